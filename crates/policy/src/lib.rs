@@ -1,0 +1,671 @@
+//! cordon's policy: one TOML file that is the single source of truth for every layer.
+//!
+//! The approval layer reads the shell rules and tool settings from it, the file tools read the
+//! named roots, and the OS sandbox derives its kernel profile from the very same roots, so a
+//! path declared writable for the tools is the path the kernel lets a child write.
+//!
+//! Loading is strict: an unknown key, a bad value, a root that does not exist or a pattern that
+//! does not compile is a [`PolicyError`] that names `file:line:col` and says how to fix it.
+//! Relative paths are relative to the policy file's directory (the current directory for the
+//! embedded default).
+//!
+//! ```
+//! use cordon_policy::{Policy, Mode, Action};
+//!
+//! let dir = std::env::temp_dir();
+//! let text = r#"
+//! version = 1
+//! [sandbox.paths.work]
+//! root = "."
+//! mode = "rw"
+//! [shell]
+//! default = "ask"
+//! [[shell.rules]]
+//! pattern = "git status"
+//! action = "allow"
+//! "#;
+//! let policy = Policy::parse(text, "cordon.toml", &dir).unwrap();
+//! assert_eq!(policy.sandbox.paths[0].mode, Mode::ReadWrite);
+//! assert_eq!(policy.shell.rules[0].action, Action::Allow);
+//! assert_eq!(policy.shell.rules[0].location.to_string(), "cordon.toml:8:1");
+//!
+//! let err = Policy::parse("version = 1\nnetwrok = 1\n", "cordon.toml", &dir).unwrap_err();
+//! assert!(err.to_string().starts_with("cordon.toml:2:1: unknown field `netwrok`"));
+//! ```
+
+mod error;
+mod pattern;
+mod raw;
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use serde_spanned::Spanned;
+
+pub use error::{Location, PolicyError};
+pub use pattern::{basename, Pattern};
+
+/// The shipped default policy, embedded in the binary: `profiles/default.toml`.
+pub const DEFAULT_POLICY: &str = include_str!("../../../profiles/default.toml");
+/// How locations in the embedded default are named.
+pub const DEFAULT_POLICY_NAME: &str = "<embedded profiles/default.toml>";
+
+/// Which OS sandbox runs the child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Auto,
+    Landlock,
+    Bwrap,
+    Seatbelt,
+    None,
+}
+
+impl Backend {
+    pub fn parse(s: &str) -> Option<Backend> {
+        Some(match s {
+            "auto" => Backend::Auto,
+            "landlock" => Backend::Landlock,
+            "bwrap" => Backend::Bwrap,
+            "seatbelt" => Backend::Seatbelt,
+            "none" => Backend::None,
+            _ => return None,
+        })
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Landlock => "landlock",
+            Backend::Bwrap => "bwrap",
+            Backend::Seatbelt => "seatbelt",
+            Backend::None => "none",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Network {
+    Deny,
+    Allow,
+}
+
+/// Access mode of a named root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mode {
+    ReadOnly,
+    ReadWrite,
+}
+
+/// A rule's or default's verdict. Ordered from least to most restrictive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Action {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Action {
+    pub fn parse(s: &str) -> Option<Action> {
+        Some(match s {
+            "allow" => Action::Allow,
+            "ask" => Action::Ask,
+            "deny" => Action::Deny,
+            _ => return None,
+        })
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Ask => "ask",
+            Action::Deny => "deny",
+        }
+    }
+}
+
+/// How unanswered asks are resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalMode {
+    Interactive,
+    ApproveAll,
+    Strict,
+    Deny,
+}
+
+/// A policy, validated and with every path absolute.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// The file it came from, or [`DEFAULT_POLICY_NAME`].
+    pub source: String,
+    pub sandbox: Sandbox,
+    pub shell: Shell,
+    pub tools: BTreeMap<String, ToolConfig>,
+    pub approval: Approval,
+}
+
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    pub backend: Backend,
+    /// Refuse to run (exit 125) rather than run with less confinement than the policy asks.
+    pub require_os_sandbox: bool,
+    pub network: Network,
+    /// Read-only, executable access to the OS directories programs need to start.
+    pub system_read: bool,
+    pub extra_read: Vec<PathBuf>,
+    /// Paths that stay read-only inside writable roots. Relative entries apply inside every
+    /// read-write root; they need not exist (they must then not be created).
+    pub protected: Vec<PathBuf>,
+    /// Named roots, in name order.
+    pub paths: Vec<PathRoot>,
+    pub limits: Limits,
+}
+
+/// One `[sandbox.paths.NAME]` table.
+#[derive(Debug, Clone)]
+pub struct PathRoot {
+    pub name: String,
+    /// Absolute and canonical (symlinks resolved when the policy loaded).
+    pub root: PathBuf,
+    pub mode: Mode,
+    /// Whether programs inside may be executed (default true).
+    pub exec: bool,
+    /// When non-empty, the file tools touch only files with these suffixes.
+    pub suffixes: Vec<String>,
+    pub read_approval: bool,
+    pub write_approval: bool,
+}
+
+/// Resource limits for the child. `None` means unlimited (inherit).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall-clock limit; the whole process tree is killed when it expires.
+    pub timeout: Option<Duration>,
+    /// RLIMIT_AS, bytes.
+    pub memory: Option<u64>,
+    /// RLIMIT_FSIZE, bytes.
+    pub file_size: Option<u64>,
+    /// RLIMIT_NOFILE.
+    pub open_files: Option<u64>,
+    /// RLIMIT_NPROC (per user, as the kernel counts it).
+    pub processes: Option<u64>,
+    /// RLIMIT_CPU, seconds.
+    pub cpu_time: Option<u64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Shell {
+    /// Decision when no rule matches.
+    pub default: Action,
+    pub rules: Vec<ShellRule>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ShellRule {
+    pub pattern: Pattern,
+    pub action: Action,
+    pub reason: Option<String>,
+    /// Command lines this rule must match, checked when the policy is loaded.
+    pub matches: Vec<Example>,
+    /// Command lines this rule must not match.
+    pub not_match: Vec<Example>,
+    /// Where the rule's table starts.
+    pub location: Location,
+}
+
+/// A `match`/`not_match` example with its location, for error messages.
+#[derive(Debug, Clone)]
+pub struct Example {
+    pub line: String,
+    pub location: Location,
+}
+
+#[derive(Debug, Clone)]
+pub struct ToolConfig {
+    pub approval: Action,
+    pub location: Location,
+}
+
+#[derive(Debug, Clone)]
+pub struct Approval {
+    pub mode: ApprovalMode,
+    /// An unanswered request is denied after this long.
+    pub timeout: Duration,
+    /// Same tool + same arguments this many times in a row raises an ask (0: off).
+    pub doom_loop: u32,
+    pub audit_log: Option<PathBuf>,
+}
+
+impl Policy {
+    /// Finds the policy the CLI uses: `explicit` if given, else `./cordon.toml` in `cwd`,
+    /// else the embedded default (relative paths resolved against `cwd`).
+    pub fn discover(explicit: Option<&Path>, cwd: &Path) -> Result<Policy, PolicyError> {
+        if let Some(path) = explicit {
+            return Policy::load(path);
+        }
+        let local = cwd.join("cordon.toml");
+        if local.exists() {
+            return Policy::load(&local);
+        }
+        Policy::parse(DEFAULT_POLICY, DEFAULT_POLICY_NAME, cwd)
+    }
+
+    /// Loads a policy file; relative paths inside are relative to its directory.
+    pub fn load(path: &Path) -> Result<Policy, PolicyError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let base = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
+        Policy::parse(&text, &path.display().to_string(), &base)
+    }
+
+    /// Parses policy text. `name` is used in error locations; `base` resolves relative paths.
+    pub fn parse(text: &str, name: &str, base: &Path) -> Result<Policy, PolicyError> {
+        let cx = Cx { name, text, base };
+        let raw: raw::RawPolicy = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            PolicyError::invalid(
+                Location::at(name, text, offset),
+                e.message().trim().to_string(),
+                hint_for_serde(e.message()),
+            )
+        })?;
+        cx.build(raw)
+    }
+
+    /// The named root with this name.
+    pub fn root(&self, name: &str) -> Option<&PathRoot> {
+        self.sandbox.paths.iter().find(|p| p.name == name)
+    }
+}
+
+fn hint_for_serde(message: &str) -> Option<&'static str> {
+    if message.contains("unknown field") {
+        Some("remove the key or fix its spelling; unknown keys are refused so that a typo never drops a protection")
+    } else if message.contains("missing field") {
+        Some("add the key")
+    } else if message.contains("invalid type") {
+        Some("check the value's type against the policy format")
+    } else {
+        None
+    }
+}
+
+struct Cx<'a> {
+    name: &'a str,
+    text: &'a str,
+    base: &'a Path,
+}
+
+impl Cx<'_> {
+    fn loc<T>(&self, s: &Spanned<T>) -> Location {
+        Location::at(self.name, self.text, s.span().start)
+    }
+
+    fn err<T>(&self, at: &Spanned<T>, message: impl Into<String>, hint: &str) -> PolicyError {
+        PolicyError::invalid(self.loc(at), message, Some(hint))
+    }
+
+    fn choice<T: Copy>(
+        &self,
+        value: &Option<Spanned<String>>,
+        parse: impl Fn(&str) -> Option<T>,
+        default: T,
+        key: &str,
+        allowed: &str,
+    ) -> Result<T, PolicyError> {
+        match value {
+            None => Ok(default),
+            Some(v) => parse(v.get_ref()).ok_or_else(|| {
+                self.err(
+                    v,
+                    format!("invalid {key} `{}`", v.get_ref()),
+                    &format!("use one of: {allowed}"),
+                )
+            }),
+        }
+    }
+
+    /// Resolves a path from the file: `~/` is the home directory, relative is against `base`.
+    fn path(&self, value: &Spanned<String>) -> Result<PathBuf, PolicyError> {
+        let s = value.get_ref();
+        if s.is_empty() {
+            return Err(self.err(value, "empty path", "write `.` for the policy's directory"));
+        }
+        if s.contains(['\0', '\n', '\r']) {
+            return Err(self.err(
+                value,
+                "path contains a NUL or newline character",
+                "rename the directory; such paths cannot be passed safely to every backend",
+            ));
+        }
+        let p = if let Some(rest) = s.strip_prefix("~/") {
+            let home = std::env::var_os("HOME").ok_or_else(|| {
+                self.err(value, "`~` used but HOME is not set", "write an absolute path")
+            })?;
+            PathBuf::from(home).join(rest)
+        } else {
+            self.base.join(s)
+        };
+        Ok(normalize(&p))
+    }
+
+    fn existing_dir(&self, value: &Spanned<String>, what: &str) -> Result<PathBuf, PolicyError> {
+        let p = self.path(value)?;
+        match std::fs::canonicalize(&p) {
+            Ok(c) if c.is_dir() => Ok(c),
+            Ok(_) => Err(self.err(
+                value,
+                format!("{what} `{}` is not a directory", p.display()),
+                "a root must be a directory",
+            )),
+            Err(e) => Err(self.err(
+                value,
+                format!("{what} `{}` does not exist ({e})", p.display()),
+                "create the directory or fix the path; relative paths are relative to the policy file",
+            )),
+        }
+    }
+
+    fn duration(&self, value: &Spanned<String>) -> Result<Duration, PolicyError> {
+        parse_duration(value.get_ref()).ok_or_else(|| {
+            self.err(
+                value,
+                format!("invalid duration `{}`", value.get_ref()),
+                "write a number with a unit: 500ms, 30s, 5m, 2h",
+            )
+        })
+    }
+
+    fn size(&self, value: &Spanned<String>) -> Result<u64, PolicyError> {
+        parse_size(value.get_ref()).ok_or_else(|| {
+            self.err(
+                value,
+                format!("invalid size `{}`", value.get_ref()),
+                "write bytes with an optional unit: 4096, 512K, 2G",
+            )
+        })
+    }
+
+    fn count(&self, value: &Spanned<i64>, what: &str) -> Result<u64, PolicyError> {
+        u64::try_from(*value.get_ref())
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| self.err(value, format!("{what} must be a positive number"), "use 1 or more"))
+    }
+
+    fn build(&self, raw: raw::RawPolicy) -> Result<Policy, PolicyError> {
+        match &raw.version {
+            None => {
+                return Err(PolicyError::invalid(
+                    Location::at(self.name, self.text, 0),
+                    "missing `version`",
+                    Some("add `version = 1` at the top"),
+                ))
+            }
+            Some(v) if *v.get_ref() != 1 => {
+                return Err(self.err(
+                    v,
+                    format!("unsupported policy version {}", v.get_ref()),
+                    "this cordon reads `version = 1`",
+                ))
+            }
+            Some(_) => {}
+        }
+        let sandbox = self.sandbox(raw.sandbox)?;
+        let shell = self.shell(raw.shell)?;
+        let mut tools = BTreeMap::new();
+        for (name, tool) in raw.tools {
+            let loc = self.loc(&tool);
+            let tool = tool.into_inner();
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                return Err(PolicyError::invalid(
+                    loc,
+                    format!("invalid tool name `{name}`"),
+                    Some("tool names use letters, digits, `_` and `-`"),
+                ));
+            }
+            let approval = self.choice(&tool.approval, Action::parse, Action::Ask, "tool approval", "allow, ask, deny")?;
+            tools.insert(name, ToolConfig { approval, location: loc });
+        }
+        let approval = self.approval(raw.approval)?;
+        Ok(Policy {
+            source: self.name.to_string(),
+            sandbox,
+            shell,
+            tools,
+            approval,
+        })
+    }
+
+    fn sandbox(&self, raw: raw::RawSandbox) -> Result<Sandbox, PolicyError> {
+        let backend = self.choice(&raw.backend, Backend::parse, Backend::Auto, "backend", "auto, landlock, bwrap, seatbelt, none")?;
+        let require_os_sandbox = raw.require_os_sandbox.as_ref().is_none_or(|v| *v.get_ref());
+        if backend == Backend::None && require_os_sandbox {
+            let at = raw.backend.as_ref().expect("backend was parsed from a value");
+            return Err(self.err(
+                at,
+                "backend `none` runs commands unconfined, but `require_os_sandbox` is true",
+                "set `require_os_sandbox = false` to accept unconfined runs, or pick another backend",
+            ));
+        }
+        let network = self.choice(
+            &raw.network,
+            |s| match s {
+                "deny" => Some(Network::Deny),
+                "allow" => Some(Network::Allow),
+                _ => None,
+            },
+            Network::Deny,
+            "network",
+            "deny, allow",
+        )?;
+
+        let mut extra_read = Vec::new();
+        for p in &raw.extra_read {
+            let path = self.path(p)?;
+            if !path.exists() {
+                return Err(self.err(
+                    p,
+                    format!("extra_read path `{}` does not exist", path.display()),
+                    "remove it or fix the path",
+                ));
+            }
+            extra_read.push(std::fs::canonicalize(&path).unwrap_or(path));
+        }
+
+        let mut protected = Vec::new();
+        for p in &raw.protected {
+            let s = p.get_ref();
+            if s.is_empty() || s.contains(['\0', '\n', '\r']) || Path::new(s).components().any(|c| c == Component::ParentDir) {
+                return Err(self.err(
+                    p,
+                    format!("invalid protected path `{s}`"),
+                    "write a path inside a writable root, without `..`, e.g. `.git/hooks`",
+                ));
+            }
+            // Relative protected paths apply inside every writable root, so they stay relative.
+            protected.push(if Path::new(s).is_absolute() { normalize(Path::new(s)) } else { PathBuf::from(s) });
+        }
+
+        let mut paths = Vec::new();
+        for (name, table) in &raw.paths {
+            let loc = self.loc(table);
+            let t = table.get_ref();
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                return Err(PolicyError::invalid(loc, format!("invalid root name `{name}`"), Some("root names use letters, digits, `_` and `-`")));
+            }
+            let root = self.existing_dir(&t.root, "root")?;
+            let mode = self.choice(
+                &t.mode,
+                |s| match s {
+                    "ro" => Some(Mode::ReadOnly),
+                    "rw" => Some(Mode::ReadWrite),
+                    _ => None,
+                },
+                Mode::ReadOnly,
+                "mode",
+                "ro, rw",
+            )?;
+            let mut suffixes = Vec::new();
+            for s in &t.suffixes {
+                if !s.get_ref().starts_with('.') || s.get_ref().len() < 2 || s.get_ref().contains('/') {
+                    return Err(self.err(s, format!("invalid suffix `{}`", s.get_ref()), "write suffixes with their dot, e.g. `.md`"));
+                }
+                suffixes.push(s.get_ref().clone());
+            }
+            if let Some(other) = paths.iter().find(|p: &&PathRoot| p.root == root) {
+                if other.mode != mode {
+                    return Err(self.err(
+                        &t.root,
+                        format!("root `{}` is declared twice with different modes ({} and {name})", root.display(), other.name),
+                        "declare each directory once",
+                    ));
+                }
+            }
+            paths.push(PathRoot {
+                name: name.clone(),
+                root,
+                mode,
+                exec: t.exec.unwrap_or(true),
+                suffixes,
+                read_approval: t.read_approval.unwrap_or(false),
+                write_approval: t.write_approval.unwrap_or(false),
+            });
+        }
+
+        let l = &raw.limits;
+        let limits = Limits {
+            timeout: l.timeout.as_ref().map(|v| self.duration(v)).transpose()?,
+            memory: l.memory.as_ref().map(|v| self.size(v)).transpose()?,
+            file_size: l.file_size.as_ref().map(|v| self.size(v)).transpose()?,
+            open_files: l.open_files.as_ref().map(|v| self.count(v, "open_files")).transpose()?,
+            processes: l.processes.as_ref().map(|v| self.count(v, "processes")).transpose()?,
+            cpu_time: l.cpu_time.as_ref().map(|v| self.duration(v).map(|d| d.as_secs().max(1))).transpose()?,
+        };
+
+        Ok(Sandbox {
+            backend,
+            require_os_sandbox,
+            network,
+            system_read: raw.system_read.unwrap_or(true),
+            extra_read,
+            protected,
+            paths,
+            limits,
+        })
+    }
+
+    fn shell(&self, raw: raw::RawShell) -> Result<Shell, PolicyError> {
+        let default = self.choice(&raw.default, Action::parse, Action::Ask, "shell default", "allow, ask, deny")?;
+        let mut rules = Vec::new();
+        for rule in &raw.rules {
+            let location = self.loc(rule);
+            let r = rule.get_ref();
+            let pattern = Pattern::new(r.pattern.get_ref()).map_err(|e| {
+                self.err(&r.pattern, format!("invalid pattern: {e}"), "patterns are words separated by spaces, with *, ? and [..] globs inside words")
+            })?;
+            let action = Action::parse(r.action.get_ref()).ok_or_else(|| {
+                self.err(&r.action, format!("invalid action `{}`", r.action.get_ref()), "use one of: allow, ask, deny")
+            })?;
+            let example = |s: &Spanned<String>| Example {
+                line: s.get_ref().clone(),
+                location: self.loc(s),
+            };
+            rules.push(ShellRule {
+                pattern,
+                action,
+                reason: r.reason.clone(),
+                matches: r.matches.iter().map(example).collect(),
+                not_match: r.not_match.iter().map(example).collect(),
+                location,
+            });
+        }
+        Ok(Shell { default, rules })
+    }
+
+    fn approval(&self, raw: raw::RawApproval) -> Result<Approval, PolicyError> {
+        let mode = self.choice(
+            &raw.mode,
+            |s| match s {
+                "interactive" => Some(ApprovalMode::Interactive),
+                "approve-all" => Some(ApprovalMode::ApproveAll),
+                "strict" => Some(ApprovalMode::Strict),
+                "deny" => Some(ApprovalMode::Deny),
+                _ => None,
+            },
+            ApprovalMode::Interactive,
+            "approval mode",
+            "interactive, approve-all, strict, deny",
+        )?;
+        let timeout = match &raw.timeout {
+            Some(v) => {
+                let d = self.duration(v)?;
+                if d.is_zero() {
+                    return Err(self.err(v, "approval timeout must be more than zero", "an unanswered request is denied after this time; write e.g. 5m"));
+                }
+                d
+            }
+            None => Duration::from_secs(300),
+        };
+        let doom_loop = match &raw.doom_loop {
+            Some(v) => u32::try_from(*v.get_ref()).map_err(|_| self.err(v, "doom_loop must be 0 (off) or a positive count", "write e.g. 3"))?,
+            None => 3,
+        };
+        let audit_log = raw.audit_log.as_ref().map(|v| self.path(v)).transpose()?;
+        Ok(Approval {
+            mode,
+            timeout,
+            doom_loop,
+            audit_log,
+        })
+    }
+}
+
+/// Removes `.` and resolves `..` lexically (the path need not exist).
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Parses `500ms`, `30s`, `5m`, `2h`, `1d`.
+pub fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit())?;
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let ms = match unit {
+        "ms" => n,
+        "s" => n.checked_mul(1000)?,
+        "m" => n.checked_mul(60_000)?,
+        "h" => n.checked_mul(3_600_000)?,
+        "d" => n.checked_mul(86_400_000)?,
+        _ => return None,
+    };
+    Some(Duration::from_millis(ms))
+}
+
+/// Parses `4096`, `512K`, `64M`, `2G` (binary units).
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().last()? {
+        (i, 'K' | 'k') => (&s[..i], 1u64 << 10),
+        (i, 'M' | 'm') => (&s[..i], 1 << 20),
+        (i, 'G' | 'g') => (&s[..i], 1 << 30),
+        (i, 'T' | 't') => (&s[..i], 1 << 40),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult).filter(|n| *n > 0)
+}
+
+#[cfg(test)]
+mod tests;

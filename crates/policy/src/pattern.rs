@@ -1,0 +1,144 @@
+//! Shell rule patterns: a token prefix of a simple command, with globs inside tokens.
+//!
+//! `git push --force*` is three tokens; a command matches when its first three words match
+//! them in order (more words may follow). Inside a token, `*` matches any run of characters
+//! except `/`, `**/` matches any number of directories (`**/*.rs`), `?` one character, `[abc]` a class. A first token without
+//! `/` matches the command's basename, so a rule for `rm` also covers `/bin/rm`.
+
+use globset::{GlobBuilder, GlobMatcher};
+
+#[derive(Debug, Clone)]
+enum Token {
+    Literal(String),
+    Glob(GlobMatcher),
+}
+
+impl Token {
+    fn matches(&self, word: &str) -> bool {
+        match self {
+            Token::Literal(s) => s == word,
+            Token::Glob(g) => g.is_match(word),
+        }
+    }
+}
+
+/// A compiled token-prefix pattern.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    source: String,
+    tokens: Vec<Token>,
+    /// The first token names a path (`/usr/bin/git`): compare it whole, not by basename.
+    first_is_path: bool,
+}
+
+impl Pattern {
+    /// Compiles `source`; the error says which token failed and why.
+    pub fn new(source: &str) -> Result<Pattern, String> {
+        let words: Vec<&str> = source.split_whitespace().collect();
+        if words.is_empty() {
+            return Err("pattern is empty".into());
+        }
+        let mut tokens = Vec::with_capacity(words.len());
+        for word in &words {
+            if word.contains(['*', '?', '[', ']', '{', '}']) {
+                let glob = GlobBuilder::new(word)
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .build()
+                    .map_err(|e| format!("token `{word}` is not a valid glob: {}", e.kind()))?;
+                tokens.push(Token::Glob(glob.compile_matcher()));
+            } else {
+                tokens.push(Token::Literal((*word).to_string()));
+            }
+        }
+        Ok(Pattern {
+            source: words.join(" "),
+            first_is_path: words[0].contains('/'),
+            tokens,
+        })
+    }
+
+    /// The pattern as written (whitespace normalised).
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// The first token when it is a plain word, for indexing rules by command name.
+    pub fn literal_command(&self) -> Option<&str> {
+        match &self.tokens[0] {
+            Token::Literal(s) if !self.first_is_path => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Does this pattern match a prefix of `words` (a simple command, quoting resolved)?
+    pub fn matches<S: AsRef<str>>(&self, words: &[S]) -> bool {
+        if words.len() < self.tokens.len() {
+            return false;
+        }
+        let first = words[0].as_ref();
+        let name = if self.first_is_path {
+            first
+        } else {
+            basename(first)
+        };
+        self.tokens[0].matches(name)
+            && self.tokens[1..]
+                .iter()
+                .zip(&words[1..])
+                .all(|(t, w)| t.matches(w.as_ref()))
+    }
+}
+
+/// The last path component of a command name (`/bin/rm` → `rm`).
+pub fn basename(word: &str) -> &str {
+    match word.rsplit_once('/') {
+        Some((_, last)) if !last.is_empty() => last,
+        _ => word,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(p: &str, cmd: &str) -> bool {
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        Pattern::new(p).unwrap().matches(&words)
+    }
+
+    #[test]
+    fn token_prefix() {
+        assert!(m("git status", "git status"));
+        assert!(m("git status", "git status --short"));
+        assert!(!m("git status", "git"));
+        assert!(!m("git status", "git stash"));
+        assert!(!m("git st", "git status"));
+    }
+
+    #[test]
+    fn globs_inside_tokens() {
+        assert!(m("npm run test*", "npm run test:unit"));
+        assert!(!m("npm run test*", "npm run build"));
+        assert!(m("cat *.txt", "cat a.txt"));
+        assert!(!m("cat *.txt", "cat dir/a.txt"), "* does not cross /");
+        assert!(m("cat **/*.txt", "cat dir/a.txt"));
+        assert!(m("cat **/*.txt", "cat a/b/c.txt"));
+        assert!(m("rm -?f", "rm -rf x"));
+    }
+
+    #[test]
+    fn command_basename() {
+        assert!(m("rm", "/bin/rm -rf /"));
+        assert!(m("rm", "/usr/bin/rm"));
+        assert!(!m("/usr/bin/rm", "rm"));
+        assert!(m("/usr/bin/rm", "/usr/bin/rm x"));
+    }
+
+    #[test]
+    fn bad_patterns() {
+        assert!(Pattern::new("   ").is_err());
+        let e = Pattern::new("git [abc").unwrap_err();
+        assert!(e.contains("`[abc`"), "{e}");
+    }
+}

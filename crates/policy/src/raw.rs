@@ -1,0 +1,96 @@
+//! The file's shape, exactly as serde reads it. Every table denies unknown keys so that a typo
+//! (`rule` for `rules`, `netwrok`) is an error instead of a silently ignored protection.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_spanned::Spanned;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPolicy {
+    pub version: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub sandbox: RawSandbox,
+    #[serde(default)]
+    pub shell: RawShell,
+    #[serde(default)]
+    pub tools: BTreeMap<String, Spanned<RawTool>>,
+    #[serde(default)]
+    pub approval: RawApproval,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawSandbox {
+    pub backend: Option<Spanned<String>>,
+    pub require_os_sandbox: Option<Spanned<bool>>,
+    pub network: Option<Spanned<String>>,
+    pub system_read: Option<bool>,
+    #[serde(default)]
+    pub extra_read: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub protected: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub paths: BTreeMap<String, Spanned<RawPath>>,
+    #[serde(default)]
+    pub limits: RawLimits,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPath {
+    pub root: Spanned<String>,
+    pub mode: Option<Spanned<String>>,
+    pub exec: Option<bool>,
+    #[serde(default)]
+    pub suffixes: Vec<Spanned<String>>,
+    pub read_approval: Option<bool>,
+    pub write_approval: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    pub timeout: Option<Spanned<String>>,
+    pub memory: Option<Spanned<String>>,
+    pub file_size: Option<Spanned<String>>,
+    pub open_files: Option<Spanned<i64>>,
+    pub processes: Option<Spanned<i64>>,
+    pub cpu_time: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawShell {
+    pub default: Option<Spanned<String>>,
+    #[serde(default)]
+    pub rules: Vec<Spanned<RawRule>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRule {
+    pub pattern: Spanned<String>,
+    pub action: Spanned<String>,
+    pub reason: Option<String>,
+    #[serde(default, rename = "match")]
+    pub matches: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub not_match: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTool {
+    pub approval: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawApproval {
+    pub mode: Option<Spanned<String>>,
+    pub timeout: Option<Spanned<String>>,
+    pub doom_loop: Option<Spanned<i64>>,
+    pub audit_log: Option<Spanned<String>>,
+}
