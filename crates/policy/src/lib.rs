@@ -156,6 +156,8 @@ pub struct Sandbox {
     pub protected: Vec<PathBuf>,
     /// Named roots, in name order.
     pub paths: Vec<PathRoot>,
+    /// Environment variables passed to the child besides the built-in allow-list.
+    pub env: Vec<String>,
     pub limits: Limits,
 }
 
@@ -534,6 +536,22 @@ impl Cx<'_> {
             });
         }
 
+        let mut env = Vec::new();
+        for v in &raw.env {
+            let name = v.get_ref();
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(self.err(v, format!("invalid variable name `{name}`"), "list names only, e.g. `CARGO_HOME`"));
+            }
+            if is_loader_variable(name) {
+                return Err(self.err(
+                    v,
+                    format!("`{name}` changes how programs are loaded and never passes into the sandbox"),
+                    "remove it from sandbox.env",
+                ));
+            }
+            env.push(name.clone());
+        }
+
         let l = &raw.limits;
         let limits = Limits {
             timeout: l.timeout.as_ref().map(|v| self.duration(v)).transpose()?,
@@ -552,6 +570,7 @@ impl Cx<'_> {
             extra_read,
             protected,
             paths,
+            env,
             limits,
         })
     }
@@ -620,6 +639,19 @@ impl Cx<'_> {
             audit_log,
         })
     }
+}
+
+/// Variables that change how the dynamic loader or libc behaves. They never reach a confined
+/// child, whatever the policy says.
+pub fn is_loader_variable(name: &str) -> bool {
+    name.starts_with("LD_")
+        || name.starts_with("DYLD_")
+        || matches!(
+            name,
+            "GCONV_PATH" | "GETCONF_DIR" | "GLIBC_TUNABLES" | "HOSTALIASES" | "LOCALDOMAIN" | "LOCPATH"
+                | "MALLOC_TRACE" | "NIS_PATH" | "NLSPATH" | "RESOLV_HOST_CONF" | "RES_OPTIONS" | "TMPDIR"
+                | "TZDIR"
+        )
 }
 
 /// Removes `.` and resolves `..` lexically (the path need not exist).

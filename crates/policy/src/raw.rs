@@ -32,6 +32,8 @@ pub struct RawSandbox {
     #[serde(default)]
     pub protected: Vec<Spanned<String>>,
     #[serde(default)]
+    pub env: Vec<Spanned<String>>,
+    #[serde(default)]
     pub paths: BTreeMap<String, Spanned<RawPath>>,
     #[serde(default)]
     pub limits: RawLimits,

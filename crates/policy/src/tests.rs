@@ -201,3 +201,11 @@ fn durations_and_sizes() {
     assert_eq!(parse_size("0"), None);
     assert_eq!(parse_size("99999999999999T"), None);
 }
+
+#[test]
+fn env_names() {
+    refused("version = 1\n[sandbox]\nenv = [\"LD_PRELOAD\"]\n", 3, 8, "never passes into the sandbox");
+    refused("version = 1\n[sandbox]\nenv = [\"A=b\"]\n", 3, 8, "invalid variable name");
+    let p = parse("version = 1\n[sandbox]\nenv = [\"CARGO_HOME\"]\n").unwrap();
+    assert_eq!(p.sandbox.env, vec!["CARGO_HOME".to_string()]);
+}

@@ -1,0 +1,172 @@
+//! Landlock: the ruleset is built here, in the parent; the child only calls
+//! `landlock_restrict_self` on the file descriptor (see [`crate::run`]).
+
+use std::os::fd::OwnedFd;
+
+use cordon_policy::Network;
+use landlock::{
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, Scope, ABI,
+};
+
+use crate::profile::Profile;
+use crate::Error;
+
+/// The Landlock ABI the running kernel offers (0: none), asked of the kernel itself.
+pub fn kernel_abi() -> i32 {
+    // landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) returns the ABI.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32, // LANDLOCK_CREATE_RULESET_VERSION
+        )
+    };
+    if r < 0 {
+        0
+    } else {
+        r as i32
+    }
+}
+
+/// A protection this ABI cannot give, named for the operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gap {
+    /// The first ABI that closes the gap.
+    pub needs_abi: i32,
+    pub what: &'static str,
+}
+
+/// What Landlock on a given ABI can enforce for a profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Enforcement {
+    Full,
+    Partial(Vec<Gap>),
+    None,
+}
+
+/// The protections a profile needs from Landlock that `abi` cannot give. Gaps that seccomp
+/// closes anyway (network and unix sockets while the network is denied) are not listed.
+pub fn enforcement(abi: i32, _network: Network) -> Enforcement {
+    if abi < 1 {
+        return Enforcement::None;
+    }
+    let all = [
+        Gap { needs_abi: 3, what: "truncating read-only files (truncate(2))" },
+        Gap { needs_abi: 5, what: "ioctl on device files" },
+        Gap { needs_abi: 6, what: "signals to processes outside the sandbox" },
+        Gap { needs_abi: 6, what: "abstract unix sockets outside the sandbox" },
+    ];
+    let gaps: Vec<Gap> = all.into_iter().filter(|g| abi < g.needs_abi).collect();
+    if gaps.is_empty() {
+        Enforcement::Full
+    } else {
+        Enforcement::Partial(gaps)
+    }
+}
+
+/// File rights for a path rule, limited to what `abi` knows. Never MakeChar/MakeBlock: a
+/// device node created in a writable root would give raw access to a disk or terminal.
+pub fn fs_rights(access: crate::profile::Access, is_dir: bool, abi: ABI) -> BitFlags<AccessFs> {
+    let known = AccessFs::from_all(abi);
+    let mut rights = AccessFs::ReadFile | AccessFs::ReadDir;
+    if access.exec {
+        rights |= AccessFs::Execute;
+    }
+    if access.write {
+        rights |= AccessFs::from_write(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev);
+    }
+    if access.device {
+        rights |= AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
+    }
+    if !is_dir {
+        rights &= AccessFs::from_file(abi);
+    }
+    rights & known
+}
+
+/// A ruleset ready to be applied in a child.
+#[derive(Debug)]
+pub struct Prepared {
+    pub fd: OwnedFd,
+    pub abi: i32,
+}
+
+/// Builds the ruleset for `profile` on a kernel with `abi`: every access right that ABI
+/// knows is handled, so whatever is not granted is denied.
+pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
+    let lerr = |what: &str, e: &dyn std::fmt::Display| Error::Landlock(format!("{what}: {e}"));
+    let level = ABI::from(abi);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(level))
+        .map_err(|e| lerr("handling filesystem rights", &e))?;
+    if profile.network == Network::Deny && abi >= 4 {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(level))
+            .map_err(|e| lerr("handling network rights", &e))?;
+    }
+    if abi >= 6 {
+        ruleset = ruleset
+            .scope(Scope::from_all(level))
+            .map_err(|e| lerr("scoping signals and abstract sockets", &e))?;
+    }
+    let mut created = ruleset.create().map_err(|e| lerr("creating the ruleset", &e))?;
+    for rule in &profile.rules {
+        let fd = PathFd::new(&rule.path).map_err(|e| lerr(&format!("opening {}", rule.path.display()), &e))?;
+        let is_dir = rule.path.is_dir();
+        let rights = fs_rights(rule.access, is_dir, level);
+        created = created
+            .add_rule(PathBeneath::new(fd, rights))
+            .map_err(|e| lerr(&format!("adding {}", rule.path.display()), &e))?;
+    }
+    let fd: Option<OwnedFd> = created.into();
+    let fd = fd.ok_or_else(|| Error::Landlock("the kernel returned no ruleset".into()))?;
+    Ok(Prepared { fd, abi })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Access as A;
+
+    #[test]
+    fn writable_roots_never_get_device_creation() {
+        let r = fs_rights(A { write: true, exec: true, device: false }, true, ABI::V7);
+        assert!(r.contains(AccessFs::MakeReg | AccessFs::RemoveFile | AccessFs::Truncate | AccessFs::Execute));
+        assert!(!r.contains(AccessFs::MakeChar));
+        assert!(!r.contains(AccessFs::MakeBlock));
+        assert!(!r.contains(AccessFs::IoctlDev));
+    }
+
+    #[test]
+    fn files_get_only_file_rights() {
+        let r = fs_rights(A::DEVICE, false, ABI::V7);
+        assert_eq!(r, AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev);
+        let r = fs_rights(A::READ, false, ABI::V7);
+        assert_eq!(r, BitFlags::from(AccessFs::ReadFile));
+    }
+
+    #[test]
+    fn older_abis_report_their_gaps() {
+        assert_eq!(enforcement(0, Network::Deny), Enforcement::None);
+        assert_eq!(enforcement(6, Network::Deny), Enforcement::Full);
+        assert_eq!(enforcement(7, Network::Allow), Enforcement::Full);
+        match enforcement(4, Network::Deny) {
+            Enforcement::Partial(g) => assert_eq!(g.len(), 3),
+            other => panic!("{other:?}"),
+        }
+        match enforcement(2, Network::Deny) {
+            Enforcement::Partial(g) => assert!(g.iter().any(|g| g.what.contains("truncat"))),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn this_kernel_has_landlock() {
+        // The development and CI machines run Linux with Landlock enabled; if this fails the
+        // escape suite cannot prove anything either.
+        assert!(kernel_abi() >= 1, "Landlock is not available on this kernel");
+    }
+}

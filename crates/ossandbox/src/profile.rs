@@ -1,0 +1,277 @@
+//! The kernel profile: what a confined child may touch, derived from the policy and nothing
+//! else. Every backend consumes this one type, so they cannot disagree about the roots.
+
+use std::path::{Path, PathBuf};
+
+use cordon_policy::{Limits, Mode, Network, Policy};
+
+/// What a child may do beneath one path. Reading is always allowed on a listed path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Access {
+    /// Create, write, rename, delete, truncate (never create device nodes).
+    pub write: bool,
+    /// Execute programs found here.
+    pub exec: bool,
+    /// A device node (tty, pts): terminal ioctls are allowed on it.
+    pub device: bool,
+}
+
+impl Access {
+    pub const READ: Access = Access { write: false, exec: false, device: false };
+    pub const READ_EXEC: Access = Access { write: false, exec: true, device: false };
+    pub const DEVICE: Access = Access { write: true, exec: false, device: true };
+
+    /// A short tag for audit output: `ro`, `rx`, `rw`, `rwx`, `dev`.
+    pub fn tag(self) -> &'static str {
+        match (self.write, self.exec, self.device) {
+            (_, _, true) => "dev",
+            (false, false, _) => "ro",
+            (false, true, _) => "rx",
+            (true, false, _) => "rw",
+            (true, true, _) => "rwx",
+        }
+    }
+}
+
+/// One path the child may access, and the policy key that put it there.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PathRule {
+    /// Absolute and canonical.
+    pub path: PathBuf,
+    pub access: Access,
+    /// The policy key that caused this rule, e.g. `sandbox.paths.workspace (rw)`.
+    pub origin: String,
+}
+
+/// A path that must stay read-only although it lies inside a writable root.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Protected {
+    pub path: PathBuf,
+    pub origin: String,
+}
+
+/// The typed kernel profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    /// Sorted by path; a path may appear more than once with different origins.
+    pub rules: Vec<PathRule>,
+    /// Absolute paths that must stay read-only; sorted.
+    pub protected: Vec<Protected>,
+    pub network: Network,
+    pub limits: Limits,
+}
+
+/// Programs and the libraries they load: read-only and executable.
+pub const SYSTEM_EXEC: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/nix/store",
+];
+
+/// Configuration that ordinary programs read when they start: the dynamic loader's cache,
+/// users and groups (for `id`, `ls -l`), name resolution, time zones, locales, certificates,
+/// terminal and shell defaults. Secrets (`/etc/shadow`, `/etc/ssh`, `/etc/ssl/private`,
+/// `/etc/sudoers`) are deliberately absent: `/etc` is never granted whole.
+pub const SYSTEM_READ: &[&str] = &[
+    "/etc/alternatives",
+    "/etc/bash.bashrc",
+    "/etc/ca-certificates",
+    "/etc/ca-certificates.conf",
+    "/etc/debian_version",
+    "/etc/default/locale",
+    "/etc/environment",
+    "/etc/gai.conf",
+    "/etc/gitconfig",
+    "/etc/group",
+    "/etc/host.conf",
+    "/etc/hostname",
+    "/etc/hosts",
+    "/etc/inputrc",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/locale.alias",
+    "/etc/locale.conf",
+    "/etc/localtime",
+    "/etc/magic",
+    "/etc/mime.types",
+    "/etc/nsswitch.conf",
+    "/etc/os-release",
+    "/etc/passwd",
+    "/etc/pki/tls/certs",
+    "/etc/profile",
+    "/etc/profile.d",
+    "/etc/protocols",
+    "/etc/resolv.conf",
+    "/etc/services",
+    "/etc/shells",
+    "/etc/ssl/certs",
+    "/etc/ssl/openssl.cnf",
+    "/etc/terminfo",
+    "/etc/timezone",
+    // Process information. Landlock forbids ptrace-class access to processes outside the
+    // sandbox, which covers /proc/PID/{environ,mem,fd,root,cwd,...} of the parent and the host.
+    "/proc",
+    // CPU topology, read by runtimes to size thread pools.
+    "/sys/devices/system/cpu",
+];
+
+/// Device nodes programs use: read, write and (for terminals) ioctl.
+pub const SYSTEM_DEVICES: &[&str] = &[
+    "/dev/full",
+    "/dev/null",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/random",
+    "/dev/tty",
+    "/dev/urandom",
+    "/dev/zero",
+];
+
+impl Profile {
+    /// Derives the profile. Paths that do not exist on this machine are left out (a rule
+    /// needs an inode); every kept path is canonical, so symlinked system paths such as
+    /// `/bin` → `/usr/bin` or `/etc/resolv.conf` → `/run/...` grant their real target.
+    pub fn from_policy(policy: &Policy) -> Profile {
+        let sb = &policy.sandbox;
+        let mut rules = Vec::new();
+        let mut add = |path: &Path, access: Access, origin: String| {
+            if let Ok(real) = std::fs::canonicalize(path) {
+                rules.push(PathRule { path: real, access, origin });
+            }
+        };
+        if sb.system_read {
+            for p in SYSTEM_EXEC {
+                add(Path::new(p), Access::READ_EXEC, "sandbox.system_read (programs)".into());
+            }
+            for p in SYSTEM_READ {
+                add(Path::new(p), Access::READ, "sandbox.system_read (configuration)".into());
+            }
+            for p in SYSTEM_DEVICES {
+                add(Path::new(p), Access::DEVICE, "sandbox.system_read (devices)".into());
+            }
+        }
+        for p in &sb.extra_read {
+            add(p, Access::READ, "sandbox.extra_read".into());
+        }
+        for root in &sb.paths {
+            let access = Access {
+                write: root.mode == Mode::ReadWrite,
+                exec: root.exec,
+                device: false,
+            };
+            let mode = if root.mode == Mode::ReadWrite { "rw" } else { "ro" };
+            add(&root.root, access, format!("sandbox.paths.{} ({mode})", root.name));
+        }
+        rules.sort();
+        rules.dedup();
+
+        // Protected paths: relative ones apply inside every writable root; a read-only root
+        // nested in a writable one is protected too (the kernel must keep it read-only).
+        let mut protected = Vec::new();
+        let writable: Vec<_> = sb.paths.iter().filter(|r| r.mode == Mode::ReadWrite).collect();
+        for p in &sb.protected {
+            if p.is_absolute() {
+                if writable.iter().any(|w| p.starts_with(&w.root)) {
+                    protected.push(Protected { path: p.clone(), origin: "sandbox.protected".into() });
+                }
+            } else {
+                for w in &writable {
+                    protected.push(Protected {
+                        path: w.root.join(p),
+                        origin: format!("sandbox.protected (in sandbox.paths.{})", w.name),
+                    });
+                }
+            }
+        }
+        for ro in sb.paths.iter().filter(|r| r.mode == Mode::ReadOnly) {
+            if writable.iter().any(|w| ro.root != w.root && ro.root.starts_with(&w.root)) {
+                protected.push(Protected {
+                    path: ro.root.clone(),
+                    origin: format!("sandbox.paths.{} (ro inside a rw root)", ro.name),
+                });
+            }
+        }
+        protected.sort();
+        protected.dedup();
+
+        Profile {
+            rules,
+            protected,
+            network: sb.network,
+            limits: sb.limits.clone(),
+        }
+    }
+
+    /// Adds a per-run writable directory (the private TMPDIR).
+    pub fn with_private_tmp(mut self, dir: &Path) -> Profile {
+        self.rules.push(PathRule {
+            path: dir.to_path_buf(),
+            access: Access { write: true, exec: false, device: false },
+            origin: "private TMPDIR (created for this run)".into(),
+        });
+        self.rules.sort();
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(text: &str, dir: &Path) -> Policy {
+        Policy::parse(text, "p.toml", dir).unwrap()
+    }
+
+    #[test]
+    fn roots_and_system_paths() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("ro")).unwrap();
+        let p = policy(
+            "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[sandbox.paths.r]\nroot = \"ro\"\nexec = false\n",
+            d.path(),
+        );
+        let prof = Profile::from_policy(&p);
+        let real = std::fs::canonicalize(d.path()).unwrap();
+        let w = prof.rules.iter().find(|r| r.path == real).unwrap();
+        assert_eq!(w.access, Access { write: true, exec: true, device: false });
+        assert_eq!(w.origin, "sandbox.paths.w (rw)");
+        let r = prof.rules.iter().find(|r| r.path == real.join("ro")).unwrap();
+        assert_eq!(r.access, Access::READ);
+        assert!(prof.rules.iter().any(|r| r.path == Path::new("/usr") && r.access == Access::READ_EXEC));
+        assert!(prof.rules.iter().any(|r| r.path == Path::new("/etc/passwd")));
+        assert!(!prof.rules.iter().any(|r| r.path == Path::new("/etc") || r.path == Path::new("/")));
+        assert!(!prof.rules.iter().any(|r| r.path.starts_with("/etc/shadow") || r.path.starts_with("/etc/ssh")));
+        // The read-only root inside the writable one must be protected.
+        assert_eq!(prof.protected.len(), 1);
+        assert_eq!(prof.protected[0].path, real.join("ro"));
+    }
+
+    #[test]
+    fn system_read_off_grants_only_roots() {
+        let d = tempfile::tempdir().unwrap();
+        let p = policy("version = 1\n[sandbox]\nsystem_read = false\n[sandbox.paths.w]\nroot = \".\"\n", d.path());
+        let prof = Profile::from_policy(&p);
+        assert_eq!(prof.rules.len(), 1);
+    }
+
+    #[test]
+    fn relative_protected_paths_apply_in_every_writable_root() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("a")).unwrap();
+        std::fs::create_dir(d.path().join("b")).unwrap();
+        let p = policy(
+            "version = 1\n[sandbox]\nprotected = [\".git/hooks\"]\n[sandbox.paths.a]\nroot = \"a\"\nmode = \"rw\"\n[sandbox.paths.b]\nroot = \"b\"\nmode = \"rw\"\n",
+            d.path(),
+        );
+        let prof = Profile::from_policy(&p);
+        let real = std::fs::canonicalize(d.path()).unwrap();
+        let paths: Vec<_> = prof.protected.iter().map(|p| p.path.clone()).collect();
+        assert_eq!(paths, vec![real.join("a/.git/hooks"), real.join("b/.git/hooks")]);
+    }
+
+    #[test]
+    fn derivation_is_deterministic() {
+        let d = tempfile::tempdir().unwrap();
+        let p = policy(cordon_policy::DEFAULT_POLICY, d.path());
+        assert_eq!(Profile::from_policy(&p), Profile::from_policy(&p));
+    }
+}

@@ -1,0 +1,353 @@
+//! Running a child under a prepared confinement.
+//!
+//! Everything is built in the parent (Landlock ruleset fd, seccomp BPF, limits). After fork the
+//! child only makes raw syscalls: new session, parent-death signal, close-on-exec for every
+//! inherited fd beyond stdio, resource limits, capability drop (root), no_new_privs,
+//! `landlock_restrict_self`, seccomp, then exec. cordon itself becomes a child subreaper, so
+//! when the command exits or times out every descendant, even one that left the process
+//! group, is killed and reaped: nothing outlives the run.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use seccompiler::BpfProgram;
+
+use crate::Error;
+
+/// What the child is confined by, built in the parent.
+#[derive(Debug, Default)]
+pub struct Confinement {
+    /// Landlock ruleset to enforce, if any.
+    pub landlock: Option<OwnedFd>,
+    /// seccomp programs to install, in order.
+    pub seccomp: Vec<BpfProgram>,
+    /// Resource limits as (RLIMIT_*, value).
+    pub rlimits: Vec<(u32, u64)>,
+    /// Drop capabilities and set no_new_privs (off only for an unconfined run).
+    pub confine: bool,
+}
+
+/// The command to run.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub cwd: PathBuf,
+    /// The complete environment of the child (already scrubbed).
+    pub env: Vec<(OsString, OsString)>,
+    pub timeout: Option<Duration>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Exited(i32),
+    Signaled(i32),
+    /// Killed (with every descendant) when the timeout expired.
+    TimedOut,
+}
+
+impl Outcome {
+    /// The exit status cordon reports, following coreutils `timeout`/`env`.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::Exited(c) => c,
+            Outcome::Signaled(s) => 128 + s,
+            Outcome::TimedOut => 124,
+        }
+    }
+}
+
+/// Why the child never started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}: command not found")]
+    NotFound(String),
+    #[error("{0}: cannot execute: {1}")]
+    NotExecutable(String, io::Error),
+    #[error("sandbox setup failed in the child at {0}: {1}")]
+    Setup(&'static str, io::Error),
+    #[error("{0}")]
+    Parent(Error),
+}
+
+/// Steps the child performs; the index is what it reports on failure.
+const STEPS: [&str; 9] = [
+    "setsid",
+    "parent-death signal",
+    "closing inherited file descriptors",
+    "resource limits",
+    "dropping capabilities",
+    "no_new_privs",
+    "landlock_restrict_self",
+    "seccomp",
+    "signal mask",
+];
+
+/// Runs `spec` under `confinement` and waits for it, forwarding SIGINT/SIGTERM/SIGHUP/SIGQUIT
+/// to the child's process group.
+pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError> {
+    let parent = Error::Io;
+    // Orphaned descendants re-parent to us, so we can kill and reap all of them at the end.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+
+    // Block the signals we forward and read them from a signalfd; the child unblocks them.
+    let mut forwarded: libc::sigset_t = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::sigemptyset(&mut forwarded);
+        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+            libc::sigaddset(&mut forwarded, s);
+        }
+        if libc::sigprocmask(libc::SIG_BLOCK, &forwarded, std::ptr::null_mut()) != 0 {
+            return Err(StartError::Parent(parent(io::Error::last_os_error())));
+        }
+    }
+    let sigfd = cvt(unsafe { libc::signalfd(-1, &forwarded, libc::SFD_CLOEXEC) })
+        .map_err(|e| StartError::Parent(parent(e)))?;
+    let sigfd = unsafe { OwnedFd::from_raw_fd(sigfd) };
+
+    // The child writes the index of a failed setup step here before reporting the errno.
+    let mut pipe = [0 as RawFd; 2];
+    cvt(unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) }).map_err(|e| StartError::Parent(parent(e)))?;
+    let (status_r, status_w) = unsafe { (OwnedFd::from_raw_fd(pipe[0]), OwnedFd::from_raw_fd(pipe[1])) };
+
+    let confine = confinement.confine;
+    let drop_caps = confine && has_capabilities();
+    let last_cap = last_capability();
+    let parent_pid = unsafe { libc::getpid() };
+    let landlock_fd = confinement.landlock.as_ref().map(|f| f.as_raw_fd());
+    let programs = confinement.seccomp;
+    let rlimits = confinement.rlimits;
+    let report_fd = status_w.as_raw_fd();
+
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v))).current_dir(&spec.cwd);
+    let child_setup = move || -> io::Result<()> {
+        // Only raw syscalls below: no allocation, no locks (we are in a forked child).
+        let fail = |step: u8| -> io::Error {
+            let err = io::Error::last_os_error();
+            unsafe { libc::write(report_fd, &step as *const u8 as *const libc::c_void, 1) };
+            err
+        };
+        unsafe {
+            if libc::setsid() < 0 {
+                return Err(fail(0));
+            }
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 || libc::getppid() != parent_pid {
+                return Err(fail(1));
+            }
+            // Close-on-exec rather than close: std reports exec errors over its own CLOEXEC pipe.
+            if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) != 0 {
+                return Err(fail(2));
+            }
+            for &(resource, value) in &rlimits {
+                let lim = libc::rlimit { rlim_cur: value, rlim_max: value };
+                if libc::setrlimit(resource as _, &lim) != 0 {
+                    return Err(fail(3));
+                }
+            }
+            if drop_caps {
+                // Empty the bounding set so an exec as uid 0 regains nothing, then clear the
+                // ambient, effective, permitted and inheritable sets.
+                for cap in 0..=last_cap {
+                    if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0 {
+                        return Err(fail(4));
+                    }
+                }
+                if libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0) != 0 {
+                    return Err(fail(4));
+                }
+                let header = CapHeader { version: 0x2008_0522, pid: 0 }; // _LINUX_CAPABILITY_VERSION_3
+                let data = [CapData::default(); 2];
+                if libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) != 0 {
+                    return Err(fail(4));
+                }
+            }
+            if confine && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(fail(5));
+            }
+            if let Some(fd) = landlock_fd {
+                if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+                    return Err(fail(6));
+                }
+            }
+            if let Err(errno) = crate::seccomp::install(&programs) {
+                *libc::__errno_location() = errno;
+                return Err(fail(7));
+            }
+            let mut empty: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut empty);
+            if libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {
+                return Err(fail(8));
+            }
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+        Ok(())
+    };
+    unsafe { cmd.pre_exec(child_setup) };
+
+    let spawned = cmd.spawn();
+    drop(status_w);
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            let mut step = [0u8; 1];
+            let n = unsafe { libc::read(status_r.as_raw_fd(), step.as_mut_ptr() as *mut libc::c_void, 1) };
+            let name = spec.program.to_string_lossy().into_owned();
+            return Err(if n == 1 {
+                StartError::Setup(STEPS.get(step[0] as usize).copied().unwrap_or("setup"), e)
+            } else if e.kind() == io::ErrorKind::NotFound {
+                StartError::NotFound(name)
+            } else {
+                StartError::NotExecutable(name, e)
+            });
+        }
+    };
+    drop(confinement.landlock);
+
+    let pid = child.id() as libc::pid_t;
+    let pidfd = match cvt(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32 }) {
+        Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
+        Err(e) => {
+            // Without a pidfd we could not enforce the timeout or forward signals: stop here.
+            kill_all_descendants(pid);
+            reap_all();
+            return Err(StartError::Parent(parent(e)));
+        }
+    };
+    let deadline = spec.timeout.map(|t| Instant::now() + t);
+    let mut timed_out = false;
+
+    {
+        loop {
+            let wait_ms = match deadline {
+                None => -1,
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        timed_out = true;
+                        break;
+                    }
+                    left.as_millis().min(i32::MAX as u128) as i32 + 1
+                }
+            };
+            let mut fds = [
+                libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: sigfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            ];
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, wait_ms) };
+            if n < 0 {
+                if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                break;
+            }
+            if fds[1].revents & libc::POLLIN != 0 {
+                let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+                let size = std::mem::size_of::<libc::signalfd_siginfo>();
+                let r = unsafe { libc::read(sigfd.as_raw_fd(), &mut info as *mut _ as *mut libc::c_void, size) };
+                if r == size as isize {
+                    unsafe { libc::kill(-pid, info.ssi_signo as i32) };
+                }
+            }
+            if fds[0].revents & libc::POLLIN != 0 {
+                break;
+            }
+        }
+    }
+
+    if timed_out {
+        kill_all_descendants(pid);
+        let _ = child.wait();
+        reap_all();
+        return Ok(Outcome::TimedOut);
+    }
+    let status = child.wait().map_err(|e| StartError::Parent(parent(e)))?;
+    kill_all_descendants(pid);
+    reap_all();
+    use std::os::unix::process::ExitStatusExt;
+    Ok(match (status.code(), status.signal()) {
+        (Some(c), _) => Outcome::Exited(c),
+        (None, Some(s)) => Outcome::Signaled(s),
+        _ => Outcome::Exited(1),
+    })
+}
+
+/// SIGKILL the child's process group and every process re-parented to us.
+fn kill_all_descendants(pgid: libc::pid_t) {
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    for pid in direct_children() {
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
+/// Kills and reaps children until none is left. Killing one may re-parent its own children
+/// to us (we are a subreaper), so list again after every reap.
+fn reap_all() {
+    loop {
+        for pid in direct_children() {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let r = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::__WALL) };
+        if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return; // ECHILD: nothing left.
+        }
+    }
+}
+
+/// Our direct children, from /proc/self/task/*/children.
+fn direct_children() -> Vec<libc::pid_t> {
+    let mut out = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+        for t in tasks.flatten() {
+            if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+                out.extend(s.split_whitespace().filter_map(|p| p.parse::<libc::pid_t>().ok()));
+            }
+        }
+    }
+    out
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// Do we hold any capability (root, or a binary with file capabilities)? Then the child must
+/// shed them; an unprivileged caller has none to drop and could not drop the bounding set.
+fn has_capabilities() -> bool {
+    let header = CapHeader { version: 0x2008_0522, pid: 0 };
+    let mut data = [CapData::default(); 2];
+    let r = unsafe { libc::syscall(libc::SYS_capget, &header as *const CapHeader, data.as_mut_ptr()) };
+    r != 0 || data.iter().any(|d| d.effective != 0 || d.permitted != 0)
+}
+
+/// The highest capability number this kernel knows.
+fn last_capability() -> u32 {
+    std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(63)
+}
+
+fn cvt(r: i32) -> io::Result<i32> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
