@@ -1,0 +1,217 @@
+use std::collections::HashMap;
+use std::fmt;
+
+use cordon_policy::{basename, Action, ApprovalMode, Location, Shell, ShellRule};
+
+/// What decided: a rule (with its location and pattern) or the default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleRef {
+    Rule { location: Location, pattern: String },
+    Default,
+}
+
+impl fmt::Display for RuleRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RuleRef::Rule { location, pattern } => write!(f, "{location} ({pattern})"),
+            RuleRef::Default => f.write_str("default"),
+        }
+    }
+}
+
+/// The verdict of the rules on one key, with its reason and origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub action: Action,
+    pub reason: String,
+    pub rule: RuleRef,
+}
+
+impl Decision {
+    /// The most restrictive of several decisions (the first one among equals); `None` when
+    /// there are none.
+    pub fn most_restrictive<I: IntoIterator<Item = Decision>>(all: I) -> Option<Decision> {
+        all.into_iter().fold(None, |acc: Option<Decision>, d| match acc {
+            Some(a) if a.action >= d.action => Some(a),
+            _ => Some(d),
+        })
+    }
+}
+
+/// Shell rules compiled for fast decisions: rules whose first token is a plain word are indexed
+/// by it, so a decision looks only at the rules that can match the command's name.
+#[derive(Debug, Clone)]
+pub struct RuleSet {
+    default: Action,
+    rules: Vec<ShellRule>,
+    by_command: HashMap<String, Vec<usize>>,
+    /// Rules whose first token is a glob or a path: checked for every command.
+    general: Vec<usize>,
+}
+
+impl RuleSet {
+    pub fn new(shell: &Shell) -> RuleSet {
+        let mut by_command: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut general = Vec::new();
+        for (i, rule) in shell.rules.iter().enumerate() {
+            match rule.pattern.literal_command() {
+                Some(name) => by_command.entry(name.to_string()).or_default().push(i),
+                None => general.push(i),
+            }
+        }
+        RuleSet {
+            default: shell.default,
+            rules: shell.rules.clone(),
+            by_command,
+            general,
+        }
+    }
+
+    pub fn default_action(&self) -> Action {
+        self.default
+    }
+
+    /// Decides one simple command (its words, quoting already resolved).
+    pub fn decide<S: AsRef<str>>(&self, words: &[S]) -> Decision {
+        let Some(first) = words.first() else {
+            return self.fallback();
+        };
+        let indexed = self.by_command.get(basename(first.as_ref())).map(Vec::as_slice).unwrap_or(&[]);
+        let mut last: Option<usize> = None;
+        // Walk both candidate lists in policy order.
+        let (mut a, mut b) = (indexed.iter().peekable(), self.general.iter().peekable());
+        loop {
+            let i = match (a.peek(), b.peek()) {
+                (Some(&&x), Some(&&y)) if x < y => *a.next().unwrap(),
+                (Some(_), Some(_)) => *b.next().unwrap(),
+                (Some(_), None) => *a.next().unwrap(),
+                (None, Some(_)) => *b.next().unwrap(),
+                (None, None) => break,
+            };
+            let rule = &self.rules[i];
+            if rule.pattern.matches(words) {
+                if rule.action == Action::Deny {
+                    return self.from_rule(i); // an explicit deny wins over everything
+                }
+                last = Some(i);
+            }
+        }
+        match last {
+            Some(i) => self.from_rule(i),
+            None => self.fallback(),
+        }
+    }
+
+    fn from_rule(&self, i: usize) -> Decision {
+        let r = &self.rules[i];
+        Decision {
+            action: r.action,
+            reason: r.reason.clone().unwrap_or_else(|| format!("rule `{}` says {}", r.pattern.as_str(), r.action.as_str())),
+            rule: RuleRef::Rule { location: r.location.clone(), pattern: r.pattern.as_str().to_string() },
+        }
+    }
+
+    fn fallback(&self) -> Decision {
+        Decision {
+            action: self.default,
+            reason: format!("no rule matches; the shell default is {}", self.default.as_str()),
+            rule: RuleRef::Default,
+        }
+    }
+}
+
+/// Resolves an `ask` by mode. Returns the final action and, when the mode changed it, why.
+/// `interactive` returns `Ask` only when a terminal is there to ask on.
+pub fn resolve_mode(action: Action, mode: ApprovalMode, terminal: bool) -> (Action, Option<&'static str>) {
+    match (action, mode) {
+        (Action::Ask, ApprovalMode::ApproveAll) => (Action::Allow, Some("approved by approve-all mode")),
+        (Action::Ask, ApprovalMode::Strict) => (Action::Deny, Some("strict mode denies every ask")),
+        (Action::Ask, ApprovalMode::Deny) => (Action::Deny, Some("deny mode denies every ask")),
+        (Action::Ask, ApprovalMode::Interactive) if !terminal => {
+            (Action::Deny, Some("approval needed, but there is no terminal to ask on (use --approve-all to allow asks)"))
+        }
+        (a, _) => (a, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cordon_policy::Policy;
+
+    fn rules(body: &str) -> RuleSet {
+        let text = format!("version = 1\n{body}");
+        RuleSet::new(&Policy::parse(&text, "p.toml", std::path::Path::new("/")).unwrap().shell)
+    }
+
+    fn act(r: &RuleSet, cmd: &str) -> Action {
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        r.decide(&words).action
+    }
+
+    fn rule(pattern: &str, action: &str) -> String {
+        format!("[[shell.rules]]\npattern = \"{pattern}\"\naction = \"{action}\"\n")
+    }
+
+    #[test]
+    fn secure_default_is_ask() {
+        let r = rules("");
+        assert_eq!(act(&r, "anything"), Action::Ask);
+    }
+
+    #[test]
+    fn last_matching_rule_wins() {
+        let r = rules(&format!("{}{}", rule("npm *", "ask"), rule("npm test", "allow")));
+        assert_eq!(act(&r, "npm test"), Action::Allow);
+        assert_eq!(act(&r, "npm install"), Action::Ask);
+        let r = rules(&format!("{}{}", rule("npm test", "allow"), rule("npm *", "ask")));
+        assert_eq!(act(&r, "npm test"), Action::Ask);
+    }
+
+    #[test]
+    fn deny_wins_wherever_it_stands() {
+        let r = rules(&format!("{}{}", rule("git push --force", "deny"), rule("git *", "allow")));
+        assert_eq!(act(&r, "git push --force"), Action::Deny);
+        assert_eq!(act(&r, "git push"), Action::Allow);
+    }
+
+    #[test]
+    fn glob_first_token_rules_are_not_lost_by_the_index() {
+        let r = rules(&format!("[shell]\ndefault = \"allow\"\n{}{}", rule("mkfs*", "deny"), rule("/usr/bin/curl", "deny")));
+        assert_eq!(act(&r, "mkfs.ext4 /dev/sda"), Action::Deny);
+        assert_eq!(act(&r, "/usr/bin/curl x"), Action::Deny);
+        assert_eq!(act(&r, "curl x"), Action::Allow, "a path pattern matches the path only");
+        assert_eq!(act(&r, "/bin/mkfs.ext4"), Action::Deny, "basename of the command");
+    }
+
+    #[test]
+    fn index_keeps_policy_order_across_lists() {
+        // general rule first, indexed rule later: the later one (allow) must win.
+        let r = rules(&format!("{}{}", rule("g*", "ask"), rule("git status", "allow")));
+        assert_eq!(act(&r, "git status"), Action::Allow);
+        let r = rules(&format!("{}{}", rule("git status", "allow"), rule("g*", "ask")));
+        assert_eq!(act(&r, "git status"), Action::Ask);
+    }
+
+    #[test]
+    fn most_restrictive_of_several() {
+        let d = |a| Decision { action: a, reason: String::new(), rule: RuleRef::Default };
+        let all = [d(Action::Allow), d(Action::Deny), d(Action::Ask)];
+        assert_eq!(Decision::most_restrictive(all).unwrap().action, Action::Deny);
+        assert!(Decision::most_restrictive(Vec::new()).is_none());
+    }
+
+    #[test]
+    fn modes() {
+        use ApprovalMode::*;
+        assert_eq!(resolve_mode(Action::Ask, ApproveAll, false).0, Action::Allow);
+        assert_eq!(resolve_mode(Action::Ask, Strict, true).0, Action::Deny);
+        assert_eq!(resolve_mode(Action::Ask, Deny, true).0, Action::Deny);
+        assert_eq!(resolve_mode(Action::Ask, Interactive, true).0, Action::Ask);
+        assert_eq!(resolve_mode(Action::Ask, Interactive, false).0, Action::Deny);
+        for m in [ApproveAll, Strict, Deny, Interactive] {
+            assert_eq!(resolve_mode(Action::Deny, m, true).0, Action::Deny, "deny stays deny in every mode");
+            assert_eq!(resolve_mode(Action::Allow, m, false).0, Action::Allow);
+        }
+    }
+}
