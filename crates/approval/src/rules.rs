@@ -8,6 +8,8 @@ use cordon_policy::{basename, Action, ApprovalMode, Location, Shell, ShellRule};
 pub enum RuleRef {
     Rule { location: Location, pattern: String },
     Default,
+    /// A check built into the tool (e.g. `unparsed`: the line could not be fully understood).
+    Builtin(&'static str),
 }
 
 impl fmt::Display for RuleRef {
@@ -15,6 +17,7 @@ impl fmt::Display for RuleRef {
         match self {
             RuleRef::Rule { location, pattern } => write!(f, "{location} ({pattern})"),
             RuleRef::Default => f.write_str("default"),
+            RuleRef::Builtin(tag) => write!(f, "builtin:{tag}"),
         }
     }
 }

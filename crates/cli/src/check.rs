@@ -1,0 +1,104 @@
+//! `cordon check`: the decision on a call, explained. Runs nothing.
+
+use cordon_approval::RuleSet;
+use cordon_policy::Policy;
+use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
+use cordon_tools::shell;
+use serde_json::json;
+
+use crate::{refuse, CheckArgs, EXIT_FAILURE};
+
+pub fn run(args: CheckArgs) -> i32 {
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => return refuse(EXIT_FAILURE, format!("cannot read the current directory: {e}")),
+    };
+    let policy = match Policy::discover(args.policy.as_deref(), &cwd) {
+        Ok(p) => p,
+        Err(e) => return refuse(EXIT_FAILURE, e),
+    };
+    if let Err(e) = examples(&policy) {
+        return refuse(EXIT_FAILURE, e);
+    }
+    if args.tool != "shell" {
+        return refuse(EXIT_FAILURE, format!("unknown tool `{}`; this build checks: shell", args.tool));
+    }
+    let parsed = match (&args.command, args.argv.is_empty()) {
+        (Some(line), _) => shell::parse(line),
+        (None, false) => shell::parse_argv(&args.argv),
+        (None, true) => return refuse(EXIT_FAILURE, "nothing to check: give -c STRING or -- PROG ARGS"),
+    };
+    let rules = RuleSet::new(&policy.shell);
+    let cx = ShellContext { cwd, writable: crate::exec::writable_roots(&policy) };
+    let a = assess(&parsed, &rules, &cx);
+    if args.json {
+        println!("{}", to_json(&a));
+    } else {
+        print_human(&a);
+    }
+    0
+}
+
+fn to_json(a: &ShellAssessment) -> serde_json::Value {
+    json!({
+        "decision": a.decision.action.as_str(),
+        "reason": a.decision.reason,
+        "rule": a.decision.rule.to_string(),
+        "commands": a.commands.iter().map(|c| json!({
+            "words": c.command.words,
+            "text": c.command.text,
+            "decision": c.decision.action.as_str(),
+            "reason": c.decision.reason,
+            "rule": c.decision.rule.to_string(),
+        })).collect::<Vec<_>>(),
+        "concerns": a.concerns.iter().map(|(c, d)| json!({
+            "concern": format!("{c:?}"),
+            "decision": d.action.as_str(),
+            "reason": d.reason,
+            "rule": d.rule.to_string(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn print_human(a: &ShellAssessment) {
+    println!("decision: {}", a.decision.action.as_str());
+    println!("reason:   {}", a.decision.reason);
+    println!("rule:     {}", a.decision.rule);
+    if !a.commands.is_empty() {
+        println!("commands:");
+        for c in &a.commands {
+            println!("  {:<5}  {}  [{}]", c.decision.action.as_str(), c.command.words.join(" "), c.decision.rule);
+        }
+    }
+    if !a.concerns.is_empty() {
+        println!("concerns:");
+        for (_, d) in &a.concerns {
+            println!("  {:<5}  {}  [{}]", d.action.as_str(), d.reason, d.rule);
+        }
+    }
+}
+
+/// Checks every rule's `match`/`not_match` examples against the rule itself: an example
+/// matches when any simple command in it matches the rule's pattern.
+pub fn examples(policy: &Policy) -> Result<(), String> {
+    for rule in &policy.shell.rules {
+        let hits = |line: &str| shell::parse(line).commands.iter().any(|c| rule.pattern.matches(&c.words));
+        for ex in &rule.matches {
+            if !hits(&ex.line) {
+                return Err(format!(
+                    "{}: example `{}` does not match the rule's pattern `{}` (fix the pattern or the example)",
+                    ex.location, ex.line, rule.pattern.as_str()
+                ));
+            }
+        }
+        for ex in &rule.not_match {
+            if hits(&ex.line) {
+                return Err(format!(
+                    "{}: example `{}` matches the rule's pattern `{}` but is listed in not_match (fix the pattern or the example)",
+                    ex.location, ex.line, rule.pattern.as_str()
+                ));
+            }
+        }
+    }
+    Ok(())
+}

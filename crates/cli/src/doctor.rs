@@ -1,0 +1,44 @@
+//! `cordon doctor`: what this machine can enforce, from live probes.
+
+use cordon_ossandbox::landlock::{enforcement, Enforcement};
+use cordon_ossandbox::probe;
+use cordon_policy::Network;
+
+pub fn run() -> i32 {
+    let findings = [probe::landlock_enforces(), probe::seccomp_enforces(), probe::user_namespaces(), probe::bwrap_runs()];
+    println!("cordon doctor: live probes on this machine");
+    for f in &findings {
+        println!("  {:<16} {:<4} {}", f.name, if f.ok { "ok" } else { "no" }, f.detail);
+    }
+    let landlock_ok = findings[0].ok;
+    let seccomp_ok = findings[1].ok;
+    let abi = cordon_ossandbox::landlock::kernel_abi();
+
+    println!("backends:");
+    let landlock_line = match (landlock_ok && seccomp_ok, enforcement(abi, Network::Deny)) {
+        (false, _) => "unavailable: needs both Landlock and seccomp; policies with require_os_sandbox = true are refused (exit 125)".to_string(),
+        (true, Enforcement::Full) => format!("full (Landlock ABI {abi}): filesystem roots, TCP, signal and abstract-socket scoping, seccomp deny list"),
+        (true, Enforcement::Partial(gaps)) => format!(
+            "partial (Landlock ABI {abi}) — cannot restrict: {}; refused while require_os_sandbox = true",
+            gaps.iter().map(|g| format!("{} (ABI {})", g.what, g.needs_abi)).collect::<Vec<_>>().join(", ")
+        ),
+        (true, Enforcement::None) => "unavailable: no Landlock".to_string(),
+    };
+    println!("  {:<9} {landlock_line}", "landlock");
+    println!("  {:<9} not part of this build yet", "bwrap");
+    println!("  {:<9} macOS only", "seatbelt");
+    let auto = if landlock_ok && seccomp_ok { "landlock" } else { "none available: runs are refused unless require_os_sandbox = false" };
+    println!("  {:<9} -> {auto}", "auto");
+
+    println!("what the landlock backend cannot do:");
+    println!("  - keep a path inside a writable root read-only: policies with sandbox.protected (or a ro root inside a rw root) are refused");
+    if abi < 9 {
+        println!("  - restrict connect() to unix socket files (Landlock ABI 9): while network = \"deny\", seccomp refuses socket() entirely; socketpair() still works");
+    }
+    println!("  - hide other processes' command lines in /proc (their memory, environment and fds are protected by Landlock's ptrace rules)");
+    if landlock_ok && seccomp_ok {
+        0
+    } else {
+        1
+    }
+}

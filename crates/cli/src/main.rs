@@ -1,0 +1,133 @@
+//! `cordon`: approve a command against the policy, then run it under the OS sandbox.
+//!
+//! Exit codes follow coreutils (`env`, `timeout`): the child's status; 128+N when it died of
+//! signal N; 124 on timeout; 125 cordon's own failure; 126 denied or not executable; 127 not
+//! found. Every refusal is one stderr line starting `cordon: `.
+
+mod check;
+mod doctor;
+mod exec;
+mod prompt;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// cordon's own failure: bad policy, bad usage, sandbox unavailable.
+pub const EXIT_FAILURE: i32 = 125;
+/// Denied by policy or approval.
+pub const EXIT_DENIED: i32 = 126;
+
+#[derive(Parser)]
+#[command(name = "cordon", version, about = "Run AI-agent tools under approval rules and a kernel sandbox")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Approve a command against the shell rules, then run it under the OS sandbox.
+    Exec(ExecArgs),
+    /// Dry run: the decision on a command, its reason and the rule that made it. Runs nothing.
+    Check(CheckArgs),
+    /// What this machine can enforce, proved by live probes.
+    Doctor,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BackendArg {
+    Auto,
+    Landlock,
+    Bwrap,
+    Seatbelt,
+    None,
+}
+
+impl BackendArg {
+    fn to_policy(self) -> cordon_policy::Backend {
+        use cordon_policy::Backend as B;
+        match self {
+            BackendArg::Auto => B::Auto,
+            BackendArg::Landlock => B::Landlock,
+            BackendArg::Bwrap => B::Bwrap,
+            BackendArg::Seatbelt => B::Seatbelt,
+            BackendArg::None => B::None,
+        }
+    }
+}
+
+#[derive(Args)]
+struct ExecArgs {
+    /// Policy file (default: ./cordon.toml, else the embedded default).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// OS sandbox backend (overrides the policy's sandbox.backend).
+    #[arg(long, value_enum)]
+    backend: Option<BackendArg>,
+    /// Kill the command and all its descendants after this long (e.g. 30s, 5m).
+    #[arg(long, value_parser = parse_duration)]
+    timeout: Option<Duration>,
+    /// Allow every `ask` without asking.
+    #[arg(long, conflicts_with = "strict")]
+    approve_all: bool,
+    /// Deny every `ask`.
+    #[arg(long)]
+    strict: bool,
+    /// Run this string with /bin/sh -c.
+    #[arg(short = 'c', value_name = "STRING", conflicts_with = "argv")]
+    command: Option<String>,
+    /// The program and its arguments.
+    #[arg(last = true, value_name = "PROG ARGS")]
+    argv: Vec<String>,
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// Policy file (default: ./cordon.toml, else the embedded default).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// The tool: `shell`.
+    tool: String,
+    /// For shell: the line to check.
+    #[arg(short = 'c', value_name = "STRING", conflicts_with = "argv")]
+    command: Option<String>,
+    /// For shell: the argv to check.
+    #[arg(last = true, value_name = "PROG ARGS")]
+    argv: Vec<String>,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    cordon_policy::parse_duration(s).ok_or_else(|| format!("invalid duration `{s}` (write e.g. 500ms, 30s, 5m, 2h)"))
+}
+
+/// Prints `cordon: MESSAGE` and returns `code`.
+pub fn refuse(code: i32, message: impl std::fmt::Display) -> i32 {
+    eprintln!("cordon: {message}");
+    code
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let code = match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => 0,
+                _ => EXIT_FAILURE,
+            };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let code = match cli.command {
+        Cmd::Exec(args) => exec::run(args),
+        Cmd::Check(args) => check::run(args),
+        Cmd::Doctor => doctor::run(),
+    };
+    std::process::exit(code);
+}
