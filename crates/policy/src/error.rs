@@ -12,15 +12,29 @@ pub struct Location {
 impl Location {
     /// Converts a byte offset into `text` to a line and column (1-based, columns in characters).
     pub(crate) fn at(file: &str, text: &str, offset: usize) -> Location {
-        let offset = offset.min(text.len());
-        let before = &text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let col = text[line_start..offset].chars().count() + 1;
+        Lines::new(text).locate(file, text, offset)
+    }
+}
+
+/// The byte offsets where lines start, so that many offsets can be located cheaply.
+pub(crate) struct Lines(Vec<usize>);
+
+impl Lines {
+    pub(crate) fn new(text: &str) -> Lines {
+        Lines(std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect())
+    }
+
+    pub(crate) fn locate(&self, file: &str, text: &str, offset: usize) -> Location {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.0.partition_point(|&start| start <= offset);
+        let start = self.0[line - 1];
         Location {
             file: file.to_string(),
             line,
-            col,
+            col: text[start..offset].chars().count() + 1,
         }
     }
 }

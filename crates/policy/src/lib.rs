@@ -263,7 +263,7 @@ impl Policy {
 
     /// Parses policy text. `name` is used in error locations; `base` resolves relative paths.
     pub fn parse(text: &str, name: &str, base: &Path) -> Result<Policy, PolicyError> {
-        let cx = Cx { name, text, base };
+        let cx = Cx { name, text, base, lines: error::Lines::new(text) };
         let raw: raw::RawPolicy = toml::from_str(text).map_err(|e| {
             let offset = e.span().map_or(0, |s| s.start);
             PolicyError::invalid(
@@ -297,11 +297,12 @@ struct Cx<'a> {
     name: &'a str,
     text: &'a str,
     base: &'a Path,
+    lines: error::Lines,
 }
 
 impl Cx<'_> {
     fn loc<T>(&self, s: &Spanned<T>) -> Location {
-        Location::at(self.name, self.text, s.span().start)
+        self.lines.locate(self.name, self.text, s.span().start)
     }
 
     fn err<T>(&self, at: &Spanned<T>, message: impl Into<String>, hint: &str) -> PolicyError {

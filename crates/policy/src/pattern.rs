@@ -5,19 +5,23 @@
 //! except `/`, `**/` matches any number of directories (`**/*.rs`), `?` one character, `[abc]` a class. A first token without
 //! `/` matches the command's basename, so a rule for `rm` also covers `/bin/rm`.
 
-use globset::{GlobBuilder, GlobMatcher};
+use std::sync::OnceLock;
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
 
 #[derive(Debug, Clone)]
 enum Token {
     Literal(String),
-    Glob(GlobMatcher),
+    /// Validated when the policy loads; the matcher is compiled on first use, because
+    /// compiling every glob of a policy would dominate `cordon exec`'s start-up time.
+    Glob(Glob, OnceLock<GlobMatcher>),
 }
 
 impl Token {
     fn matches(&self, word: &str) -> bool {
         match self {
             Token::Literal(s) => s == word,
-            Token::Glob(g) => g.is_match(word),
+            Token::Glob(glob, matcher) => matcher.get_or_init(|| glob.compile_matcher()).is_match(word),
         }
     }
 }
@@ -46,7 +50,7 @@ impl Pattern {
                     .backslash_escape(true)
                     .build()
                     .map_err(|e| format!("token `{word}` is not a valid glob: {}", e.kind()))?;
-                tokens.push(Token::Glob(glob.compile_matcher()));
+                tokens.push(Token::Glob(glob, OnceLock::new()));
             } else {
                 tokens.push(Token::Literal((*word).to_string()));
             }
