@@ -510,6 +510,13 @@ impl Cx<'_> {
                 "mode",
                 "ro, rw",
             )?;
+            if mode == Mode::ReadWrite && root == Path::new("/") {
+                return Err(self.err(
+                    &t.root,
+                    "root `/` is read-write: that grants the whole filesystem",
+                    "run from a project directory, or name the directories to write (relative roots resolve against the policy file, or the current directory for the default)",
+                ));
+            }
             let mut suffixes = Vec::new();
             for s in &t.suffixes {
                 if !s.get_ref().starts_with('.') || s.get_ref().len() < 2 || s.get_ref().contains('/') {

@@ -209,3 +209,12 @@ fn env_names() {
     let p = parse("version = 1\n[sandbox]\nenv = [\"CARGO_HOME\"]\n").unwrap();
     assert_eq!(p.sandbox.env, vec!["CARGO_HOME".to_string()]);
 }
+
+#[test]
+fn whole_filesystem_writable_is_refused() {
+    let err = Policy::parse(DEFAULT_POLICY, DEFAULT_POLICY_NAME, Path::new("/")).unwrap_err().to_string();
+    assert!(err.contains("root `/` is read-write"), "{err}");
+    assert!(err.starts_with(&format!("{DEFAULT_POLICY_NAME}:")), "{err}");
+    let p = Policy::parse("version = 1\n[sandbox.paths.all]\nroot = \"/\"\nmode = \"ro\"\n", "p.toml", Path::new("/")).unwrap();
+    assert_eq!(p.sandbox.paths[0].root, Path::new("/"));
+}
