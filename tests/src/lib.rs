@@ -1,1 +1,16 @@
-
+//! End-to-end tests of the whole of cordon.
+//!
+//! The package holds two things:
+//!
+//! * `cordon-attack` (`src/bin/cordon-attack.rs`), one binary with one subcommand per attack.
+//!   Run under `cordon exec`, each attack prints one line and exits: `BLOCKED: …` (exit 0)
+//!   when the kernel refused it, `ESCAPED: …` (exit 1) when it worked, `ERROR: …` (exit 2)
+//!   when the attack could not be set up. `legit-*` subcommands do ordinary work that must
+//!   keep working inside the sandbox (`OK: …`, exit 0). `cordon-attack list` names them all.
+//! * `tests/escape.rs`, the escape suite: every attack runs under `cordon exec` with the
+//!   Landlock backend and must be blocked, once as root and once as an unprivileged user;
+//!   where it makes sense the same attack also runs unconfined (a control) and must escape,
+//!   which proves each check can fail. It also checks `cordon exec`'s exit codes, timeout
+//!   clean-up and fail-closed start-up.
+//!
+//! The library itself is empty.

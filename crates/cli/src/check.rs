@@ -11,7 +11,12 @@ use crate::{refuse, CheckArgs, EXIT_FAILURE};
 pub fn run(args: CheckArgs) -> i32 {
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
-        Err(e) => return refuse(EXIT_FAILURE, format!("cannot read the current directory: {e}")),
+        Err(e) => {
+            return refuse(
+                EXIT_FAILURE,
+                format!("cannot read the current directory: {e}"),
+            )
+        }
     };
     let policy = match Policy::discover(args.policy.as_deref(), &cwd) {
         Ok(p) => p,
@@ -21,15 +26,26 @@ pub fn run(args: CheckArgs) -> i32 {
         return refuse(EXIT_FAILURE, e);
     }
     if args.tool != "shell" {
-        return refuse(EXIT_FAILURE, format!("unknown tool `{}`; this build checks: shell", args.tool));
+        return refuse(
+            EXIT_FAILURE,
+            format!("unknown tool `{}`; this build checks: shell", args.tool),
+        );
     }
     let parsed = match (&args.command, args.argv.is_empty()) {
         (Some(line), _) => shell::parse(line),
         (None, false) => shell::parse_argv(&args.argv),
-        (None, true) => return refuse(EXIT_FAILURE, "nothing to check: give -c STRING or -- PROG ARGS"),
+        (None, true) => {
+            return refuse(
+                EXIT_FAILURE,
+                "nothing to check: give -c STRING or -- PROG ARGS",
+            )
+        }
     };
     let rules = RuleSet::new(&policy.shell);
-    let cx = ShellContext { cwd, writable: crate::exec::writable_roots(&policy) };
+    let cx = ShellContext {
+        cwd,
+        writable: crate::exec::writable_roots(&policy),
+    };
     let a = assess(&parsed, &rules, &cx);
     if args.json {
         println!("{}", to_json(&a));
@@ -67,7 +83,12 @@ fn print_human(a: &ShellAssessment) {
     if !a.commands.is_empty() {
         println!("commands:");
         for c in &a.commands {
-            println!("  {:<5}  {}  [{}]", c.decision.action.as_str(), c.command.words.join(" "), c.decision.rule);
+            println!(
+                "  {:<5}  {}  [{}]",
+                c.decision.action.as_str(),
+                c.command.words.join(" "),
+                c.decision.rule
+            );
         }
     }
     if !a.concerns.is_empty() {
@@ -91,7 +112,12 @@ pub fn examples(policy: &Policy) -> Result<(), String> {
 
 fn check_examples(policy: &Policy) -> Result<(), String> {
     for rule in &policy.shell.rules {
-        let hits = |line: &str| shell::parse(line).commands.iter().any(|c| rule.pattern.matches(&c.words));
+        let hits = |line: &str| {
+            shell::parse(line)
+                .commands
+                .iter()
+                .any(|c| rule.pattern.matches(&c.words))
+        };
         for ex in &rule.matches {
             if !hits(&ex.line) {
                 return Err(format!(
@@ -122,8 +148,21 @@ mod tests {
 
     #[test]
     fn embedded_default_examples_hold() {
-        let policy = Policy::parse(cordon_policy::DEFAULT_POLICY, cordon_policy::DEFAULT_POLICY_NAME, std::path::Path::new("/")).unwrap();
-        assert!(policy.shell.rules.iter().map(|r| r.matches.len() + r.not_match.len()).sum::<usize>() >= 8);
+        let policy = Policy::parse(
+            cordon_policy::DEFAULT_POLICY,
+            cordon_policy::DEFAULT_POLICY_NAME,
+            std::path::Path::new("/"),
+        )
+        .unwrap();
+        assert!(
+            policy
+                .shell
+                .rules
+                .iter()
+                .map(|r| r.matches.len() + r.not_match.len())
+                .sum::<usize>()
+                >= 8
+        );
         check_examples(&policy).unwrap();
     }
 
@@ -131,10 +170,16 @@ mod tests {
     fn failing_examples_name_their_location() {
         let p = load("version = 1\n[[shell.rules]]\npattern = \"git push\"\naction = \"deny\"\nmatch = [\"git pull\"]\n");
         let e = examples(&p).unwrap_err();
-        assert!(e.starts_with("p.toml:5:10: example `git pull` does not match"), "{e}");
+        assert!(
+            e.starts_with("p.toml:5:10: example `git pull` does not match"),
+            "{e}"
+        );
         let p = load("version = 1\n[[shell.rules]]\npattern = \"rm\"\naction = \"deny\"\nnot_match = [\"ls && /bin/rm x\"]\n");
         let e = examples(&p).unwrap_err();
-        assert!(e.starts_with("p.toml:5:14: example `ls && /bin/rm x` matches"), "{e}");
+        assert!(
+            e.starts_with("p.toml:5:14: example `ls && /bin/rm x` matches"),
+            "{e}"
+        );
         let p = load("version = 1\n[[shell.rules]]\npattern = \"rm\"\naction = \"deny\"\nmatch = [\"sudo rm -rf /\"]\nnot_match = [\"echo rm\"]\n");
         examples(&p).unwrap();
     }

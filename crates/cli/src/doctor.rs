@@ -5,10 +5,20 @@ use cordon_ossandbox::probe;
 use cordon_policy::Network;
 
 pub fn run() -> i32 {
-    let findings = [probe::landlock_enforces(), probe::seccomp_enforces(), probe::user_namespaces(), probe::bwrap_runs()];
+    let findings = [
+        probe::landlock_enforces(),
+        probe::seccomp_enforces(),
+        probe::user_namespaces(),
+        probe::bwrap_runs(),
+    ];
     println!("cordon doctor: live probes on this machine");
     for f in &findings {
-        println!("  {:<16} {:<4} {}", f.name, if f.ok { "ok" } else { "no" }, f.detail);
+        println!(
+            "  {:<16} {:<4} {}",
+            f.name,
+            if f.ok { "ok" } else { "no" },
+            f.detail
+        );
     }
     let landlock_ok = findings[0].ok;
     let seccomp_ok = findings[1].ok;
@@ -27,7 +37,11 @@ pub fn run() -> i32 {
     println!("  {:<9} {landlock_line}", "landlock");
     println!("  {:<9} not part of this build yet", "bwrap");
     println!("  {:<9} macOS only", "seatbelt");
-    let auto = if landlock_ok && seccomp_ok { "landlock" } else { "none available: runs are refused unless require_os_sandbox = false" };
+    let auto = if landlock_ok && seccomp_ok {
+        "landlock"
+    } else {
+        "none available: runs are refused unless require_os_sandbox = false"
+    };
     println!("  {:<9} -> {auto}", "auto");
 
     println!("what the landlock backend cannot do:");
@@ -35,6 +49,7 @@ pub fn run() -> i32 {
     if abi < 9 {
         println!("  - restrict connect() to unix socket files (Landlock ABI 9): while network = \"deny\", seccomp refuses socket() entirely; socketpair() still works");
     }
+    println!("  - stop chmod/utime/setxattr on files the caller owns outside the roots (no Landlock right covers metadata; as root this includes system files; set-id bits are refused by seccomp)");
     println!("  - hide other processes' command lines in /proc (their memory, environment and fds are protected by Landlock's ptrace rules)");
     if landlock_ok && seccomp_ok {
         0

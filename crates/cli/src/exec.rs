@@ -12,7 +12,12 @@ use crate::{check, prompt, refuse, ExecArgs, EXIT_DENIED, EXIT_FAILURE};
 pub fn run(args: ExecArgs) -> i32 {
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
-        Err(e) => return refuse(EXIT_FAILURE, format!("cannot read the current directory: {e}")),
+        Err(e) => {
+            return refuse(
+                EXIT_FAILURE,
+                format!("cannot read the current directory: {e}"),
+            )
+        }
     };
     let policy = match Policy::discover(args.policy.as_deref(), &cwd) {
         Ok(p) => p,
@@ -25,11 +30,22 @@ pub fn run(args: ExecArgs) -> i32 {
 
     // What would run, as the shell tool understands it.
     let (argv, parsed) = match (&args.command, args.argv.is_empty()) {
-        (Some(line), _) => (vec!["/bin/sh".to_string(), "-c".to_string(), line.clone()], shell::parse(line)),
+        (Some(line), _) => (
+            vec!["/bin/sh".to_string(), "-c".to_string(), line.clone()],
+            shell::parse(line),
+        ),
         (None, false) => (args.argv.clone(), shell::parse_argv(&args.argv)),
-        (None, true) => return refuse(EXIT_FAILURE, "nothing to run: give -c STRING or -- PROG ARGS"),
+        (None, true) => {
+            return refuse(
+                EXIT_FAILURE,
+                "nothing to run: give -c STRING or -- PROG ARGS",
+            )
+        }
     };
-    let cx = ShellContext { cwd: cwd.clone(), writable: writable_roots(&policy) };
+    let cx = ShellContext {
+        cwd: cwd.clone(),
+        writable: writable_roots(&policy),
+    };
     let assessment = assess(&parsed, &rules, &cx);
     let shown = args.command.clone().unwrap_or_else(|| args.argv.join(" "));
 
@@ -45,11 +61,19 @@ pub fn run(args: ExecArgs) -> i32 {
         (Action::Allow, _) => {}
         (Action::Deny, why) => {
             let extra = why.map(|w| format!("; {w}")).unwrap_or_default();
-            return refuse(EXIT_DENIED, format!("denied: `{shown}`: {} [{}]{extra}", d.reason, d.rule));
+            return refuse(
+                EXIT_DENIED,
+                format!("denied: `{shown}`: {} [{}]{extra}", d.reason, d.rule),
+            );
         }
         (Action::Ask, _) => match prompt::ask(&shown, &assessment, policy.approval.timeout) {
             Ok(true) => {}
-            Ok(false) => return refuse(EXIT_DENIED, format!("denied: `{shown}`: refused by the user")),
+            Ok(false) => {
+                return refuse(
+                    EXIT_DENIED,
+                    format!("denied: `{shown}`: refused by the user"),
+                )
+            }
             Err(e) => return refuse(EXIT_DENIED, format!("denied: `{shown}`: {e}")),
         },
     }
@@ -57,11 +81,24 @@ pub fn run(args: ExecArgs) -> i32 {
     // A private, per-run TMPDIR: /tmp itself is shared with every process on the machine.
     let tmp = match tempfile::Builder::new().prefix("cordon-").tempdir() {
         Ok(t) => t,
-        Err(e) => return refuse(EXIT_FAILURE, format!("cannot create the private TMPDIR: {e}")),
+        Err(e) => {
+            return refuse(
+                EXIT_FAILURE,
+                format!("cannot create the private TMPDIR: {e}"),
+            )
+        }
     };
     let profile = Profile::from_policy(&policy).with_private_tmp(tmp.path());
-    let backend = args.backend.map(|b| b.to_policy()).unwrap_or(policy.sandbox.backend);
-    let choice = match choose(backend, &profile, policy.sandbox.require_os_sandbox, &Machine::probe()) {
+    let backend = args
+        .backend
+        .map(|b| b.to_policy())
+        .unwrap_or(policy.sandbox.backend);
+    let choice = match choose(
+        backend,
+        &profile,
+        policy.sandbox.require_os_sandbox,
+        &Machine::probe(),
+    ) {
         Ok(c) => c,
         Err(r) => return refuse(EXIT_FAILURE, r),
     };
@@ -76,13 +113,20 @@ pub fn run(args: ExecArgs) -> i32 {
         program: argv[0].clone().into(),
         args: argv[1..].iter().map(Into::into).collect(),
         cwd,
-        env: env::scrub(std::env::vars_os(), &policy.sandbox.env, tmp.path().as_os_str()),
+        env: env::scrub(
+            std::env::vars_os(),
+            &policy.sandbox.env,
+            tmp.path().as_os_str(),
+        ),
         timeout: args.timeout.or(policy.sandbox.limits.timeout),
     };
     let code = match run::run(confinement, &spec) {
         Ok(Outcome::TimedOut) => refuse(
             Outcome::TimedOut.exit_code(),
-            format!("timed out after {:?}; killed `{shown}` and all its descendants", spec.timeout.unwrap_or_default()),
+            format!(
+                "timed out after {:?}; killed `{shown}` and all its descendants",
+                spec.timeout.unwrap_or_default()
+            ),
         ),
         Ok(outcome) => outcome.exit_code(),
         Err(e @ StartError::NotFound(_)) => refuse(127, e),
@@ -94,5 +138,11 @@ pub fn run(args: ExecArgs) -> i32 {
 }
 
 pub fn writable_roots(policy: &Policy) -> Vec<std::path::PathBuf> {
-    policy.sandbox.paths.iter().filter(|p| p.mode == Mode::ReadWrite).map(|p| p.root.clone()).collect()
+    policy
+        .sandbox
+        .paths
+        .iter()
+        .filter(|p| p.mode == Mode::ReadWrite)
+        .map(|p| p.root.clone())
+        .collect()
 }

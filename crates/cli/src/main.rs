@@ -20,7 +20,11 @@ pub const EXIT_FAILURE: i32 = 125;
 pub const EXIT_DENIED: i32 = 126;
 
 #[derive(Parser)]
-#[command(name = "cordon", version, about = "Run AI-agent tools under approval rules and a kernel sandbox")]
+#[command(
+    name = "cordon",
+    version,
+    about = "Run AI-agent tools under approval rules and a kernel sandbox"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -102,7 +106,8 @@ struct CheckArgs {
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    cordon_policy::parse_duration(s).ok_or_else(|| format!("invalid duration `{s}` (write e.g. 500ms, 30s, 5m, 2h)"))
+    cordon_policy::parse_duration(s)
+        .ok_or_else(|| format!("invalid duration `{s}` (write e.g. 500ms, 30s, 5m, 2h)"))
 }
 
 /// Prints `cordon: MESSAGE` and returns `code`.

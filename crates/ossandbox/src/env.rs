@@ -8,8 +8,21 @@ use cordon_policy::is_loader_variable;
 /// the terminal and pick a language. Everything else (API keys, tokens, `SSH_AUTH_SOCK`,
 /// `LD_PRELOAD`, ...) is dropped.
 pub const PASSED: &[&str] = &[
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "NO_COLOR", "CLICOLOR",
-    "CLICOLOR_FORCE", "COLUMNS", "LINES", "LANG", "LANGUAGE", "TZ",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "COLUMNS",
+    "LINES",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
 ];
 
 /// The PATH a child gets when the parent has none.
@@ -55,10 +68,17 @@ mod tests {
             ("CARGO_HOME", "/c"),
         ]
         .map(|(k, v)| (OsString::from(k), OsString::from(v)));
-        let env = scrub(parent, &["CARGO_HOME".into(), "LD_PRELOAD".into()], OsStr::new("/tmp/cordon-x"));
+        let env = scrub(
+            parent,
+            &["CARGO_HOME".into(), "LD_PRELOAD".into()],
+            OsStr::new("/tmp/cordon-x"),
+        );
         let keys: Vec<_> = env.iter().map(|(k, _)| k.to_str().unwrap()).collect();
         assert_eq!(keys, ["CARGO_HOME", "HOME", "LC_ALL", "PATH", "TMPDIR"]);
-        assert_eq!(env.iter().find(|(k, _)| k == "TMPDIR").unwrap().1, "/tmp/cordon-x");
+        assert_eq!(
+            env.iter().find(|(k, _)| k == "TMPDIR").unwrap().1,
+            "/tmp/cordon-x"
+        );
     }
 
     #[test]

@@ -53,10 +53,22 @@ pub fn enforcement(abi: i32, _network: Network) -> Enforcement {
         return Enforcement::None;
     }
     let all = [
-        Gap { needs_abi: 3, what: "truncating read-only files (truncate(2))" },
-        Gap { needs_abi: 5, what: "ioctl on device files" },
-        Gap { needs_abi: 6, what: "signals to processes outside the sandbox" },
-        Gap { needs_abi: 6, what: "abstract unix sockets outside the sandbox" },
+        Gap {
+            needs_abi: 3,
+            what: "truncating read-only files (truncate(2))",
+        },
+        Gap {
+            needs_abi: 5,
+            what: "ioctl on device files",
+        },
+        Gap {
+            needs_abi: 6,
+            what: "signals to processes outside the sandbox",
+        },
+        Gap {
+            needs_abi: 6,
+            what: "abstract unix sockets outside the sandbox",
+        },
     ];
     let gaps: Vec<Gap> = all.into_iter().filter(|g| abi < g.needs_abi).collect();
     if gaps.is_empty() {
@@ -75,7 +87,8 @@ pub fn fs_rights(access: crate::profile::Access, is_dir: bool, abi: ABI) -> BitF
         rights |= AccessFs::Execute;
     }
     if access.write {
-        rights |= AccessFs::from_write(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev);
+        rights |= AccessFs::from_write(abi)
+            & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::IoctlDev);
     }
     if access.device {
         rights |= AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
@@ -112,9 +125,12 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
             .scope(Scope::from_all(level))
             .map_err(|e| lerr("scoping signals and abstract sockets", &e))?;
     }
-    let mut created = ruleset.create().map_err(|e| lerr("creating the ruleset", &e))?;
+    let mut created = ruleset
+        .create()
+        .map_err(|e| lerr("creating the ruleset", &e))?;
     for rule in &profile.rules {
-        let fd = PathFd::new(&rule.path).map_err(|e| lerr(&format!("opening {}", rule.path.display()), &e))?;
+        let fd = PathFd::new(&rule.path)
+            .map_err(|e| lerr(&format!("opening {}", rule.path.display()), &e))?;
         let is_dir = rule.path.is_dir();
         let rights = fs_rights(rule.access, is_dir, level);
         created = created
@@ -133,8 +149,18 @@ mod tests {
 
     #[test]
     fn writable_roots_never_get_device_creation() {
-        let r = fs_rights(A { write: true, exec: true, device: false }, true, ABI::V7);
-        assert!(r.contains(AccessFs::MakeReg | AccessFs::RemoveFile | AccessFs::Truncate | AccessFs::Execute));
+        let r = fs_rights(
+            A {
+                write: true,
+                exec: true,
+                device: false,
+            },
+            true,
+            ABI::V7,
+        );
+        assert!(r.contains(
+            AccessFs::MakeReg | AccessFs::RemoveFile | AccessFs::Truncate | AccessFs::Execute
+        ));
         assert!(!r.contains(AccessFs::MakeChar));
         assert!(!r.contains(AccessFs::MakeBlock));
         assert!(!r.contains(AccessFs::IoctlDev));
@@ -143,7 +169,10 @@ mod tests {
     #[test]
     fn files_get_only_file_rights() {
         let r = fs_rights(A::DEVICE, false, ABI::V7);
-        assert_eq!(r, AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev);
+        assert_eq!(
+            r,
+            AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev
+        );
         let r = fs_rights(A::READ, false, ABI::V7);
         assert_eq!(r, BitFlags::from(AccessFs::ReadFile));
     }
@@ -167,6 +196,9 @@ mod tests {
     fn this_kernel_has_landlock() {
         // The development and CI machines run Linux with Landlock enabled; if this fails the
         // escape suite cannot prove anything either.
-        assert!(kernel_abi() >= 1, "Landlock is not available on this kernel");
+        assert!(
+            kernel_abi() >= 1,
+            "Landlock is not available on this kernel"
+        );
     }
 }

@@ -79,21 +79,31 @@ pub struct Choice {
 pub struct Refusal(pub String);
 
 /// Picks the backend for `profile` on `machine`, or refuses.
-pub fn choose(requested: Backend, profile: &Profile, require: bool, machine: &Machine) -> Result<Choice, Refusal> {
+pub fn choose(
+    requested: Backend,
+    profile: &Profile,
+    require: bool,
+    machine: &Machine,
+) -> Result<Choice, Refusal> {
     let unconfined = |why: String| -> Result<Choice, Refusal> {
         if require {
-            Err(Refusal(format!("{why}; refusing to run unconfined (require_os_sandbox = true)")))
+            Err(Refusal(format!(
+                "{why}; refusing to run unconfined (require_os_sandbox = true)"
+            )))
         } else {
             Ok(Choice {
                 backend: Chosen::Unconfined,
-                warnings: vec![format!("{why}; running UNCONFINED because require_os_sandbox = false")],
+                warnings: vec![format!(
+                    "{why}; running UNCONFINED because require_os_sandbox = false"
+                )],
             })
         }
     };
     match requested {
         Backend::Seatbelt => Err(Refusal("the seatbelt backend runs only on macOS".into())),
         Backend::Bwrap => Err(Refusal(
-            "the bwrap backend is not part of this build yet; use --backend landlock or auto".into(),
+            "the bwrap backend is not part of this build yet; use --backend landlock or auto"
+                .into(),
         )),
         Backend::None => unconfined("backend `none` was requested".into()),
         Backend::Landlock | Backend::Auto => {
@@ -108,12 +118,23 @@ pub fn choose(requested: Backend, profile: &Profile, require: bool, machine: &Ma
                 return unconfined("this kernel does not accept seccomp filters".into());
             }
             match landlock::enforcement(machine.landlock_abi, profile.network) {
-                landlock::Enforcement::None => unconfined("this kernel has no Landlock (not built in or disabled at boot)".into()),
+                landlock::Enforcement::None => unconfined(
+                    "this kernel has no Landlock (not built in or disabled at boot)".into(),
+                ),
                 landlock::Enforcement::Partial(gaps) => {
-                    let list: Vec<String> = gaps.iter().map(|g| format!("{} (needs ABI {})", g.what, g.needs_abi)).collect();
-                    let why = format!("Landlock ABI {} cannot restrict: {}", machine.landlock_abi, list.join(", "));
+                    let list: Vec<String> = gaps
+                        .iter()
+                        .map(|g| format!("{} (needs ABI {})", g.what, g.needs_abi))
+                        .collect();
+                    let why = format!(
+                        "Landlock ABI {} cannot restrict: {}",
+                        machine.landlock_abi,
+                        list.join(", ")
+                    );
                     if require {
-                        Err(Refusal(format!("{why}; set require_os_sandbox = false to accept partial confinement")))
+                        Err(Refusal(format!(
+                            "{why}; set require_os_sandbox = false to accept partial confinement"
+                        )))
                     } else {
                         Ok(Choice {
                             backend: Chosen::Landlock { abi: machine.landlock_abi },
@@ -122,7 +143,9 @@ pub fn choose(requested: Backend, profile: &Profile, require: bool, machine: &Ma
                     }
                 }
                 landlock::Enforcement::Full => Ok(Choice {
-                    backend: Chosen::Landlock { abi: machine.landlock_abi },
+                    backend: Chosen::Landlock {
+                        abi: machine.landlock_abi,
+                    },
                     warnings: vec![],
                 }),
             }
@@ -146,7 +169,10 @@ pub fn prepare(choice: &Choice, profile: &Profile) -> Result<run::Confinement, E
         }
     }
     Ok(match choice.backend {
-        Chosen::Unconfined => run::Confinement { rlimits, ..Default::default() },
+        Chosen::Unconfined => run::Confinement {
+            rlimits,
+            ..Default::default()
+        },
         Chosen::Landlock { abi } => run::Confinement {
             landlock: Some(landlock::prepare(profile, abi)?.fd),
             seccomp: seccomp::compile(&seccomp::rules(profile.network))?,
@@ -166,7 +192,10 @@ mod tests {
         Profile {
             rules: vec![],
             protected: if protected {
-                vec![Protected { path: PathBuf::from("/w/.git/hooks"), origin: "sandbox.protected".into() }]
+                vec![Protected {
+                    path: PathBuf::from("/w/.git/hooks"),
+                    origin: "sandbox.protected".into(),
+                }]
             } else {
                 vec![]
             },
@@ -176,7 +205,12 @@ mod tests {
     }
 
     fn machine(abi: i32, seccomp: bool) -> Machine {
-        Machine { landlock_abi: abi, seccomp, user_namespaces: false, bwrap: None }
+        Machine {
+            landlock_abi: abi,
+            seccomp,
+            user_namespaces: false,
+            bwrap: None,
+        }
     }
 
     #[test]
@@ -189,7 +223,10 @@ mod tests {
     #[test]
     fn fails_closed_without_landlock_or_seccomp() {
         let e = choose(Backend::Landlock, &profile(false), true, &machine(0, true)).unwrap_err();
-        assert!(e.0.contains("no Landlock") && e.0.contains("refusing"), "{e}");
+        assert!(
+            e.0.contains("no Landlock") && e.0.contains("refusing"),
+            "{e}"
+        );
         let e = choose(Backend::Auto, &profile(false), true, &machine(7, false)).unwrap_err();
         assert!(e.0.contains("seccomp"), "{e}");
         let c = choose(Backend::Auto, &profile(false), false, &machine(0, true)).unwrap();
@@ -208,7 +245,13 @@ mod tests {
     #[test]
     fn protected_paths_never_run_on_landlock() {
         for require in [true, false] {
-            let e = choose(Backend::Landlock, &profile(true), require, &machine(7, true)).unwrap_err();
+            let e = choose(
+                Backend::Landlock,
+                &profile(true),
+                require,
+                &machine(7, true),
+            )
+            .unwrap_err();
             assert!(e.0.contains("/w/.git/hooks"), "{e}");
         }
     }
@@ -216,8 +259,18 @@ mod tests {
     #[test]
     fn none_and_foreign_backends() {
         assert!(choose(Backend::None, &profile(false), true, &machine(7, true)).is_err());
-        assert_eq!(choose(Backend::None, &profile(false), false, &machine(7, true)).unwrap().backend, Chosen::Unconfined);
-        assert!(choose(Backend::Seatbelt, &profile(false), false, &machine(7, true)).unwrap_err().0.contains("macOS"));
+        assert_eq!(
+            choose(Backend::None, &profile(false), false, &machine(7, true))
+                .unwrap()
+                .backend,
+            Chosen::Unconfined
+        );
+        assert!(
+            choose(Backend::Seatbelt, &profile(false), false, &machine(7, true))
+                .unwrap_err()
+                .0
+                .contains("macOS")
+        );
         assert!(choose(Backend::Bwrap, &profile(false), false, &machine(7, true)).is_err());
     }
 }

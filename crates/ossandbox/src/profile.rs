@@ -17,9 +17,21 @@ pub struct Access {
 }
 
 impl Access {
-    pub const READ: Access = Access { write: false, exec: false, device: false };
-    pub const READ_EXEC: Access = Access { write: false, exec: true, device: false };
-    pub const DEVICE: Access = Access { write: true, exec: false, device: true };
+    pub const READ: Access = Access {
+        write: false,
+        exec: false,
+        device: false,
+    };
+    pub const READ_EXEC: Access = Access {
+        write: false,
+        exec: true,
+        device: false,
+    };
+    pub const DEVICE: Access = Access {
+        write: true,
+        exec: false,
+        device: true,
+    };
 
     /// A short tag for audit output: `ro`, `rx`, `rw`, `rwx`, `dev`.
     pub fn tag(self) -> &'static str {
@@ -63,7 +75,14 @@ pub struct Profile {
 
 /// Programs and the libraries they load: read-only and executable.
 pub const SYSTEM_EXEC: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/nix/store",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/nix/store",
 ];
 
 /// Configuration that ordinary programs read when they start: the dynamic loader's cache,
@@ -135,18 +154,34 @@ impl Profile {
         let mut rules = Vec::new();
         let mut add = |path: &Path, access: Access, origin: String| {
             if let Ok(real) = std::fs::canonicalize(path) {
-                rules.push(PathRule { path: real, access, origin });
+                rules.push(PathRule {
+                    path: real,
+                    access,
+                    origin,
+                });
             }
         };
         if sb.system_read {
             for p in SYSTEM_EXEC {
-                add(Path::new(p), Access::READ_EXEC, "sandbox.system_read (programs)".into());
+                add(
+                    Path::new(p),
+                    Access::READ_EXEC,
+                    "sandbox.system_read (programs)".into(),
+                );
             }
             for p in SYSTEM_READ {
-                add(Path::new(p), Access::READ, "sandbox.system_read (configuration)".into());
+                add(
+                    Path::new(p),
+                    Access::READ,
+                    "sandbox.system_read (configuration)".into(),
+                );
             }
             for p in SYSTEM_DEVICES {
-                add(Path::new(p), Access::DEVICE, "sandbox.system_read (devices)".into());
+                add(
+                    Path::new(p),
+                    Access::DEVICE,
+                    "sandbox.system_read (devices)".into(),
+                );
             }
         }
         for p in &sb.extra_read {
@@ -158,8 +193,16 @@ impl Profile {
                 exec: root.exec,
                 device: false,
             };
-            let mode = if root.mode == Mode::ReadWrite { "rw" } else { "ro" };
-            add(&root.root, access, format!("sandbox.paths.{} ({mode})", root.name));
+            let mode = if root.mode == Mode::ReadWrite {
+                "rw"
+            } else {
+                "ro"
+            };
+            add(
+                &root.root,
+                access,
+                format!("sandbox.paths.{} ({mode})", root.name),
+            );
         }
         rules.sort();
         rules.dedup();
@@ -167,11 +210,18 @@ impl Profile {
         // Protected paths: relative ones apply inside every writable root; a read-only root
         // nested in a writable one is protected too (the kernel must keep it read-only).
         let mut protected = Vec::new();
-        let writable: Vec<_> = sb.paths.iter().filter(|r| r.mode == Mode::ReadWrite).collect();
+        let writable: Vec<_> = sb
+            .paths
+            .iter()
+            .filter(|r| r.mode == Mode::ReadWrite)
+            .collect();
         for p in &sb.protected {
             if p.is_absolute() {
                 if writable.iter().any(|w| p.starts_with(&w.root)) {
-                    protected.push(Protected { path: p.clone(), origin: "sandbox.protected".into() });
+                    protected.push(Protected {
+                        path: p.clone(),
+                        origin: "sandbox.protected".into(),
+                    });
                 }
             } else {
                 for w in &writable {
@@ -183,7 +233,10 @@ impl Profile {
             }
         }
         for ro in sb.paths.iter().filter(|r| r.mode == Mode::ReadOnly) {
-            if writable.iter().any(|w| ro.root != w.root && ro.root.starts_with(&w.root)) {
+            if writable
+                .iter()
+                .any(|w| ro.root != w.root && ro.root.starts_with(&w.root))
+            {
                 protected.push(Protected {
                     path: ro.root.clone(),
                     origin: format!("sandbox.paths.{} (ro inside a rw root)", ro.name),
@@ -205,7 +258,11 @@ impl Profile {
     pub fn with_private_tmp(mut self, dir: &Path) -> Profile {
         self.rules.push(PathRule {
             path: dir.to_path_buf(),
-            access: Access { write: true, exec: false, device: false },
+            access: Access {
+                write: true,
+                exec: false,
+                device: false,
+            },
             origin: "private TMPDIR (created for this run)".into(),
         });
         self.rules.sort();
@@ -232,14 +289,37 @@ mod tests {
         let prof = Profile::from_policy(&p);
         let real = std::fs::canonicalize(d.path()).unwrap();
         let w = prof.rules.iter().find(|r| r.path == real).unwrap();
-        assert_eq!(w.access, Access { write: true, exec: true, device: false });
+        assert_eq!(
+            w.access,
+            Access {
+                write: true,
+                exec: true,
+                device: false
+            }
+        );
         assert_eq!(w.origin, "sandbox.paths.w (rw)");
-        let r = prof.rules.iter().find(|r| r.path == real.join("ro")).unwrap();
+        let r = prof
+            .rules
+            .iter()
+            .find(|r| r.path == real.join("ro"))
+            .unwrap();
         assert_eq!(r.access, Access::READ);
-        assert!(prof.rules.iter().any(|r| r.path == Path::new("/usr") && r.access == Access::READ_EXEC));
-        assert!(prof.rules.iter().any(|r| r.path == Path::new("/etc/passwd")));
-        assert!(!prof.rules.iter().any(|r| r.path == Path::new("/etc") || r.path == Path::new("/")));
-        assert!(!prof.rules.iter().any(|r| r.path.starts_with("/etc/shadow") || r.path.starts_with("/etc/ssh")));
+        assert!(prof
+            .rules
+            .iter()
+            .any(|r| r.path == Path::new("/usr") && r.access == Access::READ_EXEC));
+        assert!(prof
+            .rules
+            .iter()
+            .any(|r| r.path == Path::new("/etc/passwd")));
+        assert!(!prof
+            .rules
+            .iter()
+            .any(|r| r.path == Path::new("/etc") || r.path == Path::new("/")));
+        assert!(!prof
+            .rules
+            .iter()
+            .any(|r| r.path.starts_with("/etc/shadow") || r.path.starts_with("/etc/ssh")));
         // The read-only root inside the writable one must be protected.
         assert_eq!(prof.protected.len(), 1);
         assert_eq!(prof.protected[0].path, real.join("ro"));
@@ -248,7 +328,10 @@ mod tests {
     #[test]
     fn system_read_off_grants_only_roots() {
         let d = tempfile::tempdir().unwrap();
-        let p = policy("version = 1\n[sandbox]\nsystem_read = false\n[sandbox.paths.w]\nroot = \".\"\n", d.path());
+        let p = policy(
+            "version = 1\n[sandbox]\nsystem_read = false\n[sandbox.paths.w]\nroot = \".\"\n",
+            d.path(),
+        );
         let prof = Profile::from_policy(&p);
         assert_eq!(prof.rules.len(), 1);
     }
@@ -265,7 +348,10 @@ mod tests {
         let prof = Profile::from_policy(&p);
         let real = std::fs::canonicalize(d.path()).unwrap();
         let paths: Vec<_> = prof.protected.iter().map(|p| p.path.clone()).collect();
-        assert_eq!(paths, vec![real.join("a/.git/hooks"), real.join("b/.git/hooks")]);
+        assert_eq!(
+            paths,
+            vec![real.join("a/.git/hooks"), real.join("b/.git/hooks")]
+        );
     }
 
     #[test]

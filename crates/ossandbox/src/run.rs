@@ -113,8 +113,10 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
 
     // The child writes the index of a failed setup step here before reporting the errno.
     let mut pipe = [0 as RawFd; 2];
-    cvt(unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) }).map_err(|e| StartError::Parent(parent(e)))?;
-    let (status_r, status_w) = unsafe { (OwnedFd::from_raw_fd(pipe[0]), OwnedFd::from_raw_fd(pipe[1])) };
+    cvt(unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) })
+        .map_err(|e| StartError::Parent(parent(e)))?;
+    let (status_r, status_w) =
+        unsafe { (OwnedFd::from_raw_fd(pipe[0]), OwnedFd::from_raw_fd(pipe[1])) };
 
     let confine = confinement.confine;
     let drop_caps = confine && has_capabilities();
@@ -126,7 +128,10 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     let report_fd = status_w.as_raw_fd();
 
     let mut cmd = Command::new(&spec.program);
-    cmd.args(&spec.args).env_clear().envs(spec.env.iter().map(|(k, v)| (k, v))).current_dir(&spec.cwd);
+    cmd.args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&spec.cwd);
     let child_setup = move || -> io::Result<()> {
         // Only raw syscalls below: no allocation, no locks (we are in a forked child).
         let fail = |step: u8| -> io::Error {
@@ -138,15 +143,26 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
             if libc::setsid() < 0 {
                 return Err(fail(0));
             }
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 || libc::getppid() != parent_pid {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0
+                || libc::getppid() != parent_pid
+            {
                 return Err(fail(1));
             }
             // Close-on-exec rather than close: std reports exec errors over its own CLOEXEC pipe.
-            if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) != 0 {
+            if libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            ) != 0
+            {
                 return Err(fail(2));
             }
             for &(resource, value) in &rlimits {
-                let lim = libc::rlimit { rlim_cur: value, rlim_max: value };
+                let lim = libc::rlimit {
+                    rlim_cur: value,
+                    rlim_max: value,
+                };
                 if libc::setrlimit(resource as _, &lim) != 0 {
                     return Err(fail(3));
                 }
@@ -159,12 +175,23 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
                         return Err(fail(4));
                     }
                 }
-                if libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0) != 0 {
+                if libc::prctl(
+                    libc::PR_CAP_AMBIENT,
+                    libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) != 0
+                {
                     return Err(fail(4));
                 }
-                let header = CapHeader { version: 0x2008_0522, pid: 0 }; // _LINUX_CAPABILITY_VERSION_3
+                let header = CapHeader {
+                    version: 0x2008_0522,
+                    pid: 0,
+                }; // _LINUX_CAPABILITY_VERSION_3
                 let data = [CapData::default(); 2];
-                if libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) != 0 {
+                if libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) != 0
+                {
                     return Err(fail(4));
                 }
             }
@@ -197,7 +224,13 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         Ok(c) => c,
         Err(e) => {
             let mut step = [0u8; 1];
-            let n = unsafe { libc::read(status_r.as_raw_fd(), step.as_mut_ptr() as *mut libc::c_void, 1) };
+            let n = unsafe {
+                libc::read(
+                    status_r.as_raw_fd(),
+                    step.as_mut_ptr() as *mut libc::c_void,
+                    1,
+                )
+            };
             let name = spec.program.to_string_lossy().into_owned();
             return Err(if n == 1 {
                 StartError::Setup(STEPS.get(step[0] as usize).copied().unwrap_or("setup"), e)
@@ -237,8 +270,16 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
                 }
             };
             let mut fds = [
-                libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-                libc::pollfd { fd: sigfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+                libc::pollfd {
+                    fd: pidfd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: sigfd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
             ];
             let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, wait_ms) };
             if n < 0 {
@@ -250,7 +291,13 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
             if fds[1].revents & libc::POLLIN != 0 {
                 let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
                 let size = std::mem::size_of::<libc::signalfd_siginfo>();
-                let r = unsafe { libc::read(sigfd.as_raw_fd(), &mut info as *mut _ as *mut libc::c_void, size) };
+                let r = unsafe {
+                    libc::read(
+                        sigfd.as_raw_fd(),
+                        &mut info as *mut _ as *mut libc::c_void,
+                        size,
+                    )
+                };
                 if r == size as isize {
                     unsafe { libc::kill(-pid, info.ssi_signo as i32) };
                 }
@@ -306,7 +353,10 @@ fn direct_children() -> Vec<libc::pid_t> {
     if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
         for t in tasks.flatten() {
             if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
-                out.extend(s.split_whitespace().filter_map(|p| p.parse::<libc::pid_t>().ok()));
+                out.extend(
+                    s.split_whitespace()
+                        .filter_map(|p| p.parse::<libc::pid_t>().ok()),
+                );
             }
         }
     }
@@ -330,9 +380,18 @@ struct CapData {
 /// Do we hold any capability (root, or a binary with file capabilities)? Then the child must
 /// shed them; an unprivileged caller has none to drop and could not drop the bounding set.
 fn has_capabilities() -> bool {
-    let header = CapHeader { version: 0x2008_0522, pid: 0 };
+    let header = CapHeader {
+        version: 0x2008_0522,
+        pid: 0,
+    };
     let mut data = [CapData::default(); 2];
-    let r = unsafe { libc::syscall(libc::SYS_capget, &header as *const CapHeader, data.as_mut_ptr()) };
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &header as *const CapHeader,
+            data.as_mut_ptr(),
+        )
+    };
     r != 0 || data.iter().any(|d| d.effective != 0 || d.permitted != 0)
 }
 

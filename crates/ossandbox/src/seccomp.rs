@@ -21,6 +21,8 @@ pub enum ArgCheck {
     Ne32 { index: u8, value: u32 },
     /// All bits of `mask` are set in the 64-bit argument.
     HasBits { index: u8, mask: u64 },
+    /// All bits of `mask` are set in the low 32 bits (file modes are 32-bit in the kernel).
+    HasBits32 { index: u8, mask: u32 },
 }
 
 /// One deny rule: `name` fails with `errno` when every check in any one of `when` holds
@@ -45,22 +47,45 @@ pub const CLONE_NEW_FLAGS: [u64; 7] = [
     0x4000_0000,
 ];
 
+const S_ISUID: u32 = 0o4000;
+const S_ISGID: u32 = 0o2000;
 const TIOCSTI: u32 = 0x5412;
 const TIOCLINUX: u32 = 0x541C;
 
 /// The syscalls every confined child is denied, whatever the policy says.
 const ALWAYS: &[(&str, &str)] = &[
-    ("io_uring_setup", "io_uring performs I/O outside the syscall filter"),
-    ("io_uring_enter", "io_uring performs I/O outside the syscall filter"),
-    ("io_uring_register", "io_uring performs I/O outside the syscall filter"),
-    ("ptrace", "tracing another process reads and changes its memory"),
+    (
+        "io_uring_setup",
+        "io_uring performs I/O outside the syscall filter",
+    ),
+    (
+        "io_uring_enter",
+        "io_uring performs I/O outside the syscall filter",
+    ),
+    (
+        "io_uring_register",
+        "io_uring performs I/O outside the syscall filter",
+    ),
+    (
+        "ptrace",
+        "tracing another process reads and changes its memory",
+    ),
     ("process_vm_readv", "reads another process's memory"),
     ("process_vm_writev", "writes another process's memory"),
-    ("pidfd_getfd", "steals a file descriptor from another process"),
+    (
+        "pidfd_getfd",
+        "steals a file descriptor from another process",
+    ),
     ("bpf", "loads kernel programs"),
-    ("perf_event_open", "kernel and CPU profiling, a side channel"),
+    (
+        "perf_event_open",
+        "kernel and CPU profiling, a side channel",
+    ),
     ("add_key", "kernel keyrings are shared outside the sandbox"),
-    ("request_key", "kernel keyrings are shared outside the sandbox"),
+    (
+        "request_key",
+        "kernel keyrings are shared outside the sandbox",
+    ),
     ("keyctl", "kernel keyrings are shared outside the sandbox"),
     ("mount", "changes the filesystem view"),
     ("umount2", "changes the filesystem view"),
@@ -80,9 +105,18 @@ const ALWAYS: &[(&str, &str)] = &[
     ("delete_module", "unloads kernel code"),
     ("kexec_load", "replaces the running kernel"),
     ("kexec_file_load", "replaces the running kernel"),
-    ("userfaultfd", "stalls the kernel, a building block of kernel exploits"),
-    ("open_by_handle_at", "opens files by handle, bypassing path checks"),
-    ("name_to_handle_at", "file handles, used with open_by_handle_at"),
+    (
+        "userfaultfd",
+        "stalls the kernel, a building block of kernel exploits",
+    ),
+    (
+        "open_by_handle_at",
+        "opens files by handle, bypassing path checks",
+    ),
+    (
+        "name_to_handle_at",
+        "file handles, used with open_by_handle_at",
+    ),
     ("reboot", "reboots the machine"),
     ("swapon", "changes system swap"),
     ("swapoff", "changes system swap"),
@@ -109,12 +143,20 @@ const ALWAYS: &[(&str, &str)] = &[
 pub fn rules(network: Network) -> Vec<SyscallRule> {
     let mut out: Vec<SyscallRule> = ALWAYS
         .iter()
-        .map(|(name, why)| SyscallRule { name, errno: libc::EPERM, when: vec![], why })
+        .map(|(name, why)| SyscallRule {
+            name,
+            errno: libc::EPERM,
+            when: vec![],
+            why,
+        })
         .collect();
     out.push(SyscallRule {
         name: "clone",
         errno: libc::EPERM,
-        when: CLONE_NEW_FLAGS.iter().map(|&mask| vec![ArgCheck::HasBits { index: 0, mask }]).collect(),
+        when: CLONE_NEW_FLAGS
+            .iter()
+            .map(|&mask| vec![ArgCheck::HasBits { index: 0, mask }])
+            .collect(),
         why: "clone with namespace flags creates namespaces",
     });
     out.push(SyscallRule {
@@ -127,10 +169,46 @@ pub fn rules(network: Network) -> Vec<SyscallRule> {
         name: "ioctl",
         errno: libc::EPERM,
         when: vec![
-            vec![ArgCheck::Eq32 { index: 1, value: TIOCSTI }],
-            vec![ArgCheck::Eq32 { index: 1, value: TIOCLINUX }],
+            vec![ArgCheck::Eq32 {
+                index: 1,
+                value: TIOCSTI,
+            }],
+            vec![ArgCheck::Eq32 {
+                index: 1,
+                value: TIOCLINUX,
+            }],
         ],
         why: "TIOCSTI/TIOCLINUX inject keystrokes into the terminal",
+    });
+    // No setuid/setgid files: inside the sandbox no_new_privs makes them harmless, but one
+    // left in a writable root (owned by root when cordon runs as root) escalates whoever
+    // runs it later, outside. Modes are checked wherever a file gets them.
+    for (name, index) in [
+        ("chmod", 1),
+        ("fchmod", 1),
+        ("fchmodat", 2),
+        ("fchmodat2", 2),
+        ("creat", 1),
+        ("open", 2),
+        ("openat", 3),
+        ("mknod", 1),
+        ("mknodat", 2),
+    ] {
+        out.push(SyscallRule {
+            name,
+            errno: libc::EPERM,
+            when: [S_ISUID, S_ISGID]
+                .iter()
+                .map(|&mask| vec![ArgCheck::HasBits32 { index, mask }])
+                .collect(),
+            why: "creates a setuid or setgid file",
+        });
+    }
+    out.push(SyscallRule {
+        name: "openat2",
+        errno: libc::ENOSYS,
+        when: vec![],
+        why: "openat2's mode lives in memory the filter cannot read; ENOSYS makes callers fall back to openat",
     });
     if network == Network::Deny {
         out.push(SyscallRule {
@@ -142,7 +220,10 @@ pub fn rules(network: Network) -> Vec<SyscallRule> {
         out.push(SyscallRule {
             name: "socketpair",
             errno: libc::EPERM,
-            when: vec![vec![ArgCheck::Ne32 { index: 0, value: libc::AF_UNIX as u32 }]],
+            when: vec![vec![ArgCheck::Ne32 {
+                index: 0,
+                value: libc::AF_UNIX as u32,
+            }]],
             why: "network denied; connected unix socket pairs reach nothing outside",
         });
     }
@@ -208,6 +289,20 @@ pub fn syscall_number(name: &str) -> Option<i64> {
         "ioctl" => libc::SYS_ioctl,
         "socket" => libc::SYS_socket,
         "socketpair" => libc::SYS_socketpair,
+        "fchmod" => libc::SYS_fchmod,
+        "fchmodat" => libc::SYS_fchmodat,
+        "fchmodat2" => 452, // not yet in libc for every target; the same number on x86_64 and aarch64
+        "openat" => libc::SYS_openat,
+        "openat2" => libc::SYS_openat2,
+        "mknodat" => libc::SYS_mknodat,
+        #[cfg(target_arch = "x86_64")]
+        "chmod" => libc::SYS_chmod,
+        #[cfg(target_arch = "x86_64")]
+        "creat" => libc::SYS_creat,
+        #[cfg(target_arch = "x86_64")]
+        "open" => libc::SYS_open,
+        #[cfg(target_arch = "x86_64")]
+        "mknod" => libc::SYS_mknod,
         #[cfg(target_arch = "x86_64")]
         "iopl" => libc::SYS_iopl,
         #[cfg(target_arch = "x86_64")]
@@ -230,11 +325,12 @@ const AUDIT_ARCH_NATIVE: u32 = 62 | 0x8000_0000 | 0x4000_0000;
 #[cfg(target_arch = "x86_64")]
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
-/// Compiles the rules to the BPF programs to install, in order. seccompiler's programs start
-/// by checking the architecture (a foreign ABI such as i386 `int 0x80` kills the process:
-/// the deny list is per-ABI, so letting it through would bypass every rule); each program has
-/// one errno, so rules are grouped by errno. On x86_64 a first program refuses x32 numbers,
-/// which seccompiler's native-arch check would otherwise let through.
+/// Compiles the rules to the BPF programs to install, in order. Each program has one errno,
+/// so rules are grouped by errno. Every program starts with seccompiler's architecture check;
+/// a foreign ABI (i386 `int 0x80` from a 64-bit process) must never reach the per-ABI deny
+/// list, and we make that check return EPERM instead of killing (the brief: refuse, never
+/// kill). On x86_64 a first program refuses x32 numbers, which the native-arch check would
+/// otherwise let through.
 pub fn compile(rules: &[SyscallRule]) -> Result<Vec<BpfProgram>, Error> {
     let mut programs = Vec::new();
     #[cfg(target_arch = "x86_64")]
@@ -242,10 +338,19 @@ pub fn compile(rules: &[SyscallRule]) -> Result<Vec<BpfProgram>, Error> {
 
     let mut by_errno: BTreeMap<i32, BTreeMap<i64, Vec<SeccompRule>>> = BTreeMap::new();
     for rule in rules {
-        let Some(nr) = syscall_number(rule.name) else { continue };
-        let chains = by_errno.entry(rule.errno).or_default().entry(nr).or_default();
+        let Some(nr) = syscall_number(rule.name) else {
+            continue;
+        };
+        let chains = by_errno
+            .entry(rule.errno)
+            .or_default()
+            .entry(nr)
+            .or_default();
         for checks in &rule.when {
-            let conds = checks.iter().map(condition).collect::<Result<Vec<_>, _>>()?;
+            let conds = checks
+                .iter()
+                .map(condition)
+                .collect::<Result<Vec<_>, _>>()?;
             chains.push(SeccompRule::new(conds).map_err(|e| Error::Seccomp(e.to_string()))?);
         }
     }
@@ -257,17 +362,57 @@ pub fn compile(rules: &[SyscallRule]) -> Result<Vec<BpfProgram>, Error> {
             NATIVE_ARCH,
         )
         .map_err(|e| Error::Seccomp(e.to_string()))?;
-        let prog: BpfProgram = filter.try_into().map_err(|e: seccompiler::BackendError| Error::Seccomp(e.to_string()))?;
+        let mut prog: BpfProgram = filter
+            .try_into()
+            .map_err(|e: seccompiler::BackendError| Error::Seccomp(e.to_string()))?;
+        refuse_foreign_arch(&mut prog)?;
         programs.push(prog);
     }
     Ok(programs)
 }
 
+/// seccompiler's programs open with `ld arch; jeq NATIVE, +1; ret KILL_PROCESS`. Turn that
+/// kill into EPERM, after checking the prologue is exactly that (a different seccompiler
+/// must not be patched blindly).
+fn refuse_foreign_arch(prog: &mut BpfProgram) -> Result<(), Error> {
+    const RET_K: u16 = 0x06;
+    match prog.get_mut(2) {
+        Some(ins) if ins.code == RET_K && ins.k == libc::SECCOMP_RET_KILL_PROCESS => {
+            ins.k = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+            Ok(())
+        }
+        _ => Err(Error::Seccomp(
+            "unexpected program prologue from seccompiler; refusing to install".into(),
+        )),
+    }
+}
+
 fn condition(check: &ArgCheck) -> Result<SeccompCondition, Error> {
     let (index, len, op, value) = match *check {
-        ArgCheck::Eq32 { index, value } => (index, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value as u64),
-        ArgCheck::Ne32 { index, value } => (index, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, value as u64),
-        ArgCheck::HasBits { index, mask } => (index, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(mask), mask),
+        ArgCheck::Eq32 { index, value } => (
+            index,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            value as u64,
+        ),
+        ArgCheck::Ne32 { index, value } => (
+            index,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            value as u64,
+        ),
+        ArgCheck::HasBits { index, mask } => (
+            index,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(mask),
+            mask,
+        ),
+        ArgCheck::HasBits32 { index, mask } => (
+            index,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::MaskedEq(mask as u64),
+            mask as u64,
+        ),
     };
     SeccompCondition::new(index, len, op, value).map_err(|e| Error::Seccomp(e.to_string()))
 }
@@ -282,10 +427,10 @@ fn x32_guard() -> BpfProgram {
     const RET_K: u16 = 0x06; // BPF_RET | BPF_K
     let ins = |code, jt, jf, k| sock_filter { code, jt, jf, k };
     vec![
-        ins(LD_W_ABS, 0, 0, 4),                     // A = seccomp_data.arch
-        ins(JEQ_K, 0, 3, AUDIT_ARCH_NATIVE),        // not x86_64: allow (next program kills)
-        ins(LD_W_ABS, 0, 0, 0),                     // A = seccomp_data.nr
-        ins(JGE_K, 0, 1, X32_SYSCALL_BIT),          // x32 number?
+        ins(LD_W_ABS, 0, 0, 4),              // A = seccomp_data.arch
+        ins(JEQ_K, 0, 3, AUDIT_ARCH_NATIVE), // not x86_64: allow (next program kills)
+        ins(LD_W_ABS, 0, 0, 0),              // A = seccomp_data.nr
+        ins(JGE_K, 0, 1, X32_SYSCALL_BIT),   // x32 number?
         ins(RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
         ins(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
     ]
@@ -328,17 +473,37 @@ mod tests {
     fn every_rule_is_known_on_this_architecture() {
         for rule in rules(Network::Deny) {
             #[cfg(not(target_arch = "x86_64"))]
-            if matches!(rule.name, "iopl" | "ioperm" | "uselib") {
+            if matches!(
+                rule.name,
+                "iopl" | "ioperm" | "uselib" | "chmod" | "creat" | "open" | "mknod"
+            ) {
                 continue;
             }
-            assert!(syscall_number(rule.name).is_some(), "no number for {}", rule.name);
+            assert!(
+                syscall_number(rule.name).is_some(),
+                "no number for {}",
+                rule.name
+            );
+        }
+    }
+
+    #[test]
+    fn foreign_architectures_get_eperm_not_kill() {
+        for prog in compile(&rules(Network::Deny)).unwrap() {
+            assert!(
+                prog.iter()
+                    .all(|i| i.code != 0x06 || i.k != libc::SECCOMP_RET_KILL_PROCESS),
+                "a program still kills"
+            );
         }
     }
 
     #[test]
     fn network_allow_keeps_sockets() {
         assert!(rules(Network::Deny).iter().any(|r| r.name == "socket"));
-        assert!(!rules(Network::Allow).iter().any(|r| r.name == "socket" || r.name == "socketpair"));
+        assert!(!rules(Network::Allow)
+            .iter()
+            .any(|r| r.name == "socket" || r.name == "socketpair"));
     }
 
     #[test]

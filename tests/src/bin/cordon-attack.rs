@@ -1,0 +1,2068 @@
+//! `cordon-attack <name> [--key value]…`: one sandbox-escape attempt per subcommand.
+//!
+//! Every attack prints exactly one line and exits:
+//!
+//! * exit 0, `BLOCKED: <detail>` — the attempt was refused (the detail names the errno);
+//! * exit 1, `ESCAPED: <detail>` — the attempt worked;
+//! * exit 2, `ERROR: <detail>` — the attack could not be set up, or the kernel answered in a
+//!   way that says neither (e.g. a missing precondition).
+//!
+//! `legit-*` subcommands do ordinary work that must succeed in a sandboxed workspace: exit 0
+//! with `OK: <detail>`, exit 1 with `FAILED: <detail>`.
+//!
+//! Attacks are precise about what counts as blocked. File attacks accept only the errnos a
+//! sandbox produces (EACCES, EPERM, EXDEV for cross-directory links, EROFS for read-only
+//! system files); anything else is an error. Syscall-filter attacks accept EPERM (what
+//! cordon's seccomp filter returns; clone3 also ENOSYS); any other answer means the call
+//! reached the kernel, i.e. was not filtered, and counts as escaped. A connect that fails
+//! with ECONNREFUSED is an error, never "blocked".
+//!
+//! Context comes from the harness as `--key value` pairs: `--outside DIR` (a directory
+//! outside every root, holding `secret.txt`, `victim.txt`, `emptydir/`, `prog.sh`), `--fd N`
+//! (an inherited read-only fd of `secret.txt`), `--abstract NAME`, `--socket PATH`,
+//! `--port N`, `--victim PID`, `--suid PATH`, `--handle TYPE:HEX` (a file handle of
+//! `secret.txt`).
+
+use std::collections::HashMap;
+use std::ffi::{CStr, CString, OsStr};
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+enum Out {
+    Blocked(String),
+    Escaped(String),
+    Ok(String),
+    Failed(String),
+}
+
+type Res = Result<Out, String>;
+
+struct Ctx {
+    args: HashMap<String, String>,
+}
+
+impl Ctx {
+    fn parse(raw: &[String]) -> Result<Ctx, String> {
+        let mut args = HashMap::new();
+        let mut it = raw.iter();
+        while let Some(k) = it.next() {
+            let key = k
+                .strip_prefix("--")
+                .ok_or_else(|| format!("unexpected argument {k:?}"))?;
+            let v = it.next().ok_or_else(|| format!("--{key} needs a value"))?;
+            args.insert(key.to_string(), v.clone());
+        }
+        Ok(Ctx { args })
+    }
+
+    fn get(&self, key: &str) -> Result<&str, String> {
+        self.args
+            .get(key)
+            .map(String::as_str)
+            .ok_or_else(|| format!("this attack needs --{key}"))
+    }
+
+    fn outside(&self) -> Result<PathBuf, String> {
+        Ok(PathBuf::from(self.get("outside")?))
+    }
+
+    /// A path inside the outside directory that the harness created; checked with lstat,
+    /// which no sandbox here restricts, so a missing file is a harness error.
+    fn outside_existing(&self, name: &str) -> Result<PathBuf, String> {
+        let p = self.outside()?.join(name);
+        fs::symlink_metadata(&p)
+            .map_err(|e| format!("precondition: {} missing: {e}", p.display()))?;
+        Ok(p)
+    }
+
+    fn num<T: std::str::FromStr>(&self, key: &str) -> Result<T, String> {
+        self.get(key)?
+            .parse()
+            .map_err(|_| format!("--{key} is not a number"))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+fn ename(e: i32) -> String {
+    let name = match e {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::ESRCH => "ESRCH",
+        libc::EINTR => "EINTR",
+        libc::EIO => "EIO",
+        libc::ENXIO => "ENXIO",
+        libc::EBADF => "EBADF",
+        libc::ECHILD => "ECHILD",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
+        libc::EEXIST => "EEXIST",
+        libc::EXDEV => "EXDEV",
+        libc::ENODEV => "ENODEV",
+        libc::ENOTDIR => "ENOTDIR",
+        libc::EISDIR => "EISDIR",
+        libc::EINVAL => "EINVAL",
+        libc::EMFILE => "EMFILE",
+        libc::ENOTTY => "ENOTTY",
+        libc::ENOSPC => "ENOSPC",
+        libc::EROFS => "EROFS",
+        libc::ENOSYS => "ENOSYS",
+        libc::ENOTEMPTY => "ENOTEMPTY",
+        libc::ELOOP => "ELOOP",
+        libc::ENOTSOCK => "ENOTSOCK",
+        libc::EPROTONOSUPPORT => "EPROTONOSUPPORT",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::EAFNOSUPPORT => "EAFNOSUPPORT",
+        libc::EADDRINUSE => "EADDRINUSE",
+        libc::EADDRNOTAVAIL => "EADDRNOTAVAIL",
+        libc::ENETUNREACH => "ENETUNREACH",
+        libc::ECONNREFUSED => "ECONNREFUSED",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::ESTALE => "ESTALE",
+        libc::ENOKEY => "ENOKEY",
+        _ => "",
+    };
+    let text = std::io::Error::from_raw_os_error(e);
+    if name.is_empty() {
+        format!("errno {e} ({text})")
+    } else {
+        format!("{name} ({text})")
+    }
+}
+
+fn io_errno(e: &std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(-1)
+}
+
+fn cstr(p: impl AsRef<OsStr>) -> CString {
+    CString::new(p.as_ref().as_bytes()).expect("path with NUL")
+}
+
+fn preview(d: &[u8]) -> String {
+    let s = String::from_utf8_lossy(&d[..d.len().min(40)]);
+    format!("{:?}", s.trim_end())
+}
+
+const FS: &[i32] = &[libc::EACCES, libc::EPERM];
+const FS_LINK: &[i32] = &[libc::EACCES, libc::EPERM, libc::EXDEV];
+const FS_RO: &[i32] = &[libc::EACCES, libc::EPERM, libc::EROFS];
+const SECCOMP: &[i32] = &[libc::EPERM];
+const PERM: &[i32] = &[libc::EPERM, libc::EACCES];
+
+/// A refusal with one of `blocked` is BLOCKED; any other errno is a harness error.
+fn fs_err(what: &str, e: i32, blocked: &[i32]) -> Res {
+    if blocked.contains(&e) {
+        Ok(Out::Blocked(format!("{what}: {}", ename(e))))
+    } else {
+        Err(format!("{what}: unexpected {}", ename(e)))
+    }
+}
+
+/// For syscalls a filter must stop: success escapes, one of `blocked` is BLOCKED, and any
+/// other errno means the call reached the kernel unfiltered, which also escapes.
+fn filtered(what: &str, rc: i64, blocked: &[i32]) -> Res {
+    if rc >= 0 {
+        return Ok(Out::Escaped(format!("{what} succeeded (returned {rc})")));
+    }
+    let e = errno();
+    if blocked.contains(&e) {
+        Ok(Out::Blocked(format!("{what}: {}", ename(e))))
+    } else {
+        Ok(Out::Escaped(format!(
+            "{what} reached the kernel unfiltered: {}",
+            ename(e)
+        )))
+    }
+}
+
+/// Success escapes, one of `blocked` is BLOCKED, anything else is an error.
+fn strict(what: &str, rc: i64, blocked: &[i32], on_ok: impl FnOnce(i64) -> String) -> Res {
+    if rc >= 0 {
+        Ok(Out::Escaped(format!("{what}: {}", on_ok(rc))))
+    } else {
+        fs_err(what, errno(), blocked)
+    }
+}
+
+fn read_attack(what: &str, path: &Path, blocked: &[i32]) -> Res {
+    match fs::read(path) {
+        Ok(d) => Ok(Out::Escaped(format!(
+            "{what}: read {} bytes of {}: {}",
+            d.len(),
+            path.display(),
+            preview(&d)
+        ))),
+        Err(e) => fs_err(what, io_errno(&e), blocked),
+    }
+}
+
+fn open_write_attack(what: &str, path: &Path, blocked: &[i32]) -> Res {
+    match fs::OpenOptions::new().write(true).open(path) {
+        Ok(_) => Ok(Out::Escaped(format!(
+            "{what}: opened {} for writing (nothing written)",
+            path.display()
+        ))),
+        Err(e) => fs_err(what, io_errno(&e), blocked),
+    }
+}
+
+fn close(fd: i64) {
+    if fd >= 0 {
+        unsafe { libc::close(fd as i32) };
+    }
+}
+
+fn pid() -> i32 {
+    unsafe { libc::getpid() }
+}
+
+/// A `..` path from the current directory to `abs` (every component of the cwd climbed).
+fn dotdot_path(abs: &Path) -> Result<PathBuf, String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("getcwd: {e}"))?;
+    let depth = cwd.components().count().saturating_sub(1);
+    let rel = abs
+        .strip_prefix("/")
+        .map_err(|_| "not absolute".to_string())?;
+    Ok(PathBuf::from("../".repeat(depth)).join(rel))
+}
+
+/// The parent process, which must be `cordon` (attacks on it are meaningless otherwise, and
+/// must never hit the test harness).
+fn cordon_parent() -> Result<i32, String> {
+    let ppid = unsafe { libc::getppid() };
+    let comm = fs::read_to_string(format!("/proc/{ppid}/comm"))
+        .map_err(|e| format!("cannot read /proc/{ppid}/comm: {e}"))?;
+    if comm.trim_end() != "cordon" {
+        return Err(format!(
+            "parent {ppid} is {:?}, not cordon: refusing to attack it",
+            comm.trim_end()
+        ));
+    }
+    Ok(ppid)
+}
+
+fn status_field(name: &str) -> Result<String, String> {
+    let s = fs::read_to_string("/proc/self/status")
+        .map_err(|e| format!("read /proc/self/status: {e}"))?;
+    s.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
+        .map(|v| v.trim().to_string())
+        .ok_or_else(|| format!("no {name} in /proc/self/status"))
+}
+
+fn cap_field(name: &str) -> Result<u64, String> {
+    let v = status_field(name)?;
+    u64::from_str_radix(&v, 16).map_err(|_| format!("bad {name}: {v}"))
+}
+
+/// Runs `f` in a forked child; the child's result is its exit status (0 = success).
+fn wait_child(child: i64) -> Result<i32, String> {
+    let mut st = 0;
+    let r = unsafe { libc::waitpid(child as i32, &mut st, libc::__WALL) };
+    if r < 0 {
+        return Err(format!("waitpid: {}", ename(errno())));
+    }
+    Ok(st)
+}
+
+// ---------------------------------------------------------------------------------------------
+// reading outside the roots
+
+fn read_abs(c: &Ctx) -> Res {
+    let p = c.outside_existing("secret.txt")?;
+    read_attack("open(outside file, O_RDONLY)", &p, FS)
+}
+
+fn read_dotdot(c: &Ctx) -> Res {
+    let p = c.outside_existing("secret.txt")?;
+    let rel = dotdot_path(&p)?;
+    read_attack(&format!("open({})", rel.display()), &rel, FS)
+}
+
+fn read_symlink(c: &Ctx) -> Res {
+    let p = c.outside_existing("secret.txt")?;
+    let link = PathBuf::from(format!("link-out-{}", pid()));
+    std::os::unix::fs::symlink(&p, &link)
+        .map_err(|e| format!("creating a symlink in the workspace failed: {e}"))?;
+    read_attack("read through workspace symlink to outside file", &link, FS)
+}
+
+fn symlink_dir_write(c: &Ctx) -> Res {
+    let out = c.outside()?;
+    let link = PathBuf::from(format!("dirlink-{}", pid()));
+    std::os::unix::fs::symlink(&out, &link)
+        .map_err(|e| format!("creating a symlink in the workspace failed: {e}"))?;
+    let target = link.join(format!("planted-{}", pid()));
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&target)
+    {
+        Ok(_) => Ok(Out::Escaped(format!(
+            "created {} through a workspace symlink",
+            target.display()
+        ))),
+        Err(e) => fs_err(
+            "create file through workspace symlink to outside dir",
+            io_errno(&e),
+            FS,
+        ),
+    }
+}
+
+fn hardlink_out(c: &Ctx) -> Res {
+    let p = c.outside_existing("secret.txt")?;
+    let link = PathBuf::from(format!("hardlink-{}", pid()));
+    let rc = unsafe { libc::link(cstr(&p).as_ptr(), cstr(&link).as_ptr()) };
+    if rc == 0 {
+        let d = fs::read(&link).unwrap_or_default();
+        return Ok(Out::Escaped(format!(
+            "hard link to outside file created in the workspace; reads {}",
+            preview(&d)
+        )));
+    }
+    fs_err("link(outside file, workspace)", errno(), FS_LINK)
+}
+
+fn rename_in(c: &Ctx) -> Res {
+    let p = c.outside_existing("victim.txt")?;
+    let dst = PathBuf::from(format!("stolen-{}", pid()));
+    match fs::rename(&p, &dst) {
+        Ok(()) => Ok(Out::Escaped(
+            "renamed an outside file into the workspace".into(),
+        )),
+        Err(e) => fs_err("rename(outside file, workspace)", io_errno(&e), FS_LINK),
+    }
+}
+
+fn rename_out(c: &Ctx) -> Res {
+    let src = PathBuf::from(format!("exfil-{}", pid()));
+    fs::write(&src, "data").map_err(|e| format!("write in workspace failed: {e}"))?;
+    let dst = c.outside()?.join(format!("exfil-{}", pid()));
+    match fs::rename(&src, &dst) {
+        Ok(()) => Ok(Out::Escaped(format!(
+            "renamed a workspace file to {}",
+            dst.display()
+        ))),
+        Err(e) => fs_err("rename(workspace file, outside)", io_errno(&e), FS_LINK),
+    }
+}
+
+fn readdir_outside(c: &Ctx) -> Res {
+    let out = c.outside()?;
+    match fs::read_dir(&out) {
+        Ok(rd) => {
+            let names: Vec<String> = rd
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            Ok(Out::Escaped(format!("listed outside dir: {names:?}")))
+        }
+        Err(e) => fs_err("opendir(outside dir)", io_errno(&e), FS),
+    }
+}
+
+fn exec_outside(c: &Ctx) -> Res {
+    // prog.sh prints "ESCAPED: …" itself and exits 1 if it ever runs.
+    let p = c.outside_existing("prog.sh")?;
+    let cp = cstr(&p);
+    let argv = [cp.as_ptr(), std::ptr::null()];
+    unsafe { libc::execv(cp.as_ptr(), argv.as_ptr()) };
+    fs_err("execve(outside program)", errno(), FS)
+}
+
+fn read_proc_self_root(c: &Ctx) -> Res {
+    let p = c.outside_existing("secret.txt")?;
+    let via = PathBuf::from(format!("/proc/self/root{}", p.display()));
+    read_attack("read via /proc/self/root", &via, FS)
+}
+
+fn read_etc_shadow(_: &Ctx) -> Res {
+    fs::symlink_metadata("/etc/shadow").map_err(|e| format!("no /etc/shadow: {e}"))?;
+    read_attack("open(/etc/shadow)", Path::new("/etc/shadow"), FS)
+}
+
+// ---------------------------------------------------------------------------------------------
+// writing outside the roots
+
+fn create_outside(c: &Ctx) -> Res {
+    let p = c.outside()?.join(format!("created-{}", pid()));
+    match fs::OpenOptions::new().write(true).create_new(true).open(&p) {
+        Ok(_) => Ok(Out::Escaped(format!("created {}", p.display()))),
+        Err(e) => fs_err("create file in outside dir", io_errno(&e), FS),
+    }
+}
+
+fn overwrite_outside(c: &Ctx) -> Res {
+    let p = c.outside_existing("victim.txt")?;
+    match fs::OpenOptions::new().write(true).open(&p) {
+        Ok(mut f) => {
+            let _ = f.write_all(b"pwned");
+            Ok(Out::Escaped(format!("overwrote {}", p.display())))
+        }
+        Err(e) => fs_err("open(outside file, O_WRONLY)", io_errno(&e), FS),
+    }
+}
+
+fn truncate_outside(c: &Ctx) -> Res {
+    let p = c.outside_existing("victim.txt")?;
+    let rc = unsafe { libc::truncate(cstr(&p).as_ptr(), 0) };
+    strict("truncate(outside file)", rc as i64, FS, |_| {
+        "truncated to 0 bytes".into()
+    })
+}
+
+fn chmod_outside(c: &Ctx) -> Res {
+    let p = c.outside_existing("victim.txt")?;
+    let rc = unsafe { libc::chmod(cstr(&p).as_ptr(), 0o777) };
+    strict("chmod(outside file, 0777)", rc as i64, FS_RO, |_| {
+        "mode changed".into()
+    })
+}
+
+fn chmod_etc_passwd(_: &Ctx) -> Res {
+    // The file's own mode again: success proves any mode could be set (e.g. setuid bits on
+    // a root-owned binary), while changing nothing.
+    let m = fs::metadata("/etc/passwd").map_err(|e| format!("stat /etc/passwd: {e}"))?;
+    let rc = unsafe { libc::chmod(c"/etc/passwd".as_ptr(), m.mode() & 0o7777) };
+    strict("chmod(/etc/passwd, its own mode)", rc as i64, FS_RO, |_| {
+        "a system file's mode may be changed".into()
+    })
+}
+
+fn setuid_chmod_workspace(_: &Ctx) -> Res {
+    // A setuid file left in the workspace runs as its owner (root, when cordon runs as root)
+    // for whoever starts it later, outside the sandbox.
+    fs::write("suid-chmod", b"#!/bin/sh\n").map_err(|e| format!("create in workspace: {e}"))?;
+    let rc = unsafe { libc::chmod(c"suid-chmod".as_ptr(), 0o4755) };
+    strict("chmod(workspace file, 04755)", rc as i64, SECCOMP, |_| {
+        "a setuid file was made in the workspace".into()
+    })
+}
+
+fn setgid_fchmod_workspace(_: &Ctx) -> Res {
+    let f = fs::File::create("sgid-fchmod").map_err(|e| format!("create in workspace: {e}"))?;
+    let rc = unsafe { libc::fchmod(std::os::fd::AsRawFd::as_raw_fd(&f), 0o2755) };
+    strict("fchmod(workspace file, 02755)", rc as i64, SECCOMP, |_| {
+        "a setgid file was made in the workspace".into()
+    })
+}
+
+fn setuid_create_workspace(_: &Ctx) -> Res {
+    let fd = unsafe {
+        libc::open(
+            c"suid-create".as_ptr(),
+            libc::O_CREAT | libc::O_WRONLY | libc::O_EXCL,
+            0o4755 as libc::c_uint,
+        )
+    };
+    if fd >= 0 {
+        let mode = fs::metadata("suid-create").map(|m| m.mode()).unwrap_or(0);
+        unsafe { libc::close(fd) };
+        if mode & 0o4000 == 0 {
+            return Err("created, but the kernel dropped the setuid bit: inconclusive".into());
+        }
+    }
+    strict(
+        "open(O_CREAT, 04755) in the workspace",
+        fd as i64,
+        SECCOMP,
+        |_| "a setuid file was created in the workspace".into(),
+    )
+}
+
+fn utime_outside(c: &Ctx) -> Res {
+    let p = c.outside_existing("victim.txt")?;
+    let times = [libc::timespec {
+        tv_sec: 946_684_800,
+        tv_nsec: 0,
+    }; 2];
+    let rc = unsafe { libc::utimensat(libc::AT_FDCWD, cstr(&p).as_ptr(), times.as_ptr(), 0) };
+    strict(
+        "utimensat(outside file, 2000-01-01)",
+        rc as i64,
+        FS_RO,
+        |_| "timestamps changed".into(),
+    )
+}
+
+fn setxattr_outside(c: &Ctx) -> Res {
+    let p = c.outside_existing("victim.txt")?;
+    let rc = unsafe {
+        libc::setxattr(
+            cstr(&p).as_ptr(),
+            c"user.cordon-e2e".as_ptr(),
+            b"x".as_ptr().cast(),
+            1,
+            0,
+        )
+    };
+    if rc < 0 && errno() == libc::EOPNOTSUPP {
+        return Err("the file system has no user xattrs".into());
+    }
+    strict(
+        "setxattr(outside file, user.cordon-e2e)",
+        rc as i64,
+        FS_RO,
+        |_| "extended attribute set".into(),
+    )
+}
+
+fn chown_outside(c: &Ctx) -> Res {
+    let p = c.outside_existing("victim.txt")?;
+    let rc = unsafe { libc::chown(cstr(&p).as_ptr(), 65534, 65534) };
+    strict("chown(outside file, 65534:65534)", rc as i64, FS_RO, |_| {
+        "owner changed".into()
+    })
+}
+
+fn mkdir_outside(c: &Ctx) -> Res {
+    let p = c.outside()?.join(format!("newdir-{}", pid()));
+    let rc = unsafe { libc::mkdir(cstr(&p).as_ptr(), 0o755) };
+    strict("mkdir(outside)", rc as i64, FS, |_| {
+        "directory created".into()
+    })
+}
+
+fn rmdir_outside(c: &Ctx) -> Res {
+    let p = c.outside_existing("emptydir")?;
+    let rc = unsafe { libc::rmdir(cstr(&p).as_ptr()) };
+    strict("rmdir(outside dir)", rc as i64, FS, |_| {
+        "directory removed".into()
+    })
+}
+
+fn unlink_outside(c: &Ctx) -> Res {
+    let p = c.outside_existing("victim.txt")?;
+    let rc = unlink_raw(&p);
+    strict("unlink(outside file)", rc as i64, FS, |_| {
+        "file removed".into()
+    })
+}
+
+fn unlink_raw(p: &Path) -> i32 {
+    unsafe { libc::unlink(cstr(p).as_ptr()) }
+}
+
+fn write_etc_passwd(_: &Ctx) -> Res {
+    // Opening for append is the escape; nothing is ever written.
+    match fs::OpenOptions::new().append(true).open("/etc/passwd") {
+        Ok(_) => Ok(Out::Escaped(
+            "opened /etc/passwd for appending (nothing written)".into(),
+        )),
+        Err(e) => fs_err("open(/etc/passwd, O_APPEND)", io_errno(&e), FS_RO),
+    }
+}
+
+fn create_usr_bin(_: &Ctx) -> Res {
+    let p = PathBuf::from(format!("/usr/bin/cordon-escape-{}", pid()));
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o755)
+        .open(&p)
+    {
+        Ok(_) => {
+            let _ = fs::remove_file(&p);
+            Ok(Out::Escaped(format!(
+                "created {} (removed again)",
+                p.display()
+            )))
+        }
+        Err(e) => fs_err("create file in /usr/bin", io_errno(&e), FS_RO),
+    }
+}
+
+fn mknod_dev(kind: libc::mode_t, major: u32, minor: u32, what: &str) -> Res {
+    let p = PathBuf::from(format!("{what}-{}", pid()));
+    let rc = unsafe { libc::mknod(cstr(&p).as_ptr(), kind | 0o666, libc::makedev(major, minor)) };
+    if rc == 0 {
+        let _ = fs::remove_file(&p);
+        return Ok(Out::Escaped(format!(
+            "mknod {what} {major}:{minor} in the workspace (removed again)"
+        )));
+    }
+    fs_err(&format!("mknod({what} device in workspace)"), errno(), FS)
+}
+
+fn mknod_char(_: &Ctx) -> Res {
+    mknod_dev(libc::S_IFCHR, 1, 3, "char")
+}
+
+fn mknod_block(_: &Ctx) -> Res {
+    mknod_dev(libc::S_IFBLK, 7, 0, "block")
+}
+
+fn proc_sys_write(_: &Ctx) -> Res {
+    open_write_attack(
+        "open(/proc/sys/kernel/core_pattern, O_WRONLY)",
+        Path::new("/proc/sys/kernel/core_pattern"),
+        FS_RO,
+    )
+}
+
+fn sysrq_trigger(_: &Ctx) -> Res {
+    let p = Path::new("/proc/sysrq-trigger");
+    fs::symlink_metadata(p).map_err(|e| format!("no /proc/sysrq-trigger: {e}"))?;
+    open_write_attack("open(/proc/sysrq-trigger, O_WRONLY)", p, FS_RO)
+}
+
+fn sys_write(_: &Ctx) -> Res {
+    const CANDIDATES: &[&str] = &[
+        "/sys/kernel/uevent_helper",
+        "/sys/kernel/rcu_expedited",
+        "/sys/kernel/mm/transparent_hugepage/enabled",
+        "/sys/power/state",
+    ];
+    let p = CANDIDATES
+        .iter()
+        .map(Path::new)
+        .find(|p| {
+            fs::metadata(p)
+                .map(|m| m.is_file() && m.mode() & 0o200 != 0)
+                .unwrap_or(false)
+        })
+        .ok_or("no root-writable sysfs file found")?;
+    open_write_attack(&format!("open({}, O_WRONLY)", p.display()), p, FS_RO)
+}
+
+// ---------------------------------------------------------------------------------------------
+// inherited file descriptors
+
+fn fd_scan(_: &Ctx) -> Res {
+    let mut open = Vec::new();
+    for fd in 3..64 {
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0 {
+            open.push(fd);
+        }
+    }
+    // /proc/self/fd is authoritative for higher numbers; the fd read_dir itself uses is
+    // closed again before we look at the result, so drop it by checking each with fcntl.
+    if let Ok(rd) = fs::read_dir("/proc/self/fd") {
+        let names: Vec<i32> = rd
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+            .collect();
+        for fd in names {
+            if fd >= 64 && unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0 && !open.contains(&fd) {
+                open.push(fd);
+            }
+        }
+    }
+    if open.is_empty() {
+        return Ok(Out::Blocked(
+            "no file descriptor beyond stdio is open (3..64 probed, /proc/self/fd listed)".into(),
+        ));
+    }
+    let mut desc = Vec::new();
+    for fd in &open {
+        let target = fs::read_link(format!("/proc/self/fd/{fd}"))
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|e| format!("? ({e})"));
+        let mut buf = [0u8; 40];
+        let n = unsafe { libc::pread(*fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        let content = if n > 0 {
+            format!(" reads {}", preview(&buf[..n as usize]))
+        } else {
+            String::new()
+        };
+        desc.push(format!("fd {fd} -> {target}{content}"));
+    }
+    Ok(Out::Escaped(format!("inherited fds: {}", desc.join("; "))))
+}
+
+fn fd_reopen(c: &Ctx) -> Res {
+    // The harness handed cordon fd N, an outside file opened read-only. Reopening it O_RDWR
+    // through /proc/self/fd would upgrade it; ENOENT means the fd was closed (blocked).
+    let n: i32 = c.num("fd")?;
+    let p = format!("/proc/self/fd/{n}");
+    match fs::OpenOptions::new().read(true).write(true).open(&p) {
+        Ok(_) => Ok(Out::Escaped(format!(
+            "reopened inherited fd {n} O_RDWR via {p}"
+        ))),
+        Err(e) => fs_err(
+            &format!("open({p}, O_RDWR)"),
+            io_errno(&e),
+            &[libc::ENOENT, libc::EACCES, libc::EPERM],
+        ),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// other processes
+
+fn proc_parent_environ(_: &Ctx) -> Res {
+    let ppid = cordon_parent()?;
+    match fs::read(format!("/proc/{ppid}/environ")) {
+        Ok(d) => {
+            let secret = d
+                .split(|b| *b == 0)
+                .any(|v| v.starts_with(b"CORDON_TEST_SECRET="));
+            Ok(Out::Escaped(format!(
+                "read {} bytes of cordon's environment (secret present: {secret})",
+                d.len()
+            )))
+        }
+        Err(e) => fs_err("read /proc/<cordon>/environ", io_errno(&e), PERM),
+    }
+}
+
+fn proc_parent_mem(_: &Ctx) -> Res {
+    let ppid = cordon_parent()?;
+    match fs::File::open(format!("/proc/{ppid}/mem")) {
+        Ok(_) => Ok(Out::Escaped("opened /proc/<cordon>/mem".into())),
+        Err(e) => fs_err("open /proc/<cordon>/mem", io_errno(&e), PERM),
+    }
+}
+
+fn proc_init_environ(_: &Ctx) -> Res {
+    match fs::read("/proc/1/environ") {
+        Ok(d) => Ok(Out::Escaped(format!(
+            "read {} bytes of /proc/1/environ",
+            d.len()
+        ))),
+        Err(e) => fs_err("read /proc/1/environ", io_errno(&e), PERM),
+    }
+}
+
+fn proc_victim_environ(c: &Ctx) -> Res {
+    let victim: i32 = c.num("victim")?;
+    match fs::read(format!("/proc/{victim}/environ")) {
+        Ok(d) => Ok(Out::Escaped(format!(
+            "read {} bytes of the environment of process {victim} outside the sandbox",
+            d.len()
+        ))),
+        Err(e) => fs_err("read /proc/<outside process>/environ", io_errno(&e), PERM),
+    }
+}
+
+fn proc_parent_root(c: &Ctx) -> Res {
+    let ppid = cordon_parent()?;
+    let p = c.outside_existing("secret.txt")?;
+    let via = PathBuf::from(format!("/proc/{ppid}/root{}", p.display()));
+    read_attack("read via /proc/<cordon>/root", &via, PERM)
+}
+
+fn proc_parent_cwd(c: &Ctx) -> Res {
+    let ppid = cordon_parent()?;
+    let p = c.outside_existing("secret.txt")?;
+    let rel = p.strip_prefix("/").map_err(|_| "not absolute")?;
+    // Enough `..` to reach / from any cwd (extra `..` at / stay at /).
+    let via = PathBuf::from(format!("/proc/{ppid}/cwd"))
+        .join("../".repeat(64))
+        .join(rel);
+    read_attack("read via /proc/<cordon>/cwd/..", &via, PERM)
+}
+
+fn proc_parent_fd(_: &Ctx) -> Res {
+    // Listing the fd numbers needs only the directory's permission bits; what matters is
+    // resolving or opening cordon's fds through the magic links.
+    let ppid = cordon_parent()?;
+    let dir = format!("/proc/{ppid}/fd");
+    let fds: Vec<String> = match fs::read_dir(&dir) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(e) => return fs_err("opendir /proc/<cordon>/fd", io_errno(&e), PERM),
+    };
+    if fds.is_empty() {
+        return Err("cordon has no open fds?".into());
+    }
+    let mut refused = Vec::new();
+    for fd in &fds {
+        let link = format!("{dir}/{fd}");
+        match fs::read_link(&link) {
+            Ok(t) => {
+                return Ok(Out::Escaped(format!(
+                    "resolved cordon's fd {fd} -> {}",
+                    t.display()
+                )))
+            }
+            Err(e) if PERM.contains(&io_errno(&e)) => refused.push(ename(io_errno(&e))),
+            Err(e) => return Err(format!("readlink {link}: {e}")),
+        }
+        let cl = cstr(&link);
+        let r = unsafe { libc::open(cl.as_ptr(), libc::O_RDONLY | libc::O_NONBLOCK) };
+        if r >= 0 {
+            close(r as i64);
+            return Ok(Out::Escaped(format!("opened cordon's fd {fd} via {link}")));
+        }
+        let e = errno();
+        if !PERM.contains(&e) && e != libc::ENXIO {
+            return Err(format!("open {link}: {}", ename(e)));
+        }
+    }
+    refused.dedup();
+    Ok(Out::Blocked(format!(
+        "cordon's {} fds can be listed but neither resolved nor opened: {}",
+        fds.len(),
+        refused.join(", ")
+    )))
+}
+
+/// Runs `f` in a forked child that prints its own report; a child killed by a signal is
+/// reported here (a seccomp filter that kills instead of answering EPERM shows up so).
+fn in_child(what: &str, f: fn() -> Res) -> Res {
+    let child = unsafe { libc::fork() };
+    if child < 0 {
+        return Err(format!("fork: {}", ename(errno())));
+    }
+    if child == 0 {
+        finish(f());
+    }
+    let st = wait_child(child as i64)?;
+    if libc::WIFEXITED(st) {
+        std::process::exit(libc::WEXITSTATUS(st));
+    }
+    let sig = libc::WTERMSIG(st);
+    if sig == libc::SIGSYS {
+        return Err(format!(
+            "{what}: the process was killed by SIGSYS: the seccomp filter kills instead of \
+             returning EPERM"
+        ));
+    }
+    Err(format!("{what}: the process died of signal {sig}"))
+}
+
+/// Sends `sig` to `target` from a forked grandchild that reports the result itself, so the
+/// report survives the parent (or us) being killed by the signal.
+fn kill_report(target: i32, sig: i32, what: &str) -> Res {
+    unsafe {
+        libc::signal(libc::SIGTERM, libc::SIG_IGN);
+        libc::signal(libc::SIGHUP, libc::SIG_IGN);
+    }
+    let child = unsafe { libc::fork() };
+    if child < 0 {
+        return Err(format!("fork: {}", ename(errno())));
+    }
+    if child == 0 {
+        let rc = unsafe { libc::kill(target, sig) };
+        let res = filtered(what, rc as i64, PERM);
+        finish(res); // exits
+    }
+    let st = wait_child(child as i64)?;
+    if libc::WIFEXITED(st) {
+        std::process::exit(libc::WEXITSTATUS(st));
+    }
+    Err(format!("reporter died: status {st}"))
+}
+
+fn kill_parent_term(_: &Ctx) -> Res {
+    let ppid = cordon_parent()?;
+    kill_report(ppid, libc::SIGTERM, "kill(cordon, SIGTERM)")
+}
+
+fn kill_parent_kill(_: &Ctx) -> Res {
+    let ppid = cordon_parent()?;
+    kill_report(ppid, libc::SIGKILL, "kill(cordon, SIGKILL)")
+}
+
+fn kill_parent_probe(_: &Ctx) -> Res {
+    let ppid = cordon_parent()?;
+    let rc = unsafe { libc::kill(ppid, 0) };
+    filtered("kill(cordon, 0) permission probe", rc as i64, PERM)
+}
+
+fn kill_init_probe(_: &Ctx) -> Res {
+    // Signal 0: the permission check without delivering anything to pid 1.
+    let rc = unsafe { libc::kill(1, 0) };
+    filtered("kill(1, 0) permission probe", rc as i64, PERM)
+}
+
+fn kill_outside_process(c: &Ctx) -> Res {
+    let victim: i32 = c.num("victim")?;
+    let rc = unsafe { libc::kill(victim, libc::SIGTERM) };
+    if rc < 0 && errno() == libc::ESRCH {
+        return Err(format!("victim {victim} does not exist"));
+    }
+    filtered(
+        "kill(process outside the sandbox, SIGTERM)",
+        rc as i64,
+        PERM,
+    )
+}
+
+fn ptrace_attach(_: &Ctx) -> Res {
+    let ppid = cordon_parent()?;
+    let rc = unsafe { libc::syscall(libc::SYS_ptrace, libc::PTRACE_ATTACH, ppid, 0, 0) };
+    if rc == 0 {
+        // Collect the attach stop and let cordon go again.
+        let mut st = 0;
+        unsafe {
+            libc::waitpid(ppid, &mut st, libc::__WALL);
+            libc::syscall(libc::SYS_ptrace, libc::PTRACE_DETACH, ppid, 0, 0);
+        }
+        return Ok(Out::Escaped("PTRACE_ATTACH to cordon succeeded".into()));
+    }
+    filtered("ptrace(PTRACE_ATTACH, cordon)", rc, PERM)
+}
+
+fn ptrace_seize(_: &Ctx) -> Res {
+    let ppid = cordon_parent()?;
+    // A seized tracee is not stopped; it is detached automatically when we exit.
+    let rc = unsafe { libc::syscall(libc::SYS_ptrace, libc::PTRACE_SEIZE, ppid, 0, 0) };
+    filtered("ptrace(PTRACE_SEIZE, cordon)", rc, PERM)
+}
+
+fn process_vm_readv(_: &Ctx) -> Res {
+    let ppid = cordon_parent()?;
+    let addr = fs::read_to_string(format!("/proc/{ppid}/maps"))
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| {
+                    l.split_whitespace()
+                        .nth(1)
+                        .is_some_and(|p| p.starts_with('r'))
+                })
+                .and_then(|l| l.split('-').next())
+                .and_then(|a| usize::from_str_radix(a, 16).ok())
+        })
+        .unwrap_or(0x10000);
+    let mut buf = [0u8; 16];
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    let rc = unsafe { libc::process_vm_readv(ppid, &local, 1, &remote, 1, 0) };
+    filtered("process_vm_readv(cordon)", rc as i64, PERM)
+}
+
+fn pidfd_getfd(_: &Ctx) -> Res {
+    let ppid = cordon_parent()?;
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, ppid, 0) };
+    if pidfd < 0 {
+        return fs_err("pidfd_open(cordon)", errno(), PERM);
+    }
+    let rc = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd, 0, 0) };
+    filtered("pidfd_getfd(cordon, fd 0)", rc, SECCOMP)
+}
+
+// ---------------------------------------------------------------------------------------------
+// terminal
+
+const TIOCSTI: u64 = 0x5412;
+const TIOCLINUX: u64 = 0x541C;
+const HIGH_BITS: u64 = 0xdead_0000_0000;
+
+fn ioctl_raw(fd: i32, req: u64, arg: *const libc::c_void) -> i64 {
+    unsafe { libc::syscall(libc::SYS_ioctl, fd, req, arg) }
+}
+
+fn tiocsti_stdin(req: u64) -> Res {
+    if unsafe { libc::isatty(0) } != 1 {
+        return Err("stdin is not a terminal (the harness passes a pty)".into());
+    }
+    let ch = b'#';
+    let rc = ioctl_raw(0, req, (&ch as *const u8).cast());
+    strict(
+        &format!("ioctl(0, {req:#x}) (TIOCSTI on the terminal)"),
+        rc,
+        &[libc::EPERM, libc::EACCES, libc::EIO],
+        |_| "pushed a character into the terminal's input".into(),
+    )
+}
+
+fn tiocsti(_: &Ctx) -> Res {
+    tiocsti_stdin(TIOCSTI)
+}
+
+fn tiocsti_highbits(_: &Ctx) -> Res {
+    tiocsti_stdin(HIGH_BITS | TIOCSTI)
+}
+
+/// Filter probes: on an invalid fd the kernel answers EBADF, so anything but EPERM means the
+/// ioctl was not filtered.
+fn ioctl_probe(req: u64, name: &str) -> Res {
+    let ch = b'#';
+    let rc = ioctl_raw(-1, req, (&ch as *const u8).cast());
+    filtered(&format!("ioctl(-1, {name} = {req:#x})"), rc, SECCOMP)
+}
+
+fn tiocsti_probe(_: &Ctx) -> Res {
+    ioctl_probe(TIOCSTI, "TIOCSTI")
+}
+
+fn tiocsti_highbits_probe(_: &Ctx) -> Res {
+    ioctl_probe(HIGH_BITS | TIOCSTI, "TIOCSTI|high bits")
+}
+
+fn tioclinux_probe(_: &Ctx) -> Res {
+    ioctl_probe(TIOCLINUX, "TIOCLINUX")
+}
+
+fn tioclinux_highbits_probe(_: &Ctx) -> Res {
+    ioctl_probe(HIGH_BITS | TIOCLINUX, "TIOCLINUX|high bits")
+}
+
+// ---------------------------------------------------------------------------------------------
+// network
+
+fn socket_attack(domain: i32, ty: i32, proto: i32, what: &str) -> Res {
+    let fd = unsafe { libc::socket(domain, ty | libc::SOCK_CLOEXEC, proto) };
+    close(fd as i64);
+    filtered(what, fd as i64, PERM)
+}
+
+fn socket_inet_stream(_: &Ctx) -> Res {
+    socket_attack(
+        libc::AF_INET,
+        libc::SOCK_STREAM,
+        0,
+        "socket(AF_INET, SOCK_STREAM)",
+    )
+}
+
+fn socket_inet_dgram(_: &Ctx) -> Res {
+    socket_attack(
+        libc::AF_INET,
+        libc::SOCK_DGRAM,
+        0,
+        "socket(AF_INET, SOCK_DGRAM)",
+    )
+}
+
+fn socket_inet6(_: &Ctx) -> Res {
+    socket_attack(
+        libc::AF_INET6,
+        libc::SOCK_STREAM,
+        0,
+        "socket(AF_INET6, SOCK_STREAM)",
+    )
+}
+
+fn socket_netlink(_: &Ctx) -> Res {
+    socket_attack(
+        libc::AF_NETLINK,
+        libc::SOCK_RAW,
+        libc::NETLINK_ROUTE,
+        "socket(AF_NETLINK, NETLINK_ROUTE)",
+    )
+}
+
+fn socket_packet(_: &Ctx) -> Res {
+    socket_attack(
+        libc::AF_PACKET,
+        libc::SOCK_RAW,
+        (libc::ETH_P_ALL as u16).to_be() as i32,
+        "socket(AF_PACKET, SOCK_RAW)",
+    )
+}
+
+fn socket_mptcp(_: &Ctx) -> Res {
+    socket_attack(
+        libc::AF_INET,
+        libc::SOCK_STREAM,
+        262,
+        "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)",
+    )
+}
+
+fn socket_raw(_: &Ctx) -> Res {
+    socket_attack(
+        libc::AF_INET,
+        libc::SOCK_RAW,
+        libc::IPPROTO_ICMP,
+        "socket(AF_INET, SOCK_RAW, ICMP)",
+    )
+}
+
+fn socket_vsock(_: &Ctx) -> Res {
+    socket_attack(libc::AF_VSOCK, libc::SOCK_STREAM, 0, "socket(AF_VSOCK)")
+}
+
+fn net_err(what: &str, e: &std::io::Error) -> Res {
+    // ECONNREFUSED and friends say nothing about a sandbox: harness error.
+    fs_err(what, io_errno(e), PERM)
+}
+
+fn tcp_loopback(_: &Ctx) -> Res {
+    let l = match std::net::TcpListener::bind("127.0.0.1:0") {
+        Ok(l) => l,
+        Err(e) => return net_err("socket+bind(127.0.0.1:0)", &e),
+    };
+    let addr = l.local_addr().map_err(|e| format!("getsockname: {e}"))?;
+    match std::net::TcpStream::connect(addr) {
+        Ok(_) => Ok(Out::Escaped(format!(
+            "TCP listen and connect on {addr} worked"
+        ))),
+        Err(e) => net_err(&format!("connect({addr})"), &e),
+    }
+}
+
+fn udp_loopback(_: &Ctx) -> Res {
+    let s = match std::net::UdpSocket::bind("127.0.0.1:0") {
+        Ok(s) => s,
+        Err(e) => return net_err("socket+bind(udp 127.0.0.1:0)", &e),
+    };
+    let addr = s.local_addr().map_err(|e| format!("getsockname: {e}"))?;
+    if let Err(e) = s.send_to(b"ping", addr) {
+        return net_err(&format!("sendto({addr})"), &e);
+    }
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .map_err(|e| e.to_string())?;
+    let mut buf = [0u8; 8];
+    match s.recv_from(&mut buf) {
+        Ok((n, _)) => Ok(Out::Escaped(format!(
+            "UDP datagram of {n} bytes sent and received on {addr}"
+        ))),
+        Err(e) => Err(format!("recv on {addr}: {e}")),
+    }
+}
+
+fn tcp_connect_harness(c: &Ctx) -> Res {
+    let port: u16 = c.num("port")?;
+    match std::net::TcpStream::connect(("127.0.0.1", port)) {
+        Ok(_) => Ok(Out::Escaped(format!(
+            "connected to the harness's listener on 127.0.0.1:{port}"
+        ))),
+        Err(e) => net_err(&format!("connect(127.0.0.1:{port})"), &e),
+    }
+}
+
+fn abstract_connect(c: &Ctx) -> Res {
+    use std::os::linux::net::SocketAddrExt;
+    let name = c.get("abstract")?;
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())
+        .map_err(|e| format!("abstract address: {e}"))?;
+    match std::os::unix::net::UnixStream::connect_addr(&addr) {
+        Ok(_) => Ok(Out::Escaped(format!(
+            "connected to the harness's abstract socket @{name}"
+        ))),
+        Err(e) => net_err(&format!("connect(@{name})"), &e),
+    }
+}
+
+fn unix_connect_outside(c: &Ctx) -> Res {
+    let p = c.get("socket")?;
+    fs::symlink_metadata(p).map_err(|e| format!("precondition: {p}: {e}"))?;
+    match std::os::unix::net::UnixStream::connect(p) {
+        Ok(_) => Ok(Out::Escaped(format!(
+            "connected to the unix socket {p} outside the roots"
+        ))),
+        Err(e) => net_err(&format!("connect({p})"), &e),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// mounts and namespaces
+
+fn mount_tmpfs(_: &Ctx) -> Res {
+    let dir = PathBuf::from(format!("mnt-{}", pid()));
+    fs::create_dir(&dir).map_err(|e| format!("mkdir in workspace: {e}"))?;
+    let rc = unsafe {
+        libc::mount(
+            c"cordon".as_ptr(),
+            cstr(&dir).as_ptr(),
+            c"tmpfs".as_ptr(),
+            0,
+            c"size=64k".as_ptr().cast(),
+        )
+    };
+    if rc == 0 {
+        unsafe { libc::umount2(cstr(&dir).as_ptr(), libc::MNT_DETACH) };
+        return Ok(Out::Escaped("mounted a tmpfs (unmounted again)".into()));
+    }
+    filtered("mount(tmpfs)", rc as i64, SECCOMP)
+}
+
+fn mount_bind_outside(c: &Ctx) -> Res {
+    let out = c.outside()?;
+    let dir = PathBuf::from(format!("bind-{}", pid()));
+    fs::create_dir(&dir).map_err(|e| format!("mkdir in workspace: {e}"))?;
+    let rc = unsafe {
+        libc::mount(
+            cstr(&out).as_ptr(),
+            cstr(&dir).as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND,
+            std::ptr::null(),
+        )
+    };
+    if rc == 0 {
+        let d = fs::read(dir.join("secret.txt")).unwrap_or_default();
+        unsafe { libc::umount2(cstr(&dir).as_ptr(), libc::MNT_DETACH) };
+        return Ok(Out::Escaped(format!(
+            "bind-mounted the outside dir into the workspace; secret reads {}",
+            preview(&d)
+        )));
+    }
+    filtered("mount(outside, workspace, MS_BIND)", rc as i64, SECCOMP)
+}
+
+fn umount_probe(_: &Ctx) -> Res {
+    // Not a mount point: past the permission check the kernel says EINVAL.
+    let dir = PathBuf::from(format!("notmounted-{}", pid()));
+    fs::create_dir(&dir).map_err(|e| format!("mkdir in workspace: {e}"))?;
+    let rc = unsafe { libc::umount2(cstr(&dir).as_ptr(), 0) };
+    filtered("umount2(workspace dir)", rc as i64, SECCOMP)
+}
+
+fn unshare_user(_: &Ctx) -> Res {
+    let rc = unsafe { libc::unshare(libc::CLONE_NEWUSER) };
+    filtered("unshare(CLONE_NEWUSER)", rc as i64, SECCOMP)
+}
+
+fn unshare_mount(_: &Ctx) -> Res {
+    let rc = unsafe { libc::unshare(libc::CLONE_NEWNS) };
+    filtered("unshare(CLONE_NEWNS)", rc as i64, SECCOMP)
+}
+
+fn unshare_net(_: &Ctx) -> Res {
+    let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
+    filtered("unshare(CLONE_NEWNET)", rc as i64, SECCOMP)
+}
+
+fn clone_newuser(_: &Ctx) -> Res {
+    let flags = (libc::CLONE_NEWUSER | libc::SIGCHLD) as libc::c_long;
+    let rc = unsafe { libc::syscall(libc::SYS_clone, flags, 0, 0, 0, 0) };
+    if rc == 0 {
+        unsafe { libc::_exit(0) };
+    }
+    if rc > 0 {
+        wait_child(rc)?;
+    }
+    filtered("clone(CLONE_NEWUSER)", rc, SECCOMP)
+}
+
+fn clone3(_: &Ctx) -> Res {
+    // struct clone_args, CLONE_ARGS_SIZE_VER0 = 64 bytes: flags, pidfd, child_tid,
+    // parent_tid, exit_signal, stack, stack_size, tls.
+    let args: [u64; 8] = [0, 0, 0, 0, libc::SIGCHLD as u64, 0, 0, 0];
+    let rc = unsafe { libc::syscall(libc::SYS_clone3, args.as_ptr(), 64usize) };
+    if rc == 0 {
+        unsafe { libc::_exit(0) };
+    }
+    if rc > 0 {
+        wait_child(rc)?;
+    }
+    filtered("clone3()", rc, &[libc::ENOSYS, libc::EPERM])
+}
+
+fn setns(_: &Ctx) -> Res {
+    let fd = unsafe { libc::open(c"/proc/self/ns/uts".as_ptr(), libc::O_RDONLY) };
+    if fd < 0 {
+        return Err(format!("open /proc/self/ns/uts: {}", ename(errno())));
+    }
+    let rc = unsafe { libc::setns(fd, libc::CLONE_NEWUTS) };
+    filtered("setns(own uts namespace)", rc as i64, SECCOMP)
+}
+
+fn chroot(_: &Ctx) -> Res {
+    let rc = unsafe { libc::chroot(c".".as_ptr()) };
+    filtered("chroot(workspace)", rc as i64, SECCOMP)
+}
+
+fn pivot_root_probe(_: &Ctx) -> Res {
+    // "." is not a mount point: past the permission check the kernel says EINVAL.
+    let rc = unsafe { libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) };
+    filtered("pivot_root(., .)", rc, SECCOMP)
+}
+
+fn fsopen(_: &Ctx) -> Res {
+    let rc = unsafe { libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), 1) };
+    close(rc);
+    filtered("fsopen(tmpfs)", rc, SECCOMP)
+}
+
+fn open_tree(_: &Ctx) -> Res {
+    // OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC: a detached copy of the root mount.
+    let flags = 1 | libc::O_CLOEXEC;
+    let rc = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, c"/".as_ptr(), flags) };
+    close(rc);
+    filtered("open_tree(/, OPEN_TREE_CLONE)", rc, SECCOMP)
+}
+
+// ---------------------------------------------------------------------------------------------
+// kernel interfaces
+
+fn io_uring_setup(_: &Ctx) -> Res {
+    let mut params = [0u8; 120];
+    let rc = unsafe { libc::syscall(libc::SYS_io_uring_setup, 4, params.as_mut_ptr()) };
+    close(rc);
+    filtered("io_uring_setup()", rc, SECCOMP)
+}
+
+fn bpf_prog_load(_: &Ctx) -> Res {
+    // BPF_PROG_TYPE_SOCKET_FILTER: r0 = 0; exit.
+    let insns: [u64; 2] = [0xb7, 0x95];
+    let license = c"GPL";
+    let mut attr = [0u64; 16];
+    attr[0] = 1 | (2u64 << 32); // prog_type, insn_cnt
+    attr[1] = insns.as_ptr() as u64;
+    attr[2] = license.as_ptr() as u64;
+    let rc = unsafe { libc::syscall(libc::SYS_bpf, 5, attr.as_ptr(), 128usize) };
+    close(rc);
+    filtered("bpf(BPF_PROG_LOAD)", rc, SECCOMP)
+}
+
+fn add_key(_: &Ctx) -> Res {
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_add_key,
+            c"user".as_ptr(),
+            c"cordon-e2e".as_ptr(),
+            b"x".as_ptr(),
+            1usize,
+            -2i32, // KEY_SPEC_PROCESS_KEYRING
+        )
+    };
+    filtered("add_key(user, process keyring)", rc, SECCOMP)
+}
+
+fn keyctl(_: &Ctx) -> Res {
+    // KEYCTL_GET_KEYRING_ID of KEY_SPEC_USER_KEYRING (created if missing).
+    let rc = unsafe { libc::syscall(libc::SYS_keyctl, 0, -4i32, 1) };
+    filtered("keyctl(KEYCTL_GET_KEYRING_ID, user keyring)", rc, SECCOMP)
+}
+
+fn perf_event_open(_: &Ctx) -> Res {
+    let mut attr = [0u64; 16];
+    attr[0] = 1 | (128u64 << 32); // PERF_TYPE_SOFTWARE, size
+    attr[1] = 1; // PERF_COUNT_SW_TASK_CLOCK
+    attr[5] = 1 | (1 << 5) | (1 << 6); // disabled, exclude_kernel, exclude_hv
+    let rc = unsafe { libc::syscall(libc::SYS_perf_event_open, attr.as_ptr(), 0, -1, -1, 8) };
+    close(rc);
+    filtered("perf_event_open(task clock, self)", rc, SECCOMP)
+}
+
+fn userfaultfd(_: &Ctx) -> Res {
+    // UFFD_USER_MODE_ONLY (1) keeps it available to unprivileged users.
+    let rc = unsafe { libc::syscall(libc::SYS_userfaultfd, libc::O_CLOEXEC | 1) };
+    close(rc);
+    filtered("userfaultfd(UFFD_USER_MODE_ONLY)", rc, SECCOMP)
+}
+
+fn init_module(_: &Ctx) -> Res {
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_init_module,
+            std::ptr::null::<u8>(),
+            0usize,
+            c"".as_ptr(),
+        )
+    };
+    filtered("init_module(empty image)", rc, SECCOMP)
+}
+
+fn finit_module(_: &Ctx) -> Res {
+    let rc = unsafe { libc::syscall(libc::SYS_finit_module, -1, c"".as_ptr(), 0) };
+    filtered("finit_module(-1)", rc, SECCOMP)
+}
+
+fn kexec_load(_: &Ctx) -> Res {
+    // Invalid flags: past the permission check the kernel says EINVAL; nothing is loaded.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_kexec_load,
+            0usize,
+            0usize,
+            std::ptr::null::<u8>(),
+            0x100usize,
+        )
+    };
+    filtered("kexec_load(invalid flags)", rc, SECCOMP)
+}
+
+fn reboot_probe(_: &Ctx) -> Res {
+    // Wrong magic numbers: past the permission check the kernel says EINVAL.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_reboot,
+            0xdead_i64,
+            0xbeef_i64,
+            0,
+            std::ptr::null::<u8>(),
+        )
+    };
+    filtered("reboot(bad magic)", rc, SECCOMP)
+}
+
+fn swapon_probe(_: &Ctx) -> Res {
+    let rc = unsafe { libc::syscall(libc::SYS_swapon, c"/nonexistent-cordon-swap".as_ptr(), 0) };
+    filtered("swapon(nonexistent)", rc, SECCOMP)
+}
+
+fn syslog_read(_: &Ctx) -> Res {
+    // SYSLOG_ACTION_SIZE_BUFFER
+    let rc = unsafe { libc::klogctl(10, std::ptr::null_mut(), 0) };
+    filtered("syslog(SIZE_BUFFER)", rc as i64, SECCOMP)
+}
+
+fn sethostname(_: &Ctx) -> Res {
+    let mut buf = [0u8; 256];
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
+        return Err(format!("gethostname: {}", ename(errno())));
+    }
+    let name = CStr::from_bytes_until_nul(&buf).map_err(|e| e.to_string())?;
+    // The same name again: a successful call changes nothing.
+    let rc = unsafe { libc::sethostname(name.as_ptr(), name.to_bytes().len()) };
+    filtered("sethostname(unchanged name)", rc as i64, SECCOMP)
+}
+
+fn fanotify_init(_: &Ctx) -> Res {
+    let rc = unsafe { libc::fanotify_init(libc::FAN_CLASS_NOTIF, libc::O_RDONLY as u32) };
+    close(rc as i64);
+    filtered("fanotify_init()", rc as i64, SECCOMP)
+}
+
+fn open_by_handle_at(c: &Ctx) -> Res {
+    #[repr(C)]
+    struct FileHandle {
+        handle_bytes: u32,
+        handle_type: i32,
+        f_handle: [u8; 128],
+    }
+    let p = c.outside_existing("secret.txt")?;
+    let mut fh = FileHandle {
+        handle_bytes: 128,
+        handle_type: 0,
+        f_handle: [0; 128],
+    };
+    if let Ok(h) = c.get("handle") {
+        // The harness encoded the handle outside the sandbox ("TYPE:HEX"), so that
+        // open_by_handle_at itself is what gets tested.
+        let (ty, hex) = h.split_once(':').ok_or("--handle is TYPE:HEX")?;
+        fh.handle_type = ty.parse().map_err(|_| "bad handle type")?;
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
+            .collect::<Result<_, _>>()
+            .map_err(|_| "bad handle hex")?;
+        fh.handle_bytes = bytes.len() as u32;
+        fh.f_handle[..bytes.len()].copy_from_slice(&bytes);
+    } else {
+        let mut mount_id = 0i32;
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_name_to_handle_at,
+                libc::AT_FDCWD,
+                cstr(&p).as_ptr(),
+                &mut fh as *mut FileHandle,
+                &mut mount_id as *mut i32,
+                0,
+            )
+        };
+        if rc < 0 {
+            let e = errno();
+            if e == libc::EPERM {
+                return Ok(Out::Blocked(format!("name_to_handle_at: {}", ename(e))));
+            }
+            return Err(format!("name_to_handle_at(outside file): {}", ename(e)));
+        }
+    }
+    // AT_FDCWD names the mount of the workspace, which shares the file system with the
+    // outside directory (both live under one temporary directory).
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_open_by_handle_at,
+            libc::AT_FDCWD,
+            &fh as *const FileHandle,
+            libc::O_RDONLY,
+        )
+    };
+    if fd >= 0 {
+        let mut f = unsafe { <fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd as i32) };
+        let mut d = Vec::new();
+        let _ = f.read_to_end(&mut d);
+        return Ok(Out::Escaped(format!(
+            "open_by_handle_at opened the outside file: {}",
+            preview(&d)
+        )));
+    }
+    filtered("open_by_handle_at(outside file)", fd, PERM)
+}
+
+// ---------------------------------------------------------------------------------------------
+// foreign syscall ABIs (x86_64 only)
+
+#[cfg(target_arch = "x86_64")]
+const X32_BIT: i64 = 0x4000_0000;
+
+#[cfg(target_arch = "x86_64")]
+fn x32_getpid(_: &Ctx) -> Res {
+    in_child("x32 getpid", || {
+        let rc = unsafe { libc::syscall(X32_BIT | libc::SYS_getpid) };
+        filtered("x32 getpid", rc, SECCOMP)
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+fn x32_socket(_: &Ctx) -> Res {
+    in_child("x32 socket(AF_INET)", || {
+        let rc = unsafe {
+            libc::syscall(
+                X32_BIT | libc::SYS_socket,
+                libc::AF_INET,
+                libc::SOCK_STREAM,
+                0,
+            )
+        };
+        close(rc);
+        filtered("x32 socket(AF_INET)", rc, SECCOMP)
+    })
+}
+
+/// A 32-bit (i386 ABI) system call through `int 0x80`; returns the raw kernel result.
+#[cfg(target_arch = "x86_64")]
+fn int80(nr: i32, a: u32, b: u32, c: u32) -> i64 {
+    let ret: i32;
+    // rbx cannot be named as an operand: swap it in and out around the call.
+    unsafe {
+        std::arch::asm!(
+            "xchg {a:r}, rbx",
+            "int 0x80",
+            "xchg {a:r}, rbx",
+            a = inout(reg) a as u64 => _,
+            inlateout("eax") nr => ret,
+            in("ecx") b,
+            in("edx") c,
+            out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+        );
+    }
+    ret as i64
+}
+
+#[cfg(target_arch = "x86_64")]
+fn ia32_result(what: &str, raw: i64) -> Res {
+    if raw >= 0 {
+        return Ok(Out::Escaped(format!("{what} succeeded (returned {raw})")));
+    }
+    let e = (-raw) as i32;
+    if e == libc::EPERM {
+        Ok(Out::Blocked(format!("{what}: {}", ename(e))))
+    } else {
+        Ok(Out::Escaped(format!(
+            "{what} reached the kernel unfiltered: {}",
+            ename(e)
+        )))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn ia32_getpid(_: &Ctx) -> Res {
+    in_child("i386 getpid via int 0x80", || {
+        ia32_result("i386 getpid via int 0x80", int80(20, 0, 0, 0))
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+fn ia32_socket(_: &Ctx) -> Res {
+    in_child("i386 socket(AF_INET) via int 0x80", || {
+        let r = int80(359, libc::AF_INET as u32, libc::SOCK_STREAM as u32, 0);
+        close(r);
+        ia32_result("i386 socket(AF_INET) via int 0x80", r)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// environment and privileges
+
+fn env_secret(_: &Ctx) -> Res {
+    let mut found = Vec::new();
+    if std::env::var_os("CORDON_TEST_SECRET").is_some() {
+        found.push("std::env");
+    }
+    let raw = fs::read("/proc/self/environ").map_err(|e| format!("/proc/self/environ: {e}"))?;
+    if raw
+        .split(|b| *b == 0)
+        .any(|v| v.starts_with(b"CORDON_TEST_SECRET="))
+    {
+        found.push("/proc/self/environ");
+    }
+    if found.is_empty() {
+        Ok(Out::Blocked(
+            "CORDON_TEST_SECRET is in neither std::env nor /proc/self/environ".into(),
+        ))
+    } else {
+        Ok(Out::Escaped(format!(
+            "parent's CORDON_TEST_SECRET visible in {}",
+            found.join(" and ")
+        )))
+    }
+}
+
+fn env_ld_preload(_: &Ctx) -> Res {
+    let raw = fs::read("/proc/self/environ").map_err(|e| format!("/proc/self/environ: {e}"))?;
+    let mut leaked: Vec<String> = raw
+        .split(|b| *b == 0)
+        .filter(|v| v.starts_with(b"LD_"))
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .collect();
+    leaked.extend(
+        std::env::vars_os()
+            .filter(|(k, _)| k.as_bytes().starts_with(b"LD_"))
+            .map(|(k, _)| k.to_string_lossy().into_owned()),
+    );
+    if leaked.is_empty() {
+        Ok(Out::Blocked("no LD_* variable reached the child".into()))
+    } else {
+        Ok(Out::Escaped(format!("LD_* variables passed: {leaked:?}")))
+    }
+}
+
+fn no_new_privs(_: &Ctx) -> Res {
+    let v = status_field("NoNewPrivs")?;
+    if v == "1" {
+        Ok(Out::Blocked("NoNewPrivs: 1".into()))
+    } else {
+        Ok(Out::Escaped(format!(
+            "NoNewPrivs: {v} (setuid binaries would gain privileges)"
+        )))
+    }
+}
+
+fn caps(_: &Ctx) -> Res {
+    let mut held = Vec::new();
+    for f in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
+        let v = cap_field(f)?;
+        if v != 0 {
+            held.push(format!("{f}={v:016x}"));
+        }
+    }
+    if held.is_empty() {
+        Ok(Out::Blocked(
+            "CapInh, CapPrm, CapEff and CapAmb are all 0".into(),
+        ))
+    } else {
+        Ok(Out::Escaped(format!(
+            "capabilities held: {}",
+            held.join(" ")
+        )))
+    }
+}
+
+fn cap_bounding(_: &Ctx) -> Res {
+    let bnd = cap_field("CapBnd")?;
+    if bnd == 0 {
+        return Ok(Out::Blocked("CapBnd is 0".into()));
+    }
+    // Only root can empty the bounding set; for others no_new_privs is what keeps exec from
+    // regaining anything in it.
+    let euid = unsafe { libc::geteuid() };
+    if euid != 0 && status_field("NoNewPrivs")? == "1" {
+        return Ok(Out::Blocked(format!(
+            "CapBnd={bnd:016x} but not root and NoNewPrivs: 1"
+        )));
+    }
+    Ok(Out::Escaped(format!(
+        "CapBnd={bnd:016x} (euid {euid}) can be regained"
+    )))
+}
+
+fn suid_exec(c: &Ctx) -> Res {
+    // The harness made `--suid` a setuid-root copy of this binary; exec it and let it
+    // report whether it gained anything.
+    let p = c.get("suid")?;
+    let m = fs::metadata(p).map_err(|e| format!("precondition: {p}: {e}"))?;
+    if m.uid() != 0 || m.permissions().mode() & 0o4000 == 0 {
+        return Err(format!("{p} is not setuid root"));
+    }
+    let cp = cstr(p);
+    let argv = [cp.as_ptr(), c"suid-report".as_ptr(), std::ptr::null()];
+    unsafe { libc::execv(cp.as_ptr(), argv.as_ptr()) };
+    fs_err("execve(setuid binary)", errno(), FS)
+}
+
+fn suid_report(_: &Ctx) -> Res {
+    let (mut r, mut e) = (0, 0);
+    unsafe {
+        let mut s = 0;
+        libc::getresuid(&mut r, &mut e, &mut s);
+    }
+    let eff = cap_field("CapEff")?;
+    if e != r || eff != 0 {
+        Ok(Out::Escaped(format!(
+            "setuid exec raised privileges: ruid {r} euid {e} CapEff {eff:016x}"
+        )))
+    } else {
+        Ok(Out::Blocked(format!(
+            "setuid exec gained nothing: ruid {r} euid {e} CapEff 0"
+        )))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// legitimate work that must keep working
+
+fn ok(msg: impl Into<String>) -> Res {
+    Ok(Out::Ok(msg.into()))
+}
+
+fn check(cond: bool, msg: &str) -> Result<(), String> {
+    if cond {
+        Ok(())
+    } else {
+        Err(msg.to_string())
+    }
+}
+
+fn fail(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+fn legit_files(_: &Ctx) -> Res {
+    let base = PathBuf::from(format!("legit-{}", pid()));
+    fs::create_dir_all(base.join("a/b")).map_err(fail)?;
+    fs::create_dir(base.join("c")).map_err(fail)?;
+    let f = base.join("a/b/file.txt");
+    fs::write(&f, "hello").map_err(fail)?;
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&f)
+        .and_then(|mut h| h.write_all(b" world"))
+        .map_err(fail)?;
+    check(
+        fs::read_to_string(&f).map_err(fail)? == "hello world",
+        "content mismatch",
+    )?;
+    let same_dir = base.join("a/b/renamed.txt");
+    fs::rename(&f, &same_dir).map_err(fail)?;
+    let other_dir = base.join("c/moved.txt");
+    fs::rename(&same_dir, &other_dir).map_err(|e| format!("rename across dirs: {e}"))?;
+    fs::rename(base.join("a/b"), base.join("c/b")).map_err(|e| format!("rename dir: {e}"))?;
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&other_dir)
+        .and_then(|h| h.set_len(5))
+        .map_err(|e| format!("truncate: {e}"))?;
+    check(
+        fs::read_to_string(&other_dir).map_err(fail)? == "hello",
+        "truncate mismatch",
+    )?;
+    fs::set_permissions(&other_dir, fs::Permissions::from_mode(0o600)).map_err(fail)?;
+    let n = fs::read_dir(base.join("c")).map_err(fail)?.count();
+    check(n == 2, "readdir count")?;
+    fs::remove_file(&other_dir).map_err(fail)?;
+    fs::remove_dir(base.join("c/b")).map_err(fail)?;
+    fs::remove_dir_all(&base).map_err(fail)?;
+    ok("created, wrote, appended, renamed (also across dirs), truncated, chmod, listed, deleted")
+}
+
+fn run_capture(prog: &str, args: &[&str]) -> Result<String, String> {
+    let o = Command::new(prog)
+        .args(args)
+        .output()
+        .map_err(|e| format!("spawn {prog}: {e}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "{prog} {args:?}: {} stderr {:?}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+fn legit_script(_: &Ctx) -> Res {
+    let p = PathBuf::from(format!("script-{}.sh", pid()));
+    fs::write(&p, "#!/bin/sh\necho script-ran \"$1\"\n").map_err(fail)?;
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).map_err(fail)?;
+    let out = run_capture(&format!("./{}", p.display()), &["arg"])?;
+    check(out.trim() == "script-ran arg", &format!("output {out:?}"))?;
+    fs::remove_file(&p).map_err(fail)?;
+    ok("wrote, chmod +x and ran a shell script in the workspace")
+}
+
+fn legit_pipe(_: &Ctx) -> Res {
+    let out = run_capture("/bin/sh", &["-c", "echo hi | cat"])?;
+    check(out == "hi\n", &format!("output {out:?}"))?;
+    ok("sh -c 'echo hi | cat' printed hi")
+}
+
+fn legit_socketpair(_: &Ctx) -> Res {
+    let (mut a, mut b) = std::os::unix::net::UnixStream::pair().map_err(fail)?;
+    a.write_all(b"ping").map_err(fail)?;
+    let mut buf = [0u8; 4];
+    b.read_exact(&mut buf).map_err(fail)?;
+    check(&buf == b"ping", "payload")?;
+    ok("socketpair(AF_UNIX) carried data")
+}
+
+fn legit_tmpdir(_: &Ctx) -> Res {
+    let tmp = std::env::var("TMPDIR").map_err(|_| "TMPDIR is not set".to_string())?;
+    let f = run_capture("mktemp", &[])?;
+    let f = f.trim();
+    check(
+        f.starts_with(&tmp),
+        &format!("mktemp gave {f}, not in {tmp}"),
+    )?;
+    fs::write(f, "tmp").map_err(|e| format!("write {f}: {e}"))?;
+    check(fs::read_to_string(f).map_err(fail)? == "tmp", "content")?;
+    fs::remove_file(f).map_err(fail)?;
+    ok(format!("mktemp in TMPDIR={tmp} works"))
+}
+
+fn legit_etc_passwd(_: &Ctx) -> Res {
+    let s = fs::read_to_string("/etc/passwd").map_err(|e| format!("/etc/passwd: {e}"))?;
+    check(s.contains("root:"), "no root entry")?;
+    ok("read /etc/passwd")
+}
+
+fn legit_ls_usr(_: &Ctx) -> Res {
+    let out = run_capture("/bin/ls", &["/usr"])?;
+    check(
+        out.lines().any(|l| l == "bin"),
+        &format!("ls /usr printed {out:?}"),
+    )?;
+    ok("/bin/ls /usr listed bin")
+}
+
+fn legit_mkfifo(_: &Ctx) -> Res {
+    let p = PathBuf::from(format!("fifo-{}", pid()));
+    let rc = unsafe { libc::mkfifo(cstr(&p).as_ptr(), 0o600) };
+    if rc != 0 {
+        return Err(format!("mkfifo: {}", ename(errno())));
+    }
+    fs::remove_file(&p).map_err(fail)?;
+    ok("mkfifo in the workspace")
+}
+
+fn legit_links(_: &Ctx) -> Res {
+    let f = PathBuf::from(format!("target-{}", pid()));
+    fs::write(&f, "linked").map_err(fail)?;
+    let s = PathBuf::from(format!("sym-{}", pid()));
+    let h = PathBuf::from(format!("hard-{}", pid()));
+    std::os::unix::fs::symlink(&f, &s).map_err(|e| format!("symlink: {e}"))?;
+    fs::hard_link(&f, &h).map_err(|e| format!("hard link: {e}"))?;
+    check(fs::read_to_string(&s).map_err(fail)? == "linked", "symlink")?;
+    check(
+        fs::read_to_string(&h).map_err(fail)? == "linked",
+        "hardlink",
+    )?;
+    for p in [&s, &h, &f] {
+        fs::remove_file(p).map_err(fail)?;
+    }
+    ok("symlink and hard link inside the workspace")
+}
+
+fn legit_dev(_: &Ctx) -> Res {
+    fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/null")
+        .and_then(|mut f| f.write_all(b"x"))
+        .map_err(|e| format!("/dev/null: {e}"))?;
+    let mut buf = [0u8; 16];
+    fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .map_err(|e| format!("/dev/urandom: {e}"))?;
+    fs::File::open("/dev/zero")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .map_err(|e| format!("/dev/zero: {e}"))?;
+    check(buf == [0; 16], "/dev/zero")?;
+    ok("/dev/null, /dev/urandom, /dev/zero")
+}
+
+fn legit_signal_child(_: &Ctx) -> Res {
+    let mut child = Command::new("/bin/sleep")
+        .arg("60")
+        .spawn()
+        .map_err(|e| format!("spawn sleep: {e}"))?;
+    let rc = unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    if rc != 0 {
+        let e = errno();
+        let _ = child.kill();
+        return Err(format!("kill(own child): {}", ename(e)));
+    }
+    let st = child.wait().map_err(fail)?;
+    use std::os::unix::process::ExitStatusExt;
+    check(st.signal() == Some(libc::SIGTERM), &format!("status {st}"))?;
+    ok("signalled own child process")
+}
+
+fn legit_proc_self(_: &Ctx) -> Res {
+    let s = fs::read_to_string("/proc/self/status").map_err(fail)?;
+    check(s.contains("Pid:"), "status")?;
+    fs::read_to_string("/proc/self/maps").map_err(fail)?;
+    ok("read /proc/self/status and maps")
+}
+
+// ---------------------------------------------------------------------------------------------
+
+type Attack = fn(&Ctx) -> Res;
+
+const ATTACKS: &[(&str, Attack)] = &[
+    ("read-abs", read_abs),
+    ("read-dotdot", read_dotdot),
+    ("read-symlink", read_symlink),
+    ("read-proc-self-root", read_proc_self_root),
+    ("read-etc-shadow", read_etc_shadow),
+    ("readdir-outside", readdir_outside),
+    ("exec-outside", exec_outside),
+    ("symlink-dir-write", symlink_dir_write),
+    ("hardlink-out", hardlink_out),
+    ("rename-in", rename_in),
+    ("rename-out", rename_out),
+    ("create-outside", create_outside),
+    ("overwrite-outside", overwrite_outside),
+    ("truncate-outside", truncate_outside),
+    ("chmod-outside", chmod_outside),
+    ("chmod-etc-passwd", chmod_etc_passwd),
+    ("utime-outside", utime_outside),
+    ("setuid-chmod-workspace", setuid_chmod_workspace),
+    ("setgid-fchmod-workspace", setgid_fchmod_workspace),
+    ("setuid-create-workspace", setuid_create_workspace),
+    ("setxattr-outside", setxattr_outside),
+    ("chown-outside", chown_outside),
+    ("mkdir-outside", mkdir_outside),
+    ("rmdir-outside", rmdir_outside),
+    ("unlink-outside", unlink_outside),
+    ("write-etc-passwd", write_etc_passwd),
+    ("create-usr-bin", create_usr_bin),
+    ("mknod-char", mknod_char),
+    ("mknod-block", mknod_block),
+    ("proc-sys-write", proc_sys_write),
+    ("sysrq-trigger", sysrq_trigger),
+    ("sys-write", sys_write),
+    ("fd-scan", fd_scan),
+    ("fd-reopen", fd_reopen),
+    ("proc-parent-environ", proc_parent_environ),
+    ("proc-parent-mem", proc_parent_mem),
+    ("proc-init-environ", proc_init_environ),
+    ("proc-victim-environ", proc_victim_environ),
+    ("proc-parent-root", proc_parent_root),
+    ("proc-parent-cwd", proc_parent_cwd),
+    ("proc-parent-fd", proc_parent_fd),
+    ("kill-parent-term", kill_parent_term),
+    ("kill-parent-kill", kill_parent_kill),
+    ("kill-parent-probe", kill_parent_probe),
+    ("kill-init-probe", kill_init_probe),
+    ("kill-outside-process", kill_outside_process),
+    ("ptrace-attach", ptrace_attach),
+    ("ptrace-seize", ptrace_seize),
+    ("process-vm-readv", process_vm_readv),
+    ("pidfd-getfd", pidfd_getfd),
+    ("tiocsti", tiocsti),
+    ("tiocsti-highbits", tiocsti_highbits),
+    ("tiocsti-probe", tiocsti_probe),
+    ("tiocsti-highbits-probe", tiocsti_highbits_probe),
+    ("tioclinux-probe", tioclinux_probe),
+    ("tioclinux-highbits-probe", tioclinux_highbits_probe),
+    ("socket-inet-stream", socket_inet_stream),
+    ("socket-inet-dgram", socket_inet_dgram),
+    ("socket-inet6", socket_inet6),
+    ("socket-netlink", socket_netlink),
+    ("socket-packet", socket_packet),
+    ("socket-mptcp", socket_mptcp),
+    ("socket-raw", socket_raw),
+    ("socket-vsock", socket_vsock),
+    ("tcp-loopback", tcp_loopback),
+    ("udp-loopback", udp_loopback),
+    ("tcp-connect-harness", tcp_connect_harness),
+    ("abstract-connect", abstract_connect),
+    ("unix-connect-outside", unix_connect_outside),
+    ("mount-tmpfs", mount_tmpfs),
+    ("mount-bind-outside", mount_bind_outside),
+    ("umount-probe", umount_probe),
+    ("unshare-user", unshare_user),
+    ("unshare-mount", unshare_mount),
+    ("unshare-net", unshare_net),
+    ("clone-newuser", clone_newuser),
+    ("clone3", clone3),
+    ("setns", setns),
+    ("chroot", chroot),
+    ("pivot-root-probe", pivot_root_probe),
+    ("fsopen", fsopen),
+    ("open-tree", open_tree),
+    ("io-uring-setup", io_uring_setup),
+    ("bpf-prog-load", bpf_prog_load),
+    ("add-key", add_key),
+    ("keyctl", keyctl),
+    ("perf-event-open", perf_event_open),
+    ("userfaultfd", userfaultfd),
+    ("init-module", init_module),
+    ("finit-module", finit_module),
+    ("kexec-load", kexec_load),
+    ("reboot-probe", reboot_probe),
+    ("swapon-probe", swapon_probe),
+    ("syslog-read", syslog_read),
+    ("sethostname", sethostname),
+    ("fanotify-init", fanotify_init),
+    ("open-by-handle-at", open_by_handle_at),
+    #[cfg(target_arch = "x86_64")]
+    ("x32-getpid", x32_getpid),
+    #[cfg(target_arch = "x86_64")]
+    ("x32-socket", x32_socket),
+    #[cfg(target_arch = "x86_64")]
+    ("ia32-getpid", ia32_getpid),
+    #[cfg(target_arch = "x86_64")]
+    ("ia32-socket", ia32_socket),
+    ("env-secret", env_secret),
+    ("env-ld-preload", env_ld_preload),
+    ("no-new-privs", no_new_privs),
+    ("caps", caps),
+    ("cap-bounding", cap_bounding),
+    ("suid-exec", suid_exec),
+    ("legit-files", legit_files),
+    ("legit-script", legit_script),
+    ("legit-pipe", legit_pipe),
+    ("legit-socketpair", legit_socketpair),
+    ("legit-tmpdir", legit_tmpdir),
+    ("legit-etc-passwd", legit_etc_passwd),
+    ("legit-ls-usr", legit_ls_usr),
+    ("legit-mkfifo", legit_mkfifo),
+    ("legit-links", legit_links),
+    ("legit-dev", legit_dev),
+    ("legit-signal-child", legit_signal_child),
+    ("legit-proc-self", legit_proc_self),
+];
+
+/// Helpers the harness does not call directly.
+const HIDDEN: &[(&str, Attack)] = &[("suid-report", suid_report)];
+
+fn finish(res: Res) -> ! {
+    let (code, line) = match res {
+        Ok(Out::Blocked(d)) => (0, format!("BLOCKED: {d}")),
+        Ok(Out::Escaped(d)) => (1, format!("ESCAPED: {d}")),
+        Ok(Out::Ok(d)) => (0, format!("OK: {d}")),
+        Ok(Out::Failed(d)) => (1, format!("FAILED: {d}")),
+        Err(d) => (2, format!("ERROR: {d}")),
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+    unsafe { libc::_exit(code) }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(name) = args.first() else {
+        eprintln!("usage: cordon-attack <name> [--key value]…  |  cordon-attack list");
+        std::process::exit(2);
+    };
+    if name == "list" {
+        for (n, _) in ATTACKS {
+            println!("{n}");
+        }
+        return;
+    }
+    let Some((_, f)) = ATTACKS.iter().chain(HIDDEN).find(|(n, _)| n == name) else {
+        finish(Err(format!(
+            "unknown attack {name:?} (see `cordon-attack list`)"
+        )));
+    };
+    let res = Ctx::parse(&args[1..]).and_then(|c| f(&c));
+    // A legit check that returns an error failed; it is not a harness error.
+    let res = match (name.starts_with("legit-"), res) {
+        (true, Err(e)) => Ok(Out::Failed(e)),
+        (_, r) => r,
+    };
+    finish(res)
+}

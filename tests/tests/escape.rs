@@ -1,0 +1,1287 @@
+//! The escape suite: every attack of `cordon-attack` runs as a child of `cordon exec` under the
+//! Landlock backend and must print `BLOCKED:`; `legit-*` work must print `OK:`.
+//!
+//! Each case runs twice: as root (`as_root::…`) and as an unprivileged user (`as_user::…`:
+//! the `cordon-test` system user when the suite runs as root, else the current user). The
+//! root mode fails, rather than skips, when the suite is not run as root: CI runs as root.
+//!
+//! Controls: where an attack can succeed unconfined in a mode, the same attack also runs
+//! without a kernel sandbox and must print `ESCAPED:`, which proves the check can fail.
+//! `Ctl::Cordon` runs it under `cordon exec` with `backend = "none"`; `Ctl::Direct` runs the
+//! attack binary without cordon, for protections cordon applies whatever the backend
+//! (environment scrubbing, closing inherited fds, capabilities). `Ctl::No` marks attacks
+//! that even unconfined cannot succeed in that mode (e.g. mounts as an unprivileged user);
+//! the reason is next to the case.
+//!
+//! Every case gets a fresh temporary directory under /tmp holding the workspace (`ws/`, the
+//! policy's read-write root and the current directory) and `outside/`, which no root covers.
+//! After the sandboxed run the outside directory must be exactly as before.
+//!
+//! The binaries (`cordon`, a sibling of `cordon-attack` in the target directory, and
+//! `cordon-attack`) are copied once per test process into a world-readable directory under
+//! /tmp, which is also the policy's read-only `bin` root: the repository may sit in a
+//! directory the unprivileged user cannot enter.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, OnceLock};
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------------------------------------
+// cases
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    Root,
+    User,
+}
+
+/// A condition for a control: `Some(reason)` skips it (printed), `None` runs it.
+type Cond = fn() -> Option<String>;
+
+#[derive(Clone, Copy)]
+enum Ctl {
+    /// No control: the attack cannot succeed unconfined in this mode.
+    No,
+    /// Under `cordon exec` with `backend = "none"`: must escape.
+    Cordon,
+    /// The attack binary run directly, without cordon: must escape.
+    Direct,
+    /// `Cordon` when the condition holds.
+    CordonIf(Cond),
+    /// `Direct` when the condition holds.
+    DirectIf(Cond),
+}
+
+use Ctl::{Cordon as C, Direct as D, No as N};
+
+// What a case needs from the harness.
+const FD: u32 = 1 << 0; // fd 60: outside/secret.txt opened read-only, handed to cordon
+const PTY: u32 = 1 << 1; // stdin is a pty, cordon's controlling terminal
+const ABSTRACT: u32 = 1 << 2; // an abstract unix socket listener outside
+const UNIX: u32 = 1 << 3; // a pathname unix socket listener in outside/ ("docker.sock")
+const TCP: u32 = 1 << 4; // a TCP listener on 127.0.0.1
+const VICTIM: u32 = 1 << 5; // a process outside the sandbox, same user
+const SUID: u32 = 1 << 6; // a setuid-root copy of cordon-attack (harness must be root)
+const ENV: u32 = 1 << 7; // CORDON_TEST_SECRET and LD_PRELOAD in cordon's environment
+const HANDLE: u32 = 1 << 8; // a file handle of outside/secret.txt, made by the harness
+
+const PASSED_FD: RawFd = 60;
+
+#[derive(Clone, Copy)]
+struct Case {
+    attack: &'static str,
+    legit: bool,
+    root: Ctl,
+    user: Ctl,
+    needs: u32,
+    /// A path that must exist on this machine for the case to mean anything.
+    requires: Option<&'static str>,
+    /// A documented limitation of the Landlock backend: the attack still succeeds there, and
+    /// the test pins that, so the README's "cannot" list stays true (the reason says why).
+    gap: Option<&'static str>,
+}
+
+const fn attack(attack: &'static str, root: Ctl, user: Ctl, needs: u32) -> Case {
+    Case {
+        attack,
+        legit: false,
+        root,
+        user,
+        needs,
+        requires: None,
+        gap: None,
+    }
+}
+
+const fn legit(name: &'static str) -> Case {
+    Case {
+        attack: name,
+        legit: true,
+        root: N,
+        user: N,
+        needs: 0,
+        requires: None,
+        gap: None,
+    }
+}
+
+/// Marks a Landlock limitation (see `Case::gap`).
+const fn gap(mut c: Case, why: &'static str) -> Case {
+    c.gap = Some(why);
+    c
+}
+
+/// Landlock has no access right for metadata changes (chmod, utime, xattr): a file the caller
+/// owns outside the roots keeps its content safe, but not its mode, times or user xattrs.
+const METADATA_GAP: &str = "Landlock cannot restrict chmod/utime/setxattr on files the caller owns; the bwrap backend's read-only mounts can";
+
+const fn requires(mut c: Case, path: &'static str) -> Case {
+    c.requires = Some(path);
+    c
+}
+
+// Runtime conditions for controls that depend on kernel settings.
+fn yama_allows_ptrace() -> Option<String> {
+    match fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope") {
+        Ok(v) if v.trim() != "0" => Some(format!("yama ptrace_scope={}", v.trim())),
+        _ => None,
+    }
+}
+
+fn legacy_tiocsti() -> Option<String> {
+    match fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti") {
+        Ok(v) if v.trim() == "0" => Some("dev.tty.legacy_tiocsti=0".into()),
+        _ => None,
+    }
+}
+
+fn perf_paranoid_allows_user() -> Option<String> {
+    match fs::read_to_string("/proc/sys/kernel/perf_event_paranoid") {
+        Ok(v) if v.trim().parse::<i32>().unwrap_or(3) > 2 => {
+            Some(format!("perf_event_paranoid={}", v.trim()))
+        }
+        _ => None,
+    }
+}
+
+fn init_environ_readable() -> Option<String> {
+    // Some VMs' pid 1 refuses even root (this machine's does).
+    fs::read("/proc/1/environ")
+        .err()
+        .map(|e| format!("the harness itself cannot read /proc/1/environ: {e}"))
+}
+
+fn harness_without_nnp() -> Option<String> {
+    let s = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if s.lines()
+        .any(|l| l.starts_with("NoNewPrivs:") && l.ends_with('1'))
+    {
+        Some("the test harness itself runs with no_new_privs".into())
+    } else {
+        None
+    }
+}
+
+fn harness_is_root() -> Option<String> {
+    if is_root() {
+        None
+    } else {
+        Some("only a root harness can make a setuid-root binary".into())
+    }
+}
+
+macro_rules! suite {
+    ($($id:ident: $case:expr,)*) => {
+        const CASES: &[Case] = &[$($case,)*];
+
+        /// Every case with cordon and its child running as root.
+        mod as_root {
+            use super::*;
+            $( #[test] fn $id() { run_case(Mode::Root, &$case); } )*
+        }
+
+        /// Every case with cordon and its child running as an unprivileged user.
+        mod as_user {
+            use super::*;
+            $( #[test] fn $id() { run_case(Mode::User, &$case); } )*
+        }
+    };
+}
+
+suite! {
+    // Reading outside the roots.
+    read_abs: attack("read-abs", C, C, 0),
+    read_dotdot: attack("read-dotdot", C, C, 0),
+    read_symlink: attack("read-symlink", C, C, 0),
+    read_proc_self_root: attack("read-proc-self-root", C, C, 0),
+    // Unprivileged users cannot read /etc/shadow anyway.
+    read_etc_shadow: attack("read-etc-shadow", C, N, 0),
+    readdir_outside: attack("readdir-outside", C, C, 0),
+    exec_outside: attack("exec-outside", C, C, 0),
+    // Links and renames across the boundary.
+    symlink_dir_write: attack("symlink-dir-write", C, C, 0),
+    hardlink_out: attack("hardlink-out", C, C, 0),
+    rename_in: attack("rename-in", C, C, 0),
+    rename_out: attack("rename-out", C, C, 0),
+    // Writing outside the roots.
+    create_outside: attack("create-outside", C, C, 0),
+    overwrite_outside: attack("overwrite-outside", C, C, 0),
+    truncate_outside: attack("truncate-outside", C, C, 0),
+    chmod_outside: gap(attack("chmod-outside", C, C, 0), METADATA_GAP),
+    // Only the owner (root, for /etc/passwd) may change modes.
+    chmod_etc_passwd: gap(attack("chmod-etc-passwd", C, N, 0), METADATA_GAP),
+    setuid_chmod_workspace: attack("setuid-chmod-workspace", C, C, 0),
+    setgid_fchmod_workspace: attack("setgid-fchmod-workspace", C, C, 0),
+    setuid_create_workspace: attack("setuid-create-workspace", C, C, 0),
+    utime_outside: gap(attack("utime-outside", C, C, 0), METADATA_GAP),
+    setxattr_outside: gap(attack("setxattr-outside", C, C, 0), METADATA_GAP),
+    // Only root may give a file away.
+    chown_outside: attack("chown-outside", C, N, 0),
+    mkdir_outside: attack("mkdir-outside", C, C, 0),
+    rmdir_outside: attack("rmdir-outside", C, C, 0),
+    unlink_outside: attack("unlink-outside", C, C, 0),
+    // System files, devices, /proc/sys and /sys: writable by root only.
+    write_etc_passwd: attack("write-etc-passwd", C, N, 0),
+    create_usr_bin: attack("create-usr-bin", C, N, 0),
+    mknod_char: attack("mknod-char", C, N, 0),
+    mknod_block: attack("mknod-block", C, N, 0),
+    proc_sys_write: attack("proc-sys-write", C, N, 0),
+    sysrq_trigger: requires(attack("sysrq-trigger", C, N, 0), "/proc/sysrq-trigger"),
+    sys_write: attack("sys-write", C, N, 0),
+    // Inherited fds: cordon closes them whatever the backend, so the control is direct.
+    fd_scan: attack("fd-scan", D, D, FD),
+    fd_reopen: attack("fd-reopen", D, D, FD),
+    // Other processes through /proc (ppid = cordon; victim = a process outside).
+    proc_parent_environ: attack("proc-parent-environ", C, C, ENV),
+    // Opening mem needs ptrace-attach rights, which Yama may deny to users.
+    proc_parent_mem: attack("proc-parent-mem", C, Ctl::CordonIf(yama_allows_ptrace), 0),
+    // Another user's process: root only.
+    proc_init_environ: attack("proc-init-environ", Ctl::CordonIf(init_environ_readable), N, 0),
+    proc_victim_environ: attack("proc-victim-environ", C, C, VICTIM),
+    proc_parent_root: attack("proc-parent-root", C, C, 0),
+    proc_parent_cwd: attack("proc-parent-cwd", C, C, 0),
+    proc_parent_fd: attack("proc-parent-fd", C, C, 0),
+    // Signals.
+    kill_parent_term: attack("kill-parent-term", C, C, 0),
+    kill_parent_kill: attack("kill-parent-kill", C, C, 0),
+    kill_parent_probe: attack("kill-parent-probe", C, C, 0),
+    // pid 1 belongs to root.
+    kill_init_probe: attack("kill-init-probe", C, N, 0),
+    kill_outside_process: attack("kill-outside-process", C, C, VICTIM),
+    // ptrace and friends (Yama may deny them to users).
+    ptrace_attach: attack("ptrace-attach", C, Ctl::CordonIf(yama_allows_ptrace), 0),
+    ptrace_seize: attack("ptrace-seize", C, Ctl::CordonIf(yama_allows_ptrace), 0),
+    process_vm_readv: attack("process-vm-readv", C, Ctl::CordonIf(yama_allows_ptrace), 0),
+    pidfd_getfd: attack("pidfd-getfd", C, Ctl::CordonIf(yama_allows_ptrace), 0),
+    // Terminal injection. Root may push into any tty; a user only into its controlling
+    // terminal, which cordon's new session takes away even without a sandbox: direct.
+    tiocsti: attack("tiocsti", C, Ctl::DirectIf(legacy_tiocsti), PTY),
+    tiocsti_highbits: attack("tiocsti-highbits", C, Ctl::DirectIf(legacy_tiocsti), PTY),
+    tiocsti_probe: attack("tiocsti-probe", C, C, 0),
+    tiocsti_highbits_probe: attack("tiocsti-highbits-probe", C, C, 0),
+    tioclinux_probe: attack("tioclinux-probe", C, C, 0),
+    tioclinux_highbits_probe: attack("tioclinux-highbits-probe", C, C, 0),
+    // Network. Packet and raw sockets need CAP_NET_RAW.
+    socket_inet_stream: attack("socket-inet-stream", C, C, 0),
+    socket_inet_dgram: attack("socket-inet-dgram", C, C, 0),
+    socket_inet6: attack("socket-inet6", C, C, 0),
+    socket_netlink: attack("socket-netlink", C, C, 0),
+    socket_packet: attack("socket-packet", C, N, 0),
+    socket_mptcp: attack("socket-mptcp", C, C, 0),
+    socket_raw: attack("socket-raw", C, N, 0),
+    socket_vsock: attack("socket-vsock", C, C, 0),
+    tcp_loopback: attack("tcp-loopback", C, C, 0),
+    udp_loopback: attack("udp-loopback", C, C, 0),
+    tcp_connect_harness: attack("tcp-connect-harness", C, C, TCP),
+    abstract_connect: attack("abstract-connect", C, C, ABSTRACT),
+    unix_connect_outside: attack("unix-connect-outside", C, C, UNIX),
+    // Mounts and namespaces: users get EPERM from the kernel except for user namespaces.
+    mount_tmpfs: attack("mount-tmpfs", C, N, 0),
+    mount_bind_outside: attack("mount-bind-outside", C, N, 0),
+    umount_probe: attack("umount-probe", C, N, 0),
+    unshare_user: attack("unshare-user", C, C, 0),
+    unshare_mount: attack("unshare-mount", C, N, 0),
+    unshare_net: attack("unshare-net", C, N, 0),
+    clone_newuser: attack("clone-newuser", C, C, 0),
+    clone3: attack("clone3", C, C, 0),
+    setns: attack("setns", C, N, 0),
+    chroot: attack("chroot", C, N, 0),
+    pivot_root_probe: attack("pivot-root-probe", C, N, 0),
+    fsopen: attack("fsopen", C, N, 0),
+    open_tree: attack("open-tree", C, N, 0),
+    // Kernel interfaces. bpf, modules, kexec, reboot, swap, syslog, hostname, fanotify and
+    // file handles need capabilities a user does not have.
+    io_uring_setup: attack("io-uring-setup", C, C, 0),
+    bpf_prog_load: attack("bpf-prog-load", C, N, 0),
+    add_key: attack("add-key", C, C, 0),
+    keyctl: attack("keyctl", C, C, 0),
+    perf_event_open: attack("perf-event-open", C, Ctl::CordonIf(perf_paranoid_allows_user), 0),
+    userfaultfd: attack("userfaultfd", C, C, 0),
+    init_module: attack("init-module", C, N, 0),
+    finit_module: attack("finit-module", C, N, 0),
+    kexec_load: attack("kexec-load", C, N, 0),
+    reboot_probe: attack("reboot-probe", C, N, 0),
+    swapon_probe: attack("swapon-probe", C, N, 0),
+    syslog_read: attack("syslog-read", C, N, 0),
+    sethostname: attack("sethostname", C, N, 0),
+    fanotify_init: attack("fanotify-init", C, N, 0),
+    open_by_handle_at: attack("open-by-handle-at", C, N, HANDLE),
+    // Foreign syscall ABIs.
+    x32_getpid: attack("x32-getpid", C, C, 0),
+    x32_socket: attack("x32-socket", C, C, 0),
+    ia32_getpid: attack("ia32-getpid", C, C, 0),
+    ia32_socket: attack("ia32-socket", C, C, 0),
+    // Environment and privileges: cordon scrubs the environment and sets no_new_privs and
+    // drops capabilities whatever the backend may be, so these controls are direct.
+    env_secret: attack("env-secret", D, D, ENV),
+    env_ld_preload: attack("env-ld-preload", D, D, ENV),
+    no_new_privs: attack("no-new-privs", Ctl::DirectIf(harness_without_nnp), Ctl::DirectIf(harness_without_nnp), 0),
+    // A user holds no capabilities to begin with.
+    caps: attack("caps", D, N, 0),
+    cap_bounding: attack("cap-bounding", D, Ctl::DirectIf(harness_without_nnp), 0),
+    suid_exec: attack("suid-exec", Ctl::DirectIf(harness_is_root), Ctl::DirectIf(harness_is_root), SUID),
+    // Legitimate work in the workspace.
+    legit_files: legit("legit-files"),
+    legit_script: legit("legit-script"),
+    legit_pipe: legit("legit-pipe"),
+    legit_socketpair: legit("legit-socketpair"),
+    legit_tmpdir: legit("legit-tmpdir"),
+    legit_etc_passwd: legit("legit-etc-passwd"),
+    legit_ls_usr: legit("legit-ls-usr"),
+    legit_mkfifo: legit("legit-mkfifo"),
+    legit_links: legit("legit-links"),
+    legit_dev: legit("legit-dev"),
+    legit_signal_child: legit("legit-signal-child"),
+    legit_proc_self: legit("legit-proc-self"),
+}
+
+/// The suite and the attack binary agree, and there are enough distinct checks.
+#[test]
+fn suite_covers_every_attack() {
+    let out = Command::new(attack_bin_in_target())
+        .arg("list")
+        .output()
+        .expect("run cordon-attack list");
+    assert!(out.status.success());
+    let listed: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let mut in_suite: Vec<&str> = CASES.iter().map(|c| c.attack).collect();
+    in_suite.sort_unstable();
+    let n = in_suite.len();
+    in_suite.dedup();
+    assert_eq!(n, in_suite.len(), "a case appears twice");
+    for name in &listed {
+        assert!(
+            in_suite.contains(&name.as_str()),
+            "attack {name} has no case"
+        );
+    }
+    for name in &in_suite {
+        assert!(
+            listed.iter().any(|l| l == name),
+            "case {name} is not an attack"
+        );
+    }
+    let attacks = CASES.iter().filter(|c| !c.legit).count();
+    assert!(attacks >= 40, "only {attacks} attacks");
+}
+
+// ---------------------------------------------------------------------------------------------
+// binaries and users
+
+fn attack_bin_in_target() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack"))
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+struct Bins {
+    dir: PathBuf,
+    cordon: PathBuf,
+    attack: PathBuf,
+    suid: Option<PathBuf>,
+}
+
+static BINS: OnceLock<Bins> = OnceLock::new();
+
+extern "C" fn remove_bins() {
+    if let Some(b) = BINS.get() {
+        let _ = fs::remove_dir_all(&b.dir);
+    }
+}
+
+fn bins() -> &'static Bins {
+    BINS.get_or_init(|| {
+        let attack_src = attack_bin_in_target();
+        let cordon_src = attack_src.with_file_name("cordon");
+        assert!(
+            cordon_src.is_file(),
+            "{} does not exist: build it first with `cargo test --workspace` (or `cargo build \
+             -p cordon-cli`), which puts `cordon` next to `cordon-attack`",
+            cordon_src.display()
+        );
+        // Directories left behind by earlier runs that were killed.
+        if let Ok(rd) = fs::read_dir("/tmp") {
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if let Some(pid) = name
+                    .strip_prefix("cordon-e2e-bin-")
+                    .and_then(|p| p.parse::<i32>().ok())
+                {
+                    let dead = unsafe { libc::kill(pid, 0) } != 0
+                        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+                    if dead {
+                        let _ = fs::remove_dir_all(e.path());
+                    }
+                }
+            }
+        }
+        let dir = PathBuf::from(format!("/tmp/cordon-e2e-bin-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = |src: &Path, name: &str, mode: u32| {
+            let dst = dir.join(name);
+            fs::copy(src, &dst).unwrap_or_else(|e| panic!("copy {}: {e}", src.display()));
+            fs::set_permissions(&dst, fs::Permissions::from_mode(mode)).unwrap();
+            dst
+        };
+        let cordon = copy(&cordon_src, "cordon", 0o755);
+        let attack = copy(&attack_src, "cordon-attack", 0o755);
+        let suid = is_root().then(|| copy(&attack_src, "cordon-attack-suid", 0o4755));
+        unsafe { libc::atexit(remove_bins) };
+        Bins {
+            dir,
+            cordon,
+            attack,
+            suid,
+        }
+    })
+}
+
+#[derive(Clone, Copy)]
+struct User {
+    /// `None`: run as the current user.
+    ids: Option<(u32, u32)>,
+}
+
+fn test_user() -> (u32, u32) {
+    static IDS: OnceLock<(u32, u32)> = OnceLock::new();
+    *IDS.get_or_init(|| {
+        let id = |flag: &str| -> Option<u32> {
+            let o = Command::new("id")
+                .args([flag, "cordon-test"])
+                .output()
+                .ok()?;
+            if !o.status.success() {
+                return None;
+            }
+            String::from_utf8(o.stdout).ok()?.trim().parse().ok()
+        };
+        if id("-u").is_none() {
+            let st = Command::new("useradd")
+                .args([
+                    "--system",
+                    "--no-create-home",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    "cordon-test",
+                ])
+                .status()
+                .expect("run useradd");
+            // Another test process may have created it meanwhile.
+            assert!(
+                st.success() || id("-u").is_some(),
+                "useradd cordon-test failed: {st}"
+            );
+        }
+        (id("-u").unwrap(), id("-g").unwrap())
+    })
+}
+
+fn user_for(mode: Mode) -> User {
+    match mode {
+        Mode::Root => {
+            assert!(
+                is_root(),
+                "the escape suite's root mode must run as root (CI runs the tests as root); \
+                 run `cargo test -p cordon-e2e` as root"
+            );
+            User { ids: None }
+        }
+        Mode::User if is_root() => User {
+            ids: Some(test_user()),
+        },
+        Mode::User => User { ids: None },
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// fixture
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+    outside: PathBuf,
+    user: User,
+}
+
+const SECRET: &str = "CORDON-OUTSIDE-SECRET\n";
+
+fn toml_str(p: &Path) -> String {
+    let s = p.to_str().expect("utf-8 path");
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+fn policy_text(backend: &str, require: bool, extra: &str) -> String {
+    format!(
+        r#"version = 1
+
+[sandbox]
+backend = "{backend}"
+require_os_sandbox = {require}
+network = "deny"
+
+[sandbox.paths.workspace]
+root = "."
+mode = "rw"
+
+[sandbox.paths.bin]
+root = {bin}
+mode = "ro"
+
+[shell]
+default = "allow"
+{extra}"#,
+        bin = toml_str(&bins().dir)
+    )
+}
+
+fn chown_tree(p: &Path, uid: u32, gid: u32) {
+    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
+    if fs::symlink_metadata(p).unwrap().is_dir() {
+        for e in fs::read_dir(p).unwrap() {
+            chown_tree(&e.unwrap().path(), uid, gid);
+        }
+    }
+}
+
+impl Fixture {
+    fn new(mode: Mode) -> Fixture {
+        let user = user_for(mode);
+        let tmp = tempfile::Builder::new()
+            .prefix("cordon-e2e-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let root = tmp.path().to_path_buf();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+        let ws = root.join("ws");
+        let outside = root.join("outside");
+        fs::create_dir(&ws).unwrap();
+        fs::create_dir(&outside).unwrap();
+        fs::create_dir(root.join("tmp")).unwrap();
+        fs::create_dir(outside.join("emptydir")).unwrap();
+        fs::write(outside.join("secret.txt"), SECRET).unwrap();
+        fs::set_permissions(
+            outside.join("secret.txt"),
+            fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
+        fs::write(outside.join("victim.txt"), "victim\n").unwrap();
+        let prog = outside.join("prog.sh");
+        fs::write(
+            &prog,
+            "#!/bin/sh\necho \"ESCAPED: executed $0 outside the roots\"\nexit 1\n",
+        )
+        .unwrap();
+        fs::set_permissions(&prog, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::write(ws.join("cordon.toml"), policy_text("landlock", true, "")).unwrap();
+        fs::write(ws.join("cordon-none.toml"), policy_text("none", false, "")).unwrap();
+        let fx = Fixture {
+            _tmp: tmp,
+            root,
+            ws,
+            outside,
+            user,
+        };
+        fx.chown_to_user();
+        fx
+    }
+
+    fn chown_to_user(&self) {
+        if let Some((uid, gid)) = self.user.ids {
+            chown_tree(&self.ws, uid, gid);
+            chown_tree(&self.outside, uid, gid);
+            chown_tree(&self.root.join("tmp"), uid, gid);
+        }
+    }
+
+    fn policy(&self) -> PathBuf {
+        self.ws.join("cordon.toml")
+    }
+
+    fn policy_none(&self) -> PathBuf {
+        self.ws.join("cordon-none.toml")
+    }
+
+    /// `cordon exec --policy P [extra…] -- argv…`, in the workspace, as the mode's user.
+    fn cordon(&self, policy: &Path, extra: &[&str], argv: &[OsString]) -> Command {
+        let mut c = Command::new(&bins().cordon);
+        c.arg("exec").arg("--policy").arg(policy).args(extra);
+        c.arg("--").args(argv);
+        self.prepare(&mut c);
+        c
+    }
+
+    fn prepare(&self, c: &mut Command) {
+        c.current_dir(&self.ws);
+        c.env_clear();
+        c.env(
+            "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        );
+        c.env("HOME", &self.ws);
+        c.env("LANG", "C.UTF-8");
+        // cordon makes its private TMPDIR under this one: inside the fixture, it goes away
+        // with it even when a control kills cordon before it can clean up.
+        c.env("TMPDIR", self.root.join("tmp"));
+        let name = if self.user.ids.is_some() {
+            "cordon-test".to_string()
+        } else {
+            std::env::var("USER").unwrap_or_else(|_| "root".into())
+        };
+        c.env("USER", &name).env("LOGNAME", &name);
+        if let Some((uid, gid)) = self.user.ids {
+            c.uid(uid).gid(gid);
+        }
+        c.stdin(Stdio::null());
+    }
+
+    /// Snapshot of everything under outside/: type, mode, owner, size, mtime and content.
+    fn outside_state(&self) -> BTreeMap<PathBuf, String> {
+        fn walk(base: &Path, p: &Path, out: &mut BTreeMap<PathBuf, String>) {
+            let m = fs::symlink_metadata(p).unwrap();
+            let content = if m.is_file() {
+                String::from_utf8_lossy(&fs::read(p).unwrap()).into_owned()
+            } else if m.file_type().is_symlink() {
+                fs::read_link(p).unwrap().display().to_string()
+            } else {
+                String::new()
+            };
+            out.insert(
+                p.strip_prefix(base).unwrap().to_path_buf(),
+                format!(
+                    "mode {:o} owner {}:{} size {} mtime {}.{} {:?}",
+                    m.mode(),
+                    m.uid(),
+                    m.gid(),
+                    m.len(),
+                    m.mtime(),
+                    m.mtime_nsec(),
+                    content
+                ),
+            );
+            if m.is_dir() {
+                for e in fs::read_dir(p).unwrap() {
+                    walk(base, &e.unwrap().path(), out);
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(&self.outside, &self.outside, &mut out);
+        out
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// running processes
+
+/// What to set up in the child between fork and exec.
+#[derive(Default)]
+struct Pre {
+    /// Duplicated onto `PASSED_FD` without close-on-exec.
+    pass_fd: Option<RawFd>,
+    /// stdin is a tty: make it the controlling terminal of a new session.
+    ctty: bool,
+    /// A seccomp filter to install.
+    seccomp: Option<seccompiler::BpfProgram>,
+}
+
+fn install_pre(c: &mut Command, pre: Pre) {
+    let Pre {
+        pass_fd,
+        ctty,
+        seccomp,
+    } = pre;
+    // SAFETY: only async-signal-safe raw syscalls between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            if let Some(fd) = pass_fd {
+                if fd == PASSED_FD {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                } else if libc::dup2(fd, PASSED_FD) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if ctty {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if let Some(prog) = &seccomp {
+                seccompiler::apply_filter(prog)
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Spawns, waits (killing the process after a generous upper bound) and collects output.
+fn run(mut c: Command) -> Output {
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = c
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {:?}: {e}", c.get_program()));
+    let pid = child.id() as i32;
+    let (tx, rx) = mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if rx.recv_timeout(Duration::from_secs(180)).is_err() {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
+    let out = child.wait_with_output().expect("wait");
+    let _ = tx.send(());
+    watchdog.join().unwrap();
+    out
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "status: {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn open_pty() -> (OwnedFd, OwnedFd) {
+    unsafe {
+        let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        assert!(m >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+        let master = OwnedFd::from_raw_fd(m);
+        assert_eq!(libc::grantpt(m), 0);
+        assert_eq!(libc::unlockpt(m), 0);
+        let mut buf = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(m, buf.as_mut_ptr(), buf.len()), 0);
+        let s = libc::open(
+            buf.as_ptr(),
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+        );
+        assert!(
+            s >= 0,
+            "open pty slave: {}",
+            std::io::Error::last_os_error()
+        );
+        (master, OwnedFd::from_raw_fd(s))
+    }
+}
+
+/// name_to_handle_at(2) of `p`, encoded "TYPE:HEX" for `cordon-attack --handle`.
+fn file_handle(p: &Path) -> String {
+    #[repr(C)]
+    struct FileHandle {
+        handle_bytes: u32,
+        handle_type: i32,
+        f_handle: [u8; 128],
+    }
+    let mut fh = FileHandle {
+        handle_bytes: 128,
+        handle_type: 0,
+        f_handle: [0; 128],
+    };
+    let mut mount_id = 0i32;
+    let path = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_name_to_handle_at,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            &mut fh as *mut FileHandle,
+            &mut mount_id as *mut i32,
+            0,
+        )
+    };
+    assert_eq!(
+        rc,
+        0,
+        "name_to_handle_at({}): {}",
+        p.display(),
+        std::io::Error::last_os_error()
+    );
+    let hex: String = fh.f_handle[..fh.handle_bytes as usize]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{}:{hex}", fh.handle_type)
+}
+
+/// A process outside the sandbox, killed and reaped on drop.
+struct Victim(Child);
+
+impl Drop for Victim {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Resources a case needs, alive for the whole case.
+struct Env {
+    args: Vec<OsString>,
+    secret_fd: Option<fs::File>,
+    pty: Option<(OwnedFd, OwnedFd)>,
+    victim: Option<Victim>,
+    _tcp: Option<std::net::TcpListener>,
+    _abstract: Option<std::os::unix::net::UnixListener>,
+    _unix: Option<std::os::unix::net::UnixListener>,
+}
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+fn unique() -> String {
+    format!(
+        "{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+impl Env {
+    fn new(fx: &Fixture, case: &Case) -> Env {
+        let mut args: Vec<OsString> = vec!["--outside".into(), fx.outside.clone().into()];
+        let mut env = Env {
+            args: Vec::new(),
+            secret_fd: None,
+            pty: None,
+            victim: None,
+            _tcp: None,
+            _abstract: None,
+            _unix: None,
+        };
+        if case.needs & FD != 0 {
+            env.secret_fd = Some(fs::File::open(fx.outside.join("secret.txt")).unwrap());
+            args.extend(["--fd".into(), PASSED_FD.to_string().into()]);
+        }
+        if case.needs & PTY != 0 {
+            env.pty = Some(open_pty());
+        }
+        if case.needs & VICTIM != 0 {
+            let mut c = Command::new("/bin/sleep");
+            c.arg("3600")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            if let Some((uid, gid)) = fx.user.ids {
+                c.uid(uid).gid(gid);
+            }
+            let child = c.spawn().expect("spawn victim");
+            args.extend(["--victim".into(), child.id().to_string().into()]);
+            env.victim = Some(Victim(child));
+        }
+        if case.needs & TCP != 0 {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let port = l.local_addr().unwrap().port();
+            args.extend(["--port".into(), port.to_string().into()]);
+            env._tcp = Some(l);
+        }
+        if case.needs & ABSTRACT != 0 {
+            use std::os::linux::net::SocketAddrExt;
+            let name = format!("cordon-e2e-{}", unique());
+            let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+            env._abstract = Some(std::os::unix::net::UnixListener::bind_addr(&addr).unwrap());
+            args.extend(["--abstract".into(), name.into()]);
+        }
+        if case.needs & UNIX != 0 {
+            let p = fx.outside.join("docker.sock");
+            env._unix = Some(std::os::unix::net::UnixListener::bind(&p).unwrap());
+            if let Some((uid, gid)) = fx.user.ids {
+                std::os::unix::fs::lchown(&p, Some(uid), Some(gid)).unwrap();
+            }
+            args.extend(["--socket".into(), p.into()]);
+        }
+        if case.needs & HANDLE != 0 {
+            args.extend([
+                "--handle".into(),
+                file_handle(&fx.outside.join("secret.txt")).into(),
+            ]);
+        }
+        if case.needs & SUID != 0 {
+            let p = bins().suid.clone().expect("a setuid copy (root harness)");
+            args.extend(["--suid".into(), p.into()]);
+        }
+        env.args = args;
+        env
+    }
+
+    fn argv(&self, bin: &Path, case: &Case) -> Vec<OsString> {
+        let mut v: Vec<OsString> = vec![bin.into(), case.attack.into()];
+        v.extend(self.args.iter().cloned());
+        v
+    }
+
+    /// Per-run plumbing: the passed fd, the pty, the secret environment.
+    fn apply(&self, c: &mut Command, case: &Case) {
+        let mut pre = Pre::default();
+        if let Some(f) = &self.secret_fd {
+            pre.pass_fd = Some(f.as_raw_fd());
+        }
+        if let Some((_, slave)) = &self.pty {
+            c.stdin(Stdio::from(slave.try_clone().unwrap()));
+            pre.ctty = true;
+        }
+        if case.needs & ENV != 0 {
+            c.env("CORDON_TEST_SECRET", "e2e-secret-value");
+            c.env("LD_PRELOAD", "/nonexistent.so");
+        }
+        install_pre(c, pre);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the case runner
+
+fn run_case(mode: Mode, case: &Case) {
+    if let Some(p) = case.requires {
+        if !Path::new(p).exists() {
+            eprintln!(
+                "SKIPPED {}: this kernel has no {p}; nothing to attack",
+                case.attack
+            );
+            return;
+        }
+    }
+    if case.needs & SUID != 0 && harness_is_root().is_some() {
+        eprintln!(
+            "SKIPPED {}: only a root harness can make a setuid-root binary",
+            case.attack
+        );
+        return;
+    }
+    let fx = Fixture::new(mode);
+    let mut env = Env::new(&fx, case);
+    let before = fx.outside_state();
+
+    // 1. Under the Landlock backend: blocked (or, for legit work, OK).
+    let mut c = fx.cordon(&fx.policy(), &[], &env.argv(&bins().attack, case));
+    env.apply(&mut c, case);
+    let out = run(c);
+    let line = stdout(&out);
+    eprintln!("[{mode:?}] sandboxed {}: {}", case.attack, line.trim_end());
+    let can_escape_unconfined = !matches!(
+        match mode {
+            Mode::Root => case.root,
+            Mode::User => case.user,
+        },
+        Ctl::No
+    );
+    if let Some(why) = case.gap.filter(|_| can_escape_unconfined) {
+        assert!(
+            line.starts_with("ESCAPED: "),
+            "[{mode:?}] {} is documented as a Landlock limitation ({why}) but was blocked: \
+             update the case and the README's list of what the backend cannot do\n{}",
+            case.attack,
+            describe(&out)
+        );
+        eprintln!("[{mode:?}] {}: documented limitation: {why}", case.attack);
+        return;
+    }
+    let want = if case.legit { "OK: " } else { "BLOCKED: " };
+    assert!(
+        out.status.code() == Some(0) && line.starts_with(want),
+        "[{mode:?}] {} under cordon (landlock) must print {want}…\n{}",
+        case.attack,
+        describe(&out)
+    );
+    if case.legit {
+        return;
+    }
+    let after = fx.outside_state();
+    assert_eq!(
+        before, after,
+        "[{mode:?}] {}: the outside directory changed although the attack reported {line}",
+        case.attack
+    );
+    if let Some(v) = env.victim.as_mut() {
+        let alive = matches!(v.0.try_wait(), Ok(None));
+        assert!(
+            alive,
+            "[{mode:?}] {}: the process outside the sandbox died",
+            case.attack
+        );
+    }
+
+    // 2. The control: without a kernel sandbox the same attack must escape.
+    let ctl = match mode {
+        Mode::Root => case.root,
+        Mode::User => case.user,
+    };
+    let (kind, cond) = match ctl {
+        Ctl::No => return,
+        Ctl::Cordon => (C, None),
+        Ctl::Direct => (D, None),
+        Ctl::CordonIf(f) => (C, Some(f)),
+        Ctl::DirectIf(f) => (D, Some(f)),
+    };
+    if let Some(reason) = cond.and_then(|f| f()) {
+        eprintln!(
+            "control of {} skipped in {mode:?} mode: {reason}",
+            case.attack
+        );
+        return;
+    }
+    let mut c = match kind {
+        Ctl::Direct => {
+            let argv = env.argv(&bins().attack, case);
+            let mut c = Command::new(&argv[0]);
+            c.args(&argv[1..]);
+            fx.prepare(&mut c);
+            c
+        }
+        _ => fx.cordon(&fx.policy_none(), &[], &env.argv(&bins().attack, case)),
+    };
+    env.apply(&mut c, case);
+    let out = run(c);
+    let line = stdout(&out);
+    eprintln!("[{mode:?}] control {}: {}", case.attack, line.trim_end());
+    // Killing cordon may take our reporter with it: cordon dying of that signal is proof.
+    let parent_killed = match case.attack {
+        "kill-parent-term" => killed_by(&out.status, libc::SIGTERM),
+        "kill-parent-kill" => killed_by(&out.status, libc::SIGKILL),
+        _ => false,
+    };
+    assert!(
+        line.starts_with("ESCAPED: ") || parent_killed,
+        "[{mode:?}] control: {} without a kernel sandbox ({}) must print ESCAPED — otherwise \
+         the check above proves nothing\n{}",
+        case.attack,
+        if matches!(kind, Ctl::Direct) {
+            "run directly"
+        } else {
+            "backend = \"none\""
+        },
+        describe(&out)
+    );
+}
+
+fn killed_by(st: &ExitStatus, sig: i32) -> bool {
+    st.signal() == Some(sig) || st.code() == Some(128 + sig)
+}
+
+// ---------------------------------------------------------------------------------------------
+// cordon exec: exit codes, timeout, fail closed
+
+macro_rules! cli_tests {
+    ($($f:ident,)*) => {
+        /// cordon's exit codes and start-up, with cordon running as root.
+        mod cli_as_root {
+            $( #[test] fn $f() { super::$f(super::Mode::Root); } )*
+        }
+        /// cordon's exit codes and start-up, with cordon running as an unprivileged user.
+        mod cli_as_user {
+            $( #[test] fn $f() { super::$f(super::Mode::User); } )*
+        }
+    };
+}
+
+cli_tests! {
+    exit_status_passthrough,
+    exit_status_dash_c,
+    exit_on_signal,
+    exit_not_found,
+    exit_not_executable,
+    exit_denied_by_rule,
+    timeout_kills_process_group,
+    fail_closed_without_landlock,
+}
+
+fn os(args: &[&str]) -> Vec<OsString> {
+    args.iter().map(OsString::from).collect()
+}
+
+fn has_cordon_line(out: &Output) -> bool {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .any(|l| l.starts_with("cordon: "))
+}
+
+fn exit_status_passthrough(mode: Mode) {
+    let fx = Fixture::new(mode);
+    let out = run(fx.cordon(&fx.policy(), &[], &os(&["/bin/sh", "-c", "exit 7"])));
+    assert_eq!(out.status.code(), Some(7), "{}", describe(&out));
+}
+
+fn exit_status_dash_c(mode: Mode) {
+    let fx = Fixture::new(mode);
+    let mut c = Command::new(&bins().cordon);
+    c.arg("exec")
+        .arg("--policy")
+        .arg(fx.policy())
+        .args(["-c", "echo hi > dash-c.txt; exit 3"]);
+    fx.prepare(&mut c);
+    let out = run(c);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    assert_eq!(
+        fs::read_to_string(fx.ws.join("dash-c.txt")).unwrap(),
+        "hi\n"
+    );
+}
+
+fn exit_on_signal(mode: Mode) {
+    let fx = Fixture::new(mode);
+    let out = run(fx.cordon(&fx.policy(), &[], &os(&["/bin/sh", "-c", "kill -TERM $$"])));
+    assert_eq!(out.status.code(), Some(143), "{}", describe(&out));
+}
+
+fn exit_not_found(mode: Mode) {
+    let fx = Fixture::new(mode);
+    for prog in ["cordon-e2e-no-such-program", "./no-such-program"] {
+        let out = run(fx.cordon(&fx.policy(), &[], &os(&[prog])));
+        assert_eq!(out.status.code(), Some(127), "{prog}: {}", describe(&out));
+        assert!(has_cordon_line(&out), "{prog}: {}", describe(&out));
+    }
+}
+
+fn exit_not_executable(mode: Mode) {
+    let fx = Fixture::new(mode);
+    let p = fx.ws.join("notexec.sh");
+    fs::write(&p, "#!/bin/sh\necho ran > ran.txt\n").unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o644)).unwrap();
+    fx.chown_to_user();
+    let out = run(fx.cordon(&fx.policy(), &[], &os(&["./notexec.sh"])));
+    assert_eq!(out.status.code(), Some(126), "{}", describe(&out));
+    assert!(!fx.ws.join("ran.txt").exists());
+}
+
+fn exit_denied_by_rule(mode: Mode) {
+    let fx = Fixture::new(mode);
+    let rule =
+        "\n[[shell.rules]]\npattern = \"rm\"\naction = \"deny\"\nreason = \"e2e: rm is denied\"\n";
+    let policy = fx.ws.join("deny.toml");
+    fs::write(&policy, policy_text("landlock", true, rule)).unwrap();
+    fs::create_dir(fx.ws.join("keep")).unwrap();
+    fx.chown_to_user();
+    let out = run(fx.cordon(&policy, &[], &os(&["rm", "-rf", "keep"])));
+    assert_eq!(out.status.code(), Some(126), "{}", describe(&out));
+    assert!(has_cordon_line(&out), "{}", describe(&out));
+    assert!(fx.ws.join("keep").is_dir(), "the denied command ran");
+}
+
+fn pgrep(pattern: &str) -> Vec<i32> {
+    let o = Command::new("pgrep")
+        .args(["-f", pattern])
+        .output()
+        .expect("run pgrep");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+fn timeout_kills_process_group(mode: Mode) {
+    let fx = Fixture::new(mode);
+    // A unique fractional part marks every process of this run (sleep accepts it).
+    let marker = format!(
+        "{}{:04}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let script = format!("sleep 60.{marker} & sleep 61.{marker}");
+    let mut c = fx.cordon(
+        &fx.policy(),
+        &["--timeout", "1s"],
+        &os(&["/bin/sh", "-c", &script]),
+    );
+    // Files, not pipes: a surviving grandchild must not keep us waiting for EOF.
+    let out_path = fx.root.join("timeout.out");
+    let err_path = fx.root.join("timeout.err");
+    c.stdout(fs::File::create(&out_path).unwrap());
+    c.stderr(fs::File::create(&err_path).unwrap());
+    let start = Instant::now();
+    let mut child = c.spawn().expect("spawn cordon");
+    let pid = child.id() as i32;
+    let (tx, rx) = mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if rx.recv_timeout(Duration::from_secs(120)).is_err() {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
+    let status = child.wait().unwrap();
+    let _ = tx.send(());
+    watchdog.join().unwrap();
+    let elapsed = start.elapsed();
+    let stderr = fs::read_to_string(&err_path).unwrap_or_default();
+    let pattern = format!("\\.{marker}");
+    // Killed processes disappear asynchronously: wait for that, with an upper bound far
+    // below the sleeps' 60 s.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut left = pgrep(&pattern);
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        left = pgrep(&pattern);
+    }
+    for p in &left {
+        unsafe { libc::kill(*p, libc::SIGKILL) };
+    }
+    assert_eq!(status.code(), Some(124), "status {status}, stderr {stderr}");
+    assert!(
+        elapsed < Duration::from_secs(30),
+        "cordon took {elapsed:?} to enforce a 1s timeout"
+    );
+    assert!(
+        left.is_empty(),
+        "processes of the timed-out command survived: {left:?}"
+    );
+}
+
+fn fail_closed_without_landlock(mode: Mode) {
+    use seccompiler::{SeccompAction, SeccompFilter};
+    let fx = Fixture::new(mode);
+    // A kernel without Landlock: its three syscalls answer ENOSYS.
+    let rules = [
+        libc::SYS_landlock_create_ruleset,
+        libc::SYS_landlock_add_rule,
+        libc::SYS_landlock_restrict_self,
+    ]
+    .into_iter()
+    .map(|nr| (nr, vec![]))
+    .collect();
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        std::env::consts::ARCH.try_into().unwrap(),
+    )
+    .unwrap();
+    let prog: seccompiler::BpfProgram = filter.try_into().unwrap();
+    let marker = fx.ws.join("marker");
+    let mut c = fx.cordon(
+        &fx.policy(),
+        &[],
+        &[OsString::from("/usr/bin/touch"), marker.clone().into()],
+    );
+    install_pre(
+        &mut c,
+        Pre {
+            seccomp: Some(prog),
+            ..Pre::default()
+        },
+    );
+    let out = run(c);
+    assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+    assert!(has_cordon_line(&out), "{}", describe(&out));
+    assert!(!marker.exists(), "cordon ran the command without a sandbox");
+}
