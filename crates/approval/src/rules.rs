@@ -6,7 +6,10 @@ use cordon_policy::{basename, Action, ApprovalMode, Location, Shell, ShellRule};
 /// What decided: a rule (with its location and pattern) or the default.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuleRef {
-    Rule { location: Location, pattern: String },
+    Rule {
+        location: Location,
+        pattern: String,
+    },
     Default,
     /// A check built into the tool (e.g. `unparsed`: the line could not be fully understood).
     Builtin(&'static str),
@@ -34,10 +37,11 @@ impl Decision {
     /// The most restrictive of several decisions (the first one among equals); `None` when
     /// there are none.
     pub fn most_restrictive<I: IntoIterator<Item = Decision>>(all: I) -> Option<Decision> {
-        all.into_iter().fold(None, |acc: Option<Decision>, d| match acc {
-            Some(a) if a.action >= d.action => Some(a),
-            _ => Some(d),
-        })
+        all.into_iter()
+            .fold(None, |acc: Option<Decision>, d| match acc {
+                Some(a) if a.action >= d.action => Some(a),
+                _ => Some(d),
+            })
     }
 }
 
@@ -79,7 +83,11 @@ impl RuleSet {
         let Some(first) = words.first() else {
             return self.fallback();
         };
-        let indexed = self.by_command.get(basename(first.as_ref())).map(Vec::as_slice).unwrap_or(&[]);
+        let indexed = self
+            .by_command
+            .get(basename(first.as_ref()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let mut last: Option<usize> = None;
         // Walk both candidate lists in policy order.
         let (mut a, mut b) = (indexed.iter().peekable(), self.general.iter().peekable());
@@ -109,15 +117,23 @@ impl RuleSet {
         let r = &self.rules[i];
         Decision {
             action: r.action,
-            reason: r.reason.clone().unwrap_or_else(|| format!("rule `{}` says {}", r.pattern.as_str(), r.action.as_str())),
-            rule: RuleRef::Rule { location: r.location.clone(), pattern: r.pattern.as_str().to_string() },
+            reason: r.reason.clone().unwrap_or_else(|| {
+                format!("rule `{}` says {}", r.pattern.as_str(), r.action.as_str())
+            }),
+            rule: RuleRef::Rule {
+                location: r.location.clone(),
+                pattern: r.pattern.as_str().to_string(),
+            },
         }
     }
 
     fn fallback(&self) -> Decision {
         Decision {
             action: self.default,
-            reason: format!("no rule matches; the shell default is {}", self.default.as_str()),
+            reason: format!(
+                "no rule matches; the shell default is {}",
+                self.default.as_str()
+            ),
             rule: RuleRef::Default,
         }
     }
@@ -125,7 +141,11 @@ impl RuleSet {
 
 /// Resolves an `ask` by mode. Returns the final action and, when the mode changed it, why.
 /// `interactive` returns `Ask` only when a terminal is there to ask on.
-pub fn resolve_mode(action: Action, mode: ApprovalMode, terminal: bool) -> (Action, Option<&'static str>) {
+pub fn resolve_mode(
+    action: Action,
+    mode: ApprovalMode,
+    terminal: bool,
+) -> (Action, Option<&'static str>) {
     match (action, mode) {
         (Action::Ask, ApprovalMode::ApproveAll) => (Action::Allow, Some("approved by approve-all mode")),
         (Action::Ask, ApprovalMode::Strict) => (Action::Deny, Some("strict mode denies every ask")),
@@ -144,7 +164,11 @@ mod tests {
 
     fn rules(body: &str) -> RuleSet {
         let text = format!("version = 1\n{body}");
-        RuleSet::new(&Policy::parse(&text, "p.toml", std::path::Path::new("/")).unwrap().shell)
+        RuleSet::new(
+            &Policy::parse(&text, "p.toml", std::path::Path::new("/"))
+                .unwrap()
+                .shell,
+        )
     }
 
     fn act(r: &RuleSet, cmd: &str) -> Action {
@@ -164,56 +188,105 @@ mod tests {
 
     #[test]
     fn last_matching_rule_wins() {
-        let r = rules(&format!("{}{}", rule("npm *", "ask"), rule("npm test", "allow")));
+        let r = rules(&format!(
+            "{}{}",
+            rule("npm *", "ask"),
+            rule("npm test", "allow")
+        ));
         assert_eq!(act(&r, "npm test"), Action::Allow);
         assert_eq!(act(&r, "npm install"), Action::Ask);
-        let r = rules(&format!("{}{}", rule("npm test", "allow"), rule("npm *", "ask")));
+        let r = rules(&format!(
+            "{}{}",
+            rule("npm test", "allow"),
+            rule("npm *", "ask")
+        ));
         assert_eq!(act(&r, "npm test"), Action::Ask);
     }
 
     #[test]
     fn deny_wins_wherever_it_stands() {
-        let r = rules(&format!("{}{}", rule("git push --force", "deny"), rule("git *", "allow")));
+        let r = rules(&format!(
+            "{}{}",
+            rule("git push --force", "deny"),
+            rule("git *", "allow")
+        ));
         assert_eq!(act(&r, "git push --force"), Action::Deny);
         assert_eq!(act(&r, "git push"), Action::Allow);
     }
 
     #[test]
     fn glob_first_token_rules_are_not_lost_by_the_index() {
-        let r = rules(&format!("[shell]\ndefault = \"allow\"\n{}{}", rule("mkfs*", "deny"), rule("/usr/bin/curl", "deny")));
+        let r = rules(&format!(
+            "[shell]\ndefault = \"allow\"\n{}{}",
+            rule("mkfs*", "deny"),
+            rule("/usr/bin/curl", "deny")
+        ));
         assert_eq!(act(&r, "mkfs.ext4 /dev/sda"), Action::Deny);
         assert_eq!(act(&r, "/usr/bin/curl x"), Action::Deny);
-        assert_eq!(act(&r, "curl x"), Action::Allow, "a path pattern matches the path only");
-        assert_eq!(act(&r, "/bin/mkfs.ext4"), Action::Deny, "basename of the command");
+        assert_eq!(
+            act(&r, "curl x"),
+            Action::Allow,
+            "a path pattern matches the path only"
+        );
+        assert_eq!(
+            act(&r, "/bin/mkfs.ext4"),
+            Action::Deny,
+            "basename of the command"
+        );
     }
 
     #[test]
     fn index_keeps_policy_order_across_lists() {
         // general rule first, indexed rule later: the later one (allow) must win.
-        let r = rules(&format!("{}{}", rule("g*", "ask"), rule("git status", "allow")));
+        let r = rules(&format!(
+            "{}{}",
+            rule("g*", "ask"),
+            rule("git status", "allow")
+        ));
         assert_eq!(act(&r, "git status"), Action::Allow);
-        let r = rules(&format!("{}{}", rule("git status", "allow"), rule("g*", "ask")));
+        let r = rules(&format!(
+            "{}{}",
+            rule("git status", "allow"),
+            rule("g*", "ask")
+        ));
         assert_eq!(act(&r, "git status"), Action::Ask);
     }
 
     #[test]
     fn most_restrictive_of_several() {
-        let d = |a| Decision { action: a, reason: String::new(), rule: RuleRef::Default };
+        let d = |a| Decision {
+            action: a,
+            reason: String::new(),
+            rule: RuleRef::Default,
+        };
         let all = [d(Action::Allow), d(Action::Deny), d(Action::Ask)];
-        assert_eq!(Decision::most_restrictive(all).unwrap().action, Action::Deny);
+        assert_eq!(
+            Decision::most_restrictive(all).unwrap().action,
+            Action::Deny
+        );
         assert!(Decision::most_restrictive(Vec::new()).is_none());
     }
 
     #[test]
     fn modes() {
         use ApprovalMode::*;
-        assert_eq!(resolve_mode(Action::Ask, ApproveAll, false).0, Action::Allow);
+        assert_eq!(
+            resolve_mode(Action::Ask, ApproveAll, false).0,
+            Action::Allow
+        );
         assert_eq!(resolve_mode(Action::Ask, Strict, true).0, Action::Deny);
         assert_eq!(resolve_mode(Action::Ask, Deny, true).0, Action::Deny);
         assert_eq!(resolve_mode(Action::Ask, Interactive, true).0, Action::Ask);
-        assert_eq!(resolve_mode(Action::Ask, Interactive, false).0, Action::Deny);
+        assert_eq!(
+            resolve_mode(Action::Ask, Interactive, false).0,
+            Action::Deny
+        );
         for m in [ApproveAll, Strict, Deny, Interactive] {
-            assert_eq!(resolve_mode(Action::Deny, m, true).0, Action::Deny, "deny stays deny in every mode");
+            assert_eq!(
+                resolve_mode(Action::Deny, m, true).0,
+                Action::Deny,
+                "deny stays deny in every mode"
+            );
             assert_eq!(resolve_mode(Action::Allow, m, false).0, Action::Allow);
         }
     }

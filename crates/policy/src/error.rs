@@ -21,7 +21,11 @@ pub(crate) struct Lines(Vec<usize>);
 
 impl Lines {
     pub(crate) fn new(text: &str) -> Lines {
-        Lines(std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect())
+        Lines(
+            std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect(),
+        )
     }
 
     pub(crate) fn locate(&self, file: &str, text: &str, offset: usize) -> Location {
@@ -63,7 +67,11 @@ pub enum PolicyError {
 }
 
 impl PolicyError {
-    pub(crate) fn invalid(location: Location, message: impl Into<String>, hint: Option<&str>) -> Self {
+    pub(crate) fn invalid(
+        location: Location,
+        message: impl Into<String>,
+        hint: Option<&str>,
+    ) -> Self {
         PolicyError::Invalid {
             location,
             message: message.into(),

@@ -263,7 +263,12 @@ impl Policy {
 
     /// Parses policy text. `name` is used in error locations; `base` resolves relative paths.
     pub fn parse(text: &str, name: &str, base: &Path) -> Result<Policy, PolicyError> {
-        let cx = Cx { name, text, base, lines: error::Lines::new(text) };
+        let cx = Cx {
+            name,
+            text,
+            base,
+            lines: error::Lines::new(text),
+        };
         let raw: raw::RawPolicy = toml::from_str(text).map_err(|e| {
             let offset = e.span().map_or(0, |s| s.start);
             PolicyError::invalid(
@@ -344,7 +349,11 @@ impl Cx<'_> {
         }
         let p = if let Some(rest) = s.strip_prefix("~/") {
             let home = std::env::var_os("HOME").ok_or_else(|| {
-                self.err(value, "`~` used but HOME is not set", "write an absolute path")
+                self.err(
+                    value,
+                    "`~` used but HOME is not set",
+                    "write an absolute path",
+                )
             })?;
             PathBuf::from(home).join(rest)
         } else {
@@ -394,7 +403,13 @@ impl Cx<'_> {
         u64::try_from(*value.get_ref())
             .ok()
             .filter(|n| *n > 0)
-            .ok_or_else(|| self.err(value, format!("{what} must be a positive number"), "use 1 or more"))
+            .ok_or_else(|| {
+                self.err(
+                    value,
+                    format!("{what} must be a positive number"),
+                    "use 1 or more",
+                )
+            })
     }
 
     fn build(&self, raw: raw::RawPolicy) -> Result<Policy, PolicyError> {
@@ -421,15 +436,31 @@ impl Cx<'_> {
         for (name, tool) in raw.tools {
             let loc = self.loc(&tool);
             let tool = tool.into_inner();
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
                 return Err(PolicyError::invalid(
                     loc,
                     format!("invalid tool name `{name}`"),
                     Some("tool names use letters, digits, `_` and `-`"),
                 ));
             }
-            let approval = self.choice(&tool.approval, Action::parse, Action::Ask, "tool approval", "allow, ask, deny")?;
-            tools.insert(name, ToolConfig { approval, location: loc });
+            let approval = self.choice(
+                &tool.approval,
+                Action::parse,
+                Action::Ask,
+                "tool approval",
+                "allow, ask, deny",
+            )?;
+            tools.insert(
+                name,
+                ToolConfig {
+                    approval,
+                    location: loc,
+                },
+            );
         }
         let approval = self.approval(raw.approval)?;
         Ok(Policy {
@@ -442,10 +473,19 @@ impl Cx<'_> {
     }
 
     fn sandbox(&self, raw: raw::RawSandbox) -> Result<Sandbox, PolicyError> {
-        let backend = self.choice(&raw.backend, Backend::parse, Backend::Auto, "backend", "auto, landlock, bwrap, seatbelt, none")?;
+        let backend = self.choice(
+            &raw.backend,
+            Backend::parse,
+            Backend::Auto,
+            "backend",
+            "auto, landlock, bwrap, seatbelt, none",
+        )?;
         let require_os_sandbox = raw.require_os_sandbox.as_ref().is_none_or(|v| *v.get_ref());
         if backend == Backend::None && require_os_sandbox {
-            let at = raw.backend.as_ref().expect("backend was parsed from a value");
+            let at = raw
+                .backend
+                .as_ref()
+                .expect("backend was parsed from a value");
             return Err(self.err(
                 at,
                 "backend `none` runs commands unconfined, but `require_os_sandbox` is true",
@@ -480,7 +520,10 @@ impl Cx<'_> {
         let mut protected = Vec::new();
         for p in &raw.protected {
             let s = p.get_ref();
-            if s.is_empty() || s.contains(['\0', '\n', '\r']) || Path::new(s).components().any(|c| c == Component::ParentDir) {
+            if s.is_empty()
+                || s.contains(['\0', '\n', '\r'])
+                || Path::new(s).components().any(|c| c == Component::ParentDir)
+            {
                 return Err(self.err(
                     p,
                     format!("invalid protected path `{s}`"),
@@ -488,15 +531,27 @@ impl Cx<'_> {
                 ));
             }
             // Relative protected paths apply inside every writable root, so they stay relative.
-            protected.push(if Path::new(s).is_absolute() { normalize(Path::new(s)) } else { PathBuf::from(s) });
+            protected.push(if Path::new(s).is_absolute() {
+                normalize(Path::new(s))
+            } else {
+                PathBuf::from(s)
+            });
         }
 
         let mut paths = Vec::new();
         for (name, table) in &raw.paths {
             let loc = self.loc(table);
             let t = table.get_ref();
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-                return Err(PolicyError::invalid(loc, format!("invalid root name `{name}`"), Some("root names use letters, digits, `_` and `-`")));
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                return Err(PolicyError::invalid(
+                    loc,
+                    format!("invalid root name `{name}`"),
+                    Some("root names use letters, digits, `_` and `-`"),
+                ));
             }
             let root = self.existing_dir(&t.root, "root")?;
             let mode = self.choice(
@@ -519,8 +574,15 @@ impl Cx<'_> {
             }
             let mut suffixes = Vec::new();
             for s in &t.suffixes {
-                if !s.get_ref().starts_with('.') || s.get_ref().len() < 2 || s.get_ref().contains('/') {
-                    return Err(self.err(s, format!("invalid suffix `{}`", s.get_ref()), "write suffixes with their dot, e.g. `.md`"));
+                if !s.get_ref().starts_with('.')
+                    || s.get_ref().len() < 2
+                    || s.get_ref().contains('/')
+                {
+                    return Err(self.err(
+                        s,
+                        format!("invalid suffix `{}`", s.get_ref()),
+                        "write suffixes with their dot, e.g. `.md`",
+                    ));
                 }
                 suffixes.push(s.get_ref().clone());
             }
@@ -528,7 +590,11 @@ impl Cx<'_> {
                 if other.mode != mode {
                     return Err(self.err(
                         &t.root,
-                        format!("root `{}` is declared twice with different modes ({} and {name})", root.display(), other.name),
+                        format!(
+                            "root `{}` is declared twice with different modes ({} and {name})",
+                            root.display(),
+                            other.name
+                        ),
                         "declare each directory once",
                     ));
                 }
@@ -548,7 +614,11 @@ impl Cx<'_> {
         for v in &raw.env {
             let name = v.get_ref();
             if name.is_empty() || name.contains(['=', '\0']) {
-                return Err(self.err(v, format!("invalid variable name `{name}`"), "list names only, e.g. `CARGO_HOME`"));
+                return Err(self.err(
+                    v,
+                    format!("invalid variable name `{name}`"),
+                    "list names only, e.g. `CARGO_HOME`",
+                ));
             }
             if is_loader_variable(name) {
                 return Err(self.err(
@@ -565,9 +635,21 @@ impl Cx<'_> {
             timeout: l.timeout.as_ref().map(|v| self.duration(v)).transpose()?,
             memory: l.memory.as_ref().map(|v| self.size(v)).transpose()?,
             file_size: l.file_size.as_ref().map(|v| self.size(v)).transpose()?,
-            open_files: l.open_files.as_ref().map(|v| self.count(v, "open_files")).transpose()?,
-            processes: l.processes.as_ref().map(|v| self.count(v, "processes")).transpose()?,
-            cpu_time: l.cpu_time.as_ref().map(|v| self.duration(v).map(|d| d.as_secs().max(1))).transpose()?,
+            open_files: l
+                .open_files
+                .as_ref()
+                .map(|v| self.count(v, "open_files"))
+                .transpose()?,
+            processes: l
+                .processes
+                .as_ref()
+                .map(|v| self.count(v, "processes"))
+                .transpose()?,
+            cpu_time: l
+                .cpu_time
+                .as_ref()
+                .map(|v| self.duration(v).map(|d| d.as_secs().max(1)))
+                .transpose()?,
         };
 
         Ok(Sandbox {
@@ -584,16 +666,30 @@ impl Cx<'_> {
     }
 
     fn shell(&self, raw: raw::RawShell) -> Result<Shell, PolicyError> {
-        let default = self.choice(&raw.default, Action::parse, Action::Ask, "shell default", "allow, ask, deny")?;
+        let default = self.choice(
+            &raw.default,
+            Action::parse,
+            Action::Ask,
+            "shell default",
+            "allow, ask, deny",
+        )?;
         let mut rules = Vec::new();
         for rule in &raw.rules {
             let location = self.loc(rule);
             let r = rule.get_ref();
             let pattern = Pattern::new(r.pattern.get_ref()).map_err(|e| {
-                self.err(&r.pattern, format!("invalid pattern: {e}"), "patterns are words separated by spaces, with *, ? and [..] globs inside words")
+                self.err(
+                    &r.pattern,
+                    format!("invalid pattern: {e}"),
+                    "patterns are words separated by spaces, with *, ? and [..] globs inside words",
+                )
             })?;
             let action = Action::parse(r.action.get_ref()).ok_or_else(|| {
-                self.err(&r.action, format!("invalid action `{}`", r.action.get_ref()), "use one of: allow, ask, deny")
+                self.err(
+                    &r.action,
+                    format!("invalid action `{}`", r.action.get_ref()),
+                    "use one of: allow, ask, deny",
+                )
             })?;
             let example = |s: &Spanned<String>| Example {
                 line: s.get_ref().clone(),
@@ -629,14 +725,24 @@ impl Cx<'_> {
             Some(v) => {
                 let d = self.duration(v)?;
                 if d.is_zero() {
-                    return Err(self.err(v, "approval timeout must be more than zero", "an unanswered request is denied after this time; write e.g. 5m"));
+                    return Err(self.err(
+                        v,
+                        "approval timeout must be more than zero",
+                        "an unanswered request is denied after this time; write e.g. 5m",
+                    ));
                 }
                 d
             }
             None => Duration::from_secs(300),
         };
         let doom_loop = match &raw.doom_loop {
-            Some(v) => u32::try_from(*v.get_ref()).map_err(|_| self.err(v, "doom_loop must be 0 (off) or a positive count", "write e.g. 3"))?,
+            Some(v) => u32::try_from(*v.get_ref()).map_err(|_| {
+                self.err(
+                    v,
+                    "doom_loop must be 0 (off) or a positive count",
+                    "write e.g. 3",
+                )
+            })?,
             None => 3,
         };
         let audit_log = raw.audit_log.as_ref().map(|v| self.path(v)).transpose()?;
@@ -656,8 +762,18 @@ pub fn is_loader_variable(name: &str) -> bool {
         || name.starts_with("DYLD_")
         || matches!(
             name,
-            "GCONV_PATH" | "GETCONF_DIR" | "GLIBC_TUNABLES" | "HOSTALIASES" | "LOCALDOMAIN" | "LOCPATH"
-                | "MALLOC_TRACE" | "NIS_PATH" | "NLSPATH" | "RESOLV_HOST_CONF" | "RES_OPTIONS" | "TMPDIR"
+            "GCONV_PATH"
+                | "GETCONF_DIR"
+                | "GLIBC_TUNABLES"
+                | "HOSTALIASES"
+                | "LOCALDOMAIN"
+                | "LOCPATH"
+                | "MALLOC_TRACE"
+                | "NIS_PATH"
+                | "NLSPATH"
+                | "RESOLV_HOST_CONF"
+                | "RES_OPTIONS"
+                | "TMPDIR"
                 | "TZDIR"
         )
 }
@@ -704,7 +820,10 @@ pub fn parse_size(s: &str) -> Option<u64> {
         (i, 'T' | 't') => (&s[..i], 1 << 40),
         _ => (s, 1),
     };
-    num.parse::<u64>().ok()?.checked_mul(mult).filter(|n| *n > 0)
+    num.parse::<u64>()
+        .ok()?
+        .checked_mul(mult)
+        .filter(|n| *n > 0)
 }
 
 #[cfg(test)]

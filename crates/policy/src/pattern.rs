@@ -21,7 +21,9 @@ impl Token {
     fn matches(&self, word: &str) -> bool {
         match self {
             Token::Literal(s) => s == word,
-            Token::Glob(glob, matcher) => matcher.get_or_init(|| glob.compile_matcher()).is_match(word),
+            Token::Glob(glob, matcher) => matcher
+                .get_or_init(|| glob.compile_matcher())
+                .is_match(word),
         }
     }
 }

@@ -18,7 +18,10 @@ fn parse(text: &str) -> Result<Policy, PolicyError> {
 fn refused(text: &str, line: usize, col: usize, needle: &str) {
     let err = parse(text).expect_err("policy should be refused");
     let msg = err.to_string();
-    assert!(msg.starts_with(&format!("p.toml:{line}:{col}: ")), "wrong location: {msg}");
+    assert!(
+        msg.starts_with(&format!("p.toml:{line}:{col}: ")),
+        "wrong location: {msg}"
+    );
     assert!(msg.contains(needle), "message lacks `{needle}`: {msg}");
 }
 
@@ -32,16 +35,27 @@ fn embedded_default_loads_and_its_examples_are_present() {
     let ws = p.root("workspace").unwrap();
     assert_eq!(ws.mode, Mode::ReadWrite);
     assert_eq!(ws.root, std::fs::canonicalize(d.path()).unwrap());
-    assert!(p.shell.rules.iter().any(|r| r.pattern.as_str() == "git reset --hard" && r.action == Action::Deny));
+    assert!(p
+        .shell
+        .rules
+        .iter()
+        .any(|r| r.pattern.as_str() == "git reset --hard" && r.action == Action::Deny));
 }
 
 #[test]
 fn relative_paths_resolve_against_the_policy_file() {
     let d = dir();
     let file = d.path().join("cordon.toml");
-    std::fs::write(&file, "version = 1\n[sandbox.paths.w]\nroot = \"work\"\nmode = \"rw\"\n").unwrap();
+    std::fs::write(
+        &file,
+        "version = 1\n[sandbox.paths.w]\nroot = \"work\"\nmode = \"rw\"\n",
+    )
+    .unwrap();
     let p = Policy::load(&file).unwrap();
-    assert_eq!(p.sandbox.paths[0].root, std::fs::canonicalize(d.path().join("work")).unwrap());
+    assert_eq!(
+        p.sandbox.paths[0].root,
+        std::fs::canonicalize(d.path().join("work")).unwrap()
+    );
 }
 
 #[test]
@@ -49,7 +63,11 @@ fn discover_prefers_explicit_then_local_then_default() {
     let d = dir();
     let p = Policy::discover(None, d.path()).unwrap();
     assert_eq!(p.source, DEFAULT_POLICY_NAME);
-    std::fs::write(d.path().join("cordon.toml"), "version = 1\n[shell]\ndefault = \"deny\"\n").unwrap();
+    std::fs::write(
+        d.path().join("cordon.toml"),
+        "version = 1\n[shell]\ndefault = \"deny\"\n",
+    )
+    .unwrap();
     let p = Policy::discover(None, d.path()).unwrap();
     assert_eq!(p.shell.default, Action::Deny);
     let other = d.path().join("other.toml");
@@ -61,7 +79,11 @@ fn discover_prefers_explicit_then_local_then_default() {
 #[test]
 fn missing_file_is_a_read_error() {
     let err = Policy::load(Path::new("/nonexistent/cordon.toml")).unwrap_err();
-    assert!(err.to_string().contains("/nonexistent/cordon.toml: cannot read policy"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("/nonexistent/cordon.toml: cannot read policy"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -81,43 +103,143 @@ fn wrong_version() {
 
 #[test]
 fn unknown_top_level_key() {
-    refused("version = 1\nnetwrok = \"deny\"\n", 2, 1, "unknown field `netwrok`");
+    refused(
+        "version = 1\nnetwrok = \"deny\"\n",
+        2,
+        1,
+        "unknown field `netwrok`",
+    );
 }
 
 #[test]
 fn unknown_nested_keys() {
-    refused("version = 1\n[sandbox]\nnetwork = \"deny\"\nprotect = []\n", 4, 1, "unknown field `protect`");
-    refused("version = 1\n[sandbox.paths.w]\nroot = \"work\"\nwrite = true\n", 4, 1, "unknown field `write`");
-    refused("version = 1\n[[shell.rules]]\npattern = \"ls\"\naction = \"allow\"\nmatches = []\n", 5, 1, "unknown field `matches`");
-    refused("version = 1\n[approval]\ntimeout = \"5m\"\ndoomloop = 3\n", 4, 1, "unknown field `doomloop`");
-    refused("version = 1\n[tools.x]\napprove = \"ask\"\n", 3, 1, "unknown field `approve`");
-    refused("version = 1\n[sandbox.limits]\nmem = \"1G\"\n", 3, 1, "unknown field `mem`");
+    refused(
+        "version = 1\n[sandbox]\nnetwork = \"deny\"\nprotect = []\n",
+        4,
+        1,
+        "unknown field `protect`",
+    );
+    refused(
+        "version = 1\n[sandbox.paths.w]\nroot = \"work\"\nwrite = true\n",
+        4,
+        1,
+        "unknown field `write`",
+    );
+    refused(
+        "version = 1\n[[shell.rules]]\npattern = \"ls\"\naction = \"allow\"\nmatches = []\n",
+        5,
+        1,
+        "unknown field `matches`",
+    );
+    refused(
+        "version = 1\n[approval]\ntimeout = \"5m\"\ndoomloop = 3\n",
+        4,
+        1,
+        "unknown field `doomloop`",
+    );
+    refused(
+        "version = 1\n[tools.x]\napprove = \"ask\"\n",
+        3,
+        1,
+        "unknown field `approve`",
+    );
+    refused(
+        "version = 1\n[sandbox.limits]\nmem = \"1G\"\n",
+        3,
+        1,
+        "unknown field `mem`",
+    );
 }
 
 #[test]
 fn bad_enum_values() {
-    refused("version = 1\n[sandbox]\nbackend = \"docker\"\n", 3, 11, "invalid backend `docker`");
-    refused("version = 1\n[sandbox]\nnetwork = \"some\"\n", 3, 11, "invalid network `some`");
-    refused("version = 1\n[sandbox.paths.w]\nroot = \"work\"\nmode = \"wr\"\n", 4, 8, "invalid mode `wr`");
-    refused("version = 1\n[shell]\ndefault = \"maybe\"\n", 3, 11, "invalid shell default `maybe`");
-    refused("version = 1\n[[shell.rules]]\npattern = \"ls\"\naction = \"permit\"\n", 4, 10, "invalid action `permit`");
-    refused("version = 1\n[approval]\nmode = \"yolo\"\n", 3, 8, "invalid approval mode `yolo`");
-    refused("version = 1\n[tools.mail]\napproval = \"sometimes\"\n", 3, 12, "invalid tool approval `sometimes`");
+    refused(
+        "version = 1\n[sandbox]\nbackend = \"docker\"\n",
+        3,
+        11,
+        "invalid backend `docker`",
+    );
+    refused(
+        "version = 1\n[sandbox]\nnetwork = \"some\"\n",
+        3,
+        11,
+        "invalid network `some`",
+    );
+    refused(
+        "version = 1\n[sandbox.paths.w]\nroot = \"work\"\nmode = \"wr\"\n",
+        4,
+        8,
+        "invalid mode `wr`",
+    );
+    refused(
+        "version = 1\n[shell]\ndefault = \"maybe\"\n",
+        3,
+        11,
+        "invalid shell default `maybe`",
+    );
+    refused(
+        "version = 1\n[[shell.rules]]\npattern = \"ls\"\naction = \"permit\"\n",
+        4,
+        10,
+        "invalid action `permit`",
+    );
+    refused(
+        "version = 1\n[approval]\nmode = \"yolo\"\n",
+        3,
+        8,
+        "invalid approval mode `yolo`",
+    );
+    refused(
+        "version = 1\n[tools.mail]\napproval = \"sometimes\"\n",
+        3,
+        12,
+        "invalid tool approval `sometimes`",
+    );
 }
 
 #[test]
 fn bad_types() {
-    refused("version = 1\n[sandbox]\nrequire_os_sandbox = \"yes\"\n", 3, 22, "invalid type");
+    refused(
+        "version = 1\n[sandbox]\nrequire_os_sandbox = \"yes\"\n",
+        3,
+        22,
+        "invalid type",
+    );
     refused("version = \"1\"\n", 1, 11, "invalid type");
 }
 
 #[test]
 fn roots_must_exist_and_be_directories() {
-    refused("version = 1\n[sandbox.paths.w]\nroot = \"nope\"\n", 3, 8, "does not exist");
-    refused("version = 1\n[sandbox.paths.w]\nroot = \"afile\"\n", 3, 8, "is not a directory");
-    refused("version = 1\n[sandbox.paths.w]\nroot = \"\"\n", 3, 8, "empty path");
-    refused("version = 1\n[sandbox.paths.w]\nroot = \"a\\nb\"\n", 3, 8, "NUL or newline");
-    refused("version = 1\n[sandbox]\nextra_read = [\"missing\"]\n", 3, 15, "extra_read path");
+    refused(
+        "version = 1\n[sandbox.paths.w]\nroot = \"nope\"\n",
+        3,
+        8,
+        "does not exist",
+    );
+    refused(
+        "version = 1\n[sandbox.paths.w]\nroot = \"afile\"\n",
+        3,
+        8,
+        "is not a directory",
+    );
+    refused(
+        "version = 1\n[sandbox.paths.w]\nroot = \"\"\n",
+        3,
+        8,
+        "empty path",
+    );
+    refused(
+        "version = 1\n[sandbox.paths.w]\nroot = \"a\\nb\"\n",
+        3,
+        8,
+        "NUL or newline",
+    );
+    refused(
+        "version = 1\n[sandbox]\nextra_read = [\"missing\"]\n",
+        3,
+        15,
+        "extra_read path",
+    );
 }
 
 #[test]
@@ -132,51 +254,128 @@ fn root_declared_twice_with_different_modes() {
 
 #[test]
 fn bad_root_name_and_suffix() {
-    refused("version = 1\n[sandbox.paths.\"a b\"]\nroot = \"work\"\n", 2, 1, "invalid root name");
-    refused("version = 1\n[sandbox.paths.w]\nroot = \"work\"\nsuffixes = [\"md\"]\n", 4, 13, "invalid suffix `md`");
+    refused(
+        "version = 1\n[sandbox.paths.\"a b\"]\nroot = \"work\"\n",
+        2,
+        1,
+        "invalid root name",
+    );
+    refused(
+        "version = 1\n[sandbox.paths.w]\nroot = \"work\"\nsuffixes = [\"md\"]\n",
+        4,
+        13,
+        "invalid suffix `md`",
+    );
 }
 
 #[test]
 fn protected_paths() {
-    refused("version = 1\n[sandbox]\nprotected = [\"../x\"]\n", 3, 14, "invalid protected path");
-    refused("version = 1\n[sandbox]\nprotected = [\"\"]\n", 3, 14, "invalid protected path");
+    refused(
+        "version = 1\n[sandbox]\nprotected = [\"../x\"]\n",
+        3,
+        14,
+        "invalid protected path",
+    );
+    refused(
+        "version = 1\n[sandbox]\nprotected = [\"\"]\n",
+        3,
+        14,
+        "invalid protected path",
+    );
     let p = parse("version = 1\n[sandbox]\nprotected = [\".git/hooks\", \"/etc/y\"]\n").unwrap();
-    assert_eq!(p.sandbox.protected, vec![PathBuf::from(".git/hooks"), PathBuf::from("/etc/y")]);
+    assert_eq!(
+        p.sandbox.protected,
+        vec![PathBuf::from(".git/hooks"), PathBuf::from("/etc/y")]
+    );
 }
 
 #[test]
 fn impossible_combination_none_backend_with_required_sandbox() {
-    refused("version = 1\n[sandbox]\nbackend = \"none\"\n", 3, 11, "require_os_sandbox");
-    let p = parse("version = 1\n[sandbox]\nbackend = \"none\"\nrequire_os_sandbox = false\n").unwrap();
+    refused(
+        "version = 1\n[sandbox]\nbackend = \"none\"\n",
+        3,
+        11,
+        "require_os_sandbox",
+    );
+    let p =
+        parse("version = 1\n[sandbox]\nbackend = \"none\"\nrequire_os_sandbox = false\n").unwrap();
     assert_eq!(p.sandbox.backend, Backend::None);
 }
 
 #[test]
 fn bad_patterns() {
-    refused("version = 1\n[[shell.rules]]\npattern = \"git [abc\"\naction = \"deny\"\n", 3, 11, "invalid pattern: token `[abc`");
-    refused("version = 1\n[[shell.rules]]\npattern = \"  \"\naction = \"deny\"\n", 3, 11, "pattern is empty");
-    refused("version = 1\n[[shell.rules]]\naction = \"deny\"\n", 2, 1, "missing field `pattern`");
+    refused(
+        "version = 1\n[[shell.rules]]\npattern = \"git [abc\"\naction = \"deny\"\n",
+        3,
+        11,
+        "invalid pattern: token `[abc`",
+    );
+    refused(
+        "version = 1\n[[shell.rules]]\npattern = \"  \"\naction = \"deny\"\n",
+        3,
+        11,
+        "pattern is empty",
+    );
+    refused(
+        "version = 1\n[[shell.rules]]\naction = \"deny\"\n",
+        2,
+        1,
+        "missing field `pattern`",
+    );
 }
 
 #[test]
 fn bad_limits_and_durations() {
-    refused("version = 1\n[sandbox.limits]\ntimeout = \"5 minutes\"\n", 3, 11, "invalid duration");
-    refused("version = 1\n[sandbox.limits]\nmemory = \"lots\"\n", 3, 10, "invalid size");
-    refused("version = 1\n[sandbox.limits]\nprocesses = 0\n", 3, 13, "processes must be a positive number");
-    refused("version = 1\n[approval]\ntimeout = \"0s\"\n", 3, 11, "more than zero");
-    refused("version = 1\n[approval]\ndoom_loop = -1\n", 3, 13, "doom_loop");
+    refused(
+        "version = 1\n[sandbox.limits]\ntimeout = \"5 minutes\"\n",
+        3,
+        11,
+        "invalid duration",
+    );
+    refused(
+        "version = 1\n[sandbox.limits]\nmemory = \"lots\"\n",
+        3,
+        10,
+        "invalid size",
+    );
+    refused(
+        "version = 1\n[sandbox.limits]\nprocesses = 0\n",
+        3,
+        13,
+        "processes must be a positive number",
+    );
+    refused(
+        "version = 1\n[approval]\ntimeout = \"0s\"\n",
+        3,
+        11,
+        "more than zero",
+    );
+    refused(
+        "version = 1\n[approval]\ndoom_loop = -1\n",
+        3,
+        13,
+        "doom_loop",
+    );
 }
 
 #[test]
 fn bad_tool_name() {
-    refused("version = 1\n[tools.\"a.b\"]\napproval = \"ask\"\n", 2, 1, "invalid tool name");
+    refused(
+        "version = 1\n[tools.\"a.b\"]\napproval = \"ask\"\n",
+        2,
+        1,
+        "invalid tool name",
+    );
 }
 
 #[test]
 fn rule_locations_point_at_their_tables() {
     let p = parse("version = 1\n\n[[shell.rules]]\npattern = \"ls\"\naction = \"allow\"\nmatch = [\"ls -la\"]\n").unwrap();
     assert_eq!(p.shell.rules[0].location.to_string(), "p.toml:3:1");
-    assert_eq!(p.shell.rules[0].matches[0].location.to_string(), "p.toml:6:10");
+    assert_eq!(
+        p.shell.rules[0].matches[0].location.to_string(),
+        "p.toml:6:10"
+    );
 }
 
 #[test]
@@ -204,17 +403,34 @@ fn durations_and_sizes() {
 
 #[test]
 fn env_names() {
-    refused("version = 1\n[sandbox]\nenv = [\"LD_PRELOAD\"]\n", 3, 8, "never passes into the sandbox");
-    refused("version = 1\n[sandbox]\nenv = [\"A=b\"]\n", 3, 8, "invalid variable name");
+    refused(
+        "version = 1\n[sandbox]\nenv = [\"LD_PRELOAD\"]\n",
+        3,
+        8,
+        "never passes into the sandbox",
+    );
+    refused(
+        "version = 1\n[sandbox]\nenv = [\"A=b\"]\n",
+        3,
+        8,
+        "invalid variable name",
+    );
     let p = parse("version = 1\n[sandbox]\nenv = [\"CARGO_HOME\"]\n").unwrap();
     assert_eq!(p.sandbox.env, vec!["CARGO_HOME".to_string()]);
 }
 
 #[test]
 fn whole_filesystem_writable_is_refused() {
-    let err = Policy::parse(DEFAULT_POLICY, DEFAULT_POLICY_NAME, Path::new("/")).unwrap_err().to_string();
+    let err = Policy::parse(DEFAULT_POLICY, DEFAULT_POLICY_NAME, Path::new("/"))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("root `/` is read-write"), "{err}");
     assert!(err.starts_with(&format!("{DEFAULT_POLICY_NAME}:")), "{err}");
-    let p = Policy::parse("version = 1\n[sandbox.paths.all]\nroot = \"/\"\nmode = \"ro\"\n", "p.toml", Path::new("/")).unwrap();
+    let p = Policy::parse(
+        "version = 1\n[sandbox.paths.all]\nroot = \"/\"\nmode = \"ro\"\n",
+        "p.toml",
+        Path::new("/"),
+    )
+    .unwrap();
     assert_eq!(p.sandbox.paths[0].root, Path::new("/"));
 }
