@@ -148,10 +148,11 @@ mod tests {
 
     #[test]
     fn embedded_default_examples_hold() {
+        let dir = tempfile::tempdir().unwrap();
         let policy = Policy::parse(
             cordon_policy::DEFAULT_POLICY,
             cordon_policy::DEFAULT_POLICY_NAME,
-            std::path::Path::new("/"),
+            dir.path(),
         )
         .unwrap();
         assert!(

@@ -1,0 +1,240 @@
+//! The `cordon` binary's contract: exit codes, `cordon: ` refusal lines, `check --json`,
+//! policy errors with their locations, and `doctor`. (The escape suite in `tests/` covers
+//! what the sandbox enforces.)
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn cordon(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CORDON_POLICY")
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn workspace(policy: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("cordon.toml"), policy).unwrap();
+    d
+}
+
+const ALLOW_GIT: &str = r#"version = 1
+[sandbox.paths.w]
+root = "."
+mode = "rw"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "git *"
+action = "allow"
+[[shell.rules]]
+pattern = "git push --force*"
+action = "deny"
+reason = "rewrites remote history"
+"#;
+
+#[test]
+fn check_json_explains_each_command() {
+    let d = workspace(ALLOW_GIT);
+    let o = cordon(
+        d.path(),
+        &[
+            "check",
+            "--json",
+            "shell",
+            "-c",
+            "git status && git push --force origin",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["decision"], "deny");
+    assert_eq!(v["reason"], "rewrites remote history");
+    let rule = v["rule"].as_str().unwrap();
+    assert!(rule.starts_with(d.path().to_str().unwrap()), "{rule}");
+    assert!(
+        rule.ends_with("/cordon.toml:10:1 (git push --force*)"),
+        "{rule}"
+    );
+    let cmds = v["commands"].as_array().unwrap();
+    assert_eq!(cmds.len(), 2);
+    assert_eq!(cmds[0]["decision"], "allow");
+    assert_eq!(cmds[0]["words"], serde_json::json!(["git", "status"]));
+    assert_eq!(cmds[1]["decision"], "deny");
+}
+
+#[test]
+fn check_argv_form_and_default() {
+    let d = workspace(ALLOW_GIT);
+    let o = cordon(d.path(), &["check", "--json", "shell", "--", "ls", "-la"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["decision"], "ask");
+    assert_eq!(v["rule"], "default");
+}
+
+#[test]
+fn check_never_allows_what_it_cannot_parse() {
+    let d = workspace("version = 1\n[shell]\ndefault = \"allow\"\n");
+    let o = cordon(d.path(), &["check", "--json", "shell", "-c", "echo $(("]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_ne!(v["decision"], "allow", "{v}");
+}
+
+#[test]
+fn check_runs_nothing() {
+    let d = workspace("version = 1\n[shell]\ndefault = \"allow\"\n");
+    let o = cordon(d.path(), &["check", "shell", "-c", "touch marker"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("decision: allow"));
+    assert!(!d.path().join("marker").exists());
+}
+
+#[test]
+fn bad_policy_exits_125_with_location() {
+    let d = workspace("version = 1\n[sandbox]\nnetwrok = \"deny\"\n");
+    for args in [
+        &["exec", "--", "true"][..],
+        &["check", "shell", "--", "true"][..],
+    ] {
+        let o = cordon(d.path(), args);
+        assert_eq!(o.status.code(), Some(125));
+        let e = stderr(&o);
+        let want = format!(
+            "cordon: {}/cordon.toml:3:1: unknown field `netwrok`",
+            d.path().display()
+        );
+        assert!(e.starts_with(&want), "{e}");
+        assert_eq!(e.lines().count(), 1, "one line: {e}");
+    }
+}
+
+#[test]
+fn failing_policy_example_exits_125() {
+    let d = workspace("version = 1\n[[shell.rules]]\npattern = \"rm -rf\"\naction = \"deny\"\nmatch = [\"rm -r x\"]\n");
+    let o = cordon(d.path(), &["exec", "--", "true"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        stderr(&o).contains("/cordon.toml:5:10: example `rm -r x` does not match"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn explicit_policy_file_and_missing_one() {
+    let d = workspace(ALLOW_GIT);
+    let other = d.path().join("other.toml");
+    std::fs::write(&other, "version = 1\n[shell]\ndefault = \"deny\"\n").unwrap();
+    let o = cordon(
+        d.path(),
+        &[
+            "check",
+            "--json",
+            "--policy",
+            other.to_str().unwrap(),
+            "shell",
+            "--",
+            "git",
+            "status",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["decision"], "deny");
+    let o = cordon(
+        d.path(),
+        &["exec", "--policy", "/nonexistent/p.toml", "--", "true"],
+    );
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stderr(&o).starts_with("cordon: /nonexistent/p.toml: cannot read policy"));
+}
+
+#[test]
+fn usage_errors_exit_125() {
+    let d = tempfile::tempdir().unwrap();
+    assert_eq!(cordon(d.path(), &["exec"]).status.code(), Some(125));
+    assert_eq!(cordon(d.path(), &["frobnicate"]).status.code(), Some(125));
+    assert_eq!(
+        cordon(d.path(), &["exec", "--backend", "docker", "--", "true"])
+            .status
+            .code(),
+        Some(125)
+    );
+    assert_eq!(cordon(d.path(), &["--help"]).status.code(), Some(0));
+}
+
+#[test]
+fn ask_without_terminal_is_refused_unless_approve_all() {
+    let d = workspace(ALLOW_GIT);
+    let o = cordon(d.path(), &["exec", "--", "touch", "asked"]);
+    assert_eq!(o.status.code(), Some(126));
+    assert!(
+        stderr(&o).contains("no terminal to ask on"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.path().join("asked").exists());
+    let o = cordon(d.path(), &["exec", "--approve-all", "--", "touch", "asked"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(d.path().join("asked").exists());
+    let o = cordon(d.path(), &["exec", "--strict", "--", "touch", "strict"]);
+    assert_eq!(o.status.code(), Some(126));
+}
+
+#[test]
+fn deny_wins_even_with_approve_all() {
+    let d = workspace(ALLOW_GIT);
+    let o = cordon(
+        d.path(),
+        &[
+            "exec",
+            "--approve-all",
+            "-c",
+            "git push --force origin main",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(126));
+    assert!(stderr(&o)
+        .starts_with("cordon: denied: `git push --force origin main`: rewrites remote history"));
+}
+
+#[test]
+fn protected_paths_are_refused_on_landlock() {
+    let d = workspace("version = 1\n[sandbox]\nbackend = \"landlock\"\nprotected = [\".git/hooks\"]\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[shell]\ndefault = \"allow\"\n");
+    let o = cordon(d.path(), &["exec", "--", "touch", "ran"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stderr(&o).contains(".git/hooks"), "{}", stderr(&o));
+    assert!(!d.path().join("ran").exists());
+}
+
+#[test]
+fn none_backend_needs_an_explicit_opt_out() {
+    let d = workspace("version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[shell]\ndefault = \"allow\"\n");
+    let o = cordon(
+        d.path(),
+        &["exec", "--backend", "none", "--", "touch", "ran"],
+    );
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        stderr(&o).contains("refusing to run unconfined"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.path().join("ran").exists());
+}
+
+#[test]
+fn doctor_reports_live_probes() {
+    let d = tempfile::tempdir().unwrap();
+    let o = cordon(d.path(), &["doctor"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("landlock         ok   ABI"), "{out}");
+    assert!(out.contains("seccomp          ok"), "{out}");
+    assert!(out.contains("what the landlock backend cannot do"), "{out}");
+}
