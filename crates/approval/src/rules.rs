@@ -102,18 +102,18 @@ impl RuleSet {
             let rule = &self.rules[i];
             if rule.pattern.matches(words) {
                 if rule.action == Action::Deny {
-                    return self.from_rule(i); // an explicit deny wins over everything
+                    return self.decision_of(i); // an explicit deny wins over everything
                 }
                 last = Some(i);
             }
         }
         match last {
-            Some(i) => self.from_rule(i),
+            Some(i) => self.decision_of(i),
             None => self.fallback(),
         }
     }
 
-    fn from_rule(&self, i: usize) -> Decision {
+    fn decision_of(&self, i: usize) -> Decision {
         let r = &self.rules[i];
         Decision {
             action: r.action,

@@ -155,7 +155,7 @@ pub fn choose(
 
 /// Builds the kernel objects for `choice` in the parent.
 pub fn prepare(choice: &Choice, profile: &Profile) -> Result<run::Confinement, Error> {
-    let mut rlimits = vec![(libc::RLIMIT_CORE as u32, 0)]; // a core dump may hold secrets
+    let mut rlimits = vec![(libc::RLIMIT_CORE, 0)]; // a core dump may hold secrets
     let l = &profile.limits;
     for (res, v) in [
         (libc::RLIMIT_AS, l.memory),
@@ -165,7 +165,7 @@ pub fn prepare(choice: &Choice, profile: &Profile) -> Result<run::Confinement, E
         (libc::RLIMIT_CPU, l.cpu_time),
     ] {
         if let Some(v) = v {
-            rlimits.push((res as u32, v));
+            rlimits.push((res, v));
         }
     }
     Ok(match choice.backend {

@@ -27,7 +27,7 @@ pub struct Confinement {
     /// seccomp programs to install, in order.
     pub seccomp: Vec<BpfProgram>,
     /// Resource limits as (RLIMIT_*, value).
-    pub rlimits: Vec<(u32, u64)>,
+    pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     /// Drop capabilities and set no_new_privs (off only for an unconfined run).
     pub confine: bool,
 }
@@ -163,7 +163,7 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
                     rlim_cur: value,
                     rlim_max: value,
                 };
-                if libc::setrlimit(resource as _, &lim) != 0 {
+                if libc::setrlimit(resource, &lim) != 0 {
                     return Err(fail(3));
                 }
             }
