@@ -13,19 +13,40 @@ use globset::{Glob, GlobBuilder, GlobMatcher};
 enum Token {
     Literal(String),
     /// Validated when the policy loads; the matcher is compiled on first use, because
-    /// compiling every glob of a policy would dominate `cordon exec`'s start-up time.
-    Glob(Glob, OnceLock<GlobMatcher>),
+    /// compiling every glob of a policy would dominate `cordon exec`'s start-up time. A word
+    /// that lacks the glob's literal prefix (`mkfs` of `mkfs*`) cannot match, so most words
+    /// are rejected without compiling anything.
+    Glob {
+        glob: Glob,
+        prefix: String,
+        matcher: OnceLock<GlobMatcher>,
+    },
 }
 
 impl Token {
     fn matches(&self, word: &str) -> bool {
         match self {
             Token::Literal(s) => s == word,
-            Token::Glob(glob, matcher) => matcher
-                .get_or_init(|| glob.compile_matcher())
-                .is_match(word),
+            Token::Glob {
+                glob,
+                prefix,
+                matcher,
+            } => {
+                word.starts_with(prefix.as_str())
+                    && matcher
+                        .get_or_init(|| glob.compile_matcher())
+                        .is_match(word)
+            }
         }
     }
+}
+
+/// The characters before a glob's first special character (`\` included, to stay exact).
+fn literal_prefix(token: &str) -> String {
+    token
+        .chars()
+        .take_while(|c| !matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\'))
+        .collect()
 }
 
 /// A compiled token-prefix pattern.
@@ -52,7 +73,11 @@ impl Pattern {
                     .backslash_escape(true)
                     .build()
                     .map_err(|e| format!("token `{word}` is not a valid glob: {}", e.kind()))?;
-                tokens.push(Token::Glob(glob, OnceLock::new()));
+                tokens.push(Token::Glob {
+                    glob,
+                    prefix: literal_prefix(word),
+                    matcher: OnceLock::new(),
+                });
             } else {
                 tokens.push(Token::Literal((*word).to_string()));
             }
@@ -139,6 +164,16 @@ mod tests {
         assert!(m("rm", "/usr/bin/rm"));
         assert!(!m("/usr/bin/rm", "rm"));
         assert!(m("/usr/bin/rm", "/usr/bin/rm x"));
+    }
+
+    #[test]
+    fn literal_prefix_never_rejects_a_match() {
+        assert_eq!(literal_prefix("mkfs*"), "mkfs");
+        assert_eq!(literal_prefix("*.txt"), "");
+        assert_eq!(literal_prefix("a\\*b*"), "a");
+        assert_eq!(literal_prefix("x{a,b}"), "x");
+        assert!(m("x{a,b}", "xa") && m("x{a,b}", "xb") && !m("x{a,b}", "ya"));
+        assert!(m("a\\*b*", "a*bc") && !m("a\\*b*", "axbc"));
     }
 
     #[test]
