@@ -238,3 +238,34 @@ fn doctor_reports_live_probes() {
     assert!(out.contains("seccomp          ok"), "{out}");
     assert!(out.contains("what the landlock backend cannot do"), "{out}");
 }
+
+#[test]
+fn child_gets_the_policy_limits() {
+    let d = workspace(
+        "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[sandbox.limits]\nopen_files = 64\nfile_size = \"1M\"\ncpu_time = \"30s\"\n[shell]\ndefault = \"allow\"\n",
+    );
+    let o = cordon(
+        d.path(),
+        &["exec", "-c", "ulimit -n; ulimit -c; ulimit -f; ulimit -t"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // ulimit -f counts 512-byte blocks in dash and bash alike.
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "64\n0\n2048\n30\n");
+}
+
+#[test]
+fn policy_timeout_kills_the_tree() {
+    let d = workspace(
+        "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[sandbox.limits]\ntimeout = \"300ms\"\n[shell]\ndefault = \"allow\"\n",
+    );
+    let start = std::time::Instant::now();
+    let o = cordon(d.path(), &["exec", "-c", "sleep 30; touch late"]);
+    assert_eq!(o.status.code(), Some(124), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("cordon: timed out after"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    assert!(!d.path().join("late").exists());
+}
