@@ -44,7 +44,10 @@ pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellA
     let commands: Vec<CommandVerdict> = parsed
         .commands
         .iter()
-        .map(|c| CommandVerdict { command: c.clone(), decision: rules.decide(&c.words) })
+        .map(|c| CommandVerdict {
+            command: c.clone(),
+            decision: rules.decide(&c.words),
+        })
         .collect();
     let concerns: Vec<(Concern, Decision)> = parsed
         .concerns
@@ -52,24 +55,50 @@ pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellA
         .filter(|c| !matches!(c, Concern::WriteRedirect(target) if writes_inside(target, cx)))
         .map(|c| (c.clone(), concern_decision(c)))
         .collect();
-    let all = commands.iter().map(|c| c.decision.clone()).chain(concerns.iter().map(|(_, d)| d.clone()));
+    let all = commands
+        .iter()
+        .map(|c| c.decision.clone())
+        .chain(concerns.iter().map(|(_, d)| d.clone()));
     let decision = Decision::most_restrictive(all).unwrap_or_else(|| Decision {
         action: Action::Ask,
         reason: "no command found in the line".into(),
         rule: RuleRef::Builtin("empty"),
     });
-    ShellAssessment { decision, commands, concerns }
+    ShellAssessment {
+        decision,
+        commands,
+        concerns,
+    }
 }
 
 fn concern_decision(c: &Concern) -> Decision {
     let (tag, reason) = match c {
-        Concern::Unparsed(why) => ("unparsed", format!("the line cannot be fully understood: {why}")),
-        Concern::DynamicCommand(w) => ("dynamic-command", format!("the command name `{w}` is only known at run time")),
-        Concern::Opaque(w) => ("opaque", format!("`{w}` runs code that cannot be checked in advance")),
-        Concern::WriteRedirect(t) => ("redirect", format!("output is redirected to `{t}`, outside the writable roots")),
-        Concern::LoaderVariable(v) => ("loader-variable", format!("`{v}` changes which code a program loads")),
+        Concern::Unparsed(why) => (
+            "unparsed",
+            format!("the line cannot be fully understood: {why}"),
+        ),
+        Concern::DynamicCommand(w) => (
+            "dynamic-command",
+            format!("the command name `{w}` is only known at run time"),
+        ),
+        Concern::Opaque(w) => (
+            "opaque",
+            format!("`{w}` runs code that cannot be checked in advance"),
+        ),
+        Concern::WriteRedirect(t) => (
+            "redirect",
+            format!("output is redirected to `{t}`, outside the writable roots"),
+        ),
+        Concern::LoaderVariable(v) => (
+            "loader-variable",
+            format!("`{v}` changes which code a program loads"),
+        ),
     };
-    Decision { action: Action::Ask, reason, rule: RuleRef::Builtin(tag) }
+    Decision {
+        action: Action::Ask,
+        reason,
+        rule: RuleRef::Builtin(tag),
+    }
 }
 
 /// Is a redirection target a literal path inside a writable root?
@@ -87,5 +116,7 @@ fn writes_inside(target: &str, cx: &ShellContext) -> bool {
             other => path.push(other),
         }
     }
-    cx.writable.iter().any(|root| Path::new(&path).starts_with(root))
+    cx.writable
+        .iter()
+        .any(|root| Path::new(&path).starts_with(root))
 }

@@ -1,0 +1,1086 @@
+//! Finds every simple command a shell line would run.
+//!
+//! The line is parsed with tree-sitter-bash and walked: through lists (`&&`, `||`, `;`,
+//! `&`, newlines), pipelines, subshells, groups, `if`/`for`/`while`/`until`/`case`,
+//! function bodies, command and process substitutions (wherever they appear: arguments,
+//! double-quoted strings, assignments, redirection targets, `[[ ]]`, arithmetic,
+//! here-strings, unquoted here-documents). Each simple command's words are resolved
+//! (quotes removed, parts concatenated), literal `VAR=value` prefixes are stripped, and
+//! commands that run other commands — `sudo`, `env`, `timeout`, `xargs`,
+//! `find -exec`, `watch`, `bash -c`, … — are seen through: both the wrapper and the
+//! command it runs are reported, and shell strings (`sh -c STRING`) are parsed in turn.
+//!
+//! Anything that means the line must never be allowed without asking is a [`Concern`]:
+//! syntax that does not parse or that this module does not model, a command name whose
+//! value is not known before the line runs, code we cannot see (`eval`, `source`),
+//! output redirections to files, and loader variables such as `LD_PRELOAD`.
+//!
+//! The parser fails closed: on any input it returns, never panics, and whenever
+//! tree-sitter reports a syntax error the result carries [`Concern::Unparsed`]. Where
+//! tree-sitter-bash is known to read a line differently from bash without reporting an
+//! error, the line is checked and reported as [`Concern::Unparsed`] too: `$'\\'` followed
+//! by another quote, command substitutions inside `${var#pattern}`-style expansions,
+//! `#` after an escaped blank, line continuations inside a word, here-document delimiters,
+//! escaped blanks between words, redirection targets on the next line, reserved words read
+//! as command names. Work is bounded: input over [`MAX_LINE_BYTES`], shell strings nested
+//! deeper than [`MAX_SHELL_DEPTH`], deep syntax or a parse that takes too long are
+//! [`Concern::Unparsed`].
+//!
+//! Not seen through (reported as the command they are, so rules on their names apply):
+//! commands that run code in another language (`python -c`, `perl -e`, `node -e`), remote
+//! commands (`ssh host CMD`), and runners such as `parallel`, `nsenter`, `unshare`,
+//! `systemd-run`, `docker exec`. A shell started without `-c` that reads its commands
+//! from standard input (`curl … | sh`) is [`Concern::Opaque`]; one given a script file
+//! (`bash build.sh`) is just that command.
+//!
+//! ```
+//! use cordon_tools::shell::{parse, Concern};
+//!
+//! let line = parse("ls && sudo r''m -rf /tmp/x > log");
+//! let argvs: Vec<_> = line.commands.iter().map(|c| c.words.join(" ")).collect();
+//! assert_eq!(argvs, ["ls", "sudo rm -rf /tmp/x", "rm -rf /tmp/x"]);
+//! assert_eq!(line.concerns, [Concern::WriteRedirect("log".into())]);
+//! ```
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::fmt;
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
+use tree_sitter::{Node, ParseOptions, Parser, Tree};
+
+mod words;
+mod wrappers;
+
+#[cfg(test)]
+mod tests;
+
+use words::{join_raw, resolve, Src, Word};
+pub use wrappers::is_loader_variable;
+use wrappers::Inner;
+
+/// Longest line (and longest argv, summed) that is parsed at all; longer input is
+/// [`Concern::Unparsed`].
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+/// How deeply shell strings (`bash -c '…'` inside `sh -c "…"`, `eval`, `watch`, …) are
+/// followed; deeper is [`Concern::Unparsed`].
+pub const MAX_SHELL_DEPTH: usize = 8;
+/// How deeply syntax may nest (substitutions in substitutions, subshells, …).
+const MAX_NODE_DEPTH: usize = 200;
+/// How many wrappers may be stacked (`sudo env timeout nice …`).
+const MAX_WRAPPER_DEPTH: usize = 16;
+/// Wall-clock budget for tree-sitter on one call of [`parse`]; exceeding it is
+/// [`Concern::Unparsed`]. Generous: it only stops pathological input.
+const PARSE_BUDGET: Duration = Duration::from_secs(1);
+
+/// One simple command the line would run, with quoting resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    /// argv after quote removal and concatenation (`r''m` -> `rm`, `"rm"` -> `rm`, `\rm` -> `rm`),
+    /// with literal `VAR=value` prefixes stripped and wrappers seen through (see below).
+    ///
+    /// A word whose value is only known when the line runs (`$HOME`, `$(pwd)`, `"$x"`) is
+    /// given as written.
+    pub words: Vec<String>,
+    /// The source text of this command (for display).
+    pub text: String,
+}
+
+/// Something about the line that means it must never be auto-allowed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Concern {
+    /// The line does not parse (tree-sitter ERROR / MISSING nodes), or uses syntax we do not model.
+    Unparsed(String),
+    /// A word that is not a literal after quote removal (`$X`, `$(...)`, an unquoted glob or
+    /// brace expansion) appears as a command name or where a wrapper's options or inner
+    /// command would be.
+    DynamicCommand(String),
+    /// eval, source, `.`, and similar that run code we cannot see.
+    Opaque(String),
+    /// An output redirection (`>`, `>>`, `&>`, `>|`, `<>`) to a target: the file path as written (resolved literal) or the raw text if dynamic.
+    WriteRedirect(String),
+    /// A loader variable prefix (LD_PRELOAD=..., LD_LIBRARY_PATH=..., LD_AUDIT=..., DYLD_*) on a command.
+    ///
+    /// Also other variables that make a program run code the line does not show; see
+    /// [`is_loader_variable`].
+    LoaderVariable(String),
+}
+
+impl Concern {
+    /// A short name for the kind of concern (`unparsed`, `dynamic-command`, `opaque`,
+    /// `write-redirect`, `loader-variable`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Concern::Unparsed(_) => "unparsed",
+            Concern::DynamicCommand(_) => "dynamic-command",
+            Concern::Opaque(_) => "opaque",
+            Concern::WriteRedirect(_) => "write-redirect",
+            Concern::LoaderVariable(_) => "loader-variable",
+        }
+    }
+
+    /// The detail: the offending text or a message.
+    pub fn detail(&self) -> &str {
+        match self {
+            Concern::Unparsed(s)
+            | Concern::DynamicCommand(s)
+            | Concern::Opaque(s)
+            | Concern::WriteRedirect(s)
+            | Concern::LoaderVariable(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for Concern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Concern::Unparsed(m) => write!(f, "cannot be parsed safely: {m}"),
+            Concern::DynamicCommand(w) => {
+                write!(f, "command not known before it runs: `{w}`")
+            }
+            Concern::Opaque(w) => write!(f, "runs code that cannot be inspected: `{w}`"),
+            Concern::WriteRedirect(t) => write!(f, "redirects output to `{t}`"),
+            Concern::LoaderVariable(v) => write!(f, "sets loader variable `{v}`"),
+        }
+    }
+}
+
+/// Every simple command a line would run, and what makes it unsafe to allow unasked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParsedLine {
+    /// In source order; a wrapper comes before the command it runs, a command before
+    /// the commands in its substitutions.
+    pub commands: Vec<SimpleCommand>,
+    /// Without duplicates, in the order found.
+    pub concerns: Vec<Concern>,
+}
+
+impl ParsedLine {
+    /// Whether the whole line was understood (no [`Concern::Unparsed`]).
+    pub fn is_parsed(&self) -> bool {
+        !self
+            .concerns
+            .iter()
+            .any(|c| matches!(c, Concern::Unparsed(_)))
+    }
+}
+
+/// Parses a shell line into every simple command it would run. Never panics, on any input.
+pub fn parse(line: &str) -> ParsedLine {
+    let mut walker = Walker::new();
+    walker.line(line);
+    walker.finish()
+}
+
+/// The argv form (`cordon exec -- PROG ARGS`): no parsing of the words themselves, but wrappers
+/// are seen through and `sh -c`/`bash -c`/`bash -lc` arguments are parsed, exactly as for `parse`.
+pub fn parse_argv(argv: &[String]) -> ParsedLine {
+    let mut walker = Walker::new();
+    let total: usize = argv.iter().map(|a| a.len() + 1).sum();
+    if total > MAX_LINE_BYTES {
+        walker.concern(Concern::Unparsed(format!(
+            "command is longer than {MAX_LINE_BYTES} bytes"
+        )));
+    } else if argv.iter().any(|a| a.contains('\0')) {
+        walker.concern(Concern::Unparsed(
+            "an argument contains a NUL byte".to_string(),
+        ));
+    } else {
+        let words: Vec<Word> = argv.iter().map(|a| Word::lit(a)).collect();
+        let text = join_raw(&words);
+        walker.run(words, text, 0);
+    }
+    walker.finish()
+}
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// Parses with a reused per-thread parser. `None` when the parser is unavailable or gave up.
+fn parse_tree(line: &str, deadline: Instant) -> Option<Tree> {
+    PARSER.with(|cell| {
+        let mut slot = cell.try_borrow_mut().ok()?;
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .ok()?;
+            *slot = Some(parser);
+        }
+        let parser = slot.as_mut()?;
+        let bytes = line.as_bytes();
+        let mut progress = |_: &tree_sitter::ParseState| {
+            if Instant::now() > deadline {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let options = ParseOptions::new().progress_callback(&mut progress);
+        let tree = parser.parse_with_options(
+            &mut |i, _| bytes.get(i..).unwrap_or(&[]),
+            None,
+            Some(options),
+        );
+        if tree.is_none() {
+            parser.reset();
+        }
+        tree
+    })
+}
+
+/// The first ERROR or MISSING node, described.
+fn first_error(root: Node, src: &Src) -> String {
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        if node.is_missing() {
+            let p = node.start_position();
+            return format!(
+                "syntax error at line {}, column {}: missing `{}`",
+                p.row + 1,
+                p.column + 1,
+                node.kind()
+            );
+        }
+        if node.is_error() {
+            let p = node.start_position();
+            let mut near: String = src.raw(node).chars().take(40).collect();
+            if near.is_empty() {
+                near = src
+                    .slice(node.start_byte(), node.start_byte() + 40)
+                    .chars()
+                    .take(40)
+                    .collect();
+            }
+            return format!(
+                "syntax error at line {}, column {} near `{}`",
+                p.row + 1,
+                p.column + 1,
+                near.trim_end()
+            );
+        }
+        // Descend only into subtrees that contain the error.
+        if node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return "syntax error".to_string();
+            }
+        }
+    }
+}
+
+/// Whether `s` is non-empty and made only of backslash-newline line continuations.
+fn only_continuations(s: &str) -> bool {
+    !s.is_empty() && s.split("\\\n").all(str::is_empty)
+}
+
+struct Walker {
+    out: ParsedLine,
+    /// The concerns already reported (no duplicates).
+    seen: HashSet<Concern>,
+    shell_depth: usize,
+    node_depth: usize,
+    /// Inside an arithmetic context (`(( ))`, `$(( ))`, `[[ ]]`, c-style `for`).
+    arith: bool,
+    deadline: Instant,
+}
+
+impl Walker {
+    fn new() -> Self {
+        Walker {
+            out: ParsedLine::default(),
+            seen: HashSet::new(),
+            shell_depth: 0,
+            node_depth: 0,
+            arith: false,
+            deadline: Instant::now() + PARSE_BUDGET,
+        }
+    }
+
+    fn finish(self) -> ParsedLine {
+        self.out
+    }
+
+    fn concern(&mut self, c: Concern) {
+        if self.seen.insert(c.clone()) {
+            self.out.concerns.push(c);
+        }
+    }
+
+    /// Parses one shell line (the top-level line, or a nested shell string).
+    fn line(&mut self, line: &str) {
+        if self.shell_depth > MAX_SHELL_DEPTH {
+            return self.concern(Concern::Unparsed(format!(
+                "shell strings nested deeper than {MAX_SHELL_DEPTH} levels"
+            )));
+        }
+        if line.len() > MAX_LINE_BYTES {
+            return self.concern(Concern::Unparsed(format!(
+                "command is longer than {MAX_LINE_BYTES} bytes"
+            )));
+        }
+        if line.contains('\0') {
+            return self.concern(Concern::Unparsed("command contains a NUL byte".to_string()));
+        }
+        if line.contains("\\\r\n") {
+            // bash keeps the CR in the word and ends the command at the LF; the parser
+            // treats the three bytes as a line continuation.
+            return self.concern(Concern::Unparsed(
+                "backslash before CR LF (bash and the parser disagree)".to_string(),
+            ));
+        }
+        let Some(tree) = parse_tree(line, self.deadline) else {
+            return self.concern(Concern::Unparsed(
+                "the shell parser gave up on this input".to_string(),
+            ));
+        };
+        let src = Src::new(line);
+        let root = tree.root_node();
+        if root.has_error() {
+            let msg = first_error(root, &src);
+            self.concern(Concern::Unparsed(msg));
+        }
+        // Best effort even after an error: the commands we can see are still reported.
+        self.any(root, &src);
+    }
+
+    /// A shell string run by a wrapper (`bash -c STRING`, `eval`, `watch`, …).
+    fn nested(&mut self, word: &Word) {
+        if !word.literal {
+            return self.concern(Concern::DynamicCommand(word.text.clone()));
+        }
+        let saved_arith = std::mem::replace(&mut self.arith, false);
+        self.shell_depth += 1;
+        self.line(&word.text);
+        self.shell_depth -= 1;
+        self.arith = saved_arith;
+    }
+
+    fn any(&mut self, node: Node, src: &Src) {
+        if !node.is_named() || node.is_missing() {
+            return;
+        }
+        if self.node_depth >= MAX_NODE_DEPTH {
+            return self.concern(Concern::Unparsed(format!(
+                "syntax nested deeper than {MAX_NODE_DEPTH} levels"
+            )));
+        }
+        self.node_depth += 1;
+        self.dispatch(node, src);
+        self.node_depth -= 1;
+    }
+
+    fn children(&mut self, node: Node, src: &Src) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            self.any(child, src);
+        }
+    }
+
+    fn arith_children(&mut self, node: Node, src: &Src) {
+        let saved = std::mem::replace(&mut self.arith, true);
+        self.children(node, src);
+        self.arith = saved;
+    }
+
+    fn dispatch(&mut self, node: Node, src: &Src) {
+        match node.kind() {
+            "program"
+            | "list"
+            | "pipeline"
+            | "subshell"
+            | "do_group"
+            | "else_clause"
+            | "elif_clause"
+            | "negated_command"
+            | "if_statement"
+            | "while_statement"
+            | "case_statement"
+            | "case_item"
+            | "for_statement"
+            | "function_definition"
+            | "redirected_statement"
+            | "variable_assignments"
+            | "string"
+            | "expansion"
+            | "simple_expansion"
+            | "array"
+            | "number"
+            | "translated_string"
+            | "brace_expression"
+            | "command_name" => self.children(node, src),
+            // Substitutions run commands of their own; arithmetic around them does not
+            // make their quoted strings arithmetic.
+            "command_substitution" | "process_substitution" => {
+                let saved = std::mem::replace(&mut self.arith, false);
+                if node.child(0).is_some_and(|c| c.kind() == "`") {
+                    self.backticks(node, src);
+                } else {
+                    self.children(node, src);
+                }
+                self.arith = saved;
+            }
+            "subscript"
+            | "binary_expression"
+            | "unary_expression"
+            | "ternary_expression"
+            | "postfix_expression"
+            | "parenthesized_expression"
+            | "arithmetic_expansion"
+            | "c_style_for_statement"
+            | "test_command" => self.arith_children(node, src),
+            "compound_statement" => {
+                let arith = node.child(0).is_some_and(|c| c.kind() == "((");
+                if arith {
+                    self.arith_children(node, src)
+                } else {
+                    self.children(node, src)
+                }
+            }
+            "command" => self.command(node, src),
+            "declaration_command" | "unset_command" => self.declaration(node, src),
+            "variable_assignment" => self.assignment(node, src),
+            "concatenation" => {
+                // The parts of one word touch (or are joined by line continuations).
+                let mut cursor = node.walk();
+                let parts: Vec<Node> = node.children(&mut cursor).collect();
+                let apart = parts.windows(2).any(|w| {
+                    let gap = src.slice(w[0].end_byte(), w[1].start_byte());
+                    !gap.is_empty() && !only_continuations(&gap)
+                });
+                if apart {
+                    self.concern(Concern::Unparsed(format!(
+                        "a word the parser joined across blanks: `{}`",
+                        src.raw(node).chars().take(40).collect::<String>()
+                    )));
+                }
+                self.children(node, src)
+            }
+            "file_redirect" => self.file_redirect(node, src),
+            "herestring_redirect" => {
+                let mut cursor = node.walk();
+                let word = node
+                    .named_children(&mut cursor)
+                    .find(|c| c.kind() != "comment" && c.kind() != "file_descriptor");
+                if let Some(word) = word {
+                    let gap = src.slice(node.start_byte(), word.start_byte());
+                    if gap.contains('\n') && !gap.contains("\\\n") {
+                        self.concern(Concern::Unparsed(
+                            "here-string `<<<` without a word on its line".to_string(),
+                        ));
+                    }
+                }
+                self.children(node, src)
+            }
+            "heredoc_redirect" => self.heredoc(node, src),
+            "raw_string"
+            | "string_content"
+            | "ansi_c_string"
+            | "word"
+            | "regex"
+            | "extglob_pattern"
+            | "variable_name"
+            | "special_variable_name"
+            | "test_operator" => {
+                let kind = node.kind();
+                if kind == "ansi_c_string" && !ansi_c_string_closes_at_end(&src.raw(node)) {
+                    // The grammar's `\$'([^']|\\')*'` reads `$'\\'` past its end.
+                    self.concern(Concern::Unparsed(format!(
+                        "$'...' string read differently by bash and the parser near `{}`",
+                        src.raw(node).chars().take(40).collect::<String>()
+                    )));
+                }
+                if kind != "raw_string" && kind != "ansi_c_string" {
+                    self.hidden_substitutions(node, src);
+                }
+                if self.arith {
+                    let text = src.raw(node);
+                    if text.contains("$(") || text.contains('`') {
+                        self.concern(Concern::Opaque(format!(
+                            "{text} is evaluated as arithmetic, which can run commands"
+                        )));
+                    }
+                }
+                self.children(node, src)
+            }
+            "comment" => {
+                if !comment_starts_word(src.text.as_bytes(), node.start_byte()) {
+                    self.concern(Concern::Unparsed(format!(
+                        "`#` inside a word read as a comment near `{}`",
+                        src.raw(node).chars().take(40).collect::<String>()
+                    )));
+                }
+            }
+            "file_descriptor" | "heredoc_start" | "heredoc_end" | "heredoc_content" => {
+                self.children(node, src)
+            }
+            // Only reached outside a heredoc_redirect; scanning it is the safe choice.
+            "heredoc_body" => self.children(node, src),
+            // Already reported by `line` (the tree has an error); keep looking inside.
+            "ERROR" => self.children(node, src),
+            other => {
+                let near: String = src.raw(node).chars().take(40).collect();
+                self.concern(Concern::Unparsed(format!(
+                    "unsupported shell syntax ({other}) near `{near}`"
+                )));
+                self.children(node, src)
+            }
+        }
+    }
+
+    /// A token the parser took as plain text but that holds an unescaped `$(` or a
+    /// backtick (`${x#$(cmd)}`, `${x:-`cmd`}`): bash would run it. The line is
+    /// [`Concern::Unparsed`]; the commands inside are still reported, best effort.
+    fn hidden_substitutions(&mut self, node: Node, src: &Src) {
+        let text = src.raw(node);
+        if !text.contains("$(") && !text.contains('`') {
+            return;
+        }
+        let (found, inner) = find_substitutions(&text);
+        if !found {
+            return;
+        }
+        self.concern(Concern::Unparsed(format!(
+            "command substitution the parser did not recognise in `{}`",
+            text.chars().take(40).collect::<String>()
+        )));
+        for cmd in inner {
+            self.nested(&Word::lit(&cmd));
+        }
+    }
+
+    /// `` `...` ``: bash removes the backslash from `\\`, `` \` `` and `\$` and parses the
+    /// result, so `` `echo \`rm x\`` `` runs `rm`. The parser does not; when there is a
+    /// backslash inside, the unescaped text is parsed instead of the tree.
+    fn backticks(&mut self, node: Node, src: &Src) {
+        let raw = src.raw(node);
+        let inner = raw
+            .strip_prefix('`')
+            .and_then(|r| r.strip_suffix('`'))
+            .unwrap_or(&raw);
+        if !inner.contains('\\') {
+            return self.children(node, src);
+        }
+        let mut text = String::with_capacity(inner.len());
+        let mut chars = inner.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '\\' && matches!(chars.peek(), Some('\\' | '`' | '$')) {
+                if let Some(n) = chars.next() {
+                    text.push(n);
+                }
+            } else {
+                text.push(c);
+            }
+        }
+        self.nested(&Word::lit(&text));
+    }
+
+    /// A simple command: its words, prefix assignments and redirections.
+    fn command(&mut self, node: Node, src: &Src) {
+        let mut kids: Vec<(Option<&'static str>, Node)> = Vec::new();
+        let mut cursor = node.walk();
+        if cursor.goto_first_child() {
+            loop {
+                kids.push((cursor.field_name(), cursor.node()));
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        // The parser reads `\<blank>` between words as whitespace; bash reads a word
+        // made of the blank.
+        let escaped_blank = |gap: &str| {
+            gap.as_bytes()
+                .windows(2)
+                .any(|w| w[0] == b'\\' && matches!(w[1], b' ' | b'\t' | 0x0b | 0x0c))
+        };
+        let start = node.start_byte();
+        let before = src.slice(start.saturating_sub(2), start);
+        let before_ok = !escaped_blank(&before)
+            || src
+                .text
+                .as_bytes()
+                .get(..start.saturating_sub(2))
+                .unwrap_or_default()
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count()
+                % 2
+                == 1;
+        let gaps_ok = kids
+            .windows(2)
+            .all(|w| !escaped_blank(&src.slice(w[0].1.end_byte(), w[1].1.start_byte())));
+        if !before_ok || !gaps_ok {
+            self.concern(Concern::Unparsed(format!(
+                "escaped blank read as a word separator in `{}`",
+                src.raw(node).chars().take(40).collect::<String>()
+            )));
+        }
+        let is_word = |f: Option<&str>| matches!(f, Some("name" | "argument"));
+        let mut parts: Vec<Node> = Vec::new();
+        for (i, (field, child)) in kids.iter().enumerate() {
+            if i > 0 {
+                let (prev_field, prev) = kids[i - 1];
+                let gap = src.slice(prev.end_byte(), child.start_byte());
+                if only_continuations(&gap) && !(is_word(prev_field) && is_word(*field)) {
+                    // `X=a\<newline>b cmd`: bash joins the parts, the parser does not.
+                    self.concern(Concern::Unparsed(format!(
+                        "line continuation inside a word near `{}`",
+                        src.raw(*child).chars().take(40).collect::<String>()
+                    )));
+                }
+            }
+            if is_word(*field) {
+                parts.push(*child);
+            }
+        }
+        let words = group_words(&parts, src);
+        self.run(words, src.raw(node), 0);
+        // Then everything inside: substitutions in words, assignments, redirections.
+        for (field, child) in kids {
+            if field.is_none() && child.kind() == "variable_assignment" {
+                self.assignment(child, src);
+            } else {
+                self.any(child, src);
+            }
+        }
+    }
+
+    /// Reports one simple command (given as words) and whatever it runs in turn.
+    fn run(&mut self, words: Vec<Word>, text: String, level: usize) {
+        let Some(name) = words.first() else { return };
+        if name.raw == "!" && level < MAX_WRAPPER_DEPTH {
+            // `! ! cmd`: the parser reads the second `!` as a command name.
+            let rest = words[1..].to_vec();
+            return self.run(rest, text, level + 1);
+        }
+        self.out.commands.push(SimpleCommand {
+            words: words.iter().map(|w| w.text.clone()).collect(),
+            text: text.clone(),
+        });
+        if !name.literal {
+            return self.concern(Concern::DynamicCommand(name.text.clone()));
+        }
+        if level >= MAX_WRAPPER_DEPTH {
+            return self.concern(Concern::Unparsed(format!(
+                "more than {MAX_WRAPPER_DEPTH} nested wrapper commands"
+            )));
+        }
+        // tree-sitter-bash sometimes reads a reserved word as a command name (`! ! cmd`,
+        // `time { cmd; }`, `coproc { cmd; }`). `!` negates the rest; any other reserved
+        // word means the parser misread the line.
+        if RESERVED.contains(&name.raw.as_str()) {
+            if name.raw != "!" {
+                self.concern(Concern::Unparsed(format!(
+                    "reserved word `{}` where a command name was expected",
+                    name.raw
+                )));
+            }
+            if matches!(
+                name.raw.as_str(),
+                "!" | "{" | "(" | "do" | "then" | "else" | "time"
+            ) {
+                let rest = words[1..].to_vec();
+                let text = join_raw(&rest);
+                self.run(rest, text, level + 1);
+            }
+            return;
+        }
+        let outcome = wrappers::analyse(&name.text, &words[1..], &text);
+        for c in outcome.concerns {
+            self.concern(c);
+        }
+        for inner in outcome.inner {
+            match inner {
+                Inner::Argv(argv) => {
+                    let text = join_raw(&argv);
+                    self.run(argv, text, level + 1);
+                }
+                Inner::Line(word) => self.nested(&word),
+            }
+        }
+    }
+
+    /// `export`, `declare`, `local`, `readonly`, `typeset`, `unset`: reported as a
+    /// command; assignments inside are checked like any other.
+    fn declaration(&mut self, node: Node, src: &Src) {
+        let mut words = Vec::new();
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if !child.is_named() {
+                if words.is_empty() {
+                    words.push(Word::lit(&src.raw(child)));
+                }
+                continue;
+            }
+            if child.kind() == "variable_assignment" || child.kind() == "variable_name" {
+                let raw = src.raw(child);
+                let literal = !has_expansion(child);
+                words.push(Word {
+                    text: raw.clone(),
+                    raw,
+                    literal,
+                    single: literal,
+                });
+            } else if child.kind() != "comment" {
+                words.push(resolve(&[child], src));
+            }
+        }
+        self.run(words, src.raw(node), 0);
+        self.children(node, src);
+    }
+
+    /// `NAME=value` (standalone, as a command prefix, or in a declaration).
+    fn assignment(&mut self, node: Node, src: &Src) {
+        if let Some(name) = node.child_by_field_name("name") {
+            let var = if name.kind() == "subscript" {
+                name.child_by_field_name("name")
+                    .map(|n| src.raw(n))
+                    .unwrap_or_default()
+            } else {
+                src.raw(name)
+            };
+            if is_loader_variable(&var) {
+                self.concern(Concern::LoaderVariable(src.raw(node)));
+            }
+        }
+        self.children(node, src);
+    }
+
+    fn file_redirect(&mut self, node: Node, src: &Src) {
+        let mut op = String::new();
+        let mut dest: Vec<Node> = Vec::new();
+        let mut cursor = node.walk();
+        if cursor.goto_first_child() {
+            loop {
+                let child = cursor.node();
+                if cursor.field_name() == Some("destination") {
+                    dest.push(child);
+                } else if !child.is_named() && op.is_empty() {
+                    op = child.kind().to_string();
+                } else if child.is_error() {
+                    // `<>` is not in the grammar: the `>` shows up as an error here.
+                    op.push_str(&src.raw(child));
+                }
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        if let Some(first) = dest.first() {
+            let gap = src.slice(node.start_byte(), first.start_byte());
+            if gap.contains('\n') && !gap.contains("\\\n") {
+                // bash: `syntax error near unexpected token newline`; the parser takes the
+                // next line's first word as the target.
+                self.concern(Concern::Unparsed(format!(
+                    "redirection `{op}` without a target on its line"
+                )));
+            }
+        }
+        let target = group_words(&dest, src).into_iter().next();
+        let writes = match op.as_str() {
+            ">" | ">>" | "&>" | "&>>" | ">|" | "<>" => true,
+            ">&" => !target.as_ref().is_some_and(|t| {
+                t.literal && (t.text == "-" || t.text.chars().all(|c| c.is_ascii_digit()))
+            }),
+            "<" | "<&" | "<&-" | ">&-" => false,
+            other => {
+                self.concern(Concern::Unparsed(format!(
+                    "unknown redirection `{other}` in `{}`",
+                    src.raw(node)
+                )));
+                true
+            }
+        };
+        if writes {
+            match &target {
+                Some(t)
+                    if t.literal
+                        && matches!(
+                            t.text.as_str(),
+                            "/dev/null" | "/dev/stdout" | "/dev/stderr"
+                        ) => {}
+                Some(t) => self.concern(Concern::WriteRedirect(t.text.clone())),
+                None => self.concern(Concern::WriteRedirect(src.raw(node))),
+            }
+        }
+        self.children(node, src);
+    }
+
+    fn heredoc(&mut self, node: Node, src: &Src) {
+        let mut quoted = false;
+        let mut delimiter = None;
+        let mut end = None;
+        let mut body = String::new();
+        let strip_tabs = node.child(0).is_some_and(|c| c.kind() == "<<-");
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "heredoc_start" => {
+                    let raw = src.raw(child);
+                    quoted = raw.contains(['\'', '"', '\\']);
+                    delimiter = Some(unquote_delimiter(&raw));
+                }
+                "heredoc_end" => end = Some(src.raw(child)),
+                "heredoc_body" => body.push_str(&src.raw(child)),
+                _ => {}
+            }
+        }
+        // bash ends the body at the first line equal to the delimiter (after quote
+        // removal); if the parser ended it elsewhere, it misread the line.
+        if let Some(delimiter) = &delimiter {
+            let trim = |l: &str| -> String {
+                if strip_tabs {
+                    l.trim_start_matches('\t').to_string()
+                } else {
+                    l.to_string()
+                }
+            };
+            let early = body.split('\n').any(|l| trim(l) == *delimiter);
+            let wrong_end = end.as_ref().is_some_and(|e| trim(e) != *delimiter);
+            if early || wrong_end {
+                self.concern(Concern::Unparsed(format!(
+                    "here-document delimiter `{delimiter}` not matched the way bash matches it"
+                )));
+            }
+        }
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                // A quoted delimiter makes the body plain data.
+                "heredoc_body" if quoted => {}
+                // Otherwise expansions and substitutions in it happen. tree-sitter-bash
+                // does not always find them (`<<-` bodies), so the body is re-read as the
+                // double-quoted string it is equivalent to.
+                "heredoc_body" => {
+                    let body = src.raw(child);
+                    if body.contains("$(") || body.contains('`') {
+                        self.heredoc_body(&body);
+                    }
+                }
+                _ => self.any(child, src),
+            }
+        }
+    }
+
+    /// Finds the commands in an unquoted here-document body by parsing `: "BODY"`, with
+    /// the body's `"` escaped (the only character that differs between the two).
+    fn heredoc_body(&mut self, body: &str) {
+        let mut quoted = String::with_capacity(body.len() + 8);
+        quoted.push_str(": \"");
+        let mut chars = body.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    quoted.push_str("\\\\\\\"");
+                }
+                '\\' => {
+                    quoted.push('\\');
+                    match chars.next() {
+                        Some(n) => quoted.push(n),
+                        None => quoted.push('\\'),
+                    }
+                }
+                '"' => quoted.push_str("\\\""),
+                _ => quoted.push(c),
+            }
+        }
+        quoted.push('"');
+        let mut sub = Walker {
+            out: ParsedLine::default(),
+            seen: HashSet::new(),
+            shell_depth: self.shell_depth + 1,
+            node_depth: self.node_depth,
+            arith: false,
+            deadline: self.deadline,
+        };
+        sub.line(&quoted);
+        let mut found = sub.finish();
+        // Drop the `:` that carried the string.
+        if found
+            .commands
+            .first()
+            .is_some_and(|c| c.words.first().is_some_and(|w| w == ":"))
+        {
+            found.commands.remove(0);
+        }
+        self.out.commands.extend(found.commands);
+        for c in found.concerns {
+            self.concern(c);
+        }
+    }
+}
+
+/// Whether a `#` at this offset starts a word (so bash reads a comment): at the start,
+/// or after an unescaped blank or operator character.
+fn comment_starts_word(bytes: &[u8], at: usize) -> bool {
+    if at == 0 {
+        return true;
+    }
+    let Some(&prev) = bytes.get(at - 1) else {
+        return false;
+    };
+    if !matches!(
+        prev,
+        b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>'
+    ) {
+        return false;
+    }
+    let backslashes = bytes[..at - 1]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'\\')
+        .count();
+    backslashes % 2 == 0
+}
+
+/// Whether the first unescaped `'` after `$'` is the last character (bash's reading).
+fn ansi_c_string_closes_at_end(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    let mut i = 2;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'\'' => return i + 1 == bytes.len(),
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+/// Unescaped `$(...)` and `` `...` `` in text: whether there is any, and the command
+/// text inside each one that is complete (`$((...))` arithmetic is searched, not parsed).
+fn find_substitutions(text: &str) -> (bool, Vec<String>) {
+    let bytes = text.as_bytes();
+    let mut found = false;
+    let mut inner = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'$' if bytes.get(i + 1) == Some(&b'(') => {
+                found = true;
+                let arith = bytes.get(i + 2) == Some(&b'(');
+                let mut depth = 0usize;
+                let mut j = i + 1;
+                let mut close = None;
+                while j < bytes.len() {
+                    match bytes[j] {
+                        b'\\' => j += 1,
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                close = Some(j);
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                match close {
+                    Some(close) if !arith => {
+                        inner.push(String::from_utf8_lossy(&bytes[i + 2..close]).into_owned());
+                        i = close + 1;
+                    }
+                    _ => i += 2,
+                }
+            }
+            b'`' => {
+                found = true;
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j] != b'`' {
+                    if bytes[j] == b'\\' {
+                        j += 1;
+                    }
+                    j += 1;
+                }
+                if j < bytes.len() {
+                    inner.push(String::from_utf8_lossy(&bytes[i + 1..j]).into_owned());
+                }
+                i = j + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    (found, inner)
+}
+
+/// A here-document delimiter after quote removal.
+fn unquote_delimiter(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' => {}
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Shell reserved words (and `{`/`}`), as written unquoted.
+const RESERVED: &[&str] = &[
+    "!", "{", "}", "[[", "]]", "if", "then", "else", "elif", "fi", "do", "done", "case", "esac",
+    "while", "until", "for", "in", "select", "function", "(", ")",
+];
+
+/// Groups adjacent nodes (nothing, or only line continuations, between them) into shell
+/// words and resolves each.
+fn group_words(parts: &[Node], src: &Src) -> Vec<Word> {
+    let mut groups: Vec<Vec<Node>> = Vec::new();
+    // Zero-width nodes are MISSING nodes inserted by error recovery: no word.
+    for part in parts.iter().filter(|p| p.end_byte() > p.start_byte()) {
+        let joined = groups.last().and_then(|g| g.last()).is_some_and(|prev| {
+            let gap = src.slice(prev.end_byte(), part.start_byte());
+            gap.is_empty() || only_continuations(&gap)
+        });
+        match groups.last_mut() {
+            Some(group) if joined => group.push(*part),
+            _ => groups.push(vec![*part]),
+        }
+    }
+    groups.iter().map(|g| resolve(g, src)).collect()
+}
+
+/// Whether a node contains an expansion or substitution.
+fn has_expansion(node: Node) -> bool {
+    let mut cursor = node.walk();
+    let mut stack = vec![node];
+    let mut budget = 10_000;
+    while let Some(n) = stack.pop() {
+        budget -= 1;
+        if budget == 0 {
+            return true;
+        }
+        if matches!(
+            n.kind(),
+            "simple_expansion"
+                | "expansion"
+                | "command_substitution"
+                | "process_substitution"
+                | "arithmetic_expansion"
+                | "brace_expression"
+        ) {
+            return true;
+        }
+        stack.extend(n.named_children(&mut cursor));
+    }
+    false
+}

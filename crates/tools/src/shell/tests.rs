@@ -1,0 +1,1617 @@
+use super::*;
+
+fn dump(n: Node, src: &str, depth: usize, out: &mut String) {
+    let t = src.get(n.start_byte()..n.end_byte()).unwrap_or("?");
+    out.push_str(&format!(
+        "{}{}{} {:?}{}\n",
+        "  ".repeat(depth),
+        if n.is_named() { "" } else { "'" },
+        n.kind(),
+        t,
+        if n.is_missing() { " MISSING" } else { "" }
+    ));
+    let mut c = n.walk();
+    for ch in n.children(&mut c) {
+        dump(ch, src, depth + 1, out);
+    }
+}
+
+/// `CORDON_SHELL_DEBUG='line' cargo test -p cordon-tools debug_print -- --nocapture`
+#[test]
+fn debug_print() {
+    let Ok(line) = std::env::var("CORDON_SHELL_DEBUG") else {
+        return;
+    };
+    for line in line.split("\n---\n") {
+        let tree = parse_tree(line, Instant::now() + Duration::from_secs(5)).unwrap();
+        let mut s = String::new();
+        dump(tree.root_node(), line, 0, &mut s);
+        println!("=== {line:?}\n{s}");
+        let p = parse(line);
+        for c in &p.commands {
+            println!("  cmd {:?}   <- {:?}", c.words, c.text);
+        }
+        for c in &p.concerns {
+            println!("  concern {c:?}");
+        }
+    }
+}
+
+/// Concern kinds, for the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum K {
+    /// Unparsed
+    U,
+    /// DynamicCommand
+    D,
+    /// Opaque
+    O,
+    /// WriteRedirect
+    W,
+    /// LoaderVariable
+    L,
+}
+use K::*;
+
+fn kind(c: &Concern) -> K {
+    match c {
+        Concern::Unparsed(_) => U,
+        Concern::DynamicCommand(_) => D,
+        Concern::Opaque(_) => O,
+        Concern::WriteRedirect(_) => W,
+        Concern::LoaderVariable(_) => L,
+    }
+}
+
+type Case = (
+    &'static str,
+    &'static [&'static [&'static str]],
+    &'static [K],
+);
+
+const CASES: &[Case] = &[
+    // ---- plain and compound -------------------------------------------------------
+    ("ls", &[&["ls"]], &[]),
+    ("ls -la /tmp", &[&["ls", "-la", "/tmp"]], &[]),
+    ("", &[], &[]),
+    ("   # just a comment", &[], &[]),
+    ("ls && rm -rf x", &[&["ls"], &["rm", "-rf", "x"]], &[]),
+    ("ls || rm -rf x", &[&["ls"], &["rm", "-rf", "x"]], &[]),
+    ("ls; rm -rf x", &[&["ls"], &["rm", "-rf", "x"]], &[]),
+    ("ls & rm -rf x", &[&["ls"], &["rm", "-rf", "x"]], &[]),
+    ("ls\nrm -rf x", &[&["ls"], &["rm", "-rf", "x"]], &[]),
+    (
+        "ls | grep a | rm x",
+        &[&["ls"], &["grep", "a"], &["rm", "x"]],
+        &[],
+    ),
+    ("ls |& cat", &[&["ls"], &["cat"]], &[]),
+    (
+        "(cd /tmp && rm -rf x)",
+        &[&["cd", "/tmp"], &["rm", "-rf", "x"]],
+        &[],
+    ),
+    ("{ ls; rm x; }", &[&["ls"], &["rm", "x"]], &[]),
+    ("! rm x", &[&["rm", "x"]], &[]),
+    (
+        "if true; then rm a; elif ls; then rm b; else rm c; fi",
+        &[&["true"], &["rm", "a"], &["ls"], &["rm", "b"], &["rm", "c"]],
+        &[],
+    ),
+    (
+        "for f in a b; do rm \"$f\"; done",
+        &[&["rm", "\"$f\""]],
+        &[],
+    ),
+    (
+        "for ((i=0; i<3; i++)); do echo $i; done",
+        &[&["echo", "$i"]],
+        &[],
+    ),
+    (
+        "while read l; do rm \"$l\"; done < list",
+        &[&["read", "l"], &["rm", "\"$l\""]],
+        &[],
+    ),
+    (
+        "until false; do sleep 1; done",
+        &[&["false"], &["sleep", "1"]],
+        &[],
+    ),
+    (
+        "case $x in a) rm a;; b|c) ls;; *) :;; esac",
+        &[&["rm", "a"], &["ls"], &[":"]],
+        &[],
+    ),
+    ("f() { rm -rf /; }; f", &[&["rm", "-rf", "/"], &["f"]], &[]),
+    ("function g { ls; }", &[&["ls"]], &[]),
+    ("ls &&\n  rm x", &[&["ls"], &["rm", "x"]], &[]),
+    ("ls \\\n  -la", &[&["ls", "-la"]], &[]),
+    ("a=1 b=2", &[], &[]),
+    ("x=1; rm $x", &[&["rm", "$x"]], &[]),
+    ("time ls -l", &[&["time", "ls", "-l"], &["ls", "-l"]], &[]),
+    ("[ -f x ] && rm x", &[&["rm", "x"]], &[]),
+    ("[[ -d d ]] || mkdir d", &[&["mkdir", "d"]], &[]),
+    ("(( n > 3 )) && echo big", &[&["echo", "big"]], &[]),
+    ("ls # && rm -rf /", &[&["ls"]], &[]),
+    ("echo a#b", &[&["echo", "a#b"]], &[]),
+    // ---- substitutions ------------------------------------------------------------
+    ("echo $(rm x)", &[&["echo", "$(rm x)"], &["rm", "x"]], &[]),
+    ("echo `rm x`", &[&["echo", "`rm x`"], &["rm", "x"]], &[]),
+    (
+        "echo \"a $(rm x) b\"",
+        &[&["echo", "\"a $(rm x) b\""], &["rm", "x"]],
+        &[],
+    ),
+    ("X=$(rm -rf x) ls", &[&["ls"], &["rm", "-rf", "x"]], &[]),
+    ("X=$(rm -rf x)", &[&["rm", "-rf", "x"]], &[]),
+    (
+        "export A=$(rm q)",
+        &[&["export", "A=$(rm q)"], &["rm", "q"]],
+        &[],
+    ),
+    ("local x=`id`", &[&["local", "x=`id`"], &["id"]], &[]),
+    (
+        "diff <(ls a) <(ls b)",
+        &[&["diff", "<(ls a)", "<(ls b)"], &["ls", "a"], &["ls", "b"]],
+        &[],
+    ),
+    ("tee >(rm x) < f", &[&["tee", ">(rm x)"], &["rm", "x"]], &[]),
+    ("cat < $(rm x)", &[&["cat"], &["rm", "x"]], &[]),
+    ("ls > \"$(rm y)\"", &[&["ls"], &["rm", "y"]], &[W]),
+    ("[[ $(rm a) == y ]]", &[&["rm", "a"]], &[]),
+    ("[ \"$(rm a)\" = y ]", &[&["rm", "a"]], &[]),
+    (
+        "echo $(( $(rm s) + 1 ))",
+        &[&["echo", "$(( $(rm s) + 1 ))"], &["rm", "s"]],
+        &[],
+    ),
+    ("(( x = $(rm b) ))", &[&["rm", "b"]], &[]),
+    ("cat <<< \"$(rm w)\"", &[&["cat"], &["rm", "w"]], &[]),
+    ("cat <<< $(id)", &[&["cat"], &["id"]], &[]),
+    (
+        "echo ${x:-$(rm t)}",
+        &[&["echo", "${x:-$(rm t)}"], &["rm", "t"]],
+        &[],
+    ),
+    ("a[$(rm u)]=1", &[&["rm", "u"]], &[]),
+    ("x=(1 $(rm v))", &[&["rm", "v"]], &[]),
+    ("for i in $(ls); do :; done", &[&["ls"], &[":"]], &[]),
+    ("case $(rm c) in *) ;; esac", &[&["rm", "c"]], &[]),
+    (
+        "echo $(echo $(rm deep))",
+        &[
+            &["echo", "$(echo $(rm deep))"],
+            &["echo", "$(rm deep)"],
+            &["rm", "deep"],
+        ],
+        &[],
+    ),
+    ("cat <<EOF\n$(rm e)\nEOF", &[&["cat"], &["rm", "e"]], &[]),
+    ("cat <<'EOF'\n$(rm e)\nEOF", &[&["cat"]], &[]),
+    ("cat <<\"EOF\"\n`rm e`\nEOF", &[&["cat"]], &[]),
+    (
+        "cat <<EOF && rm y\nbody\nEOF",
+        &[&["cat"], &["rm", "y"]],
+        &[],
+    ),
+    ("cat <<EOF > out\nhi\nEOF", &[&["cat"]], &[W]),
+    (
+        "echo \"$(ls)\" | xargs rm",
+        &[&["echo", "\"$(ls)\""], &["ls"], &["xargs", "rm"], &["rm"]],
+        &[],
+    ),
+    (
+        "while [ $(rm w) ]; do :; done",
+        &[&["rm", "w"], &[":"]],
+        &[],
+    ),
+    // ---- quoting and obfuscation --------------------------------------------------
+    ("r''m -rf x", &[&["rm", "-rf", "x"]], &[]),
+    ("\"rm\" -rf x", &[&["rm", "-rf", "x"]], &[]),
+    ("'rm' -rf x", &[&["rm", "-rf", "x"]], &[]),
+    ("\\rm -rf x", &[&["rm", "-rf", "x"]], &[]),
+    ("r\\m -rf x", &[&["rm", "-rf", "x"]], &[]),
+    ("$'rm' -rf x", &[&["rm", "-rf", "x"]], &[]),
+    ("$'\\x72\\x6d' -rf x", &[&["rm", "-rf", "x"]], &[]),
+    ("$'\\162\\155' x", &[&["rm", "x"]], &[]),
+    ("$'r\\u006d' x", &[&["rm", "x"]], &[]),
+    ("\"r\"'m' x", &[&["rm", "x"]], &[]),
+    ("r\\\nm -rf x", &[&["rm", "-rf", "x"]], &[]),
+    ("\"r\\m\" x", &[&["r\\m", "x"]], &[]),
+    ("'r\\m' x", &[&["r\\m", "x"]], &[]),
+    ("/bin/rm -rf x", &[&["/bin/rm", "-rf", "x"]], &[]),
+    ("echo \"rm x\"", &[&["echo", "rm x"]], &[]),
+    ("echo 'rm -rf /'", &[&["echo", "rm -rf /"]], &[]),
+    ("echo a\\ b", &[&["echo", "a b"]], &[]),
+    ("echo \"\\$x \\\\ \\q\"", &[&["echo", "$x \\ \\q"]], &[]),
+    ("echo $'a\\tb'", &[&["echo", "a\tb"]], &[]),
+    ("echo \"a\"'b'c", &[&["echo", "abc"]], &[]),
+    ("$CMD x", &[&["$CMD", "x"]], &[D]),
+    ("\"$CMD\" x", &[&["\"$CMD\"", "x"]], &[D]),
+    ("${CMD} x", &[&["${CMD}", "x"]], &[D]),
+    (
+        "\"$(echo rm)\" x",
+        &[&["\"$(echo rm)\"", "x"], &["echo", "rm"]],
+        &[D],
+    ),
+    (
+        "$(echo rm) -rf x",
+        &[&["$(echo rm)", "-rf", "x"], &["echo", "rm"]],
+        &[D],
+    ),
+    ("`echo rm` x", &[&["`echo rm`", "x"], &["echo", "rm"]], &[D]),
+    ("{r,}m x", &[&["r,}m", "x"]], &[U]),
+    ("x{r,}m y", &[&["x{r,}m", "y"]], &[D]),
+    ("r{m,} y", &[&["r{m,}", "y"]], &[D]),
+    ("/bin/r? -rf x", &[&["/bin/r?", "-rf", "x"]], &[D]),
+    ("/usr/bin/r[m] x", &[&["/usr/bin/r[m]", "x"]], &[D]),
+    ("$\"rm\" x", &[&["$\"rm\"", "x"]], &[D]),
+    ("r$()m x", &[&["r$()m", "x"]], &[U, D]),
+    (
+        "echo *.rs {a,b} ~/x",
+        &[&["echo", "*.rs", "{a,b}", "~/x"]],
+        &[],
+    ),
+    ("rm -rf \"$HOME\"", &[&["rm", "-rf", "\"$HOME\""]], &[]),
+    // ---- wrappers -----------------------------------------------------------------
+    (
+        "sudo rm -rf /",
+        &[&["sudo", "rm", "-rf", "/"], &["rm", "-rf", "/"]],
+        &[],
+    ),
+    (
+        "sudo -u root -E rm x",
+        &[&["sudo", "-u", "root", "-E", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "sudo --user=root -- rm x",
+        &[&["sudo", "--user=root", "--", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "sudo -iu root rm x",
+        &[&["sudo", "-iu", "root", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    ("sudo -l", &[&["sudo", "-l"]], &[]),
+    (
+        "sudo FOO=1 rm x",
+        &[&["sudo", "FOO=1", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "sudo LD_PRELOAD=/x.so ls",
+        &[&["sudo", "LD_PRELOAD=/x.so", "ls"], &["ls"]],
+        &[L],
+    ),
+    ("sudo -Z rm x", &[&["sudo", "-Z", "rm", "x"]], &[U]),
+    (
+        "doas -u root rm x",
+        &[&["doas", "-u", "root", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    ("env rm x", &[&["env", "rm", "x"], &["rm", "x"]], &[]),
+    (
+        "env -i PATH=/bin HOME=/ rm x",
+        &[
+            &["env", "-i", "PATH=/bin", "HOME=/", "rm", "x"],
+            &["rm", "x"],
+        ],
+        &[L],
+    ),
+    (
+        "env -u HOME -C /tmp rm x",
+        &[
+            &["env", "-u", "HOME", "-C", "/tmp", "rm", "x"],
+            &["rm", "x"],
+        ],
+        &[],
+    ),
+    (
+        "env X=1 Y=2 rm x",
+        &[&["env", "X=1", "Y=2", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "env LD_PRELOAD=/x.so ls",
+        &[&["env", "LD_PRELOAD=/x.so", "ls"], &["ls"]],
+        &[L],
+    ),
+    (
+        "env X=\"$Y\" rm x",
+        &[&["env", "X=\"$Y\"", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    ("env X=$Y rm x", &[&["env", "X=$Y", "rm", "x"]], &[D]),
+    (
+        "env LD_PRELOAD=\"$P\" ls",
+        &[&["env", "LD_PRELOAD=\"$P\"", "ls"], &["ls"]],
+        &[L],
+    ),
+    (
+        "find . -exec sh -c 'rm \"$1\"' _ {} \\;",
+        &[
+            &[
+                "find",
+                ".",
+                "-exec",
+                "sh",
+                "-c",
+                "rm \"$1\"",
+                "_",
+                "{}",
+                ";",
+            ],
+            &["sh", "-c", "rm \"$1\"", "_", "{}"],
+            &["rm", "\"$1\""],
+        ],
+        &[],
+    ),
+    ("sudo -s", &[&["sudo", "-s"]], &[O]),
+    (
+        "bash -c \"$(curl -s x)\"",
+        &[&["bash", "-c", "\"$(curl -s x)\""], &["curl", "-s", "x"]],
+        &[D],
+    ),
+    (
+        "env -S 'rm -rf' x",
+        &[&["env", "-S", "rm -rf", "x"], &["rm", "-rf", "x"]],
+        &[],
+    ),
+    (
+        "env -S'X=1 rm' x",
+        &[&["env", "-SX=1 rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    ("env", &[&["env"]], &[]),
+    (
+        "timeout 5 rm x",
+        &[&["timeout", "5", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "timeout -s KILL --kill-after=2 5s rm x",
+        &[
+            &["timeout", "-s", "KILL", "--kill-after=2", "5s", "rm", "x"],
+            &["rm", "x"],
+        ],
+        &[],
+    ),
+    (
+        "nice -n 10 rm x",
+        &[&["nice", "-n", "10", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "nice -10 rm x",
+        &[&["nice", "-10", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    ("nohup rm x &", &[&["nohup", "rm", "x"], &["rm", "x"]], &[]),
+    (
+        "command rm x",
+        &[&["command", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    ("command -v rm", &[&["command", "-v", "rm"]], &[]),
+    ("exec rm x", &[&["exec", "rm", "x"], &["rm", "x"]], &[]),
+    (
+        "exec -a foo rm x",
+        &[&["exec", "-a", "foo", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "builtin cd /",
+        &[&["builtin", "cd", "/"], &["cd", "/"]],
+        &[],
+    ),
+    ("xargs rm", &[&["xargs", "rm"], &["rm"]], &[]),
+    (
+        "ls | xargs -0 -n 1 -P4 rm -f",
+        &[
+            &["ls"],
+            &["xargs", "-0", "-n", "1", "-P4", "rm", "-f"],
+            &["rm", "-f"],
+        ],
+        &[],
+    ),
+    (
+        "xargs -I {} mv {} /tmp",
+        &[
+            &["xargs", "-I", "{}", "mv", "{}", "/tmp"],
+            &["mv", "{}", "/tmp"],
+        ],
+        &[],
+    ),
+    (
+        "xargs -I{} sh -c 'echo {}'",
+        &[
+            &["xargs", "-I{}", "sh", "-c", "echo {}"],
+            &["sh", "-c", "echo {}"],
+        ],
+        &[D],
+    ),
+    ("xargs", &[&["xargs"], &["echo"]], &[]),
+    (
+        "find . -exec rm {} \\;",
+        &[&["find", ".", "-exec", "rm", "{}", ";"], &["rm", "{}"]],
+        &[],
+    ),
+    (
+        "find . -name '*.tmp' -execdir rm -f {} +",
+        &[
+            &[
+                "find", ".", "-name", "*.tmp", "-execdir", "rm", "-f", "{}", "+",
+            ],
+            &["rm", "-f", "{}"],
+        ],
+        &[],
+    ),
+    (
+        "find / -ok chmod 777 {} ';'",
+        &[
+            &["find", "/", "-ok", "chmod", "777", "{}", ";"],
+            &["chmod", "777", "{}"],
+        ],
+        &[],
+    ),
+    (
+        "find . -exec {} \\;",
+        &[&["find", ".", "-exec", "{}", ";"], &["{}"]],
+        &[D],
+    ),
+    (
+        "find . -name \"$PAT\" -delete",
+        &[&["find", ".", "-name", "\"$PAT\"", "-delete"]],
+        &[],
+    ),
+    (
+        "find . $ACTION rm \\;",
+        &[&["find", ".", "$ACTION", "rm", ";"]],
+        &[D],
+    ),
+    (
+        "watch -n 5 'ls; rm x'",
+        &[&["watch", "-n", "5", "ls; rm x"], &["ls"], &["rm", "x"]],
+        &[],
+    ),
+    ("watch ls -l", &[&["watch", "ls", "-l"], &["ls", "-l"]], &[]),
+    (
+        "watch -x rm x",
+        &[&["watch", "-x", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "stdbuf -oL -e0 rm x",
+        &[&["stdbuf", "-oL", "-e0", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "ionice -c3 rm x",
+        &[&["ionice", "-c3", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "chrt -f 10 rm x",
+        &[&["chrt", "-f", "10", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "taskset -c 0 rm x",
+        &[&["taskset", "-c", "0", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    ("taskset -p 123", &[&["taskset", "-p", "123"]], &[]),
+    (
+        "setsid -f rm x",
+        &[&["setsid", "-f", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "unbuffer rm x",
+        &[&["unbuffer", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "flock /tmp/l rm x",
+        &[&["flock", "/tmp/l", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "flock -w 3 /tmp/l -c 'rm x'",
+        &[&["flock", "-w", "3", "/tmp/l", "-c", "rm x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "script -qc 'rm x' /dev/null",
+        &[&["script", "-qc", "rm x", "/dev/null"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "su -c 'rm x' root",
+        &[&["su", "-c", "rm x", "root"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "su - root -c 'rm x'",
+        &[&["su", "-", "root", "-c", "rm x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "runuser -u nobody -- rm x",
+        &[&["runuser", "-u", "nobody", "--", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "chroot /srv rm x",
+        &[&["chroot", "/srv", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "strace -f -o /tmp/t rm x",
+        &[&["strace", "-f", "-o", "/tmp/t", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "ltrace -e malloc rm x",
+        &[&["ltrace", "-e", "malloc", "rm", "x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "sudo env X=1 timeout 5 rm x",
+        &[
+            &["sudo", "env", "X=1", "timeout", "5", "rm", "x"],
+            &["env", "X=1", "timeout", "5", "rm", "x"],
+            &["timeout", "5", "rm", "x"],
+            &["rm", "x"],
+        ],
+        &[],
+    ),
+    (
+        "nice nohup \\sudo r''m x",
+        &[
+            &["nice", "nohup", "sudo", "rm", "x"],
+            &["nohup", "sudo", "rm", "x"],
+            &["sudo", "rm", "x"],
+            &["rm", "x"],
+        ],
+        &[],
+    ),
+    (
+        "/usr/bin/sudo /bin/rm x",
+        &[&["/usr/bin/sudo", "/bin/rm", "x"], &["/bin/rm", "x"]],
+        &[],
+    ),
+    ("sudo $CMD x", &[&["sudo", "$CMD", "x"]], &[D]),
+    ("timeout $T rm x", &[&["timeout", "$T", "rm", "x"]], &[D]),
+    (
+        "env \"$(echo rm)\" x",
+        &[&["env", "\"$(echo rm)\"", "x"], &["echo", "rm"]],
+        &[D],
+    ),
+    ("coproc rm x", &[&["coproc", "rm", "x"], &["rm", "x"]], &[]),
+    (
+        "busybox rm -rf x",
+        &[&["busybox", "rm", "-rf", "x"], &["rm", "-rf", "x"]],
+        &[],
+    ),
+    (
+        "git -c core.pager=less log",
+        &[&["git", "-c", "core.pager=less", "log"]],
+        &[],
+    ),
+    // ---- shell strings ------------------------------------------------------------
+    (
+        "sh -c 'rm -rf x'",
+        &[&["sh", "-c", "rm -rf x"], &["rm", "-rf", "x"]],
+        &[],
+    ),
+    (
+        "bash -c \"ls && rm x\"",
+        &[&["bash", "-c", "ls && rm x"], &["ls"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "bash -lc 'rm x'",
+        &[&["bash", "-lc", "rm x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "bash -ec 'rm x'",
+        &[&["bash", "-ec", "rm x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "bash -c -x 'rm x'",
+        &[&["bash", "-c", "-x", "rm x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "/bin/sh -c 'rm x' name arg",
+        &[&["/bin/sh", "-c", "rm x", "name", "arg"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "dash -c 'rm x'; zsh -c 'rm y'; ksh -c 'rm z'",
+        &[
+            &["dash", "-c", "rm x"],
+            &["rm", "x"],
+            &["zsh", "-c", "rm y"],
+            &["rm", "y"],
+            &["ksh", "-c", "rm z"],
+            &["rm", "z"],
+        ],
+        &[],
+    ),
+    (
+        "bash -o pipefail -c 'rm x'",
+        &[&["bash", "-o", "pipefail", "-c", "rm x"], &["rm", "x"]],
+        &[],
+    ),
+    (
+        "sh -c \"sh -c 'rm x'\"",
+        &[
+            &["sh", "-c", "sh -c 'rm x'"],
+            &["sh", "-c", "rm x"],
+            &["rm", "x"],
+        ],
+        &[],
+    ),
+    (
+        "sudo bash -c 'rm x'",
+        &[
+            &["sudo", "bash", "-c", "rm x"],
+            &["bash", "-c", "rm x"],
+            &["rm", "x"],
+        ],
+        &[],
+    ),
+    ("bash -c \"$X\"", &[&["bash", "-c", "\"$X\""]], &[D]),
+    (
+        "sh -c 'echo $(rm x)'",
+        &[
+            &["sh", "-c", "echo $(rm x)"],
+            &["echo", "$(rm x)"],
+            &["rm", "x"],
+        ],
+        &[],
+    ),
+    (
+        "bash -c 'ls >out'",
+        &[&["bash", "-c", "ls >out"], &["ls"]],
+        &[W],
+    ),
+    ("bash -c 'if'", &[&["bash", "-c", "if"]], &[U]),
+    ("bash script.sh", &[&["bash", "script.sh"]], &[]),
+    (
+        "curl -s https://x | sh",
+        &[&["curl", "-s", "https://x"], &["sh"]],
+        &[O],
+    ),
+    ("bash < script.sh", &[&["bash"]], &[O]),
+    ("bash --version", &[&["bash", "--version"]], &[]),
+    ("fish -c 'rm x'", &[&["fish", "-c", "rm x"]], &[O]),
+    // ---- redirections -------------------------------------------------------------
+    ("ls > out.txt", &[&["ls"]], &[W]),
+    ("ls >> log", &[&["ls"]], &[W]),
+    ("ls &> all", &[&["ls"]], &[W]),
+    ("ls >| f", &[&["ls"]], &[W]),
+    ("ls 2> err", &[&["ls"]], &[W]),
+    ("ls >& file", &[&["ls"]], &[W]),
+    ("ls > /dev/null 2>&1", &[&["ls"]], &[]),
+    ("ls 2>/dev/null >/dev/stderr", &[&["ls"]], &[]),
+    ("ls 1>&2", &[&["ls"]], &[]),
+    ("exec 3>&-", &[&["exec"]], &[]),
+    ("cat < in", &[&["cat"]], &[]),
+    ("ls > $OUT", &[&["ls"]], &[W]),
+    ("{ ls; } > f", &[&["ls"]], &[W]),
+    ("exec >log", &[&["exec"]], &[W]),
+    (
+        "ls | tee -a f > /dev/null",
+        &[&["ls"], &["tee", "-a", "f"]],
+        &[],
+    ),
+    // ---- opaque and loader variables ----------------------------------------------
+    (
+        "eval \"rm -rf x\"",
+        &[&["eval", "rm -rf x"], &["rm", "-rf", "x"]],
+        &[O],
+    ),
+    ("eval $CMD", &[&["eval", "$CMD"]], &[O]),
+    ("source ./env.sh", &[&["source", "./env.sh"]], &[O]),
+    (". ~/.bashrc", &[&[".", "~/.bashrc"]], &[O]),
+    (
+        "trap 'rm -rf x' EXIT",
+        &[&["trap", "rm -rf x", "EXIT"], &["rm", "-rf", "x"]],
+        &[O],
+    ),
+    ("trap - INT", &[&["trap", "-", "INT"]], &[]),
+    ("alias ls='rm -rf'", &[&["alias", "ls=rm -rf"]], &[O]),
+    (
+        "builtin eval x",
+        &[&["builtin", "eval", "x"], &["eval", "x"], &["x"]],
+        &[O],
+    ),
+    ("LD_PRELOAD=/tmp/x.so ls", &[&["ls"]], &[L]),
+    ("LD_LIBRARY_PATH=/tmp ls", &[&["ls"]], &[L]),
+    ("DYLD_INSERT_LIBRARIES=x.dylib ls", &[&["ls"]], &[L]),
+    (
+        "export LD_PRELOAD=/x.so; ls",
+        &[&["export", "LD_PRELOAD=/x.so"], &["ls"]],
+        &[L],
+    ),
+    (
+        "BASH_ENV=/tmp/evil bash -c ls",
+        &[&["bash", "-c", "ls"], &["ls"]],
+        &[L],
+    ),
+    ("PATH=.:$PATH ls", &[&["ls"]], &[L]),
+    ("FOO=bar BAZ=\"q x\" make test", &[&["make", "test"]], &[]),
+    ("[[ 'a[$(id)]' -eq 1 ]]", &[], &[O]),
+    ("let 'x=a[$(id)]'", &[&["let", "x=a[$(id)]"]], &[O]),
+    // ---- does not parse / fails closed --------------------------------------------
+    ("ls &&", &[&["ls"]], &[U]),
+    ("echo 'unterminated", &[&["echo"]], &[U]),
+    ("if true; then", &[&["true"]], &[U]),
+    ("rm x )", &[&["rm", "x"]], &[U]),
+    ("ls <> f", &[&["ls"]], &[U, W]),
+    ("X=a\\\nb cmd", &[&["b", "cmd"]], &[U]),
+    ("ls\\\r\nrm -rf /", &[], &[U]),
+    (
+        "echo $'\\\\'; rm -rf x # '",
+        &[&["echo", "\\'; rm -rf x # "]],
+        &[U],
+    ),
+    (
+        "echo ${x#$(rm a)}",
+        &[&["echo", "${x#$(rm a)}"], &["rm", "a"]],
+        &[U],
+    ),
+    (
+        "echo ${x:-`rm o`}",
+        &[&["echo", "${x:-`rm o`}"], &["rm", "o"]],
+        &[U],
+    ),
+    ("echo \\ #x; rm r", &[&["echo"]], &[U]),
+    (
+        "echo `echo \\`rm x\\``",
+        &[
+            &["echo", "`echo \\`rm x\\``"],
+            &["echo", "`rm x`"],
+            &["rm", "x"],
+        ],
+        &[],
+    ),
+    ("ls >\nrm x", &[&["ls"]], &[U, W]),
+    ("printf '%s' \\ x", &[&["printf", "%s", "x"]], &[U]),
+    ("ls; \\ rm x", &[&["ls"], &["rm", "x"]], &[U]),
+    ("echo a\\ b\\ c", &[&["echo", "a b c"]], &[]),
+    (
+        "time { rm x; }",
+        &[
+            &["time", "{", "rm", "x"],
+            &["{", "rm", "x"],
+            &["rm", "x"],
+            &["}"],
+        ],
+        &[U],
+    ),
+    ("! ! rm x", &[&["rm", "x"]], &[]),
+    (
+        "cat <<-EOF\n\t$(rm x)\n\tEOF",
+        &[&["cat"], &["rm", "x"]],
+        &[],
+    ),
+    ("ls\0rm", &[], &[U]),
+    (
+        "sudo -h host rm x",
+        &[&["sudo", "-h", "host", "rm", "x"]],
+        &[U],
+    ),
+    (
+        "timeout --frobnicate 5 rm x",
+        &[&["timeout", "--frobnicate", "5", "rm", "x"]],
+        &[U],
+    ),
+    ("env -S 'rm \\q' x", &[&["env", "-S", "rm \\q", "x"]], &[U]),
+    // ---- benign look-alikes -------------------------------------------------------
+    (
+        "echo sudo rm -rf /",
+        &[&["echo", "sudo", "rm", "-rf", "/"]],
+        &[],
+    ),
+    ("grep -r 'rm -rf' .", &[&["grep", "-r", "rm -rf", "."]], &[]),
+    (
+        "git commit -m 'eval $(foo)'",
+        &[&["git", "commit", "-m", "eval $(foo)"]],
+        &[],
+    ),
+    (
+        "printf '%s\\n' '$(rm x)'",
+        &[&["printf", "%s\\n", "$(rm x)"]],
+        &[],
+    ),
+    ("echo \"\\$(rm x)\"", &[&["echo", "$(rm x)"]], &[]),
+    (
+        "ls --sort=time -- -rf",
+        &[&["ls", "--sort=time", "--", "-rf"]],
+        &[],
+    ),
+    (
+        "cargo test -p cordon-tools -- --nocapture",
+        &[&["cargo", "test", "-p", "cordon-tools", "--", "--nocapture"]],
+        &[],
+    ),
+    ("npm run test:unit", &[&["npm", "run", "test:unit"]], &[]),
+    (
+        "git log --format='%H %s' | head -5",
+        &[&["git", "log", "--format=%H %s"], &["head", "-5"]],
+        &[],
+    ),
+    (
+        "echo env sudo xargs",
+        &[&["echo", "env", "sudo", "xargs"]],
+        &[],
+    ),
+    (
+        "cat file | grep -v '^#' | sort -u",
+        &[&["cat", "file"], &["grep", "-v", "^#"], &["sort", "-u"]],
+        &[],
+    ),
+    (
+        "mkdir -p build && cd build && cmake ..",
+        &[
+            &["mkdir", "-p", "build"],
+            &["cd", "build"],
+            &["cmake", ".."],
+        ],
+        &[],
+    ),
+    (
+        "python3 -c 'import os; os.remove(\"x\")'",
+        &[&["python3", "-c", "import os; os.remove(\"x\")"]],
+        &[],
+    ),
+    (
+        "find . -name '*.rs' | wc -l",
+        &[&["find", ".", "-name", "*.rs"], &["wc", "-l"]],
+        &[],
+    ),
+    ("echo '`rm x`' \"'\"", &[&["echo", "`rm x`", "'"]], &[]),
+    ("test -f Cargo.toml", &[&["test", "-f", "Cargo.toml"]], &[]),
+];
+
+#[test]
+fn table() {
+    assert!(CASES.len() >= 150, "only {} cases", CASES.len());
+    let mut failures = Vec::new();
+    for (line, cmds, kinds) in CASES {
+        let parsed = parse(line);
+        let got_cmds: Vec<Vec<&str>> = parsed
+            .commands
+            .iter()
+            .map(|c| c.words.iter().map(String::as_str).collect())
+            .collect();
+        let want_cmds: Vec<Vec<&str>> = cmds.iter().map(|c| c.to_vec()).collect();
+        let mut got_kinds: Vec<K> = parsed.concerns.iter().map(kind).collect();
+        got_kinds.sort();
+        got_kinds.dedup();
+        let mut want_kinds = kinds.to_vec();
+        want_kinds.sort();
+        if got_cmds != want_cmds || got_kinds != want_kinds {
+            failures.push(format!(
+                "{line:?}\n   want {want_cmds:?} {want_kinds:?}\n   got  {got_cmds:?} {got_kinds:?}\n   concerns {:?}",
+                parsed.concerns
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        CASES.len(),
+        failures.join("\n")
+    );
+}
+
+// ---- payloads of concerns ------------------------------------------------------------
+
+#[test]
+fn concern_payloads() {
+    assert_eq!(
+        parse("ls > out.txt 2>> \"my log\"").concerns,
+        [
+            Concern::WriteRedirect("out.txt".into()),
+            Concern::WriteRedirect("my log".into())
+        ]
+    );
+    assert_eq!(
+        parse("ls > $OUT").concerns,
+        [Concern::WriteRedirect("$OUT".into())]
+    );
+    assert_eq!(
+        parse("LD_PRELOAD=/x.so ls").concerns,
+        [Concern::LoaderVariable("LD_PRELOAD=/x.so".into())]
+    );
+    assert_eq!(
+        parse("$CMD -rf /").concerns,
+        [Concern::DynamicCommand("$CMD".into())]
+    );
+    assert_eq!(
+        parse("eval \"$x\"").concerns,
+        [Concern::Opaque("eval \"$x\"".into())]
+    );
+    let p = parse("ls &&");
+    assert!(!p.is_parsed());
+    assert!(
+        p.concerns[0].detail().contains("missing"),
+        "{:?}",
+        p.concerns
+    );
+    assert_eq!(Concern::Opaque("x".into()).kind(), "opaque");
+}
+
+#[test]
+fn command_text_is_the_source() {
+    let p = parse("ls -la  &&  sudo  r''m x");
+    let texts: Vec<&str> = p.commands.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(texts, ["ls -la", "sudo  r''m x", "r''m x"]);
+}
+
+// ---- argv form ---------------------------------------------------------------------------
+
+fn argv(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+#[test]
+fn argv_form() {
+    let words = |p: &ParsedLine| -> Vec<Vec<String>> {
+        p.commands.iter().map(|c| c.words.clone()).collect()
+    };
+    // Words are not parsed: quotes, `$`, `;` and globs are plain characters.
+    let p = parse_argv(&argv(&["echo", "$(rm x); ls", "*"]));
+    assert_eq!(words(&p), [argv(&["echo", "$(rm x); ls", "*"])]);
+    assert!(p.concerns.is_empty());
+    // `X=1` is the program name when there is no shell.
+    let p = parse_argv(&argv(&["X=1", "ls"]));
+    assert_eq!(words(&p), [argv(&["X=1", "ls"])]);
+    // Wrappers are seen through and shell strings parsed.
+    let p = parse_argv(&argv(&[
+        "sudo",
+        "-u",
+        "root",
+        "bash",
+        "-lc",
+        "ls && rm -rf /",
+    ]));
+    assert_eq!(
+        words(&p),
+        [
+            argv(&["sudo", "-u", "root", "bash", "-lc", "ls && rm -rf /"]),
+            argv(&["bash", "-lc", "ls && rm -rf /"]),
+            argv(&["ls"]),
+            argv(&["rm", "-rf", "/"]),
+        ]
+    );
+    let p = parse_argv(&argv(&["env", "LD_PRELOAD=/x.so", "sh", "-c", "ls >f"]));
+    assert_eq!(
+        p.concerns,
+        [
+            Concern::LoaderVariable("LD_PRELOAD=/x.so".into()),
+            Concern::WriteRedirect("f".into())
+        ]
+    );
+    let p = parse_argv(&argv(&["find", ".", "-exec", "rm", "{}", ";"]));
+    assert_eq!(words(&p)[1], argv(&["rm", "{}"]));
+    let p = parse_argv(&argv(&["bash", "-c", "if"]));
+    assert!(!p.is_parsed());
+    assert!(!parse_argv(&argv(&["ls", "a\0b"])).is_parsed());
+    assert_eq!(parse_argv(&[]), ParsedLine::default());
+    // Display text quotes what needs quoting.
+    let p = parse_argv(&argv(&["echo", "a b", "it's"]));
+    assert_eq!(p.commands[0].text, r"echo 'a b' 'it'\''s'");
+}
+
+// ---- limits ------------------------------------------------------------------------------
+
+fn has_unparsed(p: &ParsedLine) -> bool {
+    p.concerns.iter().any(|c| matches!(c, Concern::Unparsed(_)))
+}
+
+#[test]
+fn limits_fail_closed() {
+    // Too long.
+    let long = format!("ls {}", "a".repeat(MAX_LINE_BYTES));
+    assert!(has_unparsed(&parse(&long)));
+    // Shell strings nested deeper than the limit.
+    let mut line = "rm x".to_string();
+    for _ in 0..12 {
+        line = format!("sh -c {}", words::quote(&line));
+    }
+    let p = parse(&line);
+    assert!(has_unparsed(&p), "{:?}", p.concerns);
+    // ... but 8 levels are followed.
+    let mut line = "rm x".to_string();
+    for _ in 0..MAX_SHELL_DEPTH {
+        line = format!("sh -c {}", words::quote(&line));
+    }
+    let p = parse(&line);
+    assert!(p.is_parsed(), "{:?}", p.concerns);
+    assert_eq!(p.commands.last().unwrap().words, ["rm", "x"]);
+    // Too many wrappers.
+    let p = parse(&format!("{}rm x", "nice ".repeat(40)));
+    assert!(has_unparsed(&p));
+    // Deep syntax: no stack overflow, fails closed.
+    for (open, close) in [
+        ("$(", ")"),
+        ("(", ")"),
+        ("{ ", "; }"),
+        ("\"$(", ")\""),
+        ("`", "`"),
+    ] {
+        let line = format!("{}ls{}", open.repeat(3000), close.repeat(3000));
+        let p = parse(&line);
+        assert!(has_unparsed(&p), "{open}: {:?}", p.concerns);
+    }
+    let p = parse(&"a && ".repeat(5000));
+    assert!(has_unparsed(&p));
+}
+
+// ---- randomized robustness ------------------------------------------------------------------
+
+/// xorshift64*: deterministic, dependency-free.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+/// `CORDON_FUZZ_ITERS=N` scales the randomized tests (default 1).
+fn iters(base: usize) -> usize {
+    std::env::var("CORDON_FUZZ_ITERS")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(1)
+        * base
+}
+
+fn seed() -> u64 {
+    std::env::var("CORDON_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_c0de_1234_5678)
+}
+
+const TOKENS: &[&str] = &[
+    "rm",
+    "ls",
+    "sudo",
+    "env",
+    "xargs",
+    "find",
+    "-exec",
+    "\\;",
+    "+",
+    "{}",
+    "bash",
+    "sh",
+    "-c",
+    "-lc",
+    "eval",
+    "source",
+    ".",
+    "timeout",
+    "5",
+    "nice",
+    "-n",
+    "watch",
+    "X=1",
+    "LD_PRELOAD=x",
+    "$X",
+    "${X}",
+    "$(",
+    "`",
+    ")",
+    "(",
+    "((",
+    "))",
+    "{",
+    "}",
+    "[[",
+    "]]",
+    "[",
+    "]",
+    ";",
+    ";;",
+    "&&",
+    "||",
+    "|",
+    "&",
+    "|&",
+    "!",
+    "\n",
+    " ",
+    "  ",
+    "\t",
+    "'",
+    "\"",
+    "$'",
+    "\\",
+    "\\\n",
+    "#",
+    ">",
+    ">>",
+    "<",
+    "2>&1",
+    "&>",
+    "<<<",
+    "<<EOF\n",
+    "\nEOF\n",
+    "<<'Q'\n",
+    "\nQ\n",
+    "<(",
+    ">(",
+    "if",
+    "then",
+    "else",
+    "fi",
+    "for",
+    "in",
+    "do",
+    "done",
+    "while",
+    "case",
+    "esac",
+    "function",
+    "f()",
+    "*",
+    "?",
+    "~",
+    "=",
+    "x",
+    "\"rm x\"",
+    "'rm'",
+    "r''m",
+    "\\rm",
+    "$((",
+    "1+2",
+    "\r",
+    "é",
+    "\u{0}",
+    "\u{a0}",
+    "-",
+    "--",
+    "/dev/null",
+    "$'\\x72m'",
+    "{a,b}",
+    "coproc",
+    "time",
+    "exec",
+];
+
+fn soup(rng: &mut Rng) -> String {
+    let n = 1 + rng.below(30);
+    let mut s = String::new();
+    for _ in 0..n {
+        let token = *rng.pick(TOKENS);
+        s.push_str(token);
+        if rng.below(3) == 0 {
+            s.push(' ');
+        }
+    }
+    s
+}
+
+fn random_chars(rng: &mut Rng) -> String {
+    const ALPHABET: &[char] = &[
+        'a', 'r', 'm', ' ', '\n', '\t', '$', '(', ')', '{', '}', '[', ']', '\'', '"', '`', '\\',
+        ';', '&', '|', '<', '>', '#', '*', '?', '=', '!', '-', '~', '\r', '\u{0}', 'é', '→',
+        '\u{2028}', '\u{feff}', '😀',
+    ];
+    let n = rng.below(120);
+    (0..n).map(|_| *rng.pick(ALPHABET)).collect()
+}
+
+fn tree_has_error(line: &str) -> Option<bool> {
+    if line.len() > MAX_LINE_BYTES || line.contains('\0') {
+        return None;
+    }
+    parse_tree(line, Instant::now() + Duration::from_secs(5)).map(|t| t.root_node().has_error())
+}
+
+fn check_invariants(line: &str) {
+    let parsed = parse(line);
+    if tree_has_error(line) != Some(false) {
+        assert!(
+            has_unparsed(&parsed),
+            "parse error without Unparsed for {line:?}: {parsed:?}"
+        );
+    }
+    for c in &parsed.commands {
+        assert!(!c.words.is_empty(), "empty command for {line:?}");
+    }
+    // The argv form must hold up too.
+    let words: Vec<String> = line.split(' ').map(str::to_string).collect();
+    let _ = parse_argv(&words);
+}
+
+#[test]
+fn random_token_soups_never_panic_and_fail_closed() {
+    let mut rng = Rng(seed());
+    for _ in 0..iters(2500) {
+        let line = soup(&mut rng);
+        check_invariants(&line);
+    }
+}
+
+#[test]
+fn random_strings_never_panic_and_fail_closed() {
+    let mut rng = Rng(seed() ^ 0xdead_beef);
+    for _ in 0..iters(2500) {
+        let line = random_chars(&mut rng);
+        check_invariants(&line);
+    }
+}
+
+/// A command appended on its own line is always found, whatever came before, unless
+/// the line is reported as not understood. (Tokens that legitimately swallow the next
+/// line — here-documents, open quotes, trailing backslashes, open constructs — either make
+/// tree-sitter report an error or are excluded.)
+#[test]
+fn appended_command_is_found_or_line_is_unparsed() {
+    const SAFE: &[&str] = &[
+        "rm", "ls", "sudo", "env", "bash", "-c", "eval", "X=1", "$X", "${X}", "${X#", "${X:-",
+        "$(", ")", "(", "((", "))", "{", "}", "[[", "]]", "[", "]", ";", "&&", "||", "|", "&", "!",
+        " ", "'", "\"", "$'", "\\", "`", ">", "<", "<(", "2>&1", "if", "then", "else", "fi", "for",
+        "in", "do", "done", "while", "case", "esac", ";;", "*", "x", "=", "#", "$((", "function",
+        "f()", "time", "coproc", "select", "\t", "$\"", "\\'", "\\\"", "a=(", "[$(", "~", "{a,b}",
+        "-", "--", "@(", "!(", "+(", "?(", "*(", "$[", "|&", ";&", ";;&", "<<<", ">|", "&>",
+        "3>&-", "\r", "\u{a0}", "é",
+    ];
+    let mut rng = Rng(seed() ^ 0x1234);
+    for _ in 0..iters(2000) {
+        let n = 1 + rng.below(12);
+        let mut s = String::new();
+        for _ in 0..n {
+            let token = *rng.pick(SAFE);
+            s.push_str(token);
+            if rng.below(2) == 0 {
+                s.push(' ');
+            }
+        }
+        if s.ends_with('\\') {
+            // A line continuation: the marker is an argument, as in bash.
+            continue;
+        }
+        let line = format!("{s}\nzzmarker arg\n");
+        let parsed = parse(&line);
+        let found = parsed
+            .commands
+            .iter()
+            .any(|c| c.words.first().is_some_and(|w| w == "zzmarker"));
+        // Inside an open quote the marker is data; tree-sitter reports the quote as
+        // unterminated, so the line is unparsed.
+        assert!(
+            found || has_unparsed(&parsed),
+            "marker lost without a concern in {line:?}: {parsed:?}"
+        );
+    }
+}
+
+/// Obfuscations of a command name resolve to the name.
+#[test]
+fn random_obfuscations_resolve() {
+    let mut rng = Rng(seed() ^ 0x0bf);
+    for _ in 0..iters(500) {
+        let name = *rng.pick(&["rm", "sudo", "curl", "chmod", "git"]);
+        let mut word = String::new();
+        for c in name.chars() {
+            match rng.below(7) {
+                0 => word.push(c),
+                1 => word.push_str(&format!("'{c}'")),
+                2 => word.push_str(&format!("\"{c}\"")),
+                3 => word.push_str(&format!("\\{c}")),
+                4 => word.push_str(&format!("$'\\x{:02x}'", c as u32)),
+                5 => word.push_str(&format!("{c}''")),
+                _ => word.push_str(&format!("$'\\{:03o}'", c as u32)),
+            }
+        }
+        let line = format!("{word} arg1 arg2");
+        let parsed = parse(&line);
+        assert_eq!(parsed.commands[0].words[0], name, "{line:?}");
+        assert!(
+            parsed.concerns.is_empty(),
+            "{line:?}: {:?}",
+            parsed.concerns
+        );
+    }
+}
+
+/// Quote removal agrees with bash: random words of quoted and unquoted parts are given
+/// to `printf` in a real bash and compared with the words found. Skipped without bash.
+#[test]
+fn quote_removal_matches_bash() {
+    use std::process::Command;
+    if Command::new("bash").arg("-c").arg("true").output().is_err() {
+        eprintln!("bash not available: skipped");
+        return;
+    }
+    let mut rng = Rng(seed() ^ 0xba5);
+    let printable: Vec<char> = (0x20u8..0x7f).map(char::from).collect();
+    let plain: Vec<char> = "abcXYZ019-_./,:@%+=".chars().collect();
+    let mut script = String::new();
+    let mut expected: Vec<Vec<String>> = Vec::new();
+    for _ in 0..150 {
+        let nwords = 1 + rng.below(4);
+        let mut line = String::from("printf '<%s>'");
+        for _ in 0..nwords {
+            line.push(' ');
+            for _ in 0..1 + rng.below(4) {
+                let len = rng.below(5);
+                match rng.below(5) {
+                    0 => {
+                        let s: String = (0..len.max(1)).map(|_| *rng.pick(&plain)).collect();
+                        line.push_str(&s);
+                    }
+                    1 => {
+                        let s: String = (0..len)
+                            .map(|_| *rng.pick(&printable))
+                            .filter(|c| *c != '\'')
+                            .collect();
+                        line.push_str(&format!("'{s}'"));
+                    }
+                    2 => {
+                        let mut s = String::new();
+                        for _ in 0..len {
+                            match *rng.pick(&printable) {
+                                '$' | '`' | '!' => {}
+                                '"' => s.push_str("\\\""),
+                                '\\' if rng.below(2) == 0 => s.push_str("\\\\"),
+                                '\\' => s.push_str("\\q"),
+                                c => s.push(c),
+                            }
+                        }
+                        line.push_str(&format!("\"{s}\""));
+                    }
+                    3 => {
+                        let c = *rng.pick(&printable);
+                        // `\<blank>` at the start of a word is a known parser
+                        // disagreement, reported as unparsed (see the table).
+                        if c != ' ' {
+                            line.push('\\');
+                            line.push(c);
+                        }
+                    }
+                    _ => {
+                        let esc = *rng.pick(&[
+                            "\\n", "\\t", "\\x41", "\\101", "\\'", "\\u00e9", "A", "\\e", "\\cA",
+                            "\\\"", "\\q",
+                        ]);
+                        line.push_str(&format!("$'{esc}'"));
+                    }
+                }
+            }
+        }
+        let parsed = parse(&line);
+        assert!(
+            parsed.concerns.is_empty(),
+            "{line:?}: {:?}",
+            parsed.concerns
+        );
+        assert_eq!(parsed.commands.len(), 1, "{line:?}");
+        expected.push(parsed.commands[0].words[2..].to_vec());
+        script.push_str(&line);
+        // Records end with 0x1f, which no generated word contains.
+        script.push_str("; printf '\\037'\n");
+    }
+    let out = Command::new("bash")
+        .arg("--norc")
+        .arg("--noprofile")
+        .arg("-c")
+        .arg(&script)
+        .env_clear()
+        .env("LC_ALL", "C.UTF-8")
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.split('\u{1f}').collect();
+    let script_lines: Vec<&str> = script.lines().collect();
+    for (i, want) in expected.iter().enumerate() {
+        let ours: String = want.iter().map(|w| format!("<{w}>")).collect();
+        assert_eq!(lines[i], ours, "line {:?}", script_lines[i]);
+    }
+}
+
+/// A command substitution is found, or the line is unparsed, in every context where bash
+/// performs it.
+#[test]
+fn substitutions_in_every_context() {
+    const CONTEXTS: &[&str] = &[
+        "echo S",
+        "echo \"a S b\"",
+        "echo a${x}S",
+        "x=S",
+        "x=S ls",
+        "local x=S",
+        "export x=S",
+        "declare -a a=(1 S)",
+        "arr[S]=1",
+        "echo ${arr[S]}",
+        "echo ${x:-S}",
+        "echo ${x:=S}",
+        "echo ${x:+S}",
+        "echo ${x:?S}",
+        "echo ${x#S}",
+        "echo ${x##*S*}",
+        "echo ${x%S}",
+        "echo ${x%%S}",
+        "echo ${x/S/y}",
+        "echo ${x//a/S}",
+        "echo ${x/#S}",
+        "echo ${x^^S}",
+        "echo ${x,S}",
+        "echo ${x:S:1}",
+        "echo \"${x#S}\"",
+        "echo \"${x:-S}\"",
+        "echo $((1 + S))",
+        "(( x = S ))",
+        "[[ S ]]",
+        "[[ -n S ]]",
+        "[[ $x == S ]]",
+        "[[ $x =~ S ]]",
+        "[ S = a ]",
+        "test S",
+        "case S in a) ;; esac",
+        "case x in S) ;; esac",
+        "for i in a S; do :; done",
+        "select i in S; do :; done",
+        "while S; do :; done",
+        "if S; then :; fi",
+        "f() { echo S; }",
+        "ls > S",
+        "ls 2>> S",
+        "cat < S",
+        "cat <<< S",
+        "cat <<< \"S\"",
+        "cat <<EOF\nS\nEOF",
+        "cat <<EOF\n  a S b\nEOF",
+        "cat <<-EOF\n\tS\n\tEOF",
+        "echo {a,S}",
+        "echo $'a'S",
+        "echo \"$x\"S",
+        "sudo echo S",
+        "bash -c 'echo S'",
+        "bash -c \"echo S\"",
+        "echo $(echo S)",
+        "echo `echo \\`zzsub\\``",
+        "eval 'echo S'",
+        "trap 'echo S' EXIT",
+        "watch 'echo S'",
+        "find . -exec echo S \\;",
+        "xargs echo S",
+        "env X=S ls",
+        "time echo S",
+        "! echo S",
+        "{ echo S; }",
+        "(echo S)",
+        "echo S &",
+        "echo a | echo S",
+    ];
+    const SUBS: &[&str] = &[
+        "$(zzsub)",
+        "`zzsub`",
+        "\"$(zzsub)\"",
+        "$( zzsub; )",
+        "$(zzsub arg)",
+    ];
+    let mut failures = Vec::new();
+    for context in CONTEXTS {
+        for sub in SUBS {
+            let line = context.replace('S', sub);
+            let parsed = parse(&line);
+            let found = parsed
+                .commands
+                .iter()
+                .any(|c| c.words.first().is_some_and(|w| w == "zzsub"));
+            if !found && !has_unparsed(&parsed) {
+                failures.push(format!("{line:?}: {parsed:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "not found:\n{}", failures.join("\n"));
+}
+
+/// `CORDON_SHELL_BENCH=1 cargo test --release -p cordon-tools bench_smoke -- --nocapture`
+#[test]
+fn bench_smoke() {
+    if std::env::var("CORDON_SHELL_BENCH").is_err() {
+        return;
+    }
+    let line = "cd /repo && git status --short && cargo build --release 2>&1 | tail -n 20; ls -la \"$HOME\"";
+    assert_eq!(parse(line).commands.len(), 5);
+    let mut times = Vec::new();
+    for _ in 0..2000 {
+        let t = Instant::now();
+        std::hint::black_box(parse(std::hint::black_box(line)));
+        times.push(t.elapsed());
+    }
+    times.sort();
+    println!(
+        "parse median {:?} p99 {:?}",
+        times[times.len() / 2],
+        times[times.len() * 99 / 100]
+    );
+}
+
+/// Large adversarial inputs stay fast (bounded work), whatever they contain.
+#[test]
+fn large_inputs_are_bounded() {
+    let chunks = [
+        "$(",
+        "\"$(",
+        "((",
+        "{ ",
+        "<<A ",
+        "<<'A' ",
+        "`",
+        "\\`",
+        "${x#",
+        "case x in ",
+        "a=(",
+        "[[ ",
+        "$'\\'",
+        "ls > f",
+        "x ",
+        "\"",
+        "'",
+        "\n",
+        "; ",
+        "| ",
+        "sudo ",
+        "bash -c '",
+        "eval ",
+        "echo `echo \\`",
+        "$((",
+        "\\\n",
+    ];
+    for chunk in chunks {
+        // A quarter of the limit keeps the test quick; the parser's time budget bounds
+        // the rest (a case that needs it follows). `${x#` and `a=(` are superlinear in
+        // tree-sitter-bash: smaller here.
+        let size = if chunk == "${x#" || chunk == "a=(" {
+            2048
+        } else {
+            MAX_LINE_BYTES / 4
+        };
+        let line: String = chunk.repeat(size / chunk.len());
+        let t = Instant::now();
+        let _ = parse(&line);
+        let elapsed = t.elapsed();
+        assert!(elapsed < Duration::from_secs(4), "{chunk:?}: {elapsed:?}");
+    }
+    // Slow for tree-sitter at full size: stopped by the time budget.
+    let line = "${x#".repeat(MAX_LINE_BYTES / 4 - 1);
+    let t = Instant::now();
+    let parsed = parse(&line);
+    assert!(t.elapsed() < PARSE_BUDGET + Duration::from_secs(2));
+    assert!(!parsed.is_parsed());
+}

@@ -1,0 +1,1309 @@
+//! Commands that run other commands (`sudo`, `env`, `xargs`, `find -exec`, `bash -c`, …)
+//! and builtins that run code we cannot see (`eval`, `source`, …).
+//!
+//! Each wrapper's options are modelled from its getopt string: which options take an
+//! argument decides where the inner command starts. An option we do not know is a
+//! concern (we cannot tell where the inner command starts), never a guess.
+
+use super::words::{join_raw, split_env_string, Word};
+use super::Concern;
+
+/// What a command runs besides itself.
+pub(super) enum Inner {
+    /// Another command, as argv.
+    Argv(Vec<Word>),
+    /// A shell command string, to be parsed.
+    Line(Word),
+}
+
+#[derive(Default)]
+pub(super) struct Outcome {
+    pub(super) inner: Vec<Inner>,
+    pub(super) concerns: Vec<Concern>,
+}
+
+impl Outcome {
+    fn argv(&mut self, words: &[Word]) {
+        if !words.is_empty() {
+            self.inner.push(Inner::Argv(words.to_vec()));
+        }
+    }
+
+    fn line(&mut self, word: &Word) {
+        self.inner.push(Inner::Line(word.clone()));
+    }
+
+    fn stop(&mut self, stop: Stop) {
+        self.concerns.push(match stop {
+            Stop::Dynamic(w) => Concern::DynamicCommand(w),
+            Stop::Unknown(m) => Concern::Unparsed(m),
+        });
+    }
+
+    fn opaque(&mut self, what: String) {
+        self.concerns.push(Concern::Opaque(what));
+    }
+}
+
+/// Why option parsing had to stop.
+enum Stop {
+    /// A word whose value (or word count) is unknown sits where options or the inner
+    /// command are.
+    Dynamic(String),
+    /// An option we do not model.
+    Unknown(String),
+}
+
+/// A getopt-style option specification.
+#[derive(Default, Clone, Copy)]
+struct Spec {
+    /// Short options that take an argument (attached or the next word).
+    short_arg: &'static str,
+    /// Short options with an optional attached argument only (`-i[R]`).
+    short_opt: &'static str,
+    /// Short options without argument.
+    short_flag: &'static str,
+    /// Any ASCII letter is a flag unless listed in `short_arg` (shells).
+    any_letter: bool,
+    /// Long options that take an argument (`--x=v` or `--x v`).
+    long_arg: &'static [&'static str],
+    /// Long options without argument (an attached `=v` is accepted).
+    long_flag: &'static [&'static str],
+    /// `+o`-style options (shells).
+    plus: bool,
+    /// `-N` numeric options (`nice -10`).
+    numeric: bool,
+    /// Accept any `--name=value` long option (strace, ltrace).
+    long_any_value: bool,
+}
+
+/// One parsed option: `-x` or `--name`, with its argument.
+struct Opt {
+    name: String,
+    arg: Option<Word>,
+}
+
+enum Step {
+    /// Options from one word (or two, with a separate argument); continue at `next`.
+    Opts(Vec<Opt>, usize),
+    /// `--`: operands start at the given index.
+    End(usize),
+    /// The word at the index is an operand.
+    Operand,
+}
+
+fn step(args: &[Word], i: usize, spec: &Spec) -> Result<Step, Stop> {
+    let w = &args[i];
+    if !w.single {
+        return Err(Stop::Dynamic(w.text.clone()));
+    }
+    if !w.literal {
+        // Not an option if it visibly starts with a plain character (`X="$y"`);
+        // otherwise (`"$opt"`, `$x`) it might be one.
+        let plain = w
+            .raw
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || "_/.,:@%=".contains(c));
+        return if plain {
+            Ok(Step::Operand)
+        } else {
+            Err(Stop::Dynamic(w.text.clone()))
+        };
+    }
+    let t = w.text.as_str();
+    if t == "--" {
+        return Ok(Step::End(i + 1));
+    }
+    if let Some(long) = t.strip_prefix("--") {
+        let (name, value) = match long.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (long, None),
+        };
+        let known = |list: &[&'static str]| -> Vec<&'static str> {
+            if let Some(exact) = list.iter().find(|o| **o == name) {
+                return vec![exact];
+            }
+            list.iter()
+                .copied()
+                .filter(|o| o.starts_with(name))
+                .collect()
+        };
+        let args_m = known(spec.long_arg);
+        let flags_m = known(spec.long_flag);
+        let exact_arg = spec.long_arg.contains(&name);
+        let exact_flag = spec.long_flag.contains(&name);
+        let takes_arg = if exact_arg {
+            true
+        } else if exact_flag {
+            false
+        } else if args_m.len() + flags_m.len() == 1 {
+            args_m.len() == 1
+        } else if spec.long_any_value && value.is_some() {
+            false
+        } else {
+            return Err(Stop::Unknown(format!(
+                "unknown or ambiguous option `--{name}`: cannot tell where the inner command starts"
+            )));
+        };
+        let full = args_m.first().or(flags_m.first()).copied().unwrap_or(name);
+        let name = format!("--{full}");
+        if let Some(v) = value {
+            return Ok(Step::Opts(
+                vec![Opt {
+                    name,
+                    arg: Some(Word::lit(v)),
+                }],
+                i + 1,
+            ));
+        }
+        if takes_arg {
+            return match args.get(i + 1) {
+                Some(a) if !a.single => Err(Stop::Dynamic(a.text.clone())),
+                Some(a) => Ok(Step::Opts(
+                    vec![Opt {
+                        name,
+                        arg: Some(a.clone()),
+                    }],
+                    i + 2,
+                )),
+                None => Ok(Step::Opts(vec![Opt { name, arg: None }], i + 1)),
+            };
+        }
+        return Ok(Step::Opts(vec![Opt { name, arg: None }], i + 1));
+    }
+    let (sign, body) = if let Some(b) = t.strip_prefix('-') {
+        ('-', b)
+    } else if let Some(b) = t.strip_prefix('+').filter(|_| spec.plus) {
+        ('+', b)
+    } else {
+        return Ok(Step::Operand);
+    };
+    if body.is_empty() {
+        return Ok(Step::Operand);
+    }
+    if spec.numeric
+        && body
+            .trim_start_matches(['+', '-'])
+            .chars()
+            .all(|c| c.is_ascii_digit())
+    {
+        return Ok(Step::Opts(
+            vec![Opt {
+                name: t.to_string(),
+                arg: None,
+            }],
+            i + 1,
+        ));
+    }
+    let mut opts = Vec::new();
+    for (idx, c) in body.char_indices() {
+        let name = format!("{sign}{c}");
+        let rest = &body[idx + c.len_utf8()..];
+        if spec.short_arg.contains(c) {
+            if !rest.is_empty() {
+                opts.push(Opt {
+                    name,
+                    arg: Some(Word::lit(rest)),
+                });
+                return Ok(Step::Opts(opts, i + 1));
+            }
+            return match args.get(i + 1) {
+                Some(a) if !a.single => Err(Stop::Dynamic(a.text.clone())),
+                Some(a) => {
+                    opts.push(Opt {
+                        name,
+                        arg: Some(a.clone()),
+                    });
+                    Ok(Step::Opts(opts, i + 2))
+                }
+                None => {
+                    opts.push(Opt { name, arg: None });
+                    Ok(Step::Opts(opts, i + 1))
+                }
+            };
+        }
+        if spec.short_opt.contains(c) {
+            opts.push(Opt {
+                name,
+                arg: (!rest.is_empty()).then(|| Word::lit(rest)),
+            });
+            return Ok(Step::Opts(opts, i + 1));
+        }
+        if spec.short_flag.contains(c) || (spec.any_letter && c.is_ascii_alphabetic()) {
+            opts.push(Opt { name, arg: None });
+            continue;
+        }
+        return Err(Stop::Unknown(format!(
+            "unknown option `{sign}{c}` in `{t}`: cannot tell where the inner command starts"
+        )));
+    }
+    Ok(Step::Opts(opts, i + 1))
+}
+
+/// Options up to the first operand (getopt with `+`). Returns the options and the index
+/// of the first operand.
+fn scan(args: &[Word], spec: &Spec) -> Result<(Vec<Opt>, usize), Stop> {
+    let mut opts = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        match step(args, i, spec)? {
+            Step::Opts(o, next) => {
+                opts.extend(o);
+                i = next;
+            }
+            Step::End(next) => return Ok((opts, next)),
+            Step::Operand => return Ok((opts, i)),
+        }
+    }
+    Ok((opts, i))
+}
+
+/// Options anywhere (GNU getopt permutation). Returns the options and the operands.
+fn scan_permuted(args: &[Word], spec: &Spec) -> Result<(Vec<Opt>, Vec<Word>), Stop> {
+    let mut opts = Vec::new();
+    let mut operands = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        match step(args, i, spec)? {
+            Step::Opts(o, next) => {
+                opts.extend(o);
+                i = next;
+            }
+            Step::End(next) => {
+                operands.extend(args[next..].iter().cloned());
+                break;
+            }
+            Step::Operand => {
+                operands.push(args[i].clone());
+                i += 1;
+            }
+        }
+    }
+    Ok((opts, operands))
+}
+
+fn has(opts: &[Opt], names: &[&str]) -> bool {
+    opts.iter().any(|o| names.contains(&o.name.as_str()))
+}
+
+fn arg_of<'a>(opts: &'a [Opt], names: &[&str]) -> Option<&'a Word> {
+    opts.iter()
+        .rev()
+        .find(|o| names.contains(&o.name.as_str()))
+        .and_then(|o| o.arg.as_ref())
+}
+
+/// Variables that make a program load or run code other than what the line shows:
+/// dynamic-loader variables (`LD_*`, `DYLD_*`), `GCONV_PATH`, shell start-up and trace
+/// hooks (`BASH_ENV`, `ENV`, `PS4`, `PROMPT_COMMAND`, `SHELLOPTS`, `BASHOPTS`), exported
+/// bash functions (`BASH_FUNC_*`) and `PATH` (which decides what a command name runs).
+pub fn is_loader_variable(name: &str) -> bool {
+    name.starts_with("LD_")
+        || name.starts_with("DYLD_")
+        || name.starts_with("BASH_FUNC_")
+        || matches!(
+            name,
+            "GCONV_PATH"
+                | "BASH_ENV"
+                | "ENV"
+                | "PS4"
+                | "PROMPT_COMMAND"
+                | "SHELLOPTS"
+                | "BASHOPTS"
+                | "PATH"
+        )
+}
+
+/// Skips `NAME=value` words (env and sudo accept them before the command), reporting
+/// loader variables. Returns the index of the command.
+fn assignments(args: &[Word], mut i: usize, out: &mut Outcome) -> Option<usize> {
+    while let Some(w) = args.get(i) {
+        // `NAME="$value"`: an assignment whatever the value, as long as it stays one word.
+        let written_name = w.raw.split_once('=').map(|(n, _)| n).filter(|n| is_name(n));
+        let name = match (written_name, w.literal) {
+            (Some(n), _) if w.single => n,
+            (_, true) if w.single => match w.text.split_once('=') {
+                Some((n, _)) => n,
+                None => break,
+            },
+            _ => {
+                out.stop(Stop::Dynamic(w.text.clone()));
+                return None;
+            }
+        };
+        if is_loader_variable(name) {
+            out.concerns.push(Concern::LoaderVariable(w.text.clone()));
+        }
+        i += 1;
+    }
+    Some(i)
+}
+
+fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+const SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash", "rbash", "lksh", "pdksh",
+    "oksh", "loksh", "ksh93", "bosh",
+];
+const FOREIGN_SHELLS: &[&str] = &[
+    "fish",
+    "csh",
+    "tcsh",
+    "pwsh",
+    "powershell",
+    "nu",
+    "elvish",
+    "xonsh",
+    "rc",
+    "es",
+];
+
+/// What a command with this name and these arguments runs besides itself.
+pub(super) fn analyse(name: &str, args: &[Word], whole: &str) -> Outcome {
+    let mut out = Outcome::default();
+    let base = name.rsplit('/').next().unwrap_or(name);
+    match base {
+        "env" => env(args, &mut out, 0),
+        "sudo" => sudo(args, &mut out),
+        "doas" => {
+            let spec = Spec {
+                short_arg: "Cu",
+                short_flag: "Lns",
+                ..Spec::default()
+            };
+            if let Ok((opts, start)) = scan(args, &spec) {
+                if start >= args.len() && has(&opts, &["-s"]) {
+                    out.opaque(
+                        "doas -s starts a shell that reads commands from standard input".into(),
+                    );
+                }
+            }
+            prefix(args, &spec, 0, &["-C", "-L"], &mut out)
+        }
+        "timeout" | "gtimeout" => prefix(
+            args,
+            &Spec {
+                short_arg: "ks",
+                short_flag: "fpv",
+                long_arg: &["kill-after", "signal"],
+                long_flag: &[
+                    "foreground",
+                    "preserve-status",
+                    "verbose",
+                    "help",
+                    "version",
+                ],
+                ..Spec::default()
+            },
+            1,
+            &["--help", "--version"],
+            &mut out,
+        ),
+        "nice" => prefix(
+            args,
+            &Spec {
+                short_arg: "n",
+                long_arg: &["adjustment"],
+                long_flag: &["help", "version"],
+                numeric: true,
+                ..Spec::default()
+            },
+            0,
+            &["--help", "--version"],
+            &mut out,
+        ),
+        "nohup" | "setsid" | "unbuffer" | "catchsegv" | "coproc" | "builtin" | "busybox" => prefix(
+            args,
+            &Spec {
+                short_flag: match base {
+                    "setsid" => "cfw",
+                    "unbuffer" => "p",
+                    _ => "",
+                },
+                long_flag: match base {
+                    "setsid" => &["ctty", "fork", "wait", "help", "version"],
+                    "nohup" => &["help", "version"],
+                    _ => &[],
+                },
+                ..Spec::default()
+            },
+            0,
+            &["--help", "--version"],
+            &mut out,
+        ),
+        "command" => prefix(
+            args,
+            &Spec {
+                short_flag: "pvV",
+                ..Spec::default()
+            },
+            0,
+            &["-v", "-V"],
+            &mut out,
+        ),
+        "exec" => prefix(
+            args,
+            &Spec {
+                short_arg: "a",
+                short_flag: "cl",
+                ..Spec::default()
+            },
+            0,
+            &[],
+            &mut out,
+        ),
+        "stdbuf" => prefix(
+            args,
+            &Spec {
+                short_arg: "ioe",
+                long_arg: &["input", "output", "error"],
+                long_flag: &["help", "version"],
+                ..Spec::default()
+            },
+            0,
+            &["--help", "--version"],
+            &mut out,
+        ),
+        "time" => prefix(
+            args,
+            &Spec {
+                short_arg: "fo",
+                short_flag: "apqvV",
+                long_arg: &["format", "output"],
+                long_flag: &[
+                    "append",
+                    "portability",
+                    "quiet",
+                    "verbose",
+                    "help",
+                    "version",
+                ],
+                ..Spec::default()
+            },
+            0,
+            &["--help", "-V", "--version"],
+            &mut out,
+        ),
+        "ionice" => prefix(
+            args,
+            &Spec {
+                short_arg: "cnpPu",
+                short_flag: "thV",
+                long_arg: &["class", "classdata", "pid", "pgid", "uid"],
+                long_flag: &["ignore", "help", "version"],
+                ..Spec::default()
+            },
+            0,
+            &["-p", "-P", "-u", "--pid", "--pgid", "--uid", "-h", "-V"],
+            &mut out,
+        ),
+        "chrt" => chrt(args, &mut out),
+        "taskset" => prefix(
+            args,
+            &Spec {
+                short_flag: "acphV",
+                long_flag: &["all-tasks", "cpu-list", "pid", "help", "version"],
+                ..Spec::default()
+            },
+            1,
+            &["-p", "--pid", "-h", "-V"],
+            &mut out,
+        ),
+        "chroot" => prefix(
+            args,
+            &Spec {
+                long_arg: &["userspec", "groups"],
+                long_flag: &["skip-chdir", "help", "version"],
+                ..Spec::default()
+            },
+            1,
+            &["--help", "--version"],
+            &mut out,
+        ),
+        "strace" => prefix(
+            args,
+            &Spec {
+                short_arg: "abeEIoOpPsSuUX",
+                short_flag: "AcCdDfFhiknqrtTvVwxyzZ",
+                long_arg: &["output", "attach", "user", "trace-path", "string-limit"],
+                long_flag: &[
+                    "follow-forks",
+                    "output-separately",
+                    "summary-only",
+                    "summary",
+                    "summary-wall-clock",
+                    "help",
+                    "version",
+                    "no-abbrev",
+                    "relative-timestamps",
+                    "absolute-timestamps",
+                    "syscall-times",
+                    "stack-traces",
+                ],
+                long_any_value: true,
+                ..Spec::default()
+            },
+            0,
+            &["-h", "-V", "--help", "--version"],
+            &mut out,
+        ),
+        "ltrace" => prefix(
+            args,
+            &Spec {
+                short_arg: "aADeFlnopsuwx",
+                short_flag: "bcCfhiLrStTV",
+                long_arg: &["align", "output", "library"],
+                long_flag: &["demangle", "help", "version", "no-signals"],
+                long_any_value: true,
+                ..Spec::default()
+            },
+            0,
+            &["-h", "-V", "--help", "--version"],
+            &mut out,
+        ),
+        "pkexec" => prefix(
+            args,
+            &Spec {
+                long_arg: &["user"],
+                long_flag: &["disable-internal-agent", "keep-cwd", "help", "version"],
+                ..Spec::default()
+            },
+            0,
+            &["--help", "--version"],
+            &mut out,
+        ),
+        "caffeinate" => prefix(
+            args,
+            &Spec {
+                short_arg: "tw",
+                short_flag: "dimsu",
+                ..Spec::default()
+            },
+            0,
+            &[],
+            &mut out,
+        ),
+        "fakeroot" => prefix(
+            args,
+            &Spec {
+                short_arg: "lsib",
+                short_flag: "uhv",
+                long_arg: &["lib", "faked"],
+                long_flag: &["unknown-is-real", "help", "version"],
+                ..Spec::default()
+            },
+            0,
+            &["-h", "-v", "--help", "--version"],
+            &mut out,
+        ),
+        "proxychains" | "proxychains4" => prefix(
+            args,
+            &Spec {
+                short_arg: "f",
+                short_flag: "q",
+                ..Spec::default()
+            },
+            0,
+            &[],
+            &mut out,
+        ),
+        "xargs" => xargs(args, &mut out),
+        "find" => find(args, &mut out),
+        "watch" => watch(args, &mut out),
+        "flock" => flock(args, &mut out),
+        "script" => script(args, &mut out),
+        "su" => su(args, false, &mut out),
+        "runuser" => su(args, true, &mut out),
+        "sg" => sg(args, &mut out),
+        "eval" => {
+            out.opaque(whole.to_string());
+            if !args.is_empty() && args.iter().all(|w| w.literal) {
+                let text = args
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                out.line(&Word {
+                    raw: join_raw(args),
+                    text,
+                    literal: true,
+                    single: true,
+                });
+            }
+        }
+        "source" | "." => out.opaque(whole.to_string()),
+        "trap" => trap(args, whole, &mut out),
+        // Defining an alias (listing is harmless).
+        "alias" if args.iter().any(|w| !w.literal || w.text.contains('=')) => {
+            out.opaque(whole.to_string());
+        }
+        "enable" | "hash" | "compgen" | "mapfile" | "readarray" | "bind" => {
+            let flag = match base {
+                "enable" => 'f',
+                "hash" => 'p',
+                "compgen" => 'C',
+                "bind" => 'x',
+                _ => 'C',
+            };
+            let hit = args.iter().any(|w| {
+                !w.literal
+                    || (w.text.starts_with('-')
+                        && !w.text.starts_with("--")
+                        && (w.text.contains(flag) || (base == "compgen" && w.text.contains('F'))))
+            });
+            if hit {
+                out.opaque(whole.to_string());
+            }
+        }
+        // Re-running history (listing with -l is harmless).
+        "fc" if !args
+            .iter()
+            .any(|w| w.literal && w.text.starts_with('-') && w.text.contains('l')) =>
+        {
+            out.opaque(whole.to_string());
+        }
+        "let" | "test" | "[" => {
+            // Arithmetic evaluates array subscripts, which may contain `$(...)`.
+            let arith = base == "let"
+                || args.iter().any(|w| {
+                    matches!(
+                        w.text.as_str(),
+                        "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" | "-v"
+                    )
+                });
+            if arith
+                && args
+                    .iter()
+                    .any(|w| w.text.contains("$(") || w.text.contains('`'))
+            {
+                out.opaque(whole.to_string());
+            }
+        }
+        _ if SHELLS.contains(&base) => shell(base, args, &mut out),
+        _ if FOREIGN_SHELLS.contains(&base) => {
+            let has_c = args.iter().any(|w| {
+                !w.literal
+                    || w.text == "-c"
+                    || w.text == "-Command"
+                    || w.text == "--command"
+                    || (w.text.starts_with('-')
+                        && !w.text.starts_with("--")
+                        && w.text.contains('c'))
+            });
+            if has_c || args.is_empty() {
+                out.opaque(format!("{base} code is not parsed: {whole}"));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// `WRAPPER [OPTIONS] [FIXED OPERANDS...] COMMAND [ARGS...]`.
+fn prefix(args: &[Word], spec: &Spec, fixed: usize, no_inner: &[&str], out: &mut Outcome) {
+    let (opts, start) = match scan(args, spec) {
+        Ok(r) => r,
+        Err(s) => return out.stop(s),
+    };
+    if has(&opts, no_inner) {
+        return;
+    }
+    for w in args.iter().skip(start).take(fixed) {
+        if !w.single {
+            return out.stop(Stop::Dynamic(w.text.clone()));
+        }
+    }
+    out.argv(args.get(start + fixed..).unwrap_or(&[]));
+}
+
+fn env(args: &[Word], out: &mut Outcome, depth: usize) {
+    if depth > 8 {
+        return out.stop(Stop::Unknown("env -S nested too deeply".into()));
+    }
+    let spec = Spec {
+        short_arg: "uCS",
+        short_flag: "i0v",
+        long_arg: &["unset", "chdir", "split-string"],
+        long_flag: &[
+            "ignore-environment",
+            "null",
+            "debug",
+            "help",
+            "version",
+            "list-signal-handling",
+            "block-signal",
+            "default-signal",
+            "ignore-signal",
+        ],
+        ..Spec::default()
+    };
+    let mut i = 0;
+    while i < args.len() {
+        if args[i].literal && args[i].text == "-" {
+            i += 1;
+            continue;
+        }
+        match step(args, i, &spec) {
+            Err(s) => return out.stop(s),
+            Ok(Step::End(next)) => {
+                i = next;
+                break;
+            }
+            Ok(Step::Operand) => break,
+            Ok(Step::Opts(opts, next)) => {
+                if has(&opts, &["--help", "--version"]) {
+                    return;
+                }
+                if let Some(opt) = opts
+                    .iter()
+                    .find(|o| o.name == "-S" || o.name == "--split-string")
+                {
+                    let Some(s) = &opt.arg else { return };
+                    if !s.literal {
+                        return out.stop(Stop::Dynamic(s.text.clone()));
+                    }
+                    match split_env_string(&s.text) {
+                        Ok(mut words) => {
+                            words.extend(args[next..].iter().cloned());
+                            return env(&words, out, depth + 1);
+                        }
+                        Err(e) => return out.stop(Stop::Unknown(e)),
+                    }
+                }
+                i = next;
+            }
+        }
+    }
+    if let Some(cmd) = assignments(args, i, out) {
+        out.argv(args.get(cmd..).unwrap_or(&[]));
+    }
+}
+
+fn sudo(args: &[Word], out: &mut Outcome) {
+    let spec = Spec {
+        short_arg: "aCcDgpRrTtUu",
+        short_opt: "h",
+        short_flag: "ABbEeHiKklNnPSsVv",
+        long_arg: &[
+            "user",
+            "group",
+            "close-from",
+            "chdir",
+            "chroot",
+            "prompt",
+            "role",
+            "type",
+            "other-user",
+            "command-timeout",
+            "login-class",
+            "auth-type",
+        ],
+        long_flag: &[
+            "askpass",
+            "background",
+            "bell",
+            "edit",
+            "help",
+            "login",
+            "list",
+            "non-interactive",
+            "preserve-groups",
+            "remove-timestamp",
+            "reset-timestamp",
+            "set-home",
+            "shell",
+            "stdin",
+            "validate",
+            "version",
+            "preserve-env",
+            "host",
+        ],
+        ..Spec::default()
+    };
+    let (opts, start) = match scan(args, &spec) {
+        Ok(r) => r,
+        Err(s) => return out.stop(s),
+    };
+    if opts.iter().any(|o| o.name == "-h" && o.arg.is_none()) && start < args.len() {
+        return out.stop(Stop::Unknown(
+            "sudo -h without an attached host is ambiguous (help or host)".into(),
+        ));
+    }
+    if has(
+        &opts,
+        &[
+            "-e",
+            "--edit",
+            "-l",
+            "--list",
+            "-V",
+            "--version",
+            "--help",
+            "-v",
+            "--validate",
+        ],
+    ) {
+        return;
+    }
+    if let Some(cmd) = assignments(args, start, out) {
+        let inner = args.get(cmd..).unwrap_or(&[]);
+        if inner.is_empty() && has(&opts, &["-s", "-i", "--shell", "--login"]) {
+            out.opaque("sudo starts a shell that reads commands from standard input".into());
+        }
+        out.argv(inner);
+    }
+}
+
+fn chrt(args: &[Word], out: &mut Outcome) {
+    let spec = Spec {
+        short_arg: "TPD",
+        short_flag: "abdefimoprRvhV",
+        long_arg: &["sched-runtime", "sched-period", "sched-deadline"],
+        long_flag: &[
+            "all-tasks",
+            "batch",
+            "deadline",
+            "ext",
+            "fifo",
+            "idle",
+            "max",
+            "other",
+            "pid",
+            "rr",
+            "reset-on-fork",
+            "verbose",
+            "help",
+            "version",
+        ],
+        ..Spec::default()
+    };
+    let (opts, mut start) = match scan(args, &spec) {
+        Ok(r) => r,
+        Err(s) => return out.stop(s),
+    };
+    if has(
+        &opts,
+        &[
+            "-p",
+            "--pid",
+            "-m",
+            "--max",
+            "-h",
+            "-V",
+            "--help",
+            "--version",
+        ],
+    ) {
+        return;
+    }
+    if let Some(prio) = args.get(start) {
+        if !prio.literal {
+            return out.stop(Stop::Dynamic(prio.text.clone()));
+        }
+        if prio.text.chars().all(|c| c.is_ascii_digit()) {
+            start += 1;
+        }
+    }
+    out.argv(args.get(start..).unwrap_or(&[]));
+}
+
+fn xargs(args: &[Word], out: &mut Outcome) {
+    let spec = Spec {
+        short_arg: "aEdILnPs",
+        short_opt: "eil",
+        short_flag: "0prtxo",
+        long_arg: &[
+            "arg-file",
+            "delimiter",
+            "max-args",
+            "max-procs",
+            "max-chars",
+            "process-slot-var",
+        ],
+        long_flag: &[
+            "null",
+            "no-run-if-empty",
+            "verbose",
+            "interactive",
+            "exit",
+            "open-tty",
+            "show-limits",
+            "help",
+            "version",
+            "replace",
+            "eof",
+            "max-lines",
+        ],
+        ..Spec::default()
+    };
+    let (opts, start) = match scan(args, &spec) {
+        Ok(r) => r,
+        Err(s) => return out.stop(s),
+    };
+    if has(&opts, &["--help", "--version", "--show-limits"]) {
+        return;
+    }
+    // With -I R (or -i / --replace, R = `{}`), every word containing R is replaced by
+    // input: its value is unknown.
+    let replace: Option<String> = opts.iter().rev().find_map(|o| match o.name.as_str() {
+        "-I" => o.arg.as_ref().map(|a| a.text.clone()),
+        "-i" | "--replace" => Some(
+            o.arg
+                .as_ref()
+                .map(|a| a.text.clone())
+                .unwrap_or_else(|| "{}".into()),
+        ),
+        _ => None,
+    });
+    let mut inner: Vec<Word> = args.get(start..).unwrap_or(&[]).to_vec();
+    if inner.is_empty() {
+        inner.push(Word::lit("echo"));
+    }
+    if let Some(r) = replace.filter(|r| !r.is_empty()) {
+        for w in &mut inner {
+            if w.text.contains(&r) {
+                *w = w.made_dynamic();
+            }
+        }
+    }
+    out.argv(&inner);
+}
+
+/// find's tests that take an argument: a non-literal word there is a value, not an action.
+const FIND_ARG_TESTS: &[&str] = &[
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-lname",
+    "-ilname",
+    "-newer",
+    "-anewer",
+    "-cnewer",
+    "-samefile",
+    "-type",
+    "-xtype",
+    "-size",
+    "-perm",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-mtime",
+    "-mmin",
+    "-atime",
+    "-amin",
+    "-ctime",
+    "-cmin",
+    "-maxdepth",
+    "-mindepth",
+    "-links",
+    "-inum",
+    "-used",
+    "-fstype",
+    "-context",
+    "-printf",
+    "-fprint",
+    "-fprint0",
+    "-fls",
+    "-regextype",
+];
+
+fn find(args: &[Word], out: &mut Outcome) {
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        if !w.literal {
+            let is_value = i > 0
+                && args[i - 1].literal
+                && (FIND_ARG_TESTS.contains(&args[i - 1].text.as_str())
+                    || args[i - 1].text.starts_with("-newer"));
+            if !is_value || !w.single {
+                out.stop(Stop::Dynamic(w.text.clone()));
+                return;
+            }
+            i += 1;
+            continue;
+        }
+        if matches!(w.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let start = i + 1;
+            let mut j = start;
+            while j < args.len() {
+                let t = &args[j];
+                if t.literal
+                    && (t.text == ";" || (t.text == "+" && j > start && args[j - 1].text == "{}"))
+                {
+                    break;
+                }
+                j += 1;
+            }
+            // find replaces `{}` by each file name: such words have no known value.
+            let inner: Vec<Word> = args[start..j]
+                .iter()
+                .map(|w| {
+                    if w.text.contains("{}") {
+                        w.made_dynamic()
+                    } else {
+                        w.clone()
+                    }
+                })
+                .collect();
+            out.argv(&inner);
+            i = j + 1;
+            continue;
+        }
+        i += 1;
+    }
+}
+
+fn watch(args: &[Word], out: &mut Outcome) {
+    let spec = Spec {
+        short_arg: "nqs",
+        short_opt: "d",
+        short_flag: "bcCegprtwxhv",
+        long_arg: &["interval", "equexit", "shotsdir"],
+        long_flag: &[
+            "beep",
+            "color",
+            "no-color",
+            "differences",
+            "errexit",
+            "chgexit",
+            "precise",
+            "no-rerun",
+            "no-title",
+            "no-wrap",
+            "exec",
+            "help",
+            "version",
+        ],
+        ..Spec::default()
+    };
+    let (opts, start) = match scan(args, &spec) {
+        Ok(r) => r,
+        Err(s) => return out.stop(s),
+    };
+    if has(&opts, &["-h", "-v", "--help", "--version"]) {
+        return;
+    }
+    let rest = args.get(start..).unwrap_or(&[]);
+    if rest.is_empty() {
+        return;
+    }
+    if has(&opts, &["-x", "--exec"]) {
+        return out.argv(rest);
+    }
+    // watch joins its arguments with spaces and runs them with `sh -c`.
+    let literal = rest.iter().all(|w| w.literal);
+    let text = rest
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    out.line(&Word {
+        raw: join_raw(rest),
+        text: if literal { text } else { join_raw(rest) },
+        literal,
+        single: true,
+    });
+}
+
+fn flock(args: &[Word], out: &mut Outcome) {
+    let spec = Spec {
+        short_arg: "wEc",
+        short_flag: "sexnouFhV",
+        long_arg: &["timeout", "wait", "conflict-exit-code", "command"],
+        long_flag: &[
+            "shared",
+            "exclusive",
+            "unlock",
+            "nonblock",
+            "nb",
+            "close",
+            "no-fork",
+            "verbose",
+            "help",
+            "version",
+        ],
+        ..Spec::default()
+    };
+    let (opts, start) = match scan(args, &spec) {
+        Ok(r) => r,
+        Err(s) => return out.stop(s),
+    };
+    if let Some(cmd) = arg_of(&opts, &["-c", "--command"]) {
+        return out.line(cmd);
+    }
+    // flock FILE -c STRING | flock FILE COMMAND ARGS | flock FD
+    let Some(next) = args.get(start + 1) else {
+        return;
+    };
+    if !next.literal {
+        return out.stop(Stop::Dynamic(next.text.clone()));
+    }
+    if next.text == "-c" || next.text == "--command" {
+        if let Some(s) = args.get(start + 2) {
+            out.line(s);
+        }
+        return;
+    }
+    out.argv(&args[start + 1..]);
+}
+
+fn script(args: &[Word], out: &mut Outcome) {
+    let spec = Spec {
+        short_arg: "cEBIOTmo",
+        short_opt: "t",
+        short_flag: "aefqhV",
+        long_arg: &[
+            "command",
+            "echo",
+            "log-io",
+            "log-in",
+            "log-out",
+            "log-timing",
+            "logging-format",
+            "output-limit",
+        ],
+        long_flag: &[
+            "append", "return", "flush", "force", "quiet", "timing", "help", "version",
+        ],
+        ..Spec::default()
+    };
+    let (opts, _operands) = match scan_permuted(args, &spec) {
+        Ok(r) => r,
+        Err(s) => return out.stop(s),
+    };
+    if has(&opts, &["-h", "-V", "--help", "--version"]) {
+        return;
+    }
+    match arg_of(&opts, &["-c", "--command"]) {
+        Some(cmd) => out.line(cmd),
+        None => out.opaque("script starts a shell that reads commands from standard input".into()),
+    }
+}
+
+fn su(args: &[Word], runuser: bool, out: &mut Outcome) {
+    let spec = Spec {
+        short_arg: if runuser { "cgGswu" } else { "cgGsw" },
+        short_flag: "flmpPhV",
+        long_arg: &[
+            "command",
+            "session-command",
+            "group",
+            "supp-group",
+            "shell",
+            "whitelist-environment",
+            "user",
+        ],
+        long_flag: &[
+            "fast",
+            "login",
+            "preserve-environment",
+            "pty",
+            "help",
+            "version",
+        ],
+        ..Spec::default()
+    };
+    let (opts, operands) = match scan_permuted(args, &spec) {
+        Ok(r) => r,
+        Err(s) => return out.stop(s),
+    };
+    if has(&opts, &["-h", "-V", "--help", "--version"]) {
+        return;
+    }
+    if runuser && has(&opts, &["-u", "--user"]) {
+        return out.argv(&operands);
+    }
+    match arg_of(&opts, &["-c", "--command", "--session-command"]) {
+        Some(cmd) => out.line(cmd),
+        None => out.opaque("su starts a shell that reads commands from standard input".into()),
+    }
+}
+
+fn sg(args: &[Word], out: &mut Outcome) {
+    // sg GROUP [-c] COMMAND
+    let mut rest = args.get(1..).unwrap_or(&[]);
+    if let Some(first) = rest.first() {
+        if first.literal && first.text == "-c" {
+            rest = &rest[1..];
+        }
+    }
+    if let Some(cmd) = rest.first() {
+        out.line(cmd);
+    }
+}
+
+fn trap(args: &[Word], whole: &str, out: &mut Outcome) {
+    let mut args = args;
+    if args.first().is_some_and(|w| w.literal && w.text == "--") {
+        args = &args[1..];
+    }
+    let Some(first) = args.first() else { return };
+    if first.literal && (first.text == "-p" || first.text == "-l" || first.text == "-") {
+        return;
+    }
+    if args.len() < 2 && first.literal {
+        // `trap SIGNAL` resets a signal.
+        return;
+    }
+    out.opaque(whole.to_string());
+    if first.literal && !first.text.is_empty() {
+        out.line(first);
+    }
+}
+
+fn shell(base: &str, args: &[Word], out: &mut Outcome) {
+    let spec = Spec {
+        short_arg: "oO",
+        any_letter: true,
+        long_arg: &["rcfile", "init-file", "emulate"],
+        long_flag: &[
+            "login",
+            "noprofile",
+            "norc",
+            "posix",
+            "restricted",
+            "verbose",
+            "version",
+            "help",
+            "debugger",
+            "dump-strings",
+            "dump-po-strings",
+            "noediting",
+            "pretty-print",
+            "no-rcs",
+            "no-globalrcs",
+        ],
+        plus: true,
+        ..Spec::default()
+    };
+    let (opts, start) = match scan(args, &spec) {
+        Ok(r) => r,
+        Err(s) => return out.stop(s),
+    };
+    if has(&opts, &["-c"]) {
+        if let Some(cmd) = args.get(start) {
+            out.line(cmd);
+        }
+        return;
+    }
+    if has(&opts, &["--version", "--help", "-n"]) {
+        return;
+    }
+    if start >= args.len() || has(&opts, &["-s", "-i"]) {
+        out.opaque(format!("{base} reads commands from standard input"));
+    }
+}
