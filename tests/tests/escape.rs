@@ -43,6 +43,24 @@ enum Mode {
     User,
 }
 
+/// The Linux backend under test. Every case runs on both.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Backend {
+    Landlock,
+    /// bubblewrap's namespaces with Landlock + seccomp inside: outside paths and other
+    /// processes do not exist there, so ENOENT/ESRCH/EROFS also count as blocked.
+    Bwrap,
+}
+
+impl Backend {
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Landlock => "landlock",
+            Backend::Bwrap => "bwrap",
+        }
+    }
+}
+
 /// A condition for a control: `Some(reason)` skips it (printed), `None` runs it.
 type Cond = fn() -> Option<String>;
 
@@ -185,13 +203,25 @@ macro_rules! suite {
         /// Every case with cordon and its child running as root.
         mod as_root {
             use super::*;
-            $( #[test] fn $id() { run_case(Mode::Root, &$case); } )*
+            $( #[test] fn $id() { run_case(Mode::Root, Backend::Landlock, &$case); } )*
         }
 
         /// Every case with cordon and its child running as an unprivileged user.
         mod as_user {
             use super::*;
-            $( #[test] fn $id() { run_case(Mode::User, &$case); } )*
+            $( #[test] fn $id() { run_case(Mode::User, Backend::Landlock, &$case); } )*
+        }
+
+        /// Every case on the bwrap backend, as root.
+        mod bwrap_as_root {
+            use super::*;
+            $( #[test] fn $id() { run_case(Mode::Root, Backend::Bwrap, &$case); } )*
+        }
+
+        /// Every case on the bwrap backend, as an unprivileged user.
+        mod bwrap_as_user {
+            use super::*;
+            $( #[test] fn $id() { run_case(Mode::User, Backend::Bwrap, &$case); } )*
         }
     };
 }
@@ -561,7 +591,7 @@ fn chown_tree(p: &Path, uid: u32, gid: u32) {
 }
 
 impl Fixture {
-    fn new(mode: Mode) -> Fixture {
+    fn new(mode: Mode, backend: Backend) -> Fixture {
         let user = user_for(mode);
         let tmp = tempfile::Builder::new()
             .prefix("cordon-e2e-")
@@ -589,7 +619,11 @@ impl Fixture {
         )
         .unwrap();
         fs::set_permissions(&prog, fs::Permissions::from_mode(0o755)).unwrap();
-        fs::write(ws.join("cordon.toml"), policy_text("landlock", true, "")).unwrap();
+        fs::write(
+            ws.join("cordon.toml"),
+            policy_text(backend.name(), true, ""),
+        )
+        .unwrap();
         fs::write(ws.join("cordon-none.toml"), policy_text("none", false, "")).unwrap();
         let fx = Fixture {
             _tmp: tmp,
@@ -954,7 +988,7 @@ impl Env {
 // ---------------------------------------------------------------------------------------------
 // the case runner
 
-fn run_case(mode: Mode, case: &Case) {
+fn run_case(mode: Mode, backend: Backend, case: &Case) {
     if let Some(p) = case.requires {
         if !Path::new(p).exists() {
             eprintln!(
@@ -971,12 +1005,16 @@ fn run_case(mode: Mode, case: &Case) {
         );
         return;
     }
-    let fx = Fixture::new(mode);
+    let fx = Fixture::new(mode, backend);
     let mut env = Env::new(&fx, case);
     let before = fx.outside_state();
 
     // 1. Under the Landlock backend: blocked (or, for legit work, OK).
-    let mut c = fx.cordon(&fx.policy(), &[], &env.argv(&bins().attack, case));
+    let mut argv = env.argv(&bins().attack, case);
+    if backend == Backend::Bwrap {
+        argv.extend(os(&["--backend", "bwrap"]));
+    }
+    let mut c = fx.cordon(&fx.policy(), &[], &argv);
     env.apply(&mut c, case);
     let out = run(c);
     let line = stdout(&out);
@@ -988,7 +1026,11 @@ fn run_case(mode: Mode, case: &Case) {
         },
         Ctl::No
     );
-    if let Some(why) = case.gap.filter(|_| can_escape_unconfined) {
+    // bwrap's read-only mounts close the Landlock gaps: there they must be blocked.
+    if let Some(why) = case
+        .gap
+        .filter(|_| can_escape_unconfined && backend == Backend::Landlock)
+    {
         assert!(
             line.starts_with("ESCAPED: "),
             "[{mode:?}] {} is documented as a Landlock limitation ({why}) but was blocked: \
@@ -1024,7 +1066,11 @@ fn run_case(mode: Mode, case: &Case) {
         );
     }
 
-    // 2. The control: without a kernel sandbox the same attack must escape.
+    // 2. The control: without a kernel sandbox the same attack must escape. It does not
+    // depend on the backend, so it runs once, with the Landlock pass.
+    if backend == Backend::Bwrap {
+        return;
+    }
     let ctl = match mode {
         Mode::Root => case.root,
         Mode::User => case.user,
@@ -1088,11 +1134,19 @@ macro_rules! cli_tests {
     ($($f:ident,)*) => {
         /// cordon's exit codes and start-up, with cordon running as root.
         mod cli_as_root {
-            $( #[test] fn $f() { super::$f(super::Mode::Root); } )*
+            $( #[test] fn $f() { super::$f(super::Mode::Root, super::Backend::Landlock); } )*
         }
         /// cordon's exit codes and start-up, with cordon running as an unprivileged user.
         mod cli_as_user {
-            $( #[test] fn $f() { super::$f(super::Mode::User); } )*
+            $( #[test] fn $f() { super::$f(super::Mode::User, super::Backend::Landlock); } )*
+        }
+        /// The same on the bwrap backend, as root.
+        mod cli_bwrap_as_root {
+            $( #[test] fn $f() { super::$f(super::Mode::Root, super::Backend::Bwrap); } )*
+        }
+        /// The same on the bwrap backend, as an unprivileged user.
+        mod cli_bwrap_as_user {
+            $( #[test] fn $f() { super::$f(super::Mode::User, super::Backend::Bwrap); } )*
         }
     };
 }
@@ -1118,14 +1172,14 @@ fn has_cordon_line(out: &Output) -> bool {
         .any(|l| l.starts_with("cordon: "))
 }
 
-fn exit_status_passthrough(mode: Mode) {
-    let fx = Fixture::new(mode);
+fn exit_status_passthrough(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     let out = run(fx.cordon(&fx.policy(), &[], &os(&["/bin/sh", "-c", "exit 7"])));
     assert_eq!(out.status.code(), Some(7), "{}", describe(&out));
 }
 
-fn exit_status_dash_c(mode: Mode) {
-    let fx = Fixture::new(mode);
+fn exit_status_dash_c(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     let mut c = Command::new(&bins().cordon);
     c.arg("exec")
         .arg("--policy")
@@ -1140,14 +1194,14 @@ fn exit_status_dash_c(mode: Mode) {
     );
 }
 
-fn exit_on_signal(mode: Mode) {
-    let fx = Fixture::new(mode);
+fn exit_on_signal(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     let out = run(fx.cordon(&fx.policy(), &[], &os(&["/bin/sh", "-c", "kill -TERM $$"])));
     assert_eq!(out.status.code(), Some(143), "{}", describe(&out));
 }
 
-fn exit_not_found(mode: Mode) {
-    let fx = Fixture::new(mode);
+fn exit_not_found(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     for prog in ["cordon-e2e-no-such-program", "./no-such-program"] {
         let out = run(fx.cordon(&fx.policy(), &[], &os(&[prog])));
         assert_eq!(out.status.code(), Some(127), "{prog}: {}", describe(&out));
@@ -1155,8 +1209,8 @@ fn exit_not_found(mode: Mode) {
     }
 }
 
-fn exit_not_executable(mode: Mode) {
-    let fx = Fixture::new(mode);
+fn exit_not_executable(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     let p = fx.ws.join("notexec.sh");
     fs::write(&p, "#!/bin/sh\necho ran > ran.txt\n").unwrap();
     fs::set_permissions(&p, fs::Permissions::from_mode(0o644)).unwrap();
@@ -1166,8 +1220,8 @@ fn exit_not_executable(mode: Mode) {
     assert!(!fx.ws.join("ran.txt").exists());
 }
 
-fn exit_denied_by_rule(mode: Mode) {
-    let fx = Fixture::new(mode);
+fn exit_denied_by_rule(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     let rule =
         "\n[[shell.rules]]\npattern = \"rm\"\naction = \"deny\"\nreason = \"e2e: rm is denied\"\n";
     let policy = fx.ws.join("deny.toml");
@@ -1191,8 +1245,8 @@ fn pgrep(pattern: &str) -> Vec<i32> {
         .collect()
 }
 
-fn timeout_kills_process_group(mode: Mode) {
-    let fx = Fixture::new(mode);
+fn timeout_kills_process_group(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     // A unique fractional part marks every process of this run (sleep accepts it).
     let marker = format!(
         "{}{:04}",
@@ -1247,9 +1301,9 @@ fn timeout_kills_process_group(mode: Mode) {
     );
 }
 
-fn fail_closed_without_landlock(mode: Mode) {
+fn fail_closed_without_landlock(mode: Mode, backend: Backend) {
     use seccompiler::{SeccompAction, SeccompFilter};
-    let fx = Fixture::new(mode);
+    let fx = Fixture::new(mode, backend);
     // A kernel without Landlock: its three syscalls answer ENOSYS.
     let rules = [
         libc::SYS_landlock_create_ruleset,
@@ -1284,4 +1338,159 @@ fn fail_closed_without_landlock(mode: Mode) {
     assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
     assert!(has_cordon_line(&out), "{}", describe(&out));
     assert!(!marker.exists(), "cordon ran the command without a sandbox");
+}
+
+// ---------------------------------------------------------------------------------------------
+// bwrap-specific checks: what only a private mount and process view can give
+
+macro_rules! bwrap_tests {
+    ($($f:ident,)*) => {
+        /// bwrap-only guarantees, with cordon running as root.
+        mod bwrap_only_as_root {
+            $( #[test] fn $f() { super::$f(super::Mode::Root); } )*
+        }
+        /// bwrap-only guarantees, with cordon running as an unprivileged user.
+        mod bwrap_only_as_user {
+            $( #[test] fn $f() { super::$f(super::Mode::User); } )*
+        }
+    };
+}
+
+bwrap_tests! {
+    protected_paths_stay_read_only,
+    tmp_is_private,
+    other_processes_are_invisible,
+    network_namespace_is_empty,
+}
+
+const PROTECTED: &str = "[sandbox]\nprotected = [\".git/hooks\", \".git/config\"]\n";
+
+/// A policy like the fixture's, with `.git/hooks` and `.git/config` protected.
+fn protected_policy(fx: &Fixture, backend: Backend) -> PathBuf {
+    let text = policy_text(backend.name(), true, "").replacen("[sandbox]\n", PROTECTED, 1);
+    let p = fx.ws.join(format!("protected-{}.toml", backend.name()));
+    fs::write(&p, text).unwrap();
+    p
+}
+
+fn protected_paths_stay_read_only(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    fs::create_dir(fx.ws.join(".git")).unwrap();
+    fs::write(fx.ws.join(".git/config"), "[core]\n").unwrap();
+    fx.chown_to_user();
+    let mode_before = fs::metadata(fx.ws.join(".git/config"))
+        .unwrap()
+        .permissions()
+        .mode();
+    let script = "echo '[core] hooksPath = /tmp' >> .git/config; \
+                  mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit; \
+                  chmod 777 .git/config; \
+                  echo fine > allowed.txt";
+    let out = run(fx.cordon(
+        &protected_policy(&fx, Backend::Bwrap),
+        &[],
+        &os(&["/bin/sh", "-c", script]),
+    ));
+    assert_eq!(
+        fs::read_to_string(fx.ws.join(".git/config")).unwrap(),
+        "[core]\n",
+        "{}",
+        describe(&out)
+    );
+    assert!(
+        !fx.ws.join(".git/hooks").exists(),
+        "a protected path that did not exist was created (or its placeholder left behind)\n{}",
+        describe(&out)
+    );
+    assert_eq!(
+        fs::metadata(fx.ws.join(".git/config"))
+            .unwrap()
+            .permissions()
+            .mode(),
+        mode_before,
+        "chmod reached a protected file"
+    );
+    assert_eq!(
+        fs::read_to_string(fx.ws.join("allowed.txt")).unwrap(),
+        "fine\n",
+        "the rest of the workspace stays writable\n{}",
+        describe(&out)
+    );
+
+    // The Landlock backend cannot enforce this, so it refuses instead of pretending.
+    let out = run(fx.cordon(
+        &protected_policy(&fx, Backend::Landlock),
+        &[],
+        &os(&["/bin/sh", "-c", "touch ran"]),
+    ));
+    assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+    assert!(has_cordon_line(&out), "{}", describe(&out));
+    assert!(!fx.ws.join("ran").exists());
+}
+
+fn tmp_is_private(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    let host_marker = tempfile::Builder::new()
+        .prefix("cordon-host-marker-")
+        .tempfile_in("/tmp")
+        .unwrap();
+    let name = host_marker
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let inside_name = format!("cordon-inside-{}", std::process::id());
+    let script = format!("ls -a /tmp; touch /tmp/{inside_name}");
+    let out = run(fx.cordon(&fx.policy(), &[], &os(&["/bin/sh", "-c", &script])));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        !stdout(&out).contains(&name),
+        "the host's /tmp is visible inside\n{}",
+        describe(&out)
+    );
+    assert!(
+        !Path::new("/tmp").join(&inside_name).exists(),
+        "a file written to /tmp inside reached the host's /tmp"
+    );
+}
+
+fn other_processes_are_invisible(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    let out = run(fx.cordon(
+        &fx.policy(),
+        &[],
+        &os(&[
+            "/bin/sh",
+            "-c",
+            "ls /proc | grep -c '^[0-9]'; ls -d /proc/1/ && cat /proc/1/comm",
+        ]),
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let text = stdout(&out);
+    let count: usize = text.lines().next().unwrap().trim().parse().unwrap();
+    // bwrap's init, sh, ls, grep: a handful, never the host's hundreds.
+    assert!(
+        count <= 6,
+        "{count} processes visible inside\n{}",
+        describe(&out)
+    );
+    assert_eq!(
+        text.lines().nth(2),
+        Some("bwrap"),
+        "pid 1 inside is bwrap's init, not the host's\n{}",
+        describe(&out)
+    );
+}
+
+fn network_namespace_is_empty(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    let out = run(fx.cordon(&fx.policy(), &[], &os(&["/bin/cat", "/proc/net/dev"])));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let ifaces: Vec<String> = stdout(&out)
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next().map(|s| s.trim().to_string()))
+        .collect();
+    assert_eq!(ifaces, vec!["lo".to_string()], "{}", describe(&out));
 }

@@ -35,16 +35,23 @@ pub fn run() -> i32 {
         (true, Enforcement::None) => "unavailable: no Landlock".to_string(),
     };
     println!("  {:<9} {landlock_line}", "landlock");
-    println!("  {:<9} not part of this build yet", "bwrap");
+    let bwrap_line = match (findings[3].ok, landlock_ok && seccomp_ok) {
+        (true, true) => "available: private mount view (protected paths stay read-only, private /tmp), PID/IPC/UTS/net namespaces, with Landlock + seccomp inside",
+        (true, false) => "bwrap runs, but Landlock and seccomp are needed inside as well: unavailable",
+        (false, _) => "unavailable (see the bwrap probe above); policies with sandbox.protected are refused",
+    };
+    println!("  {:<9} {bwrap_line}", "bwrap");
     println!("  {:<9} macOS only", "seatbelt");
-    let auto = if landlock_ok && seccomp_ok {
-        "landlock"
-    } else {
-        "none available: runs are refused unless require_os_sandbox = false"
+    let root = unsafe { libc::geteuid() } == 0;
+    let auto = match (landlock_ok && seccomp_ok, findings[3].ok, root) {
+        (false, _, _) => "none available: runs are refused unless require_os_sandbox = false",
+        (true, true, true) => "bwrap (running as root: only read-only mounts keep root from changing system files' metadata)",
+        (true, true, false) => "landlock; bwrap for policies with protected paths",
+        (true, false, _) => "landlock; policies with protected paths are refused",
     };
     println!("  {:<9} -> {auto}", "auto");
 
-    println!("what the landlock backend cannot do:");
+    println!("what the landlock backend alone cannot do (bwrap closes the first and the third):");
     println!("  - keep a path inside a writable root read-only: policies with sandbox.protected (or a ro root inside a rw root) are refused");
     if abi < 9 {
         println!("  - restrict connect() to unix socket files (Landlock ABI 9): while network = \"deny\", seccomp refuses socket() entirely; socketpair() still works");

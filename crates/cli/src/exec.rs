@@ -1,8 +1,8 @@
 //! `cordon exec`: decide, then run under the OS sandbox.
 
 use cordon_approval::{resolve_mode, RuleSet};
-use cordon_ossandbox::run::{self, Outcome, Spec, StartError};
-use cordon_ossandbox::{choose, env, prepare, Machine, Profile};
+use cordon_ossandbox::run::{Outcome, Spec, StartError};
+use cordon_ossandbox::{choose, env, execute, Machine, Profile};
 use cordon_policy::{Action, ApprovalMode, Mode, Policy};
 use cordon_tools::assess::{assess, ShellContext};
 use cordon_tools::shell;
@@ -105,10 +105,6 @@ pub fn run(args: ExecArgs) -> i32 {
     for w in &choice.warnings {
         eprintln!("cordon: warning: {w}");
     }
-    let confinement = match prepare(&choice, &profile) {
-        Ok(c) => c,
-        Err(e) => return refuse(EXIT_FAILURE, format!("cannot build the sandbox: {e}")),
-    };
     let spec = Spec {
         program: argv[0].clone().into(),
         args: argv[1..].iter().map(Into::into).collect(),
@@ -120,7 +116,7 @@ pub fn run(args: ExecArgs) -> i32 {
         ),
         timeout: args.timeout.or(policy.sandbox.limits.timeout),
     };
-    let code = match run::run(confinement, &spec) {
+    let code = match execute(&choice, &profile, spec.clone(), tmp.path()) {
         Ok(Outcome::TimedOut) => refuse(
             Outcome::TimedOut.exit_code(),
             format!(

@@ -2,9 +2,10 @@
 //!
 //! The model is one-way: a [`Policy`](cordon_policy::Policy) becomes a typed [`Profile`]
 //! (read-only roots, read-write roots, executable roots, devices, network, protected paths,
-//! limits); a backend turns the profile into kernel objects in the parent (a Landlock ruleset,
-//! seccomp BPF); [`run::run`] applies them to the child between fork and exec, with nothing
-//! but raw syscalls. There are no prompts here; this layer only blocks.
+//! limits); [`choose`] picks a backend that can enforce it on this machine; [`execute`] turns
+//! the profile into kernel objects in the parent (a Landlock ruleset, seccomp BPF, bwrap's
+//! mounts) and [`run::run`] applies them to the child between fork and exec, with nothing but
+//! raw syscalls. There are no prompts here; this layer only blocks.
 //!
 //! A backend never claims protection it cannot enforce. [`choose`] refuses (the CLI exits
 //! 125) when the kernel lacks what the policy needs and `require_os_sandbox` is set, and it
@@ -12,7 +13,7 @@
 //! read-only.
 //!
 //! ```no_run
-//! use cordon_ossandbox::{choose, prepare, run, Machine, Profile};
+//! use cordon_ossandbox::{choose, execute, run, Machine, Profile};
 //! use cordon_policy::{Backend, Policy};
 //!
 //! let cwd = std::env::current_dir().unwrap();
@@ -20,8 +21,7 @@
 //! let tmp = tempfile::tempdir().unwrap();
 //! let profile = Profile::from_policy(&policy).with_private_tmp(tmp.path());
 //! let choice = choose(Backend::Auto, &profile, policy.sandbox.require_os_sandbox, &Machine::probe())
-//!     .expect("this kernel can enforce the policy");
-//! let confinement = prepare(&choice, &profile).unwrap();
+//!     .expect("this machine can enforce the policy");
 //! let spec = run::Spec {
 //!     program: "ls".into(),
 //!     args: vec![],
@@ -29,14 +29,16 @@
 //!     env: cordon_ossandbox::env::scrub(std::env::vars_os(), &policy.sandbox.env, tmp.path().as_os_str()),
 //!     timeout: policy.sandbox.limits.timeout,
 //! };
-//! let outcome = run::run(confinement, &spec).unwrap();
+//! let outcome = execute(&choice, &profile, spec, tmp.path()).unwrap();
 //! std::process::exit(outcome.exit_code());
 //! ```
 
+pub mod bwrap;
 pub mod env;
 pub mod landlock;
 pub mod probe;
 pub mod profile;
+pub mod render;
 pub mod run;
 pub mod seccomp;
 
@@ -61,6 +63,8 @@ pub enum Error {
 pub enum Chosen {
     /// Landlock + seccomp at this Landlock ABI.
     Landlock { abi: i32 },
+    /// bubblewrap's mount and process namespaces, with Landlock + seccomp inside.
+    Bwrap { bwrap: std::path::PathBuf, abi: i32 },
     /// No kernel sandbox (only `backend = "none"` or `require_os_sandbox = false`).
     Unconfined,
 }
@@ -79,83 +83,78 @@ pub struct Choice {
 pub struct Refusal(pub String);
 
 /// Picks the backend for `profile` on `machine`, or refuses.
-pub fn choose(
-    requested: Backend,
-    profile: &Profile,
-    require: bool,
-    machine: &Machine,
-) -> Result<Choice, Refusal> {
+///
+/// `auto` picks bwrap when the policy needs it (protected paths) or when running as root
+/// (root owns the system files, and only read-only mounts stop `chmod` on them); otherwise
+/// Landlock + seccomp, which enforce everything else the policy says at a fraction of the
+/// start-up cost. A needed backend that is missing is a refusal, never a silent downgrade.
+pub fn choose(requested: Backend, profile: &Profile, require: bool, machine: &Machine) -> Result<Choice, Refusal> {
     let unconfined = |why: String| -> Result<Choice, Refusal> {
         if require {
-            Err(Refusal(format!(
-                "{why}; refusing to run unconfined (require_os_sandbox = true)"
-            )))
+            Err(Refusal(format!("{why}; refusing to run unconfined (require_os_sandbox = true)")))
         } else {
             Ok(Choice {
                 backend: Chosen::Unconfined,
-                warnings: vec![format!(
-                    "{why}; running UNCONFINED because require_os_sandbox = false"
-                )],
+                warnings: vec![format!("{why}; running UNCONFINED because require_os_sandbox = false")],
             })
         }
     };
+    // What Landlock + seccomp give on this kernel: needed by both Linux backends.
+    let kernel = |make: &dyn Fn(i32) -> Chosen| -> Result<Choice, Refusal> {
+        if !machine.seccomp {
+            return unconfined("this kernel does not accept seccomp filters".into());
+        }
+        match landlock::enforcement(machine.landlock_abi, profile.network) {
+            landlock::Enforcement::None => unconfined("this kernel has no Landlock (not built in or disabled at boot)".into()),
+            landlock::Enforcement::Partial(gaps) => {
+                let list: Vec<String> = gaps.iter().map(|g| format!("{} (needs ABI {})", g.what, g.needs_abi)).collect();
+                let why = format!("Landlock ABI {} cannot restrict: {}", machine.landlock_abi, list.join(", "));
+                if require {
+                    Err(Refusal(format!("{why}; set require_os_sandbox = false to accept partial confinement")))
+                } else {
+                    Ok(Choice {
+                        backend: make(machine.landlock_abi),
+                        warnings: vec![format!("{why}; running with PARTIAL confinement because require_os_sandbox = false")],
+                    })
+                }
+            }
+            landlock::Enforcement::Full => Ok(Choice { backend: make(machine.landlock_abi), warnings: vec![] }),
+        }
+    };
+    let bwrap = |why_needed: &str| -> Result<Choice, Refusal> {
+        match &machine.bwrap {
+            Some(path) => kernel(&|abi| Chosen::Bwrap { bwrap: path.clone(), abi }),
+            None => Err(Refusal(format!(
+                "{why_needed}, but bubblewrap is not installed in {} (Debian package `bubblewrap`)",
+                probe::TRUSTED_BWRAP.join(", ")
+            ))),
+        }
+    };
+    let protected = profile.protected.first();
     match requested {
         Backend::Seatbelt => Err(Refusal("the seatbelt backend runs only on macOS".into())),
-        Backend::Bwrap => Err(Refusal(
-            "the bwrap backend is not part of this build yet; use --backend landlock or auto"
-                .into(),
-        )),
         Backend::None => unconfined("backend `none` was requested".into()),
-        Backend::Landlock | Backend::Auto => {
-            if let Some(p) = profile.protected.first() {
-                return Err(Refusal(format!(
-                    "Landlock cannot keep {} ({}) read-only inside a writable root, and no other backend is available; remove it from the policy or run where the bwrap backend is available",
-                    p.path.display(),
-                    p.origin
-                )));
-            }
-            if !machine.seccomp {
-                return unconfined("this kernel does not accept seccomp filters".into());
-            }
-            match landlock::enforcement(machine.landlock_abi, profile.network) {
-                landlock::Enforcement::None => unconfined(
-                    "this kernel has no Landlock (not built in or disabled at boot)".into(),
-                ),
-                landlock::Enforcement::Partial(gaps) => {
-                    let list: Vec<String> = gaps
-                        .iter()
-                        .map(|g| format!("{} (needs ABI {})", g.what, g.needs_abi))
-                        .collect();
-                    let why = format!(
-                        "Landlock ABI {} cannot restrict: {}",
-                        machine.landlock_abi,
-                        list.join(", ")
-                    );
-                    if require {
-                        Err(Refusal(format!(
-                            "{why}; set require_os_sandbox = false to accept partial confinement"
-                        )))
-                    } else {
-                        Ok(Choice {
-                            backend: Chosen::Landlock { abi: machine.landlock_abi },
-                            warnings: vec![format!("{why}; running with PARTIAL confinement because require_os_sandbox = false")],
-                        })
-                    }
-                }
-                landlock::Enforcement::Full => Ok(Choice {
-                    backend: Chosen::Landlock {
-                        abi: machine.landlock_abi,
-                    },
-                    warnings: vec![],
-                }),
-            }
-        }
+        Backend::Bwrap => bwrap("backend `bwrap` was requested"),
+        Backend::Landlock => match protected {
+            Some(p) => Err(Refusal(format!(
+                "Landlock cannot keep {} ({}) read-only inside a writable root; use --backend bwrap (or auto), or remove it from the policy",
+                p.path.display(),
+                p.origin
+            ))),
+            None => kernel(&|abi| Chosen::Landlock { abi }),
+        },
+        Backend::Auto => match (protected, machine.root, &machine.bwrap) {
+            (Some(p), _, _) => bwrap(&format!("{} ({}) must stay read-only inside a writable root, which needs bwrap", p.path.display(), p.origin)),
+            (None, true, Some(_)) => bwrap("running as root"),
+            _ => kernel(&|abi| Chosen::Landlock { abi }),
+        },
     }
 }
 
-/// Builds the kernel objects for `choice` in the parent.
-pub fn prepare(choice: &Choice, profile: &Profile) -> Result<run::Confinement, Error> {
-    let mut rlimits = vec![(libc::RLIMIT_CORE, 0)]; // a core dump may hold secrets
+/// Resource limits for the child, from the profile; core dumps are always off (a core dump
+/// may hold secrets, and a `|`-pipe core_pattern runs a helper outside the sandbox).
+fn rlimits(profile: &Profile) -> Vec<(libc::__rlimit_resource_t, u64)> {
+    let mut out = vec![(libc::RLIMIT_CORE, 0)];
     let l = &profile.limits;
     for (res, v) in [
         (libc::RLIMIT_AS, l.memory),
@@ -165,21 +164,115 @@ pub fn prepare(choice: &Choice, profile: &Profile) -> Result<run::Confinement, E
         (libc::RLIMIT_CPU, l.cpu_time),
     ] {
         if let Some(v) = v {
-            rlimits.push((res, v));
+            out.push((res, v));
         }
     }
-    Ok(match choice.backend {
-        Chosen::Unconfined => run::Confinement {
-            rlimits,
-            ..Default::default()
-        },
-        Chosen::Landlock { abi } => run::Confinement {
-            landlock: Some(landlock::prepare(profile, abi)?.fd),
-            seccomp: seccomp::compile(&seccomp::rules(profile.network))?,
-            rlimits,
-            confine: true,
-        },
-    })
+    out
+}
+
+/// Runs `spec` under `choice`: builds the kernel objects in the parent, runs the child, and
+/// cleans up (bwrap's protected-path placeholders). `tmp` is the run's private directory
+/// (already in `profile`, see [`Profile::with_private_tmp`]).
+pub fn execute(choice: &Choice, profile: &Profile, mut spec: run::Spec, tmp: &std::path::Path) -> Result<run::Outcome, run::StartError> {
+    let setup = |e: Error| run::StartError::Parent(e);
+    match &choice.backend {
+        Chosen::Unconfined => {
+            let c = run::Confinement { rlimits: rlimits(profile), ..Default::default() };
+            run::run(c, &spec)
+        }
+        Chosen::Landlock { abi } => {
+            let c = run::Confinement {
+                landlock: Some(landlock::prepare(profile, *abi).map_err(setup)?.fd),
+                seccomp: seccomp::compile(&seccomp::rules(profile.network)).map_err(setup)?,
+                rlimits: rlimits(profile),
+                confine: true,
+                ..Default::default()
+            };
+            run::run(c, &spec)
+        }
+        Chosen::Bwrap { bwrap: bwrap_path, abi } => {
+            let programs = seccomp::compile(&seccomp::rules(profile.network)).map_err(setup)?;
+            let mut pass = Vec::new();
+            let mut seccomp_fds = Vec::new();
+            for prog in &programs {
+                let mut bytes = Vec::with_capacity(prog.len() * 8);
+                for ins in prog {
+                    bytes.extend_from_slice(&ins.code.to_ne_bytes());
+                    bytes.push(ins.jt);
+                    bytes.push(ins.jf);
+                    bytes.extend_from_slice(&ins.k.to_ne_bytes());
+                }
+                let fd = memfd("cordon-seccomp", &bytes).map_err(setup)?;
+                seccomp_fds.push(std::os::fd::AsRawFd::as_raw_fd(&fd));
+                pass.push(fd);
+            }
+            let (status_r, status_w) = pipe().map_err(setup)?;
+            let exe = std::env::current_exe().map_err(|e| setup(Error::Io(e)))?;
+            let root = unsafe { libc::geteuid() } == 0;
+            let cx = bwrap::Context {
+                cwd: &spec.cwd,
+                tmp,
+                cordon_exe: &exe,
+                root,
+                seccomp_fds: &seccomp_fds,
+                status_fd: std::os::fd::AsRawFd::as_raw_fd(&status_w),
+            };
+            let inv = bwrap::invocation(profile, &cx, *abi).map_err(|e| setup(Error::Io(std::io::Error::other(e))))?;
+            let args_fd = memfd("cordon-bwrap-args", &bwrap::args_bytes(&inv.args)).map_err(setup)?;
+            let args_no = std::os::fd::AsRawFd::as_raw_fd(&args_fd);
+            pass.push(args_fd);
+            pass.push(status_w);
+
+            let mut argv: Vec<std::ffi::OsString> = vec!["--args".into(), args_no.to_string().into(), "--".into()];
+            argv.push(bwrap::INNER_EXE.into());
+            argv.push(bwrap::INNER_ARG.into());
+            argv.push(std::mem::take(&mut spec.program));
+            argv.append(&mut spec.args);
+            spec.program = bwrap_path.clone().into_os_string();
+            spec.args = argv;
+            for (k, v) in spec.env.iter_mut() {
+                if k == "TMPDIR" {
+                    *v = "/tmp".into();
+                }
+            }
+            let plan = serde_json::to_string(&inv.plan).map_err(|e| setup(Error::Io(std::io::Error::other(e))))?;
+            spec.env.push((bwrap::PLAN_VAR.into(), plan.into()));
+
+            let c = run::Confinement { rlimits: rlimits(profile), pass_fds: pass, setup_status: Some(status_r), ..Default::default() };
+            let outcome = run::run(c, &spec);
+            for p in &inv.placeholders {
+                // Only what we created: still an empty regular file.
+                if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+            outcome
+        }
+    }
+}
+
+/// An anonymous in-memory file holding `bytes`, positioned at its start (close-on-exec; the
+/// child clears that for the descriptors it must pass on).
+fn memfd(name: &str, bytes: &[u8]) -> Result<std::os::fd::OwnedFd, Error> {
+    use std::io::{Seek, Write};
+    let cname = std::ffi::CString::new(name).expect("no NUL in memfd names");
+    let fd = unsafe { libc::memfd_create(cname.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(Error::Io(std::io::Error::last_os_error()));
+    }
+    let mut f = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    f.write_all(bytes)?;
+    f.rewind()?;
+    Ok(f.into())
+}
+
+fn pipe() -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd), Error> {
+    let mut fds = [0; 2];
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(Error::Io(std::io::Error::last_os_error()));
+    }
+    use std::os::fd::FromRawFd;
+    Ok(unsafe { (std::os::fd::OwnedFd::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1])) })
 }
 
 #[cfg(test)]
@@ -208,7 +301,7 @@ mod tests {
         Machine {
             landlock_abi: abi,
             seccomp,
-            user_namespaces: false,
+            root: false,
             bwrap: None,
         }
     }
@@ -272,5 +365,40 @@ mod tests {
                 .contains("macOS")
         );
         assert!(choose(Backend::Bwrap, &profile(false), false, &machine(7, true)).is_err());
+    }
+
+    fn with_bwrap(mut m: Machine, root: bool) -> Machine {
+        m.bwrap = Some(PathBuf::from("/usr/bin/bwrap"));
+        m.root = root;
+        m
+    }
+
+    #[test]
+    fn auto_picks_bwrap_when_the_policy_or_root_needs_it() {
+        let bw = Chosen::Bwrap { bwrap: PathBuf::from("/usr/bin/bwrap"), abi: 7 };
+        let c = choose(Backend::Auto, &profile(true), true, &with_bwrap(machine(7, true), false)).unwrap();
+        assert_eq!(c.backend, bw, "protected paths need bwrap");
+        let c = choose(Backend::Auto, &profile(false), true, &with_bwrap(machine(7, true), true)).unwrap();
+        assert_eq!(c.backend, bw, "root prefers bwrap");
+        let c = choose(Backend::Auto, &profile(false), true, &with_bwrap(machine(7, true), false)).unwrap();
+        assert_eq!(c.backend, Chosen::Landlock { abi: 7 }, "nothing needs bwrap");
+        let c = choose(Backend::Auto, &profile(false), true, &machine(7, true)).unwrap();
+        assert_eq!(c.backend, Chosen::Landlock { abi: 7 });
+    }
+
+    #[test]
+    fn a_needed_bwrap_that_is_missing_is_a_refusal() {
+        let e = choose(Backend::Auto, &profile(true), false, &machine(7, true)).unwrap_err();
+        assert!(e.0.contains("bubblewrap is not installed"), "{e}");
+        let e = choose(Backend::Bwrap, &profile(false), false, &machine(7, true)).unwrap_err();
+        assert!(e.0.contains("bubblewrap is not installed"), "{e}");
+    }
+
+    #[test]
+    fn bwrap_still_needs_landlock_and_seccomp_inside() {
+        let e = choose(Backend::Bwrap, &profile(true), true, &with_bwrap(machine(0, true), false)).unwrap_err();
+        assert!(e.0.contains("no Landlock"), "{e}");
+        let e = choose(Backend::Bwrap, &profile(true), true, &with_bwrap(machine(7, false), false)).unwrap_err();
+        assert!(e.0.contains("seccomp"), "{e}");
     }
 }

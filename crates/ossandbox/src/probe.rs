@@ -11,8 +11,8 @@ pub struct Machine {
     pub landlock_abi: i32,
     /// The kernel accepts seccomp filters.
     pub seccomp: bool,
-    /// An unprivileged process may create a user namespace.
-    pub user_namespaces: bool,
+    /// cordon runs as root (root owns the system files, so `auto` prefers bwrap).
+    pub root: bool,
     /// A bubblewrap binary on the trusted path.
     pub bwrap: Option<PathBuf>,
 }
@@ -26,7 +26,7 @@ impl Machine {
         Machine {
             landlock_abi: crate::landlock::kernel_abi(),
             seccomp: crate::seccomp::kernel_supports_filters(),
-            user_namespaces: false,
+            root: unsafe { libc::geteuid() } == 0,
             bwrap: TRUSTED_BWRAP
                 .iter()
                 .map(PathBuf::from)

@@ -30,6 +30,12 @@ pub struct Confinement {
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     /// Drop capabilities and set no_new_privs (off only for an unconfined run).
     pub confine: bool,
+    /// Descriptors the child must inherit (bwrap's `--args`, seccomp and status fds); every
+    /// other inherited descriptor beyond stdio is closed at exec.
+    pub pass_fds: Vec<OwnedFd>,
+    /// The read end of bwrap's `--json-status-fd`: no `child-pid` record means bwrap itself
+    /// failed before starting the command.
+    pub setup_status: Option<OwnedFd>,
 }
 
 /// The command to run.
@@ -126,6 +132,7 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     let programs = confinement.seccomp;
     let rlimits = confinement.rlimits;
     let report_fd = status_w.as_raw_fd();
+    let pass: Vec<RawFd> = confinement.pass_fds.iter().map(|f| f.as_raw_fd()).collect();
 
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
@@ -157,6 +164,11 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
             ) != 0
             {
                 return Err(fail(2));
+            }
+            for &fd in &pass {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(fail(2));
+                }
             }
             for &(resource, value) in &rlimits {
                 let lim = libc::rlimit {
@@ -242,6 +254,7 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         }
     };
     drop(confinement.landlock);
+    drop(confinement.pass_fds);
 
     let pid = child.id() as libc::pid_t;
     let pidfd = match cvt(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32 }) {
@@ -317,6 +330,16 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     let status = child.wait().map_err(|e| StartError::Parent(parent(e)))?;
     kill_all_descendants(pid);
     reap_all();
+    if let Some(fd) = confinement.setup_status {
+        let mut report = String::new();
+        let _ = std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut report);
+        if !report.contains("\"child-pid\"") {
+            return Err(StartError::Setup(
+                "bwrap",
+                io::Error::other("bubblewrap could not build the sandbox (its message is above)"),
+            ));
+        }
+    }
     use std::os::unix::process::ExitStatusExt;
     Ok(match (status.code(), status.signal()) {
         (Some(c), _) => Outcome::Exited(c),

@@ -75,7 +75,7 @@ impl Ctx {
     fn outside_existing(&self, name: &str) -> Result<PathBuf, String> {
         let p = self.outside()?.join(name);
         fs::symlink_metadata(&p)
-            .map_err(|e| format!("precondition: {} missing: {e}", p.display()))?;
+            .map_err(|e| hidden_or(format!("precondition: {} missing: {e}", p.display())))?;
         Ok(p)
     }
 
@@ -162,8 +162,21 @@ const SECCOMP: &[i32] = &[libc::EPERM];
 const PERM: &[i32] = &[libc::EPERM, libc::EACCES];
 
 /// A refusal with one of `blocked` is BLOCKED; any other errno is a harness error.
+/// Set by `--backend bwrap`: the attack runs in bwrap's namespaces, where paths outside the
+/// roots and other processes do not exist and system mounts are read-only.
+static NAMESPACED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// What a namespaced sandbox answers for what it hides: the target is not there.
+const HIDDEN_BY_NAMESPACE: &[i32] = &[libc::ENOENT, libc::EROFS, libc::ESRCH];
+
 fn fs_err(what: &str, e: i32, blocked: &[i32]) -> Res {
-    if blocked.contains(&e) {
+    let namespaced = NAMESPACED.load(std::sync::atomic::Ordering::Relaxed);
+    if namespaced && HIDDEN_BY_NAMESPACE.contains(&e) && !blocked.contains(&e) {
+        Ok(Out::Blocked(format!(
+            "{what}: {} (not visible in the sandbox's namespaces)",
+            ename(e)
+        )))
+    } else if blocked.contains(&e) {
         Ok(Out::Blocked(format!("{what}: {}", ename(e))))
     } else {
         Err(format!("{what}: unexpected {}", ename(e)))
@@ -244,7 +257,10 @@ fn cordon_parent() -> Result<i32, String> {
     let ppid = unsafe { libc::getppid() };
     let comm = fs::read_to_string(format!("/proc/{ppid}/comm"))
         .map_err(|e| format!("cannot read /proc/{ppid}/comm: {e}"))?;
-    if comm.trim_end() != "cordon" {
+    // In bwrap's PID namespace cordon is invisible; the parent is bwrap's init, which is
+    // outside the Landlock domain just like cordon.
+    let namespaced = NAMESPACED.load(std::sync::atomic::Ordering::Relaxed);
+    if comm.trim_end() != "cordon" && !(namespaced && comm.trim_end() == "bwrap") {
         return Err(format!(
             "parent {ppid} is {:?}, not cordon: refusing to attack it",
             comm.trim_end()
@@ -390,7 +406,7 @@ fn read_proc_self_root(c: &Ctx) -> Res {
 }
 
 fn read_etc_shadow(_: &Ctx) -> Res {
-    fs::symlink_metadata("/etc/shadow").map_err(|e| format!("no /etc/shadow: {e}"))?;
+    fs::symlink_metadata("/etc/shadow").map_err(|e| hidden_or(format!("no /etc/shadow: {e}")))?;
     read_attack("open(/etc/shadow)", Path::new("/etc/shadow"), FS)
 }
 
@@ -634,7 +650,7 @@ fn sys_write(_: &Ctx) -> Res {
                 .map(|m| m.is_file() && m.mode() & 0o200 != 0)
                 .unwrap_or(false)
         })
-        .ok_or("no root-writable sysfs file found")?;
+        .ok_or_else(|| hidden_or("no root-writable sysfs file found".into()))?;
     open_write_attack(&format!("open({}, O_WRONLY)", p.display()), p, FS_RO)
 }
 
@@ -886,7 +902,7 @@ fn kill_outside_process(c: &Ctx) -> Res {
     let victim: i32 = c.num("victim")?;
     let rc = unsafe { libc::kill(victim, libc::SIGTERM) };
     if rc < 0 && errno() == libc::ESRCH {
-        return Err(format!("victim {victim} does not exist"));
+        return Err(hidden_or(format!("victim {victim} does not exist")));
     }
     filtered(
         "kill(process outside the sandbox, SIGTERM)",
@@ -1152,7 +1168,7 @@ fn abstract_connect(c: &Ctx) -> Res {
 
 fn unix_connect_outside(c: &Ctx) -> Res {
     let p = c.get("socket")?;
-    fs::symlink_metadata(p).map_err(|e| format!("precondition: {p}: {e}"))?;
+    fs::symlink_metadata(p).map_err(|e| hidden_or(format!("precondition: {p}: {e}")))?;
     match std::os::unix::net::UnixStream::connect(p) {
         Ok(_) => Ok(Out::Escaped(format!(
             "connected to the unix socket {p} outside the roots"
@@ -1673,7 +1689,11 @@ fn suid_exec(c: &Ctx) -> Res {
     let p = c.get("suid")?;
     let m = fs::metadata(p).map_err(|e| format!("precondition: {p}: {e}"))?;
     if m.uid() != 0 || m.permissions().mode() & 0o4000 == 0 {
-        return Err(format!("{p} is not setuid root"));
+        // In bwrap's user namespace root's files belong to an unmapped user: no setuid-root.
+        return Err(hidden_or(format!(
+            "{p} is not setuid root (owner uid {})",
+            m.uid()
+        )));
     }
     let cp = cstr(p);
     let argv = [cp.as_ptr(), c"suid-report".as_ptr(), std::ptr::null()];
@@ -2027,7 +2047,27 @@ const ATTACKS: &[(&str, Attack)] = &[
 /// Helpers the harness does not call directly.
 const HIDDEN: &[(&str, Attack)] = &[("suid-report", suid_report)];
 
+/// Prefix of an error that means "the target does not exist in the sandbox's namespaces".
+const NOT_VISIBLE: &str = "\u{1}not-visible:";
+
+/// Under bwrap, a target that cannot be found is hidden by the sandbox: that is the block.
+/// Elsewhere it stays a harness error.
+fn hidden_or(err: String) -> String {
+    if NAMESPACED.load(std::sync::atomic::Ordering::Relaxed) {
+        format!("{NOT_VISIBLE}{err}")
+    } else {
+        err
+    }
+}
+
 fn finish(res: Res) -> ! {
+    let res = match res {
+        Err(e) if e.starts_with(NOT_VISIBLE) => Ok(Out::Blocked(format!(
+            "{} (not visible in the sandbox's namespaces)",
+            &e[NOT_VISIBLE.len()..]
+        ))),
+        r => r,
+    };
     let (code, line) = match res {
         Ok(Out::Blocked(d)) => (0, format!("BLOCKED: {d}")),
         Ok(Out::Escaped(d)) => (1, format!("ESCAPED: {d}")),
@@ -2058,7 +2098,12 @@ fn main() {
             "unknown attack {name:?} (see `cordon-attack list`)"
         )));
     };
-    let res = Ctx::parse(&args[1..]).and_then(|c| f(&c));
+    let res = Ctx::parse(&args[1..]).and_then(|c| {
+        if c.args.get("backend").is_some_and(|b| b == "bwrap") {
+            NAMESPACED.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        f(&c)
+    });
     // A legit check that returns an error failed; it is not a harness error.
     let res = match (name.starts_with("legit-"), res) {
         (true, Err(e)) => Ok(Out::Failed(e)),

@@ -1,0 +1,363 @@
+//! The bubblewrap backend: a private view of the filesystem built from mounts, then Landlock
+//! and seccomp inside it as well.
+//!
+//! What it adds over Landlock alone: `protected` paths stay read-only inside writable roots
+//! (read-only bind mounts, so even `chmod`, `utime` and `setxattr` fail with EROFS), a
+//! private `/tmp`, and new PID, IPC, UTS, cgroup and network namespaces (other processes are
+//! invisible; no network unless the policy allows it).
+//!
+//! The run has two stages. cordon starts bwrap (found on a trusted path, never `$PATH`) with
+//! its options in a memfd (`--args`), cordon's seccomp program in another (`--add-seccomp-fd`)
+//! and a status pipe (`--json-status-fd`, which tells bwrap's own failures from the command's
+//! exit status). bwrap runs cordon's own binary, bound read-only into the sandbox, as the inner
+//! stage ([`inner_main`]): it builds the Landlock ruleset against the sandbox's view and execs
+//! the command.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::profile::{Access, PathRule, Profile};
+
+/// Where cordon's binary is bound inside the sandbox.
+pub const INNER_EXE: &str = "/run/cordon/cordon";
+/// The inner stage's argv[1].
+pub const INNER_ARG: &str = "__sandbox-inner";
+/// The environment variable carrying the [`InnerPlan`] to the inner stage (removed before exec).
+pub const PLAN_VAR: &str = "CORDON_INNER_PLAN";
+
+/// What the inner stage enforces, as the sandbox sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InnerPlan {
+    pub abi: i32,
+    pub network_deny: bool,
+    pub rules: Vec<InnerRule>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InnerRule {
+    pub path: PathBuf,
+    pub write: bool,
+    pub exec: bool,
+    pub device: bool,
+}
+
+/// Everything the outer stage needs that is not in the profile.
+#[derive(Debug, Clone)]
+pub struct Context<'a> {
+    pub cwd: &'a Path,
+    /// The run's private directory on the host, mounted at `/tmp` inside.
+    pub tmp: &'a Path,
+    /// cordon's own binary on the host.
+    pub cordon_exe: &'a Path,
+    /// Running as root: bwrap must drop every capability itself.
+    pub root: bool,
+    /// File descriptors (as the child will see them) for bwrap's seccomp programs.
+    pub seccomp_fds: &'a [i32],
+    pub status_fd: i32,
+}
+
+/// bwrap's options, the paths cordon created as mount points (to remove after the run),
+/// and the plan for the inner stage.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    pub args: Vec<OsString>,
+    pub placeholders: Vec<PathBuf>,
+    pub plan: InnerPlan,
+}
+
+/// Mount points the profile's system rules need that bwrap provides itself.
+fn provided_by_bwrap(p: &Path) -> bool {
+    p.starts_with("/dev") || p.starts_with("/proc")
+}
+
+/// Derives bwrap's options (one option or value per element) from the profile. Mounts are
+/// ordered so that the more specific path is mounted later and wins: parents first, then
+/// protected paths last.
+pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocation, String> {
+    let mut a: Vec<OsString> = Vec::new();
+    let mut push = |items: &[&OsStr]| a.extend(items.iter().map(|s| s.to_os_string()));
+    push(&["--unshare-all".as_ref()]);
+    if profile.network == cordon_policy::Network::Allow {
+        push(&["--share-net".as_ref()]);
+    }
+    push(&["--die-with-parent".as_ref(), "--new-session".as_ref()]);
+    if cx.root {
+        push(&["--cap-drop".as_ref(), "ALL".as_ref()]);
+    }
+    push(&["--proc".as_ref(), "/proc".as_ref(), "--dev".as_ref(), "/dev".as_ref()]);
+
+    // Private /tmp: the run's own directory, so nothing is shared with the host's /tmp.
+    let rules: Vec<&PathRule> = profile
+        .rules
+        .iter()
+        .filter(|r| !provided_by_bwrap(&r.path) && r.path != cx.tmp)
+        .collect();
+    // Parents before children, so a deeper mount (a workspace under /tmp) lands on top.
+    let mut mounts: Vec<(&Path, &Path, bool)> = rules.iter().map(|r| (r.path.as_path(), r.path.as_path(), r.access.write)).collect();
+    if !rules.iter().any(|r| r.path == Path::new("/tmp")) {
+        mounts.push((cx.tmp, Path::new("/tmp"), true));
+    }
+    mounts.sort_by_key(|(_, dest, _)| (dest.components().count(), dest.to_path_buf()));
+    for (src, dest, write) in mounts {
+        let opt = if write { "--bind" } else { "--ro-bind" };
+        push(&[opt.as_ref(), src.as_os_str(), dest.as_os_str()]);
+    }
+    // The profile holds canonical paths; recreate the host's symlinked system entries
+    // (`/lib64` → `usr/lib64` on merged-/usr systems, which the ELF interpreter path uses).
+    if profile.rules.iter().any(|r| r.origin.starts_with("sandbox.system_read")) {
+        for (link, target) in system_links() {
+            push(&["--symlink".as_ref(), target.as_os_str(), link.as_os_str()]);
+        }
+    }
+
+    // Protected paths: re-bound read-only over the writable root. A symlink on the way could
+    // point the mount elsewhere, and a missing path could be created: cover the first
+    // symlink or missing component with a read-only /dev/null instead.
+    let mut placeholders = Vec::new();
+    for p in &profile.protected {
+        let root = rules
+            .iter()
+            .filter(|r| r.access.write && p.path.starts_with(&r.path))
+            .map(|r| r.path.clone())
+            .max_by_key(|r| r.components().count())
+            .ok_or_else(|| format!("protected path {} is not inside a writable root", p.path.display()))?;
+        match first_unsafe_component(&root, &p.path) {
+            None => push(&["--ro-bind".as_ref(), p.path.as_os_str(), p.path.as_os_str()]),
+            Some((at, missing)) => {
+                if missing {
+                    // bwrap would create the mount point through the writable bind; make it
+                    // ourselves so that we know to remove it afterwards.
+                    std::fs::File::create_new(&at)
+                        .map_err(|e| format!("cannot create a placeholder for protected {}: {e}", at.display()))?;
+                    placeholders.push(at.clone());
+                }
+                push(&["--ro-bind".as_ref(), "/dev/null".as_ref(), at.as_os_str()]);
+            }
+        }
+    }
+
+    push(&["--ro-bind".as_ref(), cx.cordon_exe.as_os_str(), INNER_EXE.as_ref()]);
+    // The root of the sandbox is bwrap's tmpfs: make it read-only too.
+    push(&["--remount-ro".as_ref(), "/".as_ref()]);
+    push(&["--chdir".as_ref(), cx.cwd.as_os_str()]);
+    for fd in cx.seccomp_fds {
+        push(&["--add-seccomp-fd".as_ref(), OsStr::new(&fd.to_string())]);
+    }
+    push(&["--json-status-fd".as_ref(), OsStr::new(&cx.status_fd.to_string())]);
+
+    let plan = InnerPlan {
+        abi,
+        network_deny: profile.network == cordon_policy::Network::Deny,
+        rules: profile
+            .rules
+            .iter()
+            .map(|r| InnerRule {
+                path: if r.path == cx.tmp { PathBuf::from("/tmp") } else { r.path.clone() },
+                write: r.access.write,
+                exec: r.access.exec,
+                device: r.access.device,
+            })
+            .collect(),
+    };
+    Ok(Invocation { args: a, placeholders, plan })
+}
+
+/// System entries that are symlinks on this host, with their targets as written.
+fn system_links() -> Vec<(PathBuf, PathBuf)> {
+    use crate::profile::{SYSTEM_DEVICES, SYSTEM_EXEC, SYSTEM_READ};
+    SYSTEM_EXEC
+        .iter()
+        .chain(SYSTEM_READ)
+        .chain(SYSTEM_DEVICES)
+        .map(Path::new)
+        .filter(|p| !provided_by_bwrap(p))
+        .filter_map(|p| std::fs::read_link(p).ok().map(|t| (p.to_path_buf(), t)))
+        .collect()
+}
+
+/// The first component of `path` below `root` that is a symlink or does not exist, and
+/// whether it is missing. `None` when the whole path exists without symlinks.
+fn first_unsafe_component(root: &Path, path: &Path) -> Option<(PathBuf, bool)> {
+    let rel = path.strip_prefix(root).ok()?;
+    let mut cur = root.to_path_buf();
+    for c in rel.components() {
+        cur.push(c);
+        match std::fs::symlink_metadata(&cur) {
+            Err(_) => return Some((cur, true)),
+            Ok(m) if m.file_type().is_symlink() => return Some((cur, false)),
+            Ok(_) => {}
+        }
+    }
+    None
+}
+
+/// bwrap's options as the NUL-separated bytes `--args FD` reads.
+pub fn args_bytes(args: &[OsString]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for a in args {
+        out.extend_from_slice(a.as_bytes());
+        out.push(0);
+    }
+    out
+}
+
+/// The inner stage, inside the sandbox: apply Landlock for `plan`, then exec `argv`.
+/// Returns an exit status only when it could not exec (125 setup, 126/127 exec errors).
+pub fn inner_main(argv: &[OsString]) -> i32 {
+    let fail = |code: i32, msg: String| {
+        eprintln!("cordon: {msg}");
+        code
+    };
+    let plan: InnerPlan = match std::env::var(PLAN_VAR).map(|s| serde_json::from_str(&s)) {
+        Ok(Ok(p)) => p,
+        _ => return fail(125, "inner stage: no sandbox plan was passed".into()),
+    };
+    std::env::remove_var(PLAN_VAR);
+    let Some((program, args)) = argv.split_first() else {
+        return fail(125, "inner stage: no command".into());
+    };
+    let profile = Profile {
+        rules: plan
+            .rules
+            .iter()
+            .map(|r| PathRule {
+                path: r.path.clone(),
+                access: Access { write: r.write, exec: r.exec, device: r.device },
+                origin: String::new(),
+            })
+            .filter(|r| r.path.exists())
+            .collect(),
+        protected: vec![],
+        network: if plan.network_deny { cordon_policy::Network::Deny } else { cordon_policy::Network::Allow },
+        limits: Default::default(),
+    };
+    let prepared = match crate::landlock::prepare(&profile, plan.abi) {
+        Ok(p) => p,
+        Err(e) => return fail(125, format!("inner stage: {e}")),
+    };
+    use std::os::fd::AsRawFd;
+    let rc = unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            -1
+        } else {
+            libc::syscall(libc::SYS_landlock_restrict_self, prepared.fd.as_raw_fd(), 0u32)
+        }
+    };
+    if rc != 0 {
+        return fail(125, format!("inner stage: landlock_restrict_self: {}", std::io::Error::last_os_error()));
+    }
+    drop(prepared);
+    use std::os::unix::process::CommandExt;
+    let err = std::process::Command::new(program).args(args).exec();
+    let name = program.to_string_lossy();
+    if err.kind() == std::io::ErrorKind::NotFound {
+        fail(127, format!("{name}: command not found"))
+    } else {
+        fail(126, format!("{name}: cannot execute: {err}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Protected;
+    use cordon_policy::{Limits, Network};
+
+    fn rule(path: &Path, write: bool) -> PathRule {
+        PathRule { path: path.to_path_buf(), access: Access { write, exec: true, device: false }, origin: "t".into() }
+    }
+
+    fn cx<'a>(cwd: &'a Path, tmp: &'a Path) -> Context<'a> {
+        Context { cwd, tmp, cordon_exe: Path::new("/usr/bin/cordon"), root: true, seccomp_fds: &[4], status_fd: 5 }
+    }
+
+    fn strings(args: &[OsString]) -> Vec<String> {
+        args.iter().map(|a| a.to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn mounts_parents_first_and_protected_last() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        let profile = Profile {
+            rules: vec![rule(&ws, true), rule(Path::new("/usr"), false), rule(Path::new("/dev/null"), true)],
+            protected: vec![Protected { path: ws.join(".git/hooks"), origin: "p".into() }],
+            network: Network::Deny,
+            limits: Limits::default(),
+        };
+        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/cordon-x")), 7).unwrap();
+        let a = strings(&inv.args);
+        let joined = a.join(" ");
+        assert!(joined.starts_with("--unshare-all --die-with-parent --new-session --cap-drop ALL --proc /proc --dev /dev"), "{joined}");
+        assert!(!joined.contains("--share-net"));
+        assert!(!joined.contains("/dev/null /dev/null"), "devices come from --dev");
+        let usr = joined.find("--ro-bind /usr /usr").unwrap();
+        let wsb = joined.find(&format!("--bind {0} {0}", ws.display())).unwrap();
+        let prot = joined.find(&format!("--ro-bind {0}/.git/hooks {0}/.git/hooks", ws.display())).unwrap();
+        assert!(usr < wsb && wsb < prot, "{joined}");
+        assert!(joined.contains("--bind /tmp/cordon-x /tmp"));
+        assert!(joined.ends_with(&format!("--remount-ro / --chdir {} --add-seccomp-fd 4 --json-status-fd 5", ws.display())), "{joined}");
+        assert!(inv.placeholders.is_empty());
+    }
+
+    #[test]
+    fn missing_protected_path_gets_a_placeholder() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        let profile = Profile {
+            rules: vec![rule(&ws, true)],
+            protected: vec![Protected { path: ws.join(".git/hooks/pre-commit"), origin: "p".into() }],
+            network: Network::Allow,
+            limits: Limits::default(),
+        };
+        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x")), 7).unwrap();
+        assert_eq!(inv.placeholders, vec![ws.join(".git/hooks")]);
+        assert!(ws.join(".git/hooks").is_file());
+        let joined = strings(&inv.args).join(" ");
+        assert!(joined.contains(&format!("--ro-bind /dev/null {}/.git/hooks", ws.display())), "{joined}");
+        assert!(joined.contains("--share-net"));
+    }
+
+    #[test]
+    fn symlinked_protected_path_is_covered_at_the_link() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::os::unix::fs::symlink("/etc", ws.join(".git")).unwrap();
+        let profile = Profile {
+            rules: vec![rule(&ws, true)],
+            protected: vec![Protected { path: ws.join(".git/hooks"), origin: "p".into() }],
+            network: Network::Deny,
+            limits: Limits::default(),
+        };
+        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x")), 7).unwrap();
+        assert!(inv.placeholders.is_empty());
+        let joined = strings(&inv.args).join(" ");
+        assert!(joined.contains(&format!("--ro-bind /dev/null {}/.git", ws.display())), "{joined}");
+    }
+
+    #[test]
+    fn private_tmp_is_tmp_inside() {
+        let d = tempfile::tempdir().unwrap();
+        let profile = Profile {
+            rules: vec![rule(d.path(), true)],
+            protected: vec![],
+            network: Network::Deny,
+            limits: Limits::default(),
+        }
+        .with_private_tmp(Path::new("/tmp/cordon-abc"));
+        let inv = invocation(&profile, &cx(d.path(), Path::new("/tmp/cordon-abc")), 7).unwrap();
+        assert!(inv.plan.rules.iter().any(|r| r.path == Path::new("/tmp") && r.write));
+        assert!(!inv.plan.rules.iter().any(|r| r.path.starts_with("/tmp/cordon-abc")));
+    }
+
+    #[test]
+    fn args_are_nul_separated() {
+        assert_eq!(args_bytes(&["--a".into(), "b c".into()]), b"--a\0b c\0");
+    }
+}
