@@ -87,7 +87,12 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
     if cx.root {
         push(&["--cap-drop".as_ref(), "ALL".as_ref()]);
     }
-    push(&["--proc".as_ref(), "/proc".as_ref(), "--dev".as_ref(), "/dev".as_ref()]);
+    push(&[
+        "--proc".as_ref(),
+        "/proc".as_ref(),
+        "--dev".as_ref(),
+        "/dev".as_ref(),
+    ]);
 
     // Private /tmp: the run's own directory, so nothing is shared with the host's /tmp.
     let rules: Vec<&PathRule> = profile
@@ -96,7 +101,10 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
         .filter(|r| !provided_by_bwrap(&r.path) && r.path != cx.tmp)
         .collect();
     // Parents before children, so a deeper mount (a workspace under /tmp) lands on top.
-    let mut mounts: Vec<(&Path, &Path, bool)> = rules.iter().map(|r| (r.path.as_path(), r.path.as_path(), r.access.write)).collect();
+    let mut mounts: Vec<(&Path, &Path, bool)> = rules
+        .iter()
+        .map(|r| (r.path.as_path(), r.path.as_path(), r.access.write))
+        .collect();
     if !rules.iter().any(|r| r.path == Path::new("/tmp")) {
         mounts.push((cx.tmp, Path::new("/tmp"), true));
     }
@@ -107,7 +115,11 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
     }
     // The profile holds canonical paths; recreate the host's symlinked system entries
     // (`/lib64` → `usr/lib64` on merged-/usr systems, which the ELF interpreter path uses).
-    if profile.rules.iter().any(|r| r.origin.starts_with("sandbox.system_read")) {
+    if profile
+        .rules
+        .iter()
+        .any(|r| r.origin.starts_with("sandbox.system_read"))
+    {
         for (link, target) in system_links() {
             push(&["--symlink".as_ref(), target.as_os_str(), link.as_os_str()]);
         }
@@ -123,15 +135,24 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
             .filter(|r| r.access.write && p.path.starts_with(&r.path))
             .map(|r| r.path.clone())
             .max_by_key(|r| r.components().count())
-            .ok_or_else(|| format!("protected path {} is not inside a writable root", p.path.display()))?;
+            .ok_or_else(|| {
+                format!(
+                    "protected path {} is not inside a writable root",
+                    p.path.display()
+                )
+            })?;
         match first_unsafe_component(&root, &p.path) {
             None => push(&["--ro-bind".as_ref(), p.path.as_os_str(), p.path.as_os_str()]),
             Some((at, missing)) => {
                 if missing {
                     // bwrap would create the mount point through the writable bind; make it
                     // ourselves so that we know to remove it afterwards.
-                    std::fs::File::create_new(&at)
-                        .map_err(|e| format!("cannot create a placeholder for protected {}: {e}", at.display()))?;
+                    std::fs::File::create_new(&at).map_err(|e| {
+                        format!(
+                            "cannot create a placeholder for protected {}: {e}",
+                            at.display()
+                        )
+                    })?;
                     placeholders.push(at.clone());
                 }
                 push(&["--ro-bind".as_ref(), "/dev/null".as_ref(), at.as_os_str()]);
@@ -139,14 +160,21 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
         }
     }
 
-    push(&["--ro-bind".as_ref(), cx.cordon_exe.as_os_str(), INNER_EXE.as_ref()]);
+    push(&[
+        "--ro-bind".as_ref(),
+        cx.cordon_exe.as_os_str(),
+        INNER_EXE.as_ref(),
+    ]);
     // The root of the sandbox is bwrap's tmpfs: make it read-only too.
     push(&["--remount-ro".as_ref(), "/".as_ref()]);
     push(&["--chdir".as_ref(), cx.cwd.as_os_str()]);
     for fd in cx.seccomp_fds {
         push(&["--add-seccomp-fd".as_ref(), OsStr::new(&fd.to_string())]);
     }
-    push(&["--json-status-fd".as_ref(), OsStr::new(&cx.status_fd.to_string())]);
+    push(&[
+        "--json-status-fd".as_ref(),
+        OsStr::new(&cx.status_fd.to_string()),
+    ]);
 
     let plan = InnerPlan {
         abi,
@@ -155,14 +183,22 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
             .rules
             .iter()
             .map(|r| InnerRule {
-                path: if r.path == cx.tmp { PathBuf::from("/tmp") } else { r.path.clone() },
+                path: if r.path == cx.tmp {
+                    PathBuf::from("/tmp")
+                } else {
+                    r.path.clone()
+                },
                 write: r.access.write,
                 exec: r.access.exec,
                 device: r.access.device,
             })
             .collect(),
     };
-    Ok(Invocation { args: a, placeholders, plan })
+    Ok(Invocation {
+        args: a,
+        placeholders,
+        plan,
+    })
 }
 
 /// System entries that are symlinks on this host, with their targets as written.
@@ -225,13 +261,21 @@ pub fn inner_main(argv: &[OsString]) -> i32 {
             .iter()
             .map(|r| PathRule {
                 path: r.path.clone(),
-                access: Access { write: r.write, exec: r.exec, device: r.device },
+                access: Access {
+                    write: r.write,
+                    exec: r.exec,
+                    device: r.device,
+                },
                 origin: String::new(),
             })
             .filter(|r| r.path.exists())
             .collect(),
         protected: vec![],
-        network: if plan.network_deny { cordon_policy::Network::Deny } else { cordon_policy::Network::Allow },
+        network: if plan.network_deny {
+            cordon_policy::Network::Deny
+        } else {
+            cordon_policy::Network::Allow
+        },
         limits: Default::default(),
     };
     let prepared = match crate::landlock::prepare(&profile, plan.abi) {
@@ -243,11 +287,21 @@ pub fn inner_main(argv: &[OsString]) -> i32 {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             -1
         } else {
-            libc::syscall(libc::SYS_landlock_restrict_self, prepared.fd.as_raw_fd(), 0u32)
+            libc::syscall(
+                libc::SYS_landlock_restrict_self,
+                prepared.fd.as_raw_fd(),
+                0u32,
+            )
         }
     };
     if rc != 0 {
-        return fail(125, format!("inner stage: landlock_restrict_self: {}", std::io::Error::last_os_error()));
+        return fail(
+            125,
+            format!(
+                "inner stage: landlock_restrict_self: {}",
+                std::io::Error::last_os_error()
+            ),
+        );
     }
     drop(prepared);
     use std::os::unix::process::CommandExt;
@@ -267,15 +321,32 @@ mod tests {
     use cordon_policy::{Limits, Network};
 
     fn rule(path: &Path, write: bool) -> PathRule {
-        PathRule { path: path.to_path_buf(), access: Access { write, exec: true, device: false }, origin: "t".into() }
+        PathRule {
+            path: path.to_path_buf(),
+            access: Access {
+                write,
+                exec: true,
+                device: false,
+            },
+            origin: "t".into(),
+        }
     }
 
     fn cx<'a>(cwd: &'a Path, tmp: &'a Path) -> Context<'a> {
-        Context { cwd, tmp, cordon_exe: Path::new("/usr/bin/cordon"), root: true, seccomp_fds: &[4], status_fd: 5 }
+        Context {
+            cwd,
+            tmp,
+            cordon_exe: Path::new("/usr/bin/cordon"),
+            root: true,
+            seccomp_fds: &[4],
+            status_fd: 5,
+        }
     }
 
     fn strings(args: &[OsString]) -> Vec<String> {
-        args.iter().map(|a| a.to_string_lossy().into_owned()).collect()
+        args.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
     }
 
     #[test]
@@ -284,8 +355,15 @@ mod tests {
         let ws = d.path().join("ws");
         std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
         let profile = Profile {
-            rules: vec![rule(&ws, true), rule(Path::new("/usr"), false), rule(Path::new("/dev/null"), true)],
-            protected: vec![Protected { path: ws.join(".git/hooks"), origin: "p".into() }],
+            rules: vec![
+                rule(&ws, true),
+                rule(Path::new("/usr"), false),
+                rule(Path::new("/dev/null"), true),
+            ],
+            protected: vec![Protected {
+                path: ws.join(".git/hooks"),
+                origin: "p".into(),
+            }],
             network: Network::Deny,
             limits: Limits::default(),
         };
@@ -294,13 +372,29 @@ mod tests {
         let joined = a.join(" ");
         assert!(joined.starts_with("--unshare-all --die-with-parent --new-session --cap-drop ALL --proc /proc --dev /dev"), "{joined}");
         assert!(!joined.contains("--share-net"));
-        assert!(!joined.contains("/dev/null /dev/null"), "devices come from --dev");
+        assert!(
+            !joined.contains("/dev/null /dev/null"),
+            "devices come from --dev"
+        );
         let usr = joined.find("--ro-bind /usr /usr").unwrap();
-        let wsb = joined.find(&format!("--bind {0} {0}", ws.display())).unwrap();
-        let prot = joined.find(&format!("--ro-bind {0}/.git/hooks {0}/.git/hooks", ws.display())).unwrap();
+        let wsb = joined
+            .find(&format!("--bind {0} {0}", ws.display()))
+            .unwrap();
+        let prot = joined
+            .find(&format!(
+                "--ro-bind {0}/.git/hooks {0}/.git/hooks",
+                ws.display()
+            ))
+            .unwrap();
         assert!(usr < wsb && wsb < prot, "{joined}");
         assert!(joined.contains("--bind /tmp/cordon-x /tmp"));
-        assert!(joined.ends_with(&format!("--remount-ro / --chdir {} --add-seccomp-fd 4 --json-status-fd 5", ws.display())), "{joined}");
+        assert!(
+            joined.ends_with(&format!(
+                "--remount-ro / --chdir {} --add-seccomp-fd 4 --json-status-fd 5",
+                ws.display()
+            )),
+            "{joined}"
+        );
         assert!(inv.placeholders.is_empty());
     }
 
@@ -311,7 +405,10 @@ mod tests {
         std::fs::create_dir_all(ws.join(".git")).unwrap();
         let profile = Profile {
             rules: vec![rule(&ws, true)],
-            protected: vec![Protected { path: ws.join(".git/hooks/pre-commit"), origin: "p".into() }],
+            protected: vec![Protected {
+                path: ws.join(".git/hooks/pre-commit"),
+                origin: "p".into(),
+            }],
             network: Network::Allow,
             limits: Limits::default(),
         };
@@ -319,7 +416,10 @@ mod tests {
         assert_eq!(inv.placeholders, vec![ws.join(".git/hooks")]);
         assert!(ws.join(".git/hooks").is_file());
         let joined = strings(&inv.args).join(" ");
-        assert!(joined.contains(&format!("--ro-bind /dev/null {}/.git/hooks", ws.display())), "{joined}");
+        assert!(
+            joined.contains(&format!("--ro-bind /dev/null {}/.git/hooks", ws.display())),
+            "{joined}"
+        );
         assert!(joined.contains("--share-net"));
     }
 
@@ -331,14 +431,20 @@ mod tests {
         std::os::unix::fs::symlink("/etc", ws.join(".git")).unwrap();
         let profile = Profile {
             rules: vec![rule(&ws, true)],
-            protected: vec![Protected { path: ws.join(".git/hooks"), origin: "p".into() }],
+            protected: vec![Protected {
+                path: ws.join(".git/hooks"),
+                origin: "p".into(),
+            }],
             network: Network::Deny,
             limits: Limits::default(),
         };
         let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x")), 7).unwrap();
         assert!(inv.placeholders.is_empty());
         let joined = strings(&inv.args).join(" ");
-        assert!(joined.contains(&format!("--ro-bind /dev/null {}/.git", ws.display())), "{joined}");
+        assert!(
+            joined.contains(&format!("--ro-bind /dev/null {}/.git", ws.display())),
+            "{joined}"
+        );
     }
 
     #[test]
@@ -352,8 +458,16 @@ mod tests {
         }
         .with_private_tmp(Path::new("/tmp/cordon-abc"));
         let inv = invocation(&profile, &cx(d.path(), Path::new("/tmp/cordon-abc")), 7).unwrap();
-        assert!(inv.plan.rules.iter().any(|r| r.path == Path::new("/tmp") && r.write));
-        assert!(!inv.plan.rules.iter().any(|r| r.path.starts_with("/tmp/cordon-abc")));
+        assert!(inv
+            .plan
+            .rules
+            .iter()
+            .any(|r| r.path == Path::new("/tmp") && r.write));
+        assert!(!inv
+            .plan
+            .rules
+            .iter()
+            .any(|r| r.path.starts_with("/tmp/cordon-abc")));
     }
 
     #[test]

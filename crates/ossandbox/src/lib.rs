@@ -88,14 +88,23 @@ pub struct Refusal(pub String);
 /// (root owns the system files, and only read-only mounts stop `chmod` on them); otherwise
 /// Landlock + seccomp, which enforce everything else the policy says at a fraction of the
 /// start-up cost. A needed backend that is missing is a refusal, never a silent downgrade.
-pub fn choose(requested: Backend, profile: &Profile, require: bool, machine: &Machine) -> Result<Choice, Refusal> {
+pub fn choose(
+    requested: Backend,
+    profile: &Profile,
+    require: bool,
+    machine: &Machine,
+) -> Result<Choice, Refusal> {
     let unconfined = |why: String| -> Result<Choice, Refusal> {
         if require {
-            Err(Refusal(format!("{why}; refusing to run unconfined (require_os_sandbox = true)")))
+            Err(Refusal(format!(
+                "{why}; refusing to run unconfined (require_os_sandbox = true)"
+            )))
         } else {
             Ok(Choice {
                 backend: Chosen::Unconfined,
-                warnings: vec![format!("{why}; running UNCONFINED because require_os_sandbox = false")],
+                warnings: vec![format!(
+                    "{why}; running UNCONFINED because require_os_sandbox = false"
+                )],
             })
         }
     };
@@ -105,12 +114,23 @@ pub fn choose(requested: Backend, profile: &Profile, require: bool, machine: &Ma
             return unconfined("this kernel does not accept seccomp filters".into());
         }
         match landlock::enforcement(machine.landlock_abi, profile.network) {
-            landlock::Enforcement::None => unconfined("this kernel has no Landlock (not built in or disabled at boot)".into()),
+            landlock::Enforcement::None => {
+                unconfined("this kernel has no Landlock (not built in or disabled at boot)".into())
+            }
             landlock::Enforcement::Partial(gaps) => {
-                let list: Vec<String> = gaps.iter().map(|g| format!("{} (needs ABI {})", g.what, g.needs_abi)).collect();
-                let why = format!("Landlock ABI {} cannot restrict: {}", machine.landlock_abi, list.join(", "));
+                let list: Vec<String> = gaps
+                    .iter()
+                    .map(|g| format!("{} (needs ABI {})", g.what, g.needs_abi))
+                    .collect();
+                let why = format!(
+                    "Landlock ABI {} cannot restrict: {}",
+                    machine.landlock_abi,
+                    list.join(", ")
+                );
                 if require {
-                    Err(Refusal(format!("{why}; set require_os_sandbox = false to accept partial confinement")))
+                    Err(Refusal(format!(
+                        "{why}; set require_os_sandbox = false to accept partial confinement"
+                    )))
                 } else {
                     Ok(Choice {
                         backend: make(machine.landlock_abi),
@@ -118,12 +138,18 @@ pub fn choose(requested: Backend, profile: &Profile, require: bool, machine: &Ma
                     })
                 }
             }
-            landlock::Enforcement::Full => Ok(Choice { backend: make(machine.landlock_abi), warnings: vec![] }),
+            landlock::Enforcement::Full => Ok(Choice {
+                backend: make(machine.landlock_abi),
+                warnings: vec![],
+            }),
         }
     };
     let bwrap = |why_needed: &str| -> Result<Choice, Refusal> {
         match &machine.bwrap {
-            Some(path) => kernel(&|abi| Chosen::Bwrap { bwrap: path.clone(), abi }),
+            Some(path) => kernel(&|abi| Chosen::Bwrap {
+                bwrap: path.clone(),
+                abi,
+            }),
             None => Err(Refusal(format!(
                 "{why_needed}, but bubblewrap is not installed in {} (Debian package `bubblewrap`)",
                 probe::TRUSTED_BWRAP.join(", ")
@@ -173,11 +199,19 @@ fn rlimits(profile: &Profile) -> Vec<(libc::__rlimit_resource_t, u64)> {
 /// Runs `spec` under `choice`: builds the kernel objects in the parent, runs the child, and
 /// cleans up (bwrap's protected-path placeholders). `tmp` is the run's private directory
 /// (already in `profile`, see [`Profile::with_private_tmp`]).
-pub fn execute(choice: &Choice, profile: &Profile, mut spec: run::Spec, tmp: &std::path::Path) -> Result<run::Outcome, run::StartError> {
+pub fn execute(
+    choice: &Choice,
+    profile: &Profile,
+    mut spec: run::Spec,
+    tmp: &std::path::Path,
+) -> Result<run::Outcome, run::StartError> {
     let setup = |e: Error| run::StartError::Parent(e);
     match &choice.backend {
         Chosen::Unconfined => {
-            let c = run::Confinement { rlimits: rlimits(profile), ..Default::default() };
+            let c = run::Confinement {
+                rlimits: rlimits(profile),
+                ..Default::default()
+            };
             run::run(c, &spec)
         }
         Chosen::Landlock { abi } => {
@@ -190,7 +224,10 @@ pub fn execute(choice: &Choice, profile: &Profile, mut spec: run::Spec, tmp: &st
             };
             run::run(c, &spec)
         }
-        Chosen::Bwrap { bwrap: bwrap_path, abi } => {
+        Chosen::Bwrap {
+            bwrap: bwrap_path,
+            abi,
+        } => {
             let programs = seccomp::compile(&seccomp::rules(profile.network)).map_err(setup)?;
             let mut pass = Vec::new();
             let mut seccomp_fds = Vec::new();
@@ -217,13 +254,16 @@ pub fn execute(choice: &Choice, profile: &Profile, mut spec: run::Spec, tmp: &st
                 seccomp_fds: &seccomp_fds,
                 status_fd: std::os::fd::AsRawFd::as_raw_fd(&status_w),
             };
-            let inv = bwrap::invocation(profile, &cx, *abi).map_err(|e| setup(Error::Io(std::io::Error::other(e))))?;
-            let args_fd = memfd("cordon-bwrap-args", &bwrap::args_bytes(&inv.args)).map_err(setup)?;
+            let inv = bwrap::invocation(profile, &cx, *abi)
+                .map_err(|e| setup(Error::Io(std::io::Error::other(e))))?;
+            let args_fd =
+                memfd("cordon-bwrap-args", &bwrap::args_bytes(&inv.args)).map_err(setup)?;
             let args_no = std::os::fd::AsRawFd::as_raw_fd(&args_fd);
             pass.push(args_fd);
             pass.push(status_w);
 
-            let mut argv: Vec<std::ffi::OsString> = vec!["--args".into(), args_no.to_string().into(), "--".into()];
+            let mut argv: Vec<std::ffi::OsString> =
+                vec!["--args".into(), args_no.to_string().into(), "--".into()];
             argv.push(bwrap::INNER_EXE.into());
             argv.push(bwrap::INNER_ARG.into());
             argv.push(std::mem::take(&mut spec.program));
@@ -235,10 +275,16 @@ pub fn execute(choice: &Choice, profile: &Profile, mut spec: run::Spec, tmp: &st
                     *v = "/tmp".into();
                 }
             }
-            let plan = serde_json::to_string(&inv.plan).map_err(|e| setup(Error::Io(std::io::Error::other(e))))?;
+            let plan = serde_json::to_string(&inv.plan)
+                .map_err(|e| setup(Error::Io(std::io::Error::other(e))))?;
             spec.env.push((bwrap::PLAN_VAR.into(), plan.into()));
 
-            let c = run::Confinement { rlimits: rlimits(profile), pass_fds: pass, setup_status: Some(status_r), ..Default::default() };
+            let c = run::Confinement {
+                rlimits: rlimits(profile),
+                pass_fds: pass,
+                setup_status: Some(status_r),
+                ..Default::default()
+            };
             let outcome = run::run(c, &spec);
             for p in &inv.placeholders {
                 // Only what we created: still an empty regular file.
@@ -272,7 +318,12 @@ fn pipe() -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd), Error> {
         return Err(Error::Io(std::io::Error::last_os_error()));
     }
     use std::os::fd::FromRawFd;
-    Ok(unsafe { (std::os::fd::OwnedFd::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1])) })
+    Ok(unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -375,13 +426,38 @@ mod tests {
 
     #[test]
     fn auto_picks_bwrap_when_the_policy_or_root_needs_it() {
-        let bw = Chosen::Bwrap { bwrap: PathBuf::from("/usr/bin/bwrap"), abi: 7 };
-        let c = choose(Backend::Auto, &profile(true), true, &with_bwrap(machine(7, true), false)).unwrap();
+        let bw = Chosen::Bwrap {
+            bwrap: PathBuf::from("/usr/bin/bwrap"),
+            abi: 7,
+        };
+        let c = choose(
+            Backend::Auto,
+            &profile(true),
+            true,
+            &with_bwrap(machine(7, true), false),
+        )
+        .unwrap();
         assert_eq!(c.backend, bw, "protected paths need bwrap");
-        let c = choose(Backend::Auto, &profile(false), true, &with_bwrap(machine(7, true), true)).unwrap();
+        let c = choose(
+            Backend::Auto,
+            &profile(false),
+            true,
+            &with_bwrap(machine(7, true), true),
+        )
+        .unwrap();
         assert_eq!(c.backend, bw, "root prefers bwrap");
-        let c = choose(Backend::Auto, &profile(false), true, &with_bwrap(machine(7, true), false)).unwrap();
-        assert_eq!(c.backend, Chosen::Landlock { abi: 7 }, "nothing needs bwrap");
+        let c = choose(
+            Backend::Auto,
+            &profile(false),
+            true,
+            &with_bwrap(machine(7, true), false),
+        )
+        .unwrap();
+        assert_eq!(
+            c.backend,
+            Chosen::Landlock { abi: 7 },
+            "nothing needs bwrap"
+        );
         let c = choose(Backend::Auto, &profile(false), true, &machine(7, true)).unwrap();
         assert_eq!(c.backend, Chosen::Landlock { abi: 7 });
     }
@@ -396,9 +472,21 @@ mod tests {
 
     #[test]
     fn bwrap_still_needs_landlock_and_seccomp_inside() {
-        let e = choose(Backend::Bwrap, &profile(true), true, &with_bwrap(machine(0, true), false)).unwrap_err();
+        let e = choose(
+            Backend::Bwrap,
+            &profile(true),
+            true,
+            &with_bwrap(machine(0, true), false),
+        )
+        .unwrap_err();
         assert!(e.0.contains("no Landlock"), "{e}");
-        let e = choose(Backend::Bwrap, &profile(true), true, &with_bwrap(machine(7, false), false)).unwrap_err();
+        let e = choose(
+            Backend::Bwrap,
+            &profile(true),
+            true,
+            &with_bwrap(machine(7, false), false),
+        )
+        .unwrap_err();
         assert!(e.0.contains("seccomp"), "{e}");
     }
 }

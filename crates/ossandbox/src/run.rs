@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use seccompiler::BpfProgram;
+use crate::seccomp::Program;
 
 use crate::Error;
 
@@ -25,7 +25,7 @@ pub struct Confinement {
     /// Landlock ruleset to enforce, if any.
     pub landlock: Option<OwnedFd>,
     /// seccomp programs to install, in order.
-    pub seccomp: Vec<BpfProgram>,
+    pub seccomp: Vec<Program>,
     /// Resource limits as (RLIMIT_*, value).
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     /// Drop capabilities and set no_new_privs (off only for an unconfined run).

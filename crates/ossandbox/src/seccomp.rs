@@ -1,15 +1,16 @@
 //! seccomp: a deny list that returns an errno (never kills), as data first and BPF second, so
 //! the filter cordon installs and the one it prints for audit are the same list.
+//!
+//! [`rules`] is the data; [`compile`] turns it into one classic-BPF program (see [`bpf`] for
+//! its layout: a binary search over syscall numbers, cheap for the kernel to attach).
 
-use std::collections::BTreeMap;
+pub mod bpf;
 
 use cordon_policy::Network;
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
 
 use crate::Error;
+
+pub use bpf::{Instruction, Program};
 
 /// A comparison on one syscall argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,133 +315,19 @@ pub fn syscall_number(name: &str) -> Option<i64> {
     Some(n)
 }
 
-#[cfg(target_arch = "x86_64")]
-const NATIVE_ARCH: TargetArch = TargetArch::x86_64;
-#[cfg(target_arch = "aarch64")]
-const NATIVE_ARCH: TargetArch = TargetArch::aarch64;
-
-/// AUDIT_ARCH_X86_64; x32 syscalls arrive with this arch and bit 30 set in the number.
-#[cfg(target_arch = "x86_64")]
-const AUDIT_ARCH_NATIVE: u32 = 62 | 0x8000_0000 | 0x4000_0000;
-#[cfg(target_arch = "x86_64")]
-const X32_SYSCALL_BIT: u32 = 0x4000_0000;
-
-/// Compiles the rules to the BPF programs to install, in order. Each program has one errno,
-/// so rules are grouped by errno. Every program starts with seccompiler's architecture check;
-/// a foreign ABI (i386 `int 0x80` from a 64-bit process) must never reach the per-ABI deny
-/// list, and we make that check return EPERM instead of killing (the brief: refuse, never
-/// kill). On x86_64 a first program refuses x32 numbers, which the native-arch check would
-/// otherwise let through.
-pub fn compile(rules: &[SyscallRule]) -> Result<Vec<BpfProgram>, Error> {
-    let mut programs = Vec::new();
-    #[cfg(target_arch = "x86_64")]
-    programs.push(x32_guard());
-
-    let mut by_errno: BTreeMap<i32, BTreeMap<i64, Vec<SeccompRule>>> = BTreeMap::new();
-    for rule in rules {
-        let Some(nr) = syscall_number(rule.name) else {
-            continue;
-        };
-        let chains = by_errno
-            .entry(rule.errno)
-            .or_default()
-            .entry(nr)
-            .or_default();
-        for checks in &rule.when {
-            let conds = checks
-                .iter()
-                .map(condition)
-                .collect::<Result<Vec<_>, _>>()?;
-            chains.push(SeccompRule::new(conds).map_err(|e| Error::Seccomp(e.to_string()))?);
-        }
-    }
-    for (errno, map) in by_errno {
-        let filter = SeccompFilter::new(
-            map,
-            SeccompAction::Allow,
-            SeccompAction::Errno(errno as u32),
-            NATIVE_ARCH,
-        )
-        .map_err(|e| Error::Seccomp(e.to_string()))?;
-        let mut prog: BpfProgram = filter
-            .try_into()
-            .map_err(|e: seccompiler::BackendError| Error::Seccomp(e.to_string()))?;
-        refuse_foreign_arch(&mut prog)?;
-        programs.push(prog);
-    }
-    Ok(programs)
-}
-
-/// seccompiler's programs open with `ld arch; jeq NATIVE, +1; ret KILL_PROCESS`. Turn that
-/// kill into EPERM, after checking the prologue is exactly that (a different seccompiler
-/// must not be patched blindly).
-fn refuse_foreign_arch(prog: &mut BpfProgram) -> Result<(), Error> {
-    const RET_K: u16 = 0x06;
-    match prog.get_mut(2) {
-        Some(ins) if ins.code == RET_K && ins.k == libc::SECCOMP_RET_KILL_PROCESS => {
-            ins.k = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
-            Ok(())
-        }
-        _ => Err(Error::Seccomp(
-            "unexpected program prologue from seccompiler; refusing to install".into(),
-        )),
-    }
-}
-
-fn condition(check: &ArgCheck) -> Result<SeccompCondition, Error> {
-    let (index, len, op, value) = match *check {
-        ArgCheck::Eq32 { index, value } => (
-            index,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Eq,
-            value as u64,
-        ),
-        ArgCheck::Ne32 { index, value } => (
-            index,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            value as u64,
-        ),
-        ArgCheck::HasBits { index, mask } => (
-            index,
-            SeccompCmpArgLen::Qword,
-            SeccompCmpOp::MaskedEq(mask),
-            mask,
-        ),
-        ArgCheck::HasBits32 { index, mask } => (
-            index,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::MaskedEq(mask as u64),
-            mask as u64,
-        ),
-    };
-    SeccompCondition::new(index, len, op, value).map_err(|e| Error::Seccomp(e.to_string()))
-}
-
-/// `if arch == x86_64 && nr >= X32_SYSCALL_BIT { return EPERM }`, else allow (other filters decide).
-#[cfg(target_arch = "x86_64")]
-fn x32_guard() -> BpfProgram {
-    use seccompiler::sock_filter;
-    const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
-    const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
-    const JGE_K: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
-    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
-    let ins = |code, jt, jf, k| sock_filter { code, jt, jf, k };
-    vec![
-        ins(LD_W_ABS, 0, 0, 4),              // A = seccomp_data.arch
-        ins(JEQ_K, 0, 3, AUDIT_ARCH_NATIVE), // not x86_64: allow (next program kills)
-        ins(LD_W_ABS, 0, 0, 0),              // A = seccomp_data.nr
-        ins(JGE_K, 0, 1, X32_SYSCALL_BIT),   // x32 number?
-        ins(RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
-        ins(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
-    ]
+/// Compiles the rules to the programs to install, in order: one program, whose prologue
+/// refuses foreign architectures and (on x86_64) x32 numbers with EPERM, never a kill. For a
+/// syscall named by several rules, the first rule (in slice order) whose `when` matches, and
+/// within it the first alternative, gives the errno.
+pub fn compile(rules: &[SyscallRule]) -> Result<Vec<Program>, Error> {
+    Ok(vec![bpf::generate(rules)?])
 }
 
 /// Installs `programs` on the calling thread. Only raw syscalls: safe after fork.
 ///
 /// # Safety
 /// `no_new_privs` must already be set (or the caller must hold CAP_SYS_ADMIN).
-pub unsafe fn install(programs: &[BpfProgram]) -> Result<(), i32> {
+pub unsafe fn install(programs: &[Program]) -> Result<(), i32> {
     for prog in programs {
         let fprog = libc::sock_fprog {
             len: prog.len() as u16,
@@ -489,13 +376,37 @@ mod tests {
 
     #[test]
     fn foreign_architectures_get_eperm_not_kill() {
-        for prog in compile(&rules(Network::Deny)).unwrap() {
-            assert!(
-                prog.iter()
-                    .all(|i| i.code != 0x06 || i.k != libc::SECCOMP_RET_KILL_PROCESS),
-                "a program still kills"
-            );
+        let progs = compile(&rules(Network::Deny)).unwrap();
+        let prog: Program = progs[0]
+            .iter()
+            .map(|i| Instruction {
+                code: i.code,
+                jt: i.jt,
+                jf: i.jf,
+                k: i.k,
+            })
+            .collect();
+        let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        const AUDIT_ARCH_I386: u32 = 3 | 0x4000_0000;
+        const AUDIT_ARCH_AARCH64: u32 = 183 | 0x8000_0000 | 0x4000_0000;
+        const AUDIT_ARCH_X86_64: u32 = 62 | 0x8000_0000 | 0x4000_0000;
+        let foreign = if cfg!(target_arch = "x86_64") {
+            AUDIT_ARCH_AARCH64
+        } else {
+            AUDIT_ARCH_X86_64
+        };
+        for arch in [AUDIT_ARCH_I386, foreign, 0, u32::MAX] {
+            for nr in [0, 1, 59, 101, 272, 0x4000_0000, u32::MAX] {
+                let data = bpf::tests::seccomp_data(arch, nr, [0; 6]);
+                assert_eq!(bpf::tests::execute(&prog, &data), eperm, "{arch:#x} {nr}");
+            }
         }
+        assert!(
+            prog.iter().all(|i| i.code != bpf::RET_K
+                || i.k == libc::SECCOMP_RET_ALLOW
+                || i.k & libc::SECCOMP_RET_ACTION_FULL == libc::SECCOMP_RET_ERRNO),
+            "the program returns something other than ALLOW or ERRNO"
+        );
     }
 
     #[test]
@@ -507,11 +418,11 @@ mod tests {
     }
 
     #[test]
-    fn compiles_to_grouped_programs() {
-        let progs = compile(&rules(Network::Deny)).unwrap();
-        // x32 guard (x86_64), EPERM group, ENOSYS group.
-        let expected = if cfg!(target_arch = "x86_64") { 3 } else { 2 };
-        assert_eq!(progs.len(), expected);
-        assert!(progs.iter().all(|p| !p.is_empty() && p.len() < 4096));
+    fn compiles_to_one_program() {
+        for network in [Network::Deny, Network::Allow] {
+            let progs = compile(&rules(network)).unwrap();
+            assert_eq!(progs.len(), 1);
+            assert!(!progs[0].is_empty() && progs[0].len() < bpf::MAX_INSTRUCTIONS);
+        }
     }
 }
