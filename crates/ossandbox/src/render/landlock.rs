@@ -1,0 +1,170 @@
+//! The Landlock ruleset as JSON: which rights the ruleset handles on a given ABI, and which
+//! rights each path gets — derived exactly as [`crate::landlock::prepare`] derives them
+//! (through [`crate::landlock::fs_rights`]), so the listing is what the kernel receives.
+//!
+//! ```json
+//! {
+//!   "abi": 6,
+//!   "enforcement": "full",
+//!   "gaps": [],
+//!   "handled_access_fs": ["execute", "write_file", "read_file", …],
+//!   "handled_access_net": ["bind_tcp", "connect_tcp"],
+//!   "scoped": ["abstract_unix_socket", "signal"],
+//!   "rules": [{"path": "/usr", "type": "dir", "access": ["execute", "read_file", "read_dir"],
+//!              "origin": "sandbox.system_read (programs)"}],
+//!   "protected_unenforceable": [{"path": …, "origin": …}],
+//!   "notes": [...]
+//! }
+//! ```
+//!
+//! Right names are the kernel's (`LANDLOCK_ACCESS_FS_MAKE_REG` → `make_reg`), in the
+//! kernel's bit order. A rule on a file gets only the rights that apply to files, so each
+//! path's type is looked up on the machine that renders the ruleset; a path that does not
+//! exist there is rendered as a directory, and its `type` says `missing`.
+
+use cordon_policy::Network;
+use landlock::{Access, AccessFs, AccessNet, BitFlags, Scope, ABI};
+use serde_json::{json, Value};
+
+use crate::landlock::{enforcement, fs_rights, Enforcement};
+use crate::profile::Profile;
+
+/// Renders the ruleset that [`crate::landlock::prepare`] builds for `profile` on a kernel
+/// with Landlock ABI `abi`.
+pub fn render(profile: &Profile, abi: i32) -> Value {
+    let level = ABI::from(abi);
+    let handled_fs = AccessFs::from_all(level);
+    // The same conditions as `prepare`.
+    let handled_net = if profile.network == Network::Deny && abi >= 4 {
+        AccessNet::from_all(level)
+    } else {
+        BitFlags::EMPTY
+    };
+    let scoped = if abi >= 6 {
+        Scope::from_all(level)
+    } else {
+        BitFlags::EMPTY
+    };
+
+    let rules: Vec<Value> = profile
+        .rules
+        .iter()
+        .map(|rule| {
+            let (kind, is_dir) = match std::fs::metadata(&rule.path) {
+                Ok(m) if m.is_dir() => ("dir", true),
+                Ok(_) => ("file", false),
+                Err(_) => ("missing", true),
+            };
+            json!({
+                "path": rule.path.to_string_lossy(),
+                "type": kind,
+                "access": names(fs_rights(rule.access, is_dir, level)),
+                "origin": rule.origin,
+            })
+        })
+        .collect();
+
+    let (level_name, gaps) = match enforcement(abi, profile.network) {
+        Enforcement::Full => ("full", vec![]),
+        Enforcement::Partial(gaps) => ("partial", gaps),
+        Enforcement::None => ("none", vec![]),
+    };
+    let gaps: Vec<Value> = gaps
+        .iter()
+        .map(|g| json!({"what": g.what, "needs_abi": g.needs_abi}))
+        .collect();
+
+    let protected: Vec<Value> = profile
+        .protected
+        .iter()
+        .map(|p| json!({"path": p.path.to_string_lossy(), "origin": p.origin}))
+        .collect();
+
+    let mut notes = vec![
+        "Everything in handled_access_fs, handled_access_net and scoped is denied unless a rule grants it.".to_string(),
+        "A path's type (dir, file) was looked up on the machine that rendered this; a missing path is rendered as a directory (the kernel needs the path to exist when the ruleset is built).".to_string(),
+    ];
+    if level as i32 != abi.max(0) {
+        notes.push(format!(
+            "ABI {abi} is newer than cordon knows; rights are those of ABI {}.",
+            level as i32
+        ));
+    }
+    if !protected.is_empty() {
+        notes.push("Landlock cannot keep a path inside a writable root read-only: cordon refuses to run this policy on the Landlock backend (see protected_unenforceable).".to_string());
+    }
+
+    json!({
+        "abi": abi,
+        "enforcement": level_name,
+        "gaps": gaps,
+        "handled_access_fs": names(handled_fs),
+        "handled_access_net": names(handled_net),
+        "scoped": names(scoped),
+        "rules": rules,
+        "protected_unenforceable": protected,
+        "notes": notes,
+    })
+}
+
+/// Kernel names of the flags, in bit order: `MakeReg` → `make_reg`.
+fn names<T>(flags: BitFlags<T>) -> Vec<String>
+where
+    T: Access + std::fmt::Debug,
+{
+    flags.iter().map(|f| snake(&format!("{f:?}"))).collect()
+}
+
+fn snake(camel: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_names_in_bit_order() {
+        assert_eq!(
+            names(AccessFs::from_all(ABI::V1)),
+            [
+                "execute",
+                "write_file",
+                "read_file",
+                "read_dir",
+                "remove_dir",
+                "remove_file",
+                "make_char",
+                "make_dir",
+                "make_reg",
+                "make_sock",
+                "make_fifo",
+                "make_block",
+                "make_sym"
+            ]
+        );
+        assert_eq!(
+            names(AccessFs::from_all(ABI::V5)).last().unwrap(),
+            "ioctl_dev"
+        );
+        assert_eq!(
+            names(AccessNet::from_all(ABI::V4)),
+            ["bind_tcp", "connect_tcp"]
+        );
+        assert_eq!(
+            names(Scope::from_all(ABI::V6)),
+            ["abstract_unix_socket", "signal"]
+        );
+    }
+}

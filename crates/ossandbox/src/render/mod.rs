@@ -1,0 +1,115 @@
+//! Audit renderers: what the kernel will enforce, as text an operator can read, diff and
+//! reuse elsewhere (`cordon profile --format seatbelt|landlock|seccomp`).
+//!
+//! Every artifact is rendered from the very data the backends enforce, never from a second
+//! description of the policy: the typed [`Profile`](crate::Profile) for paths and network,
+//! and [`seccomp::rules`](crate::seccomp::rules) for the syscall deny list. So what an
+//! auditor reads is what runs.
+//!
+//! | artifact | renderer | for |
+//! | --- | --- | --- |
+//! | Seatbelt SBPL + `-D` parameters | [`seatbelt::render`] | macOS: `sandbox-exec -p TEXT -D KEY=VALUE… -- cmd` |
+//! | OCI seccomp profile (JSON) | [`oci::render`] | Docker, Podman, Kubernetes (`seccompProfile: Localhost`), crun/runc |
+//! | Landlock ruleset (JSON) | [`landlock::render`] | reading which rights each path gets on a given Landlock ABI |
+//!
+//! Guarantees, for every renderer:
+//! - a pure function of its inputs (the Landlock renderer also asks the filesystem whether
+//!   each path is a directory, as enforcement does, and says so in its output);
+//! - deterministic byte for byte: sorted input, no timestamps, no hash-map iteration;
+//! - every rule names the policy key that caused it (`PathRule::origin`,
+//!   `Protected::origin`, `SyscallRule::why`);
+//! - renders for any target OS from any OS (nothing here is `cfg`-gated).
+//!
+//! ```
+//! use cordon_ossandbox::render::{landlock, oci, seatbelt};
+//! use cordon_ossandbox::{seccomp, Profile};
+//! use cordon_policy::Policy;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let policy = Policy::parse(cordon_policy::DEFAULT_POLICY, "default", dir.path()).unwrap();
+//! let profile = Profile::from_policy(&policy);
+//!
+//! let sb = seatbelt::render(&profile).unwrap();
+//! assert!(sb.text.starts_with("; cordon"));
+//! assert!(sb.params.iter().any(|(k, _)| k == "RW_0"));
+//!
+//! let json = oci::render(&seccomp::rules(profile.network), oci::OciArch::X86_64);
+//! assert_eq!(json["defaultAction"], "SCMP_ACT_ALLOW");
+//!
+//! let ruleset = landlock::render(&profile, 6);
+//! assert_eq!(ruleset["abi"], 6);
+//! ```
+
+pub mod landlock;
+pub mod oci;
+pub mod seatbelt;
+
+/// Why an artifact cannot be rendered. The CLI exits 125 on it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    /// A path the target cannot take safely, e.g. a Seatbelt parameter with a `"`.
+    #[error("cannot pass {path:?} (from {origin}) to {target}: it {problem}; rename it or remove it from the policy")]
+    UnsafePath {
+        /// The path, lossily decoded; shown escaped (`{:?}`) so the message stays one line.
+        path: String,
+        /// The policy key that brought the path in.
+        origin: String,
+        /// The artifact that refused it, e.g. `Seatbelt`.
+        target: &'static str,
+        /// What is wrong, e.g. `contains a double quote`.
+        problem: &'static str,
+    },
+}
+
+/// Pretty JSON with every object's keys sorted, and a final newline: the bytes `cordon
+/// profile` prints for the JSON artifacts. Sorting here keeps the output the same whether
+/// or not some other crate in the build turns on serde_json's `preserve_order`.
+pub fn json_text(value: &serde_json::Value) -> String {
+    let mut v = value.clone();
+    v.sort_all_objects();
+    let mut s = serde_json::to_string_pretty(&v).expect("a JSON value always serializes");
+    s.push('\n');
+    s
+}
+
+/// Makes an origin or reason safe inside a one-line comment (`; …` in SBPL): control
+/// characters (a newline would end the comment and start a rule) are escaped. Origins carry
+/// names from the policy file, which the renderers do not trust.
+pub(crate) fn comment_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_cannot_break_lines() {
+        assert_eq!(
+            comment_text("sandbox.paths.a\n(allow default)\r\0"),
+            "sandbox.paths.a\\n(allow default)\\r\\u{0}"
+        );
+        assert_eq!(comment_text("sandbox.paths.é (rw)"), "sandbox.paths.é (rw)");
+    }
+
+    #[test]
+    fn errors_stay_on_one_line() {
+        let e = RenderError::UnsafePath {
+            path: "/w/a\nb".into(),
+            origin: "sandbox.paths.w (rw)".into(),
+            target: "Seatbelt",
+            problem: "contains a newline",
+        };
+        let msg = e.to_string();
+        assert!(!msg.contains('\n'), "{msg}");
+        assert!(msg.contains("\"/w/a\\nb\"") && msg.contains("sandbox.paths.w"));
+    }
+}
