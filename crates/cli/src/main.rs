@@ -7,6 +7,7 @@
 mod check;
 mod doctor;
 mod exec;
+mod profile;
 mod prompt;
 
 use std::path::PathBuf;
@@ -36,6 +37,8 @@ enum Cmd {
     Exec(ExecArgs),
     /// Dry run: the decision on a command, its reason and the rule that made it. Runs nothing.
     Check(CheckArgs),
+    /// Print what the kernel will enforce for the policy, as a backend's artifact.
+    Profile(ProfileArgs),
     /// What this machine can enforce, proved by live probes.
     Doctor,
 }
@@ -105,6 +108,31 @@ struct CheckArgs {
     argv: Vec<String>,
 }
 
+#[derive(Args)]
+struct ProfileArgs {
+    /// Policy file (default: ./cordon.toml, else the embedded default).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// The artifact: seatbelt (SBPL), bwrap (runnable script), landlock (ruleset JSON),
+    /// seccomp (OCI runtime-spec profile for Docker, Podman, Kubernetes).
+    #[arg(long, value_enum)]
+    format: ProfileFormat,
+    /// For seccomp: the target architecture (default: this machine's).
+    #[arg(long, value_name = "ARCH")]
+    arch: Option<String>,
+    /// For landlock and bwrap: the Landlock ABI to describe (default: this kernel's).
+    #[arg(long, value_name = "N")]
+    abi: Option<i32>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ProfileFormat {
+    Seatbelt,
+    Bwrap,
+    Landlock,
+    Seccomp,
+}
+
 fn parse_duration(s: &str) -> Result<Duration, String> {
     cordon_policy::parse_duration(s)
         .ok_or_else(|| format!("invalid duration `{s}` (write e.g. 500ms, 30s, 5m, 2h)"))
@@ -137,6 +165,7 @@ fn main() {
     let code = match cli.command {
         Cmd::Exec(args) => exec::run(args),
         Cmd::Check(args) => check::run(args),
+        Cmd::Profile(args) => profile::run(args),
         Cmd::Doctor => doctor::run(),
     };
     std::process::exit(code);

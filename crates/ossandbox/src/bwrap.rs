@@ -57,13 +57,28 @@ pub struct Context<'a> {
     /// File descriptors (as the child will see them) for bwrap's seccomp programs.
     pub seccomp_fds: &'a [i32],
     pub status_fd: i32,
+    /// Only describe the invocation (`cordon profile`): create no placeholders on the host.
+    pub dry_run: bool,
+}
+
+/// One bwrap option with its values, and why it is there (the policy key, for audit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opt {
+    pub words: Vec<OsString>,
+    pub why: String,
+    /// cordon's own plumbing (its seccomp and status fds, the inner stage), not part of the
+    /// sandbox's view.
+    pub plumbing: bool,
 }
 
 /// bwrap's options, the paths cordon created as mount points (to remove after the run),
 /// and the plan for the inner stage.
 #[derive(Debug, Clone)]
 pub struct Invocation {
+    /// bwrap's options, flattened (what `--args` receives).
     pub args: Vec<OsString>,
+    /// The same options grouped, each with why it is there.
+    pub options: Vec<Opt>,
     pub placeholders: Vec<PathBuf>,
     pub plan: InnerPlan,
 }
@@ -77,22 +92,40 @@ fn provided_by_bwrap(p: &Path) -> bool {
 /// ordered so that the more specific path is mounted later and wins: parents first, then
 /// protected paths last.
 pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocation, String> {
-    let mut a: Vec<OsString> = Vec::new();
-    let mut push = |items: &[&OsStr]| a.extend(items.iter().map(|s| s.to_os_string()));
-    push(&["--unshare-all".as_ref()]);
+    let mut options: Vec<Opt> = Vec::new();
+    let mut push = |why: &str, items: &[&OsStr]| {
+        options.push(Opt {
+            words: items.iter().map(|s| s.to_os_string()).collect(),
+            why: why.to_string(),
+            plumbing: false,
+        })
+    };
+    push(
+        "new mount, PID, IPC, UTS, cgroup and network namespaces (and user, when unprivileged)",
+        &["--unshare-all".as_ref()],
+    );
     if profile.network == cordon_policy::Network::Allow {
-        push(&["--share-net".as_ref()]);
+        push("sandbox.network = \"allow\"", &["--share-net".as_ref()]);
     }
-    push(&["--die-with-parent".as_ref(), "--new-session".as_ref()]);
+    push(
+        "the sandbox dies with cordon; a new session has no controlling terminal",
+        &["--die-with-parent".as_ref(), "--new-session".as_ref()],
+    );
     if cx.root {
-        push(&["--cap-drop".as_ref(), "ALL".as_ref()]);
+        push(
+            "running as root: no capabilities inside",
+            &["--cap-drop".as_ref(), "ALL".as_ref()],
+        );
     }
-    push(&[
-        "--proc".as_ref(),
-        "/proc".as_ref(),
-        "--dev".as_ref(),
-        "/dev".as_ref(),
-    ]);
+    push(
+        "a /proc for the new PID namespace and a minimal /dev (sandbox.system_read devices)",
+        &[
+            "--proc".as_ref(),
+            "/proc".as_ref(),
+            "--dev".as_ref(),
+            "/dev".as_ref(),
+        ],
+    );
 
     // Private /tmp: the run's own directory, so nothing is shared with the host's /tmp.
     // Each bind mount costs ~160 us to set up and tear down, and the profile lists ~30 files
@@ -123,17 +156,29 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
     };
     let rules: Vec<&PathRule> = rules.iter().copied().filter(|r| !redundant(r)).collect();
     // Parents before children, so a deeper mount (a workspace under /tmp) lands on top.
-    let mut mounts: Vec<(&Path, &Path, bool)> = rules
+    let mut mounts: Vec<(&Path, &Path, bool, &str)> = rules
         .iter()
-        .map(|r| (r.path.as_path(), r.path.as_path(), r.access.write))
+        .map(|r| {
+            (
+                r.path.as_path(),
+                r.path.as_path(),
+                r.access.write,
+                r.origin.as_str(),
+            )
+        })
         .collect();
     if !rules.iter().any(|r| r.path == Path::new("/tmp")) {
-        mounts.push((cx.tmp, Path::new("/tmp"), true));
+        mounts.push((
+            cx.tmp,
+            Path::new("/tmp"),
+            true,
+            "private /tmp: the run's own directory",
+        ));
     }
-    mounts.sort_by_key(|(_, dest, _)| (dest.components().count(), dest.to_path_buf()));
-    for (src, dest, write) in mounts {
+    mounts.sort_by_key(|(_, dest, _, _)| (dest.components().count(), dest.to_path_buf()));
+    for (src, dest, write, why) in mounts {
         let opt = if write { "--bind" } else { "--ro-bind" };
-        push(&[opt.as_ref(), src.as_os_str(), dest.as_os_str()]);
+        push(why, &[opt.as_ref(), src.as_os_str(), dest.as_os_str()]);
     }
     // The profile holds canonical paths; recreate the host's symlinked system entries
     // (`/lib64` → `usr/lib64` on merged-/usr systems, which the ELF interpreter path uses).
@@ -145,7 +190,10 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
         // Links inside a bound directory (/etc/localtime) are there already.
         for (link, target) in system_links() {
             if !rules.iter().any(|r| link.starts_with(&r.path)) {
-                push(&["--symlink".as_ref(), target.as_os_str(), link.as_os_str()]);
+                push(
+                    "sandbox.system_read (a symlink on this host)",
+                    &["--symlink".as_ref(), target.as_os_str(), link.as_os_str()],
+                );
             }
         }
     }
@@ -167,9 +215,12 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
                 )
             })?;
         match first_unsafe_component(&root, &p.path) {
-            None => push(&["--ro-bind".as_ref(), p.path.as_os_str(), p.path.as_os_str()]),
+            None => push(
+                &p.origin,
+                &["--ro-bind".as_ref(), p.path.as_os_str(), p.path.as_os_str()],
+            ),
             Some((at, missing)) => {
-                if missing {
+                if missing && !cx.dry_run {
                     // bwrap would create the mount point through the writable bind; make it
                     // ourselves so that we know to remove it afterwards.
                     std::fs::File::create_new(&at).map_err(|e| {
@@ -180,26 +231,49 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
                     })?;
                     placeholders.push(at.clone());
                 }
-                push(&["--ro-bind".as_ref(), "/dev/null".as_ref(), at.as_os_str()]);
+                let why = if missing {
+                    format!("{}: missing, so its first missing component is covered and cannot be created", p.origin)
+                } else {
+                    format!(
+                        "{}: a symlink on the way is covered so it cannot redirect the mount",
+                        p.origin
+                    )
+                };
+                push(
+                    &why,
+                    &["--ro-bind".as_ref(), "/dev/null".as_ref(), at.as_os_str()],
+                );
             }
         }
     }
 
-    push(&[
-        "--ro-bind".as_ref(),
-        cx.cordon_exe.as_os_str(),
-        INNER_EXE.as_ref(),
-    ]);
+    push(
+        "cordon's inner stage, which applies Landlock inside the sandbox",
+        &[
+            "--ro-bind".as_ref(),
+            cx.cordon_exe.as_os_str(),
+            INNER_EXE.as_ref(),
+        ],
+    );
     // The sandbox's root is bwrap's throwaway tmpfs, and Landlock inside grants nothing on it:
     // no `--remount-ro /` (it would cost a remount of every mount).
-    push(&["--chdir".as_ref(), cx.cwd.as_os_str()]);
+    push(
+        "the current directory",
+        &["--chdir".as_ref(), cx.cwd.as_os_str()],
+    );
     for fd in cx.seccomp_fds {
-        push(&["--add-seccomp-fd".as_ref(), OsStr::new(&fd.to_string())]);
+        push(
+            "cordon's seccomp filter (cordon profile --format seccomp)",
+            &["--add-seccomp-fd".as_ref(), OsStr::new(&fd.to_string())],
+        );
     }
-    push(&[
-        "--json-status-fd".as_ref(),
-        OsStr::new(&cx.status_fd.to_string()),
-    ]);
+    push(
+        "bwrap reports here whether the command started",
+        &[
+            "--json-status-fd".as_ref(),
+            OsStr::new(&cx.status_fd.to_string()),
+        ],
+    );
 
     let plan = InnerPlan {
         abi,
@@ -219,8 +293,18 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
             })
             .collect(),
     };
+    for o in &mut options {
+        o.plumbing = matches!(
+            o.words[0].to_str(),
+            Some("--add-seccomp-fd" | "--json-status-fd")
+        ) || o.words.last().is_some_and(|w| w == INNER_EXE);
+    }
     Ok(Invocation {
-        args: a,
+        args: options
+            .iter()
+            .flat_map(|o| o.words.iter().cloned())
+            .collect(),
+        options,
         placeholders,
         plan,
     })
@@ -365,6 +449,7 @@ mod tests {
             root: true,
             seccomp_fds: &[4],
             status_fd: 5,
+            dry_run: false,
         }
     }
 

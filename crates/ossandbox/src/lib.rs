@@ -253,6 +253,7 @@ pub fn execute(
                 root,
                 seccomp_fds: &seccomp_fds,
                 status_fd: std::os::fd::AsRawFd::as_raw_fd(&status_w),
+                dry_run: false,
             };
             let inv = bwrap::invocation(profile, &cx, *abi)
                 .map_err(|e| setup(Error::Io(std::io::Error::other(e))))?;

@@ -40,6 +40,7 @@
 //! assert_eq!(ruleset["abi"], 6);
 //! ```
 
+pub mod bwrap;
 pub mod landlock;
 pub mod oci;
 pub mod seatbelt;

@@ -1,0 +1,77 @@
+//! `cordon profile`: what the kernel will enforce for a policy, as the artifact each backend
+//! uses, deterministic and commented with the policy key behind every rule.
+
+use std::path::Path;
+
+use cordon_ossandbox::render::{self, oci};
+use cordon_ossandbox::{landlock, seccomp, Profile};
+use cordon_policy::Policy;
+
+use crate::{refuse, ProfileArgs, ProfileFormat, EXIT_FAILURE};
+
+pub fn run(args: ProfileArgs) -> i32 {
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            return refuse(
+                EXIT_FAILURE,
+                format!("cannot read the current directory: {e}"),
+            )
+        }
+    };
+    let policy = match Policy::discover(args.policy.as_deref(), &cwd) {
+        Ok(p) => p,
+        Err(e) => return refuse(EXIT_FAILURE, e),
+    };
+    // The private /tmp is made per run; the artifacts show where it stands.
+    let profile =
+        Profile::from_policy(&policy).with_private_tmp(Path::new(render::bwrap::PRIVATE_TMP));
+    let abi = args.abi.unwrap_or_else(|| match landlock::kernel_abi() {
+        0 => 7, // not running on Linux with Landlock: describe the newest ABI this build knows well
+        n => n,
+    });
+    let text = match args.format {
+        ProfileFormat::Seatbelt => match render::seatbelt::render(&profile) {
+            Ok(sb) => sb.audit(),
+            Err(e) => return refuse(EXIT_FAILURE, e),
+        },
+        ProfileFormat::Seccomp => {
+            let arch = match args.arch.as_deref() {
+                None => native_arch(),
+                Some("x86_64") => oci::OciArch::X86_64,
+                Some("aarch64") => oci::OciArch::Aarch64,
+                Some(other) => {
+                    return refuse(
+                        EXIT_FAILURE,
+                        format!("unknown --arch `{other}` (x86_64, aarch64)"),
+                    )
+                }
+            };
+            oci::to_string_pretty(&oci::render(&seccomp::rules(profile.network), arch))
+        }
+        ProfileFormat::Landlock => render::json_text(&render::landlock::render(&profile, abi)),
+        ProfileFormat::Bwrap => {
+            let bwrap = cordon_ossandbox::Machine::probe()
+                .bwrap
+                .unwrap_or_else(|| "/usr/bin/bwrap".into());
+            let root = unsafe { libc::geteuid() } == 0;
+            match render::bwrap::render(&profile, &cwd, &bwrap, abi, root) {
+                Ok(t) => t,
+                Err(e) => return refuse(EXIT_FAILURE, e),
+            }
+        }
+    };
+    print!("{text}");
+    if !text.ends_with('\n') {
+        println!();
+    }
+    0
+}
+
+fn native_arch() -> oci::OciArch {
+    if cfg!(target_arch = "aarch64") {
+        oci::OciArch::Aarch64
+    } else {
+        oci::OciArch::X86_64
+    }
+}

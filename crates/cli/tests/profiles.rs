@@ -1,0 +1,131 @@
+//! The shipped policies in `profiles/` and their generated artifacts: every policy loads
+//! (with its `match`/`not_match` examples), and `cordon profile` reproduces the checked-in
+//! artifacts byte for byte. `CORDON_BLESS=1 cargo test -p cordon-cli --test profiles`
+//! regenerates them after an intended change.
+//!
+//! Each policy is copied into a fresh directory (with the roots it names) and rendered from
+//! there; that directory is written as `${POLICY_DIR}` in the artifacts. The Landlock ABI is
+//! pinned to 7 so the output does not depend on the kernel.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const FORMATS: [(&str, &str); 4] = [
+    ("seatbelt", "seatbelt.sb"),
+    ("bwrap", "bwrap.sh"),
+    ("landlock", "landlock.json"),
+    ("seccomp", "seccomp.json"),
+];
+
+fn profiles_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles")
+}
+
+fn policies() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(profiles_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 5, "expected the shipped policies, found {v:?}");
+    v
+}
+
+/// A directory holding a copy of the policy and the roots it names.
+fn staged(policy: &Path) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for sub in ["notes", "reference"] {
+        std::fs::create_dir(d.path().join(sub)).unwrap();
+    }
+    std::fs::copy(policy, d.path().join("cordon.toml")).unwrap();
+    d
+}
+
+fn render(dir: &Path, format: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args([
+            "profile", "--format", format, "--abi", "7", "--arch", "x86_64",
+        ])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cordon profile --format {format}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let real = std::fs::canonicalize(dir).unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .replace(real.to_str().unwrap(), "${POLICY_DIR}")
+}
+
+#[test]
+fn shipped_policies_load_and_check_their_examples() {
+    for p in policies() {
+        let d = staged(&p);
+        let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+            .args(["check", "--json", "shell", "--", "true"])
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            p.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn generated_artifacts_are_up_to_date() {
+    let bless = std::env::var_os("CORDON_BLESS").is_some();
+    let mut stale = Vec::new();
+    for p in policies() {
+        let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+        let d = staged(&p);
+        let out_dir = profiles_dir().join("generated").join(&name);
+        for (format, file) in FORMATS {
+            let text = render(d.path(), format);
+            assert_eq!(
+                text,
+                render(d.path(), format),
+                "{name} {format}: not deterministic"
+            );
+            let path = out_dir.join(file);
+            if bless {
+                std::fs::create_dir_all(&out_dir).unwrap();
+                std::fs::write(&path, &text).unwrap();
+            } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+                stale.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "generated artifacts differ from `cordon profile` (run `CORDON_BLESS=1 cargo test -p cordon-cli --test profiles` after an intended change):\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn seatbelt_refuses_paths_it_cannot_pass_safely() {
+    let d = tempfile::tempdir().unwrap();
+    let bad = d.path().join("quo\"te");
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(
+        d.path().join("cordon.toml"),
+        "version = 1\n[sandbox.paths.w]\nroot = 'quo\"te'\nmode = \"rw\"\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["profile", "--format", "seatbelt"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("cordon: "));
+    assert!(out.stdout.is_empty());
+}

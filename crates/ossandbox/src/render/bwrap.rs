@@ -1,0 +1,139 @@
+//! The bwrap invocation as a runnable, commented shell script: the same options
+//! [`crate::bwrap::invocation`] builds for `cordon exec --backend bwrap`, one per line, each
+//! with the policy key that caused it.
+//!
+//! cordon's own plumbing is listed in comments, not run: its seccomp program and status pipe
+//! arrive as file descriptors, and it runs the command through its inner stage, which applies
+//! Landlock inside the sandbox. The script runs the command directly, with the same view.
+
+use std::path::Path;
+
+use crate::bwrap::{invocation, Context};
+use crate::profile::Profile;
+
+/// Where the run's private /tmp stands in the profile; the script creates its own.
+pub const PRIVATE_TMP: &str = "/tmp/cordon-RUN";
+
+/// Renders the script for `profile`, with `cwd` as the command's directory.
+pub fn render(
+    profile: &Profile,
+    cwd: &Path,
+    bwrap: &Path,
+    abi: i32,
+    root: bool,
+) -> Result<String, String> {
+    let cx = Context {
+        cwd,
+        tmp: Path::new(PRIVATE_TMP),
+        cordon_exe: Path::new("/path/to/cordon"),
+        root,
+        seccomp_fds: &[10],
+        status_fd: 11,
+        dry_run: true,
+    };
+    let inv = invocation(profile, &cx, abi)?;
+    let mut out = String::new();
+    out.push_str("#!/bin/bash\n");
+    out.push_str("# cordon: the bubblewrap sandbox `cordon exec --backend bwrap` builds, generated from the\n");
+    out.push_str(
+        "# policy. Usage: this-script COMMAND [ARGS...]. Later mounts win over earlier ones.\n",
+    );
+    out.push_str("set -euo pipefail\n");
+    out.push_str(": \"${CORDON_TMP:=$(mktemp -d)}\"   # the run's private /tmp\n");
+    out.push_str("args=(\n");
+    let mut plumbing = Vec::new();
+    for o in &inv.options {
+        let words: Vec<String> = o.words.iter().map(|w| word(&w.to_string_lossy())).collect();
+        if o.plumbing {
+            plumbing.push(format!("#   {}   ({})", words.join(" "), o.why));
+            continue;
+        }
+        out.push_str(&format!("  # {}\n  {}\n", comment(&o.why), words.join(" ")));
+    }
+    out.push_str(")\n");
+    out.push_str("# cordon also passes, and runs the command through its inner stage\n");
+    out.push_str(&format!(
+        "# (/run/cordon/cordon {} COMMAND...), which applies Landlock inside:\n",
+        crate::bwrap::INNER_ARG
+    ));
+    for p in plumbing {
+        out.push_str(&p);
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "exec {} \"${{args[@]}}\" -- \"$@\"\n",
+        word(&bwrap.to_string_lossy())
+    ));
+    Ok(out)
+}
+
+/// One shell word: the private tmp becomes "$CORDON_TMP"; anything unusual is single-quoted.
+fn word(w: &str) -> String {
+    if w == PRIVATE_TMP {
+        return "\"$CORDON_TMP\"".into();
+    }
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
+/// Comment text on one line (policy root names are the user's text).
+fn comment(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::{Access, PathRule};
+    use cordon_policy::{Limits, Network};
+
+    #[test]
+    fn quoting_is_safe() {
+        assert_eq!(word("/usr"), "/usr");
+        assert_eq!(word("a b"), "'a b'");
+        assert_eq!(word("it's"), "'it'\\''s'");
+        assert_eq!(word("$(rm -rf /)"), "'$(rm -rf /)'");
+        assert_eq!(word(PRIVATE_TMP), "\"$CORDON_TMP\"");
+        assert_eq!(comment("a\nb"), "a b");
+    }
+
+    #[test]
+    fn script_runs_the_same_view() {
+        let d = tempfile::tempdir().unwrap();
+        let profile = Profile {
+            rules: vec![PathRule {
+                path: d.path().to_path_buf(),
+                access: Access {
+                    write: true,
+                    exec: true,
+                    device: false,
+                },
+                origin: "sandbox.paths.w (rw)".into(),
+            }],
+            protected: vec![],
+            network: Network::Deny,
+            limits: Limits::default(),
+        }
+        .with_private_tmp(Path::new(PRIVATE_TMP));
+        let text = render(&profile, d.path(), Path::new("/usr/bin/bwrap"), 7, false).unwrap();
+        assert!(
+            text.contains("  # sandbox.paths.w (rw)\n  --bind "),
+            "{text}"
+        );
+        assert!(text.contains("--bind \"$CORDON_TMP\" /tmp"), "{text}");
+        assert!(
+            text.contains("#   --add-seccomp-fd 10"),
+            "plumbing is commented: {text}"
+        );
+        assert!(!text.contains("\n  --add-seccomp-fd"), "{text}");
+        assert!(text.ends_with("exec /usr/bin/bwrap \"${args[@]}\" -- \"$@\"\n"));
+    }
+}

@@ -1,0 +1,41 @@
+#!/bin/bash
+# cordon: the bubblewrap sandbox `cordon exec --backend bwrap` builds, generated from the
+# policy. Usage: this-script COMMAND [ARGS...]. Later mounts win over earlier ones.
+set -euo pipefail
+: "${CORDON_TMP:=$(mktemp -d)}"   # the run's private /tmp
+args=(
+  # new mount, PID, IPC, UTS, cgroup and network namespaces (and user, when unprivileged)
+  --unshare-all
+  # the sandbox dies with cordon; a new session has no controlling terminal
+  --die-with-parent --new-session
+  # running as root: no capabilities inside
+  --cap-drop ALL
+  # a /proc for the new PID namespace and a minimal /dev (sandbox.system_read devices)
+  --proc /proc --dev /dev
+  # sandbox.system_read (configuration)
+  --ro-bind /etc /etc
+  # private /tmp: the run's own directory
+  --bind "$CORDON_TMP" /tmp
+  # sandbox.system_read (programs)
+  --ro-bind /usr /usr
+  # sandbox.paths.project (ro)
+  --ro-bind ${POLICY_DIR} ${POLICY_DIR}
+  # sandbox.system_read (configuration)
+  --ro-bind /sys/devices/system/cpu /sys/devices/system/cpu
+  # sandbox.system_read (a symlink on this host)
+  --symlink usr/bin /bin
+  # sandbox.system_read (a symlink on this host)
+  --symlink usr/sbin /sbin
+  # sandbox.system_read (a symlink on this host)
+  --symlink usr/lib /lib
+  # sandbox.system_read (a symlink on this host)
+  --symlink usr/lib64 /lib64
+  # the current directory
+  --chdir ${POLICY_DIR}
+)
+# cordon also passes, and runs the command through its inner stage
+# (/run/cordon/cordon __sandbox-inner COMMAND...), which applies Landlock inside:
+#   --ro-bind /path/to/cordon /run/cordon/cordon   (cordon's inner stage, which applies Landlock inside the sandbox)
+#   --add-seccomp-fd 10   (cordon's seccomp filter (cordon profile --format seccomp))
+#   --json-status-fd 11   (bwrap reports here whether the command started)
+exec /usr/bin/bwrap "${args[@]}" -- "$@"
