@@ -9,18 +9,9 @@ use serde_json::json;
 use crate::{refuse, CheckArgs, EXIT_FAILURE};
 
 pub fn run(args: CheckArgs) -> i32 {
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            return refuse(
-                EXIT_FAILURE,
-                format!("cannot read the current directory: {e}"),
-            )
-        }
-    };
-    let policy = match Policy::discover(args.policy.as_deref(), &cwd) {
-        Ok(p) => p,
-        Err(e) => return refuse(EXIT_FAILURE, e),
+    let (cwd, policy) = match crate::load_policy(args.policy.as_deref()) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
     if let Err(e) = examples(&policy) {
         return refuse(EXIT_FAILURE, e);

@@ -10,18 +10,9 @@ use cordon_tools::shell;
 use crate::{check, prompt, refuse, ExecArgs, EXIT_DENIED, EXIT_FAILURE};
 
 pub fn run(args: ExecArgs) -> i32 {
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            return refuse(
-                EXIT_FAILURE,
-                format!("cannot read the current directory: {e}"),
-            )
-        }
-    };
-    let policy = match Policy::discover(args.policy.as_deref(), &cwd) {
-        Ok(p) => p,
-        Err(e) => return refuse(EXIT_FAILURE, e),
+    let (cwd, policy) = match crate::load_policy(args.policy.as_deref()) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
     let rules = RuleSet::new(&policy.shell);
     if let Err(e) = check::examples(&policy) {

@@ -138,6 +138,22 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("invalid duration `{s}` (write e.g. 500ms, 30s, 5m, 2h)"))
 }
 
+/// The current directory and the policy the command runs under (`--policy`, else
+/// `./cordon.toml`, else the embedded default), or the exit status of a refusal.
+pub fn load_policy(
+    explicit: Option<&std::path::Path>,
+) -> Result<(PathBuf, cordon_policy::Policy), i32> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        refuse(
+            EXIT_FAILURE,
+            format!("cannot read the current directory: {e}"),
+        )
+    })?;
+    let policy =
+        cordon_policy::Policy::discover(explicit, &cwd).map_err(|e| refuse(EXIT_FAILURE, e))?;
+    Ok((cwd, policy))
+}
+
 /// Prints `cordon: MESSAGE` and returns `code`.
 pub fn refuse(code: i32, message: impl std::fmt::Display) -> i32 {
     eprintln!("cordon: {message}");
@@ -147,7 +163,10 @@ pub fn refuse(code: i32, message: impl std::fmt::Display) -> i32 {
 fn main() {
     // The bwrap backend's inner stage: cordon's own binary, run by bwrap inside the sandbox.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|a| a == cordon_ossandbox::bwrap::INNER_ARG) {
+    if args
+        .get(1)
+        .is_some_and(|a| a == cordon_ossandbox::bwrap::INNER_ARG)
+    {
         std::process::exit(cordon_ossandbox::bwrap::inner_main(&args[2..]));
     }
     let cli = match Cli::try_parse() {

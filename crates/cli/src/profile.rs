@@ -5,23 +5,13 @@ use std::path::Path;
 
 use cordon_ossandbox::render::{self, oci};
 use cordon_ossandbox::{landlock, seccomp, Profile};
-use cordon_policy::Policy;
 
 use crate::{refuse, ProfileArgs, ProfileFormat, EXIT_FAILURE};
 
 pub fn run(args: ProfileArgs) -> i32 {
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            return refuse(
-                EXIT_FAILURE,
-                format!("cannot read the current directory: {e}"),
-            )
-        }
-    };
-    let policy = match Policy::discover(args.policy.as_deref(), &cwd) {
-        Ok(p) => p,
-        Err(e) => return refuse(EXIT_FAILURE, e),
+    let (cwd, policy) = match crate::load_policy(args.policy.as_deref()) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
     // The private /tmp is made per run; the artifacts show where it stands.
     let profile =

@@ -236,7 +236,12 @@ fn doctor_reports_live_probes() {
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(out.contains("landlock         ok   ABI"), "{out}");
     assert!(out.contains("seccomp          ok"), "{out}");
-    assert!(out.contains("what the landlock backend cannot do"), "{out}");
+    assert!(
+        out.contains("what the landlock backend alone cannot do"),
+        "{out}"
+    );
+    assert!(out.contains("bwrap            ok"), "{out}");
+    assert!(out.contains("\n  auto      -> "), "{out}");
 }
 
 #[test]

@@ -436,17 +436,7 @@ impl Cx<'_> {
         for (name, tool) in raw.tools {
             let loc = self.loc(&tool);
             let tool = tool.into_inner();
-            if name.is_empty()
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-            {
-                return Err(PolicyError::invalid(
-                    loc,
-                    format!("invalid tool name `{name}`"),
-                    Some("tool names use letters, digits, `_` and `-`"),
-                ));
-            }
+            check_name(&name, &loc, "tool")?;
             let approval = self.choice(
                 &tool.approval,
                 Action::parse,
@@ -542,17 +532,7 @@ impl Cx<'_> {
         for (name, table) in &raw.paths {
             let loc = self.loc(table);
             let t = table.get_ref();
-            if name.is_empty()
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-            {
-                return Err(PolicyError::invalid(
-                    loc,
-                    format!("invalid root name `{name}`"),
-                    Some("root names use letters, digits, `_` and `-`"),
-                ));
-            }
+            check_name(name, &loc, "root")?;
             let root = self.existing_dir(&t.root, "root")?;
             let mode = self.choice(
                 &t.mode,
@@ -776,6 +756,22 @@ pub fn is_loader_variable(name: &str) -> bool {
                 | "TMPDIR"
                 | "TZDIR"
         )
+}
+
+/// Names of roots and tools: letters, digits, `_` and `-`.
+fn check_name(name: &str, loc: &Location, what: &str) -> Result<(), PolicyError> {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Ok(());
+    }
+    Err(PolicyError::Invalid {
+        location: loc.clone(),
+        message: format!("invalid {what} name `{name}`"),
+        hint: Some(format!("{what} names use letters, digits, `_` and `-`")),
+    })
 }
 
 /// Removes `.` and resolves `..` lexically (the path need not exist).
