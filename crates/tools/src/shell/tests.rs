@@ -1540,28 +1540,6 @@ fn substitutions_in_every_context() {
     assert!(failures.is_empty(), "not found:\n{}", failures.join("\n"));
 }
 
-/// `CORDON_SHELL_BENCH=1 cargo test --release -p cordon-tools bench_smoke -- --nocapture`
-#[test]
-fn bench_smoke() {
-    if std::env::var("CORDON_SHELL_BENCH").is_err() {
-        return;
-    }
-    let line = "cd /repo && git status --short && cargo build --release 2>&1 | tail -n 20; ls -la \"$HOME\"";
-    assert_eq!(parse(line).commands.len(), 5);
-    let mut times = Vec::new();
-    for _ in 0..2000 {
-        let t = Instant::now();
-        std::hint::black_box(parse(std::hint::black_box(line)));
-        times.push(t.elapsed());
-    }
-    times.sort();
-    println!(
-        "parse median {:?} p99 {:?}",
-        times[times.len() / 2],
-        times[times.len() * 99 / 100]
-    );
-}
-
 /// Large adversarial inputs stay fast (bounded work), whatever they contain.
 #[test]
 fn large_inputs_are_bounded() {
