@@ -13,6 +13,9 @@
 //! `ask`: `approve-all` allows, `strict` and `deny` refuse, `interactive` asks a person — and
 //! refuses when there is no terminal to ask on.
 //!
+//! Every decision can be recorded in a hash-chained [`audit`] log, durable before the tool
+//! runs.
+//!
 //! ```
 //! use cordon_approval::RuleSet;
 //! use cordon_policy::{Action, Policy};
@@ -40,7 +43,108 @@
 //! assert_eq!(d.rule.to_string(), "cordon.toml:8:1 (git push --force*)");
 //! assert_eq!(rules.decide(&words("ls")).rule.to_string(), "default");
 //! ```
+//!
+//! ## An agent host, end to end: the [`Engine`] and a [`Batch`] of deferred approvals
+//!
+//! The engine adds, per session, what plain rules cannot: tool defaults (`[tools.NAME]
+//! approval`, which stays respected in `strict` mode), session grants ([`SessionMemory`]),
+//! the doom loop, the mode, answers ([`Answer`]), persisted "approve always" rules
+//! ([`amend`]), timeouts and lost channels. Every [`Outcome`] names what decided it ([`By`]),
+//! for the audit log. A host collects the tool calls of one model turn into a batch, shows
+//! the pending ones, applies the answers, and runs what was allowed:
+//!
+//! ```
+//! use cordon_approval::{amend, Answer, Engine, Key, Outcome, Request, Rules};
+//! use cordon_policy::Policy;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let policy_path = dir.path().join("cordon.toml");
+//! std::fs::write(&policy_path, r#"
+//! version = 1
+//! [[shell.rules]]
+//! pattern = "ls"
+//! action = "allow"
+//! [[shell.rules]]
+//! pattern = "rm -rf*"
+//! action = "deny"
+//! reason = "destructive"
+//! [tools.web_search]
+//! approval = "deny"
+//! [approval]
+//! timeout = "5m"
+//! "#).unwrap();
+//! let policy = Policy::load(&policy_path).unwrap();
+//!
+//! // Persisted "approve always" grants live beside the policy.
+//! let rules_file = amend::rules_file_for(&policy_path);
+//! let mut rules = Rules::from_policy(&policy);
+//! rules.add_persisted(amend::load(&rules_file).unwrap());
+//! let mut engine = Engine::with_rules(rules, &policy);
+//!
+//! // Hide the tools a blanket deny removes.
+//! let hidden = engine.disabled_tools(["shell", "write_file", "web_search"]);
+//! assert_eq!(hidden[0].tool, "web_search");
+//!
+//! // One model turn: four tool calls.
+//! let sh = |id: &str, line: &str| Request::shell(id, vec![Key::split(line)]);
+//! let turn = vec![
+//!     sh("call-1", "ls -la"),
+//!     sh("call-2", "cargo test"),
+//!     sh("call-3", "rm -rf /"),
+//!     Request::new("call-4", "write_file", vec![Key::split("write_file notes/a.txt")]),
+//! ];
+//! let mut batch = engine.batch(turn);
+//!
+//! // Show the pending ones (a UI would render each presentation: summary + preview).
+//! let pending: Vec<String> = batch.pending().iter().map(|(r, _)| r.id.clone()).collect();
+//! assert_eq!(pending, ["call-2", "call-4"]);
+//!
+//! // The person approves `cargo test` always, and sends a substitute for the write.
+//! let rule_text = match batch.answer("call-2", Answer::Always).unwrap() {
+//!     Outcome::Allowed { amendments, .. } => {
+//!         let shown = amendments[0].to_toml(); // shown verbatim before saving
+//!         let wrote = amend::append(&rules_file, &amendments[0]).unwrap().unwrap();
+//!         assert!(wrote.ends_with(&shown));
+//!         shown
+//!     }
+//!     other => panic!("{other:?}"),
+//! };
+//! assert!(rule_text.contains("pattern = \"cargo test\""));
+//! batch
+//!     .approve_with_args("call-4", serde_json::json!({"path": "notes/b.txt"}))
+//!     .unwrap();
+//! assert!(batch.is_done());
+//!
+//! // Resume: run what was allowed; hand every denial back to the agent as a typed error.
+//! for r in batch.finish() {
+//!     match r.outcome.result() {
+//!         Ok(()) => { /* the tool re-validates r.args (if any) and runs */ }
+//!         Err(e) => {
+//!             assert_eq!(r.request.id, "call-3");
+//!             assert!(e.to_string().ends_with("(rm -rf*): destructive"), "{e}");
+//!         }
+//!     }
+//! }
+//! // Next turn, `cargo test` is allowed by the session grant (and, in a new session, by the
+//! // persisted rule).
+//! assert!(engine.evaluate(&sh("call-5", "cargo test")).is_allowed());
+//! ```
 
+pub mod amend;
+pub mod audit;
+mod batch;
+mod engine;
+mod memory;
+mod outcome;
+mod request;
 mod rules;
+mod toolrules;
 
+pub use amend::{AmendError, Amendment};
+pub use batch::{Batch, BatchError, Resolved};
+pub use engine::{Asker, AsyncAsker, Disabled, Engine};
+pub use memory::SessionMemory;
+pub use outcome::{mode_name, Answer, ApprovalError, AskError, By, Outcome, Pending};
+pub use request::{Key, Presentation, Preview, Request};
 pub use rules::{resolve_mode, Decision, RuleRef, RuleSet};
+pub use toolrules::{rule, KeyVerdict, Origin, Rules};

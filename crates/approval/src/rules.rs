@@ -51,6 +51,8 @@ impl Decision {
 pub struct RuleSet {
     default: Action,
     rules: Vec<ShellRule>,
+    /// Each rule's reason, rendered once.
+    reasons: Vec<String>,
     by_command: HashMap<String, Vec<usize>>,
     /// Rules whose first token is a glob or a path: checked for every command.
     general: Vec<usize>,
@@ -66,9 +68,19 @@ impl RuleSet {
                 None => general.push(i),
             }
         }
+        let reasons = shell
+            .rules
+            .iter()
+            .map(|r| {
+                r.reason.clone().unwrap_or_else(|| {
+                    format!("rule `{}` says {}", r.pattern.as_str(), r.action.as_str())
+                })
+            })
+            .collect();
         RuleSet {
             default: shell.default,
             rules: shell.rules.clone(),
+            reasons,
             by_command,
             general,
         }
@@ -78,11 +90,20 @@ impl RuleSet {
         self.default
     }
 
+    /// The rules, in policy order.
+    pub fn rules(&self) -> &[ShellRule] {
+        &self.rules
+    }
+
     /// Decides one simple command (its words, quoting already resolved).
     pub fn decide<S: AsRef<str>>(&self, words: &[S]) -> Decision {
-        let Some(first) = words.first() else {
-            return self.fallback();
-        };
+        self.matching(words).unwrap_or_else(|| self.fallback())
+    }
+
+    /// The rules' verdict on one simple command: the first matching deny, else the last
+    /// matching rule; `None` when no rule matches (the caller applies its default).
+    pub fn matching<S: AsRef<str>>(&self, words: &[S]) -> Option<Decision> {
+        let first = words.first()?;
         let indexed = self
             .by_command
             .get(basename(first.as_ref()))
@@ -102,24 +123,19 @@ impl RuleSet {
             let rule = &self.rules[i];
             if rule.pattern.matches(words) {
                 if rule.action == Action::Deny {
-                    return self.decision_of(i); // an explicit deny wins over everything
+                    return Some(self.decision_of(i)); // an explicit deny wins over everything
                 }
                 last = Some(i);
             }
         }
-        match last {
-            Some(i) => self.decision_of(i),
-            None => self.fallback(),
-        }
+        last.map(|i| self.decision_of(i))
     }
 
     fn decision_of(&self, i: usize) -> Decision {
         let r = &self.rules[i];
         Decision {
             action: r.action,
-            reason: r.reason.clone().unwrap_or_else(|| {
-                format!("rule `{}` says {}", r.pattern.as_str(), r.action.as_str())
-            }),
+            reason: self.reasons[i].clone(),
             rule: RuleRef::Rule {
                 location: r.location.clone(),
                 pattern: r.pattern.as_str().to_string(),

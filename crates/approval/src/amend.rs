@@ -1,0 +1,393 @@
+//! "Approve always": rules persisted to a rules file beside the policy.
+//!
+//! An [`Amendment`] is never broader than the request it comes from: its pattern is the
+//! request's key, word for word, with every glob character escaped, so it matches exactly
+//! that command line — and, as every token-prefix rule does, the same line with more words
+//! after it. It is refused for interpreters and wrappers (`sh`, `python`, `sudo`, `xargs`,
+//! …), whose first words say nothing about what would run, and for keys a rule cannot state
+//! exactly (a word with whitespace, an empty word).
+//!
+//! The rules file is itself a policy file (`version = 1` and `[[shell.rules]]` tables), so
+//! it is parsed and checked with the policy's own parser ([`load`]); its rules are added after
+//! the policy's, as persisted grants: they relax an ask, never an explicit deny.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use cordon_policy::{basename, Action, Policy, PolicyError, ShellRule};
+
+use crate::request::{Key, Request};
+
+/// The header a new rules file starts with.
+pub const RULES_FILE_HEADER: &str =
+    "# Rules remembered by cordon (\"approve always\"). Each one allows exactly the command\n\
+     # it was approved for (plus further arguments). Edit or delete them freely.\nversion = 1\n";
+
+/// Programs whose arguments are code or another command line: never persisted.
+const REFUSED: &[&str] = &[
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "fish",
+    "ksh",
+    "mksh",
+    "csh",
+    "tcsh",
+    "ash",
+    "busybox",
+    "python",
+    "python2",
+    "python3",
+    "pypy",
+    "pypy3",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "ruby",
+    "perl",
+    "php",
+    "lua",
+    "luajit",
+    "tclsh",
+    "wish",
+    "osascript",
+    "pwsh",
+    "powershell",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "sudo",
+    "doas",
+    "su",
+    "runuser",
+    "pkexec",
+    "env",
+    "xargs",
+    "nohup",
+    "timeout",
+    "nice",
+    "ionice",
+    "exec",
+    "eval",
+    "find",
+    "command",
+    "builtin",
+    "chroot",
+    "setsid",
+    "stdbuf",
+    "strace",
+    "ltrace",
+    "gdb",
+    "nsenter",
+    "unshare",
+    "flock",
+    "watch",
+    "time",
+    "parallel",
+    "ssh",
+    "npx",
+    "bunx",
+    "uvx",
+    "pipx",
+    "script",
+    "expect",
+    "source",
+    ".",
+];
+
+/// A rule to persist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Amendment {
+    /// The tool (always `shell` for now).
+    pub tool: String,
+    /// The key it was made from.
+    pub key: Key,
+    /// The pattern: the key's words, glob characters escaped.
+    pub pattern: String,
+    /// Always [`Action::Allow`].
+    pub action: Action,
+}
+
+/// Why no amendment can be made or saved.
+#[derive(Debug, thiserror::Error)]
+pub enum AmendError {
+    #[error("`{program}` runs other code or commands; approving it always would approve anything it runs (approve once or for this session instead)")]
+    Interpreter { program: String },
+    #[error("only shell commands can be approved always, not `{tool}` calls (approve for this session instead)")]
+    UnsupportedTool { tool: String },
+    #[error("the request has no operation to remember")]
+    NoKeys,
+    #[error("the word {word:?} cannot be written exactly in a rule pattern")]
+    Inexpressible { word: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Policy(#[from] PolicyError),
+}
+
+impl Amendment {
+    /// The amendment for one key of `tool`.
+    pub fn for_key(tool: &str, key: &Key) -> Result<Amendment, AmendError> {
+        if tool != "shell" {
+            return Err(AmendError::UnsupportedTool {
+                tool: tool.to_string(),
+            });
+        }
+        let words = key.words();
+        let Some(first) = words.first() else {
+            return Err(AmendError::NoKeys);
+        };
+        if let Some(program) = refused_program(first) {
+            return Err(AmendError::Interpreter { program });
+        }
+        let mut pattern = String::new();
+        for w in words {
+            if w.is_empty() || w.contains(char::is_whitespace) {
+                return Err(AmendError::Inexpressible { word: w.clone() });
+            }
+            if !pattern.is_empty() {
+                pattern.push(' ');
+            }
+            pattern.push_str(&escape_word(w));
+        }
+        Ok(Amendment {
+            tool: tool.to_string(),
+            key: key.clone(),
+            pattern,
+            action: Action::Allow,
+        })
+    }
+
+    /// One amendment per key of the request; refused as a whole if any key is refused.
+    pub fn for_request(req: &Request) -> Result<Vec<Amendment>, AmendError> {
+        if req.keys.is_empty() {
+            return Err(AmendError::NoKeys);
+        }
+        req.keys
+            .iter()
+            .map(|k| Amendment::for_key(&req.tool, k))
+            .collect()
+    }
+
+    /// The exact TOML [`append`] writes for it (show it verbatim before saving).
+    pub fn to_toml(&self) -> String {
+        format!(
+            "\n[[shell.rules]]\npattern = {}\naction = \"{}\"\n",
+            toml_string(&self.pattern),
+            self.action.as_str()
+        )
+    }
+}
+
+/// The refused program a command name stands for (basename; `python3.12` is `python3`).
+fn refused_program(first: &str) -> Option<String> {
+    let name = basename(first);
+    let stem = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let stem = if stem.is_empty() { name } else { stem };
+    REFUSED
+        .iter()
+        .find(|r| **r == name || **r == stem)
+        .map(|_| name.to_string())
+}
+
+/// A word as a literal pattern token: glob characters (and `\` where globs apply) escaped.
+fn escape_word(w: &str) -> String {
+    const SPECIAL: [char; 6] = ['*', '?', '[', ']', '{', '}'];
+    if !w.contains(SPECIAL) {
+        return w.to_string(); // a literal token: matched as is, `\` included
+    }
+    let mut out = String::with_capacity(w.len() + 4);
+    for c in w.chars() {
+        if SPECIAL.contains(&c) || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A TOML basic string.
+fn toml_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The rules file beside a policy file: `cordon.rules.toml` in the same directory.
+pub fn rules_file_for(policy_path: &Path) -> PathBuf {
+    policy_path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("cordon.rules.toml")
+}
+
+/// The rules of a rules file (none when it does not exist), checked by the policy parser.
+pub fn load(path: &Path) -> Result<Vec<ShellRule>, AmendError> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    Ok(Policy::load(path)?.shell.rules)
+}
+
+/// Appends `amendment` to the rules file at `path` (created with [`RULES_FILE_HEADER`] when
+/// missing), under an exclusive lock, and returns the exact text it wrote — `None` when the
+/// file already has a rule with the same pattern and action. The file with the new rule must
+/// still parse as a policy, or nothing is written. The data is synced before returning.
+pub fn append(path: &Path, amendment: &Amendment) -> Result<Option<String>, AmendError> {
+    let io = |source| AmendError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(io)?;
+    let _lock = Flock::exclusive(&file).map_err(io)?;
+    let mut text = String::new();
+    (&file).seek(SeekFrom::Start(0)).map_err(io)?;
+    (&file).read_to_string(&mut text).map_err(io)?;
+    let base = std::path::absolute(path)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let name = path.display().to_string();
+    let mut add = String::new();
+    if text.trim().is_empty() {
+        add.push_str(RULES_FILE_HEADER);
+    } else {
+        let existing = Policy::parse(&text, &name, &base)?;
+        if existing
+            .shell
+            .rules
+            .iter()
+            .any(|r| r.pattern.as_str() == amendment.pattern && r.action == amendment.action)
+        {
+            return Ok(None);
+        }
+        if !text.ends_with('\n') {
+            add.push('\n');
+        }
+    }
+    add.push_str(&amendment.to_toml());
+    let full = if text.trim().is_empty() {
+        add.clone()
+    } else {
+        format!("{text}{add}")
+    };
+    Policy::parse(&full, &name, &base)?;
+    if text.trim().is_empty() && !text.is_empty() {
+        file.set_len(0).map_err(io)?; // whitespace only: start clean
+    }
+    (&file).write_all(add.as_bytes()).map_err(io)?;
+    file.sync_data().map_err(io)?;
+    Ok(Some(add))
+}
+
+/// An exclusive `flock` held until dropped.
+struct Flock<'a>(&'a File);
+
+impl<'a> Flock<'a> {
+    fn exclusive(file: &'a File) -> std::io::Result<Flock<'a>> {
+        loop {
+            // SAFETY: flock on a valid, open descriptor borrowed for the lock's lifetime.
+            let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+            if r == 0 {
+                return Ok(Flock(file));
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
+impl Drop for Flock<'_> {
+    fn drop(&mut self) {
+        // SAFETY: as above; unlocking a descriptor we locked.
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cordon_policy::Pattern;
+
+    fn am(line: &str) -> Result<Amendment, AmendError> {
+        Amendment::for_key("shell", &Key::split(line))
+    }
+
+    #[test]
+    fn pattern_is_the_key_with_globs_escaped() {
+        assert_eq!(
+            am("git push origin main").unwrap().pattern,
+            "git push origin main"
+        );
+        let a = am("rm *.txt").unwrap();
+        assert_eq!(a.pattern, r"rm \*.txt");
+        let p = Pattern::new(&a.pattern).unwrap();
+        assert!(p.matches(&["rm", "*.txt"]));
+        assert!(
+            !p.matches(&["rm", "a.txt"]),
+            "never broader than the request"
+        );
+        let a = am(r"echo a\*[b]").unwrap();
+        let p = Pattern::new(&a.pattern).unwrap();
+        assert!(p.matches(&["echo", r"a\*[b]"]));
+        assert!(!p.matches(&["echo", r"a\xb"]));
+    }
+
+    #[test]
+    fn interpreters_and_wrappers_are_refused() {
+        for line in [
+            "sh -c ls",
+            "bash x.sh",
+            "/usr/bin/python3 -c 1",
+            "python3.12 x.py",
+            "sudo ls",
+            "xargs rm",
+            "env X=1 ls",
+            "find . -delete",
+            "node x.js",
+            "timeout 5 ls",
+        ] {
+            let e = am(line).unwrap_err();
+            assert!(matches!(e, AmendError::Interpreter { .. }), "{line}: {e}");
+            assert!(e.to_string().contains("runs other code"), "{e}");
+        }
+        assert!(am("git status").is_ok());
+        assert!(matches!(
+            Amendment::for_key("write_file", &Key::split("write_file a")),
+            Err(AmendError::UnsupportedTool { .. })
+        ));
+        assert!(matches!(
+            Amendment::for_key("shell", &Key::new(["git", "commit", "-m", "a b"])),
+            Err(AmendError::Inexpressible { .. })
+        ));
+    }
+
+    #[test]
+    fn toml_strings_are_escaped() {
+        assert_eq!(toml_string(r#"a"b\c"#), r#""a\"b\\c""#);
+        assert_eq!(toml_string("x\u{7}"), r#""x\u0007""#);
+    }
+}

@@ -1,0 +1,414 @@
+//! The engine: decides requests, applies answers, asks with a deadline.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use cordon_policy::{Action, ApprovalMode, Policy};
+
+use crate::amend::Amendment;
+use crate::memory::{DoomLoop, SessionMemory};
+use crate::outcome::{mode_name, timed_out_reason, Answer, AskError, By, Outcome, Pending};
+use crate::request::Request;
+use crate::resolve_mode;
+use crate::toolrules::{matches_everything, Rules};
+
+/// Asks a person, blocking. `deadline` is when the engine stops waiting: an answer that comes
+/// later counts as no answer (the request is denied as timed out).
+pub trait Asker {
+    fn ask(
+        &mut self,
+        request: &Request,
+        pending: &Pending,
+        deadline: Instant,
+    ) -> Result<Answer, AskError>;
+}
+
+impl<F> Asker for F
+where
+    F: FnMut(&Request, &Pending, Instant) -> Result<Answer, AskError>,
+{
+    fn ask(
+        &mut self,
+        request: &Request,
+        pending: &Pending,
+        deadline: Instant,
+    ) -> Result<Answer, AskError> {
+        self(request, pending, deadline)
+    }
+}
+
+/// Asks a person, asynchronously. The engine wraps the future in the policy's timeout.
+pub trait AsyncAsker {
+    fn ask(
+        &mut self,
+        request: &Request,
+        pending: &Pending,
+    ) -> impl Future<Output = Result<Answer, AskError>> + Send;
+}
+
+/// A tool a blanket deny removes (hide it from the model).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disabled {
+    pub tool: String,
+    pub by: By,
+    pub reason: String,
+}
+
+/// Decides requests for one session: rules, tool defaults, session grants, doom loop, mode.
+///
+/// The order, per request:
+/// 1. each key by the rules ([`Rules`]): the first matching deny, else the last match, else
+///    the tool's default (`[shell] default`, `[tools.NAME] approval`, else the tool's own
+///    verdict, else `ask`); the tool's own verdict ([`Request::verdict`]) joins in; the most
+///    restrictive wins. Any deny here is final — no grant or mode relaxes it.
+/// 2. an ask whose keys are all granted for the session is allowed (session grant).
+/// 3. the doom loop: the same tool with the same keys `doom_loop` times in a row turns an
+///    allow into an ask.
+/// 4. the mode resolves what is still an ask: `approve-all` allows, `strict` and `deny`
+///    deny, `interactive` asks — or denies when nobody can be asked.
+///
+/// A tool's configured pre-approval (`[tools.NAME] approval = "allow"`) is an allow, and an
+/// allow stays an allow in every mode, `strict` included.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    rules: Rules,
+    mode: ApprovalMode,
+    timeout: Duration,
+    doom_threshold: u32,
+    can_ask: bool,
+    memory: SessionMemory,
+    doom: DoomLoop,
+}
+
+impl Engine {
+    /// An engine for `policy`: its rules, tool defaults and `[approval]` settings. Someone can
+    /// be asked (see [`Engine::set_can_ask`]).
+    pub fn new(policy: &Policy) -> Engine {
+        Engine::with_rules(Rules::from_policy(policy), policy)
+    }
+
+    /// An engine with prepared rules (e.g. with persisted grants added) and the policy's
+    /// `[approval]` settings.
+    pub fn with_rules(rules: Rules, policy: &Policy) -> Engine {
+        Engine {
+            rules,
+            mode: policy.approval.mode,
+            timeout: policy.approval.timeout,
+            doom_threshold: policy.approval.doom_loop,
+            can_ask: true,
+            memory: SessionMemory::new(),
+            doom: DoomLoop::default(),
+        }
+    }
+
+    /// Overrides the mode (e.g. `--approve-all`).
+    pub fn set_mode(&mut self, mode: ApprovalMode) {
+        self.mode = mode;
+    }
+
+    /// Whether a person can be asked (a terminal, a connected UI). When not, `interactive`
+    /// denies asks and says so.
+    pub fn set_can_ask(&mut self, can_ask: bool) {
+        self.can_ask = can_ask;
+    }
+
+    /// Overrides the approval timeout.
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
+    /// Overrides the doom-loop threshold (0: off).
+    pub fn set_doom_loop(&mut self, n: u32) {
+        self.doom_threshold = n;
+    }
+
+    pub fn mode(&self) -> ApprovalMode {
+        self.mode
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    pub fn rules_mut(&mut self) -> &mut Rules {
+        &mut self.rules
+    }
+
+    /// The session's grants (list them).
+    pub fn memory(&self) -> &SessionMemory {
+        &self.memory
+    }
+
+    /// The session's grants (revoke them).
+    pub fn memory_mut(&mut self) -> &mut SessionMemory {
+        &mut self.memory
+    }
+
+    /// Decides `req` without asking anyone: allowed, denied, or [`Outcome::NeedsAnswer`].
+    /// Counts the request for the doom loop.
+    pub fn evaluate(&mut self, req: &Request) -> Outcome {
+        let in_a_row = self.doom.observe(&req.tool, &req.keys);
+        let (action, by, reason) = self.by_rules(req);
+        if action == Action::Deny {
+            return Outcome::denied(by, reason);
+        }
+        let (action, by, reason) =
+            if action == Action::Ask && self.memory.covers(&req.tool, &req.keys) {
+                (
+                    Action::Allow,
+                    By::SessionGrant,
+                    "every operation was approved for this session".to_string(),
+                )
+            } else {
+                (action, by, reason)
+            };
+        let (action, by, reason) = if action == Action::Allow
+            && self.doom_threshold > 0
+            && in_a_row >= self.doom_threshold
+        {
+            (
+                Action::Ask,
+                By::DoomLoop { count: in_a_row },
+                format!(
+                    "the same `{}` call came {in_a_row} times in a row (doom-loop check); \
+                         it would be allowed ({reason}), but a person should look first",
+                    req.tool
+                ),
+            )
+        } else {
+            (action, by, reason)
+        };
+        match action {
+            Action::Allow => Outcome::allowed(by, reason),
+            Action::Deny => Outcome::denied(by, reason),
+            Action::Ask => match resolve_mode(Action::Ask, self.mode, self.can_ask) {
+                (Action::Ask, _) => Outcome::NeedsAnswer(Pending { by, reason }),
+                (a, why) => {
+                    let why = why.unwrap_or("resolved by mode");
+                    let reason = format!("{why} ({reason})");
+                    let by = By::Mode(self.mode);
+                    if a == Action::Allow {
+                        Outcome::allowed(by, reason)
+                    } else {
+                        Outcome::denied(by, reason)
+                    }
+                }
+            },
+        }
+    }
+
+    /// Step 1: rules, defaults and the tool's verdict, most restrictive first among equals.
+    fn by_rules(&self, req: &Request) -> (Action, By, String) {
+        fn take(worst: &mut Option<(Action, By, String)>, c: (Action, By, String)) {
+            if worst.as_ref().is_none_or(|w| c.0 > w.0) {
+                *worst = Some(c);
+            }
+        }
+        let mut worst = None;
+        for key in &req.keys {
+            let c = match self.rules.decide_key(&req.tool, key.words()) {
+                Some(v) if v.action == Action::Deny => return (v.action, v.by, v.reason),
+                Some(v) => (v.action, v.by, v.reason),
+                None => self.default_for(req),
+            };
+            take(&mut worst, c);
+        }
+        if req.keys.is_empty() {
+            take(&mut worst, self.default_for(req));
+        }
+        if let Some(v) = &req.verdict {
+            take(
+                &mut worst,
+                (v.action, By::Tool(v.rule.clone()), v.reason.clone()),
+            );
+        }
+        worst.unwrap_or_else(|| self.default_for(req))
+    }
+
+    /// The decision for a key no rule matches.
+    fn default_for(&self, req: &Request) -> (Action, By, String) {
+        if let Some((a, by, reason)) = self.rules.tool_default(&req.tool) {
+            return (a, by.clone(), reason.to_string());
+        }
+        if let Some(v) = &req.verdict {
+            return (v.action, By::Tool(v.rule.clone()), v.reason.clone());
+        }
+        (
+            Action::Ask,
+            By::Default {
+                tool: req.tool.clone(),
+            },
+            format!("no rule matches and `{}` has no default: ask", req.tool),
+        )
+    }
+
+    /// Applies a person's answer to a pending request.
+    pub fn answer(&mut self, req: &Request, answer: Answer) -> Outcome {
+        match answer {
+            Answer::Once => Outcome::allowed(By::User, "approved once by the user"),
+            Answer::Session => {
+                for k in &req.keys {
+                    self.memory.grant(&req.tool, k.clone());
+                }
+                Outcome::allowed(By::User, "approved by the user for this session")
+            }
+            Answer::Always => match Amendment::for_request(req) {
+                Ok(amendments) => {
+                    for k in &req.keys {
+                        self.memory.grant(&req.tool, k.clone());
+                    }
+                    Outcome::Allowed {
+                        by: By::User,
+                        reason: "approved by the user always (a rule is to be saved)".into(),
+                        amendments,
+                    }
+                }
+                Err(e) => Outcome::allowed(
+                    By::User,
+                    format!("approved once by the user; not remembered: {e}"),
+                ),
+            },
+            Answer::Deny => Outcome::denied(By::User, "denied by the user"),
+            Answer::DenyWithNote(note) => Outcome::Denied {
+                by: By::User,
+                reason: format!("denied by the user: {note}"),
+                note: Some(note),
+            },
+            Answer::Abort => Outcome::denied(By::Abort, "the user aborted the run"),
+        }
+    }
+
+    /// Turns an asker's result into an outcome.
+    pub(crate) fn resolve(
+        &mut self,
+        req: &Request,
+        result: Result<Answer, AskError>,
+        late: bool,
+    ) -> Outcome {
+        match result {
+            Ok(a) if !late => self.answer(req, a),
+            Ok(_) | Err(AskError::TimedOut) => {
+                Outcome::denied(By::TimedOut, timed_out_reason(self.timeout))
+            }
+            Err(AskError::Lost(why)) => Outcome::denied(
+                By::ChannelLost,
+                format!("the approval channel failed ({why}), so the call was denied"),
+            ),
+        }
+    }
+
+    /// Decides `req`, asking `asker` when a person must answer, within the timeout.
+    pub fn decide_blocking(&mut self, req: &Request, asker: &mut dyn Asker) -> Outcome {
+        match self.evaluate(req) {
+            Outcome::NeedsAnswer(p) => {
+                let deadline = Instant::now() + self.timeout;
+                self.ask_blocking(req, &p, deadline, asker)
+            }
+            o => o,
+        }
+    }
+
+    pub(crate) fn ask_blocking(
+        &mut self,
+        req: &Request,
+        p: &Pending,
+        deadline: Instant,
+        asker: &mut dyn Asker,
+    ) -> Outcome {
+        if Instant::now() >= deadline {
+            return self.resolve(req, Err(AskError::TimedOut), true);
+        }
+        let result = asker.ask(req, p, deadline);
+        let late = Instant::now() > deadline;
+        self.resolve(req, result, late)
+    }
+
+    /// Decides `req`, asking `asker` when a person must answer; no answer within the timeout
+    /// denies.
+    pub async fn decide<A: AsyncAsker>(&mut self, req: &Request, asker: &mut A) -> Outcome {
+        match self.evaluate(req) {
+            Outcome::NeedsAnswer(p) => {
+                let deadline = tokio::time::Instant::now() + self.timeout;
+                self.ask_async(req, &p, deadline, asker).await
+            }
+            o => o,
+        }
+    }
+
+    pub(crate) async fn ask_async<A: AsyncAsker>(
+        &mut self,
+        req: &Request,
+        p: &Pending,
+        deadline: tokio::time::Instant,
+        asker: &mut A,
+    ) -> Outcome {
+        let result = tokio::time::timeout_at(deadline, asker.ask(req, p))
+            .await
+            .unwrap_or(Err(AskError::TimedOut));
+        self.resolve(req, result, false)
+    }
+
+    /// The tools of `tools` a blanket deny removes: a deny rule matching every key, or a
+    /// default that ends in deny (after the mode) with no rule that could allow or ask.
+    pub fn disabled_tools<'a, I>(&self, tools: I) -> Vec<Disabled>
+    where
+        I: IntoIterator<Item = &'a str>,
+    {
+        let effective = |a: Action| resolve_mode(a, self.mode, self.can_ask).0;
+        let mut out = Vec::new();
+        for tool in tools {
+            let blanket = self
+                .rules
+                .rules_for(tool)
+                .find(|(r, _)| r.action == Action::Deny && matches_everything(&r.pattern));
+            if let Some((r, _)) = blanket {
+                out.push(Disabled {
+                    tool: tool.to_string(),
+                    by: By::Rule {
+                        location: r.location.clone(),
+                        pattern: r.pattern.as_str().to_string(),
+                    },
+                    reason: r.reason.clone().unwrap_or_else(|| {
+                        format!("rule `{}` denies every `{tool}` call", r.pattern.as_str())
+                    }),
+                });
+                continue;
+            }
+            let Some((default, by, _)) = self.rules.tool_default(tool) else {
+                continue;
+            };
+            if effective(default) != Action::Deny {
+                continue;
+            }
+            if self
+                .rules
+                .rules_for(tool)
+                .any(|(r, _)| effective(r.action) != Action::Deny)
+            {
+                continue;
+            }
+            let reason = if default == Action::Deny {
+                format!("`{tool}` is denied by default and no rule allows it")
+            } else {
+                format!(
+                    "`{tool}` always asks, and mode {} denies every ask",
+                    mode_name(self.mode)
+                )
+            };
+            out.push(Disabled {
+                tool: tool.to_string(),
+                by: if default == Action::Deny {
+                    by.clone()
+                } else {
+                    By::Mode(self.mode)
+                },
+                reason,
+            });
+        }
+        out
+    }
+}

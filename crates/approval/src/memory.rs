@@ -1,0 +1,159 @@
+//! Session memory ("approve for this session") and doom-loop detection.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::request::Key;
+
+/// Grants for one session, kept per (tool, operation key). A request is covered only when
+/// every one of its keys is granted; a request without keys is never covered. Grants never
+/// override an explicit deny rule: the engine checks the rules first.
+#[derive(Debug, Clone, Default)]
+pub struct SessionMemory {
+    grants: HashMap<String, HashSet<Key>>,
+}
+
+impl SessionMemory {
+    /// An empty memory.
+    pub fn new() -> SessionMemory {
+        SessionMemory::default()
+    }
+
+    /// Grants `key` of `tool`; `false` when it was already granted.
+    pub fn grant(&mut self, tool: &str, key: Key) -> bool {
+        self.grants.entry(tool.to_string()).or_default().insert(key)
+    }
+
+    /// Revokes a grant; `false` when there was none.
+    pub fn revoke(&mut self, tool: &str, key: &Key) -> bool {
+        let Some(set) = self.grants.get_mut(tool) else {
+            return false;
+        };
+        let removed = set.remove(key);
+        if set.is_empty() {
+            self.grants.remove(tool);
+        }
+        removed
+    }
+
+    /// Is this key of this tool granted?
+    pub fn is_granted(&self, tool: &str, key: &Key) -> bool {
+        self.grants.get(tool).is_some_and(|s| s.contains(key))
+    }
+
+    /// Are all `keys` granted (and there is at least one)?
+    pub fn covers(&self, tool: &str, keys: &[Key]) -> bool {
+        match self.grants.get(tool) {
+            Some(set) => !keys.is_empty() && keys.iter().all(|k| set.contains(k)),
+            None => false,
+        }
+    }
+
+    /// Every grant, sorted by tool then key.
+    pub fn list(&self) -> Vec<(String, Key)> {
+        let mut all: Vec<(String, Key)> = self
+            .grants
+            .iter()
+            .flat_map(|(t, ks)| ks.iter().map(move |k| (t.clone(), k.clone())))
+            .collect();
+        all.sort();
+        all
+    }
+
+    /// The number of grants.
+    pub fn len(&self) -> usize {
+        self.grants.values().map(HashSet::len).sum()
+    }
+
+    /// No grants?
+    pub fn is_empty(&self) -> bool {
+        self.grants.is_empty()
+    }
+
+    /// Forgets every grant.
+    pub fn clear(&mut self) {
+        self.grants.clear();
+    }
+}
+
+/// Counts identical consecutive calls (same tool, same keys).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DoomLoop {
+    last: Option<u64>,
+    count: u32,
+}
+
+impl DoomLoop {
+    /// Records a call; returns how many times in a row it has now been seen (1 for a new one).
+    /// Calls are compared by a 64-bit hash: a collision could only raise an ask, never allow.
+    pub(crate) fn observe(&mut self, tool: &str, keys: &[Key]) -> u32 {
+        // FNV-1a over the tool and every word, with separators so that word boundaries count.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |bytes: &[u8], sep: u8| {
+            for &b in bytes.iter().chain(std::iter::once(&sep)) {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        eat(tool.as_bytes(), 0);
+        for k in keys {
+            for w in k.words() {
+                eat(w.as_bytes(), 0);
+            }
+            eat(&[], 1);
+        }
+        if self.last == Some(h) {
+            self.count = self.count.saturating_add(1);
+        } else {
+            self.last = Some(h);
+            self.count = 1;
+        }
+        self.count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grant_revoke_list() {
+        let mut m = SessionMemory::new();
+        let (a, b) = (Key::split("git push"), Key::split("npm test"));
+        assert!(m.grant("shell", a.clone()));
+        assert!(!m.grant("shell", a.clone()));
+        assert!(m.grant("write_file", Key::split("write_file a.txt")));
+        assert_eq!(m.len(), 2);
+        assert!(m.covers("shell", std::slice::from_ref(&a)));
+        assert!(
+            !m.covers("shell", &[a.clone(), b.clone()]),
+            "all keys needed"
+        );
+        assert!(!m.covers("other", std::slice::from_ref(&a)), "per tool");
+        assert!(!m.covers("shell", &[]), "no keys: never covered");
+        m.grant("shell", b.clone());
+        assert!(m.covers("shell", &[a.clone(), b.clone()]));
+        assert_eq!(
+            m.list(),
+            vec![
+                ("shell".to_string(), a.clone()),
+                ("shell".to_string(), b.clone()),
+                ("write_file".to_string(), Key::split("write_file a.txt")),
+            ]
+        );
+        assert!(m.revoke("shell", &a));
+        assert!(!m.revoke("shell", &a));
+        assert!(!m.covers("shell", &[a, b]));
+        m.clear();
+        assert!(m.is_empty());
+    }
+
+    #[test]
+    fn doom_loop_counts_runs() {
+        let mut d = DoomLoop::default();
+        let k = vec![Key::split("ls")];
+        assert_eq!(d.observe("shell", &k), 1);
+        assert_eq!(d.observe("shell", &k), 2);
+        assert_eq!(d.observe("other", &k), 1);
+        assert_eq!(d.observe("shell", &k), 1);
+        assert_eq!(d.observe("shell", &k), 2);
+    }
+}

@@ -1,0 +1,258 @@
+//! Rules for every tool: `(tool glob, pattern, action)`.
+//!
+//! Rules come in groups that share a tool glob and an origin (the policy's `[[shell.rules]]`
+//! are one group for tool `shell`; a rules file of remembered grants is another; an embedding
+//! program may add groups for its own tools). Each group is a compiled [`RuleSet`] (indexed by
+//! command name); groups are indexed by literal tool name, so a decision looks only at the
+//! groups and rules that can match. Semantics, across all groups in order:
+//! an explicit deny that matches wins; otherwise the last matching rule; otherwise the tool's
+//! default.
+//!
+//! Tool globs use the same matcher as patterns (globset): `*` matches any run of characters,
+//! `?` one, `[..]` a class, `{a,b}` alternatives. Patterns are token prefixes of a key (see
+//! [`cordon_policy::Pattern`]): `*` inside a token never crosses `/`, `**/` crosses
+//! directories.
+
+use std::collections::HashMap;
+
+use cordon_policy::{Action, Location, Pattern, Policy, Shell, ShellRule};
+use globset::{GlobBuilder, GlobMatcher};
+
+use crate::outcome::By;
+use crate::{Decision, RuleRef, RuleSet};
+
+/// Where a group of rules came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The policy (or the embedding program).
+    Policy,
+    /// Remembered "approve always" grants.
+    Persisted,
+}
+
+#[derive(Debug, Clone)]
+enum ToolGlob {
+    Literal(String),
+    Glob(GlobMatcher),
+}
+
+impl ToolGlob {
+    fn new(s: &str) -> Result<ToolGlob, String> {
+        if s.contains(['*', '?', '[', ']', '{', '}']) {
+            let g = GlobBuilder::new(s)
+                .backslash_escape(true)
+                .build()
+                .map_err(|e| format!("tool glob `{s}` is not valid: {}", e.kind()))?;
+            Ok(ToolGlob::Glob(g.compile_matcher()))
+        } else if s.is_empty() {
+            Err("tool glob is empty".into())
+        } else {
+            Ok(ToolGlob::Literal(s.to_string()))
+        }
+    }
+
+    fn matches(&self, tool: &str) -> bool {
+        match self {
+            ToolGlob::Literal(s) => s == tool,
+            ToolGlob::Glob(g) => g.is_match(tool),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Group {
+    tool: ToolGlob,
+    set: RuleSet,
+    origin: Origin,
+}
+
+/// The verdict of the rules on one key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyVerdict {
+    pub action: Action,
+    pub reason: String,
+    pub by: By,
+}
+
+/// Every tool's rules and defaults, compiled.
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    groups: Vec<Group>,
+    by_tool: HashMap<String, Vec<usize>>,
+    glob_groups: Vec<usize>,
+    /// Per tool: the default action, what it is, and the reason it gives.
+    defaults: HashMap<String, (Action, By, String)>,
+}
+
+impl Rules {
+    /// No rules, no defaults.
+    pub fn new() -> Rules {
+        Rules::default()
+    }
+
+    /// The policy's shell rules (tool `shell`, default `[shell] default`) and each
+    /// `[tools.NAME] approval` as that tool's default.
+    pub fn from_policy(policy: &Policy) -> Rules {
+        let mut r = Rules::new();
+        r.push_group(
+            ToolGlob::Literal("shell".into()),
+            RuleSet::new(&policy.shell),
+            Origin::Policy,
+        );
+        r.set_default("shell", policy.shell.default);
+        for (name, t) in &policy.tools {
+            r.defaults.insert(
+                name.clone(),
+                (
+                    t.approval,
+                    By::ToolConfig {
+                        tool: name.clone(),
+                        location: t.location.clone(),
+                    },
+                    format!(
+                        "`{name}` is configured as {} ([tools.{name}])",
+                        t.approval.as_str()
+                    ),
+                ),
+            );
+        }
+        r
+    }
+
+    /// Adds a group of rules for the tools `tool_glob` matches, after every rule so far.
+    pub fn add(
+        &mut self,
+        tool_glob: &str,
+        rules: Vec<ShellRule>,
+        origin: Origin,
+    ) -> Result<(), String> {
+        let tool = ToolGlob::new(tool_glob)?;
+        let set = RuleSet::new(&Shell {
+            default: Action::Ask, // unused: defaults are per tool
+            rules,
+        });
+        self.push_group(tool, set, origin);
+        Ok(())
+    }
+
+    /// Adds remembered shell grants (see [`crate::amend::load`]).
+    pub fn add_persisted(&mut self, rules: Vec<ShellRule>) {
+        let set = RuleSet::new(&Shell {
+            default: Action::Ask,
+            rules,
+        });
+        self.push_group(ToolGlob::Literal("shell".into()), set, Origin::Persisted);
+    }
+
+    /// Sets a tool's default (the decision for a key no rule matches).
+    pub fn set_default(&mut self, tool: &str, action: Action) {
+        self.defaults.insert(
+            tool.to_string(),
+            (
+                action,
+                By::Default {
+                    tool: tool.to_string(),
+                },
+                format!("no rule matches; the {tool} default is {}", action.as_str()),
+            ),
+        );
+    }
+
+    fn push_group(&mut self, tool: ToolGlob, set: RuleSet, origin: Origin) {
+        let i = self.groups.len();
+        match &tool {
+            ToolGlob::Literal(name) => self.by_tool.entry(name.clone()).or_default().push(i),
+            ToolGlob::Glob(_) => self.glob_groups.push(i),
+        }
+        self.groups.push(Group { tool, set, origin });
+    }
+
+    /// The groups that apply to `tool`, in order.
+    fn groups_for<'a>(&'a self, tool: &'a str) -> impl Iterator<Item = &'a Group> + 'a {
+        let lit = self.by_tool.get(tool).map(Vec::as_slice).unwrap_or(&[]);
+        let (mut a, mut b) = (lit.iter().peekable(), self.glob_groups.iter().peekable());
+        std::iter::from_fn(move || loop {
+            let i = match (a.peek(), b.peek()) {
+                (Some(&&x), Some(&&y)) if x < y => *a.next()?,
+                (Some(_), Some(_)) | (None, Some(_)) => *b.next()?,
+                (Some(_), None) => *a.next()?,
+                (None, None) => return None,
+            };
+            let g = &self.groups[i];
+            if g.tool.matches(tool) {
+                return Some(g);
+            }
+        })
+    }
+
+    /// The rules' verdict on one key of `tool`: the first matching deny, else the last match;
+    /// `None` when no rule matches.
+    pub fn decide_key(&self, tool: &str, key: &[String]) -> Option<KeyVerdict> {
+        let mut last: Option<(Decision, Origin)> = None;
+        for g in self.groups_for(tool) {
+            if let Some(d) = g.set.matching(key) {
+                if d.action == Action::Deny {
+                    return Some(verdict(d, g.origin));
+                }
+                last = Some((d, g.origin));
+            }
+        }
+        last.map(|(d, o)| verdict(d, o))
+    }
+
+    /// The tool's configured default, if any.
+    pub fn tool_default(&self, tool: &str) -> Option<(Action, &By, &str)> {
+        self.defaults.get(tool).map(|(a, b, r)| (*a, b, r.as_str()))
+    }
+
+    /// Every rule applying to `tool`, in order, with its origin.
+    pub(crate) fn rules_for<'a>(
+        &'a self,
+        tool: &'a str,
+    ) -> impl Iterator<Item = (&'a ShellRule, Origin)> + 'a {
+        self.groups_for(tool)
+            .flat_map(|g| g.set.rules().iter().map(move |r| (r, g.origin)))
+    }
+}
+
+fn verdict(d: Decision, origin: Origin) -> KeyVerdict {
+    let by = match (d.rule, origin) {
+        (RuleRef::Rule { location, pattern }, Origin::Persisted) => {
+            By::PersistedGrant { location, pattern }
+        }
+        (RuleRef::Rule { location, pattern }, Origin::Policy) => By::Rule { location, pattern },
+        (r, _) => By::Tool(r),
+    };
+    KeyVerdict {
+        action: d.action,
+        reason: d.reason,
+        by,
+    }
+}
+
+/// A rule built in code (for [`Rules::add`]); its location names `source` and the index.
+pub fn rule(
+    source: &str,
+    index: usize,
+    pattern: &str,
+    action: Action,
+    reason: Option<&str>,
+) -> Result<ShellRule, String> {
+    Ok(ShellRule {
+        pattern: Pattern::new(pattern)?,
+        action,
+        reason: reason.map(String::from),
+        matches: Vec::new(),
+        not_match: Vec::new(),
+        location: Location {
+            file: source.to_string(),
+            line: index + 1,
+            col: 1,
+        },
+    })
+}
+
+/// Does this pattern match every key (`*` or `**` as its only token)?
+pub(crate) fn matches_everything(p: &Pattern) -> bool {
+    matches!(p.as_str(), "*" | "**")
+}

@@ -1,0 +1,662 @@
+//! The audit log against real files: the chain, tampering of every kind, concurrent writers
+//! (threads and processes), and crashes (a writer SIGKILLed mid-record, a write cut short).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use cordon_approval::audit::{self, AuditLog, By, ProblemKind, Record, Report, ZERO_HASH};
+use cordon_policy::Action;
+
+/// Environment variables that turn this test binary into a helper process.
+const CHILD_MODE: &str = "CORDON_AUDIT_TEST_CHILD";
+const CHILD_PATH: &str = "CORDON_AUDIT_TEST_PATH";
+
+fn record(i: usize) -> Record {
+    let cmd = format!("echo {i}");
+    Record::new(
+        "shell",
+        if i % 3 == 2 {
+            Action::Deny
+        } else {
+            Action::Allow
+        },
+        By::Default,
+        format!("reason {i}"),
+    )
+    .keys([cmd.split(' ')])
+    .args(&serde_json::json!({ "command": cmd }))
+    .preview(&cmd)
+}
+
+fn log_with(n: usize) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("audit.jsonl");
+    let mut log = AuditLog::open(&path).unwrap();
+    for i in 0..n {
+        log.append(&record(i)).unwrap();
+    }
+    (d, path)
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn write_lines(path: &Path, lines: &[String]) {
+    std::fs::write(
+        path,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+}
+
+fn json(line: &str) -> serde_json::Value {
+    serde_json::from_str(line).unwrap()
+}
+
+/// (line, kind) of each problem.
+fn found(r: &Report) -> Vec<(usize, ProblemKind)> {
+    r.problems.iter().map(|p| (p.line, p.kind)).collect()
+}
+
+#[test]
+fn records_form_a_chain_with_seq_and_head() {
+    let (_d, path) = log_with(5);
+    let ls = lines(&path);
+    assert_eq!(ls.len(), 5);
+    let mut prev = ZERO_HASH.to_string();
+    let mut session = None;
+    for (i, l) in ls.iter().enumerate() {
+        let v = json(l);
+        assert_eq!(v["v"], 1);
+        assert_eq!(v["seq"], i as u64);
+        assert_eq!(v["prev"], prev.as_str(), "line {}", i + 1);
+        assert_eq!(v["tool"], "shell");
+        assert_eq!(v["keys"], serde_json::json!([["echo", i.to_string()]]));
+        assert_eq!(v["by"], serde_json::json!({"kind": "default"}));
+        assert_eq!(v["decision"], if i % 3 == 2 { "deny" } else { "allow" });
+        let t = v["time"].as_str().unwrap();
+        assert!(
+            t.len() == 24 && t.ends_with('Z') && &t[10..11] == "T",
+            "{t}"
+        );
+        assert_eq!(v["session"].as_str().unwrap().len(), 32);
+        assert_eq!(v["request"].as_str().unwrap().len(), 32);
+        // one session per AuditLog
+        assert_eq!(*session.get_or_insert(v["session"].clone()), v["session"]);
+        // field order is the documented one
+        assert!(l.starts_with(r#"{"v":1,"time":""#), "{l}");
+        assert!(l.contains(r#","prev":""#) && l.ends_with("\"}"), "{l}");
+        prev = audit::sha256_hex(l.as_bytes());
+    }
+    let head = json(&std::fs::read_to_string(audit::head_path(&path)).unwrap());
+    assert_eq!(head, serde_json::json!({"v": 1, "seq": 4, "hash": prev}));
+    let r = audit::verify(&path).unwrap();
+    assert!(r.is_intact(), "{:?}", r.problems);
+    assert_eq!((r.lines, r.records), (5, 5));
+    assert_eq!((r.first_seq, r.last_seq), (Some(0), Some(4)));
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+}
+
+#[test]
+fn a_new_writer_continues_the_chain_of_the_file() {
+    let (_d, path) = log_with(3);
+    let mut log = AuditLog::open(&path).unwrap();
+    let a = log.append(&record(3)).unwrap();
+    assert_eq!(a.seq, 3);
+    assert_eq!(a.torn_moved_to, None);
+    let ls = lines(&path);
+    assert_eq!(
+        json(&ls[3])["prev"],
+        audit::sha256_hex(ls[2].as_bytes()).as_str()
+    );
+    assert_ne!(json(&ls[3])["session"], json(&ls[2])["session"]);
+    assert_eq!(a.hash, audit::sha256_hex(ls[3].as_bytes()));
+    assert!(audit::verify(&path).unwrap().is_intact());
+}
+
+/// Applies `edit` to the lines of a fresh 10-record log and verifies.
+fn tampered(edit: impl FnOnce(&mut Vec<String>)) -> Report {
+    let (d, path) = log_with(10);
+    let mut ls = lines(&path);
+    edit(&mut ls);
+    write_lines(&path, &ls);
+    let r = audit::verify(&path).unwrap();
+    drop(d);
+    r
+}
+
+#[test]
+fn an_edited_field_is_found_at_its_line() {
+    for line in [1, 5, 9, 10] {
+        let r = tampered(|ls| {
+            let l = &mut ls[line - 1];
+            *l = l.replace(&format!("\"reason {}\"", line - 1), "\"all fine\"");
+        });
+        assert_eq!(found(&r), [(line, ProblemKind::Modified)], "edit at {line}");
+        assert!(r.tampered());
+    }
+    // The decision itself, on a denied record.
+    let r = tampered(|ls| ls[2] = ls[2].replace(r#""decision":"deny""#, r#""decision":"allow""#));
+    assert_eq!(found(&r), [(3, ProblemKind::Modified)]);
+    // The seq field.
+    let r = tampered(|ls| ls[4] = ls[4].replace(r#""seq":4,"#, r#""seq":40,"#));
+    assert_eq!(r.problems[0].line, 5, "{:?}", r.problems);
+    // The prev field: the line whose link was rewritten is reported.
+    let r = tampered(|ls| {
+        let v = json(&ls[5]);
+        let old = v["prev"].as_str().unwrap().to_string();
+        ls[5] = ls[5].replace(&old, &"ab".repeat(32));
+    });
+    assert_eq!(r.problems[0].line, 6, "{:?}", r.problems);
+    // Whitespace only is still a change.
+    let r = tampered(|ls| ls[6] = ls[6].replacen(':', ": ", 1));
+    assert_eq!(found(&r), [(7, ProblemKind::Modified)]);
+}
+
+#[test]
+fn a_deleted_record_is_found_where_it_was() {
+    let r = tampered(|ls| {
+        ls.remove(4);
+    });
+    assert_eq!(found(&r), [(5, ProblemKind::Missing)], "{:?}", r.problems);
+    assert!(r.problems[0]
+        .message
+        .contains("1 record(s) missing before this line (seq 4..=4)"));
+    let r = tampered(|ls| {
+        ls.drain(3..6);
+    });
+    assert_eq!(found(&r), [(4, ProblemKind::Missing)], "{:?}", r.problems);
+    let r = tampered(|ls| {
+        ls.remove(0);
+    });
+    assert_eq!(found(&r), [(1, ProblemKind::Missing)], "{:?}", r.problems);
+    // The last records: only the head file can tell.
+    let r = tampered(|ls| {
+        ls.truncate(8);
+    });
+    assert_eq!(found(&r), [(9, ProblemKind::Missing)], "{:?}", r.problems);
+    assert!(r.problems[0]
+        .message
+        .contains("2 record(s) missing at the end"));
+    let r = tampered(|ls| ls.clear());
+    assert_eq!(found(&r), [(1, ProblemKind::Missing)], "{:?}", r.problems);
+}
+
+#[test]
+fn an_inserted_line_is_found_at_its_line() {
+    // A copy of an earlier record.
+    let r = tampered(|ls| {
+        let copy = ls[2].clone();
+        ls.insert(4, copy);
+    });
+    assert_eq!(found(&r), [(5, ProblemKind::Inserted)], "{:?}", r.problems);
+    // A forgery that links correctly to the line before it and takes its seq.
+    let r = tampered(|ls| {
+        let mut v = json(&ls[4]);
+        v["reason"] = "forged".into();
+        v["prev"] = audit::sha256_hex(ls[3].as_bytes()).into();
+        ls.insert(4, v.to_string());
+    });
+    assert_eq!(found(&r), [(5, ProblemKind::Inserted)], "{:?}", r.problems);
+    // Garbage.
+    let r = tampered(|ls| ls.insert(7, "{\"hello\":1}".into()));
+    assert_eq!(found(&r), [(8, ProblemKind::BadRecord)], "{:?}", r.problems);
+    // An empty line.
+    let r = tampered(|ls| ls.insert(2, String::new()));
+    assert_eq!(found(&r), [(3, ProblemKind::BadRecord)], "{:?}", r.problems);
+    // Forged records appended at the end with correct links: the head file tells.
+    let r = tampered(|ls| {
+        for seq in 10..12 {
+            let mut v = json(&ls[9]);
+            v["seq"] = seq.into();
+            v["prev"] = audit::sha256_hex(ls.last().unwrap().as_bytes()).into();
+            ls.push(v.to_string());
+        }
+    });
+    assert_eq!(
+        found(&r),
+        [(11, ProblemKind::Inserted), (12, ProblemKind::Inserted)],
+        "{:?}",
+        r.problems
+    );
+}
+
+#[test]
+fn a_head_one_record_behind_is_noted_by_verify_and_by_the_next_record() {
+    // One record appended without updating the head file looks exactly like a crash between
+    // the two writes: accepted, but noted, by verify and in the next record.
+    let (_d, path) = log_with(4);
+    let mut ls = lines(&path);
+    let mut v = json(&ls[3]);
+    v["seq"] = 4.into();
+    v["prev"] = audit::sha256_hex(ls[3].as_bytes()).into();
+    ls.push(v.to_string());
+    write_lines(&path, &ls);
+    let r = audit::verify(&path).unwrap();
+    assert!(r.is_intact(), "{:?}", r.problems);
+    assert!(r.notes[0].contains("one record behind"), "{:?}", r.notes);
+    AuditLog::open(&path).unwrap().append(&record(5)).unwrap();
+    let last = json(lines(&path).last().unwrap());
+    assert!(
+        last["repair"]
+            .as_str()
+            .unwrap()
+            .contains("the head file was one record behind: seq 4"),
+        "{last}"
+    );
+    let r = audit::verify(&path).unwrap();
+    assert!(r.is_intact(), "{:?}", r.problems);
+    assert!(
+        r.notes[0].starts_with("line 6: the head file was one record behind"),
+        "{:?}",
+        r.notes
+    );
+}
+
+#[test]
+fn the_writer_refuses_to_bury_evidence() {
+    // The last record deleted: the head file is ahead.
+    let (_d, path) = log_with(4);
+    let mut ls = lines(&path);
+    ls.pop();
+    write_lines(&path, &ls);
+    let before = std::fs::read(&path).unwrap();
+    let e = AuditLog::open(&path)
+        .unwrap()
+        .append(&record(9))
+        .unwrap_err();
+    assert!(matches!(e, audit::Error::Inconsistent { .. }), "{e}");
+    assert!(
+        e.to_string().contains("does not match its head file"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing written");
+    // The head file deleted.
+    let (_d, path) = log_with(4);
+    std::fs::remove_file(audit::head_path(&path)).unwrap();
+    let e = AuditLog::open(&path)
+        .unwrap()
+        .append(&record(9))
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("head file") && e.to_string().contains("is missing"),
+        "{e}"
+    );
+    // The whole log emptied.
+    let (_d, path) = log_with(2);
+    std::fs::write(&path, "").unwrap();
+    let e = AuditLog::open(&path)
+        .unwrap()
+        .append(&record(9))
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("it is empty, but its head file records seq 1"),
+        "{e}"
+    );
+    // A head file missing after the very first record is what a crash leaves: accepted.
+    let (_d, path) = log_with(1);
+    std::fs::remove_file(audit::head_path(&path)).unwrap();
+    AuditLog::open(&path).unwrap().append(&record(1)).unwrap();
+    assert!(audit::verify(&path).unwrap().is_intact());
+}
+
+#[test]
+fn swapped_lines_are_found() {
+    let r = tampered(|ls| ls.swap(4, 5));
+    assert_eq!(found(&r), [(6, ProblemKind::Reordered)], "{:?}", r.problems);
+    assert!(r.problems[0].message.contains("right after line 4"));
+    let r = tampered(|ls| ls.swap(0, 1));
+    assert_eq!(found(&r).len(), 1, "{:?}", r.problems);
+    assert!(found(&r)[0].0 <= 2);
+    let r = tampered(|ls| ls.swap(8, 9));
+    assert_eq!(found(&r).len(), 1, "{:?}", r.problems);
+    assert!(matches!(found(&r)[0], (9 | 10, ProblemKind::Reordered)));
+    let r = tampered(|ls| ls.swap(2, 7));
+    assert!(r.tampered());
+    assert!(
+        r.problems.iter().all(|p| (3..=8).contains(&p.line)),
+        "{:?}",
+        r.problems
+    );
+}
+
+#[test]
+fn the_head_file_guards_the_end() {
+    // Without it, the last records can be dropped unseen: the documented limit, and a note.
+    let (_d, path) = log_with(4);
+    std::fs::remove_file(audit::head_path(&path)).unwrap();
+    let mut ls = lines(&path);
+    ls.pop();
+    write_lines(&path, &ls);
+    let r = audit::verify(&path).unwrap();
+    assert!(r.is_intact());
+    assert!(r.notes[0].contains("no head file"), "{:?}", r.notes);
+    // A head file one record behind (a crash between the two writes) is accepted, with a note.
+    let (_d, path) = log_with(4);
+    let ls = lines(&path);
+    let behind = format!(
+        "{{\"v\":1,\"seq\":2,\"hash\":\"{}\"}}\n",
+        audit::sha256_hex(ls[2].as_bytes())
+    );
+    std::fs::write(audit::head_path(&path), behind).unwrap();
+    let r = audit::verify(&path).unwrap();
+    assert!(r.is_intact(), "{:?}", r.problems);
+    assert!(r.notes[0].contains("one record behind"), "{:?}", r.notes);
+    // A damaged head file is a problem.
+    std::fs::write(audit::head_path(&path), "nonsense").unwrap();
+    let r = audit::verify(&path).unwrap();
+    assert_eq!(found(&r), [(5, ProblemKind::Head)]);
+}
+
+#[test]
+fn a_full_rewrite_is_not_detected_as_documented() {
+    // The threat model, stated by a test: without a key, whoever rewrites the whole chain and
+    // the head file wins. If this ever fails, update the docs.
+    let (_d, path) = log_with(4);
+    let mut prev = ZERO_HASH.to_string();
+    let mut out = Vec::new();
+    for l in lines(&path) {
+        let mut v = json(&l);
+        v["decision"] = "allow".into();
+        v["prev"] = prev.clone().into();
+        let line = serde_json::to_string(&serde_json::from_value::<Record>(v).unwrap()).unwrap();
+        prev = audit::sha256_hex(line.as_bytes());
+        out.push(line);
+    }
+    write_lines(&path, &out);
+    std::fs::write(
+        audit::head_path(&path),
+        format!("{{\"v\":1,\"seq\":3,\"hash\":\"{prev}\"}}\n"),
+    )
+    .unwrap();
+    assert!(audit::verify(&path).unwrap().is_intact());
+}
+
+#[test]
+fn a_torn_tail_is_reported_as_such_and_moved_aside_by_the_next_writer() {
+    let (d, path) = log_with(3);
+    let whole = std::fs::read(&path).unwrap();
+    let torn = br#"{"v":1,"time":"2025-06-01T12:00:00.000Z","session":"ab"#;
+    let mut bytes = whole.clone();
+    bytes.extend_from_slice(torn);
+    std::fs::write(&path, &bytes).unwrap();
+
+    let r = audit::verify(&path).unwrap();
+    assert_eq!(found(&r), [(4, ProblemKind::TornTail)]);
+    assert!(!r.tampered());
+    assert_eq!(r.records, 3);
+    assert!(r.problems[0].message.contains("not tampering"));
+
+    let mut log = AuditLog::open(&path).unwrap();
+    let a = log.append(&record(3)).unwrap();
+    assert_eq!(a.seq, 3);
+    let moved = a.torn_moved_to.expect("the torn tail was moved");
+    assert_eq!(moved.parent().unwrap(), d.path());
+    assert!(moved
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("audit.jsonl.torn-"));
+    assert_eq!(std::fs::read(&moved).unwrap(), torn);
+    let now = std::fs::read(&path).unwrap();
+    assert_eq!(
+        &now[..whole.len()],
+        &whole[..],
+        "earlier records are never rewritten"
+    );
+    let last = json(lines(&path).last().unwrap());
+    let repair = last["repair"].as_str().unwrap();
+    assert!(
+        repair.contains(&format!("torn tail of {} bytes", torn.len())),
+        "{repair}"
+    );
+    assert!(repair.contains("after seq 2"), "{repair}");
+    let r = audit::verify(&path).unwrap();
+    assert!(r.is_intact(), "{:?}", r.problems);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("line 4: an interrupted write")),
+        "{:?}",
+        r.notes
+    );
+}
+
+#[test]
+fn a_corrupt_last_record_stops_the_writer() {
+    let (_d, path) = log_with(2);
+    let mut ls = lines(&path);
+    ls.push("not json".into());
+    write_lines(&path, &ls);
+    let before = std::fs::read(&path).unwrap();
+    let mut log = AuditLog::open(&path).unwrap();
+    let e = log.append(&record(9)).unwrap_err();
+    assert!(matches!(e, audit::Error::Inconsistent { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains("its last line is not a valid record"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("refusing to append"), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing written");
+}
+
+#[test]
+fn an_unopenable_path_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("file"), "").unwrap();
+    let e = AuditLog::open(d.path().join("file/audit.jsonl")).unwrap_err();
+    assert!(e.to_string().contains("cannot create its directory"), "{e}");
+    let e = AuditLog::open(d.path()).unwrap_err();
+    assert!(matches!(e, audit::Error::Io { .. }), "{e}");
+    assert!(audit::verify(d.path().join("missing")).is_err());
+}
+
+#[test]
+fn concurrent_threads_interleave_whole_records() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("audit.jsonl");
+    std::thread::scope(|s| {
+        for t in 0..8 {
+            let path = &path;
+            s.spawn(move || {
+                let mut log = AuditLog::open(path).unwrap();
+                for i in 0..50 {
+                    log.append(&record(t * 1000 + i)).unwrap();
+                }
+            });
+        }
+    });
+    let r = audit::verify(&path).unwrap();
+    assert!(r.is_intact(), "{:?}", r.problems);
+    assert_eq!(r.records, 400);
+    let ls = lines(&path);
+    let mut seqs: Vec<u64> = ls
+        .iter()
+        .map(|l| json(l)["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, (0..400).collect::<Vec<_>>());
+    seqs.dedup();
+    assert_eq!(seqs.len(), 400);
+    let mut sessions = std::collections::HashMap::new();
+    for l in &ls {
+        *sessions
+            .entry(json(l)["session"].as_str().unwrap().to_string())
+            .or_insert(0) += 1;
+    }
+    assert_eq!(sessions.len(), 8);
+    assert!(sessions.values().all(|&n| n == 50));
+}
+
+fn spawn_child(mode: &str, path: &Path) -> Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_process_entry",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_MODE, mode)
+        .env(CHILD_PATH, path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap()
+}
+
+/// The helper processes' entry point (does nothing in a normal run).
+#[test]
+fn child_process_entry() {
+    let (Ok(mode), Ok(path)) = (std::env::var(CHILD_MODE), std::env::var(CHILD_PATH)) else {
+        return;
+    };
+    let mut log = AuditLog::open(&path).unwrap();
+    match mode.as_str() {
+        "append50" => {
+            for i in 0..50 {
+                log.append(&record(i)).unwrap();
+            }
+        }
+        "forever" => {
+            // Small records, and every third one large (2 MiB), so that kills land both
+            // between and inside writes.
+            let big = "x".repeat(2 << 20);
+            for i in 0.. {
+                let mut r = record(i);
+                if i % 3 == 2 {
+                    r = r.keys([["echo", big.as_str()]]);
+                }
+                log.append(&r).unwrap();
+            }
+        }
+        "fsize" => {
+            // A write cut short by RLIMIT_FSIZE must leave the file as it was.
+            let len = std::fs::metadata(&path).unwrap().len();
+            // SAFETY: plain libc calls on this process only.
+            unsafe {
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                let lim = libc::rlimit {
+                    rlim_cur: len + 100,
+                    rlim_max: libc::RLIM_INFINITY,
+                };
+                assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
+            }
+            let big = "y".repeat(10_000);
+            let e = log.append(&record(7).keys([[big.as_str()]])).unwrap_err();
+            assert!(e.to_string().contains("cannot write the record"), "{e}");
+            assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
+            std::process::exit(42);
+        }
+        other => panic!("unknown child mode {other}"),
+    }
+}
+
+#[test]
+fn concurrent_processes_keep_one_chain() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("audit.jsonl");
+    let children: Vec<Child> = (0..4).map(|_| spawn_child("append50", &path)).collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let r = audit::verify(&path).unwrap();
+    assert!(r.is_intact(), "{:?}", r.problems);
+    assert_eq!(r.records, 200);
+    assert_eq!(r.last_seq, Some(199));
+}
+
+#[test]
+fn a_write_cut_short_leaves_nothing_behind() {
+    let (_d, path) = log_with(3);
+    let before = std::fs::read(&path).unwrap();
+    let status = spawn_child("fsize", &path).wait().unwrap();
+    assert_eq!(status.code(), Some(42), "the child's checks failed");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert!(audit::verify(&path).unwrap().is_intact());
+}
+
+/// A few random-ish milliseconds from the kernel.
+fn random_ms(lo: u64, hi: u64) -> u64 {
+    let id = audit::new_id().unwrap();
+    lo + u64::from_str_radix(&id[..8], 16).unwrap() % (hi - lo)
+}
+
+/// Waits until the log is caught mid-write (it does not end with a newline), up to 10 s.
+fn caught_mid_write(path: &Path) -> bool {
+    use std::os::unix::fs::FileExt;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut last = [0u8; 1];
+    while std::time::Instant::now() < deadline {
+        let len = f.metadata().unwrap().len();
+        if len > 0 && f.read_exact_at(&mut last, len - 1).is_ok() && last[0] != b'\n' {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+fn sigkill_mid_record_never_corrupts_complete_records() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("audit.jsonl");
+    let mut torn_seen = 0;
+    let mut records = 0;
+    for round in 0..10 {
+        let mut child = spawn_child("forever", &path);
+        if round % 2 == 0 {
+            // At a random moment.
+            std::thread::sleep(Duration::from_millis(random_ms(30, 300)));
+        } else {
+            // The moment a record is seen half-written.
+            while !path.exists() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            assert!(
+                caught_mid_write(&path),
+                "round {round}: never saw a write in progress"
+            );
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+
+        let r = audit::verify(&path).unwrap();
+        assert!(
+            !r.tampered(),
+            "round {round}: a crash must not look like tampering: {:?}",
+            r.problems
+        );
+        if !r.is_intact() {
+            assert_eq!(found(&r), [(r.lines + 1, ProblemKind::TornTail)]);
+            torn_seen += 1;
+        }
+        assert!(r.records >= records, "complete records are never lost");
+
+        // The next writer goes on from the last complete record, moving a torn tail aside.
+        let mut log = AuditLog::open(&path).unwrap();
+        let a = log.append(&record(999)).unwrap();
+        assert_eq!(a.seq as usize, r.records);
+        assert_eq!(a.torn_moved_to.is_some(), !r.is_intact());
+        if let Some(moved) = &a.torn_moved_to {
+            std::fs::remove_file(moved).unwrap(); // keep the temp dir small
+        }
+        let after = audit::verify(&path).unwrap();
+        assert!(after.is_intact(), "round {round}: {:?}", after.problems);
+        assert_eq!(after.records, r.records + 1);
+        records = after.records;
+    }
+    eprintln!("{torn_seen} of 10 kills left a torn tail; {records} records");
+    // Killing a writer caught mid-write tears its record at least once in five tries: the
+    // torn-tail path above was exercised for real, not only by the hand-made tail.
+    assert!(torn_seen >= 1, "no kill tore a record");
+}

@@ -1,0 +1,443 @@
+//! The engine: precedence, keys, modes, memory, doom loop, timeouts, channels, tools.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cordon_approval::{
+    rule, Answer, ApprovalError, AskError, AsyncAsker, By, Decision, Engine, Key, Origin, Outcome,
+    Pending, Request, RuleRef, Rules,
+};
+use cordon_policy::{Action, ApprovalMode, Policy};
+
+fn policy(body: &str) -> Policy {
+    Policy::parse(&format!("version = 1\n{body}"), "p.toml", Path::new("/")).unwrap()
+}
+
+fn r(pattern: &str, action: &str) -> String {
+    format!("[[shell.rules]]\npattern = \"{pattern}\"\naction = \"{action}\"\n")
+}
+
+fn sh(line: &str) -> Request {
+    Request::shell("id", vec![Key::split(line)])
+}
+
+fn shs(lines: &[&str]) -> Request {
+    Request::shell("id", lines.iter().map(|l| Key::split(l)).collect())
+}
+
+fn engine(body: &str) -> Engine {
+    let mut e = Engine::new(&policy(body));
+    e.set_doom_loop(0);
+    e
+}
+
+fn kind(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Allowed { .. } => "allow",
+        Outcome::Denied { .. } => "deny",
+        Outcome::NeedsAnswer(_) => "ask",
+    }
+}
+
+fn never(_: &Request, _: &Pending, _: Instant) -> Result<Answer, AskError> {
+    panic!("nobody should be asked")
+}
+
+#[test]
+fn last_match_then_default() {
+    let mut e = engine(&format!("{}{}", r("npm *", "ask"), r("npm test", "allow")));
+    let o = e.evaluate(&sh("npm test"));
+    assert_eq!(kind(&o), "allow");
+    assert_eq!(o.by().to_string(), "rule p.toml:5:1 (npm test)");
+    assert_eq!(kind(&e.evaluate(&sh("npm install"))), "ask");
+    let o = e.evaluate(&sh("ls"));
+    assert_eq!(
+        o.by(),
+        &By::Default {
+            tool: "shell".into()
+        }
+    );
+    assert_eq!(kind(&o), "ask", "secure default");
+}
+
+#[test]
+fn explicit_deny_beats_session_and_persisted_grants() {
+    let p = policy(&format!(
+        "{}{}",
+        r("git push --force*", "deny"),
+        r("git *", "ask")
+    ));
+    let mut rules = Rules::from_policy(&p);
+    rules.add_persisted(vec![rule(
+        "rules.toml",
+        0,
+        "git push --force",
+        Action::Allow,
+        None,
+    )
+    .unwrap()]);
+    rules.add_persisted(vec![
+        rule("rules.toml", 1, "git pull", Action::Allow, None).unwrap()
+    ]);
+    let mut e = Engine::with_rules(rules, &p);
+    e.set_doom_loop(0);
+    e.memory_mut()
+        .grant("shell", Key::split("git push --force"));
+    let o = e.evaluate(&sh("git push --force"));
+    assert_eq!(kind(&o), "deny");
+    assert!(matches!(o.by(), By::Rule { pattern, .. } if pattern == "git push --force*"));
+    assert!(matches!(
+        o.result(),
+        Err(ApprovalError::DeniedByRule { .. })
+    ));
+    // A persisted grant relaxes an ask and says so.
+    let o = e.evaluate(&sh("git pull"));
+    assert_eq!(kind(&o), "allow");
+    assert_eq!(
+        o.by().to_string(),
+        "persisted grant rules.toml:2:1 (git pull)"
+    );
+    // approve-all does not relax a deny either.
+    e.set_mode(ApprovalMode::ApproveAll);
+    assert_eq!(kind(&e.evaluate(&sh("git push --force"))), "deny");
+}
+
+#[test]
+fn several_keys_get_the_most_restrictive() {
+    let mut e = engine(&format!(
+        "[shell]\ndefault = \"allow\"\n{}{}",
+        r("rm", "deny"),
+        r("curl", "ask")
+    ));
+    assert_eq!(kind(&e.evaluate(&shs(&["ls", "echo hi"]))), "allow");
+    assert_eq!(kind(&e.evaluate(&shs(&["ls", "curl x"]))), "ask");
+    let o = e.evaluate(&shs(&["curl x", "rm -rf /", "ls"]));
+    assert_eq!(kind(&o), "deny");
+    assert!(matches!(o.by(), By::Rule { pattern, .. } if pattern == "rm"));
+}
+
+#[test]
+fn modes_resolve_asks_only() {
+    let body = format!("{}{}", r("ok", "allow"), r("no", "deny"));
+    for (mode, ask) in [
+        (ApprovalMode::ApproveAll, "allow"),
+        (ApprovalMode::Strict, "deny"),
+        (ApprovalMode::Deny, "deny"),
+        (ApprovalMode::Interactive, "ask"),
+    ] {
+        let mut e = engine(&body);
+        e.set_mode(mode);
+        assert_eq!(kind(&e.evaluate(&sh("maybe"))), ask, "{mode:?}");
+        assert_eq!(kind(&e.evaluate(&sh("ok"))), "allow", "{mode:?}");
+        assert_eq!(kind(&e.evaluate(&sh("no"))), "deny", "{mode:?}");
+        if mode != ApprovalMode::Interactive {
+            assert_eq!(e.evaluate(&sh("maybe")).by(), &By::Mode(mode));
+        }
+    }
+    let mut e = engine("");
+    e.set_can_ask(false);
+    let o = e.evaluate(&sh("x"));
+    assert_eq!(kind(&o), "deny");
+    assert!(o.reason().contains("no terminal"), "{}", o.reason());
+}
+
+#[test]
+fn tool_pre_approval_survives_strict_mode() {
+    let mut e = engine("[tools.send_email]\napproval = \"allow\"\n[tools.nuke]\napproval = \"deny\"\n[approval]\nmode = \"strict\"\n");
+    let o = e.evaluate(&Request::new(
+        "1",
+        "send_email",
+        vec![Key::split("send_email bob")],
+    ));
+    assert_eq!(kind(&o), "allow");
+    assert!(matches!(o.by(), By::ToolConfig { tool, .. } if tool == "send_email"));
+    assert_eq!(
+        kind(&e.evaluate(&Request::new("2", "nuke", vec![]))),
+        "deny"
+    );
+    // An unconfigured tool without verdict asks, which strict denies.
+    assert_eq!(
+        kind(&e.evaluate(&Request::new("3", "other", vec![]))),
+        "deny"
+    );
+}
+
+#[test]
+fn tool_verdict_is_the_default_and_its_deny_wins() {
+    let mut e = engine("");
+    let v = |a| Decision {
+        action: a,
+        reason: "roots".into(),
+        rule: RuleRef::Builtin("paths"),
+    };
+    let req =
+        |a| Request::new("1", "read_file", vec![Key::split("read_file a.txt")]).with_verdict(v(a));
+    assert_eq!(kind(&e.evaluate(&req(Action::Allow))), "allow");
+    assert_eq!(kind(&e.evaluate(&req(Action::Ask))), "ask");
+    // A rule for the tool cannot relax the tool's own deny.
+    e.rules_mut()
+        .add(
+            "read_*",
+            vec![rule("host", 0, "read_file *", Action::Allow, None).unwrap()],
+            Origin::Policy,
+        )
+        .unwrap();
+    let o = e.evaluate(&req(Action::Deny));
+    assert_eq!(kind(&o), "deny");
+    assert_eq!(o.by(), &By::Tool(RuleRef::Builtin("paths")));
+}
+
+#[test]
+fn tool_globs_and_order_across_groups() {
+    let mut e = engine("");
+    let rules = e.rules_mut();
+    rules
+        .add(
+            "*_file",
+            vec![rule("host", 0, "* **", Action::Ask, None).unwrap()],
+            Origin::Policy,
+        )
+        .unwrap();
+    rules
+        .add(
+            "write_file",
+            vec![rule("host", 1, "write_file notes/*", Action::Allow, None).unwrap()],
+            Origin::Policy,
+        )
+        .unwrap();
+    rules
+        .add(
+            "{write,edit}_file",
+            vec![rule("host", 2, "* .env", Action::Deny, Some("secrets")).unwrap()],
+            Origin::Policy,
+        )
+        .unwrap();
+    let w = |p: &str| Request::new("1", "write_file", vec![Key::new(["write_file", p])]);
+    assert_eq!(
+        kind(&e.evaluate(&w("notes/a.txt"))),
+        "allow",
+        "later literal group wins"
+    );
+    assert_eq!(kind(&e.evaluate(&w("src/a.rs"))), "ask");
+    let o = e.evaluate(&w(".env"));
+    assert_eq!((kind(&o), o.reason()), ("deny", "secrets"));
+    let rd = Request::new("1", "read_file", vec![Key::new(["read_file", ".env"])]);
+    assert_eq!(
+        kind(&e.evaluate(&rd)),
+        "ask",
+        "deny group does not match read_file"
+    );
+}
+
+#[test]
+fn session_grants_need_every_key_and_can_be_revoked() {
+    let mut e = engine("");
+    let req = shs(&["make", "make install"]);
+    let Outcome::NeedsAnswer(_) = e.evaluate(&req) else {
+        panic!()
+    };
+    assert_eq!(kind(&e.answer(&req, Answer::Session)), "allow");
+    assert_eq!(e.memory().len(), 2);
+    let o = e.evaluate(&req);
+    assert_eq!(o.by(), &By::SessionGrant);
+    assert_eq!(
+        kind(&e.evaluate(&shs(&["make", "make clean"]))),
+        "ask",
+        "all keys"
+    );
+    assert_eq!(kind(&e.evaluate(&sh("make"))), "allow");
+    assert!(e.memory_mut().revoke("shell", &Key::split("make")));
+    assert_eq!(kind(&e.evaluate(&sh("make"))), "ask");
+    assert_eq!(
+        e.memory().list(),
+        vec![("shell".into(), Key::split("make install"))]
+    );
+}
+
+#[test]
+fn answers_map_to_typed_errors() {
+    let mut e = engine("");
+    let req = sh("x");
+    assert_eq!(
+        e.answer(&req, Answer::Deny).result(),
+        Err(ApprovalError::Rejected)
+    );
+    assert_eq!(
+        e.answer(&req, Answer::DenyWithNote("use y".into()))
+            .result(),
+        Err(ApprovalError::Corrected {
+            note: "use y".into()
+        })
+    );
+    assert_eq!(
+        e.answer(&req, Answer::Abort).result(),
+        Err(ApprovalError::Aborted)
+    );
+    assert_eq!(e.answer(&req, Answer::Once).result(), Ok(()));
+}
+
+#[test]
+fn always_produces_an_amendment_or_says_why_not() {
+    let mut e = engine("");
+    let o = e.answer(&sh("cargo build --release"), Answer::Always);
+    let Outcome::Allowed { amendments, .. } = &o else {
+        panic!("{o:?}")
+    };
+    assert_eq!(amendments.len(), 1);
+    assert_eq!(amendments[0].pattern, "cargo build --release");
+    assert!(e
+        .memory()
+        .is_granted("shell", &Key::split("cargo build --release")));
+    let o = e.answer(&sh("bash -c ls"), Answer::Always);
+    let Outcome::Allowed {
+        amendments, reason, ..
+    } = &o
+    else {
+        panic!()
+    };
+    assert!(amendments.is_empty());
+    assert!(
+        reason.contains("approved once") && reason.contains("`bash`"),
+        "{reason}"
+    );
+    assert!(!e.memory().is_granted("shell", &Key::split("bash -c ls")));
+}
+
+#[test]
+fn doom_loop_raises_an_allow_to_ask() {
+    let mut e = engine(&r("ls", "allow"));
+    e.set_doom_loop(3);
+    assert_eq!(kind(&e.evaluate(&sh("ls"))), "allow");
+    assert_eq!(kind(&e.evaluate(&sh("ls"))), "allow");
+    let o = e.evaluate(&sh("ls"));
+    assert_eq!(kind(&o), "ask");
+    assert_eq!(o.by(), &By::DoomLoop { count: 3 });
+    assert!(o.reason().contains("3 times in a row"), "{}", o.reason());
+    assert_eq!(
+        kind(&e.evaluate(&sh("ls -l"))),
+        "allow",
+        "a different call resets"
+    );
+    assert_eq!(kind(&e.evaluate(&sh("ls"))), "allow");
+    // Off with 0.
+    e.set_doom_loop(0);
+    for _ in 0..10 {
+        assert_eq!(kind(&e.evaluate(&sh("ls"))), "allow");
+    }
+    // Strict mode denies the doom-loop ask.
+    e.set_doom_loop(2);
+    e.set_mode(ApprovalMode::Strict);
+    assert_eq!(kind(&e.evaluate(&sh("ls"))), "deny");
+}
+
+#[test]
+fn blocking_timeout_denies_with_a_readable_reason() {
+    let mut e = engine("");
+    e.set_timeout(Duration::from_millis(50));
+    let mut slow = |_: &Request, _: &Pending, _: Instant| {
+        std::thread::sleep(Duration::from_millis(120));
+        Ok(Answer::Once) // too late: does not count
+    };
+    let o = e.decide_blocking(&sh("x"), &mut slow);
+    assert_eq!(o.by(), &By::TimedOut);
+    assert!(
+        o.reason().contains("timed out") && o.reason().contains("50ms"),
+        "{}",
+        o.reason()
+    );
+    assert!(matches!(o.result(), Err(ApprovalError::TimedOut { .. })));
+    let mut gives_up = |_: &Request, _: &Pending, d: Instant| {
+        assert!(d > Instant::now());
+        Err(AskError::TimedOut)
+    };
+    assert_eq!(
+        e.decide_blocking(&sh("x"), &mut gives_up).by(),
+        &By::TimedOut
+    );
+    let mut yes = |_: &Request, _: &Pending, _: Instant| Ok(Answer::Once);
+    assert_eq!(e.decide_blocking(&sh("x"), &mut yes).by(), &By::User);
+    // No ask, no asker call.
+    let mut e = engine(&r("ok", "allow"));
+    assert!(e.decide_blocking(&sh("ok"), &mut never).is_allowed());
+}
+
+#[test]
+fn lost_channel_denies() {
+    let mut e = engine("");
+    let mut lost = |_: &Request, _: &Pending, _: Instant| Err(AskError::Lost("tty closed".into()));
+    let o = e.decide_blocking(&sh("x"), &mut lost);
+    assert_eq!(o.by(), &By::ChannelLost);
+    assert!(o.reason().contains("tty closed"));
+    assert!(matches!(o.result(), Err(ApprovalError::ChannelLost { .. })));
+}
+
+struct Forever;
+impl AsyncAsker for Forever {
+    async fn ask(&mut self, _: &Request, _: &Pending) -> Result<Answer, AskError> {
+        std::future::pending().await
+    }
+}
+
+struct Scripted(Vec<Result<Answer, AskError>>);
+impl AsyncAsker for Scripted {
+    async fn ask(&mut self, _: &Request, _: &Pending) -> Result<Answer, AskError> {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        self.0.remove(0)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn async_timeout_and_channel() {
+    let mut e = engine("");
+    e.set_timeout(Duration::from_secs(300));
+    let t0 = tokio::time::Instant::now();
+    let o = e.decide(&sh("x"), &mut Forever).await;
+    assert_eq!(o.by(), &By::TimedOut);
+    assert!(o.reason().contains("5m"), "{}", o.reason());
+    assert_eq!(t0.elapsed(), Duration::from_secs(300));
+    let mut s = Scripted(vec![
+        Ok(Answer::Session),
+        Err(AskError::Lost("ws closed".into())),
+    ]);
+    assert_eq!(e.decide(&sh("y"), &mut s).await.by(), &By::User);
+    assert_eq!(e.decide(&sh("y"), &mut s).await.by(), &By::SessionGrant);
+    assert_eq!(e.decide(&sh("z"), &mut s).await.by(), &By::ChannelLost);
+}
+
+#[test]
+fn disabled_tools_are_reported() {
+    let mut e = engine(&format!(
+        "{}[tools.nuke]\napproval = \"deny\"\n[tools.mail]\napproval = \"ask\"\n[tools.ok]\napproval = \"allow\"\n",
+        r("ls", "allow")
+    ));
+    e.rules_mut()
+        .add(
+            "web_*",
+            vec![rule("host", 0, "*", Action::Deny, Some("no network")).unwrap()],
+            Origin::Policy,
+        )
+        .unwrap();
+    let names = |e: &Engine| {
+        e.disabled_tools(["shell", "nuke", "mail", "ok", "web_fetch", "read_file"])
+            .into_iter()
+            .map(|d| d.tool)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&e), ["nuke", "web_fetch"]);
+    let d = e.disabled_tools(["web_fetch"]);
+    assert_eq!(d[0].reason, "no network");
+    e.set_mode(ApprovalMode::Strict);
+    assert_eq!(
+        names(&e),
+        ["nuke", "mail", "web_fetch"],
+        "strict removes ask-only tools"
+    );
+    // A shell with default deny and no allow rule is removed; with one it is kept.
+    let e = engine("[shell]\ndefault = \"deny\"\n");
+    assert_eq!(names(&e), ["shell"]);
+    let e = engine(&format!(
+        "[shell]\ndefault = \"deny\"\n{}",
+        r("ls", "allow")
+    ));
+    assert!(names(&e).is_empty());
+}
