@@ -32,9 +32,38 @@
 //!     [shell::Concern::LoaderVariable("LD_PRELOAD=/tmp/x.so".into())]
 //! );
 //! ```
+//!
+//! [`tool`] is the interface every tool implements (name, JSON schema, an *assessment* of a
+//! call for approval, and its execution), with [`tool::Toolbox`] holding a policy's tools and
+//! [`tool::ConfiguredTool`] for user-defined `[tools.NAME]` entries. [`files`] holds the file
+//! tools (`read_file`, `write_file`, `edit_file`, `list_dir`, `delete_file`) over the policy's
+//! named roots, with race-free path resolution beneath each root's directory descriptor.
+//!
+//! ```
+//! use cordon_policy::{Action, Policy};
+//! use cordon_tools::tool::{Preview, Toolbox};
+//! use serde_json::json;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::create_dir(dir.path().join("notes")).unwrap();
+//! let text = "version = 1\n[sandbox.paths.notes]\nroot = \"notes\"\nmode = \"rw\"\nwrite_approval = true\n";
+//! let policy = Policy::parse(text, "cordon.toml", dir.path()).unwrap();
+//! let tools = Toolbox::from_policy(&policy).unwrap();
+//!
+//! let a = tools.assess("write_file", &json!({"path": "notes/a.txt", "content": "hi\n"})).unwrap();
+//! assert_eq!(a.verdict.action, Action::Ask);
+//! assert_eq!(a.keys, ["write_file", "notes/a.txt"]);
+//! assert!(matches!(a.presentation.preview, Preview::Content { .. }));
+//!
+//! let a = tools.assess("read_file", &json!({"path": "notes/../../etc/passwd"})).unwrap();
+//! assert_eq!(a.verdict.action, Action::Deny);
+//! assert_eq!(a.verdict.rule.to_string(), "builtin:path");
+//! ```
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod assess;
+pub mod files;
 pub mod shell;
+pub mod tool;

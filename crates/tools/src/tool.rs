@@ -1,0 +1,547 @@
+//! The tool interface: what every tool an agent calls looks like to cordon.
+//!
+//! A tool has a name and a JSON schema for its arguments. A call goes through two steps:
+//!
+//! 1. [`Tool::assess`] validates the arguments and says what the call *means* — without
+//!    touching anything: the operation keys it touches (for approval), the tool's own
+//!    verdict from its configuration, and a [`Presentation`] for the person who approves it
+//!    (a diff for an edit, the content of a new file, …). Arguments a tool cannot accept are
+//!    an error ([`ToolError::InvalidArguments`]); a call the tool's configuration refuses
+//!    (a path outside every root, a write to a read-only root) is an assessment whose
+//!    verdict is `deny`, with the reason.
+//! 2. [`Tool::execute`] carries out an assessed call once approval said yes. It never
+//!    trusts the assessment blindly: a tool re-validates, refuses what is now denied, and
+//!    refuses when what it previewed changed in between (see [`Assessment::precondition`]).
+//!
+//! ## The tool's own verdict: one mechanism
+//!
+//! A tool's verdict comes from exactly one place: its [`Tool::assess`]. A plain tool with no
+//! approval opinion returns [`Assessment::new`]'s default, `allow` with rule `default`
+//! (approval is additive: the approval layer's rules and modes still apply on top). The file
+//! tools derive their verdict from the policy's roots (`mode`, `suffixes`, `read_approval`,
+//! `write_approval`, …).
+//!
+//! A tool declared in the policy as `[tools.NAME]` is a [`ConfiguredTool`]: its `assess`
+//! returns the configured `approval`, with the table's location as the rule. An embedding
+//! program that implements such a tool in Rust attaches its code with
+//! [`ConfiguredTool::with_executor`]; a Rust tool that wants its own opinion implements
+//! [`Tool`] itself and is not declared in `[tools]`. [`Toolbox`] refuses a name that is both
+//! registered in code and declared in the policy, and `[tools.NAME]` tables that name a
+//! built-in tool, so there is never a precedence question between two sources.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use cordon_approval::{Decision, RuleRef};
+use cordon_policy::{Action, Policy, ToolConfig};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// Bytes of content shown inline in a [`Preview::Content`]; the rest is counted.
+pub const PREVIEW_BYTES: usize = 4096;
+
+/// A tool an agent can call.
+pub trait Tool: Send + Sync {
+    /// The name the agent calls it by.
+    fn name(&self) -> &str;
+
+    /// One line saying what it does.
+    fn description(&self) -> &str {
+        ""
+    }
+
+    /// JSON schema of the arguments (an object schema).
+    fn schema(&self) -> Value;
+
+    /// Validates a call and says what it means. Never changes anything.
+    fn assess(&self, args: &Value) -> Result<Assessment, ToolError>;
+
+    /// Carries out an assessed (and approved) call. The caller is responsible for approval:
+    /// `execute` refuses a call whose verdict is `deny` (now or at assessment), but it does
+    /// not ask anyone about an `ask`.
+    fn execute(&self, assessment: &Assessment) -> Result<Value, ToolError>;
+}
+
+/// What a call means, for approval.
+#[derive(Debug, Clone)]
+pub struct Assessment {
+    /// The tool's name.
+    pub tool: String,
+    /// The validated arguments, normalised (e.g. a file path in its `ROOT/rel` form).
+    /// [`Tool::execute`] works from these.
+    pub args: Value,
+    /// The operation keys the call touches, e.g. `["write_file", "notes/a.txt"]`.
+    pub keys: Vec<String>,
+    /// The tool's own verdict from its configuration, with its reason and origin.
+    pub verdict: Decision,
+    /// What to show the person who approves the call.
+    pub presentation: Presentation,
+    /// What the call expects to find when it runs (e.g. the exact version of a file a diff
+    /// was computed against). `None`: nothing to check.
+    pub precondition: Option<Precondition>,
+}
+
+impl Assessment {
+    /// An assessment with no opinion: verdict `allow` (rule `default`), summary = tool name,
+    /// no preview.
+    pub fn new(tool: impl Into<String>, args: Value, keys: Vec<String>) -> Assessment {
+        let tool = tool.into();
+        Assessment {
+            presentation: Presentation::summary(tool.clone()),
+            tool,
+            args,
+            keys,
+            verdict: Decision {
+                action: Action::Allow,
+                reason: "the tool has no objection".into(),
+                rule: RuleRef::Default,
+            },
+            precondition: None,
+        }
+    }
+
+    /// Sets the verdict.
+    pub fn with_verdict(mut self, verdict: Decision) -> Assessment {
+        self.verdict = verdict;
+        self
+    }
+
+    /// Sets the presentation.
+    pub fn with_presentation(mut self, presentation: Presentation) -> Assessment {
+        self.presentation = presentation;
+        self
+    }
+
+    /// The object `cordon check --json` prints:
+    /// `{"tool","decision","reason","rule","keys","summary","preview"}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "tool": self.tool,
+            "decision": self.verdict.action.as_str(),
+            "reason": self.verdict.reason,
+            "rule": self.verdict.rule.to_string(),
+            "keys": self.keys,
+            "summary": self.presentation.summary,
+            "preview": self.presentation.preview,
+        })
+    }
+}
+
+/// An opaque record of the state an assessment saw (for files: device, inode, size and
+/// change times, or "absent"). Compared, never interpreted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Precondition(pub(crate) Vec<i128>);
+
+/// What to show for approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Presentation {
+    /// One line: what the call does, e.g. `edit notes/a.txt (+2 -1)`.
+    pub summary: String,
+    /// The detail.
+    pub preview: Preview,
+    /// The whole text when the preview was truncated (for a pager view); `None` when the
+    /// preview is complete.
+    #[serde(skip)]
+    pub full: Option<Arc<str>>,
+}
+
+impl Presentation {
+    /// A summary without preview.
+    pub fn summary(summary: impl Into<String>) -> Presentation {
+        Presentation {
+            summary: summary.into(),
+            preview: Preview::None,
+            full: None,
+        }
+    }
+}
+
+/// The detail of a [`Presentation`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Preview {
+    /// Nothing beyond the summary.
+    None,
+    /// Free text (e.g. the arguments of a configured tool).
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A unified diff of a change to an existing text file.
+    Diff {
+        /// The diff, with `a/PATH` and `b/PATH` headers.
+        unified: String,
+    },
+    /// The content of a (new or read) text file, truncated to [`PREVIEW_BYTES`].
+    Content {
+        /// The shown part (cut at a character boundary).
+        text: String,
+        /// Bytes not shown; the whole text is in [`Presentation::full`].
+        truncated_bytes: u64,
+    },
+    /// A binary file: its size and what it looks like.
+    Binary {
+        /// Size in bytes.
+        size: u64,
+        /// E.g. `PNG image`, `ELF executable`, `binary data`.
+        kind: String,
+    },
+    /// A command line (the shell tool).
+    Command {
+        /// The words of the command.
+        argv: Vec<String>,
+    },
+}
+
+impl fmt::Display for Preview {
+    /// The preview as a person reads it (empty for [`Preview::None`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Preview::None => Ok(()),
+            Preview::Text { text } => f.write_str(text),
+            Preview::Diff { unified } => f.write_str(unified),
+            Preview::Content {
+                text,
+                truncated_bytes,
+            } => {
+                f.write_str(text)?;
+                if *truncated_bytes > 0 {
+                    if !text.ends_with('\n') {
+                        f.write_str("\n")?;
+                    }
+                    write!(f, "… {truncated_bytes} more bytes not shown")?;
+                }
+                Ok(())
+            }
+            Preview::Binary { size, kind } => write!(f, "{kind}, {size} bytes"),
+            Preview::Command { argv } => f.write_str(&argv.join(" ")),
+        }
+    }
+}
+
+/// Why a tool call failed before or while running (a refusal by configuration is not an
+/// error: it is an assessment with verdict `deny`).
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments do not fit the tool's schema (unknown, missing, wrong type).
+    #[error("{tool}: {message}")]
+    InvalidArguments {
+        /// The tool.
+        tool: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// The call is valid but cannot be carried out as given (no such file, `old` text not
+    /// unique, a directory where a file is expected, …).
+    #[error("{tool}: {message}")]
+    Failed {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// `execute` was given a call that is denied.
+    #[error("{tool}: denied: {}", decision.reason)]
+    Denied {
+        /// The tool.
+        tool: String,
+        /// The denial.
+        decision: Decision,
+    },
+    /// What the assessment previewed changed before the call ran.
+    #[error("{tool}: `{what}` changed since the call was assessed; assess it again")]
+    Changed {
+        /// The tool.
+        tool: String,
+        /// What changed (e.g. the path).
+        what: String,
+    },
+    /// An I/O error while running.
+    #[error("{tool}: {what}: {source}")]
+    Io {
+        /// The tool.
+        tool: String,
+        /// What was being done.
+        what: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// No tool by that name.
+    #[error("unknown tool `{name}`; known tools: {}", known.join(", "))]
+    UnknownTool {
+        /// The name asked for.
+        name: String,
+        /// The tools there are.
+        known: Vec<String>,
+    },
+    /// The tool is only assessed by cordon; the agent's host runs it.
+    #[error("{tool}: cordon assesses this tool but has no code to run it")]
+    NotExecutable {
+        /// The tool.
+        tool: String,
+    },
+    /// The tools cannot be set up from this configuration.
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Reads a JSON object of string arguments: every key must be known, every `required` key
+/// present, every value a string. Returns the values by name.
+pub fn string_args<'a>(
+    tool: &str,
+    args: &'a Value,
+    required: &[&str],
+    optional: &[&str],
+) -> Result<BTreeMap<&'a str, &'a str>, ToolError> {
+    let invalid = |message: String| ToolError::InvalidArguments {
+        tool: tool.to_string(),
+        message,
+    };
+    let takes = || {
+        required
+            .iter()
+            .map(|k| k.to_string())
+            .chain(optional.iter().map(|k| format!("{k} (optional)")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(map) = args.as_object() else {
+        return Err(invalid(format!(
+            "arguments must be an object; {tool} takes: {}",
+            takes()
+        )));
+    };
+    let mut out = BTreeMap::new();
+    for (k, v) in map {
+        if !required.contains(&k.as_str()) && !optional.contains(&k.as_str()) {
+            return Err(invalid(format!(
+                "unknown argument `{k}`; {tool} takes: {}",
+                takes()
+            )));
+        }
+        let Some(s) = v.as_str() else {
+            return Err(invalid(format!("argument `{k}` must be a string")));
+        };
+        out.insert(k.as_str(), s);
+    }
+    for k in required {
+        if !out.contains_key(k) {
+            return Err(invalid(format!(
+                "missing argument `{k}`; {tool} takes: {}",
+                takes()
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// A JSON object schema with string properties.
+pub fn string_schema(required: &[(&str, &str)], optional: &[(&str, &str)]) -> Value {
+    let props: serde_json::Map<String, Value> = required
+        .iter()
+        .chain(optional)
+        .map(|(k, d)| (k.to_string(), json!({"type": "string", "description": d})))
+        .collect();
+    json!({
+        "type": "object",
+        "properties": props,
+        "required": required.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+        "additionalProperties": false,
+    })
+}
+
+type Executor = dyn Fn(&Value) -> Result<Value, ToolError> + Send + Sync;
+
+/// A tool declared in the policy as `[tools.NAME]`: its verdict is the configured
+/// `approval`, its rule the table's location. It accepts any JSON object as arguments; its
+/// key is the name plus the arguments as compact JSON (keys sorted).
+pub struct ConfiguredTool {
+    name: String,
+    config: ToolConfig,
+    executor: Option<Box<Executor>>,
+}
+
+impl ConfiguredTool {
+    /// The tool `name` as the policy configures it.
+    pub fn new(name: impl Into<String>, config: ToolConfig) -> ConfiguredTool {
+        ConfiguredTool {
+            name: name.into(),
+            config,
+            executor: None,
+        }
+    }
+
+    /// Attaches the code that runs the tool.
+    pub fn with_executor(
+        mut self,
+        run: impl Fn(&Value) -> Result<Value, ToolError> + Send + Sync + 'static,
+    ) -> ConfiguredTool {
+        self.executor = Some(Box::new(run));
+        self
+    }
+}
+
+impl Tool for ConfiguredTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        "a tool declared in the policy's [tools] table"
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    fn assess(&self, args: &Value) -> Result<Assessment, ToolError> {
+        if !args.is_object() {
+            return Err(ToolError::InvalidArguments {
+                tool: self.name.clone(),
+                message: "arguments must be a JSON object".into(),
+            });
+        }
+        let compact = serde_json::to_string(args).unwrap_or_default();
+        let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
+        let action = self.config.approval;
+        let verdict = Decision {
+            action,
+            reason: format!(
+                "the policy's [tools.{}] table sets approval = \"{}\"",
+                self.name,
+                action.as_str()
+            ),
+            rule: RuleRef::Rule {
+                location: self.config.location.clone(),
+                pattern: format!("[tools.{}]", self.name),
+            },
+        };
+        Ok(
+            Assessment::new(&self.name, args.clone(), vec![self.name.clone(), compact])
+                .with_verdict(verdict)
+                .with_presentation(Presentation {
+                    summary: format!("call {}", self.name),
+                    preview: Preview::Text { text: pretty },
+                    full: None,
+                }),
+        )
+    }
+
+    fn execute(&self, assessment: &Assessment) -> Result<Value, ToolError> {
+        let fresh = self.assess(&assessment.args)?;
+        if fresh.verdict.action == Action::Deny || assessment.verdict.action == Action::Deny {
+            return Err(ToolError::Denied {
+                tool: self.name.clone(),
+                decision: fresh.verdict,
+            });
+        }
+        match &self.executor {
+            Some(run) => run(&assessment.args),
+            None => Err(ToolError::NotExecutable {
+                tool: self.name.clone(),
+            }),
+        }
+    }
+}
+
+/// The tools of one policy, by name: the file tools over its roots and every `[tools.NAME]`,
+/// plus whatever the embedding program registers.
+pub struct Toolbox {
+    tools: BTreeMap<String, Box<dyn Tool>>,
+    configured: BTreeMap<String, ToolConfig>,
+}
+
+/// Names the policy's `[tools]` table may not use: they are built in.
+pub const BUILTIN_TOOLS: &[&str] = &[
+    "shell",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_dir",
+    "delete_file",
+];
+
+impl Toolbox {
+    /// The file tools over `policy`'s roots and a [`ConfiguredTool`] for every
+    /// `[tools.NAME]`. A `[tools.NAME]` that names a built-in tool is an error.
+    pub fn from_policy(policy: &Policy) -> Result<Toolbox, ToolError> {
+        let mut tools: BTreeMap<String, Box<dyn Tool>> = BTreeMap::new();
+        for (name, config) in &policy.tools {
+            if BUILTIN_TOOLS.contains(&name.as_str()) {
+                return Err(ToolError::Config(format!(
+                    "{}: [tools.{name}] configures a built-in tool; its approval comes from the \
+                     policy's sandbox.paths (file tools) or shell rules, so remove the table",
+                    config.location
+                )));
+            }
+            tools.insert(
+                name.clone(),
+                Box::new(ConfiguredTool::new(name.clone(), config.clone())),
+            );
+        }
+        for tool in crate::files::file_tools(policy)? {
+            tools.insert(tool.name().to_string(), tool);
+        }
+        Ok(Toolbox {
+            tools,
+            configured: policy.tools.clone(),
+        })
+    }
+
+    /// Adds a tool implemented in code. Its name must be new and not declared in the
+    /// policy's `[tools]` (attach code to a declared tool with
+    /// [`ConfiguredTool::with_executor`] and [`Toolbox::replace_configured`]).
+    pub fn register(&mut self, tool: Box<dyn Tool>) -> Result<(), ToolError> {
+        let name = tool.name().to_string();
+        if let Some(c) = self.configured.get(&name) {
+            return Err(ToolError::Config(format!(
+                "tool `{name}` is declared in the policy ({}) and registered in code; a tool's \
+                 verdict comes from one place: use ConfiguredTool::with_executor",
+                c.location
+            )));
+        }
+        if self.tools.contains_key(&name) || BUILTIN_TOOLS.contains(&name.as_str()) {
+            return Err(ToolError::Config(format!("tool `{name}` already exists")));
+        }
+        self.tools.insert(name, tool);
+        Ok(())
+    }
+
+    /// Attaches code to a tool declared in the policy's `[tools]`.
+    pub fn replace_configured(
+        &mut self,
+        name: &str,
+        run: impl Fn(&Value) -> Result<Value, ToolError> + Send + Sync + 'static,
+    ) -> Result<(), ToolError> {
+        let Some(config) = self.configured.get(name) else {
+            return Err(ToolError::Config(format!(
+                "tool `{name}` is not declared in the policy's [tools]"
+            )));
+        };
+        let tool = ConfiguredTool::new(name, config.clone()).with_executor(run);
+        self.tools.insert(name.to_string(), Box::new(tool));
+        Ok(())
+    }
+
+    /// The tool with this name.
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools.get(name).map(|t| t.as_ref())
+    }
+
+    /// Every tool's name, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
+    /// Assesses a call of the tool `name`.
+    pub fn assess(&self, name: &str, args: &Value) -> Result<Assessment, ToolError> {
+        match self.get(name) {
+            Some(t) => t.assess(args),
+            None => Err(ToolError::UnknownTool {
+                name: name.to_string(),
+                known: self.names(),
+            }),
+        }
+    }
+}

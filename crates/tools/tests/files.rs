@@ -1,0 +1,1045 @@
+//! The file tools against real files: symlinks, hardlinks, `..`, absolute paths, NUL bytes,
+//! devices, fifos, sockets, every policy knob, edits, previews, execution and a race.
+
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cordon_policy::{Action, Policy};
+use cordon_tools::files::{FileOp, FileTools, Limits};
+use cordon_tools::tool::{Assessment, Preview, Tool, ToolError, Toolbox};
+use serde_json::{json, Value};
+
+/// A temporary tree: `base/ws` (root `ws`) and `base/outside` (no root), plus whatever the
+/// policy body adds. `base` is canonical.
+struct Fx {
+    _dir: tempfile::TempDir,
+    base: PathBuf,
+    tools: Arc<FileTools>,
+}
+
+impl Fx {
+    fn new(body: &str) -> Fx {
+        Fx::with(body, Limits::default(), |_| {})
+    }
+
+    fn with(body: &str, limits: Limits, setup: impl FnOnce(&Path)) -> Fx {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        for d in ["ws", "outside", "ro", "docs"] {
+            std::fs::create_dir(base.join(d)).unwrap();
+        }
+        std::fs::write(base.join("outside/secret.txt"), "SECRET").unwrap();
+        setup(&base);
+        let text = format!("version = 1\n{body}");
+        let policy = Policy::parse(&text, "p.toml", &base).unwrap();
+        let tools = FileTools::new(&policy, limits).unwrap();
+        Fx {
+            _dir: dir,
+            base,
+            tools,
+        }
+    }
+
+    fn p(&self, rel: &str) -> PathBuf {
+        self.base.join(rel)
+    }
+
+    fn tool(&self, op: FileOp) -> impl Tool {
+        self.tools.tool(op)
+    }
+
+    fn assess(&self, op: FileOp, args: Value) -> Result<Assessment, ToolError> {
+        self.tool(op).assess(&args)
+    }
+
+    fn ok(&self, op: FileOp, args: Value) -> Assessment {
+        self.assess(op, args.clone())
+            .unwrap_or_else(|e| panic!("{op:?} {args}: {e}"))
+    }
+
+    /// The verdict's action and rule.
+    fn verdict(&self, op: FileOp, args: Value) -> (Action, String) {
+        let a = self.ok(op, args);
+        (a.verdict.action, a.verdict.rule.to_string())
+    }
+
+    fn run(&self, op: FileOp, args: Value) -> Result<Value, ToolError> {
+        let t = self.tool(op);
+        let a = t.assess(&args)?;
+        t.execute(&a)
+    }
+}
+
+const WS: &str = "[sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\n";
+const RO: &str = "[sandbox.paths.ro]\nroot = \"ro\"\nmode = \"ro\"\n";
+
+fn deny(tag: &str) -> (Action, String) {
+    (Action::Deny, format!("builtin:{tag}"))
+}
+
+fn allow() -> (Action, String) {
+    (Action::Allow, "default".into())
+}
+
+fn path(p: &str) -> Value {
+    json!({ "path": p })
+}
+
+fn failed(r: Result<Assessment, ToolError>) -> String {
+    match r {
+        Err(ToolError::Failed { message, .. }) => message,
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------- paths
+
+#[test]
+fn read_inside_a_root() {
+    let fx = Fx::new(WS);
+    std::fs::write(fx.p("ws/a.txt"), "hello\n").unwrap();
+    let a = fx.ok(FileOp::Read, path("ws/a.txt"));
+    assert_eq!((a.verdict.action, a.verdict.rule.to_string()), allow());
+    assert_eq!(a.keys, ["read_file", "ws/a.txt"]);
+    assert_eq!(
+        a.presentation.preview,
+        Preview::Content {
+            text: "hello\n".into(),
+            truncated_bytes: 0
+        }
+    );
+    let out = fx.tool(FileOp::Read).execute(&a).unwrap();
+    assert_eq!(out["content"], "hello\n");
+}
+
+#[test]
+fn dot_dot_inside_is_fine_and_escapes_are_denied() {
+    let fx = Fx::new(WS);
+    std::fs::create_dir(fx.p("ws/a")).unwrap();
+    std::fs::write(fx.p("ws/b.txt"), "b").unwrap();
+    let a = fx.ok(FileOp::Read, path("ws/a/../b.txt"));
+    assert_eq!(a.verdict.action, Action::Allow);
+    assert_eq!(a.keys[1], "ws/b.txt", "keys name the real location");
+    assert_eq!(a.args["path"], "ws/b.txt");
+    for p in [
+        "ws/../outside/secret.txt",
+        "../outside/secret.txt",
+        "ws/a/../../outside/secret.txt",
+        "ws/./../outside/secret.txt",
+        "./../ws/b.txt",
+    ] {
+        assert_eq!(fx.verdict(FileOp::Read, path(p)), deny("path"), "{p}");
+        assert_eq!(
+            fx.verdict(FileOp::Write, json!({"path": p, "content": "x"})),
+            deny("path"),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(fx.p("outside/secret.txt")).unwrap(),
+        "SECRET"
+    );
+}
+
+#[test]
+fn absolute_paths_inside_a_root_only() {
+    let fx = Fx::new(WS);
+    std::fs::write(fx.p("ws/a.txt"), "a").unwrap();
+    let abs = fx.p("ws/a.txt");
+    let a = fx.ok(FileOp::Read, path(abs.to_str().unwrap()));
+    assert_eq!(a.verdict.action, Action::Allow);
+    assert_eq!(a.keys[1], "ws/a.txt");
+    for p in [
+        fx.p("outside/secret.txt"),
+        PathBuf::from("/etc/passwd"),
+        fx.p("ws/../outside/secret.txt"),
+        fx.p("ws2/a.txt"),
+    ] {
+        assert_eq!(
+            fx.verdict(FileOp::Read, path(p.to_str().unwrap())),
+            deny("path"),
+            "{}",
+            p.display()
+        );
+    }
+}
+
+#[test]
+fn nul_bytes_empty_paths_and_unknown_roots_are_denied() {
+    let fx = Fx::new(WS);
+    std::fs::write(fx.p("ws/a.txt"), "a").unwrap();
+    for p in [
+        "ws/a.txt\0.md",
+        "",
+        "nope/a.txt",
+        "outside/secret.txt",
+        "ws\0/a.txt",
+    ] {
+        let a = fx.ok(FileOp::Read, path(p));
+        assert_eq!(
+            (a.verdict.action, a.verdict.rule.to_string()),
+            deny("path"),
+            "{p:?}"
+        );
+        assert!(!a.verdict.reason.is_empty());
+    }
+    let a = fx.ok(FileOp::Read, path("nope/a.txt"));
+    assert!(
+        a.verdict.reason.contains("roots: ws"),
+        "{}",
+        a.verdict.reason
+    );
+}
+
+#[test]
+fn symlink_inside_to_inside_is_followed_for_reads() {
+    let fx = Fx::new(WS);
+    std::fs::create_dir(fx.p("ws/real")).unwrap();
+    std::fs::write(fx.p("ws/real/a.txt"), "real").unwrap();
+    symlink("real/a.txt", fx.p("ws/link.txt")).unwrap();
+    symlink("real", fx.p("ws/dirlink")).unwrap();
+    symlink(fx.p("ws/real/a.txt"), fx.p("ws/abslink.txt")).unwrap();
+    for p in ["ws/link.txt", "ws/dirlink/a.txt"] {
+        let a = fx.ok(FileOp::Read, path(p));
+        assert_eq!(a.verdict.action, Action::Allow, "{p}");
+        assert_eq!(a.keys[1], "ws/real/a.txt", "{p}");
+    }
+    // RESOLVE_BENEATH refuses every absolute symlink, even one that names a file inside.
+    assert_eq!(
+        fx.verdict(FileOp::Read, path("ws/abslink.txt")),
+        deny("path")
+    );
+    // Writing through a directory symlink that stays inside is fine.
+    fx.run(
+        FileOp::Write,
+        json!({"path": "ws/dirlink/b.txt", "content": "b"}),
+    )
+    .unwrap();
+    assert_eq!(std::fs::read_to_string(fx.p("ws/real/b.txt")).unwrap(), "b");
+}
+
+#[test]
+fn symlinks_leaving_the_root_are_denied() {
+    let fx = Fx::new(WS);
+    symlink(fx.p("outside/secret.txt"), fx.p("ws/abs.txt")).unwrap();
+    symlink("../outside/secret.txt", fx.p("ws/rel.txt")).unwrap();
+    symlink(fx.p("outside"), fx.p("ws/outdir")).unwrap();
+    symlink("..", fx.p("ws/up")).unwrap();
+    symlink("/etc", fx.p("ws/etc")).unwrap();
+    std::fs::create_dir(fx.p("ws/sub")).unwrap();
+    symlink("../../outside", fx.p("ws/sub/esc")).unwrap();
+    for p in [
+        "ws/outdir/secret.txt",
+        "ws/up/outside/secret.txt",
+        "ws/sub/esc/secret.txt",
+    ] {
+        assert_eq!(fx.verdict(FileOp::Read, path(p)), deny("path"), "{p}");
+        assert_eq!(
+            fx.verdict(
+                FileOp::Edit,
+                json!({"path": p, "old": "SECRET", "new": "x"})
+            ),
+            deny("path"),
+            "{p}"
+        );
+        assert_eq!(fx.verdict(FileOp::Delete, path(p)), deny("path"), "{p}");
+    }
+    // A final symlink leading outside: never read, never written through.
+    assert_eq!(fx.verdict(FileOp::Read, path("ws/rel.txt")), deny("path"));
+    assert_eq!(
+        fx.verdict(
+            FileOp::Edit,
+            json!({"path": "ws/rel.txt", "old": "SECRET", "new": "x"})
+        ),
+        deny("symlink")
+    );
+    // A symlinked directory component that leaves the root: denied for writes and lists too.
+    for p in ["ws/outdir/new.txt", "ws/sub/esc/new.txt", "ws/up/x.txt"] {
+        assert_eq!(
+            fx.verdict(FileOp::Write, json!({"path": p, "content": "x"})),
+            deny("path"),
+            "{p}"
+        );
+    }
+    assert_eq!(fx.verdict(FileOp::List, path("ws/outdir")), deny("path"));
+    assert_eq!(fx.verdict(FileOp::List, path("ws/up")), deny("path"));
+    assert_eq!(
+        fx.verdict(FileOp::Read, path("ws/etc/passwd")),
+        deny("path")
+    );
+    // A symlink as the last component is not written through, even inside the root.
+    assert_eq!(
+        fx.verdict(FileOp::Write, json!({"path": "ws/abs.txt", "content": "x"})),
+        deny("symlink")
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.p("outside/secret.txt")).unwrap(),
+        "SECRET"
+    );
+    assert_eq!(
+        std::fs::read_dir(fx.p("outside")).unwrap().count(),
+        1,
+        "nothing created outside"
+    );
+}
+
+#[test]
+fn symlink_loops_are_denied() {
+    let fx = Fx::new(WS);
+    symlink("loop2", fx.p("ws/loop1")).unwrap();
+    symlink("loop1", fx.p("ws/loop2")).unwrap();
+    assert_eq!(fx.verdict(FileOp::Read, path("ws/loop1")), deny("path"));
+}
+
+#[test]
+fn writing_or_editing_through_a_final_symlink_is_denied_deleting_removes_the_link() {
+    let fx = Fx::new(WS);
+    std::fs::write(fx.p("ws/target.txt"), "t").unwrap();
+    symlink("target.txt", fx.p("ws/link.txt")).unwrap();
+    symlink(fx.p("outside/secret.txt"), fx.p("ws/out.txt")).unwrap();
+    assert_eq!(
+        fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/link.txt", "content": "x"})
+        ),
+        deny("symlink")
+    );
+    assert_eq!(
+        fx.verdict(
+            FileOp::Edit,
+            json!({"path": "ws/link.txt", "old": "t", "new": "x"})
+        ),
+        deny("symlink")
+    );
+    let a = fx.ok(FileOp::Delete, path("ws/out.txt"));
+    assert_eq!(a.verdict.action, Action::Allow);
+    assert!(
+        a.presentation.summary.contains("symlink"),
+        "{}",
+        a.presentation.summary
+    );
+    fx.tool(FileOp::Delete).execute(&a).unwrap();
+    assert!(
+        fx.p("ws/out.txt").symlink_metadata().is_err(),
+        "the link is gone"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.p("outside/secret.txt")).unwrap(),
+        "SECRET",
+        "its target is untouched"
+    );
+    assert_eq!(std::fs::read_to_string(fx.p("ws/target.txt")).unwrap(), "t");
+}
+
+#[test]
+fn hardlinks_read_as_inside_and_writes_replace_the_link() {
+    // Documented decision: a hardlink inside a root is inside by path (as Landlock sees it).
+    let fx = Fx::new(WS);
+    if std::fs::hard_link(fx.p("outside/secret.txt"), fx.p("ws/hard.txt")).is_err() {
+        panic!("cannot create a hardlink in the temp dir");
+    }
+    let a = fx.ok(FileOp::Read, path("ws/hard.txt"));
+    assert_eq!(a.verdict.action, Action::Allow);
+    // A write replaces the link with a new file: the other name keeps the old content.
+    fx.run(
+        FileOp::Write,
+        json!({"path": "ws/hard.txt", "content": "new"}),
+    )
+    .unwrap();
+    assert_eq!(std::fs::read_to_string(fx.p("ws/hard.txt")).unwrap(), "new");
+    assert_eq!(
+        std::fs::read_to_string(fx.p("outside/secret.txt")).unwrap(),
+        "SECRET"
+    );
+    std::fs::hard_link(fx.p("outside/secret.txt"), fx.p("ws/hard2.txt")).unwrap();
+    fx.run(
+        FileOp::Edit,
+        json!({"path": "ws/hard2.txt", "old": "SECRET", "new": "EDITED"}),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(fx.p("outside/secret.txt")).unwrap(),
+        "SECRET"
+    );
+}
+
+#[test]
+fn devices_are_denied() {
+    let fx = Fx::new(WS);
+    // Symlinked in: /dev/null is outside the root.
+    symlink("/dev/null", fx.p("ws/null")).unwrap();
+    assert_eq!(fx.verdict(FileOp::Read, path("ws/null")), deny("path"));
+    // A real device node inside the root (needs CAP_MKNOD, e.g. as root in CI).
+    let made = rustix::fs::mknodat(
+        rustix::fs::CWD,
+        fx.p("ws/dev").as_path(),
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::from_raw_mode(0o666),
+        rustix::fs::makedev(1, 3),
+    );
+    match made {
+        Ok(()) => {
+            assert_eq!(fx.verdict(FileOp::Read, path("ws/dev")), deny("file_type"));
+            assert_eq!(
+                fx.verdict(FileOp::Write, json!({"path": "ws/dev", "content": "x"})),
+                deny("file_type")
+            );
+            assert_eq!(
+                fx.verdict(FileOp::Delete, path("ws/dev")),
+                deny("file_type")
+            );
+            let a = fx.ok(FileOp::Read, path("ws/dev"));
+            assert!(
+                a.verdict.reason.contains("character device"),
+                "{}",
+                a.verdict.reason
+            );
+        }
+        Err(e) => eprintln!("skipping the device-node case: mknod: {e}"),
+    }
+}
+
+#[test]
+fn fifos_and_sockets_are_denied_without_blocking() {
+    let fx = Fx::new(WS);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        fx.p("ws/fifo").as_path(),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o666),
+        0,
+    )
+    .unwrap();
+    let _sock = std::os::unix::net::UnixListener::bind(fx.p("ws/sock")).unwrap();
+    for p in ["ws/fifo", "ws/sock"] {
+        // Opening a fifo for reading would block without a writer: the assessment must not.
+        assert_eq!(fx.verdict(FileOp::Read, path(p)), deny("file_type"), "{p}");
+        assert_eq!(
+            fx.verdict(FileOp::Write, json!({"path": p, "content": "x"})),
+            deny("file_type"),
+            "{p}"
+        );
+        assert_eq!(
+            fx.verdict(FileOp::Edit, json!({"path": p, "old": "a", "new": "b"})),
+            deny("file_type"),
+            "{p}"
+        );
+    }
+    let a = fx.ok(FileOp::Read, path("ws/fifo"));
+    assert!(a.verdict.reason.contains("fifo"), "{}", a.verdict.reason);
+}
+
+// ---------------------------------------------------------------- policy knobs
+
+#[test]
+fn mode_ro_denies_writes_but_not_reads() {
+    let fx = Fx::new(&format!("{WS}{RO}"));
+    std::fs::write(fx.p("ro/a.txt"), "a").unwrap();
+    assert_eq!(fx.verdict(FileOp::Read, path("ro/a.txt")), allow());
+    assert_eq!(fx.verdict(FileOp::List, path("ro")), allow());
+    assert_eq!(
+        fx.verdict(FileOp::Write, json!({"path": "ro/a.txt", "content": "x"})),
+        deny("mode")
+    );
+    assert_eq!(
+        fx.verdict(
+            FileOp::Write,
+            json!({"path": "ro/new/b.txt", "content": "x"})
+        ),
+        deny("mode")
+    );
+    assert_eq!(
+        fx.verdict(
+            FileOp::Edit,
+            json!({"path": "ro/a.txt", "old": "a", "new": "b"})
+        ),
+        deny("mode")
+    );
+    assert_eq!(fx.verdict(FileOp::Delete, path("ro/a.txt")), deny("mode"));
+    let a = fx.ok(FileOp::Delete, path("ro/a.txt"));
+    assert!(
+        a.verdict.reason.contains("read-only root `ro`"),
+        "{}",
+        a.verdict.reason
+    );
+    assert!(matches!(
+        fx.tool(FileOp::Delete).execute(&a),
+        Err(ToolError::Denied { .. })
+    ));
+    assert!(fx.p("ro/a.txt").exists());
+}
+
+#[test]
+fn a_read_only_root_nested_in_a_writable_one_stays_read_only() {
+    let fx = Fx::with(
+        "[sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\n[sandbox.paths.inner]\nroot = \"ws/inner\"\nmode = \"ro\"\n",
+        Limits::default(),
+        |b| std::fs::create_dir(b.join("ws/inner")).unwrap(),
+    );
+    std::fs::create_dir(fx.p("ws/inner/d")).unwrap();
+    symlink("inner/d", fx.p("ws/alias")).unwrap();
+    for p in ["ws/inner/x.txt", "ws/alias/x.txt", "inner/x.txt"] {
+        assert_eq!(
+            fx.verdict(FileOp::Write, json!({"path": p, "content": "x"})),
+            deny("mode"),
+            "{p}"
+        );
+    }
+    let a = fx.ok(FileOp::Write, json!({"path": "ws/y.txt", "content": "x"}));
+    assert_eq!(a.verdict.action, Action::Allow);
+}
+
+#[test]
+fn protected_paths_stay_read_only_inside_writable_roots() {
+    let fx = Fx::with(
+        &format!("[sandbox]\nprotected = [\".git/hooks\", \".git/config\"]\n{WS}"),
+        Limits::default(),
+        |b| {
+            std::fs::create_dir_all(b.join("ws/.git/hooks")).unwrap();
+            std::fs::write(b.join("ws/.git/config"), "[core]\n").unwrap();
+        },
+    );
+    symlink(".git/hooks", fx.p("ws/hooks")).unwrap();
+    for p in [
+        "ws/.git/hooks/pre-commit",
+        "ws/hooks/pre-commit",
+        "ws/.git/config",
+    ] {
+        assert_eq!(
+            fx.verdict(FileOp::Write, json!({"path": p, "content": "x"})),
+            deny("protected"),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        fx.verdict(FileOp::Delete, path("ws/.git/config")),
+        deny("protected")
+    );
+    assert_eq!(fx.verdict(FileOp::Read, path("ws/.git/config")), allow());
+    assert_eq!(
+        fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/.git/HEAD", "content": "x"})
+        ),
+        allow()
+    );
+}
+
+#[test]
+fn suffixes_limit_the_files_touched() {
+    let fx = Fx::new(
+        "[sandbox.paths.docs]\nroot = \"docs\"\nmode = \"rw\"\nsuffixes = [\".md\", \".txt\"]\n",
+    );
+    std::fs::write(fx.p("docs/a.md"), "a").unwrap();
+    std::fs::write(fx.p("docs/key.pem"), "k").unwrap();
+    symlink("key.pem", fx.p("docs/alias.md")).unwrap();
+    std::fs::create_dir(fx.p("docs/sub")).unwrap();
+    assert_eq!(fx.verdict(FileOp::Read, path("docs/a.md")), allow());
+    assert_eq!(
+        fx.verdict(FileOp::Read, path("docs/key.pem")),
+        deny("suffix")
+    );
+    assert_eq!(
+        fx.verdict(FileOp::Read, path("docs/missing.pem")),
+        deny("suffix"),
+        "policy first, existence second"
+    );
+    assert_eq!(
+        fx.verdict(FileOp::Read, path("docs/alias.md")),
+        deny("suffix"),
+        "the file actually read counts"
+    );
+    assert_eq!(
+        fx.verdict(FileOp::Write, json!({"path": "docs/b.sh", "content": "x"})),
+        deny("suffix")
+    );
+    assert_eq!(
+        fx.verdict(FileOp::Write, json!({"path": "docs/b.txt", "content": "x"})),
+        allow()
+    );
+    assert_eq!(
+        fx.verdict(FileOp::Delete, path("docs/key.pem")),
+        deny("suffix")
+    );
+    let out = fx.run(FileOp::List, path("docs")).unwrap();
+    let names: Vec<&str> = out["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a.md", "alias.md", "sub"]);
+    assert_eq!(out["hidden_by_suffix"], 1);
+}
+
+#[test]
+fn read_and_write_approval_ask() {
+    let fx = Fx::new(
+        "[sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\nread_approval = true\n[sandbox.paths.docs]\nroot = \"docs\"\nmode = \"rw\"\nwrite_approval = true\n",
+    );
+    for r in ["ws", "docs"] {
+        std::fs::write(fx.p(&format!("{r}/a.txt")), "a").unwrap();
+    }
+    let ask = |tag: &str| (Action::Ask, format!("builtin:{tag}"));
+    assert_eq!(
+        fx.verdict(FileOp::Read, path("ws/a.txt")),
+        ask("read_approval")
+    );
+    assert_eq!(fx.verdict(FileOp::List, path("ws")), ask("read_approval"));
+    assert_eq!(
+        fx.verdict(FileOp::Write, json!({"path": "ws/a.txt", "content": "b"})),
+        allow()
+    );
+    assert_eq!(fx.verdict(FileOp::Read, path("docs/a.txt")), allow());
+    assert_eq!(
+        fx.verdict(FileOp::Write, json!({"path": "docs/a.txt", "content": "b"})),
+        ask("write_approval")
+    );
+    assert_eq!(
+        fx.verdict(
+            FileOp::Edit,
+            json!({"path": "docs/a.txt", "old": "a", "new": "b"})
+        ),
+        ask("write_approval")
+    );
+    assert_eq!(
+        fx.verdict(FileOp::Delete, path("docs/a.txt")),
+        ask("write_approval")
+    );
+    // Deny checks come before asks.
+    assert_eq!(
+        fx.verdict(FileOp::Read, path("ws/../outside/secret.txt")),
+        deny("path")
+    );
+}
+
+#[test]
+fn size_limits() {
+    let small = Limits {
+        max_read: 100,
+        max_write: 50,
+        ..Limits::default()
+    };
+    let fx = Fx::with(WS, small, |_| {});
+    std::fs::write(fx.p("ws/big.txt"), "x".repeat(101)).unwrap();
+    std::fs::write(fx.p("ws/ok.txt"), "x".repeat(100)).unwrap();
+    assert_eq!(fx.verdict(FileOp::Read, path("ws/big.txt")), deny("size"));
+    assert_eq!(fx.verdict(FileOp::Read, path("ws/ok.txt")), allow());
+    assert_eq!(
+        fx.verdict(
+            FileOp::Edit,
+            json!({"path": "ws/big.txt", "old": "xx", "new": "y"})
+        ),
+        deny("size")
+    );
+    assert_eq!(
+        fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/n.txt", "content": "y".repeat(51)})
+        ),
+        deny("size")
+    );
+    assert_eq!(
+        fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/n.txt", "content": "y".repeat(50)})
+        ),
+        allow()
+    );
+    // Overwriting a file too large to diff is allowed; the summary says what is replaced.
+    let a = fx.ok(FileOp::Write, json!({"path": "ws/big.txt", "content": "z"}));
+    assert_eq!(a.verdict.action, Action::Allow);
+    assert!(
+        a.presentation.summary.contains("replaces 101 bytes"),
+        "{}",
+        a.presentation.summary
+    );
+
+    // The default limit is 10 MiB (a sparse file: nothing is written).
+    let fx = Fx::new(WS);
+    let f = std::fs::File::create(fx.p("ws/huge.bin")).unwrap();
+    f.set_len((10 << 20) + 1).unwrap();
+    assert_eq!(fx.verdict(FileOp::Read, path("ws/huge.bin")), deny("size"));
+    let a = fx.ok(FileOp::Read, path("ws/huge.bin"));
+    assert!(
+        a.verdict.reason.contains("10485760"),
+        "{}",
+        a.verdict.reason
+    );
+}
+
+// ---------------------------------------------------------------- write, edit, previews
+
+#[test]
+fn write_new_file_previews_content_and_creates_directories() {
+    let fx = Fx::new(WS);
+    let a = fx.ok(
+        FileOp::Write,
+        json!({"path": "ws/new/dir/a.txt", "content": "hi\n"}),
+    );
+    assert_eq!(a.keys, ["write_file", "ws/new/dir/a.txt"]);
+    assert_eq!(
+        a.presentation.preview,
+        Preview::Content {
+            text: "hi\n".into(),
+            truncated_bytes: 0
+        }
+    );
+    assert!(a
+        .presentation
+        .summary
+        .starts_with("create ws/new/dir/a.txt"));
+    assert!(!fx.p("ws/new").exists(), "assessment changes nothing");
+    let out = fx.tool(FileOp::Write).execute(&a).unwrap();
+    assert_eq!(out["created"], true);
+    assert_eq!(
+        std::fs::read_to_string(fx.p("ws/new/dir/a.txt")).unwrap(),
+        "hi\n"
+    );
+    // No temporary file is left behind.
+    assert_eq!(std::fs::read_dir(fx.p("ws/new/dir")).unwrap().count(), 1);
+}
+
+#[test]
+fn overwrite_previews_a_diff_and_keeps_permissions() {
+    let fx = Fx::new(WS);
+    std::fs::write(fx.p("ws/a.sh"), "one\ntwo\nthree\n").unwrap();
+    std::fs::set_permissions(fx.p("ws/a.sh"), std::fs::Permissions::from_mode(0o750)).unwrap();
+    let a = fx.ok(
+        FileOp::Write,
+        json!({"path": "ws/a.sh", "content": "one\n2\nthree\n"}),
+    );
+    assert_eq!(
+        a.presentation.preview,
+        Preview::Diff {
+            unified: "--- a/ws/a.sh\n+++ b/ws/a.sh\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+                .into()
+        }
+    );
+    assert_eq!(a.presentation.summary, "overwrite ws/a.sh (+1 -1 lines)");
+    fx.tool(FileOp::Write).execute(&a).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(fx.p("ws/a.sh")).unwrap(),
+        "one\n2\nthree\n"
+    );
+    let mode = std::fs::metadata(fx.p("ws/a.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o750);
+}
+
+#[test]
+fn large_new_content_is_truncated_with_the_full_text_kept() {
+    let fx = Fx::new(WS);
+    let text = "é".repeat(3000); // 6000 bytes, 2-byte characters
+    let a = fx.ok(
+        FileOp::Write,
+        json!({"path": "ws/big.txt", "content": text}),
+    );
+    let Preview::Content {
+        text: shown,
+        truncated_bytes,
+    } = &a.presentation.preview
+    else {
+        panic!("{:?}", a.presentation.preview)
+    };
+    assert_eq!(shown.len(), 4096);
+    assert_eq!(*truncated_bytes, 6000 - 4096);
+    assert_eq!(a.presentation.full.as_deref(), Some(text.as_str()));
+    assert!(a
+        .presentation
+        .preview
+        .to_string()
+        .ends_with("… 1904 more bytes not shown"));
+}
+
+#[test]
+fn binary_files_get_a_size_and_type_line() {
+    let fx = Fx::new(WS);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend([0u8; 100]);
+    std::fs::write(fx.p("ws/i.png"), &png).unwrap();
+    let a = fx.ok(FileOp::Read, path("ws/i.png"));
+    assert_eq!(
+        a.presentation.preview,
+        Preview::Binary {
+            size: 108,
+            kind: "PNG image".into()
+        }
+    );
+    let out = fx.tool(FileOp::Read).execute(&a).unwrap();
+    assert_eq!(out["binary"], true);
+    std::fs::write(fx.p("ws/bad.txt"), b"ab\xffcd").unwrap();
+    let a = fx.ok(FileOp::Read, path("ws/bad.txt"));
+    assert_eq!(
+        a.presentation.preview,
+        Preview::Binary {
+            size: 5,
+            kind: "binary data".into()
+        }
+    );
+    let a = fx.ok(
+        FileOp::Write,
+        json!({"path": "ws/n.bin", "content": "a\u{0}b"}),
+    );
+    assert!(matches!(
+        a.presentation.preview,
+        Preview::Binary { size: 3, .. }
+    ));
+    let a = fx.ok(
+        FileOp::Write,
+        json!({"path": "ws/i.png", "content": "text"}),
+    );
+    assert!(
+        matches!(a.presentation.preview, Preview::Content { .. }),
+        "replacing binary with text shows the new text: {:?}",
+        a.presentation.preview
+    );
+}
+
+#[test]
+fn edit_requires_exactly_one_occurrence() {
+    let fx = Fx::new(WS);
+    std::fs::write(fx.p("ws/a.txt"), "alpha\nbeta\nbeta\ngamma aaa\n").unwrap();
+    let e = |old: &str| {
+        fx.assess(
+            FileOp::Edit,
+            json!({"path": "ws/a.txt", "old": old, "new": "X"}),
+        )
+    };
+    assert!(failed(e("delta")).contains("`old` does not occur in `ws/a.txt`"));
+    assert!(failed(e("beta")).contains("`old` occurs 2 times in `ws/a.txt`"));
+    assert!(
+        failed(e("aa")).contains("occurs 2 times"),
+        "overlapping occurrences are ambiguous too"
+    );
+    assert!(matches!(e(""), Err(ToolError::InvalidArguments { .. })));
+    let a = e("alpha\nbeta\n").unwrap();
+    assert_eq!(
+        a.presentation.preview,
+        Preview::Diff {
+            unified: "--- a/ws/a.txt\n+++ b/ws/a.txt\n@@ -1,4 +1,2 @@\n-alpha\n-beta\n-beta\n+Xbeta\n gamma aaa\n"
+                .into()
+        }
+    );
+    fx.tool(FileOp::Edit).execute(&a).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(fx.p("ws/a.txt")).unwrap(),
+        "Xbeta\ngamma aaa\n"
+    );
+    assert!(failed(fx.assess(
+        FileOp::Edit,
+        json!({"path": "ws/none.txt", "old": "a", "new": "b"})
+    ))
+    .contains("does not exist"));
+    std::fs::write(fx.p("ws/bin"), b"\xff\xfe").unwrap();
+    assert!(failed(fx.assess(
+        FileOp::Edit,
+        json!({"path": "ws/bin", "old": "a", "new": "b"})
+    ))
+    .contains("not UTF-8"));
+}
+
+#[test]
+fn execute_refuses_when_the_file_changed_since_the_assessment() {
+    let fx = Fx::new(WS);
+    std::fs::write(fx.p("ws/a.txt"), "one\n").unwrap();
+    let edit = fx.ok(
+        FileOp::Edit,
+        json!({"path": "ws/a.txt", "old": "one", "new": "two"}),
+    );
+    let write = fx.ok(FileOp::Write, json!({"path": "ws/a.txt", "content": "w"}));
+    let create = fx.ok(FileOp::Write, json!({"path": "ws/b.txt", "content": "b"}));
+    let read = fx.ok(FileOp::Read, path("ws/a.txt"));
+    std::fs::write(fx.p("ws/a.txt"), "one\nmore\n").unwrap();
+    std::fs::write(fx.p("ws/b.txt"), "someone else's").unwrap();
+    for (op, a) in [
+        (FileOp::Edit, &edit),
+        (FileOp::Write, &write),
+        (FileOp::Write, &create),
+        (FileOp::Read, &read),
+    ] {
+        assert!(
+            matches!(fx.tool(op).execute(a), Err(ToolError::Changed { .. })),
+            "{op:?}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(fx.p("ws/a.txt")).unwrap(),
+        "one\nmore\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.p("ws/b.txt")).unwrap(),
+        "someone else's"
+    );
+}
+
+#[test]
+fn a_denied_assessment_never_executes_even_if_edited() {
+    let fx = Fx::new(&format!("{WS}{RO}"));
+    let mut a = fx.ok(FileOp::Write, json!({"path": "ro/x.txt", "content": "x"}));
+    assert_eq!(a.verdict.action, Action::Deny);
+    assert!(matches!(
+        fx.tool(FileOp::Write).execute(&a),
+        Err(ToolError::Denied { .. })
+    ));
+    // A forged verdict does not help: execute assesses again.
+    a.verdict.action = Action::Allow;
+    assert!(matches!(
+        fx.tool(FileOp::Write).execute(&a),
+        Err(ToolError::Denied { .. })
+    ));
+    assert!(!fx.p("ro/x.txt").exists());
+}
+
+#[test]
+fn list_and_delete() {
+    let fx = Fx::new(WS);
+    std::fs::create_dir(fx.p("ws/d")).unwrap();
+    std::fs::write(fx.p("ws/a.txt"), "abc").unwrap();
+    symlink("a.txt", fx.p("ws/l")).unwrap();
+    let out = fx.run(FileOp::List, path("ws")).unwrap();
+    assert_eq!(
+        out["entries"],
+        json!([
+            {"name": "a.txt", "type": "file", "size": 3},
+            {"name": "d", "type": "dir"},
+            {"name": "l", "type": "symlink"},
+        ])
+    );
+    assert!(failed(fx.assess(FileOp::List, path("ws/a.txt"))).contains("not a directory"));
+    assert!(failed(fx.assess(FileOp::Read, path("ws/d"))).contains("is a directory"));
+    assert!(failed(fx.assess(FileOp::Delete, path("ws/d"))).contains("is a directory"));
+    assert!(failed(fx.assess(FileOp::Delete, path("ws/zz"))).contains("does not exist"));
+    let a = fx.ok(FileOp::Delete, path("ws/a.txt"));
+    assert_eq!(a.presentation.summary, "delete ws/a.txt (3 bytes)");
+    fx.tool(FileOp::Delete).execute(&a).unwrap();
+    assert!(!fx.p("ws/a.txt").exists());
+}
+
+#[test]
+fn arguments_are_validated() {
+    let fx = Fx::new(WS);
+    let bad = |op: FileOp, args: Value, want: &str| match fx.assess(op, args) {
+        Err(ToolError::InvalidArguments { message, .. }) => {
+            assert!(message.contains(want), "{message}")
+        }
+        other => panic!("{other:?}"),
+    };
+    bad(FileOp::Read, json!({}), "missing argument `path`");
+    bad(
+        FileOp::Write,
+        json!({"path": "ws/a"}),
+        "missing argument `content`",
+    );
+    bad(
+        FileOp::Read,
+        json!({"path": "ws/a", "mode": "x"}),
+        "unknown argument `mode`; read_file takes: path",
+    );
+    bad(FileOp::Read, json!({"path": 3}), "`path` must be a string");
+    bad(FileOp::Read, json!(["ws/a"]), "must be an object");
+    let schema = fx.tool(FileOp::Edit).schema();
+    assert_eq!(schema["required"], json!(["path", "old", "new"]));
+    assert_eq!(schema["additionalProperties"], false);
+}
+
+// ---------------------------------------------------------------- toolbox
+
+#[test]
+fn toolbox_configured_tools_and_one_source_of_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[tools.send_email]\napproval = \"deny\"\n[tools.ping]\napproval = \"allow\"\n";
+    let policy = Policy::parse(text, "p.toml", dir.path()).unwrap();
+    let mut tb = Toolbox::from_policy(&policy).unwrap();
+    assert_eq!(
+        tb.names(),
+        [
+            "delete_file",
+            "edit_file",
+            "list_dir",
+            "ping",
+            "read_file",
+            "send_email",
+            "write_file"
+        ]
+    );
+    let a = tb.assess("send_email", &json!({"to": "bob"})).unwrap();
+    assert_eq!(a.verdict.action, Action::Deny);
+    assert_eq!(
+        a.verdict.rule.to_string(),
+        "p.toml:5:1 ([tools.send_email])"
+    );
+    assert_eq!(a.keys, ["send_email", "{\"to\":\"bob\"}"]);
+    assert!(matches!(
+        tb.get("send_email").unwrap().execute(&a),
+        Err(ToolError::Denied { .. })
+    ));
+    let a = tb.assess("ping", &json!({})).unwrap();
+    assert_eq!(a.verdict.action, Action::Allow);
+    assert!(matches!(
+        tb.get("ping").unwrap().execute(&a),
+        Err(ToolError::NotExecutable { .. })
+    ));
+    tb.replace_configured("ping", |_| Ok(json!("pong")))
+        .unwrap();
+    assert_eq!(tb.get("ping").unwrap().execute(&a).unwrap(), "pong");
+    assert!(matches!(
+        tb.assess("nope", &json!({})),
+        Err(ToolError::UnknownTool { .. })
+    ));
+    // Registering code for a tool the policy configures is refused: one source of verdicts.
+    let fx = Fx::new(WS);
+    let e = tb
+        .register(Box::new(fx.tools.tool(FileOp::Read)))
+        .unwrap_err();
+    assert!(e.to_string().contains("already exists"), "{e}");
+
+    let text = "version = 1\n[tools.write_file]\napproval = \"allow\"\n";
+    let policy = Policy::parse(text, "p.toml", dir.path()).unwrap();
+    let e = Toolbox::from_policy(&policy).err().unwrap();
+    assert!(e.to_string().contains("configures a built-in tool"), "{e}");
+}
+
+#[test]
+fn a_plain_tool_with_no_opinion_is_allowed() {
+    struct Echo;
+    impl Tool for Echo {
+        fn name(&self) -> &str {
+            "echo"
+        }
+        fn schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn assess(&self, args: &Value) -> Result<Assessment, ToolError> {
+            Ok(Assessment::new("echo", args.clone(), vec!["echo".into()]))
+        }
+        fn execute(&self, a: &Assessment) -> Result<Value, ToolError> {
+            Ok(a.args.clone())
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::parse(
+        "version = 1\n[tools.echo]\napproval = \"ask\"\n",
+        "p.toml",
+        dir.path(),
+    )
+    .unwrap();
+    let mut tb = Toolbox::from_policy(&policy).unwrap();
+    let e = tb.register(Box::new(Echo)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("declared in the policy (p.toml:2:1)"),
+        "{e}"
+    );
+    let policy = Policy::parse("version = 1\n", "p.toml", dir.path()).unwrap();
+    let mut tb = Toolbox::from_policy(&policy).unwrap();
+    tb.register(Box::new(Echo)).unwrap();
+    let a = tb.assess("echo", &json!({"x": 1})).unwrap();
+    assert_eq!(a.verdict.action, Action::Allow);
+    assert_eq!(a.verdict.rule.to_string(), "default");
+    assert_eq!(a.to_json()["decision"], "allow");
+    assert_eq!(a.to_json()["preview"], json!({"type": "none"}));
+}
