@@ -4,6 +4,7 @@ use cordon_approval::RuleSet;
 use cordon_policy::Policy;
 use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
 use cordon_tools::shell;
+use cordon_tools::tool::{Assessment, Toolbox};
 use serde_json::json;
 
 use crate::{refuse, CheckArgs, EXIT_FAILURE};
@@ -17,9 +18,12 @@ pub fn run(args: CheckArgs) -> i32 {
         return refuse(EXIT_FAILURE, e);
     }
     if args.tool != "shell" {
+        return check_tool(&policy, &args);
+    }
+    if let Some(extra) = args.pairs.first() {
         return refuse(
             EXIT_FAILURE,
-            format!("unknown tool `{}`; this build checks: shell", args.tool),
+            format!("shell: unexpected `{extra}`; give -c STRING or -- PROG ARGS"),
         );
     }
     let parsed = match (&args.command, args.argv.is_empty()) {
@@ -44,6 +48,88 @@ pub fn run(args: CheckArgs) -> i32 {
         print_human(&a);
     }
     0
+}
+
+/// `cordon check TOOL key=value…` for a file tool or a `[tools.NAME]` tool: the tool's
+/// assessment of the call (nothing is executed). The arguments are `key=value` words (values
+/// are strings); they may also follow `--`.
+fn check_tool(policy: &Policy, args: &CheckArgs) -> i32 {
+    let toolbox = match Toolbox::from_policy(policy) {
+        Ok(t) => t,
+        Err(e) => return refuse(EXIT_FAILURE, e),
+    };
+    let Some(tool) = toolbox.get(&args.tool) else {
+        let mut known = toolbox.names();
+        known.push("shell".into());
+        known.sort();
+        return refuse(
+            EXIT_FAILURE,
+            format!(
+                "unknown tool `{}`; known tools: {}",
+                args.tool,
+                known.join(", ")
+            ),
+        );
+    };
+    if args.command.is_some() {
+        return refuse(
+            EXIT_FAILURE,
+            format!(
+                "{}: -c is for shell; give the arguments as key=value",
+                args.tool
+            ),
+        );
+    }
+    let call = match call_args(&args.tool, args.pairs.iter().chain(&args.argv)) {
+        Ok(v) => v,
+        Err(e) => return refuse(EXIT_FAILURE, e),
+    };
+    let a = match tool.assess(&call) {
+        Ok(a) => a,
+        Err(e) => return refuse(EXIT_FAILURE, e),
+    };
+    if args.json {
+        println!("{}", a.to_json());
+    } else {
+        print_tool_human(&a);
+    }
+    0
+}
+
+/// `key=value` words as a JSON object of strings. A word without `=`, an empty key or a key
+/// given twice is an error.
+fn call_args<'a>(
+    tool: &str,
+    words: impl Iterator<Item = &'a String>,
+) -> Result<serde_json::Value, String> {
+    let mut map = serde_json::Map::new();
+    for w in words {
+        let Some((k, v)) = w.split_once('=') else {
+            return Err(format!("{tool}: expected key=value, got `{w}`"));
+        };
+        if k.is_empty() {
+            return Err(format!("{tool}: expected key=value, got `{w}` (empty key)"));
+        }
+        if map.insert(k.to_string(), json!(v)).is_some() {
+            return Err(format!("{tool}: argument `{k}` given twice"));
+        }
+    }
+    Ok(serde_json::Value::Object(map))
+}
+
+fn print_tool_human(a: &Assessment) {
+    println!("decision: {}", a.verdict.action.as_str());
+    println!("reason:   {}", a.verdict.reason);
+    println!("rule:     {}", a.verdict.rule);
+    println!("keys:     {}", a.keys.join(" "));
+    println!("summary:  {}", a.presentation.summary);
+    let preview = a.presentation.preview.to_string();
+    if !preview.is_empty() {
+        println!("preview:");
+        for line in preview.lines() {
+            println!("  {line}");
+        }
+    }
 }
 
 fn to_json(a: &ShellAssessment) -> serde_json::Value {

@@ -7,7 +7,7 @@ use cordon_policy::{Action, ApprovalMode, Mode, Policy};
 use cordon_tools::assess::{assess, ShellContext};
 use cordon_tools::shell;
 
-use crate::{check, prompt, refuse, ExecArgs, EXIT_DENIED, EXIT_FAILURE};
+use crate::{audit, check, prompt, refuse, ExecArgs, EXIT_DENIED, EXIT_FAILURE};
 
 pub fn run(args: ExecArgs) -> i32 {
     let (cwd, policy) = match crate::load_policy(args.policy.as_deref()) {
@@ -48,25 +48,41 @@ pub fn run(args: ExecArgs) -> i32 {
         policy.approval.mode
     };
     let d = &assessment.decision;
+    // Every final decision is recorded (allow and deny) before anything runs; a log that
+    // cannot be written stops the run (exit 125).
+    let audit = audit::ExecAudit::new(&policy, mode, &argv, &cwd, &shown, &assessment);
     match resolve_mode(d.action, mode, prompt::terminal_available()) {
-        (Action::Allow, _) => {}
+        (Action::Allow, why) => {
+            if let Err(code) = audit.decided(Action::Allow, why) {
+                return code;
+            }
+        }
         (Action::Deny, why) => {
+            if let Err(code) = audit.decided(Action::Deny, why) {
+                return code;
+            }
             let extra = why.map(|w| format!("; {w}")).unwrap_or_default();
             return refuse(
                 EXIT_DENIED,
                 format!("denied: `{shown}`: {} [{}]{extra}", d.reason, d.rule),
             );
         }
-        (Action::Ask, _) => match prompt::ask(&shown, &assessment, policy.approval.timeout) {
-            Ok(true) => {}
-            Ok(false) => {
-                return refuse(
-                    EXIT_DENIED,
-                    format!("denied: `{shown}`: refused by the user"),
-                )
+        (Action::Ask, _) => {
+            let answer = prompt::ask(&shown, &assessment, policy.approval.timeout);
+            if let Err(code) = audit.answered(&answer) {
+                return code;
             }
-            Err(e) => return refuse(EXIT_DENIED, format!("denied: `{shown}`: {e}")),
-        },
+            match answer {
+                Ok(true) => {}
+                Ok(false) => {
+                    return refuse(
+                        EXIT_DENIED,
+                        format!("denied: `{shown}`: refused by the user"),
+                    )
+                }
+                Err(e) => return refuse(EXIT_DENIED, format!("denied: `{shown}`: {e}")),
+            }
+        }
     }
 
     // A private, per-run TMPDIR: /tmp itself is shared with every process on the machine.

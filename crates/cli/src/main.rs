@@ -4,6 +4,7 @@
 //! signal N; 124 on timeout; 125 cordon's own failure; 126 denied or not executable; 127 not
 //! found. Every refusal is one stderr line starting `cordon: `.
 
+mod audit;
 mod check;
 mod doctor;
 mod exec;
@@ -41,6 +42,8 @@ enum Cmd {
     Profile(ProfileArgs),
     /// What this machine can enforce, proved by live probes.
     Doctor,
+    /// The audit log: `verify FILE` checks its hash chain, `show FILE` prints it readably.
+    Audit(audit::AuditArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -98,8 +101,12 @@ struct CheckArgs {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
-    /// The tool: `shell`.
+    /// The tool: `shell`, a file tool (read_file, write_file, edit_file, list_dir,
+    /// delete_file) or a `[tools.NAME]` tool from the policy.
     tool: String,
+    /// For a file or `[tools]` tool: its arguments, as KEY=VALUE.
+    #[arg(value_name = "KEY=VALUE")]
+    pairs: Vec<String>,
     /// For shell: the line to check.
     #[arg(short = 'c', value_name = "STRING", conflicts_with = "argv")]
     command: Option<String>,
@@ -186,6 +193,7 @@ fn main() {
         Cmd::Check(args) => check::run(args),
         Cmd::Profile(args) => profile::run(args),
         Cmd::Doctor => doctor::run(),
+        Cmd::Audit(args) => audit::run(args),
     };
     std::process::exit(code);
 }

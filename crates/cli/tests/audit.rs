@@ -1,0 +1,377 @@
+//! `cordon exec` records every decision before it runs anything; `cordon audit verify|show`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn cordon(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CORDON_POLICY")
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn workspace(audit_log: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let policy = format!(
+        r#"version = 1
+[sandbox.paths.w]
+root = "."
+mode = "rw"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "cat *"
+action = "allow"
+[[shell.rules]]
+pattern = "echo *"
+action = "allow"
+[[shell.rules]]
+pattern = "rm *"
+action = "deny"
+reason = "no deleting here"
+[approval]
+audit_log = "{audit_log}"
+"#
+    );
+    std::fs::write(d.path().join("cordon.toml"), policy).unwrap();
+    d
+}
+
+fn records(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn exec_writes_its_record_before_the_command_runs() {
+    let d = workspace("audit.jsonl");
+    // The command reads the log: its own record is already there.
+    let o = cordon(d.path(), &["exec", "--", "cat", "audit.jsonl"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let seen: serde_json::Value = serde_json::from_str(out.trim_end()).unwrap();
+    assert_eq!(seen["seq"], 0);
+    assert_eq!(seen["decision"], "allow");
+    assert_eq!(seen["tool"], "shell");
+    assert_eq!(seen["keys"], serde_json::json!([["cat", "audit.jsonl"]]));
+    assert_eq!(seen["preview"], "cat audit.jsonl");
+    assert_eq!(seen["by"]["kind"], "rule");
+    assert_eq!(seen["by"]["pattern"], "cat *");
+    let at = seen["by"]["at"].as_str().unwrap();
+    assert!(at.ends_with("/cordon.toml:7:1"), "{at}");
+    assert_eq!(seen["prev"], "0".repeat(64));
+    assert_eq!(records(&d.path().join("audit.jsonl")), [seen]);
+}
+
+#[test]
+fn every_kind_of_decision_is_recorded() {
+    let d = workspace("audit.jsonl");
+    let log = d.path().join("audit.jsonl");
+    // Denied by a rule: recorded, then refused as before.
+    let o = cordon(d.path(), &["exec", "--", "rm", "-rf", "x"]);
+    assert_eq!(o.status.code(), Some(126));
+    assert!(stderr(&o).starts_with("cordon: denied: `rm -rf x`: no deleting here"));
+    // An ask with no terminal: denied by the mode.
+    let o = cordon(d.path(), &["exec", "--", "touch", "asked"]);
+    assert_eq!(o.status.code(), Some(126));
+    assert!(!d.path().join("asked").exists());
+    // An ask allowed by --approve-all, denied by --strict.
+    let o = cordon(d.path(), &["exec", "--approve-all", "--", "touch", "asked"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(d.path().join("asked").exists());
+    let o = cordon(
+        d.path(),
+        &["exec", "--strict", "-c", "touch strict && echo hi"],
+    );
+    assert_eq!(o.status.code(), Some(126));
+
+    let r = records(&log);
+    assert_eq!(r.len(), 4);
+    assert_eq!(r[0]["decision"], "deny");
+    assert_eq!(r[0]["by"]["pattern"], "rm *");
+    assert_eq!(r[0]["reason"], "no deleting here");
+    assert_eq!(r[1]["decision"], "deny");
+    assert_eq!(
+        r[1]["by"],
+        serde_json::json!({"kind": "mode", "mode": "interactive"})
+    );
+    assert!(r[1]["reason"].as_str().unwrap().contains("no terminal"));
+    assert_eq!(r[2]["decision"], "allow");
+    assert_eq!(
+        r[2]["by"],
+        serde_json::json!({"kind": "mode", "mode": "approve-all"})
+    );
+    assert_eq!(r[3]["decision"], "deny");
+    assert_eq!(
+        r[3]["by"],
+        serde_json::json!({"kind": "mode", "mode": "strict"})
+    );
+    assert_eq!(
+        r[3]["keys"],
+        serde_json::json!([["touch", "strict"], ["echo", "hi"]])
+    );
+    // Each cordon process is its own session; the chain spans them.
+    for (i, rec) in r.iter().enumerate() {
+        assert_eq!(rec["seq"], i as u64);
+    }
+    assert_ne!(r[0]["session"], r[1]["session"]);
+    let o = cordon(d.path(), &["audit", "verify", "audit.jsonl"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
+fn the_log_is_relative_to_the_policy_file() {
+    let d = workspace("logs/audit.jsonl");
+    std::fs::create_dir(d.path().join("sub")).unwrap();
+    let o = cordon(
+        &d.path().join("sub"),
+        &["exec", "--policy", "../cordon.toml", "--", "echo", "hi"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(records(&d.path().join("logs/audit.jsonl")).len(), 1);
+    assert!(!d.path().join("sub/logs").exists());
+}
+
+#[test]
+fn an_unwritable_log_stops_the_command() {
+    let d = workspace("blocker/audit.jsonl");
+    std::fs::write(d.path().join("blocker"), "a file, not a directory").unwrap();
+    let o = cordon(d.path(), &["exec", "--approve-all", "--", "touch", "ran"]);
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.starts_with("cordon: audit log "), "{e}");
+    assert!(
+        e.contains("blocker/audit.jsonl: cannot create its directory"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(!d.path().join("ran").exists(), "the command must not run");
+    // A denial that cannot be recorded is cordon's failure too (by a rule, by the mode).
+    for args in [
+        &["exec", "--", "rm", "x"][..],
+        &["exec", "--", "touch", "ran"][..],
+    ] {
+        let o = cordon(d.path(), args);
+        assert_eq!(o.status.code(), Some(125));
+        assert!(
+            stderr(&o).starts_with("cordon: audit log "),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn a_tampered_log_stops_the_next_command() {
+    let d = workspace("audit.jsonl");
+    let o = cordon(d.path(), &["exec", "--", "echo", "one"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = cordon(d.path(), &["exec", "--", "echo", "two"]);
+    assert_eq!(o.status.code(), Some(0));
+    // Delete the last record: the head file disagrees, the writer refuses.
+    let text = std::fs::read_to_string(d.path().join("audit.jsonl")).unwrap();
+    let first = text.lines().next().unwrap();
+    std::fs::write(d.path().join("audit.jsonl"), format!("{first}\n")).unwrap();
+    let o = cordon(d.path(), &["exec", "--approve-all", "--", "touch", "ran"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stderr(&o).contains("refusing to append"), "{}", stderr(&o));
+    assert!(!d.path().join("ran").exists());
+}
+
+#[test]
+fn verify_reports_intact_logs_and_tampering_by_line() {
+    let d = workspace("audit.jsonl");
+    for word in ["one", "two", "three"] {
+        let o = cordon(d.path(), &["exec", "--", "echo", word]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let o = cordon(d.path(), &["audit", "verify", "audit.jsonl"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("audit.jsonl: 3 record(s), seq 0..2, "),
+        "{out}"
+    );
+    assert!(out.lines().next().unwrap().ends_with(": intact"), "{out}");
+    assert!(out.contains("no secret key"), "{out}");
+    assert_eq!(stderr(&o), "");
+
+    // Turn the second record's allow into a deny.
+    let path = d.path().join("audit.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let edited = lines[1].replace(r#""decision":"allow""#, r#""decision":"deny""#);
+    assert_ne!(edited, lines[1]);
+    std::fs::write(&path, format!("{}\n{edited}\n{}\n", lines[0], lines[2])).unwrap();
+    let o = cordon(d.path(), &["audit", "verify", "audit.jsonl"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.starts_with("cordon: audit.jsonl:2: changed after it was written"),
+        "{e}"
+    );
+    assert!(stdout(&o).contains("1 problem(s) found"), "{}", stdout(&o));
+
+    // A torn tail is told apart from tampering.
+    std::fs::write(&path, &text).unwrap();
+    let mut torn = text.clone().into_bytes();
+    torn.extend_from_slice(br#"{"v":1,"time":"20"#);
+    std::fs::write(&path, torn).unwrap();
+    let o = cordon(d.path(), &["audit", "verify", "audit.jsonl"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with("cordon: audit.jsonl:4: torn tail"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).contains("complete records intact; torn tail"),
+        "{}",
+        stdout(&o)
+    );
+    // ...and the next exec moves it aside and goes on.
+    let o = cordon(d.path(), &["exec", "--", "echo", "four"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = cordon(d.path(), &["audit", "verify", "audit.jsonl"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("torn tail of 17 bytes"),
+        "{}",
+        stdout(&o)
+    );
+
+    let o = cordon(d.path(), &["audit", "verify", "missing.jsonl"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stderr(&o).starts_with("cordon: audit log missing.jsonl: cannot open"));
+}
+
+#[test]
+fn show_prints_one_readable_line_per_record() {
+    let d = workspace("audit.jsonl");
+    let o = cordon(d.path(), &["exec", "--", "echo", "hi\u{1b}[2J"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = cordon(d.path(), &["exec", "--", "rm", "-r", "x"]);
+    assert_eq!(o.status.code(), Some(126));
+    let o = cordon(d.path(), &["audit", "show", "audit.jsonl"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    let r = records(&d.path().join("audit.jsonl"));
+    let session = &r[0]["session"].as_str().unwrap()[..8];
+    let time = r[0]["time"].as_str().unwrap();
+    assert!(
+        lines[0].starts_with(&format!(
+            "{time} {session} #0 allow shell echo hi\\u{{1b}}[2J by "
+        )),
+        "{out}"
+    );
+    assert!(
+        lines[0].contains("/cordon.toml:10:1 (echo *): rule `echo *` says allow"),
+        "{out}"
+    );
+    assert!(!out.contains('\u{1b}'), "control characters are escaped");
+    assert!(lines[1].contains(" #1 deny  shell rm -r x by "), "{out}");
+    assert!(lines[1].ends_with("(rm *): no deleting here"), "{out}");
+
+    std::fs::write(d.path().join("bad.jsonl"), "{}\n").unwrap();
+    let o = cordon(d.path(), &["audit", "show", "bad.jsonl"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("cordon: bad.jsonl:1: not an audit record"));
+}
+
+/// Runs `cordon ARGS` on a fresh pty (util-linux `script`), typing `answer` once the prompt
+/// is shown (nothing when `None`; stdin stays open). `None` when `script` is missing.
+fn on_a_terminal(dir: &Path, args: &str, answer: Option<&str>) -> Option<(i32, String)> {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return None;
+    }
+    let line = format!("'{}' {args}", env!("CARGO_BIN_EXE_cordon"));
+    let mut child = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(dir)
+        .env_remove("CORDON_POLICY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buf[..n]);
+            let _ = tx.send(());
+        }
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    // The prompt is on screen once output starts; give it a moment to start reading.
+    rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    if let Some(a) = answer {
+        stdin.write_all(a.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+    let status = child.wait().unwrap();
+    drop(stdin);
+    Some((status.code().unwrap_or(-1), reader.join().unwrap()))
+}
+
+#[test]
+fn answers_on_the_terminal_are_recorded() {
+    let d = workspace("audit.jsonl");
+    let policy = std::fs::read_to_string(d.path().join("cordon.toml")).unwrap();
+    std::fs::write(
+        d.path().join("cordon.toml"),
+        policy.replace("[approval]\n", "[approval]\ntimeout = \"2s\"\n"),
+    )
+    .unwrap();
+    let Some((code, screen)) = on_a_terminal(d.path(), "exec -- touch yes", Some("y\n")) else {
+        return;
+    };
+    assert_eq!(code, 0, "{screen}");
+    assert!(d.path().join("yes").exists());
+    let (code, screen) = on_a_terminal(d.path(), "exec -- touch no", Some("n\n")).unwrap();
+    assert_eq!(code, 126, "{screen}");
+    let (code, screen) = on_a_terminal(d.path(), "exec -- touch late", None).unwrap();
+    assert_eq!(code, 126, "{screen}");
+    assert!(!d.path().join("no").exists() && !d.path().join("late").exists());
+
+    let r = records(&d.path().join("audit.jsonl"));
+    assert_eq!(r.len(), 3);
+    assert_eq!(
+        (&r[0]["decision"], &r[0]["by"]["kind"]),
+        (&"allow".into(), &"user".into())
+    );
+    assert_eq!(
+        (&r[1]["decision"], &r[1]["by"]["kind"]),
+        (&"deny".into(), &"user".into())
+    );
+    assert_eq!(
+        (&r[2]["decision"], &r[2]["by"]["kind"]),
+        (&"deny".into(), &"timeout".into())
+    );
+}

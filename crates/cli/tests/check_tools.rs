@@ -1,0 +1,242 @@
+//! `cordon check TOOL key=value…` for the file tools and `[tools.NAME]` tools: the decision,
+//! reason, rule, keys and preview (human and JSON), and the usage errors (exit 125). Nothing
+//! is ever executed.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+fn cordon(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CORDON_POLICY")
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json_of(dir: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["check", "--json"];
+    all.extend_from_slice(args);
+    let o = cordon(dir, &all);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)))
+}
+
+const POLICY: &str = r#"version = 1
+[sandbox.paths.notes]
+root = "notes"
+mode = "rw"
+write_approval = true
+[sandbox.paths.docs]
+root = "docs"
+mode = "ro"
+suffixes = [".md"]
+[tools.send_email]
+approval = "ask"
+"#;
+
+fn workspace() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("cordon.toml"), POLICY).unwrap();
+    std::fs::create_dir(d.path().join("notes")).unwrap();
+    std::fs::create_dir(d.path().join("docs")).unwrap();
+    std::fs::write(d.path().join("notes/a.txt"), "one\ntwo\n").unwrap();
+    std::fs::write(d.path().join("docs/r.md"), "# r\n").unwrap();
+    d
+}
+
+#[test]
+fn write_file_human_output_shows_decision_rule_and_preview() {
+    let d = workspace();
+    let o = cordon(
+        d.path(),
+        &["check", "write_file", "path=notes/b.txt", "content=hi"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "decision: ask\n\
+         reason:   the root `notes` sets write_approval = true\n\
+         rule:     builtin:write_approval\n\
+         keys:     write_file notes/b.txt\n\
+         summary:  create notes/b.txt (2 bytes)\n\
+         preview:\n  hi\n"
+    );
+    assert!(!d.path().join("notes/b.txt").exists(), "check runs nothing");
+}
+
+#[test]
+fn edit_file_json_has_the_diff() {
+    let d = workspace();
+    let v = json_of(
+        d.path(),
+        &["edit_file", "path=notes/a.txt", "old=two", "new=2"],
+    );
+    assert_eq!(
+        v,
+        json!({
+            "tool": "edit_file",
+            "decision": "ask",
+            "reason": "the root `notes` sets write_approval = true",
+            "rule": "builtin:write_approval",
+            "keys": ["edit_file", "notes/a.txt"],
+            "summary": "edit notes/a.txt (+1 -1 lines)",
+            "preview": {
+                "type": "diff",
+                "unified": "--- a/notes/a.txt\n+++ b/notes/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
+            }
+        })
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("notes/a.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+}
+
+#[test]
+fn denials_name_the_builtin_check() {
+    let d = workspace();
+    let cases: &[(&[&str], &str)] = &[
+        (&["read_file", "path=notes/../cordon.toml"], "builtin:path"),
+        (&["read_file", "path=/etc/passwd"], "builtin:path"),
+        (&["read_file", "path=elsewhere/x"], "builtin:path"),
+        (
+            &["write_file", "path=docs/n.md", "content=x"],
+            "builtin:mode",
+        ),
+        (&["read_file", "path=docs/x.txt"], "builtin:suffix"),
+        (&["delete_file", "path=docs/r.md"], "builtin:mode"),
+    ];
+    for (args, rule) in cases {
+        let v = json_of(d.path(), args);
+        assert_eq!(v["decision"], "deny", "{args:?}: {v}");
+        assert_eq!(v["rule"], *rule, "{args:?}: {v}");
+        assert!(!v["reason"].as_str().unwrap().is_empty());
+    }
+    let v = json_of(d.path(), &["read_file", "path=docs/r.md"]);
+    assert_eq!(v["decision"], "allow");
+    assert_eq!(v["rule"], "default");
+    assert_eq!(
+        v["preview"],
+        json!({"type": "content", "text": "# r\n", "truncated_bytes": 0})
+    );
+    let v = json_of(d.path(), &["list_dir", "path=notes"]);
+    assert_eq!(v["decision"], "allow");
+    assert_eq!(v["keys"], json!(["list_dir", "notes"]));
+}
+
+#[test]
+fn configured_tool_gets_its_approval_from_the_policy() {
+    let d = workspace();
+    let v = json_of(d.path(), &["send_email", "to=bob", "subject=hi"]);
+    assert_eq!(v["decision"], "ask");
+    let rule = v["rule"].as_str().unwrap();
+    assert!(
+        rule.ends_with("/cordon.toml:10:1 ([tools.send_email])"),
+        "{rule}"
+    );
+    assert_eq!(
+        v["keys"],
+        json!(["send_email", "{\"subject\":\"hi\",\"to\":\"bob\"}"])
+    );
+}
+
+#[test]
+fn arguments_after_double_dash_work_too() {
+    let d = workspace();
+    let v = json_of(
+        d.path(),
+        &["write_file", "--", "path=notes/c.txt", "content=-x"],
+    );
+    assert_eq!(v["summary"], "create notes/c.txt (2 bytes)");
+}
+
+#[test]
+fn usage_errors_exit_125_with_one_line() {
+    let d = workspace();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["check", "nope", "a=b"],
+            "cordon: unknown tool `nope`; known tools: delete_file, edit_file, list_dir, read_file, send_email, shell, write_file",
+        ),
+        (
+            &["check", "write_file", "path=notes/a.txt"],
+            "cordon: write_file: missing argument `content`",
+        ),
+        (
+            &["check", "read_file", "path=notes/a.txt", "bogus=1"],
+            "cordon: read_file: unknown argument `bogus`; read_file takes: path",
+        ),
+        (
+            &["check", "read_file", "notes/a.txt"],
+            "cordon: read_file: expected key=value, got `notes/a.txt`",
+        ),
+        (
+            &["check", "read_file", "path=notes/a.txt", "path=x"],
+            "cordon: read_file: argument `path` given twice",
+        ),
+        (
+            &["check", "read_file", "-c", "x"],
+            "cordon: read_file: -c is for shell",
+        ),
+        (
+            &["check", "edit_file", "path=notes/a.txt", "old=o", "new=x"],
+            "cordon: edit_file: `old` occurs 2 times in `notes/a.txt`; it must occur exactly once",
+        ),
+        (
+            &["check", "read_file", "path=notes/missing.txt"],
+            "cordon: read_file: `notes/missing.txt` does not exist",
+        ),
+        (
+            &["check", "shell", "ls"],
+            "cordon: shell: unexpected `ls`; give -c STRING or -- PROG ARGS",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = cordon(d.path(), args);
+        assert_eq!(o.status.code(), Some(125), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.starts_with(want), "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn builtin_tool_in_tools_table_is_a_policy_error() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("cordon.toml"),
+        "version = 1\n[tools.write_file]\napproval = \"allow\"\n",
+    )
+    .unwrap();
+    let o = cordon(d.path(), &["check", "read_file", "path=x"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        stderr(&o).contains("/cordon.toml:2:1: [tools.write_file] configures a built-in tool"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn default_policy_workspace_root() {
+    // No cordon.toml: the embedded default's root `workspace` is the current directory.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("a.txt"), "x").unwrap();
+    let v = json_of(d.path(), &["read_file", "path=workspace/a.txt"]);
+    assert_eq!(v["decision"], "allow");
+    assert_eq!(v["keys"], json!(["read_file", "workspace/a.txt"]));
+    let v = json_of(d.path(), &["write_file", "path=a.txt", "content=y"]);
+    assert_eq!(v["decision"], "deny", "paths start with a root name: {v}");
+}
