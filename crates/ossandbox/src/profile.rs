@@ -232,6 +232,22 @@ impl Profile {
                 }
             }
         }
+        // The audit trail must stay out of the sandbox's reach: a command that can rewrite
+        // the log (or its head file) can rewrite the record of what it was allowed to do.
+        if let Some(log) = &policy.approval.audit_log {
+            let log = std::fs::canonicalize(log).unwrap_or_else(|_| log.clone());
+            if writable.iter().any(|w| log.starts_with(&w.root)) {
+                let mut head = log.clone().into_os_string();
+                head.push(".head");
+                for path in [log.clone(), PathBuf::from(head)] {
+                    protected.push(Protected {
+                        path,
+                        origin: "approval.audit_log (the audit trail lies in a writable root)"
+                            .into(),
+                    });
+                }
+            }
+        }
         for ro in sb.paths.iter().filter(|r| r.mode == Mode::ReadOnly) {
             if writable
                 .iter()
@@ -352,6 +368,33 @@ mod tests {
             paths,
             vec![real.join("a/.git/hooks"), real.join("b/.git/hooks")]
         );
+    }
+
+    #[test]
+    fn an_audit_log_inside_a_writable_root_is_protected() {
+        let d = tempfile::tempdir().unwrap();
+        let p = policy(
+            "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[approval]\naudit_log = \".cordon/audit.jsonl\"\n",
+            d.path(),
+        );
+        let prof = Profile::from_policy(&p);
+        let real = std::fs::canonicalize(d.path()).unwrap();
+        let paths: Vec<_> = prof.protected.iter().map(|p| p.path.clone()).collect();
+        assert_eq!(
+            paths,
+            vec![
+                real.join(".cordon/audit.jsonl"),
+                real.join(".cordon/audit.jsonl.head")
+            ]
+        );
+        let outside = tempfile::tempdir().unwrap();
+        let text = format!(
+            "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[approval]\naudit_log = \"{}/a.jsonl\"\n",
+            outside.path().display()
+        );
+        assert!(Profile::from_policy(&policy(&text, d.path()))
+            .protected
+            .is_empty());
     }
 
     #[test]
