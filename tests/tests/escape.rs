@@ -1358,6 +1358,8 @@ macro_rules! bwrap_tests {
 
 bwrap_tests! {
     protected_paths_stay_read_only,
+    protected_paths_cannot_be_moved_away,
+    audit_log_in_the_workspace_is_out_of_reach,
     tmp_is_private,
     other_processes_are_invisible,
     network_namespace_is_empty,
@@ -1493,4 +1495,91 @@ fn network_namespace_is_empty(mode: Mode) {
         .filter_map(|l| l.split(':').next().map(|s| s.trim().to_string()))
         .collect();
     assert_eq!(ifaces, vec!["lo".to_string()], "{}", describe(&out));
+}
+
+/// A read-only mount moves with its parent directory: renaming `.git` away and building a
+/// fresh `.git/hooks` must fail, as must removing or renaming the protected paths themselves.
+fn protected_paths_cannot_be_moved_away(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    fs::create_dir_all(fx.ws.join(".git/hooks")).unwrap();
+    fs::write(fx.ws.join(".git/config"), "[core]\n").unwrap();
+    fx.chown_to_user();
+    let script = "mv .git .git-old; mv .git/hooks .git/h2; rm -rf .git/hooks; mv .git/config .git/c2; \
+                  mkdir -p .git-new/hooks && echo evil > .git-new/hooks/pre-commit && mv .git-new .git; true";
+    let out = run(fx.cordon(
+        &protected_policy(&fx, Backend::Bwrap),
+        &[],
+        &os(&["/bin/sh", "-c", script]),
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        !fx.ws.join(".git-old").exists(),
+        "the protected tree was renamed away\n{}",
+        describe(&out)
+    );
+    assert!(fx.ws.join(".git/hooks").is_dir(), "{}", describe(&out));
+    assert!(
+        !fx.ws.join(".git/hooks/pre-commit").exists(),
+        "a hook was planted\n{}",
+        describe(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(fx.ws.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+}
+
+/// An audit log inside the workspace must survive the command it records.
+fn audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    let policy = fx.ws.join("audited.toml");
+    fs::write(
+        &policy,
+        policy_text(
+            "bwrap",
+            true,
+            "[approval]\naudit_log = \".cordon/audit.jsonl\"\n",
+        ),
+    )
+    .unwrap();
+    fx.chown_to_user();
+    let out = run(fx.cordon(&policy, &[], &os(&["/bin/true"])));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let attack = "truncate -s 0 .cordon/audit.jsonl; rm -f .cordon/audit.jsonl.head; \
+                  echo forged >> .cordon/audit.jsonl; mv .cordon .gone; true";
+    let out = run(fx.cordon(&policy, &[], &os(&["/bin/sh", "-c", attack])));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let verify = Command::new(&bins().cordon)
+        .args(["audit", "verify"])
+        .arg(fx.ws.join(".cordon/audit.jsonl"))
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&verify.stdout).into_owned()
+        + &String::from_utf8_lossy(&verify.stderr);
+    assert_eq!(
+        verify.status.code(),
+        Some(0),
+        "{report}\n{}",
+        describe(&out)
+    );
+    assert!(report.contains("2 record(s)"), "{report}");
+
+    // Landlock alone cannot keep it read-only: refused, and nothing is recorded.
+    let ll = fx.ws.join("audited-landlock.toml");
+    fs::write(
+        &ll,
+        policy_text(
+            "landlock",
+            true,
+            "[approval]\naudit_log = \".cordon/audit.jsonl\"\n",
+        ),
+    )
+    .unwrap();
+    let out = run(fx.cordon(&ll, &[], &os(&["/bin/true"])));
+    assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+    let lines = fs::read_to_string(fx.ws.join(".cordon/audit.jsonl"))
+        .unwrap()
+        .lines()
+        .count();
+    assert_eq!(lines, 2, "a refused run must not be recorded as allowed");
 }

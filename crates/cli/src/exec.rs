@@ -19,6 +19,35 @@ pub fn run(args: ExecArgs) -> i32 {
         return refuse(EXIT_FAILURE, e);
     }
 
+    // The sandbox first: a run that can never happen is refused before anyone is asked and
+    // before anything is recorded. A private, per-run TMPDIR: /tmp itself is shared with
+    // every process on the machine.
+    let tmp = match tempfile::Builder::new().prefix("cordon-").tempdir() {
+        Ok(t) => t,
+        Err(e) => {
+            return refuse(
+                EXIT_FAILURE,
+                format!("cannot create the private TMPDIR: {e}"),
+            )
+        }
+    };
+    let profile = Profile::from_policy(&policy).with_private_tmp(tmp.path());
+    let backend = args
+        .backend
+        .map(|b| b.to_policy())
+        .unwrap_or(policy.sandbox.backend);
+    let choice = match choose(
+        backend,
+        &profile,
+        policy.sandbox.require_os_sandbox,
+        &Machine::probe(),
+    ) {
+        Ok(c) => c,
+        Err(r) => return refuse(EXIT_FAILURE, r),
+    };
+    for w in &choice.warnings {
+        eprintln!("cordon: warning: {w}");
+    }
     // What would run, as the shell tool understands it.
     let (argv, parsed) = match (&args.command, args.argv.is_empty()) {
         (Some(line), _) => (
@@ -85,33 +114,6 @@ pub fn run(args: ExecArgs) -> i32 {
         }
     }
 
-    // A private, per-run TMPDIR: /tmp itself is shared with every process on the machine.
-    let tmp = match tempfile::Builder::new().prefix("cordon-").tempdir() {
-        Ok(t) => t,
-        Err(e) => {
-            return refuse(
-                EXIT_FAILURE,
-                format!("cannot create the private TMPDIR: {e}"),
-            )
-        }
-    };
-    let profile = Profile::from_policy(&policy).with_private_tmp(tmp.path());
-    let backend = args
-        .backend
-        .map(|b| b.to_policy())
-        .unwrap_or(policy.sandbox.backend);
-    let choice = match choose(
-        backend,
-        &profile,
-        policy.sandbox.require_os_sandbox,
-        &Machine::probe(),
-    ) {
-        Ok(c) => c,
-        Err(r) => return refuse(EXIT_FAILURE, r),
-    };
-    for w in &choice.warnings {
-        eprintln!("cordon: warning: {w}");
-    }
     let spec = Spec {
         program: argv[0].clone().into(),
         args: argv[1..].iter().map(Into::into).collect(),

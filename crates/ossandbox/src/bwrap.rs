@@ -156,6 +156,36 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
     };
     let rules: Vec<&PathRule> = rules.iter().copied().filter(|r| !redundant(r)).collect();
     // Parents before children, so a deeper mount (a workspace under /tmp) lands on top.
+    // A read-only mount cannot be renamed, but a directory above it can, taking the mount
+    // along (`mv .git .git-old`, then a fresh, unprotected `.git/hooks`). Binding every
+    // directory between the writable root and a protected path onto itself makes each a
+    // mount point, which cannot be renamed either; their contents stay writable.
+    let mut anchors: Vec<PathBuf> = Vec::new();
+    for p in &profile.protected {
+        let Some(root) = rules
+            .iter()
+            .filter(|r| r.access.write && p.path.starts_with(&r.path))
+            .map(|r| r.path.as_path())
+            .max_by_key(|r| r.components().count())
+        else {
+            continue;
+        };
+        let mut cur = root.to_path_buf();
+        let rel: Vec<_> = p
+            .path
+            .strip_prefix(root)
+            .map(|r| r.components().collect())
+            .unwrap_or_default();
+        for c in rel.iter().take(rel.len().saturating_sub(1)) {
+            cur.push(c);
+            match std::fs::symlink_metadata(&cur) {
+                Ok(m) if m.is_dir() => anchors.push(cur.clone()),
+                _ => break,
+            }
+        }
+    }
+    anchors.sort();
+    anchors.dedup();
     let mut mounts: Vec<(&Path, &Path, bool, &str)> = rules
         .iter()
         .map(|r| {
@@ -175,6 +205,14 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
             "private /tmp: the run's own directory",
         ));
     }
+    mounts.extend(anchors.iter().map(|a| {
+        (
+            a.as_path(),
+            a.as_path(),
+            true,
+            "sandbox.protected: the directory above a protected path, kept from being renamed away",
+        )
+    }));
     mounts.sort_by_key(|(_, dest, _, _)| (dest.components().count(), dest.to_path_buf()));
     for (src, dest, write, why) in mounts {
         let opt = if write { "--bind" } else { "--ro-bind" };
@@ -571,6 +609,37 @@ mod tests {
             .iter()
             .any(|r| r.path == Path::new("/etc/passwd")));
         assert!(!inv.plan.rules.iter().any(|r| r.path == Path::new("/etc")));
+    }
+
+    #[test]
+    fn directories_above_protected_paths_become_mount_points() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        let profile = Profile {
+            rules: vec![rule(&ws, true)],
+            protected: vec![
+                Protected {
+                    path: ws.join(".git/hooks"),
+                    origin: "p".into(),
+                },
+                Protected {
+                    path: ws.join(".git/config"),
+                    origin: "p".into(),
+                },
+            ],
+            network: Network::Deny,
+            limits: Limits::default(),
+        };
+        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x")), 7).unwrap();
+        let joined = strings(&inv.args).join(" ");
+        let anchor = format!("--bind {0}/.git {0}/.git", ws.display());
+        assert_eq!(joined.matches(&anchor).count(), 1, "{joined}");
+        let hooks = format!("--ro-bind {0}/.git/hooks", ws.display());
+        assert!(
+            joined.find(&anchor).unwrap() < joined.find(&hooks).unwrap(),
+            "{joined}"
+        );
     }
 
     #[test]
