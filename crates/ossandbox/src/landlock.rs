@@ -131,7 +131,13 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
     for rule in &profile.rules {
         let fd = PathFd::new(&rule.path)
             .map_err(|e| lerr(&format!("opening {}", rule.path.display()), &e))?;
-        let is_dir = rule.path.is_dir();
+        // The type from the open descriptor: no second walk of the path.
+        let is_dir = {
+            use std::os::fd::{AsFd, AsRawFd};
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            let ok = unsafe { libc::fstat(fd.as_fd().as_raw_fd(), &mut st) } == 0;
+            ok && st.st_mode & libc::S_IFMT == libc::S_IFDIR
+        };
         let rights = fs_rights(rule.access, is_dir, level);
         created = created
             .add_rule(PathBeneath::new(fd, rights))

@@ -145,6 +145,23 @@ pub const SYSTEM_DEVICES: &[&str] = &[
     "/dev/zero",
 ];
 
+/// The canonical path of an existing file, asked of the kernel: one `open(O_PATH)` and a
+/// readlink of its /proc/self/fd entry, instead of realpath's walk per component (this runs
+/// for every system path on every `cordon exec`).
+fn real_path(path: &Path) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd()))
+        .ok()
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::fs::canonicalize(path).ok())
+}
+
 impl Profile {
     /// Derives the profile. Paths that do not exist on this machine are left out (a rule
     /// needs an inode); every kept path is canonical, so symlinked system paths such as
@@ -153,7 +170,7 @@ impl Profile {
         let sb = &policy.sandbox;
         let mut rules = Vec::new();
         let mut add = |path: &Path, access: Access, origin: String| {
-            if let Ok(real) = std::fs::canonicalize(path) {
+            if let Some(real) = real_path(path) {
                 rules.push(PathRule {
                     path: real,
                     access,
@@ -395,6 +412,27 @@ mod tests {
         assert!(Profile::from_policy(&policy(&text, d.path()))
             .protected
             .is_empty());
+    }
+
+    #[test]
+    fn real_paths_resolve_symlinks_like_canonicalize() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("a")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("a"), d.path().join("link")).unwrap();
+        for p in [
+            d.path().join("link"),
+            d.path().join("a"),
+            PathBuf::from("/bin"),
+            PathBuf::from("/etc/passwd"),
+        ] {
+            assert_eq!(
+                real_path(&p),
+                std::fs::canonicalize(&p).ok(),
+                "{}",
+                p.display()
+            );
+        }
+        assert_eq!(real_path(&d.path().join("missing")), None);
     }
 
     #[test]
