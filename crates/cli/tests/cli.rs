@@ -274,3 +274,23 @@ fn policy_timeout_kills_the_tree() {
     assert!(start.elapsed() < std::time::Duration::from_secs(20));
     assert!(!d.path().join("late").exists());
 }
+
+#[test]
+fn nothing_outlives_the_run_not_even_a_new_session() {
+    let d = workspace("version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[shell]\ndefault = \"allow\"\n");
+    // A unique duration marks the escaped process (sleep accepts fractions).
+    let marker = format!("301.{}", std::process::id());
+    let line = format!("setsid sleep {marker} & sleep 0.2; echo started");
+    let o = cordon(d.path(), &["exec", "-c", &line]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "started\n");
+    let left = Command::new("pgrep")
+        .args(["-f", &format!("sleep {marker}")])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "a process outlived cordon: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}

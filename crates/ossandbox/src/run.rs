@@ -348,17 +348,20 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     })
 }
 
-/// SIGKILL the child's process group and every process re-parented to us.
+/// SIGKILL the child's process group.
 fn kill_all_descendants(pgid: libc::pid_t) {
+    // Those that left the group are re-parented to us: `reap_all` finds and kills them.
     unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    for pid in direct_children() {
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
 }
 
 /// Kills and reaps children until none is left. Killing one may re-parent its own children
 /// to us (we are a subreaper), so list again after every reap.
 fn reap_all() {
+    // The common case, nothing left at all, costs one syscall and no /proc reads.
+    let r = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL) };
+    if r < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+        return;
+    }
     loop {
         for pid in direct_children() {
             unsafe { libc::kill(pid, libc::SIGKILL) };
