@@ -188,6 +188,43 @@ pub fn examples(policy: &Policy) -> Result<(), String> {
 }
 
 fn check_examples(policy: &Policy) -> Result<(), String> {
+    match example_results(policy).into_iter().find(|r| !r.ok) {
+        Some(failed) => Err(failed.message()),
+        None => Ok(()),
+    }
+}
+
+/// One `match`/`not_match` example and whether the rule's pattern treats it as promised.
+pub struct ExampleResult {
+    pub location: cordon_policy::Location,
+    pub line: String,
+    pub pattern: String,
+    /// `true` for a `match` example, `false` for `not_match`.
+    pub should_match: bool,
+    pub ok: bool,
+}
+
+impl ExampleResult {
+    pub fn message(&self) -> String {
+        match (self.ok, self.should_match) {
+            (true, true) => format!("{}: `{}` matches `{}`", self.location, self.line, self.pattern),
+            (true, false) => format!("{}: `{}` does not match `{}`", self.location, self.line, self.pattern),
+            (false, true) => format!(
+                "{}: example `{}` does not match the rule's pattern `{}` (fix the pattern or the example)",
+                self.location, self.line, self.pattern
+            ),
+            (false, false) => format!(
+                "{}: example `{}` matches the rule's pattern `{}` but is listed in not_match (fix the pattern or the example)",
+                self.location, self.line, self.pattern
+            ),
+        }
+    }
+}
+
+/// Every example of every shell rule, in policy order: an example matches when any simple
+/// command in it (as the shell tool finds them) matches the rule's pattern.
+pub fn example_results(policy: &Policy) -> Vec<ExampleResult> {
+    let mut out = Vec::new();
     for rule in &policy.shell.rules {
         let hits = |line: &str| {
             shell::parse(line)
@@ -195,24 +232,19 @@ fn check_examples(policy: &Policy) -> Result<(), String> {
                 .iter()
                 .any(|c| rule.pattern.matches(&c.words))
         };
-        for ex in &rule.matches {
-            if !hits(&ex.line) {
-                return Err(format!(
-                    "{}: example `{}` does not match the rule's pattern `{}` (fix the pattern or the example)",
-                    ex.location, ex.line, rule.pattern.as_str()
-                ));
-            }
-        }
-        for ex in &rule.not_match {
-            if hits(&ex.line) {
-                return Err(format!(
-                    "{}: example `{}` matches the rule's pattern `{}` but is listed in not_match (fix the pattern or the example)",
-                    ex.location, ex.line, rule.pattern.as_str()
-                ));
+        for (examples, should_match) in [(&rule.matches, true), (&rule.not_match, false)] {
+            for ex in examples {
+                out.push(ExampleResult {
+                    location: ex.location.clone(),
+                    line: ex.line.clone(),
+                    pattern: rule.pattern.as_str().to_string(),
+                    should_match,
+                    ok: hits(&ex.line) == should_match,
+                });
             }
         }
     }
-    Ok(())
+    out
 }
 
 #[cfg(test)]

@@ -42,6 +42,9 @@ enum Cmd {
     Profile(ProfileArgs),
     /// What this machine can enforce, proved by live probes.
     Doctor,
+    /// Work with policy files: `test [FILE]` runs every rule's match/not_match examples.
+    #[command(subcommand)]
+    Policy(PolicyCmd),
     /// The audit log: `verify FILE` checks its hash chain, `show FILE` prints it readably.
     Audit(audit::AuditArgs),
 }
@@ -115,6 +118,15 @@ struct CheckArgs {
     argv: Vec<String>,
 }
 
+#[derive(Subcommand)]
+enum PolicyCmd {
+    /// Run every shell rule's `match`/`not_match` examples and report each (exit 1 if any fails).
+    Test {
+        /// Policy file (default: ./cordon.toml, else the embedded default).
+        file: Option<PathBuf>,
+    },
+}
+
 #[derive(Args)]
 struct ProfileArgs {
     /// Policy file (default: ./cordon.toml, else the embedded default).
@@ -167,6 +179,25 @@ pub fn refuse(code: i32, message: impl std::fmt::Display) -> i32 {
     code
 }
 
+/// `cordon policy test [FILE]`: every example, passed or failed, one line each.
+fn policy_test(file: Option<PathBuf>) -> i32 {
+    let (_, policy) = match load_policy(file.as_deref()) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let results = check::example_results(&policy);
+    let failed = results.iter().filter(|r| !r.ok).count();
+    for r in &results {
+        println!("{} {}", if r.ok { "ok  " } else { "FAIL" }, r.message());
+    }
+    println!("{} passed, {failed} failed", results.len() - failed);
+    if failed == 0 {
+        0
+    } else {
+        1
+    }
+}
+
 fn main() {
     // The bwrap backend's inner stage: cordon's own binary, run by bwrap inside the sandbox.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -193,6 +224,7 @@ fn main() {
         Cmd::Check(args) => check::run(args),
         Cmd::Profile(args) => profile::run(args),
         Cmd::Doctor => doctor::run(),
+        Cmd::Policy(PolicyCmd::Test { file }) => policy_test(file),
         Cmd::Audit(args) => audit::run(args),
     };
     std::process::exit(code);

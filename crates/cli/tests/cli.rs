@@ -294,3 +294,34 @@ fn nothing_outlives_the_run_not_even_a_new_session() {
         String::from_utf8_lossy(&left.stdout)
     );
 }
+
+#[test]
+fn policy_test_reports_every_example() {
+    let d = workspace("version = 1\n[[shell.rules]]\npattern = \"rm -rf\"\naction = \"deny\"\nmatch = [\"rm -rf x\", \"rm -r x\", \"sudo rm -rf /\"]\nnot_match = [\"echo rm -rf\"]\n");
+    let o = cordon(d.path(), &["policy", "test"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 5, "{out}");
+    assert!(
+        lines[1].starts_with("FAIL ")
+            && lines[1].contains("cordon.toml:5:22: example `rm -r x` does not match"),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with("ok   ") && lines[2].contains("`sudo rm -rf /` matches"),
+        "wrappers are seen through: {out}"
+    );
+    assert_eq!(lines[4], "3 passed, 1 failed");
+    let good = workspace("version = 1\n[[shell.rules]]\npattern = \"rm -rf\"\naction = \"deny\"\nmatch = [\"rm -rf x\"]\n");
+    assert_eq!(
+        cordon(good.path(), &["policy", "test"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        cordon(good.path(), &["policy", "test", "/nonexistent.toml"])
+            .status
+            .code(),
+        Some(125)
+    );
+}

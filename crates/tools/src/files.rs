@@ -110,16 +110,20 @@ pub enum FileOp {
     List,
     /// `delete_file {path}`
     Delete,
+    /// `attach_file {path}`: share a file with another agent. Assessed and carried out as a
+    /// read of that path (the same roots, modes, suffixes and `read_approval`).
+    Attach,
 }
 
 impl FileOp {
     /// Every file operation.
-    pub const ALL: [FileOp; 5] = [
+    pub const ALL: [FileOp; 6] = [
         FileOp::Read,
         FileOp::Write,
         FileOp::Edit,
         FileOp::List,
         FileOp::Delete,
+        FileOp::Attach,
     ];
 
     /// The tool's name.
@@ -130,6 +134,7 @@ impl FileOp {
             FileOp::Edit => "edit_file",
             FileOp::List => "list_dir",
             FileOp::Delete => "delete_file",
+            FileOp::Attach => "attach_file",
         }
     }
 
@@ -144,7 +149,7 @@ impl FileOp {
             "ROOT/relative/path (ROOT is a root's name) or an absolute path inside a root",
         );
         match self {
-            FileOp::Read | FileOp::List | FileOp::Delete => &[PATH],
+            FileOp::Read | FileOp::Attach | FileOp::List | FileOp::Delete => &[PATH],
             FileOp::Write => &[PATH, ("content", "the file's new content")],
             FileOp::Edit => &[
                 PATH,
@@ -161,6 +166,9 @@ impl FileOp {
             FileOp::Edit => "replace text that occurs exactly once in a file",
             FileOp::List => "list a directory inside a root",
             FileOp::Delete => "delete a file inside a root",
+            FileOp::Attach => {
+                "share a file inside a root with another agent (assessed as a read of that path)"
+            }
         }
     }
 }
@@ -172,7 +180,7 @@ pub struct FileTools {
     limits: Limits,
 }
 
-/// The five file tools over `policy`'s roots, with the default limits.
+/// The file tools over `policy`'s roots, with the default limits.
 pub fn file_tools(policy: &Policy) -> Result<Vec<Box<dyn Tool>>, ToolError> {
     Ok(FileTools::new(policy, Limits::default())?.tools())
 }
@@ -197,7 +205,7 @@ impl FileTools {
         }
     }
 
-    /// All five tools.
+    /// All the file tools.
     pub fn tools(self: &Arc<Self>) -> Vec<Box<dyn Tool>> {
         FileOp::ALL
             .iter()
@@ -355,7 +363,7 @@ impl FileTool {
             Err(r) => return Ok(self.denied(path, args, r)),
         };
         let result = match self.op {
-            FileOp::Read => self.plan_read(&target, want_preview),
+            FileOp::Read | FileOp::Attach => self.plan_read(&target, want_preview),
             FileOp::List => self.plan_list(&target),
             FileOp::Write | FileOp::Edit | FileOp::Delete => {
                 self.plan_write(&target, &a, want_preview)
@@ -769,7 +777,7 @@ impl FileTool {
                     name: parent.name,
                 };
             }
-            FileOp::Read | FileOp::List => unreachable!("not a write"),
+            FileOp::Read | FileOp::Attach | FileOp::List => unreachable!("not a write"),
         }
         let mut assessment = Assessment::new(name, args_out, vec![name.into(), key])
             .with_verdict(verdict)

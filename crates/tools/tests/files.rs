@@ -1043,3 +1043,42 @@ fn a_plain_tool_with_no_opinion_is_allowed() {
     assert_eq!(a.to_json()["decision"], "allow");
     assert_eq!(a.to_json()["preview"], json!({"type": "none"}));
 }
+
+// ---------------------------------------------------------------- attachments
+
+/// A file shared with another agent is assessed, and carried out, as a read of that path.
+#[test]
+fn an_attachment_is_assessed_as_a_read() {
+    let fx = Fx::new("[sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\nsuffixes = [\".txt\"]\n[sandbox.paths.docs]\nroot = \"docs\"\nmode = \"ro\"\nread_approval = true\n");
+    std::fs::write(fx.p("ws/a.txt"), "hello\n").unwrap();
+    std::fs::write(fx.p("ws/b.sh"), "echo\n").unwrap();
+    std::fs::write(fx.p("docs/d.txt"), "doc\n").unwrap();
+    std::os::unix::fs::symlink(fx.p("outside/secret.txt"), fx.p("ws/leak.txt")).unwrap();
+    let outside = fx.p("outside/secret.txt");
+    for p in [
+        "ws/a.txt",
+        "ws/b.sh",
+        "docs/d.txt",
+        "ws/leak.txt",
+        "ws/../outside/secret.txt",
+        outside.to_str().unwrap(),
+    ] {
+        let read = fx
+            .assess(FileOp::Read, path(p))
+            .map(|a| (a.verdict.action, a.verdict.rule.to_string()));
+        let attach = fx
+            .assess(FileOp::Attach, path(p))
+            .map(|a| (a.verdict.action, a.verdict.rule.to_string()));
+        assert_eq!(format!("{attach:?}"), format!("{read:?}"), "{p}");
+    }
+    assert_eq!(
+        fx.verdict(FileOp::Attach, path("docs/d.txt")).0,
+        Action::Ask
+    );
+    assert_eq!(
+        fx.verdict(FileOp::Attach, path("ws/leak.txt")).0,
+        Action::Deny
+    );
+    let out = fx.run(FileOp::Attach, path("ws/a.txt")).unwrap();
+    assert_eq!(out["content"], "hello\n");
+}
