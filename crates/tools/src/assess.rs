@@ -120,3 +120,174 @@ fn writes_inside(target: &str, cx: &ShellContext) -> bool {
         .iter()
         .any(|root| Path::new(&path).starts_with(root))
 }
+
+/// The shell tool as a [`Tool`](crate::tool::Tool): `{"command": "LINE"}`. Its assessment is
+/// [`assess`] of the parsed line (the same one `cordon check` prints and `cordon exec` acts
+/// on); running it is the host's job, passed in with [`ShellTool::with_runner`] (cordon's own
+/// runner is the OS sandbox), so the tools layer never reaches into the sandbox layer.
+pub struct ShellTool {
+    rules: RuleSet,
+    cx: ShellContext,
+    runner: Option<Box<Runner>>,
+}
+
+type Runner = dyn Fn(&str) -> Result<serde_json::Value, crate::tool::ToolError> + Send + Sync;
+
+impl ShellTool {
+    /// The shell tool for `policy`'s shell rules and writable roots, running lines in `cwd`.
+    pub fn new(policy: &cordon_policy::Policy, cwd: PathBuf) -> ShellTool {
+        let writable = policy
+            .sandbox
+            .paths
+            .iter()
+            .filter(|p| p.mode == cordon_policy::Mode::ReadWrite)
+            .map(|p| p.root.clone())
+            .collect();
+        ShellTool {
+            rules: RuleSet::new(&policy.shell),
+            cx: ShellContext { cwd, writable },
+            runner: None,
+        }
+    }
+
+    /// How an approved line is run.
+    pub fn with_runner(
+        mut self,
+        run: impl Fn(&str) -> Result<serde_json::Value, crate::tool::ToolError> + Send + Sync + 'static,
+    ) -> ShellTool {
+        self.runner = Some(Box::new(run));
+        self
+    }
+
+    /// The detailed assessment of a line: every simple command with its own decision.
+    pub fn assess_line(&self, line: &str) -> ShellAssessment {
+        assess(&crate::shell::parse(line), &self.rules, &self.cx)
+    }
+}
+
+impl crate::tool::Tool for ShellTool {
+    fn name(&self) -> &str {
+        "shell"
+    }
+
+    fn description(&self) -> &str {
+        "run a shell command line (with /bin/sh -c) under the OS sandbox"
+    }
+
+    fn schema(&self) -> serde_json::Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "the command line"}},
+            "required": ["command"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn assess(
+        &self,
+        args: &serde_json::Value,
+    ) -> Result<crate::tool::Assessment, crate::tool::ToolError> {
+        let bad = |message: &str| crate::tool::ToolError::InvalidArguments {
+            tool: "shell".into(),
+            message: message.into(),
+        };
+        let obj = args
+            .as_object()
+            .ok_or_else(|| bad("arguments must be a JSON object"))?;
+        if let Some(extra) = obj.keys().find(|k| *k != "command") {
+            return Err(bad(&format!("unknown argument `{extra}`")));
+        }
+        let line = obj
+            .get("command")
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| bad("`command` (a string) is required"))?;
+        let a = self.assess_line(line);
+        let keys = std::iter::once("shell".to_string())
+            .chain(a.commands.iter().map(|c| c.command.words.join(" ")))
+            .collect();
+        Ok(
+            crate::tool::Assessment::new("shell", serde_json::json!({"command": line}), keys)
+                .with_verdict(a.decision.clone())
+                .with_presentation(crate::tool::Presentation {
+                    summary: format!("run `{line}`"),
+                    preview: crate::tool::Preview::Command {
+                        argv: vec!["/bin/sh".into(), "-c".into(), line.into()],
+                    },
+                    full: None,
+                }),
+        )
+    }
+
+    fn execute(
+        &self,
+        assessment: &crate::tool::Assessment,
+    ) -> Result<serde_json::Value, crate::tool::ToolError> {
+        // Decide again from the arguments: a forged or stale assessment cannot run.
+        let fresh = crate::tool::Tool::assess(self, &assessment.args)?;
+        if fresh.verdict.action == Action::Deny || assessment.verdict.action == Action::Deny {
+            return Err(crate::tool::ToolError::Denied {
+                tool: "shell".into(),
+                decision: fresh.verdict,
+            });
+        }
+        let line = fresh.args["command"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        match &self.runner {
+            Some(run) => run(&line),
+            None => Err(crate::tool::ToolError::NotExecutable {
+                tool: "shell".into(),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::Tool;
+    use serde_json::json;
+
+    fn tool(default: &str) -> ShellTool {
+        let text = format!(
+            "version = 1\n[shell]\ndefault = \"{default}\"\n[[shell.rules]]\npattern = \"rm\"\naction = \"deny\"\nreason = \"no deleting\"\n"
+        );
+        let policy = cordon_policy::Policy::parse(&text, "p.toml", Path::new("/")).unwrap();
+        ShellTool::new(&policy, PathBuf::from("/")).with_runner(|line| Ok(json!({"ran": line})))
+    }
+
+    #[test]
+    fn assesses_every_command_of_the_line() {
+        let t = tool("allow");
+        let a = t
+            .assess(&json!({"command": "ls && sudo rm -rf /"}))
+            .unwrap();
+        assert_eq!(a.verdict.action, Action::Deny);
+        assert_eq!(a.verdict.reason, "no deleting");
+        assert_eq!(a.keys, ["shell", "ls", "sudo rm -rf /", "rm -rf /"]);
+        assert!(t.execute(&a).is_err(), "a denied line never runs");
+        let ok = t.assess(&json!({"command": "ls -la"})).unwrap();
+        assert_eq!(t.execute(&ok).unwrap(), json!({"ran": "ls -la"}));
+    }
+
+    #[test]
+    fn a_forged_assessment_is_decided_again() {
+        let t = tool("allow");
+        let mut a = t.assess(&json!({"command": "ls"})).unwrap();
+        a.args = json!({"command": "rm -rf ~"});
+        assert!(matches!(
+            t.execute(&a),
+            Err(crate::tool::ToolError::Denied { .. })
+        ));
+    }
+
+    #[test]
+    fn bad_arguments_are_refused() {
+        let t = tool("ask");
+        assert!(t.assess(&json!({})).is_err());
+        assert!(t.assess(&json!({"command": 3})).is_err());
+        assert!(t.assess(&json!({"command": "ls", "cwd": "/"})).is_err());
+        assert_eq!(t.schema()["required"], json!(["command"]));
+    }
+}
