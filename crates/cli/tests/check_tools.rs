@@ -167,7 +167,7 @@ fn usage_errors_exit_125_with_one_line() {
     let cases: &[(&[&str], &str)] = &[
         (
             &["check", "nope", "a=b"],
-            "cordon: unknown tool `nope`; known tools: delete_file, edit_file, list_dir, read_file, send_email, shell, write_file",
+            "cordon: unknown tool `nope`; known tools: attach_file, delete_file, edit_file, list_dir, read_file, send_email, shell, write_file",
         ),
         (
             &["check", "write_file", "path=notes/a.txt"],
