@@ -1,24 +1,9 @@
 //! `cordon exec` records every decision before it runs anything; `cordon audit verify|show`.
 
+mod common;
+use common::{cordon, stderr, stdout};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn cordon(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cordon"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CORDON_POLICY")
-        .output()
-        .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use std::process::Command;
 
 fn workspace(audit_log: &str) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();

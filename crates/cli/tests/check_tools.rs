@@ -2,27 +2,11 @@
 //! reason, rule, keys and preview (human and JSON), and the usage errors (exit 125). Nothing
 //! is ever executed.
 
+mod common;
+use common::{cordon, stderr, stdout};
 use std::path::Path;
-use std::process::{Command, Output};
 
 use serde_json::{json, Value};
-
-fn cordon(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cordon"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CORDON_POLICY")
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn json_of(dir: &Path, args: &[&str]) -> Value {
     let mut all = vec!["check", "--json"];

@@ -2,27 +2,9 @@
 //! policy errors with their locations, and `doctor`. (The escape suite in `tests/` covers
 //! what the sandbox enforces.)
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn cordon(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cordon"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CORDON_POLICY")
-        .output()
-        .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn workspace(policy: &str) -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    std::fs::write(d.path().join("cordon.toml"), policy).unwrap();
-    d
-}
+mod common;
+use common::{cordon, stderr, workspace};
+use std::process::Command;
 
 const ALLOW_GIT: &str = r#"version = 1
 [sandbox.paths.w]
