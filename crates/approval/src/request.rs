@@ -87,10 +87,7 @@ impl Request {
             id: id.into(),
             tool,
             keys,
-            presentation: Presentation {
-                summary,
-                preview: Preview::None,
-            },
+            presentation: Presentation::summary(summary),
             verdict: None,
         }
     }
@@ -100,7 +97,7 @@ impl Request {
         let mut r = Request::new(id, "shell", commands);
         r.presentation.preview = match r.keys.as_slice() {
             [k] => Preview::Command {
-                words: k.words().to_vec(),
+                argv: k.words().to_vec(),
             },
             ks => Preview::Text {
                 text: ks
@@ -127,12 +124,19 @@ impl Request {
 }
 
 /// What to show for approval.
+/// What a person approving a call sees: a one-line summary and a typed preview. The one
+/// definition for every layer: tools produce it, the approval prompt and `cordon check`
+/// show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Presentation {
     /// One line: what the call does, e.g. `edit notes/a.txt (+2 -1)`.
     pub summary: String,
     /// The detail.
     pub preview: Preview,
+    /// The whole text when the preview was truncated (for a pager view); `None` when the
+    /// preview is complete.
+    #[serde(skip)]
+    pub full: Option<std::sync::Arc<str>>,
 }
 
 impl Presentation {
@@ -141,13 +145,19 @@ impl Presentation {
         Presentation {
             summary: summary.into(),
             preview,
+            full: None,
         }
+    }
+
+    /// A summary alone.
+    pub fn summary(summary: impl Into<String>) -> Presentation {
+        Presentation::new(summary, Preview::None)
     }
 }
 
 /// The detail of a [`Presentation`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum Preview {
     /// Nothing beyond the summary.
     None,
@@ -161,17 +171,24 @@ pub enum Preview {
         /// The diff, with `a/PATH` and `b/PATH` headers.
         unified: String,
     },
-    /// File content, possibly truncated.
+    /// File content, possibly truncated (the whole text is in [`Presentation::full`]).
     Content {
-        /// The shown part.
+        /// The shown part (cut at a character boundary).
         text: String,
         /// Bytes not shown.
-        hidden_bytes: u64,
+        truncated_bytes: u64,
+    },
+    /// A binary file: its size and what it looks like.
+    Binary {
+        /// Size in bytes.
+        size: u64,
+        /// E.g. `PNG image`, `ELF executable`, `binary data`.
+        kind: String,
     },
     /// A command line.
     Command {
         /// The words of the command.
-        words: Vec<String>,
+        argv: Vec<String>,
     },
     /// Structured arguments (e.g. a custom tool's JSON arguments).
     Structured {
@@ -187,17 +204,21 @@ impl fmt::Display for Preview {
             Preview::None => Ok(()),
             Preview::Text { text } => f.write_str(text),
             Preview::Diff { unified } => f.write_str(unified),
-            Preview::Content { text, hidden_bytes } => {
+            Preview::Content {
+                text,
+                truncated_bytes,
+            } => {
                 f.write_str(text)?;
-                if *hidden_bytes > 0 {
+                if *truncated_bytes > 0 {
                     if !text.ends_with('\n') {
                         f.write_str("\n")?;
                     }
-                    write!(f, "… {hidden_bytes} more bytes not shown")?;
+                    write!(f, "… {truncated_bytes} more bytes not shown")?;
                 }
                 Ok(())
             }
-            Preview::Command { words } => write!(f, "{}", Key::new(words.iter().cloned())),
+            Preview::Binary { size, kind } => write!(f, "{kind}, {size} bytes"),
+            Preview::Command { argv } => write!(f, "{}", Key::new(argv.iter().cloned())),
             Preview::Structured { value } => match serde_json::to_string_pretty(value) {
                 Ok(s) => f.write_str(&s),
                 Err(_) => Err(fmt::Error),
@@ -221,10 +242,10 @@ mod tests {
     }
 
     #[test]
-    fn content_preview_counts_hidden_bytes() {
+    fn content_preview_counts_truncated_bytes() {
         let p = Preview::Content {
             text: "abc".into(),
-            hidden_bytes: 10,
+            truncated_bytes: 10,
         };
         assert_eq!(p.to_string(), "abc\n… 10 more bytes not shown");
     }

@@ -30,12 +30,9 @@
 //! built-in tool, so there is never a precedence question between two sources.
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::sync::Arc;
 
 use cordon_approval::{Decision, RuleRef};
 use cordon_policy::{Action, Policy, ToolConfig};
-use serde::Serialize;
 use serde_json::{json, Value};
 
 /// Bytes of content shown inline in a [`Preview::Content`]; the rest is counted.
@@ -133,92 +130,8 @@ impl Assessment {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Precondition(pub(crate) Vec<i128>);
 
-/// What to show for approval.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Presentation {
-    /// One line: what the call does, e.g. `edit notes/a.txt (+2 -1)`.
-    pub summary: String,
-    /// The detail.
-    pub preview: Preview,
-    /// The whole text when the preview was truncated (for a pager view); `None` when the
-    /// preview is complete.
-    #[serde(skip)]
-    pub full: Option<Arc<str>>,
-}
-
-impl Presentation {
-    /// A summary without preview.
-    pub fn summary(summary: impl Into<String>) -> Presentation {
-        Presentation {
-            summary: summary.into(),
-            preview: Preview::None,
-            full: None,
-        }
-    }
-}
-
-/// The detail of a [`Presentation`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Preview {
-    /// Nothing beyond the summary.
-    None,
-    /// Free text (e.g. the arguments of a configured tool).
-    Text {
-        /// The text.
-        text: String,
-    },
-    /// A unified diff of a change to an existing text file.
-    Diff {
-        /// The diff, with `a/PATH` and `b/PATH` headers.
-        unified: String,
-    },
-    /// The content of a (new or read) text file, truncated to [`PREVIEW_BYTES`].
-    Content {
-        /// The shown part (cut at a character boundary).
-        text: String,
-        /// Bytes not shown; the whole text is in [`Presentation::full`].
-        truncated_bytes: u64,
-    },
-    /// A binary file: its size and what it looks like.
-    Binary {
-        /// Size in bytes.
-        size: u64,
-        /// E.g. `PNG image`, `ELF executable`, `binary data`.
-        kind: String,
-    },
-    /// A command line (the shell tool).
-    Command {
-        /// The words of the command.
-        argv: Vec<String>,
-    },
-}
-
-impl fmt::Display for Preview {
-    /// The preview as a person reads it (empty for [`Preview::None`]).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Preview::None => Ok(()),
-            Preview::Text { text } => f.write_str(text),
-            Preview::Diff { unified } => f.write_str(unified),
-            Preview::Content {
-                text,
-                truncated_bytes,
-            } => {
-                f.write_str(text)?;
-                if *truncated_bytes > 0 {
-                    if !text.ends_with('\n') {
-                        f.write_str("\n")?;
-                    }
-                    write!(f, "… {truncated_bytes} more bytes not shown")?;
-                }
-                Ok(())
-            }
-            Preview::Binary { size, kind } => write!(f, "{kind}, {size} bytes"),
-            Preview::Command { argv } => f.write_str(&argv.join(" ")),
-        }
-    }
-}
+/// The presentation types are shared with the approval layer (one definition).
+pub use cordon_approval::{Presentation, Preview};
 
 /// Why a tool call failed before or while running (a refusal by configuration is not an
 /// error: it is an assessment with verdict `deny`).

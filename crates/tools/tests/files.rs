@@ -957,6 +957,7 @@ fn toolbox_configured_tools_and_one_source_of_verdicts() {
     assert_eq!(
         tb.names(),
         [
+            "attach_file",
             "delete_file",
             "edit_file",
             "list_dir",
