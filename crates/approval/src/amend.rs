@@ -1,11 +1,12 @@
 //! "Approve always": rules persisted to a rules file beside the policy.
 //!
 //! An [`Amendment`] is never broader than the request it comes from: its pattern is the
-//! request's key, word for word, with every glob character escaped, so it matches exactly
-//! that command line — and, as every token-prefix rule does, the same line with more words
-//! after it. It is refused for interpreters and wrappers (`sh`, `python`, `sudo`, `xargs`,
-//! …), whose first words say nothing about what would run, and for keys a rule cannot state
-//! exactly (a word with whitespace, an empty word).
+//! request's key, word for word, with every glob character escaped, written as an **exact**
+//! rule (`exact = true`), so it matches that command and nothing else — not the same line
+//! with more words after it (`git push origin main --force`), and not another program of the
+//! same name (`./git`). It is refused for interpreters and wrappers (`sh`, `python`, `sudo`,
+//! `xargs`, …), whose first words say nothing about what would run, and for keys a rule
+//! cannot state exactly (a word with whitespace, an empty word).
 //!
 //! The rules file is itself a policy file (`version = 1` and `[[shell.rules]]` tables), so
 //! it is parsed and checked with the policy's own parser ([`load`]); its rules are added after
@@ -23,7 +24,7 @@ use crate::request::{Key, Request};
 /// The header a new rules file starts with.
 pub const RULES_FILE_HEADER: &str =
     "# Rules remembered by cordon (\"approve always\"). Each one allows exactly the command\n\
-     # it was approved for (plus further arguments). Edit or delete them freely.\nversion = 1\n";
+     # it was approved for, word for word (exact = true). Edit or delete them freely.\nversion = 1\n";
 
 /// Programs whose arguments are code or another command line: never persisted.
 const REFUSED: &[&str] = &[
@@ -107,7 +108,7 @@ pub struct Amendment {
     pub tool: String,
     /// The key it was made from.
     pub key: Key,
-    /// The pattern: the key's words, glob characters escaped.
+    /// The pattern: the key's words, glob characters escaped; always an exact rule.
     pub pattern: String,
     /// Always [`Action::Allow`].
     pub action: Action,
@@ -180,7 +181,7 @@ impl Amendment {
     /// The exact TOML [`append`] writes for it (show it verbatim before saving).
     pub fn to_toml(&self) -> String {
         format!(
-            "\n[[shell.rules]]\npattern = {}\naction = \"{}\"\n",
+            "\n[[shell.rules]]\npattern = {}\nexact = true\naction = \"{}\"\n",
             toml_string(&self.pattern),
             self.action.as_str()
         )
@@ -274,12 +275,11 @@ pub fn append(path: &Path, amendment: &Amendment) -> Result<Option<String>, Amen
         add.push_str(RULES_FILE_HEADER);
     } else {
         let existing = Policy::parse(&text, &name, &base)?;
-        if existing
-            .shell
-            .rules
-            .iter()
-            .any(|r| r.pattern.as_str() == amendment.pattern && r.action == amendment.action)
-        {
+        if existing.shell.rules.iter().any(|r| {
+            r.pattern.as_str() == amendment.pattern
+                && r.pattern.is_exact()
+                && r.action == amendment.action
+        }) {
             return Ok(None);
         }
         if !text.ends_with('\n') {
@@ -344,14 +344,14 @@ mod tests {
         );
         let a = am("rm *.txt").unwrap();
         assert_eq!(a.pattern, r"rm \*.txt");
-        let p = Pattern::new(&a.pattern).unwrap();
+        let p = Pattern::exact(&a.pattern).unwrap();
         assert!(p.matches(&["rm", "*.txt"]));
         assert!(
             !p.matches(&["rm", "a.txt"]),
             "never broader than the request"
         );
         let a = am(r"echo a\*[b]").unwrap();
-        let p = Pattern::new(&a.pattern).unwrap();
+        let p = Pattern::exact(&a.pattern).unwrap();
         assert!(p.matches(&["echo", r"a\*[b]"]));
         assert!(!p.matches(&["echo", r"a\xb"]));
     }
@@ -383,6 +383,36 @@ mod tests {
             Amendment::for_key("shell", &Key::new(["git", "commit", "-m", "a b"])),
             Err(AmendError::Inexpressible { .. })
         ));
+    }
+
+    #[test]
+    fn saved_rules_are_exact_and_never_broader_than_the_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cordon.rules.toml");
+        let a = am("git push origin main").unwrap();
+        let wrote = append(&file, &a).unwrap().unwrap();
+        assert!(wrote.contains("exact = true"), "{wrote}");
+        assert!(append(&file, &a).unwrap().is_none(), "de-duplicated");
+        let rules = load(&file).unwrap();
+        assert_eq!(rules.len(), 1);
+        let p = &rules[0].pattern;
+        assert!(p.is_exact());
+        assert!(p.matches(&["git", "push", "origin", "main"]));
+        for broader in [
+            &["git", "push", "origin", "main", "--force"][..],
+            &["./git", "push", "origin", "main"],
+            &["/tmp/x/git", "push", "origin", "main"],
+        ] {
+            assert!(!p.matches(broader), "{broader:?}");
+        }
+        // A hand-written prefix rule with the same pattern is not the same rule.
+        let prefix = dir.path().join("prefix.toml");
+        std::fs::write(
+            &prefix,
+            "version = 1\n[[shell.rules]]\npattern = \"git push origin main\"\naction = \"allow\"\n",
+        )
+        .unwrap();
+        assert!(append(&prefix, &a).unwrap().is_some());
     }
 
     #[test]

@@ -657,7 +657,12 @@ impl Cx<'_> {
         for rule in &raw.rules {
             let location = self.loc(rule);
             let r = rule.get_ref();
-            let pattern = Pattern::new(r.pattern.get_ref()).map_err(|e| {
+            let compile = if r.exact {
+                Pattern::exact
+            } else {
+                Pattern::new
+            };
+            let pattern = compile(r.pattern.get_ref()).map_err(|e| {
                 self.err(
                     &r.pattern,
                     format!("invalid pattern: {e}"),

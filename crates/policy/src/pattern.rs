@@ -4,6 +4,12 @@
 //! them in order (more words may follow). Inside a token, `*` matches any run of characters
 //! except `/`, `**/` matches any number of directories (`**/*.rs`), `?` one character, `[abc]` a class. A first token without
 //! `/` matches the command's basename, so a rule for `rm` also covers `/bin/rm`.
+//!
+//! An **exact** pattern (`exact = true` in the rule) matches only a command of exactly its
+//! tokens — no further words — and compares the first token with the command name as written
+//! (no basename): `git push origin main` exact matches neither `git push origin main --force`
+//! nor `./git push origin main`. "Approve always" writes exact rules, so a remembered grant is
+//! never broader than the request it came from.
 
 use std::sync::OnceLock;
 
@@ -56,6 +62,8 @@ pub struct Pattern {
     tokens: Vec<Token>,
     /// The first token names a path (`/usr/bin/git`): compare it whole, not by basename.
     first_is_path: bool,
+    /// Only commands of exactly these tokens, the first compared whole.
+    exact: bool,
 }
 
 impl Pattern {
@@ -86,7 +94,20 @@ impl Pattern {
             source: words.join(" "),
             first_is_path: words[0].contains('/'),
             tokens,
+            exact: false,
         })
+    }
+
+    /// Compiles `source` as an exact pattern (see the module docs).
+    pub fn exact(source: &str) -> Result<Pattern, String> {
+        let mut p = Pattern::new(source)?;
+        p.exact = true;
+        Ok(p)
+    }
+
+    /// Is this an exact pattern?
+    pub fn is_exact(&self) -> bool {
+        self.exact
     }
 
     /// The pattern as written (whitespace normalised).
@@ -94,7 +115,8 @@ impl Pattern {
         &self.source
     }
 
-    /// The first token when it is a plain word, for indexing rules by command name.
+    /// The first token when it is a plain word, for indexing rules by command name (the
+    /// basename of what it matches: an exact `git` only matches `git`, whose basename it is).
     pub fn literal_command(&self) -> Option<&str> {
         match &self.tokens[0] {
             Token::Literal(s) if !self.first_is_path => Some(s),
@@ -104,11 +126,11 @@ impl Pattern {
 
     /// Does this pattern match a prefix of `words` (a simple command, quoting resolved)?
     pub fn matches<S: AsRef<str>>(&self, words: &[S]) -> bool {
-        if words.len() < self.tokens.len() {
+        if words.len() < self.tokens.len() || (self.exact && words.len() != self.tokens.len()) {
             return false;
         }
         let first = words[0].as_ref();
-        let name = if self.first_is_path {
+        let name = if self.first_is_path || self.exact {
             first
         } else {
             basename(first)
@@ -164,6 +186,30 @@ mod tests {
         assert!(m("rm", "/usr/bin/rm"));
         assert!(!m("/usr/bin/rm", "rm"));
         assert!(m("/usr/bin/rm", "/usr/bin/rm x"));
+    }
+
+    #[test]
+    fn exact_patterns_match_only_the_whole_command_as_written() {
+        let e = |p: &str, cmd: &str| {
+            let words: Vec<&str> = cmd.split_whitespace().collect();
+            Pattern::exact(p).unwrap().matches(&words)
+        };
+        assert!(e("git push origin main", "git push origin main"));
+        assert!(!e("git push origin main", "git push origin main --force"));
+        assert!(!e("git push origin main", "git push origin"));
+        assert!(
+            !e("git status", "./git status"),
+            "no basename: ./git is not git"
+        );
+        assert!(!e("git status", "/usr/bin/git status"));
+        assert!(e("/usr/bin/git status", "/usr/bin/git status"));
+        assert!(e(r"rm \*.txt", "rm *.txt") && !e(r"rm \*.txt", "rm a.txt"));
+        assert!(Pattern::exact("git").unwrap().is_exact());
+        assert!(!Pattern::new("git").unwrap().is_exact());
+        assert_eq!(
+            Pattern::exact("git status").unwrap().literal_command(),
+            Some("git")
+        );
     }
 
     #[test]

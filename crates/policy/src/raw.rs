@@ -76,6 +76,8 @@ pub struct RawRule {
     pub pattern: Spanned<String>,
     pub action: Spanned<String>,
     pub reason: Option<String>,
+    #[serde(default)]
+    pub exact: bool,
     #[serde(default, rename = "match")]
     pub matches: Vec<Spanned<String>>,
     #[serde(default)]
