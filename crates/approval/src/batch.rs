@@ -167,7 +167,9 @@ impl Batch<'_> {
     fn deny_rest(&mut self, by: By, reason: &str) {
         for item in &mut self.items {
             if matches!(item.outcome, Outcome::NeedsAnswer(_)) {
-                item.outcome = Outcome::denied(by.clone(), reason);
+                item.outcome = self
+                    .engine
+                    .settle(&item.request, Outcome::denied(by.clone(), reason));
             }
         }
     }
@@ -176,7 +178,12 @@ impl Batch<'_> {
     fn apply(&mut self, i: usize, result: Result<Answer, AskError>, late: bool) {
         let answer = result.as_ref().ok().cloned();
         let lost = matches!(result, Err(AskError::Lost(_)));
-        let outcome = self.engine.resolve(&self.items[i].request, result, late);
+        let outcome = self.engine.resolve(
+            &self.items[i].request,
+            result,
+            late,
+            self.items[i].args.as_ref(),
+        );
         let denied_by = match &outcome {
             Outcome::Denied { by, reason, .. } => Some((by.clone(), reason.clone())),
             _ => None,
@@ -184,15 +191,20 @@ impl Batch<'_> {
         self.items[i].outcome = outcome;
         if denied_by.is_none() && matches!(answer, Some(Answer::Session | Answer::Always)) {
             let id = self.items[i].request.id.clone();
-            let memory = self.engine.memory();
             for item in &mut self.items {
                 if let Outcome::NeedsAnswer(p) = &item.outcome {
                     if !matches!(p.by, By::DoomLoop { .. })
-                        && memory.covers(&item.request.tool, &item.request.keys)
+                        && self
+                            .engine
+                            .memory()
+                            .covers(&item.request.tool, &item.request.keys)
                     {
-                        item.outcome = Outcome::allowed(
-                            By::SessionGrant,
-                            format!("covered by the session grant given to `{id}`"),
+                        item.outcome = self.engine.settle(
+                            &item.request,
+                            Outcome::allowed(
+                                By::SessionGrant,
+                                format!("covered by the session grant given to `{id}`"),
+                            ),
                         );
                     }
                 }
@@ -239,15 +251,19 @@ impl Batch<'_> {
         }
     }
 
-    /// Ends the batch. A request still pending is denied (never answered).
+    /// Ends the batch. A request still pending is denied (never answered), and recorded so.
     pub fn finish(self) -> Vec<Resolved> {
+        let engine = self.engine;
         self.items
             .into_iter()
             .map(|i| Resolved {
                 outcome: match i.outcome {
-                    Outcome::NeedsAnswer(p) => Outcome::denied(
-                        By::Unanswered,
-                        format!("nobody answered the approval request ({})", p.reason),
+                    Outcome::NeedsAnswer(p) => engine.settle(
+                        &i.request,
+                        Outcome::denied(
+                            By::Unanswered,
+                            format!("nobody answered the approval request ({})", p.reason),
+                        ),
                     ),
                     o => o,
                 },

@@ -1,11 +1,13 @@
 //! The engine: decides requests, applies answers, asks with a deadline.
 
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cordon_policy::{Action, ApprovalMode, Policy};
 
 use crate::amend::Amendment;
+use crate::audit::{self, AuditLog};
 use crate::memory::{DoomLoop, SessionMemory};
 use crate::outcome::{mode_name, timed_out_reason, Answer, AskError, By, Outcome, Pending};
 use crate::request::Request;
@@ -69,6 +71,11 @@ pub struct Disabled {
 ///
 /// A tool's configured pre-approval (`[tools.NAME] approval = "allow"`) is an allow, and an
 /// allow stays an allow in every mode, `strict` included.
+///
+/// With an audit log ([`Engine::set_audit`]), every final outcome — from [`Engine::evaluate`],
+/// an answer, a timeout, a lost channel, a batch's cascades and its unanswered leftovers — is
+/// appended (and synced) *before* the engine hands it out. A record that cannot be written
+/// turns the outcome into a denial ([`By::AuditFailed`]): nothing runs unrecorded.
 #[derive(Debug, Clone)]
 pub struct Engine {
     rules: Rules,
@@ -78,6 +85,7 @@ pub struct Engine {
     can_ask: bool,
     memory: SessionMemory,
     doom: DoomLoop,
+    audit: Option<Arc<Mutex<AuditLog>>>,
 }
 
 impl Engine {
@@ -98,6 +106,74 @@ impl Engine {
             can_ask: true,
             memory: SessionMemory::new(),
             doom: DoomLoop::default(),
+            audit: None,
+        }
+    }
+
+    /// Records every final outcome in `log` before returning it (see the type's docs). The
+    /// log's session id is the session id of the records.
+    pub fn set_audit(&mut self, log: AuditLog) {
+        self.audit = Some(Arc::new(Mutex::new(log)));
+    }
+
+    /// Restores the doom-loop state of a session that continues in a new engine (e.g. the
+    /// next `cordon exec` of the same session): the last call's fingerprint and how many
+    /// times in a row it came.
+    pub fn set_doom_state(&mut self, state: (Option<u64>, u32)) {
+        self.doom = DoomLoop::from_state(state);
+    }
+
+    /// The doom-loop state, to carry a session over to another engine.
+    pub fn doom_state(&self) -> (Option<u64>, u32) {
+        self.doom.state()
+    }
+
+    /// Records `outcome` for `req` when it is final and an audit log is set; a record that
+    /// cannot be written denies.
+    pub(crate) fn settle(&mut self, req: &Request, outcome: Outcome) -> Outcome {
+        self.settle_with(req, outcome, None)
+    }
+
+    /// [`Engine::settle`], with the arguments a person substituted (their digest is recorded).
+    pub(crate) fn settle_with(
+        &mut self,
+        req: &Request,
+        outcome: Outcome,
+        substituted: Option<&serde_json::Value>,
+    ) -> Outcome {
+        let Some(log) = &self.audit else {
+            return outcome;
+        };
+        let (decision, by, reason, note) = match &outcome {
+            Outcome::Allowed { by, reason, .. } => (Action::Allow, by, reason, None),
+            Outcome::Denied { by, reason, note } => (Action::Deny, by, reason, note.as_ref()),
+            Outcome::NeedsAnswer(_) => return outcome,
+        };
+        let mut record = audit::Record::new(&req.tool, decision, audit::By::from(by), reason)
+            .request(&req.id)
+            .keys(req.keys.iter().map(|k| k.words().to_vec()))
+            .args(substituted.unwrap_or(&req.args))
+            .preview(&req.presentation.summary);
+        if let Some(n) = note {
+            record = record.note(n.clone());
+        } else if substituted.is_some() {
+            record = record.note("arguments substituted by the user");
+        }
+        let written = match log.lock() {
+            Ok(mut log) => log.append(&record).map(|_| ()).map_err(|e| e.to_string()),
+            Err(_) => Err("the audit log's lock is poisoned".to_string()),
+        };
+        match (written, outcome) {
+            (Ok(()), o) => o,
+            (Err(e), Outcome::Denied { by, reason, note }) => Outcome::Denied {
+                by,
+                reason: format!("{reason} (and the audit log could not record it: {e})"),
+                note,
+            },
+            (Err(e), _) => Outcome::denied(
+                By::AuditFailed,
+                format!("the decision could not be recorded in the audit log ({e}), so the call was denied"),
+            ),
         }
     }
 
@@ -149,8 +225,13 @@ impl Engine {
     }
 
     /// Decides `req` without asking anyone: allowed, denied, or [`Outcome::NeedsAnswer`].
-    /// Counts the request for the doom loop.
+    /// Counts the request for the doom loop. A final outcome is recorded (with an audit log).
     pub fn evaluate(&mut self, req: &Request) -> Outcome {
+        let o = self.evaluate_unrecorded(req);
+        self.settle(req, o)
+    }
+
+    fn evaluate_unrecorded(&mut self, req: &Request) -> Outcome {
         let in_a_row = self.doom.observe(&req.tool, &req.keys);
         let (action, by, reason) = self.by_rules(req);
         if action == Action::Deny {
@@ -246,8 +327,13 @@ impl Engine {
         )
     }
 
-    /// Applies a person's answer to a pending request.
+    /// Applies a person's answer to a pending request (recorded, with an audit log).
     pub fn answer(&mut self, req: &Request, answer: Answer) -> Outcome {
+        let o = self.answer_unrecorded(req, answer);
+        self.settle(req, o)
+    }
+
+    fn answer_unrecorded(&mut self, req: &Request, answer: Answer) -> Outcome {
         match answer {
             Answer::Once => Outcome::allowed(By::User, "approved once by the user"),
             Answer::Session => {
@@ -288,9 +374,10 @@ impl Engine {
         req: &Request,
         result: Result<Answer, AskError>,
         late: bool,
+        substituted: Option<&serde_json::Value>,
     ) -> Outcome {
-        match result {
-            Ok(a) if !late => self.answer(req, a),
+        let o = match result {
+            Ok(a) if !late => self.answer_unrecorded(req, a),
             Ok(_) | Err(AskError::TimedOut) => {
                 Outcome::denied(By::TimedOut, timed_out_reason(self.timeout))
             }
@@ -298,7 +385,8 @@ impl Engine {
                 By::ChannelLost,
                 format!("the approval channel failed ({why}), so the call was denied"),
             ),
-        }
+        };
+        self.settle_with(req, o, substituted)
     }
 
     /// Decides `req`, asking `asker` when a person must answer, within the timeout.
@@ -320,11 +408,11 @@ impl Engine {
         asker: &mut dyn Asker,
     ) -> Outcome {
         if Instant::now() >= deadline {
-            return self.resolve(req, Err(AskError::TimedOut), true);
+            return self.resolve(req, Err(AskError::TimedOut), true, None);
         }
         let result = asker.ask(req, p, deadline);
         let late = Instant::now() > deadline;
-        self.resolve(req, result, late)
+        self.resolve(req, result, late, None)
     }
 
     /// Decides `req`, asking `asker` when a person must answer; no answer within the timeout
@@ -349,7 +437,7 @@ impl Engine {
         let result = tokio::time::timeout_at(deadline, asker.ask(req, p))
             .await
             .unwrap_or(Err(AskError::TimedOut));
-        self.resolve(req, result, false)
+        self.resolve(req, result, false, None)
     }
 
     /// The tools of `tools` a blanket deny removes: a deny rule matching every key, or a

@@ -83,6 +83,14 @@ pub(crate) struct DoomLoop {
 }
 
 impl DoomLoop {
+    pub(crate) fn from_state((last, count): (Option<u64>, u32)) -> DoomLoop {
+        DoomLoop { last, count }
+    }
+
+    pub(crate) fn state(&self) -> (Option<u64>, u32) {
+        (self.last, self.count)
+    }
+
     /// Records a call; returns how many times in a row it has now been seen (1 for a new one).
     /// Calls are compared by a 64-bit hash: a collision could only raise an ask, never allow.
     pub(crate) fn observe(&mut self, tool: &str, keys: &[Key]) -> u32 {

@@ -37,12 +37,14 @@ pub enum By {
     Unanswered,
     /// The same call came this many times in a row.
     DoomLoop { count: u32 },
+    /// The decision could not be recorded in the audit log, so the call is denied.
+    AuditFailed,
 }
 
 impl By {
     /// A short stable tag for machines (`rule`, `persisted_grant`, `default`, `tool_config`,
     /// `tool`, `session_grant`, `mode`, `user`, `abort`, `timeout`, `channel_lost`,
-    /// `unanswered`, `doom_loop`).
+    /// `unanswered`, `doom_loop`, `audit_failed`).
     pub fn tag(&self) -> &'static str {
         match self {
             By::Rule { .. } => "rule",
@@ -58,6 +60,7 @@ impl By {
             By::ChannelLost => "channel_lost",
             By::Unanswered => "unanswered",
             By::DoomLoop { .. } => "doom_loop",
+            By::AuditFailed => "audit_failed",
         }
     }
 }
@@ -92,6 +95,7 @@ impl fmt::Display for By {
             By::ChannelLost => f.write_str("channel lost"),
             By::Unanswered => f.write_str("unanswered"),
             By::DoomLoop { count } => write!(f, "doom loop ({count} in a row)"),
+            By::AuditFailed => f.write_str("audit log failure"),
         }
     }
 }
@@ -188,6 +192,9 @@ impl Outcome {
                 By::Unanswered => ApprovalError::Unanswered {
                     reason: reason.clone(),
                 },
+                By::AuditFailed => ApprovalError::AuditFailed {
+                    reason: reason.clone(),
+                },
                 by => ApprovalError::DeniedByRule {
                     by: by.clone(),
                     reason: reason.clone(),
@@ -251,6 +258,9 @@ pub enum ApprovalError {
     /// The request was never answered.
     #[error("not approved: {reason}")]
     Unanswered { reason: String },
+    /// The decision could not be recorded, so the call must not run.
+    #[error("{reason}")]
+    AuditFailed { reason: String },
 }
 
 /// The reason a timed-out request carries (readable by the agent).

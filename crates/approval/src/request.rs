@@ -72,6 +72,10 @@ pub struct Request {
     /// default for keys no rule matches when the policy configures no default for the tool.
     #[serde(skip)]
     pub verdict: Option<Decision>,
+    /// The call's arguments (JSON; `null` when not given). The audit log keeps only their
+    /// digest, so whoever holds the arguments can prove which call a record is about.
+    #[serde(skip)]
+    pub args: serde_json::Value,
 }
 
 impl Request {
@@ -89,6 +93,7 @@ impl Request {
             keys,
             presentation: Presentation::summary(summary),
             verdict: None,
+            args: serde_json::Value::Null,
         }
     }
 
@@ -119,6 +124,12 @@ impl Request {
     /// Sets the tool's own verdict.
     pub fn with_verdict(mut self, verdict: Decision) -> Request {
         self.verdict = Some(verdict);
+        self
+    }
+
+    /// Sets the call's arguments (recorded in the audit log as a digest).
+    pub fn with_args(mut self, args: serde_json::Value) -> Request {
+        self.args = args;
         self
     }
 }

@@ -74,7 +74,7 @@ pub struct Record {
 /// `{"kind":"tool-config","at":"cordon.toml:3:1"}`, `{"kind":"mode","mode":"approve-all"}`,
 /// `{"kind":"user"}`, `{"kind":"abort"}`, `{"kind":"timeout"}`, `{"kind":"channel"}`,
 /// `{"kind":"unanswered"}`, `{"kind":"doom-loop","count":3}`, `{"kind":"session-grant"}`,
-/// `{"kind":"persisted-grant","at":"…","pattern":"…"}`. The engine's [`crate::By`] converts
+/// `{"kind":"persisted-grant","at":"…","pattern":"…"}`, `{"kind":"audit-failed"}`. The engine's [`crate::By`] converts
 /// with `From`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -114,6 +114,9 @@ pub enum By {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pattern: Option<String>,
     },
+    /// An earlier write to the audit log failed (only ever seen in a log a later write
+    /// reached, e.g. after a transient error).
+    AuditFailed,
 }
 
 impl By {
@@ -167,6 +170,7 @@ impl From<&crate::By> for By {
             E::DoomLoop { count } => By::DoomLoop {
                 count: Some(*count),
             },
+            E::AuditFailed => By::AuditFailed,
         }
     }
 }
@@ -187,6 +191,7 @@ impl fmt::Display for By {
             By::DoomLoop { count: None } => f.write_str("doom-loop"),
             By::DoomLoop { count: Some(n) } => write!(f, "doom-loop ({n} in a row)"),
             By::SessionGrant => f.write_str("session-grant"),
+            By::AuditFailed => f.write_str("audit-failed"),
             By::PersistedGrant { at, pattern } => {
                 f.write_str("persisted-grant")?;
                 match (at, pattern) {

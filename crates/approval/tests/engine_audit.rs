@@ -1,0 +1,167 @@
+//! Every final outcome of the engine — evaluated, answered, cascaded, timed out, unanswered —
+//! lands in the audit log before the engine hands it out, and a log that cannot be written
+//! denies.
+
+use std::path::Path;
+use std::time::Duration;
+
+use cordon_approval::audit::{self, canonical_json, AuditLog, Record};
+use cordon_approval::{
+    Answer, ApprovalError, AskError, AsyncAsker, By, Engine, Key, Outcome, Pending, Request,
+};
+use cordon_policy::Policy;
+use serde_json::json;
+
+fn engine(log: &Path) -> Engine {
+    let text = "version = 1\n[[shell.rules]]\npattern = \"ls\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"rm\"\naction = \"deny\"\n[approval]\ntimeout = \"50ms\"\n";
+    let mut e = Engine::new(&Policy::parse(text, "p.toml", Path::new("/")).unwrap());
+    e.set_doom_loop(0);
+    e.set_audit(AuditLog::open(log).unwrap().with_session("ab".repeat(16)));
+    e
+}
+
+fn req(id: &str, line: &str) -> Request {
+    Request::shell(id, vec![Key::split(line)]).with_args(json!({ "command": line }))
+}
+
+fn records(log: &Path) -> Vec<Record> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn digest(v: &serde_json::Value) -> String {
+    audit::sha256_hex(canonical_json(v).as_bytes())
+}
+
+#[test]
+fn a_batch_records_every_request_once_with_what_decided_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let mut e = engine(&log);
+    let turn = vec![
+        req("allowed", "ls -la"),
+        req("denied", "rm -rf x"),
+        req("session", "make"),
+        req("covered", "make"),
+        req("substituted", "cargo build"),
+        req("noted", "cargo test"),
+        req("left", "git push"),
+    ];
+    let mut b = e.batch(turn);
+    // Evaluated outcomes are on disk before the batch is even answered.
+    let early = records(&log);
+    assert_eq!(
+        early.iter().map(|r| r.request.as_str()).collect::<Vec<_>>(),
+        ["allowed", "denied"]
+    );
+    b.answer("session", Answer::Session).unwrap();
+    b.approve_with_args("substituted", json!({"command": "cargo build --release"}))
+        .unwrap();
+    b.reject("noted", Some("use nextest".into()), false)
+        .unwrap();
+    let done = b.finish();
+    assert_eq!(done.len(), 7);
+
+    let rs = records(&log);
+    let by: Vec<(&str, &str, String)> = rs
+        .iter()
+        .map(|r| (r.request.as_str(), r.decision.as_str(), r.by.to_string()))
+        .collect();
+    assert_eq!(
+        by,
+        [
+            ("allowed", "allow", "p.toml:2:1 (ls)".to_string()),
+            ("denied", "deny", "p.toml:5:1 (rm)".to_string()),
+            ("session", "allow", "user".to_string()),
+            ("covered", "allow", "session-grant".to_string()),
+            ("substituted", "allow", "user".to_string()),
+            ("noted", "deny", "user".to_string()),
+            ("left", "deny", "unanswered".to_string()),
+        ]
+    );
+    for r in &rs {
+        assert_eq!(r.session, "ab".repeat(16));
+        assert_eq!(r.tool, "shell");
+    }
+    assert_eq!(rs[0].keys, [["ls", "-la"]]);
+    assert_eq!(rs[0].args_digest, digest(&json!({"command": "ls -la"})));
+    assert_eq!(
+        rs[4].args_digest,
+        digest(&json!({"command": "cargo build --release"})),
+        "the substituted arguments are what was approved"
+    );
+    assert_eq!(
+        rs[4].note.as_deref(),
+        Some("arguments substituted by the user")
+    );
+    assert_eq!(rs[5].note.as_deref(), Some("use nextest"));
+    assert!(audit::verify(&log).unwrap().is_intact());
+}
+
+#[test]
+fn timeouts_and_lost_channels_are_recorded() {
+    struct Silent;
+    impl AsyncAsker for Silent {
+        async fn ask(&mut self, _: &Request, _: &Pending) -> Result<Answer, AskError> {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(Answer::Once)
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let mut e = engine(&log);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let o = rt.block_on(e.decide(&req("t", "make"), &mut Silent));
+    assert_eq!(o.by(), &By::TimedOut);
+    let mut lost = |_: &Request, _: &Pending, _| Err(AskError::Lost("tty closed".into()));
+    let o = e.decide_blocking(&req("l", "make"), &mut lost);
+    assert_eq!(o.by(), &By::ChannelLost);
+    let rs = records(&log);
+    assert_eq!(rs.len(), 2);
+    assert_eq!(rs[0].by.to_string(), "timeout");
+    assert_eq!(rs[1].by.to_string(), "channel");
+    assert!(rs[1].reason.contains("tty closed"));
+    assert!(audit::verify(&log).unwrap().is_intact());
+}
+
+#[test]
+fn a_log_that_cannot_be_written_denies_even_an_allowed_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let mut e = engine(&log);
+    assert!(e.evaluate(&req("1", "ls")).is_allowed());
+    // Damage no crash explains: the writer refuses to append after it.
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .map(|mut f| std::io::Write::write_all(&mut f, b"{\"not\":\"a record\"}\n"))
+        .unwrap()
+        .unwrap();
+    let o = e.evaluate(&req("2", "ls"));
+    assert_eq!(o.by(), &By::AuditFailed, "{o:?}");
+    assert!(matches!(o.result(), Err(ApprovalError::AuditFailed { .. })));
+    assert!(o.reason().contains("audit log"), "{}", o.reason());
+    // A denial stays a denial, and says the record is missing.
+    let o = e.evaluate(&req("3", "rm x"));
+    assert!(matches!(o, Outcome::Denied { .. }));
+    assert!(o.reason().contains("could not record"), "{}", o.reason());
+    assert_eq!(
+        records_prefix(&log),
+        1,
+        "nothing was appended after the damage"
+    );
+}
+
+fn records_prefix(log: &Path) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .filter(|l| serde_json::from_str::<Record>(l).is_ok())
+        .count()
+}
