@@ -9,7 +9,9 @@
 //! `CORDON_BLESS=1 cargo test -p cordon-ossandbox --test render` and review the diff.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(target_os = "linux")]
+use std::path::PathBuf;
 
 #[cfg(target_os = "linux")]
 use cordon_ossandbox::render::{landlock, oci};

@@ -17,7 +17,7 @@
 //! real path of the file, so a rule on a symlinked path never matches. On macOS `/tmp`,
 //! `/var` and `/etc` are symlinks into `/private`, and `TMPDIR` lives under `/var/folders`.
 //! Two layers take care of it:
-//! - at run time on macOS, `crate::seatbelt::resolve_paths` resolves every path of the
+//! - at run time on macOS, [`crate::seatbelt::resolve_paths`] resolves every path of the
 //!   profile with `realpath(3)` (a path that does not exist yet, such as a protected path,
 //!   by its deepest existing ancestor) before this renderer runs, and so does `cordon
 //!   profile` on macOS;
@@ -49,7 +49,7 @@
 //!   renamed or replaced.
 //!
 //! This generator is tested by golden files and by parsing its output on Linux. The run-time
-//! path that uses it (`crate::seatbelt`) is type-checked for macOS but has not been run by
+//! path that uses it ([`crate::seatbelt`]) is type-checked for macOS but has not been run by
 //! cordon's own tests, which run on Linux.
 
 use std::collections::BTreeSet;
@@ -371,7 +371,7 @@ pub fn render(profile: &Profile) -> Result<Seatbelt, RenderError> {
 /// The directories the rendered profile lets programs run from (`process-exec`), as
 /// Seatbelt compares them: cordon's macOS program list when the profile has the system
 /// rules, and the policy's roots with `exec`. The launcher checks a command against these
-/// before starting it (`crate::seatbelt::invocation`), so a program the profile cannot run
+/// before starting it ([`crate::seatbelt::invocation`]), so a program the profile cannot run
 /// is refused with 126 rather than by `sandbox-exec` with a status of its own.
 pub fn executable_roots(profile: &Profile) -> Vec<PathBuf> {
     let mut out = Vec::new();
