@@ -22,6 +22,9 @@
 //! /tmp, which is also the policy's read-only `bin` root: the repository may sit in a
 //! directory the unprivileged user cannot enter.
 
+// Landlock, seccomp and bubblewrap are Linux; so is every attack.
+#![cfg(target_os = "linux")]
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;

@@ -1,9 +1,63 @@
 //! `cordon doctor`: what this machine can enforce, from live probes.
 
+#[cfg(target_os = "linux")]
 use cordon_ossandbox::landlock::{enforcement, Enforcement};
 use cordon_ossandbox::probe;
+#[cfg(target_os = "linux")]
 use cordon_policy::Network;
 
+/// What `cordon doctor` cannot prove on macOS, and what the Seatbelt backend does not do.
+#[cfg(target_os = "macos")]
+const MACOS_NOTES: &[&str] = &[
+    "not verified here:",
+    "  - cordon's tests run on Linux; on macOS its Seatbelt path is type-checked, not tested.",
+    "    The probe above shows that sandbox-exec confines; `cordon profile --format seatbelt`",
+    "    prints the exact profile a run would use.",
+    "what the seatbelt backend cannot do:",
+    "  - kill a descendant that started its own session, or the command when cordon itself",
+    "    is SIGKILLed (no subreaper or parent-death signal on macOS); both stay sandboxed",
+    "  - enforce sandbox.limits.memory (macOS ignores RLIMIT_AS): such policies are refused",
+    "  - allow hard links (link(2)): refused everywhere; git and cargo rename or copy instead",
+];
+
+/// On macOS: whether `sandbox-exec` runs and confines, proved by running it.
+#[cfg(target_os = "macos")]
+pub fn run() -> i32 {
+    let f = probe::sandbox_exec_enforces();
+    println!("cordon doctor: live probes on this machine");
+    println!(
+        "  {:<16} {:<4} {}",
+        f.name,
+        if f.ok { "ok" } else { "no" },
+        f.detail
+    );
+    println!("backends:");
+    if f.ok {
+        println!(
+            "  seatbelt  available: Seatbelt profile from the policy, run by /usr/bin/sandbox-exec"
+        );
+    } else {
+        println!(
+            "  seatbelt  unavailable: runs are refused (exit 125); there is no weaker fallback"
+        );
+    }
+    println!("  landlock  Linux only");
+    println!("  bwrap     Linux only");
+    println!(
+        "  auto      -> {}",
+        if f.ok { "seatbelt" } else { "none available" }
+    );
+    for line in MACOS_NOTES {
+        println!("{line}");
+    }
+    if f.ok {
+        0
+    } else {
+        1
+    }
+}
+
+#[cfg(target_os = "linux")]
 pub fn run() -> i32 {
     let findings = [
         probe::landlock_enforces(),

@@ -200,7 +200,9 @@ fn policy_test(file: Option<PathBuf>) -> i32 {
 
 fn main() {
     // The bwrap backend's inner stage: cordon's own binary, run by bwrap inside the sandbox.
+    #[cfg(target_os = "linux")]
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    #[cfg(target_os = "linux")]
     if args
         .get(1)
         .is_some_and(|a| a == cordon_ossandbox::bwrap::INNER_ARG)

@@ -3,8 +3,12 @@
 
 use std::path::Path;
 
-use cordon_ossandbox::render::{self, oci};
-use cordon_ossandbox::{landlock, seccomp, Profile};
+use cordon_ossandbox::render;
+#[cfg(target_os = "linux")]
+use cordon_ossandbox::render::oci;
+use cordon_ossandbox::Profile;
+#[cfg(target_os = "linux")]
+use cordon_ossandbox::{landlock, seccomp};
 
 use crate::{refuse, ProfileArgs, ProfileFormat, EXIT_FAILURE};
 
@@ -14,17 +18,43 @@ pub fn run(args: ProfileArgs) -> i32 {
         Err(code) => return code,
     };
     // The private /tmp is made per run; the artifacts show where it stands.
+    let profile = Profile::from_policy(&policy).with_private_tmp(Path::new(render::PRIVATE_TMP));
+    match args.format {
+        ProfileFormat::Seatbelt => seatbelt(&profile),
+        _ => linux_artifact(args, &profile, &cwd),
+    }
+}
+
+/// The SBPL text and its parameters. On macOS the paths are resolved as a run resolves them
+/// (realpath); elsewhere they are this machine's, with the /private rewrite the renderer
+/// does (see its docs).
+fn seatbelt(profile: &Profile) -> i32 {
+    #[cfg(target_os = "macos")]
     let profile =
-        Profile::from_policy(&policy).with_private_tmp(Path::new(render::bwrap::PRIVATE_TMP));
+        &cordon_ossandbox::seatbelt::resolve_paths(profile, &|p| std::fs::canonicalize(p));
+    match render::seatbelt::render(profile) {
+        Ok(sb) => print_text(&sb.audit()),
+        Err(e) => refuse(EXIT_FAILURE, e),
+    }
+}
+
+/// The Linux artifacts come from this kernel's ABI and syscall tables: Linux builds only.
+#[cfg(not(target_os = "linux"))]
+fn linux_artifact(_: ProfileArgs, _: &Profile, _: &Path) -> i32 {
+    refuse(
+        EXIT_FAILURE,
+        "--format bwrap, landlock and seccomp describe Linux kernels; render them with a Linux build of cordon",
+    )
+}
+
+#[cfg(target_os = "linux")]
+fn linux_artifact(args: ProfileArgs, profile: &Profile, cwd: &Path) -> i32 {
     let abi = args.abi.unwrap_or_else(|| match landlock::kernel_abi() {
         0 => 7, // not running on Linux with Landlock: describe the newest ABI this build knows well
         n => n,
     });
     let text = match args.format {
-        ProfileFormat::Seatbelt => match render::seatbelt::render(&profile) {
-            Ok(sb) => sb.audit(),
-            Err(e) => return refuse(EXIT_FAILURE, e),
-        },
+        ProfileFormat::Seatbelt => return seatbelt(profile),
         ProfileFormat::Seccomp => {
             let arch = match args.arch.as_deref() {
                 None => native_arch(),
@@ -39,18 +69,22 @@ pub fn run(args: ProfileArgs) -> i32 {
             };
             oci::to_string_pretty(&oci::render(&seccomp::rules(profile.network), arch))
         }
-        ProfileFormat::Landlock => render::json_text(&render::landlock::render(&profile, abi)),
+        ProfileFormat::Landlock => render::json_text(&render::landlock::render(profile, abi)),
         ProfileFormat::Bwrap => {
             let bwrap = cordon_ossandbox::Machine::probe()
                 .bwrap
                 .unwrap_or_else(|| "/usr/bin/bwrap".into());
             let root = unsafe { libc::geteuid() } == 0;
-            match render::bwrap::render(&profile, &cwd, &bwrap, abi, root) {
+            match render::bwrap::render(profile, cwd, &bwrap, abi, root) {
                 Ok(t) => t,
                 Err(e) => return refuse(EXIT_FAILURE, e),
             }
         }
     };
+    print_text(&text)
+}
+
+fn print_text(text: &str) -> i32 {
     print!("{text}");
     if !text.ends_with('\n') {
         println!();
@@ -58,6 +92,7 @@ pub fn run(args: ProfileArgs) -> i32 {
     0
 }
 
+#[cfg(target_os = "linux")]
 fn native_arch() -> oci::OciArch {
     if cfg!(target_arch = "aarch64") {
         oci::OciArch::Aarch64

@@ -211,6 +211,22 @@ fn none_backend_needs_an_explicit_opt_out() {
 }
 
 #[test]
+fn seatbelt_is_refused_off_macos_even_without_require() {
+    let d = workspace("version = 1\n[sandbox]\nrequire_os_sandbox = false\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[shell]\ndefault = \"allow\"\n");
+    let o = cordon(
+        d.path(),
+        &["exec", "--backend", "seatbelt", "--", "touch", "ran"],
+    );
+    assert_eq!(o.status.code(), Some(125));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("cordon: ") && err.contains("only on macOS"),
+        "{err}"
+    );
+    assert!(!d.path().join("ran").exists());
+}
+
+#[test]
 fn doctor_reports_live_probes() {
     let d = tempfile::tempdir().unwrap();
     let o = cordon(d.path(), &["doctor"]);

@@ -12,6 +12,13 @@
 //! always refuses protected paths on Landlock, which cannot keep a subpath of a writable root
 //! read-only.
 //!
+//! On macOS the backend is Seatbelt: [`seatbelt::invocation`] turns the profile into a
+//! `/usr/bin/sandbox-exec -p TEXT -DNAME=VALUE… -- PROG ARGS…` command (a plain function,
+//! tested on Linux), and a small macOS-only runner starts and supervises it. That runner is
+//! type-checked for macOS (`scripts/check-macos.sh`) but has not been run by cordon's tests,
+//! which run on Linux. The Linux enforcement modules ([`landlock`], [`seccomp`], [`bwrap`])
+//! exist only in Linux builds.
+//!
 //! ```no_run
 //! use cordon_ossandbox::{choose, execute, run, Machine, Profile};
 //! use cordon_policy::{Backend, Policy};
@@ -33,18 +40,25 @@
 //! std::process::exit(outcome.exit_code());
 //! ```
 
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+compile_error!("cordon's OS sandbox exists for Linux (Landlock, seccomp, bubblewrap) and macOS (Seatbelt) only");
+
+#[cfg(target_os = "linux")]
 pub mod bwrap;
 pub mod env;
+#[cfg(target_os = "linux")]
 pub mod landlock;
 pub mod probe;
 pub mod profile;
 pub mod render;
 pub mod run;
+pub mod seatbelt;
+#[cfg(target_os = "linux")]
 pub mod seccomp;
 
 use cordon_policy::Backend;
 
-pub use probe::Machine;
+pub use probe::{Machine, Platform};
 pub use profile::{Access, PathRule, Profile, Protected};
 
 /// Failures of this crate in the parent.
@@ -54,6 +68,8 @@ pub enum Error {
     Landlock(String),
     #[error("seccomp: {0}")]
     Seccomp(String),
+    #[error("{0}")]
+    Render(#[from] render::RenderError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -65,6 +81,8 @@ pub enum Chosen {
     Landlock { abi: i32 },
     /// bubblewrap's mount and process namespaces, with Landlock + seccomp inside.
     Bwrap { bwrap: std::path::PathBuf, abi: i32 },
+    /// macOS Seatbelt, through this `sandbox-exec` (always `/usr/bin/sandbox-exec`).
+    Seatbelt { sandbox_exec: std::path::PathBuf },
     /// No kernel sandbox (only `backend = "none"` or `require_os_sandbox = false`).
     Unconfined,
 }
@@ -88,26 +106,62 @@ pub struct Refusal(pub String);
 /// (root owns the system files, and only read-only mounts stop `chmod` on them); otherwise
 /// Landlock + seccomp, which enforce everything else the policy says at a fraction of the
 /// start-up cost. A needed backend that is missing is a refusal, never a silent downgrade.
+///
+/// On macOS `auto` and `seatbelt` pick Seatbelt; a missing `/usr/bin/sandbox-exec` is a
+/// refusal even with `require_os_sandbox = false` (there is nothing weaker to fall back to
+/// but no sandbox at all, which only `backend = "none"` asks for).
 pub fn choose(
     requested: Backend,
     profile: &Profile,
     require: bool,
     machine: &Machine,
 ) -> Result<Choice, Refusal> {
-    let unconfined = |why: String| -> Result<Choice, Refusal> {
-        if require {
-            Err(Refusal(format!(
-                "{why}; refusing to run unconfined (require_os_sandbox = true)"
-            )))
-        } else {
-            Ok(Choice {
-                backend: Chosen::Unconfined,
-                warnings: vec![format!(
-                    "{why}; running UNCONFINED because require_os_sandbox = false"
-                )],
-            })
-        }
-    };
+    match machine.platform {
+        Platform::Linux => choose_linux(requested, profile, require, machine),
+        Platform::MacOs => match requested {
+            Backend::None => unconfined("backend `none` was requested".into(), require),
+            Backend::Landlock | Backend::Bwrap => Err(Refusal(
+                "the landlock and bwrap backends run only on Linux; on macOS use seatbelt (or auto)"
+                    .into(),
+            )),
+            Backend::Auto | Backend::Seatbelt => choose_seatbelt(profile, machine),
+        },
+    }
+}
+
+/// No kernel sandbox: a refusal when `require` (require_os_sandbox), else a warned choice.
+fn unconfined(why: String, require: bool) -> Result<Choice, Refusal> {
+    if require {
+        Err(Refusal(format!(
+            "{why}; refusing to run unconfined (require_os_sandbox = true)"
+        )))
+    } else {
+        Ok(Choice {
+            backend: Chosen::Unconfined,
+            warnings: vec![format!(
+                "{why}; running UNCONFINED because require_os_sandbox = false"
+            )],
+        })
+    }
+}
+
+/// A build for another OS has no Linux backends to choose from.
+#[cfg(not(target_os = "linux"))]
+fn choose_linux(_: Backend, _: &Profile, _: bool, _: &Machine) -> Result<Choice, Refusal> {
+    Err(Refusal(
+        "this build of cordon is not for Linux: it has no Landlock, seccomp or bwrap backend"
+            .into(),
+    ))
+}
+
+#[cfg(target_os = "linux")]
+fn choose_linux(
+    requested: Backend,
+    profile: &Profile,
+    require: bool,
+    machine: &Machine,
+) -> Result<Choice, Refusal> {
+    let unconfined = |why: String| unconfined(why, require);
     // What Landlock + seccomp give on this kernel: needed by both Linux backends.
     let kernel = |make: &dyn Fn(i32) -> Chosen| -> Result<Choice, Refusal> {
         if !machine.seccomp {
@@ -177,9 +231,41 @@ pub fn choose(
     }
 }
 
+/// Seatbelt on macOS, when it can enforce `profile`.
+fn choose_seatbelt(profile: &Profile, machine: &Machine) -> Result<Choice, Refusal> {
+    let Some(sandbox_exec) = &machine.sandbox_exec else {
+        return Err(Refusal(format!(
+            "the seatbelt backend needs {}, which is missing; refusing to run without it",
+            seatbelt::SANDBOX_EXEC
+        )));
+    };
+    // macOS accepts RLIMIT_AS but does not enforce it: a memory limit would be a claim only.
+    if profile.limits.memory.is_some() {
+        return Err(Refusal(
+            "sandbox.limits.memory cannot be enforced on macOS (the kernel ignores RLIMIT_AS); remove it from the policy or run on Linux".into(),
+        ));
+    }
+    // A path Seatbelt cannot take safely is refused now, before anyone is asked; the run
+    // renders again with the paths resolved on this machine.
+    render::seatbelt::render(profile).map_err(|e| Refusal(e.to_string()))?;
+    Ok(Choice {
+        backend: Chosen::Seatbelt {
+            sandbox_exec: sandbox_exec.clone(),
+        },
+        warnings: vec![],
+    })
+}
+
+/// The resource type `setrlimit` takes on this platform.
+#[cfg(target_os = "linux")]
+pub type RlimitResource = libc::__rlimit_resource_t;
+/// The resource type `setrlimit` takes on this platform.
+#[cfg(not(target_os = "linux"))]
+pub type RlimitResource = libc::c_int;
+
 /// Resource limits for the child, from the profile; core dumps are always off (a core dump
 /// may hold secrets, and a `|`-pipe core_pattern runs a helper outside the sandbox).
-fn rlimits(profile: &Profile) -> Vec<(libc::__rlimit_resource_t, u64)> {
+fn rlimits(profile: &Profile) -> Vec<(RlimitResource, u64)> {
     let mut out = vec![(libc::RLIMIT_CORE, 0)];
     let l = &profile.limits;
     for (res, v) in [
@@ -199,6 +285,7 @@ fn rlimits(profile: &Profile) -> Vec<(libc::__rlimit_resource_t, u64)> {
 /// Runs `spec` under `choice`: builds the kernel objects in the parent, runs the child, and
 /// cleans up (bwrap's protected-path placeholders). `tmp` is the run's private directory
 /// (already in `profile`, see [`Profile::with_private_tmp`]).
+#[cfg_attr(not(target_os = "linux"), allow(unused_mut, unused_variables))]
 pub fn execute(
     choice: &Choice,
     profile: &Profile,
@@ -207,6 +294,23 @@ pub fn execute(
 ) -> Result<run::Outcome, run::StartError> {
     let setup = |e: Error| run::StartError::Parent(e);
     match &choice.backend {
+        #[cfg(target_os = "macos")]
+        Chosen::Unconfined => run::macos::run(&spec, &rlimits(profile)),
+        #[cfg(target_os = "macos")]
+        Chosen::Seatbelt { sandbox_exec } => {
+            let spec =
+                seatbelt::invocation(profile, &spec, sandbox_exec, &|p| std::fs::canonicalize(p))?;
+            run::macos::run(&spec, &rlimits(profile)).map_err(seatbelt::launcher_failed)
+        }
+        #[cfg(not(target_os = "linux"))]
+        Chosen::Landlock { .. } | Chosen::Bwrap { .. } => Err(setup(Error::Io(
+            std::io::Error::other("the landlock and bwrap backends run only on Linux"),
+        ))),
+        #[cfg(not(target_os = "macos"))]
+        Chosen::Seatbelt { .. } => Err(setup(Error::Io(std::io::Error::other(
+            "the seatbelt backend runs only on macOS",
+        )))),
+        #[cfg(target_os = "linux")]
         Chosen::Unconfined => {
             let c = run::Confinement {
                 rlimits: rlimits(profile),
@@ -214,6 +318,7 @@ pub fn execute(
             };
             run::run(c, &spec)
         }
+        #[cfg(target_os = "linux")]
         Chosen::Landlock { abi } => {
             let c = run::Confinement {
                 landlock: Some(landlock::prepare(profile, *abi).map_err(setup)?.fd),
@@ -224,6 +329,7 @@ pub fn execute(
             };
             run::run(c, &spec)
         }
+        #[cfg(target_os = "linux")]
         Chosen::Bwrap {
             bwrap: bwrap_path,
             abi,
@@ -300,6 +406,7 @@ pub fn execute(
 
 /// An anonymous in-memory file holding `bytes`, positioned at its start (close-on-exec; the
 /// child clears that for the descriptors it must pass on).
+#[cfg(target_os = "linux")]
 fn memfd(name: &str, bytes: &[u8]) -> Result<std::os::fd::OwnedFd, Error> {
     use std::io::{Seek, Write};
     let cname = std::ffi::CString::new(name).expect("no NUL in memfd names");
@@ -313,6 +420,7 @@ fn memfd(name: &str, bytes: &[u8]) -> Result<std::os::fd::OwnedFd, Error> {
     Ok(f.into())
 }
 
+#[cfg(target_os = "linux")]
 fn pipe() -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd), Error> {
     let mut fds = [0; 2];
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -351,11 +459,76 @@ mod tests {
 
     fn machine(abi: i32, seccomp: bool) -> Machine {
         Machine {
+            platform: Platform::Linux,
             landlock_abi: abi,
             seccomp,
             root: false,
             bwrap: None,
+            sandbox_exec: None,
         }
+    }
+
+    fn mac(sandbox_exec: bool) -> Machine {
+        Machine {
+            platform: Platform::MacOs,
+            landlock_abi: 0,
+            seccomp: false,
+            root: false,
+            bwrap: None,
+            sandbox_exec: sandbox_exec.then(|| PathBuf::from("/usr/bin/sandbox-exec")),
+        }
+    }
+
+    #[test]
+    fn macos_picks_seatbelt_and_never_falls_back() {
+        let sb = Chosen::Seatbelt {
+            sandbox_exec: PathBuf::from("/usr/bin/sandbox-exec"),
+        };
+        for requested in [Backend::Auto, Backend::Seatbelt] {
+            for protected in [false, true] {
+                let c = choose(requested, &profile(protected), true, &mac(true)).unwrap();
+                assert_eq!(c.backend, sb);
+                assert!(c.warnings.is_empty());
+            }
+            // Missing sandbox-exec: a refusal whatever require_os_sandbox says.
+            for require in [true, false] {
+                let e = choose(requested, &profile(false), require, &mac(false)).unwrap_err();
+                assert!(
+                    e.0.contains("/usr/bin/sandbox-exec") && e.0.contains("missing"),
+                    "{e}"
+                );
+            }
+        }
+        for requested in [Backend::Landlock, Backend::Bwrap] {
+            let e = choose(requested, &profile(false), false, &mac(true)).unwrap_err();
+            assert!(e.0.contains("only on Linux"), "{e}");
+        }
+        assert!(choose(Backend::None, &profile(false), true, &mac(true)).is_err());
+        assert_eq!(
+            choose(Backend::None, &profile(false), false, &mac(true))
+                .unwrap()
+                .backend,
+            Chosen::Unconfined
+        );
+    }
+
+    #[test]
+    fn macos_refuses_what_seatbelt_cannot_enforce_or_pass() {
+        let mut p = profile(false);
+        p.limits.memory = Some(1 << 30);
+        let e = choose(Backend::Auto, &p, false, &mac(true)).unwrap_err();
+        assert!(e.0.contains("sandbox.limits.memory"), "{e}");
+        let mut p = profile(false);
+        p.rules.push(PathRule {
+            path: PathBuf::from("/w/a\"b"),
+            access: Access::READ,
+            origin: "sandbox.extra_read".into(),
+        });
+        let e = choose(Backend::Seatbelt, &p, true, &mac(true)).unwrap_err();
+        assert!(
+            e.0.contains("double quote") && e.0.contains("sandbox.extra_read"),
+            "{e}"
+        );
     }
 
     #[test]

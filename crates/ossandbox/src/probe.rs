@@ -4,33 +4,74 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// The operating system cordon runs on: which backends exist at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// Landlock + seccomp, bubblewrap.
+    Linux,
+    /// Seatbelt through `/usr/bin/sandbox-exec`.
+    MacOs,
+}
+
+impl Platform {
+    /// The platform this build runs on.
+    pub const fn current() -> Platform {
+        if cfg!(target_os = "macos") {
+            Platform::MacOs
+        } else {
+            Platform::Linux
+        }
+    }
+}
+
 /// What the running kernel and system offer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Machine {
-    /// Landlock ABI the kernel reports (0: none).
+    pub platform: Platform,
+    /// Landlock ABI the kernel reports (0: none, and always 0 on macOS).
     pub landlock_abi: i32,
-    /// The kernel accepts seccomp filters.
+    /// The kernel accepts seccomp filters (never on macOS).
     pub seccomp: bool,
     /// cordon runs as root (root owns the system files, so `auto` prefers bwrap).
     pub root: bool,
     /// A bubblewrap binary on the trusted path.
     pub bwrap: Option<PathBuf>,
+    /// `/usr/bin/sandbox-exec`, when it exists (macOS).
+    pub sandbox_exec: Option<PathBuf>,
 }
 
 /// Where bwrap is looked for: system locations only, never the caller's PATH.
 pub const TRUSTED_BWRAP: &[&str] = &["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"];
 
 impl Machine {
-    /// The cheap facts every `cordon exec` needs (two syscalls).
+    /// The cheap facts every `cordon exec` needs (two syscalls on Linux, one stat on macOS).
     pub fn probe() -> Machine {
+        #[cfg(target_os = "linux")]
+        let (landlock_abi, seccomp) = (
+            crate::landlock::kernel_abi(),
+            crate::seccomp::kernel_supports_filters(),
+        );
+        #[cfg(not(target_os = "linux"))]
+        let (landlock_abi, seccomp) = (0, false);
+        let platform = Platform::current();
         Machine {
-            landlock_abi: crate::landlock::kernel_abi(),
-            seccomp: crate::seccomp::kernel_supports_filters(),
+            platform,
+            landlock_abi,
+            seccomp,
             root: unsafe { libc::geteuid() } == 0,
-            bwrap: TRUSTED_BWRAP
-                .iter()
-                .map(PathBuf::from)
-                .find(|p| p.is_file()),
+            bwrap: match platform {
+                Platform::Linux => TRUSTED_BWRAP
+                    .iter()
+                    .map(PathBuf::from)
+                    .find(|p| p.is_file()),
+                Platform::MacOs => None,
+            },
+            sandbox_exec: match platform {
+                Platform::MacOs => {
+                    Some(PathBuf::from(crate::seatbelt::SANDBOX_EXEC)).filter(|p| p.is_file())
+                }
+                Platform::Linux => None,
+            },
         }
     }
 }
@@ -45,6 +86,7 @@ pub struct Finding {
 
 /// Runs `body` in a forked child and returns its exit code. `body` must only make raw
 /// syscalls (it runs between fork and `_exit`).
+#[cfg(target_os = "linux")]
 fn in_child(body: impl FnOnce() -> i32) -> Option<i32> {
     unsafe {
         let pid = libc::fork();
@@ -63,6 +105,7 @@ fn in_child(body: impl FnOnce() -> i32) -> Option<i32> {
 }
 
 /// Proves Landlock works: a child restricts itself to nothing and must then fail to open `/`.
+#[cfg(target_os = "linux")]
 pub fn landlock_enforces() -> Finding {
     let abi = crate::landlock::kernel_abi();
     if abi < 1 {
@@ -119,6 +162,7 @@ pub fn landlock_enforces() -> Finding {
 }
 
 /// Proves seccomp works: a child installs cordon's own filter and `unshare` must fail with EPERM.
+#[cfg(target_os = "linux")]
 pub fn seccomp_enforces() -> Finding {
     let programs =
         match crate::seccomp::compile(&crate::seccomp::rules(cordon_policy::Network::Deny)) {
@@ -164,6 +208,7 @@ pub fn seccomp_enforces() -> Finding {
 }
 
 /// Can an unprivileged child create a user namespace? (What bwrap needs when not setuid.)
+#[cfg(target_os = "linux")]
 pub fn user_namespaces() -> Finding {
     let code = in_child(|| unsafe {
         // As root, first become an unprivileged user so the probe answers for normal users.
@@ -202,6 +247,7 @@ pub fn user_namespaces() -> Finding {
 }
 
 /// Is bwrap installed where we trust it, and does it actually start a sandbox?
+#[cfg(target_os = "linux")]
 pub fn bwrap_runs() -> Finding {
     let Some(bwrap) = TRUSTED_BWRAP.iter().map(Path::new).find(|p| p.is_file()) else {
         return Finding {
@@ -253,7 +299,63 @@ pub fn bwrap_runs() -> Finding {
     }
 }
 
-#[cfg(test)]
+/// Proves `/usr/bin/sandbox-exec` confines: it runs a program under a profile that allows
+/// everything, and fails to run the same program under one that denies executing it.
+pub fn sandbox_exec_enforces() -> Finding {
+    let name = "sandbox-exec";
+    let path = Path::new(crate::seatbelt::SANDBOX_EXEC);
+    if !path.is_file() {
+        return Finding {
+            name,
+            ok: false,
+            detail: format!("{} not found (part of macOS)", path.display()),
+        };
+    }
+    let run = |profile: &str| {
+        Command::new(path)
+            .args(["-p", profile, "--", "/usr/bin/true"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+    };
+    match (
+        run("(version 1)(allow default)"),
+        run("(version 1)(allow default)(deny process-exec (literal \"/usr/bin/true\"))"),
+    ) {
+        (Ok(allowed), Ok(denied)) if allowed.success() && !denied.success() => Finding {
+            name,
+            ok: true,
+            detail: format!(
+                "{} ran /usr/bin/true under (allow default) and refused it under a profile denying its exec",
+                path.display()
+            ),
+        },
+        (Ok(allowed), Ok(_)) if !allowed.success() => Finding {
+            name,
+            ok: false,
+            detail: format!(
+                "{} could not run /usr/bin/true even under (allow default) ({allowed})",
+                path.display()
+            ),
+        },
+        (Ok(_), Ok(_)) => Finding {
+            name,
+            ok: false,
+            detail: format!(
+                "{} ran /usr/bin/true although the profile denied executing it",
+                path.display()
+            ),
+        },
+        (Err(e), _) | (_, Err(e)) => Finding {
+            name,
+            ok: false,
+            detail: format!("{} could not be run: {e}", path.display()),
+        },
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
@@ -263,5 +365,16 @@ mod tests {
         assert!(l.ok, "{l:?}");
         let s = seccomp_enforces();
         assert!(s.ok, "{s:?}");
+    }
+
+    #[test]
+    fn there_is_no_sandbox_exec_on_linux() {
+        let f = sandbox_exec_enforces();
+        assert!(
+            !f.ok && f.detail.contains("/usr/bin/sandbox-exec not found"),
+            "{f:?}"
+        );
+        assert_eq!(Machine::probe().sandbox_exec, None);
+        assert_eq!(Machine::probe().platform, Platform::Linux);
     }
 }

@@ -148,6 +148,7 @@ pub const SYSTEM_DEVICES: &[&str] = &[
 /// The canonical path of an existing file, asked of the kernel: one `open(O_PATH)` and a
 /// readlink of its /proc/self/fd entry, instead of realpath's walk per component (this runs
 /// for every system path on every `cordon exec`).
+#[cfg(target_os = "linux")]
 fn real_path(path: &Path) -> Option<PathBuf> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
@@ -160,6 +161,12 @@ fn real_path(path: &Path) -> Option<PathBuf> {
         .ok()
         .filter(|p| p.is_absolute())
         .or_else(|| std::fs::canonicalize(path).ok())
+}
+
+/// The canonical path of an existing file: `realpath(3)` (macOS has no O_PATH or /proc).
+#[cfg(not(target_os = "linux"))]
+fn real_path(path: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(path).ok()
 }
 
 impl Profile {

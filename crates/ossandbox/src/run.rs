@@ -9,17 +9,28 @@
 
 use std::ffi::OsString;
 use std::io;
+#[cfg(target_os = "linux")]
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+#[cfg(target_os = "linux")]
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
+#[cfg(target_os = "linux")]
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(target_os = "linux")]
+use std::time::Instant;
 
+#[cfg(target_os = "linux")]
 use crate::seccomp::Program;
 
 use crate::Error;
 
+/// The runner for macOS (the Seatbelt backend's `sandbox-exec`).
+#[cfg(target_os = "macos")]
+pub mod macos;
+
 /// What the child is confined by, built in the parent.
+#[cfg(target_os = "linux")]
 #[derive(Debug, Default)]
 pub struct Confinement {
     /// Landlock ruleset to enforce, if any.
@@ -83,6 +94,7 @@ pub enum StartError {
 }
 
 /// Steps the child performs; the index is what it reports on failure.
+#[cfg(target_os = "linux")]
 const STEPS: [&str; 9] = [
     "setsid",
     "parent-death signal",
@@ -97,6 +109,7 @@ const STEPS: [&str; 9] = [
 
 /// Runs `spec` under `confinement` and waits for it, forwarding SIGINT/SIGTERM/SIGHUP/SIGQUIT
 /// to the child's process group.
+#[cfg(target_os = "linux")]
 pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError> {
     let parent = Error::Io;
     // Orphaned descendants re-parent to us, so we can kill and reap all of them at the end.
@@ -349,6 +362,7 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
 }
 
 /// SIGKILL the child's process group.
+#[cfg(target_os = "linux")]
 fn kill_all_descendants(pgid: libc::pid_t) {
     // Those that left the group are re-parented to us: `reap_all` finds and kills them.
     unsafe { libc::kill(-pgid, libc::SIGKILL) };
@@ -356,6 +370,7 @@ fn kill_all_descendants(pgid: libc::pid_t) {
 
 /// Kills and reaps children until none is left. Killing one may re-parent its own children
 /// to us (we are a subreaper), so list again after every reap.
+#[cfg(target_os = "linux")]
 fn reap_all() {
     // The common case, nothing left at all, costs one syscall and no /proc reads.
     let r = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL) };
@@ -374,6 +389,7 @@ fn reap_all() {
 }
 
 /// Our direct children, from /proc/self/task/*/children.
+#[cfg(target_os = "linux")]
 fn direct_children() -> Vec<libc::pid_t> {
     let mut out = Vec::new();
     if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
@@ -389,12 +405,14 @@ fn direct_children() -> Vec<libc::pid_t> {
     out
 }
 
+#[cfg(target_os = "linux")]
 #[repr(C)]
 struct CapHeader {
     version: u32,
     pid: i32,
 }
 
+#[cfg(target_os = "linux")]
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 struct CapData {
@@ -405,6 +423,7 @@ struct CapData {
 
 /// Do we hold any capability (root, or a binary with file capabilities)? Then the child must
 /// shed them; an unprivileged caller has none to drop and could not drop the bounding set.
+#[cfg(target_os = "linux")]
 fn has_capabilities() -> bool {
     let header = CapHeader {
         version: 0x2008_0522,
@@ -422,6 +441,7 @@ fn has_capabilities() -> bool {
 }
 
 /// The highest capability number this kernel knows.
+#[cfg(target_os = "linux")]
 fn last_capability() -> u32 {
     std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
         .ok()
@@ -429,6 +449,7 @@ fn last_capability() -> u32 {
         .unwrap_or(63)
 }
 
+#[cfg(target_os = "linux")]
 fn cvt(r: i32) -> io::Result<i32> {
     if r < 0 {
         Err(io::Error::last_os_error())

@@ -2,16 +2,25 @@
 //! injection cases, OCI schema checks, and the OCI argument semantics checked against
 //! cordon's own.
 //!
+//! The Linux artifacts (OCI seccomp, Landlock) are built only on Linux, so their tests are
+//! too; the Seatbelt tests build everywhere.
+//!
 //! Golden files live in `tests/golden/`. After an intended change, regenerate them with
 //! `CORDON_BLESS=1 cargo test -p cordon-ossandbox --test render` and review the diff.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(target_os = "linux")]
+use std::path::PathBuf;
 
-use cordon_ossandbox::render::{landlock, oci, seatbelt, RenderError};
+#[cfg(target_os = "linux")]
+use cordon_ossandbox::render::{landlock, oci};
+use cordon_ossandbox::render::{seatbelt, RenderError};
+#[cfg(target_os = "linux")]
 use cordon_ossandbox::seccomp::{self, ArgCheck, SyscallRule};
 use cordon_ossandbox::{Access, PathRule, Profile, Protected};
 use cordon_policy::{Limits, Network, Policy};
+#[cfg(target_os = "linux")]
 use serde_json::Value;
 
 // ---------------------------------------------------------------------------------------
@@ -271,6 +280,10 @@ fn check_sbpl(text: &str) -> BTreeSet<String> {
             let Sx::Sym(op) = op else { unreachable!() };
             assert!(OPERATIONS.contains(&op.as_str()), "unknown operation {op}");
             assert_ne!(op, "default", "default only in the second form");
+            // Hard links are never allowed (see the renderer's docs on `file-link`).
+            if op == "file-link" {
+                assert_eq!(items[0], Sx::Sym("deny".into()), "{form:?}");
+            }
         }
         for filter in &items[1 + ops.len()..] {
             check_filter(filter, &mut params);
@@ -298,6 +311,9 @@ fn check_filter(filter: &Sx, params: &mut BTreeSet<String>) {
         },
         ("regex", Sx::Regex(r)) => assert!(r.starts_with('^') && r.ends_with('$'), "{r}"),
         ("global-name" | "ipc-posix-name", Sx::Str(_)) => {}
+        ("sysctl-name" | "sysctl-name-prefix", Sx::Str(name)) => {
+            assert!(!name.starts_with("kern.procargs"), "{name}")
+        }
         ("target", Sx::Sym(t)) => assert_eq!(t, "same-sandbox"),
         _ => panic!("unknown filter {filter:?}"),
     }
@@ -319,13 +335,13 @@ fn check_seatbelt(sb: &seatbelt::Seatbelt) {
         );
         assert!(!sb.text.contains(v.as_str()), "{v} spliced into the text");
     }
-    // `-D` arguments are well formed.
+    // `-D` arguments are well formed: one argument each, `-DNAME=VALUE`, in order.
     let args = sb.args();
     assert_eq!(args[0], "-p");
     assert_eq!(args[1], sb.text);
-    for pair in args[2..].chunks(2) {
-        assert_eq!(pair[0], "-D");
-        assert!(pair[1].split_once('=').is_some());
+    assert_eq!(args.len(), 2 + sb.params.len());
+    for (arg, (k, v)) in args[2..].iter().zip(&sb.params) {
+        assert_eq!(arg, &format!("-D{k}={v}"));
     }
 }
 
@@ -364,13 +380,19 @@ fn seatbelt_shape() {
     for origin in [
         "; from sandbox.paths.workspace (rw)\n(allow file-read* file-write* process-exec file-map-executable (subpath (param \"RW_0\")))",
         "; from sandbox.paths.notes (ro)\n(allow file-read* (subpath (param \"RO_0\")))",
-        "; from sandbox.protected (in sandbox.paths.workspace)\n(deny file-write* file-link (subpath (param \"PROTECTED_0\")))",
+        "; from sandbox.protected (in sandbox.paths.workspace)\n(deny file-write* file-link (literal (param \"PROTECTED_0\")) (subpath (param \"PROTECTED_0\")))",
     ] {
         assert!(t.contains(origin), "missing {origin}");
     }
+    // The writable root and the directories down to a protected path stay in place.
     assert!(sb
         .params
-        .contains(&("PROTECTED_PARENT_0".into(), "/home/dev/project/.git".into())));
+        .contains(&("PROTECTED_PARENT_0".into(), "/home/dev/project".into())));
+    assert!(sb
+        .params
+        .contains(&("PROTECTED_PARENT_1".into(), "/home/dev/project/.git".into())));
+    // Hard links: never allowed, denied on protected paths explicitly.
+    assert!(!t.contains("(allow file-link") && !t.contains(" file-link (subpath (param \"RW"));
     assert!(!t.contains("(allow network"));
 }
 
@@ -449,6 +471,7 @@ fn seatbelt_for_the_default_policy() {
 // ---------------------------------------------------------------------------------------
 // OCI seccomp
 
+#[cfg(target_os = "linux")]
 fn synthetic_rules() -> Vec<SyscallRule> {
     vec![
         SyscallRule {
@@ -499,6 +522,7 @@ fn synthetic_rules() -> Vec<SyscallRule> {
     ]
 }
 
+#[cfg(target_os = "linux")]
 const OCI_OPS: &[&str] = &[
     "SCMP_CMP_NE",
     "SCMP_CMP_LT",
@@ -510,6 +534,7 @@ const OCI_OPS: &[&str] = &[
 ];
 
 /// The runtime-spec's `linux.seccomp` object, as crun and runc read it.
+#[cfg(target_os = "linux")]
 fn check_oci_schema(v: &Value) {
     let top = v.as_object().expect("an object");
     for k in top.keys() {
@@ -556,6 +581,7 @@ fn check_oci_schema(v: &Value) {
     }
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn oci_golden_synthetic() {
     let v = oci::render(&synthetic_rules(), oci::OciArch::X86_64);
@@ -563,6 +589,7 @@ fn oci_golden_synthetic() {
     golden("oci_synthetic.json", &oci::to_string_pretty(&v));
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn oci_golden_cordon_rules() {
     for (network, file) in [
@@ -581,6 +608,7 @@ fn oci_golden_cordon_rules() {
     );
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn oci_names_are_real_syscalls_and_every_rule_is_rendered() {
     let rules = seccomp::rules(Network::Deny);
@@ -610,6 +638,7 @@ fn oci_names_are_real_syscalls_and_every_rule_is_rendered() {
 }
 
 /// What libseccomp does with one OCI arg comparison (64-bit arguments).
+#[cfg(target_os = "linux")]
 fn oci_cmp(a: &Value, args: &[u64; 6]) -> bool {
     let x = args[a["index"].as_u64().unwrap() as usize];
     let v = a["value"].as_u64().unwrap();
@@ -623,6 +652,7 @@ fn oci_cmp(a: &Value, args: &[u64; 6]) -> bool {
 }
 
 /// What cordon's filter does with one check.
+#[cfg(target_os = "linux")]
 fn cordon_cmp(c: &ArgCheck, args: &[u64; 6]) -> bool {
     match *c {
         ArgCheck::Eq32 { index, value } => args[index as usize] as u32 == value,
@@ -632,6 +662,7 @@ fn cordon_cmp(c: &ArgCheck, args: &[u64; 6]) -> bool {
     }
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn oci_args_deny_what_cordon_denies() {
     let mut rules = seccomp::rules(Network::Deny);
@@ -700,6 +731,7 @@ fn oci_args_deny_what_cordon_denies() {
 // Landlock
 
 /// A profile over real paths in `dir`: a directory, a file, a missing path.
+#[cfg(target_os = "linux")]
 fn landlock_profile(dir: &Path) -> Profile {
     let ws = dir.join("ws");
     std::fs::create_dir_all(ws.join(".git")).unwrap();
@@ -726,6 +758,7 @@ fn landlock_profile(dir: &Path) -> Profile {
     }
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn landlock_golden() {
     let dir = tempfile::tempdir().unwrap();
@@ -744,6 +777,7 @@ fn landlock_golden() {
     }
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn landlock_shape() {
     let dir = tempfile::tempdir().unwrap();
@@ -779,6 +813,7 @@ fn landlock_shape() {
     assert_eq!(v["handled_access_net"], serde_json::json!([]));
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn landlock_for_the_default_policy() {
     let dir = tempfile::tempdir().unwrap();

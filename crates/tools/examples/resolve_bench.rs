@@ -8,9 +8,9 @@ use std::os::fd::AsFd;
 use std::time::Instant;
 
 use cordon_policy::Policy;
+use cordon_tools::files::resolve::INSPECT;
 use cordon_tools::files::{FileOp, FileTools, Limits};
 use cordon_tools::tool::Tool;
-use rustix::fs::OFlags;
 use serde_json::json;
 
 const BATCHES: usize = 101;
@@ -56,11 +56,11 @@ fn main() {
 
     let open = median_us(|| {
         let t = roots.parse(black_box(path)).unwrap();
-        black_box(roots.open(&t, OFlags::PATH).unwrap());
+        black_box(roots.open(&t, INSPECT).unwrap());
     });
     let resolve = median_us(|| {
         let t = roots.parse(black_box(path)).unwrap();
-        let fd = roots.open(&t, OFlags::PATH).unwrap();
+        let fd = roots.open(&t, INSPECT).unwrap();
         black_box(rustix::fs::fstat(&fd).unwrap());
         black_box(roots.locate(fd.as_fd()).unwrap());
     });
@@ -68,7 +68,7 @@ fn main() {
         let t = roots
             .parse(black_box("ws/m/inner/../inner/file.rs"))
             .unwrap();
-        let fd = roots.open(&t, OFlags::PATH).unwrap();
+        let fd = roots.open(&t, INSPECT).unwrap();
         black_box(rustix::fs::fstat(&fd).unwrap());
         black_box(roots.locate(fd.as_fd()).unwrap());
     });

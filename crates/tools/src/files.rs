@@ -17,10 +17,11 @@
 //!   root, `..` that climbs above the root, symlinks that lead outside it (anywhere on the
 //!   way), symlink loops and `/proc` magic links. Resolution is done by the kernel beneath
 //!   the root's directory descriptor (`openat2` with `RESOLVE_BENEATH |
-//!   RESOLVE_NO_MAGICLINKS`, see [`resolve`]), so a directory swapped for a symlink during
-//!   the call cannot redirect it;
+//!   RESOLVE_NO_MAGICLINKS`, see [`resolve`]; on macOS a component-by-component walk with
+//!   the same rules, [`resolve::walk`]), so a directory swapped for a symlink during the call
+//!   cannot redirect it;
 //! - `file_type`: devices, fifos and sockets (checked on an `O_PATH` descriptor, which
-//!   never opens the device itself);
+//!   never opens the device itself; on macOS checked before anything is opened);
 //! - `mode`: writes (write, edit, delete) to a read-only root;
 //! - `protected`: writes to a `sandbox.protected` path inside a writable root;
 //! - `suffix`: files whose name does not end with one of the root's `suffixes` (for a read
@@ -61,13 +62,13 @@ pub mod resolve;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use cordon_approval::{Decision, RuleRef};
 use cordon_policy::{Action, Mode, Policy};
-use rustix::fs::{AtFlags, FileType, Mode as FileMode, OFlags, RenameFlags};
+use rustix::fs::{AtFlags, FileType, Mode as FileMode, OFlags, RawMode, RenameFlags};
 use rustix::io::Errno;
 use serde_json::{json, Value};
 
@@ -257,7 +258,7 @@ enum Run {
     Write {
         parent: Parent,
         content: Vec<u8>,
-        perms: Option<u32>,
+        perms: Option<RawMode>,
         exists: bool,
     },
     Delete {
@@ -304,7 +305,9 @@ fn io_err(tool: &str, what: impl Into<String>, e: impl Into<std::io::Error>) -> 
 
 /// Opens an `O_PATH` descriptor for reading, through `/proc/self/fd` (the same inode, no
 /// path lookup), and checks it is still the same regular file.
+#[cfg(target_os = "linux")]
 fn reopen_read(fd: BorrowedFd<'_>, st: &rustix::fs::Stat) -> std::io::Result<File> {
+    use std::os::fd::AsRawFd;
     let file = rustix::fs::open(
         format!("/proc/self/fd/{}", fd.as_raw_fd()),
         OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC,
@@ -319,6 +322,24 @@ fn reopen_read(fd: BorrowedFd<'_>, st: &rustix::fs::Stat) -> std::io::Result<Fil
             "the file was replaced while opening it",
         ));
     }
+    Ok(File::from(file))
+}
+
+/// On macOS the descriptor is already open for reading ([`resolve::INSPECT`]): a duplicate,
+/// read from the start, after checking it is still the same regular file.
+#[cfg(not(target_os = "linux"))]
+fn reopen_read(fd: BorrowedFd<'_>, st: &rustix::fs::Stat) -> std::io::Result<File> {
+    let file = rustix::io::dup(fd)?;
+    let now = rustix::fs::fstat(&file)?;
+    if now.st_dev != st.st_dev
+        || now.st_ino != st.st_ino
+        || file_type(&now) != FileType::RegularFile
+    {
+        return Err(std::io::Error::other(
+            "the file was replaced while opening it",
+        ));
+    }
+    rustix::fs::seek(&file, rustix::fs::SeekFrom::Start(0))?;
     Ok(File::from(file))
 }
 
@@ -479,7 +500,7 @@ impl FileTool {
     }
 
     fn plan_read(&self, t: &Target, want_preview: bool) -> Result<Plan, Stop> {
-        let fd = match self.roots().open(t, OFlags::PATH) {
+        let fd = match self.roots().open(t, resolve::INSPECT) {
             Ok(fd) => fd,
             Err(ResolveError::NotFound) => {
                 // A refusal by policy comes before "does not exist".
@@ -532,7 +553,7 @@ impl FileTool {
     }
 
     fn plan_list(&self, t: &Target) -> Result<Plan, Stop> {
-        let fd = match self.roots().open(t, OFlags::PATH | OFlags::DIRECTORY) {
+        let fd = match self.roots().open(t, resolve::INSPECT | OFlags::DIRECTORY) {
             Ok(fd) => fd,
             Err(ResolveError::NotDir) => {
                 return Err(self.fail(format!("`{}` is not a directory", t.display)))
@@ -602,7 +623,7 @@ impl FileTool {
             match resolve::open_beneath(
                 parent.dir.as_fd(),
                 std::path::Path::new(&parent.name),
-                OFlags::PATH | OFlags::NOFOLLOW,
+                resolve::INSPECT | OFlags::NOFOLLOW,
                 &key,
             ) {
                 Ok(fd) => {
@@ -846,7 +867,7 @@ impl FileTool {
         key: &str,
         parent: &Parent,
         content: &[u8],
-        perms: Option<u32>,
+        perms: Option<RawMode>,
         exists: bool,
         expected: &Precondition,
     ) -> Result<(), ToolError> {

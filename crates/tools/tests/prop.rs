@@ -2,13 +2,13 @@
 //! absolute — a descriptor the resolver opens lies inside its root, as the kernel reports it
 //! (`/proc/self/fd/N`), and every allowed assessment names a location inside the root.
 
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cordon_policy::{Action, Policy};
-use cordon_tools::files::resolve::ResolveError;
+use cordon_tools::files::resolve::{fd_path, ResolveError, INSPECT};
 use cordon_tools::files::{FileOp, FileTools, Limits};
 use cordon_tools::tool::Tool;
 use proptest::prelude::*;
@@ -106,10 +106,10 @@ proptest! {
             let roots = t.tools.roots();
             let Ok(target) = roots.parse(&path) else { return Ok(()) };
             // Every way the tools open things: follow (reads), directories, no-follow.
-            for flags in [OFlags::PATH, OFlags::PATH | OFlags::DIRECTORY, OFlags::PATH | OFlags::NOFOLLOW] {
+            for flags in [INSPECT, INSPECT | OFlags::DIRECTORY, INSPECT | OFlags::NOFOLLOW] {
                 match roots.open(&target, flags) {
                     Ok(fd) => {
-                        let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_fd().as_raw_fd())).unwrap();
+                        let real = fd_path(fd.as_fd()).unwrap();
                         prop_assert!(inside(&t.root, &real), "{path} opened {}", real.display());
                     }
                     Err(ResolveError::Refused(_) | ResolveError::NotFound | ResolveError::NotDir) => {}
@@ -118,7 +118,7 @@ proptest! {
             }
             // The parent a write would use.
             if let Ok(parent) = roots.parent(&target) {
-                let real = std::fs::read_link(format!("/proc/self/fd/{}", parent.dir.as_raw_fd())).unwrap();
+                let real = fd_path(parent.dir.as_fd()).unwrap();
                 prop_assert!(inside(&t.root, &real), "{path}: parent {}", real.display());
             }
             // Assessments that are not denied name a place inside the root.

@@ -2081,7 +2081,7 @@ fn finish(res: Res) -> ! {
     unsafe { libc::_exit(code) }
 }
 
-fn main() {
+pub fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(name) = args.first() else {
         eprintln!("usage: cordon-attack <name> [--key value]…  |  cordon-attack list");

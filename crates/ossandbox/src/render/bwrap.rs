@@ -12,7 +12,7 @@ use crate::bwrap::{invocation, Context};
 use crate::profile::Profile;
 
 /// Where the run's private /tmp stands in the profile; the script creates its own.
-pub const PRIVATE_TMP: &str = "/tmp/cordon-RUN";
+pub use super::PRIVATE_TMP;
 
 /// Renders the script for `profile`, with `cwd` as the command's directory.
 pub fn render(

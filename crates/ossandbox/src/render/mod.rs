@@ -8,9 +8,10 @@
 //!
 //! | artifact | renderer | for |
 //! | --- | --- | --- |
-//! | Seatbelt SBPL + `-D` parameters | [`seatbelt::render`] | macOS: `sandbox-exec -p TEXT -D KEY=VALUE… -- cmd` |
-//! | OCI seccomp profile (JSON) | [`oci::render`] | Docker, Podman, Kubernetes (`seccompProfile: Localhost`), crun/runc |
-//! | Landlock ruleset (JSON) | [`landlock::render`] | reading which rights each path gets on a given Landlock ABI |
+//! | Seatbelt SBPL + `-D` parameters | [`seatbelt::render`] | macOS: `sandbox-exec -p TEXT -DKEY=VALUE… -- cmd` |
+//! | OCI seccomp profile (JSON) | `oci::render` (Linux builds) | Docker, Podman, Kubernetes (`seccompProfile: Localhost`), crun/runc |
+//! | Landlock ruleset (JSON) | `landlock::render` (Linux builds) | reading which rights each path gets on a given Landlock ABI |
+//! | bwrap script | `bwrap::render` (Linux builds) | running the same mounts by hand |
 //!
 //! Guarantees, for every renderer:
 //! - a pure function of its inputs (the Landlock renderer also asks the filesystem whether
@@ -18,9 +19,13 @@
 //! - deterministic byte for byte: sorted input, no timestamps, no hash-map iteration;
 //! - every rule names the policy key that caused it (`PathRule::origin`,
 //!   `Protected::origin`, `SyscallRule::why`);
-//! - renders for any target OS from any OS (nothing here is `cfg`-gated).
+//! - the Seatbelt renderer builds and renders on every OS. The Linux artifacts are built
+//!   only on Linux: they are derived from this kernel's Landlock ABI, syscall numbers and
+//!   errno values (from `libc`), which a macOS build does not have; `cordon profile` on macOS
+//!   refuses those formats.
 //!
 //! ```
+//! # #[cfg(target_os = "linux")] {
 //! use cordon_ossandbox::render::{landlock, oci, seatbelt};
 //! use cordon_ossandbox::{seccomp, Profile};
 //! use cordon_policy::Policy;
@@ -38,12 +43,20 @@
 //!
 //! let ruleset = landlock::render(&profile, 6);
 //! assert_eq!(ruleset["abi"], 6);
+//! # }
 //! ```
 
+#[cfg(target_os = "linux")]
 pub mod bwrap;
+#[cfg(target_os = "linux")]
 pub mod landlock;
+#[cfg(target_os = "linux")]
 pub mod oci;
 pub mod seatbelt;
+
+/// Where the per-run private `TMPDIR` stands in rendered artifacts: it is created for each
+/// run, so an artifact can only show a placeholder.
+pub const PRIVATE_TMP: &str = "/tmp/cordon-RUN";
 
 /// Why an artifact cannot be rendered. The CLI exits 125 on it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

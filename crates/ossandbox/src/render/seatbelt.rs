@@ -13,8 +13,20 @@
 //! ambiguous, and the brief requires that they are rejected, not escaped. Only cordon's own
 //! constants (the macOS system paths below) appear literally.
 //!
-//! Parameter values under `/tmp`, `/var` and `/etc` are rewritten to `/private/...`, where
-//! those directories really are on macOS (Seatbelt matches resolved paths).
+//! **Paths are matched as Seatbelt sees them: resolved.** Seatbelt compares a rule with the
+//! real path of the file, so a rule on a symlinked path never matches. On macOS `/tmp`,
+//! `/var` and `/etc` are symlinks into `/private`, and `TMPDIR` lives under `/var/folders`.
+//! Two layers take care of it:
+//! - at run time on macOS, [`crate::seatbelt::resolve_paths`] resolves every path of the
+//!   profile with `realpath(3)` (a path that does not exist yet, such as a protected path,
+//!   by its deepest existing ancestor) before this renderer runs, and so does `cordon
+//!   profile` on macOS;
+//! - this renderer then rewrites parameter values under `/tmp`, `/var` and `/etc` to
+//!   `/private/...`. After `realpath` this changes nothing; it matters when the profile is
+//!   rendered on Linux (`cordon profile --format seatbelt`, the checked-in artifacts), where
+//!   the paths are the Linux machine's: there the output shows where those paths would be
+//!   on macOS, but other symlinks on a Mac (a workspace under a symlinked directory) can
+//!   only be resolved on that Mac.
 //!
 //! The [`Profile`]'s system rules are Linux paths (`/lib`, `/etc/ld.so.cache`, …). When the
 //! profile has any rule from `sandbox.system_read`, those rules are replaced by the macOS
@@ -22,12 +34,23 @@
 //! rules from the policy's own keys are rendered as they are.
 //!
 //! Seatbelt matches names, not inodes, so the profile also closes the ways a protected file
-//! could get a writable name: hard links (`file-link` is never granted, and is denied on
-//! protected paths explicitly), and swapping a parent directory (the parents between the
-//! writable root and a protected path cannot be created, removed or renamed).
+//! could get a writable name:
+//! - **hard links** (`file-link`) are never allowed, anywhere. A link rule can be checked
+//!   against one path of the two a `link(2)` involves, and which one is undocumented (Apple's
+//!   own platform policy suggests the existing file, but that could not be verified here).
+//!   If it were the new name, allowing links inside writable roots would let a protected or
+//!   read-only file get a writable name. Programs that use hard links fall back when
+//!   `link(2)` fails: git writes objects with `rename(2)` when `link(2)` fails, cargo and
+//!   Rust's `std::fs::copy` copy instead; `ln` without `-s` fails with EPERM. Protected
+//!   paths deny `file-link` explicitly as well, so they stay covered if a later version of
+//!   this profile allows links elsewhere;
+//! - **swapping a directory** (rename it away, edit, rename it back): the writable root that
+//!   holds a protected path and every directory between them cannot be created, removed,
+//!   renamed or replaced.
 //!
-//! This generator is tested by golden files and by parsing its output; it cannot be run
-//! here (no macOS).
+//! This generator is tested by golden files and by parsing its output on Linux. The run-time
+//! path that uses it ([`crate::seatbelt`]) is type-checked for macOS but has not been run by
+//! cordon's own tests, which run on Linux.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -43,17 +66,18 @@ use crate::profile::{PathRule, Profile};
 pub struct Seatbelt {
     /// SBPL for `sandbox-exec -p`.
     pub text: String,
-    /// `(NAME, VALUE)` pairs for `-D NAME=VALUE`, in the order the text first uses them.
+    /// `(NAME, VALUE)` pairs for `-DNAME=VALUE`, in the order the text first uses them.
     pub params: Vec<(String, String)>,
 }
 
 impl Seatbelt {
-    /// The `sandbox-exec` arguments that come before `-- cmd`: `-p TEXT -D NAME=VALUE…`.
+    /// The `sandbox-exec` arguments that come before `-- cmd`: `-p TEXT -DNAME=VALUE…`.
+    /// Each parameter is one argument: the option letter and the value cannot be pulled
+    /// apart, whatever the value starts with.
     pub fn args(&self) -> Vec<String> {
         let mut args = vec!["-p".to_string(), self.text.clone()];
         for (k, v) in &self.params {
-            args.push("-D".into());
-            args.push(format!("{k}={v}"));
+            args.push(format!("-D{k}={v}"));
         }
         args
     }
@@ -62,7 +86,7 @@ impl Seatbelt {
     /// seatbelt` prints. (Parameter values appear only in this trailer, never in `text`.)
     pub fn audit(&self) -> String {
         let mut out = self.text.clone();
-        out.push_str("\n; Parameters, passed as -D NAME=VALUE (never part of the text above):\n");
+        out.push_str("\n; Parameters, passed as -DNAME=VALUE (never part of the text above):\n");
         for (k, v) in &self.params {
             let _ = writeln!(out, "; {k}={v}");
         }
@@ -137,9 +161,19 @@ pub const MACOS_DEVICES: &[&str] = &[
 /// Pseudo-terminal slaves.
 pub const MACOS_TTY_REGEX: &str = "^/dev/ttys[0-9]+$";
 
-/// Mach services every program may look up, and why. Kept minimal: logging (`logd`),
-/// preferences (`cfprefsd`) and the per-user temp-dir helper (`dirhelper`) are left out;
-/// their clients fail quietly, and cordon sets `TMPDIR` itself.
+/// Mach services every program may look up, and why: the smallest set that lets a
+/// command-line program start, look up users and groups, and notice time-zone changes.
+///
+/// Compared with public profiles (2025): Chromium's `common.sb` and OpenAI Codex's
+/// `seatbelt_base_policy.sbpl` allow `opendirectoryd.libinfo` (crbug.com/792228); Codex's
+/// platform defaults and Anthropic's sandbox-runtime add `notification_center` and
+/// `opendirectoryd.membership` (Chromium's GPU profile too, crbug.com/1126350). Left out on
+/// purpose, although one or more of them allow it: `logd`/`system.logger`/`diagnosticd`
+/// (os_log; clients drop messages quietly), `cfprefsd` (preferences; defaults are used),
+/// `bsd.dirhelper` (the per-user temp directory; cordon sets `TMPDIR` to the run's own),
+/// `SecurityServer`/`securityd.xpc` (the keychain: secrets), `PowerManagement.control`,
+/// `lsd.mapdb`/`launchservicesd`/`coreservices.*` (opening apps), fonts and audio services
+/// (GUI programs), and any wildcard.
 pub const MACOS_MACH_SERVICES: &[(&str, &str)] = &[
     (
         "com.apple.system.notification_center",
@@ -149,9 +183,15 @@ pub const MACOS_MACH_SERVICES: &[(&str, &str)] = &[
         "com.apple.system.opendirectoryd.libinfo",
         "getpwuid(3), getgrgid(3): user and group lookups (id, ls -l, git, ssh)",
     ),
+    (
+        "com.apple.system.opendirectoryd.membership",
+        "getgrouplist(3), mbr_*(3): group membership (id, groups)",
+    ),
 ];
 
-/// Mach services looked up only when the network is allowed.
+/// Mach services looked up only when the network is allowed. Codex's network policy and
+/// Chromium's `network.sb` allow these as well (they also allow `SecurityServer`, the
+/// keychain, and `networkd`, which cordon leaves out).
 pub const MACOS_NETWORK_MACH_SERVICES: &[(&str, &str)] = &[
     (
         "com.apple.SystemConfiguration.DNSConfiguration",
@@ -166,6 +206,69 @@ pub const MACOS_NETWORK_MACH_SERVICES: &[(&str, &str)] = &[
         "com.apple.trustd.agent",
         "TLS certificate trust evaluation (Security.framework)",
     ),
+];
+
+/// sysctl values every program may read: `(filter, name)`, where the filter is
+/// `sysctl-name` (exact) or `sysctl-name-prefix`. The hardware, OS-version and limit values
+/// runtimes ask for (the list Chromium and Codex use), and process information only for the
+/// sandbox's own processes. Not `kern.procargs2` and not `kern.proc.all`: with those, a
+/// command could read the arguments and environment of every process of the same user, the
+/// agent that started cordon included.
+pub const MACOS_SYSCTLS: &[(&str, &str)] = &[
+    ("sysctl-name", "hw.activecpu"),
+    ("sysctl-name", "hw.busfrequency_compat"),
+    ("sysctl-name", "hw.byteorder"),
+    ("sysctl-name", "hw.cacheconfig"),
+    ("sysctl-name", "hw.cachelinesize_compat"),
+    ("sysctl-name", "hw.cpufamily"),
+    ("sysctl-name", "hw.cpufrequency"),
+    ("sysctl-name", "hw.cpufrequency_compat"),
+    ("sysctl-name", "hw.cputype"),
+    ("sysctl-name", "hw.l1dcachesize_compat"),
+    ("sysctl-name", "hw.l1icachesize_compat"),
+    ("sysctl-name", "hw.l2cachesize_compat"),
+    ("sysctl-name", "hw.l3cachesize_compat"),
+    ("sysctl-name", "hw.logicalcpu"),
+    ("sysctl-name", "hw.logicalcpu_max"),
+    ("sysctl-name", "hw.machine"),
+    ("sysctl-name", "hw.memsize"),
+    ("sysctl-name", "hw.model"),
+    ("sysctl-name", "hw.ncpu"),
+    ("sysctl-name", "hw.nperflevels"),
+    ("sysctl-name", "hw.packages"),
+    ("sysctl-name", "hw.pagesize"),
+    ("sysctl-name", "hw.pagesize_compat"),
+    ("sysctl-name", "hw.physicalcpu"),
+    ("sysctl-name", "hw.physicalcpu_max"),
+    ("sysctl-name", "hw.tbfrequency_compat"),
+    ("sysctl-name", "hw.vectorunit"),
+    ("sysctl-name", "kern.argmax"),
+    ("sysctl-name", "kern.boottime"),
+    ("sysctl-name", "kern.hostname"),
+    ("sysctl-name", "kern.maxfiles"),
+    ("sysctl-name", "kern.maxfilesperproc"),
+    ("sysctl-name", "kern.maxproc"),
+    ("sysctl-name", "kern.ngroups"),
+    ("sysctl-name", "kern.osproductversion"),
+    ("sysctl-name", "kern.osrelease"),
+    ("sysctl-name", "kern.ostype"),
+    ("sysctl-name", "kern.osvariant_status"),
+    ("sysctl-name", "kern.osversion"),
+    ("sysctl-name", "kern.secure_kernel"),
+    ("sysctl-name", "kern.usrstack64"),
+    ("sysctl-name", "kern.version"),
+    ("sysctl-name", "machdep.cpu.brand_string"),
+    ("sysctl-name", "sysctl.proc_cputype"),
+    ("sysctl-name", "sysctl.proc_translated"),
+    ("sysctl-name", "vm.loadavg"),
+    // CPU features (Intel and Apple silicon), performance levels.
+    ("sysctl-name-prefix", "hw.optional."),
+    ("sysctl-name-prefix", "hw.perflevel"),
+    ("sysctl-name-prefix", "machdep.cpu."),
+    // kinfo_proc of one process or group (ps -p, job control); signals and process-info
+    // are limited to the sandbox's own processes by the rules above.
+    ("sysctl-name-prefix", "kern.proc.pgrp."),
+    ("sysctl-name-prefix", "kern.proc.pid."),
 ];
 
 const SYSTEM_ORIGIN: &str = "sandbox.system_read";
@@ -230,22 +333,24 @@ pub fn render(profile: &Profile) -> Result<Seatbelt, RenderError> {
         out.comment(
             "Protected paths stay read-only inside writable roots, and cannot be created or",
         );
-        out.comment("hard-linked to a writable name (Seatbelt matches names, not inodes).");
+        out.comment("hard-linked to a writable name (Seatbelt matches names, not inodes). The");
+        out.comment("literal names the path itself too, as OpenAI Codex does after finding that");
+        out.comment("subpath alone left a protected directory creatable.");
         for p in &profile.protected {
             let value = param_value(&p.path, &p.origin)?;
             let name = out.param("PROTECTED", value);
             out.comment(&format!("from {}", p.origin));
             out.line(&format!(
-                "(deny file-write* file-link (subpath (param \"{name}\")))"
+                "(deny file-write* file-link (literal (param \"{name}\")) (subpath (param \"{name}\")))"
             ));
         }
-        // A protected path is matched by name; swapping one of its parent directories (rm,
-        // mv, or a symlink in its place) would move the name somewhere writable. So the
-        // parents below the writable root cannot be created, removed, renamed or replaced.
+        // A protected path is matched by name; swapping the writable root or a directory
+        // below it (mv it away, edit, mv it back; or a symlink in its place) would move the
+        // name somewhere writable. So they cannot be created, removed, renamed or replaced.
         let parents = protected_parents(profile, &policy);
         if !parents.is_empty() {
             out.comment(
-                "Their parent directories inside the writable root cannot be created, removed,",
+                "Their writable root and the directories down to them cannot be created, removed,",
             );
             out.comment("renamed or replaced (a swapped or symlinked parent would move the protected path).");
             for (path, origin) in parents {
@@ -261,6 +366,38 @@ pub fn render(profile: &Profile) -> Result<Seatbelt, RenderError> {
         text: out.text,
         params: out.params,
     })
+}
+
+/// The directories the rendered profile lets programs run from (`process-exec`), as
+/// Seatbelt compares them: cordon's macOS program list when the profile has the system
+/// rules, and the policy's roots with `exec`. The launcher checks a command against these
+/// before starting it ([`crate::seatbelt::invocation`]), so a program the profile cannot run
+/// is refused with 126 rather than by `sandbox-exec` with a status of its own.
+pub fn executable_roots(profile: &Profile) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if profile
+        .rules
+        .iter()
+        .any(|r| r.origin.starts_with(SYSTEM_ORIGIN))
+    {
+        out.extend(MACOS_PROGRAMS.iter().map(PathBuf::from));
+    }
+    for r in &profile.rules {
+        if r.access.exec && !r.origin.starts_with(SYSTEM_ORIGIN) {
+            if let Ok(v) = param_value(&r.path, &r.origin) {
+                out.push(PathBuf::from(v));
+            }
+        }
+    }
+    out
+}
+
+/// A resolved path as Seatbelt compares it (`/tmp`, `/var`, `/etc` under `/private`).
+pub fn compared_path(path: &Path) -> PathBuf {
+    match path.to_str() {
+        Some(s) => PathBuf::from(macos_real_path(s)),
+        None => path.to_path_buf(),
+    }
 }
 
 /// Checks a path for use as a `-D` value.
@@ -304,7 +441,7 @@ fn macos_real_path(s: &str) -> String {
     s.to_string()
 }
 
-/// Directories strictly between the outermost writable root holding a protected path and
+/// The outermost writable root holding a protected path and the directories between it and
 /// that path, each with the origin of the first protected path that needs it; sorted.
 fn protected_parents<'a>(profile: &'a Profile, policy: &[&PathRule]) -> Vec<(PathBuf, &'a str)> {
     let mut seen = BTreeSet::new();
@@ -318,7 +455,7 @@ fn protected_parents<'a>(profile: &'a Profile, policy: &[&PathRule]) -> Vec<(Pat
         let Some(root) = root else { continue };
         let mut dir = p.path.parent();
         while let Some(d) = dir {
-            if d == root || !d.starts_with(root) {
+            if !d.starts_with(root) {
                 break;
             }
             if seen.insert(d.to_path_buf()) {
@@ -381,8 +518,14 @@ impl Sbpl {
         self.line("(allow process-fork)");
         self.line("(allow signal (target same-sandbox))");
         self.line("(allow process-info* (target same-sandbox))");
-        self.comment("sysctl reads (CPU count, page size, OS version); no sysctl writes.");
-        self.line("(allow sysctl-read)");
+        self.comment("sysctl reads: hardware, OS version, limits, the sandbox's own processes");
+        self.comment("(MACOS_SYSCTLS); no other process's arguments or environment; no writes.");
+        self.line("(allow sysctl-read");
+        let n = MACOS_SYSCTLS.len();
+        for (i, (kind, name)) in MACOS_SYSCTLS.iter().enumerate() {
+            let close = if i + 1 == n { ")" } else { "" };
+            self.line(&format!("  ({kind} \"{name}\"){close}"));
+        }
         self.comment(
             "stat(2) and access(2) anywhere, so path lookup and realpath(3) work; no contents.",
         );
@@ -506,9 +649,94 @@ mod tests {
                 "{s}"
             );
         }
+        for (kind, name) in MACOS_SYSCTLS {
+            assert!(
+                matches!(*kind, "sysctl-name" | "sysctl-name-prefix"),
+                "{kind}"
+            );
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_'),
+                "{name}"
+            );
+        }
         let mut sorted = MACOS_PROGRAMS.to_vec();
         sorted.sort();
         assert_eq!(sorted, MACOS_PROGRAMS);
+    }
+
+    #[test]
+    fn no_sysctl_reveals_other_processes_arguments_or_environment() {
+        let text = render(&profile(vec![], vec![])).unwrap().text;
+        for leak in [
+            "kern.procargs",
+            "kern.proc.all",
+            "kern.proc.\"",
+            "\"kern.\"",
+        ] {
+            assert!(!text.contains(leak), "{leak}");
+        }
+        assert!(
+            !text.contains("(allow sysctl-read)"),
+            "no blanket sysctl-read"
+        );
+        assert!(!text.contains("sysctl-write"));
+        for (_, name) in MACOS_SYSCTLS {
+            assert!(!name.starts_with("kern.procargs") && *name != "kern.proc.all");
+        }
+    }
+
+    #[test]
+    fn parameters_are_single_arguments() {
+        let p = profile(
+            vec![rule("/Users/a/-D x=y", RW, "sandbox.paths.w (rw)")],
+            vec![],
+        );
+        let sb = render(&p).unwrap();
+        assert_eq!(
+            sb.args(),
+            vec![
+                "-p".to_string(),
+                sb.text.clone(),
+                "-DRW_0=/Users/a/-D x=y".into()
+            ]
+        );
+    }
+
+    #[test]
+    fn executable_roots_follow_the_rendered_rules() {
+        let ro = Access::READ;
+        let mut p = profile(
+            vec![
+                rule("/w", RW, "sandbox.paths.w (rw)"),
+                rule(
+                    "/tmp/cordon-x",
+                    Access { exec: false, ..RW },
+                    "private TMPDIR (created for this run)",
+                ),
+                rule("/ref", ro, "sandbox.paths.ref (ro)"),
+            ],
+            vec![],
+        );
+        assert_eq!(executable_roots(&p), vec![PathBuf::from("/w")]);
+        let text = render(&p).unwrap().text;
+        assert!(text.contains("process-exec file-map-executable (subpath (param \"RW_0\"))"));
+        assert_eq!(text.matches("process-exec").count(), 1);
+        // With system rules, the macOS program list (never the Linux one).
+        p.rules.push(rule(
+            "/lib",
+            Access::READ_EXEC,
+            "sandbox.system_read (programs)",
+        ));
+        let roots = executable_roots(&p);
+        assert!(
+            roots.contains(&PathBuf::from("/usr")) && roots.contains(&PathBuf::from("/System"))
+        );
+        assert!(!roots.contains(&PathBuf::from("/lib")));
+        assert_eq!(
+            compared_path(Path::new("/var/folders/x")),
+            PathBuf::from("/private/var/folders/x")
+        );
     }
 
     #[test]
@@ -589,9 +817,15 @@ mod tests {
             .into_iter()
             .map(|(p, _)| p)
             .collect();
+        // The outermost writable root (/w) is included: renaming it away would carry the
+        // protected paths with it.
         assert_eq!(
             parents,
-            vec![PathBuf::from("/w/sub"), PathBuf::from("/w/sub/.git")]
+            vec![
+                PathBuf::from("/w"),
+                PathBuf::from("/w/sub"),
+                PathBuf::from("/w/sub/.git")
+            ]
         );
     }
 }

@@ -8,6 +8,15 @@
 //! the descriptor that is then used. Where the location of a descriptor matters (which root
 //! it lies in, protected paths, suffixes), it is read back from the descriptor itself
 //! (`/proc/self/fd/N`).
+//!
+//! On macOS, which has no `openat2`, `O_PATH` or `/proc`, the same lookups are made by
+//! [`walk`]: component by component beneath the root's descriptor with `O_NOFOLLOW`, links
+//! resolved by the walk under the same rules (its docs say exactly what it guarantees), and
+//! a device, fifo or socket never opened. Descriptors are then real read-only opens
+//! ([`INSPECT`]), and a descriptor's location is read back with `fcntl(F_GETPATH)`. For a
+//! file with several hard links, macOS may report any of its names: the file is then
+//! judged by that name (which is where it also lives), or refused when that name lies
+//! outside every root.
 
 use std::ffi::OsString;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -15,8 +24,24 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
 
 use cordon_policy::{Mode, PathRoot, Policy};
-use rustix::fs::{Mode as FileMode, OFlags, ResolveFlags, Stat, CWD};
+#[cfg(target_os = "linux")]
+use rustix::fs::ResolveFlags;
+use rustix::fs::{Mode as FileMode, OFlags, Stat, CWD};
 use rustix::io::Errno;
+
+#[cfg(any(test, not(target_os = "linux")))]
+pub mod walk;
+#[cfg(not(target_os = "linux"))]
+use walk::ResolveFlags;
+
+/// Open a file only to look at it: `O_PATH` on Linux (nothing is opened, devices included);
+/// on macOS a read-only open made by [`walk`], which never opens devices, fifos or sockets.
+#[cfg(target_os = "linux")]
+pub const INSPECT: OFlags = OFlags::PATH;
+/// Open a file only to look at it: `O_PATH` on Linux (nothing is opened, devices included);
+/// on macOS a read-only open made by [`walk`], which never opens devices, fifos or sockets.
+#[cfg(not(target_os = "linux"))]
+pub const INSPECT: OFlags = OFlags::empty();
 
 /// Why a path is refused: a built-in check's tag (e.g. `path`) and the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,7 +131,7 @@ impl Roots {
             let fd = open_retry(
                 CWD,
                 &config.root,
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                INSPECT | OFlags::DIRECTORY | OFlags::CLOEXEC,
                 ResolveFlags::NO_SYMLINKS,
             )
             .map_err(|e| {
@@ -141,6 +166,7 @@ impl Roots {
                 protected.push(std::fs::canonicalize(&a).unwrap_or(a));
             }
         }
+        #[cfg(target_os = "linux")]
         let proc_fd = rustix::fs::open(
             "/proc/self/fd",
             OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -148,6 +174,8 @@ impl Roots {
         )
         .ok()
         .map(|fd| (fd, std::process::id()));
+        #[cfg(not(target_os = "linux"))]
+        let proc_fd = None;
         Ok(Roots {
             roots,
             protected,
@@ -347,7 +375,7 @@ impl Roots {
         };
         let name = name.to_os_string();
         let parents = &comps[..comps.len() - 1];
-        let dir_flags = OFlags::PATH | OFlags::DIRECTORY;
+        let dir_flags = INSPECT | OFlags::DIRECTORY;
         let mut split = parents.len();
         let dir = loop {
             let prefix: PathBuf = parents[..split].iter().collect();
@@ -393,7 +421,7 @@ impl Parent {
             dir = open_retry(
                 &dir,
                 Path::new(n),
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                INSPECT | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                 BENEATH | ResolveFlags::NO_SYMLINKS,
             )?;
         }
@@ -425,6 +453,13 @@ pub fn open_beneath(
         ))),
         Err(Errno::NOENT) => Err(ResolveError::NotFound),
         Err(Errno::NOTDIR) => Err(ResolveError::NotDir),
+        // Only the macOS walk reports this: a device, fifo or socket, left unopened.
+        Err(Errno::NXIO) => Err(ResolveError::Refused(Refusal::new(
+            "file_type",
+            format!(
+                "`{display}` is a device, fifo or socket; the file tools only touch regular files"
+            ),
+        ))),
         Err(Errno::NOSYS) => Err(ResolveError::Refused(Refusal::new(
             "path",
             "this kernel has no openat2 (Linux 5.6+), so paths cannot be resolved safely",
@@ -433,8 +468,9 @@ pub fn open_beneath(
     }
 }
 
-/// `openat2`, retried on `EAGAIN` (the kernel's answer to a concurrent rename during a
-/// `RESOLVE_BENEATH` lookup).
+/// `openat2` (on macOS [`walk::open`]), retried on `EAGAIN` (the kernel's answer to a
+/// concurrent rename during a `RESOLVE_BENEATH` lookup; the walk's to a file replaced
+/// between looking at it and opening it).
 fn open_retry<Fd: AsFd>(
     dir: Fd,
     rel: &Path,
@@ -443,7 +479,11 @@ fn open_retry<Fd: AsFd>(
 ) -> Result<OwnedFd, Errno> {
     let mut tries = 0;
     loop {
-        match rustix::fs::openat2(&dir, rel, flags, FileMode::empty(), resolve) {
+        #[cfg(target_os = "linux")]
+        let r = rustix::fs::openat2(&dir, rel, flags, FileMode::empty(), resolve);
+        #[cfg(not(target_os = "linux"))]
+        let r = walk::open(dir.as_fd(), rel, flags, resolve);
+        match r {
             Err(Errno::AGAIN) if tries < 128 => tries += 1,
             r => return r,
         }
@@ -451,6 +491,7 @@ fn open_retry<Fd: AsFd>(
 }
 
 /// The absolute path of an open descriptor, read back from `/proc/self/fd`.
+#[cfg(target_os = "linux")]
 pub fn fd_path(fd: BorrowedFd<'_>) -> Result<PathBuf, Refusal> {
     std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|e| {
         Refusal::new(
@@ -458,6 +499,19 @@ pub fn fd_path(fd: BorrowedFd<'_>) -> Result<PathBuf, Refusal> {
             format!("cannot verify where a path leads (/proc/self/fd: {e})"),
         )
     })
+}
+
+/// The absolute path of an open descriptor, as the kernel knows it now (`F_GETPATH`).
+#[cfg(not(target_os = "linux"))]
+pub fn fd_path(fd: BorrowedFd<'_>) -> Result<PathBuf, Refusal> {
+    rustix::fs::getpath(fd)
+        .map(|c| PathBuf::from(std::ffi::OsString::from_vec(c.into_bytes())))
+        .map_err(|e| {
+            Refusal::new(
+                "path",
+                format!("cannot verify where a path leads (F_GETPATH: {e})"),
+            )
+        })
 }
 
 /// The file type bits of a stat.
