@@ -163,16 +163,14 @@ impl Engine {
             Ok(mut log) => log.append(&record).map(|_| ()).map_err(|e| e.to_string()),
             Err(_) => Err("the audit log's lock is poisoned".to_string()),
         };
-        match (written, outcome) {
-            (Ok(()), o) => o,
-            (Err(e), Outcome::Denied { by, reason, note }) => Outcome::Denied {
-                by,
-                reason: format!("{reason} (and the audit log could not record it: {e})"),
-                note,
-            },
-            (Err(e), _) => Outcome::denied(
+        match written {
+            Ok(()) => outcome,
+            Err(e) => Outcome::denied(
                 By::AuditFailed,
-                format!("the decision could not be recorded in the audit log ({e}), so the call was denied"),
+                format!(
+                    "audit log: the decision ({} by {by}: {reason}) could not be recorded ({e}), so the call was denied",
+                    decision.as_str()
+                ),
             ),
         }
     }

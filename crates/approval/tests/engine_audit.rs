@@ -150,7 +150,12 @@ fn a_log_that_cannot_be_written_denies_even_an_allowed_call() {
     // A denial stays a denial, and says the record is missing.
     let o = e.evaluate(&req("3", "rm x"));
     assert!(matches!(o, Outcome::Denied { .. }));
-    assert!(o.reason().contains("could not record"), "{}", o.reason());
+    assert_eq!(o.by(), &By::AuditFailed);
+    assert!(
+        o.reason().contains("(deny by rule p.toml:5:1 (rm)"),
+        "{}",
+        o.reason()
+    );
     assert_eq!(
         records_prefix(&log),
         1,

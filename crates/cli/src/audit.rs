@@ -1,15 +1,12 @@
-//! `cordon audit verify|show FILE`, and the record `cordon exec` writes before it runs a
-//! command.
+//! `cordon audit verify|show FILE`. (`cordon exec`'s records are written by the approval
+//! engine, before the command runs.)
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
-use cordon_approval::audit::{self, AuditLog, By, Record};
-use cordon_approval::Decision;
-use cordon_policy::{Action, ApprovalMode, Policy};
-use cordon_tools::assess::ShellAssessment;
+use cordon_approval::audit::{self, Record};
 
+use crate::term::clean;
 use crate::{refuse, EXIT_FAILURE};
 
 #[derive(Args)]
@@ -149,108 +146,4 @@ fn one_line(r: &Record) -> String {
         s.push_str(" [writer repair: see the record]");
     }
     clean(&s)
-}
-
-/// `s` with control characters and bidirectional overrides escaped, so that a logged
-/// command cannot rewrite the terminal it is shown on.
-fn clean(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        let bidi = matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-        if c.is_control() || bidi {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// The audit record of one `cordon exec`: built once the command is assessed, written when
-/// the final decision is known, before anything runs.
-pub struct ExecAudit {
-    log: Option<PathBuf>,
-    template: Record,
-    rules: Decision,
-    mode: ApprovalMode,
-    timeout: Duration,
-    asked_at: Instant,
-}
-
-impl ExecAudit {
-    /// `argv` is what would run, `shown` the command as the user gave it.
-    pub fn new(
-        policy: &Policy,
-        mode: ApprovalMode,
-        argv: &[String],
-        cwd: &Path,
-        shown: &str,
-        a: &ShellAssessment,
-    ) -> ExecAudit {
-        let template = Record::new("shell", Action::Deny, By::Default, "")
-            .keys(a.commands.iter().map(|c| c.command.words.clone()))
-            .args(&serde_json::json!({ "argv": argv, "cwd": cwd }))
-            .preview(shown);
-        ExecAudit {
-            log: policy.approval.audit_log.clone(),
-            template,
-            rules: a.decision.clone(),
-            mode,
-            timeout: policy.approval.timeout,
-            asked_at: Instant::now(),
-        }
-    }
-
-    /// Records the decision of the rules, as resolved by the mode (`why` is set when the mode
-    /// changed an ask). `Err` carries the exit code when the log cannot be written.
-    pub fn decided(&self, action: Action, why: Option<&str>) -> Result<(), i32> {
-        let d = &self.rules;
-        match why {
-            None => self.write(action, By::from(&d.rule), d.reason.clone()),
-            Some(why) => self.write(
-                action,
-                By::mode(self.mode),
-                format!("{why}; the rules said ask: {} [{}]", d.reason, d.rule),
-            ),
-        }
-    }
-
-    /// Records a person's answer, or why there was none.
-    pub fn answered(&self, answer: &Result<bool, String>) -> Result<(), i32> {
-        match answer {
-            Ok(true) => self.write(Action::Allow, By::User, "approved by the user".into()),
-            Ok(false) => self.write(Action::Deny, By::User, "refused by the user".into()),
-            Err(e) if self.asked_at.elapsed() >= self.timeout => {
-                self.write(Action::Deny, By::Timeout, e.clone())
-            }
-            Err(e) => self.write(Action::Deny, By::Channel, e.clone()),
-        }
-    }
-
-    fn write(&self, decision: Action, by: By, reason: String) -> Result<(), i32> {
-        let Some(path) = &self.log else {
-            return Ok(());
-        };
-        let mut record = self.template.clone();
-        record.decision = decision;
-        record.by = by;
-        record.reason = reason;
-        AuditLog::open(path)
-            .and_then(|mut log| log.append(&record))
-            .map(|_| ())
-            .map_err(|e| refuse(EXIT_FAILURE, format!("audit log {e}")))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::clean;
-
-    #[test]
-    fn clean_escapes_terminal_controls() {
-        assert_eq!(clean("ls -la"), "ls -la");
-        assert_eq!(clean("a\u{1b}[2Jb\n"), "a\\u{1b}[2Jb\\n");
-        assert_eq!(clean("x\u{202e}y"), "x\\u{202e}y");
-        assert_eq!(clean("é…"), "é…");
-    }
 }

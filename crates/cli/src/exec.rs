@@ -1,20 +1,25 @@
 //! `cordon exec`: decide, then run under the OS sandbox.
 
-use cordon_approval::{resolve_mode, RuleSet};
-use cordon_ossandbox::run::{Outcome, Spec, StartError};
+use std::path::{Path, PathBuf};
+
+use cordon_approval::audit::AuditLog;
+use cordon_approval::RuleSet;
+use cordon_approval::{amend, By, Engine, Key, Outcome, Presentation, Preview, Request, Rules};
+use cordon_ossandbox::run::{self, Spec, StartError};
 use cordon_ossandbox::{choose, env, execute, Machine, Profile};
-use cordon_policy::{Action, ApprovalMode, Mode, Policy};
-use cordon_tools::assess::{assess, ShellContext};
+use cordon_policy::{ApprovalMode, Mode, Policy, DEFAULT_POLICY_NAME};
+use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
 use cordon_tools::shell;
 
-use crate::{audit, check, prompt, refuse, ExecArgs, EXIT_DENIED, EXIT_FAILURE};
+use crate::prompt::Prompt;
+use crate::session::Session;
+use crate::{check, refuse, term, ExecArgs, EXIT_DENIED, EXIT_FAILURE};
 
 pub fn run(args: ExecArgs) -> i32 {
     let (cwd, policy) = match crate::load_policy(args.policy.as_deref()) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
-    let rules = RuleSet::new(&policy.shell);
     if let Err(e) = check::examples(&policy) {
         return refuse(EXIT_FAILURE, e);
     }
@@ -66,51 +71,92 @@ pub fn run(args: ExecArgs) -> i32 {
         cwd: cwd.clone(),
         writable: writable_roots(&policy),
     };
-    let assessment = assess(&parsed, &rules, &cx);
+    let assessment = assess(&parsed, &RuleSet::new(&policy.shell), &cx);
     let shown = args.command.clone().unwrap_or_else(|| args.argv.join(" "));
 
-    let mode = if args.approve_all {
-        ApprovalMode::ApproveAll
+    // The approval engine decides: the policy's rules, remembered "approve always" rules,
+    // the session's grants and doom-loop count, the mode, and a person on the terminal.
+    let rules_file = persisted_rules_file(&policy);
+    let mut rules = Rules::from_policy(&policy);
+    if let Ok(file) = &rules_file {
+        match amend::load(file) {
+            Ok(persisted) => rules.add_persisted(persisted),
+            Err(e) => return refuse(EXIT_FAILURE, format!("remembered rules {e}")),
+        }
+    }
+    let mut engine = Engine::with_rules(rules, &policy);
+    if args.approve_all {
+        engine.set_mode(ApprovalMode::ApproveAll);
     } else if args.strict {
-        ApprovalMode::Strict
-    } else {
-        policy.approval.mode
+        engine.set_mode(ApprovalMode::Strict);
+    }
+    engine.set_can_ask(term::terminal_available());
+    let session_name = args.session.clone().or_else(|| {
+        std::env::var("CORDON_SESSION")
+            .ok()
+            .filter(|s| !s.is_empty())
+    });
+    let mut session = match &session_name {
+        Some(name) => match Session::open(name, &cx.writable) {
+            Ok(s) => Some(s),
+            Err(e) => return refuse(EXIT_FAILURE, e),
+        },
+        None => None,
     };
-    let d = &assessment.decision;
+    if let Some(s) = &session {
+        s.restore(&mut engine);
+    }
     // Every final decision is recorded (allow and deny) before anything runs; a log that
     // cannot be written stops the run (exit 125).
-    let audit = audit::ExecAudit::new(&policy, mode, &argv, &cwd, &shown, &assessment);
-    match resolve_mode(d.action, mode, prompt::terminal_available()) {
-        (Action::Allow, why) => {
-            if let Err(code) = audit.decided(Action::Allow, why) {
-                return code;
+    if let Some(path) = &policy.approval.audit_log {
+        match AuditLog::open(path) {
+            Ok(log) => engine.set_audit(match &session {
+                Some(s) => log.with_session(s.id.clone()),
+                None => log,
+            }),
+            Err(e) => return refuse(EXIT_FAILURE, format!("audit log {e}")),
+        }
+    }
+    let request = shell_request(&engine, &shown, &argv, &cwd, &assessment);
+    let mut prompt = Prompt::new(rules_file.clone(), session_name.clone());
+    let outcome = engine.decide_blocking(&request, &mut prompt);
+    if let Some(s) = &mut session {
+        if let Err(e) = s.save_from(&engine) {
+            return refuse(EXIT_FAILURE, e);
+        }
+    }
+    drop(session); // unlock: the next call of the session may be decided while this one runs
+    match outcome {
+        Outcome::Allowed { amendments, .. } => {
+            if let Ok(file) = &rules_file {
+                for a in &amendments {
+                    match amend::append(file, a) {
+                        Ok(Some(_)) => eprintln!(
+                            "cordon: remembered in {}: `{}` (exact)",
+                            file.display(),
+                            term::clean(&a.pattern)
+                        ),
+                        Ok(None) => {}
+                        Err(e) => eprintln!("cordon: warning: not remembered: {e}"),
+                    }
+                }
             }
         }
-        (Action::Deny, why) => {
-            if let Err(code) = audit.decided(Action::Deny, why) {
-                return code;
-            }
-            let extra = why.map(|w| format!("; {w}")).unwrap_or_default();
+        Outcome::Denied {
+            by: By::AuditFailed,
+            reason,
+            ..
+        } => return refuse(EXIT_FAILURE, reason),
+        Outcome::Denied { by, reason, note } => {
+            let note = note.map(|n| format!("; note: {n}")).unwrap_or_default();
             return refuse(
                 EXIT_DENIED,
-                format!("denied: `{shown}`: {} [{}]{extra}", d.reason, d.rule),
+                format!("denied: `{}`: {reason} [{by}]{note}", term::clean(&shown)),
             );
         }
-        (Action::Ask, _) => {
-            let answer = prompt::ask(&shown, &assessment, policy.approval.timeout);
-            if let Err(code) = audit.answered(&answer) {
-                return code;
-            }
-            match answer {
-                Ok(true) => {}
-                Ok(false) => {
-                    return refuse(
-                        EXIT_DENIED,
-                        format!("denied: `{shown}`: refused by the user"),
-                    )
-                }
-                Err(e) => return refuse(EXIT_DENIED, format!("denied: `{shown}`: {e}")),
-            }
+        Outcome::NeedsAnswer(p) => {
+            // decide_blocking never leaves an ask open; fail closed if it ever did.
+            return refuse(EXIT_DENIED, format!("denied: `{shown}`: {}", p.reason));
         }
     }
 
@@ -126,8 +172,8 @@ pub fn run(args: ExecArgs) -> i32 {
         timeout: args.timeout.or(policy.sandbox.limits.timeout),
     };
     let code = match execute(&choice, &profile, spec.clone(), tmp.path()) {
-        Ok(Outcome::TimedOut) => refuse(
-            Outcome::TimedOut.exit_code(),
+        Ok(run::Outcome::TimedOut) => refuse(
+            run::Outcome::TimedOut.exit_code(),
             format!(
                 "timed out after {:?}; killed `{shown}` and all its descendants",
                 spec.timeout.unwrap_or_default()
@@ -140,6 +186,54 @@ pub fn run(args: ExecArgs) -> i32 {
     };
     drop(tmp);
     code
+}
+
+/// Where "approve always" rules are kept: `cordon.rules.toml` beside the policy file. The
+/// embedded default policy has no file, so nothing can be remembered for it.
+pub fn persisted_rules_file(policy: &Policy) -> Result<PathBuf, String> {
+    if policy.source == DEFAULT_POLICY_NAME {
+        return Err("cannot approve always: the embedded default policy is in use, and there is no policy file to keep rules beside (write a cordon.toml)".into());
+    }
+    Ok(amend::rules_file_for(Path::new(&policy.source)))
+}
+
+/// The shell call as the approval engine sees it: one key per simple command, the shell
+/// tool's own concerns as its verdict, and a preview listing each command with what the
+/// rules say of it.
+fn shell_request(
+    engine: &Engine,
+    shown: &str,
+    argv: &[String],
+    cwd: &Path,
+    a: &ShellAssessment,
+) -> Request {
+    let keys: Vec<Key> = a
+        .commands
+        .iter()
+        .map(|c| Key::new(c.command.words.iter().cloned()))
+        .collect();
+    let mut lines = Vec::new();
+    for k in &keys {
+        let action = engine
+            .rules()
+            .decide_key("shell", k.words())
+            .map_or("(default)".to_string(), |v| v.action.as_str().to_string());
+        lines.push(format!("{action:<9} {k}"));
+    }
+    for (_, d) in &a.concerns {
+        lines.push(format!("{:<9} ! {}", d.action.as_str(), d.reason));
+    }
+    let id = cordon_approval::audit::new_id().unwrap_or_default(); // empty: the log picks one
+    let mut req = Request::shell(id, keys)
+        .with_presentation(Presentation::new(
+            shown,
+            Preview::Text {
+                text: lines.join("\n"),
+            },
+        ))
+        .with_args(serde_json::json!({ "argv": argv, "cwd": cwd }));
+    req.verdict = a.own_verdict();
+    req
 }
 
 pub fn writable_roots(policy: &Policy) -> Vec<std::path::PathBuf> {

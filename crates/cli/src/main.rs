@@ -10,6 +10,8 @@ mod doctor;
 mod exec;
 mod profile;
 mod prompt;
+mod session;
+mod term;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -47,6 +49,22 @@ enum Cmd {
     Policy(PolicyCmd),
     /// The audit log: `verify FILE` checks its hash chain, `show FILE` prints it readably.
     Audit(audit::AuditArgs),
+    /// A named session's grants: `show NAME` lists them, `revoke NAME [-- WORDS…]` revokes
+    /// those starting with WORDS (all without).
+    #[command(subcommand)]
+    Session(SessionCmd),
+}
+
+#[derive(Subcommand)]
+enum SessionCmd {
+    /// List the session's grants.
+    Show { name: String },
+    /// Revoke the grants whose command starts with WORDS (every grant without WORDS).
+    Revoke {
+        name: String,
+        #[arg(last = true, value_name = "WORDS")]
+        words: Vec<String>,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -88,6 +106,10 @@ struct ExecArgs {
     /// Deny every `ask`.
     #[arg(long)]
     strict: bool,
+    /// Keep "approve for this session" grants and the doom-loop count across calls of this
+    /// session (default: $CORDON_SESSION; without one, a session is this one call).
+    #[arg(long, value_name = "NAME")]
+    session: Option<String>,
     /// Run this string with /bin/sh -c.
     #[arg(short = 'c', value_name = "STRING", conflicts_with = "argv")]
     command: Option<String>,
@@ -198,6 +220,33 @@ fn policy_test(file: Option<PathBuf>) -> i32 {
     }
 }
 
+/// `cordon session show|revoke NAME`.
+fn session_cmd(cmd: SessionCmd) -> i32 {
+    let (name, words) = match &cmd {
+        SessionCmd::Show { name } => (name, None),
+        SessionCmd::Revoke { name, words } => (name, Some(words)),
+    };
+    let mut s = match session::Session::open(name, &[]) {
+        Ok(s) => s,
+        Err(e) => return refuse(EXIT_FAILURE, e),
+    };
+    match words {
+        None => {
+            for (tool, key) in s.grants() {
+                println!("{} {}", term::clean(tool), term::clean(&key.to_string()));
+            }
+            0
+        }
+        Some(words) => match s.revoke(words) {
+            Ok(n) => {
+                println!("revoked {n} grant(s) of session `{name}`");
+                0
+            }
+            Err(e) => refuse(EXIT_FAILURE, e),
+        },
+    }
+}
+
 fn main() {
     // The bwrap backend's inner stage: cordon's own binary, run by bwrap inside the sandbox.
     #[cfg(target_os = "linux")]
@@ -228,6 +277,7 @@ fn main() {
         Cmd::Doctor => doctor::run(),
         Cmd::Policy(PolicyCmd::Test { file }) => policy_test(file),
         Cmd::Audit(args) => audit::run(args),
+        Cmd::Session(cmd) => session_cmd(cmd),
     };
     std::process::exit(code);
 }

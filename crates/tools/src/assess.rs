@@ -39,6 +39,19 @@ pub struct ShellAssessment {
     pub concerns: Vec<(Concern, Decision)>,
 }
 
+impl ShellAssessment {
+    /// The tool's own verdict, apart from the rules: the most restrictive concern (unparsed
+    /// syntax, opaque code, writes outside the roots, …), or an ask when the line has no
+    /// command at all; `None` when the tool has no objection. An approval engine combines it
+    /// with its own rules (see `cordon_approval::Request::verdict`).
+    pub fn own_verdict(&self) -> Option<Decision> {
+        if self.commands.is_empty() {
+            return Some(self.decision.clone());
+        }
+        Decision::most_restrictive(self.concerns.iter().map(|(_, d)| d.clone()))
+    }
+}
+
 /// Decides a parsed line.
 pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellAssessment {
     let commands: Vec<CommandVerdict> = parsed

@@ -1,0 +1,239 @@
+//! Named sessions (`cordon exec --session NAME`, or `CORDON_SESSION`): what an agent run
+//! approved "for this session", and the doom-loop count, carried from one `cordon exec` to
+//! the next.
+//!
+//! A session lives in `$XDG_RUNTIME_DIR/cordon/sessions/NAME.json` (else
+//! `~/.local/state/cordon/sessions/`), a directory of mode 0700. The file is read and written
+//! under an exclusive lock held from before the decision until the decision is saved, so two
+//! calls of one session are decided one after the other; it is replaced atomically (write,
+//! fsync, rename), so a crash leaves the old state or the new one. A session directory inside
+//! a writable root is refused: the sandboxed command could forge its own grants.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use cordon_approval::{Engine, Key};
+use serde_json::{json, Value};
+
+/// An open session, locked until dropped.
+pub struct Session {
+    pub name: String,
+    path: PathBuf,
+    _lock: File,
+    /// The audit log's session id for this session's records (32 hex digits).
+    pub id: String,
+    grants: Vec<(String, Key)>,
+    doom: (Option<u64>, u32),
+}
+
+/// The directory sessions live in.
+pub fn dir() -> Result<PathBuf, String> {
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    if let Some(r) = runtime {
+        return Ok(r.join("cordon/sessions"));
+    }
+    match std::env::var_os("HOME").map(PathBuf::from) {
+        Some(h) if h.is_absolute() => Ok(h.join(".local/state/cordon/sessions")),
+        _ => Err("no place for sessions: neither XDG_RUNTIME_DIR nor HOME is set".into()),
+    }
+}
+
+/// Checks a session name: 1–64 of `A-Z a-z 0-9 . _ -`, not starting with a dot.
+pub fn valid_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid session name {:?}: use 1-64 letters, digits, `.`, `_` or `-`, not starting with `.`",
+            crate::term::clean(name)
+        ))
+    }
+}
+
+impl Session {
+    /// Opens (creating) session `name`, locked. `writable` are the roots the sandboxed command
+    /// may write: a session directory inside one is refused.
+    pub fn open(name: &str, writable: &[PathBuf]) -> Result<Session, String> {
+        valid_name(name)?;
+        let dir = dir()?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| format!("session directory {}: {e}", dir.display()))?;
+        let real = std::fs::canonicalize(&dir)
+            .map_err(|e| format!("session directory {}: {e}", dir.display()))?;
+        for w in writable {
+            let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
+            if real.starts_with(&w) {
+                return Err(format!(
+                    "session directory {} lies in the writable root {}: the sandboxed command could forge its own grants (set XDG_RUNTIME_DIR elsewhere)",
+                    real.display(),
+                    w.display()
+                ));
+            }
+        }
+        let path = real.join(format!("{name}.json"));
+        let lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(real.join(format!("{name}.lock")))
+            .map_err(|e| format!("session `{name}`: cannot open its lock: {e}"))?;
+        loop {
+            // SAFETY: flock on an open descriptor we own; released when it is closed.
+            if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } == 0 {
+                break;
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(format!("session `{name}`: cannot lock: {e}"));
+            }
+        }
+        let mut s = Session {
+            name: name.to_string(),
+            path,
+            _lock: lock,
+            id: String::new(),
+            grants: Vec::new(),
+            doom: (None, 0),
+        };
+        match std::fs::read(&s.path) {
+            Ok(bytes) => s.parse(&bytes)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                s.id = cordon_approval::audit::new_id()
+                    .map_err(|e| format!("session `{name}`: no random id: {e}"))?;
+            }
+            Err(e) => return Err(format!("session `{name}`: cannot read: {e}")),
+        }
+        Ok(s)
+    }
+
+    fn parse(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let bad = |why: &str| {
+            format!(
+                "session file {} is damaged ({why}); delete it to start the session afresh",
+                self.path.display()
+            )
+        };
+        let v: Value = serde_json::from_slice(bytes).map_err(|e| bad(&e.to_string()))?;
+        if v["v"] != 1 {
+            return Err(bad("unknown version"));
+        }
+        let id = v["id"].as_str().ok_or_else(|| bad("no id"))?;
+        if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad("bad id"));
+        }
+        self.id = id.to_string();
+        for g in v["grants"].as_array().ok_or_else(|| bad("no grants"))? {
+            let tool = g["tool"]
+                .as_str()
+                .ok_or_else(|| bad("grant without tool"))?;
+            let words = g["key"]
+                .as_array()
+                .ok_or_else(|| bad("grant without key"))?
+                .iter()
+                .map(|w| w.as_str().map(String::from))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| bad("a key word is not a string"))?;
+            self.grants.push((tool.to_string(), Key::new(words)));
+        }
+        let last = match &v["doom"]["last"] {
+            Value::Null => None,
+            n => Some(n.as_u64().ok_or_else(|| bad("bad doom-loop state"))?),
+        };
+        let count = v["doom"]["count"]
+            .as_u64()
+            .unwrap_or(0)
+            .min(u64::from(u32::MAX)) as u32;
+        self.doom = (last, count);
+        Ok(())
+    }
+
+    /// The grants, sorted.
+    pub fn grants(&self) -> &[(String, Key)] {
+        &self.grants
+    }
+
+    /// Gives `engine` this session's grants and doom-loop state.
+    pub fn restore(&self, engine: &mut Engine) {
+        for (tool, key) in &self.grants {
+            engine.memory_mut().grant(tool, key.clone());
+        }
+        engine.set_doom_state(self.doom);
+    }
+
+    /// Takes `engine`'s grants and doom-loop state and saves them.
+    pub fn save_from(&mut self, engine: &Engine) -> Result<(), String> {
+        self.grants = engine.memory().list();
+        self.doom = engine.doom_state();
+        self.write()
+    }
+
+    /// Revokes the grants whose key starts with `words` (all when empty); how many went.
+    pub fn revoke(&mut self, words: &[String]) -> Result<usize, String> {
+        let before = self.grants.len();
+        self.grants.retain(|(_, k)| {
+            !(k.words().len() >= words.len() && k.words()[..words.len()] == *words)
+        });
+        let gone = before - self.grants.len();
+        self.write()?;
+        Ok(gone)
+    }
+
+    fn write(&self) -> Result<(), String> {
+        let grants: Vec<Value> = self
+            .grants
+            .iter()
+            .map(|(t, k)| json!({"tool": t, "key": k.words()}))
+            .collect();
+        let v = json!({
+            "v": 1,
+            "id": self.id,
+            "grants": grants,
+            "doom": {"last": self.doom.0, "count": self.doom.1},
+        });
+        let err = |e: std::io::Error| {
+            format!(
+                "session `{}`: cannot save {}: {e}",
+                self.name,
+                self.path.display()
+            )
+        };
+        let dir = self.path.parent().unwrap_or(Path::new("/"));
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
+        tmp.write_all(format!("{v}\n").as_bytes()).map_err(err)?;
+        tmp.as_file().sync_all().map_err(err)?;
+        tmp.persist(&self.path).map_err(|e| err(e.error))?;
+        File::open(dir).and_then(|d| d.sync_all()).map_err(err)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_name;
+
+    #[test]
+    fn session_names() {
+        for ok in ["agent-1", "run_2026.11.22", "A"] {
+            assert!(valid_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", ".hidden", "a/b", "../x", "a b", &"x".repeat(65)] {
+            assert!(valid_name(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The controlling terminal: is there one, raw single-key input, and text made safe to show.
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+/// Is there a person to ask? stdin must be a terminal and /dev/tty must open.
+pub fn terminal_available() -> bool {
+    // SAFETY: isatty on fd 0 has no memory effects.
+    let stdin_is_tty = unsafe { libc::isatty(0) == 1 };
+    stdin_is_tty && open_tty().is_ok()
+}
+
+pub fn open_tty() -> std::io::Result<File> {
+    OpenOptions::new().read(true).write(true).open("/dev/tty")
+}
+
+/// `s` with control characters and bidirectional overrides escaped, so that text from a
+/// command line, a file or a log cannot rewrite the terminal it is shown on (or fake a
+/// prompt).
+pub fn clean(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let bidi = matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if c.is_control() || bidi {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The terminal's width in columns (80 when unknown), at least 40.
+pub fn width(tty: &File) -> usize {
+    // SAFETY: TIOCGWINSZ fills a winsize we own.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::ioctl(tty.as_raw_fd(), libc::TIOCGWINSZ, &mut ws) };
+    if r == 0 && ws.ws_col > 0 {
+        usize::from(ws.ws_col).max(40)
+    } else {
+        80
+    }
+}
+
+/// The terminal in single-key mode (no line buffering, no echo, no signals from keys: Ctrl-C
+/// arrives as a byte and is read as "no"). The old mode is restored when dropped, and by
+/// [`Raw::cooked`] while a line or a pager needs it.
+pub struct Raw<'a> {
+    tty: &'a File,
+    saved: libc::termios,
+}
+
+impl<'a> Raw<'a> {
+    pub fn enter(tty: &'a File) -> std::io::Result<Raw<'a>> {
+        // SAFETY: tcgetattr/tcsetattr on an open terminal with termios structs we own.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        if unsafe { libc::tcgetattr(tty.as_raw_fd(), &mut t) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let saved = t;
+        t.c_lflag &= !(libc::ICANON | libc::ECHO | libc::ISIG | libc::IEXTEN);
+        t.c_cc[libc::VMIN] = 1;
+        t.c_cc[libc::VTIME] = 0;
+        if unsafe { libc::tcsetattr(tty.as_raw_fd(), libc::TCSANOW, &t) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Raw { tty, saved })
+    }
+
+    /// Runs `f` with the terminal's original (line) mode, then returns to single keys.
+    pub fn cooked<T>(&mut self, f: impl FnOnce() -> T) -> std::io::Result<T> {
+        let fd = self.tty.as_raw_fd();
+        // SAFETY: as in `enter`.
+        let mut raw: libc::termios = unsafe { std::mem::zeroed() };
+        if unsafe { libc::tcgetattr(fd, &mut raw) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        unsafe { libc::tcsetattr(fd, libc::TCSANOW, &self.saved) };
+        let out = f();
+        if unsafe { libc::tcsetattr(fd, libc::TCSANOW, &raw) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for Raw<'_> {
+    fn drop(&mut self) {
+        // SAFETY: restoring the mode saved in `enter`.
+        unsafe { libc::tcsetattr(self.tty.as_raw_fd(), libc::TCSANOW, &self.saved) };
+    }
+}
+
+/// What waiting for input gave.
+pub enum Input {
+    /// Bytes read (a key, or a whole line in line mode).
+    Bytes(Vec<u8>),
+    /// Nothing within the wait.
+    Idle,
+    /// The terminal closed.
+    Closed,
+}
+
+/// Waits at most `wait` (and never past `deadline`) for input on `tty`.
+pub fn read(tty: &mut File, wait: Duration, deadline: Instant) -> std::io::Result<Input> {
+    let wait = wait.min(deadline.saturating_duration_since(Instant::now()));
+    let mut pfd = libc::pollfd {
+        fd: tty.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = wait.as_millis().min(i32::MAX as u128) as i32;
+    // SAFETY: one pollfd we own.
+    let n = unsafe { libc::poll(&mut pfd, 1, ms) };
+    if n < 0 {
+        let e = std::io::Error::last_os_error();
+        return if e.kind() == std::io::ErrorKind::Interrupted {
+            Ok(Input::Idle)
+        } else {
+            Err(e)
+        };
+    }
+    if n == 0 {
+        return Ok(Input::Idle);
+    }
+    if pfd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+        && pfd.revents & libc::POLLIN == 0
+    {
+        return Ok(Input::Closed);
+    }
+    let mut buf = [0u8; 256];
+    match tty.read(&mut buf) {
+        Ok(0) => Ok(Input::Closed),
+        Ok(n) => Ok(Input::Bytes(buf[..n].to_vec())),
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ok(Input::Idle),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clean;
+
+    #[test]
+    fn clean_escapes_terminal_controls() {
+        assert_eq!(clean("ls -la"), "ls -la");
+        assert_eq!(clean("a\u{1b}[2Jb\n"), "a\\u{1b}[2Jb\\n");
+        assert_eq!(clean("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(clean("é…"), "é…");
+    }
+}

@@ -1,0 +1,354 @@
+//! The approval prompt of `cordon exec`, driven on a real pseudo-terminal, key by key: what
+//! it shows, what each answer does, and what lands in the audit log and the session and rules
+//! files.
+
+mod common;
+mod pty;
+
+use std::path::Path;
+
+use common::cordon;
+use pty::Pty;
+
+fn workspace(timeout: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let policy = format!(
+        r#"version = 1
+[sandbox.paths.w]
+root = "."
+mode = "rw"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "echo *"
+action = "allow"
+[[shell.rules]]
+pattern = "rm *"
+action = "deny"
+reason = "no deleting here"
+[approval]
+timeout = "{timeout}"
+audit_log = "audit.jsonl"
+"#
+    );
+    std::fs::write(d.path().join("cordon.toml"), policy).unwrap();
+    d
+}
+
+fn records(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("audit.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `cordon exec ARGS` on a pty, in `dir`, with sessions kept under `dir/run`.
+fn exec(dir: &Path, args: &[&str]) -> Pty {
+    let mut all = vec!["exec"];
+    all.extend_from_slice(args);
+    let run = dir.join("..").join(format!(
+        "{}-run",
+        dir.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&run).unwrap();
+    Pty::cordon(
+        dir,
+        &all,
+        &[("XDG_RUNTIME_DIR", run.to_str().unwrap()), ("PAGER", "cat")],
+    )
+}
+
+const PROMPT: &str = "(no answer: denied) > ";
+
+#[test]
+fn the_box_shows_the_call_and_y_approves_once() {
+    let d = workspace("60s");
+    let mut p = exec(d.path(), &["--", "touch", "made"]);
+    p.expect(PROMPT);
+    let screen = p.screen();
+    for shown in [
+        "cordon: approval needed (shell)",
+        "│ \x1b[1mtouch made\x1b[0m",
+        "why: no rule matches; the shell default is ask [default (shell)]",
+        "(default) touch made",
+        "[y] yes once",
+        "[s] yes for this run",
+        "[e] no, with a note",
+        "answer within 1:00",
+    ] {
+        assert!(screen.contains(shown), "{shown:?} not in:\n{screen}");
+    }
+    p.send(b"y");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("→ approved once"), "{screen}");
+    assert!(d.path().join("made").exists());
+    let r = records(d.path());
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["decision"], "allow");
+    assert_eq!(r[0]["by"]["kind"], "user");
+    // Once means once.
+    let mut p = exec(d.path(), &["--", "touch", "made"]);
+    p.expect(PROMPT);
+    p.send(b"n");
+    let (code, _) = p.finish();
+    assert_eq!(code, 126);
+}
+
+#[test]
+fn n_and_ctrl_c_deny() {
+    let d = workspace("60s");
+    for key in [&b"n"[..], b"\x03", b"\x1b"] {
+        let mut p = exec(d.path(), &["--", "touch", "no"]);
+        p.expect(PROMPT);
+        p.send(key);
+        let (code, screen) = p.finish();
+        assert_eq!(code, 126, "{key:?}: {screen}");
+        assert!(screen.contains("→ denied"), "{screen}");
+        assert!(
+            screen.contains("cordon: denied: `touch no`: denied by the user [user]"),
+            "{screen}"
+        );
+    }
+    assert!(!d.path().join("no").exists());
+    let r = records(d.path());
+    assert_eq!(r.len(), 3);
+    assert!(r
+        .iter()
+        .all(|r| r["decision"] == "deny" && r["by"]["kind"] == "user"));
+}
+
+#[test]
+fn e_denies_with_a_note_for_the_agent() {
+    let d = workspace("60s");
+    let mut p = exec(d.path(), &["--", "touch", "noted"]);
+    p.expect(PROMPT);
+    p.send(b"e");
+    p.expect("note for the agent");
+    p.send(b"use the build dir instead\n");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 126, "{screen}");
+    assert!(
+        screen.contains("; note: use the build dir instead"),
+        "{screen}"
+    );
+    assert!(!d.path().join("noted").exists());
+    let r = records(d.path());
+    assert_eq!(r[0]["note"], "use the build dir instead");
+    // An empty note goes back to the keys.
+    let mut p = exec(d.path(), &["--", "touch", "back"]);
+    p.expect(PROMPT);
+    p.send(b"e");
+    p.expect("note for the agent");
+    p.send(b"\n");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    p.send(b"y");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 0, "{screen}");
+    assert!(d.path().join("back").exists());
+}
+
+#[test]
+fn v_shows_everything_in_the_pager() {
+    let d = workspace("60s");
+    // 30 commands: the box shows 20 and counts the rest.
+    let line: Vec<String> = (0..30).map(|i| format!("touch f{i:02}")).collect();
+    let line = line.join(" && ");
+    let mut p = exec(d.path(), &["-c", &line]);
+    p.expect(PROMPT);
+    let screen = p.screen();
+    assert!(
+        screen.contains("touch f19") && !screen.contains("touch f29"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("… 10 more lines not shown (press v"),
+        "{screen}"
+    );
+    p.send(b"v");
+    p.expect("(default) touch f29"); // the pager (PAGER=cat) printed all of it
+    p.send(b"y");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 0, "{screen}");
+    assert!(d.path().join("f29").exists());
+}
+
+#[test]
+fn s_approves_for_the_session_and_revoke_ends_it() {
+    let d = workspace("60s");
+    let mut p = exec(d.path(), &["--session", "t1", "--", "touch", "s1"]);
+    p.expect("[s] yes for session `t1`");
+    p.send(b"s");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 0, "{screen}");
+    // The same command in the same session: no prompt.
+    let p = exec(d.path(), &["--session", "t1", "--", "touch", "s1"]);
+    let (code, screen) = p.finish();
+    assert_eq!(code, 0, "{screen}");
+    assert!(!screen.contains(PROMPT), "{screen}");
+    // Another session is asked again.
+    let mut p = exec(d.path(), &["--session", "t2", "--", "touch", "s1"]);
+    p.expect(PROMPT);
+    p.send(b"n");
+    assert_eq!(p.finish().0, 126);
+    let r = records(d.path());
+    let by: Vec<&str> = r
+        .iter()
+        .map(|r| r["by"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(by, ["user", "session-grant", "user"]);
+    assert_eq!(r[0]["session"], r[1]["session"], "one session id");
+    assert_ne!(r[1]["session"], r[2]["session"]);
+
+    let run = d.path().join("..").join(format!(
+        "{}-run",
+        d.path().file_name().unwrap().to_string_lossy()
+    ));
+    let env = [("XDG_RUNTIME_DIR", run.to_str().unwrap())];
+    let show = |name: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_cordon"))
+            .args(["session", "show", name])
+            .envs(env)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert_eq!(show("t1"), "shell touch s1\n");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["session", "revoke", "t1", "--", "touch"])
+        .envs(env)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "revoked 1 grant(s) of session `t1`\n"
+    );
+    assert_eq!(show("t1"), "");
+    let mut p = exec(d.path(), &["--session", "t1", "--", "touch", "s1"]);
+    p.expect(PROMPT);
+    p.send(b"n");
+    assert_eq!(p.finish().0, 126);
+}
+
+#[test]
+fn a_shows_the_exact_rule_and_saves_it_only_when_confirmed() {
+    let d = workspace("60s");
+    let rules = d.path().join("cordon.rules.toml");
+    // `a`, then anything but `y`: back to the keys, nothing saved.
+    let mut p = exec(d.path(), &["--", "touch", "a1"]);
+    p.expect(PROMPT);
+    p.send(b"a");
+    p.expect("save them? [y] yes");
+    let screen = p.screen();
+    assert!(screen.contains("pattern = \"touch a1\""), "{screen}");
+    assert!(screen.contains("exact = true"), "{screen}");
+    assert!(screen.contains("cordon.rules.toml"), "{screen}");
+    p.send(b"x");
+    p.expect("not saved");
+    p.send(b"n");
+    assert_eq!(p.finish().0, 126);
+    assert!(!rules.exists());
+    // `a`, `y`: saved, and the next run needs no prompt.
+    let mut p = exec(d.path(), &["--", "touch", "a1"]);
+    p.expect(PROMPT);
+    p.send(b"a");
+    p.expect("save them? [y] yes");
+    p.send(b"y");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("cordon: remembered in"), "{screen}");
+    let text = std::fs::read_to_string(&rules).unwrap();
+    assert!(
+        text.contains("pattern = \"touch a1\"\nexact = true\naction = \"allow\""),
+        "{text}"
+    );
+    std::fs::remove_file(d.path().join("a1")).unwrap();
+    let o = cordon(d.path(), &["exec", "--", "touch", "a1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    assert!(d.path().join("a1").exists());
+    // Never broader than the request: more words still ask (and, with no terminal, deny).
+    let o = cordon(d.path(), &["exec", "--", "touch", "a1", "extra"]);
+    assert_eq!(o.status.code(), Some(126));
+    let r = records(d.path());
+    assert_eq!(r[2]["by"]["kind"], "persisted-grant", "{:?}", r[2]);
+    // An interpreter is never remembered: `a` says why and goes back.
+    let mut p = exec(d.path(), &["--", "sh", "-c", "true"]);
+    p.expect(PROMPT);
+    p.send(b"a");
+    p.expect("cannot approve always");
+    p.send(b"n");
+    assert_eq!(p.finish().0, 126);
+}
+
+#[test]
+fn no_answer_in_time_denies_with_a_countdown() {
+    let d = workspace("2s");
+    let p = exec(d.path(), &["--", "touch", "late"]);
+    p.expect("answer within 0:02");
+    p.expect("answer within 0:01");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 126, "{screen}");
+    assert!(screen.contains("→ no answer in time: denied"), "{screen}");
+    assert!(!d.path().join("late").exists());
+    assert_eq!(records(d.path())[0]["by"]["kind"], "timeout");
+}
+
+#[test]
+fn a_denying_rule_never_asks() {
+    let d = workspace("60s");
+    std::fs::write(d.path().join("keep"), "").unwrap();
+    let p = exec(d.path(), &["--", "rm", "keep"]);
+    let (code, screen) = p.finish();
+    assert_eq!(code, 126);
+    assert!(!screen.contains(PROMPT), "{screen}");
+    assert!(d.path().join("keep").exists());
+}
+
+#[test]
+fn the_same_allowed_call_again_and_again_is_asked_about() {
+    let d = workspace("60s");
+    let policy = std::fs::read_to_string(d.path().join("cordon.toml")).unwrap();
+    std::fs::write(
+        d.path().join("cordon.toml"),
+        policy.replace("[approval]\n", "[approval]\ndoom_loop = 3\n"),
+    )
+    .unwrap();
+    for _ in 0..2 {
+        let (code, screen) = exec(d.path(), &["--session", "loop", "--", "echo", "again"]).finish();
+        assert_eq!(code, 0, "{screen}");
+        assert!(!screen.contains(PROMPT), "{screen}");
+    }
+    let mut p = exec(d.path(), &["--session", "loop", "--", "echo", "again"]);
+    p.expect(PROMPT);
+    assert!(
+        p.screen().contains("3 times in a row (doom-loop check)"),
+        "{}",
+        p.screen()
+    );
+    p.send(b"n");
+    assert_eq!(p.finish().0, 126);
+    // Without a session each call stands alone: the count never builds up.
+    for _ in 0..3 {
+        let (code, _) = exec(d.path(), &["--", "echo", "again"]).finish();
+        assert_eq!(code, 0);
+    }
+    let r = records(d.path());
+    assert_eq!(r[2]["by"]["kind"], "user");
+    assert_eq!(r[1]["by"]["kind"], "rule");
+}
+
+#[test]
+fn a_session_kept_where_the_command_can_write_is_refused() {
+    let d = workspace("60s");
+    let run = d.path().join("run");
+    let p = Pty::cordon(
+        d.path(),
+        &["exec", "--session", "x", "--", "echo", "hi"],
+        &[("XDG_RUNTIME_DIR", run.to_str().unwrap())],
+    );
+    let (code, screen) = p.finish();
+    assert_eq!(code, 125, "{screen}");
+    assert!(screen.contains("could forge its own grants"), "{screen}");
+    assert!(records(d.path()).is_empty(), "refused before deciding");
+}

@@ -1,0 +1,125 @@
+//! A real pseudo-terminal for driving `cordon` the way a person would: the child gets the
+//! pty as its controlling terminal and as stdin, stdout and stderr; the test reads the screen
+//! and types keys.
+#![allow(dead_code)] // each test file uses a different subset
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub struct Pty {
+    child: Child,
+    master: File,
+    screen: Arc<Mutex<Vec<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Pty {
+    /// Starts `cordon ARGS` in `dir` on a new pty of 100×40, with `env` added.
+    pub fn cordon(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Pty {
+        let (mut m, mut s) = (-1, -1);
+        let ws = libc::winsize {
+            ws_row: 40,
+            ws_col: 100,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: openpty fills two descriptors we then own.
+        let r =
+            unsafe { libc::openpty(&mut m, &mut s, std::ptr::null_mut(), std::ptr::null(), &ws) };
+        assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
+        let master = unsafe { File::from_raw_fd(m) };
+        let slave = unsafe { OwnedFd::from_raw_fd(s) };
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        cmd.args(args)
+            .current_dir(dir)
+            .env_remove("CORDON_POLICY")
+            .env_remove("CORDON_SESSION")
+            .env("TERM", "xterm")
+            .envs(env.iter().copied())
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave));
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        drop(cmd); // close our copies of the slave, so the master sees EOF when the child ends
+        let screen = Arc::new(Mutex::new(Vec::new()));
+        let mut rd = master.try_clone().unwrap();
+        let sc = screen.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                match rd.read(&mut buf) {
+                    Ok(0) | Err(_) => break, // EIO once the child side is closed
+                    Ok(n) => sc.lock().unwrap().extend_from_slice(&buf[..n]),
+                }
+            }
+        });
+        Pty {
+            child,
+            master,
+            screen,
+            reader: Some(reader),
+        }
+    }
+
+    /// Everything printed so far.
+    pub fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.screen.lock().unwrap()).into_owned()
+    }
+
+    /// Waits until the screen shows `text` (panics after 20 s, printing the screen).
+    pub fn expect(&self, text: &str) {
+        let end = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < end {
+            if self.screen().contains(text) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("never saw {text:?} on the screen:\n{}", self.screen());
+    }
+
+    /// Types `bytes`.
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.master.write_all(bytes).unwrap();
+        self.master.flush().unwrap();
+    }
+
+    /// Waits for the exit code, and returns it with the whole screen.
+    pub fn finish(mut self) -> (i32, String) {
+        let end = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                break st;
+            }
+            if Instant::now() > end {
+                let _ = self.child.kill();
+                panic!("cordon did not exit:\n{}", self.screen());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // The reader ends when the pty's last slave descriptor closes.
+        let _ = self.master.as_raw_fd();
+        if let Some(r) = self.reader.take() {
+            let end = Instant::now() + Duration::from_secs(5);
+            while !r.is_finished() && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        (status.code().unwrap_or(-1), self.screen())
+    }
+}
