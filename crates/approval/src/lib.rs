@@ -80,6 +80,9 @@
 //! let mut rules = Rules::from_policy(&policy);
 //! rules.add_persisted(amend::load(&rules_file).unwrap());
 //! let mut engine = Engine::with_rules(rules, &policy);
+//! // Every final decision is appended to the hash-chained log before the engine hands it out.
+//! let log = dir.path().join("audit.jsonl");
+//! engine.set_audit(cordon_approval::audit::AuditLog::open(&log).unwrap());
 //!
 //! // Hide the tools a blanket deny removes.
 //! let hidden = engine.disabled_tools(["shell", "write_file", "web_search"]);
@@ -109,7 +112,7 @@
 //!     }
 //!     other => panic!("{other:?}"),
 //! };
-//! assert!(rule_text.contains("pattern = \"cargo test\""));
+//! assert!(rule_text.contains("pattern = \"cargo test\"\nexact = true"));
 //! batch
 //!     .approve_with_args("call-4", serde_json::json!({"path": "notes/b.txt"}))
 //!     .unwrap();
@@ -128,6 +131,11 @@
 //! // Next turn, `cargo test` is allowed by the session grant (and, in a new session, by the
 //! // persisted rule).
 //! assert!(engine.evaluate(&sh("call-5", "cargo test")).is_allowed());
+//!
+//! // Five final decisions, five records, one intact chain.
+//! let report = cordon_approval::audit::verify(&log).unwrap();
+//! assert!(report.is_intact());
+//! assert_eq!(report.records, 5);
 //! ```
 
 pub mod amend;

@@ -36,7 +36,15 @@ pub fn run(args: CheckArgs) -> i32 {
             )
         }
     };
-    let rules = RuleSet::new(&policy.shell);
+    // The policy's rules, then the remembered "approve always" rules, as `exec` decides.
+    let mut shell_rules = policy.shell.clone();
+    if let Ok(file) = crate::exec::persisted_rules_file(&policy) {
+        match cordon_approval::amend::load(&file) {
+            Ok(persisted) => shell_rules.rules.extend(persisted),
+            Err(e) => return refuse(EXIT_FAILURE, format!("remembered rules {e}")),
+        }
+    }
+    let rules = RuleSet::new(&shell_rules);
     let cx = ShellContext {
         cwd,
         writable: crate::exec::writable_roots(&policy),
