@@ -570,7 +570,7 @@ require_os_sandbox = {require}
 network = "deny"
 
 [sandbox.paths.workspace]
-root = "."
+root = "../ws"
 mode = "rw"
 
 [sandbox.paths.bin]
@@ -622,12 +622,19 @@ impl Fixture {
         )
         .unwrap();
         fs::set_permissions(&prog, fs::Permissions::from_mode(0o755)).unwrap();
+        // Policies live beside the workspace, not in it: a policy file inside a writable root
+        // is a protected path, which the Landlock backend refuses.
+        fs::create_dir(root.join("policies")).unwrap();
         fs::write(
-            ws.join("cordon.toml"),
+            root.join("policies/cordon.toml"),
             policy_text(backend.name(), true, ""),
         )
         .unwrap();
-        fs::write(ws.join("cordon-none.toml"), policy_text("none", false, "")).unwrap();
+        fs::write(
+            root.join("policies/cordon-none.toml"),
+            policy_text("none", false, ""),
+        )
+        .unwrap();
         let fx = Fixture {
             _tmp: tmp,
             root,
@@ -647,12 +654,17 @@ impl Fixture {
         }
     }
 
+    /// A policy file's place: `ROOT/policies/NAME`, beside the workspace.
+    fn policy_file(&self, name: &str) -> PathBuf {
+        self.root.join("policies").join(name)
+    }
+
     fn policy(&self) -> PathBuf {
-        self.ws.join("cordon.toml")
+        self.policy_file("cordon.toml")
     }
 
     fn policy_none(&self) -> PathBuf {
-        self.ws.join("cordon-none.toml")
+        self.policy_file("cordon-none.toml")
     }
 
     /// `cordon exec --policy P [extra…] -- argv…`, in the workspace, as the mode's user.
@@ -1227,7 +1239,7 @@ fn exit_denied_by_rule(mode: Mode, backend: Backend) {
     let fx = Fixture::new(mode, backend);
     let rule =
         "\n[[shell.rules]]\npattern = \"rm\"\naction = \"deny\"\nreason = \"e2e: rm is denied\"\n";
-    let policy = fx.ws.join("deny.toml");
+    let policy = fx.policy_file("deny.toml");
     fs::write(&policy, policy_text("landlock", true, rule)).unwrap();
     fs::create_dir(fx.ws.join("keep")).unwrap();
     fx.chown_to_user();
@@ -1363,6 +1375,7 @@ bwrap_tests! {
     protected_paths_stay_read_only,
     protected_paths_cannot_be_moved_away,
     audit_log_in_the_workspace_is_out_of_reach,
+    policy_in_the_workspace_is_out_of_reach,
     tmp_is_private,
     other_processes_are_invisible,
     network_namespace_is_empty,
@@ -1373,7 +1386,7 @@ const PROTECTED: &str = "[sandbox]\nprotected = [\".git/hooks\", \".git/config\"
 /// A policy like the fixture's, with `.git/hooks` and `.git/config` protected.
 fn protected_policy(fx: &Fixture, backend: Backend) -> PathBuf {
     let text = policy_text(backend.name(), true, "").replacen("[sandbox]\n", PROTECTED, 1);
-    let p = fx.ws.join(format!("protected-{}.toml", backend.name()));
+    let p = fx.policy_file(&format!("protected-{}.toml", backend.name()));
     fs::write(&p, text).unwrap();
     p
 }
@@ -1532,16 +1545,54 @@ fn protected_paths_cannot_be_moved_away(mode: Mode) {
     );
 }
 
+/// A policy file inside the workspace, and the remembered rules beside it, are out of the
+/// command's reach: otherwise a command grants itself the next call (or a wider sandbox).
+fn policy_in_the_workspace_is_out_of_reach(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    let policy = fx.ws.join("cordon.toml");
+    let text = policy_text("bwrap", true, "");
+    fs::write(&policy, &text).unwrap();
+    fx.chown_to_user();
+    let attack = "echo '[[shell.rules]]' >> cordon.toml; \
+                  printf 'version = 1\\n[[shell.rules]]\\npattern = \"*\"\\naction = \"allow\"\\n' > cordon.rules.toml; \
+                  mv cordon.toml gone.toml; true";
+    let out = run(fx.cordon(&policy, &[], &os(&["/bin/sh", "-c", attack])));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(
+        fs::read_to_string(&policy).unwrap(),
+        text,
+        "{}",
+        describe(&out)
+    );
+    assert!(
+        !fx.ws.join("cordon.rules.toml").exists(),
+        "the command remembered a rule for itself\n{}",
+        describe(&out)
+    );
+    assert!(!fx.ws.join("gone.toml").exists());
+    // Landlock alone cannot keep it read-only: refused, saying why.
+    let ll = fx.ws.join("landlock.toml");
+    fs::write(&ll, policy_text("landlock", true, "")).unwrap();
+    fx.chown_to_user();
+    let out = run(fx.cordon(&ll, &[], &os(&["/bin/true"])));
+    assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("remembered rules, inside a writable root"),
+        "{}",
+        describe(&out)
+    );
+}
+
 /// An audit log inside the workspace must survive the command it records.
 fn audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
     let fx = Fixture::new(mode, Backend::Bwrap);
-    let policy = fx.ws.join("audited.toml");
+    let policy = fx.policy_file("audited.toml");
     fs::write(
         &policy,
         policy_text(
             "bwrap",
             true,
-            "[approval]\naudit_log = \".cordon/audit.jsonl\"\n",
+            "[approval]\naudit_log = \"../ws/.cordon/audit.jsonl\"\n",
         ),
     )
     .unwrap();
@@ -1568,13 +1619,13 @@ fn audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
     assert!(report.contains("2 record(s)"), "{report}");
 
     // Landlock alone cannot keep it read-only: refused, and nothing is recorded.
-    let ll = fx.ws.join("audited-landlock.toml");
+    let ll = fx.policy_file("audited-landlock.toml");
     fs::write(
         &ll,
         policy_text(
             "landlock",
             true,
-            "[approval]\naudit_log = \".cordon/audit.jsonl\"\n",
+            "[approval]\naudit_log = \"../ws/.cordon/audit.jsonl\"\n",
         ),
     )
     .unwrap();

@@ -235,7 +235,7 @@ pub fn rules_file_for(policy_path: &Path) -> PathBuf {
     policy_path
         .parent()
         .unwrap_or(Path::new("."))
-        .join("cordon.rules.toml")
+        .join(cordon_policy::RULES_FILE_NAME)
 }
 
 /// The rules of a rules file (none when it does not exist), checked by the policy parser.

@@ -7,7 +7,7 @@ use cordon_approval::RuleSet;
 use cordon_approval::{amend, By, Engine, Key, Outcome, Presentation, Preview, Request, Rules};
 use cordon_ossandbox::run::{self, Spec, StartError};
 use cordon_ossandbox::{choose, env, execute, Machine, Profile};
-use cordon_policy::{ApprovalMode, Mode, Policy, DEFAULT_POLICY_NAME};
+use cordon_policy::{ApprovalMode, Mode, Policy};
 use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
 use cordon_tools::shell;
 
@@ -191,10 +191,9 @@ pub fn run(args: ExecArgs) -> i32 {
 /// Where "approve always" rules are kept: `cordon.rules.toml` beside the policy file. The
 /// embedded default policy has no file, so nothing can be remembered for it.
 pub fn persisted_rules_file(policy: &Policy) -> Result<PathBuf, String> {
-    if policy.source == DEFAULT_POLICY_NAME {
-        return Err("cannot approve always: the embedded default policy is in use, and there is no policy file to keep rules beside (write a cordon.toml)".into());
-    }
-    Ok(amend::rules_file_for(Path::new(&policy.source)))
+    policy.rules_file().ok_or_else(|| {
+        "cannot approve always: the embedded default policy is in use, and there is no policy file to keep rules beside (write a cordon.toml)".into()
+    })
 }
 
 /// The shell call as the approval engine sees it: one key per simple command, the shell

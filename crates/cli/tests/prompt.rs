@@ -271,7 +271,10 @@ fn a_shows_the_exact_rule_and_saves_it_only_when_confirmed() {
     let o = cordon(d.path(), &["check", "--json", "shell", "--", "touch", "a1"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["decision"], "allow");
-    assert!(v["rule"].as_str().unwrap().contains("cordon.rules.toml:"), "{v}");
+    assert!(
+        v["rule"].as_str().unwrap().contains("cordon.rules.toml:"),
+        "{v}"
+    );
     // Never broader than the request: more words still ask (and, with no terminal, deny).
     let o = cordon(d.path(), &["exec", "--", "touch", "a1", "extra"]);
     assert_eq!(o.status.code(), Some(126));

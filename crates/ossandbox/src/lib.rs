@@ -217,7 +217,7 @@ fn choose_linux(
         Backend::Bwrap => bwrap("backend `bwrap` was requested"),
         Backend::Landlock => match protected {
             Some(p) => Err(Refusal(format!(
-                "Landlock cannot keep {} ({}) read-only inside a writable root; use --backend bwrap (or auto), or remove it from the policy",
+                "Landlock cannot keep {} ({}) read-only inside a writable root; use --backend bwrap (or auto), or keep it out of the writable roots",
                 p.path.display(),
                 p.origin
             ))),

@@ -256,6 +256,27 @@ impl Profile {
                 }
             }
         }
+        // The policy must stay out of the sandbox's reach: a command that can rewrite the
+        // policy file, or the remembered rules beside it, grants itself the next call (or a
+        // wider sandbox).
+        if let Some(file) = policy.file() {
+            let file = std::fs::canonicalize(&file).unwrap_or(file);
+            let rules = file
+                .parent()
+                .unwrap_or(Path::new("/"))
+                .join(cordon_policy::RULES_FILE_NAME);
+            for (path, what) in [
+                (file, "the policy file"),
+                (rules, "the policy's remembered rules"),
+            ] {
+                if writable.iter().any(|w| path.starts_with(&w.root)) {
+                    protected.push(Protected {
+                        path,
+                        origin: format!("{what}, inside a writable root"),
+                    });
+                }
+            }
+        }
         // The audit trail must stay out of the sandbox's reach: a command that can rewrite
         // the log (or its head file) can rewrite the record of what it was allowed to do.
         if let Some(log) = &policy.approval.audit_log {
@@ -419,6 +440,35 @@ mod tests {
         assert!(Profile::from_policy(&policy(&text, d.path()))
             .protected
             .is_empty());
+    }
+
+    #[test]
+    fn a_policy_file_inside_a_writable_root_is_protected_with_its_remembered_rules() {
+        let ws = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(ws.path()).unwrap();
+        let text = "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n";
+        std::fs::write(ws.path().join("cordon.toml"), text).unwrap();
+        let p = cordon_policy::Policy::load(&ws.path().join("cordon.toml")).unwrap();
+        let prof = Profile::from_policy(&p);
+        let paths: Vec<_> = prof.protected.iter().map(|p| p.path.clone()).collect();
+        assert_eq!(
+            paths,
+            vec![real.join("cordon.rules.toml"), real.join("cordon.toml")]
+        );
+        assert!(prof.protected[1].origin.starts_with("the policy file"));
+        // Kept outside the writable roots, there is nothing to protect.
+        let outside = tempfile::tempdir().unwrap();
+        let text = format!(
+            "version = 1\n[sandbox.paths.w]\nroot = {:?}\nmode = \"rw\"\n",
+            ws.path().display().to_string()
+        );
+        std::fs::write(outside.path().join("cordon.toml"), text).unwrap();
+        let p = cordon_policy::Policy::load(&outside.path().join("cordon.toml")).unwrap();
+        assert!(Profile::from_policy(&p).protected.is_empty());
+        // The embedded default has no file.
+        let empty = tempfile::tempdir().unwrap();
+        let p = cordon_policy::Policy::discover(None, empty.path()).unwrap();
+        assert!(p.file().is_none() && p.rules_file().is_none());
     }
 
     #[test]

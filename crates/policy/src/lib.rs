@@ -49,6 +49,9 @@ pub use pattern::{basename, Pattern};
 /// The shipped default policy, embedded in the binary: `profiles/default.toml`.
 pub const DEFAULT_POLICY: &str = include_str!("../../../profiles/default.toml");
 /// How locations in the embedded default are named.
+/// The file "approve always" rules are kept in, beside the policy file.
+pub const RULES_FILE_NAME: &str = "cordon.rules.toml";
+
 pub const DEFAULT_POLICY_NAME: &str = "<embedded profiles/default.toml>";
 
 /// Which OS sandbox runs the child.
@@ -248,6 +251,25 @@ impl Policy {
             return Policy::load(&local);
         }
         Policy::parse(DEFAULT_POLICY, DEFAULT_POLICY_NAME, cwd)
+    }
+
+    /// The policy file this policy came from, absolute; `None` for the embedded default.
+    pub fn file(&self) -> Option<PathBuf> {
+        if self.source == DEFAULT_POLICY_NAME {
+            return None;
+        }
+        std::path::absolute(&self.source).ok()
+    }
+
+    /// The rules file beside the policy file (`cordon.rules.toml`), where "approve always"
+    /// rules are kept; `None` for the embedded default.
+    pub fn rules_file(&self) -> Option<PathBuf> {
+        let file = self.file()?;
+        Some(
+            file.parent()
+                .unwrap_or(Path::new("/"))
+                .join(RULES_FILE_NAME),
+        )
     }
 
     /// Loads a policy file; relative paths inside are relative to its directory.

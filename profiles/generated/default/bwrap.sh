@@ -30,6 +30,10 @@ args=(
   --symlink usr/lib /lib
   # sandbox.system_read (a symlink on this host)
   --symlink usr/lib64 /lib64
+  # the policy's remembered rules, inside a writable root: missing, so its first missing component is covered and cannot be created
+  --ro-bind /dev/null ${POLICY_DIR}/cordon.rules.toml
+  # the policy file, inside a writable root
+  --ro-bind ${POLICY_DIR}/cordon.toml ${POLICY_DIR}/cordon.toml
   # the current directory
   --chdir ${POLICY_DIR}
 )

@@ -36,6 +36,10 @@ args=(
   --ro-bind /dev/null ${POLICY_DIR}/.git
   # sandbox.protected (in sandbox.paths.repo): missing, so its first missing component is covered and cannot be created
   --ro-bind /dev/null ${POLICY_DIR}/.git
+  # the policy's remembered rules, inside a writable root: missing, so its first missing component is covered and cannot be created
+  --ro-bind /dev/null ${POLICY_DIR}/cordon.rules.toml
+  # the policy file, inside a writable root
+  --ro-bind ${POLICY_DIR}/cordon.toml ${POLICY_DIR}/cordon.toml
   # the current directory
   --chdir ${POLICY_DIR}
 )
