@@ -4,7 +4,9 @@
 //! request's key, word for word, with every glob character escaped, written as an **exact**
 //! rule (`exact = true`), so it matches that command and nothing else — not the same line
 //! with more words after it (`git push origin main --force`), and not another program of the
-//! same name (`./git`). It is refused for interpreters and wrappers (`sh`, `python`, `sudo`,
+//! same name (`./git`). (A key is a simple command's words: environment assignments before
+//! it, other than loader variables, and redirections are not part of it.) It is refused for
+//! interpreters and wrappers (`sh`, `python`, `sudo`,
 //! `xargs`, …), whose first words say nothing about what would run, and for keys a rule
 //! cannot state exactly (a word with whitespace, an empty word).
 //!
@@ -240,10 +242,40 @@ pub fn rules_file_for(policy_path: &Path) -> PathBuf {
 
 /// The rules of a rules file (none when it does not exist), checked by the policy parser.
 pub fn load(path: &Path) -> Result<Vec<ShellRule>, AmendError> {
-    if !path.exists() {
-        return Ok(Vec::new());
+    match std::fs::read_to_string(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        // Empty (just created, or a placeholder): no rules yet.
+        Ok(text) if text.trim().is_empty() => return Ok(Vec::new()),
+        _ => {}
     }
     Ok(Policy::load(path)?.shell.rules)
+}
+
+/// Creates the rules file with [`RULES_FILE_HEADER`] when it is missing (so that it can be
+/// protected as an existing file while a sandboxed command runs). `true` when it was created.
+pub fn ensure(path: &Path) -> Result<bool, AmendError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(path)
+    {
+        Ok(mut f) => {
+            let io = |source| AmendError::Io {
+                path: path.to_path_buf(),
+                source,
+            };
+            f.write_all(RULES_FILE_HEADER.as_bytes()).map_err(io)?;
+            f.sync_all().map_err(io)?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(source) => Err(AmendError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
 }
 
 /// Appends `amendment` to the rules file at `path` (created with [`RULES_FILE_HEADER`] when

@@ -327,42 +327,68 @@ impl Engine {
 
     /// Applies a person's answer to a pending request (recorded, with an audit log).
     pub fn answer(&mut self, req: &Request, answer: Answer) -> Outcome {
-        let o = self.answer_unrecorded(req, answer);
-        self.settle(req, o)
+        self.apply_answer(req, answer, None)
     }
 
-    fn answer_unrecorded(&mut self, req: &Request, answer: Answer) -> Outcome {
-        match answer {
-            Answer::Once => Outcome::allowed(By::User, "approved once by the user"),
-            Answer::Session => {
-                for k in &req.keys {
-                    self.memory.grant(&req.tool, k.clone());
-                }
-                Outcome::allowed(By::User, "approved by the user for this session")
+    /// Records the answer's outcome, then — only if it is still an allow (the record was
+    /// written) — remembers a session or always grant.
+    fn apply_answer(
+        &mut self,
+        req: &Request,
+        answer: Answer,
+        substituted: Option<&serde_json::Value>,
+    ) -> Outcome {
+        let (o, remember) = Engine::outcome_of(req, answer);
+        let o = self.settle_with(req, o, substituted);
+        if remember && o.is_allowed() {
+            for k in &req.keys {
+                self.memory.grant(&req.tool, k.clone());
             }
+        }
+        o
+    }
+
+    /// What an answer means, and whether its keys are to be granted for the session.
+    fn outcome_of(req: &Request, answer: Answer) -> (Outcome, bool) {
+        match answer {
+            Answer::Once => (
+                Outcome::allowed(By::User, "approved once by the user"),
+                false,
+            ),
+            Answer::Session => (
+                Outcome::allowed(By::User, "approved by the user for this session"),
+                true,
+            ),
             Answer::Always => match Amendment::for_request(req) {
-                Ok(amendments) => {
-                    for k in &req.keys {
-                        self.memory.grant(&req.tool, k.clone());
-                    }
+                Ok(amendments) => (
                     Outcome::Allowed {
                         by: By::User,
                         reason: "approved by the user always (a rule is to be saved)".into(),
                         amendments,
-                    }
-                }
-                Err(e) => Outcome::allowed(
-                    By::User,
-                    format!("approved once by the user; not remembered: {e}"),
+                    },
+                    true,
+                ),
+                Err(e) => (
+                    Outcome::allowed(
+                        By::User,
+                        format!("approved once by the user; not remembered: {e}"),
+                    ),
+                    false,
                 ),
             },
-            Answer::Deny => Outcome::denied(By::User, "denied by the user"),
-            Answer::DenyWithNote(note) => Outcome::Denied {
-                by: By::User,
-                reason: format!("denied by the user: {note}"),
-                note: Some(note),
-            },
-            Answer::Abort => Outcome::denied(By::Abort, "the user aborted the run"),
+            Answer::Deny => (Outcome::denied(By::User, "denied by the user"), false),
+            Answer::DenyWithNote(note) => (
+                Outcome::Denied {
+                    by: By::User,
+                    reason: format!("denied by the user: {note}"),
+                    note: Some(note),
+                },
+                false,
+            ),
+            Answer::Abort => (
+                Outcome::denied(By::Abort, "the user aborted the run"),
+                false,
+            ),
         }
     }
 
@@ -375,7 +401,7 @@ impl Engine {
         substituted: Option<&serde_json::Value>,
     ) -> Outcome {
         let o = match result {
-            Ok(a) if !late => self.answer_unrecorded(req, a),
+            Ok(a) if !late => return self.apply_answer(req, a, substituted),
             Ok(_) | Err(AskError::TimedOut) => {
                 Outcome::denied(By::TimedOut, timed_out_reason(self.timeout))
             }

@@ -37,6 +37,43 @@ pub fn run(args: ExecArgs) -> i32 {
         }
     };
     let profile = Profile::from_policy(&policy).with_private_tmp(tmp.path());
+    // A policy named through a symlink in a writable root: the command could re-point the
+    // link at a policy of its own for the next call.
+    let named = args
+        .policy
+        .clone()
+        .unwrap_or_else(|| cwd.join(cordon_policy::DEFAULT_POLICY_FILE));
+    if policy.path.is_some()
+        && std::fs::symlink_metadata(&named).is_ok_and(|m| m.file_type().is_symlink())
+    {
+        let dir = std::path::absolute(&named)
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .and_then(|d| std::fs::canonicalize(d).ok());
+        if let Some(w) = profile.rules.iter().find(|r| {
+            r.access.write
+                && !r.access.device
+                && dir.as_ref().is_some_and(|d| d.starts_with(&r.path))
+        }) {
+            return refuse(
+                EXIT_FAILURE,
+                format!(
+                    "the policy {} is a symlink inside the writable root {}: the command could re-point it; give --policy the real file",
+                    named.display(),
+                    w.path.display()
+                ),
+            );
+        }
+    }
+    // Remembered rules beside a policy in a writable root are protected as a file that exists
+    // (a missing one would need a placeholder file for the run's duration).
+    if let Some(rules_file) = policy.rules_file() {
+        if profile.protected.iter().any(|p| p.path == rules_file) {
+            if let Err(e) = amend::ensure(&rules_file) {
+                return refuse(EXIT_FAILURE, format!("remembered rules {e}"));
+            }
+        }
+    }
     let backend = args
         .backend
         .map(|b| b.to_policy())
@@ -146,17 +183,21 @@ pub fn run(args: ExecArgs) -> i32 {
             by: By::AuditFailed,
             reason,
             ..
-        } => return refuse(EXIT_FAILURE, reason),
+        } => return refuse(EXIT_FAILURE, term::clean(&reason)),
         Outcome::Denied { by, reason, note } => {
             let note = note.map(|n| format!("; note: {n}")).unwrap_or_default();
+            // One line, whatever the command, the reason or the note contain.
             return refuse(
                 EXIT_DENIED,
-                format!("denied: `{}`: {reason} [{by}]{note}", term::clean(&shown)),
+                term::clean(&format!("denied: `{shown}`: {reason} [{by}]{note}")),
             );
         }
         Outcome::NeedsAnswer(p) => {
             // decide_blocking never leaves an ask open; fail closed if it ever did.
-            return refuse(EXIT_DENIED, format!("denied: `{shown}`: {}", p.reason));
+            return refuse(
+                EXIT_DENIED,
+                term::clean(&format!("denied: `{shown}`: {}", p.reason)),
+            );
         }
     }
 
@@ -211,16 +252,19 @@ fn shell_request(
         .iter()
         .map(|c| Key::new(c.command.words.iter().cloned()))
         .collect();
-    let mut lines = Vec::new();
+    // One line per command or concern, each word made safe for the terminal here (a newline
+    // inside a quoted word must not push the next command out of the box); concerns first.
+    let mut lines: Vec<String> = a
+        .concerns
+        .iter()
+        .map(|(_, d)| term::clean(&format!("{:<9} ! {}", d.action.as_str(), d.reason)))
+        .collect();
     for k in &keys {
         let action = engine
             .rules()
             .decide_key("shell", k.words())
             .map_or("(default)".to_string(), |v| v.action.as_str().to_string());
-        lines.push(format!("{action:<9} {k}"));
-    }
-    for (_, d) in &a.concerns {
-        lines.push(format!("{:<9} ! {}", d.action.as_str(), d.reason));
+        lines.push(term::clean(&format!("{action:<9} {k}")));
     }
     let id = cordon_approval::audit::new_id().unwrap_or_default(); // empty: the log picks one
     let mut req = Request::shell(id, keys)

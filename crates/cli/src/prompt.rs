@@ -140,12 +140,20 @@ impl Prompt {
         deadline: Instant,
     ) -> Result<Answer, AskError> {
         let lost = |e: std::io::Error| AskError::Lost(format!("terminal: {e}"));
+        let signals = term::Signals::catch(); // dropped after `raw`: the terminal comes back first
+        let interrupted =
+            |sig: i32| AskError::Lost(format!("interrupted by signal {sig} while asking"));
         let mut raw = Raw::enter(tty).map_err(lost)?;
         let mut out = tty.try_clone().map_err(lost)?;
         let boxed = self.render(req, pending, term::width(&out));
         write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
+        term::discard_typeahead(&out);
         let mut reader = tty.try_clone().map_err(lost)?;
         loop {
+            if let Some(sig) = signals.take() {
+                let _ = write!(out, "\r\x1b[K→ interrupted: denied\r\n");
+                return Err(interrupted(sig));
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 let _ = write!(out, "\r\x1b[K→ no answer in time: denied\r\n");
@@ -191,7 +199,7 @@ impl Prompt {
                     return Ok(Answer::Session);
                 }
                 b'a' | b'A' => {
-                    if self.confirm_always(&mut out, &mut reader, req, deadline)? {
+                    if self.confirm_always(&mut out, &mut reader, req, deadline, &signals)? {
                         said(&mut out, "approved always");
                         return Ok(Answer::Always);
                     }
@@ -200,7 +208,9 @@ impl Prompt {
                     let text = Prompt::full_text(req);
                     let _ = write!(out, "\r\x1b[K");
                     raw.cooked(|| page(&text)).map_err(lost)?;
+                    let _ = signals.take(); // Ctrl-C inside the pager belongs to the pager
                     write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
+                    term::discard_typeahead(&out);
                 }
                 b'e' | b'E' => {
                     write!(
@@ -209,7 +219,7 @@ impl Prompt {
                     )
                     .map_err(lost)?;
                     let note = raw
-                        .cooked(|| read_line(&mut reader, deadline))
+                        .cooked(|| read_line(&mut reader, deadline, &signals))
                         .map_err(lost)??;
                     let note = note.trim().to_string();
                     if !note.is_empty() {
@@ -232,6 +242,7 @@ impl Prompt {
         reader: &mut File,
         req: &Request,
         deadline: Instant,
+        signals: &term::Signals,
     ) -> Result<bool, AskError> {
         let lost = |e: std::io::Error| AskError::Lost(format!("terminal: {e}"));
         let file = match &self.rules_file {
@@ -263,8 +274,16 @@ impl Prompt {
         out.write_all(text.as_bytes()).map_err(lost)?;
         loop {
             match term::read(reader, Duration::from_secs(3600), deadline).map_err(lost)? {
-                Input::Idle if Instant::now() >= deadline => return Err(AskError::TimedOut),
-                Input::Idle => continue,
+                Input::Idle => {
+                    if let Some(sig) = signals.take() {
+                        return Err(AskError::Lost(format!(
+                            "interrupted by signal {sig} while asking"
+                        )));
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(AskError::TimedOut);
+                    }
+                }
                 Input::Closed => return Err(AskError::Lost("the terminal closed".into())),
                 Input::Bytes(b) if b[0] == b'y' || b[0] == b'Y' => return Ok(true),
                 Input::Bytes(_) => {
@@ -293,9 +312,18 @@ impl Asker for Prompt {
 }
 
 /// One line typed in line mode, before the deadline.
-fn read_line(tty: &mut File, deadline: Instant) -> Result<String, AskError> {
+fn read_line(
+    tty: &mut File,
+    deadline: Instant,
+    signals: &term::Signals,
+) -> Result<String, AskError> {
     let mut line = Vec::new();
     loop {
+        if let Some(sig) = signals.take() {
+            return Err(AskError::Lost(format!(
+                "interrupted by signal {sig} while asking"
+            )));
+        }
         if Instant::now() >= deadline {
             return Err(AskError::TimedOut);
         }
@@ -337,9 +365,13 @@ fn page(text: &str) {
         let (Ok(stdin), Ok(stdout)) = (term::open_tty(), term::open_tty()) else {
             return show_inline();
         };
+        // No input preprocessors: the text is the agent's, and lesspipe would run programs
+        // on it outside the sandbox.
         let status = Command::new(&argv[0])
             .args(&argv[1..])
             .arg(file.path())
+            .env_remove("LESSOPEN")
+            .env_remove("LESSCLOSE")
             .stdin(stdin)
             .stdout(stdout)
             .status();

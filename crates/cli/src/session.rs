@@ -93,8 +93,12 @@ impl Session {
             .mode(0o600)
             .open(real.join(format!("{name}.lock")))
             .map_err(|e| format!("session `{name}`: cannot open its lock: {e}"))?;
+        // SAFETY: flock on an open descriptor we own; released when it is closed.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            eprintln!("cordon: waiting for session `{name}`: another call of it is being decided");
+        }
         loop {
-            // SAFETY: flock on an open descriptor we own; released when it is closed.
+            // SAFETY: as above.
             if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } == 0 {
                 break;
             }

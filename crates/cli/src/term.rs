@@ -3,6 +3,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Is there a person to ask? stdin must be a terminal and /dev/tty must open.
@@ -90,6 +91,64 @@ impl Drop for Raw<'_> {
     fn drop(&mut self) {
         // SAFETY: restoring the mode saved in `enter`.
         unsafe { libc::tcsetattr(self.tty.as_raw_fd(), libc::TCSANOW, &self.saved) };
+    }
+}
+
+/// Drops whatever was typed but not yet read: keys pressed before the question was shown
+/// must not answer it.
+pub fn discard_typeahead(tty: &File) {
+    // SAFETY: tcflush on an open terminal.
+    unsafe { libc::tcflush(tty.as_raw_fd(), libc::TCIFLUSH) };
+}
+
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn note_signal(sig: libc::c_int) {
+    SIGNALLED.store(sig, Ordering::Relaxed);
+}
+
+/// While alive, SIGINT, SIGTERM and SIGHUP do not kill cordon: they interrupt the wait and
+/// are reported by [`Signals::take`], so the prompt restores the terminal and denies (and
+/// the denial is recorded). The previous handlers come back when dropped.
+pub struct Signals {
+    old: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl Signals {
+    pub fn catch() -> Signals {
+        SIGNALLED.store(0, Ordering::Relaxed);
+        let mut old = Vec::new();
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: installing a handler that only stores to an atomic; no SA_RESTART, so a
+            // blocked poll or read returns EINTR.
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = note_signal as *const () as usize;
+                libc::sigemptyset(&mut sa.sa_mask);
+                let mut prev: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, &sa, &mut prev) == 0 {
+                    old.push((sig, prev));
+                }
+            }
+        }
+        Signals { old }
+    }
+
+    /// The signal that arrived since the last call, if any.
+    pub fn take(&self) -> Option<i32> {
+        match SIGNALLED.swap(0, Ordering::Relaxed) {
+            0 => None,
+            s => Some(s),
+        }
+    }
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        for (sig, prev) in &self.old {
+            // SAFETY: restoring the handler saved in `catch`.
+            unsafe { libc::sigaction(*sig, prev, std::ptr::null_mut()) };
+        }
     }
 }
 

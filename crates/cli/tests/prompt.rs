@@ -248,7 +248,8 @@ fn a_shows_the_exact_rule_and_saves_it_only_when_confirmed() {
     p.expect("not saved");
     p.send(b"n");
     assert_eq!(p.finish().0, 126);
-    assert!(!rules.exists());
+    let kept = std::fs::read_to_string(&rules).unwrap();
+    assert!(!kept.contains("pattern"), "nothing saved: {kept}");
     // `a`, `y`: saved, and the next run needs no prompt.
     let mut p = exec(d.path(), &["--", "touch", "a1"]);
     p.expect(PROMPT);
@@ -359,4 +360,129 @@ fn a_session_kept_where_the_command_can_write_is_refused() {
     assert_eq!(code, 125, "{screen}");
     assert!(screen.contains("could forge its own grants"), "{screen}");
     assert!(records(d.path()).is_empty(), "refused before deciding");
+}
+
+#[test]
+fn keys_typed_before_the_box_do_not_answer_it() {
+    let d = workspace("60s");
+    let mut p = exec(d.path(), &["--", "touch", "early"]);
+    p.send(b"y"); // before cordon has even started
+    p.expect(PROMPT);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!p.screen().contains("→ approved"), "{}", p.screen());
+    p.send(b"n");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 126, "{screen}");
+    assert!(!d.path().join("early").exists());
+}
+
+#[test]
+fn a_signal_at_the_prompt_denies_records_and_restores_the_terminal() {
+    let d = workspace("60s");
+    let p = exec(d.path(), &["--", "touch", "sig"]);
+    p.expect(PROMPT);
+    let before = p.lflag();
+    assert_eq!(before & libc::ICANON, 0, "single-key mode while asking");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(p.pid(), libc::SIGTERM) };
+    let (code, screen, lflag) = p.finish_with_lflag();
+    assert_eq!(code, 126, "{screen}");
+    assert!(screen.contains("→ interrupted: denied"), "{screen}");
+    assert_ne!(lflag & libc::ICANON, 0, "line mode restored");
+    assert_ne!(lflag & libc::ECHO, 0, "echo restored");
+    assert_ne!(lflag & libc::ISIG, 0, "signal keys restored");
+    assert!(!d.path().join("sig").exists());
+    let r = records(d.path());
+    assert_eq!(r[0]["by"]["kind"], "channel");
+    assert!(
+        r[0]["reason"].as_str().unwrap().contains("signal 15"),
+        "{:?}",
+        r[0]
+    );
+}
+
+#[test]
+fn ctrl_c_while_writing_a_note_denies() {
+    let d = workspace("60s");
+    let mut p = exec(d.path(), &["--", "touch", "cc"]);
+    p.expect(PROMPT);
+    p.send(b"e");
+    p.expect("note for the agent");
+    p.send(b"half a no\x03");
+    let (code, screen, lflag) = p.finish_with_lflag();
+    assert_eq!(code, 126, "{screen}");
+    assert_ne!(lflag & libc::ICANON, 0);
+    assert!(!d.path().join("cc").exists());
+    assert_eq!(records(d.path())[0]["by"]["kind"], "channel");
+}
+
+#[test]
+fn refusals_stay_one_line_whatever_the_command_contains() {
+    let d = workspace("60s");
+    let o = cordon(
+        d.path(),
+        &[
+            "exec",
+            "--strict",
+            "-c",
+            "echo hi > '/etc/a\ncordon: fake line'\u{1b}[31m",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(126));
+    let e = common::stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(!e.contains('\u{1b}'), "{e}");
+}
+
+#[test]
+fn a_symlinked_policy_in_a_writable_root_is_refused() {
+    let d = workspace("60s");
+    let conf = tempfile::tempdir().unwrap();
+    std::fs::rename(d.path().join("cordon.toml"), conf.path().join("real.toml")).unwrap();
+    let text = std::fs::read_to_string(conf.path().join("real.toml")).unwrap();
+    std::fs::write(
+        conf.path().join("real.toml"),
+        text.replace(
+            "root = \".\"",
+            &format!("root = {:?}", d.path().display().to_string()),
+        ),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(conf.path().join("real.toml"), d.path().join("cordon.toml"))
+        .unwrap();
+    let o = cordon(d.path(), &["exec", "--", "echo", "hi"]);
+    assert_eq!(o.status.code(), Some(125), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("is a symlink inside the writable root"));
+    // Named by its real path, it runs, and its rules live beside the real file.
+    let real = conf.path().join("real.toml");
+    let o = cordon(
+        d.path(),
+        &[
+            "exec",
+            "--policy",
+            real.to_str().unwrap(),
+            "--",
+            "echo",
+            "hi",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+}
+
+#[test]
+fn runs_side_by_side_on_one_policy() {
+    let d = workspace("60s");
+    let slow = std::process::Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["exec", "--approve-all", "--", "sleep", "2"])
+        .current_dir(d.path())
+        .env_remove("CORDON_POLICY")
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let o = cordon(d.path(), &["exec", "--", "echo", "hi"]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let mut slow = slow;
+    assert!(slow.wait().unwrap().success());
+    let rules = std::fs::read_to_string(d.path().join("cordon.rules.toml")).unwrap();
+    assert!(rules.starts_with("# Rules remembered by cordon"), "{rules}");
 }

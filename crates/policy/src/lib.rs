@@ -48,10 +48,13 @@ pub use pattern::{basename, Pattern};
 
 /// The shipped default policy, embedded in the binary: `profiles/default.toml`.
 pub const DEFAULT_POLICY: &str = include_str!("../../../profiles/default.toml");
-/// How locations in the embedded default are named.
+/// The policy file looked up in the current directory.
+pub const DEFAULT_POLICY_FILE: &str = "cordon.toml";
+
 /// The file "approve always" rules are kept in, beside the policy file.
 pub const RULES_FILE_NAME: &str = "cordon.rules.toml";
 
+/// How locations in the embedded default are named.
 pub const DEFAULT_POLICY_NAME: &str = "<embedded profiles/default.toml>";
 
 /// Which OS sandbox runs the child.
@@ -139,6 +142,9 @@ pub enum ApprovalMode {
 pub struct Policy {
     /// The file it came from, or [`DEFAULT_POLICY_NAME`].
     pub source: String,
+    /// The file it was loaded from, canonical (symlinks resolved); `None` when parsed from
+    /// text (the embedded default, a string).
+    pub path: Option<PathBuf>,
     pub sandbox: Sandbox,
     pub shell: Shell,
     pub tools: BTreeMap<String, ToolConfig>,
@@ -246,19 +252,17 @@ impl Policy {
         if let Some(path) = explicit {
             return Policy::load(path);
         }
-        let local = cwd.join("cordon.toml");
+        let local = cwd.join(DEFAULT_POLICY_FILE);
         if local.exists() {
             return Policy::load(&local);
         }
         Policy::parse(DEFAULT_POLICY, DEFAULT_POLICY_NAME, cwd)
     }
 
-    /// The policy file this policy came from, absolute; `None` for the embedded default.
+    /// The policy file this policy was loaded from (canonical); `None` for the embedded
+    /// default or text parsed from a string.
     pub fn file(&self) -> Option<PathBuf> {
-        if self.source == DEFAULT_POLICY_NAME {
-            return None;
-        }
-        std::path::absolute(&self.source).ok()
+        self.path.clone()
     }
 
     /// The rules file beside the policy file (`cordon.rules.toml`), where "approve always"
@@ -280,7 +284,11 @@ impl Policy {
         })?;
         let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
         let base = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
-        Policy::parse(&text, &path.display().to_string(), &base)
+        let mut policy = Policy::parse(&text, &path.display().to_string(), &base)?;
+        // The real file: what must be kept out of the sandbox's reach, and where its
+        // remembered rules live, even when it was named through a symlink.
+        policy.path = Some(std::fs::canonicalize(path).unwrap_or(abs));
+        Ok(policy)
     }
 
     /// Parses policy text. `name` is used in error locations; `base` resolves relative paths.
@@ -477,6 +485,7 @@ impl Cx<'_> {
         let approval = self.approval(raw.approval)?;
         Ok(Policy {
             source: self.name.to_string(),
+            path: None,
             sandbox,
             shell,
             tools,

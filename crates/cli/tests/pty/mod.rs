@@ -76,6 +76,22 @@ impl Pty {
         }
     }
 
+    /// The child's pid.
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// The terminal's local mode flags (ICANON, ECHO, ISIG, …) as the child left them.
+    pub fn lflag(&self) -> libc::tcflag_t {
+        // SAFETY: tcgetattr on the master we own, into a termios we own.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        assert_eq!(
+            unsafe { libc::tcgetattr(self.master.as_raw_fd(), &mut t) },
+            0
+        );
+        t.c_lflag
+    }
+
     /// Everything printed so far.
     pub fn screen(&self) -> String {
         String::from_utf8_lossy(&self.screen.lock().unwrap()).into_owned()
@@ -100,7 +116,13 @@ impl Pty {
     }
 
     /// Waits for the exit code, and returns it with the whole screen.
-    pub fn finish(mut self) -> (i32, String) {
+    pub fn finish(self) -> (i32, String) {
+        let (code, screen, _) = self.finish_with_lflag();
+        (code, screen)
+    }
+
+    /// [`Pty::finish`], plus the terminal's local mode flags after the child exited.
+    pub fn finish_with_lflag(mut self) -> (i32, String, libc::tcflag_t) {
         let end = Instant::now() + Duration::from_secs(30);
         let status = loop {
             if let Some(st) = self.child.try_wait().unwrap() {
@@ -120,6 +142,7 @@ impl Pty {
                 std::thread::sleep(Duration::from_millis(10));
             }
         }
-        (status.code().unwrap_or(-1), self.screen())
+        let lflag = self.lflag();
+        (status.code().unwrap_or(-1), self.screen(), lflag)
     }
 }
