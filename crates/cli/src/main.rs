@@ -248,16 +248,6 @@ fn session_cmd(cmd: SessionCmd) -> i32 {
 }
 
 fn main() {
-    // The bwrap backend's inner stage: cordon's own binary, run by bwrap inside the sandbox.
-    #[cfg(target_os = "linux")]
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    #[cfg(target_os = "linux")]
-    if args
-        .get(1)
-        .is_some_and(|a| a == cordon_ossandbox::bwrap::INNER_ARG)
-    {
-        std::process::exit(cordon_ossandbox::bwrap::inner_main(&args[2..]));
-    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

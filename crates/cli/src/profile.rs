@@ -75,7 +75,7 @@ fn linux_artifact(args: ProfileArgs, profile: &Profile, cwd: &Path) -> i32 {
                 .bwrap
                 .unwrap_or_else(|| "/usr/bin/bwrap".into());
             let root = unsafe { libc::geteuid() } == 0;
-            match render::bwrap::render(profile, cwd, &bwrap, abi, root) {
+            match render::bwrap::render(profile, cwd, &bwrap, root) {
                 Ok(t) => t,
                 Err(e) => return refuse(EXIT_FAILURE, e),
             }

@@ -6,43 +6,24 @@
 //! private `/tmp`, and new PID, IPC, UTS, cgroup and network namespaces (other processes are
 //! invisible; no network unless the policy allows it).
 //!
-//! The run has two stages. cordon starts bwrap (found on a trusted path, never `$PATH`) with
-//! its options in a memfd (`--args`), cordon's seccomp program in another (`--add-seccomp-fd`)
-//! and a status pipe (`--json-status-fd`, which tells bwrap's own failures from the command's
-//! exit status). bwrap runs cordon's own binary, bound read-only into the sandbox, as the inner
-//! stage ([`inner_main`]): it builds the Landlock ruleset against the sandbox's view and execs
-//! the command.
+//! The run has two stages. cordon builds the Landlock ruleset in the parent and starts bwrap
+//! (found on a trusted path, never `$PATH`) with its options in a memfd (`--args`), cordon's
+//! seccomp program in another (`--add-seccomp-fd`) and a status pipe (`--json-status-fd`,
+//! which tells bwrap's own failures from the command's exit status). Landlock forbids mounts
+//! to a restricted process, so the ruleset cannot be applied before bwrap builds the view:
+//! bwrap runs the inner stage ([`INNER_STAGE`], a small static program embedded in cordon and
+//! passed in a sealed memfd), which adds the rules for what bwrap mounts fresh (`/proc`,
+//! `/dev`), applies the ruleset and execs the command. The other rules are built from host
+//! paths: bwrap's binds show the same inodes, and Landlock rules belong to inodes.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use crate::profile::{Access, PathRule, Profile};
 
-/// Where cordon's binary is bound inside the sandbox.
-pub const INNER_EXE: &str = "/run/cordon/cordon";
-/// The inner stage's argv[1].
-pub const INNER_ARG: &str = "__sandbox-inner";
-/// The environment variable carrying the [`InnerPlan`] to the inner stage (removed before exec).
-pub const PLAN_VAR: &str = "CORDON_INNER_PLAN";
-
-/// What the inner stage enforces, as the sandbox sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InnerPlan {
-    pub abi: i32,
-    pub network_deny: bool,
-    pub rules: Vec<InnerRule>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InnerRule {
-    pub path: PathBuf,
-    pub write: bool,
-    pub exec: bool,
-    pub device: bool,
-}
+/// The inner stage's program (`inner/main.rs`, built statically by `build.rs`).
+pub static INNER_STAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cordon-inner"));
 
 /// Everything the outer stage needs that is not in the profile.
 #[derive(Debug, Clone)]
@@ -50,8 +31,6 @@ pub struct Context<'a> {
     pub cwd: &'a Path,
     /// The run's private directory on the host, mounted at `/tmp` inside.
     pub tmp: &'a Path,
-    /// cordon's own binary on the host.
-    pub cordon_exe: &'a Path,
     /// Running as root: bwrap must drop every capability itself.
     pub root: bool,
     /// File descriptors (as the child will see them) for bwrap's seccomp programs.
@@ -66,13 +45,11 @@ pub struct Context<'a> {
 pub struct Opt {
     pub words: Vec<OsString>,
     pub why: String,
-    /// cordon's own plumbing (its seccomp and status fds, the inner stage), not part of the
-    /// sandbox's view.
+    /// cordon's own plumbing (its seccomp and status fds), not part of the sandbox's view.
     pub plumbing: bool,
 }
 
-/// bwrap's options, the paths cordon created as mount points (to remove after the run),
-/// and the plan for the inner stage.
+/// bwrap's options and the paths cordon created as mount points (to remove after the run).
 #[derive(Debug, Clone)]
 pub struct Invocation {
     /// bwrap's options, flattened (what `--args` receives).
@@ -80,7 +57,6 @@ pub struct Invocation {
     /// The same options grouped, each with why it is there.
     pub options: Vec<Opt>,
     pub placeholders: Vec<PathBuf>,
-    pub plan: InnerPlan,
 }
 
 /// Mount points the profile's system rules need that bwrap provides itself.
@@ -91,7 +67,7 @@ fn provided_by_bwrap(p: &Path) -> bool {
 /// Derives bwrap's options (one option or value per element) from the profile. Mounts are
 /// ordered so that the more specific path is mounted later and wins: parents first, then
 /// protected paths last.
-pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocation, String> {
+pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, String> {
     let mut options: Vec<Opt> = Vec::new();
     let mut push = |why: &str, items: &[&OsStr]| {
         options.push(Opt {
@@ -285,14 +261,6 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
         }
     }
 
-    push(
-        "cordon's inner stage, which applies Landlock inside the sandbox",
-        &[
-            "--ro-bind".as_ref(),
-            cx.cordon_exe.as_os_str(),
-            INNER_EXE.as_ref(),
-        ],
-    );
     // The sandbox's root is bwrap's throwaway tmpfs, and Landlock inside grants nothing on it:
     // no `--remount-ro /` (it would cost a remount of every mount).
     push(
@@ -313,29 +281,11 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
         ],
     );
 
-    let plan = InnerPlan {
-        abi,
-        network_deny: profile.network == cordon_policy::Network::Deny,
-        rules: profile
-            .rules
-            .iter()
-            .map(|r| InnerRule {
-                path: if r.path == cx.tmp {
-                    PathBuf::from("/tmp")
-                } else {
-                    r.path.clone()
-                },
-                write: r.access.write,
-                exec: r.access.exec,
-                device: r.access.device,
-            })
-            .collect(),
-    };
     for o in &mut options {
         o.plumbing = matches!(
             o.words[0].to_str(),
             Some("--add-seccomp-fd" | "--json-status-fd")
-        ) || o.words.last().is_some_and(|w| w == INNER_EXE);
+        );
     }
     Ok(Invocation {
         args: options
@@ -344,8 +294,58 @@ pub fn invocation(profile: &Profile, cx: &Context, abi: i32) -> Result<Invocatio
             .collect(),
         options,
         placeholders,
-        plan,
     })
+}
+
+/// The inner stage's program in a sealed, executable memfd: bwrap runs it as
+/// `/proc/self/fd/N` inside the sandbox, so no file on the host has to be trusted to be it.
+pub fn inner_stage() -> Result<std::os::fd::OwnedFd, crate::Error> {
+    crate::memfd("cordon-inner", INNER_STAGE, crate::MemfdKind::Program)
+}
+
+/// The profile's rules, split by where Landlock must open them: cordon builds the ruleset
+/// from host paths (bwrap's binds show the same inodes), except for what bwrap mounts fresh
+/// (`/proc`, `/dev`), which exists only in the sandbox's view and is returned separately for
+/// the inner stage to open there.
+pub fn split_rules(profile: &Profile) -> (Profile, Vec<PathRule>) {
+    let (inside, host): (Vec<PathRule>, Vec<PathRule>) = profile
+        .rules
+        .iter()
+        .cloned()
+        .partition(|r| provided_by_bwrap(&r.path));
+    (
+        Profile {
+            rules: host,
+            ..profile.clone()
+        },
+        inside,
+    )
+}
+
+/// The inner stage's command line after its program (see `inner/main.rs`): the ruleset's
+/// descriptor, each rule for the sandbox's view with its Landlock rights for a directory and
+/// for a file, then `--` and the command.
+pub fn inner_args(
+    ruleset_fd: i32,
+    inside: &[PathRule],
+    abi: i32,
+    command: impl IntoIterator<Item = OsString>,
+) -> Vec<OsString> {
+    let level = landlock::ABI::from(abi);
+    let mut out: Vec<OsString> = vec![
+        ruleset_fd.to_string().into(),
+        inside.len().to_string().into(),
+    ];
+    for r in inside {
+        out.push(r.path.clone().into_os_string());
+        for is_dir in [true, false] {
+            let rights = crate::landlock::fs_rights(r.access, is_dir, level);
+            out.push(rights.bits().to_string().into());
+        }
+    }
+    out.push("--".into());
+    out.extend(command);
+    out
 }
 
 /// System entries that are symlinks on this host, with their targets as written.
@@ -387,80 +387,6 @@ pub fn args_bytes(args: &[OsString]) -> Vec<u8> {
     out
 }
 
-/// The inner stage, inside the sandbox: apply Landlock for `plan`, then exec `argv`.
-/// Returns an exit status only when it could not exec (125 setup, 126/127 exec errors).
-pub fn inner_main(argv: &[OsString]) -> i32 {
-    let fail = |code: i32, msg: String| {
-        eprintln!("cordon: {msg}");
-        code
-    };
-    let plan: InnerPlan = match std::env::var(PLAN_VAR).map(|s| serde_json::from_str(&s)) {
-        Ok(Ok(p)) => p,
-        _ => return fail(125, "inner stage: no sandbox plan was passed".into()),
-    };
-    std::env::remove_var(PLAN_VAR);
-    let Some((program, args)) = argv.split_first() else {
-        return fail(125, "inner stage: no command".into());
-    };
-    let profile = Profile {
-        rules: plan
-            .rules
-            .iter()
-            .map(|r| PathRule {
-                path: r.path.clone(),
-                access: Access {
-                    write: r.write,
-                    exec: r.exec,
-                    device: r.device,
-                },
-                origin: String::new(),
-            })
-            .filter(|r| r.path.exists())
-            .collect(),
-        protected: vec![],
-        network: if plan.network_deny {
-            cordon_policy::Network::Deny
-        } else {
-            cordon_policy::Network::Allow
-        },
-        limits: Default::default(),
-    };
-    let prepared = match crate::landlock::prepare(&profile, plan.abi) {
-        Ok(p) => p,
-        Err(e) => return fail(125, format!("inner stage: {e}")),
-    };
-    use std::os::fd::AsRawFd;
-    let rc = unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            -1
-        } else {
-            libc::syscall(
-                libc::SYS_landlock_restrict_self,
-                prepared.fd.as_raw_fd(),
-                0u32,
-            )
-        }
-    };
-    if rc != 0 {
-        return fail(
-            125,
-            format!(
-                "inner stage: landlock_restrict_self: {}",
-                std::io::Error::last_os_error()
-            ),
-        );
-    }
-    drop(prepared);
-    use std::os::unix::process::CommandExt;
-    let err = std::process::Command::new(program).args(args).exec();
-    let name = program.to_string_lossy();
-    if err.kind() == std::io::ErrorKind::NotFound {
-        fail(127, format!("{name}: command not found"))
-    } else {
-        fail(126, format!("{name}: cannot execute: {err}"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,7 +409,6 @@ mod tests {
         Context {
             cwd,
             tmp,
-            cordon_exe: Path::new("/usr/bin/cordon"),
             root: true,
             seccomp_fds: &[4],
             status_fd: 5,
@@ -515,7 +440,7 @@ mod tests {
             network: Network::Deny,
             limits: Limits::default(),
         };
-        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/cordon-x")), 7).unwrap();
+        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/cordon-x"))).unwrap();
         let a = strings(&inv.args);
         let joined = a.join(" ");
         assert!(joined.starts_with("--unshare-all --die-with-parent --new-session --cap-drop ALL --proc /proc --dev /dev"), "{joined}");
@@ -538,7 +463,7 @@ mod tests {
         assert!(joined.contains("--bind /tmp/cordon-x /tmp"));
         assert!(
             joined.ends_with(&format!(
-                "/run/cordon/cordon --chdir {} --add-seccomp-fd 4 --json-status-fd 5",
+                "/.git/hooks --chdir {} --add-seccomp-fd 4 --json-status-fd 5",
                 ws.display()
             )),
             "{joined}"
@@ -567,7 +492,7 @@ mod tests {
             network: Network::Deny,
             limits: Limits::default(),
         };
-        let inv = invocation(&profile, &cx(d.path(), Path::new("/tmp/x")), 7).unwrap();
+        let inv = invocation(&profile, &cx(d.path(), Path::new("/tmp/x"))).unwrap();
         let joined = strings(&inv.args).join(" ");
         let bound = |p: &Path| joined.contains(&format!(" {0} {0}", p.display()));
         assert!(bound(&a) && bound(&a.join("b")) && bound(&a.join("b/c")));
@@ -594,7 +519,7 @@ mod tests {
             network: Network::Deny,
             limits: Limits::default(),
         };
-        let inv = invocation(&profile, &cx(d.path(), Path::new("/tmp/x")), 7).unwrap();
+        let inv = invocation(&profile, &cx(d.path(), Path::new("/tmp/x"))).unwrap();
         let joined = strings(&inv.args).join(" ");
         assert!(joined.contains("--ro-bind /etc /etc"), "{joined}");
         assert!(!joined.contains("/etc/passwd"), "{joined}");
@@ -602,13 +527,14 @@ mod tests {
             joined.contains("--ro-bind /run/systemd/resolve/stub-resolv.conf"),
             "targets outside /etc stay"
         );
-        // Landlock inside still gets the file-by-file allow-list.
-        assert!(inv
-            .plan
+        // Landlock still gets the file-by-file allow-list, built from the host's paths.
+        let (host, inside) = split_rules(&profile);
+        assert!(host
             .rules
             .iter()
             .any(|r| r.path == Path::new("/etc/passwd")));
-        assert!(!inv.plan.rules.iter().any(|r| r.path == Path::new("/etc")));
+        assert!(!host.rules.iter().any(|r| r.path == Path::new("/etc")));
+        assert!(inside.is_empty());
     }
 
     #[test]
@@ -631,7 +557,7 @@ mod tests {
             network: Network::Deny,
             limits: Limits::default(),
         };
-        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x")), 7).unwrap();
+        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
         let joined = strings(&inv.args).join(" ");
         let anchor = format!("--bind {0}/.git {0}/.git", ws.display());
         assert_eq!(joined.matches(&anchor).count(), 1, "{joined}");
@@ -656,7 +582,7 @@ mod tests {
             network: Network::Allow,
             limits: Limits::default(),
         };
-        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x")), 7).unwrap();
+        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
         assert_eq!(inv.placeholders, vec![ws.join(".git/hooks")]);
         assert!(ws.join(".git/hooks").is_file());
         let joined = strings(&inv.args).join(" ");
@@ -682,7 +608,7 @@ mod tests {
             network: Network::Deny,
             limits: Limits::default(),
         };
-        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x")), 7).unwrap();
+        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
         assert!(inv.placeholders.is_empty());
         let joined = strings(&inv.args).join(" ");
         assert!(
@@ -701,17 +627,50 @@ mod tests {
             limits: Limits::default(),
         }
         .with_private_tmp(Path::new("/tmp/cordon-abc"));
-        let inv = invocation(&profile, &cx(d.path(), Path::new("/tmp/cordon-abc")), 7).unwrap();
-        assert!(inv
-            .plan
+        let inv = invocation(&profile, &cx(d.path(), Path::new("/tmp/cordon-abc"))).unwrap();
+        let joined = strings(&inv.args).join(" ");
+        assert!(joined.contains("--bind /tmp/cordon-abc /tmp"), "{joined}");
+        // The bind shows the same inode, so the host path's rule covers /tmp inside.
+        let (host, _) = split_rules(&profile);
+        assert!(host
             .rules
             .iter()
-            .any(|r| r.path == Path::new("/tmp") && r.write));
-        assert!(!inv
-            .plan
-            .rules
-            .iter()
-            .any(|r| r.path.starts_with("/tmp/cordon-abc")));
+            .any(|r| r.path == Path::new("/tmp/cordon-abc") && r.access.write));
+    }
+
+    #[test]
+    fn fresh_mounts_are_left_to_the_inner_stage() {
+        let sys = |p: &str, device: bool| PathRule {
+            path: PathBuf::from(p),
+            access: Access {
+                write: device,
+                exec: false,
+                device,
+            },
+            origin: "sandbox.system_read".into(),
+        };
+        let profile = Profile {
+            rules: vec![
+                sys("/dev/null", true),
+                sys("/dev/pts", true),
+                sys("/proc", false),
+                sys("/usr", false),
+            ],
+            protected: vec![],
+            network: Network::Deny,
+            limits: Limits::default(),
+        };
+        let (host, inside) = split_rules(&profile);
+        let paths = |v: &[PathRule]| v.iter().map(|r| r.path.clone()).collect::<Vec<_>>();
+        assert_eq!(paths(&host.rules), [PathBuf::from("/usr")]);
+        assert_eq!(
+            paths(&inside),
+            ["/dev/null", "/dev/pts", "/proc"].map(PathBuf::from)
+        );
+        let args = strings(&inner_args(9, &inside[2..], 7, ["cat".into(), "-".into()]));
+        // ReadFile|ReadDir for the directory, ReadFile alone for a file: the inner stage
+        // picks by the type it finds inside.
+        assert_eq!(args, ["9", "1", "/proc", "12", "4", "--", "cat", "-"]);
     }
 
     #[test]

@@ -345,36 +345,50 @@ pub fn execute(
                     bytes.push(ins.jf);
                     bytes.extend_from_slice(&ins.k.to_ne_bytes());
                 }
-                let fd = memfd("cordon-seccomp", &bytes).map_err(setup)?;
+                let fd = memfd("cordon-seccomp", &bytes, MemfdKind::Data).map_err(setup)?;
                 seccomp_fds.push(std::os::fd::AsRawFd::as_raw_fd(&fd));
                 pass.push(fd);
             }
             let (status_r, status_w) = pipe().map_err(setup)?;
-            let exe = std::env::current_exe().map_err(|e| setup(Error::Io(e)))?;
             let root = unsafe { libc::geteuid() } == 0;
             let cx = bwrap::Context {
                 cwd: &spec.cwd,
                 tmp,
-                cordon_exe: &exe,
                 root,
                 seccomp_fds: &seccomp_fds,
                 status_fd: std::os::fd::AsRawFd::as_raw_fd(&status_w),
                 dry_run: false,
             };
-            let inv = bwrap::invocation(profile, &cx, *abi)
+            let inv = bwrap::invocation(profile, &cx)
                 .map_err(|e| setup(Error::Io(std::io::Error::other(e))))?;
-            let args_fd =
-                memfd("cordon-bwrap-args", &bwrap::args_bytes(&inv.args)).map_err(setup)?;
+            let args_fd = memfd(
+                "cordon-bwrap-args",
+                &bwrap::args_bytes(&inv.args),
+                MemfdKind::Data,
+            )
+            .map_err(setup)?;
             let args_no = std::os::fd::AsRawFd::as_raw_fd(&args_fd);
             pass.push(args_fd);
             pass.push(status_w);
+            // Landlock for everything bwrap binds is built here, from host paths; the inner
+            // stage adds /proc and /dev as the sandbox sees them, applies it, and execs.
+            let (host, inside) = bwrap::split_rules(profile);
+            let ruleset = landlock::prepare(&host, *abi).map_err(setup)?.fd;
+            let ruleset_no = std::os::fd::AsRawFd::as_raw_fd(&ruleset);
+            pass.push(ruleset);
+            let inner = bwrap::inner_stage().map_err(setup)?;
+            let inner_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&inner));
+            pass.push(inner);
 
-            let mut argv: Vec<std::ffi::OsString> =
-                vec!["--args".into(), args_no.to_string().into(), "--".into()];
-            argv.push(bwrap::INNER_EXE.into());
-            argv.push(bwrap::INNER_ARG.into());
-            argv.push(std::mem::take(&mut spec.program));
-            argv.append(&mut spec.args);
+            let mut argv: Vec<std::ffi::OsString> = vec![
+                "--args".into(),
+                args_no.to_string().into(),
+                "--".into(),
+                inner_path.into(),
+            ];
+            let command = std::iter::once(std::mem::take(&mut spec.program))
+                .chain(std::mem::take(&mut spec.args));
+            argv.extend(bwrap::inner_args(ruleset_no, &inside, *abi, command));
             spec.program = bwrap_path.clone().into_os_string();
             spec.args = argv;
             for (k, v) in spec.env.iter_mut() {
@@ -382,9 +396,6 @@ pub fn execute(
                     *v = "/tmp".into();
                 }
             }
-            let plan = serde_json::to_string(&inv.plan)
-                .map_err(|e| setup(Error::Io(std::io::Error::other(e))))?;
-            spec.env.push((bwrap::PLAN_VAR.into(), plan.into()));
 
             let c = run::Confinement {
                 rlimits: rlimits(profile),
@@ -404,19 +415,65 @@ pub fn execute(
     }
 }
 
+/// What a memfd holds, and so how it is made.
+#[cfg(target_os = "linux")]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MemfdKind {
+    /// Data a program reads (bwrap's options, a seccomp program).
+    Data,
+    /// A program to execute as `/proc/self/fd/N`; sealed, so it cannot change once written.
+    Program,
+}
+
 /// An anonymous in-memory file holding `bytes`, positioned at its start (close-on-exec; the
 /// child clears that for the descriptors it must pass on).
 #[cfg(target_os = "linux")]
-fn memfd(name: &str, bytes: &[u8]) -> Result<std::os::fd::OwnedFd, Error> {
+pub(crate) fn memfd(
+    name: &str,
+    bytes: &[u8],
+    kind: MemfdKind,
+) -> Result<std::os::fd::OwnedFd, Error> {
     use std::io::{Seek, Write};
     let cname = std::ffi::CString::new(name).expect("no NUL in memfd names");
-    let fd = unsafe { libc::memfd_create(cname.as_ptr(), libc::MFD_CLOEXEC) };
+    let mut flags = libc::MFD_CLOEXEC;
+    if kind == MemfdKind::Program {
+        flags |= libc::MFD_ALLOW_SEALING;
+    }
+    let create = |flags| unsafe { libc::memfd_create(cname.as_ptr(), flags) };
+    let mut fd = if kind == MemfdKind::Program {
+        // MFD_EXEC (Linux 6.3) keeps the memfd executable where vm.memfd_noexec = 1 would
+        // make it no-exec; older kernels reject the flag, and their memfds are executable.
+        create(flags | libc::MFD_EXEC)
+    } else {
+        create(flags)
+    };
+    if fd < 0
+        && kind == MemfdKind::Program
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
+    {
+        fd = create(flags);
+    }
     if fd < 0 {
-        return Err(Error::Io(std::io::Error::last_os_error()));
+        let e = std::io::Error::last_os_error();
+        return Err(Error::Io(std::io::Error::other(format!(
+            "cannot create a memfd for {name}: {e}{}",
+            if kind == MemfdKind::Program {
+                " (vm.memfd_noexec = 2 forbids executable memfds)"
+            } else {
+                ""
+            }
+        ))));
     }
     let mut f = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
     f.write_all(bytes)?;
     f.rewind()?;
+    if kind == MemfdKind::Program {
+        let seals =
+            libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+        if unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, seals) } != 0 {
+            return Err(Error::Io(std::io::Error::last_os_error()));
+        }
+    }
     Ok(f.into())
 }
 

@@ -259,43 +259,99 @@ pub fn bwrap_runs() -> Finding {
             ),
         };
     };
-    let status = Command::new(bwrap)
-        .args([
-            "--ro-bind",
-            "/",
-            "/",
-            "--unshare-all",
-            "--die-with-parent",
-            "--new-session",
-            "--",
-            "/bin/true",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    match status {
+    let fail = |detail: String| Finding {
+        name: "bwrap",
+        ok: false,
+        detail,
+    };
+    let base = [
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--",
+    ];
+    let quiet = |cmd: &mut Command| {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+    };
+    match quiet(Command::new(bwrap).args(base).arg("/bin/true")) {
+        Ok(s) if s.success() => {}
+        Ok(s) => {
+            return fail(format!(
+                "{} is installed but failed to start a sandbox ({s})",
+                bwrap.display()
+            ))
+        }
+        Err(e) => return fail(format!("{} could not be run: {e}", bwrap.display())),
+    }
+    // The backend's inner stage must start inside, from its memfd, and apply Landlock there.
+    let abi = crate::landlock::kernel_abi();
+    if abi < 1 {
+        return Finding {
+            name: "bwrap",
+            ok: true,
+            detail: format!(
+                "{} started a sandbox with all namespaces unshared (no Landlock to apply inside)",
+                bwrap.display()
+            ),
+        };
+    }
+    let inner = (|| {
+        let profile = crate::profile::Profile {
+            rules: vec![crate::profile::PathRule {
+                path: "/".into(),
+                access: crate::profile::Access::READ_EXEC,
+                origin: "probe".into(),
+            }],
+            protected: vec![],
+            network: cordon_policy::Network::Deny,
+            limits: Default::default(),
+        };
+        let ruleset = crate::landlock::prepare(&profile, abi)?.fd;
+        let program = crate::bwrap::inner_stage()?;
+        Ok::<_, crate::Error>((ruleset, program))
+    })();
+    let (ruleset, program) = match inner {
+        Ok(fds) => fds,
+        Err(e) => return fail(format!("cannot prepare the inner stage: {e}")),
+    };
+    use std::os::fd::AsRawFd;
+    let (r, p) = (ruleset.as_raw_fd(), program.as_raw_fd());
+    let mut cmd = Command::new(bwrap);
+    cmd.args(base)
+        .arg(format!("/proc/self/fd/{p}"))
+        .args(crate::bwrap::inner_args(r, &[], abi, ["/bin/true".into()]));
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+            for fd in [r, p] {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    match quiet(&mut cmd) {
         Ok(s) if s.success() => Finding {
             name: "bwrap",
             ok: true,
             detail: format!(
-                "{} started a sandbox with all namespaces unshared",
+                "{} started a sandbox with all namespaces unshared, and cordon's inner stage applied Landlock in it",
                 bwrap.display()
             ),
         },
-        Ok(s) => Finding {
-            name: "bwrap",
-            ok: false,
-            detail: format!(
-                "{} is installed but failed to start a sandbox ({s})",
-                bwrap.display()
-            ),
-        },
-        Err(e) => Finding {
-            name: "bwrap",
-            ok: false,
-            detail: format!("{} could not be run: {e}", bwrap.display()),
-        },
+        Ok(s) => fail(format!(
+            "{} starts a sandbox, but cordon's inner stage failed in it ({s}): is vm.memfd_noexec = 2?",
+            bwrap.display()
+        )),
+        Err(e) => fail(format!("{} could not be run: {e}", bwrap.display())),
     }
 }
 

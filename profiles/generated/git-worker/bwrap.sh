@@ -43,9 +43,10 @@ args=(
   # the current directory
   --chdir ${POLICY_DIR}
 )
-# cordon also passes, and runs the command through its inner stage
-# (/run/cordon/cordon __sandbox-inner COMMAND...), which applies Landlock inside:
-#   --ro-bind /path/to/cordon /run/cordon/cordon   (cordon's inner stage, which applies Landlock inside the sandbox)
+# cordon runs the command through its inner stage, a static program in a sealed memfd that
+# applies Landlock inside (the `landlock` format) and then execs the command:
+#   /proc/self/fd/N RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]... -- COMMAND...
+# and passes its own plumbing:
 #   --add-seccomp-fd 10   (cordon's seccomp filter (cordon profile --format seccomp))
 #   --json-status-fd 11   (bwrap reports here whether the command started)
 exec /usr/bin/bwrap "${args[@]}" -- "$@"

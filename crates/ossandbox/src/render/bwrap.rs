@@ -15,23 +15,16 @@ use crate::profile::Profile;
 pub use super::PRIVATE_TMP;
 
 /// Renders the script for `profile`, with `cwd` as the command's directory.
-pub fn render(
-    profile: &Profile,
-    cwd: &Path,
-    bwrap: &Path,
-    abi: i32,
-    root: bool,
-) -> Result<String, String> {
+pub fn render(profile: &Profile, cwd: &Path, bwrap: &Path, root: bool) -> Result<String, String> {
     let cx = Context {
         cwd,
         tmp: Path::new(PRIVATE_TMP),
-        cordon_exe: Path::new("/path/to/cordon"),
         root,
         seccomp_fds: &[10],
         status_fd: 11,
         dry_run: true,
     };
-    let inv = invocation(profile, &cx, abi)?;
+    let inv = invocation(profile, &cx)?;
     let mut out = String::new();
     out.push_str("#!/bin/bash\n");
     out.push_str("# cordon: the bubblewrap sandbox `cordon exec --backend bwrap` builds, generated from the\n");
@@ -51,11 +44,12 @@ pub fn render(
         out.push_str(&format!("  # {}\n  {}\n", comment(&o.why), words.join(" ")));
     }
     out.push_str(")\n");
-    out.push_str("# cordon also passes, and runs the command through its inner stage\n");
-    out.push_str(&format!(
-        "# (/run/cordon/cordon {} COMMAND...), which applies Landlock inside:\n",
-        crate::bwrap::INNER_ARG
-    ));
+    out.push_str("# cordon runs the command through its inner stage, a static program in a sealed memfd that\n");
+    out.push_str("# applies Landlock inside (the `landlock` format) and then execs the command:\n");
+    out.push_str(
+        "#   /proc/self/fd/N RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]... -- COMMAND...\n",
+    );
+    out.push_str("# and passes its own plumbing:\n");
     for p in plumbing {
         out.push_str(&p);
         out.push('\n');
@@ -123,7 +117,7 @@ mod tests {
             limits: Limits::default(),
         }
         .with_private_tmp(Path::new(PRIVATE_TMP));
-        let text = render(&profile, d.path(), Path::new("/usr/bin/bwrap"), 7, false).unwrap();
+        let text = render(&profile, d.path(), Path::new("/usr/bin/bwrap"), false).unwrap();
         assert!(
             text.contains("  # sandbox.paths.w (rw)\n  --bind "),
             "{text}"

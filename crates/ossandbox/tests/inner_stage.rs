@@ -1,0 +1,189 @@
+//! The bwrap backend's inner stage, run for real outside bwrap: it must apply exactly the
+//! ruleset it is given (plus the rules it opens itself), pass nothing of cordon's to the
+//! command, and refuse (125, the command never started) on anything it cannot do.
+#![cfg(target_os = "linux")]
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use cordon_ossandbox::bwrap::{inner_args, INNER_STAGE};
+use cordon_ossandbox::landlock::{kernel_abi, prepare};
+use cordon_ossandbox::profile::{Access, PathRule, Profile};
+use cordon_policy::{Limits, Network};
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    inner: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let inner = dir.path().join("cordon-inner");
+    std::fs::write(&inner, INNER_STAGE).unwrap();
+    std::fs::set_permissions(&inner, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir(dir.path().join("allowed")).unwrap();
+    std::fs::write(dir.path().join("allowed/a.txt"), "inside\n").unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "secret\n").unwrap();
+    Fixture { dir, inner }
+}
+
+fn rule(path: &Path, access: Access) -> PathRule {
+    PathRule {
+        path: path.to_path_buf(),
+        access,
+        origin: "test".into(),
+    }
+}
+
+/// The system directories a shell needs, read-only and executable.
+fn system() -> Vec<PathRule> {
+    ["/usr", "/bin", "/lib", "/lib64", "/etc/ld.so.cache"]
+        .iter()
+        .map(Path::new)
+        .filter(|p| p.exists())
+        .map(|p| rule(&std::fs::canonicalize(p).unwrap(), Access::READ_EXEC))
+        .collect()
+}
+
+fn ruleset(rules: Vec<PathRule>) -> OwnedFd {
+    let profile = Profile {
+        rules,
+        protected: vec![],
+        network: Network::Deny,
+        limits: Limits::default(),
+    };
+    prepare(&profile, kernel_abi()).unwrap().fd
+}
+
+/// Runs the inner stage with `args`, passing `fd` (close-on-exec cleared) the way bwrap does.
+fn run(inner: &Path, fd: Option<&OwnedFd>, args: Vec<std::ffi::OsString>) -> Output {
+    let raw = fd.map(|f| f.as_raw_fd());
+    let mut cmd = Command::new(inner);
+    cmd.args(args);
+    unsafe {
+        cmd.pre_exec(move || {
+            if let Some(fd) = raw {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    cmd.output().unwrap()
+}
+
+fn sh(script: &str) -> [std::ffi::OsString; 3] {
+    ["/bin/sh".into(), "-c".into(), script.into()]
+}
+
+#[test]
+fn applies_the_ruleset_and_the_rules_it_opens_itself() {
+    let f = fixture();
+    let fd = ruleset(system());
+    // `allowed` is opened by the inner stage itself (as /proc and /dev are inside bwrap);
+    // a missing path is skipped, as on the host.
+    let inside = vec![
+        rule(&f.dir.path().join("allowed"), Access::READ),
+        rule(&f.dir.path().join("missing"), Access::READ),
+    ];
+    let script = format!(
+        "cat {0}/allowed/a.txt; cat {0}/secret.txt || echo DENIED; touch {0}/allowed/new || echo RO",
+        f.dir.path().display()
+    );
+    let out = run(
+        &f.inner,
+        Some(&fd),
+        inner_args(fd.as_raw_fd(), &inside, kernel_abi(), sh(&script)),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout, "inside\nDENIED\nRO\n", "{out:?}");
+    assert!(!f.dir.path().join("allowed/new").exists());
+}
+
+#[test]
+fn nothing_of_cordon_reaches_the_command() {
+    let f = fixture();
+    let mut rules = system();
+    rules.push(rule(Path::new("/proc"), Access::READ));
+    let fd = ruleset(rules);
+    let out = run(
+        &f.inner,
+        Some(&fd),
+        inner_args(fd.as_raw_fd(), &[], kernel_abi(), sh("ls /proc/self/fd")),
+    );
+    // 0-2, and the descriptor `ls` opened to list the directory.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "0\n1\n2\n3\n",
+        "{out:?}"
+    );
+}
+
+#[test]
+fn refuses_without_a_ruleset_and_runs_nothing() {
+    let f = fixture();
+    let marker = f.dir.path().join("ran");
+    let touch = sh(&format!("touch {}", marker.display()));
+    // Descriptor 0 is not a ruleset: landlock_restrict_self fails, the command never starts.
+    let out = run(
+        &f.inner,
+        None,
+        inner_args(0, &[], kernel_abi(), touch.clone()),
+    );
+    assert_eq!(out.status.code(), Some(125), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("cordon: inner stage: landlock_restrict_self")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert!(!marker.exists());
+
+    // Malformed arguments: refused the same way.
+    for args in [
+        vec![],
+        vec!["x".into()],
+        vec!["3".into(), "1".into(), "/tmp".into(), "12".into()],
+        vec!["3".into(), "0".into(), "/bin/true".into()],
+        vec!["3".into(), "0".into(), "--".into()],
+    ] {
+        let out = run(&f.inner, None, args.clone());
+        assert_eq!(out.status.code(), Some(125), "{args:?}: {out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with("cordon: inner stage: "));
+    }
+}
+
+#[test]
+fn exec_failures_are_126_and_127() {
+    let f = fixture();
+    let fd = ruleset(system());
+    let out = run(
+        &f.inner,
+        Some(&fd),
+        inner_args(
+            fd.as_raw_fd(),
+            &[],
+            kernel_abi(),
+            ["no-such-program-cordon".into()],
+        ),
+    );
+    assert_eq!(out.status.code(), Some(127), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "cordon: no-such-program-cordon: command not found\n"
+    );
+    // Landlock refuses to execute what lies outside the rules.
+    let prog = f.dir.path().join("prog");
+    std::fs::copy("/bin/true", &prog).unwrap();
+    let fd = ruleset(system());
+    let out = run(
+        &f.inner,
+        Some(&fd),
+        inner_args(fd.as_raw_fd(), &[], kernel_abi(), [prog.into_os_string()]),
+    );
+    assert_eq!(out.status.code(), Some(126), "{out:?}");
+}
