@@ -660,3 +660,158 @@ fn sigkill_mid_record_never_corrupts_complete_records() {
     // torn-tail path above was exercised for real, not only by the hand-made tail.
     assert!(torn_seen >= 1, "no kill tore a record");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Links planted beside the log. The log's directory may be writable by the command a record is
+// about (a log in a writable root); cordon, possibly root, must never write through a link
+// there: it would truncate and overwrite whatever the link points to.
+
+/// A file outside the log's directory that a planted link points to, and its content.
+fn victim(content: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let v = d.path().join("victim");
+    std::fs::write(&v, content).unwrap();
+    (d, v)
+}
+
+fn is_symlink(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+#[test]
+fn a_link_at_the_head_temporary_name_is_never_followed() {
+    let (d, path) = log_with(2);
+    let (_v, victim) = victim("precious\n");
+    // The name the writer used to write the head through (and a few more it might pick),
+    // each a link to the victim, and one to a file that does not exist yet.
+    let missing = victim.with_file_name("created");
+    for name in [
+        "audit.jsonl.head.tmp",
+        "audit.jsonl.head.tmp-0",
+        ".audit.jsonl.head.tmp",
+    ] {
+        std::os::unix::fs::symlink(&victim, d.path().join(name)).unwrap();
+    }
+    std::os::unix::fs::symlink(&missing, d.path().join("audit.jsonl.tmp")).unwrap();
+
+    let mut log = AuditLog::open(&path).unwrap();
+    let a = log.append(&record(2)).unwrap();
+    assert_eq!(a.seq, 2);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(!missing.exists(), "a file was created through a link");
+    // The links are left as they were (not renamed over the head), and the head is a real
+    // file naming the new record.
+    assert!(is_symlink(&d.path().join("audit.jsonl.head.tmp")));
+    let head = audit::head_path(&path);
+    assert!(!is_symlink(&head));
+    assert!(std::fs::read_to_string(&head).unwrap().contains(&a.hash));
+    let r = audit::verify(&path).unwrap();
+    assert!(r.is_intact(), "{:?}", r.problems);
+    assert_eq!(r.records, 3);
+    // Nothing else is left behind: the temporary file was renamed over the head.
+    let names: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".head.tmp-") && n != "audit.jsonl.head.tmp-0")
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+}
+
+#[test]
+fn a_head_replaced_by_a_link_is_refused_and_reported() {
+    // What the attack left behind under the old writer: the head is a link to a file that
+    // holds the right head (cordon wrote it through the link).
+    let (d, path) = log_with(2);
+    let head = audit::head_path(&path);
+    let text = std::fs::read_to_string(&head).unwrap();
+    let (_v, victim) = victim(&text);
+    std::fs::remove_file(&head).unwrap();
+    std::os::unix::fs::symlink(&victim, &head).unwrap();
+    let before = std::fs::read(&path).unwrap();
+
+    let mut log = AuditLog::open(&path).unwrap();
+    let e = log.append(&record(2)).unwrap_err();
+    assert!(matches!(e, audit::Error::Inconsistent { .. }), "{e}");
+    assert!(e.to_string().contains("symlink"), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing appended");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), text);
+    assert!(
+        is_symlink(&head),
+        "the link is left for a person to look at"
+    );
+    let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+    assert_eq!(names.len(), 2, "no temporary file left behind");
+
+    // verify does not call it intact either.
+    let r = audit::verify(&path).unwrap();
+    assert_eq!(found(&r), [(3, ProblemKind::Head)], "{:?}", r.problems);
+    assert!(
+        r.problems[0].message.contains("symlink"),
+        "{:?}",
+        r.problems
+    );
+
+    // A link to nothing, in the head's place, is refused too (not created through).
+    std::fs::remove_file(&head).unwrap();
+    let missing = victim.with_file_name("created");
+    std::os::unix::fs::symlink(&missing, &head).unwrap();
+    let e = log.append(&record(2)).unwrap_err();
+    assert!(e.to_string().contains("symlink"), "{e}");
+    assert!(!missing.exists());
+}
+
+#[test]
+fn a_log_that_is_a_link_is_refused_not_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("audit.jsonl");
+    // No trailing newline: followed, the writer would take it for a torn tail, save it aside
+    // and truncate the victim, then write a record into it.
+    let (_v, victim) = victim("precious");
+    std::os::unix::fs::symlink(&victim, &path).unwrap();
+    let opened = AuditLog::open(&path).map(|mut log| log.append(&record(0)));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let e = opened.expect_err("a symlinked log was opened");
+    assert!(e.to_string().contains("symlink"), "{e}");
+
+    // A link to nothing: following it would create the file it names.
+    std::fs::remove_file(&path).unwrap();
+    let missing = victim.with_file_name("created");
+    std::os::unix::fs::symlink(&missing, &path).unwrap();
+    let e = AuditLog::open(&path).unwrap_err();
+    assert!(e.to_string().contains("symlink"), "{e}");
+    assert!(!missing.exists(), "a file was created through a link");
+
+    // A second name for the log (a hard link) could make it some other file: refused.
+    std::fs::remove_file(&path).unwrap();
+    std::fs::hard_link(&victim, &path).unwrap();
+    let e = AuditLog::open(&path).unwrap_err();
+    assert!(e.to_string().contains("hard links"), "{e}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+#[test]
+fn a_log_directory_that_is_a_link_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), d.path().join(".cordon")).unwrap();
+    let e = AuditLog::open(d.path().join(".cordon/audit.jsonl")).unwrap_err();
+    assert!(e.to_string().contains("symlink"), "{e}");
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_torn_tail_is_moved_aside_beside_planted_links_without_following_them() {
+    let (d, path) = log_with(2);
+    let (_v, victim) = victim("precious\n");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(b"{\"v\":1,\"torn");
+    std::fs::write(&path, &bytes).unwrap();
+    std::os::unix::fs::symlink(&victim, d.path().join("audit.jsonl.head.tmp")).unwrap();
+    let mut log = AuditLog::open(&path).unwrap();
+    let a = log.append(&record(2)).unwrap();
+    let moved = a.torn_moved_to.unwrap();
+    assert!(!is_symlink(&moved));
+    assert_eq!(std::fs::read(&moved).unwrap(), b"{\"v\":1,\"torn");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(audit::verify(&path).unwrap().is_intact());
+}

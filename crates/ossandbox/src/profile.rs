@@ -169,6 +169,26 @@ fn real_path(path: &Path) -> Option<PathBuf> {
     std::fs::canonicalize(path).ok()
 }
 
+/// `path` with its longest existing prefix made canonical and the rest appended as written,
+/// so that a file that does not exist yet still compares with the canonical roots.
+fn real_path_of_existing_part(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut cur = path;
+    loop {
+        if let Some(mut real) = real_path(cur) {
+            real.extend(rest.iter().rev());
+            return real;
+        }
+        match (cur.parent(), cur.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                cur = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 impl Profile {
     /// Derives the profile. Paths that do not exist on this machine are left out (a rule
     /// needs an inode); every kept path is canonical, so symlinked system paths such as
@@ -278,18 +298,37 @@ impl Profile {
             }
         }
         // The audit trail must stay out of the sandbox's reach: a command that can rewrite
-        // the log (or its head file) can rewrite the record of what it was allowed to do.
+        // the log (or its head file) can rewrite the record of what it was allowed to do, and
+        // one that can add names beside it can plant links where cordon's writer (outside the
+        // sandbox, perhaps root) creates its files. So the log's whole directory is protected,
+        // unless it is a writable root or holds one (that root would become read-only): then
+        // only the log and its head are, and the writer's refusal to follow links is the guard.
         if let Some(log) = &policy.approval.audit_log {
-            let log = std::fs::canonicalize(log).unwrap_or_else(|_| log.clone());
+            // Before the first run the log does not exist yet: resolve what does.
+            let log = real_path_of_existing_part(log);
             if writable.iter().any(|w| log.starts_with(&w.root)) {
-                let mut head = log.clone().into_os_string();
-                head.push(".head");
-                for path in [log.clone(), PathBuf::from(head)] {
-                    protected.push(Protected {
-                        path,
-                        origin: "approval.audit_log (the audit trail lies in a writable root)"
+                let dir = log
+                    .parent()
+                    .filter(|d| !writable.iter().any(|w| w.root.starts_with(d)));
+                match dir {
+                    Some(dir) => protected.push(Protected {
+                        path: dir.to_path_buf(),
+                        origin: "approval.audit_log (its directory: the audit trail lies in a \
+                                 writable root)"
                             .into(),
-                    });
+                    }),
+                    None => {
+                        let mut head = log.clone().into_os_string();
+                        head.push(".head");
+                        for path in [log.clone(), PathBuf::from(head)] {
+                            protected.push(Protected {
+                                path,
+                                origin:
+                                    "approval.audit_log (the audit trail lies in a writable root)"
+                                        .into(),
+                            });
+                        }
+                    }
                 }
             }
         }
@@ -416,30 +455,72 @@ mod tests {
     }
 
     #[test]
-    fn an_audit_log_inside_a_writable_root_is_protected() {
+    fn an_audit_log_inside_a_writable_root_is_protected_with_its_directory() {
         let d = tempfile::tempdir().unwrap();
-        let p = policy(
-            "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[approval]\naudit_log = \".cordon/audit.jsonl\"\n",
-            d.path(),
-        );
-        let prof = Profile::from_policy(&p);
         let real = std::fs::canonicalize(d.path()).unwrap();
-        let paths: Vec<_> = prof.protected.iter().map(|p| p.path.clone()).collect();
+        let paths = |text: &str, dir: &Path| -> Vec<PathBuf> {
+            Profile::from_policy(&policy(text, dir))
+                .protected
+                .iter()
+                .map(|p| p.path.clone())
+                .collect()
+        };
+        let ws = "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n";
+        // The default place: `.cordon/` whole (nothing can be planted beside the log), whether
+        // it exists yet or not.
+        let text = format!("{ws}[approval]\naudit_log = \".cordon/audit.jsonl\"\n");
+        assert_eq!(paths(&text, d.path()), vec![real.join(".cordon")]);
+        std::fs::create_dir(d.path().join(".cordon")).unwrap();
+        std::fs::write(d.path().join(".cordon/audit.jsonl"), "").unwrap();
+        assert_eq!(paths(&text, d.path()), vec![real.join(".cordon")]);
+        let prof = Profile::from_policy(&policy(&text, d.path()));
+        assert!(prof.protected[0].origin.contains("its directory"));
+        // Directly in the writable root: protecting the directory would make the whole root
+        // read-only, so only the log and its head are protected.
+        let text = format!("{ws}[approval]\naudit_log = \"audit.jsonl\"\n");
         assert_eq!(
-            paths,
+            paths(&text, d.path()),
+            vec![real.join("audit.jsonl"), real.join("audit.jsonl.head")]
+        );
+        // Likewise when the directory holds another writable root.
+        std::fs::create_dir_all(d.path().join("logs/inner")).unwrap();
+        let text = format!(
+            "{ws}[sandbox.paths.inner]\nroot = \"logs/inner\"\nmode = \"rw\"\n[approval]\naudit_log = \"logs/audit.jsonl\"\n"
+        );
+        assert_eq!(
+            paths(&text, d.path()),
             vec![
-                real.join(".cordon/audit.jsonl"),
-                real.join(".cordon/audit.jsonl.head")
+                real.join("logs/audit.jsonl"),
+                real.join("logs/audit.jsonl.head")
             ]
         );
+        // Outside every writable root there is nothing to protect.
         let outside = tempfile::tempdir().unwrap();
         let text = format!(
-            "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[approval]\naudit_log = \"{}/a.jsonl\"\n",
+            "{ws}[approval]\naudit_log = \"{}/a.jsonl\"\n",
             outside.path().display()
         );
-        assert!(Profile::from_policy(&policy(&text, d.path()))
+        assert!(paths(&text, d.path()).is_empty());
+    }
+
+    #[test]
+    fn a_log_not_yet_created_is_found_in_its_root_through_a_symlink() {
+        // The policy's directory named through a symlink: the roots are canonical, and so
+        // must the log's path be before it exists (the first run).
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("real")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("real"), d.path().join("link")).unwrap();
+        let p = policy(
+            "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[approval]\naudit_log = \"logs/a/audit.jsonl\"\n",
+            &d.path().join("link"),
+        );
+        let real = std::fs::canonicalize(d.path().join("real")).unwrap();
+        let paths: Vec<_> = Profile::from_policy(&p)
             .protected
-            .is_empty());
+            .iter()
+            .map(|p| p.path.clone())
+            .collect();
+        assert_eq!(paths, vec![real.join("logs/a")]);
     }
 
     #[test]

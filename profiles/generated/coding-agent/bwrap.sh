@@ -30,9 +30,7 @@ args=(
   --symlink usr/lib /lib
   # sandbox.system_read (a symlink on this host)
   --symlink usr/lib64 /lib64
-  # approval.audit_log (the audit trail lies in a writable root): missing, so its first missing component is covered and cannot be created
-  --ro-bind /dev/null ${POLICY_DIR}/.cordon
-  # approval.audit_log (the audit trail lies in a writable root): missing, so its first missing component is covered and cannot be created
+  # approval.audit_log (its directory: the audit trail lies in a writable root): missing, so its first missing component is covered and cannot be created
   --ro-bind /dev/null ${POLICY_DIR}/.cordon
   # sandbox.protected (in sandbox.paths.project): missing, so its first missing component is covered and cannot be created
   --ro-bind /dev/null ${POLICY_DIR}/.git

@@ -9,13 +9,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::record::{Record, FORMAT_VERSION, ZERO_HASH};
 use super::util::{is_hash, sha256_hex};
-use super::writer::{head_path, Flock};
+use super::writer::{head_path, read_head_file, Flock};
 use super::Error;
 
 /// The result of [`verify`].
@@ -118,15 +119,30 @@ pub(crate) struct Head {
     pub hash: String,
 }
 
-/// `None` when there is no head file.
+/// `None` when there is no head file. A symlink is not followed: cordon's writer never
+/// makes one, and a link there may have redirected its writes (the head would then read
+/// fine while cordon overwrote the file it points to).
 pub(crate) fn read_head(path: &Path) -> Option<Result<Head, String>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
-        Err(e) => return Some(Err(e.to_string())),
-    };
+    let opened = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path);
+    match opened {
+        Ok(f) => Some(read_head_file(f)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Some(Err(
+            "it is a symlink, which cordon's writer never makes: something replaced it (and \
+             may have redirected cordon's writes to what it points to)"
+                .into(),
+        )),
+        Err(e) => Some(Err(e.to_string())),
+    }
+}
+
+/// Parses a head file's text.
+pub(crate) fn parse_head(text: &str) -> Result<Head, String> {
     let parsed = || -> Option<Head> {
-        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let v: serde_json::Value = serde_json::from_str(text).ok()?;
         if v.get("v")?.as_u64()? != u64::from(FORMAT_VERSION) {
             return None;
         }
@@ -136,7 +152,7 @@ pub(crate) fn read_head(path: &Path) -> Option<Result<Head, String>> {
             hash,
         })
     };
-    Some(parsed().ok_or_else(|| "not {\"v\":1,\"seq\":N,\"hash\":\"…\"}".to_string()))
+    parsed().ok_or_else(|| "not {\"v\":1,\"seq\":N,\"hash\":\"…\"}".to_string())
 }
 
 struct Line {

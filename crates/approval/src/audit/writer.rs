@@ -1,15 +1,25 @@
 //! Appending records: one locked, single-`write`, fsynced line per decision.
+//!
+//! Every file the writer opens, creates or replaces beside the log (the log itself, its head
+//! file, the head's temporary file, a torn tail moved aside) is reached by name through one
+//! descriptor of the log's directory, opened once, and never through a symlink. The log may
+//! lie in a directory a sandboxed command can write (a writable root): a link planted there
+//! would otherwise make cordon, possibly running as root, truncate or overwrite whatever it
+//! points to. A symlink where the log, its head or its directory should be is refused, not
+//! followed or replaced; new files are created `O_EXCL` under names nobody can guess.
 
+use std::ffi::{CString, OsStr, OsString};
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::record::{Record, FORMAT_VERSION, ZERO_HASH};
 use super::util::{file_stamp, is_hash, new_id, random_hex, rfc3339, sha256_hex};
-use super::verify::read_head;
+use super::verify::{parse_head, Head};
 use super::Error;
 
 /// An open audit log. Several writers — threads with their own `AuditLog`, or processes —
@@ -17,6 +27,10 @@ use super::Error;
 #[derive(Debug)]
 pub struct AuditLog {
     path: PathBuf,
+    /// The log's directory: everything beside the log is opened relative to it.
+    dir: File,
+    /// The log's file name in `dir`.
+    name: OsString,
     file: File,
     session: String,
 }
@@ -43,34 +57,187 @@ fn sibling(log: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+fn with_suffix(name: &OsStr, suffix: &str) -> OsString {
+    let mut s = name.to_os_string();
+    s.push(suffix);
+    s
+}
+
+/// Why a symlink beside the log is refused rather than followed.
+const SYMLINK_REFUSED: &str = "it is a symlink, and cordon never writes through one beside the \
+audit log (a command that could write this directory may have planted it to redirect cordon's \
+writes); remove it, check what it points to, and run `cordon audit verify`";
+
+fn symlink_refused() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, SYMLINK_REFUSED)
+}
+
+/// `openat(dir, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode)`: `name` is one path
+/// component, so nothing on the way can be a symlink either. A symlink at `name` fails
+/// (ELOOP, reported as [`SYMLINK_REFUSED`]), even with `O_CREAT`.
+pub(crate) fn open_at(
+    dir: &File,
+    name: &OsStr,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+) -> io::Result<File> {
+    let c = c_name(name)?;
+    let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY;
+    loop {
+        // SAFETY: a valid directory descriptor and a NUL-terminated name; the descriptor
+        // returned is ours alone.
+        let fd =
+            unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, libc::c_uint::from(mode)) };
+        if fd >= 0 {
+            // SAFETY: a fresh descriptor nobody else owns.
+            return Ok(unsafe { File::from_raw_fd(fd) });
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::ELOOP) => return Err(symlink_refused()),
+            _ => return Err(e),
+        }
+    }
+}
+
+fn c_name(name: &OsStr) -> io::Result<CString> {
+    if name.is_empty() || name.as_bytes().contains(&b'/') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a single file name",
+        ));
+    }
+    CString::new(name.as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+}
+
+fn rename_at(dir: &File, from: &OsStr, to: &OsStr) -> io::Result<()> {
+    let (from, to) = (c_name(from)?, c_name(to)?);
+    // SAFETY: a valid directory descriptor and NUL-terminated names. renameat replaces the
+    // name `to` itself, whatever it is; it never follows a symlink there.
+    let r = unsafe { libc::renameat(dir.as_raw_fd(), from.as_ptr(), dir.as_raw_fd(), to.as_ptr()) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn unlink_at(dir: &File, name: &OsStr) {
+    if let Ok(c) = c_name(name) {
+        // SAFETY: as above; unlinkat removes the name, never what a symlink points to.
+        unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) };
+    }
+}
+
+/// Opens `dir` for `*at` calls, refusing a symlink in its last component: whoever can
+/// replace the log's directory with a link would choose where cordon writes.
+fn open_dir(dir: &Path) -> io::Result<File> {
+    match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dir)
+    {
+        Ok(f) => Ok(f),
+        // O_DIRECTORY | O_NOFOLLOW on a symlink fails with ENOTDIR (Linux) or ELOOP.
+        Err(_) if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) => {
+            Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it is a symlink, and cordon never follows one to the audit log's directory \
+                 (whoever can replace the directory with a link chooses where cordon writes); \
+                 name the real directory in approval.audit_log",
+            ))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The head file beside the log, read through the directory without following a symlink:
+/// `None` when there is none. Only a small regular file is read.
+pub(crate) fn read_head_at(dir: &File, name: &OsStr) -> Option<Result<Head, String>> {
+    let f = match open_at(dir, name, libc::O_RDONLY | libc::O_NONBLOCK, 0) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(Err(e.to_string())),
+    };
+    Some(read_head_file(f))
+}
+
+/// The content of an open head file: a regular file of a few dozen bytes.
+pub(crate) fn read_head_file(f: File) -> Result<Head, String> {
+    const MAX: u64 = 4096;
+    let meta = f.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let mut text = String::new();
+    f.take(MAX + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX {
+        return Err(format!("larger than {MAX} bytes"));
+    }
+    parse_head(&text)
+}
+
 impl AuditLog {
     /// Opens (creating, mode 0600, with its parent directories) the log at `path`, for a new
-    /// session with a random id.
+    /// session with a random id. Refuses a log, or a log directory, that is a symlink, and a
+    /// log that is not a regular file with exactly one name.
     pub fn open(path: impl AsRef<Path>) -> Result<AuditLog, Error> {
         let path = path.as_ref().to_path_buf();
         let io = |what: &'static str| {
             let path = path.clone();
             move |source| Error::Io { path, what, source }
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io("cannot create its directory"))?;
-        }
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(io("cannot open"))?;
+        let Some(name) = path.file_name().map(OsStr::to_os_string) else {
+            return Err(io("not a file name")(io::Error::from(
+                io::ErrorKind::InvalidInput,
+            )));
+        };
+        let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(io("cannot create its directory"))?;
+                dir
+            }
+            None => Path::new("."),
+        };
+        let dir = open_dir(dir).map_err(|source| Error::Io {
+            path: dir.to_path_buf(),
+            what: "cannot open the audit log's directory",
+            source,
+        })?;
+        // O_NONBLOCK: a fifo planted at the name must not hang cordon; it is refused below.
+        let file = open_at(
+            &dir,
+            &name,
+            libc::O_RDWR | libc::O_APPEND | libc::O_CREAT | libc::O_NONBLOCK,
+            0o600,
+        )
+        .map_err(io("cannot open"))?;
         let meta = file.metadata().map_err(io("cannot stat"))?;
         if !meta.is_file() {
             return Err(io("not a regular file")(io::Error::from(
                 io::ErrorKind::InvalidInput,
             )));
         }
+        // A second name could be a hard link planted to make the log some other file.
+        if meta.nlink() != 1 {
+            return Err(io("refusing a log with more than one name")(
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "it has {} hard links; another name may be a file the log was linked to",
+                        meta.nlink()
+                    ),
+                ),
+            ));
+        }
         let session = new_id().map_err(Error::Random)?;
         Ok(AuditLog {
             path,
+            dir,
+            name,
             file,
             session,
         })
@@ -197,30 +364,30 @@ impl AuditLog {
         self.line_start(len)
     }
 
-    /// Copies the torn tail `start..len` to `FILE.torn-STAMP-RAND` (fsynced), then truncates
-    /// it away.
+    /// Copies the torn tail `start..len` to `FILE.torn-STAMP-RAND` (a new file, fsynced with
+    /// its directory), then truncates it away.
     fn move_torn_tail(&self, start: u64, len: u64) -> Result<PathBuf, Error> {
         let torn = self.read_at(start, (len - start) as usize)?;
-        let rand = random_hex(4).map_err(Error::Random)?;
-        let to = sibling(
-            &self.path,
-            &format!(".torn-{}-{rand}", file_stamp(SystemTime::now())),
-        );
+        let rand = random_hex(8).map_err(Error::Random)?;
+        let suffix = format!(".torn-{}-{rand}", file_stamp(SystemTime::now()));
+        let name = with_suffix(&self.name, &suffix);
         let save = || -> io::Result<()> {
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&to)?;
+            let mut f = open_at(
+                &self.dir,
+                &name,
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
+                0o600,
+            )?;
             f.write_all(&torn)?;
-            f.sync_all()
+            f.sync_all()?;
+            self.dir.sync_all()
         };
         save().map_err(self.io("cannot save the torn tail aside"))?;
         self.file
             .set_len(start)
             .and_then(|()| self.file.sync_data())
             .map_err(self.io("cannot truncate the torn tail"))?;
-        Ok(to)
+        Ok(sibling(&self.path, &suffix))
     }
 
     /// The `seq` and `prev` for a record appended after the first `len` bytes (complete
@@ -232,7 +399,7 @@ impl AuditLog {
             why,
         };
         let head_file = head_path(&self.path);
-        let head = match read_head(&head_file) {
+        let head = match read_head_at(&self.dir, &with_suffix(&self.name, ".head")) {
             None => None,
             Some(Ok(h)) => Some(h),
             Some(Err(why)) => {
@@ -324,28 +491,32 @@ impl AuditLog {
         Ok(buf)
     }
 
-    /// Replaces `FILE.head` with `{"v":1,"seq":N,"hash":"…"}`: written to a temporary file,
-    /// fsynced, renamed over, and the directory fsynced.
+    /// Replaces `FILE.head` with `{"v":1,"seq":N,"hash":"…"}`: written to a new temporary
+    /// file with a random name (`O_EXCL`, so nothing already there — a planted link, a stale
+    /// temporary — is ever opened), fsynced, renamed over the head, and the directory fsynced.
     fn write_head(&self, seq: u64, hash: &str) -> Result<(), Error> {
-        let head = head_path(&self.path);
-        let tmp = sibling(&self.path, ".head.tmp");
+        let head = with_suffix(&self.name, ".head");
+        let rand = random_hex(8).map_err(Error::Random)?;
+        let tmp = with_suffix(&self.name, &format!(".head.tmp-{rand}"));
         let text = format!("{{\"v\":{FORMAT_VERSION},\"seq\":{seq},\"hash\":\"{hash}\"}}\n");
+        let f = open_at(
+            &self.dir,
+            &tmp,
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
+            0o600,
+        )
+        .map_err(self.io("cannot create the head file's temporary file"))?;
         let write = || -> io::Result<()> {
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            f.write_all(text.as_bytes())?;
+            (&f).write_all(text.as_bytes())?;
             f.sync_data()?;
-            std::fs::rename(&tmp, &head)?;
-            if let Some(dir) = head.parent().filter(|d| !d.as_os_str().is_empty()) {
-                File::open(dir)?.sync_all()?;
-            }
-            Ok(())
+            rename_at(&self.dir, &tmp, &head)?;
+            self.dir.sync_all()
         };
-        write().map_err(self.io("cannot update the head file"))
+        write().map_err(|e| {
+            // Our own file, by a name only we know: removing it cannot touch anything else.
+            unlink_at(&self.dir, &tmp);
+            self.io("cannot update the head file")(e)
+        })
     }
 }
 

@@ -1,0 +1,231 @@
+//! The audit log against the command it records, end to end (the real `cordon` binary, the
+//! bwrap backend): a command must not be able to plant anything beside the log that makes a
+//! later `cordon exec` — possibly root, outside the sandbox — write through a link to a file of
+//! the command's choosing, or break the log while `cordon audit verify` still calls it intact.
+//!
+//! Each test runs three calls: one that creates the log, the attack, and one more that appends
+//! after the attack. Run as whoever runs the suite (CI: root, where the danger is greatest).
+
+// bubblewrap is Linux.
+#![cfg(target_os = "linux")]
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// `cordon`, built next to `cordon-attack` (`cargo build -p cordon-cli` or `cargo test
+/// --workspace`).
+fn cordon() -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
+    assert!(
+        p.is_file(),
+        "{} does not exist: build it first with `cargo build -p cordon-cli`",
+        p.display()
+    );
+    p
+}
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    ws: PathBuf,
+    victim: PathBuf,
+    policy: PathBuf,
+}
+
+const VICTIM: &str = "a file outside the workspace that only cordon itself could write\n";
+
+impl Fixture {
+    /// A workspace `ws/` (the policy's only writable root), the policy beside it (a policy in
+    /// a writable root is a protected path of its own), and `outside/victim.txt`.
+    fn new(audit_log: &str) -> Fixture {
+        let tmp = tempfile::Builder::new()
+            .prefix("cordon-e2e-audit-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let ws = tmp.path().join("ws");
+        fs::create_dir(&ws).unwrap();
+        fs::create_dir(tmp.path().join("outside")).unwrap();
+        fs::create_dir(tmp.path().join("policies")).unwrap();
+        let victim = tmp.path().join("outside/victim.txt");
+        fs::write(&victim, VICTIM).unwrap();
+        let policy = tmp.path().join("policies/cordon.toml");
+        fs::write(
+            &policy,
+            format!(
+                "version = 1\n\
+                 [sandbox]\nbackend = \"bwrap\"\nrequire_os_sandbox = true\nnetwork = \"deny\"\n\
+                 [sandbox.paths.workspace]\nroot = \"../ws\"\nmode = \"rw\"\n\
+                 [shell]\ndefault = \"allow\"\n\
+                 [approval]\naudit_log = \"../ws/{audit_log}\"\n"
+            ),
+        )
+        .unwrap();
+        Fixture {
+            _tmp: tmp,
+            ws,
+            victim,
+            policy,
+        }
+    }
+
+    /// `cordon exec --policy P -- /bin/sh -c SCRIPT`, in the workspace.
+    fn exec(&self, script: &str) -> Output {
+        let mut c = Command::new(cordon());
+        c.arg("exec")
+            .arg("--policy")
+            .arg(&self.policy)
+            .args(["--", "/bin/sh", "-c", script])
+            .current_dir(&self.ws)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &self.ws)
+            .env("LANG", "C.UTF-8")
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    }
+
+    fn verify(&self, log: &str) -> (Option<i32>, String) {
+        let out = Command::new(cordon())
+            .args([OsStr::new("audit"), OsStr::new("verify")])
+            .arg(self.ws.join(log))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.code(), text)
+    }
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "status: {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Links to the victim at every name the writer creates or replaces beside the log (the
+/// head's temporary file under its old fixed name and the new random ones' prefix, the head
+/// itself, a moved-aside torn tail), plus a plain file and a directory: the command must not
+/// be able to add anything there.
+fn plant(dir: &str, log: &str, victim: &Path) -> String {
+    let v = victim.display();
+    let mut s = String::new();
+    for name in [
+        format!("{log}.head.tmp"),
+        format!("{log}.head.tmp-0000000000000000"),
+        format!("{log}.torn-x"),
+    ] {
+        s.push_str(&format!("ln -s '{v}' '{dir}{name}'; "));
+    }
+    s.push_str(&format!(
+        "ln -sf '{v}' '{dir}{log}.head'; touch '{dir}planted'; mkdir '{dir}planted-dir'; \
+         echo fine > written.txt; true"
+    ));
+    s
+}
+
+#[test]
+fn the_audit_logs_directory_is_read_only_inside_the_sandbox() {
+    let fx = Fixture::new(".cordon/audit.jsonl");
+    let out = fx.exec("true");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let dir = fx.ws.join(".cordon");
+    assert_eq!(names(&dir), ["audit.jsonl", "audit.jsonl.head"]);
+
+    let out = fx.exec(&plant(".cordon/", "audit.jsonl", &fx.victim));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(
+        names(&dir),
+        ["audit.jsonl", "audit.jsonl.head"],
+        "the command created names in the audit log's directory\n{}",
+        describe(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Read-only file system"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(fx.ws.join("written.txt")).unwrap(),
+        "fine\n",
+        "the rest of the workspace stays writable\n{}",
+        describe(&out)
+    );
+
+    let out = fx.exec("true");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(fs::read_to_string(&fx.victim).unwrap(), VICTIM);
+    let (code, report) = fx.verify(".cordon/audit.jsonl");
+    assert_eq!(code, Some(0), "{report}");
+    assert!(report.contains("3 record(s)"), "{report}");
+}
+
+/// A log directly in the workspace: its directory is the writable root, which must stay
+/// writable, so only the log and its head are protected and the command can add names
+/// beside them. cordon's writer must not follow any of them.
+#[test]
+fn links_planted_beside_a_log_in_the_workspace_root_are_never_followed() {
+    let fx = Fixture::new("audit.jsonl");
+    let out = fx.exec("true");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+
+    let out = fx.exec(&plant("", "audit.jsonl", &fx.victim));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        fs::symlink_metadata(fx.ws.join("audit.jsonl.head.tmp"))
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the attack could not plant its link, so this test proves nothing\n{}",
+        describe(&out)
+    );
+    assert!(
+        !fs::symlink_metadata(fx.ws.join("audit.jsonl.head"))
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the protected head was replaced\n{}",
+        describe(&out)
+    );
+
+    let out = fx.exec("true");
+    assert_eq!(
+        fs::read_to_string(&fx.victim).unwrap(),
+        VICTIM,
+        "cordon wrote through a planted link\n{}",
+        describe(&out)
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let (code, report) = fx.verify("audit.jsonl");
+    assert_eq!(code, Some(0), "{report}");
+    assert!(report.contains("3 record(s)"), "{report}");
+
+    // A head that is a link (left by an older cordon that followed one) stops the run: the
+    // record cannot be written safely, so nothing runs (125), and verify does not call the log
+    // intact.
+    fs::remove_file(fx.ws.join("audit.jsonl.head")).unwrap();
+    std::os::unix::fs::symlink(&fx.victim, fx.ws.join("audit.jsonl.head")).unwrap();
+    let out = fx.exec("echo ran > ran.txt");
+    assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("symlink"),
+        "{}",
+        describe(&out)
+    );
+    assert!(!fx.ws.join("ran.txt").exists());
+    assert_eq!(fs::read_to_string(&fx.victim).unwrap(), VICTIM);
+    let (code, report) = fx.verify("audit.jsonl");
+    assert_ne!(code, Some(0), "{report}");
+}
