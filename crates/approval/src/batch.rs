@@ -45,10 +45,14 @@ pub struct Resolved {
 }
 
 /// The requests of one turn, some pending. Borrows the engine until finished.
+///
+/// The policy's timeout runs from when the batch is made: an answer given after it, by any
+/// means, denies the request as timed out.
 #[derive(Debug)]
 pub struct Batch<'e> {
     engine: &'e mut Engine,
     items: Vec<Item>,
+    deadline: Instant,
 }
 
 impl Engine {
@@ -63,6 +67,7 @@ impl Engine {
             })
             .collect();
         Batch {
+            deadline: Instant::now() + self.timeout(),
             engine: self,
             items,
         }
@@ -109,15 +114,20 @@ impl Batch<'_> {
     /// Answers one pending request, then applies the cascades.
     pub fn answer(&mut self, id: &str, answer: Answer) -> Result<&Outcome, BatchError> {
         let i = self.pending_index(id)?;
-        self.apply(i, Ok(answer), false);
+        self.apply(i, Ok(answer), self.late());
         Ok(&self.items[i].outcome)
+    }
+
+    /// Is the batch's deadline past? Then an answer counts as none.
+    fn late(&self) -> bool {
+        Instant::now() > self.deadline
     }
 
     /// Approves one pending request once, with substituted arguments.
     pub fn approve_with_args(&mut self, id: &str, args: Value) -> Result<&Outcome, BatchError> {
         let i = self.pending_index(id)?;
         self.items[i].args = Some(args);
-        self.apply(i, Ok(Answer::Once), false);
+        self.apply(i, Ok(Answer::Once), self.late());
         Ok(&self.items[i].outcome)
     }
 
@@ -134,7 +144,7 @@ impl Batch<'_> {
             Some(n) => Answer::DenyWithNote(n),
             None => Answer::Deny,
         };
-        self.apply(i, Ok(answer), false);
+        self.apply(i, Ok(answer), self.late());
         if cancel_rest {
             let reason = format!("cancelled: the user rejected `{id}` in the same batch");
             self.deny_rest(By::User, &reason);
@@ -146,7 +156,7 @@ impl Batch<'_> {
     pub fn approve_all(&mut self) {
         for i in 0..self.items.len() {
             if matches!(self.items[i].outcome, Outcome::NeedsAnswer(_)) {
-                self.apply(i, Ok(Answer::Once), false);
+                self.apply(i, Ok(Answer::Once), self.late());
             }
         }
     }
@@ -159,7 +169,7 @@ impl Batch<'_> {
                     Some(n) => Answer::DenyWithNote(n.clone()),
                     None => Answer::Deny,
                 };
-                self.apply(i, Ok(a), false);
+                self.apply(i, Ok(a), self.late());
             }
         }
     }
@@ -193,7 +203,9 @@ impl Batch<'_> {
             let id = self.items[i].request.id.clone();
             for item in &mut self.items {
                 if let Outcome::NeedsAnswer(p) = &item.outcome {
+                    // A doom-loop ask needs its own look, and a concern is not in the keys.
                     if !matches!(p.by, By::DoomLoop { .. })
+                        && item.request.concern.is_none()
                         && self
                             .engine
                             .memory()
@@ -218,9 +230,9 @@ impl Batch<'_> {
     }
 
     /// Asks `asker` about every pending request in order (skipping those a cascade resolved),
-    /// all under one deadline: the policy's timeout from now. A lost channel denies the rest.
+    /// all under the batch's deadline. A lost channel denies the rest.
     pub fn run_blocking(&mut self, asker: &mut dyn Asker) {
-        let deadline = Instant::now() + self.engine.timeout();
+        let deadline = self.deadline;
         for i in 0..self.items.len() {
             let Outcome::NeedsAnswer(p) = &self.items[i].outcome else {
                 continue;
@@ -238,7 +250,8 @@ impl Batch<'_> {
 
     /// The async variant of [`Batch::run_blocking`].
     pub async fn run<A: AsyncAsker>(&mut self, asker: &mut A) {
-        let deadline = tokio::time::Instant::now() + self.engine.timeout();
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        let deadline = tokio::time::Instant::now() + left;
         for i in 0..self.items.len() {
             let Outcome::NeedsAnswer(p) = &self.items[i].outcome else {
                 continue;

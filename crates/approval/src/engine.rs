@@ -63,7 +63,9 @@ pub struct Disabled {
 ///    the tool's default (`[shell] default`, `[tools.NAME] approval`, else the tool's own
 ///    verdict, else `ask`); the tool's own verdict ([`Request::verdict`]) joins in; the most
 ///    restrictive wins. Any deny here is final — no grant or mode relaxes it.
-/// 2. an ask whose keys are all granted for the session is allowed (session grant).
+/// 2. an ask whose keys are all granted for the session is allowed (session grant) — unless
+///    the tool raised a concern the keys do not capture ([`Request::concern`]), which asks
+///    (or denies) whatever the grants say.
 /// 3. the doom loop: the same tool with the same keys `doom_loop` times in a row turns an
 ///    allow into an ask.
 /// 4. the mode resolves what is still an ask: `approve-all` allows, `strict` and `deny`
@@ -235,6 +237,13 @@ impl Engine {
         if action == Action::Deny {
             return Outcome::denied(by, reason);
         }
+        let concern = req
+            .concern
+            .as_ref()
+            .map(|c| (c.action, By::Tool(c.rule.clone()), c.reason.clone()));
+        if let Some((Action::Deny, by, reason)) = concern {
+            return Outcome::denied(by, reason);
+        }
         let (action, by, reason) =
             if action == Action::Ask && self.memory.covers(&req.tool, &req.keys) {
                 (
@@ -245,6 +254,11 @@ impl Engine {
             } else {
                 (action, by, reason)
             };
+        // A concern is not in the keys, so no grant covers it: it asks again.
+        let (action, by, reason) = match concern {
+            Some(c) if c.0 > action => c,
+            _ => (action, by, reason),
+        };
         let (action, by, reason) = if action == Action::Allow
             && self.doom_threshold > 0
             && in_a_row >= self.doom_threshold
@@ -297,6 +311,11 @@ impl Engine {
             take(&mut worst, c);
         }
         if req.keys.is_empty() {
+            // No keys to match a pattern against; a rule that denies every call of the tool
+            // still applies (the tool is reported disabled, and must act so).
+            if let Some((by, reason)) = self.blanket_deny(&req.tool) {
+                return (Action::Deny, by, reason);
+            }
             take(&mut worst, self.default_for(req));
         }
         if let Some(v) = &req.verdict {
@@ -306,6 +325,23 @@ impl Engine {
             );
         }
         worst.unwrap_or_else(|| self.default_for(req))
+    }
+
+    /// A deny rule of `tool` that matches every call (`*` or `**`), with its reason.
+    fn blanket_deny(&self, tool: &str) -> Option<(By, String)> {
+        let (r, _) = self
+            .rules
+            .rules_for(tool)
+            .find(|(r, _)| r.action == Action::Deny && matches_everything(&r.pattern))?;
+        Some((
+            By::Rule {
+                location: r.location.clone(),
+                pattern: r.pattern.as_str().to_string(),
+            },
+            r.reason.clone().unwrap_or_else(|| {
+                format!("rule `{}` denies every `{tool}` call", r.pattern.as_str())
+            }),
+        ))
     }
 
     /// The decision for a key no rule matches.
@@ -473,20 +509,11 @@ impl Engine {
         let effective = |a: Action| resolve_mode(a, self.mode, self.can_ask).0;
         let mut out = Vec::new();
         for tool in tools {
-            let blanket = self
-                .rules
-                .rules_for(tool)
-                .find(|(r, _)| r.action == Action::Deny && matches_everything(&r.pattern));
-            if let Some((r, _)) = blanket {
+            if let Some((by, reason)) = self.blanket_deny(tool) {
                 out.push(Disabled {
                     tool: tool.to_string(),
-                    by: By::Rule {
-                        location: r.location.clone(),
-                        pattern: r.pattern.as_str().to_string(),
-                    },
-                    reason: r.reason.clone().unwrap_or_else(|| {
-                        format!("rule `{}` denies every `{tool}` call", r.pattern.as_str())
-                    }),
+                    by,
+                    reason,
                 });
                 continue;
             }

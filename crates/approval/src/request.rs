@@ -72,6 +72,12 @@ pub struct Request {
     /// default for keys no rule matches when the policy configures no default for the tool.
     #[serde(skip)]
     pub verdict: Option<Decision>,
+    /// What the tool found that the keys do not capture (for the shell tool: an environment
+    /// assignment, a write redirection outside the roots, a line it cannot fully parse).
+    /// Combined like the verdict — the most restrictive wins — but never covered by a session
+    /// grant: the grant was given for the keys, and this is not in them.
+    #[serde(skip)]
+    pub concern: Option<Decision>,
     /// The call's arguments (JSON; `null` when not given). The audit log keeps only their
     /// digest, so whoever holds the arguments can prove which call a record is about.
     #[serde(skip)]
@@ -93,6 +99,7 @@ impl Request {
             keys,
             presentation: Presentation::summary(summary),
             verdict: None,
+            concern: None,
             args: serde_json::Value::Null,
         }
     }
@@ -124,6 +131,12 @@ impl Request {
     /// Sets the tool's own verdict.
     pub fn with_verdict(mut self, verdict: Decision) -> Request {
         self.verdict = Some(verdict);
+        self
+    }
+
+    /// Sets what the tool found that the keys do not capture (see [`Request::concern`]).
+    pub fn with_concern(mut self, concern: Decision) -> Request {
+        self.concern = Some(concern);
         self
     }
 

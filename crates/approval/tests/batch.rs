@@ -186,3 +186,40 @@ async fn run_async_times_out_the_rest() {
     // b at 60s, c at 120s (needs `make test`), d would end at 180s > 150s, f past the deadline.
     assert_eq!(by, ["rule", "user", "user", "timeout", "rule", "timeout"]);
 }
+
+#[test]
+fn an_answer_after_the_timeout_denies() {
+    let mut e = engine();
+    e.set_timeout(Duration::from_millis(30));
+    let mut b = e.batch(turn());
+    std::thread::sleep(Duration::from_millis(60));
+    // Whatever the person says now comes too late: timed out, never allowed.
+    let o = b.answer("b", Answer::Session).unwrap().clone();
+    assert_eq!(o.by(), &By::TimedOut, "{o:?}");
+    assert!(!o.is_allowed());
+    let o = b.approve_with_args("f", json!({"x": 1})).unwrap().clone();
+    assert_eq!(o.by(), &By::TimedOut);
+    b.approve_all();
+    for r in b.finish() {
+        if ["b", "c", "d", "f"].contains(&r.request.id.as_str()) {
+            assert_eq!(r.outcome.by(), &By::TimedOut, "{}", r.request.id);
+        }
+    }
+    assert_eq!(e.memory().len(), 0, "a late session answer grants nothing");
+}
+
+#[test]
+fn a_session_answer_does_not_cascade_over_a_concern() {
+    let concern = cordon_approval::Decision {
+        action: cordon_policy::Action::Ask,
+        reason: "`PAGER=x` may change what the program runs".into(),
+        rule: cordon_approval::RuleRef::Builtin("environment"),
+    };
+    let mut e = engine();
+    let mut b = e.batch(vec![
+        req("a", &["make"]),
+        req("b", &["make"]).with_concern(concern),
+    ]);
+    b.answer("a", Answer::Session).unwrap();
+    assert_eq!(ids(b.pending()), ["b"], "the grant covers `make`, not the concern");
+}

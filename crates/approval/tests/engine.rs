@@ -441,3 +441,50 @@ fn disabled_tools_are_reported() {
     ));
     assert!(names(&e).is_empty());
 }
+
+#[test]
+fn a_disabled_tool_is_denied_even_without_keys() {
+    let mut e = engine("[tools.web_fetch]\napproval = \"allow\"\n");
+    e.rules_mut()
+        .add(
+            "web_*",
+            vec![rule("host", 0, "*", Action::Deny, Some("no network")).unwrap()],
+            Origin::Policy,
+        )
+        .unwrap();
+    assert_eq!(e.disabled_tools(["web_fetch"])[0].tool, "web_fetch");
+    // Reported disabled, so it must act so: a call with no keys is denied by the same rule.
+    let o = e.evaluate(&Request::new("1", "web_fetch", vec![]));
+    assert_eq!(kind(&o), "deny", "{o:?}");
+    assert_eq!(o.reason(), "no network");
+    // A tool no blanket rule covers keeps its default.
+    let mut e = engine("[tools.web_fetch]\napproval = \"allow\"\n");
+    assert_eq!(kind(&e.evaluate(&Request::new("1", "web_fetch", vec![]))), "allow");
+}
+
+#[test]
+fn a_session_grant_never_covers_a_concern() {
+    let concern = Decision {
+        action: Action::Ask,
+        reason: "`GIT_PAGER=x` may change what the program runs".into(),
+        rule: RuleRef::Builtin("environment"),
+    };
+    let mut e = engine(&r("touch *", "ask"));
+    let plain = sh("touch f");
+    let with_concern = sh("touch f").with_concern(concern.clone());
+    assert_eq!(kind(&e.answer(&plain, Answer::Session)), "allow");
+    // The grant covers the keys...
+    assert_eq!(e.evaluate(&plain).by(), &By::SessionGrant);
+    // ...but not what the keys do not capture: that asks again, with the concern's reason.
+    let o = e.evaluate(&with_concern);
+    assert_eq!(kind(&o), "ask", "{o:?}");
+    assert_eq!(o.reason(), concern.reason);
+    // A rule's allow does not lift it either, and a concern that denies denies.
+    let mut e = engine(&r("touch *", "allow"));
+    assert_eq!(kind(&e.evaluate(&with_concern)), "ask");
+    let deny = Decision {
+        action: Action::Deny,
+        ..concern
+    };
+    assert_eq!(kind(&e.evaluate(&sh("touch f").with_concern(deny))), "deny");
+}

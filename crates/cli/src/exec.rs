@@ -123,6 +123,18 @@ pub fn run(args: ExecArgs) -> i32 {
     }
     let mut engine = Engine::with_rules(rules, &policy);
     if args.approve_all {
+        // A flag may tighten the policy's mode, never loosen a stricter one: whoever can
+        // start cordon (an agent, too) must not be able to turn the policy's refusals off.
+        if matches!(policy.approval.mode, ApprovalMode::Strict | ApprovalMode::Deny) {
+            return refuse(
+                EXIT_FAILURE,
+                format!(
+                    "--approve-all cannot loosen the policy's approval.mode = \"{}\" ({}); change the policy to allow it",
+                    cordon_approval::mode_name(policy.approval.mode),
+                    policy.source
+                ),
+            );
+        }
         engine.set_mode(ApprovalMode::ApproveAll);
     } else if args.strict {
         engine.set_mode(ApprovalMode::Strict);
@@ -238,7 +250,7 @@ pub fn persisted_rules_file(policy: &Policy) -> Result<PathBuf, String> {
 }
 
 /// The shell call as the approval engine sees it: one key per simple command, the shell
-/// tool's own concerns as its verdict, and a preview listing each command with what the
+/// tool's own concerns, and a preview listing each command with what the
 /// rules say of it.
 fn shell_request(
     engine: &Engine,
@@ -275,7 +287,9 @@ fn shell_request(
             },
         ))
         .with_args(serde_json::json!({ "argv": argv, "cwd": cwd }));
-    req.verdict = a.own_verdict();
+    // The tool's concerns (an environment assignment, a redirection outside the roots, a
+    // line it cannot parse) are not in the keys, so a session grant never covers them.
+    req.concern = a.own_verdict();
     req
 }
 
