@@ -323,3 +323,28 @@ fn policy_test_reports_every_example() {
         Some(125)
     );
 }
+
+#[test]
+fn approve_all_cannot_loosen_a_strict_or_deny_policy() {
+    for mode in ["strict", "deny"] {
+        let d = workspace(&format!("{ALLOW_GIT}[approval]\nmode = \"{mode}\"\n"));
+        let marker = d.path().join("ran");
+        let o = cordon(
+            d.path(),
+            &["exec", "--approve-all", "--", "touch", marker.to_str().unwrap()],
+        );
+        assert_eq!(o.status.code(), Some(125), "{mode}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.starts_with(&format!(
+                "cordon: --approve-all cannot loosen the policy's approval.mode = \"{mode}\""
+            )) && err.lines().count() == 1,
+            "{err}"
+        );
+        assert!(!marker.exists());
+    }
+    // An interactive policy may be run with --approve-all (the operator's choice).
+    let d = workspace(ALLOW_GIT);
+    let o = cordon(d.path(), &["exec", "--approve-all", "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
