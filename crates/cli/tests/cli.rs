@@ -331,7 +331,13 @@ fn approve_all_cannot_loosen_a_strict_or_deny_policy() {
         let marker = d.path().join("ran");
         let o = cordon(
             d.path(),
-            &["exec", "--approve-all", "--", "touch", marker.to_str().unwrap()],
+            &[
+                "exec",
+                "--approve-all",
+                "--",
+                "touch",
+                marker.to_str().unwrap(),
+            ],
         );
         assert_eq!(o.status.code(), Some(125), "{mode}: {}", stderr(&o));
         let err = stderr(&o);
@@ -347,4 +353,58 @@ fn approve_all_cannot_loosen_a_strict_or_deny_policy() {
     let d = workspace(ALLOW_GIT);
     let o = cordon(d.path(), &["exec", "--approve-all", "--", "true"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// bwrap's own failure (here: a mount it cannot make) is cordon's failure, 125 — not the
+/// command's status — and the command never ran.
+#[test]
+fn bwrap_setup_failure_is_125() {
+    let d = workspace(
+        "version = 1\n[shell]\ndefault = \"allow\"\n[sandbox]\nprotected = [\"sub/link/x\"]\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n",
+    );
+    std::fs::create_dir(d.path().join("sub")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent-cordon/dir", d.path().join("sub/link")).unwrap();
+    let marker = d.path().join("ran");
+    let o = cordon(
+        d.path(),
+        &[
+            "exec",
+            "--backend",
+            "bwrap",
+            "--",
+            "touch",
+            marker.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.lines().any(|l| l.starts_with("bwrap: ")),
+        "bwrap says why: {err}"
+    );
+    assert!(
+        err.lines()
+            .last()
+            .unwrap()
+            .starts_with("cordon: sandbox setup failed"),
+        "{err}"
+    );
+    assert!(!marker.exists());
+    // A command that fails on its own keeps its status.
+    let o = cordon(
+        d.path(),
+        &["exec", "--backend", "bwrap", "--", "sh", "-c", "exit 7"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(125),
+        "still the same unbuildable view: {}",
+        stderr(&o)
+    );
+    let d = workspace("version = 1\n[shell]\ndefault = \"allow\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n");
+    let o = cordon(
+        d.path(),
+        &["exec", "--backend", "bwrap", "--", "sh", "-c", "exit 7"],
+    );
+    assert_eq!(o.status.code(), Some(7), "{}", stderr(&o));
 }

@@ -346,7 +346,10 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     if let Some(fd) = confinement.setup_status {
         let mut report = String::new();
         let _ = std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut report);
-        if !report.contains("\"child-pid\"") {
+        // bwrap reports the command's exit code only once its setup finished; without it,
+        // the status is bwrap's own failure (e.g. a mount it could not make), not the
+        // command's.
+        if !report.contains("\"exit-code\"") {
             return Err(StartError::Setup(
                 "bwrap",
                 io::Error::other("bubblewrap could not build the sandbox (its message is above)"),
