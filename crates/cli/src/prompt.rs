@@ -207,7 +207,7 @@ impl Prompt {
                 b'v' | b'V' => {
                     let text = Prompt::full_text(req);
                     let _ = write!(out, "\r\x1b[K");
-                    raw.cooked(|| page(&text)).map_err(lost)?;
+                    raw.cooked(|| page(&text, deadline)).map_err(lost)?;
                     let _ = signals.take(); // Ctrl-C inside the pager belongs to the pager
                     write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
                     term::discard_typeahead(&out);
@@ -343,8 +343,10 @@ fn read_line(
     }
 }
 
-/// Shows `text` in the person's pager on the terminal; without one, prints it.
-fn page(text: &str) {
+/// Shows `text` in the person's pager on the terminal; without one, prints it. A pager still
+/// open at `deadline` is closed: the request is then denied as unanswered in time, and
+/// cordon must not hang on a pager nobody reads.
+fn page(text: &str, deadline: Instant) {
     let show_inline = || {
         if let Ok(mut t) = term::open_tty() {
             let _ = t.write_all(text.as_bytes());
@@ -367,15 +369,28 @@ fn page(text: &str) {
         };
         // No input preprocessors: the text is the agent's, and lesspipe would run programs
         // on it outside the sandbox.
-        let status = Command::new(&argv[0])
+        let child = Command::new(&argv[0])
             .args(&argv[1..])
             .arg(file.path())
             .env_remove("LESSOPEN")
             .env_remove("LESSCLOSE")
             .stdin(stdin)
             .stdout(stdout)
-            .status();
-        if status.is_ok() {
+            .spawn();
+        if let Ok(mut child) = child {
+            // Wait on another thread, so that the prompt resumes the moment the pager ends.
+            let pid = child.id() as libc::pid_t;
+            let (done, ended) = std::sync::mpsc::channel();
+            let waiter = std::thread::spawn(move || {
+                let _ = child.wait();
+                let _ = done.send(());
+            });
+            let left = deadline.saturating_duration_since(Instant::now());
+            if ended.recv_timeout(left).is_err() {
+                // Still unreaped, so the pid is still the pager's.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            let _ = waiter.join();
             return;
         }
     }

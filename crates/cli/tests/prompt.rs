@@ -486,3 +486,26 @@ fn runs_side_by_side_on_one_policy() {
     let rules = std::fs::read_to_string(d.path().join("cordon.rules.toml")).unwrap();
     assert!(rules.starts_with("# Rules remembered by cordon"), "{rules}");
 }
+
+#[test]
+fn a_pager_left_open_is_closed_at_the_deadline_and_denies() {
+    let d = workspace("2s");
+    let run = d.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    // `tail -f` never ends by itself: cordon must not wait for it past the deadline.
+    let mut p = Pty::cordon(
+        d.path(),
+        &["exec", "--", "touch", "paged"],
+        &[
+            ("XDG_RUNTIME_DIR", run.to_str().unwrap()),
+            ("PAGER", "tail -f"),
+        ],
+    );
+    p.expect(PROMPT);
+    p.send(b"v");
+    // finish() fails the test if cordon does not exit on its own.
+    let (code, screen) = p.finish();
+    assert_eq!(code, 126, "{screen}");
+    assert!(!d.path().join("paged").exists());
+    assert_eq!(records(d.path())[0]["by"]["kind"], "timeout");
+}
