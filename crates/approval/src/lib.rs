@@ -145,6 +145,7 @@ mod engine;
 mod memory;
 mod outcome;
 mod request;
+mod rule_index;
 mod rules;
 mod toolrules;
 

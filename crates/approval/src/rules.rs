@@ -1,7 +1,8 @@
-use std::collections::HashMap;
 use std::fmt;
 
-use cordon_policy::{basename, Action, ApprovalMode, Location, Shell, ShellRule};
+use cordon_policy::{Action, ApprovalMode, Location, Shell, ShellRule};
+
+use crate::rule_index::RuleIndex;
 
 /// What decided: a rule (with its location and pattern) or the default.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,29 +46,20 @@ impl Decision {
     }
 }
 
-/// Shell rules compiled for fast decisions: rules whose first token is a plain word are indexed
-/// by it, so a decision looks only at the rules that can match the command's name.
+/// Shell rules compiled for fast decisions: a trie over the rules' tokens, so a decision
+/// follows only the paths the command's words take instead of trying every rule (see
+/// `rule_index` for what stays linear).
 #[derive(Debug, Clone)]
 pub struct RuleSet {
     default: Action,
     rules: Vec<ShellRule>,
     /// Each rule's reason, rendered once.
     reasons: Vec<String>,
-    by_command: HashMap<String, Vec<usize>>,
-    /// Rules whose first token is a glob or a path: checked for every command.
-    general: Vec<usize>,
+    index: RuleIndex,
 }
 
 impl RuleSet {
     pub fn new(shell: &Shell) -> RuleSet {
-        let mut by_command: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut general = Vec::new();
-        for (i, rule) in shell.rules.iter().enumerate() {
-            match rule.pattern.literal_command() {
-                Some(name) => by_command.entry(name.to_string()).or_default().push(i),
-                None => general.push(i),
-            }
-        }
         let reasons = shell
             .rules
             .iter()
@@ -81,8 +73,7 @@ impl RuleSet {
             default: shell.default,
             rules: shell.rules.clone(),
             reasons,
-            by_command,
-            general,
+            index: RuleIndex::new(&shell.rules),
         }
     }
 
@@ -103,32 +94,7 @@ impl RuleSet {
     /// The rules' verdict on one simple command: the first matching deny, else the last
     /// matching rule; `None` when no rule matches (the caller applies its default).
     pub fn matching<S: AsRef<str>>(&self, words: &[S]) -> Option<Decision> {
-        let first = words.first()?;
-        let indexed = self
-            .by_command
-            .get(basename(first.as_ref()))
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        let mut last: Option<usize> = None;
-        // Walk both candidate lists in policy order.
-        let (mut a, mut b) = (indexed.iter().peekable(), self.general.iter().peekable());
-        loop {
-            let i = match (a.peek(), b.peek()) {
-                (Some(&&x), Some(&&y)) if x < y => *a.next().unwrap(),
-                (Some(_), Some(_)) => *b.next().unwrap(),
-                (Some(_), None) => *a.next().unwrap(),
-                (None, Some(_)) => *b.next().unwrap(),
-                (None, None) => break,
-            };
-            let rule = &self.rules[i];
-            if rule.pattern.matches(words) {
-                if rule.action == Action::Deny {
-                    return Some(self.decision_of(i)); // an explicit deny wins over everything
-                }
-                last = Some(i);
-            }
-        }
-        last.map(|i| self.decision_of(i))
+        self.index.decide(words).map(|i| self.decision_of(i))
     }
 
     fn decision_of(&self, i: usize) -> Decision {

@@ -2,8 +2,8 @@
 //!
 //! Rules come in groups that share a tool glob and an origin (the policy's `[[shell.rules]]`
 //! are one group for tool `shell`; a rules file of remembered grants is another; an embedding
-//! program may add groups for its own tools). Each group is a compiled [`RuleSet`] (indexed by
-//! command name); groups are indexed by literal tool name, so a decision looks only at the
+//! program may add groups for its own tools). Each group is a compiled [`RuleSet`] (a trie of its
+//! rules' leading tokens); groups are indexed by literal tool name, so a decision looks only at the
 //! groups and rules that can match. Semantics, across all groups in order:
 //! an explicit deny that matches wins; otherwise the last matching rule; otherwise the tool's
 //! default.

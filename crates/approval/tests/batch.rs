@@ -221,5 +221,9 @@ fn a_session_answer_does_not_cascade_over_a_concern() {
         req("b", &["make"]).with_concern(concern),
     ]);
     b.answer("a", Answer::Session).unwrap();
-    assert_eq!(ids(b.pending()), ["b"], "the grant covers `make`, not the concern");
+    assert_eq!(
+        ids(b.pending()),
+        ["b"],
+        "the grant covers `make`, not the concern"
+    );
 }

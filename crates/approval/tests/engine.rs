@@ -459,7 +459,10 @@ fn a_disabled_tool_is_denied_even_without_keys() {
     assert_eq!(o.reason(), "no network");
     // A tool no blanket rule covers keeps its default.
     let mut e = engine("[tools.web_fetch]\napproval = \"allow\"\n");
-    assert_eq!(kind(&e.evaluate(&Request::new("1", "web_fetch", vec![]))), "allow");
+    assert_eq!(
+        kind(&e.evaluate(&Request::new("1", "web_fetch", vec![]))),
+        "allow"
+    );
 }
 
 #[test]

@@ -1,8 +1,12 @@
 //! Property tests with a small seeded generator: the compiled, indexed, grouped engine agrees
 //! with a plain reading of the brief's semantics on random policies and requests.
+//!
+//! The generator draws tokens from small vocabularies, so rules share leading tokens (the
+//! index's trie paths), put globs at every position (with and without a literal prefix, `**`,
+//! classes, alternatives, escapes, multi-byte prefixes) and mix prefix and exact rules.
 
-use cordon_approval::{resolve_mode, rule, Engine, Key, Outcome, Request, Rules};
-use cordon_policy::{Action, ApprovalMode, Pattern, Policy, ShellRule};
+use cordon_approval::{resolve_mode, Engine, Key, Outcome, Request, RuleRef, RuleSet, Rules};
+use cordon_policy::{Action, ApprovalMode, Location, Pattern, Policy, Shell, ShellRule};
 
 /// xorshift64*: deterministic, seedable, good enough for test inputs.
 struct Rng(u64);
@@ -21,57 +25,164 @@ impl Rng {
     }
 }
 
-const FIRST: &[&str] = &["git", "npm", "g*", "*", "ls", "/usr/bin/git", "n?m"];
-const REST: &[&str] = &["push", "status", "*", "-f*", "x", "**", "st[a-z]tus"];
-const KEY_FIRST: &[&str] = &["git", "/usr/bin/git", "/bin/git", "npm", "ls", "gx"];
-const KEY_REST: &[&str] = &["push", "status", "-f", "-fx", "x", "a/b"];
+// `git` and `push` repeat so that many rules share their leading tokens.
+const FIRST: &[&str] = &[
+    "git",
+    "git",
+    "git",
+    "npm",
+    "g*",
+    "*",
+    "ls",
+    "/usr/bin/git",
+    "n?m",
+    "gi?",
+    "/usr/bin/*",
+    "**",
+    "{git,npm}",
+    "é*",
+];
+const REST: &[&str] = &[
+    "push",
+    "push",
+    "status",
+    "origin",
+    "main",
+    "*",
+    "-f*",
+    "--force*",
+    "x",
+    "**",
+    "st[a-z]tus",
+    "st*",
+    "push*",
+    "or?gin",
+    "*.rs",
+    "a/*",
+    "a/b",
+    "ma{in,ster}",
+    "é",
+    "é*",
+    "\\*",
+];
+const KEY_FIRST: &[&str] = &[
+    "git",
+    "git",
+    "/usr/bin/git",
+    "/bin/git",
+    "./git",
+    "npm",
+    "ls",
+    "gx",
+    "é",
+    "éa",
+    "git/",
+];
+const KEY_REST: &[&str] = &[
+    "push",
+    "push",
+    "status",
+    "origin",
+    "main",
+    "master",
+    "-f",
+    "-fx",
+    "--force",
+    "--force-with-lease",
+    "x",
+    "a/b",
+    "a/c",
+    "b.rs",
+    "st",
+    "stxtus",
+    "é",
+    "éé",
+    "*",
+];
 const ACTIONS: [Action; 3] = [Action::Allow, Action::Ask, Action::Deny];
 
-fn random_rules(rng: &mut Rng) -> Vec<(String, Action)> {
-    (0..rng.below(12))
+#[derive(Debug, Clone)]
+struct Gen {
+    pattern: String,
+    action: Action,
+    exact: bool,
+}
+
+impl Gen {
+    fn compile(&self) -> Pattern {
+        if self.exact {
+            Pattern::exact(&self.pattern).unwrap()
+        } else {
+            Pattern::new(&self.pattern).unwrap()
+        }
+    }
+}
+
+fn random_rules(rng: &mut Rng, max: usize) -> Vec<Gen> {
+    (0..rng.below(max))
         .map(|_| {
             let mut p = rng.pick(FIRST).to_string();
-            for _ in 0..rng.below(3) {
+            for _ in 0..rng.below(4) {
                 p.push(' ');
                 p.push_str(rng.pick(REST));
             }
-            (p, ACTIONS[rng.below(3)])
+            Gen {
+                pattern: p,
+                action: ACTIONS[rng.below(3)],
+                exact: rng.below(4) == 0,
+            }
         })
         .collect()
 }
 
 fn random_key(rng: &mut Rng) -> Key {
     let mut w = vec![rng.pick(KEY_FIRST)];
-    for _ in 0..rng.below(4) {
+    for _ in 0..rng.below(5) {
         w.push(rng.pick(KEY_REST));
     }
     Key::new(w)
 }
 
-/// The brief, read plainly: an explicit deny wins; else the last match; else the default.
-fn reference(rules: &[(String, Action)], default: Action, key: &Key) -> Action {
-    let matching: Vec<Action> = rules
-        .iter()
-        .filter(|(p, _)| Pattern::new(p).unwrap().matches(key.words()))
-        .map(|(_, a)| *a)
+/// The brief, read plainly, rule by rule: the index of the first matching deny, else of the
+/// last match.
+fn reference_rule(rules: &[ShellRule], key: &Key) -> Option<usize> {
+    let matching: Vec<usize> = (0..rules.len())
+        .filter(|&i| rules[i].pattern.matches(key.words()))
         .collect();
-    if matching.contains(&Action::Deny) {
-        Action::Deny
-    } else {
-        matching.last().copied().unwrap_or(default)
-    }
+    let deny = matching
+        .iter()
+        .copied()
+        .find(|&i| rules[i].action == Action::Deny);
+    deny.or(matching.last().copied())
 }
 
-fn shell_rules(rules: &[(String, Action)], from: usize) -> Vec<ShellRule> {
+/// The brief's action: the deciding rule's, else the default.
+fn reference(rules: &[ShellRule], default: Action, key: &Key) -> Action {
+    reference_rule(rules, key).map_or(default, |i| rules[i].action)
+}
+
+/// Rule `i` sits on line `from + i + 1` of file `gen`.
+fn shell_rules(rules: &[Gen], from: usize) -> Vec<ShellRule> {
     rules
         .iter()
         .enumerate()
-        .map(|(i, (p, a))| rule("gen", from + i, p, *a, None).unwrap())
+        .map(|(i, g)| ShellRule {
+            pattern: g.compile(),
+            action: g.action,
+            reason: None,
+            matches: Vec::new(),
+            not_match: Vec::new(),
+            location: Location {
+                file: "gen".into(),
+                line: from + i + 1,
+                col: 1,
+            },
+        })
         .collect()
 }
 
 /// An engine whose rules are split at `split` into policy rules and persisted rules.
-fn engine(rules: &[(String, Action)], split: usize, default: Action) -> Engine {
+fn engine(rules: &[Gen], split: usize, default: Action) -> Engine {
     let text = format!("version = 1\n[shell]\ndefault = \"{}\"\n", default.as_str());
     let policy = Policy::parse(&text, "p.toml", std::path::Path::new("/")).unwrap();
     let mut r = Rules::from_policy(&policy);
@@ -99,16 +210,17 @@ fn action(o: &Outcome) -> Action {
 fn engine_agrees_with_the_reference() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     for case in 0..3000 {
-        let rules = random_rules(&mut rng);
+        let rules = random_rules(&mut rng, 24);
         let default = ACTIONS[rng.below(3)];
         let split = rng.below(rules.len() + 1);
         let mut e = engine(&rules, split, default);
+        let compiled = shell_rules(&rules, 0);
         let keys: Vec<Key> = (0..1 + rng.below(3))
             .map(|_| random_key(&mut rng))
             .collect();
         let want = keys
             .iter()
-            .map(|k| reference(&rules, default, k))
+            .map(|k| reference(&compiled, default, k))
             .max()
             .unwrap();
         let req = Request::shell("p", keys.clone());
@@ -156,5 +268,30 @@ fn grants_are_exact_keys() {
         e.memory_mut().grant("shell", a.clone());
         let o = e.evaluate(&Request::shell("p", vec![b.clone()]));
         assert_eq!(action(&o) == Action::Allow, a == b, "{a} vs {b}");
+    }
+}
+
+#[test]
+fn rule_set_picks_the_reference_rule() {
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    for case in 0..800 {
+        let rules = random_rules(&mut rng, 64);
+        let compiled = shell_rules(&rules, 0);
+        let set = RuleSet::new(&Shell {
+            default: Action::Ask,
+            rules: compiled.clone(),
+        });
+        for _ in 0..32 {
+            let key = random_key(&mut rng);
+            let got = set.matching(key.words()).map(|d| match d.rule {
+                RuleRef::Rule { location, .. } => location.line - 1,
+                other => panic!("case {case}: {other:?}"),
+            });
+            assert_eq!(
+                got,
+                reference_rule(&compiled, &key),
+                "case {case}: key {key} rules {rules:#?}"
+            );
+        }
     }
 }
