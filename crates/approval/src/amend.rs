@@ -5,10 +5,12 @@
 //! rule (`exact = true`), so it matches that command and nothing else — not the same line
 //! with more words after it (`git push origin main --force`), and not another program of the
 //! same name (`./git`). (A key is a simple command's words: environment assignments before
-//! it, other than loader variables, and redirections are not part of it.) It is refused for
-//! interpreters and wrappers (`sh`, `python`, `sudo`,
-//! `xargs`, …), whose first words say nothing about what would run, and for keys a rule
-//! cannot state exactly (a word with whitespace, an empty word).
+//! it, and redirections, are not part of it; the shell tool asks about any assignment that may
+//! change what runs, whatever the rules say.) It is refused for interpreters and wrappers
+//! (`sh`, `python`, `java`, `sudo`, `xargs`, `bwrap`, `ld-linux-x86-64.so.2`, …), whose first
+//! words say nothing about what would run; for programs named by a path (`./build.sh`,
+//! `bin/tool`, `/tmp/x`), whose file can change after approval; and for keys a rule cannot
+//! state exactly (a word with whitespace, an empty word).
 //!
 //! The rules file is itself a policy file (`version = 1` and `[[shell.rules]]` tables), so
 //! it is parsed and checked with the policy's own parser ([`load`]); its rules are added after
@@ -28,80 +30,145 @@ pub const RULES_FILE_HEADER: &str =
     "# Rules remembered by cordon (\"approve always\"). Each one allows exactly the command\n\
      # it was approved for, word for word (exact = true). Edit or delete them freely.\nversion = 1\n";
 
-/// Programs whose arguments are code or another command line: never persisted.
-const REFUSED: &[&str] = &[
-    "sh",
+/// Programs whose arguments are code or another command line, or that run another program
+/// given in their arguments: never persisted. Matched on the basename, with a version suffix
+/// dropped (`python3.12`, `ksh93`, `node18`).
+const REFUSED: &[&[&str]] = &[
+    SHELLS,
+    INTERPRETERS,
+    PACKAGE_RUNNERS,
+    PRIVILEGE,
+    WRAPPERS,
+    SANDBOXES,
+    DEBUGGERS,
+    BUILTINS,
+];
+
+const SHELLS: &[&str] = &[
+    "ash",
     "bash",
-    "zsh",
+    "bosh",
+    "csh",
     "dash",
+    "elvish",
+    "es",
     "fish",
     "ksh",
+    "lksh",
+    "loksh",
     "mksh",
-    "csh",
+    "nu",
+    "oksh",
+    "pdksh",
+    "posh",
+    "powershell",
+    "pwsh",
+    "rbash",
+    "rc",
+    "sh",
     "tcsh",
-    "ash",
-    "busybox",
-    "python",
-    "python2",
-    "python3",
-    "pypy",
-    "pypy3",
-    "node",
-    "nodejs",
-    "deno",
+    "xonsh",
+    "yash",
+    "zsh",
+];
+
+/// Interpreters and REPLs: their arguments (or input) are code (`sqlite3` runs `.shell`).
+const INTERPRETERS: &[&str] = &[
+    "awk",
     "bun",
-    "ruby",
-    "perl",
-    "php",
+    "deno",
+    "dotnet",
+    "gawk",
+    "groovy",
+    "ipython",
+    "irb",
+    "java",
+    "jshell",
+    "julia",
     "lua",
     "luajit",
+    "mawk",
+    "mono",
+    "nawk",
+    "node",
+    "nodejs",
+    "osascript",
+    "perl",
+    "php",
+    "pypy",
+    "python",
+    "R",
+    "Rscript",
+    "ruby",
+    "sqlite3",
+    "swift",
     "tclsh",
     "wish",
-    "osascript",
-    "pwsh",
-    "powershell",
-    "awk",
-    "gawk",
-    "mawk",
-    "nawk",
-    "sudo",
-    "doas",
-    "su",
-    "runuser",
-    "pkexec",
-    "env",
-    "xargs",
-    "nohup",
-    "timeout",
-    "nice",
-    "ionice",
-    "exec",
-    "eval",
-    "find",
-    "command",
-    "builtin",
-    "chroot",
-    "setsid",
-    "stdbuf",
-    "strace",
-    "ltrace",
-    "gdb",
-    "nsenter",
-    "unshare",
-    "flock",
-    "watch",
-    "time",
-    "parallel",
-    "ssh",
-    "npx",
-    "bunx",
-    "uvx",
-    "pipx",
-    "script",
-    "expect",
-    "source",
-    ".",
 ];
+
+/// Runners of packages fetched by name.
+const PACKAGE_RUNNERS: &[&str] = &["bunx", "npx", "pipx", "uvx"];
+
+/// Privilege and identity: run the command they are given (or a shell).
+const PRIVILEGE: &[&str] = &["doas", "newgrp", "pkexec", "runuser", "sg", "su", "sudo"];
+
+/// Wrappers and runners: run the command (or command string) they are given.
+const WRAPPERS: &[&str] = &[
+    "builtin",
+    "busybox",
+    "caffeinate",
+    "catchsegv",
+    "chroot",
+    "chrt",
+    "command",
+    "coproc",
+    "entr",
+    "env",
+    "exec",
+    "expect",
+    "fakechroot",
+    "fakeroot",
+    "faketime",
+    "find",
+    "flock",
+    "gtimeout",
+    "hyperfine",
+    "ionice",
+    "nice",
+    "nohup",
+    "numactl",
+    "parallel",
+    "prlimit",
+    "proxychains",
+    "rlwrap",
+    "script",
+    "setarch",
+    "setsid",
+    "ssh",
+    "stdbuf",
+    "systemd-run",
+    "taskset",
+    "time",
+    "timeout",
+    "torsocks",
+    "unbuffer",
+    "valgrind",
+    "watch",
+    "xargs",
+];
+
+/// Sandboxes and namespaces: run the command they are given.
+const SANDBOXES: &[&str] = &["bwrap", "firejail", "nsenter", "proot", "unshare"];
+
+/// Debuggers and tracers: run (and can change) the program they are given.
+const DEBUGGERS: &[&str] = &["gdb", "lldb", "ltrace", "strace"];
+
+/// Builtins that run code given as text or read from a file.
+const BUILTINS: &[&str] = &[".", "eval", "source", "trap"];
+
+/// Dynamic loaders, run as programs (`ld-linux-x86-64.so.2 PROG`, `/lib/ld-musl-x86_64.so.1
+/// PROG`): they run the program they are given. Matched as prefixes of the basename.
+const REFUSED_PREFIXES: &[&str] = &["ld-linux", "ld-musl", "ld.so", "ld64.so"];
 
 /// A rule to persist.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +188,8 @@ pub struct Amendment {
 pub enum AmendError {
     #[error("`{program}` runs other code or commands; approving it always would approve anything it runs (approve once or for this session instead)")]
     Interpreter { program: String },
+    #[error("`{program}` is named by a path, and the file there can change after it is approved (approve once or for this session instead)")]
+    PathProgram { program: String },
     #[error("only shell commands can be approved always, not `{tool}` calls (approve for this session instead)")]
     UnsupportedTool { tool: String },
     #[error("the request has no operation to remember")]
@@ -150,6 +219,13 @@ impl Amendment {
         };
         if let Some(program) = refused_program(first) {
             return Err(AmendError::Interpreter { program });
+        }
+        // `./build.sh`, `bin/tool`, `/tmp/x`: a rule would keep allowing whatever the file
+        // holds later (an agent can rewrite a script in its workspace).
+        if first.contains('/') {
+            return Err(AmendError::PathProgram {
+                program: first.clone(),
+            });
         }
         let mut pattern = String::new();
         for w in words {
@@ -195,10 +271,12 @@ fn refused_program(first: &str) -> Option<String> {
     let name = basename(first);
     let stem = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     let stem = if stem.is_empty() { name } else { stem };
-    REFUSED
+    let refused = REFUSED
         .iter()
-        .find(|r| **r == name || **r == stem)
-        .map(|_| name.to_string())
+        .flat_map(|g| g.iter())
+        .any(|r| *r == name || *r == stem)
+        || REFUSED_PREFIXES.iter().any(|p| name.starts_with(p));
+    refused.then(|| name.to_string())
 }
 
 /// A word as a literal pattern token: glob characters (and `\` where globs apply) escaped.

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Barrier};
 
 use cordon_approval::amend::{self, RULES_FILE_HEADER};
-use cordon_approval::{Amendment, Answer, By, Engine, Key, Outcome, Request, Rules};
+use cordon_approval::{AmendError, Amendment, Answer, By, Engine, Key, Outcome, Request, Rules};
 use cordon_policy::{Action, Policy};
 
 fn am(line: &str) -> Amendment {
@@ -111,5 +111,111 @@ fn always_round_trip_becomes_a_persisted_grant() {
     assert!(
         matches!(o.by(), By::Rule { .. }) && !o.is_allowed(),
         "{o:?}"
+    );
+}
+
+fn refusal(line: &str) -> AmendError {
+    match Amendment::for_key("shell", &Key::split(line)) {
+        Ok(a) => panic!("{line}: approved always as {:?}", a.pattern),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn always_is_refused_for_every_interpreter_and_wrapper_class() {
+    for line in [
+        // Shells, restricted or not.
+        "rbash -c ls",
+        "ksh93 x.sh",
+        // Interpreters and REPLs.
+        "ipython x.py",
+        "ipython3 -c 1",
+        "irb x.rb",
+        "jshell x.jsh",
+        "Rscript x.R",
+        "julia x.jl",
+        "java -jar x.jar",
+        "java17 Main",
+        "dotnet run",
+        "sqlite3 db.sqlite .shell",
+        // Dynamic loaders run as programs, by name or path.
+        "ld-linux-x86-64.so.2 /bin/ls",
+        "/lib64/ld-linux-x86-64.so.2 /bin/ls",
+        "/lib/ld-linux-aarch64.so.1 /bin/ls",
+        "ld.so /bin/ls",
+        "/lib/ld-musl-x86_64.so.1 /bin/ls",
+        // Runners, sandboxes, wrappers.
+        "systemd-run --user ls",
+        "firejail ls",
+        "bwrap --ro-bind / / ls",
+        "rlwrap ls",
+        "unbuffer ls",
+        "fakeroot ls",
+        "sg wheel ls",
+        "valgrind ls",
+    ] {
+        let e = refusal(line);
+        assert!(matches!(e, AmendError::Interpreter { .. }), "{line}: {e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("runs other code") && msg.contains("approve once or for this session"),
+            "{msg}"
+        );
+    }
+    // Names that merely look alike are not refused.
+    for line in ["ldd /bin/ls", "javac Main.java", "lddtree x", "git status"] {
+        assert!(
+            Amendment::for_key("shell", &Key::split(line)).is_ok(),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn always_is_refused_for_programs_named_by_a_path() {
+    for (line, program) in [
+        ("./script.sh", "./script.sh"),
+        ("./build.sh --release", "./build.sh"),
+        ("bin/tool run", "bin/tool"),
+        ("/tmp/x", "/tmp/x"),
+        ("/usr/local/bin/git status", "/usr/local/bin/git"),
+        ("../git push", "../git"),
+    ] {
+        let e = refusal(line);
+        match &e {
+            AmendError::PathProgram { program: p } => assert_eq!(p, program, "{line}"),
+            other => panic!("{line}: {other}"),
+        }
+        let msg = e.to_string();
+        assert!(
+            msg.contains("named by a path")
+                && msg.contains("can change after it is approved")
+                && msg.contains("approve once or for this session"),
+            "{msg}"
+        );
+    }
+    // A path in an argument is fine: only the program word matters.
+    assert!(Amendment::for_key("shell", &Key::split("cat ./notes/a.txt")).is_ok());
+    // An interpreter named by a path keeps the interpreter's reason.
+    assert!(matches!(
+        refusal("/usr/bin/python3 x.py"),
+        AmendError::Interpreter { .. }
+    ));
+    // The engine refuses the whole "always" answer; nothing is persisted.
+    let policy = Policy::parse("version = 1\n", "cordon.toml", std::path::Path::new("/")).unwrap();
+    let mut e = Engine::new(&policy);
+    let req = Request::shell("1", vec![Key::split("ls"), Key::split("./deploy.sh")]);
+    assert!(Amendment::for_request(&req).is_err());
+    let o = e.answer(&req, Answer::Always);
+    let Outcome::Allowed {
+        amendments, reason, ..
+    } = &o
+    else {
+        panic!("{o:?}")
+    };
+    assert!(amendments.is_empty(), "{o:?}");
+    assert!(
+        reason.contains("approved once") && reason.contains("named by a path"),
+        "{reason}"
     );
 }

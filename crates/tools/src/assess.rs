@@ -106,6 +106,20 @@ fn concern_decision(c: &Concern) -> Decision {
             "loader-variable",
             format!("`{v}` changes which code a program loads"),
         ),
+        Concern::Environment(v) => (
+            "environment",
+            match c.variable() {
+                Some(name) if name != v => format!(
+                    "`{v}` sets environment variable `{name}`, which may change what the program runs"
+                ),
+                Some(name) => format!(
+                    "environment variable `{name}` may change what the program runs"
+                ),
+                None => format!(
+                    "`{v}` may export variables to the programs it runs, which may change what they run"
+                ),
+            },
+        ),
     };
     Decision {
         action: Action::Ask,
@@ -293,6 +307,46 @@ mod tests {
             t.execute(&a),
             Err(crate::tool::ToolError::Denied { .. })
         ));
+    }
+
+    #[test]
+    fn environment_variables_ask_unless_inert() {
+        let text = "version = 1\n[shell]\ndefault = \"deny\"\n[[shell.rules]]\npattern = \"git log\"\naction = \"allow\"\n";
+        let policy = cordon_policy::Policy::parse(text, "p.toml", Path::new("/")).unwrap();
+        let t = ShellTool::new(&policy, PathBuf::from("/"));
+        let a = t.assess_line("GIT_PAGER=\"touch /tmp/pwn\" git log");
+        assert_eq!(a.decision.action, Action::Ask, "{:?}", a.decision);
+        assert_eq!(a.decision.rule, RuleRef::Builtin("environment"));
+        assert!(
+            a.decision.reason.contains("`GIT_PAGER`")
+                && a.decision
+                    .reason
+                    .contains("may change what the program runs"),
+            "{}",
+            a.decision.reason
+        );
+        assert_eq!(a.own_verdict().unwrap().action, Action::Ask);
+        for line in [
+            "env GIT_SSH_COMMAND=x git log",
+            "export HOME=/tmp/x; git log",
+        ] {
+            let a = t.assess_line(line);
+            let rules: Vec<_> = a.concerns.iter().map(|(_, d)| d.rule.clone()).collect();
+            assert_eq!(rules, [RuleRef::Builtin("environment")], "{line}");
+        }
+        let a = t.assess_line("LD_PRELOAD=/x.so git log");
+        assert_eq!(a.decision.rule, RuleRef::Builtin("loader-variable"));
+        for line in [
+            "LANG=C git log",
+            "x=1; git log",
+            "TERM=dumb NO_COLOR=1 git log",
+        ] {
+            let a = t.assess_line(line);
+            assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+        }
+        // An explicit deny still wins over the concern's ask.
+        let a = t.assess_line("GIT_PAGER=x git push");
+        assert_eq!(a.decision.action, Action::Deny);
     }
 
     #[test]

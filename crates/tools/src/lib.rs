@@ -11,7 +11,8 @@
 //! run — through lists, pipelines, substitutions, wrappers such as `sudo`, `xargs` or
 //! `bash -c`, and quoting tricks — and reports everything about the line that must never
 //! be allowed without asking (syntax it cannot parse, commands only known at run time,
-//! `eval`, output redirections, loader variables).
+//! `eval`, output redirections, loader variables, and any other variable put in a program's
+//! environment unless it is known to be inert, such as `LANG` or `TERM`).
 //!
 //! ```
 //! use cordon_tools::shell;

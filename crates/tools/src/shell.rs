@@ -5,7 +5,7 @@
 //! function bodies, command and process substitutions (wherever they appear: arguments,
 //! double-quoted strings, assignments, redirection targets, `[[ ]]`, arithmetic,
 //! here-strings, unquoted here-documents). Each simple command's words are resolved
-//! (quotes removed, parts concatenated), literal `VAR=value` prefixes are stripped, and
+//! (quotes removed, parts concatenated), `VAR=value` prefixes are stripped, and
 //! commands that run other commands — `sudo`, `env`, `timeout`, `xargs`,
 //! `find -exec`, `watch`, `bash -c`, … — are seen through: both the wrapper and the
 //! command it runs are reported, and shell strings (`sh -c STRING`) are parsed in turn.
@@ -13,7 +13,13 @@
 //! Anything that means the line must never be allowed without asking is a [`Concern`]:
 //! syntax that does not parse or that this module does not model, a command name whose
 //! value is not known before the line runs, code we cannot see (`eval`, `source`),
-//! output redirections to files, and loader variables such as `LD_PRELOAD`.
+//! output redirections to files, loader variables such as `LD_PRELOAD`, and any other
+//! variable put in a program's environment (`GIT_PAGER=… git log`, `env EDITOR=… git commit`,
+//! `export NODE_OPTIONS=…`) unless it is on a short allow-list of inert ones
+//! ([`is_inert_variable`]: locale, terminal, colour, …). A plain assignment (`x=1; echo $x`)
+//! does not reach a program's environment, except for a variable the shell inherited:
+//! one whose name has no lower-case letter is taken as possibly inherited (`HOME=/tmp/x; git
+//! log`).
 //!
 //! The parser fails closed: on any input it returns, never panics, and whenever
 //! tree-sitter reports a syntax error the result carries [`Concern::Unparsed`]. Where
@@ -57,8 +63,8 @@ mod wrappers;
 mod tests;
 
 use words::{join_raw, resolve, Src, Word};
-pub use wrappers::is_loader_variable;
 use wrappers::Inner;
+pub use wrappers::{is_inert_variable, is_loader_variable};
 
 /// Longest line (and longest argv, summed) that is parsed at all; longer input is
 /// [`Concern::Unparsed`].
@@ -100,16 +106,26 @@ pub enum Concern {
     Opaque(String),
     /// An output redirection (`>`, `>>`, `&>`, `>|`, `<>`) to a target: the file path as written (resolved literal) or the raw text if dynamic.
     WriteRedirect(String),
-    /// A loader variable prefix (LD_PRELOAD=..., LD_LIBRARY_PATH=..., LD_AUDIT=..., DYLD_*) on a command.
+    /// A loader variable (LD_PRELOAD=..., LD_LIBRARY_PATH=..., LD_AUDIT=..., DYLD_*) set
+    /// anywhere in the line: as a command's prefix, through `env`/`sudo`, exported or plainly
+    /// assigned.
     ///
     /// Also other variables that make a program run code the line does not show; see
     /// [`is_loader_variable`].
     LoaderVariable(String),
+    /// Any other variable put in a program's environment that is not known to be inert (see
+    /// [`is_inert_variable`]): `GIT_PAGER=… git log`, `env GIT_SSH_COMMAND=… git push`,
+    /// `sudo PAGER=… man ls`, `export NODE_OPTIONS=…`, `declare -x NAME=…`, or a plain
+    /// assignment to a possibly inherited (upper-case) variable, `HOME=/tmp/x; git log`. The
+    /// detail is the assignment as written (or the name, for `export NAME`); it is the whole
+    /// command when it may export variables it does not name (`set -a`, `export "$x"`,
+    /// `declare -n ref=…`).
+    Environment(String),
 }
 
 impl Concern {
     /// A short name for the kind of concern (`unparsed`, `dynamic-command`, `opaque`,
-    /// `write-redirect`, `loader-variable`).
+    /// `write-redirect`, `loader-variable`, `environment`).
     pub fn kind(&self) -> &'static str {
         match self {
             Concern::Unparsed(_) => "unparsed",
@@ -117,6 +133,7 @@ impl Concern {
             Concern::Opaque(_) => "opaque",
             Concern::WriteRedirect(_) => "write-redirect",
             Concern::LoaderVariable(_) => "loader-variable",
+            Concern::Environment(_) => "environment",
         }
     }
 
@@ -127,7 +144,17 @@ impl Concern {
             | Concern::DynamicCommand(s)
             | Concern::Opaque(s)
             | Concern::WriteRedirect(s)
-            | Concern::LoaderVariable(s) => s,
+            | Concern::LoaderVariable(s)
+            | Concern::Environment(s) => s,
+        }
+    }
+
+    /// For [`Concern::Environment`]: the variable it names, when it names one (`GIT_PAGER`
+    /// for `GIT_PAGER=less`; none for `set -a`).
+    pub fn variable(&self) -> Option<&str> {
+        match self {
+            Concern::Environment(s) | Concern::LoaderVariable(s) => wrappers::leading_name(s),
+            _ => None,
         }
     }
 }
@@ -142,6 +169,16 @@ impl fmt::Display for Concern {
             Concern::Opaque(w) => write!(f, "runs code that cannot be inspected: `{w}`"),
             Concern::WriteRedirect(t) => write!(f, "redirects output to `{t}`"),
             Concern::LoaderVariable(v) => write!(f, "sets loader variable `{v}`"),
+            Concern::Environment(v) => match self.variable() {
+                Some(name) => write!(
+                    f,
+                    "puts `{name}` in a program's environment (`{v}`), which may change what the program runs"
+                ),
+                None => write!(
+                    f,
+                    "may put variables in a program's environment (`{v}`), which may change what the program runs"
+                ),
+            },
         }
     }
 }
@@ -280,6 +317,17 @@ fn first_error(root: Node, src: &Src) -> String {
 /// Whether `s` is non-empty and made only of backslash-newline line continuations.
 fn only_continuations(s: &str) -> bool {
     !s.is_empty() && s.split("\\\n").all(str::is_empty)
+}
+
+/// Where a `NAME=value` is, which decides whether it reaches a program's environment.
+#[derive(Clone, Copy)]
+enum Place {
+    /// Before a command's name: in that command's environment.
+    Prefix,
+    /// In `export`/`declare`/`local`/…: judged with the declaration's command.
+    Declaration,
+    /// On its own (`x=1; …`): a shell variable, exported only if it was inherited.
+    Plain,
 }
 
 struct Walker {
@@ -447,7 +495,13 @@ impl Walker {
             }
             "command" => self.command(node, src),
             "declaration_command" | "unset_command" => self.declaration(node, src),
-            "variable_assignment" => self.assignment(node, src),
+            "variable_assignment" => {
+                let place = match node.parent().map(|p| p.kind()) {
+                    Some("declaration_command") => Place::Declaration,
+                    _ => Place::Plain,
+                };
+                self.assignment(node, src, place)
+            }
             "concatenation" => {
                 // The parts of one word touch (or are joined by line continuations).
                 let mut cursor = node.walk();
@@ -644,11 +698,17 @@ impl Walker {
             }
         }
         let words = group_words(&parts, src);
+        // Without a command name (`X=1 >f`), the assignments are plain ones.
+        let place = if words.is_empty() {
+            Place::Plain
+        } else {
+            Place::Prefix
+        };
         self.run(words, src.raw(node), 0);
         // Then everything inside: substitutions in words, assignments, redirections.
         for (field, child) in kids {
             if field.is_none() && child.kind() == "variable_assignment" {
-                self.assignment(child, src);
+                self.assignment(child, src, place);
             } else {
                 self.any(child, src);
             }
@@ -740,7 +800,7 @@ impl Walker {
     }
 
     /// `NAME=value` (standalone, as a command prefix, or in a declaration).
-    fn assignment(&mut self, node: Node, src: &Src) {
+    fn assignment(&mut self, node: Node, src: &Src, place: Place) {
         if let Some(name) = node.child_by_field_name("name") {
             let var = if name.kind() == "subscript" {
                 name.child_by_field_name("name")
@@ -749,8 +809,23 @@ impl Walker {
             } else {
                 src.raw(name)
             };
-            if is_loader_variable(&var) {
-                self.concern(Concern::LoaderVariable(src.raw(node)));
+            let text = src.raw(node);
+            let concern = match place {
+                // In the command's environment, whatever the name.
+                Place::Prefix => wrappers::environment_concern(&var, &text),
+                // What a declaration exports is reported with its command (the same
+                // concern for the same text); a loader variable is one wherever it is set.
+                Place::Declaration => {
+                    is_loader_variable(&var).then_some(Concern::LoaderVariable(text))
+                }
+                // Only reaches a program if the variable was inherited (so exported).
+                Place::Plain if is_loader_variable(&var) || wrappers::may_be_inherited(&var) => {
+                    wrappers::environment_concern(&var, &text)
+                }
+                Place::Plain => None,
+            };
+            if let Some(c) = concern {
+                self.concern(c);
             }
         }
         self.children(node, src);

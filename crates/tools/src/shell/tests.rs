@@ -50,6 +50,8 @@ enum K {
     W,
     /// LoaderVariable
     L,
+    /// Environment
+    E,
 }
 use K::*;
 
@@ -60,6 +62,7 @@ fn kind(c: &Concern) -> K {
         Concern::Opaque(_) => O,
         Concern::WriteRedirect(_) => W,
         Concern::LoaderVariable(_) => L,
+        Concern::Environment(_) => E,
     }
 }
 
@@ -143,12 +146,15 @@ const CASES: &[Case] = &[
         &[&["echo", "\"a $(rm x) b\""], &["rm", "x"]],
         &[],
     ),
-    ("X=$(rm -rf x) ls", &[&["ls"], &["rm", "-rf", "x"]], &[]),
-    ("X=$(rm -rf x)", &[&["rm", "-rf", "x"]], &[]),
+    // (A prefix assignment is in the command's environment; an upper-case one may be an
+    // inherited, so exported, variable; an exported one always is: E.)
+    ("X=$(rm -rf x) ls", &[&["ls"], &["rm", "-rf", "x"]], &[E]),
+    ("X=$(rm -rf x)", &[&["rm", "-rf", "x"]], &[E]),
+    ("x=$(rm -rf x)", &[&["rm", "-rf", "x"]], &[]),
     (
         "export A=$(rm q)",
         &[&["export", "A=$(rm q)"], &["rm", "q"]],
-        &[],
+        &[E],
     ),
     ("local x=`id`", &[&["local", "x=`id`"], &["id"]], &[]),
     (
@@ -279,6 +285,11 @@ const CASES: &[Case] = &[
     (
         "sudo FOO=1 rm x",
         &[&["sudo", "FOO=1", "rm", "x"], &["rm", "x"]],
+        &[E],
+    ),
+    (
+        "sudo LANG=C rm x",
+        &[&["sudo", "LANG=C", "rm", "x"], &["rm", "x"]],
         &[],
     ),
     (
@@ -299,7 +310,7 @@ const CASES: &[Case] = &[
             &["env", "-i", "PATH=/bin", "HOME=/", "rm", "x"],
             &["rm", "x"],
         ],
-        &[L],
+        &[L, E],
     ),
     (
         "env -u HOME -C /tmp rm x",
@@ -312,7 +323,7 @@ const CASES: &[Case] = &[
     (
         "env X=1 Y=2 rm x",
         &[&["env", "X=1", "Y=2", "rm", "x"], &["rm", "x"]],
-        &[],
+        &[E],
     ),
     (
         "env LD_PRELOAD=/x.so ls",
@@ -322,7 +333,7 @@ const CASES: &[Case] = &[
     (
         "env X=\"$Y\" rm x",
         &[&["env", "X=\"$Y\"", "rm", "x"], &["rm", "x"]],
-        &[],
+        &[E],
     ),
     ("env X=$Y rm x", &[&["env", "X=$Y", "rm", "x"]], &[D]),
     (
@@ -363,7 +374,7 @@ const CASES: &[Case] = &[
     (
         "env -S'X=1 rm' x",
         &[&["env", "-SX=1 rm", "x"], &["rm", "x"]],
-        &[],
+        &[E],
     ),
     ("env", &[&["env"]], &[]),
     (
@@ -567,7 +578,7 @@ const CASES: &[Case] = &[
             &["timeout", "5", "rm", "x"],
             &["rm", "x"],
         ],
-        &[],
+        &[E],
     ),
     (
         "nice nohup \\sudo r''m x",
@@ -748,7 +759,133 @@ const CASES: &[Case] = &[
         &[L],
     ),
     ("PATH=.:$PATH ls", &[&["ls"]], &[L]),
-    ("FOO=bar BAZ=\"q x\" make test", &[&["make", "test"]], &[]),
+    ("FOO=bar BAZ=\"q x\" make test", &[&["make", "test"]], &[E]),
+    // ---- environment variables: an allow-list of inert ones, anything else asks -----
+    (
+        "GIT_PAGER=\"touch /tmp/pwn\" git log",
+        &[&["git", "log"]],
+        &[E],
+    ),
+    (
+        "PYTHONPATH=/tmp/evil python3 -m json.tool f",
+        &[&["python3", "-m", "json.tool", "f"]],
+        &[E],
+    ),
+    ("HOME=/tmp/x git status", &[&["git", "status"]], &[E]),
+    (
+        "EDITOR=vi VISUAL=vi git commit",
+        &[&["git", "commit"]],
+        &[E],
+    ),
+    ("http_proxy=http://p:3128 curl x", &[&["curl", "x"]], &[E]),
+    ("GCONV_PATH=/tmp iconv f", &[&["iconv", "f"]], &[L]),
+    ("GLIBC_TUNABLES=x ls", &[&["ls"]], &[L]),
+    (
+        "env GIT_SSH_COMMAND=x git push",
+        &[
+            &["env", "GIT_SSH_COMMAND=x", "git", "push"],
+            &["git", "push"],
+        ],
+        &[E],
+    ),
+    (
+        "env -u GIT_DIR LC_ALL=C git push",
+        &[
+            &["env", "-u", "GIT_DIR", "LC_ALL=C", "git", "push"],
+            &["git", "push"],
+        ],
+        &[],
+    ),
+    (
+        "sudo PAGER=x man ls",
+        &[&["sudo", "PAGER=x", "man", "ls"], &["man", "ls"]],
+        &[E],
+    ),
+    (
+        "export NODE_OPTIONS=--require=x; node a.js",
+        &[&["export", "NODE_OPTIONS=--require=x"], &["node", "a.js"]],
+        &[E],
+    ),
+    (
+        "export GIT_DIR; git log",
+        &[&["export", "GIT_DIR"], &["git", "log"]],
+        &[E],
+    ),
+    ("export lower=1", &[&["export", "lower=1"]], &[E]),
+    (
+        "export LANG=C.UTF-8 TZ=UTC",
+        &[&["export", "LANG=C.UTF-8", "TZ=UTC"]],
+        &[],
+    ),
+    ("export -n EDITOR", &[&["export", "-n", "EDITOR"]], &[]),
+    ("export -p", &[&["export", "-p"]], &[]),
+    ("export -f f", &[&["export", "-f", "f"]], &[]),
+    ("export \"$v\"", &[&["export", "\"$v\""]], &[E]),
+    (
+        "declare -x PERL5OPT=-Mx",
+        &[&["declare", "-x", "PERL5OPT=-Mx"]],
+        &[E],
+    ),
+    (
+        "typeset -x RUBYOPT=-rx",
+        &[&["typeset", "-x", "RUBYOPT=-rx"]],
+        &[E],
+    ),
+    ("declare -gx v=1", &[&["declare", "-gx", "v=1"]], &[E]),
+    ("declare -i n=1", &[&["declare", "-i", "n=1"]], &[]),
+    ("local -x CC=evil", &[&["local", "-x", "CC=evil"]], &[E]),
+    ("local RUSTFLAGS=x", &[&["local", "RUSTFLAGS=x"]], &[E]),
+    ("local -n ref=PAGER", &[&["local", "-n", "ref=PAGER"]], &[E]),
+    (
+        "readonly XDG_CONFIG_HOME=/tmp",
+        &[&["readonly", "XDG_CONFIG_HOME=/tmp"]],
+        &[E],
+    ),
+    (
+        "command export GIT_PAGER=x",
+        &[
+            &["command", "export", "GIT_PAGER=x"],
+            &["export", "GIT_PAGER=x"],
+        ],
+        &[E],
+    ),
+    ("LANG=C sort f", &[&["sort", "f"]], &[]),
+    (
+        "LC_ALL=C TZ=UTC TERM=dumb NO_COLOR=1 COLUMNS=80 CI=1 date",
+        &[&["date"]],
+        &[],
+    ),
+    (
+        "RUST_BACKTRACE=1 RUST_LOG=debug CARGO_TERM_COLOR=never cargo test",
+        &[&["cargo", "test"]],
+        &[],
+    ),
+    (
+        "PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 python3 t.py",
+        &[&["python3", "t.py"]],
+        &[],
+    ),
+    ("x=1; echo $x", &[&["echo", "$x"]], &[]),
+    (
+        "dir=$(pwd); ls \"$dir\"",
+        &[&["pwd"], &["ls", "\"$dir\""]],
+        &[],
+    ),
+    ("HOME=/tmp/x; git log", &[&["git", "log"]], &[E]),
+    ("LANG=C; sort f", &[&["sort", "f"]], &[]),
+    (
+        "set -a; x=1; node a.js",
+        &[&["set", "-a"], &["node", "a.js"]],
+        &[E],
+    ),
+    ("set -o allexport", &[&["set", "-o", "allexport"]], &[E]),
+    ("set -euo pipefail", &[&["set", "-euo", "pipefail"]], &[]),
+    ("set -- a b", &[&["set", "--", "a", "b"]], &[]),
+    (
+        "bash -ac 'x=1; ls'",
+        &[&["bash", "-ac", "x=1; ls"], &["ls"]],
+        &[E],
+    ),
     ("[[ 'a[$(id)]' -eq 1 ]]", &[], &[O]),
     ("let 'x=a[$(id)]'", &[&["let", "x=a[$(id)]"]], &[O]),
     // ---- does not parse / fails closed --------------------------------------------
@@ -757,7 +894,7 @@ const CASES: &[Case] = &[
     ("if true; then", &[&["true"]], &[U]),
     ("rm x )", &[&["rm", "x"]], &[U]),
     ("ls <> f", &[&["ls"]], &[U, W]),
-    ("X=a\\\nb cmd", &[&["b", "cmd"]], &[U]),
+    ("X=a\\\nb cmd", &[&["b", "cmd"]], &[U, E]),
     ("ls\\\r\nrm -rf /", &[], &[U]),
     (
         "echo $'\\\\'; rm -rf x # '",
@@ -943,6 +1080,54 @@ fn concern_payloads() {
         parse("eval \"$x\"").concerns,
         [Concern::Opaque("eval \"$x\"".into())]
     );
+    let p = parse("GIT_PAGER=\"touch /tmp/pwn\" git log");
+    assert_eq!(
+        p.concerns,
+        [Concern::Environment("GIT_PAGER=\"touch /tmp/pwn\"".into())]
+    );
+    assert_eq!(p.concerns[0].kind(), "environment");
+    assert_eq!(p.concerns[0].variable(), Some("GIT_PAGER"));
+    let shown = p.concerns[0].to_string();
+    assert!(
+        shown.contains("`GIT_PAGER`") && shown.contains("may change what the program runs"),
+        "{shown}"
+    );
+    assert_eq!(
+        parse("export NODE_OPTIONS").concerns,
+        [Concern::Environment("NODE_OPTIONS".into())]
+    );
+    assert_eq!(
+        parse("export LD_PRELOAD=/x.so; sudo -E ls").concerns,
+        [Concern::LoaderVariable("LD_PRELOAD=/x.so".into())],
+        "a loader variable keeps its own kind"
+    );
+    assert_eq!(
+        Concern::LoaderVariable("LD_PRELOAD=/x.so".into()).kind(),
+        "loader-variable"
+    );
+    let p = parse("set -a");
+    assert_eq!(p.concerns, [Concern::Environment("set -a".into())]);
+    assert_eq!(p.concerns[0].variable(), None);
+    assert!(is_inert_variable("LC_ALL") && is_inert_variable("TERM"));
+    for name in [
+        "GIT_PAGER",
+        "PAGER",
+        "EDITOR",
+        "HOME",
+        "NODE_OPTIONS",
+        "PYTHONPATH",
+        "CC",
+    ] {
+        assert!(!is_inert_variable(name), "{name}");
+    }
+    // One definition of the loader variables: the policy's (the sandbox's scrub) and the
+    // shell's own start-up hooks.
+    for name in ["LD_PRELOAD", "GLIBC_TUNABLES", "TMPDIR", "GCONV_PATH"] {
+        assert!(cordon_policy::is_loader_variable(name) && is_loader_variable(name));
+    }
+    for name in ["PATH", "BASH_ENV", "PS4", "BASH_FUNC_ls%%"] {
+        assert!(is_loader_variable(name), "{name}");
+    }
     let p = parse("ls &&");
     assert!(!p.is_parsed());
     assert!(
@@ -951,6 +1136,77 @@ fn concern_payloads() {
         p.concerns
     );
     assert_eq!(Concern::Opaque("x".into()).kind(), "opaque");
+}
+
+/// Every command this parser sees through (or whose code it cannot see) is refused by
+/// "approve always". The refusal list lives in `cordon_approval::amend`, which must not depend
+/// on this crate (this crate depends on it), so the two lists are kept apart and checked here.
+#[test]
+fn approve_always_refuses_what_the_parser_sees_through() {
+    use cordon_approval::{AmendError, Amendment, Key};
+    let wrappers: &[(&str, &[&str])] = &[
+        ("env", &["ls"]),
+        ("sudo", &["ls"]),
+        ("doas", &["ls"]),
+        ("timeout", &["5", "ls"]),
+        ("gtimeout", &["5", "ls"]),
+        ("nice", &["ls"]),
+        ("nohup", &["ls"]),
+        ("setsid", &["ls"]),
+        ("unbuffer", &["ls"]),
+        ("catchsegv", &["ls"]),
+        ("coproc", &["ls"]),
+        ("builtin", &["ls"]),
+        ("busybox", &["ls"]),
+        ("command", &["ls"]),
+        ("exec", &["ls"]),
+        ("stdbuf", &["ls"]),
+        ("time", &["ls"]),
+        ("ionice", &["ls"]),
+        ("chrt", &["1", "ls"]),
+        ("taskset", &["1", "ls"]),
+        ("chroot", &["/r", "ls"]),
+        ("strace", &["ls"]),
+        ("ltrace", &["ls"]),
+        ("pkexec", &["ls"]),
+        ("caffeinate", &["ls"]),
+        ("fakeroot", &["ls"]),
+        ("proxychains", &["ls"]),
+        ("proxychains4", &["ls"]),
+        ("xargs", &["ls"]),
+        ("find", &[".", "-exec", "ls", ";"]),
+        ("watch", &["ls"]),
+        ("flock", &["f", "ls"]),
+        ("script", &["-c", "ls"]),
+        ("su", &["-c", "ls"]),
+        ("runuser", &["-c", "ls"]),
+        ("sg", &["wheel", "ls"]),
+        ("eval", &["ls"]),
+        ("source", &["f"]),
+        (".", &["f"]),
+        ("trap", &["ls", "EXIT"]),
+    ];
+    let shells = wrappers::SHELLS.iter().chain(wrappers::FOREIGN_SHELLS);
+    let all = wrappers
+        .iter()
+        .map(|(name, args)| (*name, *args))
+        .chain(shells.map(|name| (*name, &["-c", "ls"][..])));
+    for (name, args) in all {
+        let words: Vec<Word> = args.iter().map(|a| Word::lit(a)).collect();
+        let out = wrappers::analyse(name, &words, name);
+        assert!(
+            !out.inner.is_empty() || !out.concerns.is_empty(),
+            "{name} is not seen through"
+        );
+        let key = Key::new(std::iter::once(name).chain(args.iter().copied()));
+        assert!(
+            matches!(
+                Amendment::for_key("shell", &key),
+                Err(AmendError::Interpreter { .. })
+            ),
+            "`{name}` can be approved always"
+        );
+    }
 }
 
 #[test]

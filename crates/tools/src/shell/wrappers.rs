@@ -294,29 +294,101 @@ fn arg_of<'a>(opts: &'a [Opt], names: &[&str]) -> Option<&'a Word> {
         .and_then(|o| o.arg.as_ref())
 }
 
-/// Variables that make a program load or run code other than what the line shows:
-/// dynamic-loader variables (`LD_*`, `DYLD_*`), `GCONV_PATH`, shell start-up and trace
-/// hooks (`BASH_ENV`, `ENV`, `PS4`, `PROMPT_COMMAND`, `SHELLOPTS`, `BASHOPTS`), exported
-/// bash functions (`BASH_FUNC_*`) and `PATH` (which decides what a command name runs).
+/// Variables that make a program load or run code other than what the line shows: the
+/// policy's loader variables ([`cordon_policy::is_loader_variable`]: `LD_*`, `DYLD_*`,
+/// `GCONV_PATH`, `GLIBC_TUNABLES`, `TMPDIR`, …, the ones the sandbox never passes), and the
+/// shell's own: start-up and trace hooks (`BASH_ENV`, `ENV`, `PS4`, `PROMPT_COMMAND`,
+/// `SHELLOPTS`, `BASHOPTS`), exported bash functions (`BASH_FUNC_*`) and `PATH` (which decides
+/// what a command name runs). Each is a [`Concern::LoaderVariable`] wherever the line sets it.
 pub fn is_loader_variable(name: &str) -> bool {
-    name.starts_with("LD_")
-        || name.starts_with("DYLD_")
+    cordon_policy::is_loader_variable(name)
         || name.starts_with("BASH_FUNC_")
         || matches!(
             name,
-            "GCONV_PATH"
-                | "BASH_ENV"
-                | "ENV"
-                | "PS4"
-                | "PROMPT_COMMAND"
-                | "SHELLOPTS"
-                | "BASHOPTS"
-                | "PATH"
+            "BASH_ENV" | "ENV" | "PS4" | "PROMPT_COMMAND" | "SHELLOPTS" | "BASHOPTS" | "PATH"
         )
 }
 
-/// Skips `NAME=value` words (env and sudo accept them before the command), reporting
-/// loader variables. Returns the index of the command.
+/// Variables known not to change what a program runs, loads or reads as configuration: the
+/// allow-list. Any other variable that reaches a program's environment is a
+/// [`Concern::Environment`] (or, for loader variables, [`Concern::LoaderVariable`]): the set of
+/// variables that do change what runs (`GIT_PAGER`, `GIT_SSH_COMMAND`, `EDITOR`, `PAGER`,
+/// `NODE_OPTIONS`, `PYTHONPATH`, `PERL5OPT`, `HOME`, `XDG_CONFIG_HOME`, `RUSTC_WRAPPER`,
+/// `CC`, `LESSOPEN`, …) has no end, so only these are let through.
+pub fn is_inert_variable(name: &str) -> bool {
+    // Locale: picks a language and character set among the installed locales (where locale
+    // data is searched, `LOCPATH`, is a loader variable).
+    name.starts_with("LC_")
+        || matches!(
+            name,
+            "LANG" | "LANGUAGE"
+            // Time zone for formatting dates (the zone files' directory, `TZDIR`, is a
+            // loader variable).
+            | "TZ"
+            // Terminal type and colour and size hints: how output looks, not what runs.
+            | "TERM"
+            | "COLORTERM"
+            | "NO_COLOR"
+            | "CLICOLOR"
+            | "CLICOLOR_FORCE"
+            | "FORCE_COLOR"
+            | "COLUMNS"
+            | "LINES"
+            // "Running under CI": tools switch off prompts and progress bars.
+            | "CI"
+            // Rust: backtraces on panic and log filtering, read by the program itself.
+            | "RUST_BACKTRACE"
+            | "RUST_LIB_BACKTRACE"
+            | "RUST_LOG"
+            // Cargo: colour of its own messages only.
+            | "CARGO_TERM_COLOR"
+            // Python: buffering, bytecode caching, hash seed and stdio encoding; none names
+            // code or a path (unlike `PYTHONPATH`, `PYTHONSTARTUP`, `PYTHONHOME`).
+            | "PYTHONUNBUFFERED"
+            | "PYTHONDONTWRITEBYTECODE"
+            | "PYTHONHASHSEED"
+            | "PYTHONIOENCODING"
+            // Node: a mode string the program's own code reads (unlike `NODE_OPTIONS`,
+            // `NODE_PATH`).
+            | "NODE_ENV"
+        )
+}
+
+/// The concern, if any, for a variable that reaches a program's environment; `written` is
+/// what the line shows (`NAME=value`, or the name alone for `export NAME`).
+pub(super) fn environment_concern(name: &str, written: &str) -> Option<Concern> {
+    if is_loader_variable(name) {
+        Some(Concern::LoaderVariable(written.to_string()))
+    } else if is_inert_variable(name) {
+        None
+    } else {
+        Some(Concern::Environment(written.to_string()))
+    }
+}
+
+/// Whether a variable the line assigns without exporting it may already be exported: bash
+/// passes the new value of a variable it inherited from its environment to every command it
+/// runs after (`HOME=/tmp/x; git log`). Which variables were inherited is not known here;
+/// environment variables are upper-case by convention and shell variables lower-case, so a
+/// name without a lower-case letter is taken as possibly inherited.
+pub(super) fn may_be_inherited(name: &str) -> bool {
+    !name.bytes().any(|b| b.is_ascii_lowercase())
+}
+
+/// The variable name an assignment or declaration word starts with (`NAME`, `NAME=v`,
+/// `NAME+=v`, `NAME[i]=v`).
+pub(super) fn leading_name(s: &str) -> Option<&str> {
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    let (name, rest) = s.split_at(end);
+    let follows = rest.is_empty() || rest.starts_with(['=', '[']) || rest.starts_with("+=");
+    (is_name(name) && follows).then_some(name)
+}
+
+/// Skips `NAME=value` words (env and sudo accept them before the command): each puts a
+/// variable in the command's environment, a concern unless it is inert. Returns the index of
+/// the command.
 fn assignments(args: &[Word], mut i: usize, out: &mut Outcome) -> Option<usize> {
     while let Some(w) = args.get(i) {
         // `NAME="$value"`: an assignment whatever the value, as long as it stays one word.
@@ -332,12 +404,97 @@ fn assignments(args: &[Word], mut i: usize, out: &mut Outcome) -> Option<usize> 
                 return None;
             }
         };
-        if is_loader_variable(name) {
-            out.concerns.push(Concern::LoaderVariable(w.text.clone()));
-        }
+        out.concerns.extend(environment_concern(name, &w.text));
         i += 1;
     }
     Some(i)
+}
+
+/// `export`, `declare`, `typeset`, `local`, `readonly` (as parsed declarations or as argv,
+/// `command export …`): the variables they put in the environment of every later command.
+/// `export NAME[=v]` and `declare -x NAME[=v]` export any name; an assignment without `-x`
+/// reaches the environment when the variable was inherited ([`may_be_inherited`]).
+fn declaration(base: &str, args: &[Word], whole: &str, out: &mut Outcome) {
+    let mut exported = base == "export";
+    let mut functions = false;
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        if leading_name(&w.raw).is_some() {
+            break;
+        }
+        if !w.literal {
+            // `export "$x"`, `declare $flags …`: may be `-x` or `NAME=value`.
+            out.concerns.push(Concern::Environment(whole.to_string()));
+            return;
+        }
+        let t = w.text.as_str();
+        let (on, flags) = match (t.strip_prefix('-'), t.strip_prefix('+')) {
+            (Some(f), _) if !f.is_empty() => (true, f),
+            (_, Some(f)) if !f.is_empty() => (false, f),
+            _ => break,
+        };
+        i += 1;
+        if t == "--" {
+            break;
+        }
+        for c in flags.chars() {
+            match c {
+                'x' => exported = on,
+                // `export -n`: no longer exported.
+                'n' if base == "export" => exported = false,
+                // `declare -n ref=NAME`: later assignments to `ref` set NAME, whatever it is.
+                'n' if on => out.concerns.push(Concern::Environment(whole.to_string())),
+                'f' | 'F' => functions = true,
+                _ => {}
+            }
+        }
+    }
+    if functions {
+        // Function names, not variables (their bodies are checked where they are defined).
+        return;
+    }
+    for w in &args[i..] {
+        // As written (`NAME="$v"`), else after quote removal (`"NAME=v"`).
+        let form = match (leading_name(&w.raw), leading_name(&w.text)) {
+            (Some(name), _) => Some((name, w.raw.as_str())),
+            (None, Some(name)) if w.literal => Some((name, w.text.as_str())),
+            _ => None,
+        };
+        let Some((name, form)) = form else {
+            if !w.literal {
+                out.concerns.push(Concern::Environment(w.text.clone()));
+            }
+            continue;
+        };
+        let assigns = form.len() > name.len();
+        if exported || (assigns && may_be_inherited(name)) || is_loader_variable(name) {
+            out.concerns.extend(environment_concern(name, &w.text));
+        }
+    }
+}
+
+/// `set -a` / `set -o allexport` (also as a shell's options): every later assignment is
+/// exported.
+fn allexport(opts: &[Opt]) -> bool {
+    opts.iter().any(|o| {
+        o.name == "-a" || (o.name == "-o" && o.arg.as_ref().is_some_and(|a| a.text == "allexport"))
+    })
+}
+
+fn set(args: &[Word], whole: &str, out: &mut Outcome) {
+    let spec = Spec {
+        short_arg: "o",
+        any_letter: true,
+        plus: true,
+        ..Spec::default()
+    };
+    match scan(args, &spec) {
+        Ok((opts, _)) if !allexport(&opts) => {}
+        // `set -a`, or a word that may be `-a`.
+        Ok(_) | Err(Stop::Dynamic(_)) => out.concerns.push(Concern::Environment(whole.to_string())),
+        // bash refuses an option it does not know.
+        Err(Stop::Unknown(_)) => {}
+    }
 }
 
 fn is_name(s: &str) -> bool {
@@ -348,11 +505,11 @@ fn is_name(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-const SHELLS: &[&str] = &[
+pub(super) const SHELLS: &[&str] = &[
     "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash", "rbash", "lksh", "pdksh",
     "oksh", "loksh", "ksh93", "bosh",
 ];
-const FOREIGN_SHELLS: &[&str] = &[
+pub(super) const FOREIGN_SHELLS: &[&str] = &[
     "fish",
     "csh",
     "tcsh",
@@ -622,6 +779,10 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str) -> Outcome {
         "su" => su(args, false, &mut out),
         "runuser" => su(args, true, &mut out),
         "sg" => sg(args, &mut out),
+        "export" | "declare" | "typeset" | "local" | "readonly" => {
+            declaration(base, args, whole, &mut out)
+        }
+        "set" => set(args, whole, &mut out),
         "eval" => {
             out.opaque(whole.to_string());
             if !args.is_empty() && args.iter().all(|w| w.literal) {
@@ -1294,6 +1455,11 @@ fn shell(base: &str, args: &[Word], out: &mut Outcome) {
         Ok(r) => r,
         Err(s) => return out.stop(s),
     };
+    if allexport(&opts) {
+        // `bash -a -c '…'`: every assignment in the string is exported.
+        out.concerns
+            .push(Concern::Environment(format!("{base} {}", join_raw(args))));
+    }
     if has(&opts, &["-c"]) {
         if let Some(cmd) = args.get(start) {
             out.line(cmd);
