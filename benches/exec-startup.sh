@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Start-up cost of `cordon exec -- /bin/true` on each Linux backend, side by side in one
-# hyperfine run with bare bubblewrap doing the same job and an unconfined /bin/true.
+# hyperfine run with bare bubblewrap (a minimal sandbox, and the same mounts and namespaces
+# cordon builds, taken from `cordon profile --format bwrap`) and an unconfined /bin/true.
 #
 #   benches/exec-startup.sh            # builds release, prints the table and the ratios
 #   RUNS=1000 benches/exec-startup.sh  # more runs
@@ -20,22 +21,31 @@ trap 'rm -rf "$ws"' EXIT
 cordon=$PWD/target/release/cordon
 cd "$ws"   # the embedded default policy: this directory read-write
 
+# The same view without cordon: the options `cordon profile --format bwrap` prints (cordon's
+# inner stage, seccomp program and status pipe are what the comparison measures).
+"$cordon" profile --format bwrap > "$out/bwrap-profile.sh"
+CORDON_TMP=$(mktemp -d -p "$ws")
+eval "$(sed -n '/^args=(/,/^)/p' "$out/bwrap-profile.sh")"
+same="/usr/bin/bwrap ${args[*]} /bin/true"
+
 runs=${RUNS:-500}
 hyperfine -N --warmup 50 --runs "$runs" --export-json "$out/exec-startup.json" \
   -n 'cordon --backend landlock' "$cordon exec --backend landlock -- /bin/true" \
   -n 'cordon --backend bwrap' "$cordon exec --backend bwrap -- /bin/true" \
   -n 'bwrap (bare)' 'bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent --new-session /bin/true' \
+  -n 'bwrap (same view)' "$same" \
   -n 'unconfined /bin/true' '/bin/true'
 
 python3 - "$out/exec-startup.json" <<'PY'
 import json, sys
 r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
 med = {k: v["median"] * 1000 for k, v in r.items()}
-l, b, bare, t = (med[k] for k in ("cordon --backend landlock", "cordon --backend bwrap", "bwrap (bare)", "unconfined /bin/true"))
+l, b, bare, same, t = (med[k] for k in ("cordon --backend landlock", "cordon --backend bwrap", "bwrap (bare)", "bwrap (same view)", "unconfined /bin/true"))
 print()
 for k, v in med.items():
     print(f"median {k:28} {v:7.3f} ms")
 print(f"landlock / bare bwrap  = {l / bare:.2f}   (target <= 0.50)")
 print(f"landlock - /bin/true   = {l - t:+.3f} ms (target <= +1.000)")
 print(f"bwrap / bare bwrap     = {b / bare:.2f}   (target <= 1.30)")
+print(f"bwrap / same-view bwrap = {b / same:.2f}")
 PY
