@@ -125,7 +125,10 @@ pub fn run(args: ExecArgs) -> i32 {
     if args.approve_all {
         // A flag may tighten the policy's mode, never loosen a stricter one: whoever can
         // start cordon (an agent, too) must not be able to turn the policy's refusals off.
-        if matches!(policy.approval.mode, ApprovalMode::Strict | ApprovalMode::Deny) {
+        if matches!(
+            policy.approval.mode,
+            ApprovalMode::Strict | ApprovalMode::Deny
+        ) {
             return refuse(
                 EXIT_FAILURE,
                 format!(
