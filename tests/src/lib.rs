@@ -13,4 +13,16 @@
 //!   which proves each check can fail. It also checks `cordon exec`'s exit codes, timeout
 //!   clean-up and fail-closed start-up.
 //!
-//! The library itself is empty.
+//! The library holds what the test files share.
+
+use std::process::Output;
+
+/// A child's status and output, for assertion messages.
+pub fn describe(out: &Output) -> String {
+    format!(
+        "status: {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

@@ -9,6 +9,7 @@
 // bubblewrap is Linux.
 #![cfg(target_os = "linux")]
 
+use cordon_e2e::describe;
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -95,15 +96,6 @@ impl Fixture {
             + &String::from_utf8_lossy(&out.stderr);
         (out.status.code(), text)
     }
-}
-
-fn describe(out: &Output) -> String {
-    format!(
-        "status: {}\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn names(dir: &Path) -> Vec<String> {

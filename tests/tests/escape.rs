@@ -25,6 +25,7 @@
 // Landlock, seccomp and bubblewrap are Linux; so is every attack.
 #![cfg(target_os = "linux")]
 
+use cordon_e2e::describe;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
@@ -802,15 +803,6 @@ fn run(mut c: Command) -> Output {
     let _ = tx.send(());
     watchdog.join().unwrap();
     out
-}
-
-fn describe(out: &Output) -> String {
-    format!(
-        "status: {}\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn stdout(out: &Output) -> String {

@@ -163,20 +163,18 @@ fn real_path(path: &Path) -> Option<PathBuf> {
         .or_else(|| std::fs::canonicalize(path).ok())
 }
 
-/// The canonical path of an existing file: `realpath(3)` (macOS has no O_PATH or /proc).
-#[cfg(not(target_os = "linux"))]
-fn real_path(path: &Path) -> Option<PathBuf> {
-    std::fs::canonicalize(path).ok()
-}
-
-/// `path` with its longest existing prefix made canonical and the rest appended as written,
-/// so that a file that does not exist yet still compares with the canonical roots.
-fn real_path_of_existing_part(path: &Path) -> PathBuf {
-    let mut rest = Vec::new();
+/// Resolves a path the way the kernel will see it: `realpath` of the path, or, when it does
+/// not exist (yet), of its deepest existing ancestor with the rest appended. `realpath` is
+/// passed in so that the logic is testable anywhere; at run time it is
+/// [`std::fs::canonicalize`] for Seatbelt, `real_path` for the profile. A path whose remainder contains `..` is returned unchanged.
+pub fn canonical(path: &Path, realpath: &dyn Fn(&Path) -> std::io::Result<PathBuf>) -> PathBuf {
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
     let mut cur = path;
     loop {
-        if let Some(mut real) = real_path(cur) {
-            real.extend(rest.iter().rev());
+        if let Ok(mut real) = realpath(cur) {
+            for name in rest.iter().rev() {
+                real.push(name);
+            }
             return real;
         }
         match (cur.parent(), cur.file_name()) {
@@ -187,6 +185,12 @@ fn real_path_of_existing_part(path: &Path) -> PathBuf {
             _ => return path.to_path_buf(),
         }
     }
+}
+
+/// The canonical path of an existing file: `realpath(3)` (macOS has no O_PATH or /proc).
+#[cfg(not(target_os = "linux"))]
+fn real_path(path: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(path).ok()
 }
 
 impl Profile {
@@ -305,7 +309,11 @@ impl Profile {
         // only the log and its head are, and the writer's refusal to follow links is the guard.
         if let Some(log) = &policy.approval.audit_log {
             // Before the first run the log does not exist yet: resolve what does.
-            let log = real_path_of_existing_part(log);
+            // Its longest existing prefix made canonical, the rest as written: a log that does
+            // not exist yet still compares with the canonical roots.
+            let log = canonical(log, &|p| {
+                real_path(p).ok_or_else(|| std::io::ErrorKind::NotFound.into())
+            });
             if writable.iter().any(|w| log.starts_with(&w.root)) {
                 let dir = log
                     .parent()

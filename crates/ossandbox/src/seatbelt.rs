@@ -34,6 +34,7 @@ use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::profile::canonical;
 use crate::profile::Profile;
 use crate::render;
 use crate::run::{Spec, StartError};
@@ -41,30 +42,6 @@ use crate::Error;
 
 /// The one `sandbox-exec` cordon runs: part of macOS, owned by root. Never one from `PATH`.
 pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
-
-/// Resolves a path the way the kernel will see it: `realpath` of the path, or, when it does
-/// not exist (yet), of its deepest existing ancestor with the rest appended. `realpath` is
-/// passed in so that the logic is testable anywhere; at run time it is
-/// [`std::fs::canonicalize`]. A path whose remainder contains `..` is returned unchanged.
-pub fn canonical(path: &Path, realpath: &dyn Fn(&Path) -> io::Result<PathBuf>) -> PathBuf {
-    let mut rest: Vec<&OsStr> = Vec::new();
-    let mut cur = path;
-    loop {
-        if let Ok(mut real) = realpath(cur) {
-            for name in rest.iter().rev() {
-                real.push(name);
-            }
-            return real;
-        }
-        match (cur.parent(), cur.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name);
-                cur = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
-}
 
 /// The profile with every path resolved by [`canonical`]: Seatbelt compares rules with the
 /// real path of a file, so a rule on a path through a symlink (`/tmp`, `/var/folders`, a
