@@ -365,12 +365,19 @@ pub fn append(path: &Path, amendment: &Amendment) -> Result<Option<String>, Amen
         path: path.to_path_buf(),
         source,
     };
+    use std::os::unix::fs::OpenOptionsExt;
+    // Never through a symlink planted at the rules file's name: cordon (maybe as root)
+    // would otherwise append a rule to whatever it points at.
     let file = OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
         .map_err(io)?;
+    if !file.metadata().map_err(io)?.is_file() {
+        return Err(io(std::io::Error::other("not a regular file")));
+    }
     let _lock = Flock::exclusive(&file).map_err(io)?;
     let mut text = String::new();
     (&file).seek(SeekFrom::Start(0)).map_err(io)?;

@@ -219,3 +219,16 @@ fn always_is_refused_for_programs_named_by_a_path() {
         "{reason}"
     );
 }
+
+#[test]
+fn append_never_writes_through_a_symlink() {
+    let d = tempfile::tempdir().unwrap();
+    let victim = d.path().join("victim");
+    // Empty: a rules file that would be accepted and appended to, were it followed.
+    std::fs::write(&victim, "").unwrap();
+    let rules = d.path().join("cordon.rules.toml");
+    std::os::unix::fs::symlink(&victim, &rules).unwrap();
+    let a = Amendment::for_key("shell", &Key::split("cargo test")).unwrap();
+    assert!(amend::append(&rules, &a).is_err());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "");
+}
