@@ -44,7 +44,7 @@ use std::time::Duration;
 use serde_spanned::Spanned;
 
 pub use error::{Location, PolicyError};
-pub use pattern::{basename, Pattern};
+pub use pattern::{basename, is_glob, literal_prefix, Pattern};
 
 /// The shipped default policy, embedded in the binary: `profiles/default.toml`.
 pub const DEFAULT_POLICY: &str = include_str!("../../../profiles/default.toml");

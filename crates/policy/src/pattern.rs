@@ -47,12 +47,18 @@ impl Token {
     }
 }
 
-/// The characters before a glob's first special character (`\` included, to stay exact).
-fn literal_prefix(token: &str) -> String {
-    token
-        .chars()
-        .take_while(|c| !matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\'))
-        .collect()
+/// Whether a pattern token is a glob (otherwise it compares by equality).
+pub fn is_glob(token: &str) -> bool {
+    token.contains(['*', '?', '[', ']', '{', '}'])
+}
+
+/// The characters of a glob token before its first special character: every word it matches
+/// starts with them (`\` ends the prefix too, so an escape is never misread).
+pub fn literal_prefix(token: &str) -> &str {
+    let end = token
+        .find(['*', '?', '[', ']', '{', '}', '\\'])
+        .unwrap_or(token.len());
+    &token[..end]
 }
 
 /// A compiled token-prefix pattern.
@@ -75,7 +81,7 @@ impl Pattern {
         }
         let mut tokens = Vec::with_capacity(words.len());
         for word in &words {
-            if word.contains(['*', '?', '[', ']', '{', '}']) {
+            if is_glob(word) {
                 let glob = GlobBuilder::new(word)
                     .literal_separator(true)
                     .backslash_escape(true)
@@ -83,7 +89,7 @@ impl Pattern {
                     .map_err(|e| format!("token `{word}` is not a valid glob: {}", e.kind()))?;
                 tokens.push(Token::Glob {
                     glob,
-                    prefix: literal_prefix(word),
+                    prefix: literal_prefix(word).to_string(),
                     matcher: OnceLock::new(),
                 });
             } else {
@@ -218,6 +224,7 @@ mod tests {
         assert_eq!(literal_prefix("*.txt"), "");
         assert_eq!(literal_prefix("a\\*b*"), "a");
         assert_eq!(literal_prefix("x{a,b}"), "x");
+        assert_eq!(literal_prefix("é?"), "é");
         assert!(m("x{a,b}", "xa") && m("x{a,b}", "xb") && !m("x{a,b}", "ya"));
         assert!(m("a\\*b*", "a*bc") && !m("a\\*b*", "axbc"));
     }
