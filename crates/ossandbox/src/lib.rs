@@ -435,22 +435,16 @@ pub(crate) fn memfd(
 ) -> Result<std::os::fd::OwnedFd, Error> {
     use std::io::{Seek, Write};
     let cname = std::ffi::CString::new(name).expect("no NUL in memfd names");
-    let mut flags = libc::MFD_CLOEXEC;
-    if kind == MemfdKind::Program {
-        flags |= libc::MFD_ALLOW_SEALING;
-    }
-    let create = |flags| unsafe { libc::memfd_create(cname.as_ptr(), flags) };
-    let mut fd = if kind == MemfdKind::Program {
-        // MFD_EXEC (Linux 6.3) keeps the memfd executable where vm.memfd_noexec = 1 would
-        // make it no-exec; older kernels reject the flag, and their memfds are executable.
-        create(flags | libc::MFD_EXEC)
-    } else {
-        create(flags)
+    // A program is sealed once written, and asks for MFD_EXEC (Linux 6.3), which keeps it
+    // executable where vm.memfd_noexec = 1 would not; older kernels reject the flag, and
+    // their memfds are executable anyway.
+    let (flags, exec) = match kind {
+        MemfdKind::Data => (libc::MFD_CLOEXEC, 0),
+        MemfdKind::Program => (libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING, libc::MFD_EXEC),
     };
-    if fd < 0
-        && kind == MemfdKind::Program
-        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
-    {
+    let create = |flags| unsafe { libc::memfd_create(cname.as_ptr(), flags) };
+    let mut fd = create(flags | exec);
+    if fd < 0 && exec != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
         fd = create(flags);
     }
     if fd < 0 {

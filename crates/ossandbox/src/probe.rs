@@ -323,23 +323,28 @@ pub fn bwrap_runs() -> Finding {
         Err(e) => return fail(format!("cannot prepare the inner stage: {e}")),
     };
     use std::os::fd::AsRawFd;
-    let (r, p) = (ruleset.as_raw_fd(), program.as_raw_fd());
-    let mut cmd = Command::new(bwrap);
-    cmd.args(base)
-        .arg(format!("/proc/self/fd/{p}"))
-        .args(crate::bwrap::inner_args(r, &[], abi, ["/bin/true".into()]));
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
-            for fd in [r, p] {
-                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
-    match quiet(&mut cmd) {
-        Ok(s) if s.success() => Finding {
+    let mut args: Vec<std::ffi::OsString> = base.iter().map(Into::into).collect();
+    args.push(format!("/proc/self/fd/{}", program.as_raw_fd()).into());
+    args.extend(crate::bwrap::inner_args(
+        ruleset.as_raw_fd(),
+        &[],
+        abi,
+        ["/bin/true".into()],
+    ));
+    // Passed on the way `cordon exec` passes them (its inner stage's message, if any, shows).
+    let c = crate::run::Confinement {
+        pass_fds: vec![ruleset, program],
+        ..Default::default()
+    };
+    let spec = crate::run::Spec {
+        program: bwrap.into(),
+        args,
+        cwd: "/".into(),
+        env: vec![],
+        timeout: Some(std::time::Duration::from_secs(30)),
+    };
+    match crate::run::run(c, &spec) {
+        Ok(crate::run::Outcome::Exited(0)) => Finding {
             name: "bwrap",
             ok: true,
             detail: format!(
@@ -347,8 +352,8 @@ pub fn bwrap_runs() -> Finding {
                 bwrap.display()
             ),
         },
-        Ok(s) => fail(format!(
-            "{} starts a sandbox, but cordon's inner stage failed in it ({s}): is vm.memfd_noexec = 2?",
+        Ok(o) => fail(format!(
+            "{} starts a sandbox, but cordon's inner stage failed in it ({o:?}): is vm.memfd_noexec = 2?",
             bwrap.display()
         )),
         Err(e) => fail(format!("{} could not be run: {e}", bwrap.display())),

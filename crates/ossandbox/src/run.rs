@@ -41,10 +41,11 @@ pub struct Confinement {
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     /// Drop capabilities and set no_new_privs (off only for an unconfined run).
     pub confine: bool,
-    /// Descriptors the child must inherit (bwrap's `--args`, seccomp and status fds); every
-    /// other inherited descriptor beyond stdio is closed at exec.
+    /// Descriptors the child must inherit (bwrap's `--args`, seccomp and status fds, the
+    /// Landlock ruleset and the inner stage's memfd); every other inherited descriptor beyond
+    /// stdio is closed at exec.
     pub pass_fds: Vec<OwnedFd>,
-    /// The read end of bwrap's `--json-status-fd`: no `child-pid` record means bwrap itself
+    /// The read end of bwrap's `--json-status-fd`: no `exit-code` record means bwrap itself
     /// failed before starting the command.
     pub setup_status: Option<OwnedFd>,
 }
