@@ -160,13 +160,26 @@ pub fn run(args: ExecArgs) -> i32 {
     }
     // Every final decision is recorded (allow and deny) before anything runs; a log that
     // cannot be written stops the run (exit 125).
-    if let Some(path) = &policy.approval.audit_log {
-        match AuditLog::open(path) {
-            Ok(log) => engine.set_audit(match &session {
-                Some(s) => log.with_session(s.id.clone()),
-                None => log,
-            }),
-            Err(e) => return refuse(EXIT_FAILURE, format!("audit log {e}")),
+    let log = &policy.approval.audit_log;
+    let Some(path) = log.path() else {
+        return refuse(
+            EXIT_FAILURE,
+            "nowhere to record decisions: the policy sets no approval.audit_log, and neither XDG_STATE_HOME nor HOME is an absolute path (set one of them)",
+        );
+    };
+    match AuditLog::open(path) {
+        Ok(log) => engine.set_audit(match &session {
+            Some(s) => log.with_session(s.id.clone()),
+            None => log,
+        }),
+        Err(e) => {
+            let hint = match log {
+                cordon_policy::AuditLog::Default(_) => {
+                    " (the default place; set approval.audit_log in the policy, or XDG_STATE_HOME, to record elsewhere)"
+                }
+                _ => "",
+            };
+            return refuse(EXIT_FAILURE, format!("audit log {e}{hint}"));
         }
     }
     let request = shell_request(&engine, &shown, &argv, &cwd, &assessment);

@@ -307,7 +307,8 @@ impl Profile {
         // sandbox, perhaps root) creates its files. So the log's whole directory is protected,
         // unless it is a writable root or holds one (that root would become read-only): then
         // only the log and its head are, and the writer's refusal to follow links is the guard.
-        if let Some(log) = &policy.approval.audit_log {
+        let log_key = policy.approval.audit_log.key();
+        if let Some(log) = policy.approval.audit_log.path() {
             // Before the first run the log does not exist yet: resolve what does.
             // Its longest existing prefix made canonical, the rest as written: a log that does
             // not exist yet still compares with the canonical roots.
@@ -321,9 +322,9 @@ impl Profile {
                 match dir {
                     Some(dir) => protected.push(Protected {
                         path: dir.to_path_buf(),
-                        origin: "approval.audit_log (its directory: the audit trail lies in a \
-                                 writable root)"
-                            .into(),
+                        origin: format!(
+                            "{log_key} (its directory: the audit trail lies in a writable root)"
+                        ),
                     }),
                     None => {
                         let mut head = log.clone().into_os_string();
@@ -331,9 +332,9 @@ impl Profile {
                         for path in [log.clone(), PathBuf::from(head)] {
                             protected.push(Protected {
                                 path,
-                                origin:
-                                    "approval.audit_log (the audit trail lies in a writable root)"
-                                        .into(),
+                                origin: format!(
+                                    "{log_key} (the audit trail lies in a writable root)"
+                                ),
                             });
                         }
                     }
@@ -460,6 +461,30 @@ mod tests {
             paths,
             vec![real.join("a/.git/hooks"), real.join("b/.git/hooks")]
         );
+    }
+
+    #[test]
+    fn the_default_audit_log_in_a_writable_root_is_protected_too() {
+        let d = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(d.path()).unwrap();
+        let mut p = policy(
+            "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n",
+            d.path(),
+        );
+        // As when cordon runs from the home directory without XDG_STATE_HOME.
+        p.approval.audit_log = cordon_policy::AuditLog::Default(
+            d.path().join(".local/state/cordon/audit.jsonl"),
+        );
+        let prof = Profile::from_policy(&p);
+        assert_eq!(prof.protected.len(), 1);
+        assert_eq!(prof.protected[0].path, real.join(".local/state/cordon"));
+        assert!(
+            prof.protected[0].origin.starts_with("the default audit log"),
+            "{}",
+            prof.protected[0].origin
+        );
+        p.approval.audit_log = cordon_policy::AuditLog::Nowhere;
+        assert!(Profile::from_policy(&p).protected.is_empty());
     }
 
     #[test]

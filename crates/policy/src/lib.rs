@@ -242,7 +242,55 @@ pub struct Approval {
     pub timeout: Duration,
     /// Same tool + same arguments this many times in a row raises an ask (0: off).
     pub doom_loop: u32,
-    pub audit_log: Option<PathBuf>,
+    /// Where every decision is recorded.
+    pub audit_log: AuditLog,
+}
+
+/// Where decisions are recorded: the policy's `approval.audit_log`, else a per-user default,
+/// so that a policy that says nothing about the log still leaves a record of every decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuditLog {
+    /// `approval.audit_log`, resolved against the policy file's directory.
+    Configured(PathBuf),
+    /// The policy names no log: `$XDG_STATE_HOME/cordon/audit.jsonl`, else
+    /// `$HOME/.local/state/cordon/audit.jsonl` (the XDG base directory for state).
+    Default(PathBuf),
+    /// The policy names no log and neither `XDG_STATE_HOME` nor `HOME` is an absolute path:
+    /// there is nowhere to record, so `cordon exec` refuses to run anything.
+    Nowhere,
+}
+
+impl AuditLog {
+    /// The log's path, unless there is none.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            AuditLog::Configured(p) | AuditLog::Default(p) => Some(p),
+            AuditLog::Nowhere => None,
+        }
+    }
+
+    /// How messages and profile comments name the log.
+    pub fn key(&self) -> &'static str {
+        match self {
+            AuditLog::Configured(_) => "approval.audit_log",
+            AuditLog::Default(_) | AuditLog::Nowhere => {
+                "the default audit log (approval.audit_log is not set)"
+            }
+        }
+    }
+
+    /// The default for a policy that names no log, from the environment `var` gives:
+    /// `$XDG_STATE_HOME/cordon/audit.jsonl`, else `$HOME/.local/state/cordon/audit.jsonl`.
+    /// A relative or empty value is ignored, as the XDG base directory specification says.
+    pub fn default_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> AuditLog {
+        let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+        let state =
+            absolute("XDG_STATE_HOME").or_else(|| absolute("HOME").map(|h| h.join(".local/state")));
+        match state {
+            Some(dir) => AuditLog::Default(dir.join("cordon/audit.jsonl")),
+            None => AuditLog::Nowhere,
+        }
+    }
 }
 
 impl Policy {
@@ -761,7 +809,10 @@ impl Cx<'_> {
             })?,
             None => 3,
         };
-        let audit_log = raw.audit_log.as_ref().map(|v| self.path(v)).transpose()?;
+        let audit_log = match &raw.audit_log {
+            Some(v) => AuditLog::Configured(self.path(v)?),
+            None => AuditLog::default_from(|name| std::env::var_os(name)),
+        };
         Ok(Approval {
             mode,
             timeout,

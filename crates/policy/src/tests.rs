@@ -434,3 +434,54 @@ fn whole_filesystem_writable_is_refused() {
     .unwrap();
     assert_eq!(p.sandbox.paths[0].root, Path::new("/"));
 }
+
+#[test]
+fn the_audit_log_is_the_policys_else_the_users_state_directory() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| std::ffi::OsString::from(v))
+        }
+    };
+    let d = |p: &str| AuditLog::Default(PathBuf::from(p));
+    assert_eq!(
+        AuditLog::default_from(env(&[("XDG_STATE_HOME", "/s"), ("HOME", "/h")])),
+        d("/s/cordon/audit.jsonl")
+    );
+    assert_eq!(
+        AuditLog::default_from(env(&[("HOME", "/h")])),
+        d("/h/.local/state/cordon/audit.jsonl")
+    );
+    // Relative or empty values are ignored (XDG base directory specification).
+    assert_eq!(
+        AuditLog::default_from(env(&[("XDG_STATE_HOME", "s"), ("HOME", "/h")])),
+        d("/h/.local/state/cordon/audit.jsonl")
+    );
+    assert_eq!(
+        AuditLog::default_from(env(&[("XDG_STATE_HOME", ""), ("HOME", "")])),
+        AuditLog::Nowhere
+    );
+    assert_eq!(AuditLog::Nowhere.path(), None);
+
+    let dir = Path::new("/policies");
+    let p = Policy::parse(
+        "version = 1\n[approval]\naudit_log = \"logs/a.jsonl\"\n",
+        "cordon.toml",
+        dir,
+    )
+    .unwrap();
+    assert_eq!(
+        p.approval.audit_log,
+        AuditLog::Configured(PathBuf::from("/policies/logs/a.jsonl"))
+    );
+    assert_eq!(p.approval.audit_log.key(), "approval.audit_log");
+    // Unset: the default, whatever this environment makes of it.
+    let p = Policy::parse("version = 1\n", "cordon.toml", dir).unwrap();
+    assert_eq!(
+        p.approval.audit_log,
+        AuditLog::default_from(|n| std::env::var_os(n))
+    );
+    assert!(!matches!(p.approval.audit_log, AuditLog::Configured(_)));
+}
