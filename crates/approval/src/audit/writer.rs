@@ -13,7 +13,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -181,9 +181,9 @@ pub(crate) fn read_head_file(f: File) -> Result<Head, String> {
 }
 
 impl AuditLog {
-    /// Opens (creating, mode 0600, with its parent directories) the log at `path`, for a new
-    /// session with a random id. Refuses a log, or a log directory, that is a symlink, and a
-    /// log that is not a regular file with exactly one name.
+    /// Opens (creating, mode 0600, with its missing parent directories, mode 0700) the log at
+    /// `path`, for a new session with a random id. Refuses a log, or a log directory, that is
+    /// a symlink, and a log that is not a regular file with exactly one name.
     pub fn open(path: impl AsRef<Path>) -> Result<AuditLog, Error> {
         let path = path.as_ref().to_path_buf();
         let io = |what: &'static str| {
@@ -197,7 +197,12 @@ impl AuditLog {
         };
         let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
             Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(io("cannot create its directory"))?;
+                // 0700: the records hold every command line and its arguments.
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir)
+                    .map_err(io("cannot create its directory"))?;
                 dir
             }
             None => Path::new("."),
