@@ -1,5 +1,6 @@
-//! `cordon audit verify|show FILE`. (`cordon exec`'s records are written by the approval
-//! engine, before the command runs.)
+//! `cordon audit verify|show [FILE]`: FILE defaults to the log `cordon exec` writes under the
+//! policy (`approval.audit_log`, else the per-user default). (`cordon exec`'s records are
+//! written by the approval engine, before the command runs.)
 
 use std::path::{Path, PathBuf};
 
@@ -19,21 +20,48 @@ pub struct AuditArgs {
 enum AuditCmd {
     /// Check the log's hash chain, seq numbers and head file. Exit 0 when intact, 1 when a
     /// problem was found (each printed as `cordon: FILE:LINE: …`).
-    Verify {
-        /// The audit log (JSON Lines).
-        file: PathBuf,
-    },
+    Verify(LogArg),
     /// Print the log readably, one line per record (does not verify it).
-    Show {
-        /// The audit log (JSON Lines).
-        file: PathBuf,
-    },
+    Show(LogArg),
+}
+
+#[derive(Args)]
+struct LogArg {
+    /// Policy file whose log is meant when FILE is not given (default: ./cordon.toml, else
+    /// the embedded default).
+    #[arg(long, value_name = "FILE", conflicts_with = "file")]
+    policy: Option<PathBuf>,
+    /// The audit log (JSON Lines). Default: the policy's `approval.audit_log`, else
+    /// `$XDG_STATE_HOME/cordon/audit.jsonl` (`~/.local/state/cordon/audit.jsonl`).
+    file: Option<PathBuf>,
+}
+
+impl LogArg {
+    /// The log named, or the one `cordon exec` writes under the policy.
+    fn resolve(self) -> Result<PathBuf, i32> {
+        if let Some(file) = self.file {
+            return Ok(file);
+        }
+        let (_, policy) = crate::load_policy(self.policy.as_deref())?;
+        match policy.approval.audit_log.path() {
+            Some(p) => Ok(p.to_path_buf()),
+            None => Err(refuse(
+                EXIT_FAILURE,
+                "no audit log to read: the policy sets no approval.audit_log, and neither XDG_STATE_HOME nor HOME is an absolute path; name the FILE",
+            )),
+        }
+    }
 }
 
 pub fn run(args: AuditArgs) -> i32 {
-    match args.command {
-        AuditCmd::Verify { file } => verify(&file),
-        AuditCmd::Show { file } => show(&file),
+    let (arg, verify_it) = match args.command {
+        AuditCmd::Verify(a) => (a, true),
+        AuditCmd::Show(a) => (a, false),
+    };
+    match arg.resolve() {
+        Ok(file) if verify_it => verify(&file),
+        Ok(file) => show(&file),
+        Err(code) => code,
     }
 }
 

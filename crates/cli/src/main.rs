@@ -47,7 +47,8 @@ enum Cmd {
     /// Work with policy files: `test [FILE]` runs every rule's match/not_match examples.
     #[command(subcommand)]
     Policy(PolicyCmd),
-    /// The audit log: `verify FILE` checks its hash chain, `show FILE` prints it readably.
+    /// The audit log: `verify [FILE]` checks its hash chain, `show [FILE]` prints it readably
+    /// (FILE: the log `exec` writes under the policy, by default).
     Audit(audit::AuditArgs),
     /// A named session's grants: `show NAME` lists them, `revoke NAME [-- WORDS…]` revokes
     /// those starting with WORDS (all without).
