@@ -608,6 +608,7 @@ impl Fixture {
         fs::create_dir(&ws).unwrap();
         fs::create_dir(&outside).unwrap();
         fs::create_dir(root.join("tmp")).unwrap();
+        fs::create_dir(root.join("state")).unwrap();
         fs::create_dir(outside.join("emptydir")).unwrap();
         fs::write(outside.join("secret.txt"), SECRET).unwrap();
         fs::set_permissions(
@@ -636,6 +637,11 @@ impl Fixture {
             policy_text("none", false, ""),
         )
         .unwrap();
+        fs::write(
+            root.join("policies/cordon-landlock.toml"),
+            policy_text("landlock", true, ""),
+        )
+        .unwrap();
         let fx = Fixture {
             _tmp: tmp,
             root,
@@ -652,6 +658,7 @@ impl Fixture {
             chown_tree(&self.ws, uid, gid);
             chown_tree(&self.outside, uid, gid);
             chown_tree(&self.root.join("tmp"), uid, gid);
+            chown_tree(&self.root.join("state"), uid, gid);
         }
     }
 
@@ -689,6 +696,9 @@ impl Fixture {
         // cordon makes its private TMPDIR under this one: inside the fixture, it goes away
         // with it even when a control kills cordon before it can clean up.
         c.env("TMPDIR", self.root.join("tmp"));
+        // The default audit log goes here, beside the workspace (HOME is the workspace, and a
+        // log inside a writable root would be a protected path, which Landlock refuses).
+        c.env("XDG_STATE_HOME", self.root.join("state"));
         let name = if self.user.ids.is_some() {
             "cordon-test".to_string()
         } else {
@@ -1367,6 +1377,7 @@ bwrap_tests! {
     protected_paths_stay_read_only,
     protected_paths_cannot_be_moved_away,
     audit_log_in_the_workspace_is_out_of_reach,
+    default_audit_log_in_the_workspace_is_out_of_reach,
     policy_in_the_workspace_is_out_of_reach,
     tmp_is_private,
     other_processes_are_invisible,
@@ -1575,6 +1586,49 @@ fn policy_in_the_workspace_is_out_of_reach(mode: Mode) {
         "{}",
         describe(&out)
     );
+}
+
+/// A policy that names no audit log records in `$HOME/.local/state/cordon/` (no
+/// XDG_STATE_HOME); run from the home directory, that lies in the workspace and must survive
+/// the command it records just the same, or be refused where it cannot.
+fn default_audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    let home_run = |policy: &Path, argv: &[&str]| {
+        let mut c = fx.cordon(policy, &[], &os(argv));
+        c.env_remove("XDG_STATE_HOME"); // HOME is the workspace
+        run(c)
+    };
+    let out = home_run(&fx.policy(), &["/bin/true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let log = fx.ws.join(".local/state/cordon/audit.jsonl");
+    assert!(log.is_file(), "no default log at {}", log.display());
+    let attack = "truncate -s 0 .local/state/cordon/audit.jsonl; \
+                  rm -f .local/state/cordon/audit.jsonl.head; \
+                  echo forged >> .local/state/cordon/audit.jsonl; \
+                  mv .local/state/cordon .local/state/gone; mv .local .gone; true";
+    let out = home_run(&fx.policy(), &["/bin/sh", "-c", attack]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    // `cordon audit verify` without a FILE reads the log `exec` writes under the policy.
+    let mut verify = Command::new(&bins().cordon);
+    verify
+        .args(["audit", "verify", "--policy"])
+        .arg(fx.policy());
+    fx.prepare(&mut verify);
+    verify.env_remove("XDG_STATE_HOME");
+    let verify = run(verify);
+    assert_eq!(verify.status.code(), Some(0), "{}", describe(&verify));
+    assert!(
+        String::from_utf8_lossy(&verify.stdout).contains("2 record(s)"),
+        "{}",
+        describe(&verify)
+    );
+
+    // Landlock alone cannot keep it read-only: refused, and nothing is recorded.
+    let out = home_run(&fx.policy_file("cordon-landlock.toml"), &["/bin/true"]);
+    assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+    assert!(has_cordon_line(&out), "{}", describe(&out));
+    let lines = fs::read_to_string(&log).unwrap().lines().count();
+    assert_eq!(lines, 2, "a refused run must not be recorded as allowed");
 }
 
 /// An audit log inside the workspace must survive the command it records.

@@ -2,7 +2,9 @@
 
 mod common;
 use common::{cordon, stderr, stdout};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::process::Output;
 
 fn workspace(audit_log: &str) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
@@ -276,4 +278,109 @@ fn show_prints_one_readable_line_per_record() {
     let o = cordon(d.path(), &["audit", "show", "bad.jsonl"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).starts_with("cordon: bad.jsonl:1: not an audit record"));
+}
+
+/// `cordon exec` in an empty directory (the embedded default policy) with the given
+/// environment changes.
+fn default_policy_exec(dir: &Path, env: &[(&str, Option<&Path>)], argv: &[&str]) -> Output {
+    let mut c = common::command(dir);
+    c.arg("exec").arg("--").args(argv);
+    for (name, value) in env {
+        match value {
+            Some(v) => c.env(name, v),
+            None => c.env_remove(name),
+        };
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn a_policy_without_a_log_records_in_the_users_state_directory() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let env = [("XDG_STATE_HOME", Some(state.path()))];
+    let o = default_policy_exec(ws.path(), &env, &["touch", "made"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Denied by the embedded default's rules: recorded too, and nothing runs.
+    let o = default_policy_exec(ws.path(), &env, &["git", "reset", "--hard", "HEAD~1"]);
+    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+
+    let log = state.path().join("cordon/audit.jsonl");
+    let r = records(&log);
+    let decisions: Vec<_> = r.iter().map(|r| r["decision"].clone()).collect();
+    assert_eq!(decisions, ["allow", "deny"]);
+    assert_eq!(r[0]["keys"], serde_json::json!([["touch", "made"]]));
+    assert_eq!(r[1]["by"]["kind"], "rule");
+    // Private: the records hold every command line.
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&state.path().join("cordon")), 0o700);
+    assert_eq!(mode(&log), 0o600);
+
+    // `audit verify` and `audit show` without a FILE read the same log.
+    let mut verify = common::command(ws.path());
+    verify
+        .args(["audit", "verify"])
+        .env("XDG_STATE_HOME", state.path());
+    let v = verify.output().unwrap();
+    assert_eq!(v.status.code(), Some(0), "{}", stderr(&v));
+    assert!(
+        stdout(&v).starts_with(&format!("{}: 2 record(s)", log.display())),
+        "{}",
+        stdout(&v)
+    );
+    let mut show = common::command(ws.path());
+    show.args(["audit", "show"])
+        .env("XDG_STATE_HOME", state.path());
+    let s = show.output().unwrap();
+    assert_eq!(s.status.code(), Some(0), "{}", stderr(&s));
+    assert!(
+        stdout(&s).contains("git reset --hard HEAD~1"),
+        "{}",
+        stdout(&s)
+    );
+
+    // Without XDG_STATE_HOME: under HOME.
+    let home = tempfile::tempdir().unwrap();
+    let env = [("XDG_STATE_HOME", None), ("HOME", Some(home.path()))];
+    let o = default_policy_exec(ws.path(), &env, &["true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        records(&home.path().join(".local/state/cordon/audit.jsonl")).len(),
+        1
+    );
+}
+
+#[test]
+fn nowhere_to_record_is_a_refusal_and_nothing_runs() {
+    let ws = tempfile::tempdir().unwrap();
+    // Neither variable usable (a relative XDG_STATE_HOME is ignored, as the XDG spec says).
+    let rel = Path::new("relative/state");
+    let o = default_policy_exec(
+        ws.path(),
+        &[("XDG_STATE_HOME", Some(rel)), ("HOME", None)],
+        &["touch", "made"],
+    );
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("cordon: nowhere to record decisions"),
+        "{err}"
+    );
+    assert!(!ws.path().join("made").exists());
+    assert!(!ws.path().join("relative").exists());
+
+    // A default place that cannot be created: refused with a hint, nothing runs.
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    let o = default_policy_exec(
+        ws.path(),
+        &[("XDG_STATE_HOME", Some(blocker.path()))],
+        &["touch", "made"],
+    );
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("cordon: audit log "), "{err}");
+    assert!(err.contains("set approval.audit_log"), "{err}");
+    assert!(!ws.path().join("made").exists());
 }

@@ -7,8 +7,9 @@
 //! there; that directory is written as `${POLICY_DIR}` in the artifacts. The Landlock ABI is
 //! pinned to 7 so the output does not depend on the kernel.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const FORMATS: [(&str, &str); 4] = [
     ("seatbelt", "seatbelt.sb"),
@@ -43,11 +44,10 @@ fn staged(policy: &Path) -> tempfile::TempDir {
 }
 
 fn render(dir: &Path, format: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let out = common::command(dir)
         .args([
             "profile", "--format", format, "--abi", "7", "--arch", "x86_64",
         ])
-        .current_dir(dir)
         .output()
         .unwrap();
     assert!(
@@ -65,9 +65,8 @@ fn render(dir: &Path, format: &str) -> String {
 fn shipped_policies_load_and_check_their_examples() {
     for p in policies() {
         let d = staged(&p);
-        let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        let out = common::command(d.path())
             .args(["check", "--json", "shell", "--", "true"])
-            .current_dir(d.path())
             .output()
             .unwrap();
         assert!(
@@ -120,9 +119,8 @@ fn seatbelt_refuses_paths_it_cannot_pass_safely() {
         "version = 1\n[sandbox.paths.w]\nroot = 'quo\"te'\nmode = \"rw\"\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let out = common::command(d.path())
         .args(["profile", "--format", "seatbelt"])
-        .current_dir(d.path())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(125));

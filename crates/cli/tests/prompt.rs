@@ -207,7 +207,7 @@ fn s_approves_for_the_session_and_revoke_ends_it() {
     ));
     let env = [("XDG_RUNTIME_DIR", run.to_str().unwrap())];
     let show = |name: &str| {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_cordon"))
+        let o = common::command(d.path())
             .args(["session", "show", name])
             .envs(env)
             .output()
@@ -215,7 +215,7 @@ fn s_approves_for_the_session_and_revoke_ends_it() {
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
     assert_eq!(show("t1"), "shell touch s1\n");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let o = common::command(d.path())
         .args(["session", "revoke", "t1", "--", "touch"])
         .envs(env)
         .output()
@@ -472,10 +472,8 @@ fn a_symlinked_policy_in_a_writable_root_is_refused() {
 #[test]
 fn runs_side_by_side_on_one_policy() {
     let d = workspace("60s");
-    let slow = std::process::Command::new(env!("CARGO_BIN_EXE_cordon"))
+    let slow = common::command(d.path())
         .args(["exec", "--approve-all", "--", "sleep", "2"])
-        .current_dir(d.path())
-        .env_remove("CORDON_POLICY")
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(500));

@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -35,11 +35,8 @@ impl Pty {
         assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
         let master = unsafe { File::from_raw_fd(m) };
         let slave = unsafe { OwnedFd::from_raw_fd(s) };
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        let mut cmd = crate::common::command(dir);
         cmd.args(args)
-            .current_dir(dir)
-            .env_remove("CORDON_POLICY")
-            .env_remove("CORDON_SESSION")
             .env("TERM", "xterm")
             .envs(env.iter().copied())
             .stdin(Stdio::from(slave.try_clone().unwrap()))
