@@ -472,14 +472,15 @@ mod tests {
             d.path(),
         );
         // As when cordon runs from the home directory without XDG_STATE_HOME.
-        p.approval.audit_log = cordon_policy::AuditLog::Default(
-            d.path().join(".local/state/cordon/audit.jsonl"),
-        );
+        p.approval.audit_log =
+            cordon_policy::AuditLog::Default(d.path().join(".local/state/cordon/audit.jsonl"));
         let prof = Profile::from_policy(&p);
         assert_eq!(prof.protected.len(), 1);
         assert_eq!(prof.protected[0].path, real.join(".local/state/cordon"));
         assert!(
-            prof.protected[0].origin.starts_with("the default audit log"),
+            prof.protected[0]
+                .origin
+                .starts_with("the default audit log"),
             "{}",
             prof.protected[0].origin
         );
