@@ -19,7 +19,16 @@
 //! ([`is_inert_variable`]: locale, terminal, colour, …). A plain assignment (`x=1; echo $x`)
 //! does not reach a program's environment, except for a variable the shell inherited:
 //! one whose name has no lower-case letter is taken as possibly inherited (`HOME=/tmp/x; git
-//! log`).
+//! log`), and so are the lower-case ones programs read from the environment, `*_proxy`
+//! (`http_proxy=…; curl …`) and `npm_config_*`; the shell's own `REPLY`, `OPTARG`, `OPTIND`
+//! and `MAPFILE` are not. Variables assigned without an `=` word are judged the same way:
+//! by `read`, `printf -v`, `mapfile`/`readarray`, `getopts`, `for`/`select` loops, and
+//! arithmetic (`let`, `(( NAME = … ))`, `$(( NAME++ ))`, array subscripts, the operands of
+//! `[[ … -eq … ]]`), so `for f in *.rs` and `while IFS= read -r line` stay silent while
+//! `read -r HOME` and `for PATH in …` do not. A variable name only known when the line runs
+//! (`read "$name"`, `printf "$fmt" …`, which may be `-v NAME`) may be any variable. Not seen:
+//! assignments that arithmetic finds in a variable's value (`x='HOME=1'; (( x ))`) or makes
+//! through an integer variable (`declare -i n; n='HOME=1'`), and `wait -p NAME`.
 //!
 //! The parser fails closed: on any input it returns, never panics, and whenever
 //! tree-sitter reports a syntax error the result carries [`Concern::Unparsed`]. Where
@@ -62,7 +71,7 @@ mod wrappers;
 #[cfg(test)]
 mod tests;
 
-use words::{join_raw, resolve, Src, Word};
+use words::{arithmetic_targets, join_raw, resolve, Src, Word};
 use wrappers::Inner;
 pub use wrappers::{is_inert_variable, is_loader_variable};
 
@@ -107,19 +116,22 @@ pub enum Concern {
     /// An output redirection (`>`, `>>`, `&>`, `>|`, `<>`) to a target: the file path as written (resolved literal) or the raw text if dynamic.
     WriteRedirect(String),
     /// A loader variable (LD_PRELOAD=..., LD_LIBRARY_PATH=..., LD_AUDIT=..., DYLD_*) set
-    /// anywhere in the line: as a command's prefix, through `env`/`sudo`, exported or plainly
-    /// assigned.
+    /// anywhere in the line: as a command's prefix, through `env`/`sudo`, exported, plainly
+    /// assigned, or assigned by a builtin, a loop or arithmetic (`read PATH`, `for PATH in`).
     ///
     /// Also other variables that make a program run code the line does not show; see
     /// [`is_loader_variable`].
     LoaderVariable(String),
     /// Any other variable put in a program's environment that is not known to be inert (see
     /// [`is_inert_variable`]): `GIT_PAGER=… git log`, `env GIT_SSH_COMMAND=… git push`,
-    /// `sudo PAGER=… man ls`, `export NODE_OPTIONS=…`, `declare -x NAME=…`, or a plain
-    /// assignment to a possibly inherited (upper-case) variable, `HOME=/tmp/x; git log`. The
-    /// detail is the assignment as written (or the name, for `export NAME`); it is the whole
-    /// command when it may export variables it does not name (`set -a`, `export "$x"`,
-    /// `declare -n ref=…`).
+    /// `sudo PAGER=… man ls`, `export NODE_OPTIONS=…`, `declare -x NAME=…`, or an assignment
+    /// to a possibly inherited variable (upper-case, `*_proxy`, `npm_config_*`), plain
+    /// (`HOME=/tmp/x; git log`) or without an `=` word (`read HOME`, `for HOME in …`,
+    /// `(( HOME = 1 ))`). The detail is the assignment as written (or the name, for `export
+    /// NAME` and assignments without `=`); it is the whole command when it may set variables it
+    /// does not name (`set -a`, `export "$x"`, `declare -n ref=…`, `read "$name"`,
+    /// `printf "$fmt" …`), and the target as written when only its name is not known before
+    /// the line runs (`$v` for `(( $v = 1 ))`).
     Environment(String),
 }
 
@@ -453,7 +465,6 @@ impl Walker {
             | "while_statement"
             | "case_statement"
             | "case_item"
-            | "for_statement"
             | "function_definition"
             | "redirected_statement"
             | "variable_assignments"
@@ -476,18 +487,51 @@ impl Walker {
                 }
                 self.arith = saved;
             }
-            "subscript"
-            | "binary_expression"
+            // `for NAME in …` and `select NAME in …` assign NAME.
+            "for_statement" => {
+                if let Some(var) = node.child_by_field_name("variable") {
+                    self.assigned(&Word::lit(&src.raw(var)));
+                }
+                self.children(node, src)
+            }
+            "binary_expression"
             | "unary_expression"
             | "ternary_expression"
             | "postfix_expression"
             | "parenthesized_expression"
-            | "arithmetic_expansion"
-            | "c_style_for_statement"
-            | "test_command" => self.arith_children(node, src),
+            | "test_command" => {
+                // `[[ X -eq Y ]]` evaluates both sides as arithmetic.
+                let numeric = node.child_by_field_name("operator").is_some_and(|op| {
+                    op.kind() == "test_operator"
+                        && matches!(
+                            src.raw(op).as_str(),
+                            "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge"
+                        )
+                });
+                if numeric {
+                    for side in ["left", "right"] {
+                        if let Some(n) = node.child_by_field_name(side) {
+                            self.arithmetic(&src.raw(n));
+                        }
+                    }
+                }
+                self.arith_children(node, src)
+            }
+            "subscript" | "arithmetic_expansion" => {
+                self.arithmetic(&src.raw(node));
+                self.arith_children(node, src)
+            }
+            "c_style_for_statement" => {
+                let header_end = node
+                    .child_by_field_name("body")
+                    .map_or(node.end_byte(), |b| b.start_byte());
+                self.arithmetic(&src.slice(node.start_byte(), header_end));
+                self.arith_children(node, src)
+            }
             "compound_statement" => {
                 let arith = node.child(0).is_some_and(|c| c.kind() == "((");
                 if arith {
+                    self.arithmetic(&src.raw(node));
                     self.arith_children(node, src)
                 } else {
                     self.children(node, src)
@@ -498,6 +542,8 @@ impl Walker {
             "variable_assignment" => {
                 let place = match node.parent().map(|p| p.kind()) {
                     Some("declaration_command") => Place::Declaration,
+                    // `for ((i = 0; …))`: found with the header's other arithmetic.
+                    Some("c_style_for_statement") => return self.children(node, src),
                     _ => Place::Plain,
                 };
                 self.assignment(node, src, place)
@@ -819,16 +865,29 @@ impl Walker {
                     is_loader_variable(&var).then_some(Concern::LoaderVariable(text))
                 }
                 // Only reaches a program if the variable was inherited (so exported).
-                Place::Plain if is_loader_variable(&var) || wrappers::may_be_inherited(&var) => {
-                    wrappers::environment_concern(&var, &text)
-                }
-                Place::Plain => None,
+                Place::Plain => wrappers::assignment_concern(&var, &text),
             };
             if let Some(c) = concern {
                 self.concern(c);
             }
         }
         self.children(node, src);
+    }
+
+    /// A variable assigned without an `=` word (`for NAME in`, an arithmetic target): checked
+    /// as the plain assignment `NAME=value` would be.
+    fn assigned(&mut self, target: &Word) {
+        if let Some(c) = wrappers::target_concern(target) {
+            self.concern(c);
+        }
+    }
+
+    /// The variables an arithmetic expression assigns (`(( NAME = 1 ))`, `$(( NAME++ ))`,
+    /// `a[NAME = 1]`).
+    fn arithmetic(&mut self, text: &str) {
+        for target in arithmetic_targets(text) {
+            self.assigned(&target);
+        }
     }
 
     fn file_redirect(&mut self, node: Node, src: &Src) {

@@ -888,6 +888,161 @@ const CASES: &[Case] = &[
     ),
     ("[[ 'a[$(id)]' -eq 1 ]]", &[], &[O]),
     ("let 'x=a[$(id)]'", &[&["let", "x=a[$(id)]"]], &[O]),
+    // ---- variables assigned without an `=` word: checked as `NAME=value` would be -------
+    (
+        "read -r HOME; git log",
+        &[&["read", "-r", "HOME"], &["git", "log"]],
+        &[E],
+    ),
+    ("read -a PATH < f", &[&["read", "-a", "PATH"]], &[L]),
+    (
+        "read -p \"dir: \" GIT_DIR",
+        &[&["read", "-p", "dir: ", "GIT_DIR"]],
+        &[E],
+    ),
+    (
+        "read -rt 5 x EDITOR",
+        &[&["read", "-rt", "5", "x", "EDITOR"]],
+        &[E],
+    ),
+    ("read -r \"$name\"", &[&["read", "-r", "\"$name\""]], &[E]),
+    (
+        "command read GIT_SSH_COMMAND",
+        &[
+            &["command", "read", "GIT_SSH_COMMAND"],
+            &["read", "GIT_SSH_COMMAND"],
+        ],
+        &[E],
+    ),
+    (
+        "bash -c 'read -r HOME; git log'",
+        &[
+            &["bash", "-c", "read -r HOME; git log"],
+            &["read", "-r", "HOME"],
+            &["git", "log"],
+        ],
+        &[E],
+    ),
+    (
+        "printf -v HOME %s /tmp/x; git log",
+        &[&["printf", "-v", "HOME", "%s", "/tmp/x"], &["git", "log"]],
+        &[E],
+    ),
+    (
+        "printf -vPATH %s /tmp",
+        &[&["printf", "-vPATH", "%s", "/tmp"]],
+        &[L],
+    ),
+    (
+        "printf \"$f\" HOME x",
+        &[&["printf", "\"$f\"", "HOME", "x"]],
+        &[E],
+    ),
+    (
+        "for HOME in /tmp/x; do git log; done",
+        &[&["git", "log"]],
+        &[E],
+    ),
+    ("for PATH in /tmp/evil; do ls; done", &[&["ls"]], &[L]),
+    (
+        "select EDITOR in vi nano; do git commit; done",
+        &[&["git", "commit"]],
+        &[E],
+    ),
+    (
+        "mapfile -t GIT_DIR < f",
+        &[&["mapfile", "-t", "GIT_DIR"]],
+        &[E],
+    ),
+    ("readarray PATH < f", &[&["readarray", "PATH"]], &[L]),
+    ("getopts ab: EDITOR", &[&["getopts", "ab:", "EDITOR"]], &[E]),
+    ("let HOME=1", &[&["let", "HOME=1"]], &[E]),
+    ("let 'PATH = 1'", &[&["let", "PATH = 1"]], &[L]),
+    ("(( HOME = 1 ))", &[], &[E]),
+    ("(( x = y = HOME = 3 ))", &[], &[E]),
+    ("(( ++EDITOR ))", &[], &[E]),
+    ("(( $v = 1 ))", &[], &[E]),
+    (
+        "echo $(( HOME += 1 ))",
+        &[&["echo", "$(( HOME += 1 ))"]],
+        &[E],
+    ),
+    ("for ((; HOME++ < 3 ;)); do :; done", &[&[":"]], &[E]),
+    ("a[HOME=1]=x", &[], &[E]),
+    (
+        "echo \"${a[PAGER=1]}\"",
+        &[&["echo", "\"${a[PAGER=1]}\""]],
+        &[E],
+    ),
+    ("[[ HOME=7 -eq 7 ]]", &[], &[E]),
+    // The common cases stay silent: lower-case names, inert variables, the shell's own.
+    ("read -r line", &[&["read", "-r", "line"]], &[]),
+    ("read -r", &[&["read", "-r"]], &[]),
+    (
+        "while IFS= read -r line; do wc -l \"$line\"; done < f",
+        &[&["read", "-r", "line"], &["wc", "-l", "\"$line\""]],
+        &[],
+    ),
+    (
+        "printf -v out %s x",
+        &[&["printf", "-v", "out", "%s", "x"]],
+        &[],
+    ),
+    (
+        "printf '%s\\n' \"$x\"",
+        &[&["printf", "%s\\n", "\"$x\""]],
+        &[],
+    ),
+    (
+        "printf \"Hello $name\"",
+        &[&["printf", "\"Hello $name\""]],
+        &[],
+    ),
+    (
+        "for f in *.rs; do wc -l \"$f\"; done",
+        &[&["wc", "-l", "\"$f\""]],
+        &[],
+    ),
+    (
+        "for LANG in C POSIX; do sort f; done",
+        &[&["sort", "f"]],
+        &[],
+    ),
+    ("mapfile -t lines < f", &[&["mapfile", "-t", "lines"]], &[]),
+    ("mapfile < f", &[&["mapfile"]], &[]),
+    ("getopts ab: opt", &[&["getopts", "ab:", "opt"]], &[]),
+    ("OPTIND=1; REPLY=x", &[], &[]),
+    ("let i++ 'n += 2'", &[&["let", "i++", "n += 2"]], &[]),
+    ("(( i++, n == 2 ))", &[], &[]),
+    (
+        "for ((i = 0; i < 3; i++)); do echo $i; done",
+        &[&["echo", "$i"]],
+        &[],
+    ),
+    ("[[ $x == PATH=* ]]", &[], &[]),
+    ("unset HOME PATH", &[&["unset", "HOME", "PATH"]], &[]),
+    ("local HOME", &[&["local", "HOME"]], &[]),
+    ("typeset HOME=/tmp/x", &[&["typeset", "HOME=/tmp/x"]], &[E]),
+    // Lower-case variables that programs read from the environment (and that are exported
+    // where they are set): `<scheme>_proxy`, npm's configuration.
+    ("http_proxy=http://evil; curl x", &[&["curl", "x"]], &[E]),
+    (
+        "https_proxy=http://evil; git fetch",
+        &[&["git", "fetch"]],
+        &[E],
+    ),
+    (
+        "no_proxy='*'; pip install x",
+        &[&["pip", "install", "x"]],
+        &[E],
+    ),
+    ("all_proxy=socks5://e; wget y", &[&["wget", "y"]], &[E]),
+    (
+        "npm_config_script_shell=/tmp/sh; npm run build",
+        &[&["npm", "run", "build"]],
+        &[E],
+    ),
+    ("proxy=x; curl y", &[&["curl", "y"]], &[]),
     // ---- does not parse / fails closed --------------------------------------------
     ("ls &&", &[&["ls"]], &[U]),
     ("echo 'unterminated", &[&["echo"]], &[U]),
@@ -1108,6 +1263,41 @@ fn concern_payloads() {
     let p = parse("set -a");
     assert_eq!(p.concerns, [Concern::Environment("set -a".into())]);
     assert_eq!(p.concerns[0].variable(), None);
+    // Assigned without an `=` word: the detail is the name, so the variable is known.
+    for (line, want) in [
+        ("read -r HOME", Concern::Environment("HOME".into())),
+        (
+            "for PATH in /x; do ls; done",
+            Concern::LoaderVariable("PATH".into()),
+        ),
+        ("(( GIT_DIR = 1 ))", Concern::Environment("GIT_DIR".into())),
+        (
+            "read -r 'EDITOR[0]'",
+            Concern::Environment("EDITOR[0]".into()),
+        ),
+    ] {
+        let p = parse(line);
+        assert_eq!(p.concerns, [want], "{line}");
+        assert!(p.concerns[0].variable().is_some(), "{line}");
+    }
+    assert_eq!(
+        parse("read -r \"$name\"").concerns,
+        [Concern::Environment("read -r \"$name\"".into())]
+    );
+    assert_eq!(
+        parse("(( $v = 1 ))").concerns,
+        [Concern::Environment("$v".into())]
+    );
+    assert_eq!(
+        parse("printf \"$f\" HOME x").concerns,
+        [Concern::Environment("printf \"$f\" HOME x".into())]
+    );
+    // One concern for one assignment in a c-style `for` header.
+    assert_eq!(
+        parse("for ((I = 0; I < 3; I++)); do :; done").concerns,
+        [Concern::Environment("I".into())]
+    );
+    assert!(is_inert_variable("IFS"));
     assert!(is_inert_variable("LC_ALL") && is_inert_variable("TERM"));
     for name in [
         "GIT_PAGER",
@@ -1136,6 +1326,54 @@ fn concern_payloads() {
         p.concerns
     );
     assert_eq!(Concern::Opaque("x".into()).kind(), "opaque");
+}
+
+#[test]
+fn arithmetic_assignment_targets() {
+    let targets = |expr: &str| -> Vec<(String, bool)> {
+        words::arithmetic_targets(expr)
+            .into_iter()
+            .map(|w| (w.text, w.literal))
+            .collect()
+    };
+    let names = |list: &[&str]| -> Vec<(String, bool)> {
+        list.iter().map(|n| (n.to_string(), true)).collect()
+    };
+    for (expr, want) in [
+        ("HOME = 1", names(&["HOME"])),
+        ("HOME=1", names(&["HOME"])),
+        ("x = y = HOME = 3", names(&["x", "y", "HOME"])),
+        (
+            "a += 1, b -= 1, c *= 2, d /= 2, e %= 2",
+            names(&["a", "b", "c", "d", "e"]),
+        ),
+        (
+            "f <<= 1, g >>= 1, h &= 1, i ^= 1, j |= 1",
+            names(&["f", "g", "h", "i", "j"]),
+        ),
+        ("i++ + --j", names(&["i", "j"])),
+        ("a+++b", names(&["a"])),
+        ("a[HOME = 1] = 2", names(&["a", "HOME"])),
+        ("\"HOME\" = 4", names(&["HOME"])),
+        ("a == b, a != b, a <= b, a >= b, a < b", names(&[])),
+        ("16#ff + 2#1_0 + 64#@_", names(&[])),
+        ("$(echo HOME=1) + 1", names(&[])),
+        ("$((HOME = 1))", names(&["HOME"])),
+        ("é = 1, $é", names(&[])),
+        ("", names(&[])),
+        ("((((", names(&[])),
+        ("a[[[", names(&[])),
+    ] {
+        assert_eq!(targets(expr), want, "{expr:?}");
+    }
+    assert_eq!(
+        targets("$v = 1, ${w} += 1, ++$x"),
+        [
+            ("$v".to_string(), false),
+            ("${w}".to_string(), false),
+            ("$x".to_string(), false)
+        ]
+    );
 }
 
 /// Every command this parser sees through (or whose code it cannot see) is refused by
@@ -1826,6 +2064,11 @@ fn large_inputs_are_bounded() {
         "echo `echo \\`",
         "$((",
         "\\\n",
+        "$((a[",
+        "(( a[X=",
+        "let a[",
+        "read X ",
+        "for X in ; do ",
     ];
     for chunk in chunks {
         // A quarter of the limit keeps the test quick; the parser's time budget bounds

@@ -491,6 +491,136 @@ pub(super) fn split_env_string(s: &str) -> Result<Vec<Word>, String> {
     Ok(words)
 }
 
+/// Assignment operators of shell arithmetic, and `++`/`--` after a name (`==` is not one).
+const ARITH_ASSIGN: &[&[u8]] = &[
+    b"=", b"+=", b"-=", b"*=", b"/=", b"%=", b"&=", b"^=", b"|=", b"<<=", b">>=", b"**=", b"++",
+    b"--",
+];
+
+/// The variables an arithmetic expression (`(( … ))`, `$(( … ))`, a `let` argument, an array
+/// subscript) assigns: `NAME` in `NAME = …` (any assignment operator), `NAME[i] = …`, `NAME++`
+/// and `--NAME`. A target written as an expansion (`$v = 1`) is given as written and not
+/// literal: it may name any variable. Read from the text rather than the tree, because
+/// tree-sitter-bash groups `x = y = NAME = 1` from the left and so hides `NAME`.
+///
+/// Errs on the side of finding too much: a name that only looks assigned is found too. Not
+/// found: assignments hidden in variables' values, which bash evaluates as expressions in turn
+/// (`x='HOME=1'; (( x ))`), and in the values of integer variables (`declare -i n; n=HOME=1`).
+pub(super) fn arithmetic_targets(expr: &str) -> Vec<Word> {
+    // bash reads the expression as if double-quoted: `(( "HOME" = 1 ))` assigns HOME.
+    let text: Vec<u8> = expr.bytes().filter(|&b| b != b'"').collect();
+    let b = text.as_slice();
+    let name_end = |mut i: usize| {
+        while b
+            .get(i)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            i += 1;
+        }
+        i
+    };
+    // For each opening bracket, the index just past the one that closes it (or the end):
+    // found once, so that the scan stays linear.
+    let mut closes = vec![b.len(); b.len()];
+    let mut open: [Vec<usize>; 3] = Default::default();
+    for (i, &x) in b.iter().enumerate() {
+        let kind = |pair: [u8; 3]| pair.iter().position(|&p| p == x);
+        if let Some(k) = kind([b'(', b'[', b'{']) {
+            open[k].push(i);
+        } else if let Some(k) = kind([b')', b']', b'}']) {
+            if let Some(o) = open[k].pop() {
+                closes[o] = i + 1;
+            }
+        }
+    }
+    let close = |at: usize| closes[at];
+    let mut out = Vec::new();
+    // The last token was `++` or `--`: a name right after it is assigned.
+    let mut incdec = false;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if b[i..].starts_with(b"++") || b[i..].starts_with(b"--") {
+            incdec = true;
+            i += 2;
+            continue;
+        }
+        let start = i;
+        let literal = match (c, b.get(i + 1)) {
+            // `$((`: arithmetic, read on. `$(`: a command substitution, whose commands are
+            // checked as commands.
+            (b'$', Some(b'(')) if b.get(i + 2) == Some(&b'(') => {
+                i += 3;
+                incdec = false;
+                continue;
+            }
+            (b'$', Some(b'(')) => {
+                i = close(i + 1);
+                incdec = false;
+                continue;
+            }
+            (b'$', Some(b'{')) => {
+                i = close(i + 1);
+                false
+            }
+            (b'$', Some(n)) if n.is_ascii_alphabetic() || *n == b'_' => {
+                i = name_end(i + 1);
+                false
+            }
+            (b'$', Some(n)) if n.is_ascii() => {
+                i += 2;
+                false
+            }
+            _ if c.is_ascii_alphabetic() || c == b'_' => {
+                i = name_end(i);
+                true
+            }
+            _ => {
+                // A number in any base (`16#ff`, `64#@_`) or an operator.
+                if c.is_ascii_digit() {
+                    while b.get(i).is_some_and(|x| {
+                        x.is_ascii_alphanumeric() || matches!(x, b'_' | b'#' | b'@')
+                    }) {
+                        i += 1;
+                    }
+                } else {
+                    i += 1;
+                }
+                incdec = false;
+                continue;
+            }
+        };
+        let end = i;
+        // What follows the name (after its subscript, if any) decides; the subscript itself is
+        // read next, as part of the expression.
+        let mut after = end;
+        if b.get(after) == Some(&b'[') {
+            after = close(after);
+        }
+        while b.get(after).is_some_and(|x| x.is_ascii_whitespace()) {
+            after += 1;
+        }
+        let rest = &b[after..];
+        let assigns =
+            !rest.starts_with(b"==") && ARITH_ASSIGN.iter().any(|op| rest.starts_with(op));
+        if incdec || assigns {
+            let written = String::from_utf8_lossy(&b[start..end]).into_owned();
+            out.push(Word {
+                raw: written.clone(),
+                text: written,
+                literal,
+                single: true,
+            });
+        }
+        incdec = false;
+    }
+    out
+}
+
 /// Quotes a string for display as one shell word.
 pub(super) fn quote(s: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c);

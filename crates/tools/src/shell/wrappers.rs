@@ -5,7 +5,7 @@
 //! argument decides where the inner command starts. An option we do not know is a
 //! concern (we cannot tell where the inner command starts), never a guess.
 
-use super::words::{join_raw, split_env_string, Word};
+use super::words::{arithmetic_targets, join_raw, split_env_string, Word};
 use super::Concern;
 
 /// What a command runs besides itself.
@@ -98,10 +98,11 @@ fn step(args: &[Word], i: usize, spec: &Spec) -> Result<Step, Stop> {
         return Err(Stop::Dynamic(w.text.clone()));
     }
     if !w.literal {
-        // Not an option if it visibly starts with a plain character (`X="$y"`);
+        // Not an option if it visibly starts with a plain character (`X="$y"`, `"Hi $y"`);
         // otherwise (`"$opt"`, `$x`) it might be one.
         let plain = w
             .raw
+            .trim_start_matches('"')
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_alphanumeric() || "_/.,:@%=".contains(c));
@@ -334,6 +335,9 @@ pub fn is_inert_variable(name: &str) -> bool {
             | "FORCE_COLOR"
             | "COLUMNS"
             | "LINES"
+            // Field splitting: every POSIX shell sets its own at start-up, ignoring the
+            // inherited one (`while IFS= read -r line`).
+            | "IFS"
             // "Running under CI": tools switch off prompts and progress bars.
             | "CI"
             // Rust: backtraces on panic and log filtering, read by the program itself.
@@ -370,9 +374,44 @@ pub(super) fn environment_concern(name: &str, written: &str) -> Option<Concern> 
 /// passes the new value of a variable it inherited from its environment to every command it
 /// runs after (`HOME=/tmp/x; git log`). Which variables were inherited is not known here;
 /// environment variables are upper-case by convention and shell variables lower-case, so a
-/// name without a lower-case letter is taken as possibly inherited.
+/// name without a lower-case letter is taken as possibly inherited, and so are the lower-case
+/// names programs do read from the environment: `<scheme>_proxy` (`http_proxy`, `https_proxy`,
+/// `ftp_proxy`, `all_proxy`, `no_proxy`: curl reads `http_proxy` only in lower case, and wget,
+/// git and Python read them too) and `npm_config_*` (npm's settings, which npm itself exports
+/// in lower case to the scripts it runs).
+///
+/// Not inherited: `REPLY`, `OPTARG`, `OPTIND` and `MAPFILE`, the shell's own variables, which
+/// `read`, `select`, `getopts` and `mapfile` set without being named (and scripts reset, as in
+/// `OPTIND=1`). No program reads them; taking them as inherited would make every such loop ask.
 pub(super) fn may_be_inherited(name: &str) -> bool {
+    if matches!(name, "REPLY" | "OPTARG" | "OPTIND" | "MAPFILE") {
+        return false;
+    }
     !name.bytes().any(|b| b.is_ascii_lowercase())
+        || name.ends_with("_proxy")
+        || name.starts_with("npm_config_")
+}
+
+/// The concern, if any, for a variable the line sets without exporting it (`NAME=value; …`):
+/// a loader variable wherever it is set (`PATH` also decides what the shell itself runs); any
+/// other only if it may have been inherited ([`may_be_inherited`]), and so be exported already.
+pub(super) fn assignment_concern(name: &str, written: &str) -> Option<Concern> {
+    if is_loader_variable(name) || may_be_inherited(name) {
+        environment_concern(name, written)
+    } else {
+        None
+    }
+}
+
+/// The concern, if any, for a variable assigned without an `=` word, named by `target`: a
+/// builtin's operand (`read NAME`, `printf -v NAME`), a loop's variable (`for NAME in`) or an
+/// arithmetic target (`(( NAME = 1 ))`). It is the concern of the assignment `NAME=value`
+/// ([`assignment_concern`]); a name not known before the line runs may be any variable.
+pub(super) fn target_concern(target: &Word) -> Option<Concern> {
+    if !target.literal {
+        return Some(Concern::Environment(target.text.clone()));
+    }
+    leading_name(&target.text).and_then(|name| assignment_concern(name, &target.text))
 }
 
 /// The variable name an assignment or declaration word starts with (`NAME`, `NAME=v`,
@@ -470,6 +509,55 @@ fn declaration(base: &str, args: &[Word], whole: &str, out: &mut Outcome) {
         if exported || (assigns && may_be_inherited(name)) || is_loader_variable(name) {
             out.concerns.extend(environment_concern(name, &w.text));
         }
+    }
+}
+
+/// Builtins that assign the variables they are given by name: `read [-a NAME] [NAME…]`,
+/// `printf -v NAME`, `mapfile`/`readarray [NAME]`, `getopts OPTSTRING NAME`. Each name is
+/// checked as `NAME=value` would be ([`target_concern`]). With no name, `read` sets `REPLY` and
+/// `mapfile` `MAPFILE`, and `getopts` always sets `OPTARG` and `OPTIND`: the shell's own
+/// variables, never taken as inherited ([`may_be_inherited`]), so they are not looked at.
+fn assigned_by_name(base: &str, args: &[Word], whole: &str, out: &mut Outcome) {
+    let names: Vec<Word> = if base == "getopts" {
+        // No options: `getopts [--] OPTSTRING NAME [ARG…]`.
+        let skip = usize::from(args.first().is_some_and(|w| w.literal && w.text == "--"));
+        args.get(skip + 1).into_iter().cloned().collect()
+    } else {
+        let spec = match base {
+            "read" => Spec {
+                short_arg: "adinNptu",
+                short_flag: "Eers",
+                ..Spec::default()
+            },
+            "printf" => Spec {
+                short_arg: "v",
+                ..Spec::default()
+            },
+            _ => Spec {
+                short_arg: "CcdnOsu",
+                short_flag: "t",
+                ..Spec::default()
+            },
+        };
+        let (opts, start) = match scan(args, &spec) {
+            Ok(r) => r,
+            // `printf "$f" HOME x`: the word may be `-v`, and the next one any name.
+            Err(Stop::Dynamic(_)) => {
+                return out.concerns.push(Concern::Environment(whole.to_string()));
+            }
+            // bash refuses an option it does not know, and assigns nothing.
+            Err(Stop::Unknown(_)) => return,
+        };
+        let operands = args.get(start..).unwrap_or(&[]);
+        let named = arg_of(&opts, &["-a", "-v"]).into_iter();
+        match base {
+            "read" => named.chain(operands).cloned().collect(),
+            "printf" => named.cloned().collect(),
+            _ => operands.first().into_iter().cloned().collect(),
+        }
+    };
+    for name in &names {
+        out.concerns.extend(target_concern(name));
     }
 }
 
@@ -783,6 +871,7 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str) -> Outcome {
             declaration(base, args, whole, &mut out)
         }
         "set" => set(args, whole, &mut out),
+        "read" | "printf" | "getopts" => assigned_by_name(base, args, whole, &mut out),
         "eval" => {
             out.opaque(whole.to_string());
             if !args.is_empty() && args.iter().all(|w| w.literal) {
@@ -822,6 +911,9 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str) -> Outcome {
             if hit {
                 out.opaque(whole.to_string());
             }
+            if matches!(base, "mapfile" | "readarray") {
+                assigned_by_name(base, args, whole, &mut out);
+            }
         }
         // Re-running history (listing with -l is harmless).
         "fc" if !args
@@ -845,6 +937,11 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str) -> Outcome {
                     .any(|w| w.text.contains("$(") || w.text.contains('`'))
             {
                 out.opaque(whole.to_string());
+            }
+            if base == "let" {
+                for target in args.iter().flat_map(|w| arithmetic_targets(&w.text)) {
+                    out.concerns.extend(target_concern(&target));
+                }
             }
         }
         _ if SHELLS.contains(&base) => shell(base, args, &mut out),
