@@ -48,6 +48,12 @@ pub trait AsyncAsker {
     ) -> impl Future<Output = Result<Answer, AskError>> + Send;
 }
 
+/// Saves an "approve always" rule where later calls find it (e.g. [`crate::amend::append`] to
+/// the rules file): `Ok(None)` when an identical rule is already there. Given to
+/// [`Engine::set_rule_store`], it runs before the decision is recorded, so the record says
+/// whether the rule was saved.
+pub type RuleStore = dyn Fn(&Amendment) -> Result<Option<String>, String> + Send + Sync;
+
 /// A tool a blanket deny removes (hide it from the model).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Disabled {
@@ -88,6 +94,17 @@ pub struct Engine {
     memory: SessionMemory,
     doom: DoomLoop,
     audit: Option<Arc<Mutex<AuditLog>>>,
+    rule_store: Option<StoreHandle>,
+}
+
+/// The engine's [`RuleStore`] (a closure has no `Debug`).
+#[derive(Clone)]
+struct StoreHandle(Arc<RuleStore>);
+
+impl std::fmt::Debug for StoreHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RuleStore")
+    }
 }
 
 impl Engine {
@@ -109,6 +126,7 @@ impl Engine {
             memory: SessionMemory::new(),
             doom: DoomLoop::default(),
             audit: None,
+            rule_store: None,
         }
     }
 
@@ -116,6 +134,18 @@ impl Engine {
     /// log's session id is the session id of the records.
     pub fn set_audit(&mut self, log: AuditLog) {
         self.audit = Some(Arc::new(Mutex::new(log)));
+    }
+
+    /// Saves "approve always" rules with `store` as part of the decision, before it is
+    /// recorded: the outcome (and its record) says the rule was saved, or — when saving failed
+    /// — that the call was approved once and why nothing was remembered. The outcome's
+    /// `amendments` are then empty: nothing is left for the host to save. Without a store, the
+    /// host saves them after the decision (see [`Outcome::Allowed`]).
+    pub fn set_rule_store(
+        &mut self,
+        store: impl Fn(&Amendment) -> Result<Option<String>, String> + Send + Sync + 'static,
+    ) {
+        self.rule_store = Some(StoreHandle(Arc::new(store)));
     }
 
     /// Restores the doom-loop state of a session that continues in a new engine (e.g. the
@@ -375,6 +405,12 @@ impl Engine {
         substituted: Option<&serde_json::Value>,
     ) -> Outcome {
         let (o, remember) = Engine::outcome_of(req, answer);
+        let (o, remember) = match (&self.rule_store, o) {
+            (Some(store), Outcome::Allowed { by, amendments, .. }) if !amendments.is_empty() => {
+                Engine::store_rules(&*store.0, by, &amendments)
+            }
+            (_, o) => (o, remember),
+        };
         let o = self.settle_with(req, o, substituted);
         if remember && o.is_allowed() {
             for k in &req.keys {
@@ -382,6 +418,35 @@ impl Engine {
             }
         }
         o
+    }
+
+    /// Saves an "approve always" answer's rules with the store: all saved, the outcome says
+    /// so; one failed, the call is approved once (no session grant), and the outcome says
+    /// which rules were saved before the failure and why the rest were not.
+    fn store_rules(store: &RuleStore, by: By, amendments: &[Amendment]) -> (Outcome, bool) {
+        let mut saved = Vec::new();
+        for a in amendments {
+            match store(a) {
+                Ok(_) => saved.push(format!("`{}`", a.pattern)),
+                Err(e) => {
+                    let before = if saved.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (saved before it: {})", saved.join(", "))
+                    };
+                    let reason = format!(
+                        "approved once by the user; the rule `{}` could not be saved: {e}{before}",
+                        a.pattern
+                    );
+                    return (Outcome::allowed(by, reason), false);
+                }
+            }
+        }
+        let reason = format!(
+            "approved by the user always (rule saved: {})",
+            saved.join(", ")
+        );
+        (Outcome::allowed(by, reason), true)
     }
 
     /// What an answer means, and whether its keys are to be granted for the session.

@@ -151,7 +151,7 @@ mod toolrules;
 
 pub use amend::{AmendError, Amendment};
 pub use batch::{Batch, BatchError, Resolved};
-pub use engine::{Asker, AsyncAsker, Disabled, Engine};
+pub use engine::{Asker, AsyncAsker, Disabled, Engine, RuleStore};
 pub use memory::SessionMemory;
 pub use outcome::{mode_name, Answer, ApprovalError, AskError, By, Outcome, Pending};
 pub use request::{Key, Presentation, Preview, Request};

@@ -117,7 +117,9 @@ pub enum Outcome {
         by: By,
         reason: String,
         /// Rules to persist ("approve always"): show each [`Amendment::to_toml`] verbatim,
-        /// then [`crate::amend::append`] it. Empty otherwise.
+        /// then [`crate::amend::append`] it. Empty otherwise, and empty when the engine has a
+        /// rule store ([`crate::Engine::set_rule_store`]), which saved them before the
+        /// decision was recorded.
         amendments: Vec<Amendment>,
     },
     /// The call must not run; `reason` is written for the agent.

@@ -170,3 +170,63 @@ fn records_prefix(log: &Path) -> usize {
         .filter(|l| serde_json::from_str::<Record>(l).is_ok())
         .count()
 }
+
+#[test]
+fn an_always_rule_is_saved_before_its_record_and_a_failed_save_is_recorded_as_once() {
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let mut e = engine(&log);
+    // The store sees the log as it was before the decision's record.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (seen2, log2) = (seen.clone(), log.clone());
+    e.set_rule_store(move |a| {
+        let before = std::fs::read_to_string(&log2)
+            .unwrap_or_default()
+            .lines()
+            .count();
+        seen2.lock().unwrap().push((a.pattern.clone(), before));
+        if a.pattern.starts_with("make") {
+            Ok(Some(a.to_toml()))
+        } else {
+            Err("the rules file is read-only".to_string())
+        }
+    });
+    let mut always = |_: &Request, _: &Pending, _| Ok(Answer::Always);
+    match e.decide_blocking(&req("saved", "make all"), &mut always) {
+        Outcome::Allowed {
+            by,
+            reason,
+            amendments,
+        } => {
+            assert_eq!(by, By::User);
+            assert_eq!(
+                reason,
+                "approved by the user always (rule saved: `make all`)"
+            );
+            assert!(amendments.is_empty(), "nothing left for the host to save");
+        }
+        other => panic!("{other:?}"),
+    }
+    match e.decide_blocking(&req("failed", "cargo build"), &mut always) {
+        Outcome::Allowed { reason, .. } => assert_eq!(
+            reason,
+            "approved once by the user; the rule `cargo build` could not be saved: the rules file is read-only"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [("make all".to_string(), 0), ("cargo build".to_string(), 1)]
+    );
+    let r = records(&log);
+    assert_eq!(r.len(), 2);
+    assert!(r[0].reason.contains("rule saved"), "{:?}", r[0]);
+    assert!(r[1].reason.contains("could not be saved"), "{:?}", r[1]);
+    // A failed save grants nothing for the session either: the next identical call asks again.
+    let mut once = |_: &Request, _: &Pending, _| Ok(Answer::Deny);
+    match e.decide_blocking(&req("again", "cargo build"), &mut once) {
+        Outcome::Denied { by, .. } => assert_eq!(by, By::User),
+        other => panic!("{other:?}"),
+    }
+}

@@ -143,6 +143,23 @@ pub fn run(args: ExecArgs) -> i32 {
         engine.set_mode(ApprovalMode::Strict);
     }
     engine.set_can_ask(term::terminal_available());
+    // "Approve always" rules are saved as part of the decision, so its record says whether
+    // the rule was saved.
+    if let Ok(file) = rules_file.clone() {
+        engine.set_rule_store(move |a| {
+            let wrote = amend::append(&file, a).map_err(|e| e.to_string());
+            match &wrote {
+                Ok(Some(_)) => eprintln!(
+                    "cordon: remembered in {}: `{}` (exact)",
+                    file.display(),
+                    term::clean(&a.pattern)
+                ),
+                Ok(None) => {}
+                Err(e) => eprintln!("cordon: warning: not remembered: {}", term::clean(e)),
+            }
+            wrote
+        });
+    }
     let session_name = args.session.clone().or_else(|| {
         std::env::var("CORDON_SESSION")
             .ok()
@@ -192,21 +209,7 @@ pub fn run(args: ExecArgs) -> i32 {
     }
     drop(session); // unlock: the next call of the session may be decided while this one runs
     match outcome {
-        Outcome::Allowed { amendments, .. } => {
-            if let Ok(file) = &rules_file {
-                for a in &amendments {
-                    match amend::append(file, a) {
-                        Ok(Some(_)) => eprintln!(
-                            "cordon: remembered in {}: `{}` (exact)",
-                            file.display(),
-                            term::clean(&a.pattern)
-                        ),
-                        Ok(None) => {}
-                        Err(e) => eprintln!("cordon: warning: not remembered: {e}"),
-                    }
-                }
-            }
-        }
+        Outcome::Allowed { .. } => {}
         Outcome::Denied {
             by: By::AuditFailed,
             reason,

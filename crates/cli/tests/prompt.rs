@@ -280,6 +280,12 @@ fn a_shows_the_exact_rule_and_saves_it_only_when_confirmed() {
     let o = cordon(d.path(), &["exec", "--", "touch", "a1", "extra"]);
     assert_eq!(o.status.code(), Some(126));
     let r = records(d.path());
+    // The record of the `a` answer says the rule was saved (it is saved before the record).
+    assert_eq!(
+        r[1]["reason"], "approved by the user always (rule saved: `touch a1`)",
+        "{:?}",
+        r[1]
+    );
     assert_eq!(r[2]["by"]["kind"], "persisted-grant", "{:?}", r[2]);
     // An interpreter is never remembered: `a` says why and goes back.
     let mut p = exec(d.path(), &["--", "sh", "-c", "true"]);
