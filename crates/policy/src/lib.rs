@@ -281,9 +281,17 @@ impl AuditLog {
 
     /// The default for a policy that names no log, from the environment `var` gives:
     /// `$XDG_STATE_HOME/cordon/audit.jsonl`, else `$HOME/.local/state/cordon/audit.jsonl`.
-    /// A relative or empty value is ignored, as the XDG base directory specification says.
+    /// A relative or empty value is ignored, as the XDG base directory specification says, and
+    /// so is one with a `..` component: `..` after a directory that does not exist yet
+    /// would make the path the writer opens differ from the one the sandbox protects.
     pub fn default_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> AuditLog {
-        let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+        let absolute = |name: &str| {
+            var(name).map(PathBuf::from).filter(|p| {
+                p.is_absolute()
+                    && p.components()
+                        .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+            })
+        };
         let state =
             absolute("XDG_STATE_HOME").or_else(|| absolute("HOME").map(|h| h.join(".local/state")));
         match state {
