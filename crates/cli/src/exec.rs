@@ -37,33 +37,33 @@ pub fn run(args: ExecArgs) -> i32 {
         }
     };
     let profile = Profile::from_policy(&policy).with_private_tmp(tmp.path());
-    // A policy named through a symlink in a writable root: the command could re-point the
-    // link at a policy of its own for the next call.
+    // A policy or audit log named through a symlink in a writable root: the command could
+    // re-point the link, at a policy of its own for the next call, or away from the log (whose
+    // history it could then delete, no longer protected).
     let named = args
         .policy
         .clone()
         .unwrap_or_else(|| cwd.join(cordon_policy::DEFAULT_POLICY_FILE));
-    if policy.path.is_some()
-        && std::fs::symlink_metadata(&named).is_ok_and(|m| m.file_type().is_symlink())
-    {
-        let dir = std::path::absolute(&named)
-            .ok()
-            .and_then(|p| p.parent().map(Path::to_path_buf))
-            .and_then(|d| std::fs::canonicalize(d).ok());
-        if let Some(w) = profile.rules.iter().find(|r| {
-            r.access.write
-                && !r.access.device
-                && dir.as_ref().is_some_and(|d| d.starts_with(&r.path))
-        }) {
-            return refuse(
-                EXIT_FAILURE,
-                format!(
-                    "the policy {} is a symlink inside the writable root {}: the command could re-point it; give --policy the real file",
-                    named.display(),
-                    w.path.display()
-                ),
-            );
-        }
+    let log = policy.approval.audit_log.path();
+    for (what, path) in [
+        (
+            "the policy",
+            policy.path.is_some().then_some(named.as_path()),
+        ),
+        (policy.approval.audit_log.key(), log),
+    ] {
+        let Some((link, root)) = path.and_then(|p| symlink_in_writable_root(p, &profile)) else {
+            continue;
+        };
+        return refuse(
+            EXIT_FAILURE,
+            format!(
+                "{what} {} is named through the symlink {} inside the writable root {}: the command could re-point it; name the real path",
+                path.unwrap_or(Path::new("")).display(),
+                link.display(),
+                root.display()
+            ),
+        );
     }
     // Remembered rules beside a policy in a writable root are protected as a file that exists
     // (a missing one would need a placeholder file for the run's duration).
@@ -258,6 +258,30 @@ pub fn run(args: ExecArgs) -> i32 {
     };
     drop(tmp);
     code
+}
+
+/// The first symlink on `path` as written (the path itself or a directory on the way) whose
+/// directory lies in one of the profile's writable roots, with that root: the sandboxed command
+/// can replace such a link between runs.
+fn symlink_in_writable_root(path: &Path, profile: &Profile) -> Option<(PathBuf, PathBuf)> {
+    let path = std::path::absolute(path).ok()?;
+    let mut at = PathBuf::new();
+    for part in path.components() {
+        at.push(part);
+        let is_link = std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            continue;
+        }
+        let dir = at.parent().and_then(|d| std::fs::canonicalize(d).ok())?;
+        if let Some(root) = profile
+            .rules
+            .iter()
+            .find(|r| r.access.write && !r.access.device && dir.starts_with(&r.path))
+        {
+            return Some((at, root.path.clone()));
+        }
+    }
+    None
 }
 
 /// Where "approve always" rules are kept: `cordon.rules.toml` beside the policy file. The

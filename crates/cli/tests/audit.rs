@@ -384,3 +384,32 @@ fn nowhere_to_record_is_a_refusal_and_nothing_runs() {
     assert!(err.contains("set approval.audit_log"), "{err}");
     assert!(!ws.path().join("made").exists());
 }
+
+#[test]
+fn a_log_named_through_a_symlink_in_the_workspace_is_refused() {
+    // Dotfile managers link `~/.local` into a repository; run from HOME, that link lies in the
+    // writable root, and a command could re-point it away from the log's history.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("dotfiles/local")).unwrap();
+    std::os::unix::fs::symlink("dotfiles/local", home.path().join(".local")).unwrap();
+    let env = [("XDG_STATE_HOME", None), ("HOME", Some(home.path()))];
+    let o = default_policy_exec(home.path(), &env, &["touch", "made"]);
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("is named through the symlink"), "{err}");
+    assert!(err.contains("/.local inside the writable root"), "{err}");
+    assert!(!home.path().join("made").exists());
+    assert!(
+        !home.path().join("dotfiles/local/state").exists(),
+        "nothing recorded"
+    );
+    // The same link outside the writable root is followed as usual.
+    let ws = tempfile::tempdir().unwrap();
+    let o = default_policy_exec(ws.path(), &env, &["touch", "made"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        records(&home.path().join("dotfiles/local/state/cordon/audit.jsonl")).len(),
+        1
+    );
+}
