@@ -418,6 +418,38 @@ pub fn append(path: &Path, amendment: &Amendment) -> Result<Option<String>, Amen
     Ok(Some(add))
 }
 
+/// Takes back a rule [`append`] wrote: removes `written` (the text `append` returned) from
+/// the end of the rules file, under the same lock. For a decision that could not be recorded
+/// after its rule was saved: nothing may stay granted that the audit log does not show.
+/// Returns whether it was removed (`false`: the file no longer ends with it, e.g. another
+/// writer appended since; it is then left as it is).
+pub fn retract(path: &Path, written: &str) -> Result<bool, AmendError> {
+    let io = |source| AmendError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(io)?;
+    if !file.metadata().map_err(io)?.is_file() {
+        return Err(io(std::io::Error::other("not a regular file")));
+    }
+    let _lock = Flock::exclusive(&file).map_err(io)?;
+    let mut text = String::new();
+    (&file).read_to_string(&mut text).map_err(io)?;
+    if written.is_empty() || !text.ends_with(written) {
+        return Ok(false);
+    }
+    file.set_len((text.len() - written.len()) as u64)
+        .map_err(io)?;
+    file.sync_data().map_err(io)?;
+    Ok(true)
+}
+
 /// An exclusive `flock` held until dropped.
 struct Flock<'a>(&'a File);
 

@@ -140,7 +140,9 @@ impl Engine {
     /// recorded: the outcome (and its record) says the rule was saved, or — when saving failed
     /// — that the call was approved once and why nothing was remembered. The outcome's
     /// `amendments` are then empty: nothing is left for the host to save. Without a store, the
-    /// host saves them after the decision (see [`Outcome::Allowed`]).
+    /// host saves them after the decision (see [`Outcome::Allowed`]). Should the record then
+    /// fail (a denial [`By::AuditFailed`]), the host takes back what its store saved
+    /// ([`crate::amend::retract`]): nothing may stay granted that the log does not show.
     pub fn set_rule_store(
         &mut self,
         store: impl Fn(&Amendment) -> Result<Option<String>, String> + Send + Sync + 'static,

@@ -1,6 +1,7 @@
 //! `cordon exec`: decide, then run under the OS sandbox.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use cordon_approval::audit::AuditLog;
 use cordon_approval::RuleSet;
@@ -144,16 +145,24 @@ pub fn run(args: ExecArgs) -> i32 {
     }
     engine.set_can_ask(term::terminal_available());
     // "Approve always" rules are saved as part of the decision, so its record says whether
-    // the rule was saved.
+    // the rule was saved. What was written is kept, to be taken back should the record fail.
+    let saved: Arc<Mutex<Vec<String>>> = Arc::default();
     if let Ok(file) = rules_file.clone() {
+        let saved = saved.clone();
         engine.set_rule_store(move |a| {
             let wrote = amend::append(&file, a).map_err(|e| e.to_string());
             match &wrote {
-                Ok(Some(_)) => eprintln!(
-                    "cordon: remembered in {}: `{}` (exact)",
-                    file.display(),
-                    term::clean(&a.pattern)
-                ),
+                Ok(Some(text)) => {
+                    saved
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(text.clone());
+                    eprintln!(
+                        "cordon: remembered in {}: `{}` (exact)",
+                        file.display(),
+                        term::clean(&a.pattern)
+                    )
+                }
                 Ok(None) => {}
                 Err(e) => eprintln!("cordon: warning: not remembered: {}", term::clean(e)),
             }
@@ -214,7 +223,26 @@ pub fn run(args: ExecArgs) -> i32 {
             by: By::AuditFailed,
             reason,
             ..
-        } => return refuse(EXIT_FAILURE, term::clean(&reason)),
+        } => {
+            // A rule saved for a decision the log does not show must not stay granted.
+            let saved = std::mem::take(&mut *saved.lock().unwrap_or_else(|e| e.into_inner()));
+            if let Ok(file) = &rules_file {
+                for text in saved.iter().rev() {
+                    match amend::retract(file, text) {
+                        Ok(true) => eprintln!(
+                            "cordon: taken back from {}: the rule just saved (its decision could not be recorded)",
+                            file.display()
+                        ),
+                        Ok(false) | Err(_) => eprintln!(
+                            "cordon: warning: a rule was saved in {} but its decision could not be recorded; remove it by hand: {}",
+                            file.display(),
+                            term::clean(text.trim())
+                        ),
+                    }
+                }
+            }
+            return refuse(EXIT_FAILURE, term::clean(&reason));
+        }
         Outcome::Denied { by, reason, note } => {
             let note = note.map(|n| format!("; note: {n}")).unwrap_or_default();
             // One line, whatever the command, the reason or the note contain.

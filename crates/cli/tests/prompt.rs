@@ -513,3 +513,28 @@ fn a_pager_left_open_is_closed_at_the_deadline_and_denies() {
     assert!(!d.path().join("paged").exists());
     assert_eq!(records(d.path())[0]["by"]["kind"], "timeout");
 }
+
+#[test]
+fn a_rule_saved_for_a_decision_that_cannot_be_recorded_is_taken_back() {
+    let d = workspace("60s");
+    let rules = d.path().join("cordon.rules.toml");
+    let mut p = exec(d.path(), &["--", "touch", "unrecorded"]);
+    p.expect(PROMPT);
+    // While the box is up, break the log: its head's name becomes a directory, so the record
+    // of the answer cannot be written.
+    std::fs::create_dir(d.path().join("audit.jsonl.head")).unwrap();
+    p.send(b"a");
+    p.expect("save them? [y] yes");
+    p.send(b"y");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 125, "{screen}");
+    assert!(screen.contains("cordon: remembered in"), "{screen}");
+    assert!(screen.contains("cordon: taken back from"), "{screen}");
+    assert!(!d.path().join("unrecorded").exists(), "{screen}");
+    let kept = std::fs::read_to_string(&rules).unwrap_or_default();
+    assert!(!kept.contains("touch unrecorded"), "{kept}");
+    // And so the next call is not allowed by it (no terminal: the ask is denied).
+    std::fs::remove_dir(d.path().join("audit.jsonl.head")).unwrap();
+    let o = cordon(d.path(), &["exec", "--", "touch", "unrecorded"]);
+    assert_eq!(o.status.code(), Some(126), "{}", common::stderr(&o));
+}
