@@ -193,6 +193,14 @@ pub fn run(args: ExecArgs) -> i32 {
             "nowhere to record decisions: the policy sets no approval.audit_log, and neither XDG_STATE_HOME nor HOME is an absolute path (set one of them)",
         );
     };
+    if let cordon_policy::AuditLog::Default(_) = log {
+        if let Err(e) = owned_by_caller(path) {
+            return refuse(
+                EXIT_FAILURE,
+                format!("the default audit log {}: {e}; set XDG_STATE_HOME or approval.audit_log to a place of your own", path.display()),
+            );
+        }
+    }
     match AuditLog::open(path) {
         Ok(log) => engine.set_audit(match &session {
             Some(s) => log.with_session(s.id.clone()),
@@ -310,6 +318,32 @@ fn symlink_in_writable_root(path: &Path, profile: &Profile) -> Option<(PathBuf, 
         }
     }
     None
+}
+
+/// Checks that every part of `path` that exists (symlinks as themselves) belongs to the user
+/// running cordon or to root. The default log follows HOME and XDG_STATE_HOME, which `sudo -E`
+/// carries over to root: root would create directories in another user's home (taking their
+/// `~/.local` over) and follow links that user planted there to anywhere on the machine.
+fn owned_by_caller(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    let mut at = PathBuf::new();
+    for part in path.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.uid() == euid || m.uid() == 0 => {}
+            Ok(m) => {
+                return Err(format!(
+                    "{} belongs to uid {}, not to uid {euid} running cordon (is HOME another user's, as with sudo -E?)",
+                    at.display(),
+                    m.uid()
+                ))
+            }
+            Err(_) => break, // missing from here on: cordon creates it, as this user
+        }
+    }
+    Ok(())
 }
 
 /// Where "approve always" rules are kept: `cordon.rules.toml` beside the policy file. The

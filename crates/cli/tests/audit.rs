@@ -413,3 +413,37 @@ fn a_log_named_through_a_symlink_in_the_workspace_is_refused() {
         1
     );
 }
+
+#[test]
+fn root_does_not_record_into_another_users_home() {
+    // `sudo -E cordon exec …` keeps the user's HOME: root must not create (or follow links)
+    // in it. CI runs the tests as root; the check is about what root does.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "run the CLI tests as root (CI does)"
+    );
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::os::unix::fs::chown(home.path(), Some(65534), Some(65534)).unwrap();
+    let env = [("XDG_STATE_HOME", None), ("HOME", Some(home.path()))];
+    let o = default_policy_exec(ws.path(), &env, &["touch", "made"]);
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("belongs to uid 65534"), "{err}");
+    assert!(!ws.path().join("made").exists());
+    assert!(!home.path().join(".local").exists(), "nothing created in it");
+
+    // A link the user planted in a home root owns: refused, not followed.
+    let home = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let link = home.path().join(".local");
+    std::os::unix::fs::symlink(target.path(), &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+    let env = [("XDG_STATE_HOME", None), ("HOME", Some(home.path()))];
+    let o = default_policy_exec(ws.path(), &env, &["touch", "made"]);
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    assert!(stderr(&o).contains("/.local belongs to uid 65534"), "{}", stderr(&o));
+    assert!(std::fs::read_dir(target.path()).unwrap().next().is_none());
+}
