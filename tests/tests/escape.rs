@@ -1623,6 +1623,12 @@ fn default_audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
         describe(&verify)
     );
 
+    // A run that records elsewhere (the fixture's XDG_STATE_HOME) cannot erase this trail.
+    let attack = "rm -rf .local/state/cordon; mv .local .gone; true";
+    let out = run(fx.cordon(&fx.policy(), &[], &os(&["/bin/sh", "-c", attack])));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(fs::read_to_string(&log).unwrap().lines().count(), 2);
+
     // Landlock alone cannot keep it read-only: refused, and nothing is recorded.
     let out = home_run(&fx.policy_file("cordon-landlock.toml"), &["/bin/true"]);
     assert_eq!(out.status.code(), Some(125), "{}", describe(&out));

@@ -307,8 +307,24 @@ impl Profile {
         // sandbox, perhaps root) creates its files. So the log's whole directory is protected,
         // unless it is a writable root or holds one (that root would become read-only): then
         // only the log and its head are, and the writer's refusal to follow links is the guard.
-        let log_key = policy.approval.audit_log.key();
-        if let Some(log) = policy.approval.audit_log.path() {
+        // The per-user default places other than this policy's log are protected the same way
+        // where a log exists there (a run under another policy or setting left it), so that this
+        // run cannot erase that trail; where none exists, there is nothing to keep.
+        let logs = policy
+            .approval
+            .audit_log
+            .path()
+            .map(|p| (policy.approval.audit_log.key(), p))
+            .into_iter()
+            .chain(
+                policy
+                    .approval
+                    .other_audit_logs
+                    .iter()
+                    .filter(|p| p.parent().is_some_and(Path::exists))
+                    .map(|p| ("a default audit log of this user's", p.as_path())),
+            );
+        for (log_key, log) in logs {
             // Before the first run the log does not exist yet: resolve what does.
             // Its longest existing prefix made canonical, the rest as written: a log that does
             // not exist yet still compares with the canonical roots.
@@ -486,6 +502,24 @@ mod tests {
         );
         p.approval.audit_log = cordon_policy::AuditLog::Nowhere;
         assert!(Profile::from_policy(&p).protected.is_empty());
+    }
+
+    #[test]
+    fn other_default_logs_in_a_writable_root_are_protected_where_they_exist() {
+        let d = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(d.path()).unwrap();
+        let mut p = policy(
+            "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[approval]\naudit_log = \"/var/log/elsewhere.jsonl\"\n",
+            d.path(),
+        );
+        // A run from HOME under a policy that records elsewhere: the default place in HOME.
+        p.approval.other_audit_logs = vec![d.path().join(".local/state/cordon/audit.jsonl")];
+        assert!(Profile::from_policy(&p).protected.is_empty(), "no log there");
+        std::fs::create_dir_all(d.path().join(".local/state/cordon")).unwrap();
+        let prof = Profile::from_policy(&p);
+        assert_eq!(prof.protected.len(), 1);
+        assert_eq!(prof.protected[0].path, real.join(".local/state/cordon"));
+        assert!(prof.protected[0].origin.starts_with("a default audit log"));
     }
 
     #[test]

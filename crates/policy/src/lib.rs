@@ -244,6 +244,11 @@ pub struct Approval {
     pub doom_loop: u32,
     /// Where every decision is recorded.
     pub audit_log: AuditLog,
+    /// The per-user default places (`$XDG_STATE_HOME/cordon/audit.jsonl`,
+    /// `$HOME/.local/state/cordon/audit.jsonl`) other than `audit_log`: logs that runs under
+    /// another policy or setting wrote there are kept out of the sandbox's reach as well, so a
+    /// run under this policy cannot erase the trail another left.
+    pub other_audit_logs: Vec<PathBuf>,
 }
 
 /// Where decisions are recorded: the policy's `approval.audit_log`, else a per-user default,
@@ -817,15 +822,28 @@ impl Cx<'_> {
             })?,
             None => 3,
         };
+        let var = |name: &str| std::env::var_os(name);
         let audit_log = match &raw.audit_log {
             Some(v) => AuditLog::Configured(self.path(v)?),
-            None => AuditLog::default_from(|name| std::env::var_os(name)),
+            None => AuditLog::default_from(var),
         };
+        let mut other_audit_logs = Vec::new();
+        for default in [
+            AuditLog::default_from(var),
+            AuditLog::default_from(|name| (name != "XDG_STATE_HOME").then(|| var(name)).flatten()),
+        ] {
+            if let Some(p) = default.path() {
+                if Some(p) != audit_log.path() && !other_audit_logs.iter().any(|o| o == p) {
+                    other_audit_logs.push(p.to_path_buf());
+                }
+            }
+        }
         Ok(Approval {
             mode,
             timeout,
             doom_loop,
             audit_log,
+            other_audit_logs,
         })
     }
 }
