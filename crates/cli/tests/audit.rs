@@ -433,7 +433,10 @@ fn root_does_not_record_into_another_users_home() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("belongs to uid 65534"), "{err}");
     assert!(!ws.path().join("made").exists());
-    assert!(!home.path().join(".local").exists(), "nothing created in it");
+    assert!(
+        !home.path().join(".local").exists(),
+        "nothing created in it"
+    );
 
     // A link the user planted in a home root owns: refused, not followed.
     let home = tempfile::tempdir().unwrap();
@@ -444,6 +447,10 @@ fn root_does_not_record_into_another_users_home() {
     let env = [("XDG_STATE_HOME", None), ("HOME", Some(home.path()))];
     let o = default_policy_exec(ws.path(), &env, &["touch", "made"]);
     assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
-    assert!(stderr(&o).contains("/.local belongs to uid 65534"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/.local belongs to uid 65534"),
+        "{}",
+        stderr(&o)
+    );
     assert!(std::fs::read_dir(target.path()).unwrap().next().is_none());
 }

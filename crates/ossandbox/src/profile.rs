@@ -514,7 +514,10 @@ mod tests {
         );
         // A run from HOME under a policy that records elsewhere: the default place in HOME.
         p.approval.other_audit_logs = vec![d.path().join(".local/state/cordon/audit.jsonl")];
-        assert!(Profile::from_policy(&p).protected.is_empty(), "no log there");
+        assert!(
+            Profile::from_policy(&p).protected.is_empty(),
+            "no log there"
+        );
         std::fs::create_dir_all(d.path().join(".local/state/cordon")).unwrap();
         let prof = Profile::from_policy(&p);
         assert_eq!(prof.protected.len(), 1);
