@@ -116,7 +116,7 @@ fn concern_decision(c: &Concern) -> Decision {
                     "environment variable `{name}` may change what the program runs"
                 ),
                 None => format!(
-                    "`{v}` may export variables to the programs it runs, which may change what they run"
+                    "`{v}` may set or export variables that reach the programs it runs, which may change what they run"
                 ),
             },
         ),

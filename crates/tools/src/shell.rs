@@ -17,18 +17,35 @@
 //! variable put in a program's environment (`GIT_PAGER=… git log`, `env EDITOR=… git commit`,
 //! `export NODE_OPTIONS=…`) unless it is on a short allow-list of inert ones
 //! ([`is_inert_variable`]: locale, terminal, colour, …). A plain assignment (`x=1; echo $x`)
-//! does not reach a program's environment, except for a variable the shell inherited:
-//! one whose name has no lower-case letter is taken as possibly inherited (`HOME=/tmp/x; git
-//! log`), and so are the lower-case ones programs read from the environment, `*_proxy`
-//! (`http_proxy=…; curl …`) and `npm_config_*`; the shell's own `REPLY`, `OPTARG`, `OPTIND`
-//! and `MAPFILE` are not. Variables assigned without an `=` word are judged the same way:
-//! by `read`, `printf -v`, `mapfile`/`readarray`, `getopts`, `for`/`select` loops, and
-//! arithmetic (`let`, `(( NAME = … ))`, `$(( NAME++ ))`, array subscripts, the operands of
-//! `[[ … -eq … ]]`), so `for f in *.rs` and `while IFS= read -r line` stay silent while
-//! `read -r HOME` and `for PATH in …` do not. A variable name only known when the line runs
-//! (`read "$name"`, `printf "$fmt" …`, which may be `-v NAME`) may be any variable. Not seen:
-//! assignments that arithmetic finds in a variable's value (`x='HOME=1'; (( x ))`) or makes
-//! through an integer variable (`declare -i n; n='HOME=1'`), and `wait -p NAME`.
+//! does not reach a program's environment, except for a variable the shell inherited (bash
+//! exports those). Which ones it inherited the caller may know ([`parse_in`] with
+//! [`Inherited::Exactly`]: the names of the environment the shell starts with, plus
+//! [`SHELL_EXPORTED`], `PWD`, `OLDPWD` and `SHLVL`, which shells export on their own);
+//! otherwise ([`parse`], [`Inherited::Unknown`]) one whose name has no lower-case letter is
+//! taken as possibly inherited (`HOME=/tmp/x; git log`), and so are the lower-case ones
+//! programs read from the environment, `*_proxy` (`http_proxy=…; curl …`) and `npm_config_*`;
+//! the shell's own `REPLY`, `OPTARG`, `OPTIND` and `MAPFILE` are not. Loader variables count
+//! wherever they are set, and exports and prefix assignments (`export X=1`, `X=1 cmd`) whatever
+//! the shell inherited. Variables assigned without an `=` word are judged the same way: by
+//! `read`, `printf -v`, `mapfile`/`readarray`, `getopts`, `for`/`select` loops, named file
+//! descriptors (`exec {NAME}>file`), and arithmetic (`let`, `(( NAME = … ))`, `$(( NAME++ ))`,
+//! array subscripts, also those of names given as strings, `read 'a[NAME=1]'`, and the
+//! operands of `[[ … -eq … ]]`), so `for f in *.rs` and `while IFS= read -r line` stay silent
+//! while `read -r HOME` and `for PATH in …` do not. A variable name only known when the line
+//! runs (`read "$name"`, `printf "$fmt" …`, which may be `-v NAME`) may be any variable. Not
+//! seen: assignments that arithmetic finds in a variable's value (`x='HOME=1'; (( x ))`) or
+//! makes through an integer variable (`declare -i n; n='HOME=1'`), and `wait -p NAME`.
+//!
+//! bash evaluates the subscript of a variable name it reads from text at run time, and
+//! expands it first, running any command substitution in it: a builtin's name operand
+//! (`read 'a[$(cmd)]'`, `printf -v`, `mapfile`, `getopts`, `unset`), the name part of a
+//! declaration word (`declare 'a[$(cmd)]=1'`), and arithmetic given as a string (`let
+//! 'a[$(cmd)]=1'`, `[[ 1 -eq 'a[$(cmd)]' ]]`). Any `$` or backtick the parser did not read as
+//! an expansion there is [`Concern::Opaque`], a plain `$i` included: its value is evaluated as
+//! arithmetic in turn, and `x[$(cmd)]` would run `cmd`. So is a builtin's name operand with
+//! expansions (`read "$name"`). Subscripts the parser reads itself (`a[$(cmd)]=1`, `(( a[$i]
+//! ))`) are walked like any other code, and values are not known (`i='x[$(cmd)]'; (( a[$i]
+//! ))` is not seen).
 //!
 //! The parser fails closed: on any input it returns, never panics, and whenever
 //! tree-sitter reports a syntax error the result carries [`Concern::Unparsed`]. Where
@@ -58,7 +75,7 @@
 //! ```
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
@@ -73,7 +90,7 @@ mod tests;
 
 use words::{arithmetic_targets, join_raw, resolve, Src, Word};
 use wrappers::Inner;
-pub use wrappers::{is_inert_variable, is_loader_variable};
+pub use wrappers::{is_inert_variable, is_loader_variable, SHELL_EXPORTED};
 
 /// Longest line (and longest argv, summed) that is parsed at all; longer input is
 /// [`Concern::Unparsed`].
@@ -111,7 +128,8 @@ pub enum Concern {
     /// brace expansion) appears as a command name or where a wrapper's options or inner
     /// command would be.
     DynamicCommand(String),
-    /// eval, source, `.`, and similar that run code we cannot see.
+    /// eval, source, `.`, and similar that run code we cannot see; also code bash finds in
+    /// text it evaluates itself (`read 'a[$(cmd)]'`, `let 'a[$i]=1'`).
     Opaque(String),
     /// An output redirection (`>`, `>>`, `&>`, `>|`, `<>`) to a target: the file path as written (resolved literal) or the raw text if dynamic.
     WriteRedirect(String),
@@ -215,9 +233,45 @@ impl ParsedLine {
     }
 }
 
+/// Which variables the shell that runs the line inherits from its environment. A variable the
+/// line assigns without exporting it (`NAME=value`, `read NAME`, `for NAME in …`) reaches the
+/// programs the line runs only if it was inherited (bash exports what it inherited), so this
+/// decides whether such an assignment is a [`Concern::Environment`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Inherited {
+    /// Not known: a name without a lower-case letter, `*_proxy` and `npm_config_*` are taken as
+    /// possibly inherited (what [`parse`] and [`parse_argv`] assume).
+    #[default]
+    Unknown,
+    /// Exactly these names (the environment the shell is started with, such as the sandbox's
+    /// scrubbed one). The variables a shell exports on its own, [`SHELL_EXPORTED`] (`PWD`,
+    /// `OLDPWD`, `SHLVL`), count as inherited whether listed or not.
+    Exactly(BTreeSet<String>),
+}
+
+impl Inherited {
+    /// [`Inherited::Exactly`] the given names (`Inherited::exactly(env.keys())`).
+    pub fn exactly<I, S>(names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Inherited::Exactly(names.into_iter().map(Into::into).collect())
+    }
+}
+
 /// Parses a shell line into every simple command it would run. Never panics, on any input.
+/// Which variables the shell inherited is not known ([`Inherited::Unknown`]); see [`parse_in`].
 pub fn parse(line: &str) -> ParsedLine {
-    let mut walker = Walker::new();
+    parse_in(line, &Inherited::Unknown)
+}
+
+/// [`parse`], for a shell that inherits the given variables: a variable assigned without being
+/// exported is a [`Concern::Environment`] only if it is inherited (or a loader variable, which
+/// always is). Exports and prefix assignments (`export X=1`, `X=1 cmd`, `env X=1 cmd`) are
+/// judged the same way whatever the shell inherited.
+pub fn parse_in(line: &str, inherited: &Inherited) -> ParsedLine {
+    let mut walker = Walker::new(inherited);
     walker.line(line);
     walker.finish()
 }
@@ -225,7 +279,13 @@ pub fn parse(line: &str) -> ParsedLine {
 /// The argv form (`cordon exec -- PROG ARGS`): no parsing of the words themselves, but wrappers
 /// are seen through and `sh -c`/`bash -c`/`bash -lc` arguments are parsed, exactly as for `parse`.
 pub fn parse_argv(argv: &[String]) -> ParsedLine {
-    let mut walker = Walker::new();
+    parse_argv_in(argv, &Inherited::Unknown)
+}
+
+/// [`parse_argv`], for a command started with the given variables (see [`parse_in`]); the
+/// shell strings it runs (`sh -c STRING`) are taken to inherit them too.
+pub fn parse_argv_in(argv: &[String], inherited: &Inherited) -> ParsedLine {
+    let mut walker = Walker::new(inherited);
     let total: usize = argv.iter().map(|a| a.len() + 1).sum();
     if total > MAX_LINE_BYTES {
         walker.concern(Concern::Unparsed(format!(
@@ -342,8 +402,10 @@ enum Place {
     Plain,
 }
 
-struct Walker {
+struct Walker<'a> {
     out: ParsedLine,
+    /// Which variables the shell inherited.
+    inherited: &'a Inherited,
     /// The concerns already reported (no duplicates).
     seen: HashSet<Concern>,
     shell_depth: usize,
@@ -353,10 +415,11 @@ struct Walker {
     deadline: Instant,
 }
 
-impl Walker {
-    fn new() -> Self {
+impl<'a> Walker<'a> {
+    fn new(inherited: &'a Inherited) -> Self {
         Walker {
             out: ParsedLine::default(),
+            inherited,
             seen: HashSet::new(),
             shell_depth: 0,
             node_depth: 0,
@@ -512,6 +575,7 @@ impl Walker {
                     for side in ["left", "right"] {
                         if let Some(n) = node.child_by_field_name(side) {
                             self.arithmetic(&src.raw(n));
+                            self.quoted_arithmetic(n, src);
                         }
                     }
                 }
@@ -549,6 +613,7 @@ impl Walker {
                 self.assignment(node, src, place)
             }
             "concatenation" => {
+                self.named_descriptor(node, src);
                 // The parts of one word touch (or are joined by line continuations).
                 let mut cursor = node.walk();
                 let parts: Vec<Node> = node.children(&mut cursor).collect();
@@ -601,6 +666,9 @@ impl Walker {
                 if kind != "raw_string" && kind != "ansi_c_string" {
                     self.hidden_substitutions(node, src);
                 }
+                if kind == "word" {
+                    self.named_descriptor(node, src);
+                }
                 if self.arith {
                     let text = src.raw(node);
                     if text.contains("$(") || text.contains('`') {
@@ -633,6 +701,48 @@ impl Walker {
                 )));
                 self.children(node, src)
             }
+        }
+    }
+
+    /// An operand of `[[ X -eq Y ]]`, which bash evaluates as arithmetic: a `$` or backtick the
+    /// parser did not read as an expansion (quoted, `'a[$(cmd)]'`, or escaped) is one bash
+    /// performs itself when it evaluates an array subscript, so it is code the line hides
+    /// (see [`wrappers::evaluated_text_hides_code`]).
+    fn quoted_arithmetic(&mut self, operand: Node, src: &Src) {
+        let mut cursor = operand.walk();
+        let mut stack = vec![operand];
+        while let Some(n) = stack.pop() {
+            let raw = src.raw(n);
+            let unexpanded = match n.kind() {
+                "raw_string" | "string_content" | "word" => raw.as_str(),
+                "ansi_c_string" => raw.get(2..).unwrap_or(""),
+                // Run as commands of their own, and checked as such.
+                "command_substitution" | "process_substitution" => continue,
+                _ => {
+                    stack.extend(n.named_children(&mut cursor));
+                    continue;
+                }
+            };
+            if wrappers::evaluated_text_hides_code(unexpanded) {
+                return self.concern(Concern::Opaque(format!(
+                    "{} is evaluated as arithmetic, which can run commands",
+                    src.raw(operand)
+                )));
+            }
+        }
+    }
+
+    /// `{NAME}>file`, `{NAME}<&-`: bash opens a file descriptor and assigns its number to
+    /// `NAME` (named file descriptors), so the word right before a redirection operator
+    /// assigns the variable it names, as `NAME=value` would.
+    fn named_descriptor(&mut self, node: Node, src: &Src) {
+        let raw = src.raw(node);
+        let Some(name) = raw.strip_prefix('{').and_then(|r| r.strip_suffix('}')) else {
+            return;
+        };
+        let next = src.slice(node.end_byte(), node.end_byte() + 1);
+        if wrappers::leading_name(name) == Some(name) && (next == "<" || next == ">") {
+            self.assigned(&Word::lit(name));
         }
     }
 
@@ -801,7 +911,7 @@ impl Walker {
             }
             return;
         }
-        let outcome = wrappers::analyse(&name.text, &words[1..], &text);
+        let outcome = wrappers::analyse(&name.text, &words[1..], &text, self.inherited);
         for c in outcome.concerns {
             self.concern(c);
         }
@@ -865,7 +975,7 @@ impl Walker {
                     is_loader_variable(&var).then_some(Concern::LoaderVariable(text))
                 }
                 // Only reaches a program if the variable was inherited (so exported).
-                Place::Plain => wrappers::assignment_concern(&var, &text),
+                Place::Plain => wrappers::assignment_concern(&var, &text, self.inherited),
             };
             if let Some(c) = concern {
                 self.concern(c);
@@ -877,7 +987,7 @@ impl Walker {
     /// A variable assigned without an `=` word (`for NAME in`, an arithmetic target): checked
     /// as the plain assignment `NAME=value` would be.
     fn assigned(&mut self, target: &Word) {
-        if let Some(c) = wrappers::target_concern(target) {
+        if let Some(c) = wrappers::target_concern(target, self.inherited) {
             self.concern(c);
         }
     }
@@ -1032,6 +1142,7 @@ impl Walker {
         quoted.push('"');
         let mut sub = Walker {
             out: ParsedLine::default(),
+            inherited: self.inherited,
             seen: HashSet::new(),
             shell_depth: self.shell_depth + 1,
             node_depth: self.node_depth,

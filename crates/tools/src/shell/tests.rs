@@ -905,7 +905,12 @@ const CASES: &[Case] = &[
         &[&["read", "-rt", "5", "x", "EDITOR"]],
         &[E],
     ),
-    ("read -r \"$name\"", &[&["read", "-r", "\"$name\""]], &[E]),
+    // The name may also have a subscript that runs code (`name='a[$(cmd)]'`).
+    (
+        "read -r \"$name\"",
+        &[&["read", "-r", "\"$name\""]],
+        &[E, O],
+    ),
     (
         "command read GIT_SSH_COMMAND",
         &[
@@ -933,10 +938,11 @@ const CASES: &[Case] = &[
         &[&["printf", "-vPATH", "%s", "/tmp"]],
         &[L],
     ),
+    // `f='-va[$(cmd)]'` runs code too.
     (
         "printf \"$f\" HOME x",
         &[&["printf", "\"$f\"", "HOME", "x"]],
-        &[E],
+        &[E, O],
     ),
     (
         "for HOME in /tmp/x; do git log; done",
@@ -1173,6 +1179,92 @@ const CASES: &[Case] = &[
     ),
     ("echo '`rm x`' \"'\"", &[&["echo", "`rm x`", "'"]], &[]),
     ("test -f Cargo.toml", &[&["test", "-f", "Cargo.toml"]], &[]),
+    // ---- code in subscripts bash evaluates from strings ----------------------------
+    (
+        "printf -v 'a[$(git reset --hard HEAD~1 >&2)]' x",
+        &[&["printf", "-v", "a[$(git reset --hard HEAD~1 >&2)]", "x"]],
+        &[O],
+    ),
+    (
+        "read 'a[$(rm -rf x)]'",
+        &[&["read", "a[$(rm -rf x)]"]],
+        &[O],
+    ),
+    ("read -r 'a[`rm x`]'", &[&["read", "-r", "a[`rm x`]"]], &[O]),
+    ("read \"a[\\$(rm x)]\"", &[&["read", "a[$(rm x)]"]], &[O]),
+    // A plain `$i`: its value is evaluated as arithmetic, and may be `x[$(cmd)]`.
+    ("read -r 'a[$i]'", &[&["read", "-r", "a[$i]"]], &[O]),
+    ("read 'a[${i}]'", &[&["read", "a[${i}]"]], &[O]),
+    ("read \"a[$i]\"", &[&["read", "\"a[$i]\""]], &[E, O]),
+    ("read 'a[i]' 'b[0]'", &[&["read", "a[i]", "b[0]"]], &[]),
+    ("read 'a[GIT_DIR=1]'", &[&["read", "a[GIT_DIR=1]"]], &[E]),
+    ("read \"a[PATH=1]\"", &[&["read", "a[PATH=1]"]], &[L]),
+    (
+        "mapfile -t 'a[$(rm x)]' < f",
+        &[&["mapfile", "-t", "a[$(rm x)]"]],
+        &[O],
+    ),
+    (
+        "getopts ab 'o[$(rm x)]'",
+        &[&["getopts", "ab", "o[$(rm x)]"]],
+        &[O],
+    ),
+    (
+        "printf \"$fmt\" 'a[$(rm x)]' y",
+        &[&["printf", "\"$fmt\"", "a[$(rm x)]", "y"]],
+        &[E, O],
+    ),
+    (
+        "declare 'a[$(rm x)]=1'",
+        &[&["declare", "a[$(rm x)]=1"]],
+        &[O],
+    ),
+    ("local 'a[$(rm x)]'", &[&["local", "a[$(rm x)]"]], &[O]),
+    (
+        "declare 'a[GIT_DIR=1]=x'",
+        &[&["declare", "a[GIT_DIR=1]=x"]],
+        &[E],
+    ),
+    // The value of a declaration is not evaluated; a visible `$i` is as in `a[$i]=1`.
+    ("declare 'x=$(rm x)'", &[&["declare", "x=$(rm x)"]], &[]),
+    ("declare a[$i]=1", &[&["declare", "a[$i]=1"]], &[]),
+    (
+        "declare a[i]=1 'b[0]=2'",
+        &[&["declare", "a[i]=1", "b[0]=2"]],
+        &[],
+    ),
+    ("let 'a[$(rm x)]=1'", &[&["let", "a[$(rm x)]=1"]], &[O]),
+    ("let 'a[$i]=1'", &[&["let", "a[$i]=1"]], &[O]),
+    ("let 'x = y + 1' i++", &[&["let", "x = y + 1", "i++"]], &[]),
+    ("[[ 1 -eq 'a[$(rm x)]' ]]", &[], &[O]),
+    ("[[ 1 -eq 'a[$i]' ]]", &[], &[O]),
+    ("[[ \"a[\\$i]\" -lt 2 ]]", &[], &[O]),
+    ("[[ $x -eq 'a[i]' ]]", &[], &[]),
+    ("[[ 1 -eq 'a[GIT_DIR=1]' ]]", &[], &[E]),
+    ("unset 'a[$(rm x)]'", &[&["unset", "a[$(rm x)]"]], &[O]),
+    ("unset 'a[1]' b", &[&["unset", "a[1]", "b"]], &[]),
+    ("unset -f 'f'", &[&["unset", "-f", "f"]], &[]),
+    // Parsed by tree-sitter: the substitution is a command, checked as one.
+    ("a[$i]=x", &[], &[]),
+    ("a[$(rm x)]=1", &[&["rm", "x"]], &[]),
+    // ---- named file descriptors assign their variable -------------------------------
+    (
+        "exec {PATH}>/dev/null; git status",
+        &[&["exec", "{PATH}"], &["{PATH}"], &["git", "status"]],
+        &[L],
+    ),
+    (
+        "exec {GIT_DIR}<&-",
+        &[&["exec", "{GIT_DIR}"], &["{GIT_DIR}"]],
+        &[E],
+    ),
+    (
+        "exec {fd}<&- {HOME}>&2",
+        &[&["exec", "{fd}"], &["{fd}"]],
+        &[E],
+    ),
+    ("exec {fd}>/dev/null", &[&["exec", "{fd}"], &["{fd}"]], &[]),
+    ("echo {HOME} > /dev/null", &[&["echo", "{HOME}"]], &[]),
 ];
 
 #[test]
@@ -1282,7 +1374,10 @@ fn concern_payloads() {
     }
     assert_eq!(
         parse("read -r \"$name\"").concerns,
-        [Concern::Environment("read -r \"$name\"".into())]
+        [
+            Concern::Environment("read -r \"$name\"".into()),
+            Concern::Opaque("read -r \"$name\"".into())
+        ]
     );
     assert_eq!(
         parse("(( $v = 1 ))").concerns,
@@ -1290,7 +1385,10 @@ fn concern_payloads() {
     );
     assert_eq!(
         parse("printf \"$f\" HOME x").concerns,
-        [Concern::Environment("printf \"$f\" HOME x".into())]
+        [
+            Concern::Environment("printf \"$f\" HOME x".into()),
+            Concern::Opaque("printf \"$f\" HOME x".into())
+        ]
     );
     // One concern for one assignment in a c-style `for` header.
     assert_eq!(
@@ -1376,6 +1474,99 @@ fn arithmetic_assignment_targets() {
     );
 }
 
+/// Which variables the shell inherited decides whether one assigned without being exported
+/// reaches a program: guessed from its name ([`Inherited::Unknown`]) or known
+/// ([`Inherited::Exactly`], the sandbox's scrubbed environment). Exports and prefix
+/// assignments are judged the same either way.
+#[test]
+fn inherited_variables() {
+    let exact = Inherited::exactly(["PATH", "HOME", "LANG", "GIT_DIR"]);
+    // (line, kinds with Unknown, kinds with Exactly)
+    let cases: &[(&str, &[K], &[K])] = &[
+        ("for FILE in *.py; do echo \"$FILE\"; done", &[E], &[]),
+        ("for PKG in a b; do echo $PKG; done", &[E], &[]),
+        ("read -r VERSION < VERSION", &[E], &[]),
+        ("while read -r NAME VALUE; do :; done < f", &[E], &[]),
+        ("while getopts v OPT; do :; done", &[E], &[]),
+        ("printf -v OUT '%s' x", &[E], &[]),
+        ("(( COUNT += 1 ))", &[E], &[]),
+        ("VERSION=1; echo $VERSION", &[E], &[]),
+        ("declare VERSION=1", &[E], &[]),
+        ("exec {FD}>/dev/null", &[E], &[]),
+        ("read 'a[COUNT=1]'", &[E], &[]),
+        ("for _ in 1 2; do :; done", &[E], &[]),
+        ("http_proxy=http://x; curl y", &[E], &[]),
+        ("npm_config_registry=x; npm ci", &[E], &[]),
+        ("bash -c 'read -r VERSION < VERSION'", &[E], &[]),
+        // Inherited, or exported by the shell itself.
+        ("HOME=/tmp/x; git log", &[E], &[E]),
+        ("read -r HOME", &[E], &[E]),
+        ("for GIT_DIR in a; do git log; done", &[E], &[E]),
+        ("read 'a[GIT_DIR=1]'", &[E], &[E]),
+        ("PWD=/; git log", &[E], &[E]),
+        ("cd /; OLDPWD=/x", &[E], &[E]),
+        ("SHLVL=9; git log", &[E], &[E]),
+        ("exec {HOME}>/dev/null", &[E], &[E]),
+        // Inert, whether inherited or not.
+        ("LANG=C; sort f", &[], &[]),
+        // Loader variables, wherever they are set.
+        ("LD_PRELOAD=/x.so; ls", &[L], &[L]),
+        ("for PATH in a; do ls; done", &[L], &[L]),
+        ("read BASH_ENV", &[L], &[L]),
+        // Exported or in a command's environment: any name that is not inert.
+        ("FILE=1 make", &[E], &[E]),
+        ("export FILE=1", &[E], &[E]),
+        ("export FILE", &[E], &[E]),
+        ("declare -x FILE=1", &[E], &[E]),
+        ("env FILE=1 make", &[E], &[E]),
+        ("set -a; FILE=1", &[E], &[E]),
+        ("read \"$name\"", &[E, O], &[E, O]),
+        // Lower-case names that are neither inherited nor exported.
+        ("for f in *.rs; do echo $f; done", &[], &[]),
+        ("while IFS= read -r line; do :; done", &[], &[]),
+    ];
+    let kinds = |p: &ParsedLine| {
+        let mut k: Vec<K> = p.concerns.iter().map(kind).collect();
+        k.sort();
+        k.dedup();
+        k
+    };
+    let sorted = |k: &[K]| {
+        let mut k = k.to_vec();
+        k.sort();
+        k
+    };
+    let mut failures = Vec::new();
+    for (line, unknown, exactly) in cases {
+        let guessed = parse(line);
+        let known = parse_in(line, &exact);
+        assert_eq!(guessed, parse_in(line, &Inherited::Unknown), "{line:?}");
+        assert_eq!(known.commands, guessed.commands, "{line:?}");
+        if kinds(&guessed) != sorted(unknown) || kinds(&known) != sorted(exactly) {
+            failures.push(format!(
+                "{line:?}\n   want {unknown:?} / {exactly:?}\n   got  {:?} / {:?}",
+                guessed.concerns, known.concerns
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // The argv form, and the concern's detail.
+    let argv = argv(&["bash", "-c", "read -r VERSION < VERSION; HOME=/x"]);
+    assert_eq!(
+        parse_argv(&argv).concerns,
+        [
+            Concern::Environment("VERSION".into()),
+            Concern::Environment("HOME=/x".into())
+        ]
+    );
+    assert_eq!(
+        parse_argv_in(&argv, &exact).concerns,
+        [Concern::Environment("HOME=/x".into())]
+    );
+    assert_eq!(Inherited::default(), Inherited::Unknown);
+}
+
 /// Every command this parser sees through (or whose code it cannot see) is refused by
 /// "approve always". The refusal list lives in `cordon_approval::amend`, which must not depend
 /// on this crate (this crate depends on it), so the two lists are kept apart and checked here.
@@ -1431,7 +1622,7 @@ fn approve_always_refuses_what_the_parser_sees_through() {
         .chain(shells.map(|name| (*name, &["-c", "ls"][..])));
     for (name, args) in all {
         let words: Vec<Word> = args.iter().map(|a| Word::lit(a)).collect();
-        let out = wrappers::analyse(name, &words, name);
+        let out = wrappers::analyse(name, &words, name, &Inherited::Unknown);
         assert!(
             !out.inner.is_empty() || !out.concerns.is_empty(),
             "{name} is not seen through"

@@ -6,7 +6,7 @@
 //! concern (we cannot tell where the inner command starts), never a guess.
 
 use super::words::{arithmetic_targets, join_raw, split_env_string, Word};
-use super::Concern;
+use super::{Concern, Inherited};
 
 /// What a command runs besides itself.
 pub(super) enum Inner {
@@ -372,31 +372,49 @@ pub(super) fn environment_concern(name: &str, written: &str) -> Option<Concern> 
 
 /// Whether a variable the line assigns without exporting it may already be exported: bash
 /// passes the new value of a variable it inherited from its environment to every command it
-/// runs after (`HOME=/tmp/x; git log`). Which variables were inherited is not known here;
-/// environment variables are upper-case by convention and shell variables lower-case, so a
-/// name without a lower-case letter is taken as possibly inherited, and so are the lower-case
-/// names programs do read from the environment: `<scheme>_proxy` (`http_proxy`, `https_proxy`,
-/// `ftp_proxy`, `all_proxy`, `no_proxy`: curl reads `http_proxy` only in lower case, and wget,
-/// git and Python read them too) and `npm_config_*` (npm's settings, which npm itself exports
-/// in lower case to the scripts it runs).
+/// runs after (`HOME=/tmp/x; git log`). With [`Inherited::Exactly`], the caller knows the
+/// environment the shell starts with: the names in it, and those the shell exports on its own
+/// ([`SHELL_EXPORTED`]). With [`Inherited::Unknown`] it is guessed: environment variables are
+/// upper-case by convention and shell variables lower-case, so a name without a lower-case
+/// letter is taken as possibly inherited, and so are the lower-case names programs do read
+/// from the environment: `<scheme>_proxy` (`http_proxy`, `https_proxy`, `ftp_proxy`,
+/// `all_proxy`, `no_proxy`: curl reads `http_proxy` only in lower case, and wget, git and
+/// Python read them too) and `npm_config_*` (npm's settings, which npm itself exports in lower
+/// case to the scripts it runs).
 ///
-/// Not inherited: `REPLY`, `OPTARG`, `OPTIND` and `MAPFILE`, the shell's own variables, which
-/// `read`, `select`, `getopts` and `mapfile` set without being named (and scripts reset, as in
-/// `OPTIND=1`). No program reads them; taking them as inherited would make every such loop ask.
-pub(super) fn may_be_inherited(name: &str) -> bool {
-    if matches!(name, "REPLY" | "OPTARG" | "OPTIND" | "MAPFILE") {
-        return false;
+/// Not guessed to be inherited: `REPLY`, `OPTARG`, `OPTIND` and `MAPFILE`, the shell's own
+/// variables, which `read`, `select`, `getopts` and `mapfile` set without being named (and
+/// scripts reset, as in `OPTIND=1`). No program reads them; taking them as inherited would make
+/// every such loop ask.
+pub(super) fn may_be_inherited(name: &str, inherited: &Inherited) -> bool {
+    match inherited {
+        Inherited::Exactly(names) => names.contains(name) || SHELL_EXPORTED.contains(&name),
+        Inherited::Unknown => {
+            if matches!(name, "REPLY" | "OPTARG" | "OPTIND" | "MAPFILE") {
+                return false;
+            }
+            !name.bytes().any(|b| b.is_ascii_lowercase())
+                || name.ends_with("_proxy")
+                || name.starts_with("npm_config_")
+        }
     }
-    !name.bytes().any(|b| b.is_ascii_lowercase())
-        || name.ends_with("_proxy")
-        || name.starts_with("npm_config_")
 }
+
+/// Variables a shell exports on its own, whatever it inherited: bash exports `PWD`, `OLDPWD`
+/// and `SHLVL` (`env -i bash -c 'export -p'`), dash `PWD` and, after a `cd`, `OLDPWD`. bash
+/// also exports `_`, but sets it to the path of each command it runs, in that command's
+/// environment, so an assignment to `_` never reaches a program (`for _ in 1 2`).
+pub const SHELL_EXPORTED: &[&str] = &["PWD", "OLDPWD", "SHLVL"];
 
 /// The concern, if any, for a variable the line sets without exporting it (`NAME=value; …`):
 /// a loader variable wherever it is set (`PATH` also decides what the shell itself runs); any
 /// other only if it may have been inherited ([`may_be_inherited`]), and so be exported already.
-pub(super) fn assignment_concern(name: &str, written: &str) -> Option<Concern> {
-    if is_loader_variable(name) || may_be_inherited(name) {
+pub(super) fn assignment_concern(
+    name: &str,
+    written: &str,
+    inherited: &Inherited,
+) -> Option<Concern> {
+    if is_loader_variable(name) || may_be_inherited(name, inherited) {
         environment_concern(name, written)
     } else {
         None
@@ -407,11 +425,94 @@ pub(super) fn assignment_concern(name: &str, written: &str) -> Option<Concern> {
 /// builtin's operand (`read NAME`, `printf -v NAME`), a loop's variable (`for NAME in`) or an
 /// arithmetic target (`(( NAME = 1 ))`). It is the concern of the assignment `NAME=value`
 /// ([`assignment_concern`]); a name not known before the line runs may be any variable.
-pub(super) fn target_concern(target: &Word) -> Option<Concern> {
+pub(super) fn target_concern(target: &Word, inherited: &Inherited) -> Option<Concern> {
     if !target.literal {
         return Some(Concern::Environment(target.text.clone()));
     }
-    leading_name(&target.text).and_then(|name| assignment_concern(name, &target.text))
+    leading_name(&target.text).and_then(|name| assignment_concern(name, &target.text, inherited))
+}
+
+/// The subscript of a variable name as written (`i` for `a[i]` and `a[i]=v`): from the `[`
+/// right after the name to the `]` that closes it, or to the end if none does.
+fn subscript(text: &str) -> Option<&str> {
+    let end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    if !is_name(&text[..end]) {
+        return None;
+    }
+    let rest = text[end..].strip_prefix('[')?;
+    let mut depth = 1usize;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&rest[..i]);
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(rest)
+}
+
+/// Whether text that bash expands and evaluates itself, not as part of the line the parser
+/// read (a variable name's subscript given in a string, arithmetic given as a string), holds
+/// an expansion: bash expands a subscript when it evaluates it, running any `$(…)` or
+/// `` `…` `` in it (`read 'a[$(cmd)]'`). A plain `$i` counts too: its value is substituted and
+/// then evaluated as arithmetic, where an array reference's subscript is expanded again, so a
+/// value such as `x[$(cmd)]` runs `cmd`; the value is not known before the line runs.
+pub(super) fn evaluated_text_hides_code(text: &str) -> bool {
+    text.contains(['$', '`'])
+}
+
+/// A variable name bash reads from a word when the line runs (a builtin's operand, `read NAME`,
+/// `printf -v NAME`, `unset NAME`; a declaration's `NAME[i]=v` with `declaration`): code hidden
+/// in its subscript is [`Concern::Opaque`], and what the subscript assigns as arithmetic
+/// (`a[HOME=1]`) is checked as any assignment.
+///
+/// A literal word was not expanded by the parser: any `$` or backtick in it (in a
+/// declaration, in its subscript; the value after `=` is not evaluated) is code bash runs.
+/// A word with expansions (`read "a[$i]"`, `read "$name"`) has its subscript evaluated after
+/// they are substituted, so the values may hold code (`name='a[$(cmd)]'`): for a builtin
+/// operand, any such word is opaque (it also names a variable not known before the line
+/// runs, a [`Concern::Environment`] already); in a declaration,
+/// where `a[$i]=v` is what `NAME[$i]=v` would be on its own, only quoting that hides a `$`
+/// from the parser (`\$`, `'…'`) inside the subscript is.
+fn evaluated_name(
+    w: &Word,
+    declaration: bool,
+    whole: &str,
+    inherited: &Inherited,
+    out: &mut Outcome,
+) {
+    if w.literal {
+        let checked = if declaration {
+            subscript(&w.text).unwrap_or("")
+        } else {
+            w.text.as_str()
+        };
+        if evaluated_text_hides_code(checked) {
+            out.opaque(whole.to_string());
+        }
+        if let Some(sub) = subscript(&w.text) {
+            for target in arithmetic_targets(sub) {
+                out.concerns.extend(target_concern(&target, inherited));
+            }
+        }
+    } else {
+        let unquoted: String = w.raw.chars().filter(|&c| c != '"').collect();
+        let hidden = if declaration {
+            subscript(&unquoted).is_some_and(|s| s.contains(['\\', '\'']))
+        } else {
+            true
+        };
+        if hidden {
+            out.opaque(whole.to_string());
+        }
+    }
 }
 
 /// The variable name an assignment or declaration word starts with (`NAME`, `NAME=v`,
@@ -453,7 +554,7 @@ fn assignments(args: &[Word], mut i: usize, out: &mut Outcome) -> Option<usize> 
 /// `command export …`): the variables they put in the environment of every later command.
 /// `export NAME[=v]` and `declare -x NAME[=v]` export any name; an assignment without `-x`
 /// reaches the environment when the variable was inherited ([`may_be_inherited`]).
-fn declaration(base: &str, args: &[Word], whole: &str, out: &mut Outcome) {
+fn declaration(base: &str, args: &[Word], whole: &str, inherited: &Inherited, out: &mut Outcome) {
     let mut exported = base == "export";
     let mut functions = false;
     let mut i = 0;
@@ -493,6 +594,7 @@ fn declaration(base: &str, args: &[Word], whole: &str, out: &mut Outcome) {
         return;
     }
     for w in &args[i..] {
+        evaluated_name(w, true, whole, inherited, out);
         // As written (`NAME="$v"`), else after quote removal (`"NAME=v"`).
         let form = match (leading_name(&w.raw), leading_name(&w.text)) {
             (Some(name), _) => Some((name, w.raw.as_str())),
@@ -506,7 +608,7 @@ fn declaration(base: &str, args: &[Word], whole: &str, out: &mut Outcome) {
             continue;
         };
         let assigns = form.len() > name.len();
-        if exported || (assigns && may_be_inherited(name)) || is_loader_variable(name) {
+        if exported || (assigns && may_be_inherited(name, inherited)) || is_loader_variable(name) {
             out.concerns.extend(environment_concern(name, &w.text));
         }
     }
@@ -517,7 +619,13 @@ fn declaration(base: &str, args: &[Word], whole: &str, out: &mut Outcome) {
 /// checked as `NAME=value` would be ([`target_concern`]). With no name, `read` sets `REPLY` and
 /// `mapfile` `MAPFILE`, and `getopts` always sets `OPTARG` and `OPTIND`: the shell's own
 /// variables, never taken as inherited ([`may_be_inherited`]), so they are not looked at.
-fn assigned_by_name(base: &str, args: &[Word], whole: &str, out: &mut Outcome) {
+fn assigned_by_name(
+    base: &str,
+    args: &[Word],
+    whole: &str,
+    inherited: &Inherited,
+    out: &mut Outcome,
+) {
     let names: Vec<Word> = if base == "getopts" {
         // No options: `getopts [--] OPTSTRING NAME [ARG…]`.
         let skip = usize::from(args.first().is_some_and(|w| w.literal && w.text == "--"));
@@ -541,9 +649,14 @@ fn assigned_by_name(base: &str, args: &[Word], whole: &str, out: &mut Outcome) {
         };
         let (opts, start) = match scan(args, &spec) {
             Ok(r) => r,
-            // `printf "$f" HOME x`: the word may be `-v`, and the next one any name.
+            // `printf "$f" HOME x`, `read "$name"`: the word may be `-v`, and any word the
+            // name, with a subscript that runs code.
             Err(Stop::Dynamic(_)) => {
-                return out.concerns.push(Concern::Environment(whole.to_string()));
+                out.concerns.push(Concern::Environment(whole.to_string()));
+                for w in args {
+                    evaluated_name(w, false, whole, inherited, out);
+                }
+                return;
             }
             // bash refuses an option it does not know, and assigns nothing.
             Err(Stop::Unknown(_)) => return,
@@ -557,7 +670,8 @@ fn assigned_by_name(base: &str, args: &[Word], whole: &str, out: &mut Outcome) {
         }
     };
     for name in &names {
-        out.concerns.extend(target_concern(name));
+        evaluated_name(name, false, whole, inherited, out);
+        out.concerns.extend(target_concern(name, inherited));
     }
 }
 
@@ -611,7 +725,7 @@ pub(super) const FOREIGN_SHELLS: &[&str] = &[
 ];
 
 /// What a command with this name and these arguments runs besides itself.
-pub(super) fn analyse(name: &str, args: &[Word], whole: &str) -> Outcome {
+pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inherited) -> Outcome {
     let mut out = Outcome::default();
     let base = name.rsplit('/').next().unwrap_or(name);
     match base {
@@ -868,10 +982,10 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str) -> Outcome {
         "runuser" => su(args, true, &mut out),
         "sg" => sg(args, &mut out),
         "export" | "declare" | "typeset" | "local" | "readonly" => {
-            declaration(base, args, whole, &mut out)
+            declaration(base, args, whole, inherited, &mut out)
         }
         "set" => set(args, whole, &mut out),
-        "read" | "printf" | "getopts" => assigned_by_name(base, args, whole, &mut out),
+        "read" | "printf" | "getopts" => assigned_by_name(base, args, whole, inherited, &mut out),
         "eval" => {
             out.opaque(whole.to_string());
             if !args.is_empty() && args.iter().all(|w| w.literal) {
@@ -912,7 +1026,7 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str) -> Outcome {
                 out.opaque(whole.to_string());
             }
             if matches!(base, "mapfile" | "readarray") {
-                assigned_by_name(base, args, whole, &mut out);
+                assigned_by_name(base, args, whole, inherited, &mut out);
             }
         }
         // Re-running history (listing with -l is harmless).
@@ -931,16 +1045,35 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str) -> Outcome {
                         "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" | "-v"
                     )
                 });
+            // A literal word reaches the builtin as written: an expansion in it is one bash
+            // performs itself, which the parser never saw (`let 'a[$(cmd)]=1'`).
             if arith
-                && args
-                    .iter()
-                    .any(|w| w.text.contains("$(") || w.text.contains('`'))
+                && args.iter().any(|w| {
+                    w.text.contains("$(")
+                        || w.text.contains('`')
+                        || (w.literal && evaluated_text_hides_code(&w.text))
+                })
             {
                 out.opaque(whole.to_string());
             }
             if base == "let" {
                 for target in args.iter().flat_map(|w| arithmetic_targets(&w.text)) {
-                    out.concerns.extend(target_concern(&target));
+                    out.concerns.extend(target_concern(&target, inherited));
+                }
+            }
+        }
+        // `unset 'a[$(cmd)]'` evaluates the subscript (function names with `-f` do not).
+        "unset" => {
+            let functions = args
+                .iter()
+                .take_while(|w| w.literal && w.text.starts_with('-') && w.text != "--")
+                .any(|w| w.text.contains('f'));
+            if !functions {
+                for w in args
+                    .iter()
+                    .filter(|w| !(w.literal && w.text.starts_with('-')))
+                {
+                    evaluated_name(w, false, whole, inherited, &mut out);
                 }
             }
         }
