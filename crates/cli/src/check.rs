@@ -27,8 +27,8 @@ pub fn run(args: CheckArgs) -> i32 {
         );
     }
     let parsed = match (&args.command, args.argv.is_empty()) {
-        (Some(line), _) => shell::parse(line),
-        (None, false) => shell::parse_argv(&args.argv),
+        (Some(line), _) => shell::parse_in(line, &crate::exec::inherited(&policy)),
+        (None, false) => shell::parse_argv_in(&args.argv, &crate::exec::inherited(&policy)),
         (None, true) => {
             return refuse(
                 EXIT_FAILURE,

@@ -95,9 +95,12 @@ pub fn run(args: ExecArgs) -> i32 {
     let (argv, parsed) = match (&args.command, args.argv.is_empty()) {
         (Some(line), _) => (
             vec!["/bin/sh".to_string(), "-c".to_string(), line.clone()],
-            shell::parse(line),
+            shell::parse_in(line, &inherited(&policy)),
         ),
-        (None, false) => (args.argv.clone(), shell::parse_argv(&args.argv)),
+        (None, false) => (
+            args.argv.clone(),
+            shell::parse_argv_in(&args.argv, &inherited(&policy)),
+        ),
         (None, true) => {
             return refuse(
                 EXIT_FAILURE,
@@ -344,6 +347,16 @@ fn owned_by_caller(path: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The variables the command's shell inherits: exactly the names of the scrubbed environment
+/// the child gets. A variable outside it that the line assigns without exporting reaches no
+/// program, so `for FILE in …` need not ask.
+pub fn inherited(policy: &Policy) -> shell::Inherited {
+    let names = env::scrub(std::env::vars_os(), &policy.sandbox.env, "".as_ref())
+        .into_iter()
+        .filter_map(|(k, _)| k.into_string().ok());
+    shell::Inherited::exactly(names)
 }
 
 /// Where "approve always" rules are kept: `cordon.rules.toml` beside the policy file. The
