@@ -365,19 +365,7 @@ pub fn append(path: &Path, amendment: &Amendment) -> Result<Option<String>, Amen
         path: path.to_path_buf(),
         source,
     };
-    use std::os::unix::fs::OpenOptionsExt;
-    // Never through a symlink planted at the rules file's name: cordon (maybe as root)
-    // would otherwise append a rule to whatever it points at.
-    let file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(io)?;
-    if !file.metadata().map_err(io)?.is_file() {
-        return Err(io(std::io::Error::other("not a regular file")));
-    }
+    let file = open_rules_file(path, true)?;
     let _lock = Flock::exclusive(&file).map_err(io)?;
     let mut text = String::new();
     (&file).seek(SeekFrom::Start(0)).map_err(io)?;
@@ -418,6 +406,28 @@ pub fn append(path: &Path, amendment: &Amendment) -> Result<Option<String>, Amen
     Ok(Some(add))
 }
 
+/// Opens the rules file to read and append (creating it when `create`), never through a
+/// symlink planted at its name: cordon (maybe as root) would otherwise write a rule to
+/// whatever it points at. Only a regular file is accepted.
+fn open_rules_file(path: &Path, create: bool) -> Result<File, AmendError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |source| AmendError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(create)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(io)?;
+    if !file.metadata().map_err(io)?.is_file() {
+        return Err(io(std::io::Error::other("not a regular file")));
+    }
+    Ok(file)
+}
+
 /// Takes back a rule [`append`] wrote: removes `written` (the text `append` returned) from
 /// the end of the rules file, under the same lock. For a decision that could not be recorded
 /// after its rule was saved: nothing may stay granted that the audit log does not show.
@@ -428,16 +438,7 @@ pub fn retract(path: &Path, written: &str) -> Result<bool, AmendError> {
         path: path.to_path_buf(),
         source,
     };
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(io)?;
-    if !file.metadata().map_err(io)?.is_file() {
-        return Err(io(std::io::Error::other("not a regular file")));
-    }
+    let file = open_rules_file(path, false)?;
     let _lock = Flock::exclusive(&file).map_err(io)?;
     let mut text = String::new();
     (&file).read_to_string(&mut text).map_err(io)?;
