@@ -414,9 +414,8 @@ fn only_variables_the_command_inherits_count_as_inherited() {
     // The command's shell gets the scrubbed environment: a name outside it that the line
     // assigns without exporting reaches no program, whatever its case; one inside it does.
     let allow = "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[shell]\ndefault = \"allow\"\n";
-    let d = workspace(allow);
-    let decision = |line: &str, env: &[(&str, &str)]| {
-        let o = common::command(d.path())
+    let decision = |dir: &std::path::Path, line: &str, env: &[(&str, &str)]| {
+        let o = common::command(dir)
             .args(["check", "--json", "shell", "-c", line])
             .envs(env.iter().copied())
             .output()
@@ -424,25 +423,21 @@ fn only_variables_the_command_inherits_count_as_inherited() {
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         v["decision"].as_str().unwrap().to_string()
     };
+    let d = workspace(allow);
     for line in [
         "for FILE in x; do git log \"$FILE\"; done",
         "read -r VERSION < VERSION; git tag \"$VERSION\"",
         "http_proxy=http://evil; git fetch",
     ] {
         assert_eq!(
-            decision(line, &[("http_proxy", "http://p")]),
+            decision(d.path(), line, &[("http_proxy", "http://p")]),
             "allow",
             "{line}"
         );
     }
-    assert_eq!(decision("HOME=/tmp/x; git log", &[]), "ask");
+    assert_eq!(decision(d.path(), "HOME=/tmp/x; git log", &[]), "ask");
     // A name the policy passes through (`sandbox.env`) is inherited.
     let d2 = workspace(&format!("{allow}[sandbox]\nenv = [\"GIT_DIR\"]\n"));
-    let o = common::command(d2.path())
-        .args(["check", "--json", "shell", "-c", "GIT_DIR=/x; git log"])
-        .env("GIT_DIR", "/repo")
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["decision"], "ask", "{v}");
+    let line = "GIT_DIR=/x; git log";
+    assert_eq!(decision(d2.path(), line, &[("GIT_DIR", "/repo")]), "ask");
 }
