@@ -699,6 +699,9 @@ impl Fixture {
         // The default audit log goes here, beside the workspace (HOME is the workspace, and a
         // log inside a writable root would be a protected path, which Landlock refuses).
         c.env("XDG_STATE_HOME", self.root.join("state"));
+        // The trust store likewise (issue 12, class 1): under HOME it would lie in the
+        // workspace, a protected path, which Landlock refuses.
+        c.env("XDG_CONFIG_HOME", self.root.join("config"));
         let name = if self.user.ids.is_some() {
             "cordon-test".to_string()
         } else {

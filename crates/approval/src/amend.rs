@@ -15,12 +15,20 @@
 //! The rules file is itself a policy file (`version = 1` and `[[shell.rules]]` tables), so
 //! it is parsed and checked with the policy's own parser ([`load`]); its rules are added after
 //! the policy's, as persisted grants: they relax an ask, never an explicit deny.
+//!
+//! The file lies beside the policy, maybe in a directory a sandboxed command could write (a
+//! run under another policy, or from a parent directory, reaches it). So its content is
+//! pinned in the operator's trust store ([`cordon_policy::trust`]): [`append`] and
+//! [`retract`] re-pin what they wrote, `cordon policy trust FILE` pins an edit by hand, and
+//! [`load`] refuses rules whose content is not pinned. A file that grants nothing (empty, or
+//! [`RULES_FILE_HEADER`] alone) needs no pin.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
+use cordon_policy::trust::{self, FileText, Follow, Pinned, TrustStore};
 use cordon_policy::{basename, Action, Policy, PolicyError, ShellRule};
 
 use crate::request::{Key, Request};
@@ -319,14 +327,60 @@ pub fn rules_file_for(policy_path: &Path) -> PathBuf {
 }
 
 /// The rules of a rules file (none when it does not exist), checked by the policy parser.
-pub fn load(path: &Path) -> Result<Vec<ShellRule>, AmendError> {
-    match std::fs::read_to_string(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        // Empty (just created, or a placeholder): no rules yet.
-        Ok(text) if text.trim().is_empty() => return Ok(Vec::new()),
-        _ => {}
+/// Rules whose content the trust `store` does not pin are refused
+/// ([`PolicyError::Untrusted`]); the file is read as [`trust::read_file`] reads (no symlink,
+/// regular file, bounded size).
+pub fn load(path: &Path, store: &TrustStore) -> Result<Vec<ShellRule>, AmendError> {
+    let file = match trust::read_file(path, Follow::Never) {
+        Err(PolicyError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Vec::new())
+        }
+        other => other?,
+    };
+    if grants_nothing(&file.text) {
+        return Ok(Vec::new());
     }
-    Ok(Policy::load(path)?.shell.rules)
+    store.check(&file, Pinned::Rules)?;
+    let base = file.path.parent().unwrap_or(Path::new("/"));
+    Ok(
+        Policy::parse(&file.text, &path.display().to_string(), base)?
+            .shell
+            .rules,
+    )
+}
+
+/// Empty, whitespace only (just created, or a placeholder) or the header alone: no rules.
+fn grants_nothing(text: &str) -> bool {
+    text.trim().is_empty() || text == RULES_FILE_HEADER
+}
+
+/// Refuses to build on rules the trust store does not pin: cordon must never re-pin, and so
+/// bless, what a command planted.
+fn check_pinned(
+    file: &File,
+    path: &Path,
+    text: &str,
+    store: &TrustStore,
+) -> Result<FileText, AmendError> {
+    let pinned = FileText {
+        path: trust::real_path_of(file, path),
+        text: text.to_string(),
+    };
+    if !grants_nothing(text) {
+        store.check(&pinned, Pinned::Rules)?;
+    }
+    Ok(pinned)
+}
+
+/// Pins the rules file's new content.
+fn pin(pinned: FileText, store: &TrustStore, path: &Path) -> Result<(), AmendError> {
+    store
+        .trust(&pinned)
+        .map(|_| ())
+        .map_err(|e| AmendError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(format!("cannot record the rules' trust: {e}")),
+        })
 }
 
 /// Creates the rules file with [`RULES_FILE_HEADER`] when it is missing (so that it can be
@@ -359,8 +413,13 @@ pub fn ensure(path: &Path) -> Result<bool, AmendError> {
 /// Appends `amendment` to the rules file at `path` (created with [`RULES_FILE_HEADER`] when
 /// missing), under an exclusive lock, and returns the exact text it wrote — `None` when the
 /// file already has a rule with the same pattern and action. The file with the new rule must
-/// still parse as a policy, or nothing is written. The data is synced before returning.
-pub fn append(path: &Path, amendment: &Amendment) -> Result<Option<String>, AmendError> {
+/// still parse as a policy, or nothing is written. The data is synced before returning, and
+/// the new content pinned in `store`; rules there that the store does not pin are refused.
+pub fn append(
+    path: &Path,
+    store: &TrustStore,
+    amendment: &Amendment,
+) -> Result<Option<String>, AmendError> {
     let io = |source| AmendError::Io {
         path: path.to_path_buf(),
         source,
@@ -370,6 +429,7 @@ pub fn append(path: &Path, amendment: &Amendment) -> Result<Option<String>, Amen
     let mut text = String::new();
     (&file).seek(SeekFrom::Start(0)).map_err(io)?;
     (&file).read_to_string(&mut text).map_err(io)?;
+    let pinned = check_pinned(&file, path, &text, store)?;
     let base = std::path::absolute(path)
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))
@@ -403,6 +463,14 @@ pub fn append(path: &Path, amendment: &Amendment) -> Result<Option<String>, Amen
     }
     (&file).write_all(add.as_bytes()).map_err(io)?;
     file.sync_data().map_err(io)?;
+    pin(
+        FileText {
+            text: full,
+            ..pinned
+        },
+        store,
+        path,
+    )?;
     Ok(Some(add))
 }
 
@@ -432,8 +500,9 @@ fn open_rules_file(path: &Path, create: bool) -> Result<File, AmendError> {
 /// the end of the rules file, under the same lock. For a decision that could not be recorded
 /// after its rule was saved: nothing may stay granted that the audit log does not show.
 /// Returns whether it was removed (`false`: the file no longer ends with it, e.g. another
-/// writer appended since; it is then left as it is).
-pub fn retract(path: &Path, written: &str) -> Result<bool, AmendError> {
+/// writer appended since; it is then left as it is). The shorter content is pinned in `store`;
+/// a file whose content the store does not pin is left as it is (and refused when loaded).
+pub fn retract(path: &Path, store: &TrustStore, written: &str) -> Result<bool, AmendError> {
     let io = |source| AmendError::Io {
         path: path.to_path_buf(),
         source,
@@ -445,9 +514,18 @@ pub fn retract(path: &Path, written: &str) -> Result<bool, AmendError> {
     if written.is_empty() || !text.ends_with(written) {
         return Ok(false);
     }
-    file.set_len((text.len() - written.len()) as u64)
-        .map_err(io)?;
+    let pinned = check_pinned(&file, path, &text, store)?;
+    let kept = text[..text.len() - written.len()].to_string();
+    file.set_len(kept.len() as u64).map_err(io)?;
     file.sync_data().map_err(io)?;
+    pin(
+        FileText {
+            text: kept,
+            ..pinned
+        },
+        store,
+        path,
+    )?;
     Ok(true)
 }
 
@@ -539,11 +617,15 @@ mod tests {
     fn saved_rules_are_exact_and_never_broader_than_the_request() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("cordon.rules.toml");
+        let store = TrustStore::at(dir.path().join("config/cordon"));
         let a = am("git push origin main").unwrap();
-        let wrote = append(&file, &a).unwrap().unwrap();
+        let wrote = append(&file, &store, &a).unwrap().unwrap();
         assert!(wrote.contains("exact = true"), "{wrote}");
-        assert!(append(&file, &a).unwrap().is_none(), "de-duplicated");
-        let rules = load(&file).unwrap();
+        assert!(
+            append(&file, &store, &a).unwrap().is_none(),
+            "de-duplicated"
+        );
+        let rules = load(&file, &store).unwrap();
         assert_eq!(rules.len(), 1);
         let p = &rules[0].pattern;
         assert!(p.is_exact());
@@ -562,7 +644,9 @@ mod tests {
             "version = 1\n[[shell.rules]]\npattern = \"git push origin main\"\naction = \"allow\"\n",
         )
         .unwrap();
-        assert!(append(&prefix, &a).unwrap().is_some());
+        let written = trust::read_file(&prefix, Follow::Never).unwrap();
+        store.trust(&written).unwrap();
+        assert!(append(&prefix, &store, &a).unwrap().is_some());
     }
 
     #[test]

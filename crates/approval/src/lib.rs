@@ -78,7 +78,9 @@
 //! // Persisted "approve always" grants live beside the policy.
 //! let rules_file = amend::rules_file_for(&policy_path);
 //! let mut rules = Rules::from_policy(&policy);
-//! rules.add_persisted(amend::load(&rules_file).unwrap());
+//! // Their content is pinned in the operator's trust store (refused when a command edits it).
+//! let store = cordon_policy::trust::TrustStore::at(dir.path().join("config/cordon"));
+//! rules.add_persisted(amend::load(&rules_file, &store).unwrap());
 //! let mut engine = Engine::with_rules(rules, &policy);
 //! // Every final decision is appended to the hash-chained log before the engine hands it out.
 //! let log = dir.path().join("audit.jsonl");
@@ -106,7 +108,7 @@
 //! let rule_text = match batch.answer("call-2", Answer::Always).unwrap() {
 //!     Outcome::Allowed { amendments, .. } => {
 //!         let shown = amendments[0].to_toml(); // shown verbatim before saving
-//!         let wrote = amend::append(&rules_file, &amendments[0]).unwrap().unwrap();
+//!         let wrote = amend::append(&rules_file, &store, &amendments[0]).unwrap().unwrap();
 //!         assert!(wrote.ends_with(&shown));
 //!         shown
 //!     }

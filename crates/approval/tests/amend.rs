@@ -5,7 +5,13 @@ use std::sync::{Arc, Barrier};
 
 use cordon_approval::amend::{self, RULES_FILE_HEADER};
 use cordon_approval::{AmendError, Amendment, Answer, By, Engine, Key, Outcome, Request, Rules};
-use cordon_policy::{Action, Policy};
+use cordon_policy::trust::{self, Follow, TrustStore};
+use cordon_policy::{Action, Policy, PolicyError};
+
+/// A trust store of the test's own, beside its files.
+fn store(dir: &tempfile::TempDir) -> TrustStore {
+    TrustStore::at(dir.path().join("config/cordon"))
+}
 
 fn am(line: &str) -> Amendment {
     Amendment::for_key("shell", &Key::split(line)).unwrap()
@@ -15,23 +21,24 @@ fn am(line: &str) -> Amendment {
 fn append_writes_exactly_what_it_returns_and_dedups() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cordon.rules.toml");
+    let st = store(&dir);
     let a = am("cargo build");
     let shown = a.to_toml();
-    let wrote = amend::append(&path, &a).unwrap().unwrap();
+    let wrote = amend::append(&path, &st, &a).unwrap().unwrap();
     assert_eq!(wrote, format!("{RULES_FILE_HEADER}{shown}"));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), wrote);
     assert_eq!(
-        amend::append(&path, &a).unwrap(),
+        amend::append(&path, &st, &a).unwrap(),
         None,
         "same pattern+action: no-op"
     );
     let b = am("rm *.tmp");
-    assert_eq!(amend::append(&path, &b).unwrap().unwrap(), b.to_toml());
-    let rules = amend::load(&path).unwrap();
+    assert_eq!(amend::append(&path, &st, &b).unwrap().unwrap(), b.to_toml());
+    let rules = amend::load(&path, &st).unwrap();
     let pats: Vec<&str> = rules.iter().map(|r| r.pattern.as_str()).collect();
     assert_eq!(pats, ["cargo build", r"rm \*.tmp"]);
     assert!(rules.iter().all(|r| r.action == Action::Allow));
-    assert!(amend::load(&dir.path().join("missing.toml"))
+    assert!(amend::load(&dir.path().join("missing.toml"), &st)
         .unwrap()
         .is_empty());
 }
@@ -42,7 +49,10 @@ fn append_refuses_to_break_the_file() {
     let path = dir.path().join("cordon.toml");
     let text = "version = 1\nshell.rules = []\n";
     std::fs::write(&path, text).unwrap();
-    assert!(amend::append(&path, &am("ls")).is_err());
+    let st = store(&dir);
+    st.trust(&trust::read_file(&path, Follow::Never).unwrap())
+        .unwrap();
+    assert!(amend::append(&path, &st, &am("ls")).is_err());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "unchanged");
 }
 
@@ -50,15 +60,16 @@ fn append_refuses_to_break_the_file() {
 fn concurrent_writers_each_rule_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = Arc::new(dir.path().join("cordon.rules.toml"));
+    let st = Arc::new(store(&dir));
     let barrier = Arc::new(Barrier::new(8));
     let handles: Vec<_> = (0..8)
         .map(|t| {
-            let (path, barrier) = (path.clone(), barrier.clone());
+            let (path, st, barrier) = (path.clone(), st.clone(), barrier.clone());
             std::thread::spawn(move || {
                 barrier.wait();
                 for i in 0..10 {
-                    amend::append(&path, &am(&format!("tool{t} run {i}"))).unwrap();
-                    amend::append(&path, &am(&format!("shared run {i}"))).unwrap();
+                    amend::append(&path, &st, &am(&format!("tool{t} run {i}"))).unwrap();
+                    amend::append(&path, &st, &am(&format!("shared run {i}"))).unwrap();
                 }
             })
         })
@@ -68,7 +79,7 @@ fn concurrent_writers_each_rule_once() {
     }
     let text = std::fs::read_to_string(&*path).unwrap();
     assert_eq!(text.matches("version = 1").count(), 1);
-    let rules = amend::load(&path).unwrap();
+    let rules = amend::load(&path, &st).unwrap();
     let mut pats: Vec<String> = rules
         .iter()
         .map(|r| r.pattern.as_str().to_string())
@@ -89,6 +100,7 @@ fn always_round_trip_becomes_a_persisted_grant() {
     )
     .unwrap();
     let rules_path = amend::rules_file_for(&policy_path);
+    let st = store(&dir);
     let policy = Policy::load(&policy_path).unwrap();
     let mut e = Engine::new(&policy);
     for line in ["git push --force", "npm test"] {
@@ -97,12 +109,12 @@ fn always_round_trip_becomes_a_persisted_grant() {
             panic!()
         };
         for a in &amendments {
-            amend::append(&rules_path, a).unwrap();
+            amend::append(&rules_path, &st, a).unwrap();
         }
     }
     // A new session: the grants come back from the file; the deny still wins.
     let mut rules = Rules::from_policy(&policy);
-    rules.add_persisted(amend::load(&rules_path).unwrap());
+    rules.add_persisted(amend::load(&rules_path, &st).unwrap());
     let mut e = Engine::with_rules(rules, &policy);
     let o = e.evaluate(&Request::shell("2", vec![Key::split("npm test")]));
     assert!(matches!(o.by(), By::PersistedGrant { .. }), "{o:?}");
@@ -229,6 +241,84 @@ fn append_never_writes_through_a_symlink() {
     let rules = d.path().join("cordon.rules.toml");
     std::os::unix::fs::symlink(&victim, &rules).unwrap();
     let a = Amendment::for_key("shell", &Key::split("cargo test")).unwrap();
-    assert!(amend::append(&rules, &a).is_err());
+    assert!(amend::append(&rules, &store(&d), &a).is_err());
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "");
+}
+
+/// Rules a command planted or edited (content the trust store does not pin) are refused by
+/// `load`, and `append` never builds on (and so never re-pins) them; what cordon itself wrote,
+/// and what the operator trusted, loads.
+#[test]
+fn rules_not_pinned_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let st = store(&d);
+    let path = d.path().join("cordon.rules.toml");
+    let untrusted = |e: AmendError, why: &str| match e {
+        AmendError::Policy(PolicyError::Untrusted(u)) => {
+            let msg = u.to_string();
+            assert!(msg.contains(why), "{msg}");
+            assert!(
+                msg.contains(&format!("cordon policy trust {}", u.path.display())),
+                "{msg}"
+            );
+        }
+        other => panic!("{other}"),
+    };
+    // Planted.
+    let planted = "version = 1\n[[shell.rules]]\npattern = \"*\"\naction = \"allow\"\n";
+    std::fs::write(&path, planted).unwrap();
+    untrusted(amend::load(&path, &st).unwrap_err(), "not trusted");
+    untrusted(
+        amend::append(&path, &st, &am("ls")).unwrap_err(),
+        "not trusted",
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        planted,
+        "untouched"
+    );
+    // A header alone, or nothing, grants nothing: no trust needed.
+    for harmless in ["", "\n", RULES_FILE_HEADER] {
+        std::fs::write(&path, harmless).unwrap();
+        assert!(amend::load(&path, &st).unwrap().is_empty());
+    }
+    // What cordon wrote loads; an edit after it is refused with what changed.
+    std::fs::remove_file(&path).unwrap();
+    amend::append(&path, &st, &am("cargo test")).unwrap();
+    assert_eq!(amend::load(&path, &st).unwrap().len(), 1);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(
+        &mut f,
+        b"[[shell.rules]]\npattern = \"*\"\naction = \"allow\"\n",
+    )
+    .unwrap();
+    let e = amend::load(&path, &st).unwrap_err();
+    let AmendError::Policy(p) = &e else {
+        panic!("{e}")
+    };
+    assert!(p.diff().unwrap().contains("+pattern = \"*\""), "{e}");
+    untrusted(e, "changed since");
+    untrusted(
+        amend::append(&path, &st, &am("ls")).unwrap_err(),
+        "changed since",
+    );
+    // The operator trusts the edit: it loads, and cordon appends to it.
+    st.trust(&trust::read_file(&path, Follow::Never).unwrap())
+        .unwrap();
+    assert_eq!(amend::load(&path, &st).unwrap().len(), 2);
+    let wrote = amend::append(&path, &st, &am("ls")).unwrap().unwrap();
+    assert_eq!(amend::load(&path, &st).unwrap().len(), 3);
+    // Retracting re-pins the shorter content.
+    assert!(amend::retract(&path, &st, &wrote).unwrap());
+    assert_eq!(amend::load(&path, &st).unwrap().len(), 2);
+    // A FIFO planted as the rules file is refused at once.
+    std::fs::remove_file(&path).unwrap();
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let e = amend::load(&path, &st).unwrap_err().to_string();
+    assert!(e.contains("not a regular file"), "{e}");
 }

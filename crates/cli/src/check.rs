@@ -39,9 +39,10 @@ pub fn run(args: CheckArgs) -> i32 {
     // The policy's rules, then the remembered "approve always" rules, as `exec` decides.
     let mut shell_rules = policy.shell.clone();
     if let Ok(file) = crate::exec::persisted_rules_file(&policy) {
-        match cordon_approval::amend::load(&file) {
+        let store = cordon_policy::trust::TrustStore::from_env();
+        match cordon_approval::amend::load(&file, &store) {
             Ok(persisted) => shell_rules.rules.extend(persisted),
-            Err(e) => return refuse(EXIT_FAILURE, format!("remembered rules {e}")),
+            Err(e) => return crate::refuse_rules(&e),
         }
     }
     let rules = RuleSet::new(&shell_rules);

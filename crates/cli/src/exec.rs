@@ -8,6 +8,7 @@ use cordon_approval::RuleSet;
 use cordon_approval::{amend, By, Engine, Key, Outcome, Presentation, Preview, Request, Rules};
 use cordon_ossandbox::run::{self, Spec, StartError};
 use cordon_ossandbox::{choose, env, execute, Machine, Profile};
+use cordon_policy::trust::{self, TrustStore};
 use cordon_policy::{ApprovalMode, Mode, Policy};
 use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
 use cordon_tools::shell;
@@ -91,6 +92,19 @@ pub fn run(args: ExecArgs) -> i32 {
     for w in &choice.warnings {
         eprintln!("cordon: warning: {w}");
     }
+    // The trust store inside a writable root is kept read-only by the sandbox: make sure it
+    // is a directory to bind, not a missing name (covered, and kept from being created, only
+    // while the run lasts).
+    let store = TrustStore::from_env();
+    if profile
+        .protected
+        .iter()
+        .any(|p| p.origin == trust::PROTECTED_ORIGIN)
+    {
+        if let Err(e) = store.ensure() {
+            return refuse(EXIT_FAILURE, e);
+        }
+    }
     // What would run, as the shell tool understands it.
     let (argv, parsed) = match (&args.command, args.argv.is_empty()) {
         (Some(line), _) => (
@@ -120,9 +134,9 @@ pub fn run(args: ExecArgs) -> i32 {
     let rules_file = persisted_rules_file(&policy);
     let mut rules = Rules::from_policy(&policy);
     if let Ok(file) = &rules_file {
-        match amend::load(file) {
+        match amend::load(file, &store) {
             Ok(persisted) => rules.add_persisted(persisted),
-            Err(e) => return refuse(EXIT_FAILURE, format!("remembered rules {e}")),
+            Err(e) => return crate::refuse_rules(&e),
         }
     }
     let mut engine = Engine::with_rules(rules, &policy);
@@ -152,8 +166,9 @@ pub fn run(args: ExecArgs) -> i32 {
     let saved: Arc<Mutex<Vec<String>>> = Arc::default();
     if let Ok(file) = rules_file.clone() {
         let saved = saved.clone();
+        let store = store.clone();
         engine.set_rule_store(move |a| {
-            let wrote = amend::append(&file, a).map_err(|e| e.to_string());
+            let wrote = amend::append(&file, &store, a).map_err(|e| e.to_string());
             match &wrote {
                 Ok(Some(text)) => {
                     saved
@@ -239,7 +254,7 @@ pub fn run(args: ExecArgs) -> i32 {
             let saved = std::mem::take(&mut *saved.lock().unwrap_or_else(|e| e.into_inner()));
             if let Ok(file) = &rules_file {
                 for text in saved.iter().rev() {
-                    match amend::retract(file, text) {
+                    match amend::retract(file, &store, text) {
                         Ok(true) => eprintln!(
                             "cordon: taken back from {}: the rule just saved (its decision could not be recorded)",
                             file.display()

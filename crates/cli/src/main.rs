@@ -44,7 +44,9 @@ enum Cmd {
     Profile(ProfileArgs),
     /// What this machine can enforce, proved by live probes.
     Doctor,
-    /// Work with policy files: `test [FILE]` runs every rule's match/not_match examples.
+    /// Work with policy files: `test [FILE]` runs every rule's match/not_match examples;
+    /// `trust [FILE]` lets cordon use a ./cordon.toml (or remembered rules) as it is now,
+    /// `untrust [FILE]` takes that back.
     #[command(subcommand)]
     Policy(PolicyCmd),
     /// The audit log: `verify [FILE]` checks its hash chain, `show [FILE]` prints it readably
@@ -148,6 +150,18 @@ enum PolicyCmd {
         /// Policy file (default: ./cordon.toml, else the embedded default).
         file: Option<PathBuf>,
     },
+    /// Trust FILE's exact content at its path (default: ./cordon.toml): cordon uses a policy
+    /// it finds in the current directory, or remembered rules it did not write itself, only
+    /// as you trusted them, because a sandboxed command could have written them.
+    Trust {
+        /// The policy or rules file (default: ./cordon.toml).
+        file: Option<PathBuf>,
+    },
+    /// Forget the trust given to FILE (default: ./cordon.toml).
+    Untrust {
+        /// The policy or rules file (default: ./cordon.toml).
+        file: Option<PathBuf>,
+    },
 }
 
 #[derive(Args)]
@@ -191,9 +205,81 @@ pub fn load_policy(
             format!("cannot read the current directory: {e}"),
         )
     })?;
-    let policy =
-        cordon_policy::Policy::discover(explicit, &cwd).map_err(|e| refuse(EXIT_FAILURE, e))?;
+    let policy = cordon_policy::Policy::discover(explicit, &cwd)
+        .map_err(|e| refuse_policy("", &e, e.diff()))?;
     Ok((cwd, policy))
+}
+
+/// Refuses with a policy error: `cordon: PREFIX ERROR` on one line (made safe for the
+/// terminal: the file may hold anything), then, for a file changed since it was trusted, the
+/// differences (bounded), each line made safe as well.
+pub fn refuse_policy(prefix: &str, e: &dyn std::fmt::Display, diff: Option<&str>) -> i32 {
+    let code = refuse(EXIT_FAILURE, term::clean(&format!("{prefix}{e}")));
+    for line in diff.unwrap_or_default().lines() {
+        eprintln!("{}", term::clean(line));
+    }
+    code
+}
+
+/// Refuses with an error about the remembered rules beside the policy.
+pub fn refuse_rules(e: &cordon_approval::AmendError) -> i32 {
+    let diff = match e {
+        cordon_approval::AmendError::Policy(p) => p.diff(),
+        _ => None,
+    };
+    refuse_policy("remembered rules ", e, diff)
+}
+
+/// `cordon policy trust|untrust [FILE]`.
+fn policy_trust(file: Option<PathBuf>, grant: bool) -> i32 {
+    use cordon_policy::trust::{self, Follow, TrustStore};
+    let path = file.unwrap_or_else(|| PathBuf::from(cordon_policy::DEFAULT_POLICY_FILE));
+    let store = TrustStore::from_env();
+    if !grant {
+        let real = trust::canonical_name(&path);
+        return match store.untrust(&real) {
+            Ok(true) => {
+                println!(
+                    "no longer trusted: {}",
+                    term::clean(&real.display().to_string())
+                );
+                0
+            }
+            Ok(false) => {
+                println!(
+                    "{} was not trusted",
+                    term::clean(&real.display().to_string())
+                );
+                0
+            }
+            Err(e) => refuse(EXIT_FAILURE, term::clean(&e)),
+        };
+    }
+    // The same read as discovery's: the file itself, never a link, a FIFO or a device.
+    let file = match trust::read_file(&path, Follow::Never) {
+        Ok(f) => f,
+        Err(e) => return refuse_policy("", &e, None),
+    };
+    match store.trust(&file) {
+        Ok(before) => {
+            let shown = term::clean(&file.path.display().to_string());
+            println!("trusted {shown} (sha256 {})", file.sha256());
+            if let Some(before) = before {
+                println!("it replaces the trust in its earlier content (sha256 {before})");
+            }
+            // Trusted as it is; a file that does not load is refused when used: say so now.
+            let base = file.path.parent().unwrap_or(std::path::Path::new("/"));
+            let name = path.display().to_string();
+            if let Err(e) = cordon_policy::Policy::parse(&file.text, &name, base) {
+                eprintln!(
+                    "cordon: warning: it does not load: {}",
+                    term::clean(&e.to_string())
+                );
+            }
+            0
+        }
+        Err(e) => refuse(EXIT_FAILURE, term::clean(&e)),
+    }
 }
 
 /// Prints `cordon: MESSAGE` and returns `code`.
@@ -267,6 +353,8 @@ fn main() {
         Cmd::Profile(args) => profile::run(args),
         Cmd::Doctor => doctor::run(),
         Cmd::Policy(PolicyCmd::Test { file }) => policy_test(file),
+        Cmd::Policy(PolicyCmd::Trust { file }) => policy_trust(file, true),
+        Cmd::Policy(PolicyCmd::Untrust { file }) => policy_trust(file, false),
         Cmd::Audit(args) => audit::run(args),
         Cmd::Session(cmd) => session_cmd(cmd),
     };

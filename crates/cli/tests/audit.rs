@@ -30,6 +30,7 @@ audit_log = "{audit_log}"
 "#
     );
     std::fs::write(d.path().join("cordon.toml"), policy).unwrap();
+    common::trust(d.path());
     d
 }
 

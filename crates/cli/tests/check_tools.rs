@@ -36,6 +36,7 @@ fn workspace() -> tempfile::TempDir {
     std::fs::create_dir(d.path().join("docs")).unwrap();
     std::fs::write(d.path().join("notes/a.txt"), "one\ntwo\n").unwrap();
     std::fs::write(d.path().join("docs/r.md"), "# r\n").unwrap();
+    common::trust(d.path());
     d
 }
 
@@ -204,6 +205,7 @@ fn builtin_tool_in_tools_table_is_a_policy_error() {
         "version = 1\n[tools.write_file]\napproval = \"allow\"\n",
     )
     .unwrap();
+    common::trust(d.path());
     let o = cordon(d.path(), &["check", "read_file", "path=x"]);
     assert_eq!(o.status.code(), Some(125));
     assert!(

@@ -40,6 +40,7 @@ fn staged(policy: &Path) -> tempfile::TempDir {
         std::fs::create_dir(d.path().join(sub)).unwrap();
     }
     std::fs::copy(policy, d.path().join("cordon.toml")).unwrap();
+    common::trust(d.path());
     d
 }
 
@@ -119,6 +120,7 @@ fn seatbelt_refuses_paths_it_cannot_pass_safely() {
         "version = 1\n[sandbox.paths.w]\nroot = 'quo\"te'\nmode = \"rw\"\n",
     )
     .unwrap();
+    common::trust(d.path());
     let out = common::command(d.path())
         .args(["profile", "--format", "seatbelt"])
         .output()

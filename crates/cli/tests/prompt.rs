@@ -32,6 +32,7 @@ audit_log = "audit.jsonl"
 "#
     );
     std::fs::write(d.path().join("cordon.toml"), policy).unwrap();
+    common::trust(d.path());
     d
 }
 
@@ -329,6 +330,7 @@ fn the_same_allowed_call_again_and_again_is_asked_about() {
         policy.replace("[approval]\n", "[approval]\ndoom_loop = 3\n"),
     )
     .unwrap();
+    common::trust(d.path());
     for _ in 0..2 {
         let (code, screen) = exec(d.path(), &["--session", "loop", "--", "echo", "again"]).finish();
         assert_eq!(code, 0, "{screen}");
@@ -456,7 +458,20 @@ fn a_symlinked_policy_in_a_writable_root_is_refused() {
     .unwrap();
     std::os::unix::fs::symlink(conf.path().join("real.toml"), d.path().join("cordon.toml"))
         .unwrap();
+    // Found by discovery: a link is never followed, even to a trusted file.
+    common::trust_file(conf.path(), "real.toml");
     let o = cordon(d.path(), &["exec", "--", "echo", "hi"]);
+    assert_eq!(o.status.code(), Some(125), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("it is a symlink, and cordon never follows one"),
+        "{}",
+        common::stderr(&o)
+    );
+    // Named through the link with --policy: the link lies in a writable root.
+    let o = cordon(
+        d.path(),
+        &["exec", "--policy", "cordon.toml", "--", "echo", "hi"],
+    );
     assert_eq!(o.status.code(), Some(125), "{}", common::stderr(&o));
     assert!(common::stderr(&o).contains("is named through the symlink"));
     // Named by its real path, it runs, and its rules live beside the real file.

@@ -301,6 +301,24 @@ impl Profile {
                 }
             }
         }
+        // The operator's trust store must stay out of the sandbox's reach: a command that can
+        // write a trust entry makes the next run take the policy it left. The store in use is
+        // protected wherever a writable root holds it; the other default place only where one
+        // exists (left under another XDG_CONFIG_HOME), as for the other default audit logs.
+        for (i, dir) in policy.trust_stores.iter().enumerate() {
+            if i > 0 && !dir.exists() {
+                continue;
+            }
+            let dir = canonical(dir, &|p| {
+                real_path(p).ok_or_else(|| std::io::ErrorKind::NotFound.into())
+            });
+            if writable.iter().any(|w| dir.starts_with(&w.root)) {
+                protected.push(Protected {
+                    path: dir,
+                    origin: cordon_policy::trust::PROTECTED_ORIGIN.into(),
+                });
+            }
+        }
         // The audit trail must stay out of the sandbox's reach: a command that can rewrite
         // the log (or its head file) can rewrite the record of what it was allowed to do, and
         // one that can add names beside it can plant links where cordon's writer (outside the
@@ -621,6 +639,37 @@ mod tests {
         let empty = tempfile::tempdir().unwrap();
         let p = cordon_policy::Policy::discover(None, empty.path()).unwrap();
         assert!(p.file().is_none() && p.rules_file().is_none());
+    }
+
+    #[test]
+    fn the_trust_store_inside_a_writable_root_is_protected() {
+        let d = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(d.path()).unwrap();
+        let mut p = policy(
+            "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n",
+            d.path(),
+        );
+        let origin = cordon_policy::trust::PROTECTED_ORIGIN;
+        let stores = |p: &Policy| -> Vec<PathBuf> {
+            Profile::from_policy(p)
+                .protected
+                .iter()
+                .filter(|x| x.origin == origin)
+                .map(|x| x.path.clone())
+                .collect()
+        };
+        // The store in use: protected even before it exists.
+        p.trust_stores = vec![d.path().join("cfg/cordon"), d.path().join(".config/cordon")];
+        assert_eq!(stores(&p), vec![real.join("cfg/cordon")]);
+        // The other default place: once it exists.
+        std::fs::create_dir_all(d.path().join(".config/cordon")).unwrap();
+        assert_eq!(
+            stores(&p),
+            vec![real.join(".config/cordon"), real.join("cfg/cordon")]
+        );
+        // Outside every writable root: nothing to protect.
+        p.trust_stores = vec![PathBuf::from("/nonexistent/cordon")];
+        assert!(stores(&p).is_empty());
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub enum PolicyError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A file cordon found on its own that the operator has not trusted as it is now.
+    #[error("{0}")]
+    Untrusted(Box<crate::trust::Untrusted>),
 }
 
 impl PolicyError {
@@ -83,7 +86,16 @@ impl PolicyError {
     pub fn location(&self) -> Option<&Location> {
         match self {
             PolicyError::Invalid { location, .. } => Some(location),
-            PolicyError::Read { .. } => None,
+            PolicyError::Read { .. } | PolicyError::Untrusted(_) => None,
+        }
+    }
+
+    /// For a file that changed since it was trusted: a unified diff from the trusted content
+    /// to the file's (bounded), to show after the one-line message.
+    pub fn diff(&self) -> Option<&str> {
+        match self {
+            PolicyError::Untrusted(u) => u.diff(),
+            _ => None,
         }
     }
 }

@@ -36,6 +36,7 @@
 mod error;
 mod pattern;
 mod raw;
+pub mod trust;
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -149,6 +150,9 @@ pub struct Policy {
     pub shell: Shell,
     pub tools: BTreeMap<String, ToolConfig>,
     pub approval: Approval,
+    /// The places this user's trust stores may be ([`trust::store_dirs`]), the one in use
+    /// first: kept out of the sandbox's reach, so that no command can trust its own policy.
+    pub trust_stores: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -307,17 +311,43 @@ impl AuditLog {
 }
 
 impl Policy {
-    /// Finds the policy the CLI uses: `explicit` if given, else `./cordon.toml` in `cwd`,
-    /// else the embedded default (relative paths resolved against `cwd`).
+    /// Finds the policy the CLI uses: `explicit` if given (the operator named it), else
+    /// `./cordon.toml` in `cwd` when the operator trusted its exact content in the trust store
+    /// of this environment ([`trust::TrustStore::from_env`]), else the embedded default
+    /// (relative paths resolved against `cwd`).
     pub fn discover(explicit: Option<&Path>, cwd: &Path) -> Result<Policy, PolicyError> {
+        Policy::discover_in(explicit, cwd, &trust::TrustStore::from_env())
+    }
+
+    /// [`Policy::discover`] with trust kept in `store`. A `./cordon.toml` that is there in any
+    /// form (a symlink, a FIFO, a directory, a file not trusted as it is) is refused, never
+    /// skipped for the default: the operator must see what was left there.
+    pub fn discover_in(
+        explicit: Option<&Path>,
+        cwd: &Path,
+        store: &trust::TrustStore,
+    ) -> Result<Policy, PolicyError> {
         if let Some(path) = explicit {
             return Policy::load(path);
         }
         let local = cwd.join(DEFAULT_POLICY_FILE);
-        if local.exists() {
-            return Policy::load(&local);
+        match std::fs::symlink_metadata(&local) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Policy::parse(DEFAULT_POLICY, DEFAULT_POLICY_NAME, cwd)
+            }
+            Err(source) => Err(PolicyError::Read {
+                path: local,
+                source,
+            }),
+            Ok(_) => {
+                let file = trust::read_file(&local, trust::Follow::Never)?;
+                store.check(&file, trust::Pinned::Policy)?;
+                let base = file.path.parent().unwrap_or(Path::new("/")).to_path_buf();
+                let mut policy = Policy::parse(&file.text, &local.display().to_string(), &base)?;
+                policy.path = Some(file.path);
+                Ok(policy)
+            }
         }
-        Policy::parse(DEFAULT_POLICY, DEFAULT_POLICY_NAME, cwd)
     }
 
     /// The policy file this policy was loaded from (canonical); `None` for the embedded
@@ -337,18 +367,17 @@ impl Policy {
         )
     }
 
-    /// Loads a policy file; relative paths inside are relative to its directory.
+    /// Loads a policy file the operator named; relative paths inside are relative to its
+    /// directory. A symlink is followed; a FIFO, a device or a file over
+    /// [`trust::MAX_FILE_SIZE`] is refused ([`trust::read_file`]).
     pub fn load(path: &Path) -> Result<Policy, PolicyError> {
-        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let file = trust::read_file(path, trust::Follow::Links)?;
         let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
         let base = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
-        let mut policy = Policy::parse(&text, &path.display().to_string(), &base)?;
+        let mut policy = Policy::parse(&file.text, &path.display().to_string(), &base)?;
         // The real file: what must be kept out of the sandbox's reach, and where its
         // remembered rules live, even when it was named through a symlink.
-        policy.path = Some(std::fs::canonicalize(path).unwrap_or(abs));
+        policy.path = Some(file.path);
         Ok(policy)
     }
 
@@ -551,6 +580,7 @@ impl Cx<'_> {
             shell,
             tools,
             approval,
+            trust_stores: trust::store_dirs(|name| std::env::var_os(name)),
         })
     }
 

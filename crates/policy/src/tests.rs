@@ -59,21 +59,38 @@ fn relative_paths_resolve_against_the_policy_file() {
 }
 
 #[test]
-fn discover_prefers_explicit_then_local_then_default() {
+fn discover_prefers_explicit_then_trusted_local_then_default() {
     let d = dir();
-    let p = Policy::discover(None, d.path()).unwrap();
+    let store = crate::trust::TrustStore::at(d.path().join("config/cordon"));
+    let p = Policy::discover_in(None, d.path(), &store).unwrap();
     assert_eq!(p.source, DEFAULT_POLICY_NAME);
-    std::fs::write(
-        d.path().join("cordon.toml"),
-        "version = 1\n[shell]\ndefault = \"deny\"\n",
-    )
-    .unwrap();
-    let p = Policy::discover(None, d.path()).unwrap();
+    let local = d.path().join("cordon.toml");
+    std::fs::write(&local, "version = 1\n[shell]\ndefault = \"deny\"\n").unwrap();
+    // Found but not trusted: refused, never skipped for the default.
+    let err = Policy::discover_in(None, d.path(), &store).unwrap_err();
+    assert!(err.to_string().contains("not trusted"), "{err}");
+    let file = crate::trust::read_file(&local, crate::trust::Follow::Never).unwrap();
+    store.trust(&file).unwrap();
+    let p = Policy::discover_in(None, d.path(), &store).unwrap();
     assert_eq!(p.shell.default, Action::Deny);
+    assert_eq!(p.path.as_deref(), Some(file.path.as_path()));
+    // Named explicitly: no trust needed.
     let other = d.path().join("other.toml");
     std::fs::write(&other, "version = 1\n").unwrap();
-    let p = Policy::discover(Some(&other), d.path()).unwrap();
+    let p = Policy::discover_in(Some(&other), d.path(), &store).unwrap();
     assert_eq!(p.shell.default, Action::Ask, "secure default is ask");
+    // Changed after the trust: refused, with what changed.
+    std::fs::write(&local, "version = 1\n[shell]\ndefault = \"allow\"\n").unwrap();
+    let err = Policy::discover_in(None, d.path(), &store).unwrap_err();
+    assert!(
+        err.to_string().contains("changed since you trusted it"),
+        "{err}"
+    );
+    let diff = err.diff().unwrap();
+    assert!(
+        diff.contains("-default = \"deny\"\n+default = \"allow\"\n"),
+        "{diff}"
+    );
 }
 
 #[test]

@@ -10,15 +10,34 @@ pub fn cordon(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// The `cordon` binary to run in `dir`, with no policy or session from the environment, and
-/// the default audit log (for policies that set none) in the tests' own state directory,
-/// never the user's.
+/// the default audit log (for policies that set none) and the trust store in the tests' own
+/// directories, never the user's.
 pub fn command(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cordon"));
     c.current_dir(dir)
         .env_remove("CORDON_POLICY")
         .env_remove("CORDON_SESSION")
-        .env("XDG_STATE_HOME", state_home());
+        .env("XDG_STATE_HOME", state_home())
+        .env("XDG_CONFIG_HOME", config_home());
     c
+}
+
+/// `XDG_CONFIG_HOME` for the tests (the trust store): trust is pinned to each file's own
+/// path, so the tests' temporary workspaces never share an entry.
+pub fn config_home() -> std::path::PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("config")
+}
+
+/// The operator trusts `dir`'s `cordon.toml` as it is now (`cordon policy trust`), so that
+/// discovery takes it.
+pub fn trust(dir: &Path) {
+    trust_file(dir, "cordon.toml");
+}
+
+/// `cordon policy trust FILE` in `dir`; must succeed.
+pub fn trust_file(dir: &Path, file: &str) {
+    let o = cordon(dir, &["policy", "trust", file]);
+    assert!(o.status.success(), "trust {file}: {}", stderr(&o));
 }
 
 /// `XDG_STATE_HOME` for the tests: under cargo's scratch directory for integration tests.
@@ -34,9 +53,10 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// A temporary directory holding `policy` as `cordon.toml`.
+/// A temporary directory holding `policy` as `cordon.toml`, trusted.
 pub fn workspace(policy: &str) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("cordon.toml"), policy).unwrap();
+    trust(d.path());
     d
 }

@@ -1,0 +1,581 @@
+//! A policy the command wrote must never be loaded by the next run (issue 12, class 1).
+//!
+//! Under the embedded default the current directory is writable, so a sandboxed command can
+//! leave a `cordon.toml` (or a `cordon.rules.toml` beside a trusted policy) for the next
+//! `cordon exec` to find. cordon takes a file it finds on its own only when the operator
+//! trusted its exact content (`cordon policy trust`), and keeps that trust where no command
+//! can write it. Every attack runs through the real `cordon` binary, as root and as the
+//! unprivileged `cordon-test` user, on bubblewrap and on Landlock.
+
+// bubblewrap and Landlock are Linux.
+#![cfg(target_os = "linux")]
+
+use cordon_e2e::describe;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{mpsc, OnceLock};
+use std::time::Duration;
+
+/// A policy that switches the sandbox off: what an attacker would leave behind.
+const EVIL: &str = "version = 1\n[sandbox]\nbackend = \"none\"\nrequire_os_sandbox = false\nnetwork = \"allow\"\n[sandbox.paths.workspace]\nroot = \".\"\nmode = \"rw\"\n[shell]\ndefault = \"allow\"\n[approval]\nmode = \"approve-all\"\n";
+
+/// What the evil policy would let a command do: write outside the workspace.
+const ESCAPE: &str =
+    "for d in .. ../.. ../../..; do echo escaped 2>/dev/null > $d/outside/escaped; done; true";
+
+fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `cordon-test`'s ids (created when missing, as the escape suite does).
+fn test_user() -> (u32, u32) {
+    static IDS: OnceLock<(u32, u32)> = OnceLock::new();
+    *IDS.get_or_init(|| {
+        let id = |flag: &str| -> Option<u32> {
+            let o = Command::new("id")
+                .args([flag, "cordon-test"])
+                .output()
+                .ok()?;
+            String::from_utf8(o.stdout).ok()?.trim().parse().ok()
+        };
+        if id("-u").is_none() {
+            let _ = Command::new("useradd")
+                .args([
+                    "--system",
+                    "--no-create-home",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    "cordon-test",
+                ])
+                .status();
+        }
+        (
+            id("-u").expect("user cordon-test"),
+            id("-g").expect("group cordon-test"),
+        )
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Who {
+    Root,
+    User,
+}
+
+/// A copy of `cordon` in a world-readable directory (the repository may sit where the
+/// unprivileged user cannot enter), made once per test process: a copy written while another
+/// test thread forks would fail to start with ETXTBSY.
+fn cordon_copy() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    extern "C" fn remove() {
+        if let Some(p) = BIN.get() {
+            let _ = fs::remove_dir_all(p.parent().unwrap());
+        }
+    }
+    BIN.get_or_init(|| {
+        let dir = PathBuf::from(format!("/tmp/cordon-e2e-trust-bin-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        let built = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
+        let cordon = dir.join("cordon");
+        fs::copy(&built, &cordon).unwrap_or_else(|e| {
+            panic!(
+                "copy {}: {e} (build it with `cargo build -p cordon-cli`)",
+                built.display()
+            )
+        });
+        fs::set_permissions(&cordon, fs::Permissions::from_mode(0o755)).unwrap();
+        // SAFETY: registering a plain function to run at exit.
+        unsafe { libc::atexit(remove) };
+        cordon
+    })
+    .clone()
+}
+
+struct Fx {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    /// The workspace: the current directory of the attack's run, writable under the default.
+    ws: PathBuf,
+    outside: PathBuf,
+    /// `XDG_CONFIG_HOME` (`None`: unset, so the store follows HOME, which is the workspace).
+    config: Option<PathBuf>,
+    cordon: PathBuf,
+    ids: Option<(u32, u32)>,
+}
+
+impl Fx {
+    fn new(who: Who) -> Fx {
+        let ids = match who {
+            Who::Root => {
+                assert!(is_root(), "the root mode of this suite must run as root");
+                None
+            }
+            Who::User if is_root() => Some(test_user()),
+            Who::User => None,
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix("cordon-e2e-trust-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let root = tmp.path().to_path_buf();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+        for d in ["ws", "outside", "config", "state", "tmp"] {
+            fs::create_dir(root.join(d)).unwrap();
+        }
+        let cordon = cordon_copy();
+        let fx = Fx {
+            ws: root.join("ws"),
+            outside: root.join("outside"),
+            config: Some(root.join("config")),
+            root,
+            _tmp: tmp,
+            cordon,
+            ids,
+        };
+        fx.chown();
+        fx
+    }
+
+    /// Gives the user everything the test made (as root running the user mode).
+    fn chown(&self) {
+        let Some((uid, gid)) = self.ids else { return };
+        fn walk(p: &Path, uid: u32, gid: u32) {
+            std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
+            if fs::symlink_metadata(p).unwrap().is_dir() {
+                for e in fs::read_dir(p).unwrap() {
+                    walk(&e.unwrap().path(), uid, gid);
+                }
+            }
+        }
+        for d in ["ws", "outside", "config", "state", "tmp"] {
+            walk(&self.root.join(d), uid, gid);
+        }
+    }
+
+    /// `cordon ARGS…` in `dir`, as the fixture's user, with a clean environment.
+    fn command(&self, dir: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(&self.cordon);
+        c.args(args)
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &self.ws)
+            .env("LANG", "C.UTF-8")
+            .env("TMPDIR", self.root.join("tmp"))
+            .env("XDG_STATE_HOME", self.root.join("state"))
+            .stdin(Stdio::null());
+        if let Some(config) = &self.config {
+            c.env("XDG_CONFIG_HOME", config);
+        }
+        if let Some((uid, gid)) = self.ids {
+            c.uid(uid).gid(gid);
+        }
+        c
+    }
+
+    /// Runs `cordon ARGS…` in `dir` and waits at most a minute: a run that hangs (on a FIFO
+    /// named like a policy) is killed and fails the test.
+    fn run(&self, dir: &Path, args: &[&str]) -> Output {
+        let mut c = self.command(dir, args);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let child = c.spawn().expect("spawn cordon");
+        let pid = child.id() as i32;
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(out) => out.expect("wait for cordon"),
+            Err(_) => {
+                // SAFETY: killing the child we spawned.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                panic!("`cordon {}` in {} hung", args.join(" "), dir.display());
+            }
+        }
+    }
+
+    /// `cordon exec [--backend B] -- /bin/sh -c SCRIPT` in `dir`.
+    fn exec(&self, dir: &Path, backend: Option<&str>, script: &str) -> Output {
+        let mut args = vec!["exec"];
+        if let Some(b) = backend {
+            args.extend(["--backend", b]);
+        }
+        args.extend(["--", "/bin/sh", "-c", script]);
+        self.run(dir, &args)
+    }
+
+    /// The operator's `cordon policy trust [FILE]` in `dir`; must succeed.
+    fn trust(&self, dir: &Path, file: Option<&str>) -> Output {
+        let mut args = vec!["policy", "trust"];
+        args.extend(file);
+        let out = self.run(dir, &args);
+        assert_eq!(out.status.code(), Some(0), "trust\n{}", describe(&out));
+        out
+    }
+
+    /// Writes a file as the operator (owned by the fixture's user).
+    fn write(&self, path: &Path, text: &str) {
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).unwrap();
+        }
+        fs::write(path, text).unwrap();
+        self.chown();
+    }
+
+    fn escaped(&self) -> bool {
+        self.outside.join("escaped").exists()
+    }
+}
+
+/// Removes what the attack left at `path` (the operator cleaning up between spellings).
+fn remove(path: &Path) {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(path).unwrap(),
+        Ok(_) => fs::remove_file(path).unwrap(),
+        Err(_) => {}
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A refusal: exit 125, the first stderr line `cordon: …` naming `file` and the command that
+/// trusts it.
+fn assert_refused(out: &Output, file: &Path, why: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(125), "{}", describe(out));
+    let first = err.lines().next().unwrap_or_default();
+    assert!(first.starts_with("cordon: "), "{}", describe(out));
+    assert!(
+        first.contains(&file.display().to_string()),
+        "{}",
+        describe(out)
+    );
+    assert!(first.contains(why), "expected `{why}`\n{}", describe(out));
+    assert!(
+        first.contains(&format!("cordon policy trust {}", file.display())),
+        "{}",
+        describe(out)
+    );
+}
+
+/// `backend = "…"` for a trusted test policy: auto (bwrap, since the policy in its own
+/// workspace is protected) or the named one.
+fn policy(backend: &str, default: &str) -> String {
+    format!(
+        "version = 1\n[sandbox]\nbackend = \"{backend}\"\n[sandbox.paths.workspace]\nroot = \".\"\nmode = \"rw\"\n[shell]\ndefault = \"{default}\"\n"
+    )
+}
+
+const BACKENDS: [&str; 2] = ["bwrap", "landlock"];
+
+/// A `cordon.toml` the command writes, in the directory or in a subdirectory it later runs
+/// from, is refused (125) by every command that looks the policy up, and nothing runs.
+fn planted_policy_is_refused(who: Who) {
+    for backend in BACKENDS {
+        for sub in ["", "sub", "deep/er"] {
+            let fx = Fx::new(who);
+            let dir = fx.ws.join(sub);
+            let plant = format!(
+                "mkdir -p './{sub}' && printf '%s' '{EVIL}' > './{sub}/cordon.toml'; echo ok"
+            );
+            let out = fx.exec(&fx.ws, Some(backend), &plant);
+            assert_eq!(out.status.code(), Some(0), "{backend}\n{}", describe(&out));
+            let file = dir.join("cordon.toml");
+            assert!(
+                file.is_file(),
+                "the attack could not plant {}",
+                file.display()
+            );
+
+            let out = fx.exec(&dir, Some(backend), ESCAPE);
+            assert_refused(&out, &file, "not trusted");
+            assert_eq!(stderr(&out).lines().count(), 1, "{}", describe(&out));
+            assert!(!fx.escaped(), "the planted policy ran\n{}", describe(&out));
+            let out = fx.exec(&dir, None, ESCAPE);
+            assert_refused(&out, &file, "not trusted");
+            assert!(!fx.escaped());
+            for args in [
+                &["check", "shell", "--", "ls"][..],
+                &["profile", "--format", "bwrap"],
+                &["policy", "test"],
+                &["audit", "verify"],
+            ] {
+                let out = fx.run(&dir, args);
+                assert_refused(&out, &file, "not trusted");
+            }
+            // Named explicitly, it is the operator's choice: no trust needed.
+            let out = fx.run(&dir, &["policy", "test", "cordon.toml"]);
+            assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        }
+    }
+}
+
+/// A trusted policy that a later command changed is refused with what changed; trusting the
+/// new content again lets it run.
+fn changed_trusted_policy_is_refused_with_a_diff(who: Who) {
+    for backend in BACKENDS {
+        let fx = Fx::new(who);
+        let sub = fx.ws.join("sub");
+        let file = sub.join("cordon.toml");
+        fx.write(&file, &policy("auto", "allow"));
+        let out = fx.trust(&sub, None);
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            said.contains(&file.display().to_string()) && said.contains("sha256 "),
+            "{said}"
+        );
+        let out = fx.exec(&sub, None, "echo ran > ran.txt");
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+
+        // The command (run from the parent, under the default) rewrites it.
+        let attack = format!("printf '%s' '{EVIL}' > sub/cordon.toml");
+        let out = fx.exec(&fx.ws, Some(backend), &attack);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        let out = fx.exec(&sub, None, ESCAPE);
+        assert_refused(&out, &file, "changed since");
+        let err = stderr(&out);
+        assert!(!fx.escaped(), "{}", describe(&out));
+        for line in [
+            "-backend = \"auto\"",
+            "+backend = \"none\"",
+            "+network = \"allow\"",
+        ] {
+            assert!(
+                err.lines().any(|l| l == line),
+                "no `{line}` in the diff\n{err}"
+            );
+        }
+        // The operator reviewed it and trusts the new content.
+        fx.trust(&sub, Some("cordon.toml"));
+        let out = fx.exec(&sub, None, "echo trusted > ran.txt");
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        assert_eq!(
+            fs::read_to_string(sub.join("ran.txt")).unwrap(),
+            "trusted\n"
+        );
+        // Untrusted again: refused again.
+        let out = fx.run(&sub, &["policy", "untrust"]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        assert_refused(&fx.exec(&sub, None, "true"), &file, "not trusted");
+    }
+}
+
+/// A symlink named `cordon.toml` is never followed (the command can re-point it at will),
+/// even to a trusted file; a FIFO there is refused at once instead of hanging the next run.
+fn linked_or_special_policy_files_are_refused(who: Who) {
+    for backend in BACKENDS {
+        let fx = Fx::new(who);
+        // A trusted policy outside the workspace the link could point at.
+        let trusted = fx.root.join("config/trusted-policy/cordon.toml");
+        fx.write(&trusted, &policy("auto", "allow"));
+        fx.trust(trusted.parent().unwrap(), None);
+        let file = fx.ws.join("cordon.toml");
+        for plant in [
+            format!("printf '%s' '{EVIL}' > evil.toml; ln -s evil.toml cordon.toml"),
+            format!("ln -s {} cordon.toml", trusted.display()),
+            "ln -s /nonexistent cordon.toml".to_string(),
+            "mkfifo cordon.toml".to_string(),
+            "mkdir cordon.toml".to_string(),
+        ] {
+            remove(&file);
+            let out = fx.exec(&fx.ws, Some(backend), &plant);
+            assert_eq!(out.status.code(), Some(0), "{plant}\n{}", describe(&out));
+            assert!(
+                fs::symlink_metadata(&file).is_ok(),
+                "{plant}: nothing planted"
+            );
+            let out = fx.exec(&fx.ws, Some(backend), ESCAPE);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(125), "{plant}\n{}", describe(&out));
+            assert!(err.starts_with("cordon: "), "{plant}\n{}", describe(&out));
+            assert!(
+                err.contains("symlink") || err.contains("not a regular file"),
+                "{plant}\n{}",
+                describe(&out)
+            );
+            assert!(!fx.escaped(), "{plant}\n{}", describe(&out));
+            // `profile` reads the policy without running anything: it must not hang either.
+            let out = fx.run(&fx.ws, &["profile", "--format", "landlock"]);
+            assert_eq!(out.status.code(), Some(125), "{plant}\n{}", describe(&out));
+        }
+        // A FIFO named with --policy is refused too, promptly.
+        let fifo = fx.ws.join("fifo.toml");
+        remove(&file);
+        let out = fx.exec(&fx.ws, Some(backend), "mkfifo fifo.toml");
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        let out = fx.run(
+            &fx.ws,
+            &[
+                "exec",
+                "--policy",
+                fifo.to_str().unwrap(),
+                "--",
+                "/bin/true",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+        assert!(
+            stderr(&out).contains("not a regular file"),
+            "{}",
+            describe(&out)
+        );
+    }
+}
+
+/// Remembered rules beside a trusted policy that cordon did not write (planted, or edited
+/// after the operator trusted them) are refused: they would allow what the policy asks about.
+fn planted_or_edited_rules_are_refused(who: Who) {
+    for backend in BACKENDS {
+        let fx = Fx::new(who);
+        let sub = fx.ws.join("sub");
+        fx.write(&sub.join("cordon.toml"), &policy("auto", "deny"));
+        fx.trust(&sub, None);
+        let out = fx.exec(&sub, None, "true");
+        assert_eq!(
+            out.status.code(),
+            Some(126),
+            "denied by default\n{}",
+            describe(&out)
+        );
+        let rules = sub.join("cordon.rules.toml");
+
+        let allow_all = "printf 'version = 1\\n[[shell.rules]]\\npattern = \"*\"\\naction = \"allow\"\\n' > sub/cordon.rules.toml";
+        let out = fx.exec(&fx.ws, Some(backend), allow_all);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        assert!(rules.is_file(), "nothing planted\n{}", describe(&out));
+        let out = fx.exec(&sub, None, "echo ran > ran.txt");
+        assert_refused(&out, &rules, "not trusted");
+        assert!(!sub.join("ran.txt").exists());
+        let out = fx.run(&sub, &["check", "shell", "--", "ls"]);
+        assert_refused(&out, &rules, "not trusted");
+
+        // Rules the operator wrote and trusted, then extended by a command.
+        fx.write(
+            &rules,
+            "version = 1\n[[shell.rules]]\npattern = \"echo trusted\"\nexact = true\naction = \"allow\"\n",
+        );
+        fx.trust(&sub, Some("cordon.rules.toml"));
+        let out = fx.run(&sub, &["exec", "--", "echo", "trusted"]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        let extend = "printf '[[shell.rules]]\\npattern = \"*\"\\naction = \"allow\"\\n' >> sub/cordon.rules.toml";
+        let out = fx.exec(&fx.ws, Some(backend), extend);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        let out = fx.exec(&sub, None, "echo ran > ran.txt");
+        assert_refused(&out, &rules, "changed since");
+        assert!(
+            stderr(&out).lines().any(|l| l == "+pattern = \"*\""),
+            "{}",
+            describe(&out)
+        );
+        assert!(!sub.join("ran.txt").exists());
+    }
+}
+
+/// With the trust store inside the workspace (HOME is the workspace, no XDG_CONFIG_HOME), no
+/// command can add, replace or remove a trust entry: bubblewrap keeps the store read-only,
+/// and Landlock, which cannot, refuses to run.
+fn the_trust_store_in_the_workspace_is_out_of_reach(who: Who) {
+    let mut fx = Fx::new(who);
+    fx.config = None;
+    let store = fx.ws.join(".config/cordon");
+    let sub = fx.ws.join("sub");
+    let file = sub.join("cordon.toml");
+    fx.write(&file, &policy("auto", "allow"));
+    fx.trust(&sub, None);
+    let entries = || -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<_> = fs::read_dir(store.join("trusted"))
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = entries();
+    assert_eq!(before.len(), 1, "one entry for {}", file.display());
+    // The entry an attacker wants: the same path, pinned to the evil content (made by cordon
+    // itself in a scratch store, then handed to the command as a file).
+    fx.write(&file, EVIL);
+    let scratch = fx.root.join("scratch");
+    fs::create_dir(&scratch).unwrap();
+    fx.chown();
+    if let Some((uid, gid)) = fx.ids {
+        std::os::unix::fs::chown(&scratch, Some(uid), Some(gid)).unwrap();
+    }
+    let mut c = fx.command(&sub, &["policy", "trust"]);
+    c.env("XDG_CONFIG_HOME", &scratch);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let forged = fs::read(scratch.join("cordon/trusted").join(&before[0].0)).unwrap();
+    fx.write(&file, &policy("auto", "allow"));
+    fs::write(fx.ws.join("forged-entry"), &forged).unwrap();
+    fs::copy(&fx.cordon, fx.ws.join("cordon-copy")).unwrap();
+    fx.chown();
+    let key = &before[0].0;
+    let evil = EVIL.replace('\'', "");
+    let attacks = [
+        format!("cp forged-entry .config/cordon/trusted/{key}"),
+        format!("cat forged-entry > .config/cordon/trusted/{key}"),
+        format!("rm -rf .config/cordon; mkdir -p .config/cordon/trusted; cp forged-entry .config/cordon/trusted/{key}"),
+        format!("mv .config .config-old; mkdir -p .config/cordon/trusted; cp forged-entry .config/cordon/trusted/{key}"),
+        "mv .config/cordon/trusted .config/cordon/old".to_string(),
+        "rm -f .config/cordon/trusted/*".to_string(),
+        "touch .config/cordon/trusted/new.toml".to_string(),
+        // cordon's own command, run by the command.
+        "./cordon-copy policy trust sub/cordon.toml".to_string(),
+    ];
+    for attack in &attacks {
+        let script = format!("printf '%s' '{evil}' > sub/cordon.toml; {attack}; true");
+        let out = fx.exec(&fx.ws, Some("bwrap"), &script);
+        assert_eq!(out.status.code(), Some(0), "{attack}\n{}", describe(&out));
+        assert_eq!(
+            entries(),
+            before,
+            "{attack}: the trust store changed\n{}",
+            describe(&out)
+        );
+        let out = fx.exec(&sub, None, ESCAPE);
+        assert_refused(&out, &file, "changed since");
+        assert!(!fx.escaped(), "{attack}\n{}", describe(&out));
+        fx.write(&file, &policy("auto", "allow"));
+        // Landlock cannot keep the store read-only: it refuses, naming it, and runs nothing.
+        let script = format!("{attack}; echo ran > ran.txt");
+        let out = fx.exec(&fx.ws, Some("landlock"), &script);
+        assert_eq!(out.status.code(), Some(125), "{attack}\n{}", describe(&out));
+        assert!(stderr(&out).contains("trust store"), "{}", describe(&out));
+        assert!(!fx.ws.join("ran.txt").exists());
+        assert_eq!(entries(), before);
+    }
+}
+
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {
+        mod as_root {
+            $(#[test] fn $name() { super::$name(super::Who::Root) })*
+        }
+        mod as_user {
+            $(#[test] fn $name() { super::$name(super::Who::User) })*
+        }
+    };
+}
+
+both!(
+    planted_policy_is_refused,
+    changed_trusted_policy_is_refused_with_a_diff,
+    linked_or_special_policy_files_are_refused,
+    planted_or_edited_rules_are_refused,
+    the_trust_store_in_the_workspace_is_out_of_reach,
+);
