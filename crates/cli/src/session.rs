@@ -61,6 +61,26 @@ pub fn valid_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// A session file's bytes: never through a symlink, a regular file only (a FIFO planted at
+/// the name must not hang the call), at most 1 MiB.
+fn read_session_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    const MAX: u64 = 1 << 20;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX {
+        return Err(std::io::Error::other("larger than 1 MiB"));
+    }
+    Ok(bytes)
+}
+
 impl Session {
     /// Opens (creating) session `name`, locked. `writable` are the roots the sandboxed command
     /// may write: a session directory inside one is refused.
@@ -115,7 +135,7 @@ impl Session {
             grants: Vec::new(),
             doom: (None, 0),
         };
-        match std::fs::read(&s.path) {
+        match read_session_file(&s.path) {
             Ok(bytes) => s.parse(&bytes)?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 s.id = cordon_approval::audit::new_id()
