@@ -106,7 +106,7 @@ pub fn run() -> i32 {
     println!("  {:<9} -> {auto}", "auto");
 
     println!("what the landlock backend alone cannot do (bwrap closes the first and the third):");
-    println!("  - keep a path inside a writable root read-only: policies with sandbox.protected, a ro root inside a rw root, or the policy file, its cordon.rules.toml or the audit log inside a rw root are refused");
+    println!("  - keep a path inside a writable root read-only: policies with sandbox.protected, a ro root inside a rw root, or the policy file, its cordon.rules.toml, the audit log or the trust store inside a rw root are refused");
     if abi < 9 {
         println!("  - restrict connect() to unix socket files (Landlock ABI 9): while network = \"deny\", seccomp refuses socket() entirely; socketpair() still works");
     }
