@@ -416,10 +416,11 @@ impl TrustStore {
         }
     }
 
-    /// Trusts `file`'s content at its path, replacing any earlier trust for that path. Returns
+    /// Trusts `file`'s content at its path, replacing any earlier trust for that path (an
+    /// entry that cannot be read is replaced too: the operator's word is the new one). Returns
     /// the SHA-256 that was trusted before, when it differs.
     pub fn trust(&self, file: &FileText) -> Result<Option<String>, String> {
-        let before = self.entry(&file.path)?.map(|e| e.sha256);
+        let before = self.entry(&file.path).ok().flatten().map(|e| e.sha256);
         let dir = self
             .open(true)?
             .ok_or("the trust store could not be created")?;
@@ -760,11 +761,16 @@ mod tests {
         std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o622)).unwrap();
         let err = store.check(&a, Pinned::Policy).unwrap_err().to_string();
         assert!(err.contains("group or others may write"), "{err}");
-        // A link as the entry: refused, never followed.
+        // A link as the entry: refused, never followed; trusting again replaces the link.
         std::fs::remove_file(&entry).unwrap();
-        std::os::unix::fs::symlink(d.path().join("a.toml"), &entry).unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "untouched").unwrap();
+        std::os::unix::fs::symlink(&victim, &entry).unwrap();
         let err = store.check(&a, Pinned::Policy).unwrap_err().to_string();
         assert!(err.contains("symlink"), "{err}");
+        store.trust(&a).unwrap();
+        store.check(&a, Pinned::Policy).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
         // A link as the store's directory: refused.
         std::fs::remove_file(&entry).unwrap();
         std::fs::rename(d.path().join("cordon"), d.path().join("real")).unwrap();
