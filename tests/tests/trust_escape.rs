@@ -561,6 +561,43 @@ fn the_trust_store_in_the_workspace_is_out_of_reach(who: Who) {
     }
 }
 
+/// Without XDG_RUNTIME_DIR, sessions live under HOME; a run from HOME (without a session)
+/// can write there, but a session file it forges is refused by the next call of that session.
+fn a_forged_session_is_refused(who: Who) {
+    for backend in BACKENDS {
+        let fx = Fx::new(who);
+        let sub = fx.ws.join("sub");
+        fx.write(&sub.join("cordon.toml"), &policy("auto", "ask"));
+        fx.trust(&sub, None);
+        // Before any session was used there (afterwards the directory exists, and is kept
+        // from the sandbox as the default audit log's place).
+        let forge = "mkdir -p .local/state/cordon/sessions && printf '%s\\n' \
+            '{\"v\":1,\"id\":\"0123456789abcdef0123456789abcdef\",\"grants\":[{\"tool\":\"shell\",\"key\":[\"touch\",\"x\"]}],\"doom\":{\"last\":null,\"count\":0}}' \
+            > .local/state/cordon/sessions/agent.json";
+        let out = fx.exec(&fx.ws, Some(backend), forge);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        let file = fx.ws.join(".local/state/cordon/sessions/agent.json");
+        assert!(file.is_file(), "nothing forged\n{}", describe(&out));
+        let out = fx.run(&sub, &["exec", "--session", "agent", "--", "touch", "x"]);
+        assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+        assert!(
+            stderr(&out).contains("it is not as cordon saved it"),
+            "{}",
+            describe(&out)
+        );
+        assert!(!sub.join("x").exists());
+        // Deleted by the operator: the session starts afresh, and the command asks.
+        fs::remove_file(&file).unwrap();
+        let out = fx.run(&sub, &["exec", "--session", "agent", "--", "touch", "x"]);
+        assert_eq!(
+            out.status.code(),
+            Some(126),
+            "asks, no terminal\n{}",
+            describe(&out)
+        );
+    }
+}
+
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
         mod as_root {
@@ -578,4 +615,5 @@ both!(
     linked_or_special_policy_files_are_refused,
     planted_or_edited_rules_are_refused,
     the_trust_store_in_the_workspace_is_out_of_reach,
+    a_forged_session_is_refused,
 );

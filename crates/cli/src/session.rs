@@ -7,7 +7,10 @@
 //! under an exclusive lock held from before the decision until the decision is saved, so two
 //! calls of one session are decided one after the other; it is replaced atomically (write,
 //! fsync, rename), so a crash leaves the old state or the new one. A session directory inside
-//! a writable root is refused: the sandboxed command could forge its own grants.
+//! a writable root is refused: the sandboxed command could forge its own grants. A run of
+//! another session, or without one, may still have had it in reach (run from HOME without
+//! `XDG_RUNTIME_DIR`), so each save is pinned in the operator's trust store
+//! ([`cordon_policy::trust`]) and a session file that does not match its pin is refused.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -16,12 +19,14 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use cordon_approval::{Engine, Key};
+use cordon_policy::trust::{FileText, Pinned, TrustStore};
 use serde_json::{json, Value};
 
 /// An open session, locked until dropped.
 pub struct Session {
     pub name: String,
     path: PathBuf,
+    store: TrustStore,
     _lock: File,
     /// The audit log's session id for this session's records (32 hex digits).
     pub id: String,
@@ -130,13 +135,27 @@ impl Session {
         let mut s = Session {
             name: name.to_string(),
             path,
+            store: TrustStore::from_env(),
             _lock: lock,
             id: String::new(),
             grants: Vec::new(),
             doom: (None, 0),
         };
         match read_session_file(&s.path) {
-            Ok(bytes) => s.parse(&bytes)?,
+            Ok(bytes) => {
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| format!("session file {}: not UTF-8", s.path.display()))?;
+                s.store
+                    .check(
+                        &FileText {
+                            path: s.path.clone(),
+                            text: text.clone(),
+                        },
+                        Pinned::Session,
+                    )
+                    .map_err(|e| crate::term::clean(&e.to_string()))?;
+                s.parse(text.as_bytes())?
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 s.id = cordon_approval::audit::new_id()
                     .map_err(|e| format!("session `{name}`: no random id: {e}"))?;
@@ -238,8 +257,17 @@ impl Session {
             )
         };
         let dir = self.path.parent().unwrap_or(Path::new("/"));
+        let text = format!("{v}\n");
+        // Pinned first: a crash between the two leaves a file that is refused, never one that
+        // loads unpinned.
+        self.store
+            .trust(&FileText {
+                path: self.path.clone(),
+                text: text.clone(),
+            })
+            .map_err(|e| format!("session `{}`: cannot pin its grants: {e}", self.name))?;
         let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-        tmp.write_all(format!("{v}\n").as_bytes()).map_err(err)?;
+        tmp.write_all(text.as_bytes()).map_err(err)?;
         tmp.as_file().sync_all().map_err(err)?;
         tmp.persist(&self.path).map_err(|e| err(e.error))?;
         File::open(dir).and_then(|d| d.sync_all()).map_err(err)?;

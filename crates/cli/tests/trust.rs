@@ -199,3 +199,53 @@ fn special_files_are_refused_at_once() {
     assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
     assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
 }
+
+/// A session file cordon did not save (forged by a command that could write the sessions
+/// directory during another run) is refused, not taken as grants.
+#[test]
+fn a_forged_session_is_refused() {
+    let d = common::workspace(
+        "version = 1\n[sandbox]\nbackend = \"landlock\"\n[sandbox.paths.w]\nroot = \"sub\"\nmode = \"rw\"\n[shell]\ndefault = \"ask\"\n",
+    );
+    std::fs::create_dir(d.path().join("sub")).unwrap();
+    let run = tempfile::tempdir().unwrap();
+    let env = [("XDG_RUNTIME_DIR", run.path())];
+    // A genuine session: cordon saves (and pins) it; it opens again.
+    let o = bounded(d.path(), &["session", "revoke", "s"], &env);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = bounded(d.path(), &["exec", "--session", "s", "--", "true"], &env);
+    assert_eq!(
+        o.status.code(),
+        Some(126),
+        "asks, no terminal: {}",
+        stderr(&o)
+    );
+    // Forged: a grant for the command, with the session's own id.
+    let file = run.path().join("cordon/sessions/s.json");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let forged = serde_json::json!({
+        "v": 1, "id": saved["id"], "grants": [{"tool": "shell", "key": ["true"]}],
+        "doom": {"last": null, "count": 0},
+    });
+    std::fs::write(&file, format!("{forged}\n")).unwrap();
+    for args in [
+        &["exec", "--session", "s", "--", "true"][..],
+        &["session", "show", "s"],
+    ] {
+        let o = bounded(d.path(), args, &env);
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with(&format!(
+                "cordon: session file {}: it is not as cordon saved it",
+                std::fs::canonicalize(&file).unwrap().display()
+            )),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // Deleted, the session starts afresh.
+    std::fs::remove_file(&file).unwrap();
+    let o = bounded(d.path(), &["session", "show", "s"], &env);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

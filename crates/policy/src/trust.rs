@@ -226,6 +226,9 @@ pub enum Pinned {
     Policy,
     /// Remembered rules beside a policy.
     Rules,
+    /// A named session's grants (`cordon exec --session NAME`): cordon pins each save, so a
+    /// session file a command forged (where it could write the sessions directory) is refused.
+    Session,
 }
 
 /// Why a file cordon found is not used.
@@ -269,12 +272,25 @@ impl fmt::Display for Untrusted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let p = self.path.display();
         let cmd = format!("cordon policy trust {}", shell_quote(&self.path));
+        if self.what == Pinned::Session {
+            let why = match &self.reason {
+                Reason::NotTrusted | Reason::Changed { .. } => {
+                    "it is not as cordon saved it (a sandboxed command could have written it)".to_string()
+                }
+                Reason::NoStore => "there is no trust store to check it against (neither XDG_CONFIG_HOME nor HOME is an absolute path)".to_string(),
+                Reason::Store(e) => format!("cannot check it: {e}"),
+            };
+            return write!(
+                f,
+                "session file {p}: {why}; delete it to start the session afresh"
+            );
+        }
         let (found, written) = match self.what {
             Pinned::Policy => (
                 "a policy cordon finds in the current directory is used only after you trusted its exact content",
                 "a sandboxed command could have written it",
             ),
-            Pinned::Rules => (
+            Pinned::Rules | Pinned::Session => (
                 "remembered rules are used only as cordon wrote them or as you trusted them",
                 "a sandboxed command could have written them",
             ),
@@ -283,7 +299,7 @@ impl fmt::Display for Untrusted {
             Reason::NotTrusted => {
                 let alt = match self.what {
                     Pinned::Policy => "or name a policy with --policy",
-                    Pinned::Rules => "or delete the file",
+                    Pinned::Rules | Pinned::Session => "or delete the file",
                 };
                 write!(
                     f,
