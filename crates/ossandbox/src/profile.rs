@@ -312,7 +312,12 @@ impl Profile {
             let dir = canonical(dir, &|p| {
                 real_path(p).ok_or_else(|| std::io::ErrorKind::NotFound.into())
             });
-            if writable.iter().any(|w| dir.starts_with(&w.root)) {
+            // A writable root inside the store (a policy granting `~/.config/cordon/trusted`)
+            // would hand it over as well: protected, such a policy is refused.
+            if writable
+                .iter()
+                .any(|w| dir.starts_with(&w.root) || w.root.starts_with(&dir))
+            {
                 protected.push(Protected {
                     path: dir,
                     origin: cordon_policy::trust::PROTECTED_ORIGIN.into(),
@@ -670,6 +675,9 @@ mod tests {
         // Outside every writable root: nothing to protect.
         p.trust_stores = vec![PathBuf::from("/nonexistent/cordon")];
         assert!(stores(&p).is_empty());
+        // Holding a writable root: protected (and so the policy is refused).
+        p.trust_stores = vec![d.path().parent().unwrap().to_path_buf()];
+        assert_eq!(stores(&p), vec![real.parent().unwrap().to_path_buf()]);
     }
 
     #[test]
