@@ -282,6 +282,32 @@ impl Fixture {
     }
 }
 
+impl Fixture {
+    /// `cordon profile` shows no profile built through the planted link: the same refusal.
+    fn assert_profile_refused(&self, policy: &Path, format: &str, link: &Path) {
+        let mut c = Command::new(cordon());
+        c.args(["profile", "--format", format])
+            .arg("--policy")
+            .arg(policy)
+            .current_dir(&self.ws)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", &self.ws)
+            .env("XDG_STATE_HOME", self.root.join("state"));
+        if let Some((uid, gid)) = self.ids {
+            c.uid(uid).gid(gid);
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&link.display().to_string()),
+            "{}",
+            describe(&out)
+        );
+        assert!(out.stdout.is_empty(), "{}", describe(&out));
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // the cases
 
@@ -309,6 +335,7 @@ fn ro_root_replaced_by_a_link(mode: Mode, target: &str) {
         format!("cat '{}/secret.txt' > leak", fx.outside.display())
     };
     fx.assert_refused(&policy, &attack, &fx.ws.join("docs"));
+    fx.assert_profile_refused(&policy, "bwrap", &fx.ws.join("docs"));
 }
 
 /// An `extra_read` file in the workspace replaced by a link to a secret outside.
@@ -350,6 +377,7 @@ fn nested_rw_root_replaced_by_a_link(mode: Mode, backend: Backend) {
         &format!("echo pwned > '{}/victim.txt'", fx.outside.display()),
         &fx.ws.join("vendor"),
     );
+    fx.assert_profile_refused(&policy, "landlock", &fx.ws.join("vendor"));
 }
 
 /// A root `a/b/c` whose middle directory `b` became a link outside.
@@ -464,6 +492,7 @@ fn hard_link_into_a_protected_directory(mode: Mode) {
         "echo 'touch pwned' >> hook",
         &fx.ws.join(".git/hooks/pre-commit"),
     );
+    fx.assert_profile_refused(&policy, "bwrap", &fx.ws.join(".git/hooks/pre-commit"));
     assert_eq!(
         fs::read_to_string(fx.ws.join(".git/hooks/pre-commit")).unwrap(),
         "#!/bin/sh\nexit 0\n"
