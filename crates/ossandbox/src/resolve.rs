@@ -30,7 +30,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{FileType, Mode, OFlags, Stat};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 
 use crate::profile::{Profile, Protected};
 use crate::Refusal;
@@ -40,7 +40,7 @@ const MAX_LINKS: usize = 40;
 
 /// Entries of protected directories examined for hard links before refusing: a protected
 /// directory is meant to be small (`.git/hooks`); one this large would slow every run.
-pub const MAX_PROTECTED_ENTRIES: usize = 10_000;
+pub const MAX_PROTECTED_ENTRIES: usize = 2_048;
 
 /// A path found: its `O_PATH` descriptor, its real path, and what it is.
 #[derive(Debug)]
@@ -281,7 +281,8 @@ pub fn check_protected(profile: &Profile) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// One protected entry (and, for a directory, everything beneath it, within `budget`).
+/// One protected entry (and, for a directory, everything beneath it, within `budget`); `fd`
+/// opens `real` when it is a directory, and is not used otherwise.
 fn inspect(
     p: &Protected,
     fd: &OwnedFd,
@@ -321,37 +322,44 @@ fn inspect(
                 }
                 *budget -= 1;
                 let at = real.join(name);
-                let child = rustix::fs::openat(
-                    fd,
-                    name,
-                    OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-                .map_err(|e| cannot_check(p, &at, e))?;
-                let st = rustix::fs::fstat(&child).map_err(|e| cannot_check(p, &at, e))?;
-                if FileType::from_raw_mode(st.st_mode) == FileType::Symlink {
-                    let target = std::fs::read_link(&at).unwrap_or_default();
-                    let lands = crate::profile::canonical(&real.join(&target), &|q| {
-                        std::fs::canonicalize(q)
-                    });
-                    if let Some(root) = root_of(&lands, writable) {
-                        return Err(Refusal(format!(
-                            "{} lies in the protected {} ({}) but is a symlink to {}, inside the writable root {}: a sandboxed run could change what it points at; replace the link with the file",
-                            at.display(),
-                            p.path.display(),
-                            p.origin,
-                            target.display(),
-                            root.display()
-                        )));
+                // One fstatat per entry (a protected directory may be walked on every run);
+                // only subdirectories are opened.
+                let st = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map_err(|e| cannot_check(p, &at, e))?;
+                match FileType::from_raw_mode(st.st_mode) {
+                    FileType::Symlink => {
+                        let target = rustix::fs::readlinkat(fd, name, Vec::new())
+                            .map_err(|e| cannot_check(p, &at, e))?;
+                        let target = PathBuf::from(OsStr::from_bytes(target.as_bytes()));
+                        let lands = crate::profile::canonical(&real.join(&target), &|q| {
+                            std::fs::canonicalize(q)
+                        });
+                        if let Some(root) = root_of(&lands, writable) {
+                            return Err(Refusal(format!(
+                                "{} lies in the protected {} ({}) but is a symlink to {}, inside the writable root {}: a sandboxed run could change what it points at; replace the link with the file",
+                                at.display(),
+                                p.path.display(),
+                                p.origin,
+                                target.display(),
+                                root.display()
+                            )));
+                        }
                     }
-                    continue;
+                    // A writable root nested in a protected directory stays writable: its
+                    // files are the run's anyway.
+                    FileType::Directory if writable.contains(&at) => {}
+                    FileType::Directory => {
+                        let child = rustix::fs::openat(
+                            fd,
+                            name,
+                            OFlags::PATH | OFlags::NOFOLLOW | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                            Mode::empty(),
+                        )
+                        .map_err(|e| cannot_check(p, &at, e))?;
+                        inspect(p, &child, &at, st, writable, budget)?;
+                    }
+                    _ => inspect(p, fd, &at, st, writable, budget)?,
                 }
-                // A writable root nested in a protected directory stays writable: its files
-                // are the run's anyway.
-                if writable.contains(&at) {
-                    continue;
-                }
-                inspect(p, &child, &at, st, writable, budget)?;
             }
             Ok(())
         }
