@@ -708,6 +708,50 @@ mod tests {
     }
 
     #[test]
+    fn bind_sources_in_writable_roots_are_held_by_descriptor() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(d.path()).unwrap().join("ws");
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        let profile = Profile {
+            rules: vec![rule(&ws, true), rule(Path::new("/usr"), false)],
+            protected: vec![Protected {
+                path: ws.join(".git/hooks"),
+                origin: "p".into(),
+            }],
+            network: Network::Deny,
+            limits: Limits::default(),
+        };
+        let mut inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
+        let writable = crate::resolve::writable_roots(&profile);
+        let held = hold_sources(&mut inv, &writable).unwrap();
+        assert_eq!(held.len(), 3, "the root, the anchor .git and .git/hooks");
+        let joined = strings(&inv.args).join(" ");
+        assert!(joined.contains("--ro-bind /usr /usr"), "{joined}");
+        for (fd, dest) in held
+            .iter()
+            .zip([ws.clone(), ws.join(".git"), ws.join(".git/hooks")])
+        {
+            use std::os::fd::AsRawFd;
+            let src = format!("/proc/self/fd/{}", fd.as_raw_fd());
+            assert!(
+                joined.contains(&format!("{src} {}", dest.display())),
+                "{joined}"
+            );
+            assert_eq!(std::fs::read_link(&src).unwrap(), dest);
+        }
+        // A source that became a link since the view was derived is refused.
+        let mut inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
+        std::fs::rename(ws.join(".git/hooks"), ws.join("hooks-old")).unwrap();
+        std::os::unix::fs::symlink("/etc", ws.join(".git/hooks")).unwrap();
+        match hold_sources(&mut inv, &writable) {
+            Err(crate::resolve::Unsafe::Link { link, .. }) => {
+                assert_eq!(link, ws.join(".git/hooks"))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn args_are_nul_separated() {
         assert_eq!(args_bytes(&["--a".into(), "b c".into()]), b"--a\0b c\0");
     }

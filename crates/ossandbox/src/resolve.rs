@@ -586,6 +586,39 @@ mod tests {
     }
 
     #[test]
+    fn the_policys_roots_and_extra_read_are_checked_as_written() {
+        let d = tempfile::tempdir().unwrap();
+        let base = real(d.path());
+        let ws = base.join("ws");
+        std::fs::create_dir_all(ws.join("docs")).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        std::fs::write(ws.join("notes"), "").unwrap();
+        let text = "version = 1\n[sandbox]\nextra_read = [\"ws/notes\"]\n[sandbox.paths.w]\nroot = \"ws\"\nmode = \"rw\"\n[sandbox.paths.docs]\nroot = \"ws/docs\"\n";
+        let check_now = || {
+            let policy = cordon_policy::Policy::parse(text, "p.toml", &base).unwrap();
+            check(&policy, &Profile::from_policy(&policy))
+        };
+        check_now().unwrap();
+        std::fs::remove_dir(ws.join("docs")).unwrap();
+        symlink(base.join("outside"), ws.join("docs")).unwrap();
+        let e = check_now().unwrap_err();
+        assert!(
+            e.0.starts_with(&format!("sandbox.paths.docs {}", ws.join("docs").display())),
+            "{e}"
+        );
+        assert!(
+            e.0.contains(&format!("writable root {}", ws.display())),
+            "{e}"
+        );
+        std::fs::remove_file(ws.join("docs")).unwrap();
+        std::fs::create_dir(ws.join("docs")).unwrap();
+        std::fs::remove_file(ws.join("notes")).unwrap();
+        symlink("/etc/hostname", ws.join("notes")).unwrap();
+        let e = check_now().unwrap_err();
+        assert!(e.0.starts_with("sandbox.extra_read"), "{e}");
+    }
+
+    #[test]
     fn a_huge_protected_directory_is_refused_not_walked_forever() {
         let d = tempfile::tempdir().unwrap();
         let ws = real(d.path());
