@@ -153,7 +153,13 @@ pub fn resolve(path: &Path, writable: &[PathBuf]) -> Result<Resolved, Unsafe> {
                 Mode::empty(),
             )
             .map_err(|e| io(&real, e))?;
-            real.pop();
+            // Where `..` really led (a directory in a writable root may have moved since it
+            // was opened), as the kernel names it.
+            use std::os::fd::AsRawFd;
+            real = std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd()))
+                .ok()
+                .filter(|p| p.is_absolute())
+                .ok_or_else(|| io(&real, rustix::io::Errno::NOENT))?;
             stat = rustix::fs::fstat(&dir).map_err(|e| io(&real, e))?;
             continue;
         }
