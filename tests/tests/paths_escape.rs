@@ -358,14 +358,20 @@ fn extra_read_replaced_by_a_link(mode: Mode, backend: Backend) {
     fx.assert_refused(&policy, "cat notes.txt > leak", &fx.ws.join("notes.txt"));
 }
 
-/// A read-write root nested in the workspace (`vendor`) replaced by a link outside.
-fn nested_rw_root_replaced_by_a_link(mode: Mode, backend: Backend) {
+/// A read-write root nested in the workspace (`vendor`) replaced by a link outside, written
+/// absolute or relative.
+fn nested_rw_root_replaced_by_a_link(mode: Mode, backend: Backend, relative: bool) {
     let fx = Fixture::new(mode, backend);
     fs::create_dir(fx.ws.join("vendor")).unwrap();
     fx.chown();
+    let target = if relative {
+        "../outside".to_string()
+    } else {
+        fx.outside.display().to_string()
+    };
     fx.plant(
         &fx.plain(),
-        &format!("rm -r vendor && ln -s '{}' vendor", fx.outside.display()),
+        &format!("rm -r vendor && ln -s '{target}' vendor"),
     );
     let policy = fx.policy(
         "vendor.toml",
@@ -517,8 +523,10 @@ cases! {
     bwrap_ro_root_replaced_by_a_link_outside => |m| ro_root_replaced_by_a_link(m, "");
     landlock_extra_read_replaced_by_a_link => |m| extra_read_replaced_by_a_link(m, Backend::Landlock);
     bwrap_extra_read_replaced_by_a_link => |m| extra_read_replaced_by_a_link(m, Backend::Bwrap);
-    landlock_nested_rw_root_replaced_by_a_link => |m| nested_rw_root_replaced_by_a_link(m, Backend::Landlock);
-    bwrap_nested_rw_root_replaced_by_a_link => |m| nested_rw_root_replaced_by_a_link(m, Backend::Bwrap);
+    landlock_nested_rw_root_replaced_by_a_link => |m| nested_rw_root_replaced_by_a_link(m, Backend::Landlock, false);
+    bwrap_nested_rw_root_replaced_by_a_link => |m| nested_rw_root_replaced_by_a_link(m, Backend::Bwrap, false);
+    landlock_nested_rw_root_replaced_by_a_relative_link => |m| nested_rw_root_replaced_by_a_link(m, Backend::Landlock, true);
+    bwrap_nested_rw_root_replaced_by_a_relative_link => |m| nested_rw_root_replaced_by_a_link(m, Backend::Bwrap, true);
     landlock_link_in_the_middle_of_a_root => |m| link_in_the_middle_of_a_root(m, Backend::Landlock);
     bwrap_link_in_the_middle_of_a_root => |m| link_in_the_middle_of_a_root(m, Backend::Bwrap);
     bwrap_protected_file_replaced_by_a_link => protected_file_replaced_by_a_link;
