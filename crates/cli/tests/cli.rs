@@ -240,6 +240,10 @@ fn doctor_reports_live_probes() {
     );
     assert!(out.contains("bwrap            ok"), "{out}");
     assert!(out.contains("\n  auto      -> "), "{out}");
+    assert!(
+        out.contains("symlink inside a writable root") && out.contains("(a hard link)"),
+        "{out}"
+    );
 }
 
 #[test]
