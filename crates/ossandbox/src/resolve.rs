@@ -82,7 +82,8 @@ impl std::fmt::Display for Unsafe {
                 f,
                 "{} is a symlink (to {}) inside the writable root {}, where a sandboxed run could have made it",
                 link.display(),
-                target.display(),
+                // Whatever the run wrote into the link, on one line.
+                target.display().to_string().escape_debug(),
                 root.display()
             ),
             Unsafe::Io { at, error } => write!(f, "cannot open {}: {error}", at.display()),
