@@ -347,7 +347,7 @@ fn inspect(
                                 at.display(),
                                 p.path.display(),
                                 p.origin,
-                                target.display(),
+                                target.display().to_string().escape_debug(),
                                 root.display()
                             )));
                         }
