@@ -429,6 +429,23 @@ fn protected_file_replaced_by_a_link(mode: Mode) {
     fx.assert_refused(&policy, "echo more >> mine", &fx.ws.join(".git/config"));
 }
 
+/// A file inside the protected `.git/hooks` replaced by a link to a workspace file the command
+/// keeps writing: the operator's next commit runs it.
+fn link_inside_a_protected_directory(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    git_workspace(&fx);
+    fx.plant(
+        &fx.plain(),
+        "rm .git/hooks/pre-commit && ln -s ../../evil .git/hooks/pre-commit",
+    );
+    let policy = fx.policy("git.toml", "bwrap", PROTECT_GIT);
+    fx.assert_refused(
+        &policy,
+        "printf '#!/bin/sh\\ntouch pwned\\n' > evil",
+        &fx.ws.join(".git/hooks/pre-commit"),
+    );
+}
+
 /// `.git` renamed and replaced by a link to the renamed copy, whose hooks are then writable
 /// under another name.
 fn protected_parent_renamed_and_linked(mode: Mode) {
@@ -531,6 +548,7 @@ cases! {
     bwrap_link_in_the_middle_of_a_root => |m| link_in_the_middle_of_a_root(m, Backend::Bwrap);
     bwrap_protected_file_replaced_by_a_link => protected_file_replaced_by_a_link;
     bwrap_protected_parent_renamed_and_linked => protected_parent_renamed_and_linked;
+    bwrap_link_inside_a_protected_directory => link_inside_a_protected_directory;
     bwrap_protected_parent_renamed_to_a_fresh_directory => protected_parent_renamed_to_a_fresh_directory;
     bwrap_hard_link_from_an_unconfined_run => hard_link_from_an_unconfined_run;
     bwrap_hard_link_into_a_protected_directory => hard_link_into_a_protected_directory;
