@@ -39,6 +39,13 @@ pub fn run(args: ExecArgs) -> i32 {
         }
     };
     let profile = Profile::from_policy(&policy).with_private_tmp(tmp.path());
+    // A name the policy uses that an earlier run re-pointed (a symlink in a writable root, a
+    // second name for a protected file) would grant what it now reaches.
+    #[cfg(target_os = "linux")]
+    if let Err(r) = cordon_ossandbox::resolve::check(&policy, &profile) {
+        // One line, whatever a planted link's target holds.
+        return refuse(EXIT_FAILURE, crate::term::clean(&r.0));
+    }
     // A policy or audit log named through a symlink in a writable root: the command could
     // re-point the link, at a policy of its own for the next call, or away from the log (whose
     // history it could then delete, no longer protected).

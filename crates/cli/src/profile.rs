@@ -19,6 +19,12 @@ pub fn run(args: ProfileArgs) -> i32 {
     };
     // The private /tmp is made per run; the artifacts show where it stands.
     let profile = Profile::from_policy(&policy).with_private_tmp(Path::new(render::PRIVATE_TMP));
+    // The same refusal as `cordon exec`: a profile built through a planted link is not shown.
+    #[cfg(target_os = "linux")]
+    if let Err(r) = cordon_ossandbox::resolve::check(&policy, &profile) {
+        // One line, whatever a planted link's target holds.
+        return refuse(EXIT_FAILURE, crate::term::clean(&r.0));
+    }
     match args.format {
         ProfileFormat::Seatbelt => seatbelt(&profile),
         _ => linux_artifact(args, &profile, &cwd),

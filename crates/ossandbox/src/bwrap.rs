@@ -297,6 +297,40 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, String>
     })
 }
 
+/// Holds every bind source that lies in a writable root by the descriptor the path resolver
+/// opened (see [`crate::resolve`]), and names it to bwrap as `/proc/self/fd/N`: bwrap mounts
+/// that inode, whatever a process still running from an earlier run does to the name meanwhile.
+/// A source that became a symlink there is refused. Sources outside every writable root (system
+/// paths, `/dev/null`) stay paths. The descriptors must reach bwrap (the inner stage closes
+/// them before the command runs). What is left to a path: the mount points (destinations),
+/// which bwrap resolves inside the new root as it mounts.
+pub fn hold_sources(
+    inv: &mut Invocation,
+    writable: &[PathBuf],
+) -> Result<Vec<std::os::fd::OwnedFd>, crate::resolve::Unsafe> {
+    use std::os::fd::AsRawFd;
+    let mut held = Vec::new();
+    for opt in &mut inv.options {
+        let is_bind = matches!(opt.words[0].to_str(), Some("--bind" | "--ro-bind"));
+        if !is_bind || opt.words.len() != 3 {
+            continue;
+        }
+        let src = PathBuf::from(&opt.words[1]);
+        if !writable.iter().any(|w| src.starts_with(w)) {
+            continue;
+        }
+        let fd = crate::resolve::open_for_rule(&src, writable)?;
+        opt.words[1] = format!("/proc/self/fd/{}", fd.as_raw_fd()).into();
+        held.push(fd);
+    }
+    inv.args = inv
+        .options
+        .iter()
+        .flat_map(|o| o.words.iter().cloned())
+        .collect();
+    Ok(held)
+}
+
 /// The inner stage's program in a sealed, executable memfd: bwrap runs it as
 /// `/proc/self/fd/N` inside the sandbox, so no file on the host has to be trusted to be it.
 pub fn inner_stage() -> Result<std::os::fd::OwnedFd, crate::Error> {
@@ -671,6 +705,50 @@ mod tests {
         // ReadFile|ReadDir for the directory, ReadFile alone for a file: the inner stage
         // picks by the type it finds inside.
         assert_eq!(args, ["9", "1", "/proc", "12", "4", "--", "cat", "-"]);
+    }
+
+    #[test]
+    fn bind_sources_in_writable_roots_are_held_by_descriptor() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(d.path()).unwrap().join("ws");
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        let profile = Profile {
+            rules: vec![rule(&ws, true), rule(Path::new("/usr"), false)],
+            protected: vec![Protected {
+                path: ws.join(".git/hooks"),
+                origin: "p".into(),
+            }],
+            network: Network::Deny,
+            limits: Limits::default(),
+        };
+        let mut inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
+        let writable = crate::resolve::writable_roots(&profile);
+        let held = hold_sources(&mut inv, &writable).unwrap();
+        assert_eq!(held.len(), 3, "the root, the anchor .git and .git/hooks");
+        let joined = strings(&inv.args).join(" ");
+        assert!(joined.contains("--ro-bind /usr /usr"), "{joined}");
+        for (fd, dest) in held
+            .iter()
+            .zip([ws.clone(), ws.join(".git"), ws.join(".git/hooks")])
+        {
+            use std::os::fd::AsRawFd;
+            let src = format!("/proc/self/fd/{}", fd.as_raw_fd());
+            assert!(
+                joined.contains(&format!("{src} {}", dest.display())),
+                "{joined}"
+            );
+            assert_eq!(std::fs::read_link(&src).unwrap(), dest);
+        }
+        // A source that became a link since the view was derived is refused.
+        let mut inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
+        std::fs::rename(ws.join(".git/hooks"), ws.join("hooks-old")).unwrap();
+        std::os::unix::fs::symlink("/etc", ws.join(".git/hooks")).unwrap();
+        match hold_sources(&mut inv, &writable) {
+            Err(crate::resolve::Unsafe::Link { link, .. }) => {
+                assert_eq!(link, ws.join(".git/hooks"))
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

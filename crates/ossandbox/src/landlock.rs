@@ -5,7 +5,7 @@ use std::os::fd::OwnedFd;
 
 use cordon_policy::Network;
 use landlock::{
-    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset,
     RulesetAttr, RulesetCreatedAttr, Scope, ABI,
 };
 
@@ -128,16 +128,15 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
     let mut created = ruleset
         .create()
         .map_err(|e| lerr("creating the ruleset", &e))?;
+    // A rule inside a writable root is opened by the walk that refuses a symlink there (a
+    // run could have planted it since the profile was made), and the rule gets that very
+    // descriptor: nothing re-resolves the path.
+    let writable = crate::resolve::writable_roots(profile);
     for rule in &profile.rules {
-        let fd = PathFd::new(&rule.path)
+        let fd = crate::resolve::open_for_rule(&rule.path, &writable)
             .map_err(|e| lerr(&format!("opening {}", rule.path.display()), &e))?;
         // The type from the open descriptor: no second walk of the path.
-        let is_dir = {
-            use std::os::fd::{AsFd, AsRawFd};
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            let ok = unsafe { libc::fstat(fd.as_fd().as_raw_fd(), &mut st) } == 0;
-            ok && st.st_mode & libc::S_IFMT == libc::S_IFDIR
-        };
+        let is_dir = crate::resolve::is_dir(&fd);
         let rights = fs_rights(rule.access, is_dir, level);
         created = created
             .add_rule(PathBeneath::new(fd, rights))

@@ -51,6 +51,8 @@ pub mod landlock;
 pub mod probe;
 pub mod profile;
 pub mod render;
+#[cfg(target_os = "linux")]
+pub mod resolve;
 pub mod run;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
@@ -359,8 +361,23 @@ pub fn execute(
                 status_fd: std::os::fd::AsRawFd::as_raw_fd(&status_w),
                 dry_run: false,
             };
-            let inv = bwrap::invocation(profile, &cx)
-                .map_err(|e| setup(Error::Io(std::io::Error::other(e))))?;
+            // Right before bwrap starts, the protected paths once more (another run may have
+            // planted a link or a second name since the check), and the bind sources inside
+            // writable roots held by descriptor.
+            let refused = |e: String| setup(Error::Io(std::io::Error::other(e)));
+            resolve::check_protected(profile).map_err(|r| refused(r.0))?;
+            let mut inv = bwrap::invocation(profile, &cx).map_err(refused)?;
+            match bwrap::hold_sources(&mut inv, &resolve::writable_roots(profile)) {
+                Ok(held) => pass.extend(held),
+                Err(e) => {
+                    for p in &inv.placeholders {
+                        if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                            let _ = std::fs::remove_file(p);
+                        }
+                    }
+                    return Err(refused(e.to_string()));
+                }
+            }
             let args_fd = memfd(
                 "cordon-bwrap-args",
                 &bwrap::args_bytes(&inv.args),

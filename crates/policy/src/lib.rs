@@ -164,6 +164,10 @@ pub struct Sandbox {
     /// Read-only, executable access to the OS directories programs need to start.
     pub system_read: bool,
     pub extra_read: Vec<PathBuf>,
+    /// `extra_read` as the policy names it (absolute, `.` and `..` removed lexically), before
+    /// symlinks were resolved, in the same order: a link on the way that lies in a writable
+    /// root could have been planted by a run (see the OS sandbox's path resolver).
+    pub extra_read_written: Vec<PathBuf>,
     /// Paths that stay read-only inside writable roots. Relative entries apply inside every
     /// read-write root; they need not exist (they must then not be created).
     pub protected: Vec<PathBuf>,
@@ -180,6 +184,10 @@ pub struct PathRoot {
     pub name: String,
     /// Absolute and canonical (symlinks resolved when the policy loaded).
     pub root: PathBuf,
+    /// The root as the policy names it (absolute, `.` and `..` removed lexically), before
+    /// symlinks were resolved: a link on the way that lies in a writable root could have been
+    /// planted by a run (see the OS sandbox's path resolver).
+    pub written: PathBuf,
     pub mode: Mode,
     /// Whether programs inside may be executed (default true).
     pub exec: bool,
@@ -617,6 +625,7 @@ impl Cx<'_> {
         )?;
 
         let mut extra_read = Vec::new();
+        let mut extra_read_written = Vec::new();
         for p in &raw.extra_read {
             let path = self.path(p)?;
             if !path.exists() {
@@ -626,7 +635,8 @@ impl Cx<'_> {
                     "remove it or fix the path",
                 ));
             }
-            extra_read.push(std::fs::canonicalize(&path).unwrap_or(path));
+            extra_read.push(std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()));
+            extra_read_written.push(path);
         }
 
         let mut protected = Vec::new();
@@ -655,6 +665,7 @@ impl Cx<'_> {
             let loc = self.loc(table);
             let t = table.get_ref();
             check_name(name, &loc, "root")?;
+            let written = self.path(&t.root)?;
             let root = self.existing_dir(&t.root, "root")?;
             let mode = self.choice(
                 &t.mode,
@@ -704,6 +715,7 @@ impl Cx<'_> {
             paths.push(PathRoot {
                 name: name.clone(),
                 root,
+                written,
                 mode,
                 exec: t.exec.unwrap_or(true),
                 suffixes,
@@ -760,6 +772,7 @@ impl Cx<'_> {
             network,
             system_read: raw.system_read.unwrap_or(true),
             extra_read,
+            extra_read_written,
             protected,
             paths,
             env,

@@ -1,0 +1,555 @@
+//! Paths that change between runs (issue 12, class 2), end to end with the real `cordon`
+//! binary: one run replaces a name the policy uses — a root, an `extra_read` path, a protected
+//! path or a directory on the way to one — with a symlink, or gives a protected file a second
+//! name (a hard link), and the next run must not grant what the name now reaches. Each such
+//! next run must refuse (exit 125) before anything runs, naming the link, and leave the target
+//! outside untouched.
+//!
+//! Every case runs as root and as an unprivileged user (`cordon-test`, created when missing;
+//! the current user when the suite does not run as root), on each backend the case concerns:
+//! a read-only root, a protected path or a hard link to one exist only on bwrap (the Landlock
+//! backend refuses protected paths), the others on both.
+//!
+//! The planting run is a real `cordon exec` under a policy that does not yet name (or
+//! protect) the path, as a project's policy gains entries over time; the hard-link cases also
+//! plant from a run under `backend = "none"`.
+
+// Landlock and bubblewrap are Linux.
+#![cfg(target_os = "linux")]
+
+use cordon_e2e::describe;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    Root,
+    User,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Backend {
+    Landlock,
+    Bwrap,
+}
+
+impl Backend {
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Landlock => "landlock",
+            Backend::Bwrap => "bwrap",
+        }
+    }
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `cordon`, copied once per test process into a world-readable directory (the repository
+/// may sit where the unprivileged user cannot enter).
+fn cordon() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let src = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
+        assert!(
+            src.is_file(),
+            "{} does not exist: build it first with `cargo build -p cordon-cli`",
+            src.display()
+        );
+        let dir = PathBuf::from(format!("/tmp/cordon-e2e-paths-bin-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        let dst = dir.join("cordon");
+        fs::copy(&src, &dst).unwrap();
+        fs::set_permissions(&dst, fs::Permissions::from_mode(0o755)).unwrap();
+        extern "C" fn remove() {
+            let _ = fs::remove_dir_all(format!("/tmp/cordon-e2e-paths-bin-{}", std::process::id()));
+        }
+        unsafe { libc::atexit(remove) };
+        dst
+    })
+}
+
+/// The unprivileged user's ids, `None` for the current user.
+fn ids(mode: Mode) -> Option<(u32, u32)> {
+    match mode {
+        Mode::Root => {
+            assert!(
+                is_root(),
+                "the root cases must run as root (CI runs as root)"
+            );
+            None
+        }
+        Mode::User if !is_root() => None,
+        Mode::User => {
+            let id = |flag: &str| -> Option<u32> {
+                let o = Command::new("id")
+                    .args([flag, "cordon-test"])
+                    .output()
+                    .ok()?;
+                String::from_utf8(o.stdout).ok()?.trim().parse().ok()
+            };
+            if id("-u").is_none() {
+                let st = Command::new("useradd")
+                    .args([
+                        "--system",
+                        "--no-create-home",
+                        "--shell",
+                        "/usr/sbin/nologin",
+                    ])
+                    .arg("cordon-test")
+                    .status()
+                    .expect("run useradd");
+                assert!(st.success() || id("-u").is_some(), "useradd: {st}");
+            }
+            Some((id("-u").unwrap(), id("-g").unwrap()))
+        }
+    }
+}
+
+const SECRET: &str = "CORDON-OUTSIDE-SECRET\n";
+const VICTIM: &str = "victim\n";
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+    outside: PathBuf,
+    ids: Option<(u32, u32)>,
+    backend: Backend,
+}
+
+fn chown_tree(p: &Path, (uid, gid): (u32, u32)) {
+    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
+    if fs::symlink_metadata(p).unwrap().is_dir() {
+        for e in fs::read_dir(p).unwrap() {
+            chown_tree(&e.unwrap().path(), (uid, gid));
+        }
+    }
+}
+
+impl Fixture {
+    /// `ws/` (the current directory and HOME), `outside/` (no root covers it: `secret.txt`,
+    /// `victim.txt`, `dir/c/victim.txt`), and `policies/` beside them.
+    fn new(mode: Mode, backend: Backend) -> Fixture {
+        let tmp = tempfile::Builder::new()
+            .prefix("cordon-e2e-paths-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let root = tmp.path().to_path_buf();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+        let ws = root.join("ws");
+        let outside = root.join("outside");
+        for d in [
+            &ws,
+            &outside,
+            &outside.join("dir/c"),
+            &root.join("state"),
+            &root.join("tmp"),
+        ] {
+            fs::create_dir_all(d).unwrap();
+        }
+        fs::create_dir(root.join("policies")).unwrap();
+        fs::write(outside.join("secret.txt"), SECRET).unwrap();
+        fs::set_permissions(
+            outside.join("secret.txt"),
+            fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
+        fs::write(outside.join("victim.txt"), VICTIM).unwrap();
+        fs::write(outside.join("dir/c/victim.txt"), VICTIM).unwrap();
+        let fx = Fixture {
+            _tmp: tmp,
+            root,
+            ws,
+            outside,
+            ids: ids(mode),
+            backend,
+        };
+        fx.chown();
+        fx
+    }
+
+    fn chown(&self) {
+        if let Some(ids) = self.ids {
+            for d in [
+                &self.ws,
+                &self.outside,
+                &self.root.join("state"),
+                &self.root.join("tmp"),
+            ] {
+                chown_tree(d, ids);
+            }
+        }
+    }
+
+    /// Writes `policies/NAME`: the workspace read-write, the backend, and `extra`.
+    fn policy(&self, name: &str, backend: &str, extra: &str) -> PathBuf {
+        let p = self.root.join("policies").join(name);
+        let require = backend != "none";
+        fs::write(
+            &p,
+            format!(
+                "version = 1\n\
+                 [sandbox]\nbackend = \"{backend}\"\nrequire_os_sandbox = {require}\nnetwork = \"deny\"\n{extra}\n\
+                 [sandbox.paths.workspace]\nroot = \"../ws\"\nmode = \"rw\"\n\
+                 [shell]\ndefault = \"allow\"\n"
+            ),
+        )
+        .unwrap();
+        p
+    }
+
+    /// A policy that names nothing but the workspace: the run that plants.
+    fn plain(&self) -> PathBuf {
+        self.policy("plain.toml", self.backend.name(), "")
+    }
+
+    /// `cordon exec --policy P -- /bin/sh -c SCRIPT` in the workspace, as the case's user.
+    fn exec(&self, policy: &Path, script: &str) -> Output {
+        let mut c = Command::new(cordon());
+        c.arg("exec")
+            .arg("--policy")
+            .arg(policy)
+            .args(["--", "/bin/sh", "-c", script])
+            .current_dir(&self.ws)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &self.ws)
+            .env("LANG", "C.UTF-8")
+            .env("TMPDIR", self.root.join("tmp"))
+            .env("XDG_STATE_HOME", self.root.join("state"))
+            .stdin(Stdio::null());
+        if let Some((uid, gid)) = self.ids {
+            c.uid(uid).gid(gid);
+        }
+        c.output().unwrap()
+    }
+
+    /// Runs the planting script, which must succeed.
+    fn plant(&self, policy: &Path, script: &str) {
+        let out = self.exec(policy, script);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "planting failed\n{}",
+            describe(&out)
+        );
+    }
+
+    /// The run after the plant: refused before anything ran, naming `link`, with the outside
+    /// untouched.
+    fn assert_refused(&self, policy: &Path, attack: &str, link: &Path) {
+        let script = format!("touch ran; {attack}");
+        let out = self.exec(policy, &script);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(125),
+            "the run after the plant was not refused\n{}",
+            describe(&out)
+        );
+        assert!(
+            stderr.starts_with("cordon: ") && stderr.contains(&link.display().to_string()),
+            "the refusal does not name {}\n{}",
+            link.display(),
+            describe(&out)
+        );
+        assert!(
+            !self.ws.join("ran").exists(),
+            "the command ran\n{}",
+            describe(&out)
+        );
+        assert!(!self.ws.join("leak").exists(), "{}", describe(&out));
+        assert_eq!(
+            fs::read_to_string(self.outside.join("victim.txt")).unwrap(),
+            VICTIM
+        );
+        assert_eq!(
+            fs::read_to_string(self.outside.join("dir/c/victim.txt")).unwrap(),
+            VICTIM
+        );
+        assert_eq!(
+            fs::read_to_string(self.outside.join("secret.txt")).unwrap(),
+            SECRET
+        );
+    }
+}
+
+impl Fixture {
+    /// `cordon profile` shows no profile built through the planted link: the same refusal.
+    fn assert_profile_refused(&self, policy: &Path, format: &str, link: &Path) {
+        let mut c = Command::new(cordon());
+        c.args(["profile", "--format", format])
+            .arg("--policy")
+            .arg(policy)
+            .current_dir(&self.ws)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", &self.ws)
+            .env("XDG_STATE_HOME", self.root.join("state"));
+        if let Some((uid, gid)) = self.ids {
+            c.uid(uid).gid(gid);
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&link.display().to_string()),
+            "{}",
+            describe(&out)
+        );
+        assert!(out.stdout.is_empty(), "{}", describe(&out));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the cases
+
+/// A read-only root inside the workspace (`docs`) replaced by a link to `/`: the next run
+/// would grant reading the whole filesystem.
+fn ro_root_replaced_by_a_link(mode: Mode, target: &str) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    fs::create_dir(fx.ws.join("docs")).unwrap();
+    fx.chown();
+    let target = if target.is_empty() {
+        fx.outside.display().to_string()
+    } else {
+        target.into()
+    };
+    fx.plant(&fx.plain(), &format!("rm -r docs && ln -s '{target}' docs"));
+    let policy = fx.policy(
+        "docs.toml",
+        "bwrap",
+        "[sandbox.paths.docs]\nroot = \"../ws/docs\"\nmode = \"ro\"\n",
+    );
+    // Through `/`, the host's /etc whole (the sandbox's /tmp is its own, hiding outside/).
+    let attack = if target == "/" {
+        "cat /etc/login.defs > leak".to_string()
+    } else {
+        format!("cat '{}/secret.txt' > leak", fx.outside.display())
+    };
+    fx.assert_refused(&policy, &attack, &fx.ws.join("docs"));
+    fx.assert_profile_refused(&policy, "bwrap", &fx.ws.join("docs"));
+}
+
+/// An `extra_read` file in the workspace replaced by a link to a secret outside.
+fn extra_read_replaced_by_a_link(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    fs::write(fx.ws.join("notes.txt"), "notes\n").unwrap();
+    fx.chown();
+    fx.plant(
+        &fx.plain(),
+        &format!(
+            "rm notes.txt && ln -s '{}/secret.txt' notes.txt",
+            fx.outside.display()
+        ),
+    );
+    let policy = fx.policy(
+        "notes.toml",
+        backend.name(),
+        "extra_read = [\"../ws/notes.txt\"]\n",
+    );
+    fx.assert_refused(&policy, "cat notes.txt > leak", &fx.ws.join("notes.txt"));
+}
+
+/// A read-write root nested in the workspace (`vendor`) replaced by a link outside, written
+/// absolute or relative.
+fn nested_rw_root_replaced_by_a_link(mode: Mode, backend: Backend, relative: bool) {
+    let fx = Fixture::new(mode, backend);
+    fs::create_dir(fx.ws.join("vendor")).unwrap();
+    fx.chown();
+    let target = if relative {
+        "../outside".to_string()
+    } else {
+        fx.outside.display().to_string()
+    };
+    fx.plant(
+        &fx.plain(),
+        &format!("rm -r vendor && ln -s '{target}' vendor"),
+    );
+    let policy = fx.policy(
+        "vendor.toml",
+        backend.name(),
+        "[sandbox.paths.vendor]\nroot = \"../ws/vendor\"\nmode = \"rw\"\n",
+    );
+    fx.assert_refused(
+        &policy,
+        &format!("echo pwned > '{}/victim.txt'", fx.outside.display()),
+        &fx.ws.join("vendor"),
+    );
+    fx.assert_profile_refused(&policy, "landlock", &fx.ws.join("vendor"));
+}
+
+/// A root `a/b/c` whose middle directory `b` became a link outside.
+fn link_in_the_middle_of_a_root(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    fs::create_dir_all(fx.ws.join("a/b/c")).unwrap();
+    fx.chown();
+    fx.plant(
+        &fx.plain(),
+        &format!("rm -r a/b && ln -s '{}/dir' a/b", fx.outside.display()),
+    );
+    let policy = fx.policy(
+        "abc.toml",
+        backend.name(),
+        "[sandbox.paths.c]\nroot = \"../ws/a/b/c\"\nmode = \"rw\"\n",
+    );
+    fx.assert_refused(
+        &policy,
+        &format!("echo pwned > '{}/dir/c/victim.txt'", fx.outside.display()),
+        &fx.ws.join("a/b"),
+    );
+}
+
+fn git_workspace(fx: &Fixture) {
+    fs::create_dir_all(fx.ws.join(".git/hooks")).unwrap();
+    fs::write(fx.ws.join(".git/config"), "[core]\n").unwrap();
+    fs::write(fx.ws.join(".git/hooks/pre-commit"), "#!/bin/sh\nexit 0\n").unwrap();
+    fx.chown();
+}
+
+const PROTECT_GIT: &str = "protected = [\".git/config\", \".git/hooks\"]\n";
+
+/// `.git/config` replaced by a link to a file the command controls: the operator's next git
+/// command reads the command's configuration.
+fn protected_file_replaced_by_a_link(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    git_workspace(&fx);
+    fx.plant(
+        &fx.plain(),
+        "printf '[core]\\n\\tfsmonitor = touch pwned\\n' > mine && rm .git/config && ln -s ../mine .git/config",
+    );
+    let policy = fx.policy("git.toml", "bwrap", PROTECT_GIT);
+    fx.assert_refused(&policy, "echo more >> mine", &fx.ws.join(".git/config"));
+}
+
+/// A file inside the protected `.git/hooks` replaced by a link to a workspace file the command
+/// keeps writing: the operator's next commit runs it.
+fn link_inside_a_protected_directory(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    git_workspace(&fx);
+    fx.plant(
+        &fx.plain(),
+        "rm .git/hooks/pre-commit && ln -s ../../evil .git/hooks/pre-commit",
+    );
+    let policy = fx.policy("git.toml", "bwrap", PROTECT_GIT);
+    fx.assert_refused(
+        &policy,
+        "printf '#!/bin/sh\\ntouch pwned\\n' > evil",
+        &fx.ws.join(".git/hooks/pre-commit"),
+    );
+}
+
+/// `.git` renamed and replaced by a link to the renamed copy, whose hooks are then writable
+/// under another name.
+fn protected_parent_renamed_and_linked(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    git_workspace(&fx);
+    fx.plant(&fx.plain(), "mv .git .git-old && ln -s .git-old .git");
+    let policy = fx.policy("git.toml", "bwrap", PROTECT_GIT);
+    fx.assert_refused(
+        &policy,
+        "echo 'touch pwned' > .git-old/hooks/pre-commit",
+        &fx.ws.join(".git"),
+    );
+}
+
+/// `.git` renamed and replaced by a fresh directory: nothing to refuse, and the missing
+/// protected paths stay unwritable (bwrap covers them with a read-only empty file).
+fn protected_parent_renamed_to_a_fresh_directory(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    git_workspace(&fx);
+    fx.plant(&fx.plain(), "mv .git .git-old && mkdir .git");
+    let policy = fx.policy("git.toml", "bwrap", PROTECT_GIT);
+    let out = fx.exec(
+        &policy,
+        "mkdir .git/hooks; echo x > .git/hooks/pre-commit; echo x > .git/config; touch ran",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join("ran").exists());
+    for p in [".git/config", ".git/hooks"] {
+        let m = fs::symlink_metadata(fx.ws.join(p));
+        assert!(
+            m.as_ref().map_or(true, |m| m.is_file() && m.len() == 0),
+            "{p} was created or written: {m:?}\n{}",
+            describe(&out)
+        );
+    }
+}
+
+/// A hard link to `.git/config` made by an earlier run that had no sandbox: writing the other
+/// name writes the protected file.
+fn hard_link_from_an_unconfined_run(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    git_workspace(&fx);
+    let none = fx.policy("none.toml", "none", PROTECT_GIT);
+    let out = fx.exec(&none, "ln .git/config x");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let policy = fx.policy("git.toml", "bwrap", PROTECT_GIT);
+    fx.assert_refused(
+        &policy,
+        "printf '[core]\\n\\tfsmonitor = touch pwned\\n' > x",
+        &fx.ws.join(".git/config"),
+    );
+    assert_eq!(
+        fs::read_to_string(fx.ws.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+}
+
+/// A hard link to a file inside a protected directory (`.git/hooks/pre-commit`), made by an
+/// earlier sandboxed run under a policy that did not protect it yet.
+fn hard_link_into_a_protected_directory(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Bwrap);
+    git_workspace(&fx);
+    fx.plant(&fx.plain(), "ln .git/hooks/pre-commit hook");
+    let policy = fx.policy("git.toml", "bwrap", PROTECT_GIT);
+    fx.assert_refused(
+        &policy,
+        "echo 'touch pwned' >> hook",
+        &fx.ws.join(".git/hooks/pre-commit"),
+    );
+    fx.assert_profile_refused(&policy, "bwrap", &fx.ws.join(".git/hooks/pre-commit"));
+    assert_eq!(
+        fs::read_to_string(fx.ws.join(".git/hooks/pre-commit")).unwrap(),
+        "#!/bin/sh\nexit 0\n"
+    );
+}
+
+macro_rules! cases {
+    ($($name:ident => $body:expr;)*) => {
+        mod as_root {
+            use super::*;
+            $( #[test] fn $name() { let mode = Mode::Root; $body(mode) } )*
+        }
+        mod as_user {
+            use super::*;
+            $( #[test] fn $name() { let mode = Mode::User; $body(mode) } )*
+        }
+    };
+}
+
+cases! {
+    bwrap_ro_root_replaced_by_a_link_to_slash => |m| ro_root_replaced_by_a_link(m, "/");
+    bwrap_ro_root_replaced_by_a_link_outside => |m| ro_root_replaced_by_a_link(m, "");
+    landlock_extra_read_replaced_by_a_link => |m| extra_read_replaced_by_a_link(m, Backend::Landlock);
+    bwrap_extra_read_replaced_by_a_link => |m| extra_read_replaced_by_a_link(m, Backend::Bwrap);
+    landlock_nested_rw_root_replaced_by_a_link => |m| nested_rw_root_replaced_by_a_link(m, Backend::Landlock, false);
+    bwrap_nested_rw_root_replaced_by_a_link => |m| nested_rw_root_replaced_by_a_link(m, Backend::Bwrap, false);
+    landlock_nested_rw_root_replaced_by_a_relative_link => |m| nested_rw_root_replaced_by_a_link(m, Backend::Landlock, true);
+    bwrap_nested_rw_root_replaced_by_a_relative_link => |m| nested_rw_root_replaced_by_a_link(m, Backend::Bwrap, true);
+    landlock_link_in_the_middle_of_a_root => |m| link_in_the_middle_of_a_root(m, Backend::Landlock);
+    bwrap_link_in_the_middle_of_a_root => |m| link_in_the_middle_of_a_root(m, Backend::Bwrap);
+    bwrap_protected_file_replaced_by_a_link => protected_file_replaced_by_a_link;
+    bwrap_protected_parent_renamed_and_linked => protected_parent_renamed_and_linked;
+    bwrap_link_inside_a_protected_directory => link_inside_a_protected_directory;
+    bwrap_protected_parent_renamed_to_a_fresh_directory => protected_parent_renamed_to_a_fresh_directory;
+    bwrap_hard_link_from_an_unconfined_run => hard_link_from_an_unconfined_run;
+    bwrap_hard_link_into_a_protected_directory => hard_link_into_a_protected_directory;
+}
