@@ -19,6 +19,10 @@ pub fn run(args: ProfileArgs) -> i32 {
     };
     // The private /tmp is made per run; the artifacts show where it stands.
     let profile = Profile::from_policy(&policy).with_private_tmp(Path::new(render::PRIVATE_TMP));
+    // The same refusal a run would meet: no artifact for a sandbox that hands over the system.
+    if let Err(r) = cordon_ossandbox::roots::check(&profile) {
+        return refuse(EXIT_FAILURE, r);
+    }
     match args.format {
         ProfileFormat::Seatbelt => seatbelt(&profile),
         _ => linux_artifact(args, &profile, &cwd),

@@ -73,6 +73,9 @@ pub struct Profile {
     pub limits: Limits,
 }
 
+/// The origin of the private TMPDIR's rule: a directory cordon creates fresh for each run.
+pub const PRIVATE_TMP_ORIGIN: &str = "private TMPDIR (created for this run)";
+
 /// Programs and the libraries they load: read-only and executable.
 pub const SYSTEM_EXEC: &[&str] = &[
     "/usr",
@@ -379,7 +382,7 @@ impl Profile {
         }
     }
 
-    /// Adds a per-run writable directory (the private TMPDIR).
+    /// Adds a per-run writable directory (the private TMPDIR), with [`PRIVATE_TMP_ORIGIN`].
     pub fn with_private_tmp(mut self, dir: &Path) -> Profile {
         self.rules.push(PathRule {
             path: dir.to_path_buf(),
@@ -388,7 +391,7 @@ impl Profile {
                 exec: false,
                 device: false,
             },
-            origin: "private TMPDIR (created for this run)".into(),
+            origin: PRIVATE_TMP_ORIGIN.into(),
         });
         self.rules.sort();
         self
