@@ -101,7 +101,8 @@ pub fn run() -> i32 {
         (false, _, _) => "none available: runs are refused unless require_os_sandbox = false",
         (true, true, true) => "bwrap (running as root: only read-only mounts keep root from changing system files' metadata)",
         (true, true, false) => "landlock; bwrap for policies with protected paths",
-        (true, false, _) => "landlock; policies with protected paths are refused",
+        (true, false, true) => "refused: as root only bwrap's read-only mounts keep system files' metadata safe, and bubblewrap is missing (Debian package `bubblewrap`); --backend landlock accepts the weaker backend",
+        (true, false, false) => "landlock; policies with protected paths are refused",
     };
     println!("  {:<9} -> {auto}", "auto");
 
