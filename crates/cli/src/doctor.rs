@@ -114,7 +114,7 @@ pub fn run() -> i32 {
     println!("  - stop chmod/utime/setxattr on files the caller owns outside the roots (no Landlock right covers metadata; as root this includes system files and the host's /dev/null, so `auto` as root needs bwrap; set-id bits are refused by seccomp)");
     println!("  - hide other processes' command lines in /proc (their memory, environment and fds are protected by Landlock's ptrace rules)");
     println!("on every backend: writable roots that are, hold or lie in a system directory (/proc, /sys, /dev, /etc, /boot, /run, /usr, /bin, /sbin, /lib*, /var except /var/tmp, /nix, /root and /home themselves) are refused; LANG, LANGUAGE and LC_* pass only as locale names");
-    println!("bwrap also: /proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus read-only; as root the sandbox's own device nodes; an audit log in a writable root hidden");
+    println!("bwrap also: /proc/sys and /proc/sysrq-trigger read-only; as root the sandbox's own device nodes; an audit log in a writable root hidden");
     if landlock_ok && seccomp_ok {
         0
     } else {

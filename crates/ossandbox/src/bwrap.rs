@@ -301,13 +301,14 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, String>
 }
 
 /// Where /proc lets root change the kernel: sysctls (`kernel.core_pattern` and
-/// `kernel.modprobe` run programs as root outside any sandbox), the magic SysRq key, IRQ
-/// affinity, bus devices. bwrap covers some of these itself only as root and only where its
+/// `kernel.modprobe` run programs as root outside any sandbox) and the magic SysRq key. As
+/// root, bwrap covers `/proc/sys`, `sysrq-trigger`, `irq` and `bus` itself, but only where its
 /// `access(W_OK)` check says writable, which `/proc/sys` (a read-only directory of writable
-/// files) escapes; so they are bound read-only here, from the host's /proc (sysctls answer
-/// for the reader's namespaces, whichever /proc mount shows them). Landlock inside grants
-/// /proc read-only as well.
-pub const PROC_READ_ONLY: &[&str] = &["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"];
+/// files) escapes; so these two are bound read-only here, from the host's /proc (sysctls
+/// answer for the reader's namespaces, whichever /proc mount shows them). Landlock inside
+/// grants /proc read-only as well; an unprivileged user's bwrap runs in a user namespace,
+/// where the host's root-owned entries are not writable.
+pub const PROC_READ_ONLY: &[&str] = &["/proc/sys", "/proc/sysrq-trigger"];
 
 fn kernel_interfaces_read_only(push: &mut impl FnMut(&str, &[&OsStr])) {
     for p in PROC_READ_ONLY {

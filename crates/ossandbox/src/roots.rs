@@ -64,6 +64,21 @@ enum Kind {
     Itself,
 }
 
+/// Where a workspace may lie although a system directory holds it: scratch space, and the
+/// home directories where a system keeps them under `/var` (Fedora's atomic editions link
+/// `/home` to `/var/home` and `/root` to `/var/roothome`).
+fn exceptions() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = SCRATCH_DIRS.iter().map(PathBuf::from).collect();
+    for h in HOME_DIRS {
+        if let Ok(real) = std::fs::canonicalize(h) {
+            if real != Path::new(h) {
+                out.push(real);
+            }
+        }
+    }
+    out
+}
+
 /// How `root` meets `system`, comparing paths component by component; `scratch` are the
 /// allowed exceptions beneath system directories.
 fn relation(root: &Path, system: &Path, kind: Kind, scratch: &[&Path]) -> Option<&'static str> {
@@ -148,7 +163,8 @@ pub fn check(profile: &Profile) -> Result<(), Refusal> {
 
 /// The first system directory `root` meets by path, and how.
 fn by_path(root: &Path, systems: &[(PathBuf, Kind)]) -> Option<(PathBuf, String)> {
-    let scratch: Vec<&Path> = SCRATCH_DIRS.iter().map(Path::new).collect();
+    let exceptions = exceptions();
+    let scratch: Vec<&Path> = exceptions.iter().map(PathBuf::as_path).collect();
     systems.iter().find_map(|(s, kind)| {
         relation(root, s, *kind, &scratch).map(|how| (s.clone(), how.to_string()))
     })
@@ -158,7 +174,7 @@ fn by_path(root: &Path, systems: &[(PathBuf, Kind)]) -> Option<(PathBuf, String)
 /// device) and its path within that filesystem, which a bind mount does not change.
 #[cfg(target_os = "linux")]
 mod mounts {
-    use super::{relation, Kind, SCRATCH_DIRS};
+    use super::{exceptions, relation, Kind};
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStringExt;
     use std::path::{Path, PathBuf};
@@ -250,9 +266,8 @@ mod mounts {
                 .iter()
                 .filter_map(|(p, k)| self.identity(p).map(|id| (p.clone(), *k, id)))
                 .collect();
-            let scratch: Vec<(String, PathBuf)> = SCRATCH_DIRS
+            let scratch: Vec<(String, PathBuf)> = exceptions()
                 .iter()
-                .map(Path::new)
                 .filter_map(|p| self.identity(p))
                 .collect();
             let meets = |(dev, path): &(String, PathBuf)| {
@@ -429,6 +444,20 @@ mod tests {
         ] {
             assert_eq!(refused(root), None, "{root}");
         }
+    }
+
+    #[test]
+    fn homes_kept_under_var_are_homes() {
+        // As on Fedora's atomic editions, where /home is a link to /var/home.
+        let ex = [Path::new("/var/tmp"), Path::new("/var/home")];
+        let r = |root: &str, system: &str, kind| {
+            relation(Path::new(root), Path::new(system), kind, &ex)
+        };
+        assert_eq!(r("/var/home/u/project", "/var", Kind::Whole), None);
+        assert_eq!(r("/var/home/u/project", "/var/home", Kind::Itself), None);
+        assert_eq!(r("/var/home", "/var/home", Kind::Itself), Some("is"));
+        assert_eq!(r("/var/lib/x", "/var", Kind::Whole), Some("lies under"));
+        assert_eq!(r("/var", "/var/home", Kind::Itself), Some("contains"));
     }
 
     #[test]

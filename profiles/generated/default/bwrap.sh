@@ -24,10 +24,6 @@ args=(
   --ro-bind-try /proc/sys /proc/sys
   # the kernel's writable /proc entries stay read-only (even for root)
   --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger
-  # the kernel's writable /proc entries stay read-only (even for root)
-  --ro-bind-try /proc/irq /proc/irq
-  # the kernel's writable /proc entries stay read-only (even for root)
-  --ro-bind-try /proc/bus /proc/bus
   # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
   --dev-bind "$CORDON_TMP"/.cordon-dev/null /dev/null
   # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
