@@ -134,13 +134,16 @@ fn the_audit_logs_directory_is_read_only_inside_the_sandbox() {
     let out = fx.exec("true");
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let dir = fx.ws.join(".cordon");
-    assert_eq!(names(&dir), ["audit.jsonl", "audit.jsonl.head"]);
+    assert_eq!(
+        names(&dir),
+        ["audit.jsonl", "audit.jsonl.head", "audit.jsonl.lock"]
+    );
 
     let out = fx.exec(&plant(".cordon/", "audit.jsonl", &fx.victim));
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert_eq!(
         names(&dir),
-        ["audit.jsonl", "audit.jsonl.head"],
+        ["audit.jsonl", "audit.jsonl.head", "audit.jsonl.lock"],
         "the command created names in the audit log's directory\n{}",
         describe(&out)
     );

@@ -740,7 +740,11 @@ fn a_head_replaced_by_a_link_is_refused_and_reported() {
         "the link is left for a person to look at"
     );
     let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
-    assert_eq!(names.len(), 2, "no temporary file left behind");
+    assert_eq!(
+        names.len(),
+        3,
+        "no temporary file left behind (the log, its head, its lock)"
+    );
 
     // verify does not call it intact either.
     let r = audit::verify(&path).unwrap();
@@ -814,4 +818,59 @@ fn a_torn_tail_is_moved_aside_beside_planted_links_without_following_them() {
     assert_eq!(std::fs::read(&moved).unwrap(), b"{\"v\":1,\"torn");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     assert!(audit::verify(&path).unwrap().is_intact());
+}
+
+/// The writer locks `FILE.lock`, not the log: whoever can read the log (a sandboxed command
+/// under a read-only root) can `flock` it, and must not be able to stop the next append.
+#[test]
+fn a_lock_on_the_log_itself_stops_nobody() {
+    use std::os::fd::AsRawFd;
+    let (_d, path) = log_with(1);
+    let held = std::fs::File::open(&path).unwrap();
+    assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let mut log = AuditLog::open(&path)
+        .unwrap()
+        .with_lock_deadline(Duration::from_millis(200));
+    assert_eq!(log.append(&record(1)).unwrap().seq, 1);
+    assert!(audit::verify(&path).unwrap().is_intact());
+}
+
+/// A lock held by something else is waited for only so long: the append fails (and the
+/// caller refuses to run) instead of hanging.
+#[test]
+fn a_lock_held_elsewhere_fails_the_append_after_the_deadline() {
+    use std::os::fd::AsRawFd;
+    let (_d, path) = log_with(1);
+    let lock = audit::lock_path(&path);
+    assert!(lock.is_file(), "the writer makes FILE.lock beside the log");
+    let held = std::fs::File::open(&lock).unwrap();
+    assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_SH) }, 0);
+    let mut log = AuditLog::open(&path)
+        .unwrap()
+        .with_lock_deadline(Duration::from_millis(100));
+    let e = log.append(&record(1)).unwrap_err().to_string();
+    assert!(
+        e.contains("cannot lock (FILE.lock)") && e.contains("giving up"),
+        "{e}"
+    );
+    assert_eq!(lines(&path).len(), 1, "nothing was written");
+    drop(held);
+    assert_eq!(log.append(&record(1)).unwrap().seq, 1);
+}
+
+/// The lock file is opened like every other file beside the log: never through a symlink,
+/// and only a regular file.
+#[test]
+fn a_planted_lock_file_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("audit.jsonl");
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, "v").unwrap();
+    std::os::unix::fs::symlink(&victim, audit::lock_path(&path)).unwrap();
+    let e = AuditLog::open(&path).unwrap_err().to_string();
+    assert!(e.contains("lock file") && e.contains("symlink"), "{e}");
+    std::fs::remove_file(audit::lock_path(&path)).unwrap();
+    std::fs::create_dir(audit::lock_path(&path)).unwrap();
+    assert!(AuditLog::open(&path).is_err());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "v");
 }

@@ -101,7 +101,8 @@ pub fn run() -> i32 {
         (false, _, _) => "none available: runs are refused unless require_os_sandbox = false",
         (true, true, true) => "bwrap (running as root: only read-only mounts keep root from changing system files' metadata)",
         (true, true, false) => "landlock; bwrap for policies with protected paths",
-        (true, false, _) => "landlock; policies with protected paths are refused",
+        (true, false, true) => "refused: as root only bwrap's read-only mounts keep system files' metadata safe, and bubblewrap is missing (Debian package `bubblewrap`); --backend landlock accepts the weaker backend",
+        (true, false, false) => "landlock; policies with protected paths are refused",
     };
     println!("  {:<9} -> {auto}", "auto");
 
@@ -110,9 +111,11 @@ pub fn run() -> i32 {
     if abi < 9 {
         println!("  - restrict connect() to unix socket files (Landlock ABI 9): while network = \"deny\", seccomp refuses socket() entirely; socketpair() still works");
     }
-    println!("  - stop chmod/utime/setxattr on files the caller owns outside the roots (no Landlock right covers metadata; as root this includes system files; set-id bits are refused by seccomp)");
+    println!("  - stop chmod/utime/setxattr on files the caller owns outside the roots (no Landlock right covers metadata; as root this includes system files and the host's /dev/null, so `auto` as root needs bwrap; set-id bits are refused by seccomp)");
     println!("  - hide other processes' command lines in /proc (their memory, environment and fds are protected by Landlock's ptrace rules)");
     println!("on both Linux backends, refused (exit 125) rather than followed: a root, extra_read or protected path reached through a symlink inside a writable root (a run could have planted it), and a protected file, or one in a protected directory, with a second name (a hard link)");
+    println!("on every backend: writable roots that are, hold or lie in a system directory (/proc, /sys, /dev, /etc, /boot, /run, /usr, /bin, /sbin, /lib*, /var except /var/tmp, /nix, /root and /home themselves) are refused; LANG, LANGUAGE and LC_* pass only as locale names");
+    println!("bwrap also: /proc/sys and /proc/sysrq-trigger read-only; as root the sandbox's own device nodes; an audit log in a writable root hidden");
     if landlock_ok && seccomp_ok {
         0
     } else {

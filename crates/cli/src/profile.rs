@@ -25,6 +25,10 @@ pub fn run(args: ProfileArgs) -> i32 {
         // One line, whatever a planted link's target holds.
         return refuse(EXIT_FAILURE, crate::term::clean(&r.0));
     }
+    // The same refusal a run would meet: no artifact for a sandbox that hands over the system.
+    if let Err(r) = cordon_ossandbox::roots::check(&profile) {
+        return refuse(EXIT_FAILURE, r);
+    }
     match args.format {
         ProfileFormat::Seatbelt => seatbelt(&profile),
         _ => linux_artifact(args, &profile, &cwd),

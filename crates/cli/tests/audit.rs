@@ -44,9 +44,24 @@ fn records(path: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn exec_writes_its_record_before_the_command_runs() {
-    let d = workspace("audit.jsonl");
+    // A log outside the workspace, in a read-only root, so that the command can read it (a
+    // log in a writable root is hidden from it: see below).
+    let logs = tempfile::tempdir().unwrap();
+    let logs_dir = std::fs::canonicalize(logs.path()).unwrap();
+    let log = logs_dir.join("audit.jsonl");
+    let d = workspace(log.to_str().unwrap());
+    let policy = d.path().join("cordon.toml");
+    let before = std::fs::read_to_string(&policy).unwrap();
+    let rule_line = before.lines().count() + 4;
+    let text = before
+        + &format!(
+            "[sandbox.paths.logs]\nroot = {:?}\nmode = \"ro\"\n\
+             [[shell.rules]]\npattern = \"cat /**/audit.jsonl\"\naction = \"allow\"\n",
+            logs_dir.to_str().unwrap()
+        );
+    std::fs::write(&policy, text).unwrap();
     // The command reads the log: its own record is already there.
-    let o = cordon(d.path(), &["exec", "--", "cat", "audit.jsonl"]);
+    let o = cordon(d.path(), &["exec", "--", "cat", log.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     assert_eq!(out.lines().count(), 1, "{out}");
@@ -54,14 +69,27 @@ fn exec_writes_its_record_before_the_command_runs() {
     assert_eq!(seen["seq"], 0);
     assert_eq!(seen["decision"], "allow");
     assert_eq!(seen["tool"], "shell");
-    assert_eq!(seen["keys"], serde_json::json!([["cat", "audit.jsonl"]]));
-    assert_eq!(seen["preview"], "cat audit.jsonl");
+    assert_eq!(
+        seen["keys"],
+        serde_json::json!([["cat", log.to_str().unwrap()]])
+    );
+    assert_eq!(seen["preview"], format!("cat {}", log.display()));
     assert_eq!(seen["by"]["kind"], "rule");
-    assert_eq!(seen["by"]["pattern"], "cat *");
+    assert_eq!(seen["by"]["pattern"], "cat /**/audit.jsonl");
     let at = seen["by"]["at"].as_str().unwrap();
-    assert!(at.ends_with("/cordon.toml:7:1"), "{at}");
+    assert!(at.ends_with(&format!("/cordon.toml:{rule_line}:1")), "{at}");
     assert_eq!(seen["prev"], "0".repeat(64));
-    assert_eq!(records(&d.path().join("audit.jsonl")), [seen]);
+    assert_eq!(records(&log), [seen]);
+}
+
+#[test]
+fn a_log_in_the_workspace_is_hidden_from_the_command() {
+    let d = workspace("audit.jsonl");
+    let o = cordon(d.path(), &["exec", "--", "cat", "audit.jsonl"]);
+    assert_ne!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    // Recorded all the same.
+    assert_eq!(records(&d.path().join("audit.jsonl")).len(), 1);
 }
 
 #[test]

@@ -102,6 +102,8 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, String>
             "/dev".as_ref(),
         ],
     );
+    kernel_interfaces_read_only(&mut push);
+    private_device_nodes(cx, &mut push)?;
 
     // Private /tmp: the run's own directory, so nothing is shared with the host's /tmp.
     // Each bind mount costs ~160 us to set up and tear down, and the profile lists ~30 files
@@ -229,6 +231,7 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, String>
                 )
             })?;
         match first_unsafe_component(&root, &p.path) {
+            None if p.hidden() => hide(&p.path, &p.origin, &mut push),
             None => push(
                 &p.origin,
                 &["--ro-bind".as_ref(), p.path.as_os_str(), p.path.as_os_str()],
@@ -329,6 +332,117 @@ pub fn hold_sources(
         .flat_map(|o| o.words.iter().cloned())
         .collect();
     Ok(held)
+}
+
+/// Where /proc lets root change the kernel: sysctls (`kernel.core_pattern` and
+/// `kernel.modprobe` run programs as root outside any sandbox) and the magic SysRq key. As
+/// root, bwrap covers `/proc/sys`, `sysrq-trigger`, `irq` and `bus` itself, but only where its
+/// `access(W_OK)` check says writable, which `/proc/sys` (a read-only directory of writable
+/// files) escapes; so these two are bound read-only here, from the host's /proc (sysctls
+/// answer for the reader's namespaces, whichever /proc mount shows them). Landlock inside
+/// grants /proc read-only as well; an unprivileged user's bwrap runs in a user namespace,
+/// where the host's root-owned entries are not writable.
+pub const PROC_READ_ONLY: &[&str] = &["/proc/sys", "/proc/sysrq-trigger"];
+
+fn kernel_interfaces_read_only(push: &mut impl FnMut(&str, &[&OsStr])) {
+    for p in PROC_READ_ONLY {
+        // `-try`: a kernel without the entry (no SysRq support) has nothing to protect.
+        push(
+            "the kernel's writable /proc entries stay read-only (even for root)",
+            &["--ro-bind-try".as_ref(), p.as_ref(), p.as_ref()],
+        );
+    }
+}
+
+/// The device nodes bwrap's `--dev` binds from the host.
+pub const DEVICE_NODES: &[(&str, u32, u32)] = &[
+    ("null", 1, 3),
+    ("zero", 1, 5),
+    ("full", 1, 7),
+    ("random", 1, 8),
+    ("urandom", 1, 9),
+    ("tty", 5, 0),
+];
+
+/// Where, inside the run's private directory, cordon makes the sandbox's own device nodes.
+pub const DEVICE_DIR: &str = ".cordon-dev";
+
+/// As root, the sandbox gets device nodes of its own. bwrap's `--dev` binds the host's
+/// `/dev/null`, `zero`, …, read-write (a read-only bind would also make them `nodev`), and
+/// root owns them, so `chmod`, `chown` or `touch` inside would change the host's nodes. cordon
+/// makes fresh nodes (same devices) in the run's private directory and binds those over
+/// bwrap's: whatever the command does to their metadata stays with them. An unprivileged
+/// user cannot change the host's nodes (root owns them), so keeps bwrap's.
+fn private_device_nodes(
+    cx: &Context,
+    push: &mut impl FnMut(&str, &[&OsStr]),
+) -> Result<(), String> {
+    if !cx.root {
+        return Ok(());
+    }
+    let dir = cx.tmp.join(DEVICE_DIR);
+    if !cx.dry_run {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .mode(0o755)
+            .create(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    for (name, major, minor) in DEVICE_NODES {
+        let node = dir.join(name);
+        if !cx.dry_run {
+            let c = std::ffi::CString::new(node.as_os_str().as_bytes())
+                .map_err(|_| format!("a NUL byte in {}", node.display()))?;
+            // SAFETY: a NUL-terminated path; mknod creates the node or fails.
+            let rc = unsafe {
+                libc::mknod(
+                    c.as_ptr(),
+                    libc::S_IFCHR | 0o666,
+                    libc::makedev(*major, *minor),
+                )
+            };
+            if rc != 0 {
+                return Err(format!(
+                    "cannot make the sandbox's own /dev/{name} ({}): {}",
+                    node.display(),
+                    std::io::Error::last_os_error()
+                ));
+            }
+            // The umask must not narrow what every program expects of these nodes.
+            let _ = std::fs::set_permissions(
+                &node,
+                std::os::unix::fs::PermissionsExt::from_mode(0o666),
+            );
+        }
+        let dest = Path::new("/dev").join(name);
+        push(
+            "running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's",
+            &["--dev-bind".as_ref(), node.as_os_str(), dest.as_os_str()],
+        );
+    }
+    Ok(())
+}
+
+/// A protected path the command must not even read (the audit log's directory, or the log's
+/// files when they lie directly in a writable root): an empty read-only tmpfs over a
+/// directory, `/dev/null` over a file.
+fn hide(path: &Path, why: &str, push: &mut impl FnMut(&str, &[&OsStr])) {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        push(
+            &format!("{why}: hidden (an empty read-only tmpfs)"),
+            &[
+                "--tmpfs".as_ref(),
+                path.as_os_str(),
+                "--remount-ro".as_ref(),
+                path.as_os_str(),
+            ],
+        );
+    } else {
+        push(
+            &format!("{why}: hidden (/dev/null in its place)"),
+            &["--ro-bind".as_ref(), "/dev/null".as_ref(), path.as_os_str()],
+        );
+    }
 }
 
 /// The inner stage's program in a sealed, executable memfd: bwrap runs it as
@@ -443,7 +557,9 @@ mod tests {
         Context {
             cwd,
             tmp,
-            root: true,
+            // As root the run's private directory must exist (device nodes are made there):
+            // see `root_gets_its_own_device_nodes_and_no_capabilities`.
+            root: false,
             seccomp_fds: &[4],
             status_fd: 5,
             dry_run: false,
@@ -477,7 +593,10 @@ mod tests {
         let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/cordon-x"))).unwrap();
         let a = strings(&inv.args);
         let joined = a.join(" ");
-        assert!(joined.starts_with("--unshare-all --die-with-parent --new-session --cap-drop ALL --proc /proc --dev /dev"), "{joined}");
+        assert!(
+            joined.starts_with("--unshare-all --die-with-parent --new-session --proc /proc --dev /dev --ro-bind-try /proc/sys /proc/sys"),
+            "{joined}"
+        );
         assert!(!joined.contains("--share-net"));
         assert!(
             !joined.contains("/dev/null /dev/null"),
@@ -749,6 +868,89 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn root_gets_its_own_device_nodes_and_no_capabilities() {
+        let d = tempfile::tempdir().unwrap();
+        let tmp = d.path().join("run");
+        std::fs::create_dir(&tmp).unwrap();
+        let profile = Profile {
+            rules: vec![rule(d.path(), true)],
+            protected: vec![],
+            network: Network::Deny,
+            limits: Limits::default(),
+        };
+        let mut c = cx(d.path(), &tmp);
+        c.root = true;
+        let inv = invocation(&profile, &c).unwrap();
+        let joined = strings(&inv.args).join(" ");
+        assert!(joined.contains("--cap-drop ALL"), "{joined}");
+        let dev = joined.find("--dev /dev").unwrap();
+        for (name, major, minor) in DEVICE_NODES {
+            let node = tmp.join(DEVICE_DIR).join(name);
+            let bind = format!("--dev-bind {} /dev/{name}", node.display());
+            assert!(joined.find(&bind).is_some_and(|i| i > dev), "{joined}");
+            let m = std::fs::metadata(&node).unwrap();
+            use std::os::unix::fs::{FileTypeExt, MetadataExt};
+            assert!(m.file_type().is_char_device(), "{name}");
+            assert_eq!(m.rdev(), libc::makedev(*major, *minor), "{name}");
+            assert_eq!(m.mode() & 0o777, 0o666, "{name}");
+        }
+        // An unprivileged user keeps bwrap's nodes (root owns them; the user cannot chmod).
+        let inv = invocation(&profile, &cx(d.path(), Path::new("/nonexistent"))).unwrap();
+        assert!(!strings(&inv.args).join(" ").contains("--dev-bind"));
+    }
+
+    #[test]
+    fn the_kernels_writable_proc_entries_are_bound_read_only_after_proc() {
+        let d = tempfile::tempdir().unwrap();
+        let profile = Profile {
+            rules: vec![rule(d.path(), true), rule(Path::new("/proc"), false)],
+            protected: vec![],
+            network: Network::Deny,
+            limits: Limits::default(),
+        };
+        let inv = invocation(&profile, &cx(d.path(), Path::new("/tmp/x"))).unwrap();
+        let joined = strings(&inv.args).join(" ");
+        let proc = joined.find("--proc /proc").unwrap();
+        for p in PROC_READ_ONLY {
+            let at = joined.find(&format!("--ro-bind-try {p} {p}")).unwrap();
+            assert!(at > proc, "{joined}");
+        }
+    }
+
+    #[test]
+    fn hidden_protected_paths_are_covered_not_bound() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(ws.join(".cordon")).unwrap();
+        std::fs::write(ws.join("audit.jsonl"), "x").unwrap();
+        let hidden = |p: PathBuf| Protected {
+            path: p,
+            origin: format!("approval.audit_log{}", crate::profile::HIDDEN),
+        };
+        let profile = Profile {
+            rules: vec![rule(&ws, true)],
+            protected: vec![hidden(ws.join(".cordon")), hidden(ws.join("audit.jsonl"))],
+            network: Network::Deny,
+            limits: Limits::default(),
+        };
+        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
+        let joined = strings(&inv.args).join(" ");
+        let dir = ws.join(".cordon");
+        assert!(
+            joined.contains(&format!("--tmpfs {0} --remount-ro {0}", dir.display())),
+            "{joined}"
+        );
+        assert!(
+            joined.contains(&format!(
+                "--ro-bind /dev/null {}",
+                ws.join("audit.jsonl").display()
+            )),
+            "{joined}"
+        );
+        assert!(!joined.contains(&format!("--ro-bind {0} {0}", dir.display())));
     }
 
     #[test]

@@ -28,18 +28,49 @@ pub const PASSED: &[&str] = &[
 /// The PATH a child gets when the parent has none.
 pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
 
+/// Whether `value` is a locale name glibc looks up by name, never as a path: an XPG name
+/// `language[_territory][.codeset][@modifier]` (`C`, `POSIX`, `C.UTF-8`, `de_DE.ISO-8859-15`,
+/// `sr_RS@latin`), i.e. letters, digits, `_`, `-`, `.` and `@`, without `..`, at most 255 bytes
+/// (glibc's own limit). glibc treats a name with a `/` as a path and loads whatever locale
+/// data (and message catalogues, with their format strings) it finds there.
+pub fn is_locale_name(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 255
+        && !value.contains("..")
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'@'))
+}
+
+/// Whether a locale variable may pass: `LANG` and `LC_*` hold one locale name, `LANGUAGE`
+/// (gettext) a `:`-separated list of them.
+fn locale_value_ok(name: &str, value: &OsStr) -> bool {
+    let Some(v) = value.to_str() else {
+        return false;
+    };
+    if name == "LANGUAGE" {
+        v.split(':').all(is_locale_name)
+    } else {
+        is_locale_name(v)
+    }
+}
+
 /// Builds the child's environment from the parent's: the allow-list, `LC_*`, and the policy's
-/// extra names; `TMPDIR` points at the run's private directory.
+/// extra names; `TMPDIR` points at the run's private directory. `LANG`, `LANGUAGE` and `LC_*`
+/// pass only when they hold valid locale names ([`is_locale_name`]), even when the policy
+/// names them in `sandbox.env`.
 pub fn scrub<I>(parent: I, extra: &[String], tmpdir: &OsStr) -> Vec<(OsString, OsString)>
 where
     I: IntoIterator<Item = (OsString, OsString)>,
 {
     let mut out: Vec<(OsString, OsString)> = parent
         .into_iter()
-        .filter(|(k, _)| {
+        .filter(|(k, v)| {
             let Some(k) = k.to_str() else { return false };
+            let locale = k == "LANG" || k == "LANGUAGE" || k.starts_with("LC_");
             !is_loader_variable(k)
                 && (PASSED.contains(&k) || k.starts_with("LC_") || extra.iter().any(|e| e == k))
+                && (!locale || locale_value_ok(k, v))
         })
         .collect();
     if !out.iter().any(|(k, _)| k == "PATH") {
@@ -79,6 +110,67 @@ mod tests {
             env.iter().find(|(k, _)| k == "TMPDIR").unwrap().1,
             "/tmp/cordon-x"
         );
+    }
+
+    #[test]
+    fn only_valid_locale_names_pass() {
+        for good in [
+            "C",
+            "POSIX",
+            "C.UTF-8",
+            "en_US.UTF-8",
+            "en_US.utf8",
+            "de_DE.ISO-8859-15@euro",
+            "sr_RS@latin",
+            "ca_ES.UTF-8@valencia",
+        ] {
+            assert!(is_locale_name(good), "{good}");
+        }
+        let long = "a".repeat(256);
+        for bad in [
+            "",
+            "/tmp/evil",
+            "./evil",
+            "../../tmp/evil",
+            "..",
+            "en_US/../../x",
+            "C.UTF-8/",
+            "en US",
+            "C\nLD_PRELOAD=x",
+            "de_DE:en",
+            long.as_str(),
+        ] {
+            assert!(!is_locale_name(bad), "{bad:?}");
+        }
+        let parent = [
+            ("LANG", "C.UTF-8"),
+            ("LC_ALL", "/tmp/evil"),
+            ("LC_MESSAGES", "../../w/locale"),
+            ("LC_CTYPE", "en_US.UTF-8"),
+            ("LC_TIME", "x/y"),
+            ("LANGUAGE", "de_DE:en_GB:en"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let env = scrub(parent, &["LC_ALL".into()], OsStr::new("/t"));
+        let kept: Vec<_> = env
+            .iter()
+            .map(|(k, v)| format!("{}={}", k.to_str().unwrap(), v.to_str().unwrap()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "LANG=C.UTF-8",
+                "LANGUAGE=de_DE:en_GB:en",
+                "LC_CTYPE=en_US.UTF-8",
+                "PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
+                "TMPDIR=/t"
+            ]
+        );
+        for bad in ["de:/tmp/x", "de::en", ":", "de:..", ""] {
+            let parent = [(OsString::from("LANGUAGE"), OsString::from(bad))];
+            let env = scrub(parent, &[], OsStr::new("/t"));
+            assert!(!env.iter().any(|(k, _)| k == "LANGUAGE"), "{bad:?}");
+        }
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub mod profile;
 pub mod render;
 #[cfg(target_os = "linux")]
 pub mod resolve;
+pub mod roots;
 pub mod run;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
@@ -105,9 +106,12 @@ pub struct Refusal(pub String);
 /// Picks the backend for `profile` on `machine`, or refuses.
 ///
 /// `auto` picks bwrap when the policy needs it (protected paths) or when running as root
-/// (root owns the system files, and only read-only mounts stop `chmod` on them); otherwise
-/// Landlock + seccomp, which enforce everything else the policy says at a fraction of the
-/// start-up cost. A needed backend that is missing is a refusal, never a silent downgrade.
+/// (root owns the system files, and only read-only mounts stop `chmod` on them; as root
+/// without bwrap, `auto` refuses and names `--backend landlock` to accept the weaker backend);
+/// otherwise Landlock + seccomp, which enforce everything else the policy says at a fraction
+/// of the start-up cost. A needed backend that is missing is a refusal, never a silent
+/// downgrade. A writable root that is, holds or lies in a system directory is refused
+/// whatever the backend ([`roots::check`]).
 ///
 /// On macOS `auto` and `seatbelt` pick Seatbelt; a missing `/usr/bin/sandbox-exec` is a
 /// refusal even with `require_os_sandbox = false` (there is nothing weaker to fall back to
@@ -163,6 +167,9 @@ fn choose_linux(
     require: bool,
     machine: &Machine,
 ) -> Result<Choice, Refusal> {
+    // A writable root that is (or holds, or lies in) a system directory hands the command
+    // the system whatever the backend: refused before any is chosen.
+    roots::check(profile)?;
     let unconfined = |why: String| unconfined(why, require);
     // What Landlock + seccomp give on this kernel: needed by both Linux backends.
     let kernel = |make: &dyn Fn(i32) -> Chosen| -> Result<Choice, Refusal> {
@@ -228,9 +235,21 @@ fn choose_linux(
         Backend::Auto => match (protected, machine.root, &machine.bwrap) {
             (Some(p), _, _) => bwrap(&format!("{} ({}) must stay read-only inside a writable root, which needs bwrap", p.path.display(), p.origin)),
             (None, true, Some(_)) => bwrap("running as root"),
+            (None, true, None) => Err(Refusal(root_without_bwrap())),
             _ => kernel(&|abi| Chosen::Landlock { abi }),
         },
     }
+}
+
+/// Why `auto` refuses to run as root without bubblewrap: Landlock has no right for metadata,
+/// so root's command could `chmod` `/etc/shadow` or the system's programs; only bwrap's
+/// read-only mounts stop that. The weaker backend stays available when asked for by name.
+#[cfg(target_os = "linux")]
+fn root_without_bwrap() -> String {
+    format!(
+        "running as root, `auto` needs bubblewrap (only its read-only mounts keep root's command from changing system files' modes, owners and times, e.g. chmod /etc/shadow), but it is not installed in {}; install the Debian package `bubblewrap`, or pass --backend landlock (sandbox.backend = \"landlock\") to accept the weaker Landlock backend",
+        probe::TRUSTED_BWRAP.join(", ")
+    )
 }
 
 /// Seatbelt on macOS, when it can enforce `profile`.
@@ -710,6 +729,51 @@ mod tests {
         assert!(e.0.contains("bubblewrap is not installed"), "{e}");
         let e = choose(Backend::Bwrap, &profile(false), false, &machine(7, true)).unwrap_err();
         assert!(e.0.contains("bubblewrap is not installed"), "{e}");
+    }
+
+    #[test]
+    fn root_without_bwrap_is_refused_unless_landlock_is_asked_for() {
+        let mut root = machine(7, true);
+        root.root = true;
+        for require in [true, false] {
+            let e = choose(Backend::Auto, &profile(false), require, &root).unwrap_err();
+            assert!(
+                e.0.contains("running as root")
+                    && e.0.contains("`bubblewrap`")
+                    && e.0.contains("--backend landlock"),
+                "{e}"
+            );
+        }
+        // Named, the weaker backend is the operator's choice.
+        let c = choose(Backend::Landlock, &profile(false), true, &root).unwrap();
+        assert_eq!(c.backend, Chosen::Landlock { abi: 7 });
+        // An unprivileged user without bwrap still gets Landlock from `auto`.
+        let c = choose(Backend::Auto, &profile(false), true, &machine(7, true)).unwrap();
+        assert_eq!(c.backend, Chosen::Landlock { abi: 7 });
+    }
+
+    #[test]
+    fn dangerous_roots_are_refused_on_every_backend() {
+        let mut p = profile(false);
+        p.rules.push(PathRule {
+            path: PathBuf::from("/proc"),
+            access: Access {
+                write: true,
+                exec: true,
+                device: false,
+            },
+            origin: "sandbox.paths.workspace (rw)".into(),
+        });
+        let m = with_bwrap(machine(7, true), true);
+        for backend in [
+            Backend::Auto,
+            Backend::Landlock,
+            Backend::Bwrap,
+            Backend::None,
+        ] {
+            let e = choose(backend, &p, false, &m).unwrap_err();
+            assert!(e.0.contains("writable root /proc"), "{e}");
+        }
     }
 
     #[test]

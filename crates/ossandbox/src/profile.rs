@@ -62,6 +62,17 @@ pub struct Protected {
     pub origin: String,
 }
 
+/// Ends the origin of a protected path the sandbox must not even see (e.g. the audit log's
+/// directory): backends that can hide it (bwrap) do, the others keep it read-only or refuse.
+pub const HIDDEN: &str = "; hidden from the sandbox";
+
+impl Protected {
+    /// Whether the sandbox must not see the path at all (see [`HIDDEN`]).
+    pub fn hidden(&self) -> bool {
+        self.origin.ends_with(HIDDEN)
+    }
+}
+
 /// The typed kernel profile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {
@@ -72,6 +83,9 @@ pub struct Profile {
     pub network: Network,
     pub limits: Limits,
 }
+
+/// The origin of the private TMPDIR's rule: a directory cordon creates fresh for each run.
+pub const PRIVATE_TMP_ORIGIN: &str = "private TMPDIR (created for this run)";
 
 /// Programs and the libraries they load: read-only and executable.
 pub const SYSTEM_EXEC: &[&str] = &[
@@ -333,6 +347,9 @@ impl Profile {
         // The per-user default places other than this policy's log are protected the same way
         // where a log exists there (a run under another policy or setting left it), so that this
         // run cannot erase that trail; where none exists, there is nothing to keep.
+        // The command must not read the trail either (every earlier command line and note),
+        // nor hold the writer's lock (`FILE.lock`): all of it is hidden where the backend can.
+        let own_log = policy.approval.audit_log.path().map(Path::to_path_buf);
         let logs = policy
             .approval
             .audit_log
@@ -351,6 +368,7 @@ impl Profile {
             // Before the first run the log does not exist yet: resolve what does.
             // Its longest existing prefix made canonical, the rest as written: a log that does
             // not exist yet still compares with the canonical roots.
+            let own = own_log.as_deref() == Some(log);
             let log = canonical(log, &|p| {
                 real_path(p).ok_or_else(|| std::io::ErrorKind::NotFound.into())
             });
@@ -362,17 +380,23 @@ impl Profile {
                     Some(dir) => protected.push(Protected {
                         path: dir.to_path_buf(),
                         origin: format!(
-                            "{log_key} (its directory: the audit trail lies in a writable root)"
+                            "{log_key} (its directory: the audit trail lies in a writable root){HIDDEN}"
                         ),
                     }),
                     None => {
-                        let mut head = log.clone().into_os_string();
-                        head.push(".head");
-                        for path in [log.clone(), PathBuf::from(head)] {
+                        let beside = |suffix: &str| {
+                            let mut p = log.clone().into_os_string();
+                            p.push(suffix);
+                            PathBuf::from(p)
+                        };
+                        // The writer creates its lock before any run; another policy's log
+                        // may predate it.
+                        let lock = Some(beside(".lock")).filter(|l| own || l.exists());
+                        for path in [log.clone(), beside(".head")].into_iter().chain(lock) {
                             protected.push(Protected {
                                 path,
                                 origin: format!(
-                                    "{log_key} (the audit trail lies in a writable root)"
+                                    "{log_key} (the audit trail lies in a writable root){HIDDEN}"
                                 ),
                             });
                         }
@@ -402,7 +426,7 @@ impl Profile {
         }
     }
 
-    /// Adds a per-run writable directory (the private TMPDIR).
+    /// Adds a per-run writable directory (the private TMPDIR), with [`PRIVATE_TMP_ORIGIN`].
     pub fn with_private_tmp(mut self, dir: &Path) -> Profile {
         self.rules.push(PathRule {
             path: dir.to_path_buf(),
@@ -411,7 +435,7 @@ impl Profile {
                 exec: false,
                 device: false,
             },
-            origin: "private TMPDIR (created for this run)".into(),
+            origin: PRIVATE_TMP_ORIGIN.into(),
         });
         self.rules.sort();
         self
@@ -569,13 +593,21 @@ mod tests {
         assert_eq!(paths(&text, d.path()), vec![real.join(".cordon")]);
         let prof = Profile::from_policy(&policy(&text, d.path()));
         assert!(prof.protected[0].origin.contains("its directory"));
+        // Not even readable: every earlier command line is in it.
+        assert!(prof.protected[0].hidden());
         // Directly in the writable root: protecting the directory would make the whole root
-        // read-only, so only the log and its head are protected.
+        // read-only, so only the log, its head and the writer's lock are protected (hidden).
         let text = format!("{ws}[approval]\naudit_log = \"audit.jsonl\"\n");
         assert_eq!(
             paths(&text, d.path()),
-            vec![real.join("audit.jsonl"), real.join("audit.jsonl.head")]
+            vec![
+                real.join("audit.jsonl"),
+                real.join("audit.jsonl.head"),
+                real.join("audit.jsonl.lock")
+            ]
         );
+        let prof = Profile::from_policy(&policy(&text, d.path()));
+        assert!(prof.protected.iter().all(Protected::hidden));
         // Likewise when the directory holds another writable root.
         std::fs::create_dir_all(d.path().join("logs/inner")).unwrap();
         let text = format!(
@@ -585,7 +617,8 @@ mod tests {
             paths(&text, d.path()),
             vec![
                 real.join("logs/audit.jsonl"),
-                real.join("logs/audit.jsonl.head")
+                real.join("logs/audit.jsonl.head"),
+                real.join("logs/audit.jsonl.lock")
             ]
         );
         // Outside every writable root there is nothing to protect.

@@ -3,6 +3,14 @@
 # policy. Usage: this-script COMMAND [ARGS...]. Later mounts win over earlier ones.
 set -euo pipefail
 : "${CORDON_TMP:=$(mktemp -d)}"   # the run's private /tmp
+# as root, the sandbox's own device nodes (see the --dev-bind options below)
+mkdir -p "$CORDON_TMP/.cordon-dev"
+mknod -m 666 "$CORDON_TMP/.cordon-dev/null" c 1 3
+mknod -m 666 "$CORDON_TMP/.cordon-dev/zero" c 1 5
+mknod -m 666 "$CORDON_TMP/.cordon-dev/full" c 1 7
+mknod -m 666 "$CORDON_TMP/.cordon-dev/random" c 1 8
+mknod -m 666 "$CORDON_TMP/.cordon-dev/urandom" c 1 9
+mknod -m 666 "$CORDON_TMP/.cordon-dev/tty" c 5 0
 args=(
   # new mount, PID, IPC, UTS, cgroup and network namespaces (and user, when unprivileged)
   --unshare-all
@@ -12,6 +20,22 @@ args=(
   --cap-drop ALL
   # a /proc for the new PID namespace and a minimal /dev (sandbox.system_read devices)
   --proc /proc --dev /dev
+  # the kernel's writable /proc entries stay read-only (even for root)
+  --ro-bind-try /proc/sys /proc/sys
+  # the kernel's writable /proc entries stay read-only (even for root)
+  --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger
+  # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
+  --dev-bind "$CORDON_TMP"/.cordon-dev/null /dev/null
+  # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
+  --dev-bind "$CORDON_TMP"/.cordon-dev/zero /dev/zero
+  # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
+  --dev-bind "$CORDON_TMP"/.cordon-dev/full /dev/full
+  # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
+  --dev-bind "$CORDON_TMP"/.cordon-dev/random /dev/random
+  # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
+  --dev-bind "$CORDON_TMP"/.cordon-dev/urandom /dev/urandom
+  # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
+  --dev-bind "$CORDON_TMP"/.cordon-dev/tty /dev/tty
   # sandbox.system_read (configuration)
   --ro-bind /etc /etc
   # private /tmp: the run's own directory

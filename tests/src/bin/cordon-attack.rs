@@ -1915,6 +1915,91 @@ fn legit_proc_self(_: &Ctx) -> Res {
 }
 
 // ---------------------------------------------------------------------------------------------
+// issue 12 classes 6/9/10/11: what the sandbox leaves of the host's devices
+//
+// Run by `tests/roots_escape.rs`, which passes what the sandbox cannot see: the identity of
+// the host's device nodes (`--host-nodes null=DEV:INO,zero=DEV:INO,…`).
+
+/// The device nodes every sandbox gets.
+const DEVICE_NODES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+/// chmod to its own mode and utimensat to its own times on every device node: allowed on the
+/// host's inode (a read-write bind, or Landlock, as root), either changes the host's node
+/// (its ctime; any other mode or times just as well). A sandbox's own nodes may be changed.
+fn dev_node_metadata(c: &Ctx) -> Res {
+    let host: HashMap<&str, (u64, u64)> = c
+        .get("host-nodes")?
+        .split(',')
+        .filter_map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            let (d, i) = v.split_once(':')?;
+            Some((k, (d.parse().ok()?, i.parse().ok()?)))
+        })
+        .collect();
+    let (mut reached, mut own, mut refused) = (Vec::new(), Vec::new(), Vec::new());
+    for name in DEVICE_NODES {
+        let p = PathBuf::from(format!("/dev/{name}"));
+        let Ok(m) = fs::metadata(&p) else { continue };
+        let path = cstr(&p);
+        let chmod = unsafe { libc::chmod(path.as_ptr(), m.mode() & 0o7777) };
+        let chmod_err = errno();
+        let times = [
+            libc::timespec {
+                tv_sec: m.atime(),
+                tv_nsec: m.atime_nsec(),
+            },
+            libc::timespec {
+                tv_sec: m.mtime(),
+                tv_nsec: m.mtime_nsec(),
+            },
+        ];
+        let utime = unsafe { libc::utimensat(libc::AT_FDCWD, path.as_ptr(), times.as_ptr(), 0) };
+        let utime_err = errno();
+        if chmod != 0 && utime != 0 {
+            for e in [chmod_err, utime_err] {
+                if !FS_RO.contains(&e) {
+                    return Err(format!(
+                        "chmod/utimensat({}): unexpected {}",
+                        p.display(),
+                        ename(e)
+                    ));
+                }
+            }
+            refused.push(format!("{name}: {}", ename(chmod_err)));
+        } else if host.get(name) == Some(&(m.dev(), m.ino())) {
+            reached.push(format!(
+                "{}{}",
+                name,
+                if chmod == 0 {
+                    " (chmod)"
+                } else {
+                    " (utimensat)"
+                }
+            ));
+        } else {
+            own.push(name.to_string());
+        }
+    }
+    if !reached.is_empty() {
+        return Ok(Out::Escaped(format!(
+            "changed the metadata of the host's device nodes: {}",
+            reached.join(", ")
+        )));
+    }
+    if refused.is_empty() && own.is_empty() {
+        return Err("no device node found in /dev".into());
+    }
+    Ok(Out::Blocked(format!(
+        "the host's device nodes are out of reach (refused: {}; the sandbox's own: {})",
+        refused.join(", "),
+        own.join(", ")
+    )))
+}
+
+/// Attacks `tests/roots_escape.rs` runs with arguments of its own.
+const ISSUE_12_HIDDEN: &[(&str, Attack)] = &[("dev-node-metadata", dev_node_metadata)];
+
+// ---------------------------------------------------------------------------------------------
 
 type Attack = fn(&Ctx) -> Res;
 
@@ -2093,7 +2178,12 @@ pub fn main() {
         }
         return;
     }
-    let Some((_, f)) = ATTACKS.iter().chain(HIDDEN).find(|(n, _)| n == name) else {
+    let Some((_, f)) = ATTACKS
+        .iter()
+        .chain(HIDDEN)
+        .chain(ISSUE_12_HIDDEN)
+        .find(|(n, _)| n == name)
+    else {
         finish(Err(format!(
             "unknown attack {name:?} (see `cordon-attack list`)"
         )));

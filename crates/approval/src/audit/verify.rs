@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use super::record::{Record, FORMAT_VERSION, ZERO_HASH};
 use super::util::{is_hash, sha256_hex};
-use super::writer::{head_path, read_head_file, Flock};
+use super::writer::{head_path, lock_path, read_head_file, Flock, LOCK_DEADLINE};
 use super::Error;
 
 /// The result of [`verify`].
@@ -104,7 +104,18 @@ pub fn verify(path: impl AsRef<Path>) -> Result<Report, Error> {
         move |source| Error::Io { path, what, source }
     };
     let file = File::open(path).map_err(io("cannot open"))?;
-    let lock = Flock::shared(&file).map_err(io("cannot lock"))?;
+    // The writer's lock file, where there is one (a copy of a log may come without it).
+    let lock_file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(lock_path(path))
+        .ok()
+        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
+    let lock = lock_file
+        .as_ref()
+        .map(|f| Flock::shared_within(f, LOCK_DEADLINE))
+        .transpose()
+        .map_err(io("cannot lock (FILE.lock)"))?;
     let mut bytes = Vec::new();
     (&file).read_to_end(&mut bytes).map_err(io("cannot read"))?;
     let head = read_head(&head_path(path));

@@ -23,7 +23,15 @@ use super::verify::{parse_head, Head};
 use super::Error;
 
 /// An open audit log. Several writers — threads with their own `AuditLog`, or processes —
-/// may append to the same file at once: each append holds an exclusive `flock` on it.
+/// may append to the same file at once: each append holds an exclusive `flock` on the log's
+/// lock file (`FILE.lock`, beside it), waiting at most [`LOCK_DEADLINE`] for it.
+///
+/// The lock is not taken on the log itself: anyone who can open a file for reading can
+/// `flock` it, and a sandboxed command that can read the log (a log under a read-only root)
+/// could then block every later run. The lock file lies beside the log, where cordon hides
+/// the log's directory from the sandbox (or, for a log directly in a writable root, the
+/// files themselves); and a lock held anyway makes the append fail after the deadline (the
+/// run is refused) rather than hang.
 #[derive(Debug)]
 pub struct AuditLog {
     path: PathBuf,
@@ -32,7 +40,19 @@ pub struct AuditLog {
     /// The log's file name in `dir`.
     name: OsString,
     file: File,
+    /// `FILE.lock`, opened read-only: only ever locked, never written.
+    lock: File,
+    lock_deadline: std::time::Duration,
     session: String,
+}
+
+/// How long an append waits for the lock before giving up. Appends hold it for one
+/// `write` and an `fdatasync`: a lock held longer is held by something else.
+pub const LOCK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The lock file beside the log (`FILE.lock`).
+pub fn lock_path(log: &Path) -> PathBuf {
+    sibling(log, ".lock")
 }
 
 /// What [`AuditLog::append`] wrote.
@@ -238,14 +258,38 @@ impl AuditLog {
                 ),
             ));
         }
+        let lock = open_at(
+            &dir,
+            &with_suffix(&name, ".lock"),
+            libc::O_RDONLY | libc::O_CREAT | libc::O_NONBLOCK,
+            0o600,
+        )
+        .map_err(io("cannot open its lock file"))?;
+        if !lock
+            .metadata()
+            .map_err(io("cannot stat its lock file"))?
+            .is_file()
+        {
+            return Err(io("its lock file is not a regular file")(io::Error::from(
+                io::ErrorKind::InvalidInput,
+            )));
+        }
         let session = new_id().map_err(Error::Random)?;
         Ok(AuditLog {
             path,
             dir,
             name,
             file,
+            lock,
+            lock_deadline: LOCK_DEADLINE,
             session,
         })
+    }
+
+    /// Waits at most `deadline` for the lock (instead of [`LOCK_DEADLINE`]).
+    pub fn with_lock_deadline(mut self, deadline: std::time::Duration) -> AuditLog {
+        self.lock_deadline = deadline;
+        self
     }
 
     /// Uses `session` as this log's session id instead of the random one.
@@ -274,7 +318,8 @@ impl AuditLog {
     /// `request` is filled in. On any error nothing new is left in the file: a partly written
     /// line is truncated away.
     pub fn append(&mut self, record: &Record) -> Result<Appended, Error> {
-        let _lock = Flock::exclusive(&self.file).map_err(self.io("cannot lock"))?;
+        let _lock = Flock::exclusive_within(&self.lock, self.lock_deadline)
+            .map_err(self.io("cannot lock (FILE.lock)"))?;
         let len = self.file.metadata().map_err(self.io("cannot stat"))?.len();
         // Check everything before changing anything.
         let complete = self.complete_len(len)?;
@@ -529,24 +574,53 @@ impl AuditLog {
 pub(crate) struct Flock<'a>(&'a File);
 
 impl<'a> Flock<'a> {
-    pub(crate) fn exclusive(file: &'a File) -> io::Result<Flock<'a>> {
-        Flock::take(file, libc::LOCK_EX)
+    pub(crate) fn exclusive_within(
+        file: &'a File,
+        deadline: std::time::Duration,
+    ) -> io::Result<Flock<'a>> {
+        Flock::take(file, libc::LOCK_EX, deadline)
     }
 
-    pub(crate) fn shared(file: &'a File) -> io::Result<Flock<'a>> {
-        Flock::take(file, libc::LOCK_SH)
+    pub(crate) fn shared_within(
+        file: &'a File,
+        deadline: std::time::Duration,
+    ) -> io::Result<Flock<'a>> {
+        Flock::take(file, libc::LOCK_SH, deadline)
     }
 
-    fn take(file: &'a File, op: libc::c_int) -> io::Result<Flock<'a>> {
+    /// Polls a non-blocking `flock` (waits from 1 ms doubling to 50 ms) until it is granted
+    /// or `deadline` has passed: a blocking `flock` could wait forever on a holder that never
+    /// lets go.
+    fn take(
+        file: &'a File,
+        op: libc::c_int,
+        deadline: std::time::Duration,
+    ) -> io::Result<Flock<'a>> {
+        let start = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(1);
         loop {
             // SAFETY: flock on a file descriptor we own for the lifetime of the guard.
-            if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
+            if unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) } == 0 {
                 return Ok(Flock(file));
             }
             let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EWOULDBLOCK) => {}
+                _ => return Err(e),
             }
+            let waited = start.elapsed();
+            if waited >= deadline {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "another process has held the lock for {:.1} s (a cordon run writes for milliseconds;                          find the holder with `fuser -v FILE.lock`); giving up",
+                        waited.as_secs_f64()
+                    ),
+                ));
+            }
+            std::thread::sleep(pause.min(deadline - waited));
+            pause = (pause * 2).min(std::time::Duration::from_millis(50));
         }
     }
 }

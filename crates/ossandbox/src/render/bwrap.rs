@@ -33,6 +33,21 @@ pub fn render(profile: &Profile, cwd: &Path, bwrap: &Path, root: bool) -> Result
     );
     out.push_str("set -euo pipefail\n");
     out.push_str(": \"${CORDON_TMP:=$(mktemp -d)}\"   # the run's private /tmp\n");
+    if root {
+        out.push_str(
+            "# as root, the sandbox's own device nodes (see the --dev-bind options below)\n",
+        );
+        out.push_str(&format!(
+            "mkdir -p \"$CORDON_TMP/{0}\"\n",
+            crate::bwrap::DEVICE_DIR
+        ));
+        for (name, major, minor) in crate::bwrap::DEVICE_NODES {
+            out.push_str(&format!(
+                "mknod -m 666 \"$CORDON_TMP/{}/{name}\" c {major} {minor}\n",
+                crate::bwrap::DEVICE_DIR
+            ));
+        }
+    }
     out.push_str("args=(\n");
     let mut plumbing = Vec::new();
     for o in &inv.options {
@@ -65,6 +80,9 @@ pub fn render(profile: &Profile, cwd: &Path, bwrap: &Path, root: bool) -> Result
 fn word(w: &str) -> String {
     if w == PRIVATE_TMP {
         return "\"$CORDON_TMP\"".into();
+    }
+    if let Some(rest) = w.strip_prefix(&format!("{PRIVATE_TMP}/")) {
+        return format!("\"$CORDON_TMP\"/{}", word(rest));
     }
     if !w.is_empty()
         && w.chars()
