@@ -285,7 +285,7 @@ fn plant_gitdir_file_gitlink(m: &Path) -> String {
 }
 fn plant_modules(m: &Path) -> String {
     format!(
-        "{} && mkdir -p sub && echo 'gitdir: ../.git/modules/x' > sub/.git; {GITLINK}",
+        "{}; mkdir -p sub && echo 'gitdir: ../.git/modules/x' > sub/.git; {GITLINK}",
         evil_common_dir(".git/modules/x", m)
     )
 }
@@ -297,9 +297,9 @@ fn plant_modules_only(m: &Path) -> String {
 }
 fn plant_worktrees(m: &Path) -> String {
     format!(
-        "{} && mkdir -p .git/worktrees/x wt && cp .git/HEAD .git/worktrees/x/ && \
-         echo \"$PWD/evil\" > .git/worktrees/x/commondir && \
-         echo \"$PWD/wt/.git\" > .git/worktrees/x/gitdir && \
+        "{}; mkdir -p .git/worktrees/x wt; cp .git/HEAD .git/worktrees/x/; \
+         echo \"$PWD/evil\" > .git/worktrees/x/commondir; \
+         echo \"$PWD/wt/.git\" > .git/worktrees/x/gitdir; \
          echo \"gitdir: $PWD/.git/worktrees/x\" > wt/.git",
         evil_common_dir("evil", m)
     )
@@ -474,7 +474,7 @@ plants! {
         script: plant_modules,
         operator_dir: ".",
         reported_writable: &[".git/modules", "sub/.git"],
-        reported_protect: &["sub/.git"],
+        reported_protect: &["sub/.git", "sub"],
         runs_code: true,
     },
     modules_and_gitlink: Plant {
@@ -526,4 +526,111 @@ plants! {
         reported_protect: &[".vscode/tasks.json"],
         runs_code: false,
     },
+}
+
+/// Ordinary git work inside the sandbox: a new repository in the private /tmp; in the
+/// workspace's repository add, commit, branch, stash, tag, a fetch from a local remote, merge,
+/// rebase, gc. It must succeed and leave nothing to report.
+const GIT_WORK: &str = r#"set -e
+g() { git -c user.name=a -c user.email=a@b "$@"; }
+g init -q /tmp/scratch && g -C /tmp/scratch commit -q --allow-empty -m s
+echo x >> f && g add f && g commit -q -m f
+g checkout -q -b feature
+echo y >> f && g stash -q && g stash pop -q && g commit -q -am y
+g tag -a -m t v1
+g fetch -q ./remote.git master:from-remote
+g merge -q --no-edit from-remote
+g checkout -q master && g merge -q --ff-only feature
+g checkout -q -b topic HEAD~1 && echo z > z && g add z && g commit -q -m z && g rebase -q master
+g gc -q
+g worktree list > /dev/null
+g status --short
+echo GIT-WORK-OK"#;
+
+fn git_work(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh("git clone -q --bare . remote.git");
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = fx.exec(GIT_WORK);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("GIT-WORK-OK"),
+        "{}",
+        describe(&out)
+    );
+    assert!(!stderr.contains("cordon: warning:"), "{}", describe(&out));
+    let log = fs::read_to_string(fx.root.join("state/audit.jsonl")).unwrap();
+    assert!(!log.contains("after-run"), "{log}");
+    let out = fx.operator_sh("git log --oneline topic | wc -l");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "4",
+        "{}",
+        describe(&out)
+    );
+}
+
+mod git_work {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        git_work(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        git_work(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        git_work(Who::Root, Sandbox::LandlockWritable);
+    }
+    #[test]
+    fn landlock_writable_as_user() {
+        git_work(Who::User, Sandbox::LandlockWritable);
+    }
+}
+
+/// Landlock cannot keep part of a writable root read-only: `sandbox.git = "protect"` on it is
+/// refused before anything runs (125), naming the key; `auto` picks bwrap for it.
+fn landlock_refuses(who: Who) {
+    let fx = Fixture::new(who, Sandbox::BwrapProtect);
+    let policy = fx.root.join("policies/cordon.toml");
+    let text = fs::read_to_string(&policy).unwrap();
+    fs::write(&policy, text.replace("\"bwrap\"", "\"landlock\"")).unwrap();
+    let out = fx.exec("echo ran > ran.txt");
+    assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("cordon: ")
+            && stderr.contains("Landlock cannot keep")
+            && stderr.contains("sandbox.git = \"protect\"")
+            && stderr.contains("--backend bwrap"),
+        "{}",
+        describe(&out)
+    );
+    assert!(!fx.ws.join("ran.txt").exists());
+
+    fs::write(&policy, text.replace("\"bwrap\"", "\"auto\"")).unwrap();
+    let out = fx.exec("echo planted > .git/commondir; echo ran > ran.txt");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join("ran.txt").exists(), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Read-only file system"),
+        "{}",
+        describe(&out)
+    );
+    assert!(!fx.ws.join(".git/commondir").exists());
+}
+
+mod landlock_refuses_protect {
+    use super::*;
+    #[test]
+    fn as_root() {
+        landlock_refuses(Who::Root);
+    }
+    #[test]
+    fn as_user() {
+        landlock_refuses(Who::User);
+    }
 }

@@ -48,6 +48,7 @@ pub mod bwrap;
 pub mod env;
 #[cfg(target_os = "linux")]
 pub mod landlock;
+pub mod planted;
 pub mod probe;
 pub mod profile;
 pub mod render;
@@ -405,8 +406,8 @@ pub fn execute(
             };
             let outcome = run::run(c, &spec);
             for p in &inv.placeholders {
-                // Only what we created: still an empty regular file.
-                if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                // Only what we created: still the placeholder it was.
+                if bwrap::is_placeholder(p) {
                     let _ = std::fs::remove_file(p);
                 }
             }

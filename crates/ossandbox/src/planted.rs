@@ -1,0 +1,792 @@
+//! What a run left in its writable roots that makes the operator's tools run code.
+//!
+//! The kernel keeps a command inside its roots, but what it writes there is read later by
+//! programs outside the sandbox: the operator's `git status` (and every git-aware shell
+//! prompt) runs `core.fsmonitor` from a repository's config, hooks, filters; direnv loads
+//! `.envrc`; editors run workspace tasks and settings. `sandbox.git = "protect"` keeps the
+//! root's own `.git` configuration read-only where the backend can; this module covers the
+//! rest, on every backend, after the fact:
+//!
+//! ```text
+//!  Snapshot::take(roots)          run           Snapshot::take(roots)
+//!        │  (before)                                  │  (after)
+//!        └──────────────── compare ◀──────────────────┘
+//!                             │
+//!              Finding per path that appeared or changed
+//!                             │
+//!              quarantine: rename to NAME.cordon-quarantine[-N]
+//!              (a changed small file gets its earlier content back)
+//! ```
+//!
+//! What is watched, in each writable root (a walk that follows no symlinks, stops after
+//! [`MAX_ENTRIES`] entries and says so):
+//! - git directories: every `.git` (directory, gitdir file or link) and every directory git
+//!   would take for a repository (`HEAD`, `objects/`, `refs/`), anywhere; their contents are
+//!   not walked, only their configuration surface ([`GIT_CONFIG_SURFACE`]: config, commondir,
+//!   hooks, info, modules, worktrees, alternates, …, recursively for `modules/` and
+//!   `worktrees/`), and the gitlinks (mode 160000 entries) of their index;
+//! - [`TOOL_FILES`]: direnv's `.envrc`, editors' workspace tasks and settings.
+//!
+//! A snapshot holds paths and metadata (inode, size, mtime, ctime, mode), plus the content of
+//! small files of the configuration surface (so a changed `.git/config` can be restored).
+//! Comparing is by metadata: ctime cannot be set by the command, so a file rewritten in place
+//! with its old size and mtime still differs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::profile::GIT_CONFIG_SURFACE;
+
+/// The walk stops after this many directory entries per snapshot (and says so).
+pub const MAX_ENTRIES: usize = 200_000;
+/// Files larger than this are compared by metadata only, and not restored.
+const MAX_CONTENT: u64 = 64 * 1024;
+/// An index larger than this is not parsed (its gitlinks are not compared).
+const MAX_INDEX: u64 = 256 * 1024 * 1024;
+/// How deep `modules/` nests git directories (submodules of submodules, names with `/`).
+const MAX_GIT_DEPTH: usize = 8;
+
+/// Files, relative to any directory of a root, that a tool of the operator's runs or takes
+/// settings from, and why each matters.
+pub const TOOL_FILES: &[(&str, &str)] = &[
+    (".envrc", "direnv runs it when a shell enters the directory"),
+    (
+        ".vscode/tasks.json",
+        "VS Code runs its tasks (some on opening the folder)",
+    ),
+    (
+        ".vscode/settings.json",
+        "VS Code settings name programs it runs (interpreters, formatters, terminal env)",
+    ),
+    (
+        ".vscode/launch.json",
+        "VS Code runs its launch configurations",
+    ),
+    (".nvim.lua", "Neovim runs it with 'exrc' set"),
+    (".nvimrc", "Neovim runs it with 'exrc' set"),
+    (".exrc", "Vim and Neovim run it with 'exrc' set"),
+];
+
+/// What kind of thing a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum What {
+    /// A `.git` directory, gitdir file or link: git discovers a repository there and runs its
+    /// config (a gitlink or a shell prompt is enough).
+    GitDir,
+    /// A directory git takes for a repository (bare): its config runs when git is used there,
+    /// and a gitdir file or commondir can point at it.
+    BareRepository,
+    /// Part of a git directory's configuration surface.
+    GitConfig,
+    /// A gitlink added to a repository's index: `git status` recurses into it and runs the
+    /// repository found there.
+    Gitlink,
+    /// One of [`TOOL_FILES`].
+    ToolFile,
+}
+
+impl What {
+    pub fn tag(self) -> &'static str {
+        match self {
+            What::GitDir => "git-dir",
+            What::BareRepository => "bare-repository",
+            What::GitConfig => "git-config",
+            What::Gitlink => "gitlink",
+            What::ToolFile => "tool-file",
+        }
+    }
+}
+
+/// Whether the path is new or was there before the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Appeared,
+    Changed,
+}
+
+/// What cordon did about a finding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Handling {
+    /// Renamed here; nothing is deleted.
+    Quarantined(PathBuf),
+    /// Renamed here, and the content from before the run written back in its place.
+    Restored(PathBuf),
+    /// Left in place (with the reason: a gitlink is in the index, which cordon does not
+    /// rewrite; a rename that failed).
+    Reported(String),
+}
+
+/// One path the run left that the operator's tools run or read as configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub path: PathBuf,
+    pub what: What,
+    pub change: Change,
+    /// Why it matters, in words.
+    pub why: String,
+    pub handling: Handling,
+}
+
+impl Finding {
+    /// One line for `cordon: warning: …`.
+    pub fn message(&self) -> String {
+        let change = match self.change {
+            Change::Appeared => "appeared",
+            Change::Changed => "changed",
+        };
+        let done = match &self.handling {
+            Handling::Quarantined(to) => format!("moved aside to {}", to.display()),
+            Handling::Restored(to) => format!(
+                "the run's version moved aside to {}, the earlier content restored",
+                to.display()
+            ),
+            Handling::Reported(why) => format!("left in place: {why}"),
+        };
+        format!(
+            "the run left {} ({change}, {}): {}; {done}",
+            self.path.display(),
+            self.what.tag(),
+            self.why
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Seen {
+    what: What,
+    why: &'static str,
+    /// (type, dev, ino) for directories; with size, mtime, ctime and mode for the rest.
+    id: (u32, u64, u64, u64, i64, i64, i64, i64, u32),
+    content: Option<Vec<u8>>,
+    mode: u32,
+}
+
+/// The watched paths of the writable roots at one moment.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    seen: BTreeMap<PathBuf, Seen>,
+    /// Index file → the gitlinks' paths in it (relative to the worktree, as git stores them).
+    gitlinks: BTreeMap<PathBuf, BTreeSet<Vec<u8>>>,
+    /// The walk stopped at [`MAX_ENTRIES`]: what lies beyond was not looked at.
+    pub truncated: bool,
+    /// Directory entries visited.
+    pub entries: usize,
+}
+
+const DIR: u32 = 1;
+const FILE: u32 = 2;
+
+fn identity(m: &std::fs::Metadata) -> (u32, u64, u64, u64, i64, i64, i64, i64, u32) {
+    let t = m.file_type();
+    let kind = if t.is_dir() {
+        DIR
+    } else if t.is_file() {
+        FILE
+    } else if t.is_symlink() {
+        3
+    } else {
+        4
+    };
+    if m.is_dir() {
+        (kind, m.dev(), m.ino(), 0, 0, 0, 0, 0, 0)
+    } else {
+        (
+            kind,
+            m.dev(),
+            m.ino(),
+            m.size(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+            m.mode(),
+        )
+    }
+}
+
+/// A small regular file's content, read without following a link or blocking on a FIFO.
+fn small_content(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let m = f.metadata().ok()?;
+    if !m.is_file() || m.len() > MAX_CONTENT {
+        return None;
+    }
+    let mut buf = Vec::with_capacity(m.len() as usize);
+    f.take(MAX_CONTENT + 1).read_to_end(&mut buf).ok()?;
+    Some(buf)
+}
+
+impl Snapshot {
+    /// Records the watched paths of `roots` (absolute, canonical).
+    pub fn take(roots: &[PathBuf]) -> Snapshot {
+        let mut s = Snapshot::default();
+        for root in roots {
+            s.walk(root);
+        }
+        s
+    }
+
+    fn note(&mut self, path: PathBuf, what: What, why: &'static str, content: bool) -> bool {
+        let Ok(m) = std::fs::symlink_metadata(&path) else {
+            return false;
+        };
+        let content = if content && m.is_file() {
+            small_content(&path)
+        } else if m.file_type().is_symlink() {
+            std::fs::read_link(&path)
+                .ok()
+                .map(|t| t.into_os_string().into_vec())
+        } else {
+            None
+        };
+        self.seen.insert(
+            path,
+            Seen {
+                what,
+                why,
+                id: identity(&m),
+                content,
+                mode: m.mode() & 0o7777,
+            },
+        );
+        true
+    }
+
+    /// The walk of one root: every directory, without following links, until the budget is
+    /// spent.
+    fn walk(&mut self, root: &Path) {
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let mut names: Vec<(OsString, bool)> = Vec::new();
+            for e in rd.flatten() {
+                self.entries += 1;
+                if self.entries > MAX_ENTRIES {
+                    self.truncated = true;
+                    return;
+                }
+                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                names.push((e.file_name(), is_dir));
+            }
+            let has = |n: &str, dir: bool| names.iter().any(|(x, d)| x == n && *d == dir);
+            if dir != root
+                && has("objects", true)
+                && has("refs", true)
+                && names.iter().any(|(x, _)| x == "HEAD")
+            {
+                self.note(
+                    dir.clone(),
+                    What::BareRepository,
+                    "git takes this directory for a repository and runs its config; a gitdir file or commondir can point at it",
+                    false,
+                );
+                self.git_dir(&dir, 0);
+                continue;
+            }
+            for (name, is_dir) in names {
+                let path = dir.join(&name);
+                if name == ".git" {
+                    self.note(
+                        path.clone(),
+                        What::GitDir,
+                        "git finds a repository here and runs its config (a gitlink, a shell prompt or a `git status` in this directory is enough)",
+                        true,
+                    );
+                    if is_dir {
+                        self.git_dir(&path, 0);
+                        self.index_gitlinks(&path);
+                    }
+                    continue;
+                }
+                if name == ".vscode" && is_dir {
+                    for (rel, why) in TOOL_FILES.iter().filter(|(r, _)| r.starts_with(".vscode/")) {
+                        self.note(dir.join(rel), What::ToolFile, why, true);
+                    }
+                }
+                if let Some((_, why)) = TOOL_FILES.iter().find(|(r, _)| name == *r) {
+                    self.note(path.clone(), What::ToolFile, why, true);
+                }
+                if is_dir {
+                    stack.push(path);
+                }
+            }
+        }
+    }
+
+    /// A git directory's configuration surface.
+    fn git_dir(&mut self, gd: &Path, depth: usize) {
+        if depth > MAX_GIT_DEPTH {
+            return;
+        }
+        for (rel, why) in GIT_CONFIG_SURFACE.iter().chain(&[(
+            "gitdir",
+            "names the worktree of a linked worktree's git directory",
+        )]) {
+            let path = gd.join(rel);
+            if !self.note(path.clone(), What::GitConfig, why, true) {
+                continue;
+            }
+            if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+                continue;
+            }
+            match *rel {
+                // Each entry is a git directory of its own (a submodule's name may hold `/`:
+                // then it is a directory of them).
+                "modules" | "worktrees" => self.nested_git_dirs(&path, why, depth + 1),
+                _ => self.list(&path, why, 0),
+            }
+        }
+    }
+
+    fn nested_git_dirs(&mut self, dir: &Path, why: &'static str, depth: usize) {
+        if depth > MAX_GIT_DEPTH {
+            return;
+        }
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            self.entries += 1;
+            let path = e.path();
+            self.note(path.clone(), What::GitConfig, why, true);
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if path.join("HEAD").exists() || path.join("commondir").exists() {
+                    self.git_dir(&path, depth);
+                } else {
+                    self.nested_git_dirs(&path, why, depth + 1);
+                }
+            }
+        }
+    }
+
+    /// Every entry under `dir` (hooks, info, …), bounded in depth.
+    fn list(&mut self, dir: &Path, why: &'static str, depth: usize) {
+        if depth > MAX_GIT_DEPTH {
+            return;
+        }
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            self.entries += 1;
+            let path = e.path();
+            // `git gc` writes info/refs (for dumb HTTP clients; git itself never runs it).
+            if path.ends_with("info/refs") && depth == 0 {
+                continue;
+            }
+            self.note(path.clone(), What::GitConfig, why, true);
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                self.list(&path, why, depth + 1);
+            }
+        }
+    }
+
+    fn index_gitlinks(&mut self, git_dir: &Path) {
+        let index = git_dir.join("index");
+        let Ok(m) = std::fs::symlink_metadata(&index) else {
+            return;
+        };
+        if !m.is_file() || m.len() > MAX_INDEX {
+            return;
+        }
+        use std::os::unix::fs::OpenOptionsExt;
+        let bytes = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&index)
+            .and_then(|mut f| {
+                let mut b = Vec::new();
+                std::io::Read::read_to_end(&mut f, &mut b).map(|_| b)
+            });
+        if let Some(links) = bytes.ok().as_deref().and_then(gitlinks) {
+            self.gitlinks.insert(index, links.into_iter().collect());
+        }
+    }
+
+    /// What appeared or changed since `before`, each quarantined where that is safe.
+    pub fn findings_since(&self, before: &Snapshot) -> Vec<Finding> {
+        let mut out: Vec<Finding> = Vec::new();
+        for (path, now) in &self.seen {
+            let change = match before.seen.get(path) {
+                None => Change::Appeared,
+                Some(was) if was.id != now.id || was.content != now.content => {
+                    // A directory keeps its identity while git works in it; a different
+                    // inode or type is a replacement.
+                    Change::Changed
+                }
+                Some(_) => continue,
+            };
+            // Under a directory that appeared itself, only that directory is reported.
+            if out
+                .iter()
+                .any(|f| f.change == Change::Appeared && path.starts_with(&f.path))
+            {
+                continue;
+            }
+            out.push(Finding {
+                path: path.clone(),
+                what: now.what,
+                change,
+                why: now.why.to_string(),
+                handling: Handling::Reported(String::new()),
+            });
+        }
+        for (index, links) in &self.gitlinks {
+            let old = before.gitlinks.get(index);
+            let worktree = index
+                .parent()
+                .and_then(Path::parent)
+                .unwrap_or(Path::new("/"));
+            for link in links {
+                if old.is_some_and(|o| o.contains(link)) {
+                    continue;
+                }
+                out.push(Finding {
+                    path: worktree.join(OsString::from_vec(link.clone())),
+                    what: What::Gitlink,
+                    change: Change::Appeared,
+                    why: format!(
+                        "a gitlink added to {}: `git status` recurses into it and runs the repository found there",
+                        index.display()
+                    ),
+                    handling: Handling::Reported(format!(
+                        "cordon does not rewrite the index; remove it with `git rm --cached {}` after checking it",
+                        String::from_utf8_lossy(link)
+                    )),
+                });
+            }
+        }
+        for f in &mut out {
+            if f.what == What::Gitlink {
+                continue;
+            }
+            let earlier = match f.change {
+                Change::Changed => before.seen.get(&f.path),
+                Change::Appeared => None,
+            };
+            f.handling = quarantine(&f.path, earlier);
+        }
+        out
+    }
+}
+
+/// Renames `path` aside (never over an existing name); a changed small regular file gets its
+/// earlier content back in its place, with its earlier permissions.
+fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
+    let mut to = None;
+    for n in 0..100 {
+        let mut name = path.as_os_str().to_os_string();
+        name.push(".cordon-quarantine");
+        if n > 0 {
+            name.push(format!("-{n}"));
+        }
+        let candidate = PathBuf::from(name);
+        match rename_noreplace(path, &candidate) {
+            Ok(()) => {
+                to = Some(candidate);
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Handling::Reported(format!("could not move it aside: {e}")),
+        }
+    }
+    let Some(to) = to else {
+        return Handling::Reported(
+            "could not move it aside: every quarantine name is taken".into(),
+        );
+    };
+    let Some(was) = earlier.filter(|w| w.id.0 == FILE) else {
+        return Handling::Quarantined(to);
+    };
+    let Some(content) = &was.content else {
+        return Handling::Quarantined(to);
+    };
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let restored = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(was.mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .and_then(|mut f| f.write_all(content));
+    match restored {
+        Ok(()) => Handling::Restored(to),
+        Err(_) => Handling::Quarantined(to),
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::ffi::CString;
+    let from = CString::new(from.as_os_str().as_bytes())?;
+    let to = CString::new(to.as_os_str().as_bytes())?;
+    // SAFETY: two valid C strings; renameat2 reads them only.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    // macOS: the run is over and nothing else writes here; check, then rename.
+    if std::fs::symlink_metadata(to).is_ok() {
+        return Err(std::io::ErrorKind::AlreadyExists.into());
+    }
+    std::fs::rename(from, to)
+}
+
+/// The paths of the gitlinks (mode 160000 entries) in a git index file, versions 2, 3 and 4
+/// (`Documentation/gitformat-index.txt`); `None` when it is not one. Object ids are SHA-1
+/// (20 bytes) or SHA-256 (32): the index does not say which, so both are tried and the one
+/// that reads every entry cleanly wins.
+pub fn gitlinks(index: &[u8]) -> Option<Vec<Vec<u8>>> {
+    if index.len() < 12 || &index[..4] != b"DIRC" {
+        return None;
+    }
+    let version = u32::from_be_bytes(index[4..8].try_into().ok()?);
+    let count = u32::from_be_bytes(index[8..12].try_into().ok()?) as usize;
+    if !(2..=4).contains(&version) {
+        return None;
+    }
+    [20usize, 32]
+        .iter()
+        .find_map(|&hash| parse_entries(index, version, count, hash))
+}
+
+fn parse_entries(index: &[u8], version: u32, count: usize, hash: usize) -> Option<Vec<Vec<u8>>> {
+    const GITLINK: u32 = 0o160000;
+    let mut at = 12usize;
+    let mut links = Vec::new();
+    let mut prev: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let start = at;
+        // ctime, mtime (8 each), dev, ino, mode, uid, gid, size (4 each), id, flags (2).
+        let fixed = 40 + hash + 2;
+        let head = index.get(at..at + fixed)?;
+        let mode = u32::from_be_bytes(head[24..28].try_into().ok()?);
+        let flags = u16::from_be_bytes(head[40 + hash..].try_into().ok()?);
+        at += fixed;
+        if flags & 0x4000 != 0 {
+            if version < 3 {
+                return None;
+            }
+            at += 2; // extended flags
+        }
+        let name = if version == 4 {
+            // The number of bytes to drop from the previous name (a varint), then the rest,
+            // NUL-terminated; no padding.
+            let (strip, used) = varint(index.get(at..)?)?;
+            at += used;
+            let end = at + index.get(at..)?.iter().position(|&b| b == 0)?;
+            let keep = prev.len().checked_sub(strip as usize)?;
+            let mut name = prev[..keep].to_vec();
+            name.extend_from_slice(&index[at..end]);
+            at = end + 1;
+            name
+        } else {
+            let end = at + index.get(at..)?.iter().position(|&b| b == 0)?;
+            let name = index[at..end].to_vec();
+            // Entries are padded with 1-8 NULs to a multiple of 8 bytes.
+            let len = end - start;
+            at = start + (len + 8) / 8 * 8;
+            if at > index.len() {
+                return None;
+            }
+            name
+        };
+        if name.is_empty() || name.contains(&0) {
+            return None;
+        }
+        if mode == GITLINK {
+            links.push(name.clone());
+        }
+        prev = name;
+    }
+    // Extensions (4-byte signature, 4-byte size) then the checksum must fill the rest exactly.
+    loop {
+        let rest = index.len().checked_sub(at)?;
+        if rest == hash {
+            return Some(links);
+        }
+        let head = index.get(at..at + 8)?;
+        let size = u32::from_be_bytes(head[4..8].try_into().ok()?) as usize;
+        at = at.checked_add(8 + size)?;
+    }
+}
+
+/// Git's offset varint (`varint.c`): 7 bits a byte, high bit continues, +1 per continuation.
+fn varint(b: &[u8]) -> Option<(u64, usize)> {
+    let mut i = 0;
+    let mut c = *b.first()?;
+    let mut v = u64::from(c & 0x7f);
+    while c & 0x80 != 0 {
+        i += 1;
+        c = *b.get(i)?;
+        v = v.checked_add(1)?.checked_shl(7)? | u64::from(c & 0x7f);
+    }
+    Some((v, i + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let st = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        assert!(st.status.success(), "git {args:?}: {st:?}");
+    }
+
+    /// Index files git itself wrote, in each version and both hash formats.
+    #[test]
+    fn gitlinks_in_every_index_version() {
+        for format in ["sha1", "sha256"] {
+            for version in ["2", "3", "4"] {
+                let d = tempfile::tempdir().unwrap();
+                let w = d.path();
+                git(w, &["init", "-q", &format!("--object-format={format}")]);
+                for f in ["a.txt", "dir/b.txt", "dir/c.txt", "zz/long-name-here.txt"] {
+                    std::fs::create_dir_all(w.join(f).parent().unwrap()).unwrap();
+                    std::fs::write(w.join(f), f).unwrap();
+                }
+                git(w, &["add", "."]);
+                git(w, &["commit", "-q", "-m", "x"]);
+                let head = String::from_utf8(
+                    Command::new("git")
+                        .args(["rev-parse", "HEAD"])
+                        .current_dir(w)
+                        .output()
+                        .unwrap()
+                        .stdout,
+                )
+                .unwrap();
+                let head = head.trim();
+                for link in ["dir/sub", "sub", "zz/sub2"] {
+                    git(
+                        w,
+                        &[
+                            "update-index",
+                            "--add",
+                            "--cacheinfo",
+                            &format!("160000,{head},{link}"),
+                        ],
+                    );
+                }
+                // An extended flag (intent-to-add) makes a version-3 entry.
+                std::fs::write(w.join("new.txt"), "n").unwrap();
+                git(w, &["add", "-N", "new.txt"]);
+                git(w, &["update-index", "--index-version", version]);
+                let bytes = std::fs::read(w.join(".git/index")).unwrap();
+                let mut links = gitlinks(&bytes).unwrap_or_else(|| panic!("{format} v{version}"));
+                links.sort();
+                assert_eq!(
+                    links,
+                    vec![b"dir/sub".to_vec(), b"sub".to_vec(), b"zz/sub2".to_vec()],
+                    "{format} v{version}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn not_an_index() {
+        assert_eq!(gitlinks(b""), None);
+        assert_eq!(gitlinks(b"DIRC\0\0\0\x05\0\0\0\0"), None);
+        let mut truncated = b"DIRC\0\0\0\x02\0\0\0\x01".to_vec();
+        truncated.extend_from_slice(&[0; 30]);
+        assert_eq!(gitlinks(&truncated), None);
+    }
+
+    #[test]
+    fn a_new_git_dir_is_moved_aside_and_a_changed_config_restored() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        std::fs::write(root.join(".envrc"), "old").unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        let config = std::fs::read(root.join(".git/config")).unwrap();
+
+        std::fs::create_dir_all(root.join("sub/.git")).unwrap();
+        std::fs::write(root.join("sub/.git/config"), "x").unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        std::fs::write(root.join(".git/commondir"), "/elsewhere").unwrap();
+        std::fs::write(root.join(".envrc"), "new").unwrap();
+        std::fs::write(root.join("plain.txt"), "not watched").unwrap();
+
+        let after = Snapshot::take(std::slice::from_ref(&root));
+        let found = after.findings_since(&before);
+        let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(
+            paths,
+            vec![
+                root.join(".envrc"),
+                root.join(".git/commondir"),
+                root.join(".git/config"),
+                root.join("sub/.git"),
+            ],
+            "{found:#?}"
+        );
+        assert_eq!(std::fs::read(root.join(".git/config")).unwrap(), config);
+        assert_eq!(
+            std::fs::read(root.join(".git/config.cordon-quarantine")).unwrap(),
+            b"[core]\n\tfsmonitor = evil\n"
+        );
+        assert!(!root.join(".git/commondir").exists());
+        assert!(root.join("sub/.git.cordon-quarantine/config").exists());
+        assert_eq!(std::fs::read(root.join(".envrc")).unwrap(), b"old");
+        // Nothing new since: nothing to report.
+        let again = Snapshot::take(std::slice::from_ref(&root));
+        assert_eq!(
+            Snapshot::take(std::slice::from_ref(&root)).findings_since(&again),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn quarantine_never_replaces_a_name() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::write(root.join(".envrc"), "planted").unwrap();
+        std::fs::write(root.join(".envrc.cordon-quarantine"), "earlier").unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        assert_eq!(
+            found[0].handling,
+            Handling::Quarantined(root.join(".envrc.cordon-quarantine-1"))
+        );
+        assert_eq!(
+            std::fs::read(root.join(".envrc.cordon-quarantine")).unwrap(),
+            b"earlier"
+        );
+    }
+}
