@@ -106,12 +106,13 @@ pub fn run() -> i32 {
     println!("  {:<9} -> {auto}", "auto");
 
     println!("what the landlock backend alone cannot do (bwrap closes the first and the third):");
-    println!("  - keep a path inside a writable root read-only: policies with sandbox.protected, a ro root inside a rw root, or the policy file, its cordon.rules.toml or the audit log inside a rw root are refused");
+    println!("  - keep a path inside a writable root read-only: policies with sandbox.protected or sandbox.git = \"protect\", a ro root inside a rw root, or the policy file, its cordon.rules.toml or the audit log inside a rw root are refused");
     if abi < 9 {
         println!("  - restrict connect() to unix socket files (Landlock ABI 9): while network = \"deny\", seccomp refuses socket() entirely; socketpair() still works");
     }
     println!("  - stop chmod/utime/setxattr on files the caller owns outside the roots (no Landlock right covers metadata; as root this includes system files; set-id bits are refused by seccomp)");
     println!("  - hide other processes' command lines in /proc (their memory, environment and fds are protected by Landlock's ptrace rules)");
+    println!("after every run, on every backend: what the run left in the writable roots that makes the operator's tools run code (a .git directory or its config, commondir, hooks, modules, worktrees; a bare repository; a gitlink; .envrc; editor tasks and settings) is moved aside, warned about and recorded in the audit log");
     if landlock_ok && seccomp_ok {
         0
     } else {

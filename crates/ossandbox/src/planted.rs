@@ -70,6 +70,8 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
     (".exrc", "Vim and Neovim run it with 'exrc' set"),
 ];
 
+const GIT_DIR_WHY: &str = "git finds a repository here and runs its config (a gitlink, a shell prompt or a `git status` in this directory is enough)";
+
 /// What kind of thing a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum What {
@@ -228,11 +230,30 @@ fn small_content(path: &Path) -> Option<Vec<u8>> {
 impl Snapshot {
     /// Records the watched paths of `roots` (absolute, canonical).
     pub fn take(roots: &[PathBuf]) -> Snapshot {
+        Snapshot::take_within(roots, MAX_ENTRIES)
+    }
+
+    /// [`Snapshot::take`] with another limit on the walk. Each root's own `.git` (its
+    /// configuration surface and index) is recorded whatever the limit.
+    pub fn take_within(roots: &[PathBuf], limit: usize) -> Snapshot {
         let mut s = Snapshot::default();
         for root in roots {
-            s.walk(root);
+            s.root_git_dir(root);
+        }
+        for root in roots {
+            s.walk(root, limit);
         }
         s
+    }
+
+    fn root_git_dir(&mut self, root: &Path) {
+        let path = root.join(".git");
+        if self.note(path.clone(), What::GitDir, GIT_DIR_WHY, true)
+            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
+        {
+            self.git_dir(&path, 0);
+            self.index_gitlinks(&path);
+        }
     }
 
     fn note(&mut self, path: PathBuf, what: What, why: &'static str, content: bool) -> bool {
@@ -263,7 +284,7 @@ impl Snapshot {
 
     /// The walk of one root: every directory, without following links, until the budget is
     /// spent.
-    fn walk(&mut self, root: &Path) {
+    fn walk(&mut self, root: &Path, limit: usize) {
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
             let Ok(rd) = std::fs::read_dir(&dir) else {
@@ -272,7 +293,7 @@ impl Snapshot {
             let mut names: Vec<(OsString, bool)> = Vec::new();
             for e in rd.flatten() {
                 self.entries += 1;
-                if self.entries > MAX_ENTRIES {
+                if self.entries > limit {
                     self.truncated = true;
                     return;
                 }
@@ -297,12 +318,10 @@ impl Snapshot {
             for (name, is_dir) in names {
                 let path = dir.join(&name);
                 if name == ".git" {
-                    self.note(
-                        path.clone(),
-                        What::GitDir,
-                        "git finds a repository here and runs its config (a gitlink, a shell prompt or a `git status` in this directory is enough)",
-                        true,
-                    );
+                    if dir == root {
+                        continue; // recorded before the walk
+                    }
+                    self.note(path.clone(), What::GitDir, GIT_DIR_WHY, true);
                     if is_dir {
                         self.git_dir(&path, 0);
                         self.index_gitlinks(&path);
@@ -451,6 +470,22 @@ impl Snapshot {
             for link in links {
                 if old.is_some_and(|o| o.contains(link)) {
                     continue;
+                }
+                // The repository the gitlink makes `git status` enter, when the walk did not
+                // see it before the run (new, or beyond the walk's limit).
+                let target = worktree.join(OsString::from_vec(link.clone())).join(".git");
+                if std::fs::symlink_metadata(&target).is_ok()
+                    && !before.seen.contains_key(&target)
+                    && !out.iter().any(|f| target.starts_with(&f.path))
+                {
+                    out.push(Finding {
+                        path: target,
+                        what: What::GitDir,
+                        change: Change::Appeared,
+                        why: "the repository a new gitlink points at: git status runs its config"
+                            .into(),
+                        handling: Handling::Reported(String::new()),
+                    });
                 }
                 out.push(Finding {
                     path: worktree.join(OsString::from_vec(link.clone())),
@@ -770,6 +805,47 @@ mod tests {
             Snapshot::take(std::slice::from_ref(&root)).findings_since(&again),
             vec![]
         );
+    }
+
+    /// The walk stops at its limit, but the root's own repository is always recorded, and the
+    /// repository a new gitlink points at is found beyond the limit.
+    #[test]
+    fn a_gitlinked_repository_beyond_the_walks_limit_is_still_found() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        git(&root, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        for i in 0..50 {
+            std::fs::write(root.join(format!("f{i}")), "").unwrap();
+        }
+        let before = Snapshot::take_within(std::slice::from_ref(&root), 5);
+        assert!(before.truncated);
+        git(&root, &["init", "-q", "zz-sub"]);
+        let head = Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&root)
+            .output()
+            .unwrap()
+            .stdout;
+        let head = String::from_utf8(head).unwrap();
+        git(
+            &root,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{},zz-sub", head.trim()),
+            ],
+        );
+        std::fs::write(root.join(".git/commondir"), "/x").unwrap();
+        let after = Snapshot::take_within(std::slice::from_ref(&root), 5);
+        assert!(!after.seen.contains_key(&root.join("zz-sub/.git")));
+        let found = after.findings_since(&before);
+        let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        assert!(paths.contains(&root.join(".git/commondir")), "{found:#?}");
+        assert!(paths.contains(&root.join("zz-sub/.git")), "{found:#?}");
+        assert!(paths.contains(&root.join("zz-sub")), "{found:#?}");
+        assert!(root.join("zz-sub/.git.cordon-quarantine").is_dir());
     }
 
     #[test]
