@@ -283,6 +283,18 @@ fn plant_gitdir_file_gitlink(m: &Path) -> String {
         evil_common_dir("evil", m)
     )
 }
+fn plant_gitdir_symlink_gitlink(m: &Path) -> String {
+    format!(
+        "{} && mkdir -p sub && ln -s ../evil sub/.git && {GITLINK}",
+        evil_common_dir("evil", m)
+    )
+}
+fn plant_root_git_replaced(m: &Path) -> String {
+    format!(
+        "{}; mv .git real-git-dir; echo 'gitdir: evil' > .git",
+        evil_common_dir("evil", m)
+    )
+}
 fn plant_modules(m: &Path) -> String {
     format!(
         "{}; mkdir -p sub && echo 'gitdir: ../.git/modules/x' > sub/.git; {GITLINK}",
@@ -468,6 +480,20 @@ plants! {
         operator_dir: ".",
         reported_writable: &["sub/.git", "evil"],
         reported_protect: &["sub/.git", "evil"],
+        runs_code: true,
+    },
+    gitdir_symlink_and_gitlink: Plant {
+        script: plant_gitdir_symlink_gitlink,
+        operator_dir: ".",
+        reported_writable: &["sub/.git", "evil"],
+        reported_protect: &["sub/.git", "evil"],
+        runs_code: true,
+    },
+    root_git_replaced_by_a_gitdir_file: Plant {
+        script: plant_root_git_replaced,
+        operator_dir: ".",
+        reported_writable: &[".git", "evil", "real-git-dir"],
+        reported_protect: &["evil"],
         runs_code: true,
     },
     modules_and_gitdir_file: Plant {
