@@ -411,26 +411,27 @@ impl Snapshot {
         }
     }
 
+    /// The gitlinks of a git directory's index, and of its shared index files (a split index,
+    /// `git update-index --split-index`, keeps most entries there). Read as git reads them,
+    /// through a symlink too (git follows one), but never blocking on a FIFO and only a
+    /// regular file of bounded size.
     fn index_gitlinks(&mut self, git_dir: &Path) {
         let index = git_dir.join("index");
-        let Ok(m) = std::fs::symlink_metadata(&index) else {
-            return;
-        };
-        if !m.is_file() || m.len() > MAX_INDEX {
-            return;
+        let mut files = vec![index.clone()];
+        if let Ok(rd) = std::fs::read_dir(git_dir) {
+            files.extend(
+                rd.flatten()
+                    .filter(|e| e.file_name().as_bytes().starts_with(b"sharedindex."))
+                    .map(|e| e.path()),
+            );
         }
-        use std::os::unix::fs::OpenOptionsExt;
-        let bytes = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(&index)
-            .and_then(|mut f| {
-                let mut b = Vec::new();
-                std::io::Read::read_to_end(&mut f, &mut b).map(|_| b)
-            });
-        if let Some(links) = bytes.ok().as_deref().and_then(gitlinks) {
-            self.gitlinks.insert(index, links.into_iter().collect());
+        let mut links = BTreeSet::new();
+        for file in files {
+            if let Some(found) = read_index(&file).as_deref().and_then(gitlinks) {
+                links.extend(found);
+            }
         }
+        self.gitlinks.insert(index, links);
     }
 
     /// What appeared or changed since `before`, each quarantined where that is safe.
@@ -514,6 +515,25 @@ impl Snapshot {
         }
         out
     }
+}
+
+/// An index file's bytes: a regular file (links followed, as git does) of at most
+/// [`MAX_INDEX`] bytes, opened without blocking.
+fn read_index(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let m = f.metadata().ok()?;
+    if !m.is_file() || m.len() > MAX_INDEX {
+        return None;
+    }
+    let mut b = Vec::with_capacity(m.len() as usize);
+    f.take(MAX_INDEX).read_to_end(&mut b).ok()?;
+    Some(b)
 }
 
 /// Renames `path` aside (never over an existing name); a changed small regular file gets its
@@ -751,6 +771,61 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A gitlink moved into a shared index (split index), or behind an index that is a
+    /// symlink, is still seen.
+    #[test]
+    fn gitlinks_in_a_split_or_linked_index() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        git(&root, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        let head = Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&root)
+            .output()
+            .unwrap()
+            .stdout;
+        let link = format!("160000,{},split", String::from_utf8(head).unwrap().trim());
+        git(&root, &["update-index", "--add", "--cacheinfo", &link]);
+        git(&root, &["update-index", "--split-index"]);
+        assert!(std::fs::read_dir(root.join(".git")).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("sharedindex.")));
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        assert!(
+            found
+                .iter()
+                .any(|f| f.what == What::Gitlink && f.path == root.join("split")),
+            "{found:#?}"
+        );
+
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        git(&root, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        let head = Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&root)
+            .output()
+            .unwrap()
+            .stdout;
+        let link = format!("160000,{},linked", String::from_utf8(head).unwrap().trim());
+        git(&root, &["update-index", "--add", "--cacheinfo", &link]);
+        std::fs::rename(root.join(".git/index"), root.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(root.join("elsewhere"), root.join(".git/index")).unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        assert!(
+            found
+                .iter()
+                .any(|f| f.what == What::Gitlink && f.path == root.join("linked")),
+            "{found:#?}"
+        );
     }
 
     #[test]
