@@ -660,3 +660,53 @@ mod landlock_refuses_protect {
         landlock_refuses(Who::User);
     }
 }
+
+/// The scan after the run reuses the listings of directories unchanged since the snapshot
+/// before it (when they were last changed well before it). Plants in directories that were
+/// settled before the run are still found: creating a name changes its directory.
+fn plants_in_settled_directories(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh("mkdir -p old/deep/dir vendor/lib && echo keep > vendor/lib/x");
+    assert!(out.status.success(), "{}", describe(&out));
+    // Older than the scan's settling time (a precondition, not a timed assertion).
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let out = fx.exec(&format!(
+        "echo 'touch {m}' > old/deep/dir/.envrc; git init -q vendor/lib/sub && {cfg} >> vendor/lib/sub/.git/config; true",
+        m = fx.marker.display(),
+        cfg = fsmonitor(&fx.marker)
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for path in ["old/deep/dir/.envrc", "vendor/lib/sub/.git"] {
+        let full = fx.ws.join(path).display().to_string();
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with("cordon: warning: ") && l.contains(&full)),
+            "no warning names {full}\n{}",
+            describe(&out)
+        );
+    }
+    let status = fx.operator_in("vendor/lib/sub", "git status; true");
+    assert!(!fx.marked(), "{}\n{}", describe(&out), describe(&status));
+}
+
+mod settled_directories {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        plants_in_settled_directories(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        plants_in_settled_directories(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        plants_in_settled_directories(Who::Root, Sandbox::LandlockWritable);
+    }
+    #[test]
+    fn landlock_writable_as_user() {
+        plants_in_settled_directories(Who::User, Sandbox::LandlockWritable);
+    }
+}

@@ -19,7 +19,7 @@ pub fn before(roots: &[PathBuf]) -> Snapshot {
 
 /// Compares with `before`, moves aside what appeared or changed, warns and records.
 pub fn report(before: &Snapshot, roots: &[PathBuf], log: &Path, session: &str, request: &str) {
-    let after = Snapshot::take(roots);
+    let after = Snapshot::take_with(roots, cordon_ossandbox::planted::MAX_ENTRIES, Some(before));
     for (s, when) in [(before, "before"), (&after, "after")] {
         if s.truncated {
             eprintln!(

@@ -32,11 +32,12 @@
 //! Comparing is by metadata: ctime cannot be set by the command, so a file rewritten in place
 //! with its old size and mtime still differs.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use crate::profile::GIT_CONFIG_SURFACE;
 
@@ -172,11 +173,29 @@ pub struct Snapshot {
     seen: BTreeMap<PathBuf, Seen>,
     /// Index file → the gitlinks' paths in it (relative to the worktree, as git stores them).
     gitlinks: BTreeMap<PathBuf, BTreeSet<Vec<u8>>>,
+    /// Each directory's listing, with what identifies its state (see [`Snapshot::take_with`]).
+    listings: HashMap<PathBuf, Listing>,
+    /// When the snapshot began.
+    started: Option<SystemTime>,
     /// The walk stopped at [`MAX_ENTRIES`]: what lies beyond was not looked at.
     pub truncated: bool,
     /// Directory entries visited.
     pub entries: usize,
+    /// Directories read (the rest were known unchanged from an earlier snapshot).
+    pub listed: usize,
 }
+
+/// A directory's entries (name, is a directory) and its (dev, ino, ctime) when they were read.
+#[derive(Debug, Clone)]
+struct Listing {
+    state: (u64, u64, i64, i64),
+    names: Vec<(OsString, bool)>,
+}
+
+/// How long before a snapshot a directory's ctime must lie for its listing to be reused:
+/// the kernel stamps ctime from a coarse clock, so a change made just after the snapshot could
+/// carry the same stamp as one made just before it.
+const SETTLED: Duration = Duration::from_secs(2);
 
 const DIR: u32 = 1;
 const FILE: u32 = 2;
@@ -230,20 +249,71 @@ fn small_content(path: &Path) -> Option<Vec<u8>> {
 impl Snapshot {
     /// Records the watched paths of `roots` (absolute, canonical).
     pub fn take(roots: &[PathBuf]) -> Snapshot {
-        Snapshot::take_within(roots, MAX_ENTRIES)
+        Snapshot::take_with(roots, MAX_ENTRIES, None)
     }
 
-    /// [`Snapshot::take`] with another limit on the walk. Each root's own `.git` (its
-    /// configuration surface and index) is recorded whatever the limit.
-    pub fn take_within(roots: &[PathBuf], limit: usize) -> Snapshot {
-        let mut s = Snapshot::default();
+    #[cfg(test)]
+    fn take_within(roots: &[PathBuf], limit: usize) -> Snapshot {
+        Snapshot::take_with(roots, limit, None)
+    }
+
+    /// [`Snapshot::take`] with a limit on the walk, and an `earlier` snapshot whose listings
+    /// are reused for directories that did not change since: a directory's ctime moves with
+    /// every name created, removed or renamed in it and cannot be set back by the command, so
+    /// the same (dev, ino, ctime), older than the earlier snapshot by [`SETTLED`], means the
+    /// same names. Each still gets a `stat`; watched names in it are checked one by one as
+    /// always (a file changed in place leaves its directory alone). Each root's own `.git`
+    /// (its configuration surface and index) is recorded whatever the limit.
+    pub fn take_with(roots: &[PathBuf], limit: usize, earlier: Option<&Snapshot>) -> Snapshot {
+        let mut s = Snapshot {
+            started: Some(SystemTime::now()),
+            ..Snapshot::default()
+        };
         for root in roots {
             s.root_git_dir(root);
         }
         for root in roots {
-            s.walk(root, limit);
+            s.walk(root, limit, earlier);
         }
         s
+    }
+
+    /// The names in `dir`: the earlier snapshot's when the directory is unchanged since and
+    /// was settled then, else read now.
+    fn names(&mut self, dir: &Path, earlier: Option<&Snapshot>) -> Option<Vec<(OsString, bool)>> {
+        let m = std::fs::symlink_metadata(dir).ok()?;
+        if !m.is_dir() {
+            return None;
+        }
+        let state = (m.dev(), m.ino(), m.ctime(), m.ctime_nsec());
+        let settled = |e: &Snapshot| {
+            let changed = SystemTime::UNIX_EPOCH
+                + Duration::new(state.2.max(0) as u64, state.3.clamp(0, 999_999_999) as u32);
+            e.started.is_some_and(|t| changed + SETTLED < t)
+        };
+        let known = earlier
+            .filter(|e| settled(e))
+            .and_then(|e| e.listings.get(dir))
+            .filter(|l| l.state == state);
+        let names = match known {
+            Some(l) => l.names.clone(),
+            None => {
+                self.listed += 1;
+                std::fs::read_dir(dir)
+                    .ok()?
+                    .flatten()
+                    .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
+                    .collect()
+            }
+        };
+        self.listings.insert(
+            dir.to_path_buf(),
+            Listing {
+                state,
+                names: names.clone(),
+            },
+        );
+        Some(names)
     }
 
     fn root_git_dir(&mut self, root: &Path) {
@@ -284,22 +354,18 @@ impl Snapshot {
 
     /// The walk of one root: every directory, without following links, until the budget is
     /// spent.
-    fn walk(&mut self, root: &Path, limit: usize) {
+    fn walk(&mut self, root: &Path, limit: usize, earlier: Option<&Snapshot>) {
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&dir) else {
+            let Some(mut names) = self.names(&dir, earlier) else {
                 continue;
             };
-            let mut names: Vec<(OsString, bool)> = Vec::new();
-            for e in rd.flatten() {
-                self.entries += 1;
-                if self.entries > limit {
-                    self.truncated = true;
-                    return;
-                }
-                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-                names.push((e.file_name(), is_dir));
+            if self.entries + names.len() > limit {
+                names.truncate(limit.saturating_sub(self.entries));
+                self.truncated = true;
+                stack.clear();
             }
+            self.entries += names.len();
             let has = |n: &str, dir: bool| names.iter().any(|(x, d)| x == n && *d == dir);
             if dir != root
                 && has("objects", true)
@@ -316,6 +382,12 @@ impl Snapshot {
                 continue;
             }
             for (name, is_dir) in names {
+                // Most entries are plain files with other names (every watched name starts with
+                // a dot): no path for them.
+                let watched = name.as_bytes().starts_with(b".");
+                if !is_dir && !watched {
+                    continue;
+                }
                 let path = dir.join(&name);
                 if name == ".git" {
                     if dir == root {
@@ -828,6 +900,12 @@ mod tests {
         );
     }
 
+    /// The walk skips plain files whose names do not start with a dot.
+    #[test]
+    fn every_watched_name_starts_with_a_dot() {
+        assert!(TOOL_FILES.iter().all(|(n, _)| n.starts_with('.')));
+    }
+
     #[test]
     fn not_an_index() {
         assert_eq!(gitlinks(b""), None);
@@ -921,6 +999,41 @@ mod tests {
         assert!(paths.contains(&root.join("zz-sub/.git")), "{found:#?}");
         assert!(paths.contains(&root.join("zz-sub")), "{found:#?}");
         assert!(root.join("zz-sub/.git.cordon-quarantine").is_dir());
+    }
+
+    /// Listings of directories unchanged since a settled snapshot are reused; a name created
+    /// in one changes its ctime, so it is read again, and a watched file changed in place in
+    /// an unchanged directory is still seen.
+    #[test]
+    fn unchanged_directories_are_not_read_again_but_changes_are_seen() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        for i in 0..20 {
+            std::fs::create_dir_all(root.join(format!("d{i}/e"))).unwrap();
+        }
+        std::fs::write(root.join("d3/.envrc"), "old").unwrap();
+        let mut before = Snapshot::take(std::slice::from_ref(&root));
+        assert_eq!(before.listed, 41);
+        // Pretend the snapshot was taken later, so that every directory counts as settled
+        // (the test cannot make a ctime older).
+        before.started = before.started.map(|t| t + Duration::from_secs(60));
+        let again = Snapshot::take_with(std::slice::from_ref(&root), MAX_ENTRIES, Some(&before));
+        assert_eq!(again.listed, 0);
+        assert!(again.findings_since(&before).is_empty());
+
+        std::fs::write(root.join("d7/e/.envrc"), "new").unwrap();
+        std::fs::write(root.join("d3/.envrc"), "changed").unwrap();
+        let after = Snapshot::take_with(std::slice::from_ref(&root), MAX_ENTRIES, Some(&before));
+        assert_eq!(after.listed, 1, "only d7/e changed");
+        let paths: Vec<_> = after
+            .findings_since(&before)
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        assert_eq!(
+            paths,
+            vec![root.join("d3/.envrc"), root.join("d7/e/.envrc")]
+        );
     }
 
     #[test]
