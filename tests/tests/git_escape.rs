@@ -631,7 +631,9 @@ fn landlock_refuses(who: Who) {
         stderr.starts_with("cordon: ")
             && stderr.contains("Landlock cannot keep")
             && stderr.contains("sandbox.git = \"protect\"")
-            && stderr.contains("--backend bwrap"),
+            && stderr.contains(&format!("{}/.git", fx.ws.display()))
+            && stderr.contains("--backend bwrap")
+            && stderr.contains("sandbox.git = \"writable\""),
         "{}",
         describe(&out)
     );

@@ -217,6 +217,15 @@ fn choose_linux(
         Backend::None => unconfined("backend `none` was requested".into()),
         Backend::Bwrap => bwrap("backend `bwrap` was requested"),
         Backend::Landlock => match protected {
+            Some(p) if p.origin.starts_with("sandbox.git") => Err(Refusal(format!(
+                "Landlock cannot keep the configuration of {} read-only inside a writable root ({}); use --backend bwrap (or auto), or set sandbox.git = \"writable\" (what a run leaves there is still moved aside and reported after it)",
+                p.path
+                    .ancestors()
+                    .find(|a| a.file_name() == Some(".git".as_ref()))
+                    .unwrap_or(&p.path)
+                    .display(),
+                p.origin.split(':').next().unwrap_or(&p.origin)
+            ))),
             Some(p) => Err(Refusal(format!(
                 "Landlock cannot keep {} ({}) read-only inside a writable root; use --backend bwrap (or auto), or keep it out of the writable roots",
                 p.path.display(),
