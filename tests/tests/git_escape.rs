@@ -240,14 +240,19 @@ fn evil_common_dir(dir: &str, marker: &Path) -> String {
     )
 }
 
+/// The operator's next command, in most cases.
+const STATUS: &str = "git status; git diff HEAD; true";
+
 const GITLINK: &str = "git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sub";
 
 /// One way to plant code for the operator's git.
 struct Plant {
     /// The script run inside the sandbox (and, as the control, outside it).
     script: fn(&Path) -> String,
-    /// Where the operator runs `git status` afterwards (relative to the workspace).
+    /// Where the operator runs git afterwards (relative to the workspace).
     operator_dir: &'static str,
+    /// What the operator runs there.
+    operator: &'static str,
     /// Paths (relative to the workspace) the after-run scan must name on each sandbox; empty
     /// where the sandbox refuses the plant.
     reported_writable: &'static [&'static str],
@@ -316,6 +321,15 @@ fn plant_worktrees(m: &Path) -> String {
         evil_common_dir("evil", m)
     )
 }
+/// An interactive rebase that stops (`break`) before its `exec` lines: the operator's
+/// `git rebase --continue` runs them.
+fn plant_rebase_exec(m: &Path) -> String {
+    format!(
+        "echo two > two.txt && git add two.txt && git -c user.name=a -c user.email=a@b commit -q -m two && \
+         git -c user.name=a -c user.email=a@b -c sequence.editor='sed -i 1ibreak' rebase -q -i -x 'touch {}' HEAD~1",
+        m.display()
+    )
+}
 fn plant_info_attributes(_: &Path) -> String {
     "mkdir -p .git/info && echo '* filter=planted' > .git/info/attributes".into()
 }
@@ -351,7 +365,7 @@ fn run_plant(who: Who, sandbox: Sandbox, plant: &Plant) {
         "the planted code ran inside the sandbox?\n{}",
         describe(&out)
     );
-    let status = fx.operator_in(plant.operator_dir, "git status; git diff HEAD; true");
+    let status = fx.operator_in(plant.operator_dir, plant.operator);
     assert!(
         !fx.marked(),
         "the operator's next `git status` ran the planted code\nrun: {}\noperator: {}",
@@ -408,7 +422,7 @@ fn control(who: Who, plant: &Plant) {
     let fx = Fixture::new(who, Sandbox::LandlockWritable);
     let out = fx.operator_sh(&(plant.script)(&fx.marker));
     assert!(out.status.success(), "{}", describe(&out));
-    let status = fx.operator_in(plant.operator_dir, "git status; true");
+    let status = fx.operator_in(plant.operator_dir, plant.operator);
     assert!(
         fx.marked(),
         "the attack does not work even unconfined, so its test proves nothing\n{}\n{}",
@@ -450,6 +464,7 @@ plants! {
     commondir: Plant {
         script: plant_commondir,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &[".git/commondir", "evil"],
         reported_protect: &["evil"],
         runs_code: true,
@@ -457,6 +472,7 @@ plants! {
     config: Plant {
         script: plant_config,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &[".git/config"],
         reported_protect: &[],
         runs_code: true,
@@ -464,6 +480,7 @@ plants! {
     config_worktree: Plant {
         script: plant_config_worktree,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &[".git/config", ".git/config.worktree"],
         reported_protect: &[],
         runs_code: true,
@@ -471,6 +488,7 @@ plants! {
     nested_repo_and_gitlink: Plant {
         script: plant_nested_repo_gitlink,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &["sub/.git", "sub"],
         reported_protect: &["sub/.git", "sub"],
         runs_code: true,
@@ -478,6 +496,7 @@ plants! {
     gitdir_file_and_gitlink: Plant {
         script: plant_gitdir_file_gitlink,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &["sub/.git", "evil"],
         reported_protect: &["sub/.git", "evil"],
         runs_code: true,
@@ -485,6 +504,7 @@ plants! {
     gitdir_symlink_and_gitlink: Plant {
         script: plant_gitdir_symlink_gitlink,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &["sub/.git", "evil"],
         reported_protect: &["sub/.git", "evil"],
         runs_code: true,
@@ -492,6 +512,7 @@ plants! {
     root_git_replaced_by_a_gitdir_file: Plant {
         script: plant_root_git_replaced,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &[".git", "evil", "real-git-dir"],
         reported_protect: &["evil"],
         runs_code: true,
@@ -499,6 +520,7 @@ plants! {
     modules_and_gitdir_file: Plant {
         script: plant_modules,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &[".git/modules", "sub/.git"],
         reported_protect: &["sub/.git", "sub"],
         runs_code: true,
@@ -506,6 +528,7 @@ plants! {
     modules_and_gitlink: Plant {
         script: plant_modules_only,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &[".git/modules"],
         reported_protect: &[],
         runs_code: false,
@@ -513,13 +536,23 @@ plants! {
     worktrees: Plant {
         script: plant_worktrees,
         operator_dir: "wt",
+        operator: STATUS,
         reported_writable: &[".git/worktrees", "wt/.git", "evil"],
         reported_protect: &["wt/.git", "evil"],
+        runs_code: true,
+    },
+    rebase_todo_with_exec: Plant {
+        script: plant_rebase_exec,
+        operator_dir: ".",
+        operator: "git -c user.name=o -c user.email=o@o rebase --continue; true",
+        reported_writable: &[".git/rebase-merge/git-rebase-todo"],
+        reported_protect: &[".git/rebase-merge/git-rebase-todo"],
         runs_code: true,
     },
     info_attributes: Plant {
         script: plant_info_attributes,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &[".git/info/attributes"],
         reported_protect: &[],
         runs_code: false,
@@ -527,6 +560,7 @@ plants! {
     hook: Plant {
         script: plant_hook,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &[".git/hooks/pre-commit"],
         reported_protect: &[],
         runs_code: false,
@@ -534,6 +568,7 @@ plants! {
     envrc: Plant {
         script: plant_envrc,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &[".envrc"],
         reported_protect: &[".envrc"],
         runs_code: false,
@@ -541,6 +576,7 @@ plants! {
     nested_envrc: Plant {
         script: plant_nested_envrc,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &["a/b/.envrc"],
         reported_protect: &["a/b/.envrc"],
         runs_code: false,
@@ -548,6 +584,7 @@ plants! {
     vscode_tasks: Plant {
         script: plant_vscode_tasks,
         operator_dir: ".",
+        operator: STATUS,
         reported_writable: &[".vscode/tasks.json"],
         reported_protect: &[".vscode/tasks.json"],
         runs_code: false,

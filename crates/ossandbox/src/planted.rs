@@ -71,6 +71,25 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
     (".exrc", "Vim and Neovim run it with 'exrc' set"),
 ];
 
+/// The todo lists of an interrupted rebase, cherry-pick or revert, in a git directory: git
+/// runs their `exec` lines when the operator continues.
+const TODO_LISTS: &[&str] = &["rebase-merge/git-rebase-todo", "sequencer/todo"];
+const TODO_WHY: &str = "a todo list with `exec` lines: the operator's `git rebase --continue` (or `cherry-pick --continue`) runs them";
+
+/// Whether a todo list holds a line git executes (`exec`/`x`), or is too large to tell.
+fn runs_commands(todo: &Seen) -> bool {
+    let Some(text) = &todo.content else {
+        return todo.id.0 != DIR; // unreadable or too large: assume it does
+    };
+    text.split(|&b| b == b'\n').any(|line| {
+        let line = line.trim_ascii_start();
+        line.starts_with(b"exec ")
+            || line.starts_with(b"x ")
+            || line.starts_with(b"exec\t")
+            || line.starts_with(b"x\t")
+    })
+}
+
 const GIT_DIR_WHY: &str = "git finds a repository here and runs its config (a gitlink, a shell prompt or a `git status` in this directory is enough)";
 
 /// What kind of thing a finding is.
@@ -89,6 +108,8 @@ pub enum What {
     Gitlink,
     /// One of [`TOOL_FILES`].
     ToolFile,
+    /// An interrupted rebase's or cherry-pick's todo list that runs commands.
+    TodoList,
 }
 
 impl What {
@@ -99,6 +120,7 @@ impl What {
             What::GitConfig => "git-config",
             What::Gitlink => "gitlink",
             What::ToolFile => "tool-file",
+            What::TodoList => "todo-list",
         }
     }
 }
@@ -438,6 +460,9 @@ impl Snapshot {
                 _ => self.list(&path, why, 0),
             }
         }
+        for rel in TODO_LISTS {
+            self.note(gd.join(rel), What::TodoList, TODO_WHY, true);
+        }
     }
 
     fn nested_git_dirs(&mut self, dir: &Path, why: &'static str, depth: usize) {
@@ -519,6 +544,10 @@ impl Snapshot {
                 }
                 Some(_) => continue,
             };
+            // A todo list is git's working state; it matters only when it runs commands.
+            if now.what == What::TodoList && !runs_commands(now) {
+                continue;
+            }
             // Under a directory that appeared itself, only that directory is reported.
             if out
                 .iter()
@@ -1034,6 +1063,30 @@ mod tests {
             paths,
             vec![root.join("d3/.envrc"), root.join("d7/e/.envrc")]
         );
+    }
+
+    #[test]
+    fn a_todo_list_is_reported_only_when_it_runs_commands() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::create_dir_all(root.join(".git/rebase-merge")).unwrap();
+        std::fs::create_dir_all(root.join(".git/sequencer")).unwrap();
+        std::fs::write(
+            root.join(".git/rebase-merge/git-rebase-todo"),
+            "pick 1234 one\n# exec not a command\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join(".git/sequencer/todo"),
+            "pick 1 a\n  x touch /tmp/m\n",
+        )
+        .unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(paths, vec![root.join(".git/sequencer/todo")], "{found:#?}");
+        assert!(root.join(".git/sequencer/todo.cordon-quarantine").exists());
     }
 
     #[test]

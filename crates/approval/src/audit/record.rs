@@ -318,7 +318,8 @@ impl Record {
 /// One finding of an [`Record::after_run`] record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AfterRunFinding {
-    /// What it is: `git-dir`, `bare-repository`, `git-config`, `gitlink`, `tool-file`.
+    /// What it is: `git-dir`, `bare-repository`, `git-config`, `gitlink`, `todo-list`,
+    /// `tool-file`.
     pub kind: String,
     pub path: String,
     /// `appeared` or `changed`.
