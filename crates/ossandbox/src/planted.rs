@@ -187,6 +187,7 @@ struct Seen {
     id: (u32, u64, u64, u64, i64, i64, i64, i64, u32),
     content: Option<Vec<u8>>,
     mode: u32,
+    owner: (u32, u32),
 }
 
 /// The watched paths of the writable roots at one moment.
@@ -369,6 +370,7 @@ impl Snapshot {
                 id: identity(&m),
                 content,
                 mode: m.mode() & 0o7777,
+                owner: (m.uid(), m.gid()),
             },
         );
         true
@@ -669,18 +671,32 @@ fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
         return Handling::Quarantined(to);
     };
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let restored = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(was.mode)
+        .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
-        .and_then(|mut f| f.write_all(content));
+        .and_then(|mut f| {
+            f.write_all(content)?;
+            // Its earlier owner (cordon may run as root in a user's repository; only root
+            // can give a file away, and anyone else created it as themselves) and mode,
+            // which the umask would have narrowed; set-id bits are not restored.
+            if running_as_root() {
+                std::os::unix::fs::fchown(&f, Some(was.owner.0), Some(was.owner.1))?;
+            }
+            f.set_permissions(std::fs::Permissions::from_mode(was.mode & 0o1777))
+        });
     match restored {
         Ok(()) => Handling::Restored(to),
         Err(_) => Handling::Quarantined(to),
     }
+}
+
+fn running_as_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
 }
 
 #[cfg(target_os = "linux")]
@@ -950,6 +966,17 @@ mod tests {
         let root = d.path().canonicalize().unwrap();
         git(&root, &["init", "-q"]);
         std::fs::write(root.join(".envrc"), "old").unwrap();
+        // A mode the umask would narrow, and (as root) another owner: both come back.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            root.join(".git/config"),
+            std::fs::Permissions::from_mode(0o664),
+        )
+        .unwrap();
+        if running_as_root() {
+            std::os::unix::fs::chown(root.join(".git/config"), Some(12345), Some(12346)).unwrap();
+        }
+        let owner = std::fs::metadata(root.join(".git/config")).unwrap();
         let before = Snapshot::take(std::slice::from_ref(&root));
         let config = std::fs::read(root.join(".git/config")).unwrap();
 
@@ -974,6 +1001,9 @@ mod tests {
             "{found:#?}"
         );
         assert_eq!(std::fs::read(root.join(".git/config")).unwrap(), config);
+        let restored = std::fs::metadata(root.join(".git/config")).unwrap();
+        assert_eq!(restored.mode() & 0o7777, 0o664);
+        assert_eq!((restored.uid(), restored.gid()), (owner.uid(), owner.gid()));
         assert_eq!(
             std::fs::read(root.join(".git/config.cordon-quarantine")).unwrap(),
             b"[core]\n\tfsmonitor = evil\n"
