@@ -640,19 +640,28 @@ fn read_index(path: &Path) -> Option<Vec<u8>> {
 }
 
 /// Renames `path` aside (never over an existing name); a changed small regular file gets its
-/// earlier content back in its place, with its earlier permissions.
+/// earlier content back in its place, with its earlier permissions. Everything happens in the
+/// directory `path` names, opened one component at a time without following a symlink: a
+/// process of the run that outlived it cannot turn a directory on the way into a link that
+/// sends cordon (perhaps root) renaming or writing elsewhere.
 fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Handling::Reported("could not move it aside: no parent directory".into());
+    };
+    let dir = match open_dir_nofollow(parent) {
+        Ok(d) => d,
+        Err(e) => return Handling::Reported(format!("could not move it aside: {e}")),
+    };
     let mut to = None;
     for n in 0..100 {
-        let mut name = path.as_os_str().to_os_string();
-        name.push(".cordon-quarantine");
+        let mut aside = name.to_os_string();
+        aside.push(".cordon-quarantine");
         if n > 0 {
-            name.push(format!("-{n}"));
+            aside.push(format!("-{n}"));
         }
-        let candidate = PathBuf::from(name);
-        match rename_noreplace(path, &candidate) {
+        match rename_noreplace(&dir, name, &aside) {
             Ok(()) => {
-                to = Some(candidate);
+                to = Some(parent.join(aside));
                 break;
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -670,28 +679,45 @@ fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
     let Some(content) = &was.content else {
         return Handling::Quarantined(to);
     };
-    use std::io::Write;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let restored = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-        .and_then(|mut f| {
-            f.write_all(content)?;
-            // Its earlier owner (cordon may run as root in a user's repository; only root
-            // can give a file away, and anyone else created it as themselves) and mode,
-            // which the umask would have narrowed; set-id bits are not restored.
-            if running_as_root() {
-                std::os::unix::fs::fchown(&f, Some(was.owner.0), Some(was.owner.1))?;
-            }
-            f.set_permissions(std::fs::Permissions::from_mode(was.mode & 0o1777))
-        });
-    match restored {
+    match restore(&dir, name, content, was) {
         Ok(()) => Handling::Restored(to),
         Err(_) => Handling::Quarantined(to),
     }
+}
+
+/// Creates `name` in `dir` (never through a link or over a name) with `content`, the
+/// earlier owner (cordon may run as root in a user's repository; only root can give a file
+/// away, and anyone else created it as themselves) and mode, which the umask would have
+/// narrowed; set-id bits are not restored.
+fn restore(
+    dir: &std::os::fd::OwnedFd,
+    name: &std::ffi::OsStr,
+    content: &[u8],
+    was: &Seen,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::unix::fs::PermissionsExt;
+    let c_name = std::ffi::CString::new(name.as_bytes())?;
+    // SAFETY: a valid directory fd and C string; the returned fd is owned below.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c_name.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o600 as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd was just opened and is owned by nothing else.
+    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    f.write_all(content)?;
+    if running_as_root() {
+        std::os::unix::fs::fchown(&f, Some(was.owner.0), Some(was.owner.1))?;
+    }
+    f.set_permissions(std::fs::Permissions::from_mode(was.mode & 0o1777))
 }
 
 fn running_as_root() -> bool {
@@ -699,17 +725,45 @@ fn running_as_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// `dir` (absolute) opened as a directory, each component with `O_NOFOLLOW`.
+fn open_dir_nofollow(dir: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    let open = |at: libc::c_int, name: &[u8]| -> std::io::Result<OwnedFd> {
+        let c = std::ffi::CString::new(name)?;
+        // SAFETY: a valid directory fd (or AT_FDCWD) and C string; the fd is owned below.
+        let fd = unsafe { libc::openat(at, c.as_ptr(), flags) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: fd was just opened and is owned by nothing else.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    if !dir.is_absolute() {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    }
+    let mut cur = open(libc::AT_FDCWD, b"/")?;
+    for c in dir.components().skip(1) {
+        cur = open(cur.as_raw_fd(), c.as_os_str().as_bytes())?;
+    }
+    Ok(cur)
+}
+
 #[cfg(target_os = "linux")]
-fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
-    use std::ffi::CString;
-    let from = CString::new(from.as_os_str().as_bytes())?;
-    let to = CString::new(to.as_os_str().as_bytes())?;
-    // SAFETY: two valid C strings; renameat2 reads them only.
+fn rename_noreplace(
+    dir: &std::os::fd::OwnedFd,
+    from: &std::ffi::OsStr,
+    to: &std::ffi::OsStr,
+) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let from = std::ffi::CString::new(from.as_bytes())?;
+    let to = std::ffi::CString::new(to.as_bytes())?;
+    // SAFETY: a valid directory fd and two valid C strings; renameat2 reads them only.
     let r = unsafe {
         libc::renameat2(
-            libc::AT_FDCWD,
+            dir.as_raw_fd(),
             from.as_ptr(),
-            libc::AT_FDCWD,
+            dir.as_raw_fd(),
             to.as_ptr(),
             libc::RENAME_NOREPLACE,
         )
@@ -722,12 +776,29 @@ fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
-    // macOS: the run is over and nothing else writes here; check, then rename.
-    if std::fs::symlink_metadata(to).is_ok() {
-        return Err(std::io::ErrorKind::AlreadyExists.into());
+fn rename_noreplace(
+    dir: &std::os::fd::OwnedFd,
+    from: &std::ffi::OsStr,
+    to: &std::ffi::OsStr,
+) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let from = std::ffi::CString::new(from.as_bytes())?;
+    let to = std::ffi::CString::new(to.as_bytes())?;
+    // SAFETY: a valid directory fd and two valid C strings; renameatx_np reads them only.
+    let r = unsafe {
+        libc::renameatx_np(
+            dir.as_raw_fd(),
+            from.as_ptr(),
+            dir.as_raw_fd(),
+            to.as_ptr(),
+            libc::RENAME_EXCL,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
-    std::fs::rename(from, to)
 }
 
 /// The paths of the gitlinks (mode 160000 entries) in a git index file, versions 2, 3 and 4
@@ -1117,6 +1188,21 @@ mod tests {
         let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
         assert_eq!(paths, vec![root.join(".git/sequencer/todo")], "{found:#?}");
         assert!(root.join(".git/sequencer/todo.cordon-quarantine").exists());
+    }
+
+    /// A directory on the way that became a symlink (a process that outlived the run) does
+    /// not send the rename elsewhere.
+    #[test]
+    fn quarantine_follows_no_symlink_on_the_way() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("other")).unwrap();
+        std::fs::write(root.join("other/.envrc"), "not the run's").unwrap();
+        std::os::unix::fs::symlink(root.join("other"), root.join("a")).unwrap();
+        let h = quarantine(&root.join("a/.envrc"), None);
+        assert!(matches!(h, Handling::Reported(_)), "{h:?}");
+        assert!(root.join("other/.envrc").exists());
+        assert!(!root.join("other/.envrc.cordon-quarantine").exists());
     }
 
     #[test]
