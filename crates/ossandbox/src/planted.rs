@@ -652,12 +652,17 @@ fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
         Ok(d) => d,
         Err(e) => return Handling::Reported(format!("could not move it aside: {e}")),
     };
+    // The plain name first; when it is taken, names the command could not have planted in
+    // advance (the clock's nanoseconds now).
+    let stamp = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
     let mut to = None;
     for n in 0..100 {
         let mut aside = name.to_os_string();
         aside.push(".cordon-quarantine");
         if n > 0 {
-            aside.push(format!("-{n}"));
+            aside.push(format!("-{stamp:x}-{n}"));
         }
         match rename_noreplace(&dir, name, &aside) {
             Ok(()) => {
@@ -1213,9 +1218,13 @@ mod tests {
         std::fs::write(root.join(".envrc"), "planted").unwrap();
         std::fs::write(root.join(".envrc.cordon-quarantine"), "earlier").unwrap();
         let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
-        assert_eq!(
-            found[0].handling,
-            Handling::Quarantined(root.join(".envrc.cordon-quarantine-1"))
+        let Handling::Quarantined(to) = &found[0].handling else {
+            panic!("{found:#?}");
+        };
+        let to = to.file_name().unwrap().to_string_lossy();
+        assert!(
+            to.starts_with(".envrc.cordon-quarantine-") && to.ends_with("-1"),
+            "{to}"
         );
         assert_eq!(
             std::fs::read(root.join(".envrc.cordon-quarantine")).unwrap(),
