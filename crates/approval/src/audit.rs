@@ -19,7 +19,10 @@
 //! JSON ([`canonical_json`]): whoever holds the arguments can prove which call a record is
 //! about without the log storing them. `by` says what decided: a rule (`file:line:col` and
 //! pattern), the default, a built-in check, a mode, the user, a timeout, the doom-loop
-//! guard, a session or persisted grant, or a failed approval channel (see [`By`]).
+//! guard, a session or persisted grant, or a failed approval channel (see [`By`]). One kind
+//! records no decision before a call but what cordon found after it ran: `by` is
+//! `{"kind":"after-run"}`, `request` the run's, one key `[KIND, PATH]` per file the run left
+//! that makes the operator's tools run code ([`Record::after_run`]).
 //!
 //! Beside the log, `FILE.head` holds the last record's `seq` and hash
 //! (`{"v":1,"seq":41,"hash":"…"}`), replaced atomically after each append.
@@ -104,7 +107,7 @@ mod util;
 mod verify;
 mod writer;
 
-pub use record::{preview, By, Record, FORMAT_VERSION, PREVIEW_MAX, ZERO_HASH};
+pub use record::{preview, AfterRunFinding, By, Record, FORMAT_VERSION, PREVIEW_MAX, ZERO_HASH};
 pub use util::{canonical_json, new_id, rfc3339, sha256_hex};
 pub use verify::{verify, Problem, ProblemKind, Report};
 pub use writer::{head_path, lock_path, Appended, AuditLog, LOCK_DEADLINE};

@@ -226,11 +226,16 @@ pub fn run(args: ExecArgs) -> i32 {
             );
         }
     }
+    let audit_session;
     match AuditLog::open(path) {
-        Ok(log) => engine.set_audit(match &session {
-            Some(s) => log.with_session(s.id.clone()),
-            None => log,
-        }),
+        Ok(log) => {
+            let log = match &session {
+                Some(s) => log.with_session(s.id.clone()),
+                None => log,
+            };
+            audit_session = log.session().to_string();
+            engine.set_audit(log)
+        }
         Err(e) => {
             let hint = match log {
                 cordon_policy::AuditLog::Default(_) => {
@@ -304,7 +309,13 @@ pub fn run(args: ExecArgs) -> i32 {
         ),
         timeout: args.timeout.or(policy.sandbox.limits.timeout),
     };
-    let code = match execute(&choice, &profile, spec.clone(), tmp.path()) {
+    // What the run leaves that the operator's tools run (a `.git` config, `.envrc`, …) is
+    // found by comparing with this, moved aside, warned about and recorded after the run.
+    let roots = writable_roots(&policy);
+    let before = crate::after_run::before(&roots);
+    let ran = execute(&choice, &profile, spec.clone(), tmp.path());
+    crate::after_run::report(&before, &roots, path, &audit_session, &request.id);
+    let code = match ran {
         Ok(run::Outcome::TimedOut) => refuse(
             run::Outcome::TimedOut.exit_code(),
             format!(

@@ -4,6 +4,7 @@
 //! signal N; 124 on timeout; 125 cordon's own failure; 126 denied or not executable; 127 not
 //! found. Every refusal is one stderr line starting `cordon: `.
 
+mod after_run;
 mod audit;
 mod check;
 mod doctor;

@@ -39,6 +39,18 @@ fn staged(policy: &Path) -> tempfile::TempDir {
     for sub in ["notes", "reference"] {
         std::fs::create_dir(d.path().join(sub)).unwrap();
     }
+    // A repository's git directory, as `git init` makes it (what `sandbox.git` protects).
+    for sub in [
+        ".git/hooks",
+        ".git/info",
+        ".git/objects/info",
+        ".git/refs/heads",
+    ] {
+        std::fs::create_dir_all(d.path().join(sub)).unwrap();
+    }
+    for file in [".git/HEAD", ".git/config"] {
+        std::fs::write(d.path().join(file), "").unwrap();
+    }
     std::fs::copy(policy, d.path().join("cordon.toml")).unwrap();
     common::trust(d.path());
     d

@@ -20,7 +20,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::profile::{Access, PathRule, Profile};
+use crate::profile::{placeholder_content, Access, PathRule, Profile};
 
 /// The inner stage's program (`inner/main.rs`, built statically by `build.rs`).
 pub static INNER_STAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cordon-inner"));
@@ -237,15 +237,20 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, String>
                 &["--ro-bind".as_ref(), p.path.as_os_str(), p.path.as_os_str()],
             ),
             Some((at, missing)) => {
+                let content = placeholder_content(&at).filter(|_| missing);
                 if missing && !cx.dry_run {
                     // bwrap would create the mount point through the writable bind; make it
                     // ourselves so that we know to remove it afterwards.
-                    std::fs::File::create_new(&at).map_err(|e| {
-                        format!(
-                            "cannot create a placeholder for protected {}: {e}",
-                            at.display()
-                        )
-                    })?;
+                    std::fs::File::create_new(&at)
+                        .and_then(|mut f| {
+                            std::io::Write::write_all(&mut f, content.unwrap_or_default())
+                        })
+                        .map_err(|e| {
+                            format!(
+                                "cannot create a placeholder for protected {}: {e}",
+                                at.display()
+                            )
+                        })?;
                     placeholders.push(at.clone());
                 }
                 let why = if missing {
@@ -256,10 +261,12 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, String>
                         p.origin
                     )
                 };
-                push(
-                    &why,
-                    &["--ro-bind".as_ref(), "/dev/null".as_ref(), at.as_os_str()],
-                );
+                // A placeholder with content is its own source: git must read it.
+                let source: &OsStr = match content {
+                    Some(_) => at.as_os_str(),
+                    None => "/dev/null".as_ref(),
+                };
+                push(&why, &["--ro-bind".as_ref(), source, at.as_os_str()]);
             }
         }
     }
@@ -443,6 +450,14 @@ fn hide(path: &Path, why: &str, push: &mut impl FnMut(&str, &[&OsStr])) {
             &["--ro-bind".as_ref(), "/dev/null".as_ref(), path.as_os_str()],
         );
     }
+}
+
+/// Whether `path` is still a placeholder as [`invocation`] created it (an empty regular file,
+/// or one holding exactly its [`placeholder_content`]): only then is it removed after the run.
+pub fn is_placeholder(path: &Path) -> bool {
+    let want = placeholder_content(path).unwrap_or_default();
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == want.len() as u64)
+        && (want.is_empty() || std::fs::read(path).is_ok_and(|b| b == want))
 }
 
 /// The inner stage's program in a sealed, executable memfd: bwrap runs it as
@@ -739,11 +754,54 @@ mod tests {
         assert_eq!(inv.placeholders, vec![ws.join(".git/hooks")]);
         assert!(ws.join(".git/hooks").is_file());
         let joined = strings(&inv.args).join(" ");
+        // Inside a git directory the placeholder is its own source: git reads it as empty
+        // (a host /dev/null is not granted by Landlock inside, and git warns about it).
+        let at = ws.join(".git/hooks");
         assert!(
-            joined.contains(&format!("--ro-bind /dev/null {}/.git/hooks", ws.display())),
+            joined.contains(&format!("--ro-bind {} {}", at.display(), at.display())),
             "{joined}"
         );
         assert!(joined.contains("--share-net"));
+    }
+
+    #[test]
+    fn a_missing_commondir_is_covered_by_one_naming_the_git_dir_itself() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::create_dir_all(ws.join("other")).unwrap();
+        let profile = Profile {
+            rules: vec![rule(&ws, true)],
+            protected: ["ws/.git/commondir", "ws/.git/modules", "ws/other/x"]
+                .iter()
+                .map(|p| Protected {
+                    path: d.path().join(p),
+                    origin: "p".into(),
+                })
+                .collect(),
+            network: Network::Deny,
+            limits: Limits::default(),
+        };
+        let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
+        let commondir = ws.join(".git/commondir");
+        // git refuses an empty commondir; `.` is the git directory itself.
+        assert_eq!(std::fs::read(&commondir).unwrap(), b".\n");
+        assert_eq!(std::fs::read(ws.join(".git/modules")).unwrap(), b"");
+        let joined = strings(&inv.args).join(" ");
+        let c = commondir.display();
+        assert!(joined.contains(&format!("--ro-bind {c} {c}")), "{joined}");
+        // Outside a git directory: /dev/null, as before.
+        let x = ws.join("other/x");
+        assert!(
+            joined.contains(&format!("--ro-bind /dev/null {}", x.display())),
+            "{joined}"
+        );
+        for p in &inv.placeholders {
+            assert!(is_placeholder(p), "{}", p.display());
+        }
+        // Changed since: no longer cordon's, so it is not removed.
+        std::fs::write(&commondir, "/elsewhere\n").unwrap();
+        assert!(!is_placeholder(&commondir));
     }
 
     #[test]

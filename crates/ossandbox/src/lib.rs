@@ -48,6 +48,7 @@ pub mod bwrap;
 pub mod env;
 #[cfg(target_os = "linux")]
 pub mod landlock;
+pub mod planted;
 pub mod probe;
 pub mod profile;
 pub mod render;
@@ -225,6 +226,15 @@ fn choose_linux(
         Backend::None => unconfined("backend `none` was requested".into()),
         Backend::Bwrap => bwrap("backend `bwrap` was requested"),
         Backend::Landlock => match protected {
+            Some(p) if p.origin.starts_with("sandbox.git") => Err(Refusal(format!(
+                "Landlock cannot keep the configuration of {} read-only inside a writable root ({}); use --backend bwrap (or auto), or set sandbox.git = \"writable\" (what a run leaves there is still moved aside and reported after it)",
+                p.path
+                    .ancestors()
+                    .find(|a| a.file_name() == Some(".git".as_ref()))
+                    .unwrap_or(&p.path)
+                    .display(),
+                p.origin.split(':').next().unwrap_or(&p.origin)
+            ))),
             Some(p) => Err(Refusal(format!(
                 "Landlock cannot keep {} ({}) read-only inside a writable root; use --backend bwrap (or auto), or keep it out of the writable roots",
                 p.path.display(),
@@ -441,8 +451,8 @@ pub fn execute(
             };
             let outcome = run::run(c, &spec);
             for p in &inv.placeholders {
-                // Only what we created: still an empty regular file.
-                if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                // Only what we created: still the placeholder it was.
+                if bwrap::is_placeholder(p) {
                     let _ = std::fs::remove_file(p);
                 }
             }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cordon_policy::{Limits, Mode, Network, Policy};
+use cordon_policy::{GitDir, Limits, Mode, Network, Policy};
 
 /// What a child may do beneath one path. Reading is always allowed on a listed path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -159,6 +159,97 @@ pub const SYSTEM_DEVICES: &[&str] = &[
     "/dev/zero",
 ];
 
+/// What git reads in a git directory as configuration or code, relative to it, and why each
+/// matters: a run that can write one of these makes the operator's next git command (outside
+/// the sandbox) run a program of its choosing or read configuration from a place it filled.
+/// Everything else git keeps there (objects, refs, logs, index, HEAD, packed-refs, the
+/// `*_HEAD` files, rebase and sequencer state, `*.lock` files) is what git writes in normal
+/// work. Under `sandbox.git = "protect"` these stay read-only (and cannot be created); the
+/// after-run scan watches them under every policy.
+pub const GIT_CONFIG_SURFACE: &[(&str, &str)] = &[
+    (
+        "config",
+        "the repository's configuration (core.fsmonitor, core.hooksPath, aliases, filters and pagers run programs)",
+    ),
+    (
+        "config.worktree",
+        "per-worktree configuration, read with the repository's",
+    ),
+    (
+        "commondir",
+        "makes git read config, hooks and refs from another directory",
+    ),
+    ("hooks", "programs git runs on commit, checkout, merge, push"),
+    (
+        "info",
+        "attributes (which filters and diff drivers run), excludes, grafts, sparse-checkout",
+    ),
+    (
+        "modules",
+        "submodules' git directories, each with its own config and hooks",
+    ),
+    (
+        "worktrees",
+        "linked worktrees' git directories (commondir, gitdir, config.worktree)",
+    ),
+    ("branches", "remote definitions git still reads"),
+    ("remotes", "remote definitions git still reads"),
+    (
+        "objects/info/alternates",
+        "other object stores git reads objects from",
+    ),
+    (
+        "objects/info/http-alternates",
+        "other object stores git fetches from",
+    ),
+];
+
+/// What a missing protected path inside a git directory is covered with: a file of cordon's
+/// own (bound read-only onto itself), so that git reads it as empty — a read-only `/dev/null`
+/// from the host is not granted by Landlock inside, and git warns on every command that it
+/// cannot read it — and, for `commondir`, `.` (the git directory itself, which is what a
+/// missing one means: git refuses an empty one, which would stop the sandboxed git and the
+/// operator's while the run lasts). `None` elsewhere: a read-only `/dev/null`.
+pub fn placeholder_content(path: &Path) -> Option<&'static [u8]> {
+    let in_git_dir = path
+        .parent()
+        .is_some_and(|p| p.components().any(|c| c.as_os_str() == ".git"));
+    if !in_git_dir {
+        return None;
+    }
+    Some(match path.file_name() {
+        Some(n) if n == "commondir" => b".\n",
+        _ => b"",
+    })
+}
+
+/// The protected paths `sandbox.git = "protect"` adds in the writable root `root` (named
+/// `name`): the configuration surface of its `.git` directory; the `.git` file itself when it
+/// is a gitdir file (a linked worktree's or a submodule's) or a symlink; `.git` as a missing
+/// path (it cannot be created: a new repository brings its own config) when there is none.
+fn git_protected(root: &Path, name: &str) -> Vec<Protected> {
+    let dot_git = root.join(".git");
+    let origin =
+        |what: &str| format!("sandbox.git = \"protect\" (in sandbox.paths.{name}): {what}");
+    match std::fs::symlink_metadata(&dot_git) {
+        Ok(m) if m.is_dir() => GIT_CONFIG_SURFACE
+            .iter()
+            .map(|(rel, why)| Protected {
+                path: dot_git.join(rel),
+                origin: origin(why),
+            })
+            .collect(),
+        Ok(_) => vec![Protected {
+            path: dot_git,
+            origin: origin("a gitdir file (or link) naming the repository git uses"),
+        }],
+        Err(_) => vec![Protected {
+            path: dot_git,
+            origin: origin("no repository here; a new one would bring its own config"),
+        }],
+    }
+}
+
 /// The canonical path of an existing file, asked of the kernel: one `open(O_PATH)` and a
 /// readlink of its /proc/self/fd entry, instead of realpath's walk per component (this runs
 /// for every system path on every `cordon exec`).
@@ -292,6 +383,11 @@ impl Profile {
                         origin: format!("sandbox.protected (in sandbox.paths.{})", w.name),
                     });
                 }
+            }
+        }
+        if sb.git == GitDir::Protect {
+            for w in &writable {
+                protected.extend(git_protected(&w.root, &w.name));
             }
         }
         // The policy must stay out of the sandbox's reach: a command that can rewrite the
@@ -506,6 +602,39 @@ mod tests {
         );
         let prof = Profile::from_policy(&p);
         assert_eq!(prof.rules.len(), 1);
+    }
+
+    #[test]
+    fn git_protect_covers_the_config_surface_of_each_roots_git_dir() {
+        let d = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(d.path()).unwrap();
+        for r in ["dir", "file", "none"] {
+            std::fs::create_dir(real.join(r)).unwrap();
+        }
+        std::fs::create_dir(real.join("dir/.git")).unwrap();
+        std::fs::write(real.join("file/.git"), "gitdir: ../x\n").unwrap();
+        let text = |git: &str| {
+            format!(
+                "version = 1\n[sandbox]\n{git}\n[sandbox.paths.a]\nroot = \"dir\"\nmode = \"rw\"\n[sandbox.paths.b]\nroot = \"file\"\nmode = \"rw\"\n[sandbox.paths.c]\nroot = \"none\"\nmode = \"rw\"\n"
+            )
+        };
+        let prof = Profile::from_policy(&policy(&text("git = \"protect\""), &real));
+        let paths: Vec<_> = prof.protected.iter().map(|p| p.path.clone()).collect();
+        let mut want: Vec<PathBuf> = GIT_CONFIG_SURFACE
+            .iter()
+            .map(|(rel, _)| real.join("dir/.git").join(rel))
+            .collect();
+        want.push(real.join("file/.git"));
+        want.push(real.join("none/.git"));
+        want.sort();
+        assert_eq!(paths, want);
+        assert!(prof.protected.iter().all(|p| p
+            .origin
+            .starts_with("sandbox.git = \"protect\" (in sandbox.paths.")));
+        // The default: the .git directory is writable like the rest of the root.
+        assert!(Profile::from_policy(&policy(&text(""), &real))
+            .protected
+            .is_empty());
     }
 
     #[test]

@@ -96,6 +96,30 @@ pub enum Network {
     Allow,
 }
 
+/// What the sandbox may do to the `.git` directory of each writable root (`sandbox.git`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GitDir {
+    /// Writable like the rest of the root (the default). What a run leaves there that git
+    /// runs or reads as configuration is still reported after the run and moved aside.
+    #[default]
+    Writable,
+    /// Git works (objects, refs, logs, index, HEAD and the other files git writes in normal
+    /// work stay writable), but everything git reads as configuration or code (`config`,
+    /// `commondir`, `hooks/`, `info/`, `modules/`, `worktrees/`, alternates, …) is read-only
+    /// and what is missing of it cannot be created. Needs a backend that can keep a path
+    /// read-only inside a writable root (bwrap).
+    Protect,
+}
+
+impl GitDir {
+    pub fn name(self) -> &'static str {
+        match self {
+            GitDir::Writable => "writable",
+            GitDir::Protect => "protect",
+        }
+    }
+}
+
 /// Access mode of a named root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mode {
@@ -171,6 +195,8 @@ pub struct Sandbox {
     /// Paths that stay read-only inside writable roots. Relative entries apply inside every
     /// read-write root; they need not exist (they must then not be created).
     pub protected: Vec<PathBuf>,
+    /// What the sandbox may do to the `.git` directory of each writable root.
+    pub git: GitDir,
     /// Named roots, in name order.
     pub paths: Vec<PathRoot>,
     /// Environment variables passed to the child besides the built-in allow-list.
@@ -639,6 +665,18 @@ impl Cx<'_> {
             extra_read_written.push(path);
         }
 
+        let git = self.choice(
+            &raw.git,
+            |s| match s {
+                "writable" => Some(GitDir::Writable),
+                "protect" => Some(GitDir::Protect),
+                _ => None,
+            },
+            GitDir::Writable,
+            "git",
+            "writable, protect",
+        )?;
+
         let mut protected = Vec::new();
         for p in &raw.protected {
             let s = p.get_ref();
@@ -774,6 +812,7 @@ impl Cx<'_> {
             extra_read,
             extra_read_written,
             protected,
+            git,
             paths,
             env,
             limits,

@@ -31,6 +31,7 @@ pub struct RawSandbox {
     pub extra_read: Vec<Spanned<String>>,
     #[serde(default)]
     pub protected: Vec<Spanned<String>>,
+    pub git: Option<Spanned<String>>,
     #[serde(default)]
     pub env: Vec<Spanned<String>>,
     #[serde(default)]

@@ -307,6 +307,22 @@ fn protected_paths() {
 }
 
 #[test]
+fn git_dir_protection() {
+    assert_eq!(
+        parse("version = 1\n").unwrap().sandbox.git,
+        GitDir::Writable
+    );
+    let p = parse("version = 1\n[sandbox]\ngit = \"protect\"\n").unwrap();
+    assert_eq!(p.sandbox.git, GitDir::Protect);
+    refused(
+        "version = 1\n[sandbox]\ngit = \"readonly\"\n",
+        3,
+        7,
+        "invalid git `readonly`",
+    );
+}
+
+#[test]
 fn impossible_combination_none_backend_with_required_sandbox() {
     refused(
         "version = 1\n[sandbox]\nbackend = \"none\"\n",

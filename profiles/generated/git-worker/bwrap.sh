@@ -46,8 +46,14 @@ args=(
   --ro-bind /usr /usr
   # sandbox.paths.repo (rw)
   --bind ${POLICY_DIR} ${POLICY_DIR}
+  # sandbox.protected: the directory above a protected path, kept from being renamed away
+  --bind ${POLICY_DIR}/.git ${POLICY_DIR}/.git
   # sandbox.system_read (configuration)
   --ro-bind /sys/devices/system/cpu /sys/devices/system/cpu
+  # sandbox.protected: the directory above a protected path, kept from being renamed away
+  --bind ${POLICY_DIR}/.git/objects ${POLICY_DIR}/.git/objects
+  # sandbox.protected: the directory above a protected path, kept from being renamed away
+  --bind ${POLICY_DIR}/.git/objects/info ${POLICY_DIR}/.git/objects/info
   # sandbox.system_read (a symlink on this host)
   --symlink usr/bin /bin
   # sandbox.system_read (a symlink on this host)
@@ -56,10 +62,28 @@ args=(
   --symlink usr/lib /lib
   # sandbox.system_read (a symlink on this host)
   --symlink usr/lib64 /lib64
-  # sandbox.protected (in sandbox.paths.repo): missing, so its first missing component is covered and cannot be created
-  --ro-bind /dev/null ${POLICY_DIR}/.git
-  # sandbox.protected (in sandbox.paths.repo): missing, so its first missing component is covered and cannot be created
-  --ro-bind /dev/null ${POLICY_DIR}/.git
+  # sandbox.git = "protect" (in sandbox.paths.repo): remote definitions git still reads: missing, so its first missing component is covered and cannot be created
+  --ro-bind ${POLICY_DIR}/.git/branches ${POLICY_DIR}/.git/branches
+  # sandbox.git = "protect" (in sandbox.paths.repo): makes git read config, hooks and refs from another directory: missing, so its first missing component is covered and cannot be created
+  --ro-bind ${POLICY_DIR}/.git/commondir ${POLICY_DIR}/.git/commondir
+  # sandbox.git = "protect" (in sandbox.paths.repo): the repository's configuration (core.fsmonitor, core.hooksPath, aliases, filters and pagers run programs)
+  --ro-bind ${POLICY_DIR}/.git/config ${POLICY_DIR}/.git/config
+  # sandbox.git = "protect" (in sandbox.paths.repo): per-worktree configuration, read with the repository's: missing, so its first missing component is covered and cannot be created
+  --ro-bind ${POLICY_DIR}/.git/config.worktree ${POLICY_DIR}/.git/config.worktree
+  # sandbox.git = "protect" (in sandbox.paths.repo): programs git runs on commit, checkout, merge, push
+  --ro-bind ${POLICY_DIR}/.git/hooks ${POLICY_DIR}/.git/hooks
+  # sandbox.git = "protect" (in sandbox.paths.repo): attributes (which filters and diff drivers run), excludes, grafts, sparse-checkout
+  --ro-bind ${POLICY_DIR}/.git/info ${POLICY_DIR}/.git/info
+  # sandbox.git = "protect" (in sandbox.paths.repo): submodules' git directories, each with its own config and hooks: missing, so its first missing component is covered and cannot be created
+  --ro-bind ${POLICY_DIR}/.git/modules ${POLICY_DIR}/.git/modules
+  # sandbox.git = "protect" (in sandbox.paths.repo): other object stores git reads objects from: missing, so its first missing component is covered and cannot be created
+  --ro-bind ${POLICY_DIR}/.git/objects/info/alternates ${POLICY_DIR}/.git/objects/info/alternates
+  # sandbox.git = "protect" (in sandbox.paths.repo): other object stores git fetches from: missing, so its first missing component is covered and cannot be created
+  --ro-bind ${POLICY_DIR}/.git/objects/info/http-alternates ${POLICY_DIR}/.git/objects/info/http-alternates
+  # sandbox.git = "protect" (in sandbox.paths.repo): remote definitions git still reads: missing, so its first missing component is covered and cannot be created
+  --ro-bind ${POLICY_DIR}/.git/remotes ${POLICY_DIR}/.git/remotes
+  # sandbox.git = "protect" (in sandbox.paths.repo): linked worktrees' git directories (commondir, gitdir, config.worktree): missing, so its first missing component is covered and cannot be created
+  --ro-bind ${POLICY_DIR}/.git/worktrees ${POLICY_DIR}/.git/worktrees
   # the policy's remembered rules, inside a writable root: missing, so its first missing component is covered and cannot be created
   --ro-bind /dev/null ${POLICY_DIR}/cordon.rules.toml
   # the policy file, inside a writable root

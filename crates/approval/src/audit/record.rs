@@ -74,7 +74,8 @@ pub struct Record {
 /// `{"kind":"tool-config","at":"cordon.toml:3:1"}`, `{"kind":"mode","mode":"approve-all"}`,
 /// `{"kind":"user"}`, `{"kind":"abort"}`, `{"kind":"timeout"}`, `{"kind":"channel"}`,
 /// `{"kind":"unanswered"}`, `{"kind":"doom-loop","count":3}`, `{"kind":"session-grant"}`,
-/// `{"kind":"persisted-grant","at":"…","pattern":"…"}`, `{"kind":"audit-failed"}`. The engine's [`crate::By`] converts
+/// `{"kind":"persisted-grant","at":"…","pattern":"…"}`, `{"kind":"audit-failed"}`,
+/// `{"kind":"after-run"}` (a record of what a run left, see [`Record::after_run`]). The engine's [`crate::By`] converts
 /// with `From`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -117,6 +118,12 @@ pub enum By {
     /// An earlier write to the audit log failed (only ever seen in a log a later write
     /// reached, e.g. after a transient error).
     AuditFailed,
+    /// Not a decision before a call but what cordon found after it ran: files the run left in
+    /// its writable roots that make the operator's tools run code (a `.git` directory or its
+    /// configuration, a gitlink, `.envrc`, editor tasks). The record has the run's `request`
+    /// id, one key per finding (`[KIND, PATH]`), `decision` `deny` (they are not let take
+    /// effect), and in `note` what was done with each (moved aside, restored, left in place).
+    AfterRun,
 }
 
 impl By {
@@ -192,6 +199,7 @@ impl fmt::Display for By {
             By::DoomLoop { count: Some(n) } => write!(f, "doom-loop ({n} in a row)"),
             By::SessionGrant => f.write_str("session-grant"),
             By::AuditFailed => f.write_str("audit-failed"),
+            By::AfterRun => f.write_str("after-run"),
             By::PersistedGrant { at, pattern } => {
                 f.write_str("persisted-grant")?;
                 match (at, pattern) {
@@ -230,6 +238,36 @@ impl Record {
             repair: None,
             prev: String::new(),
         }
+    }
+
+    /// What a run (the call `request` of `tool`) left that the operator's tools run: one key
+    /// `[KIND, PATH]` per finding, the findings themselves as the arguments (their digest is
+    /// recorded), what was done with each in `note`.
+    pub fn after_run(
+        tool: impl Into<String>,
+        request: impl Into<String>,
+        findings: &[AfterRunFinding],
+    ) -> Record {
+        let reason = format!(
+            "the run left {} path(s) in its writable roots that make the operator's tools run code",
+            findings.len()
+        );
+        let done: Vec<String> = findings
+            .iter()
+            .map(|f| format!("{}: {}", f.path, f.handling))
+            .collect();
+        Record::new(tool, Action::Deny, By::AfterRun, reason)
+            .request(request)
+            .keys(findings.iter().map(|f| [f.kind.clone(), f.path.clone()]))
+            .args(&serde_json::to_value(findings).unwrap_or(Value::Null))
+            .preview(
+                &findings
+                    .iter()
+                    .map(|f| f.path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            )
+            .note(done.join("; "))
     }
 
     /// The request's id (default: a fresh random id when appended).
@@ -275,6 +313,21 @@ impl Record {
         self.note = Some(note.into());
         self
     }
+}
+
+/// One finding of an [`Record::after_run`] record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AfterRunFinding {
+    /// What it is: `git-dir`, `bare-repository`, `git-config`, `gitlink`, `todo-list`,
+    /// `tool-file`.
+    pub kind: String,
+    pub path: String,
+    /// `appeared` or `changed`.
+    pub change: String,
+    /// Why it matters.
+    pub why: String,
+    /// What cordon did: moved aside (where), restored, or left in place (why).
+    pub handling: String,
 }
 
 /// `text` cut to at most [`PREVIEW_MAX`] characters; a cut text ends in `…`.
@@ -362,6 +415,7 @@ mod tests {
                 "persisted-grant r.toml:2:1 (npm test)",
             ),
             (By::Channel, r#"{"kind":"channel"}"#, "channel"),
+            (By::AfterRun, r#"{"kind":"after-run"}"#, "after-run"),
             (By::Unanswered, r#"{"kind":"unanswered"}"#, "unanswered"),
         ];
         for (by, json, shown) in cases {

@@ -1,0 +1,1234 @@
+//! What a run left in its writable roots that makes the operator's tools run code.
+//!
+//! The kernel keeps a command inside its roots, but what it writes there is read later by
+//! programs outside the sandbox: the operator's `git status` (and every git-aware shell
+//! prompt) runs `core.fsmonitor` from a repository's config, hooks, filters; direnv loads
+//! `.envrc`; editors run workspace tasks and settings. `sandbox.git = "protect"` keeps the
+//! root's own `.git` configuration read-only where the backend can; this module covers the
+//! rest, on every backend, after the fact:
+//!
+//! ```text
+//!  Snapshot::take(roots)          run           Snapshot::take(roots)
+//!        │  (before)                                  │  (after)
+//!        └──────────────── compare ◀──────────────────┘
+//!                             │
+//!              Finding per path that appeared or changed
+//!                             │
+//!              quarantine: rename to NAME.cordon-quarantine[-N]
+//!              (a changed small file gets its earlier content back)
+//! ```
+//!
+//! What is watched, in each writable root (a walk that follows no symlinks, stops after
+//! [`MAX_ENTRIES`] entries and says so):
+//! - git directories: every `.git` (directory, gitdir file or link) and every directory git
+//!   would take for a repository (`HEAD`, `objects/`, `refs/`), anywhere; their contents are
+//!   not walked, only their configuration surface ([`GIT_CONFIG_SURFACE`]: config, commondir,
+//!   hooks, info, modules, worktrees, alternates, …, recursively for `modules/` and
+//!   `worktrees/`), and the gitlinks (mode 160000 entries) of their index;
+//! - [`TOOL_FILES`]: direnv's `.envrc`, editors' workspace tasks and settings.
+//!
+//! A snapshot holds paths and metadata (inode, size, mtime, ctime, mode), plus the content of
+//! small files of the configuration surface (so a changed `.git/config` can be restored).
+//! Comparing is by metadata: ctime cannot be set by the command, so a file rewritten in place
+//! with its old size and mtime still differs.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::profile::GIT_CONFIG_SURFACE;
+
+/// The walk stops after this many directory entries per snapshot (and says so).
+pub const MAX_ENTRIES: usize = 200_000;
+/// Files larger than this are compared by metadata only, and not restored.
+const MAX_CONTENT: u64 = 64 * 1024;
+/// An index larger than this is not parsed (its gitlinks are not compared).
+const MAX_INDEX: u64 = 256 * 1024 * 1024;
+/// How deep `modules/` nests git directories (submodules of submodules, names with `/`).
+const MAX_GIT_DEPTH: usize = 8;
+
+/// Files, relative to any directory of a root, that a tool of the operator's runs or takes
+/// settings from, and why each matters.
+pub const TOOL_FILES: &[(&str, &str)] = &[
+    (".envrc", "direnv runs it when a shell enters the directory"),
+    (
+        ".vscode/tasks.json",
+        "VS Code runs its tasks (some on opening the folder)",
+    ),
+    (
+        ".vscode/settings.json",
+        "VS Code settings name programs it runs (interpreters, formatters, terminal env)",
+    ),
+    (
+        ".vscode/launch.json",
+        "VS Code runs its launch configurations",
+    ),
+    (".nvim.lua", "Neovim runs it with 'exrc' set"),
+    (".nvimrc", "Neovim runs it with 'exrc' set"),
+    (".exrc", "Vim and Neovim run it with 'exrc' set"),
+];
+
+/// The todo lists of an interrupted rebase, cherry-pick or revert, in a git directory: git
+/// runs their `exec` lines when the operator continues.
+const TODO_LISTS: &[&str] = &["rebase-merge/git-rebase-todo", "sequencer/todo"];
+const TODO_WHY: &str = "a todo list with `exec` lines: the operator's `git rebase --continue` (or `cherry-pick --continue`) runs them";
+
+/// Whether a todo list holds a line git executes (`exec`/`x`), or is too large to tell.
+fn runs_commands(todo: &Seen) -> bool {
+    let Some(text) = &todo.content else {
+        return todo.id.0 != DIR; // unreadable or too large: assume it does
+    };
+    text.split(|&b| b == b'\n').any(|line| {
+        let line = line.trim_ascii_start();
+        line.starts_with(b"exec ")
+            || line.starts_with(b"x ")
+            || line.starts_with(b"exec\t")
+            || line.starts_with(b"x\t")
+    })
+}
+
+const GIT_DIR_WHY: &str = "git finds a repository here and runs its config (a gitlink, a shell prompt or a `git status` in this directory is enough)";
+
+/// What kind of thing a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum What {
+    /// A `.git` directory, gitdir file or link: git discovers a repository there and runs its
+    /// config (a gitlink or a shell prompt is enough).
+    GitDir,
+    /// A directory git takes for a repository (bare): its config runs when git is used there,
+    /// and a gitdir file or commondir can point at it.
+    BareRepository,
+    /// Part of a git directory's configuration surface.
+    GitConfig,
+    /// A gitlink added to a repository's index: `git status` recurses into it and runs the
+    /// repository found there.
+    Gitlink,
+    /// One of [`TOOL_FILES`].
+    ToolFile,
+    /// An interrupted rebase's or cherry-pick's todo list that runs commands.
+    TodoList,
+}
+
+impl What {
+    pub fn tag(self) -> &'static str {
+        match self {
+            What::GitDir => "git-dir",
+            What::BareRepository => "bare-repository",
+            What::GitConfig => "git-config",
+            What::Gitlink => "gitlink",
+            What::ToolFile => "tool-file",
+            What::TodoList => "todo-list",
+        }
+    }
+}
+
+/// Whether the path is new or was there before the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Appeared,
+    Changed,
+}
+
+/// What cordon did about a finding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Handling {
+    /// Renamed here; nothing is deleted.
+    Quarantined(PathBuf),
+    /// Renamed here, and the content from before the run written back in its place.
+    Restored(PathBuf),
+    /// Left in place (with the reason: a gitlink is in the index, which cordon does not
+    /// rewrite; a rename that failed).
+    Reported(String),
+}
+
+/// One path the run left that the operator's tools run or read as configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub path: PathBuf,
+    pub what: What,
+    pub change: Change,
+    /// Why it matters, in words.
+    pub why: String,
+    pub handling: Handling,
+}
+
+impl Finding {
+    /// One line for `cordon: warning: …`.
+    pub fn message(&self) -> String {
+        let change = match self.change {
+            Change::Appeared => "appeared",
+            Change::Changed => "changed",
+        };
+        let done = match &self.handling {
+            Handling::Quarantined(to) => format!("moved aside to {}", to.display()),
+            Handling::Restored(to) => format!(
+                "the run's version moved aside to {}, the earlier content restored",
+                to.display()
+            ),
+            Handling::Reported(why) => format!("left in place: {why}"),
+        };
+        format!(
+            "the run left {} ({change}, {}): {}; {done}",
+            self.path.display(),
+            self.what.tag(),
+            self.why
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Seen {
+    what: What,
+    why: &'static str,
+    /// (type, dev, ino) for directories; with size, mtime, ctime and mode for the rest.
+    id: (u32, u64, u64, u64, i64, i64, i64, i64, u32),
+    content: Option<Vec<u8>>,
+    mode: u32,
+    owner: (u32, u32),
+}
+
+/// The watched paths of the writable roots at one moment.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    seen: BTreeMap<PathBuf, Seen>,
+    /// Index file → the gitlinks' paths in it (relative to the worktree, as git stores them).
+    gitlinks: BTreeMap<PathBuf, BTreeSet<Vec<u8>>>,
+    /// Each directory's listing, with what identifies its state (see [`Snapshot::take_with`]).
+    listings: HashMap<PathBuf, Listing>,
+    /// When the snapshot began.
+    started: Option<SystemTime>,
+    /// The walk stopped at [`MAX_ENTRIES`]: what lies beyond was not looked at.
+    pub truncated: bool,
+    /// Directory entries visited.
+    pub entries: usize,
+    /// Directories read (the rest were known unchanged from an earlier snapshot).
+    pub listed: usize,
+}
+
+/// A directory's entries (name, is a directory) and its (dev, ino, ctime) when they were read.
+#[derive(Debug, Clone)]
+struct Listing {
+    state: (u64, u64, i64, i64),
+    names: Vec<(OsString, bool)>,
+}
+
+/// How long before a snapshot a directory's ctime must lie for its listing to be reused:
+/// the kernel stamps ctime from a coarse clock, so a change made just after the snapshot could
+/// carry the same stamp as one made just before it.
+const SETTLED: Duration = Duration::from_secs(2);
+
+const DIR: u32 = 1;
+const FILE: u32 = 2;
+
+fn identity(m: &std::fs::Metadata) -> (u32, u64, u64, u64, i64, i64, i64, i64, u32) {
+    let t = m.file_type();
+    let kind = if t.is_dir() {
+        DIR
+    } else if t.is_file() {
+        FILE
+    } else if t.is_symlink() {
+        3
+    } else {
+        4
+    };
+    if m.is_dir() {
+        (kind, m.dev(), m.ino(), 0, 0, 0, 0, 0, 0)
+    } else {
+        (
+            kind,
+            m.dev(),
+            m.ino(),
+            m.size(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+            m.mode(),
+        )
+    }
+}
+
+/// A small regular file's content, read without following a link or blocking on a FIFO.
+fn small_content(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let m = f.metadata().ok()?;
+    if !m.is_file() || m.len() > MAX_CONTENT {
+        return None;
+    }
+    let mut buf = Vec::with_capacity(m.len() as usize);
+    f.take(MAX_CONTENT + 1).read_to_end(&mut buf).ok()?;
+    Some(buf)
+}
+
+impl Snapshot {
+    /// Records the watched paths of `roots` (absolute, canonical).
+    pub fn take(roots: &[PathBuf]) -> Snapshot {
+        Snapshot::take_with(roots, MAX_ENTRIES, None)
+    }
+
+    #[cfg(test)]
+    fn take_within(roots: &[PathBuf], limit: usize) -> Snapshot {
+        Snapshot::take_with(roots, limit, None)
+    }
+
+    /// [`Snapshot::take`] with a limit on the walk, and an `earlier` snapshot whose listings
+    /// are reused for directories that did not change since: a directory's ctime moves with
+    /// every name created, removed or renamed in it and cannot be set back by the command, so
+    /// the same (dev, ino, ctime), older than the earlier snapshot by [`SETTLED`], means the
+    /// same names. Each still gets a `stat`; watched names in it are checked one by one as
+    /// always (a file changed in place leaves its directory alone). Each root's own `.git`
+    /// (its configuration surface and index) is recorded whatever the limit.
+    pub fn take_with(roots: &[PathBuf], limit: usize, earlier: Option<&Snapshot>) -> Snapshot {
+        let mut s = Snapshot {
+            started: Some(SystemTime::now()),
+            ..Snapshot::default()
+        };
+        for root in roots {
+            s.root_git_dir(root);
+        }
+        for root in roots {
+            s.walk(root, limit, earlier);
+        }
+        s
+    }
+
+    /// The names in `dir`: the earlier snapshot's when the directory is unchanged since and
+    /// was settled then, else read now.
+    fn names(&mut self, dir: &Path, earlier: Option<&Snapshot>) -> Option<Vec<(OsString, bool)>> {
+        let m = std::fs::symlink_metadata(dir).ok()?;
+        if !m.is_dir() {
+            return None;
+        }
+        let state = (m.dev(), m.ino(), m.ctime(), m.ctime_nsec());
+        let settled = |e: &Snapshot| {
+            let changed = SystemTime::UNIX_EPOCH
+                + Duration::new(state.2.max(0) as u64, state.3.clamp(0, 999_999_999) as u32);
+            e.started.is_some_and(|t| changed + SETTLED < t)
+        };
+        let known = earlier
+            .filter(|e| settled(e))
+            .and_then(|e| e.listings.get(dir))
+            .filter(|l| l.state == state);
+        let names = match known {
+            Some(l) => l.names.clone(),
+            None => {
+                self.listed += 1;
+                std::fs::read_dir(dir)
+                    .ok()?
+                    .flatten()
+                    .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
+                    .collect()
+            }
+        };
+        self.listings.insert(
+            dir.to_path_buf(),
+            Listing {
+                state,
+                names: names.clone(),
+            },
+        );
+        Some(names)
+    }
+
+    fn root_git_dir(&mut self, root: &Path) {
+        let path = root.join(".git");
+        if self.note(path.clone(), What::GitDir, GIT_DIR_WHY, true)
+            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
+        {
+            self.git_dir(&path, 0);
+            self.index_gitlinks(&path);
+        }
+    }
+
+    fn note(&mut self, path: PathBuf, what: What, why: &'static str, content: bool) -> bool {
+        let Ok(m) = std::fs::symlink_metadata(&path) else {
+            return false;
+        };
+        let content = if content && m.is_file() {
+            small_content(&path)
+        } else if m.file_type().is_symlink() {
+            std::fs::read_link(&path)
+                .ok()
+                .map(|t| t.into_os_string().into_vec())
+        } else {
+            None
+        };
+        self.seen.insert(
+            path,
+            Seen {
+                what,
+                why,
+                id: identity(&m),
+                content,
+                mode: m.mode() & 0o7777,
+                owner: (m.uid(), m.gid()),
+            },
+        );
+        true
+    }
+
+    /// The walk of one root: every directory, without following links, until the budget is
+    /// spent.
+    fn walk(&mut self, root: &Path, limit: usize, earlier: Option<&Snapshot>) {
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let Some(mut names) = self.names(&dir, earlier) else {
+                continue;
+            };
+            if self.entries + names.len() > limit {
+                names.truncate(limit.saturating_sub(self.entries));
+                self.truncated = true;
+                stack.clear();
+            }
+            self.entries += names.len();
+            let has = |n: &str, dir: bool| names.iter().any(|(x, d)| x == n && *d == dir);
+            if dir != root
+                && has("objects", true)
+                && has("refs", true)
+                && names.iter().any(|(x, _)| x == "HEAD")
+            {
+                self.note(
+                    dir.clone(),
+                    What::BareRepository,
+                    "git takes this directory for a repository and runs its config; a gitdir file or commondir can point at it",
+                    false,
+                );
+                self.git_dir(&dir, 0);
+                continue;
+            }
+            for (name, is_dir) in names {
+                // Most entries are plain files with other names (every watched name starts with
+                // a dot): no path for them.
+                let watched = name.as_bytes().starts_with(b".");
+                if !is_dir && !watched {
+                    continue;
+                }
+                let path = dir.join(&name);
+                if name == ".git" {
+                    if dir == root {
+                        continue; // recorded before the walk
+                    }
+                    self.note(path.clone(), What::GitDir, GIT_DIR_WHY, true);
+                    if is_dir {
+                        self.git_dir(&path, 0);
+                        self.index_gitlinks(&path);
+                    }
+                    continue;
+                }
+                if name == ".vscode" && is_dir {
+                    for (rel, why) in TOOL_FILES.iter().filter(|(r, _)| r.starts_with(".vscode/")) {
+                        self.note(dir.join(rel), What::ToolFile, why, true);
+                    }
+                }
+                if let Some((_, why)) = TOOL_FILES.iter().find(|(r, _)| name == *r) {
+                    self.note(path.clone(), What::ToolFile, why, true);
+                }
+                if is_dir {
+                    stack.push(path);
+                }
+            }
+        }
+    }
+
+    /// A git directory's configuration surface.
+    fn git_dir(&mut self, gd: &Path, depth: usize) {
+        if depth > MAX_GIT_DEPTH {
+            return;
+        }
+        for (rel, why) in GIT_CONFIG_SURFACE.iter().chain(&[(
+            "gitdir",
+            "names the worktree of a linked worktree's git directory",
+        )]) {
+            let path = gd.join(rel);
+            if !self.note(path.clone(), What::GitConfig, why, true) {
+                continue;
+            }
+            if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+                continue;
+            }
+            match *rel {
+                // Each entry is a git directory of its own (a submodule's name may hold `/`:
+                // then it is a directory of them).
+                "modules" | "worktrees" => self.nested_git_dirs(&path, why, depth + 1),
+                _ => self.list(&path, why, 0),
+            }
+        }
+        for rel in TODO_LISTS {
+            self.note(gd.join(rel), What::TodoList, TODO_WHY, true);
+        }
+    }
+
+    fn nested_git_dirs(&mut self, dir: &Path, why: &'static str, depth: usize) {
+        if depth > MAX_GIT_DEPTH {
+            return;
+        }
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            self.entries += 1;
+            let path = e.path();
+            self.note(path.clone(), What::GitConfig, why, true);
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if path.join("HEAD").exists() || path.join("commondir").exists() {
+                    self.git_dir(&path, depth);
+                } else {
+                    self.nested_git_dirs(&path, why, depth + 1);
+                }
+            }
+        }
+    }
+
+    /// Every entry under `dir` (hooks, info, …), bounded in depth.
+    fn list(&mut self, dir: &Path, why: &'static str, depth: usize) {
+        if depth > MAX_GIT_DEPTH {
+            return;
+        }
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            self.entries += 1;
+            let path = e.path();
+            // `git gc` writes info/refs (for dumb HTTP clients; git itself never runs it).
+            if path.ends_with("info/refs") && depth == 0 {
+                continue;
+            }
+            self.note(path.clone(), What::GitConfig, why, true);
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                self.list(&path, why, depth + 1);
+            }
+        }
+    }
+
+    /// The gitlinks of a git directory's index, and of its shared index files (a split index,
+    /// `git update-index --split-index`, keeps most entries there). Read as git reads them,
+    /// through a symlink too (git follows one), but never blocking on a FIFO and only a
+    /// regular file of bounded size.
+    fn index_gitlinks(&mut self, git_dir: &Path) {
+        let index = git_dir.join("index");
+        let mut files = vec![index.clone()];
+        if let Ok(rd) = std::fs::read_dir(git_dir) {
+            files.extend(
+                rd.flatten()
+                    .filter(|e| e.file_name().as_bytes().starts_with(b"sharedindex."))
+                    .map(|e| e.path()),
+            );
+        }
+        let mut links = BTreeSet::new();
+        for file in files {
+            if let Some(found) = read_index(&file).as_deref().and_then(gitlinks) {
+                links.extend(found);
+            }
+        }
+        self.gitlinks.insert(index, links);
+    }
+
+    /// What appeared or changed since `before`, each quarantined where that is safe.
+    pub fn findings_since(&self, before: &Snapshot) -> Vec<Finding> {
+        let mut out: Vec<Finding> = Vec::new();
+        for (path, now) in &self.seen {
+            let change = match before.seen.get(path) {
+                None => Change::Appeared,
+                Some(was) if was.id != now.id || was.content != now.content => {
+                    // A directory keeps its identity while git works in it; a different
+                    // inode or type is a replacement.
+                    Change::Changed
+                }
+                Some(_) => continue,
+            };
+            // A todo list is git's working state; it matters only when it runs commands.
+            if now.what == What::TodoList && !runs_commands(now) {
+                continue;
+            }
+            // Under a directory that appeared itself, only that directory is reported.
+            if out
+                .iter()
+                .any(|f| f.change == Change::Appeared && path.starts_with(&f.path))
+            {
+                continue;
+            }
+            out.push(Finding {
+                path: path.clone(),
+                what: now.what,
+                change,
+                why: now.why.to_string(),
+                handling: Handling::Reported(String::new()),
+            });
+        }
+        for (index, links) in &self.gitlinks {
+            let old = before.gitlinks.get(index);
+            let worktree = index
+                .parent()
+                .and_then(Path::parent)
+                .unwrap_or(Path::new("/"));
+            for link in links {
+                if old.is_some_and(|o| o.contains(link)) {
+                    continue;
+                }
+                // The repository the gitlink makes `git status` enter, when the walk did not
+                // see it before the run (new, or beyond the walk's limit).
+                let target = worktree.join(OsString::from_vec(link.clone())).join(".git");
+                if std::fs::symlink_metadata(&target).is_ok()
+                    && !before.seen.contains_key(&target)
+                    && !out.iter().any(|f| target.starts_with(&f.path))
+                {
+                    out.push(Finding {
+                        path: target,
+                        what: What::GitDir,
+                        change: Change::Appeared,
+                        why: "the repository a new gitlink points at: git status runs its config"
+                            .into(),
+                        handling: Handling::Reported(String::new()),
+                    });
+                }
+                out.push(Finding {
+                    path: worktree.join(OsString::from_vec(link.clone())),
+                    what: What::Gitlink,
+                    change: Change::Appeared,
+                    why: format!(
+                        "a gitlink added to {}: `git status` recurses into it and runs the repository found there",
+                        index.display()
+                    ),
+                    handling: Handling::Reported(format!(
+                        "cordon does not rewrite the index; remove it with `git rm --cached {}` after checking it",
+                        String::from_utf8_lossy(link)
+                    )),
+                });
+            }
+        }
+        for f in &mut out {
+            if f.what == What::Gitlink {
+                continue;
+            }
+            let earlier = match f.change {
+                Change::Changed => before.seen.get(&f.path),
+                Change::Appeared => None,
+            };
+            f.handling = quarantine(&f.path, earlier);
+        }
+        out
+    }
+}
+
+/// An index file's bytes: a regular file (links followed, as git does) of at most
+/// [`MAX_INDEX`] bytes, opened without blocking.
+fn read_index(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let m = f.metadata().ok()?;
+    if !m.is_file() || m.len() > MAX_INDEX {
+        return None;
+    }
+    let mut b = Vec::with_capacity(m.len() as usize);
+    f.take(MAX_INDEX).read_to_end(&mut b).ok()?;
+    Some(b)
+}
+
+/// Renames `path` aside (never over an existing name); a changed small regular file gets its
+/// earlier content back in its place, with its earlier permissions. Everything happens in the
+/// directory `path` names, opened one component at a time without following a symlink: a
+/// process of the run that outlived it cannot turn a directory on the way into a link that
+/// sends cordon (perhaps root) renaming or writing elsewhere.
+fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Handling::Reported("could not move it aside: no parent directory".into());
+    };
+    let dir = match open_dir_nofollow(parent) {
+        Ok(d) => d,
+        Err(e) => return Handling::Reported(format!("could not move it aside: {e}")),
+    };
+    // The plain name first; when it is taken, names the command could not have planted in
+    // advance (the clock's nanoseconds now).
+    let stamp = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut to = None;
+    for n in 0..100 {
+        let mut aside = name.to_os_string();
+        aside.push(".cordon-quarantine");
+        if n > 0 {
+            aside.push(format!("-{stamp:x}-{n}"));
+        }
+        match rename_noreplace(&dir, name, &aside) {
+            Ok(()) => {
+                to = Some(parent.join(aside));
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Handling::Reported(format!("could not move it aside: {e}")),
+        }
+    }
+    let Some(to) = to else {
+        return Handling::Reported(
+            "could not move it aside: every quarantine name is taken".into(),
+        );
+    };
+    let Some(was) = earlier.filter(|w| w.id.0 == FILE) else {
+        return Handling::Quarantined(to);
+    };
+    let Some(content) = &was.content else {
+        return Handling::Quarantined(to);
+    };
+    match restore(&dir, name, content, was) {
+        Ok(()) => Handling::Restored(to),
+        Err(_) => Handling::Quarantined(to),
+    }
+}
+
+/// Creates `name` in `dir` (never through a link or over a name) with `content`, the
+/// earlier owner (cordon may run as root in a user's repository; only root can give a file
+/// away, and anyone else created it as themselves) and mode, which the umask would have
+/// narrowed; set-id bits are not restored.
+fn restore(
+    dir: &std::os::fd::OwnedFd,
+    name: &std::ffi::OsStr,
+    content: &[u8],
+    was: &Seen,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::unix::fs::PermissionsExt;
+    let c_name = std::ffi::CString::new(name.as_bytes())?;
+    // SAFETY: a valid directory fd and C string; the returned fd is owned below.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c_name.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o600 as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd was just opened and is owned by nothing else.
+    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    f.write_all(content)?;
+    if running_as_root() {
+        std::os::unix::fs::fchown(&f, Some(was.owner.0), Some(was.owner.1))?;
+    }
+    f.set_permissions(std::fs::Permissions::from_mode(was.mode & 0o1777))
+}
+
+fn running_as_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `dir` (absolute) opened as a directory, each component with `O_NOFOLLOW`.
+fn open_dir_nofollow(dir: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    let open = |at: libc::c_int, name: &[u8]| -> std::io::Result<OwnedFd> {
+        let c = std::ffi::CString::new(name)?;
+        // SAFETY: a valid directory fd (or AT_FDCWD) and C string; the fd is owned below.
+        let fd = unsafe { libc::openat(at, c.as_ptr(), flags) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: fd was just opened and is owned by nothing else.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    if !dir.is_absolute() {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    }
+    let mut cur = open(libc::AT_FDCWD, b"/")?;
+    for c in dir.components().skip(1) {
+        cur = open(cur.as_raw_fd(), c.as_os_str().as_bytes())?;
+    }
+    Ok(cur)
+}
+
+#[cfg(target_os = "linux")]
+fn rename_noreplace(
+    dir: &std::os::fd::OwnedFd,
+    from: &std::ffi::OsStr,
+    to: &std::ffi::OsStr,
+) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let from = std::ffi::CString::new(from.as_bytes())?;
+    let to = std::ffi::CString::new(to.as_bytes())?;
+    // SAFETY: a valid directory fd and two valid C strings; renameat2 reads them only.
+    let r = unsafe {
+        libc::renameat2(
+            dir.as_raw_fd(),
+            from.as_ptr(),
+            dir.as_raw_fd(),
+            to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn rename_noreplace(
+    dir: &std::os::fd::OwnedFd,
+    from: &std::ffi::OsStr,
+    to: &std::ffi::OsStr,
+) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let from = std::ffi::CString::new(from.as_bytes())?;
+    let to = std::ffi::CString::new(to.as_bytes())?;
+    // SAFETY: a valid directory fd and two valid C strings; renameatx_np reads them only.
+    let r = unsafe {
+        libc::renameatx_np(
+            dir.as_raw_fd(),
+            from.as_ptr(),
+            dir.as_raw_fd(),
+            to.as_ptr(),
+            libc::RENAME_EXCL,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The paths of the gitlinks (mode 160000 entries) in a git index file, versions 2, 3 and 4
+/// (`Documentation/gitformat-index.txt`); `None` when it is not one. Object ids are SHA-1
+/// (20 bytes) or SHA-256 (32): the index does not say which, so both are tried and the one
+/// that reads every entry cleanly wins.
+pub fn gitlinks(index: &[u8]) -> Option<Vec<Vec<u8>>> {
+    if index.len() < 12 || &index[..4] != b"DIRC" {
+        return None;
+    }
+    let version = u32::from_be_bytes(index[4..8].try_into().ok()?);
+    let count = u32::from_be_bytes(index[8..12].try_into().ok()?) as usize;
+    if !(2..=4).contains(&version) {
+        return None;
+    }
+    [20usize, 32]
+        .iter()
+        .find_map(|&hash| parse_entries(index, version, count, hash))
+}
+
+fn parse_entries(index: &[u8], version: u32, count: usize, hash: usize) -> Option<Vec<Vec<u8>>> {
+    const GITLINK: u32 = 0o160000;
+    let mut at = 12usize;
+    let mut links = Vec::new();
+    let mut prev: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let start = at;
+        // ctime, mtime (8 each), dev, ino, mode, uid, gid, size (4 each), id, flags (2).
+        let fixed = 40 + hash + 2;
+        let head = index.get(at..at + fixed)?;
+        let mode = u32::from_be_bytes(head[24..28].try_into().ok()?);
+        let flags = u16::from_be_bytes(head[40 + hash..].try_into().ok()?);
+        at += fixed;
+        if flags & 0x4000 != 0 {
+            if version < 3 {
+                return None;
+            }
+            at += 2; // extended flags
+        }
+        let name = if version == 4 {
+            // The number of bytes to drop from the previous name (a varint), then the rest,
+            // NUL-terminated; no padding.
+            let (strip, used) = varint(index.get(at..)?)?;
+            at += used;
+            let end = at + index.get(at..)?.iter().position(|&b| b == 0)?;
+            let keep = prev.len().checked_sub(strip as usize)?;
+            let mut name = prev[..keep].to_vec();
+            name.extend_from_slice(&index[at..end]);
+            at = end + 1;
+            name
+        } else {
+            let end = at + index.get(at..)?.iter().position(|&b| b == 0)?;
+            let name = index[at..end].to_vec();
+            // Entries are padded with 1-8 NULs to a multiple of 8 bytes.
+            let len = end - start;
+            at = start + (len + 8) / 8 * 8;
+            if at > index.len() {
+                return None;
+            }
+            name
+        };
+        if name.is_empty() || name.contains(&0) {
+            return None;
+        }
+        if mode == GITLINK {
+            links.push(name.clone());
+        }
+        prev = name;
+    }
+    // Extensions (4-byte signature, 4-byte size) then the checksum must fill the rest exactly.
+    loop {
+        let rest = index.len().checked_sub(at)?;
+        if rest == hash {
+            return Some(links);
+        }
+        let head = index.get(at..at + 8)?;
+        let size = u32::from_be_bytes(head[4..8].try_into().ok()?) as usize;
+        at = at.checked_add(8 + size)?;
+    }
+}
+
+/// Git's offset varint (`varint.c`): 7 bits a byte, high bit continues, +1 per continuation.
+fn varint(b: &[u8]) -> Option<(u64, usize)> {
+    let mut i = 0;
+    let mut c = *b.first()?;
+    let mut v = u64::from(c & 0x7f);
+    while c & 0x80 != 0 {
+        i += 1;
+        c = *b.get(i)?;
+        v = v.checked_add(1)?.checked_shl(7)? | u64::from(c & 0x7f);
+    }
+    Some((v, i + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let st = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        assert!(st.status.success(), "git {args:?}: {st:?}");
+    }
+
+    /// Index files git itself wrote, in each version and both hash formats.
+    #[test]
+    fn gitlinks_in_every_index_version() {
+        for format in ["sha1", "sha256"] {
+            for version in ["2", "3", "4"] {
+                let d = tempfile::tempdir().unwrap();
+                let w = d.path();
+                git(w, &["init", "-q", &format!("--object-format={format}")]);
+                for f in ["a.txt", "dir/b.txt", "dir/c.txt", "zz/long-name-here.txt"] {
+                    std::fs::create_dir_all(w.join(f).parent().unwrap()).unwrap();
+                    std::fs::write(w.join(f), f).unwrap();
+                }
+                git(w, &["add", "."]);
+                git(w, &["commit", "-q", "-m", "x"]);
+                let head = String::from_utf8(
+                    Command::new("git")
+                        .args(["rev-parse", "HEAD"])
+                        .current_dir(w)
+                        .output()
+                        .unwrap()
+                        .stdout,
+                )
+                .unwrap();
+                let head = head.trim();
+                for link in ["dir/sub", "sub", "zz/sub2"] {
+                    git(
+                        w,
+                        &[
+                            "update-index",
+                            "--add",
+                            "--cacheinfo",
+                            &format!("160000,{head},{link}"),
+                        ],
+                    );
+                }
+                // An extended flag (intent-to-add) makes a version-3 entry.
+                std::fs::write(w.join("new.txt"), "n").unwrap();
+                git(w, &["add", "-N", "new.txt"]);
+                git(w, &["update-index", "--index-version", version]);
+                let bytes = std::fs::read(w.join(".git/index")).unwrap();
+                let mut links = gitlinks(&bytes).unwrap_or_else(|| panic!("{format} v{version}"));
+                links.sort();
+                assert_eq!(
+                    links,
+                    vec![b"dir/sub".to_vec(), b"sub".to_vec(), b"zz/sub2".to_vec()],
+                    "{format} v{version}"
+                );
+            }
+        }
+    }
+
+    /// A gitlink moved into a shared index (split index), or behind an index that is a
+    /// symlink, is still seen.
+    #[test]
+    fn gitlinks_in_a_split_or_linked_index() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        git(&root, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        let head = Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&root)
+            .output()
+            .unwrap()
+            .stdout;
+        let link = format!("160000,{},split", String::from_utf8(head).unwrap().trim());
+        git(&root, &["update-index", "--add", "--cacheinfo", &link]);
+        git(&root, &["update-index", "--split-index"]);
+        assert!(std::fs::read_dir(root.join(".git")).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("sharedindex.")));
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        assert!(
+            found
+                .iter()
+                .any(|f| f.what == What::Gitlink && f.path == root.join("split")),
+            "{found:#?}"
+        );
+
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        git(&root, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        let head = Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&root)
+            .output()
+            .unwrap()
+            .stdout;
+        let link = format!("160000,{},linked", String::from_utf8(head).unwrap().trim());
+        git(&root, &["update-index", "--add", "--cacheinfo", &link]);
+        std::fs::rename(root.join(".git/index"), root.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(root.join("elsewhere"), root.join(".git/index")).unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        assert!(
+            found
+                .iter()
+                .any(|f| f.what == What::Gitlink && f.path == root.join("linked")),
+            "{found:#?}"
+        );
+    }
+
+    /// The walk skips plain files whose names do not start with a dot.
+    #[test]
+    fn every_watched_name_starts_with_a_dot() {
+        assert!(TOOL_FILES.iter().all(|(n, _)| n.starts_with('.')));
+    }
+
+    #[test]
+    fn not_an_index() {
+        assert_eq!(gitlinks(b""), None);
+        assert_eq!(gitlinks(b"DIRC\0\0\0\x05\0\0\0\0"), None);
+        let mut truncated = b"DIRC\0\0\0\x02\0\0\0\x01".to_vec();
+        truncated.extend_from_slice(&[0; 30]);
+        assert_eq!(gitlinks(&truncated), None);
+    }
+
+    #[test]
+    fn a_new_git_dir_is_moved_aside_and_a_changed_config_restored() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        std::fs::write(root.join(".envrc"), "old").unwrap();
+        // A mode the umask would narrow, and (as root) another owner: both come back.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            root.join(".git/config"),
+            std::fs::Permissions::from_mode(0o664),
+        )
+        .unwrap();
+        if running_as_root() {
+            std::os::unix::fs::chown(root.join(".git/config"), Some(12345), Some(12346)).unwrap();
+        }
+        let owner = std::fs::metadata(root.join(".git/config")).unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        let config = std::fs::read(root.join(".git/config")).unwrap();
+
+        std::fs::create_dir_all(root.join("sub/.git")).unwrap();
+        std::fs::write(root.join("sub/.git/config"), "x").unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        std::fs::write(root.join(".git/commondir"), "/elsewhere").unwrap();
+        std::fs::write(root.join(".envrc"), "new").unwrap();
+        std::fs::write(root.join("plain.txt"), "not watched").unwrap();
+
+        let after = Snapshot::take(std::slice::from_ref(&root));
+        let found = after.findings_since(&before);
+        let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(
+            paths,
+            vec![
+                root.join(".envrc"),
+                root.join(".git/commondir"),
+                root.join(".git/config"),
+                root.join("sub/.git"),
+            ],
+            "{found:#?}"
+        );
+        assert_eq!(std::fs::read(root.join(".git/config")).unwrap(), config);
+        let restored = std::fs::metadata(root.join(".git/config")).unwrap();
+        assert_eq!(restored.mode() & 0o7777, 0o664);
+        assert_eq!((restored.uid(), restored.gid()), (owner.uid(), owner.gid()));
+        assert_eq!(
+            std::fs::read(root.join(".git/config.cordon-quarantine")).unwrap(),
+            b"[core]\n\tfsmonitor = evil\n"
+        );
+        assert!(!root.join(".git/commondir").exists());
+        assert!(root.join("sub/.git.cordon-quarantine/config").exists());
+        assert_eq!(std::fs::read(root.join(".envrc")).unwrap(), b"old");
+        // Nothing new since: nothing to report.
+        let again = Snapshot::take(std::slice::from_ref(&root));
+        assert_eq!(
+            Snapshot::take(std::slice::from_ref(&root)).findings_since(&again),
+            vec![]
+        );
+    }
+
+    /// The walk stops at its limit, but the root's own repository is always recorded, and the
+    /// repository a new gitlink points at is found beyond the limit.
+    #[test]
+    fn a_gitlinked_repository_beyond_the_walks_limit_is_still_found() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        git(&root, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        for i in 0..50 {
+            std::fs::write(root.join(format!("f{i}")), "").unwrap();
+        }
+        let before = Snapshot::take_within(std::slice::from_ref(&root), 5);
+        assert!(before.truncated);
+        git(&root, &["init", "-q", "zz-sub"]);
+        let head = Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&root)
+            .output()
+            .unwrap()
+            .stdout;
+        let head = String::from_utf8(head).unwrap();
+        git(
+            &root,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{},zz-sub", head.trim()),
+            ],
+        );
+        std::fs::write(root.join(".git/commondir"), "/x").unwrap();
+        let after = Snapshot::take_within(std::slice::from_ref(&root), 5);
+        assert!(!after.seen.contains_key(&root.join("zz-sub/.git")));
+        let found = after.findings_since(&before);
+        let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        assert!(paths.contains(&root.join(".git/commondir")), "{found:#?}");
+        assert!(paths.contains(&root.join("zz-sub/.git")), "{found:#?}");
+        assert!(paths.contains(&root.join("zz-sub")), "{found:#?}");
+        assert!(root.join("zz-sub/.git.cordon-quarantine").is_dir());
+    }
+
+    /// Listings of directories unchanged since a settled snapshot are reused; a name created
+    /// in one changes its ctime, so it is read again, and a watched file changed in place in
+    /// an unchanged directory is still seen.
+    #[test]
+    fn unchanged_directories_are_not_read_again_but_changes_are_seen() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        for i in 0..20 {
+            std::fs::create_dir_all(root.join(format!("d{i}/e"))).unwrap();
+        }
+        std::fs::write(root.join("d3/.envrc"), "old").unwrap();
+        let mut before = Snapshot::take(std::slice::from_ref(&root));
+        assert_eq!(before.listed, 41);
+        // Pretend the snapshot was taken later, so that every directory counts as settled
+        // (the test cannot make a ctime older).
+        before.started = before.started.map(|t| t + Duration::from_secs(60));
+        let again = Snapshot::take_with(std::slice::from_ref(&root), MAX_ENTRIES, Some(&before));
+        assert_eq!(again.listed, 0);
+        assert!(again.findings_since(&before).is_empty());
+
+        std::fs::write(root.join("d7/e/.envrc"), "new").unwrap();
+        std::fs::write(root.join("d3/.envrc"), "changed").unwrap();
+        let after = Snapshot::take_with(std::slice::from_ref(&root), MAX_ENTRIES, Some(&before));
+        assert_eq!(after.listed, 1, "only d7/e changed");
+        let paths: Vec<_> = after
+            .findings_since(&before)
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        assert_eq!(
+            paths,
+            vec![root.join("d3/.envrc"), root.join("d7/e/.envrc")]
+        );
+    }
+
+    #[test]
+    fn a_todo_list_is_reported_only_when_it_runs_commands() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::create_dir_all(root.join(".git/rebase-merge")).unwrap();
+        std::fs::create_dir_all(root.join(".git/sequencer")).unwrap();
+        std::fs::write(
+            root.join(".git/rebase-merge/git-rebase-todo"),
+            "pick 1234 one\n# exec not a command\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join(".git/sequencer/todo"),
+            "pick 1 a\n  x touch /tmp/m\n",
+        )
+        .unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(paths, vec![root.join(".git/sequencer/todo")], "{found:#?}");
+        assert!(root.join(".git/sequencer/todo.cordon-quarantine").exists());
+    }
+
+    /// A directory on the way that became a symlink (a process that outlived the run) does
+    /// not send the rename elsewhere.
+    #[test]
+    fn quarantine_follows_no_symlink_on_the_way() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("other")).unwrap();
+        std::fs::write(root.join("other/.envrc"), "not the run's").unwrap();
+        std::os::unix::fs::symlink(root.join("other"), root.join("a")).unwrap();
+        let h = quarantine(&root.join("a/.envrc"), None);
+        assert!(matches!(h, Handling::Reported(_)), "{h:?}");
+        assert!(root.join("other/.envrc").exists());
+        assert!(!root.join("other/.envrc.cordon-quarantine").exists());
+    }
+
+    #[test]
+    fn quarantine_never_replaces_a_name() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::write(root.join(".envrc"), "planted").unwrap();
+        std::fs::write(root.join(".envrc.cordon-quarantine"), "earlier").unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let Handling::Quarantined(to) = &found[0].handling else {
+            panic!("{found:#?}");
+        };
+        let to = to.file_name().unwrap().to_string_lossy();
+        assert!(
+            to.starts_with(".envrc.cordon-quarantine-") && to.ends_with("-1"),
+            "{to}"
+        );
+        assert_eq!(
+            std::fs::read(root.join(".envrc.cordon-quarantine")).unwrap(),
+            b"earlier"
+        );
+    }
+}

@@ -1,0 +1,751 @@
+//! Code the operator runs next (issue 12, class 7): a run must not leave anything in the
+//! workspace that makes the operator's next `git status` — outside the sandbox — run code the
+//! command chose, and what it leaves that makes the operator's tools run code is reported on
+//! stderr, moved aside and recorded in the audit log.
+//!
+//! Each case plants one thing under `cordon exec` (the real binary), then runs the operator's
+//! `git status` outside cordon, in a repository whose planted `core.fsmonitor` would touch a
+//! marker file. Every case runs as root and as an unprivileged user (`cordon-test` when the
+//! suite runs as root), on bwrap with `sandbox.git = "protect"` (the `.git` configuration
+//! surface is read-only) and on Landlock with the `.git` directory writable (the after-run scan
+//! is the only guard). Controls run the same plant without cordon and must touch the marker:
+//! they prove each attack works.
+
+// bubblewrap and Landlock are Linux.
+#![cfg(target_os = "linux")]
+
+use cordon_e2e::describe;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `cordon`, copied once into a world-readable directory: the repository may sit where the
+/// unprivileged user cannot enter.
+fn cordon() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let built = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
+        assert!(
+            built.is_file(),
+            "{} does not exist: build it first with `cargo build -p cordon-cli`",
+            built.display()
+        );
+        let dir = tempfile::Builder::new()
+            .prefix("cordon-e2e-git-bin-")
+            .tempdir_in("/tmp")
+            .unwrap()
+            .keep();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        let p = dir.join("cordon");
+        fs::copy(&built, &p).unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    })
+}
+
+fn test_user() -> (u32, u32) {
+    static IDS: OnceLock<(u32, u32)> = OnceLock::new();
+    *IDS.get_or_init(|| {
+        let id = |flag: &str| -> Option<u32> {
+            let o = Command::new("id")
+                .args([flag, "cordon-test"])
+                .output()
+                .ok()?;
+            if !o.status.success() {
+                return None;
+            }
+            String::from_utf8(o.stdout).ok()?.trim().parse().ok()
+        };
+        if id("-u").is_none() {
+            let st = Command::new("useradd")
+                .args([
+                    "--system",
+                    "--no-create-home",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    "cordon-test",
+                ])
+                .status()
+                .expect("run useradd");
+            assert!(
+                st.success() || id("-u").is_some(),
+                "useradd cordon-test failed: {st}"
+            );
+        }
+        (id("-u").unwrap(), id("-g").unwrap())
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Who {
+    Root,
+    User,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Sandbox {
+    /// bwrap, `sandbox.git = "protect"`.
+    BwrapProtect,
+    /// Landlock, the `.git` directory writable like the rest of the workspace.
+    LandlockWritable,
+}
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+    marker: PathBuf,
+    ids: Option<(u32, u32)>,
+}
+
+fn chown_tree(p: &Path, uid: u32, gid: u32) {
+    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
+    if fs::symlink_metadata(p).unwrap().is_dir() {
+        for e in fs::read_dir(p).unwrap() {
+            chown_tree(&e.unwrap().path(), uid, gid);
+        }
+    }
+}
+
+impl Fixture {
+    /// `ROOT/ws`: a git repository with one commit (the policy's only writable root);
+    /// `ROOT/policies/cordon.toml`; `ROOT/state` (the audit log); `ROOT/home` (HOME).
+    fn new(who: Who, sandbox: Sandbox) -> Fixture {
+        let ids = match who {
+            Who::Root => {
+                assert!(is_root(), "run the git escape suite as root (CI does)");
+                None
+            }
+            Who::User if is_root() => Some(test_user()),
+            Who::User => None,
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix("cordon-e2e-git-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let root = tmp.path().to_path_buf();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+        let ws = root.join("ws");
+        for d in ["ws", "policies", "state", "home", "tmp", "marks"] {
+            fs::create_dir(root.join(d)).unwrap();
+        }
+        let (backend, git) = match sandbox {
+            Sandbox::BwrapProtect => ("bwrap", "git = \"protect\"\n"),
+            Sandbox::LandlockWritable => ("landlock", ""),
+        };
+        fs::write(
+            root.join("policies/cordon.toml"),
+            format!(
+                "version = 1\n\
+                 [sandbox]\nbackend = \"{backend}\"\nrequire_os_sandbox = true\nnetwork = \"deny\"\n{git}\
+                 [sandbox.paths.workspace]\nroot = \"../ws\"\nmode = \"rw\"\n\
+                 [shell]\ndefault = \"allow\"\n\
+                 [approval]\naudit_log = \"../state/audit.jsonl\"\n"
+            ),
+        )
+        .unwrap();
+        let fx = Fixture {
+            _tmp: tmp,
+            marker: root.join("marks/MARK"),
+            root,
+            ws,
+            ids,
+        };
+        if let Some((uid, gid)) = ids {
+            for d in ["ws", "state", "home", "tmp", "marks"] {
+                chown_tree(&fx.root.join(d), uid, gid);
+            }
+        }
+        let out = fx.operator_sh(
+            "git init -q . && echo one > one.txt && git add one.txt && git commit -q -m one",
+        );
+        assert!(out.status.success(), "{}", describe(&out));
+        fx
+    }
+
+    fn as_user(&self, c: &mut Command) {
+        c.env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", self.root.join("home"))
+            .env("LANG", "C.UTF-8")
+            .env("TMPDIR", self.root.join("tmp"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "op")
+            .env("GIT_AUTHOR_EMAIL", "op@example.org")
+            .env("GIT_COMMITTER_NAME", "op")
+            .env("GIT_COMMITTER_EMAIL", "op@example.org")
+            .stdin(Stdio::null());
+        if let Some((uid, gid)) = self.ids {
+            c.uid(uid).gid(gid);
+        }
+    }
+
+    /// The operator, outside cordon, in `ws/DIR`.
+    fn operator_in(&self, dir: &str, script: &str) -> Output {
+        let mut c = Command::new("/bin/sh");
+        c.args(["-c", script]).current_dir(self.ws.join(dir));
+        self.as_user(&mut c);
+        c.output().unwrap()
+    }
+
+    fn operator_sh(&self, script: &str) -> Output {
+        self.operator_in(".", script)
+    }
+
+    /// `cordon exec --policy P -- /bin/sh -c SCRIPT` in the workspace. `MARK` in the
+    /// environment names the marker file.
+    fn exec(&self, script: &str) -> Output {
+        let mut c = Command::new(cordon());
+        c.arg("exec")
+            .arg("--policy")
+            .arg(self.root.join("policies/cordon.toml"))
+            .args(["--", "/bin/sh", "-c", script])
+            .current_dir(&self.ws);
+        self.as_user(&mut c);
+        c.output().unwrap()
+    }
+
+    fn audit(&self, verb: &str) -> Output {
+        let mut c = Command::new(cordon());
+        c.args(["audit", verb])
+            .arg(self.root.join("state/audit.jsonl"));
+        c.output().unwrap()
+    }
+
+    fn marked(&self) -> bool {
+        self.marker.exists()
+    }
+}
+
+/// The planted configuration: `core.fsmonitor` touches the marker (and fails, so git goes on).
+fn fsmonitor(marker: &Path) -> String {
+    format!(
+        "printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch {}; false\"\\n'",
+        marker.display()
+    )
+}
+
+/// A directory `DIR` that git accepts as a common directory, with the planted configuration.
+fn evil_common_dir(dir: &str, marker: &Path) -> String {
+    format!(
+        "mkdir -p {dir} && cp -r .git/objects .git/refs .git/HEAD {dir}/ && {} > {dir}/config",
+        fsmonitor(marker)
+    )
+}
+
+/// The operator's next command, in most cases.
+const STATUS: &str = "git status; git diff HEAD; true";
+
+const GITLINK: &str = "git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sub";
+
+/// One way to plant code for the operator's git.
+struct Plant {
+    /// The script run inside the sandbox (and, as the control, outside it).
+    script: fn(&Path) -> String,
+    /// Where the operator runs git afterwards (relative to the workspace).
+    operator_dir: &'static str,
+    /// What the operator runs there.
+    operator: &'static str,
+    /// Paths (relative to the workspace) the after-run scan must name on each sandbox; empty
+    /// where the sandbox refuses the plant.
+    reported_writable: &'static [&'static str],
+    reported_protect: &'static [&'static str],
+    /// The plant, unconfined, makes the operator's git run the planted code.
+    runs_code: bool,
+}
+
+fn plant_commondir(m: &Path) -> String {
+    format!(
+        "{} && echo \"$PWD/evil\" > .git/commondir",
+        evil_common_dir("evil", m)
+    )
+}
+fn plant_config(m: &Path) -> String {
+    format!("{} >> .git/config", fsmonitor(m))
+}
+fn plant_config_worktree(m: &Path) -> String {
+    format!(
+        "git config extensions.worktreeConfig true; {} > .git/config.worktree",
+        fsmonitor(m)
+    )
+}
+fn plant_nested_repo_gitlink(m: &Path) -> String {
+    format!(
+        "git init -q sub && {} >> sub/.git/config && {GITLINK}",
+        fsmonitor(m)
+    )
+}
+fn plant_gitdir_file_gitlink(m: &Path) -> String {
+    format!(
+        "{} && mkdir -p sub && echo 'gitdir: ../evil' > sub/.git && {GITLINK}",
+        evil_common_dir("evil", m)
+    )
+}
+fn plant_gitdir_symlink_gitlink(m: &Path) -> String {
+    format!(
+        "{} && mkdir -p sub && ln -s ../evil sub/.git && {GITLINK}",
+        evil_common_dir("evil", m)
+    )
+}
+fn plant_root_git_replaced(m: &Path) -> String {
+    format!(
+        "{}; mv .git real-git-dir; echo 'gitdir: evil' > .git",
+        evil_common_dir("evil", m)
+    )
+}
+fn plant_modules(m: &Path) -> String {
+    format!(
+        "{}; mkdir -p sub && echo 'gitdir: ../.git/modules/x' > sub/.git; {GITLINK}",
+        evil_common_dir(".git/modules/x", m)
+    )
+}
+fn plant_modules_only(m: &Path) -> String {
+    format!(
+        "{} && mkdir -p sub && {GITLINK}",
+        evil_common_dir(".git/modules/sub", m)
+    )
+}
+fn plant_worktrees(m: &Path) -> String {
+    format!(
+        "{}; mkdir -p .git/worktrees/x wt; cp .git/HEAD .git/worktrees/x/; \
+         echo \"$PWD/evil\" > .git/worktrees/x/commondir; \
+         echo \"$PWD/wt/.git\" > .git/worktrees/x/gitdir; \
+         echo \"gitdir: $PWD/.git/worktrees/x\" > wt/.git",
+        evil_common_dir("evil", m)
+    )
+}
+/// An interactive rebase that stops (`break`) before its `exec` lines: the operator's
+/// `git rebase --continue` runs them.
+fn plant_rebase_exec(m: &Path) -> String {
+    format!(
+        "echo two > two.txt && git add two.txt && git -c user.name=a -c user.email=a@b commit -q -m two && \
+         git -c user.name=a -c user.email=a@b -c sequence.editor='sed -i 1ibreak' rebase -q -i -x 'touch {}' HEAD~1",
+        m.display()
+    )
+}
+fn plant_info_attributes(_: &Path) -> String {
+    "mkdir -p .git/info && echo '* filter=planted' > .git/info/attributes".into()
+}
+fn plant_hook(m: &Path) -> String {
+    format!(
+        "mkdir -p .git/hooks && printf '#!/bin/sh\\ntouch {}\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
+        m.display()
+    )
+}
+fn plant_envrc(m: &Path) -> String {
+    format!("echo 'touch {}' > .envrc", m.display())
+}
+fn plant_vscode_tasks(m: &Path) -> String {
+    format!(
+        "mkdir -p .vscode && printf '{{\"version\":\"2.0.0\",\"tasks\":[{{\"label\":\"x\",\"type\":\"shell\",\"command\":\"touch {}\",\"runOptions\":{{\"runOn\":\"folderOpen\"}}}}]}}' > .vscode/tasks.json",
+        m.display()
+    )
+}
+fn plant_nested_envrc(m: &Path) -> String {
+    format!("mkdir -p a/b && echo 'touch {}' > a/b/.envrc", m.display())
+}
+
+/// Runs one plant under cordon and checks the operator's next `git status`, the warnings and
+/// the audit record.
+fn run_plant(who: Who, sandbox: Sandbox, plant: &Plant) {
+    let fx = Fixture::new(who, sandbox);
+    let script = (plant.script)(&fx.marker);
+    let out = fx.exec(&format!("{script}; true"));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !fx.marked(),
+        "the planted code ran inside the sandbox?\n{}",
+        describe(&out)
+    );
+    let status = fx.operator_in(plant.operator_dir, plant.operator);
+    assert!(
+        !fx.marked(),
+        "the operator's next `git status` ran the planted code\nrun: {}\noperator: {}",
+        describe(&out),
+        describe(&status)
+    );
+    let reported = match sandbox {
+        Sandbox::BwrapProtect => plant.reported_protect,
+        Sandbox::LandlockWritable => plant.reported_writable,
+    };
+    for path in reported {
+        let full = fx.ws.join(path);
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with("cordon: warning: ")
+                    && l.contains(&full.display().to_string())),
+            "no warning names {}\n{}",
+            full.display(),
+            describe(&out)
+        );
+    }
+    let log = fs::read_to_string(fx.root.join("state/audit.jsonl")).unwrap();
+    let after: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(r#""by":{"kind":"after-run"}"#))
+        .collect();
+    if reported.is_empty() {
+        assert!(after.is_empty(), "{log}");
+    } else {
+        assert_eq!(after.len(), 1, "one after-run record\n{log}");
+        for path in reported {
+            assert!(
+                after[0].contains(&fx.ws.join(path).display().to_string()),
+                "the record names {path}\n{log}"
+            );
+        }
+    }
+    let verify = fx.audit("verify");
+    assert_eq!(verify.status.code(), Some(0), "{}", describe(&verify));
+    let show = fx.audit("show");
+    assert_eq!(show.status.code(), Some(0), "{}", describe(&show));
+    if !reported.is_empty() {
+        assert!(
+            String::from_utf8_lossy(&show.stdout).contains("by after-run"),
+            "{}",
+            describe(&show)
+        );
+    }
+}
+
+/// The plant without cordon: the operator's next `git status` runs the planted code.
+fn control(who: Who, plant: &Plant) {
+    let fx = Fixture::new(who, Sandbox::LandlockWritable);
+    let out = fx.operator_sh(&(plant.script)(&fx.marker));
+    assert!(out.status.success(), "{}", describe(&out));
+    let status = fx.operator_in(plant.operator_dir, plant.operator);
+    assert!(
+        fx.marked(),
+        "the attack does not work even unconfined, so its test proves nothing\n{}\n{}",
+        describe(&out),
+        describe(&status)
+    );
+}
+
+macro_rules! plants {
+    ($($id:ident: $plant:expr,)*) => {
+        mod bwrap_protect_as_root {
+            use super::*;
+            $( #[test] fn $id() { run_plant(Who::Root, Sandbox::BwrapProtect, &$plant); } )*
+        }
+        mod bwrap_protect_as_user {
+            use super::*;
+            $( #[test] fn $id() { run_plant(Who::User, Sandbox::BwrapProtect, &$plant); } )*
+        }
+        mod landlock_writable_as_root {
+            use super::*;
+            $( #[test] fn $id() { run_plant(Who::Root, Sandbox::LandlockWritable, &$plant); } )*
+        }
+        mod landlock_writable_as_user {
+            use super::*;
+            $( #[test] fn $id() { run_plant(Who::User, Sandbox::LandlockWritable, &$plant); } )*
+        }
+        mod control_as_root {
+            use super::*;
+            $( #[test] fn $id() { if $plant.runs_code { control(Who::Root, &$plant); } } )*
+        }
+        mod control_as_user {
+            use super::*;
+            $( #[test] fn $id() { if $plant.runs_code { control(Who::User, &$plant); } } )*
+        }
+    };
+}
+
+plants! {
+    commondir: Plant {
+        script: plant_commondir,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &[".git/commondir", "evil"],
+        reported_protect: &["evil"],
+        runs_code: true,
+    },
+    config: Plant {
+        script: plant_config,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &[".git/config"],
+        reported_protect: &[],
+        runs_code: true,
+    },
+    config_worktree: Plant {
+        script: plant_config_worktree,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &[".git/config", ".git/config.worktree"],
+        reported_protect: &[],
+        runs_code: true,
+    },
+    nested_repo_and_gitlink: Plant {
+        script: plant_nested_repo_gitlink,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &["sub/.git", "sub"],
+        reported_protect: &["sub/.git", "sub"],
+        runs_code: true,
+    },
+    gitdir_file_and_gitlink: Plant {
+        script: plant_gitdir_file_gitlink,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &["sub/.git", "evil"],
+        reported_protect: &["sub/.git", "evil"],
+        runs_code: true,
+    },
+    gitdir_symlink_and_gitlink: Plant {
+        script: plant_gitdir_symlink_gitlink,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &["sub/.git", "evil"],
+        reported_protect: &["sub/.git", "evil"],
+        runs_code: true,
+    },
+    root_git_replaced_by_a_gitdir_file: Plant {
+        script: plant_root_git_replaced,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &[".git", "evil", "real-git-dir"],
+        reported_protect: &["evil"],
+        runs_code: true,
+    },
+    modules_and_gitdir_file: Plant {
+        script: plant_modules,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &[".git/modules", "sub/.git"],
+        reported_protect: &["sub/.git", "sub"],
+        runs_code: true,
+    },
+    modules_and_gitlink: Plant {
+        script: plant_modules_only,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &[".git/modules"],
+        reported_protect: &[],
+        runs_code: false,
+    },
+    worktrees: Plant {
+        script: plant_worktrees,
+        operator_dir: "wt",
+        operator: STATUS,
+        reported_writable: &[".git/worktrees", "wt/.git", "evil"],
+        reported_protect: &["wt/.git", "evil"],
+        runs_code: true,
+    },
+    rebase_todo_with_exec: Plant {
+        script: plant_rebase_exec,
+        operator_dir: ".",
+        operator: "git -c user.name=o -c user.email=o@o rebase --continue; true",
+        reported_writable: &[".git/rebase-merge/git-rebase-todo"],
+        reported_protect: &[".git/rebase-merge/git-rebase-todo"],
+        runs_code: true,
+    },
+    info_attributes: Plant {
+        script: plant_info_attributes,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &[".git/info/attributes"],
+        reported_protect: &[],
+        runs_code: false,
+    },
+    hook: Plant {
+        script: plant_hook,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &[".git/hooks/pre-commit"],
+        reported_protect: &[],
+        runs_code: false,
+    },
+    envrc: Plant {
+        script: plant_envrc,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &[".envrc"],
+        reported_protect: &[".envrc"],
+        runs_code: false,
+    },
+    nested_envrc: Plant {
+        script: plant_nested_envrc,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &["a/b/.envrc"],
+        reported_protect: &["a/b/.envrc"],
+        runs_code: false,
+    },
+    vscode_tasks: Plant {
+        script: plant_vscode_tasks,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &[".vscode/tasks.json"],
+        reported_protect: &[".vscode/tasks.json"],
+        runs_code: false,
+    },
+}
+
+/// Ordinary git work inside the sandbox: a new repository in the private /tmp; in the
+/// workspace's repository add, commit, branch, stash, tag, a fetch from a local remote, merge,
+/// rebase, gc. It must succeed and leave nothing to report.
+const GIT_WORK: &str = r#"set -e
+g() { git -c user.name=a -c user.email=a@b "$@"; }
+g init -q /tmp/scratch && g -C /tmp/scratch commit -q --allow-empty -m s
+echo x >> f && g add f && g commit -q -m f
+g checkout -q -b feature
+echo y >> f && g stash -q && g stash pop -q && g commit -q -am y
+g tag -a -m t v1
+g fetch -q ./remote.git master:from-remote
+g merge -q --no-edit from-remote
+g checkout -q master && g merge -q --ff-only feature
+g checkout -q -b topic HEAD~1 && echo z > z && g add z && g commit -q -m z && g rebase -q master
+g gc -q
+g worktree list > /dev/null
+g status --short
+echo GIT-WORK-OK"#;
+
+fn git_work(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh("git clone -q --bare . remote.git");
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = fx.exec(GIT_WORK);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("GIT-WORK-OK"),
+        "{}",
+        describe(&out)
+    );
+    assert!(!stderr.contains("cordon: warning:"), "{}", describe(&out));
+    let log = fs::read_to_string(fx.root.join("state/audit.jsonl")).unwrap();
+    assert!(!log.contains("after-run"), "{log}");
+    let out = fx.operator_sh("git log --oneline topic | wc -l");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "4",
+        "{}",
+        describe(&out)
+    );
+}
+
+mod git_work {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        git_work(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        git_work(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        git_work(Who::Root, Sandbox::LandlockWritable);
+    }
+    #[test]
+    fn landlock_writable_as_user() {
+        git_work(Who::User, Sandbox::LandlockWritable);
+    }
+}
+
+/// Landlock cannot keep part of a writable root read-only: `sandbox.git = "protect"` on it is
+/// refused before anything runs (125), naming the key; `auto` picks bwrap for it.
+fn landlock_refuses(who: Who) {
+    let fx = Fixture::new(who, Sandbox::BwrapProtect);
+    let policy = fx.root.join("policies/cordon.toml");
+    let text = fs::read_to_string(&policy).unwrap();
+    fs::write(&policy, text.replace("\"bwrap\"", "\"landlock\"")).unwrap();
+    let out = fx.exec("echo ran > ran.txt");
+    assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("cordon: ")
+            && stderr.contains("Landlock cannot keep")
+            && stderr.contains("sandbox.git = \"protect\"")
+            && stderr.contains(&format!("{}/.git", fx.ws.display()))
+            && stderr.contains("--backend bwrap")
+            && stderr.contains("sandbox.git = \"writable\""),
+        "{}",
+        describe(&out)
+    );
+    assert!(!fx.ws.join("ran.txt").exists());
+
+    fs::write(&policy, text.replace("\"bwrap\"", "\"auto\"")).unwrap();
+    let out = fx.exec("echo planted > .git/commondir; echo ran > ran.txt");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join("ran.txt").exists(), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Read-only file system"),
+        "{}",
+        describe(&out)
+    );
+    assert!(!fx.ws.join(".git/commondir").exists());
+}
+
+mod landlock_refuses_protect {
+    use super::*;
+    #[test]
+    fn as_root() {
+        landlock_refuses(Who::Root);
+    }
+    #[test]
+    fn as_user() {
+        landlock_refuses(Who::User);
+    }
+}
+
+/// The scan after the run reuses the listings of directories unchanged since the snapshot
+/// before it (when they were last changed well before it). Plants in directories that were
+/// settled before the run are still found: creating a name changes its directory.
+fn plants_in_settled_directories(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh("mkdir -p old/deep/dir vendor/lib && echo keep > vendor/lib/x");
+    assert!(out.status.success(), "{}", describe(&out));
+    // Older than the scan's settling time (a precondition, not a timed assertion).
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let out = fx.exec(&format!(
+        "echo 'touch {m}' > old/deep/dir/.envrc; git init -q vendor/lib/sub && {cfg} >> vendor/lib/sub/.git/config; true",
+        m = fx.marker.display(),
+        cfg = fsmonitor(&fx.marker)
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for path in ["old/deep/dir/.envrc", "vendor/lib/sub/.git"] {
+        let full = fx.ws.join(path).display().to_string();
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with("cordon: warning: ") && l.contains(&full)),
+            "no warning names {full}\n{}",
+            describe(&out)
+        );
+    }
+    let status = fx.operator_in("vendor/lib/sub", "git status; true");
+    assert!(!fx.marked(), "{}\n{}", describe(&out), describe(&status));
+}
+
+mod settled_directories {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        plants_in_settled_directories(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        plants_in_settled_directories(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        plants_in_settled_directories(Who::Root, Sandbox::LandlockWritable);
+    }
+    #[test]
+    fn landlock_writable_as_user() {
+        plants_in_settled_directories(Who::User, Sandbox::LandlockWritable);
+    }
+}
