@@ -82,15 +82,17 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, Parser, Tree};
 
+mod options;
+mod variables;
 mod words;
 mod wrappers;
 
 #[cfg(test)]
 mod tests;
 
+pub use variables::{is_hook_variable, is_inert_variable, SHELL_EXPORTED};
 use words::{arithmetic_targets, join_raw, resolve, Src, Word};
 use wrappers::Inner;
-pub use wrappers::{is_inert_variable, is_loader_variable, SHELL_EXPORTED};
 
 /// Longest line (and longest argv, summed) that is parsed at all; longer input is
 /// [`Concern::Unparsed`].
@@ -138,7 +140,7 @@ pub enum Concern {
     /// assigned, or assigned by a builtin, a loop or arithmetic (`read PATH`, `for PATH in`).
     ///
     /// Also other variables that make a program run code the line does not show; see
-    /// [`is_loader_variable`].
+    /// [`is_hook_variable`].
     LoaderVariable(String),
     /// Any other variable put in a program's environment that is not known to be inert (see
     /// [`is_inert_variable`]): `GIT_PAGER=… git log`, `env GIT_SSH_COMMAND=… git push`,
@@ -183,7 +185,7 @@ impl Concern {
     /// for `GIT_PAGER=less`; none for `set -a`).
     pub fn variable(&self) -> Option<&str> {
         match self {
-            Concern::Environment(s) | Concern::LoaderVariable(s) => wrappers::leading_name(s),
+            Concern::Environment(s) | Concern::LoaderVariable(s) => variables::leading_name(s),
             _ => None,
         }
     }
@@ -707,7 +709,7 @@ impl<'a> Walker<'a> {
     /// An operand of `[[ X -eq Y ]]`, which bash evaluates as arithmetic: a `$` or backtick the
     /// parser did not read as an expansion (quoted, `'a[$(cmd)]'`, or escaped) is one bash
     /// performs itself when it evaluates an array subscript, so it is code the line hides
-    /// (see [`wrappers::evaluated_text_hides_code`]).
+    /// (see [`variables::evaluated_text_hides_code`]).
     fn quoted_arithmetic(&mut self, operand: Node, src: &Src) {
         let mut cursor = operand.walk();
         let mut stack = vec![operand];
@@ -723,7 +725,7 @@ impl<'a> Walker<'a> {
                     continue;
                 }
             };
-            if wrappers::evaluated_text_hides_code(unexpanded) {
+            if variables::evaluated_text_hides_code(unexpanded) {
                 return self.concern(Concern::Opaque(format!(
                     "{} is evaluated as arithmetic, which can run commands",
                     src.raw(operand)
@@ -741,7 +743,7 @@ impl<'a> Walker<'a> {
             return;
         };
         let next = src.slice(node.end_byte(), node.end_byte() + 1);
-        if wrappers::leading_name(name) == Some(name) && (next == "<" || next == ">") {
+        if variables::leading_name(name) == Some(name) && (next == "<" || next == ">") {
             self.assigned(&Word::lit(name));
         }
     }
@@ -968,14 +970,14 @@ impl<'a> Walker<'a> {
             let text = src.raw(node);
             let concern = match place {
                 // In the command's environment, whatever the name.
-                Place::Prefix => wrappers::environment_concern(&var, &text),
+                Place::Prefix => variables::environment_concern(&var, &text),
                 // What a declaration exports is reported with its command (the same
                 // concern for the same text); a loader variable is one wherever it is set.
                 Place::Declaration => {
-                    is_loader_variable(&var).then_some(Concern::LoaderVariable(text))
+                    is_hook_variable(&var).then_some(Concern::LoaderVariable(text))
                 }
                 // Only reaches a program if the variable was inherited (so exported).
-                Place::Plain => wrappers::assignment_concern(&var, &text, self.inherited),
+                Place::Plain => variables::assignment_concern(&var, &text, self.inherited),
             };
             if let Some(c) = concern {
                 self.concern(c);
@@ -987,7 +989,7 @@ impl<'a> Walker<'a> {
     /// A variable assigned without an `=` word (`for NAME in`, an arithmetic target): checked
     /// as the plain assignment `NAME=value` would be.
     fn assigned(&mut self, target: &Word) {
-        if let Some(c) = wrappers::target_concern(target, self.inherited) {
+        if let Some(c) = variables::target_concern(target, self.inherited) {
             self.concern(c);
         }
     }

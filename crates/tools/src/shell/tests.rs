@@ -1411,10 +1411,10 @@ fn concern_payloads() {
     // One definition of the loader variables: the policy's (the sandbox's scrub) and the
     // shell's own start-up hooks.
     for name in ["LD_PRELOAD", "GLIBC_TUNABLES", "TMPDIR", "GCONV_PATH"] {
-        assert!(cordon_policy::is_loader_variable(name) && is_loader_variable(name));
+        assert!(cordon_policy::is_loader_variable(name) && is_hook_variable(name));
     }
     for name in ["PATH", "BASH_ENV", "PS4", "BASH_FUNC_ls%%"] {
-        assert!(is_loader_variable(name), "{name}");
+        assert!(is_hook_variable(name), "{name}");
     }
     let p = parse("ls &&");
     assert!(!p.is_parsed());
