@@ -83,6 +83,7 @@ use std::time::{Duration, Instant};
 use tree_sitter::{Node, ParseOptions, Parser, Tree};
 
 mod options;
+mod programs;
 mod variables;
 mod words;
 mod wrappers;
@@ -90,6 +91,7 @@ mod wrappers;
 #[cfg(test)]
 mod tests;
 
+pub use programs::{Effect, EffectKind};
 pub use variables::{is_hook_variable, is_inert_variable, SHELL_EXPORTED};
 use words::{arithmetic_targets, join_raw, resolve, Src, Word};
 use wrappers::Inner;
@@ -119,6 +121,19 @@ pub struct SimpleCommand {
     pub words: Vec<String>,
     /// The source text of this command (for display).
     pub text: String,
+    /// The words rules are matched against: `words`, except for the programs whose options
+    /// are examined ([`Effect`]), where it is their canonical form: `git` without the global
+    /// options that only locate the repository or turn the pager off (`git --no-pager log` is
+    /// `git log`), and for programs whose options may follow operands, the options first with
+    /// long names in full (`git reset HEAD~1 --har` is `git reset --hard HEAD~1`).
+    pub key: Vec<String>,
+    /// A wrapper that runs its command as it is (`time`, `timeout 300`, `nice`, `env`,
+    /// `xargs`, `bash -c STRING`): decided by the commands it runs unless a rule names it.
+    pub transparent: bool,
+    /// What its options do that an allow rule on the program does not cover: deleting,
+    /// running code, reaching the network (the files they write are
+    /// [`Concern::WriteRedirect`]s of the line).
+    pub effects: Vec<Effect>,
 }
 
 /// Something about the line that means it must never be auto-allowed.
@@ -133,7 +148,9 @@ pub enum Concern {
     /// eval, source, `.`, and similar that run code we cannot see; also code bash finds in
     /// text it evaluates itself (`read 'a[$(cmd)]'`, `let 'a[$i]=1'`).
     Opaque(String),
-    /// An output redirection (`>`, `>>`, `&>`, `>|`, `<>`) to a target: the file path as written (resolved literal) or the raw text if dynamic.
+    /// An output redirection (`>`, `>>`, `&>`, `>|`, `<>`) to a target, or a file a program's
+    /// option or operand writes (`sort -o FILE`, `sed -i … FILE`, `tee FILE`): the file path as
+    /// written (resolved literal) or the raw text if dynamic.
     WriteRedirect(String),
     /// A loader variable (LD_PRELOAD=..., LD_LIBRARY_PATH=..., LD_AUDIT=..., DYLD_*) set
     /// anywhere in the line: as a command's prefix, through `env`/`sudo`, exported, plainly
@@ -142,6 +159,11 @@ pub enum Concern {
     /// Also other variables that make a program run code the line does not show; see
     /// [`is_hook_variable`].
     LoaderVariable(String),
+    /// An option of a program that deletes, runs code the line does not show or reaches the
+    /// network (`find -delete`, `rg --pre CMD`, `sed 'e …'`, `git -c core.pager=…`): the
+    /// [`Effect`]'s description. Only the assessment reports it, and only when the rule that
+    /// allowed the command does not name the option.
+    OptionEffect(String),
     /// Any other variable put in a program's environment that is not known to be inert (see
     /// [`is_inert_variable`]): `GIT_PAGER=… git log`, `env GIT_SSH_COMMAND=… git push`,
     /// `sudo PAGER=… man ls`, `export NODE_OPTIONS=…`, `declare -x NAME=…`, or an assignment
@@ -166,6 +188,7 @@ impl Concern {
             Concern::WriteRedirect(_) => "write-redirect",
             Concern::LoaderVariable(_) => "loader-variable",
             Concern::Environment(_) => "environment",
+            Concern::OptionEffect(_) => "option-effect",
         }
     }
 
@@ -177,7 +200,8 @@ impl Concern {
             | Concern::Opaque(s)
             | Concern::WriteRedirect(s)
             | Concern::LoaderVariable(s)
-            | Concern::Environment(s) => s,
+            | Concern::Environment(s)
+            | Concern::OptionEffect(s) => s,
         }
     }
 
@@ -199,7 +223,8 @@ impl fmt::Display for Concern {
                 write!(f, "command not known before it runs: `{w}`")
             }
             Concern::Opaque(w) => write!(f, "runs code that cannot be inspected: `{w}`"),
-            Concern::WriteRedirect(t) => write!(f, "redirects output to `{t}`"),
+            Concern::WriteRedirect(t) => write!(f, "writes `{t}`"),
+            Concern::OptionEffect(what) => write!(f, "{what}"),
             Concern::LoaderVariable(v) => write!(f, "sets loader variable `{v}`"),
             Concern::Environment(v) => match self.variable() {
                 Some(name) => write!(
@@ -881,9 +906,14 @@ impl<'a> Walker<'a> {
             let rest = words[1..].to_vec();
             return self.run(rest, text, level + 1);
         }
+        let index = self.out.commands.len();
+        let plain: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
         self.out.commands.push(SimpleCommand {
-            words: words.iter().map(|w| w.text.clone()).collect(),
+            key: plain.clone(),
+            words: plain,
             text: text.clone(),
+            transparent: false,
+            effects: Vec::new(),
         });
         if !name.literal {
             return self.concern(Concern::DynamicCommand(name.text.clone()));
@@ -914,6 +944,16 @@ impl<'a> Walker<'a> {
             return;
         }
         let outcome = wrappers::analyse(&name.text, &words[1..], &text, self.inherited);
+        let examined = programs::examine(&name.text, &words[1..]);
+        let command = &mut self.out.commands[index];
+        command.transparent = outcome.transparent && !outcome.inner.is_empty();
+        if let Some(key) = examined.key {
+            command.key = key;
+        }
+        command.effects = examined.effects;
+        for path in examined.writes {
+            self.concern(Concern::WriteRedirect(path));
+        }
         for c in outcome.concerns {
             self.concern(c);
         }

@@ -36,6 +36,10 @@ pub(super) struct Spec {
     pub(super) numeric: bool,
     /// Accept any `--name=value` long option (strace, ltrace).
     pub(super) long_any_value: bool,
+    /// An option not listed is a flag (`--name` as written, a short letter alone), not an
+    /// error: for the programs whose options are examined for what they do, where the table
+    /// lists every option that takes an argument and the ones that matter.
+    pub(super) lenient: bool,
 }
 
 impl Spec {
@@ -50,6 +54,7 @@ impl Spec {
         plus: false,
         numeric: false,
         long_any_value: false,
+        lenient: false,
     };
 }
 
@@ -116,14 +121,20 @@ pub(super) fn step(args: &[Word], i: usize, spec: &Spec) -> Result<Step, Stop> {
             false
         } else if args_m.len() + flags_m.len() == 1 {
             args_m.len() == 1
-        } else if spec.long_any_value && value.is_some() {
+        } else if (spec.long_any_value && value.is_some()) || spec.lenient {
             false
         } else {
             return Err(Stop::Unknown(format!(
                 "unknown or ambiguous option `--{name}`: cannot tell where the inner command starts"
             )));
         };
-        let full = args_m.first().or(flags_m.first()).copied().unwrap_or(name);
+        // An ambiguous abbreviation a lenient spec let through stays as written.
+        let unique = exact_arg || exact_flag || args_m.len() + flags_m.len() == 1;
+        let full = if unique || !spec.lenient {
+            args_m.first().or(flags_m.first()).copied().unwrap_or(name)
+        } else {
+            name
+        };
         let name = format!("--{full}");
         if let Some(v) = value {
             return Ok(Step::Opts(
@@ -207,7 +218,10 @@ pub(super) fn step(args: &[Word], i: usize, spec: &Spec) -> Result<Step, Stop> {
             });
             return Ok(Step::Opts(opts, i + 1));
         }
-        if spec.short_flag.contains(c) || (spec.any_letter && c.is_ascii_alphabetic()) {
+        if spec.short_flag.contains(c)
+            || (spec.any_letter && c.is_ascii_alphabetic())
+            || spec.lenient
+        {
             opts.push(Opt { name, arg: None });
             continue;
         }

@@ -59,7 +59,7 @@ fn kind(c: &Concern) -> K {
     match c {
         Concern::Unparsed(_) => U,
         Concern::DynamicCommand(_) => D,
-        Concern::Opaque(_) => O,
+        Concern::Opaque(_) | Concern::OptionEffect(_) => O,
         Concern::WriteRedirect(_) => W,
         Concern::LoaderVariable(_) => L,
         Concern::Environment(_) => E,
@@ -434,7 +434,8 @@ const CASES: &[Case] = &[
             &["xargs", "-I", "{}", "mv", "{}", "/tmp"],
             &["mv", "{}", "/tmp"],
         ],
-        &[],
+        // mv writes its operands (issue 13, class 3).
+        &[W],
     ),
     (
         "xargs -I{} sh -c 'echo {}'",
@@ -563,7 +564,8 @@ const CASES: &[Case] = &[
     (
         "strace -f -o /tmp/t rm x",
         &[&["strace", "-f", "-o", "/tmp/t", "rm", "x"], &["rm", "x"]],
-        &[],
+        // `-o FILE` writes it (issue 13, class 3).
+        &[W],
     ),
     (
         "ltrace -e malloc rm x",
@@ -722,7 +724,8 @@ const CASES: &[Case] = &[
     (
         "ls | tee -a f > /dev/null",
         &[&["ls"], &["tee", "-a", "f"]],
-        &[],
+        // tee writes its operands (issue 13, class 3).
+        &[W],
     ),
     // ---- opaque and loader variables ----------------------------------------------
     (

@@ -31,6 +31,8 @@ pub(super) enum Inner {
 pub(super) struct Findings {
     pub(super) inner: Vec<Inner>,
     pub(super) concerns: Vec<Concern>,
+    /// The command only runs `inner` as it is (see [`table::PrefixWrapper::transparent`]).
+    pub(super) transparent: bool,
 }
 
 impl Findings {
@@ -78,6 +80,15 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
     let mut out = Findings::default();
     let base = name.rsplit('/').next().unwrap_or(name);
     if let Some(wrapper) = prefix_wrapper(base) {
+        if let Ok((opts, _)) = scan(args, &wrapper.spec) {
+            for file in opts
+                .iter()
+                .filter(|o| wrapper.writes.contains(&o.name.as_str()))
+                .filter_map(|o| o.arg.as_ref())
+            {
+                out.concerns.push(Concern::WriteRedirect(file.text.clone()));
+            }
+        }
         prefix(
             args,
             &wrapper.spec,
@@ -85,10 +96,14 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             wrapper.no_inner,
             &mut out,
         );
+        out.transparent = wrapper.transparent;
         return out;
     }
     match base {
-        "env" => env(args, &mut out, 0),
+        "env" => {
+            env(args, &mut out, 0);
+            out.transparent = true;
+        }
         "sudo" => sudo(args, &mut out),
         "doas" => {
             let spec = Spec {
@@ -332,7 +347,10 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             &[],
             &mut out,
         ),
-        "xargs" => xargs(args, &mut out),
+        "xargs" => {
+            xargs(args, &mut out);
+            out.transparent = true;
+        }
         "find" => find(args, &mut out),
         "watch" => watch(args, &mut out),
         "flock" => flock(args, &mut out),
@@ -1052,6 +1070,9 @@ fn shell(base: &str, args: &[Word], out: &mut Findings) {
     if has(&opts, &["-c"]) {
         if let Some(cmd) = args.get(start) {
             out.line(cmd);
+            // The string is parsed and each of its commands decided; the shell itself adds
+            // nothing a rule is about (a login shell's profile is the user's own).
+            out.transparent = true;
         }
         return;
     }

@@ -1,6 +1,6 @@
 //! The wrappers of the form `WRAPPER [OPTIONS] [FIXED OPERANDS…] COMMAND [ARGS…]`, as data:
 //! each one's options (from its getopt string), the operands before its command, the options
-//! after which it runs no command.
+//! after which it runs no command, and whether it is transparent.
 
 use crate::shell::options::Spec;
 
@@ -14,6 +14,13 @@ pub(in crate::shell) struct PrefixWrapper {
     pub fixed: usize,
     /// Options after which it runs no command (`--help`, `ionice -p PID`).
     pub no_inner: &'static [&'static str],
+    /// Options whose argument names a file the wrapper writes (`time -o FILE`).
+    pub writes: &'static [&'static str],
+    /// It runs its command as it is, changing nothing a rule is about (timing, priority, a
+    /// time limit, buffering, a CPU set): it is decided by its command's rules unless a rule
+    /// names the wrapper itself. `sudo`, `chroot`, `fakeroot`, `proxychains` and the tracers
+    /// change what the command may do or see, so they are not.
+    pub transparent: bool,
 }
 
 const HELP: &[&str] = &["--help", "--version"];
@@ -37,6 +44,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 1,
         no_inner: HELP,
+        writes: &[],
+        transparent: true,
     },
     PrefixWrapper {
         names: &["nice"],
@@ -49,6 +58,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: HELP,
+        writes: &[],
+        transparent: true,
     },
     PrefixWrapper {
         names: &["nohup"],
@@ -58,6 +69,9 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: HELP,
+        writes: &[],
+        // Writes `nohup.out` when standard output is a terminal.
+        transparent: false,
     },
     PrefixWrapper {
         names: &["setsid"],
@@ -68,6 +82,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: HELP,
+        writes: &[],
+        transparent: false,
     },
     PrefixWrapper {
         names: &["unbuffer"],
@@ -77,12 +93,16 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: HELP,
+        writes: &[],
+        transparent: false,
     },
     PrefixWrapper {
         names: &["catchsegv", "coproc", "busybox"],
         spec: Spec::NONE,
         fixed: 0,
         no_inner: HELP,
+        writes: &[],
+        transparent: false,
     },
     PrefixWrapper {
         // The builtin `builtin NAME`: runs the builtin, not a function of that name.
@@ -90,6 +110,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         spec: Spec::NONE,
         fixed: 0,
         no_inner: HELP,
+        writes: &[],
+        transparent: true,
     },
     PrefixWrapper {
         names: &["command"],
@@ -99,6 +121,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: &["-v", "-V"],
+        writes: &[],
+        transparent: true,
     },
     PrefixWrapper {
         names: &["exec"],
@@ -109,6 +133,10 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: &[],
+        writes: &[],
+        // `exec -c` empties the environment, `-a NAME` sets argv[0]: neither widens what the
+        // command does.
+        transparent: true,
     },
     PrefixWrapper {
         names: &["stdbuf"],
@@ -120,6 +148,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: HELP,
+        writes: &[],
+        transparent: true,
     },
     PrefixWrapper {
         names: &["time"],
@@ -139,6 +169,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: &["--help", "-V", "--version"],
+        writes: &["-o", "--output"],
+        transparent: true,
     },
     PrefixWrapper {
         names: &["ionice"],
@@ -151,6 +183,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: &["-p", "-P", "-u", "--pid", "--pgid", "--uid", "-h", "-V"],
+        writes: &[],
+        transparent: true,
     },
     PrefixWrapper {
         names: &["taskset"],
@@ -161,6 +195,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 1,
         no_inner: &["-p", "--pid", "-h", "-V"],
+        writes: &[],
+        transparent: true,
     },
     PrefixWrapper {
         names: &["chroot"],
@@ -171,6 +207,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 1,
         no_inner: HELP,
+        writes: &[],
+        transparent: false,
     },
     PrefixWrapper {
         names: &["strace"],
@@ -197,6 +235,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: &["-h", "-V", "--help", "--version"],
+        writes: &["-o", "--output"],
+        transparent: false,
     },
     PrefixWrapper {
         names: &["ltrace"],
@@ -210,6 +250,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: &["-h", "-V", "--help", "--version"],
+        writes: &["-o", "--output"],
+        transparent: false,
     },
     PrefixWrapper {
         names: &["pkexec"],
@@ -220,6 +262,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: HELP,
+        writes: &[],
+        transparent: false,
     },
     PrefixWrapper {
         names: &["caffeinate"],
@@ -230,6 +274,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: &[],
+        writes: &[],
+        transparent: false,
     },
     PrefixWrapper {
         names: &["fakeroot"],
@@ -242,6 +288,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: &["-h", "-v", "--help", "--version"],
+        writes: &[],
+        transparent: false,
     },
     PrefixWrapper {
         names: &["proxychains", "proxychains4"],
@@ -252,6 +300,8 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: &[],
+        writes: &[],
+        transparent: false,
     },
 ];
 
