@@ -75,12 +75,10 @@ pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellA
                 key: None,
             },
             matched => {
-                let (key, decision) = match deny_reordered(rules, &c.key) {
-                    Some(denied) => denied,
-                    None => (
-                        c.key.clone(),
-                        matched.unwrap_or_else(|| rules.decide(&c.key)),
-                    ),
+                let denied = matched.as_ref().is_some_and(|d| d.action == Action::Deny);
+                let (key, decision) = match deny_reordered(rules, &c.key).filter(|_| !denied) {
+                    Some(reordered) => reordered,
+                    None => (c.key.clone(), matched.unwrap_or_else(|| rules.fallback())),
                 };
                 CommandVerdict {
                     command: c.clone(),

@@ -58,6 +58,12 @@
 //! deeper than [`MAX_SHELL_DEPTH`], deep syntax or a parse that takes too long are
 //! [`Concern::Unparsed`].
 //!
+//! The options of the programs agents run most are examined for what they do beyond reading
+//! (`find -delete`, `sort -o FILE`, `sed -i`, `rg --pre`, `git -c`, `python -c`, …): files
+//! they write are [`Concern::WriteRedirect`]s, and deleting, running code or reaching the network
+//! are [`Effect`]s of the command; each command also gets the [`SimpleCommand::key`] rules
+//! are matched against (see `programs.rs`).
+//!
 //! Not seen through (reported as the command they are, so rules on their names apply):
 //! commands that run code in another language (`python -c`, `perl -e`, `node -e`), remote
 //! commands (`ssh host CMD`), and runners such as `parallel`, `nsenter`, `unshare`,
