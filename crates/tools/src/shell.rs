@@ -445,6 +445,8 @@ struct Walker<'a> {
     node_depth: usize,
     /// Inside an arithmetic context (`(( ))`, `$(( ))`, `[[ ]]`, c-style `for`).
     arith: bool,
+    /// Running a command that `xargs` gives more operands, read from its input.
+    input_operands: bool,
     deadline: Instant,
 }
 
@@ -457,6 +459,7 @@ impl<'a> Walker<'a> {
             shell_depth: 0,
             node_depth: 0,
             arith: false,
+            input_operands: false,
             deadline: Instant::now() + PARSE_BUDGET,
         }
     }
@@ -950,7 +953,14 @@ impl<'a> Walker<'a> {
             return;
         }
         let outcome = wrappers::analyse(&name.text, &words[1..], &text, self.inherited);
-        let examined = programs::examine(&name.text, &words[1..]);
+        let examined = if self.input_operands {
+            // The operands xargs adds may be any file names, or options.
+            let mut args = words[1..].to_vec();
+            args.push(programs::input_operands());
+            programs::examine(&name.text, &args)
+        } else {
+            programs::examine(&name.text, &words[1..])
+        };
         let command = &mut self.out.commands[index];
         command.transparent = outcome.transparent && !outcome.inner.is_empty();
         if let Some(key) = examined.key {
@@ -967,7 +977,10 @@ impl<'a> Walker<'a> {
             match inner {
                 Inner::Argv(argv) => {
                     let text = join_raw(&argv);
+                    let saved = self.input_operands;
+                    self.input_operands |= outcome.appends_input;
                     self.run(argv, text, level + 1);
+                    self.input_operands = saved;
                 }
                 Inner::Line(word) => self.nested(&word),
             }
@@ -1195,6 +1208,7 @@ impl<'a> Walker<'a> {
             shell_depth: self.shell_depth + 1,
             node_depth: self.node_depth,
             arith: false,
+            input_operands: self.input_operands,
             deadline: self.deadline,
         };
         sub.line(&quoted);

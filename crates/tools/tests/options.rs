@@ -479,3 +479,39 @@ fn keys_are_the_canonical_form() {
     assert_eq!(key("sort f --out=x"), "sort --output=x f");
     assert_eq!(key("ls -la"), "ls -la");
 }
+
+#[test]
+fn operands_only_known_when_the_line_runs() {
+    let r = rules(
+        "[[shell.rules]]\npattern = \"sed\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"xargs\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"tee\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"dd\"\naction = \"allow\"\n",
+    );
+    // find gives `{}`, xargs its input: a file anywhere, or an option.
+    for line in [
+        "find / -name '*.conf' -exec sed -i s/a/b/ {} +",
+        "find / -exec sed -i s/a/b/ {} ;",
+        "find / -name x | xargs sed -i s/a/b/",
+        "find / | xargs -0 timeout 5 sed -i s/a/b/",
+        "ls | xargs tee",
+        "cat list | xargs git log",
+        "cat list | xargs find .",
+        "cat list | xargs dd if=/dev/zero",
+        "find . | xargs -I{} sed -i s/a/b/ {}",
+        // Conservative: a replaced `{}` is taken as possibly an option (xargs input may be
+        // one; find's file names never are, but the two are not told apart).
+        "find . -exec sed -n 1p {} ;",
+    ] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Ask, "{line}: {:?}", a.decision);
+    }
+    for line in [
+        "find . -name '*.rs' | xargs grep -l foo",
+        "find . -exec grep -l foo {} +",
+        "ls | xargs echo",
+    ] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+}

@@ -39,6 +39,9 @@ pub enum EffectKind {
     Runs,
     /// Reaches the network (`pytest --pastebin`, `rsync host:…`).
     Network,
+    /// Writes a file whose name only the program knows when it runs (`find … -exec sed -i …
+    /// {} +`, `… | xargs sed -i …`): it may be any file.
+    Writes,
 }
 
 /// One option (or operand) of a command that deletes, runs code or reaches the network.
@@ -75,10 +78,30 @@ impl Examined {
     }
 
     pub(super) fn write(&mut self, w: &Word) {
-        // A process substitution (`tee >(cmd)`) is a pipe to a command checked on its own.
-        if !(!w.literal && (w.raw.starts_with(">(") || w.raw.starts_with("<("))) {
+        if w.literal || w.text.contains(['$', '`']) {
+            // A dynamic target's text keeps its `$`: judged outside the roots, as a
+            // redirection to `"$f"` is.
             self.writes.push(w.text.clone());
+        } else if !(w.raw.starts_with(">(") || w.raw.starts_with("<(")) {
+            // A name find or xargs gives (`{}`, the input) may be any file. (A process
+            // substitution, `tee >(cmd)`, is a pipe to a command checked on its own.)
+            self.effect(
+                EffectKind::Writes,
+                &w.text,
+                format!("writes `{}`, a file only known when the line runs", w.text),
+            );
         }
+    }
+}
+
+/// The operands `xargs` adds to its command from its input: any number of words, only known
+/// when the line runs.
+pub(super) fn input_operands() -> Word {
+    Word {
+        text: "{xargs input}".into(),
+        raw: "{xargs input}".into(),
+        literal: false,
+        single: false,
     }
 }
 

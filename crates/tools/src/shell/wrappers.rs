@@ -33,6 +33,8 @@ pub(super) struct Findings {
     pub(super) concerns: Vec<Concern>,
     /// The command only runs `inner` as it is (see [`table::PrefixWrapper::transparent`]).
     pub(super) transparent: bool,
+    /// `inner` gets more operands when it runs, read from input (`xargs` without `-I`).
+    pub(super) appends_input: bool,
 }
 
 impl Findings {
@@ -734,12 +736,15 @@ fn xargs(args: &[Word], out: &mut Findings) {
     if inner.is_empty() {
         inner.push(Word::lit("echo"));
     }
-    if let Some(r) = replace.filter(|r| !r.is_empty()) {
-        for w in &mut inner {
-            if w.text.contains(&r) {
-                *w = w.made_dynamic();
+    match replace.filter(|r| !r.is_empty()) {
+        Some(r) => {
+            for w in &mut inner {
+                if w.text.contains(&r) {
+                    *w = w.made_dynamic();
+                }
             }
         }
+        None => out.appends_input = true,
     }
     out.argv(&inner);
 }

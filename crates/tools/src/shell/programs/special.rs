@@ -356,6 +356,15 @@ pub(super) fn find(args: &[Word], out: &mut Examined) {
                 "-delete",
                 "`find -delete` deletes the files it finds".into(),
             ),
+            // More words only known when the line runs (`xargs find`): any action.
+            _ if !w.single => out.effect(
+                EffectKind::Runs,
+                &w.text,
+                format!(
+                    "`{}` may be any find action, `-delete` or `-exec` included",
+                    w.text
+                ),
+            ),
             "-fprint" | "-fprint0" | "-fls" | "-fprintf" if w.literal => {
                 if let Some(file) = args.get(i + 1) {
                     out.write(file);
@@ -371,6 +380,14 @@ pub(super) fn find(args: &[Word], out: &mut Examined) {
 /// dd: `of=FILE` writes it.
 pub(super) fn dd(args: &[Word], out: &mut Examined) {
     for w in args {
+        if !w.single {
+            // Words only known when the line runs (`xargs dd`): any operand, `of=` included.
+            out.effect(
+                EffectKind::Writes,
+                &w.text,
+                format!("`{}` may be a dd operand that writes a file", w.text),
+            );
+        }
         if let Some(file) = w.text.strip_prefix("of=") {
             out.writes.push(if w.literal {
                 file.to_string()
@@ -563,7 +580,7 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
         }
         if !w.literal {
             let raw = w.raw.trim_start_matches(['"', '\'']);
-            if raw.starts_with('-') || raw.starts_with('$') {
+            if !w.single || raw.starts_with('-') || raw.starts_with('$') {
                 out.effect(
                     EffectKind::Runs,
                     &w.text,
