@@ -966,6 +966,13 @@ impl<'a> Walker<'a> {
         if let Some(key) = examined.key {
             command.key = key;
         }
+        if self.input_operands {
+            // What runs has more words than the line shows: an exact rule must not match.
+            let input = programs::input_operands().text;
+            if command.key.last() != Some(&input) {
+                command.key.push(input);
+            }
+        }
         command.effects = examined.effects;
         for path in examined.writes {
             self.concern(Concern::WriteRedirect(path));

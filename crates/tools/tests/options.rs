@@ -515,3 +515,20 @@ fn operands_only_known_when_the_line_runs() {
         assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
     }
 }
+
+#[test]
+fn xargs_operands_are_part_of_the_key() {
+    // An exact rule allows exactly the words it names; xargs adds more when it runs.
+    let r = rules("[[shell.rules]]\npattern = \"make\"\nexact = true\naction = \"allow\"\n");
+    assert_eq!(decide_with(&r, "make").decision.action, Action::Allow);
+    for line in ["ls | xargs make", "ls | xargs timeout 5 make"] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Ask, "{line}: {:?}", a.decision);
+    }
+    let key = |line: &str| {
+        let p = parse(line);
+        p.commands.last().unwrap().key.join(" ")
+    };
+    assert_eq!(key("ls | xargs grep -l foo"), "grep -l foo {xargs input}");
+    assert_eq!(key("ls | xargs -I{} grep foo {}"), "grep foo {}");
+}
