@@ -532,3 +532,42 @@ fn xargs_operands_are_part_of_the_key() {
     assert_eq!(key("ls | xargs grep -l foo"), "grep -l foo {xargs input}");
     assert_eq!(key("ls | xargs -I{} grep foo {}"), "grep foo {}");
 }
+
+/// A shell word holding `s` exactly.
+fn single_quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 400, ..Default::default() })]
+
+    /// Scripts, programs and options of the examined programs, whatever they hold, never make
+    /// the parse panic, and a sed script with an `e` command on a line of its own is never
+    /// allowed, whatever comes before it.
+    #[test]
+    fn examined_programs_never_panic(script in "[ -~\n]{0,40}", opts in "[-a-zA-Z=/.:~+ ]{0,30}") {
+        let r = rules(
+            "[[shell.rules]]\npattern = \"sed\"\naction = \"allow\"\n\
+             [[shell.rules]]\npattern = \"awk\"\naction = \"allow\"\n\
+             [[shell.rules]]\npattern = \"tar\"\naction = \"allow\"\n",
+        );
+        let q = single_quoted(&script);
+        for line in [
+            format!("sed {opts} {q} f"),
+            format!("awk {opts} {q} f"),
+            format!("tar {opts} {q}"),
+            format!("git {opts} log {q}"),
+            format!("npm run test {opts} {q}"),
+            format!("find . {opts} {q}"),
+            format!("sort {opts} {q}"),
+        ] {
+            let _ = decide_with(&r, &line);
+        }
+        // An `e` command on a line of its own (not text continued by a trailing `\`).
+        if !script.ends_with('\\') {
+            let with_e = single_quoted(&format!("{script}\ne"));
+            let a = decide_with(&r, &format!("sed {with_e} f"));
+            proptest::prop_assert_ne!(a.decision.action, Action::Allow, "{:?}", script);
+        }
+    }
+}
