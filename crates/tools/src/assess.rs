@@ -106,10 +106,15 @@ pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellA
             (c, d)
         })
         .collect();
-    let all = commands
+    // Among equals the first decides the reason: a transparent wrapper's pass-through comes
+    // last, so `timeout 60 pytest` is allowed by the rule on `pytest`.
+    let (passed, decided): (Vec<&CommandVerdict>, Vec<&CommandVerdict>) =
+        commands.iter().partition(|c| c.key.is_none());
+    let all = decided
         .iter()
         .map(|c| c.decision.clone())
-        .chain(concerns.iter().map(|(_, d)| d.clone()));
+        .chain(concerns.iter().map(|(_, d)| d.clone()))
+        .chain(passed.iter().map(|c| c.decision.clone()));
     let decision = Decision::most_restrictive(all).unwrap_or_else(|| Decision {
         action: Action::Ask,
         reason: "no command found in the line".into(),

@@ -456,6 +456,12 @@ fn a_rule_on_the_wrapper_itself_still_applies() {
     let a = decide_with(&r, "timeout 300 pytest");
     assert_eq!(a.decision.action, Action::Deny, "{:?}", a.decision);
     let a = decide("timeout 300 pytest");
+    assert_eq!(a.decision.action, Action::Allow);
+    assert!(
+        a.decision.rule.to_string().contains("(pytest)"),
+        "the line is allowed by the rule on the command the wrapper runs: {:?}",
+        a.decision
+    );
     let wrapper = &a.commands[0];
     assert_eq!(wrapper.decision.rule, RuleRef::Builtin("wrapper"));
     assert_eq!(
