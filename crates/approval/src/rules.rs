@@ -109,7 +109,8 @@ impl RuleSet {
         }
     }
 
-    fn fallback(&self) -> Decision {
+    /// The decision when no rule matches: the default.
+    pub fn fallback(&self) -> Decision {
         Decision {
             action: self.default,
             reason: format!(

@@ -231,7 +231,8 @@ impl ExampleResult {
 }
 
 /// Every example of every shell rule, in policy order: an example matches when any simple
-/// command in it (as the shell tool finds them) matches the rule's pattern.
+/// command in it (as the shell tool finds them) matches the rule's pattern, as written or by
+/// the key it is decided by (`git --no-pager log` is `git log`).
 pub fn example_results(policy: &Policy) -> Vec<ExampleResult> {
     let mut out = Vec::new();
     for rule in &policy.shell.rules {
@@ -239,7 +240,7 @@ pub fn example_results(policy: &Policy) -> Vec<ExampleResult> {
             shell::parse(line)
                 .commands
                 .iter()
-                .any(|c| rule.pattern.matches(&c.words))
+                .any(|c| rule.pattern.matches(&c.words) || rule.pattern.matches(&c.key))
         };
         for (examples, should_match) in [(&rule.matches, true), (&rule.not_match, false)] {
             for ex in examples {

@@ -410,10 +410,13 @@ fn shell_request(
     cwd: &Path,
     a: &ShellAssessment,
 ) -> Request {
+    // Each command's key (its canonical words); a transparent wrapper no rule names (`time`,
+    // `timeout 300`, `bash -c`) has none: the commands it runs are decided instead.
     let keys: Vec<Key> = a
         .commands
         .iter()
-        .map(|c| Key::new(c.command.words.iter().cloned()))
+        .filter_map(|c| c.key.clone())
+        .map(Key::new)
         .collect();
     // One line per command or concern, each word made safe for the terminal here (a newline
     // inside a quoted word must not push the next command out of the box); concerns first.

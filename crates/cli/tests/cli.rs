@@ -428,7 +428,9 @@ fn only_variables_the_command_inherits_count_as_inherited() {
     };
     let d = workspace(allow);
     for line in [
-        "for FILE in x; do git log \"$FILE\"; done",
+        // After `--`: a value only known at run time where git reads options could be
+        // `--output=FILE` (issue 13, class 3), which asks.
+        "for FILE in x; do git log -- \"$FILE\"; done",
         "read -r VERSION < VERSION; git tag \"$VERSION\"",
         "http_proxy=http://evil; git fetch",
     ] {

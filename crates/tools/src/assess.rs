@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use cordon_approval::{Decision, RuleRef, RuleSet};
 use cordon_policy::Action;
 
-use crate::shell::{Concern, ParsedLine, SimpleCommand};
+use crate::shell::{Concern, Effect, ParsedLine, SimpleCommand};
 
 /// Where the line runs, to judge redirections.
 #[derive(Debug, Clone)]
@@ -26,6 +26,10 @@ pub struct CommandVerdict {
     pub command: SimpleCommand,
     /// What the rules decided for it.
     pub decision: Decision,
+    /// The words an approval engine decides for it (its [`SimpleCommand::key`]); `None` for a
+    /// transparent wrapper no rule names (`time`, `timeout 300`, `bash -c`), whose commands are
+    /// decided instead.
+    pub key: Option<Vec<String>>,
 }
 
 /// The whole line's assessment.
@@ -57,21 +61,60 @@ pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellA
     let commands: Vec<CommandVerdict> = parsed
         .commands
         .iter()
-        .map(|c| CommandVerdict {
-            command: c.clone(),
-            decision: rules.decide(&c.words),
+        .map(|c| match rules.matching(&c.key) {
+            None if c.transparent => CommandVerdict {
+                command: c.clone(),
+                decision: Decision {
+                    action: Action::Allow,
+                    reason: format!(
+                        "`{}` runs its command as it is; that command is decided by its own rules",
+                        c.words.first().map_or("", String::as_str)
+                    ),
+                    rule: RuleRef::Builtin("wrapper"),
+                },
+                key: None,
+            },
+            matched => {
+                let denied = matched.as_ref().is_some_and(|d| d.action == Action::Deny);
+                let (key, decision) = match deny_reordered(rules, &c.key).filter(|_| !denied) {
+                    Some(reordered) => reordered,
+                    None => (c.key.clone(), matched.unwrap_or_else(|| rules.fallback())),
+                };
+                CommandVerdict {
+                    command: c.clone(),
+                    decision,
+                    key: Some(key),
+                }
+            }
         })
         .collect();
+    let effects = commands.iter().flat_map(|v| {
+        v.command
+            .effects
+            .iter()
+            .filter(|e| !allowed_by_its_rule(e, &v.decision))
+            .map(|e| Concern::OptionEffect(e.detail.clone()))
+    });
     let concerns: Vec<(Concern, Decision)> = parsed
         .concerns
         .iter()
+        .cloned()
+        .chain(effects)
         .filter(|c| !matches!(c, Concern::WriteRedirect(target) if writes_inside(target, cx)))
-        .map(|c| (c.clone(), concern_decision(c)))
+        .map(|c| {
+            let d = concern_decision(&c);
+            (c, d)
+        })
         .collect();
-    let all = commands
+    // Among equals the first decides the reason: a transparent wrapper's pass-through comes
+    // last, so `timeout 60 pytest` is allowed by the rule on `pytest`.
+    let (passed, decided): (Vec<&CommandVerdict>, Vec<&CommandVerdict>) =
+        commands.iter().partition(|c| c.key.is_none());
+    let all = decided
         .iter()
         .map(|c| c.decision.clone())
-        .chain(concerns.iter().map(|(_, d)| d.clone()));
+        .chain(concerns.iter().map(|(_, d)| d.clone()))
+        .chain(passed.iter().map(|c| c.decision.clone()));
     let decision = Decision::most_restrictive(all).unwrap_or_else(|| Decision {
         action: Action::Ask,
         reason: "no command found in the line".into(),
@@ -82,6 +125,38 @@ pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellA
         commands,
         concerns,
     }
+}
+
+/// A deny rule that names an option matches wherever the option stands: programs read their
+/// options in any order (`git reset -q --hard`, `git push origin main --force`), and patterns
+/// are token prefixes. The key with one option word moved right after the program name, or
+/// after its first operand (a subcommand), that a deny rule matches, with that rule's decision.
+fn deny_reordered(rules: &RuleSet, key: &[String]) -> Option<(Vec<String>, Decision)> {
+    for (i, word) in key.iter().enumerate().skip(2) {
+        if !word.starts_with('-') || word == "-" || word == "--" {
+            continue;
+        }
+        for at in [1, 2] {
+            if at >= i {
+                continue;
+            }
+            let mut moved = key.to_vec();
+            let option = moved.remove(i);
+            moved.insert(at, option);
+            if let Some(d) = rules.matching(&moved).filter(|d| d.action == Action::Deny) {
+                return Some((moved, d));
+            }
+        }
+    }
+    None
+}
+
+/// Whether the allow rule that decided a command names the option with the effect (`find *
+/// -delete`): then the operator allowed that form, not just the program.
+fn allowed_by_its_rule(effect: &Effect, decision: &Decision) -> bool {
+    decision.action == Action::Allow
+        && matches!(&decision.rule, RuleRef::Rule { pattern, .. }
+            if pattern.split(' ').any(|token| token == effect.option))
 }
 
 fn concern_decision(c: &Concern) -> Decision {
@@ -100,7 +175,11 @@ fn concern_decision(c: &Concern) -> Decision {
         ),
         Concern::WriteRedirect(t) => (
             "redirect",
-            format!("output is redirected to `{t}`, outside the writable roots"),
+            format!("`{t}` is written (a redirection or a program's option), outside the writable roots"),
+        ),
+        Concern::OptionEffect(what) => (
+            "option",
+            format!("{what}, which the rule allowing the program does not name"),
         ),
         Concern::LoaderVariable(v) => (
             "loader-variable",
@@ -230,7 +309,11 @@ impl crate::tool::Tool for ShellTool {
             .ok_or_else(|| bad("`command` (a string) is required"))?;
         let a = self.assess_line(line);
         let keys = std::iter::once("shell".to_string())
-            .chain(a.commands.iter().map(|c| c.command.words.join(" ")))
+            .chain(
+                a.commands
+                    .iter()
+                    .filter_map(|c| c.key.as_ref().map(|k| k.join(" "))),
+            )
             .collect();
         Ok(
             crate::tool::Assessment::new("shell", serde_json::json!({"command": line}), keys)

@@ -58,6 +58,12 @@
 //! deeper than [`MAX_SHELL_DEPTH`], deep syntax or a parse that takes too long are
 //! [`Concern::Unparsed`].
 //!
+//! The options of the programs agents run most are examined for what they do beyond reading
+//! (`find -delete`, `sort -o FILE`, `sed -i`, `rg --pre`, `git -c`, `python -c`, …): files
+//! they write are [`Concern::WriteRedirect`]s, and deleting, running code or reaching the network
+//! are [`Effect`]s of the command; each command also gets the [`SimpleCommand::key`] rules
+//! are matched against (see `programs.rs`).
+//!
 //! Not seen through (reported as the command they are, so rules on their names apply):
 //! commands that run code in another language (`python -c`, `perl -e`, `node -e`), remote
 //! commands (`ssh host CMD`), and runners such as `parallel`, `nsenter`, `unshare`,
@@ -82,15 +88,19 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, Parser, Tree};
 
+mod options;
+mod programs;
+mod variables;
 mod words;
 mod wrappers;
 
 #[cfg(test)]
 mod tests;
 
+pub use programs::{Effect, EffectKind};
+pub use variables::{is_hook_variable, is_inert_variable, SHELL_EXPORTED};
 use words::{arithmetic_targets, join_raw, resolve, Src, Word};
 use wrappers::Inner;
-pub use wrappers::{is_inert_variable, is_loader_variable, SHELL_EXPORTED};
 
 /// Longest line (and longest argv, summed) that is parsed at all; longer input is
 /// [`Concern::Unparsed`].
@@ -117,6 +127,19 @@ pub struct SimpleCommand {
     pub words: Vec<String>,
     /// The source text of this command (for display).
     pub text: String,
+    /// The words rules are matched against: `words`, except for the programs whose options
+    /// are examined ([`Effect`]), where it is their canonical form: `git` without the global
+    /// options that only locate the repository or turn the pager off (`git --no-pager log` is
+    /// `git log`), and for programs whose options may follow operands, the options first with
+    /// long names in full (`git reset HEAD~1 --har` is `git reset --hard HEAD~1`).
+    pub key: Vec<String>,
+    /// A wrapper that runs its command as it is (`time`, `timeout 300`, `nice`, `env`,
+    /// `xargs`, `bash -c STRING`): decided by the commands it runs unless a rule names it.
+    pub transparent: bool,
+    /// What its options do that an allow rule on the program does not cover: deleting,
+    /// running code, reaching the network (the files they write are
+    /// [`Concern::WriteRedirect`]s of the line).
+    pub effects: Vec<Effect>,
 }
 
 /// Something about the line that means it must never be auto-allowed.
@@ -131,15 +154,22 @@ pub enum Concern {
     /// eval, source, `.`, and similar that run code we cannot see; also code bash finds in
     /// text it evaluates itself (`read 'a[$(cmd)]'`, `let 'a[$i]=1'`).
     Opaque(String),
-    /// An output redirection (`>`, `>>`, `&>`, `>|`, `<>`) to a target: the file path as written (resolved literal) or the raw text if dynamic.
+    /// An output redirection (`>`, `>>`, `&>`, `>|`, `<>`) to a target, or a file a program's
+    /// option or operand writes (`sort -o FILE`, `sed -i … FILE`, `tee FILE`): the file path as
+    /// written (resolved literal) or the raw text if dynamic.
     WriteRedirect(String),
     /// A loader variable (LD_PRELOAD=..., LD_LIBRARY_PATH=..., LD_AUDIT=..., DYLD_*) set
     /// anywhere in the line: as a command's prefix, through `env`/`sudo`, exported, plainly
     /// assigned, or assigned by a builtin, a loop or arithmetic (`read PATH`, `for PATH in`).
     ///
     /// Also other variables that make a program run code the line does not show; see
-    /// [`is_loader_variable`].
+    /// [`is_hook_variable`].
     LoaderVariable(String),
+    /// An option of a program that deletes, runs code the line does not show or reaches the
+    /// network (`find -delete`, `rg --pre CMD`, `sed 'e …'`, `git -c core.pager=…`): the
+    /// [`Effect`]'s description. Only the assessment reports it, and only when the rule that
+    /// allowed the command does not name the option.
+    OptionEffect(String),
     /// Any other variable put in a program's environment that is not known to be inert (see
     /// [`is_inert_variable`]): `GIT_PAGER=… git log`, `env GIT_SSH_COMMAND=… git push`,
     /// `sudo PAGER=… man ls`, `export NODE_OPTIONS=…`, `declare -x NAME=…`, or an assignment
@@ -164,6 +194,7 @@ impl Concern {
             Concern::WriteRedirect(_) => "write-redirect",
             Concern::LoaderVariable(_) => "loader-variable",
             Concern::Environment(_) => "environment",
+            Concern::OptionEffect(_) => "option-effect",
         }
     }
 
@@ -175,7 +206,8 @@ impl Concern {
             | Concern::Opaque(s)
             | Concern::WriteRedirect(s)
             | Concern::LoaderVariable(s)
-            | Concern::Environment(s) => s,
+            | Concern::Environment(s)
+            | Concern::OptionEffect(s) => s,
         }
     }
 
@@ -183,7 +215,7 @@ impl Concern {
     /// for `GIT_PAGER=less`; none for `set -a`).
     pub fn variable(&self) -> Option<&str> {
         match self {
-            Concern::Environment(s) | Concern::LoaderVariable(s) => wrappers::leading_name(s),
+            Concern::Environment(s) | Concern::LoaderVariable(s) => variables::leading_name(s),
             _ => None,
         }
     }
@@ -197,7 +229,8 @@ impl fmt::Display for Concern {
                 write!(f, "command not known before it runs: `{w}`")
             }
             Concern::Opaque(w) => write!(f, "runs code that cannot be inspected: `{w}`"),
-            Concern::WriteRedirect(t) => write!(f, "redirects output to `{t}`"),
+            Concern::WriteRedirect(t) => write!(f, "writes `{t}`"),
+            Concern::OptionEffect(what) => write!(f, "{what}"),
             Concern::LoaderVariable(v) => write!(f, "sets loader variable `{v}`"),
             Concern::Environment(v) => match self.variable() {
                 Some(name) => write!(
@@ -412,6 +445,8 @@ struct Walker<'a> {
     node_depth: usize,
     /// Inside an arithmetic context (`(( ))`, `$(( ))`, `[[ ]]`, c-style `for`).
     arith: bool,
+    /// Running a command that `xargs` gives more operands, read from its input.
+    input_operands: bool,
     deadline: Instant,
 }
 
@@ -424,6 +459,7 @@ impl<'a> Walker<'a> {
             shell_depth: 0,
             node_depth: 0,
             arith: false,
+            input_operands: false,
             deadline: Instant::now() + PARSE_BUDGET,
         }
     }
@@ -707,7 +743,7 @@ impl<'a> Walker<'a> {
     /// An operand of `[[ X -eq Y ]]`, which bash evaluates as arithmetic: a `$` or backtick the
     /// parser did not read as an expansion (quoted, `'a[$(cmd)]'`, or escaped) is one bash
     /// performs itself when it evaluates an array subscript, so it is code the line hides
-    /// (see [`wrappers::evaluated_text_hides_code`]).
+    /// (see [`variables::evaluated_text_hides_code`]).
     fn quoted_arithmetic(&mut self, operand: Node, src: &Src) {
         let mut cursor = operand.walk();
         let mut stack = vec![operand];
@@ -723,7 +759,7 @@ impl<'a> Walker<'a> {
                     continue;
                 }
             };
-            if wrappers::evaluated_text_hides_code(unexpanded) {
+            if variables::evaluated_text_hides_code(unexpanded) {
                 return self.concern(Concern::Opaque(format!(
                     "{} is evaluated as arithmetic, which can run commands",
                     src.raw(operand)
@@ -741,7 +777,7 @@ impl<'a> Walker<'a> {
             return;
         };
         let next = src.slice(node.end_byte(), node.end_byte() + 1);
-        if wrappers::leading_name(name) == Some(name) && (next == "<" || next == ">") {
+        if variables::leading_name(name) == Some(name) && (next == "<" || next == ">") {
             self.assigned(&Word::lit(name));
         }
     }
@@ -879,9 +915,14 @@ impl<'a> Walker<'a> {
             let rest = words[1..].to_vec();
             return self.run(rest, text, level + 1);
         }
+        let index = self.out.commands.len();
+        let plain: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
         self.out.commands.push(SimpleCommand {
-            words: words.iter().map(|w| w.text.clone()).collect(),
+            key: plain.clone(),
+            words: plain,
             text: text.clone(),
+            transparent: false,
+            effects: Vec::new(),
         });
         if !name.literal {
             return self.concern(Concern::DynamicCommand(name.text.clone()));
@@ -912,6 +953,30 @@ impl<'a> Walker<'a> {
             return;
         }
         let outcome = wrappers::analyse(&name.text, &words[1..], &text, self.inherited);
+        let examined = if self.input_operands {
+            // The operands xargs adds may be any file names, or options.
+            let mut args = words[1..].to_vec();
+            args.push(programs::input_operands());
+            programs::examine(&name.text, &args)
+        } else {
+            programs::examine(&name.text, &words[1..])
+        };
+        let command = &mut self.out.commands[index];
+        command.transparent = outcome.transparent && !outcome.inner.is_empty();
+        if let Some(key) = examined.key {
+            command.key = key;
+        }
+        if self.input_operands {
+            // What runs has more words than the line shows: an exact rule must not match.
+            let input = programs::input_operands().text;
+            if command.key.last() != Some(&input) {
+                command.key.push(input);
+            }
+        }
+        command.effects = examined.effects;
+        for path in examined.writes {
+            self.concern(Concern::WriteRedirect(path));
+        }
         for c in outcome.concerns {
             self.concern(c);
         }
@@ -919,7 +984,10 @@ impl<'a> Walker<'a> {
             match inner {
                 Inner::Argv(argv) => {
                     let text = join_raw(&argv);
+                    let saved = self.input_operands;
+                    self.input_operands |= outcome.appends_input;
                     self.run(argv, text, level + 1);
+                    self.input_operands = saved;
                 }
                 Inner::Line(word) => self.nested(&word),
             }
@@ -968,14 +1036,14 @@ impl<'a> Walker<'a> {
             let text = src.raw(node);
             let concern = match place {
                 // In the command's environment, whatever the name.
-                Place::Prefix => wrappers::environment_concern(&var, &text),
+                Place::Prefix => variables::environment_concern(&var, &text),
                 // What a declaration exports is reported with its command (the same
                 // concern for the same text); a loader variable is one wherever it is set.
                 Place::Declaration => {
-                    is_loader_variable(&var).then_some(Concern::LoaderVariable(text))
+                    is_hook_variable(&var).then_some(Concern::LoaderVariable(text))
                 }
                 // Only reaches a program if the variable was inherited (so exported).
-                Place::Plain => wrappers::assignment_concern(&var, &text, self.inherited),
+                Place::Plain => variables::assignment_concern(&var, &text, self.inherited),
             };
             if let Some(c) = concern {
                 self.concern(c);
@@ -987,7 +1055,7 @@ impl<'a> Walker<'a> {
     /// A variable assigned without an `=` word (`for NAME in`, an arithmetic target): checked
     /// as the plain assignment `NAME=value` would be.
     fn assigned(&mut self, target: &Word) {
-        if let Some(c) = wrappers::target_concern(target, self.inherited) {
+        if let Some(c) = variables::target_concern(target, self.inherited) {
             self.concern(c);
         }
     }
@@ -1147,6 +1215,7 @@ impl<'a> Walker<'a> {
             shell_depth: self.shell_depth + 1,
             node_depth: self.node_depth,
             arith: false,
+            input_operands: self.input_operands,
             deadline: self.deadline,
         };
         sub.line(&quoted);

@@ -59,7 +59,7 @@ fn kind(c: &Concern) -> K {
     match c {
         Concern::Unparsed(_) => U,
         Concern::DynamicCommand(_) => D,
-        Concern::Opaque(_) => O,
+        Concern::Opaque(_) | Concern::OptionEffect(_) => O,
         Concern::WriteRedirect(_) => W,
         Concern::LoaderVariable(_) => L,
         Concern::Environment(_) => E,
@@ -434,7 +434,8 @@ const CASES: &[Case] = &[
             &["xargs", "-I", "{}", "mv", "{}", "/tmp"],
             &["mv", "{}", "/tmp"],
         ],
-        &[],
+        // mv writes its operands (issue 13, class 3).
+        &[W],
     ),
     (
         "xargs -I{} sh -c 'echo {}'",
@@ -563,7 +564,8 @@ const CASES: &[Case] = &[
     (
         "strace -f -o /tmp/t rm x",
         &[&["strace", "-f", "-o", "/tmp/t", "rm", "x"], &["rm", "x"]],
-        &[],
+        // `-o FILE` writes it (issue 13, class 3).
+        &[W],
     ),
     (
         "ltrace -e malloc rm x",
@@ -722,7 +724,8 @@ const CASES: &[Case] = &[
     (
         "ls | tee -a f > /dev/null",
         &[&["ls"], &["tee", "-a", "f"]],
-        &[],
+        // tee writes its operands (issue 13, class 3).
+        &[W],
     ),
     // ---- opaque and loader variables ----------------------------------------------
     (
@@ -1411,10 +1414,10 @@ fn concern_payloads() {
     // One definition of the loader variables: the policy's (the sandbox's scrub) and the
     // shell's own start-up hooks.
     for name in ["LD_PRELOAD", "GLIBC_TUNABLES", "TMPDIR", "GCONV_PATH"] {
-        assert!(cordon_policy::is_loader_variable(name) && is_loader_variable(name));
+        assert!(cordon_policy::is_loader_variable(name) && is_hook_variable(name));
     }
     for name in ["PATH", "BASH_ENV", "PS4", "BASH_FUNC_ls%%"] {
-        assert!(is_loader_variable(name), "{name}");
+        assert!(is_hook_variable(name), "{name}");
     }
     let p = parse("ls &&");
     assert!(!p.is_parsed());

@@ -1,0 +1,339 @@
+//! What the options of the programs agents run do beyond reading: the files they write, and
+//! whether they delete, run code or reach the network. An allow rule for a program allows what
+//! it does with its read-only options (`find . -name x`), not everything it can do
+//! (`find . -delete`, `sort -o ~/.bashrc`, `rg --pre ./evil`, `git -c core.pager=… log`).
+//!
+//! Options are parsed as each program parses them ([`super::options`]): clustered short flags
+//! (`sed -ni`), attached and separate arguments, `--opt=value`, GNU abbreviations of long
+//! options (`sort --out=x`, `git reset --har`), options after operands (`git reset HEAD~1
+//! --hard`) and `--`. A file an option writes is reported like an output redirection (and
+//! judged like one: inside the writable roots the rule's decision stands); deleting, running
+//! code and reaching the network are [`Effect`]s, which ask unless the rule that allowed the
+//! command names the option.
+//!
+//! The same parse gives the words rules are matched against (the command's key): for `git`,
+//! without the global options that only say where the repository is or how to page
+//! (`git --no-pager log`, `git -C dir status`), and for the programs whose options may follow
+//! their operands, with the options first and long options spelled in full, so that a deny
+//! rule `git reset --hard` matches `git reset HEAD~1 --har` too.
+//!
+//! A program that is not in the table is judged by its rule alone.
+
+use super::options::{step, Opt, Spec, Step, Stop};
+use super::words::Word;
+use git::git;
+use special::{dd, find, npm, tar};
+use table::PROGRAMS;
+
+mod git;
+mod special;
+mod table;
+
+/// What an option does, besides reading, that an allow rule on the program does not cover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EffectKind {
+    /// Deletes files (`find -delete`, `rsync --delete`, `tar --remove-files`).
+    Deletes,
+    /// Runs code the line does not show (`rg --pre CMD`, `sed 'e …'`, `python -c`,
+    /// `git -c core.pager=…`, `tar --to-command`).
+    Runs,
+    /// Reaches the network (`pytest --pastebin`, `rsync host:…`).
+    Network,
+    /// Writes a file whose name only the program knows when it runs (`find … -exec sed -i …
+    /// {} +`, `… | xargs sed -i …`): it may be any file.
+    Writes,
+}
+
+/// One option (or operand) of a command that deletes, runs code or reaches the network.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Effect {
+    /// What it does.
+    pub kind: EffectKind,
+    /// The option as a rule names it (`-delete`, `--pre`, `-c`); an allow rule whose pattern
+    /// has this word allows the effect.
+    pub option: String,
+    /// What it does, for the person asked (`find -delete deletes files`).
+    pub detail: String,
+}
+
+/// What [`examine`] found in one command's options.
+#[derive(Default)]
+pub(super) struct Examined {
+    /// The words rules are matched against, when they differ from the command's own.
+    pub(super) key: Option<Vec<String>>,
+    /// Files the command writes through its options or operands (the path as written; the
+    /// word's text when it is not known before the line runs).
+    pub(super) writes: Vec<String>,
+    /// What else it does.
+    pub(super) effects: Vec<Effect>,
+}
+
+impl Examined {
+    pub(super) fn effect(&mut self, kind: EffectKind, option: &str, detail: String) {
+        self.effects.push(Effect {
+            kind,
+            option: option.to_string(),
+            detail,
+        });
+    }
+
+    pub(super) fn write(&mut self, w: &Word) {
+        if w.literal || w.text.contains(['$', '`']) {
+            // A dynamic target's text keeps its `$`: judged outside the roots, as a
+            // redirection to `"$f"` is.
+            self.writes.push(w.text.clone());
+        } else if !(w.raw.starts_with(">(") || w.raw.starts_with("<(")) {
+            // A name find or xargs gives (`{}`, the input) may be any file. (A process
+            // substitution, `tee >(cmd)`, is a pipe to a command checked on its own.)
+            self.effect(
+                EffectKind::Writes,
+                &w.text,
+                format!("writes `{}`, a file only known when the line runs", w.text),
+            );
+        }
+    }
+}
+
+/// The operands `xargs` adds to its command from its input: any number of words, only known
+/// when the line runs.
+pub(super) fn input_operands() -> Word {
+    Word {
+        text: "{xargs input}".into(),
+        raw: "{xargs input}".into(),
+        literal: false,
+        single: false,
+    }
+}
+
+/// What an option in a [`Program`]'s table does.
+#[derive(Clone, Copy)]
+pub(super) enum Does {
+    /// Its argument is a file the program writes.
+    WritesArg,
+    Deletes,
+    Runs,
+    Network,
+}
+
+/// What a program does with its operands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Operands {
+    /// Reads them (or they are not files).
+    Read,
+    /// Writes every one (`tee`).
+    Written,
+    /// Writes the last one, the destination (`cp`, `ln`, `install`), unless `-t DIR` names it.
+    LastWritten,
+    /// Writes every one: the destination, and the sources it moves away (`mv`).
+    AllMoved,
+}
+
+/// A program's options and what the dangerous ones do.
+pub(super) struct Program {
+    pub(super) names: &'static [&'static str],
+    /// Every option that takes an argument, and the long options the table needs spelled in
+    /// full; any other option is a flag ([`Spec::lenient`]).
+    pub(super) spec: Spec,
+    /// Options may follow operands (GNU getopt, git's parse-options): the key puts them first.
+    pub(super) permute: bool,
+    pub(super) options: &'static [(&'static str, Does)],
+    pub(super) operands: Operands,
+    /// What needs more than the table (a script to read, modes, `of=` operands).
+    pub(super) special: Option<fn(&Parsed, &mut Examined)>,
+}
+
+/// One command's options and operands, as the program parses them.
+pub(super) struct Parsed {
+    pub(super) opts: Vec<Opt>,
+    pub(super) operands: Vec<Word>,
+    /// The option words, long names in full, in order (for the key).
+    pub(super) option_words: Vec<String>,
+    /// A word whose value is only known when the line runs sits where options are: it may be
+    /// any option.
+    pub(super) dynamic: Option<String>,
+}
+
+impl Parsed {
+    pub(super) fn has(&self, names: &[&str]) -> bool {
+        self.opts.iter().any(|o| names.contains(&o.name.as_str()))
+    }
+
+    pub(super) fn args<'a>(&'a self, names: &'a [&str]) -> impl Iterator<Item = &'a Word> {
+        self.opts
+            .iter()
+            .filter(move |o| names.contains(&o.name.as_str()))
+            .filter_map(|o| o.arg.as_ref())
+    }
+}
+
+/// Parses `args` as the program does; `permute` lets options follow operands.
+pub(super) fn parse(args: &[Word], spec: &Spec, permute: bool) -> Parsed {
+    let mut p = Parsed {
+        opts: Vec::new(),
+        operands: Vec::new(),
+        option_words: Vec::new(),
+        dynamic: None,
+    };
+    let mut i = 0;
+    let mut operands_only = false;
+    while i < args.len() {
+        if operands_only {
+            p.operands.push(args[i].clone());
+            i += 1;
+            continue;
+        }
+        match step(args, i, spec) {
+            Ok(Step::Opts(opts, next)) => {
+                let long = args[i].text.starts_with("--");
+                for o in &opts {
+                    if long {
+                        match (&o.arg, next - i) {
+                            (Some(a), 1) => p.option_words.push(format!("{}={}", o.name, a.text)),
+                            (Some(a), _) => {
+                                p.option_words.push(o.name.clone());
+                                p.option_words.push(a.text.clone());
+                            }
+                            (None, _) => p.option_words.push(o.name.clone()),
+                        }
+                    }
+                }
+                if !long {
+                    p.option_words
+                        .extend(args[i..next].iter().map(|w| w.text.clone()));
+                }
+                p.opts.extend(opts);
+                i = next;
+            }
+            Ok(Step::End(next)) => {
+                p.operands.extend(args[next..].iter().cloned());
+                break;
+            }
+            Ok(Step::Operand) => {
+                p.operands.push(args[i].clone());
+                i += 1;
+                operands_only = !permute;
+            }
+            Err(Stop::Dynamic(text)) => {
+                p.dynamic.get_or_insert(text);
+                p.operands.push(args[i].clone());
+                i += 1;
+            }
+            Err(Stop::Unknown(_)) => {
+                // Not with a lenient spec; taken as an operand to stay total.
+                p.operands.push(args[i].clone());
+                i += 1;
+            }
+        }
+    }
+    p
+}
+
+/// The basename a command is looked up by (`python3.12` is `python`).
+fn family(base: &str) -> &str {
+    let trimmed = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    match trimmed {
+        "python" | "pypy" | "perl" | "ruby" | "node" => trimmed,
+        _ => base,
+    }
+}
+
+/// Examines one command (its name and arguments, wrappers already seen through).
+pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let mut out = Examined::default();
+    match family(base) {
+        "git" => git(args, &mut out),
+        "find" => find(args, &mut out),
+        "npm" | "pnpm" | "yarn" | "npx" => npm(base, args, &mut out),
+        "tar" | "gtar" | "bsdtar" => tar(args, &mut out),
+        "dd" => dd(args, &mut out),
+        b => {
+            if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&b)) {
+                program_table(name, program, args, &mut out);
+            }
+        }
+    }
+    out
+}
+
+fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examined) {
+    let p = parse(args, &program.spec, program.permute);
+    judge_options(&p, program.options, out);
+    if let Some(text) = &p.dynamic {
+        if !program.options.is_empty() {
+            out.effect(
+                EffectKind::Runs,
+                text,
+                format!(
+                    "`{text}` is only known when the line runs and may be any option of `{name}`"
+                ),
+            );
+        }
+    }
+    match program.operands {
+        Operands::Read => {}
+        Operands::Written | Operands::AllMoved => {
+            for w in &p.operands {
+                out.write(w);
+            }
+        }
+        Operands::LastWritten => {
+            let dirs: Vec<&Word> = p.args(&["-t", "--target-directory"]).collect();
+            if dirs.is_empty() {
+                if let Some(last) = p.operands.last().filter(|_| p.operands.len() > 1) {
+                    out.write(last);
+                }
+            }
+            for d in dirs {
+                out.write(d);
+            }
+        }
+    }
+    if program.operands == Operands::AllMoved {
+        for d in p.args(&["-t", "--target-directory"]) {
+            out.write(d);
+        }
+    }
+    if let Some(special) = program.special {
+        special(&p, out);
+    }
+    if program.permute && p.dynamic.is_none() {
+        let mut key = vec![name.to_string()];
+        key.extend(p.option_words.iter().cloned());
+        key.extend(p.operands.iter().map(|w| w.text.clone()));
+        out.key = Some(key);
+    }
+}
+
+pub(super) fn judge_options(p: &Parsed, table: &[(&str, Does)], out: &mut Examined) {
+    for o in &p.opts {
+        let Some((option, does)) = table.iter().find(|(n, _)| *n == o.name) else {
+            continue;
+        };
+        match does {
+            Does::WritesArg => match &o.arg {
+                Some(a) => out.write(a),
+                None => out.effect(
+                    EffectKind::Runs,
+                    option,
+                    format!("`{option}` writes a file not named on the line"),
+                ),
+            },
+            Does::Deletes => out.effect(
+                EffectKind::Deletes,
+                option,
+                format!("`{option}` deletes files"),
+            ),
+            Does::Runs => out.effect(
+                EffectKind::Runs,
+                option,
+                format!("`{option}` runs code the line does not show"),
+            ),
+            Does::Network => out.effect(
+                EffectKind::Network,
+                option,
+                format!("`{option}` reaches the network"),
+            ),
+        }
+    }
+}

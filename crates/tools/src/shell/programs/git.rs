@@ -1,0 +1,414 @@
+//! git: its global options (exactly as git reads them, before the subcommand) and the options of
+//! the subcommands that write, run a configured program or reach the network.
+
+use super::{judge_options, parse, Does, EffectKind, Examined, Parsed};
+use crate::shell::options::{Opt, Spec};
+use crate::shell::words::Word;
+
+/// Git's global options that only say where the repository is, how output is paged or which
+/// pathspec rules hold: dropped from the key, so `git --no-pager log` and `git -C dir status`
+/// are matched as `git log` and `git status`. `(name, takes an argument)`.
+const GIT_LOCATION_OPTIONS: &[(&str, bool)] = &[
+    ("-C", true),
+    ("--git-dir", true),
+    ("--work-tree", true),
+    ("--namespace", true),
+    ("-P", false),
+    ("--no-pager", false),
+    ("--no-replace-objects", false),
+    ("--no-lazy-fetch", false),
+    ("--no-optional-locks", false),
+    ("--no-advice", false),
+    ("--bare", false),
+    ("--literal-pathspecs", false),
+    ("--glob-pathspecs", false),
+    ("--noglob-pathspecs", false),
+    ("--icase-pathspecs", false),
+];
+
+/// `-c NAME=VALUE` settings that only change how output looks.
+fn inert_git_config(setting: &str) -> bool {
+    let name = setting
+        .split_once('=')
+        .map_or(setting, |(n, _)| n)
+        .to_ascii_lowercase();
+    name.starts_with("color.") || name.starts_with("advice.") || name == "core.quotepath"
+}
+
+/// git: global options (handled as git does, exactly, before the subcommand), then the
+/// subcommand's own options.
+pub(super) fn git(args: &[Word], out: &mut Examined) {
+    let mut key = vec!["git".to_string()];
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        if !w.literal {
+            out.effect(
+                EffectKind::Runs,
+                &w.text,
+                format!(
+                    "`{}` is only known when the line runs and may be any git option",
+                    w.text
+                ),
+            );
+            key.extend(args[i..].iter().map(|w| w.text.clone()));
+            out.key = Some(key);
+            return;
+        }
+        let t = w.text.as_str();
+        if !t.starts_with('-') {
+            break;
+        }
+        let (name, attached) = match t.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v)),
+            _ => (t, None),
+        };
+        if let Some(&(_, takes)) = GIT_LOCATION_OPTIONS.iter().find(|(n, _)| *n == name) {
+            i += if takes && attached.is_none() { 2 } else { 1 };
+            continue;
+        }
+        match name {
+            "-c" => {
+                let setting = attached.or(args.get(i + 1).map(|a| a.text.as_str()));
+                let known = args.get(i + 1).is_none_or(|a| a.literal);
+                if !known || !setting.is_some_and(inert_git_config) {
+                    out.effect(
+                        EffectKind::Runs,
+                        "-c",
+                        format!(
+                            "`git -c {}` sets configuration, which can name programs git runs",
+                            setting.unwrap_or("")
+                        ),
+                    );
+                }
+                i += 2;
+            }
+            "--config-env" => {
+                out.effect(
+                    EffectKind::Runs,
+                    "--config-env",
+                    "`git --config-env` sets configuration, which can name programs git runs"
+                        .into(),
+                );
+                i += if attached.is_some() { 1 } else { 2 };
+            }
+            "--exec-path" if attached.is_some() => {
+                out.effect(
+                    EffectKind::Runs,
+                    "--exec-path",
+                    "`git --exec-path=DIR` runs git's commands from another directory".into(),
+                );
+                i += 1;
+            }
+            "-p" | "--paginate" => {
+                out.effect(
+                    EffectKind::Runs,
+                    name,
+                    "`git --paginate` runs the configured pager".into(),
+                );
+                i += 1;
+            }
+            _ => {
+                // Not a global option git knows (git refuses it), or one that prints
+                // (`--version`, `--exec-path`): the rest is matched as written.
+                break;
+            }
+        }
+    }
+    let rest = args.get(i..).unwrap_or(&[]);
+    let Some(sub) = rest.first() else {
+        out.key = Some(key);
+        return;
+    };
+    let sub_args = &rest[1..];
+    key.push(sub.text.clone());
+    match git_subcommand(&sub.text) {
+        Some(g) => {
+            let p = parse(sub_args, &g.spec, true);
+            judge_options(&p, g.options, out);
+            // Any long option that abbreviates a dangerous one is that one (parse-options
+            // accepts unambiguous prefixes; the table need not list every option sharing it).
+            for o in &p.opts {
+                let Some(short) = o.name.strip_prefix("--") else {
+                    continue;
+                };
+                if short.len() < 2 || g.options.iter().any(|(n, _)| *n == o.name) {
+                    continue;
+                }
+                if let Some((full, does)) = g
+                    .options
+                    .iter()
+                    .find(|(n, _)| n.strip_prefix("--").is_some_and(|n| n.starts_with(short)))
+                {
+                    let abbreviated = [(*full, *does)];
+                    let as_full = Parsed {
+                        opts: vec![Opt {
+                            name: full.to_string(),
+                            arg: o.arg.clone(),
+                        }],
+                        operands: Vec::new(),
+                        option_words: Vec::new(),
+                        dynamic: None,
+                    };
+                    judge_options(&as_full, &abbreviated, out);
+                }
+            }
+            if let Some(text) = &p.dynamic {
+                out.effect(
+                    EffectKind::Runs,
+                    text,
+                    format!("`{text}` is only known when the line runs and may be any git option"),
+                );
+            }
+            if g.runs {
+                out.effect(
+                    EffectKind::Runs,
+                    &sub.text,
+                    format!("`git {}` runs a configured program", sub.text),
+                );
+            }
+            if p.dynamic.is_none() {
+                key.extend(p.option_words.iter().cloned());
+                key.extend(p.operands.iter().map(|w| w.text.clone()));
+            } else {
+                key.extend(sub_args.iter().map(|w| w.text.clone()));
+            }
+        }
+        None => key.extend(sub_args.iter().map(|w| w.text.clone())),
+    }
+    out.key = Some(key);
+}
+
+/// A git subcommand's options (parse-options: abbreviations, options after operands).
+struct GitSubcommand {
+    names: &'static [&'static str],
+    spec: Spec,
+    options: &'static [(&'static str, Does)],
+    /// The subcommand itself runs a configured program (`difftool`, `mergetool`).
+    runs: bool,
+}
+
+fn git_subcommand(name: &str) -> Option<&'static GitSubcommand> {
+    GIT_SUBCOMMANDS.iter().find(|g| g.names.contains(&name))
+}
+
+/// The diff options of `log`, `show`, `diff` and friends that write or run.
+const GIT_DIFF_EFFECTS: &[(&str, Does)] = &[
+    ("--output", Does::WritesArg),
+    ("--ext-diff", Does::Runs),
+    ("--textconv", Does::Runs),
+];
+
+/// Only the options that take their argument as the next word too (`--output FILE`,
+/// `--author NAME`): listing one that takes it only attached (`--pretty[=…]`) would hide the
+/// option after it.
+const GIT_DIFF_SPEC: Spec = Spec {
+    short_arg: "n",
+    long_arg: &[
+        "output",
+        "max-count",
+        "skip",
+        "since",
+        "after",
+        "until",
+        "before",
+        "author",
+        "committer",
+        "grep",
+        "min-parents",
+        "max-parents",
+    ],
+    long_flag: &[
+        "ext-diff",
+        "no-ext-diff",
+        "textconv",
+        "no-textconv",
+        "no-index",
+    ],
+    lenient: true,
+    ..Spec::NONE
+};
+
+const GIT_SUBCOMMANDS: &[GitSubcommand] = &[
+    GitSubcommand {
+        names: &[
+            "log",
+            "show",
+            "diff",
+            "whatchanged",
+            "format-patch",
+            "diff-tree",
+            "diff-index",
+            "diff-files",
+            "range-diff",
+            "blame",
+            "annotate",
+        ],
+        spec: GIT_DIFF_SPEC,
+        options: GIT_DIFF_EFFECTS,
+        runs: false,
+    },
+    GitSubcommand {
+        names: &["reset"],
+        spec: Spec {
+            short_arg: "U",
+            long_arg: &["pathspec-from-file", "unified", "inter-hunk-context"],
+            long_flag: &[
+                "hard",
+                "soft",
+                "mixed",
+                "merge",
+                "keep",
+                "quiet",
+                "no-quiet",
+                "patch",
+                "intent-to-add",
+                "recurse-submodules",
+                "no-recurse-submodules",
+                "refresh",
+                "no-refresh",
+                "pathspec-file-nul",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        options: &[],
+        runs: false,
+    },
+    GitSubcommand {
+        names: &["clean"],
+        spec: Spec {
+            short_arg: "e",
+            long_arg: &["exclude"],
+            long_flag: &["force", "dry-run", "interactive", "quiet"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        options: &[],
+        runs: false,
+    },
+    GitSubcommand {
+        names: &["checkout", "switch", "restore"],
+        spec: Spec {
+            short_arg: "bBcCsU",
+            long_arg: &[
+                "source",
+                "orphan",
+                "conflict",
+                "pathspec-from-file",
+                "unified",
+                "create",
+                "force-create",
+            ],
+            long_flag: &[
+                "force",
+                "ours",
+                "theirs",
+                "merge",
+                "detach",
+                "quiet",
+                "patch",
+                "staged",
+                "worktree",
+                "discard-changes",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        options: &[],
+        runs: false,
+    },
+    GitSubcommand {
+        names: &["push"],
+        spec: Spec {
+            short_arg: "o",
+            long_arg: &[
+                "receive-pack",
+                "exec",
+                "push-option",
+                "repo",
+                "recurse-submodules",
+            ],
+            long_flag: &[
+                "force", "mirror", "delete", "tags", "all", "prune", "dry-run",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        options: &[("--receive-pack", Does::Runs), ("--exec", Does::Runs)],
+        runs: false,
+    },
+    GitSubcommand {
+        names: &["fetch", "pull", "clone", "ls-remote", "submodule"],
+        spec: Spec {
+            short_arg: "ucbjo",
+            long_arg: &[
+                "upload-pack",
+                "template",
+                "config",
+                "origin",
+                "branch",
+                "depth",
+                "jobs",
+                "reference",
+                "separate-git-dir",
+                "server-option",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        options: &[
+            ("--upload-pack", Does::Runs),
+            ("-u", Does::Runs),
+            ("--template", Does::Runs),
+            ("--config", Does::Runs),
+            ("-c", Does::Runs),
+        ],
+        runs: false,
+    },
+    GitSubcommand {
+        names: &["archive"],
+        spec: Spec {
+            short_arg: "o",
+            long_arg: &["output", "remote", "exec", "format", "prefix"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        options: &[
+            ("--output", Does::WritesArg),
+            ("-o", Does::WritesArg),
+            ("--remote", Does::Network),
+            ("--exec", Does::Runs),
+        ],
+        runs: false,
+    },
+    GitSubcommand {
+        names: &["grep"],
+        spec: Spec {
+            short_arg: "efmABC",
+            short_opt: "O",
+            long_arg: &[
+                "max-depth",
+                "max-count",
+                "after-context",
+                "before-context",
+                "context",
+                "threads",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        options: &[("-O", Does::Runs), ("--open-files-in-pager", Does::Runs)],
+        runs: false,
+    },
+    GitSubcommand {
+        names: &["difftool", "mergetool"],
+        spec: Spec {
+            short_arg: "tx",
+            long_arg: &["tool", "extcmd"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        options: &[],
+        runs: true,
+    },
+];

@@ -1,0 +1,615 @@
+//! What needs more than an option table: scripts to read (`sed`, `awk`), modes (`tar`),
+//! operands (`dd of=`, `rsync host:`, `make NAME=value`), non-getopt syntax (`find`, `less +CMD`,
+//! npm's settings).
+
+use super::{judge_options, parse, Does, EffectKind, Examined, Parsed};
+use crate::shell::options::Spec;
+use crate::shell::words::Word;
+
+/// `sed -i` writes its file operands; the script's `w`/`W` commands and `s///w` write files,
+/// its `e` command and `s///e` run them as shell commands.
+pub(super) fn sed(p: &Parsed, out: &mut Examined) {
+    let in_place = p.has(&["-i", "--in-place"]);
+    let mut scripts: Vec<&Word> = p.args(&["-e", "--expression"]).collect();
+    let mut files: &[Word] = &p.operands;
+    if scripts.is_empty() && !p.has(&["-f", "--file"]) {
+        if let Some((first, rest)) = p.operands.split_first() {
+            scripts.push(first);
+            files = rest;
+        }
+    }
+    if in_place {
+        for f in files {
+            out.write(f);
+        }
+    }
+    if p.has(&["--sandbox"]) {
+        return;
+    }
+    for script in scripts {
+        if !script.literal {
+            out.effect(
+                EffectKind::Runs,
+                "e",
+                format!(
+                    "sed script `{}` is only known when the line runs",
+                    script.text
+                ),
+            );
+            continue;
+        }
+        sed_script(&script.text, out);
+    }
+}
+
+/// Reads a sed script command by command, as GNU sed does, for the commands that write files
+/// (`w FILE`, `W FILE`, `s///w FILE`) or run a shell (`e`, `s///e`). Anything it cannot read is
+/// taken as running code.
+fn sed_script(script: &str, out: &mut Examined) {
+    let b: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    let to_eol = |i: &mut usize| -> String {
+        let start = *i;
+        while *i < b.len() && b[*i] != '\n' {
+            *i += 1;
+        }
+        b[start..*i].iter().collect::<String>()
+    };
+    // A delimited part (`/re/`, the parts of `s` and `y`): index after the closing delimiter.
+    let delimited = |mut i: usize, d: char| -> Option<usize> {
+        while i < b.len() {
+            if b[i] == '\\' {
+                i += 2;
+                continue;
+            }
+            if b[i] == d {
+                return Some(i + 1);
+            }
+            if b[i] == '\n' && d != '\n' {
+                return None;
+            }
+            i += 1;
+        }
+        None
+    };
+    let unreadable = |out: &mut Examined| {
+        out.effect(
+            EffectKind::Runs,
+            "e",
+            format!("sed script `{script}` could not be read to check for `e` and `w` commands"),
+        );
+    };
+    while i < b.len() {
+        let c = b[i];
+        if c.is_whitespace() || c == ';' || c == '{' || c == '}' || c == '!' {
+            i += 1;
+            continue;
+        }
+        // Addresses.
+        if c.is_ascii_digit() || c == '$' || c == ',' || c == '~' || c == '+' {
+            i += 1;
+            continue;
+        }
+        if c == '/' || c == '\\' {
+            let (d, from) = if c == '\\' {
+                match b.get(i + 1) {
+                    Some(&d) => (d, i + 2),
+                    None => return unreadable(out),
+                }
+            } else {
+                ('/', i + 1)
+            };
+            match delimited(from, d) {
+                Some(next) => i = next,
+                None => return unreadable(out),
+            }
+            // Address flags `I` and `M`.
+            while i < b.len() && (b[i] == 'I' || b[i] == 'M') {
+                i += 1;
+            }
+            continue;
+        }
+        i += 1;
+        match c {
+            '#' | ':' | 'b' | 't' | 'T' | 'a' | 'i' | 'c' | 'r' | 'R' | 'q' | 'Q' | 'l' | 'L'
+            | 'v' => {
+                // A label, text, a file read, or a number: to the end of the line (labels
+                // and numbers also end at `;`, which is harmless to skip past here only for
+                // the commands that cannot be followed by a writing one on the same line).
+                if matches!(c, ':' | 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v') {
+                    while i < b.len() && b[i] != '\n' && b[i] != ';' && b[i] != '}' {
+                        i += 1;
+                    }
+                } else {
+                    let mut text = to_eol(&mut i);
+                    // `a\` text continues over escaped newlines.
+                    while text.ends_with('\\') && i < b.len() {
+                        i += 1;
+                        text = to_eol(&mut i);
+                    }
+                }
+            }
+            'w' | 'W' => {
+                let file = to_eol(&mut i);
+                sed_write(file.trim_start(), out);
+            }
+            'e' => {
+                let cmd = to_eol(&mut i);
+                out.effect(
+                    EffectKind::Runs,
+                    "e",
+                    format!("sed command `e{cmd}` runs a shell command"),
+                );
+            }
+            's' | 'y' => {
+                let Some(&d) = b.get(i) else {
+                    return unreadable(out);
+                };
+                if d == '\n' || d == '\\' {
+                    return unreadable(out);
+                }
+                let Some(mid) = delimited(i + 1, d) else {
+                    return unreadable(out);
+                };
+                let Some(end) = delimited(mid, d) else {
+                    return unreadable(out);
+                };
+                i = end;
+                if c == 's' {
+                    while i < b.len() {
+                        match b[i] {
+                            'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => i += 1,
+                            'e' => {
+                                i += 1;
+                                out.effect(
+                                    EffectKind::Runs,
+                                    "e",
+                                    "sed flag `s///e` runs the pattern space as a shell command"
+                                        .into(),
+                                );
+                            }
+                            'w' => {
+                                i += 1;
+                                let file = to_eol(&mut i);
+                                sed_write(file.trim_start(), out);
+                            }
+                            _ => break,
+                        }
+                    }
+                }
+            }
+            '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' | 'F' => {}
+            _ => return unreadable(out),
+        }
+    }
+}
+
+fn sed_write(file: &str, out: &mut Examined) {
+    if !matches!(file, "/dev/stdout" | "/dev/stderr") {
+        out.writes.push(file.to_string());
+    }
+}
+
+/// `perl -i` and `ruby -i` edit their file operands in place.
+pub(super) fn in_place(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-i"]) {
+        for f in &p.operands {
+            out.write(f);
+        }
+    }
+}
+
+/// An awk program (the first operand without `-f`/`-e`): `system()`, pipes (`print | "cmd"`,
+/// `"cmd" | getline`) and gawk's `@load`/`@include` run code; `print > FILE` and `>> FILE`
+/// write a file named by an expression. A `-v`/operand assignment is data.
+pub(super) fn awk(p: &Parsed, out: &mut Examined) {
+    let mut programs: Vec<&Word> = p.args(&["-e", "--source"]).collect();
+    if !p.has(&["-f", "--file", "-e", "--source", "-E", "--exec"]) {
+        programs.extend(p.operands.first());
+    }
+    for prog in programs {
+        if !prog.literal {
+            out.effect(
+                EffectKind::Runs,
+                "system",
+                format!(
+                    "awk program `{}` is only known when the line runs",
+                    prog.text
+                ),
+            );
+            continue;
+        }
+        awk_program(&prog.text, out);
+    }
+}
+
+fn awk_program(prog: &str, out: &mut Examined) {
+    // Outside strings and regular expressions only; a `/` after an operand is division.
+    let mut code = String::with_capacity(prog.len());
+    let mut chars = prog.chars().peekable();
+    let mut operand_before = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                while let Some(n) = chars.next() {
+                    match n {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+                code.push_str(" \"\" ");
+                operand_before = true;
+            }
+            '/' if !operand_before => {
+                while let Some(n) = chars.next() {
+                    match n {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '/' => break,
+                        _ => {}
+                    }
+                }
+                code.push_str(" // ");
+                operand_before = true;
+            }
+            '#' => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        break;
+                    }
+                }
+                code.push('\n');
+            }
+            _ => {
+                code.push(c);
+                if !c.is_whitespace() {
+                    operand_before =
+                        c.is_ascii_alphanumeric() || c == '_' || c == ')' || c == ']' || c == '$';
+                }
+            }
+        }
+    }
+    let runs = code.contains("system")
+        || code.replace("||", "").contains('|')
+        || code.contains("@load")
+        || code.contains("@include");
+    if runs {
+        out.effect(
+            EffectKind::Runs,
+            "system",
+            format!("awk program `{prog}` runs commands (`system`, `|`, `@load`)"),
+        );
+    }
+    // `print … > file`: a `>` in a statement that prints (comparisons elsewhere are fine).
+    let writes = code
+        .split([';', '\n', '{', '}'])
+        .any(|stmt| (stmt.contains("print") || stmt.contains("printf")) && stmt.contains('>'));
+    if writes {
+        out.effect(
+            EffectKind::Runs,
+            ">",
+            format!("awk program `{prog}` may write to a file named when it runs"),
+        );
+    }
+}
+
+/// rsync: an operand `host:path` or `rsync://…` reaches the network.
+pub(super) fn rsync(p: &Parsed, out: &mut Examined) {
+    for w in &p.operands {
+        let t = &w.text;
+        let remote = t.starts_with("rsync://")
+            || t.split_once(':')
+                .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
+        if remote {
+            out.effect(
+                EffectKind::Network,
+                t,
+                format!("rsync `{t}` reaches another host"),
+            );
+        }
+    }
+}
+
+/// make: `NAME=value` operands override the Makefile's variables (`SHELL`, `CC`, `MAKEFLAGS`),
+/// which decide what its recipes run.
+pub(super) fn make(p: &Parsed, out: &mut Examined) {
+    for w in &p.operands {
+        if !w.literal || w.text.contains('=') {
+            out.effect(
+                EffectKind::Runs,
+                &w.text,
+                format!(
+                    "make `{}` overrides a variable of the Makefile's recipes",
+                    w.text
+                ),
+            );
+        }
+    }
+}
+
+/// less: `+cmd` and `-+`/`--` commands run at start-up may include `!shell`.
+pub(super) fn less(p: &Parsed, out: &mut Examined) {
+    for o in &p.opts {
+        if o.name.starts_with('+') {
+            out.effect(
+                EffectKind::Runs,
+                "+",
+                "less `+COMMAND` runs a command at start-up, which may be `!shell`".into(),
+            );
+        }
+    }
+}
+
+/// find: `-delete` deletes, `-fprint*`/`-fls` write the file they name. (`-exec`, `-execdir`,
+/// `-ok`, `-okdir` run their command, which is seen through as a wrapper.)
+pub(super) fn find(args: &[Word], out: &mut Examined) {
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        match w.text.as_str() {
+            "-delete" if w.literal => out.effect(
+                EffectKind::Deletes,
+                "-delete",
+                "`find -delete` deletes the files it finds".into(),
+            ),
+            // More words only known when the line runs (`xargs find`): any action.
+            _ if !w.single => out.effect(
+                EffectKind::Runs,
+                &w.text,
+                format!(
+                    "`{}` may be any find action, `-delete` or `-exec` included",
+                    w.text
+                ),
+            ),
+            "-fprint" | "-fprint0" | "-fls" | "-fprintf" if w.literal => {
+                if let Some(file) = args.get(i + 1) {
+                    out.write(file);
+                }
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// dd: `of=FILE` writes it.
+pub(super) fn dd(args: &[Word], out: &mut Examined) {
+    for w in args {
+        if !w.single {
+            // Words only known when the line runs (`xargs dd`): any operand, `of=` included.
+            out.effect(
+                EffectKind::Writes,
+                &w.text,
+                format!("`{}` may be a dd operand that writes a file", w.text),
+            );
+        }
+        if let Some(file) = w.text.strip_prefix("of=") {
+            out.writes.push(if w.literal {
+                file.to_string()
+            } else {
+                w.text.clone()
+            });
+        }
+    }
+}
+
+/// tar: extracting writes beneath `-C DIR` (or the current directory; anywhere with `-P`),
+/// creating writes the archive `-f FILE`; `--to-command`, `-I`/`--use-compress-program`,
+/// `--checkpoint-action=exec=…`, `-F`/`--info-script` and the remote-shell options run code;
+/// `-f host:file` reaches the network; `--remove-files` deletes.
+pub(super) fn tar(args: &[Word], out: &mut Examined) {
+    let spec = Spec {
+        short_arg: "bCfFgHIKLNTVX",
+        long_arg: &[
+            "file",
+            "directory",
+            "use-compress-program",
+            "to-command",
+            "info-script",
+            "new-volume-script",
+            "rsh-command",
+            "rmt-command",
+            "exclude",
+            "exclude-from",
+            "files-from",
+            "format",
+            "blocking-factor",
+            "record-size",
+            "owner",
+            "group",
+            "mode",
+            "mtime",
+            "newer",
+            "after-date",
+            "newer-mtime",
+            "label",
+            "listed-incremental",
+            "index-file",
+            "transform",
+            "xform",
+            "strip-components",
+            "starting-file",
+            "tape-length",
+            "checkpoint-action",
+        ],
+        long_flag: &[
+            "extract",
+            "get",
+            "create",
+            "append",
+            "update",
+            "catenate",
+            "concatenate",
+            "delete",
+            "list",
+            "diff",
+            "compare",
+            "absolute-names",
+            "remove-files",
+            "force-local",
+        ],
+        lenient: true,
+        ..Spec::NONE
+    };
+    // Old style: `tar xzf a.tar` is `tar -x -z -f a.tar`, each letter's argument in turn.
+    let mut words: Vec<Word> = Vec::with_capacity(args.len() + 2);
+    let mut rest = args;
+    if let Some(first) = args
+        .first()
+        .filter(|w| w.literal && !w.text.starts_with('-'))
+    {
+        rest = &args[1..];
+        let mut taken = 0;
+        for c in first.text.chars() {
+            words.push(Word::lit(&format!("-{c}")));
+            if spec.short_arg.contains(c) {
+                if let Some(a) = rest.get(taken) {
+                    words.push(a.clone());
+                    taken += 1;
+                }
+            }
+        }
+        rest = &rest[taken.min(rest.len())..];
+    }
+    words.extend(rest.iter().cloned());
+    let p = parse(&words, &spec, true);
+    judge_options(
+        &p,
+        &[
+            ("--to-command", Does::Runs),
+            ("-I", Does::Runs),
+            ("--use-compress-program", Does::Runs),
+            ("-F", Does::Runs),
+            ("--info-script", Does::Runs),
+            ("--new-volume-script", Does::Runs),
+            ("--rsh-command", Does::Runs),
+            ("--rmt-command", Does::Runs),
+            ("--remove-files", Does::Deletes),
+            ("--index-file", Does::WritesArg),
+            ("-g", Does::WritesArg),
+            ("--listed-incremental", Does::WritesArg),
+        ],
+        out,
+    );
+    for a in p.args(&["--checkpoint-action"]) {
+        if !a.literal || a.text.contains("exec") {
+            out.effect(
+                EffectKind::Runs,
+                "--checkpoint-action",
+                format!("tar `--checkpoint-action={}` runs a command", a.text),
+            );
+        }
+    }
+    let extract = p.has(&["-x", "--extract", "--get"]);
+    let creates = p.has(&[
+        "-c",
+        "--create",
+        "-r",
+        "--append",
+        "-u",
+        "--update",
+        "-A",
+        "--catenate",
+        "--concatenate",
+        "--delete",
+    ]);
+    let archives: Vec<&Word> = p.args(&["-f", "--file"]).collect();
+    for f in &archives {
+        let remote = !p.has(&["--force-local"])
+            && f.text
+                .split_once(':')
+                .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
+        if remote {
+            out.effect(
+                EffectKind::Network,
+                "-f",
+                format!("tar `-f {}` reaches another host", f.text),
+            );
+        }
+        if creates && f.text != "-" {
+            out.write(f);
+        }
+    }
+    if extract {
+        if p.has(&["-P", "--absolute-names"]) {
+            out.effect(
+                EffectKind::Runs,
+                "-P",
+                "tar `-x -P` extracts to any path the archive names".into(),
+            );
+        }
+        match p.args(&["-C", "--directory"]).last() {
+            Some(dir) => out.write(dir),
+            None => out.writes.push(".".into()),
+        }
+    }
+    if p.dynamic.is_some() {
+        out.effect(
+            EffectKind::Runs,
+            "tar",
+            "a tar option is only known when the line runs".into(),
+        );
+    }
+}
+
+/// npm and friends: `--script-shell`, `--node-options`, `--prefix`/`-C` (another package's
+/// scripts), `--userconfig`/`--globalconfig` (settings that name programs) run code the line
+/// does not show; `-g`/`--global` installs or runs outside the project. npm reads every
+/// `--name[=value]` as a setting and accepts unambiguous abbreviations, so any word that
+/// starts a dangerous setting's name counts.
+pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
+    const RUNS: &[&str] = &[
+        "script-shell",
+        "node-options",
+        "prefix",
+        "userconfig",
+        "globalconfig",
+        "global",
+        "location",
+        "call",
+        "shell",
+    ];
+    for w in args {
+        if w.literal && w.text == "--" {
+            break;
+        }
+        if !w.literal {
+            let raw = w.raw.trim_start_matches(['"', '\'']);
+            if !w.single || raw.starts_with('-') || raw.starts_with('$') {
+                out.effect(
+                    EffectKind::Runs,
+                    &w.text,
+                    format!(
+                        "`{}` is only known when the line runs and may be any {base} setting",
+                        w.text
+                    ),
+                );
+            }
+            continue;
+        }
+        let t = w.text.as_str();
+        let hit = if let Some(long) = t.strip_prefix("--") {
+            let name = long.split_once('=').map_or(long, |(n, _)| n);
+            let name = name.strip_prefix("no-").unwrap_or(name);
+            (name.len() >= 2 && RUNS.iter().any(|r| r.starts_with(name)))
+                .then(|| format!("--{name}"))
+        } else if let Some(short) = t.strip_prefix('-') {
+            (short.starts_with('C') || short.starts_with('g') || short == "c")
+                .then(|| t.to_string())
+        } else {
+            None
+        };
+        if let Some(option) = hit {
+            out.effect(
+                EffectKind::Runs,
+                &option,
+                format!("{base} `{t}` changes which program or package runs"),
+            );
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! The wrappers of the form `WRAPPER [OPTIONS] [FIXED OPERANDS…] COMMAND [ARGS…]`, as data:
+//! each one's options (from its getopt string), the operands before its command, the options
+//! after which it runs no command, and whether it is transparent.
+
+use crate::shell::options::Spec;
+
+/// One wrapper of the form `WRAPPER [OPTIONS] [FIXED OPERANDS…] COMMAND [ARGS…]`.
+pub(in crate::shell) struct PrefixWrapper {
+    /// Its names (the command's basename).
+    pub names: &'static [&'static str],
+    /// Its options.
+    pub spec: Spec,
+    /// Operands between the options and the command (`timeout DURATION`, `taskset MASK`).
+    pub fixed: usize,
+    /// Options after which it runs no command (`--help`, `ionice -p PID`).
+    pub no_inner: &'static [&'static str],
+    /// Options whose argument names a file the wrapper writes (`time -o FILE`).
+    pub writes: &'static [&'static str],
+    /// It runs its command as it is, changing nothing a rule is about (timing, priority, a
+    /// time limit, buffering, a CPU set): it is decided by its command's rules unless a rule
+    /// names the wrapper itself. `sudo`, `chroot`, `fakeroot`, `proxychains` and the tracers
+    /// change what the command may do or see, so they are not.
+    pub transparent: bool,
+}
+
+const HELP: &[&str] = &["--help", "--version"];
+
+/// The table; looked up by basename.
+pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
+    PrefixWrapper {
+        names: &["timeout", "gtimeout"],
+        spec: Spec {
+            short_arg: "ks",
+            short_flag: "fpv",
+            long_arg: &["kill-after", "signal"],
+            long_flag: &[
+                "foreground",
+                "preserve-status",
+                "verbose",
+                "help",
+                "version",
+            ],
+            ..Spec::NONE
+        },
+        fixed: 1,
+        no_inner: HELP,
+        writes: &[],
+        transparent: true,
+    },
+    PrefixWrapper {
+        names: &["nice"],
+        spec: Spec {
+            short_arg: "n",
+            long_arg: &["adjustment"],
+            long_flag: &["help", "version"],
+            numeric: true,
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: true,
+    },
+    PrefixWrapper {
+        names: &["nohup"],
+        spec: Spec {
+            long_flag: &["help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        // Writes `nohup.out` when standard output is a terminal.
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["setsid"],
+        spec: Spec {
+            short_flag: "cfw",
+            long_flag: &["ctty", "fork", "wait", "help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["unbuffer"],
+        spec: Spec {
+            short_flag: "p",
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["catchsegv", "coproc", "busybox"],
+        spec: Spec::NONE,
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        // The builtin `builtin NAME`: runs the builtin, not a function of that name.
+        names: &["builtin"],
+        spec: Spec::NONE,
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: true,
+    },
+    PrefixWrapper {
+        names: &["command"],
+        spec: Spec {
+            short_flag: "pvV",
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &["-v", "-V"],
+        writes: &[],
+        transparent: true,
+    },
+    PrefixWrapper {
+        names: &["exec"],
+        spec: Spec {
+            short_arg: "a",
+            short_flag: "cl",
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &[],
+        writes: &[],
+        // `exec -c` empties the environment, `-a NAME` sets argv[0]: neither widens what the
+        // command does.
+        transparent: true,
+    },
+    PrefixWrapper {
+        names: &["stdbuf"],
+        spec: Spec {
+            short_arg: "ioe",
+            long_arg: &["input", "output", "error"],
+            long_flag: &["help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: true,
+    },
+    PrefixWrapper {
+        names: &["time"],
+        spec: Spec {
+            short_arg: "fo",
+            short_flag: "apqvV",
+            long_arg: &["format", "output"],
+            long_flag: &[
+                "append",
+                "portability",
+                "quiet",
+                "verbose",
+                "help",
+                "version",
+            ],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &["--help", "-V", "--version"],
+        writes: &["-o", "--output"],
+        transparent: true,
+    },
+    PrefixWrapper {
+        names: &["ionice"],
+        spec: Spec {
+            short_arg: "cnpPu",
+            short_flag: "thV",
+            long_arg: &["class", "classdata", "pid", "pgid", "uid"],
+            long_flag: &["ignore", "help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &["-p", "-P", "-u", "--pid", "--pgid", "--uid", "-h", "-V"],
+        writes: &[],
+        transparent: true,
+    },
+    PrefixWrapper {
+        names: &["taskset"],
+        spec: Spec {
+            short_flag: "acphV",
+            long_flag: &["all-tasks", "cpu-list", "pid", "help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 1,
+        no_inner: &["-p", "--pid", "-h", "-V"],
+        writes: &[],
+        transparent: true,
+    },
+    PrefixWrapper {
+        names: &["chroot"],
+        spec: Spec {
+            long_arg: &["userspec", "groups"],
+            long_flag: &["skip-chdir", "help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 1,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["strace"],
+        spec: Spec {
+            short_arg: "abeEIoOpPsSuUX",
+            short_flag: "AcCdDfFhiknqrtTvVwxyzZ",
+            long_arg: &["output", "attach", "user", "trace-path", "string-limit"],
+            long_flag: &[
+                "follow-forks",
+                "output-separately",
+                "summary-only",
+                "summary",
+                "summary-wall-clock",
+                "help",
+                "version",
+                "no-abbrev",
+                "relative-timestamps",
+                "absolute-timestamps",
+                "syscall-times",
+                "stack-traces",
+            ],
+            long_any_value: true,
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &["-h", "-V", "--help", "--version"],
+        writes: &["-o", "--output"],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["ltrace"],
+        spec: Spec {
+            short_arg: "aADeFlnopsuwx",
+            short_flag: "bcCfhiLrStTV",
+            long_arg: &["align", "output", "library"],
+            long_flag: &["demangle", "help", "version", "no-signals"],
+            long_any_value: true,
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &["-h", "-V", "--help", "--version"],
+        writes: &["-o", "--output"],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["pkexec"],
+        spec: Spec {
+            long_arg: &["user"],
+            long_flag: &["disable-internal-agent", "keep-cwd", "help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["caffeinate"],
+        spec: Spec {
+            short_arg: "tw",
+            short_flag: "dimsu",
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &[],
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["fakeroot"],
+        spec: Spec {
+            short_arg: "lsib",
+            short_flag: "uhv",
+            long_arg: &["lib", "faked"],
+            long_flag: &["unknown-is-real", "help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &["-h", "-v", "--help", "--version"],
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["proxychains", "proxychains4"],
+        spec: Spec {
+            short_arg: "f",
+            short_flag: "q",
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &[],
+        writes: &[],
+        transparent: false,
+    },
+];
+
+/// The table's entry for a command's basename.
+pub(in crate::shell) fn prefix_wrapper(base: &str) -> Option<&'static PrefixWrapper> {
+    PREFIX_WRAPPERS.iter().find(|w| w.names.contains(&base))
+}

@@ -1,0 +1,579 @@
+//! Issue 13, classes 3, 7 and 8, against the outside review's policy: allows `git status`,
+//! `git diff`, `git log`, `ls`, `cat`, `echo`, `grep`, `find`, `pytest`, `npm run test*`;
+//! denies `rm`, `curl`, `git reset --hard`; asks by default. The workspace (`/work/ws`) is the
+//! only writable root.
+//!
+//! Class 3: an allow rule for a program allows what it does with its read-only options; an
+//! option that writes outside the roots, deletes, runs code or reaches the network asks, and
+//! deny rules see through abbreviations and reordered options. Class 7: wrappers and harmless
+//! global options are decided by the command they run. Class 8: `find . -delete` and
+//! `bash -lc`, the earlier corpus's misses.
+
+use std::path::{Path, PathBuf};
+
+use cordon_approval::{RuleRef, RuleSet};
+use cordon_policy::{Action, Policy};
+use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
+use cordon_tools::shell::parse;
+
+const POLICY: &str = r#"
+version = 1
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "git status"
+action = "allow"
+[[shell.rules]]
+pattern = "git diff"
+action = "allow"
+[[shell.rules]]
+pattern = "git log"
+action = "allow"
+[[shell.rules]]
+pattern = "ls"
+action = "allow"
+[[shell.rules]]
+pattern = "cat"
+action = "allow"
+[[shell.rules]]
+pattern = "echo"
+action = "allow"
+[[shell.rules]]
+pattern = "grep"
+action = "allow"
+[[shell.rules]]
+pattern = "find"
+action = "allow"
+[[shell.rules]]
+pattern = "pytest"
+action = "allow"
+[[shell.rules]]
+pattern = "npm run test*"
+action = "allow"
+[[shell.rules]]
+pattern = "rm"
+action = "deny"
+[[shell.rules]]
+pattern = "curl"
+action = "deny"
+[[shell.rules]]
+pattern = "git reset --hard"
+action = "deny"
+"#;
+
+fn rules(extra: &str) -> RuleSet {
+    let text = format!("{POLICY}{extra}");
+    RuleSet::new(
+        &Policy::parse(&text, "cordon.toml", Path::new("/work/ws"))
+            .unwrap()
+            .shell,
+    )
+}
+
+fn cx() -> ShellContext {
+    ShellContext {
+        cwd: PathBuf::from("/work/ws"),
+        writable: vec![PathBuf::from("/work/ws")],
+    }
+}
+
+fn decide_with(rules: &RuleSet, line: &str) -> ShellAssessment {
+    assess(&parse(line), rules, &cx())
+}
+
+fn decide(line: &str) -> ShellAssessment {
+    decide_with(&rules(""), line)
+}
+
+fn expect(lines: &[&str], want: Action) {
+    let mut wrong = Vec::new();
+    for line in lines {
+        let a = decide(line);
+        if a.decision.action != want {
+            wrong.push(format!(
+                "{line:?}: {} ({}, {})",
+                a.decision.action.as_str(),
+                a.decision.reason,
+                a.decision.rule
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "expected {}:\n{}",
+        want.as_str(),
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_fixture_allows_what_it_means_to() {
+    expect(
+        &[
+            "git status",
+            "git status --short",
+            "git diff HEAD~1",
+            "git log --oneline -n 5",
+            "ls -la",
+            "cat README.md",
+            "echo hi",
+            "grep -rn TODO src",
+            "find . -name '*.rs'",
+            "pytest -q tests",
+            "npm run test",
+            "npm run test:unit",
+        ],
+        Action::Allow,
+    );
+}
+
+// Class 8 (and 3): find's own options that delete or write.
+#[test]
+fn find_delete_and_file_writing_actions_are_not_allowed_by_find() {
+    expect(
+        &[
+            "find . -delete",
+            "find . -name '*.rs' -delete",
+            "find src -type f -delete -print",
+            "find . -maxdepth 1 -delete",
+        ],
+        Action::Ask,
+    );
+    // -fprint and friends write the file they name: outside the roots, never allowed.
+    expect(
+        &[
+            "find . -fprint /home/u/.bashrc",
+            "find . -fprint0 ../outside",
+            "find . -fls /tmp/x",
+            "find . -fprintf /etc/cron.d/x '%p'",
+        ],
+        Action::Ask,
+    );
+    // Inside the roots, the rule's decision stands.
+    expect(
+        &["find . -fprint list.txt", "find . -fls out/listing"],
+        Action::Allow,
+    );
+    // -exec runs its command, decided by its own rules.
+    expect(
+        &["find . -exec rm {} ;", "find . -name x -execdir rm -f {} +"],
+        Action::Deny,
+    );
+    expect(&["find . -exec cat {} ;"], Action::Allow);
+}
+
+#[test]
+fn a_rule_that_names_the_option_allows_it() {
+    let r = rules("[[shell.rules]]\npattern = \"find * -delete\"\naction = \"allow\"\n");
+    let a = decide_with(&r, "find build -delete");
+    assert_eq!(a.decision.action, Action::Allow, "{:?}", a.decision);
+    let a = decide_with(&r, "find . -delete");
+    assert_eq!(a.decision.action, Action::Allow, "{:?}", a.decision);
+}
+
+#[test]
+fn git_options_that_write_or_run_code() {
+    expect(
+        &[
+            "git log --output=/home/u/.bashrc",
+            "git log --output /home/u/.bashrc",
+            "git log --out=/tmp/x",
+            "git diff --output=../../x",
+            "git diff HEAD --outp /etc/x",
+            "git -c core.pager='sh -c id' log",
+            "git -c core.fsmonitor=./evil status",
+            "git -c alias.log='!sh' log",
+            "git --config-env=core.pager=EVIL log",
+            "git --exec-path=/tmp/evil status",
+            "git -p log",
+            "git --paginate log",
+            "git diff --ext-diff",
+            "git diff --ext",
+            "git log -p --textconv",
+            "git log \"$opts\"",
+        ],
+        Action::Ask,
+    );
+    // Writes inside the roots stand; harmless `-c` settings too.
+    expect(
+        &[
+            "git log --output=log.txt",
+            "git diff --output out/patch.diff",
+            "git -c color.ui=never log",
+            "git -c core.quotepath=false status",
+            "git diff --no-ext-diff",
+        ],
+        Action::Allow,
+    );
+}
+
+#[test]
+fn deny_rules_see_through_abbreviations_and_reordering() {
+    expect(
+        &[
+            "git reset --hard",
+            "git reset --har",
+            "git reset --ha HEAD",
+            "git reset HEAD~1 --hard",
+            "git reset origin/main -q --hard",
+            "git -C . reset --hard",
+            "git -C /work/ws reset --hard HEAD",
+            "git -c x=y reset --hard",
+            "git --no-pager reset --hard",
+            "git --git-dir=.git reset --hard",
+            "git --git-dir .git --work-tree . reset --hard",
+            "git reset -q --hard",
+            "rm -rf /",
+            "sudo rm -rf x",
+            "curl -o x https://example.com",
+        ],
+        Action::Deny,
+    );
+    // Not `--hard`: the rule does not apply.
+    expect(
+        &["git reset --soft HEAD~1", "git reset HEAD~1"],
+        Action::Ask,
+    );
+}
+
+#[test]
+fn grep_sed_sort_and_friends() {
+    let r = rules(
+        "[[shell.rules]]\npattern = \"rg\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"sed\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"sort\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"tar\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"awk\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"tee\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"cp\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"dd\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"python\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"make\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"rsync\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"man\"\naction = \"allow\"\n",
+    );
+    let check = |lines: &[&str], want: Action| {
+        for line in lines {
+            let a = decide_with(&r, line);
+            assert_eq!(a.decision.action, want, "{line}: {:?}", a.decision);
+        }
+    };
+    check(
+        &[
+            "rg --pre ./evil.sh foo",
+            "rg foo --pre=./evil.sh",
+            "rg --hostname-bin ./x foo",
+            "sed -i s/a/b/ /home/u/.bashrc",
+            "sed -ni s/a/b/p /etc/hosts",
+            "sed --in-place=.bak s/a/b/ ../x",
+            "sed --in-pl s/a/b/ ../x",
+            "sed 's/a/b/w /home/u/.bashrc' f",
+            "sed -n '1w /tmp/x' f",
+            "sed 'e id' f",
+            "sed 's/.*/id/e' f",
+            "sed -e p -e '$W /tmp/x' f",
+            "sed -f script.sed f",
+            "sed \"$script\" f",
+            "sort -o /home/u/.bashrc f",
+            "sort --out=/tmp/x f",
+            "sort -uo /tmp/x f",
+            "sort f --output /tmp/x",
+            "sort --compress-program=./evil f",
+            "tar xf a.tar -C /tmp",
+            "tar -xzf a.tar --directory=/etc",
+            "tar -xf a.tar -P",
+            "tar cf /tmp/out.tar src",
+            "tar -c -f ../x.tar src",
+            "tar -xf a.tar --to-command='sh -c id'",
+            "tar -cf x.tar -I ./evil src",
+            "tar --use-compress=./evil -cf x.tar src",
+            "tar -cf x.tar --checkpoint=1 --checkpoint-action=exec=id src",
+            "tar -tf host:archive.tar",
+            "tar -xf a.tar --remove-files",
+            "awk 'BEGIN { system(\"id\") }'",
+            "awk '{ print | \"sh\" }' f",
+            "awk '{ print > \"/tmp/x\" }' f",
+            "awk -f prog.awk f",
+            "tee /home/u/.bashrc",
+            "tee -a ../outside",
+            "cp a /home/u/.bashrc",
+            "cp -t /etc a b",
+            "dd if=/dev/zero of=/home/u/x",
+            "python -c 'import os'",
+            "python3 -c 'import os'",
+            "python -m http.server",
+            "make -f /tmp/evil.mk",
+            "make SHELL=/tmp/evil",
+            "make --eval='x:; id'",
+            "rsync -e 'sh -c id' a b",
+            "rsync --rsync-path=evil a host:b",
+            "rsync -a src/ host:/dst/",
+            "rsync -a --delete src/ dst/",
+            "man -P 'sh -c id' ls",
+            "man --pager=evil ls",
+        ],
+        Action::Ask,
+    );
+    check(
+        &[
+            "rg foo src",
+            "rg -n --pre-glob '*.gz' foo",
+            "sed -n '1,10p' f",
+            "sed 's/a/b/g; /x/d' f",
+            "sed -i s/a/b/ src/main.rs",
+            "sed -e 's|a|b|' -e '$!N' f",
+            "sort -u f",
+            "sort -o sorted.txt f",
+            "tar tf a.tar",
+            "tar xzf a.tar",
+            "tar -xf a.tar -C build",
+            "tar -czf out.tar.gz src",
+            "awk '{ print $1 }' f",
+            "awk -F: '$3 > 1000 { n++ } END { print n }' /etc/passwd",
+            "tee out.log",
+            "cp a b",
+            "dd if=a of=b",
+            "python script.py",
+            "make test",
+            "rsync -a src/ dst/",
+            "man ls",
+        ],
+        Action::Allow,
+    );
+}
+
+#[test]
+fn pytest_and_npm_options_that_write_or_run() {
+    expect(
+        &[
+            "pytest --basetemp=/tmp/x",
+            "pytest --basetemp build/tmp",
+            "pytest --junitxml=/home/u/x.xml",
+            "pytest --junit-xml /tmp/r.xml",
+            "pytest --pastebin=all",
+            "pytest -p evil_plugin",
+            "pytest -pevil",
+            "pytest tests -o addopts=-pevil",
+            "pytest --override-ini=cache_dir=/tmp/c",
+            "pytest --result-log=/tmp/r",
+            "pytest --log-file /tmp/l",
+            "pytest -c /tmp/evil.ini",
+            "pytest --rootdir=/tmp",
+            "npm run test --script-shell=./evil",
+            "npm run test --script-sh ./evil",
+            "npm run test --node-options=--require=./evil.js",
+            "npm run test --prefix /tmp/other",
+            "npm run test -C /tmp/other",
+            "npm run test -g",
+            "npm run test --global",
+            "npm run test --userconfig=/tmp/npmrc",
+        ],
+        Action::Ask,
+    );
+    expect(
+        &[
+            "pytest --junitxml=report.xml",
+            "pytest -x -q tests/test_a.py -k fast",
+            "pytest --log-file=out/pytest.log",
+            "npm run test",
+            "npm run test -- --watch=false",
+            "npm run test --silent",
+        ],
+        Action::Allow,
+    );
+}
+
+// Class 7: wrappers and harmless global options are decided by the command they run.
+#[test]
+fn wrappers_and_global_options_defer_to_the_inner_command() {
+    expect(
+        &[
+            "git --no-pager log",
+            "git --no-pager log --oneline -n 3",
+            "git -P diff",
+            "git -C sub status",
+            "git --git-dir=.git log",
+            "git --no-optional-locks status",
+            "time pytest",
+            "time -p pytest -q",
+            "timeout 300 pytest",
+            "timeout -k 5 300 pytest -x",
+            "timeout --signal=KILL 1m pytest",
+            "nice -n 5 pytest",
+            "nice -5 pytest",
+            "nice pytest",
+            "ionice -c 3 pytest",
+            "stdbuf -oL pytest",
+            "find . -name '*.py' | xargs grep foo",
+            "find . -print0 | xargs -0 grep -l foo",
+            "ls | xargs -n 1 echo",
+            "bash -lc \"git status\"",
+            "bash -c 'git status && git diff'",
+            "sh -c 'ls'",
+            "sh -c ls",
+            "dash -c 'echo hi'",
+            "env LANG=C ls",
+            "env ls",
+            "env -u FOO ls",
+            "command ls",
+            "exec ls",
+            "timeout 60 bash -lc 'pytest -q'",
+            "time timeout 300 nice -n 5 pytest",
+        ],
+        Action::Allow,
+    );
+    // The command inside still decides: a denied or unknown one is not allowed.
+    expect(
+        &[
+            "time rm -rf x",
+            "timeout 5 rm x",
+            "bash -lc 'rm -rf .'",
+            "find . | xargs rm",
+        ],
+        Action::Deny,
+    );
+    expect(
+        &[
+            "time make",
+            "nice -n 5 npm install",
+            "bash -lc 'pytest; make'",
+            "env FOO=1 ls",
+            "time -o /tmp/t pytest",
+            // Not transparent: they change what the command may do.
+            "sudo ls",
+            "chroot /srv ls",
+            "fakeroot ls",
+            "strace ls",
+            "nohup ls",
+        ],
+        Action::Ask,
+    );
+}
+
+#[test]
+fn a_rule_on_the_wrapper_itself_still_applies() {
+    let r = rules("[[shell.rules]]\npattern = \"timeout\"\naction = \"deny\"\n");
+    let a = decide_with(&r, "timeout 300 pytest");
+    assert_eq!(a.decision.action, Action::Deny, "{:?}", a.decision);
+    let a = decide("timeout 300 pytest");
+    assert_eq!(a.decision.action, Action::Allow);
+    assert!(
+        a.decision.rule.to_string().contains("(pytest)"),
+        "the line is allowed by the rule on the command the wrapper runs: {:?}",
+        a.decision
+    );
+    let wrapper = &a.commands[0];
+    assert_eq!(wrapper.decision.rule, RuleRef::Builtin("wrapper"));
+    assert_eq!(
+        wrapper.key, None,
+        "a transparent wrapper is not a key of its own"
+    );
+    assert_eq!(
+        a.commands[1].key.as_deref(),
+        Some(&["pytest".to_string()][..])
+    );
+}
+
+#[test]
+fn keys_are_the_canonical_form() {
+    let key = |line: &str| parse(line).commands[0].key.join(" ");
+    assert_eq!(key("git --no-pager log -n 3"), "git log -n 3");
+    assert_eq!(
+        key("git -C . reset HEAD~1 --har"),
+        "git reset --hard HEAD~1"
+    );
+    assert_eq!(key("sort f --out=x"), "sort --output=x f");
+    assert_eq!(key("ls -la"), "ls -la");
+}
+
+#[test]
+fn operands_only_known_when_the_line_runs() {
+    let r = rules(
+        "[[shell.rules]]\npattern = \"sed\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"xargs\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"tee\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"dd\"\naction = \"allow\"\n",
+    );
+    // find gives `{}`, xargs its input: a file anywhere, or an option.
+    for line in [
+        "find / -name '*.conf' -exec sed -i s/a/b/ {} +",
+        "find / -exec sed -i s/a/b/ {} ;",
+        "find / -name x | xargs sed -i s/a/b/",
+        "find / | xargs -0 timeout 5 sed -i s/a/b/",
+        "ls | xargs tee",
+        "cat list | xargs git log",
+        "cat list | xargs find .",
+        "cat list | xargs dd if=/dev/zero",
+        "find . | xargs -I{} sed -i s/a/b/ {}",
+        // Conservative: a replaced `{}` is taken as possibly an option (xargs input may be
+        // one; find's file names never are, but the two are not told apart).
+        "find . -exec sed -n 1p {} ;",
+    ] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Ask, "{line}: {:?}", a.decision);
+    }
+    for line in [
+        "find . -name '*.rs' | xargs grep -l foo",
+        "find . -exec grep -l foo {} +",
+        "ls | xargs echo",
+    ] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+}
+
+#[test]
+fn xargs_operands_are_part_of_the_key() {
+    // An exact rule allows exactly the words it names; xargs adds more when it runs.
+    let r = rules("[[shell.rules]]\npattern = \"make\"\nexact = true\naction = \"allow\"\n");
+    assert_eq!(decide_with(&r, "make").decision.action, Action::Allow);
+    for line in ["ls | xargs make", "ls | xargs timeout 5 make"] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Ask, "{line}: {:?}", a.decision);
+    }
+    let key = |line: &str| {
+        let p = parse(line);
+        p.commands.last().unwrap().key.join(" ")
+    };
+    assert_eq!(key("ls | xargs grep -l foo"), "grep -l foo {xargs input}");
+    assert_eq!(key("ls | xargs -I{} grep foo {}"), "grep foo {}");
+}
+
+/// A shell word holding `s` exactly.
+fn single_quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 400, ..Default::default() })]
+
+    /// Scripts, programs and options of the examined programs, whatever they hold, never make
+    /// the parse panic, and a sed script with an `e` command on a line of its own is never
+    /// allowed, whatever comes before it.
+    #[test]
+    fn examined_programs_never_panic(script in "[ -~\n]{0,40}", opts in "[-a-zA-Z=/.:~+ ]{0,30}") {
+        let r = rules(
+            "[[shell.rules]]\npattern = \"sed\"\naction = \"allow\"\n\
+             [[shell.rules]]\npattern = \"awk\"\naction = \"allow\"\n\
+             [[shell.rules]]\npattern = \"tar\"\naction = \"allow\"\n",
+        );
+        let q = single_quoted(&script);
+        for line in [
+            format!("sed {opts} {q} f"),
+            format!("awk {opts} {q} f"),
+            format!("tar {opts} {q}"),
+            format!("git {opts} log {q}"),
+            format!("npm run test {opts} {q}"),
+            format!("find . {opts} {q}"),
+            format!("sort {opts} {q}"),
+        ] {
+            let _ = decide_with(&r, &line);
+        }
+        // An `e` command on a line of its own (not text continued by a trailing `\`).
+        if !script.ends_with('\\') {
+            let with_e = single_quoted(&format!("{script}\ne"));
+            let a = decide_with(&r, &format!("sed {with_e} f"));
+            proptest::prop_assert_ne!(a.decision.action, Action::Allow, "{:?}", script);
+        }
+    }
+}
