@@ -64,6 +64,7 @@ pub fn run() -> i32 {
         probe::seccomp_enforces(),
         probe::user_namespaces(),
         probe::bwrap_runs(),
+        probe::own_namespaces(),
     ];
     println!("cordon doctor: live probes on this machine");
     for f in &findings {
@@ -89,6 +90,14 @@ pub fn run() -> i32 {
         (true, Enforcement::None) => "unavailable: no Landlock".to_string(),
     };
     println!("  {:<9} {landlock_line}", "landlock");
+    let namespaces_ok = findings[4].ok;
+    if landlock_ok && seccomp_ok {
+        if namespaces_ok {
+            println!("  {:<9} + own PID, IPC, mount and (network denied) network namespaces: other processes, the host's SysV IPC and sockets are out of reach, zombies are reaped, and the whole tree dies with the command, on SIGTERM (after a grace period) or with cordon", "");
+        } else {
+            println!("  {:<9} + no namespaces here: seccomp refuses prlimit64/setpriority/sched_set*/ioprio_set on other processes and all SysV IPC", "");
+        }
+    }
     let bwrap_line = match (findings[3].ok, landlock_ok && seccomp_ok) {
         (true, true) => "available: private mount view (protected paths stay read-only, private /tmp), PID/IPC/UTS/net namespaces, with Landlock + seccomp inside",
         (true, false) => "bwrap runs, but Landlock and seccomp are needed inside as well: unavailable",
@@ -105,13 +114,15 @@ pub fn run() -> i32 {
     };
     println!("  {:<9} -> {auto}", "auto");
 
-    println!("what the landlock backend alone cannot do (bwrap closes the first and the third):");
+    println!("what the landlock backend alone cannot do (bwrap closes all but the second):");
     println!("  - keep a path inside a writable root read-only: policies with sandbox.protected, a ro root inside a rw root, or the policy file, its cordon.rules.toml or the audit log inside a rw root are refused");
     if abi < 9 {
         println!("  - restrict connect() to unix socket files (Landlock ABI 9): while network = \"deny\", seccomp refuses socket() entirely; socketpair() still works");
     }
     println!("  - stop chmod/utime/setxattr on files the caller owns outside the roots (no Landlock right covers metadata; as root this includes system files; set-id bits are refused by seccomp)");
-    println!("  - hide other processes' command lines in /proc (their memory, environment and fds are protected by Landlock's ptrace rules)");
+    if !namespaces_ok {
+        println!("  - without namespaces (probe above): hide other processes and the host's sockets in /proc (memory, environment and fds stay protected by Landlock's ptrace rules), or kill a setsid daemon when cordon itself is SIGKILLed; pthread/renice calls naming a pid (not 0) are refused");
+    }
     if landlock_ok && seccomp_ok {
         0
     } else {

@@ -701,6 +701,101 @@ unsafe fn command(d: &InitData) -> ! {
     libc::_exit(127)
 }
 
+/// What a live probe found: can the Landlock backend make its namespaces here?
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    /// Namespaces, private mounts and a fresh /proc work; `task_cap` says whether this
+    /// kernel took the namespace's own pid_max (Linux 6.14 and later).
+    Available { user: bool, task_cap: bool },
+    /// The kernel refused at this step, with this error.
+    Unavailable(String),
+}
+
+/// Makes the namespaces a run would make (as the caller: with a user namespace unless root)
+/// in a throw-away child, mounts /proc there and sets its pid_max.
+pub fn probe() -> Probe {
+    let user = unsafe { libc::geteuid() } != 0;
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let uid_map = format!("{uid} {uid} 1\n");
+    let gid_map = format!("{gid} {gid} 1\n");
+    let cap = format!("{TASK_CAP}\n");
+    let mut flags =
+        libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWNS | libc::CLONE_NEWNET;
+    if user {
+        flags |= libc::CLONE_NEWUSER;
+    }
+    let pid = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            (flags | libc::SIGCHLD) as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
+    if pid < 0 {
+        return Probe::Unavailable(format!("clone: {}", io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // Exit code: 0 ok with pid_max, 1 ok without, 10 + step on failure.
+        unsafe {
+            let step = if user && !write_file(c"/proc/self/setgroups", b"deny") {
+                1
+            } else if user && !write_file(c"/proc/self/gid_map", gid_map.as_bytes()) {
+                2
+            } else if user && !write_file(c"/proc/self/uid_map", uid_map.as_bytes()) {
+                3
+            } else if libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+            {
+                4
+            } else if libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            ) != 0
+            {
+                5
+            } else {
+                libc::_exit(if write_file(c"/proc/sys/kernel/pid_max", cap.as_bytes()) {
+                    0
+                } else {
+                    1
+                });
+            };
+            libc::_exit(10 + step);
+        }
+    }
+    let mut st = 0;
+    if unsafe { libc::waitpid(pid as libc::pid_t, &mut st, 0) } != pid as libc::pid_t
+        || !libc::WIFEXITED(st)
+    {
+        return Probe::Unavailable("the probe child did not exit normally".into());
+    }
+    match libc::WEXITSTATUS(st) {
+        0 => Probe::Available {
+            user,
+            task_cap: true,
+        },
+        1 => Probe::Available {
+            user,
+            task_cap: false,
+        },
+        n => Probe::Unavailable(format!(
+            "the kernel refused {}",
+            STEPS.get(n as usize - 10).copied().unwrap_or("a step")
+        )),
+    }
+}
+
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
