@@ -674,3 +674,68 @@ mod doctor {
         super::doctor_reports_the_namespaces(super::Mode::User);
     }
 }
+
+/// The private TMPDIR is 0700; killed with cordon, it is removed by the next run.
+fn killed_runs_tmpdir_is_swept_by_the_next(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    let m = marker();
+    let tmp = fx.root.join("tmp");
+    let script =
+        format!("stat -c %a \"$TMPDIR\" > mode.txt; echo x > \"$TMPDIR/left\"; sleep 300.{m}");
+    let mut c = fx.cordon(&os(&["/bin/sh", "-c", &script]));
+    c.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    await_processes(&sleeps(&m), 1);
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let _ = child.wait();
+    assert!(survivors(&sleeps(&m)).is_empty());
+    assert_eq!(
+        fs::read_to_string(fx.ws.join("mode.txt")).unwrap().trim(),
+        "700",
+        "[{mode:?} {backend:?}] TMPDIR mode"
+    );
+    let runs = || -> Vec<String> {
+        fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    assert_eq!(
+        runs().len(),
+        1,
+        "[{mode:?} {backend:?}] the killed run's TMPDIR: {:?}",
+        runs()
+    );
+    let (status, out) = run_bounded(
+        fx.cordon(&os(&["/bin/true"])),
+        &fx.root,
+        Duration::from_secs(60),
+    );
+    assert_eq!(status.code(), Some(0), "{out}");
+    assert!(
+        runs().is_empty(),
+        "[{mode:?} {backend:?}] left behind: {:?}",
+        runs()
+    );
+}
+
+mod tmpdir {
+    use super::*;
+    #[test]
+    fn landlock_as_root() {
+        killed_runs_tmpdir_is_swept_by_the_next(Mode::Root, Backend::Landlock);
+    }
+    #[test]
+    fn landlock_as_user() {
+        killed_runs_tmpdir_is_swept_by_the_next(Mode::User, Backend::Landlock);
+    }
+    #[test]
+    fn bwrap_as_root() {
+        killed_runs_tmpdir_is_swept_by_the_next(Mode::Root, Backend::Bwrap);
+    }
+    #[test]
+    fn bwrap_as_user() {
+        killed_runs_tmpdir_is_swept_by_the_next(Mode::User, Backend::Bwrap);
+    }
+}
