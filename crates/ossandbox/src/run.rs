@@ -5,7 +5,12 @@
 //! inherited fd beyond stdio, resource limits, capability drop (root), no_new_privs,
 //! `landlock_restrict_self`, seccomp, then exec. cordon itself becomes a child subreaper, so
 //! when the command exits or times out every descendant, even one that left the process
-//! group, is killed and reaped: nothing outlives the run.
+//! group, is killed and reaped: nothing outlives the run. Orphans are reaped as they exit, and
+//! a signal cordon forwards is followed by SIGKILL after [`namespaces::GRACE`].
+//!
+//! This runner serves bwrap (which brings its own namespaces), unconfined runs, and the
+//! Landlock backend where namespaces are refused; the Landlock backend otherwise runs in
+//! namespaces of its own ([`namespaces`]).
 
 use std::ffi::OsString;
 use std::io;

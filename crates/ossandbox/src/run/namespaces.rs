@@ -254,6 +254,9 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     let pid = pid as libc::pid_t;
 
     let outcome = supervise(pid, &pidfd, &sigfd, spec.timeout);
+    // Every record was written before init exited; non-blocking, so that a namespace that
+    // would not die in time cannot hold us here either.
+    unsafe { libc::fcntl(report_r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
     let mut bytes = Vec::new();
     let _ = io::Read::read_to_end(&mut std::fs::File::from(report_r), &mut bytes);
     let mut exec_errno = None;
