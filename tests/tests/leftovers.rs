@@ -379,9 +379,35 @@ macro_rules! each_backend {
 }
 
 each_backend! {
+    setsid_daemon_dies_with_the_run,
     sigterm_kills_the_tree_and_exits_143,
     sigint_and_sighup_are_forwarded_too,
     orphans_are_reaped_while_the_command_runs,
+}
+
+/// A `setsid` daemon (with its own session and process group) left by a command that exits.
+fn setsid_daemon_dies_with_the_run(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    let m = marker();
+    // Without job control the background job is no group leader, so setsid execs sleep in
+    // the same process: `$!` is the daemon, and the command checks it runs before exiting.
+    let script = format!(
+        "setsid sleep 300.{m} > /dev/null 2>&1 < /dev/null & sleep 0.3; kill -0 $! && echo started"
+    );
+    let (status, out) = run_bounded(
+        fx.cordon(&os(&["/bin/sh", "-c", &script])),
+        &fx.root,
+        Duration::from_secs(60),
+    );
+    let left = survivors(&sleeps(&m));
+    assert!(
+        status.code() == Some(0) && out.starts_with("started"),
+        "[{mode:?} {backend:?}] {status}: {out}"
+    );
+    assert!(
+        left.is_empty(),
+        "[{mode:?} {backend:?}] a setsid daemon outlived the run: {left:?}"
+    );
 }
 
 /// A command that ignores SIGTERM and a `setsid` daemon: SIGTERM to cordon ends both, within

@@ -17,8 +17,9 @@
 //!     │                     │           no_new_privs, landlock_restrict_self, seccomp, execve
 //!     │ SIGTERM/INT/HUP/QUIT ─▶ init: kill(-1, sig) — every process of the namespace
 //!     │                     │   reaps every child as it exits (no zombies pile up)
-//!     │                     └── the command exits: report its wait status, exit;
-//!     │                         the kernel then kills whatever is left in the namespace
+//!     │                     └── the command exits: SIGKILL and reap the rest, report the
+//!     │                         command's wait status (cordon is done), exit (the kernel
+//!     │                         tears the namespaces down; cordon reaps init later)
 //!     └── timeout, grace after a forwarded signal, or cordon's death: SIGKILL init, and the
 //!         kernel kills the whole namespace. Nothing is found by walking /proc.
 //! ```
@@ -253,11 +254,12 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
     let pid = pid as libc::pid_t;
 
-    let outcome = supervise(pid, &pidfd, &sigfd, spec.timeout);
-    // Every record was written before init exited; non-blocking, so that a namespace that
-    // would not die in time cannot hold us here either.
+    reap_finished_inits();
+    // Non-blocking: records are read as they come, and a namespace that would not die in
+    // time cannot hold us here either.
     unsafe { libc::fcntl(report_r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
     let mut bytes = Vec::new();
+    let outcome = supervise(pid, &pidfd, &sigfd, &report_r, &mut bytes, spec.timeout);
     let _ = io::Read::read_to_end(&mut std::fs::File::from(report_r), &mut bytes);
     let mut exec_errno = None;
     let mut status = None;
@@ -295,6 +297,7 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
         (_, Some(st)) => decode(st),
         (Ended::KilledAfter(sig), None) => Outcome::Signaled(sig),
         (Ended::Init(st), None) => decode(st),
+        (Ended::Reported, None) => Outcome::Exited(1),
     })
 }
 
@@ -318,15 +321,41 @@ enum Ended {
     TimedOut,
     /// A forwarded signal's grace period expired and the namespace was killed.
     KilledAfter(i32),
+    /// Init reported the command's status, having killed and reaped everything else: the run
+    /// is over. Init's own exit (tearing the namespaces down, ~1 ms) is not waited for; it is
+    /// reaped later ([`reap_finished_inits`]).
+    Reported,
 }
 
-/// Waits for init, forwarding signals; every wait after a kill is bounded.
+/// Inits that reported but had not exited yet when their run returned.
+static UNREAPED: std::sync::Mutex<Vec<libc::pid_t>> = std::sync::Mutex::new(Vec::new());
+
+/// Reaps the inits of earlier runs that have exited since (a long-lived cordon, such as the
+/// MCP server, must not collect zombies).
+fn reap_finished_inits() {
+    let mut pending = UNREAPED.lock().unwrap_or_else(|e| e.into_inner());
+    pending.retain(|&pid| {
+        let mut st = 0;
+        unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG | libc::__WALL) == 0 }
+    });
+}
+
+/// Has init written its final record (the command's wait status)?
+fn has_status(bytes: &[u8]) -> bool {
+    bytes.chunks_exact(REC).any(|r| r[0] == b'X')
+}
+
+/// Waits for init's final record or its exit, forwarding signals and collecting records into
+/// `bytes`; every wait after a kill is bounded.
 fn supervise(
     pid: libc::pid_t,
     pidfd: &OwnedFd,
     sigfd: &OwnedFd,
+    report: &OwnedFd,
+    bytes: &mut Vec<u8>,
     timeout: Option<Duration>,
 ) -> Ended {
+    let mut report_open = true;
     let deadline = timeout.map(|t| Instant::now() + t);
     let mut grace: Option<(Instant, i32)> = None;
     let mut killed: Option<Ended> = None;
@@ -377,8 +406,14 @@ fn supervise(
                 events: libc::POLLIN,
                 revents: 0,
             },
+            libc::pollfd {
+                // A negative fd is skipped by poll: the pipe has reached its end.
+                fd: if report_open { report.as_raw_fd() } else { -1 },
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, wait_ms) };
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 3, wait_ms) };
         if n < 0 {
             if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
                 continue;
@@ -404,12 +439,31 @@ fn supervise(
                 grace.get_or_insert((Instant::now() + GRACE, sig));
             }
         }
+        if fds[2].revents & (libc::POLLIN | libc::POLLHUP) != 0 {
+            let mut buf = [0u8; 64];
+            let r = unsafe { libc::read(report.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if r > 0 {
+                bytes.extend_from_slice(&buf[..r as usize]);
+            } else if r == 0 {
+                report_open = false;
+            }
+            if killed.is_none() && has_status(bytes) {
+                let mut st = 0;
+                if unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG | libc::__WALL) } == 0 {
+                    UNREAPED.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+                }
+                return Ended::Reported;
+            }
+        }
         if fds[0].revents & libc::POLLIN != 0 {
             break;
         }
     }
     let mut st = 0;
     let r = unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG | libc::__WALL) };
+    if r == 0 {
+        UNREAPED.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+    }
     match killed {
         Some(k) => k,
         None if r == pid => Ended::Init(st),
@@ -625,8 +679,12 @@ unsafe fn init(d: &InitData) -> ! {
             let mut st = 0;
             let r = libc::waitpid(-1, &mut st, libc::WNOHANG | libc::__WALL);
             if r == cmd {
+                // Kill and reap what is left before reporting: once cordon reads the record,
+                // the run is over (init's own exit then only tears the namespaces down).
+                libc::kill(-1, libc::SIGKILL);
+                let mut other = 0;
+                while libc::waitpid(-1, &mut other, libc::__WALL) > 0 || errno() == libc::EINTR {}
                 record(d.report, b'X', 0, st);
-                // Exiting kills every process left in the namespace.
                 libc::_exit(0);
             }
             if r <= 0 {
@@ -812,5 +870,45 @@ fn cvt(r: i32) -> io::Result<i32> {
         Err(io::Error::last_os_error())
     } else {
         Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(program: &str, path: Option<&str>) -> Spec {
+        Spec {
+            program: program.into(),
+            args: vec![],
+            cwd: "/".into(),
+            env: path
+                .map(|p| vec![("PATH".into(), p.into())])
+                .unwrap_or_default(),
+            timeout: None,
+        }
+    }
+
+    #[test]
+    fn exec_candidates_follow_execvp() {
+        let names = |s: &Spec| -> Vec<String> {
+            exec_candidates(s)
+                .unwrap()
+                .iter()
+                .map(|c| c.to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(names(&spec("./x", Some("/bin"))), ["./x"]);
+        assert_eq!(names(&spec("/usr/bin/x", None)), ["/usr/bin/x"]);
+        assert_eq!(names(&spec("x", Some("/a::/b"))), ["/a/x", "./x", "/b/x"]);
+        assert_eq!(names(&spec("x", None)), ["/bin/x", "/usr/bin/x"]);
+        assert!(exec_candidates(&spec("a\0b", None)).is_err());
+    }
+
+    #[test]
+    fn this_machine_makes_the_namespaces() {
+        // The development and CI machines allow them (as root, and to users); the escape
+        // suite's Landlock runs depend on it.
+        assert!(matches!(probe(), Probe::Available { .. }), "{:?}", probe());
     }
 }
