@@ -389,6 +389,7 @@ suite! {
     sysv_shm_key: attack("sysv-shm-key", C, C, SYSV),
     sysv_msgq: attack("sysv-msgq", C, C, SYSV),
     sysv_msgq_id: attack("sysv-msgq-id", C, C, SYSV),
+    sysv_sem: attack("sysv-sem", C, C, SYSV),
     proc_list_host: attack("proc-list-host", C, C, VICTIM),
     proc_net_tcp: attack("proc-net-tcp", C, C, TCP),
 }
@@ -924,6 +925,8 @@ struct Env {
 struct HostIpc {
     shm: i32,
     msq: i32,
+    sem: i32,
+    sem_key: i32,
 }
 
 impl HostIpc {
@@ -945,7 +948,15 @@ impl HostIpc {
             libc::shmdt(p);
             let msq = libc::msgget(msq_key, libc::IPC_CREAT | libc::IPC_EXCL | 0o666);
             assert!(msq >= 0, "msgget: {}", std::io::Error::last_os_error());
-            HostIpc { shm, msq }
+            let sem_key = 0x1000_0000 | base;
+            let sem = libc::semget(sem_key, 1, libc::IPC_CREAT | libc::IPC_EXCL | 0o666);
+            assert!(sem >= 0, "semget: {}", std::io::Error::last_os_error());
+            HostIpc {
+                shm,
+                msq,
+                sem,
+                sem_key,
+            }
         }
     }
 
@@ -968,6 +979,7 @@ impl HostIpc {
             ("--shm-key", key(self.shm, true)),
             ("--msq-id", self.msq),
             ("--msq-key", key(self.msq, false)),
+            ("--sem-key", self.sem_key),
         ]
         .iter()
         .flat_map(|(k, v)| [OsString::from(k), OsString::from(v.to_string())])
@@ -980,6 +992,7 @@ impl Drop for HostIpc {
         unsafe {
             libc::shmctl(self.shm, libc::IPC_RMID, std::ptr::null_mut());
             libc::msgctl(self.msq, libc::IPC_RMID, std::ptr::null_mut());
+            libc::semctl(self.sem, 0, libc::IPC_RMID);
         }
     }
 }

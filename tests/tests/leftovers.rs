@@ -558,7 +558,13 @@ fn fallback_blocks_host_processes_and_sysv(mode: Mode) {
     .map(|a| (a, os(&["--victim", &vpid])))
     .collect();
     cases.push(("prlimit-parent", vec![]));
-    for a in ["sysv-shm-id", "sysv-shm-key", "sysv-msgq", "sysv-msgq-id"] {
+    for a in [
+        "sysv-shm-id",
+        "sysv-shm-key",
+        "sysv-msgq",
+        "sysv-msgq-id",
+        "sysv-sem",
+    ] {
         cases.push((a, ipc.args()));
     }
     for (attack, args) in cases {
@@ -604,8 +610,10 @@ mod fallback {
 struct HostIpc {
     shm: i32,
     msq: i32,
+    sem: i32,
     shm_key: i32,
     msq_key: i32,
+    sem_key: i32,
 }
 
 impl HostIpc {
@@ -618,11 +626,16 @@ impl HostIpc {
             assert!(shm >= 0, "shmget: {}", std::io::Error::last_os_error());
             let msq = libc::msgget(msq_key, libc::IPC_CREAT | libc::IPC_EXCL | 0o666);
             assert!(msq >= 0, "msgget: {}", std::io::Error::last_os_error());
+            let sem_key = 0x0400_0000 | base;
+            let sem = libc::semget(sem_key, 1, libc::IPC_CREAT | libc::IPC_EXCL | 0o666);
+            assert!(sem >= 0, "semget: {}", std::io::Error::last_os_error());
             HostIpc {
                 shm,
                 msq,
+                sem,
                 shm_key,
                 msq_key,
+                sem_key,
             }
         }
     }
@@ -633,6 +646,7 @@ impl HostIpc {
             ("--shm-key", self.shm_key),
             ("--msq-id", self.msq),
             ("--msq-key", self.msq_key),
+            ("--sem-key", self.sem_key),
         ]
         .iter()
         .flat_map(|(k, v)| [OsString::from(k), OsString::from(v.to_string())])
@@ -645,6 +659,7 @@ impl Drop for HostIpc {
         unsafe {
             libc::shmctl(self.shm, libc::IPC_RMID, std::ptr::null_mut());
             libc::msgctl(self.msq, libc::IPC_RMID, std::ptr::null_mut());
+            libc::semctl(self.sem, 0, libc::IPC_RMID);
         }
     }
 }

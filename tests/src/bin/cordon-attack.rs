@@ -2125,6 +2125,16 @@ fn sysv_msgq_id(c: &Ctx) -> Res {
     sysv("msgctl(host queue id, IPC_STAT)", rc as i64)
 }
 
+fn sysv_sem(c: &Ctx) -> Res {
+    let key: i32 = c.num("sem-key")?;
+    let id = unsafe { libc::semget(key, 0, 0) };
+    if id < 0 {
+        return sysv("semget(host semaphore set key)", -1);
+    }
+    let rc = unsafe { libc::semctl(id, 0, libc::GETVAL) };
+    sysv("semctl(host semaphore set, GETVAL)", rc as i64)
+}
+
 fn proc_list_host(c: &Ctx) -> Res {
     let victim: i32 = c.num("victim")?;
     // Only the victim's own command line counts: its pid may exist in another namespace.
@@ -2380,6 +2390,7 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("sysv-shm-key", sysv_shm_key),
     ("sysv-msgq", sysv_msgq),
     ("sysv-msgq-id", sysv_msgq_id),
+    ("sysv-sem", sysv_sem),
     ("proc-list-host", proc_list_host),
     ("proc-net-tcp", proc_net_tcp),
 ];
