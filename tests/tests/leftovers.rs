@@ -280,6 +280,20 @@ fn no_namespaces_filter() -> seccompiler::BpfProgram {
     filter.try_into().unwrap()
 }
 
+/// What a container or LSM that allows the namespaces but not mounts answers: `mount` fails
+/// (EPERM) in the namespace's init, after the `clone` succeeded.
+fn no_mount_filter() -> seccompiler::BpfProgram {
+    use seccompiler::{SeccompAction, SeccompFilter};
+    let filter = SeccompFilter::new(
+        [(libc::SYS_mount, vec![])].into_iter().collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        std::env::consts::ARCH.try_into().unwrap(),
+    )
+    .unwrap();
+    filter.try_into().unwrap()
+}
+
 struct Victim(Child);
 
 impl Drop for Victim {
@@ -778,5 +792,46 @@ mod tmpdir {
     #[test]
     fn bwrap_as_user() {
         killed_runs_tmpdir_is_swept_by_the_next(Mode::User, Backend::Bwrap);
+    }
+}
+
+/// Namespaces made, but /proc cannot be mounted in them: init reports it before the command
+/// starts, and the run falls back to seccomp (the host's processes show in /proc, which proves
+/// the fallback ran; prlimit64 on them is still refused).
+fn fallback_when_mount_is_refused(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Landlock);
+    let mut victim = fx.victim();
+    let vpid = victim.0.id().to_string();
+    let with_filter = |attack: &str| {
+        let mut c = fx.cordon(&fx.attack(attack, &os(&["--victim", &vpid])));
+        let filter = no_mount_filter();
+        unsafe {
+            c.pre_exec(move || {
+                seccompiler::apply_filter(&filter).map_err(|e| std::io::Error::other(e.to_string()))
+            });
+        }
+        run_bounded(c, &fx.root, Duration::from_secs(60))
+    };
+    let (status, out) = with_filter("proc-list-host");
+    assert!(
+        status.code() == Some(1) && out.starts_with("ESCAPED: "),
+        "[{mode:?}] expected the fallback (host /proc): {status}: {out}"
+    );
+    let (status, out) = with_filter("prlimit-victim");
+    assert!(
+        status.code() == Some(0) && out.starts_with("BLOCKED: "),
+        "[{mode:?}] {status}: {out}"
+    );
+    assert!(matches!(victim.0.try_wait(), Ok(None)));
+}
+
+mod fallback_after_clone {
+    #[test]
+    fn mount_refused_as_root() {
+        super::fallback_when_mount_is_refused(super::Mode::Root);
+    }
+    #[test]
+    fn mount_refused_as_user() {
+        super::fallback_when_mount_is_refused(super::Mode::User);
     }
 }
