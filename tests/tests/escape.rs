@@ -94,6 +94,7 @@ const VICTIM: u32 = 1 << 5; // a process outside the sandbox, same user
 const SUID: u32 = 1 << 6; // a setuid-root copy of cordon-attack (harness must be root)
 const ENV: u32 = 1 << 7; // CORDON_TEST_SECRET and LD_PRELOAD in cordon's environment
 const HANDLE: u32 = 1 << 8; // a file handle of outside/secret.txt, made by the harness
+const SYSV: u32 = 1 << 9; // a SysV shared memory segment and message queue of the host
 
 const PASSED_FD: RawFd = 60;
 
@@ -375,6 +376,22 @@ suite! {
     legit_dev: legit("legit-dev"),
     legit_signal_child: legit("legit-signal-child"),
     legit_proc_self: legit("legit-proc-self"),
+    // issue 12 classes 3/5/8: other processes reached without a signal (same user), SysV IPC,
+    // what /proc shows of the host.
+    prlimit_parent: attack("prlimit-parent", C, C, 0),
+    prlimit_victim: attack("prlimit-victim", C, C, VICTIM),
+    setpriority_victim: attack("setpriority-victim", C, C, VICTIM),
+    sched_setaffinity_victim: attack("sched-setaffinity-victim", C, C, VICTIM),
+    sched_setscheduler_victim: attack("sched-setscheduler-victim", C, C, VICTIM),
+    ioprio_set_victim: attack("ioprio-set-victim", C, C, VICTIM),
+    oom_score_adj_victim: attack("oom-score-adj-victim", C, C, VICTIM),
+    sysv_shm_id: attack("sysv-shm-id", C, C, SYSV),
+    sysv_shm_key: attack("sysv-shm-key", C, C, SYSV),
+    sysv_msgq: attack("sysv-msgq", C, C, SYSV),
+    sysv_msgq_id: attack("sysv-msgq-id", C, C, SYSV),
+    sysv_sem: attack("sysv-sem", C, C, SYSV),
+    proc_list_host: attack("proc-list-host", C, C, VICTIM),
+    proc_net_tcp: attack("proc-net-tcp", C, C, TCP),
 }
 
 /// The suite and the attack binary agree, and there are enough distinct checks.
@@ -902,6 +919,85 @@ struct Env {
     _tcp: Option<std::net::TcpListener>,
     _abstract: Option<std::os::unix::net::UnixListener>,
     _unix: Option<std::os::unix::net::UnixListener>,
+    _sysv: Option<HostIpc>,
+}
+
+/// issue 12 class 5: a SysV shared memory segment (holding a marker) and a message queue of
+/// the host, open to everyone (0666) so that only the sandbox can keep the command out;
+/// removed on drop.
+struct HostIpc {
+    shm: i32,
+    msq: i32,
+    sem: i32,
+    sem_key: i32,
+}
+
+impl HostIpc {
+    fn new() -> HostIpc {
+        // Keys from our pid and a counter: distinct per case and per test process.
+        let base = (std::process::id() as i32 & 0xffff) << 12
+            | (COUNTER.fetch_add(1, Ordering::Relaxed) as i32 & 0x7ff);
+        let (shm_key, msq_key) = (0x4000_0000 | base, 0x2000_0000 | base);
+        unsafe {
+            let shm = libc::shmget(shm_key, 4096, libc::IPC_CREAT | libc::IPC_EXCL | 0o666);
+            assert!(shm >= 0, "shmget: {}", std::io::Error::last_os_error());
+            let p = libc::shmat(shm, std::ptr::null(), 0);
+            assert!(
+                p as isize != -1,
+                "shmat: {}",
+                std::io::Error::last_os_error()
+            );
+            std::ptr::copy_nonoverlapping(b"CORDON-HOST-SHM".as_ptr(), p as *mut u8, 15);
+            libc::shmdt(p);
+            let msq = libc::msgget(msq_key, libc::IPC_CREAT | libc::IPC_EXCL | 0o666);
+            assert!(msq >= 0, "msgget: {}", std::io::Error::last_os_error());
+            let sem_key = 0x1000_0000 | base;
+            let sem = libc::semget(sem_key, 1, libc::IPC_CREAT | libc::IPC_EXCL | 0o666);
+            assert!(sem >= 0, "semget: {}", std::io::Error::last_os_error());
+            HostIpc {
+                shm,
+                msq,
+                sem,
+                sem_key,
+            }
+        }
+    }
+
+    fn args(&self) -> Vec<OsString> {
+        let key = |id: i32, shm: bool| -> i32 {
+            unsafe {
+                if shm {
+                    let mut ds: libc::shmid_ds = std::mem::zeroed();
+                    libc::shmctl(id, libc::IPC_STAT, &mut ds);
+                    ds.shm_perm.__key
+                } else {
+                    let mut ds: libc::msqid_ds = std::mem::zeroed();
+                    libc::msgctl(id, libc::IPC_STAT, &mut ds);
+                    ds.msg_perm.__key
+                }
+            }
+        };
+        [
+            ("--shm-id", self.shm),
+            ("--shm-key", key(self.shm, true)),
+            ("--msq-id", self.msq),
+            ("--msq-key", key(self.msq, false)),
+            ("--sem-key", self.sem_key),
+        ]
+        .iter()
+        .flat_map(|(k, v)| [OsString::from(k), OsString::from(v.to_string())])
+        .collect()
+    }
+}
+
+impl Drop for HostIpc {
+    fn drop(&mut self) {
+        unsafe {
+            libc::shmctl(self.shm, libc::IPC_RMID, std::ptr::null_mut());
+            libc::msgctl(self.msq, libc::IPC_RMID, std::ptr::null_mut());
+            libc::semctl(self.sem, 0, libc::IPC_RMID);
+        }
+    }
 }
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
@@ -925,6 +1021,7 @@ impl Env {
             _tcp: None,
             _abstract: None,
             _unix: None,
+            _sysv: None,
         };
         if case.needs & FD != 0 {
             env.secret_fd = Some(fs::File::open(fx.outside.join("secret.txt")).unwrap());
@@ -972,6 +1069,11 @@ impl Env {
                 "--handle".into(),
                 file_handle(&fx.outside.join("secret.txt")).into(),
             ]);
+        }
+        if case.needs & SYSV != 0 {
+            let ipc = HostIpc::new();
+            args.extend(ipc.args());
+            env._sysv = Some(ipc);
         }
         if case.needs & SUID != 0 {
             let p = bins().suid.clone().expect("a setuid copy (root harness)");

@@ -64,6 +64,7 @@ pub fn run() -> i32 {
         probe::seccomp_enforces(),
         probe::user_namespaces(),
         probe::bwrap_runs(),
+        probe::own_namespaces(),
     ];
     println!("cordon doctor: live probes on this machine");
     for f in &findings {
@@ -89,6 +90,14 @@ pub fn run() -> i32 {
         (true, Enforcement::None) => "unavailable: no Landlock".to_string(),
     };
     println!("  {:<9} {landlock_line}", "landlock");
+    let namespaces_ok = findings[4].ok;
+    if landlock_ok && seccomp_ok {
+        if namespaces_ok {
+            println!("  {:<9} + own PID, IPC, mount and (network denied) network namespaces: other processes, the host's SysV IPC and sockets are out of reach, zombies are reaped, and the whole tree dies with the command, on SIGTERM (after a grace period) or with cordon", "");
+        } else {
+            println!("  {:<9} + no namespaces here: seccomp refuses prlimit64/setpriority/sched_set*/ioprio_set on other processes and all SysV IPC", "");
+        }
+    }
     let bwrap_line = match (findings[3].ok, landlock_ok && seccomp_ok) {
         (true, true) => "available: private mount view (protected paths stay read-only, private /tmp), PID/IPC/UTS/net namespaces, with Landlock + seccomp inside",
         (true, false) => "bwrap runs, but Landlock and seccomp are needed inside as well: unavailable",
@@ -106,13 +115,15 @@ pub fn run() -> i32 {
     };
     println!("  {:<9} -> {auto}", "auto");
 
-    println!("what the landlock backend alone cannot do (bwrap closes the first and the third):");
+    println!("what the landlock backend alone cannot do (bwrap closes all but the second):");
     println!("  - keep a path inside a writable root read-only: policies with sandbox.protected or sandbox.git = \"protect\", a ro root inside a rw root, or the policy file, its cordon.rules.toml, the audit log or the trust store inside a rw root are refused");
     if abi < 9 {
         println!("  - restrict connect() to unix socket files (Landlock ABI 9): while network = \"deny\", seccomp refuses socket() entirely; socketpair() still works");
     }
     println!("  - stop chmod/utime/setxattr on files the caller owns outside the roots (no Landlock right covers metadata; as root this includes system files and the host's /dev/null, so `auto` as root needs bwrap; set-id bits are refused by seccomp)");
-    println!("  - hide other processes' command lines in /proc (their memory, environment and fds are protected by Landlock's ptrace rules)");
+    if !namespaces_ok {
+        println!("  - without namespaces (probe above): hide other processes and the host's sockets in /proc (memory, environment and fds stay protected by Landlock's ptrace rules), or kill a setsid daemon when cordon itself is SIGKILLed; pthread/renice calls naming a pid (not 0) are refused");
+    }
     println!("on both Linux backends, refused (exit 125) rather than followed: a root, extra_read or protected path reached through a symlink inside a writable root (a run could have planted it), and a protected file, or one in a protected directory, with a second name (a hard link)");
     println!("on every backend: writable roots that are, hold or lie in a system directory (/proc, /sys, /dev, /etc, /boot, /run, /usr, /bin, /sbin, /lib*, /var except /var/tmp, /nix, /root and /home themselves) are refused; LANG, LANGUAGE and LC_* pass only as locale names");
     println!("bwrap also: /proc/sys and /proc/sysrq-trigger read-only; as root the sandbox's own device nodes; an audit log in a writable root hidden");

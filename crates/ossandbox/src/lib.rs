@@ -351,9 +351,25 @@ pub fn execute(
         }
         #[cfg(target_os = "linux")]
         Chosen::Landlock { abi } => {
+            // Own PID, IPC and mount namespaces (and user, network) first; the rules for /proc
+            // are added by the namespace's init, to the /proc it mounts.
+            let (host, plan) = namespace_plan(profile, *abi);
+            let c = run::namespaces::Confinement {
+                landlock: landlock::prepare(&host, *abi).map_err(setup)?.fd,
+                seccomp: seccomp::compile(&seccomp::rules(profile.network)).map_err(setup)?,
+                rlimits: rlimits(profile),
+            };
+            match run::namespaces::run(c, &spec, &plan) {
+                Ok(outcome) => return Ok(outcome),
+                Err(run::namespaces::Attempt::Start(e)) => return Err(e),
+                Err(run::namespaces::Attempt::Unavailable(_)) => {}
+            }
+            // No namespaces here: seccomp keeps other processes and SysV IPC out of reach.
+            let mut rules = seccomp::rules(profile.network);
+            rules.extend(seccomp::host_process_rules());
             let c = run::Confinement {
                 landlock: Some(landlock::prepare(profile, *abi).map_err(setup)?.fd),
-                seccomp: seccomp::compile(&seccomp::rules(profile.network)).map_err(setup)?,
+                seccomp: seccomp::compile(&rules).map_err(setup)?,
                 rlimits: rlimits(profile),
                 confine: true,
                 ..Default::default()
@@ -459,6 +475,37 @@ pub fn execute(
             outcome
         }
     }
+}
+
+/// The Landlock backend's namespaces for `profile`: the profile without its /proc rules (the
+/// host's /proc is covered by a fresh one) and the plan that re-adds them there.
+#[cfg(target_os = "linux")]
+fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Plan) {
+    let level = ::landlock::ABI::from(abi);
+    let (proc_rules, host): (Vec<PathRule>, Vec<PathRule>) = profile
+        .rules
+        .iter()
+        .cloned()
+        .partition(|r| r.path.starts_with("/proc"));
+    let plan = run::namespaces::Plan {
+        user: unsafe { libc::geteuid() } != 0,
+        net: profile.network == cordon_policy::Network::Deny,
+        proc_rules: proc_rules
+            .iter()
+            .map(|r| run::namespaces::ProcRule {
+                path: r.path.clone(),
+                dir_rights: landlock::fs_rights(r.access, true, level).bits(),
+                file_rights: landlock::fs_rights(r.access, false, level).bits(),
+            })
+            .collect(),
+    };
+    (
+        Profile {
+            rules: host,
+            ..profile.clone()
+        },
+        plan,
+    )
 }
 
 /// What a memfd holds, and so how it is made.

@@ -246,6 +246,33 @@ pub fn user_namespaces() -> Finding {
     }
 }
 
+/// Can the Landlock backend run commands in namespaces of their own (PID, IPC, mount,
+/// network, and a user namespace when not root)? Proved by making them in a child.
+#[cfg(target_os = "linux")]
+pub fn own_namespaces() -> Finding {
+    use crate::run::namespaces::{probe, Probe, TASK_CAP};
+    match probe() {
+        Probe::Available { user, task_cap } => Finding {
+            name: "namespaces",
+            ok: true,
+            detail: format!(
+                "a child made PID, IPC, mount and network namespaces{} and mounted its own /proc; {}",
+                if user { " (in a user namespace)" } else { "" },
+                if task_cap {
+                    format!("its pid_max caps a run at {TASK_CAP} tasks")
+                } else {
+                    "this kernel has no per-namespace pid_max (Linux 6.14): tasks are capped only by sandbox.limits.processes".into()
+                }
+            ),
+        },
+        Probe::Unavailable(why) => Finding {
+            name: "namespaces",
+            ok: false,
+            detail: format!("{why}; the landlock backend falls back to seccomp filters (see below)"),
+        },
+    }
+}
+
 /// Is bwrap installed where we trust it, and does it actually start a sandbox?
 #[cfg(target_os = "linux")]
 pub fn bwrap_runs() -> Finding {

@@ -5,7 +5,12 @@
 //! inherited fd beyond stdio, resource limits, capability drop (root), no_new_privs,
 //! `landlock_restrict_self`, seccomp, then exec. cordon itself becomes a child subreaper, so
 //! when the command exits or times out every descendant, even one that left the process
-//! group, is killed and reaped: nothing outlives the run.
+//! group, is killed and reaped: nothing outlives the run. Orphans are reaped as they exit, and
+//! a signal cordon forwards is followed by SIGKILL after [`namespaces::GRACE`].
+//!
+//! This runner serves bwrap (which brings its own namespaces), unconfined runs, and the
+//! Landlock backend where namespaces are refused; the Landlock backend otherwise runs in
+//! namespaces of its own ([`namespaces`]).
 
 use std::ffi::OsString;
 use std::io;
@@ -28,6 +33,10 @@ use crate::Error;
 /// The runner for macOS (the Seatbelt backend's `sandbox-exec`).
 #[cfg(target_os = "macos")]
 pub mod macos;
+
+/// The Landlock backend's PID, IPC, mount (and user, network) namespaces and their init.
+#[cfg(target_os = "linux")]
+pub mod namespaces;
 
 /// What the child is confined by, built in the parent.
 #[cfg(target_os = "linux")]
@@ -120,7 +129,13 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     let mut forwarded: libc::sigset_t = unsafe { std::mem::zeroed() };
     unsafe {
         libc::sigemptyset(&mut forwarded);
-        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+        for s in [
+            libc::SIGINT,
+            libc::SIGTERM,
+            libc::SIGHUP,
+            libc::SIGQUIT,
+            libc::SIGCHLD,
+        ] {
             libc::sigaddset(&mut forwarded, s);
         }
         if libc::sigprocmask(libc::SIG_BLOCK, &forwarded, std::ptr::null_mut()) != 0 {
@@ -193,33 +208,8 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
                     return Err(fail(3));
                 }
             }
-            if drop_caps {
-                // Empty the bounding set so an exec as uid 0 regains nothing, then clear the
-                // ambient, effective, permitted and inheritable sets.
-                for cap in 0..=last_cap {
-                    if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0 {
-                        return Err(fail(4));
-                    }
-                }
-                if libc::prctl(
-                    libc::PR_CAP_AMBIENT,
-                    libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                ) != 0
-                {
-                    return Err(fail(4));
-                }
-                let header = CapHeader {
-                    version: 0x2008_0522,
-                    pid: 0,
-                }; // _LINUX_CAPABILITY_VERSION_3
-                let data = [CapData::default(); 2];
-                if libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) != 0
-                {
-                    return Err(fail(4));
-                }
+            if drop_caps && !drop_capabilities(last_cap) {
+                return Err(fail(4));
             }
             if confine && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(fail(5));
@@ -282,66 +272,97 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     };
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let mut timed_out = false;
+    // A forwarded SIGINT/SIGTERM/SIGHUP/SIGQUIT: the tree gets a grace period, then SIGKILL.
+    let mut grace: Option<(Instant, i32)> = None;
+    let mut killed_after = None;
+    // The child's wait status once reaped (SIGCHLD may reap it with the orphans).
+    let mut status: Option<i32> = None;
 
-    {
-        loop {
-            let wait_ms = match deadline {
-                None => -1,
-                Some(d) => {
-                    let left = d.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        timed_out = true;
-                        break;
-                    }
-                    left.as_millis().min(i32::MAX as u128) as i32 + 1
-                }
+    loop {
+        let now = Instant::now();
+        if deadline.is_some_and(|d| d <= now) {
+            timed_out = true;
+            break;
+        }
+        if let Some((at, sig)) = grace.filter(|g| g.0 <= now) {
+            let _ = at;
+            killed_after = Some(sig);
+            break;
+        }
+        let next = [deadline, grace.map(|g| g.0)].into_iter().flatten().min();
+        let wait_ms = next.map_or(-1, |at| {
+            at.saturating_duration_since(now)
+                .as_millis()
+                .min(i32::MAX as u128 - 1) as i32
+                + 1
+        });
+        let mut fds = [
+            libc::pollfd {
+                fd: pidfd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: sigfd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, wait_ms) };
+        if n < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            break;
+        }
+        if fds[1].revents & libc::POLLIN != 0 {
+            let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+            let size = std::mem::size_of::<libc::signalfd_siginfo>();
+            let r = unsafe {
+                libc::read(
+                    sigfd.as_raw_fd(),
+                    &mut info as *mut _ as *mut libc::c_void,
+                    size,
+                )
             };
-            let mut fds = [
-                libc::pollfd {
-                    fd: pidfd.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: sigfd.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-            ];
-            let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, wait_ms) };
-            if n < 0 {
-                if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                break;
-            }
-            if fds[1].revents & libc::POLLIN != 0 {
-                let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
-                let size = std::mem::size_of::<libc::signalfd_siginfo>();
-                let r = unsafe {
-                    libc::read(
-                        sigfd.as_raw_fd(),
-                        &mut info as *mut _ as *mut libc::c_void,
-                        size,
-                    )
-                };
-                if r == size as isize {
-                    unsafe { libc::kill(-pid, info.ssi_signo as i32) };
+            if r == size as isize {
+                let sig = info.ssi_signo as i32;
+                if sig == libc::SIGCHLD {
+                    // Orphans re-parented to us are reaped as they exit, not at the end.
+                    status = status.or(reap_exited(pid));
+                } else {
+                    unsafe { libc::kill(-pid, sig) };
+                    grace.get_or_insert((Instant::now() + namespaces::GRACE, sig));
                 }
             }
-            if fds[0].revents & libc::POLLIN != 0 {
-                break;
-            }
+        }
+        if status.is_some() || fds[0].revents & libc::POLLIN != 0 {
+            break;
         }
     }
 
-    if timed_out {
+    if timed_out || killed_after.is_some() {
         kill_all_descendants(pid);
-        let _ = child.wait();
+        if status.is_none() {
+            let _ = child.wait();
+        }
         reap_all();
-        return Ok(Outcome::TimedOut);
+        return Ok(match killed_after {
+            Some(sig) => Outcome::Signaled(sig),
+            None => Outcome::TimedOut,
+        });
     }
-    let status = child.wait().map_err(|e| StartError::Parent(parent(e)))?;
+    let status = match status {
+        Some(st) => st,
+        None => {
+            let mut st = 0;
+            if unsafe { libc::waitpid(pid, &mut st, libc::__WALL) } != pid {
+                return Err(StartError::Parent(parent(io::Error::last_os_error())));
+            }
+            st
+        }
+    };
+    drop(child);
     kill_all_descendants(pid);
     reap_all();
     if let Some(fd) = confinement.setup_status {
@@ -349,20 +370,38 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         let _ = std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut report);
         // bwrap reports the command's exit code only once its setup finished; without it,
         // the status is bwrap's own failure (e.g. a mount it could not make), not the
-        // command's.
-        if !report.contains("\"exit-code\"") {
+        // command's — unless cordon forwarded a signal, which ends bwrap as well.
+        if !report.contains("\"exit-code\"") && grace.is_none() {
             return Err(StartError::Setup(
                 "bwrap",
                 io::Error::other("bubblewrap could not build the sandbox (its message is above)"),
             ));
         }
     }
-    use std::os::unix::process::ExitStatusExt;
-    Ok(match (status.code(), status.signal()) {
-        (Some(c), _) => Outcome::Exited(c),
-        (None, Some(s)) => Outcome::Signaled(s),
-        _ => Outcome::Exited(1),
+    Ok(if libc::WIFEXITED(status) {
+        Outcome::Exited(libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        Outcome::Signaled(libc::WTERMSIG(status))
+    } else {
+        Outcome::Exited(1)
     })
+}
+
+/// Reaps every exited child without blocking; returns the wait status of `main` if it was
+/// among them.
+#[cfg(target_os = "linux")]
+fn reap_exited(main: libc::pid_t) -> Option<i32> {
+    let mut found = None;
+    loop {
+        let mut st = 0;
+        let r = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG | libc::__WALL) };
+        if r <= 0 {
+            return found;
+        }
+        if r == main {
+            found = Some(st);
+        }
+    }
 }
 
 /// SIGKILL the child's process group.
@@ -425,10 +464,37 @@ struct CapData {
     inheritable: u32,
 }
 
+/// Empties the bounding set so an exec as uid 0 regains nothing, then clears the ambient,
+/// effective, permitted and inheritable sets. Raw syscalls only (runs after fork).
+#[cfg(target_os = "linux")]
+pub(crate) unsafe fn drop_capabilities(last_cap: u32) -> bool {
+    for cap in 0..=last_cap {
+        if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0 {
+            return false;
+        }
+    }
+    if libc::prctl(
+        libc::PR_CAP_AMBIENT,
+        libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+        0,
+        0,
+        0,
+    ) != 0
+    {
+        return false;
+    }
+    let header = CapHeader {
+        version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
+        pid: 0,
+    };
+    let data = [CapData::default(); 2];
+    libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) == 0
+}
+
 /// Do we hold any capability (root, or a binary with file capabilities)? Then the child must
 /// shed them; an unprivileged caller has none to drop and could not drop the bounding set.
 #[cfg(target_os = "linux")]
-fn has_capabilities() -> bool {
+pub(crate) fn has_capabilities() -> bool {
     let header = CapHeader {
         version: 0x2008_0522,
         pid: 0,
@@ -446,7 +512,7 @@ fn has_capabilities() -> bool {
 
 /// The highest capability number this kernel knows.
 #[cfg(target_os = "linux")]
-fn last_capability() -> u32 {
+pub(crate) fn last_capability() -> u32 {
     std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
         .ok()
         .and_then(|s| s.trim().parse().ok())

@@ -211,6 +211,14 @@ pub fn rules(network: Network) -> Vec<SyscallRule> {
         when: vec![],
         why: "openat2's mode lives in memory the filter cannot read; ENOSYS makes callers fall back to openat",
     });
+    // Limits of another process (cordon's RLIMIT_NOFILE, a host process's RLIMIT_CPU) are
+    // changed without a signal and without any check Landlock makes: only pid 0 (the caller).
+    out.push(SyscallRule {
+        name: "prlimit64",
+        errno: libc::EPERM,
+        when: vec![vec![ArgCheck::Ne32 { index: 0, value: 0 }]],
+        why: "changes the resource limits of another process (pid 0, the caller, is allowed)",
+    });
     if network == Network::Deny {
         out.push(SyscallRule {
             name: "socket",
@@ -226,6 +234,94 @@ pub fn rules(network: Network) -> Vec<SyscallRule> {
                 value: libc::AF_UNIX as u32,
             }]],
             why: "network denied; connected unix socket pairs reach nothing outside",
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(b.name));
+    out
+}
+
+/// What the Landlock backend adds when it runs without its own namespaces (see
+/// [`crate::run::namespaces`]): other processes of the user are then in reach of calls that
+/// need no signal and that Landlock does not check, and the host's SysV IPC objects are
+/// shared. Only the caller itself (pid/who 0) may be the target; SysV IPC is refused.
+pub fn host_process_rules() -> Vec<SyscallRule> {
+    let self_only = |name: &'static str, index: u8, why: &'static str| SyscallRule {
+        name,
+        errno: libc::EPERM,
+        when: vec![vec![ArgCheck::Ne32 { index, value: 0 }]],
+        why,
+    };
+    // setpriority/ioprio_set(which, who, …): a process group or a user (every process of
+    // it) is another target even with who 0.
+    let which_who = |name: &'static str, process: u32, why: &'static str| SyscallRule {
+        name,
+        errno: libc::EPERM,
+        when: vec![
+            vec![ArgCheck::Ne32 {
+                index: 0,
+                value: process,
+            }],
+            vec![ArgCheck::Ne32 { index: 1, value: 0 }],
+        ],
+        why,
+    };
+    let mut out = vec![
+        which_who(
+            "setpriority",
+            0,
+            "renices another process (PRIO_PROCESS with who 0 only)",
+        ),
+        which_who(
+            "ioprio_set",
+            1,
+            "changes another process's I/O priority (IOPRIO_WHO_PROCESS with who 0 only)",
+        ),
+        self_only("sched_setaffinity", 0, "pins another process to CPUs"),
+        self_only(
+            "sched_setscheduler",
+            0,
+            "changes another process's scheduling policy",
+        ),
+        self_only(
+            "sched_setparam",
+            0,
+            "changes another process's scheduling priority",
+        ),
+        self_only(
+            "sched_setattr",
+            0,
+            "changes another process's scheduling attributes",
+        ),
+        self_only(
+            "migrate_pages",
+            0,
+            "moves another process's memory between NUMA nodes",
+        ),
+        self_only(
+            "move_pages",
+            0,
+            "moves another process's memory between NUMA nodes",
+        ),
+    ];
+    for name in [
+        "shmget",
+        "shmat",
+        "shmctl",
+        "shmdt",
+        "msgget",
+        "msgsnd",
+        "msgrcv",
+        "msgctl",
+        "semget",
+        "semop",
+        "semtimedop",
+        "semctl",
+    ] {
+        out.push(SyscallRule {
+            name,
+            errno: libc::EPERM,
+            when: vec![],
+            why: "SysV IPC objects are shared with the host without an IPC namespace",
         });
     }
     out.sort_by(|a, b| a.name.cmp(b.name));
@@ -290,6 +386,27 @@ pub fn syscall_number(name: &str) -> Option<i64> {
         "ioctl" => libc::SYS_ioctl,
         "socket" => libc::SYS_socket,
         "socketpair" => libc::SYS_socketpair,
+        "prlimit64" => libc::SYS_prlimit64,
+        "setpriority" => libc::SYS_setpriority,
+        "ioprio_set" => libc::SYS_ioprio_set,
+        "sched_setaffinity" => libc::SYS_sched_setaffinity,
+        "sched_setscheduler" => libc::SYS_sched_setscheduler,
+        "sched_setparam" => libc::SYS_sched_setparam,
+        "sched_setattr" => libc::SYS_sched_setattr,
+        "migrate_pages" => libc::SYS_migrate_pages,
+        "move_pages" => libc::SYS_move_pages,
+        "shmget" => libc::SYS_shmget,
+        "shmat" => libc::SYS_shmat,
+        "shmctl" => libc::SYS_shmctl,
+        "shmdt" => libc::SYS_shmdt,
+        "msgget" => libc::SYS_msgget,
+        "msgsnd" => libc::SYS_msgsnd,
+        "msgrcv" => libc::SYS_msgrcv,
+        "msgctl" => libc::SYS_msgctl,
+        "semget" => libc::SYS_semget,
+        "semop" => libc::SYS_semop,
+        "semtimedop" => libc::SYS_semtimedop,
+        "semctl" => libc::SYS_semctl,
         "fchmod" => libc::SYS_fchmod,
         "fchmodat" => libc::SYS_fchmodat,
         "fchmodat2" => 452, // not yet in libc for every target; the same number on x86_64 and aarch64
@@ -358,7 +475,7 @@ mod tests {
 
     #[test]
     fn every_rule_is_known_on_this_architecture() {
-        for rule in rules(Network::Deny) {
+        for rule in rules(Network::Deny).into_iter().chain(host_process_rules()) {
             #[cfg(not(target_arch = "x86_64"))]
             if matches!(
                 rule.name,

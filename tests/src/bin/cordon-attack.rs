@@ -539,6 +539,13 @@ fn setxattr_outside(c: &Ctx) -> Res {
 fn chown_outside(c: &Ctx) -> Res {
     let p = c.outside_existing("victim.txt")?;
     let rc = unsafe { libc::chown(cstr(&p).as_ptr(), 65534, 65534) };
+    // In a user namespace that maps only the caller, 65534 does not exist: nothing to give.
+    if rc < 0 && errno() == libc::EINVAL && NAMESPACED.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(Out::Blocked(
+            "chown(outside file, 65534:65534): EINVAL (not mapped in the sandbox's user namespace)"
+                .into(),
+        ));
+    }
     strict("chown(outside file, 65534:65534)", rc as i64, FS_RO, |_| {
         "owner changed".into()
     })
@@ -2000,6 +2007,335 @@ fn dev_node_metadata(c: &Ctx) -> Res {
 const ISSUE_12_HIDDEN: &[(&str, Attack)] = &[("dev-node-metadata", dev_node_metadata)];
 
 // ---------------------------------------------------------------------------------------------
+// issue 12 classes 3/5/8: host processes reached without a signal, SysV IPC, /proc views,
+// leftovers. Each attack writes back the value it read, so a success changes nothing.
+
+/// What a process-targeting call answers when the sandbox stops it: seccomp's EPERM, or
+/// ESRCH when the target is outside the sandbox's PID namespace.
+const OTHER_PROCESS: &[i32] = &[libc::EPERM, libc::ESRCH];
+
+fn other_process(what: &str, rc: i64) -> Res {
+    if rc >= 0 {
+        return Ok(Out::Escaped(format!("{what} succeeded")));
+    }
+    let e = errno();
+    if OTHER_PROCESS.contains(&e) {
+        Ok(Out::Blocked(format!("{what}: {}", ename(e))))
+    } else {
+        Err(format!("{what}: unexpected {}", ename(e)))
+    }
+}
+
+/// prlimit64 on `target`: read RLIMIT_NOFILE, then write the same value back.
+fn prlimit_same(target: i32, what: &str) -> Res {
+    let mut old = libc::rlimit64 {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    let rc = unsafe { libc::prlimit64(target, libc::RLIMIT_NOFILE, std::ptr::null(), &mut old) };
+    if rc != 0 {
+        return other_process(&format!("prlimit64({what}) read"), rc as i64);
+    }
+    let rc = unsafe { libc::prlimit64(target, libc::RLIMIT_NOFILE, &old, std::ptr::null_mut()) };
+    other_process(
+        &format!("prlimit64({what}, RLIMIT_NOFILE) write"),
+        rc as i64,
+    )
+}
+
+fn prlimit_parent(_: &Ctx) -> Res {
+    prlimit_same(cordon_parent()?, "cordon")
+}
+
+fn prlimit_victim(c: &Ctx) -> Res {
+    prlimit_same(c.num("victim")?, "process outside")
+}
+
+fn setpriority_victim(c: &Ctx) -> Res {
+    let victim: i32 = c.num("victim")?;
+    unsafe { *libc::__errno_location() = 0 };
+    let prio = unsafe { libc::getpriority(libc::PRIO_PROCESS, victim as libc::id_t) };
+    if prio == -1 && errno() != 0 {
+        return other_process("getpriority(process outside)", -1);
+    }
+    let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, victim as libc::id_t, prio) };
+    other_process(
+        "setpriority(process outside, its own nice value)",
+        rc as i64,
+    )
+}
+
+fn sched_setaffinity_victim(c: &Ctx) -> Res {
+    let victim: i32 = c.num("victim")?;
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    let rc = unsafe { libc::sched_getaffinity(victim, size, &mut set) };
+    if rc != 0 {
+        return other_process("sched_getaffinity(process outside)", rc as i64);
+    }
+    let rc = unsafe { libc::sched_setaffinity(victim, size, &set) };
+    other_process(
+        "sched_setaffinity(process outside, its own mask)",
+        rc as i64,
+    )
+}
+
+fn sched_setscheduler_victim(c: &Ctx) -> Res {
+    let victim: i32 = c.num("victim")?;
+    let param = libc::sched_param { sched_priority: 0 };
+    let rc = unsafe { libc::sched_setscheduler(victim, libc::SCHED_OTHER, &param) };
+    other_process(
+        "sched_setscheduler(process outside, SCHED_OTHER)",
+        rc as i64,
+    )
+}
+
+fn ioprio_set_victim(c: &Ctx) -> Res {
+    const IOPRIO_WHO_PROCESS: i64 = 1;
+    let victim: i32 = c.num("victim")?;
+    let prio = unsafe { libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, victim) };
+    if prio < 0 {
+        return other_process("ioprio_get(process outside)", prio);
+    }
+    let rc = unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, victim, prio) };
+    other_process("ioprio_set(process outside, its own priority)", rc)
+}
+
+fn oom_score_adj_victim(c: &Ctx) -> Res {
+    let victim: i32 = c.num("victim")?;
+    let p = PathBuf::from(format!("/proc/{victim}/oom_score_adj"));
+    let value = match fs::read_to_string(&p) {
+        Ok(v) => v,
+        Err(e) => {
+            return fs_err(
+                "read /proc/<outside process>/oom_score_adj",
+                io_errno(&e),
+                PERM,
+            )
+        }
+    };
+    match fs::OpenOptions::new().write(true).open(&p) {
+        Ok(mut f) => match f.write_all(value.as_bytes()) {
+            Ok(()) => Ok(Out::Escaped(format!(
+                "wrote oom_score_adj {} of process {victim} outside the sandbox",
+                value.trim()
+            ))),
+            Err(e) => fs_err(
+                "write /proc/<outside process>/oom_score_adj",
+                io_errno(&e),
+                PERM,
+            ),
+        },
+        Err(e) => fs_err(
+            "open /proc/<outside process>/oom_score_adj",
+            io_errno(&e),
+            PERM,
+        ),
+    }
+}
+
+/// What a SysV call answers when the sandbox stops it: seccomp's EPERM, or (in a private IPC
+/// namespace) EINVAL for an id and ENOENT for a key that do not exist there.
+const SYSV: &[i32] = &[libc::EPERM, libc::EINVAL, libc::ENOENT];
+
+fn sysv(what: &str, rc: i64) -> Res {
+    if rc >= 0 {
+        return Ok(Out::Escaped(format!("{what} succeeded")));
+    }
+    let e = errno();
+    if SYSV.contains(&e) {
+        Ok(Out::Blocked(format!("{what}: {}", ename(e))))
+    } else {
+        Err(format!("{what}: unexpected {}", ename(e)))
+    }
+}
+
+/// Attaches the harness's segment and reads the marker it wrote.
+fn shm_read(id: i32, what: &str) -> Res {
+    let p = unsafe { libc::shmat(id, std::ptr::null(), 0) };
+    if p as isize == -1 {
+        return sysv(what, -1);
+    }
+    let data = unsafe { std::slice::from_raw_parts(p as *const u8, 32) }.to_vec();
+    unsafe { libc::shmdt(p) };
+    Ok(Out::Escaped(format!(
+        "{what}: attached the host's segment: {}",
+        preview(&data)
+    )))
+}
+
+fn sysv_shm_id(c: &Ctx) -> Res {
+    shm_read(c.num("shm-id")?, "shmat(host segment id)")
+}
+
+fn sysv_shm_key(c: &Ctx) -> Res {
+    let key: i32 = c.num("shm-key")?;
+    let id = unsafe { libc::shmget(key, 0, 0) };
+    if id < 0 {
+        return sysv("shmget(host segment key)", -1);
+    }
+    shm_read(id, "shmat(host segment by key)")
+}
+
+fn sysv_msgq(c: &Ctx) -> Res {
+    let key: i32 = c.num("msq-key")?;
+    let id = unsafe { libc::msgget(key, 0) };
+    if id < 0 {
+        return sysv("msgget(host queue key)", -1);
+    }
+    #[repr(C)]
+    struct Msg {
+        mtype: libc::c_long,
+        text: [u8; 8],
+    }
+    let m = Msg {
+        mtype: 1,
+        text: *b"planted\0",
+    };
+    let rc = unsafe {
+        libc::msgsnd(
+            id,
+            &m as *const Msg as *const libc::c_void,
+            8,
+            libc::IPC_NOWAIT,
+        )
+    };
+    sysv("msgsnd(host queue)", rc as i64)
+}
+
+fn sysv_msgq_id(c: &Ctx) -> Res {
+    let id: i32 = c.num("msq-id")?;
+    let mut ds: libc::msqid_ds = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::msgctl(id, libc::IPC_STAT, &mut ds) };
+    sysv("msgctl(host queue id, IPC_STAT)", rc as i64)
+}
+
+fn sysv_sem(c: &Ctx) -> Res {
+    let key: i32 = c.num("sem-key")?;
+    let id = unsafe { libc::semget(key, 0, 0) };
+    if id < 0 {
+        return sysv("semget(host semaphore set key)", -1);
+    }
+    let rc = unsafe { libc::semctl(id, 0, libc::GETVAL) };
+    sysv("semctl(host semaphore set, GETVAL)", rc as i64)
+}
+
+fn proc_list_host(c: &Ctx) -> Res {
+    let victim: i32 = c.num("victim")?;
+    // Only the victim's own command line counts: its pid may exist in another namespace.
+    match fs::read(format!("/proc/{victim}/cmdline")) {
+        Ok(d) if d.starts_with(b"/bin/sleep\x003600") => Ok(Out::Escaped(format!(
+            "/proc shows process {victim} outside the sandbox: {}",
+            preview(&d)
+        ))),
+        Ok(d) => Ok(Out::Blocked(format!(
+            "/proc/{victim} is another process here: {}",
+            preview(&d)
+        ))),
+        Err(e) if io_errno(&e) == libc::ENOENT => Ok(Out::Blocked(format!(
+            "/proc/{victim} does not exist in the sandbox's /proc"
+        ))),
+        Err(e) => fs_err("read /proc/<outside process>/cmdline", io_errno(&e), PERM),
+    }
+}
+
+fn proc_net_tcp(c: &Ctx) -> Res {
+    let port: u16 = c.num("port")?;
+    let needle = format!(":{port:04X} 00000000:0000 0A");
+    let mut seen = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/self/net/tcp", "/proc/1/net/tcp"] {
+        match fs::read_to_string(table) {
+            Ok(t) if t.contains(&needle) => {
+                return Ok(Out::Escaped(format!(
+                    "{table} shows the harness's listener on 127.0.0.1:{port}"
+                )))
+            }
+            Ok(_) => seen.push(format!("{table}: no listener")),
+            Err(e) if PERM.contains(&io_errno(&e)) || io_errno(&e) == libc::ENOENT => {
+                seen.push(format!("{table}: {}", ename(io_errno(&e))))
+            }
+            Err(e) => return Err(format!("read {table}: {e}")),
+        }
+    }
+    Ok(Out::Blocked(seen.join("; ")))
+}
+
+/// Helper for the leftovers tests: starts `n` orphans that exit at once, waits, and prints how
+/// many zombies have our parent as their parent (`OK:` none, `FAILED:` some).
+fn zombie_orphans(c: &Ctx) -> Res {
+    let n: usize = c.num("count").unwrap_or(20);
+    for _ in 0..n {
+        let mid = unsafe { libc::fork() };
+        if mid < 0 {
+            return Err(format!("fork: {}", ename(errno())));
+        }
+        if mid == 0 {
+            // The middle child forks the orphan and exits; the orphan exits at once.
+            if unsafe { libc::fork() } == 0 {
+                unsafe { libc::_exit(0) };
+            }
+            unsafe { libc::_exit(0) };
+        }
+        wait_child(mid as i64)?;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let ppid = unsafe { libc::getppid() };
+    let mut zombies = 0;
+    for e in fs::read_dir("/proc").map_err(fail)?.flatten() {
+        let Ok(stat) = fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid …: comm may hold spaces, so split after the last ')'.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        if f.next() == Some("Z") && f.next().and_then(|p| p.parse::<i32>().ok()) == Some(ppid) {
+            zombies += 1;
+        }
+    }
+    if zombies == 0 {
+        ok(format!("{n} orphans exited and none is left a zombie"))
+    } else {
+        Ok(Out::Failed(format!(
+            "{zombies} zombies wait for process {ppid}"
+        )))
+    }
+}
+
+/// Helper for the leftovers tests: tries to hold `count` live processes at once (each blocked
+/// in pause(), killed when we exit) and prints how many it got: `OK:` when fork stopped it.
+fn task_hopper(c: &Ctx) -> Res {
+    let want: usize = c.num("count")?;
+    let mut got = 0;
+    let mut err = 0;
+    for _ in 0..want {
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            err = errno();
+            break;
+        }
+        if pid == 0 {
+            unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                libc::pause();
+                libc::_exit(0);
+            }
+        }
+        got += 1;
+    }
+    // Our children die with us (parent-death signal) whatever the sandbox does.
+    if got < want {
+        ok(format!(
+            "fork refused after {got} live processes: {}",
+            ename(err)
+        ))
+    } else {
+        Ok(Out::Failed(format!("held {got} live processes")))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 
 type Attack = fn(&Ctx) -> Res;
 
@@ -2127,10 +2463,30 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("legit-dev", legit_dev),
     ("legit-signal-child", legit_signal_child),
     ("legit-proc-self", legit_proc_self),
+    // issue 12 classes 3/5/8
+    ("prlimit-parent", prlimit_parent),
+    ("prlimit-victim", prlimit_victim),
+    ("setpriority-victim", setpriority_victim),
+    ("sched-setaffinity-victim", sched_setaffinity_victim),
+    ("sched-setscheduler-victim", sched_setscheduler_victim),
+    ("ioprio-set-victim", ioprio_set_victim),
+    ("oom-score-adj-victim", oom_score_adj_victim),
+    ("sysv-shm-id", sysv_shm_id),
+    ("sysv-shm-key", sysv_shm_key),
+    ("sysv-msgq", sysv_msgq),
+    ("sysv-msgq-id", sysv_msgq_id),
+    ("sysv-sem", sysv_sem),
+    ("proc-list-host", proc_list_host),
+    ("proc-net-tcp", proc_net_tcp),
 ];
 
 /// Helpers the harness does not call directly.
-const HIDDEN: &[(&str, Attack)] = &[("suid-report", suid_report)];
+const HIDDEN: &[(&str, Attack)] = &[
+    ("suid-report", suid_report),
+    // issue 12 class 8: helpers of tests/tests/leftovers.rs
+    ("zombie-orphans", zombie_orphans),
+    ("task-hopper", task_hopper),
+];
 
 /// Prefix of an error that means "the target does not exist in the sandbox's namespaces".
 const NOT_VISIBLE: &str = "\u{1}not-visible:";
@@ -2189,7 +2545,9 @@ pub fn main() {
         )));
     };
     let res = Ctx::parse(&args[1..]).and_then(|c| {
-        if c.args.get("backend").is_some_and(|b| b == "bwrap") {
+        // bwrap, and the Landlock backend where it has its own namespaces (our parent is then
+        // the namespace's init, pid 1): outside processes and paths are not there.
+        if c.args.get("backend").is_some_and(|b| b == "bwrap") || unsafe { libc::getppid() } == 1 {
             NAMESPACED.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         f(&c)
