@@ -203,9 +203,13 @@ impl Fixture {
     /// environment names the marker file.
     fn exec(&self, script: &str) -> Output {
         let mut c = Command::new(cordon());
+        // --approve-all: what is tested is what an approved run can leave behind, not whether
+        // the shell tool asks about it first (a plant's `git -c sequence.editor=…` or a helper
+        // function's `"$@"` does).
         c.arg("exec")
             .arg("--policy")
             .arg(self.root.join("policies/cordon.toml"))
+            .arg("--approve-all")
             .args(["--", "/bin/sh", "-c", script])
             .current_dir(&self.ws);
         self.as_user(&mut c);

@@ -211,6 +211,9 @@ impl Fixture {
             .env("HOME", &self.ws)
             .env("TMPDIR", self.root.join("tmp"))
             .env("XDG_STATE_HOME", self.root.join("state"))
+            // The trust store outside the workspace too: under HOME it would be a protected
+            // path in the writable root, which the Landlock backend refuses.
+            .env("XDG_CONFIG_HOME", self.root.join("config"))
             .stdin(Stdio::null());
         if let Some((uid, gid)) = self.ids {
             c.uid(uid).gid(gid);

@@ -60,6 +60,7 @@ fn exec_writes_its_record_before_the_command_runs() {
             logs_dir.to_str().unwrap()
         );
     std::fs::write(&policy, text).unwrap();
+    common::trust(d.path());
     // The command reads the log: its own record is already there.
     let o = cordon(d.path(), &["exec", "--", "cat", log.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));

@@ -26,13 +26,26 @@ const GIT_LOCATION_OPTIONS: &[(&str, bool)] = &[
     ("--icase-pathspecs", false),
 ];
 
-/// `-c NAME=VALUE` settings that only change how output looks.
+/// `-c NAME=VALUE` settings that only change how output looks, or who a commit names (agents
+/// commit as `git -c user.name=… -c user.email=… commit`; a name runs nothing).
 fn inert_git_config(setting: &str) -> bool {
     let name = setting
         .split_once('=')
         .map_or(setting, |(n, _)| n)
         .to_ascii_lowercase();
-    name.starts_with("color.") || name.starts_with("advice.") || name == "core.quotepath"
+    name.starts_with("color.")
+        || name.starts_with("advice.")
+        || matches!(
+            name.as_str(),
+            "core.quotepath"
+                | "user.name"
+                | "user.email"
+                | "author.name"
+                | "author.email"
+                | "committer.name"
+                | "committer.email"
+                | "init.defaultbranch"
+        )
 }
 
 /// git: global options (handled as git does, exactly, before the subcommand), then the
