@@ -281,6 +281,7 @@ pub fn run(args: ExecArgs) -> i32 {
             tmp.path().as_os_str(),
         ),
         timeout: args.timeout.or(policy.sandbox.limits.timeout),
+        stdio: Default::default(),
     };
     let code = match execute(&choice, &profile, spec.clone(), tmp.path()) {
         Ok(run::Outcome::TimedOut) => refuse(

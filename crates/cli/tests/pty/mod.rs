@@ -89,6 +89,34 @@ impl Pty {
         t.c_lflag
     }
 
+    /// Resizes the terminal (the foreground process gets SIGWINCH).
+    pub fn resize(&self, rows: u16, cols: u16) {
+        let ws = libc::winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: TIOCSWINSZ on the master we own, from a winsize we own.
+        assert_eq!(
+            unsafe { libc::ioctl(self.master.as_raw_fd(), libc::TIOCSWINSZ, &ws) },
+            0
+        );
+    }
+
+    /// The path of the terminal's slave side (`/dev/pts/N`).
+    pub fn slave_name(&self) -> String {
+        let mut buf = [0 as libc::c_char; 128];
+        // SAFETY: ptsname_r into a buffer we own.
+        assert_eq!(
+            unsafe { libc::ptsname_r(self.master.as_raw_fd(), buf.as_mut_ptr(), buf.len()) },
+            0
+        );
+        unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
     /// Everything printed so far.
     pub fn screen(&self) -> String {
         String::from_utf8_lossy(&self.screen.lock().unwrap()).into_owned()

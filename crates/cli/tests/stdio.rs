@@ -1,0 +1,281 @@
+//! What the sandboxed command gets as stdin, stdout and stderr, driven from outside: on a
+//! terminal it gets a pty of its own (interactive programs, Ctrl-C, Ctrl-D, the window size
+//! and the exit status work through it, and the operator's terminal modes come back after),
+//! and redirected files reach it through pipes that cordon copies, complete and in order.
+//! Each test runs on the Landlock and the bwrap backend.
+
+mod common;
+mod pty;
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use pty::Pty;
+
+const BACKENDS: [&str; 2] = ["landlock", "bwrap"];
+
+/// A workspace `w/` and, beside it (not in a writable root, which Landlock would refuse to
+/// protect), its policy and audit log.
+struct Ws {
+    dir: tempfile::TempDir,
+}
+
+impl Ws {
+    fn new(default: &str) -> Ws {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("w")).unwrap();
+        std::fs::write(
+            dir.path().join("cordon.toml"),
+            format!(
+                r#"version = 1
+[sandbox.paths.w]
+root = "w"
+mode = "rw"
+[shell]
+default = "{default}"
+[approval]
+timeout = "60s"
+audit_log = "audit.jsonl"
+"#
+            ),
+        )
+        .unwrap();
+        Ws { dir }
+    }
+
+    fn w(&self) -> PathBuf {
+        self.dir.path().join("w")
+    }
+
+    fn policy(&self) -> String {
+        self.dir.path().join("cordon.toml").display().to_string()
+    }
+
+    /// `cordon exec --policy P --backend B -- argv…` on a new pty.
+    fn pty(&self, backend: &str, argv: &[&str]) -> Pty {
+        let policy = self.policy();
+        let mut args = vec!["exec", "--policy", &policy, "--backend", backend, "--"];
+        args.extend_from_slice(argv);
+        Pty::cordon(&self.w(), &args, &[])
+    }
+
+    /// The same without a terminal, for redirections.
+    fn command(&self, backend: &str, argv: &[&str]) -> std::process::Command {
+        let mut c = common::command(&self.w());
+        c.args([
+            "exec",
+            "--policy",
+            &self.policy(),
+            "--backend",
+            backend,
+            "--",
+        ])
+        .args(argv);
+        c
+    }
+}
+
+const COOKED: libc::tcflag_t = libc::ICANON | libc::ECHO | libc::ISIG;
+
+#[test]
+fn an_interactive_command_reads_the_terminal_through_a_pty_of_its_own() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let mut p = ws.pty(
+            backend,
+            &[
+                "/bin/sh",
+                "-c",
+                "echo ready; read x; echo \"got $x\"; test -t 0 && test -t 1 && echo on-a-tty; tty; exit 3",
+            ],
+        );
+        let host = p.slave_name();
+        p.expect("ready");
+        p.send(b"hello\r");
+        let (code, screen, lflag) = p.finish_with_lflag();
+        assert_eq!(code, 3, "{backend}: {screen}");
+        assert!(screen.contains("got hello"), "{backend}: {screen}");
+        assert!(screen.contains("on-a-tty"), "{backend}: {screen}");
+        // Its terminal is a new pty: on Landlock a /dev/pts entry other than the operator's;
+        // bwrap's private /dev/pts has no entry for it at all.
+        let tty = screen.lines().find(|l| l.starts_with("/dev/pts/"));
+        match backend {
+            "landlock" => assert_ne!(
+                tty.map(str::trim),
+                Some(host.as_str()),
+                "{backend}: {screen}"
+            ),
+            _ => assert!(screen.contains("not a tty"), "{backend}: {screen}"),
+        }
+        assert!(tty.is_some() || backend == "bwrap", "{backend}: {screen}");
+        assert_eq!(
+            lflag & COOKED,
+            COOKED,
+            "{backend}: modes not restored: {screen}"
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_reaches_the_command_and_gives_130() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let mut p = ws.pty(backend, &["/bin/sh", "-c", "echo ready; exec sleep 100"]);
+        p.expect("ready");
+        p.send(b"\x03");
+        let (code, screen, lflag) = p.finish_with_lflag();
+        assert_eq!(code, 130, "{backend}: {screen}");
+        assert_eq!(
+            lflag & COOKED,
+            COOKED,
+            "{backend}: modes not restored: {screen}"
+        );
+    }
+}
+
+#[test]
+fn ctrl_d_ends_the_commands_input() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let mut p = ws.pty(
+            backend,
+            &["/bin/sh", "-c", "echo ready; cat; echo cat-ended"],
+        );
+        p.expect("ready");
+        p.send(b"typed line\r");
+        p.expect("typed line");
+        p.send(b"\x04");
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen}");
+        assert!(screen.contains("cat-ended"), "{backend}: {screen}");
+    }
+}
+
+#[test]
+fn the_window_size_is_copied_and_follows_resizes() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let mut p = ws.pty(
+            backend,
+            &["/bin/sh", "-c", "stty size; echo ready; read x; stty size"],
+        );
+        p.expect("40 100");
+        p.expect("ready");
+        p.resize(30, 90);
+        p.send(b"go\r");
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen}");
+        assert!(screen.contains("30 90"), "{backend}: {screen}");
+    }
+}
+
+#[test]
+fn the_approval_prompt_still_uses_the_operators_terminal() {
+    for backend in BACKENDS {
+        let ws = Ws::new("ask");
+        let mut p = ws.pty(backend, &["/bin/sh", "-c", "read x; echo \"got $x\""]);
+        p.expect("(no answer: denied) > ");
+        p.send(b"y");
+        p.expect("approved once");
+        p.send(b"after\r");
+        let (code, screen, lflag) = p.finish_with_lflag();
+        assert_eq!(code, 0, "{backend}: {screen}");
+        assert!(screen.contains("got after"), "{backend}: {screen}");
+        assert_eq!(
+            lflag & COOKED,
+            COOKED,
+            "{backend}: modes not restored: {screen}"
+        );
+    }
+}
+
+/// 10 MB of varied bytes, written once.
+fn big_file(dir: &Path) -> PathBuf {
+    let p = dir.join("big.bin");
+    let mut data = Vec::with_capacity(10 << 20);
+    let mut x: u32 = 1;
+    while data.len() < 10 << 20 {
+        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        data.extend_from_slice(&x.to_le_bytes());
+    }
+    std::fs::write(&p, &data).unwrap();
+    p
+}
+
+#[test]
+fn large_output_to_a_file_arrives_byte_exact() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let big = big_file(&ws.w());
+        let out = ws.dir.path().join("out.bin");
+        let st = ws
+            .command(backend, &["cat", "big.bin"])
+            .stdout(File::create(&out).unwrap())
+            .status()
+            .unwrap();
+        assert!(st.success(), "{backend}: {st}");
+        assert!(
+            std::fs::read(&out).unwrap() == std::fs::read(&big).unwrap(),
+            "{backend}: the copy differs"
+        );
+    }
+}
+
+#[test]
+fn stdout_and_stderr_into_one_file_keep_their_order() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let out = ws.dir.path().join("log.txt");
+        let f = File::create(&out).unwrap();
+        let script = "for i in 1 2 3 4 5 6 7 8 9 10; do echo out$i; echo err$i >&2; done";
+        let st = ws
+            .command(backend, &["/bin/sh", "-c", script])
+            .stdout(f.try_clone().unwrap())
+            .stderr(f)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{backend}: {st}");
+        let want: String = (1..=10).map(|i| format!("out{i}\nerr{i}\n")).collect();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), want, "{backend}");
+    }
+}
+
+#[test]
+fn stdin_from_a_file_is_read_and_what_was_not_read_is_left() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let big = big_file(&ws.w());
+        // All of it, through a pipe.
+        let out = ws.dir.path().join("out.bin");
+        let st = ws
+            .command(backend, &["cat"])
+            .stdin(File::open(&big).unwrap())
+            .stdout(File::create(&out).unwrap())
+            .status()
+            .unwrap();
+        assert!(st.success(), "{backend}: {st}");
+        assert!(
+            std::fs::read(&out).unwrap() == std::fs::read(&big).unwrap(),
+            "{backend}: stdin arrived incomplete"
+        );
+        // One line of it: the rest stays for whoever reads the file next, as with a shell's
+        // `(cmd; cat) < file`.
+        let lines = ws.dir.path().join("lines.txt");
+        std::fs::write(&lines, "first\nsecond\nthird\n").unwrap();
+        let mut f = File::open(&lines).unwrap();
+        let o = ws
+            .command(backend, &["/bin/sh", "-c", "read x; echo \"got $x\""])
+            .stdin(f.try_clone().unwrap())
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap();
+        assert_eq!(common::stdout(&o), "got first\n", "{backend}");
+        let mut rest = String::new();
+        f.read_to_string(&mut rest).unwrap();
+        assert_eq!(rest, "second\nthird\n", "{backend}");
+        assert_eq!(f.stream_position().unwrap(), 19);
+        f.seek(SeekFrom::Start(0)).unwrap();
+    }
+}
