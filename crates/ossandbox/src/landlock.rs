@@ -99,6 +99,37 @@ pub fn fs_rights(access: crate::profile::Access, is_dir: bool, abi: ABI) -> BitF
     rights & known
 }
 
+/// The host's devpts: the terminals of every session on the machine. The Landlock backend
+/// shares the host's `/dev`, and a Landlock rule cannot tell a new pty from another user's
+/// or the operator's other terminals, so nothing there is granted: the command's terminal
+/// is a pty cordon opened for it and passes as a descriptor (see [`crate::stdio`]). Opening
+/// `/dev/ptmx` still works, but the new pty's slave cannot be opened, so programs that make
+/// their own pty (`script`, `ssh -t`) fail. bwrap mounts a private devpts, where the
+/// profile's rule stays (granted by its inner stage).
+pub const HOST_PTYS: &str = "/dev/pts";
+
+/// The profile's rules as the Landlock backend applies them on the host: without the
+/// system rule for [`HOST_PTYS`]. A rule that would reach the host's terminals anyway (one
+/// for `/`, `/dev`, or an entry of `/dev/pts`) is refused.
+pub fn host_rules(profile: &Profile) -> Result<Vec<&crate::profile::PathRule>, Error> {
+    let ptys = std::path::Path::new(HOST_PTYS);
+    let mut out = Vec::with_capacity(profile.rules.len());
+    for rule in &profile.rules {
+        if rule.path == ptys && rule.origin.starts_with("sandbox.system_read") {
+            continue;
+        }
+        if rule.path.starts_with(ptys) || ptys.starts_with(&rule.path) {
+            return Err(Error::Landlock(format!(
+                "{} ({}) would grant the host's terminals in {HOST_PTYS} (other sessions' input and output), which the Landlock backend cannot exclude from a rule; narrow it, or use --backend bwrap, which has a private /dev/pts",
+                rule.path.display(),
+                rule.origin
+            )));
+        }
+        out.push(rule);
+    }
+    Ok(out)
+}
+
 /// A ruleset ready to be applied in a child.
 #[derive(Debug)]
 pub struct Prepared {
@@ -128,7 +159,7 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
     let mut created = ruleset
         .create()
         .map_err(|e| lerr("creating the ruleset", &e))?;
-    for rule in &profile.rules {
+    for rule in host_rules(profile)? {
         let fd = PathFd::new(&rule.path)
             .map_err(|e| lerr(&format!("opening {}", rule.path.display()), &e))?;
         // The type from the open descriptor: no second walk of the path.
@@ -195,6 +226,46 @@ mod tests {
         match enforcement(2, Network::Deny) {
             Enforcement::Partial(g) => assert!(g.iter().any(|g| g.what.contains("truncat"))),
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_hosts_terminals_are_never_granted() {
+        use crate::profile::PathRule;
+        let rule = |path: &str, origin: &str| PathRule {
+            path: path.into(),
+            access: A::DEVICE,
+            origin: origin.into(),
+        };
+        let mut p = Profile {
+            rules: vec![
+                rule("/dev/null", "sandbox.system_read (devices)"),
+                rule("/dev/ptmx", "sandbox.system_read (devices)"),
+                rule("/dev/pts", "sandbox.system_read (devices)"),
+            ],
+            protected: vec![],
+            network: Network::Deny,
+            limits: Default::default(),
+        };
+        let kept: Vec<_> = host_rules(&p)
+            .unwrap()
+            .iter()
+            .map(|r| r.path.clone())
+            .collect();
+        assert_eq!(
+            kept,
+            ["/dev/null", "/dev/ptmx"].map(std::path::PathBuf::from)
+        );
+        for (path, origin) in [
+            ("/", "sandbox.extra_read"),
+            ("/dev", "sandbox.paths.dev (ro)"),
+            ("/dev/pts/3", "sandbox.extra_read"),
+            ("/dev/pts", "sandbox.extra_read"),
+        ] {
+            p.rules.push(rule(path, origin));
+            let e = host_rules(&p).unwrap_err().to_string();
+            assert!(e.contains(path) && e.contains("bwrap"), "{e}");
+            p.rules.pop();
         }
     }
 
