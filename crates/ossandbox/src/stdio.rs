@@ -81,6 +81,17 @@ fn kind(fd: RawFd) -> Kind {
     }
 }
 
+/// Is `fd` the null device (`< /dev/null`)?
+fn is_dev_null(fd: RawFd) -> bool {
+    // SAFETY: fstat into a struct we own.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(fd, &mut st) == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFCHR
+            && st.st_rdev == libc::makedev(1, 3)
+    }
+}
+
 /// Are `a` and `b` the same open file (one `open`, e.g. `> log 2>&1`)?
 fn same_open_file(a: RawFd, b: RawFd) -> bool {
     // SAFETY: kcmp only compares our own descriptors.
@@ -336,7 +347,11 @@ impl Relay {
             }
             master_for_winch = Some((dup(first)?, master));
         }
-        if kinds[0] == Kind::Object {
+        if kinds[0] == Kind::Object && is_dev_null(0) {
+            // Nothing to read: a pipe already at EOF, without a thread to feed it.
+            let (r, _) = pipe()?;
+            child.fds[0] = Some(Arc::new(r));
+        } else if kinds[0] == Kind::Object {
             let (r, w) = pipe()?;
             set_nonblocking(w.as_raw_fd())?;
             // SAFETY: fstat into a struct we own.
@@ -373,6 +388,15 @@ impl Relay {
             child.fds[f] = Some(Arc::new(w));
         }
 
+        if input.is_none() && outputs.is_empty() {
+            // Nothing to copy (anonymous pipes, or closed descriptors): no thread.
+            return Ok(Relay {
+                stop: None,
+                thread: None,
+                raw,
+                old_mask: None,
+            });
+        }
         // SIGWINCH is read from a signalfd in the relay thread: block it here, before the
         // thread starts, so that no thread takes it (the command's mask is reset at exec).
         let mut old_mask = None;
@@ -667,4 +691,47 @@ fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn only_anonymous_pipes_pass_as_is() {
+        let (r, w) = pipe().unwrap();
+        assert_eq!(kind(r.as_raw_fd()), Kind::Pipe);
+        assert_eq!(kind(w.as_raw_fd()), Kind::Pipe);
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::fs::File::create(dir.path().join("log")).unwrap();
+        assert_eq!(kind(file.as_raw_fd()), Kind::Object);
+        let null = std::fs::File::open("/dev/null").unwrap();
+        assert_eq!(kind(null.as_raw_fd()), Kind::Object);
+        let (a, _b) = UnixStream::pair().unwrap();
+        assert_eq!(kind(a.as_raw_fd()), Kind::Object);
+        // A named FIFO's mode is on disk: relayed.
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&fifo)
+            .unwrap();
+        assert_eq!(kind(f.as_raw_fd()), Kind::Object);
+        let (m, s) = open_pty(null.as_raw_fd(), false).unwrap();
+        assert_eq!(kind(s.as_raw_fd()), Kind::Terminal);
+        assert_eq!(kind(m.as_raw_fd()), Kind::Terminal);
+    }
+
+    #[test]
+    fn one_open_file_is_recognised_through_its_duplicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = std::fs::File::create(dir.path().join("log")).unwrap();
+        let b = dup(a.as_raw_fd()).unwrap();
+        let c = std::fs::File::create(dir.path().join("log")).unwrap();
+        assert!(same_open_file(a.as_raw_fd(), b.as_raw_fd()));
+        assert!(!same_open_file(a.as_raw_fd(), c.as_raw_fd()));
+    }
 }
