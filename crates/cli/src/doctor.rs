@@ -112,6 +112,7 @@ pub fn run() -> i32 {
     }
     println!("  - stop chmod/utime/setxattr on files the caller owns outside the roots (no Landlock right covers metadata; as root this includes system files; set-id bits are refused by seccomp)");
     println!("  - hide other processes' command lines in /proc (their memory, environment and fds are protected by Landlock's ptrace rules)");
+    println!("  - let a program open a new pty itself (script, ssh -t, expect): the host's /dev/pts holds every terminal of the machine and is never granted; the command's own terminal is a pty cordon opens for it (bwrap: its /dev/pts is private)");
     if landlock_ok && seccomp_ok {
         0
     } else {

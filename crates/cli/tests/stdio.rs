@@ -279,3 +279,61 @@ fn stdin_from_a_file_is_read_and_what_was_not_read_is_left() {
         f.seek(SeekFrom::Start(0)).unwrap();
     }
 }
+
+#[test]
+fn doctor_names_what_the_landlock_backend_gives_up_for_it() {
+    let d = tempfile::tempdir().unwrap();
+    let o = common::cordon(d.path(), &["doctor"]);
+    let out = common::stdout(&o);
+    assert!(
+        out.contains("let a program open a new pty itself")
+            && out.contains("/dev/pts holds every terminal of the machine and is never granted"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_operators_fifo_that_nobody_reads_does_not_keep_cordon() {
+    use std::os::unix::fs::OpenOptionsExt;
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let fifo = ws.dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Held open, never read: the FIFO fills and every write to it blocks.
+        let _reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        let mut c = common::command(&ws.w());
+        c.args(["exec", "--policy", &ws.policy(), "--backend", backend])
+            .args([
+                "--timeout",
+                "1s",
+                "--",
+                "head",
+                "-c",
+                "10000000",
+                "/dev/zero",
+            ])
+            .stdout(writer)
+            .stderr(Stdio::null());
+        let mut child = c.spawn().unwrap();
+        // An upper bound far above the timeout and the relay's drain, so that a hang fails
+        // the test instead of stalling the suite.
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if std::time::Instant::now() > end {
+                let _ = child.kill();
+                panic!("{backend}: cordon hung on a FIFO nobody reads");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        assert_eq!(status.code(), Some(124), "{backend}");
+    }
+}

@@ -295,7 +295,8 @@ struct Output {
 /// The relay for one run: started before the command, finished after it.
 pub struct Relay {
     stop: Option<OwnedFd>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    /// The relay thread, and word from it when it is done.
+    thread: Option<(std::thread::JoinHandle<()>, std::sync::mpsc::Receiver<()>)>,
     raw: Option<RawMode>,
     old_mask: Option<libc::sigset_t>,
 }
@@ -423,15 +424,17 @@ impl Relay {
             None => None,
         };
         let (stop_r, stop_w) = pipe()?;
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("cordon-relay".into())
             .spawn(move || {
                 let winch = winch.zip(master_for_winch);
-                relay(stop_r, input, outputs, winch)
+                relay(stop_r, input, outputs, winch);
+                let _ = done_tx.send(());
             })?;
         Ok(Relay {
             stop: Some(stop_w),
-            thread: Some(thread),
+            thread: Some((thread, done_rx)),
             raw,
             old_mask,
         })
@@ -445,8 +448,13 @@ impl Relay {
 
     fn end(&mut self) {
         drop(self.stop.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        if let Some((thread, done)) = self.thread.take() {
+            // A write to the operator's side that never completes (a FIFO or socket nobody
+            // reads) must not keep cordon: after the drain and a grace second, the thread is
+            // left behind and ends with the process.
+            if done.recv_timeout(DRAIN + Duration::from_secs(1)).is_ok() {
+                let _ = thread.join();
+            }
         }
         drop(self.raw.take());
         if let Some(old) = self.old_mask.take() {
