@@ -220,6 +220,21 @@ fn large_output_to_a_file_arrives_byte_exact() {
             std::fs::read(&out).unwrap() == std::fs::read(&big).unwrap(),
             "{backend}: the copy differs"
         );
+        // Appended (`>> log`: the kernel will not splice to O_APPEND, so cordon copies).
+        std::fs::write(&out, "earlier\n").unwrap();
+        let log = std::fs::OpenOptions::new().append(true).open(&out).unwrap();
+        let st = ws
+            .command(backend, &["cat", "big.bin"])
+            .stdout(log)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{backend}: {st}");
+        let mut want = b"earlier\n".to_vec();
+        want.extend(std::fs::read(&big).unwrap());
+        assert!(
+            std::fs::read(&out).unwrap() == want,
+            "{backend}: the appended copy differs"
+        );
     }
 }
 

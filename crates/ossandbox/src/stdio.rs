@@ -81,6 +81,14 @@ fn kind(fd: RawFd) -> Kind {
     }
 }
 
+fn is_regular(fd: RawFd) -> bool {
+    // SAFETY: fstat into a struct we own.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG
+    }
+}
+
 /// Is `fd` the null device (`< /dev/null`)?
 fn is_dev_null(fd: RawFd) -> bool {
     // SAFETY: fstat into a struct we own.
@@ -290,6 +298,9 @@ struct Input {
 struct Output {
     from: Option<OwnedFd>,
     to: OwnedFd,
+    /// `from` is a pipe and `to` a regular file: move the data with splice(2), without
+    /// copying it through cordon (cleared when the kernel refuses, e.g. for `O_APPEND`).
+    splice: bool,
 }
 
 /// The relay for one run: started before the command, finished after it.
@@ -333,6 +344,7 @@ impl Relay {
             outputs.push(Output {
                 from: Some(dup(master.as_raw_fd())?),
                 to: dup(out_to)?,
+                splice: false,
             });
             if foreground {
                 raw = Some(RawMode::enter(0)?);
@@ -385,6 +397,7 @@ impl Relay {
             outputs.push(Output {
                 from: Some(r),
                 to: dup(f as RawFd)?,
+                splice: is_regular(f as RawFd),
             });
             child.fds[f] = Some(Arc::new(w));
         }
@@ -603,6 +616,16 @@ fn relay(
                 Slot::Out(n) => {
                     let o = &mut outputs[n];
                     let Some(from) = &o.from else { continue };
+                    if o.splice {
+                        match splice_all(from.as_raw_fd(), o.to.as_raw_fd()) {
+                            Spliced::Drained => continue,
+                            Spliced::End => {
+                                o.from = None;
+                                continue;
+                            }
+                            Spliced::Refused => o.splice = false,
+                        }
+                    }
                     loop {
                         match read(from.as_raw_fd(), &mut buf) {
                             Ok(0) => {
@@ -648,6 +671,44 @@ fn give_back(i: Input) {
     if unread > 0 {
         // SAFETY: lseek on the operator's file, which we were reading.
         unsafe { libc::lseek(i.from.as_raw_fd(), -unread, libc::SEEK_CUR) };
+    }
+}
+
+enum Spliced {
+    /// The pipe is empty for now.
+    Drained,
+    /// No writer is left, or the operator's side failed: this stream is over.
+    End,
+    /// The kernel cannot splice to this file (`O_APPEND`…): copy instead.
+    Refused,
+}
+
+/// Moves everything the pipe `from` holds to the file `to`.
+fn splice_all(from: RawFd, to: RawFd) -> Spliced {
+    loop {
+        // SAFETY: splice between two descriptors we hold, no offsets.
+        let n = unsafe {
+            libc::splice(
+                from,
+                std::ptr::null_mut(),
+                to,
+                std::ptr::null_mut(),
+                1 << 20,
+                libc::SPLICE_F_NONBLOCK,
+            )
+        };
+        if n > 0 {
+            continue;
+        }
+        if n == 0 {
+            return Spliced::End;
+        }
+        match io::Error::last_os_error().raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EAGAIN) => return Spliced::Drained,
+            Some(libc::EINVAL) => return Spliced::Refused,
+            _ => return Spliced::End,
+        }
     }
 }
 
