@@ -352,3 +352,25 @@ fn an_operators_fifo_that_nobody_reads_does_not_keep_cordon() {
         assert_eq!(status.code(), Some(124), "{backend}");
     }
 }
+
+#[test]
+fn a_rule_that_reaches_the_hosts_terminals_is_refused_on_landlock() {
+    for (key, value) in [("extra_read", "[\"/dev\"]"), ("extra_read", "[\"/\"]")] {
+        let ws = Ws::new("allow");
+        let policy = std::fs::read_to_string(ws.policy()).unwrap().replace(
+            "[sandbox.paths.w]",
+            &format!("[sandbox]\n{key} = {value}\n[sandbox.paths.w]"),
+        );
+        std::fs::write(ws.policy(), policy).unwrap();
+        let o = ws.command("landlock", &["/bin/true"]).output().unwrap();
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(125), "{value}: {err}");
+        assert!(
+            err.starts_with("cordon: ") && err.contains("/dev/pts") && err.contains("bwrap"),
+            "{value}: {err}"
+        );
+        // bwrap's /dev is its own: the rule reaches only its private devpts.
+        let o = ws.command("bwrap", &["/bin/true"]).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{value}: {}", common::stderr(&o));
+    }
+}

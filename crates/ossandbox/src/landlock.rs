@@ -108,14 +108,20 @@ pub fn fs_rights(access: crate::profile::Access, is_dir: bool, abi: ABI) -> BitF
 /// profile's rule stays (granted by its inner stage).
 pub const HOST_PTYS: &str = "/dev/pts";
 
-/// The profile's rules as the Landlock backend applies them on the host: without the
-/// system rule for [`HOST_PTYS`]. A rule that would reach the host's terminals anyway (one
-/// for `/`, `/dev`, or an entry of `/dev/pts`) is refused.
+/// Is this the system rule for [`HOST_PTYS`], which [`prepare`] leaves out?
+pub fn is_host_ptys_rule(rule: &crate::profile::PathRule) -> bool {
+    rule.path == std::path::Path::new(HOST_PTYS) && rule.origin.starts_with("sandbox.system_read")
+}
+
+/// The profile's rules as the Landlock backend applies them on the host's own filesystem
+/// view: without the system rule for [`HOST_PTYS`]. A rule that would reach the host's
+/// terminals anyway (one for `/`, `/dev`, or an entry of `/dev/pts`) is refused. (Under
+/// bwrap, `/dev` is bwrap's own: such rules reach only its private devpts.)
 pub fn host_rules(profile: &Profile) -> Result<Vec<&crate::profile::PathRule>, Error> {
     let ptys = std::path::Path::new(HOST_PTYS);
     let mut out = Vec::with_capacity(profile.rules.len());
     for rule in &profile.rules {
-        if rule.path == ptys && rule.origin.starts_with("sandbox.system_read") {
+        if is_host_ptys_rule(rule) {
             continue;
         }
         if rule.path.starts_with(ptys) || ptys.starts_with(&rule.path) {
@@ -159,7 +165,7 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
     let mut created = ruleset
         .create()
         .map_err(|e| lerr("creating the ruleset", &e))?;
-    for rule in host_rules(profile)? {
+    for rule in profile.rules.iter().filter(|r| !is_host_ptys_rule(r)) {
         let fd = PathFd::new(&rule.path)
             .map_err(|e| lerr(&format!("opening {}", rule.path.display()), &e))?;
         // The type from the open descriptor: no second walk of the path.

@@ -351,6 +351,7 @@ fn execute_backend(
         }
         #[cfg(target_os = "linux")]
         Chosen::Landlock { abi } => {
+            landlock::host_rules(profile).map_err(setup)?;
             let c = run::Confinement {
                 landlock: Some(landlock::prepare(profile, *abi).map_err(setup)?.fd),
                 seccomp: seccomp::compile(&seccomp::rules(profile.network)).map_err(setup)?,

@@ -51,7 +51,7 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
     let rules: Vec<Value> = profile
         .rules
         .iter()
-        .filter(|r| !(r.path == ptys && r.origin.starts_with("sandbox.system_read")))
+        .filter(|r| !crate::landlock::is_host_ptys_rule(r))
         .map(|rule| {
             let (kind, is_dir) = match std::fs::metadata(&rule.path) {
                 Ok(m) if m.is_dir() => ("dir", true),
