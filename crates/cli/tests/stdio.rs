@@ -374,3 +374,76 @@ fn a_rule_that_reaches_the_hosts_terminals_is_refused_on_landlock() {
         assert_eq!(o.status.code(), Some(0), "{value}: {}", common::stderr(&o));
     }
 }
+
+#[test]
+fn in_a_pipeline_the_terminal_is_left_to_the_reader_at_its_end() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let (r, w) = std::io::pipe().unwrap();
+        let policy = ws.policy();
+        let script =
+            "if read x; then echo \"read $x\"; else echo eof; fi; test -t 0 && echo own-tty";
+        let p = Pty::cordon_with_stdout(
+            &ws.w(),
+            &[
+                "exec",
+                "--policy",
+                &policy,
+                "--backend",
+                backend,
+                "--",
+                "/bin/sh",
+                "-c",
+                script,
+            ],
+            &[],
+            Some(w.into()),
+        );
+        let (code, screen) = p.finish();
+        let mut out = String::new();
+        let mut r = r;
+        r.read_to_string(&mut out).unwrap();
+        assert_eq!(code, 0, "{backend}: {screen}");
+        // Its stdin is a terminal of its own that reads end-of-file: cordon took no key.
+        assert_eq!(out, "eof\nown-tty\n", "{backend}: {screen}");
+    }
+}
+
+#[test]
+fn with_stdout_redirected_the_terminals_lines_are_the_commands_input() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let out = ws.dir.path().join("out.txt");
+        let policy = ws.policy();
+        let script =
+            "echo ready >&2; read x; echo \"got $x\"; if read y; then echo more; else echo eof; fi";
+        let mut p = Pty::cordon_with_stdout(
+            &ws.w(),
+            &[
+                "exec",
+                "--policy",
+                &policy,
+                "--backend",
+                backend,
+                "--",
+                "/bin/sh",
+                "-c",
+                script,
+            ],
+            &[],
+            Some(File::create(&out).unwrap().into()),
+        );
+        p.expect("ready");
+        p.send(b"typed\r");
+        p.expect("typed"); // echoed by the operator's terminal itself
+        p.send(b"\x04");
+        let (code, screen, lflag) = p.finish_with_lflag();
+        assert_eq!(code, 0, "{backend}: {screen}");
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "got typed\neof\n",
+            "{backend}: {screen}"
+        );
+        assert_eq!(lflag & COOKED, COOKED, "{backend}: {screen}");
+    }
+}

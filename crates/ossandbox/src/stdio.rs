@@ -279,6 +279,20 @@ impl Drop for RawMode {
     }
 }
 
+/// What the command's stdin is when cordon's is a terminal. An interactive run (stdout a
+/// terminal too): the command's own pty, fed with what is typed. In a pipeline (`cordon exec
+/// -- cmd | less`) the terminal belongs to the program reading at its end, and every key
+/// cordon took would be lost to it: cordon does not read the terminal, and the command's pty
+/// reads end-of-file. With stdout redirected (`> out`): a pipe fed with the terminal's lines,
+/// the terminal staying in its own (cooked) mode, which echoes and edits them; Ctrl-D ends
+/// them. In the background, cordon never reads the terminal.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum TerminalInput {
+    Pty,
+    Nothing,
+    Lines,
+}
+
 /// Copies the operator's input to the command: from one of the operator's descriptors
 /// (blocking, never changed) to a pipe or the pty master (ours, non-blocking).
 struct Input {
@@ -316,8 +330,18 @@ impl Relay {
     /// Chooses the command's stdin, stdout and stderr (into `child`) and starts copying.
     pub fn start(child: &mut ChildStdio) -> io::Result<Relay> {
         let kinds = [kind(0), kind(1), kind(2)];
+        // SAFETY: tcgetpgrp/getpgrp have no memory effects.
+        let foreground =
+            kinds[0] == Kind::Terminal && unsafe { libc::tcgetpgrp(0) == libc::getpgrp() };
+        let stdin_tty = (kinds[0] == Kind::Terminal).then(|| match kinds[1] {
+            Kind::Terminal => TerminalInput::Pty,
+            Kind::Pipe => TerminalInput::Nothing,
+            _ if foreground => TerminalInput::Lines,
+            _ => TerminalInput::Nothing,
+        });
         let terminals: Vec<RawFd> = (0..3)
             .filter(|&f| kinds[f as usize] == Kind::Terminal)
+            .filter(|&f| f != 0 || stdin_tty != Some(TerminalInput::Lines))
             .collect();
         let mut input = None;
         let mut outputs = Vec::new();
@@ -325,11 +349,20 @@ impl Relay {
         let mut master_for_winch = None;
 
         if let Some(&first) = terminals.first() {
-            // SAFETY: tcgetpgrp/getpgrp have no memory effects.
-            let foreground =
-                kinds[0] == Kind::Terminal && unsafe { libc::tcgetpgrp(0) == libc::getpgrp() };
+            let foreground = foreground && stdin_tty == Some(TerminalInput::Pty);
             let (master, slave) = open_pty(first, foreground)?;
             set_nonblocking(master.as_raw_fd())?;
+            if stdin_tty == Some(TerminalInput::Nothing) {
+                // Its terminal has no input: a read ends at once, with end-of-file.
+                // SAFETY: termios we own; one byte written to our master.
+                unsafe {
+                    let mut t: libc::termios = std::mem::zeroed();
+                    if libc::tcgetattr(slave.as_raw_fd(), &mut t) == 0 {
+                        let eof = t.c_cc[libc::VEOF];
+                        libc::write(master.as_raw_fd(), (&eof as *const u8).cast(), 1);
+                    }
+                }
+            }
             let slave = Arc::new(slave);
             for &f in &terminals {
                 child.fds[f as usize] = Some(slave.clone());
@@ -360,11 +393,12 @@ impl Relay {
             }
             master_for_winch = Some((dup(first)?, master));
         }
+        let lines = stdin_tty == Some(TerminalInput::Lines);
         if kinds[0] == Kind::Object && is_dev_null(0) {
             // Nothing to read: a pipe already at EOF, without a thread to feed it.
             let (r, _) = pipe()?;
             child.fds[0] = Some(Arc::new(r));
-        } else if kinds[0] == Kind::Object {
+        } else if kinds[0] == Kind::Object || lines {
             let (r, w) = pipe()?;
             set_nonblocking(w.as_raw_fd())?;
             // SAFETY: fstat into a struct we own.

@@ -22,6 +22,16 @@ pub struct Pty {
 impl Pty {
     /// Starts `cordon ARGS` in `dir` on a new pty of 100×40, with `env` added.
     pub fn cordon(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Pty {
+        Pty::cordon_with_stdout(dir, args, env, None)
+    }
+
+    /// [`Pty::cordon`] with stdout redirected to `stdout` (a file, a pipe) instead of the pty.
+    pub fn cordon_with_stdout(
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        stdout: Option<Stdio>,
+    ) -> Pty {
         let (mut m, mut s) = (-1, -1);
         let ws = libc::winsize {
             ws_row: 40,
@@ -40,7 +50,7 @@ impl Pty {
             .env("TERM", "xterm")
             .envs(env.iter().copied())
             .stdin(Stdio::from(slave.try_clone().unwrap()))
-            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(stdout.unwrap_or_else(|| Stdio::from(slave.try_clone().unwrap())))
             .stderr(Stdio::from(slave));
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
