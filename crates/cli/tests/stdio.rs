@@ -447,3 +447,106 @@ fn with_stdout_redirected_the_terminals_lines_are_the_commands_input() {
         assert_eq!(lflag & COOKED, COOKED, "{backend}: {screen}");
     }
 }
+
+/// The unprivileged user to run as: `cordon-test` (created when missing, as the escape suite
+/// does) when the tests run as root, else the current user.
+fn unprivileged() -> Option<(u32, u32)> {
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let id = |flag: &str| -> Option<u32> {
+        let o = std::process::Command::new("id")
+            .args([flag, "cordon-test"])
+            .output()
+            .ok()?;
+        String::from_utf8(o.stdout).ok()?.trim().parse().ok()
+    };
+    if id("-u").is_none() {
+        let _ = std::process::Command::new("useradd")
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                "cordon-test",
+            ])
+            .status();
+    }
+    Some((id("-u").expect("user cordon-test"), id("-g").unwrap()))
+}
+
+#[test]
+fn an_interactive_run_as_an_unprivileged_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let ids = unprivileged();
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        std::fs::set_permissions(ws.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        if let Some((uid, gid)) = ids {
+            for p in [ws.dir.path().to_path_buf(), ws.w()] {
+                std::os::unix::fs::chown(&p, Some(uid), Some(gid)).unwrap();
+            }
+        }
+        let policy = ws.policy();
+        let script = "echo ready; read x; echo \"got $x\"; test -t 0 && echo on-a-tty; echo \"uid=$(id -u)\"; exit 5";
+        let mut p = Pty::cordon_as(
+            &ws.w(),
+            &[
+                "exec",
+                "--policy",
+                &policy,
+                "--backend",
+                backend,
+                "--",
+                "/bin/sh",
+                "-c",
+                script,
+            ],
+            &[("HOME", ws.w().to_str().unwrap())],
+            None,
+            ids,
+        );
+        p.expect("ready");
+        p.send(b"hello\r");
+        let (code, screen, lflag) = p.finish_with_lflag();
+        assert_eq!(code, 5, "{backend}: {screen}");
+        assert!(
+            screen.contains("got hello") && screen.contains("on-a-tty"),
+            "{backend}: {screen}"
+        );
+        let uid = ids.map_or(unsafe { libc::geteuid() }, |(u, _)| u);
+        assert!(
+            screen.contains(&format!("uid={uid}")),
+            "{backend}: {screen}"
+        );
+        assert_eq!(lflag & COOKED, COOKED, "{backend}: {screen}");
+        ctrl_c_as(&ws, backend, ids);
+    }
+}
+
+/// Ctrl-C on the user's run: 130, and the terminal's modes back.
+fn ctrl_c_as(ws: &Ws, backend: &str, ids: Option<(u32, u32)>) {
+    let policy = ws.policy();
+    let mut p = Pty::cordon_as(
+        &ws.w(),
+        &[
+            "exec",
+            "--policy",
+            &policy,
+            "--backend",
+            backend,
+            "--",
+            "/bin/sh",
+            "-c",
+            "echo ready; exec sleep 100",
+        ],
+        &[("HOME", ws.w().to_str().unwrap())],
+        None,
+        ids,
+    );
+    p.expect("ready");
+    p.send(b"\x03");
+    let (code, screen, lflag) = p.finish_with_lflag();
+    assert_eq!(code, 130, "{backend}: {screen}");
+    assert_eq!(lflag & COOKED, COOKED, "{backend}: {screen}");
+}

@@ -32,6 +32,17 @@ impl Pty {
         env: &[(&str, &str)],
         stdout: Option<Stdio>,
     ) -> Pty {
+        Pty::cordon_as(dir, args, env, stdout, None)
+    }
+
+    /// [`Pty::cordon_with_stdout`] as the user and group `ids` (`None`: the test's own).
+    pub fn cordon_as(
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        stdout: Option<Stdio>,
+        ids: Option<(u32, u32)>,
+    ) -> Pty {
         let (mut m, mut s) = (-1, -1);
         let ws = libc::winsize {
             ws_row: 40,
@@ -52,6 +63,10 @@ impl Pty {
             .stdin(Stdio::from(slave.try_clone().unwrap()))
             .stdout(stdout.unwrap_or_else(|| Stdio::from(slave.try_clone().unwrap())))
             .stderr(Stdio::from(slave));
+        if let Some((uid, gid)) = ids {
+            use std::os::unix::process::CommandExt;
+            cmd.uid(uid).gid(gid);
+        }
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(|| {
