@@ -28,7 +28,9 @@
 //! process the operator's terminal is in raw mode, so Ctrl-C and Ctrl-D reach the command
 //! through its own pty's line discipline, and the size follows SIGWINCH. The modes are put
 //! back when the run ends, on a panic, and on a signal that would kill cordon. Ctrl-Z is
-//! passed as a byte: cordon offers no job control.
+//! passed as a byte: cordon offers no job control. The terminal is read only for an
+//! interactive run (stdout a terminal too); `TerminalInput` says what happens in pipelines and
+//! redirections.
 //!
 //! When the run ends (the command and every descendant killed and reaped), the relay copies
 //! what is still buffered and stops after at most [`DRAIN`] even if a descendant that escaped
