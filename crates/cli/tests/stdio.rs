@@ -550,3 +550,20 @@ fn ctrl_c_as(ws: &Ws, backend: &str, ids: Option<(u32, u32)>) {
     assert_eq!(code, 130, "{backend}: {screen}");
     assert_eq!(lflag & COOKED, COOKED, "{backend}: {screen}");
 }
+
+#[test]
+fn a_signal_that_kills_cordon_still_restores_the_terminal() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let p = ws.pty(backend, &["/bin/sh", "-c", "echo ready; exec sleep 100"]);
+        p.expect("ready");
+        // SIGUSR1 is not forwarded: its default action ends cordon, in raw mode until then.
+        assert_eq!(unsafe { libc::kill(p.pid(), libc::SIGUSR1) }, 0);
+        let (_, screen, lflag) = p.finish_with_lflag();
+        assert_eq!(
+            lflag & COOKED,
+            COOKED,
+            "{backend}: modes not restored: {screen}"
+        );
+    }
+}
