@@ -95,6 +95,10 @@ const SUID: u32 = 1 << 6; // a setuid-root copy of cordon-attack (harness must b
 const ENV: u32 = 1 << 7; // CORDON_TEST_SECRET and LD_PRELOAD in cordon's environment
 const HANDLE: u32 = 1 << 8; // a file handle of outside/secret.txt, made by the harness
 const SYSV: u32 = 1 << 9; // a SysV shared memory segment and message queue of the host
+                          // issue 12 class 4: what the command inherits.
+const OTHER_PTY: u32 = 1 << 10; // another pty of the user, input pending, master held here
+const OUTFILE: u32 = 1 << 11; // stdout appends to a file outside the roots (`>> log`)
+const INFILE: u32 = 1 << 12; // stdin reads a file outside the roots (`< file`)
 
 const PASSED_FD: RawFd = 60;
 
@@ -145,6 +149,12 @@ const fn gap(mut c: Case, why: &'static str) -> Case {
 /// Landlock has no access right for metadata changes (chmod, utime, xattr): a file the caller
 /// owns outside the roots keeps its content safe, but not its mode, times or user xattrs.
 const METADATA_GAP: &str = "Landlock cannot restrict chmod/utime/setxattr on files the caller owns; the bwrap backend's read-only mounts can";
+
+/// A case that needs harness plumbing (`PTY`, `INFILE`…), for legit cases.
+const fn needing(mut c: Case, needs: u32) -> Case {
+    c.needs = needs;
+    c
+}
 
 const fn requires(mut c: Case, path: &'static str) -> Case {
     c.requires = Some(path);
@@ -392,6 +402,25 @@ suite! {
     sysv_sem: attack("sysv-sem", C, C, SYSV),
     proc_list_host: attack("proc-list-host", C, C, VICTIM),
     proc_net_tcp: attack("proc-net-tcp", C, C, TCP),
+    // issue 12 class 4: what the command inherits. Another terminal of the same user (on
+    // bwrap it does not exist in the private /dev/pts); the operator's terminal (stdin);
+    // files the operator redirected stdout and stdin to, outside the roots. The command gets
+    // a pty and pipes of its own; unconfined it holds the operator's objects: controls escape.
+    pty_other_write: attack("pty-other-write", C, C, OTHER_PTY),
+    pty_other_read: attack("pty-other-read", C, C, OTHER_PTY),
+    pty_other_dirfd: attack("pty-other-dirfd", C, C, OTHER_PTY),
+    pty_other_dotdot: attack("pty-other-dotdot", C, C, OTHER_PTY),
+    tty_fchmod: attack("tty-fchmod", C, C, PTY),
+    tty_termios: attack("tty-termios", C, C, PTY),
+    stdout_ftruncate: attack("stdout-ftruncate", C, C, OUTFILE),
+    stdout_fchmod: attack("stdout-fchmod", C, C, OUTFILE),
+    stdout_fsetxattr: attack("stdout-fsetxattr", C, C, OUTFILE),
+    stdout_punch_hole: attack("stdout-punch-hole", C, C, OUTFILE),
+    stdout_reopen_trunc: attack("stdout-reopen-trunc", C, C, OUTFILE),
+    stdin_fchmod: attack("stdin-fchmod", C, C, INFILE),
+    stdin_fsetxattr: attack("stdin-fsetxattr", C, C, INFILE),
+    legit_tty: needing(legit("legit-tty"), PTY),
+    legit_stdin_file: needing(legit("legit-stdin-file"), INFILE),
 }
 
 /// The suite and the attack binary agree, and there are enough distinct checks.
@@ -817,8 +846,13 @@ fn install_pre(c: &mut Command, pre: Pre) {
 }
 
 /// Spawns, waits (killing the process after a generous upper bound) and collects output.
-fn run(mut c: Command) -> Output {
-    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+fn run(c: Command) -> Output {
+    run_to(c, Stdio::piped())
+}
+
+/// [`run`] with stdout going to `stdout`.
+fn run_to(mut c: Command, stdout: Stdio) -> Output {
+    c.stdout(stdout).stderr(Stdio::piped());
     let child = c
         .spawn()
         .unwrap_or_else(|e| panic!("spawn {:?}: {e}", c.get_program()));
@@ -915,6 +949,7 @@ struct Env {
     args: Vec<OsString>,
     secret_fd: Option<fs::File>,
     pty: Option<(OwnedFd, OwnedFd)>,
+    inherited: Inherited,
     victim: Option<Victim>,
     _tcp: Option<std::net::TcpListener>,
     _abstract: Option<std::os::unix::net::UnixListener>,
@@ -1017,6 +1052,7 @@ impl Env {
             args: Vec::new(),
             secret_fd: None,
             pty: None,
+            inherited: Inherited::default(),
             victim: None,
             _tcp: None,
             _abstract: None,
@@ -1030,6 +1066,7 @@ impl Env {
         if case.needs & PTY != 0 {
             env.pty = Some(open_pty());
         }
+        env.inherited = Inherited::new(fx, case, env.pty.as_ref(), &mut args);
         if case.needs & VICTIM != 0 {
             let mut c = Command::new("/bin/sleep");
             c.arg("3600")
@@ -1099,11 +1136,214 @@ impl Env {
             c.stdin(Stdio::from(slave.try_clone().unwrap()));
             pre.ctty = true;
         }
+        if let Some(p) = &self.inherited.infile {
+            c.stdin(fs::File::open(p).unwrap());
+        }
         if case.needs & ENV != 0 {
             c.env("CORDON_TEST_SECRET", "e2e-secret-value");
             c.env("LD_PRELOAD", "/nonexistent.so");
         }
         install_pre(c, pre);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// issue 12 class 4: the objects the operator hands cordon as stdio, checked after the run
+
+/// What the operator's earlier output in the redirected file says; the run appends to it.
+const LOG_PREFIX: &str = "cordon-e2e: the operator's log, written before the run\n";
+/// Pending input of the other terminal, as the command would read it.
+const TYPED: &str = "cordon-e2e typed on another terminal\n";
+/// What the stdin file holds (cordon-attack's `legit-stdin-file` expects it).
+const STDIN_LINE: &str = "cordon-e2e stdin line\n";
+const XATTR: &str = "user.cordon-e2e";
+
+/// The operator's objects a case hands cordon, and their state before the run.
+#[derive(Default)]
+struct Inherited {
+    /// The operator's terminal (the `PTY` slave): its path, mode and local modes.
+    tty: Option<(PathBuf, u32, libc::tcflag_t)>,
+    /// Another terminal of the same user: (master, slave, slave's path).
+    other: Option<(OwnedFd, OwnedFd, PathBuf)>,
+    outfile: Option<PathBuf>,
+    infile: Option<PathBuf>,
+    /// The user the operator's files belong to (`None`: the harness's).
+    owner: Option<(u32, u32)>,
+}
+
+fn pty_path(master: &OwnedFd) -> PathBuf {
+    let mut buf = [0 as libc::c_char; 128];
+    assert_eq!(
+        unsafe { libc::ptsname_r(master.as_raw_fd(), buf.as_mut_ptr(), buf.len()) },
+        0
+    );
+    PathBuf::from(
+        unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+fn lflag(fd: RawFd) -> libc::tcflag_t {
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::tcgetattr(fd, &mut t) }, 0);
+    t.c_lflag
+}
+
+fn has_xattr(p: &Path) -> bool {
+    let path = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    let name = std::ffi::CString::new(XATTR).unwrap();
+    unsafe { libc::getxattr(path.as_ptr(), name.as_ptr(), std::ptr::null_mut(), 0) >= 0 }
+}
+
+impl Inherited {
+    fn new(
+        fx: &Fixture,
+        case: &Case,
+        pty: Option<&(OwnedFd, OwnedFd)>,
+        args: &mut Vec<OsString>,
+    ) -> Inherited {
+        let mut me = Inherited {
+            owner: fx.user.ids,
+            ..Inherited::default()
+        };
+        let give = |p: &Path| {
+            if let Some((uid, gid)) = fx.user.ids {
+                std::os::unix::fs::chown(p, Some(uid), Some(gid)).unwrap();
+            }
+        };
+        if let Some((master, slave)) = pty {
+            // The operator's own terminal: the user's in user mode.
+            let path = pty_path(master);
+            give(&path);
+            let st = fs::metadata(&path).unwrap();
+            args.extend([
+                "--tty-id".into(),
+                format!("{}:{}", st.dev(), st.rdev()).into(),
+            ]);
+            me.tty = Some((path, st.mode(), lflag(slave.as_raw_fd())));
+        }
+        if case.needs & OTHER_PTY != 0 {
+            let (master, slave) = open_pty();
+            let path = pty_path(&master);
+            give(&path);
+            // No echo: whatever the master reads afterwards was written by someone.
+            let mut t: libc::termios = unsafe { std::mem::zeroed() };
+            assert_eq!(unsafe { libc::tcgetattr(slave.as_raw_fd(), &mut t) }, 0);
+            t.c_lflag &= !libc::ECHO;
+            assert_eq!(
+                unsafe { libc::tcsetattr(slave.as_raw_fd(), libc::TCSANOW, &t) },
+                0
+            );
+            let n = unsafe { libc::write(master.as_raw_fd(), TYPED.as_ptr().cast(), TYPED.len()) };
+            assert_eq!(n, TYPED.len() as isize);
+            args.extend(["--other-pty".into(), path.clone().into()]);
+            me.other = Some((master, slave, path));
+        }
+        if case.needs & OUTFILE != 0 {
+            me.outfile = Some(fx.root.join("stdout.log"));
+        }
+        if case.needs & INFILE != 0 {
+            let p = fx.root.join("stdin.txt");
+            fs::write(&p, STDIN_LINE.repeat(10_000)).unwrap();
+            fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
+            give(&p);
+            me.infile = Some(p);
+        }
+        me
+    }
+
+    /// Runs `c`; with `OUTFILE`, stdout appends to a fresh copy of the operator's log and
+    /// the output is what the run added to it.
+    fn run(&self, c: Command) -> Output {
+        let Some(log) = &self.outfile else {
+            return run(c);
+        };
+        fs::write(log, LOG_PREFIX).unwrap();
+        fs::set_permissions(log, fs::Permissions::from_mode(0o640)).unwrap();
+        if let Some((uid, gid)) = self.owner {
+            std::os::unix::fs::chown(log, Some(uid), Some(gid)).unwrap();
+        }
+        let f = fs::OpenOptions::new().append(true).open(log).unwrap();
+        let mut out = run_to(c, f.into());
+        let content = fs::read(log).unwrap();
+        // A control that punched a hole over the log leaves NULs in front of its line.
+        out.stdout = match content.strip_prefix(LOG_PREFIX.as_bytes()) {
+            Some(rest) => rest.to_vec(),
+            None => content.iter().copied().skip_while(|&b| b == 0).collect(),
+        };
+        out
+    }
+
+    /// After a blocked attack: every object the operator handed over is as it was.
+    fn unchanged(&self, mode: Mode, case: &Case, pty: Option<&(OwnedFd, OwnedFd)>) {
+        let name = case.attack;
+        if let (Some((path, mode_before, lflag_before)), Some((_, slave))) = (&self.tty, pty) {
+            let now = fs::metadata(path).unwrap().mode();
+            assert_eq!(
+                now,
+                *mode_before,
+                "[{mode:?}] {name}: the operator's terminal {} changed mode",
+                path.display()
+            );
+            assert_eq!(
+                lflag(slave.as_raw_fd()),
+                *lflag_before,
+                "[{mode:?}] {name}: the operator's terminal modes changed"
+            );
+        }
+        if let Some((master, slave, path)) = &self.other {
+            let mut buf = [0u8; 256];
+            let flags = unsafe { libc::fcntl(master.as_raw_fd(), libc::F_GETFL) };
+            unsafe { libc::fcntl(master.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) };
+            let n = unsafe { libc::read(master.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            assert!(
+                n <= 0,
+                "[{mode:?}] {name}: something was written to {}: {:?}",
+                path.display(),
+                String::from_utf8_lossy(&buf[..n.max(0) as usize])
+            );
+            let mut pending: libc::c_int = 0;
+            assert_eq!(
+                unsafe { libc::ioctl(slave.as_raw_fd(), libc::FIONREAD, &mut pending) },
+                0
+            );
+            assert_eq!(
+                pending as usize,
+                TYPED.len(),
+                "[{mode:?}] {name}: the other terminal's pending input was read"
+            );
+        }
+        if let Some(log) = &self.outfile {
+            let content = fs::read(log).unwrap();
+            assert!(
+                content.starts_with(LOG_PREFIX.as_bytes()) && !content.contains(&0),
+                "[{mode:?}] {name}: the operator's log lost content: {:?}",
+                String::from_utf8_lossy(&content)
+            );
+            let m = fs::metadata(log).unwrap().mode() & 0o7777;
+            assert_eq!(
+                m, 0o640,
+                "[{mode:?}] {name}: the operator's log changed mode"
+            );
+            assert!(
+                !has_xattr(log),
+                "[{mode:?}] {name}: the operator's log got an xattr"
+            );
+        }
+        if let Some(p) = &self.infile {
+            assert_eq!(
+                fs::read_to_string(p).unwrap(),
+                STDIN_LINE.repeat(10_000),
+                "[{mode:?}] {name}: the stdin file changed"
+            );
+            let m = fs::metadata(p).unwrap().mode() & 0o7777;
+            assert_eq!(m, 0o640, "[{mode:?}] {name}: the stdin file changed mode");
+            assert!(
+                !has_xattr(p),
+                "[{mode:?}] {name}: the stdin file got an xattr"
+            );
+        }
     }
 }
 
@@ -1138,7 +1378,7 @@ fn run_case(mode: Mode, backend: Backend, case: &Case) {
     }
     let mut c = fx.cordon(&fx.policy(), &[], &argv);
     env.apply(&mut c, case);
-    let out = run(c);
+    let out = env.inherited.run(c);
     let line = stdout(&out);
     eprintln!("[{mode:?}] sandboxed {}: {}", case.attack, line.trim_end());
     let can_escape_unconfined = !matches!(
@@ -1179,6 +1419,7 @@ fn run_case(mode: Mode, backend: Backend, case: &Case) {
         "[{mode:?}] {}: the outside directory changed although the attack reported {line}",
         case.attack
     );
+    env.inherited.unchanged(mode, case, env.pty.as_ref());
     if let Some(v) = env.victim.as_mut() {
         let alive = matches!(v.0.try_wait(), Ok(None));
         assert!(
@@ -1222,7 +1463,7 @@ fn run_case(mode: Mode, backend: Backend, case: &Case) {
         _ => fx.cordon(&fx.policy_none(), &[], &env.argv(&bins().attack, case)),
     };
     env.apply(&mut c, case);
-    let out = run(c);
+    let out = env.inherited.run(c);
     let line = stdout(&out);
     eprintln!("[{mode:?}] control {}: {}", case.attack, line.trim_end());
     // Killing cordon may take our reporter with it: cordon dying of that signal is proof.

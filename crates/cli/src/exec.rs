@@ -308,6 +308,7 @@ pub fn run(args: ExecArgs) -> i32 {
             tmp.path().as_os_str(),
         ),
         timeout: args.timeout.or(policy.sandbox.limits.timeout),
+        stdio: Default::default(),
     };
     // What the run leaves that the operator's tools run (a `.git` config, `.envrc`, …) is
     // found by comparing with this, moved aside, warned about and recorded after the run.

@@ -99,6 +99,43 @@ pub fn fs_rights(access: crate::profile::Access, is_dir: bool, abi: ABI) -> BitF
     rights & known
 }
 
+/// The host's devpts: the terminals of every session on the machine. The Landlock backend
+/// shares the host's `/dev`, and a Landlock rule cannot tell a new pty from another user's
+/// or the operator's other terminals, so nothing there is granted: the command's terminal
+/// is a pty cordon opened for it and passes as a descriptor (see [`crate::stdio`]). Opening
+/// `/dev/ptmx` still works, but the new pty's slave cannot be opened, so programs that make
+/// their own pty (`script`, `ssh -t`) fail. bwrap mounts a private devpts, where the
+/// profile's rule stays (granted by its inner stage).
+pub const HOST_PTYS: &str = "/dev/pts";
+
+/// Is this the system rule for [`HOST_PTYS`], which [`prepare`] leaves out?
+pub fn is_host_ptys_rule(rule: &crate::profile::PathRule) -> bool {
+    rule.path == std::path::Path::new(HOST_PTYS) && rule.origin.starts_with("sandbox.system_read")
+}
+
+/// The profile's rules as the Landlock backend applies them on the host's own filesystem
+/// view: without the system rule for [`HOST_PTYS`]. A rule that would reach the host's
+/// terminals anyway (one for `/`, `/dev`, or an entry of `/dev/pts`) is refused. (Under
+/// bwrap, `/dev` is bwrap's own: such rules reach only its private devpts.)
+pub fn host_rules(profile: &Profile) -> Result<Vec<&crate::profile::PathRule>, Error> {
+    let ptys = std::path::Path::new(HOST_PTYS);
+    let mut out = Vec::with_capacity(profile.rules.len());
+    for rule in &profile.rules {
+        if is_host_ptys_rule(rule) {
+            continue;
+        }
+        if rule.path.starts_with(ptys) || ptys.starts_with(&rule.path) {
+            return Err(Error::Landlock(format!(
+                "{} ({}) would grant the host's terminals in {HOST_PTYS} (other sessions' input and output), which the Landlock backend cannot exclude from a rule; narrow it, or use --backend bwrap, which has a private /dev/pts",
+                rule.path.display(),
+                rule.origin
+            )));
+        }
+        out.push(rule);
+    }
+    Ok(out)
+}
+
 /// A ruleset ready to be applied in a child.
 #[derive(Debug)]
 pub struct Prepared {
@@ -132,7 +169,7 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
     // run could have planted it since the profile was made), and the rule gets that very
     // descriptor: nothing re-resolves the path.
     let writable = crate::resolve::writable_roots(profile);
-    for rule in &profile.rules {
+    for rule in profile.rules.iter().filter(|r| !is_host_ptys_rule(r)) {
         let fd = crate::resolve::open_for_rule(&rule.path, &writable)
             .map_err(|e| lerr(&format!("opening {}", rule.path.display()), &e))?;
         // The type from the open descriptor: no second walk of the path.
@@ -194,6 +231,46 @@ mod tests {
         match enforcement(2, Network::Deny) {
             Enforcement::Partial(g) => assert!(g.iter().any(|g| g.what.contains("truncat"))),
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_hosts_terminals_are_never_granted() {
+        use crate::profile::PathRule;
+        let rule = |path: &str, origin: &str| PathRule {
+            path: path.into(),
+            access: A::DEVICE,
+            origin: origin.into(),
+        };
+        let mut p = Profile {
+            rules: vec![
+                rule("/dev/null", "sandbox.system_read (devices)"),
+                rule("/dev/ptmx", "sandbox.system_read (devices)"),
+                rule("/dev/pts", "sandbox.system_read (devices)"),
+            ],
+            protected: vec![],
+            network: Network::Deny,
+            limits: Default::default(),
+        };
+        let kept: Vec<_> = host_rules(&p)
+            .unwrap()
+            .iter()
+            .map(|r| r.path.clone())
+            .collect();
+        assert_eq!(
+            kept,
+            ["/dev/null", "/dev/ptmx"].map(std::path::PathBuf::from)
+        );
+        for (path, origin) in [
+            ("/", "sandbox.extra_read"),
+            ("/dev", "sandbox.paths.dev (ro)"),
+            ("/dev/pts/3", "sandbox.extra_read"),
+            ("/dev/pts", "sandbox.extra_read"),
+        ] {
+            p.rules.push(rule(path, origin));
+            let e = host_rules(&p).unwrap_err().to_string();
+            assert!(e.contains(path) && e.contains("bwrap"), "{e}");
+            p.rules.pop();
         }
     }
 

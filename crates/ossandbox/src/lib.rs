@@ -35,6 +35,7 @@
 //!     cwd,
 //!     env: cordon_ossandbox::env::scrub(std::env::vars_os(), &policy.sandbox.env, tmp.path().as_os_str()),
 //!     timeout: policy.sandbox.limits.timeout,
+//!     stdio: Default::default(),
 //! };
 //! let outcome = execute(&choice, &profile, spec, tmp.path()).unwrap();
 //! std::process::exit(outcome.exit_code());
@@ -59,6 +60,8 @@ pub mod run;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
+#[cfg(target_os = "linux")]
+pub mod stdio;
 
 use cordon_policy::Backend;
 
@@ -316,8 +319,36 @@ fn rlimits(profile: &Profile) -> Vec<(RlimitResource, u64)> {
 /// Runs `spec` under `choice`: builds the kernel objects in the parent, runs the child, and
 /// cleans up (bwrap's protected-path placeholders). `tmp` is the run's private directory
 /// (already in `profile`, see [`Profile::with_private_tmp`]).
-#[cfg_attr(not(target_os = "linux"), allow(unused_mut, unused_variables))]
+///
+/// A confined child never holds cordon's own terminal or the files its stdio was redirected
+/// to: it gets a pty or pipes of its own, relayed for the run (see [`stdio`]). An unconfined
+/// run (`backend = "none"`) inherits them.
+#[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
 pub fn execute(
+    choice: &Choice,
+    profile: &Profile,
+    mut spec: run::Spec,
+    tmp: &std::path::Path,
+) -> Result<run::Outcome, run::StartError> {
+    #[cfg(target_os = "linux")]
+    let relay = match choice.backend {
+        Chosen::Unconfined => None,
+        _ => Some(stdio::Relay::start(&mut spec.stdio).map_err(|e| {
+            run::StartError::Parent(Error::Io(std::io::Error::other(format!(
+                "cannot give the command a terminal and pipes of its own: {e}"
+            ))))
+        })?),
+    };
+    let outcome = execute_backend(choice, profile, spec, tmp);
+    #[cfg(target_os = "linux")]
+    if let Some(relay) = relay {
+        relay.finish();
+    }
+    outcome
+}
+
+#[cfg_attr(not(target_os = "linux"), allow(unused_mut, unused_variables))]
+fn execute_backend(
     choice: &Choice,
     profile: &Profile,
     mut spec: run::Spec,
@@ -351,6 +382,7 @@ pub fn execute(
         }
         #[cfg(target_os = "linux")]
         Chosen::Landlock { abi } => {
+            landlock::host_rules(profile).map_err(setup)?;
             // Own PID, IPC and mount namespaces (and user, network) first; the rules for /proc
             // are added by the namespace's init, to the /proc it mounts.
             let (host, plan) = namespace_plan(profile, *abi);

@@ -369,6 +369,7 @@ pub fn bwrap_runs() -> Finding {
         cwd: "/".into(),
         env: vec![],
         timeout: Some(std::time::Duration::from_secs(30)),
+        stdio: Default::default(),
     };
     match crate::run::run(c, &spec) {
         Ok(crate::run::Outcome::Exited(0)) => Finding {

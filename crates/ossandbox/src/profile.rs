@@ -147,7 +147,9 @@ pub const SYSTEM_READ: &[&str] = &[
     "/sys/devices/system/cpu",
 ];
 
-/// Device nodes programs use: read, write and (for terminals) ioctl.
+/// Device nodes programs use: read, write and (for terminals) ioctl. `/dev/pts` is granted
+/// only where it is private (bwrap's devpts); the Landlock backend leaves it out, see
+/// [`crate::landlock::HOST_PTYS`].
 pub const SYSTEM_DEVICES: &[&str] = &[
     "/dev/full",
     "/dev/null",

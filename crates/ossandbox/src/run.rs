@@ -68,6 +68,19 @@ pub struct Spec {
     /// The complete environment of the child (already scrubbed).
     pub env: Vec<(OsString, OsString)>,
     pub timeout: Option<Duration>,
+    /// The child's stdin, stdout and stderr when they are not cordon's own (see
+    /// [`crate::stdio`]); the default inherits cordon's.
+    pub stdio: ChildStdio,
+}
+
+/// Descriptors that replace cordon's stdin, stdout and stderr in the child.
+#[derive(Debug, Clone, Default)]
+pub struct ChildStdio {
+    /// For descriptors 0, 1 and 2: what the child gets instead (`None`: cordon's own).
+    pub fds: [Option<std::sync::Arc<std::os::fd::OwnedFd>>; 3],
+    /// The descriptor (0, 1 or 2, a pty slave) the child makes its controlling terminal
+    /// after `setsid`.
+    pub controlling_tty: Option<i32>,
 }
 
 /// How a run ended.
@@ -168,6 +181,16 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&spec.cwd);
+    for (n, fd) in spec.stdio.fds.iter().enumerate() {
+        let Some(fd) = fd else { continue };
+        let fd = fd.try_clone().map_err(|e| StartError::Parent(parent(e)))?;
+        match n {
+            0 => cmd.stdin(fd),
+            1 => cmd.stdout(fd),
+            _ => cmd.stderr(fd),
+        };
+    }
+    let controlling_tty = spec.stdio.controlling_tty;
     let child_setup = move || -> io::Result<()> {
         // Only raw syscalls below: no allocation, no locks (we are in a forked child).
         let fail = |step: u8| -> io::Error {
@@ -178,6 +201,11 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         unsafe {
             if libc::setsid() < 0 {
                 return Err(fail(0));
+            }
+            if let Some(fd) = controlling_tty {
+                if libc::ioctl(fd, libc::TIOCSCTTY, 0) != 0 {
+                    return Err(fail(0));
+                }
             }
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0
                 || libc::getppid() != parent_pid
@@ -370,8 +398,10 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         let _ = std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut report);
         // bwrap reports the command's exit code only once its setup finished; without it,
         // the status is bwrap's own failure (e.g. a mount it could not make), not the
-        // command's — unless cordon forwarded a signal, which ends bwrap as well.
-        if !report.contains("\"exit-code\"") && grace.is_none() {
+        // command's — unless cordon forwarded a signal, which ends bwrap as well, or bwrap was
+        // killed by a signal (Ctrl-C on the command's terminal reaches its process group),
+        // which is reported as that signal.
+        if !report.contains("\"exit-code\"") && grace.is_none() && !libc::WIFSIGNALED(status) {
             return Err(StartError::Setup(
                 "bwrap",
                 io::Error::other("bubblewrap could not build the sandbox (its message is above)"),

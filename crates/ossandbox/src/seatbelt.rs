@@ -160,6 +160,7 @@ pub fn invocation(
         cwd: spec.cwd.clone(),
         env: spec.env.clone(),
         timeout: spec.timeout,
+        stdio: spec.stdio.clone(),
     })
 }
 
@@ -258,6 +259,7 @@ mod tests {
                 ("TMPDIR".into(), f.tmp.clone().into_os_string()),
             ],
             timeout: Some(Duration::from_secs(7)),
+            stdio: Default::default(),
         }
     }
 

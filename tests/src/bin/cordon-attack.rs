@@ -2337,6 +2337,302 @@ fn task_hopper(c: &Ctx) -> Res {
 
 // ---------------------------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------------------------
+// issue 12 class 4: what the command inherits. `--other-pty PATH`: another terminal of the
+// same user, with typed input pending, whose master the harness holds; `--tty-id DEV:RDEV`:
+// the operator's terminal (the harness's pty), passed to cordon as stdin. stdout appends to a
+// file the harness opened outside the roots (`>> log`), stdin reads one: the harness checks
+// those objects after the run. The attacks on stdio act only when they hold the operator's
+// object itself (a regular file, the operator's terminal); a stand-in (pipe, own pty) is the
+// block.
+
+fn other_pty(c: &Ctx) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(c.get("other-pty")?))
+}
+
+/// Writes a line into another terminal through `fd` (already open).
+fn write_other_pty(what: &str, fd: i32) -> Res {
+    let msg = b"\r\nESCAPED: cordon-attack wrote to another terminal\r\n";
+    let n = unsafe { libc::write(fd, msg.as_ptr().cast(), msg.len()) };
+    let e = errno();
+    close(fd as i64);
+    if n > 0 {
+        Ok(Out::Escaped(format!("{what}: wrote {n} bytes to it")))
+    } else {
+        Err(format!("{what}: opened but write failed: {}", ename(e)))
+    }
+}
+
+fn open_flags(path: &Path, flags: i32) -> Result<i32, i32> {
+    let p = cstr(path);
+    let fd = unsafe { libc::open(p.as_ptr(), flags | libc::O_NOCTTY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        Err(errno())
+    } else {
+        Ok(fd)
+    }
+}
+
+fn pty_other_write(c: &Ctx) -> Res {
+    let p = other_pty(c)?;
+    let what = format!("open({}, O_WRONLY)", p.display());
+    match open_flags(&p, libc::O_WRONLY) {
+        Ok(fd) => write_other_pty(&what, fd),
+        Err(e) => fs_err(&what, e, FS),
+    }
+}
+
+fn pty_other_read(c: &Ctx) -> Res {
+    let p = other_pty(c)?;
+    let what = format!("open({}, O_RDONLY)", p.display());
+    let fd = match open_flags(&p, libc::O_RDONLY | libc::O_NONBLOCK) {
+        Ok(fd) => fd,
+        Err(e) => return fs_err(&what, e, FS),
+    };
+    let mut buf = [0u8; 256];
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    let e = errno();
+    close(fd as i64);
+    if n > 0 {
+        Ok(Out::Escaped(format!(
+            "{what}: read its pending input: {}",
+            preview(&buf[..n as usize])
+        )))
+    } else {
+        Err(format!(
+            "{what}: opened, but no pending input: {}",
+            ename(e)
+        ))
+    }
+}
+
+fn pty_other_dirfd(c: &Ctx) -> Res {
+    let p = other_pty(c)?;
+    let name = p.file_name().ok_or("--other-pty has no file name")?;
+    let dir = cstr("/dev/pts");
+    let dfd = unsafe {
+        libc::open(
+            dir.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if dfd < 0 {
+        return fs_err("open(/dev/pts, O_PATH)", errno(), FS);
+    }
+    let n = cstr(name);
+    let fd = unsafe {
+        libc::openat(
+            dfd,
+            n.as_ptr(),
+            libc::O_WRONLY | libc::O_NOCTTY | libc::O_CLOEXEC,
+        )
+    };
+    let e = errno();
+    close(dfd as i64);
+    let what = format!("openat(/dev/pts, {}, O_WRONLY)", name.to_string_lossy());
+    if fd < 0 {
+        return fs_err(&what, e, FS);
+    }
+    write_other_pty(&what, fd)
+}
+
+fn pty_other_dotdot(c: &Ctx) -> Res {
+    let p = other_pty(c)?;
+    let name = p.file_name().ok_or("--other-pty has no file name")?;
+    let path = Path::new("/dev/pts/../pts").join(name);
+    let what = format!("open({}, O_RDWR)", path.display());
+    match open_flags(&path, libc::O_RDWR) {
+        Ok(fd) => write_other_pty(&what, fd),
+        Err(e) => fs_err(&what, e, FS),
+    }
+}
+
+/// `(st_dev, st_rdev)` of `fd`.
+fn fd_id(fd: i32) -> Result<(u64, u64), String> {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(format!("fstat({fd}): {}", ename(errno())));
+    }
+    Ok((st.st_dev, st.st_rdev))
+}
+
+/// Is stdin the operator's terminal (`--tty-id`)? Err when stdin is no terminal at all.
+fn stdin_is_operators_tty(c: &Ctx) -> Result<bool, String> {
+    if unsafe { libc::isatty(0) } != 1 {
+        return Err("stdin is not a terminal (the harness passes a pty)".into());
+    }
+    let (dev, rdev) = c
+        .get("tty-id")?
+        .split_once(':')
+        .and_then(|(d, r)| Some((d.parse::<u64>().ok()?, r.parse::<u64>().ok()?)))
+        .ok_or("--tty-id wants DEV:RDEV")?;
+    Ok(fd_id(0)? == (dev, rdev))
+}
+
+fn own_terminal(what: &str) -> Res {
+    Ok(Out::Blocked(format!(
+        "{what}: stdin is a terminal of the command's own, not the operator's"
+    )))
+}
+
+fn tty_fchmod(c: &Ctx) -> Res {
+    if !stdin_is_operators_tty(c)? {
+        return own_terminal("fchmod(0, 0666)");
+    }
+    let rc = unsafe { libc::fchmod(0, 0o666) } as i64;
+    strict("fchmod(0, 0666) on the operator's terminal", rc, FS, |_| {
+        "the operator's terminal is now world-writable".into()
+    })
+}
+
+fn tty_termios(c: &Ctx) -> Res {
+    if !stdin_is_operators_tty(c)? {
+        return own_terminal("tcsetattr(0, -ECHO)");
+    }
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    if unsafe { libc::tcgetattr(0, &mut t) } != 0 {
+        return Err(format!("tcgetattr(0): {}", ename(errno())));
+    }
+    t.c_lflag &= !(libc::ECHO | libc::ICANON);
+    let rc = unsafe { libc::tcsetattr(0, libc::TCSANOW, &t) } as i64;
+    strict("tcsetattr(0) on the operator's terminal", rc, FS, |_| {
+        "the operator's terminal keeps echo off after the run".into()
+    })
+}
+
+/// Is `fd` a regular file (the operator's redirection target) rather than a stand-in?
+fn is_regular(fd: i32) -> Result<bool, String> {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(format!("fstat({fd}): {}", ename(errno())));
+    }
+    Ok(st.st_mode & libc::S_IFMT == libc::S_IFREG)
+}
+
+/// Runs `op` on `fd` when it is the operator's regular file; on a stand-in the attack is
+/// blocked whatever `op` does there.
+fn on_redirected(fd: i32, what: &str, op: impl FnOnce() -> i64) -> Res {
+    if !is_regular(fd)? {
+        let rc = op();
+        let e = if rc < 0 { ename(errno()) } else { "ok".into() };
+        return Ok(Out::Blocked(format!(
+            "{what}: fd {fd} is a pipe of the command's own, not the operator's file ({e} on the pipe)"
+        )));
+    }
+    let rc = op();
+    strict(&format!("{what} on the operator's file"), rc, FS_RO, |_| {
+        "changed the file the operator redirected to".into()
+    })
+}
+
+fn stdout_ftruncate(_: &Ctx) -> Res {
+    on_redirected(1, "ftruncate(1, 0)", || unsafe { libc::ftruncate(1, 0) }
+        as i64)
+}
+
+fn stdout_fchmod(_: &Ctx) -> Res {
+    on_redirected(1, "fchmod(1, 0666)", || unsafe { libc::fchmod(1, 0o666) }
+        as i64)
+}
+
+fn stdout_fsetxattr(_: &Ctx) -> Res {
+    let name = cstr("user.cordon-e2e");
+    on_redirected(1, "fsetxattr(1, user.cordon-e2e)", || unsafe {
+        libc::fsetxattr(1, name.as_ptr(), b"x".as_ptr().cast(), 1, 0) as i64
+    })
+}
+
+fn stdout_punch_hole(_: &Ctx) -> Res {
+    on_redirected(1, "fallocate(1, PUNCH_HOLE)", || unsafe {
+        libc::fallocate(
+            1,
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            0,
+            4096,
+        ) as i64
+    })
+}
+
+fn stdout_reopen_trunc(_: &Ctx) -> Res {
+    let what = "open(/proc/self/fd/1, O_WRONLY|O_TRUNC)";
+    match open_flags(Path::new("/proc/self/fd/1"), libc::O_WRONLY | libc::O_TRUNC) {
+        Ok(fd) => {
+            let regular = is_regular(fd);
+            close(fd as i64);
+            if regular? {
+                Ok(Out::Escaped(format!(
+                    "{what}: truncated the file the operator redirected to"
+                )))
+            } else {
+                Ok(Out::Blocked(format!(
+                    "{what}: reopened a pipe of the command's own, not the operator's file"
+                )))
+            }
+        }
+        Err(e) => fs_err(what, e, FS),
+    }
+}
+
+fn stdin_fchmod(_: &Ctx) -> Res {
+    on_redirected(0, "fchmod(0, 0666)", || unsafe { libc::fchmod(0, 0o666) }
+        as i64)
+}
+
+fn stdin_fsetxattr(_: &Ctx) -> Res {
+    let name = cstr("user.cordon-e2e");
+    on_redirected(0, "fsetxattr(0, user.cordon-e2e)", || unsafe {
+        libc::fsetxattr(0, name.as_ptr(), b"x".as_ptr().cast(), 1, 0) as i64
+    })
+}
+
+/// A terminal works for the command: modes, window size, and (Landlock) /dev/tty, its
+/// controlling terminal.
+fn legit_tty(_: &Ctx) -> Res {
+    check(unsafe { libc::isatty(0) } == 1, "stdin is a terminal")?;
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    check(unsafe { libc::tcgetattr(0, &mut t) } == 0, "tcgetattr(0)")?;
+    let mut quiet = t;
+    quiet.c_lflag &= !libc::ECHO;
+    check(
+        unsafe { libc::tcsetattr(0, libc::TCSANOW, &quiet) } == 0,
+        "tcsetattr(0, -ECHO) (a password prompt)",
+    )?;
+    check(
+        unsafe { libc::tcsetattr(0, libc::TCSANOW, &t) } == 0,
+        "tcsetattr(0) back",
+    )?;
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    check(
+        unsafe { libc::ioctl(0, libc::TIOCGWINSZ, &mut ws) } == 0,
+        "TIOCGWINSZ",
+    )?;
+    // bwrap's new session leaves the command without a controlling terminal.
+    if !NAMESPACED.load(std::sync::atomic::Ordering::Relaxed) {
+        fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .map_err(|e| format!("/dev/tty: {e}"))?;
+    }
+    ok("terminal modes, window size, /dev/tty")
+}
+
+/// What the harness puts in the stdin file: the command reads all of it.
+const STDIN_FILE_LINE: &str = "cordon-e2e stdin line\n";
+
+fn legit_stdin_file(_: &Ctx) -> Res {
+    let mut got = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut got)
+        .map_err(|e| format!("read stdin: {e}"))?;
+    let want = STDIN_FILE_LINE.repeat(10_000);
+    check(
+        got == want.as_bytes(),
+        &format!("stdin: {} bytes, want {}", got.len(), want.len()),
+    )?;
+    ok(format!("read {} bytes of the redirected file", got.len()))
+}
+
 type Attack = fn(&Ctx) -> Res;
 
 const ATTACKS: &[(&str, Attack)] = &[
@@ -2478,6 +2774,22 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("sysv-sem", sysv_sem),
     ("proc-list-host", proc_list_host),
     ("proc-net-tcp", proc_net_tcp),
+    // issue 12 class 4: what the command inherits.
+    ("pty-other-write", pty_other_write),
+    ("pty-other-read", pty_other_read),
+    ("pty-other-dirfd", pty_other_dirfd),
+    ("pty-other-dotdot", pty_other_dotdot),
+    ("tty-fchmod", tty_fchmod),
+    ("tty-termios", tty_termios),
+    ("stdout-ftruncate", stdout_ftruncate),
+    ("stdout-fchmod", stdout_fchmod),
+    ("stdout-fsetxattr", stdout_fsetxattr),
+    ("stdout-punch-hole", stdout_punch_hole),
+    ("stdout-reopen-trunc", stdout_reopen_trunc),
+    ("stdin-fchmod", stdin_fchmod),
+    ("stdin-fsetxattr", stdin_fsetxattr),
+    ("legit-tty", legit_tty),
+    ("legit-stdin-file", legit_stdin_file),
 ];
 
 /// Helpers the harness does not call directly.

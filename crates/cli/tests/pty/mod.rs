@@ -22,6 +22,27 @@ pub struct Pty {
 impl Pty {
     /// Starts `cordon ARGS` in `dir` on a new pty of 100×40, with `env` added.
     pub fn cordon(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Pty {
+        Pty::cordon_with_stdout(dir, args, env, None)
+    }
+
+    /// [`Pty::cordon`] with stdout redirected to `stdout` (a file, a pipe) instead of the pty.
+    pub fn cordon_with_stdout(
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        stdout: Option<Stdio>,
+    ) -> Pty {
+        Pty::cordon_as(dir, args, env, stdout, None)
+    }
+
+    /// [`Pty::cordon_with_stdout`] as the user and group `ids` (`None`: the test's own).
+    pub fn cordon_as(
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        stdout: Option<Stdio>,
+        ids: Option<(u32, u32)>,
+    ) -> Pty {
         let (mut m, mut s) = (-1, -1);
         let ws = libc::winsize {
             ws_row: 40,
@@ -40,8 +61,12 @@ impl Pty {
             .env("TERM", "xterm")
             .envs(env.iter().copied())
             .stdin(Stdio::from(slave.try_clone().unwrap()))
-            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(stdout.unwrap_or_else(|| Stdio::from(slave.try_clone().unwrap())))
             .stderr(Stdio::from(slave));
+        if let Some((uid, gid)) = ids {
+            use std::os::unix::process::CommandExt;
+            cmd.uid(uid).gid(gid);
+        }
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(|| {
@@ -87,6 +112,34 @@ impl Pty {
             0
         );
         t.c_lflag
+    }
+
+    /// Resizes the terminal (the foreground process gets SIGWINCH).
+    pub fn resize(&self, rows: u16, cols: u16) {
+        let ws = libc::winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: TIOCSWINSZ on the master we own, from a winsize we own.
+        assert_eq!(
+            unsafe { libc::ioctl(self.master.as_raw_fd(), libc::TIOCSWINSZ, &ws) },
+            0
+        );
+    }
+
+    /// The path of the terminal's slave side (`/dev/pts/N`).
+    pub fn slave_name(&self) -> String {
+        let mut buf = [0 as libc::c_char; 128];
+        // SAFETY: ptsname_r into a buffer we own.
+        assert_eq!(
+            unsafe { libc::ptsname_r(self.master.as_raw_fd(), buf.as_mut_ptr(), buf.len()) },
+            0
+        );
+        unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
     }
 
     /// Everything printed so far.

@@ -46,9 +46,12 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
         BitFlags::EMPTY
     };
 
+    // The rules `prepare` adds: without the host's /dev/pts (see `landlock::host_rules`).
+    let ptys = std::path::Path::new(crate::landlock::HOST_PTYS);
     let rules: Vec<Value> = profile
         .rules
         .iter()
+        .filter(|r| !crate::landlock::is_host_ptys_rule(r))
         .map(|rule| {
             let (kind, is_dir) = match std::fs::metadata(&rule.path) {
                 Ok(m) if m.is_dir() => ("dir", true),
@@ -84,6 +87,14 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
         "Everything in handled_access_fs, handled_access_net and scoped is denied unless a rule grants it.".to_string(),
         "A path's type (dir, file) was looked up on the machine that rendered this; a missing path is rendered as a directory (the kernel needs the path to exist when the ruleset is built).".to_string(),
     ];
+    if profile.rules.iter().any(|r| r.path == ptys) {
+        notes.push(format!("The host's {} (every session's terminals) is not granted: the command's terminal is a pty cordon opens for it and passes as a descriptor; programs that open a new pty themselves (script, ssh -t) cannot use it on this backend.", crate::landlock::HOST_PTYS));
+    }
+    if let Err(e) = crate::landlock::host_rules(profile) {
+        notes.push(format!(
+            "cordon refuses this policy on the Landlock backend: {e}"
+        ));
+    }
     if level as i32 != abi.max(0) {
         notes.push(format!(
             "ABI {abi} is newer than cordon knows; rights are those of ABI {}.",

@@ -92,7 +92,7 @@ pub enum Attempt {
 }
 
 /// Steps whose failure the child reports; the index is the record's step byte.
-const STEPS: [&str; 16] = [
+const STEPS: [&str; 18] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -109,6 +109,8 @@ const STEPS: [&str; 16] = [
     "no_new_privs",
     "landlock_restrict_self",
     "seccomp",
+    "standard streams",
+    "controlling terminal",
 ];
 
 const REC: usize = 6;
@@ -169,6 +171,13 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     let drop_caps_all = plan.user || super::has_capabilities();
     let last_cap = super::last_capability();
     let ruleset = c.landlock.as_raw_fd();
+    // The command's own pty or pipes (crate::stdio), never the operator's terminal or files.
+    let stdio = spec
+        .stdio
+        .fds
+        .each_ref()
+        .map(|f| f.as_ref().map_or(-1, |f| f.as_raw_fd()));
+    let controlling_tty = spec.stdio.controlling_tty.unwrap_or(-1);
     let programs = &c.seccomp;
     let rlimits = &c.rlimits;
 
@@ -245,6 +254,8 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
                 candidates: &candidates,
                 argv: argv_p.as_ptr(),
                 envp: envp_p.as_ptr(),
+                stdio,
+                controlling_tty,
             })
         }
     }
@@ -528,6 +539,10 @@ struct InitData<'a> {
     candidates: &'a [CString],
     argv: *const *const libc::c_char,
     envp: *const *const libc::c_char,
+    /// What the command gets as descriptors 0, 1, 2 (-1: init's own, which are cordon's).
+    stdio: [RawFd; 3],
+    /// The descriptor (0, 1 or 2, a pty slave) the command makes its controlling terminal.
+    controlling_tty: RawFd,
 }
 
 unsafe fn record(fd: RawFd, tag: u8, step: u8, value: i32) {
@@ -702,6 +717,25 @@ unsafe fn command(d: &InitData) -> ! {
     };
     if libc::setsid() < 0 {
         fail(8);
+    }
+    // Two steps, so that a source that happens to be 0, 1 or 2 (cordon's own stdin closed) is
+    // not overwritten before it is used: first above stdio, then into place.
+    let mut moved = [-1; 3];
+    for (n, &fd) in d.stdio.iter().enumerate() {
+        if fd >= 0 {
+            moved[n] = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3);
+            if moved[n] < 0 {
+                fail(16);
+            }
+        }
+    }
+    for (n, &fd) in moved.iter().enumerate() {
+        if fd >= 0 && libc::dup2(fd, n as libc::c_int) < 0 {
+            fail(16);
+        }
+    }
+    if d.controlling_tty >= 0 && libc::ioctl(d.controlling_tty, libc::TIOCSCTTY, 0) != 0 {
+        fail(17);
     }
     if libc::syscall(
         libc::SYS_close_range,
@@ -886,6 +920,7 @@ mod tests {
                 .map(|p| vec![("PATH".into(), p.into())])
                 .unwrap_or_default(),
             timeout: None,
+            stdio: Default::default(),
         }
     }
 

@@ -1,0 +1,569 @@
+//! What the sandboxed command gets as stdin, stdout and stderr, driven from outside: on a
+//! terminal it gets a pty of its own (interactive programs, Ctrl-C, Ctrl-D, the window size
+//! and the exit status work through it, and the operator's terminal modes come back after),
+//! and redirected files reach it through pipes that cordon copies, complete and in order.
+//! Each test runs on the Landlock and the bwrap backend.
+
+mod common;
+mod pty;
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use pty::Pty;
+
+const BACKENDS: [&str; 2] = ["landlock", "bwrap"];
+
+/// A workspace `w/` and, beside it (not in a writable root, which Landlock would refuse to
+/// protect), its policy and audit log.
+struct Ws {
+    dir: tempfile::TempDir,
+}
+
+impl Ws {
+    fn new(default: &str) -> Ws {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("w")).unwrap();
+        std::fs::write(
+            dir.path().join("cordon.toml"),
+            format!(
+                r#"version = 1
+[sandbox.paths.w]
+root = "w"
+mode = "rw"
+[shell]
+default = "{default}"
+[approval]
+timeout = "60s"
+audit_log = "audit.jsonl"
+"#
+            ),
+        )
+        .unwrap();
+        Ws { dir }
+    }
+
+    fn w(&self) -> PathBuf {
+        self.dir.path().join("w")
+    }
+
+    fn policy(&self) -> String {
+        self.dir.path().join("cordon.toml").display().to_string()
+    }
+
+    /// `cordon exec --policy P --backend B -- argv…` on a new pty.
+    fn pty(&self, backend: &str, argv: &[&str]) -> Pty {
+        let policy = self.policy();
+        let mut args = vec!["exec", "--policy", &policy, "--backend", backend, "--"];
+        args.extend_from_slice(argv);
+        Pty::cordon(&self.w(), &args, &[])
+    }
+
+    /// The same without a terminal, for redirections.
+    fn command(&self, backend: &str, argv: &[&str]) -> std::process::Command {
+        let mut c = common::command(&self.w());
+        c.args([
+            "exec",
+            "--policy",
+            &self.policy(),
+            "--backend",
+            backend,
+            "--",
+        ])
+        .args(argv);
+        c
+    }
+}
+
+const COOKED: libc::tcflag_t = libc::ICANON | libc::ECHO | libc::ISIG;
+
+#[test]
+fn an_interactive_command_reads_the_terminal_through_a_pty_of_its_own() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let mut p = ws.pty(
+            backend,
+            &[
+                "/bin/sh",
+                "-c",
+                "echo ready; read x; echo \"got $x\"; test -t 0 && test -t 1 && echo on-a-tty; tty; exit 3",
+            ],
+        );
+        let host = p.slave_name();
+        p.expect("ready");
+        p.send(b"hello\r");
+        let (code, screen, lflag) = p.finish_with_lflag();
+        assert_eq!(code, 3, "{backend}: {screen}");
+        assert!(screen.contains("got hello"), "{backend}: {screen}");
+        assert!(screen.contains("on-a-tty"), "{backend}: {screen}");
+        // Its terminal is a new pty: on Landlock a /dev/pts entry other than the operator's;
+        // bwrap's private /dev/pts has no entry for it at all.
+        let tty = screen.lines().find(|l| l.starts_with("/dev/pts/"));
+        match backend {
+            "landlock" => assert_ne!(
+                tty.map(str::trim),
+                Some(host.as_str()),
+                "{backend}: {screen}"
+            ),
+            _ => assert!(screen.contains("not a tty"), "{backend}: {screen}"),
+        }
+        assert!(tty.is_some() || backend == "bwrap", "{backend}: {screen}");
+        assert_eq!(
+            lflag & COOKED,
+            COOKED,
+            "{backend}: modes not restored: {screen}"
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_reaches_the_command_and_gives_130() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let mut p = ws.pty(backend, &["/bin/sh", "-c", "echo ready; exec sleep 100"]);
+        p.expect("ready");
+        p.send(b"\x03");
+        let (code, screen, lflag) = p.finish_with_lflag();
+        assert_eq!(code, 130, "{backend}: {screen}");
+        assert_eq!(
+            lflag & COOKED,
+            COOKED,
+            "{backend}: modes not restored: {screen}"
+        );
+    }
+}
+
+#[test]
+fn ctrl_d_ends_the_commands_input() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let mut p = ws.pty(
+            backend,
+            &["/bin/sh", "-c", "echo ready; cat; echo cat-ended"],
+        );
+        p.expect("ready");
+        p.send(b"typed line\r");
+        p.expect("typed line");
+        p.send(b"\x04");
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen}");
+        assert!(screen.contains("cat-ended"), "{backend}: {screen}");
+    }
+}
+
+#[test]
+fn the_window_size_is_copied_and_follows_resizes() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let mut p = ws.pty(
+            backend,
+            &["/bin/sh", "-c", "stty size; echo ready; read x; stty size"],
+        );
+        p.expect("40 100");
+        p.expect("ready");
+        p.resize(30, 90);
+        p.send(b"go\r");
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen}");
+        assert!(screen.contains("30 90"), "{backend}: {screen}");
+    }
+}
+
+#[test]
+fn the_approval_prompt_still_uses_the_operators_terminal() {
+    for backend in BACKENDS {
+        let ws = Ws::new("ask");
+        let mut p = ws.pty(backend, &["/bin/sh", "-c", "read x; echo \"got $x\""]);
+        p.expect("(no answer: denied) > ");
+        p.send(b"y");
+        p.expect("approved once");
+        p.send(b"after\r");
+        let (code, screen, lflag) = p.finish_with_lflag();
+        assert_eq!(code, 0, "{backend}: {screen}");
+        assert!(screen.contains("got after"), "{backend}: {screen}");
+        assert_eq!(
+            lflag & COOKED,
+            COOKED,
+            "{backend}: modes not restored: {screen}"
+        );
+    }
+}
+
+/// 10 MB of varied bytes, written once.
+fn big_file(dir: &Path) -> PathBuf {
+    let p = dir.join("big.bin");
+    let mut data = Vec::with_capacity(10 << 20);
+    let mut x: u32 = 1;
+    while data.len() < 10 << 20 {
+        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        data.extend_from_slice(&x.to_le_bytes());
+    }
+    std::fs::write(&p, &data).unwrap();
+    p
+}
+
+#[test]
+fn large_output_to_a_file_arrives_byte_exact() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let big = big_file(&ws.w());
+        let out = ws.dir.path().join("out.bin");
+        let st = ws
+            .command(backend, &["cat", "big.bin"])
+            .stdout(File::create(&out).unwrap())
+            .status()
+            .unwrap();
+        assert!(st.success(), "{backend}: {st}");
+        assert!(
+            std::fs::read(&out).unwrap() == std::fs::read(&big).unwrap(),
+            "{backend}: the copy differs"
+        );
+        // Appended (`>> log`: the kernel will not splice to O_APPEND, so cordon copies).
+        std::fs::write(&out, "earlier\n").unwrap();
+        let log = std::fs::OpenOptions::new().append(true).open(&out).unwrap();
+        let st = ws
+            .command(backend, &["cat", "big.bin"])
+            .stdout(log)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{backend}: {st}");
+        let mut want = b"earlier\n".to_vec();
+        want.extend(std::fs::read(&big).unwrap());
+        assert!(
+            std::fs::read(&out).unwrap() == want,
+            "{backend}: the appended copy differs"
+        );
+    }
+}
+
+#[test]
+fn stdout_and_stderr_into_one_file_keep_their_order() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let out = ws.dir.path().join("log.txt");
+        let f = File::create(&out).unwrap();
+        let script = "for i in 1 2 3 4 5 6 7 8 9 10; do echo out$i; echo err$i >&2; done";
+        let st = ws
+            .command(backend, &["/bin/sh", "-c", script])
+            .stdout(f.try_clone().unwrap())
+            .stderr(f)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{backend}: {st}");
+        let want: String = (1..=10).map(|i| format!("out{i}\nerr{i}\n")).collect();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), want, "{backend}");
+    }
+}
+
+#[test]
+fn stdin_from_a_file_is_read_and_what_was_not_read_is_left() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let big = big_file(&ws.w());
+        // All of it, through a pipe.
+        let out = ws.dir.path().join("out.bin");
+        let st = ws
+            .command(backend, &["cat"])
+            .stdin(File::open(&big).unwrap())
+            .stdout(File::create(&out).unwrap())
+            .status()
+            .unwrap();
+        assert!(st.success(), "{backend}: {st}");
+        assert!(
+            std::fs::read(&out).unwrap() == std::fs::read(&big).unwrap(),
+            "{backend}: stdin arrived incomplete"
+        );
+        // One line of it: the rest stays for whoever reads the file next, as with a shell's
+        // `(cmd; cat) < file`.
+        let lines = ws.dir.path().join("lines.txt");
+        std::fs::write(&lines, "first\nsecond\nthird\n").unwrap();
+        let mut f = File::open(&lines).unwrap();
+        let o = ws
+            .command(backend, &["/bin/sh", "-c", "read x; echo \"got $x\""])
+            .stdin(f.try_clone().unwrap())
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap();
+        assert_eq!(common::stdout(&o), "got first\n", "{backend}");
+        let mut rest = String::new();
+        f.read_to_string(&mut rest).unwrap();
+        assert_eq!(rest, "second\nthird\n", "{backend}");
+        assert_eq!(f.stream_position().unwrap(), 19);
+        f.seek(SeekFrom::Start(0)).unwrap();
+    }
+}
+
+#[test]
+fn doctor_names_what_the_landlock_backend_gives_up_for_it() {
+    let d = tempfile::tempdir().unwrap();
+    let o = common::cordon(d.path(), &["doctor"]);
+    let out = common::stdout(&o);
+    assert!(
+        out.contains("let a program open a new pty itself")
+            && out.contains("/dev/pts holds every terminal of the machine and is never granted"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_operators_fifo_that_nobody_reads_does_not_keep_cordon() {
+    use std::os::unix::fs::OpenOptionsExt;
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let fifo = ws.dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Held open, never read: the FIFO fills and every write to it blocks.
+        let _reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        let mut c = common::command(&ws.w());
+        c.args(["exec", "--policy", &ws.policy(), "--backend", backend])
+            .args([
+                "--timeout",
+                "1s",
+                "--",
+                "head",
+                "-c",
+                "10000000",
+                "/dev/zero",
+            ])
+            .stdout(writer)
+            .stderr(Stdio::null());
+        let mut child = c.spawn().unwrap();
+        // An upper bound far above the timeout and the relay's drain, so that a hang fails
+        // the test instead of stalling the suite.
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if std::time::Instant::now() > end {
+                let _ = child.kill();
+                panic!("{backend}: cordon hung on a FIFO nobody reads");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        assert_eq!(status.code(), Some(124), "{backend}");
+    }
+}
+
+#[test]
+fn a_rule_that_reaches_the_hosts_terminals_is_refused_on_landlock() {
+    for (key, value) in [("extra_read", "[\"/dev\"]"), ("extra_read", "[\"/\"]")] {
+        let ws = Ws::new("allow");
+        let policy = std::fs::read_to_string(ws.policy()).unwrap().replace(
+            "[sandbox.paths.w]",
+            &format!("[sandbox]\n{key} = {value}\n[sandbox.paths.w]"),
+        );
+        std::fs::write(ws.policy(), policy).unwrap();
+        let o = ws.command("landlock", &["/bin/true"]).output().unwrap();
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(125), "{value}: {err}");
+        assert!(
+            err.starts_with("cordon: ") && err.contains("/dev/pts") && err.contains("bwrap"),
+            "{value}: {err}"
+        );
+        // bwrap's /dev is its own: the rule reaches only its private devpts.
+        let o = ws.command("bwrap", &["/bin/true"]).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{value}: {}", common::stderr(&o));
+    }
+}
+
+#[test]
+fn in_a_pipeline_the_terminal_is_left_to_the_reader_at_its_end() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let (r, w) = std::io::pipe().unwrap();
+        let policy = ws.policy();
+        let script =
+            "if read x; then echo \"read $x\"; else echo eof; fi; test -t 0 && echo own-tty";
+        let p = Pty::cordon_with_stdout(
+            &ws.w(),
+            &[
+                "exec",
+                "--policy",
+                &policy,
+                "--backend",
+                backend,
+                "--",
+                "/bin/sh",
+                "-c",
+                script,
+            ],
+            &[],
+            Some(w.into()),
+        );
+        let (code, screen) = p.finish();
+        let mut out = String::new();
+        let mut r = r;
+        r.read_to_string(&mut out).unwrap();
+        assert_eq!(code, 0, "{backend}: {screen}");
+        // Its stdin is a terminal of its own that reads end-of-file: cordon took no key.
+        assert_eq!(out, "eof\nown-tty\n", "{backend}: {screen}");
+    }
+}
+
+#[test]
+fn with_stdout_redirected_the_terminals_lines_are_the_commands_input() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let out = ws.dir.path().join("out.txt");
+        let policy = ws.policy();
+        let script =
+            "echo ready >&2; read x; echo \"got $x\"; if read y; then echo more; else echo eof; fi";
+        let mut p = Pty::cordon_with_stdout(
+            &ws.w(),
+            &[
+                "exec",
+                "--policy",
+                &policy,
+                "--backend",
+                backend,
+                "--",
+                "/bin/sh",
+                "-c",
+                script,
+            ],
+            &[],
+            Some(File::create(&out).unwrap().into()),
+        );
+        p.expect("ready");
+        p.send(b"typed\r");
+        p.expect("typed"); // echoed by the operator's terminal itself
+        p.send(b"\x04");
+        let (code, screen, lflag) = p.finish_with_lflag();
+        assert_eq!(code, 0, "{backend}: {screen}");
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "got typed\neof\n",
+            "{backend}: {screen}"
+        );
+        assert_eq!(lflag & COOKED, COOKED, "{backend}: {screen}");
+    }
+}
+
+/// The unprivileged user to run as: `cordon-test` (created when missing, as the escape suite
+/// does) when the tests run as root, else the current user.
+fn unprivileged() -> Option<(u32, u32)> {
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let id = |flag: &str| -> Option<u32> {
+        let o = std::process::Command::new("id")
+            .args([flag, "cordon-test"])
+            .output()
+            .ok()?;
+        String::from_utf8(o.stdout).ok()?.trim().parse().ok()
+    };
+    if id("-u").is_none() {
+        let _ = std::process::Command::new("useradd")
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                "cordon-test",
+            ])
+            .status();
+    }
+    Some((id("-u").expect("user cordon-test"), id("-g").unwrap()))
+}
+
+#[test]
+fn an_interactive_run_as_an_unprivileged_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let ids = unprivileged();
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        std::fs::set_permissions(ws.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        if let Some((uid, gid)) = ids {
+            for p in [ws.dir.path().to_path_buf(), ws.w()] {
+                std::os::unix::fs::chown(&p, Some(uid), Some(gid)).unwrap();
+            }
+        }
+        let policy = ws.policy();
+        let script = "echo ready; read x; echo \"got $x\"; test -t 0 && echo on-a-tty; echo \"uid=$(id -u)\"; exit 5";
+        let mut p = Pty::cordon_as(
+            &ws.w(),
+            &[
+                "exec",
+                "--policy",
+                &policy,
+                "--backend",
+                backend,
+                "--",
+                "/bin/sh",
+                "-c",
+                script,
+            ],
+            &[("HOME", ws.w().to_str().unwrap())],
+            None,
+            ids,
+        );
+        p.expect("ready");
+        p.send(b"hello\r");
+        let (code, screen, lflag) = p.finish_with_lflag();
+        assert_eq!(code, 5, "{backend}: {screen}");
+        assert!(
+            screen.contains("got hello") && screen.contains("on-a-tty"),
+            "{backend}: {screen}"
+        );
+        let uid = ids.map_or(unsafe { libc::geteuid() }, |(u, _)| u);
+        assert!(
+            screen.contains(&format!("uid={uid}")),
+            "{backend}: {screen}"
+        );
+        assert_eq!(lflag & COOKED, COOKED, "{backend}: {screen}");
+        ctrl_c_as(&ws, backend, ids);
+    }
+}
+
+/// Ctrl-C on the user's run: 130, and the terminal's modes back.
+fn ctrl_c_as(ws: &Ws, backend: &str, ids: Option<(u32, u32)>) {
+    let policy = ws.policy();
+    let mut p = Pty::cordon_as(
+        &ws.w(),
+        &[
+            "exec",
+            "--policy",
+            &policy,
+            "--backend",
+            backend,
+            "--",
+            "/bin/sh",
+            "-c",
+            "echo ready; exec sleep 100",
+        ],
+        &[("HOME", ws.w().to_str().unwrap())],
+        None,
+        ids,
+    );
+    p.expect("ready");
+    p.send(b"\x03");
+    let (code, screen, lflag) = p.finish_with_lflag();
+    assert_eq!(code, 130, "{backend}: {screen}");
+    assert_eq!(lflag & COOKED, COOKED, "{backend}: {screen}");
+}
+
+#[test]
+fn a_signal_that_kills_cordon_still_restores_the_terminal() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let p = ws.pty(backend, &["/bin/sh", "-c", "echo ready; exec sleep 100"]);
+        p.expect("ready");
+        // SIGUSR1 is not forwarded: its default action ends cordon, in raw mode until then.
+        assert_eq!(unsafe { libc::kill(p.pid(), libc::SIGUSR1) }, 0);
+        let (_, screen, lflag) = p.finish_with_lflag();
+        assert_eq!(
+            lflag & COOKED,
+            COOKED,
+            "{backend}: modes not restored: {screen}"
+        );
+    }
+}

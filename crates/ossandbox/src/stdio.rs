@@ -1,0 +1,842 @@
+//! The command's stdin, stdout and stderr: never the operator's own terminal or files.
+//!
+//! An inherited descriptor is a handle on an object, not only on its data. Through fd 1 of
+//! `cordon exec -- cmd > log.txt` the command could `ftruncate`, `fchmod`, `fsetxattr` or
+//! punch holes in `log.txt`, a file the operator's shell opened, possibly outside every root;
+//! through an inherited terminal it could `fchmod` the operator's terminal to 0666 or leave
+//! its modes changed after the run. So cordon keeps those objects and gives the command
+//! stand-ins, copying between them in one relay thread:
+//!
+//! ```text
+//!  the operator's side                 cordon                      the command
+//!  terminal (fd 0/1/2) ⇄ (raw mode) ⇄ relay ⇄ pty master ═ new pty ═ slave: fd 0/1/2, ctty
+//!  file, device, socket, FIFO (fd 0) ─ relay ─▶ pipe ───────────────▶ fd 0
+//!  file, device, socket, FIFO (fd 1/2) ◀ relay ◀ pipe ◀────────────── fd 1 / fd 2
+//!  anonymous pipe (fd 0/1/2) ───────── passed as is ────────────────▶ fd 0/1/2
+//! ```
+//!
+//! An anonymous pipe passes as is: it has no name, so `fchmod` changes nothing anyone else
+//! can reach (its mode only guards reopening through `/proc/PID/fd`, which needs ptrace
+//! rights over the holder anyway), `ftruncate` fails with EINVAL, pipefs keeps no xattrs,
+//! and the pipe is gone with its last holder. A named FIFO is relayed: its mode is on disk.
+//! stdout and stderr that share one open file (`> log 2>&1`) share one pipe, so their
+//! interleaving stays exactly as the command wrote it.
+//!
+//! A terminal is handled like sudo's `use_pty`: the command gets a new pty as its
+//! controlling terminal (set between fork and exec, see [`crate::run`]), with the
+//! operator's terminal modes and window size; while cordon is the terminal's foreground
+//! process the operator's terminal is in raw mode, so Ctrl-C and Ctrl-D reach the command
+//! through its own pty's line discipline, and the size follows SIGWINCH. The modes are put
+//! back when the run ends, on a panic, and on a signal that would kill cordon. Ctrl-Z is
+//! passed as a byte: cordon offers no job control. The terminal is read only for an
+//! interactive run (stdout a terminal too); `TerminalInput` says what happens in pipelines and
+//! redirections.
+//!
+//! When the run ends (the command and every descendant killed and reaped), the relay copies
+//! what is still buffered and stops after at most [`DRAIN`] even if a descendant that escaped
+//! the kill still holds a pipe. stdin read ahead from a regular file is given back: the
+//! file's offset is moved back over what the command did not read.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::run::ChildStdio;
+
+/// How long the relay keeps copying after the run ended, at most.
+pub const DRAIN: Duration = Duration::from_secs(2);
+
+/// `statfs.f_type` of pipefs: an anonymous pipe.
+const PIPEFS_MAGIC: i64 = 0x5049_5045;
+
+/// What one of the operator's descriptors 0, 1, 2 is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    /// Closed: the command gets it closed too.
+    Absent,
+    Terminal,
+    /// An anonymous pipe: passed as is.
+    Pipe,
+    /// A regular file, a named FIFO, a device, a socket: relayed.
+    Object,
+}
+
+fn kind(fd: RawFd) -> Kind {
+    // SAFETY: fstat/fstatfs/isatty into structs we own.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut st) != 0 {
+            return Kind::Absent;
+        }
+        if libc::isatty(fd) == 1 {
+            return Kind::Terminal;
+        }
+        if st.st_mode & libc::S_IFMT == libc::S_IFIFO {
+            let mut fs: libc::statfs = std::mem::zeroed();
+            if libc::fstatfs(fd, &mut fs) == 0 && fs.f_type as i64 == PIPEFS_MAGIC {
+                return Kind::Pipe;
+            }
+        }
+        Kind::Object
+    }
+}
+
+fn is_regular(fd: RawFd) -> bool {
+    // SAFETY: fstat into a struct we own.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG
+    }
+}
+
+/// Is `fd` the null device (`< /dev/null`)?
+fn is_dev_null(fd: RawFd) -> bool {
+    // SAFETY: fstat into a struct we own.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(fd, &mut st) == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFCHR
+            && st.st_rdev == libc::makedev(1, 3)
+    }
+}
+
+/// Are `a` and `b` the same open file (one `open`, e.g. `> log 2>&1`)?
+fn same_open_file(a: RawFd, b: RawFd) -> bool {
+    // SAFETY: kcmp only compares our own descriptors.
+    unsafe {
+        let pid = libc::getpid();
+        libc::syscall(libc::SYS_kcmp, pid, pid, 0 /* KCMP_FILE */, a, b) == 0
+    }
+}
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// A close-on-exec duplicate of `fd` (the same open file).
+fn dup(fd: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor we own.
+    let n = cvt(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) })?;
+    Ok(unsafe { OwnedFd::from_raw_fd(n) })
+}
+
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut p = [0; 2];
+    // SAFETY: pipe2 fills two descriptors we then own.
+    cvt(unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    Ok(unsafe { (OwnedFd::from_raw_fd(p[0]), OwnedFd::from_raw_fd(p[1])) })
+}
+
+fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor we own (never one of the operator's: O_NONBLOCK would
+    // change their open file for everyone sharing it).
+    unsafe {
+        let fl = cvt(libc::fcntl(fd, libc::F_GETFL))?;
+        cvt(libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK))?;
+    }
+    Ok(())
+}
+
+/// A new pty, master and slave, with `host`'s modes and window size. `raw_host`: the host
+/// terminal will be raw, so output processing (ONLCR…) happens once, in the new pty;
+/// otherwise the host does it and the new pty passes output as is.
+fn open_pty(host: RawFd, raw_host: bool) -> io::Result<(OwnedFd, OwnedFd)> {
+    // SAFETY: posix_openpt/grantpt/unlockpt and TIOCGPTPEER (the slave without a path
+    // lookup) on descriptors we own; termios and winsize structs are ours.
+    unsafe {
+        let m = cvt(libc::posix_openpt(
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+        ))?;
+        let master = OwnedFd::from_raw_fd(m);
+        cvt(libc::grantpt(m))?;
+        cvt(libc::unlockpt(m))?;
+        let s = cvt(libc::ioctl(
+            m,
+            libc::TIOCGPTPEER,
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+        ))?;
+        let slave = OwnedFd::from_raw_fd(s);
+        let mut t: libc::termios = std::mem::zeroed();
+        if libc::tcgetattr(host, &mut t) == 0 {
+            // No job control under cordon: a suspended command would hang the run.
+            t.c_cc[libc::VSUSP] = 0; // _POSIX_VDISABLE
+            if !raw_host {
+                t.c_oflag &= !libc::OPOST;
+            }
+            cvt(libc::tcsetattr(s, libc::TCSANOW, &t))?;
+        }
+        copy_window_size(host, m);
+        Ok((master, slave))
+    }
+}
+
+fn copy_window_size(from: RawFd, to: RawFd) {
+    // SAFETY: TIOCGWINSZ/TIOCSWINSZ with a winsize we own.
+    unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        if libc::ioctl(from, libc::TIOCGWINSZ, &mut ws) == 0 {
+            libc::ioctl(to, libc::TIOCSWINSZ, &ws);
+        }
+    }
+}
+
+// The operator's terminal while it is raw, for the signal handler that restores it.
+static RAW_FD: AtomicI32 = AtomicI32::new(-1);
+static RAW_SAVED: AtomicPtr<libc::termios> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Signals that would kill cordon with the terminal raw. SIGINT, SIGTERM, SIGHUP and
+/// SIGQUIT are blocked and forwarded during the run (see [`crate::run::run`]); the handler
+/// covers them before that.
+const FATAL: [libc::c_int; 11] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+    libc::SIGXCPU,
+    libc::SIGPWR,
+];
+
+extern "C" fn restore_and_die(sig: libc::c_int) {
+    let fd = RAW_FD.load(Ordering::SeqCst);
+    let saved = RAW_SAVED.load(Ordering::SeqCst);
+    // SAFETY: tcsetattr, signal and raise are async-signal-safe; `saved` is leaked, never freed.
+    unsafe {
+        if fd >= 0 && !saved.is_null() {
+            libc::tcsetattr(fd, libc::TCSANOW, saved);
+        }
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(sig);
+    }
+}
+
+/// The operator's terminal in raw mode; the saved modes come back on drop.
+struct RawMode {
+    tty: OwnedFd,
+    saved: libc::termios,
+    handlers: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl RawMode {
+    fn enter(fd: RawFd) -> io::Result<RawMode> {
+        let tty = dup(fd)?;
+        // SAFETY: termios and sigaction structs we own; the handler only restores and dies.
+        unsafe {
+            let mut saved: libc::termios = std::mem::zeroed();
+            cvt(libc::tcgetattr(tty.as_raw_fd(), &mut saved))?;
+            RAW_SAVED.store(Box::into_raw(Box::new(saved)), Ordering::SeqCst);
+            RAW_FD.store(tty.as_raw_fd(), Ordering::SeqCst);
+            let mut handlers = Vec::new();
+            for sig in FATAL {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
+                    || old.sa_sigaction != libc::SIG_DFL
+                {
+                    continue;
+                }
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = restore_and_die as *const () as usize;
+                libc::sigemptyset(&mut sa.sa_mask);
+                if libc::sigaction(sig, &sa, std::ptr::null_mut()) == 0 {
+                    handlers.push((sig, old));
+                }
+            }
+            let mut raw = saved;
+            libc::cfmakeraw(&mut raw);
+            let mode = RawMode {
+                tty,
+                saved,
+                handlers,
+            };
+            cvt(libc::tcsetattr(mode.tty.as_raw_fd(), libc::TCSADRAIN, &raw))?;
+            Ok(mode)
+        }
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        // SAFETY: restoring what `enter` saved.
+        unsafe {
+            libc::tcsetattr(self.tty.as_raw_fd(), libc::TCSADRAIN, &self.saved);
+            RAW_FD.store(-1, Ordering::SeqCst);
+            for (sig, old) in &self.handlers {
+                libc::sigaction(*sig, old, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// What the command's stdin is when cordon's is a terminal. An interactive run (stdout a
+/// terminal too): the command's own pty, fed with what is typed. In a pipeline (`cordon exec
+/// -- cmd | less`) the terminal belongs to the program reading at its end, and every key
+/// cordon took would be lost to it: cordon does not read the terminal, and the command's pty
+/// reads end-of-file. With stdout redirected (`> out`): a pipe fed with the terminal's lines,
+/// the terminal staying in its own (cooked) mode, which echoes and edits them; Ctrl-D ends
+/// them. In the background, cordon never reads the terminal.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum TerminalInput {
+    Pty,
+    Nothing,
+    Lines,
+}
+
+/// Copies the operator's input to the command: from one of the operator's descriptors
+/// (blocking, never changed) to a pipe or the pty master (ours, non-blocking).
+struct Input {
+    from: OwnedFd,
+    to: Option<OwnedFd>,
+    /// Our copy of the pipe's read end, to count what the command left unread.
+    pipe_read: Option<OwnedFd>,
+    /// `from` is a regular file: give back what was read ahead when the run ends.
+    seekable: bool,
+    buf: Vec<u8>,
+    at: usize,
+    eof: bool,
+}
+
+/// Copies the command's output to the operator: from a pipe or the pty master (ours,
+/// non-blocking) to one of the operator's descriptors.
+struct Output {
+    from: Option<OwnedFd>,
+    to: OwnedFd,
+    /// `from` is a pipe and `to` a regular file: move the data with splice(2), without
+    /// copying it through cordon (cleared when the kernel refuses, e.g. for `O_APPEND`).
+    splice: bool,
+}
+
+/// The relay for one run: started before the command, finished after it.
+pub struct Relay {
+    stop: Option<OwnedFd>,
+    /// The relay thread, and word from it when it is done.
+    thread: Option<(std::thread::JoinHandle<()>, std::sync::mpsc::Receiver<()>)>,
+    raw: Option<RawMode>,
+    old_mask: Option<libc::sigset_t>,
+}
+
+impl Relay {
+    /// Chooses the command's stdin, stdout and stderr (into `child`) and starts copying.
+    pub fn start(child: &mut ChildStdio) -> io::Result<Relay> {
+        let kinds = [kind(0), kind(1), kind(2)];
+        // SAFETY: tcgetpgrp/getpgrp have no memory effects.
+        let foreground =
+            kinds[0] == Kind::Terminal && unsafe { libc::tcgetpgrp(0) == libc::getpgrp() };
+        let stdin_tty = (kinds[0] == Kind::Terminal).then(|| match kinds[1] {
+            Kind::Terminal => TerminalInput::Pty,
+            Kind::Pipe => TerminalInput::Nothing,
+            _ if foreground => TerminalInput::Lines,
+            _ => TerminalInput::Nothing,
+        });
+        let terminals: Vec<RawFd> = (0..3)
+            .filter(|&f| kinds[f as usize] == Kind::Terminal)
+            .filter(|&f| f != 0 || stdin_tty != Some(TerminalInput::Lines))
+            .collect();
+        let mut input = None;
+        let mut outputs = Vec::new();
+        let mut raw = None;
+        let mut master_for_winch = None;
+
+        if let Some(&first) = terminals.first() {
+            let foreground = foreground && stdin_tty == Some(TerminalInput::Pty);
+            let (master, slave) = open_pty(first, foreground)?;
+            set_nonblocking(master.as_raw_fd())?;
+            if stdin_tty == Some(TerminalInput::Nothing) {
+                // Its terminal has no input: a read ends at once, with end-of-file.
+                // SAFETY: termios we own; one byte written to our master.
+                unsafe {
+                    let mut t: libc::termios = std::mem::zeroed();
+                    if libc::tcgetattr(slave.as_raw_fd(), &mut t) == 0 {
+                        let eof = t.c_cc[libc::VEOF];
+                        libc::write(master.as_raw_fd(), (&eof as *const u8).cast(), 1);
+                    }
+                }
+            }
+            let slave = Arc::new(slave);
+            for &f in &terminals {
+                child.fds[f as usize] = Some(slave.clone());
+            }
+            child.controlling_tty = Some(first);
+            // The command's terminal output goes to the operator's terminal: stdout's,
+            // else stderr's, else stdin's.
+            let out_to = [1, 2, 0]
+                .into_iter()
+                .find(|&f| kinds[f as usize] == Kind::Terminal)
+                .unwrap_or(first);
+            outputs.push(Output {
+                from: Some(dup(master.as_raw_fd())?),
+                to: dup(out_to)?,
+                splice: false,
+            });
+            if foreground {
+                raw = Some(RawMode::enter(0)?);
+                input = Some(Input {
+                    from: dup(0)?,
+                    to: Some(dup(master.as_raw_fd())?),
+                    pipe_read: None,
+                    seekable: false,
+                    buf: Vec::new(),
+                    at: 0,
+                    eof: false,
+                });
+            }
+            master_for_winch = Some((dup(first)?, master));
+        }
+        let lines = stdin_tty == Some(TerminalInput::Lines);
+        if kinds[0] == Kind::Object && is_dev_null(0) {
+            // Nothing to read: a pipe already at EOF, without a thread to feed it.
+            let (r, _) = pipe()?;
+            child.fds[0] = Some(Arc::new(r));
+        } else if kinds[0] == Kind::Object || lines {
+            let (r, w) = pipe()?;
+            set_nonblocking(w.as_raw_fd())?;
+            // SAFETY: fstat into a struct we own.
+            let seekable = unsafe {
+                let mut st: libc::stat = std::mem::zeroed();
+                libc::fstat(0, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG
+            };
+            input = Some(Input {
+                from: dup(0)?,
+                to: Some(w),
+                pipe_read: Some(dup(r.as_raw_fd())?),
+                seekable,
+                buf: Vec::new(),
+                at: 0,
+                eof: false,
+            });
+            child.fds[0] = Some(Arc::new(r));
+        }
+        let shared = kinds[1] == Kind::Object && kinds[2] == Kind::Object && same_open_file(1, 2);
+        for f in [1, 2] {
+            if kinds[f] != Kind::Object {
+                continue;
+            }
+            if f == 2 && shared {
+                child.fds[2] = child.fds[1].clone();
+                continue;
+            }
+            let (r, w) = pipe()?;
+            set_nonblocking(r.as_raw_fd())?;
+            outputs.push(Output {
+                from: Some(r),
+                to: dup(f as RawFd)?,
+                splice: is_regular(f as RawFd),
+            });
+            child.fds[f] = Some(Arc::new(w));
+        }
+
+        if input.is_none() && outputs.is_empty() {
+            // Nothing to copy (anonymous pipes, or closed descriptors): no thread.
+            return Ok(Relay {
+                stop: None,
+                thread: None,
+                raw,
+                old_mask: None,
+            });
+        }
+        // SIGWINCH is read from a signalfd in the relay thread: block it here, before the
+        // thread starts, so that no thread takes it (the command's mask is reset at exec).
+        let mut old_mask = None;
+        let winch = match &master_for_winch {
+            Some(_) => {
+                // SAFETY: sigset manipulation on structs we own.
+                unsafe {
+                    let mut set: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut set);
+                    libc::sigaddset(&mut set, libc::SIGWINCH);
+                    let mut old: libc::sigset_t = std::mem::zeroed();
+                    if libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    old_mask = Some(old);
+                    let fd = cvt(libc::signalfd(
+                        -1,
+                        &set,
+                        libc::SFD_CLOEXEC | libc::SFD_NONBLOCK,
+                    ))?;
+                    Some(OwnedFd::from_raw_fd(fd))
+                }
+            }
+            None => None,
+        };
+        let (stop_r, stop_w) = pipe()?;
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("cordon-relay".into())
+            .spawn(move || {
+                let winch = winch.zip(master_for_winch);
+                relay(stop_r, input, outputs, winch);
+                let _ = done_tx.send(());
+            })?;
+        Ok(Relay {
+            stop: Some(stop_w),
+            thread: Some((thread, done_rx)),
+            raw,
+            old_mask,
+        })
+    }
+
+    /// Ends the relay once the run is over: copies what is left (for at most [`DRAIN`]) and
+    /// puts the operator's terminal back as it was.
+    pub fn finish(mut self) {
+        self.end();
+    }
+
+    fn end(&mut self) {
+        drop(self.stop.take());
+        if let Some((thread, done)) = self.thread.take() {
+            // A write to the operator's side that never completes (a FIFO or socket nobody
+            // reads) must not keep cordon: after the drain and a grace second, the thread is
+            // left behind and ends with the process.
+            if done.recv_timeout(DRAIN + Duration::from_secs(1)).is_ok() {
+                let _ = thread.join();
+            }
+        }
+        drop(self.raw.take());
+        if let Some(old) = self.old_mask.take() {
+            // SAFETY: restoring the mask saved in `start`.
+            unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+        }
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+/// The relay thread: one poll loop over every stream until `stop` closes, then a bounded
+/// drain of the outputs.
+fn relay(
+    stop: OwnedFd,
+    mut input: Option<Input>,
+    mut outputs: Vec<Output>,
+    winch: Option<(OwnedFd, (OwnedFd, OwnedFd))>,
+) {
+    const CHUNK: usize = 64 * 1024;
+    let mut deadline: Option<Instant> = None;
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let stopping = deadline.is_some();
+        if stopping && outputs.iter().all(|o| o.from.is_none()) {
+            return;
+        }
+        // Indices into `fds`: what each entry is.
+        #[derive(Clone, Copy)]
+        enum Slot {
+            Stop,
+            Winch,
+            InRead,
+            InWrite,
+            Out(usize),
+        }
+        let mut fds: Vec<libc::pollfd> = Vec::with_capacity(8);
+        let mut slots: Vec<Slot> = Vec::with_capacity(8);
+        let mut add = |fd: RawFd, events: libc::c_short, slot: Slot| {
+            fds.push(libc::pollfd {
+                fd,
+                events,
+                revents: 0,
+            });
+            slots.push(slot);
+        };
+        if !stopping {
+            add(stop.as_raw_fd(), libc::POLLIN, Slot::Stop);
+            if let Some((sfd, _)) = &winch {
+                add(sfd.as_raw_fd(), libc::POLLIN, Slot::Winch);
+            }
+            if let Some(i) = &input {
+                match (&i.to, i.at < i.buf.len()) {
+                    (Some(to), true) => add(to.as_raw_fd(), libc::POLLOUT, Slot::InWrite),
+                    (Some(_), false) if !i.eof => {
+                        add(i.from.as_raw_fd(), libc::POLLIN, Slot::InRead)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for (n, o) in outputs.iter().enumerate() {
+            if let Some(f) = &o.from {
+                add(f.as_raw_fd(), libc::POLLIN, Slot::Out(n));
+            }
+        }
+        let timeout = match deadline {
+            None => -1,
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return;
+                }
+                left.as_millis().min(i32::MAX as u128) as i32 + 1
+            }
+        };
+        // SAFETY: pollfds we own.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+        if n < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        for (pfd, slot) in fds.iter().zip(slots.iter().copied()) {
+            if pfd.revents == 0 {
+                continue;
+            }
+            match slot {
+                Slot::Stop => {
+                    deadline = Some(Instant::now() + DRAIN);
+                    if let Some(i) = input.take() {
+                        give_back(i);
+                    }
+                }
+                Slot::Winch => {
+                    if let Some((sfd, (host, master))) = &winch {
+                        let mut info = [0u8; 128];
+                        // SAFETY: reading signalfd records into a buffer we own.
+                        while unsafe {
+                            libc::read(sfd.as_raw_fd(), info.as_mut_ptr().cast(), info.len())
+                        } > 0
+                        {}
+                        copy_window_size(host.as_raw_fd(), master.as_raw_fd());
+                    }
+                }
+                Slot::InRead => {
+                    // None once the stop just seen took it.
+                    let Some(i) = input.as_mut() else { continue };
+                    match read(i.from.as_raw_fd(), &mut buf) {
+                        Ok(0) | Err(_) => {
+                            // End of the operator's input: the command sees EOF on a pipe
+                            // (a terminal's EOF is Ctrl-D, a byte like any other).
+                            i.eof = true;
+                            if i.pipe_read.is_some() {
+                                i.to = None;
+                            }
+                        }
+                        Ok(n) => {
+                            i.buf.clear();
+                            i.buf.extend_from_slice(&buf[..n]);
+                            i.at = 0;
+                        }
+                    }
+                }
+                Slot::InWrite => {
+                    let Some(i) = input.as_mut() else { continue };
+                    let Some(to) = i.to.as_ref().map(|t| t.as_raw_fd()) else {
+                        continue;
+                    };
+                    match write(to, &i.buf[i.at..]) {
+                        Ok(n) => i.at += n,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                        Err(_) => {
+                            // The command's side is gone: stop reading the operator's input.
+                            i.to = None;
+                            i.buf.clear();
+                            i.at = 0;
+                        }
+                    }
+                }
+                Slot::Out(n) => {
+                    let o = &mut outputs[n];
+                    let Some(from) = &o.from else { continue };
+                    if o.splice {
+                        match splice_all(from.as_raw_fd(), o.to.as_raw_fd()) {
+                            Spliced::Drained => continue,
+                            Spliced::End => {
+                                o.from = None;
+                                continue;
+                            }
+                            Spliced::Refused => o.splice = false,
+                        }
+                    }
+                    loop {
+                        match read(from.as_raw_fd(), &mut buf) {
+                            Ok(0) => {
+                                o.from = None;
+                                break;
+                            }
+                            Ok(k) => {
+                                if write_all(o.to.as_raw_fd(), &buf[..k]).is_err() {
+                                    // The operator's side is gone: closing our end gives the
+                                    // command EPIPE, as writing there directly would have.
+                                    o.from = None;
+                                    break;
+                                }
+                            }
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                            // EIO: the pty's last slave closed.
+                            Err(_) => {
+                                o.from = None;
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The run is over: close the command's input and, for a regular file, move its offset back
+/// over what was read ahead but never consumed, as if the command had read it directly.
+fn give_back(i: Input) {
+    if !i.seekable {
+        return;
+    }
+    let mut queued: libc::c_int = 0;
+    if let Some(r) = &i.pipe_read {
+        // SAFETY: FIONREAD into an int we own.
+        if unsafe { libc::ioctl(r.as_raw_fd(), libc::FIONREAD, &mut queued) } != 0 {
+            queued = 0;
+        }
+    }
+    let unread = (i.buf.len() - i.at) as i64 + i64::from(queued.max(0));
+    if unread > 0 {
+        // SAFETY: lseek on the operator's file, which we were reading.
+        unsafe { libc::lseek(i.from.as_raw_fd(), -unread, libc::SEEK_CUR) };
+    }
+}
+
+enum Spliced {
+    /// The pipe is empty for now.
+    Drained,
+    /// No writer is left, or the operator's side failed: this stream is over.
+    End,
+    /// The kernel cannot splice to this file (`O_APPEND`…): copy instead.
+    Refused,
+}
+
+/// Moves everything the pipe `from` holds to the file `to`.
+fn splice_all(from: RawFd, to: RawFd) -> Spliced {
+    loop {
+        // SAFETY: splice between two descriptors we hold, no offsets.
+        let n = unsafe {
+            libc::splice(
+                from,
+                std::ptr::null_mut(),
+                to,
+                std::ptr::null_mut(),
+                1 << 20,
+                libc::SPLICE_F_NONBLOCK,
+            )
+        };
+        if n > 0 {
+            continue;
+        }
+        if n == 0 {
+            return Spliced::End;
+        }
+        match io::Error::last_os_error().raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EAGAIN) => return Spliced::Drained,
+            Some(libc::EINVAL) => return Spliced::Refused,
+            _ => return Spliced::End,
+        }
+    }
+}
+
+fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: reading into a buffer we own.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+fn write(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: writing from a buffer we own.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Writes all of `buf` to one of the operator's descriptors. It is blocking unless the
+/// operator made it non-blocking; then we wait for room rather than drop output.
+fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        match write(fd, buf) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => buf = &buf[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let mut p = libc::pollfd {
+                    fd,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                // SAFETY: one pollfd we own.
+                unsafe { libc::poll(&mut p, 1, 100) };
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn only_anonymous_pipes_pass_as_is() {
+        let (r, w) = pipe().unwrap();
+        assert_eq!(kind(r.as_raw_fd()), Kind::Pipe);
+        assert_eq!(kind(w.as_raw_fd()), Kind::Pipe);
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::fs::File::create(dir.path().join("log")).unwrap();
+        assert_eq!(kind(file.as_raw_fd()), Kind::Object);
+        let null = std::fs::File::open("/dev/null").unwrap();
+        assert_eq!(kind(null.as_raw_fd()), Kind::Object);
+        let (a, _b) = UnixStream::pair().unwrap();
+        assert_eq!(kind(a.as_raw_fd()), Kind::Object);
+        // A named FIFO's mode is on disk: relayed.
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&fifo)
+            .unwrap();
+        assert_eq!(kind(f.as_raw_fd()), Kind::Object);
+        let (m, s) = open_pty(null.as_raw_fd(), false).unwrap();
+        assert_eq!(kind(s.as_raw_fd()), Kind::Terminal);
+        assert_eq!(kind(m.as_raw_fd()), Kind::Terminal);
+    }
+
+    #[test]
+    fn one_open_file_is_recognised_through_its_duplicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = std::fs::File::create(dir.path().join("log")).unwrap();
+        let b = dup(a.as_raw_fd()).unwrap();
+        let c = std::fs::File::create(dir.path().join("log")).unwrap();
+        assert!(same_open_file(a.as_raw_fd(), b.as_raw_fd()));
+        assert!(!same_open_file(a.as_raw_fd(), c.as_raw_fd()));
+    }
+}
