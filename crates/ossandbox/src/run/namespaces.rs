@@ -590,6 +590,28 @@ unsafe fn init(d: &InitData) -> ! {
     if libc::poll(&mut alive, 1, 0) != 0 {
         libc::_exit(125); // cordon is gone already
     }
+    // clone copied every descriptor cordon had, the relay's ends of the command's pipes among
+    // them: a stdin pipe's write end kept open here would keep the command from ever seeing
+    // end-of-file. Keep only what init and the command need.
+    let mut keep = [
+        d.report, d.me_fd, d.ruleset, d.stdio[0], d.stdio[1], d.stdio[2],
+    ];
+    keep.sort_unstable();
+    let mut next: RawFd = 3;
+    for fd in keep {
+        if fd < next {
+            continue;
+        }
+        if fd > next
+            && libc::syscall(libc::SYS_close_range, next as u32, (fd - 1) as u32, 0u32) != 0
+        {
+            fail(b'S', 9);
+        }
+        next = fd + 1;
+    }
+    if libc::syscall(libc::SYS_close_range, next as u32, u32::MAX, 0u32) != 0 {
+        fail(b'S', 9);
+    }
     if d.user {
         if !write_file(c"/proc/self/setgroups", b"deny") {
             ns_fail(1);
@@ -676,6 +698,13 @@ unsafe fn init(d: &InitData) -> ! {
         command(d);
     }
     let cmd = cmd as libc::pid_t;
+    // The command has its descriptors; init's copies would keep the relay from seeing the end
+    // of the command's output (a pty reads EIO only once every slave is closed).
+    for &fd in &d.stdio {
+        if fd >= 0 {
+            libc::close(fd);
+        }
+    }
     loop {
         let mut info: libc::siginfo_t = std::mem::zeroed();
         let sig = libc::syscall(
