@@ -8,7 +8,7 @@ use cordon_approval::RuleSet;
 use cordon_approval::{amend, By, Engine, Key, Outcome, Presentation, Preview, Request, Rules};
 use cordon_ossandbox::run::{self, Spec, StartError};
 use cordon_ossandbox::{choose, env, execute, Machine, Profile};
-use cordon_policy::{ApprovalMode, Mode, Policy};
+use cordon_policy::{ApprovalMode, Policy};
 use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
 use cordon_tools::shell;
 
@@ -94,7 +94,12 @@ pub fn run(args: ExecArgs) -> i32 {
     // What would run, as the shell tool understands it.
     let (argv, parsed) = match (&args.command, args.argv.is_empty()) {
         (Some(line), _) => (
-            vec!["/bin/sh".to_string(), "-c".to_string(), line.clone()],
+            // bash where installed (the analysis is bash's), so what was judged is what runs.
+            vec![
+                shell::line_shell().to_string(),
+                "-c".to_string(),
+                line.clone(),
+            ],
             shell::parse_in(line, &inherited(&policy)),
         ),
         (None, false) => (
@@ -108,10 +113,7 @@ pub fn run(args: ExecArgs) -> i32 {
             )
         }
     };
-    let cx = ShellContext {
-        cwd: cwd.clone(),
-        writable: writable_roots(&policy),
-    };
+    let cx = ShellContext::for_policy(&policy, cwd.clone());
     let assessment = assess(&parsed, &RuleSet::new(&policy.shell), &cx);
     let shown = args.command.clone().unwrap_or_else(|| args.argv.join(" "));
 
@@ -409,14 +411,4 @@ fn shell_request(
     // line it cannot parse) are not in the keys, so a session grant never covers them.
     req.concern = a.own_verdict();
     req
-}
-
-pub fn writable_roots(policy: &Policy) -> Vec<std::path::PathBuf> {
-    policy
-        .sandbox
-        .paths
-        .iter()
-        .filter(|p| p.mode == Mode::ReadWrite)
-        .map(|p| p.root.clone())
-        .collect()
 }

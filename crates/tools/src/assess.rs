@@ -6,7 +6,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use cordon_approval::{Decision, RuleRef, RuleSet};
-use cordon_policy::Action;
+use cordon_policy::{Action, Network, Policy};
 
 use crate::shell::{Concern, ParsedLine, SimpleCommand};
 
@@ -17,6 +17,91 @@ pub struct ShellContext {
     pub cwd: PathBuf,
     /// Roots the policy makes writable.
     pub writable: Vec<PathBuf>,
+    /// cordon's own files and directories ([`policy_files`]): a write to one is denied,
+    /// whatever the roots say, so that a command never grants itself rules or erases the
+    /// record of what it did.
+    pub policy_files: Vec<PathBuf>,
+    /// The policy's `sandbox.network`: under `deny`, a redirection to `/dev/tcp/…` is denied.
+    pub network: Network,
+    /// The home directory the line's `~` stands for, if known.
+    pub home: Option<PathBuf>,
+}
+
+impl ShellContext {
+    /// The context for `policy`'s writable roots, own files and network setting, for a line
+    /// run in `cwd`; `~` is `$HOME`.
+    pub fn for_policy(policy: &Policy, cwd: PathBuf) -> ShellContext {
+        ShellContext {
+            cwd,
+            writable: policy
+                .sandbox
+                .paths
+                .iter()
+                .filter(|p| p.mode == cordon_policy::Mode::ReadWrite)
+                .map(|p| p.root.clone())
+                .collect(),
+            policy_files: policy_files(policy, |name| std::env::var_os(name)),
+            network: policy.sandbox.network,
+            home: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|h| h.is_absolute()),
+        }
+    }
+}
+
+/// cordon's own files for `policy`, which no tool call may write: the policy file and its
+/// `cordon.rules.toml` ("approve always" rules), the audit log and its directory (also the
+/// per-user default logs), the trust store (`$XDG_CONFIG_HOME/cordon`, else
+/// `~/.config/cordon`) and the session store (`$XDG_RUNTIME_DIR/cordon`, else
+/// `~/.local/state/cordon`, where `cordon exec --session` keeps its grants). `var` reads
+/// the environment; relative values are ignored, as the XDG specification says.
+pub fn policy_files(
+    policy: &Policy,
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(file) = policy.file() {
+        out.push(file);
+    }
+    out.extend(policy.rules_file());
+    // The log, its head file and its directory, unless a writable root is that directory or
+    // lies inside it (then every write there would be refused; the OS sandbox draws the same
+    // line).
+    let writable: Vec<&Path> = policy
+        .sandbox
+        .paths
+        .iter()
+        .filter(|p| p.mode == cordon_policy::Mode::ReadWrite)
+        .map(|p| p.root.as_path())
+        .collect();
+    let logs = policy.approval.audit_log.path().into_iter();
+    for log in logs.chain(
+        policy
+            .approval
+            .other_audit_logs
+            .iter()
+            .map(PathBuf::as_path),
+    ) {
+        out.push(log.to_path_buf());
+        out.push(cordon_approval::audit::head_path(log));
+        let dir = log
+            .parent()
+            .filter(|d| !writable.iter().any(|w| w.starts_with(d)));
+        out.extend(dir.map(Path::to_path_buf));
+    }
+    let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    let home = absolute("HOME");
+    match absolute("XDG_CONFIG_HOME") {
+        Some(c) => out.push(c.join("cordon")),
+        None => out.extend(home.as_ref().map(|h| h.join(".config/cordon"))),
+    }
+    if let Some(r) = absolute("XDG_RUNTIME_DIR") {
+        out.push(r.join("cordon"));
+    }
+    out.extend(home.as_ref().map(|h| h.join(".local/state/cordon")));
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// One simple command and the rules' decision on it.
@@ -65,8 +150,28 @@ pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellA
     let concerns: Vec<(Concern, Decision)> = parsed
         .concerns
         .iter()
-        .filter(|c| !matches!(c, Concern::WriteRedirect(target) if writes_inside(target, cx)))
-        .map(|c| (c.clone(), concern_decision(c)))
+        .filter_map(|c| {
+            let decision = match c {
+                Concern::WriteRedirect(target) => {
+                    if let Some(file) = writes_policy_file(target, cx) {
+                        policy_file_decision(target, &file)
+                    } else if writes_inside(target, cx) {
+                        return None;
+                    } else {
+                        concern_decision(c)
+                    }
+                }
+                Concern::Network(_) if cx.network == Network::Deny => Decision {
+                    action: Action::Deny,
+                    reason: format!(
+                        "{c}, and the policy denies network access (sandbox.network = \"deny\")"
+                    ),
+                    rule: RuleRef::Builtin("network"),
+                },
+                _ => concern_decision(c),
+            };
+            Some((c.clone(), decision))
+        })
         .collect();
     let all = commands
         .iter()
@@ -106,6 +211,18 @@ fn concern_decision(c: &Concern) -> Decision {
             "loader-variable",
             format!("`{v}` changes which code a program loads"),
         ),
+        Concern::Rebinding(v) => (
+            "rebinding",
+            format!("`{v}` changes what later commands mean, so the commands the rules allowed may not be the ones that run"),
+        ),
+        Concern::Network(t) => (
+            "network",
+            format!("the redirection `{t}` connects to the network"),
+        ),
+        Concern::DynamicRedirect(t) => (
+            "dynamic-redirect",
+            format!("input is redirected from `{t}`, only known at run time (it may be a network connection)"),
+        ),
         Concern::Environment(v) => (
             "environment",
             match c.variable() {
@@ -133,19 +250,77 @@ fn writes_inside(target: &str, cx: &ShellContext) -> bool {
     if target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
         return false;
     }
-    let mut path = PathBuf::new();
-    for c in cx.cwd.join(target).components() {
-        match c {
-            Component::ParentDir => {
-                path.pop();
-            }
-            Component::CurDir => {}
-            other => path.push(other),
-        }
-    }
+    let path = lexical(&cx.cwd.join(target));
     cx.writable
         .iter()
         .any(|root| Path::new(&path).starts_with(root))
+}
+
+/// `.` and `..` resolved by name, as the shell's `cd` does.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Where a path really is: its deepest existing ancestor with symlinks resolved, and the rest
+/// as written (a write follows a symlink the target names).
+fn real(path: &Path) -> PathBuf {
+    for ancestor in path.ancestors() {
+        if let Ok(base) = std::fs::canonicalize(ancestor) {
+            let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
+            return if rest.as_os_str().is_empty() {
+                base
+            } else {
+                base.join(rest)
+            };
+        }
+    }
+    path.to_path_buf()
+}
+
+/// The policy file a literal redirection target writes (by name or through a symlink), if any.
+/// `~` and `~/…` stand for the home directory.
+fn writes_policy_file(target: &str, cx: &ShellContext) -> Option<PathBuf> {
+    if target.is_empty() || cx.policy_files.is_empty() {
+        return None;
+    }
+    let expanded = match (target.strip_prefix('~'), &cx.home) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+            home.join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(target),
+    };
+    let named = lexical(&cx.cwd.join(expanded));
+    let resolved = real(&named);
+    cx.policy_files
+        .iter()
+        .find(|f| {
+            let f_real = real(f);
+            [&named, &resolved]
+                .iter()
+                .any(|p| p.starts_with(f) || p.starts_with(&f_real))
+        })
+        .cloned()
+}
+
+fn policy_file_decision(target: &str, file: &Path) -> Decision {
+    Decision {
+        action: Action::Deny,
+        reason: format!(
+            "output is redirected to `{target}`, which writes cordon's own file `{}` (the policy, its rules, the audit log, the trust or session store)",
+            file.display()
+        ),
+        rule: RuleRef::Builtin("policy-file"),
+    }
 }
 
 /// The shell tool as a [`Tool`](crate::tool::Tool): `{"command": "LINE"}`. Its assessment is
@@ -163,16 +338,9 @@ type Runner = dyn Fn(&str) -> Result<serde_json::Value, crate::tool::ToolError> 
 impl ShellTool {
     /// The shell tool for `policy`'s shell rules and writable roots, running lines in `cwd`.
     pub fn new(policy: &cordon_policy::Policy, cwd: PathBuf) -> ShellTool {
-        let writable = policy
-            .sandbox
-            .paths
-            .iter()
-            .filter(|p| p.mode == cordon_policy::Mode::ReadWrite)
-            .map(|p| p.root.clone())
-            .collect();
         ShellTool {
             rules: RuleSet::new(&policy.shell),
-            cx: ShellContext { cwd, writable },
+            cx: ShellContext::for_policy(policy, cwd),
             runner: None,
         }
     }
@@ -198,7 +366,7 @@ impl crate::tool::Tool for ShellTool {
     }
 
     fn description(&self) -> &str {
-        "run a shell command line (with /bin/sh -c) under the OS sandbox"
+        "run a shell command line (with bash -c where installed, else /bin/sh -c) under the OS sandbox"
     }
 
     fn schema(&self) -> serde_json::Value {
@@ -238,7 +406,7 @@ impl crate::tool::Tool for ShellTool {
                 .with_presentation(crate::tool::Presentation {
                     summary: format!("run `{line}`"),
                     preview: crate::tool::Preview::Command {
-                        argv: vec!["/bin/sh".into(), "-c".into(), line.into()],
+                        argv: vec![crate::shell::line_shell().into(), "-c".into(), line.into()],
                     },
                     full: None,
                 }),
