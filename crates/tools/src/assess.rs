@@ -271,20 +271,51 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
-/// Where a path really is: its deepest existing ancestor with symlinks resolved, and the rest
-/// as written (a write follows a symlink the target names).
+/// Where a path really is: each symlink on the way followed (also a dangling one, which a
+/// write would create the target of), `..` taken after the links before it, as the kernel
+/// resolves it. Parts that do not exist are kept as written.
 fn real(path: &Path) -> PathBuf {
-    for ancestor in path.ancestors() {
-        if let Ok(base) = std::fs::canonicalize(ancestor) {
-            let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
-            return if rest.as_os_str().is_empty() {
-                base
-            } else {
-                base.join(rest)
-            };
+    use std::ffi::OsString;
+    let mut out = PathBuf::from("/");
+    let mut todo: Vec<OsString> = path
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    // Like the kernel's limit on links followed in one lookup.
+    let mut links = 0;
+    while let Some(c) = todo.pop() {
+        if c == ".." {
+            out.pop();
+            continue;
+        }
+        let next = out.join(&c);
+        let link = std::fs::symlink_metadata(&next)
+            .is_ok_and(|m| m.file_type().is_symlink())
+            .then(|| std::fs::read_link(&next).ok())
+            .flatten();
+        match link {
+            Some(target) if links < 40 => {
+                links += 1;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                for part in target.components().rev() {
+                    match part {
+                        Component::Normal(n) => todo.push(n.to_os_string()),
+                        Component::ParentDir => todo.push("..".into()),
+                        _ => {}
+                    }
+                }
+            }
+            _ => out = next,
         }
     }
-    path.to_path_buf()
+    out
 }
 
 /// The policy file a literal redirection target writes (by name or through a symlink), if any.
