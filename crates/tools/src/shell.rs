@@ -962,6 +962,20 @@ impl<'a> Walker<'a> {
                 src.raw(node).chars().take(40).collect::<String>()
             )));
         }
+        // bash ends a simple command at a newline that is not escaped; the parser sometimes
+        // reads on (`ls` newline `\rm x` as `ls '\rm' x`).
+        let newline_inside = kids.windows(2).any(|w| {
+            let gap = src.slice(w[0].1.end_byte(), w[1].1.start_byte());
+            gap.replace("\\\n", "").contains('\n')
+        }) || kids
+            .iter()
+            .any(|(_, k)| k.kind() == "word" && src.raw(*k).replace("\\\n", "").contains('\n'));
+        if newline_inside {
+            self.concern(Concern::Unparsed(format!(
+                "a newline the parser read inside one command near `{}`",
+                src.raw(node).chars().take(40).collect::<String>()
+            )));
+        }
         let is_word = |f: Option<&str>| matches!(f, Some("name" | "argument"));
         let mut parts: Vec<Node> = Vec::new();
         for (i, (field, child)) in kids.iter().enumerate() {
@@ -1361,17 +1375,33 @@ impl<'a> Walker<'a> {
     fn heredoc_body(&mut self, body: &str) {
         let mut quoted = String::with_capacity(body.len() + 8);
         quoted.push_str(": \"");
-        let mut chars = body.chars().peekable();
-        while let Some(c) = chars.next() {
+        // Inside `$(…)` bash reads a command afresh, where a `"` is a quote again: such text is
+        // copied as it is.
+        let verbatim = command_substitution_spans(body);
+        let chars: Vec<(usize, char)> = body.char_indices().collect();
+        let mut k = 0;
+        while let Some(&(here, c)) = chars.get(k) {
+            k += 1;
+            if verbatim
+                .iter()
+                .any(|&(start, end)| here >= start && here < end)
+            {
+                quoted.push(c);
+                continue;
+            }
+            let next = chars.get(k).map(|&(_, n)| n);
             match c {
-                '\\' if chars.peek() == Some(&'"') => {
-                    chars.next();
+                '\\' if next == Some('"') => {
+                    k += 1;
                     quoted.push_str("\\\\\\\"");
                 }
                 '\\' => {
                     quoted.push('\\');
-                    match chars.next() {
-                        Some(n) => quoted.push(n),
+                    match next {
+                        Some(n) => {
+                            k += 1;
+                            quoted.push(n);
+                        }
                         None => quoted.push('\\'),
                     }
                 }
@@ -1507,6 +1537,43 @@ fn find_substitutions(text: &str) -> (bool, Vec<String>) {
         }
     }
     (found, inner)
+}
+
+/// The byte ranges of the unescaped `$(…)` (and `$((…))`) in text, each from its `$` to just
+/// past the `)` that closes it (or the end).
+fn command_substitution_spans(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'$' if bytes.get(i + 1) == Some(&b'(') => {
+                let mut depth = 0usize;
+                let mut j = i + 1;
+                let mut end = bytes.len();
+                while j < bytes.len() {
+                    match bytes[j] {
+                        b'\\' => j += 1,
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = j + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                spans.push((i, end));
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    spans
 }
 
 /// A here-document delimiter after quote removal.
