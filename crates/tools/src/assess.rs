@@ -147,11 +147,21 @@ pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellA
             decision: rules.decide(&c.words),
         })
         .collect();
+    // After `cd` (`pushd`, `popd`) a relative target is relative to a directory the line
+    // chose: it is not judged inside the roots.
+    let moves = parsed.commands.iter().any(|c| {
+        c.words
+            .first()
+            .is_some_and(|w| matches!(cordon_policy::basename(w), "cd" | "pushd" | "popd"))
+    });
     let concerns: Vec<(Concern, Decision)> = parsed
         .concerns
         .iter()
         .filter_map(|c| {
             let decision = match c {
+                Concern::WriteRedirect(target) if moves && !target.starts_with(['/', '~']) => {
+                    concern_decision(c)
+                }
                 Concern::WriteRedirect(target) => {
                     if let Some(file) = writes_policy_file(target, cx) {
                         policy_file_decision(target, &file)

@@ -473,6 +473,13 @@ fn writes_to_the_policy_files_are_denied() {
     ];
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     f.all(Action::Deny, &lines);
+    // After a `cd`, a relative target may be any file.
+    f.never_allowed(&[
+        "cd sub; echo x > ../cordon.toml",
+        "cd ..; echo x > ws/cordon.toml",
+        "pushd /; echo x > etc/passwd",
+        "(cd sub && echo x > ../cordon.rules.toml)",
+    ]);
     // Other files in the root are written as before.
     f.all(
         Action::Allow,
