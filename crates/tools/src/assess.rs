@@ -25,6 +25,8 @@ pub struct ShellContext {
     pub network: Network,
     /// The home directory the line's `~` stands for, if known.
     pub home: Option<PathBuf>,
+    /// The `PATH` the line's shell searches for command names, in order (empty: not known).
+    pub search_path: Vec<PathBuf>,
 }
 
 impl ShellContext {
@@ -45,6 +47,14 @@ impl ShellContext {
             home: std::env::var_os("HOME")
                 .map(PathBuf::from)
                 .filter(|h| h.is_absolute()),
+            // The sandbox passes PATH on, or gives the system directories in this order.
+            search_path: match std::env::var_os("PATH") {
+                Some(p) => std::env::split_paths(&p).collect(),
+                None => cordon_approval::SYSTEM_BIN_DIRS
+                    .iter()
+                    .map(PathBuf::from)
+                    .collect(),
+            },
         }
     }
 }
@@ -139,12 +149,29 @@ impl ShellAssessment {
 
 /// Decides a parsed line.
 pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellAssessment {
+    let planted = plantable_path_entries(cx);
     let commands: Vec<CommandVerdict> = parsed
         .commands
         .iter()
-        .map(|c| CommandVerdict {
-            command: c.clone(),
-            decision: rules.decide(&c.words),
+        .map(|c| {
+            let mut decision = rules.decide(&c.words);
+            if decision.action == Action::Allow && !planted.is_empty() {
+                if let Some(entry) = c.words.first().and_then(|n| shadowed(n, &planted, cx)) {
+                    decision = Decision {
+                        action: Action::Ask,
+                        reason: format!(
+                            "`{}` is looked up on the PATH, whose entry `{}` the line can write to: the program that runs may be one the line puts there",
+                            c.words[0],
+                            entry.display()
+                        ),
+                        rule: decision.rule,
+                    };
+                }
+            }
+            CommandVerdict {
+                command: c.clone(),
+                decision,
+            }
         })
         .collect();
     // After `cd` (`pushd`, `popd`) a relative target is relative to a directory the line
@@ -264,6 +291,40 @@ fn writes_inside(target: &str, cx: &ShellContext) -> bool {
     cx.writable
         .iter()
         .any(|root| Path::new(&path).starts_with(root))
+}
+
+/// The `PATH` entries a line could put a program in: relative ones (the current directory,
+/// wherever a `cd` took it) and those inside a writable root. Empty in the usual case, so the
+/// lookups below cost nothing there.
+fn plantable_path_entries(cx: &ShellContext) -> Vec<usize> {
+    cx.search_path
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            !e.is_absolute() || {
+                let real = real(&lexical(e));
+                cx.writable.iter().any(|w| real.starts_with(w))
+            }
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// For a bare command name (not a builtin): the first `PATH` entry the line could plant a
+/// program in that bash would search before it finds the program there now.
+fn shadowed<'c>(name: &str, planted: &[usize], cx: &'c ShellContext) -> Option<&'c Path> {
+    if name.contains('/') || crate::shell::BUILTINS.contains(&name) {
+        return None;
+    }
+    for (i, entry) in cx.search_path.iter().enumerate() {
+        if planted.contains(&i) {
+            return Some(entry);
+        }
+        if entry.join(name).is_file() {
+            return None;
+        }
+    }
+    None
 }
 
 /// `.` and `..` resolved by name, as the shell's `cd` does.

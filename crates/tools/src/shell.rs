@@ -90,7 +90,7 @@ mod wrappers;
 #[cfg(test)]
 mod tests;
 
-pub use rebind::rebinds_commands;
+pub use rebind::{rebinds_commands, BUILTINS};
 use values::Values;
 use words::{arithmetic_targets, join_raw, resolve, Src, Word};
 use wrappers::Inner;

@@ -103,6 +103,10 @@ fn fixture(rules: &str, network: &str) -> Fixture {
         }),
         network: policy.sandbox.network,
         home: Some(home.clone()),
+        search_path: ["/usr/local/bin", "/usr/bin", "/bin"]
+            .iter()
+            .map(PathBuf::from)
+            .collect(),
     };
     Fixture {
         _dir: dir,
@@ -375,6 +379,38 @@ fn an_allow_rule_on_a_name_covers_that_name_and_system_paths_only() {
             "git log --oneline",
         ],
     );
+}
+
+#[test]
+fn a_bare_name_asks_when_the_path_leads_through_a_writable_directory() {
+    let mut f = review();
+    for path in [
+        vec![
+            f.ws.join("bin"),
+            PathBuf::from("/usr/bin"),
+            PathBuf::from("/bin"),
+        ],
+        vec![
+            PathBuf::from("/nonexistent"),
+            PathBuf::from("bin"),
+            PathBuf::from("/usr/bin"),
+        ],
+        vec![PathBuf::from(""), PathBuf::from("/usr/bin")],
+        vec![f.ws.join("sub/../tools"), PathBuf::from("/usr/bin")],
+    ] {
+        f.cx.search_path = path.clone();
+        f.all(Action::Ask, &["ls", "cat f", "git status"]);
+        // Builtins are not looked up; a deny stays a deny.
+        f.all(Action::Allow, &["echo hi"]);
+        f.all(Action::Deny, &["rm x"]);
+    }
+    // An entry after the one the program is found in does not matter.
+    f.cx.search_path = vec![
+        PathBuf::from("/usr/bin"),
+        PathBuf::from("/bin"),
+        f.ws.join("bin"),
+    ];
+    f.all(Action::Allow, &["ls", "cat f"]);
 }
 
 #[test]

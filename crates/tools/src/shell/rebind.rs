@@ -42,8 +42,9 @@ pub fn rebinds_commands(name: &str) -> bool {
     ) && !is_loader_variable(name)
 }
 
-/// bash's builtins and keywords-as-commands that a function of the same name would replace.
-const BUILTINS: &[&str] = &[
+/// bash's builtins: a function of the same name would replace one; `PATH` is not searched for
+/// one.
+pub const BUILTINS: &[&str] = &[
     "alias",
     "bg",
     "bind",
