@@ -466,6 +466,8 @@ struct Walker<'a> {
     /// The command being run is a declaration the parser read, whose `NAME=value` words are
     /// walked as assignments.
     parsed_declaration: bool,
+    /// That declaration stands at the top level of its shell.
+    top_declaration: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -482,6 +484,7 @@ impl<'a> Walker<'a> {
             functions: Vec::new(),
             prefix_persists: false,
             parsed_declaration: false,
+            top_declaration: false,
         }
     }
 
@@ -1104,8 +1107,12 @@ impl<'a> Walker<'a> {
             }
         }
         self.parsed_declaration = true;
+        // `declare -A` makes an array's subscripts strings only once it has run: at the top
+        // level of the shell, it has for what follows.
+        self.top_declaration = node.parent().is_some_and(|p| p.kind() == "program");
         self.run(words, src.raw(node), 0);
         self.parsed_declaration = false;
+        self.top_declaration = false;
         self.children(node, src);
     }
 
@@ -1216,8 +1223,10 @@ impl<'a> Walker<'a> {
         for name in fx.integers {
             self.values.declare_integer(&name);
         }
-        for name in fx.assoc {
-            self.values.declare_assoc(&name);
+        if std::mem::take(&mut self.top_declaration) {
+            for name in fx.assoc {
+                self.values.declare_assoc(&name);
+            }
         }
         if fx.nameref {
             self.values.set_nameref();
@@ -1422,6 +1431,7 @@ impl<'a> Walker<'a> {
             functions: std::mem::take(&mut self.functions),
             prefix_persists: false,
             parsed_declaration: false,
+            top_declaration: false,
         };
         sub.line(&quoted);
         // What the body found about variables and functions is the line's: judged at the end.

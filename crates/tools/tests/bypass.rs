@@ -325,7 +325,10 @@ fn values_run_as_code_are_never_allowed() {
         "declare -i n; n=$x",
         "declare -i n=$x",
         "declare -n r=x; echo $((r))",
+        "k=$(cat f); if false; then declare -A m; fi; echo ${m[$k]}",
     ]);
+    // An associative array's subscripts are strings, not arithmetic.
+    f.all(Action::Allow, &["declare -A m; k=$(cat f); echo ${m[$k]}"]);
 }
 
 #[test]
