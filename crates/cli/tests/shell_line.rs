@@ -31,7 +31,10 @@ fn check_denies_writes_to_the_policy_and_network_redirections() {
     let d = workspace(ALLOW_ALL);
     for (line, rule) in [
         ("echo x >> cordon.toml", "builtin:policy-file"),
-        ("echo '[[shell.rules]]' > cordon.rules.toml", "builtin:policy-file"),
+        (
+            "echo '[[shell.rules]]' > cordon.rules.toml",
+            "builtin:policy-file",
+        ),
         ("cat < /dev/tcp/127.0.0.1/9", "builtin:network"),
     ] {
         let o = cordon(d.path(), &["check", "--json", "shell", "-c", line]);
