@@ -47,6 +47,13 @@
 //! ))`) are walked like any other code, and values are not known (`i='x[$(cmd)]'; (( a[$i]
 //! ))` is not seen).
 //!
+//! What changes the meaning of later commands is a [`Concern::Rebinding`] (`BASH_CMDS[ls]=…`,
+//! `IFS=/`, `shopt -s expand_aliases`, a function named like a command the line runs; see
+//! `rebind.rs`), and a variable's value that bash evaluates as code (arithmetic, `${!x}`,
+//! `${x@P}`) is [`Concern::Opaque`] unless it is known to be a plain number (see
+//! `values.rs`). Redirections to `/dev/tcp/…` or `/dev/udp/…` are [`Concern::Network`], and an
+//! input redirection from a target only known at run time is [`Concern::DynamicRedirect`].
+//!
 //! The parser fails closed: on any input it returns, never panics, and whenever
 //! tree-sitter reports a syntax error the result carries [`Concern::Unparsed`]. Where
 //! tree-sitter-bash is known to read a line differently from bash without reporting an
