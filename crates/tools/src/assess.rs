@@ -25,7 +25,9 @@ pub struct ShellContext {
     pub network: Network,
     /// The home directory the line's `~` stands for, if known.
     pub home: Option<PathBuf>,
-    /// The `PATH` the line's shell searches for command names, in order (empty: not known).
+    /// The `PATH` the line's shell searches for command names, in order (empty: not known);
+    /// absolute entries with their symlinks resolved ([`ShellContext::for_policy`] does), as
+    /// they are compared with the writable roots by name.
     pub search_path: Vec<PathBuf>,
 }
 
@@ -49,7 +51,15 @@ impl ShellContext {
                 .filter(|h| h.is_absolute()),
             // The sandbox passes PATH on, or gives the system directories in this order.
             search_path: match std::env::var_os("PATH") {
-                Some(p) => std::env::split_paths(&p).collect(),
+                Some(p) => std::env::split_paths(&p)
+                    .map(|e| {
+                        if e.is_absolute() {
+                            real(&lexical(&e))
+                        } else {
+                            e
+                        }
+                    })
+                    .collect(),
                 None => cordon_approval::SYSTEM_BIN_DIRS
                     .iter()
                     .map(PathBuf::from)
@@ -302,8 +312,8 @@ fn plantable_path_entries(cx: &ShellContext) -> Vec<usize> {
         .enumerate()
         .filter(|(_, e)| {
             !e.is_absolute() || {
-                let real = real(&lexical(e));
-                cx.writable.iter().any(|w| real.starts_with(w))
+                let e = lexical(e);
+                cx.writable.iter().any(|w| e.starts_with(w))
             }
         })
         .map(|(i, _)| i)
