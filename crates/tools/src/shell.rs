@@ -659,9 +659,11 @@ impl<'a> Walker<'a> {
                         .children_by_field_name("value", &mut cursor)
                         .map(|v| resolve(&[v], src))
                         .collect();
+                    // Literal numbers, or the indices of an indexed array (`"${!a[@]}"`).
                     let numbers = !words.is_empty()
                         && words.iter().all(|w| {
-                            w.literal && !w.text.is_empty() && values::is_plain_number(&w.text)
+                            (w.literal && !w.text.is_empty() && values::is_plain_number(&w.text))
+                                || self.values.indices_of_indexed_array(&w.raw)
                         });
                     if numbers {
                         in_loop = self.values.push_loop(&[name]);
@@ -1163,6 +1165,8 @@ impl<'a> Walker<'a> {
                     });
                     all_plain.then(String::new)
                 }
+                // `$(( … ))` is a number, whatever it evaluates (which is checked where it is).
+                Some(v) if v.kind() == "arithmetic_expansion" => Some("0".to_string()),
                 Some(v) => {
                     let w = resolve(&[v], src);
                     w.literal.then_some(w.text)

@@ -326,6 +326,7 @@ fn values_run_as_code_are_never_allowed() {
         "declare -i n=$x",
         "declare -n r=x; echo $((r))",
         "k=$(cat f); if false; then declare -A m; fi; echo ${m[$k]}",
+        "declare -A m; for k in \"${!m[@]}\"; do echo $((k)); done",
     ]);
     // An associative array's subscripts are strings, not arithmetic.
     f.all(Action::Allow, &["declare -A m; k=$(cat f); echo ${m[$k]}"]);
@@ -347,6 +348,8 @@ fn known_numbers_stay_allowed() {
             "echo $# $?; [[ $# -eq 0 ]] && ls",
             "echo $((RANDOM % 6))",
             "echo ${#s}",
+            "count=0; for f in *.rs; do count=$((count + 1)); done; echo $count",
+            "for i in \"${!arr[@]}\"; do echo \"${arr[$i]}\"; done",
         ],
     );
 }

@@ -140,6 +140,27 @@ impl Values {
         self.assoc.contains(name)
     }
 
+    /// Whether a word, as written, is `"${!NAME[@]}"` (or `[*]`, unquoted) for an array not
+    /// declared associative: its indices, which are numbers.
+    pub(super) fn indices_of_indexed_array(&self, raw: &str) -> bool {
+        let inner = raw
+            .strip_prefix('"')
+            .and_then(|r| r.strip_suffix('"'))
+            .unwrap_or(raw);
+        let Some(rest) = inner.strip_prefix("${!") else {
+            return false;
+        };
+        let Some(name) = rest
+            .strip_suffix("[@]}")
+            .or_else(|| rest.strip_suffix("[*]}"))
+        else {
+            return false;
+        };
+        !name.is_empty()
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && !self.is_assoc(name)
+    }
+
     /// Loop variables known to be plain numbers while the loop is walked.
     pub(super) fn push_loop(&mut self, names: &[String]) -> usize {
         self.loops.extend(names.iter().cloned());
