@@ -1397,7 +1397,13 @@ impl<'a> Walker<'a> {
         quoted.push_str(": \"");
         // Inside `$(…)` bash reads a command afresh, where a `"` is a quote again: such text is
         // copied as it is.
-        let verbatim = command_substitution_spans(body);
+        let (verbatim, unsure) = command_substitution_spans(body);
+        if unsure {
+            self.concern(Concern::Unparsed(
+                "a command substitution in a here-document that cannot be delimited safely"
+                    .to_string(),
+            ));
+        }
         let chars: Vec<(usize, char)> = body.char_indices().collect();
         let mut k = 0;
         while let Some(&(here, c)) = chars.get(k) {
@@ -1560,11 +1566,14 @@ fn find_substitutions(text: &str) -> (bool, Vec<String>) {
     (found, inner)
 }
 
-/// The byte ranges of the unescaped `$(…)` (and `$((…))`) in text, each from its `$` to just
-/// past the `)` that closes it (or the end).
-fn command_substitution_spans(text: &str) -> Vec<(usize, usize)> {
+/// The byte ranges of the unescaped `$(…)` (and `$((…))`) in a here-document body, each from
+/// its `$` to just past the `)` that closes it, read with quotes inside; and whether one could
+/// not be delimited for sure (a `case` inside, whose patterns end with an unmatched `)`, a `$(`
+/// inside a quoted string, an unterminated quote or substitution).
+fn command_substitution_spans(text: &str) -> (Vec<(usize, usize)>, bool) {
     let bytes = text.as_bytes();
     let mut spans = Vec::new();
+    let mut unsure = false;
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -1572,15 +1581,31 @@ fn command_substitution_spans(text: &str) -> Vec<(usize, usize)> {
             b'$' if bytes.get(i + 1) == Some(&b'(') => {
                 let mut depth = 0usize;
                 let mut j = i + 1;
-                let mut end = bytes.len();
+                let mut end = None;
                 while j < bytes.len() {
                     match bytes[j] {
                         b'\\' => j += 1,
+                        b'\'' => match bytes[j + 1..].iter().position(|&b| b == b'\'') {
+                            Some(k) => j += k + 1,
+                            None => break,
+                        },
+                        b'"' => {
+                            let mut k = j + 1;
+                            while k < bytes.len() && bytes[k] != b'"' {
+                                if bytes[k] == b'\\' {
+                                    k += 1;
+                                } else if bytes[k] == b'$' && bytes.get(k + 1) == Some(&b'(') {
+                                    unsure = true;
+                                }
+                                k += 1;
+                            }
+                            j = k;
+                        }
                         b'(' => depth += 1,
                         b')' => {
                             depth -= 1;
                             if depth == 0 {
-                                end = j + 1;
+                                end = Some(j + 1);
                                 break;
                             }
                         }
@@ -1588,13 +1613,24 @@ fn command_substitution_spans(text: &str) -> Vec<(usize, usize)> {
                     }
                     j += 1;
                 }
+                let end = end.unwrap_or_else(|| {
+                    unsure = true;
+                    bytes.len()
+                });
+                let inner = String::from_utf8_lossy(&bytes[i..end]);
+                if inner
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(|w| w == "case")
+                {
+                    unsure = true;
+                }
                 spans.push((i, end));
                 i = end;
             }
             _ => i += 1,
         }
     }
-    spans
+    (spans, unsure)
 }
 
 /// A here-document delimiter after quote removal.

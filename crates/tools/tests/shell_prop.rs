@@ -65,3 +65,18 @@ fn every_spelling_in_every_position() {
     }
     assert!(allowed.is_empty(), "allowed:\n{}", allowed.join("\n"));
 }
+
+/// Lines the fuzz target found allowed, kept.
+#[test]
+fn fuzz_findings() {
+    let (rules, cx) = judge();
+    for line in [
+        // A `case` pattern's `)` inside `$(…)` in a here-document ended the substitution early.
+        "cat <<EOF\n$(case x in x) if echo 'a)); d` ec?o $[?a[i]}; )'; then \"rm\" x; fi;; esac)\nEOF",
+        "cat <<EOF\n$(echo ')'; \"rm\" x)\nEOF",
+        "cat <<EOF\n$(echo \"$(echo \")\")\"; \"rm\" x)\nEOF",
+    ] {
+        let a = assess(&parse(line), &rules, &cx);
+        assert_ne!(a.decision.action, Action::Allow, "{line:?}: {:?}", a.decision);
+    }
+}
