@@ -48,7 +48,7 @@
 //! ))` is not seen).
 //!
 //! What changes the meaning of later commands is a [`Concern::Rebinding`] (`BASH_CMDS[ls]=…`,
-//! `IFS=/`, `shopt -s expand_aliases`, a function named like a command the line runs; see
+//! `IFS=/`, `shopt -s expand_aliases`, a function named like a builtin or a system program; see
 //! `rebind.rs`), and a variable's value that bash evaluates as code (arithmetic, `${!x}`,
 //! `${x@P}`) is [`Concern::Opaque`] unless it is known to be a plain number (see
 //! `values.rs`). Redirections to `/dev/tcp/…` or `/dev/udp/…` are [`Concern::Network`], and an
@@ -181,7 +181,7 @@ pub enum Concern {
     /// allowed is not the one that runs: an assignment to a variable bash consults to find or
     /// read commands (`BASH_CMDS[ls]=/bin/rm`, `BASH_ALIASES`, `IFS`, `CDPATH`, `GLOBIGNORE`;
     /// see [`rebinds_commands`]), `enable NAME`, a `shopt`/`set` option outside the safe
-    /// lists, or a function named like a command the line runs (`ls() { …; }; ls`).
+    /// lists, or a function named like a builtin or a system program (`ls() { …; }`).
     Rebinding(String),
     /// A redirection to bash's network paths (`< /dev/tcp/HOST/PORT`, `> /dev/udp/…`, `exec
     /// 3<>/dev/tcp/…`): bash connects, whatever the command.
@@ -499,14 +499,10 @@ impl<'a> Walker<'a> {
         for detail in self.values.finish() {
             self.concern(Concern::Opaque(detail));
         }
+        // Called here or not: an agent's shell keeps its functions for the next call.
         let functions = std::mem::take(&mut self.functions);
         for f in functions {
-            let called = self
-                .out
-                .commands
-                .iter()
-                .any(|c| c.words.first() == Some(&f));
-            if (called || f == "command_not_found_handle") && rebind::shadows_command(&f) {
+            if rebind::shadows_command(&f) {
                 self.concern(Concern::Rebinding(format!(
                     "function `{f}` takes the place of the command `{f}`"
                 )));

@@ -235,6 +235,8 @@ fn assignments_that_rebind_commands_are_never_allowed() {
         "function grep() { echo; }; grep x",
         "echo() { cat; }; echo hi",
         "command_not_found_handle() { cat; }; ls",
+        "function git { cat; }",
+        "ls() { cat; }",
     ]);
 }
 

@@ -18,8 +18,10 @@
 //!   `nullglob`, …; `expand_aliases`, `extglob`, `+o interactive-comments`, `-k` and the rest
 //!   ask), and the same options given to a shell (`bash -O expand_aliases -c …`). `alias` and
 //!   `hash -p` are opaque code already.
-//! - Function definitions named like a command the line runs (`ls() { rm "$@"; }; ls`),
-//!   and `command_not_found_handle`, which bash runs for every unknown name.
+//! - Function definitions named like a builtin or a program in a system directory (`ls() { rm
+//!   "$@"; }; ls`, `function git { …; }`), called in the line or not (an agent's shell keeps
+//!   them for its next call), and `command_not_found_handle`, which bash runs for every
+//!   unknown name.
 
 use super::words::{arithmetic_targets, Word};
 use super::wrappers::{is_loader_variable, leading_name};
