@@ -708,6 +708,15 @@ impl Fixture {
         }
     }
 
+    /// Writes `script` to `NAME` in the workspace (owned by the mode's user): `/bin/sh NAME`
+    /// runs code the shell tool cannot read, so the sandbox alone must stop it (the same
+    /// line given to `sh -c` is denied before it runs, issue 13).
+    fn script(&self, name: &str, script: &str) -> String {
+        fs::write(self.ws.join(name), script).unwrap();
+        self.chown_to_user();
+        name.to_string()
+    }
+
     /// A policy file's place: `ROOT/policies/NAME`, beside the workspace.
     fn policy_file(&self, name: &str) -> PathBuf {
         self.root.join("policies").join(name)
@@ -1905,7 +1914,11 @@ fn policy_in_the_workspace_is_out_of_reach(mode: Mode) {
     let attack = "echo '[[shell.rules]]' >> cordon.toml; \
                   printf 'version = 1\\n[[shell.rules]]\\npattern = \"*\"\\naction = \"allow\"\\n' > cordon.rules.toml; \
                   mv cordon.toml gone.toml; true";
+    // The shell tool refuses the writes it sees; the sandbox must stop those it cannot see.
     let out = run(fx.cordon(&policy, &[], &os(&["/bin/sh", "-c", attack])));
+    assert_eq!(out.status.code(), Some(126), "{}", describe(&out));
+    let file = fx.script("attack.sh", attack);
+    let out = run(fx.cordon(&policy, &[], &os(&["/bin/sh", &file])));
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert_eq!(
         fs::read_to_string(&policy).unwrap(),
@@ -1952,7 +1965,11 @@ fn default_audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
                   rm -f .local/state/cordon/audit.jsonl.head; \
                   echo forged >> .local/state/cordon/audit.jsonl; \
                   mv .local/state/cordon .local/state/gone; mv .local .gone; true";
+    // The shell tool refuses the writes it sees; the sandbox must stop those it cannot see.
     let out = home_run(&fx.policy(), &["/bin/sh", "-c", attack]);
+    assert_eq!(out.status.code(), Some(126), "{}", describe(&out));
+    let file = fx.script("attack.sh", attack);
+    let out = home_run(&fx.policy(), &["/bin/sh", &file]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     // `cordon audit verify` without a FILE reads the log `exec` writes under the policy.
     let mut verify = Command::new(&bins().cordon);
@@ -1964,7 +1981,7 @@ fn default_audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
     let verify = run(verify);
     assert_eq!(verify.status.code(), Some(0), "{}", describe(&verify));
     assert!(
-        String::from_utf8_lossy(&verify.stdout).contains("2 record(s)"),
+        String::from_utf8_lossy(&verify.stdout).contains("3 record(s)"),
         "{}",
         describe(&verify)
     );
@@ -1973,14 +1990,14 @@ fn default_audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
     let attack = "rm -rf .local/state/cordon; mv .local .gone; true";
     let out = run(fx.cordon(&fx.policy(), &[], &os(&["/bin/sh", "-c", attack])));
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
-    assert_eq!(fs::read_to_string(&log).unwrap().lines().count(), 2);
+    assert_eq!(fs::read_to_string(&log).unwrap().lines().count(), 3);
 
     // Landlock alone cannot keep it read-only: refused, and nothing is recorded.
     let out = home_run(&fx.policy_file("cordon-landlock.toml"), &["/bin/true"]);
     assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
     assert!(has_cordon_line(&out), "{}", describe(&out));
     let lines = fs::read_to_string(&log).unwrap().lines().count();
-    assert_eq!(lines, 2, "a refused run must not be recorded as allowed");
+    assert_eq!(lines, 3, "a refused run must not be recorded as allowed");
 }
 
 /// An audit log inside the workspace must survive the command it records.
@@ -2001,7 +2018,11 @@ fn audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let attack = "truncate -s 0 .cordon/audit.jsonl; rm -f .cordon/audit.jsonl.head; \
                   echo forged >> .cordon/audit.jsonl; mv .cordon .gone; true";
+    // The shell tool refuses the writes it sees; the sandbox must stop those it cannot see.
     let out = run(fx.cordon(&policy, &[], &os(&["/bin/sh", "-c", attack])));
+    assert_eq!(out.status.code(), Some(126), "{}", describe(&out));
+    let file = fx.script("attack.sh", attack);
+    let out = run(fx.cordon(&policy, &[], &os(&["/bin/sh", &file])));
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let verify = Command::new(&bins().cordon)
         .args(["audit", "verify"])
@@ -2016,7 +2037,8 @@ fn audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
         "{report}\n{}",
         describe(&out)
     );
-    assert!(report.contains("2 record(s)"), "{report}");
+    // `/bin/true`, the line denied by the shell tool, the script.
+    assert!(report.contains("3 record(s)"), "{report}");
 
     // Landlock alone cannot keep it read-only: refused, and nothing is recorded.
     let ll = fx.policy_file("audited-landlock.toml");
@@ -2035,5 +2057,5 @@ fn audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
         .unwrap()
         .lines()
         .count();
-    assert_eq!(lines, 2, "a refused run must not be recorded as allowed");
+    assert_eq!(lines, 3, "a refused run must not be recorded as allowed");
 }

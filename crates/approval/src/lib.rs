@@ -157,5 +157,5 @@ pub use engine::{Asker, AsyncAsker, Disabled, Engine, RuleStore};
 pub use memory::SessionMemory;
 pub use outcome::{mode_name, Answer, ApprovalError, AskError, By, Outcome, Pending};
 pub use request::{Key, Presentation, Preview, Request};
-pub use rules::{resolve_mode, Decision, RuleRef, RuleSet};
+pub use rules::{names_system_program, resolve_mode, Decision, RuleRef, RuleSet, SYSTEM_BIN_DIRS};
 pub use toolrules::{rule, KeyVerdict, Origin, Rules};

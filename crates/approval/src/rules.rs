@@ -1,6 +1,6 @@
 use std::fmt;
 
-use cordon_policy::{Action, ApprovalMode, Location, Shell, ShellRule};
+use cordon_policy::{basename, Action, ApprovalMode, Location, Shell, ShellRule};
 
 use crate::rule_index::RuleIndex;
 
@@ -86,15 +86,48 @@ impl RuleSet {
         &self.rules
     }
 
-    /// Decides one simple command (its words, quoting already resolved).
+    /// Decides one simple command (its words, quoting already resolved; see
+    /// [`RuleSet::matching_command`]).
     pub fn decide<S: AsRef<str>>(&self, words: &[S]) -> Decision {
-        self.matching(words).unwrap_or_else(|| self.fallback())
+        self.matching_command(words)
+            .unwrap_or_else(|| self.fallback())
     }
 
-    /// The rules' verdict on one simple command: the first matching deny, else the last
-    /// matching rule; `None` when no rule matches (the caller applies its default).
+    /// The rules' verdict on one key: the first matching deny, else the last matching rule;
+    /// `None` when no rule matches (the caller applies its default).
     pub fn matching<S: AsRef<str>>(&self, words: &[S]) -> Option<Decision> {
         self.index.decide(words).map(|i| self.decision_of(i))
+    }
+
+    /// [`RuleSet::matching`] for a simple command, whose first word names a program.
+    ///
+    /// A rule whose pattern starts with a bare name (`ls`, `git status`, `npm run test*`)
+    /// matches that name wherever the command names it, so a deny catches `/bin/rm` and `./rm`
+    /// alike. An *allow* through such a rule holds only for the program the name finds on the
+    /// `PATH`, or its path in a system directory ([`SYSTEM_BIN_DIRS`]: `/usr/bin/ls`): a
+    /// command named by any other path (`./ls`, `/tmp/evil/ls`, `bin/git`, `~/bin/grep`) is
+    /// not the program the rule meant, and the allow becomes an ask. A rule that allows every
+    /// command (`*`, `**`) is not about a name and stays as it is.
+    pub fn matching_command<S: AsRef<str>>(&self, words: &[S]) -> Option<Decision> {
+        let i = self.index.decide(words)?;
+        let decision = self.decision_of(i);
+        let name = words.first().map_or("", |w| w.as_ref());
+        let rule = &self.rules[i];
+        let first = rule.pattern.as_str().split(' ').next().unwrap_or("");
+        let by_basename =
+            !rule.pattern.is_exact() && !first.contains('/') && !matches!(first, "*" | "**");
+        if decision.action == Action::Allow && by_basename && !names_system_program(name) {
+            return Some(Decision {
+                action: Action::Ask,
+                reason: format!(
+                    "`{name}` names a program by its path, not the `{}` on the PATH or in a system directory that rule `{}` allows",
+                    basename(name),
+                    rule.pattern.as_str()
+                ),
+                rule: decision.rule,
+            });
+        }
+        Some(decision)
     }
 
     fn decision_of(&self, i: usize) -> Decision {
@@ -118,6 +151,28 @@ impl RuleSet {
                 self.default.as_str()
             ),
             rule: RuleRef::Default,
+        }
+    }
+}
+
+/// The directories whose programs an allow rule on a bare name also covers when named by
+/// path (`/usr/bin/ls` for `ls`): the system's own, root-owned, on the default `PATH`.
+pub const SYSTEM_BIN_DIRS: &[&str] = &[
+    "/usr/local/bin",
+    "/usr/bin",
+    "/bin",
+    "/usr/local/sbin",
+    "/usr/sbin",
+    "/sbin",
+];
+
+/// Whether a command name is a bare name (found on the `PATH`) or a program's path written
+/// exactly as `DIR/NAME` with `DIR` a system directory (no `.`, `..` or doubled `/`).
+pub fn names_system_program(name: &str) -> bool {
+    match name.rsplit_once('/') {
+        None => true,
+        Some((dir, base)) => {
+            !base.is_empty() && base != "." && base != ".." && SYSTEM_BIN_DIRS.contains(&dir)
         }
     }
 }

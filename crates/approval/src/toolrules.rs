@@ -190,7 +190,13 @@ impl Rules {
     pub fn decide_key(&self, tool: &str, key: &[String]) -> Option<KeyVerdict> {
         let mut last: Option<(Decision, Origin)> = None;
         for g in self.groups_for(tool) {
-            if let Some(d) = g.set.matching(key) {
+            // A shell key is a command: its first word names a program.
+            let matched = if tool == "shell" {
+                g.set.matching_command(key)
+            } else {
+                g.set.matching(key)
+            };
+            if let Some(d) = matched {
                 if d.action == Action::Deny {
                     return Some(verdict(d, g.origin));
                 }

@@ -156,9 +156,28 @@ fn reference_rule(rules: &[ShellRule], key: &Key) -> Option<usize> {
     deny.or(matching.last().copied())
 }
 
-/// The brief's action: the deciding rule's, else the default.
+/// The brief's action: the deciding rule's, else the default. An allow through a rule that
+/// names a program by its bare name holds for that name, or its path in a system directory,
+/// only; any other path asks (issue 13, class 4).
 fn reference(rules: &[ShellRule], default: Action, key: &Key) -> Action {
-    reference_rule(rules, key).map_or(default, |i| rules[i].action)
+    reference_rule(rules, key).map_or(default, |i| {
+        let rule = &rules[i];
+        let first = rule.pattern.as_str().split(' ').next().unwrap_or("");
+        let by_name =
+            !rule.pattern.is_exact() && !first.contains('/') && first != "*" && first != "**";
+        let name = key.words()[0].as_str();
+        let system = match name.rsplit_once('/') {
+            None => true,
+            Some((dir, base)) => {
+                !matches!(base, "" | "." | "..") && cordon_approval::SYSTEM_BIN_DIRS.contains(&dir)
+            }
+        };
+        if rule.action == Action::Allow && by_name && !system {
+            Action::Ask
+        } else {
+            rule.action
+        }
+    })
 }
 
 /// Rule `i` sits on line `from + i + 1` of file `gen`.

@@ -46,10 +46,7 @@ pub fn run(args: CheckArgs) -> i32 {
         }
     }
     let rules = RuleSet::new(&shell_rules);
-    let cx = ShellContext {
-        cwd,
-        writable: crate::exec::writable_roots(&policy),
-    };
+    let cx = ShellContext::for_policy(&policy, cwd);
     let a = assess(&parsed, &rules, &cx);
     if args.json {
         println!("{}", to_json(&a));

@@ -115,7 +115,12 @@ pub fn run(args: ExecArgs) -> i32 {
     // What would run, as the shell tool understands it.
     let (argv, parsed) = match (&args.command, args.argv.is_empty()) {
         (Some(line), _) => (
-            vec!["/bin/sh".to_string(), "-c".to_string(), line.clone()],
+            // bash where installed (the analysis is bash's), so what was judged is what runs.
+            vec![
+                shell::line_shell().to_string(),
+                "-c".to_string(),
+                line.clone(),
+            ],
             shell::parse_in(line, &inherited(&policy)),
         ),
         (None, false) => (
@@ -129,10 +134,7 @@ pub fn run(args: ExecArgs) -> i32 {
             )
         }
     };
-    let cx = ShellContext {
-        cwd: cwd.clone(),
-        writable: writable_roots(&policy),
-    };
+    let cx = ShellContext::for_policy(&policy, cwd.clone());
     let assessment = assess(&parsed, &RuleSet::new(&policy.shell), &cx);
     let shown = args.command.clone().unwrap_or_else(|| args.argv.join(" "));
 

@@ -114,7 +114,7 @@ struct ExecArgs {
     /// session (default: $CORDON_SESSION; without one, a session is this one call).
     #[arg(long, value_name = "NAME")]
     session: Option<String>,
-    /// Run this string with /bin/sh -c.
+    /// Run this string with bash -c (/usr/bin/bash or /bin/bash; /bin/sh where bash is not installed).
     #[arg(short = 'c', value_name = "STRING", conflicts_with = "argv")]
     command: Option<String>,
     /// The program and its arguments.

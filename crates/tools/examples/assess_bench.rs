@@ -35,10 +35,7 @@ fn main() {
     let dir = std::env::temp_dir();
     let policy = Policy::parse(DEFAULT_POLICY, DEFAULT_POLICY_NAME, &dir).expect("default policy");
     let rules = RuleSet::new(&policy.shell);
-    let cx = ShellContext {
-        cwd: dir.clone(),
-        writable: vec![dir],
-    };
+    let cx = ShellContext::for_policy(&policy, dir);
     assert_eq!(parse(LINE).commands.len(), 5);
 
     let runs = 20_000;

@@ -5,8 +5,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use cordon_approval::{Decision, RuleRef, RuleSet};
-use cordon_policy::Action;
+use cordon_approval::{names_system_program, Decision, RuleRef, RuleSet};
+use cordon_policy::{Action, Network, Policy};
 
 use crate::shell::{Concern, Effect, ParsedLine, SimpleCommand};
 
@@ -17,6 +17,111 @@ pub struct ShellContext {
     pub cwd: PathBuf,
     /// Roots the policy makes writable.
     pub writable: Vec<PathBuf>,
+    /// cordon's own files and directories ([`policy_files`]): a write to one is denied,
+    /// whatever the roots say, so that a command never grants itself rules or erases the
+    /// record of what it did.
+    pub policy_files: Vec<PathBuf>,
+    /// The policy's `sandbox.network`: under `deny`, a redirection to `/dev/tcp/…` is denied.
+    pub network: Network,
+    /// The home directory the line's `~` stands for, if known.
+    pub home: Option<PathBuf>,
+    /// The `PATH` the line's shell searches for command names, in order (empty: not known);
+    /// absolute entries with their symlinks resolved ([`ShellContext::for_policy`] does), as
+    /// they are compared with the writable roots by name.
+    pub search_path: Vec<PathBuf>,
+}
+
+impl ShellContext {
+    /// The context for `policy`'s writable roots, own files and network setting, for a line
+    /// run in `cwd`; `~` is `$HOME`.
+    pub fn for_policy(policy: &Policy, cwd: PathBuf) -> ShellContext {
+        ShellContext {
+            cwd,
+            writable: policy
+                .sandbox
+                .paths
+                .iter()
+                .filter(|p| p.mode == cordon_policy::Mode::ReadWrite)
+                .map(|p| p.root.clone())
+                .collect(),
+            policy_files: policy_files(policy, |name| std::env::var_os(name)),
+            network: policy.sandbox.network,
+            home: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|h| h.is_absolute()),
+            // The sandbox passes PATH on, or gives the system directories in this order.
+            search_path: match std::env::var_os("PATH") {
+                Some(p) => std::env::split_paths(&p)
+                    .map(|e| {
+                        if e.is_absolute() {
+                            real(&lexical(&e))
+                        } else {
+                            e
+                        }
+                    })
+                    .collect(),
+                None => cordon_approval::SYSTEM_BIN_DIRS
+                    .iter()
+                    .map(PathBuf::from)
+                    .collect(),
+            },
+        }
+    }
+}
+
+/// cordon's own files for `policy`, which no tool call may write: the policy file and its
+/// `cordon.rules.toml` ("approve always" rules), the audit log and its directory (also the
+/// per-user default logs), the trust store (`$XDG_CONFIG_HOME/cordon`, else
+/// `~/.config/cordon`) and the session store (`$XDG_RUNTIME_DIR/cordon`, else
+/// `~/.local/state/cordon`, where `cordon exec --session` keeps its grants). `var` reads
+/// the environment; relative values are ignored, as the XDG specification says.
+pub fn policy_files(
+    policy: &Policy,
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(file) = policy.file() {
+        out.push(file);
+    }
+    out.extend(policy.rules_file());
+    // The log, its head file and its directory, unless a writable root is that directory or
+    // lies inside it (then every write there would be refused; the OS sandbox draws the same
+    // line).
+    let writable: Vec<&Path> = policy
+        .sandbox
+        .paths
+        .iter()
+        .filter(|p| p.mode == cordon_policy::Mode::ReadWrite)
+        .map(|p| p.root.as_path())
+        .collect();
+    let logs = policy.approval.audit_log.path().into_iter();
+    for log in logs.chain(
+        policy
+            .approval
+            .other_audit_logs
+            .iter()
+            .map(PathBuf::as_path),
+    ) {
+        out.push(log.to_path_buf());
+        out.push(cordon_approval::audit::head_path(log));
+        let dir = log
+            .parent()
+            .filter(|d| !writable.iter().any(|w| w.starts_with(d)));
+        out.extend(dir.map(Path::to_path_buf));
+    }
+    let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    let home = absolute("HOME");
+    match absolute("XDG_CONFIG_HOME") {
+        Some(c) => out.push(c.join("cordon")),
+        None => out.extend(home.as_ref().map(|h| h.join(".config/cordon"))),
+    }
+    if let Some(r) = absolute("XDG_RUNTIME_DIR") {
+        out.push(r.join("cordon"));
+    }
+    out.extend(home.as_ref().map(|h| h.join(".local/state/cordon")));
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// One simple command and the rules' decision on it.
@@ -58,34 +163,65 @@ impl ShellAssessment {
 
 /// Decides a parsed line.
 pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellAssessment {
+    let planted = plantable_path_entries(cx);
     let commands: Vec<CommandVerdict> = parsed
         .commands
         .iter()
-        .map(|c| match rules.matching(&c.key) {
-            None if c.transparent => CommandVerdict {
-                command: c.clone(),
-                decision: Decision {
-                    action: Action::Allow,
-                    reason: format!(
-                        "`{}` runs its command as it is; that command is decided by its own rules",
-                        c.words.first().map_or("", String::as_str)
-                    ),
-                    rule: RuleRef::Builtin("wrapper"),
-                },
-                key: None,
-            },
-            matched => {
-                let denied = matched.as_ref().is_some_and(|d| d.action == Action::Deny);
-                let (key, decision) = match deny_reordered(rules, &c.key).filter(|_| !denied) {
-                    Some(reordered) => reordered,
-                    None => (c.key.clone(), matched.unwrap_or_else(|| rules.fallback())),
-                };
-                CommandVerdict {
-                    command: c.clone(),
-                    decision,
-                    key: Some(key),
+        .map(|c| {
+            // The key as the option tables normalised it, but the program as written: an allow
+            // rule on a bare name holds only for the program the PATH finds (or its path in a
+            // system directory), never for `./git` or `/tmp/evil/ls` (matching_command).
+            let mut key = c.key.clone();
+            if let (Some(k), Some(w)) = (key.first_mut(), c.words.first()) {
+                k.clone_from(w);
+            }
+            let mut verdict = match rules.matching_command(&key) {
+                // A wrapper that runs its command as it is (`timeout`, `nice`, `bash -c`) is
+                // decided by that command, unless a rule names the wrapper; only the real
+                // program, not one named by another path.
+                None if c.transparent
+                    && c.words.first().is_some_and(|w| names_system_program(w)) =>
+                {
+                    CommandVerdict {
+                        command: c.clone(),
+                        decision: Decision {
+                            action: Action::Allow,
+                            reason: format!(
+                                "`{}` runs its command as it is; that command is decided by its own rules",
+                                c.words.first().map_or("", String::as_str)
+                            ),
+                            rule: RuleRef::Builtin("wrapper"),
+                        },
+                        key: None,
+                    }
+                }
+                matched => {
+                    let denied = matched.as_ref().is_some_and(|d| d.action == Action::Deny);
+                    let (key, decision) = match deny_reordered(rules, &key).filter(|_| !denied) {
+                        Some(reordered) => reordered,
+                        None => (key.clone(), matched.unwrap_or_else(|| rules.fallback())),
+                    };
+                    CommandVerdict {
+                        command: c.clone(),
+                        decision,
+                        key: Some(key),
+                    }
+                }
+            };
+            if verdict.decision.action == Action::Allow && !planted.is_empty() {
+                if let Some(entry) = c.words.first().and_then(|n| shadowed(n, &planted, cx)) {
+                    verdict.decision = Decision {
+                        action: Action::Ask,
+                        reason: format!(
+                            "`{}` is looked up on the PATH, whose entry `{}` the line can write to: the program that runs may be one the line puts there",
+                            c.words[0],
+                            entry.display()
+                        ),
+                        rule: verdict.decision.rule,
+                    };
                 }
             }
+            verdict
         })
         .collect();
     let effects = commands.iter().flat_map(|v| {
@@ -95,15 +231,42 @@ pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellA
             .filter(|e| !allowed_by_its_rule(e, &v.decision))
             .map(|e| Concern::OptionEffect(e.detail.clone()))
     });
+    // After `cd` (`pushd`, `popd`) a relative target is relative to a directory the line
+    // chose: it is not judged inside the roots.
+    let moves = parsed.commands.iter().any(|c| {
+        c.words
+            .first()
+            .is_some_and(|w| matches!(cordon_policy::basename(w), "cd" | "pushd" | "popd"))
+    });
     let concerns: Vec<(Concern, Decision)> = parsed
         .concerns
         .iter()
         .cloned()
         .chain(effects)
-        .filter(|c| !matches!(c, Concern::WriteRedirect(target) if writes_inside(target, cx)))
-        .map(|c| {
-            let d = concern_decision(&c);
-            (c, d)
+        .filter_map(|c| {
+            let decision = match &c {
+                Concern::WriteRedirect(target) if moves && !target.starts_with(['/', '~']) => {
+                    concern_decision(&c)
+                }
+                Concern::WriteRedirect(target) => {
+                    if let Some(file) = writes_policy_file(target, cx) {
+                        policy_file_decision(target, &file)
+                    } else if writes_inside(target, cx) {
+                        return None;
+                    } else {
+                        concern_decision(&c)
+                    }
+                }
+                Concern::Network(_) if cx.network == Network::Deny => Decision {
+                    action: Action::Deny,
+                    reason: format!(
+                        "{c}, and the policy denies network access (sandbox.network = \"deny\")"
+                    ),
+                    rule: RuleRef::Builtin("network"),
+                },
+                _ => concern_decision(&c),
+            };
+            Some((c, decision))
         })
         .collect();
     // Among equals the first decides the reason: a transparent wrapper's pass-through comes
@@ -185,6 +348,18 @@ fn concern_decision(c: &Concern) -> Decision {
             "loader-variable",
             format!("`{v}` changes which code a program loads"),
         ),
+        Concern::Rebinding(v) => (
+            "rebinding",
+            format!("`{v}` changes what later commands mean, so the commands the rules allowed may not be the ones that run"),
+        ),
+        Concern::Network(t) => (
+            "network",
+            format!("the redirection `{t}` connects to the network"),
+        ),
+        Concern::DynamicRedirect(t) => (
+            "dynamic-redirect",
+            format!("input is redirected from `{t}`, only known at run time (it may be a network connection)"),
+        ),
         Concern::Environment(v) => (
             "environment",
             match c.variable() {
@@ -212,19 +387,142 @@ fn writes_inside(target: &str, cx: &ShellContext) -> bool {
     if target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
         return false;
     }
-    let mut path = PathBuf::new();
-    for c in cx.cwd.join(target).components() {
-        match c {
-            Component::ParentDir => {
-                path.pop();
-            }
-            Component::CurDir => {}
-            other => path.push(other),
-        }
-    }
+    let path = lexical(&cx.cwd.join(target));
     cx.writable
         .iter()
         .any(|root| Path::new(&path).starts_with(root))
+}
+
+/// The `PATH` entries a line could put a program in: relative ones (the current directory,
+/// wherever a `cd` took it) and those inside a writable root. Empty in the usual case, so the
+/// lookups below cost nothing there.
+fn plantable_path_entries(cx: &ShellContext) -> Vec<usize> {
+    cx.search_path
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            !e.is_absolute() || {
+                let e = lexical(e);
+                cx.writable.iter().any(|w| e.starts_with(w))
+            }
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// For a bare command name (not a builtin): the first `PATH` entry the line could plant a
+/// program in that bash would search before it finds the program there now.
+fn shadowed<'c>(name: &str, planted: &[usize], cx: &'c ShellContext) -> Option<&'c Path> {
+    if name.contains('/') || crate::shell::BUILTINS.contains(&name) {
+        return None;
+    }
+    for (i, entry) in cx.search_path.iter().enumerate() {
+        if planted.contains(&i) {
+            return Some(entry);
+        }
+        if entry.join(name).is_file() {
+            return None;
+        }
+    }
+    None
+}
+
+/// `.` and `..` resolved by name, as the shell's `cd` does.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Where a path really is: each symlink on the way followed (also a dangling one, which a
+/// write would create the target of), `..` taken after the links before it, as the kernel
+/// resolves it. Parts that do not exist are kept as written.
+fn real(path: &Path) -> PathBuf {
+    use std::ffi::OsString;
+    let mut out = PathBuf::from("/");
+    let mut todo: Vec<OsString> = path
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    // Like the kernel's limit on links followed in one lookup.
+    let mut links = 0;
+    while let Some(c) = todo.pop() {
+        if c == ".." {
+            out.pop();
+            continue;
+        }
+        let next = out.join(&c);
+        let link = std::fs::symlink_metadata(&next)
+            .is_ok_and(|m| m.file_type().is_symlink())
+            .then(|| std::fs::read_link(&next).ok())
+            .flatten();
+        match link {
+            Some(target) if links < 40 => {
+                links += 1;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                for part in target.components().rev() {
+                    match part {
+                        Component::Normal(n) => todo.push(n.to_os_string()),
+                        Component::ParentDir => todo.push("..".into()),
+                        _ => {}
+                    }
+                }
+            }
+            _ => out = next,
+        }
+    }
+    out
+}
+
+/// The policy file a literal redirection target writes (by name or through a symlink), if any.
+/// `~` and `~/…` stand for the home directory.
+fn writes_policy_file(target: &str, cx: &ShellContext) -> Option<PathBuf> {
+    if target.is_empty() || cx.policy_files.is_empty() {
+        return None;
+    }
+    let expanded = match (target.strip_prefix('~'), &cx.home) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+            home.join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(target),
+    };
+    let named = lexical(&cx.cwd.join(expanded));
+    let resolved = real(&named);
+    cx.policy_files
+        .iter()
+        .find(|f| {
+            let f_real = real(f);
+            [&named, &resolved]
+                .iter()
+                .any(|p| p.starts_with(f) || p.starts_with(&f_real))
+        })
+        .cloned()
+}
+
+fn policy_file_decision(target: &str, file: &Path) -> Decision {
+    Decision {
+        action: Action::Deny,
+        reason: format!(
+            "output is redirected to `{target}`, which writes cordon's own file `{}` (the policy, its rules, the audit log, the trust or session store)",
+            file.display()
+        ),
+        rule: RuleRef::Builtin("policy-file"),
+    }
 }
 
 /// The shell tool as a [`Tool`](crate::tool::Tool): `{"command": "LINE"}`. Its assessment is
@@ -242,16 +540,9 @@ type Runner = dyn Fn(&str) -> Result<serde_json::Value, crate::tool::ToolError> 
 impl ShellTool {
     /// The shell tool for `policy`'s shell rules and writable roots, running lines in `cwd`.
     pub fn new(policy: &cordon_policy::Policy, cwd: PathBuf) -> ShellTool {
-        let writable = policy
-            .sandbox
-            .paths
-            .iter()
-            .filter(|p| p.mode == cordon_policy::Mode::ReadWrite)
-            .map(|p| p.root.clone())
-            .collect();
         ShellTool {
             rules: RuleSet::new(&policy.shell),
-            cx: ShellContext { cwd, writable },
+            cx: ShellContext::for_policy(policy, cwd),
             runner: None,
         }
     }
@@ -277,7 +568,7 @@ impl crate::tool::Tool for ShellTool {
     }
 
     fn description(&self) -> &str {
-        "run a shell command line (with /bin/sh -c) under the OS sandbox"
+        "run a shell command line (with bash -c where installed, else /bin/sh -c) under the OS sandbox"
     }
 
     fn schema(&self) -> serde_json::Value {
@@ -321,7 +612,7 @@ impl crate::tool::Tool for ShellTool {
                 .with_presentation(crate::tool::Presentation {
                     summary: format!("run `{line}`"),
                     preview: crate::tool::Preview::Command {
-                        argv: vec!["/bin/sh".into(), "-c".into(), line.into()],
+                        argv: vec![crate::shell::line_shell().into(), "-c".into(), line.into()],
                     },
                     full: None,
                 }),

@@ -24,6 +24,10 @@
 //!   never opens the device itself; on macOS checked before anything is opened);
 //! - `mode`: writes (write, edit, delete) to a read-only root;
 //! - `protected`: writes to a `sandbox.protected` path inside a writable root;
+//! - `policy_file`: writes (write, edit, delete) to cordon's own files, wherever they are: the
+//!   policy file and its `cordon.rules.toml`, the audit log (with its head file and, unless a
+//!   writable root is there, its directory), the trust store and the session store
+//!   ([`crate::assess::policy_files`]);
 //! - `suffix`: files whose name does not end with one of the root's `suffixes` (for a read
 //!   through a symlink, the name of the file actually read counts);
 //! - `symlink`: writing or editing through a symlink as the last component (deleting a
@@ -179,6 +183,8 @@ impl FileOp {
 pub struct FileTools {
     roots: Roots,
     limits: Limits,
+    /// cordon's own files ([`crate::assess::policy_files`]), canonical where they exist.
+    policy_files: Vec<std::path::PathBuf>,
 }
 
 /// The file tools over `policy`'s roots, with the default limits.
@@ -190,7 +196,15 @@ impl FileTools {
     /// Opens `policy`'s roots.
     pub fn new(policy: &Policy, limits: Limits) -> Result<Arc<FileTools>, ToolError> {
         let roots = Roots::new(policy).map_err(|e| ToolError::Config(e.to_string()))?;
-        Ok(Arc::new(FileTools { roots, limits }))
+        let policy_files = crate::assess::policy_files(policy, |name| std::env::var_os(name))
+            .into_iter()
+            .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+            .collect();
+        Ok(Arc::new(FileTools {
+            roots,
+            limits,
+            policy_files,
+        }))
     }
 
     /// The open roots.
@@ -607,6 +621,22 @@ impl FileTool {
             return Err(Stop::Deny(Refusal::new(
                 "mode",
                 format!("`{key}` is in the read-only root `{}`", cfg.name),
+            )));
+        }
+        // cordon's own files, whatever the roots say: a call must never grant itself rules or
+        // rewrite the record of what it did.
+        if let Some(p) = self
+            .shared
+            .policy_files
+            .iter()
+            .find(|p| real.starts_with(p))
+        {
+            return Err(Stop::Deny(Refusal::new(
+                "policy_file",
+                format!(
+                    "`{key}` is cordon's own file `{}` (the policy, its rules, the audit log, the trust or session store)",
+                    p.display()
+                ),
             )));
         }
         if let Some(p) = self.roots().protected(&real) {

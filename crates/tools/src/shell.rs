@@ -47,6 +47,13 @@
 //! ))`) are walked like any other code, and values are not known (`i='x[$(cmd)]'; (( a[$i]
 //! ))` is not seen).
 //!
+//! What changes the meaning of later commands is a [`Concern::Rebinding`] (`BASH_CMDS[ls]=…`,
+//! `IFS=/`, `shopt -s expand_aliases`, a function named like a builtin or a system program; see
+//! `rebind.rs`), and a variable's value that bash evaluates as code (arithmetic, `${!x}`,
+//! `${x@P}`) is [`Concern::Opaque`] unless it is known to be a plain number (see
+//! `values.rs`). Redirections to `/dev/tcp/…` or `/dev/udp/…` are [`Concern::Network`], and an
+//! input redirection from a target only known at run time is [`Concern::DynamicRedirect`].
+//!
 //! The parser fails closed: on any input it returns, never panics, and whenever
 //! tree-sitter reports a syntax error the result carries [`Concern::Unparsed`]. Where
 //! tree-sitter-bash is known to read a line differently from bash without reporting an
@@ -90,6 +97,8 @@ use tree_sitter::{Node, ParseOptions, Parser, Tree};
 
 mod options;
 mod programs;
+mod rebind;
+mod values;
 mod variables;
 mod words;
 mod wrappers;
@@ -98,9 +107,26 @@ mod wrappers;
 mod tests;
 
 pub use programs::{Effect, EffectKind};
+pub use rebind::{rebinds_commands, BUILTINS};
+use values::Values;
 pub use variables::{is_hook_variable, is_inert_variable, SHELL_EXPORTED};
 use words::{arithmetic_targets, join_raw, resolve, Src, Word};
 use wrappers::Inner;
+
+/// The shell a line is run with: bash, which this module's analysis models, where it is
+/// installed at a trusted absolute path (`/usr/bin/bash`, `/bin/bash`; never looked up on
+/// `PATH`, which the caller's environment decides), else `/bin/sh`.
+pub fn line_shell() -> &'static str {
+    ["/usr/bin/bash", "/bin/bash"]
+        .into_iter()
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| {
+                use std::os::unix::fs::PermissionsExt;
+                m.is_file() && m.permissions().mode() & 0o111 != 0
+            })
+        })
+        .unwrap_or("/bin/sh")
+}
 
 /// Longest line (and longest argv, summed) that is parsed at all; longer input is
 /// [`Concern::Unparsed`].
@@ -181,13 +207,29 @@ pub enum Concern {
     /// `printf "$fmt" …`), and the target as written when only its name is not known before
     /// the line runs (`$v` for `(( $v = 1 ))`).
     Environment(String),
+    /// Something that changes what later commands in the line mean, so that the command a rule
+    /// allowed is not the one that runs: an assignment to a variable bash consults to find or
+    /// read commands (`BASH_CMDS[ls]=/bin/rm`, `BASH_ALIASES`, `IFS`, `CDPATH`, `GLOBIGNORE`;
+    /// see [`rebinds_commands`]), `enable NAME`, a `shopt`/`set` option outside the safe
+    /// lists, or a function named like a builtin or a system program (`ls() { …; }`).
+    Rebinding(String),
+    /// A redirection to bash's network paths (`< /dev/tcp/HOST/PORT`, `> /dev/udp/…`, `exec
+    /// 3<>/dev/tcp/…`): bash connects, whatever the command.
+    Network(String),
+    /// An input redirection whose target is only known when the line runs (`< "$f"`, `<
+    /// $(cmd)`): it may be `/dev/tcp/…`.
+    DynamicRedirect(String),
 }
 
 impl Concern {
     /// A short name for the kind of concern (`unparsed`, `dynamic-command`, `opaque`,
-    /// `write-redirect`, `loader-variable`, `environment`).
+    /// `write-redirect`, `loader-variable`, `environment`, `rebinding`, `network`,
+    /// `dynamic-redirect`).
     pub fn kind(&self) -> &'static str {
         match self {
+            Concern::Rebinding(_) => "rebinding",
+            Concern::Network(_) => "network",
+            Concern::DynamicRedirect(_) => "dynamic-redirect",
             Concern::Unparsed(_) => "unparsed",
             Concern::DynamicCommand(_) => "dynamic-command",
             Concern::Opaque(_) => "opaque",
@@ -207,7 +249,10 @@ impl Concern {
             | Concern::WriteRedirect(s)
             | Concern::LoaderVariable(s)
             | Concern::Environment(s)
-            | Concern::OptionEffect(s) => s,
+            | Concern::OptionEffect(s)
+            | Concern::Rebinding(s)
+            | Concern::Network(s)
+            | Concern::DynamicRedirect(s) => s,
         }
     }
 
@@ -232,6 +277,11 @@ impl fmt::Display for Concern {
             Concern::WriteRedirect(t) => write!(f, "writes `{t}`"),
             Concern::OptionEffect(what) => write!(f, "{what}"),
             Concern::LoaderVariable(v) => write!(f, "sets loader variable `{v}`"),
+            Concern::Rebinding(v) => write!(f, "changes what later commands mean: `{v}`"),
+            Concern::Network(t) => write!(f, "connects to the network through `{t}`"),
+            Concern::DynamicRedirect(t) => {
+                write!(f, "redirects from `{t}`, only known when the line runs")
+            }
             Concern::Environment(v) => match self.variable() {
                 Some(name) => write!(
                     f,
@@ -448,6 +498,18 @@ struct Walker<'a> {
     /// Running a command that `xargs` gives more operands, read from its input.
     input_operands: bool,
     deadline: Instant,
+    /// Variables' values, for the uses that run them as code.
+    values: Values,
+    /// Functions the line defines, in walk order.
+    functions: Vec<String>,
+    /// The prefix assignments being walked persist or reach a function body (a special
+    /// builtin's or a function's prefix).
+    prefix_persists: bool,
+    /// The command being run is a declaration the parser read, whose `NAME=value` words are
+    /// walked as assignments.
+    parsed_declaration: bool,
+    /// That declaration stands at the top level of its shell.
+    top_declaration: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -461,10 +523,27 @@ impl<'a> Walker<'a> {
             arith: false,
             input_operands: false,
             deadline: Instant::now() + PARSE_BUDGET,
+            values: Values::default(),
+            functions: Vec::new(),
+            prefix_persists: false,
+            parsed_declaration: false,
+            top_declaration: false,
         }
     }
 
-    fn finish(self) -> ParsedLine {
+    fn finish(mut self) -> ParsedLine {
+        for detail in self.values.finish() {
+            self.concern(Concern::Opaque(detail));
+        }
+        // Called here or not: an agent's shell keeps its functions for the next call.
+        let functions = std::mem::take(&mut self.functions);
+        for f in functions {
+            if rebind::shadows_command(&f) {
+                self.concern(Concern::Rebinding(format!(
+                    "function `{f}` takes the place of the command `{f}`"
+                )));
+            }
+        }
         self.out
     }
 
@@ -507,8 +586,11 @@ impl<'a> Walker<'a> {
             let msg = first_error(root, &src);
             self.concern(Concern::Unparsed(msg));
         }
+        // Each shell string is a shell of its own: what this one assigned is not known there.
+        self.values.enter_shell();
         // Best effort even after an error: the commands we can see are still reported.
         self.any(root, &src);
+        self.values.leave_shell();
     }
 
     /// A shell string run by a wrapper (`bash -c STRING`, `eval`, `watch`, …).
@@ -564,11 +646,9 @@ impl<'a> Walker<'a> {
             | "while_statement"
             | "case_statement"
             | "case_item"
-            | "function_definition"
             | "redirected_statement"
             | "variable_assignments"
             | "string"
-            | "expansion"
             | "simple_expansion"
             | "array"
             | "number"
@@ -586,12 +666,45 @@ impl<'a> Walker<'a> {
                 }
                 self.arith = saved;
             }
-            // `for NAME in …` and `select NAME in …` assign NAME.
-            "for_statement" => {
-                if let Some(var) = node.child_by_field_name("variable") {
-                    self.assigned(&Word::lit(&src.raw(var)));
+            "function_definition" => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    self.functions.push(resolve(&[name], src).text);
                 }
                 self.children(node, src)
+            }
+            "expansion" => {
+                let raw = src.raw(node);
+                if let Some((name, value)) = self.values.expansion(&raw) {
+                    let (name, value) = (name.to_string(), value.to_string());
+                    self.default_assignment(&name, &value);
+                }
+                self.children(node, src)
+            }
+            // `for NAME in …` and `select NAME in …` assign NAME.
+            "for_statement" => {
+                let mut in_loop = 0;
+                if let Some(var) = node.child_by_field_name("variable") {
+                    let name = src.raw(var);
+                    self.assigned(&Word::lit(&name));
+                    let mut cursor = node.walk();
+                    let words: Vec<Word> = node
+                        .children_by_field_name("value", &mut cursor)
+                        .map(|v| resolve(&[v], src))
+                        .collect();
+                    // Literal numbers, or the indices of an indexed array (`"${!a[@]}"`).
+                    let numbers = !words.is_empty()
+                        && words.iter().all(|w| {
+                            (w.literal && !w.text.is_empty() && values::is_plain_number(&w.text))
+                                || self.values.indices_of_indexed_array(&w.raw)
+                        });
+                    if numbers {
+                        in_loop = self.values.push_loop(&[name]);
+                    } else {
+                        self.values.assign(&name, None, false);
+                    }
+                }
+                self.children(node, src);
+                self.values.pop_loop(in_loop);
             }
             "binary_expression"
             | "unary_expression"
@@ -611,6 +724,7 @@ impl<'a> Walker<'a> {
                     for side in ["left", "right"] {
                         if let Some(n) = node.child_by_field_name(side) {
                             self.arithmetic(&src.raw(n));
+                            self.values.arithmetic(&src.raw(n), false);
                             self.quoted_arithmetic(n, src);
                         }
                     }
@@ -618,7 +732,9 @@ impl<'a> Walker<'a> {
                 self.arith_children(node, src)
             }
             "subscript" | "arithmetic_expansion" => {
-                self.arithmetic(&src.raw(node));
+                let raw = src.raw(node);
+                self.arithmetic(&raw);
+                self.values.arithmetic(&raw, node.kind() == "subscript");
                 self.arith_children(node, src)
             }
             "c_style_for_statement" => {
@@ -626,12 +742,31 @@ impl<'a> Walker<'a> {
                     .child_by_field_name("body")
                     .map_or(node.end_byte(), |b| b.start_byte());
                 self.arithmetic(&src.slice(node.start_byte(), header_end));
-                self.arith_children(node, src)
+                // The initializer runs first: inside the loop its targets hold numbers.
+                let mut cursor = node.walk();
+                let counters: Vec<String> = node
+                    .children_by_field_name("initializer", &mut cursor)
+                    .flat_map(|i| arithmetic_targets(&src.raw(i)))
+                    .filter(|t| t.literal)
+                    .filter_map(|t| variables::leading_name(&t.text).map(str::to_string))
+                    .collect();
+                let in_loop = self.values.push_loop(&counters);
+                for field in ["initializer", "condition", "update"] {
+                    let mut cursor = node.walk();
+                    let parts: Vec<Node> =
+                        node.children_by_field_name(field, &mut cursor).collect();
+                    for part in parts {
+                        self.values.arithmetic(&src.raw(part), false);
+                    }
+                }
+                self.arith_children(node, src);
+                self.values.pop_loop(in_loop);
             }
             "compound_statement" => {
                 let arith = node.child(0).is_some_and(|c| c.kind() == "((");
                 if arith {
                     self.arithmetic(&src.raw(node));
+                    self.values.arithmetic(&src.raw(node), false);
                     self.arith_children(node, src)
                 } else {
                     self.children(node, src)
@@ -871,6 +1006,20 @@ impl<'a> Walker<'a> {
                 src.raw(node).chars().take(40).collect::<String>()
             )));
         }
+        // bash ends a simple command at a newline that is not escaped; the parser sometimes
+        // reads on (`ls` newline `\rm x` as `ls '\rm' x`).
+        let newline_inside = kids.windows(2).any(|w| {
+            let gap = src.slice(w[0].1.end_byte(), w[1].1.start_byte());
+            gap.replace("\\\n", "").contains('\n')
+        }) || kids
+            .iter()
+            .any(|(_, k)| k.kind() == "word" && src.raw(*k).replace("\\\n", "").contains('\n'));
+        if newline_inside {
+            self.concern(Concern::Unparsed(format!(
+                "a newline the parser read inside one command near `{}`",
+                src.raw(node).chars().take(40).collect::<String>()
+            )));
+        }
         let is_word = |f: Option<&str>| matches!(f, Some("name" | "argument"));
         let mut parts: Vec<Node> = Vec::new();
         for (i, (field, child)) in kids.iter().enumerate() {
@@ -896,8 +1045,14 @@ impl<'a> Walker<'a> {
         } else {
             Place::Prefix
         };
+        // Before a special builtin (POSIX mode) a prefix assignment persists; before a function
+        // of the line it reaches the body.
+        let persists = words.first().is_some_and(|w| {
+            rebind::SPECIAL_BUILTINS.contains(&w.text.as_str()) || self.functions.contains(&w.text)
+        });
         self.run(words, src.raw(node), 0);
         // Then everything inside: substitutions in words, assignments, redirections.
+        self.prefix_persists = persists;
         for (field, child) in kids {
             if field.is_none() && child.kind() == "variable_assignment" {
                 self.assignment(child, src, place);
@@ -905,10 +1060,12 @@ impl<'a> Walker<'a> {
                 self.any(child, src);
             }
         }
+        self.prefix_persists = false;
     }
 
     /// Reports one simple command (given as words) and whatever it runs in turn.
     fn run(&mut self, words: Vec<Word>, text: String, level: usize) {
+        let parsed_declaration = std::mem::take(&mut self.parsed_declaration);
         let Some(name) = words.first() else { return };
         if name.raw == "!" && level < MAX_WRAPPER_DEPTH {
             // `! ! cmd`: the parser reads the second `!` as a command name.
@@ -980,6 +1137,9 @@ impl<'a> Walker<'a> {
         for c in outcome.concerns {
             self.concern(c);
         }
+        let base = name.text.rsplit('/').next().unwrap_or(&name.text);
+        let fx = rebind::effects(base, &words[1..], &text, parsed_declaration);
+        self.effects(fx);
         for inner in outcome.inner {
             match inner {
                 Inner::Argv(argv) => {
@@ -1019,7 +1179,13 @@ impl<'a> Walker<'a> {
                 words.push(resolve(&[child], src));
             }
         }
+        self.parsed_declaration = true;
+        // `declare -A` makes an array's subscripts strings only once it has run: at the top
+        // level of the shell, it has for what follows.
+        self.top_declaration = node.parent().is_some_and(|p| p.kind() == "program");
         self.run(words, src.raw(node), 0);
+        self.parsed_declaration = false;
+        self.top_declaration = false;
         self.children(node, src);
     }
 
@@ -1040,7 +1206,7 @@ impl<'a> Walker<'a> {
                 // What a declaration exports is reported with its command (the same
                 // concern for the same text); a loader variable is one wherever it is set.
                 Place::Declaration => {
-                    is_hook_variable(&var).then_some(Concern::LoaderVariable(text))
+                    is_hook_variable(&var).then_some(Concern::LoaderVariable(text.clone()))
                 }
                 // Only reaches a program if the variable was inherited (so exported).
                 Place::Plain => variables::assignment_concern(&var, &text, self.inherited),
@@ -1048,8 +1214,54 @@ impl<'a> Walker<'a> {
             if let Some(c) = concern {
                 self.concern(c);
             }
+            if rebinds_commands(&var) && (!matches!(place, Place::Prefix) || self.prefix_persists) {
+                self.concern(Concern::Rebinding(text.clone()));
+            }
+            // The value, for the uses that evaluate it: known only when it is a literal (each
+            // element of an array).
+            let value = match node.child_by_field_name("value") {
+                None => Some(String::new()),
+                Some(v) if v.kind() == "array" => {
+                    let mut cursor = v.walk();
+                    let all_plain = v.named_children(&mut cursor).all(|e| {
+                        let w = resolve(&[e], src);
+                        w.literal && values::is_plain_number(&w.text)
+                    });
+                    all_plain.then(String::new)
+                }
+                // `$(( … ))` is a number, whatever it evaluates (which is checked where it is).
+                Some(v) if v.kind() == "arithmetic_expansion" => Some("0".to_string()),
+                Some(v) => {
+                    let w = resolve(&[v], src);
+                    w.literal.then_some(w.text)
+                }
+            };
+            // A whole-variable assignment standing as a statement of the shell's top level
+            // always runs before the statements after it. `+=` appends to what was there.
+            let top = |n: Node| n.parent().is_some_and(|p| p.kind() == "program");
+            let definite = matches!(place, Place::Plain)
+                && name.kind() != "subscript"
+                && !text.get(var.len()..).unwrap_or("").starts_with("+=")
+                && (top(node)
+                    || node
+                        .parent()
+                        .is_some_and(|p| p.kind() == "variable_assignments" && top(p)));
+            self.values.assign(&var, value.as_deref(), definite);
         }
         self.children(node, src);
+    }
+
+    /// `${NAME:=value}` / `${NAME=value}`: assigns NAME when it is unset (or empty), as
+    /// `NAME=value` would.
+    fn default_assignment(&mut self, name: &str, value: &str) {
+        self.assigned(&Word::lit(name));
+        let known = !value.contains(['$', '`']);
+        let value: String = value
+            .chars()
+            .filter(|c| !matches!(c, '"' | '\'' | '\\'))
+            .collect();
+        self.values
+            .assign(name, known.then_some(value.as_str()), false);
     }
 
     /// A variable assigned without an `=` word (`for NAME in`, an arithmetic target): checked
@@ -1057,6 +1269,45 @@ impl<'a> Walker<'a> {
     fn assigned(&mut self, target: &Word) {
         if let Some(c) = variables::target_concern(target, self.inherited) {
             self.concern(c);
+        }
+        let name = variables::leading_name(&target.text);
+        if target.literal && name.is_some_and(rebinds_commands) {
+            self.concern(Concern::Rebinding(target.text.clone()));
+        }
+    }
+
+    /// What a command does to the shell's variables and options ([`rebind::effects`]).
+    fn effects(&mut self, fx: rebind::Effects) {
+        for (written, value) in fx.assigns {
+            let Some(name) = variables::leading_name(&written) else {
+                continue;
+            };
+            if rebinds_commands(name) {
+                self.concern(Concern::Rebinding(written.clone()));
+            }
+            self.values.assign(name, value.as_deref(), false);
+        }
+        for written in fx.numbers {
+            if variables::leading_name(&written).is_some_and(rebinds_commands) {
+                self.concern(Concern::Rebinding(written));
+            }
+        }
+        for text in fx.arithmetic {
+            self.values.arithmetic(&text, false);
+        }
+        for name in fx.integers {
+            self.values.declare_integer(&name);
+        }
+        if std::mem::take(&mut self.top_declaration) {
+            for name in fx.assoc {
+                self.values.declare_assoc(&name);
+            }
+        }
+        if fx.nameref {
+            self.values.set_nameref();
+        }
+        for detail in fx.rebinding {
+            self.concern(Concern::Rebinding(detail));
         }
     }
 
@@ -1113,6 +1364,25 @@ impl<'a> Walker<'a> {
                 true
             }
         };
+        // bash opens `/dev/tcp/HOST/PORT` and `/dev/udp/…` itself, in either direction.
+        let network = target.as_ref().is_some_and(|t| {
+            let bare = t.text.trim_start_matches(['"', '\'']);
+            bare.starts_with("/dev/tcp/") || bare.starts_with("/dev/udp/")
+        });
+        if network {
+            let t = target.as_ref().map(|t| t.text.clone()).unwrap_or_default();
+            self.concern(Concern::Network(t));
+        } else if matches!(op.as_str(), "<" | "<>") {
+            // A target only known at run time may be one; `<(…)` is a pipe.
+            let substituted =
+                !dest.is_empty() && dest.iter().all(|d| d.kind() == "process_substitution");
+            match &target {
+                Some(t) if !t.literal && !substituted => {
+                    self.concern(Concern::DynamicRedirect(t.text.clone()))
+                }
+                _ => {}
+            }
+        }
         if writes {
             match &target {
                 Some(t)
@@ -1189,17 +1459,39 @@ impl<'a> Walker<'a> {
     fn heredoc_body(&mut self, body: &str) {
         let mut quoted = String::with_capacity(body.len() + 8);
         quoted.push_str(": \"");
-        let mut chars = body.chars().peekable();
-        while let Some(c) = chars.next() {
+        // Inside `$(…)` bash reads a command afresh, where a `"` is a quote again: such text is
+        // copied as it is.
+        let (verbatim, unsure) = command_substitution_spans(body);
+        if unsure {
+            self.concern(Concern::Unparsed(
+                "a command substitution in a here-document that cannot be delimited safely"
+                    .to_string(),
+            ));
+        }
+        let chars: Vec<(usize, char)> = body.char_indices().collect();
+        let mut k = 0;
+        while let Some(&(here, c)) = chars.get(k) {
+            k += 1;
+            if verbatim
+                .iter()
+                .any(|&(start, end)| here >= start && here < end)
+            {
+                quoted.push(c);
+                continue;
+            }
+            let next = chars.get(k).map(|&(_, n)| n);
             match c {
-                '\\' if chars.peek() == Some(&'"') => {
-                    chars.next();
+                '\\' if next == Some('"') => {
+                    k += 1;
                     quoted.push_str("\\\\\\\"");
                 }
                 '\\' => {
                     quoted.push('\\');
-                    match chars.next() {
-                        Some(n) => quoted.push(n),
+                    match next {
+                        Some(n) => {
+                            k += 1;
+                            quoted.push(n);
+                        }
                         None => quoted.push('\\'),
                     }
                 }
@@ -1217,9 +1509,17 @@ impl<'a> Walker<'a> {
             arith: false,
             input_operands: self.input_operands,
             deadline: self.deadline,
+            values: std::mem::take(&mut self.values),
+            functions: std::mem::take(&mut self.functions),
+            prefix_persists: false,
+            parsed_declaration: false,
+            top_declaration: false,
         };
         sub.line(&quoted);
-        let mut found = sub.finish();
+        // What the body found about variables and functions is the line's: judged at the end.
+        self.values = std::mem::take(&mut sub.values);
+        self.functions = std::mem::take(&mut sub.functions);
+        let mut found = sub.out;
         // Drop the `:` that carried the string.
         if found
             .commands
@@ -1329,6 +1629,73 @@ fn find_substitutions(text: &str) -> (bool, Vec<String>) {
         }
     }
     (found, inner)
+}
+
+/// The byte ranges of the unescaped `$(…)` (and `$((…))`) in a here-document body, each from
+/// its `$` to just past the `)` that closes it, read with quotes inside; and whether one could
+/// not be delimited for sure (a `case` inside, whose patterns end with an unmatched `)`, a `$(`
+/// inside a quoted string, an unterminated quote or substitution).
+fn command_substitution_spans(text: &str) -> (Vec<(usize, usize)>, bool) {
+    let bytes = text.as_bytes();
+    let mut spans = Vec::new();
+    let mut unsure = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'$' if bytes.get(i + 1) == Some(&b'(') => {
+                let mut depth = 0usize;
+                let mut j = i + 1;
+                let mut end = None;
+                while j < bytes.len() {
+                    match bytes[j] {
+                        b'\\' => j += 1,
+                        b'\'' => match bytes[j + 1..].iter().position(|&b| b == b'\'') {
+                            Some(k) => j += k + 1,
+                            None => break,
+                        },
+                        b'"' => {
+                            let mut k = j + 1;
+                            while k < bytes.len() && bytes[k] != b'"' {
+                                if bytes[k] == b'\\' {
+                                    k += 1;
+                                } else if bytes[k] == b'$' && bytes.get(k + 1) == Some(&b'(') {
+                                    unsure = true;
+                                }
+                                k += 1;
+                            }
+                            j = k;
+                        }
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = Some(j + 1);
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                let end = end.unwrap_or_else(|| {
+                    unsure = true;
+                    bytes.len()
+                });
+                let inner = String::from_utf8_lossy(&bytes[i..end]);
+                if inner
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(|w| w == "case")
+                {
+                    unsure = true;
+                }
+                spans.push((i, end));
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    (spans, unsure)
 }
 
 /// A here-document delimiter after quote removal.

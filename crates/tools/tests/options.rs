@@ -74,6 +74,13 @@ fn cx() -> ShellContext {
     ShellContext {
         cwd: PathBuf::from("/work/ws"),
         writable: vec![PathBuf::from("/work/ws")],
+        policy_files: vec![],
+        network: cordon_policy::Network::Deny,
+        home: None,
+        search_path: ["/usr/local/bin", "/usr/bin", "/bin"]
+            .iter()
+            .map(PathBuf::from)
+            .collect(),
     }
 }
 

@@ -52,6 +52,12 @@ enum K {
     L,
     /// Environment
     E,
+    /// Rebinding
+    R,
+    /// Network
+    N,
+    /// DynamicRedirect
+    I,
 }
 use K::*;
 
@@ -63,6 +69,9 @@ fn kind(c: &Concern) -> K {
         Concern::WriteRedirect(_) => W,
         Concern::LoaderVariable(_) => L,
         Concern::Environment(_) => E,
+        Concern::Rebinding(_) => R,
+        Concern::Network(_) => N,
+        Concern::DynamicRedirect(_) => I,
     }
 }
 
@@ -135,7 +144,7 @@ const CASES: &[Case] = &[
     ("time ls -l", &[&["time", "ls", "-l"], &["ls", "-l"]], &[]),
     ("[ -f x ] && rm x", &[&["rm", "x"]], &[]),
     ("[[ -d d ]] || mkdir d", &[&["mkdir", "d"]], &[]),
-    ("(( n > 3 )) && echo big", &[&["echo", "big"]], &[]),
+    ("(( n > 3 )) && echo big", &[&["echo", "big"]], &[O]),
     ("ls # && rm -rf /", &[&["ls"]], &[]),
     ("echo a#b", &[&["echo", "a#b"]], &[]),
     // ---- substitutions ------------------------------------------------------------
@@ -163,16 +172,16 @@ const CASES: &[Case] = &[
         &[],
     ),
     ("tee >(rm x) < f", &[&["tee", ">(rm x)"], &["rm", "x"]], &[]),
-    ("cat < $(rm x)", &[&["cat"], &["rm", "x"]], &[]),
+    ("cat < $(rm x)", &[&["cat"], &["rm", "x"]], &[I]),
     ("ls > \"$(rm y)\"", &[&["ls"], &["rm", "y"]], &[W]),
     ("[[ $(rm a) == y ]]", &[&["rm", "a"]], &[]),
     ("[ \"$(rm a)\" = y ]", &[&["rm", "a"]], &[]),
     (
         "echo $(( $(rm s) + 1 ))",
         &[&["echo", "$(( $(rm s) + 1 ))"], &["rm", "s"]],
-        &[],
+        &[O],
     ),
-    ("(( x = $(rm b) ))", &[&["rm", "b"]], &[]),
+    ("(( x = $(rm b) ))", &[&["rm", "b"]], &[O]),
     ("cat <<< \"$(rm w)\"", &[&["cat"], &["rm", "w"]], &[]),
     ("cat <<< $(id)", &[&["cat"], &["id"]], &[]),
     (
@@ -180,7 +189,7 @@ const CASES: &[Case] = &[
         &[&["echo", "${x:-$(rm t)}"], &["rm", "t"]],
         &[],
     ),
-    ("a[$(rm u)]=1", &[&["rm", "u"]], &[]),
+    ("a[$(rm u)]=1", &[&["rm", "u"]], &[O]),
     ("x=(1 $(rm v))", &[&["rm", "v"]], &[]),
     ("for i in $(ls); do :; done", &[&["ls"], &[":"]], &[]),
     ("case $(rm c) in *) ;; esac", &[&["rm", "c"]], &[]),
@@ -969,14 +978,14 @@ const CASES: &[Case] = &[
     ("let 'PATH = 1'", &[&["let", "PATH = 1"]], &[L]),
     ("(( HOME = 1 ))", &[], &[E]),
     ("(( x = y = HOME = 3 ))", &[], &[E]),
-    ("(( ++EDITOR ))", &[], &[E]),
-    ("(( $v = 1 ))", &[], &[E]),
+    ("(( ++EDITOR ))", &[], &[O, E]),
+    ("(( $v = 1 ))", &[], &[O, E]),
     (
         "echo $(( HOME += 1 ))",
         &[&["echo", "$(( HOME += 1 ))"]],
-        &[E],
+        &[O, E],
     ),
-    ("for ((; HOME++ < 3 ;)); do :; done", &[&[":"]], &[E]),
+    ("for ((; HOME++ < 3 ;)); do :; done", &[&[":"]], &[O, E]),
     ("a[HOME=1]=x", &[], &[E]),
     (
         "echo \"${a[PAGER=1]}\"",
@@ -1021,8 +1030,8 @@ const CASES: &[Case] = &[
     ("mapfile < f", &[&["mapfile"]], &[]),
     ("getopts ab: opt", &[&["getopts", "ab:", "opt"]], &[]),
     ("OPTIND=1; REPLY=x", &[], &[]),
-    ("let i++ 'n += 2'", &[&["let", "i++", "n += 2"]], &[]),
-    ("(( i++, n == 2 ))", &[], &[]),
+    ("let i++ 'n += 2'", &[&["let", "i++", "n += 2"]], &[O]),
+    ("(( i++, n == 2 ))", &[], &[O]),
     (
         "for ((i = 0; i < 3; i++)); do echo $i; done",
         &[&["echo", "$i"]],
@@ -1230,26 +1239,26 @@ const CASES: &[Case] = &[
     ),
     // The value of a declaration is not evaluated; a visible `$i` is as in `a[$i]=1`.
     ("declare 'x=$(rm x)'", &[&["declare", "x=$(rm x)"]], &[]),
-    ("declare a[$i]=1", &[&["declare", "a[$i]=1"]], &[]),
+    ("declare a[$i]=1", &[&["declare", "a[$i]=1"]], &[O]),
     (
         "declare a[i]=1 'b[0]=2'",
         &[&["declare", "a[i]=1", "b[0]=2"]],
-        &[],
+        &[O],
     ),
     ("let 'a[$(rm x)]=1'", &[&["let", "a[$(rm x)]=1"]], &[O]),
     ("let 'a[$i]=1'", &[&["let", "a[$i]=1"]], &[O]),
-    ("let 'x = y + 1' i++", &[&["let", "x = y + 1", "i++"]], &[]),
+    ("let 'x = y + 1' i++", &[&["let", "x = y + 1", "i++"]], &[O]),
     ("[[ 1 -eq 'a[$(rm x)]' ]]", &[], &[O]),
     ("[[ 1 -eq 'a[$i]' ]]", &[], &[O]),
     ("[[ \"a[\\$i]\" -lt 2 ]]", &[], &[O]),
-    ("[[ $x -eq 'a[i]' ]]", &[], &[]),
-    ("[[ 1 -eq 'a[GIT_DIR=1]' ]]", &[], &[E]),
+    ("[[ $x -eq 'a[i]' ]]", &[], &[O]),
+    ("[[ 1 -eq 'a[GIT_DIR=1]' ]]", &[], &[O, E]),
     ("unset 'a[$(rm x)]'", &[&["unset", "a[$(rm x)]"]], &[O]),
     ("unset 'a[1]' b", &[&["unset", "a[1]", "b"]], &[]),
     ("unset -f 'f'", &[&["unset", "-f", "f"]], &[]),
     // Parsed by tree-sitter: the substitution is a command, checked as one.
-    ("a[$i]=x", &[], &[]),
-    ("a[$(rm x)]=1", &[&["rm", "x"]], &[]),
+    ("a[$i]=x", &[], &[O]),
+    ("a[$(rm x)]=1", &[&["rm", "x"]], &[O]),
     // ---- named file descriptors assign their variable -------------------------------
     (
         "exec {PATH}>/dev/null; git status",
@@ -1384,7 +1393,13 @@ fn concern_payloads() {
     );
     assert_eq!(
         parse("(( $v = 1 ))").concerns,
-        [Concern::Environment("$v".into())]
+        [
+            Concern::Environment("$v".into()),
+            Concern::Opaque(
+                "(( $v = 1 )): evaluates the value of `v` as code, and it is not known to be a plain number"
+                    .into()
+            )
+        ]
     );
     assert_eq!(
         parse("printf \"$f\" HOME x").concerns,
@@ -1492,7 +1507,8 @@ fn inherited_variables() {
         ("while read -r NAME VALUE; do :; done < f", &[E], &[]),
         ("while getopts v OPT; do :; done", &[E], &[]),
         ("printf -v OUT '%s' x", &[E], &[]),
-        ("(( COUNT += 1 ))", &[E], &[]),
+        // Arithmetic reads COUNT's value, which is not known (class 2 of issue 13).
+        ("(( COUNT += 1 ))", &[E, O], &[O]),
         ("VERSION=1; echo $VERSION", &[E], &[]),
         ("declare VERSION=1", &[E], &[]),
         ("exec {FD}>/dev/null", &[E], &[]),

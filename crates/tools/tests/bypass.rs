@@ -1,0 +1,597 @@
+//! Issue 13: the bypass classes an outside review found in `allow` decisions, each with several
+//! spellings, against the review's policy: allow `git status`, `git diff`, `git log`, `ls`,
+//! `cat`, `echo`, `grep`, `find`, `pytest`, `npm run test*`; deny `rm`, `curl`,
+//! `git reset --hard`; ask by default. A second policy allows every command but `rm` and
+//! `curl`, so that what the shell tool itself objects to shows where no rule would ask.
+
+use std::path::{Path, PathBuf};
+
+use cordon_approval::RuleSet;
+use cordon_policy::{Action, Network, Policy};
+use cordon_tools::assess::{assess, policy_files, ShellContext};
+use cordon_tools::files::{FileOp, FileTools, Limits};
+use cordon_tools::shell::{parse_in, Concern, Inherited};
+use cordon_tools::tool::Tool;
+use serde_json::json;
+
+const REVIEW_RULES: &str = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "git status"
+action = "allow"
+[[shell.rules]]
+pattern = "git diff"
+action = "allow"
+[[shell.rules]]
+pattern = "git log"
+action = "allow"
+[[shell.rules]]
+pattern = "ls"
+action = "allow"
+[[shell.rules]]
+pattern = "cat"
+action = "allow"
+[[shell.rules]]
+pattern = "echo"
+action = "allow"
+[[shell.rules]]
+pattern = "grep"
+action = "allow"
+[[shell.rules]]
+pattern = "find"
+action = "allow"
+[[shell.rules]]
+pattern = "pytest"
+action = "allow"
+[[shell.rules]]
+pattern = "npm run test*"
+action = "allow"
+[[shell.rules]]
+pattern = "rm"
+action = "deny"
+[[shell.rules]]
+pattern = "curl"
+action = "deny"
+[[shell.rules]]
+pattern = "git reset --hard"
+action = "deny"
+"#;
+
+const ALLOW_ALL_RULES: &str = r#"
+[shell]
+default = "allow"
+[[shell.rules]]
+pattern = "rm"
+action = "deny"
+[[shell.rules]]
+pattern = "curl"
+action = "deny"
+"#;
+
+/// A workspace (the writable root) holding the policy file, with the audit log in `.cordon/`,
+/// and a home directory of its own for `~`, the trust store and the session store.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    home: PathBuf,
+    policy: Policy,
+    rules: RuleSet,
+    cx: ShellContext,
+}
+
+fn fixture(rules: &str, network: &str) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let ws = base.join("ws");
+    let home = base.join("home");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let text = format!(
+        "version = 1\n{rules}\n[sandbox]\nnetwork = \"{network}\"\n[sandbox.paths.ws]\nroot = \".\"\nmode = \"rw\"\n[approval]\naudit_log = \".cordon/audit.jsonl\"\n"
+    );
+    let file = ws.join("cordon.toml");
+    std::fs::write(&file, text).unwrap();
+    let policy = Policy::load(&file).unwrap();
+    let home_var = home.clone();
+    let cx = ShellContext {
+        cwd: ws.clone(),
+        writable: vec![ws.clone()],
+        policy_files: policy_files(&policy, |name| match name {
+            "HOME" => Some(home_var.clone().into_os_string()),
+            _ => None,
+        }),
+        network: policy.sandbox.network,
+        home: Some(home.clone()),
+        search_path: ["/usr/local/bin", "/usr/bin", "/bin"]
+            .iter()
+            .map(PathBuf::from)
+            .collect(),
+    };
+    Fixture {
+        _dir: dir,
+        ws,
+        home,
+        rules: RuleSet::new(&policy.shell),
+        policy,
+        cx,
+    }
+}
+
+fn review() -> Fixture {
+    fixture(REVIEW_RULES, "deny")
+}
+
+fn allow_all() -> Fixture {
+    fixture(ALLOW_ALL_RULES, "deny")
+}
+
+/// The variables the command's shell inherits: a scrubbed environment's.
+fn inherited() -> Inherited {
+    Inherited::exactly(["PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR"])
+}
+
+impl Fixture {
+    fn decide(&self, line: &str) -> (Action, String) {
+        let a = assess(&parse_in(line, &inherited()), &self.rules, &self.cx);
+        (a.decision.action, a.decision.reason)
+    }
+
+    fn concerns(&self, line: &str) -> Vec<Concern> {
+        parse_in(line, &inherited()).concerns
+    }
+
+    /// Every line is decided `want`.
+    fn all(&self, want: Action, lines: &[&str]) {
+        let wrong: Vec<String> = lines
+            .iter()
+            .filter_map(|l| {
+                let (got, why) = self.decide(l);
+                (got != want).then(|| format!("{l:?}: {got:?} ({why})"))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "want {want:?}:\n{}", wrong.join("\n"));
+    }
+
+    /// No line is allowed.
+    fn never_allowed(&self, lines: &[&str]) {
+        let wrong: Vec<String> = lines
+            .iter()
+            .filter_map(|l| {
+                let (got, why) = self.decide(l);
+                (got == Action::Allow).then(|| format!("{l:?}: allowed ({why})"))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "allowed:\n{}", wrong.join("\n"));
+    }
+}
+
+// ---- class 1: names that rebind commands ----------------------------------------------
+
+#[test]
+fn assignments_that_rebind_commands_are_never_allowed() {
+    let f = review();
+    f.never_allowed(&[
+        "BASH_CMDS[ls]=/bin/rm; ls -rf .",
+        "BASH_CMDS=([ls]=/bin/rm); ls -rf .",
+        "BASH_CMDS[ls]+=/bin/rm; ls",
+        "BASH_ALIASES[ls]=rm; ls -rf .",
+        "IFS=/; ls $HOME",
+        "IFS+=/; ls",
+        "IFS=/ :; ls",
+        "for IFS in /; do ls $x; done",
+        "echo ${IFS:=/}; ls",
+        "echo ${CDPATH=/etc}; ls",
+        "echo ${BASH_CMDS[ls]:=/bin/rm}; ls",
+        "echo ${PATH:=/tmp/evil}; ls",
+        "(( IFS = 1 )); ls",
+        "CDPATH=/etc; echo x",
+        "GLOBIGNORE='*'; ls *",
+        "PATH=/tmp/evil:$PATH; ls",
+        "BASH_ENV=/tmp/x; ls",
+        "PS4='$(rm -rf .)'; ls",
+        "PROMPT_COMMAND=x; ls",
+        "LD_PRELOAD=/tmp/x.so; ls",
+    ]);
+    // Where every command is allowed, the concern alone asks, in every spelling.
+    let f = allow_all();
+    f.never_allowed(&[
+        "declare BASH_CMDS[ls]=/bin/rm; ls -rf .",
+        "declare -A BASH_CMDS=([ls]=/bin/rm); ls",
+        "export IFS=/; ls",
+        "local IFS=/",
+        "typeset GLOBIGNORE=x",
+        "readonly CDPATH=/",
+        "declare \"IFS=/\"; ls",
+        "command declare IFS=/; ls",
+        "read IFS < f; ls",
+        "read -r -a BASH_ALIASES < f; ls",
+        "printf -v 'BASH_CMDS[ls]' /bin/rm; ls",
+        "printf -vIFS /; ls",
+        "mapfile -t BASH_ALIASES < f",
+        "readarray IFS < f",
+        "getopts ab IFS",
+        "let IFS=1",
+        "exec {IFS}>/dev/null",
+        "hash -p /bin/rm ls; ls",
+        "alias ls=rm",
+        "enable -n echo; echo hi",
+        "enable -f /tmp/x.so ls",
+        "enable ls",
+        "shopt -s expand_aliases; ls",
+        "shopt -s extglob",
+        "shopt -u interactive_comments",
+        "set +o interactive-comments; ls # ; rm -rf .",
+        "set -o posix",
+        "set -k; ls",
+        "bash -O expand_aliases -c ls",
+        "bash +O interactive_comments -c ls",
+        "bash --posix -c ls",
+    ]);
+    // A function named like a command the line runs.
+    f.never_allowed(&[
+        "ls() { cat \"$@\"; }; ls -la",
+        "function git { cat; }; git status",
+        "function grep() { echo; }; grep x",
+        "echo() { cat; }; echo hi",
+        "command_not_found_handle() { cat; }; ls",
+        "function git { cat; }",
+        "ls() { cat; }",
+    ]);
+}
+
+#[test]
+fn harmless_uses_of_those_names_stay_allowed() {
+    let f = allow_all();
+    f.all(
+        Action::Allow,
+        &[
+            "IFS= read -r line < f",
+            "while IFS=, read -r a b; do echo \"$a\"; done < f",
+            "echo \"$IFS\"",
+            "set -euo pipefail; ls",
+            "set -x; set +e; ls",
+            "shopt -s nullglob globstar; ls **/*.rs",
+            "shopt -p",
+            "enable -a",
+            "f() { ls; }; f",
+            "set -- a b; echo \"$1\"",
+            "bash -c 'ls'",
+            "bash -e -o pipefail -c ls",
+        ],
+    );
+}
+
+#[test]
+fn rebinding_is_its_own_concern() {
+    let f = review();
+    for line in [
+        "BASH_CMDS[ls]=/bin/rm",
+        "IFS=/",
+        "read IFS",
+        "echo ${IFS=/}",
+        "shopt -s expand_aliases",
+        "ls() { :; }; ls",
+    ] {
+        assert!(
+            f.concerns(line)
+                .iter()
+                .any(|c| matches!(c, Concern::Rebinding(_))),
+            "{line}: {:?}",
+            f.concerns(line)
+        );
+    }
+}
+
+// ---- class 2: values that bash runs as code ---------------------------------------------
+
+#[test]
+fn values_run_as_code_are_never_allowed() {
+    let f = review();
+    f.never_allowed(&[
+        "((x)); ls",
+        "((x))",
+        "echo $((x))",
+        "echo $(( x + 1 ))",
+        "echo $[x]",
+        "echo ${s:x}",
+        "echo ${s:1:x}",
+        "echo ${s: -x}",
+        "echo ${a[x]}",
+        "echo ${a[$i]}",
+        "[[ $x -eq 1 ]] && ls",
+        "[[ 1 -lt x ]] && ls",
+        "echo ${!x}",
+        "echo ${!x:-y}",
+        "echo ${x@P}",
+        "x=$(cat f); echo $((x))",
+        "x=`cat f`; echo $((x + 1))",
+        "echo $(( $(cat f) ))",
+        "echo $(( `cat f` ))",
+        "x='a[$(rm -rf .)]'; echo $((x))",
+        "x=1; x='a[$(rm -rf .)]'; echo $((x))",
+        "for n in $(cat f); do echo $((n)); done",
+        "for n in a b; do echo $((n)); done",
+        "read n < f; echo $((n))",
+        "echo $((1 + $1))",
+        "if false; then x=1; fi; echo $((x))",
+        "echo $((x)); x=1",
+        "x=1 echo $((x))",
+        "x=1; bash -c 'echo $((x))'",
+        "for ((i = 0; i < n; i++)); do echo $i; done",
+    ]);
+    let f = allow_all();
+    f.never_allowed(&[
+        "let x",
+        "let 'y = x + 1'",
+        "declare -i n; n=$x",
+        "declare -i n=$x",
+        "declare -n r=x; echo $((r))",
+        "k=$(cat f); if false; then declare -A m; fi; echo ${m[$k]}",
+        "declare -A m; for k in \"${!m[@]}\"; do echo $((k)); done",
+    ]);
+    // An associative array's subscripts are strings, not arithmetic.
+    f.all(Action::Allow, &["declare -A m; k=$(cat f); echo ${m[$k]}"]);
+}
+
+#[test]
+fn known_numbers_stay_allowed() {
+    let f = review();
+    f.all(
+        Action::Allow,
+        &[
+            "x=3; echo $((x + 1))",
+            "x=3 y=0x1f; echo $((x + y))",
+            "for ((i = 0; i < 3; i++)); do echo $i; done",
+            "n=5; for ((i = 0; i < n; i++)); do echo ${a[i]}; done",
+            "for i in 1 2 3; do echo $((i * 2)); done",
+            "echo $(( 2 + 3 ))",
+            "echo ${s:1:2}",
+            "echo $# $?; [[ $# -eq 0 ]] && ls",
+            "echo $((RANDOM % 6))",
+            "echo ${#s}",
+            "count=0; for f in *.rs; do count=$((count + 1)); done; echo $count",
+            "for i in \"${!arr[@]}\"; do echo \"${arr[$i]}\"; done",
+        ],
+    );
+}
+
+// ---- class 4: commands named by path ----------------------------------------------------
+
+#[test]
+fn an_allow_rule_on_a_name_covers_that_name_and_system_paths_only() {
+    let f = review();
+    f.all(
+        Action::Ask,
+        &[
+            "./ls",
+            "/tmp/evil/ls",
+            "~/bin/grep x",
+            "bin/git status",
+            "../ls",
+            "/usr/bin/../../tmp/ls",
+            "/usr//bin/ls",
+            "sub/cat f",
+            "./pytest",
+            "node_modules/.bin/npm run test",
+            "/tmp/evil/git status",
+        ],
+    );
+    f.all(
+        Action::Allow,
+        &[
+            "ls",
+            "/usr/bin/ls",
+            "/bin/ls -la",
+            "/usr/bin/git status",
+            "git log --oneline",
+        ],
+    );
+}
+
+#[test]
+fn a_bare_name_asks_when_the_path_leads_through_a_writable_directory() {
+    let mut f = review();
+    for path in [
+        vec![
+            f.ws.join("bin"),
+            PathBuf::from("/usr/bin"),
+            PathBuf::from("/bin"),
+        ],
+        vec![
+            PathBuf::from("/nonexistent"),
+            PathBuf::from("bin"),
+            PathBuf::from("/usr/bin"),
+        ],
+        vec![PathBuf::from(""), PathBuf::from("/usr/bin")],
+        vec![f.ws.join("sub/../tools"), PathBuf::from("/usr/bin")],
+    ] {
+        f.cx.search_path = path.clone();
+        f.all(Action::Ask, &["ls", "cat f", "git status"]);
+        // Builtins are not looked up; a deny stays a deny.
+        f.all(Action::Allow, &["echo hi"]);
+        f.all(Action::Deny, &["rm x"]);
+    }
+    // An entry after the one the program is found in does not matter.
+    f.cx.search_path = vec![
+        PathBuf::from("/usr/bin"),
+        PathBuf::from("/bin"),
+        f.ws.join("bin"),
+    ];
+    f.all(Action::Allow, &["ls", "cat f"]);
+}
+
+#[test]
+fn deny_rules_match_every_spelling() {
+    let f = review();
+    f.all(
+        Action::Deny,
+        &[
+            "rm x",
+            "/bin/rm x",
+            "/usr/bin/rm x",
+            "./rm x",
+            "../../bin/rm x",
+            "\\rm x",
+            "r\\m x",
+            "\"rm\" x",
+            "'r'm x",
+            "command rm x",
+            "env rm x",
+            "sudo /bin/rm x",
+            "/tmp/evil/curl x",
+            "/usr/bin/git reset --hard",
+            "./git reset --hard",
+        ],
+    );
+}
+
+// ---- class 5: redirections that reach the network -----------------------------------------
+
+#[test]
+fn network_redirections_are_denied_under_network_deny() {
+    let f = review();
+    f.all(
+        Action::Deny,
+        &[
+            "cat < /dev/tcp/1.2.3.4/80",
+            "cat 0</dev/tcp/example.com/443",
+            "echo hi > /dev/udp/1.2.3.4/53",
+            "echo hi >> /dev/tcp/1.2.3.4/80",
+            "exec 3<>/dev/tcp/h/80",
+            "cat < \"/dev/tcp/$h/80\"",
+            "ls 2>/dev/tcp/h/1",
+            "bash -c 'cat </dev/tcp/h/80'",
+        ],
+    );
+    // Targets only known at run time may be one: never allowed.
+    f.never_allowed(&[
+        "cat < \"$f\"",
+        "cat < $f",
+        "cat < $(echo f)",
+        "echo x > \"$f\"",
+        "echo x > $(echo f)",
+        "cat <> \"$f\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &["cat < f", "cat < <(ls)", "echo x > /dev/null", "ls 2>&1"],
+    );
+    // Where the policy lets the sandbox reach the network, the shell still asks.
+    let open = fixture(REVIEW_RULES, "allow");
+    assert_eq!(open.policy.sandbox.network, Network::Allow);
+    open.all(Action::Ask, &["cat < /dev/tcp/1.2.3.4/80"]);
+}
+
+// ---- class 6: the policy's own files ------------------------------------------------------
+
+#[test]
+fn writes_to_the_policy_files_are_denied() {
+    let f = review();
+    let abs = f.ws.join("cordon.toml");
+    std::os::unix::fs::symlink(&abs, f.ws.join("link")).unwrap();
+    std::fs::create_dir_all(f.ws.join(".cordon")).unwrap();
+    std::os::unix::fs::symlink(f.ws.join(".cordon"), f.ws.join("logs")).unwrap();
+    // Dangling: a write creates the file it names.
+    std::os::unix::fs::symlink(".cordon/audit.jsonl", f.ws.join("newlog")).unwrap();
+    std::os::unix::fs::symlink("sub/../cordon.rules.toml", f.ws.join("rules")).unwrap();
+    let lines = [
+        "echo x > cordon.toml".to_string(),
+        "echo x >> cordon.toml".to_string(),
+        "echo x >| ./cordon.toml".to_string(),
+        "echo x &> sub/../cordon.toml".to_string(),
+        format!("echo x > {}", abs.display()),
+        "echo '[[shell.rules]]' >> cordon.rules.toml".to_string(),
+        "echo x > link".to_string(),
+        "echo x > .cordon/audit.jsonl".to_string(),
+        "echo x > .cordon/audit.jsonl.head".to_string(),
+        "echo x > .cordon/other".to_string(),
+        "echo x > logs/audit.jsonl".to_string(),
+        "echo x > newlog".to_string(),
+        "echo x > rules".to_string(),
+        "echo x > ~/.config/cordon/trust.toml".to_string(),
+        "echo x > ~/.local/state/cordon/sessions/s.json".to_string(),
+        format!("echo x > {}/.config/cordon/trusted", f.home.display()),
+        "bash -c 'echo x > cordon.toml'".to_string(),
+        "ls; (echo x > cordon.toml)".to_string(),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    f.all(Action::Deny, &lines);
+    // After a `cd`, a relative target may be any file.
+    f.never_allowed(&[
+        "cd sub; echo x > ../cordon.toml",
+        "cd ..; echo x > ws/cordon.toml",
+        "pushd /; echo x > etc/passwd",
+        "(cd sub && echo x > ../cordon.rules.toml)",
+    ]);
+    // Other files in the root are written as before.
+    f.all(
+        Action::Allow,
+        &["echo x > notes.txt", "echo x > sub/cordon.toml.bak"],
+    );
+}
+
+#[test]
+fn file_tools_refuse_the_policy_files() {
+    let f = review();
+    let tools = FileTools::new(&f.policy, Limits::default()).unwrap();
+    for (op, path) in [
+        (FileOp::Write, "ws/cordon.toml"),
+        (FileOp::Write, "ws/cordon.rules.toml"),
+        (FileOp::Write, "ws/.cordon/audit.jsonl"),
+        (FileOp::Write, "ws/.cordon/new"),
+        (FileOp::Delete, "ws/cordon.toml"),
+        (FileOp::Edit, "ws/cordon.toml"),
+    ] {
+        let tool = tools.tool(op);
+        let args = match op {
+            FileOp::Write => json!({"path": path, "content": "x"}),
+            FileOp::Edit => json!({"path": path, "old": "version", "new": "v"}),
+            _ => json!({"path": path}),
+        };
+        let a = tool.assess(&args).unwrap();
+        assert_eq!(
+            a.verdict.action,
+            Action::Deny,
+            "{op:?} {path}: {:?}",
+            a.verdict
+        );
+        assert!(
+            a.verdict.rule.to_string().contains("policy_file"),
+            "{op:?} {path}: {}",
+            a.verdict.rule
+        );
+    }
+    let a = tools
+        .tool(FileOp::Write)
+        .assess(&json!({"path": "ws/notes.txt", "content": "x"}))
+        .unwrap();
+    assert_eq!(a.verdict.action, Action::Allow, "{:?}", a.verdict);
+}
+
+#[test]
+fn the_policy_files_are_named_from_the_policy_and_environment() {
+    let f = review();
+    let env = |name: &str| match name {
+        "HOME" => Some("/h".into()),
+        "XDG_CONFIG_HOME" => Some("/c".into()),
+        "XDG_RUNTIME_DIR" => Some("/r".into()),
+        _ => None,
+    };
+    let files = policy_files(&f.policy, env);
+    for want in [
+        f.ws.join("cordon.toml"),
+        f.ws.join("cordon.rules.toml"),
+        f.ws.join(".cordon/audit.jsonl"),
+        f.ws.join(".cordon/audit.jsonl.head"),
+        f.ws.join(".cordon"),
+        PathBuf::from("/c/cordon"),
+        PathBuf::from("/r/cordon"),
+        PathBuf::from("/h/.local/state/cordon"),
+    ] {
+        assert!(files.contains(&want), "{} not in {files:?}", want.display());
+    }
+    // A log directly in a writable root protects the log, not the whole root.
+    assert!(!files.contains(&f.ws), "{files:?}");
+    assert!(!files.iter().any(|p| p == Path::new("/")));
+}
