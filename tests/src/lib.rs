@@ -26,3 +26,44 @@ pub fn describe(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// The unprivileged test user's `(uid, gid)`: `cordon-test`, a system user without a home or a
+/// login shell, created on first use when missing (that needs root; CI runs as root). Test
+/// processes running in parallel may race to create it: the loser finds it made.
+pub fn test_user() -> (u32, u32) {
+    use std::process::Command;
+    use std::sync::OnceLock;
+    static IDS: OnceLock<(u32, u32)> = OnceLock::new();
+    *IDS.get_or_init(|| {
+        let id = |flag: &str| -> Option<u32> {
+            let o = Command::new("id")
+                .args([flag, "cordon-test"])
+                .output()
+                .ok()?;
+            if !o.status.success() {
+                return None;
+            }
+            String::from_utf8(o.stdout).ok()?.trim().parse().ok()
+        };
+        if id("-u").is_none() {
+            let st = Command::new("useradd")
+                .args([
+                    "--system",
+                    "--no-create-home",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    "cordon-test",
+                ])
+                .status()
+                .expect("run useradd (package passwd)");
+            assert!(
+                st.success() || id("-u").is_some(),
+                "useradd cordon-test failed: {st}"
+            );
+        }
+        (
+            id("-u").expect("user cordon-test"),
+            id("-g").expect("group cordon-test"),
+        )
+    })
+}

@@ -25,7 +25,7 @@
 // Landlock, seccomp and bubblewrap are Linux; so is every attack.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::describe;
+use cordon_e2e::{describe, test_user};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
@@ -536,40 +536,6 @@ fn bins() -> &'static Bins {
 struct User {
     /// `None`: run as the current user.
     ids: Option<(u32, u32)>,
-}
-
-fn test_user() -> (u32, u32) {
-    static IDS: OnceLock<(u32, u32)> = OnceLock::new();
-    *IDS.get_or_init(|| {
-        let id = |flag: &str| -> Option<u32> {
-            let o = Command::new("id")
-                .args([flag, "cordon-test"])
-                .output()
-                .ok()?;
-            if !o.status.success() {
-                return None;
-            }
-            String::from_utf8(o.stdout).ok()?.trim().parse().ok()
-        };
-        if id("-u").is_none() {
-            let st = Command::new("useradd")
-                .args([
-                    "--system",
-                    "--no-create-home",
-                    "--shell",
-                    "/usr/sbin/nologin",
-                    "cordon-test",
-                ])
-                .status()
-                .expect("run useradd");
-            // Another test process may have created it meanwhile.
-            assert!(
-                st.success() || id("-u").is_some(),
-                "useradd cordon-test failed: {st}"
-            );
-        }
-        (id("-u").unwrap(), id("-g").unwrap())
-    })
 }
 
 fn user_for(mode: Mode) -> User {

@@ -14,7 +14,7 @@
 // bubblewrap and Landlock are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::describe;
+use cordon_e2e::{describe, test_user};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -47,39 +47,6 @@ fn cordon() -> &'static Path {
         fs::copy(&built, &p).unwrap();
         fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
         p
-    })
-}
-
-fn test_user() -> (u32, u32) {
-    static IDS: OnceLock<(u32, u32)> = OnceLock::new();
-    *IDS.get_or_init(|| {
-        let id = |flag: &str| -> Option<u32> {
-            let o = Command::new("id")
-                .args([flag, "cordon-test"])
-                .output()
-                .ok()?;
-            if !o.status.success() {
-                return None;
-            }
-            String::from_utf8(o.stdout).ok()?.trim().parse().ok()
-        };
-        if id("-u").is_none() {
-            let st = Command::new("useradd")
-                .args([
-                    "--system",
-                    "--no-create-home",
-                    "--shell",
-                    "/usr/sbin/nologin",
-                    "cordon-test",
-                ])
-                .status()
-                .expect("run useradd");
-            assert!(
-                st.success() || id("-u").is_some(),
-                "useradd cordon-test failed: {st}"
-            );
-        }
-        (id("-u").unwrap(), id("-g").unwrap())
     })
 }
 

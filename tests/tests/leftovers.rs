@@ -107,33 +107,7 @@ fn user_ids(mode: Mode) -> Option<(u32, u32)> {
             None
         }
         Mode::User if !is_root() => None,
-        Mode::User => {
-            static IDS: OnceLock<(u32, u32)> = OnceLock::new();
-            Some(*IDS.get_or_init(|| {
-                let id = |flag: &str| -> Option<u32> {
-                    let o = Command::new("id")
-                        .args([flag, "cordon-test"])
-                        .output()
-                        .ok()?;
-                    String::from_utf8(o.stdout).ok()?.trim().parse().ok()
-                };
-                if id("-u").is_none() {
-                    let _ = Command::new("useradd")
-                        .args([
-                            "--system",
-                            "--no-create-home",
-                            "--shell",
-                            "/usr/sbin/nologin",
-                            "cordon-test",
-                        ])
-                        .status();
-                }
-                (
-                    id("-u").expect("user cordon-test"),
-                    id("-g").expect("group cordon-test"),
-                )
-            }))
-        }
+        Mode::User => Some(cordon_e2e::test_user()),
     }
 }
 

@@ -87,29 +87,7 @@ fn ids(mode: Mode) -> Option<(u32, u32)> {
             None
         }
         Mode::User if !is_root() => None,
-        Mode::User => {
-            let id = |flag: &str| -> Option<u32> {
-                let o = Command::new("id")
-                    .args([flag, "cordon-test"])
-                    .output()
-                    .ok()?;
-                String::from_utf8(o.stdout).ok()?.trim().parse().ok()
-            };
-            if id("-u").is_none() {
-                let st = Command::new("useradd")
-                    .args([
-                        "--system",
-                        "--no-create-home",
-                        "--shell",
-                        "/usr/sbin/nologin",
-                    ])
-                    .arg("cordon-test")
-                    .status()
-                    .expect("run useradd");
-                assert!(st.success() || id("-u").is_some(), "useradd: {st}");
-            }
-            Some((id("-u").unwrap(), id("-g").unwrap()))
-        }
+        Mode::User => Some(cordon_e2e::test_user()),
     }
 }
 

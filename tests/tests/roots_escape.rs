@@ -24,7 +24,7 @@
 // Landlock, bubblewrap and mount namespaces are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::describe;
+use cordon_e2e::{describe, test_user};
 use std::ffi::OsString;
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -44,37 +44,6 @@ enum Mode {
 
 fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
-}
-
-/// The unprivileged user's ids (`cordon-test`, as the escape suite makes it).
-fn test_user() -> (u32, u32) {
-    static IDS: OnceLock<(u32, u32)> = OnceLock::new();
-    *IDS.get_or_init(|| {
-        let id = |flag: &str| -> Option<u32> {
-            let o = Command::new("id")
-                .args([flag, "cordon-test"])
-                .output()
-                .ok()?;
-            String::from_utf8(o.stdout).ok()?.trim().parse().ok()
-        };
-        if id("-u").is_none() {
-            let st = Command::new("useradd")
-                .args([
-                    "--system",
-                    "--no-create-home",
-                    "--shell",
-                    "/usr/sbin/nologin",
-                    "cordon-test",
-                ])
-                .status()
-                .expect("run useradd");
-            assert!(
-                st.success() || id("-u").is_some(),
-                "useradd cordon-test failed: {st}"
-            );
-        }
-        (id("-u").unwrap(), id("-g").unwrap())
-    })
 }
 
 fn ids(mode: Mode) -> Option<(u32, u32)> {

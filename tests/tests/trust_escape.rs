@@ -10,7 +10,7 @@
 // bubblewrap and Landlock are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::describe;
+use cordon_e2e::{describe, test_user};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -29,35 +29,6 @@ const ESCAPE: &str =
 fn is_root() -> bool {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() == 0 }
-}
-
-/// `cordon-test`'s ids (created when missing, as the escape suite does).
-fn test_user() -> (u32, u32) {
-    static IDS: OnceLock<(u32, u32)> = OnceLock::new();
-    *IDS.get_or_init(|| {
-        let id = |flag: &str| -> Option<u32> {
-            let o = Command::new("id")
-                .args([flag, "cordon-test"])
-                .output()
-                .ok()?;
-            String::from_utf8(o.stdout).ok()?.trim().parse().ok()
-        };
-        if id("-u").is_none() {
-            let _ = Command::new("useradd")
-                .args([
-                    "--system",
-                    "--no-create-home",
-                    "--shell",
-                    "/usr/sbin/nologin",
-                    "cordon-test",
-                ])
-                .status();
-        }
-        (
-            id("-u").expect("user cordon-test"),
-            id("-g").expect("group cordon-test"),
-        )
-    })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -208,6 +179,15 @@ impl Fx {
         }
         args.extend(["--", "/bin/sh", "-c", script]);
         self.run(dir, &args)
+    }
+
+    /// `exec` of `script` written to a file first: the shell tool denies a line that writes
+    /// cordon's own files outright (issue 13), so an attack on the kernel layer runs from a
+    /// script the tool cannot see, which is what a command that got past it would do.
+    fn exec_script(&self, dir: &Path, backend: Option<&str>, script: &str) -> Output {
+        let file = dir.join(".attack.sh");
+        self.write(&file, script);
+        self.exec(dir, backend, "/bin/sh ./.attack.sh")
     }
 
     /// The operator's `cordon policy trust [FILE]` in `dir`; must succeed.
@@ -539,7 +519,7 @@ fn the_trust_store_in_the_workspace_is_out_of_reach(who: Who) {
     ];
     for attack in &attacks {
         let script = format!("printf '%s' '{evil}' > sub/cordon.toml; {attack}; true");
-        let out = fx.exec(&fx.ws, Some("bwrap"), &script);
+        let out = fx.exec_script(&fx.ws, Some("bwrap"), &script);
         assert_eq!(out.status.code(), Some(0), "{attack}\n{}", describe(&out));
         assert_eq!(
             entries(),
@@ -553,7 +533,7 @@ fn the_trust_store_in_the_workspace_is_out_of_reach(who: Who) {
         fx.write(&file, &policy("auto", "allow"));
         // Landlock cannot keep the store read-only: it refuses, naming it, and runs nothing.
         let script = format!("{attack}; echo ran > ran.txt");
-        let out = fx.exec(&fx.ws, Some("landlock"), &script);
+        let out = fx.exec_script(&fx.ws, Some("landlock"), &script);
         assert_eq!(out.status.code(), Some(125), "{attack}\n{}", describe(&out));
         assert!(stderr(&out).contains("trust store"), "{}", describe(&out));
         assert!(!fx.ws.join("ran.txt").exists());
@@ -574,7 +554,7 @@ fn a_forged_session_is_refused(who: Who) {
         let forge = "mkdir -p .local/state/cordon/sessions && printf '%s\\n' \
             '{\"v\":1,\"id\":\"0123456789abcdef0123456789abcdef\",\"grants\":[{\"tool\":\"shell\",\"key\":[\"touch\",\"x\"]}],\"doom\":{\"last\":null,\"count\":0}}' \
             > .local/state/cordon/sessions/agent.json";
-        let out = fx.exec(&fx.ws, Some(backend), forge);
+        let out = fx.exec_script(&fx.ws, Some(backend), forge);
         assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
         let file = fx.ws.join(".local/state/cordon/sessions/agent.json");
         assert!(file.is_file(), "nothing forged\n{}", describe(&out));
