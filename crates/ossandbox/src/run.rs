@@ -155,8 +155,9 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
             return Err(StartError::Parent(parent(io::Error::last_os_error())));
         }
     }
-    let sigfd = cvt(unsafe { libc::signalfd(-1, &forwarded, libc::SFD_CLOEXEC) })
-        .map_err(|e| StartError::Parent(parent(e)))?;
+    let sigfd =
+        cvt(unsafe { libc::signalfd(-1, &forwarded, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) })
+            .map_err(|e| StartError::Parent(parent(e)))?;
     let sigfd = unsafe { OwnedFd::from_raw_fd(sigfd) };
 
     // The child writes the index of a failed setup step here before reporting the errno.

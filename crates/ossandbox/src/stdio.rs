@@ -477,6 +477,25 @@ impl Relay {
         let thread = std::thread::Builder::new()
             .name("cordon-relay".into())
             .spawn(move || {
+                // The signals cordon forwards to the command's tree (and SIGCHLD) are read by
+                // the supervising thread from a signalfd. Were they open here, the kernel could
+                // deliver one to this thread instead: a SIGTERM would kill cordon unforwarded,
+                // and the supervisor, woken by poll, would block in read on a signal gone.
+                // SAFETY: sigset manipulation on a struct we own; affects this thread only.
+                unsafe {
+                    let mut set: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut set);
+                    for s in [
+                        libc::SIGINT,
+                        libc::SIGTERM,
+                        libc::SIGHUP,
+                        libc::SIGQUIT,
+                        libc::SIGCHLD,
+                    ] {
+                        libc::sigaddset(&mut set, s);
+                    }
+                    libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+                }
                 let winch = winch.zip(master_for_winch);
                 relay(stop_r, input, outputs, winch);
                 let _ = done_tx.send(());

@@ -194,7 +194,8 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
         }
     }
     let sigfd =
-        cvt(unsafe { libc::signalfd(-1, &forwarded, libc::SFD_CLOEXEC) }).map_err(parent)?;
+        cvt(unsafe { libc::signalfd(-1, &forwarded, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) })
+            .map_err(parent)?;
     let sigfd = unsafe { OwnedFd::from_raw_fd(sigfd) };
     let (report_r, report_w) = pipe().map_err(parent)?;
     let report = report_w.as_raw_fd();
