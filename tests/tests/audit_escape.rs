@@ -86,6 +86,14 @@ impl Fixture {
         c.output().unwrap()
     }
 
+    /// [`Fixture::exec`] of `script` written to a file first: the shell tool denies a line that
+    /// writes cordon's own files outright (issue 13), so an attack on the kernel layer runs
+    /// from a script the tool cannot see, as a command that got past it would.
+    fn exec_script(&self, script: &str) -> Output {
+        fs::write(self.ws.join(".attack.sh"), script).unwrap();
+        self.exec("/bin/sh ./.attack.sh")
+    }
+
     fn verify(&self, log: &str) -> (Option<i32>, String) {
         let out = Command::new(cordon())
             .args([OsStr::new("audit"), OsStr::new("verify")])
@@ -139,7 +147,7 @@ fn the_audit_logs_directory_is_read_only_inside_the_sandbox() {
         ["audit.jsonl", "audit.jsonl.head", "audit.jsonl.lock"]
     );
 
-    let out = fx.exec(&plant(".cordon/", "audit.jsonl", &fx.victim));
+    let out = fx.exec_script(&plant(".cordon/", "audit.jsonl", &fx.victim));
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert_eq!(
         names(&dir),
@@ -176,7 +184,7 @@ fn links_planted_beside_a_log_in_the_workspace_root_are_never_followed() {
     let out = fx.exec("true");
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
 
-    let out = fx.exec(&plant("", "audit.jsonl", &fx.victim));
+    let out = fx.exec_script(&plant("", "audit.jsonl", &fx.victim));
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert!(
         fs::symlink_metadata(fx.ws.join("audit.jsonl.head.tmp"))
