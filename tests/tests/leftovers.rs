@@ -193,11 +193,14 @@ impl Fixture {
             c.uid(uid).gid(gid);
         }
         if self.backend == Backend::LandlockNoNamespaces {
-            let filter = no_namespaces_filter();
+            let filters = no_namespaces_filters();
             unsafe {
                 c.pre_exec(move || {
-                    seccompiler::apply_filter(&filter)
-                        .map_err(|e| std::io::Error::other(e.to_string()))
+                    for filter in &filters {
+                        seccompiler::apply_filter(filter)
+                            .map_err(|e| std::io::Error::other(e.to_string()))?;
+                    }
+                    Ok(())
                 });
             }
         }
@@ -225,14 +228,17 @@ impl Fixture {
 }
 
 /// What a kernel without usable namespaces answers: `clone` with CLONE_NEWPID fails (EPERM),
-/// and clone3 (whose flags a filter cannot read) is not there.
-fn no_namespaces_filter() -> seccompiler::BpfProgram {
+/// and clone3 (whose flags a filter cannot read) is not there (ENOSYS, so that libc falls back
+/// to `clone` for threads, as on such a kernel: EPERM would fail every new thread). Two
+/// filters, since one seccompiler filter has one action for every match.
+fn no_namespaces_filters() -> Vec<seccompiler::BpfProgram> {
     use seccompiler::{
         SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
     };
     let newpid = libc::CLONE_NEWPID as u64;
-    let rules = [
-        (
+    let arch = || std::env::consts::ARCH.try_into().unwrap();
+    let clone = SeccompFilter::new(
+        [(
             libc::SYS_clone,
             vec![SeccompRule::new(vec![SeccompCondition::new(
                 0,
@@ -242,19 +248,22 @@ fn no_namespaces_filter() -> seccompiler::BpfProgram {
             )
             .unwrap()])
             .unwrap()],
-        ),
-        (libc::SYS_clone3, vec![]),
-    ]
-    .into_iter()
-    .collect();
-    let filter = SeccompFilter::new(
-        rules,
+        )]
+        .into_iter()
+        .collect(),
         SeccompAction::Allow,
         SeccompAction::Errno(libc::EPERM as u32),
-        std::env::consts::ARCH.try_into().unwrap(),
+        arch(),
     )
     .unwrap();
-    filter.try_into().unwrap()
+    let clone3 = SeccompFilter::new(
+        [(libc::SYS_clone3, vec![])].into_iter().collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch(),
+    )
+    .unwrap();
+    vec![clone.try_into().unwrap(), clone3.try_into().unwrap()]
 }
 
 /// What a container or LSM that allows the namespaces but not mounts answers: `mount` fails
@@ -666,11 +675,14 @@ fn doctor_reports_the_namespaces(mode: Mode) {
             c.uid(uid).gid(gid);
         }
         if fallback {
-            let filter = no_namespaces_filter();
+            let filters = no_namespaces_filters();
             unsafe {
                 c.pre_exec(move || {
-                    seccompiler::apply_filter(&filter)
-                        .map_err(|e| std::io::Error::other(e.to_string()))
+                    for filter in &filters {
+                        seccompiler::apply_filter(filter)
+                            .map_err(|e| std::io::Error::other(e.to_string()))?;
+                    }
+                    Ok(())
                 });
             }
         }
