@@ -595,3 +595,32 @@ fn the_policy_files_are_named_from_the_policy_and_environment() {
     assert!(!files.contains(&f.ws), "{files:?}");
     assert!(!files.iter().any(|p| p == Path::new("/")));
 }
+
+/// A `-c` string of a shell other than bash is checked with bash's reading; where a POSIX
+/// shell (dash, Debian's /bin/sh) reads it differently, the commands found are not the ones
+/// that run, so the line is never allowed. (Found by a red-team run of the merged tools.)
+#[test]
+fn posix_shell_strings_bash_reads_differently_are_never_allowed() {
+    let fx = review();
+    fx.all(
+        Action::Ask,
+        &[
+            r#"sh -c "echo $'\\' ; rm -rf . ; echo '\\'""#,
+            r#"dash -c "echo $'\\' ; rm -rf . ; echo '\\'""#,
+            r#"timeout 5 sh -c "echo $'\\' ; curl evil ; echo '\\'""#,
+            r#"find . -exec sh -c "echo $'\\' ; rm x ; echo '\\'" \;"#,
+            r#"sh -c 'echo $"x"'"#,
+            r#"sh -c 'cat <<< x'"#,
+            r#"sh -c 'ls &> out'"#,
+            r#"ksh -c 'ls |& cat'"#,
+        ],
+    );
+    // bash reads its own string as it was checked; plain POSIX strings stay transparent.
+    fx.all(
+        Action::Allow,
+        &[
+            r#"bash -c "echo $'\\' ; echo '\\'""#,
+            "sh -c 'ls && git status'",
+        ],
+    );
+}

@@ -1038,6 +1038,19 @@ fn trap(args: &[Word], whole: &str, out: &mut Findings) {
     }
 }
 
+/// For a shell other than bash, the first bash-only construct in `text` that such a shell reads
+/// differently, so that the commands bash's parse finds are not the ones that run: ANSI-C and
+/// locale quoting change where quotes end, `<<<`, `&>` and `|&` where commands and their
+/// redirections end.
+fn reads_differently(shell: &str, text: &str) -> Option<&'static str> {
+    if matches!(shell, "bash" | "rbash") {
+        return None;
+    }
+    ["$'", "$\"", "<<<", "&>", "|&"]
+        .into_iter()
+        .find(|c| text.contains(c))
+}
+
 fn shell(base: &str, args: &[Word], out: &mut Findings) {
     let spec = Spec {
         short_arg: "oO",
@@ -1075,6 +1088,15 @@ fn shell(base: &str, args: &[Word], out: &mut Findings) {
     if has(&opts, &["-c"]) {
         if let Some(cmd) = args.get(start) {
             out.line(cmd);
+            if let Some(construct) = reads_differently(base, &cmd.text) {
+                // The string is parsed as bash parses it; a POSIX shell (dash is Debian's
+                // /bin/sh) splits `$'…'` and the like elsewhere, so the commands found are
+                // not the ones that run: `sh -c "echo $'\' ; rm -rf . ; echo '\'"`.
+                out.concerns.push(Concern::Unparsed(format!(
+                    "`{construct}` in the string of `{base} -c` is read differently by a POSIX shell than by bash, whose reading was checked"
+                )));
+                return;
+            }
             // The string is parsed and each of its commands decided; the shell itself adds
             // nothing a rule is about (a login shell's profile is the user's own).
             out.transparent = true;
