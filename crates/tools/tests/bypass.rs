@@ -14,49 +14,9 @@ use cordon_tools::shell::{parse_in, Concern, Inherited};
 use cordon_tools::tool::Tool;
 use serde_json::json;
 
-const REVIEW_RULES: &str = r#"
-[shell]
-default = "ask"
-[[shell.rules]]
-pattern = "git status"
-action = "allow"
-[[shell.rules]]
-pattern = "git diff"
-action = "allow"
-[[shell.rules]]
-pattern = "git log"
-action = "allow"
-[[shell.rules]]
-pattern = "ls"
-action = "allow"
-[[shell.rules]]
-pattern = "cat"
-action = "allow"
-[[shell.rules]]
-pattern = "echo"
-action = "allow"
-[[shell.rules]]
-pattern = "grep"
-action = "allow"
-[[shell.rules]]
-pattern = "find"
-action = "allow"
-[[shell.rules]]
-pattern = "pytest"
-action = "allow"
-[[shell.rules]]
-pattern = "npm run test*"
-action = "allow"
-[[shell.rules]]
-pattern = "rm"
-action = "deny"
-[[shell.rules]]
-pattern = "curl"
-action = "deny"
-[[shell.rules]]
-pattern = "git reset --hard"
-action = "deny"
-"#;
+#[path = "support/review.rs"]
+mod review;
+use review::REVIEW_RULES;
 
 const ALLOW_ALL_RULES: &str = r#"
 [shell]

@@ -16,53 +16,12 @@ use cordon_policy::{Action, Policy};
 use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
 use cordon_tools::shell::parse;
 
-const POLICY: &str = r#"
-version = 1
-[shell]
-default = "ask"
-[[shell.rules]]
-pattern = "git status"
-action = "allow"
-[[shell.rules]]
-pattern = "git diff"
-action = "allow"
-[[shell.rules]]
-pattern = "git log"
-action = "allow"
-[[shell.rules]]
-pattern = "ls"
-action = "allow"
-[[shell.rules]]
-pattern = "cat"
-action = "allow"
-[[shell.rules]]
-pattern = "echo"
-action = "allow"
-[[shell.rules]]
-pattern = "grep"
-action = "allow"
-[[shell.rules]]
-pattern = "find"
-action = "allow"
-[[shell.rules]]
-pattern = "pytest"
-action = "allow"
-[[shell.rules]]
-pattern = "npm run test*"
-action = "allow"
-[[shell.rules]]
-pattern = "rm"
-action = "deny"
-[[shell.rules]]
-pattern = "curl"
-action = "deny"
-[[shell.rules]]
-pattern = "git reset --hard"
-action = "deny"
-"#;
+#[path = "support/review.rs"]
+mod review;
+use review::REVIEW_RULES;
 
 fn rules(extra: &str) -> RuleSet {
-    let text = format!("{POLICY}{extra}");
+    let text = format!("version = 1\n{REVIEW_RULES}{extra}");
     RuleSet::new(
         &Policy::parse(&text, "cordon.toml", Path::new("/work/ws"))
             .unwrap()
