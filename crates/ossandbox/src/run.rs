@@ -71,6 +71,10 @@ pub struct Spec {
     /// The child's stdin, stdout and stderr when they are not cordon's own (see
     /// [`crate::stdio`]); the default inherits cordon's.
     pub stdio: ChildStdio,
+    /// Cancels the run: once this descriptor (an eventfd or a pipe's read end) is readable,
+    /// the whole tree is killed as on a timeout and the run ends [`Outcome::Cancelled`]. For a
+    /// long-lived cordon (the MCP server) whose caller gave up on a call.
+    pub cancel: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
 }
 
 /// Descriptors that replace cordon's stdin, stdout and stderr in the child.
@@ -90,6 +94,8 @@ pub enum Outcome {
     Signaled(i32),
     /// Killed (with every descendant) when the timeout expired.
     TimedOut,
+    /// Killed (with every descendant) because [`Spec::cancel`] became readable.
+    Cancelled,
 }
 
 impl Outcome {
@@ -99,6 +105,7 @@ impl Outcome {
             Outcome::Exited(c) => c,
             Outcome::Signaled(s) => 128 + s,
             Outcome::TimedOut => 124,
+            Outcome::Cancelled => 128 + libc::SIGKILL,
         }
     }
 }
@@ -306,6 +313,8 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     let mut killed_after = None;
     // The child's wait status once reaped (SIGCHLD may reap it with the orphans).
     let mut status: Option<i32> = None;
+    let mut cancelled = false;
+    let cancel_fd = spec.cancel.as_ref().map_or(-1, |f| f.as_raw_fd());
 
     loop {
         let now = Instant::now();
@@ -336,8 +345,14 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
                 events: libc::POLLIN,
                 revents: 0,
             },
+            libc::pollfd {
+                // -1 (no cancel input) is skipped by poll.
+                fd: cancel_fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, wait_ms) };
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 3, wait_ms) };
         if n < 0 {
             if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
                 continue;
@@ -365,12 +380,16 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
                 }
             }
         }
+        if fds[2].revents & (libc::POLLIN | libc::POLLHUP) != 0 {
+            cancelled = true;
+            break;
+        }
         if status.is_some() || fds[0].revents & libc::POLLIN != 0 {
             break;
         }
     }
 
-    if timed_out || killed_after.is_some() {
+    if timed_out || cancelled || killed_after.is_some() {
         kill_all_descendants(pid);
         if status.is_none() {
             let _ = child.wait();
@@ -378,6 +397,7 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         reap_all();
         return Ok(match killed_after {
             Some(sig) => Outcome::Signaled(sig),
+            None if cancelled => Outcome::Cancelled,
             None => Outcome::TimedOut,
         });
     }

@@ -161,6 +161,7 @@ pub fn invocation(
         env: spec.env.clone(),
         timeout: spec.timeout,
         stdio: spec.stdio.clone(),
+        cancel: spec.cancel.clone(),
     })
 }
 
@@ -260,6 +261,7 @@ mod tests {
             ],
             timeout: Some(Duration::from_secs(7)),
             stdio: Default::default(),
+            cancel: None,
         }
     }
 
