@@ -77,6 +77,83 @@ pub struct Spec {
     pub cancel: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
 }
 
+/// A switch that cancels runs: [`Cancel::fd`] goes into [`Spec::cancel`], and
+/// [`Cancel::cancel`] (from any thread) makes it readable, which kills the run's whole tree.
+/// Clones share the switch.
+#[derive(Debug, Clone)]
+pub struct Cancel {
+    read: std::sync::Arc<std::os::fd::OwnedFd>,
+    #[cfg(not(target_os = "linux"))]
+    write: std::sync::Arc<std::os::fd::OwnedFd>,
+}
+
+impl Cancel {
+    /// A new switch, not yet cancelled: an eventfd (a pipe where there is none).
+    pub fn new() -> io::Result<Cancel> {
+        use std::os::fd::FromRawFd;
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: eventfd returns a new descriptor (checked) that only this value owns.
+            let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(Cancel {
+                // SAFETY: `fd` is a fresh descriptor nobody else owns.
+                read: std::sync::Arc::new(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }),
+            })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let mut fds = [0; 2];
+            // SAFETY: pipe fills two new descriptors (checked) that only this value owns.
+            if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: both are fresh descriptors nobody else owns.
+            let (read, write) = unsafe {
+                (
+                    std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+                    std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+                )
+            };
+            Ok(Cancel {
+                read: std::sync::Arc::new(read),
+                write: std::sync::Arc::new(write),
+            })
+        }
+    }
+
+    /// The descriptor a run watches ([`Spec::cancel`]).
+    pub fn fd(&self) -> std::sync::Arc<std::os::fd::OwnedFd> {
+        self.read.clone()
+    }
+
+    /// Cancels every run watching this switch (idempotent).
+    pub fn cancel(&self) {
+        use std::os::fd::AsRawFd;
+        #[cfg(target_os = "linux")]
+        let fd = self.read.as_raw_fd();
+        #[cfg(not(target_os = "linux"))]
+        let fd = self.write.as_raw_fd();
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64; a full counter (EAGAIN) is readable anyway.
+        unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+    }
+
+    /// Whether [`Cancel::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        use std::os::fd::AsRawFd;
+        let mut p = libc::pollfd {
+            fd: self.read.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: polls one live descriptor without waiting.
+        unsafe { libc::poll(&mut p, 1, 0) == 1 }
+    }
+}
+
 /// Descriptors that replace cordon's stdin, stdout and stderr in the child.
 #[derive(Debug, Clone, Default)]
 pub struct ChildStdio {

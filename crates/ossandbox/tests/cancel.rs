@@ -1,9 +1,7 @@
-//! `Spec::cancel`: a readable cancel descriptor kills the whole sandboxed tree at once, on both
+//! `Spec::cancel` and `run::Cancel`: a readable cancel descriptor kills the whole sandboxed tree at once, on both
 //! Linux backends, and the run ends `Outcome::Cancelled`. The processes are looked up in the
 //! host's /proc by a marker argument only this test uses.
 
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_ossandbox::{choose, execute, run, Machine, Profile};
@@ -28,27 +26,6 @@ fn pids_with(marker: &str) -> Vec<i32> {
     out
 }
 
-fn eventfd() -> OwnedFd {
-    // SAFETY: eventfd returns a new descriptor we own (or -1, checked).
-    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-    assert!(fd >= 0, "eventfd: {}", std::io::Error::last_os_error());
-    // SAFETY: `fd` is a fresh descriptor nobody else owns.
-    unsafe { OwnedFd::from_raw_fd(fd) }
-}
-
-fn signal(fd: &OwnedFd) {
-    let one: u64 = 1;
-    // SAFETY: writes 8 bytes from a live u64 to an eventfd.
-    let r = unsafe {
-        libc::write(
-            std::os::fd::AsRawFd::as_raw_fd(fd),
-            (&one as *const u64).cast(),
-            8,
-        )
-    };
-    assert_eq!(r, 8, "eventfd write: {}", std::io::Error::last_os_error());
-}
-
 fn cancel_kills_the_tree(backend: Backend, n: u8) {
     // One run at a time: the runner without namespaces reaps (and kills) every child of this
     // process when its run ends, the other test's sandbox among them.
@@ -71,7 +48,7 @@ fn cancel_kills_the_tree(backend: Backend, n: u8) {
     let marker = format!("1000.{}{n}", std::process::id());
     let script =
         format!("sleep {marker} & sleep {marker} & (sleep {marker} &) ; sleep {marker}; wait");
-    let cancel = Arc::new(eventfd());
+    let cancel = run::Cancel::new().expect("cancel switch");
     let spec = run::Spec {
         program: "/bin/bash".into(),
         args: vec!["-c".into(), script.into()],
@@ -79,7 +56,7 @@ fn cancel_kills_the_tree(backend: Backend, n: u8) {
         env: vec![("PATH".into(), "/usr/bin:/bin".into())],
         timeout: None,
         stdio: Default::default(),
-        cancel: Some(cancel.clone()),
+        cancel: Some(cancel.fd()),
     };
     let runner = {
         let tmp = tmp.path().to_path_buf();
@@ -93,7 +70,9 @@ fn cancel_kills_the_tree(backend: Backend, n: u8) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let before = pids_with(&marker);
-    signal(&cancel);
+    assert!(!cancel.is_cancelled());
+    cancel.cancel();
+    assert!(cancel.is_cancelled());
     let outcome = runner.join().expect("runner thread");
     assert_eq!(outcome.expect("run"), run::Outcome::Cancelled);
     let left: Vec<i32> = before
