@@ -218,6 +218,11 @@ const STEPS: [&str; 9] = [
 /// to the child's process group.
 #[cfg(target_os = "linux")]
 pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError> {
+    // One run at a time per process: a run ends by killing and reaping every child of the
+    // process (orphans re-parent to it), which would take a concurrent run's child too (the
+    // MCP server runs calls on several threads).
+    static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
     let parent = Error::Io;
     // Orphaned descendants re-parent to us, so we can kill and reap all of them at the end.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
