@@ -9,6 +9,7 @@ mod audit;
 mod check;
 mod doctor;
 mod exec;
+mod mcp;
 mod profile;
 mod prompt;
 mod session;
@@ -57,6 +58,9 @@ enum Cmd {
     /// those starting with WORDS (all without).
     #[command(subcommand)]
     Session(SessionCmd),
+    /// Serve the shell and file tools over MCP on stdio, every call through the policy, the
+    /// audit log and the sandbox (docs/mcp.md).
+    Mcp(mcp::McpArgs),
 }
 
 #[derive(Subcommand)]
@@ -358,6 +362,7 @@ fn main() {
         Cmd::Policy(PolicyCmd::Untrust { file }) => policy_trust(file, false),
         Cmd::Audit(args) => audit::run(args),
         Cmd::Session(cmd) => session_cmd(cmd),
+        Cmd::Mcp(args) => mcp::run(args),
     };
     std::process::exit(code);
 }
