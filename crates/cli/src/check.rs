@@ -1,24 +1,32 @@
 //! `cordon check`: the decision on a call, explained. Runs nothing.
 
-use cordon_approval::RuleSet;
-use cordon_policy::Policy;
-use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
-use cordon_tools::shell;
-use cordon_tools::tool::{Assessment, Toolbox};
+use cordon_gate::{Command, Gate, Options};
+use cordon_tools::assess::ShellAssessment;
+use cordon_tools::tool::Assessment;
 use serde_json::json;
 
-use crate::{refuse, CheckArgs, EXIT_FAILURE};
+use crate::{refuse, refuse_gate, CheckArgs, EXIT_FAILURE};
 
+/// Through a gate that only checks: the policy, the remembered rules and the tools' reading
+/// are exactly `exec`'s, and nothing is recorded or run.
 pub fn run(args: CheckArgs) -> i32 {
-    let (cwd, policy) = match crate::load_policy(args.policy.as_deref()) {
-        Ok(loaded) => loaded,
-        Err(code) => return code,
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            return refuse(
+                EXIT_FAILURE,
+                format!("cannot read the current directory: {e}"),
+            )
+        }
     };
-    if let Err(e) = cordon_gate::examples::check(&policy) {
-        return refuse(EXIT_FAILURE, e);
-    }
+    let mut opts = Options::new(cwd);
+    opts.policy = args.policy.clone();
+    let gate = match Gate::open_dry(opts) {
+        Ok(g) => g,
+        Err(e) => return refuse_gate(&e),
+    };
     if args.tool != "shell" {
-        return check_tool(&policy, &args);
+        return check_tool(&gate, &args);
     }
     if let Some(extra) = args.pairs.first() {
         return refuse(
@@ -26,9 +34,9 @@ pub fn run(args: CheckArgs) -> i32 {
             format!("shell: unexpected `{extra}`; give -c STRING or -- PROG ARGS"),
         );
     }
-    let parsed = match (&args.command, args.argv.is_empty()) {
-        (Some(line), _) => shell::parse_in(line, &cordon_gate::inherited(&policy)),
-        (None, false) => shell::parse_argv_in(&args.argv, &cordon_gate::inherited(&policy)),
+    let command = match (&args.command, args.argv.is_empty()) {
+        (Some(line), _) => Command::Line(line.clone()),
+        (None, false) => Command::Argv(args.argv.clone()),
         (None, true) => {
             return refuse(
                 EXIT_FAILURE,
@@ -36,22 +44,17 @@ pub fn run(args: CheckArgs) -> i32 {
             )
         }
     };
-    // The policy's rules, then the remembered "approve always" rules, as `exec` decides.
-    let mut shell_rules = policy.shell.clone();
-    if let Ok(file) = cordon_gate::persisted_rules_file(&policy) {
-        let store = cordon_policy::trust::TrustStore::from_env();
-        match cordon_approval::amend::load(&file, &store) {
-            Ok(persisted) => shell_rules.rules.extend(persisted),
-            Err(e) => return crate::refuse_rules(&e),
-        }
-    }
-    let rules = RuleSet::new(&shell_rules);
-    let cx = ShellContext::for_policy(&policy, cwd);
-    let a = assess(&parsed, &rules, &cx);
+    let call = match gate.shell(command, None) {
+        Ok(c) => c,
+        Err(e) => return refuse_gate(&e),
+    };
+    let Some(a) = call.shell_assessment() else {
+        return refuse(EXIT_FAILURE, "not a shell call");
+    };
     if args.json {
-        println!("{}", to_json(&a));
+        println!("{}", to_json(a));
     } else {
-        print_human(&a);
+        print_human(a);
     }
     0
 }
@@ -59,24 +62,7 @@ pub fn run(args: CheckArgs) -> i32 {
 /// `cordon check TOOL key=value…` for a file tool or a `[tools.NAME]` tool: the tool's
 /// assessment of the call (nothing is executed). The arguments are `key=value` words (values
 /// are strings); they may also follow `--`.
-fn check_tool(policy: &Policy, args: &CheckArgs) -> i32 {
-    let toolbox = match Toolbox::from_policy(policy) {
-        Ok(t) => t,
-        Err(e) => return refuse(EXIT_FAILURE, e),
-    };
-    let Some(tool) = toolbox.get(&args.tool) else {
-        let mut known = toolbox.names();
-        known.push("shell".into());
-        known.sort();
-        return refuse(
-            EXIT_FAILURE,
-            format!(
-                "unknown tool `{}`; known tools: {}",
-                args.tool,
-                known.join(", ")
-            ),
-        );
-    };
+fn check_tool(gate: &Gate, args: &CheckArgs) -> i32 {
     if args.command.is_some() {
         return refuse(
             EXIT_FAILURE,
@@ -90,14 +76,18 @@ fn check_tool(policy: &Policy, args: &CheckArgs) -> i32 {
         Ok(v) => v,
         Err(e) => return refuse(EXIT_FAILURE, e),
     };
-    let a = match tool.assess(&call) {
-        Ok(a) => a,
-        Err(e) => return refuse(EXIT_FAILURE, e),
+    // A call cordon cannot even read is a usage error here (125), not a denial.
+    let call = match gate.file(&args.tool, call) {
+        Ok(c) => c,
+        Err(e) => return refuse(EXIT_FAILURE, e.message),
+    };
+    let Some(a) = call.tool_assessment() else {
+        return refuse(EXIT_FAILURE, "not a tool call");
     };
     if args.json {
         println!("{}", a.to_json());
     } else {
-        print_tool_human(&a);
+        print_tool_human(a);
     }
     0
 }

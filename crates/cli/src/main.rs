@@ -243,15 +243,6 @@ pub fn refuse_policy(prefix: &str, e: &dyn std::fmt::Display, diff: Option<&str>
     code
 }
 
-/// Refuses with an error about the remembered rules beside the policy.
-pub fn refuse_rules(e: &cordon_approval::AmendError) -> i32 {
-    let diff = match e {
-        cordon_approval::AmendError::Policy(p) => p.diff(),
-        _ => None,
-    };
-    refuse_policy("remembered rules ", e, diff)
-}
-
 /// `cordon policy trust|untrust [FILE]`.
 fn policy_trust(file: Option<PathBuf>, grant: bool) -> i32 {
     use cordon_policy::trust::{self, Follow, TrustStore};

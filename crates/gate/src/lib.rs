@@ -192,6 +192,12 @@ struct ShellRun {
     argv: Vec<String>,
     cwd: PathBuf,
     assessment: ShellAssessment,
+    /// `None` on a gate that only checks.
+    sandbox: Option<Sandbox>,
+}
+
+/// A shell call's sandbox, prepared when the call is built.
+struct Sandbox {
     tmp: tmp::PrivateTmp,
     profile: Profile,
     choice: Choice,
@@ -383,7 +389,9 @@ pub struct Gate {
     cwd: PathBuf,
     named: PathBuf,
     backend: cordon_policy::Backend,
-    machine: Machine,
+    /// `None` for a gate that only checks ([`Gate::open_dry`]).
+    machine: Option<Machine>,
+    dry: bool,
     warnings: Vec<String>,
     engine: Mutex<Engine>,
     /// The shell rules the tool's reading uses: the policy's, then the remembered ones.
@@ -408,6 +416,16 @@ impl Gate {
     /// Loads the policy (trusted, examples checked), the remembered rules, the session and
     /// the audit log, and picks the sandbox backend. Refuses (125) what could never run.
     pub fn open(opts: Options) -> Result<Gate, Error> {
+        Gate::load(opts, false)
+    }
+
+    /// A gate for `cordon check`: the same policy, rules and tools' reading, but no audit log,
+    /// no session and no sandbox. It builds and checks calls; it never decides or runs them.
+    pub fn open_dry(opts: Options) -> Result<Gate, Error> {
+        Gate::load(opts, true)
+    }
+
+    fn load(opts: Options, dry: bool) -> Result<Gate, Error> {
         let cwd = opts.cwd.clone();
         let store = TrustStore::from_env();
         let policy = Policy::discover_in(opts.policy.as_deref(), &cwd, &store)
@@ -419,19 +437,25 @@ impl Gate {
             .unwrap_or_else(|| cwd.join(cordon_policy::DEFAULT_POLICY_FILE));
 
         let backend = opts.backend.unwrap_or(policy.sandbox.backend);
-        let machine = Machine::probe();
-        // The backend is chosen again for each call (its profile has the call's TMPDIR); a
-        // policy no backend can run is refused now, before any call.
-        let probe_profile = Profile::from_policy(&policy);
-        let first = choose(
-            backend,
-            &probe_profile,
-            policy.sandbox.require_os_sandbox,
-            &machine,
-        )
-        .map_err(Error::failure)?;
-        // Before the audit log is opened (and created): nothing is recorded through a link.
-        named_through_links(&policy, &named, &probe_profile)?;
+        let (machine, warnings) = if dry {
+            (None, Vec::new())
+        } else {
+            let machine = Machine::probe();
+            // The backend is chosen again for each call (its profile has the call's TMPDIR); a
+            // policy no backend can run is refused now, before any call.
+            let probe_profile = Profile::from_policy(&policy);
+            let first = choose(
+                backend,
+                &probe_profile,
+                policy.sandbox.require_os_sandbox,
+                &machine,
+            )
+            .map_err(Error::failure)?;
+            tracing::debug!(policy = %policy.source, backend = ?first.backend, "gate open");
+            // Before the audit log is opened (and created): nothing is recorded through a link.
+            named_through_links(&policy, &named, &probe_profile)?;
+            (Some(machine), first.warnings)
+        };
 
         // The engine: the policy's rules, remembered "approve always" rules, the mode.
         let rules_file = persisted_rules_file(&policy);
@@ -493,6 +517,7 @@ impl Gate {
         let writable = writable_roots(&policy);
         // A new session is saved at once, so that every process of it records the same id.
         let session_id = match &opts.session {
+            Some(_) if dry => None,
             Some(name) => {
                 let mut s = session::Session::open(name, &writable).map_err(Error::failure)?;
                 s.restore(&mut engine);
@@ -502,48 +527,24 @@ impl Gate {
             None => None,
         };
 
-        // Every final decision is recorded (allow and deny) before anything runs; a log that
-        // cannot be written stops the gate.
-        let log = &policy.approval.audit_log;
-        let Some(path) = log.path().map(Path::to_path_buf) else {
-            return Err(Error::failure(
-                "nowhere to record decisions: the policy sets no approval.audit_log, and neither XDG_STATE_HOME nor HOME is an absolute path (set one of them)",
-            ));
+        let (audit_path, audit_session) = if dry {
+            (PathBuf::new(), String::new())
+        } else {
+            open_audit(
+                &policy,
+                &mut engine,
+                session_id.as_deref(),
+                opts.client.as_deref(),
+            )?
         };
-        if let cordon_policy::AuditLog::Default(_) = log {
-            if let Err(e) = paths::owned_by_caller(&path) {
-                return Err(Error::failure(format!(
-                    "the default audit log {}: {e}; set XDG_STATE_HOME or approval.audit_log to a place of your own",
-                    path.display()
-                )));
-            }
-        }
-        let mut audit = AuditLog::open(&path).map_err(|e| {
-            let hint = match log {
-                cordon_policy::AuditLog::Default(_) => {
-                    " (the default place; set approval.audit_log in the policy, or XDG_STATE_HOME, to record elsewhere)"
-                }
-                _ => "",
-            };
-            Error::failure(format!("audit log {e}{hint}"))
-        })?;
-        if let Some(id) = &session_id {
-            audit = audit.with_session(id.clone());
-        }
-        if let Some(client) = &opts.client {
-            audit = audit.with_client(client.clone());
-        }
-        let audit_session = audit.session().to_string();
-        engine.set_audit(audit);
-        tracing::debug!(policy = %policy.source, backend = ?first.backend, "gate open");
-
         let inherited = inherited(&policy);
         Ok(Gate {
             cwd,
             named,
             backend,
             machine,
-            warnings: first.warnings,
+            dry,
+            warnings,
             engine: Mutex::new(engine),
             shell_rules,
             inherited,
@@ -551,8 +552,8 @@ impl Gate {
             saved,
             notices,
             store,
-            session: opts.session,
-            audit_path: path,
+            session: if dry { None } else { opts.session },
+            audit_path,
             audit_session,
             toolbox: std::sync::OnceLock::new(),
             policy,
@@ -598,7 +599,11 @@ impl Gate {
     /// one of the policy's roots.
     pub fn shell(&self, command: Command, cwd: Option<&Path>) -> Result<Call, Error> {
         let cwd = self.call_cwd(cwd)?;
-        let (tmp, profile, choice) = self.prepare()?;
+        let sandbox = if self.dry {
+            None
+        } else {
+            Some(self.prepare()?)
+        };
         let (argv, parsed, shown) = match command {
             Command::Line(line) => (
                 // bash where installed (the analysis is bash's), so what was judged is what runs.
@@ -629,9 +634,7 @@ impl Gate {
                 argv,
                 cwd,
                 assessment,
-                tmp,
-                profile,
-                choice,
+                sandbox,
             })),
         })
     }
@@ -641,9 +644,17 @@ impl Gate {
     /// outside the roots: refused (126), nothing recorded.
     pub fn file(&self, tool: &str, args: serde_json::Value) -> Result<Call, Error> {
         let toolbox = self.toolbox()?;
-        let a = toolbox
-            .assess(tool, &args)
-            .map_err(|e| Error::new(EXIT_DENIED, e))?;
+        let a = toolbox.assess(tool, &args).map_err(|e| match e {
+            cordon_tools::tool::ToolError::UnknownTool { name, mut known } => {
+                known.push("shell".into());
+                known.sort();
+                Error::failure(format!(
+                    "unknown tool `{name}`; known tools: {}",
+                    known.join(", ")
+                ))
+            }
+            e => Error::new(EXIT_DENIED, e),
+        })?;
         let id = cordon_approval::audit::new_id().unwrap_or_default();
         let preview = a.presentation.preview.to_string();
         let shown = a.presentation.summary.clone();
@@ -678,6 +689,13 @@ impl Gate {
     /// Decides `call`, asking `asker` when a person must answer (no answer within the
     /// policy's timeout denies), and records the final decision before returning.
     pub fn decide(&self, call: &Call, asker: &mut dyn Asker) -> Decision {
+        if self.dry {
+            return Decision::failed(
+                call,
+                None,
+                "this gate only checks calls (open it with Gate::open to decide)",
+            );
+        }
         let mut session = match self.open_session() {
             Ok(s) => s,
             Err(e) => return Decision::failed(call, None, e),
@@ -702,6 +720,13 @@ impl Gate {
     /// [`Gate::decide`] for an asynchronous asker (an MCP elicitation): the engine is not
     /// held while the person is asked, so other calls are decided meanwhile.
     pub async fn decide_async<A: AsyncAsker>(&self, call: &Call, asker: &mut A) -> Decision {
+        if self.dry {
+            return Decision::failed(
+                call,
+                None,
+                "this gate only checks calls (open it with Gate::open to decide)",
+            );
+        }
         let mut session = match self.open_session() {
             Ok(s) => s,
             Err(e) => return Decision::failed(call, None, e),
@@ -813,16 +838,19 @@ impl Gate {
         }
     }
 
-    fn run_shell(&self, call: &Call, s: &ShellRun, opts: RunOptions) -> Result<Ran, Error> {
+    fn run_shell(&self, call: &Call, run: &ShellRun, opts: RunOptions) -> Result<Ran, Error> {
+        let Some(s) = &run.sandbox else {
+            return Err(Error::failure("this gate only checks calls"));
+        };
         // Checked again: a command of another call may have re-pointed a root meanwhile.
         #[cfg(target_os = "linux")]
         cordon_ossandbox::resolve::check(&self.policy, &s.profile)
             .map_err(|r| Error::failure(&r.0))?;
         let timeout = opts.timeout.or(self.policy.sandbox.limits.timeout);
         let mut spec = sandbox_run::Spec {
-            program: s.argv[0].clone().into(),
-            args: s.argv[1..].iter().map(Into::into).collect(),
-            cwd: s.cwd.clone(),
+            program: run.argv[0].clone().into(),
+            args: run.argv[1..].iter().map(Into::into).collect(),
+            cwd: run.cwd.clone(),
             env: env::scrub(
                 std::env::vars_os(),
                 &self.policy.sandbox.env,
@@ -842,7 +870,7 @@ impl Gate {
         // found by comparing with this, moved aside, warned about and recorded after the run.
         let roots = writable_roots(&self.policy);
         let before = after_run::before(&roots);
-        tracing::debug!(request = %call.request.id, argv = ?s.argv, "run");
+        tracing::debug!(request = %call.request.id, argv = ?run.argv, "run");
         let result = execute(&s.choice, &s.profile, spec, s.tmp.path());
         after_run::report(
             &before,
@@ -923,7 +951,10 @@ impl Gate {
 
     /// A shell call's sandbox: a private TMPDIR, the profile, the checks that a root or a
     /// protected path was not re-pointed, the backend.
-    fn prepare(&self) -> Result<(tmp::PrivateTmp, Profile, Choice), Error> {
+    fn prepare(&self) -> Result<Sandbox, Error> {
+        let Some(machine) = &self.machine else {
+            return Err(Error::failure("this gate only checks calls"));
+        };
         // A private, per-run TMPDIR: /tmp itself is shared with every process on the machine.
         // One left by a cordon that was killed is removed here.
         let tmp = tmp::PrivateTmp::create(&std::env::temp_dir())
@@ -947,7 +978,7 @@ impl Gate {
             self.backend,
             &profile,
             self.policy.sandbox.require_os_sandbox,
-            &self.machine,
+            machine,
         )
         .map_err(Error::failure)?;
         // The trust store inside a writable root is kept read-only by the sandbox: make sure
@@ -959,8 +990,54 @@ impl Gate {
         {
             self.store.ensure().map_err(Error::failure)?;
         }
-        Ok((tmp, profile, choice))
+        Ok(Sandbox {
+            tmp,
+            profile,
+            choice,
+        })
     }
+}
+
+/// Opens the audit log every final decision is recorded in (allow and deny) before anything
+/// runs; a log that cannot be written stops the gate. Returns its path and session id.
+fn open_audit(
+    policy: &Policy,
+    engine: &mut Engine,
+    session_id: Option<&str>,
+    client: Option<&str>,
+) -> Result<(PathBuf, String), Error> {
+    let log = &policy.approval.audit_log;
+    let Some(path) = log.path().map(Path::to_path_buf) else {
+        return Err(Error::failure(
+                "nowhere to record decisions: the policy sets no approval.audit_log, and neither XDG_STATE_HOME nor HOME is an absolute path (set one of them)",
+            ));
+    };
+    if let cordon_policy::AuditLog::Default(_) = log {
+        if let Err(e) = paths::owned_by_caller(&path) {
+            return Err(Error::failure(format!(
+                    "the default audit log {}: {e}; set XDG_STATE_HOME or approval.audit_log to a place of your own",
+                    path.display()
+                )));
+        }
+    }
+    let mut audit = AuditLog::open(&path).map_err(|e| {
+            let hint = match log {
+                cordon_policy::AuditLog::Default(_) => {
+                    " (the default place; set approval.audit_log in the policy, or XDG_STATE_HOME, to record elsewhere)"
+                }
+                _ => "",
+            };
+            Error::failure(format!("audit log {e}{hint}"))
+        })?;
+    if let Some(id) = session_id {
+        audit = audit.with_session(id);
+    }
+    if let Some(client) = client {
+        audit = audit.with_client(client);
+    }
+    let session = audit.session().to_string();
+    engine.set_audit(audit);
+    Ok((path, session))
 }
 
 /// A policy or audit log named through a symlink in a writable root: the command could
