@@ -185,6 +185,7 @@ impl Engine {
         };
         let mut record = audit::Record::new(&req.tool, decision, audit::By::from(by), reason)
             .request(&req.id)
+            .client_request(req.client_request.clone())
             .keys(req.keys.iter().map(|k| k.words().to_vec()))
             .args(substituted.unwrap_or(&req.args))
             .preview(&req.presentation.summary);
@@ -493,6 +494,19 @@ impl Engine {
                 false,
             ),
         }
+    }
+
+    /// Settles a request that [`Engine::evaluate`] left pending, with what the asker gave:
+    /// an answer (`late`: it came after the deadline, so it counts as none), a timeout or a
+    /// lost channel. Recorded like every final outcome. For hosts that ask a person without
+    /// holding the engine (several calls in flight, each asked on its own).
+    pub fn conclude(
+        &mut self,
+        req: &Request,
+        result: Result<Answer, AskError>,
+        late: bool,
+    ) -> Outcome {
+        self.resolve(req, result, late, None)
     }
 
     /// Turns an asker's result into an outcome.

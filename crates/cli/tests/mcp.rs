@@ -83,11 +83,13 @@ impl ClientHandler for Client {
     }
 }
 
-/// A workspace: `ws/` (the policy's only root, writable) with `cordon.toml`, and the audit
-/// log in a directory of its own outside the roots.
+/// A workspace: `ws/` (the policy's only root, writable; the server's directory), the policy
+/// `cordon.toml` beside it (outside the root, so every backend can keep it read-only), and the
+/// audit log in a directory of its own outside the root.
 struct Workspace {
     _dir: tempfile::TempDir,
     ws: PathBuf,
+    policy: PathBuf,
     log: PathBuf,
 }
 
@@ -132,14 +134,20 @@ fn workspace(extra: &str) -> Workspace {
     std::fs::create_dir(&ws).unwrap();
     std::fs::create_dir(&logs).unwrap();
     let log = logs.join("audit.jsonl");
-    let policy = format!(
-        "version = 1\n[sandbox.paths.ws]\nroot = \".\"\nmode = \"rw\"\n{extra}{RULES}\
+    let text = format!(
+        "version = 1\n[sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\n{extra}{RULES}\
          [approval]\naudit_log = {:?}\n",
         log.to_str().unwrap()
     );
-    std::fs::write(ws.join("cordon.toml"), policy).unwrap();
-    common::trust(&ws);
-    Workspace { _dir: dir, ws, log }
+    let policy = base.join("cordon.toml");
+    std::fs::write(&policy, text).unwrap();
+    common::trust(&base);
+    Workspace {
+        _dir: dir,
+        ws,
+        policy,
+        log,
+    }
 }
 
 type Session = RunningService<RoleClient, Client>;
@@ -149,6 +157,8 @@ async fn connect(w: &Workspace, args: &[&str], client: Client) -> (Session, toki
     let std_cmd = common::command(&w.ws);
     let mut cmd = tokio::process::Command::from(std_cmd);
     cmd.arg("mcp")
+        .arg("--policy")
+        .arg(&w.policy)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -492,14 +502,15 @@ async fn file_tools_work_inside_the_roots_and_refuse_outside() {
         // cordon's own files stay out of the agent's reach.
         (
             "write_file",
-            json!({"path": "ws/cordon.toml", "content": "version = 1\n"}),
+            json!({"path": w.policy, "content": "version = 1\n"}),
         ),
+        ("write_file", json!({"path": w.log, "content": ""})),
     ] {
         let r = call(&s, tool, a.clone()).await;
         assert!(is_error(&r), "{tool} {a}: {}", text(&r));
     }
     assert!(!Path::new("/tmp/cordon-mcp-outside").exists());
-    assert!(std::fs::read_to_string(w.ws.join("cordon.toml"))
+    assert!(std::fs::read_to_string(&w.policy)
         .unwrap()
         .contains("no deleting here"));
     s.cancel().await.unwrap();
@@ -543,11 +554,11 @@ async fn every_decision_is_audited_with_the_client_and_request_id() {
     assert_eq!(recs.len(), 4, "{recs:#?}");
     for r in &recs {
         assert_eq!(r["client"], "cordon-test-client", "{r}");
-        assert!(r["mcp_request_id"].is_string(), "{r}");
+        assert!(r["client_request"].is_string(), "{r}");
     }
     let ids: std::collections::HashSet<_> = recs
         .iter()
-        .map(|r| r["mcp_request_id"].to_string())
+        .map(|r| r["client_request"].to_string())
         .collect();
     assert_eq!(ids.len(), 4, "one request id per call: {recs:#?}");
     let o = common::cordon(&w.ws, &["audit", "verify", w.log.to_str().unwrap()]);
@@ -558,6 +569,7 @@ async fn every_decision_is_audited_with_the_client_and_request_id() {
 async fn a_broken_policy_stops_the_server_at_start() {
     let w = workspace("");
     std::fs::write(w.ws.join("bad.toml"), "version = 1\nnetwrok = 1\n").unwrap();
+    common::trust_file(&w.ws, "bad.toml");
     let o = common::command(&w.ws)
         .args(["mcp", "--policy", "bad.toml"])
         .stdin(Stdio::null())

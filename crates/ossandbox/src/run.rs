@@ -57,7 +57,17 @@ pub struct Confinement {
     /// The read end of bwrap's `--json-status-fd`: no `exit-code` record means bwrap itself
     /// failed before starting the command.
     pub setup_status: Option<OwnedFd>,
+    /// The child keeps its whole tree in a PID namespace of its own that dies with it (bwrap
+    /// `--unshare-pid --die-with-parent`): nothing of it can be re-parented to cordon, so the
+    /// run waits for its child alone and several such runs may share one process.
+    pub own_pid_namespace: bool,
 }
+
+/// Runs without their own PID namespace reap and kill every child of the process at their end
+/// (orphans are re-parented to cordon, which cannot tell whose they were): such a run has the
+/// process to itself (write), while runs in their own PID namespace share it (read).
+#[cfg(target_os = "linux")]
+static SUPERVISION: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 /// The command to run.
 #[derive(Debug, Clone)]
@@ -218,12 +228,16 @@ const STEPS: [&str; 9] = [
 /// to the child's process group.
 #[cfg(target_os = "linux")]
 pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError> {
-    // One run at a time per process: a run ends by killing and reaping every child of the
-    // process (orphans re-parent to it), which would take a concurrent run's child too (the
-    // MCP server runs calls on several threads).
-    static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
     let parent = Error::Io;
+    let own_ns = confinement.own_pid_namespace;
+    // Poisoning carries no data here: a panicked run still released its children.
+    let _shared;
+    let _exclusive;
+    if own_ns {
+        _shared = SUPERVISION.read().unwrap_or_else(|e| e.into_inner());
+    } else {
+        _exclusive = SUPERVISION.write().unwrap_or_else(|e| e.into_inner());
+    }
     // Orphaned descendants re-parent to us, so we can kill and reap all of them at the end.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
 
@@ -384,7 +398,11 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         Err(e) => {
             // Without a pidfd we could not enforce the timeout or forward signals: stop here.
             kill_all_descendants(pid);
-            reap_all();
+            if !own_ns {
+                reap_all();
+            } else {
+                let _ = child.wait();
+            }
             return Err(StartError::Parent(parent(e)));
         }
     };
@@ -454,8 +472,11 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
             if r == size as isize {
                 let sig = info.ssi_signo as i32;
                 if sig == libc::SIGCHLD {
-                    // Orphans re-parented to us are reaped as they exit, not at the end.
-                    status = status.or(reap_exited(pid));
+                    // Orphans re-parented to us are reaped as they exit, not at the end (none
+                    // can be, in a PID namespace: another run's children are not ours to reap).
+                    if !own_ns {
+                        status = status.or(reap_exited(pid));
+                    }
                 } else {
                     unsafe { libc::kill(-pid, sig) };
                     grace.get_or_insert((Instant::now() + namespaces::GRACE, sig));
@@ -472,11 +493,17 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     }
 
     if timed_out || cancelled || killed_after.is_some() {
+        // Killed before it could wait for them, the child's own children (bwrap's init of the
+        // PID namespace) re-parent to cordon, a subreaper: they are ours to reap.
+        let orphans = if own_ns { children_of(pid) } else { Vec::new() };
         kill_all_descendants(pid);
         if status.is_none() {
             let _ = child.wait();
         }
-        reap_all();
+        if !own_ns {
+            reap_all();
+        }
+        reap_orphans(&orphans);
         return Ok(match killed_after {
             Some(sig) => Outcome::Signaled(sig),
             None if cancelled => Outcome::Cancelled,
@@ -495,7 +522,9 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     };
     drop(child);
     kill_all_descendants(pid);
-    reap_all();
+    if !own_ns {
+        reap_all();
+    }
     if let Some(fd) = confinement.setup_status {
         let mut report = String::new();
         let _ = std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut report);
@@ -533,6 +562,36 @@ fn reap_exited(main: libc::pid_t) -> Option<i32> {
         }
         if r == main {
             found = Some(st);
+        }
+    }
+}
+
+/// `pid`'s children, from /proc.
+#[cfg(target_os = "linux")]
+fn children_of(pid: libc::pid_t) -> Vec<libc::pid_t> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .map(|s| {
+            s.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Reaps `pids`, re-parented to cordon when their parent was killed; they die of their
+/// parent-death signal (bwrap `--die-with-parent`; never signalled here: a pid that was reaped
+/// meanwhile may be reused). A pid that is not cordon's child is skipped (waitpid only reaps
+/// cordon's own). Bounded: a task stuck in the kernel is left.
+#[cfg(target_os = "linux")]
+fn reap_orphans(pids: &[libc::pid_t]) {
+    let until = Instant::now() + Duration::from_secs(10);
+    for &p in pids {
+        loop {
+            let r = unsafe { libc::waitpid(p, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL) };
+            if r != 0 || Instant::now() >= until {
+                break; // reaped, or not ours (ECHILD)
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 }

@@ -37,6 +37,12 @@ pub struct Record {
     pub seq: u64,
     /// The request's id.
     pub request: String,
+    /// The agent host or MCP client that made the call (e.g. `claude-code`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// The client's own id for the call (an MCP `tools/call` request id), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_request: Option<String>,
     /// The tool, e.g. `shell`.
     pub tool: String,
     /// The operation keys: for the shell tool, each simple command's words; for a file tool,
@@ -227,6 +233,8 @@ impl Record {
             session: String::new(),
             seq: 0,
             request: String::new(),
+            client: None,
+            client_request: None,
             tool: tool.into(),
             keys: Vec::new(),
             args_digest: sha256_hex(b"null"),
@@ -305,6 +313,12 @@ impl Record {
     /// A human preview of the call, cut to [`PREVIEW_MAX`] characters.
     pub fn preview(mut self, text: &str) -> Record {
         self.preview = preview(text);
+        self
+    }
+
+    /// The client's own id for the call (e.g. an MCP request id).
+    pub fn client_request(mut self, id: Option<String>) -> Record {
+        self.client_request = id;
         self
     }
 

@@ -80,10 +80,9 @@ impl AsyncAsker for Elicit {
                 message,
                 requested_schema,
             };
-            let result = peer
-                .create_elicitation(params)
-                .await
-                .map_err(|e| AskError::Lost(format!("the client's approval request failed: {e}")))?;
+            let result = peer.create_elicitation(params).await.map_err(|e| {
+                AskError::Lost(format!("the client's approval request failed: {e}"))
+            })?;
             match result.action {
                 ElicitationAction::Accept => answer(result.content.as_ref()),
                 ElicitationAction::Decline => Ok(Answer::Deny),

@@ -58,9 +58,11 @@ pub fn run(args: McpArgs) -> i32 {
     let mut opts = cordon_gate::Options::new(cwd);
     opts.policy = args.policy;
     opts.backend = args.backend;
-    opts.session = args
-        .session
-        .or_else(|| std::env::var("CORDON_SESSION").ok().filter(|s| !s.is_empty()));
+    opts.session = args.session.or_else(|| {
+        std::env::var("CORDON_SESSION")
+            .ok()
+            .filter(|s| !s.is_empty())
+    });
     // Fail at start on a policy or sandbox that cannot work, not at the first call.
     let tools = match cordon_gate::Gate::open(opts.clone()) {
         Ok(gate) => match tools::definitions(gate.policy()) {

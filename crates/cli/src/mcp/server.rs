@@ -134,7 +134,7 @@ async fn run_command(
     };
     let cwd = a.cwd.as_deref().map(std::path::Path::new);
     let call = match gate.shell(Command::Line(a.command), cwd) {
-        Ok(c) => c.with_meta(id),
+        Ok(c) => c.with_client_request(id),
         Err(e) => return tools::error(e.message),
     };
     let decision = decide(gate, &call, context).await;
@@ -180,7 +180,7 @@ async fn file_tool(
     context: &RequestContext<RoleServer>,
 ) -> CallToolResult {
     let call = match gate.file(name, serde_json::Value::Object(args)) {
-        Ok(c) => c.with_meta(id),
+        Ok(c) => c.with_client_request(id),
         Err(e) => return tools::error(e.message),
     };
     let decision = decide(gate, &call, context).await;
@@ -203,7 +203,11 @@ async fn file_tool(
     }
 }
 
-async fn decide(gate: &Gate, call: &cordon_gate::Call, context: &RequestContext<RoleServer>) -> Decision {
+async fn decide(
+    gate: &Gate,
+    call: &cordon_gate::Call,
+    context: &RequestContext<RoleServer>,
+) -> Decision {
     let mut asker = Elicit::new(context.peer.clone(), call.preview().to_string());
     gate.decide_async(call, &mut asker).await
 }
@@ -214,7 +218,7 @@ fn refused(decision: &Decision, shown: &str) -> CallToolResult {
     let mut message = decision.message();
     let asked = matches!(
         decision.by(),
-        By::User | By::TimedOut | By::ChannelLost | By::Unanswered | By::Mode(_)
+        Some(By::User | By::TimedOut | By::ChannelLost | By::Unanswered | By::Mode(_))
     );
     if asked {
         message.push_str(&format!(

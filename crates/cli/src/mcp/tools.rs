@@ -85,14 +85,18 @@ pub fn definitions(policy: &Policy) -> Result<Vec<Tool>, String> {
             _ => (false, true, true),
         };
         tools.push(
-            Tool::new(name.to_string(), t.description().to_string(), object(t.schema()))
-                .with_annotations(
-                    ToolAnnotations::new()
-                        .read_only(read_only)
-                        .destructive(destructive)
-                        .idempotent(idempotent)
-                        .open_world(false),
-                ),
+            Tool::new(
+                name.to_string(),
+                t.description().to_string(),
+                object(t.schema()),
+            )
+            .with_annotations(
+                ToolAnnotations::new()
+                    .read_only(read_only)
+                    .destructive(destructive)
+                    .idempotent(idempotent)
+                    .open_world(false),
+            ),
         );
     }
     Ok(tools)
@@ -250,7 +254,10 @@ mod tests {
     fn output_keeps_both_streams_and_the_code() {
         let r = ran(3, b"out", b"err\n", true);
         let text = serde_json::to_value(&r.content).unwrap().to_string();
-        assert!(text.contains("out\\n[stderr]\\nerr\\n[cordon: output truncated"), "{text}");
+        assert!(
+            text.contains("out\\n[stderr]\\nerr\\n[cordon: output truncated"),
+            "{text}"
+        );
         assert!(text.contains("[exit code: 3]"), "{text}");
         assert_eq!(r.structured_content.unwrap()["exit_code"], 3);
         assert_eq!(r.is_error, Some(false));
