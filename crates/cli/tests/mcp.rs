@@ -21,8 +21,11 @@ use rmcp::model::{
     ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
     JsonObject, ProtocolVersion,
 };
-use rmcp::service::{PeerRequestOptions, RequestContext, RoleClient, RunningService};
-use rmcp::{ClientHandler, ErrorData as McpError, ServiceExt};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RequestContext, RoleClient,
+    RunningService,
+};
+use rmcp::{ClientHandler, ErrorData as McpError};
 use serde_json::{json, Value};
 
 /// What the test client answers to an elicitation.
@@ -37,6 +40,7 @@ enum Reply {
 
 struct Client {
     name: &'static str,
+    protocol: ProtocolVersion,
     /// `None`: the client does not declare elicitation.
     reply: Option<Reply>,
     asked: Arc<AtomicUsize>,
@@ -50,7 +54,7 @@ impl ClientHandler for Client {
             ClientCapabilities::default()
         };
         ClientConfig::new(caps, Implementation::new(self.name, "1.0"))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+            .with_protocol_version(self.protocol.clone())
     }
 
     async fn create_elicitation(
@@ -152,8 +156,19 @@ fn workspace(extra: &str) -> Workspace {
 
 type Session = RunningService<RoleClient, Client>;
 
-/// Starts `cordon mcp` in `w.ws` (extra CLI args) and connects `client` to it.
+/// Starts `cordon mcp` in `w.ws` (extra CLI args) and connects `client` to it with the
+/// `initialize` handshake (protocol 2025-11-25).
 async fn connect(w: &Workspace, args: &[&str], client: Client) -> (Session, tokio::process::Child) {
+    connect_with(w, args, client, ClientLifecycleMode::Initialize).await
+}
+
+/// [`connect`] with a lifecycle of the client's choice.
+async fn connect_with(
+    w: &Workspace,
+    args: &[&str],
+    client: Client,
+    lifecycle: ClientLifecycleMode,
+) -> (Session, tokio::process::Child) {
     let std_cmd = common::command(&w.ws);
     let mut cmd = tokio::process::Command::from(std_cmd);
     cmd.arg("mcp")
@@ -168,7 +183,7 @@ async fn connect(w: &Workspace, args: &[&str], client: Client) -> (Session, toki
     let stdout = child.stdout.take().unwrap();
     let stdin = child.stdin.take().unwrap();
     let session = client
-        .serve((stdout, stdin))
+        .serve_with_lifecycle((stdout, stdin), lifecycle)
         .await
         .expect("MCP handshake with cordon mcp");
     (session, child)
@@ -179,6 +194,7 @@ fn client(reply: Option<Reply>) -> (Client, Arc<AtomicUsize>) {
     (
         Client {
             name: "cordon-test-client",
+            protocol: ProtocolVersion::V_2025_11_25,
             reply,
             asked: asked.clone(),
         },
@@ -581,5 +597,77 @@ async fn a_broken_policy_stops_the_server_at_start() {
     assert!(
         err.starts_with("cordon: ") && err.contains("netwrok"),
         "{err}"
+    );
+}
+
+/// A client of protocol 2026-07-28: no `initialize`, and no server-to-client requests.
+fn stateless(reply: Option<Reply>) -> (Client, Arc<AtomicUsize>, ClientLifecycleMode) {
+    let (mut c, asked) = client(reply);
+    c.protocol = ProtocolVersion::V_2026_07_28;
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    (c, asked, lifecycle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_07_28_an_ask_is_an_input_required_round_trip() {
+    let w = workspace("");
+    let (c, asked, lifecycle) = stateless(Some(Reply::Once));
+    let (s, _child) = connect_with(&w, &[], c, lifecycle).await;
+    // The SDK's client answers the input request with its elicitation handler and retries.
+    let a = args(json!({"command": "touch made-by-retry"}));
+    let r = s
+        .call_tool(CallToolRequestParams::new("run_command").with_arguments(a.clone()))
+        .await
+        .unwrap();
+    assert!(!is_error(&r), "{}", text(&r));
+    assert!(w.ws.join("made-by-retry").exists());
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // An allowed call needs no round trip.
+    let r = run(&s, "echo direct").await;
+    assert_eq!(structured(&r)["stdout"], "direct\n", "{}", text(&r));
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+
+    // A forged or replayed requestState approves nothing.
+    let forged = CallToolRequestParams::new("run_command")
+        .with_arguments(args(json!({"command": "touch forged"})))
+        .with_request_state("0123456789abcdef0123456789abcdef")
+        .with_input_responses(
+            [(
+                "approval".to_string(),
+                json!({"action": "accept", "content": {"decision": "once"}}),
+            )]
+            .into_iter()
+            .collect(),
+        );
+    match s.call_tool_once(forged).await.unwrap() {
+        rmcp::model::CallToolResponse::Complete(r) => {
+            assert!(is_error(&r), "{}", text(&r));
+            assert!(text(&r).contains("requestState"), "{}", text(&r));
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(!w.ws.join("forged").exists());
+    s.cancel().await.unwrap();
+
+    let (c, asked, lifecycle) = stateless(Some(Reply::Decline));
+    let (s, _child) = connect_with(&w, &[], c, lifecycle).await;
+    let r = s
+        .call_tool(
+            CallToolRequestParams::new("run_command")
+                .with_arguments(args(json!({"command": "touch declined-by-retry"}))),
+        )
+        .await
+        .unwrap();
+    assert!(is_error(&r), "{}", text(&r));
+    assert!(text(&r).contains("approval was needed"), "{}", text(&r));
+    assert!(!w.ws.join("declined-by-retry").exists());
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    s.cancel().await.unwrap();
+    let recs = records(&w.log);
+    assert!(
+        recs.iter().all(|r| r["client"] == "cordon-test-client"),
+        "{recs:#?}"
     );
 }

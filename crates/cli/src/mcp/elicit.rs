@@ -1,5 +1,7 @@
 //! Asking the person behind the MCP client: an `elicitation/create` request (protocol
-//! 2025-11-25, form mode) whose form offers *once*, *this session* or *deny*.
+//! 2025-11-25, form mode) whose form offers *once*, *this session* or *deny*. From protocol
+//! 2026-07-28 on, where a server sends no requests of its own, the same form goes out in an
+//! input-required result and comes back with the client's retry of the call ([`Preset`]).
 //!
 //! Only an accepted form with one of those three values approves anything. A decline is a
 //! deny; a cancel (the person dismissed the dialog), a malformed answer or a failed request is
@@ -7,7 +9,7 @@
 //! approval timeout.
 
 use cordon_approval::{Answer, AskError, AsyncAsker, Pending, Request};
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{json, Value};
 
@@ -48,6 +50,57 @@ pub fn answer(content: Option<&Value>) -> Result<Answer, AskError> {
     }
 }
 
+/// The message the person reads.
+pub fn message(tool: &str, preview: &str, why: &str) -> String {
+    format!(
+        "cordon: the agent wants to run a `{tool}` call that needs your approval.\n\n{preview}\n\nWhy you are asked: {why}"
+    )
+}
+
+/// The form request (its message and schema).
+pub fn params(message: String) -> Result<ElicitRequestParams, AskError> {
+    let requested_schema = schema().map_err(|e| AskError::Lost(format!("approval form: {e}")))?;
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema,
+    })
+}
+
+/// What the client's elicitation result means.
+pub fn result(r: &ElicitResult) -> Result<Answer, AskError> {
+    match r.action {
+        ElicitationAction::Accept => answer(r.content.as_ref()),
+        ElicitationAction::Decline => Ok(Answer::Deny),
+        ElicitationAction::Cancel => Err(AskError::Lost(
+            "the person dismissed the approval request".into(),
+        )),
+        // A later protocol's action cordon does not know: no answer.
+        _ => Err(AskError::Lost(
+            "the client answered the approval request with an unknown action".into(),
+        )),
+    }
+}
+
+/// An answer that came with the call (2026-07-28: the client's retry carries the person's
+/// answer to the input-required result), or none: then an ask cannot be asked.
+pub struct Preset(pub Option<Result<Answer, AskError>>);
+
+impl AsyncAsker for Preset {
+    fn ask(
+        &mut self,
+        _request: &Request,
+        _pending: &Pending,
+    ) -> impl std::future::Future<Output = Result<Answer, AskError>> + Send {
+        let answer = self.0.take().unwrap_or_else(|| {
+            Err(AskError::Lost(
+                "the call needed an approval the client was not asked for".into(),
+            ))
+        });
+        std::future::ready(answer)
+    }
+}
+
 /// The gate's asker for one tool call of an MCP session.
 pub struct Elicit {
     peer: Peer<RoleServer>,
@@ -68,32 +121,15 @@ impl AsyncAsker for Elicit {
         pending: &Pending,
     ) -> impl std::future::Future<Output = Result<Answer, AskError>> + Send {
         let peer = self.peer.clone();
-        let message = format!(
-            "cordon: the agent wants to run a `{}` call that needs your approval.\n\n{}\n\nWhy you are asked: {}",
-            request.tool, self.preview, pending.reason
-        );
+        let message = message(&request.tool, &self.preview, &pending.reason);
         async move {
-            let requested_schema =
-                schema().map_err(|e| AskError::Lost(format!("approval form: {e}")))?;
-            let params = ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message,
-                requested_schema,
-            };
-            let result = peer.create_elicitation(params).await.map_err(|e| {
-                AskError::Lost(format!("the client's approval request failed: {e}"))
-            })?;
-            match result.action {
-                ElicitationAction::Accept => answer(result.content.as_ref()),
-                ElicitationAction::Decline => Ok(Answer::Deny),
-                ElicitationAction::Cancel => Err(AskError::Lost(
-                    "the person dismissed the approval request".into(),
-                )),
-                // A later protocol's action cordon does not know: no answer.
-                _ => Err(AskError::Lost(
-                    "the client answered the approval request with an unknown action".into(),
-                )),
-            }
+            let r = peer
+                .create_elicitation(params(message)?)
+                .await
+                .map_err(|e| {
+                    AskError::Lost(format!("the client's approval request failed: {e}"))
+                })?;
+            result(&r)
         }
     }
 }

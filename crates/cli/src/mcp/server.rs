@@ -4,16 +4,20 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use cordon_approval::By;
-use cordon_gate::{Cancel, Command, Decision, Gate, Options, Output, RunOptions};
+use cordon_approval::{Answer, AskError};
+use cordon_gate::{Call, Cancel, Command, Decision, Gate, Options, Output, RunOptions};
+use cordon_policy::Action;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequest, ElicitResult,
+    Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
 use tokio::sync::OnceCell;
 
-use super::elicit::Elicit;
+use super::elicit::{self, Elicit, Preset};
 use super::tools::{self, OUTPUT_LIMIT};
 
 /// Serves `tools` on stdio until the client goes away.
@@ -22,6 +26,7 @@ pub async fn serve(opts: Options, tools: Vec<Tool>) -> Result<(), String> {
         opts,
         tools: Arc::new(tools),
         gate: Arc::new(OnceCell::new()),
+        asks: Arc::new(Asks::default()),
     };
     let running = server
         .serve(rmcp::transport::stdio())
@@ -40,6 +45,7 @@ struct Cordon {
     opts: Options,
     tools: Arc<Vec<Tool>>,
     gate: Arc<OnceCell<Arc<Gate>>>,
+    asks: Arc<Asks>,
 }
 
 impl Cordon {
@@ -48,10 +54,7 @@ impl Cordon {
         let mut opts = self.opts.clone();
         opts.client = context.client_info().map(|c| c.name);
         // Asks are asked only of a client that can show a form.
-        opts.can_ask = context
-            .client_capabilities()
-            .and_then(|c| c.elicitation)
-            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        opts.can_ask = can_elicit(context);
         self.gate
             .get_or_try_init(|| async move {
                 let opened = tokio::task::spawn_blocking(move || Gate::open(opts))
@@ -79,11 +82,9 @@ impl ServerHandler for Cordon {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        // Up to 2025-11-25: asks are elicitation requests to the client, which 2026-07-28
-        // replaced with input-required results (not implemented yet).
-        Cow::Borrowed(ProtocolVersion::known_up_to(
-            &ProtocolVersion::LATEST_WITH_INITIALIZE,
-        ))
+        // Every revision: up to 2025-11-25 an ask is an elicitation request, from 2026-07-28
+        // on an input-required result.
+        Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
     }
 
     async fn list_tools(
@@ -112,41 +113,97 @@ impl ServerHandler for Cordon {
         }
         let gate = self.gate(&context).await?;
         let args = request.arguments.unwrap_or_default();
-        let id = context.id.to_string();
-        let result = if name == "run_command" {
-            run_command(&gate, &args, &id, &context).await
+        let (call, timeout) = match prepare(&gate, &name, &args) {
+            Ok(c) => c,
+            Err(refusal) => return Ok(refusal.into()),
+        };
+        let call = call.with_client_request(context.id.to_string());
+        // 2026-07-28 and later: no server-to-client requests; an ask is an input-required
+        // result, and the client's retry brings the answer.
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        let decision = if stateless {
+            let preset = match request.request_state {
+                Some(state) => match self
+                    .asks
+                    .answer(&state, &name, &args, request.input_responses)
+                {
+                    Ok(answer) => Some(answer),
+                    Err(refusal) => return Ok(tools::error(refusal).into()),
+                },
+                None => None,
+            };
+            if preset.is_none() && can_elicit(&context) {
+                let verdict = gate.check(&call);
+                if verdict.action == Action::Ask {
+                    let message = elicit::message(call.tool(), call.preview(), &verdict.reason);
+                    return Ok(match self.asks.input_required(&name, &args, message) {
+                        Ok(r) => CallToolResponse::InputRequired(r),
+                        Err(e) => tools::error(e).into(),
+                    });
+                }
+            }
+            gate.decide_async(&call, &mut Preset(preset)).await
         } else {
-            file_tool(&gate, &name, args, &id, &context).await
+            let mut asker = Elicit::new(context.peer.clone(), call.preview().to_string());
+            gate.decide_async(&call, &mut asker).await
+        };
+        if !decision.is_allowed() {
+            return Ok(refused(&decision, call.shown()).into());
+        }
+        let result = if name == "run_command" {
+            run_command(&gate, call, decision, timeout, &context).await
+        } else {
+            file_tool(&gate, call, decision).await
         };
         Ok(result.into())
     }
 }
 
+/// Whether the client declared it can show a form.
+fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// The gate's call for a tool call (and `run_command`'s timeout), or the error result that
+/// refuses it.
+fn prepare(
+    gate: &Gate,
+    name: &str,
+    args: &JsonObject,
+) -> Result<(Call, Option<std::time::Duration>), CallToolResult> {
+    if name == "run_command" {
+        let a = tools::run_args(args).map_err(tools::error)?;
+        let cwd = a.cwd.as_deref().map(std::path::Path::new);
+        let call = gate
+            .shell(Command::Line(a.command), cwd)
+            .map_err(|e| tools::error(e.message))?;
+        Ok((call, a.timeout))
+    } else {
+        let call = gate
+            .file(name, serde_json::Value::Object(args.clone()))
+            .map_err(|e| tools::error(e.message))?;
+        Ok((call, None))
+    }
+}
+
 async fn run_command(
     gate: &Arc<Gate>,
-    args: &rmcp::model::JsonObject,
-    id: &str,
+    call: Call,
+    decision: Decision,
+    timeout: Option<std::time::Duration>,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResult {
-    let a = match tools::run_args(args) {
-        Ok(a) => a,
-        Err(e) => return tools::error(e),
-    };
-    let cwd = a.cwd.as_deref().map(std::path::Path::new);
-    let call = match gate.shell(Command::Line(a.command), cwd) {
-        Ok(c) => c.with_client_request(id),
-        Err(e) => return tools::error(e.message),
-    };
-    let decision = decide(gate, &call, context).await;
-    if !decision.is_allowed() {
-        return refused(&decision, call.shown());
-    }
     let cancel = match Cancel::new() {
         Ok(c) => c,
         Err(e) => return tools::error(format!("cordon: cannot make a cancel switch: {e}")),
     };
     let opts = RunOptions {
-        timeout: tools::timeout(a.timeout, gate.policy().sandbox.limits.timeout),
+        timeout: tools::timeout(timeout, gate.policy().sandbox.limits.timeout),
         output: Output::Capture {
             limit: OUTPUT_LIMIT,
         },
@@ -172,21 +229,7 @@ async fn run_command(
     }
 }
 
-async fn file_tool(
-    gate: &Arc<Gate>,
-    name: &str,
-    args: rmcp::model::JsonObject,
-    id: &str,
-    context: &RequestContext<RoleServer>,
-) -> CallToolResult {
-    let call = match gate.file(name, serde_json::Value::Object(args)) {
-        Ok(c) => c.with_client_request(id),
-        Err(e) => return tools::error(e.message),
-    };
-    let decision = decide(gate, &call, context).await;
-    if !decision.is_allowed() {
-        return refused(&decision, call.shown());
-    }
+async fn file_tool(gate: &Arc<Gate>, call: Call, decision: Decision) -> CallToolResult {
     let gate = gate.clone();
     let opts = RunOptions {
         timeout: None,
@@ -203,13 +246,74 @@ async fn file_tool(
     }
 }
 
-async fn decide(
-    gate: &Gate,
-    call: &cordon_gate::Call,
-    context: &RequestContext<RoleServer>,
-) -> Decision {
-    let mut asker = Elicit::new(context.peer.clone(), call.preview().to_string());
-    gate.decide_async(call, &mut asker).await
+/// Approvals asked through input-required results (2026-07-28), awaiting the client's retry:
+/// opaque handles (the `requestState`) bound to the call they are for, each used once.
+#[derive(Default)]
+struct Asks {
+    pending: std::sync::Mutex<Vec<(String, String, JsonObject)>>,
+}
+
+/// The key of the form in `inputRequests` / `inputResponses`.
+const APPROVAL: &str = "approval";
+/// Open asks kept at most (the oldest is forgotten: its retry is refused).
+const MAX_PENDING: usize = 64;
+
+impl Asks {
+    /// An input-required result asking `message`, remembered for the retry of this call.
+    fn input_required(
+        &self,
+        tool: &str,
+        args: &JsonObject,
+        message: String,
+    ) -> Result<InputRequiredResult, String> {
+        let params = elicit::params(message).map_err(|e| e.to_string())?;
+        let handle = cordon_approval::audit::new_id()
+            .map_err(|e| format!("cordon: cannot make an approval handle: {e}"))?;
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if pending.len() >= MAX_PENDING {
+            pending.remove(0);
+        }
+        pending.push((handle.clone(), tool.to_string(), args.clone()));
+        let mut requests = InputRequests::new();
+        requests.insert(
+            APPROVAL.to_string(),
+            InputRequest::Elicitation(ElicitRequest::new(params)),
+        );
+        Ok(InputRequiredResult::new(Some(requests), Some(handle)))
+    }
+
+    /// The person's answer from a retry: only for the very call the handle was made for.
+    fn answer(
+        &self,
+        state: &str,
+        tool: &str,
+        args: &JsonObject,
+        responses: Option<InputResponses>,
+    ) -> Result<Result<Answer, AskError>, String> {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(at) = pending.iter().position(|(h, _, _)| h == state) else {
+            return Err("cordon: this retry's requestState is unknown or was used already; call the tool again".into());
+        };
+        let (_, t, a) = pending.remove(at);
+        if t != tool || &a != args {
+            return Err(
+                "cordon: this retry is not the call that was to be approved; call the tool again"
+                    .into(),
+            );
+        }
+        let answer = responses
+            .and_then(|mut r| r.remove(APPROVAL))
+            .and_then(|v| serde_json::from_value::<ElicitResult>(v).ok())
+            .map_or_else(
+                || {
+                    Err(AskError::Lost(
+                        "the client's retry carried no answer to the approval form".into(),
+                    ))
+                },
+                |r| elicit::result(&r),
+            );
+        Ok(answer)
+    }
 }
 
 /// The error result of a call that must not run. When a person's approval was needed and not
