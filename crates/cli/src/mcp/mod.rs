@@ -13,7 +13,7 @@
 //! the server at start with one `cordon: ` line on stderr.
 //!
 //! stdout carries the protocol and nothing else; diagnostics go to stderr through `tracing`
-//! (`RUST_LOG`, default `warn`).
+//! (`RUST_LOG` or `-v`, default `warn`; set up in `main`).
 
 mod elicit;
 mod server;
@@ -47,7 +47,6 @@ fn parse_backend(s: &str) -> Result<cordon_policy::Backend, String> {
 
 /// Runs the server until the client closes stdin; the exit code.
 pub fn run(args: McpArgs) -> i32 {
-    init_tracing();
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
@@ -94,15 +93,4 @@ pub fn run(args: McpArgs) -> i32 {
             EXIT_FAILURE
         }
     }
-}
-
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    // stderr only: stdout is the protocol.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
 }

@@ -343,3 +343,79 @@ impl Drop for KillOnDrop {
         self.0.cancel();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: serde_json::Value) -> JsonObject {
+        match v {
+            serde_json::Value::Object(m) => m,
+            _ => JsonObject::new(),
+        }
+    }
+
+    fn responses(decision: &str) -> Option<InputResponses> {
+        let v = json!({"action": "accept", "content": {"decision": decision}});
+        Some([(APPROVAL.to_string(), v)].into_iter().collect())
+    }
+
+    #[test]
+    fn an_approval_handle_answers_once_and_only_its_own_call() {
+        let asks = Asks::default();
+        let a = obj(json!({"command": "touch x"}));
+        let state = |r: InputRequiredResult| r.request_state.unwrap();
+        let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
+        assert_eq!(
+            asks.answer(&h, "run_command", &a, responses("once")),
+            Ok(Ok(Answer::Once))
+        );
+        assert!(
+            asks.answer(&h, "run_command", &a, responses("once"))
+                .is_err(),
+            "used"
+        );
+
+        let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
+        let other = obj(json!({"command": "rm -rf /"}));
+        assert!(asks
+            .answer(&h, "run_command", &other, responses("once"))
+            .is_err());
+        // The mismatch spent it.
+        assert!(asks
+            .answer(&h, "run_command", &a, responses("once"))
+            .is_err());
+
+        let h = state(asks.input_required("write_file", &a, "m".into()).unwrap());
+        assert!(asks
+            .answer(&h, "run_command", &a, responses("once"))
+            .is_err());
+
+        let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
+        assert!(matches!(
+            asks.answer(&h, "run_command", &a, None),
+            Ok(Err(AskError::Lost(_)))
+        ));
+        assert!(asks
+            .answer("nope", "run_command", &a, responses("once"))
+            .is_err());
+    }
+
+    #[test]
+    fn open_asks_are_bounded() {
+        let asks = Asks::default();
+        let a = JsonObject::new();
+        let first = asks
+            .input_required("run_command", &a, "m".into())
+            .unwrap()
+            .request_state
+            .unwrap();
+        for _ in 0..MAX_PENDING {
+            asks.input_required("run_command", &a, "m".into()).unwrap();
+        }
+        assert!(asks
+            .answer(&first, "run_command", &a, responses("once"))
+            .is_err());
+    }
+}
