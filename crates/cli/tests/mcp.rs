@@ -431,6 +431,47 @@ async fn cancelling_kills_the_command_tree_on_bwrap() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_away_ends_the_server_and_its_commands() {
+    let w = workspace("");
+    let (c, _) = client(None);
+    let (s, mut child) = connect(&w, &[], c).await;
+    let marker = format!("1000.{}3", std::process::id());
+    let line = format!("sleep {marker} & sleep {marker}; wait");
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("run_command").with_arguments(args(json!({ "command": line }))),
+    ));
+    let _handle = s
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    while pids_with(&marker).len() < 2 {
+        assert!(Instant::now() < until, "the sleeps never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pids = pids_with(&marker);
+    // Closing the transport closes the server's stdin.
+    s.cancel().await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
+        .await
+        .expect("cordon mcp exits when its client goes away")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let until = Instant::now() + Duration::from_secs(60);
+    while pids
+        .iter()
+        .any(|p| Path::new(&format!("/proc/{p}")).exists())
+    {
+        assert!(
+            Instant::now() < until,
+            "the sleeps outlived the server: {pids:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_are_all_answered() {
     let w = workspace("");
     let (c, _) = client(None);

@@ -86,7 +86,12 @@ pub fn run(args: McpArgs) -> i32 {
             return EXIT_FAILURE;
         }
     };
-    match runtime.block_on(server::serve(opts, tools)) {
+    let served = runtime.block_on(server::serve(opts, tools));
+    // The client is gone: calls still running are abandoned, not waited for. Their handlers
+    // are dropped, which cancels their runs, and cordon's exit ends any sandbox left (each
+    // dies with its parent).
+    runtime.shutdown_background();
+    match served {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("cordon: mcp: {e}");
