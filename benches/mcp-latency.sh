@@ -31,7 +31,7 @@ def policy(dir, backend):
 [sandbox]
 backend = "{backend}"
 {extra}[sandbox.paths.ws]
-root = "."
+root = "ws"
 mode = "rw"
 [[shell.rules]]
 pattern = "/bin/true"
@@ -46,8 +46,11 @@ doom_loop = 0
     return path
 
 def measure(backend):
+    # The policy and the audit log beside the writable root `ws`, not in it (every backend can
+    # then keep them out of the command's reach).
     d = tempfile.mkdtemp()
-    p = subprocess.Popen([cordon, "mcp", "--policy", policy(d, backend)], cwd=d,
+    os.mkdir(os.path.join(d, "ws"))
+    p = subprocess.Popen([cordon, "mcp", "--policy", policy(d, backend)], cwd=os.path.join(d, "ws"),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     def send(msg):
         p.stdin.write((json.dumps(msg) + "\n").encode())
