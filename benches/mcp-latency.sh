@@ -27,7 +27,7 @@ cordon, calls = os.environ["CORDON"], int(os.environ["CALLS"])
 
 def policy(dir, backend):
     extra = 'require_os_sandbox = false\n' if backend == "none" else ''
-    text = f'''version = 1
+    text = f"""version = 1
 [sandbox]
 backend = "{backend}"
 {extra}[sandbox.paths.ws]
@@ -40,20 +40,22 @@ action = "allow"
 audit_log = "{dir}/audit.jsonl"
 # The same call many times in a row is what a benchmark does (the check would ask).
 doom_loop = 0
-'''
+"""
     path = os.path.join(dir, "cordon.toml")
     open(path, "w").write(text)
     return path
 
-def measure(backend):
+def measure(backend, method, params, check):
     # The policy and the audit log beside the writable root `ws`, not in it (every backend can
     # then keep them out of the command's reach).
     d = tempfile.mkdtemp()
     os.mkdir(os.path.join(d, "ws"))
+    open(os.path.join(d, "ws", "f.txt"), "w").write("hello\n")
     p = subprocess.Popen([cordon, "mcp", "--policy", policy(d, backend)], cwd=os.path.join(d, "ws"),
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     def send(msg):
         p.stdin.write((json.dumps(msg) + "\n").encode())
+        p.stdin.flush()
     def recv():
         while True:
             msg = json.loads(p.stdout.readline())
@@ -67,13 +69,11 @@ def measure(backend):
     times = []
     for i in range(1, calls + 51):
         t = time.perf_counter()
-        send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-              "params": {"name": "run_command", "arguments": {"command": "/bin/true"}}})
+        send({"jsonrpc": "2.0", "id": i, "method": method, "params": params})
         r = recv()
         dt = time.perf_counter() - t
-        sc = r.get("result", {}).get("structuredContent") or {}
-        if sc.get("exit_code") != 0:
-            raise SystemExit(f"{backend}: unexpected answer: {r}")
+        if not check(r):
+            raise SystemExit(f"{backend} {method}: unexpected answer: {r}")
         if i > 50:  # the first 50 warm up (and open the gate)
             times.append(dt * 1000)
     p.stdin.close()
@@ -82,11 +82,23 @@ def measure(backend):
     return {"median_ms": statistics.median(times), "p10_ms": times[len(times) // 10],
             "p90_ms": times[len(times) * 9 // 10], "mean_ms": statistics.mean(times)}
 
-results = {b: measure(b) for b in ["none", "landlock", "bwrap"]}
-json.dump(results, open(os.environ["OUT"], "w"), indent=2)
-base = results["none"]["median_ms"]
-print(f"{'backend':10} {'median':>9} {'p10':>9} {'p90':>9} {'median - none':>14}")
-for b, r in results.items():
-    print(f"{b:10} {r['median_ms']:8.3f}ms {r['p10_ms']:8.3f}ms {r['p90_ms']:8.3f}ms "
+ran = lambda r: (r.get("result", {}).get("structuredContent") or {}).get("exit_code") == 0
+run = ("tools/call", {"name": "run_command", "arguments": {"command": "/bin/true"}}, ran)
+rows = {
+    # The protocol alone: answered by the server without the gate.
+    "tools/list": measure("none", "tools/list", {}, lambda r: "result" in r),
+    # A decision and its audit record, no process: read_file of a 6-byte file.
+    "read_file (none)": measure("none", "tools/call",
+                                {"name": "read_file", "arguments": {"path": "ws/f.txt"}},
+                                lambda r: r.get("result", {}).get("isError") is False),
+    "run_command (none)": measure("none", *run),
+    "run_command (landlock)": measure("landlock", *run),
+    "run_command (bwrap)": measure("bwrap", *run),
+}
+json.dump(rows, open(os.environ["OUT"], "w"), indent=2)
+base = rows["run_command (none)"]["median_ms"]
+print(f"{'request':24} {'median':>9} {'p10':>9} {'p90':>9} {'median - none':>14}")
+for b, r in rows.items():
+    print(f"{b:24} {r['median_ms']:8.3f}ms {r['p10_ms']:8.3f}ms {r['p90_ms']:8.3f}ms "
           f"{r['median_ms'] - base:+13.3f}ms")
 PY
