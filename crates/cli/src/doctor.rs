@@ -129,6 +129,14 @@ pub fn run() -> i32 {
     println!("on every backend: writable roots that are, hold or lie in a system directory (/proc, /sys, /dev, /etc, /boot, /run, /usr, /bin, /sbin, /lib*, /var except /var/tmp, /nix, /root and /home themselves) are refused; LANG, LANGUAGE and LC_* pass only as locale names");
     println!("bwrap also: /proc/sys and /proc/sysrq-trigger read-only; as root the sandbox's own device nodes; an audit log in a writable root hidden");
     println!("after every run, on every backend: what the run left in the writable roots that makes the operator's tools run code (a .git directory or its config, commondir, hooks, modules, worktrees; a bare repository; a gitlink; .envrc; editor tasks and settings) is moved aside, warned about and recorded in the audit log");
+    println!("agent hosts (cordon hook):");
+    if let Ok(cwd) = std::env::current_dir() {
+        for line in
+            crate::install::report(&cwd, &|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        {
+            println!("{line}");
+        }
+    }
     if landlock_ok && seccomp_ok {
         0
     } else {

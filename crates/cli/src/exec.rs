@@ -134,6 +134,15 @@ pub fn run(args: ExecArgs) -> i32 {
             )
         }
     };
+    // A host's user approved exactly this line (`cordon hook`): the grant is used up here.
+    let host_grant = match (&args.host_grant, &args.command) {
+        (None, _) => None,
+        (Some(id), Some(line)) => match crate::host_grant::consume(id, &policy, &cwd, line) {
+            Ok(host) => Some(host),
+            Err(e) => return refuse(EXIT_DENIED, e),
+        },
+        (Some(_), None) => return refuse(EXIT_FAILURE, "--host-grant needs -c STRING"),
+    };
     let cx = ShellContext::for_policy(&policy, cwd.clone());
     let assessment = assess(&parsed, &RuleSet::new(&policy.shell), &cx);
     let shown = args.command.clone().unwrap_or_else(|| args.argv.join(" "));
@@ -169,7 +178,7 @@ pub fn run(args: ExecArgs) -> i32 {
     } else if args.strict {
         engine.set_mode(ApprovalMode::Strict);
     }
-    engine.set_can_ask(term::terminal_available());
+    engine.set_can_ask(host_grant.is_some() || term::terminal_available());
     // "Approve always" rules are saved as part of the decision, so its record says whether
     // the rule was saved. What was written is kept, to be taken back should the record fail.
     let saved: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -250,7 +259,13 @@ pub fn run(args: ExecArgs) -> i32 {
     }
     let request = shell_request(&engine, &shown, &argv, &cwd, &assessment);
     let mut prompt = Prompt::new(rules_file.clone(), session_name.clone());
-    let outcome = engine.decide_blocking(&request, &mut prompt);
+    let outcome = match &host_grant {
+        // The host's user already said yes to this call, once.
+        Some(_) => engine.decide_blocking(&request, &mut |_: &Request, _: &_, _| {
+            Ok(cordon_approval::Answer::Once)
+        }),
+        None => engine.decide_blocking(&request, &mut prompt),
+    };
     if let Some(s) = &mut session {
         if let Err(e) = s.save_from(&engine) {
             return refuse(EXIT_FAILURE, e);
@@ -363,7 +378,7 @@ fn symlink_in_writable_root(path: &Path, profile: &Profile) -> Option<(PathBuf, 
 /// running cordon or to root. The default log follows HOME and XDG_STATE_HOME, which `sudo -E`
 /// carries over to root: root would create directories in another user's home (taking their
 /// `~/.local` over) and follow links that user planted there to anywhere on the machine.
-fn owned_by_caller(path: &Path) -> Result<(), String> {
+pub(crate) fn owned_by_caller(path: &Path) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid cannot fail.
     let euid = unsafe { libc::geteuid() };
@@ -406,7 +421,7 @@ pub fn persisted_rules_file(policy: &Policy) -> Result<PathBuf, String> {
 /// The shell call as the approval engine sees it: one key per simple command, the shell
 /// tool's own concerns, and a preview listing each command with what the
 /// rules say of it.
-fn shell_request(
+pub(crate) fn shell_request(
     engine: &Engine,
     shown: &str,
     argv: &[String],

@@ -9,6 +9,9 @@ mod audit;
 mod check;
 mod doctor;
 mod exec;
+mod hook;
+mod host_grant;
+mod install;
 mod profile;
 mod prompt;
 mod session;
@@ -57,6 +60,18 @@ enum Cmd {
     /// those starting with WORDS (all without).
     #[command(subcommand)]
     Session(SessionCmd),
+    /// An agent host's pre-tool hook: reads the host's hook JSON on stdin (Claude Code
+    /// PreToolUse, Codex PreToolUse, Gemini CLI BeforeTool), decides, answers in its protocol.
+    Hook {
+        host: hook::Host,
+        /// Policy file (default: ./cordon.toml in the host's cwd if trusted, else the embedded default).
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+    },
+    /// Wire `cordon hook HOST` into the host's settings (idempotent; a backup is kept).
+    Install(install::InstallArgs),
+    /// Remove cordon's hook entries from the host's settings (other entries are kept).
+    Uninstall(install::InstallArgs),
 }
 
 #[derive(Subcommand)]
@@ -120,6 +135,9 @@ struct ExecArgs {
     /// The program and its arguments.
     #[arg(last = true, value_name = "PROG ARGS")]
     argv: Vec<String>,
+    /// Run a call a host's user approved (written by `cordon hook`; used once).
+    #[arg(long, value_name = "ID", hide = true)]
+    host_grant: Option<String>,
 }
 
 #[derive(Args)]
@@ -358,6 +376,9 @@ fn main() {
         Cmd::Policy(PolicyCmd::Untrust { file }) => policy_trust(file, false),
         Cmd::Audit(args) => audit::run(args),
         Cmd::Session(cmd) => session_cmd(cmd),
+        Cmd::Hook { host, policy } => hook::run(host, policy),
+        Cmd::Install(args) => install::run(args, true),
+        Cmd::Uninstall(args) => install::run(args, false),
     };
     std::process::exit(code);
 }
