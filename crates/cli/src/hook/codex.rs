@@ -119,7 +119,9 @@ pub fn parse(v: Value) -> Result<Input, String> {
     }
     let ti = &input.tool_input;
     let mapped = match input.tool_name.as_str() {
-        "Bash" => Mapped::Call {
+        // `Bash` is the canonical name; the others are the shell tools' own names, taken too
+        // rather than deferred (a command there would run unconfined).
+        "Bash" | "shell" | "exec_command" | "local_shell" => Mapped::Call {
             call: Call::Shell {
                 line: string(ti, "command")?.to_string(),
                 cwd: cwd.clone(),
