@@ -276,6 +276,15 @@ fn the_line_reaches_cordon_exec_byte_for_byte() {
                 records.iter().all(|r| r["decision"] == "allow"),
                 "{records:?}"
             );
+            let client = match host {
+                "claude" => "claude-code",
+                "codex" => "codex",
+                _ => "gemini-cli",
+            };
+            assert_eq!(
+                records[0]["client"], client,
+                "the hook's record names the host"
+            );
             if line != "-not-a-command" && !line.contains("HOME") {
                 assert_eq!(
                     common::stdout(&ran),
@@ -345,6 +354,7 @@ fn an_ask_approved_in_claude_code_runs_once() {
     );
     assert_eq!(records[1]["decision"], "allow");
     assert_eq!(records[1]["by"]["kind"], "user", "{}", records[1]);
+    assert_eq!(records[1]["client"], "claude-code", "{}", records[1]);
     // Used up: the same command again is refused.
     let again = run_as_host(dir, &command);
     assert_eq!(again.status.code(), Some(126));

@@ -1,16 +1,11 @@
-//! The one place the hook asks cordon for a decision: a thin function over the approval
-//! engine, to be replaced by `cordon_gate::Gate` (`client` = the host, `can_ask = false`) when
-//! the gate crate lands. Every decision goes to the policy's audit log, as `cordon exec`'s do.
+//! The hook's decisions, through the gate: one [`Gate`] per hook call, with the host as the
+//! audit log's client and nobody to ask (`can_ask = false`): an ask goes back to the host.
 
 use std::path::{Path, PathBuf};
 
-use cordon_approval::audit::AuditLog;
-use cordon_approval::{amend, By, Engine, Key, Outcome, Presentation, Request, RuleSet, Rules};
-use cordon_policy::trust::TrustStore;
+use cordon_approval::By;
+use cordon_gate::{Command, Gate, Options};
 use cordon_policy::{ApprovalMode, Policy};
-use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
-use cordon_tools::shell;
-use cordon_tools::tool::Toolbox;
 
 /// How the engine words an ask it resolved for want of a terminal, before the rules' reason.
 const NO_TERMINAL: &str = "to allow asks) (";
@@ -56,74 +51,43 @@ impl Verdict {
     }
 }
 
-/// The loaded policy and engine for one hook call.
+/// The gate for one hook call.
 pub struct Decider {
-    pub policy: Policy,
-    /// The policy file a child `cordon exec --policy` must use (absolute); `None`: the
-    /// embedded default.
-    pub policy_file: Option<PathBuf>,
-    engine: Engine,
-    toolbox: Toolbox,
+    gate: Gate,
 }
 
 impl Decider {
-    /// Loads the policy (`--policy`, else a trusted `./cordon.toml` in `cwd`, else the
-    /// embedded default) and opens its audit log.
-    pub fn open(explicit: Option<&Path>, cwd: &Path) -> Result<Decider, String> {
-        let policy =
-            Policy::discover(explicit, cwd).map_err(|e| crate::term::clean(&e.to_string()))?;
-        crate::check::examples(&policy)?;
-        let store = TrustStore::from_env();
-        let mut rules = Rules::from_policy(&policy);
-        if let Ok(file) = crate::exec::persisted_rules_file(&policy) {
-            let persisted =
-                amend::load(&file, &store).map_err(|e| format!("remembered rules {e}"))?;
-            rules.add_persisted(persisted);
-        }
-        let mut engine = Engine::with_rules(rules, &policy);
+    /// Opens the gate: `--policy`, else a trusted `./cordon.toml` in `cwd`, else the embedded
+    /// default; its audit log records every decision with `client` as the client.
+    pub fn open(explicit: Option<&Path>, cwd: &Path, client: &str) -> Result<Decider, String> {
+        let mut opts = Options::new(cwd.to_path_buf());
+        opts.policy = explicit.map(Path::to_path_buf);
+        opts.client = Some(client.to_string());
         // The hook never prompts on a terminal: an ask goes back to the host.
-        engine.set_can_ask(false);
-        let log = &policy.approval.audit_log;
-        let Some(path) = log.path() else {
-            return Err("nowhere to record decisions: the policy sets no approval.audit_log, and neither XDG_STATE_HOME nor HOME is an absolute path".into());
-        };
-        if let cordon_policy::AuditLog::Default(_) = log {
-            crate::exec::owned_by_caller(path)
-                .map_err(|e| format!("the default audit log {}: {e}", path.display()))?;
-        }
-        let audit = AuditLog::open(path).map_err(|e| format!("audit log {e}"))?;
-        engine.set_audit(audit);
-        let toolbox = Toolbox::from_policy(&policy).map_err(|e| e.to_string())?;
-        let policy_file = match (explicit, &policy.path) {
-            (Some(p), _) => {
-                Some(std::path::absolute(p).map_err(|e| format!("policy {}: {e}", p.display()))?)
-            }
-            (None, path) => path.clone(),
-        };
-        Ok(Decider {
-            policy,
-            policy_file,
-            engine,
-            toolbox,
-        })
+        opts.can_ask = false;
+        let gate = Gate::open(opts).map_err(|e| e.message)?;
+        Ok(Decider { gate })
     }
 
-    /// Whether cordon maps a host tool it does not know by name: a `[tools.NAME]` entry of
-    /// the policy with the host's tool name.
+    pub fn policy(&self) -> &Policy {
+        self.gate.policy()
+    }
+
+    /// The policy file a child `cordon exec --policy` must use (absolute); `None`: the
+    /// embedded default.
+    pub fn policy_file(&self) -> Option<PathBuf> {
+        self.gate.policy_file().map(Path::to_path_buf)
+    }
+
+    /// Whether the policy configures a tool of this (host's) name in `[tools.NAME]`.
     pub fn has_tool(&self, name: &str) -> bool {
-        self.toolbox.get(name).is_some()
-    }
-
-    /// The shell tool's reading of `line` in `cwd`.
-    pub fn assess_shell(&self, line: &str, cwd: &Path) -> ShellAssessment {
-        let parsed = shell::parse_in(line, &crate::exec::inherited(&self.policy));
-        let cx = ShellContext::for_policy(&self.policy, cwd.to_path_buf());
-        assess(&parsed, &RuleSet::new(&self.policy.shell), &cx)
+        cordon_tools::tool::Toolbox::from_policy(self.gate.policy())
+            .is_ok_and(|t| t.get(name).is_some())
     }
 
     /// Decides `call` and records the decision.
-    pub fn decide(&mut self, call: &Call) -> Verdict {
-        match call {
+    pub fn decide(&self, call: &Call) -> Verdict {
+        let built = match call {
             Call::All(calls) => {
                 let mut worst: Option<Verdict> = None;
                 for c in calls {
@@ -132,64 +96,42 @@ impl Decider {
                         worst = Some(v);
                     }
                 }
-                worst.unwrap_or(Verdict::Deny {
+                return worst.unwrap_or(Verdict::Deny {
                     reason: "nothing to decide".into(),
-                })
+                });
             }
-            Call::Shell { line, cwd } => {
-                let a = self.assess_shell(line, cwd);
-                let argv = vec![shell::line_shell().to_string(), "-c".into(), line.clone()];
-                let req = crate::exec::shell_request(&self.engine, line, &argv, cwd, &a);
-                self.settle(&req)
-            }
-            Call::Tool { tool, args } => {
-                let a = match self.toolbox.assess(tool, args) {
-                    Ok(a) => a,
-                    Err(e) => {
-                        return Verdict::Deny {
-                            reason: format!("{tool}: {e}"),
-                        }
-                    }
-                };
-                let id = cordon_approval::audit::new_id().unwrap_or_default();
-                let req = Request::new(id, a.tool.clone(), vec![Key::new(a.keys.clone())])
-                    .with_verdict(a.verdict.clone())
-                    .with_presentation(Presentation::summary(a.presentation.summary.clone()))
-                    .with_args(a.args.clone());
-                self.settle(&req)
-            }
-        }
-    }
-
-    fn settle(&mut self, req: &Request) -> Verdict {
-        match self.engine.evaluate(req) {
-            Outcome::Allowed { reason, .. } => Verdict::Allow { reason },
+            Call::Shell { line, cwd } => self.gate.shell(Command::Line(line.clone()), Some(cwd)),
+            Call::Tool { tool, args } => self.gate.file(tool, args.clone()),
+        };
+        let call = match built {
+            Ok(c) => c,
+            Err(e) => return Verdict::Deny { reason: e.message },
+        };
+        let d = self.gate.decide(&call, &mut cordon_gate::nobody());
+        match (d.is_allowed(), d.by()) {
+            (true, _) => Verdict::Allow {
+                reason: d.reason().to_string(),
+            },
             // Interactive mode with nobody to ask on this side: the host's user is asked.
-            Outcome::Denied {
-                by: By::Mode(ApprovalMode::Interactive),
-                reason,
-                ..
-            } => Verdict::Ask {
-                // The engine's "no terminal" wording wraps the rules' reason: keep the latter.
-                reason: match reason.find(NO_TERMINAL) {
-                    Some(at) => reason[at + NO_TERMINAL.len()..]
-                        .strip_suffix(')')
-                        .unwrap_or_default()
-                        .to_string(),
-                    None => reason,
-                },
+            (false, Some(By::Mode(ApprovalMode::Interactive))) => {
+                let reason = d.reason();
+                Verdict::Ask {
+                    // The engine's "no terminal" wording wraps the rules' reason: keep that.
+                    reason: match reason.find(NO_TERMINAL) {
+                        Some(at) => reason[at + NO_TERMINAL.len()..]
+                            .strip_suffix(')')
+                            .unwrap_or_default()
+                            .to_string(),
+                        None => reason.to_string(),
+                    },
+                }
+            }
+            (false, Some(by)) if d.exit_code() == cordon_gate::EXIT_DENIED => Verdict::Deny {
+                reason: format!("{} [{by}]", d.reason()),
             },
-            Outcome::Denied {
-                by: By::AuditFailed,
-                reason,
-                ..
-            } => Verdict::Deny {
-                reason: format!("cordon could not record the decision: {reason}"),
+            (false, _) => Verdict::Deny {
+                reason: format!("cordon could not decide: {}", d.reason()),
             },
-            Outcome::Denied { by, reason, .. } => Verdict::Deny {
-                reason: format!("{reason} [{by}]"),
-            },
-            Outcome::NeedsAnswer(p) => Verdict::Ask { reason: p.reason },
         }
     }
 }

@@ -204,7 +204,7 @@ pub fn respond(host: Host, policy: Option<&Path>, bytes: &[u8]) -> Reply {
 
 /// Decides the mapped call; `Err`: cordon's own failure, which denies.
 fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, String> {
-    let mut decider = Decider::open(policy, &input.cwd)?;
+    let decider = Decider::open(policy, &input.cwd, host.client())?;
     let (call, shell) = match &input.mapped {
         Mapped::Call { call, shell } => (call.clone(), *shell),
         Mapped::Unmapped(name) if decider.has_tool(name) => (
@@ -226,7 +226,7 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
                 how: format!(
                     "cordon cannot ask from a {} hook; a person can allow it in the policy ({}), or do it themselves",
                     host.client(),
-                    decider.policy.source
+                    decider.policy().source
                 ),
                 reason,
                 command: None,
@@ -253,7 +253,7 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
         });
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the cordon binary: {e}"))?;
-    let policy_file = decider.policy_file.clone();
+    let policy_file = decider.policy_file();
     Ok(match decider.decide(&call) {
         Verdict::Allow { reason } => Answer::Allow {
             reason,
@@ -265,8 +265,8 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
                 exec_line(None, policy_file.as_deref(), None, line)?
             );
             let command = if host == Host::Claude {
-                let id = crate::host_grant::issue(
-                    &decider.policy,
+                let id = cordon_gate::host_grant::issue(
+                    decider.policy(),
                     policy_file.as_deref(),
                     cwd,
                     line,

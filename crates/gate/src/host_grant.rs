@@ -1,5 +1,6 @@
 //! Host grants: a host's user approved one exact call, and the `cordon exec` the hook wrote
-//! for it may run it once.
+//! for it may run it once. `cordon hook` issues them ([`issue`]); `cordon exec --host-grant`
+//! consumes them ([`consume`]) and decides with an asker that answers "once".
 //!
 //! When the rules ask and the host can put the question to its user (Claude Code's `ask`),
 //! the hook records a grant — the exact line, the directory it runs in, the policy's hash and
@@ -131,10 +132,7 @@ pub fn issue(
 /// first, then checked. Returns the host whose user approved.
 pub fn consume(id: &str, policy: &Policy, cwd: &Path, line: &str) -> Result<String, String> {
     if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!(
-            "host grant `{}`: not a grant id",
-            crate::term::clean(id)
-        ));
+        return Err(format!("host grant `{}`: not a grant id", crate::clean(id)));
     }
     let dir = open_dir(policy)?;
     let path = dir.join(format!("{id}.json"));
