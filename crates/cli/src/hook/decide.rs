@@ -65,6 +65,8 @@ impl Decider {
         opts.client = Some(client.to_string());
         // The hook never prompts on a terminal: an ask goes back to the host.
         opts.can_ask = false;
+        // The host runs the command (through `cordon exec`, which prepares its own sandbox).
+        opts.runs = false;
         let gate = Gate::open(opts).map_err(|e| e.message)?;
         Ok(Decider { gate })
     }
