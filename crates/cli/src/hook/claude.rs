@@ -10,8 +10,9 @@
 //! Tools: `Bash` (`command`) is the shell; `Read` (`file_path`) reads; `Write` (`file_path`,
 //! `content`) writes; `Edit` (`file_path`, `old_string`, `new_string`, `replace_all`) edits;
 //! `MultiEdit` (`file_path`) and `NotebookEdit` (`notebook_path`) are decided as writes of the
-//! file; `Glob` and `Grep` (`path`, default the cwd) as listings. Any other tool (WebFetch,
-//! WebSearch, Task, MCP tools) defers to Claude Code unless the policy has `[tools.NAME]`.
+//! file; `Glob` and `Grep` (`path`, default the cwd) as listings. `WebFetch` and `WebSearch`
+//! reach the network: denied under `sandbox.network = "deny"`. Any other tool (Task, MCP
+//! tools) defers to Claude Code unless the policy has `[tools.NAME]`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -124,6 +125,7 @@ pub fn parse(v: Value) -> Result<Input, String> {
             json!({ "path": file("notebook_path")?, "content": "" }),
         ),
         "Glob" | "Grep" => listing("path")?,
+        "WebFetch" | "WebSearch" => Mapped::Network(input.tool_name.clone()),
         other => Mapped::Unmapped(other.to_string()),
     };
     Ok(Input {

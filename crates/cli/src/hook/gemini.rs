@@ -12,7 +12,9 @@
 //! or `path`); `write_file` (`file_path`, `content`); `replace` (`file_path`, `old_string`,
 //! `new_string`, `expected_replacements`); `list_directory` (`dir_path` or `path`); `glob` and
 //! `search_file_content`/`grep_search` (`dir_path` or `path`, default the project root) as
-//! listings. Other tools defer to Gemini CLI unless the policy has `[tools.NAME]`.
+//! listings; `web_fetch` and `google_web_search` reach the network (denied under
+//! `sandbox.network = "deny"`). Other tools defer to Gemini CLI unless the policy has
+//! `[tools.NAME]`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -134,6 +136,7 @@ pub fn parse(v: Value) -> Result<Input, String> {
         "list_directory" | "glob" | "search_file_content" | "grep_search" => {
             tool("list_dir", json!({ "path": dir(&["dir_path", "path"])? }))
         }
+        "web_fetch" | "google_web_search" => Mapped::Network(input.tool_name.clone()),
         other => Mapped::Unmapped(other.to_string()),
     };
     Ok(Input {

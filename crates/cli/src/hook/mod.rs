@@ -15,6 +15,9 @@
 //! what the host itself runs. An ask the host can put to its user (Claude Code) carries a
 //! one-time host grant (`host_grant`) that the rewritten `cordon exec` consumes.
 //!
+//! A host tool that reaches the network itself (web fetch, web search) is denied when the
+//! policy denies the sandbox network, so the agent's own fetches follow the same rule.
+//!
 //! Fail closed: input that is not JSON, too large, for another event, or missing what the
 //! protocol requires is blocked (exit 2, one `cordon: ` line on stderr), never allowed. A tool
 //! cordon does not map defers to the host (no output, exit 0) unless the policy names it in
@@ -29,6 +32,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
+use cordon_policy::Network;
 use serde_json::Value;
 
 use decide::{Call, Decider, Verdict};
@@ -77,6 +81,9 @@ pub enum Mapped {
     Call { call: Call, shell: bool },
     /// A tool cordon does not map, by the host's name.
     Unmapped(String),
+    /// A host tool that reaches the network itself (web fetch, web search): denied under
+    /// `sandbox.network = "deny"`, else deferred, unless the policy names it in `[tools]`.
+    Network(String),
 }
 
 /// A host's hook input, parsed.
@@ -214,7 +221,23 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
             },
             false,
         ),
-        Mapped::Unmapped(_) => return Ok(Answer::Defer),
+        Mapped::Network(name) if decider.has_tool(name) => (
+            Call::Tool {
+                tool: name.clone(),
+                args: Value::Object(input.tool_input.clone()),
+            },
+            false,
+        ),
+        Mapped::Network(name) if decider.policy().sandbox.network == Network::Deny => {
+            return Ok(Answer::Deny {
+                reason: format!(
+                    "`{}` reaches the network, and the policy denies network access (sandbox.network = \"deny\", {})",
+                    crate::term::clean(name),
+                    decider.policy().source
+                ),
+            })
+        }
+        Mapped::Unmapped(_) | Mapped::Network(_) => return Ok(Answer::Defer),
     };
     let Call::Shell { line, cwd } = &call else {
         return Ok(match decider.decide(&call) {
