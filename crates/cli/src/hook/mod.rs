@@ -239,6 +239,14 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
         }
         Mapped::Unmapped(_) | Mapped::Network(_) => return Ok(Answer::Defer),
     };
+    if let Some(file) = hook_settings_written(&call) {
+        return Ok(Answer::Deny {
+            reason: format!(
+                "{} configures the agent host's hooks, cordon's among them: a person edits it, not the agent",
+                file.display()
+            ),
+        });
+    }
     let Call::Shell { line, cwd } = &call else {
         return Ok(match decider.decide(&call) {
             Verdict::Allow { reason } => Answer::Allow {
@@ -312,6 +320,31 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
         }
         Verdict::Deny { reason } => Answer::Deny { reason },
     })
+}
+
+/// The hosts' files that wire hooks (`cordon install` writes them): an agent's file tool
+/// writing one could unhook cordon for the next session.
+const HOOK_SETTINGS: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".gemini/settings.json",
+];
+
+/// A hook settings file `call` writes, edits or deletes.
+fn hook_settings_written(call: &Call) -> Option<PathBuf> {
+    match call {
+        Call::All(calls) => calls.iter().find_map(hook_settings_written),
+        Call::Tool { tool, args } if tool != "read_file" && tool != "list_dir" => {
+            let path = Path::new(args.get("path")?.as_str()?);
+            HOOK_SETTINGS
+                .iter()
+                .any(|s| path.ends_with(s))
+                .then(|| path.to_path_buf())
+        }
+        _ => None,
+    }
 }
 
 /// Whether `line` mentions `--host-grant` at all. A spelling the text check misses
