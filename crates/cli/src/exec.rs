@@ -311,6 +311,7 @@ pub fn run(args: ExecArgs) -> i32 {
         ),
         timeout: args.timeout.or(policy.sandbox.limits.timeout),
         stdio: Default::default(),
+        proxy: None,
     };
     // What the run leaves that the operator's tools run (a `.git` config, `.envrc`, …) is
     // found by comparing with this, moved aside, warned about and recorded after the run.

@@ -511,6 +511,23 @@ pub fn inner_args(
     out
 }
 
+/// `args` from [`inner_args`] with the inner stage's `proxy PORT FD` (`sandbox.network =
+/// "proxy"`): it makes the proxy's listener on `port` in the sandbox's network namespace and
+/// sends it to cordon over the unix socket `fd` before the command starts.
+pub fn with_proxy(mut args: Vec<OsString>, port: u16, fd: i32) -> Vec<OsString> {
+    // Rule paths are absolute: the first `--` is the one before the command.
+    let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    args.splice(
+        at..at,
+        [
+            "proxy".into(),
+            port.to_string().into(),
+            fd.to_string().into(),
+        ],
+    );
+    args
+}
+
 /// System entries that are symlinks on this host, with their targets as written.
 fn system_links() -> Vec<(PathBuf, PathBuf)> {
     use crate::profile::{SYSTEM_DEVICES, SYSTEM_EXEC, SYSTEM_READ};

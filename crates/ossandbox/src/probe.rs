@@ -370,6 +370,7 @@ pub fn bwrap_runs() -> Finding {
         env: vec![],
         timeout: Some(std::time::Duration::from_secs(30)),
         stdio: Default::default(),
+        proxy: None,
     };
     match crate::run::run(c, &spec) {
         Ok(crate::run::Outcome::Exited(0)) => Finding {
