@@ -1,4 +1,4 @@
-//! `cordon-netrun BACKEND POLICY -- PROG ARGS…`: runs one command under the policy's profile
+//! `cordon-netrun BACKEND POLICY [--proxy-gone] -- PROG ARGS…`: runs one command under the policy's profile
 //! through cordon's OS sandbox API, standing in for cordon's network proxy (issue 15).
 //!
 //! The policy must say `sandbox.network = "proxy"`. The backend (`landlock` or `bwrap`) makes
@@ -8,7 +8,8 @@
 //! `127.0.0.1:3128` or `[::1]:3128` arrives here) without a real proxy. When the command is
 //! done it prints `proxy-connections: N` to stderr and exits with the command's status (125
 //! with one `cordon: ` line when the run could not start). `tests/net_escape.rs` runs it as
-//! root and as the unprivileged test user.
+//! root and as the unprivileged test user. `--proxy-gone`: the stand-in is gone before the
+//! run starts (it never takes the listener), which must refuse the run.
 
 #[cfg(target_os = "linux")]
 mod netrun {
@@ -28,9 +29,13 @@ mod netrun {
     }
 
     pub fn main() {
-        let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        let proxy_gone = args.get(2).is_some_and(|a| a == "--proxy-gone");
+        if proxy_gone {
+            args.remove(2);
+        }
         if args.len() < 4 || args[2] != "--" {
-            fail("usage: cordon-netrun landlock|bwrap POLICY -- PROG ARGS…".into());
+            fail("usage: cordon-netrun landlock|bwrap POLICY [--proxy-gone] -- PROG ARGS…".into());
         }
         let backend = match args[0].to_str() {
             Some("landlock") => Backend::Landlock,
@@ -52,14 +57,18 @@ mod netrun {
         let (tx, rx) = std::sync::mpsc::channel::<std::net::TcpListener>();
         let accepted = Arc::new(AtomicUsize::new(0));
         let count = accepted.clone();
-        std::thread::spawn(move || {
-            let Ok(listener) = rx.recv() else { return };
-            for conn in listener.incoming() {
-                let Ok(mut conn) = conn else { continue };
-                count.fetch_add(1, Ordering::SeqCst);
-                let _ = writeln!(conn, "{BANNER}");
-            }
-        });
+        if proxy_gone {
+            drop(rx);
+        } else {
+            std::thread::spawn(move || {
+                let Ok(listener) = rx.recv() else { return };
+                for conn in listener.incoming() {
+                    let Ok(mut conn) = conn else { continue };
+                    count.fetch_add(1, Ordering::SeqCst);
+                    let _ = writeln!(conn, "{BANNER}");
+                }
+            });
+        }
 
         let spec = run::Spec {
             program: args[3].clone(),
