@@ -240,8 +240,6 @@ pub fn rules(network: Network) -> Vec<SyscallRule> {
             ]],
             why: "sandbox.network = \"proxy\": only IPv4 and IPv6 sockets, which reach nothing but the proxy's listener in the command's own network namespace",
         });
-    }
-    if network != Network::Allow {
         out.push(SyscallRule {
             name: "socketpair",
             errno: libc::EPERM,
@@ -249,7 +247,7 @@ pub fn rules(network: Network) -> Vec<SyscallRule> {
                 index: 0,
                 value: libc::AF_UNIX as u32,
             }]],
-            why: "network denied or only through the proxy; connected unix socket pairs reach nothing outside",
+            why: "sandbox.network = \"proxy\"; connected unix socket pairs reach nothing outside",
         });
     }
     if network == Network::Deny {
@@ -258,6 +256,15 @@ pub fn rules(network: Network) -> Vec<SyscallRule> {
             errno: libc::EPERM,
             when: vec![],
             why: "network denied; unix sockets too, because Landlock before ABI 9 cannot stop connect() to a socket file outside the roots",
+        });
+        out.push(SyscallRule {
+            name: "socketpair",
+            errno: libc::EPERM,
+            when: vec![vec![ArgCheck::Ne32 {
+                index: 0,
+                value: libc::AF_UNIX as u32,
+            }]],
+            why: "network denied; connected unix socket pairs reach nothing outside",
         });
     }
     out.sort_by(|a, b| a.name.cmp(b.name));

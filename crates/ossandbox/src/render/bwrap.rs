@@ -59,10 +59,14 @@ pub fn render(profile: &Profile, cwd: &Path, bwrap: &Path, root: bool) -> Result
         out.push_str(&format!("  # {}\n  {}\n", comment(&o.why), words.join(" ")));
     }
     out.push_str(")\n");
+    if profile.network == cordon_policy::Network::Proxy {
+        out.push_str("# sandbox.network = \"proxy\": the network namespace above (no --share-net) has only\n");
+        out.push_str(&format!("# loopback. Before the command starts, cordon's inner stage makes the proxy's listener on\n# port {0} there (`proxy {0} FD` below) and sends it to cordon over a unix socket; cordon's\n# proxy accepts on it from outside the sandbox. Landlock lets TCP connect to port {0} only\n# and bind nowhere; seccomp allows only IPv4 and IPv6 sockets. This script starts no proxy:\n# the command it runs reaches nothing.\n", crate::PROXY_PORT));
+    }
     out.push_str("# cordon runs the command through its inner stage, a static program in a sealed memfd that\n");
     out.push_str("# applies Landlock inside (the `landlock` format) and then execs the command:\n");
     out.push_str(
-        "#   /proc/self/fd/N RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]... -- COMMAND...\n",
+        "#   /proc/self/fd/N RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]... [proxy PORT FD] -- COMMAND...\n",
     );
     out.push_str("# and passes its own plumbing:\n");
     for p in plumbing {
