@@ -59,6 +59,7 @@ struct Bins {
     dir: PathBuf,
     netrun: PathBuf,
     attack: PathBuf,
+    cordon: PathBuf,
 }
 
 static BINS: OnceLock<Bins> = OnceLock::new();
@@ -86,11 +87,20 @@ fn bins() -> &'static Bins {
         };
         let netrun = copy(env!("CARGO_BIN_EXE_cordon-netrun"), "cordon-netrun");
         let attack = copy(env!("CARGO_BIN_EXE_cordon-attack"), "cordon-attack");
+        let cordon_src =
+            PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
+        assert!(
+            cordon_src.is_file(),
+            "{} does not exist: build it first with `cargo build -p cordon-cli`",
+            cordon_src.display()
+        );
+        let cordon = copy(cordon_src.to_str().unwrap(), "cordon");
         unsafe { libc::atexit(remove_bins) };
         Bins {
             dir,
             netrun,
             attack,
+            cordon,
         }
     })
 }
@@ -424,6 +434,78 @@ fn no_namespaces_filters() -> Vec<seccompiler::BpfProgram> {
     )
     .unwrap();
     vec![clone.try_into().unwrap(), clone3.try_into().unwrap()]
+}
+
+/// `cordon doctor` proves with a live probe that `network = "proxy"` can be enforced, as this
+/// user, and says it is refused where no network namespace can be made.
+fn doctor_reports_the_proxy(mode: Mode) {
+    let f = Fixture::new(mode, Backend::Landlock);
+    let doctor = |no_namespaces: bool| -> String {
+        let mut c = Command::new(&bins().cordon);
+        c.arg("doctor").current_dir(&f.ws).stdin(Stdio::null());
+        if let Some((uid, gid)) = f.ids {
+            c.uid(uid).gid(gid);
+        }
+        if no_namespaces {
+            let filters = no_namespaces_filters();
+            unsafe {
+                c.pre_exec(move || {
+                    for filter in &filters {
+                        seccompiler::apply_filter(filter)
+                            .map_err(|e| std::io::Error::other(e.to_string()))?;
+                    }
+                    Ok(())
+                });
+            }
+        }
+        String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned()
+    };
+    let line = |text: &str, start: &str| -> String {
+        let after = text
+            .split("\nnetwork = \"proxy\"")
+            .nth(1)
+            .unwrap_or_else(|| panic!("[{mode:?}] no proxy section: {text}"));
+        after
+            .lines()
+            .find(|l| l.trim_start().starts_with(start))
+            .unwrap_or_else(|| panic!("[{mode:?}] no {start} line: {text}"))
+            .to_string()
+    };
+    let text = doctor(false);
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("proxy netns") && l.contains(" ok ")),
+        "[{mode:?}] {text}"
+    );
+    for backend in ["landlock", "bwrap"] {
+        assert!(
+            line(&text, backend).contains("enforced"),
+            "[{mode:?}] {text}"
+        );
+    }
+    let text = doctor(true);
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("proxy netns") && l.contains(" no ")),
+        "[{mode:?}] {text}"
+    );
+    for backend in ["landlock", "bwrap"] {
+        assert!(
+            line(&text, backend).contains("refused"),
+            "[{mode:?}] {text}"
+        );
+    }
+}
+
+mod doctor {
+    #[test]
+    fn reports_the_proxy_as_root() {
+        super::doctor_reports_the_proxy(super::Mode::Root);
+    }
+    #[test]
+    fn reports_the_proxy_as_user() {
+        super::doctor_reports_the_proxy(super::Mode::User);
+    }
 }
 
 /// Without namespaces the Landlock backend falls back to seccomp for `network = "deny"`, but

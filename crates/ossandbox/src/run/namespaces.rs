@@ -899,14 +899,21 @@ unsafe fn command(d: &InitData) -> ! {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Probe {
     /// Namespaces, private mounts and a fresh /proc work; `task_cap` says whether this
-    /// kernel took the namespace's own pid_max (Linux 6.14 and later).
-    Available { user: bool, task_cap: bool },
+    /// kernel took the namespace's own pid_max (Linux 6.14 and later); `proxy` is `None`
+    /// when loopback came up in the new network namespace and the proxy's listener was made
+    /// there (what `sandbox.network = "proxy"` needs), else the step that failed.
+    Available {
+        user: bool,
+        task_cap: bool,
+        proxy: Option<&'static str>,
+    },
     /// The kernel refused at this step, with this error.
     Unavailable(String),
 }
 
 /// Makes the namespaces a run would make (as the caller: with a user namespace unless root)
-/// in a throw-away child, mounts /proc there and sets its pid_max.
+/// in a throw-away child, mounts /proc there and sets its pid_max, then brings loopback up
+/// and makes the proxy's listener as `sandbox.network = "proxy"` does.
 pub fn probe() -> Probe {
     let user = unsafe { libc::geteuid() } != 0;
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -932,7 +939,8 @@ pub fn probe() -> Probe {
         return Probe::Unavailable(format!("clone: {}", io::Error::last_os_error()));
     }
     if pid == 0 {
-        // Exit code: 0 ok with pid_max, 1 ok without, 10 + step on failure.
+        // Exit code: 0 ok with pid_max, 1 ok without, +2 loopback or +4 the listener failed
+        // (the proxy); 10 + step on failure.
         unsafe {
             let step = if user && !write_file(c"/proc/self/setgroups", b"deny") {
                 1
@@ -959,11 +967,17 @@ pub fn probe() -> Probe {
             {
                 5
             } else {
-                libc::_exit(if write_file(c"/proc/sys/kernel/pid_max", cap.as_bytes()) {
+                let mut code = if write_file(c"/proc/sys/kernel/pid_max", cap.as_bytes()) {
                     0
                 } else {
                     1
-                });
+                };
+                if !crate::proxy::loopback_up() {
+                    code |= 2;
+                } else if crate::proxy::listener(crate::PROXY_PORT) < 0 {
+                    code |= 4;
+                }
+                libc::_exit(code);
             };
             libc::_exit(10 + step);
         }
@@ -975,13 +989,14 @@ pub fn probe() -> Probe {
         return Probe::Unavailable("the probe child did not exit normally".into());
     }
     match libc::WEXITSTATUS(st) {
-        0 => Probe::Available {
+        code @ 0..=7 => Probe::Available {
             user,
-            task_cap: true,
-        },
-        1 => Probe::Available {
-            user,
-            task_cap: false,
+            task_cap: code & 1 == 0,
+            proxy: match code & 6 {
+                0 => None,
+                2 => Some(STEPS[18]),
+                _ => Some(STEPS[19]),
+            },
         },
         n => Probe::Unavailable(format!(
             "the kernel refused {}",
