@@ -814,6 +814,46 @@ mod tests {
     }
 
     #[test]
+    fn the_proxys_handoff_and_the_profile_must_agree() {
+        let spec = |proxy: Option<run::ProxyHandoff>| run::Spec {
+            program: "/bin/true".into(),
+            args: vec![],
+            cwd: "/".into(),
+            env: vec![],
+            timeout: None,
+            stdio: Default::default(),
+            proxy,
+        };
+        let handoff = |port| {
+            let (tx, _) = std::sync::mpsc::channel();
+            Some(run::ProxyHandoff { port, listener: tx })
+        };
+        let landlock = Choice {
+            backend: Chosen::Landlock { abi: 7 },
+            warnings: vec![],
+        };
+        let tmp = std::path::Path::new("/nonexistent");
+        let mut proxy = profile(false);
+        proxy.network = Network::Proxy;
+        let refused = |p: &Profile, c: &Choice, s: run::Spec| match execute(c, p, s, tmp) {
+            Err(run::StartError::Parent(e)) => e.to_string(),
+            other => panic!("not refused: {other:?}"),
+        };
+        let e = refused(&proxy, &landlock, spec(None));
+        assert!(e.contains("no proxy was started"), "{e}");
+        let e = refused(&proxy, &landlock, spec(handoff(PROXY_PORT + 1)));
+        assert!(e.contains(&format!("must be {PROXY_PORT}")), "{e}");
+        let unconfined = Choice {
+            backend: Chosen::Unconfined,
+            warnings: vec![],
+        };
+        let e = refused(&proxy, &unconfined, spec(handoff(PROXY_PORT)));
+        assert!(e.contains("cannot run unconfined"), "{e}");
+        let e = refused(&profile(false), &landlock, spec(handoff(PROXY_PORT)));
+        assert!(e.contains("does not say sandbox.network"), "{e}");
+    }
+
+    #[test]
     fn full_landlock() {
         let c = choose(Backend::Auto, &profile(false), true, &machine(7, true)).unwrap();
         assert_eq!(c.backend, Chosen::Landlock { abi: 7 });
