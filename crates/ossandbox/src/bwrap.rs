@@ -4,7 +4,8 @@
 //! What it adds over Landlock alone: `protected` paths stay read-only inside writable roots
 //! (read-only bind mounts, so even `chmod`, `utime` and `setxattr` fail with EROFS), a
 //! private `/tmp`, and new PID, IPC, UTS, cgroup and network namespaces (other processes are
-//! invisible; no network unless the policy allows it).
+//! invisible; no network unless the policy allows it, or only cordon's proxy under
+//! `network = "proxy"`, whose listener the inner stage makes there: see [`crate::proxy`]).
 //!
 //! The run has two stages. cordon builds the Landlock ruleset in the parent and starts bwrap
 //! (found on a trusted path, never `$PATH`) with its options in a memfd (`--args`), cordon's

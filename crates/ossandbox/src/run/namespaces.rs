@@ -13,6 +13,8 @@
 //!     │                     │   / made private (no mount reaches the host), fresh /proc,
 //!     │                     │   kernel.pid_max of this namespace = the task cap,
 //!     │                     │   Landlock rules for the fresh /proc (rules belong to inodes)
+//!     │ ◀── listener ───────┤   [proxy] lo up, the proxy's listener made here and sent to
+//!     │ ─── "go" ──────────▶│   cordon (SCM_RIGHTS); the command waits for "go" (crate::proxy)
 //!     │                     │   fork ─▶ command (pid 2): setsid, rlimits, caps dropped,
 //!     │                     │           no_new_privs, landlock_restrict_self, seccomp, execve
 //!     │ SIGTERM/INT/HUP/QUIT ─▶ init: kill(-1, sig) — every process of the namespace
