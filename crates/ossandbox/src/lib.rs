@@ -585,6 +585,7 @@ fn execute_backend(
                 pass_fds: pass,
                 setup_status: Some(status_r),
                 proxy,
+                own_pid_namespace: true,
                 ..Default::default()
             };
             let outcome = run::run(c, &spec);
