@@ -164,6 +164,7 @@ fn errno_text(e: isize) -> &'static [u8] {
         20 => b"Not a directory",
         22 => b"Invalid argument",
         26 => b"Text file busy",
+        32 => b"Broken pipe",
         36 => b"File name too long",
         38 => b"Function not implemented",
         40 => b"Too many levels of symbolic links",
