@@ -186,20 +186,27 @@ const GIT_WRITABLE: &str = r#"# No .git here when this file was written: `git = 
 git = "writable"                # protect | writable
 "#;
 
+/// A linked work tree's `.git` is a file naming the repository, which lies elsewhere.
+const GIT_LINKED: &str = r#"# .git here is a file naming a repository elsewhere (a linked work tree): that repository
+# is outside this project's roots, so git run under this policy cannot reach it until you add
+# it as a root. The .git file itself stays read-only, so a command cannot re-point it.
+"#;
+
 /// Whether `dir` is a git repository's work tree: `.git` is a directory, or a gitdir file (a
-/// linked work tree), never followed if it is a link.
+/// linked work tree); never followed if it is a link.
 fn is_git_repository(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir.join(".git")).is_ok_and(|m| m.is_dir() || m.is_file())
 }
 
 /// The policy text for a project in `dir`.
-pub fn policy_text(dir: &Path) -> String {
-    let git = if is_git_repository(dir) {
-        GIT_PROTECT
-    } else {
-        GIT_WRITABLE
+fn policy_text(dir: &Path) -> String {
+    let linked = std::fs::symlink_metadata(dir.join(".git")).is_ok_and(|m| m.is_file());
+    let git = match (is_git_repository(dir), linked) {
+        (true, true) => format!("{GIT_LINKED}{GIT_PROTECT}"),
+        (true, false) => GIT_PROTECT.to_string(),
+        (false, _) => GIT_WRITABLE.to_string(),
     };
-    TEMPLATE.replace("{GIT}", git)
+    TEMPLATE.replace("{GIT}", &git)
 }
 
 /// `cordon init [--force]`.

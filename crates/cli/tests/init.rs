@@ -299,3 +299,49 @@ fn a_link_under_the_name_is_not_followed() {
         .file_type()
         .is_symlink());
 }
+
+/// A linked work tree (`.git` is a gitdir file): protected whole, so a command cannot re-point
+/// it, and the file says why git cannot reach the repository from here.
+#[test]
+fn a_linked_work_tree_keeps_its_gitdir_file() {
+    let d = tempfile::tempdir().unwrap();
+    let main = d.path().join("main");
+    std::fs::create_dir(&main).unwrap();
+    git_init(&main);
+    let git = |dir: &Path, args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .args(["-c", "user.email=t@t", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    git(&main, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    git(&main, &["worktree", "add", "-q", "../linked"]);
+    let linked = d.path().join("linked");
+    let gitfile = std::fs::read(linked.join(".git")).unwrap();
+
+    let o = cordon(&linked, &["init"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(linked.join("cordon.toml")).unwrap();
+    assert!(text.contains("\ngit = \"protect\""), "{text}");
+    assert!(text.contains("(a linked work tree)"), "{text}");
+
+    let o = cordon(
+        &linked,
+        &[
+            "exec",
+            "--approve-all",
+            "-c",
+            "echo 'gitdir: /tmp' > .git; true",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("Read-only file system"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(linked.join(".git")).unwrap(), gitfile);
+}
