@@ -19,25 +19,32 @@
 //! anything is recorded. Nothing runs that is not recorded: a decision whose record cannot be
 //! written is a denial.
 //!
-//! A command under a policy, in a dozen lines:
+//! A command under a policy, in a dozen lines (the project directory is the one writable
+//! root; the policy allows `echo`, and its default is `ask`):
 //!
-//! ```no_run
+//! ```
 //! use cordon_gate::{Command, Gate, Options, Output, RunOptions};
 //!
-//! let dir = std::env::current_dir().unwrap();
-//! let gate = Gate::open(Options::new(dir)).expect("policy and sandbox");
-//! let call = gate.shell(Command::Line("ls | wc -l".into()), None).expect("a call");
-//! // Nobody to ask: an `ask` is a denial, recorded as such.
+//! let project = tempfile::tempdir()?;
+//! let state = tempfile::tempdir()?;
+//! std::fs::write(project.path().join("cordon.toml"), format!(
+//!     "version = 1\n[sandbox.paths.project]\nroot = \".\"\nmode = \"rw\"\n\
+//!      [[shell.rules]]\npattern = \"echo\"\naction = \"allow\"\n\
+//!      [approval]\naudit_log = \"{}/audit.jsonl\"\n", state.path().display()))?;
+//!
+//! let mut options = Options::new(project.path().to_path_buf());
+//! options.policy = Some(project.path().join("cordon.toml"));
+//! let gate = Gate::open(options)?;
+//! let call = gate.shell(Command::Line("echo hello from the sandbox".into()), None)?;
+//! // Nobody to ask here: an `ask` would be a denial, recorded as such.
 //! let decision = gate.decide(&call, &mut cordon_gate::nobody());
-//! if decision.is_allowed() {
-//!     let ran = gate
-//!         .run(&call, &decision, RunOptions { timeout: None, output: Output::Capture { limit: 1 << 20 } })
-//!         .expect("ran");
-//!     print!("{}", String::from_utf8_lossy(&ran.stdout));
-//! } else {
-//!     eprintln!("cordon: {}", decision.message());
-//! }
+//! assert!(decision.is_allowed(), "{}", decision.message());
+//! let ran = gate.run(&call, &decision, RunOptions { timeout: None, output: Output::Capture { limit: 1 << 20 } })?;
+//! assert_eq!(ran.stdout, b"hello from the sandbox\n");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+#![warn(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
 mod after_run;
 mod capture;
@@ -867,6 +874,9 @@ impl Gate {
             ),
             timeout,
             stdio: Default::default(),
+            // sandbox.network = "proxy" needs the proxy started here (issue 15, the lead's
+            // wiring); without it the sandbox refuses the run (exit 125).
+            proxy: None,
         };
         let capture = match opts.output {
             Output::Inherit => None,
@@ -895,16 +905,26 @@ impl Gate {
         let ran = |exit_code, timed_out| Ran {
             exit_code,
             stdout,
-            stderr,
+            stderr: stderr.clone(),
             truncated,
             timed_out,
+        };
+        let failed = |code, e: StartError, stderr: &[u8]| {
+            // What the sandbox's builder said went to the captured stderr: keep it.
+            let mut err = Error::new(code, e);
+            err.detail = String::from_utf8_lossy(stderr)
+                .lines()
+                .take(20)
+                .map(clean)
+                .collect();
+            err
         };
         match result {
             Ok(sandbox_run::Outcome::TimedOut) => Ok(ran(124, true)),
             Ok(outcome) => Ok(ran(outcome.exit_code(), false)),
-            Err(e @ StartError::NotFound(_)) => Err(Error::new(EXIT_NOT_FOUND, e)),
-            Err(e @ StartError::NotExecutable(..)) => Err(Error::new(EXIT_DENIED, e)),
-            Err(e) => Err(Error::failure(e)),
+            Err(e @ StartError::NotFound(_)) => Err(failed(EXIT_NOT_FOUND, e, &stderr)),
+            Err(e @ StartError::NotExecutable(..)) => Err(failed(EXIT_DENIED, e, &stderr)),
+            Err(e) => Err(failed(EXIT_FAILURE, e, &stderr)),
         }
     }
 

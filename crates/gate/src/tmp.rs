@@ -26,6 +26,7 @@ impl PrivateTmp {
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir_in(base)?;
         let lock = std::fs::File::open(fresh.path())?;
+        // SAFETY: flock on a descriptor we own; the lock goes with it.
         if unsafe {
             libc::flock(
                 std::os::fd::AsRawFd::as_raw_fd(&lock),
@@ -46,6 +47,7 @@ impl PrivateTmp {
         // Never over an existing entry: RENAME_NOREPLACE.
         let from = std::ffi::CString::new(fresh.path().as_os_str().as_encoded_bytes())?;
         let to = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())?;
+        // SAFETY: two NUL-terminated paths that outlive the call.
         if unsafe {
             libc::renameat2(
                 libc::AT_FDCWD,
@@ -80,6 +82,7 @@ fn sweep_private_tmps(base: &Path) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };
+    // SAFETY: geteuid cannot fail and touches no memory.
     let me = unsafe { libc::geteuid() };
     for e in entries.flatten() {
         if !e
@@ -103,6 +106,7 @@ fn sweep_private_tmps(base: &Path) {
         else {
             continue;
         };
+        // SAFETY: flock on a descriptor we own; released when it is closed below.
         if unsafe {
             libc::flock(
                 std::os::fd::AsRawFd::as_raw_fd(&dir),

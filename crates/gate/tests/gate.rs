@@ -4,8 +4,9 @@ use std::path::Path;
 
 use cordon_gate::{Command, Gate, Options, Output, RunOptions};
 
-/// A workspace with a policy (its shell default `deny`, `echo`/`sh`/`seq`/`head`/`touch`
-/// allowed, writes in `ws` only) and its audit log outside the workspace.
+/// A workspace and, outside it, a policy (its shell default `deny`; `echo`, `seq`, `touch`,
+/// `sleep` allowed, `rm` ask; writes in the workspace only) and its audit log. Outside, so
+/// that the Landlock backend (which cannot keep a file in a writable root read-only) runs it.
 fn workspace() -> (tempfile::TempDir, tempfile::TempDir) {
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
@@ -14,7 +15,7 @@ fn workspace() -> (tempfile::TempDir, tempfile::TempDir) {
 [sandbox]
 backend = "auto"
 [sandbox.paths.workspace]
-root = "."
+root = "{}"
 mode = "rw"
 [shell]
 default = "deny"
@@ -28,20 +29,24 @@ action = "allow"
 pattern = "touch"
 action = "allow"
 [[shell.rules]]
+pattern = "sleep"
+action = "allow"
+[[shell.rules]]
 pattern = "rm"
 action = "ask"
 [approval]
 audit_log = "{}/audit.jsonl"
 "#,
+        ws.path().display(),
         state.path().display()
     );
-    std::fs::write(ws.path().join("cordon.toml"), policy).unwrap();
+    std::fs::write(state.path().join("cordon.toml"), policy).unwrap();
     (ws, state)
 }
 
-fn open(ws: &Path, client: Option<&str>) -> Gate {
+fn open(ws: &Path, state: &Path, client: Option<&str>) -> Gate {
     let mut o = Options::new(ws.to_path_buf());
-    o.policy = Some(ws.join("cordon.toml"));
+    o.policy = Some(state.join("cordon.toml"));
     o.client = client.map(String::from);
     Gate::open(o).unwrap()
 }
@@ -64,7 +69,7 @@ fn records(state: &Path) -> Vec<serde_json::Value> {
 #[test]
 fn an_allowed_command_runs_confined_its_output_captured_and_its_decision_recorded() {
     let (ws, state) = workspace();
-    let gate = open(ws.path(), Some("test-client"));
+    let gate = open(ws.path(), state.path(), Some("test-client"));
     let call = gate
         .shell(
             Command::Line("echo hello; echo oops >&2; touch /etc/cordon-gate-test".into()),
@@ -94,8 +99,8 @@ fn an_allowed_command_runs_confined_its_output_captured_and_its_decision_recorde
 
 #[test]
 fn output_past_the_limit_is_dropped_and_said_so() {
-    let (ws, _state) = workspace();
-    let gate = open(ws.path(), None);
+    let (ws, state) = workspace();
+    let gate = open(ws.path(), state.path(), None);
     let call = gate
         .shell(Command::Argv(vec!["seq".into(), "1000000".into()]), None)
         .unwrap();
@@ -110,7 +115,7 @@ fn output_past_the_limit_is_dropped_and_said_so() {
 #[test]
 fn a_denied_or_unanswered_call_never_runs_and_is_recorded() {
     let (ws, state) = workspace();
-    let gate = open(ws.path(), None);
+    let gate = open(ws.path(), state.path(), None);
     // Nobody to ask: `rm` (ask) is denied; the shell default denies `ls`.
     std::fs::write(ws.path().join("keep"), "x").unwrap();
     for line in ["rm keep", "ls"] {
@@ -130,8 +135,8 @@ fn a_denied_or_unanswered_call_never_runs_and_is_recorded() {
 
 #[test]
 fn a_decision_runs_only_its_own_call() {
-    let (ws, _state) = workspace();
-    let gate = open(ws.path(), None);
+    let (ws, state) = workspace();
+    let gate = open(ws.path(), state.path(), None);
     let allowed = gate.shell(Command::Line("echo ok".into()), None).unwrap();
     let other = gate
         .shell(Command::Line("touch planted".into()), None)
@@ -145,9 +150,9 @@ fn a_decision_runs_only_its_own_call() {
 
 #[test]
 fn a_cwd_outside_the_roots_is_refused_and_one_inside_is_used() {
-    let (ws, _state) = workspace();
+    let (ws, state) = workspace();
     std::fs::create_dir(ws.path().join("sub")).unwrap();
-    let gate = open(ws.path(), None);
+    let gate = open(ws.path(), state.path(), None);
     let outside = tempfile::tempdir().unwrap();
     let e = match gate.shell(Command::Line("echo x".into()), Some(outside.path())) {
         Err(e) => e,
@@ -167,7 +172,7 @@ fn a_cwd_outside_the_roots_is_refused_and_one_inside_is_used() {
 fn file_calls_go_through_the_same_decision_and_log() {
     let (ws, state) = workspace();
     std::fs::write(ws.path().join("notes.txt"), "one\n").unwrap();
-    let gate = open(ws.path(), None);
+    let gate = open(ws.path(), state.path(), None);
     let call = gate
         .file(
             "read_file",
@@ -194,4 +199,43 @@ fn file_calls_go_through_the_same_decision_and_log() {
     assert_eq!(r.len(), 2);
     assert_eq!(r[1]["decision"], "deny");
     assert_eq!(r[0]["tool"], "read_file");
+}
+
+#[test]
+fn concurrent_calls_each_get_their_own_run_on_bwrap() {
+    concurrent_calls(cordon_policy::Backend::Bwrap);
+}
+
+#[test]
+fn concurrent_calls_each_get_their_own_run_on_landlock() {
+    concurrent_calls(cordon_policy::Backend::Landlock);
+}
+
+/// Several calls decided and run at once from one gate (an MCP server's calls in flight):
+/// each run waits for its own child; none reaps or kills another's.
+fn concurrent_calls(backend: cordon_policy::Backend) {
+    let (ws, state) = workspace();
+    let mut o = Options::new(ws.path().to_path_buf());
+    o.policy = Some(state.path().join("cordon.toml"));
+    o.backend = Some(backend);
+    let gate = std::sync::Arc::new(Gate::open(o).unwrap());
+    let threads: Vec<_> = (0..6)
+        .map(|i| {
+            let gate = gate.clone();
+            std::thread::spawn(move || {
+                let line = format!("sleep 0.3; echo call-{i}");
+                let call = gate.shell(Command::Line(line), None).unwrap();
+                let d = gate.decide(&call, &mut cordon_gate::nobody());
+                assert!(d.is_allowed(), "{}", d.message());
+                let ran = gate.run(&call, &d, capture(1024)).unwrap();
+                (i, ran)
+            })
+        })
+        .collect();
+    for t in threads {
+        let (i, ran) = t.join().unwrap();
+        assert_eq!(ran.exit_code, 0, "{}", String::from_utf8_lossy(&ran.stderr));
+        assert_eq!(String::from_utf8_lossy(&ran.stdout), format!("call-{i}\n"));
+    }
+    assert_eq!(records(state.path()).len(), 6);
 }
