@@ -424,3 +424,39 @@ fn a_host_grant_is_bound_to_its_line_and_cannot_be_forged() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
 }
+
+#[test]
+fn no_host_grant_where_the_sandbox_could_reach_it() {
+    let ws = workspace();
+    let dir = ws.path();
+    // Grants would live inside the workspace, a writable root: the hook refuses to issue one,
+    // and the ask is denied rather than answered.
+    let mut child = common::command(dir)
+        .env("XDG_RUNTIME_DIR", dir.join("run"))
+        .args(["hook", "claude", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(claude_bash(dir, "git push").as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("which the sandboxed command can reach"),
+        "{reason}"
+    );
+    let grants = dir.join("run/cordon/host-grants");
+    assert_eq!(std::fs::read_dir(&grants).map_or(0, |d| d.count()), 0);
+}
