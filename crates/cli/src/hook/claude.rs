@@ -86,7 +86,6 @@ pub fn parse(v: Value) -> Result<Input, String> {
             tool: tool.into(),
             args,
         },
-        shell: false,
     };
     let listing = |key: &str| -> Result<Mapped, String> {
         let dir = match ti.get(key) {
@@ -101,7 +100,6 @@ pub fn parse(v: Value) -> Result<Input, String> {
                 line: string(ti, "command")?.to_string(),
                 cwd: cwd.clone(),
             },
-            shell: true,
         },
         "Read" => tool("read_file", json!({ "path": file("file_path")? })),
         "Write" => tool(

@@ -126,11 +126,9 @@ pub fn parse(v: Value) -> Result<Input, String> {
                 line: string(ti, "command")?.to_string(),
                 cwd: cwd.clone(),
             },
-            shell: true,
         },
         "apply_patch" => Mapped::Call {
             call: patch_calls(string(ti, "command")?, &cwd)?,
-            shell: false,
         },
         other => Mapped::Unmapped(other.to_string()),
     };

@@ -101,7 +101,6 @@ pub fn parse(v: Value) -> Result<Input, String> {
             tool: tool.into(),
             args,
         },
-        shell: false,
     };
     let mapped = match input.tool_name.as_str() {
         "run_shell_command" => Mapped::Call {
@@ -109,7 +108,6 @@ pub fn parse(v: Value) -> Result<Input, String> {
                 line: string(ti, "command")?.to_string(),
                 cwd: dir(&["dir_path", "directory"])?.into(),
             },
-            shell: true,
         },
         "read_file" => tool(
             "read_file",

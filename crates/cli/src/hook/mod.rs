@@ -77,8 +77,9 @@ impl Host {
 /// What a host's adapter makes of a tool call.
 #[derive(Debug)]
 pub enum Mapped {
-    /// A call cordon decides. `shell`: the host's shell tool, whose `command` is rewritten.
-    Call { call: Call, shell: bool },
+    /// A call cordon decides; a shell call is the host's shell tool, whose `command` is
+    /// rewritten.
+    Call { call: Call },
     /// A tool cordon does not map, by the host's name.
     Unmapped(String),
     /// A host tool that reaches the network itself (web fetch, web search): denied under
@@ -212,22 +213,12 @@ pub fn respond(host: Host, policy: Option<&Path>, bytes: &[u8]) -> Reply {
 /// Decides the mapped call; `Err`: cordon's own failure, which denies.
 fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, String> {
     let decider = Decider::open(policy, &input.cwd, host.client())?;
-    let (call, shell) = match &input.mapped {
-        Mapped::Call { call, shell } => (call.clone(), *shell),
-        Mapped::Unmapped(name) if decider.has_tool(name) => (
-            Call::Tool {
-                tool: name.clone(),
-                args: Value::Object(input.tool_input.clone()),
-            },
-            false,
-        ),
-        Mapped::Network(name) if decider.has_tool(name) => (
-            Call::Tool {
-                tool: name.clone(),
-                args: Value::Object(input.tool_input.clone()),
-            },
-            false,
-        ),
+    let call = match &input.mapped {
+        Mapped::Call { call } => call.clone(),
+        Mapped::Unmapped(name) | Mapped::Network(name) if decider.has_tool(name) => Call::Tool {
+            tool: name.clone(),
+            args: Value::Object(input.tool_input.clone()),
+        },
         Mapped::Network(name) if decider.policy().sandbox.network == Network::Deny => {
             return Ok(Answer::Deny {
                 reason: format!(
@@ -265,7 +256,6 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
             Verdict::Deny { reason } => Answer::Deny { reason },
         });
     };
-    debug_assert!(shell);
     if line.contains('\0') {
         return Ok(Answer::Deny {
             reason: "the command contains a NUL byte, which no shell can be given".into(),
