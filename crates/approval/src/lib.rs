@@ -140,6 +140,10 @@
 //! assert_eq!(report.records, 5);
 //! ```
 
+// The few syscalls the audit log and amendments make (openat, renameat, flock) go through
+// rustix's safe wrappers: nothing here needs `unsafe`.
+#![forbid(unsafe_code)]
+
 pub mod amend;
 pub mod audit;
 mod batch;

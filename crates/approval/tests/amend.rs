@@ -9,6 +9,11 @@ use cordon_policy::trust::{self, Follow, TrustStore};
 use cordon_policy::{Action, Policy, PolicyError};
 
 /// A trust store of the test's own, beside its files.
+fn mkfifo(path: &std::path::Path) {
+    use rustix::fs::{FileType, Mode, CWD};
+    rustix::fs::mknodat(CWD, path, FileType::Fifo, Mode::from_raw_mode(0o644), 0).unwrap();
+}
+
 fn store(dir: &tempfile::TempDir) -> TrustStore {
     TrustStore::at(dir.path().join("config/cordon"))
 }
@@ -316,9 +321,7 @@ fn rules_not_pinned_are_refused() {
     assert_eq!(amend::load(&path, &st).unwrap().len(), 2);
     // A FIFO planted as the rules file is refused at once.
     std::fs::remove_file(&path).unwrap();
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    mkfifo(&path);
     let e = amend::load(&path, &st).unwrap_err().to_string();
     assert!(e.contains("not a regular file"), "{e}");
 }

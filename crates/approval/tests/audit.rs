@@ -540,15 +540,19 @@ fn child_process_entry() {
         "fsize" => {
             // A write cut short by RLIMIT_FSIZE must leave the file as it was.
             let len = std::fs::metadata(&path).unwrap().len();
-            // SAFETY: plain libc calls on this process only.
-            unsafe {
-                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-                let lim = libc::rlimit {
-                    rlim_cur: len + 100,
-                    rlim_max: libc::RLIM_INFINITY,
-                };
-                assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &lim), 0);
-            }
+            // SAFETY: SIG_IGN installs no handler, so no code of ours runs in signal context;
+            // it only turns the SIGXFSZ an oversized write would raise into EFBIG. This is a
+            // child process of its own: the disposition affects nothing else.
+            let old = unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+            assert_ne!(old, libc::SIG_ERR);
+            rustix::process::setrlimit(
+                rustix::process::Resource::Fsize,
+                rustix::process::Rlimit {
+                    current: Some(len + 100),
+                    maximum: None,
+                },
+            )
+            .unwrap();
             let big = "y".repeat(10_000);
             let e = log.append(&record(7).keys([[big.as_str()]])).unwrap_err();
             assert!(e.to_string().contains("cannot write the record"), "{e}");
@@ -824,10 +828,9 @@ fn a_torn_tail_is_moved_aside_beside_planted_links_without_following_them() {
 /// under a read-only root) can `flock` it, and must not be able to stop the next append.
 #[test]
 fn a_lock_on_the_log_itself_stops_nobody() {
-    use std::os::fd::AsRawFd;
     let (_d, path) = log_with(1);
     let held = std::fs::File::open(&path).unwrap();
-    assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX) }, 0);
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
     let mut log = AuditLog::open(&path)
         .unwrap()
         .with_lock_deadline(Duration::from_millis(200));
@@ -839,12 +842,11 @@ fn a_lock_on_the_log_itself_stops_nobody() {
 /// caller refuses to run) instead of hanging.
 #[test]
 fn a_lock_held_elsewhere_fails_the_append_after_the_deadline() {
-    use std::os::fd::AsRawFd;
     let (_d, path) = log_with(1);
     let lock = audit::lock_path(&path);
     assert!(lock.is_file(), "the writer makes FILE.lock beside the log");
     let held = std::fs::File::open(&lock).unwrap();
-    assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_SH) }, 0);
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockShared).unwrap();
     let mut log = AuditLog::open(&path)
         .unwrap()
         .with_lock_deadline(Duration::from_millis(100));
