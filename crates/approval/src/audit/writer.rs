@@ -610,7 +610,7 @@ impl<'a> Flock<'a> {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
                     format!(
-                        "another process has held the lock for {:.1} s (a cordon run writes for milliseconds;                          find the holder with `fuser -v FILE.lock`); giving up",
+                        "another process has held the lock for {:.1} s (a cordon run writes for milliseconds; find the holder with `fuser -v FILE.lock`); giving up",
                         waited.as_secs_f64()
                     ),
                 ));
