@@ -147,7 +147,7 @@ impl Prompt {
         let mut out = tty.try_clone().map_err(lost)?;
         let boxed = self.render(req, pending, term::width(&out));
         write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
-        term::discard_typeahead(&out);
+        term::discard_typeahead(&out).map_err(lost)?;
         let mut reader = tty.try_clone().map_err(lost)?;
         loop {
             if let Some(sig) = signals.take() {
@@ -210,7 +210,7 @@ impl Prompt {
                     raw.cooked(|| page(&text, deadline)).map_err(lost)?;
                     let _ = signals.take(); // Ctrl-C inside the pager belongs to the pager
                     write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
-                    term::discard_typeahead(&out);
+                    term::discard_typeahead(&out).map_err(lost)?;
                 }
                 b'e' | b'E' => {
                     write!(

@@ -68,10 +68,9 @@ impl Drop for Raw<'_> {
 }
 
 /// Drops whatever was typed but not yet read: keys pressed before the question was shown
-/// must not answer it.
-pub fn discard_typeahead(tty: &File) {
-    // Fails only when `tty` is not a terminal, and then there is no typeahead to drop.
-    let _ = rustix::termios::tcflush(tty, QueueSelector::IFlush);
+/// must not answer it. An error means they may still be there: the caller must not ask.
+pub fn discard_typeahead(tty: &File) -> std::io::Result<()> {
+    Ok(rustix::termios::tcflush(tty, QueueSelector::IFlush)?)
 }
 
 static SIGNALLED: AtomicI32 = AtomicI32::new(0);
