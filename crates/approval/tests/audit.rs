@@ -601,10 +601,12 @@ fn random_ms(lo: u64, hi: u64) -> u64 {
     lo + u64::from_str_radix(&id[..8], 16).unwrap() % (hi - lo)
 }
 
-/// Waits until the log is caught mid-write (it does not end with a newline), up to 10 s.
+/// Waits until the log is caught mid-write (it does not end with a newline). The bound only
+/// keeps a broken writer from hanging the test: on a loaded machine the child can be starved
+/// for seconds, and catching it takes as long as it takes.
 fn caught_mid_write(path: &Path) -> bool {
     use std::os::unix::fs::FileExt;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
     let Ok(f) = std::fs::File::open(path) else {
         return false;
     };
