@@ -8,6 +8,8 @@ mod audit;
 mod check;
 mod doctor;
 mod exec;
+mod init;
+mod manpage;
 mod profile;
 mod prompt;
 mod term;
@@ -78,6 +80,17 @@ enum Cmd {
     /// those starting with WORDS (all without).
     #[command(subcommand)]
     Session(SessionCmd),
+    /// Write a commented starter ./cordon.toml for this project and trust it.
+    Init {
+        /// Replace an existing ./cordon.toml (kept as cordon.toml.bak).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print a shell completion script (e.g. `cordon completions bash > /etc/bash_completion.d/cordon`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Subcommand)]
@@ -357,6 +370,20 @@ fn session_cmd(cmd: SessionCmd) -> i32 {
 }
 
 fn main() {
+    // `cordon __man DIR` writes the man pages (for packaging, and for the test that keeps
+    // docs/man/ current). Outside clap, so that no help, completion or man page offers it.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.len() == 3 && args[1] == "__man" {
+        use clap::CommandFactory;
+        let dir = PathBuf::from(&args[2]);
+        std::process::exit(match manpage::write_all(Cli::command(), &dir) {
+            Ok(()) => 0,
+            Err(e) => refuse(
+                EXIT_FAILURE,
+                format!("cannot write the man pages into {}: {e}", dir.display()),
+            ),
+        });
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -380,6 +407,12 @@ fn main() {
         Cmd::Policy(PolicyCmd::Untrust { file }) => policy_trust(file, false),
         Cmd::Audit(args) => audit::run(args),
         Cmd::Session(cmd) => session_cmd(cmd),
+        Cmd::Init { force } => init::run(force),
+        Cmd::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "cordon", &mut std::io::stdout());
+            0
+        }
     };
     std::process::exit(code);
 }

@@ -865,6 +865,9 @@ impl Gate {
             ),
             timeout,
             stdio: Default::default(),
+            // sandbox.network = "proxy" needs the proxy started here (issue 15, the lead's
+            // wiring); without it the sandbox refuses the run (exit 125).
+            proxy: None,
         };
         let capture = match opts.output {
             Output::Inherit => None,

@@ -287,7 +287,9 @@ pub fn user_namespaces() -> Finding {
 pub fn own_namespaces() -> Finding {
     use crate::run::namespaces::{probe, Probe, TASK_CAP};
     match probe() {
-        Probe::Available { user, task_cap } => Finding {
+        Probe::Available {
+            user, task_cap, ..
+        } => Finding {
             name: "namespaces",
             ok: true,
             detail: format!(
@@ -304,6 +306,38 @@ pub fn own_namespaces() -> Finding {
             name: "namespaces",
             ok: false,
             detail: format!("{why}; the landlock backend falls back to seccomp filters (see below)"),
+        },
+    }
+}
+
+/// Can `sandbox.network = "proxy"` be enforced here: a network namespace of the command's
+/// own (with a user namespace unless root), loopback up in it, and the proxy's listener made
+/// there? Proved in a child, as the Landlock backend's init does it (bwrap brings loopback up
+/// itself and its inner stage makes the same listener).
+#[cfg(target_os = "linux")]
+pub fn proxy_namespace() -> Finding {
+    use crate::run::namespaces::{probe, Probe};
+    match probe() {
+        Probe::Available { proxy: None, user, .. } => Finding {
+            name: "proxy netns",
+            ok: true,
+            detail: format!(
+                "a child made a network namespace{}, brought loopback up and listened on port {} there",
+                if user { " (in a user namespace)" } else { "" },
+                crate::PROXY_PORT
+            ),
+        },
+        Probe::Available {
+            proxy: Some(step), ..
+        } => Finding {
+            name: "proxy netns",
+            ok: false,
+            detail: format!("the network namespace was made, but {step} failed; sandbox.network = \"proxy\" is refused (exit 125)"),
+        },
+        Probe::Unavailable(why) => Finding {
+            name: "proxy netns",
+            ok: false,
+            detail: format!("{why}; sandbox.network = \"proxy\" is refused (exit 125) rather than run with a proxy the command could go around"),
         },
     }
 }
@@ -405,6 +439,7 @@ pub fn bwrap_runs() -> Finding {
         env: vec![],
         timeout: Some(std::time::Duration::from_secs(30)),
         stdio: Default::default(),
+        proxy: None,
     };
     match crate::run::run(c, &spec) {
         Ok(crate::run::Outcome::Exited(0)) => Finding {

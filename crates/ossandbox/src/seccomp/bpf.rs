@@ -901,7 +901,7 @@ pub(crate) mod tests {
     #[test]
     fn cordons_rules_match_their_direct_evaluation() {
         let mut rng = Rng(1);
-        for network in [Network::Deny, Network::Allow] {
+        for network in [Network::Deny, Network::Allow, Network::Proxy] {
             agrees(&rules(network), &mut rng, 200);
         }
     }
@@ -1167,7 +1167,7 @@ pub(crate) mod tests {
 
     #[test]
     fn structure_of_cordons_program() {
-        for network in [Network::Deny, Network::Allow] {
+        for network in [Network::Deny, Network::Allow, Network::Proxy] {
             let prog = generate(&rules(network)).unwrap();
             validate(&prog);
             // The arch check comes first, and its miss is a refusal.
