@@ -44,11 +44,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-#![warn(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
-
 mod after_run;
 mod capture;
 pub mod examples;
+pub mod host_grant;
 mod paths;
 pub mod session;
 mod text;
@@ -101,6 +100,10 @@ pub struct Options {
     pub client: Option<String>,
     /// Whether a person can be asked (a terminal, an elicitation). `false`: an ask denies.
     pub can_ask: bool,
+    /// Whether this front end runs the calls it decides. `false` (`cordon hook`: the host
+    /// runs the command, rewritten through `cordon exec`): a shell call skips the sandbox's
+    /// preparation (its private TMPDIR, the kernel profile's checks), and `run` refuses.
+    pub runs: bool,
 }
 
 impl Options {
@@ -115,6 +118,7 @@ impl Options {
             session: None,
             client: None,
             can_ask: false,
+            runs: true,
         }
     }
 }
@@ -411,6 +415,8 @@ pub struct Gate {
     /// `None` for a gate that only checks ([`Gate::open_dry`]).
     machine: Option<Machine>,
     dry: bool,
+    /// [`Options::runs`].
+    runs: bool,
     warnings: Vec<String>,
     engine: Mutex<Engine>,
     /// The shell rules the tool's reading uses: the policy's, then the remembered ones.
@@ -563,6 +569,7 @@ impl Gate {
             backend,
             machine,
             dry,
+            runs: opts.runs,
             warnings,
             engine: Mutex::new(engine),
             shell_rules,
@@ -618,7 +625,7 @@ impl Gate {
     /// one of the policy's roots.
     pub fn shell(&self, command: Command, cwd: Option<&Path>) -> Result<Call, Error> {
         let cwd = self.call_cwd(cwd)?;
-        let sandbox = if self.dry {
+        let sandbox = if self.dry || !self.runs {
             None
         } else {
             Some(self.prepare()?)
@@ -859,7 +866,7 @@ impl Gate {
 
     fn run_shell(&self, call: &Call, run: &ShellRun, opts: RunOptions) -> Result<Ran, Error> {
         let Some(s) = &run.sandbox else {
-            return Err(Error::failure("this gate only checks calls"));
+            return Err(Error::failure("this gate does not run calls"));
         };
         // Checked again: a command of another call may have re-pointed a root meanwhile.
         #[cfg(target_os = "linux")]
@@ -878,6 +885,9 @@ impl Gate {
             timeout,
             stdio: Default::default(),
             cancel: opts.cancel.as_ref().map(Cancel::fd),
+            // sandbox.network = "proxy" needs the proxy started here (issue 15, the lead's
+            // wiring); without it the sandbox refuses the run (exit 125).
+            proxy: None,
         };
         let capture = match opts.output {
             Output::Inherit => None,

@@ -162,6 +162,8 @@ pub fn invocation(
         timeout: spec.timeout,
         stdio: spec.stdio.clone(),
         cancel: spec.cancel.clone(),
+        // The listener is made and handed over before sandbox-exec starts (outside it).
+        proxy: None,
     })
 }
 
@@ -262,6 +264,7 @@ mod tests {
             timeout: Some(Duration::from_secs(7)),
             stdio: Default::default(),
             cancel: None,
+            proxy: None,
         }
     }
 

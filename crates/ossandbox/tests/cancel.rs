@@ -57,6 +57,7 @@ fn cancel_kills_the_tree(backend: Backend, n: u8) {
         timeout: None,
         stdio: Default::default(),
         cancel: Some(cancel.fd()),
+        proxy: None,
     };
     let runner = {
         let tmp = tmp.path().to_path_buf();
