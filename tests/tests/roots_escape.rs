@@ -16,7 +16,8 @@
 //! * Root without bubblewrap (class 10): `auto` refuses, `--backend landlock` accepts. bwrap
 //!   is hidden in a private mount namespace (`unshare -m`, `/dev/null` bound over
 //!   `/usr/bin/bwrap`): the host's `/usr/bin` is never touched.
-//! * Locale variables (class 11): only valid locale names reach the command.
+//! * Locale variables (class 11): only valid locale names reach the command, and `TZ` only
+//!   as a zone name, never a file.
 //!
 //! Each test runs as root and as the unprivileged `cordon-test` user (created when missing),
 //! on the backends it concerns.
@@ -311,6 +312,7 @@ modes! {
     audit_lock_held_elsewhere_is_a_refusal_not_a_hang,
     root_without_bwrap,
     only_valid_locale_names_pass,
+    tz_naming_a_file_does_not_pass,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -732,5 +734,44 @@ fn only_valid_locale_names_pass(mode: Mode) {
             "[{mode:?}] {backend}\n{}",
             describe(&out)
         );
+    }
+}
+
+/// `TZ` naming a file makes libc read that file in every program the command starts (glibc
+/// loads `TZ`, less a leading `:`, as a tzfile: absolute as written, relative under the zone
+/// directory): only zone names and POSIX TZ strings reach the command.
+fn tz_naming_a_file_does_not_pass(mode: Mode) {
+    let fx = Fixture::new(mode);
+    for backend in ["landlock", "bwrap"] {
+        for (tz, kept) in [
+            ("/etc/shadow", false),
+            (":/tmp/cordon-e2e-zone", false),
+            ("../../../../tmp/cordon-e2e-zone", false),
+            (":Europe/../../../../tmp/x", false),
+            ("Europe/Paris", true),
+            (":UTC", true),
+            ("EST5EDT,M3.2.0/2,M11.1.0", true),
+        ] {
+            let mut c = fx.cordon(&fx.ws, &exec_args(Some(backend), None, &["/usr/bin/env"]));
+            c.env("TZ", tz);
+            let out = run(c);
+            assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+            let seen: Vec<String> = stdout(&out)
+                .lines()
+                .filter(|l| l.starts_with("TZ="))
+                .map(str::to_string)
+                .collect();
+            let want: Vec<String> = if kept {
+                vec![format!("TZ={tz}")]
+            } else {
+                Vec::new()
+            };
+            assert_eq!(
+                seen,
+                want,
+                "[{mode:?}] {backend} TZ={tz}\n{}",
+                describe(&out)
+            );
+        }
     }
 }
