@@ -313,6 +313,7 @@ modes! {
     root_without_bwrap,
     only_valid_locale_names_pass,
     tz_naming_a_file_does_not_pass,
+    a_sessions_directory_is_not_an_audit_log_place,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -773,5 +774,57 @@ fn tz_naming_a_file_does_not_pass(mode: Mode) {
                 describe(&out)
             );
         }
+    }
+}
+
+/// Red-team F4: with HOME in the workspace (and the state and configuration elsewhere), `cordon exec --session`
+/// refuses the session store there (the command could forge its grants), and must not leave
+/// `~/.local/state/cordon/sessions` behind; nor may a directory holding only sessions, which
+/// a sandboxed command can create as well, count as a place of another audit log (whose
+/// protection a Landlock run cannot give inside a writable root, so it refuses): either would
+/// make every later Landlock run there fail.
+fn a_sessions_directory_is_not_an_audit_log_place(mode: Mode) {
+    let fx = Fixture::new(mode);
+    let with_home = |args: &[OsString]| {
+        let mut c = fx.cordon(&fx.ws, args);
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.state.join("config"));
+        run(c)
+    };
+    let state = fx.ws.join(".local");
+    let mut argv = os(&["exec", "--backend", "landlock", "--session", "s1", "--"]);
+    argv.extend(os(&["/bin/true"]));
+    let out = with_home(&argv);
+    assert_refused(
+        &out,
+        &["session directory", "writable root"],
+        "session store in the workspace",
+    );
+    assert!(
+        !state.exists(),
+        "[{mode:?}] the refused session left {} behind\n{}",
+        state.display(),
+        describe(&out)
+    );
+    // The sandboxed command makes the directory itself.
+    let out = with_home(&exec_args(
+        Some("landlock"),
+        None,
+        &["/bin/mkdir", "-p", ".local/state/cordon/sessions"],
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join(".local/state/cordon/sessions").is_dir());
+    for backend in ["landlock", "bwrap"] {
+        let out = with_home(&exec_args(
+            Some(backend),
+            None,
+            &["/bin/echo", "still-runs"],
+        ));
+        assert_eq!(
+            (out.status.code(), stdout(&out).trim()),
+            (Some(0), "still-runs"),
+            "[{mode:?}] {backend}: a sessions-only directory refused the next run\n{}",
+            describe(&out)
+        );
     }
 }
