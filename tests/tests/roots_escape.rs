@@ -785,6 +785,15 @@ fn tz_naming_a_file_does_not_pass(mode: Mode) {
 /// make every later Landlock run there fail.
 fn a_sessions_directory_is_not_an_audit_log_place(mode: Mode) {
     let fx = Fixture::new(mode);
+    // `~/.config` (the other default trust-store place) leads out of the workspace, as a
+    // dotfiles link would: a trust-store place in a writable root refuses Landlock by itself.
+    let dotconfig = fx.root.join("dotconfig");
+    fs::create_dir(&dotconfig).unwrap();
+    std::os::unix::fs::symlink(&dotconfig, fx.ws.join(".config")).unwrap();
+    if let Some((uid, gid)) = fx.ids {
+        std::os::unix::fs::chown(&dotconfig, Some(uid), Some(gid)).unwrap();
+        std::os::unix::fs::lchown(fx.ws.join(".config"), Some(uid), Some(gid)).unwrap();
+    }
     let with_home = |args: &[OsString]| {
         let mut c = fx.cordon(&fx.ws, args);
         c.env("HOME", &fx.ws)
