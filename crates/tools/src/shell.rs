@@ -95,6 +95,7 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, Parser, Tree};
 
+mod heredoc;
 mod options;
 mod programs;
 mod rebind;
@@ -575,6 +576,46 @@ impl<'a> Walker<'a> {
                 "backslash before CR LF (bash and the parser disagree)".to_string(),
             ));
         }
+        // Here-documents are read as bash reads them (tree-sitter-bash's scanner ends the
+        // delimiter elsewhere, and a body then hides commands bash runs).
+        if heredoc::may_have(line) {
+            match heredoc::split(line) {
+                Ok(split) => {
+                    // Where the parser reads the line as an error, bash's reading (below) may
+                    // still be right, but nothing confirms it: the line is not allowed.
+                    let confirmed =
+                        parse_tree(line, self.deadline).is_some_and(|t| !t.root_node().has_error());
+                    if !confirmed {
+                        self.concern(Concern::Unparsed(
+                            "here-documents the parser reads differently from bash".to_string(),
+                        ));
+                    }
+                    self.walk_text(&split.text);
+                    for (quoted, body) in &split.bodies {
+                        // A quoted delimiter makes the body plain data; otherwise its
+                        // substitutions run.
+                        if !quoted && (body.contains("$(") || body.contains('`')) {
+                            self.heredoc_body(body);
+                        }
+                    }
+                }
+                Err(heredoc::Unsure(why)) => {
+                    self.concern(Concern::Unparsed(format!(
+                        "here-documents that cannot be read as bash reads them: {why}"
+                    )));
+                    self.walk_text(line);
+                    // Every word sequence bash could run is seen by the deny rules: the line
+                    // read again with each body's lines taken as commands.
+                    self.walk_text(&line.replace("<<", "< "));
+                }
+            }
+            return;
+        }
+        self.walk_text(line);
+    }
+
+    /// Parses `line` and walks its commands.
+    fn walk_text(&mut self, line: &str) {
         let Some(tree) = parse_tree(line, self.deadline) else {
             return self.concern(Concern::Unparsed(
                 "the shell parser gave up on this input".to_string(),
