@@ -547,3 +547,169 @@ proptest::proptest! {
         }
     }
 }
+
+/// Red-team findings: pytest options that write a file, import code or read arguments from a
+/// file, in every spelling pytest (or an older pytest, whose argparse took any unambiguous
+/// prefix) reads; test paths outside the roots; and the same through `python -m pytest`.
+#[test]
+fn pytest_writes_imports_and_test_paths_outside_the_roots() {
+    let attacks = [
+        "pytest --debug=/tmp/x.log",
+        "pytest --debug /tmp/x.log",
+        "pytest --debug ~/.bashrc",
+        "pytest tests --debug=../../etc/x",
+        "pytest --debu=/tmp/x",
+        "pytest --deb /tmp/x",
+        "pytest --report-log=/tmp/x",
+        "pytest --report-log /tmp/x",
+        "pytest --report-lo=/tmp/x",
+        "pytest --report=/tmp/x",
+        "pytest --log-fil=/tmp/x",
+        "pytest --log-f=/tmp/x",
+        "pytest --junitxml=/tmp/x",
+        "pytest --junitx=/tmp/x",
+        "pytest --junit-x=/tmp/x",
+        "pytest --resultlog=/tmp/x",
+        "pytest --result-log=/tmp/x",
+        "pytest --html=/tmp/r.html",
+        "pytest --basetemp=build/tmp",
+        "pytest --basete=/tmp/x",
+        "pytest -o cache_dir=/tmp/c",
+        "pytest -ocache_dir=/tmp/c",
+        "pytest --override-ini cache_dir=/tmp/c",
+        "pytest -c /tmp/evil.ini",
+        "pytest -c pytest.ini",
+        "pytest --config-file=/tmp/evil.ini",
+        "pytest --config-f=/tmp/evil.ini",
+        "pytest --rootdir=/tmp/evil",
+        "pytest --rootdir /tmp/evil",
+        "pytest --confcutdir=/tmp",
+        "pytest -p evil",
+        "pytest -pevil",
+        "pytest -p no:x -p evil",
+        "pytest --pyargs evil",
+        "pytest --pdbcls=evil:Pdb",
+        "pytest -W error::evil.Warning",
+        "pytest --pythonwarnings=ignore::evil.W",
+        "pytest --cov-report=html:/tmp/cov",
+        "pytest --tx popen//python=/tmp/evil/python",
+        "pytest @/tmp/evil/args",
+        "pytest @args.txt",
+        "pytest /tmp/evil/test_x.py",
+        "pytest /tmp/evil",
+        "pytest ../../x",
+        "pytest ../other/tests",
+        "pytest tests /tmp/evil/test_x.py::test_a",
+        "pytest /tmp/evil/test_x.py::TestA::test_b",
+        "pytest -x /tmp/evil -q",
+        "pytest \"$d\"",
+        "timeout 60 pytest /tmp/evil",
+        "cd /tmp && pytest x",
+        "python -m pytest --debug=/tmp/x",
+        "python3 -m pytest /tmp/evil/test_x.py",
+        "python3.12 -m pytest --rootdir=/tmp/evil",
+        "python -B -m pytest -p evil",
+        "python -Bm pytest --report-log=/tmp/x",
+        "python -mpytest --log-fil=/tmp/x",
+        "python -W ignore -m pytest /tmp/evil",
+    ];
+    let rules = rules(
+        "[[shell.rules]]\npattern = \"python -m pytest\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"python3 -m pytest\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"python3.12 -m pytest\"\naction = \"allow\"\n",
+    );
+    let allowed: Vec<String> = attacks
+        .iter()
+        .filter(|l| decide_with(&rules, l).decision.action == Action::Allow)
+        .map(|l| l.to_string())
+        .collect();
+    assert!(allowed.is_empty(), "allowed:\n{}", allowed.join("\n"));
+    let fine = [
+        "pytest",
+        "pytest tests",
+        "pytest tests/test_a.py::test_b -q",
+        "pytest ./tests sub/../tests",
+        "pytest /work/ws/tests",
+        "pytest --debug",
+        "pytest --debug=out/debug.log",
+        "pytest --report-log=out/report.jsonl",
+        "pytest --log-file=out/log.txt --log-file-level=INFO",
+        "pytest --co -q",
+        "pytest --lf --ff --sw -x",
+        "pytest -p no:cacheprovider",
+        "pytest -W error",
+        "pytest -W ignore::DeprecationWarning",
+        "pytest --tb=short -k 'not slow' -m unit",
+        "pytest --durations=10 -n 4",
+        "pytest --rootdir=. --basetemp-not-an-option",
+        "python -m pytest tests -q",
+        "python3 -m pytest",
+    ];
+    let asked: Vec<String> = fine
+        .iter()
+        .map(|l| (l, decide_with(&rules, l)))
+        .filter(|(_, a)| a.decision.action != Action::Allow)
+        .map(|(l, a)| format!("{l:?}: {}", a.decision.reason))
+        .collect();
+    assert!(asked.is_empty(), "not allowed:\n{}", asked.join("\n"));
+}
+
+/// Programs whose parser takes any unambiguous prefix of a long option (GNU getopt_long,
+/// argp, nopt, less): an abbreviation of a dangerous option is that option, the table's
+/// `abbrev` property; an ambiguous one is judged as each option it could be.
+#[test]
+fn long_option_abbreviations_are_the_options_they_abbreviate() {
+    let rules = rules(
+        "[[shell.rules]]\npattern = \"sort\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"tar\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"make\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"wget\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"rsync\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"less\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"sed\"\naction = \"allow\"\n",
+    );
+    let attacks = [
+        "sort --out=/tmp/x a",
+        "sort --outp /tmp/x a",
+        "sort --compress-prog=./evil a",
+        "sort --compress=./evil a",
+        "tar --to-com=./evil -xf a.tar",
+        "tar -xf a.tar --to-c=./evil",
+        "make --eval='x:;rm -rf /'",
+        "make --ev=x",
+        "make --fil=/tmp/Makefile",
+        "make --makef=/tmp/Makefile",
+        "make --dir=/tmp/evil",
+        "wget --output-d=/tmp/x http://h/",
+        "wget --exec=x http://h/",
+        "rsync --remove-sou a b",
+        "rsync --delete-a a/ b/",
+        "rsync --rsy=evil a b",
+        "rsync --log-fi=/tmp/x a b",
+        "less --log-f=/tmp/x f",
+        "less --lesskey-s=/tmp/k f",
+        "sed --in-pl s/a/b/ /tmp/x",
+        "sed --fil=/tmp/evil.sed f",
+    ];
+    let allowed: Vec<String> = attacks
+        .iter()
+        .filter(|l| decide_with(&rules, l).decision.action == Action::Allow)
+        .map(|l| l.to_string())
+        .collect();
+    assert!(allowed.is_empty(), "allowed:\n{}", allowed.join("\n"));
+    let fine = [
+        "sort --numeric a",
+        "sort --uniq a",
+        "tar -tf a.tar",
+        "make --jobs=4 test",
+        "wget --tries=3 -q -O out/x http://h/",
+        "less --quiet f",
+    ];
+    let asked: Vec<String> = fine
+        .iter()
+        .map(|l| (l, decide_with(&rules, l)))
+        .filter(|(_, a)| a.decision.action != Action::Allow)
+        .map(|(l, a)| format!("{l:?}: {}", a.decision.reason))
+        .collect();
+    assert!(asked.is_empty(), "not allowed:\n{}", asked.join("\n"));
+}
