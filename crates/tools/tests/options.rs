@@ -713,3 +713,71 @@ fn long_option_abbreviations_are_the_options_they_abbreviate() {
         .collect();
     assert!(asked.is_empty(), "not allowed:\n{}", asked.join("\n"));
 }
+
+/// Red-team finding: `git -C /elsewhere status` (and `--git-dir`, `--work-tree`) was allowed
+/// by a `git status` rule, yet git runs that repository's configuration (`core.fsmonitor`,
+/// `core.pager`, aliases) and hooks: outside the writable roots it asks; inside, it is the
+/// project's. Configuration given on the line runs programs unless the setting is inert.
+#[test]
+fn git_naming_a_repository_outside_the_roots_asks() {
+    expect(
+        &[
+            "git -C /tmp/evil status",
+            "git -C /tmp/evil log --oneline",
+            "git -C .. status",
+            "git -C ../other diff",
+            "git -C sub -C ../.. status",
+            "git -C / -C tmp/evil status",
+            "git -C \"$d\" status",
+            "git -C ~/other status",
+            "git --git-dir=/tmp/evil/.git log",
+            "git --git-dir /tmp/evil/.git status",
+            "git --git-dir=../x/.git diff",
+            "git -C sub --git-dir=../../x/.git log",
+            "git --work-tree=/tmp/evil status",
+            "git --work-tree / diff",
+            "git --no-pager -C /tmp/evil log",
+            "git --exec-path=/tmp/evil status",
+            "GIT_DIR=/tmp/evil git status",
+            "GIT_WORK_TREE=/ git status",
+            "env GIT_DIR=/tmp/evil git log",
+            "GIT_CONFIG_GLOBAL=/tmp/x git status",
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=x git log",
+            "git -c core.fsmonitor=/tmp/evil status",
+            "git -c core.fsMonitor=x status",
+            "git -c CORE.PAGER=x log",
+            "git -c core.pager=x log",
+            "git -c pager.log=x log",
+            "git -c core.sshCommand=x status",
+            "git -c core.hooksPath=/tmp/h status",
+            "git -c core.editor=x status",
+            "git -c core.askPass=x status",
+            "git -c diff.external=x diff",
+            "git -c diff.x.textconv=x diff",
+            "git -c filter.x.clean=x status",
+            "git -c alias.status='!rm -rf .' status",
+            "git -c include.path=/tmp/x status",
+            "git -c includeIf.gitdir:/.path=/tmp/x status",
+            "git -c gpg.program=x log --show-signature",
+            "git -c sequence.editor=x status",
+            "git -c uploadpack.packObjectsHook=x status",
+            "git --config-env=core.pager=X log",
+            "git -c \"$k\" status",
+        ],
+        Action::Ask,
+    );
+    expect(
+        &[
+            "git -C sub status",
+            "git -C /work/ws status",
+            "git -C sub -C .. status",
+            "git -C \"\" status",
+            "git --git-dir=.git status",
+            "git --git-dir=/work/ws/.git --work-tree=/work/ws status",
+            "git --no-pager log",
+            "git -c color.ui=always log",
+            "git -c user.name=a -c user.email=b log",
+        ],
+        Action::Allow,
+    );
+}
