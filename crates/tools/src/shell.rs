@@ -1360,6 +1360,71 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Words the parser put in a redirection after its target. bash gives them to the command
+    /// (`git reset >/dev/null --hard` is `git reset --hard`), or, after a newline the parser
+    /// read on past (`ls >out⏎\rm x`), runs them as a command of their own. The parser hands
+    /// neither to the command, so the line is not understood; what bash would run is read
+    /// again for the deny rules.
+    fn words_after_target(&mut self, node: Node, dest: &[Node], src: &Src) {
+        let parts: Vec<&Node> = dest
+            .iter()
+            .filter(|p| p.end_byte() > p.start_byte())
+            .collect();
+        let Some(first) = parts.first() else {
+            return;
+        };
+        // A newline outside quotes, in a gap or inside an unquoted word, ends the command.
+        let unescaped_newline = |text: &str| text.replace("\\\n", "  ").find('\n');
+        if unescaped_newline(&src.slice(node.start_byte(), first.start_byte())).is_some() {
+            // No target on the operator's line: a syntax error in bash, reported as such.
+            return;
+        }
+        for (i, part) in parts.iter().enumerate() {
+            let gap_start = if i == 0 {
+                part.start_byte()
+            } else {
+                parts[i - 1].end_byte()
+            };
+            let gap = src.slice(gap_start, part.start_byte());
+            let word = if part.kind() == "word" {
+                src.raw(**part)
+            } else {
+                String::new()
+            };
+            let at = unescaped_newline(&gap)
+                .map(|a| gap_start + a)
+                .or_else(|| unescaped_newline(&word).map(|a| part.start_byte() + a));
+            if let Some(at) = at {
+                self.concern(Concern::Unparsed(format!(
+                    "a newline after the redirection `{}` that the parser read past",
+                    src.slice(node.start_byte(), first.end_byte())
+                )));
+                self.walk_text(&src.slice(at + 1, node.end_byte()));
+                return;
+            }
+        }
+        let Some(k) = parts.windows(2).position(|w| {
+            let gap = src.slice(w[0].end_byte(), w[1].start_byte());
+            !(gap.is_empty() || only_continuations(&gap))
+        }) else {
+            return;
+        };
+        let (last, next) = (parts[k], parts[k + 1]);
+        let rest = src.slice(next.start_byte(), node.end_byte());
+        self.concern(Concern::Unparsed(format!(
+            "words after the target of the redirection `{}`, which bash gives to the command",
+            src.slice(node.start_byte(), last.end_byte())
+        )));
+        let body = node
+            .parent()
+            .filter(|p| p.kind() == "redirected_statement")
+            .and_then(|p| p.child_by_field_name("body"))
+            .filter(|b| b.kind() == "command");
+        if let Some(body) = body {
+            self.walk_text(&format!("{} {rest}", src.raw(body)));
+        }
+    }
+
     fn file_redirect(&mut self, node: Node, src: &Src) {
         let mut op = String::new();
         let mut dest: Vec<Node> = Vec::new();
@@ -1390,6 +1455,7 @@ impl<'a> Walker<'a> {
                 )));
             }
         }
+        self.words_after_target(node, &dest, src);
         let target = group_words(&dest, src).into_iter().next();
         let writes = match op.as_str() {
             ">" | ">>" | "&>" | "&>>" | ">|" | "<>" => true,

@@ -684,3 +684,41 @@ fn commands_after_a_here_document_are_seen_as_bash_runs_them() {
         ],
     );
 }
+
+/// tree-sitter-bash reads on past a newline after a redirection's target when the next line
+/// starts with a backslash (`ls >out⏎\rm x` as one redirection with the words `⏎\rm` and
+/// `x`), and puts words after a target in the redirection, not the command (`git reset
+/// >/dev/null --hard`). bash runs `rm` in each line below (checked); each is denied.
+#[test]
+fn words_the_parser_puts_in_a_redirection_are_seen() {
+    let fx = review();
+    let lines = [
+        "ls >out\n\\rm x",
+        "ls </dev/null\n\\rm x",
+        "ls 2>&1\n\\rm x",
+        "ls >>log\n\\rm -rf x",
+        "cat <<A\nA\n\\rm x",
+        "ls >out\n\\r\\m x",
+        "echo hi >/dev/null\n\\rm x; ls",
+    ];
+    let not_run: Vec<&str> = lines.iter().copied().filter(|l| !bash_runs_rm(l)).collect();
+    assert!(not_run.is_empty(), "bash does not run rm in: {not_run:#?}");
+    fx.all(Action::Deny, &lines);
+    fx.all(
+        Action::Deny,
+        &[
+            "git reset >/dev/null --hard",
+            "git reset 2>&1 --hard HEAD~1",
+        ],
+    );
+    // Words after a target that are not denied still make the line ask: the parser does not
+    // give them to the command the rules match.
+    fx.all(
+        Action::Ask,
+        &["ls >/dev/null -la", "git log >/dev/null --output=/tmp/x"],
+    );
+    fx.all(
+        Action::Allow,
+        &["ls -la >/dev/null", "ls > out 2>&1", "ls >\"a\nb\""],
+    );
+}
