@@ -593,6 +593,9 @@ fn pytest_writes_imports_and_test_paths_outside_the_roots() {
         "pytest --pythonwarnings=ignore::evil.W",
         "pytest --cov-report=html:/tmp/cov",
         "pytest --tx popen//python=/tmp/evil/python",
+        "pytest --cache-dir=/tmp/x",
+        "pytest --some-plugin-output=/tmp/x",
+        "pytest --md-report-output=~/.bashrc",
         "pytest @/tmp/evil/args",
         "pytest @args.txt",
         "pytest /tmp/evil/test_x.py",
@@ -642,6 +645,7 @@ fn pytest_writes_imports_and_test_paths_outside_the_roots() {
         "pytest --tb=short -k 'not slow' -m unit",
         "pytest --durations=10 -n 4",
         "pytest --rootdir=. --basetemp-not-an-option",
+        "pytest --some-plugin-output=out/x.md --reruns 2",
         "python -m pytest tests -q",
         "python3 -m pytest",
     ];

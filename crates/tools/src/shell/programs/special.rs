@@ -635,6 +635,25 @@ pub(super) fn pytest(p: &Parsed, out: &mut Examined) {
         };
         out.code_at(&file, "runs the test code in");
     }
+    // Plugins add options of their own, many naming a file they write (`--cache-dir`-like):
+    // one the table does not know, given a path, is judged as a write of it.
+    let spec = super::table::PROGRAMS
+        .iter()
+        .find(|p| p.names.contains(&"pytest"))
+        .map(|p| p.spec);
+    for o in &p.opts {
+        let Some(long) = o.name.strip_prefix("--") else {
+            continue;
+        };
+        let known = spec.is_some_and(|s| {
+            [s.long_arg, s.long_flag, s.long_opt]
+                .iter()
+                .any(|list| list.contains(&long))
+        });
+        if let Some(a) = o.arg.as_ref().filter(|a| !known && a.text.contains('/')) {
+            out.write(a);
+        }
+    }
     for o in &p.opts {
         let value = o.arg.as_ref();
         match o.name.as_str() {
