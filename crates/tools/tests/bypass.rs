@@ -651,6 +651,10 @@ fn commands_after_a_here_document_are_seen_as_bash_runs_them() {
         "cat <<EOF\n$(rm x)\nEOF",
         "cat <<-EOF\n\t`rm x`\n\tEOF",
         "echo `cat <<EOF\nrm x\nEOF\n`; rm y",
+        // Shifts, not here-documents.
+        "echo $((1<<2))\nrm x",
+        "echo $[1<<2]\nrm x",
+        "((x = 1 << 2)); rm x",
     ];
     let not_run: Vec<&str> = lines.iter().copied().filter(|l| !bash_runs_rm(l)).collect();
     assert!(not_run.is_empty(), "bash does not run rm in: {not_run:#?}");

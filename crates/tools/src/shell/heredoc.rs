@@ -321,6 +321,26 @@ fn dollar(
             stack.push((Ctx::Brace, *parens));
             Ok(Some(i + 2))
         }
+        // bash's old arithmetic `$[…]`: `<<` is a shift there.
+        (Some(b'['), _) => {
+            let mut depth = 0usize;
+            for (k, &c) in b.iter().enumerate().skip(i + 1) {
+                match c {
+                    b'[' => depth += 1,
+                    b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            if b[i..k].windows(2).any(|w| w == b"$(") || b[i..k].contains(&b'`') {
+                                return Err(Unsure("a command substitution inside `$[…]`"));
+                            }
+                            return Ok(Some(k + 1));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Err(Unsure("an unterminated `$[`"))
+        }
         (Some(b'\''), _) => {
             let mut j = i + 2;
             while j < b.len() {
@@ -482,6 +502,11 @@ mod tests {
         assert_eq!(
             text("echo $((1<<2)); ((x<<=1))"),
             "echo $((1<<2)); ((x<<=1))"
+        );
+        assert_eq!(text("echo $[1<<2]\nrm x"), "echo $[1<<2]\nrm x");
+        assert_eq!(
+            text("for ((i=1; i<<2; i++)); do :; done"),
+            "for ((i=1; i<<2; i++)); do :; done"
         );
         assert_eq!(text("cat <<<x; echo '<<EOF'"), "cat <<<x; echo '<<EOF'");
         assert_eq!(text("echo \"<<EOF\" # <<X"), "echo \"<<EOF\" # <<X");
