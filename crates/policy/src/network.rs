@@ -32,7 +32,7 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::{Action, Location};
+use crate::{Action, Location, Pattern};
 
 /// The `[network]` section, validated. Without one: no entries, default `deny`.
 #[derive(Debug, Clone, Default)]
@@ -74,7 +74,7 @@ pub struct HostEntry {
 }
 
 /// One `allow` or `deny` entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct HostRule {
     pub host: HostPattern,
     /// `None`: every port.
@@ -82,6 +82,8 @@ pub struct HostRule {
     /// The entry as written.
     pub written: String,
     pub location: Location,
+    /// [`HostRule::key_pattern`], compiled when the policy loaded.
+    pub pattern: Pattern,
 }
 
 /// The host part of an entry.
@@ -341,12 +343,17 @@ pub(crate) fn parse_rule(s: &str, location: Location) -> Result<HostRule, String
             Host::Addr(a) => HostPattern::Addr(a),
         }
     };
-    Ok(HostRule {
+    let mut rule = HostRule {
         host,
         port,
         written: s.to_string(),
         location,
-    })
+        pattern: Pattern::exact(NETWORK_TOOL)?,
+    };
+    // Exact: `network github.com:*` is the whole key, never a prefix of a longer one.
+    rule.pattern = Pattern::exact(&rule.key_pattern())
+        .map_err(|e| format!("`{s}` makes no valid rule: {e}"))?;
+    Ok(rule)
 }
 
 /// Is `addr` one a proxy must not connect to unless it is listed: loopback, private
