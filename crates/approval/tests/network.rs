@@ -111,3 +111,59 @@ fn decisions_are_recorded_and_the_chain_verifies() {
     );
     assert!(audit::verify(&log).unwrap().is_intact());
 }
+
+#[test]
+fn connection_records_carry_the_connection_and_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let mut w = audit::AuditLog::open(&log).unwrap();
+    let conn = |event: &str, up, down| audit::Connection {
+        event: event.into(),
+        id: 7,
+        protocol: "http-connect".into(),
+        host: "pypi.org".into(),
+        port: 443,
+        addr: Some("151.101.0.223:443".into()),
+        rule: "p.toml:3:10 (network pypi.org:443)".into(),
+        bytes_up: up,
+        bytes_down: down,
+        duration_ms: 12,
+    };
+    w.append(&audit::Record::connection(true, "", conn("open", 0, 0)))
+        .unwrap();
+    w.append(&audit::Record::connection(
+        true,
+        "",
+        conn("close", 517, 4096),
+    ))
+    .unwrap();
+    let mut refused = conn("close", 0, 0);
+    refused.host = "evil.example.org".into();
+    refused.addr = None;
+    w.append(&audit::Record::connection(
+        false,
+        "refused by the policy",
+        refused,
+    ))
+    .unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let records: Vec<audit::Record> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3);
+    assert_eq!(records[1].by, audit::By::Connection);
+    assert_eq!(records[1].keys, [["network", "pypi.org:443"]]);
+    let c = records[1].connection.as_ref().unwrap();
+    assert_eq!((c.bytes_up, c.bytes_down, c.port), (517, 4096, 443));
+    assert_eq!(
+        records[1].preview,
+        "close pypi.org:443 (http-connect) via 151.101.0.223:443: 517 bytes up, 4096 down, 12 ms"
+    );
+    assert_eq!(records[2].decision, cordon_policy::Action::Deny);
+    assert!(text.contains(r#""by":{"kind":"connection"}"#), "{text}");
+    assert!(audit::verify(&log).unwrap().is_intact());
+    // An edited byte count breaks the chain.
+    std::fs::write(&log, text.replace(r#""bytes_up":517"#, r#""bytes_up":5"#)).unwrap();
+    assert!(!audit::verify(&log).unwrap().is_intact());
+}
