@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use cordon_approval::audit::{self, AuditLog};
 use cordon_approval::{Answer, Engine, Key, Outcome, Request};
 use cordon_netproxy::{
-    Config, ConnectionRecord, Decide, Event, Proxy, ProxyHandle, Record, Verdict,
+    Config, ConnectionRecord, Decide, Event, Limits, Proxy, ProxyHandle, Record, Verdict,
 };
 use cordon_policy::network::Target;
 use cordon_policy::Policy;
@@ -101,6 +101,23 @@ impl AuditRecord {
         })
     }
 
+    /// Waits until `n` open records are there.
+    pub fn seen_open(&self, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.event == Event::Open)
+            .count()
+            < n
+        {
+            assert!(Instant::now() < deadline, "expected {n} open records");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Waits until `n` close records are there (a relay's close comes when both sides have
     /// closed, after the client is done), then returns every record.
     pub fn closes(&self, n: usize) -> Vec<ConnectionRecord> {
@@ -158,6 +175,10 @@ pub struct Setup {
 
 impl Setup {
     pub fn new(text: &str, answers: Vec<Answer>) -> Setup {
+        Setup::with_limits(text, answers, Limits::default())
+    }
+
+    pub fn with_limits(text: &str, answers: Vec<Answer>, limits: Limits) -> Setup {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("cordon.toml");
         std::fs::write(&file, text).unwrap();
@@ -165,12 +186,9 @@ impl Setup {
         let log = dir.path().join("audit.jsonl");
         let decide = EngineDecide::new(&policy, &log, answers);
         let record = AuditRecord::new(&log);
-        let proxy = Proxy::start(
-            Config::from_policy(&policy.network),
-            decide.clone(),
-            record.clone(),
-        )
-        .unwrap();
+        let mut config = Config::from_policy(&policy.network);
+        config.limits = limits;
+        let proxy = Proxy::start(config, decide.clone(), record.clone()).unwrap();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         proxy.serve(listener).unwrap();
