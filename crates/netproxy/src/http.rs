@@ -88,9 +88,8 @@ async fn connect(shared: Arc<Shared>, mut req: Request<Incoming>, slot: Slot) ->
         Ok(ok) => ok,
         Err(r) => return refuse(&shared, &track, &host, port, &rule, r),
     };
-    track.record(
+    let opened = track.opened(
         &shared,
-        Event::Open,
         Fields {
             host: &host,
             port,
@@ -133,6 +132,7 @@ async fn connect(shared: Arc<Shared>, mut req: Request<Incoming>, slot: Slot) ->
             },
             Err(e) => Some(format!("the client left before the tunnel opened: {e}")),
         };
+        let _ = opened.await;
         track.record(
             &shared2,
             Event::Close,
@@ -184,9 +184,8 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
         Ok(ok) => ok,
         Err(r) => return refuse(&shared, &track, &host, port, &rule, r),
     };
-    track.record(
+    let opened = track.opened(
         &shared,
-        Event::Open,
         Fields {
             host: &host,
             port,
@@ -207,6 +206,7 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
         Ok(pair) => pair,
         Err(e) => {
             let reason = format!("HTTP handshake with the destination failed: {e}");
+            let _ = opened.await;
             close(
                 &shared, &track, &host, port, addr, &rule, &reason, &counters,
             );
@@ -239,6 +239,7 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
             },
         )
         .await;
+        let _ = opened.await;
         close(
             &shared2,
             &track,

@@ -357,6 +357,17 @@ impl Shared {
         // The recorder may block (the audit log fsyncs): keep the other connections going.
         tokio::task::block_in_place(|| self.record.connection(r));
     }
+
+    /// Writes `r` on a blocking thread while the connection goes on: an open record is not
+    /// worth an fsync's wait before the first byte (the decision itself was recorded before it
+    /// was given). Await the handle before writing the close record, to keep the order.
+    pub(crate) fn write_later(
+        self: &Arc<Self>,
+        r: ConnectionRecord,
+    ) -> tokio::task::JoinHandle<()> {
+        let shared = self.clone();
+        tokio::task::spawn_blocking(move || shared.record.connection(&r))
+    }
 }
 
 /// One connection's identity and start, for its records.
@@ -379,7 +390,20 @@ pub(crate) struct Fields<'a> {
 
 impl Tracker {
     pub(crate) fn record(&self, shared: &Shared, event: Event, f: Fields<'_>) {
-        shared.write(&ConnectionRecord {
+        shared.write(&self.make(event, f));
+    }
+
+    /// The open record, written while the connection starts ([`Shared::write_later`]).
+    pub(crate) fn opened(
+        &self,
+        shared: &Arc<Shared>,
+        f: Fields<'_>,
+    ) -> tokio::task::JoinHandle<()> {
+        shared.write_later(self.make(Event::Open, f))
+    }
+
+    fn make(&self, event: Event, f: Fields<'_>) -> ConnectionRecord {
+        ConnectionRecord {
             id: self.id,
             event,
             protocol: self.protocol,
@@ -392,7 +416,7 @@ impl Tracker {
             bytes_up: f.bytes.0,
             bytes_down: f.bytes.1,
             duration: self.start.elapsed(),
-        });
+        }
     }
 }
 

@@ -115,7 +115,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, slot: Slot
         reason,
         bytes,
     };
-    track.record(&shared, Event::Open, fields("", (0, 0)));
+    let opened = track.opened(&shared, fields("", (0, 0)));
     let ended = match reply(&mut stream, SUCCEEDED).await {
         Ok(()) => {
             let counters = Arc::new(Counters::default());
@@ -126,6 +126,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, slot: Slot
                 &counters,
             )
             .await;
+            let _ = opened.await;
             track.record(
                 &shared,
                 Event::Close,
@@ -135,6 +136,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, slot: Slot
         }
         Err(e) => format!("the client left before the reply: {e}"),
     };
+    let _ = opened.await;
     track.record(&shared, Event::Close, fields(&ended, (0, 0)));
 }
 
