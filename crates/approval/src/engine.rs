@@ -495,6 +495,19 @@ impl Engine {
         }
     }
 
+    /// Settles a request that [`Engine::evaluate`] left pending, with what the asker gave:
+    /// an answer (`late`: it came after the deadline, so it counts as none), a timeout or a
+    /// lost channel. Recorded like every final outcome. For hosts that ask a person without
+    /// holding the engine (several calls in flight, each asked on its own).
+    pub fn conclude(
+        &mut self,
+        req: &Request,
+        result: Result<Answer, AskError>,
+        late: bool,
+    ) -> Outcome {
+        self.resolve(req, result, late, None)
+    }
+
     /// Turns an asker's result into an outcome.
     pub(crate) fn resolve(
         &mut self,

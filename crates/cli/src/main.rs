@@ -4,14 +4,12 @@
 //! signal N; 124 on timeout; 125 cordon's own failure; 126 denied or not executable; 127 not
 //! found. Every refusal is one stderr line starting `cordon: `.
 
-mod after_run;
 mod audit;
 mod check;
 mod doctor;
 mod exec;
 mod profile;
 mod prompt;
-mod session;
 mod term;
 
 use std::path::PathBuf;
@@ -31,8 +29,31 @@ pub const EXIT_DENIED: i32 = 126;
     about = "Run AI-agent tools under approval rules and a kernel sandbox"
 )]
 struct Cli {
+    /// More diagnostics on stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
     #[command(subcommand)]
     command: Cmd,
+}
+
+/// Diagnostics go to stderr only: stdout carries what a command prints (and, for `cordon
+/// mcp` and `cordon hook`, the protocol).
+fn init_tracing(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    // SAFETY: isatty on fd 2 has no memory effects.
+    let ansi = unsafe { libc::isatty(2) == 1 };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi)
+        .try_init();
 }
 
 #[derive(Subcommand)]
@@ -222,15 +243,6 @@ pub fn refuse_policy(prefix: &str, e: &dyn std::fmt::Display, diff: Option<&str>
     code
 }
 
-/// Refuses with an error about the remembered rules beside the policy.
-pub fn refuse_rules(e: &cordon_approval::AmendError) -> i32 {
-    let diff = match e {
-        cordon_approval::AmendError::Policy(p) => p.diff(),
-        _ => None,
-    };
-    refuse_policy("remembered rules ", e, diff)
-}
-
 /// `cordon policy trust|untrust [FILE]`.
 fn policy_trust(file: Option<PathBuf>, grant: bool) -> i32 {
     use cordon_policy::trust::{self, Follow, TrustStore};
@@ -283,6 +295,15 @@ fn policy_trust(file: Option<PathBuf>, grant: bool) -> i32 {
     }
 }
 
+/// Refuses with the gate's error: its line, then its detail lines.
+pub fn refuse_gate(e: &cordon_gate::Error) -> i32 {
+    let code = refuse(e.code, &e.message);
+    for line in &e.detail {
+        eprintln!("{line}");
+    }
+    code
+}
+
 /// Prints `cordon: MESSAGE` and returns `code`.
 pub fn refuse(code: i32, message: impl std::fmt::Display) -> i32 {
     eprintln!("cordon: {message}");
@@ -295,7 +316,7 @@ fn policy_test(file: Option<PathBuf>) -> i32 {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
-    let results = check::example_results(&policy);
+    let results = cordon_gate::example_results(&policy);
     let failed = results.iter().filter(|r| !r.ok).count();
     for r in &results {
         println!("{} {}", if r.ok { "ok  " } else { "FAIL" }, r.message());
@@ -314,7 +335,7 @@ fn session_cmd(cmd: SessionCmd) -> i32 {
         SessionCmd::Show { name } => (name, None),
         SessionCmd::Revoke { name, words } => (name, Some(words)),
     };
-    let mut s = match session::Session::open(name, &[]) {
+    let mut s = match cordon_gate::session::Session::open(name, &[]) {
         Ok(s) => s,
         Err(e) => return refuse(EXIT_FAILURE, e),
     };
@@ -348,6 +369,7 @@ fn main() {
             std::process::exit(code);
         }
     };
+    init_tracing(cli.verbose);
     let code = match cli.command {
         Cmd::Exec(args) => exec::run(args),
         Cmd::Check(args) => check::run(args),

@@ -495,6 +495,7 @@ fn execute_backend(
                 rlimits: rlimits(profile),
                 pass_fds: pass,
                 setup_status: Some(status_r),
+                own_pid_namespace: true,
                 ..Default::default()
             };
             let outcome = run::run(c, &spec);

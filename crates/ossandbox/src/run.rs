@@ -57,7 +57,17 @@ pub struct Confinement {
     /// The read end of bwrap's `--json-status-fd`: no `exit-code` record means bwrap itself
     /// failed before starting the command.
     pub setup_status: Option<OwnedFd>,
+    /// The child keeps its whole tree in a PID namespace of its own that dies with it (bwrap
+    /// `--unshare-pid --die-with-parent`): nothing of it can be re-parented to cordon, so the
+    /// run waits for its child alone and several such runs may share one process.
+    pub own_pid_namespace: bool,
 }
+
+/// Runs without their own PID namespace reap and kill every child of the process at their end
+/// (orphans are re-parented to cordon, which cannot tell whose they were): such a run has the
+/// process to itself (write), while runs in their own PID namespace share it (read).
+#[cfg(target_os = "linux")]
+static SUPERVISION: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 /// The command to run.
 #[derive(Debug, Clone)]
@@ -135,6 +145,15 @@ const STEPS: [&str; 9] = [
 #[cfg(target_os = "linux")]
 pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError> {
     let parent = Error::Io;
+    let own_ns = confinement.own_pid_namespace;
+    // Poisoning carries no data here: a panicked run still released its children.
+    let _shared;
+    let _exclusive;
+    if own_ns {
+        _shared = SUPERVISION.read().unwrap_or_else(|e| e.into_inner());
+    } else {
+        _exclusive = SUPERVISION.write().unwrap_or_else(|e| e.into_inner());
+    }
     // Orphaned descendants re-parent to us, so we can kill and reap all of them at the end.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
 
@@ -295,7 +314,11 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         Err(e) => {
             // Without a pidfd we could not enforce the timeout or forward signals: stop here.
             kill_all_descendants(pid);
-            reap_all();
+            if !own_ns {
+                reap_all();
+            } else {
+                let _ = child.wait();
+            }
             return Err(StartError::Parent(parent(e)));
         }
     };
@@ -357,8 +380,11 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
             if r == size as isize {
                 let sig = info.ssi_signo as i32;
                 if sig == libc::SIGCHLD {
-                    // Orphans re-parented to us are reaped as they exit, not at the end.
-                    status = status.or(reap_exited(pid));
+                    // Orphans re-parented to us are reaped as they exit, not at the end (none
+                    // can be, in a PID namespace: another run's children are not ours to reap).
+                    if !own_ns {
+                        status = status.or(reap_exited(pid));
+                    }
                 } else {
                     unsafe { libc::kill(-pid, sig) };
                     grace.get_or_insert((Instant::now() + namespaces::GRACE, sig));
@@ -375,7 +401,9 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         if status.is_none() {
             let _ = child.wait();
         }
-        reap_all();
+        if !own_ns {
+            reap_all();
+        }
         return Ok(match killed_after {
             Some(sig) => Outcome::Signaled(sig),
             None => Outcome::TimedOut,
@@ -393,7 +421,9 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     };
     drop(child);
     kill_all_descendants(pid);
-    reap_all();
+    if !own_ns {
+        reap_all();
+    }
     if let Some(fd) = confinement.setup_status {
         let mut report = String::new();
         let _ = std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut report);

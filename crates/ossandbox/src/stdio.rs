@@ -330,8 +330,13 @@ pub struct Relay {
 
 impl Relay {
     /// Chooses the command's stdin, stdout and stderr (into `child`) and starts copying.
+    /// A descriptor the caller already chose (e.g. a pipe the gate captures output from) is
+    /// left as it is, like an anonymous pipe of cordon's own.
     pub fn start(child: &mut ChildStdio) -> io::Result<Relay> {
-        let kinds = [kind(0), kind(1), kind(2)];
+        let kinds = [0, 1, 2].map(|f: RawFd| match child.fds[f as usize] {
+            Some(_) => Kind::Pipe,
+            None => kind(f),
+        });
         // SAFETY: tcgetpgrp/getpgrp have no memory effects.
         let foreground =
             kinds[0] == Kind::Terminal && unsafe { libc::tcgetpgrp(0) == libc::getpgrp() };

@@ -37,6 +37,9 @@ pub struct Record {
     pub seq: u64,
     /// The request's id.
     pub request: String,
+    /// The agent host or MCP client that made the call (e.g. `claude-code`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// The tool, e.g. `shell`.
     pub tool: String,
     /// The operation keys: for the shell tool, each simple command's words; for a file tool,
@@ -237,6 +240,7 @@ impl Record {
             session: String::new(),
             seq: 0,
             request: String::new(),
+            client: None,
             tool: tool.into(),
             keys: Vec::new(),
             args_digest: sha256_hex(b"null"),

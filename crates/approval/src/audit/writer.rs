@@ -44,6 +44,8 @@ pub struct AuditLog {
     lock: File,
     lock_deadline: std::time::Duration,
     session: String,
+    /// Written into records that name no client (see [`AuditLog::with_client`]).
+    client: Option<String>,
 }
 
 /// How long an append waits for the lock before giving up. Appends hold it for one
@@ -283,12 +285,19 @@ impl AuditLog {
             lock,
             lock_deadline: LOCK_DEADLINE,
             session,
+            client: None,
         })
     }
 
     /// Waits at most `deadline` for the lock (instead of [`LOCK_DEADLINE`]).
     pub fn with_lock_deadline(mut self, deadline: std::time::Duration) -> AuditLog {
         self.lock_deadline = deadline;
+        self
+    }
+
+    /// Names the agent host or MCP client in every record that names none.
+    pub fn with_client(mut self, client: impl Into<String>) -> AuditLog {
+        self.client = Some(client.into());
         self
     }
 
@@ -352,6 +361,9 @@ impl AuditLog {
         }
         if rec.request.is_empty() {
             rec.request = new_id().map_err(Error::Random)?;
+        }
+        if rec.client.is_none() {
+            rec.client.clone_from(&self.client);
         }
         rec.seq = seq;
         rec.prev = prev;

@@ -61,7 +61,7 @@ pub fn valid_name(name: &str) -> Result<(), String> {
     } else {
         Err(format!(
             "invalid session name {:?}: use 1-64 letters, digits, `.`, `_` or `-`, not starting with `.`",
-            crate::term::clean(name)
+            crate::clean(name)
         ))
     }
 }
@@ -153,7 +153,7 @@ impl Session {
                         },
                         Pinned::Session,
                     )
-                    .map_err(|e| crate::term::clean(&e.to_string()))?;
+                    .map_err(|e| crate::clean(&e.to_string()))?;
                 s.parse(text.as_bytes())?
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use cordon_approval::audit::{AfterRunFinding, AuditLog, Record};
 use cordon_ossandbox::planted::{Change, Finding, Handling, Snapshot};
 
-use crate::term::clean;
+use crate::clean;
 
 /// The watched paths of `roots` before the run.
 pub fn before(roots: &[PathBuf]) -> Snapshot {
