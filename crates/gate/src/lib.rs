@@ -49,6 +49,7 @@
 mod after_run;
 mod capture;
 pub mod examples;
+pub mod network;
 mod paths;
 pub mod session;
 mod text;

@@ -358,7 +358,11 @@ fn refuse(
         },
     );
     let (status, body) = refusal_body(host, port, &why);
-    text(status, body)
+    let mut r = text(status, body);
+    // A refused client is done: close instead of waiting for another request.
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
 }
 
 /// The status and the body that says what was refused, why, and how to allow it.

@@ -144,3 +144,25 @@ fn shutdown_closes_open_tunnels_with_their_records() {
     });
     s.finish();
 }
+
+#[test]
+fn a_refused_client_is_closed_not_kept_waiting() {
+    let rt = rt();
+    // Without the close, this test would wait out an hour's handshake timeout.
+    let limits = Limits {
+        handshake_timeout: Duration::from_secs(3600),
+        ..Limits::default()
+    };
+    let s = Setup::with_limits(POLICY, vec![], limits);
+    let proxy = s.addr;
+    rt.block_on(async {
+        let mut c = TcpStream::connect(proxy).await.unwrap();
+        c.write_all(b"CONNECT other.test:443 HTTP/1.1\r\nhost: other.test:443\r\n\r\n")
+            .await
+            .unwrap();
+        let reply = String::from_utf8_lossy(&read_all(&mut c).await).into_owned();
+        assert!(reply.starts_with("HTTP/1.1 403 "), "{reply}");
+        assert!(reply.contains("connection: close\r\n"), "{reply}");
+    });
+    s.finish();
+}

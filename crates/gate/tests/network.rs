@@ -1,0 +1,171 @@
+//! Connections through the proxy, decided by a gate from a real policy file and recorded in
+//! its audit log: the decision (`tool: network`) before the connection, then the proxy's
+//! connection records, one chain. The client speaks SOCKS5 and HTTP CONNECT by hand (the
+//! proxy crate's own tests use full client libraries).
+
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use cordon_approval::audit;
+use cordon_gate::network::start_proxy;
+use cordon_gate::{Answer, AskError, AsyncAsker, Gate, Options, Pending, Request};
+use cordon_policy::Action;
+
+/// Answers asks from a script, and notes what it was asked.
+#[derive(Clone, Default)]
+struct Script(Arc<Mutex<(VecDeque<Answer>, Vec<String>)>>);
+
+impl AsyncAsker for Script {
+    fn ask(
+        &mut self,
+        request: &Request,
+        _: &Pending,
+    ) -> impl std::future::Future<Output = Result<Answer, AskError>> + Send {
+        let mut s = self.0.lock().unwrap();
+        s.1.push(request.presentation.summary.clone());
+        let a =
+            s.0.pop_front()
+                .ok_or(AskError::Lost("no more answers".into()));
+        async move { a }
+    }
+}
+
+fn echo_server() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            std::thread::spawn(move || {
+                let mut r = s.try_clone().unwrap();
+                let _ = std::io::copy(&mut r, &mut s);
+            });
+        }
+    });
+    addr
+}
+
+/// SOCKS5 CONNECT to `name:port`: the reply code.
+fn socks(proxy: SocketAddr, name: &str, port: u16) -> (u8, TcpStream) {
+    let mut s = TcpStream::connect(proxy).unwrap();
+    s.write_all(&[5, 1, 0]).unwrap();
+    let mut r = [0u8; 2];
+    s.read_exact(&mut r).unwrap();
+    assert_eq!(r, [5, 0]);
+    let mut req = vec![5, 1, 0, 3, name.len() as u8];
+    req.extend_from_slice(name.as_bytes());
+    req.extend_from_slice(&port.to_be_bytes());
+    s.write_all(&req).unwrap();
+    let mut r = [0u8; 10];
+    s.read_exact(&mut r).unwrap();
+    (r[1], s)
+}
+
+#[test]
+fn the_gate_decides_asks_and_records_connections() {
+    let state = tempfile::tempdir().unwrap();
+    let echo = echo_server();
+    std::fs::write(
+        state.path().join("cordon.toml"),
+        format!(
+            "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"ro\"\n\
+             [approval]\naudit_log = \"{}/audit.jsonl\"\n\
+             [network]\ndefault = \"ask\"\nallow = [\"echo.test\"]\ndeny = [\"bad.test\"]\n\
+             [network.hosts]\n\"echo.test\" = \"127.0.0.1\"\n\"ask.test\" = \"127.0.0.1\"\n\"bad.test\" = \"127.0.0.1\"\n",
+            state.path().display()
+        ),
+    )
+    .unwrap();
+    let mut o = Options::new(state.path().to_path_buf());
+    o.policy = Some(state.path().join("cordon.toml"));
+    o.can_ask = true;
+    let gate = Arc::new(Gate::open(o).unwrap());
+
+    // What `cordon check` would say.
+    let call = gate.network("Echo.Test", echo.port()).unwrap();
+    assert_eq!(
+        call.request().keys[0].words(),
+        ["network", &format!("echo.test:{}", echo.port())]
+    );
+    assert_eq!(gate.check(&call).action, Action::Allow);
+    assert_eq!(
+        gate.check(&gate.network("bad.test", 1).unwrap()).action,
+        Action::Deny
+    );
+    assert_eq!(
+        gate.check(&gate.network("other.test", 1).unwrap()).action,
+        Action::Ask
+    );
+    assert_eq!(gate.network("0x7f.1", 80).err().unwrap().code, 126);
+
+    let script = Script::default();
+    script
+        .0
+        .lock()
+        .unwrap()
+        .0
+        .extend([Answer::Once, Answer::Deny]);
+    let proxy = start_proxy(gate.clone(), script.clone()).unwrap();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    proxy.serve(l).unwrap();
+
+    let (code, mut s) = socks(addr, "echo.test", echo.port());
+    assert_eq!(code, 0);
+    s.write_all(b"hello").unwrap();
+    let mut back = [0u8; 5];
+    s.read_exact(&mut back).unwrap();
+    assert_eq!(&back, b"hello");
+    drop(s);
+    assert_eq!(socks(addr, "bad.test", echo.port()).0, 2);
+    let (code, mut s) = socks(addr, "ask.test", echo.port());
+    assert_eq!(code, 0, "the person approved once");
+    s.write_all(b"x").unwrap();
+    s.read_exact(&mut back[..1]).unwrap();
+    drop(s);
+    // HTTP CONNECT, the person says no this time.
+    let mut c = TcpStream::connect(addr).unwrap();
+    write!(
+        c,
+        "CONNECT ask.test:{0} HTTP/1.1\r\nhost: ask.test:{0}\r\n\r\n",
+        echo.port()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    c.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 403"), "{reply}");
+    assert!(reply.contains("ask.test"), "{reply}");
+    proxy.shutdown();
+
+    assert_eq!(script.0.lock().unwrap().1.len(), 2);
+    let log = state.path().join("audit.jsonl");
+    assert!(audit::verify(&log).unwrap().is_intact());
+    let records: Vec<audit::Record> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let decisions: Vec<_> = records
+        .iter()
+        .filter(|r| r.by != audit::By::Connection)
+        .collect();
+    let shown: Vec<_> = decisions
+        .iter()
+        .map(|r| (r.decision, r.by.to_string()))
+        .collect();
+    assert_eq!(decisions.len(), 4, "{shown:?}");
+    assert!(decisions.iter().all(|r| r.tool == "network"));
+    assert_eq!(decisions[1].decision, Action::Deny);
+    assert_eq!(decisions[2].by, audit::By::User);
+    assert_eq!(decisions[3].by, audit::By::User);
+    assert_eq!(decisions[3].decision, Action::Deny);
+    let closes: Vec<_> = records
+        .iter()
+        .filter_map(|r| r.connection.as_ref())
+        .filter(|c| c.event == "close")
+        .collect();
+    assert_eq!(closes.len(), 4);
+    assert_eq!((closes[0].bytes_up, closes[0].bytes_down), (5, 5));
+}
