@@ -122,7 +122,8 @@ async fn connect(shared: Arc<Shared>, mut req: Request<Incoming>, slot: Slot) ->
                     match pre {
                         Some(e) => Some(e),
                         None => {
-                            relay::relay(&shared2, parts.io.into_inner(), dest, &counters).await
+                            let client = parts.io.into_inner();
+                            relay::relay_tcp(&shared2, client, dest.into_inner(), &counters).await
                         }
                     }
                 }

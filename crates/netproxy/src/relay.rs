@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
 
 use crate::Shared;
 
@@ -38,6 +39,10 @@ pub(crate) struct Counted<S> {
 impl<S> Counted<S> {
     pub(crate) fn new(inner: S, counters: Arc<Counters>) -> Counted<S> {
         Counted { inner, counters }
+    }
+
+    pub(crate) fn into_inner(self) -> S {
+        self.inner
     }
 }
 
@@ -136,4 +141,150 @@ where
         .await
     };
     first(copy, stop).await
+}
+
+/// [`relay`] for two TCP sockets: on Linux the bytes move with `splice(2)` through a pipe per
+/// direction, never through the proxy's memory (half the copies, and no buffer of ours to
+/// bound); elsewhere, [`relay`].
+pub(crate) async fn relay_tcp(
+    shared: &Shared,
+    client: TcpStream,
+    dest: TcpStream,
+    counters: &Arc<Counters>,
+) -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        let copy = async {
+            match splice::both(client, dest, counters).await {
+                Ok(()) => None,
+                Err(e) => Some(format!("relay ended: {e}")),
+            }
+        };
+        let stop = async {
+            first(
+                async {
+                    idle(shared, counters).await;
+                    Some("idle timeout".to_string())
+                },
+                async {
+                    shared.shutting_down().await;
+                    Some("the proxy shut down".to_string())
+                },
+            )
+            .await
+        };
+        first(copy, stop).await
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        relay(
+            shared,
+            client,
+            Counted::new(dest, counters.clone()),
+            counters,
+        )
+        .await
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod splice {
+    //! One direction: wait until the source is readable, `splice` what it has into the pipe,
+    //! wait until the destination is writable, `splice` the pipe out, count. A source at
+    //! end-of-file shuts the destination's writing side (a half close, as TCP relays do);
+    //! both directions end, or the first error ends the relay.
+
+    use std::future::Future;
+    use std::io;
+    use std::pin::pin;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::task::Poll;
+
+    use rustix::pipe::{pipe_with, splice, PipeFlags, SpliceFlags};
+    use tokio::io::{AsyncWriteExt, Interest};
+    use tokio::net::TcpStream;
+
+    use super::Counters;
+
+    /// A pipe's default capacity: what one `splice` moves at most.
+    const CHUNK: usize = 64 * 1024;
+
+    pub(super) async fn both(
+        client: TcpStream,
+        dest: TcpStream,
+        counters: &Counters,
+    ) -> io::Result<()> {
+        let (cr, mut cw) = client.into_split();
+        let (dr, mut dw) = dest.into_split();
+        let up = async {
+            one(cr.as_ref(), dw.as_ref(), &counters.up).await?;
+            dw.shutdown().await
+        };
+        let down = async {
+            one(dr.as_ref(), cw.as_ref(), &counters.down).await?;
+            cw.shutdown().await
+        };
+        let mut up = pin!(up);
+        let mut down = pin!(down);
+        let (mut up_done, mut down_done) = (false, false);
+        std::future::poll_fn(|cx| {
+            if !up_done {
+                match up.as_mut().poll(cx) {
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Ready(Ok(())) => up_done = true,
+                    Poll::Pending => {}
+                }
+            }
+            if !down_done {
+                match down.as_mut().poll(cx) {
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Ready(Ok(())) => down_done = true,
+                    Poll::Pending => {}
+                }
+            }
+            if up_done && down_done {
+                Poll::Ready(Ok(()))
+            } else {
+                Poll::Pending
+            }
+        })
+        .await
+    }
+
+    async fn one(src: &TcpStream, dst: &TcpStream, count: &AtomicU64) -> io::Result<()> {
+        let (pipe_out, pipe_in) = pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
+        let flags = SpliceFlags::MOVE | SpliceFlags::NONBLOCK;
+        loop {
+            // The pipe is empty here: EAGAIN means the socket has nothing, and clears its
+            // readiness.
+            let n = loop {
+                src.readable().await?;
+                match src.try_io(Interest::READABLE, || {
+                    splice(src, None, &pipe_in, None, CHUNK, flags).map_err(io::Error::from)
+                }) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                    Err(e) => return Err(e),
+                }
+            };
+            if n == 0 {
+                return Ok(());
+            }
+            let mut left = n;
+            while left > 0 {
+                dst.writable().await?;
+                match dst.try_io(Interest::WRITABLE, || {
+                    splice(&pipe_out, None, dst, None, left, flags).map_err(io::Error::from)
+                }) {
+                    Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                    Ok(m) => {
+                        left -= m;
+                        count.fetch_add(m as u64, Ordering::Relaxed);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
 }

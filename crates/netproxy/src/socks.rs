@@ -19,7 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::connect::{open, Opening, Refusal};
-use crate::relay::{self, Counted, Counters};
+use crate::relay::{self, Counters};
 use crate::{Event, Fields, Protocol, Shared, Slot};
 
 pub(crate) const VERSION: u8 = 0x05;
@@ -119,13 +119,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, slot: Slot
     let ended = match reply(&mut stream, SUCCEEDED).await {
         Ok(()) => {
             let counters = Arc::new(Counters::default());
-            let ended = relay::relay(
-                &shared,
-                stream,
-                Counted::new(dest, counters.clone()),
-                &counters,
-            )
-            .await;
+            let ended = relay::relay_tcp(&shared, stream, dest, &counters).await;
             let _ = opened.await;
             track.record(
                 &shared,
