@@ -121,7 +121,8 @@ pub struct Limits {
     pub connect_timeout: Duration,
     /// A relay with no byte in either direction for this long is closed.
     pub idle_timeout: Duration,
-    /// Buffer size of a relay, each direction.
+    /// Buffer size of a relay, each direction (on Linux, the size of the kernel pipe a TCP
+    /// relay splices through).
     pub buffer_bytes: usize,
 }
 
@@ -134,7 +135,7 @@ impl Default for Limits {
             resolve_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(300),
-            buffer_bytes: 64 * 1024,
+            buffer_bytes: 256 * 1024,
         }
     }
 }

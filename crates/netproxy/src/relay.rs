@@ -155,7 +155,7 @@ pub(crate) async fn relay_tcp(
     #[cfg(target_os = "linux")]
     {
         let copy = async {
-            match splice::both(client, dest, counters).await {
+            match splice::both(client, dest, counters, shared.limits().buffer_bytes).await {
                 Ok(()) => None,
                 Err(e) => Some(format!("relay ended: {e}")),
             }
@@ -200,28 +200,28 @@ mod splice {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::task::Poll;
 
-    use rustix::pipe::{pipe_with, splice, PipeFlags, SpliceFlags};
+    use rustix::pipe::{
+        fcntl_getpipe_size, fcntl_setpipe_size, pipe_with, splice, PipeFlags, SpliceFlags,
+    };
     use tokio::io::{AsyncWriteExt, Interest};
     use tokio::net::TcpStream;
 
     use super::Counters;
 
-    /// A pipe's default capacity: what one `splice` moves at most.
-    const CHUNK: usize = 64 * 1024;
-
     pub(super) async fn both(
         client: TcpStream,
         dest: TcpStream,
         counters: &Counters,
+        size: usize,
     ) -> io::Result<()> {
         let (cr, mut cw) = client.into_split();
         let (dr, mut dw) = dest.into_split();
         let up = async {
-            one(cr.as_ref(), dw.as_ref(), &counters.up).await?;
+            one(cr.as_ref(), dw.as_ref(), &counters.up, size).await?;
             dw.shutdown().await
         };
         let down = async {
-            one(dr.as_ref(), cw.as_ref(), &counters.down).await?;
+            one(dr.as_ref(), cw.as_ref(), &counters.down, size).await?;
             cw.shutdown().await
         };
         let mut up = pin!(up);
@@ -251,8 +251,19 @@ mod splice {
         .await
     }
 
-    async fn one(src: &TcpStream, dst: &TcpStream, count: &AtomicU64) -> io::Result<()> {
+    async fn one(
+        src: &TcpStream,
+        dst: &TcpStream,
+        count: &AtomicU64,
+        size: usize,
+    ) -> io::Result<()> {
         let (pipe_out, pipe_in) = pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
+        // Fewer, larger moves; the kernel refuses past pipe-max-size or the user's pipe
+        // budget (fs.pipe-user-pages-soft), and the pipe keeps its default size then.
+        let chunk = fcntl_setpipe_size(&pipe_in, size)
+            .or_else(|_| fcntl_getpipe_size(&pipe_in))
+            .unwrap_or(64 * 1024)
+            .max(4096);
         let flags = SpliceFlags::MOVE | SpliceFlags::NONBLOCK;
         loop {
             // The pipe is empty here: EAGAIN means the socket has nothing, and clears its
@@ -260,7 +271,7 @@ mod splice {
             let n = loop {
                 src.readable().await?;
                 match src.try_io(Interest::READABLE, || {
-                    splice(src, None, &pipe_in, None, CHUNK, flags).map_err(io::Error::from)
+                    splice(src, None, &pipe_in, None, chunk, flags).map_err(io::Error::from)
                 }) {
                     Ok(n) => break n,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
