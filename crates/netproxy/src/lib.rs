@@ -273,7 +273,8 @@ impl ProxyHandle {
     }
 
     /// Stops accepting, closes every connection (each writes its close record), waits up to
-    /// two seconds for them, and stops the runtime.
+    /// two seconds for them, and stops the runtime. Call it from a plain thread, not from
+    /// inside another tokio runtime (it blocks on its own).
     pub fn shutdown(self) {
         let _ = self.stop.send(true);
         let shared = self.shared.clone();
