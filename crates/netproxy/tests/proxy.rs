@@ -359,8 +359,10 @@ fn ask_holds_the_connection_until_the_person_answers() {
     );
     let records = s.record.closes(2);
     let closes: Vec<_> = records.iter().filter(|r| r.event == Event::Close).collect();
-    assert!(closes[0].allowed && closes[0].rule == "user", "{closes:?}");
-    assert!(!closes[1].allowed && closes[1].rule == "user", "{closes:?}");
+    // Close records come in the order connections end, not the order they began.
+    assert_eq!(closes.len(), 2, "{closes:?}");
+    assert!(closes.iter().all(|c| c.rule == "user"), "{closes:?}");
+    assert_eq!(closes.iter().filter(|c| c.allowed).count(), 1, "{closes:?}");
     let log = s.finish();
     assert_eq!(log.matches(r#""by":{"kind":"user"}"#).count(), 2, "{log}");
 }
