@@ -7,6 +7,10 @@
 //!   when the kernel refused it, `ESCAPED: …` (exit 1) when it worked, `ERROR: …` (exit 2)
 //!   when the attack could not be set up. `legit-*` subcommands do ordinary work that must
 //!   keep working inside the sandbox (`OK: …`, exit 0). `cordon-attack list` names them all.
+//! * `cordon-netrun` (`src/bin/cordon-netrun/main.rs`) runs one command under a
+//!   `network = "proxy"` policy through cordon's OS sandbox API and stands in for the proxy:
+//!   it receives the listener made in the command's network namespace and answers every
+//!   connection with one line (`tests/net_escape.rs`).
 //! * `tests/escape.rs`, the escape suite: every attack runs under `cordon exec` with the
 //!   Landlock backend and must be blocked, once as root and once as an unprivileged user;
 //!   where it makes sense the same attack also runs unconfined (a control) and must escape,

@@ -465,6 +465,7 @@ fn attack_bin_in_target() -> PathBuf {
 }
 
 fn is_root() -> bool {
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 
@@ -501,6 +502,8 @@ fn bins() -> &'static Bins {
                     .strip_prefix("cordon-e2e-bin-")
                     .and_then(|p| p.parse::<i32>().ok())
                 {
+                    // SAFETY: kill with signal 0 only asks whether `pid` exists; it takes
+                    // integers and sends nothing.
                     let dead = unsafe { libc::kill(pid, 0) } != 0
                         && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
                     if dead {
@@ -522,6 +525,8 @@ fn bins() -> &'static Bins {
         let cordon = copy(&cordon_src, "cordon", 0o755);
         let attack = copy(&attack_src, "cordon-attack", 0o755);
         let suid = is_root().then(|| copy(&attack_src, "cordon-attack-suid", 0o4755));
+        // SAFETY: `remove_bins` is an `extern "C" fn()` that lives for the whole program, the
+        // only thing atexit needs; it only removes this process's own temporary directory.
         unsafe { libc::atexit(remove_bins) };
         Bins {
             dir,
@@ -835,6 +840,9 @@ fn run_to(mut c: Command, stdout: Stdio) -> Output {
     let (tx, rx) = mpsc::channel::<()>();
     let watchdog = std::thread::spawn(move || {
         if rx.recv_timeout(Duration::from_secs(180)).is_err() {
+            // SAFETY: kill takes integers only. The watchdog fires only while the main thread
+            // still waits on the child, so `pid` is our own unreaped child and cannot have been
+            // reused.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     });
@@ -849,6 +857,10 @@ fn stdout(out: &Output) -> String {
 }
 
 fn open_pty() -> (OwnedFd, OwnedFd) {
+    // SAFETY: posix_openpt, grantpt and unlockpt take integers; each result is checked. `buf`
+    // is a live 128-byte buffer and ptsname_r is told its length, so the name it writes is NUL-
+    // terminated within it; open reads that name. `m` and `s` are descriptors just created and
+    // checked, each wrapped in an OwnedFd once.
     unsafe {
         let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
         assert!(m >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
@@ -885,6 +897,9 @@ fn file_handle(p: &Path) -> String {
     };
     let mut mount_id = 0i32;
     let path = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: `path` is a live NUL-terminated string; `fh` is a `#[repr(C)]` file_handle with
+    // `handle_bytes` set to the 128 bytes of `f_handle` it really has, and `mount_id` a live
+    // i32: the kernel writes within both.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_name_to_handle_at,
@@ -948,6 +963,9 @@ impl HostIpc {
         let base = (std::process::id() as i32 & 0xffff) << 12
             | (COUNTER.fetch_add(1, Ordering::Relaxed) as i32 & 0x7ff);
         let (shm_key, msq_key) = (0x4000_0000 | base, 0x2000_0000 | base);
+        // SAFETY: shmget, msgget and semget take integers only, each result checked. `p` is
+        // checked against shmat's failure value, so it points to the 4096-byte segment just
+        // created, and 15 bytes are copied into it from a static string before it is detached.
         unsafe {
             let shm = libc::shmget(shm_key, 4096, libc::IPC_CREAT | libc::IPC_EXCL | 0o666);
             assert!(shm >= 0, "shmget: {}", std::io::Error::last_os_error());
@@ -975,6 +993,8 @@ impl HostIpc {
 
     fn args(&self) -> Vec<OsString> {
         let key = |id: i32, shm: bool| -> i32 {
+            // SAFETY: `ds` is a zeroed plain-C struct on our stack (a valid value) that
+            // IPC_STAT fills; `id` is an object `new` created.
             unsafe {
                 if shm {
                     let mut ds: libc::shmid_ds = std::mem::zeroed();
@@ -1002,6 +1022,9 @@ impl HostIpc {
 
 impl Drop for HostIpc {
     fn drop(&mut self) {
+        // SAFETY: the IPC_RMID calls take the ids `new` created (checked) and a null buffer,
+        // which IPC_RMID ignores. Failure leaves an object a later run's IPC_EXCL keys never
+        // collide with.
         unsafe {
             libc::shmctl(self.shm, libc::IPC_RMID, std::ptr::null_mut());
             libc::msgctl(self.msq, libc::IPC_RMID, std::ptr::null_mut());
@@ -1149,10 +1172,13 @@ struct Inherited {
 fn pty_path(master: &OwnedFd) -> PathBuf {
     let mut buf = [0 as libc::c_char; 128];
     assert_eq!(
+        // SAFETY: `buf` is a live 128-byte buffer and ptsname_r is told its length.
         unsafe { libc::ptsname_r(master.as_raw_fd(), buf.as_mut_ptr(), buf.len()) },
         0
     );
     PathBuf::from(
+        // SAFETY: ptsname_r succeeded (checked above), so `buf` holds a NUL-terminated name
+        // within its 128 bytes, and it outlives the borrow.
         unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
             .to_string_lossy()
             .into_owned(),
@@ -1160,7 +1186,9 @@ fn pty_path(master: &OwnedFd) -> PathBuf {
 }
 
 fn lflag(fd: RawFd) -> libc::tcflag_t {
+    // SAFETY: all-zero is a valid termios (plain integers).
     let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: `t` is a live termios tcgetattr writes into.
     assert_eq!(unsafe { libc::tcgetattr(fd, &mut t) }, 0);
     t.c_lflag
 }
@@ -1168,6 +1196,8 @@ fn lflag(fd: RawFd) -> libc::tcflag_t {
 fn has_xattr(p: &Path) -> bool {
     let path = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
     let name = std::ffi::CString::new(XATTR).unwrap();
+    // SAFETY: `path` and `name` are live NUL-terminated strings; a null buffer of size 0 only
+    // asks for the value's size.
     unsafe { libc::getxattr(path.as_ptr(), name.as_ptr(), std::ptr::null_mut(), 0) >= 0 }
 }
 
@@ -1203,13 +1233,17 @@ impl Inherited {
             let path = pty_path(&master);
             give(&path);
             // No echo: whatever the master reads afterwards was written by someone.
+            // SAFETY: all-zero is a valid termios (plain integers).
             let mut t: libc::termios = unsafe { std::mem::zeroed() };
+            // SAFETY: `t` is a live termios tcgetattr writes into.
             assert_eq!(unsafe { libc::tcgetattr(slave.as_raw_fd(), &mut t) }, 0);
             t.c_lflag &= !libc::ECHO;
             assert_eq!(
+                // SAFETY: `t` is the termios tcgetattr filled, with only ECHO cleared.
                 unsafe { libc::tcsetattr(slave.as_raw_fd(), libc::TCSANOW, &t) },
                 0
             );
+            // SAFETY: `TYPED` is a static byte string and write is told its exact length.
             let n = unsafe { libc::write(master.as_raw_fd(), TYPED.as_ptr().cast(), TYPED.len()) };
             assert_eq!(n, TYPED.len() as isize);
             args.extend(["--other-pty".into(), path.clone().into()]);
@@ -1269,8 +1303,12 @@ impl Inherited {
         }
         if let Some((master, slave, path)) = &self.other {
             let mut buf = [0u8; 256];
+            // SAFETY: fcntl with integer arguments only.
             let flags = unsafe { libc::fcntl(master.as_raw_fd(), libc::F_GETFL) };
+            // SAFETY: fcntl with integer arguments only (the master is ours: making it non-
+            // blocking changes no one else's file).
             unsafe { libc::fcntl(master.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) };
+            // SAFETY: `buf` is a live 256-byte buffer and read is told its length.
             let n = unsafe { libc::read(master.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
             assert!(
                 n <= 0,
@@ -1280,6 +1318,7 @@ impl Inherited {
             );
             let mut pending: libc::c_int = 0;
             assert_eq!(
+                // SAFETY: FIONREAD writes one c_int, and `pending` is a live c_int.
                 unsafe { libc::ioctl(slave.as_raw_fd(), libc::FIONREAD, &mut pending) },
                 0
             );
@@ -1335,13 +1374,13 @@ fn run_case(mode: Mode, backend: Backend, case: &Case) {
             return;
         }
     }
-    if case.needs & SUID != 0 && harness_is_root().is_some() {
-        eprintln!(
-            "SKIPPED {}: only a root harness can make a setuid-root binary",
-            case.attack
-        );
-        return;
-    }
+    // Like the root mode, a setuid case needs a root harness: it fails without one.
+    assert!(
+        case.needs & SUID == 0 || harness_is_root().is_none(),
+        "{}: only a root harness can make a setuid-root binary: run the escape suite as root \
+         (CI does)",
+        case.attack
+    );
     let fx = Fixture::new(mode, backend);
     let mut env = Env::new(&fx, case);
     let before = fx.outside_state();
@@ -1608,6 +1647,9 @@ fn timeout_kills_process_group(mode: Mode, backend: Backend) {
     let (tx, rx) = mpsc::channel::<()>();
     let watchdog = std::thread::spawn(move || {
         if rx.recv_timeout(Duration::from_secs(120)).is_err() {
+            // SAFETY: kill takes integers only. The watchdog fires only while the main thread
+            // still waits on the child, so `pid` is our own unreaped child and cannot have been
+            // reused.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     });
@@ -1626,6 +1668,9 @@ fn timeout_kills_process_group(mode: Mode, backend: Backend) {
         left = pgrep(&pattern);
     }
     for p in &left {
+        // SAFETY: kill takes integers only; the pids come from pgrep for this test's unique
+        // marker, looked up just now (a reused pid would be a process started in the last
+        // moments with that marker in its command line).
         unsafe { libc::kill(*p, libc::SIGKILL) };
     }
     assert_eq!(status.code(), Some(124), "status {status}, stderr {stderr}");

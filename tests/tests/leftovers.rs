@@ -43,6 +43,7 @@ enum Backend {
 }
 
 fn is_root() -> bool {
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 
@@ -86,6 +87,8 @@ fn bins() -> &'static Bins {
         };
         let cordon = copy(&cordon_src, "cordon");
         let attack = copy(&attack_src, "cordon-attack");
+        // SAFETY: `remove_bins` is an `extern "C" fn()` that lives for the whole program, the
+        // only thing atexit needs; it only removes this process's own temporary directory.
         unsafe { libc::atexit(remove_bins) };
         Bins {
             dir,
@@ -194,6 +197,11 @@ impl Fixture {
         }
         if self.backend == Backend::LandlockNoNamespaces {
             let filters = no_namespaces_filters();
+            // SAFETY: the closure runs in the forked child before exec.
+            // seccompiler::apply_filter makes only the prctl and seccomp system calls on a
+            // program built before the fork, without allocating; only its error path allocates
+            // (`to_string`), which after fork could hang on a lock another thread held, and a
+            // hung child fails the test by its timeout, never passes it.
             unsafe {
                 c.pre_exec(move || {
                     for filter in &filters {
@@ -359,6 +367,9 @@ fn survivors(marker: &str) -> Vec<i32> {
         left = pgrep(marker);
     }
     for p in &left {
+        // SAFETY: kill takes integers only; the pids come from pgrep for this test's unique
+        // marker, looked up just now (a reused pid would be a process started in the last
+        // moments with that marker in its command line).
         unsafe { libc::kill(*p, libc::SIGKILL) };
     }
     left
@@ -420,6 +431,8 @@ fn sigterm_kills_the_tree_and_exits_143(mode: Mode, backend: Backend) {
     c.stdout(Stdio::null()).stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
     await_processes(&sleeps(&m), 2);
+    // SAFETY: kill takes integers only; `child` is ours and not yet waited for, so its pid
+    // cannot have been reused.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = wait_bounded(&mut child, Duration::from_secs(60));
     let mut err = String::new();
@@ -445,6 +458,8 @@ fn sigint_and_sighup_are_forwarded_too(mode: Mode, backend: Backend) {
         c.stdout(Stdio::null()).stderr(Stdio::null());
         let mut child = c.spawn().unwrap();
         await_processes(&sleeps(&m), 1);
+        // SAFETY: kill takes integers only; `child` is ours and not yet waited for, so its pid
+        // cannot have been reused.
         unsafe { libc::kill(child.id() as i32, sig) };
         let status = wait_bounded(&mut child, Duration::from_secs(60));
         let left = survivors(&format!("\\.{m}"));
@@ -484,6 +499,8 @@ fn sigkill_of_cordon_leaves_nothing(mode: Mode, backend: Backend) {
     c.stdout(Stdio::null()).stderr(Stdio::null());
     let mut child = c.spawn().unwrap();
     await_processes(&sleeps(&m), 2);
+    // SAFETY: kill takes integers only; `child` is ours and not yet waited for, so its pid
+    // cannot have been reused.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     let _ = child.wait();
     let left = survivors(&sleeps(&m));
@@ -621,6 +638,8 @@ impl HostIpc {
         let base = ((std::process::id() as i32 & 0xffff) << 12)
             | (COUNTER.fetch_add(1, Ordering::Relaxed) as i32 & 0x7ff);
         let (shm_key, msq_key) = (0x1000_0000 | base, 0x0800_0000 | base);
+        // SAFETY: shmget, msgget and semget take integers only; each result is checked before
+        // it is kept.
         unsafe {
             let shm = libc::shmget(shm_key, 4096, libc::IPC_CREAT | libc::IPC_EXCL | 0o666);
             assert!(shm >= 0, "shmget: {}", std::io::Error::last_os_error());
@@ -656,6 +675,9 @@ impl HostIpc {
 
 impl Drop for HostIpc {
     fn drop(&mut self) {
+        // SAFETY: the IPC_RMID calls take the ids `new` created (checked) and a null buffer,
+        // which IPC_RMID ignores. Failure leaves an object a later run's IPC_EXCL keys never
+        // collide with.
         unsafe {
             libc::shmctl(self.shm, libc::IPC_RMID, std::ptr::null_mut());
             libc::msgctl(self.msq, libc::IPC_RMID, std::ptr::null_mut());
@@ -676,6 +698,11 @@ fn doctor_reports_the_namespaces(mode: Mode) {
         }
         if fallback {
             let filters = no_namespaces_filters();
+            // SAFETY: the closure runs in the forked child before exec.
+            // seccompiler::apply_filter makes only the prctl and seccomp system calls on a
+            // program built before the fork, without allocating; only its error path allocates
+            // (`to_string`), which after fork could hang on a lock another thread held, and a
+            // hung child fails the test by its timeout, never passes it.
             unsafe {
                 c.pre_exec(move || {
                     for filter in &filters {
@@ -730,6 +757,8 @@ fn killed_runs_tmpdir_is_swept_by_the_next(mode: Mode, backend: Backend) {
     c.stdout(Stdio::null()).stderr(Stdio::null());
     let mut child = c.spawn().unwrap();
     await_processes(&sleeps(&m), 1);
+    // SAFETY: kill takes integers only; `child` is ours and not yet waited for, so its pid
+    // cannot have been reused.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     let _ = child.wait();
     assert!(survivors(&sleeps(&m)).is_empty());
@@ -794,6 +823,11 @@ fn fallback_when_mount_is_refused(mode: Mode) {
     let with_filter = |attack: &str| {
         let mut c = fx.cordon(&fx.attack(attack, &os(&["--victim", &vpid])));
         let filter = no_mount_filter();
+        // SAFETY: the closure runs in the forked child before exec. seccompiler::apply_filter
+        // makes only the prctl and seccomp system calls on a program built before the fork,
+        // without allocating; only its error path allocates (`to_string`), which after fork
+        // could hang on a lock another thread held, and a hung child fails the test by its
+        // timeout, never passes it.
         unsafe {
             c.pre_exec(move || {
                 seccompiler::apply_filter(&filter).map_err(|e| std::io::Error::other(e.to_string()))

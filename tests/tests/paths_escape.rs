@@ -47,6 +47,7 @@ impl Backend {
 }
 
 fn is_root() -> bool {
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 
@@ -71,6 +72,8 @@ fn cordon() -> &'static Path {
         extern "C" fn remove() {
             let _ = fs::remove_dir_all(format!("/tmp/cordon-e2e-paths-bin-{}", std::process::id()));
         }
+        // SAFETY: `remove` is an `extern "C" fn()` that lives for the whole program, the only
+        // thing atexit needs; it only removes this process's own temporary directory.
         unsafe { libc::atexit(remove) };
         dst
     })

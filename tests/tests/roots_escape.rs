@@ -43,6 +43,7 @@ enum Mode {
 }
 
 fn is_root() -> bool {
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 
@@ -93,6 +94,8 @@ fn bins() -> &'static Bins {
         };
         let cordon = copy(&cordon_src, "cordon");
         let attack = copy(&attack_src, "cordon-attack");
+        // SAFETY: `remove_bins` is an `extern "C" fn()` that lives for the whole program, the
+        // only thing atexit needs; it only removes this process's own temporary directory.
         unsafe { libc::atexit(remove_bins) };
         Bins {
             dir,
@@ -251,6 +254,9 @@ fn run(mut c: Command) -> Output {
     let (tx, rx) = mpsc::channel::<()>();
     let watchdog = std::thread::spawn(move || {
         if rx.recv_timeout(Duration::from_secs(120)).is_err() {
+            // SAFETY: kill takes integers only. The watchdog fires only while the main thread
+            // still waits on the child, so `pid` is our own unreaped child and cannot have been
+            // reused.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     });
@@ -641,6 +647,7 @@ fn audit_lock_held_elsewhere_is_a_refusal_not_a_hang(mode: Mode) {
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let lock = fs::File::open(fx.ws.join(".cordon/audit.jsonl.lock"))
         .expect("the writer keeps its lock in FILE.lock");
+    // SAFETY: flock takes integers only; `lock` stays open while the lock is needed.
     assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
     let out = run(fx.cordon(
         &fx.ws,
@@ -655,6 +662,7 @@ fn audit_lock_held_elsewhere_is_a_refusal_not_a_hang(mode: Mode) {
     // A lock on the log itself (what a command could take, where it can open the log) no
     // longer stops anyone.
     let log = fs::File::open(fx.ws.join(".cordon/audit.jsonl")).unwrap();
+    // SAFETY: flock takes integers only; `log` stays open while the lock is needed.
     assert_eq!(unsafe { libc::flock(log.as_raw_fd(), libc::LOCK_EX) }, 0);
     let out = run(fx.cordon(&fx.ws, &exec_args(None, Some(&policy), &["/bin/true"])));
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));

@@ -28,6 +28,7 @@ const ESCAPE: &str =
 
 fn is_root() -> bool {
     // SAFETY: geteuid cannot fail.
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 
@@ -62,6 +63,8 @@ fn cordon_copy() -> PathBuf {
         });
         fs::set_permissions(&cordon, fs::Permissions::from_mode(0o755)).unwrap();
         // SAFETY: registering a plain function to run at exit.
+        // SAFETY: `remove` is an `extern "C" fn()` that lives for the whole program, the only
+        // thing atexit needs; it only removes this process's own temporary directory.
         unsafe { libc::atexit(remove) };
         cordon
     })
@@ -164,7 +167,8 @@ impl Fx {
         match rx.recv_timeout(Duration::from_secs(60)) {
             Ok(out) => out.expect("wait for cordon"),
             Err(_) => {
-                // SAFETY: killing the child we spawned.
+                // SAFETY: kill takes integers only. The waiting thread has not returned, so
+                // the child is unreaped and `pid` is still its own.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
                 panic!("`cordon {}` in {} hung", args.join(" "), dir.display());
             }

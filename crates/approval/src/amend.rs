@@ -25,7 +25,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use cordon_policy::trust::{self, FileText, Follow, Pinned, TrustStore};
@@ -535,14 +534,10 @@ struct Flock<'a>(&'a File);
 impl<'a> Flock<'a> {
     fn exclusive(file: &'a File) -> std::io::Result<Flock<'a>> {
         loop {
-            // SAFETY: flock on a valid, open descriptor borrowed for the lock's lifetime.
-            let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-            if r == 0 {
-                return Ok(Flock(file));
-            }
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(e);
+            match rustix::fs::flock(file, rustix::fs::FlockOperation::LockExclusive) {
+                Ok(()) => return Ok(Flock(file)),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
             }
         }
     }
@@ -550,8 +545,9 @@ impl<'a> Flock<'a> {
 
 impl Drop for Flock<'_> {
     fn drop(&mut self) {
-        // SAFETY: as above; unlocking a descriptor we locked.
-        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+        // Unlocking a descriptor we locked fails only if it is not open, which the borrow
+        // rules out; the lock also goes when the file is closed.
+        let _ = rustix::fs::flock(self.0, rustix::fs::FlockOperation::Unlock);
     }
 }
 

@@ -139,6 +139,30 @@
 //! assert!(report.is_intact());
 //! assert_eq!(report.records, 5);
 //! ```
+//!
+//! ## Errors
+//!
+//! Each error type answers one question for one caller, and none holds variants its caller
+//! could not receive (so a `match` on it is exhaustive without dead arms):
+//!
+//! - [`AskError`] — what an [`Asker`] returns *to* the engine: nobody answered in time, or the
+//!   channel to the person was lost. Implemented by front ends, so it stays this small.
+//! - [`ApprovalError`] — why a call must not run, typed for the agent host (`Rejected`,
+//!   `DeniedByRule`, …): a verdict derived from an [`Outcome`], `Clone` and comparable, not a
+//!   failure of this crate.
+//! - [`BatchError`] — misuse of a [`Batch`] (an unknown or already decided id).
+//! - [`AmendError`] — why an "always" answer cannot become a rule (an interpreter, a program
+//!   named by a path, …: shown to the person), or the rules file could not be read, parsed
+//!   or written.
+//! - [`audit::Error`] — the audit log could not be opened, appended to or verified; the
+//!   caller refuses to run the call.
+//!
+//! Folding them into one enum would give every caller the others' variants to handle and
+//! cost the verdict types their `Clone`/`Eq` (an I/O error is neither).
+
+// The few syscalls the audit log and amendments make (openat, renameat, flock) go through
+// rustix's safe wrappers: nothing here needs `unsafe`.
+#![forbid(unsafe_code)]
 
 pub mod amend;
 pub mod audit;

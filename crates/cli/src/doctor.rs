@@ -65,6 +65,7 @@ pub fn run() -> i32 {
         probe::user_namespaces(),
         probe::bwrap_runs(),
         probe::own_namespaces(),
+        probe::proxy_namespace(),
     ];
     println!("cordon doctor: live probes on this machine");
     for f in &findings {
@@ -114,6 +115,32 @@ pub fn run() -> i32 {
         (true, false, false) => "landlock; policies with protected paths are refused",
     };
     println!("  {:<9} -> {auto}", "auto");
+    // sandbox.network = "proxy": a network namespace with only loopback, where the proxy's
+    // listener is the one way out; refused where it cannot be made.
+    let proxy_ok = findings[5].ok;
+    let proxy_on = |backend_ok: bool| {
+        match (backend_ok, proxy_ok) {
+        (true, true) if abi >= 4 => "enforced: own network namespace, loopback only, the proxy's listener made inside before the command starts; TCP connect to its port only (Landlock ABI 4), IPv4/IPv6 sockets only (seccomp)",
+        (true, true) => "enforced by the network namespace (loopback only, the proxy's listener made inside before the command starts) and seccomp (IPv4/IPv6 sockets only); Landlock before ABI 4 cannot narrow TCP ports",
+        (true, false) => "refused (exit 125): no network namespace with the proxy's listener can be made here (see the proxy netns probe)",
+        (false, _) => "refused: the backend is unavailable",
+    }
+    };
+    println!("network = \"proxy\" (only cordon's proxy is reachable):");
+    println!(
+        "  {:<9} {}",
+        "landlock",
+        proxy_on(landlock_ok && seccomp_ok)
+    );
+    println!(
+        "  {:<9} {}",
+        "bwrap",
+        proxy_on(findings[3].ok && landlock_ok && seccomp_ok)
+    );
+    println!(
+        "  {:<9} refused: the command could go around the proxy",
+        "none"
+    );
 
     println!("what the landlock backend alone cannot do (bwrap closes all but the second):");
     println!("  - keep a path inside a writable root read-only: policies with sandbox.protected or sandbox.git = \"protect\", a ro root inside a rw root, or the policy file, its cordon.rules.toml, the audit log or the trust store inside a rw root are refused");
@@ -129,6 +156,14 @@ pub fn run() -> i32 {
     println!("on every backend: writable roots that are, hold or lie in a system directory (/proc, /sys, /dev, /etc, /boot, /run, /usr, /bin, /sbin, /lib*, /var except /var/tmp, /nix, /root and /home themselves) are refused; LANG, LANGUAGE and LC_* pass only as locale names");
     println!("bwrap also: /proc/sys and /proc/sysrq-trigger read-only; as root the sandbox's own device nodes; an audit log in a writable root hidden");
     println!("after every run, on every backend: what the run left in the writable roots that makes the operator's tools run code (a .git directory or its config, commondir, hooks, modules, worktrees; a bare repository; a gitlink; .envrc; editor tasks and settings) is moved aside, warned about and recorded in the audit log");
+    println!("agent hosts (cordon hook):");
+    if let Ok(cwd) = std::env::current_dir() {
+        for line in
+            crate::install::report(&cwd, &|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        {
+            println!("{line}");
+        }
+    }
     if landlock_ok && seccomp_ok {
         0
     } else {

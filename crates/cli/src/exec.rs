@@ -41,7 +41,24 @@ pub fn run(args: ExecArgs) -> i32 {
             .ok()
             .filter(|s| !s.is_empty())
     });
-    opts.can_ask = term::terminal_available();
+    // A host's user approved exactly this line (`cordon hook`): the grant is used up here,
+    // before anything else, and stands in for the person on the terminal.
+    let host_grant = match (&args.host_grant, &args.command) {
+        (None, _) => None,
+        (Some(id), Some(line)) => {
+            let policy = match cordon_policy::Policy::discover(opts.policy.as_deref(), &opts.cwd) {
+                Ok(p) => p,
+                Err(e) => return refuse(EXIT_FAILURE, term::clean(&e.to_string())),
+            };
+            match cordon_gate::host_grant::consume(id, &policy, &opts.cwd, line) {
+                Ok(host) => Some(host),
+                Err(e) => return refuse(crate::EXIT_DENIED, term::clean(&e)),
+            }
+        }
+        (Some(_), None) => return refuse(EXIT_FAILURE, "--host-grant needs -c STRING"),
+    };
+    opts.client = host_grant.clone();
+    opts.can_ask = host_grant.is_some() || term::terminal_available();
     let session = opts.session.clone();
     let gate = match Gate::open(opts) {
         Ok(g) => g,
@@ -61,7 +78,15 @@ pub fn run(args: ExecArgs) -> i32 {
         .map(std::path::Path::to_path_buf)
         .map_err(String::from);
     let mut prompt = Prompt::new(rules_file, session);
-    let decision = gate.decide(&call, &mut prompt);
+    let decision = match &host_grant {
+        // The host's user already said yes to this call, once.
+        Some(_) => gate.decide(&call, &mut |_: &cordon_gate::Request,
+                                            _: &cordon_gate::Pending,
+                                            _| {
+            Ok(cordon_gate::Answer::Once)
+        }),
+        None => gate.decide(&call, &mut prompt),
+    };
     for n in &decision.notices {
         eprintln!("cordon: {n}");
     }

@@ -8,6 +8,10 @@ mod audit;
 mod check;
 mod doctor;
 mod exec;
+mod hook;
+mod init;
+mod install;
+mod manpage;
 mod profile;
 mod prompt;
 mod term;
@@ -78,6 +82,29 @@ enum Cmd {
     /// those starting with WORDS (all without).
     #[command(subcommand)]
     Session(SessionCmd),
+    /// An agent host's pre-tool hook: reads the host's hook JSON on stdin (Claude Code
+    /// PreToolUse, Codex PreToolUse, Gemini CLI BeforeTool), decides, answers in its protocol.
+    Hook {
+        host: hook::Host,
+        /// Policy file (default: ./cordon.toml in the host's cwd if trusted, else the embedded default).
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+    },
+    /// Wire `cordon hook HOST` into the host's settings (idempotent; a backup is kept).
+    Install(install::InstallArgs),
+    /// Remove cordon's hook entries from the host's settings (other entries are kept).
+    Uninstall(install::InstallArgs),
+    /// Write a commented starter ./cordon.toml for this project and trust it.
+    Init {
+        /// Replace an existing ./cordon.toml (kept as cordon.toml.bak).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print a shell completion script (e.g. `cordon completions bash > /etc/bash_completion.d/cordon`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Subcommand)]
@@ -141,6 +168,9 @@ struct ExecArgs {
     /// The program and its arguments.
     #[arg(last = true, value_name = "PROG ARGS")]
     argv: Vec<String>,
+    /// Run a call a host's user approved (written by `cordon hook`; used once).
+    #[arg(long, value_name = "ID", hide = true)]
+    host_grant: Option<String>,
 }
 
 #[derive(Args)]
@@ -357,6 +387,20 @@ fn session_cmd(cmd: SessionCmd) -> i32 {
 }
 
 fn main() {
+    // `cordon __man DIR` writes the man pages (for packaging, and for the test that keeps
+    // docs/man/ current). Outside clap, so that no help, completion or man page offers it.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.len() == 3 && args[1] == "__man" {
+        use clap::CommandFactory;
+        let dir = PathBuf::from(&args[2]);
+        std::process::exit(match manpage::write_all(Cli::command(), &dir) {
+            Ok(()) => 0,
+            Err(e) => refuse(
+                EXIT_FAILURE,
+                format!("cannot write the man pages into {}: {e}", dir.display()),
+            ),
+        });
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -380,6 +424,15 @@ fn main() {
         Cmd::Policy(PolicyCmd::Untrust { file }) => policy_trust(file, false),
         Cmd::Audit(args) => audit::run(args),
         Cmd::Session(cmd) => session_cmd(cmd),
+        Cmd::Hook { host, policy } => hook::run(host, policy),
+        Cmd::Install(args) => install::run(args, true),
+        Cmd::Uninstall(args) => install::run(args, false),
+        Cmd::Init { force } => init::run(force),
+        Cmd::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "cordon", &mut std::io::stdout());
+            0
+        }
     };
     std::process::exit(code);
 }

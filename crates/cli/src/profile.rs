@@ -84,7 +84,7 @@ fn linux_artifact(args: ProfileArgs, profile: &Profile, cwd: &Path) -> i32 {
             let bwrap = cordon_ossandbox::Machine::probe()
                 .bwrap
                 .unwrap_or_else(|| "/usr/bin/bwrap".into());
-            let root = unsafe { libc::geteuid() } == 0;
+            let root = rustix::process::geteuid().is_root();
             match render::bwrap::render(profile, cwd, &bwrap, root) {
                 Ok(t) => t,
                 Err(e) => return refuse(EXIT_FAILURE, e),

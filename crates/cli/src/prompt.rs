@@ -147,7 +147,7 @@ impl Prompt {
         let mut out = tty.try_clone().map_err(lost)?;
         let boxed = self.render(req, pending, term::width(&out));
         write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
-        term::discard_typeahead(&out);
+        term::discard_typeahead(&out).map_err(lost)?;
         let mut reader = tty.try_clone().map_err(lost)?;
         loop {
             if let Some(sig) = signals.take() {
@@ -210,7 +210,7 @@ impl Prompt {
                     raw.cooked(|| page(&text, deadline)).map_err(lost)?;
                     let _ = signals.take(); // Ctrl-C inside the pager belongs to the pager
                     write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
-                    term::discard_typeahead(&out);
+                    term::discard_typeahead(&out).map_err(lost)?;
                 }
                 b'e' | b'E' => {
                     write!(
@@ -379,7 +379,7 @@ fn page(text: &str, deadline: Instant) {
             .spawn();
         if let Ok(mut child) = child {
             // Wait on another thread, so that the prompt resumes the moment the pager ends.
-            let pid = child.id() as libc::pid_t;
+            let pid = rustix::process::Pid::from_child(&child);
             let (done, ended) = std::sync::mpsc::channel();
             let waiter = std::thread::spawn(move || {
                 let _ = child.wait();
@@ -387,8 +387,9 @@ fn page(text: &str, deadline: Instant) {
             });
             let left = deadline.saturating_duration_since(Instant::now());
             if ended.recv_timeout(left).is_err() {
-                // Still unreaped, so the pid is still the pager's.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+                // Still unreaped, so the pid is still the pager's. If the kill fails the pager
+                // has already exited, and the join below returns at once.
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }
             let _ = waiter.join();
             return;

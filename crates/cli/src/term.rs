@@ -2,15 +2,17 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::termios::{
+    tcgetattr, tcsetattr, LocalModes, OptionalActions, QueueSelector, SpecialCodeIndex, Termios,
+};
+
 /// Is there a person to ask? stdin must be a terminal and /dev/tty must open.
 pub fn terminal_available() -> bool {
-    // SAFETY: isatty on fd 0 has no memory effects.
-    let stdin_is_tty = unsafe { libc::isatty(0) == 1 };
-    stdin_is_tty && open_tty().is_ok()
+    rustix::termios::isatty(std::io::stdin()) && open_tty().is_ok()
 }
 
 pub fn open_tty() -> std::io::Result<File> {
@@ -21,13 +23,9 @@ pub use cordon_gate::clean;
 
 /// The terminal's width in columns (80 when unknown), at least 40.
 pub fn width(tty: &File) -> usize {
-    // SAFETY: TIOCGWINSZ fills a winsize we own.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::ioctl(tty.as_raw_fd(), libc::TIOCGWINSZ, &mut ws) };
-    if r == 0 && ws.ws_col > 0 {
-        usize::from(ws.ws_col).max(40)
-    } else {
-        80
+    match rustix::termios::tcgetwinsize(tty) {
+        Ok(ws) if ws.ws_col > 0 => usize::from(ws.ws_col).max(40),
+        _ => 80,
     }
 }
 
@@ -36,55 +34,43 @@ pub fn width(tty: &File) -> usize {
 /// [`Raw::cooked`] while a line or a pager needs it.
 pub struct Raw<'a> {
     tty: &'a File,
-    saved: libc::termios,
+    saved: Termios,
 }
 
 impl<'a> Raw<'a> {
     pub fn enter(tty: &'a File) -> std::io::Result<Raw<'a>> {
-        // SAFETY: tcgetattr/tcsetattr on an open terminal with termios structs we own.
-        let mut t: libc::termios = unsafe { std::mem::zeroed() };
-        if unsafe { libc::tcgetattr(tty.as_raw_fd(), &mut t) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let saved = t;
-        t.c_lflag &= !(libc::ICANON | libc::ECHO | libc::ISIG | libc::IEXTEN);
-        t.c_cc[libc::VMIN] = 1;
-        t.c_cc[libc::VTIME] = 0;
-        if unsafe { libc::tcsetattr(tty.as_raw_fd(), libc::TCSANOW, &t) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        let mut t = tcgetattr(tty)?;
+        let saved = t.clone();
+        t.local_modes &=
+            !(LocalModes::ICANON | LocalModes::ECHO | LocalModes::ISIG | LocalModes::IEXTEN);
+        t.special_codes[SpecialCodeIndex::VMIN] = 1;
+        t.special_codes[SpecialCodeIndex::VTIME] = 0;
+        tcsetattr(tty, OptionalActions::Now, &t)?;
         Ok(Raw { tty, saved })
     }
 
     /// Runs `f` with the terminal's original (line) mode, then returns to single keys.
     pub fn cooked<T>(&mut self, f: impl FnOnce() -> T) -> std::io::Result<T> {
-        let fd = self.tty.as_raw_fd();
-        // SAFETY: as in `enter`.
-        let mut raw: libc::termios = unsafe { std::mem::zeroed() };
-        if unsafe { libc::tcgetattr(fd, &mut raw) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        unsafe { libc::tcsetattr(fd, libc::TCSANOW, &self.saved) };
+        let raw = tcgetattr(self.tty)?;
+        tcsetattr(self.tty, OptionalActions::Now, &self.saved)?;
         let out = f();
-        if unsafe { libc::tcsetattr(fd, libc::TCSANOW, &raw) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        tcsetattr(self.tty, OptionalActions::Now, &raw)?;
         Ok(out)
     }
 }
 
 impl Drop for Raw<'_> {
     fn drop(&mut self) {
-        // SAFETY: restoring the mode saved in `enter`.
-        unsafe { libc::tcsetattr(self.tty.as_raw_fd(), libc::TCSANOW, &self.saved) };
+        // Restoring the mode saved in `enter`. Nothing is left to do if the terminal is gone
+        // (the only way this fails): there is no mode to restore.
+        let _ = tcsetattr(self.tty, OptionalActions::Now, &self.saved);
     }
 }
 
 /// Drops whatever was typed but not yet read: keys pressed before the question was shown
-/// must not answer it.
-pub fn discard_typeahead(tty: &File) {
-    // SAFETY: tcflush on an open terminal.
-    unsafe { libc::tcflush(tty.as_raw_fd(), libc::TCIFLUSH) };
+/// must not answer it. An error means they may still be there: the caller must not ask.
+pub fn discard_typeahead(tty: &File) -> std::io::Result<()> {
+    Ok(rustix::termios::tcflush(tty, QueueSelector::IFlush)?)
 }
 
 static SIGNALLED: AtomicI32 = AtomicI32::new(0);
@@ -105,8 +91,13 @@ impl Signals {
         SIGNALLED.store(0, Ordering::Relaxed);
         let mut old = Vec::new();
         for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // SAFETY: installing a handler that only stores to an atomic; no SA_RESTART, so a
-            // blocked poll or read returns EINTR.
+            // SAFETY: `sa` and `prev` are zeroed plain-C structs on our stack (all-zero is a
+            // valid `sigaction`: no flags, empty mask, SIG_DFL), alive across both calls.
+            // `note_signal` is an `extern "C" fn(c_int)`, the one-argument form the kernel
+            // calls without SA_SIGINFO, and it only stores to an atomic, which is
+            // async-signal-safe. No SA_RESTART, so a blocked poll or read returns EINTR.
+            // If sigaction fails the old disposition stays: the signal still ends cordon
+            // before anything runs, so nothing is allowed by the failure.
             unsafe {
                 let mut sa: libc::sigaction = std::mem::zeroed();
                 sa.sa_sigaction = note_signal as *const () as usize;
@@ -132,7 +123,10 @@ impl Signals {
 impl Drop for Signals {
     fn drop(&mut self) {
         for (sig, prev) in &self.old {
-            // SAFETY: restoring the handler saved in `catch`.
+            // SAFETY: `prev` is the disposition the kernel returned in `catch` for this very
+            // signal, so it is a valid `sigaction`; a null old-action pointer is allowed.
+            // Failure (impossible for a valid signal number) would leave our atomic-only
+            // handler installed, which is harmless.
             unsafe { libc::sigaction(*sig, prev, std::ptr::null_mut()) };
         }
     }
@@ -151,27 +145,19 @@ pub enum Input {
 /// Waits at most `wait` (and never past `deadline`) for input on `tty`.
 pub fn read(tty: &mut File, wait: Duration, deadline: Instant) -> std::io::Result<Input> {
     let wait = wait.min(deadline.saturating_duration_since(Instant::now()));
-    let mut pfd = libc::pollfd {
-        fd: tty.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = wait.as_millis().min(i32::MAX as u128) as i32;
-    // SAFETY: one pollfd we own.
-    let n = unsafe { libc::poll(&mut pfd, 1, ms) };
-    if n < 0 {
-        let e = std::io::Error::last_os_error();
-        return if e.kind() == std::io::ErrorKind::Interrupted {
-            Ok(Input::Idle)
-        } else {
-            Err(e)
-        };
+    // Only a wait past the year 292e9 does not fit; wait that long is then "forever".
+    let timeout = Timespec::try_from(wait).ok();
+    let timeout = timeout.as_ref();
+    let mut pfd = [PollFd::new(&*tty, PollFlags::IN)];
+    match rustix::event::poll(&mut pfd, timeout) {
+        Ok(0) => return Ok(Input::Idle),
+        Ok(_) => {}
+        Err(rustix::io::Errno::INTR) => return Ok(Input::Idle),
+        Err(e) => return Err(e.into()),
     }
-    if n == 0 {
-        return Ok(Input::Idle);
-    }
-    if pfd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
-        && pfd.revents & libc::POLLIN == 0
+    let revents = pfd[0].revents();
+    if revents.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL)
+        && !revents.contains(PollFlags::IN)
     {
         return Ok(Input::Closed);
     }

@@ -392,8 +392,7 @@ fn a_signal_at_the_prompt_denies_records_and_restores_the_terminal() {
     p.expect(PROMPT);
     let before = p.lflag();
     assert_eq!(before & libc::ICANON, 0, "single-key mode while asking");
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(p.pid(), libc::SIGTERM) };
+    rustix::process::kill_process(p.child_pid(), rustix::process::Signal::TERM).unwrap();
     let (code, screen, lflag) = p.finish_with_lflag();
     assert_eq!(code, 126, "{screen}");
     assert!(screen.contains("→ interrupted: denied"), "{screen}");

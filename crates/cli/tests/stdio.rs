@@ -313,8 +313,14 @@ fn an_operators_fifo_that_nobody_reads_does_not_keep_cordon() {
     for backend in BACKENDS {
         let ws = Ws::new("allow");
         let fifo = ws.dir.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
         // Held open, never read: the FIFO fills and every write to it blocks.
         let _reader = std::fs::OpenOptions::new()
             .read(true)
@@ -451,7 +457,7 @@ fn with_stdout_redirected_the_terminals_lines_are_the_commands_input() {
 /// The unprivileged user to run as: `cordon-test` (created when missing, as the escape suite
 /// does) when the tests run as root, else the current user.
 fn unprivileged() -> Option<(u32, u32)> {
-    if unsafe { libc::geteuid() } != 0 {
+    if !rustix::process::geteuid().is_root() {
         return None;
     }
     let id = |flag: &str| -> Option<u32> {
@@ -514,7 +520,7 @@ fn an_interactive_run_as_an_unprivileged_user() {
             screen.contains("got hello") && screen.contains("on-a-tty"),
             "{backend}: {screen}"
         );
-        let uid = ids.map_or(unsafe { libc::geteuid() }, |(u, _)| u);
+        let uid = ids.map_or(rustix::process::geteuid().as_raw(), |(u, _)| u);
         assert!(
             screen.contains(&format!("uid={uid}")),
             "{backend}: {screen}"
@@ -558,7 +564,7 @@ fn a_signal_that_kills_cordon_still_restores_the_terminal() {
         let p = ws.pty(backend, &["/bin/sh", "-c", "echo ready; exec sleep 100"]);
         p.expect("ready");
         // SIGUSR1 is not forwarded: its default action ends cordon, in raw mode until then.
-        assert_eq!(unsafe { libc::kill(p.pid(), libc::SIGUSR1) }, 0);
+        rustix::process::kill_process(p.child_pid(), rustix::process::Signal::USR1).unwrap();
         let (_, screen, lflag) = p.finish_with_lflag();
         assert_eq!(
             lflag & COOKED,

@@ -20,7 +20,7 @@ fn bounded(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let child = c.spawn().unwrap();
-    let pid = child.id() as i32;
+    let pid = rustix::process::Pid::from_child(&child);
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
@@ -28,17 +28,16 @@ fn bounded(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
     match rx.recv_timeout(Duration::from_secs(60)) {
         Ok(out) => out.unwrap(),
         Err(_) => {
-            // SAFETY: killing the child we spawned.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // Unreaped until the thread's wait returns, so the pid is still the child's.
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             panic!("`cordon {}` hung", args.join(" "));
         }
     }
 }
 
 fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    use rustix::fs::{FileType, Mode, CWD};
+    rustix::fs::mknodat(CWD, path, FileType::Fifo, Mode::from_raw_mode(0o644), 0).unwrap();
 }
 
 const POLICY: &str = "version = 1\n[sandbox]\nbackend = \"landlock\"\n[sandbox.paths.w]\nroot = \"sub\"\nmode = \"rw\"\n[shell]\ndefault = \"allow\"\n";

@@ -49,6 +49,7 @@
 mod after_run;
 mod capture;
 pub mod examples;
+pub mod host_grant;
 pub mod network;
 mod paths;
 pub mod session;
@@ -100,6 +101,10 @@ pub struct Options {
     pub client: Option<String>,
     /// Whether a person can be asked (a terminal, an elicitation). `false`: an ask denies.
     pub can_ask: bool,
+    /// Whether this front end runs the calls it decides. `false` (`cordon hook`: the host
+    /// runs the command, rewritten through `cordon exec`): a shell call skips the sandbox's
+    /// preparation (its private TMPDIR, the kernel profile's checks), and `run` refuses.
+    pub runs: bool,
 }
 
 impl Options {
@@ -114,6 +119,7 @@ impl Options {
             session: None,
             client: None,
             can_ask: false,
+            runs: true,
         }
     }
 }
@@ -400,6 +406,8 @@ pub struct Gate {
     /// `None` for a gate that only checks ([`Gate::open_dry`]).
     machine: Option<Machine>,
     dry: bool,
+    /// [`Options::runs`].
+    runs: bool,
     warnings: Vec<String>,
     engine: Mutex<Engine>,
     /// The shell rules the tool's reading uses: the policy's, then the remembered ones.
@@ -552,6 +560,7 @@ impl Gate {
             backend,
             machine,
             dry,
+            runs: opts.runs,
             warnings,
             engine: Mutex::new(engine),
             shell_rules,
@@ -607,7 +616,7 @@ impl Gate {
     /// one of the policy's roots.
     pub fn shell(&self, command: Command, cwd: Option<&Path>) -> Result<Call, Error> {
         let cwd = self.call_cwd(cwd)?;
-        let sandbox = if self.dry {
+        let sandbox = if self.dry || !self.runs {
             None
         } else {
             Some(self.prepare()?)
@@ -848,7 +857,7 @@ impl Gate {
 
     fn run_shell(&self, call: &Call, run: &ShellRun, opts: RunOptions) -> Result<Ran, Error> {
         let Some(s) = &run.sandbox else {
-            return Err(Error::failure("this gate only checks calls"));
+            return Err(Error::failure("this gate does not run calls"));
         };
         // Checked again: a command of another call may have re-pointed a root meanwhile.
         #[cfg(target_os = "linux")]
@@ -866,6 +875,9 @@ impl Gate {
             ),
             timeout,
             stdio: Default::default(),
+            // sandbox.network = "proxy" needs the proxy started here (issue 15, the lead's
+            // wiring); without it the sandbox refuses the run (exit 125).
+            proxy: None,
         };
         let capture = match opts.output {
             Output::Inherit => None,

@@ -16,11 +16,16 @@
 //! Usage (cordon writes it; nobody else should):
 //!
 //! ```text
-//! cordon-inner RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]{COUNT} -- PROG ARGS...
+//! cordon-inner RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]{COUNT} [proxy PORT FD] -- PROG ARGS...
 //! ```
 //!
 //! Each PATH that exists gets a path-beneath rule with DIR_RIGHTS when it is a directory,
-//! FILE_RIGHTS otherwise (a missing one is skipped, as on the host). Then no_new_privs,
+//! FILE_RIGHTS otherwise (a missing one is skipped, as on the host). With `proxy`
+//! (`sandbox.network = "proxy"`), the proxy's listener is made on PORT in the sandbox's
+//! network namespace (every address there, which is loopback only; IPv6 dual-stack, or
+//! 127.0.0.1 without IPv6), sent to cordon over the unix socket FD (`SCM_RIGHTS`), and the
+//! command starts only after cordon answers "go" (see cordon's `src/proxy.rs`); this happens
+//! before Landlock applies, whose ruleset allows no bind. Then no_new_privs,
 //! `landlock_restrict_self`, every descriptor above stdio close-on-exec, and exec of PROG
 //! (searched on `PATH` when it has no `/`). Any failure before exec exits 125 with one
 //! `cordon: ` line; exec failures exit 127 (not found) or 126, like cordon itself.
@@ -40,6 +45,12 @@ mod nr {
     pub const EXIT_GROUP: usize = 231;
     pub const PRCTL: usize = 157;
     pub const OPENAT: usize = 257;
+    pub const READ: usize = 0;
+    pub const SOCKET: usize = 41;
+    pub const SENDMSG: usize = 46;
+    pub const BIND: usize = 49;
+    pub const LISTEN: usize = 50;
+    pub const SETSOCKOPT: usize = 54;
 }
 #[cfg(target_arch = "aarch64")]
 mod nr {
@@ -49,6 +60,12 @@ mod nr {
     pub const EXIT_GROUP: usize = 94;
     pub const PRCTL: usize = 167;
     pub const OPENAT: usize = 56;
+    pub const READ: usize = 63;
+    pub const SOCKET: usize = 198;
+    pub const BIND: usize = 200;
+    pub const LISTEN: usize = 201;
+    pub const SETSOCKOPT: usize = 208;
+    pub const SENDMSG: usize = 211;
 }
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 compile_error!("the inner stage supports x86_64 and aarch64");
@@ -95,18 +112,22 @@ global_asm!(
 
 /// A system call with up to four arguments, the fifth zero (prctl checks it); a negative
 /// result is -errno.
-#[cfg(target_arch = "x86_64")]
 unsafe fn syscall(n: usize, a: usize, b: usize, c: usize, d: usize) -> isize {
+    syscall5(n, a, b, c, d, 0)
+}
+/// A system call with five arguments (setsockopt).
+#[cfg(target_arch = "x86_64")]
+unsafe fn syscall5(n: usize, a: usize, b: usize, c: usize, d: usize, e: usize) -> isize {
     let r: isize;
     asm!("syscall", inlateout("rax") n as isize => r, in("rdi") a, in("rsi") b, in("rdx") c,
-         in("r10") d, in("r8") 0usize, lateout("rcx") _, lateout("r11") _, options(nostack));
+         in("r10") d, in("r8") e, lateout("rcx") _, lateout("r11") _, options(nostack));
     r
 }
 #[cfg(target_arch = "aarch64")]
-unsafe fn syscall(n: usize, a: usize, b: usize, c: usize, d: usize) -> isize {
+unsafe fn syscall5(n: usize, a: usize, b: usize, c: usize, d: usize, e: usize) -> isize {
     let r: isize;
     asm!("svc 0", in("x8") n, inlateout("x0") a as isize => r, in("x1") b, in("x2") c,
-         in("x3") d, in("x4") 0usize, options(nostack));
+         in("x3") d, in("x4") e, options(nostack));
     r
 }
 
@@ -143,10 +164,14 @@ fn errno_text(e: isize) -> &'static [u8] {
         20 => b"Not a directory",
         22 => b"Invalid argument",
         26 => b"Text file busy",
+        32 => b"Broken pipe",
         36 => b"File name too long",
         38 => b"Function not implemented",
         40 => b"Too many levels of symbolic links",
         77 => b"File descriptor in bad state",
+        97 => b"Address family not supported by protocol",
+        98 => b"Address already in use",
+        99 => b"Cannot assign requested address",
         _ => b"system error",
     }
 }
@@ -279,6 +304,154 @@ unsafe fn exec(argv: *const *const u8, envp: *const *const u8) -> ! {
     fail(126, &[name, b": cannot execute: ", errno_text(denied)])
 }
 
+const AF_INET: usize = 2;
+const AF_INET6: usize = 10;
+const SOCK_STREAM: usize = 1;
+const SOCK_CLOEXEC: usize = O_CLOEXEC;
+const IPPROTO_IPV6: usize = 41;
+const IPV6_V6ONLY: usize = 26;
+const SOMAXCONN: usize = 4096;
+const MSG_NOSIGNAL: usize = 0x4000;
+const SOL_SOCKET: i32 = 1;
+const SCM_RIGHTS: i32 = 1;
+const EAFNOSUPPORT: isize = 97;
+const EINTR: isize = 4;
+
+#[repr(C)]
+struct SockaddrIn6 {
+    family: u16,
+    port: u16,
+    flowinfo: u32,
+    addr: [u8; 16],
+    scope_id: u32,
+}
+
+#[repr(C)]
+struct SockaddrIn {
+    family: u16,
+    port: u16,
+    addr: [u8; 4],
+    zero: [u8; 8],
+}
+
+#[repr(C)]
+struct Iovec {
+    base: *mut u8,
+    len: usize,
+}
+
+#[repr(C)]
+struct Msghdr {
+    name: *mut u8,
+    namelen: u32,
+    iov: *mut Iovec,
+    iovlen: usize,
+    control: *mut u8,
+    controllen: usize,
+    flags: i32,
+}
+
+/// `struct cmsghdr` followed by one descriptor: CMSG_SPACE(sizeof(int)) on 64-bit.
+#[repr(C)]
+struct OneFd {
+    len: usize,
+    level: i32,
+    kind: i32,
+    fd: i32,
+    pad: i32,
+}
+
+/// The proxy's listener on `port`, sent over `sock`; returns once cordon said "go".
+unsafe fn proxy_listener(port: u16, sock: usize) {
+    let mut fd = syscall(nr::SOCKET, AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0, 0);
+    if fd >= 0 {
+        let off: i32 = 0;
+        let r = syscall5(
+            nr::SETSOCKOPT,
+            fd as usize,
+            IPPROTO_IPV6,
+            IPV6_V6ONLY,
+            &off as *const i32 as usize,
+            4,
+        );
+        if r < 0 {
+            setup_fail(b"the proxy's listener: ", b"IPV6_V6ONLY", -r);
+        }
+        // [::]:port; the namespace has only loopback.
+        let addr = SockaddrIn6 {
+            family: AF_INET6 as u16,
+            port: port.to_be(),
+            flowinfo: 0,
+            addr: [0; 16],
+            scope_id: 0,
+        };
+        let r = syscall(nr::BIND, fd as usize, &addr as *const SockaddrIn6 as usize, 28, 0);
+        if r < 0 {
+            setup_fail(b"the proxy's listener: ", b"bind", -r);
+        }
+    } else if fd == -EAFNOSUPPORT {
+        fd = syscall(nr::SOCKET, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0, 0);
+        if fd < 0 {
+            setup_fail(b"the proxy's listener: ", b"socket", -fd);
+        }
+        let addr = SockaddrIn {
+            family: AF_INET as u16,
+            port: port.to_be(),
+            addr: [127, 0, 0, 1],
+            zero: [0; 8],
+        };
+        let r = syscall(nr::BIND, fd as usize, &addr as *const SockaddrIn as usize, 16, 0);
+        if r < 0 {
+            setup_fail(b"the proxy's listener: ", b"bind", -r);
+        }
+    } else {
+        setup_fail(b"the proxy's listener: ", b"socket", -fd);
+    }
+    let r = syscall(nr::LISTEN, fd as usize, SOMAXCONN, 0, 0);
+    if r < 0 {
+        setup_fail(b"the proxy's listener: ", b"listen", -r);
+    }
+    let mut byte = [b'L'];
+    let mut iov = Iovec {
+        base: byte.as_mut_ptr(),
+        len: 1,
+    };
+    let mut control = OneFd {
+        len: 20, // CMSG_LEN(sizeof(int))
+        level: SOL_SOCKET,
+        kind: SCM_RIGHTS,
+        fd: fd as i32,
+        pad: 0,
+    };
+    let msg = Msghdr {
+        name: core::ptr::null_mut(),
+        namelen: 0,
+        iov: &mut iov,
+        iovlen: 1,
+        control: &mut control as *mut OneFd as *mut u8,
+        controllen: 24,
+        flags: 0,
+    };
+    let r = syscall(nr::SENDMSG, sock, &msg as *const Msghdr as usize, MSG_NOSIGNAL, 0);
+    if r != 1 {
+        setup_fail(b"handing the proxy's listener to cordon", b"", -r);
+    }
+    syscall(nr::CLOSE, fd as usize, 0, 0, 0);
+    // cordon answers "go" once the proxy holds the listener; end-of-file means it failed.
+    let mut go = 0u8;
+    loop {
+        let r = syscall(nr::READ, sock, &mut go as *mut u8 as usize, 1, 0);
+        if r == -EINTR {
+            continue;
+        }
+        if r != 1 || core::ptr::read_volatile(&go) != b'G' {
+            fail(125, &[b"inner stage: cordon did not take the proxy's listener"]);
+        }
+        break;
+    }
+    syscall(nr::CLOSE, sock, 0, 0, 0);
+}
+
 unsafe extern "C" fn start(sp: *const usize) -> ! {
     let argc = *sp;
     let argv = sp.add(1) as *const *const u8;
@@ -295,6 +468,15 @@ unsafe extern "C" fn start(sp: *const usize) -> ! {
         let dir_rights = number(arg(i + 1), b"directory rights") as u64;
         let file_rights = number(arg(i + 2), b"file rights") as u64;
         add_rule(ruleset, path, dir_rights, file_rights);
+        i += 3;
+    }
+    if arg(i).map(|p| c_str(p)) == Some(b"proxy") {
+        let port = number(arg(i + 1), b"the proxy's port");
+        let sock = number(arg(i + 2), b"the proxy's handoff descriptor");
+        if port == 0 || port > u16::MAX as usize {
+            fail(125, &[b"inner stage: expected the proxy's port"]);
+        }
+        proxy_listener(port as u16, sock);
         i += 3;
     }
     if arg(i).map(|p| c_str(p)) != Some(b"--") {

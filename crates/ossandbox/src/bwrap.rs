@@ -4,7 +4,8 @@
 //! What it adds over Landlock alone: `protected` paths stay read-only inside writable roots
 //! (read-only bind mounts, so even `chmod`, `utime` and `setxattr` fail with EROFS), a
 //! private `/tmp`, and new PID, IPC, UTS, cgroup and network namespaces (other processes are
-//! invisible; no network unless the policy allows it).
+//! invisible; no network unless the policy allows it, or only cordon's proxy under
+//! `network = "proxy"`, whose listener the inner stage makes there: see [`crate::proxy`]).
 //!
 //! The run has two stages. cordon builds the Landlock ruleset in the parent and starts bwrap
 //! (found on a trusted path, never `$PATH`) with its options in a memfd (`--args`), cordon's
@@ -509,6 +510,23 @@ pub fn inner_args(
     out.push("--".into());
     out.extend(command);
     out
+}
+
+/// `args` from [`inner_args`] with the inner stage's `proxy PORT FD` (`sandbox.network =
+/// "proxy"`): it makes the proxy's listener on `port` in the sandbox's network namespace and
+/// sends it to cordon over the unix socket `fd` before the command starts.
+pub fn with_proxy(mut args: Vec<OsString>, port: u16, fd: i32) -> Vec<OsString> {
+    // Rule paths are absolute: the first `--` is the one before the command.
+    let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    args.splice(
+        at..at,
+        [
+            "proxy".into(),
+            port.to_string().into(),
+            fd.to_string().into(),
+        ],
+    );
+    args
 }
 
 /// System entries that are symlinks on this host, with their targets as written.

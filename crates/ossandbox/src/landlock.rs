@@ -5,7 +5,7 @@ use std::os::fd::OwnedFd;
 
 use cordon_policy::Network;
 use landlock::{
-    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset,
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
     RulesetAttr, RulesetCreatedAttr, Scope, ABI,
 };
 
@@ -152,7 +152,7 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(level))
         .map_err(|e| lerr("handling filesystem rights", &e))?;
-    if profile.network == Network::Deny && abi >= 4 {
+    if profile.network != Network::Allow && abi >= 4 {
         ruleset = ruleset
             .handle_access(AccessNet::from_all(level))
             .map_err(|e| lerr("handling network rights", &e))?;
@@ -178,6 +178,13 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
         created = created
             .add_rule(PathBeneath::new(fd, rights))
             .map_err(|e| lerr(&format!("adding {}", rule.path.display()), &e))?;
+    }
+    // sandbox.network = "proxy": TCP connect to the proxy's port only, bind nowhere (the
+    // listener there is made before the ruleset applies, by cordon's own code).
+    if profile.network == Network::Proxy && abi >= 4 {
+        created = created
+            .add_rule(NetPort::new(crate::PROXY_PORT, AccessNet::ConnectTcp))
+            .map_err(|e| lerr("allowing connect to the proxy's port", &e))?;
     }
     let fd: Option<OwnedFd> = created.into();
     let fd = fd.ok_or_else(|| Error::Landlock("the kernel returned no ruleset".into()))?;

@@ -36,6 +36,7 @@
 //!     env: cordon_ossandbox::env::scrub(std::env::vars_os(), &policy.sandbox.env, tmp.path().as_os_str()),
 //!     timeout: policy.sandbox.limits.timeout,
 //!     stdio: Default::default(),
+//!     proxy: None,
 //! };
 //! let outcome = execute(&choice, &profile, spec, tmp.path()).unwrap();
 //! std::process::exit(outcome.exit_code());
@@ -52,6 +53,8 @@ pub mod landlock;
 pub mod planted;
 pub mod probe;
 pub mod profile;
+#[cfg(target_os = "linux")]
+pub mod proxy;
 pub mod render;
 #[cfg(target_os = "linux")]
 pub mod resolve;
@@ -66,7 +69,7 @@ pub mod stdio;
 use cordon_policy::Backend;
 
 pub use probe::{Machine, Platform};
-pub use profile::{Access, PathRule, Profile, Protected};
+pub use profile::{Access, PathRule, Profile, Protected, PROXY_PORT};
 
 /// Failures of this crate in the parent.
 #[derive(Debug, thiserror::Error)]
@@ -120,7 +123,29 @@ pub struct Refusal(pub String);
 /// On macOS `auto` and `seatbelt` pick Seatbelt; a missing `/usr/bin/sandbox-exec` is a
 /// refusal even with `require_os_sandbox = false` (there is nothing weaker to fall back to
 /// but no sandbox at all, which only `backend = "none"` asks for).
+///
+/// `sandbox.network = "proxy"` is never run unconfined: without a sandbox the command could
+/// go around the proxy.
 pub fn choose(
+    requested: Backend,
+    profile: &Profile,
+    require: bool,
+    machine: &Machine,
+) -> Result<Choice, Refusal> {
+    let choice = choose_platform(requested, profile, require, machine)?;
+    if choice.backend == Chosen::Unconfined && profile.network == cordon_policy::Network::Proxy {
+        return Err(Refusal(format!(
+            "sandbox.network = \"proxy\" needs a kernel sandbox to keep the command from going around the proxy, but {}",
+            choice
+                .warnings
+                .first()
+                .map_or("none would confine the command", |w| w.split(';').next().unwrap_or(w))
+        )));
+    }
+    Ok(choice)
+}
+
+fn choose_platform(
     requested: Backend,
     profile: &Profile,
     require: bool,
@@ -330,6 +355,29 @@ pub fn execute(
     mut spec: run::Spec,
     tmp: &std::path::Path,
 ) -> Result<run::Outcome, run::StartError> {
+    // The proxy's handoff and the profile's network must agree: a proxy profile without a
+    // proxy would leave the command's only way out unserved, and a listener for a profile
+    // that does not confine the network would be a proxy the command could go around.
+    let refuse = |why: String| {
+        Err(run::StartError::Parent(Error::Io(std::io::Error::other(
+            why,
+        ))))
+    };
+    match (profile.network, &spec.proxy, &choice.backend) {
+        (cordon_policy::Network::Proxy, None, _) => {
+            return refuse("sandbox.network = \"proxy\" but no proxy was started for the run (cordon's own wiring failed)".into())
+        }
+        (cordon_policy::Network::Proxy, Some(_), Chosen::Unconfined) => {
+            return refuse("sandbox.network = \"proxy\" cannot run unconfined: the command could go around the proxy".into())
+        }
+        (cordon_policy::Network::Proxy, Some(h), _) if h.port != PROXY_PORT => {
+            return refuse(format!("the proxy's port must be {PROXY_PORT}, which the sandbox's rules name, not {}", h.port))
+        }
+        (cordon_policy::Network::Proxy, Some(_), _) | (_, None, _) => {}
+        (_, Some(_), _) => {
+            return refuse("a proxy was started for a run whose policy does not say sandbox.network = \"proxy\"".into())
+        }
+    }
     #[cfg(target_os = "linux")]
     let relay = match choice.backend {
         Chosen::Unconfined => None,
@@ -360,6 +408,23 @@ fn execute_backend(
         Chosen::Unconfined => run::macos::run(&spec, &rlimits(profile)),
         #[cfg(target_os = "macos")]
         Chosen::Seatbelt { sandbox_exec } => {
+            // No network namespaces on macOS: the proxy listens on the host's loopback, on
+            // the one port the Seatbelt profile lets the command reach.
+            if let Some(handoff) = &spec.proxy {
+                let listener =
+                    std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, handoff.port))
+                        .map_err(|e| {
+                            setup(Error::Io(std::io::Error::other(format!(
+                                "cannot listen for the proxy on 127.0.0.1:{}: {e}",
+                                handoff.port
+                            ))))
+                        })?;
+                handoff.listener.send(listener).map_err(|_| {
+                    setup(Error::Io(std::io::Error::other(
+                        "the proxy is gone; it did not take its listener",
+                    )))
+                })?;
+            }
             let spec =
                 seatbelt::invocation(profile, &spec, sandbox_exec, &|p| std::fs::canonicalize(p))?;
             run::macos::run(&spec, &rlimits(profile)).map_err(seatbelt::launcher_failed)
@@ -394,6 +459,15 @@ fn execute_backend(
             match run::namespaces::run(c, &spec, &plan) {
                 Ok(outcome) => return Ok(outcome),
                 Err(run::namespaces::Attempt::Start(e)) => return Err(e),
+                // Without a network namespace nothing keeps the command from going around
+                // the proxy: refused, never run with more network than the policy gives.
+                Err(run::namespaces::Attempt::Unavailable(e))
+                    if profile.network == cordon_policy::Network::Proxy =>
+                {
+                    return Err(setup(Error::Io(std::io::Error::other(format!(
+                        "sandbox.network = \"proxy\" needs a network namespace of the command's own, which this kernel refused ({e}); without one the command could go around the proxy, so the run is refused (use --backend bwrap where bubblewrap can make it, or allow unprivileged user namespaces)"
+                    )))));
+                }
                 Err(run::namespaces::Attempt::Unavailable(_)) => {}
             }
             // No namespaces here: seccomp keeps other processes and SysV IPC out of reach.
@@ -482,7 +556,22 @@ fn execute_backend(
             ];
             let command = std::iter::once(std::mem::take(&mut spec.program))
                 .chain(std::mem::take(&mut spec.args));
-            argv.extend(bwrap::inner_args(ruleset_no, &inside, *abi, command));
+            let inner_args = bwrap::inner_args(ruleset_no, &inside, *abi, command);
+            // sandbox.network = "proxy": the inner stage makes the listener inside bwrap's
+            // network namespace (loopback only, brought up by bwrap) and sends it back.
+            let proxy = match &spec.proxy {
+                Some(handoff) if profile.network == cordon_policy::Network::Proxy => {
+                    let (mine, theirs) = proxy::pair().map_err(|e| setup(Error::Io(e)))?;
+                    let theirs_no = std::os::fd::AsRawFd::as_raw_fd(&theirs);
+                    pass.push(theirs);
+                    argv.extend(bwrap::with_proxy(inner_args, handoff.port, theirs_no));
+                    Some((mine, handoff.clone()))
+                }
+                _ => {
+                    argv.extend(inner_args);
+                    None
+                }
+            };
             spec.program = bwrap_path.clone().into_os_string();
             spec.args = argv;
             for (k, v) in spec.env.iter_mut() {
@@ -495,6 +584,7 @@ fn execute_backend(
                 rlimits: rlimits(profile),
                 pass_fds: pass,
                 setup_status: Some(status_r),
+                proxy,
                 own_pid_namespace: true,
                 ..Default::default()
             };
@@ -522,7 +612,8 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
         .partition(|r| r.path.starts_with("/proc"));
     let plan = run::namespaces::Plan {
         user: unsafe { libc::geteuid() } != 0,
-        net: profile.network == cordon_policy::Network::Deny,
+        net: profile.network != cordon_policy::Network::Allow,
+        proxy: (profile.network == cordon_policy::Network::Proxy).then_some(PROXY_PORT),
         proc_rules: proc_rules
             .iter()
             .map(|r| run::namespaces::ProcRule {
@@ -706,6 +797,61 @@ mod tests {
             e.0.contains("double quote") && e.0.contains("sandbox.extra_read"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn network_proxy_never_runs_unconfined() {
+        let mut p = profile(false);
+        p.network = Network::Proxy;
+        for m in [machine(7, true), machine(0, true), mac(true)] {
+            let e = choose(Backend::None, &p, false, &m).unwrap_err();
+            assert!(e.0.contains("sandbox.network = \"proxy\""), "{e}");
+        }
+        let e = choose(Backend::Auto, &p, false, &machine(0, true)).unwrap_err();
+        assert!(e.0.contains("proxy") && e.0.contains("no Landlock"), "{e}");
+        // Confined, it runs: the namespace does the work, Landlock narrows TCP on ABI 4+.
+        let c = choose(Backend::Auto, &p, true, &machine(7, true)).unwrap();
+        assert_eq!(c.backend, Chosen::Landlock { abi: 7 });
+    }
+
+    #[test]
+    fn the_proxys_handoff_and_the_profile_must_agree() {
+        let spec = |proxy: Option<run::ProxyHandoff>| run::Spec {
+            program: "/bin/true".into(),
+            args: vec![],
+            cwd: "/".into(),
+            env: vec![],
+            timeout: None,
+            stdio: Default::default(),
+            proxy,
+        };
+        let handoff = |port| {
+            let (tx, _) = std::sync::mpsc::channel();
+            Some(run::ProxyHandoff { port, listener: tx })
+        };
+        let landlock = Choice {
+            backend: Chosen::Landlock { abi: 7 },
+            warnings: vec![],
+        };
+        let tmp = std::path::Path::new("/nonexistent");
+        let mut proxy = profile(false);
+        proxy.network = Network::Proxy;
+        let refused = |p: &Profile, c: &Choice, s: run::Spec| match execute(c, p, s, tmp) {
+            Err(run::StartError::Parent(e)) => e.to_string(),
+            other => panic!("not refused: {other:?}"),
+        };
+        let e = refused(&proxy, &landlock, spec(None));
+        assert!(e.contains("no proxy was started"), "{e}");
+        let e = refused(&proxy, &landlock, spec(handoff(PROXY_PORT + 1)));
+        assert!(e.contains(&format!("must be {PROXY_PORT}")), "{e}");
+        let unconfined = Choice {
+            backend: Chosen::Unconfined,
+            warnings: vec![],
+        };
+        let e = refused(&proxy, &unconfined, spec(handoff(PROXY_PORT)));
+        assert!(e.contains("cannot run unconfined"), "{e}");
+        let e = refused(&profile(false), &landlock, spec(handoff(PROXY_PORT)));
+        assert!(e.contains("does not say sandbox.network"), "{e}");
     }
 
     #[test]

@@ -58,6 +58,7 @@ impl Machine {
             platform,
             landlock_abi,
             seccomp,
+            // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
             root: unsafe { libc::geteuid() } == 0,
             bwrap: match platform {
                 Platform::Linux => TRUSTED_BWRAP
@@ -84,24 +85,41 @@ pub struct Finding {
     pub detail: String,
 }
 
-/// Runs `body` in a forked child and returns its exit code. `body` must only make raw
-/// syscalls (it runs between fork and `_exit`).
+/// Runs `body` in a forked child and returns its exit code; `None` when the child could not
+/// be started or did not exit normally (the caller reports the probe as failed).
+///
+/// # Safety
+/// The process may have other threads (the CLI's, the test harness's): after `fork` the child
+/// has only this one, and any lock another thread held (the allocator's, stdio's) stays held
+/// forever. `body` must therefore only make async-signal-safe calls — raw system calls, no
+/// allocation, no locking, no panicking — and must not touch state other threads could be
+/// changing. Its result is passed to `_exit`, so no atexit handler or destructor runs there.
 #[cfg(target_os = "linux")]
-fn in_child(body: impl FnOnce() -> i32) -> Option<i32> {
-    unsafe {
-        let pid = libc::fork();
-        if pid < 0 {
-            return None;
-        }
-        if pid == 0 {
-            libc::_exit(body());
-        }
-        let mut status = 0;
-        if libc::waitpid(pid, &mut status, 0) != pid {
-            return None;
-        }
-        libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status))
+unsafe fn in_child(body: impl FnOnce() -> i32) -> Option<i32> {
+    // SAFETY: fork has no memory preconditions. In the child (pid 0) only `body` runs, under
+    // the caller's promise above, then `_exit`, which is async-signal-safe and never returns.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return None;
     }
+    if pid == 0 {
+        // SAFETY: see above: `body` keeps to async-signal-safe calls, `_exit` ends the child.
+        unsafe { libc::_exit(body()) };
+    }
+    let mut status = 0;
+    loop {
+        // SAFETY: `status` is a live local the kernel writes the exit status into; `pid` is
+        // our own unreaped child, so the call cannot reap anyone else's.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            break;
+        }
+        if r < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        return None;
+    }
+    libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status))
 }
 
 /// Proves Landlock works: a child restricts itself to nothing and must then fail to open `/`.
@@ -129,19 +147,25 @@ pub fn landlock_enforces() -> Finding {
     };
     use std::os::fd::AsRawFd;
     let fd = prepared.fd.as_raw_fd();
-    let code = in_child(|| unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-            || libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0
-        {
-            return 2;
-        }
-        let r = libc::open(c"/".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY);
-        if r < 0 && *libc::__errno_location() == libc::EACCES {
-            0
-        } else {
-            1
-        }
-    });
+    // SAFETY: the child only makes raw system calls (prctl, landlock_restrict_self, open)
+    // and reads errno: no allocation or lock (`c"/"` is a static C string). `fd` is the
+    // ruleset descriptor `prepared` keeps open across the fork. Restricting itself affects
+    // the child alone.
+    let code = unsafe {
+        in_child(|| {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0
+            {
+                return 2;
+            }
+            let r = libc::open(c"/".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY);
+            if r < 0 && *libc::__errno_location() == libc::EACCES {
+                0
+            } else {
+                1
+            }
+        })
+    };
     match code {
         Some(0) => Finding {
             name: "landlock",
@@ -175,19 +199,25 @@ pub fn seccomp_enforces() -> Finding {
                 }
             }
         };
-    let code = in_child(|| unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-            || crate::seccomp::install(&programs).is_err()
-        {
-            return 2;
-        }
-        let r = libc::unshare(libc::CLONE_NEWUTS);
-        if r < 0 && *libc::__errno_location() == libc::EPERM {
-            0
-        } else {
-            1
-        }
-    });
+    // SAFETY: the child only makes raw system calls (prctl, seccomp, unshare) and reads
+    // errno; `seccomp::install` is documented as raw syscalls only, safe after fork, and
+    // reads `programs`, compiled before the fork. `install` needs no_new_privs, set (and
+    // checked) just before it. The filter binds the child alone.
+    let code = unsafe {
+        in_child(|| {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || crate::seccomp::install(&programs).is_err()
+            {
+                return 2;
+            }
+            let r = libc::unshare(libc::CLONE_NEWUTS);
+            if r < 0 && *libc::__errno_location() == libc::EPERM {
+                0
+            } else {
+                1
+            }
+        })
+    };
     match code {
         Some(0) => Finding {
             name: "seccomp",
@@ -210,21 +240,26 @@ pub fn seccomp_enforces() -> Finding {
 /// Can an unprivileged child create a user namespace? (What bwrap needs when not setuid.)
 #[cfg(target_os = "linux")]
 pub fn user_namespaces() -> Finding {
-    let code = in_child(|| unsafe {
-        // As root, first become an unprivileged user so the probe answers for normal users.
-        if libc::getuid() == 0
-            && (libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setgid(65534) != 0
-                || libc::setuid(65534) != 0)
-        {
-            return 2;
-        }
-        if libc::unshare(libc::CLONE_NEWUSER) == 0 {
-            0
-        } else {
-            1
-        }
-    });
+    // SAFETY: the child only makes raw system calls (getuid, setgroups with a null list of
+    // length 0, setgid, setuid, unshare); each result is checked, and dropping privileges
+    // changes the child alone.
+    let code = unsafe {
+        in_child(|| {
+            // As root, first become an unprivileged user so the probe answers for normal users.
+            if libc::getuid() == 0
+                && (libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(65534) != 0
+                    || libc::setuid(65534) != 0)
+            {
+                return 2;
+            }
+            if libc::unshare(libc::CLONE_NEWUSER) == 0 {
+                0
+            } else {
+                1
+            }
+        })
+    };
     match code {
         Some(0) => Finding {
             name: "user namespaces",
@@ -252,7 +287,9 @@ pub fn user_namespaces() -> Finding {
 pub fn own_namespaces() -> Finding {
     use crate::run::namespaces::{probe, Probe, TASK_CAP};
     match probe() {
-        Probe::Available { user, task_cap } => Finding {
+        Probe::Available {
+            user, task_cap, ..
+        } => Finding {
             name: "namespaces",
             ok: true,
             detail: format!(
@@ -269,6 +306,38 @@ pub fn own_namespaces() -> Finding {
             name: "namespaces",
             ok: false,
             detail: format!("{why}; the landlock backend falls back to seccomp filters (see below)"),
+        },
+    }
+}
+
+/// Can `sandbox.network = "proxy"` be enforced here: a network namespace of the command's
+/// own (with a user namespace unless root), loopback up in it, and the proxy's listener made
+/// there? Proved in a child, as the Landlock backend's init does it (bwrap brings loopback up
+/// itself and its inner stage makes the same listener).
+#[cfg(target_os = "linux")]
+pub fn proxy_namespace() -> Finding {
+    use crate::run::namespaces::{probe, Probe};
+    match probe() {
+        Probe::Available { proxy: None, user, .. } => Finding {
+            name: "proxy netns",
+            ok: true,
+            detail: format!(
+                "a child made a network namespace{}, brought loopback up and listened on port {} there",
+                if user { " (in a user namespace)" } else { "" },
+                crate::PROXY_PORT
+            ),
+        },
+        Probe::Available {
+            proxy: Some(step), ..
+        } => Finding {
+            name: "proxy netns",
+            ok: false,
+            detail: format!("the network namespace was made, but {step} failed; sandbox.network = \"proxy\" is refused (exit 125)"),
+        },
+        Probe::Unavailable(why) => Finding {
+            name: "proxy netns",
+            ok: false,
+            detail: format!("{why}; sandbox.network = \"proxy\" is refused (exit 125) rather than run with a proxy the command could go around"),
         },
     }
 }
@@ -370,6 +439,7 @@ pub fn bwrap_runs() -> Finding {
         env: vec![],
         timeout: Some(std::time::Duration::from_secs(30)),
         stdio: Default::default(),
+        proxy: None,
     };
     match crate::run::run(c, &spec) {
         Ok(crate::run::Outcome::Exited(0)) => Finding {

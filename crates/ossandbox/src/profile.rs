@@ -73,6 +73,12 @@ impl Protected {
     }
 }
 
+/// The port of cordon's network proxy inside the command's network namespace under
+/// `sandbox.network = "proxy"`: the one TCP port the command may connect to (Landlock) and,
+/// on macOS, the one `localhost` port Seatbelt lets it reach. Inside a namespace of the
+/// command's own nothing else listens there, so a fixed port cannot collide.
+pub const PROXY_PORT: u16 = 3128;
+
 /// The typed kernel profile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {

@@ -589,7 +589,8 @@ mod tests {
         std::fs::rename(ws.join(".git"), ws.join(".git-old")).unwrap();
         check_protected(&p).unwrap();
         symlink(".git-old", ws.join(".git")).unwrap();
-        assert!(check_protected(&p).is_err());
+        let e = check_protected(&p).unwrap_err();
+        assert!(e.0.contains("remove the link and put the real file"), "{e}");
     }
 
     #[test]

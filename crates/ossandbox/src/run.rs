@@ -57,6 +57,9 @@ pub struct Confinement {
     /// The read end of bwrap's `--json-status-fd`: no `exit-code` record means bwrap itself
     /// failed before starting the command.
     pub setup_status: Option<OwnedFd>,
+    /// `sandbox.network = "proxy"` under bwrap: cordon's end of the pair the inner stage
+    /// sends the proxy's listener over, and where it goes (see [`crate::proxy`]).
+    pub proxy: Option<(OwnedFd, ProxyHandoff)>,
     /// The child keeps its whole tree in a PID namespace of its own that dies with it (bwrap
     /// `--unshare-pid --die-with-parent`): nothing of it can be re-parented to cordon, so the
     /// run waits for its child alone and several such runs may share one process.
@@ -81,6 +84,22 @@ pub struct Spec {
     /// The child's stdin, stdout and stderr when they are not cordon's own (see
     /// [`crate::stdio`]); the default inherits cordon's.
     pub stdio: ChildStdio,
+    /// Under `sandbox.network = "proxy"`: where the listener made inside the command's
+    /// network namespace goes (required then, refused otherwise).
+    pub proxy: Option<ProxyHandoff>,
+}
+
+/// The handoff of the proxy's listener under `sandbox.network = "proxy"`.
+///
+/// Before the command starts, the backend makes a TCP listener on `port` inside the
+/// command's own network namespace (on every address there, which is loopback only:
+/// `127.0.0.1` and `[::1]`) and sends it here. A socket keeps the namespace it was made in,
+/// so the proxy accepts on it from outside; connections made before it accepts wait in the
+/// listen queue. `port` must be [`crate::PROXY_PORT`], which the profile's rules name.
+#[derive(Debug, Clone)]
+pub struct ProxyHandoff {
+    pub port: u16,
+    pub listener: std::sync::mpsc::Sender<std::net::TcpListener>,
 }
 
 /// Descriptors that replace cordon's stdin, stdout and stderr in the child.
@@ -307,6 +326,26 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     };
     drop(confinement.landlock);
     drop(confinement.pass_fds);
+    // The listener before anything else: the inner stage starts the command only after
+    // cordon's "go". Without it the sandbox is torn down and the run never starts.
+    if let Some((mine, handoff)) = &confinement.proxy {
+        if let Err(e) = crate::proxy::hand_over(mine, handoff) {
+            let pid = child.id() as libc::pid_t;
+            kill_all_descendants(pid);
+            let _ = child.wait();
+            // In its own PID namespace the tree died with its child; other runs' children
+            // are not ours to reap.
+            if !own_ns {
+                reap_all();
+            }
+            return Err(StartError::Setup(
+                "handing the proxy its listener",
+                io::Error::other(format!(
+                    "{e} (a message from bubblewrap or the inner stage is above)"
+                )),
+            ));
+        }
+    }
 
     let pid = child.id() as libc::pid_t;
     let pidfd = match cvt(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32 }) {

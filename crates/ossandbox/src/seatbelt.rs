@@ -161,6 +161,8 @@ pub fn invocation(
         env: spec.env.clone(),
         timeout: spec.timeout,
         stdio: spec.stdio.clone(),
+        // The listener is made and handed over before sandbox-exec starts (outside it).
+        proxy: None,
     })
 }
 
@@ -260,6 +262,7 @@ mod tests {
             ],
             timeout: Some(Duration::from_secs(7)),
             stdio: Default::default(),
+            proxy: None,
         }
     }
 

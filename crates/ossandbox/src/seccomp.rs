@@ -219,6 +219,37 @@ pub fn rules(network: Network) -> Vec<SyscallRule> {
         when: vec![vec![ArgCheck::Ne32 { index: 0, value: 0 }]],
         why: "changes the resource limits of another process (pid 0, the caller, is allowed)",
     });
+    if network == Network::Proxy {
+        // The network namespace holds nothing but loopback and the proxy's listener, and
+        // Landlock (ABI 4) lets TCP connect only to the proxy's port; seccomp keeps every
+        // other family out: unix sockets (a socket file of the host's, such as a container
+        // daemon's, is not in the namespace), netlink (the namespace's routes and links),
+        // packet and the rest.
+        out.push(SyscallRule {
+            name: "socket",
+            errno: libc::EPERM,
+            when: vec![vec![
+                ArgCheck::Ne32 {
+                    index: 0,
+                    value: libc::AF_INET as u32,
+                },
+                ArgCheck::Ne32 {
+                    index: 0,
+                    value: libc::AF_INET6 as u32,
+                },
+            ]],
+            why: "sandbox.network = \"proxy\": only IPv4 and IPv6 sockets, which reach nothing but the proxy's listener in the command's own network namespace",
+        });
+        out.push(SyscallRule {
+            name: "socketpair",
+            errno: libc::EPERM,
+            when: vec![vec![ArgCheck::Ne32 {
+                index: 0,
+                value: libc::AF_UNIX as u32,
+            }]],
+            why: "sandbox.network = \"proxy\"; connected unix socket pairs reach nothing outside",
+        });
+    }
     if network == Network::Deny {
         out.push(SyscallRule {
             name: "socket",
@@ -535,8 +566,39 @@ mod tests {
     }
 
     #[test]
+    fn network_proxy_keeps_only_inet_sockets() {
+        let prog = &compile(&rules(Network::Proxy)).unwrap()[0];
+        let arch = if cfg!(target_arch = "x86_64") {
+            62 | 0x8000_0000 | 0x4000_0000
+        } else {
+            183 | 0x8000_0000 | 0x4000_0000
+        };
+        let call = |nr: libc::c_long, domain: i32| {
+            let data = bpf::tests::seccomp_data(arch, nr as u32, [domain as u64, 1, 0, 0, 0, 0]);
+            bpf::tests::execute(prog, &data)
+        };
+        let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        for domain in [libc::AF_INET, libc::AF_INET6] {
+            assert_eq!(call(libc::SYS_socket, domain), libc::SECCOMP_RET_ALLOW);
+        }
+        for domain in [
+            libc::AF_UNIX,
+            libc::AF_NETLINK,
+            libc::AF_PACKET,
+            libc::AF_VSOCK,
+        ] {
+            assert_eq!(call(libc::SYS_socket, domain), eperm, "{domain}");
+        }
+        assert_eq!(
+            call(libc::SYS_socketpair, libc::AF_UNIX),
+            libc::SECCOMP_RET_ALLOW
+        );
+        assert_eq!(call(libc::SYS_socketpair, libc::AF_INET), eperm);
+    }
+
+    #[test]
     fn compiles_to_one_program() {
-        for network in [Network::Deny, Network::Allow] {
+        for network in [Network::Deny, Network::Allow, Network::Proxy] {
             let progs = compile(&rules(network)).unwrap();
             assert_eq!(progs.len(), 1);
             assert!(!progs[0].is_empty() && progs[0].len() < bpf::MAX_INSTRUCTIONS);

@@ -64,7 +64,9 @@ enum Kind {
 }
 
 fn kind(fd: RawFd) -> Kind {
-    // SAFETY: fstat/fstatfs/isatty into structs we own.
+    // SAFETY: `st` and `fs` are zeroed plain-C structs on our stack (all-zero is a valid
+    // value of each) that fstat/fstatfs only write into; isatty touches no memory. `fd` may
+    // be closed or any kind of file: the calls then fail, which is answered as `Absent`.
     unsafe {
         let mut st: libc::stat = std::mem::zeroed();
         if libc::fstat(fd, &mut st) != 0 {
@@ -84,7 +86,8 @@ fn kind(fd: RawFd) -> Kind {
 }
 
 fn is_regular(fd: RawFd) -> bool {
-    // SAFETY: fstat into a struct we own.
+    // SAFETY: `st` is a zeroed `stat` on our stack that fstat only writes into; a bad `fd`
+    // makes fstat fail, answered as "not regular".
     unsafe {
         let mut st: libc::stat = std::mem::zeroed();
         libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG
@@ -93,7 +96,8 @@ fn is_regular(fd: RawFd) -> bool {
 
 /// Is `fd` the null device (`< /dev/null`)?
 fn is_dev_null(fd: RawFd) -> bool {
-    // SAFETY: fstat into a struct we own.
+    // SAFETY: `st` is a zeroed `stat` on our stack that fstat only writes into; a bad `fd`
+    // makes fstat fail, answered as "not the null device".
     unsafe {
         let mut st: libc::stat = std::mem::zeroed();
         libc::fstat(fd, &mut st) == 0
@@ -104,7 +108,9 @@ fn is_dev_null(fd: RawFd) -> bool {
 
 /// Are `a` and `b` the same open file (one `open`, e.g. `> log 2>&1`)?
 fn same_open_file(a: RawFd, b: RawFd) -> bool {
-    // SAFETY: kcmp only compares our own descriptors.
+    // SAFETY: kcmp takes only integers (our own pid twice, two descriptor numbers) and
+    // touches no memory of ours; a failure (no kcmp in the kernel, a closed fd) answers
+    // "not the same file", which only costs a second pipe.
     unsafe {
         let pid = libc::getpid();
         libc::syscall(libc::SYS_kcmp, pid, pid, 0 /* KCMP_FILE */, a, b) == 0
@@ -121,21 +127,26 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
 
 /// A close-on-exec duplicate of `fd` (the same open file).
 fn dup(fd: RawFd) -> io::Result<OwnedFd> {
-    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor we own.
+    // SAFETY: fcntl with integer arguments only; touches no memory.
     let n = cvt(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) })?;
+    // SAFETY: `n` (checked non-negative) is a descriptor F_DUPFD_CLOEXEC just created; no
+    // other owner refers to it, so wrapping it once gives it exactly one owner.
     Ok(unsafe { OwnedFd::from_raw_fd(n) })
 }
 
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut p = [0; 2];
-    // SAFETY: pipe2 fills two descriptors we then own.
+    // SAFETY: `p` is a live array of the two c_ints pipe2 writes.
     cvt(unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    // SAFETY: pipe2 succeeded, so both are new descriptors nothing else owns; each is
+    // wrapped once.
     Ok(unsafe { (OwnedFd::from_raw_fd(p[0]), OwnedFd::from_raw_fd(p[1])) })
 }
 
 fn set_nonblocking(fd: RawFd) -> io::Result<()> {
-    // SAFETY: fcntl on a descriptor we own (never one of the operator's: O_NONBLOCK would
-    // change their open file for everyone sharing it).
+    // SAFETY: fcntl with integer arguments only; touches no memory. (Only ever called on a
+    // descriptor of ours, never one of the operator's: O_NONBLOCK would change their open
+    // file for everyone sharing it.)
     unsafe {
         let fl = cvt(libc::fcntl(fd, libc::F_GETFL))?;
         cvt(libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK))?;
@@ -147,8 +158,12 @@ fn set_nonblocking(fd: RawFd) -> io::Result<()> {
 /// terminal will be raw, so output processing (ONLCR…) happens once, in the new pty;
 /// otherwise the host does it and the new pty passes output as is.
 fn open_pty(host: RawFd, raw_host: bool) -> io::Result<(OwnedFd, OwnedFd)> {
-    // SAFETY: posix_openpt/grantpt/unlockpt and TIOCGPTPEER (the slave without a path
-    // lookup) on descriptors we own; termios and winsize structs are ours.
+    // SAFETY: posix_openpt, grantpt, unlockpt and ioctl(TIOCGPTPEER) take integers only;
+    // each result is checked before use. `m` and `s` are descriptors these calls just
+    // created, each wrapped in an OwnedFd once (so closed on every early return). `t` is a
+    // zeroed termios on our stack (a valid value) that tcgetattr fills and tcsetattr reads.
+    // TIOCGPTPEER opens the slave from the master without a path lookup, so no /dev/pts
+    // name can be raced.
     unsafe {
         let m = cvt(libc::posix_openpt(
             libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
@@ -177,7 +192,9 @@ fn open_pty(host: RawFd, raw_host: bool) -> io::Result<(OwnedFd, OwnedFd)> {
 }
 
 fn copy_window_size(from: RawFd, to: RawFd) {
-    // SAFETY: TIOCGWINSZ/TIOCSWINSZ with a winsize we own.
+    // SAFETY: `ws` is a zeroed winsize on our stack, written by TIOCGWINSZ and read by
+    // TIOCSWINSZ, the argument types both requests expect. Best effort: a failed copy
+    // leaves the new pty at its default size.
     unsafe {
         let mut ws: libc::winsize = std::mem::zeroed();
         if libc::ioctl(from, libc::TIOCGWINSZ, &mut ws) == 0 {
@@ -210,7 +227,12 @@ const FATAL: [libc::c_int; 11] = [
 extern "C" fn restore_and_die(sig: libc::c_int) {
     let fd = RAW_FD.load(Ordering::SeqCst);
     let saved = RAW_SAVED.load(Ordering::SeqCst);
-    // SAFETY: tcsetattr, signal and raise are async-signal-safe; `saved` is leaked, never freed.
+    // SAFETY: this runs as a signal handler, so it only calls async-signal-safe functions
+    // (tcsetattr, signal, sigemptyset, sigaddset, pthread_sigmask, raise) and reads two
+    // atomics. `saved`, when not null, points to a termios `RawMode::enter` leaked with
+    // `Box::into_raw` and never frees, so it is valid for the rest of the process. `set` is
+    // a zeroed sigset on the handler's stack, initialised by sigemptyset. Nothing can be
+    // done about a failure here: the default action (raised last) ends cordon either way.
     unsafe {
         if fd >= 0 && !saved.is_null() {
             libc::tcsetattr(fd, libc::TCSANOW, saved);
@@ -234,7 +256,14 @@ struct RawMode {
 impl RawMode {
     fn enter(fd: RawFd) -> io::Result<RawMode> {
         let tty = dup(fd)?;
-        // SAFETY: termios and sigaction structs we own; the handler only restores and dies.
+        // SAFETY: `saved`, `old`, `sa` and `raw` are zeroed plain-C structs on our stack (all
+        // zero is a valid termios and sigaction) that the calls write or read. `saved` is
+        // copied into a Box leaked for the signal handler (never freed, so always valid for
+        // it). The handler is an `extern "C" fn(c_int)` installed without SA_SIGINFO, the form
+        // the kernel calls, and only makes async-signal-safe calls. A handler is installed only
+        // where the disposition is SIG_DFL (the signal would kill cordon anyway), so no
+        // handler of anyone else's is replaced. `tty` is our own duplicate of fd 0, open for
+        // the life of `RawMode`.
         unsafe {
             let mut saved: libc::termios = std::mem::zeroed();
             cvt(libc::tcgetattr(tty.as_raw_fd(), &mut saved))?;
@@ -270,7 +299,9 @@ impl RawMode {
 
 impl Drop for RawMode {
     fn drop(&mut self) {
-        // SAFETY: restoring what `enter` saved.
+        // SAFETY: `self.saved` is the termios tcgetattr returned in `enter` and each `old` the
+        // sigaction the kernel returned there, both valid values; `self.tty` is still open.
+        // Failures leave nothing to undo: the terminal stays raw only if it is gone.
         unsafe {
             libc::tcsetattr(self.tty.as_raw_fd(), libc::TCSADRAIN, &self.saved);
             RAW_FD.store(-1, Ordering::SeqCst);
@@ -337,7 +368,8 @@ impl Relay {
             Some(_) => Kind::Pipe,
             None => kind(f),
         });
-        // SAFETY: tcgetpgrp/getpgrp have no memory effects.
+        // SAFETY: tcgetpgrp and getpgrp take integers only and touch no memory; if fd 0 has
+        // no foreground group tcgetpgrp returns -1, never equal to our group.
         let foreground =
             kinds[0] == Kind::Terminal && unsafe { libc::tcgetpgrp(0) == libc::getpgrp() };
         let stdin_tty = (kinds[0] == Kind::Terminal).then(|| match kinds[1] {
@@ -361,7 +393,9 @@ impl Relay {
             set_nonblocking(master.as_raw_fd())?;
             if stdin_tty == Some(TerminalInput::Nothing) {
                 // Its terminal has no input: a read ends at once, with end-of-file.
-                // SAFETY: termios we own; one byte written to our master.
+                // SAFETY: `t` is a zeroed termios on our stack (a valid value) tcgetattr fills;
+                // write reads one byte from `eof`, a live local u8. A failed write leaves a
+                // command that reads its terminal waiting until the run ends, nothing worse.
                 unsafe {
                     let mut t: libc::termios = std::mem::zeroed();
                     if libc::tcgetattr(slave.as_raw_fd(), &mut t) == 0 {
@@ -408,7 +442,8 @@ impl Relay {
         } else if kinds[0] == Kind::Object || lines {
             let (r, w) = pipe()?;
             set_nonblocking(w.as_raw_fd())?;
-            // SAFETY: fstat into a struct we own.
+            // SAFETY: `st` is a zeroed `stat` on our stack that fstat only writes into; a
+            // failure answers "not seekable", which only skips giving back read-ahead.
             let seekable = unsafe {
                 let mut st: libc::stat = std::mem::zeroed();
                 libc::fstat(0, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG
@@ -457,7 +492,9 @@ impl Relay {
         let mut old_mask = None;
         let winch = match &master_for_winch {
             Some(_) => {
-                // SAFETY: sigset manipulation on structs we own.
+                // SAFETY: `set` and `old` are zeroed sigsets on our stack, `set` initialised by
+                // sigemptyset before use; pthread_sigmask writes the previous mask into `old`.
+                // signalfd reads `set`; its new descriptor (checked) is wrapped once.
                 unsafe {
                     let mut set: libc::sigset_t = std::mem::zeroed();
                     libc::sigemptyset(&mut set);
@@ -486,7 +523,9 @@ impl Relay {
                 // the supervising thread from a signalfd. Were they open here, the kernel could
                 // deliver one to this thread instead: a SIGTERM would kill cordon unforwarded,
                 // and the supervisor, woken by poll, would block in read on a signal gone.
-                // SAFETY: sigset manipulation on a struct we own; affects this thread only.
+                // SAFETY: `set` is a zeroed sigset on this thread's stack, initialised by
+                // sigemptyset; pthread_sigmask changes this thread's mask only. It fails only
+                // for an invalid `how`, which SIG_BLOCK is not.
                 unsafe {
                     let mut set: libc::sigset_t = std::mem::zeroed();
                     libc::sigemptyset(&mut set);
@@ -531,7 +570,8 @@ impl Relay {
         }
         drop(self.raw.take());
         if let Some(old) = self.old_mask.take() {
-            // SAFETY: restoring the mask saved in `start`.
+            // SAFETY: `old` is the mask pthread_sigmask returned in `start` on this same
+            // thread (a valid sigset); a null old-mask pointer is allowed.
             unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
         }
     }
@@ -608,7 +648,8 @@ fn relay(
                 left.as_millis().min(i32::MAX as u128) as i32 + 1
             }
         };
-        // SAFETY: pollfds we own.
+        // SAFETY: `fds` is a live Vec of initialised pollfds and the count passed is its
+        // length; poll writes only their `revents`.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
         if n < 0 {
             if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
@@ -630,7 +671,9 @@ fn relay(
                 Slot::Winch => {
                     if let Some((sfd, (host, master))) = &winch {
                         let mut info = [0u8; 128];
-                        // SAFETY: reading signalfd records into a buffer we own.
+                        // SAFETY: `info` is a live 128-byte local and read is told its length;
+                        // a signalfd record is 128 bytes, so whole records fit. The fd is
+                        // non-blocking: the loop ends at EAGAIN.
                         while unsafe {
                             libc::read(sfd.as_raw_fd(), info.as_mut_ptr().cast(), info.len())
                         } > 0
@@ -722,14 +765,17 @@ fn give_back(i: Input) {
     }
     let mut queued: libc::c_int = 0;
     if let Some(r) = &i.pipe_read {
-        // SAFETY: FIONREAD into an int we own.
+        // SAFETY: FIONREAD writes one c_int, and `queued` is a live c_int local.
         if unsafe { libc::ioctl(r.as_raw_fd(), libc::FIONREAD, &mut queued) } != 0 {
             queued = 0;
         }
     }
     let unread = (i.buf.len() - i.at) as i64 + i64::from(queued.max(0));
     if unread > 0 {
-        // SAFETY: lseek on the operator's file, which we were reading.
+        // SAFETY: lseek takes integers only and touches no memory. It moves our duplicate of
+        // the operator's stdin, a regular file we were reading (so seekable). Best effort: on
+        // failure the operator's offset stays after the read-ahead, as with any reader that
+        // buffers.
         unsafe { libc::lseek(i.from.as_raw_fd(), -unread, libc::SEEK_CUR) };
     }
 }
@@ -746,7 +792,8 @@ enum Spliced {
 /// Moves everything the pipe `from` holds to the file `to`.
 fn splice_all(from: RawFd, to: RawFd) -> Spliced {
     loop {
-        // SAFETY: splice between two descriptors we hold, no offsets.
+        // SAFETY: splice takes two descriptors and null offset pointers (allowed: use and
+        // advance the files' own offsets); it touches no memory of ours.
         let n = unsafe {
             libc::splice(
                 from,
@@ -774,7 +821,7 @@ fn splice_all(from: RawFd, to: RawFd) -> Spliced {
 
 fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     loop {
-        // SAFETY: reading into a buffer we own.
+        // SAFETY: `buf` is a live, writable slice and read is told its exact length.
         let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
         if n >= 0 {
             return Ok(n as usize);
@@ -788,7 +835,7 @@ fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
 
 fn write(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     loop {
-        // SAFETY: writing from a buffer we own.
+        // SAFETY: `buf` is a live slice and write is told its exact length; it only reads.
         let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
         if n >= 0 {
             return Ok(n as usize);
@@ -813,7 +860,8 @@ fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
                     events: libc::POLLOUT,
                     revents: 0,
                 };
-                // SAFETY: one pollfd we own.
+                // SAFETY: `p` is one initialised pollfd local and the count is 1. The result
+                // does not matter: the write is retried either way.
                 unsafe { libc::poll(&mut p, 1, 100) };
             }
             Err(e) => return Err(e),
@@ -842,6 +890,7 @@ mod tests {
         // A named FIFO's mode is on disk: relayed.
         let fifo = dir.path().join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a live NUL-terminated path; mkfifo only reads it.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let f = std::fs::OpenOptions::new()
             .read(true)

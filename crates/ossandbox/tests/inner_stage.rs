@@ -187,3 +187,102 @@ fn exec_failures_are_126_and_127() {
     );
     assert_eq!(out.status.code(), Some(126), "{out:?}");
 }
+
+/// `sandbox.network = "proxy"`: the inner stage makes the proxy's listener, sends it over the
+/// pair and starts the command only after cordon's "go"; without "go" nothing runs. (Here on
+/// the host's network; under bwrap the same happens in the sandbox's namespace.)
+#[test]
+fn hands_the_proxys_listener_over_before_the_command_starts() {
+    use cordon_ossandbox::bwrap::with_proxy;
+    use cordon_ossandbox::run::ProxyHandoff;
+    let f = fixture();
+    let mut rules = system();
+    rules.push(rule(Path::new("/proc"), Access::READ));
+    let writable = Access {
+        write: true,
+        exec: false,
+        device: false,
+    };
+    rules.push(rule(f.dir.path(), writable));
+    let free_port = || {
+        std::net::TcpListener::bind("[::]:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    for go in [true, false] {
+        let fd = ruleset(rules.clone());
+        let (mine, theirs) = cordon_ossandbox::proxy::pair().unwrap();
+        let port = free_port();
+        let marker = f.dir.path().join(format!("ran-{go}"));
+        let script = format!("touch {}; ls /proc/self/fd", marker.display());
+        let args = with_proxy(
+            inner_args(fd.as_raw_fd(), &[], kernel_abi(), sh(&script)),
+            port,
+            theirs.as_raw_fd(),
+        );
+        let raw = [fd.as_raw_fd(), theirs.as_raw_fd()];
+        let mut cmd = Command::new(&f.inner);
+        cmd.args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        unsafe {
+            cmd.pre_exec(move || {
+                for fd in raw {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        drop(theirs);
+        drop(fd);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let handoff = ProxyHandoff { port, listener: tx };
+        if go {
+            cordon_ossandbox::proxy::hand_over(&mine, &handoff).unwrap();
+            let listener = rx.recv().unwrap();
+            assert_eq!(listener.local_addr().unwrap().port(), port);
+        } else {
+            // The proxy is gone: cordon receives the listener but cannot pass it on, and
+            // never says "go".
+            drop(rx);
+            let e = cordon_ossandbox::proxy::hand_over(&mine, &handoff).unwrap_err();
+            assert!(e.to_string().contains("the proxy is gone"), "{e}");
+            drop(mine);
+        }
+        let out = child.wait_with_output().unwrap();
+        if go {
+            // The listener and the pair stay with cordon: 0-2 and ls's own descriptor.
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                "0\n1\n2\n3\n",
+                "{out:?}"
+            );
+            assert!(marker.exists());
+        } else {
+            assert_eq!(out.status.code(), Some(125), "{out:?}");
+            assert!(
+                String::from_utf8_lossy(&out.stderr)
+                    .starts_with("cordon: inner stage: cordon did not take the proxy's listener"),
+                "{out:?}"
+            );
+            assert!(!marker.exists(), "the command ran without cordon's go");
+        }
+    }
+    // A port of 0 is not the proxy's.
+    let fd = ruleset(system());
+    let out = run(
+        &f.inner,
+        Some(&fd),
+        with_proxy(
+            inner_args(fd.as_raw_fd(), &[], kernel_abi(), sh("true")),
+            0,
+            9,
+        ),
+    );
+    assert_eq!(out.status.code(), Some(125), "{out:?}");
+}

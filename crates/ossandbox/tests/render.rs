@@ -242,6 +242,7 @@ const OPERATIONS: &[&str] = &[
     "ipc-posix-shm-read*",
     "mach-lookup",
     "network*",
+    "network-outbound",
     "process-exec",
     "process-fork",
     "process-info*",
@@ -296,6 +297,19 @@ fn check_filter(filter: &Sx, params: &mut BTreeSet<String>) {
     let Sx::List(f) = filter else {
         panic!("a filter must be a form: {filter:?}")
     };
+    // sandbox.network = "proxy": (remote ip "localhost:PORT"), the proxy's port only.
+    if let [Sx::Sym(head), Sx::Sym(kind), Sx::Str(addr)] = f.as_slice() {
+        assert_eq!(
+            (head.as_str(), kind.as_str()),
+            ("remote", "ip"),
+            "{filter:?}"
+        );
+        let port = addr
+            .strip_prefix("localhost:")
+            .unwrap_or_else(|| panic!("{addr}"));
+        assert!(port.parse::<u16>().is_ok(), "{addr}");
+        return;
+    }
     let (Some(Sx::Sym(head)), 2) = (f.first(), f.len()) else {
         panic!("bad filter {filter:?}")
     };
@@ -362,6 +376,23 @@ fn seatbelt_golden_network_allowed_no_system_paths() {
     assert!(sb.text.contains("(allow network*)"));
     assert!(!sb.text.contains("\"/usr\""));
     golden("seatbelt_network.sb", &sb.audit());
+}
+
+#[test]
+fn seatbelt_golden_network_proxy() {
+    let sb = seatbelt::render(&Profile {
+        network: Network::Proxy,
+        ..workspace_profile()
+    })
+    .unwrap();
+    check_seatbelt(&sb);
+    // Outbound to the proxy's port on localhost only: no network*, no DNS service.
+    assert!(sb
+        .text
+        .contains("(allow network-outbound (remote ip \"localhost:3128\"))"));
+    assert!(!sb.text.contains("(allow network*)"));
+    assert!(!sb.text.contains("mDNSResponder"));
+    golden("seatbelt_network_proxy.sb", &sb.audit());
 }
 
 #[test]
@@ -595,6 +626,7 @@ fn oci_golden_cordon_rules() {
     for (network, file) in [
         (Network::Deny, "seccomp_x86_64_network_deny.json"),
         (Network::Allow, "seccomp_x86_64_network_allow.json"),
+        (Network::Proxy, "seccomp_x86_64_network_proxy.json"),
     ] {
         let v = oci::render(&seccomp::rules(network), oci::OciArch::X86_64);
         check_oci_schema(&v);
@@ -767,6 +799,7 @@ fn landlock_golden() {
     for (abi, network, file) in [
         (6, Network::Deny, "landlock_abi6.json"),
         (2, Network::Allow, "landlock_abi2_network_allow.json"),
+        (7, Network::Proxy, "landlock_abi7_network_proxy.json"),
     ] {
         let mut p = profile.clone();
         p.network = network;

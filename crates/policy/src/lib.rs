@@ -96,6 +96,10 @@ impl Backend {
 pub enum Network {
     Deny,
     Allow,
+    /// Only through cordon's network proxy: the command runs where the one address it can
+    /// reach is the proxy's listener on its loopback (see `[network]` for what the proxy
+    /// lets through).
+    Proxy,
 }
 
 /// What the sandbox may do to the `.git` directory of each writable root (`sandbox.git`).
@@ -652,11 +656,12 @@ impl Cx<'_> {
             |s| match s {
                 "deny" => Some(Network::Deny),
                 "allow" => Some(Network::Allow),
+                "proxy" => Some(Network::Proxy),
                 _ => None,
             },
             Network::Deny,
             "network",
-            "deny, allow",
+            "deny, allow, proxy",
         )?;
 
         let mut extra_read = Vec::new();

@@ -231,7 +231,7 @@ mod tests {
 
     #[test]
     fn bad_patterns() {
-        assert!(Pattern::new("   ").is_err());
+        assert_eq!(Pattern::new("   ").unwrap_err(), "pattern is empty");
         let e = Pattern::new("git [abc").unwrap_err();
         assert!(e.contains("`[abc`"), "{e}");
     }

@@ -169,6 +169,12 @@ fn unknown_nested_keys() {
 }
 
 #[test]
+fn network_proxy_parses() {
+    let p = parse("version = 1\n[sandbox]\nnetwork = \"proxy\"\n").unwrap();
+    assert_eq!(p.sandbox.network, Network::Proxy);
+}
+
+#[test]
 fn bad_enum_values() {
     refused(
         "version = 1\n[sandbox]\nbackend = \"docker\"\n",

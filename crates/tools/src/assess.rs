@@ -667,7 +667,13 @@ mod tests {
         assert_eq!(a.verdict.action, Action::Deny);
         assert_eq!(a.verdict.reason, "no deleting");
         assert_eq!(a.keys, ["shell", "ls", "sudo rm -rf /", "rm -rf /"]);
-        assert!(t.execute(&a).is_err(), "a denied line never runs");
+        match t.execute(&a) {
+            Err(crate::tool::ToolError::Denied { tool, decision }) => {
+                assert_eq!(tool, "shell");
+                assert_eq!(decision.reason, "no deleting", "a denied line never runs");
+            }
+            other => panic!("a denied line never runs, got {other:?}"),
+        }
         let ok = t.assess(&json!({"command": "ls -la"})).unwrap();
         assert_eq!(t.execute(&ok).unwrap(), json!({"ran": "ls -la"}));
     }
@@ -726,9 +732,23 @@ mod tests {
     #[test]
     fn bad_arguments_are_refused() {
         let t = tool("ask");
-        assert!(t.assess(&json!({})).is_err());
-        assert!(t.assess(&json!({"command": 3})).is_err());
-        assert!(t.assess(&json!({"command": "ls", "cwd": "/"})).is_err());
+        let refused = |args: serde_json::Value| match t.assess(&args) {
+            Err(crate::tool::ToolError::InvalidArguments { tool, message }) => {
+                assert_eq!(tool, "shell");
+                message
+            }
+            other => panic!("{args}: expected InvalidArguments, got {other:?}"),
+        };
+        assert_eq!(refused(json!({})), "`command` (a string) is required");
+        assert_eq!(
+            refused(json!({"command": 3})),
+            "`command` (a string) is required"
+        );
+        assert_eq!(
+            refused(json!({"command": "ls", "cwd": "/"})),
+            "unknown argument `cwd`"
+        );
+        assert_eq!(refused(json!("ls")), "arguments must be a JSON object");
         assert_eq!(t.schema()["required"], json!(["command"]));
     }
 }

@@ -2633,6 +2633,120 @@ fn legit_stdin_file(_: &Ctx) -> Res {
     ok(format!("read {} bytes of the redirected file", got.len()))
 }
 
+// ---------------------------------------------------------------------------------------------
+// issue 15: network proxy. Under `sandbox.network = "proxy"` the command's one way out is the
+// proxy's listener on 127.0.0.1/[::1] port `--port` in its own network namespace (a stand-in
+// proxy answers with one line). `--addr IP:PORT` names a target: a server the harness runs on
+// the host's loopback, or a raw address. Any refusal counts as blocked (EACCES from Landlock,
+// ENETUNREACH from the namespace's missing routes, ECONNREFUSED from its empty loopback); the
+// harness checks on the host side that nothing arrived.
+
+const ISSUE_15: &[(&str, Attack)] = &[
+    ("legit-proxy-connect", legit_proxy_connect),
+    ("net-tcp-connect", net_tcp_connect),
+    ("net-udp-send", net_udp_send),
+    ("net-bind", net_bind),
+];
+
+/// What the namespace and Landlock answer for a target other than the proxy.
+const NET_BLOCKED: &[i32] = &[
+    libc::EACCES,
+    libc::EPERM,
+    libc::ENETUNREACH,
+    libc::EHOSTUNREACH,
+    libc::ECONNREFUSED,
+    libc::EADDRNOTAVAIL,
+    libc::ETIMEDOUT,
+];
+
+fn net_addr(c: &Ctx) -> Result<std::net::SocketAddr, String> {
+    c.get("addr")?
+        .parse()
+        .map_err(|e| format!("--addr is not IP:PORT: {e}"))
+}
+
+/// The command's very first connection: the listener must already be there (no retry).
+fn legit_proxy_connect(c: &Ctx) -> Res {
+    let port: u16 = c.num("port")?;
+    let ip: std::net::IpAddr = match c.get("family")? {
+        "6" => std::net::Ipv6Addr::LOCALHOST.into(),
+        _ => std::net::Ipv4Addr::LOCALHOST.into(),
+    };
+    let mut s = std::net::TcpStream::connect((ip, port))
+        .map_err(|e| format!("connect({ip}:{port}): {}", ename(io_errno(&e))))?;
+    let mut line = String::new();
+    s.read_to_string(&mut line)
+        .map_err(|e| format!("read from the proxy: {e}"))?;
+    Ok(Out::Ok(format!("{ip}:{port} answered {}", line.trim_end())))
+}
+
+fn net_tcp_connect(c: &Ctx) -> Res {
+    let addr = net_addr(c)?;
+    match std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(10)) {
+        Ok(_) => Ok(Out::Escaped(format!("TCP connect to {addr} worked"))),
+        Err(e) => fs_err(&format!("connect({addr})"), io_errno(&e), NET_BLOCKED),
+    }
+}
+
+/// A datagram to `--addr`; the harness's server answers, so an answer is an escape. Sending
+/// may fail (no route) or go unanswered (nothing there in the namespace).
+fn net_udp_send(c: &Ctx) -> Res {
+    let addr = net_addr(c)?;
+    let any: std::net::SocketAddr = if addr.is_ipv6() {
+        "[::]:0".parse().unwrap()
+    } else {
+        "0.0.0.0:0".parse().unwrap()
+    };
+    let s = match std::net::UdpSocket::bind(any) {
+        Ok(s) => s,
+        Err(e) => return fs_err("socket+bind(udp)", io_errno(&e), NET_BLOCKED),
+    };
+    if let Err(e) = s.send_to(b"cordon-udp-probe", addr) {
+        return fs_err(&format!("sendto({addr})"), io_errno(&e), NET_BLOCKED);
+    }
+    s.set_read_timeout(Some(std::time::Duration::from_secs(1)))
+        .map_err(|e| e.to_string())?;
+    let mut buf = [0u8; 64];
+    match s.recv_from(&mut buf) {
+        Ok((n, from)) => Ok(Out::Escaped(format!(
+            "UDP to {addr}: {n} bytes answered from {from}"
+        ))),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            Ok(Out::Blocked(format!("UDP to {addr}: sent, never answered")))
+        }
+        Err(e) => fs_err(
+            &format!("recv after sendto({addr})"),
+            io_errno(&e),
+            NET_BLOCKED,
+        ),
+    }
+}
+
+fn net_bind(c: &Ctx) -> Res {
+    let port: u16 = c.num("port")?;
+    for ip in ["127.0.0.1", "::1"] {
+        let ip: std::net::IpAddr = ip.parse().unwrap();
+        match std::net::TcpListener::bind((ip, port)) {
+            Ok(_) => return Ok(Out::Escaped(format!("TCP bind to {ip}:{port} worked"))),
+            Err(e) if !PERM.contains(&io_errno(&e)) => {
+                return Err(format!(
+                    "bind({ip}:{port}): unexpected {}",
+                    ename(io_errno(&e))
+                ))
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(Out::Blocked(format!(
+        "TCP bind to 127.0.0.1:{port} and [::1]:{port}: EACCES/EPERM"
+    )))
+}
+
 type Attack = fn(&Ctx) -> Res;
 
 const ATTACKS: &[(&str, Attack)] = &[
@@ -2850,6 +2964,7 @@ pub fn main() {
         .iter()
         .chain(HIDDEN)
         .chain(ISSUE_12_HIDDEN)
+        .chain(ISSUE_15)
         .find(|(n, _)| n == name)
     else {
         finish(Err(format!(

@@ -8,14 +8,16 @@
 //! points to. A symlink where the log, its head or its directory should be is refused, not
 //! followed or replaced; new files are created `O_EXCL` under names nobody can guess.
 
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
+
+use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
+use rustix::io::Errno;
 
 use super::record::{Record, FORMAT_VERSION, ZERO_HASH};
 use super::util::{file_stamp, is_hash, new_id, random_hex, rfc3339, sha256_hex};
@@ -97,58 +99,44 @@ fn symlink_refused() -> io::Error {
 /// `openat(dir, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode)`: `name` is one path
 /// component, so nothing on the way can be a symlink either. A symlink at `name` fails
 /// (ELOOP, reported as [`SYMLINK_REFUSED`]), even with `O_CREAT`.
-pub(crate) fn open_at(
-    dir: &File,
-    name: &OsStr,
-    flags: libc::c_int,
-    mode: libc::mode_t,
-) -> io::Result<File> {
-    let c = c_name(name)?;
-    let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY;
+pub(crate) fn open_at(dir: &File, name: &OsStr, flags: OFlags, mode: u32) -> io::Result<File> {
+    let name = one_name(name)?;
+    let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY;
     loop {
-        // SAFETY: a valid directory descriptor and a NUL-terminated name; the descriptor
-        // returned is ours alone.
-        let fd =
-            unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, libc::c_uint::from(mode)) };
-        if fd >= 0 {
-            // SAFETY: a fresh descriptor nobody else owns.
-            return Ok(unsafe { File::from_raw_fd(fd) });
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::ELOOP) => return Err(symlink_refused()),
-            _ => return Err(e),
+        match rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(mode)) {
+            Ok(fd) => return Ok(File::from(fd)),
+            Err(Errno::INTR) => continue,
+            Err(Errno::LOOP) => return Err(symlink_refused()),
+            Err(e) => return Err(e.into()),
         }
     }
 }
 
-fn c_name(name: &OsStr) -> io::Result<CString> {
-    if name.is_empty() || name.as_bytes().contains(&b'/') {
+/// `name` if it is one non-empty path component without NUL (the kernel reads it as a C
+/// string: a NUL would silently cut it short).
+fn one_name(name: &OsStr) -> io::Result<&OsStr> {
+    let b = name.as_bytes();
+    if b.is_empty() || b.contains(&b'/') || b.contains(&0) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "not a single file name",
         ));
     }
-    CString::new(name.as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+    Ok(name)
 }
 
+/// renameat replaces the name `to` itself, whatever it is; it never follows a symlink there.
 fn rename_at(dir: &File, from: &OsStr, to: &OsStr) -> io::Result<()> {
-    let (from, to) = (c_name(from)?, c_name(to)?);
-    // SAFETY: a valid directory descriptor and NUL-terminated names. renameat replaces the
-    // name `to` itself, whatever it is; it never follows a symlink there.
-    let r = unsafe { libc::renameat(dir.as_raw_fd(), from.as_ptr(), dir.as_raw_fd(), to.as_ptr()) };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    let (from, to) = (one_name(from)?, one_name(to)?);
+    Ok(rustix::fs::renameat(dir, from, dir, to)?)
 }
 
+/// Best effort: removes our own temporary file. unlinkat removes the name, never what a
+/// symlink points to.
 fn unlink_at(dir: &File, name: &OsStr) {
-    if let Ok(c) = c_name(name) {
-        // SAFETY: as above; unlinkat removes the name, never what a symlink points to.
-        unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) };
+    if let Ok(name) = one_name(name) {
+        // Cleanup after a failure already reported: a name left behind is harmless.
+        let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
     }
 }
 
@@ -177,7 +165,7 @@ fn open_dir(dir: &Path) -> io::Result<File> {
 /// The head file beside the log, read through the directory without following a symlink:
 /// `None` when there is none. Only a small regular file is read.
 pub(crate) fn read_head_at(dir: &File, name: &OsStr) -> Option<Result<Head, String>> {
-    let f = match open_at(dir, name, libc::O_RDONLY | libc::O_NONBLOCK, 0) {
+    let f = match open_at(dir, name, OFlags::RDONLY | OFlags::NONBLOCK, 0) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
         Err(e) => return Some(Err(e.to_string())),
@@ -238,7 +226,7 @@ impl AuditLog {
         let file = open_at(
             &dir,
             &name,
-            libc::O_RDWR | libc::O_APPEND | libc::O_CREAT | libc::O_NONBLOCK,
+            OFlags::RDWR | OFlags::APPEND | OFlags::CREATE | OFlags::NONBLOCK,
             0o600,
         )
         .map_err(io("cannot open"))?;
@@ -263,7 +251,7 @@ impl AuditLog {
         let lock = open_at(
             &dir,
             &with_suffix(&name, ".lock"),
-            libc::O_RDONLY | libc::O_CREAT | libc::O_NONBLOCK,
+            OFlags::RDONLY | OFlags::CREATE | OFlags::NONBLOCK,
             0o600,
         )
         .map_err(io("cannot open its lock file"))?;
@@ -437,7 +425,7 @@ impl AuditLog {
             let mut f = open_at(
                 &self.dir,
                 &name,
-                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
                 0o600,
             )?;
             f.write_all(&torn)?;
@@ -564,7 +552,7 @@ impl AuditLog {
         let f = open_at(
             &self.dir,
             &tmp,
-            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
             0o600,
         )
         .map_err(self.io("cannot create the head file's temporary file"))?;
@@ -590,14 +578,14 @@ impl<'a> Flock<'a> {
         file: &'a File,
         deadline: std::time::Duration,
     ) -> io::Result<Flock<'a>> {
-        Flock::take(file, libc::LOCK_EX, deadline)
+        Flock::take(file, FlockOperation::NonBlockingLockExclusive, deadline)
     }
 
     pub(crate) fn shared_within(
         file: &'a File,
         deadline: std::time::Duration,
     ) -> io::Result<Flock<'a>> {
-        Flock::take(file, libc::LOCK_SH, deadline)
+        Flock::take(file, FlockOperation::NonBlockingLockShared, deadline)
     }
 
     /// Polls a non-blocking `flock` (waits from 1 ms doubling to 50 ms) until it is granted
@@ -605,28 +593,24 @@ impl<'a> Flock<'a> {
     /// lets go.
     fn take(
         file: &'a File,
-        op: libc::c_int,
+        op: FlockOperation,
         deadline: std::time::Duration,
     ) -> io::Result<Flock<'a>> {
         let start = std::time::Instant::now();
         let mut pause = std::time::Duration::from_millis(1);
         loop {
-            // SAFETY: flock on a file descriptor we own for the lifetime of the guard.
-            if unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) } == 0 {
-                return Ok(Flock(file));
-            }
-            let e = io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::EWOULDBLOCK) => {}
-                _ => return Err(e),
+            match rustix::fs::flock(file, op) {
+                Ok(()) => return Ok(Flock(file)),
+                Err(Errno::INTR) => continue,
+                Err(Errno::WOULDBLOCK) => {}
+                Err(e) => return Err(e.into()),
             }
             let waited = start.elapsed();
             if waited >= deadline {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
                     format!(
-                        "another process has held the lock for {:.1} s (a cordon run writes for milliseconds;                          find the holder with `fuser -v FILE.lock`); giving up",
+                        "another process has held the lock for {:.1} s (a cordon run writes for milliseconds; find the holder with `fuser -v FILE.lock`); giving up",
                         waited.as_secs_f64()
                     ),
                 ));
@@ -639,7 +623,8 @@ impl<'a> Flock<'a> {
 
 impl Drop for Flock<'_> {
     fn drop(&mut self) {
-        // SAFETY: as above; unlocking cannot invalidate anything.
-        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+        // Unlocking a descriptor we hold a lock on fails only if it is not open, which the
+        // borrow rules out; the lock also goes when the last descriptor of the file closes.
+        let _ = rustix::fs::flock(self.0, FlockOperation::Unlock);
     }
 }

@@ -50,11 +50,16 @@ impl Pty {
             ws_xpixel: 0,
             ws_ypixel: 0,
         };
-        // SAFETY: openpty fills two descriptors we then own.
+        // SAFETY: `m` and `s` are live locals openpty writes the two new descriptors into; a
+        // null name buffer and null termios are allowed (no name, default modes); `ws` is a
+        // fully initialised winsize read by the call.
         let r =
             unsafe { libc::openpty(&mut m, &mut s, std::ptr::null_mut(), std::ptr::null(), &ws) };
         assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
+        // SAFETY: openpty succeeded, so `m` and `s` are open descriptors it just created and
+        // nothing else in this process refers to; each is wrapped exactly once.
         let master = unsafe { File::from_raw_fd(m) };
+        // SAFETY: as above.
         let slave = unsafe { OwnedFd::from_raw_fd(s) };
         let mut cmd = crate::common::command(dir);
         cmd.args(args)
@@ -67,7 +72,10 @@ impl Pty {
             use std::os::unix::process::CommandExt;
             cmd.uid(uid).gid(gid);
         }
-        // SAFETY: only async-signal-safe calls between fork and exec.
+        // SAFETY: the closure runs in the forked child before exec, where only
+        // async-signal-safe functions may be called: setsid and ioctl are plain system calls
+        // (POSIX lists both as async-signal-safe), it allocates nothing and takes no lock,
+        // and `last_os_error` only reads errno. fd 0 is the pty slave set as stdin above.
         unsafe {
             cmd.pre_exec(|| {
                 if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
@@ -103,41 +111,34 @@ impl Pty {
         self.child.id() as i32
     }
 
+    /// The child's pid, for signalling it (not yet reaped while `self` lives).
+    pub fn child_pid(&self) -> rustix::process::Pid {
+        rustix::process::Pid::from_child(&self.child)
+    }
+
     /// The terminal's local mode flags (ICANON, ECHO, ISIG, …) as the child left them.
     pub fn lflag(&self) -> libc::tcflag_t {
-        // SAFETY: tcgetattr on the master we own, into a termios we own.
-        let mut t: libc::termios = unsafe { std::mem::zeroed() };
-        assert_eq!(
-            unsafe { libc::tcgetattr(self.master.as_raw_fd(), &mut t) },
-            0
-        );
-        t.c_lflag
+        rustix::termios::tcgetattr(&self.master)
+            .unwrap()
+            .local_modes
+            .bits()
     }
 
     /// Resizes the terminal (the foreground process gets SIGWINCH).
     pub fn resize(&self, rows: u16, cols: u16) {
-        let ws = libc::winsize {
+        let ws = rustix::termios::Winsize {
             ws_row: rows,
             ws_col: cols,
             ws_xpixel: 0,
             ws_ypixel: 0,
         };
-        // SAFETY: TIOCSWINSZ on the master we own, from a winsize we own.
-        assert_eq!(
-            unsafe { libc::ioctl(self.master.as_raw_fd(), libc::TIOCSWINSZ, &ws) },
-            0
-        );
+        rustix::termios::tcsetwinsize(&self.master, ws).unwrap();
     }
 
     /// The path of the terminal's slave side (`/dev/pts/N`).
     pub fn slave_name(&self) -> String {
-        let mut buf = [0 as libc::c_char; 128];
-        // SAFETY: ptsname_r into a buffer we own.
-        assert_eq!(
-            unsafe { libc::ptsname_r(self.master.as_raw_fd(), buf.as_mut_ptr(), buf.len()) },
-            0
-        );
-        unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+        rustix::pty::ptsname(&self.master, Vec::new())
+            .unwrap()
             .to_string_lossy()
             .into_owned()
     }

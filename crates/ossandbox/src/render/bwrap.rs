@@ -59,6 +59,18 @@ pub fn render(profile: &Profile, cwd: &Path, bwrap: &Path, root: bool) -> Result
         out.push_str(&format!("  # {}\n  {}\n", comment(&o.why), words.join(" ")));
     }
     out.push_str(")\n");
+    if profile.network == cordon_policy::Network::Proxy {
+        out.push_str("# sandbox.network = \"proxy\": the network namespace above (no --share-net) has only\n");
+        out.push_str(&format!(
+            "# loopback. Before the command starts, cordon's inner stage makes the proxy's\n\
+             # listener on port {0} there (`proxy {0} FD` before the inner stage's `--`) and\n\
+             # sends it to cordon over a unix socket; cordon's proxy accepts on it from outside\n\
+             # the sandbox. Landlock lets TCP connect to port {0} only and bind nowhere; seccomp\n\
+             # allows only IPv4 and IPv6 sockets. This script starts no proxy: the command it\n\
+             # runs reaches nothing.\n",
+            crate::PROXY_PORT
+        ));
+    }
     out.push_str("# cordon runs the command through its inner stage, a static program in a sealed memfd that\n");
     out.push_str("# applies Landlock inside (the `landlock` format) and then execs the command:\n");
     out.push_str(
@@ -147,5 +159,24 @@ mod tests {
         );
         assert!(!text.contains("\n  --add-seccomp-fd"), "{text}");
         assert!(text.ends_with("exec /usr/bin/bwrap \"${args[@]}\" -- \"$@\"\n"));
+        assert!(!text.contains("proxy"), "{text}");
+        // sandbox.network = "proxy": the same namespaces (no --share-net), and a note tying
+        // the inner stage's listener to the policy.
+        let text = render(
+            &Profile {
+                network: Network::Proxy,
+                ..profile
+            },
+            d.path(),
+            Path::new("/usr/bin/bwrap"),
+            false,
+        )
+        .unwrap();
+        assert!(!text.contains("\n  --share-net"), "{text}");
+        assert!(
+            text.contains("# sandbox.network = \"proxy\": the network namespace")
+                && text.contains("`proxy 3128 FD`"),
+            "{text}"
+        );
     }
 }

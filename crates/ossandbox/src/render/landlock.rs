@@ -35,7 +35,7 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
     let level = ABI::from(abi);
     let handled_fs = AccessFs::from_all(level);
     // The same conditions as `prepare`.
-    let handled_net = if profile.network == Network::Deny && abi >= 4 {
+    let handled_net = if profile.network != Network::Allow && abi >= 4 {
         AccessNet::from_all(level)
     } else {
         BitFlags::EMPTY
@@ -105,7 +105,18 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
         notes.push("Landlock cannot keep a path inside a writable root read-only: cordon refuses to run this policy on the Landlock backend (see protected_unenforceable).".to_string());
     }
 
-    json!({
+    if profile.network == Network::Proxy {
+        notes.push(format!(
+            "sandbox.network = \"proxy\": the command runs in a network namespace of its own with only loopback, where cordon's proxy listens on port {port} (made before the command starts); {}",
+            if abi >= 4 {
+                "TCP connect is allowed to that port only (net_rules), bind to none"
+            } else {
+                "this ABI cannot restrict TCP ports, so the namespace alone keeps the command from everything but the proxy"
+            },
+            port = crate::PROXY_PORT
+        ));
+    }
+    let mut out = json!({
         "abi": abi,
         "enforcement": level_name,
         "gaps": gaps,
@@ -115,7 +126,15 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
         "rules": rules,
         "protected_unenforceable": protected,
         "notes": notes,
-    })
+    });
+    if profile.network == Network::Proxy && abi >= 4 {
+        out["net_rules"] = json!([{
+            "port": crate::PROXY_PORT,
+            "access": names(BitFlags::from(AccessNet::ConnectTcp)),
+            "origin": "sandbox.network = \"proxy\" (cordon's proxy)",
+        }]);
+    }
+    out
 }
 
 /// Kernel names of the flags, in bit order: `MakeReg` → `make_reg`.

@@ -325,6 +325,17 @@ pub fn render(profile: &Profile) -> Result<Seatbelt, RenderError> {
                 out.line(&format!("(allow mach-lookup (global-name \"{service}\"))"));
             }
         }
+        Network::Proxy => {
+            out.comment(&format!(
+                "network: only cordon's proxy, by sandbox.network = \"proxy\": outbound to localhost:{} and nothing else;",
+                crate::PROXY_PORT
+            ));
+            out.comment("names are resolved by the proxy, so no DNS service is allowed");
+            out.line(&format!(
+                "(allow network-outbound (remote ip \"localhost:{}\"))",
+                crate::PROXY_PORT
+            ));
+        }
     }
 
     // Protected paths last: later rules win in SBPL.

@@ -13,6 +13,8 @@
 //!     │                     │   / made private (no mount reaches the host), fresh /proc,
 //!     │                     │   kernel.pid_max of this namespace = the task cap,
 //!     │                     │   Landlock rules for the fresh /proc (rules belong to inodes)
+//!     │ ◀── listener ───────┤   [proxy] lo up, the proxy's listener made here and sent to
+//!     │ ─── "go" ──────────▶│   cordon (SCM_RIGHTS); the command waits for "go" (crate::proxy)
 //!     │                     │   fork ─▶ command (pid 2): setsid, rlimits, caps dropped,
 //!     │                     │           no_new_privs, landlock_restrict_self, seccomp, execve
 //!     │ SIGTERM/INT/HUP/QUIT ─▶ init: kill(-1, sig) — every process of the namespace
@@ -68,8 +70,12 @@ pub struct Plan {
     /// A user namespace mapping the caller's uid and gid to themselves (not root: root makes
     /// the other namespaces without one and keeps its identity).
     pub user: bool,
-    /// A new, empty network namespace (the network is denied).
+    /// A new network namespace (the network is denied, or only through the proxy).
     pub net: bool,
+    /// `sandbox.network = "proxy"`: init brings loopback up in the new network namespace and
+    /// makes the proxy's listener on this port there before the command starts (see
+    /// [`crate::proxy`]); the run needs the spec's [`super::ProxyHandoff`].
+    pub proxy: Option<u16>,
     /// Landlock rules for the fresh /proc.
     pub proc_rules: Vec<ProcRule>,
 }
@@ -92,7 +98,7 @@ pub enum Attempt {
 }
 
 /// Steps whose failure the child reports; the index is the record's step byte.
-const STEPS: [&str; 18] = [
+const STEPS: [&str; 21] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -111,6 +117,9 @@ const STEPS: [&str; 18] = [
     "seccomp",
     "standard streams",
     "controlling terminal",
+    "bringing up loopback in the network namespace",
+    "the proxy's listener in the network namespace",
+    "handing the proxy's listener to cordon",
 ];
 
 const REC: usize = 6;
@@ -180,6 +189,22 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     let controlling_tty = spec.stdio.controlling_tty.unwrap_or(-1);
     let programs = &c.seccomp;
     let rlimits = &c.rlimits;
+    // sandbox.network = "proxy": the pair the listener comes back over.
+    let proxy = match (plan.proxy, &spec.proxy) {
+        (None, _) => None,
+        (Some(port), Some(handoff)) if plan.net && handoff.port == port => {
+            Some((crate::proxy::pair().map_err(parent)?, handoff, port))
+        }
+        (Some(_), _) => {
+            return Err(parent(io::Error::other(
+                "sandbox.network = \"proxy\" needs the proxy's handoff on its port and a network namespace",
+            )))
+        }
+    };
+    let proxy_fd = proxy
+        .as_ref()
+        .map_or(-1, |((_, theirs), _, _)| theirs.as_raw_fd());
+    let proxy_port = proxy.as_ref().map_or(0, |(_, _, port)| *port);
 
     // Forwarded signals are read from a signalfd; init waits for them (and SIGCHLD) with
     // sigtimedwait, so it needs no handlers; the command unblocks everything before exec.
@@ -257,16 +282,33 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
                 envp: envp_p.as_ptr(),
                 stdio,
                 controlling_tty,
+                proxy_fd,
+                proxy_port,
             })
         }
     }
     drop(report_w);
+    // Only init may hold the namespace's end: a closed pair is how cordon learns it failed.
+    let proxy = proxy.map(|((mine, theirs), handoff, _)| {
+        drop(theirs);
+        (mine, handoff)
+    });
     drop(me);
     drop(c.landlock);
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
     let pid = pid as libc::pid_t;
 
     reap_finished_inits();
+    // The listener first: init starts the command only after cordon said "go", which it says
+    // only once the proxy has its listener. Any failure kills the namespace before that.
+    let mut handoff_error = None;
+    if let Some((mine, handoff)) = &proxy {
+        if let Err(e) = crate::proxy::hand_over(mine, handoff) {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            handoff_error = Some(e);
+        }
+    }
+    drop(proxy);
     // Non-blocking: records are read as they come, and a namespace that would not die in
     // time cannot hold us here either.
     unsafe { libc::fcntl(report_r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
@@ -295,6 +337,11 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
             b'X' => status = Some(value),
             _ => {}
         }
+    }
+    if let Some(e) = handoff_error {
+        return Err(parent(io::Error::other(format!(
+            "cannot hand the proxy its listener in the command's network namespace: {e}"
+        ))));
     }
     if let Some(e) = exec_errno {
         let name = spec.program.to_string_lossy().into_owned();
@@ -544,6 +591,10 @@ struct InitData<'a> {
     stdio: [RawFd; 3],
     /// The descriptor (0, 1 or 2, a pty slave) the command makes its controlling terminal.
     controlling_tty: RawFd,
+    /// The namespace's end of the proxy's handoff pair (-1: not `network = "proxy"`).
+    proxy_fd: RawFd,
+    /// The proxy's port in the namespace.
+    proxy_port: u16,
 }
 
 unsafe fn record(fd: RawFd, tag: u8, step: u8, value: i32) {
@@ -595,7 +646,7 @@ unsafe fn init(d: &InitData) -> ! {
     // them: a stdin pipe's write end kept open here would keep the command from ever seeing
     // end-of-file. Keep only what init and the command need.
     let mut keep = [
-        d.report, d.me_fd, d.ruleset, d.stdio[0], d.stdio[1], d.stdio[2],
+        d.report, d.me_fd, d.ruleset, d.stdio[0], d.stdio[1], d.stdio[2], d.proxy_fd,
     ];
     keep.sort_unstable();
     let mut next: RawFd = 3;
@@ -673,6 +724,26 @@ unsafe fn init(d: &InitData) -> ! {
         if r != 0 {
             fail(b'S', 6);
         }
+    }
+
+    // sandbox.network = "proxy": loopback up, the listener made here (so it lives in this
+    // namespace) and handed to cordon; the command starts only after cordon's "go".
+    if d.proxy_fd >= 0 {
+        if !crate::proxy::loopback_up() {
+            fail(b'S', 18);
+        }
+        let listener = crate::proxy::listener(d.proxy_port);
+        if listener < 0 {
+            fail(b'S', 19);
+        }
+        if !crate::proxy::send_fd(d.proxy_fd, listener) {
+            fail(b'S', 20);
+        }
+        libc::close(listener);
+        if !crate::proxy::wait_go(d.proxy_fd) {
+            fail(b'S', 20);
+        }
+        libc::close(d.proxy_fd);
     }
 
     // SIGCHLD joins the forwarded signals (blocked since before clone) in the set init waits on.
@@ -830,14 +901,21 @@ unsafe fn command(d: &InitData) -> ! {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Probe {
     /// Namespaces, private mounts and a fresh /proc work; `task_cap` says whether this
-    /// kernel took the namespace's own pid_max (Linux 6.14 and later).
-    Available { user: bool, task_cap: bool },
+    /// kernel took the namespace's own pid_max (Linux 6.14 and later); `proxy` is `None`
+    /// when loopback came up in the new network namespace and the proxy's listener was made
+    /// there (what `sandbox.network = "proxy"` needs), else the step that failed.
+    Available {
+        user: bool,
+        task_cap: bool,
+        proxy: Option<&'static str>,
+    },
     /// The kernel refused at this step, with this error.
     Unavailable(String),
 }
 
 /// Makes the namespaces a run would make (as the caller: with a user namespace unless root)
-/// in a throw-away child, mounts /proc there and sets its pid_max.
+/// in a throw-away child, mounts /proc there and sets its pid_max, then brings loopback up
+/// and makes the proxy's listener as `sandbox.network = "proxy"` does.
 pub fn probe() -> Probe {
     let user = unsafe { libc::geteuid() } != 0;
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -863,7 +941,8 @@ pub fn probe() -> Probe {
         return Probe::Unavailable(format!("clone: {}", io::Error::last_os_error()));
     }
     if pid == 0 {
-        // Exit code: 0 ok with pid_max, 1 ok without, 10 + step on failure.
+        // Exit code: 0 ok with pid_max, 1 ok without, +2 loopback or +4 the listener failed
+        // (the proxy); 10 + step on failure.
         unsafe {
             let step = if user && !write_file(c"/proc/self/setgroups", b"deny") {
                 1
@@ -890,11 +969,17 @@ pub fn probe() -> Probe {
             {
                 5
             } else {
-                libc::_exit(if write_file(c"/proc/sys/kernel/pid_max", cap.as_bytes()) {
+                let mut code = if write_file(c"/proc/sys/kernel/pid_max", cap.as_bytes()) {
                     0
                 } else {
                     1
-                });
+                };
+                if !crate::proxy::loopback_up() {
+                    code |= 2;
+                } else if crate::proxy::listener(crate::PROXY_PORT) < 0 {
+                    code |= 4;
+                }
+                libc::_exit(code);
             };
             libc::_exit(10 + step);
         }
@@ -906,13 +991,14 @@ pub fn probe() -> Probe {
         return Probe::Unavailable("the probe child did not exit normally".into());
     }
     match libc::WEXITSTATUS(st) {
-        0 => Probe::Available {
+        code @ 0..=7 => Probe::Available {
             user,
-            task_cap: true,
-        },
-        1 => Probe::Available {
-            user,
-            task_cap: false,
+            task_cap: code & 1 == 0,
+            proxy: match code & 6 {
+                0 => None,
+                2 => Some(STEPS[18]),
+                _ => Some(STEPS[19]),
+            },
         },
         n => Probe::Unavailable(format!(
             "the kernel refused {}",
@@ -951,6 +1037,7 @@ mod tests {
                 .unwrap_or_default(),
             timeout: None,
             stdio: Default::default(),
+            proxy: None,
         }
     }
 

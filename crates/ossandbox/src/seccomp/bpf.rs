@@ -901,7 +901,7 @@ pub(crate) mod tests {
     #[test]
     fn cordons_rules_match_their_direct_evaluation() {
         let mut rng = Rng(1);
-        for network in [Network::Deny, Network::Allow] {
+        for network in [Network::Deny, Network::Allow, Network::Proxy] {
             agrees(&rules(network), &mut rng, 200);
         }
     }
@@ -1149,19 +1149,25 @@ pub(crate) mod tests {
         let huge = (0..4200)
             .map(|v| vec![ArgCheck::Eq32 { index: 1, value: v }])
             .collect();
-        assert!(generate(&[rule(libc::EPERM, huge)]).is_err());
-        assert!(
-            generate(&[rule(0, vec![])]).is_err(),
-            "errno 0 means success"
-        );
-        assert!(generate(&[rule(70000, vec![])]).is_err());
+        let refusal = |rules: &[SyscallRule]| match generate(rules) {
+            Err(Error::Seccomp(m)) => m,
+            other => panic!("expected Error::Seccomp, got {other:?}"),
+        };
+        let e = refusal(&[rule(libc::EPERM, huge)]);
+        assert!(e.contains("more than the kernel's 4096"), "{e}");
+        // errno 0 means success.
+        let e = refusal(&[rule(0, vec![])]);
+        assert_eq!(e, "ioctl: errno 0 out of range");
+        let e = refusal(&[rule(70000, vec![])]);
+        assert_eq!(e, "ioctl: errno 70000 out of range");
         let bad_index = vec![vec![ArgCheck::Eq32 { index: 6, value: 0 }]];
-        assert!(generate(&[rule(libc::EPERM, bad_index)]).is_err());
+        let e = refusal(&[rule(libc::EPERM, bad_index)]);
+        assert_eq!(e, "ioctl: argument index 6 out of range");
     }
 
     #[test]
     fn structure_of_cordons_program() {
-        for network in [Network::Deny, Network::Allow] {
+        for network in [Network::Deny, Network::Allow, Network::Proxy] {
             let prog = generate(&rules(network)).unwrap();
             validate(&prog);
             // The arch check comes first, and its miss is a refusal.

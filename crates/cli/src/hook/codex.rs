@@ -1,0 +1,182 @@
+//! Codex's `PreToolUse` hook, as data.
+//!
+//! Follows codex-rs `hooks/src/schema.rs` and `hooks/src/engine/output_parser.rs` (Codex
+//! 0.155–0.160, 2026): the input has `session_id`, `turn_id`, `transcript_path` (string or
+//! null), `cwd`, `hook_event_name` = `"PreToolUse"`, `model`, `permission_mode`, `tool_name`,
+//! `tool_input`, `tool_use_id` (and `agent_id`/`agent_type` for subagents). The shell tool is
+//! `tool_name` = `"Bash"` with `tool_input` = { `command` } (unified exec is presented the same
+//! way); `apply_patch` carries the patch text in `command`.
+//!
+//! The answer: `hookSpecificOutput` { `hookEventName`, `permissionDecision`,
+//! `permissionDecisionReason`, `updatedInput` } with unknown fields refused by Codex. A deny
+//! needs a non-empty reason; `ask` and an `allow` without `updatedInput` are rejected as a
+//! failed hook, after which Codex runs the tool. So: an allowed shell command is an `allow`
+//! with `updatedInput`; an allowed `apply_patch` is the empty object `{}`; an ask is a deny
+//! whose reason says how a person approves. Exit 2 blocks only with a reason on stderr.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::decide::Call;
+use super::{host_path, object, string, Answer, Input, Mapped, Reply};
+
+/// The hook's stdin. Unknown fields are accepted.
+// Every documented field is declared, used or not: the type is the protocol.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+pub struct PreToolUseCommandInput {
+    pub hook_event_name: String,
+    pub cwd: String,
+    pub tool_name: String,
+    pub tool_input: Map<String, Value>,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub turn_id: Option<String>,
+    #[serde(default)]
+    pub transcript_path: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub permission_mode: Option<String>,
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+}
+
+/// `permissionDecision` as cordon sends it (never `ask`: Codex rejects it).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PermissionDecision {
+    Allow,
+    Deny,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookSpecificOutput {
+    pub hook_event_name: &'static str,
+    pub permission_decision: PermissionDecision,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_decision_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_input: Option<Map<String, Value>>,
+}
+
+/// The hook's stdout (`{}` when it has nothing to say).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreToolUseCommandOutput {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook_specific_output: Option<HookSpecificOutput>,
+}
+
+/// The files an `apply_patch` patch touches, as cordon's file calls: `*** Add File: P`
+/// writes, `*** Update File: P` edits (decided as a write), `*** Delete File: P` deletes,
+/// `*** Move to: P` writes P. A patch naming no file is malformed.
+pub fn patch_calls(patch: &str, cwd: &std::path::Path) -> Result<Call, String> {
+    let mut calls = Vec::new();
+    for line in patch.lines() {
+        let (tool, path) = if let Some(p) = line.strip_prefix("*** Add File: ") {
+            ("write_file", p)
+        } else if let Some(p) = line.strip_prefix("*** Update File: ") {
+            ("write_file", p)
+        } else if let Some(p) = line.strip_prefix("*** Move to: ") {
+            ("write_file", p)
+        } else if let Some(p) = line.strip_prefix("*** Delete File: ") {
+            ("delete_file", p)
+        } else {
+            continue;
+        };
+        let path = host_path(cwd, path.trim()).to_string_lossy().into_owned();
+        let args = if tool == "delete_file" {
+            json!({ "path": path })
+        } else {
+            json!({ "path": path, "content": "" })
+        };
+        calls.push(Call::Tool {
+            tool: tool.into(),
+            args,
+        });
+    }
+    if calls.is_empty() {
+        return Err("apply_patch names no file (no `*** Add/Update/Delete File:` line)".into());
+    }
+    Ok(Call::All(calls))
+}
+
+pub fn parse(v: Value) -> Result<Input, String> {
+    object(&v, "tool_input")?;
+    let input: PreToolUseCommandInput = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    if input.hook_event_name != "PreToolUse" {
+        return Err(format!(
+            "event `{}`, not PreToolUse",
+            crate::term::clean(&input.hook_event_name)
+        ));
+    }
+    let cwd = std::path::PathBuf::from(&input.cwd);
+    if !cwd.is_absolute() {
+        return Err("`cwd` is not an absolute path".into());
+    }
+    let ti = &input.tool_input;
+    let mapped = match input.tool_name.as_str() {
+        // `Bash` is the canonical name; the others are the shell tools' own names, taken too
+        // rather than deferred (a command there would run unconfined).
+        "Bash" | "shell" | "exec_command" | "local_shell" => Mapped::Call {
+            call: Call::Shell {
+                line: string(ti, "command")?.to_string(),
+                cwd: cwd.clone(),
+            },
+        },
+        "apply_patch" => Mapped::Call {
+            call: patch_calls(string(ti, "command")?, &cwd)?,
+        },
+        other => Mapped::Unmapped(other.to_string()),
+    };
+    Ok(Input {
+        cwd,
+        tool_name: input.tool_name.clone(),
+        tool_input: input.tool_input,
+        mapped,
+    })
+}
+
+pub fn render(input: &Input, answer: &Answer) -> Reply {
+    let out = |o: Option<HookSpecificOutput>| {
+        Reply::json(json!(PreToolUseCommandOutput {
+            hook_specific_output: o
+        }))
+    };
+    let deny = |reason: String| {
+        out(Some(HookSpecificOutput {
+            hook_event_name: "PreToolUse",
+            permission_decision: PermissionDecision::Deny,
+            permission_decision_reason: Some(reason),
+            updated_input: None,
+        }))
+    };
+    match answer {
+        Answer::Defer => Reply {
+            stdout: String::new(),
+            stderr: String::new(),
+            code: 0,
+        },
+        Answer::Allow {
+            command: Some(c), ..
+        } => {
+            let mut m = input.tool_input.clone();
+            m.insert("command".into(), Value::String(c.clone()));
+            out(Some(HookSpecificOutput {
+                hook_event_name: "PreToolUse",
+                permission_decision: PermissionDecision::Allow,
+                permission_decision_reason: None,
+                updated_input: Some(m),
+            }))
+        }
+        // A bare allow is a failed hook in Codex: nothing to say is the empty object.
+        Answer::Allow { command: None, .. } => out(None),
+        Answer::Ask { reason, how, .. } => deny(format!(
+            "cordon: needs a person's approval: {reason}; {how}"
+        )),
+        Answer::Deny { reason } => deny(format!("cordon: denied: {reason}")),
+    }
+}

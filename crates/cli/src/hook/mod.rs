@@ -1,0 +1,433 @@
+//! `cordon hook claude|codex|gemini`: cordon as an agent host's pre-tool hook.
+//!
+//! ```text
+//!  host's hook JSON ──▶ HOST::parse ──▶ Call (shell line | file tool | host tool)
+//!   (stdin, capped)                        │
+//!                                  decide::Decider (policy, rules, audit log)
+//!                                          │ Allow / Ask / Deny
+//!                                          ▼
+//!                              HOST::render ──▶ stdout JSON + exit code
+//! ```
+//!
+//! Each host's protocol is data: serde types in `claude.rs`, `codex.rs`, `gemini.rs`, with
+//! golden fixtures in `crates/cli/tests/hooks/`. An allowed shell command is rewritten to run
+//! under `cordon exec --policy <the same policy> -c '<line>'`, so the kernel sandbox confines
+//! what the host itself runs. An ask the host can put to its user (Claude Code) carries a
+//! one-time host grant (`host_grant`) that the rewritten `cordon exec` consumes.
+//!
+//! A host tool that reaches the network itself (web fetch, web search) is denied when the
+//! policy denies the sandbox network, so the agent's own fetches follow the same rule.
+//!
+//! Fail closed: input that is not JSON, too large, for another event, or missing what the
+//! protocol requires is blocked (exit 2, one `cordon: ` line on stderr), never allowed. A tool
+//! cordon does not map defers to the host (no output, exit 0) unless the policy names it in
+//! `[tools.NAME]`.
+
+pub mod claude;
+pub mod codex;
+pub mod decide;
+pub mod gemini;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+use cordon_policy::Network;
+use serde_json::Value;
+
+use decide::{Call, Decider, Verdict};
+
+/// Exit status that blocks the tool call in every supported host (stderr is the reason).
+pub const EXIT_BLOCK: i32 = 2;
+/// The most hook input read from stdin (a `Write` of a large file carries its content).
+pub const MAX_INPUT: u64 = 8 << 20;
+
+/// The agent hosts cordon speaks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Host {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Host {
+    /// The client name recorded with every decision.
+    pub fn client(self) -> &'static str {
+        match self {
+            Host::Claude => "claude-code",
+            Host::Codex => "codex",
+            Host::Gemini => "gemini-cli",
+        }
+    }
+
+    /// The argument of `cordon hook`/`install` naming the host.
+    pub fn arg(self) -> &'static str {
+        match self {
+            Host::Claude => "claude",
+            Host::Codex => "codex",
+            Host::Gemini => "gemini",
+        }
+    }
+
+    pub fn all() -> [Host; 3] {
+        [Host::Claude, Host::Codex, Host::Gemini]
+    }
+}
+
+/// What a host's adapter makes of a tool call.
+#[derive(Debug)]
+pub enum Mapped {
+    /// A call cordon decides; a shell call is the host's shell tool, whose `command` is
+    /// rewritten.
+    Call { call: Call },
+    /// A tool cordon does not map, by the host's name.
+    Unmapped(String),
+    /// A host tool that reaches the network itself (web fetch, web search): denied under
+    /// `sandbox.network = "deny"`, else deferred, unless the policy names it in `[tools]`.
+    Network(String),
+}
+
+/// A host's hook input, parsed.
+#[derive(Debug)]
+pub struct Input {
+    pub cwd: PathBuf,
+    /// The host's name for the tool.
+    #[allow(dead_code)]
+    pub tool_name: String,
+    /// The tool's arguments as the host sent them (the rewrite keeps every other key).
+    pub tool_input: serde_json::Map<String, Value>,
+    pub mapped: Mapped,
+}
+
+/// The hook's answer, before the host's wording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// No opinion: the host decides as if cordon were not there.
+    Defer,
+    /// Allowed; `command`: the rewritten shell line to run instead.
+    Allow {
+        reason: String,
+        command: Option<String>,
+    },
+    /// A person must approve. `command`: the rewritten line (with a host grant) to run once
+    /// they do; `how`: for hosts that cannot ask, how a person approves it.
+    Ask {
+        reason: String,
+        command: Option<String>,
+        how: String,
+    },
+    Deny {
+        reason: String,
+    },
+}
+
+/// What the hook prints and returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+impl Reply {
+    /// Blocks the call: exit 2 with the reason on stderr, understood by every host.
+    pub fn block(reason: &str) -> Reply {
+        Reply {
+            stdout: String::new(),
+            stderr: format!("cordon: {}\n", crate::term::clean(reason)),
+            code: EXIT_BLOCK,
+        }
+    }
+
+    pub fn json(v: Value) -> Reply {
+        Reply {
+            stdout: format!("{v}\n"),
+            stderr: String::new(),
+            code: 0,
+        }
+    }
+}
+
+/// `cordon hook HOST [--policy F]`.
+pub fn run(host: Host, policy: Option<PathBuf>) -> i32 {
+    let reply = match read_input(&mut std::io::stdin().lock()) {
+        Ok(bytes) => respond(host, policy.as_deref(), &bytes),
+        Err(e) => Reply::block(&e),
+    };
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let wrote = out
+        .write_all(reply.stdout.as_bytes())
+        .and_then(|()| out.flush());
+    eprint!("{}", reply.stderr);
+    match wrote {
+        Ok(()) => reply.code,
+        Err(e) => {
+            eprintln!("cordon: cannot write the answer: {e}");
+            EXIT_BLOCK
+        }
+    }
+}
+
+/// Reads at most [`MAX_INPUT`] bytes; more is an error (the call is blocked).
+pub fn read_input(r: &mut dyn Read) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    r.take(MAX_INPUT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the hook input: {e}"))?;
+    if bytes.len() as u64 > MAX_INPUT {
+        return Err(format!(
+            "hook input larger than {} MiB: blocked",
+            MAX_INPUT >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The whole hook: input bytes → the host's answer.
+pub fn respond(host: Host, policy: Option<&Path>, bytes: &[u8]) -> Reply {
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => return Reply::block(&format!("hook input is not JSON ({e}): blocked")),
+    };
+    let input = match host {
+        Host::Claude => claude::parse(value),
+        Host::Codex => codex::parse(value),
+        Host::Gemini => gemini::parse(value),
+    };
+    let input = match input {
+        Ok(i) => i,
+        Err(e) => return Reply::block(&format!("{} hook input: {e}: blocked", host.client())),
+    };
+    let answer = match answer(host, policy, &input) {
+        Ok(a) => a,
+        Err(e) => Answer::Deny { reason: e },
+    };
+    match host {
+        Host::Claude => claude::render(&input, &answer),
+        Host::Codex => codex::render(&input, &answer),
+        Host::Gemini => gemini::render(&input, &answer),
+    }
+}
+
+/// Decides the mapped call; `Err`: cordon's own failure, which denies.
+fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, String> {
+    let decider = Decider::open(policy, &input.cwd, host.client())?;
+    let call = match &input.mapped {
+        Mapped::Call { call } => call.clone(),
+        Mapped::Unmapped(name) | Mapped::Network(name) if decider.has_tool(name) => Call::Tool {
+            tool: name.clone(),
+            args: Value::Object(input.tool_input.clone()),
+        },
+        Mapped::Network(name) if decider.policy().sandbox.network == Network::Deny => {
+            return Ok(Answer::Deny {
+                reason: format!(
+                    "`{}` reaches the network, and the policy denies network access (sandbox.network = \"deny\", {})",
+                    crate::term::clean(name),
+                    decider.policy().source
+                ),
+            })
+        }
+        Mapped::Unmapped(_) | Mapped::Network(_) => return Ok(Answer::Defer),
+    };
+    if let Some(file) = hook_settings_written(&call) {
+        return Ok(Answer::Deny {
+            reason: format!(
+                "{} configures the agent host's hooks, cordon's among them: a person edits it, not the agent",
+                file.display()
+            ),
+        });
+    }
+    let Call::Shell { line, cwd } = &call else {
+        return Ok(match decider.decide(&call) {
+            Verdict::Allow { reason } => Answer::Allow {
+                reason,
+                command: None,
+            },
+            Verdict::Ask { reason } => Answer::Ask {
+                how: format!(
+                    "cordon cannot ask from a {} hook; a person can allow it in the policy ({}), or do it themselves",
+                    host.client(),
+                    decider.policy().source
+                ),
+                reason,
+                command: None,
+            },
+            Verdict::Deny { reason } => Answer::Deny { reason },
+        });
+    };
+    if line.contains('\0') {
+        return Ok(Answer::Deny {
+            reason: "the command contains a NUL byte, which no shell can be given".into(),
+        });
+    }
+    if line.trim().is_empty() {
+        return Ok(Answer::Deny {
+            reason: "the command is empty".into(),
+        });
+    }
+    // A host grant is consumed only by the line this hook wrote; the agent submitting one
+    // itself (a declined ask's grant, a guessed id) gains nothing.
+    if names_host_grant(line) {
+        return Ok(Answer::Deny {
+            reason: "`cordon exec --host-grant` runs only as cordon's hook rewrote it; it cannot be submitted as a command".into(),
+        });
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the cordon binary: {e}"))?;
+    let policy_file = decider.policy_file();
+    Ok(match decider.decide(&call) {
+        Verdict::Allow { reason } => Answer::Allow {
+            reason,
+            command: Some(exec_line(Some(&exe), policy_file.as_deref(), None, line)?),
+        },
+        Verdict::Ask { reason } => {
+            let how = format!(
+                "to run it once, a person runs it in a terminal, where cordon asks: {}",
+                exec_line(None, policy_file.as_deref(), None, line)?
+            );
+            let command = if host == Host::Claude {
+                let id = cordon_gate::host_grant::issue(
+                    decider.policy(),
+                    policy_file.as_deref(),
+                    cwd,
+                    line,
+                    host.client(),
+                )?;
+                Some(exec_line(
+                    Some(&exe),
+                    policy_file.as_deref(),
+                    Some(&id),
+                    line,
+                )?)
+            } else {
+                None
+            };
+            Answer::Ask {
+                reason,
+                command,
+                how,
+            }
+        }
+        Verdict::Deny { reason } => Answer::Deny { reason },
+    })
+}
+
+/// The hosts' files that wire hooks (`cordon install` writes them): an agent's file tool
+/// writing one could unhook cordon for the next session.
+const HOOK_SETTINGS: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".gemini/settings.json",
+];
+
+/// A hook settings file `call` writes, edits or deletes.
+fn hook_settings_written(call: &Call) -> Option<PathBuf> {
+    match call {
+        Call::All(calls) => calls.iter().find_map(hook_settings_written),
+        Call::Tool { tool, args } if tool != "read_file" && tool != "list_dir" => {
+            let path = Path::new(args.get("path")?.as_str()?);
+            HOOK_SETTINGS
+                .iter()
+                .any(|s| path.ends_with(s))
+                .then(|| path.to_path_buf())
+        }
+        _ => None,
+    }
+}
+
+/// Whether `line` mentions `--host-grant` at all. A spelling the text check misses
+/// (`--host-gr""ant`) still runs inside the sandbox, where the grant store is out of reach.
+fn names_host_grant(line: &str) -> bool {
+    line.contains("--host-grant")
+}
+
+/// `'…'`: the POSIX single-quoted form of `s`, one argument in bash, dash and zsh, every byte
+/// as it is (a `'` inside ends the quote, adds `\'`, and opens a new one).
+pub fn quote(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('\'');
+    for c in s.chars() {
+        if c == '\'' {
+            q.push_str("'\\''");
+        } else {
+            q.push(c);
+        }
+    }
+    q.push('\'');
+    q
+}
+
+/// The command the host runs instead of `line`: `cordon exec --policy P [--host-grant ID]
+/// -c'line'`. A line with a NUL byte is refused (no argument can carry it).
+pub fn exec_line(
+    exe: Option<&Path>,
+    policy: Option<&Path>,
+    grant: Option<&str>,
+    line: &str,
+) -> Result<String, String> {
+    if line.contains('\0') {
+        return Err("a NUL byte cannot be passed to a shell".into());
+    }
+    // `None`: the bare name, for a person to type.
+    let mut out = match exe {
+        Some(exe) => quote(
+            exe.to_str()
+                .ok_or("the cordon binary's path is not UTF-8")?,
+        ),
+        None => "cordon".to_string(),
+    };
+    out.push_str(" exec");
+    if let Some(p) = policy {
+        let p = p.to_str().ok_or("the policy's path is not UTF-8")?;
+        out.push_str(" --policy ");
+        out.push_str(&quote(p));
+    }
+    if let Some(id) = grant {
+        out.push_str(" --host-grant ");
+        out.push_str(id);
+    }
+    // Attached (`-c'…'`): a line starting with `-` stays the option's value.
+    out.push_str(" -c");
+    out.push_str(&quote(line));
+    Ok(out)
+}
+
+/// The object under `key` in `v`, or an error naming it.
+pub fn object<'a>(v: &'a Value, key: &str) -> Result<&'a serde_json::Map<String, Value>, String> {
+    v.get(key)
+        .and_then(Value::as_object)
+        .ok_or_else(|| format!("`{key}` is missing or not an object"))
+}
+
+/// The string under `key` in `map`, or an error naming it.
+pub fn string<'a>(map: &'a serde_json::Map<String, Value>, key: &str) -> Result<&'a str, String> {
+    map.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("`{key}` is missing or not a string"))
+}
+
+/// An absolute path from the host (relative ones are taken from `cwd`).
+/// `.` components are dropped (`dir/.` is `dir`); `..` is kept for the tools to judge.
+pub fn host_path(cwd: &Path, p: &str) -> PathBuf {
+    cwd.join(p).components().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quote_is_posix_single_quoting() {
+        assert_eq!(quote(""), "''");
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), "'it'\\''s'");
+        assert_eq!(quote("$(x) `y` \\ \n"), "'$(x) `y` \\ \n'");
+    }
+
+    #[test]
+    fn nul_is_refused() {
+        assert!(exec_line(Some(Path::new("/c")), None, None, "a\0b").is_err());
+    }
+}

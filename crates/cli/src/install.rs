@@ -1,0 +1,374 @@
+//! `cordon install|uninstall HOST [--project|--user]`, and the hosts part of `cordon doctor`.
+//!
+//! Each host keeps its hooks in a JSON settings file:
+//!
+//! | host        | project                  | user                        | event        |
+//! |-------------|--------------------------|-----------------------------|--------------|
+//! | Claude Code | `.claude/settings.json`  | `~/.claude/settings.json`   | `PreToolUse` |
+//! | Codex       | `.codex/hooks.json`      | `$CODEX_HOME/hooks.json` (`~/.codex`) | `PreToolUse` |
+//! | Gemini CLI  | `.gemini/settings.json`  | `~/.gemini/settings.json`   | `BeforeTool` |
+//!
+//! Install adds one matcher group `{matcher, hooks: [{type: "command", command, timeout}]}`
+//! whose command runs `cordon hook HOST`; it is idempotent, replaces an older cordon entry,
+//! keeps every other key and entry, and writes a backup (`FILE.cordon-backup`) before changing
+//! a file. Uninstall removes only cordon's entries.
+//!
+//! Fail closed: none of the three hosts has a documented "block when the hook fails" setting
+//! (a crash or a missing binary lets the tool run), but all three block on exit 2 with a reason
+//! on stderr. So the command is wrapped: `… hook HOST || { echo 'cordon: …' >&2; exit 2; }`
+//! turns any failure of cordon itself into a block. A hook that times out is still treated
+//! by each host as a failure that lets the call run: `doctor` says so.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde_json::{json, Map, Value};
+
+use crate::hook::{quote, Host};
+use crate::{refuse, EXIT_FAILURE};
+
+#[derive(Args)]
+pub struct InstallArgs {
+    /// The agent host.
+    host: Host,
+    /// This project's settings (in the current directory; the default).
+    #[arg(long, conflicts_with = "user")]
+    project: bool,
+    /// Your user settings (under HOME).
+    #[arg(long)]
+    user: bool,
+    /// The policy the hook decides under (default: ./cordon.toml in the host's cwd if
+    /// trusted, else the embedded default).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+}
+
+/// Where a host's hooks are configured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Project,
+    User,
+}
+
+impl Scope {
+    fn name(self) -> &'static str {
+        match self {
+            Scope::Project => "project",
+            Scope::User => "user",
+        }
+    }
+}
+
+/// The settings file of `host` in `scope` (`cwd`: the project; `var`: the environment).
+pub fn settings_file(
+    host: Host,
+    scope: Scope,
+    cwd: &Path,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<PathBuf, String> {
+    let home = || -> Result<PathBuf, String> {
+        var("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute())
+            .ok_or_else(|| "HOME is not set to an absolute path".to_string())
+    };
+    Ok(match (host, scope) {
+        (Host::Claude, Scope::Project) => cwd.join(".claude/settings.json"),
+        (Host::Claude, Scope::User) => home()?.join(".claude/settings.json"),
+        (Host::Codex, Scope::Project) => cwd.join(".codex/hooks.json"),
+        (Host::Codex, Scope::User) => match var("CODEX_HOME").map(PathBuf::from) {
+            Some(h) if h.is_absolute() => h.join("hooks.json"),
+            _ => home()?.join(".codex/hooks.json"),
+        },
+        (Host::Gemini, Scope::Project) => cwd.join(".gemini/settings.json"),
+        (Host::Gemini, Scope::User) => home()?.join(".gemini/settings.json"),
+    })
+}
+
+/// The host's pre-tool event.
+pub fn event(host: Host) -> &'static str {
+    match host {
+        Host::Claude | Host::Codex => "PreToolUse",
+        Host::Gemini => "BeforeTool",
+    }
+}
+
+/// The line a blocked failure of cordon itself prints (the hosts need a non-empty reason).
+const FAILED: &str = "cordon: the cordon hook failed (see above); the call is blocked";
+
+/// The hook command: cordon by absolute path, wrapped so that any failure blocks.
+pub fn hook_command(exe: &Path, host: Host, policy: Option<&Path>) -> Result<String, String> {
+    let exe = exe
+        .to_str()
+        .ok_or("the cordon binary's path is not UTF-8")?;
+    let mut c = format!("{} hook {}", quote(exe), host.arg());
+    if let Some(p) = policy {
+        let p = p.to_str().ok_or("the policy's path is not UTF-8")?;
+        c.push_str(" --policy ");
+        c.push_str(&quote(p));
+    }
+    c.push_str(&format!(" || {{ echo {} >&2; exit 2; }}", quote(FAILED)));
+    Ok(c)
+}
+
+/// Whether a hook command is cordon's hook for `host`.
+fn is_cordon(command: &str, host: Host) -> bool {
+    command.contains("cordon") && command.contains(&format!(" hook {}", host.arg()))
+}
+
+/// Whether cordon's command blocks when cordon itself fails.
+fn fails_closed(command: &str) -> bool {
+    command.contains("|| {") && command.trim_end().ends_with("exit 2; }")
+}
+
+/// The matcher group cordon adds.
+fn group(host: Host, command: &str) -> Value {
+    match host {
+        // Every tool: cordon defers on the ones it does not map. Timeout in seconds.
+        Host::Claude | Host::Codex => json!({
+            "matcher": "*",
+            "hooks": [{ "type": "command", "command": command, "timeout": 30 }],
+        }),
+        // Gemini's matcher is a regular expression; its timeout is in milliseconds.
+        Host::Gemini => json!({
+            "matcher": ".*",
+            "hooks": [{ "type": "command", "name": "cordon", "command": command, "timeout": 30000 }],
+        }),
+    }
+}
+
+/// The hook commands in one matcher group.
+fn commands(group: &Value) -> impl Iterator<Item = &str> {
+    group["hooks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|h| h["command"].as_str())
+}
+
+/// Removes cordon's hooks for `host` from `settings`; how many went.
+fn remove(settings: &mut Value, host: Host) -> usize {
+    let Some(groups) = settings
+        .get_mut("hooks")
+        .and_then(|h| h.get_mut(event(host)))
+        .and_then(Value::as_array_mut)
+    else {
+        return 0;
+    };
+    let mut removed = 0;
+    for g in groups.iter_mut() {
+        if let Some(hooks) = g.get_mut("hooks").and_then(Value::as_array_mut) {
+            let before = hooks.len();
+            hooks.retain(|h| !h["command"].as_str().is_some_and(|c| is_cordon(c, host)));
+            removed += before - hooks.len();
+        }
+    }
+    // Groups cordon emptied go too; others stay as they were.
+    groups.retain(|g| !(g["hooks"].as_array().is_some_and(Vec::is_empty) && removed > 0));
+    removed
+}
+
+/// What install or uninstall did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Change {
+    Unchanged,
+    Added,
+    Replaced,
+    Removed(usize),
+}
+
+/// Installs (or with `add = false` removes) cordon's hook in `file`.
+pub fn edit(file: &Path, host: Host, command: &str, add: bool) -> Result<Change, String> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("{}: {e}", file.display())),
+    };
+    let mut settings: Value = match text.as_deref().map(str::trim) {
+        None | Some("") => Value::Object(Map::new()),
+        Some(t) => serde_json::from_str(t)
+            .map_err(|e| format!("{} is not valid JSON ({e}); fix it first", file.display()))?,
+    };
+    if !settings.is_object() {
+        return Err(format!("{} does not hold a JSON object", file.display()));
+    }
+    if settings.get("hooks").is_some_and(|h| !h.is_object()) {
+        return Err(format!("{}: `hooks` is not an object", file.display()));
+    }
+    let present: Vec<String> = settings["hooks"][event(host)]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| commands(g).map(String::from).collect::<Vec<_>>())
+        .filter(|c| is_cordon(c, host))
+        .collect();
+    let change = if add {
+        if present.len() == 1 && present[0] == command {
+            return Ok(Change::Unchanged);
+        }
+        let replaced = remove(&mut settings, host) > 0;
+        let hooks = settings
+            .as_object_mut()
+            .ok_or("settings are not an object")?
+            .entry("hooks")
+            .or_insert_with(|| json!({}));
+        let groups = hooks
+            .as_object_mut()
+            .ok_or("`hooks` is not an object")?
+            .entry(event(host))
+            .or_insert_with(|| json!([]));
+        groups
+            .as_array_mut()
+            .ok_or_else(|| format!("`hooks.{}` is not a list", event(host)))?
+            .push(group(host, command));
+        if replaced {
+            Change::Replaced
+        } else {
+            Change::Added
+        }
+    } else {
+        match remove(&mut settings, host) {
+            0 => return Ok(Change::Unchanged),
+            n => Change::Removed(n),
+        }
+    };
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    if let Some(t) = &text {
+        let backup = backup_name(file);
+        std::fs::write(&backup, t).map_err(|e| format!("backup {}: {e}", backup.display()))?;
+    }
+    let mut out = serde_json::to_string_pretty(&settings).map_err(|e| e.to_string())?;
+    out.push('\n');
+    // Atomic: a crash leaves the old file or the new one.
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut tmp =
+        tempfile::NamedTempFile::new_in(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::io::Write::write_all(&mut tmp, out.as_bytes()).map_err(|e| e.to_string())?;
+    tmp.persist(file)
+        .map_err(|e| format!("{}: {}", file.display(), e.error))?;
+    Ok(change)
+}
+
+/// `FILE.cordon-backup`.
+pub fn backup_name(file: &Path) -> PathBuf {
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(".cordon-backup");
+    file.with_file_name(name)
+}
+
+fn env_var(k: &str) -> Option<String> {
+    std::env::var(k).ok().filter(|v| !v.is_empty())
+}
+
+/// `cordon install|uninstall`.
+pub fn run(args: InstallArgs, add: bool) -> i32 {
+    let scope = if args.user {
+        Scope::User
+    } else {
+        Scope::Project
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            return refuse(
+                EXIT_FAILURE,
+                format!("cannot read the current directory: {e}"),
+            )
+        }
+    };
+    let file = match settings_file(args.host, scope, &cwd, &env_var) {
+        Ok(f) => f,
+        Err(e) => return refuse(EXIT_FAILURE, e),
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return refuse(EXIT_FAILURE, format!("cannot find the cordon binary: {e}")),
+    };
+    let policy = match args.policy.as_deref().map(std::path::absolute).transpose() {
+        Ok(p) => p,
+        Err(e) => return refuse(EXIT_FAILURE, format!("--policy: {e}")),
+    };
+    let command = match hook_command(&exe, args.host, policy.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return refuse(EXIT_FAILURE, e),
+    };
+    let shown = crate::term::clean(&file.display().to_string());
+    match edit(&file, args.host, &command, add) {
+        Ok(Change::Unchanged) if add => {
+            println!("{shown}: cordon's hook is already there; nothing changed")
+        }
+        Ok(Change::Unchanged) => println!("{shown}: no cordon hook to remove; nothing changed"),
+        Ok(c) => {
+            let what = match c {
+                Change::Added => format!("added hooks.{} → {command}", event(args.host)),
+                Change::Replaced => format!(
+                    "replaced cordon's hooks.{} entry → {command}",
+                    event(args.host)
+                ),
+                Change::Removed(n) => {
+                    format!("removed {n} cordon hook(s) from hooks.{}", event(args.host))
+                }
+                Change::Unchanged => String::new(),
+            };
+            println!("{shown}: {}", crate::term::clean(&what));
+            if file.exists() && backup_name(&file).exists() {
+                println!(
+                    "backup: {}",
+                    crate::term::clean(&backup_name(&file).display().to_string())
+                );
+            }
+            if add && args.host == Host::Codex {
+                println!("Codex runs a new or changed hook only after you trust it: open /hooks in Codex and trust it");
+            }
+        }
+        Err(e) => return refuse(EXIT_FAILURE, crate::term::clean(&e)),
+    }
+    0
+}
+
+/// One line per host and scope for `cordon doctor`.
+pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for host in Host::all() {
+        for scope in [Scope::Project, Scope::User] {
+            let Ok(file) = settings_file(host, scope, cwd, var) else {
+                continue;
+            };
+            let shown = crate::term::clean(&file.display().to_string());
+            let state = match std::fs::read_to_string(&file) {
+                Err(_) => "not wired (no file)".to_string(),
+                Ok(t) => match serde_json::from_str::<Value>(&t) {
+                    Err(_) => "not wired: the file is not valid JSON".to_string(),
+                    Ok(v) => {
+                        let ours: Vec<String> = v["hooks"][event(host)]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .flat_map(|g| commands(g).map(String::from).collect::<Vec<_>>())
+                            .filter(|c| is_cordon(c, host))
+                            .collect();
+                        match ours.first() {
+                            None => "not wired".to_string(),
+                            Some(c) if fails_closed(c) => {
+                                let mut s = "wired, fails closed (cordon failing or missing blocks the call; a hook timeout lets it run)".to_string();
+                                if host == Host::Codex {
+                                    s.push_str("; runs once trusted in Codex's /hooks");
+                                }
+                                s
+                            }
+                            Some(_) => "wired, fails OPEN (reinstall: `cordon install` wraps the hook so a failure blocks)".to_string(),
+                        }
+                    }
+                },
+            };
+            lines.push(format!(
+                "  {:<12} {:<8} {shown}: {state}",
+                host.client(),
+                scope.name()
+            ));
+        }
+    }
+    lines
+}

@@ -1,0 +1,462 @@
+//! `cordon hook claude|codex|gemini`: each host's documented hook input → cordon's exact
+//! answer (golden fixtures in `tests/hooks/`), and the rewritten command run for real: under
+//! the kernel sandbox, with the line reaching `cordon exec` byte for byte, and an ask approved
+//! in the host carried over once through a host grant.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{json, Value};
+
+/// A workspace holding the fixtures' policy as `cordon.toml` and `a.txt`.
+fn workspace() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let policy = std::fs::read_to_string(fixtures().join("policy.toml")).unwrap();
+    std::fs::write(d.path().join("cordon.toml"), policy).unwrap();
+    std::fs::write(d.path().join("a.txt"), "hello\n").unwrap();
+    d
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hooks")
+}
+
+/// Where host grants live for the tests: outside every workspace.
+fn runtime_dir() -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runtime");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `cordon` with the tests' environment and host grants in [`runtime_dir`].
+fn cordon_cmd(dir: &Path) -> Command {
+    let mut c = common::command(dir);
+    c.env("XDG_RUNTIME_DIR", runtime_dir());
+    c
+}
+
+/// `cordon hook HOST --policy P` with `stdin`.
+fn hook(dir: &Path, host: &str, stdin: &[u8]) -> Output {
+    let policy = dir.join("cordon.toml");
+    let mut child = cordon_cmd(dir)
+        .args(["hook", host, "--policy"])
+        .arg(&policy)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    // A hook that stops reading early (huge input) closes its end: that is not a failure here.
+    let _ = pipe.write_all(stdin);
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
+/// The placeholders of the fixtures, in every string of `v`.
+fn fill(v: &Value, dir: &Path) -> Value {
+    match v {
+        Value::String(s) => Value::String(
+            s.replace("$CWD", dir.to_str().unwrap())
+                .replace("$POLICY", dir.join("cordon.toml").to_str().unwrap())
+                .replace("$CORDON", env!("CARGO_BIN_EXE_cordon")),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(|x| fill(x, dir)).collect()),
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, x)| (k.clone(), fill(x, dir))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// The host grant's id in a rewritten command, replaced by `$GRANT`.
+fn mask_grant(s: &str) -> (String, Option<String>) {
+    let Some(at) = s.find("--host-grant ") else {
+        return (s.to_string(), None);
+    };
+    let start = at + "--host-grant ".len();
+    let id: String = s[start..]
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
+        .collect();
+    assert_eq!(id.len(), 32, "grant id in {s}");
+    (s.replacen(&id, "$GRANT", 1), Some(id))
+}
+
+#[test]
+fn golden_fixtures() {
+    let mut ran = 0;
+    for host in ["claude", "codex", "gemini"] {
+        let mut files: Vec<_> = std::fs::read_dir(fixtures().join(host))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        for file in files {
+            let case: Value =
+                serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            let ws = workspace();
+            let stdin = fill(&case["stdin"], ws.path()).to_string();
+            let o = hook(ws.path(), host, stdin.as_bytes());
+            let name = file.display();
+            assert_eq!(
+                o.status.code(),
+                case["exit"].as_i64().map(|c| c as i32),
+                "{name}: exit; stderr: {}",
+                common::stderr(&o)
+            );
+            let out = common::stdout(&o);
+            match &case["stdout"] {
+                Value::Null => assert_eq!(out, "", "{name}: stdout"),
+                want => {
+                    assert!(
+                        out.ends_with('\n') && out.matches('\n').count() == 1,
+                        "{name}: one line: {out}"
+                    );
+                    let (masked, _) = mask_grant(&out);
+                    let got: Value = serde_json::from_str(&masked)
+                        .unwrap_or_else(|e| panic!("{name}: {e}: {out}"));
+                    assert_eq!(got, fill(want, ws.path()), "{name}");
+                }
+            }
+            if let Some(want) = case["stderr"].as_str() {
+                assert!(
+                    common::stderr(&o).contains(want),
+                    "{name}: stderr {}",
+                    common::stderr(&o)
+                );
+            } else {
+                assert_eq!(common::stderr(&o), "", "{name}: stderr");
+            }
+            ran += 1;
+        }
+    }
+    assert!(ran >= 30, "only {ran} fixtures");
+}
+
+#[test]
+fn malformed_and_huge_input_is_blocked() {
+    let ws = workspace();
+    for host in ["claude", "codex", "gemini"] {
+        for bad in [
+            &b"not json"[..],
+            b"",
+            b"[]",
+            b"{\"hook_event_name\": 3}",
+            b"\xff\xfe",
+        ] {
+            let o = hook(ws.path(), host, bad);
+            assert_eq!(o.status.code(), Some(2), "{host} {bad:?}");
+            assert_eq!(common::stdout(&o), "");
+            let err = common::stderr(&o);
+            assert!(
+                err.starts_with("cordon: ") && err.lines().count() == 1,
+                "{err}"
+            );
+        }
+        // 9 MiB of valid JSON: over the cap, blocked without being parsed.
+        let big = json!({"cwd": ws.path(), "hook_event_name": "PreToolUse", "tool_name": "Write",
+            "tool_input": {"file_path": "x", "content": "a".repeat(9 << 20)}})
+        .to_string();
+        let o = hook(ws.path(), host, big.as_bytes());
+        assert_eq!(o.status.code(), Some(2), "{host} huge");
+        assert!(
+            common::stderr(&o).contains("larger than 8 MiB"),
+            "{}",
+            common::stderr(&o)
+        );
+    }
+}
+
+/// The Claude Code input for a Bash call of `line` in `dir`.
+fn claude_bash(dir: &Path, line: &str) -> String {
+    json!({"session_id": "s", "transcript_path": "/t", "cwd": dir, "permission_mode": "default",
+        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": line},
+        "tool_use_id": "t"})
+    .to_string()
+}
+
+/// The rewritten command of an allowed (or asked) Bash call.
+fn rewritten(dir: &Path, host: &str, stdin: &str) -> (String, Value) {
+    let o = hook(dir, host, stdin.as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let command = match host {
+        "gemini" => v["hookSpecificOutput"]["tool_input"]["command"].as_str(),
+        _ => v["hookSpecificOutput"]["updatedInput"]["command"].as_str(),
+    };
+    (
+        command
+            .unwrap_or_else(|| panic!("no rewrite: {v}"))
+            .to_string(),
+        v,
+    )
+}
+
+/// Runs `command` as the host would: `bash -c COMMAND` in `dir`.
+fn run_as_host(dir: &Path, command: &str) -> Output {
+    let mut c = Command::new("bash");
+    c.arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .env("XDG_STATE_HOME", common::state_home())
+        .env("XDG_CONFIG_HOME", common::config_home())
+        .env("XDG_RUNTIME_DIR", runtime_dir())
+        .env_remove("CORDON_POLICY")
+        .env_remove("CORDON_SESSION")
+        .stdin(Stdio::null());
+    c.output().unwrap()
+}
+
+/// The audit records of the default log (the fixtures' policy sets none) whose arguments are
+/// exactly `bash -c LINE` in `dir`.
+fn records_of(dir: &Path, line: &str) -> Vec<Value> {
+    let args = json!({"argv": ["/usr/bin/bash", "-c", line], "cwd": dir});
+    let digest = cordon_approval::audit::sha256_hex(
+        cordon_approval::audit::canonical_json(&args).as_bytes(),
+    );
+    let log = common::state_home().join("cordon/audit.jsonl");
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["args_digest"] == digest)
+        .collect()
+}
+
+#[test]
+fn the_line_reaches_cordon_exec_byte_for_byte() {
+    assert!(
+        Path::new("/usr/bin/bash").exists(),
+        "install bash (Debian package `bash`): the hook's rewrite is run by bash here"
+    );
+    let lines = [
+        "printf '%s\\n' \"it's\" 'a\"b' \"c'd\"",
+        "echo $(echo sub) `echo tick` $((1+2))",
+        "printf 'back\\\\slash \\\\n\\n'; echo 'x\\y'",
+        "echo one\necho two\n",
+        "-not-a-command",
+        "echo 'héllo ✓ 日本' \"$HOME\" ${PWD}",
+        "echo '' \"\" '''' \\' end",
+        "cat <<'EOF'\nhere $x `y`\nEOF",
+    ];
+    for host in ["claude", "codex", "gemini"] {
+        for line in lines {
+            let ws = workspace();
+            let dir = ws.path();
+            let stdin = match host {
+                "claude" => claude_bash(dir, line),
+                "codex" => json!({"session_id": "s", "turn_id": "t", "transcript_path": null, "cwd": dir,
+                    "hook_event_name": "PreToolUse", "model": "m", "permission_mode": "default",
+                    "tool_name": "Bash", "tool_input": {"command": line}, "tool_use_id": "c"}).to_string(),
+                _ => json!({"session_id": "s", "transcript_path": "/t", "cwd": dir, "hook_event_name": "BeforeTool",
+                    "timestamp": "2026-11-25T00:00:00Z", "tool_name": "run_shell_command",
+                    "tool_input": {"command": line}}).to_string(),
+            };
+            let (command, _) = rewritten(dir, host, &stdin);
+            let ran = run_as_host(dir, &command);
+            let direct = Command::new("bash")
+                .arg("-c")
+                .arg(line)
+                .current_dir(dir)
+                .output()
+                .unwrap();
+            // Two records with exactly these arguments: the hook's decision and exec's.
+            let records = records_of(dir, line);
+            assert_eq!(
+                records.len(),
+                2,
+                "{host} {line:?}: {records:?}\n{}",
+                common::stderr(&ran)
+            );
+            assert!(
+                records.iter().all(|r| r["decision"] == "allow"),
+                "{records:?}"
+            );
+            let client = match host {
+                "claude" => "claude-code",
+                "codex" => "codex",
+                _ => "gemini-cli",
+            };
+            assert_eq!(
+                records[0]["client"], client,
+                "the hook's record names the host"
+            );
+            if line != "-not-a-command" && !line.contains("HOME") {
+                assert_eq!(
+                    common::stdout(&ran),
+                    common::stdout(&direct),
+                    "{host} {line:?}: {}",
+                    common::stderr(&ran)
+                );
+                assert!(
+                    ran.status.success(),
+                    "{host} {line:?}: {}",
+                    common::stderr(&ran)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_rewritten_command_runs_under_the_sandbox() {
+    let ws = workspace();
+    let dir = ws.path();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped");
+    let line = format!("echo inside > in.txt; echo out > {}", target.display());
+    let (command, _) = rewritten(dir, "claude", &claude_bash(dir, &line));
+    let ran = run_as_host(dir, &command);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("in.txt")).unwrap(),
+        "inside\n"
+    );
+    assert!(!target.exists(), "a write outside the roots got through");
+    assert!(!ran.status.success());
+    assert!(
+        common::stderr(&ran).contains(target.to_str().unwrap()),
+        "{}",
+        common::stderr(&ran)
+    );
+    // The same line run directly (as the host would without cordon) does write there.
+    let direct = Command::new("bash")
+        .arg("-c")
+        .arg(&line)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(direct.status.success() && target.exists());
+}
+
+#[test]
+fn an_ask_approved_in_claude_code_runs_once() {
+    let ws = workspace();
+    let dir = ws.path();
+    // `git push` asks (the policy); `echo` after it keeps the run harmless.
+    let line = "git push --dry-run 2>/dev/null; echo pushed";
+    let (command, v) = rewritten(dir, "claude", &claude_bash(dir, line));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask");
+    let (_, id) = mask_grant(&command);
+    let id = id.unwrap();
+    // The user approves in Claude Code: Claude runs the rewritten command.
+    let ran = run_as_host(dir, &command);
+    assert!(ran.status.success(), "{}", common::stderr(&ran));
+    assert_eq!(common::stdout(&ran), "pushed\n");
+    let records = records_of(dir, line);
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert_eq!(
+        records[0]["decision"], "deny",
+        "the hook itself never allows an ask"
+    );
+    assert_eq!(records[1]["decision"], "allow");
+    assert_eq!(records[1]["by"]["kind"], "user", "{}", records[1]);
+    assert_eq!(records[1]["client"], "claude-code", "{}", records[1]);
+    // Used up: the same command again is refused.
+    let again = run_as_host(dir, &command);
+    assert_eq!(again.status.code(), Some(126));
+    assert!(
+        common::stderr(&again).contains(&format!("host grant {id}: none such")),
+        "{}",
+        common::stderr(&again)
+    );
+}
+
+#[test]
+fn a_host_grant_is_bound_to_its_line_and_cannot_be_forged() {
+    let ws = workspace();
+    let dir = ws.path();
+    let line = "git push; echo asked";
+    let (command, _) = rewritten(dir, "claude", &claude_bash(dir, line));
+    let (_, id) = mask_grant(&command);
+    let id = id.unwrap();
+    let policy = dir.join("cordon.toml");
+    let exec = |id: &str, line: &str| {
+        cordon_cmd(dir)
+            .args(["exec", "--policy"])
+            .arg(&policy)
+            .args(["--host-grant", id, "-c", line])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    // The agent reuses the grant for another line: refused, and the grant is gone.
+    let other = exec(&id, "touch pwned; git push");
+    assert_eq!(other.status.code(), Some(126), "{}", common::stderr(&other));
+    assert!(common::stderr(&other).contains("issued for another command"));
+    assert!(!dir.join("pwned").exists());
+    assert_eq!(
+        exec(&id, line).status.code(),
+        Some(126),
+        "a grant is used at most once"
+    );
+    // A grant file cordon did not write (a command that could reach the directory forged it).
+    let forged_id = "0123456789abcdef0123456789abcdef";
+    let grants = runtime_dir().join("cordon/host-grants");
+    std::fs::write(
+        grants.join(format!("{forged_id}.json")),
+        json!({"v": 1, "host": "claude-code", "line": "touch pwned", "cwd": dir,
+            "policy": "x", "expires": u64::MAX})
+        .to_string(),
+    )
+    .unwrap();
+    let forged = exec(forged_id, "touch pwned");
+    assert_eq!(forged.status.code(), Some(126));
+    assert!(
+        common::stderr(&forged).contains("not one cordon issued"),
+        "{}",
+        common::stderr(&forged)
+    );
+    assert!(!dir.join("pwned").exists());
+    // The agent submitting `cordon exec --host-grant` as its own Bash call: denied by the hook.
+    let o = hook(
+        dir,
+        "claude",
+        claude_bash(
+            dir,
+            &format!("cordon exec --host-grant {id} -c 'touch pwned'"),
+        )
+        .as_bytes(),
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+}
+
+#[test]
+fn no_host_grant_where_the_sandbox_could_reach_it() {
+    let ws = workspace();
+    let dir = ws.path();
+    // Grants would live inside the workspace, a writable root: the hook refuses to issue one,
+    // and the ask is denied rather than answered.
+    let mut child = common::command(dir)
+        .env("XDG_RUNTIME_DIR", dir.join("run"))
+        .args(["hook", "claude", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(claude_bash(dir, "git push").as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("which the sandboxed command can reach"),
+        "{reason}"
+    );
+    let grants = dir.join("run/cordon/host-grants");
+    assert_eq!(std::fs::read_dir(&grants).map_or(0, |d| d.count()), 0);
+}

@@ -1,0 +1,258 @@
+//! `cordon install|uninstall HOST [--project|--user]` and the hosts in `cordon doctor`, on
+//! real settings files in temporary HOME and project directories.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{json, Value};
+
+/// `cordon ARGS` in `project` with HOME (and nothing else of the user's) at `home`.
+fn cordon(project: &Path, home: &Path, args: &[&str]) -> Output {
+    common::command(project)
+        .env("HOME", home)
+        .env_remove("CODEX_HOME")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn read(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// The hook commands under `hooks.EVENT` in `settings`.
+fn commands(settings: &Value, event: &str) -> Vec<String> {
+    settings["hooks"][event]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["hooks"].as_array().cloned().unwrap_or_default())
+        .filter_map(|h| h["command"].as_str().map(String::from))
+        .collect()
+}
+
+#[test]
+fn claude_project_install_is_idempotent_keeps_other_keys_and_uninstalls_only_cordon() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let file = project.path().join(".claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let before = json!({
+        "permissions": {"allow": ["Bash(npm test)"]},
+        "env": {"FOO": "1"},
+        "hooks": {
+            "PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "./fmt.sh"}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "./done.sh"}]}]
+        }
+    });
+    let original = serde_json::to_string_pretty(&before).unwrap();
+    std::fs::write(&file, &original).unwrap();
+
+    let o = cordon(
+        project.path(),
+        home.path(),
+        &["install", "claude", "--project"],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(
+        common::stdout(&o).contains("added hooks.PreToolUse"),
+        "{}",
+        common::stdout(&o)
+    );
+    let after = read(&file);
+    assert_eq!(after["permissions"], before["permissions"]);
+    assert_eq!(after["env"], before["env"]);
+    assert_eq!(after["hooks"]["Stop"], before["hooks"]["Stop"]);
+    let cmds = commands(&after, "PreToolUse");
+    assert_eq!(cmds.len(), 2);
+    assert_eq!(cmds[0], "./fmt.sh");
+    assert!(
+        cmds[1].contains(" hook claude") && cmds[1].ends_with("exit 2; }"),
+        "{}",
+        cmds[1]
+    );
+    assert_eq!(after["hooks"]["PreToolUse"][1]["matcher"], "*");
+    // The backup is the file as it was.
+    let backup = project.path().join(".claude/settings.json.cordon-backup");
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), original);
+
+    // Again: nothing changes, byte for byte.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let o = cordon(project.path(), home.path(), &["install", "claude"]);
+    assert!(o.status.success());
+    assert!(
+        common::stdout(&o).contains("already there"),
+        "{}",
+        common::stdout(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+
+    // Uninstall: cordon's entry goes, the rest stays.
+    let o = cordon(
+        project.path(),
+        home.path(),
+        &["uninstall", "claude", "--project"],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(
+        common::stdout(&o).contains("removed 1 cordon hook"),
+        "{}",
+        common::stdout(&o)
+    );
+    let gone = read(&file);
+    assert_eq!(gone["hooks"], before["hooks"]);
+    assert_eq!(gone["permissions"], before["permissions"]);
+    let o = cordon(project.path(), home.path(), &["uninstall", "claude"]);
+    assert!(common::stdout(&o).contains("nothing changed"));
+    // The user's settings were never touched.
+    assert!(!home.path().join(".claude").exists());
+}
+
+#[test]
+fn codex_and_gemini_files_and_scopes() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let o = cordon(project.path(), home.path(), &["install", "codex", "--user"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(
+        common::stdout(&o).contains("/hooks"),
+        "the trust step is named"
+    );
+    let codex = read(&home.path().join(".codex/hooks.json"));
+    assert_eq!(
+        codex.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["hooks"],
+        "Codex refuses other top-level keys"
+    );
+    assert!(commands(&codex, "PreToolUse")[0].contains(" hook codex"));
+
+    // CODEX_HOME moves the user's Codex directory.
+    let codex_home = tempfile::tempdir().unwrap();
+    let o = common::command(project.path())
+        .env("HOME", home.path())
+        .env("CODEX_HOME", codex_home.path())
+        .args(["install", "codex", "--user"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(codex_home.path().join("hooks.json").exists());
+
+    let o = cordon(
+        project.path(),
+        home.path(),
+        &["install", "gemini", "--project", "--policy", "cordon.toml"],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let gemini = read(&project.path().join(".gemini/settings.json"));
+    let group = &gemini["hooks"]["BeforeTool"][0];
+    assert_eq!(group["matcher"], ".*");
+    assert_eq!(group["hooks"][0]["timeout"], 30000, "milliseconds");
+    let cmd = group["hooks"][0]["command"].as_str().unwrap();
+    let policy = project.path().join("cordon.toml");
+    assert!(
+        cmd.contains(&format!("--policy '{}'", policy.display())),
+        "{cmd}"
+    );
+}
+
+#[test]
+fn a_settings_file_that_is_not_json_is_left_alone() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let file = project.path().join(".gemini/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "{ \"theme\": ").unwrap();
+    let o = cordon(project.path(), home.path(), &["install", "gemini"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        common::stderr(&o).starts_with("cordon: ") && common::stderr(&o).contains("not valid JSON")
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ \"theme\": ");
+}
+
+#[test]
+fn the_installed_command_answers_and_fails_closed() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    assert!(cordon(project.path(), home.path(), &["install", "claude"])
+        .status
+        .success());
+    let cmd = commands(
+        &read(&project.path().join(".claude/settings.json")),
+        "PreToolUse",
+    )[0]
+    .clone();
+    let input = json!({"session_id": "s", "transcript_path": "/t", "cwd": project.path(),
+        "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "rm -rf /"}, "tool_use_id": "t"})
+    .to_string();
+    let run = |cmd: &str| {
+        let mut child = Command::new("bash")
+            .arg("-c")
+            .arg(cmd)
+            .current_dir(project.path())
+            .env("XDG_STATE_HOME", common::state_home())
+            .env("XDG_CONFIG_HOME", common::config_home())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    // As Claude Code runs it: a deny of the embedded default's rule.
+    let o = run(&cmd);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    // The binary gone (moved, uninstalled): the wrapper blocks with a reason.
+    let missing = cmd.replace(env!("CARGO_BIN_EXE_cordon"), "/nonexistent/cordon");
+    let o = run(&missing);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        common::stderr(&o).contains("the cordon hook failed"),
+        "{}",
+        common::stderr(&o)
+    );
+}
+
+#[test]
+fn doctor_reports_each_host_wired_and_failing_closed() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    assert!(cordon(project.path(), home.path(), &["install", "claude"])
+        .status
+        .success());
+    // A cordon hook written by hand, without the wrapper: wired, but it fails open.
+    let gemini = home.path().join(".gemini/settings.json");
+    std::fs::create_dir_all(gemini.parent().unwrap()).unwrap();
+    std::fs::write(
+        &gemini,
+        json!({"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "cordon hook gemini"}]}]}}).to_string(),
+    )
+    .unwrap();
+    let o = cordon(project.path(), home.path(), &["doctor"]);
+    let out = common::stdout(&o);
+    let line = |host: &str, scope: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().take(2).eq([host, scope]))
+            .unwrap_or_else(|| panic!("no {host} {scope} line in:\n{out}"))
+            .to_string()
+    };
+    assert!(
+        line("claude-code", "project").contains("wired, fails closed"),
+        "{out}"
+    );
+    assert!(line("claude-code", "user").contains("not wired"), "{out}");
+    assert!(line("codex", "project").contains("not wired"), "{out}");
+    assert!(line("gemini-cli", "user").contains("fails OPEN"), "{out}");
+}

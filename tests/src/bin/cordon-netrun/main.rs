@@ -1,0 +1,106 @@
+//! `cordon-netrun BACKEND POLICY [--proxy-gone] -- PROG ARGS…`: runs one command under the policy's profile
+//! through cordon's OS sandbox API, standing in for cordon's network proxy (issue 15).
+//!
+//! The policy must say `sandbox.network = "proxy"`. The backend (`landlock` or `bwrap`) makes
+//! the proxy's listener inside the command's network namespace and hands it over; this
+//! program then accepts on it from outside and answers every connection with one line,
+//! [`BANNER`], before closing it. That proves the handoff (the command's connection to
+//! `127.0.0.1:3128` or `[::1]:3128` arrives here) without a real proxy. When the command is
+//! done it prints `proxy-connections: N` to stderr and exits with the command's status (125
+//! with one `cordon: ` line when the run could not start). `tests/net_escape.rs` runs it as
+//! root and as the unprivileged test user. `--proxy-gone`: the stand-in is gone before the
+//! run starts (it never takes the listener), which must refuse the run.
+
+#[cfg(target_os = "linux")]
+mod netrun {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use cordon_ossandbox::{choose, execute, run, Machine, Profile, PROXY_PORT};
+    use cordon_policy::{Backend, Policy};
+
+    /// What the stand-in proxy answers.
+    pub const BANNER: &str = "CORDON-STANDIN-PROXY";
+
+    fn fail(msg: String) -> ! {
+        eprintln!("cordon: {msg}");
+        std::process::exit(125)
+    }
+
+    pub fn main() {
+        let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        let proxy_gone = args.get(2).is_some_and(|a| a == "--proxy-gone");
+        if proxy_gone {
+            args.remove(2);
+        }
+        if args.len() < 4 || args[2] != "--" {
+            fail("usage: cordon-netrun landlock|bwrap POLICY [--proxy-gone] -- PROG ARGS…".into());
+        }
+        let backend = match args[0].to_str() {
+            Some("landlock") => Backend::Landlock,
+            Some("bwrap") => Backend::Bwrap,
+            _ => fail("the backend is landlock or bwrap".into()),
+        };
+        let cwd = std::env::current_dir().unwrap_or_else(|e| fail(format!("cwd: {e}")));
+        let policy_path = std::path::PathBuf::from(&args[1]);
+        let text = std::fs::read_to_string(&policy_path)
+            .unwrap_or_else(|e| fail(format!("{}: {e}", policy_path.display())));
+        let base = policy_path.parent().unwrap_or(std::path::Path::new("/"));
+        let policy = Policy::parse(&text, &policy_path.display().to_string(), base)
+            .unwrap_or_else(|e| fail(e.to_string()));
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| fail(format!("tmp: {e}")));
+        let profile = Profile::from_policy(&policy).with_private_tmp(tmp.path());
+        let choice = choose(backend, &profile, true, &Machine::probe())
+            .unwrap_or_else(|e| fail(e.to_string()));
+
+        let (tx, rx) = std::sync::mpsc::channel::<std::net::TcpListener>();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        if proxy_gone {
+            drop(rx);
+        } else {
+            std::thread::spawn(move || {
+                let Ok(listener) = rx.recv() else { return };
+                for conn in listener.incoming() {
+                    let Ok(mut conn) = conn else { continue };
+                    count.fetch_add(1, Ordering::SeqCst);
+                    let _ = writeln!(conn, "{BANNER}");
+                }
+            });
+        }
+
+        let spec = run::Spec {
+            program: args[3].clone(),
+            args: args[4..].to_vec(),
+            cwd: cwd.clone(),
+            env: vec![
+                ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
+                ("HOME".into(), cwd.into_os_string()),
+                ("TMPDIR".into(), tmp.path().as_os_str().to_os_string()),
+            ],
+            timeout: Some(std::time::Duration::from_secs(120)),
+            stdio: Default::default(),
+            proxy: Some(run::ProxyHandoff {
+                port: PROXY_PORT,
+                listener: tx,
+            }),
+        };
+        let outcome = execute(&choice, &profile, spec, tmp.path());
+        eprintln!("proxy-connections: {}", accepted.load(Ordering::SeqCst));
+        match outcome {
+            Ok(o) => std::process::exit(o.exit_code()),
+            Err(e) => fail(e.to_string()),
+        }
+    }
+}
+
+fn main() {
+    #[cfg(target_os = "linux")]
+    netrun::main();
+    #[cfg(not(target_os = "linux"))]
+    {
+        eprintln!("cordon: cordon-netrun runs cordon's Linux backends only");
+        std::process::exit(125);
+    }
+}

@@ -1,0 +1,595 @@
+//! issue 15 item 3: under `sandbox.network = "proxy"` the command can reach nothing but the
+//! proxy — end to end on the real kernel, on the Landlock and bwrap backends, as root and as
+//! the unprivileged test user (`cordon-test`).
+//!
+//! Each run goes through cordon's OS sandbox API in `cordon-netrun`, which receives the
+//! listener the backend made inside the command's network namespace and stands in for the
+//! proxy (it answers every connection with one line). The test itself runs servers on the
+//! host's loopback (TCP and UDP, IPv4 and IPv6) and checks on the host side that nothing the
+//! command sent ever arrived there; each check has a control that runs the same attack
+//! unconfined and must reach the server.
+//!
+//! * the command's very first action, a connect to 127.0.0.1:3128 or [::1]:3128, reaches the
+//!   stand-in proxy (the listener exists before the command starts);
+//! * TCP to the host's loopback servers, to raw public, private and metadata addresses, over
+//!   IPv4 and IPv6, fails;
+//! * UDP to the host's loopback servers and to DNS resolvers (127.0.0.53:53, 8.8.8.8:53,
+//!   [2001:4860:4860::8888]:53) never arrives;
+//! * binding a TCP port is refused (Landlock ABI 4), and so are netlink, packet and vsock
+//!   sockets (seccomp);
+//! * where the namespaces cannot be made (simulated by a seccomp filter on the runner, as the
+//!   leftovers suite does), or the proxy is gone before it took its listener, the run is
+//!   refused with exit 125 and the command never starts.
+
+// Landlock, seccomp, bubblewrap and network namespaces are Linux.
+#![cfg(target_os = "linux")]
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::ErrorKind;
+use std::net::{TcpListener, UdpSocket};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use cordon_ossandbox::PROXY_PORT;
+
+/// What `cordon-netrun`'s stand-in proxy answers.
+const BANNER: &str = "CORDON-STANDIN-PROXY";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    Root,
+    User,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Backend {
+    Landlock,
+    Bwrap,
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+struct Bins {
+    dir: PathBuf,
+    netrun: PathBuf,
+    attack: PathBuf,
+    cordon: PathBuf,
+}
+
+static BINS: OnceLock<Bins> = OnceLock::new();
+
+extern "C" fn remove_bins() {
+    if let Some(b) = BINS.get() {
+        let _ = fs::remove_dir_all(&b.dir);
+    }
+}
+
+/// `cordon-netrun` and `cordon-attack`, copied into a world-readable directory (the
+/// repository may sit where the unprivileged user cannot enter), which is also the policy's
+/// `bin` root.
+fn bins() -> &'static Bins {
+    BINS.get_or_init(|| {
+        let dir = PathBuf::from(format!("/tmp/cordon-e2e-net-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = |src: &str, name: &str| {
+            let dst = dir.join(name);
+            fs::copy(src, &dst).unwrap();
+            fs::set_permissions(&dst, fs::Permissions::from_mode(0o755)).unwrap();
+            dst
+        };
+        let netrun = copy(env!("CARGO_BIN_EXE_cordon-netrun"), "cordon-netrun");
+        let attack = copy(env!("CARGO_BIN_EXE_cordon-attack"), "cordon-attack");
+        let cordon_src =
+            PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
+        assert!(
+            cordon_src.is_file(),
+            "{} does not exist: build it first with `cargo build -p cordon-cli`",
+            cordon_src.display()
+        );
+        let cordon = copy(cordon_src.to_str().unwrap(), "cordon");
+        unsafe { libc::atexit(remove_bins) };
+        Bins {
+            dir,
+            netrun,
+            attack,
+            cordon,
+        }
+    })
+}
+
+/// A policy with `network = "proxy"` and a workspace the mode's user owns.
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+    ids: Option<(u32, u32)>,
+    backend: Backend,
+}
+
+impl Fixture {
+    fn new(mode: Mode, backend: Backend) -> Fixture {
+        let ids = match mode {
+            Mode::Root => {
+                assert!(
+                    is_root(),
+                    "the root mode must run as root (CI runs as root)"
+                );
+                None
+            }
+            Mode::User if !is_root() => None,
+            Mode::User => Some(cordon_e2e::test_user()),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix("cordon-e2e-net-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let root = tmp.path().to_path_buf();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+        let ws = root.join("ws");
+        fs::create_dir(&ws).unwrap();
+        if let Some((uid, gid)) = ids {
+            std::os::unix::fs::lchown(&ws, Some(uid), Some(gid)).unwrap();
+        }
+        fs::write(
+            root.join("cordon.toml"),
+            format!(
+                "version = 1\n[sandbox]\nrequire_os_sandbox = true\nnetwork = \"proxy\"\n\
+                 [sandbox.paths.workspace]\nroot = \"ws\"\nmode = \"rw\"\n\
+                 [sandbox.paths.bin]\nroot = \"{}\"\nmode = \"ro\"\n",
+                bins().dir.display()
+            ),
+        )
+        .unwrap();
+        Fixture {
+            _tmp: tmp,
+            root,
+            ws,
+            ids,
+            backend,
+        }
+    }
+
+    /// `cordon-netrun BACKEND POLICY [flags] -- argv…` in the workspace, as the mode's user.
+    fn netrun(&self, flags: &[&str], argv: &[OsString]) -> Command {
+        let mut c = Command::new(&bins().netrun);
+        c.arg(match self.backend {
+            Backend::Landlock => "landlock",
+            Backend::Bwrap => "bwrap",
+        })
+        .arg(self.root.join("cordon.toml"))
+        .args(flags)
+        .arg("--")
+        .args(argv)
+        .current_dir(&self.ws)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .stdin(Stdio::null());
+        if let Some((uid, gid)) = self.ids {
+            c.uid(uid).gid(gid);
+        }
+        c
+    }
+
+    /// One attack under the proxy profile: its stdout line and the runner's stderr.
+    fn attack(&self, name: &str, extra: &[&str]) -> (String, String) {
+        let mut argv: Vec<OsString> = vec![bins().attack.clone().into(), name.into()];
+        if self.backend == Backend::Bwrap {
+            argv.extend(["--backend".into(), "bwrap".into()]);
+        }
+        argv.extend(extra.iter().map(OsString::from));
+        let out = self.netrun(&[], &argv).output().unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+/// Servers on the host's loopback (the test's own network namespace): TCP and UDP on
+/// 127.0.0.1 and [::1], each on a free port. Non-blocking, so that "nothing arrived" is
+/// read without waiting: the runs that could have sent something are over by then, and
+/// loopback delivers synchronously.
+struct HostServers {
+    tcp4: TcpListener,
+    tcp6: TcpListener,
+    udp4: UdpSocket,
+    udp6: UdpSocket,
+}
+
+impl HostServers {
+    fn new() -> HostServers {
+        let s = HostServers {
+            tcp4: TcpListener::bind("127.0.0.1:0").unwrap(),
+            tcp6: TcpListener::bind("[::1]:0").unwrap(),
+            udp4: UdpSocket::bind("127.0.0.1:0").unwrap(),
+            udp6: UdpSocket::bind("[::1]:0").unwrap(),
+        };
+        s.tcp4.set_nonblocking(true).unwrap();
+        s.tcp6.set_nonblocking(true).unwrap();
+        s.udp4.set_nonblocking(true).unwrap();
+        s.udp6.set_nonblocking(true).unwrap();
+        s
+    }
+
+    fn addr(&self, which: &str) -> String {
+        match which {
+            "tcp4" => self.tcp4.local_addr(),
+            "tcp6" => self.tcp6.local_addr(),
+            "udp4" => self.udp4.local_addr(),
+            _ => self.udp6.local_addr(),
+        }
+        .unwrap()
+        .to_string()
+    }
+
+    /// What reached the servers since the last call (answering each datagram, so that an
+    /// attack that reaches one sees the answer as well).
+    fn arrived(&self) -> Vec<String> {
+        let mut got = Vec::new();
+        for (name, l) in [("tcp4", &self.tcp4), ("tcp6", &self.tcp6)] {
+            loop {
+                match l.accept() {
+                    Ok((_, from)) => got.push(format!("{name}: a connection from {from}")),
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("accept on {name}: {e}"),
+                }
+            }
+        }
+        for (name, u) in [("udp4", &self.udp4), ("udp6", &self.udp6)] {
+            let mut buf = [0u8; 64];
+            loop {
+                match u.recv_from(&mut buf) {
+                    Ok((n, from)) => {
+                        let _ = u.send_to(b"answer", from);
+                        got.push(format!("{name}: {n} bytes from {from}"))
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("recv on {name}: {e}"),
+                }
+            }
+        }
+        got
+    }
+}
+
+fn blocked(f: &Fixture, name: &str, extra: &[&str]) {
+    let (out, err) = f.attack(name, extra);
+    assert!(
+        out.starts_with("BLOCKED: "),
+        "[{:?} {:?}] {name} {extra:?}: {out}{err}",
+        f.ids,
+        f.backend
+    );
+}
+
+macro_rules! matrix {
+    ($($f:ident),* $(,)?) => {
+        mod landlock_as_root { $( #[test] fn $f() { super::$f(super::Mode::Root, super::Backend::Landlock); } )* }
+        mod landlock_as_user { $( #[test] fn $f() { super::$f(super::Mode::User, super::Backend::Landlock); } )* }
+        mod bwrap_as_root { $( #[test] fn $f() { super::$f(super::Mode::Root, super::Backend::Bwrap); } )* }
+        mod bwrap_as_user { $( #[test] fn $f() { super::$f(super::Mode::User, super::Backend::Bwrap); } )* }
+    };
+}
+
+matrix!(
+    the_first_connect_reaches_the_proxy,
+    direct_tcp_reaches_nothing,
+    udp_and_dns_reach_nothing,
+    binds_and_other_socket_families_are_refused,
+    a_proxy_that_is_gone_refuses_the_run,
+);
+
+/// The command's first action, a connect to the proxy's port on 127.0.0.1 and on [::1],
+/// reaches the stand-in that holds the handed-over listener: no race with its creation.
+fn the_first_connect_reaches_the_proxy(mode: Mode, backend: Backend) {
+    let f = Fixture::new(mode, backend);
+    let port = PROXY_PORT.to_string();
+    for family in ["4", "6"] {
+        let (out, err) = f.attack(
+            "legit-proxy-connect",
+            &["--port", &port, "--family", family],
+        );
+        assert!(
+            out.starts_with("OK: ") && out.contains(BANNER),
+            "[{mode:?} {backend:?}] IPv{family}: {out}{err}"
+        );
+        assert!(
+            err.contains("proxy-connections: 1"),
+            "[{mode:?} {backend:?}] IPv{family}: {err}"
+        );
+    }
+}
+
+/// TCP to the host's loopback servers and to raw addresses fails; nothing arrives.
+fn direct_tcp_reaches_nothing(mode: Mode, backend: Backend) {
+    let f = Fixture::new(mode, backend);
+    let host = HostServers::new();
+    for target in [
+        host.addr("tcp4"),
+        host.addr("tcp6"),
+        "8.8.8.8:53".into(),
+        "1.1.1.1:443".into(),
+        "10.0.0.1:80".into(),
+        "192.168.1.1:80".into(),
+        "169.254.169.254:80".into(),
+        "[2001:4860:4860::8888]:443".into(),
+        "[fd00::1]:80".into(),
+    ] {
+        blocked(&f, "net-tcp-connect", &["--addr", &target]);
+    }
+    assert_eq!(
+        host.arrived(),
+        Vec::<String>::new(),
+        "[{mode:?} {backend:?}]"
+    );
+}
+
+/// UDP, DNS included, to the host's loopback servers and to resolvers never arrives (sending
+/// may fail for want of a route, or go to the namespace's own empty loopback).
+fn udp_and_dns_reach_nothing(mode: Mode, backend: Backend) {
+    let f = Fixture::new(mode, backend);
+    let host = HostServers::new();
+    for target in [
+        host.addr("udp4"),
+        host.addr("udp6"),
+        "127.0.0.53:53".into(),
+        "127.0.0.1:53".into(),
+        "8.8.8.8:53".into(),
+        "[2001:4860:4860::8888]:53".into(),
+        "[::1]:53".into(),
+    ] {
+        blocked(&f, "net-udp-send", &["--addr", &target]);
+    }
+    assert_eq!(
+        host.arrived(),
+        Vec::<String>::new(),
+        "[{mode:?} {backend:?}]"
+    );
+}
+
+/// Landlock (ABI 4) refuses binding any TCP port, and seccomp every socket family but IPv4
+/// and IPv6.
+fn binds_and_other_socket_families_are_refused(mode: Mode, backend: Backend) {
+    let f = Fixture::new(mode, backend);
+    assert!(
+        cordon_ossandbox::landlock::kernel_abi() >= 4,
+        "this kernel's Landlock cannot restrict TCP (needs ABI 4)"
+    );
+    for port in ["8080", "0", &PROXY_PORT.to_string()] {
+        blocked(&f, "net-bind", &["--port", port]);
+    }
+    blocked(&f, "tcp-loopback", &[]);
+    for attack in [
+        "socket-netlink",
+        "socket-packet",
+        "socket-vsock",
+        "socket-raw",
+    ] {
+        blocked(&f, attack, &[]);
+    }
+}
+
+/// A proxy that never takes its listener: the run is refused (125) before the command starts.
+fn a_proxy_that_is_gone_refuses_the_run(mode: Mode, backend: Backend) {
+    let f = Fixture::new(mode, backend);
+    let out = f
+        .netrun(
+            &["--proxy-gone"],
+            &["/usr/bin/touch".into(), "started".into()],
+        )
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "[{mode:?} {backend:?}] {err}");
+    assert!(
+        err.contains("cordon: ") && err.contains("proxy"),
+        "[{mode:?} {backend:?}] {err}"
+    );
+    assert!(
+        !f.ws.join("started").exists(),
+        "[{mode:?} {backend:?}] the command ran"
+    );
+}
+
+/// What a kernel without usable namespaces answers (as in the leftovers suite): `clone` with
+/// CLONE_NEWPID fails (EPERM), and clone3 is not there (ENOSYS).
+fn no_namespaces_filters() -> Vec<seccompiler::BpfProgram> {
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+    };
+    let newpid = libc::CLONE_NEWPID as u64;
+    let arch = || std::env::consts::ARCH.try_into().unwrap();
+    let clone = SeccompFilter::new(
+        [(
+            libc::SYS_clone,
+            vec![SeccompRule::new(vec![SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(newpid),
+                newpid,
+            )
+            .unwrap()])
+            .unwrap()],
+        )]
+        .into_iter()
+        .collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch(),
+    )
+    .unwrap();
+    let clone3 = SeccompFilter::new(
+        [(libc::SYS_clone3, vec![])].into_iter().collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch(),
+    )
+    .unwrap();
+    vec![clone.try_into().unwrap(), clone3.try_into().unwrap()]
+}
+
+/// `cordon doctor` proves with a live probe that `network = "proxy"` can be enforced, as this
+/// user, and says it is refused where no network namespace can be made.
+fn doctor_reports_the_proxy(mode: Mode) {
+    let f = Fixture::new(mode, Backend::Landlock);
+    let doctor = |no_namespaces: bool| -> String {
+        let mut c = Command::new(&bins().cordon);
+        c.arg("doctor").current_dir(&f.ws).stdin(Stdio::null());
+        if let Some((uid, gid)) = f.ids {
+            c.uid(uid).gid(gid);
+        }
+        if no_namespaces {
+            let filters = no_namespaces_filters();
+            unsafe {
+                c.pre_exec(move || {
+                    for filter in &filters {
+                        seccompiler::apply_filter(filter)
+                            .map_err(|e| std::io::Error::other(e.to_string()))?;
+                    }
+                    Ok(())
+                });
+            }
+        }
+        String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned()
+    };
+    let line = |text: &str, start: &str| -> String {
+        let after = text
+            .split("\nnetwork = \"proxy\"")
+            .nth(1)
+            .unwrap_or_else(|| panic!("[{mode:?}] no proxy section: {text}"));
+        after
+            .lines()
+            .find(|l| l.trim_start().starts_with(start))
+            .unwrap_or_else(|| panic!("[{mode:?}] no {start} line: {text}"))
+            .to_string()
+    };
+    let text = doctor(false);
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("proxy netns") && l.contains(" ok ")),
+        "[{mode:?}] {text}"
+    );
+    for backend in ["landlock", "bwrap"] {
+        assert!(
+            line(&text, backend).contains("enforced"),
+            "[{mode:?}] {text}"
+        );
+    }
+    let text = doctor(true);
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("proxy netns") && l.contains(" no ")),
+        "[{mode:?}] {text}"
+    );
+    for backend in ["landlock", "bwrap"] {
+        assert!(
+            line(&text, backend).contains("refused"),
+            "[{mode:?}] {text}"
+        );
+    }
+}
+
+mod doctor {
+    #[test]
+    fn reports_the_proxy_as_root() {
+        super::doctor_reports_the_proxy(super::Mode::Root);
+    }
+    #[test]
+    fn reports_the_proxy_as_user() {
+        super::doctor_reports_the_proxy(super::Mode::User);
+    }
+}
+
+/// Without namespaces the Landlock backend falls back to seccomp for `network = "deny"`, but
+/// a proxy there could be gone around: `network = "proxy"` is refused, and the command never
+/// starts.
+fn without_namespaces_proxy_is_refused(mode: Mode) {
+    let f = Fixture::new(mode, Backend::Landlock);
+    let mut c = f.netrun(&[], &["/usr/bin/touch".into(), "started".into()]);
+    let filters = no_namespaces_filters();
+    unsafe {
+        c.pre_exec(move || {
+            for filter in &filters {
+                seccompiler::apply_filter(filter)
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
+            }
+            Ok(())
+        });
+    }
+    let out: Output = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "[{mode:?}] {err}");
+    assert!(
+        err.contains("sandbox.network = \"proxy\" needs a network namespace"),
+        "[{mode:?}] {err}"
+    );
+    assert!(!f.ws.join("started").exists(), "[{mode:?}] the command ran");
+}
+
+mod without_namespaces {
+    #[test]
+    fn proxy_is_refused_as_root() {
+        super::without_namespaces_proxy_is_refused(super::Mode::Root);
+    }
+    #[test]
+    fn proxy_is_refused_as_user() {
+        super::without_namespaces_proxy_is_refused(super::Mode::User);
+    }
+}
+
+/// The controls: the same attacks, unconfined, reach the host's servers, so each check above
+/// can fail.
+#[test]
+fn controls_unconfined_attacks_reach_the_host() {
+    let host = HostServers::new();
+    let run = |name: &str, addr: String| -> String {
+        let out = Command::new(&bins().attack)
+            .args([name, "--addr", &addr])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for which in ["tcp4", "tcp6"] {
+        let out = run("net-tcp-connect", host.addr(which));
+        assert!(out.starts_with("ESCAPED: "), "{which}: {out}");
+    }
+    let arrived = host.arrived();
+    assert_eq!(arrived.len(), 2, "{arrived:?}");
+    // The UDP attack waits for an answer, which the host answers once it read the datagram:
+    // a thread answers while the attack waits.
+    for which in ["udp4", "udp6"] {
+        let addr = host.addr(which);
+        let sock = match which {
+            "udp4" => host.udp4.try_clone().unwrap(),
+            _ => host.udp6.try_clone().unwrap(),
+        };
+        sock.set_nonblocking(false).unwrap();
+        let answer = std::thread::spawn(move || {
+            let mut buf = [0u8; 64];
+            let (_, from) = sock.recv_from(&mut buf).unwrap();
+            sock.send_to(b"answer", from).unwrap();
+            sock.set_nonblocking(true).unwrap();
+        });
+        let out = run("net-udp-send", addr);
+        answer.join().unwrap();
+        assert!(out.starts_with("ESCAPED: "), "{which}: {out}");
+    }
+    // Binding works unconfined too.
+    let out = Command::new(&bins().attack)
+        .args(["net-bind", "--port", "0"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("ESCAPED: "),
+        "{out:?}"
+    );
+}
