@@ -181,3 +181,121 @@ pub fn start_proxy<A: AsyncAsker + Send + 'static>(
     )
     .map_err(|e| Error::failure(format!("cannot start the network proxy: {e}")))
 }
+
+/// A connection request from the proxy's threads to the deciding thread.
+struct Ask {
+    host: String,
+    port: u16,
+    reply: tokio::sync::oneshot::Sender<Verdict>,
+}
+
+/// The proxy's [`Decide`] for one run of a gate held by reference: each request goes to a
+/// thread of the run's scope, which decides it with the gate ([`Gate::decide`]).
+struct ChannelDecide(std::sync::mpsc::Sender<Ask>);
+
+impl Decide for ChannelDecide {
+    fn decide(&self, host: &str, port: u16) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let sent = self.0.send(Ask {
+            host: host.to_string(),
+            port,
+            reply,
+        });
+        Box::pin(async move {
+            let gone = || Verdict::Deny {
+                reason: "cordon stopped deciding connections (the run is over)".into(),
+                rule: String::new(),
+            };
+            match sent {
+                Ok(()) => answer.await.unwrap_or_else(|_| gone()),
+                Err(_) => gone(),
+            }
+        })
+    }
+}
+
+/// Decides one connection for a run: the gate's decision, recorded before it is given. Nobody
+/// is asked while the command runs (its terminal is the command's): an ask is a denial, with
+/// the reason, recorded as such.
+fn decide_now(gate: &Gate, host: &str, port: u16) -> Verdict {
+    let call = match gate.network(host, port) {
+        Ok(c) => c,
+        Err(e) => {
+            return Verdict::Deny {
+                reason: e.message,
+                rule: String::new(),
+            }
+        }
+    };
+    let d = gate.decide(&call, &mut crate::nobody());
+    let rule = d.by().map(|b| b.to_string()).unwrap_or_default();
+    if d.is_allowed() {
+        Verdict::Allow { rule }
+    } else {
+        Verdict::Deny {
+            reason: d.reason().to_string(),
+            rule,
+        }
+    }
+}
+
+/// Runs `run` with cordon's proxy serving it: `run` gets the handoff for the sandbox (the
+/// listeners made inside the command's network namespace come back through it and are
+/// served) and the environment that points the command's clients at the proxy. Connections
+/// are decided by `gate` and recorded in its audit log; when `run` returns, the proxy closes
+/// what is still open (recording each) and stops.
+pub(crate) fn run_with_proxy<T>(
+    gate: &Gate,
+    run: impl FnOnce(cordon_ossandbox::run::ProxyHandoff, Vec<(String, String)>) -> T,
+) -> Result<T, Error> {
+    let port = cordon_ossandbox::PROXY_PORT;
+    let log = ConnectionLog::open(gate)?;
+    let (asks, asked) = std::sync::mpsc::channel::<Ask>();
+    let handle = Proxy::start(
+        Config::from_policy(&gate.policy().network),
+        Arc::new(ChannelDecide(asks)),
+        Arc::new(log),
+    )
+    .map_err(|e| Error::failure(format!("cannot start the network proxy: {e}")))?;
+    Ok(std::thread::scope(|scope| {
+        // Each connection's decision in a thread of its own: one waiting on the audit log's
+        // fsync does not hold up the others.
+        scope.spawn(move || {
+            for ask in asked {
+                scope.spawn(move || {
+                    let _ = ask.reply.send(decide_now(gate, &ask.host, ask.port));
+                });
+            }
+        });
+        let (listeners, handed) = std::sync::mpsc::channel::<std::net::TcpListener>();
+        let handle = Arc::new(handle);
+        let serving = {
+            let handle = handle.clone();
+            scope.spawn(move || {
+                for l in handed {
+                    if let Err(e) = handle.serve(l) {
+                        eprintln!(
+                            "cordon: the network proxy cannot serve the sandbox's listener: {}",
+                            clean(&e.to_string())
+                        );
+                    }
+                }
+            })
+        };
+        let out = run(
+            cordon_ossandbox::run::ProxyHandoff {
+                port,
+                listener: listeners,
+            },
+            cordon_netproxy::child_env(port),
+        );
+        // The run's handoff is gone with its spec: the serving thread ends.
+        let _ = serving.join();
+        // Ends the connections (each recorded); the proxy's Decide goes with it, and so the
+        // deciding thread. The serving thread, the only other holder, has ended.
+        if let Ok(handle) = Arc::try_unwrap(handle) {
+            handle.shutdown();
+        }
+        out
+    }))
+}
