@@ -9,7 +9,18 @@ use cordon_policy::network::Target;
 use cordon_policy::{ApprovalMode, Policy};
 
 fn policy(body: &str) -> Policy {
-    Policy::parse(&format!("version = 1\n{body}"), "p.toml", Path::new("/")).unwrap()
+    // The section takes effect under `network = "proxy"`, appended so that lines stay put.
+    let proxy = if body.contains("[network]") {
+        "[sandbox]\nnetwork = \"proxy\"\n"
+    } else {
+        ""
+    };
+    Policy::parse(
+        &format!("version = 1\n{body}{proxy}"),
+        "p.toml",
+        Path::new("/"),
+    )
+    .unwrap()
 }
 
 fn conn(target: &str) -> Request {

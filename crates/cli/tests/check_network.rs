@@ -11,6 +11,8 @@ const POLICY: &str = r#"version = 1
 default = "ask"
 allow = ["pypi.org:443", "files.pythonhosted.org:443", "*.example.org", "bücher.example:80", "10.0.0.5:5432", "[::1]:8080"]
 deny = ["evil.example.org", "10.0.0.5"]
+[sandbox]
+network = "proxy"
 "#;
 
 fn workspace() -> tempfile::TempDir {

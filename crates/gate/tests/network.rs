@@ -73,7 +73,7 @@ fn the_gate_decides_asks_and_records_connections() {
     std::fs::write(
         state.path().join("cordon.toml"),
         format!(
-            "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"ro\"\n\
+            "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"ro\"\n\
              [approval]\naudit_log = \"{}/audit.jsonl\"\n\
              [network]\ndefault = \"ask\"\nallow = [\"echo.test\"]\ndeny = [\"bad.test\"]\n\
              [network.hosts]\n\"echo.test\" = \"127.0.0.1\"\n\"ask.test\" = \"127.0.0.1\"\n\"bad.test\" = \"127.0.0.1\"\n",

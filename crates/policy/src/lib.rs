@@ -616,7 +616,19 @@ impl Cx<'_> {
         }
         let approval = self.approval(raw.approval)?;
         let network = match &raw.network {
-            Some(n) => self.network(n)?,
+            Some(n) => {
+                let section = self.network(n)?;
+                // Only the proxy enforces the section: under `deny` it would be dead text, and
+                // under `allow` its deny list would protect nothing.
+                if sandbox.network != Network::Proxy {
+                    return Err(self.err(
+                        n,
+                        "the [network] section takes effect only with `[sandbox] network = \"proxy\"`",
+                        "set network = \"proxy\" in [sandbox] to reach exactly these hosts, or remove the [network] section",
+                    ));
+                }
+                section
+            }
             None => NetworkPolicy::default(),
         };
         Ok(Policy {

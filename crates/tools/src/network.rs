@@ -20,7 +20,7 @@
 //! use cordon_tools::tool::Tool;
 //! use serde_json::json;
 //!
-//! let text = "version = 1\n[network]\nallow = [\"*.example.org:443\"]\ndeny = [\"bad.example.org\"]\n";
+//! let text = "version = 1\n[network]\nallow = [\"*.example.org:443\"]\ndeny = [\"bad.example.org\"]\n[sandbox]\nnetwork = \"proxy\"\n";
 //! let policy = Policy::parse(text, "cordon.toml", std::path::Path::new("/")).unwrap();
 //! let rules = cordon_approval::Rules::from_policy(&policy);
 //! let a = network::NetworkTool.assess(&json!({"target": "API.Example.org:443"})).unwrap();

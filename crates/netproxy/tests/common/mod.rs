@@ -181,7 +181,8 @@ impl Setup {
     pub fn with_limits(text: &str, answers: Vec<Answer>, limits: Limits) -> Setup {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("cordon.toml");
-        std::fs::write(&file, text).unwrap();
+        // The section takes effect under `network = "proxy"` (appended: lines stay put).
+        std::fs::write(&file, format!("{text}[sandbox]\nnetwork = \"proxy\"\n")).unwrap();
         let policy = Policy::load(&file).unwrap_or_else(|e| panic!("{e}"));
         let log = dir.path().join("audit.jsonl");
         let decide = EngineDecide::new(&policy, &log, answers);
