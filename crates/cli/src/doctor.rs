@@ -106,7 +106,7 @@ pub fn run() -> i32 {
     };
     println!("  {:<9} {bwrap_line}", "bwrap");
     println!("  {:<9} macOS only", "seatbelt");
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = rustix::process::geteuid().is_root();
     let auto = match (landlock_ok && seccomp_ok, findings[3].ok, root) {
         (false, _, _) => "none available: runs are refused unless require_os_sandbox = false",
         (true, true, true) => "bwrap (running as root: only read-only mounts keep root from changing system files' metadata)",

@@ -51,8 +51,7 @@ fn init_tracing(verbose: u8) {
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    // SAFETY: isatty on fd 2 has no memory effects.
-    let ansi = unsafe { libc::isatty(2) == 1 };
+    let ansi = rustix::termios::isatty(std::io::stderr());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

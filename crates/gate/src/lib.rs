@@ -44,8 +44,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-#![warn(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
-
 mod after_run;
 mod capture;
 pub mod examples;
