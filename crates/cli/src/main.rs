@@ -185,7 +185,7 @@ struct CheckArgs {
     #[arg(long)]
     json: bool,
     /// The tool: `shell`, a file tool (read_file, write_file, edit_file, list_dir,
-    /// delete_file) or a `[tools.NAME]` tool from the policy.
+    /// delete_file), `network` (give HOST:PORT) or a `[tools.NAME]` tool from the policy.
     tool: String,
     /// For a file or `[tools]` tool: its arguments, as KEY=VALUE.
     #[arg(value_name = "KEY=VALUE")]

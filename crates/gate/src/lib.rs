@@ -48,6 +48,7 @@ mod after_run;
 mod capture;
 pub mod examples;
 pub mod host_grant;
+pub mod network;
 mod paths;
 pub mod session;
 mod text;
@@ -885,8 +886,7 @@ impl Gate {
             timeout,
             stdio: Default::default(),
             cancel: opts.cancel.as_ref().map(Cancel::fd),
-            // sandbox.network = "proxy" needs the proxy started here (issue 15, the lead's
-            // wiring); without it the sandbox refuses the run (exit 125).
+            // Under sandbox.network = "proxy", set below with the proxy that serves the run.
             proxy: None,
         };
         let capture = match opts.output {
@@ -901,7 +901,20 @@ impl Gate {
         let roots = writable_roots(&self.policy);
         let before = after_run::before(&roots);
         tracing::debug!(request = %call.request.id, argv = ?run.argv, "run");
-        let result = execute(&s.choice, &s.profile, spec, s.tmp.path());
+        let result = if self.policy.sandbox.network == cordon_policy::Network::Proxy {
+            // The command reaches nothing but cordon's proxy, which decides and records each
+            // connection with this gate.
+            network::run_with_proxy(self, |handoff, vars| {
+                let names: Vec<&str> = vars.iter().map(|(k, _)| k.as_str()).collect();
+                spec.env.retain(|(k, _)| !names.iter().any(|n| k == n));
+                spec.env
+                    .extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
+                spec.proxy = Some(handoff);
+                execute(&s.choice, &s.profile, spec, s.tmp.path())
+            })?
+        } else {
+            execute(&s.choice, &s.profile, spec, s.tmp.path())
+        };
         after_run::report(
             &before,
             &roots,
