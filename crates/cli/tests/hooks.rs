@@ -460,3 +460,81 @@ fn no_host_grant_where_the_sandbox_could_reach_it() {
     let grants = dir.join("run/cordon/host-grants");
     assert_eq!(std::fs::read_dir(&grants).map_or(0, |d| d.count()), 0);
 }
+
+/// The denials the hook makes before the rules see a call — a host's network tool under
+/// `network = "deny"`, a write to the hosts' hook settings, a NUL byte, an empty line, a host
+/// grant submitted as a command — are decisions too: each is in the audit log, by the
+/// built-in check that made it.
+#[test]
+fn the_hooks_own_denials_are_recorded() {
+    let d = workspace();
+    // A log of this test's own: other tests' hooks write the shared one meanwhile.
+    let state = tempfile::tempdir().unwrap();
+    let log = state.path().join("cordon/audit.jsonl");
+    let run_hook = |stdin: &[u8]| {
+        let mut child = cordon_cmd(d.path())
+            .env("XDG_STATE_HOME", state.path())
+            .args(["hook", "claude", "--policy"])
+            .arg(d.path().join("cordon.toml"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let recorded = |check: &str, tool: &str| {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|r| r["by"]["tag"] == check && r["tool"] == tool)
+            .filter(|r| r["decision"] == "deny" && r["client"] == "claude-code")
+            .count()
+    };
+    let cases: [(&str, &str, Value); 5] = [
+        (
+            "host-network-tool",
+            "WebFetch",
+            json!({"url": "https://example.org", "prompt": "x"}),
+        ),
+        (
+            "hook-settings",
+            "write_file",
+            json!({"file_path": d.path().join(".claude/settings.json"), "content": "{}"}),
+        ),
+        ("nul-byte", "shell", json!({"command": "ls\u{0}rm"})),
+        ("empty-line", "shell", json!({"command": "  "})),
+        (
+            "host-grant-submitted",
+            "shell",
+            json!({"command": "cordon exec --host-grant 0123 -c 'rm -rf ~'"}),
+        ),
+    ];
+    for (check, tool, input) in cases {
+        let host_tool = match (check, tool) {
+            (_, "WebFetch") => "WebFetch",
+            (_, "write_file") => "Write",
+            _ => "Bash",
+        };
+        let before = recorded(check, tool);
+        let stdin = json!({"session_id": "s", "transcript_path": "/t", "cwd": d.path(),
+            "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "tool_name": host_tool, "tool_input": input, "tool_use_id": "t"});
+        let o = run_hook(stdin.to_string().as_bytes());
+        assert_eq!(o.status.code(), Some(0), "{check}: {}", common::stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            v["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{check}: {v}"
+        );
+        assert_eq!(recorded(check, tool), before + 1, "{check}: not recorded");
+    }
+    let verify = cordon_cmd(d.path())
+        .args(["audit", "verify"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{}", common::stderr(&verify));
+}

@@ -697,6 +697,63 @@ impl Gate {
         })
     }
 
+    /// Records a call that the front end refuses before the rules see it (a host's tool
+    /// cordon will not let through, a line no shell can be given): a denial by the built-in
+    /// check `check`, in the audit log like every decision. `key` names what was called.
+    pub fn refuse(
+        &self,
+        tool: &str,
+        key: Vec<String>,
+        shown: &str,
+        check: &'static str,
+        reason: &str,
+    ) -> Decision {
+        let id = cordon_approval::audit::new_id().unwrap_or_default();
+        let request = Request::new(id, tool, vec![Key::new(key)])
+            .with_presentation(Presentation::summary(shown))
+            .with_verdict(cordon_approval::Decision {
+                action: Action::Deny,
+                reason: reason.to_string(),
+                rule: cordon_approval::RuleRef::Builtin(check),
+            });
+        let shown = clean(shown);
+        if self.dry {
+            return Decision {
+                request: request.id.clone(),
+                shown,
+                kind: DecisionKind::Failed {
+                    by: None,
+                    reason: "this gate only checks calls".into(),
+                },
+                notices: Vec::new(),
+            };
+        }
+        // A tool's own deny is final: the engine records it and hands back a denial.
+        let kind = match lock(&self.engine).evaluate(&request) {
+            Outcome::Denied {
+                by: By::AuditFailed,
+                reason,
+                ..
+            } => DecisionKind::Failed {
+                by: Some(By::AuditFailed),
+                reason,
+            },
+            Outcome::Denied { by, reason, note } => DecisionKind::Denied { by, reason, note },
+            // Never for a deny verdict; fail closed all the same.
+            _ => DecisionKind::Denied {
+                by: By::Unanswered,
+                reason: reason.to_string(),
+                note: None,
+            },
+        };
+        Decision {
+            request: request.id.clone(),
+            shown,
+            kind,
+            notices: Vec::new(),
+        }
+    }
+
     /// The rules' answer without asking anyone or recording anything.
     pub fn check(&self, call: &Call) -> Verdict {
         match &call.what {

@@ -87,6 +87,21 @@ impl Decider {
             .is_ok_and(|t| t.get(name).is_some())
     }
 
+    /// Refuses what cordon will not let through before the rules see it, recorded in the
+    /// audit log as a denial by the built-in check `check`: the answer's reason.
+    pub fn refuse(&self, tool: &str, key: &str, check: &'static str, reason: String) -> String {
+        let mut words = vec![tool.to_string()];
+        if !key.is_empty() {
+            words.push(key.to_string());
+        }
+        let shown = if key.is_empty() { tool } else { key };
+        let d = self.gate.refuse(tool, words, shown, check, &reason);
+        if d.exit_code() == cordon_gate::EXIT_FAILURE {
+            return format!("cordon could not record the decision: {}", d.reason());
+        }
+        reason
+    }
+
     /// Decides `call` and records the decision.
     pub fn decide(&self, call: &Call) -> Verdict {
         let built = match call {

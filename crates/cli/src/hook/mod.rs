@@ -220,22 +220,29 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
             args: Value::Object(input.tool_input.clone()),
         },
         Mapped::Network(name) if decider.policy().sandbox.network == Network::Deny => {
+            let reason = format!(
+                "`{}` reaches the network, and the policy denies network access (sandbox.network = \"deny\", {})",
+                crate::term::clean(name),
+                decider.policy().source
+            );
             return Ok(Answer::Deny {
-                reason: format!(
-                    "`{}` reaches the network, and the policy denies network access (sandbox.network = \"deny\", {})",
-                    crate::term::clean(name),
-                    decider.policy().source
-                ),
-            })
+                reason: decider.refuse(name, "", "host-network-tool", reason),
+            });
         }
         Mapped::Unmapped(_) | Mapped::Network(_) => return Ok(Answer::Defer),
     };
     if let Some(file) = hook_settings_written(&call) {
+        let reason = format!(
+            "{} configures the agent host's hooks, cordon's among them: a person edits it, not the agent",
+            file.display()
+        );
+        let tool = match &call {
+            Call::Tool { tool, .. } => tool.as_str(),
+            _ => "write_file",
+        };
+        let key = file.display().to_string();
         return Ok(Answer::Deny {
-            reason: format!(
-                "{} configures the agent host's hooks, cordon's among them: a person edits it, not the agent",
-                file.display()
-            ),
+            reason: decider.refuse(tool, &key, "hook-settings", reason),
         });
     }
     let Call::Shell { line, cwd } = &call else {
@@ -257,20 +264,23 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
         });
     };
     if line.contains('\0') {
+        let reason = "the command contains a NUL byte, which no shell can be given".to_string();
         return Ok(Answer::Deny {
-            reason: "the command contains a NUL byte, which no shell can be given".into(),
+            reason: decider.refuse("shell", &line.replace('\0', "\\0"), "nul-byte", reason),
         });
     }
     if line.trim().is_empty() {
+        let reason = "the command is empty".to_string();
         return Ok(Answer::Deny {
-            reason: "the command is empty".into(),
+            reason: decider.refuse("shell", line, "empty-line", reason),
         });
     }
     // A host grant is consumed only by the line this hook wrote; the agent submitting one
     // itself (a declined ask's grant, a guessed id) gains nothing.
     if names_host_grant(line) {
+        let reason = "`cordon exec --host-grant` runs only as cordon's hook rewrote it; it cannot be submitted as a command".to_string();
         return Ok(Answer::Deny {
-            reason: "`cordon exec --host-grant` runs only as cordon's hook rewrote it; it cannot be submitted as a command".into(),
+            reason: decider.refuse("shell", line, "host-grant-submitted", reason),
         });
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the cordon binary: {e}"))?;
