@@ -181,8 +181,9 @@ pub fn run(spec: &Spec, rlimits: &[(RlimitResource, u64)]) -> Result<Outcome, St
     }
     let status = child.wait().map_err(parent)?;
     // What is left of the group goes with it (the group id is the child's pid: setsid).
-    // SAFETY: kill takes no pointers. The group leader is reaped now, but a group id stays
-    // reserved while any member lives; once the group is empty the kill fails with ESRCH.
+    // SAFETY: kill takes no pointers. The leader is reaped now, but a group id is not reused
+    // while any member lives; an empty group makes the kill fail with ESRCH, unless the id was
+    // reused since by a new session leader (a narrow race macOS offers no pidfd to close).
     unsafe { libc::kill(-pid, libc::SIGKILL) };
     Ok(match (status.code(), status.signal()) {
         (Some(c), _) => Outcome::Exited(c),
