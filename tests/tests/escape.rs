@@ -152,7 +152,6 @@ const fn needing(mut c: Case, needs: u32) -> Case {
     c
 }
 
-
 // Runtime conditions for controls that depend on kernel settings.
 fn yama_allows_ptrace() -> Option<String> {
     match fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope") {

@@ -16,7 +16,8 @@
 //! * Root without bubblewrap (class 10): `auto` refuses, `--backend landlock` accepts. bwrap
 //!   is hidden in a private mount namespace (`unshare -m`, `/dev/null` bound over
 //!   `/usr/bin/bwrap`): the host's `/usr/bin` is never touched.
-//! * Locale variables (class 11): only valid locale names reach the command.
+//! * Locale variables (class 11): only valid locale names reach the command, and `TZ` only
+//!   as a zone name, never a file.
 //!
 //! Each test runs as root and as the unprivileged `cordon-test` user (created when missing),
 //! on the backends it concerns.
@@ -317,6 +318,8 @@ modes! {
     audit_lock_held_elsewhere_is_a_refusal_not_a_hang,
     root_without_bwrap,
     only_valid_locale_names_pass,
+    tz_naming_a_file_does_not_pass,
+    a_sessions_directory_is_not_an_audit_log_place,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -738,6 +741,106 @@ fn only_valid_locale_names_pass(mode: Mode) {
             locale,
             ["LANG=C.UTF-8", "LC_CTYPE=C.UTF-8"],
             "[{mode:?}] {backend}\n{}",
+            describe(&out)
+        );
+    }
+}
+
+/// `TZ` naming a file makes libc read that file in every program the command starts (glibc
+/// loads `TZ`, less a leading `:`, as a tzfile: absolute as written, relative under the zone
+/// directory): only zone names and POSIX TZ strings reach the command.
+fn tz_naming_a_file_does_not_pass(mode: Mode) {
+    let fx = Fixture::new(mode);
+    for backend in ["landlock", "bwrap"] {
+        for (tz, kept) in [
+            ("/etc/shadow", false),
+            (":/tmp/cordon-e2e-zone", false),
+            ("../../../../tmp/cordon-e2e-zone", false),
+            (":Europe/../../../../tmp/x", false),
+            ("Europe/Paris", true),
+            (":UTC", true),
+            ("EST5EDT,M3.2.0/2,M11.1.0", true),
+        ] {
+            let mut c = fx.cordon(&fx.ws, &exec_args(Some(backend), None, &["/usr/bin/env"]));
+            c.env("TZ", tz);
+            let out = run(c);
+            assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+            let seen: Vec<String> = stdout(&out)
+                .lines()
+                .filter(|l| l.starts_with("TZ="))
+                .map(str::to_string)
+                .collect();
+            let want: Vec<String> = if kept {
+                vec![format!("TZ={tz}")]
+            } else {
+                Vec::new()
+            };
+            assert_eq!(
+                seen,
+                want,
+                "[{mode:?}] {backend} TZ={tz}\n{}",
+                describe(&out)
+            );
+        }
+    }
+}
+
+/// Red-team F4: with HOME in the workspace (and the state and configuration elsewhere), `cordon exec --session`
+/// refuses the session store there (the command could forge its grants), and must not leave
+/// `~/.local/state/cordon/sessions` behind; nor may a directory holding only sessions, which
+/// a sandboxed command can create as well, count as a place of another audit log (whose
+/// protection a Landlock run cannot give inside a writable root, so it refuses): either would
+/// make every later Landlock run there fail.
+fn a_sessions_directory_is_not_an_audit_log_place(mode: Mode) {
+    let fx = Fixture::new(mode);
+    // `~/.config` (the other default trust-store place) leads out of the workspace, as a
+    // dotfiles link would: a trust-store place in a writable root refuses Landlock by itself.
+    let dotconfig = fx.root.join("dotconfig");
+    fs::create_dir(&dotconfig).unwrap();
+    std::os::unix::fs::symlink(&dotconfig, fx.ws.join(".config")).unwrap();
+    if let Some((uid, gid)) = fx.ids {
+        std::os::unix::fs::chown(&dotconfig, Some(uid), Some(gid)).unwrap();
+        std::os::unix::fs::lchown(fx.ws.join(".config"), Some(uid), Some(gid)).unwrap();
+    }
+    let with_home = |args: &[OsString]| {
+        let mut c = fx.cordon(&fx.ws, args);
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.state.join("config"));
+        run(c)
+    };
+    let state = fx.ws.join(".local");
+    let mut argv = os(&["exec", "--backend", "landlock", "--session", "s1", "--"]);
+    argv.extend(os(&["/bin/true"]));
+    let out = with_home(&argv);
+    assert_refused(
+        &out,
+        &["session directory", "writable root"],
+        "session store in the workspace",
+    );
+    assert!(
+        !state.exists(),
+        "[{mode:?}] the refused session left {} behind\n{}",
+        state.display(),
+        describe(&out)
+    );
+    // The sandboxed command makes the directory itself.
+    let out = with_home(&exec_args(
+        Some("landlock"),
+        None,
+        &["/bin/mkdir", "-p", ".local/state/cordon/sessions"],
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join(".local/state/cordon/sessions").is_dir());
+    for backend in ["landlock", "bwrap"] {
+        let out = with_home(&exec_args(
+            Some(backend),
+            None,
+            &["/bin/echo", "still-runs"],
+        ));
+        assert_eq!(
+            (out.status.code(), stdout(&out).trim()),
+            (Some(0), "still-runs"),
+            "[{mode:?}] {backend}: a sessions-only directory refused the next run\n{}",
             describe(&out)
         );
     }

@@ -77,8 +77,13 @@ struct Fx {
     /// The workspace: the current directory of the attack's run, writable under the default.
     ws: PathBuf,
     outside: PathBuf,
-    /// `XDG_CONFIG_HOME` (`None`: unset, so the store follows HOME, which is the workspace).
+    /// `XDG_CONFIG_HOME` (`None`: unset, so the store follows HOME).
     config: Option<PathBuf>,
+    /// `HOME`: outside the workspace unless a test puts it there. (A default trust-store
+    /// place in a writable root is kept from the command, which Landlock cannot: it refuses.)
+    home: PathBuf,
+    /// `XDG_RUNTIME_DIR` (`None`: unset, so sessions live under HOME).
+    runtime: Option<PathBuf>,
     cordon: PathBuf,
     ids: Option<(u32, u32)>,
 }
@@ -99,7 +104,7 @@ impl Fx {
             .unwrap();
         let root = tmp.path().to_path_buf();
         fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
-        for d in ["ws", "outside", "config", "state", "tmp"] {
+        for d in ["ws", "outside", "config", "state", "tmp", "home"] {
             fs::create_dir(root.join(d)).unwrap();
         }
         let cordon = cordon_copy();
@@ -107,6 +112,8 @@ impl Fx {
             ws: root.join("ws"),
             outside: root.join("outside"),
             config: Some(root.join("config")),
+            home: root.join("home"),
+            runtime: None,
             root,
             _tmp: tmp,
             cordon,
@@ -127,7 +134,7 @@ impl Fx {
                 }
             }
         }
-        for d in ["ws", "outside", "config", "state", "tmp"] {
+        for d in ["ws", "outside", "config", "state", "tmp", "home"] {
             walk(&self.root.join(d), uid, gid);
         }
     }
@@ -139,13 +146,16 @@ impl Fx {
             .current_dir(dir)
             .env_clear()
             .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", &self.ws)
+            .env("HOME", &self.home)
             .env("LANG", "C.UTF-8")
             .env("TMPDIR", self.root.join("tmp"))
             .env("XDG_STATE_HOME", self.root.join("state"))
             .stdin(Stdio::null());
         if let Some(config) = &self.config {
             c.env("XDG_CONFIG_HOME", config);
+        }
+        if let Some(runtime) = &self.runtime {
+            c.env("XDG_RUNTIME_DIR", runtime);
         }
         if let Some((uid, gid)) = self.ids {
             c.uid(uid).gid(gid);
@@ -469,6 +479,7 @@ fn planted_or_edited_rules_are_refused(who: Who) {
 fn the_trust_store_in_the_workspace_is_out_of_reach(who: Who) {
     let mut fx = Fx::new(who);
     fx.config = None;
+    fx.home = fx.ws.clone();
     let store = fx.ws.join(".config/cordon");
     let sub = fx.ws.join("sub");
     let file = sub.join("cordon.toml");
@@ -545,22 +556,23 @@ fn the_trust_store_in_the_workspace_is_out_of_reach(who: Who) {
     }
 }
 
-/// Without XDG_RUNTIME_DIR, sessions live under HOME; a run from HOME (without a session)
-/// can write there, but a session file it forges is refused by the next call of that session.
+/// A run (without a session) may have the sessions directory in reach (here XDG_RUNTIME_DIR
+/// lies in the workspace; without it, sessions live under HOME), but a session file it forges
+/// is refused by the next call of that session.
 fn a_forged_session_is_refused(who: Who) {
     for backend in BACKENDS {
-        let fx = Fx::new(who);
+        let mut fx = Fx::new(who);
+        fx.runtime = Some(fx.ws.join("run"));
         let sub = fx.ws.join("sub");
         fx.write(&sub.join("cordon.toml"), &policy("auto", "ask"));
         fx.trust(&sub, None);
-        // Before any session was used there (afterwards the directory exists, and is kept
-        // from the sandbox as the default audit log's place).
-        let forge = "mkdir -p .local/state/cordon/sessions && printf '%s\\n' \
+        // Before any session was used there.
+        let forge = "mkdir -p run/cordon/sessions && printf '%s\\n' \
             '{\"v\":1,\"id\":\"0123456789abcdef0123456789abcdef\",\"grants\":[{\"tool\":\"shell\",\"key\":[\"touch\",\"x\"]}],\"doom\":{\"last\":null,\"count\":0}}' \
-            > .local/state/cordon/sessions/agent.json";
+            > run/cordon/sessions/agent.json";
         let out = fx.exec_script(&fx.ws, Some(backend), forge);
         assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
-        let file = fx.ws.join(".local/state/cordon/sessions/agent.json");
+        let file = fx.ws.join("run/cordon/sessions/agent.json");
         assert!(file.is_file(), "nothing forged\n{}", describe(&out));
         let out = fx.run(&sub, &["exec", "--session", "agent", "--", "touch", "x"]);
         assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
@@ -600,4 +612,91 @@ both!(
     planted_or_edited_rules_are_refused,
     the_trust_store_in_the_workspace_is_out_of_reach,
     a_forged_session_is_refused,
+    the_other_default_trust_store_cannot_be_planted,
 );
+
+/// With XDG_CONFIG_HOME set elsewhere, the other default store (`~/.config/cordon`, here in
+/// the workspace, which is HOME) does not exist. A command must not create it with an entry
+/// trusting the policy it leaves: a later run without XDG_CONFIG_HOME (another terminal, a
+/// cron job) would take that store and so the planted policy. bubblewrap keeps the place from
+/// being created; Landlock, which cannot, refuses to run.
+fn the_other_default_trust_store_cannot_be_planted(who: Who) {
+    let mut fx = Fx::new(who);
+    fx.home = fx.ws.clone();
+    let store = fx.ws.join(".config/cordon");
+    let sub = fx.ws.join("sub");
+    let file = sub.join("cordon.toml");
+    // The entry an attacker wants, made by cordon itself in a scratch store.
+    fx.write(&file, EVIL);
+    let scratch = fx.root.join("scratch");
+    fs::create_dir(&scratch).unwrap();
+    if let Some((uid, gid)) = fx.ids {
+        std::os::unix::fs::chown(&scratch, Some(uid), Some(gid)).unwrap();
+    }
+    let mut c = fx.command(&sub, &["policy", "trust"]);
+    c.env("XDG_CONFIG_HOME", &scratch);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let trusted = scratch.join("cordon/trusted");
+    let key = fs::read_dir(&trusted)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    fs::copy(trusted.join(&key), fx.ws.join("forged-entry")).unwrap();
+    fs::remove_file(&file).unwrap();
+    fx.chown();
+    let evil = EVIL.replace('\'', "");
+    let entry = |dir: &str| {
+        format!(
+            "umask 077; mkdir -p sub {dir}/trusted; printf '%s' '{evil}' > sub/cordon.toml; \
+             cp forged-entry {dir}/trusted/{key}; chmod 600 {dir}/trusted/{key}"
+        )
+    };
+    let plants = [
+        entry(".config/cordon"),
+        // A link on the way, to a store made elsewhere in the workspace.
+        format!(
+            "{}; mkdir -p .config; ln -s ../elsewhere/cordon .config/cordon",
+            entry("elsewhere/cordon")
+        ),
+        format!("{}; ln -s elsewhere .config", entry("elsewhere/cordon")),
+    ];
+    for (backend, plant) in BACKENDS
+        .iter()
+        .flat_map(|b| plants.iter().map(move |p| (*b, p)))
+    {
+        for p in [".config", "elsewhere", "sub"] {
+            remove(&fx.ws.join(p));
+        }
+        let out = fx.exec_script(&fx.ws, Some(backend), &format!("{plant}; true"));
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        assert!(
+            stderr(&out).contains("(appeared, trust-store)"),
+            "{backend} {plant}: no warning\n{}",
+            describe(&out)
+        );
+        assert!(
+            !store.join("trusted").join(&key).exists(),
+            "{backend} {plant}: the command planted a trust entry in {}\n{}",
+            store.display(),
+            describe(&out)
+        );
+        // The operator's next run without XDG_CONFIG_HOME: the planted policy is refused.
+        if file.exists() {
+            let mut c = fx.command(&sub, &["exec", "--", "/bin/sh", "-c", ESCAPE]);
+            c.env_remove("XDG_CONFIG_HOME");
+            let out = c.output().unwrap();
+            assert_refused(&out, &file, "not trusted");
+            assert!(
+                !fx.escaped(),
+                "{backend}: the planted policy ran\n{}",
+                describe(&out)
+            );
+            fs::remove_file(&file).unwrap();
+        }
+    }
+}

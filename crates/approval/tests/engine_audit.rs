@@ -12,12 +12,18 @@ use cordon_approval::{
 use cordon_policy::Policy;
 use serde_json::json;
 
-fn engine(log: &Path) -> Engine {
-    let text = "version = 1\n[[shell.rules]]\npattern = \"ls\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"rm\"\naction = \"deny\"\n[approval]\ntimeout = \"50ms\"\n";
-    let mut e = Engine::new(&Policy::parse(text, "p.toml", Path::new("/")).unwrap());
+/// An engine whose asks time out after `timeout`: short only where a timeout is the point (an
+/// answered batch must not race the clock: each record is fsynced, which takes milliseconds).
+fn engine_with(log: &Path, timeout: &str) -> Engine {
+    let text = format!("version = 1\n[[shell.rules]]\npattern = \"ls\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"rm\"\naction = \"deny\"\n[approval]\ntimeout = \"{timeout}\"\n");
+    let mut e = Engine::new(&Policy::parse(&text, "p.toml", Path::new("/")).unwrap());
     e.set_doom_loop(0);
     e.set_audit(AuditLog::open(log).unwrap().with_session("ab".repeat(16)));
     e
+}
+
+fn engine(log: &Path) -> Engine {
+    engine_with(log, "50ms")
 }
 
 fn req(id: &str, line: &str) -> Request {
@@ -40,7 +46,7 @@ fn digest(v: &serde_json::Value) -> String {
 fn a_batch_records_every_request_once_with_what_decided_it() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("audit.jsonl");
-    let mut e = engine(&log);
+    let mut e = engine_with(&log, "10m");
     let turn = vec![
         req("allowed", "ls -la"),
         req("denied", "rm -rf x"),

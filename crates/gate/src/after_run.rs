@@ -8,17 +8,40 @@
 use std::path::{Path, PathBuf};
 
 use cordon_approval::audit::{AfterRunFinding, AuditLog, Record};
-use cordon_ossandbox::planted::{Change, Finding, Handling, Snapshot};
+use cordon_ossandbox::planted::{Change, Finding, Handling, MissingPlace, Snapshot};
 
 use crate::clean;
 
+/// What is watched before the run.
+pub struct Before {
+    snapshot: Snapshot,
+    /// The default trust-store places in the roots that do not exist (the existing ones are
+    /// kept from the command by the sandbox).
+    stores: Vec<MissingPlace>,
+}
+
 /// The watched paths of `roots` before the run.
-pub fn before(roots: &[PathBuf]) -> Snapshot {
-    Snapshot::take(roots)
+pub fn before(roots: &[PathBuf]) -> Before {
+    let stores = cordon_policy::trust::store_dirs(|n| std::env::var_os(n))
+        .iter()
+        .flat_map(|place| {
+            // As the roots are: canonical, for what exists of it.
+            let place = cordon_ossandbox::profile::canonical(place, &|p| std::fs::canonicalize(p));
+            roots
+                .iter()
+                .filter_map(move |r| MissingPlace::watch(r, &place))
+        })
+        .collect();
+    Before {
+        snapshot: Snapshot::take(roots),
+        stores,
+    }
 }
 
 /// Compares with `before`, moves aside what appeared or changed, warns and records.
-pub fn report(before: &Snapshot, roots: &[PathBuf], log: &Path, session: &str, request: &str) {
+pub fn report(before: &Before, roots: &[PathBuf], log: &Path, session: &str, request: &str) {
+    let stores = before.stores.iter().filter_map(MissingPlace::check);
+    let before = &before.snapshot;
     let after = Snapshot::take_with(roots, cordon_ossandbox::planted::MAX_ENTRIES, Some(before));
     for (s, when) in [(before, "before"), (&after, "after")] {
         if s.truncated {
@@ -29,7 +52,8 @@ pub fn report(before: &Snapshot, roots: &[PathBuf], log: &Path, session: &str, r
             );
         }
     }
-    let findings = after.findings_since(before);
+    let mut findings = after.findings_since(before);
+    findings.extend(stores);
     if findings.is_empty() {
         return;
     }

@@ -48,6 +48,25 @@ pub fn dir() -> Result<PathBuf, String> {
     }
 }
 
+/// `path` with its longest existing prefix made canonical and the rest as written: where a
+/// directory that does not exist yet would be created.
+fn existing_prefix_canonical(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut cur = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(cur) {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (cur.parent(), cur.file_name()) {
+            (Some(parent), Some(c)) => {
+                rest.push(c.to_os_string());
+                cur = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 /// Checks a session name: 1–64 of `A-Z a-z 0-9 . _ -`, not starting with a dot.
 pub fn valid_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
@@ -92,6 +111,22 @@ impl Session {
     pub fn open(name: &str, writable: &[PathBuf]) -> Result<Session, String> {
         valid_name(name)?;
         let dir = dir()?;
+        let refuse_in_roots = |real: &Path| -> Result<(), String> {
+            for w in writable {
+                let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
+                if real.starts_with(&w) {
+                    return Err(format!(
+                        "session directory {} lies in the writable root {}: the sandboxed command could forge its own grants (set XDG_RUNTIME_DIR elsewhere)",
+                        real.display(),
+                        w.display()
+                    ));
+                }
+            }
+            Ok(())
+        };
+        // Refused before anything is created: a refused store must leave nothing behind
+        // (directories made in a writable root change what the next run there protects).
+        refuse_in_roots(&existing_prefix_canonical(&dir))?;
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -99,16 +134,8 @@ impl Session {
             .map_err(|e| format!("session directory {}: {e}", dir.display()))?;
         let real = std::fs::canonicalize(&dir)
             .map_err(|e| format!("session directory {}: {e}", dir.display()))?;
-        for w in writable {
-            let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
-            if real.starts_with(&w) {
-                return Err(format!(
-                    "session directory {} lies in the writable root {}: the sandboxed command could forge its own grants (set XDG_RUNTIME_DIR elsewhere)",
-                    real.display(),
-                    w.display()
-                ));
-            }
-        }
+        // Again on what exists now: a link planted meanwhile may lead elsewhere.
+        refuse_in_roots(&real)?;
         let path = real.join(format!("{name}.json"));
         let lock = OpenOptions::new()
             .read(true)

@@ -42,6 +42,27 @@ pub fn is_locale_name(value: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'@'))
 }
 
+/// Whether `value` is a time zone glibc looks up under its zone directory, never a file of
+/// the caller's choosing: a zone name (`Europe/Paris`, `UTC`, with or without the leading `:`)
+/// or a POSIX TZ string (`EST5EDT`, `CET-1CEST,M3.5.0,M10.5.0/3`, `<+0330>-3:30`). glibc's
+/// `tzset` first loads `TZ` (less a leading `:`) as a tzfile: an absolute name is read as
+/// written, a relative one under `/usr/share/zoneinfo`, so a leading `/` or a `..` would make
+/// every program read (and parse) a file the caller chose. At most 255 bytes.
+pub fn is_tz_value(value: &str) -> bool {
+    let name = value.strip_prefix(':').unwrap_or(value);
+    !name.is_empty()
+        && value.len() <= 255
+        && !name.starts_with('/')
+        && !name.contains("..")
+        && name.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'_' | b'-' | b'+' | b'/' | b',' | b'.' | b':' | b'<' | b'>'
+                )
+        })
+}
+
 /// Whether a locale variable may pass: `LANG` and `LC_*` hold one locale name, `LANGUAGE`
 /// (gettext) a `:`-separated list of them.
 fn locale_value_ok(name: &str, value: &OsStr) -> bool {
@@ -58,7 +79,7 @@ fn locale_value_ok(name: &str, value: &OsStr) -> bool {
 /// Builds the child's environment from the parent's: the allow-list, `LC_*`, and the policy's
 /// extra names; `TMPDIR` points at the run's private directory. `LANG`, `LANGUAGE` and `LC_*`
 /// pass only when they hold valid locale names ([`is_locale_name`]), even when the policy
-/// names them in `sandbox.env`.
+/// names them in `sandbox.env`; `TZ` only when it names a zone ([`is_tz_value`]).
 pub fn scrub<I>(parent: I, extra: &[String], tmpdir: &OsStr) -> Vec<(OsString, OsString)>
 where
     I: IntoIterator<Item = (OsString, OsString)>,
@@ -71,6 +92,7 @@ where
             !is_loader_variable(k)
                 && (PASSED.contains(&k) || k.starts_with("LC_") || extra.iter().any(|e| e == k))
                 && (!locale || locale_value_ok(k, v))
+                && (k != "TZ" || v.to_str().is_some_and(is_tz_value))
         })
         .collect();
     if !out.iter().any(|(k, _)| k == "PATH") {
@@ -170,6 +192,47 @@ mod tests {
             let parent = [(OsString::from("LANGUAGE"), OsString::from(bad))];
             let env = scrub(parent, &[], OsStr::new("/t"));
             assert!(!env.iter().any(|(k, _)| k == "LANGUAGE"), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn tz_passes_only_as_a_zone() {
+        for good in [
+            "UTC",
+            "Europe/Paris",
+            ":Europe/Paris",
+            "America/Argentina/Buenos_Aires",
+            "Etc/GMT+5",
+            "EST5EDT",
+            "CET-1CEST,M3.5.0,M10.5.0/3",
+            "<+0330>-3:30",
+            "right/UTC",
+        ] {
+            assert!(is_tz_value(good), "{good}");
+            let parent = [(OsString::from("TZ"), OsString::from(good))];
+            let env = scrub(parent, &[], OsStr::new("/t"));
+            assert!(env.iter().any(|(k, v)| k == "TZ" && v == good), "{good}");
+        }
+        let long = "a".repeat(256);
+        for bad in [
+            "",
+            ":",
+            "/etc/shadow",
+            ":/tmp/evil/zone",
+            "//tmp/x",
+            "../../../../tmp/evil",
+            ":../../../tmp/evil",
+            "Europe/../../../../tmp/x",
+            "Europe/..",
+            "UTC\nLD_PRELOAD=x",
+            "Europe Paris",
+            long.as_str(),
+        ] {
+            assert!(!is_tz_value(bad), "{bad:?}");
+            // Named in sandbox.env as well: still dropped.
+            let parent = [(OsString::from("TZ"), OsString::from(bad))];
+            let env = scrub(parent, &["TZ".into()], OsStr::new("/t"));
+            assert!(!env.iter().any(|(k, _)| k == "TZ"), "{bad:?}");
         }
     }
 

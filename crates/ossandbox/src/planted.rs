@@ -110,6 +110,9 @@ pub enum What {
     ToolFile,
     /// An interrupted rebase's or cherry-pick's todo list that runs commands.
     TodoList,
+    /// A default place of cordon's trust store that did not exist before the run (see
+    /// [`MissingPlace`]).
+    TrustStore,
 }
 
 impl What {
@@ -121,6 +124,7 @@ impl What {
             What::Gitlink => "gitlink",
             What::ToolFile => "tool-file",
             What::TodoList => "todo-list",
+            What::TrustStore => "trust-store",
         }
     }
 }
@@ -644,6 +648,76 @@ fn read_index(path: &Path) -> Option<Vec<u8>> {
 /// directory `path` names, opened one component at a time without following a symlink: a
 /// process of the run that outlived it cannot turn a directory on the way into a link that
 /// sends cordon (perhaps root) renaming or writing elsewhere.
+/// A path in a writable root that did not exist before the run and must not appear by it:
+/// the other default place of cordon's trust store (`~/.config/cordon` while XDG_CONFIG_HOME
+/// points elsewhere). The store in use is kept from the command by the sandbox; this one is
+/// used only when the operator later runs without XDG_CONFIG_HOME, and a command that made
+/// it with an entry would choose that run's policy. Keeping a missing name from being created
+/// is what Landlock cannot do (and bwrap only by covering the first missing component, which
+/// would hide `~/.config` from the command), so it is watched instead: after the run, the
+/// place is moved aside if it exists, or the link (or file) on the way that would lead it
+/// elsewhere. Directories the run made on the way (`~/.config` itself) stay.
+#[derive(Debug, Clone)]
+pub struct MissingPlace {
+    root: PathBuf,
+    /// Canonical where it exists (the roots are), so every existing component is a directory
+    /// or the one file that kept the store from being there.
+    place: PathBuf,
+    /// (dev, ino) of the components that existed before the run.
+    before: Vec<(u64, u64)>,
+}
+
+impl MissingPlace {
+    /// Watches `place` when it lies below `root` and does not exist; `None` otherwise.
+    pub fn watch(root: &Path, place: &Path) -> Option<MissingPlace> {
+        let rel = place.strip_prefix(root).ok()?;
+        if rel.as_os_str().is_empty() || std::fs::symlink_metadata(place).is_ok() {
+            return None;
+        }
+        let mut before = Vec::new();
+        let mut cur = root.to_path_buf();
+        for c in rel.components() {
+            cur.push(c);
+            match std::fs::symlink_metadata(&cur) {
+                Ok(m) => before.push((m.dev(), m.ino())),
+                Err(_) => break,
+            }
+        }
+        Some(MissingPlace {
+            root: root.to_path_buf(),
+            place: place.to_path_buf(),
+            before,
+        })
+    }
+
+    /// After the run: what appeared at the place, or leads to it, moved aside.
+    pub fn check(&self) -> Option<Finding> {
+        let rel = self.place.strip_prefix(&self.root).ok()?;
+        let mut cur = self.root.clone();
+        for (i, c) in rel.components().enumerate() {
+            cur.push(c);
+            let m = std::fs::symlink_metadata(&cur).ok()?;
+            let other = m.file_type().is_symlink() || !m.is_dir();
+            if other && self.before.get(i) == Some(&(m.dev(), m.ino())) {
+                // The file that was there before: nothing lies beneath it.
+                return None;
+            }
+            if cur == self.place || other {
+                return Some(Finding {
+                    path: cur.clone(),
+                    what: What::TrustStore,
+                    change: Change::Appeared,
+                    why: "at (or on the way to) a default place of cordon's trust store, where \
+                          an entry would choose the policy of a later run"
+                        .into(),
+                    handling: quarantine(&cur, None),
+                });
+            }
+        }
+        None
+    }
+}
+
 fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Handling::Reported("could not move it aside: no parent directory".into());

@@ -300,6 +300,18 @@ pub fn canonical(path: &Path, realpath: &dyn Fn(&Path) -> std::io::Result<PathBu
     }
 }
 
+/// Whether another policy's (or setting's) audit log exists at `log`: the log, its head or its
+/// lock (a link counts, dangling too). Only then is there a trail to keep; a directory alone
+/// (`~/.local/state/cordon` holding only `sessions/`, which a sandboxed command can make as
+/// well) is not one, and protecting it would refuse every later Landlock run there.
+fn another_log_exists(log: &Path) -> bool {
+    [".head", ".lock", ""].iter().any(|suffix| {
+        let mut p = log.as_os_str().to_os_string();
+        p.push(suffix);
+        std::fs::symlink_metadata(PathBuf::from(p)).is_ok()
+    })
+}
+
 /// The canonical path of an existing file: `realpath(3)` (macOS has no O_PATH or /proc).
 #[cfg(not(target_os = "linux"))]
 fn real_path(path: &Path) -> Option<PathBuf> {
@@ -465,7 +477,7 @@ impl Profile {
                     .approval
                     .other_audit_logs
                     .iter()
-                    .filter(|p| p.parent().is_some_and(Path::exists))
+                    .filter(|p| another_log_exists(p))
                     .map(|p| ("a default audit log of this user's", p.as_path())),
             );
         for (log_key, log) in logs {
@@ -702,7 +714,15 @@ mod tests {
             Profile::from_policy(&p).protected.is_empty(),
             "no log there"
         );
-        std::fs::create_dir_all(d.path().join(".local/state/cordon")).unwrap();
+        // A directory holding only sessions is no log (red-team F4).
+        std::fs::create_dir_all(d.path().join(".local/state/cordon/sessions")).unwrap();
+        assert!(
+            Profile::from_policy(&p).protected.is_empty(),
+            "a sessions-only directory"
+        );
+        for name in ["audit.jsonl.lock", "audit.jsonl.head", "audit.jsonl"] {
+            std::fs::write(d.path().join(".local/state/cordon").join(name), "").unwrap();
+        }
         let prof = Profile::from_policy(&p);
         assert_eq!(prof.protected.len(), 1);
         assert_eq!(prof.protected[0].path, real.join(".local/state/cordon"));

@@ -224,19 +224,22 @@ pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellA
             verdict
         })
         .collect();
-    let effects = commands.iter().flat_map(|v| {
-        v.command
-            .effects
-            .iter()
-            .filter(|e| !allowed_by_its_rule(e, &v.decision))
-            .map(|e| Concern::OptionEffect(e.detail.clone()))
-    });
     // After `cd` (`pushd`, `popd`) a relative target is relative to a directory the line
     // chose: it is not judged inside the roots.
     let moves = parsed.commands.iter().any(|c| {
         c.words
             .first()
             .is_some_and(|w| matches!(cordon_policy::basename(w), "cd" | "pushd" | "popd"))
+    });
+    // Code found at a path inside the writable roots is the project's: no effect there.
+    let in_project = |path: &str| (!moves || path.starts_with('/')) && writes_inside(path, cx);
+    let effects = commands.iter().flat_map(|v| {
+        v.command
+            .effects
+            .iter()
+            .filter(|e| !allowed_by_its_rule(e, &v.decision))
+            .filter(|e| !e.path.as_deref().is_some_and(in_project))
+            .map(|e| Concern::OptionEffect(e.detail.clone()))
     });
     let concerns: Vec<(Concern, Decision)> = parsed
         .concerns

@@ -95,6 +95,7 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, Parser, Tree};
 
+mod heredoc;
 mod options;
 mod programs;
 mod rebind;
@@ -575,6 +576,46 @@ impl<'a> Walker<'a> {
                 "backslash before CR LF (bash and the parser disagree)".to_string(),
             ));
         }
+        // Here-documents are read as bash reads them (tree-sitter-bash's scanner ends the
+        // delimiter elsewhere, and a body then hides commands bash runs).
+        if heredoc::may_have(line) {
+            match heredoc::split(line) {
+                Ok(split) => {
+                    // Where the parser reads the line as an error, bash's reading (below) may
+                    // still be right, but nothing confirms it: the line is not allowed.
+                    let confirmed =
+                        parse_tree(line, self.deadline).is_some_and(|t| !t.root_node().has_error());
+                    if !confirmed {
+                        self.concern(Concern::Unparsed(
+                            "here-documents the parser reads differently from bash".to_string(),
+                        ));
+                    }
+                    self.walk_text(&split.text);
+                    for (quoted, body) in &split.bodies {
+                        // A quoted delimiter makes the body plain data; otherwise its
+                        // substitutions run.
+                        if !quoted && (body.contains("$(") || body.contains('`')) {
+                            self.heredoc_body(body);
+                        }
+                    }
+                }
+                Err(heredoc::Unsure(why)) => {
+                    self.concern(Concern::Unparsed(format!(
+                        "here-documents that cannot be read as bash reads them: {why}"
+                    )));
+                    self.walk_text(line);
+                    // Every word sequence bash could run is seen by the deny rules: the line
+                    // read again with each body's lines taken as commands.
+                    self.walk_text(&line.replace("<<", "< "));
+                }
+            }
+            return;
+        }
+        self.walk_text(line);
+    }
+
+    /// Parses `line` and walks its commands.
+    fn walk_text(&mut self, line: &str) {
         let Some(tree) = parse_tree(line, self.deadline) else {
             return self.concern(Concern::Unparsed(
                 "the shell parser gave up on this input".to_string(),
@@ -1319,6 +1360,71 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Words the parser put in a redirection after its target. bash gives them to the command
+    /// (`git reset >/dev/null --hard` is `git reset --hard`), or, after a newline the parser
+    /// read on past (`ls >out⏎\rm x`), runs them as a command of their own. The parser hands
+    /// neither to the command, so the line is not understood; what bash would run is read
+    /// again for the deny rules.
+    fn words_after_target(&mut self, node: Node, dest: &[Node], src: &Src) {
+        let parts: Vec<&Node> = dest
+            .iter()
+            .filter(|p| p.end_byte() > p.start_byte())
+            .collect();
+        let Some(first) = parts.first() else {
+            return;
+        };
+        // A newline outside quotes, in a gap or inside an unquoted word, ends the command.
+        let unescaped_newline = |text: &str| text.replace("\\\n", "  ").find('\n');
+        if unescaped_newline(&src.slice(node.start_byte(), first.start_byte())).is_some() {
+            // No target on the operator's line: a syntax error in bash, reported as such.
+            return;
+        }
+        for (i, part) in parts.iter().enumerate() {
+            let gap_start = if i == 0 {
+                part.start_byte()
+            } else {
+                parts[i - 1].end_byte()
+            };
+            let gap = src.slice(gap_start, part.start_byte());
+            let word = if part.kind() == "word" {
+                src.raw(**part)
+            } else {
+                String::new()
+            };
+            let at = unescaped_newline(&gap)
+                .map(|a| gap_start + a)
+                .or_else(|| unescaped_newline(&word).map(|a| part.start_byte() + a));
+            if let Some(at) = at {
+                self.concern(Concern::Unparsed(format!(
+                    "a newline after the redirection `{}` that the parser read past",
+                    src.slice(node.start_byte(), first.end_byte())
+                )));
+                self.walk_text(&src.slice(at + 1, node.end_byte()));
+                return;
+            }
+        }
+        let Some(k) = parts.windows(2).position(|w| {
+            let gap = src.slice(w[0].end_byte(), w[1].start_byte());
+            !(gap.is_empty() || only_continuations(&gap))
+        }) else {
+            return;
+        };
+        let (last, next) = (parts[k], parts[k + 1]);
+        let rest = src.slice(next.start_byte(), node.end_byte());
+        self.concern(Concern::Unparsed(format!(
+            "words after the target of the redirection `{}`, which bash gives to the command",
+            src.slice(node.start_byte(), last.end_byte())
+        )));
+        let body = node
+            .parent()
+            .filter(|p| p.kind() == "redirected_statement")
+            .and_then(|p| p.child_by_field_name("body"))
+            .filter(|b| b.kind() == "command");
+        if let Some(body) = body {
+            self.walk_text(&format!("{} {rest}", src.raw(body)));
+        }
+    }
+
     fn file_redirect(&mut self, node: Node, src: &Src) {
         let mut op = String::new();
         let mut dest: Vec<Node> = Vec::new();
@@ -1349,6 +1455,7 @@ impl<'a> Walker<'a> {
                 )));
             }
         }
+        self.words_after_target(node, &dest, src);
         let target = group_words(&dest, src).into_iter().next();
         let writes = match op.as_str() {
             ">" | ">>" | "&>" | "&>>" | ">|" | "<>" => true,

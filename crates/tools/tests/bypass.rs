@@ -584,3 +584,145 @@ fn posix_shell_strings_bash_reads_differently_are_never_allowed() {
         ],
     );
 }
+
+// ---- here-documents read as bash reads them ----------------------------------------------
+
+/// Runs `line` in the real bash with a stub `rm` first on PATH; true when bash ran it.
+fn bash_runs_rm(line: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let stub = dir.path().join("bin");
+    std::fs::create_dir(&stub).unwrap();
+    let mark = dir.path().join("ran");
+    std::fs::write(
+        stub.join("rm"),
+        format!("#!/bin/sh\ntouch '{}'\n", mark.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(stub.join("rm"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bash = ["/usr/bin/bash", "/bin/bash"]
+        .into_iter()
+        .find(|b| Path::new(b).exists())
+        .expect("bash is needed for this test (Debian package `bash`)");
+    let status = std::process::Command::new(bash)
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir.path())
+        .env("PATH", format!("{}:/usr/bin:/bin", stub.display()))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    let _ = status;
+    mark.exists()
+}
+
+/// tree-sitter-bash ends a here-document's delimiter at the next blank (`EOF;`), and so took
+/// commands bash runs for body text: `cat <<EOF; ls⏎EOF⏎rm x⏎EOF` was `ask` under a `rm` deny.
+/// Each line here runs `rm` in the real bash (checked), and each is denied.
+#[test]
+fn commands_after_a_here_document_are_seen_as_bash_runs_them() {
+    let fx = review();
+    let lines = [
+        "cat <<EOF; ls\nEOF\nrm x\nEOF",
+        "cat <<EOF;rm x\nEOF",
+        "cat <<EOF; rm x\nEOF",
+        "cat << EOF;rm x\nEOF",
+        "cat <<EOF|rm x\nhi\nEOF",
+        "cat <<EOF&&rm x\nhi\nEOF",
+        "cat <<EOF>/dev/null;rm x\nEOF",
+        "cat <<-EOF\n\thi\n\tEOF\nrm x",
+        "cat <<-EOF;ls\n\t\tEOF\nrm x",
+        "cat <<'EOF'; ls\nEOF\nrm x",
+        "cat <<\"EOF\"; ls\nEOF\nrm x",
+        "cat <<E\\OF; ls\nEOF\nrm x",
+        "cat <<'E'\"O\"F; ls\nEOF\nrm x",
+        "cat <<A <<B; ls\nA\nB\nrm x\n",
+        "cat <<A; cat <<'B'\nA\nB\nrm x",
+        "cat <<EOF\nfoo EOF\nEOF\nrm x",
+        "cat <<EOF\nEOF;\nEOF\nrm x",
+        "cat <<EOF # a comment <<X\nEOF\nrm x",
+        "{ cat <<EOF; } ; rm x\nEOF",
+        "if true; then cat <<EOF; fi; rm x\nEOF",
+        "x=$(cat <<EOF;rm x\nEOF\n)",
+        "echo \"$(cat <<EOF; rm x\nEOF\n)\"",
+        "echo $(cat <<EOF\nhi\nEOF\n); rm x",
+        "cat <<EOF\n$(rm x)\nEOF",
+        "cat <<-EOF\n\t`rm x`\n\tEOF",
+        "echo `cat <<EOF\nrm x\nEOF\n`; rm y",
+        // Shifts, not here-documents.
+        "echo $((1<<2))\nrm x",
+        "echo $[1<<2]\nrm x",
+        "((x = 1 << 2)); rm x",
+    ];
+    let not_run: Vec<&str> = lines.iter().copied().filter(|l| !bash_runs_rm(l)).collect();
+    assert!(not_run.is_empty(), "bash does not run rm in: {not_run:#?}");
+    fx.all(Action::Deny, &lines);
+    // A body is data (quoted) or checked for substitutions (unquoted), never commands.
+    let data = [
+        "cat <<EOF\nrm x\nEOF",
+        "cat <<'EOF'\n$(rm x)\nEOF",
+        "cat <<-'EOF'\n\trm -rf .\n\tEOF",
+    ];
+    for l in data {
+        assert!(!bash_runs_rm(l), "bash runs rm in {l:?}");
+    }
+    fx.all(Action::Allow, &data);
+    // Read right, but the parser reads them as errors: nothing confirms the reading, so they
+    // ask (never allowed, and not denied for body text).
+    let unconfirmed = ["cat <<EOF; ls\nrm x\nEOF", "cat <<A <<B\nrm a\nA\nrm b\nB"];
+    for l in unconfirmed {
+        assert!(!bash_runs_rm(l), "bash runs rm in {l:?}");
+    }
+    fx.all(Action::Ask, &unconfirmed);
+    // Where the reader cannot follow bash (a here-document in backquotes, a body line continued
+    // by a backslash, `case` in `$(…)`), every word sequence bash could run meets the deny
+    // rules: here bash does not run `rm`, but a reader that is not sure denies.
+    fx.all(
+        Action::Deny,
+        &[
+            "echo `cat <<EOF\nrm x\nEOF\n`",
+            "cat <<EOF\na\\\nEOF\nrm x\nEOF",
+            "x=$(case a in a) cat <<EOF;; esac\nrm x\nEOF\n)",
+        ],
+    );
+}
+
+/// tree-sitter-bash reads on past a newline after a redirection's target when the next line
+/// starts with a backslash (`ls >out⏎\rm x` as one redirection with the words `⏎\rm` and
+/// `x`), and puts words after a target in the redirection, not the command (`git reset
+/// >/dev/null --hard`). bash runs `rm` in each line below (checked); each is denied.
+#[test]
+fn words_the_parser_puts_in_a_redirection_are_seen() {
+    let fx = review();
+    let lines = [
+        "ls >out\n\\rm x",
+        "ls </dev/null\n\\rm x",
+        "ls 2>&1\n\\rm x",
+        "ls >>log\n\\rm -rf x",
+        "cat <<A\nA\n\\rm x",
+        "ls >out\n\\r\\m x",
+        "echo hi >/dev/null\n\\rm x; ls",
+    ];
+    let not_run: Vec<&str> = lines.iter().copied().filter(|l| !bash_runs_rm(l)).collect();
+    assert!(not_run.is_empty(), "bash does not run rm in: {not_run:#?}");
+    fx.all(Action::Deny, &lines);
+    fx.all(
+        Action::Deny,
+        &[
+            "git reset >/dev/null --hard",
+            "git reset 2>&1 --hard HEAD~1",
+        ],
+    );
+    // Words after a target that are not denied still make the line ask: the parser does not
+    // give them to the command the rules match.
+    fx.all(
+        Action::Ask,
+        &["ls >/dev/null -la", "git log >/dev/null --output=/tmp/x"],
+    );
+    fx.all(
+        Action::Allow,
+        &["ls -la >/dev/null", "ls > out 2>&1", "ls >\"a\nb\""],
+    );
+}

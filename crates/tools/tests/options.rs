@@ -547,3 +547,241 @@ proptest::proptest! {
         }
     }
 }
+
+/// Red-team findings: pytest options that write a file, import code or read arguments from a
+/// file, in every spelling pytest (or an older pytest, whose argparse took any unambiguous
+/// prefix) reads; test paths outside the roots; and the same through `python -m pytest`.
+#[test]
+fn pytest_writes_imports_and_test_paths_outside_the_roots() {
+    let attacks = [
+        "pytest --debug=/tmp/x.log",
+        "pytest --debug /tmp/x.log",
+        "pytest --debug ~/.bashrc",
+        "pytest tests --debug=../../etc/x",
+        "pytest --debu=/tmp/x",
+        "pytest --deb /tmp/x",
+        "pytest --report-log=/tmp/x",
+        "pytest --report-log /tmp/x",
+        "pytest --report-lo=/tmp/x",
+        "pytest --report=/tmp/x",
+        "pytest --log-fil=/tmp/x",
+        "pytest --log-f=/tmp/x",
+        "pytest --junitxml=/tmp/x",
+        "pytest --junitx=/tmp/x",
+        "pytest --junit-x=/tmp/x",
+        "pytest --resultlog=/tmp/x",
+        "pytest --result-log=/tmp/x",
+        "pytest --html=/tmp/r.html",
+        "pytest --basetemp=build/tmp",
+        "pytest --basete=/tmp/x",
+        "pytest -o cache_dir=/tmp/c",
+        "pytest -ocache_dir=/tmp/c",
+        "pytest --override-ini cache_dir=/tmp/c",
+        "pytest -c /tmp/evil.ini",
+        "pytest -c pytest.ini",
+        "pytest --config-file=/tmp/evil.ini",
+        "pytest --config-f=/tmp/evil.ini",
+        "pytest --rootdir=/tmp/evil",
+        "pytest --rootdir /tmp/evil",
+        "pytest --confcutdir=/tmp",
+        "pytest -p evil",
+        "pytest -pevil",
+        "pytest -p no:x -p evil",
+        "pytest --pyargs evil",
+        "pytest --pdbcls=evil:Pdb",
+        "pytest -W error::evil.Warning",
+        "pytest --pythonwarnings=ignore::evil.W",
+        "pytest --cov-report=html:/tmp/cov",
+        "pytest --tx popen//python=/tmp/evil/python",
+        "pytest --cache-dir=/tmp/x",
+        "pytest --some-plugin-output=/tmp/x",
+        "pytest --md-report-output=~/.bashrc",
+        "pytest @/tmp/evil/args",
+        "pytest @args.txt",
+        "pytest /tmp/evil/test_x.py",
+        "pytest /tmp/evil",
+        "pytest ../../x",
+        "pytest ../other/tests",
+        "pytest tests /tmp/evil/test_x.py::test_a",
+        "pytest /tmp/evil/test_x.py::TestA::test_b",
+        "pytest -x /tmp/evil -q",
+        "pytest \"$d\"",
+        "timeout 60 pytest /tmp/evil",
+        "cd /tmp && pytest x",
+        "python -m pytest --debug=/tmp/x",
+        "python3 -m pytest /tmp/evil/test_x.py",
+        "python3.12 -m pytest --rootdir=/tmp/evil",
+        "python -B -m pytest -p evil",
+        "python -Bm pytest --report-log=/tmp/x",
+        "python -mpytest --log-fil=/tmp/x",
+        "python -W ignore -m pytest /tmp/evil",
+    ];
+    let rules = rules(
+        "[[shell.rules]]\npattern = \"python -m pytest\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"python3 -m pytest\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"python3.12 -m pytest\"\naction = \"allow\"\n",
+    );
+    let allowed: Vec<String> = attacks
+        .iter()
+        .filter(|l| decide_with(&rules, l).decision.action == Action::Allow)
+        .map(|l| l.to_string())
+        .collect();
+    assert!(allowed.is_empty(), "allowed:\n{}", allowed.join("\n"));
+    let fine = [
+        "pytest",
+        "pytest tests",
+        "pytest tests/test_a.py::test_b -q",
+        "pytest ./tests sub/../tests",
+        "pytest /work/ws/tests",
+        "pytest --debug",
+        "pytest --debug=out/debug.log",
+        "pytest --report-log=out/report.jsonl",
+        "pytest --log-file=out/log.txt --log-file-level=INFO",
+        "pytest --co -q",
+        "pytest --lf --ff --sw -x",
+        "pytest -p no:cacheprovider",
+        "pytest -W error",
+        "pytest -W ignore::DeprecationWarning",
+        "pytest --tb=short -k 'not slow' -m unit",
+        "pytest --durations=10 -n 4",
+        "pytest --rootdir=. --basetemp-not-an-option",
+        "pytest --some-plugin-output=out/x.md --reruns 2",
+        "python -m pytest tests -q",
+        "python3 -m pytest",
+    ];
+    let asked: Vec<String> = fine
+        .iter()
+        .map(|l| (l, decide_with(&rules, l)))
+        .filter(|(_, a)| a.decision.action != Action::Allow)
+        .map(|(l, a)| format!("{l:?}: {}", a.decision.reason))
+        .collect();
+    assert!(asked.is_empty(), "not allowed:\n{}", asked.join("\n"));
+}
+
+/// Programs whose parser takes any unambiguous prefix of a long option (GNU getopt_long,
+/// argp, nopt, less): an abbreviation of a dangerous option is that option, the table's
+/// `abbrev` property; an ambiguous one is judged as each option it could be.
+#[test]
+fn long_option_abbreviations_are_the_options_they_abbreviate() {
+    let rules = rules(
+        "[[shell.rules]]\npattern = \"sort\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"tar\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"make\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"wget\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"rsync\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"less\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"sed\"\naction = \"allow\"\n",
+    );
+    let attacks = [
+        "sort --out=/tmp/x a",
+        "sort --outp /tmp/x a",
+        "sort --compress-prog=./evil a",
+        "sort --compress=./evil a",
+        "tar --to-com=./evil -xf a.tar",
+        "tar -xf a.tar --to-c=./evil",
+        "make --eval='x:;rm -rf /'",
+        "make --ev=x",
+        "make --fil=/tmp/Makefile",
+        "make --makef=/tmp/Makefile",
+        "make --dir=/tmp/evil",
+        "wget --output-d=/tmp/x http://h/",
+        "wget --exec=x http://h/",
+        "rsync --remove-sou a b",
+        "rsync --delete-a a/ b/",
+        "rsync --rsy=evil a b",
+        "rsync --log-fi=/tmp/x a b",
+        "less --log-f=/tmp/x f",
+        "less --lesskey-s=/tmp/k f",
+        "sed --in-pl s/a/b/ /tmp/x",
+        "sed --fil=/tmp/evil.sed f",
+    ];
+    let allowed: Vec<String> = attacks
+        .iter()
+        .filter(|l| decide_with(&rules, l).decision.action == Action::Allow)
+        .map(|l| l.to_string())
+        .collect();
+    assert!(allowed.is_empty(), "allowed:\n{}", allowed.join("\n"));
+    let fine = [
+        "sort --numeric a",
+        "sort --uniq a",
+        "tar -tf a.tar",
+        "make --jobs=4 test",
+        "wget --tries=3 -q -O out/x http://h/",
+        "less --quiet f",
+    ];
+    let asked: Vec<String> = fine
+        .iter()
+        .map(|l| (l, decide_with(&rules, l)))
+        .filter(|(_, a)| a.decision.action != Action::Allow)
+        .map(|(l, a)| format!("{l:?}: {}", a.decision.reason))
+        .collect();
+    assert!(asked.is_empty(), "not allowed:\n{}", asked.join("\n"));
+}
+
+/// Red-team finding: `git -C /elsewhere status` (and `--git-dir`, `--work-tree`) was allowed
+/// by a `git status` rule, yet git runs that repository's configuration (`core.fsmonitor`,
+/// `core.pager`, aliases) and hooks: outside the writable roots it asks; inside, it is the
+/// project's. Configuration given on the line runs programs unless the setting is inert.
+#[test]
+fn git_naming_a_repository_outside_the_roots_asks() {
+    expect(
+        &[
+            "git -C /tmp/evil status",
+            "git -C /tmp/evil log --oneline",
+            "git -C .. status",
+            "git -C ../other diff",
+            "git -C sub -C ../.. status",
+            "git -C / -C tmp/evil status",
+            "git -C \"$d\" status",
+            "git -C ~/other status",
+            "git --git-dir=/tmp/evil/.git log",
+            "git --git-dir /tmp/evil/.git status",
+            "git --git-dir=../x/.git diff",
+            "git -C sub --git-dir=../../x/.git log",
+            "git --work-tree=/tmp/evil status",
+            "git --work-tree / diff",
+            "git --no-pager -C /tmp/evil log",
+            "git --exec-path=/tmp/evil status",
+            "GIT_DIR=/tmp/evil git status",
+            "GIT_WORK_TREE=/ git status",
+            "env GIT_DIR=/tmp/evil git log",
+            "GIT_CONFIG_GLOBAL=/tmp/x git status",
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=x git log",
+            "git -c core.fsmonitor=/tmp/evil status",
+            "git -c core.fsMonitor=x status",
+            "git -c CORE.PAGER=x log",
+            "git -c core.pager=x log",
+            "git -c pager.log=x log",
+            "git -c core.sshCommand=x status",
+            "git -c core.hooksPath=/tmp/h status",
+            "git -c core.editor=x status",
+            "git -c core.askPass=x status",
+            "git -c diff.external=x diff",
+            "git -c diff.x.textconv=x diff",
+            "git -c filter.x.clean=x status",
+            "git -c alias.status='!rm -rf .' status",
+            "git -c include.path=/tmp/x status",
+            "git -c includeIf.gitdir:/.path=/tmp/x status",
+            "git -c gpg.program=x log --show-signature",
+            "git -c sequence.editor=x status",
+            "git -c uploadpack.packObjectsHook=x status",
+            "git --config-env=core.pager=X log",
+            "git -c \"$k\" status",
+        ],
+        Action::Ask,
+    );
+    expect(
+        &[
+            "git -C sub status",
+            "git -C /work/ws status",
+            "git -C sub -C .. status",
+            "git -C \"\" status",
+            "git --git-dir=.git status",
+            "git --git-dir=/work/ws/.git --work-tree=/work/ws status",
+            "git --no-pager log",
+            "git -c color.ui=always log",
+            "git -c user.name=a -c user.email=b log",
+        ],
+        Action::Allow,
+    );
+}

@@ -30,6 +30,9 @@ pub(super) struct Spec {
     pub(super) long_arg: &'static [&'static str],
     /// Long options without argument (an attached `=v` is accepted).
     pub(super) long_flag: &'static [&'static str],
+    /// Long options with an optional argument: `--x=v`, or (argparse's `nargs='?'`) the next
+    /// word when it does not start with `-` (`pytest --debug FILE`).
+    pub(super) long_opt: &'static [&'static str],
     /// `+o`-style options (shells).
     pub(super) plus: bool,
     /// `-N` numeric options (`nice -10`).
@@ -51,6 +54,7 @@ impl Spec {
         any_letter: false,
         long_arg: &[],
         long_flag: &[],
+        long_opt: &[],
         plus: false,
         numeric: false,
         long_any_value: false,
@@ -113,8 +117,37 @@ pub(super) fn step(args: &[Word], i: usize, spec: &Spec) -> Result<Step, Stop> {
         };
         let args_m = known(spec.long_arg);
         let flags_m = known(spec.long_flag);
+        let opt_m = known(spec.long_opt);
         let exact_arg = spec.long_arg.contains(&name);
         let exact_flag = spec.long_flag.contains(&name);
+        let exact_opt = spec.long_opt.contains(&name);
+        if exact_opt
+            || (!exact_arg && !exact_flag && opt_m.len() == 1 && args_m.len() + flags_m.len() == 0)
+        {
+            let full = format!("--{}", opt_m.first().copied().unwrap_or(name));
+            let arg = match (value, args.get(i + 1)) {
+                (Some(v), _) => Some((Word::lit(v), i + 1)),
+                (None, Some(a)) if !a.single => return Err(Stop::Dynamic(a.text.clone())),
+                (None, Some(a)) if !a.text.starts_with('-') => Some((a.clone(), i + 2)),
+                _ => None,
+            };
+            return Ok(match arg {
+                Some((a, next)) => Step::Opts(
+                    vec![Opt {
+                        name: full,
+                        arg: Some(a),
+                    }],
+                    next,
+                ),
+                None => Step::Opts(
+                    vec![Opt {
+                        name: full,
+                        arg: None,
+                    }],
+                    i + 1,
+                ),
+            });
+        }
         let takes_arg = if exact_arg {
             true
         } else if exact_flag {

@@ -54,6 +54,11 @@ pub struct Effect {
     pub option: String,
     /// What it does, for the person asked (`find -delete deletes files`).
     pub detail: String,
+    /// Where the effect is running code found at a path (`pytest /tmp/evil/test_x.py`, `git
+    /// -C /elsewhere status`): the path as written, relative to the current directory. Such an
+    /// effect holds only when the path lies outside the writable roots: code in the project
+    /// is what an allow rule on the program means to run.
+    pub path: Option<String>,
 }
 
 /// What [`examine`] found in one command's options.
@@ -74,6 +79,20 @@ impl Examined {
             kind,
             option: option.to_string(),
             detail,
+            path: None,
+        });
+    }
+
+    /// The program runs code found at `w` (a test file, a repository): an effect unless the
+    /// path lies in the writable roots (judged by the assessment, which knows them). A word
+    /// only known when the line runs may be anywhere.
+    pub(super) fn code_at(&mut self, w: &Word, what: &str) {
+        let known = w.literal && !w.text.is_empty();
+        self.effects.push(Effect {
+            kind: EffectKind::Runs,
+            option: w.text.clone(),
+            detail: format!("{what} `{}`, outside the writable roots", w.text),
+            path: known.then(|| w.text.clone()),
         });
     }
 
@@ -110,6 +129,9 @@ pub(super) fn input_operands() -> Word {
 pub(super) enum Does {
     /// Its argument is a file the program writes.
     WritesArg,
+    /// Its optional argument is a file the program writes; without one, the file named here
+    /// (`pytest --debug` writes `pytestdebug.log`).
+    WritesArgOr(&'static str),
     Deletes,
     Runs,
     Network,
@@ -136,6 +158,11 @@ pub(super) struct Program {
     pub(super) spec: Spec,
     /// Options may follow operands (GNU getopt, git's parse-options): the key puts them first.
     pub(super) permute: bool,
+    /// Long options may be abbreviated to any unambiguous prefix (GNU getopt_long, argp,
+    /// argparse, nopt, less): a long option that is not one the spec knows exactly is taken
+    /// as every option of the table it abbreviates (an ambiguous one makes the program fail;
+    /// judged as each, it is never less strict).
+    pub(super) abbrev: bool,
     pub(super) options: &'static [(&'static str, Does)],
     pub(super) operands: Operands,
     /// What needs more than the table (a script to read, modes, `of=` operands).
@@ -251,14 +278,60 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
             if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&b)) {
                 program_table(name, program, args, &mut out);
             }
+            // `python -m pytest ARGS` is pytest with those arguments (the rule that names
+            // `-m` allowed running the module, not every option of it).
+            if matches!(b, "python" | "pypy") {
+                if let Some((module, rest)) = python_module(args) {
+                    if matches!(module, "pytest" | "py.test") {
+                        let inner = examine("pytest", rest);
+                        out.effects.extend(inner.effects);
+                        out.writes.extend(inner.writes);
+                    }
+                }
+            }
         }
     }
     out
 }
 
+/// The module `python -m MODULE ARGS…` runs and its arguments, as python reads its options
+/// (options end at `-m` or `-c`, at the first operand, or at `--`).
+fn python_module(args: &[Word]) -> Option<(&str, &[Word])> {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let t = w.text.as_str();
+        if !w.literal || !t.starts_with('-') || t == "-" || t.starts_with("--") {
+            return None;
+        }
+        for (k, c) in t[1..].char_indices() {
+            let rest = &t[1 + k + c.len_utf8()..];
+            match c {
+                'm' if rest.is_empty() => {
+                    let module = args.get(i + 1).filter(|m| m.literal)?;
+                    return Some((module.text.as_str(), args.get(i + 2..).unwrap_or(&[])));
+                }
+                'm' => return Some((rest, args.get(i + 1..).unwrap_or(&[]))),
+                'c' => return None,
+                'W' | 'X' | 'Q' => {
+                    if rest.is_empty() {
+                        i += 1;
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
 fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examined) {
     let p = parse(args, &program.spec, program.permute);
     judge_options(&p, program.options, out);
+    if program.abbrev {
+        judge_abbreviated(&p, &program.spec, program.options, out);
+    }
     if let Some(text) = &p.dynamic {
         if !program.options.is_empty() {
             out.effect(
@@ -305,6 +378,52 @@ fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examine
     }
 }
 
+/// For a program that accepts abbreviations: each long option that is not exactly an option the
+/// spec or the table knows is judged as every table option it is a prefix of (`pytest
+/// --log-fil=x` as `--log-file=x`, `sort --out=x` as `--output=x`).
+pub(super) fn judge_abbreviated(
+    p: &Parsed,
+    spec: &Spec,
+    table: &[(&str, Does)],
+    out: &mut Examined,
+) {
+    for o in &p.opts {
+        let Some(short) = o.name.strip_prefix("--") else {
+            continue;
+        };
+        let exact = |list: &[&str]| list.contains(&short);
+        if short.is_empty()
+            || exact(spec.long_arg)
+            || exact(spec.long_flag)
+            || exact(spec.long_opt)
+            || table.iter().any(|(n, _)| *n == o.name)
+        {
+            continue;
+        }
+        let meant: Vec<(&str, Does)> = table
+            .iter()
+            .filter(|(n, _)| n.strip_prefix("--").is_some_and(|n| n.starts_with(short)))
+            .copied()
+            .collect();
+        if meant.is_empty() {
+            continue;
+        }
+        let as_full = Parsed {
+            opts: meant
+                .iter()
+                .map(|(n, _)| Opt {
+                    name: n.to_string(),
+                    arg: o.arg.clone(),
+                })
+                .collect(),
+            operands: Vec::new(),
+            option_words: Vec::new(),
+            dynamic: None,
+        };
+        judge_options(&as_full, &meant, out);
+    }
+}
+
 pub(super) fn judge_options(p: &Parsed, table: &[(&str, Does)], out: &mut Examined) {
     for o in &p.opts {
         let Some((option, does)) = table.iter().find(|(n, _)| *n == o.name) else {
@@ -319,6 +438,9 @@ pub(super) fn judge_options(p: &Parsed, table: &[(&str, Does)], out: &mut Examin
                     format!("`{option}` writes a file not named on the line"),
                 ),
             },
+            Does::WritesArgOr(default) => {
+                out.write(o.arg.as_ref().unwrap_or(&Word::lit(default)));
+            }
             Does::Deletes => out.effect(
                 EffectKind::Deletes,
                 option,

@@ -85,7 +85,7 @@ fn safe(pick: &mut dyn FnMut(usize) -> usize, word: &str) -> String {
 }
 
 /// The positions a command `c` can stand in.
-const POSITIONS: usize = 34;
+const POSITIONS: usize = 40;
 
 fn wrap(c: String, pick: &mut dyn FnMut(usize) -> usize, word: &str) -> String {
     let s = safe(pick, word);
@@ -129,6 +129,16 @@ fn wrap(c: String, pick: &mut dyn FnMut(usize) -> usize, word: &str) -> String {
         30 => format!("sh -c {} sh", squote(&c)),
         31 => format!("{s}\n{c}"),
         32 => format!("until {c}; do {s}; done"),
+        // After here-documents, where bash reads on (tree-sitter-bash took `EOF;` for the
+        // delimiter). On the operator's line only a one-line command: from its first newline
+        // on, bash reads the bodies.
+        34 | 36 | 38 if c.contains('\n') => format!("cat <<EOF\n{s}\nEOF\n{c}"),
+        34 => format!("cat <<EOF;{c}\nEOF"),
+        35 => format!("cat <<EOF\n{s}\nEOF\n{c}"),
+        36 => format!("cat <<-'E' <<F|{c}\n\tE\nF"),
+        37 => format!("x=$(cat <<EOF\n{s}\nEOF\n); {c}"),
+        38 => format!("cat <<EOF >/dev/null&&{c}\nEOF"),
+        39 => format!("{s} <<'A'\nA\n{c}"),
         _ => format!("echo {} > /dev/null; {c}", squote(word)),
     }
 }

@@ -52,6 +52,8 @@ fn inert_git_config(setting: &str) -> bool {
 /// subcommand's own options.
 pub(super) fn git(args: &[Word], out: &mut Examined) {
     let mut key = vec!["git".to_string()];
+    // Where `-C` took git (relative to the current directory, as the line wrote it).
+    let mut dir: Option<Word> = None;
     let mut i = 0;
     while let Some(w) = args.get(i) {
         if !w.literal {
@@ -76,6 +78,14 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
             _ => (t, None),
         };
         if let Some(&(_, takes)) = GIT_LOCATION_OPTIONS.iter().find(|(n, _)| *n == name) {
+            let value = match attached {
+                Some(v) => Some(Word::lit(v)),
+                None if takes => args.get(i + 1).cloned(),
+                None => None,
+            };
+            if let Some(v) = value.filter(|_| matches!(name, "-C" | "--git-dir" | "--work-tree")) {
+                located(name, &v, &mut dir, out);
+            }
             i += if takes && attached.is_none() { 2 } else { 1 };
             continue;
         }
@@ -189,6 +199,35 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
         None => key.extend(sub_args.iter().map(|w| w.text.clone())),
     }
     out.key = Some(key);
+}
+
+/// `-C DIR`, `--git-dir=DIR`, `--work-tree=DIR`: a repository (or work tree) outside the
+/// writable roots is not the project's: git runs its configuration (`core.fsmonitor`,
+/// `core.pager`, aliases, hooks) and reads and writes its files. `-C` accumulates (`-C a -C b`
+/// is `a/b`, and the other two are relative to it), as git's `chdir`s do.
+fn located(name: &str, value: &Word, dir: &mut Option<Word>, out: &mut Examined) {
+    // `-C ""` leaves git where it is.
+    if name == "-C" && value.literal && value.text.is_empty() {
+        return;
+    }
+    let joined = match dir.as_ref() {
+        Some(d) if !value.text.starts_with('/') => Word {
+            text: format!("{}/{}", d.text, value.text),
+            raw: format!("{}/{}", d.raw, value.raw),
+            literal: d.literal && value.literal,
+            single: d.single && value.single,
+        },
+        _ => value.clone(),
+    };
+    let what = match name {
+        "-C" => "runs the configuration and hooks of the repository at",
+        "--git-dir" => "runs the configuration and hooks of the repository",
+        _ => "reads and writes the work tree",
+    };
+    out.code_at(&joined, what);
+    if name == "-C" {
+        *dir = Some(joined);
+    }
 }
 
 /// A git subcommand's options (parse-options: abbreviations, options after operands).

@@ -613,3 +613,74 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
         }
     }
 }
+
+/// pytest: the test files and directories it imports (its operands, `FILE::test` node ids
+/// included) run code, which outside the writable roots is not the project's; `@FILE` reads
+/// more arguments from a file (argparse's `fromfile_prefix_chars`); `-p NAME` imports a plugin
+/// (`-p no:NAME` only disables one); `-W` with a dotted warning category imports its module.
+pub(super) fn pytest(p: &Parsed, out: &mut Examined) {
+    for w in &p.operands {
+        if w.text.starts_with('@') || !w.literal && w.raw.starts_with('@') {
+            out.effect(
+                EffectKind::Runs,
+                &w.text,
+                format!("`{}` reads more pytest arguments from a file", w.text),
+            );
+            continue;
+        }
+        let path = w.text.split("::").next().unwrap_or(&w.text);
+        let file = Word {
+            text: path.to_string(),
+            ..w.clone()
+        };
+        out.code_at(&file, "runs the test code in");
+    }
+    // Plugins add options of their own, many naming a file they write (`--cache-dir`-like):
+    // one the table does not know, given a path, is judged as a write of it.
+    let spec = super::table::PROGRAMS
+        .iter()
+        .find(|p| p.names.contains(&"pytest"))
+        .map(|p| p.spec);
+    for o in &p.opts {
+        let Some(long) = o.name.strip_prefix("--") else {
+            continue;
+        };
+        let known = spec.is_some_and(|s| {
+            [s.long_arg, s.long_flag, s.long_opt]
+                .iter()
+                .any(|list| list.contains(&long))
+        });
+        if let Some(a) = o.arg.as_ref().filter(|a| !known && a.text.contains('/')) {
+            out.write(a);
+        }
+    }
+    for o in &p.opts {
+        let value = o.arg.as_ref();
+        match o.name.as_str() {
+            "-p" if !value.is_some_and(|v| v.literal && v.text.starts_with("no:")) => {
+                out.effect(
+                    EffectKind::Runs,
+                    "-p",
+                    "`pytest -p NAME` imports a plugin module".into(),
+                );
+            }
+            "-W" | "--pythonwarnings" => {
+                // action:message:category:module:lineno; a dotted category is imported.
+                let imports = value.is_none_or(|v| {
+                    !v.literal || v.text.split(':').nth(2).is_some_and(|c| c.contains('.'))
+                });
+                if imports {
+                    out.effect(
+                        EffectKind::Runs,
+                        &o.name,
+                        format!(
+                            "`pytest {}` with a dotted warning category imports its module",
+                            o.name
+                        ),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
