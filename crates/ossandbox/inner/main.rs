@@ -35,8 +35,7 @@
 //! Everything here is unsafe by nature (raw system calls on pointers from the kernel's entry
 //! stack). Every unsafe block states its invariant; `unsafe_op_in_unsafe_fn` is denied on
 //! every build, and the SAFETY comments are checked by clippy, which cargo does not run on
-//! this file: run the build.rs command line through `clippy-driver` with
-//! `-W clippy::undocumented_unsafe_blocks` after changing it.
+//! this file: `scripts/lint-inner.sh` (run by CI) does, and checks its formatting.
 //!
 //! The program is single-threaded and has no allocator: there is no other thread to race
 //! with and nothing to corrupt but this stack; a failure exits 125 before the command runs.
