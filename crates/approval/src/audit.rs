@@ -22,7 +22,12 @@
 //! guard, a session or persisted grant, or a failed approval channel (see [`By`]). One kind
 //! records no decision before a call but what cordon found after it ran: `by` is
 //! `{"kind":"after-run"}`, `request` the run's, one key `[KIND, PATH]` per file the run left
-//! that makes the operator's tools run code ([`Record::after_run`]).
+//! that makes the operator's tools run code ([`Record::after_run`]). Another records a
+//! connection through cordon's network proxy, at its opening and at its close (or its
+//! refusal): `by` is `{"kind":"connection"}`, tool `network`, one key `["network",
+//! "HOST:PORT"]`, and a `connection` field with the protocol, host, port, the address
+//! connected to, the rule that decided, bytes each way and the duration
+//! ([`Record::connection`]).
 //!
 //! Beside the log, `FILE.head` holds the last record's `seq` and hash
 //! (`{"v":1,"seq":41,"hash":"…"}`), replaced atomically after each append.
@@ -107,7 +112,9 @@ mod util;
 mod verify;
 mod writer;
 
-pub use record::{preview, AfterRunFinding, By, Record, FORMAT_VERSION, PREVIEW_MAX, ZERO_HASH};
+pub use record::{
+    preview, AfterRunFinding, By, Connection, Record, FORMAT_VERSION, PREVIEW_MAX, ZERO_HASH,
+};
 pub use util::{canonical_json, new_id, rfc3339, sha256_hex};
 pub use verify::{verify, Problem, ProblemKind, Report};
 pub use writer::{head_path, lock_path, Appended, AuditLog, LOCK_DEADLINE};

@@ -185,6 +185,7 @@ impl Engine {
         };
         let mut record = audit::Record::new(&req.tool, decision, audit::By::from(by), reason)
             .request(&req.id)
+            .client_request(req.client_request.clone())
             .keys(req.keys.iter().map(|k| k.words().to_vec()))
             .args(substituted.unwrap_or(&req.args))
             .preview(&req.presentation.summary);

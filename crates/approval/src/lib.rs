@@ -182,4 +182,4 @@ pub use memory::SessionMemory;
 pub use outcome::{mode_name, Answer, ApprovalError, AskError, By, Outcome, Pending};
 pub use request::{Key, Presentation, Preview, Request};
 pub use rules::{names_system_program, resolve_mode, Decision, RuleRef, RuleSet, SYSTEM_BIN_DIRS};
-pub use toolrules::{rule, KeyVerdict, Origin, Rules};
+pub use toolrules::{network_rules, rule, KeyVerdict, Origin, Rules};

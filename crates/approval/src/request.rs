@@ -82,6 +82,10 @@ pub struct Request {
     /// digest, so whoever holds the arguments can prove which call a record is about.
     #[serde(skip)]
     pub args: serde_json::Value,
+    /// The client's own id for the call (an MCP request id), recorded beside `id`, which is
+    /// cordon's.
+    #[serde(skip)]
+    pub client_request: Option<String>,
 }
 
 impl Request {
@@ -101,6 +105,7 @@ impl Request {
             verdict: None,
             concern: None,
             args: serde_json::Value::Null,
+            client_request: None,
         }
     }
 
@@ -143,6 +148,12 @@ impl Request {
     /// Sets the call's arguments (recorded in the audit log as a digest).
     pub fn with_args(mut self, args: serde_json::Value) -> Request {
         self.args = args;
+        self
+    }
+
+    /// Sets the client's own id for the call (see [`Request::client_request`]).
+    pub fn with_client_request(mut self, id: impl Into<String>) -> Request {
+        self.client_request = Some(id.into());
         self
     }
 }

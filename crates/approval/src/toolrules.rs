@@ -15,7 +15,8 @@
 
 use std::collections::HashMap;
 
-use cordon_policy::{Action, Location, Pattern, Policy, Shell, ShellRule};
+use cordon_policy::network::NETWORK_TOOL;
+use cordon_policy::{Action, Location, NetworkPolicy, Pattern, Policy, Shell, ShellRule};
 use globset::{GlobBuilder, GlobMatcher};
 
 use crate::outcome::By;
@@ -90,7 +91,8 @@ impl Rules {
         Rules::default()
     }
 
-    /// The policy's shell rules (tool `shell`, default `[shell] default`) and each
+    /// The policy's shell rules (tool `shell`, default `[shell] default`), the `[network]`
+    /// section as the `network` tool's rules and default (see [`network_rules`]), and each
     /// `[tools.NAME] approval` as that tool's default.
     pub fn from_policy(policy: &Policy) -> Rules {
         let mut r = Rules::new();
@@ -100,6 +102,32 @@ impl Rules {
             Origin::Policy,
         );
         r.set_default("shell", policy.shell.default);
+        r.push_group(
+            ToolGlob::Literal(NETWORK_TOOL.into()),
+            RuleSet::new(&Shell {
+                default: Action::Deny, // unused: defaults are per tool
+                rules: network_rules(&policy.network),
+            }),
+            Origin::Policy,
+        );
+        let default = policy.network.default.action();
+        let reason = match &policy.network.location {
+            Some(at) => format!(
+                "no [network] entry names this host and port; the [network] default ({at}) is {}",
+                default.as_str()
+            ),
+            None => "the policy has no [network] section: no host may be reached".into(),
+        };
+        r.defaults.insert(
+            NETWORK_TOOL.into(),
+            (
+                default,
+                By::Default {
+                    tool: NETWORK_TOOL.into(),
+                },
+                reason,
+            ),
+        );
         for (name, t) in &policy.tools {
             r.defaults.insert(
                 name.clone(),
@@ -256,6 +284,35 @@ pub fn rule(
             col: 1,
         },
     })
+}
+
+/// The `[network]` section as rules over the `network` tool's key (`network HOST:PORT`):
+/// every `allow` entry an allow rule, every `deny` entry a deny rule, each at its entry's
+/// location, with a reason naming the list. The engine's order (an explicit deny that
+/// matches wins, whatever comes later) is the section's "deny wins".
+pub fn network_rules(network: &NetworkPolicy) -> Vec<ShellRule> {
+    let mut out = Vec::new();
+    for (list, action) in [
+        (&network.allow, Action::Allow),
+        (&network.deny, Action::Deny),
+    ] {
+        for entry in list {
+            out.push(ShellRule {
+                pattern: entry.pattern.clone(),
+                action,
+                reason: Some(format!(
+                    "`{}` is in the [network] {} list ({})",
+                    entry.written,
+                    action.as_str(),
+                    entry.location
+                )),
+                matches: Vec::new(),
+                not_match: Vec::new(),
+                location: entry.location.clone(),
+            });
+        }
+    }
+    out
 }
 
 /// Does this pattern match every key (`*` or `**` as its only token)?

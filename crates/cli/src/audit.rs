@@ -170,6 +170,10 @@ fn one_line(r: &Record) -> String {
     if let Some(n) = &r.note {
         s.push_str(&format!(" [note: {n}]"));
     }
+    if r.connection.is_some() {
+        // A proxy's connection record: its preview says what moved where.
+        s.push_str(&format!(" [{}]", r.preview));
+    }
     if r.repair.is_some() {
         s.push_str(" [writer repair: see the record]");
     }

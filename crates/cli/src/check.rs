@@ -25,6 +25,20 @@ pub fn run(args: CheckArgs) -> i32 {
         Ok(g) => g,
         Err(e) => return refuse_gate(&e),
     };
+    if args.tool == "network" {
+        // A connection through the proxy: the [network] rules' verdict on HOST:PORT.
+        let words = args.pairs.iter().chain(&args.argv);
+        let a = match cordon_tools::network::check(gate.policy(), words) {
+            Ok(a) => a,
+            Err(e) => return refuse(EXIT_FAILURE, e),
+        };
+        if args.json {
+            println!("{}", a.to_json());
+        } else {
+            print_tool_human(&a);
+        }
+        return 0;
+    }
     if args.tool != "shell" {
         return check_tool(&gate, &args);
     }

@@ -97,6 +97,7 @@ pub fn run(args: ExecArgs) -> i32 {
     let opts = RunOptions {
         timeout,
         output: Output::Inherit,
+        cancel: None,
     };
     match gate.run(&call, &decision, opts) {
         Ok(ran) if ran.timed_out => refuse(

@@ -12,6 +12,7 @@ mod hook;
 mod init;
 mod install;
 mod manpage;
+mod mcp;
 mod profile;
 mod prompt;
 mod term;
@@ -81,6 +82,9 @@ enum Cmd {
     /// those starting with WORDS (all without).
     #[command(subcommand)]
     Session(SessionCmd),
+    /// Serve the shell and file tools over MCP on stdio, every call through the policy, the
+    /// audit log and the sandbox (docs/mcp.md).
+    Mcp(mcp::McpArgs),
     /// An agent host's pre-tool hook: reads the host's hook JSON on stdin (Claude Code
     /// PreToolUse, Codex PreToolUse, Gemini CLI BeforeTool), decides, answers in its protocol.
     Hook {
@@ -181,7 +185,7 @@ struct CheckArgs {
     #[arg(long)]
     json: bool,
     /// The tool: `shell`, a file tool (read_file, write_file, edit_file, list_dir,
-    /// delete_file) or a `[tools.NAME]` tool from the policy.
+    /// delete_file), `network` (give HOST:PORT) or a `[tools.NAME]` tool from the policy.
     tool: String,
     /// For a file or `[tools]` tool: its arguments, as KEY=VALUE.
     #[arg(value_name = "KEY=VALUE")]
@@ -423,6 +427,7 @@ fn main() {
         Cmd::Policy(PolicyCmd::Untrust { file }) => policy_trust(file, false),
         Cmd::Audit(args) => audit::run(args),
         Cmd::Session(cmd) => session_cmd(cmd),
+        Cmd::Mcp(args) => mcp::run(args),
         Cmd::Hook { host, policy } => hook::run(host, policy),
         Cmd::Install(args) => install::run(args, true),
         Cmd::Uninstall(args) => install::run(args, false),

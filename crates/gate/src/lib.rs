@@ -39,7 +39,7 @@
 //! // Nobody to ask here: an `ask` would be a denial, recorded as such.
 //! let decision = gate.decide(&call, &mut cordon_gate::nobody());
 //! assert!(decision.is_allowed(), "{}", decision.message());
-//! let ran = gate.run(&call, &decision, RunOptions { timeout: None, output: Output::Capture { limit: 1 << 20 } })?;
+//! let ran = gate.run(&call, &decision, RunOptions { timeout: None, output: Output::Capture { limit: 1 << 20 }, cancel: None })?;
 //! assert_eq!(ran.stdout, b"hello from the sandbox\n");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -48,6 +48,7 @@ mod after_run;
 mod capture;
 pub mod examples;
 pub mod host_grant;
+pub mod network;
 mod paths;
 pub mod session;
 mod text;
@@ -68,6 +69,8 @@ use cordon_tools::shell;
 use cordon_tools::tool::{Assessment, Toolbox};
 
 pub use cordon_approval::{Answer, AskError, Asker, AsyncAsker, By, Pending, Request};
+/// The switch that cancels a run ([`RunOptions::cancel`]).
+pub use cordon_ossandbox::run::Cancel;
 pub use examples::{example_results, ExampleResult};
 pub use text::clean;
 
@@ -215,6 +218,13 @@ struct Sandbox {
 }
 
 impl Call {
+    /// The client's own id for this call (an MCP request id), recorded in the audit record
+    /// as `client_request` beside cordon's `request`.
+    pub fn with_client_request(mut self, id: impl Into<String>) -> Call {
+        self.request.client_request = Some(id.into());
+        self
+    }
+
     /// The request's id: the audit record's `request`.
     pub fn id(&self) -> &str {
         &self.request.id
@@ -358,6 +368,9 @@ pub struct RunOptions {
     /// `None`: the policy's `sandbox.limits.timeout`.
     pub timeout: Option<Duration>,
     pub output: Output,
+    /// Kills a shell call's whole process tree when cancelled (the run then ends with exit
+    /// code 137, as if SIGKILLed). A file call is not interrupted.
+    pub cancel: Option<Cancel>,
 }
 
 /// Where a shell call's output goes.
@@ -872,8 +885,8 @@ impl Gate {
             ),
             timeout,
             stdio: Default::default(),
-            // sandbox.network = "proxy" needs the proxy started here (issue 15, the lead's
-            // wiring); without it the sandbox refuses the run (exit 125).
+            cancel: opts.cancel.as_ref().map(Cancel::fd),
+            // Under sandbox.network = "proxy", set below with the proxy that serves the run.
             proxy: None,
         };
         let capture = match opts.output {
@@ -888,7 +901,20 @@ impl Gate {
         let roots = writable_roots(&self.policy);
         let before = after_run::before(&roots);
         tracing::debug!(request = %call.request.id, argv = ?run.argv, "run");
-        let result = execute(&s.choice, &s.profile, spec, s.tmp.path());
+        let result = if self.policy.sandbox.network == cordon_policy::Network::Proxy {
+            // The command reaches nothing but cordon's proxy, which decides and records each
+            // connection with this gate.
+            network::run_with_proxy(self, |handoff, vars| {
+                let names: Vec<&str> = vars.iter().map(|(k, _)| k.as_str()).collect();
+                spec.env.retain(|(k, _)| !names.iter().any(|n| k == n));
+                spec.env
+                    .extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
+                spec.proxy = Some(handoff);
+                execute(&s.choice, &s.profile, spec, s.tmp.path())
+            })?
+        } else {
+            execute(&s.choice, &s.profile, spec, s.tmp.path())
+        };
         after_run::report(
             &before,
             &roots,

@@ -35,6 +35,7 @@ fn decides_and_records_but_never_runs() {
         RunOptions {
             timeout: None,
             output: Output::Capture { limit: 1024 },
+            cancel: None,
         },
     );
     let Err(e) = ran else {

@@ -55,6 +55,7 @@ fn capture(limit: usize) -> RunOptions {
     RunOptions {
         timeout: None,
         output: Output::Capture { limit },
+        cancel: None,
     }
 }
 

@@ -36,6 +36,7 @@
 //!     env: cordon_ossandbox::env::scrub(std::env::vars_os(), &policy.sandbox.env, tmp.path().as_os_str()),
 //!     timeout: policy.sandbox.limits.timeout,
 //!     stdio: Default::default(),
+//!     cancel: None,
 //!     proxy: None,
 //! };
 //! let outcome = execute(&choice, &profile, spec, tmp.path()).unwrap();
@@ -812,6 +813,7 @@ mod tests {
             env: vec![],
             timeout: None,
             stdio: Default::default(),
+            cancel: None,
             proxy,
         };
         let handoff = |port| {

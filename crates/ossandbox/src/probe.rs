@@ -439,6 +439,7 @@ pub fn bwrap_runs() -> Finding {
         env: vec![],
         timeout: Some(std::time::Duration::from_secs(30)),
         stdio: Default::default(),
+        cancel: None,
         proxy: None,
     };
     match crate::run::run(c, &spec) {

@@ -84,9 +84,90 @@ pub struct Spec {
     /// The child's stdin, stdout and stderr when they are not cordon's own (see
     /// [`crate::stdio`]); the default inherits cordon's.
     pub stdio: ChildStdio,
+    /// Cancels the run: once this descriptor (an eventfd or a pipe's read end) is readable,
+    /// the whole tree is killed as on a timeout and the run ends [`Outcome::Cancelled`]. For a
+    /// long-lived cordon (the MCP server) whose caller gave up on a call.
+    pub cancel: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
     /// Under `sandbox.network = "proxy"`: where the listener made inside the command's
     /// network namespace goes (required then, refused otherwise).
     pub proxy: Option<ProxyHandoff>,
+}
+
+/// A switch that cancels runs: [`Cancel::fd`] goes into [`Spec::cancel`], and
+/// [`Cancel::cancel`] (from any thread) makes it readable, which kills the run's whole tree.
+/// Clones share the switch.
+#[derive(Debug, Clone)]
+pub struct Cancel {
+    read: std::sync::Arc<std::os::fd::OwnedFd>,
+    #[cfg(not(target_os = "linux"))]
+    write: std::sync::Arc<std::os::fd::OwnedFd>,
+}
+
+impl Cancel {
+    /// A new switch, not yet cancelled: an eventfd (a pipe where there is none).
+    pub fn new() -> io::Result<Cancel> {
+        use std::os::fd::FromRawFd;
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: eventfd returns a new descriptor (checked) that only this value owns.
+            let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(Cancel {
+                // SAFETY: `fd` is a fresh descriptor nobody else owns.
+                read: std::sync::Arc::new(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }),
+            })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let mut fds = [0; 2];
+            // SAFETY: pipe fills two new descriptors (checked) that only this value owns.
+            if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: both are fresh descriptors nobody else owns.
+            let (read, write) = unsafe {
+                (
+                    std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+                    std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+                )
+            };
+            Ok(Cancel {
+                read: std::sync::Arc::new(read),
+                write: std::sync::Arc::new(write),
+            })
+        }
+    }
+
+    /// The descriptor a run watches ([`Spec::cancel`]).
+    pub fn fd(&self) -> std::sync::Arc<std::os::fd::OwnedFd> {
+        self.read.clone()
+    }
+
+    /// Cancels every run watching this switch (idempotent).
+    pub fn cancel(&self) {
+        use std::os::fd::AsRawFd;
+        #[cfg(target_os = "linux")]
+        let fd = self.read.as_raw_fd();
+        #[cfg(not(target_os = "linux"))]
+        let fd = self.write.as_raw_fd();
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64; a full counter (EAGAIN) is readable anyway.
+        unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+    }
+
+    /// Whether [`Cancel::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        use std::os::fd::AsRawFd;
+        let mut p = libc::pollfd {
+            fd: self.read.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: polls one live descriptor without waiting.
+        unsafe { libc::poll(&mut p, 1, 0) == 1 }
+    }
 }
 
 /// The handoff of the proxy's listener under `sandbox.network = "proxy"`.
@@ -119,6 +200,8 @@ pub enum Outcome {
     Signaled(i32),
     /// Killed (with every descendant) when the timeout expired.
     TimedOut,
+    /// Killed (with every descendant) because [`Spec::cancel`] became readable.
+    Cancelled,
 }
 
 impl Outcome {
@@ -128,6 +211,7 @@ impl Outcome {
             Outcome::Exited(c) => c,
             Outcome::Signaled(s) => 128 + s,
             Outcome::TimedOut => 124,
+            Outcome::Cancelled => 128 + libc::SIGKILL,
         }
     }
 }
@@ -368,6 +452,8 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     let mut killed_after = None;
     // The child's wait status once reaped (SIGCHLD may reap it with the orphans).
     let mut status: Option<i32> = None;
+    let mut cancelled = false;
+    let cancel_fd = spec.cancel.as_ref().map_or(-1, |f| f.as_raw_fd());
 
     loop {
         let now = Instant::now();
@@ -398,8 +484,14 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
                 events: libc::POLLIN,
                 revents: 0,
             },
+            libc::pollfd {
+                // -1 (no cancel input) is skipped by poll.
+                fd: cancel_fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, wait_ms) };
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 3, wait_ms) };
         if n < 0 {
             if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
                 continue;
@@ -430,12 +522,19 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
                 }
             }
         }
+        if fds[2].revents & (libc::POLLIN | libc::POLLHUP) != 0 {
+            cancelled = true;
+            break;
+        }
         if status.is_some() || fds[0].revents & libc::POLLIN != 0 {
             break;
         }
     }
 
-    if timed_out || killed_after.is_some() {
+    if timed_out || cancelled || killed_after.is_some() {
+        // Killed before it could wait for them, the child's own children (bwrap's init of the
+        // PID namespace) re-parent to cordon, a subreaper: they are ours to reap.
+        let orphans = if own_ns { children_of(pid) } else { Vec::new() };
         kill_all_descendants(pid);
         if status.is_none() {
             let _ = child.wait();
@@ -443,8 +542,10 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         if !own_ns {
             reap_all();
         }
+        reap_orphans(&orphans);
         return Ok(match killed_after {
             Some(sig) => Outcome::Signaled(sig),
+            None if cancelled => Outcome::Cancelled,
             None => Outcome::TimedOut,
         });
     }
@@ -500,6 +601,36 @@ fn reap_exited(main: libc::pid_t) -> Option<i32> {
         }
         if r == main {
             found = Some(st);
+        }
+    }
+}
+
+/// `pid`'s children, from /proc.
+#[cfg(target_os = "linux")]
+fn children_of(pid: libc::pid_t) -> Vec<libc::pid_t> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .map(|s| {
+            s.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Reaps `pids`, re-parented to cordon when their parent was killed; they die of their
+/// parent-death signal (bwrap `--die-with-parent`; never signalled here: a pid that was reaped
+/// meanwhile may be reused). A pid that is not cordon's child is skipped (waitpid only reaps
+/// cordon's own). Bounded: a task stuck in the kernel is left.
+#[cfg(target_os = "linux")]
+fn reap_orphans(pids: &[libc::pid_t]) {
+    let until = Instant::now() + Duration::from_secs(10);
+    for &p in pids {
+        loop {
+            let r = unsafe { libc::waitpid(p, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL) };
+            if r != 0 || Instant::now() >= until {
+                break; // reaped, or not ours (ECHILD)
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 }

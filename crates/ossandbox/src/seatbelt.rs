@@ -161,6 +161,7 @@ pub fn invocation(
         env: spec.env.clone(),
         timeout: spec.timeout,
         stdio: spec.stdio.clone(),
+        cancel: spec.cancel.clone(),
         // The listener is made and handed over before sandbox-exec starts (outside it).
         proxy: None,
     })
@@ -262,6 +263,7 @@ mod tests {
             ],
             timeout: Some(Duration::from_secs(7)),
             stdio: Default::default(),
+            cancel: None,
             proxy: None,
         }
     }

@@ -34,6 +34,7 @@
 //! ```
 
 mod error;
+pub mod network;
 mod pattern;
 mod raw;
 pub mod trust;
@@ -45,6 +46,7 @@ use std::time::Duration;
 use serde_spanned::Spanned;
 
 pub use error::{Location, PolicyError};
+pub use network::{HostPattern, HostRule, NetworkDefault, NetworkPolicy};
 pub use pattern::{basename, is_glob, literal_prefix, Pattern};
 
 /// The shipped default policy, embedded in the binary: `profiles/default.toml`.
@@ -178,6 +180,8 @@ pub struct Policy {
     pub shell: Shell,
     pub tools: BTreeMap<String, ToolConfig>,
     pub approval: Approval,
+    /// The `[network]` section: the hosts a run may reach through cordon's proxy.
+    pub network: NetworkPolicy,
     /// The places this user's trust stores may be ([`trust::store_dirs`]), the one in use
     /// first: kept out of the sandbox's reach, so that no command can trust its own policy.
     pub trust_stores: Vec<PathBuf>,
@@ -611,6 +615,22 @@ impl Cx<'_> {
             );
         }
         let approval = self.approval(raw.approval)?;
+        let network = match &raw.network {
+            Some(n) => {
+                let section = self.network(n)?;
+                // Only the proxy enforces the section: under `deny` it would be dead text, and
+                // under `allow` its deny list would protect nothing.
+                if sandbox.network != Network::Proxy {
+                    return Err(self.err(
+                        n,
+                        "the [network] section takes effect only with `[sandbox] network = \"proxy\"`",
+                        "set network = \"proxy\" in [sandbox] to reach exactly these hosts, or remove the [network] section",
+                    ));
+                }
+                section
+            }
+            None => NetworkPolicy::default(),
+        };
         Ok(Policy {
             source: self.name.to_string(),
             path: None,
@@ -618,6 +638,7 @@ impl Cx<'_> {
             shell,
             tools,
             approval,
+            network,
             trust_stores: trust::store_dirs(|name| std::env::var_os(name)),
         })
     }
@@ -869,6 +890,80 @@ impl Cx<'_> {
             });
         }
         Ok(Shell { default, rules })
+    }
+
+    fn network(&self, raw: &Spanned<raw::RawNetwork>) -> Result<NetworkPolicy, PolicyError> {
+        let n = raw.get_ref();
+        let default = self.choice(
+            &n.default,
+            |s| match s {
+                "deny" => Some(NetworkDefault::Deny),
+                "ask" => Some(NetworkDefault::Ask),
+                _ => None,
+            },
+            NetworkDefault::Deny,
+            "network default",
+            "deny, ask",
+        )?;
+        let rules = |list: &[Spanned<String>], key: &str| {
+            list.iter()
+                .map(|e| {
+                    network::parse_rule(e.get_ref(), self.loc(e)).map_err(|why| {
+                        self.err(
+                            e,
+                            format!("invalid network.{key} entry: {why}"),
+                            "write HOST or HOST:PORT: `github.com`, `*.example.org` (subdomains), `index.example.com:443`, `10.0.0.5:5432`, `[::1]:443`",
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let allow = rules(&n.allow, "allow")?;
+        let deny = rules(&n.deny, "deny")?;
+        let mut hosts: Vec<network::HostEntry> = Vec::new();
+        for (name, value) in &n.hosts {
+            let bad = |why: String| {
+                self.err(
+                    value,
+                    format!("invalid network.hosts entry `{name}`: {why}"),
+                    "map a host name to one IPv4 or IPv6 address: \"build.internal\" = \"10.0.0.7\"",
+                )
+            };
+            let normalized = match network::Host::parse(name).map_err(&bad)? {
+                network::Host::Name(n) => n,
+                network::Host::Addr(_) => {
+                    return Err(bad("the key must be a name, not an address".into()))
+                }
+            };
+            let text = value.get_ref();
+            let inner = text
+                .strip_prefix('[')
+                .and_then(|t| t.strip_suffix(']'))
+                .unwrap_or(text);
+            let addr = match inner.parse::<std::net::IpAddr>() {
+                Ok(a) if !inner.contains('%') => a.to_canonical(),
+                _ => return Err(bad(format!("`{text}` is not an IP address"))),
+            };
+            if let Some(other) = hosts.iter().find(|h| h.name == normalized) {
+                return Err(bad(format!(
+                    "`{normalized}` is already mapped at {} (names are compared after IDNA normalisation)",
+                    other.location
+                )));
+            }
+            hosts.push(network::HostEntry {
+                name: normalized,
+                addr,
+                location: self.loc(value),
+            });
+        }
+        hosts.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(NetworkPolicy {
+            location: Some(self.loc(raw)),
+            default,
+            allow,
+            deny,
+            hosts,
+        })
     }
 
     fn approval(&self, raw: raw::RawApproval) -> Result<Approval, PolicyError> {

@@ -18,6 +18,19 @@ pub struct RawPolicy {
     pub tools: BTreeMap<String, Spanned<RawTool>>,
     #[serde(default)]
     pub approval: RawApproval,
+    pub network: Option<Spanned<RawNetwork>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawNetwork {
+    pub default: Option<Spanned<String>>,
+    #[serde(default)]
+    pub allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub deny: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub hosts: BTreeMap<String, Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]

@@ -525,3 +525,119 @@ fn the_audit_log_is_the_policys_else_the_users_state_directory() {
     let p = Policy::parse("version = 1\n", "cordon.toml", dir).unwrap();
     assert!(!matches!(p.approval.audit_log, AuditLog::Configured(_)));
 }
+
+#[test]
+fn network_section_parses_and_normalises() {
+    let p = parse(
+        "version = 1\n[network]\ndefault = \"ask\"\nallow = [\"GitHub.com\", \"*.example.org\", \"pypi.org:443\", \"10.0.0.5:5432\", \"[::1]:443\"]\ndeny = [\"evil.example.org\"]\n[network.hosts]\n\"Build.Internal\" = \"10.0.0.7\"\n\"v6.internal\" = \"[fd00::7]\"\n[sandbox]\nnetwork = \"proxy\"\n",
+    )
+    .unwrap();
+    let n = &p.network;
+    assert_eq!(n.default, NetworkDefault::Ask);
+    assert_eq!(n.location.as_ref().unwrap().to_string(), "p.toml:2:1");
+    let pats: Vec<String> = n.allow.iter().map(|r| r.key_pattern()).collect();
+    assert_eq!(
+        pats,
+        [
+            "network github.com:*",
+            "network *.example.org:*",
+            "network pypi.org:443",
+            "network 10.0.0.5:5432",
+            "network \\[::1\\]:443"
+        ]
+    );
+    assert_eq!(n.allow[2].location.to_string(), "p.toml:4:41");
+    assert_eq!(n.deny[0].host, HostPattern::Name("evil.example.org".into()));
+    assert_eq!(n.hosts.len(), 2);
+    assert_eq!(n.hosts[0].name, "build.internal");
+    assert_eq!(n.hosts[0].addr.to_string(), "10.0.0.7");
+    assert_eq!(n.hosts[1].addr.to_string(), "fd00::7");
+
+    let none = parse("version = 1\n").unwrap();
+    assert!(none.network.location.is_none());
+    assert_eq!(none.network.default, NetworkDefault::Deny);
+    assert!(none.network.allow.is_empty());
+}
+
+#[test]
+fn bad_network_entries_are_refused_where_they_are() {
+    refused(
+        "version = 1\n[network]\nallow = [\"ok.org\", \"ex*ample.org\"]\n",
+        3,
+        20,
+        "invalid network.allow entry: `ex*ample.org`: a `*` is only allowed as a leading `*.`",
+    );
+    refused(
+        "version = 1\n[network]\ndeny = [\"github.com:99999\"]\n",
+        3,
+        9,
+        "invalid network.deny entry: `github.com:99999`: the port must be a number from 1 to 65535",
+    );
+    refused(
+        "version = 1\n[network]\nallow = [\"::1\"]\n",
+        3,
+        10,
+        "write an IPv6 address in brackets",
+    );
+    refused(
+        "version = 1\n[network]\nallow = [\"0x7f.1\"]\n",
+        3,
+        10,
+        "reads as a number",
+    );
+    refused(
+        "version = 1\n[network]\ndefault = \"allow\"\n",
+        3,
+        11,
+        "invalid network default `allow` (use one of: deny, ask)",
+    );
+    refused(
+        "version = 1\n[network]\nallows = []\n",
+        3,
+        1,
+        "unknown field `allows`",
+    );
+    refused(
+        "version = 1\n[network.hosts]\n\"build.internal\" = \"10.0.0.300\"\n",
+        3,
+        20,
+        "invalid network.hosts entry `build.internal`: `10.0.0.300` is not an IP address",
+    );
+    refused(
+        "version = 1\n[network.hosts]\n\"10.0.0.1\" = \"10.0.0.2\"\n",
+        3,
+        14,
+        "the key must be a name",
+    );
+    refused(
+        "version = 1\n[network.hosts]\n\"A.org\" = \"10.0.0.1\"\n\"a.org\" = \"10.0.0.2\"\n",
+        4,
+        11,
+        "`a.org` is already mapped at p.toml:3:",
+    );
+    refused(
+        "version = 1\n[network]\nallow = \"github.com\"\n",
+        3,
+        9,
+        "invalid type",
+    );
+}
+
+#[test]
+fn a_network_section_needs_the_proxy() {
+    for network in [
+        "",
+        "[sandbox]\nnetwork = \"deny\"\n",
+        "[sandbox]\nnetwork = \"allow\"\n",
+    ] {
+        refused(
+            &format!("version = 1\n[network]\nallow = [\"pypi.org:443\"]\n{network}"),
+            2,
+            1,
+            "the [network] section takes effect only with `[sandbox] network = \"proxy\"`",
+        );
+    }
+    let p = parse("version = 1\n[sandbox]\nnetwork = \"proxy\"\n").unwrap();
+    assert_eq!(p.sandbox.network, Network::Proxy);
+    assert!(p.network.allow.is_empty(), "no section: nothing allowed");
+}

@@ -66,5 +66,6 @@
 
 pub mod assess;
 pub mod files;
+pub mod network;
 pub mod shell;
 pub mod tool;

@@ -365,9 +365,11 @@ pub struct Toolbox {
     configured: BTreeMap<String, ToolConfig>,
 }
 
-/// Names the policy's `[tools]` table may not use: they are built in.
+/// Names the policy's `[tools]` table may not use: they are built in (`network` is the
+/// proxy's connections, decided by the `[network]` section).
 pub const BUILTIN_TOOLS: &[&str] = &[
     "shell",
+    "network",
     "read_file",
     "write_file",
     "edit_file",

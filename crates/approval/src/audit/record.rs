@@ -40,6 +40,9 @@ pub struct Record {
     /// The agent host or MCP client that made the call (e.g. `claude-code`), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// The client's own id for the call (an MCP `tools/call` request id), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_request: Option<String>,
     /// The tool, e.g. `shell`.
     pub tool: String,
     /// The operation keys: for the shell tool, each simple command's words; for a file tool,
@@ -61,6 +64,9 @@ pub struct Record {
     /// A note, e.g. the user's feedback on a denial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// For a record `by: connection`: the connection the proxy made or refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<Connection>,
     /// Set by the writer when it moved a torn tail (an interrupted write) aside before this
     /// record: what it moved, and where.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,7 +84,8 @@ pub struct Record {
 /// `{"kind":"user"}`, `{"kind":"abort"}`, `{"kind":"timeout"}`, `{"kind":"channel"}`,
 /// `{"kind":"unanswered"}`, `{"kind":"doom-loop","count":3}`, `{"kind":"session-grant"}`,
 /// `{"kind":"persisted-grant","at":"…","pattern":"…"}`, `{"kind":"audit-failed"}`,
-/// `{"kind":"after-run"}` (a record of what a run left, see [`Record::after_run`]). The engine's [`crate::By`] converts
+/// `{"kind":"after-run"}` (a record of what a run left, see [`Record::after_run`]),
+/// `{"kind":"connection"}` (a connection through cordon's proxy, see [`Record::connection`]). The engine's [`crate::By`] converts
 /// with `From`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -127,6 +134,11 @@ pub enum By {
     /// id, one key per finding (`[KIND, PATH]`), `decision` `deny` (they are not let take
     /// effect), and in `note` what was done with each (moved aside, restored, left in place).
     AfterRun,
+    /// Not a decision but a connection cordon's network proxy opened, closed or refused, its
+    /// details in the record's `connection` field (host, port, the address connected to, the
+    /// rule that decided, bytes each way, duration). The decision itself was recorded before,
+    /// as a `network` call decided by the rules, a person or a grant.
+    Connection,
 }
 
 impl By {
@@ -203,6 +215,7 @@ impl fmt::Display for By {
             By::SessionGrant => f.write_str("session-grant"),
             By::AuditFailed => f.write_str("audit-failed"),
             By::AfterRun => f.write_str("after-run"),
+            By::Connection => f.write_str("connection"),
             By::PersistedGrant { at, pattern } => {
                 f.write_str("persisted-grant")?;
                 match (at, pattern) {
@@ -231,6 +244,7 @@ impl Record {
             seq: 0,
             request: String::new(),
             client: None,
+            client_request: None,
             tool: tool.into(),
             keys: Vec::new(),
             args_digest: sha256_hex(b"null"),
@@ -239,6 +253,7 @@ impl Record {
             by,
             reason: reason.into(),
             note: None,
+            connection: None,
             repair: None,
             prev: String::new(),
         }
@@ -272,6 +287,31 @@ impl Record {
                     .join(" "),
             )
             .note(done.join("; "))
+    }
+
+    /// A connection through cordon's proxy (`by: connection`, tool `network`, key
+    /// `["network", "HOST:PORT"]`): `allow` for a connection made (its opening, then its close
+    /// with the bytes moved), `deny` for one refused, `reason` why. The connection's details are
+    /// the `connection` field and, as its arguments, the digest.
+    pub fn connection(allowed: bool, reason: impl Into<String>, c: Connection) -> Record {
+        let decision = if allowed { Action::Allow } else { Action::Deny };
+        let target = format!("{}:{}", c.host, c.port);
+        let mut shown = format!("{} {target} ({})", c.event, c.protocol);
+        if let Some(addr) = &c.addr {
+            shown.push_str(&format!(" via {addr}"));
+        }
+        if c.event == "close" && allowed {
+            shown.push_str(&format!(
+                ": {} bytes up, {} down, {} ms",
+                c.bytes_up, c.bytes_down, c.duration_ms
+            ));
+        }
+        let mut r = Record::new("network", decision, By::Connection, reason)
+            .keys([["network".to_string(), target]])
+            .args(&serde_json::to_value(&c).unwrap_or(Value::Null))
+            .preview(&shown);
+        r.connection = Some(c);
+        r
     }
 
     /// The request's id (default: a fresh random id when appended).
@@ -312,11 +352,44 @@ impl Record {
         self
     }
 
+    /// The client's own id for the call (e.g. an MCP request id).
+    pub fn client_request(mut self, id: Option<String>) -> Record {
+        self.client_request = id;
+        self
+    }
+
     /// A note (e.g. the user's feedback).
     pub fn note(mut self, note: impl Into<String>) -> Record {
         self.note = Some(note.into());
         self
     }
+}
+
+/// The connection of a [`Record::connection`] record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Connection {
+    /// `open` (the destination is connected) or `close` (the connection is over, or was
+    /// refused: every connection has one).
+    pub event: String,
+    /// The proxy's number for the connection, to pair its open and close records.
+    pub id: u64,
+    /// `http-connect`, `http` or `socks5`.
+    pub protocol: String,
+    /// Normalised host, as decided.
+    pub host: String,
+    pub port: u16,
+    /// The address connected to (or refused), when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addr: Option<String>,
+    /// What decided (the rule, a person, a grant); empty when it never came to a decision.
+    pub rule: String,
+    /// Bytes sent to the destination.
+    pub bytes_up: u64,
+    /// Bytes received from it.
+    pub bytes_down: u64,
+    /// From the request to this record, milliseconds.
+    pub duration_ms: u64,
 }
 
 /// One finding of an [`Record::after_run`] record.
@@ -420,6 +493,7 @@ mod tests {
             ),
             (By::Channel, r#"{"kind":"channel"}"#, "channel"),
             (By::AfterRun, r#"{"kind":"after-run"}"#, "after-run"),
+            (By::Connection, r#"{"kind":"connection"}"#, "connection"),
             (By::Unanswered, r#"{"kind":"unanswered"}"#, "unanswered"),
         ];
         for (by, json, shown) in cases {

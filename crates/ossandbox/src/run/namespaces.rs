@@ -313,7 +313,16 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     // time cannot hold us here either.
     unsafe { libc::fcntl(report_r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
     let mut bytes = Vec::new();
-    let outcome = supervise(pid, &pidfd, &sigfd, &report_r, &mut bytes, spec.timeout);
+    let cancel = spec.cancel.as_ref().map(|f| f.as_raw_fd());
+    let outcome = supervise(
+        pid,
+        &pidfd,
+        &sigfd,
+        &report_r,
+        &mut bytes,
+        spec.timeout,
+        cancel,
+    );
     let _ = io::Read::read_to_end(&mut std::fs::File::from(report_r), &mut bytes);
     let mut exec_errno = None;
     let mut status = None;
@@ -353,6 +362,7 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     }
     Ok(match (outcome, status) {
         (Ended::TimedOut, _) => Outcome::TimedOut,
+        (Ended::Cancelled, _) => Outcome::Cancelled,
         (_, Some(st)) => decode(st),
         (Ended::KilledAfter(sig), None) => Outcome::Signaled(sig),
         (Ended::Init(st), None) => decode(st),
@@ -378,6 +388,8 @@ enum Ended {
     Init(i32),
     /// The timeout expired and the namespace was killed.
     TimedOut,
+    /// The cancel input became readable and the namespace was killed.
+    Cancelled,
     /// A forwarded signal's grace period expired and the namespace was killed.
     KilledAfter(i32),
     /// Init reported the command's status, having killed and reaped everything else: the run
@@ -413,6 +425,7 @@ fn supervise(
     report: &OwnedFd,
     bytes: &mut Vec<u8>,
     timeout: Option<Duration>,
+    cancel: Option<RawFd>,
 ) -> Ended {
     let mut report_open = true;
     let deadline = timeout.map(|t| Instant::now() + t);
@@ -471,8 +484,14 @@ fn supervise(
                 events: libc::POLLIN,
                 revents: 0,
             },
+            libc::pollfd {
+                // Watched until the kill: then only the namespace's end matters.
+                fd: cancel.filter(|_| killed.is_none()).unwrap_or(-1),
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 3, wait_ms) };
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 4, wait_ms) };
         if n < 0 {
             if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
                 continue;
@@ -497,6 +516,12 @@ fn supervise(
                 send(pidfd, sig);
                 grace.get_or_insert((Instant::now() + GRACE, sig));
             }
+        }
+        if fds[3].revents & (libc::POLLIN | libc::POLLHUP) != 0 && killed.is_none() {
+            send(pidfd, libc::SIGKILL);
+            killed = Some(Ended::Cancelled);
+            kill_by = Some(kill_deadline(Instant::now()));
+            continue;
         }
         if fds[2].revents & (libc::POLLIN | libc::POLLHUP) != 0 {
             let mut buf = [0u8; 64];
@@ -1037,6 +1062,7 @@ mod tests {
                 .unwrap_or_default(),
             timeout: None,
             stdio: Default::default(),
+            cancel: None,
             proxy: None,
         }
     }

@@ -81,6 +81,7 @@ mod netrun {
             ],
             timeout: Some(std::time::Duration::from_secs(120)),
             stdio: Default::default(),
+            cancel: None,
             proxy: Some(run::ProxyHandoff {
                 port: PROXY_PORT,
                 listener: tx,

@@ -1,0 +1,166 @@
+//! Asking the person behind the MCP client: an `elicitation/create` request (protocol
+//! 2025-11-25, form mode) whose form offers *once*, *this session* or *deny*. From protocol
+//! 2026-07-28 on, where a server sends no requests of its own, the same form goes out in an
+//! input-required result and comes back with the client's retry of the call ([`Preset`]).
+//!
+//! Only an accepted form with one of those three values approves anything. A decline is a
+//! deny; a cancel (the person dismissed the dialog), a malformed answer or a failed request is
+//! a lost channel, which the engine denies too. The engine bounds the wait with the policy's
+//! approval timeout.
+
+use cordon_approval::{Answer, AskError, AsyncAsker, Pending, Request};
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
+use rmcp::service::{Peer, RoleServer};
+use serde_json::{json, Value};
+
+/// The form's single field and its values.
+const FIELD: &str = "decision";
+const ONCE: &str = "once";
+const SESSION: &str = "session";
+const DENY: &str = "deny";
+
+/// The form the client shows: one required choice.
+pub fn schema() -> Result<ElicitationSchema, serde_json::Error> {
+    serde_json::from_value(json!({
+        "type": "object",
+        "properties": {
+            FIELD: {
+                "type": "string",
+                "title": "Allow this call?",
+                "oneOf": [
+                    {"const": ONCE, "title": "Allow once"},
+                    {"const": SESSION, "title": "Allow for this session"},
+                    {"const": DENY, "title": "Deny"},
+                ],
+            },
+        },
+        "required": [FIELD],
+    }))
+}
+
+/// What an accepted form says; anything else is no answer.
+pub fn answer(content: Option<&Value>) -> Result<Answer, AskError> {
+    match content.and_then(|c| c.get(FIELD)).and_then(Value::as_str) {
+        Some(ONCE) => Ok(Answer::Once),
+        Some(SESSION) => Ok(Answer::Session),
+        Some(DENY) => Ok(Answer::Deny),
+        _ => Err(AskError::Lost(format!(
+            "the client's approval form came back without a valid `{FIELD}` ({ONCE}, {SESSION} or {DENY})"
+        ))),
+    }
+}
+
+/// The message the person reads.
+pub fn message(tool: &str, preview: &str, why: &str) -> String {
+    format!(
+        "cordon: the agent wants to run a `{tool}` call that needs your approval.\n\n{preview}\n\nWhy you are asked: {why}"
+    )
+}
+
+/// The form request (its message and schema).
+pub fn params(message: String) -> Result<ElicitRequestParams, AskError> {
+    let requested_schema = schema().map_err(|e| AskError::Lost(format!("approval form: {e}")))?;
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema,
+    })
+}
+
+/// What the client's elicitation result means.
+pub fn result(r: &ElicitResult) -> Result<Answer, AskError> {
+    match r.action {
+        ElicitationAction::Accept => answer(r.content.as_ref()),
+        ElicitationAction::Decline => Ok(Answer::Deny),
+        ElicitationAction::Cancel => Err(AskError::Lost(
+            "the person dismissed the approval request".into(),
+        )),
+        // A later protocol's action cordon does not know: no answer.
+        _ => Err(AskError::Lost(
+            "the client answered the approval request with an unknown action".into(),
+        )),
+    }
+}
+
+/// An answer that came with the call (2026-07-28: the client's retry carries the person's
+/// answer to the input-required result), or none: then an ask cannot be asked.
+pub struct Preset(pub Option<Result<Answer, AskError>>);
+
+impl AsyncAsker for Preset {
+    fn ask(
+        &mut self,
+        _request: &Request,
+        _pending: &Pending,
+    ) -> impl std::future::Future<Output = Result<Answer, AskError>> + Send {
+        let answer = self.0.take().unwrap_or_else(|| {
+            Err(AskError::Lost(
+                "the call needed an approval the client was not asked for".into(),
+            ))
+        });
+        std::future::ready(answer)
+    }
+}
+
+/// The gate's asker for one tool call of an MCP session.
+pub struct Elicit {
+    peer: Peer<RoleServer>,
+    /// What the person is shown: the call's preview (parsed commands, a diff).
+    preview: String,
+}
+
+impl Elicit {
+    pub fn new(peer: Peer<RoleServer>, preview: String) -> Elicit {
+        Elicit { peer, preview }
+    }
+}
+
+impl AsyncAsker for Elicit {
+    fn ask(
+        &mut self,
+        request: &Request,
+        pending: &Pending,
+    ) -> impl std::future::Future<Output = Result<Answer, AskError>> + Send {
+        let peer = self.peer.clone();
+        let message = message(&request.tool, &self.preview, &pending.reason);
+        async move {
+            let r = peer
+                .create_elicitation(params(message)?)
+                .await
+                .map_err(|e| {
+                    AskError::Lost(format!("the client's approval request failed: {e}"))
+                })?;
+            result(&r)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_three_choices_answer() {
+        assert_eq!(answer(Some(&json!({"decision": "once"}))), Ok(Answer::Once));
+        assert_eq!(
+            answer(Some(&json!({"decision": "session"}))),
+            Ok(Answer::Session)
+        );
+        assert_eq!(answer(Some(&json!({"decision": "deny"}))), Ok(Answer::Deny));
+        for bad in [
+            None,
+            Some(json!({})),
+            Some(json!({"decision": "always"})),
+            Some(json!({"decision": true})),
+            Some(json!("once")),
+        ] {
+            assert!(answer(bad.as_ref()).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_form_is_a_valid_elicitation_schema() {
+        let s = serde_json::to_value(schema().unwrap()).unwrap();
+        assert_eq!(s["required"], json!(["decision"]));
+        assert_eq!(s["properties"]["decision"]["oneOf"][2]["const"], "deny");
+    }
+}

@@ -1,0 +1,101 @@
+//! `cordon mcp`: an MCP server on stdio whose tools run through the gate.
+//!
+//! Every `tools/call` is one gate call: the policy's rules decide it (an `ask` becomes an
+//! elicitation to the person behind the client, [`elicit`]), the decision is recorded in the
+//! audit log with the client's name and the MCP request id, and an allowed call runs — a
+//! command under the kernel sandbox with its output captured up to a limit, a file tool
+//! through cordon's file tools. A `notifications/cancelled` kills the command's whole process
+//! tree at once; calls run concurrently.
+//!
+//! The session's gate is opened when the first request arrives, so that it knows the client
+//! (its name goes into every record, and whether it can elicit decides whether asks can be
+//! asked). The policy is loaded once before serving as well, so that a broken policy stops
+//! the server at start with one `cordon: ` line on stderr.
+//!
+//! stdout carries the protocol and nothing else; diagnostics go to stderr through `tracing`
+//! (`RUST_LOG` or `-v`, default `warn`; set up in `main`).
+
+mod elicit;
+mod server;
+mod tools;
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::EXIT_FAILURE;
+
+#[derive(Args)]
+pub struct McpArgs {
+    /// Policy file (default: ./cordon.toml, else the embedded default).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// OS sandbox backend (overrides the policy's sandbox.backend): auto, landlock, bwrap,
+    /// seatbelt or none.
+    #[arg(long, value_parser = parse_backend)]
+    backend: Option<cordon_policy::Backend>,
+    /// Keep "approve for this session" grants across servers started with the same name
+    /// (default: $CORDON_SESSION; without one, the server's lifetime is the session).
+    #[arg(long, value_name = "NAME")]
+    session: Option<String>,
+}
+
+fn parse_backend(s: &str) -> Result<cordon_policy::Backend, String> {
+    cordon_policy::Backend::parse(s)
+        .ok_or_else(|| format!("unknown backend `{s}` (auto, landlock, bwrap, seatbelt, none)"))
+}
+
+/// Runs the server until the client closes stdin; the exit code.
+pub fn run(args: McpArgs) -> i32 {
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("cordon: mcp: cannot read the current directory: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    let mut opts = cordon_gate::Options::new(cwd);
+    opts.policy = args.policy;
+    opts.backend = args.backend;
+    opts.session = args.session.or_else(|| {
+        std::env::var("CORDON_SESSION")
+            .ok()
+            .filter(|s| !s.is_empty())
+    });
+    // Fail at start on a policy or sandbox that cannot work, not at the first call.
+    let tools = match cordon_gate::Gate::open(opts.clone()) {
+        Ok(gate) => match tools::definitions(gate.policy()) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("cordon: mcp: {e}");
+                return EXIT_FAILURE;
+            }
+        },
+        Err(e) => {
+            eprintln!("cordon: {e}");
+            return e.code;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cordon: mcp: cannot start the async runtime: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    let served = runtime.block_on(server::serve(opts, tools));
+    // The client is gone: calls still running are abandoned, not waited for. Their handlers
+    // are dropped, which cancels their runs, and cordon's exit ends any sandbox left (each
+    // dies with its parent).
+    runtime.shutdown_background();
+    match served {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("cordon: mcp: {e}");
+            EXIT_FAILURE
+        }
+    }
+}

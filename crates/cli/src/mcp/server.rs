@@ -1,0 +1,421 @@
+//! The MCP handler: tool listing, and each `tools/call` through the gate.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use cordon_approval::By;
+use cordon_approval::{Answer, AskError};
+use cordon_gate::{Call, Cancel, Command, Decision, Gate, Options, Output, RunOptions};
+use cordon_policy::Action;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequest, ElicitResult,
+    Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
+use tokio::sync::OnceCell;
+
+use super::elicit::{self, Elicit, Preset};
+use super::tools::{self, OUTPUT_LIMIT};
+
+/// Serves `tools` on stdio until the client goes away.
+pub async fn serve(opts: Options, tools: Vec<Tool>) -> Result<(), String> {
+    let server = Cordon {
+        opts,
+        tools: Arc::new(tools),
+        gate: Arc::new(OnceCell::new()),
+        asks: Arc::new(Asks::default()),
+    };
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("the client's handshake failed: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| format!("the session ended with an error: {e}"))?;
+    Ok(())
+}
+
+#[derive(Clone)]
+struct Cordon {
+    /// The gate's options but the client's, which the first request brings.
+    opts: Options,
+    tools: Arc<Vec<Tool>>,
+    gate: Arc<OnceCell<Arc<Gate>>>,
+    asks: Arc<Asks>,
+}
+
+impl Cordon {
+    /// The session's gate, opened for the client of the first request.
+    async fn gate(&self, context: &RequestContext<RoleServer>) -> Result<Arc<Gate>, McpError> {
+        let mut opts = self.opts.clone();
+        opts.client = context.client_info().map(|c| c.name);
+        // Asks are asked only of a client that can show a form.
+        opts.can_ask = can_elicit(context);
+        self.gate
+            .get_or_try_init(|| async move {
+                let opened = tokio::task::spawn_blocking(move || Gate::open(opts))
+                    .await
+                    .map_err(|e| McpError::internal_error(format!("cordon: {e}"), None))?;
+                opened
+                    .map(Arc::new)
+                    .map_err(|e| McpError::internal_error(format!("cordon: {e}"), None))
+            })
+            .await
+            .cloned()
+    }
+}
+
+impl ServerHandler for Cordon {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("cordon", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+            .with_instructions(
+                "cordon runs commands and file operations under the operator's policy: some \
+                 calls are denied, some ask the user first, and commands run in a kernel \
+                 sandbox that can write only inside the policy's roots.",
+            )
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        // Every revision: up to 2025-11-25 an ask is an elicitation request, from 2026-07-28
+        // on an input-required result.
+        Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        if !self.tools.iter().any(|t| t.name == name) {
+            return Err(McpError::invalid_params(
+                format!("unknown tool `{name}`"),
+                None,
+            ));
+        }
+        let gate = self.gate(&context).await?;
+        let args = request.arguments.unwrap_or_default();
+        let (call, timeout) = match prepare(&gate, &name, &args) {
+            Ok(c) => c,
+            Err(refusal) => return Ok(refusal.into()),
+        };
+        let call = call.with_client_request(context.id.to_string());
+        // 2026-07-28 and later: no server-to-client requests; an ask is an input-required
+        // result, and the client's retry brings the answer.
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        let decision = if stateless {
+            let preset = match request.request_state {
+                Some(state) => match self
+                    .asks
+                    .answer(&state, &name, &args, request.input_responses)
+                {
+                    Ok(answer) => Some(answer),
+                    Err(refusal) => return Ok(tools::error(refusal).into()),
+                },
+                None => None,
+            };
+            if preset.is_none() && can_elicit(&context) {
+                let verdict = gate.check(&call);
+                if verdict.action == Action::Ask {
+                    let message = elicit::message(call.tool(), call.preview(), &verdict.reason);
+                    return Ok(match self.asks.input_required(&name, &args, message) {
+                        Ok(r) => CallToolResponse::InputRequired(r),
+                        Err(e) => tools::error(e).into(),
+                    });
+                }
+            }
+            gate.decide_async(&call, &mut Preset(preset)).await
+        } else {
+            let mut asker = Elicit::new(context.peer.clone(), call.preview().to_string());
+            gate.decide_async(&call, &mut asker).await
+        };
+        if !decision.is_allowed() {
+            return Ok(refused(&decision, call.shown()).into());
+        }
+        let result = if name == "run_command" {
+            run_command(&gate, call, decision, timeout, &context).await
+        } else {
+            file_tool(&gate, call, decision).await
+        };
+        Ok(result.into())
+    }
+}
+
+/// Whether the client declared it can show a form.
+fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// The gate's call for a tool call (and `run_command`'s timeout), or the error result that
+/// refuses it.
+fn prepare(
+    gate: &Gate,
+    name: &str,
+    args: &JsonObject,
+) -> Result<(Call, Option<std::time::Duration>), CallToolResult> {
+    if name == "run_command" {
+        let a = tools::run_args(args).map_err(tools::error)?;
+        let cwd = a.cwd.as_deref().map(std::path::Path::new);
+        let call = gate
+            .shell(Command::Line(a.command), cwd)
+            .map_err(|e| tools::error(e.message))?;
+        Ok((call, a.timeout))
+    } else {
+        let call = gate
+            .file(name, serde_json::Value::Object(args.clone()))
+            .map_err(|e| tools::error(e.message))?;
+        Ok((call, None))
+    }
+}
+
+async fn run_command(
+    gate: &Arc<Gate>,
+    call: Call,
+    decision: Decision,
+    timeout: Option<std::time::Duration>,
+    context: &RequestContext<RoleServer>,
+) -> CallToolResult {
+    let cancel = match Cancel::new() {
+        Ok(c) => c,
+        Err(e) => return tools::error(format!("cordon: cannot make a cancel switch: {e}")),
+    };
+    let opts = RunOptions {
+        timeout: tools::timeout(timeout, gate.policy().sandbox.limits.timeout),
+        output: Output::Capture {
+            limit: OUTPUT_LIMIT,
+        },
+        cancel: Some(cancel.clone()),
+    };
+    // Dropped (the request abandoned) or cancelled: the tree is killed either way.
+    let _kill = KillOnDrop(cancel.clone());
+    let shown = call.shown().to_string();
+    let gate = gate.clone();
+    let mut job = tokio::task::spawn_blocking(move || gate.run(&call, &decision, opts));
+    let joined = tokio::select! {
+        r = &mut job => r,
+        () = context.ct.cancelled() => {
+            cancel.cancel();
+            let _ = job.await;
+            return tools::error(format!("cancelled: `{shown}` and all its descendants were killed"));
+        }
+    };
+    match joined {
+        Ok(Ok(ran)) => tools::ran(ran.exit_code, &ran.stdout, &ran.stderr, ran.truncated),
+        Ok(Err(e)) => tools::error(e.message),
+        Err(e) => tools::error(format!("cordon: the run failed: {e}")),
+    }
+}
+
+async fn file_tool(gate: &Arc<Gate>, call: Call, decision: Decision) -> CallToolResult {
+    let gate = gate.clone();
+    let opts = RunOptions {
+        timeout: None,
+        output: Output::Capture {
+            limit: OUTPUT_LIMIT,
+        },
+        cancel: None,
+    };
+    match tokio::task::spawn_blocking(move || gate.run(&call, &decision, opts)).await {
+        Ok(Ok(ran)) if ran.exit_code == 0 => tools::file_result(&ran.stdout),
+        Ok(Ok(ran)) => tools::error(String::from_utf8_lossy(&ran.stderr).trim().to_string()),
+        Ok(Err(e)) => tools::error(e.message),
+        Err(e) => tools::error(format!("cordon: the file tool failed: {e}")),
+    }
+}
+
+/// Approvals asked through input-required results (2026-07-28), awaiting the client's retry:
+/// opaque handles (the `requestState`) bound to the call they are for, each used once.
+#[derive(Default)]
+struct Asks {
+    pending: std::sync::Mutex<Vec<(String, String, JsonObject)>>,
+}
+
+/// The key of the form in `inputRequests` / `inputResponses`.
+const APPROVAL: &str = "approval";
+/// Open asks kept at most (the oldest is forgotten: its retry is refused).
+const MAX_PENDING: usize = 64;
+
+impl Asks {
+    /// An input-required result asking `message`, remembered for the retry of this call.
+    fn input_required(
+        &self,
+        tool: &str,
+        args: &JsonObject,
+        message: String,
+    ) -> Result<InputRequiredResult, String> {
+        let params = elicit::params(message).map_err(|e| e.to_string())?;
+        let handle = cordon_approval::audit::new_id()
+            .map_err(|e| format!("cordon: cannot make an approval handle: {e}"))?;
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if pending.len() >= MAX_PENDING {
+            pending.remove(0);
+        }
+        pending.push((handle.clone(), tool.to_string(), args.clone()));
+        let mut requests = InputRequests::new();
+        requests.insert(
+            APPROVAL.to_string(),
+            InputRequest::Elicitation(ElicitRequest::new(params)),
+        );
+        Ok(InputRequiredResult::new(Some(requests), Some(handle)))
+    }
+
+    /// The person's answer from a retry: only for the very call the handle was made for.
+    fn answer(
+        &self,
+        state: &str,
+        tool: &str,
+        args: &JsonObject,
+        responses: Option<InputResponses>,
+    ) -> Result<Result<Answer, AskError>, String> {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(at) = pending.iter().position(|(h, _, _)| h == state) else {
+            return Err("cordon: this retry's requestState is unknown or was used already; call the tool again".into());
+        };
+        let (_, t, a) = pending.remove(at);
+        if t != tool || &a != args {
+            return Err(
+                "cordon: this retry is not the call that was to be approved; call the tool again"
+                    .into(),
+            );
+        }
+        let answer = responses
+            .and_then(|mut r| r.remove(APPROVAL))
+            .and_then(|v| serde_json::from_value::<ElicitResult>(v).ok())
+            .map_or_else(
+                || {
+                    Err(AskError::Lost(
+                        "the client's retry carried no answer to the approval form".into(),
+                    ))
+                },
+                |r| elicit::result(&r),
+            );
+        Ok(answer)
+    }
+}
+
+/// The error result of a call that must not run. When a person's approval was needed and not
+/// given, it says how the operator can grant it.
+fn refused(decision: &Decision, shown: &str) -> CallToolResult {
+    let mut message = decision.message();
+    let asked = matches!(
+        decision.by(),
+        Some(By::User | By::TimedOut | By::ChannelLost | By::Unanswered | By::Mode(_))
+    );
+    if asked {
+        message.push_str(&format!(
+            "\napproval was needed and not given. The operator can allow `{shown}` with a rule \
+             in the policy (e.g. a [[shell.rules]] entry with action = \"allow\"), or run it \
+             in a terminal with `cordon exec`, which asks there. An MCP client that supports \
+             elicitation asks the user directly."
+        ));
+    }
+    tools::error(message)
+}
+
+/// Cancels the run when the request's future is dropped before it finished.
+struct KillOnDrop(Cancel);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: serde_json::Value) -> JsonObject {
+        match v {
+            serde_json::Value::Object(m) => m,
+            _ => JsonObject::new(),
+        }
+    }
+
+    fn responses(decision: &str) -> Option<InputResponses> {
+        let v = json!({"action": "accept", "content": {"decision": decision}});
+        Some([(APPROVAL.to_string(), v)].into_iter().collect())
+    }
+
+    #[test]
+    fn an_approval_handle_answers_once_and_only_its_own_call() {
+        let asks = Asks::default();
+        let a = obj(json!({"command": "touch x"}));
+        let state = |r: InputRequiredResult| r.request_state.unwrap();
+        let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
+        assert_eq!(
+            asks.answer(&h, "run_command", &a, responses("once")),
+            Ok(Ok(Answer::Once))
+        );
+        assert!(
+            asks.answer(&h, "run_command", &a, responses("once"))
+                .is_err(),
+            "used"
+        );
+
+        let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
+        let other = obj(json!({"command": "rm -rf /"}));
+        assert!(asks
+            .answer(&h, "run_command", &other, responses("once"))
+            .is_err());
+        // The mismatch spent it.
+        assert!(asks
+            .answer(&h, "run_command", &a, responses("once"))
+            .is_err());
+
+        let h = state(asks.input_required("write_file", &a, "m".into()).unwrap());
+        assert!(asks
+            .answer(&h, "run_command", &a, responses("once"))
+            .is_err());
+
+        let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
+        assert!(matches!(
+            asks.answer(&h, "run_command", &a, None),
+            Ok(Err(AskError::Lost(_)))
+        ));
+        assert!(asks
+            .answer("nope", "run_command", &a, responses("once"))
+            .is_err());
+    }
+
+    #[test]
+    fn open_asks_are_bounded() {
+        let asks = Asks::default();
+        let a = JsonObject::new();
+        let first = asks
+            .input_required("run_command", &a, "m".into())
+            .unwrap()
+            .request_state
+            .unwrap();
+        for _ in 0..MAX_PENDING {
+            asks.input_required("run_command", &a, "m".into()).unwrap();
+        }
+        assert!(asks
+            .answer(&first, "run_command", &a, responses("once"))
+            .is_err());
+    }
+}

@@ -1,0 +1,714 @@
+//! `cordon mcp` driven end to end by a real MCP client: the official Rust SDK's (`rmcp`)
+//! client over the built binary's stdin/stdout, on protocol 2025-11-25.
+//!
+//! Covered: the tool list and its annotations; a command that runs; a rule's deny; an ask
+//! answered through elicitation (once, for the session, declined, dismissed) and an ask to a
+//! client without elicitation; cancelling a running command kills its whole tree (both Linux
+//! backends); concurrent calls; the file tools inside and outside the roots; a write outside
+//! the roots refused by the kernel; every decision in the audit log, with the client's name
+//! and the MCP request id, and the log's chain intact.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
+    JsonObject, ProtocolVersion,
+};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RequestContext, RoleClient,
+    RunningService,
+};
+use rmcp::{ClientHandler, ErrorData as McpError};
+use serde_json::{json, Value};
+
+/// What the test client answers to an elicitation.
+#[derive(Clone, Copy, Debug)]
+enum Reply {
+    Once,
+    Session,
+    DenyInForm,
+    Decline,
+    Cancel,
+}
+
+struct Client {
+    name: &'static str,
+    protocol: ProtocolVersion,
+    /// `None`: the client does not declare elicitation.
+    reply: Option<Reply>,
+    asked: Arc<AtomicUsize>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let caps = if self.reply.is_some() {
+            ClientCapabilities::builder().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(caps, Implementation::new(self.name, "1.0"))
+            .with_protocol_version(self.protocol.clone())
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            return Err(McpError::invalid_params("form elicitation expected", None));
+        };
+        assert!(message.contains("cordon"), "{message}");
+        let schema = serde_json::to_value(&requested_schema).unwrap();
+        assert_eq!(schema["required"], json!(["decision"]), "{schema}");
+        let pick = |v: &str| {
+            Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"decision": v})))
+        };
+        match self.reply {
+            Some(Reply::Once) => pick("once"),
+            Some(Reply::Session) => pick("session"),
+            Some(Reply::DenyInForm) => pick("deny"),
+            Some(Reply::Decline) => Ok(ElicitResult::new(ElicitationAction::Decline)),
+            Some(Reply::Cancel) | None => Ok(ElicitResult::new(ElicitationAction::Cancel)),
+        }
+    }
+}
+
+/// A workspace: `ws/` (the policy's only root, writable; the server's directory), the policy
+/// `cordon.toml` beside it (outside the root, so every backend can keep it read-only), and the
+/// audit log in a directory of its own outside the root.
+struct Workspace {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    policy: PathBuf,
+    log: PathBuf,
+}
+
+const RULES: &str = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "echo *"
+action = "allow"
+[[shell.rules]]
+pattern = "sleep *"
+action = "allow"
+[[shell.rules]]
+pattern = "touch /etc/*"
+action = "allow"
+[[shell.rules]]
+pattern = "cat *"
+action = "allow"
+[[shell.rules]]
+pattern = "wait"
+action = "allow"
+[[shell.rules]]
+pattern = "exit *"
+action = "allow"
+[[shell.rules]]
+pattern = "head *"
+action = "allow"
+[[shell.rules]]
+pattern = "tr *"
+action = "allow"
+[[shell.rules]]
+pattern = "rm *"
+action = "deny"
+reason = "no deleting here"
+"#;
+
+fn workspace(extra: &str) -> Workspace {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let ws = base.join("ws");
+    let logs = base.join("logs");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::create_dir(&logs).unwrap();
+    let log = logs.join("audit.jsonl");
+    let text = format!(
+        "version = 1\n[sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\n{extra}{RULES}\
+         [approval]\naudit_log = {:?}\n",
+        log.to_str().unwrap()
+    );
+    let policy = base.join("cordon.toml");
+    std::fs::write(&policy, text).unwrap();
+    common::trust(&base);
+    Workspace {
+        _dir: dir,
+        ws,
+        policy,
+        log,
+    }
+}
+
+type Session = RunningService<RoleClient, Client>;
+
+/// Starts `cordon mcp` in `w.ws` (extra CLI args) and connects `client` to it with the
+/// `initialize` handshake (protocol 2025-11-25).
+async fn connect(w: &Workspace, args: &[&str], client: Client) -> (Session, tokio::process::Child) {
+    connect_with(w, args, client, ClientLifecycleMode::Initialize).await
+}
+
+/// [`connect`] with a lifecycle of the client's choice.
+async fn connect_with(
+    w: &Workspace,
+    args: &[&str],
+    client: Client,
+    lifecycle: ClientLifecycleMode,
+) -> (Session, tokio::process::Child) {
+    let std_cmd = common::command(&w.ws);
+    let mut cmd = tokio::process::Command::from(std_cmd);
+    cmd.arg("mcp")
+        .arg("--policy")
+        .arg(&w.policy)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().expect("start cordon mcp");
+    let stdout = child.stdout.take().unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let session = client
+        .serve_with_lifecycle((stdout, stdin), lifecycle)
+        .await
+        .expect("MCP handshake with cordon mcp");
+    (session, child)
+}
+
+fn client(reply: Option<Reply>) -> (Client, Arc<AtomicUsize>) {
+    let asked = Arc::new(AtomicUsize::new(0));
+    (
+        Client {
+            name: "cordon-test-client",
+            protocol: ProtocolVersion::V_2025_11_25,
+            reply,
+            asked: asked.clone(),
+        },
+        asked,
+    )
+}
+
+fn args(v: Value) -> JsonObject {
+    match v {
+        Value::Object(m) => m,
+        _ => panic!("arguments must be an object"),
+    }
+}
+
+async fn call(s: &Session, tool: &'static str, a: Value) -> CallToolResult {
+    s.peer()
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(args(a)))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+async fn run(s: &Session, command: &str) -> CallToolResult {
+    call(s, "run_command", json!({ "command": command })).await
+}
+
+/// All the text content of a result.
+fn text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_error(r: &CallToolResult) -> bool {
+    r.is_error == Some(true)
+}
+
+fn structured(r: &CallToolResult) -> &Value {
+    r.structured_content
+        .as_ref()
+        .unwrap_or_else(|| panic!("no structured content: {}", text(r)))
+}
+
+fn records(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Host pids whose command line contains `marker`.
+fn pids_with(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            if String::from_utf8_lossy(&cmdline).contains(marker) {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_the_tools_with_honest_annotations() {
+    let w = workspace("");
+    let (c, _) = client(None);
+    let (s, _child) = connect(&w, &[], c).await;
+    let tools = s.peer().list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "run_command",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "list_dir",
+            "delete_file"
+        ]
+    );
+    let ann = |n: &str| {
+        let t = tools.iter().find(|t| t.name == n).unwrap();
+        serde_json::to_value(t.annotations.as_ref().unwrap()).unwrap()
+    };
+    assert_eq!(ann("run_command")["readOnlyHint"], false);
+    assert_eq!(ann("run_command")["destructiveHint"], true);
+    assert_eq!(ann("run_command")["openWorldHint"], false);
+    assert_eq!(ann("read_file")["readOnlyHint"], true);
+    assert_eq!(ann("list_dir")["readOnlyHint"], true);
+    assert_eq!(ann("delete_file")["destructiveHint"], true);
+    assert_eq!(ann("edit_file")["idempotentHint"], false);
+    let run = tools.iter().find(|t| t.name == "run_command").unwrap();
+    assert_eq!(run.input_schema["required"], json!(["command"]));
+    assert!(run.output_schema.is_some());
+    s.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_an_allowed_command_and_refuses_a_denied_one() {
+    let w = workspace("");
+    let (c, asked) = client(Some(Reply::Once));
+    let (s, _child) = connect(&w, &[], c).await;
+
+    let r = run(&s, "echo hello; echo oops >&2").await;
+    assert!(!is_error(&r), "{}", text(&r));
+    let v = structured(&r);
+    assert_eq!(v["stdout"], "hello\n");
+    assert_eq!(v["stderr"], "oops\n");
+    assert_eq!(v["exit_code"], 0);
+    assert_eq!(v["truncated"], false);
+    assert!(text(&r).contains("hello"), "{}", text(&r));
+
+    let r = run(&s, "echo hi; exit 3").await;
+    assert_eq!(structured(&r)["exit_code"], 3, "{}", text(&r));
+
+    std::fs::write(w.ws.join("keep.txt"), "x").unwrap();
+    let r = run(&s, "rm -f keep.txt").await;
+    assert!(is_error(&r), "{}", text(&r));
+    let t = text(&r);
+    assert!(t.contains("no deleting here"), "{t}");
+    assert!(t.contains("cordon.toml:"), "the rule is named: {t}");
+    assert!(w.ws.join("keep.txt").exists());
+    assert_eq!(asked.load(Ordering::SeqCst), 0, "nothing needed asking");
+    s.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_is_an_elicitation_once_or_for_the_session() {
+    let w = workspace("");
+    let (c, asked) = client(Some(Reply::Once));
+    let (s, _child) = connect(&w, &[], c).await;
+    let r = run(&s, "touch made-once").await;
+    assert!(!is_error(&r), "{}", text(&r));
+    assert_eq!(structured(&r)["exit_code"], 0);
+    assert!(w.ws.join("made-once").exists());
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // Once means once: the same call asks again.
+    let r = run(&s, "touch made-once").await;
+    assert!(!is_error(&r), "{}", text(&r));
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+    s.cancel().await.unwrap();
+
+    let (c, asked) = client(Some(Reply::Session));
+    let (s, _child) = connect(&w, &[], c).await;
+    for _ in 0..2 {
+        let r = run(&s, "touch made-session").await;
+        assert!(!is_error(&r), "{}", text(&r));
+    }
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        1,
+        "the session grant answers the second"
+    );
+    s.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_ask_is_an_error_that_says_how_to_grant_it() {
+    let w = workspace("");
+    for reply in [
+        Some(Reply::Decline),
+        Some(Reply::Cancel),
+        Some(Reply::DenyInForm),
+        None,
+    ] {
+        let (c, asked) = client(reply);
+        let (s, _child) = connect(&w, &[], c).await;
+        let r = run(&s, "touch never-made").await;
+        assert!(is_error(&r), "{reply:?}: {}", text(&r));
+        let t = text(&r);
+        assert!(t.contains("approval was needed"), "{reply:?}: {t}");
+        assert!(t.contains("cordon exec"), "{reply:?}: {t}");
+        assert!(!w.ws.join("never-made").exists(), "{reply:?}");
+        let expected = usize::from(reply.is_some());
+        assert_eq!(asked.load(Ordering::SeqCst), expected, "{reply:?}");
+        s.cancel().await.unwrap();
+    }
+}
+
+/// Cancels a running `sleep` tree through `notifications/cancelled` on `backend`.
+async fn cancel_kills_the_tree(backend: &str, n: u32) {
+    let w = workspace("");
+    let (c, _) = client(None);
+    let (s, _child) = connect(&w, &["--backend", backend], c).await;
+    let marker = format!("1000.{}{n}", std::process::id());
+    let line =
+        format!("sleep {marker} & sleep {marker} & (sleep {marker} &); sleep {marker}; wait");
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("run_command").with_arguments(args(json!({ "command": line }))),
+    ));
+    let handle = s
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    while pids_with(&marker).len() < 4 {
+        assert!(Instant::now() < until, "the sleeps never all started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pids = pids_with(&marker);
+    handle.cancel(Some("test".into())).await.unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    while pids
+        .iter()
+        .any(|p| Path::new(&format!("/proc/{p}")).exists())
+    {
+        assert!(
+            Instant::now() < until,
+            "{backend}: the sleeps outlived the cancel: {pids:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The server goes on serving.
+    let r = run(&s, "echo still here").await;
+    assert_eq!(structured(&r)["stdout"], "still here\n", "{}", text(&r));
+    s.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_kills_the_command_tree_on_landlock() {
+    cancel_kills_the_tree("landlock", 1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_kills_the_command_tree_on_bwrap() {
+    cancel_kills_the_tree("bwrap", 2).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_away_ends_the_server_and_its_commands() {
+    let w = workspace("");
+    let (c, _) = client(None);
+    let (s, mut child) = connect(&w, &[], c).await;
+    let marker = format!("1000.{}3", std::process::id());
+    let line = format!("sleep {marker} & sleep {marker}; wait");
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("run_command").with_arguments(args(json!({ "command": line }))),
+    ));
+    let _handle = s
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    while pids_with(&marker).len() < 2 {
+        assert!(Instant::now() < until, "the sleeps never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pids = pids_with(&marker);
+    // Closing the transport closes the server's stdin.
+    s.cancel().await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
+        .await
+        .expect("cordon mcp exits when its client goes away")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let until = Instant::now() + Duration::from_secs(60);
+    while pids
+        .iter()
+        .any(|p| Path::new(&format!("/proc/{p}")).exists())
+    {
+        assert!(
+            Instant::now() < until,
+            "the sleeps outlived the server: {pids:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_are_all_answered() {
+    let w = workspace("");
+    let (c, _) = client(None);
+    let (s, _child) = connect(&w, &[], c).await;
+    let peer = s.peer().clone();
+    let calls = (0..4).map(|n| {
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            let a = args(json!({ "command": format!("sleep 1; echo {n}") }));
+            let r = peer
+                .call_tool(CallToolRequestParams::new("run_command").with_arguments(a))
+                .await
+                .unwrap();
+            (n, r)
+        })
+    });
+    for call in calls.collect::<Vec<_>>() {
+        let (n, r) = call.await.unwrap();
+        assert_eq!(structured(&r)["stdout"], format!("{n}\n"), "{}", text(&r));
+    }
+    s.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_past_the_limit_is_truncated_with_a_note() {
+    let w = workspace("");
+    let (c, _) = client(None);
+    let (s, _child) = connect(&w, &[], c).await;
+    // 4 MiB on stdout: kept up to the limit, the rest drained (the command still ends).
+    let r = run(&s, "head -c 4194304 /dev/zero | tr '\\0' a; echo done >&2").await;
+    let v = structured(&r);
+    assert_eq!(v["truncated"], true, "{v:.200}");
+    assert_eq!(v["exit_code"], 0);
+    assert_eq!(v["stderr"], "done\n");
+    let out = v["stdout"].as_str().unwrap();
+    assert!(
+        out.len() < 4194304 && out.bytes().all(|b| b == b'a'),
+        "{}",
+        out.len()
+    );
+    assert!(text(&r).contains("output truncated"), "{:.200}", text(&r));
+    s.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_tools_work_inside_the_roots_and_refuse_outside() {
+    let w = workspace("");
+    let (c, _) = client(None);
+    let (s, _child) = connect(&w, &[], c).await;
+    let r = call(
+        &s,
+        "write_file",
+        json!({"path": "ws/a.txt", "content": "one\n"}),
+    )
+    .await;
+    assert!(!is_error(&r), "{}", text(&r));
+    let r = call(
+        &s,
+        "edit_file",
+        json!({"path": "ws/a.txt", "old": "one", "new": "two"}),
+    )
+    .await;
+    assert!(!is_error(&r), "{}", text(&r));
+    let r = call(&s, "read_file", json!({"path": "ws/a.txt"})).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    assert_eq!(structured(&r)["content"], "two\n");
+    let r = call(&s, "list_dir", json!({"path": "ws"})).await;
+    assert!(text(&r).contains("a.txt"), "{}", text(&r));
+    let r = call(&s, "delete_file", json!({"path": "ws/a.txt"})).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    assert!(!w.ws.join("a.txt").exists());
+
+    for (tool, a) in [
+        ("read_file", json!({"path": "/etc/passwd"})),
+        (
+            "write_file",
+            json!({"path": "/tmp/cordon-mcp-outside", "content": "x"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "ws/../escaped", "content": "x"}),
+        ),
+        ("list_dir", json!({"path": "/"})),
+        ("delete_file", json!({"path": "/etc/hostname"})),
+        // cordon's own files stay out of the agent's reach.
+        (
+            "write_file",
+            json!({"path": w.policy, "content": "version = 1\n"}),
+        ),
+        ("write_file", json!({"path": w.log, "content": ""})),
+    ] {
+        let r = call(&s, tool, a.clone()).await;
+        assert!(is_error(&r), "{tool} {a}: {}", text(&r));
+    }
+    assert!(!Path::new("/tmp/cordon-mcp-outside").exists());
+    assert!(std::fs::read_to_string(&w.policy)
+        .unwrap()
+        .contains("no deleting here"));
+    s.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kernel_refuses_a_write_outside_the_roots() {
+    let w = workspace("");
+    let (c, _) = client(None);
+    let (s, _child) = connect(&w, &[], c).await;
+    let target = format!("/etc/cordon-mcp-{}", std::process::id());
+    let r = run(&s, &format!("touch {target}")).await;
+    let v = structured(&r);
+    assert_ne!(v["exit_code"], 0, "{}", text(&r));
+    let err = v["stderr"].as_str().unwrap();
+    assert!(
+        err.contains("Read-only file system") || err.contains("Permission denied"),
+        "{err}"
+    );
+    assert!(!Path::new(&target).exists());
+    s.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_decision_is_audited_with_the_client_and_request_id() {
+    let w = workspace("");
+    let (c, _) = client(Some(Reply::Decline));
+    let (s, _child) = connect(&w, &[], c).await;
+    run(&s, "echo audited").await;
+    run(&s, "rm -rf nothing").await;
+    run(&s, "touch declined").await;
+    call(
+        &s,
+        "write_file",
+        json!({"path": "ws/b.txt", "content": "b"}),
+    )
+    .await;
+    s.cancel().await.unwrap();
+
+    let recs = records(&w.log);
+    assert_eq!(recs.len(), 4, "{recs:#?}");
+    for r in &recs {
+        assert_eq!(r["client"], "cordon-test-client", "{r}");
+        assert!(r["client_request"].is_string(), "{r}");
+    }
+    let ids: std::collections::HashSet<_> = recs
+        .iter()
+        .map(|r| r["client_request"].to_string())
+        .collect();
+    assert_eq!(ids.len(), 4, "one request id per call: {recs:#?}");
+    let o = common::cordon(&w.ws, &["audit", "verify", w.log.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_policy_stops_the_server_at_start() {
+    let w = workspace("");
+    std::fs::write(w.ws.join("bad.toml"), "version = 1\nnetwrok = 1\n").unwrap();
+    common::trust_file(&w.ws, "bad.toml");
+    let o = common::command(&w.ws)
+        .args(["mcp", "--policy", "bad.toml"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(o.stdout.is_empty(), "nothing but protocol on stdout");
+    let err = common::stderr(&o);
+    assert!(
+        err.starts_with("cordon: ") && err.contains("netwrok"),
+        "{err}"
+    );
+}
+
+/// A client of protocol 2026-07-28: no `initialize`, and no server-to-client requests.
+fn stateless(reply: Option<Reply>) -> (Client, Arc<AtomicUsize>, ClientLifecycleMode) {
+    let (mut c, asked) = client(reply);
+    c.protocol = ProtocolVersion::V_2026_07_28;
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    (c, asked, lifecycle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_07_28_an_ask_is_an_input_required_round_trip() {
+    let w = workspace("");
+    let (c, asked, lifecycle) = stateless(Some(Reply::Once));
+    let (s, _child) = connect_with(&w, &[], c, lifecycle).await;
+    // The SDK's client answers the input request with its elicitation handler and retries.
+    let a = args(json!({"command": "touch made-by-retry"}));
+    let r = s
+        .call_tool(CallToolRequestParams::new("run_command").with_arguments(a.clone()))
+        .await
+        .unwrap();
+    assert!(!is_error(&r), "{}", text(&r));
+    assert!(w.ws.join("made-by-retry").exists());
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // An allowed call needs no round trip.
+    let r = run(&s, "echo direct").await;
+    assert_eq!(structured(&r)["stdout"], "direct\n", "{}", text(&r));
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+
+    // A forged or replayed requestState approves nothing.
+    let forged = CallToolRequestParams::new("run_command")
+        .with_arguments(args(json!({"command": "touch forged"})))
+        .with_request_state("0123456789abcdef0123456789abcdef")
+        .with_input_responses(
+            [(
+                "approval".to_string(),
+                json!({"action": "accept", "content": {"decision": "once"}}),
+            )]
+            .into_iter()
+            .collect(),
+        );
+    match s.call_tool_once(forged).await.unwrap() {
+        rmcp::model::CallToolResponse::Complete(r) => {
+            assert!(is_error(&r), "{}", text(&r));
+            assert!(text(&r).contains("requestState"), "{}", text(&r));
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(!w.ws.join("forged").exists());
+    s.cancel().await.unwrap();
+
+    let (c, asked, lifecycle) = stateless(Some(Reply::Decline));
+    let (s, _child) = connect_with(&w, &[], c, lifecycle).await;
+    let r = s
+        .call_tool(
+            CallToolRequestParams::new("run_command")
+                .with_arguments(args(json!({"command": "touch declined-by-retry"}))),
+        )
+        .await
+        .unwrap();
+    assert!(is_error(&r), "{}", text(&r));
+    assert!(text(&r).contains("approval was needed"), "{}", text(&r));
+    assert!(!w.ws.join("declined-by-retry").exists());
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    s.cancel().await.unwrap();
+    let recs = records(&w.log);
+    assert!(
+        recs.iter().all(|r| r["client"] == "cordon-test-client"),
+        "{recs:#?}"
+    );
+}

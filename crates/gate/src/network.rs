@@ -1,0 +1,301 @@
+//! Connections through cordon's network proxy, decided and recorded by a gate.
+//!
+//! A connection to `HOST:PORT` is a call of the `network` tool ([`Gate::network`]), decided
+//! by the engine like any call — the `[network]` section's rules, session grants, the mode,
+//! a person asked through an [`AsyncAsker`] — and recorded before the proxy connects.
+//! [`NetworkDecider`] is that decision as the proxy's [`Decide`]; [`ConnectionLog`] writes the
+//! proxy's connection records (open, close with bytes and duration, refusals after the
+//! address check) into the gate's audit log, in the same chain. [`start_proxy`] starts a proxy
+//! with both for a run; the run hands it the listeners made inside the sandbox.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use cordon_approval::audit::{self, AuditLog};
+use cordon_approval::{AskError, AsyncAsker, Key, Pending, Request};
+use cordon_netproxy::{
+    Config, ConnectionRecord, Decide, Event, Proxy, ProxyHandle, Record, Verdict,
+};
+use cordon_tools::network::{self as tool, NetworkTool};
+use cordon_tools::tool::Tool;
+
+use crate::{clean, lock, Call, Error, Gate, What, EXIT_DENIED};
+
+impl Gate {
+    /// A connection call: tool `network`, key `["network", "HOST:PORT"]` (host normalised).
+    /// What is not a host and port is refused (126), nothing recorded. [`Gate::check`] gives
+    /// the rules' verdict; the engine decides with the same rules.
+    pub fn network(&self, host: &str, port: u16) -> Result<Call, Error> {
+        let target = cordon_policy::network::Target::new(host, port)
+            .map_err(|e| Error::new(EXIT_DENIED, format!("network: {e}")))?;
+        let mut a = NetworkTool
+            .assess(&serde_json::json!({ "target": target.to_string() }))
+            .map_err(|e| Error::new(EXIT_DENIED, e))?;
+        let id = audit::new_id().unwrap_or_default();
+        // The tool has no opinion: the request carries none, and the engine's rules decide.
+        let request = Request::new(id, a.tool.clone(), vec![Key::new(a.keys.clone())])
+            .with_presentation(a.presentation.clone())
+            .with_args(a.args.clone());
+        // What `check` shows: the rules' verdict, remembered grants included.
+        a.verdict = tool::decide(lock(&self.engine).rules(), &a.keys);
+        Ok(Call {
+            request,
+            shown: a.presentation.summary.clone(),
+            preview: a.presentation.preview.to_string(),
+            what: What::File(Box::new(a)),
+        })
+    }
+}
+
+/// The proxy's [`Decide`]: each connection decided by the gate ([`Gate::decide_async`]),
+/// recorded before the answer. One person is asked one question at a time; connections that
+/// need no answer are decided meanwhile.
+pub struct NetworkDecider<A> {
+    gate: Arc<Gate>,
+    asker: tokio::sync::Mutex<A>,
+}
+
+impl<A: AsyncAsker + Send> NetworkDecider<A> {
+    pub fn new(gate: Arc<Gate>, asker: A) -> NetworkDecider<A> {
+        NetworkDecider {
+            gate,
+            asker: tokio::sync::Mutex::new(asker),
+        }
+    }
+}
+
+/// Takes the shared asker only while a person is asked.
+struct OneAtATime<'a, A>(&'a tokio::sync::Mutex<A>);
+
+impl<A: AsyncAsker + Send> AsyncAsker for OneAtATime<'_, A> {
+    fn ask(
+        &mut self,
+        request: &Request,
+        pending: &Pending,
+    ) -> impl Future<Output = Result<cordon_approval::Answer, AskError>> + Send {
+        let shared = self.0;
+        async move { shared.lock().await.ask(request, pending).await }
+    }
+}
+
+impl<A: AsyncAsker + Send + 'static> Decide for NetworkDecider<A> {
+    fn decide(&self, host: &str, port: u16) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+        let call = self.gate.network(host, port);
+        Box::pin(async move {
+            let call = match call {
+                Ok(c) => c,
+                Err(e) => {
+                    return Verdict::Deny {
+                        reason: e.message,
+                        rule: String::new(),
+                    }
+                }
+            };
+            let d = self
+                .gate
+                .decide_async(&call, &mut OneAtATime(&self.asker))
+                .await;
+            let rule = d.by().map(|b| b.to_string()).unwrap_or_default();
+            if d.is_allowed() {
+                Verdict::Allow { rule }
+            } else {
+                Verdict::Deny {
+                    reason: d.reason().to_string(),
+                    rule,
+                }
+            }
+        })
+    }
+}
+
+/// The proxy's [`Record`]: connection records in the gate's audit log (`by: connection`).
+pub struct ConnectionLog {
+    log: Mutex<AuditLog>,
+}
+
+impl ConnectionLog {
+    /// A writer on `gate`'s audit log, with its session.
+    pub fn open(gate: &Gate) -> Result<ConnectionLog, Error> {
+        let log = AuditLog::open(gate.audit_log())
+            .map_err(|e| Error::failure(format!("audit log {e}")))?
+            .with_session(gate.audit_session.clone());
+        Ok(ConnectionLog {
+            log: Mutex::new(log),
+        })
+    }
+}
+
+/// The audit record of a proxy connection record.
+pub fn connection_record(c: &ConnectionRecord) -> audit::Record {
+    audit::Record::connection(
+        c.allowed,
+        c.reason.clone(),
+        audit::Connection {
+            event: match c.event {
+                Event::Open => "open".into(),
+                Event::Close => "close".into(),
+            },
+            id: c.id,
+            protocol: c.protocol.as_str().into(),
+            host: c.host.clone(),
+            port: c.port,
+            addr: c.addr.map(|a| a.to_string()),
+            rule: c.rule.clone(),
+            bytes_up: c.bytes_up,
+            bytes_down: c.bytes_down,
+            duration_ms: u64::try_from(c.duration.as_millis()).unwrap_or(u64::MAX),
+        },
+    )
+}
+
+impl Record for ConnectionLog {
+    fn connection(&self, c: &ConnectionRecord) {
+        // The decision was recorded before the connection was made; a connection record that
+        // cannot be written is reported, the connection itself is already under way.
+        if let Err(e) = lock(&self.log).append(&connection_record(c)) {
+            eprintln!(
+                "cordon: warning: a connection to {}:{} could not be recorded in the audit log: {}",
+                clean(&c.host),
+                c.port,
+                clean(&e.to_string())
+            );
+        }
+    }
+}
+
+/// Starts the proxy for a run of `gate`'s: `[network]`'s hosts table and listed addresses,
+/// decisions by the gate (asking through `asker`), records in its audit log. Serve the
+/// listeners made inside the sandbox with [`ProxyHandle::serve`]; give the command
+/// [`cordon_netproxy::child_env`]; [`ProxyHandle::shutdown`] after the run.
+pub fn start_proxy<A: AsyncAsker + Send + 'static>(
+    gate: Arc<Gate>,
+    asker: A,
+) -> Result<ProxyHandle, Error> {
+    let config = Config::from_policy(&gate.policy().network);
+    let log = ConnectionLog::open(&gate)?;
+    Proxy::start(
+        config,
+        Arc::new(NetworkDecider::new(gate, asker)),
+        Arc::new(log),
+    )
+    .map_err(|e| Error::failure(format!("cannot start the network proxy: {e}")))
+}
+
+/// A connection request from the proxy's threads to the deciding thread.
+struct Ask {
+    host: String,
+    port: u16,
+    reply: tokio::sync::oneshot::Sender<Verdict>,
+}
+
+/// The proxy's [`Decide`] for one run of a gate held by reference: each request goes to a
+/// thread of the run's scope, which decides it with the gate ([`Gate::decide`]).
+struct ChannelDecide(std::sync::mpsc::Sender<Ask>);
+
+impl Decide for ChannelDecide {
+    fn decide(&self, host: &str, port: u16) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let sent = self.0.send(Ask {
+            host: host.to_string(),
+            port,
+            reply,
+        });
+        Box::pin(async move {
+            let gone = || Verdict::Deny {
+                reason: "cordon stopped deciding connections (the run is over)".into(),
+                rule: String::new(),
+            };
+            match sent {
+                Ok(()) => answer.await.unwrap_or_else(|_| gone()),
+                Err(_) => gone(),
+            }
+        })
+    }
+}
+
+/// Decides one connection for a run: the gate's decision, recorded before it is given. Nobody
+/// is asked while the command runs (its terminal is the command's): an ask is a denial, with
+/// the reason, recorded as such.
+fn decide_now(gate: &Gate, host: &str, port: u16) -> Verdict {
+    let call = match gate.network(host, port) {
+        Ok(c) => c,
+        Err(e) => {
+            return Verdict::Deny {
+                reason: e.message,
+                rule: String::new(),
+            }
+        }
+    };
+    let d = gate.decide(&call, &mut crate::nobody());
+    let rule = d.by().map(|b| b.to_string()).unwrap_or_default();
+    if d.is_allowed() {
+        Verdict::Allow { rule }
+    } else {
+        Verdict::Deny {
+            reason: d.reason().to_string(),
+            rule,
+        }
+    }
+}
+
+/// Runs `run` with cordon's proxy serving it: `run` gets the handoff for the sandbox (the
+/// listeners made inside the command's network namespace come back through it and are
+/// served) and the environment that points the command's clients at the proxy. Connections
+/// are decided by `gate` and recorded in its audit log; when `run` returns, the proxy closes
+/// what is still open (recording each) and stops.
+pub(crate) fn run_with_proxy<T>(
+    gate: &Gate,
+    run: impl FnOnce(cordon_ossandbox::run::ProxyHandoff, Vec<(String, String)>) -> T,
+) -> Result<T, Error> {
+    let port = cordon_ossandbox::PROXY_PORT;
+    let log = ConnectionLog::open(gate)?;
+    let (asks, asked) = std::sync::mpsc::channel::<Ask>();
+    let handle = Proxy::start(
+        Config::from_policy(&gate.policy().network),
+        Arc::new(ChannelDecide(asks)),
+        Arc::new(log),
+    )
+    .map_err(|e| Error::failure(format!("cannot start the network proxy: {e}")))?;
+    Ok(std::thread::scope(|scope| {
+        // Each connection's decision in a thread of its own: one waiting on the audit log's
+        // fsync does not hold up the others.
+        scope.spawn(move || {
+            for ask in asked {
+                scope.spawn(move || {
+                    let _ = ask.reply.send(decide_now(gate, &ask.host, ask.port));
+                });
+            }
+        });
+        let (listeners, handed) = std::sync::mpsc::channel::<std::net::TcpListener>();
+        let handle = Arc::new(handle);
+        let serving = {
+            let handle = handle.clone();
+            scope.spawn(move || {
+                for l in handed {
+                    if let Err(e) = handle.serve(l) {
+                        eprintln!(
+                            "cordon: the network proxy cannot serve the sandbox's listener: {}",
+                            clean(&e.to_string())
+                        );
+                    }
+                }
+            })
+        };
+        let out = run(
+            cordon_ossandbox::run::ProxyHandoff {
+                port,
+                listener: listeners,
+            },
+            cordon_netproxy::child_env(port),
+        );
+        // The run's handoff is gone with its spec: the serving thread ends.
+        let _ = serving.join();
+        // Ends the connections (each recorded); the proxy's Decide goes with it, and so the
+        // deciding thread. The serving thread, the only other holder, has ended.
+        if let Ok(handle) = Arc::try_unwrap(handle) {
+            handle.shutdown();
+        }
+        out
+    }))
+}

@@ -1,0 +1,326 @@
+//! Connections through the proxy, decided by a gate from a real policy file and recorded in
+//! its audit log: the decision (`tool: network`) before the connection, then the proxy's
+//! connection records, one chain. The client speaks SOCKS5 and HTTP CONNECT by hand (the
+//! proxy crate's own tests use full client libraries).
+
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use cordon_approval::audit;
+use cordon_gate::network::start_proxy;
+use cordon_gate::{
+    Answer, AskError, AsyncAsker, Command, Gate, Options, Output, Pending, Request, RunOptions,
+};
+use cordon_policy::Action;
+use std::path::Path;
+
+/// Answers asks from a script, and notes what it was asked.
+#[derive(Clone, Default)]
+struct Script(Arc<Mutex<(VecDeque<Answer>, Vec<String>)>>);
+
+impl AsyncAsker for Script {
+    fn ask(
+        &mut self,
+        request: &Request,
+        _: &Pending,
+    ) -> impl std::future::Future<Output = Result<Answer, AskError>> + Send {
+        let mut s = self.0.lock().unwrap();
+        s.1.push(request.presentation.summary.clone());
+        let a =
+            s.0.pop_front()
+                .ok_or(AskError::Lost("no more answers".into()));
+        async move { a }
+    }
+}
+
+fn echo_server() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            std::thread::spawn(move || {
+                let mut r = s.try_clone().unwrap();
+                let _ = std::io::copy(&mut r, &mut s);
+            });
+        }
+    });
+    addr
+}
+
+/// SOCKS5 CONNECT to `name:port`: the reply code.
+fn socks(proxy: SocketAddr, name: &str, port: u16) -> (u8, TcpStream) {
+    let mut s = TcpStream::connect(proxy).unwrap();
+    s.write_all(&[5, 1, 0]).unwrap();
+    let mut r = [0u8; 2];
+    s.read_exact(&mut r).unwrap();
+    assert_eq!(r, [5, 0]);
+    let mut req = vec![5, 1, 0, 3, name.len() as u8];
+    req.extend_from_slice(name.as_bytes());
+    req.extend_from_slice(&port.to_be_bytes());
+    s.write_all(&req).unwrap();
+    let mut r = [0u8; 10];
+    s.read_exact(&mut r).unwrap();
+    (r[1], s)
+}
+
+#[test]
+fn the_gate_decides_asks_and_records_connections() {
+    let state = tempfile::tempdir().unwrap();
+    let echo = echo_server();
+    std::fs::write(
+        state.path().join("cordon.toml"),
+        format!(
+            "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"ro\"\n\
+             [approval]\naudit_log = \"{}/audit.jsonl\"\n\
+             [network]\ndefault = \"ask\"\nallow = [\"echo.test\"]\ndeny = [\"bad.test\"]\n\
+             [network.hosts]\n\"echo.test\" = \"127.0.0.1\"\n\"ask.test\" = \"127.0.0.1\"\n\"bad.test\" = \"127.0.0.1\"\n",
+            state.path().display()
+        ),
+    )
+    .unwrap();
+    let mut o = Options::new(state.path().to_path_buf());
+    o.policy = Some(state.path().join("cordon.toml"));
+    o.can_ask = true;
+    let gate = Arc::new(Gate::open(o).unwrap());
+
+    // What `cordon check` would say.
+    let call = gate.network("Echo.Test", echo.port()).unwrap();
+    assert_eq!(
+        call.request().keys[0].words(),
+        ["network", &format!("echo.test:{}", echo.port())]
+    );
+    assert_eq!(gate.check(&call).action, Action::Allow);
+    assert_eq!(
+        gate.check(&gate.network("bad.test", 1).unwrap()).action,
+        Action::Deny
+    );
+    assert_eq!(
+        gate.check(&gate.network("other.test", 1).unwrap()).action,
+        Action::Ask
+    );
+    assert_eq!(gate.network("0x7f.1", 80).err().unwrap().code, 126);
+
+    let script = Script::default();
+    script
+        .0
+        .lock()
+        .unwrap()
+        .0
+        .extend([Answer::Once, Answer::Deny]);
+    let proxy = start_proxy(gate.clone(), script.clone()).unwrap();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    proxy.serve(l).unwrap();
+
+    let (code, mut s) = socks(addr, "echo.test", echo.port());
+    assert_eq!(code, 0);
+    s.write_all(b"hello").unwrap();
+    let mut back = [0u8; 5];
+    s.read_exact(&mut back).unwrap();
+    assert_eq!(&back, b"hello");
+    drop(s);
+    assert_eq!(socks(addr, "bad.test", echo.port()).0, 2);
+    let (code, mut s) = socks(addr, "ask.test", echo.port());
+    assert_eq!(code, 0, "the person approved once");
+    s.write_all(b"x").unwrap();
+    s.read_exact(&mut back[..1]).unwrap();
+    drop(s);
+    // HTTP CONNECT, the person says no this time.
+    let mut c = TcpStream::connect(addr).unwrap();
+    write!(
+        c,
+        "CONNECT ask.test:{0} HTTP/1.1\r\nhost: ask.test:{0}\r\n\r\n",
+        echo.port()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    c.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 403"), "{reply}");
+    assert!(reply.contains("ask.test"), "{reply}");
+    proxy.shutdown();
+
+    assert_eq!(script.0.lock().unwrap().1.len(), 2);
+    let log = state.path().join("audit.jsonl");
+    assert!(audit::verify(&log).unwrap().is_intact());
+    let records: Vec<audit::Record> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let decisions: Vec<_> = records
+        .iter()
+        .filter(|r| r.by != audit::By::Connection)
+        .collect();
+    let shown: Vec<_> = decisions
+        .iter()
+        .map(|r| (r.decision, r.by.to_string()))
+        .collect();
+    assert_eq!(decisions.len(), 4, "{shown:?}");
+    assert!(decisions.iter().all(|r| r.tool == "network"));
+    assert_eq!(decisions[1].decision, Action::Deny);
+    assert_eq!(decisions[2].by, audit::By::User);
+    assert_eq!(decisions[3].by, audit::By::User);
+    assert_eq!(decisions[3].decision, Action::Deny);
+    let closes: Vec<_> = records
+        .iter()
+        .filter_map(|r| r.connection.as_ref())
+        .filter(|c| c.event == "close")
+        .collect();
+    assert_eq!(closes.len(), 4);
+    // Close records come in the order connections end, not the order they began.
+    let echo_close = closes.iter().find(|c| c.host == "echo.test").unwrap();
+    assert_eq!((echo_close.bytes_up, echo_close.bytes_down), (5, 5));
+}
+
+/// A plain HTTP server on 127.0.0.1 that answers each request with its request line.
+fn web_server() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut b = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if s.read_exact(&mut b).is_err() {
+                        return;
+                    }
+                    head.push(b[0]);
+                }
+                let line = String::from_utf8_lossy(&head)
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{line}",
+                    line.len()
+                );
+            });
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_sandboxed_command_reaches_the_allowed_host_through_the_proxy_on_landlock() {
+    through_the_proxy("landlock");
+}
+
+#[test]
+fn a_sandboxed_command_reaches_the_allowed_host_through_the_proxy_on_bwrap() {
+    through_the_proxy("bwrap");
+}
+
+/// On `backend`: curl in the sandbox reaches the allowed name through HTTP_PROXY and SOCKS5,
+/// gets the proxy's 403 for another, and cannot go around the proxy to the host's loopback.
+fn through_the_proxy(backend: &str) {
+    let curl = "/usr/bin/curl";
+    assert!(
+        Path::new(curl).exists(),
+        "this test runs curl in the sandbox: install it (apt-get install curl)"
+    );
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let web = web_server();
+    std::fs::write(
+        state.path().join("cordon.toml"),
+        format!(
+            "version = 1\n[sandbox]\nbackend = \"{backend}\"\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \"{}\"\nmode = \"rw\"\n\
+             [shell]\ndefault = \"deny\"\n[[shell.rules]]\npattern = \"curl\"\naction = \"allow\"\n\
+             [approval]\naudit_log = \"{}/audit.jsonl\"\n\
+             [network]\nallow = [\"web.test\"]\n\
+             [network.hosts]\n\"web.test\" = \"127.0.0.1\"\n\"other.test\" = \"127.0.0.1\"\n",
+            ws.path().display(),
+            state.path().display()
+        ),
+    )
+    .unwrap();
+    let mut o = Options::new(ws.path().to_path_buf());
+    o.policy = Some(state.path().join("cordon.toml"));
+    let gate = Gate::open(o).unwrap_or_else(|e| panic!("{e}"));
+    let run = |line: String| {
+        let call = gate.shell(Command::Line(line), None).unwrap();
+        let d = gate.decide(&call, &mut cordon_gate::nobody());
+        assert!(d.is_allowed(), "{}", d.message());
+        gate.run(
+            &call,
+            &d,
+            RunOptions {
+                timeout: None,
+                output: Output::Capture { limit: 1 << 16 },
+                cancel: None,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let p = web.port();
+    // Through HTTP_PROXY, which cordon set: allowed, and the request arrives.
+    let ran = run(format!("{curl} -sS http://web.test:{p}/hello"));
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert_eq!(
+        ran.exit_code,
+        0,
+        "{out} {}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert_eq!(out, "GET /hello HTTP/1.1");
+    // Through ALL_PROXY (SOCKS5, the name resolved by the proxy).
+    let ran = run(format!(
+        "{curl} -sS --noproxy '' -x '' --socks5-hostname 127.0.0.1:{} http://web.test:{p}/socks",
+        cordon_ossandbox::PROXY_PORT
+    ));
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout),
+        "GET /socks HTTP/1.1",
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    // Not allowed: the proxy's 403, which names the host.
+    let ran = run(format!("{curl} -sS http://other.test:{p}/"));
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert!(
+        out.starts_with(&format!(
+            "cordon: the connection to other.test:{p} is refused by the policy"
+        )),
+        "{out}"
+    );
+    // Around the proxy: the host's loopback is not the sandbox's.
+    let ran = run(format!(
+        "{curl} -sS --noproxy '*' --max-time 5 http://127.0.0.1:{p}/"
+    ));
+    assert_ne!(
+        ran.exit_code,
+        0,
+        "a direct connection went through: {}",
+        String::from_utf8_lossy(&ran.stdout)
+    );
+
+    let log = state.path().join("audit.jsonl");
+    assert!(audit::verify(&log).unwrap().is_intact());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let records: Vec<audit::Record> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let conns: Vec<_> = records
+        .iter()
+        .filter_map(|r| r.connection.as_ref())
+        .filter(|c| c.event == "close")
+        .collect();
+    assert_eq!(conns.len(), 3, "{text}");
+    assert!(conns
+        .iter()
+        .any(|c| c.host == "web.test" && c.protocol == "http" && c.bytes_down > 0));
+    assert!(conns
+        .iter()
+        .any(|c| c.host == "web.test" && c.protocol == "socks5" && c.bytes_down > 0));
+    assert!(records.iter().any(|r| r.tool == "network"
+        && r.decision == Action::Deny
+        && r.keys[0][1] == format!("other.test:{p}")));
+}

@@ -1,0 +1,145 @@
+//! From a requested host and port to a connected destination: decide, resolve once, check the
+//! very addresses resolved, connect to one of them.
+
+use std::fmt;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+
+use cordon_policy::network::{is_internal, Host, Target};
+use tokio::net::TcpStream;
+
+use crate::{Shared, Verdict};
+
+/// Why a connection was not made.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// What the client asked for is not a host and port.
+    BadTarget(String),
+    /// The policy (or the person asked) said no.
+    Policy { reason: String },
+    /// Allowed by name, but every address it resolved to is refused.
+    Address { addr: IpAddr, why: String },
+    /// The name did not resolve.
+    Resolve(String),
+    /// Connecting failed.
+    Connect(io::Error),
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::BadTarget(why) => write!(f, "not a destination: {why}"),
+            Refusal::Policy { reason } => write!(f, "refused by the policy: {reason}"),
+            Refusal::Address { addr, why } => write!(f, "address {addr} refused: {why}"),
+            Refusal::Resolve(why) => write!(f, "cannot resolve: {why}"),
+            Refusal::Connect(e) => write!(f, "cannot connect: {e}"),
+        }
+    }
+}
+
+/// The outcome of [`open`]: the rule that decided (empty when it never came to a decision)
+/// and the connection or why there is none.
+pub(crate) struct Opening {
+    pub target: Option<Target>,
+    pub rule: String,
+    pub result: Result<(TcpStream, SocketAddr), Refusal>,
+}
+
+/// Decides `host:port`, resolves it once, checks each address and connects to the first that
+/// passes and answers.
+pub(crate) async fn open(shared: &Shared, host: &str, port: u16) -> Opening {
+    let target = match Target::new(host, port) {
+        Ok(t) => t,
+        Err(why) => {
+            return Opening {
+                target: None,
+                rule: String::new(),
+                result: Err(Refusal::BadTarget(why)),
+            }
+        }
+    };
+    let shown = target.host.to_string();
+    let rule = match shared.decide(&shown, port).await {
+        Verdict::Allow { rule } => rule,
+        Verdict::Deny { reason, rule } => {
+            return Opening {
+                target: Some(target),
+                rule,
+                result: Err(Refusal::Policy { reason }),
+            }
+        }
+    };
+    let result = connect(shared, &target).await;
+    Opening {
+        target: Some(target),
+        rule,
+        result,
+    }
+}
+
+async fn connect(shared: &Shared, target: &Target) -> Result<(TcpStream, SocketAddr), Refusal> {
+    let limits = shared.limits();
+    let addrs: Vec<SocketAddr> = match &target.host {
+        Host::Addr(a) => vec![SocketAddr::new(*a, target.port)],
+        Host::Name(name) => match shared.config.hosts.get(name) {
+            Some(a) => vec![SocketAddr::new(*a, target.port)],
+            None => {
+                let lookup = tokio::net::lookup_host((name.as_str(), target.port));
+                match tokio::time::timeout(limits.resolve_timeout, lookup).await {
+                    Ok(Ok(found)) => found.collect(),
+                    Ok(Err(e)) => return Err(Refusal::Resolve(format!("{name}: {e}"))),
+                    Err(_) => return Err(Refusal::Resolve(format!("{name}: timed out"))),
+                }
+            }
+        },
+    };
+    // The addresses are checked here, and only a checked one is connected to: no second
+    // resolution, so no DNS-rebinding window.
+    let mut refused = None;
+    let mut last_err = None;
+    for addr in addrs {
+        let addr = SocketAddr::new(addr.ip().to_canonical(), addr.port());
+        if let Some(why) = refuse_addr(shared, addr) {
+            refused.get_or_insert(Refusal::Address {
+                addr: addr.ip(),
+                why,
+            });
+            continue;
+        }
+        match tokio::time::timeout(limits.connect_timeout, TcpStream::connect(addr)).await {
+            Ok(Ok(stream)) => {
+                let _ = stream.set_nodelay(true);
+                return Ok((stream, addr));
+            }
+            Ok(Err(e)) => last_err = Some(e),
+            Err(_) => {
+                last_err = Some(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("connecting to {addr} timed out"),
+                ))
+            }
+        }
+    }
+    match (last_err, refused) {
+        (Some(e), _) => Err(Refusal::Connect(e)),
+        (None, Some(r)) => Err(r),
+        (None, None) => Err(Refusal::Resolve(format!("{}: no address", target.host))),
+    }
+}
+
+/// Why the proxy must not connect to `addr`, if it must not.
+fn refuse_addr(shared: &Shared, addr: SocketAddr) -> Option<String> {
+    let c = &shared.config;
+    if c.denied.iter().any(|d| d.covers(addr)) {
+        return Some("the address is in the [network] deny list".into());
+    }
+    if is_internal(addr.ip()) && !c.listed.iter().any(|l| l.covers(addr)) {
+        return Some(
+            "it is an internal address (loopback, private, link-local, unique-local, shared, \
+             multicast, unspecified or cloud metadata), reachable only when the policy lists \
+             that exact address"
+                .into(),
+        );
+    }
+    None
+}

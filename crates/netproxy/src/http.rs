@@ -1,0 +1,423 @@
+//! The HTTP/1 side: `CONNECT host:port` tunnels, and plain requests with an absolute URI
+//! (`GET http://host/path`), forwarded over a fresh connection per request.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+use crate::connect::{open, Opening, Refusal};
+use crate::relay::{self, Counted, Counters};
+use crate::{Event, Fields, Protocol, Shared, Slot, Tracker};
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, slot: Slot) {
+    let limits = shared.limits().clone();
+    let svc_shared = shared.clone();
+    let service = hyper::service::service_fn(move |req| {
+        let shared = svc_shared.clone();
+        let slot = slot.clone();
+        async move { Ok::<_, Infallible>(handle(shared, req, slot).await) }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.handshake_timeout)
+        .max_buf_size(limits.header_bytes.max(8192))
+        .max_headers(100);
+    let conn = builder
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
+    relay::first(
+        async {
+            let _ = conn.await;
+        },
+        shared.shutting_down(),
+    )
+    .await;
+}
+
+async fn handle(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Response<Body> {
+    if req.method() == Method::CONNECT {
+        connect(shared, req, slot).await
+    } else {
+        forward(shared, req, slot).await
+    }
+}
+
+/// `CONNECT host:port`: decide and connect, answer `200`, then relay the upgraded stream.
+async fn connect(shared: Arc<Shared>, mut req: Request<Incoming>, slot: Slot) -> Response<Body> {
+    let track = shared.track(Protocol::HttpConnect, Instant::now());
+    let Some(authority) = req.uri().authority().cloned() else {
+        let shown = req.uri().to_string();
+        return refuse(
+            &shared,
+            &track,
+            &shown,
+            0,
+            "",
+            Refusal::BadTarget("CONNECT needs host:port".into()),
+        );
+    };
+    let Some(port) = authority.port_u16() else {
+        return refuse(
+            &shared,
+            &track,
+            authority.host(),
+            0,
+            "",
+            Refusal::BadTarget(format!("CONNECT {authority}: no port")),
+        );
+    };
+    let Opening {
+        target,
+        rule,
+        result,
+    } = open(&shared, authority.host(), port).await;
+    let host = target.map_or_else(|| authority.host().to_string(), |t| t.host.to_string());
+    let (dest, addr) = match result {
+        Ok(ok) => ok,
+        Err(r) => return refuse(&shared, &track, &host, port, &rule, r),
+    };
+    let opened = track.opened(
+        &shared,
+        Fields {
+            host: &host,
+            port,
+            addr: Some(addr),
+            allowed: true,
+            rule: &rule,
+            reason: "",
+            bytes: (0, 0),
+        },
+    );
+    let upgrade = hyper::upgrade::on(&mut req);
+    let shared2 = shared.clone();
+    let host2 = host.clone();
+    let rule2 = rule.clone();
+    tokio::spawn(async move {
+        let _slot = slot;
+        let counters = Arc::new(Counters::default());
+        let mut dest = Counted::new(dest, counters.clone());
+        let ended = match upgrade.await {
+            Ok(upgraded) => match upgraded.downcast::<TokioIo<TcpStream>>() {
+                // The client's own socket again: relay without hyper's buffering in between,
+                // after the bytes it already sent past the request head.
+                Ok(parts) => {
+                    let mut pre = None;
+                    if !parts.read_buf.is_empty() {
+                        if let Err(e) = dest.write_all(&parts.read_buf).await {
+                            pre = Some(format!("relay ended: {e}"));
+                        }
+                    }
+                    match pre {
+                        Some(e) => Some(e),
+                        None => {
+                            let client = parts.io.into_inner();
+                            relay::relay_tcp(&shared2, client, dest.into_inner(), &counters).await
+                        }
+                    }
+                }
+                Err(upgraded) => {
+                    relay::relay(&shared2, TokioIo::new(upgraded), dest, &counters).await
+                }
+            },
+            Err(e) => Some(format!("the client left before the tunnel opened: {e}")),
+        };
+        let _ = opened.await;
+        track.record(
+            &shared2,
+            Event::Close,
+            Fields {
+                host: &host2,
+                port,
+                addr: Some(addr),
+                allowed: true,
+                rule: &rule2,
+                reason: ended.as_deref().unwrap_or(""),
+                bytes: counters.get(),
+            },
+        );
+    });
+    Response::new(empty())
+}
+
+/// A plain HTTP request with an absolute `http://` URI: decide, connect, send it on in
+/// origin form with hop-by-hop headers removed and `Host` set from the URI, stream the
+/// response back.
+async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Response<Body> {
+    let track = shared.track(Protocol::Http, Instant::now());
+    let uri = req.uri().clone();
+    let (Some(authority), Some(scheme)) = (uri.authority().cloned(), uri.scheme_str()) else {
+        return refuse(&shared, &track, &uri.to_string(), 0, "", Refusal::BadTarget(
+            "this is a proxy: send requests with an absolute URI (http://host/path), or CONNECT host:port".into(),
+        ));
+    };
+    if scheme != "http" {
+        return refuse(
+            &shared,
+            &track,
+            authority.host(),
+            0,
+            "",
+            Refusal::BadTarget(format!(
+                "{scheme}:// URLs go through CONNECT, not as plain requests"
+            )),
+        );
+    }
+    let port = authority.port_u16().unwrap_or(80);
+    let Opening {
+        target,
+        rule,
+        result,
+    } = open(&shared, authority.host(), port).await;
+    let host = target.map_or_else(|| authority.host().to_string(), |t| t.host.to_string());
+    let (dest, addr) = match result {
+        Ok(ok) => ok,
+        Err(r) => return refuse(&shared, &track, &host, port, &rule, r),
+    };
+    let opened = track.opened(
+        &shared,
+        Fields {
+            host: &host,
+            port,
+            addr: Some(addr),
+            allowed: true,
+            rule: &rule,
+            reason: "",
+            bytes: (0, 0),
+        },
+    );
+    let counters = Arc::new(Counters::default());
+    let io = TokioIo::new(Counted::new(dest, counters.clone()));
+    let handshake = hyper::client::conn::http1::Builder::new()
+        .max_buf_size(shared.limits().header_bytes.max(8192))
+        .handshake::<_, Incoming>(io)
+        .await;
+    let (mut sender, conn) = match handshake {
+        Ok(pair) => pair,
+        Err(e) => {
+            let reason = format!("HTTP handshake with the destination failed: {e}");
+            let _ = opened.await;
+            close(
+                &shared, &track, &host, port, addr, &rule, &reason, &counters,
+            );
+            return text(
+                StatusCode::BAD_GATEWAY,
+                format!("cordon: {host}:{port}: {reason}\n"),
+            );
+        }
+    };
+    // The destination connection lives until the response body is through; its end is the
+    // connection's close record.
+    let (shared2, host2, rule2, counters2) =
+        (shared.clone(), host.clone(), rule.clone(), counters.clone());
+    tokio::spawn(async move {
+        let _slot = slot;
+        let ended = relay::first(
+            async { conn.await.err().map(|e| format!("forwarding ended: {e}")) },
+            async {
+                relay::first(
+                    async {
+                        relay::idle(&shared2, &counters2).await;
+                        Some("idle timeout".to_string())
+                    },
+                    async {
+                        shared2.shutting_down().await;
+                        Some("the proxy shut down".to_string())
+                    },
+                )
+                .await
+            },
+        )
+        .await;
+        let _ = opened.await;
+        close(
+            &shared2,
+            &track,
+            &host2,
+            port,
+            addr,
+            &rule2,
+            ended.as_deref().unwrap_or(""),
+            &counters2,
+        );
+    });
+
+    let (mut parts, body) = req.into_parts();
+    parts.uri = match uri.path_and_query() {
+        Some(pq) => match pq.as_str().parse() {
+            Ok(u) => u,
+            Err(_) => return text(StatusCode::BAD_REQUEST, "cordon: bad request path\n".into()),
+        },
+        None => hyper::Uri::from_static("/"),
+    };
+    strip_hop_by_hop(&mut parts.headers);
+    if let Ok(v) = HeaderValue::from_str(authority.as_str()) {
+        parts.headers.insert(header::HOST, v);
+    }
+    match sender.send_request(Request::from_parts(parts, body)).await {
+        Ok(resp) => {
+            let (mut parts, body) = resp.into_parts();
+            strip_hop_by_hop(&mut parts.headers);
+            Response::from_parts(parts, body.boxed())
+        }
+        Err(e) => text(
+            StatusCode::BAD_GATEWAY,
+            format!("cordon: {host}:{port}: forwarding failed: {e}\n"),
+        ),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn close(
+    shared: &Shared,
+    track: &Tracker,
+    host: &str,
+    port: u16,
+    addr: std::net::SocketAddr,
+    rule: &str,
+    reason: &str,
+    counters: &Counters,
+) {
+    track.record(
+        shared,
+        Event::Close,
+        Fields {
+            host,
+            port,
+            addr: Some(addr),
+            allowed: true,
+            rule,
+            reason,
+            bytes: counters.get(),
+        },
+    );
+}
+
+/// Headers that concern one hop only (RFC 9110 §7.6.1), and those `Connection` names.
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<String> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().to_ascii_lowercase())
+        .filter(|s| !s.is_empty())
+        .collect();
+    for name in named {
+        headers.remove(name.as_str());
+    }
+    for name in [
+        "connection",
+        "proxy-connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "upgrade",
+    ] {
+        headers.remove(name);
+    }
+}
+
+/// Records the refusal (the connection's one record) and answers it.
+fn refuse(
+    shared: &Shared,
+    track: &Tracker,
+    host: &str,
+    port: u16,
+    rule: &str,
+    why: Refusal,
+) -> Response<Body> {
+    let reason = why.to_string();
+    let addr = match &why {
+        Refusal::Address { addr, .. } => Some(std::net::SocketAddr::new(*addr, port)),
+        _ => None,
+    };
+    track.record(
+        shared,
+        Event::Close,
+        Fields {
+            host,
+            port,
+            addr,
+            allowed: false,
+            rule,
+            reason: &reason,
+            bytes: (0, 0),
+        },
+    );
+    let (status, body) = refusal_body(host, port, &why);
+    let mut r = text(status, body);
+    // A refused client is done: close instead of waiting for another request.
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+/// The status and the body that says what was refused, why, and how to allow it.
+pub(crate) fn refusal_body(host: &str, port: u16, why: &Refusal) -> (StatusCode, String) {
+    match why {
+        Refusal::Policy { reason } => (
+            StatusCode::FORBIDDEN,
+            format!(
+                "cordon: the connection to {host}:{port} is refused by the policy: {reason}\n\
+                 To allow it, add it to the policy's [network] section: allow = [\"{host}:{port}\"]\n"
+            ),
+        ),
+        Refusal::Address { addr, why } => {
+            let listed = match addr {
+                std::net::IpAddr::V6(a) => format!("[{a}]:{port}"),
+                std::net::IpAddr::V4(a) => format!("{a}:{port}"),
+            };
+            (
+                StatusCode::FORBIDDEN,
+                format!(
+                    "cordon: the connection to {host}:{port} is refused by the policy: {host} resolves to {addr}, and {why}\n\
+                     To allow that exact address, add it to the policy's [network] section: allow = [\"{listed}\"] \
+                     (or map the name in [network.hosts]: \"{host}\" = \"{addr}\")\n"
+                ),
+            )
+        }
+        Refusal::BadTarget(why) => (StatusCode::BAD_REQUEST, format!("cordon: {why}\n")),
+        Refusal::Resolve(why) => (
+            StatusCode::BAD_GATEWAY,
+            format!("cordon: {host}:{port}: cannot resolve: {why}\n"),
+        ),
+        Refusal::Connect(e) => (
+            StatusCode::BAD_GATEWAY,
+            format!("cordon: {host}:{port}: cannot connect: {e}\n"),
+        ),
+    }
+}
+
+fn text(status: StatusCode, body: String) -> Response<Body> {
+    let mut r = Response::new(
+        Full::new(Bytes::from(body))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+fn empty() -> Body {
+    Full::new(Bytes::new())
+        .map_err(|never| match never {})
+        .boxed()
+}

@@ -1,0 +1,470 @@
+//! cordon's network proxy: the only way out of a run whose network is `proxy`.
+//!
+//! The sandbox leaves the child a network namespace with nothing but loopback; listeners
+//! created in there are handed to this proxy ([`ProxyHandle::serve`]), which runs in the
+//! cordon process, outside the sandbox, and accepts on them. Every connection goes through
+//! the same steps:
+//!
+//! ```text
+//!  accept ─▶ sniff first byte ─┬─ 0x05 ─▶ SOCKS5: greeting, CONNECT host:port ─┐
+//!                              └─ else ─▶ HTTP/1: CONNECT host:port           ─┤
+//!                                          or GET http://host:port/… (forward)─┤
+//!                                                                              ▼
+//!   normalise HOST:PORT (IDNA) ─▶ Decide (the approval engine; may ask a person)
+//!     ─▶ resolve once ([network.hosts], else the system resolver)
+//!     ─▶ check each address (internal addresses refused unless listed; denied addresses)
+//!     ─▶ connect to exactly that SocketAddr ─▶ relay, counting bytes ─▶ Record at close
+//! ```
+//!
+//! The check is made on the very address the proxy connects to, after the one resolution,
+//! so a name cannot resolve to a public address for the check and a private one for the
+//! connection (DNS rebinding). A refusal is an HTTP `403` whose body names the host, says it
+//! is the policy and how to allow it, or SOCKS reply `0x02` ("connection not allowed by
+//! ruleset").
+//!
+//! Memory per connection is bounded: request heads by [`Limits::header_bytes`], relays by two
+//! buffers of [`Limits::buffer_bytes`], the number of connections by
+//! [`Limits::max_connections`] (more wait to be accepted). Handshakes, connects and idle
+//! relays time out ([`Limits`]).
+//!
+//! The proxy owns its tokio runtime; [`Decide`] and [`Record`] are how the embedding program
+//! (cordon's gate) plugs in the approval engine and the audit log.
+
+#![forbid(unsafe_code)]
+
+mod connect;
+mod http;
+mod relay;
+mod socks;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cordon_policy::network::HostPattern;
+use cordon_policy::NetworkPolicy;
+use tokio::sync::{watch, Semaphore};
+
+/// What the proxy needs besides its decisions: the static names, the addresses the policy
+/// lists, and its limits. [`Config::from_policy`] builds it from the `[network]` section.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// `[network.hosts]`: normalised name → address, used instead of the resolver.
+    pub hosts: HashMap<String, IpAddr>,
+    /// Addresses the policy names (address entries of `allow`, `[network.hosts]` values):
+    /// connecting to one is allowed even when it is internal (loopback, private, …).
+    pub listed: Vec<AddrEntry>,
+    /// Address entries of `deny`: a name that resolves to one is refused as well.
+    pub denied: Vec<AddrEntry>,
+    pub limits: Limits,
+}
+
+/// An address, on one port or (`port: None`) every port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddrEntry {
+    pub addr: IpAddr,
+    pub port: Option<u16>,
+}
+
+impl AddrEntry {
+    fn covers(&self, addr: SocketAddr) -> bool {
+        self.addr == addr.ip().to_canonical() && self.port.is_none_or(|p| p == addr.port())
+    }
+}
+
+impl Config {
+    /// The `[network]` section's hosts table and address entries, with default limits.
+    pub fn from_policy(network: &NetworkPolicy) -> Config {
+        let addrs = |list: &[cordon_policy::HostRule]| {
+            list.iter()
+                .filter_map(|r| match r.host {
+                    HostPattern::Addr(addr) => Some(AddrEntry { addr, port: r.port }),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut listed = addrs(&network.allow);
+        listed.extend(network.hosts.iter().map(|h| AddrEntry {
+            addr: h.addr,
+            port: None,
+        }));
+        Config {
+            hosts: network
+                .hosts
+                .iter()
+                .map(|h| (h.name.clone(), h.addr))
+                .collect(),
+            listed,
+            denied: addrs(&network.deny),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Bounds on what one connection may hold or wait for.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Connections served at once; more wait in the listen queue.
+    pub max_connections: usize,
+    /// Largest HTTP request head (request line and headers), bytes (at least 8 KiB).
+    pub header_bytes: usize,
+    /// How long a client may take to send its request head or SOCKS handshake.
+    pub handshake_timeout: Duration,
+    /// How long name resolution may take.
+    pub resolve_timeout: Duration,
+    /// How long connecting to the destination may take.
+    pub connect_timeout: Duration,
+    /// A relay with no byte in either direction for this long is closed.
+    pub idle_timeout: Duration,
+    /// Buffer size of a relay, each direction (on Linux, the size of the kernel pipe a TCP
+    /// relay splices through).
+    pub buffer_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: 1024,
+            header_bytes: 64 * 1024,
+            handshake_timeout: Duration::from_secs(30),
+            resolve_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(300),
+            buffer_bytes: 256 * 1024,
+        }
+    }
+}
+
+/// The answer to "may the run connect to HOST:PORT?".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Allowed; `rule` says by what (a policy entry, a person, a session grant, …).
+    Allow { rule: String },
+    /// Refused, and why.
+    Deny { reason: String, rule: String },
+}
+
+/// Decides connections (cordon's gate: the approval engine, which may ask a person — the
+/// connection waits for the answer, and the engine's timeout denies).
+pub trait Decide: Send + Sync {
+    /// `host` is normalised (IDNA ASCII, lower case; IPv6 in brackets), `port` is not 0.
+    fn decide(&self, host: &str, port: u16) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>>;
+}
+
+/// Where connection records go (cordon's gate: the audit log). Called from the proxy's
+/// threads, where blocking (an fsync) is allowed.
+pub trait Record: Send + Sync {
+    fn connection(&self, c: &ConnectionRecord);
+}
+
+/// How the client asked for the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP `CONNECT host:port` (a tunnel, usually TLS).
+    HttpConnect,
+    /// A plain HTTP request with an absolute URI, forwarded.
+    Http,
+    /// SOCKS5 `CONNECT`.
+    Socks5,
+}
+
+impl Protocol {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::HttpConnect => "http-connect",
+            Protocol::Http => "http",
+            Protocol::Socks5 => "socks5",
+        }
+    }
+}
+
+/// When a record is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The destination is connected (allowed connections only).
+    Open,
+    /// The connection is over, or was refused: every connection ends with exactly one.
+    Close,
+}
+
+/// One connection, at open or at close.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectionRecord {
+    /// Numbers the proxy's connections from 1 (an HTTP request forwarded is one).
+    pub id: u64,
+    pub event: Event,
+    pub protocol: Protocol,
+    /// Normalised host (or what the client sent, when it was not a host).
+    pub host: String,
+    pub port: u16,
+    /// The address connected to (or refused).
+    pub addr: Option<SocketAddr>,
+    /// Whether the connection was made.
+    pub allowed: bool,
+    /// What decided ([`Verdict`]'s rule); empty when it never came to a decision.
+    pub rule: String,
+    /// Why it was refused or ended with an error; empty otherwise.
+    pub reason: String,
+    /// Bytes sent to the destination.
+    pub bytes_up: u64,
+    /// Bytes received from the destination.
+    pub bytes_down: u64,
+    /// From accepting the request to this event.
+    pub duration: Duration,
+}
+
+/// The proxy's entry point.
+pub struct Proxy;
+
+impl Proxy {
+    /// Starts the proxy's runtime (its own threads). It serves nothing until given listeners.
+    pub fn start(
+        config: Config,
+        decide: Arc<dyn Decide>,
+        record: Arc<dyn Record>,
+    ) -> io::Result<ProxyHandle> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("cordon-proxy")
+            .enable_io()
+            .enable_time()
+            .build()?;
+        let (stop, stopped) = watch::channel(false);
+        let max = config.limits.max_connections.max(1);
+        let shared = Arc::new(Shared {
+            config,
+            decide,
+            record,
+            next_id: AtomicU64::new(1),
+            stopped,
+            slots: Arc::new(Semaphore::new(max)),
+            max_connections: max,
+        });
+        Ok(ProxyHandle {
+            runtime,
+            shared,
+            stop,
+        })
+    }
+}
+
+/// A running proxy. Dropping it without [`ProxyHandle::shutdown`] stops it abruptly.
+pub struct ProxyHandle {
+    runtime: tokio::runtime::Runtime,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+}
+
+impl ProxyHandle {
+    /// Accepts connections on `listener` (e.g. one created inside the sandbox's network
+    /// namespace) until shutdown.
+    pub fn serve(&self, listener: std::net::TcpListener) -> io::Result<()> {
+        listener.set_nonblocking(true)?;
+        let _entered = self.runtime.enter();
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        self.runtime
+            .spawn(accept_loop(self.shared.clone(), listener));
+        Ok(())
+    }
+
+    /// Stops accepting, closes every connection (each writes its close record), waits up to
+    /// two seconds for them, and stops the runtime. Call it from a plain thread, not from
+    /// inside another tokio runtime (it blocks on its own).
+    pub fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let shared = self.shared.clone();
+        self.runtime.block_on(async move {
+            let all = u32::try_from(shared.max_connections).unwrap_or(u32::MAX);
+            // Every connection holds a slot until its close record is written.
+            let _ =
+                tokio::time::timeout(Duration::from_secs(2), shared.slots.acquire_many(all)).await;
+        });
+        self.runtime.shutdown_timeout(Duration::from_millis(200));
+    }
+}
+
+/// The environment that points a child's HTTP, HTTPS and SOCKS clients at the proxy on
+/// `127.0.0.1:port`: `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` (SOCKS5 with names resolved by
+/// the proxy: the sandbox has no resolver), `NO_PROXY` for loopback, each in both cases, and
+/// the npm, yarn and pip spellings.
+pub fn child_env(port: u16) -> Vec<(String, String)> {
+    let http = format!("http://127.0.0.1:{port}");
+    let socks = format!("socks5h://127.0.0.1:{port}");
+    let local = "localhost,127.0.0.1,::1".to_string();
+    let mut env = Vec::new();
+    for (name, value) in [
+        ("HTTP_PROXY", &http),
+        ("HTTPS_PROXY", &http),
+        ("ALL_PROXY", &socks),
+        ("NO_PROXY", &local),
+    ] {
+        env.push((name.to_string(), value.clone()));
+        env.push((name.to_ascii_lowercase(), value.clone()));
+    }
+    for (name, value) in [
+        ("npm_config_proxy", &http),
+        ("npm_config_https_proxy", &http),
+        ("npm_config_noproxy", &local),
+        ("YARN_HTTP_PROXY", &http),
+        ("YARN_HTTPS_PROXY", &http),
+        ("PIP_PROXY", &http),
+    ] {
+        env.push((name.to_string(), value.clone()));
+    }
+    env
+}
+
+/// What every connection task shares.
+pub(crate) struct Shared {
+    pub(crate) config: Config,
+    decide: Arc<dyn Decide>,
+    record: Arc<dyn Record>,
+    next_id: AtomicU64,
+    /// Becomes `true` at shutdown.
+    pub(crate) stopped: watch::Receiver<bool>,
+    slots: Arc<Semaphore>,
+    max_connections: usize,
+}
+
+impl Shared {
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.config.limits
+    }
+
+    /// Resolves when the proxy shuts down.
+    pub(crate) async fn shutting_down(&self) {
+        let mut rx = self.stopped.clone();
+        let _ = rx.wait_for(|s| *s).await;
+    }
+
+    pub(crate) async fn decide(&self, host: &str, port: u16) -> Verdict {
+        self.decide.decide(host, port).await
+    }
+
+    /// A new connection's bookkeeping, starting now.
+    pub(crate) fn track(&self, protocol: Protocol, start: Instant) -> Tracker {
+        Tracker {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            protocol,
+            start,
+        }
+    }
+
+    pub(crate) fn write(&self, r: &ConnectionRecord) {
+        // The recorder may block (the audit log fsyncs): keep the other connections going.
+        tokio::task::block_in_place(|| self.record.connection(r));
+    }
+
+    /// Writes `r` on a blocking thread while the connection goes on: an open record is not
+    /// worth an fsync's wait before the first byte (the decision itself was recorded before it
+    /// was given). Await the handle before writing the close record, to keep the order.
+    pub(crate) fn write_later(
+        self: &Arc<Self>,
+        r: ConnectionRecord,
+    ) -> tokio::task::JoinHandle<()> {
+        let shared = self.clone();
+        tokio::task::spawn_blocking(move || shared.record.connection(&r))
+    }
+}
+
+/// One connection's identity and start, for its records.
+pub(crate) struct Tracker {
+    id: u64,
+    protocol: Protocol,
+    start: Instant,
+}
+
+/// What a record says beyond the tracker.
+pub(crate) struct Fields<'a> {
+    pub host: &'a str,
+    pub port: u16,
+    pub addr: Option<SocketAddr>,
+    pub allowed: bool,
+    pub rule: &'a str,
+    pub reason: &'a str,
+    pub bytes: (u64, u64),
+}
+
+impl Tracker {
+    pub(crate) fn record(&self, shared: &Shared, event: Event, f: Fields<'_>) {
+        shared.write(&self.make(event, f));
+    }
+
+    /// The open record, written while the connection starts ([`Shared::write_later`]).
+    pub(crate) fn opened(
+        &self,
+        shared: &Arc<Shared>,
+        f: Fields<'_>,
+    ) -> tokio::task::JoinHandle<()> {
+        shared.write_later(self.make(Event::Open, f))
+    }
+
+    fn make(&self, event: Event, f: Fields<'_>) -> ConnectionRecord {
+        ConnectionRecord {
+            id: self.id,
+            event,
+            protocol: self.protocol,
+            host: f.host.to_string(),
+            port: f.port,
+            addr: f.addr,
+            allowed: f.allowed,
+            rule: f.rule.to_string(),
+            reason: f.reason.to_string(),
+            bytes_up: f.bytes.0,
+            bytes_down: f.bytes.1,
+            duration: self.start.elapsed(),
+        }
+    }
+}
+
+async fn accept_loop(shared: Arc<Shared>, listener: tokio::net::TcpListener) {
+    loop {
+        let slot = relay::first(
+            async { shared.slots.clone().acquire_owned().await.ok() },
+            async {
+                shared.shutting_down().await;
+                None
+            },
+        )
+        .await;
+        let Some(slot) = slot else { return };
+        let accepted = relay::first(async { Some(listener.accept().await) }, async {
+            shared.shutting_down().await;
+            None
+        })
+        .await;
+        match accepted {
+            None => return,
+            Some(Ok((stream, _peer))) => {
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    let slot = Arc::new(slot);
+                    serve_one(shared, stream, slot).await;
+                });
+            }
+            // Out of descriptors or a connection reset before accept: wait a little, go on.
+            Some(Err(_)) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+}
+
+/// A connection slot, held until the connection's close record is written.
+pub(crate) type Slot = Arc<tokio::sync::OwnedSemaphorePermit>;
+
+async fn serve_one(shared: Arc<Shared>, stream: tokio::net::TcpStream, slot: Slot) {
+    let _ = stream.set_nodelay(true);
+    let mut first = [0u8; 1];
+    let peeked =
+        tokio::time::timeout(shared.limits().handshake_timeout, stream.peek(&mut first)).await;
+    match peeked {
+        Ok(Ok(1)) if first[0] == socks::VERSION => socks::serve(shared, stream, slot).await,
+        Ok(Ok(1)) => http::serve(shared, stream, slot).await,
+        // Closed, failed or silent before its first byte: nothing was asked.
+        _ => {}
+    }
+}

@@ -1,0 +1,168 @@
+//! What a client cannot make the proxy do: hold an oversized request head, speak SOCKS
+//! commands or methods it does not serve, keep an idle tunnel forever, or outlive shutdown
+//! without a close record.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use cordon_netproxy::{Event, Limits};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const POLICY: &str = "version = 1\n[network]\nallow = [\"echo.test\"]\n[network.hosts]\n\"echo.test\" = \"127.0.0.1\"\n";
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Reads until the peer closes; what it sent.
+async fn read_all(s: &mut TcpStream) -> Vec<u8> {
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out).await;
+    out
+}
+
+#[test]
+fn an_oversized_request_head_is_refused_without_buffering_it() {
+    let rt = rt();
+    let s = Setup::new(POLICY, vec![]);
+    let proxy = s.addr;
+    rt.block_on(async {
+        let mut c = TcpStream::connect(proxy).await.unwrap();
+        c.write_all(b"GET http://echo.test/ HTTP/1.1\r\nhost: echo.test\r\n")
+            .await
+            .unwrap();
+        let filler = format!("x-filler: {}\r\n", "a".repeat(1000));
+        // 128 KiB of headers, twice the limit; the proxy answers and closes before the end.
+        for _ in 0..128 {
+            if c.write_all(filler.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+        let reply = String::from_utf8_lossy(&read_all(&mut c).await).into_owned();
+        // The answer arrives before the reset the unread rest causes, and Linux hands queued
+        // data out before the reset's error.
+        assert!(reply.starts_with("HTTP/1.1 431 "), "{reply}");
+    });
+    assert!(
+        s.record.seen.lock().unwrap().is_empty(),
+        "nothing was decided"
+    );
+    s.finish();
+}
+
+#[test]
+fn socks_without_no_auth_or_with_bind_is_refused() {
+    let rt = rt();
+    let s = Setup::new(POLICY, vec![]);
+    let proxy = s.addr;
+    rt.block_on(async {
+        // Only username/password offered: no acceptable method.
+        let mut c = TcpStream::connect(proxy).await.unwrap();
+        c.write_all(&[5, 1, 2]).await.unwrap();
+        assert_eq!(read_all(&mut c).await, [5, 0xff]);
+        // BIND: command not supported.
+        let mut c = TcpStream::connect(proxy).await.unwrap();
+        c.write_all(&[5, 1, 0, 5, 2, 0, 1, 127, 0, 0, 1, 0, 80])
+            .await
+            .unwrap();
+        let got = read_all(&mut c).await;
+        assert_eq!(&got[..4], [5, 0, 5, 7]);
+        // An unknown address type.
+        let mut c = TcpStream::connect(proxy).await.unwrap();
+        c.write_all(&[5, 1, 0, 5, 1, 0, 9]).await.unwrap();
+        let got = read_all(&mut c).await;
+        assert_eq!(&got[..4], [5, 0, 5, 8]);
+        // A name that is not UTF-8.
+        let mut c = TcpStream::connect(proxy).await.unwrap();
+        c.write_all(&[5, 1, 0, 5, 1, 0, 3, 2, 0xff, 0xfe, 0, 80])
+            .await
+            .unwrap();
+        let got = read_all(&mut c).await;
+        assert_eq!(&got[..4], [5, 0, 5, 2]);
+    });
+    assert!(s.record.seen.lock().unwrap().is_empty());
+    s.finish();
+}
+
+#[test]
+fn an_idle_tunnel_is_closed_and_recorded() {
+    let rt = rt();
+    let echo = rt.block_on(echo_server("127.0.0.1:0"));
+    let limits = Limits {
+        idle_timeout: Duration::from_millis(300),
+        ..Limits::default()
+    };
+    let s = Setup::with_limits(POLICY, vec![], limits);
+    let proxy = s.addr;
+    rt.block_on(async {
+        let mut c = tokio_socks::tcp::Socks5Stream::connect(proxy, ("echo.test", echo.port()))
+            .await
+            .unwrap();
+        assert_eq!(echo_through(&mut c, b"then silence").await, b"then silence");
+        // The proxy closes the silent tunnel: the client reads end-of-file.
+        let mut rest = Vec::new();
+        c.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty());
+    });
+    let records = s.record.closes(1);
+    let close = records.iter().find(|r| r.event == Event::Close).unwrap();
+    assert_eq!(close.reason, "idle timeout");
+    assert_eq!((close.bytes_up, close.bytes_down), (12, 12));
+    s.finish();
+}
+
+#[test]
+fn shutdown_closes_open_tunnels_with_their_records() {
+    let rt = rt();
+    let echo = rt.block_on(echo_server("127.0.0.1:0"));
+    let mut s = Setup::new(POLICY, vec![]);
+    let proxy = s.addr;
+    let mut c = rt.block_on(async {
+        let (status, _, t) = connect_tunnel(proxy, &format!("echo.test:{}", echo.port())).await;
+        assert_eq!(status, 200);
+        let mut t = t.unwrap();
+        assert_eq!(echo_through(&mut t, b"open").await, b"open");
+        t
+    });
+    s.record.seen_open(1);
+    s.proxy.take().unwrap().shutdown();
+    let records = s.record.closes(1);
+    let close = records.iter().find(|r| r.event == Event::Close).unwrap();
+    assert_eq!(close.reason, "the proxy shut down");
+    assert_eq!((close.bytes_up, close.bytes_down), (4, 4));
+    rt.block_on(async {
+        let mut rest = Vec::new();
+        let _ = c.read_to_end(&mut rest).await;
+        assert!(rest.is_empty());
+    });
+    s.finish();
+}
+
+#[test]
+fn a_refused_client_is_closed_not_kept_waiting() {
+    let rt = rt();
+    // Without the close, this test would wait out an hour's handshake timeout.
+    let limits = Limits {
+        handshake_timeout: Duration::from_secs(3600),
+        ..Limits::default()
+    };
+    let s = Setup::with_limits(POLICY, vec![], limits);
+    let proxy = s.addr;
+    rt.block_on(async {
+        let mut c = TcpStream::connect(proxy).await.unwrap();
+        c.write_all(b"CONNECT other.test:443 HTTP/1.1\r\nhost: other.test:443\r\n\r\n")
+            .await
+            .unwrap();
+        let reply = String::from_utf8_lossy(&read_all(&mut c).await).into_owned();
+        assert!(reply.starts_with("HTTP/1.1 403 "), "{reply}");
+        assert!(reply.contains("connection: close\r\n"), "{reply}");
+    });
+    s.finish();
+}

@@ -1,0 +1,444 @@
+//! The proxy against real clients (hyper, tokio-rustls, tokio-socks) and servers of the
+//! test's own on 127.0.0.1 and [::1], decided by the approval engine from a real policy file
+//! and recorded in a real audit log whose chain is verified at the end of every test.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use cordon_approval::Answer;
+use cordon_netproxy::{child_env, Event, Protocol};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_rustls::rustls;
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A TLS server for `tls.test` with a fresh self-signed certificate: answers one line with
+/// `hello <line>`. Returns its address and a client config that trusts the certificate.
+async fn tls_server() -> (std::net::SocketAddr, Arc<rustls::ClientConfig>) {
+    let key = rcgen::generate_simple_self_signed(vec!["tls.test".to_string()]).unwrap();
+    let cert = key.cert.der().clone();
+    let private = rustls::pki_types::PrivateKeyDer::Pkcs8(key.key_pair.serialize_der().into());
+    let server = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.clone()], private)
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server));
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((s, _)) = l.accept().await else { return };
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(s).await else {
+                    return;
+                };
+                let mut line = Vec::new();
+                let mut b = [0u8; 1];
+                while tls.read_exact(&mut b).await.is_ok() && b[0] != b'\n' {
+                    line.push(b[0]);
+                }
+                let _ = tls.write_all(b"hello ").await;
+                let _ = tls.write_all(&line).await;
+                let _ = tls.shutdown().await;
+            });
+        }
+    });
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert).unwrap();
+    let client = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    (addr, Arc::new(client))
+}
+
+fn policy(body: &str) -> String {
+    format!("version = 1\n{body}")
+}
+
+#[test]
+fn https_through_connect_plain_http_and_socks_by_names_in_hosts() {
+    let rt = rt();
+    let (tls, client, web, echo) = rt.block_on(async {
+        let (tls, client) = tls_server().await;
+        (
+            tls,
+            client,
+            head_echo_server().await,
+            echo_server("127.0.0.1:0").await,
+        )
+    });
+    let s = Setup::new(
+        &policy(&format!(
+            "[network]\nallow = [\"tls.test:{}\", \"Web.Test\", \"echo.test\"]\n\
+             [network.hosts]\n\"tls.test\" = \"127.0.0.1\"\n\"web.test\" = \"127.0.0.1\"\n\"echo.test\" = \"127.0.0.1\"\n",
+            tls.port()
+        )),
+        vec![],
+    );
+    let proxy = s.addr;
+    rt.block_on(async {
+        // TLS inside CONNECT: the certificate is checked for tls.test end to end.
+        let (status, _, tunnel) = connect_tunnel(proxy, &format!("tls.test:{}", tls.port())).await;
+        assert_eq!(status, 200);
+        let connector = tokio_rustls::TlsConnector::from(client);
+        let name = rustls::pki_types::ServerName::try_from("tls.test").unwrap();
+        let mut tls_stream = connector.connect(name, tunnel.unwrap()).await.unwrap();
+        tls_stream.write_all(b"through cordon\n").await.unwrap();
+        let mut got = String::new();
+        tls_stream.read_to_string(&mut got).await.unwrap();
+        assert_eq!(got, "hello through cordon");
+        drop(tls_stream);
+
+        // Plain HTTP, absolute URI: sent on in origin form, Host from the URI, hop-by-hop
+        // headers (and those Connection names) removed both ways.
+        let uri = format!("http://WEB.test:{}/path?q=1", web.port());
+        let (status, body) = http_get(
+            proxy,
+            &uri,
+            &[
+                ("proxy-connection", "keep-alive"),
+                ("connection", "x-secret"),
+                ("x-secret", "1"),
+                ("proxy-authorization", "Basic eDp5"),
+                ("host", "elsewhere.test"),
+                ("x-kept", "yes"),
+            ],
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        let lower = body.to_ascii_lowercase();
+        assert!(lower.starts_with("get /path?q=1 http/1.1\r\n"), "{body}");
+        assert!(
+            lower.contains(&format!("host: web.test:{}\r\n", web.port())),
+            "{body}"
+        );
+        assert!(lower.contains("x-kept: yes"), "{body}");
+        for gone in [
+            "proxy-connection",
+            "x-secret",
+            "proxy-authorization",
+            "elsewhere",
+        ] {
+            assert!(!lower.contains(gone), "{gone} forwarded: {body}");
+        }
+
+        // SOCKS5 with a name the proxy resolves through [network.hosts].
+        let mut socks = tokio_socks::tcp::Socks5Stream::connect(proxy, ("echo.test", echo.port()))
+            .await
+            .unwrap();
+        assert_eq!(
+            echo_through(&mut socks, b"socks works").await,
+            b"socks works"
+        );
+        drop(socks);
+    });
+    let records = s.record.closes(3);
+    let closes: Vec<_> = records.iter().filter(|r| r.event == Event::Close).collect();
+    assert!(closes.iter().all(|r| r.allowed), "{closes:#?}");
+    let socks = closes
+        .iter()
+        .find(|r| r.protocol == Protocol::Socks5)
+        .unwrap();
+    assert_eq!(
+        (
+            socks.host.as_str(),
+            socks.port,
+            socks.bytes_up,
+            socks.bytes_down
+        ),
+        ("echo.test", echo.port(), 11, 11)
+    );
+    assert_eq!(socks.addr, Some(echo));
+    assert!(
+        socks.rule.contains("(network echo.test:*)"),
+        "{}",
+        socks.rule
+    );
+    let tls_rec = closes
+        .iter()
+        .find(|r| r.protocol == Protocol::HttpConnect)
+        .unwrap();
+    assert!(
+        tls_rec.bytes_up > 100 && tls_rec.bytes_down > 100,
+        "{tls_rec:?}"
+    );
+    let web_rec = closes
+        .iter()
+        .find(|r| r.protocol == Protocol::Http)
+        .unwrap();
+    assert_eq!(web_rec.host, "web.test");
+    assert!(web_rec.bytes_down > 0);
+    assert_eq!(records.iter().filter(|r| r.event == Event::Open).count(), 3);
+    let log = s.finish();
+    // 3 decisions by the engine, 3 opens, 3 closes, one chain.
+    assert_eq!(log.lines().count(), 9, "{log}");
+    assert_eq!(log.matches(r#""by":{"kind":"connection"}"#).count(), 6);
+}
+
+#[test]
+fn denied_hosts_get_403_naming_the_host_and_socks_not_allowed() {
+    let rt = rt();
+    let echo = rt.block_on(echo_server("127.0.0.1:0"));
+    let s = Setup::new(
+        &policy(
+            "[network]\nallow = [\"*.test\"]\ndeny = [\"denied.test\"]\n\
+             [network.hosts]\n\"denied.test\" = \"127.0.0.1\"\n",
+        ),
+        vec![],
+    );
+    let proxy = s.addr;
+    rt.block_on(async {
+        let (status, body, _) = connect_tunnel(proxy, &format!("Denied.Test:{}", echo.port())).await;
+        assert_eq!(status, 403);
+        assert!(
+            body.starts_with(&format!(
+                "cordon: the connection to denied.test:{} is refused by the policy: `denied.test` is in the [network] deny list",
+                echo.port()
+            )),
+            "{body}"
+        );
+        assert!(
+            body.contains(&format!("allow = [\"denied.test:{}\"]", echo.port())),
+            "{body}"
+        );
+        let (status, body) = http_get(proxy, &format!("http://denied.test:{}/", echo.port()), &[]).await;
+        assert_eq!(status, 403);
+        assert!(body.contains("denied.test"), "{body}");
+        // Not in any list, default deny.
+        let (status, body, _) = connect_tunnel(proxy, "example.com:443").await;
+        assert_eq!(status, 403);
+        assert!(body.contains("the [network] default"), "{body}");
+        let e = tokio_socks::tcp::Socks5Stream::connect(proxy, ("denied.test", echo.port()))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, tokio_socks::Error::ConnectionNotAllowedByRuleset),
+            "{e:?}"
+        );
+        // Garbage is refused before anything is decided.
+        let (status, _, _) = connect_tunnel(proxy, "0x7f.1:80").await;
+        assert_eq!(status, 400);
+        let (status, body) = http_get(proxy, "/not-absolute", &[]).await;
+        assert_eq!(status, 400, "{body}");
+    });
+    let records = s.record.closes(6);
+    assert!(records
+        .iter()
+        .all(|r| !r.allowed && r.event == Event::Close));
+    assert!(records.iter().all(|r| r.bytes_up == 0 && r.addr.is_none()));
+    assert_eq!(s.decide.asked.lock().unwrap().len(), 0);
+    let log = s.finish();
+    assert!(log.contains(r#""keys":[["network","denied.test:"#), "{log}");
+}
+
+#[test]
+fn a_name_resolving_to_an_internal_address_is_refused_unless_that_address_is_listed() {
+    let rt = rt();
+    let echo = rt.block_on(echo_server("127.0.0.1:0"));
+    let other = rt.block_on(echo_server("127.0.0.1:0"));
+    // `localhost` comes from the system resolver (/etc/hosts): 127.0.0.1, maybe ::1.
+    let s = Setup::new(
+        &policy(&format!(
+            "[network]\nallow = [\"localhost\", \"127.0.0.1:{}\"]\n",
+            echo.port()
+        )),
+        vec![],
+    );
+    let proxy = s.addr;
+    rt.block_on(async {
+        let (status, body, _) = connect_tunnel(proxy, &format!("localhost:{}", other.port())).await;
+        assert_eq!(status, 403, "{body}");
+        assert!(body.contains("localhost resolves to"), "{body}");
+        assert!(body.contains("internal address"), "{body}");
+        let e = tokio_socks::tcp::Socks5Stream::connect(proxy, ("localhost", other.port()))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, tokio_socks::Error::ConnectionNotAllowedByRuleset),
+            "{e:?}"
+        );
+        // The exact address (and port) listed: the same name now reaches it, and so does
+        // the address itself.
+        let mut s1 = tokio_socks::tcp::Socks5Stream::connect(proxy, ("localhost", echo.port()))
+            .await
+            .unwrap();
+        assert_eq!(echo_through(&mut s1, b"listed").await, b"listed");
+        let mut s2 = tokio_socks::tcp::Socks5Stream::connect(proxy, echo)
+            .await
+            .unwrap();
+        assert_eq!(echo_through(&mut s2, b"by address").await, b"by address");
+        // A raw IPv4-mapped spelling is the same address, decided and checked as such.
+        let mapped = format!("[::ffff:127.0.0.1]:{}", echo.port());
+        let (status, body, tunnel) = connect_tunnel(proxy, &mapped).await;
+        assert_eq!(status, 200, "{body}");
+        let mut t = tunnel.unwrap();
+        assert_eq!(echo_through(&mut t, b"mapped").await, b"mapped");
+    });
+    let records = s.record.closes(5);
+    let refused: Vec<_> = records
+        .iter()
+        .filter(|r| r.event == Event::Close && !r.allowed)
+        .collect();
+    assert_eq!(refused.len(), 2);
+    for r in refused {
+        assert!(r.rule.contains("(network localhost:*)"), "{r:?}");
+        assert!(r.addr.unwrap().ip().is_loopback(), "{r:?}");
+        assert!(r.reason.contains("internal address"), "{r:?}");
+    }
+    s.finish();
+}
+
+#[test]
+fn ipv6_loopback_by_name_and_by_literal() {
+    let rt = rt();
+    let echo = rt.block_on(echo_server("[::1]:0"));
+    let s = Setup::new(
+        &policy(&format!(
+            "[network]\nallow = [\"v6.test\", \"[::1]:{}\"]\n[network.hosts]\n\"v6.test\" = \"::1\"\n",
+            echo.port()
+        )),
+        vec![],
+    );
+    let proxy = s.addr;
+    rt.block_on(async {
+        let mut a = tokio_socks::tcp::Socks5Stream::connect(proxy, ("v6.test", echo.port()))
+            .await
+            .unwrap();
+        assert_eq!(echo_through(&mut a, b"six").await, b"six");
+        let (status, body, tunnel) = connect_tunnel(proxy, &format!("[::1]:{}", echo.port())).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            echo_through(&mut tunnel.unwrap(), b"literal").await,
+            b"literal"
+        );
+        // Another port on ::1 is not listed.
+        let (status, _, _) = connect_tunnel(proxy, &format!("[::1]:{}", echo.port() ^ 1)).await;
+        assert_eq!(status, 403);
+    });
+    let records = s.record.closes(3);
+    assert!(records
+        .iter()
+        .any(|r| r.host == "[::1]" && r.allowed && r.addr == Some(echo)));
+    s.finish();
+}
+
+#[test]
+fn ask_holds_the_connection_until_the_person_answers() {
+    let rt = rt();
+    let echo = rt.block_on(echo_server("127.0.0.1:0"));
+    let s = Setup::new(
+        &policy("[network]\ndefault = \"ask\"\n[network.hosts]\n\"ask.test\" = \"127.0.0.1\"\n"),
+        vec![Answer::Once, Answer::Deny],
+    );
+    let proxy = s.addr;
+    rt.block_on(async {
+        let mut ok = tokio_socks::tcp::Socks5Stream::connect(proxy, ("ask.test", echo.port()))
+            .await
+            .unwrap();
+        assert_eq!(echo_through(&mut ok, b"approved").await, b"approved");
+        drop(ok);
+        let (status, body, _) = connect_tunnel(proxy, &format!("ask.test:{}", echo.port())).await;
+        assert_eq!(status, 403);
+        assert!(body.contains("ask.test"), "{body}");
+    });
+    assert_eq!(
+        *s.decide.asked.lock().unwrap(),
+        [
+            format!("ask.test:{}", echo.port()),
+            format!("ask.test:{}", echo.port())
+        ]
+    );
+    let records = s.record.closes(2);
+    let closes: Vec<_> = records.iter().filter(|r| r.event == Event::Close).collect();
+    // Close records come in the order connections end, not the order they began.
+    assert_eq!(closes.len(), 2, "{closes:?}");
+    assert!(closes.iter().all(|c| c.rule == "user"), "{closes:?}");
+    assert_eq!(closes.iter().filter(|c| c.allowed).count(), 1, "{closes:?}");
+    let log = s.finish();
+    assert_eq!(log.matches(r#""by":{"kind":"user"}"#).count(), 2, "{log}");
+}
+
+#[test]
+fn two_hundred_concurrent_connections() {
+    let rt = rt();
+    let echo = rt.block_on(echo_server("127.0.0.1:0"));
+    let s = Setup::new(
+        &policy(
+            "[network]\nallow = [\"echo.test\"]\n[network.hosts]\n\"echo.test\" = \"127.0.0.1\"\n",
+        ),
+        vec![],
+    );
+    let proxy = s.addr;
+    rt.block_on(async {
+        let mut tasks = Vec::new();
+        for i in 0..200usize {
+            tasks.push(tokio::spawn(async move {
+                let data = vec![(i % 251) as u8; 4096 + i];
+                if i % 2 == 0 {
+                    let mut c =
+                        tokio_socks::tcp::Socks5Stream::connect(proxy, ("echo.test", echo.port()))
+                            .await
+                            .unwrap();
+                    assert_eq!(echo_through(&mut c, &data).await, data);
+                } else {
+                    let (status, _, t) =
+                        connect_tunnel(proxy, &format!("echo.test:{}", echo.port())).await;
+                    assert_eq!(status, 200);
+                    assert_eq!(echo_through(&mut t.unwrap(), &data).await, data);
+                }
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+    });
+    let records = s.record.closes(200);
+    let closes: Vec<_> = records.iter().filter(|r| r.event == Event::Close).collect();
+    assert_eq!(closes.len(), 200);
+    assert!(closes
+        .iter()
+        .all(|r| r.allowed && r.bytes_up == r.bytes_down && r.bytes_up >= 4096));
+    let total: u64 = closes.iter().map(|r| r.bytes_up).sum();
+    assert_eq!(total, (0..200u64).map(|i| 4096 + i).sum::<u64>());
+    let log = s.finish();
+    assert_eq!(log.lines().count(), 600);
+}
+
+#[test]
+fn child_env_points_every_client_at_the_proxy() {
+    let env = child_env(3128);
+    let get = |k: &str| {
+        env.iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_else(|| panic!("{k} missing"))
+    };
+    for k in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "npm_config_proxy",
+        "npm_config_https_proxy",
+        "YARN_HTTP_PROXY",
+        "YARN_HTTPS_PROXY",
+        "PIP_PROXY",
+    ] {
+        assert_eq!(get(k), "http://127.0.0.1:3128", "{k}");
+    }
+    for k in ["ALL_PROXY", "all_proxy"] {
+        assert_eq!(get(k), "socks5h://127.0.0.1:3128", "{k}");
+    }
+    for k in ["NO_PROXY", "no_proxy", "npm_config_noproxy"] {
+        assert_eq!(get(k), "localhost,127.0.0.1,::1", "{k}");
+    }
+}

@@ -1,0 +1,96 @@
+//! `Spec::cancel` and `run::Cancel`: a readable cancel descriptor kills the whole sandboxed tree at once, on both
+//! Linux backends, and the run ends `Outcome::Cancelled`. The processes are looked up in the
+//! host's /proc by a marker argument only this test uses.
+
+use std::time::{Duration, Instant};
+
+use cordon_ossandbox::{choose, execute, run, Machine, Profile};
+use cordon_policy::{Backend, Policy};
+
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Host pids whose command line contains `marker`.
+fn pids_with(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmdline).contains(marker) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn cancel_kills_the_tree(backend: Backend, n: u8) {
+    // One run at a time: the runner without namespaces reaps (and kills) every child of this
+    // process when its run ends, the other test's sandbox among them.
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).expect("mkdir ws");
+    let policy = Policy::parse(
+        "version = 1\n[sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\n",
+        "cordon.toml",
+        dir.path(),
+    )
+    .expect("policy");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let profile = Profile::from_policy(&policy).with_private_tmp(tmp.path());
+    let choice = choose(backend, &profile, true, &Machine::probe())
+        .unwrap_or_else(|r| panic!("{backend:?} must be usable here: {r:?}"));
+
+    // Unique per backend and run: a sleep in the foreground and two forked into the background.
+    let marker = format!("1000.{}{n}", std::process::id());
+    let script =
+        format!("sleep {marker} & sleep {marker} & (sleep {marker} &) ; sleep {marker}; wait");
+    let cancel = run::Cancel::new().expect("cancel switch");
+    let spec = run::Spec {
+        program: "/bin/bash".into(),
+        args: vec!["-c".into(), script.into()],
+        cwd: ws.clone(),
+        env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+        timeout: None,
+        stdio: Default::default(),
+        cancel: Some(cancel.fd()),
+        proxy: None,
+    };
+    let runner = {
+        let tmp = tmp.path().to_path_buf();
+        std::thread::spawn(move || execute(&choice, &profile, spec, &tmp))
+    };
+
+    // Wait until all four sleeps run (bounded: a broken sandbox must fail, not hang).
+    let until = Instant::now() + Duration::from_secs(60);
+    while pids_with(&marker).len() < 4 {
+        assert!(Instant::now() < until, "the sleeps never all started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let before = pids_with(&marker);
+    assert!(!cancel.is_cancelled());
+    cancel.cancel();
+    assert!(cancel.is_cancelled());
+    let outcome = runner.join().expect("runner thread");
+    assert_eq!(outcome.expect("run"), run::Outcome::Cancelled);
+    let left: Vec<i32> = before
+        .iter()
+        .copied()
+        .filter(|p| std::path::Path::new(&format!("/proc/{p}")).exists())
+        .collect();
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+    assert!(pids_with(&marker).is_empty(), "a sleep is still running");
+}
+
+#[test]
+fn cancel_kills_every_process_on_landlock() {
+    cancel_kills_the_tree(Backend::Landlock, 1);
+}
+
+#[test]
+fn cancel_kills_every_process_on_bwrap() {
+    cancel_kills_the_tree(Backend::Bwrap, 2);
+}
