@@ -15,6 +15,9 @@ use crate::Error;
 /// The Landlock ABI the running kernel offers (0: none), asked of the kernel itself.
 pub fn kernel_abi() -> i32 {
     // landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) returns the ABI.
+    // SAFETY: with the VERSION flag the kernel requires a null attribute pointer and size 0,
+    // reads no memory and creates no descriptor; it only returns a number (or -1: no
+    // Landlock, reported as ABI 0, which makes the Landlock backend unavailable).
     let r = unsafe {
         libc::syscall(
             libc::SYS_landlock_create_ruleset,

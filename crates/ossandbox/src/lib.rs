@@ -504,7 +504,7 @@ fn execute_backend(
                 pass.push(fd);
             }
             let (status_r, status_w) = pipe().map_err(setup)?;
-            let root = unsafe { libc::geteuid() } == 0;
+            let root = rustix::process::geteuid().is_root();
             let cx = bwrap::Context {
                 cwd: &spec.cwd,
                 tmp,
@@ -612,7 +612,7 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
         .cloned()
         .partition(|r| r.path.starts_with("/proc"));
     let plan = run::namespaces::Plan {
-        user: unsafe { libc::geteuid() } != 0,
+        user: !rustix::process::geteuid().is_root(),
         net: profile.network != cordon_policy::Network::Allow,
         proxy: (profile.network == cordon_policy::Network::Proxy).then_some(PROXY_PORT),
         proc_rules: proc_rules
@@ -651,57 +651,46 @@ pub(crate) fn memfd(
     bytes: &[u8],
     kind: MemfdKind,
 ) -> Result<std::os::fd::OwnedFd, Error> {
+    use rustix::fs::{MemfdFlags, SealFlags};
     use std::io::{Seek, Write};
-    let cname = std::ffi::CString::new(name).expect("no NUL in memfd names");
     // A program is sealed once written, and asks for MFD_EXEC (Linux 6.3), which keeps it
     // executable where vm.memfd_noexec = 1 would not; older kernels reject the flag, and
     // their memfds are executable anyway.
     let (flags, exec) = match kind {
-        MemfdKind::Data => (libc::MFD_CLOEXEC, 0),
-        MemfdKind::Program => (libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING, libc::MFD_EXEC),
+        MemfdKind::Data => (MemfdFlags::CLOEXEC, MemfdFlags::empty()),
+        MemfdKind::Program => (
+            MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
+            MemfdFlags::EXEC,
+        ),
     };
-    let create = |flags| unsafe { libc::memfd_create(cname.as_ptr(), flags) };
-    let mut fd = create(flags | exec);
-    if fd < 0 && exec != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
-        fd = create(flags);
-    }
-    if fd < 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(Error::Io(std::io::Error::other(format!(
-            "cannot create a memfd for {name}: {e}{}",
+    let created = match rustix::fs::memfd_create(name, flags | exec) {
+        Err(rustix::io::Errno::INVAL) if !exec.is_empty() => rustix::fs::memfd_create(name, flags),
+        r => r,
+    };
+    let fd = created.map_err(|e| {
+        Error::Io(std::io::Error::other(format!(
+            "cannot create a memfd for {name}: {}{}",
+            std::io::Error::from(e),
             if kind == MemfdKind::Program {
                 " (vm.memfd_noexec = 2 forbids executable memfds)"
             } else {
                 ""
             }
-        ))));
-    }
-    let mut f = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        )))
+    })?;
+    let mut f = std::fs::File::from(fd);
     f.write_all(bytes)?;
     f.rewind()?;
     if kind == MemfdKind::Program {
-        let seals =
-            libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
-        if unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, seals) } != 0 {
-            return Err(Error::Io(std::io::Error::last_os_error()));
-        }
+        let seals = SealFlags::SEAL | SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE;
+        rustix::fs::fcntl_add_seals(&f, seals).map_err(|e| Error::Io(e.into()))?;
     }
     Ok(f.into())
 }
 
 #[cfg(target_os = "linux")]
 fn pipe() -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd), Error> {
-    let mut fds = [0; 2];
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(Error::Io(std::io::Error::last_os_error()));
-    }
-    use std::os::fd::FromRawFd;
-    Ok(unsafe {
-        (
-            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
-            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
-        )
-    })
+    rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| Error::Io(e.into()))
 }
 
 #[cfg(test)]

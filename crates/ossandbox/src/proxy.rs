@@ -31,26 +31,19 @@
 //! calls, no allocation, no locks.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{OwnedFd, RawFd};
 
 /// A connected pair of unix sockets for the handoff: (cordon's end, the namespace's end).
 pub fn pair() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
+    use rustix::net::{AddressFamily, SocketFlags, SocketType};
     // SEQPACKET: the descriptor and the "go" byte arrive as whole messages, and a closed
     // end reads as end-of-file.
-    if unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    } != 0
-    {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: socketpair just returned these two descriptors, owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    Ok(rustix::net::socketpair(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC,
+        None,
+    )?)
 }
 
 /// `struct ifreq` with the flags member (the kernel reads 40 bytes).
@@ -62,12 +55,17 @@ struct IfreqFlags {
 }
 
 /// Brings `lo` up in the caller's network namespace (raw). The kernel then gives it
-/// 127.0.0.1/8 and, where IPv6 is enabled, ::1.
+/// 127.0.0.1/8 and, where IPv6 is enabled, ::1. False (errno set) if it could not; the caller
+/// then refuses to start the command.
 ///
 /// # Safety
-/// System calls only; safe to call after fork.
+/// None beyond the call itself: it makes system calls only (socket, ioctl, close) on stack
+/// memory, so it may run in a child between fork/clone and exec. It is `unsafe` to mark it as
+/// part of that raw path.
 pub unsafe fn loopback_up() -> bool {
-    let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+    // SAFETY: socket takes no pointers; the descriptor it returns is ours alone and closed
+    // below on every path.
+    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
     if s < 0 {
         return false;
     }
@@ -78,62 +76,84 @@ pub unsafe fn loopback_up() -> bool {
     };
     ifr.name[0] = b'l' as libc::c_char;
     ifr.name[1] = b'o' as libc::c_char;
-    let ok = libc::ioctl(s, libc::SIOCGIFFLAGS, &mut ifr as *mut IfreqFlags) == 0 && {
-        ifr.flags |= libc::IFF_UP as libc::c_short;
-        libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr as *const IfreqFlags) == 0
+    // SAFETY: SIOCGIFFLAGS/SIOCSIFFLAGS read and write a `struct ifreq`; `IfreqFlags` is its
+    // repr(C) layout with the flags member, padded to the full 40 bytes the kernel copies, and
+    // lives on this stack frame for both calls. The name is NUL-terminated (zeroed rest).
+    let ok = unsafe {
+        libc::ioctl(s, libc::SIOCGIFFLAGS, &mut ifr as *mut IfreqFlags) == 0 && {
+            ifr.flags |= libc::IFF_UP as libc::c_short;
+            libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr as *const IfreqFlags) == 0
+        }
     };
     let e = errno();
-    libc::close(s);
+    // SAFETY: `s` is the socket made above, closed once, here.
+    unsafe { libc::close(s) };
     set_errno(e);
     ok
 }
 
 /// The proxy's listener on `port` on every address of the caller's network namespace, IPv6
 /// and IPv4 alike (one dual-stack socket; 127.0.0.1 alone where the kernel has no IPv6).
-/// Returns the descriptor (close-on-exec) or -1 with errno set (raw).
+/// Returns the descriptor (close-on-exec; the caller owns it) or -1 with errno set (raw), in
+/// which case nothing is left open.
 ///
 /// # Safety
-/// System calls only; safe to call after fork.
+/// None beyond the call itself: system calls only, on stack memory, no allocation, so it may
+/// run between fork/clone and exec. The caller takes ownership of the descriptor returned.
 pub unsafe fn listener(port: u16) -> RawFd {
-    let mut fd = libc::socket(libc::AF_INET6, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+    // SAFETY: socket takes no pointers; the descriptor is closed below unless returned.
+    let mut fd = unsafe { libc::socket(libc::AF_INET6, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
     let ok = if fd >= 0 {
         let off: libc::c_int = 0;
-        let mut addr: libc::sockaddr_in6 = std::mem::zeroed();
+        // SAFETY: sockaddr_in6 is plain integers; all-zero is a valid value (the unspecified
+        // address [::], port 0).
+        let mut addr: libc::sockaddr_in6 = unsafe { std::mem::zeroed() };
         addr.sin6_family = libc::AF_INET6 as libc::sa_family_t;
         addr.sin6_port = port.to_be();
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_IPV6,
-            libc::IPV6_V6ONLY,
-            (&off as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        ) == 0
-            && libc::bind(
+        // SAFETY: setsockopt reads one c_int from `off` and bind one sockaddr_in6 from
+        // `addr`, both on this stack frame, with their exact sizes passed; `fd` is our socket.
+        unsafe {
+            libc::setsockopt(
                 fd,
-                (&addr as *const libc::sockaddr_in6).cast(),
-                std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
+                libc::IPPROTO_IPV6,
+                libc::IPV6_V6ONLY,
+                (&off as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
             ) == 0
+                && libc::bind(
+                    fd,
+                    (&addr as *const libc::sockaddr_in6).cast(),
+                    std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
+                ) == 0
+        }
     } else if errno() == libc::EAFNOSUPPORT {
-        fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        // SAFETY: as the first socket call.
+        fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+        // SAFETY: sockaddr_in is plain integers; all-zero is a valid value.
+        let mut addr: libc::sockaddr_in = unsafe { std::mem::zeroed() };
         addr.sin_family = libc::AF_INET as libc::sa_family_t;
         addr.sin_port = port.to_be();
         addr.sin_addr.s_addr = libc::INADDR_LOOPBACK.to_be();
         fd >= 0
-            && libc::bind(
-                fd,
-                (&addr as *const libc::sockaddr_in).cast(),
-                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-            ) == 0
+            // SAFETY: bind reads one sockaddr_in from this stack frame, its size passed.
+            && unsafe {
+                libc::bind(
+                    fd,
+                    (&addr as *const libc::sockaddr_in).cast(),
+                    std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+                )
+            } == 0
     } else {
         false
     };
-    if ok && libc::listen(fd, libc::SOMAXCONN) == 0 {
+    // SAFETY: listen takes no pointers; `fd` is the bound socket made above.
+    if ok && unsafe { libc::listen(fd, libc::SOMAXCONN) } == 0 {
         return fd;
     }
     let e = errno();
     if fd >= 0 {
-        libc::close(fd);
+        // SAFETY: `fd` is ours and not returned: closed once, here (fail closed: no listener).
+        unsafe { libc::close(fd) };
     }
     set_errno(e);
     -1
@@ -143,10 +163,12 @@ pub unsafe fn listener(port: u16) -> RawFd {
 #[repr(C, align(8))]
 struct OneFd([u8; 24]);
 
-/// Sends `fd` over the unix socket `sock` (raw).
+/// Sends `fd` over the unix socket `sock` (raw). False (errno set) if it was not sent.
 ///
 /// # Safety
-/// System calls only; safe to call after fork.
+/// `sock` and `fd` must be open descriptors for the duration of the call (the kernel
+/// duplicates `fd` into the message; the caller keeps its own). System calls only, on stack
+/// memory, so it may run between fork/clone and exec.
 pub unsafe fn send_fd(sock: RawFd, fd: RawFd) -> bool {
     let mut byte = [b'L'];
     let mut iov = libc::iovec {
@@ -154,27 +176,41 @@ pub unsafe fn send_fd(sock: RawFd, fd: RawFd) -> bool {
         iov_len: 1,
     };
     let mut control = OneFd([0; 24]);
-    let mut msg: libc::msghdr = std::mem::zeroed();
+    // SAFETY: msghdr is plain integers and pointers; all-zero (null pointers, zero lengths)
+    // is a valid value, filled in below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
     msg.msg_control = control.0.as_mut_ptr().cast();
-    msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as _;
-    let cmsg = libc::CMSG_FIRSTHDR(&msg);
-    (*cmsg).cmsg_level = libc::SOL_SOCKET;
-    (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-    (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
-    std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
-    libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL) == 1
+    // SAFETY: CMSG_SPACE is arithmetic on its argument.
+    msg.msg_controllen = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as _;
+    // SAFETY: `msg.msg_control` points at `control`, 24 bytes aligned to 8: CMSG_SPACE of one
+    // int (24 bytes on 64-bit, 16 on 32-bit) fits, so CMSG_FIRSTHDR
+    // returns a non-null pointer to a whole, aligned cmsghdr inside it, and CMSG_DATA points
+    // at the 4 bytes after it (written unaligned, as the macro promises no alignment). `iov`,
+    // `byte` and `control` live on this frame until sendmsg returns; sendmsg only reads them.
+    unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
+        libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL) == 1
+    }
 }
 
-/// Waits for cordon's "go" (raw): true once cordon has handed the listener on.
+/// Waits for cordon's "go" (raw): true once cordon has handed the listener on. False on
+/// end-of-file (errno EPIPE: cordon gave up), an error, or any byte but 'G'; the caller then
+/// does not start the command.
 ///
 /// # Safety
-/// System calls only; safe to call after fork.
+/// `sock` must be an open descriptor for the duration of the call. System calls only, on
+/// stack memory, so it may run between fork/clone and exec.
 pub unsafe fn wait_go(sock: RawFd) -> bool {
     let mut b = 0u8;
     loop {
-        let n = libc::read(sock, (&mut b as *mut u8).cast(), 1);
+        // SAFETY: read writes at most 1 byte into `b`, on this stack frame.
+        let n = unsafe { libc::read(sock, (&mut b as *mut u8).cast(), 1) };
         if n < 0 && errno() == libc::EINTR {
             continue;
         }
@@ -189,49 +225,46 @@ pub unsafe fn wait_go(sock: RawFd) -> bool {
 /// the proxy through `handoff`, and tells the namespace to start the command. An error means
 /// the command must not start (the caller kills what it began).
 pub fn hand_over(sock: &OwnedFd, handoff: &crate::run::ProxyHandoff) -> io::Result<()> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags};
     let mut byte = [0u8];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    let mut control = OneFd([0; 24]);
-    // SAFETY: a zeroed msghdr is valid; the pointers set below outlive the call.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.0.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of::<OneFd>() as _;
-    let n = loop {
-        // SAFETY: msg points at live buffers of the sizes it states.
-        let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
-        if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-            continue;
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let got = loop {
+        match rustix::net::recvmsg(
+            sock,
+            &mut [io::IoSliceMut::new(&mut byte)],
+            &mut control,
+            RecvFlags::CMSG_CLOEXEC,
+        ) {
+            Err(rustix::io::Errno::INTR) => continue,
+            r => break r?,
         }
-        break n;
     };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
+    // Exactly one message, one byte 'L', one descriptor, nothing cut off; anything else
+    // (descriptors beyond the first included) is closed when `control` drops.
+    let mut fds = Vec::new();
+    let mut other = false;
+    for message in control.drain() {
+        match message {
+            RecvAncillaryMessage::ScmRights(rights) => fds.extend(rights),
+            _ => other = true,
+        }
     }
-    // SAFETY: CMSG_FIRSTHDR reads the msghdr recvmsg filled in; it returns null when there is
-    // no control message, and the data of an SCM_RIGHTS message of this length is one fd.
-    let fd = unsafe {
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if n != 1
-            || byte[0] != b'L'
-            || cmsg.is_null()
-            || (*cmsg).cmsg_level != libc::SOL_SOCKET
-            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
-            || (*cmsg).cmsg_len as usize
-                != libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as usize
-            || msg.msg_flags & libc::MSG_CTRUNC != 0
+    let mut fds = fds.into_iter();
+    let fd = match (fds.next(), fds.next()) {
+        (Some(fd), None)
+            if got.bytes == 1
+                && byte[0] == b'L'
+                && !other
+                && !got.flags.contains(ReturnFlags::CTRUNC) =>
         {
+            fd
+        }
+        _ => {
             return Err(io::Error::other(
                 "the sandbox sent no listener for the proxy (its setup failed)",
-            ));
+            ))
         }
-        OwnedFd::from_raw_fd(std::ptr::read_unaligned(
-            libc::CMSG_DATA(cmsg).cast::<RawFd>(),
-        ))
     };
     let listener = std::net::TcpListener::from(fd);
     // What the sandbox made must be what the proxy serves: a listening TCP socket on the
@@ -247,50 +280,51 @@ pub fn hand_over(sock: &OwnedFd, handoff: &crate::run::ProxyHandoff) -> io::Resu
         .listener
         .send(listener)
         .map_err(|_| io::Error::other("the proxy is gone; it did not take its listener"))?;
-    // SAFETY: writes one byte from a live buffer.
-    if unsafe {
-        libc::send(
-            sock.as_raw_fd(),
-            b"G".as_ptr().cast(),
-            1,
-            libc::MSG_NOSIGNAL,
-        )
-    } != 1
-    {
-        return Err(io::Error::last_os_error());
+    let sent = rustix::net::send(sock, b"G", rustix::net::SendFlags::NOSIGNAL)?;
+    if sent != 1 {
+        return Err(io::Error::other("the \"go\" byte was not sent"));
     }
     Ok(())
 }
 
+/// The calling thread's errno (async-signal-safe: a load from thread-local storage).
 fn errno() -> i32 {
-    // SAFETY: errno is thread-local and always readable.
+    // SAFETY: __errno_location returns a valid, aligned pointer to the calling thread's errno,
+    // live as long as the thread.
     unsafe { *libc::__errno_location() }
 }
 
+/// Sets the calling thread's errno, so a raw function's caller sees the first failure's
+/// cause rather than that of the cleanup after it.
 fn set_errno(e: i32) {
-    // SAFETY: as above.
+    // SAFETY: as in `errno`; the thread's own errno is ours to write.
     unsafe { *libc::__errno_location() = e }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::{AsRawFd, FromRawFd};
 
     #[test]
     fn a_listener_made_here_travels_over_the_pair() {
         let (mine, theirs) = pair().unwrap();
         // Port 0: any free port on the host; the namespaced runs use PROXY_PORT.
+        // SAFETY: no preconditions; we take the descriptor it returns.
         let fd = unsafe { listener(0) };
         assert!(fd >= 0, "{}", io::Error::last_os_error());
+        // SAFETY: `listener` returned a fresh descriptor that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         let port = std::net::TcpListener::from(fd.try_clone().unwrap())
             .local_addr()
             .unwrap()
             .port();
+        // SAFETY: both descriptors are owned by live OwnedFds across the call.
         assert!(unsafe { send_fd(theirs.as_raw_fd(), fd.as_raw_fd()) });
         let (tx, rx) = std::sync::mpsc::channel();
         let handoff = crate::run::ProxyHandoff { port, listener: tx };
         hand_over(&mine, &handoff).unwrap();
+        // SAFETY: `theirs` stays open across the call.
         assert!(unsafe { wait_go(theirs.as_raw_fd()) });
         let got = rx.recv().unwrap();
         assert_eq!(got.local_addr().unwrap().port(), port);

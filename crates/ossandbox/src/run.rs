@@ -258,10 +258,25 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         _exclusive = SUPERVISION.write().unwrap_or_else(|e| e.into_inner());
     }
     // Orphaned descendants re-parent to us, so we can kill and reap all of them at the end.
-    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    // Without it, one that left the process group would outlive the run: refuse to start.
+    // (rustix's `set_child_subreaper` takes a pid for what is a boolean; the raw call says it.)
+    // SAFETY: PR_SET_CHILD_SUBREAPER takes an integer flag, no pointers; it changes only this
+    // process's attribute, which stays set for later runs (harmless: they all reap).
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+        let e = io::Error::last_os_error();
+        return Err(StartError::Parent(parent(io::Error::new(
+            e.kind(),
+            format!("cannot become a child subreaper, so nothing the command leaves behind could be reaped: {e}"),
+        ))));
+    }
 
     // Block the signals we forward and read them from a signalfd; the child unblocks them.
+    // (No safe wrapper: rustix keeps sigprocmask and signalfd out of its public API.)
+    // SAFETY: sigset_t is a plain bit array; all-zero is a valid (empty) set.
     let mut forwarded: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: sigemptyset/sigaddset write only into `forwarded` (on this frame) and take valid
+    // signal numbers; sigprocmask reads it and writes no old set (null). Blocking affects this
+    // thread only; the child restores an empty mask before exec (step 8).
     unsafe {
         libc::sigemptyset(&mut forwarded);
         for s in [
@@ -277,22 +292,22 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
             return Err(StartError::Parent(parent(io::Error::last_os_error())));
         }
     }
+    // SAFETY: signalfd(-1, …) reads the set from this frame and returns a new descriptor.
     let sigfd =
         cvt(unsafe { libc::signalfd(-1, &forwarded, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) })
             .map_err(|e| StartError::Parent(parent(e)))?;
+    // SAFETY: `sigfd` was just returned by signalfd (checked non-negative) and nothing else
+    // holds it: the OwnedFd is its sole owner and closes it when the run returns.
     let sigfd = unsafe { OwnedFd::from_raw_fd(sigfd) };
 
     // The child writes the index of a failed setup step here before reporting the errno.
-    let mut pipe = [0 as RawFd; 2];
-    cvt(unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) })
-        .map_err(|e| StartError::Parent(parent(e)))?;
-    let (status_r, status_w) =
-        unsafe { (OwnedFd::from_raw_fd(pipe[0]), OwnedFd::from_raw_fd(pipe[1])) };
+    let (status_r, status_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+        .map_err(|e| StartError::Parent(parent(e.into())))?;
 
     let confine = confinement.confine;
     let drop_caps = confine && has_capabilities();
     let last_cap = last_capability();
-    let parent_pid = unsafe { libc::getpid() };
+    let parent_pid = rustix::process::getpid().as_raw_pid();
     let landlock_fd = confinement.landlock.as_ref().map(|f| f.as_raw_fd());
     let programs = confinement.seccomp;
     let rlimits = confinement.rlimits;
@@ -317,10 +332,28 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     let child_setup = move || -> io::Result<()> {
         // Only raw syscalls below: no allocation, no locks (we are in a forked child).
         let fail = |step: u8| -> io::Error {
+            // Reads errno: no allocation (an io::Error of an OS code is a plain integer).
             let err = io::Error::last_os_error();
+            // SAFETY: write reads one byte from `step` on this frame. `report_fd` is the
+            // pipe's write end: `status_w` keeps it open in the parent until spawn returns,
+            // and this forked child has its own copy (close-on-exec). A failed write only
+            // loses the step's name; the error still stops the exec.
             unsafe { libc::write(report_fd, &step as *const u8 as *const libc::c_void, 1) };
             err
         };
+        // SAFETY: this runs in the child between fork and exec of a possibly multithreaded
+        // process, so only async-signal-safe system calls, no allocation and no locks: setsid,
+        // ioctl(TIOCSCTTY), prctl, getppid, close_range, fcntl, setrlimit, capset (via
+        // `drop_capabilities`), landlock_restrict_self, seccomp (`seccomp::install`),
+        // sigemptyset/sigprocmask and signal. The captured `pass`, `rlimits` and `programs`
+        // were built in the parent and are only iterated; `lim` and `empty` live on this
+        // frame; every pointer handed to the kernel points at one of those. `controlling_tty`
+        // is one of 0-2, which std has set up before this runs; `pass` and `landlock_fd` are
+        // held open by the parent's OwnedFds until after spawn, so the child's copies are
+        // valid. Every confinement step is checked: on failure the step is reported and an
+        // error returned, on which std ends the child without exec and spawn fails (fail
+        // closed: the command never runs half-confined).
+        // The SIGPIPE reset is unchecked: signal(2) fails only for an invalid signal number.
         unsafe {
             if libc::setsid() < 0 {
                 return Err(fail(0));
@@ -383,6 +416,8 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         }
         Ok(())
     };
+    // SAFETY: `child_setup` makes only async-signal-safe, allocation-free calls (see inside
+    // it), as pre_exec requires of code running between fork and exec.
     unsafe { cmd.pre_exec(child_setup) };
 
     let spawned = cmd.spawn();
@@ -391,15 +426,9 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         Ok(c) => c,
         Err(e) => {
             let mut step = [0u8; 1];
-            let n = unsafe {
-                libc::read(
-                    status_r.as_raw_fd(),
-                    step.as_mut_ptr() as *mut libc::c_void,
-                    1,
-                )
-            };
+            let n = rustix::io::read(&status_r, &mut step);
             let name = spec.program.to_string_lossy().into_owned();
-            return Err(if n == 1 {
+            return Err(if matches!(n, Ok(1)) {
                 StartError::Setup(STEPS.get(step[0] as usize).copied().unwrap_or("setup"), e)
             } else if e.kind() == io::ErrorKind::NotFound {
                 StartError::NotFound(name)
@@ -432,9 +461,13 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     }
 
     let pid = child.id() as libc::pid_t;
-    let pidfd = match cvt(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32 }) {
-        Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
+    let pidfd = match rustix::process::pidfd_open(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::PidfdFlags::empty(),
+    ) {
+        Ok(fd) => fd,
         Err(e) => {
+            let e = io::Error::from(e);
             // Without a pidfd we could not enforce the timeout or forward signals: stop here.
             kill_all_descendants(pid);
             if !own_ns {
@@ -491,6 +524,9 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
                 revents: 0,
             },
         ];
+        // SAFETY: poll reads and writes the 3 pollfds of `fds` on this frame; `pidfd` and
+        // `sigfd` are open (owned here), and the cancel entry is the caller's open descriptor
+        // or -1, which poll skips. (Not rustix's poll: its PollFd cannot hold the -1.)
         let n = unsafe { libc::poll(fds.as_mut_ptr(), 3, wait_ms) };
         if n < 0 {
             if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
@@ -499,8 +535,11 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
             break;
         }
         if fds[1].revents & libc::POLLIN != 0 {
+            // SAFETY: signalfd_siginfo is plain integers; all-zero is a valid value.
             let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
             let size = std::mem::size_of::<libc::signalfd_siginfo>();
+            // SAFETY: read writes at most `size` bytes into `info`, exactly its size; a
+            // signalfd returns whole records only. `sigfd` is open (owned here).
             let r = unsafe {
                 libc::read(
                     sigfd.as_raw_fd(),
@@ -517,6 +556,9 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
                         status = status.or(reap_exited(pid));
                     }
                 } else {
+                    // SAFETY: kill takes no pointers. -pid is the child's process group
+                    // (it called setsid), and the child is not reaped yet (the loop ends in
+                    // the iteration that reaps it), so the id is still the child's.
                     unsafe { libc::kill(-pid, sig) };
                     grace.get_or_insert((Instant::now() + namespaces::GRACE, sig));
                 }
@@ -553,6 +595,8 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         Some(st) => st,
         None => {
             let mut st = 0;
+            // SAFETY: waitpid writes one int into `st` on this frame. (libc, not rustix: the
+            // child may be a clone-created task, which needs __WALL.)
             if unsafe { libc::waitpid(pid, &mut st, libc::__WALL) } != pid {
                 return Err(StartError::Parent(parent(io::Error::last_os_error())));
             }
@@ -595,6 +639,7 @@ fn reap_exited(main: libc::pid_t) -> Option<i32> {
     let mut found = None;
     loop {
         let mut st = 0;
+        // SAFETY: waitpid writes one int into `st` on this frame; it never blocks (WNOHANG).
         let r = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG | libc::__WALL) };
         if r <= 0 {
             return found;
@@ -626,6 +671,7 @@ fn reap_orphans(pids: &[libc::pid_t]) {
     let until = Instant::now() + Duration::from_secs(10);
     for &p in pids {
         loop {
+            // SAFETY: a null status pointer is allowed (nothing is written); no blocking.
             let r = unsafe { libc::waitpid(p, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL) };
             if r != 0 || Instant::now() >= until {
                 break; // reaped, or not ours (ECHILD)
@@ -638,8 +684,11 @@ fn reap_orphans(pids: &[libc::pid_t]) {
 /// SIGKILL the child's process group.
 #[cfg(target_os = "linux")]
 fn kill_all_descendants(pgid: libc::pid_t) {
-    // Those that left the group are re-parented to us: `reap_all` finds and kills them.
-    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    // Those that left the group are re-parented to us: `reap_all` finds and kills them. A
+    // group that is gone already (ESRCH) is what we want.
+    if let Some(pgid) = rustix::process::Pid::from_raw(pgid) {
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+    }
 }
 
 /// Kills and reaps children until none is left. Killing one may re-parent its own children
@@ -647,14 +696,20 @@ fn kill_all_descendants(pgid: libc::pid_t) {
 #[cfg(target_os = "linux")]
 fn reap_all() {
     // The common case, nothing left at all, costs one syscall and no /proc reads.
+    // SAFETY: a null status pointer is allowed (nothing is written); no blocking.
     let r = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL) };
     if r < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
         return;
     }
     loop {
-        for pid in direct_children() {
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+        // Our own unreaped children: their ids cannot have been reused.
+        for pid in direct_children()
+            .into_iter()
+            .filter_map(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         }
+        // SAFETY: a null status pointer is allowed (nothing is written).
         let r = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::__WALL) };
         if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
             return; // ECHILD: nothing left.
@@ -696,21 +751,31 @@ struct CapData {
 }
 
 /// Empties the bounding set so an exec as uid 0 regains nothing, then clears the ambient,
-/// effective, permitted and inheritable sets. Raw syscalls only (runs after fork).
+/// effective, permitted and inheritable sets. Raw syscalls only (runs after fork). False (errno
+/// set) at the first step that fails; the caller then refuses to exec.
+///
+/// # Safety
+/// None beyond the calls' own: system calls on stack memory, no allocation, so it may run
+/// between fork/clone and exec. It is irreversible for the calling process: call it only in
+/// the child that will exec the command.
 #[cfg(target_os = "linux")]
 pub(crate) unsafe fn drop_capabilities(last_cap: u32) -> bool {
     for cap in 0..=last_cap {
-        if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0 {
+        // SAFETY: PR_CAPBSET_DROP takes a capability number, no pointers.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) } != 0 {
             return false;
         }
     }
-    if libc::prctl(
-        libc::PR_CAP_AMBIENT,
-        libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
-        0,
-        0,
-        0,
-    ) != 0
+    // SAFETY: PR_CAP_AMBIENT_CLEAR_ALL takes no pointers; the unused arguments must be 0.
+    if unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    } != 0
     {
         return false;
     }
@@ -719,26 +784,21 @@ pub(crate) unsafe fn drop_capabilities(last_cap: u32) -> bool {
         pid: 0,
     };
     let data = [CapData::default(); 2];
-    libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) == 0
+    // SAFETY: capset reads the v3 header and two CapData (the kernel's repr(C)
+    // `__user_cap_data_struct`, two of them for version 3) from this frame.
+    unsafe { libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) == 0 }
 }
 
 /// Do we hold any capability (root, or a binary with file capabilities)? Then the child must
 /// shed them; an unprivileged caller has none to drop and could not drop the bounding set.
 #[cfg(target_os = "linux")]
 pub(crate) fn has_capabilities() -> bool {
-    let header = CapHeader {
-        version: 0x2008_0522,
-        pid: 0,
-    };
-    let mut data = [CapData::default(); 2];
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_capget,
-            &header as *const CapHeader,
-            data.as_mut_ptr(),
-        )
-    };
-    r != 0 || data.iter().any(|d| d.effective != 0 || d.permitted != 0)
+    // Unknown counts as yes (fail closed): the child then tries to drop them, and a failure
+    // there refuses the run.
+    match rustix::thread::capabilities(None) {
+        Ok(c) => !c.effective.is_empty() || !c.permitted.is_empty(),
+        Err(_) => true,
+    }
 }
 
 /// The highest capability number this kernel knows.

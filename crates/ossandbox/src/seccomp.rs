@@ -471,24 +471,40 @@ pub fn compile(rules: &[SyscallRule]) -> Result<Vec<Program>, Error> {
     Ok(vec![bpf::generate(rules)?])
 }
 
-/// Installs `programs` on the calling thread. Only raw syscalls: safe after fork.
+/// Installs `programs` on the calling thread. Only raw syscalls, no allocation: safe between
+/// fork/clone and exec. Stops at the first program the kernel refuses and returns its errno
+/// (the caller must then not run the command: the filters before it stay installed, the rest
+/// are missing). A program too long for `sock_fprog.len` is refused with EINVAL rather than
+/// installed cut short.
 ///
 /// # Safety
-/// `no_new_privs` must already be set (or the caller must hold CAP_SYS_ADMIN).
+/// `no_new_privs` must already be set (or the caller must hold CAP_SYS_ADMIN), and the
+/// caller must accept that from then on this thread (and whatever it execs) runs under the
+/// filters: a filter cannot be removed.
 pub unsafe fn install(programs: &[Program]) -> Result<(), i32> {
     for prog in programs {
+        let Ok(len) = u16::try_from(prog.len()) else {
+            return Err(libc::EINVAL);
+        };
         let fprog = libc::sock_fprog {
-            len: prog.len() as u16,
+            len,
             filter: prog.as_ptr() as *mut libc::sock_filter,
         };
-        let r = libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
-            0,
-            &fprog as *const libc::sock_fprog,
-        );
+        // SAFETY: `fprog` points at `len` instructions of `prog`, which is borrowed for the
+        // whole call; `Instruction` is repr(C) with the layout of `struct sock_filter`, and
+        // the kernel copies (never writes) the program before returning. The caller upholds
+        // the no_new_privs precondition.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0,
+                &fprog as *const libc::sock_fprog,
+            )
+        };
         if r != 0 {
-            return Err(*libc::__errno_location());
+            // SAFETY: __errno_location returns a valid pointer to this thread's errno.
+            return Err(unsafe { *libc::__errno_location() });
         }
     }
     Ok(())
@@ -497,6 +513,8 @@ pub unsafe fn install(programs: &[Program]) -> Result<(), i32> {
 /// Does this kernel accept seccomp filters? Asked of the kernel: PR_GET_SECCOMP fails with
 /// EINVAL when seccomp is not built in.
 pub fn kernel_supports_filters() -> bool {
+    // SAFETY: PR_GET_SECCOMP takes no pointers and changes nothing; the extra arguments are
+    // ignored zeros.
     unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 }
 }
 

@@ -63,6 +63,10 @@ fn run(inner: &Path, fd: Option<&OwnedFd>, args: Vec<std::ffi::OsString>) -> Out
     let raw = fd.map(|f| f.as_raw_fd());
     let mut cmd = Command::new(inner);
     cmd.args(args);
+    // SAFETY: the closure runs in the forked child before exec and makes one fcntl call
+    // (async-signal-safe, no allocation; the error path only reads errno). `fd` is an open
+    // descriptor of ours: the caller's OwnedFd outlives `cmd.output()`, and the child has its
+    // own copy; clearing close-on-exec there does not touch ours.
     unsafe {
         cmd.pre_exec(move || {
             if let Some(fd) = raw {
@@ -227,6 +231,8 @@ fn hands_the_proxys_listener_over_before_the_command_starts() {
         cmd.args(args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
+        // SAFETY: as in `run`: fcntl only (async-signal-safe) in the forked child, on
+        // descriptors that `fd` and `theirs` keep open until after the spawn.
         unsafe {
             cmd.pre_exec(move || {
                 for fd in raw {

@@ -70,9 +70,17 @@ pub fn run(spec: &Spec, rlimits: &[(RlimitResource, u64)]) -> Result<Outcome, St
         // Only raw syscalls below: no allocation, no locks (we are in a forked child).
         let fail = |step: u8| -> io::Error {
             let err = io::Error::last_os_error();
+            // SAFETY: write reads one byte from `step` on this frame; `report_fd` is the
+            // pipe's write end, kept open by `status_w` in the parent until after spawn (the
+            // child has its own copy). A failed write only loses the step name.
             unsafe { libc::write(report_fd, &step as *const u8 as *const libc::c_void, 1) };
             err
         };
+        // SAFETY: this closure runs in the forked child before exec (pre_exec), so it makes
+        // only async-signal-safe calls (setsid, setrlimit, fcntl, signal, sigemptyset,
+        // sigprocmask) and allocates nothing: `limits` and `inherited` were built in the
+        // parent and are only iterated; `lim` and `empty` live on this frame. Any failure
+        // returns an error, so std reports it and never execs the command.
         unsafe {
             if libc::setsid() < 0 {
                 return Err(fail(0));
@@ -107,6 +115,7 @@ pub fn run(spec: &Spec, rlimits: &[(RlimitResource, u64)]) -> Result<Outcome, St
         }
         Ok(())
     };
+    // SAFETY: `child_setup` is async-signal-safe and allocation-free (see inside it).
     unsafe { cmd.pre_exec(child_setup) };
 
     let spawned = cmd.spawn();
@@ -115,6 +124,7 @@ pub fn run(spec: &Spec, rlimits: &[(RlimitResource, u64)]) -> Result<Outcome, St
         Ok(c) => c,
         Err(e) => {
             let mut step = [0u8; 1];
+            // SAFETY: read writes at most one byte into `step`; `status_r` is open and ours.
             let n = unsafe {
                 libc::read(
                     status_r.as_raw_fd(),
@@ -140,6 +150,8 @@ pub fn run(spec: &Spec, rlimits: &[(RlimitResource, u64)]) -> Result<Outcome, St
         Err(e) if e.raw_os_error() == Some(libc::ESRCH) => false,
         Err(e) => {
             // Without the exit event we could not enforce the timeout: stop here.
+            // SAFETY: kill takes no pointers; -pid is the child's own process group (setsid),
+            // not yet reaped, so the id cannot have been reused.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
             let _ = child.wait();
             return Err(parent(e));
@@ -154,12 +166,14 @@ pub fn run(spec: &Spec, rlimits: &[(RlimitResource, u64)]) -> Result<Outcome, St
     match waited {
         Ok(Waited::Exited) => {}
         Ok(Waited::TimedOut) => {
+            // SAFETY: as above: the unreaped child's group.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
             let _ = child.wait();
             return Ok(Outcome::TimedOut);
         }
         // Unsupervised, the timeout could not be kept: stop the command.
         Err(e) => {
+            // SAFETY: as above: the unreaped child's group.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
             let _ = child.wait();
             return Err(parent(e));
@@ -167,6 +181,9 @@ pub fn run(spec: &Spec, rlimits: &[(RlimitResource, u64)]) -> Result<Outcome, St
     }
     let status = child.wait().map_err(parent)?;
     // What is left of the group goes with it (the group id is the child's pid: setsid).
+    // SAFETY: kill takes no pointers. The leader is reaped now, but a group id is not reused
+    // while any member lives; an empty group makes the kill fail with ESRCH, unless the id was
+    // reused since by a new session leader (a narrow race macOS offers no pidfd to close).
     unsafe { libc::kill(-pid, libc::SIGKILL) };
     Ok(match (status.code(), status.signal()) {
         (Some(c), _) => Outcome::Exited(c),
@@ -197,7 +214,10 @@ fn wait(kq: &Kqueue, pid: libc::pid_t, deadline: Option<Instant>) -> io::Result<
                 })
             }
         };
+        // SAFETY: kevent is plain integers and a pointer; all-zero is a valid value.
         let mut events: [libc::kevent; 8] = unsafe { std::mem::zeroed() };
+        // SAFETY: no changes in; up to `events.len()` events written into `events`; the
+        // timeout, when given, lives on this frame; the kqueue is open (`kq` borrows it).
         let n = unsafe {
             libc::kevent(
                 kq.0.as_raw_fd(),
@@ -220,6 +240,8 @@ fn wait(kq: &Kqueue, pid: libc::pid_t, deadline: Option<Instant>) -> io::Result<
         let mut exited = false;
         for ev in &events[..n as usize] {
             if ev.filter == libc::EVFILT_SIGNAL {
+                // SAFETY: kill takes no pointers; the child (group leader) is not reaped
+                // while this loop runs, so the group id is still the child's.
                 unsafe { libc::kill(-pid, ev.ident as libc::c_int) };
             } else if ev.filter == libc::EVFILT_PROC {
                 exited = true;
@@ -250,10 +272,12 @@ struct Kqueue(OwnedFd);
 
 impl Kqueue {
     fn new() -> io::Result<Kqueue> {
+        // SAFETY: kqueue takes no arguments.
         let fd = unsafe { libc::kqueue() };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
+        // SAFETY: `fd` is the new kqueue, owned by nothing else: the OwnedFd takes it.
         Ok(Kqueue(unsafe { OwnedFd::from_raw_fd(fd) }))
     }
 
@@ -266,6 +290,8 @@ impl Kqueue {
             data: 0,
             udata: std::ptr::null_mut(),
         };
+        // SAFETY: one change read from `change` on this frame, no events out, no timeout; the
+        // kqueue is open (owned by `self`).
         let r = unsafe {
             libc::kevent(
                 self.0.as_raw_fd(),
@@ -289,6 +315,7 @@ struct IgnoredSignals([libc::sighandler_t; 4]);
 
 impl IgnoredSignals {
     fn ignore() -> IgnoredSignals {
+        // SAFETY: SIG_IGN installs no handler code; the old disposition is kept to restore.
         IgnoredSignals(FORWARDED.map(|s| unsafe { libc::signal(s, libc::SIG_IGN) }))
     }
 }
@@ -297,6 +324,8 @@ impl Drop for IgnoredSignals {
     fn drop(&mut self) {
         for (s, old) in FORWARDED.iter().zip(self.0) {
             if old != libc::SIG_ERR {
+                // SAFETY: `old` is the disposition `signal` returned for this signal, so
+                // restoring it reinstates a handler that was valid before.
                 unsafe { libc::signal(*s, old) };
             }
         }
@@ -307,11 +336,14 @@ impl Drop for IgnoredSignals {
 /// process, so nothing can inherit the ends between the two calls.
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as RawFd; 2];
+    // SAFETY: pipe writes two descriptors into `fds`, an array of two.
     if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    // SAFETY: the two new descriptors belong to nothing else; the OwnedFds take them.
     let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     for fd in [&r, &w] {
+        // SAFETY: fcntl(F_SETFD) takes no pointers; `fd` is open (borrowed).
         if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
             return Err(io::Error::last_os_error());
         }

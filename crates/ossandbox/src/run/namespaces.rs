@@ -31,7 +31,11 @@
 //! `S` a confinement step failed, `E` every exec failed, `X` the command's wait status.
 //!
 //! Everything after `clone` is raw syscalls on data prepared here, in the parent: the child of
-//! a multithreaded process may not allocate or take locks. The command reaches neither cordon
+//! a multithreaded process may not allocate or take locks. That code is [`init`] and
+//! [`command`] (with `record`, `write_file`, [`super::drop_capabilities`],
+//! [`crate::seccomp::install`] and the raw functions of [`crate::proxy`]); each unsafe block
+//! there says what memory the call touches, who owns the descriptor, and how a failure ends
+//! the run before the command starts. The command reaches neither cordon
 //! (another PID namespace) nor init in a harmful way: init is outside the Landlock domain, so
 //! Landlock's scoping refuses its signals and its ptrace-class /proc files, and seccomp refuses
 //! `prlimit64` on any process but the caller.
@@ -98,7 +102,7 @@ pub enum Attempt {
 }
 
 /// Steps whose failure the child reports; the index is the record's step byte.
-const STEPS: [&str; 21] = [
+const STEPS: [&str; 22] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -120,6 +124,7 @@ const STEPS: [&str; 21] = [
     "bringing up loopback in the network namespace",
     "the proxy's listener in the network namespace",
     "handing the proxy's listener to cordon",
+    "signal mask",
 ];
 
 const REC: usize = 6;
@@ -160,8 +165,8 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     envp_p.push(std::ptr::null());
     let candidates = exec_candidates(spec).map_err(start)?;
     let cwd = cstring(spec.cwd.as_os_str().as_bytes()).map_err(start)?;
-    let uid = unsafe { libc::getuid() };
-    let gid = unsafe { libc::getgid() };
+    let uid = rustix::process::getuid().as_raw();
+    let gid = rustix::process::getgid().as_raw();
     let uid_map = format!("{uid} {uid} 1\n");
     let gid_map = format!("{gid} {gid} 1\n");
     let proc_rules: Vec<(CString, u64, u64)> = plan
@@ -208,7 +213,11 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
 
     // Forwarded signals are read from a signalfd; init waits for them (and SIGCHLD) with
     // sigtimedwait, so it needs no handlers; the command unblocks everything before exec.
+    // (No safe wrapper: rustix keeps sigprocmask and signalfd out of its public API.)
+    // SAFETY: sigset_t is a plain bit array; all-zero is a valid (empty) set.
     let mut forwarded: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: sigemptyset/sigaddset write only into `forwarded` (this frame), with valid
+    // signal numbers; sigprocmask reads it and writes no old set (null). This thread only.
     unsafe {
         libc::sigemptyset(&mut forwarded);
         for s in FORWARDED {
@@ -218,17 +227,28 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
             return Err(parent(io::Error::last_os_error()));
         }
     }
+    // SAFETY: signalfd(-1, …) reads the set from this frame and returns a new descriptor.
     let sigfd =
         cvt(unsafe { libc::signalfd(-1, &forwarded, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) })
             .map_err(parent)?;
+    // SAFETY: `sigfd` was just returned by signalfd (checked non-negative) and nothing else
+    // holds it: the OwnedFd is its sole owner.
     let sigfd = unsafe { OwnedFd::from_raw_fd(sigfd) };
-    let (report_r, report_w) = pipe().map_err(parent)?;
+    let (report_r, report_w) =
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| parent(e.into()))?;
+    // Non-blocking (the read end only; init's write end is a description of its own):
+    // records are read as they come, and a namespace that would not die in time cannot hold
+    // us here either.
+    rustix::fs::fcntl_setfl(&report_r, rustix::fs::OFlags::NONBLOCK)
+        .map_err(|e| parent(e.into()))?;
     let report = report_w.as_raw_fd();
     // cordon's own pidfd: init checks it after setting its parent-death signal, which closes
     // the window where cordon died before that.
-    let me = cvt(unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) } as i32)
-        .map_err(parent)?;
-    let me = unsafe { OwnedFd::from_raw_fd(me) };
+    let me = rustix::process::pidfd_open(
+        rustix::process::getpid(),
+        rustix::process::PidfdFlags::empty(),
+    )
+    .map_err(|e| parent(e.into()))?;
     let me_fd = me.as_raw_fd();
 
     let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWNS | libc::CLONE_PIDFD;
@@ -241,6 +261,11 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     let mut pidfd: libc::c_int = -1;
     // clone without a new stack behaves like fork; CLONE_PIDFD stores the pidfd at arg 3
     // (parent_tid) on x86_64 and aarch64 alike.
+    // SAFETY: raw clone without CLONE_VM or a new stack: the child gets a copy of this address
+    // space (every borrow below stays valid there) and continues here with pid == 0, where it
+    // only calls `init`, which never returns. The kernel writes the pidfd into `pidfd` on this
+    // frame. glibc's fork handlers do not run and its cached thread id is stale in the child;
+    // the child uses nothing that depends on them (no stdio, malloc, locks or raise).
     let pid = unsafe {
         libc::syscall(
             libc::SYS_clone,
@@ -262,6 +287,9 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     }
     if pid == 0 {
         // Init. Never returns.
+        // SAFETY: we are the child of the clone above, pid 1 of the new namespaces, and
+        // every pointer in InitData (argv/envp arrays, CStrings, slices) points at data
+        // allocated before the clone and never freed in this copy of the address space.
         unsafe {
             init(&InitData {
                 report,
@@ -295,6 +323,9 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     });
     drop(me);
     drop(c.landlock);
+    // SAFETY: clone succeeded with CLONE_PIDFD, so the kernel stored a new pidfd for init in
+    // `pidfd`; nothing else owns it (the child's copy of the variable is in its own memory,
+    // and it never reads it). The OwnedFd is its sole owner.
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
     let pid = pid as libc::pid_t;
 
@@ -304,14 +335,13 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     let mut handoff_error = None;
     if let Some((mine, handoff)) = &proxy {
         if let Err(e) = crate::proxy::hand_over(mine, handoff) {
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // Init is not reaped yet, so its pid is still its own; killing init ends the
+            // whole namespace before the command could start.
+            send(&pidfd, libc::SIGKILL);
             handoff_error = Some(e);
         }
     }
     drop(proxy);
-    // Non-blocking: records are read as they come, and a namespace that would not die in
-    // time cannot hold us here either.
-    unsafe { libc::fcntl(report_r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
     let mut bytes = Vec::new();
     let cancel = spec.cancel.as_ref().map(|f| f.as_raw_fd());
     let outcome = supervise(
@@ -407,6 +437,8 @@ fn reap_finished_inits() {
     let mut pending = UNREAPED.lock().unwrap_or_else(|e| e.into_inner());
     pending.retain(|&pid| {
         let mut st = 0;
+        // SAFETY: waitpid writes one int into `st` on this frame and never blocks (WNOHANG).
+        // `pid` is an init of ours not yet reaped, so the id cannot have been reused.
         unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG | libc::__WALL) == 0 }
     });
 }
@@ -491,6 +523,10 @@ fn supervise(
                 revents: 0,
             },
         ];
+        // SAFETY: poll reads and writes the 4 pollfds of `fds` on this frame; `pidfd`, `sigfd`
+        // and `report` are open (borrowed for this call), the cancel entry is the caller's
+        // open descriptor, and a -1 entry is skipped. (Not rustix's poll: its PollFd cannot
+        // hold the -1.)
         let n = unsafe { libc::poll(fds.as_mut_ptr(), 4, wait_ms) };
         if n < 0 {
             if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
@@ -502,8 +538,11 @@ fn supervise(
             continue;
         }
         if fds[1].revents & libc::POLLIN != 0 {
+            // SAFETY: signalfd_siginfo is plain integers; all-zero is a valid value.
             let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
             let size = std::mem::size_of::<libc::signalfd_siginfo>();
+            // SAFETY: read writes at most `size` bytes into `info`, exactly its size (a
+            // signalfd returns whole records only); `sigfd` is open (borrowed).
             let r = unsafe {
                 libc::read(
                     sigfd.as_raw_fd(),
@@ -525,7 +564,7 @@ fn supervise(
         }
         if fds[2].revents & (libc::POLLIN | libc::POLLHUP) != 0 {
             let mut buf = [0u8; 64];
-            let r = unsafe { libc::read(report.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            let r = rustix::io::read(report, &mut buf).map_or(-1, |n| n as isize);
             if r > 0 {
                 bytes.extend_from_slice(&buf[..r as usize]);
             } else if r == 0 {
@@ -533,6 +572,8 @@ fn supervise(
             }
             if killed.is_none() && has_status(bytes) {
                 let mut st = 0;
+                // SAFETY: waitpid writes one int into `st`; WNOHANG; `pid` is our unreaped
+                // init.
                 if unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG | libc::__WALL) } == 0 {
                     UNREAPED.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
                 }
@@ -544,6 +585,7 @@ fn supervise(
         }
     }
     let mut st = 0;
+    // SAFETY: as above.
     let r = unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG | libc::__WALL) };
     if r == 0 {
         UNREAPED.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
@@ -555,7 +597,12 @@ fn supervise(
     }
 }
 
+/// Sends `sig` to init through its pidfd (never to a reused pid). Unchecked: it fails only
+/// when init is gone already (ESRCH), which is what a kill wants.
 fn send(pidfd: &OwnedFd, sig: i32) {
+    // SAFETY: pidfd_send_signal with a null siginfo (the kernel fills in a SI_USER one) and
+    // flags 0 reads no memory; `pidfd` is open (borrowed). (libc, not rustix: the signals
+    // forwarded arrive as numbers from the signalfd.)
     unsafe {
         libc::syscall(
             libc::SYS_pidfd_send_signal,
@@ -622,25 +669,40 @@ struct InitData<'a> {
     proxy_port: u16,
 }
 
-unsafe fn record(fd: RawFd, tag: u8, step: u8, value: i32) {
+/// Writes one report record to init's end of the report pipe (raw); true if all of it went.
+///
+/// # Safety
+/// `fd` must be the report pipe's write end, open for the call. System calls only, on stack
+/// memory, so it may run between clone and exec.
+unsafe fn record(fd: RawFd, tag: u8, step: u8, value: i32) -> bool {
     let v = value.to_ne_bytes();
     let rec = [tag, step, v[0], v[1], v[2], v[3]];
-    libc::write(fd, rec.as_ptr().cast(), REC);
+    // SAFETY: write reads REC (6) bytes from `rec` on this frame; `fd` is open (the caller's
+    // contract). A record is shorter than PIPE_BUF, so it arrives whole or not at all.
+    unsafe { libc::write(fd, rec.as_ptr().cast(), REC) == REC as isize }
 }
 
+/// The calling thread's errno (async-signal-safe: a load from thread-local storage).
 fn errno() -> i32 {
+    // SAFETY: __errno_location returns a valid, aligned pointer to this thread's errno.
     unsafe { *libc::__errno_location() }
 }
 
-/// Writes `bytes` to an existing file (a /proc control file).
-unsafe fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> bool {
-    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+/// Writes `bytes` to an existing file (a /proc control file). System calls only (open,
+/// write, close), no allocation: safe between clone and exec.
+fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> bool {
+    // SAFETY: open reads the NUL-terminated `path`; the descriptor is ours and closed below.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
     if fd < 0 {
         return false;
     }
-    let ok = libc::write(fd, bytes.as_ptr().cast(), bytes.len()) == bytes.len() as isize;
-    libc::close(fd);
-    ok
+    // SAFETY: write reads `bytes.len()` bytes from the live slice; `fd` is the file opened
+    // above, closed once, right after.
+    unsafe {
+        let ok = libc::write(fd, bytes.as_ptr().cast(), bytes.len()) == bytes.len() as isize;
+        libc::close(fd);
+        ok
+    }
 }
 
 #[repr(C, packed)]
@@ -650,13 +712,26 @@ struct PathBeneath {
 }
 
 /// pid 1 of the new namespaces. Raw syscalls only.
+///
+/// # Safety
+/// Call only in the child of `run`'s clone (it becomes the namespaces' init, and `_exit`s
+/// the process instead of returning), with `d` built before the clone: every pointer in it
+/// (the argv and envp arrays, the CStrings, the slices) stays valid because nothing in this
+/// copy of the address space frees it. The descriptors in `d` were open at the clone and are
+/// this process's own copies. Nothing here may allocate or take a lock: another thread of
+/// cordon may have held one at the clone.
 unsafe fn init(d: &InitData) -> ! {
     let fail = |tag: u8, step: u8| -> ! {
-        record(d.report, tag, step, errno());
-        libc::_exit(125)
+        // SAFETY: `d.report` is the report pipe's write end, open (kept below).
+        unsafe { record(d.report, tag, step, errno()) };
+        // SAFETY: _exit ends this process at once, without running atexit handlers or
+        // destructors (which belong to cordon, not to this copy).
+        unsafe { libc::_exit(125) }
     };
     let ns_fail = |step: u8| -> ! { fail(b'N', step) };
-    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number, no pointers. Checked: without it, init
+    // could outlive cordon.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
         ns_fail(0);
     }
     let mut alive = libc::pollfd {
@@ -664,8 +739,12 @@ unsafe fn init(d: &InitData) -> ! {
         events: libc::POLLIN,
         revents: 0,
     };
-    if libc::poll(&mut alive, 1, 0) != 0 {
-        libc::_exit(125); // cordon is gone already
+    // SAFETY: poll reads and writes one pollfd on this frame without waiting; `me_fd` is
+    // cordon's pidfd, open (kept below). Readable (or an error) means cordon is gone or
+    // unknowable: stop (fail closed).
+    if unsafe { libc::poll(&mut alive, 1, 0) } != 0 {
+        // SAFETY: as in `fail`.
+        unsafe { libc::_exit(125) }; // cordon is gone already
     }
     // clone copied every descriptor cordon had, the relay's ends of the command's pipes among
     // them: a stdin pipe's write end kept open here would keep the command from ever seeing
@@ -679,14 +758,19 @@ unsafe fn init(d: &InitData) -> ! {
         if fd < next {
             continue;
         }
-        if fd > next
-            && libc::syscall(libc::SYS_close_range, next as u32, (fd - 1) as u32, 0u32) != 0
-        {
-            fail(b'S', 9);
+        if fd > next {
+            // SAFETY: close_range takes no pointers; it closes only descriptors strictly
+            // between the ones kept, all of them this process's copies that nothing here uses.
+            let r =
+                unsafe { libc::syscall(libc::SYS_close_range, next as u32, (fd - 1) as u32, 0u32) };
+            if r != 0 {
+                fail(b'S', 9);
+            }
         }
         next = fd + 1;
     }
-    if libc::syscall(libc::SYS_close_range, next as u32, u32::MAX, 0u32) != 0 {
+    // SAFETY: as above, everything above the highest kept descriptor.
+    if unsafe { libc::syscall(libc::SYS_close_range, next as u32, u32::MAX, 0u32) } != 0 {
         fail(b'S', 9);
     }
     if d.user {
@@ -701,23 +785,31 @@ unsafe fn init(d: &InitData) -> ! {
         }
     }
     // Without this, as root, the /proc mount below would propagate to the host's mounts.
-    if libc::mount(
-        std::ptr::null(),
-        c"/".as_ptr(),
-        std::ptr::null(),
-        libc::MS_REC | libc::MS_PRIVATE,
-        std::ptr::null(),
-    ) != 0
+    // SAFETY: mount reads the NUL-terminated target "/" (a static C string literal); source,
+    // type and data are null, as MS_PRIVATE requires. It changes this mount namespace only.
+    if unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    } != 0
     {
         ns_fail(4);
     }
-    if libc::mount(
-        c"proc".as_ptr(),
-        c"/proc".as_ptr(),
-        c"proc".as_ptr(),
-        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-        std::ptr::null(),
-    ) != 0
+    // SAFETY: mount reads three static C string literals; data is null. The mounts above
+    // are private, so this /proc (of the new PID namespace) stays in it.
+    if unsafe {
+        libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        )
+    } != 0
     {
         ns_fail(5);
     }
@@ -725,27 +817,39 @@ unsafe fn init(d: &InitData) -> ! {
     // `processes` limit still applies there).
     let _ = write_file(c"/proc/sys/kernel/pid_max", d.pid_max);
     for (path, dir_rights, file_rights) in d.proc_rules {
-        let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+        // SAFETY: open reads the NUL-terminated `path` (a CString in `d`); O_PATH opens
+        // nothing for I/O. The descriptor is ours and closed below on every path.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
         if fd < 0 {
             if errno() == libc::ENOENT {
                 continue;
             }
             fail(b'S', 6);
         }
-        let mut st: libc::stat = std::mem::zeroed();
-        let is_dir = libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR;
+        // SAFETY: stat is plain integers; all-zero is a valid value.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat writes one `struct stat` into `st` on this frame; `fd` is open. A
+        // failure reads as "not a directory", which grants the (narrower) file rights.
+        let is_dir =
+            unsafe { libc::fstat(fd, &mut st) } == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR;
         let attr = PathBeneath {
             allowed_access: if is_dir { *dir_rights } else { *file_rights },
             parent_fd: fd,
         };
-        let r = libc::syscall(
-            libc::SYS_landlock_add_rule,
-            d.ruleset,
-            1u32, // LANDLOCK_RULE_PATH_BENEATH
-            &attr as *const PathBeneath,
-            0u32,
-        );
-        libc::close(fd);
+        // SAFETY: landlock_add_rule reads one packed `landlock_path_beneath_attr` (12 bytes,
+        // `PathBeneath` is its exact layout) from this frame; `d.ruleset` is the ruleset
+        // cordon made and kept open across the clone; `fd` is open until the close after.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_add_rule,
+                d.ruleset,
+                1u32, // LANDLOCK_RULE_PATH_BENEATH
+                &attr as *const PathBeneath,
+                0u32,
+            )
+        };
+        // SAFETY: `fd` is ours, closed once, here.
+        unsafe { libc::close(fd) };
         if r != 0 {
             fail(b'S', 6);
         }
@@ -754,79 +858,114 @@ unsafe fn init(d: &InitData) -> ! {
     // sandbox.network = "proxy": loopback up, the listener made here (so it lives in this
     // namespace) and handed to cordon; the command starts only after cordon's "go".
     if d.proxy_fd >= 0 {
-        if !crate::proxy::loopback_up() {
+        // SAFETY: raw system calls only (crate::proxy); a failure stops here.
+        if !unsafe { crate::proxy::loopback_up() } {
             fail(b'S', 18);
         }
-        let listener = crate::proxy::listener(d.proxy_port);
+        // SAFETY: raw system calls only; we own the descriptor it returns.
+        let listener = unsafe { crate::proxy::listener(d.proxy_port) };
         if listener < 0 {
             fail(b'S', 19);
         }
-        if !crate::proxy::send_fd(d.proxy_fd, listener) {
+        // SAFETY: `d.proxy_fd` (kept open above) and `listener` are open descriptors.
+        if !unsafe { crate::proxy::send_fd(d.proxy_fd, listener) } {
             fail(b'S', 20);
         }
-        libc::close(listener);
-        if !crate::proxy::wait_go(d.proxy_fd) {
+        // SAFETY: our listener, closed once (cordon holds its own reference now). Even if
+        // this failed, it is close-on-exec, and the command marks every descriptor so.
+        unsafe { libc::close(listener) };
+        // SAFETY: `d.proxy_fd` is open until the close below.
+        if !unsafe { crate::proxy::wait_go(d.proxy_fd) } {
             fail(b'S', 20);
         }
-        libc::close(d.proxy_fd);
+        // SAFETY: the namespace's end of the pair, not used again (close-on-exec as well).
+        unsafe { libc::close(d.proxy_fd) };
     }
 
     // SIGCHLD joins the forwarded signals (blocked since before clone) in the set init waits on.
-    let mut set: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut set);
-    for s in FORWARDED {
-        libc::sigaddset(&mut set, s);
+    // SAFETY: sigset_t is a plain bit array; all-zero is a valid (empty) set.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: sigemptyset/sigaddset write only into `set` (this frame) with valid signal
+    // numbers; sigprocmask reads it, no old set. Checked: an unblocked SIGCHLD would be
+    // discarded, and init would never learn that the command exited.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        for s in FORWARDED {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            fail(b'S', 21);
+        }
     }
-    libc::sigaddset(&mut set, libc::SIGCHLD);
-    libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
 
-    let cmd = libc::syscall(
-        libc::SYS_clone,
-        libc::SIGCHLD as libc::c_ulong,
-        0usize,
-        0usize,
-        0usize,
-        0usize,
-    );
+    // SAFETY: as `run`'s clone: a fork-like copy of this (single-threaded) process that only
+    // calls `command`, which never returns. No pointers are passed.
+    let cmd = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            libc::SIGCHLD as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
     if cmd < 0 {
         fail(b'S', 7);
     }
     if cmd == 0 {
-        command(d);
+        // SAFETY: the clone's child; `d` is valid in its copy of the address space.
+        unsafe { command(d) };
     }
     let cmd = cmd as libc::pid_t;
     // The command has its descriptors; init's copies would keep the relay from seeing the end
     // of the command's output (a pty reads EIO only once every slave is closed).
     for &fd in &d.stdio {
         if fd >= 0 {
-            libc::close(fd);
+            // SAFETY: init's copy of a descriptor only the command uses now; closed once.
+            unsafe { libc::close(fd) };
         }
     }
     loop {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        let sig = libc::syscall(
-            libc::SYS_rt_sigtimedwait,
-            &set as *const libc::sigset_t,
-            &mut info as *mut libc::siginfo_t,
-            std::ptr::null::<libc::timespec>(),
-            8usize, // the kernel's sigset size
-        ) as i32;
+        // SAFETY: siginfo_t is plain data; all-zero is a valid value.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: rt_sigtimedwait reads `set` and writes one siginfo_t into `info`, both on
+        // this frame, with the kernel's sigset size (8 bytes); no timeout (null).
+        let sig = unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigtimedwait,
+                &set as *const libc::sigset_t,
+                &mut info as *mut libc::siginfo_t,
+                std::ptr::null::<libc::timespec>(),
+                8usize, // the kernel's sigset size
+            )
+        } as i32;
         if sig > 0 && sig != libc::SIGCHLD {
             // Every process of the namespace but init itself.
-            libc::kill(-1, sig);
+            // SAFETY: kill takes no pointers; -1 reaches only this PID namespace.
+            unsafe { libc::kill(-1, sig) };
             continue;
         }
         loop {
             let mut st = 0;
-            let r = libc::waitpid(-1, &mut st, libc::WNOHANG | libc::__WALL);
+            // SAFETY: waitpid writes one int into `st` on this frame; never blocks.
+            let r = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG | libc::__WALL) };
             if r == cmd {
                 // Kill and reap what is left before reporting: once cordon reads the record,
                 // the run is over (init's own exit then only tears the namespaces down).
-                libc::kill(-1, libc::SIGKILL);
+                // SAFETY: kill takes no pointers; -1 reaches only this PID namespace.
+                unsafe { libc::kill(-1, libc::SIGKILL) };
                 let mut other = 0;
-                while libc::waitpid(-1, &mut other, libc::__WALL) > 0 || errno() == libc::EINTR {}
-                record(d.report, b'X', 0, st);
-                libc::_exit(0);
+                // SAFETY: waitpid writes one int into `other` on this frame.
+                while unsafe { libc::waitpid(-1, &mut other, libc::__WALL) } > 0
+                    || errno() == libc::EINTR
+                {}
+                // SAFETY: `d.report` is open. If the record is lost, init's exit status
+                // says so (125) rather than a success the command never had.
+                let reported = unsafe { record(d.report, b'X', 0, st) };
+                // SAFETY: as in `fail`.
+                unsafe { libc::_exit(if reported { 0 } else { 125 }) };
             }
             if r <= 0 {
                 break;
@@ -836,12 +975,20 @@ unsafe fn init(d: &InitData) -> ! {
 }
 
 /// The command: pid 2 of the namespace. Raw syscalls only, then execve.
+///
+/// # Safety
+/// Call only in the child of init's clone, with `d` as `init` received it (see there). On
+/// any failure it reports the step and `_exit`s: the command is never exec'd without every
+/// confinement step done.
 unsafe fn command(d: &InitData) -> ! {
     let fail = |step: u8| -> ! {
-        record(d.report, b'S', step, errno());
-        libc::_exit(125)
+        // SAFETY: `d.report` is the report pipe's write end, open (kept by init).
+        unsafe { record(d.report, b'S', step, errno()) };
+        // SAFETY: _exit ends this process without running cordon's handlers.
+        unsafe { libc::_exit(125) }
     };
-    if libc::setsid() < 0 {
+    // SAFETY: setsid takes no arguments.
+    if unsafe { libc::setsid() } < 0 {
         fail(8);
     }
     // Two steps, so that a source that happens to be 0, 1 or 2 (cordon's own stdin closed) is
@@ -849,30 +996,40 @@ unsafe fn command(d: &InitData) -> ! {
     let mut moved = [-1; 3];
     for (n, &fd) in d.stdio.iter().enumerate() {
         if fd >= 0 {
-            moved[n] = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3);
+            // SAFETY: F_DUPFD_CLOEXEC takes an integer; `fd` is open (init kept it).
+            moved[n] = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
             if moved[n] < 0 {
                 fail(16);
             }
         }
     }
     for (n, &fd) in moved.iter().enumerate() {
-        if fd >= 0 && libc::dup2(fd, n as libc::c_int) < 0 {
+        // SAFETY: dup2 takes integers; `fd` is the duplicate made above.
+        if fd >= 0 && unsafe { libc::dup2(fd, n as libc::c_int) } < 0 {
             fail(16);
         }
     }
-    if d.controlling_tty >= 0 && libc::ioctl(d.controlling_tty, libc::TIOCSCTTY, 0) != 0 {
+    // SAFETY: TIOCSCTTY takes an integer argument (0: do not steal); the descriptor is the
+    // pty slave just put in place.
+    if d.controlling_tty >= 0 && unsafe { libc::ioctl(d.controlling_tty, libc::TIOCSCTTY, 0) } != 0
+    {
         fail(17);
     }
-    if libc::syscall(
-        libc::SYS_close_range,
-        3u32,
-        u32::MAX,
-        libc::CLOSE_RANGE_CLOEXEC,
-    ) != 0
+    // SAFETY: close_range with CLOSE_RANGE_CLOEXEC only marks descriptors, no pointers: none
+    // of cordon's (the ruleset, the report pipe, the proxy's pair) reaches the command.
+    if unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    } != 0
     {
         fail(9);
     }
-    if libc::chdir(d.cwd.as_ptr()) != 0 {
+    // SAFETY: chdir reads the NUL-terminated `d.cwd` (a CString in `d`).
+    if unsafe { libc::chdir(d.cwd.as_ptr()) } != 0 {
         fail(10);
     }
     for &(resource, value) in d.rlimits {
@@ -880,32 +1037,49 @@ unsafe fn command(d: &InitData) -> ! {
             rlim_cur: value,
             rlim_max: value,
         };
-        if libc::setrlimit(resource, &lim) != 0 {
+        // SAFETY: setrlimit reads one rlimit from this frame.
+        if unsafe { libc::setrlimit(resource, &lim) } != 0 {
             fail(11);
         }
     }
-    if d.drop_caps && !super::drop_capabilities(d.last_cap) {
+    // SAFETY: raw system calls on stack memory; this is the process that will exec.
+    if d.drop_caps && !unsafe { super::drop_capabilities(d.last_cap) } {
         fail(12);
     }
-    if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+    // SAFETY: PR_SET_NO_NEW_PRIVS takes an integer flag; the unused arguments are 0.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         fail(13);
     }
-    if libc::syscall(libc::SYS_landlock_restrict_self, d.ruleset, 0u32) != 0 {
+    // SAFETY: landlock_restrict_self takes the ruleset descriptor (open, made by cordon) and
+    // flags 0; no pointers.
+    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, d.ruleset, 0u32) } != 0 {
         fail(14);
     }
-    if let Err(e) = crate::seccomp::install(d.programs) {
-        *libc::__errno_location() = e;
+    // SAFETY: no_new_privs is set just above; the filters bind this process and the command.
+    if let Err(e) = unsafe { crate::seccomp::install(d.programs) } {
+        // SAFETY: this thread's errno, written so `fail` reports the kernel's refusal.
+        unsafe { *libc::__errno_location() = e };
         fail(15);
     }
-    let mut empty: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut empty);
-    libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-    libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    // SAFETY: sigset_t is a plain bit array; all-zero is a valid (empty) set.
+    let mut empty: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: sigemptyset writes into `empty`, sigprocmask reads it (this frame); signal
+    // installs the default disposition, no handler code. Checked: the command must not start
+    // with the forwarded signals blocked. signal(2) fails only for an invalid number.
+    unsafe {
+        libc::sigemptyset(&mut empty);
+        if libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {
+            fail(21);
+        }
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     // Like execvp: a missing candidate tries the next; a refused one is remembered.
     let mut err = libc::ENOENT;
     let mut denied = false;
     for path in d.candidates {
-        libc::execve(path.as_ptr(), d.argv, d.envp);
+        // SAFETY: execve reads the NUL-terminated `path` and the null-terminated argv/envp
+        // arrays of CString pointers built before the clone; it returns only on failure.
+        unsafe { libc::execve(path.as_ptr(), d.argv, d.envp) };
         match errno() {
             libc::ENOENT | libc::ENOTDIR => {}
             libc::EACCES => denied = true,
@@ -918,8 +1092,10 @@ unsafe fn command(d: &InitData) -> ! {
     if denied && (err == libc::ENOENT) {
         err = libc::EACCES;
     }
-    record(d.report, b'E', 0, err);
-    libc::_exit(127)
+    // SAFETY: `d.report` is open (close-on-exec only).
+    unsafe { record(d.report, b'E', 0, err) };
+    // SAFETY: as in `fail`.
+    unsafe { libc::_exit(127) }
 }
 
 /// What a live probe found: can the Landlock backend make its namespaces here?
@@ -942,8 +1118,11 @@ pub enum Probe {
 /// in a throw-away child, mounts /proc there and sets its pid_max, then brings loopback up
 /// and makes the proxy's listener as `sandbox.network = "proxy"` does.
 pub fn probe() -> Probe {
-    let user = unsafe { libc::geteuid() } != 0;
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let user = !rustix::process::geteuid().is_root();
+    let (uid, gid) = (
+        rustix::process::getuid().as_raw(),
+        rustix::process::getgid().as_raw(),
+    );
     let uid_map = format!("{uid} {uid} 1\n");
     let gid_map = format!("{gid} {gid} 1\n");
     let cap = format!("{TASK_CAP}\n");
@@ -952,6 +1131,8 @@ pub fn probe() -> Probe {
     if user {
         flags |= libc::CLONE_NEWUSER;
     }
+    // SAFETY: as `run`'s clone: a fork-like copy that only runs the block below and
+    // `_exit`s; no pointers are passed.
     let pid = unsafe {
         libc::syscall(
             libc::SYS_clone,
@@ -968,6 +1149,10 @@ pub fn probe() -> Probe {
     if pid == 0 {
         // Exit code: 0 ok with pid_max, 1 ok without, +2 loopback or +4 the listener failed
         // (the proxy); 10 + step on failure.
+        // SAFETY: the clone's child, which makes only raw system calls on data allocated
+        // before the clone (the map strings) and static C strings, then `_exit`s: mount as in
+        // `init`, the raw proxy functions, and `_exit` (no cordon handlers run). The
+        // listener is left to the exit.
         unsafe {
             let step = if user && !write_file(c"/proc/self/setgroups", b"deny") {
                 1
@@ -1010,6 +1195,7 @@ pub fn probe() -> Probe {
         }
     }
     let mut st = 0;
+    // SAFETY: waitpid writes one int into `st` on this frame; the child is ours, unreaped.
     if unsafe { libc::waitpid(pid as libc::pid_t, &mut st, 0) } != pid as libc::pid_t
         || !libc::WIFEXITED(st)
     {
@@ -1030,14 +1216,6 @@ pub fn probe() -> Probe {
             STEPS.get(n as usize - 10).copied().unwrap_or("a step")
         )),
     }
-}
-
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 fn cvt(r: i32) -> io::Result<i32> {
