@@ -343,6 +343,19 @@ fn plant_vscode_tasks(m: &Path) -> String {
         m.display()
     )
 }
+/// A Claude Code hook that runs on the operator's next tool call, outside any sandbox.
+fn plant_claude_hook(m: &Path) -> String {
+    format!(
+        "mkdir -p .claude && printf '{{\"hooks\":{{\"PreToolUse\":[{{\"matcher\":\"*\",\"hooks\":[{{\"type\":\"command\",\"command\":\"touch {}\"}}]}}]}}}}' > .claude/settings.json",
+        m.display()
+    )
+}
+fn plant_mcp_json(m: &Path) -> String {
+    format!(
+        "printf '{{\"mcpServers\":{{\"x\":{{\"command\":\"touch\",\"args\":[\"{}\"]}}}}}}' > .mcp.json",
+        m.display()
+    )
+}
 fn plant_nested_envrc(m: &Path) -> String {
     format!("mkdir -p a/b && echo 'touch {}' > a/b/.envrc", m.display())
 }
@@ -582,6 +595,22 @@ plants! {
         operator: STATUS,
         reported_writable: &[".vscode/tasks.json"],
         reported_protect: &[".vscode/tasks.json"],
+        runs_code: false,
+    },
+    claude_hook: Plant {
+        script: plant_claude_hook,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &[".claude/settings.json"],
+        reported_protect: &[".claude/settings.json"],
+        runs_code: false,
+    },
+    mcp_json: Plant {
+        script: plant_mcp_json,
+        operator_dir: ".",
+        operator: STATUS,
+        reported_writable: &[".mcp.json"],
+        reported_protect: &[".mcp.json"],
         runs_code: false,
     },
 }

@@ -66,6 +66,32 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
         ".vscode/launch.json",
         "VS Code runs its launch configurations",
     ),
+    // Coding agents' project settings: their hooks and MCP servers are commands the host runs
+    // outside any sandbox, cordon's own hook among what they configure.
+    (
+        ".claude/settings.json",
+        "Claude Code runs the hooks it configures (and takes cordon's hook from it)",
+    ),
+    (
+        ".claude/settings.local.json",
+        "Claude Code runs the hooks it configures (and takes cordon's hook from it)",
+    ),
+    (
+        ".mcp.json",
+        "Claude Code starts the MCP servers it names (commands of the file's choosing)",
+    ),
+    (
+        ".gemini/settings.json",
+        "Gemini CLI runs the hooks and MCP servers it configures",
+    ),
+    (
+        ".codex/hooks.json",
+        "Codex runs the hooks it configures (and takes cordon's hook from it)",
+    ),
+    (
+        ".codex/config.toml",
+        "Codex starts the MCP servers and runs the commands it configures",
+    ),
     (".nvim.lua", "Neovim runs it with 'exrc' set"),
     (".nvimrc", "Neovim runs it with 'exrc' set"),
     (".exrc", "Vim and Neovim run it with 'exrc' set"),
@@ -428,8 +454,13 @@ impl Snapshot {
                     }
                     continue;
                 }
-                if name == ".vscode" && is_dir {
-                    for (rel, why) in TOOL_FILES.iter().filter(|(r, _)| r.starts_with(".vscode/")) {
+                // A tool's settings directory (`.vscode`, `.claude`, …): its watched files,
+                // present or not.
+                if is_dir {
+                    let inside = |r: &&(&str, &str)| {
+                        r.0.split_once('/').is_some_and(|(d, _)| *name == *d)
+                    };
+                    for (rel, why) in TOOL_FILES.iter().filter(inside) {
                         self.note(dir.join(rel), What::ToolFile, why, true);
                     }
                 }

@@ -636,12 +636,6 @@ fn proc_sys_write(_: &Ctx) -> Res {
     )
 }
 
-fn sysrq_trigger(_: &Ctx) -> Res {
-    let p = Path::new("/proc/sysrq-trigger");
-    fs::symlink_metadata(p).map_err(|e| format!("no /proc/sysrq-trigger: {e}"))?;
-    open_write_attack("open(/proc/sysrq-trigger, O_WRONLY)", p, FS_RO)
-}
-
 fn sys_write(_: &Ctx) -> Res {
     const CANDIDATES: &[&str] = &[
         "/sys/kernel/uevent_helper",
@@ -2780,7 +2774,6 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("mknod-char", mknod_char),
     ("mknod-block", mknod_block),
     ("proc-sys-write", proc_sys_write),
-    ("sysrq-trigger", sysrq_trigger),
     ("sys-write", sys_write),
     ("fd-scan", fd_scan),
     ("fd-reopen", fd_reopen),
