@@ -773,18 +773,10 @@ impl Gate {
     /// Decides `call`, asking `asker` when a person must answer (no answer within the
     /// policy's timeout denies), and records the final decision before returning.
     pub fn decide(&self, call: &Call, asker: &mut dyn Asker) -> Decision {
-        if self.dry {
-            return Decision::failed(
-                call,
-                None,
-                "this gate only checks calls (open it with Gate::open to decide)",
-            );
-        }
-        let mut session = match self.open_session() {
-            Ok(s) => s,
-            Err(e) => return Decision::failed(call, None, e),
+        let (mut session, first) = match self.begin(call) {
+            Ok(begun) => begun,
+            Err(failed) => return failed,
         };
-        let first = self.evaluate(call, session.as_ref());
         let outcome = match first {
             Outcome::NeedsAnswer(p) => {
                 let deadline = Instant::now() + lock(&self.engine).timeout();
@@ -804,18 +796,10 @@ impl Gate {
     /// [`Gate::decide`] for an asynchronous asker (an MCP elicitation): the engine is not
     /// held while the person is asked, so other calls are decided meanwhile.
     pub async fn decide_async<A: AsyncAsker>(&self, call: &Call, asker: &mut A) -> Decision {
-        if self.dry {
-            return Decision::failed(
-                call,
-                None,
-                "this gate only checks calls (open it with Gate::open to decide)",
-            );
-        }
-        let mut session = match self.open_session() {
-            Ok(s) => s,
-            Err(e) => return Decision::failed(call, None, e),
+        let (mut session, first) = match self.begin(call) {
+            Ok(begun) => begun,
+            Err(failed) => return failed,
         };
-        let first = self.evaluate(call, session.as_ref());
         let outcome = match first {
             Outcome::NeedsAnswer(p) => {
                 let timeout = lock(&self.engine).timeout();
@@ -829,6 +813,23 @@ impl Gate {
             o => o,
         };
         self.settle(call, outcome, session.as_mut())
+    }
+
+    /// The start of a decision: the session locked and restored, the engine's first answer.
+    #[allow(clippy::result_large_err)] // a Decision is what the caller returns either way
+    fn begin(&self, call: &Call) -> Result<(Option<session::Session>, Outcome), Decision> {
+        if self.dry {
+            return Err(Decision::failed(
+                call,
+                None,
+                "this gate only checks calls (open it with Gate::open to decide)",
+            ));
+        }
+        let session = self
+            .open_session()
+            .map_err(|e| Decision::failed(call, None, e))?;
+        let first = self.evaluate(call, session.as_ref());
+        Ok((session, first))
     }
 
     fn open_session(&self) -> Result<Option<session::Session>, String> {

@@ -457,9 +457,8 @@ impl Snapshot {
                 // A tool's settings directory (`.vscode`, `.claude`, …): its watched files,
                 // present or not.
                 if is_dir {
-                    let inside = |r: &&(&str, &str)| {
-                        r.0.split_once('/').is_some_and(|(d, _)| *name == *d)
-                    };
+                    let inside =
+                        |r: &&(&str, &str)| r.0.split_once('/').is_some_and(|(d, _)| *name == *d);
                     for (rel, why) in TOOL_FILES.iter().filter(inside) {
                         self.note(dir.join(rel), What::ToolFile, why, true);
                     }
