@@ -155,7 +155,7 @@ pub fn run() -> i32 {
     println!("on both Linux backends, refused (exit 125) rather than followed: a root, extra_read or protected path reached through a symlink inside a writable root (a run could have planted it), and a protected file, or one in a protected directory, with a second name (a hard link)");
     println!("on every backend: writable roots that are, hold or lie in a system directory (/proc, /sys, /dev, /etc, /boot, /run, /usr, /bin, /sbin, /lib*, /var except /var/tmp, /nix, /root and /home themselves) are refused; LANG, LANGUAGE and LC_* pass only as locale names");
     println!("bwrap also: /proc/sys and /proc/sysrq-trigger read-only; as root the sandbox's own device nodes; an audit log in a writable root hidden");
-    println!("after every run, on every backend: what the run left in the writable roots that makes the operator's tools run code (a .git directory or its config, commondir, hooks, modules, worktrees; a bare repository; a gitlink; .envrc; editor tasks and settings) is moved aside, warned about and recorded in the audit log");
+    println!("after every run, on every backend: what the run left in the writable roots that makes the operator's tools run code (a .git directory or its config, commondir, hooks, modules, worktrees; a bare repository; a gitlink; .envrc; editor tasks and settings; coding agents' hook and MCP settings: .claude, .mcp.json, .gemini, .codex) is moved aside, warned about and recorded in the audit log");
     println!("agent hosts (cordon hook):");
     if let Ok(cwd) = std::env::current_dir() {
         for line in
