@@ -71,3 +71,43 @@ pub fn test_user() -> (u32, u32) {
         )
     })
 }
+
+/// What a kernel without usable namespaces answers: `clone` with CLONE_NEWPID fails (EPERM),
+/// and clone3 (whose flags a filter cannot read) is not there (ENOSYS, so that libc falls back
+/// to `clone` for threads, as on such a kernel: EPERM would fail every new thread). Two
+/// filters, since one seccompiler filter has one action for every match.
+#[cfg(target_os = "linux")]
+pub fn no_namespaces_filters() -> Vec<seccompiler::BpfProgram> {
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+    };
+    let newpid = libc::CLONE_NEWPID as u64;
+    let arch = || std::env::consts::ARCH.try_into().unwrap();
+    let clone = SeccompFilter::new(
+        [(
+            libc::SYS_clone,
+            vec![SeccompRule::new(vec![SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(newpid),
+                newpid,
+            )
+            .unwrap()])
+            .unwrap()],
+        )]
+        .into_iter()
+        .collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch(),
+    )
+    .unwrap();
+    let clone3 = SeccompFilter::new(
+        [(libc::SYS_clone3, vec![])].into_iter().collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch(),
+    )
+    .unwrap();
+    vec![clone.try_into().unwrap(), clone3.try_into().unwrap()]
+}

@@ -196,7 +196,7 @@ impl Fixture {
             c.uid(uid).gid(gid);
         }
         if self.backend == Backend::LandlockNoNamespaces {
-            let filters = no_namespaces_filters();
+            let filters = cordon_e2e::no_namespaces_filters();
             // SAFETY: the closure runs in the forked child before exec.
             // seccompiler::apply_filter makes only the prctl and seccomp system calls on a
             // program built before the fork, without allocating; only its error path allocates
@@ -233,45 +233,6 @@ impl Fixture {
         }
         Victim(c.spawn().unwrap())
     }
-}
-
-/// What a kernel without usable namespaces answers: `clone` with CLONE_NEWPID fails (EPERM),
-/// and clone3 (whose flags a filter cannot read) is not there (ENOSYS, so that libc falls back
-/// to `clone` for threads, as on such a kernel: EPERM would fail every new thread). Two
-/// filters, since one seccompiler filter has one action for every match.
-fn no_namespaces_filters() -> Vec<seccompiler::BpfProgram> {
-    use seccompiler::{
-        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
-    };
-    let newpid = libc::CLONE_NEWPID as u64;
-    let arch = || std::env::consts::ARCH.try_into().unwrap();
-    let clone = SeccompFilter::new(
-        [(
-            libc::SYS_clone,
-            vec![SeccompRule::new(vec![SeccompCondition::new(
-                0,
-                SeccompCmpArgLen::Qword,
-                SeccompCmpOp::MaskedEq(newpid),
-                newpid,
-            )
-            .unwrap()])
-            .unwrap()],
-        )]
-        .into_iter()
-        .collect(),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        arch(),
-    )
-    .unwrap();
-    let clone3 = SeccompFilter::new(
-        [(libc::SYS_clone3, vec![])].into_iter().collect(),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch(),
-    )
-    .unwrap();
-    vec![clone.try_into().unwrap(), clone3.try_into().unwrap()]
 }
 
 /// What a container or LSM that allows the namespaces but not mounts answers: `mount` fails
@@ -697,7 +658,7 @@ fn doctor_reports_the_namespaces(mode: Mode) {
             c.uid(uid).gid(gid);
         }
         if fallback {
-            let filters = no_namespaces_filters();
+            let filters = cordon_e2e::no_namespaces_filters();
             // SAFETY: the closure runs in the forked child before exec.
             // seccompiler::apply_filter makes only the prctl and seccomp system calls on a
             // program built before the fork, without allocating; only its error path allocates

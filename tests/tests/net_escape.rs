@@ -399,43 +399,6 @@ fn a_proxy_that_is_gone_refuses_the_run(mode: Mode, backend: Backend) {
     );
 }
 
-/// What a kernel without usable namespaces answers (as in the leftovers suite): `clone` with
-/// CLONE_NEWPID fails (EPERM), and clone3 is not there (ENOSYS).
-fn no_namespaces_filters() -> Vec<seccompiler::BpfProgram> {
-    use seccompiler::{
-        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
-    };
-    let newpid = libc::CLONE_NEWPID as u64;
-    let arch = || std::env::consts::ARCH.try_into().unwrap();
-    let clone = SeccompFilter::new(
-        [(
-            libc::SYS_clone,
-            vec![SeccompRule::new(vec![SeccompCondition::new(
-                0,
-                SeccompCmpArgLen::Qword,
-                SeccompCmpOp::MaskedEq(newpid),
-                newpid,
-            )
-            .unwrap()])
-            .unwrap()],
-        )]
-        .into_iter()
-        .collect(),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        arch(),
-    )
-    .unwrap();
-    let clone3 = SeccompFilter::new(
-        [(libc::SYS_clone3, vec![])].into_iter().collect(),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch(),
-    )
-    .unwrap();
-    vec![clone.try_into().unwrap(), clone3.try_into().unwrap()]
-}
-
 /// `cordon doctor` proves with a live probe that `network = "proxy"` can be enforced, as this
 /// user, and says it is refused where no network namespace can be made.
 fn doctor_reports_the_proxy(mode: Mode) {
@@ -447,7 +410,7 @@ fn doctor_reports_the_proxy(mode: Mode) {
             c.uid(uid).gid(gid);
         }
         if no_namespaces {
-            let filters = no_namespaces_filters();
+            let filters = cordon_e2e::no_namespaces_filters();
             unsafe {
                 c.pre_exec(move || {
                     for filter in &filters {
@@ -514,7 +477,7 @@ mod doctor {
 fn without_namespaces_proxy_is_refused(mode: Mode) {
     let f = Fixture::new(mode, Backend::Landlock);
     let mut c = f.netrun(&[], &["/usr/bin/touch".into(), "started".into()]);
-    let filters = no_namespaces_filters();
+    let filters = cordon_e2e::no_namespaces_filters();
     unsafe {
         c.pre_exec(move || {
             for filter in &filters {
