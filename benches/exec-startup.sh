@@ -28,6 +28,8 @@ cd "$ws"   # the embedded default policy: this directory read-write
 # inner stage, seccomp program and status pipe are what the comparison measures).
 "$cordon" profile --format bwrap > "$out/bwrap-profile.sh"
 CORDON_TMP=$(mktemp -d -p "$ws")
+# As root the profile gives the sandbox device nodes of its own, made in $CORDON_TMP first.
+eval "$(grep -E '^(mkdir -p|mknod) ' "$out/bwrap-profile.sh" || true)"
 eval "$(sed -n '/^args=(/,/^)/p' "$out/bwrap-profile.sh")"
 same="/usr/bin/bwrap ${args[*]} /bin/true"
 
