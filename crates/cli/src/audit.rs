@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use cordon_approval::audit::{self, Record};
 
 use crate::term::clean;
-use crate::{refuse, EXIT_FAILURE};
+use crate::{Error, Exit};
 
 #[derive(Args)]
 pub struct AuditArgs {
@@ -38,38 +38,35 @@ struct LogArg {
 
 impl LogArg {
     /// The log named, or the one `cordon exec` writes under the policy.
-    fn resolve(self) -> Result<PathBuf, i32> {
+    fn resolve(self) -> Result<PathBuf, Error> {
         if let Some(file) = self.file {
             return Ok(file);
         }
         let (_, policy) = crate::load_policy(self.policy.as_deref())?;
         match policy.approval.audit_log.path() {
             Some(p) => Ok(p.to_path_buf()),
-            None => Err(refuse(
-                EXIT_FAILURE,
+            None => Err(Error::failure(
                 "no audit log to read: the policy sets no approval.audit_log, and neither XDG_STATE_HOME nor HOME is an absolute path; name the FILE",
             )),
         }
     }
 }
 
-pub fn run(args: AuditArgs) -> i32 {
+pub fn run(args: AuditArgs) -> Exit {
     let (arg, verify_it) = match args.command {
         AuditCmd::Verify(a) => (a, true),
         AuditCmd::Show(a) => (a, false),
     };
-    match arg.resolve() {
-        Ok(file) if verify_it => verify(&file),
-        Ok(file) => show(&file),
-        Err(code) => code,
+    let file = arg.resolve()?;
+    if verify_it {
+        verify(&file)
+    } else {
+        show(&file)
     }
 }
 
-fn verify(file: &Path) -> i32 {
-    let report = match audit::verify(file) {
-        Ok(r) => r,
-        Err(e) => return refuse(EXIT_FAILURE, format!("audit log {e}")),
-    };
+fn verify(file: &Path) -> Exit {
+    let report = audit::verify(file).map_err(|e| Error::failure(format!("audit log {e}")))?;
     let shown = file.display();
     for p in &report.problems {
         eprintln!("cordon: {shown}:{}: {}", p.line, clean(&p.message));
@@ -94,23 +91,12 @@ fn verify(file: &Path) -> i32 {
         println!("note: {}", clean(n));
     }
     println!("note: {}", audit::THREAT_MODEL);
-    if report.is_intact() {
-        0
-    } else {
-        1
-    }
+    Ok(if report.is_intact() { 0 } else { 1 })
 }
 
-fn show(file: &Path) -> i32 {
-    let bytes = match std::fs::read(file) {
-        Ok(b) => b,
-        Err(e) => {
-            return refuse(
-                EXIT_FAILURE,
-                format!("audit log {}: cannot read: {e}", file.display()),
-            )
-        }
-    };
+fn show(file: &Path) -> Exit {
+    let bytes = std::fs::read(file)
+        .map_err(|e| Error::failure(format!("audit log {}: cannot read: {e}", file.display())))?;
     let mut parts: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
     let tail = parts.pop().unwrap_or_default();
     let mut bad = false;
@@ -137,11 +123,7 @@ fn show(file: &Path) -> i32 {
             tail.len()
         );
     }
-    if bad {
-        1
-    } else {
-        0
-    }
+    Ok(if bad { 1 } else { 0 })
 }
 
 /// `TIME SESSION #SEQ DECISION TOOL KEYS by BY: REASON [note: NOTE]`, every field made safe

@@ -5,105 +5,80 @@ use cordon_tools::assess::ShellAssessment;
 use cordon_tools::tool::Assessment;
 use serde_json::json;
 
-use crate::{refuse, refuse_gate, CheckArgs, EXIT_FAILURE};
+use crate::{CheckArgs, Error, Exit};
 
 /// Through a gate that only checks: the policy, the remembered rules and the tools' reading
 /// are exactly `exec`'s, and nothing is recorded or run.
-pub fn run(args: CheckArgs) -> i32 {
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            return refuse(
-                EXIT_FAILURE,
-                format!("cannot read the current directory: {e}"),
-            )
-        }
-    };
+pub fn run(args: CheckArgs) -> Exit {
+    let cwd = crate::current_dir()?;
     let mut opts = Options::new(cwd);
     opts.policy = args.policy.clone();
-    let gate = match Gate::open_dry(opts) {
-        Ok(g) => g,
-        Err(e) => return refuse_gate(&e),
-    };
+    let gate = Gate::open_dry(opts)?;
     if args.tool == "network" {
         // A connection through the proxy: the [network] rules' verdict on HOST:PORT.
         let words = args.pairs.iter().chain(&args.argv);
-        let a = match cordon_tools::network::check(gate.policy(), words) {
-            Ok(a) => a,
-            Err(e) => return refuse(EXIT_FAILURE, e),
-        };
+        let a = cordon_tools::network::check(gate.policy(), words).map_err(Error::failure)?;
         if args.json {
             println!("{}", a.to_json());
         } else {
             print_tool_human(&a);
         }
-        return 0;
+        return Ok(0);
     }
     if args.tool != "shell" {
         return check_tool(&gate, &args);
     }
     if let Some(extra) = args.pairs.first() {
-        return refuse(
-            EXIT_FAILURE,
-            format!("shell: unexpected `{extra}`; give -c STRING or -- PROG ARGS"),
-        );
+        return Err(Error::failure(format!(
+            "shell: unexpected `{extra}`; give -c STRING or -- PROG ARGS"
+        )));
     }
     let command = match (&args.command, args.argv.is_empty()) {
         (Some(line), _) => Command::Line(line.clone()),
         (None, false) => Command::Argv(args.argv.clone()),
         (None, true) => {
-            return refuse(
-                EXIT_FAILURE,
+            return Err(Error::failure(
                 "nothing to check: give -c STRING or -- PROG ARGS",
-            )
+            ))
         }
     };
-    let call = match gate.shell(command, None) {
-        Ok(c) => c,
-        Err(e) => return refuse_gate(&e),
-    };
+    let call = gate.shell(command, None)?;
     let Some(a) = call.shell_assessment() else {
-        return refuse(EXIT_FAILURE, "not a shell call");
+        return Err(Error::failure("not a shell call"));
     };
     if args.json {
         println!("{}", to_json(a));
     } else {
         print_human(a);
     }
-    0
+    Ok(0)
 }
 
 /// `cordon check TOOL key=value…` for a file tool or a `[tools.NAME]` tool: the tool's
 /// assessment of the call (nothing is executed). The arguments are `key=value` words (values
 /// are strings); they may also follow `--`.
-fn check_tool(gate: &Gate, args: &CheckArgs) -> i32 {
+fn check_tool(gate: &Gate, args: &CheckArgs) -> Exit {
     if args.command.is_some() {
-        return refuse(
-            EXIT_FAILURE,
-            format!(
-                "{}: -c is for shell; give the arguments as key=value",
-                args.tool
-            ),
-        );
+        return Err(Error::failure(format!(
+            "{}: -c is for shell; give the arguments as key=value",
+            args.tool
+        )));
     }
-    let call = match call_args(&args.tool, args.pairs.iter().chain(&args.argv)) {
-        Ok(v) => v,
-        Err(e) => return refuse(EXIT_FAILURE, e),
-    };
+    let call =
+        call_args(&args.tool, args.pairs.iter().chain(&args.argv)).map_err(Error::failure)?;
     // A call cordon cannot even read is a usage error here (125), not a denial.
-    let call = match gate.file(&args.tool, call) {
-        Ok(c) => c,
-        Err(e) => return refuse(EXIT_FAILURE, e.message),
-    };
+    let call = gate
+        .file(&args.tool, call)
+        .map_err(|e| Error::failure(e.message))?;
     let Some(a) = call.tool_assessment() else {
-        return refuse(EXIT_FAILURE, "not a tool call");
+        return Err(Error::failure("not a tool call"));
     };
     if args.json {
         println!("{}", a.to_json());
     } else {
         print_tool_human(a);
     }
-    0
+    Ok(0)
 }
 
 /// `key=value` words as a JSON object of strings. A word without `=`, an empty key or a key

@@ -4,26 +4,17 @@ use cordon_gate::{Command, Gate, Options, Output, RunOptions};
 use cordon_policy::ApprovalMode;
 
 use crate::prompt::Prompt;
-use crate::{refuse, refuse_gate, term, ExecArgs, EXIT_FAILURE};
+use crate::{term, Error, ExecArgs, Exit, EXIT_DENIED};
 
-pub fn run(args: ExecArgs) -> i32 {
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            return refuse(
-                EXIT_FAILURE,
-                format!("cannot read the current directory: {e}"),
-            )
-        }
-    };
+pub fn run(args: ExecArgs) -> Exit {
+    let cwd = crate::current_dir()?;
     let command = match (&args.command, args.argv.is_empty()) {
         (Some(line), _) => Command::Line(line.clone()),
         (None, false) => Command::Argv(args.argv.clone()),
         (None, true) => {
-            return refuse(
-                EXIT_FAILURE,
+            return Err(Error::failure(
                 "nothing to run: give -c STRING or -- PROG ARGS",
-            )
+            ))
         }
     };
     let mut opts = Options::new(cwd);
@@ -46,33 +37,24 @@ pub fn run(args: ExecArgs) -> i32 {
     let host_grant = match (&args.host_grant, &args.command) {
         (None, _) => None,
         (Some(id), Some(line)) => {
-            let policy = match cordon_policy::Policy::discover(opts.policy.as_deref(), &opts.cwd) {
-                Ok(p) => p,
-                Err(e) => return refuse(EXIT_FAILURE, term::clean(&e.to_string())),
-            };
-            match cordon_gate::host_grant::consume(id, &policy, &opts.cwd, line) {
-                Ok(host) => Some(host),
-                Err(e) => return refuse(crate::EXIT_DENIED, term::clean(&e)),
-            }
+            let policy = cordon_policy::Policy::discover(opts.policy.as_deref(), &opts.cwd)
+                .map_err(Error::failure)?;
+            let host = cordon_gate::host_grant::consume(id, &policy, &opts.cwd, line)
+                .map_err(|e| Error::new(EXIT_DENIED, e))?;
+            Some(host)
         }
-        (Some(_), None) => return refuse(EXIT_FAILURE, "--host-grant needs -c STRING"),
+        (Some(_), None) => return Err(Error::failure("--host-grant needs -c STRING")),
     };
     opts.client = host_grant.clone();
     opts.can_ask = host_grant.is_some() || term::terminal_available();
     let session = opts.session.clone();
-    let gate = match Gate::open(opts) {
-        Ok(g) => g,
-        Err(e) => return refuse_gate(&e),
-    };
+    let gate = Gate::open(opts)?;
     for w in gate.warnings() {
         eprintln!("cordon: warning: {w}");
     }
     // The sandbox first: a run that can never happen is refused before anyone is asked and
     // before anything is recorded.
-    let call = match gate.shell(command, None) {
-        Ok(c) => c,
-        Err(e) => return refuse_gate(&e),
-    };
+    let call = gate.shell(command, None)?;
     let rules_file = gate
         .rules_file()
         .map(std::path::Path::to_path_buf)
@@ -91,7 +73,7 @@ pub fn run(args: ExecArgs) -> i32 {
         eprintln!("cordon: {n}");
     }
     if !decision.is_allowed() {
-        return refuse(decision.exit_code(), decision.message());
+        return Err(Error::new(decision.exit_code(), decision.message()));
     }
     let timeout = args.timeout.or(gate.policy().sandbox.limits.timeout);
     let opts = RunOptions {
@@ -99,16 +81,16 @@ pub fn run(args: ExecArgs) -> i32 {
         output: Output::Inherit,
         cancel: None,
     };
-    match gate.run(&call, &decision, opts) {
-        Ok(ran) if ran.timed_out => refuse(
+    let ran = gate.run(&call, &decision, opts)?;
+    if ran.timed_out {
+        return Err(Error::new(
             ran.exit_code,
             format!(
                 "timed out after {:?}; killed `{}` and all its descendants",
                 timeout.unwrap_or_default(),
                 call.shown()
             ),
-        ),
-        Ok(ran) => ran.exit_code,
-        Err(e) => refuse_gate(&e),
+        ));
     }
+    Ok(ran.exit_code)
 }

@@ -17,7 +17,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::{refuse, term, EXIT_FAILURE};
+use crate::{term, Error, Exit};
 
 /// The starter policy; `{GIT}` becomes the `sandbox.git` lines for this project.
 const TEMPLATE: &str = r#"# cordon policy for this project, written by `cordon init`. Every key is listed with what it
@@ -210,56 +210,52 @@ fn policy_text(dir: &Path) -> String {
 }
 
 /// `cordon init [--force]`.
-pub fn run(force: bool) -> i32 {
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            return refuse(
-                EXIT_FAILURE,
-                format!("cannot read the current directory: {e}"),
-            )
-        }
-    };
+pub fn run(force: bool) -> Exit {
+    let cwd = crate::current_dir()?;
     let path = cwd.join(cordon_policy::DEFAULT_POLICY_FILE);
     let shown = term::clean(&path.display().to_string());
     let backup = match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return refuse(EXIT_FAILURE, format!("cannot inspect {shown}: {e}")),
+        Err(e) => return Err(Error::failure(format!("cannot inspect {shown}: {e}"))),
         Ok(_) if !force => {
-            return refuse(
-                EXIT_FAILURE,
-                format!("{shown} already exists; `cordon init --force` replaces it and keeps it as a backup"),
-            )
+            return Err(Error::failure(format!(
+                "{shown} already exists; `cordon init --force` replaces it and keeps it as a backup"
+            )))
         }
         Ok(m) if m.is_dir() => {
-            return refuse(
-                EXIT_FAILURE,
-                format!("{shown} is a directory; move it away first"),
-            )
+            return Err(Error::failure(format!(
+                "{shown} is a directory; move it away first"
+            )))
         }
         Ok(_) => match move_aside(&path) {
             Ok(to) => Some(to),
-            Err(e) => return refuse(EXIT_FAILURE, format!("cannot back up {shown}: {e}")),
+            Err(e) => return Err(Error::failure(format!("cannot back up {shown}: {e}"))),
         },
     };
     let text = policy_text(&cwd);
     if let Err(e) = write_new(&path, &text) {
-        return refuse(EXIT_FAILURE, format!("cannot write {shown}: {e}"));
+        return Err(Error::failure(format!("cannot write {shown}: {e}")));
     }
     // The written file must load and its examples pass before anyone trusts it.
     let policy = match cordon_policy::Policy::load(&path) {
         Ok(p) => p,
-        Err(e) => return crate::refuse_policy("the written policy does not load: ", &e, None),
+        Err(e) => {
+            return Err(crate::policy_error(
+                "the written policy does not load: ",
+                &e,
+                None,
+            ))
+        }
     };
     let failed: Vec<_> = cordon_gate::example_results(&policy)
         .into_iter()
         .filter(|r| !r.ok)
         .collect();
     if let Some(r) = failed.first() {
-        return refuse(
-            EXIT_FAILURE,
-            format!("the written policy fails its own example: {}", r.message()),
-        );
+        return Err(Error::failure(format!(
+            "the written policy fails its own example: {}",
+            r.message()
+        )));
     }
     if let Some(to) = &backup {
         println!(
@@ -277,9 +273,9 @@ pub fn run(force: bool) -> i32 {
             "not a git repository"
         }
     );
-    let code = crate::policy_trust(Some(path.clone()), true);
+    let code = crate::policy_trust(Some(path.clone()), true)?;
     if code != 0 {
-        return code;
+        return Ok(code);
     }
     println!("cordon exec, check and profile in this directory now use it");
     // Which backend runs it here, from the same chooser `cordon exec` uses.
@@ -299,7 +295,7 @@ pub fn run(force: bool) -> i32 {
             term::clean(&why.to_string())
         ),
     }
-    0
+    Ok(0)
 }
 
 fn backend_name(chosen: &cordon_ossandbox::Chosen) -> &'static str {

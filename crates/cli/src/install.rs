@@ -25,7 +25,7 @@ use clap::Args;
 use serde_json::{json, Map, Value};
 
 use crate::hook::{quote, Host};
-use crate::{refuse, EXIT_FAILURE};
+use crate::{Error, Exit};
 
 #[derive(Args)]
 pub struct InstallArgs {
@@ -263,37 +263,23 @@ fn env_var(k: &str) -> Option<String> {
 }
 
 /// `cordon install|uninstall`.
-pub fn run(args: InstallArgs, add: bool) -> i32 {
+pub fn run(args: InstallArgs, add: bool) -> Exit {
     let scope = if args.user {
         Scope::User
     } else {
         Scope::Project
     };
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            return refuse(
-                EXIT_FAILURE,
-                format!("cannot read the current directory: {e}"),
-            )
-        }
-    };
-    let file = match settings_file(args.host, scope, &cwd, &env_var) {
-        Ok(f) => f,
-        Err(e) => return refuse(EXIT_FAILURE, e),
-    };
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => return refuse(EXIT_FAILURE, format!("cannot find the cordon binary: {e}")),
-    };
-    let policy = match args.policy.as_deref().map(std::path::absolute).transpose() {
-        Ok(p) => p,
-        Err(e) => return refuse(EXIT_FAILURE, format!("--policy: {e}")),
-    };
-    let command = match hook_command(&exe, args.host, policy.as_deref()) {
-        Ok(c) => c,
-        Err(e) => return refuse(EXIT_FAILURE, e),
-    };
+    let cwd = crate::current_dir()?;
+    let file = settings_file(args.host, scope, &cwd, &env_var).map_err(Error::failure)?;
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::failure(format!("cannot find the cordon binary: {e}")))?;
+    let policy = args
+        .policy
+        .as_deref()
+        .map(std::path::absolute)
+        .transpose()
+        .map_err(|e| Error::failure(format!("--policy: {e}")))?;
+    let command = hook_command(&exe, args.host, policy.as_deref()).map_err(Error::failure)?;
     let shown = crate::term::clean(&file.display().to_string());
     match edit(&file, args.host, &command, add) {
         Ok(Change::Unchanged) if add => {
@@ -323,9 +309,9 @@ pub fn run(args: InstallArgs, add: bool) -> i32 {
                 println!("Codex runs a new or changed hook only after you trust it: open /hooks in Codex and trust it");
             }
         }
-        Err(e) => return refuse(EXIT_FAILURE, crate::term::clean(&e)),
+        Err(e) => return Err(Error::failure(e)),
     }
-    0
+    Ok(0)
 }
 
 /// One line per host and scope for `cordon doctor`.

@@ -27,6 +27,13 @@ pub const EXIT_FAILURE: i32 = 125;
 /// Denied by policy or approval.
 pub const EXIT_DENIED: i32 = 126;
 
+/// cordon's refusals and failures: one line, the lines after it, and the exit code (125 its own
+/// failure, 126 denied, 127 not found) — printed once, in `main`.
+pub use cordon_gate::Error;
+
+/// What a subcommand ends with: the exit status to return, or an error that carries its own.
+pub type Exit = Result<i32, Error>;
+
 #[derive(Parser)]
 #[command(
     name = "cordon",
@@ -250,34 +257,30 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// The current directory and the policy the command runs under (`--policy`, else
-/// `./cordon.toml`, else the embedded default), or the exit status of a refusal.
+/// `./cordon.toml`, else the embedded default).
 pub fn load_policy(
     explicit: Option<&std::path::Path>,
-) -> Result<(PathBuf, cordon_policy::Policy), i32> {
-    let cwd = std::env::current_dir().map_err(|e| {
-        refuse(
-            EXIT_FAILURE,
-            format!("cannot read the current directory: {e}"),
-        )
-    })?;
+) -> Result<(PathBuf, cordon_policy::Policy), Error> {
+    let cwd = current_dir()?;
     let policy = cordon_policy::Policy::discover(explicit, &cwd)
-        .map_err(|e| refuse_policy("", &e, e.diff()))?;
+        .map_err(|e| policy_error("", &e, e.diff()))?;
     Ok((cwd, policy))
 }
 
-/// Refuses with a policy error: `cordon: PREFIX ERROR` on one line (made safe for the
-/// terminal: the file may hold anything), then, for a file changed since it was trusted, the
-/// differences (bounded), each line made safe as well.
-pub fn refuse_policy(prefix: &str, e: &dyn std::fmt::Display, diff: Option<&str>) -> i32 {
-    let code = refuse(EXIT_FAILURE, term::clean(&format!("{prefix}{e}")));
-    for line in diff.unwrap_or_default().lines() {
-        eprintln!("{}", term::clean(line));
-    }
-    code
+/// The working directory, or why it cannot be read.
+pub fn current_dir() -> Result<PathBuf, Error> {
+    std::env::current_dir()
+        .map_err(|e| Error::failure(format!("cannot read the current directory: {e}")))
+}
+
+/// A policy error: `PREFIX ERROR` on one line (made safe for the terminal: the file may hold
+/// anything), then, for a file changed since it was trusted, the differences (bounded).
+pub fn policy_error(prefix: &str, e: &dyn std::fmt::Display, diff: Option<&str>) -> Error {
+    Error::failure(format!("{prefix}{e}")).with_detail(diff.unwrap_or_default().lines())
 }
 
 /// `cordon policy trust|untrust [FILE]`.
-fn policy_trust(file: Option<PathBuf>, grant: bool) -> i32 {
+fn policy_trust(file: Option<PathBuf>, grant: bool) -> Exit {
     use cordon_policy::trust::{self, Follow, TrustStore};
     let path = file.unwrap_or_else(|| PathBuf::from(cordon_policy::DEFAULT_POLICY_FILE));
     let store = TrustStore::from_env();
@@ -289,22 +292,22 @@ fn policy_trust(file: Option<PathBuf>, grant: bool) -> i32 {
                     "no longer trusted: {}",
                     term::clean(&real.display().to_string())
                 );
-                0
+                Ok(0)
             }
             Ok(false) => {
                 println!(
                     "{} was not trusted",
                     term::clean(&real.display().to_string())
                 );
-                0
+                Ok(0)
             }
-            Err(e) => refuse(EXIT_FAILURE, term::clean(&e)),
+            Err(e) => Err(Error::failure(e)),
         };
     }
     // The same read as discovery's: the file itself, never a link, a FIFO or a device.
     let file = match trust::read_file(&path, Follow::Never) {
         Ok(f) => f,
-        Err(e) => return refuse_policy("", &e, None),
+        Err(e) => return Err(policy_error("", &e, None)),
     };
     match store.trust(&file) {
         Ok(before) => {
@@ -322,70 +325,52 @@ fn policy_trust(file: Option<PathBuf>, grant: bool) -> i32 {
                     term::clean(&e.to_string())
                 );
             }
-            0
+            Ok(0)
         }
-        Err(e) => refuse(EXIT_FAILURE, term::clean(&e)),
+        Err(e) => Err(Error::failure(e)),
     }
 }
 
-/// Refuses with the gate's error: its line, then its detail lines.
-pub fn refuse_gate(e: &cordon_gate::Error) -> i32 {
-    let code = refuse(e.code, &e.message);
+/// Prints `cordon: MESSAGE` and the lines after it on stderr; returns the exit code.
+fn report(e: &Error) -> i32 {
+    eprintln!("cordon: {}", e.message);
     for line in &e.detail {
         eprintln!("{line}");
     }
-    code
-}
-
-/// Prints `cordon: MESSAGE` and returns `code`.
-pub fn refuse(code: i32, message: impl std::fmt::Display) -> i32 {
-    eprintln!("cordon: {message}");
-    code
+    e.code
 }
 
 /// `cordon policy test [FILE]`: every example, passed or failed, one line each.
-fn policy_test(file: Option<PathBuf>) -> i32 {
-    let (_, policy) = match load_policy(file.as_deref()) {
-        Ok(loaded) => loaded,
-        Err(code) => return code,
-    };
+fn policy_test(file: Option<PathBuf>) -> Exit {
+    let (_, policy) = load_policy(file.as_deref())?;
     let results = cordon_gate::example_results(&policy);
     let failed = results.iter().filter(|r| !r.ok).count();
     for r in &results {
         println!("{} {}", if r.ok { "ok  " } else { "FAIL" }, r.message());
     }
     println!("{} passed, {failed} failed", results.len() - failed);
-    if failed == 0 {
-        0
-    } else {
-        1
-    }
+    Ok(if failed == 0 { 0 } else { 1 })
 }
 
 /// `cordon session show|revoke NAME`.
-fn session_cmd(cmd: SessionCmd) -> i32 {
+fn session_cmd(cmd: SessionCmd) -> Exit {
     let (name, words) = match &cmd {
         SessionCmd::Show { name } => (name, None),
         SessionCmd::Revoke { name, words } => (name, Some(words)),
     };
-    let mut s = match cordon_gate::session::Session::open(name, &[]) {
-        Ok(s) => s,
-        Err(e) => return refuse(EXIT_FAILURE, e),
-    };
+    let mut s = cordon_gate::session::Session::open(name, &[]).map_err(Error::failure)?;
     match words {
         None => {
             for (tool, key) in s.grants() {
                 println!("{} {}", term::clean(tool), term::clean(&key.to_string()));
             }
-            0
+            Ok(0)
         }
-        Some(words) => match s.revoke(words) {
-            Ok(n) => {
-                println!("revoked {n} grant(s) of session `{name}`");
-                0
-            }
-            Err(e) => refuse(EXIT_FAILURE, e),
-        },
+        Some(words) => {
+            let n = s.revoke(words).map_err(Error::failure)?;
+            println!("revoked {n} grant(s) of session `{name}`");
+            Ok(0)
+        }
     }
 }
 
@@ -398,10 +383,10 @@ fn main() {
         let dir = PathBuf::from(&args[2]);
         std::process::exit(match manpage::write_all(Cli::command(), &dir) {
             Ok(()) => 0,
-            Err(e) => refuse(
-                EXIT_FAILURE,
-                format!("cannot write the man pages into {}: {e}", dir.display()),
-            ),
+            Err(e) => report(&Error::failure(format!(
+                "cannot write the man pages into {}: {e}",
+                dir.display()
+            ))),
         });
     }
     let cli = match Cli::try_parse() {
@@ -417,26 +402,27 @@ fn main() {
         }
     };
     init_tracing(cli.verbose);
-    let code = match cli.command {
+    let result: Exit = match cli.command {
         Cmd::Exec(args) => exec::run(args),
         Cmd::Check(args) => check::run(args),
         Cmd::Profile(args) => profile::run(args),
-        Cmd::Doctor => doctor::run(),
+        Cmd::Doctor => Ok(doctor::run()),
         Cmd::Policy(PolicyCmd::Test { file }) => policy_test(file),
         Cmd::Policy(PolicyCmd::Trust { file }) => policy_trust(file, true),
         Cmd::Policy(PolicyCmd::Untrust { file }) => policy_trust(file, false),
         Cmd::Audit(args) => audit::run(args),
         Cmd::Session(cmd) => session_cmd(cmd),
-        Cmd::Mcp(args) => mcp::run(args),
-        Cmd::Hook { host, policy } => hook::run(host, policy),
+        Cmd::Mcp(args) => Ok(mcp::run(args)),
+        Cmd::Hook { host, policy } => Ok(hook::run(host, policy)),
         Cmd::Install(args) => install::run(args, true),
         Cmd::Uninstall(args) => install::run(args, false),
         Cmd::Init { force } => init::run(force),
         Cmd::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(shell, &mut Cli::command(), "cordon", &mut std::io::stdout());
-            0
+            Ok(0)
         }
     };
+    let code = result.unwrap_or_else(|e| report(&e));
     std::process::exit(code);
 }

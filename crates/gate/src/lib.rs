@@ -135,7 +135,8 @@ pub struct Error {
 }
 
 impl Error {
-    fn new(code: i32, message: impl std::fmt::Display) -> Error {
+    /// An error with its exit code; the message is made safe for a terminal.
+    pub fn new(code: i32, message: impl std::fmt::Display) -> Error {
         Error {
             code,
             message: clean(&message.to_string()),
@@ -143,8 +144,15 @@ impl Error {
         }
     }
 
-    fn failure(message: impl std::fmt::Display) -> Error {
+    /// cordon's own failure (125).
+    pub fn failure(message: impl std::fmt::Display) -> Error {
         Error::new(EXIT_FAILURE, message)
+    }
+
+    /// The message, then `lines` shown after it (each made safe for a terminal).
+    pub fn with_detail<'a>(mut self, lines: impl IntoIterator<Item = &'a str>) -> Error {
+        self.detail.extend(lines.into_iter().map(clean));
+        self
     }
 
     /// A policy error: its one line, then the differences from the trusted content, if any.
