@@ -2301,3 +2301,25 @@ fn large_inputs_are_bounded() {
     assert!(t.elapsed() < PARSE_BUDGET + Duration::from_secs(2));
     assert!(!parsed.is_parsed());
 }
+
+/// tree-sitter-bash's scanner hands the next character to C's `isdigit`, whose table ends at
+/// 255: a character beyond it after `{` read outside the table and crashed the process (found
+/// by the shell property test). The parser now sees `%` bytes in their place; the words keep
+/// their text.
+#[test]
+fn characters_beyond_latin1_do_not_crash_the_scanner_and_keep_their_text() {
+    for line in [
+        "x=$(echo {\u{10FFFF})",
+        "echo {\u{1F600}..2}",
+        "ls {\u{4E2D}\u{6587}",
+        "cat <<\u{10FFFF}\nx\n\u{10FFFF}\necho {\u{10FFFF}",
+    ] {
+        let _ = parse(line);
+    }
+    let p = parse("echo h\u{E9}llo \u{4E2D}\u{6587} {\u{10FFFF}");
+    assert_eq!(p.commands.len(), 1, "{p:?}");
+    assert_eq!(
+        p.commands[0].words,
+        ["echo", "h\u{E9}llo", "\u{4E2D}\u{6587}", "{\u{10FFFF}"]
+    );
+}
