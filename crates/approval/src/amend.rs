@@ -12,9 +12,16 @@
 //! `bin/tool`, `/tmp/x`), whose file can change after approval; and for keys a rule cannot
 //! state exactly (a word with whitespace, an empty word).
 //!
-//! The rules file is itself a policy file (`version = 1` and `[[shell.rules]]` tables), so
-//! it is parsed and checked with the policy's own parser ([`load`]); its rules are added after
-//! the policy's, as persisted grants: they relax an ask, never an explicit deny.
+//! A connection (tool `network`, key `network HOST:PORT`) is remembered as that host and
+//! port exactly (a `[[network.rules]]` table, `host = "api.example.org:443"`), never as the
+//! host's subdomains or other ports. It is a rule, not an address exception: a name that
+//! resolves to a loopback, private or metadata address is still refused by the proxy unless
+//! the policy's `[network]` lists that address.
+//!
+//! The rules file is checked with the policy's own parser ([`cordon_policy::RulesFile`]:
+//! `version = 1`, `[[shell.rules]]` and `[[network.rules]]` tables, nothing else); its rules
+//! are added after the policy's, as persisted grants: they relax an ask, never an explicit
+//! deny.
 //!
 //! The file lies beside the policy, maybe in a directory a sandboxed command could write (a
 //! run under another policy, or from a parent directory, reaches it). So its content is
@@ -27,15 +34,17 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use cordon_policy::network::{self, Host, Target, NETWORK_TOOL};
 use cordon_policy::trust::{self, FileText, Follow, Pinned, TrustStore};
-use cordon_policy::{basename, Action, Policy, PolicyError, ShellRule};
+use cordon_policy::{basename, Action, HostPattern, PolicyError, RulesFile};
 
 use crate::request::{Key, Request};
 
 /// The header a new rules file starts with.
 pub const RULES_FILE_HEADER: &str =
     "# Rules remembered by cordon (\"approve always\"). Each one allows exactly the command\n\
-     # it was approved for, word for word (exact = true). Edit or delete them freely.\nversion = 1\n";
+     # (word for word, exact = true) or the host and port it was approved for. Edit or delete\n\
+     # them freely.\nversion = 1\n";
 
 /// Programs whose arguments are code or another command line, or that run another program
 /// given in their arguments: never persisted. Matched on the basename, with a version suffix
@@ -180,11 +189,12 @@ const REFUSED_PREFIXES: &[&str] = &["ld-linux", "ld-musl", "ld.so", "ld64.so"];
 /// A rule to persist.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Amendment {
-    /// The tool (always `shell` for now).
+    /// `shell` or `network`.
     pub tool: String,
     /// The key it was made from.
     pub key: Key,
-    /// The pattern: the key's words, glob characters escaped; always an exact rule.
+    /// `shell`: the key's words, glob characters escaped, as an exact rule's pattern.
+    /// `network`: the key's `HOST:PORT`, as a `[[network.rules]]` host.
     pub pattern: String,
     /// Always [`Action::Allow`].
     pub action: Action,
@@ -197,7 +207,7 @@ pub enum AmendError {
     Interpreter { program: String },
     #[error("`{program}` is named by a path, and the file there can change after it is approved (approve once or for this session instead)")]
     PathProgram { program: String },
-    #[error("only shell commands can be approved always, not `{tool}` calls (approve for this session instead)")]
+    #[error("only shell commands and network connections can be approved always, not `{tool}` calls (approve for this session instead)")]
     UnsupportedTool { tool: String },
     #[error("the request has no operation to remember")]
     NoKeys,
@@ -215,6 +225,9 @@ pub enum AmendError {
 impl Amendment {
     /// The amendment for one key of `tool`.
     pub fn for_key(tool: &str, key: &Key) -> Result<Amendment, AmendError> {
+        if tool == NETWORK_TOOL {
+            return Amendment::for_connection(key);
+        }
         if tool != "shell" {
             return Err(AmendError::UnsupportedTool {
                 tool: tool.to_string(),
@@ -252,6 +265,48 @@ impl Amendment {
         })
     }
 
+    /// A connection's key, `["network", "HOST:PORT"]` (normalised by the `network` tool): that
+    /// host and port, exactly.
+    fn for_connection(key: &Key) -> Result<Amendment, AmendError> {
+        let [tool, target] = key.words() else {
+            return Err(AmendError::NoKeys);
+        };
+        if tool != NETWORK_TOOL || target.contains('*') {
+            return Err(AmendError::Inexpressible {
+                word: target.clone(),
+            });
+        }
+        // The key is a normalised target; as an entry it must name that host and port and
+        // nothing else (no subdomains, no other port).
+        let inexpressible = || AmendError::Inexpressible {
+            word: target.clone(),
+        };
+        let parsed = Target::parse(target).map_err(|_| inexpressible())?;
+        let rule = network::parse_rule(
+            target,
+            cordon_policy::Location {
+                file: String::new(),
+                line: 0,
+                col: 0,
+            },
+        )
+        .map_err(|_| inexpressible())?;
+        let same_host = match (&rule.host, &parsed.host) {
+            (HostPattern::Name(a), Host::Name(b)) => a == b,
+            (HostPattern::Addr(a), Host::Addr(b)) => a == b,
+            _ => false,
+        };
+        if !same_host || rule.port != Some(parsed.port) || !rule.pattern.matches(key.words()) {
+            return Err(inexpressible());
+        }
+        Ok(Amendment {
+            tool: NETWORK_TOOL.to_string(),
+            key: key.clone(),
+            pattern: rule.written,
+            action: Action::Allow,
+        })
+    }
+
     /// One amendment per key of the request; refused as a whole if any key is refused.
     pub fn for_request(req: &Request) -> Result<Vec<Amendment>, AmendError> {
         if req.keys.is_empty() {
@@ -265,6 +320,13 @@ impl Amendment {
 
     /// The exact TOML [`append`] writes for it (show it verbatim before saving).
     pub fn to_toml(&self) -> String {
+        if self.tool == NETWORK_TOOL {
+            return format!(
+                "\n[[network.rules]]\nhost = {}\naction = \"{}\"\n",
+                toml_string(&self.pattern),
+                self.action.as_str()
+            );
+        }
         format!(
             "\n[[shell.rules]]\npattern = {}\nexact = true\naction = \"{}\"\n",
             toml_string(&self.pattern),
@@ -329,23 +391,23 @@ pub fn rules_file_for(policy_path: &Path) -> PathBuf {
 /// Rules whose content the trust `store` does not pin are refused
 /// ([`PolicyError::Untrusted`]); the file is read as [`trust::read_file`] reads (no symlink,
 /// regular file, bounded size).
-pub fn load(path: &Path, store: &TrustStore) -> Result<Vec<ShellRule>, AmendError> {
+pub fn load(path: &Path, store: &TrustStore) -> Result<RulesFile, AmendError> {
     let file = match trust::read_file(path, Follow::Never) {
         Err(PolicyError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Vec::new())
+            return Ok(RulesFile::default())
         }
         other => other?,
     };
     if grants_nothing(&file.text) {
-        return Ok(Vec::new());
+        return Ok(RulesFile::default());
     }
     store.check(&file, Pinned::Rules)?;
     let base = file.path.parent().unwrap_or(Path::new("/"));
-    Ok(
-        Policy::parse(&file.text, &path.display().to_string(), base)?
-            .shell
-            .rules,
-    )
+    Ok(RulesFile::parse(
+        &file.text,
+        &path.display().to_string(),
+        base,
+    )?)
 }
 
 /// Empty, whitespace only (just created, or a placeholder) or the header alone: no rules.
@@ -438,12 +500,20 @@ pub fn append(
     if text.trim().is_empty() {
         add.push_str(RULES_FILE_HEADER);
     } else {
-        let existing = Policy::parse(&text, &name, &base)?;
-        if existing.shell.rules.iter().any(|r| {
-            r.pattern.as_str() == amendment.pattern
-                && r.pattern.is_exact()
-                && r.action == amendment.action
-        }) {
+        let existing = RulesFile::parse(&text, &name, &base)?;
+        let already = if amendment.tool == NETWORK_TOOL {
+            existing
+                .network
+                .iter()
+                .any(|r| r.pattern.matches(amendment.key.words()) && r.action == amendment.action)
+        } else {
+            existing.shell.iter().any(|r| {
+                r.pattern.as_str() == amendment.pattern
+                    && r.pattern.is_exact()
+                    && r.action == amendment.action
+            })
+        };
+        if already {
             return Ok(None);
         }
         if !text.ends_with('\n') {
@@ -456,7 +526,7 @@ pub fn append(
     } else {
         format!("{text}{add}")
     };
-    Policy::parse(&full, &name, &base)?;
+    RulesFile::parse(&full, &name, &base)?;
     if text.trim().is_empty() && !text.is_empty() {
         file.set_len(0).map_err(io)?; // whitespace only: start clean
     }
@@ -621,7 +691,7 @@ mod tests {
             append(&file, &store, &a).unwrap().is_none(),
             "de-duplicated"
         );
-        let rules = load(&file, &store).unwrap();
+        let rules = load(&file, &store).unwrap().shell;
         assert_eq!(rules.len(), 1);
         let p = &rules[0].pattern;
         assert!(p.is_exact());
@@ -643,6 +713,66 @@ mod tests {
         let written = trust::read_file(&prefix, Follow::Never).unwrap();
         store.trust(&written).unwrap();
         assert!(append(&prefix, &store, &a).unwrap().is_some());
+    }
+
+    fn connection(target: &str) -> Key {
+        let t = Target::parse(target).unwrap();
+        Key::new(t.key())
+    }
+
+    #[test]
+    fn a_connection_is_remembered_as_exactly_its_host_and_port() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cordon.rules.toml");
+        let store = TrustStore::at(dir.path().join("config/cordon"));
+        for (target, host) in [
+            ("API.Example.org:443", "api.example.org:443"),
+            ("10.0.0.5:5432", "10.0.0.5:5432"),
+            ("[::1]:8080", "[::1]:8080"),
+            ("bücher.example:80", "xn--bcher-kva.example:80"),
+        ] {
+            let a = Amendment::for_key(NETWORK_TOOL, &connection(target)).unwrap();
+            assert_eq!(a.pattern, host);
+            let wrote = append(&file, &store, &a).unwrap().unwrap();
+            assert_eq!(
+                wrote.trim_start_matches(RULES_FILE_HEADER),
+                format!("\n[[network.rules]]\nhost = \"{host}\"\naction = \"allow\"\n")
+            );
+            assert!(
+                append(&file, &store, &a).unwrap().is_none(),
+                "de-duplicated"
+            );
+        }
+        let rules = load(&file, &store).unwrap();
+        assert!(rules.shell.is_empty());
+        assert_eq!(rules.network.len(), 4);
+        let p = &rules.network[0].pattern;
+        assert!(p.matches(connection("api.example.org:443").words()));
+        // Not another port, not a subdomain, not the parent domain.
+        for other in [
+            "api.example.org:80",
+            "x.api.example.org:443",
+            "example.org:443",
+            "api.example.org.evil:443",
+        ] {
+            assert!(
+                !rules
+                    .network
+                    .iter()
+                    .any(|r| r.pattern.matches(connection(other).words())),
+                "{other}"
+            );
+        }
+        // What is not a normalised target is never written.
+        for key in [
+            Key::new(["network", "*.example.org:443"]),
+            Key::new(["network", "example.org"]),
+            Key::new(["network"]),
+            Key::new(["network", "a:1", "b:2"]),
+            Key::new(["shell", "example.org:443"]),
+        ] {
+            assert!(Amendment::for_key(NETWORK_TOOL, &key).is_err(), "{key:?}");
+        }
     }
 
     #[test]

@@ -16,7 +16,9 @@
 use std::collections::HashMap;
 
 use cordon_policy::network::NETWORK_TOOL;
-use cordon_policy::{Action, Location, NetworkPolicy, Pattern, Policy, Shell, ShellRule};
+use cordon_policy::{
+    Action, Location, NetworkPolicy, Pattern, Policy, RulesFile, Shell, ShellRule,
+};
 use globset::{GlobBuilder, GlobMatcher};
 
 use crate::outcome::By;
@@ -163,13 +165,18 @@ impl Rules {
         Ok(())
     }
 
-    /// Adds remembered shell grants (see [`crate::amend::load`]).
-    pub fn add_persisted(&mut self, rules: Vec<ShellRule>) {
-        let set = RuleSet::new(&Shell {
-            default: Action::Ask,
-            rules,
-        });
-        self.push_group(ToolGlob::Literal("shell".into()), set, Origin::Persisted);
+    /// Adds a rules file's remembered grants, shell and network (see [`crate::amend::load`]).
+    pub fn add_persisted(&mut self, remembered: RulesFile) {
+        for (tool, rules) in [
+            ("shell", remembered.shell),
+            (NETWORK_TOOL, remembered.network),
+        ] {
+            let set = RuleSet::new(&Shell {
+                default: Action::Ask,
+                rules,
+            });
+            self.push_group(ToolGlob::Literal(tool.into()), set, Origin::Persisted);
+        }
     }
 
     /// Sets a tool's default (the decision for a key no rule matches).

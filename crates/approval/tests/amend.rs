@@ -39,12 +39,13 @@ fn append_writes_exactly_what_it_returns_and_dedups() {
     );
     let b = am("rm *.tmp");
     assert_eq!(amend::append(&path, &st, &b).unwrap().unwrap(), b.to_toml());
-    let rules = amend::load(&path, &st).unwrap();
+    let rules = amend::load(&path, &st).unwrap().shell;
     let pats: Vec<&str> = rules.iter().map(|r| r.pattern.as_str()).collect();
     assert_eq!(pats, ["cargo build", r"rm \*.tmp"]);
     assert!(rules.iter().all(|r| r.action == Action::Allow));
     assert!(amend::load(&dir.path().join("missing.toml"), &st)
         .unwrap()
+        .shell
         .is_empty());
 }
 
@@ -89,7 +90,7 @@ fn concurrent_writers_each_rule_once() {
     }
     let text = std::fs::read_to_string(&*path).unwrap();
     assert_eq!(text.matches("version = 1").count(), 1);
-    let rules = amend::load(&path, &st).unwrap();
+    let rules = amend::load(&path, &st).unwrap().shell;
     let mut pats: Vec<String> = rules
         .iter()
         .map(|r| r.pattern.as_str().to_string())
@@ -297,12 +298,12 @@ fn rules_not_pinned_are_refused() {
     // A header alone, or nothing, grants nothing: no trust needed.
     for harmless in ["", "\n", RULES_FILE_HEADER] {
         std::fs::write(&path, harmless).unwrap();
-        assert!(amend::load(&path, &st).unwrap().is_empty());
+        assert!(amend::load(&path, &st).unwrap().shell.is_empty());
     }
     // What cordon wrote loads; an edit after it is refused with what changed.
     std::fs::remove_file(&path).unwrap();
     amend::append(&path, &st, &am("cargo test")).unwrap();
-    assert_eq!(amend::load(&path, &st).unwrap().len(), 1);
+    assert_eq!(amend::load(&path, &st).unwrap().shell.len(), 1);
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .open(&path)
@@ -325,12 +326,12 @@ fn rules_not_pinned_are_refused() {
     // The operator trusts the edit: it loads, and cordon appends to it.
     st.trust(&trust::read_file(&path, Follow::Never).unwrap())
         .unwrap();
-    assert_eq!(amend::load(&path, &st).unwrap().len(), 2);
+    assert_eq!(amend::load(&path, &st).unwrap().shell.len(), 2);
     let wrote = amend::append(&path, &st, &am("ls")).unwrap().unwrap();
-    assert_eq!(amend::load(&path, &st).unwrap().len(), 3);
+    assert_eq!(amend::load(&path, &st).unwrap().shell.len(), 3);
     // Retracting re-pins the shorter content.
     assert!(amend::retract(&path, &st, &wrote).unwrap());
-    assert_eq!(amend::load(&path, &st).unwrap().len(), 2);
+    assert_eq!(amend::load(&path, &st).unwrap().shell.len(), 2);
     // A FIFO planted as the rules file is refused at once.
     std::fs::remove_file(&path).unwrap();
     mkfifo(&path);

@@ -68,17 +68,11 @@ fn explicit_deny_beats_session_and_persisted_grants() {
         r("git *", "ask")
     ));
     let mut rules = Rules::from_policy(&p);
-    rules.add_persisted(vec![rule(
-        "rules.toml",
-        0,
-        "git push --force",
-        Action::Allow,
-        None,
-    )
-    .unwrap()]);
-    rules.add_persisted(vec![
-        rule("rules.toml", 1, "git pull", Action::Allow, None).unwrap()
-    ]);
+    let persisted = cordon_approval::Origin::Persisted;
+    let forced = rule("rules.toml", 0, "git push --force", Action::Allow, None).unwrap();
+    rules.add("shell", vec![forced], persisted).unwrap();
+    let pull = rule("rules.toml", 1, "git pull", Action::Allow, None).unwrap();
+    rules.add("shell", vec![pull], persisted).unwrap();
     let mut e = Engine::with_rules(rules, &p);
     e.set_doom_loop(0);
     e.memory_mut()

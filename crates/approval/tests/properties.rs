@@ -211,7 +211,12 @@ fn engine(rules: &[Gen], split: usize, default: Action) -> Engine {
         cordon_approval::Origin::Policy,
     )
     .unwrap();
-    r.add_persisted(shell_rules(&rules[split..], split));
+    r.add(
+        "shell",
+        shell_rules(&rules[split..], split),
+        cordon_approval::Origin::Persisted,
+    )
+    .unwrap();
     let mut e = Engine::with_rules(r, &policy);
     e.set_doom_loop(0);
     e

@@ -1,5 +1,7 @@
 //! `cordon exec`: decide on the terminal, then run under the OS sandbox — through the gate.
 
+use std::sync::{Arc, Mutex};
+
 use cordon_gate::{Command, Gate, Options, Output, RunOptions};
 use cordon_policy::ApprovalMode;
 
@@ -76,10 +78,15 @@ pub fn run(args: ExecArgs) -> Exit {
         return Err(Error::new(decision.exit_code(), decision.message()));
     }
     let timeout = args.timeout.or(gate.policy().sandbox.limits.timeout);
+    // A connection the `[network]` rules leave to "ask" is asked on this terminal, while the
+    // command waits (not for a host's user: they approved the command, not its connections).
+    let ask: Option<cordon_gate::SharedAsker> =
+        term::terminal_available().then(|| Arc::new(Mutex::new(prompt)) as _);
     let opts = RunOptions {
         timeout,
         output: Output::Inherit,
         cancel: None,
+        ask,
     };
     let ran = gate.run(&call, &decision, opts)?;
     if ran.timed_out {

@@ -3,42 +3,7 @@
 //! records and `cordon audit verify` finds the chain intact.
 
 mod common;
-use common::{cordon, stderr, stdout};
-
-use std::io::{Read, Write};
-use std::net::TcpListener;
-
-/// A plain HTTP server on 127.0.0.1 that answers with the request line; its port.
-fn web_server() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming() {
-            let Ok(mut s) = s else { continue };
-            std::thread::spawn(move || {
-                let mut head = Vec::new();
-                let mut b = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    if s.read_exact(&mut b).is_err() {
-                        return;
-                    }
-                    head.push(b[0]);
-                }
-                let line = String::from_utf8_lossy(&head)
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .to_string();
-                let _ = write!(
-                    s,
-                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{line}",
-                    line.len()
-                );
-            });
-        }
-    });
-    port
-}
+use common::{cordon, stderr, stdout, web_server};
 
 #[test]
 fn exec_reaches_the_allowed_host_and_the_log_shows_the_connections() {

@@ -39,7 +39,7 @@
 //! // Nobody to ask here: an `ask` would be a denial, recorded as such.
 //! let decision = gate.decide(&call, &mut cordon_gate::nobody());
 //! assert!(decision.is_allowed(), "{}", decision.message());
-//! let ran = gate.run(&call, &decision, RunOptions { timeout: None, output: Output::Capture { limit: 1 << 20 }, cancel: None })?;
+//! let ran = gate.run(&call, &decision, RunOptions { output: Output::Capture { limit: 1 << 20 }, ..RunOptions::default() })?;
 //! assert_eq!(ran.stdout, b"hello from the sandbox\n");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -371,7 +371,7 @@ impl Decision {
 }
 
 /// How to run an allowed call.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct RunOptions {
     /// `None`: the policy's `sandbox.limits.timeout`.
     pub timeout: Option<Duration>,
@@ -379,6 +379,25 @@ pub struct RunOptions {
     /// Kills a shell call's whole process tree when cancelled (the run then ends with exit
     /// code 137, as if SIGKILLed). A file call is not interrupted.
     pub cancel: Option<Cancel>,
+    /// Under `sandbox.network = "proxy"`: who is asked about a connection the rules leave to
+    /// "ask" while the command runs — one question at a time, with the command's terminal
+    /// taken from it meanwhile (its output waits) and given back after the answer. `None`: such
+    /// a connection is denied, and recorded as denied.
+    pub ask: Option<SharedAsker>,
+}
+
+/// An asker shared by the threads that decide a run's connections.
+pub type SharedAsker = Arc<Mutex<dyn Asker + Send>>;
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("timeout", &self.timeout)
+            .field("output", &self.output)
+            .field("cancel", &self.cancel)
+            .field("ask", &self.ask.is_some())
+            .finish()
+    }
 }
 
 /// Where a shell call's output goes.
@@ -441,7 +460,7 @@ pub struct Gate {
     toolbox: std::sync::OnceLock<Result<Toolbox, String>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock leaves plain data: keep going with it.
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -497,7 +516,7 @@ impl Gate {
         let mut shell_rules = policy.shell.clone();
         if let Ok(file) = &rules_file {
             let persisted = amend::load(file, &store).map_err(|e| Error::rules(&e))?;
-            shell_rules.rules.extend(persisted.iter().cloned());
+            shell_rules.rules.extend(persisted.shell.iter().cloned());
             rules.add_persisted(persisted);
         }
         let mut engine = Engine::with_rules(rules, &policy);
@@ -970,7 +989,16 @@ impl Gate {
         let result = if self.policy.sandbox.network == cordon_policy::Network::Proxy {
             // The command reaches nothing but cordon's proxy, which decides and records each
             // connection with this gate.
-            network::run_with_proxy(self, |handoff, vars| {
+            // A person asked about a connection gets the terminal from the command's relay.
+            #[cfg(target_os = "linux")]
+            let ask = opts.ask.clone().map(|asker| {
+                let switch = cordon_ossandbox::stdio::TerminalSwitch::new();
+                spec.stdio.terminal = Some(switch.clone());
+                network::Asking { asker, switch }
+            });
+            #[cfg(not(target_os = "linux"))]
+            let ask = opts.ask.clone().map(|asker| network::Asking { asker });
+            network::run_with_proxy(self, ask, |handoff, vars| {
                 let names: Vec<&str> = vars.iter().map(|(k, _)| k.as_str()).collect();
                 spec.env.retain(|(k, _)| !names.iter().any(|n| k == n));
                 spec.env

@@ -214,10 +214,33 @@ impl Decide for ChannelDecide {
     }
 }
 
-/// Decides one connection for a run: the gate's decision, recorded before it is given. Nobody
-/// is asked while the command runs (its terminal is the command's): an ask is a denial, with
-/// the reason, recorded as such.
-fn decide_now(gate: &Gate, host: &str, port: u16) -> Verdict {
+/// Who is asked about a run's connections, and how the command's terminal is taken from it
+/// while they are.
+#[derive(Clone)]
+pub(crate) struct Asking {
+    pub asker: crate::SharedAsker,
+    #[cfg(target_os = "linux")]
+    pub switch: cordon_ossandbox::stdio::TerminalSwitch,
+}
+
+impl cordon_approval::Asker for &Asking {
+    fn ask(
+        &mut self,
+        request: &Request,
+        pending: &Pending,
+        deadline: std::time::Instant,
+    ) -> Result<cordon_approval::Answer, AskError> {
+        // One question at a time; the terminal is the command's again once it is answered.
+        let mut asker = lock(&self.asker);
+        #[cfg(target_os = "linux")]
+        let _lent = self.switch.lend();
+        asker.ask(request, pending, deadline)
+    }
+}
+
+/// Decides one connection for a run: the gate's decision, recorded before it is given. With
+/// nobody to ask, an ask is a denial, with the reason, recorded as such.
+fn decide_now(gate: &Gate, host: &str, port: u16, ask: Option<&Asking>) -> Verdict {
     let call = match gate.network(host, port) {
         Ok(c) => c,
         Err(e) => {
@@ -227,7 +250,22 @@ fn decide_now(gate: &Gate, host: &str, port: u16) -> Verdict {
             }
         }
     };
-    let d = gate.decide(&call, &mut crate::nobody());
+    let d = match ask {
+        Some(mut a) => {
+            let d = gate.decide(&call, &mut a);
+            if !d.notices.is_empty() {
+                // What the decision says (a rule remembered, or not) goes to the person who
+                // answered, on the terminal, between the command's output.
+                #[cfg(target_os = "linux")]
+                let _lent = a.switch.lend();
+                for n in &d.notices {
+                    eprintln!("cordon: {n}");
+                }
+            }
+            d
+        }
+        None => gate.decide(&call, &mut crate::nobody()),
+    };
     let rule = d.by().map(|b| b.to_string()).unwrap_or_default();
     if d.is_allowed() {
         Verdict::Allow { rule }
@@ -246,6 +284,7 @@ fn decide_now(gate: &Gate, host: &str, port: u16) -> Verdict {
 /// what is still open (recording each) and stops.
 pub(crate) fn run_with_proxy<T>(
     gate: &Gate,
+    ask: Option<Asking>,
     run: impl FnOnce(cordon_ossandbox::run::ProxyHandoff, Vec<(String, String)>) -> T,
 ) -> Result<T, Error> {
     let port = cordon_ossandbox::PROXY_PORT;
@@ -260,10 +299,11 @@ pub(crate) fn run_with_proxy<T>(
     Ok(std::thread::scope(|scope| {
         // Each connection's decision in a thread of its own: one waiting on the audit log's
         // fsync does not hold up the others.
+        let asking = ask.as_ref();
         scope.spawn(move || {
-            for ask in asked {
+            for a in asked {
                 scope.spawn(move || {
-                    let _ = ask.reply.send(decide_now(gate, &ask.host, ask.port));
+                    let _ = a.reply.send(decide_now(gate, &a.host, a.port, asking));
                 });
             }
         });

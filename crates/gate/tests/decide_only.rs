@@ -36,6 +36,7 @@ fn decides_and_records_but_never_runs() {
             timeout: None,
             output: Output::Capture { limit: 1024 },
             cancel: None,
+            ask: None,
         },
     );
     let Err(e) = ran else {

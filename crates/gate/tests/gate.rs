@@ -56,6 +56,7 @@ fn capture(limit: usize) -> RunOptions {
         timeout: None,
         output: Output::Capture { limit },
         cancel: None,
+        ask: None,
     }
 }
 

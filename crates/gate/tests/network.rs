@@ -255,6 +255,7 @@ fn through_the_proxy(backend: &str) {
                 timeout: None,
                 output: Output::Capture { limit: 1 << 16 },
                 cancel: None,
+                ask: None,
             },
         )
         .unwrap_or_else(|e| panic!("{e}"))

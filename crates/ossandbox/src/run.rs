@@ -191,6 +191,10 @@ pub struct ChildStdio {
     /// The descriptor (0, 1 or 2, a pty slave) the child makes its controlling terminal
     /// after `setsid`.
     pub controlling_tty: Option<i32>,
+    /// Lets cordon take the operator's terminal from the run's relay for a while (to ask the
+    /// operator something while the command runs); see [`crate::stdio::TerminalSwitch`].
+    #[cfg(target_os = "linux")]
+    pub terminal: Option<crate::stdio::TerminalSwitch>,
 }
 
 /// How a run ended.

@@ -32,6 +32,12 @@
 //! interactive run (stdout a terminal too); `TerminalInput` says what happens in pipelines and
 //! redirections.
 //!
+//! The terminal can be lent for a while ([`TerminalSwitch`]): cordon asks the operator about a
+//! connection the command's program opened (`sandbox.network = "proxy"` with `ask`) while the
+//! command runs. The relay then leaves the terminal alone — nothing read from it, nothing
+//! written to it; the command's output waits in its pty — with the terminal's own modes back,
+//! and takes it back (raw again) when the question is answered.
+//!
 //! When the run ends (the command and every descendant killed and reaped), the relay copies
 //! what is still buffered and stops after at most [`DRAIN`] even if a descendant that escaped
 //! the kill still holds a pipe. stdin read ahead from a regular file is given back: the
@@ -40,7 +46,7 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::run::ChildStdio;
@@ -335,6 +341,8 @@ struct Input {
     pipe_read: Option<OwnedFd>,
     /// `from` is a regular file: give back what was read ahead when the run ends.
     seekable: bool,
+    /// `from` is the operator's terminal: left alone while it is lent.
+    terminal: bool,
     buf: Vec<u8>,
     at: usize,
     eof: bool,
@@ -348,6 +356,8 @@ struct Output {
     /// `from` is a pipe and `to` a regular file: move the data with splice(2), without
     /// copying it through cordon (cleared when the kernel refuses, e.g. for `O_APPEND`).
     splice: bool,
+    /// `to` is the operator's terminal: left alone while it is lent.
+    terminal: bool,
 }
 
 /// The relay for one run: started before the command, finished after it.
@@ -357,6 +367,112 @@ pub struct Relay {
     thread: Option<(std::thread::JoinHandle<()>, std::sync::mpsc::Receiver<()>)>,
     raw: Option<RawMode>,
     old_mask: Option<libc::sigset_t>,
+    /// Lends the terminal; taken back for good when the run ends.
+    switch: Option<TerminalSwitch>,
+}
+
+/// Lends the operator's terminal to another thread while a run's relay uses it (see the module
+/// docs): give a clone to the run ([`ChildStdio::terminal`]) and call [`TerminalSwitch::lend`]
+/// from any thread. One borrower at a time; without a relay that uses the terminal (none
+/// started yet, or the run is over, or the run's stdio never touches the terminal), lending
+/// waits for nobody and changes nothing.
+#[derive(Clone, Default)]
+pub struct TerminalSwitch(Arc<Switch>);
+
+impl std::fmt::Debug for TerminalSwitch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TerminalSwitch")
+    }
+}
+
+#[derive(Default)]
+struct Switch {
+    /// Held for as long as the terminal is lent: one borrower at a time, and the run's end
+    /// waits for the borrower before it puts the terminal back.
+    borrower: Mutex<()>,
+    state: Mutex<SwitchState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct SwitchState {
+    /// The relay's control pipe (write end), while a relay that uses the terminal runs.
+    control: Option<OwnedFd>,
+    /// The relay has let go of the terminal.
+    lent: bool,
+    /// The run is over: the relay must not put the terminal in raw mode again.
+    ended: bool,
+}
+
+/// The operator's terminal, lent ([`TerminalSwitch::lend`]); given back on drop.
+pub struct Lent<'a> {
+    switch: &'a Switch,
+    _one: MutexGuard<'a, ()>,
+}
+
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl TerminalSwitch {
+    pub fn new() -> TerminalSwitch {
+        TerminalSwitch::default()
+    }
+
+    /// Takes the terminal from the run's relay: returns once the relay reads and writes it no
+    /// more and its modes are the operator's own again. Give it back by dropping the guard.
+    pub fn lend(&self) -> Lent<'_> {
+        let one = locked(&self.0.borrower);
+        let mut st = locked(&self.0.state);
+        let asked = match &st.control {
+            Some(c) => write(c.as_raw_fd(), b"p").is_ok(),
+            None => false,
+        };
+        // The relay answers, or ends (and drops the control pipe) without answering.
+        while asked && !st.lent && st.control.is_some() {
+            st = self.0.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        drop(st);
+        Lent {
+            switch: &self.0,
+            _one: one,
+        }
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        let mut st = locked(&self.switch.state);
+        if st.lent {
+            st.lent = false;
+            if let Some(c) = &st.control {
+                let _ = write(c.as_raw_fd(), b"r");
+            }
+        }
+    }
+}
+
+/// What the relay thread needs to lend the terminal: the control pipe's read end, the shared
+/// state, and the terminal with its modes (when the relay made it raw).
+struct Lending {
+    control: OwnedFd,
+    switch: Arc<Switch>,
+    modes: Option<Modes>,
+}
+
+/// The operator's terminal (our duplicate) with its own modes and the raw modes of the run.
+struct Modes {
+    tty: OwnedFd,
+    saved: libc::termios,
+    raw: libc::termios,
+}
+
+impl Modes {
+    fn set(&self, t: &libc::termios) {
+        // SAFETY: `t` is a termios tcgetattr returned (or cfmakeraw made from one), a valid
+        // value; `self.tty` is open. A failure leaves the modes as they were: nothing to undo.
+        unsafe { libc::tcsetattr(self.tty.as_raw_fd(), libc::TCSADRAIN, t) };
+    }
 }
 
 impl Relay {
@@ -364,6 +480,7 @@ impl Relay {
     /// A descriptor the caller already chose (e.g. a pipe the gate captures output from) is
     /// left as it is, like an anonymous pipe of cordon's own.
     pub fn start(child: &mut ChildStdio) -> io::Result<Relay> {
+        let switch = child.terminal.clone();
         let kinds = [0, 1, 2].map(|f: RawFd| match child.fds[f as usize] {
             Some(_) => Kind::Pipe,
             None => kind(f),
@@ -419,6 +536,7 @@ impl Relay {
                 from: Some(dup(master.as_raw_fd())?),
                 to: dup(out_to)?,
                 splice: false,
+                terminal: true,
             });
             if foreground {
                 raw = Some(RawMode::enter(0)?);
@@ -427,6 +545,7 @@ impl Relay {
                     to: Some(dup(master.as_raw_fd())?),
                     pipe_read: None,
                     seekable: false,
+                    terminal: true,
                     buf: Vec::new(),
                     at: 0,
                     eof: false,
@@ -453,6 +572,7 @@ impl Relay {
                 to: Some(w),
                 pipe_read: Some(dup(r.as_raw_fd())?),
                 seekable,
+                terminal: lines,
                 buf: Vec::new(),
                 at: 0,
                 eof: false,
@@ -474,6 +594,7 @@ impl Relay {
                 from: Some(r),
                 to: dup(f as RawFd)?,
                 splice: is_regular(f as RawFd),
+                terminal: false,
             });
             child.fds[f] = Some(Arc::new(w));
         }
@@ -485,8 +606,44 @@ impl Relay {
                 thread: None,
                 raw,
                 old_mask: None,
+                switch: None,
             });
         }
+        // The terminal can be lent only while this relay uses it.
+        let uses_terminal =
+            input.as_ref().is_some_and(|i| i.terminal) || outputs.iter().any(|o| o.terminal);
+        let lending = match (&switch, uses_terminal) {
+            (Some(sw), true) => {
+                let (r, w) = pipe()?;
+                set_nonblocking(r.as_raw_fd())?;
+                let modes = match &raw {
+                    Some(m) => {
+                        let mut t = m.saved;
+                        // SAFETY: `t` is a termios tcgetattr returned (a valid value) that
+                        // cfmakeraw changes in place.
+                        unsafe { libc::cfmakeraw(&mut t) };
+                        Some(Modes {
+                            tty: dup(m.tty.as_raw_fd())?,
+                            saved: m.saved,
+                            raw: t,
+                        })
+                    }
+                    None => None,
+                };
+                let mut st = locked(&sw.0.state);
+                *st = SwitchState {
+                    control: Some(w),
+                    lent: false,
+                    ended: false,
+                };
+                Some(Lending {
+                    control: r,
+                    switch: sw.0.clone(),
+                    modes,
+                })
+            }
+            _ => None,
+        };
         // SIGWINCH is read from a signalfd in the relay thread: block it here, before the
         // thread starts, so that no thread takes it (the command's mask is reset at exec).
         let mut old_mask = None;
@@ -541,7 +698,15 @@ impl Relay {
                     libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
                 }
                 let winch = winch.zip(master_for_winch);
-                relay(stop_r, input, outputs, winch);
+                let switch = lending.as_ref().map(|l| l.switch.clone());
+                relay(stop_r, input, outputs, winch, lending);
+                if let Some(sw) = switch {
+                    // Nobody waits for this relay to let go of the terminal any more.
+                    let mut st = locked(&sw.state);
+                    st.control = None;
+                    st.lent = false;
+                    sw.changed.notify_all();
+                }
                 let _ = done_tx.send(());
             })?;
         Ok(Relay {
@@ -549,6 +714,7 @@ impl Relay {
             thread: Some((thread, done_rx)),
             raw,
             old_mask,
+            switch,
         })
     }
 
@@ -559,6 +725,16 @@ impl Relay {
     }
 
     fn end(&mut self) {
+        // A question on the terminal is answered first (its borrower holds the lock), and no
+        // new one starts: the relay must not take the terminal back, raw, after this.
+        let switch = self.switch.take();
+        let _one = switch.as_ref().map(|sw| {
+            let one = locked(&sw.0.borrower);
+            let mut st = locked(&sw.0.state);
+            st.ended = true;
+            st.control = None;
+            one
+        });
         drop(self.stop.take());
         if let Some((thread, done)) = self.thread.take() {
             // A write to the operator's side that never completes (a FIFO or socket nobody
@@ -590,10 +766,13 @@ fn relay(
     mut input: Option<Input>,
     mut outputs: Vec<Output>,
     winch: Option<(OwnedFd, (OwnedFd, OwnedFd))>,
+    mut lending: Option<Lending>,
 ) {
     const CHUNK: usize = 64 * 1024;
     let mut deadline: Option<Instant> = None;
     let mut buf = vec![0u8; CHUNK];
+    // The terminal is lent: its streams are left alone, and the drain waits for it.
+    let mut lent = false;
     loop {
         let stopping = deadline.is_some();
         if stopping && outputs.iter().all(|o| o.from.is_none()) {
@@ -603,6 +782,7 @@ fn relay(
         #[derive(Clone, Copy)]
         enum Slot {
             Stop,
+            Control,
             Winch,
             InRead,
             InWrite,
@@ -618,12 +798,16 @@ fn relay(
             });
             slots.push(slot);
         };
+        // First, so that a lend or a give-back is seen before the run's end.
+        if let Some(l) = &lending {
+            add(l.control.as_raw_fd(), libc::POLLIN, Slot::Control);
+        }
         if !stopping {
             add(stop.as_raw_fd(), libc::POLLIN, Slot::Stop);
             if let Some((sfd, _)) = &winch {
                 add(sfd.as_raw_fd(), libc::POLLIN, Slot::Winch);
             }
-            if let Some(i) = &input {
+            if let Some(i) = input.as_ref().filter(|i| !(lent && i.terminal)) {
                 match (&i.to, i.at < i.buf.len()) {
                     (Some(to), true) => add(to.as_raw_fd(), libc::POLLOUT, Slot::InWrite),
                     (Some(_), false) if !i.eof => {
@@ -634,11 +818,13 @@ fn relay(
             }
         }
         for (n, o) in outputs.iter().enumerate() {
-            if let Some(f) = &o.from {
+            if let Some(f) = o.from.as_ref().filter(|_| !(lent && o.terminal)) {
                 add(f.as_raw_fd(), libc::POLLIN, Slot::Out(n));
             }
         }
         let timeout = match deadline {
+            // What the command wrote to the terminal is drained once the terminal is back.
+            _ if lent => -1,
             None => -1,
             Some(d) => {
                 let left = d.saturating_duration_since(Instant::now());
@@ -662,6 +848,44 @@ fn relay(
                 continue;
             }
             match slot {
+                Slot::Control => {
+                    let Some(l) = &lending else { continue };
+                    let mut cmd = [0u8; 16];
+                    let n = match read(l.control.as_raw_fd(), &mut cmd) {
+                        Ok(n) => n,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                        Err(_) => 0,
+                    };
+                    if n == 0 {
+                        // The run is over ([`Relay::end`] dropped the other end): nothing is
+                        // lent any more, and the terminal stays as the end puts it.
+                        lent = false;
+                        lending = None;
+                        continue;
+                    }
+                    for &c in &cmd[..n] {
+                        let mut st = locked(&l.switch.state);
+                        match c {
+                            b'p' => {
+                                if let Some(m) = &l.modes {
+                                    m.set(&m.saved);
+                                }
+                                lent = true;
+                                st.lent = true;
+                                l.switch.changed.notify_all();
+                            }
+                            _ => {
+                                if let (Some(m), false) = (&l.modes, st.ended) {
+                                    m.set(&m.raw);
+                                }
+                                lent = false;
+                                if stopping {
+                                    deadline = Some(Instant::now() + DRAIN);
+                                }
+                            }
+                        }
+                    }
+                }
                 Slot::Stop => {
                     deadline = Some(Instant::now() + DRAIN);
                     if let Some(i) = input.take() {

@@ -448,6 +448,67 @@ impl Policy {
     }
 }
 
+/// A rules file (`cordon.rules.toml`, beside the policy): the rules "approve always"
+/// remembered, checked like the policy's own. It holds `version = 1`, `[[shell.rules]]`
+/// tables (as in a policy) and `[[network.rules]]` tables — `host` (an entry as in
+/// `[network] allow`: `api.example.org:443`), `action`, an optional `reason` — and nothing
+/// else: a rules file only ever adds rules, so a `[sandbox]`, a `default` or a `[network]`
+/// list there is refused rather than silently ignored.
+///
+/// ```
+/// use cordon_policy::{Action, RulesFile};
+///
+/// let text = "version = 1\n[[shell.rules]]\npattern = \"make test\"\nexact = true\naction = \"allow\"\n\
+///             [[network.rules]]\nhost = \"API.example.org:443\"\naction = \"allow\"\n";
+/// let r = RulesFile::parse(text, "cordon.rules.toml", std::path::Path::new("/")).unwrap();
+/// assert_eq!(r.shell[0].pattern.as_str(), "make test");
+/// assert_eq!(r.network[0].action, Action::Allow);
+/// assert_eq!(r.network[0].location.to_string(), "cordon.rules.toml:6:1");
+/// let bad = "version = 1\n[sandbox]\nnetwork = \"allow\"\n";
+/// assert!(RulesFile::parse(bad, "cordon.rules.toml", std::path::Path::new("/")).is_err());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct RulesFile {
+    pub shell: Vec<ShellRule>,
+    /// `[[network.rules]]`, as rules over the `network` tool's key (`network HOST:PORT`),
+    /// exact like `[network]` entries.
+    pub network: Vec<ShellRule>,
+}
+
+impl RulesFile {
+    /// Parses a rules file's text; errors name `name:line:col` like a policy's.
+    pub fn parse(text: &str, name: &str, base: &Path) -> Result<RulesFile, PolicyError> {
+        let cx = Cx {
+            name,
+            text,
+            base,
+            lines: error::Lines::new(text),
+        };
+        let raw: raw::RawRulesFile = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            PolicyError::invalid(
+                Location::at(name, text, offset),
+                e.message().trim().to_string(),
+                Some("a rules file holds `version = 1`, [[shell.rules]] and [[network.rules]] (host, action, reason) only"),
+            )
+        })?;
+        cx.version(&raw.version)?;
+        let shell = cx
+            .shell(raw::RawShell {
+                default: None,
+                rules: raw.shell.rules,
+            })?
+            .rules;
+        let network = raw
+            .network
+            .rules
+            .iter()
+            .map(|r| cx.network_rule(r))
+            .collect::<Result<_, _>>()?;
+        Ok(RulesFile { shell, network })
+    }
+}
+
 fn hint_for_serde(message: &str) -> Option<&'static str> {
     if message.contains("unknown field") {
         Some("remove the key or fix its spelling; unknown keys are refused so that a typo never drops a protection")
@@ -574,8 +635,8 @@ impl Cx<'_> {
             })
     }
 
-    fn build(&self, raw: raw::RawPolicy) -> Result<Policy, PolicyError> {
-        match &raw.version {
+    fn version(&self, version: &Option<Spanned<i64>>) -> Result<(), PolicyError> {
+        match version {
             None => {
                 return Err(PolicyError::invalid(
                     Location::at(self.name, self.text, 0),
@@ -592,6 +653,11 @@ impl Cx<'_> {
             }
             Some(_) => {}
         }
+        Ok(())
+    }
+
+    fn build(&self, raw: raw::RawPolicy) -> Result<Policy, PolicyError> {
+        self.version(&raw.version)?;
         let sandbox = self.sandbox(raw.sandbox)?;
         let shell = self.shell(raw.shell)?;
         let mut tools = BTreeMap::new();
@@ -890,6 +956,40 @@ impl Cx<'_> {
             });
         }
         Ok(Shell { default, rules })
+    }
+
+    /// A rules file's `[[network.rules]]` table as a rule over the `network` tool's key.
+    fn network_rule(&self, raw: &Spanned<raw::RawNetworkRule>) -> Result<ShellRule, PolicyError> {
+        let r = raw.get_ref();
+        let location = self.loc(raw);
+        let entry = network::parse_rule(r.host.get_ref(), location.clone()).map_err(|why| {
+            self.err(
+                &r.host,
+                format!("invalid network.rules host: {why}"),
+                "write HOST or HOST:PORT: `github.com`, `*.example.org` (subdomains), `index.example.com:443`, `10.0.0.5:5432`, `[::1]:443`",
+            )
+        })?;
+        let action = Action::parse(r.action.get_ref()).ok_or_else(|| {
+            self.err(
+                &r.action,
+                format!("invalid action `{}`", r.action.get_ref()),
+                "use one of: allow, ask, deny",
+            )
+        })?;
+        Ok(ShellRule {
+            pattern: entry.pattern,
+            action,
+            reason: Some(r.reason.clone().unwrap_or_else(|| {
+                format!(
+                    "`{}` is remembered as {} ({location})",
+                    entry.written,
+                    action.as_str()
+                )
+            })),
+            matches: Vec::new(),
+            not_match: Vec::new(),
+            location,
+        })
     }
 
     fn network(&self, raw: &Spanned<raw::RawNetwork>) -> Result<NetworkPolicy, PolicyError> {

@@ -323,7 +323,7 @@ fn parse_port(p: &str) -> Option<u16> {
 }
 
 /// Parses one `allow`/`deny` entry; the error says what is wrong with it.
-pub(crate) fn parse_rule(s: &str, location: Location) -> Result<HostRule, String> {
+pub fn parse_rule(s: &str, location: Location) -> Result<HostRule, String> {
     let (host, port) = split_port(s)?;
     let host = if let Some(suffix) = host.strip_prefix("*.") {
         if suffix.contains('*') {

@@ -98,6 +98,39 @@ pub struct RawRule {
     pub not_match: Vec<Spanned<String>>,
 }
 
+/// A rules file (`cordon.rules.toml`): remembered rules only.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRulesFile {
+    pub version: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub shell: RawRulesOnly<RawRule>,
+    #[serde(default)]
+    pub network: RawRulesOnly<RawNetworkRule>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRulesOnly<R> {
+    #[serde(default = "Vec::new")]
+    pub rules: Vec<Spanned<R>>,
+}
+
+impl<R> Default for RawRulesOnly<R> {
+    fn default() -> Self {
+        RawRulesOnly { rules: Vec::new() }
+    }
+}
+
+/// `[[network.rules]]` in a rules file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNetworkRule {
+    pub host: Spanned<String>,
+    pub action: Spanned<String>,
+    pub reason: Option<String>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTool {

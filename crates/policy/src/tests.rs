@@ -641,3 +641,91 @@ fn a_network_section_needs_the_proxy() {
     assert_eq!(p.sandbox.network, Network::Proxy);
     assert!(p.network.allow.is_empty(), "no section: nothing allowed");
 }
+
+#[test]
+fn a_rules_file_holds_rules_and_nothing_else() {
+    let parse_rules = |text: &str| RulesFile::parse(text, "r.toml", Path::new("/"));
+    let r = parse_rules(
+        "version = 1\n[[network.rules]]\nhost = \"*.Example.org\"\naction = \"deny\"\nreason = \"no\"\n\
+         [[network.rules]]\nhost = \"[::1]:8080\"\naction = \"allow\"\n",
+    )
+    .unwrap();
+    assert_eq!(r.network.len(), 2);
+    assert_eq!(r.network[0].action, Action::Deny);
+    assert_eq!(r.network[0].reason.as_deref(), Some("no"));
+    assert!(r.network[0]
+        .pattern
+        .matches(&["network", "a.example.org:443"]));
+    assert!(!r.network[0]
+        .pattern
+        .matches(&["network", "example.org:443"]));
+    assert!(r.network[1].pattern.matches(&["network", "[::1]:8080"]));
+    assert!(!r.network[1].pattern.matches(&["network", "[::1]:8081"]));
+    assert_eq!(
+        r.network[1].reason.as_deref(),
+        Some("`[::1]:8080` is remembered as allow (r.toml:6:1)")
+    );
+    for (text, line, col, what) in [
+        (
+            "version = 1\n[sandbox]\nnetwork = \"allow\"\n",
+            2,
+            2,
+            "unknown field `sandbox`",
+        ),
+        (
+            "version = 1\n[shell]\ndefault = \"allow\"\n",
+            3,
+            1,
+            "unknown field `default`",
+        ),
+        (
+            "version = 1\n[network]\nallow = [\"a.org\"]\n",
+            3,
+            1,
+            "unknown field `allow`",
+        ),
+        (
+            "version = 1\n[[network.rules]]\nhost = \"0x7f.1:80\"\naction = \"allow\"\n",
+            3,
+            8,
+            "invalid network.rules host",
+        ),
+        (
+            "version = 1\n[[network.rules]]\nhost = \"a*.org\"\naction = \"allow\"\n",
+            3,
+            8,
+            "invalid network.rules host",
+        ),
+        (
+            "version = 1\n[[network.rules]]\nhost = \"a.org\"\naction = \"yes\"\n",
+            4,
+            10,
+            "invalid action `yes`",
+        ),
+        (
+            "version = 1\n[[network.rules]]\nhost = \"a.org\"\n",
+            2,
+            1,
+            "missing field `action`",
+        ),
+        (
+            "[[network.rules]]\nhost = \"a.org\"\naction = \"allow\"\n",
+            1,
+            1,
+            "missing `version`",
+        ),
+    ] {
+        let e = parse_rules(text).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("r.toml:{line}:{col}: {what}")),
+            "{text:?}: {e}"
+        );
+    }
+    // A policy has its own way to list hosts: `[[network.rules]]` is for rules files.
+    refused(
+        "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[[network.rules]]\nhost = \"a.org\"\naction = \"allow\"\n",
+        4,
+        11,
+        "unknown field `rules`",
+    );
+}

@@ -208,6 +208,7 @@ async fn run_command(
             limit: OUTPUT_LIMIT,
         },
         cancel: Some(cancel.clone()),
+        ask: None,
     };
     // Dropped (the request abandoned) or cancelled: the tree is killed either way.
     let _kill = KillOnDrop(cancel.clone());
@@ -237,6 +238,7 @@ async fn file_tool(gate: &Arc<Gate>, call: Call, decision: Decision) -> CallTool
             limit: OUTPUT_LIMIT,
         },
         cancel: None,
+        ask: None,
     };
     match tokio::task::spawn_blocking(move || gate.run(&call, &decision, opts)).await {
         Ok(Ok(ran)) if ran.exit_code == 0 => tools::file_result(&ran.stdout),

@@ -1,6 +1,8 @@
 //! Helpers shared by the CLI's integration tests: run the real `cordon` binary.
 #![allow(dead_code)] // each test file uses a different subset
 
+use std::io::{Read, Write};
+use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -59,4 +61,36 @@ pub fn workspace(policy: &str) -> tempfile::TempDir {
     std::fs::write(d.path().join("cordon.toml"), policy).unwrap();
     trust(d.path());
     d
+}
+
+/// A plain HTTP server on 127.0.0.1 that answers with the request line; its port.
+pub fn web_server() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut b = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if s.read_exact(&mut b).is_err() {
+                        return;
+                    }
+                    head.push(b[0]);
+                }
+                let line = String::from_utf8_lossy(&head)
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{line}",
+                    line.len()
+                );
+            });
+        }
+    });
+    port
 }

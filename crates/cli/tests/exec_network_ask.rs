@@ -1,0 +1,206 @@
+//! `cordon exec` under `sandbox.network = "proxy"` with `[network] default = "ask"`, on a
+//! real pseudo-terminal: a connection the command's curl opens is asked about on the
+//! terminal while the command waits (the relay gives the terminal up: the key reaches the
+//! prompt, not the command), the command gets its terminal back afterwards, and "approve
+//! always" remembers exactly that host and port in the rules file, where a later run without
+//! a terminal finds it.
+
+mod common;
+mod pty;
+
+use std::path::Path;
+
+use common::{cordon, stderr, stdout, web_server};
+use pty::Pty;
+
+const PROMPT: &str = "(no answer: denied) > ";
+
+fn curl_present() {
+    assert!(
+        Path::new("/usr/bin/curl").exists(),
+        "this test runs curl in the sandbox: install it (apt-get install curl)"
+    );
+}
+
+/// A workspace whose policy asks about every connection; `web.test` is the test's server.
+fn workspace() -> tempfile::TempDir {
+    common::workspace(
+        "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n\
+         [[shell.rules]]\npattern = \"curl *\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"head *\"\naction = \"allow\"\n\
+         [approval]\ntimeout = \"60s\"\naudit_log = \"audit.jsonl\"\n\
+         [network]\ndefault = \"ask\"\n[network.hosts]\n\"web.test\" = \"127.0.0.1\"\n",
+    )
+}
+
+fn records(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("audit.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The decisions on `network` calls in the audit log.
+fn connection_decisions(dir: &Path) -> Vec<serde_json::Value> {
+    records(dir)
+        .into_iter()
+        .filter(|r| r["tool"] == "network" && r["by"]["kind"] != "connection")
+        .collect()
+}
+
+fn exec(dir: &Path, line: &str) -> Pty {
+    let run = dir.join("..").join(format!(
+        "{}-run",
+        dir.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&run).unwrap();
+    Pty::cordon(
+        dir,
+        &["exec", "-c", line],
+        &[("XDG_RUNTIME_DIR", run.to_str().unwrap())],
+    )
+}
+
+#[test]
+fn a_connection_is_asked_on_the_terminal_and_the_command_gets_it_back() {
+    curl_present();
+    let port = web_server();
+    let d = workspace();
+    let mut p = exec(
+        d.path(),
+        &format!("curl -sS http://web.test:{port}/one; head -c 3"),
+    );
+    p.expect(PROMPT);
+    let screen = p.screen();
+    for shown in [
+        "cordon: approval needed (network)",
+        &format!("connect to web.test:{port}"),
+        "[a] yes always",
+    ] {
+        assert!(screen.contains(shown), "{shown:?} not in:\n{screen}");
+    }
+    // The prompt has the terminal in single-key mode: the relay let go of it.
+    assert_eq!(p.lflag() & libc::ICANON, 0, "single-key mode while asking");
+    p.send(b"y");
+    p.expect("GET /one HTTP/1.1");
+    // The command has its terminal again: `head` reads what is typed now.
+    p.send(b"abc\n");
+    let (code, screen, lflag) = p.finish_with_lflag();
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("→ approved once"), "{screen}");
+    let after = &screen[screen.find("GET /one").unwrap()..];
+    assert!(after.contains("abc"), "{screen}");
+    assert_ne!(lflag & libc::ICANON, 0, "line mode restored");
+    assert_ne!(lflag & libc::ECHO, 0, "echo restored");
+    let decided = connection_decisions(d.path());
+    assert_eq!(decided.len(), 1, "{decided:?}");
+    assert_eq!(decided[0]["decision"], "allow");
+    assert_eq!(decided[0]["by"]["kind"], "user");
+    // Once means once: the next run asks again, and `n` refuses the connection.
+    let mut p = exec(d.path(), &format!("curl -sSf http://web.test:{port}/two"));
+    p.expect(PROMPT);
+    p.send(b"n");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 22, "curl -f on the proxy's 403: {screen}");
+    assert!(screen.contains("→ denied"), "{screen}");
+    assert!(!screen.contains("GET /two"), "{screen}");
+    let decided = connection_decisions(d.path());
+    assert_eq!(decided.len(), 2, "{decided:?}");
+    assert_eq!(decided[1]["decision"], "deny");
+    assert_eq!(decided[1]["by"]["kind"], "user");
+    let o = cordon(d.path(), &["audit", "verify", "audit.jsonl"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
+fn approve_always_remembers_exactly_that_host_and_port() {
+    curl_present();
+    let port = web_server();
+    let d = workspace();
+    let mut p = exec(d.path(), &format!("curl -sS http://web.test:{port}/one"));
+    p.expect(PROMPT);
+    p.send(b"a");
+    p.expect("save them? [y] yes");
+    let screen = p.screen();
+    assert!(
+        screen.contains("[[network.rules]]")
+            && screen.contains(&format!("host = \"web.test:{port}\"")),
+        "{screen}"
+    );
+    p.send(b"y");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("→ approved always"), "{screen}");
+    assert!(screen.contains("GET /one HTTP/1.1"), "{screen}");
+    assert!(
+        screen.contains("remembered in ") && screen.contains(&format!("`web.test:{port}`")),
+        "{screen}"
+    );
+    let rules = std::fs::read_to_string(d.path().join("cordon.rules.toml")).unwrap();
+    assert!(
+        rules.ends_with(&format!(
+            "\n[[network.rules]]\nhost = \"web.test:{port}\"\naction = \"allow\"\n"
+        )),
+        "{rules}"
+    );
+    // Without a terminal, the remembered rule allows the same host and port…
+    let o = cordon(
+        d.path(),
+        &[
+            "exec",
+            "--",
+            "curl",
+            "-sS",
+            &format!("http://web.test:{port}/two"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "GET /two HTTP/1.1");
+    let decided = connection_decisions(d.path());
+    assert_eq!(decided.last().unwrap()["by"]["kind"], "persisted-grant");
+    // …and nothing else: another port would be asked, and with no terminal it is denied.
+    let o = cordon(
+        d.path(),
+        &[
+            "exec",
+            "--",
+            "curl",
+            "-sSf",
+            &format!("http://web.test:{}/", port ^ 1),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(22), "{}{}", stdout(&o), stderr(&o));
+    let decided = connection_decisions(d.path());
+    assert_eq!(decided.last().unwrap()["decision"], "deny");
+    // `cordon check` sees the remembered rule too.
+    let o = cordon(d.path(), &["check", "network", &format!("web.test:{port}")]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
+fn a_command_that_ends_while_asked_leaves_its_output_and_the_terminal_as_they_were() {
+    curl_present();
+    let port = web_server();
+    let d = workspace();
+    // curl gives up after 1 s, while the question is still on the screen.
+    let mut p = exec(
+        d.path(),
+        &format!("curl -sS -m 1 http://web.test:{port}/late"),
+    );
+    p.expect(PROMPT);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // What curl wrote while the terminal was lent waits until the question is answered.
+    assert!(!p.screen().contains("curl: (28)"), "{}", p.screen());
+    p.send(b"n");
+    let (code, screen, lflag) = p.finish_with_lflag();
+    assert_eq!(code, 28, "curl's timeout: {screen}");
+    let answered = screen.find("→ denied").expect(&screen);
+    assert!(
+        screen[answered..].contains("curl: (28)"),
+        "curl's message comes after the answer: {screen}"
+    );
+    assert_ne!(lflag & libc::ICANON, 0, "line mode restored");
+    assert_ne!(lflag & libc::ECHO, 0, "echo restored");
+    assert_eq!(connection_decisions(d.path())[0]["decision"], "deny");
+}
