@@ -20,7 +20,7 @@ pub fn run(args: ProfileArgs) -> Exit {
     #[cfg(target_os = "linux")]
     if let Err(r) = cordon_ossandbox::resolve::check(&policy, &profile) {
         // One line, whatever a planted link's target holds.
-        return Err(Error::failure(&r.0));
+        return Err(Error::failure(r));
     }
     // The same refusal a run would meet: no artifact for a sandbox that hands over the system.
     if let Err(r) = cordon_ossandbox::roots::check(&profile) {

@@ -60,7 +60,7 @@ use std::time::{Duration, Instant};
 
 use cordon_approval::audit::AuditLog;
 use cordon_approval::{amend, Engine, Key, Outcome, Presentation, Preview, RuleSet, Rules};
-use cordon_ossandbox::run::{self as sandbox_run, StartError};
+use cordon_ossandbox::run as sandbox_run;
 use cordon_ossandbox::{choose, env, execute, Choice, Machine, Profile};
 use cordon_policy::trust::{self, TrustStore};
 use cordon_policy::{Action, ApprovalMode, Mode, Policy};
@@ -956,8 +956,7 @@ impl Gate {
         };
         // Checked again: a command of another call may have re-pointed a root meanwhile.
         #[cfg(target_os = "linux")]
-        cordon_ossandbox::resolve::check(&self.policy, &s.profile)
-            .map_err(|r| Error::failure(&r.0))?;
+        cordon_ossandbox::resolve::check(&self.policy, &s.profile).map_err(Error::failure)?;
         let timeout = opts.timeout.or(self.policy.sandbox.limits.timeout);
         let mut spec = sandbox_run::Spec {
             program: run.argv[0].clone().into(),
@@ -1027,9 +1026,10 @@ impl Gate {
             truncated,
             timed_out,
         };
-        let failed = |code, e: StartError, stderr: &[u8]| {
+        let failed = |e: cordon_ossandbox::Error, stderr: &[u8]| {
             // What the sandbox's builder said went to the captured stderr: keep it.
-            let mut err = Error::new(code, e);
+            // 127 not found, 126 cannot execute, 125 a refusal or a setup failure.
+            let mut err = Error::new(e.exit_code(), e);
             err.detail = String::from_utf8_lossy(stderr)
                 .lines()
                 .take(20)
@@ -1040,9 +1040,7 @@ impl Gate {
         match result {
             Ok(sandbox_run::Outcome::TimedOut) => Ok(ran(124, true)),
             Ok(outcome) => Ok(ran(outcome.exit_code(), false)),
-            Err(e @ StartError::NotFound(_)) => Err(failed(EXIT_NOT_FOUND, e, &stderr)),
-            Err(e @ StartError::NotExecutable(..)) => Err(failed(EXIT_DENIED, e, &stderr)),
-            Err(e) => Err(failed(EXIT_FAILURE, e, &stderr)),
+            Err(e) => Err(failed(e, &stderr)),
         }
     }
 
@@ -1110,8 +1108,7 @@ impl Gate {
         // A name the policy uses that an earlier run re-pointed (a symlink in a writable root,
         // a second name for a protected file) would grant what it now reaches.
         #[cfg(target_os = "linux")]
-        cordon_ossandbox::resolve::check(&self.policy, &profile)
-            .map_err(|r| Error::failure(&r.0))?;
+        cordon_ossandbox::resolve::check(&self.policy, &profile).map_err(Error::failure)?;
         named_through_links(&self.policy, &self.named, &profile)?;
         // Remembered rules beside a policy in a writable root are protected as a file that
         // exists (a missing one would need a placeholder file for the run's duration).

@@ -22,6 +22,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::profile::{placeholder_content, Access, PathRule, Profile};
+use crate::Error;
 
 /// The inner stage's program (`inner/main.rs`, built statically by `build.rs`).
 pub static INNER_STAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cordon-inner"));
@@ -68,7 +69,7 @@ fn provided_by_bwrap(p: &Path) -> bool {
 /// Derives bwrap's options (one option or value per element) from the profile. Mounts are
 /// ordered so that the more specific path is mounted later and wins: parents first, then
 /// protected paths last.
-pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, String> {
+pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> {
     let mut options: Vec<Opt> = Vec::new();
     let mut push = |why: &str, items: &[&OsStr]| {
         options.push(Opt {
@@ -226,10 +227,10 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, String>
             .map(|r| r.path.clone())
             .max_by_key(|r| r.components().count())
             .ok_or_else(|| {
-                format!(
+                Error::other(format!(
                     "protected path {} is not inside a writable root",
                     p.path.display()
-                )
+                ))
             })?;
         match first_unsafe_component(&root, &p.path) {
             None if p.hidden() => hide(&p.path, &p.origin, &mut push),
@@ -247,10 +248,10 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, String>
                             std::io::Write::write_all(&mut f, content.unwrap_or_default())
                         })
                         .map_err(|e| {
-                            format!(
+                            Error::other(format!(
                                 "cannot create a placeholder for protected {}: {e}",
                                 at.display()
-                            )
+                            ))
                         })?;
                     placeholders.push(at.clone());
                 }
@@ -318,7 +319,7 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, String>
 pub fn hold_sources(
     inv: &mut Invocation,
     writable: &[PathBuf],
-) -> Result<Vec<std::os::fd::OwnedFd>, crate::resolve::Unsafe> {
+) -> Result<Vec<std::os::fd::OwnedFd>, Error> {
     use std::os::fd::AsRawFd;
     let mut held = Vec::new();
     for opt in &mut inv.options {
@@ -381,10 +382,7 @@ pub const DEVICE_DIR: &str = ".cordon-dev";
 /// makes fresh nodes (same devices) in the run's private directory and binds those over
 /// bwrap's: whatever the command does to their metadata stays with them. An unprivileged
 /// user cannot change the host's nodes (root owns them), so keeps bwrap's.
-fn private_device_nodes(
-    cx: &Context,
-    push: &mut impl FnMut(&str, &[&OsStr]),
-) -> Result<(), String> {
+fn private_device_nodes(cx: &Context, push: &mut impl FnMut(&str, &[&OsStr])) -> Result<(), Error> {
     if !cx.root {
         return Ok(());
     }
@@ -394,13 +392,13 @@ fn private_device_nodes(
         std::fs::DirBuilder::new()
             .mode(0o755)
             .create(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            .map_err(|e| Error::other(format!("cannot create {}: {e}", dir.display())))?;
     }
     for (name, major, minor) in DEVICE_NODES {
         let node = dir.join(name);
         if !cx.dry_run {
             let c = std::ffi::CString::new(node.as_os_str().as_bytes())
-                .map_err(|_| format!("a NUL byte in {}", node.display()))?;
+                .map_err(|_| Error::other(format!("a NUL byte in {}", node.display())))?;
             // SAFETY: a NUL-terminated path; mknod creates the node or fails.
             let rc = unsafe {
                 libc::mknod(
@@ -410,11 +408,11 @@ fn private_device_nodes(
                 )
             };
             if rc != 0 {
-                return Err(format!(
+                return Err(Error::other(format!(
                     "cannot make the sandbox's own /dev/{name} ({}): {}",
                     node.display(),
                     std::io::Error::last_os_error()
-                ));
+                )));
             }
             // The umask must not narrow what every program expects of these nodes.
             let _ = std::fs::set_permissions(
@@ -463,7 +461,7 @@ pub fn is_placeholder(path: &Path) -> bool {
 
 /// The inner stage's program in a sealed, executable memfd: bwrap runs it as
 /// `/proc/self/fd/N` inside the sandbox, so no file on the host has to be trusted to be it.
-pub fn inner_stage() -> Result<std::os::fd::OwnedFd, crate::Error> {
+pub fn inner_stage() -> Result<std::os::fd::OwnedFd, Error> {
     crate::memfd("cordon-inner", INNER_STAGE, crate::MemfdKind::Program)
 }
 
@@ -939,7 +937,7 @@ mod tests {
         std::fs::rename(ws.join(".git/hooks"), ws.join("hooks-old")).unwrap();
         std::os::unix::fs::symlink("/etc", ws.join(".git/hooks")).unwrap();
         match hold_sources(&mut inv, &writable) {
-            Err(crate::resolve::Unsafe::Link { link, .. }) => {
+            Err(Error::PlantedLink { link, .. }) => {
                 assert_eq!(link, ws.join(".git/hooks"))
             }
             other => panic!("{other:?}"),

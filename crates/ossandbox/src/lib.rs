@@ -42,6 +42,19 @@
 //! let outcome = execute(&choice, &profile, spec, tmp.path()).unwrap();
 //! std::process::exit(outcome.exit_code());
 //! ```
+//!
+//! ## Errors
+//!
+//! Choosing, checking, building and starting a sandbox fail with the one [`Error`];
+//! [`Error::kind`] says what a failure means, and [`ErrorKind::exit_code`] the status the CLI
+//! exits with: [`ErrorKind::NotFound`] (the command does not exist) 127,
+//! [`ErrorKind::NotExecutable`] (it exists but will not run) 126, [`ErrorKind::Refused`] (the
+//! policy cannot be enforced safely here: no backend, a dangerous root, a planted link, a path
+//! an artifact cannot carry) and [`ErrorKind::Failed`] (cordon's own setup failed, in the
+//! parent or in the child before exec) 125. Each message is one line saying what and why.
+//! Helpers that only do I/O ([`planted`], [`stdio`], [`proxy`]) return [`std::io::Error`],
+//! and the code between fork and exec reports a raw errno and its step's index through a pipe
+//! (it may not allocate); the caller turns both into an [`Error`].
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 compile_error!("cordon's OS sandbox exists for Linux (Landlock, seccomp, bubblewrap) and macOS (Seatbelt) only");
@@ -72,17 +85,123 @@ use cordon_policy::Backend;
 pub use probe::{Machine, Platform};
 pub use profile::{Access, PathRule, Profile, Protected, PROXY_PORT};
 
-/// Failures of this crate in the parent.
+/// Every failure of this crate: a refusal, a command that cannot start, or cordon's own
+/// setup failing (see the crate docs, "Errors"). [`Error::kind`] says which, and so the exit
+/// code the CLI reports.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
+    /// The command does not exist (not on `PATH`, or no such file): 127.
+    #[error("{0}: command not found")]
+    NotFound(String),
+    /// The command exists, but the kernel (or the sandbox) will not execute it: 126.
+    #[error("{0}: cannot execute: {1}")]
+    NotExecutable(String, std::io::Error),
+    /// No backend may run this profile here, or something the policy names is not safe to
+    /// use now (a dangerous writable root, a planted link, a hard link to a protected file):
+    /// 125. The message names what and why.
+    #[error("{0}")]
+    Refused(String),
+    /// A path an artifact cannot carry safely, e.g. a Seatbelt parameter with a `"`: 125.
+    #[error("cannot pass {path:?} (from {origin}) to {target}: it {problem}; rename it or remove it from the policy")]
+    UnsafePath {
+        /// The path, lossily decoded; shown escaped (`{:?}`) so the message stays one line.
+        path: String,
+        /// The policy key that brought the path in.
+        origin: String,
+        /// The artifact that refused it, e.g. `Seatbelt`.
+        target: &'static str,
+        /// What is wrong, e.g. `contains a double quote`.
+        problem: &'static str,
+    },
+    /// A walk of [`resolve`] met a symlink inside a writable root, where a run could have
+    /// made it: 125.
+    #[error(
+        "{} is a symlink (to {}) inside the writable root {}, where a sandboxed run could have made it",
+        .link.display(),
+        // Whatever the run wrote into the link, on one line.
+        .target.display().to_string().escape_debug(),
+        .root.display()
+    )]
+    PlantedLink {
+        link: std::path::PathBuf,
+        target: std::path::PathBuf,
+        root: std::path::PathBuf,
+    },
+    /// A walk of [`resolve`] could not open a component: 125.
+    #[error("cannot open {}: {error}", .at.display())]
+    CannotOpen {
+        at: std::path::PathBuf,
+        error: std::io::Error,
+    },
+    /// The child failed this setup step between fork and exec (or bwrap could not build the
+    /// sandbox): 125.
+    #[error("sandbox setup failed in the child at {0}: {1}")]
+    Setup(&'static str, std::io::Error),
+    /// The Landlock ruleset could not be built: 125.
     #[error("landlock: {0}")]
     Landlock(String),
+    /// The seccomp program could not be built: 125.
     #[error("seccomp: {0}")]
     Seccomp(String),
-    #[error("{0}")]
-    Render(#[from] render::RenderError),
+    /// Any other failure of cordon's own in the parent: 125.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+/// What an [`Error`] means to its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The command does not exist ([`Error::NotFound`]).
+    NotFound,
+    /// The command cannot be executed ([`Error::NotExecutable`]).
+    NotExecutable,
+    /// The policy cannot be enforced safely here; the operator must change the policy, the
+    /// machine or the files it names ([`Error::Refused`], [`Error::UnsafePath`],
+    /// [`Error::PlantedLink`]).
+    Refused,
+    /// cordon's own setup failed (every other variant).
+    Failed,
+}
+
+impl ErrorKind {
+    /// The exit status the CLI reports: 127 not found, 126 cannot execute, 125 otherwise.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            ErrorKind::NotFound => 127,
+            ErrorKind::NotExecutable => 126,
+            ErrorKind::Refused | ErrorKind::Failed => 125,
+        }
+    }
+}
+
+impl Error {
+    /// What this error means to the caller.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::NotExecutable(..) => ErrorKind::NotExecutable,
+            Error::Refused(_) | Error::UnsafePath { .. } | Error::PlantedLink { .. } => {
+                ErrorKind::Refused
+            }
+            Error::CannotOpen { .. }
+            | Error::Setup(..)
+            | Error::Landlock(_)
+            | Error::Seccomp(_)
+            | Error::Io(_) => ErrorKind::Failed,
+        }
+    }
+
+    /// The exit status the CLI reports for it ([`ErrorKind::exit_code`]).
+    pub fn exit_code(&self) -> i32 {
+        self.kind().exit_code()
+    }
+
+    /// A failure of cordon's own, described by `message` (one line).
+    pub(crate) fn other(message: impl Into<String>) -> Error {
+        Error::Io(std::io::Error::other(message.into()))
+    }
 }
 
 /// The backend that will run the child, after checking it can enforce the profile.
@@ -106,11 +225,6 @@ pub struct Choice {
     pub warnings: Vec<String>,
 }
 
-/// Why no backend may run this profile (exit 125).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct Refusal(pub String);
-
 /// Picks the backend for `profile` on `machine`, or refuses.
 ///
 /// `auto` picks bwrap when the policy needs it (protected paths) or when running as root
@@ -132,10 +246,10 @@ pub fn choose(
     profile: &Profile,
     require: bool,
     machine: &Machine,
-) -> Result<Choice, Refusal> {
+) -> Result<Choice, Error> {
     let choice = choose_platform(requested, profile, require, machine)?;
     if choice.backend == Chosen::Unconfined && profile.network == cordon_policy::Network::Proxy {
-        return Err(Refusal(format!(
+        return Err(Error::Refused(format!(
             "sandbox.network = \"proxy\" needs a kernel sandbox to keep the command from going around the proxy, but {}",
             choice
                 .warnings
@@ -151,12 +265,12 @@ fn choose_platform(
     profile: &Profile,
     require: bool,
     machine: &Machine,
-) -> Result<Choice, Refusal> {
+) -> Result<Choice, Error> {
     match machine.platform {
         Platform::Linux => choose_linux(requested, profile, require, machine),
         Platform::MacOs => match requested {
             Backend::None => unconfined("backend `none` was requested".into(), require),
-            Backend::Landlock | Backend::Bwrap => Err(Refusal(
+            Backend::Landlock | Backend::Bwrap => Err(Error::Refused(
                 "the landlock and bwrap backends run only on Linux; on macOS use seatbelt (or auto)"
                     .into(),
             )),
@@ -166,9 +280,9 @@ fn choose_platform(
 }
 
 /// No kernel sandbox: a refusal when `require` (require_os_sandbox), else a warned choice.
-fn unconfined(why: String, require: bool) -> Result<Choice, Refusal> {
+fn unconfined(why: String, require: bool) -> Result<Choice, Error> {
     if require {
-        Err(Refusal(format!(
+        Err(Error::Refused(format!(
             "{why}; refusing to run unconfined (require_os_sandbox = true)"
         )))
     } else {
@@ -183,8 +297,8 @@ fn unconfined(why: String, require: bool) -> Result<Choice, Refusal> {
 
 /// A build for another OS has no Linux backends to choose from.
 #[cfg(not(target_os = "linux"))]
-fn choose_linux(_: Backend, _: &Profile, _: bool, _: &Machine) -> Result<Choice, Refusal> {
-    Err(Refusal(
+fn choose_linux(_: Backend, _: &Profile, _: bool, _: &Machine) -> Result<Choice, Error> {
+    Err(Error::Refused(
         "this build of cordon is not for Linux: it has no Landlock, seccomp or bwrap backend"
             .into(),
     ))
@@ -196,13 +310,13 @@ fn choose_linux(
     profile: &Profile,
     require: bool,
     machine: &Machine,
-) -> Result<Choice, Refusal> {
+) -> Result<Choice, Error> {
     // A writable root that is (or holds, or lies in) a system directory hands the command
     // the system whatever the backend: refused before any is chosen.
     roots::check(profile)?;
     let unconfined = |why: String| unconfined(why, require);
     // What Landlock + seccomp give on this kernel: needed by both Linux backends.
-    let kernel = |make: &dyn Fn(i32) -> Chosen| -> Result<Choice, Refusal> {
+    let kernel = |make: &dyn Fn(i32) -> Chosen| -> Result<Choice, Error> {
         if !machine.seccomp {
             return unconfined("this kernel does not accept seccomp filters".into());
         }
@@ -221,7 +335,7 @@ fn choose_linux(
                     list.join(", ")
                 );
                 if require {
-                    Err(Refusal(format!(
+                    Err(Error::Refused(format!(
                         "{why}; set require_os_sandbox = false to accept partial confinement"
                     )))
                 } else {
@@ -237,13 +351,13 @@ fn choose_linux(
             }),
         }
     };
-    let bwrap = |why_needed: &str| -> Result<Choice, Refusal> {
+    let bwrap = |why_needed: &str| -> Result<Choice, Error> {
         match &machine.bwrap {
             Some(path) => kernel(&|abi| Chosen::Bwrap {
                 bwrap: path.clone(),
                 abi,
             }),
-            None => Err(Refusal(format!(
+            None => Err(Error::Refused(format!(
                 "{why_needed}, but bubblewrap is not installed in {} (Debian package `bubblewrap`)",
                 probe::TRUSTED_BWRAP.join(", ")
             ))),
@@ -251,11 +365,11 @@ fn choose_linux(
     };
     let protected = profile.protected.first();
     match requested {
-        Backend::Seatbelt => Err(Refusal("the seatbelt backend runs only on macOS".into())),
+        Backend::Seatbelt => Err(Error::Refused("the seatbelt backend runs only on macOS".into())),
         Backend::None => unconfined("backend `none` was requested".into()),
         Backend::Bwrap => bwrap("backend `bwrap` was requested"),
         Backend::Landlock => match protected {
-            Some(p) if p.origin.starts_with("sandbox.git") => Err(Refusal(format!(
+            Some(p) if p.origin.starts_with("sandbox.git") => Err(Error::Refused(format!(
                 "Landlock cannot keep the configuration of {} read-only inside a writable root ({}); use --backend bwrap (or auto), or set sandbox.git = \"writable\" (what a run leaves there is still moved aside and reported after it)",
                 p.path
                     .ancestors()
@@ -264,7 +378,7 @@ fn choose_linux(
                     .display(),
                 p.origin.split(':').next().unwrap_or(&p.origin)
             ))),
-            Some(p) => Err(Refusal(format!(
+            Some(p) => Err(Error::Refused(format!(
                 "Landlock cannot keep {} ({}) read-only inside a writable root; use --backend bwrap (or auto), or keep it out of the writable roots",
                 p.path.display(),
                 p.origin
@@ -274,7 +388,7 @@ fn choose_linux(
         Backend::Auto => match (protected, machine.root, &machine.bwrap) {
             (Some(p), _, _) => bwrap(&format!("{} ({}) must stay read-only inside a writable root, which needs bwrap", p.path.display(), p.origin)),
             (None, true, Some(_)) => bwrap("running as root"),
-            (None, true, None) => Err(Refusal(root_without_bwrap())),
+            (None, true, None) => Err(Error::Refused(root_without_bwrap())),
             _ => kernel(&|abi| Chosen::Landlock { abi }),
         },
     }
@@ -292,22 +406,22 @@ fn root_without_bwrap() -> String {
 }
 
 /// Seatbelt on macOS, when it can enforce `profile`.
-fn choose_seatbelt(profile: &Profile, machine: &Machine) -> Result<Choice, Refusal> {
+fn choose_seatbelt(profile: &Profile, machine: &Machine) -> Result<Choice, Error> {
     let Some(sandbox_exec) = &machine.sandbox_exec else {
-        return Err(Refusal(format!(
+        return Err(Error::Refused(format!(
             "the seatbelt backend needs {}, which is missing; refusing to run without it",
             seatbelt::SANDBOX_EXEC
         )));
     };
     // macOS accepts RLIMIT_AS but does not enforce it: a memory limit would be a claim only.
     if profile.limits.memory.is_some() {
-        return Err(Refusal(
+        return Err(Error::Refused(
             "sandbox.limits.memory cannot be enforced on macOS (the kernel ignores RLIMIT_AS); remove it from the policy or run on Linux".into(),
         ));
     }
     // A path Seatbelt cannot take safely is refused now, before anyone is asked; the run
     // renders again with the paths resolved on this machine.
-    render::seatbelt::render(profile).map_err(|e| Refusal(e.to_string()))?;
+    render::seatbelt::render(profile)?;
     Ok(Choice {
         backend: Chosen::Seatbelt {
             sandbox_exec: sandbox_exec.clone(),
@@ -355,15 +469,11 @@ pub fn execute(
     profile: &Profile,
     mut spec: run::Spec,
     tmp: &std::path::Path,
-) -> Result<run::Outcome, run::StartError> {
+) -> Result<run::Outcome, Error> {
     // The proxy's handoff and the profile's network must agree: a proxy profile without a
     // proxy would leave the command's only way out unserved, and a listener for a profile
     // that does not confine the network would be a proxy the command could go around.
-    let refuse = |why: String| {
-        Err(run::StartError::Parent(Error::Io(std::io::Error::other(
-            why,
-        ))))
-    };
+    let refuse = |why: String| Err(Error::other(why));
     match (profile.network, &spec.proxy, &choice.backend) {
         (cordon_policy::Network::Proxy, None, _) => {
             return refuse("sandbox.network = \"proxy\" but no proxy was started for the run (cordon's own wiring failed)".into())
@@ -383,9 +493,9 @@ pub fn execute(
     let relay = match choice.backend {
         Chosen::Unconfined => None,
         _ => Some(stdio::Relay::start(&mut spec.stdio).map_err(|e| {
-            run::StartError::Parent(Error::Io(std::io::Error::other(format!(
+            Error::other(format!(
                 "cannot give the command a terminal and pipes of its own: {e}"
-            ))))
+            ))
         })?),
     };
     let outcome = execute_backend(choice, profile, spec, tmp);
@@ -402,8 +512,7 @@ fn execute_backend(
     profile: &Profile,
     mut spec: run::Spec,
     tmp: &std::path::Path,
-) -> Result<run::Outcome, run::StartError> {
-    let setup = |e: Error| run::StartError::Parent(e);
+) -> Result<run::Outcome, Error> {
     match &choice.backend {
         #[cfg(target_os = "macos")]
         Chosen::Unconfined => run::macos::run(&spec, &rlimits(profile)),
@@ -415,29 +524,26 @@ fn execute_backend(
                 let listener =
                     std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, handoff.port))
                         .map_err(|e| {
-                            setup(Error::Io(std::io::Error::other(format!(
+                            Error::other(format!(
                                 "cannot listen for the proxy on 127.0.0.1:{}: {e}",
                                 handoff.port
-                            ))))
+                            ))
                         })?;
-                handoff.listener.send(listener).map_err(|_| {
-                    setup(Error::Io(std::io::Error::other(
-                        "the proxy is gone; it did not take its listener",
-                    )))
-                })?;
+                handoff
+                    .listener
+                    .send(listener)
+                    .map_err(|_| Error::other("the proxy is gone; it did not take its listener"))?;
             }
             let spec =
                 seatbelt::invocation(profile, &spec, sandbox_exec, &|p| std::fs::canonicalize(p))?;
             run::macos::run(&spec, &rlimits(profile)).map_err(seatbelt::launcher_failed)
         }
         #[cfg(not(target_os = "linux"))]
-        Chosen::Landlock { .. } | Chosen::Bwrap { .. } => Err(setup(Error::Io(
-            std::io::Error::other("the landlock and bwrap backends run only on Linux"),
-        ))),
+        Chosen::Landlock { .. } | Chosen::Bwrap { .. } => Err(Error::other(
+            "the landlock and bwrap backends run only on Linux",
+        )),
         #[cfg(not(target_os = "macos"))]
-        Chosen::Seatbelt { .. } => Err(setup(Error::Io(std::io::Error::other(
-            "the seatbelt backend runs only on macOS",
-        )))),
+        Chosen::Seatbelt { .. } => Err(Error::other("the seatbelt backend runs only on macOS")),
         #[cfg(target_os = "linux")]
         Chosen::Unconfined => {
             let c = run::Confinement {
@@ -448,13 +554,13 @@ fn execute_backend(
         }
         #[cfg(target_os = "linux")]
         Chosen::Landlock { abi } => {
-            landlock::host_rules(profile).map_err(setup)?;
+            landlock::host_rules(profile)?;
             // Own PID, IPC and mount namespaces (and user, network) first; the rules for /proc
             // are added by the namespace's init, to the /proc it mounts.
             let (host, plan) = namespace_plan(profile, *abi);
             let c = run::namespaces::Confinement {
-                landlock: landlock::prepare(&host, *abi).map_err(setup)?.fd,
-                seccomp: seccomp::compile(&seccomp::rules(profile.network)).map_err(setup)?,
+                landlock: landlock::prepare(&host, *abi)?.fd,
+                seccomp: seccomp::compile(&seccomp::rules(profile.network))?,
                 rlimits: rlimits(profile),
             };
             match run::namespaces::run(c, &spec, &plan) {
@@ -465,9 +571,9 @@ fn execute_backend(
                 Err(run::namespaces::Attempt::Unavailable(e))
                     if profile.network == cordon_policy::Network::Proxy =>
                 {
-                    return Err(setup(Error::Io(std::io::Error::other(format!(
+                    return Err(Error::Refused(format!(
                         "sandbox.network = \"proxy\" needs a network namespace of the command's own, which this kernel refused ({e}); without one the command could go around the proxy, so the run is refused (use --backend bwrap where bubblewrap can make it, or allow unprivileged user namespaces)"
-                    )))));
+                    )));
                 }
                 Err(run::namespaces::Attempt::Unavailable(_)) => {}
             }
@@ -475,8 +581,8 @@ fn execute_backend(
             let mut rules = seccomp::rules(profile.network);
             rules.extend(seccomp::host_process_rules());
             let c = run::Confinement {
-                landlock: Some(landlock::prepare(profile, *abi).map_err(setup)?.fd),
-                seccomp: seccomp::compile(&rules).map_err(setup)?,
+                landlock: Some(landlock::prepare(profile, *abi)?.fd),
+                seccomp: seccomp::compile(&rules)?,
                 rlimits: rlimits(profile),
                 confine: true,
                 ..Default::default()
@@ -488,7 +594,7 @@ fn execute_backend(
             bwrap: bwrap_path,
             abi,
         } => {
-            let programs = seccomp::compile(&seccomp::rules(profile.network)).map_err(setup)?;
+            let programs = seccomp::compile(&seccomp::rules(profile.network))?;
             let mut pass = Vec::new();
             let mut seccomp_fds = Vec::new();
             for prog in &programs {
@@ -499,11 +605,11 @@ fn execute_backend(
                     bytes.push(ins.jf);
                     bytes.extend_from_slice(&ins.k.to_ne_bytes());
                 }
-                let fd = memfd("cordon-seccomp", &bytes, MemfdKind::Data).map_err(setup)?;
+                let fd = memfd("cordon-seccomp", &bytes, MemfdKind::Data)?;
                 seccomp_fds.push(std::os::fd::AsRawFd::as_raw_fd(&fd));
                 pass.push(fd);
             }
-            let (status_r, status_w) = pipe().map_err(setup)?;
+            let (status_r, status_w) = pipe()?;
             let root = rustix::process::geteuid().is_root();
             let cx = bwrap::Context {
                 cwd: &spec.cwd,
@@ -516,9 +622,8 @@ fn execute_backend(
             // Right before bwrap starts, the protected paths once more (another run may have
             // planted a link or a second name since the check), and the bind sources inside
             // writable roots held by descriptor.
-            let refused = |e: String| setup(Error::Io(std::io::Error::other(e)));
-            resolve::check_protected(profile).map_err(|r| refused(r.0))?;
-            let mut inv = bwrap::invocation(profile, &cx).map_err(refused)?;
+            resolve::check_protected(profile)?;
+            let mut inv = bwrap::invocation(profile, &cx)?;
             match bwrap::hold_sources(&mut inv, &resolve::writable_roots(profile)) {
                 Ok(held) => pass.extend(held),
                 Err(e) => {
@@ -527,25 +632,24 @@ fn execute_backend(
                             let _ = std::fs::remove_file(p);
                         }
                     }
-                    return Err(refused(e.to_string()));
+                    return Err(e);
                 }
             }
             let args_fd = memfd(
                 "cordon-bwrap-args",
                 &bwrap::args_bytes(&inv.args),
                 MemfdKind::Data,
-            )
-            .map_err(setup)?;
+            )?;
             let args_no = std::os::fd::AsRawFd::as_raw_fd(&args_fd);
             pass.push(args_fd);
             pass.push(status_w);
             // Landlock for everything bwrap binds is built here, from host paths; the inner
             // stage adds /proc and /dev as the sandbox sees them, applies it, and execs.
             let (host, inside) = bwrap::split_rules(profile);
-            let ruleset = landlock::prepare(&host, *abi).map_err(setup)?.fd;
+            let ruleset = landlock::prepare(&host, *abi)?.fd;
             let ruleset_no = std::os::fd::AsRawFd::as_raw_fd(&ruleset);
             pass.push(ruleset);
-            let inner = bwrap::inner_stage().map_err(setup)?;
+            let inner = bwrap::inner_stage()?;
             let inner_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&inner));
             pass.push(inner);
 
@@ -562,7 +666,7 @@ fn execute_backend(
             // network namespace (loopback only, brought up by bwrap) and sends it back.
             let proxy = match &spec.proxy {
                 Some(handoff) if profile.network == cordon_policy::Network::Proxy => {
-                    let (mine, theirs) = proxy::pair().map_err(|e| setup(Error::Io(e)))?;
+                    let (mine, theirs) = proxy::pair()?;
                     let theirs_no = std::os::fd::AsRawFd::as_raw_fd(&theirs);
                     pass.push(theirs);
                     argv.extend(bwrap::with_proxy(inner_args, handoff.port, theirs_no));
@@ -715,6 +819,14 @@ mod tests {
         }
     }
 
+    /// The message of a refusal; any other result fails the test.
+    fn refused(r: Result<Choice, Error>) -> String {
+        match r {
+            Err(e) if e.kind() == ErrorKind::Refused => e.to_string(),
+            other => panic!("not a refusal: {other:?}"),
+        }
+    }
+
     fn machine(abi: i32, seccomp: bool) -> Machine {
         Machine {
             platform: Platform::Linux,
@@ -750,18 +862,21 @@ mod tests {
             }
             // Missing sandbox-exec: a refusal whatever require_os_sandbox says.
             for require in [true, false] {
-                let e = choose(requested, &profile(false), require, &mac(false)).unwrap_err();
+                let e = refused(choose(requested, &profile(false), require, &mac(false)));
                 assert!(
-                    e.0.contains("/usr/bin/sandbox-exec") && e.0.contains("missing"),
+                    e.contains("/usr/bin/sandbox-exec") && e.contains("missing"),
                     "{e}"
                 );
             }
         }
         for requested in [Backend::Landlock, Backend::Bwrap] {
-            let e = choose(requested, &profile(false), false, &mac(true)).unwrap_err();
-            assert!(e.0.contains("only on Linux"), "{e}");
+            let e = refused(choose(requested, &profile(false), false, &mac(true)));
+            assert!(e.contains("only on Linux"), "{e}");
         }
-        assert!(choose(Backend::None, &profile(false), true, &mac(true)).is_err());
+        assert!(
+            refused(choose(Backend::None, &profile(false), true, &mac(true)))
+                .contains("refusing to run unconfined")
+        );
         assert_eq!(
             choose(Backend::None, &profile(false), false, &mac(true))
                 .unwrap()
@@ -774,17 +889,17 @@ mod tests {
     fn macos_refuses_what_seatbelt_cannot_enforce_or_pass() {
         let mut p = profile(false);
         p.limits.memory = Some(1 << 30);
-        let e = choose(Backend::Auto, &p, false, &mac(true)).unwrap_err();
-        assert!(e.0.contains("sandbox.limits.memory"), "{e}");
+        let e = refused(choose(Backend::Auto, &p, false, &mac(true)));
+        assert!(e.contains("sandbox.limits.memory"), "{e}");
         let mut p = profile(false);
         p.rules.push(PathRule {
             path: PathBuf::from("/w/a\"b"),
             access: Access::READ,
             origin: "sandbox.extra_read".into(),
         });
-        let e = choose(Backend::Seatbelt, &p, true, &mac(true)).unwrap_err();
+        let e = refused(choose(Backend::Seatbelt, &p, true, &mac(true)));
         assert!(
-            e.0.contains("double quote") && e.0.contains("sandbox.extra_read"),
+            e.contains("double quote") && e.contains("sandbox.extra_read"),
             "{e}"
         );
     }
@@ -794,11 +909,11 @@ mod tests {
         let mut p = profile(false);
         p.network = Network::Proxy;
         for m in [machine(7, true), machine(0, true), mac(true)] {
-            let e = choose(Backend::None, &p, false, &m).unwrap_err();
-            assert!(e.0.contains("sandbox.network = \"proxy\""), "{e}");
+            let e = refused(choose(Backend::None, &p, false, &m));
+            assert!(e.contains("sandbox.network = \"proxy\""), "{e}");
         }
-        let e = choose(Backend::Auto, &p, false, &machine(0, true)).unwrap_err();
-        assert!(e.0.contains("proxy") && e.0.contains("no Landlock"), "{e}");
+        let e = refused(choose(Backend::Auto, &p, false, &machine(0, true)));
+        assert!(e.contains("proxy") && e.contains("no Landlock"), "{e}");
         // Confined, it runs: the namespace does the work, Landlock narrows TCP on ABI 4+.
         let c = choose(Backend::Auto, &p, true, &machine(7, true)).unwrap();
         assert_eq!(c.backend, Chosen::Landlock { abi: 7 });
@@ -828,7 +943,7 @@ mod tests {
         let mut proxy = profile(false);
         proxy.network = Network::Proxy;
         let refused = |p: &Profile, c: &Choice, s: run::Spec| match execute(c, p, s, tmp) {
-            Err(run::StartError::Parent(e)) => e.to_string(),
+            Err(e) if e.kind() == ErrorKind::Failed => e.to_string(),
             other => panic!("not refused: {other:?}"),
         };
         let e = refused(&proxy, &landlock, spec(None));
@@ -854,13 +969,20 @@ mod tests {
 
     #[test]
     fn fails_closed_without_landlock_or_seccomp() {
-        let e = choose(Backend::Landlock, &profile(false), true, &machine(0, true)).unwrap_err();
-        assert!(
-            e.0.contains("no Landlock") && e.0.contains("refusing"),
-            "{e}"
-        );
-        let e = choose(Backend::Auto, &profile(false), true, &machine(7, false)).unwrap_err();
-        assert!(e.0.contains("seccomp"), "{e}");
+        let e = refused(choose(
+            Backend::Landlock,
+            &profile(false),
+            true,
+            &machine(0, true),
+        ));
+        assert!(e.contains("no Landlock") && e.contains("refusing"), "{e}");
+        let e = refused(choose(
+            Backend::Auto,
+            &profile(false),
+            true,
+            &machine(7, false),
+        ));
+        assert!(e.contains("seccomp"), "{e}");
         let c = choose(Backend::Auto, &profile(false), false, &machine(0, true)).unwrap();
         assert_eq!(c.backend, Chosen::Unconfined);
         assert!(c.warnings[0].contains("UNCONFINED"));
@@ -868,8 +990,13 @@ mod tests {
 
     #[test]
     fn partial_abi_refused_when_required() {
-        let e = choose(Backend::Landlock, &profile(false), true, &machine(4, true)).unwrap_err();
-        assert!(e.0.contains("ABI 4") && e.0.contains("signals"), "{e}");
+        let e = refused(choose(
+            Backend::Landlock,
+            &profile(false),
+            true,
+            &machine(4, true),
+        ));
+        assert!(e.contains("ABI 4") && e.contains("signals"), "{e}");
         let c = choose(Backend::Landlock, &profile(false), false, &machine(4, true)).unwrap();
         assert!(c.warnings[0].contains("PARTIAL"));
     }
@@ -877,33 +1004,45 @@ mod tests {
     #[test]
     fn protected_paths_never_run_on_landlock() {
         for require in [true, false] {
-            let e = choose(
+            let e = refused(choose(
                 Backend::Landlock,
                 &profile(true),
                 require,
                 &machine(7, true),
-            )
-            .unwrap_err();
-            assert!(e.0.contains("/w/.git/hooks"), "{e}");
+            ));
+            assert!(e.contains("/w/.git/hooks"), "{e}");
         }
     }
 
     #[test]
     fn none_and_foreign_backends() {
-        assert!(choose(Backend::None, &profile(false), true, &machine(7, true)).is_err());
+        assert!(refused(choose(
+            Backend::None,
+            &profile(false),
+            true,
+            &machine(7, true)
+        ))
+        .contains("refusing to run unconfined"));
         assert_eq!(
             choose(Backend::None, &profile(false), false, &machine(7, true))
                 .unwrap()
                 .backend,
             Chosen::Unconfined
         );
-        assert!(
-            choose(Backend::Seatbelt, &profile(false), false, &machine(7, true))
-                .unwrap_err()
-                .0
-                .contains("macOS")
-        );
-        assert!(choose(Backend::Bwrap, &profile(false), false, &machine(7, true)).is_err());
+        assert!(refused(choose(
+            Backend::Seatbelt,
+            &profile(false),
+            false,
+            &machine(7, true)
+        ))
+        .contains("macOS"));
+        assert!(refused(choose(
+            Backend::Bwrap,
+            &profile(false),
+            false,
+            &machine(7, true)
+        ))
+        .contains("bubblewrap is not installed"));
     }
 
     fn with_bwrap(mut m: Machine, root: bool) -> Machine {
@@ -952,10 +1091,20 @@ mod tests {
 
     #[test]
     fn a_needed_bwrap_that_is_missing_is_a_refusal() {
-        let e = choose(Backend::Auto, &profile(true), false, &machine(7, true)).unwrap_err();
-        assert!(e.0.contains("bubblewrap is not installed"), "{e}");
-        let e = choose(Backend::Bwrap, &profile(false), false, &machine(7, true)).unwrap_err();
-        assert!(e.0.contains("bubblewrap is not installed"), "{e}");
+        let e = refused(choose(
+            Backend::Auto,
+            &profile(true),
+            false,
+            &machine(7, true),
+        ));
+        assert!(e.contains("bubblewrap is not installed"), "{e}");
+        let e = refused(choose(
+            Backend::Bwrap,
+            &profile(false),
+            false,
+            &machine(7, true),
+        ));
+        assert!(e.contains("bubblewrap is not installed"), "{e}");
     }
 
     #[test]
@@ -963,11 +1112,11 @@ mod tests {
         let mut root = machine(7, true);
         root.root = true;
         for require in [true, false] {
-            let e = choose(Backend::Auto, &profile(false), require, &root).unwrap_err();
+            let e = refused(choose(Backend::Auto, &profile(false), require, &root));
             assert!(
-                e.0.contains("running as root")
-                    && e.0.contains("`bubblewrap`")
-                    && e.0.contains("--backend landlock"),
+                e.contains("running as root")
+                    && e.contains("`bubblewrap`")
+                    && e.contains("--backend landlock"),
                 "{e}"
             );
         }
@@ -998,28 +1147,26 @@ mod tests {
             Backend::Bwrap,
             Backend::None,
         ] {
-            let e = choose(backend, &p, false, &m).unwrap_err();
-            assert!(e.0.contains("writable root /proc"), "{e}");
+            let e = refused(choose(backend, &p, false, &m));
+            assert!(e.contains("writable root /proc"), "{e}");
         }
     }
 
     #[test]
     fn bwrap_still_needs_landlock_and_seccomp_inside() {
-        let e = choose(
+        let e = refused(choose(
             Backend::Bwrap,
             &profile(true),
             true,
             &with_bwrap(machine(0, true), false),
-        )
-        .unwrap_err();
-        assert!(e.0.contains("no Landlock"), "{e}");
-        let e = choose(
+        ));
+        assert!(e.contains("no Landlock"), "{e}");
+        let e = refused(choose(
             Backend::Bwrap,
             &profile(true),
             true,
             &with_bwrap(machine(7, false), false),
-        )
-        .unwrap_err();
-        assert!(e.0.contains("seccomp"), "{e}");
+        ));
+        assert!(e.contains("seccomp"), "{e}");
     }
 }

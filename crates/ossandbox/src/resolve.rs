@@ -33,7 +33,7 @@ use std::path::{Component, Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 
 use crate::profile::{Profile, Protected};
-use crate::Refusal;
+use crate::Error;
 
 /// Symlinks followed in one walk before giving up, as the kernel's own limit (ELOOP).
 const MAX_LINKS: usize = 40;
@@ -60,37 +60,6 @@ pub enum Resolved {
     },
 }
 
-/// Why a walk stopped.
-#[derive(Debug)]
-pub enum Unsafe {
-    /// A symlink inside a writable root, where a run could have made it.
-    Link {
-        link: PathBuf,
-        target: PathBuf,
-        root: PathBuf,
-    },
-    Io {
-        at: PathBuf,
-        error: std::io::Error,
-    },
-}
-
-impl std::fmt::Display for Unsafe {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Unsafe::Link { link, target, root } => write!(
-                f,
-                "{} is a symlink (to {}) inside the writable root {}, where a sandboxed run could have made it",
-                link.display(),
-                // Whatever the run wrote into the link, on one line.
-                target.display().to_string().escape_debug(),
-                root.display()
-            ),
-            Unsafe::Io { at, error } => write!(f, "cannot open {}: {error}", at.display()),
-        }
-    }
-}
-
 /// The real paths of the profile's writable roots (the private TMPDIR included; device
 /// nodes are not roots).
 pub fn writable_roots(profile: &Profile) -> Vec<PathBuf> {
@@ -106,14 +75,14 @@ fn root_of<'a>(dir: &Path, writable: &'a [PathBuf]) -> Option<&'a PathBuf> {
     writable.iter().find(|w| dir.starts_with(w))
 }
 
-fn io(at: &Path, e: rustix::io::Errno) -> Unsafe {
-    Unsafe::Io {
+fn io(at: &Path, e: rustix::io::Errno) -> Error {
+    Error::CannotOpen {
         at: at.to_path_buf(),
         error: e.into(),
     }
 }
 
-fn open_root() -> Result<OwnedFd, Unsafe> {
+fn open_root() -> Result<OwnedFd, Error> {
     rustix::fs::open(
         "/",
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -124,7 +93,7 @@ fn open_root() -> Result<OwnedFd, Unsafe> {
 
 /// Walks the absolute `path` (see the module docs), refusing a symlink whose directory lies
 /// in one of `writable` (real paths).
-pub fn resolve(path: &Path, writable: &[PathBuf]) -> Result<Resolved, Unsafe> {
+pub fn resolve(path: &Path, writable: &[PathBuf]) -> Result<Resolved, Error> {
     let names = |p: &Path| -> Vec<OsString> {
         p.components()
             .filter_map(|c| match c {
@@ -135,7 +104,7 @@ pub fn resolve(path: &Path, writable: &[PathBuf]) -> Result<Resolved, Unsafe> {
             .collect()
     };
     if !path.is_absolute() {
-        return Err(Unsafe::Io {
+        return Err(Error::CannotOpen {
             at: path.to_path_buf(),
             error: std::io::Error::other("not an absolute path"),
         });
@@ -183,7 +152,7 @@ pub fn resolve(path: &Path, writable: &[PathBuf]) -> Result<Resolved, Unsafe> {
                 .map_err(|e| io(&next, e))?;
             let target = PathBuf::from(OsStr::from_bytes(target.as_bytes()));
             if let Some(root) = root_of(&real, writable) {
-                return Err(Unsafe::Link {
+                return Err(Error::PlantedLink {
                     link: next,
                     target,
                     root: root.clone(),
@@ -216,7 +185,7 @@ pub fn resolve(path: &Path, writable: &[PathBuf]) -> Result<Resolved, Unsafe> {
 /// Checks the roots and `extra_read` paths as the policy names them, and the protected paths (see
 /// [`check_protected`]): a symlink that a run could have planted on the way is a refusal
 /// (exit 125) naming the path, the link and the writable root it lies in.
-pub fn check(policy: &cordon_policy::Policy, profile: &Profile) -> Result<(), Refusal> {
+pub fn check(policy: &cordon_policy::Policy, profile: &Profile) -> Result<(), Error> {
     let writable = writable_roots(profile);
     let sb = &policy.sandbox;
     let named = sb
@@ -233,14 +202,14 @@ pub fn check(policy: &cordon_policy::Policy, profile: &Profile) -> Result<(), Re
     for (path, key) in named {
         match resolve(path, &writable) {
             Ok(_) => {}
-            Err(e @ Unsafe::Link { .. }) => {
-                return Err(Refusal(format!(
+            Err(e @ Error::PlantedLink { .. }) => {
+                return Err(Error::Refused(format!(
                     "{key} {}: {e}; refusing to follow it (put the real directory or file back, or name the real path in the policy)",
                     path.display()
                 )))
             }
             Err(e) => {
-                return Err(Refusal(format!(
+                return Err(Error::Refused(format!(
                     "{key} {}: {e}; cannot check that no sandboxed run changed it",
                     path.display()
                 )))
@@ -254,22 +223,22 @@ pub fn check(policy: &cordon_policy::Policy, profile: &Profile) -> Result<(), Re
 /// planted on the way to it, and no second name for it or for a file inside it (a hard link
 /// elsewhere in a writable root, which the read-only mount does not cover). A protected path
 /// that does not exist is fine: bwrap covers its first missing component.
-pub fn check_protected(profile: &Profile) -> Result<(), Refusal> {
+pub fn check_protected(profile: &Profile) -> Result<(), Error> {
     let writable = writable_roots(profile);
     let mut budget = MAX_PROTECTED_ENTRIES;
     for p in &profile.protected {
         let opened = match resolve(&p.path, &writable) {
             Ok(Resolved::Found(o)) => o,
             Ok(Resolved::Missing { .. }) => continue,
-            Err(e @ Unsafe::Link { .. }) => {
-                return Err(Refusal(format!(
+            Err(e @ Error::PlantedLink { .. }) => {
+                return Err(Error::Refused(format!(
                     "{} ({}) is protected, but {e}; remove the link and put the real file or directory back",
                     p.path.display(),
                     p.origin
                 )))
             }
             Err(e) => {
-                return Err(Refusal(format!(
+                return Err(Error::Refused(format!(
                     "{} ({}) is protected, but {e}",
                     p.path.display(),
                     p.origin
@@ -297,9 +266,9 @@ fn inspect(
     stat: Stat,
     writable: &[PathBuf],
     budget: &mut usize,
-) -> Result<(), Refusal> {
+) -> Result<(), Error> {
     match FileType::from_raw_mode(stat.st_mode) {
-        FileType::RegularFile if stat.st_nlink > 1 => Err(Refusal(format!(
+        FileType::RegularFile if stat.st_nlink > 1 => Err(Error::Refused(format!(
             "{file} is protected ({origin}) but has {n} names (a hard link): through another name in a writable root a sandboxed run writes it past the read-only mount; check its content, then break the link: cp -p '{file}' '{file}.copy' && mv '{file}.copy' '{file}' (the other names: find / -xdev -samefile '{file}')",
             file = real.display(),
             origin = p.origin,
@@ -321,7 +290,7 @@ fn inspect(
                     continue;
                 }
                 if *budget == 0 {
-                    return Err(Refusal(format!(
+                    return Err(Error::Refused(format!(
                         "{} ({}) is protected, but its protected paths hold more than {MAX_PROTECTED_ENTRIES} entries, too many to check for hard links on every run; protect smaller paths",
                         p.path.display(),
                         p.origin
@@ -342,7 +311,7 @@ fn inspect(
                             std::fs::canonicalize(q)
                         });
                         if let Some(root) = root_of(&lands, writable) {
-                            return Err(Refusal(format!(
+                            return Err(Error::Refused(format!(
                                 "{} lies in the protected {} ({}) but is a symlink to {}, inside the writable root {}: a sandboxed run could change what it points at; replace the link with the file",
                                 at.display(),
                                 p.path.display(),
@@ -374,8 +343,8 @@ fn inspect(
     }
 }
 
-fn cannot_check(p: &Protected, at: &Path, e: rustix::io::Errno) -> Refusal {
-    Refusal(format!(
+fn cannot_check(p: &Protected, at: &Path, e: rustix::io::Errno) -> Error {
+    Error::Refused(format!(
         "{} ({}) is protected, but {} cannot be checked for hard links: {}",
         p.path.display(),
         p.origin,
@@ -387,14 +356,14 @@ fn cannot_check(p: &Protected, at: &Path, e: rustix::io::Errno) -> Refusal {
 /// Opens a path for enforcement: the walk when it lies in a writable root (its real path, as
 /// the profile holds it, must still have no link there), else one `open` that follows links
 /// as the kernel does (system paths; none of their components lies in a writable root).
-pub fn open_for_rule(path: &Path, writable: &[PathBuf]) -> Result<OwnedFd, Unsafe> {
+pub fn open_for_rule(path: &Path, writable: &[PathBuf]) -> Result<OwnedFd, Error> {
     if root_of(path, writable).is_none() {
         return rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
             .map_err(|e| io(path, e));
     }
     match resolve(path, writable)? {
         Resolved::Found(o) => Ok(o.fd),
-        Resolved::Missing { at } => Err(Unsafe::Io {
+        Resolved::Missing { at } => Err(Error::CannotOpen {
             at,
             error: std::io::ErrorKind::NotFound.into(),
         }),
@@ -417,7 +386,15 @@ mod tests {
         std::fs::canonicalize(p).unwrap()
     }
 
-    fn found(r: Result<Resolved, Unsafe>) -> PathBuf {
+    /// The message of a refusal; any other result fails the test.
+    fn refused(r: Result<(), Error>) -> String {
+        match r {
+            Err(Error::Refused(m)) => m,
+            other => panic!("not a refusal: {other:?}"),
+        }
+    }
+
+    fn found(r: Result<Resolved, Error>) -> PathBuf {
         match r {
             Ok(Resolved::Found(o)) => o.real,
             other => panic!("{other:?}"),
@@ -494,7 +471,7 @@ mod tests {
             (ws.join("docs/etc"), ws.join("docs")),
         ] {
             match resolve(&path, &writable) {
-                Err(Unsafe::Link { link: l, root, .. }) => {
+                Err(Error::PlantedLink { link: l, root, .. }) => {
                     assert_eq!((l, root), (link, ws.clone()), "{}", path.display())
                 }
                 other => panic!("{}: {other:?}", path.display()),
@@ -504,7 +481,7 @@ mod tests {
         symlink(&ws, base.join("wslink")).unwrap();
         assert!(matches!(
             resolve(&base.join("wslink/a/b/c"), &writable),
-            Err(Unsafe::Link { .. })
+            Err(Error::PlantedLink { .. })
         ));
         // The same path with no writable root around it is followed.
         assert_eq!(
@@ -535,7 +512,7 @@ mod tests {
         symlink(base.join("b"), base.join("a")).unwrap();
         symlink(base.join("a"), base.join("b")).unwrap();
         match resolve(&base.join("a"), &[]) {
-            Err(Unsafe::Io { error, .. }) => {
+            Err(Error::CannotOpen { error, .. }) => {
                 assert_eq!(error.raw_os_error(), Some(libc::ELOOP))
             }
             other => panic!("{other:?}"),
@@ -553,44 +530,38 @@ mod tests {
         check_protected(&p).unwrap();
 
         std::fs::hard_link(ws.join(".git/config"), ws.join("x")).unwrap();
-        let e = check_protected(&p).unwrap_err();
-        assert!(
-            e.0.contains(".git/config") && e.0.contains("2 names"),
-            "{e}"
-        );
+        let e = refused(check_protected(&p));
+        assert!(e.contains(".git/config") && e.contains("2 names"), "{e}");
         let file = ws.join(".git/config").display().to_string();
-        assert!(
-            e.0.contains(&format!("cp -p '{file}' '{file}.copy'")),
-            "{e}"
-        );
+        assert!(e.contains(&format!("cp -p '{file}' '{file}.copy'")), "{e}");
         std::fs::remove_file(ws.join("x")).unwrap();
 
         std::fs::hard_link(ws.join(".git/hooks/deep/pre-commit"), ws.join("y")).unwrap();
-        let e = check_protected(&p).unwrap_err();
-        assert!(e.0.contains("deep/pre-commit"), "{e}");
+        let e = refused(check_protected(&p));
+        assert!(e.contains("deep/pre-commit"), "{e}");
         std::fs::remove_file(ws.join("y")).unwrap();
 
         // A link inside the protected directory into the workspace; one to the system is fine.
         symlink("/bin/true", ws.join(".git/hooks/ok")).unwrap();
         check_protected(&p).unwrap();
         symlink("../../evil", ws.join(".git/hooks/post-checkout")).unwrap();
-        let e = check_protected(&p).unwrap_err();
-        assert!(e.0.contains("post-checkout"), "{e}");
+        let e = refused(check_protected(&p));
+        assert!(e.contains("post-checkout"), "{e}");
         std::fs::remove_file(ws.join(".git/hooks/post-checkout")).unwrap();
 
         // The protected file itself replaced by a link, and its parent renamed and linked.
         std::fs::rename(ws.join(".git/config"), ws.join("mine")).unwrap();
         symlink(ws.join("mine"), ws.join(".git/config")).unwrap();
-        let e = check_protected(&p).unwrap_err();
-        assert!(e.0.contains("is a symlink"), "{e}");
+        let e = refused(check_protected(&p));
+        assert!(e.contains("is a symlink"), "{e}");
         std::fs::remove_file(ws.join(".git/config")).unwrap();
         // Missing: fine (bwrap covers it).
         check_protected(&p).unwrap();
         std::fs::rename(ws.join(".git"), ws.join(".git-old")).unwrap();
         check_protected(&p).unwrap();
         symlink(".git-old", ws.join(".git")).unwrap();
-        let e = check_protected(&p).unwrap_err();
-        assert!(e.0.contains("remove the link and put the real file"), "{e}");
+        let e = refused(check_protected(&p));
+        assert!(e.contains("remove the link and put the real file"), "{e}");
     }
 
     #[test]
@@ -609,21 +580,21 @@ mod tests {
         check_now().unwrap();
         std::fs::remove_dir(ws.join("docs")).unwrap();
         symlink(base.join("outside"), ws.join("docs")).unwrap();
-        let e = check_now().unwrap_err();
+        let e = refused(check_now());
         assert!(
-            e.0.starts_with(&format!("sandbox.paths.docs {}", ws.join("docs").display())),
+            e.starts_with(&format!("sandbox.paths.docs {}", ws.join("docs").display())),
             "{e}"
         );
         assert!(
-            e.0.contains(&format!("writable root {}", ws.display())),
+            e.contains(&format!("writable root {}", ws.display())),
             "{e}"
         );
         std::fs::remove_file(ws.join("docs")).unwrap();
         std::fs::create_dir(ws.join("docs")).unwrap();
         std::fs::remove_file(ws.join("notes")).unwrap();
         symlink("/etc/hostname", ws.join("notes")).unwrap();
-        let e = check_now().unwrap_err();
-        assert!(e.0.starts_with("sandbox.extra_read"), "{e}");
+        let e = refused(check_now());
+        assert!(e.starts_with("sandbox.extra_read"), "{e}");
     }
 
     #[test]
@@ -635,8 +606,8 @@ mod tests {
             std::fs::write(ws.join(format!("big/{i}")), "").unwrap();
         }
         let p = profile(&[&ws], &[&ws.join("big")]);
-        let e = check_protected(&p).unwrap_err();
-        assert!(e.0.contains("too many"), "{e}");
+        let e = refused(check_protected(&p));
+        assert!(e.contains("too many"), "{e}");
     }
 
     #[test]
@@ -652,7 +623,7 @@ mod tests {
         symlink("/", ws.join("docs")).unwrap();
         assert!(matches!(
             open_for_rule(&ws.join("docs"), &writable),
-            Err(Unsafe::Link { .. })
+            Err(Error::PlantedLink { .. })
         ));
     }
 }

@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::profile::{Profile, PRIVATE_TMP_ORIGIN};
-use crate::Refusal;
+use crate::Error;
 
 /// System directories no writable root may be, lie under or contain.
 pub const SYSTEM_DIRS: &[&str] = &[
@@ -130,11 +130,11 @@ fn system_dirs() -> Vec<(PathBuf, Kind)> {
 /// Checks every writable root of `profile` (not the device nodes, nor the private TMPDIR,
 /// which cordon creates fresh for the run) against this machine's system directories, by path
 /// and, on Linux, by what the mounts show.
-pub fn check(profile: &Profile) -> Result<(), Refusal> {
+pub fn check(profile: &Profile) -> Result<(), Error> {
     let systems = system_dirs();
     #[cfg(target_os = "linux")]
     let mounts = mounts::Table::read().map_err(|e| {
-        Refusal(format!(
+        Error::Refused(format!(
             "cannot read /proc/self/mountinfo to check the writable roots against the system directories: {e}"
         ))
     })?;
@@ -147,7 +147,7 @@ pub fn check(profile: &Profile) -> Result<(), Refusal> {
         #[cfg(target_os = "linux")]
         let danger = danger.or_else(|| mounts.danger(&rule.path, &systems));
         if let Some((system, how)) = danger {
-            return Err(Refusal(
+            return Err(Error::Refused(
                 Danger {
                     root: rule.path.clone(),
                     origin: rule.origin.clone(),
@@ -394,9 +394,11 @@ mod tests {
     }
 
     fn refused(path: &str) -> Option<String> {
-        check(&profile(vec![rw(path, "sandbox.paths.workspace (rw)")]))
-            .err()
-            .map(|r| r.0)
+        match check(&profile(vec![rw(path, "sandbox.paths.workspace (rw)")])) {
+            Ok(()) => None,
+            Err(Error::Refused(m)) => Some(m),
+            Err(e) => panic!("not a refusal: {e:?}"),
+        }
     }
 
     #[test]
@@ -474,7 +476,7 @@ mod tests {
             origin: "sandbox.system_read (devices)".into(),
         });
         p.rules.push(rw("/run/user/0/cordon-x", PRIVATE_TMP_ORIGIN));
-        assert_eq!(check(&p), Ok(()));
+        check(&p).unwrap();
     }
 
     #[test]

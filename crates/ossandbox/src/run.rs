@@ -220,19 +220,6 @@ impl Outcome {
     }
 }
 
-/// Why the child never started.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error("{0}: command not found")]
-    NotFound(String),
-    #[error("{0}: cannot execute: {1}")]
-    NotExecutable(String, io::Error),
-    #[error("sandbox setup failed in the child at {0}: {1}")]
-    Setup(&'static str, io::Error),
-    #[error("{0}")]
-    Parent(Error),
-}
-
 /// Steps the child performs; the index is what it reports on failure.
 #[cfg(target_os = "linux")]
 const STEPS: [&str; 9] = [
@@ -250,8 +237,7 @@ const STEPS: [&str; 9] = [
 /// Runs `spec` under `confinement` and waits for it, forwarding SIGINT/SIGTERM/SIGHUP/SIGQUIT
 /// to the child's process group.
 #[cfg(target_os = "linux")]
-pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError> {
-    let parent = Error::Io;
+pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
     let own_ns = confinement.own_pid_namespace;
     // Poisoning carries no data here: a panicked run still released its children.
     let _shared;
@@ -268,10 +254,10 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
     // process's attribute, which stays set for later runs (harmless: they all reap).
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
         let e = io::Error::last_os_error();
-        return Err(StartError::Parent(parent(io::Error::new(
+        return Err(Error::Io(io::Error::new(
             e.kind(),
             format!("cannot become a child subreaper, so nothing the command leaves behind could be reaped: {e}"),
-        ))));
+        )));
     }
 
     // Block the signals we forward and read them from a signalfd; the child unblocks them.
@@ -293,20 +279,20 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
             libc::sigaddset(&mut forwarded, s);
         }
         if libc::sigprocmask(libc::SIG_BLOCK, &forwarded, std::ptr::null_mut()) != 0 {
-            return Err(StartError::Parent(parent(io::Error::last_os_error())));
+            return Err(Error::Io(io::Error::last_os_error()));
         }
     }
     // SAFETY: signalfd(-1, …) reads the set from this frame and returns a new descriptor.
     let sigfd =
         cvt(unsafe { libc::signalfd(-1, &forwarded, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) })
-            .map_err(|e| StartError::Parent(parent(e)))?;
+            .map_err(Error::Io)?;
     // SAFETY: `sigfd` was just returned by signalfd (checked non-negative) and nothing else
     // holds it: the OwnedFd is its sole owner and closes it when the run returns.
     let sigfd = unsafe { OwnedFd::from_raw_fd(sigfd) };
 
     // The child writes the index of a failed setup step here before reporting the errno.
     let (status_r, status_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
-        .map_err(|e| StartError::Parent(parent(e.into())))?;
+        .map_err(|e| Error::Io(e.into()))?;
 
     let confine = confinement.confine;
     let drop_caps = confine && has_capabilities();
@@ -325,7 +311,7 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         .current_dir(&spec.cwd);
     for (n, fd) in spec.stdio.fds.iter().enumerate() {
         let Some(fd) = fd else { continue };
-        let fd = fd.try_clone().map_err(|e| StartError::Parent(parent(e)))?;
+        let fd = fd.try_clone().map_err(Error::Io)?;
         match n {
             0 => cmd.stdin(fd),
             1 => cmd.stdout(fd),
@@ -433,11 +419,11 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
             let n = rustix::io::read(&status_r, &mut step);
             let name = spec.program.to_string_lossy().into_owned();
             return Err(if matches!(n, Ok(1)) {
-                StartError::Setup(STEPS.get(step[0] as usize).copied().unwrap_or("setup"), e)
+                Error::Setup(STEPS.get(step[0] as usize).copied().unwrap_or("setup"), e)
             } else if e.kind() == io::ErrorKind::NotFound {
-                StartError::NotFound(name)
+                Error::NotFound(name)
             } else {
-                StartError::NotExecutable(name, e)
+                Error::NotExecutable(name, e)
             });
         }
     };
@@ -455,7 +441,7 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
             if !own_ns {
                 reap_all();
             }
-            return Err(StartError::Setup(
+            return Err(Error::Setup(
                 "handing the proxy its listener",
                 io::Error::other(format!(
                     "{e} (a message from bubblewrap or the inner stage is above)"
@@ -479,7 +465,7 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
             } else {
                 let _ = child.wait();
             }
-            return Err(StartError::Parent(parent(e)));
+            return Err(Error::Io(e));
         }
     };
     let deadline = spec.timeout.map(|t| Instant::now() + t);
@@ -602,7 +588,7 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
             // SAFETY: waitpid writes one int into `st` on this frame. (libc, not rustix: the
             // child may be a clone-created task, which needs __WALL.)
             if unsafe { libc::waitpid(pid, &mut st, libc::__WALL) } != pid {
-                return Err(StartError::Parent(parent(io::Error::last_os_error())));
+                return Err(Error::Io(io::Error::last_os_error()));
             }
             st
         }
@@ -621,7 +607,7 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, StartError>
         // killed by a signal (Ctrl-C on the command's terminal reaches its process group),
         // which is reported as that signal.
         if !report.contains("\"exit-code\"") && grace.is_none() && !libc::WIFSIGNALED(status) {
-            return Err(StartError::Setup(
+            return Err(Error::Setup(
                 "bwrap",
                 io::Error::other("bubblewrap could not build the sandbox (its message is above)"),
             ));

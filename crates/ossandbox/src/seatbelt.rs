@@ -12,7 +12,7 @@
 //!   path of the profile as Seatbelt will see it.
 //! - Every path from the policy or the machine is a `-DNAME=VALUE` argument, never part of
 //!   the profile text; a path with `"`, `\`, NUL, a newline or another control character is
-//!   refused ([`StartError::Parent`] with [`Error::Render`]: exit 125).
+//!   refused ([`Error::UnsafePath`]: exit 125).
 //! - `--` ends `sandbox-exec`'s options, so `PROG` and its arguments are passed through
 //!   untouched, whatever they look like.
 //! - The environment is the spec's (already scrubbed, with the private `TMPDIR`); the working
@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use crate::profile::canonical;
 use crate::profile::Profile;
 use crate::render;
-use crate::run::{Spec, StartError};
+use crate::run::Spec;
 use crate::Error;
 
 /// The one `sandbox-exec` cordon runs: part of macOS, owned by root. Never one from `PATH`.
@@ -72,12 +72,12 @@ pub fn find_program(
     program: &OsStr,
     env: &[(OsString, OsString)],
     cwd: &Path,
-) -> Result<PathBuf, StartError> {
+) -> Result<PathBuf, Error> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::PermissionsExt;
     let name = program.to_string_lossy().into_owned();
     if program.is_empty() {
-        return Err(StartError::NotFound(name));
+        return Err(Error::NotFound(name));
     }
     let candidates: Vec<PathBuf> = if program.as_bytes().contains(&b'/') {
         vec![cwd.join(program)]
@@ -108,14 +108,14 @@ pub fn find_program(
         }
     }
     match not_executable {
-        Some(c) => Err(StartError::NotExecutable(
+        Some(c) => Err(Error::NotExecutable(
             name,
             io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 format!("{} is not an executable file", c.display()),
             ),
         )),
-        None => Err(StartError::NotFound(name)),
+        None => Err(Error::NotFound(name)),
     }
 }
 
@@ -127,10 +127,9 @@ pub fn invocation(
     spec: &Spec,
     sandbox_exec: &Path,
     realpath: &dyn Fn(&Path) -> io::Result<PathBuf>,
-) -> Result<Spec, StartError> {
+) -> Result<Spec, Error> {
     let profile = resolve_paths(profile, realpath);
-    let sb =
-        render::seatbelt::render(&profile).map_err(|e| StartError::Parent(Error::Render(e)))?;
+    let sb = render::seatbelt::render(&profile)?;
 
     let found = find_program(&spec.program, &spec.env, &spec.cwd)?;
     let real = render::seatbelt::compared_path(&canonical(&found, realpath));
@@ -138,7 +137,7 @@ pub fn invocation(
         .iter()
         .any(|root| real.starts_with(root))
     {
-        return Err(StartError::NotExecutable(
+        return Err(Error::NotExecutable(
             spec.program.to_string_lossy().into_owned(),
             io::Error::new(
                 io::ErrorKind::PermissionDenied,
@@ -170,15 +169,13 @@ pub fn invocation(
 /// A failure to start `sandbox-exec` itself is cordon's own failure (125), never "command
 /// not found" (127) or "cannot execute" (126): the command was checked before, by
 /// [`invocation`].
-pub fn launcher_failed(e: StartError) -> StartError {
+pub fn launcher_failed(e: Error) -> Error {
     match e {
-        StartError::NotFound(_) => StartError::Setup(
+        Error::NotFound(_) => Error::Setup(
             "starting /usr/bin/sandbox-exec",
             io::Error::from(io::ErrorKind::NotFound),
         ),
-        StartError::NotExecutable(_, err) => {
-            StartError::Setup("starting /usr/bin/sandbox-exec", err)
-        }
+        Error::NotExecutable(_, err) => Error::Setup("starting /usr/bin/sandbox-exec", err),
         other => other,
     }
 }
@@ -187,7 +184,6 @@ pub fn launcher_failed(e: StartError) -> StartError {
 mod tests {
     use super::*;
     use crate::profile::{Access, PathRule, Protected};
-    use crate::render::RenderError;
     use cordon_policy::{Limits, Network};
     use std::os::unix::fs::PermissionsExt;
     use std::time::Duration;
@@ -354,8 +350,7 @@ mod tests {
                 &canonicalize,
             )
             .unwrap_err();
-            let StartError::Parent(Error::Render(RenderError::UnsafePath { origin, .. })) = &e
-            else {
+            let Error::UnsafePath { origin, .. } = &e else {
                 panic!("{bad:?}: {e:?}");
             };
             assert_eq!(origin, "sandbox.extra_read");
@@ -406,23 +401,23 @@ mod tests {
             }
             invocation(&f.profile, &s, Path::new(SANDBOX_EXEC), &canonicalize)
         };
-        assert!(matches!(run("./missing", None), Err(StartError::NotFound(n)) if n == "./missing"));
+        assert!(matches!(run("./missing", None), Err(Error::NotFound(n)) if n == "./missing"));
         assert!(matches!(
             run("no-such-cordon-program", None),
-            Err(StartError::NotFound(_))
+            Err(Error::NotFound(_))
         ));
-        assert!(matches!(run("", None), Err(StartError::NotFound(_))));
+        assert!(matches!(run("", None), Err(Error::NotFound(_))));
         // Not executable (mode 644), or a directory.
         assert!(matches!(
             run("./notes.txt", None),
-            Err(StartError::NotExecutable(..))
+            Err(Error::NotExecutable(..))
         ));
-        assert!(matches!(run(".", None), Err(StartError::NotExecutable(..))));
+        assert!(matches!(run(".", None), Err(Error::NotExecutable(..))));
         // Found on PATH, but outside every directory the profile lets programs run from:
         // this profile has no system rules, so /usr/bin is not one of them.
         let e = run("sh", None).unwrap_err();
         assert!(
-            matches!(&e, StartError::NotExecutable(n, err) if n == "sh" && err.to_string().contains("outside every directory")),
+            matches!(&e, Error::NotExecutable(n, err) if n == "sh" && err.to_string().contains("outside every directory")),
             "{e:?}"
         );
         // PATH from the spec's environment: the workspace is executable.
@@ -548,12 +543,12 @@ mod tests {
 
     #[test]
     fn failing_to_start_sandbox_exec_is_cordons_own_failure() {
-        let e = launcher_failed(StartError::NotFound("/usr/bin/sandbox-exec".into()));
-        assert!(matches!(e, StartError::Setup(..)), "{e:?}");
-        let e = launcher_failed(StartError::NotExecutable(
+        let e = launcher_failed(Error::NotFound("/usr/bin/sandbox-exec".into()));
+        assert!(matches!(e, Error::Setup(..)), "{e:?}");
+        let e = launcher_failed(Error::NotExecutable(
             "/usr/bin/sandbox-exec".into(),
             io::ErrorKind::PermissionDenied.into(),
         ));
-        assert!(matches!(e, StartError::Setup(..)), "{e:?}");
+        assert!(matches!(e, Error::Setup(..)), "{e:?}");
     }
 }

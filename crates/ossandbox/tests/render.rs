@@ -13,11 +13,12 @@ use std::path::Path;
 #[cfg(target_os = "linux")]
 use std::path::PathBuf;
 
+use cordon_ossandbox::render::seatbelt;
 #[cfg(target_os = "linux")]
 use cordon_ossandbox::render::{landlock, oci};
-use cordon_ossandbox::render::{seatbelt, RenderError};
 #[cfg(target_os = "linux")]
 use cordon_ossandbox::seccomp::{self, ArgCheck, SyscallRule};
+use cordon_ossandbox::Error;
 use cordon_ossandbox::{Access, PathRule, Profile, Protected};
 use cordon_policy::{Limits, Network, Policy};
 #[cfg(target_os = "linux")]
@@ -438,7 +439,9 @@ fn seatbelt_refuses_unsafe_paths() {
         let mut p = network_profile();
         p.rules = vec![rule(bad, RW, "sandbox.paths.evil (rw)")];
         let err = seatbelt::render(&p).unwrap_err();
-        let RenderError::UnsafePath { path, origin, .. } = &err;
+        let Error::UnsafePath { path, origin, .. } = &err else {
+            panic!("not an unsafe path: {err:?}");
+        };
         assert_eq!(path, bad);
         assert_eq!(origin, "sandbox.paths.evil (rw)");
         let msg = err.to_string();
@@ -447,7 +450,10 @@ fn seatbelt_refuses_unsafe_paths() {
 
         let mut p = workspace_profile();
         p.protected = vec![protected(bad, "sandbox.protected")];
-        assert!(seatbelt::render(&p).is_err(), "protected {bad:?}");
+        assert!(
+            matches!(seatbelt::render(&p), Err(Error::UnsafePath { .. })),
+            "protected {bad:?}"
+        );
     }
 }
 

@@ -57,7 +57,7 @@ fn a_run_that_cannot_become_a_subreaper_never_starts() {
     .join()
     .expect("the run's thread");
     match result {
-        Err(run::StartError::Parent(e)) => {
+        Err(e) if e.kind() == cordon_ossandbox::ErrorKind::Failed => {
             let e = e.to_string();
             assert!(e.contains("cannot become a child subreaper"), "{e}");
             assert!(e.contains("Operation not permitted"), "{e}");

@@ -15,7 +15,12 @@ use crate::profile::Profile;
 pub use super::PRIVATE_TMP;
 
 /// Renders the script for `profile`, with `cwd` as the command's directory.
-pub fn render(profile: &Profile, cwd: &Path, bwrap: &Path, root: bool) -> Result<String, String> {
+pub fn render(
+    profile: &Profile,
+    cwd: &Path,
+    bwrap: &Path,
+    root: bool,
+) -> Result<String, crate::Error> {
     let cx = Context {
         cwd,
         tmp: Path::new(PRIVATE_TMP),

@@ -58,23 +58,6 @@ pub mod seatbelt;
 /// run, so an artifact can only show a placeholder.
 pub const PRIVATE_TMP: &str = "/tmp/cordon-RUN";
 
-/// Why an artifact cannot be rendered. The CLI exits 125 on it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RenderError {
-    /// A path the target cannot take safely, e.g. a Seatbelt parameter with a `"`.
-    #[error("cannot pass {path:?} (from {origin}) to {target}: it {problem}; rename it or remove it from the policy")]
-    UnsafePath {
-        /// The path, lossily decoded; shown escaped (`{:?}`) so the message stays one line.
-        path: String,
-        /// The policy key that brought the path in.
-        origin: String,
-        /// The artifact that refused it, e.g. `Seatbelt`.
-        target: &'static str,
-        /// What is wrong, e.g. `contains a double quote`.
-        problem: &'static str,
-    },
-}
-
 /// Pretty JSON with every object's keys sorted, and a final newline: the bytes `cordon
 /// profile` prints for the JSON artifacts. Sorting here keeps the output the same whether
 /// or not some other crate in the build turns on serde_json's `preserve_order`.
@@ -116,7 +99,7 @@ mod tests {
 
     #[test]
     fn errors_stay_on_one_line() {
-        let e = RenderError::UnsafePath {
+        let e = crate::Error::UnsafePath {
             path: "/w/a\nb".into(),
             origin: "sandbox.paths.w (rw)".into(),
             target: "Seatbelt",

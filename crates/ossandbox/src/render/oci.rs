@@ -72,11 +72,8 @@ impl OciArch {
     }
 }
 
-/// Syscalls of the deny list that exist on x86_64 only; left out of an aarch64 profile
-/// (the generic syscall table has `openat`, `fchmodat`, `mknodat` instead, which are listed).
-pub const X86_64_ONLY: &[&str] = &[
-    "chmod", "creat", "ioperm", "iopl", "mknod", "open", "uselib",
-];
+/// Syscalls of the deny list that exist on x86_64 only; left out of an aarch64 profile.
+pub use crate::seccomp::X86_64_ONLY;
 
 /// Renders `rules` as an OCI seccomp profile for `arch`. Entries are sorted by syscall name,
 /// then in the order of the rule's alternatives; the output is deterministic.

@@ -9,7 +9,7 @@
 //! **No path from the policy or the machine is ever part of the text.** Each one is a
 //! parameter (`RW_0`, `RO_1`, `PROTECTED_0`, …) referenced as `(param "RW_0")` and passed as
 //! `-D RW_0=/path`. Paths containing `"`, `\`, NUL, a newline or any other control character
-//! are refused with [`RenderError::UnsafePath`] all the same: such values make `-D` handling
+//! are refused with [`Error::UnsafePath`] all the same: such values make `-D` handling
 //! ambiguous, and the brief requires that they are rejected, not escaped. Only cordon's own
 //! constants (the macOS system paths below) appear literally.
 //!
@@ -58,8 +58,9 @@ use std::path::{Path, PathBuf};
 
 use cordon_policy::Network;
 
-use super::{comment_text, RenderError};
+use super::comment_text;
 use crate::profile::{PathRule, Profile};
+use crate::Error;
 
 /// A rendered Seatbelt profile: the SBPL text and the `-D` parameters it references.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -275,7 +276,7 @@ const SYSTEM_ORIGIN: &str = "sandbox.system_read";
 
 /// Renders `profile` as SBPL with its parameters, or refuses a path that cannot be passed
 /// safely (see the module docs).
-pub fn render(profile: &Profile) -> Result<Seatbelt, RenderError> {
+pub fn render(profile: &Profile) -> Result<Seatbelt, Error> {
     let mut out = Sbpl::default();
     out.header();
     out.basics();
@@ -412,8 +413,8 @@ pub fn compared_path(path: &Path) -> PathBuf {
 }
 
 /// Checks a path for use as a `-D` value.
-fn param_value(path: &Path, origin: &str) -> Result<String, RenderError> {
-    let refuse = |problem: &'static str| RenderError::UnsafePath {
+fn param_value(path: &Path, origin: &str) -> Result<String, Error> {
+    let refuse = |problem: &'static str| Error::UnsafePath {
         path: path.to_string_lossy().into_owned(),
         origin: origin.to_string(),
         target: "Seatbelt",

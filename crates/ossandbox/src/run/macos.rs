@@ -27,7 +27,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::Command;
 use std::time::Instant;
 
-use super::{Outcome, Spec, StartError};
+use super::{Outcome, Spec};
 use crate::{Error, RlimitResource};
 
 /// Signals cordon passes on to the child's process group.
@@ -42,8 +42,8 @@ const STEPS: [&str; 4] = [
 ];
 
 /// Runs `spec` with `rlimits` and waits for it (see the module docs).
-pub fn run(spec: &Spec, rlimits: &[(RlimitResource, u64)]) -> Result<Outcome, StartError> {
-    let parent = |e: io::Error| StartError::Parent(Error::Io(e));
+pub fn run(spec: &Spec, rlimits: &[(RlimitResource, u64)]) -> Result<Outcome, Error> {
+    let parent = Error::Io;
     let inherited = inherited_fds().map_err(|e| {
         parent(io::Error::new(
             e.kind(),
@@ -134,11 +134,11 @@ pub fn run(spec: &Spec, rlimits: &[(RlimitResource, u64)]) -> Result<Outcome, St
             };
             let name = spec.program.to_string_lossy().into_owned();
             return Err(if n == 1 {
-                StartError::Setup(STEPS.get(step[0] as usize).copied().unwrap_or("setup"), e)
+                Error::Setup(STEPS.get(step[0] as usize).copied().unwrap_or("setup"), e)
             } else if e.kind() == io::ErrorKind::NotFound {
-                StartError::NotFound(name)
+                Error::NotFound(name)
             } else {
-                StartError::NotExecutable(name, e)
+                Error::NotExecutable(name, e)
             });
         }
     };

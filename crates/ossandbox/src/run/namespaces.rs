@@ -46,7 +46,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
-use super::{Outcome, Spec, StartError};
+use super::{Outcome, Spec};
 use crate::seccomp::Program;
 use crate::Error;
 
@@ -98,7 +98,7 @@ pub enum Attempt {
     /// namespace limit of 0, an LSM): run without them.
     Unavailable(io::Error),
     /// The run itself failed to start.
-    Start(StartError),
+    Start(Error),
 }
 
 /// Steps whose failure the child reports; the index is the record's step byte.
@@ -129,18 +129,18 @@ const STEPS: [&str; 22] = [
 
 const REC: usize = 6;
 
-fn cstring(b: &[u8]) -> Result<CString, StartError> {
+fn cstring(b: &[u8]) -> Result<CString, Error> {
     CString::new(b).map_err(|_| {
-        StartError::Parent(Error::Io(io::Error::other(
+        Error::Io(io::Error::other(
             "a NUL byte in the command line, environment or a path",
-        )))
+        ))
     })
 }
 
 /// Runs `spec` in new namespaces under `c`; see the module docs.
 pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt> {
-    let parent = |e: io::Error| Attempt::Start(StartError::Parent(Error::Io(e)));
-    let start = |e: StartError| Attempt::Start(e);
+    let parent = |e: io::Error| Attempt::Start(Error::Io(e));
+    let start = |e: Error| Attempt::Start(e);
 
     // Everything the children need, allocated now.
     let argv: Vec<CString> = std::iter::once(spec.program.as_os_str())
@@ -179,7 +179,7 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
                 r.file_rights,
             ))
         })
-        .collect::<Result<_, StartError>>()
+        .collect::<Result<_, Error>>()
         .map_err(start)?;
     let pid_max = format!("{TASK_CAP}\n");
     let drop_caps_all = plan.user || super::has_capabilities();
@@ -367,7 +367,7 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
                 ))))
             }
             b'S' => {
-                return Err(start(StartError::Setup(
+                return Err(start(Error::Setup(
                     step,
                     io::Error::from_raw_os_error(value),
                 )))
@@ -385,9 +385,9 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     if let Some(e) = exec_errno {
         let name = spec.program.to_string_lossy().into_owned();
         return Err(start(if e == libc::ENOENT || e == libc::ENOTDIR {
-            StartError::NotFound(name)
+            Error::NotFound(name)
         } else {
-            StartError::NotExecutable(name, io::Error::from_raw_os_error(e))
+            Error::NotExecutable(name, io::Error::from_raw_os_error(e))
         }));
     }
     Ok(match (outcome, status) {
@@ -616,7 +616,7 @@ fn send(pidfd: &OwnedFd, sig: i32) {
 
 /// The paths execve tries, in order: the program itself when it names a path, else each
 /// `PATH` entry of the child's environment (glibc's default when unset), like execvp.
-fn exec_candidates(spec: &Spec) -> Result<Vec<CString>, StartError> {
+fn exec_candidates(spec: &Spec) -> Result<Vec<CString>, Error> {
     let prog = spec.program.as_bytes();
     if prog.contains(&b'/') {
         return Ok(vec![cstring(prog)?]);

@@ -35,7 +35,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{syscall_number, ArgCheck, SyscallRule};
+use super::{syscall_number, ArgCheck, SyscallRule, X86_64_ONLY};
 use crate::Error;
 
 #[cfg(target_endian = "big")]
@@ -132,7 +132,8 @@ struct Segment {
 
 /// Compiles `rules` to one program. For a syscall named by several rules, rules are tried
 /// in slice order and alternatives in `when` order; the first that matches gives the errno.
-/// Rules for calls that do not exist on this architecture are skipped.
+/// Rules for the [`X86_64_ONLY`] calls are left out elsewhere; any other unknown name is an
+/// error.
 pub fn generate(rules: &[SyscallRule]) -> Result<Program, Error> {
     let segments = segments(blocks(rules)?);
     let mut asm = Asm::default();
@@ -175,7 +176,15 @@ fn blocks(rules: &[SyscallRule]) -> Result<BTreeMap<u32, Vec<Alternative>>, Erro
     let mut blocks: BTreeMap<u32, Vec<Alternative>> = BTreeMap::new();
     for rule in rules {
         let Some(nr) = syscall_number(rule.name) else {
-            continue;
+            // Nothing to deny where the call does not exist; any other unknown name is a
+            // mistake in the list, which must not leave a call open.
+            if !cfg!(target_arch = "x86_64") && X86_64_ONLY.contains(&rule.name) {
+                continue;
+            }
+            return Err(Error::Seccomp(format!(
+                "{}: no such system call on this architecture",
+                rule.name
+            )));
         };
         let nr = u32::try_from(nr)
             .ok()
@@ -1163,6 +1172,13 @@ pub(crate) mod tests {
         let bad_index = vec![vec![ArgCheck::Eq32 { index: 6, value: 0 }]];
         let e = refusal(&[rule(libc::EPERM, bad_index)]);
         assert_eq!(e, "ioctl: argument index 6 out of range");
+        // A name cordon does not know fails closed: never a rule silently left out.
+        let typo = SyscallRule {
+            name: "ptrase",
+            ..rule(libc::EPERM, vec![])
+        };
+        let e = refusal(&[rule(libc::EPERM, vec![]), typo]);
+        assert_eq!(e, "ptrase: no such system call on this architecture");
     }
 
     #[test]
