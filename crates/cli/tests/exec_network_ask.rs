@@ -204,3 +204,29 @@ fn a_command_that_ends_while_asked_leaves_its_output_and_the_terminal_as_they_we
     assert_ne!(lflag & libc::ECHO, 0, "echo restored");
     assert_eq!(connection_decisions(d.path())[0]["decision"], "deny");
 }
+
+#[test]
+fn with_stdout_redirected_the_question_still_gets_the_key() {
+    curl_present();
+    let port = web_server();
+    let d = workspace();
+    let out = d.path().join("out.txt");
+    let run = d.path().join("..").join(format!(
+        "{}-run",
+        d.path().file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&run).unwrap();
+    // stdin is the terminal, read line by line for the command: the relay must not take the
+    // key meant for the question.
+    let mut p = Pty::cordon_with_stdout(
+        d.path(),
+        &["exec", "-c", &format!("curl -sS http://web.test:{port}/file")],
+        &[("XDG_RUNTIME_DIR", run.to_str().unwrap())],
+        Some(std::fs::File::create(&out).unwrap().into()),
+    );
+    p.expect(PROMPT);
+    p.send(b"y");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 0, "{screen}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "GET /file HTTP/1.1");
+}
