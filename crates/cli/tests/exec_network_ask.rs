@@ -220,7 +220,11 @@ fn with_stdout_redirected_the_question_still_gets_the_key() {
     // key meant for the question.
     let mut p = Pty::cordon_with_stdout(
         d.path(),
-        &["exec", "-c", &format!("curl -sS http://web.test:{port}/file")],
+        &[
+            "exec",
+            "-c",
+            &format!("curl -sS http://web.test:{port}/file"),
+        ],
         &[("XDG_RUNTIME_DIR", run.to_str().unwrap())],
         Some(std::fs::File::create(&out).unwrap().into()),
     );

@@ -289,6 +289,11 @@ pub(crate) fn run_with_proxy<T>(
 ) -> Result<T, Error> {
     let port = cordon_ossandbox::PROXY_PORT;
     let log = ConnectionLog::open(gate)?;
+    // The proxy's threads and the deciding threads inherit this: a SIGTERM meant for the
+    // command must reach the run's signalfd (and be forwarded), not kill cordon in one of them.
+    #[cfg(target_os = "linux")]
+    let _mask = cordon_ossandbox::run::block_forwarded_signals()
+        .map_err(|e| Error::failure(format!("cannot block signals for the run: {e}")))?;
     let (asks, asked) = std::sync::mpsc::channel::<Ask>();
     let handle = Proxy::start(
         Config::from_policy(&gate.policy().network),

@@ -220,6 +220,56 @@ impl Outcome {
     }
 }
 
+/// The signals a run forwards to the command's process group (and SIGCHLD, which the
+/// supervisor reads too), all read from one signalfd by the thread that runs [`run`].
+#[cfg(target_os = "linux")]
+const FORWARDED: [libc::c_int; 5] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGCHLD,
+];
+
+/// The signal mask of the thread that made it, put back on drop ([`block_forwarded_signals`]).
+#[cfg(target_os = "linux")]
+pub struct SignalMask(libc::sigset_t);
+
+/// Blocks the signals a run forwards ([`run`]) in the calling thread, and so in every thread
+/// it starts from now on. A process-directed signal goes to any thread that does not block it:
+/// call this before starting threads that live through a run (a proxy's runtime, deciding
+/// threads), or a SIGTERM meant for the command could kill cordon itself, unforwarded. The
+/// old mask comes back when the guard is dropped.
+#[cfg(target_os = "linux")]
+pub fn block_forwarded_signals() -> io::Result<SignalMask> {
+    // SAFETY: sigset_t is a plain bit array; all-zero is a valid (empty) set. sigemptyset and
+    // sigaddset write only into `set` (on this frame) with valid signal numbers;
+    // pthread_sigmask reads `set` and writes the previous mask into `old`, a live local.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in FORWARDED {
+            libc::sigaddset(&mut set, s);
+        }
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        let r = libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        if r != 0 {
+            return Err(io::Error::from_raw_os_error(r));
+        }
+        Ok(SignalMask(old))
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for SignalMask {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` is the mask pthread_sigmask returned in `block_forwarded_signals`
+        // (a valid sigset); a null old-mask pointer is allowed. It fails only for an invalid
+        // `how`, which SIG_SETMASK is not.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
+    }
+}
+
 /// Steps the child performs; the index is what it reports on failure.
 #[cfg(target_os = "linux")]
 const STEPS: [&str; 9] = [
@@ -269,13 +319,7 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
     // thread only; the child restores an empty mask before exec (step 8).
     unsafe {
         libc::sigemptyset(&mut forwarded);
-        for s in [
-            libc::SIGINT,
-            libc::SIGTERM,
-            libc::SIGHUP,
-            libc::SIGQUIT,
-            libc::SIGCHLD,
-        ] {
+        for s in FORWARDED {
             libc::sigaddset(&mut forwarded, s);
         }
         if libc::sigprocmask(libc::SIG_BLOCK, &forwarded, std::ptr::null_mut()) != 0 {
