@@ -23,6 +23,21 @@ pub trait Asker {
         pending: &Pending,
         deadline: Instant,
     ) -> Result<Answer, AskError>;
+
+    /// [`Asker::ask`] for a question that can be withdrawn: `withdrawn()` turns true once the
+    /// answer can no longer matter (the run whose connection it is about is over). An asker
+    /// that waits for a person checks it while waiting and gives up with
+    /// [`AskError::Lost`]. The default asks as [`Asker::ask`] does.
+    fn ask_withdrawable(
+        &mut self,
+        request: &Request,
+        pending: &Pending,
+        deadline: Instant,
+        withdrawn: &dyn Fn() -> bool,
+    ) -> Result<Answer, AskError> {
+        let _ = withdrawn;
+        self.ask(request, pending, deadline)
+    }
 }
 
 impl<F> Asker for F

@@ -138,6 +138,7 @@ impl Prompt {
         req: &Request,
         pending: &Pending,
         deadline: Instant,
+        withdrawn: &dyn Fn() -> bool,
     ) -> Result<Answer, AskError> {
         let lost = |e: std::io::Error| AskError::Lost(format!("terminal: {e}"));
         let signals = term::Signals::catch(); // dropped after `raw`: the terminal comes back first
@@ -153,6 +154,13 @@ impl Prompt {
             if let Some(sig) = signals.take() {
                 let _ = write!(out, "\r\x1b[K→ interrupted: denied\r\n");
                 return Err(interrupted(sig));
+            }
+            if withdrawn() {
+                let _ = write!(
+                    out,
+                    "\r\x1b[K→ the command ended before an answer: denied\r\n"
+                );
+                return Err(AskError::Lost("the command ended before an answer".into()));
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -199,7 +207,14 @@ impl Prompt {
                     return Ok(Answer::Session);
                 }
                 b'a' | b'A' => {
-                    if self.confirm_always(&mut out, &mut reader, req, deadline, &signals)? {
+                    if self.confirm_always(
+                        &mut out,
+                        &mut reader,
+                        req,
+                        deadline,
+                        &signals,
+                        withdrawn,
+                    )? {
                         said(&mut out, "approved always");
                         return Ok(Answer::Always);
                     }
@@ -219,7 +234,7 @@ impl Prompt {
                     )
                     .map_err(lost)?;
                     let note = raw
-                        .cooked(|| read_line(&mut reader, deadline, &signals))
+                        .cooked(|| read_line(&mut reader, deadline, &signals, withdrawn))
                         .map_err(lost)??;
                     let note = note.trim().to_string();
                     if !note.is_empty() {
@@ -243,6 +258,7 @@ impl Prompt {
         req: &Request,
         deadline: Instant,
         signals: &term::Signals,
+        withdrawn: &dyn Fn() -> bool,
     ) -> Result<bool, AskError> {
         let lost = |e: std::io::Error| AskError::Lost(format!("terminal: {e}"));
         let file = match &self.rules_file {
@@ -273,12 +289,15 @@ impl Prompt {
         text.push_str("save them? [y] yes, anything else: back > ");
         out.write_all(text.as_bytes()).map_err(lost)?;
         loop {
-            match term::read(reader, Duration::from_secs(3600), deadline).map_err(lost)? {
+            match term::read(reader, Duration::from_secs(1), deadline).map_err(lost)? {
                 Input::Idle => {
                     if let Some(sig) = signals.take() {
                         return Err(AskError::Lost(format!(
                             "interrupted by signal {sig} while asking"
                         )));
+                    }
+                    if withdrawn() {
+                        return Err(AskError::Lost("the command ended before an answer".into()));
                     }
                     if Instant::now() >= deadline {
                         return Err(AskError::TimedOut);
@@ -302,12 +321,22 @@ impl Asker for Prompt {
         pending: &Pending,
         deadline: Instant,
     ) -> Result<Answer, AskError> {
+        self.ask_withdrawable(req, pending, deadline, &|| false)
+    }
+
+    fn ask_withdrawable(
+        &mut self,
+        req: &Request,
+        pending: &Pending,
+        deadline: Instant,
+        withdrawn: &dyn Fn() -> bool,
+    ) -> Result<Answer, AskError> {
         let mut tty = term::open_tty().map_err(|e| {
             AskError::Lost(format!(
                 "approval needed, but the terminal cannot be opened: {e}"
             ))
         })?;
-        self.ask_on(&mut tty, req, pending, deadline)
+        self.ask_on(&mut tty, req, pending, deadline, withdrawn)
     }
 }
 
@@ -316,6 +345,7 @@ fn read_line(
     tty: &mut File,
     deadline: Instant,
     signals: &term::Signals,
+    withdrawn: &dyn Fn() -> bool,
 ) -> Result<String, AskError> {
     let mut line = Vec::new();
     loop {
@@ -323,6 +353,9 @@ fn read_line(
             return Err(AskError::Lost(format!(
                 "interrupted by signal {sig} while asking"
             )));
+        }
+        if withdrawn() {
+            return Err(AskError::Lost("the command ended before an answer".into()));
         }
         if Instant::now() >= deadline {
             return Err(AskError::TimedOut);

@@ -179,26 +179,46 @@ fn approve_always_remembers_exactly_that_host_and_port() {
 }
 
 #[test]
-fn a_command_that_ends_while_asked_leaves_its_output_and_the_terminal_as_they_were() {
+fn a_command_that_ends_while_asked_withdraws_the_question() {
     curl_present();
     let port = web_server();
     let d = workspace();
-    // curl gives up after 1 s, while the question is still on the screen.
-    let mut p = exec(
+    // curl gives up after 1 s, while the question is still on the screen: the question is
+    // withdrawn (denied, recorded), curl's message comes after it, the terminal is restored.
+    let p = exec(
         d.path(),
         &format!("curl -sS -m 1 http://web.test:{port}/late"),
     );
     p.expect(PROMPT);
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    // What curl wrote while the terminal was lent waits until the question is answered.
-    assert!(!p.screen().contains("curl: (28)"), "{}", p.screen());
-    p.send(b"n");
     let (code, screen, lflag) = p.finish_with_lflag();
     assert_eq!(code, 28, "curl's timeout: {screen}");
-    let answered = screen.find("→ denied").expect(&screen);
+    let withdrawn = screen
+        .find("→ the command ended before an answer: denied")
+        .unwrap_or_else(|| panic!("{screen}"));
     assert!(
-        screen[answered..].contains("curl: (28)"),
-        "curl's message comes after the answer: {screen}"
+        screen[withdrawn..].contains("curl: (28)"),
+        "what curl wrote while the terminal was lent comes after the question: {screen}"
+    );
+    assert_ne!(lflag & libc::ICANON, 0, "line mode restored");
+    assert_ne!(lflag & libc::ECHO, 0, "echo restored");
+    let decided = connection_decisions(d.path());
+    assert_eq!(decided[0]["decision"], "deny");
+    assert_eq!(decided[0]["by"]["kind"], "channel");
+}
+
+#[test]
+fn a_signal_while_asked_ends_the_command_and_withdraws_the_question() {
+    curl_present();
+    let port = web_server();
+    let d = workspace();
+    let p = exec(d.path(), &format!("curl -sS http://web.test:{port}/sig"));
+    p.expect(PROMPT);
+    rustix::process::kill_process(p.child_pid(), rustix::process::Signal::TERM).unwrap();
+    let (code, screen, lflag) = p.finish_with_lflag();
+    assert_eq!(code, 143, "SIGTERM forwarded to curl: {screen}");
+    assert!(
+        screen.contains("→ the command ended before an answer: denied"),
+        "{screen}"
     );
     assert_ne!(lflag & libc::ICANON, 0, "line mode restored");
     assert_ne!(lflag & libc::ECHO, 0, "echo restored");

@@ -233,7 +233,12 @@ impl cordon_approval::Asker for &Asking {
         // One question at a time; the terminal is the command's again once it is answered.
         let mut asker = lock(&self.asker);
         #[cfg(target_os = "linux")]
-        let _lent = self.switch.lend();
+        {
+            let _lent = self.switch.lend();
+            // Withdrawn when the run ends first: nothing is left to connect.
+            asker.ask_withdrawable(request, pending, deadline, &|| self.switch.is_over())
+        }
+        #[cfg(not(target_os = "linux"))]
         asker.ask(request, pending, deadline)
     }
 }

@@ -419,6 +419,12 @@ impl TerminalSwitch {
         TerminalSwitch::default()
     }
 
+    /// The run is over: whoever has the terminal should give it back (what they asked about
+    /// can no longer happen), and nothing more can be lent.
+    pub fn is_over(&self) -> bool {
+        locked(&self.0.state).ended
+    }
+
     /// Takes the terminal from the run's relay: returns once the relay reads and writes it no
     /// more and its modes are the operator's own again. Give it back by dropping the guard.
     pub fn lend(&self) -> Lent<'_> {
@@ -725,14 +731,16 @@ impl Relay {
     }
 
     fn end(&mut self) {
-        // A question on the terminal is answered first (its borrower holds the lock), and no
-        // new one starts: the relay must not take the terminal back, raw, after this.
+        // A question on the terminal is withdrawn (its borrower sees `is_over`) and waited for
+        // (it holds the lock until it gives the terminal back), and no new one starts: the
+        // relay must not take the terminal back, raw, after this.
         let switch = self.switch.take();
+        if let Some(sw) = &switch {
+            locked(&sw.0.state).ended = true;
+        }
         let _one = switch.as_ref().map(|sw| {
             let one = locked(&sw.0.borrower);
-            let mut st = locked(&sw.0.state);
-            st.ended = true;
-            st.control = None;
+            locked(&sw.0.state).control = None;
             one
         });
         drop(self.stop.take());
