@@ -50,16 +50,14 @@ fn connection_decisions(dir: &Path) -> Vec<serde_json::Value> {
 }
 
 fn exec(dir: &Path, line: &str) -> Pty {
-    let run = dir.join("..").join(format!(
-        "{}-run",
-        dir.file_name().unwrap().to_string_lossy()
-    ));
-    std::fs::create_dir_all(&run).unwrap();
-    Pty::cordon(
-        dir,
-        &["exec", "-c", line],
-        &[("XDG_RUNTIME_DIR", run.to_str().unwrap())],
-    )
+    Pty::exec(dir, &["-c", line], &[])
+}
+
+/// `cordon exec -- curl ARGS` without a terminal.
+fn curl(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["exec", "--", "curl"];
+    all.extend_from_slice(args);
+    cordon(dir, &all)
 }
 
 #[test]
@@ -145,30 +143,15 @@ fn approve_always_remembers_exactly_that_host_and_port() {
         "{rules}"
     );
     // Without a terminal, the remembered rule allows the same host and port…
-    let o = cordon(
-        d.path(),
-        &[
-            "exec",
-            "--",
-            "curl",
-            "-sS",
-            &format!("http://web.test:{port}/two"),
-        ],
-    );
+    let o = curl(d.path(), &["-sS", &format!("http://web.test:{port}/two")]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "GET /two HTTP/1.1");
     let decided = connection_decisions(d.path());
     assert_eq!(decided.last().unwrap()["by"]["kind"], "persisted-grant");
     // …and nothing else: another port would be asked, and with no terminal it is denied.
-    let o = cordon(
+    let o = curl(
         d.path(),
-        &[
-            "exec",
-            "--",
-            "curl",
-            "-sSf",
-            &format!("http://web.test:{}/", port ^ 1),
-        ],
+        &["-sSf", &format!("http://web.test:{}/", port ^ 1)],
     );
     assert_eq!(o.status.code(), Some(22), "{}{}", stdout(&o), stderr(&o));
     let decided = connection_decisions(d.path());

@@ -46,18 +46,7 @@ fn records(dir: &Path) -> Vec<serde_json::Value> {
 
 /// `cordon exec ARGS` on a pty, in `dir`, with sessions kept under `dir/run`.
 fn exec(dir: &Path, args: &[&str]) -> Pty {
-    let mut all = vec!["exec"];
-    all.extend_from_slice(args);
-    let run = dir.join("..").join(format!(
-        "{}-run",
-        dir.file_name().unwrap().to_string_lossy()
-    ));
-    std::fs::create_dir_all(&run).unwrap();
-    Pty::cordon(
-        dir,
-        &all,
-        &[("XDG_RUNTIME_DIR", run.to_str().unwrap()), ("PAGER", "cat")],
-    )
+    Pty::exec(dir, args, &[("PAGER", "cat")])
 }
 
 const PROMPT: &str = "(no answer: denied) > ";

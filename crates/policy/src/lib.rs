@@ -431,14 +431,7 @@ impl Policy {
             base,
             lines: error::Lines::new(text),
         };
-        let raw: raw::RawPolicy = toml::from_str(text).map_err(|e| {
-            let offset = e.span().map_or(0, |s| s.start);
-            PolicyError::invalid(
-                Location::at(name, text, offset),
-                e.message().trim().to_string(),
-                hint_for_serde(e.message()),
-            )
-        })?;
+        let raw: raw::RawPolicy = from_toml(text, name, hint_for_serde)?;
         cx.build(raw)
     }
 
@@ -484,13 +477,8 @@ impl RulesFile {
             base,
             lines: error::Lines::new(text),
         };
-        let raw: raw::RawRulesFile = toml::from_str(text).map_err(|e| {
-            let offset = e.span().map_or(0, |s| s.start);
-            PolicyError::invalid(
-                Location::at(name, text, offset),
-                e.message().trim().to_string(),
-                Some("a rules file holds `version = 1`, [[shell.rules]] and [[network.rules]] (host, action, reason) only"),
-            )
+        let raw: raw::RawRulesFile = from_toml(text, name, |_| {
+            Some("a rules file holds `version = 1`, [[shell.rules]] and [[network.rules]] (host, action, reason) only")
         })?;
         cx.version(&raw.version)?;
         let shell = cx
@@ -507,6 +495,23 @@ impl RulesFile {
             .collect::<Result<_, _>>()?;
         Ok(RulesFile { shell, network })
     }
+}
+
+/// Deserialises TOML text; a syntax or schema error names `name:line:col`, with a hint for
+/// its message.
+fn from_toml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    name: &str,
+    hint: impl Fn(&str) -> Option<&'static str>,
+) -> Result<T, PolicyError> {
+    toml::from_str(text).map_err(|e| {
+        let offset = e.span().map_or(0, |s| s.start);
+        PolicyError::invalid(
+            Location::at(name, text, offset),
+            e.message().trim().to_string(),
+            hint(e.message()),
+        )
+    })
 }
 
 fn hint_for_serde(message: &str) -> Option<&'static str> {

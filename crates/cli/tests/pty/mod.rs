@@ -25,6 +25,21 @@ impl Pty {
         Pty::cordon_with_stdout(dir, args, env, None)
     }
 
+    /// `cordon exec ARGS` on a new pty (see [`Pty::cordon`]), in `dir`, with sessions kept in
+    /// a directory of their own beside `dir` (`XDG_RUNTIME_DIR`) and `env` added.
+    pub fn exec(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Pty {
+        let mut all = vec!["exec"];
+        all.extend_from_slice(args);
+        let run = dir.join("..").join(format!(
+            "{}-run",
+            dir.file_name().unwrap().to_string_lossy()
+        ));
+        std::fs::create_dir_all(&run).unwrap();
+        let mut env = env.to_vec();
+        env.push(("XDG_RUNTIME_DIR", run.to_str().unwrap()));
+        Pty::cordon(dir, &all, &env)
+    }
+
     /// [`Pty::cordon`] with stdout redirected to `stdout` (a file, a pipe) instead of the pty.
     pub fn cordon_with_stdout(
         dir: &Path,
