@@ -497,6 +497,9 @@ impl RulesFile {
     }
 }
 
+/// How to write a `[network]` entry or a `[[network.rules]]` host.
+const HOST_HINT: &str = "write HOST or HOST:PORT: `github.com`, `*.example.org` (subdomains), `index.example.com:443`, `10.0.0.5:5432`, `[::1]:443`";
+
 /// Deserialises TOML text; a syntax or schema error names `name:line:col`, with a hint for
 /// its message.
 fn from_toml<T: serde::de::DeserializeOwned>(
@@ -940,13 +943,7 @@ impl Cx<'_> {
                     "patterns are words separated by spaces, with *, ? and [..] globs inside words",
                 )
             })?;
-            let action = Action::parse(r.action.get_ref()).ok_or_else(|| {
-                self.err(
-                    &r.action,
-                    format!("invalid action `{}`", r.action.get_ref()),
-                    "use one of: allow, ask, deny",
-                )
-            })?;
+            let action = self.action(&r.action)?;
             let example = |s: &Spanned<String>| Example {
                 line: s.get_ref().clone(),
                 location: self.loc(s),
@@ -963,6 +960,17 @@ impl Cx<'_> {
         Ok(Shell { default, rules })
     }
 
+    /// A rule's `action`.
+    fn action(&self, value: &Spanned<String>) -> Result<Action, PolicyError> {
+        Action::parse(value.get_ref()).ok_or_else(|| {
+            self.err(
+                value,
+                format!("invalid action `{}`", value.get_ref()),
+                "use one of: allow, ask, deny",
+            )
+        })
+    }
+
     /// A rules file's `[[network.rules]]` table as a rule over the `network` tool's key.
     fn network_rule(&self, raw: &Spanned<raw::RawNetworkRule>) -> Result<ShellRule, PolicyError> {
         let r = raw.get_ref();
@@ -971,16 +979,10 @@ impl Cx<'_> {
             self.err(
                 &r.host,
                 format!("invalid network.rules host: {why}"),
-                "write HOST or HOST:PORT: `github.com`, `*.example.org` (subdomains), `index.example.com:443`, `10.0.0.5:5432`, `[::1]:443`",
+                HOST_HINT,
             )
         })?;
-        let action = Action::parse(r.action.get_ref()).ok_or_else(|| {
-            self.err(
-                &r.action,
-                format!("invalid action `{}`", r.action.get_ref()),
-                "use one of: allow, ask, deny",
-            )
-        })?;
+        let action = self.action(&r.action)?;
         Ok(ShellRule {
             pattern: entry.pattern,
             action,
@@ -1014,11 +1016,7 @@ impl Cx<'_> {
             list.iter()
                 .map(|e| {
                     network::parse_rule(e.get_ref(), self.loc(e)).map_err(|why| {
-                        self.err(
-                            e,
-                            format!("invalid network.{key} entry: {why}"),
-                            "write HOST or HOST:PORT: `github.com`, `*.example.org` (subdomains), `index.example.com:443`, `10.0.0.5:5432`, `[::1]:443`",
-                        )
+                        self.err(e, format!("invalid network.{key} entry: {why}"), HOST_HINT)
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()
