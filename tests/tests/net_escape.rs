@@ -52,6 +52,7 @@ enum Backend {
 }
 
 fn is_root() -> bool {
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 
@@ -95,6 +96,8 @@ fn bins() -> &'static Bins {
             cordon_src.display()
         );
         let cordon = copy(cordon_src.to_str().unwrap(), "cordon");
+        // SAFETY: `remove_bins` is an `extern "C" fn()` that only reads a OnceLock and removes
+        // a directory, fine to run at exit; a failed registration only leaves the copies.
         unsafe { libc::atexit(remove_bins) };
         Bins {
             dir,
@@ -411,6 +414,9 @@ fn doctor_reports_the_proxy(mode: Mode) {
         }
         if no_namespaces {
             let filters = cordon_e2e::no_namespaces_filters();
+            // SAFETY: the closure runs in the forked child before exec; it only installs
+            // already-compiled BPF programs (prctl and seccomp system calls; nothing allocated unless
+            // one fails).
             unsafe {
                 c.pre_exec(move || {
                     for filter in &filters {
@@ -478,6 +484,7 @@ fn without_namespaces_proxy_is_refused(mode: Mode) {
     let f = Fixture::new(mode, Backend::Landlock);
     let mut c = f.netrun(&[], &["/usr/bin/touch".into(), "started".into()]);
     let filters = cordon_e2e::no_namespaces_filters();
+    // SAFETY: as above: the child only installs already-compiled BPF programs before exec.
     unsafe {
         c.pre_exec(move || {
             for filter in &filters {
