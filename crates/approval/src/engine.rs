@@ -13,6 +13,7 @@ use crate::outcome::{mode_name, timed_out_reason, Answer, AskError, By, Outcome,
 use crate::request::Request;
 use crate::resolve_mode;
 use crate::toolrules::{matches_everything, Rules};
+use cordon_policy::network::NETWORK_TOOL;
 
 /// Asks a person, blocking. `deadline` is when the engine stops waiting: an answer that comes
 /// later counts as no answer (the request is denied as timed out).
@@ -88,7 +89,7 @@ pub struct Disabled {
 ///    the tool raised a concern the keys do not capture ([`Request::concern`]), which asks
 ///    (or denies) whatever the grants say.
 /// 3. the doom loop: the same tool with the same keys `doom_loop` times in a row turns an
-///    allow into an ask.
+///    allow into an ask (connections, the `network` tool, are not counted).
 /// 4. the mode resolves what is still an ask: `approve-all` allows, `strict` and `deny`
 ///    deny, `interactive` asks — or denies when nobody can be asked.
 ///
@@ -280,7 +281,14 @@ impl Engine {
     }
 
     fn evaluate_unrecorded(&mut self, req: &Request) -> Outcome {
-        let in_a_row = self.doom.observe(&req.tool, &req.keys);
+        // Connections (the `network` tool) are opened by the programs an agent runs, many to
+        // the same host (a package manager's downloads), not called by the agent: they
+        // neither count in the doom loop nor break the run of the agent's own calls.
+        let in_a_row = if req.tool == NETWORK_TOOL {
+            0
+        } else {
+            self.doom.observe(&req.tool, &req.keys)
+        };
         let (action, by, reason) = self.by_rules(req);
         if action == Action::Deny {
             return Outcome::denied(by, reason);

@@ -325,6 +325,27 @@ fn doom_loop_raises_an_allow_to_ask() {
 }
 
 #[test]
+fn connections_neither_count_in_the_doom_loop_nor_break_it() {
+    let mut e = Engine::new(&policy(&format!(
+        "{}[sandbox]\nnetwork = \"proxy\"\n[network]\nallow = [\"pypi.org:443\"]\n",
+        r("ls", "allow")
+    )));
+    e.set_doom_loop(3);
+    let connect = || Request::new("c", "network", vec![Key::new(["network", "pypi.org:443"])]);
+    // A package manager's downloads: many connections to one host, all allowed.
+    for _ in 0..20 {
+        assert_eq!(kind(&e.evaluate(&connect())), "allow");
+    }
+    // The agent's own repeated call is still caught, connections in between or not.
+    assert_eq!(kind(&e.evaluate(&sh("ls"))), "allow");
+    e.evaluate(&connect());
+    assert_eq!(kind(&e.evaluate(&sh("ls"))), "allow");
+    e.evaluate(&connect());
+    let o = e.evaluate(&sh("ls"));
+    assert_eq!(o.by(), &By::DoomLoop { count: 3 });
+}
+
+#[test]
 fn blocking_timeout_denies_with_a_readable_reason() {
     let mut e = engine("");
     e.set_timeout(Duration::from_millis(50));

@@ -282,6 +282,9 @@ fn decide_now(gate: &Gate, host: &str, port: u16, ask: Option<&Asking>) -> Verdi
     }
 }
 
+/// How many of a run's connections are decided at once, at most.
+const DECIDERS: usize = 32;
+
 /// Runs `run` with cordon's proxy serving it: `run` gets the handoff for the sandbox (the
 /// listeners made inside the command's network namespace come back through it and are
 /// served) and the environment that points the command's clients at the proxy. Connections
@@ -306,14 +309,26 @@ pub(crate) fn run_with_proxy<T>(
         Arc::new(log),
     )
     .map_err(|e| Error::failure(format!("cannot start the network proxy: {e}")))?;
+    // Deciding threads at work, and word when one is done.
+    let busy = (Mutex::new(0usize), std::sync::Condvar::new());
     Ok(std::thread::scope(|scope| {
-        // Each connection's decision in a thread of its own: one waiting on the audit log's
-        // fsync does not hold up the others.
+        // Each connection's decision in a thread of its own, so that one waiting for a person
+        // or the audit log's fsync does not hold up the others — at most DECIDERS at a time
+        // (the engine decides one at a time anyway); more requests wait in the channel.
         let asking = ask.as_ref();
+        let busy = &busy;
         scope.spawn(move || {
             for a in asked {
+                let mut n = lock(&busy.0);
+                while *n >= DECIDERS {
+                    n = busy.1.wait(n).unwrap_or_else(|p| p.into_inner());
+                }
+                *n += 1;
+                drop(n);
                 scope.spawn(move || {
                     let _ = a.reply.send(decide_now(gate, &a.host, a.port, asking));
+                    *lock(&busy.0) -= 1;
+                    busy.1.notify_one();
                 });
             }
         });

@@ -271,6 +271,19 @@ fn through_the_proxy(backend: &str) {
         String::from_utf8_lossy(&ran.stderr)
     );
     assert_eq!(out, "GET /hello HTTP/1.1");
+    // 100 connections at once, each decided and recorded (more than the gate decides at
+    // once: the rest wait their turn), and every one served.
+    let ran = run(format!(
+        "{curl} -sS --parallel --parallel-immediate --parallel-max 100 'http://web.test:{p}/many[1-100]'"
+    ));
+    let out = String::from_utf8_lossy(&ran.stdout);
+    for n in 1..=100 {
+        assert!(
+            out.contains(&format!("GET /many{n} HTTP/1.1")),
+            "{n}: {out} {}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+    }
     // Through ALL_PROXY (SOCKS5, the name resolved by the proxy).
     let ran = run(format!(
         "{curl} -sS --noproxy '' -x '' --socks5-hostname 127.0.0.1:{} http://web.test:{p}/socks",
@@ -314,7 +327,22 @@ fn through_the_proxy(backend: &str) {
         .filter_map(|r| r.connection.as_ref())
         .filter(|c| c.event == "close")
         .collect();
-    assert_eq!(conns.len(), 3, "{text}");
+    assert_eq!(conns.len(), 103, "{text}");
+    // Each of the 100 parallel connections has its decision (below) and its close, with the
+    // bytes it moved; so do the first and the SOCKS one.
+    let served = conns
+        .iter()
+        .filter(|c| c.host == "web.test" && c.bytes_down > 0)
+        .count();
+    assert_eq!(served, 102, "{text}");
+    let decided = records
+        .iter()
+        .filter(|r| r.tool == "network" && r.connection.is_none() && r.decision == Action::Allow)
+        .count();
+    assert_eq!(
+        decided, 102,
+        "the first, 100 in parallel, the SOCKS one: {text}"
+    );
     assert!(conns
         .iter()
         .any(|c| c.host == "web.test" && c.protocol == "http" && c.bytes_down > 0));
