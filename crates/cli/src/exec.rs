@@ -48,7 +48,11 @@ pub fn run(args: ExecArgs) -> Exit {
         (Some(_), None) => return Err(Error::failure("--host-grant needs -c STRING")),
     };
     opts.client = host_grant.clone();
-    opts.can_ask = host_grant.is_some() || term::terminal_available();
+    // A run an agent host started never asks on a terminal: the terminal there is the
+    // host's, and its agent may type into it (answer its own question).
+    let from_host = args.from_hook || args.host_grant.is_some();
+    let terminal = !from_host && term::terminal_available();
+    opts.can_ask = host_grant.is_some() || terminal;
     let session = opts.session.clone();
     let gate = Gate::open(opts)?;
     for w in gate.warnings() {
@@ -79,9 +83,9 @@ pub fn run(args: ExecArgs) -> Exit {
     }
     let timeout = args.timeout.or(gate.policy().sandbox.limits.timeout);
     // A connection the `[network]` rules leave to "ask" is asked on this terminal, while the
-    // command waits (not for a host's user: they approved the command, not its connections).
-    let ask: Option<cordon_gate::SharedAsker> =
-        term::terminal_available().then(|| Arc::new(Mutex::new(prompt)) as _);
+    // command waits; never in a run an agent host started (its user approved the command, not
+    // its connections).
+    let ask: Option<cordon_gate::SharedAsker> = terminal.then(|| Arc::new(Mutex::new(prompt)) as _);
     let opts = RunOptions {
         timeout,
         output: Output::Inherit,

@@ -181,6 +181,10 @@ struct ExecArgs {
     /// Run a call a host's user approved (written by `cordon hook`; used once).
     #[arg(long, value_name = "ID", hide = true)]
     host_grant: Option<String>,
+    /// An agent host runs this (written by `cordon hook`): never ask on a terminal, which is
+    /// the host's — one its agent may type into.
+    #[arg(long, hide = true)]
+    from_hook: bool,
 }
 
 #[derive(Args)]

@@ -237,3 +237,35 @@ fn with_stdout_redirected_the_question_still_gets_the_key() {
     assert_eq!(code, 0, "{screen}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "GET /file HTTP/1.1");
 }
+
+#[test]
+fn a_run_an_agent_host_started_never_asks_on_its_terminal() {
+    curl_present();
+    let port = web_server();
+    let d = workspace();
+    // As `cordon hook` rewrites a command: the terminal is the host's, which its agent may
+    // type into — the question is never put there, and the connection is denied.
+    let mut p = Pty::exec(
+        d.path(),
+        &[
+            "--from-hook",
+            "-c",
+            &format!("curl -sSf http://web.test:{port}/agent"),
+        ],
+        &[],
+    );
+    p.send(b"y");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 22, "{screen}");
+    assert!(!screen.contains("approval needed"), "{screen}");
+    let decided = connection_decisions(d.path());
+    assert_eq!(decided.len(), 1, "{decided:?}");
+    assert_eq!(decided[0]["decision"], "deny");
+    assert!(
+        decided[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no terminal to ask on"),
+        "{decided:?}"
+    );
+}

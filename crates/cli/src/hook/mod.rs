@@ -369,8 +369,9 @@ pub fn quote(s: &str) -> String {
     q
 }
 
-/// The command the host runs instead of `line`: `cordon exec --policy P [--host-grant ID]
-/// -c'line'`. A line with a NUL byte is refused (no argument can carry it).
+/// The command the host runs instead of `line`: `cordon exec --from-hook --policy P
+/// [--host-grant ID] -c'line'` (without `--from-hook` when `exe` is `None`: a line for a
+/// person to type). A line with a NUL byte is refused (no argument can carry it).
 pub fn exec_line(
     exe: Option<&Path>,
     policy: Option<&Path>,
@@ -389,6 +390,11 @@ pub fn exec_line(
         None => "cordon".to_string(),
     };
     out.push_str(" exec");
+    // For the host to run (not a person to type): cordon must never ask on the host's
+    // terminal, which its agent may type into.
+    if exe.is_some() {
+        out.push_str(" --from-hook");
+    }
     if let Some(p) = policy {
         let p = p.to_str().ok_or("the policy's path is not UTF-8")?;
         out.push_str(" --policy ");
