@@ -914,8 +914,11 @@ fn relay(
                     }
                 }
                 Slot::InRead => {
-                    // None once the stop just seen took it.
-                    let Some(i) = input.as_mut() else { continue };
+                    // None once the stop just seen took it; left alone once a lend just seen
+                    // took the terminal (a key typed now is the borrower's).
+                    let Some(i) = input.as_mut().filter(|i| !(lent && i.terminal)) else {
+                        continue;
+                    };
                     match read(i.from.as_raw_fd(), &mut buf) {
                         Ok(0) | Err(_) => {
                             // End of the operator's input: the command sees EOF on a pipe
@@ -950,6 +953,9 @@ fn relay(
                 }
                 Slot::Out(n) => {
                     let o = &mut outputs[n];
+                    if lent && o.terminal {
+                        continue; // lent since the poll: written after it is given back
+                    }
                     let Some(from) = &o.from else { continue };
                     if o.splice {
                         match splice_all(from.as_raw_fd(), o.to.as_raw_fd()) {
