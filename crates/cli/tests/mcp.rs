@@ -125,6 +125,9 @@ action = "allow"
 pattern = "tr *"
 action = "allow"
 [[shell.rules]]
+pattern = "curl *"
+action = "allow"
+[[shell.rules]]
 pattern = "rm *"
 action = "deny"
 reason = "no deleting here"
@@ -325,6 +328,63 @@ async fn runs_an_allowed_command_and_refuses_a_denied_one() {
     assert!(w.ws.join("keep.txt").exists());
     assert_eq!(asked.load(Ordering::SeqCst), 0, "nothing needed asking");
     s.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_the_command_opens_is_asked_through_elicitation() {
+    assert!(
+        Path::new("/usr/bin/curl").exists(),
+        "this test runs curl in the sandbox: install it (apt-get install curl)"
+    );
+    let port = common::web_server();
+    let w = workspace(
+        "[sandbox]\nnetwork = \"proxy\"\n[network]\ndefault = \"ask\"\n\
+         [network.hosts]\n\"web.test\" = \"127.0.0.1\"\n",
+    );
+    let curl = |path: &str| format!("curl -sSf http://web.test:{port}/{path}");
+    // Approved once in the client's form: the request arrives.
+    let (c, asked) = client(Some(Reply::Once));
+    let (s, _child) = connect(&w, &[], c).await;
+    let r = run(&s, &curl("once")).await;
+    assert_eq!(structured(&r)["exit_code"], 0, "{}", text(&r));
+    assert_eq!(structured(&r)["stdout"], "GET /once HTTP/1.1");
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        1,
+        "the connection, not the command"
+    );
+    s.cancel().await.unwrap();
+    // Declined: the proxy refuses it (curl -f: 22).
+    let (c, asked) = client(Some(Reply::Decline));
+    let (s, _child) = connect(&w, &[], c).await;
+    let r = run(&s, &curl("declined")).await;
+    assert_eq!(structured(&r)["exit_code"], 22, "{}", text(&r));
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    s.cancel().await.unwrap();
+    // A client that cannot show a form: nobody is asked, the connection is refused.
+    let (c, asked) = client(None);
+    let (s, _child) = connect(&w, &[], c).await;
+    let r = run(&s, &curl("nobody")).await;
+    assert_eq!(structured(&r)["exit_code"], 22, "{}", text(&r));
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+    s.cancel().await.unwrap();
+    let decided: Vec<Value> = records(&w.log)
+        .into_iter()
+        .filter(|r| r["tool"] == "network" && r["by"]["kind"] != "connection")
+        .collect();
+    let by: Vec<(&str, &str)> = decided
+        .iter()
+        .map(|r| {
+            (
+                r["decision"].as_str().unwrap(),
+                r["by"]["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(by[0], ("allow", "user"), "{decided:?}");
+    assert_eq!(by[1], ("deny", "user"), "{decided:?}");
+    assert_eq!(by[2].0, "deny", "{decided:?}");
+    assert_eq!(by.len(), 3, "{decided:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

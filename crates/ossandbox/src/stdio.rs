@@ -607,12 +607,13 @@ impl Relay {
 
         if input.is_none() && outputs.is_empty() {
             // Nothing to copy (anonymous pipes, or closed descriptors): no thread.
+            // The switch still learns when the run is over (a question withdrawn).
             return Ok(Relay {
                 stop: None,
                 thread: None,
                 raw,
                 old_mask: None,
-                switch: None,
+                switch,
             });
         }
         // The terminal can be lent only while this relay uses it.

@@ -8,7 +8,9 @@
 //! a lost channel, which the engine denies too. The engine bounds the wait with the policy's
 //! approval timeout.
 
-use cordon_approval::{Answer, AskError, AsyncAsker, Pending, Request};
+use std::time::{Duration, Instant};
+
+use cordon_approval::{Answer, AskError, Asker, AsyncAsker, Pending, Request};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{json, Value};
@@ -130,6 +132,79 @@ impl AsyncAsker for Elicit {
                     AskError::Lost(format!("the client's approval request failed: {e}"))
                 })?;
             result(&r)
+        }
+    }
+}
+
+/// The form for a connection a command of the agent's opens while it runs
+/// (`sandbox.network = "proxy"`, `[network] default = "ask"`). The gate asks from one of its
+/// deciding threads, outside the session's runtime: the request goes out on the runtime, and
+/// the thread waits for the answer, the deadline, or the end of the run (the question is
+/// then withdrawn: the request is dropped and the connection denied).
+pub struct ConnectionElicit {
+    peer: Peer<RoleServer>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl ConnectionElicit {
+    pub fn new(peer: Peer<RoleServer>, runtime: tokio::runtime::Handle) -> ConnectionElicit {
+        ConnectionElicit { peer, runtime }
+    }
+}
+
+impl Asker for ConnectionElicit {
+    fn ask(
+        &mut self,
+        request: &Request,
+        pending: &Pending,
+        deadline: Instant,
+    ) -> Result<Answer, AskError> {
+        self.ask_withdrawable(request, pending, deadline, &|| false)
+    }
+
+    fn ask_withdrawable(
+        &mut self,
+        request: &Request,
+        pending: &Pending,
+        deadline: Instant,
+        withdrawn: &dyn Fn() -> bool,
+    ) -> Result<Answer, AskError> {
+        let message = format!(
+            "cordon: a command the agent runs wants to {}, which needs your approval.\n\n{}\n\nWhy you are asked: {}",
+            request.presentation.summary, request.presentation.preview, pending.reason
+        );
+        let params = params(message)?;
+        let peer = self.peer.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let asking = self.runtime.spawn(async move {
+            let _ = tx.send(peer.create_elicitation(params).await);
+        });
+        let gave_up = |e: AskError| {
+            asking.abort();
+            Err(e)
+        };
+        loop {
+            if withdrawn() {
+                return gave_up(AskError::Lost("the command ended before an answer".into()));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return gave_up(AskError::TimedOut);
+            }
+            match rx.recv_timeout(left.min(Duration::from_millis(100))) {
+                Ok(Ok(r)) => return result(&r),
+                Ok(Err(e)) => {
+                    return Err(AskError::Lost(format!(
+                        "the client's approval request failed: {e}"
+                    )))
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(AskError::Lost(
+                        "the approval request ended without an answer".into(),
+                    ))
+                }
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The MCP handler: tool listing, and each `tools/call` through the gate.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cordon_approval::By;
 use cordon_approval::{Answer, AskError};
@@ -17,7 +17,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
 use tokio::sync::OnceCell;
 
-use super::elicit::{self, Elicit, Preset};
+use super::elicit::{self, ConnectionElicit, Elicit, Preset};
 use super::tools::{self, OUTPUT_LIMIT};
 
 /// Serves `tools` on stdio until the client goes away.
@@ -202,13 +202,25 @@ async fn run_command(
         Ok(c) => c,
         Err(e) => return tools::error(format!("cordon: cannot make a cancel switch: {e}")),
     };
+    // A connection the command opens that the `[network]` rules leave to "ask" is put to the
+    // client's user as a form, where the protocol lets the server ask (2025-11-25 with
+    // elicitation); otherwise it is denied and recorded.
+    let stateless = context
+        .protocol_version()
+        .is_some_and(|v| !v.has_initialize());
+    let ask = (!stateless && can_elicit(context)).then(|| {
+        Arc::new(Mutex::new(ConnectionElicit::new(
+            context.peer.clone(),
+            tokio::runtime::Handle::current(),
+        ))) as cordon_gate::SharedAsker
+    });
     let opts = RunOptions {
         timeout: tools::timeout(timeout, gate.policy().sandbox.limits.timeout),
         output: Output::Capture {
             limit: OUTPUT_LIMIT,
         },
         cancel: Some(cancel.clone()),
-        ask: None,
+        ask,
     };
     // Dropped (the request abandoned) or cancelled: the tree is killed either way.
     let _kill = KillOnDrop(cancel.clone());
