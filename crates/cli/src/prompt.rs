@@ -11,6 +11,10 @@
 //! | `v` | view everything in a pager (`$PAGER`, else `less`, else `more`) |
 //! | `e` | deny with a note for the agent (one line; empty goes back) |
 //!
+//! Keys typed before the box is drawn are discarded; for a question that comes up while a
+//! command runs (a connection it opened), so are keys typed in the first
+//! [`UNEXPECTED_GRACE`] after it: they were meant for the command.
+//!
 //! Everything shown is stripped of terminal controls first ([`term::clean`]), so a command
 //! line or file cannot redraw the prompt. No answer before the deadline, a closed terminal or
 //! a read error all deny (the engine records which).
@@ -24,6 +28,9 @@ use std::time::{Duration, Instant};
 use cordon_approval::{Amendment, Answer, AskError, Asker, Pending, Preview, Request};
 
 use crate::term::{self, Input, Raw};
+
+/// How long keys are ignored after a box that came up in the middle of a run is drawn.
+pub const UNEXPECTED_GRACE: Duration = Duration::from_millis(500);
 
 /// Preview lines shown in the box; the rest is counted and left to `v`.
 pub const PREVIEW_LINES: usize = 20;
@@ -139,6 +146,7 @@ impl Prompt {
         pending: &Pending,
         deadline: Instant,
         withdrawn: &dyn Fn() -> bool,
+        unexpected: bool,
     ) -> Result<Answer, AskError> {
         let lost = |e: std::io::Error| AskError::Lost(format!("terminal: {e}"));
         let signals = term::Signals::catch(); // dropped after `raw`: the terminal comes back first
@@ -149,6 +157,12 @@ impl Prompt {
         let boxed = self.render(req, pending, term::width(&out));
         write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
         term::discard_typeahead(&out).map_err(lost)?;
+        if unexpected {
+            // A question that comes up in the middle of a run lands on someone busy typing for
+            // the command: keys already on their way are not an answer to a box not yet read.
+            std::thread::sleep(UNEXPECTED_GRACE);
+            term::discard_typeahead(&out).map_err(lost)?;
+        }
         let mut reader = tty.try_clone().map_err(lost)?;
         loop {
             if let Some(sig) = signals.take() {
@@ -321,7 +335,8 @@ impl Asker for Prompt {
         pending: &Pending,
         deadline: Instant,
     ) -> Result<Answer, AskError> {
-        self.ask_withdrawable(req, pending, deadline, &|| false)
+        let mut tty = open_tty()?;
+        self.ask_on(&mut tty, req, pending, deadline, &|| false, false)
     }
 
     fn ask_withdrawable(
@@ -331,13 +346,18 @@ impl Asker for Prompt {
         deadline: Instant,
         withdrawn: &dyn Fn() -> bool,
     ) -> Result<Answer, AskError> {
-        let mut tty = term::open_tty().map_err(|e| {
-            AskError::Lost(format!(
-                "approval needed, but the terminal cannot be opened: {e}"
-            ))
-        })?;
-        self.ask_on(&mut tty, req, pending, deadline, withdrawn)
+        // Asked while a command runs (a connection it opened): unexpected.
+        let mut tty = open_tty()?;
+        self.ask_on(&mut tty, req, pending, deadline, withdrawn, true)
     }
+}
+
+fn open_tty() -> Result<File, AskError> {
+    term::open_tty().map_err(|e| {
+        AskError::Lost(format!(
+            "approval needed, but the terminal cannot be opened: {e}"
+        ))
+    })
 }
 
 /// One line typed in line mode, before the deadline.

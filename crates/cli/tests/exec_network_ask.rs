@@ -269,3 +269,23 @@ fn a_run_an_agent_host_started_never_asks_on_its_terminal() {
         "{decided:?}"
     );
 }
+
+#[test]
+fn keys_typed_as_the_question_comes_up_do_not_answer_it() {
+    curl_present();
+    let port = web_server();
+    let d = workspace();
+    let mut p = exec(
+        d.path(),
+        &format!("curl -sSf http://web.test:{port}/typing"),
+    );
+    // Someone typing for the command when the box appears: those keys are not an answer.
+    p.expect("cordon: approval needed (network)");
+    p.send(b"y");
+    p.expect(PROMPT);
+    assert!(!p.screen().contains("→ approved"), "{}", p.screen());
+    p.send(b"n");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 22, "{screen}");
+    assert!(screen.contains("→ denied"), "{screen}");
+}
