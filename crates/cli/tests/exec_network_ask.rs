@@ -24,13 +24,17 @@ fn curl_present() {
 
 /// A workspace whose policy asks about every connection; `web.test` is the test's server.
 fn workspace() -> tempfile::TempDir {
-    common::workspace(
+    workspace_with_timeout("60s")
+}
+
+fn workspace_with_timeout(timeout: &str) -> tempfile::TempDir {
+    common::workspace(&format!(
         "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n\
          [[shell.rules]]\npattern = \"curl *\"\naction = \"allow\"\n\
          [[shell.rules]]\npattern = \"head *\"\naction = \"allow\"\n\
-         [approval]\ntimeout = \"60s\"\naudit_log = \"audit.jsonl\"\n\
+         [approval]\ntimeout = \"{timeout}\"\naudit_log = \"audit.jsonl\"\n\
          [network]\ndefault = \"ask\"\n[network.hosts]\n\"web.test\" = \"127.0.0.1\"\n",
-    )
+    ))
 }
 
 fn records(dir: &Path) -> Vec<serde_json::Value> {
@@ -288,4 +292,19 @@ fn keys_typed_as_the_question_comes_up_do_not_answer_it() {
     let (code, screen) = p.finish();
     assert_eq!(code, 22, "{screen}");
     assert!(screen.contains("→ denied"), "{screen}");
+}
+
+#[test]
+fn no_answer_in_time_refuses_the_connection() {
+    curl_present();
+    let port = web_server();
+    let d = workspace_with_timeout("2s");
+    let p = exec(d.path(), &format!("curl -sSf http://web.test:{port}/late"));
+    p.expect(PROMPT);
+    let (code, screen) = p.finish();
+    assert_eq!(code, 22, "{screen}");
+    assert!(screen.contains("→ no answer in time: denied"), "{screen}");
+    let decided = connection_decisions(d.path());
+    assert_eq!(decided[0]["decision"], "deny");
+    assert_eq!(decided[0]["by"]["kind"], "timeout");
 }
