@@ -39,6 +39,7 @@ use cordon_policy::trust::{self, FileText, Follow, Pinned, TrustStore};
 use cordon_policy::{basename, Action, HostPattern, PolicyError, RulesFile};
 
 use crate::request::{Key, Request};
+use crate::Error;
 
 /// The header a new rules file starts with.
 pub const RULES_FILE_HEADER: &str =
@@ -200,57 +201,35 @@ pub struct Amendment {
     pub action: Action,
 }
 
-/// Why no amendment can be made or saved.
-#[derive(Debug, thiserror::Error)]
-pub enum AmendError {
-    #[error("`{program}` runs other code or commands; approving it always would approve anything it runs (approve once or for this session instead)")]
-    Interpreter { program: String },
-    #[error("`{program}` is named by a path, and the file there can change after it is approved (approve once or for this session instead)")]
-    PathProgram { program: String },
-    #[error("only shell commands and network connections can be approved always, not `{tool}` calls (approve for this session instead)")]
-    UnsupportedTool { tool: String },
-    #[error("the request has no operation to remember")]
-    NoKeys,
-    #[error("the word {word:?} cannot be written exactly in a rule pattern")]
-    Inexpressible { word: String },
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{0}")]
-    Policy(#[from] PolicyError),
-}
-
 impl Amendment {
     /// The amendment for one key of `tool`.
-    pub fn for_key(tool: &str, key: &Key) -> Result<Amendment, AmendError> {
+    pub fn for_key(tool: &str, key: &Key) -> Result<Amendment, Error> {
         if tool == NETWORK_TOOL {
             return Amendment::for_connection(key);
         }
         if tool != "shell" {
-            return Err(AmendError::UnsupportedTool {
+            return Err(Error::UnsupportedTool {
                 tool: tool.to_string(),
             });
         }
         let words = key.words();
         let Some(first) = words.first() else {
-            return Err(AmendError::NoKeys);
+            return Err(Error::NoKeys);
         };
         if let Some(program) = refused_program(first) {
-            return Err(AmendError::Interpreter { program });
+            return Err(Error::Interpreter { program });
         }
         // `./build.sh`, `bin/tool`, `/tmp/x`: a rule would keep allowing whatever the file
         // holds later (an agent can rewrite a script in its workspace).
         if first.contains('/') {
-            return Err(AmendError::PathProgram {
+            return Err(Error::PathProgram {
                 program: first.clone(),
             });
         }
         let mut pattern = String::new();
         for w in words {
             if w.is_empty() || w.contains(char::is_whitespace) {
-                return Err(AmendError::Inexpressible { word: w.clone() });
+                return Err(Error::Inexpressible { word: w.clone() });
             }
             if !pattern.is_empty() {
                 pattern.push(' ');
@@ -267,18 +246,18 @@ impl Amendment {
 
     /// A connection's key, `["network", "HOST:PORT"]` (normalised by the `network` tool): that
     /// host and port, exactly.
-    fn for_connection(key: &Key) -> Result<Amendment, AmendError> {
+    fn for_connection(key: &Key) -> Result<Amendment, Error> {
         let [tool, target] = key.words() else {
-            return Err(AmendError::NoKeys);
+            return Err(Error::NoKeys);
         };
         if tool != NETWORK_TOOL || target.contains('*') {
-            return Err(AmendError::Inexpressible {
+            return Err(Error::Inexpressible {
                 word: target.clone(),
             });
         }
         // The key is a normalised target; as an entry it must name that host and port and
         // nothing else (no subdomains, no other port).
-        let inexpressible = || AmendError::Inexpressible {
+        let inexpressible = || Error::Inexpressible {
             word: target.clone(),
         };
         let parsed = Target::parse(target).map_err(|_| inexpressible())?;
@@ -308,9 +287,9 @@ impl Amendment {
     }
 
     /// One amendment per key of the request; refused as a whole if any key is refused.
-    pub fn for_request(req: &Request) -> Result<Vec<Amendment>, AmendError> {
+    pub fn for_request(req: &Request) -> Result<Vec<Amendment>, Error> {
         if req.keys.is_empty() {
-            return Err(AmendError::NoKeys);
+            return Err(Error::NoKeys);
         }
         req.keys
             .iter()
@@ -391,7 +370,7 @@ pub fn rules_file_for(policy_path: &Path) -> PathBuf {
 /// Rules whose content the trust `store` does not pin are refused
 /// ([`PolicyError::Untrusted`]); the file is read as [`trust::read_file`] reads (no symlink,
 /// regular file, bounded size).
-pub fn load(path: &Path, store: &TrustStore) -> Result<RulesFile, AmendError> {
+pub fn load(path: &Path, store: &TrustStore) -> Result<RulesFile, Error> {
     let file = match trust::read_file(path, Follow::Never) {
         Err(PolicyError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             return Ok(RulesFile::default())
@@ -422,7 +401,7 @@ fn check_pinned(
     path: &Path,
     text: &str,
     store: &TrustStore,
-) -> Result<FileText, AmendError> {
+) -> Result<FileText, Error> {
     let pinned = FileText {
         path: trust::real_path_of(file, path),
         text: text.to_string(),
@@ -434,11 +413,11 @@ fn check_pinned(
 }
 
 /// Pins the rules file's new content.
-fn pin(pinned: FileText, store: &TrustStore, path: &Path) -> Result<(), AmendError> {
+fn pin(pinned: FileText, store: &TrustStore, path: &Path) -> Result<(), Error> {
     store
         .trust(&pinned)
         .map(|_| ())
-        .map_err(|e| AmendError::Io {
+        .map_err(|e| Error::RulesFile {
             path: path.to_path_buf(),
             source: std::io::Error::other(format!("cannot record the rules' trust: {e}")),
         })
@@ -446,7 +425,7 @@ fn pin(pinned: FileText, store: &TrustStore, path: &Path) -> Result<(), AmendErr
 
 /// Creates the rules file with [`RULES_FILE_HEADER`] when it is missing (so that it can be
 /// protected as an existing file while a sandboxed command runs). `true` when it was created.
-pub fn ensure(path: &Path) -> Result<bool, AmendError> {
+pub fn ensure(path: &Path) -> Result<bool, Error> {
     use std::os::unix::fs::OpenOptionsExt;
     match OpenOptions::new()
         .write(true)
@@ -455,7 +434,7 @@ pub fn ensure(path: &Path) -> Result<bool, AmendError> {
         .open(path)
     {
         Ok(mut f) => {
-            let io = |source| AmendError::Io {
+            let io = |source| Error::RulesFile {
                 path: path.to_path_buf(),
                 source,
             };
@@ -464,7 +443,7 @@ pub fn ensure(path: &Path) -> Result<bool, AmendError> {
             Ok(true)
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(source) => Err(AmendError::Io {
+        Err(source) => Err(Error::RulesFile {
             path: path.to_path_buf(),
             source,
         }),
@@ -480,8 +459,8 @@ pub fn append(
     path: &Path,
     store: &TrustStore,
     amendment: &Amendment,
-) -> Result<Option<String>, AmendError> {
-    let io = |source| AmendError::Io {
+) -> Result<Option<String>, Error> {
+    let io = |source| Error::RulesFile {
         path: path.to_path_buf(),
         source,
     };
@@ -546,9 +525,9 @@ pub fn append(
 /// Opens the rules file to read and append (creating it when `create`), never through a
 /// symlink planted at its name: cordon (maybe as root) would otherwise write a rule to
 /// whatever it points at. Only a regular file is accepted.
-fn open_rules_file(path: &Path, create: bool) -> Result<File, AmendError> {
+fn open_rules_file(path: &Path, create: bool) -> Result<File, Error> {
     use std::os::unix::fs::OpenOptionsExt;
-    let io = |source| AmendError::Io {
+    let io = |source| Error::RulesFile {
         path: path.to_path_buf(),
         source,
     };
@@ -571,8 +550,8 @@ fn open_rules_file(path: &Path, create: bool) -> Result<File, AmendError> {
 /// Returns whether it was removed (`false`: the file no longer ends with it, e.g. another
 /// writer appended since; it is then left as it is). The shorter content is pinned in `store`;
 /// a file whose content the store does not pin is left as it is (and refused when loaded).
-pub fn retract(path: &Path, store: &TrustStore, written: &str) -> Result<bool, AmendError> {
-    let io = |source| AmendError::Io {
+pub fn retract(path: &Path, store: &TrustStore, written: &str) -> Result<bool, Error> {
+    let io = |source| Error::RulesFile {
         path: path.to_path_buf(),
         source,
     };
@@ -626,7 +605,7 @@ mod tests {
     use super::*;
     use cordon_policy::Pattern;
 
-    fn am(line: &str) -> Result<Amendment, AmendError> {
+    fn am(line: &str) -> Result<Amendment, Error> {
         Amendment::for_key("shell", &Key::split(line))
     }
 
@@ -665,17 +644,17 @@ mod tests {
             "timeout 5 ls",
         ] {
             let e = am(line).unwrap_err();
-            assert!(matches!(e, AmendError::Interpreter { .. }), "{line}: {e}");
+            assert!(matches!(e, Error::Interpreter { .. }), "{line}: {e}");
             assert!(e.to_string().contains("runs other code"), "{e}");
         }
         assert!(am("git status").is_ok());
         assert!(matches!(
             Amendment::for_key("write_file", &Key::split("write_file a")),
-            Err(AmendError::UnsupportedTool { .. })
+            Err(Error::UnsupportedTool { .. })
         ));
         assert!(matches!(
             Amendment::for_key("shell", &Key::new(["git", "commit", "-m", "a b"])),
-            Err(AmendError::Inexpressible { .. })
+            Err(Error::Inexpressible { .. })
         ));
     }
 

@@ -52,7 +52,7 @@
 //! field, so nothing is silently dropped. A state no crash leaves — a last line that is complete
 //! but not a valid record, a head file that is missing or disagrees with the log by more than
 //! the one record a crash between the two writes explains — makes the writer refuse
-//! ([`Error::Inconsistent`]), and the tool does not run, until a person looks and moves the log
+//! ([`crate::Error::Inconsistent`]), and the tool does not run, until a person looks and moves the log
 //! aside: appending would bury the evidence. A head file one record behind is accepted and
 //! noted in the next record's `repair` field.
 //!
@@ -105,8 +105,6 @@
 //! assert_eq!(report.problems[0].kind, ProblemKind::Modified);
 //! ```
 
-use std::path::PathBuf;
-
 mod record;
 mod util;
 mod verify;
@@ -123,27 +121,3 @@ pub use writer::{head_path, lock_path, Appended, AuditLog, LOCK_DEADLINE};
 pub const THREAT_MODEL: &str = "the hash chain has no secret key: it detects edits, deletions, \
 insertions and reordering, but not a complete rewrite of the log and its head file by someone \
 who can write them";
-
-/// Why the log could not be opened, appended to or read.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// An I/O step failed.
-    #[error("{}: {what}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        what: &'static str,
-        #[source]
-        source: std::io::Error,
-    },
-    /// The log is not in a state a crash can leave — its last complete line is not a valid
-    /// record, or it disagrees with its head file — so the writer refuses to build on it.
-    #[error(
-        "{}: {why}; refusing to append: run `cordon audit verify` on it, and move it (with its \
-         head file) aside to start a new log",
-        path.display()
-    )]
-    Inconsistent { path: PathBuf, why: String },
-    /// No random id could be drawn.
-    #[error("cannot draw a random id: {0}")]
-    Random(#[source] std::io::Error),
-}

@@ -16,16 +16,7 @@ use serde_json::Value;
 use crate::engine::{AsyncAsker, Engine};
 use crate::outcome::{Answer, AskError, By, Outcome, Pending};
 use crate::request::Request;
-use crate::Asker;
-
-/// Misuse of a batch.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BatchError {
-    #[error("no request `{0}` in this batch")]
-    UnknownId(String),
-    #[error("request `{0}` is already decided")]
-    AlreadyDecided(String),
-}
+use crate::{Asker, Error};
 
 #[derive(Debug)]
 struct Item {
@@ -99,20 +90,20 @@ impl Batch<'_> {
             .map(|i| &i.outcome)
     }
 
-    fn pending_index(&self, id: &str) -> Result<usize, BatchError> {
+    fn pending_index(&self, id: &str) -> Result<usize, Error> {
         let i = self
             .items
             .iter()
             .position(|i| i.request.id == id)
-            .ok_or_else(|| BatchError::UnknownId(id.to_string()))?;
+            .ok_or_else(|| Error::UnknownId(id.to_string()))?;
         match self.items[i].outcome {
             Outcome::NeedsAnswer(_) => Ok(i),
-            _ => Err(BatchError::AlreadyDecided(id.to_string())),
+            _ => Err(Error::AlreadyDecided(id.to_string())),
         }
     }
 
     /// Answers one pending request, then applies the cascades.
-    pub fn answer(&mut self, id: &str, answer: Answer) -> Result<&Outcome, BatchError> {
+    pub fn answer(&mut self, id: &str, answer: Answer) -> Result<&Outcome, Error> {
         let i = self.pending_index(id)?;
         self.apply(i, Ok(answer), self.late());
         Ok(&self.items[i].outcome)
@@ -124,7 +115,7 @@ impl Batch<'_> {
     }
 
     /// Approves one pending request once, with substituted arguments.
-    pub fn approve_with_args(&mut self, id: &str, args: Value) -> Result<&Outcome, BatchError> {
+    pub fn approve_with_args(&mut self, id: &str, args: Value) -> Result<&Outcome, Error> {
         let i = self.pending_index(id)?;
         self.items[i].args = Some(args);
         self.apply(i, Ok(Answer::Once), self.late());
@@ -138,7 +129,7 @@ impl Batch<'_> {
         id: &str,
         note: Option<String>,
         cancel_rest: bool,
-    ) -> Result<&Outcome, BatchError> {
+    ) -> Result<&Outcome, Error> {
         let i = self.pending_index(id)?;
         let answer = match note {
             Some(n) => Answer::DenyWithNote(n),

@@ -142,23 +142,19 @@
 //!
 //! ## Errors
 //!
-//! Each error type answers one question for one caller, and none holds variants its caller
-//! could not receive (so a `match` on it is exhaustive without dead arms):
+//! One error type, [`Error`]: why something this crate was asked to do failed — an "always"
+//! answer that cannot become a rule (shown to the person) or a rules file that cannot be read,
+//! parsed or written; a [`Batch`] used wrongly (an unknown or already decided id); an audit log
+//! that cannot be opened, appended to or verified (the caller refuses to run the call).
+//!
+//! Two more types implement `std::error::Error` but are values the engine exchanges, not
+//! failures of this crate, and stay `Clone + Eq` (which an error holding an `io::Error` cannot
+//! be):
 //!
 //! - [`AskError`] — what an [`Asker`] returns *to* the engine: nobody answered in time, or the
 //!   channel to the person was lost. Implemented by front ends, so it stays this small.
 //! - [`ApprovalError`] — why a call must not run, typed for the agent host (`Rejected`,
-//!   `DeniedByRule`, …): a verdict derived from an [`Outcome`], `Clone` and comparable, not a
-//!   failure of this crate.
-//! - [`BatchError`] — misuse of a [`Batch`] (an unknown or already decided id).
-//! - [`AmendError`] — why an "always" answer cannot become a rule (an interpreter, a program
-//!   named by a path, …: shown to the person), or the rules file could not be read, parsed
-//!   or written.
-//! - [`audit::Error`] — the audit log could not be opened, appended to or verified; the
-//!   caller refuses to run the call.
-//!
-//! Folding them into one enum would give every caller the others' variants to handle and
-//! cost the verdict types their `Clone`/`Eq` (an I/O error is neither).
+//!   `DeniedByRule`, …): a verdict derived from an [`Outcome`].
 
 // The few syscalls the audit log and amendments make (openat, renameat, flock) go through
 // rustix's safe wrappers: nothing here needs `unsafe`.
@@ -168,6 +164,7 @@ pub mod amend;
 pub mod audit;
 mod batch;
 mod engine;
+mod error;
 mod memory;
 mod outcome;
 mod request;
@@ -175,9 +172,10 @@ mod rule_index;
 mod rules;
 mod toolrules;
 
-pub use amend::{AmendError, Amendment};
-pub use batch::{Batch, BatchError, Resolved};
+pub use amend::Amendment;
+pub use batch::{Batch, Resolved};
 pub use engine::{Asker, AsyncAsker, Disabled, Engine, RuleStore};
+pub use error::Error;
 pub use memory::SessionMemory;
 pub use outcome::{mode_name, Answer, ApprovalError, AskError, By, Outcome, Pending};
 pub use request::{Key, Presentation, Preview, Request};

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Barrier};
 
 use cordon_approval::amend::{self, RULES_FILE_HEADER};
-use cordon_approval::{AmendError, Amendment, Answer, By, Engine, Key, Outcome, Request, Rules};
+use cordon_approval::{Amendment, Answer, By, Engine, Error, Key, Outcome, Request, Rules};
 use cordon_policy::trust::{self, Follow, TrustStore};
 use cordon_policy::{Action, Policy, PolicyError};
 
@@ -61,7 +61,7 @@ fn append_refuses_to_break_the_file() {
     let e = amend::append(&path, &st, &am("ls")).unwrap_err();
     // The appended table would repeat the `shell.rules` key: refused as the parser sees it.
     assert!(
-        matches!(&e, AmendError::Policy(PolicyError::Invalid { message, .. }) if message == "duplicate key"),
+        matches!(&e, Error::Policy(PolicyError::Invalid { message, .. }) if message == "duplicate key"),
         "{e:?}"
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "unchanged");
@@ -137,7 +137,7 @@ fn always_round_trip_becomes_a_persisted_grant() {
     );
 }
 
-fn refusal(line: &str) -> AmendError {
+fn refusal(line: &str) -> Error {
     match Amendment::for_key("shell", &Key::split(line)) {
         Ok(a) => panic!("{line}: approved always as {:?}", a.pattern),
         Err(e) => e,
@@ -178,7 +178,7 @@ fn always_is_refused_for_every_interpreter_and_wrapper_class() {
         "valgrind ls",
     ] {
         let e = refusal(line);
-        assert!(matches!(e, AmendError::Interpreter { .. }), "{line}: {e}");
+        assert!(matches!(e, Error::Interpreter { .. }), "{line}: {e}");
         let msg = e.to_string();
         assert!(
             msg.contains("runs other code") && msg.contains("approve once or for this session"),
@@ -206,7 +206,7 @@ fn always_is_refused_for_programs_named_by_a_path() {
     ] {
         let e = refusal(line);
         match &e {
-            AmendError::PathProgram { program: p } => assert_eq!(p, program, "{line}"),
+            Error::PathProgram { program: p } => assert_eq!(p, program, "{line}"),
             other => panic!("{line}: {other}"),
         }
         let msg = e.to_string();
@@ -222,7 +222,7 @@ fn always_is_refused_for_programs_named_by_a_path() {
     // An interpreter named by a path keeps the interpreter's reason.
     assert!(matches!(
         refusal("/usr/bin/python3 x.py"),
-        AmendError::Interpreter { .. }
+        Error::Interpreter { .. }
     ));
     // The engine refuses the whole "always" answer; nothing is persisted.
     let policy = Policy::parse("version = 1\n", "cordon.toml", std::path::Path::new("/")).unwrap();
@@ -230,7 +230,7 @@ fn always_is_refused_for_programs_named_by_a_path() {
     let req = Request::shell("1", vec![Key::split("ls"), Key::split("./deploy.sh")]);
     assert!(matches!(
         Amendment::for_request(&req),
-        Err(AmendError::PathProgram { program }) if program == "./deploy.sh"
+        Err(Error::PathProgram { program }) if program == "./deploy.sh"
     ));
     let o = e.answer(&req, Answer::Always);
     let Outcome::Allowed {
@@ -257,7 +257,7 @@ fn append_never_writes_through_a_symlink() {
     let a = Amendment::for_key("shell", &Key::split("cargo test")).unwrap();
     let e = amend::append(&rules, &store(&d), &a).unwrap_err();
     assert!(
-        matches!(&e, AmendError::Io { source, .. } if source.raw_os_error() == Some(libc::ELOOP)),
+        matches!(&e, Error::RulesFile { source, .. } if source.raw_os_error() == Some(libc::ELOOP)),
         "{e:?}"
     );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "");
@@ -271,8 +271,8 @@ fn rules_not_pinned_are_refused() {
     let d = tempfile::tempdir().unwrap();
     let st = store(&d);
     let path = d.path().join("cordon.rules.toml");
-    let untrusted = |e: AmendError, why: &str| match e {
-        AmendError::Policy(PolicyError::Untrusted(u)) => {
+    let untrusted = |e: Error, why: &str| match e {
+        Error::Policy(PolicyError::Untrusted(u)) => {
             let msg = u.to_string();
             assert!(msg.contains(why), "{msg}");
             assert!(
@@ -314,9 +314,7 @@ fn rules_not_pinned_are_refused() {
     )
     .unwrap();
     let e = amend::load(&path, &st).unwrap_err();
-    let AmendError::Policy(p) = &e else {
-        panic!("{e}")
-    };
+    let Error::Policy(p) = &e else { panic!("{e}") };
     assert!(p.diff().unwrap().contains("+pattern = \"*\""), "{e}");
     untrusted(e, "changed since");
     untrusted(

@@ -271,7 +271,10 @@ fn the_writer_refuses_to_bury_evidence() {
         .unwrap()
         .append(&record(9))
         .unwrap_err();
-    assert!(matches!(e, audit::Error::Inconsistent { .. }), "{e}");
+    assert!(
+        matches!(e, cordon_approval::Error::Inconsistent { .. }),
+        "{e}"
+    );
     assert!(
         e.to_string().contains("does not match its head file"),
         "{e}"
@@ -439,7 +442,10 @@ fn a_corrupt_last_record_stops_the_writer() {
     let before = std::fs::read(&path).unwrap();
     let mut log = AuditLog::open(&path).unwrap();
     let e = log.append(&record(9)).unwrap_err();
-    assert!(matches!(e, audit::Error::Inconsistent { .. }), "{e}");
+    assert!(
+        matches!(e, cordon_approval::Error::Inconsistent { .. }),
+        "{e}"
+    );
     assert!(
         e.to_string()
             .contains("its last line is not a valid record"),
@@ -456,10 +462,10 @@ fn an_unopenable_path_is_an_error() {
     let e = AuditLog::open(d.path().join("file/audit.jsonl")).unwrap_err();
     assert!(e.to_string().contains("cannot create its directory"), "{e}");
     let e = AuditLog::open(d.path()).unwrap_err();
-    assert!(matches!(e, audit::Error::Io { .. }), "{e}");
+    assert!(matches!(e, cordon_approval::Error::Io { .. }), "{e}");
     let e = audit::verify(d.path().join("missing")).unwrap_err();
     assert!(
-        matches!(&e, audit::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound),
+        matches!(&e, cordon_approval::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound),
         "{e:?}"
     );
 }
@@ -745,7 +751,10 @@ fn a_head_replaced_by_a_link_is_refused_and_reported() {
 
     let mut log = AuditLog::open(&path).unwrap();
     let e = log.append(&record(2)).unwrap_err();
-    assert!(matches!(e, audit::Error::Inconsistent { .. }), "{e}");
+    assert!(
+        matches!(e, cordon_approval::Error::Inconsistent { .. }),
+        "{e}"
+    );
     assert!(e.to_string().contains("symlink"), "{e}");
     assert_eq!(std::fs::read(&path).unwrap(), before, "nothing appended");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), text);
@@ -885,7 +894,7 @@ fn a_planted_lock_file_is_refused() {
     std::fs::create_dir(audit::lock_path(&path)).unwrap();
     let e = AuditLog::open(&path).unwrap_err();
     assert!(
-        matches!(&e, audit::Error::Io { what, .. } if what.contains("lock file")),
+        matches!(&e, cordon_approval::Error::Io { what, .. } if what.contains("lock file")),
         "{e:?}"
     );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "v");

@@ -162,9 +162,9 @@ impl Error {
         err
     }
 
-    fn rules(e: &cordon_approval::AmendError) -> Error {
+    fn rules(e: &cordon_approval::Error) -> Error {
         match e {
-            cordon_approval::AmendError::Policy(p) => Error::policy("remembered rules ", p),
+            cordon_approval::Error::Policy(p) => Error::policy("remembered rules ", p),
             e => Error::failure(format!("remembered rules {e}")),
         }
     }

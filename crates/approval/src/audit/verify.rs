@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use super::record::{Record, FORMAT_VERSION, ZERO_HASH};
 use super::util::{is_hash, sha256_hex};
 use super::writer::{head_path, lock_path, read_head_file, Flock, LOCK_DEADLINE};
-use super::Error;
+use crate::Error;
 
 /// The result of [`verify`].
 #[derive(Debug, Clone, PartialEq, Eq)]

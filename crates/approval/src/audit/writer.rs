@@ -22,7 +22,7 @@ use rustix::io::Errno;
 use super::record::{Record, FORMAT_VERSION, ZERO_HASH};
 use super::util::{file_stamp, is_hash, new_id, random_hex, rfc3339, sha256_hex};
 use super::verify::{parse_head, Head};
-use super::Error;
+use crate::Error;
 
 /// An open audit log. Several writers — threads with their own `AuditLog`, or processes —
 /// may append to the same file at once: each append holds an exclusive `flock` on the log's

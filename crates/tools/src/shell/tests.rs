@@ -1591,7 +1591,7 @@ fn inherited_variables() {
 /// on this crate (this crate depends on it), so the two lists are kept apart and checked here.
 #[test]
 fn approve_always_refuses_what_the_parser_sees_through() {
-    use cordon_approval::{AmendError, Amendment, Key};
+    use cordon_approval::{Amendment, Error, Key};
     let wrappers: &[(&str, &[&str])] = &[
         ("env", &["ls"]),
         ("sudo", &["ls"]),
@@ -1650,7 +1650,7 @@ fn approve_always_refuses_what_the_parser_sees_through() {
         assert!(
             matches!(
                 Amendment::for_key("shell", &key),
-                Err(AmendError::Interpreter { .. })
+                Err(Error::Interpreter { .. })
             ),
             "`{name}` can be approved always"
         );
