@@ -10,6 +10,7 @@
 //! | `a` | approve always: shows the exact rule and where it goes; saved only after `y` |
 //! | `v` | view everything in a pager (`$PAGER`, else `less`, else `more`) |
 //! | `e` | deny with a note for the agent (one line; empty goes back) |
+//! | `x` | only for a question raised while a command runs (a connection): deny it and every further question of the run |
 //!
 //! Keys typed before the box is drawn are discarded; for a question that comes up while a
 //! command runs (a connection it opened), so are keys typed in the first
@@ -43,6 +44,9 @@ pub struct Prompt {
     pub session: Option<String>,
     /// ANSI colours (off with `NO_COLOR` or `TERM=dumb`).
     pub color: bool,
+    /// The questions come up while a command runs (its connections): the box offers `x`, no
+    /// to this one and every further one of the run.
+    pub mid_run: bool,
 }
 
 impl Prompt {
@@ -53,6 +57,7 @@ impl Prompt {
             rules_file,
             session,
             color,
+            mid_run: false,
         }
     }
 
@@ -122,6 +127,9 @@ impl Prompt {
         out.push_str(&format!(
             "[y] yes once  [n] no  [s] yes for {session}  [a] yes always  [v] view all  [e] no, with a note"
         ));
+        if self.mid_run {
+            out.push_str("  [x] no, and no more questions this run");
+        }
         out
     }
 
@@ -241,6 +249,10 @@ impl Prompt {
                     write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
                     term::discard_typeahead(&out).map_err(lost)?;
                 }
+                b'x' | b'X' if self.mid_run => {
+                    said(&mut out, "denied, with every further question of this run");
+                    return Ok(Answer::Abort);
+                }
                 b'e' | b'E' => {
                     write!(
                         out,
@@ -347,6 +359,7 @@ impl Asker for Prompt {
         withdrawn: &dyn Fn() -> bool,
     ) -> Result<Answer, AskError> {
         // Asked while a command runs (a connection it opened): unexpected.
+        self.mid_run = true;
         let mut tty = open_tty()?;
         self.ask_on(&mut tty, req, pending, deadline, withdrawn, true)
     }
@@ -471,6 +484,7 @@ mod tests {
             rules_file: Err("none".into()),
             session: None,
             color: false,
+            mid_run: false,
         }
     }
 

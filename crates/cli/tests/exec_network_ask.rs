@@ -33,7 +33,8 @@ fn workspace_with_timeout(timeout: &str) -> tempfile::TempDir {
          [[shell.rules]]\npattern = \"curl *\"\naction = \"allow\"\n\
          [[shell.rules]]\npattern = \"head *\"\naction = \"allow\"\n\
          [approval]\ntimeout = \"{timeout}\"\naudit_log = \"audit.jsonl\"\n\
-         [network]\ndefault = \"ask\"\n[network.hosts]\n\"web.test\" = \"127.0.0.1\"\n",
+         [network]\ndefault = \"ask\"\n[network.hosts]\n\"web.test\" = \"127.0.0.1\"\n\
+         \"other.test\" = \"127.0.0.1\"\n",
     ))
 }
 
@@ -307,4 +308,51 @@ fn no_answer_in_time_refuses_the_connection() {
     let decided = connection_decisions(d.path());
     assert_eq!(decided[0]["decision"], "deny");
     assert_eq!(decided[0]["by"]["kind"], "timeout");
+}
+
+#[test]
+fn x_says_no_to_every_further_question_of_the_run() {
+    curl_present();
+    let port = web_server();
+    let d = workspace();
+    // Two hosts, one after the other: `x` at the first question answers the second too.
+    let mut p = exec(
+        d.path(),
+        &format!("curl -sS http://web.test:{port}/a http://other.test:{port}/b"),
+    );
+    p.expect(PROMPT);
+    assert!(
+        p.screen()
+            .contains("[x] no, and no more questions this run"),
+        "{}",
+        p.screen()
+    );
+    p.send(b"x");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 0, "curl without -f: {screen}");
+    assert_eq!(
+        screen.matches("approval needed (network)").count(),
+        1,
+        "{screen}"
+    );
+    assert!(!screen.contains("GET /"), "{screen}");
+    let decided = connection_decisions(d.path());
+    let seen: Vec<(&str, &str, &str)> = decided
+        .iter()
+        .map(|r| {
+            (
+                r["keys"][0][1].as_str().unwrap(),
+                r["decision"].as_str().unwrap(),
+                r["by"]["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (format!("web.test:{port}").as_str(), "deny", "abort"),
+            (format!("other.test:{port}").as_str(), "deny", "abort"),
+        ],
+        "{decided:?}"
+    );
 }

@@ -993,10 +993,10 @@ impl Gate {
             let ask = opts.ask.clone().map(|asker| {
                 let switch = cordon_ossandbox::stdio::TerminalSwitch::new();
                 spec.stdio.terminal = Some(switch.clone());
-                network::Asking { asker, switch }
+                network::Asking::new(asker, switch)
             });
             #[cfg(not(target_os = "linux"))]
-            let ask = opts.ask.clone().map(|asker| network::Asking { asker });
+            let ask = opts.ask.clone().map(network::Asking::new);
             network::run_with_proxy(self, ask, |handoff, vars| {
                 let names: Vec<&str> = vars.iter().map(|(k, _)| k.as_str()).collect();
                 spec.env.retain(|(k, _)| !names.iter().any(|n| k == n));

@@ -216,11 +216,27 @@ impl Decide for ChannelDecide {
 
 /// Who is asked about a run's connections, and how the command's terminal is taken from it
 /// while they are.
-#[derive(Clone)]
 pub(crate) struct Asking {
     pub asker: crate::SharedAsker,
     #[cfg(target_os = "linux")]
     pub switch: cordon_ossandbox::stdio::TerminalSwitch,
+    /// The person answered "no, and no more questions this run" ([`Answer::Abort`]): every
+    /// later question of the run is answered so without asking.
+    pub stopped: std::sync::atomic::AtomicBool,
+}
+
+impl Asking {
+    pub fn new(
+        asker: crate::SharedAsker,
+        #[cfg(target_os = "linux")] switch: cordon_ossandbox::stdio::TerminalSwitch,
+    ) -> Asking {
+        Asking {
+            asker,
+            #[cfg(target_os = "linux")]
+            switch,
+            stopped: Default::default(),
+        }
+    }
 }
 
 impl cordon_approval::Asker for &Asking {
@@ -230,8 +246,28 @@ impl cordon_approval::Asker for &Asking {
         pending: &Pending,
         deadline: std::time::Instant,
     ) -> Result<cordon_approval::Answer, AskError> {
+        use std::sync::atomic::Ordering;
         // One question at a time; the terminal is the command's again once it is answered.
         let mut asker = lock(&self.asker);
+        if self.stopped.load(Ordering::SeqCst) {
+            return Ok(cordon_approval::Answer::Abort);
+        }
+        let answer = self.ask_now(&mut *asker, request, pending, deadline);
+        if answer == Ok(cordon_approval::Answer::Abort) {
+            self.stopped.store(true, Ordering::SeqCst);
+        }
+        answer
+    }
+}
+
+impl Asking {
+    fn ask_now(
+        &self,
+        asker: &mut (dyn cordon_approval::Asker + Send),
+        request: &Request,
+        pending: &Pending,
+        deadline: std::time::Instant,
+    ) -> Result<cordon_approval::Answer, AskError> {
         #[cfg(target_os = "linux")]
         {
             let _lent = self.switch.lend();
