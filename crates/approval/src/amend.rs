@@ -261,15 +261,7 @@ impl Amendment {
             word: target.clone(),
         };
         let parsed = Target::parse(target).map_err(|_| inexpressible())?;
-        let rule = network::parse_rule(
-            target,
-            cordon_policy::Location {
-                file: String::new(),
-                line: 0,
-                col: 0,
-            },
-        )
-        .map_err(|_| inexpressible())?;
+        let rule = network::parse_rule(target, unlocated()).map_err(|_| inexpressible())?;
         let same_host = match (&rule.host, &parsed.host) {
             (HostPattern::Name(a), Host::Name(b)) => a == b,
             (HostPattern::Addr(a), Host::Addr(b)) => a == b,
@@ -311,6 +303,15 @@ impl Amendment {
             toml_string(&self.pattern),
             self.action.as_str()
         )
+    }
+}
+
+/// A location for an entry parsed outside any file.
+fn unlocated() -> cordon_policy::Location {
+    cordon_policy::Location {
+        file: String::new(),
+        line: 0,
+        col: 0,
     }
 }
 
@@ -480,11 +481,17 @@ pub fn append(
         add.push_str(RULES_FILE_HEADER);
     } else {
         let existing = RulesFile::parse(&text, &name, &base)?;
+        // The same rule, not a broader one that happens to cover it: a hand-written
+        // `*.example.org` may be edited away later, and the record would claim a rule saved.
         let already = if amendment.tool == NETWORK_TOOL {
-            existing
-                .network
-                .iter()
-                .any(|r| r.pattern.matches(amendment.key.words()) && r.action == amendment.action)
+            let wanted = network::parse_rule(&amendment.pattern, unlocated()).map_err(|_| {
+                Error::Inexpressible {
+                    word: amendment.pattern.clone(),
+                }
+            })?;
+            existing.network.iter().any(|r| {
+                r.pattern.as_str() == wanted.pattern.as_str() && r.action == amendment.action
+            })
         } else {
             existing.shell.iter().any(|r| {
                 r.pattern.as_str() == amendment.pattern
@@ -742,6 +749,22 @@ mod tests {
                 "{other}"
             );
         }
+        // A broader rule already there is not this one: the exact host and port is written.
+        let broad = dir.path().join("broad.toml");
+        std::fs::write(
+            &broad,
+            "version = 1\n[[network.rules]]\nhost = \"*.example.org\"\naction = \"allow\"\n",
+        )
+        .unwrap();
+        store
+            .trust(&trust::read_file(&broad, Follow::Never).unwrap())
+            .unwrap();
+        let a = Amendment::for_key(NETWORK_TOOL, &connection("api.example.org:443")).unwrap();
+        assert!(append(&broad, &store, &a).unwrap().is_some());
+        assert!(
+            append(&broad, &store, &a).unwrap().is_none(),
+            "now it is there"
+        );
         // What is not a normalised target is never written.
         for key in [
             Key::new(["network", "*.example.org:443"]),

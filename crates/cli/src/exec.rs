@@ -84,8 +84,10 @@ pub fn run(args: ExecArgs) -> Exit {
     let timeout = args.timeout.or(gate.policy().sandbox.limits.timeout);
     // A connection the `[network]` rules leave to "ask" is asked on this terminal, while the
     // command waits; never in a run an agent host started (its user approved the command, not
-    // its connections).
-    let ask: Option<cordon_gate::SharedAsker> = terminal.then(|| Arc::new(Mutex::new(prompt)) as _);
+    // its connections), and never when the command's output goes into a pipe: its reader
+    // writes to the terminal on its own, so what the command prints could cover the question.
+    let ask: Option<cordon_gate::SharedAsker> =
+        (terminal && !term::output_into_a_pipe()).then(|| Arc::new(Mutex::new(prompt)) as _);
     let opts = RunOptions {
         timeout,
         output: Output::Inherit,

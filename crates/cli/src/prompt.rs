@@ -30,8 +30,13 @@ use cordon_approval::{Amendment, Answer, AskError, Asker, Pending, Preview, Requ
 
 use crate::term::{self, Input, Raw};
 
-/// How long keys are ignored after a box that came up in the middle of a run is drawn.
-pub const UNEXPECTED_GRACE: Duration = Duration::from_millis(500);
+/// A box that came up in the middle of a run takes keys only after this long without any.
+pub const UNEXPECTED_GRACE: Duration = Duration::from_millis(1000);
+
+/// Resets what a command may have left the terminal in: CAN and ST end an unfinished escape
+/// or control string, DECSTR (soft reset) and the explicit resets undo a scroll region,
+/// attributes, character sets and a hidden cursor.
+const TERMINAL_RESET: &[u8] = b"\x18\x1b\\\x1b[!p\x1b[0m\x1b[r\x1b(B\x0f\x1b[?25h";
 
 /// Preview lines shown in the box; the rest is counted and left to `v`.
 pub const PREVIEW_LINES: usize = 20;
@@ -84,7 +89,11 @@ impl Prompt {
             "─".repeat(rest)
         ));
         let mut line = |s: String| out.push_str(&format!("│ {s}\n"));
-        line(self.paint("1", &fit(&req.presentation.summary)));
+        // The summary is what is approved: wrapped, never cut (a long host name must not
+        // hide the domain it is in, nor a long command what it ends with).
+        for part in wrap(&term::clean(&req.presentation.summary), inner) {
+            line(self.paint("1", &part));
+        }
         line(format!(
             "why: {}",
             fit(&format!("{} [{}]", pending.reason, pending.by))
@@ -124,11 +133,14 @@ impl Prompt {
             Some(name) => format!("session `{}`", term::clean(name)),
             None => "this run".to_string(),
         };
-        out.push_str(&format!(
-            "[y] yes once  [n] no  [s] yes for {session}  [a] yes always  [v] view all  [e] no, with a note"
-        ));
         if self.mid_run {
-            out.push_str("  [x] no, and no more questions this run");
+            out.push_str(&format!(
+                "[y] yes once  [n] no  [s] yes for {session}  [a] yes always  [e] no, with a note  [x] no, and no more questions this run"
+            ));
+        } else {
+            out.push_str(&format!(
+                "[y] yes once  [n] no  [s] yes for {session}  [a] yes always  [v] view all  [e] no, with a note"
+            ));
         }
         out
     }
@@ -160,18 +172,38 @@ impl Prompt {
         let signals = term::Signals::catch(); // dropped after `raw`: the terminal comes back first
         let interrupted =
             |sig: i32| AskError::Lost(format!("interrupted by signal {sig} while asking"));
+        if withdrawn() {
+            return Err(AskError::Lost("the command ended before an answer".into()));
+        }
         let mut raw = Raw::enter(tty).map_err(lost)?;
         let mut out = tty.try_clone().map_err(lost)?;
+        let mut reader = tty.try_clone().map_err(lost)?;
+        if unexpected {
+            // Whatever the command left the terminal in (a scroll region, an unfinished
+            // escape sequence that would swallow the box, another character set) is reset
+            // first, so that the box shows as drawn.
+            out.write_all(TERMINAL_RESET).map_err(lost)?;
+        }
         let boxed = self.render(req, pending, term::width(&out));
         write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
         term::discard_typeahead(&out).map_err(lost)?;
         if unexpected {
             // A question that comes up in the middle of a run lands on someone busy typing for
-            // the command: keys already on their way are not an answer to a box not yet read.
-            std::thread::sleep(UNEXPECTED_GRACE);
-            term::discard_typeahead(&out).map_err(lost)?;
+            // the command: keys are not an answer until they have stopped for a while.
+            write!(out, "\r\x1b[K(keys are ignored until you stop typing) ").map_err(lost)?;
+            loop {
+                if withdrawn() || Instant::now() >= deadline {
+                    break; // said and returned below
+                }
+                match term::read(&mut reader, UNEXPECTED_GRACE, deadline).map_err(lost)? {
+                    Input::Idle => break,
+                    Input::Bytes(_) => continue,
+                    Input::Closed => {
+                        return Err(AskError::Lost("the terminal closed".into()));
+                    }
+                }
+            }
         }
-        let mut reader = tty.try_clone().map_err(lost)?;
         loop {
             if let Some(sig) = signals.take() {
                 let _ = write!(out, "\r\x1b[K→ interrupted: denied\r\n");
@@ -241,7 +273,9 @@ impl Prompt {
                         return Ok(Answer::Always);
                     }
                 }
-                b'v' | b'V' => {
+                // A pager would run while the command does (its signals blocked, and killed
+                // with the run's children): a connection's box shows everything anyway.
+                b'v' | b'V' if !self.mid_run => {
                     let text = Prompt::full_text(req);
                     let _ = write!(out, "\r\x1b[K");
                     raw.cooked(|| page(&text, deadline)).map_err(lost)?;
@@ -465,6 +499,15 @@ fn page(text: &str, deadline: Instant) {
 }
 
 /// `s` cut to `n` characters, ending in `…` when cut.
+/// `s` in lines of at most `n` characters.
+fn wrap(s: &str, n: usize) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.is_empty() {
+        return vec![String::new()];
+    }
+    chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
+}
+
 fn cut(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         return s.to_string();
@@ -477,7 +520,7 @@ fn cut(s: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cordon_approval::{By, Presentation};
+    use cordon_approval::{By, Key, Presentation};
 
     fn prompt() -> Prompt {
         Prompt {
@@ -546,6 +589,29 @@ mod tests {
         assert!(b.contains("\x1b[31m-old\x1b[0m"), "{b}");
         assert!(b.contains("\x1b[32m+new\x1b[0m"), "{b}");
         assert!(b.contains("\x1b[36m@@ -1 +1 @@\x1b[0m"), "{b}");
+    }
+
+    #[test]
+    fn a_long_summary_is_wrapped_whole() {
+        let host = format!("pypi.org.{}.attacker.net:443", "a".repeat(120));
+        let req = Request::new("r", "network", vec![Key::new(["network", host.as_str()])])
+            .with_presentation(Presentation {
+                summary: format!("connect to {host}"),
+                preview: cordon_approval::Preview::Text {
+                    text: String::new(),
+                },
+                full: None,
+            });
+        let boxed = prompt().render(&req, &pending(), 60);
+        let joined: String = boxed.lines().filter_map(|l| l.strip_prefix("│ ")).collect();
+        assert!(joined.contains(&format!("connect to {host}")), "{boxed}");
+        assert!(
+            boxed
+                .lines()
+                .filter(|l| l.starts_with('│'))
+                .all(|l| l.chars().count() <= 60),
+            "{boxed}"
+        );
     }
 
     #[test]

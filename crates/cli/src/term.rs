@@ -15,6 +15,19 @@ pub fn terminal_available() -> bool {
     rustix::termios::isatty(std::io::stdin()) && open_tty().is_ok()
 }
 
+/// Does the command's output (cordon's stdout or stderr) go into a pipe or FIFO? Its reader
+/// (`| less`, `| tee log`) writes to the terminal on its own, where cordon cannot hold it
+/// while a question is on the screen.
+pub fn output_into_a_pipe() -> bool {
+    let fifo = |fd: std::os::fd::BorrowedFd<'_>| {
+        rustix::fs::fstat(fd).is_ok_and(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Fifo
+        })
+    };
+    use std::os::fd::AsFd;
+    fifo(std::io::stdout().as_fd()) || fifo(std::io::stderr().as_fd())
+}
+
 pub fn open_tty() -> std::io::Result<File> {
     OpenOptions::new().read(true).write(true).open("/dev/tty")
 }

@@ -83,6 +83,12 @@ fn a_connection_is_asked_on_the_terminal_and_the_command_gets_it_back() {
     ] {
         assert!(screen.contains(shown), "{shown:?} not in:\n{screen}");
     }
+    // What the command may have left the terminal in is reset before the box.
+    let boxed = screen.find("cordon: approval needed (network)").unwrap();
+    assert!(
+        screen[..boxed].contains("\x18\x1b\\\x1b[!p\x1b[0m\x1b[r"),
+        "{screen:?}"
+    );
     // The prompt has the terminal in single-key mode: the relay let go of it.
     assert_eq!(p.lflag() & libc::ICANON, 0, "single-key mode while asking");
     p.send(b"y");
@@ -287,6 +293,8 @@ fn keys_typed_as_the_question_comes_up_do_not_answer_it() {
     // Someone typing for the command when the box appears: those keys are not an answer.
     p.expect("cordon: approval needed (network)");
     p.send(b"y");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    p.send(b"y");
     p.expect(PROMPT);
     assert!(!p.screen().contains("→ approved"), "{}", p.screen());
     p.send(b"n");
@@ -355,4 +363,82 @@ fn x_says_no_to_every_further_question_of_the_run() {
         ],
         "{decided:?}"
     );
+}
+
+#[test]
+fn with_output_into_a_pipe_nobody_is_asked() {
+    curl_present();
+    let port = web_server();
+    let d = workspace();
+    // `cordon exec … | less`: the pipe's reader writes to the terminal on its own, so the
+    // command's output could cover a question; the connection is denied instead.
+    let run = d.path().join("..").join(format!(
+        "{}-run",
+        d.path().file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&run).unwrap();
+    let mut p = Pty::cordon_with_stdout(
+        d.path(),
+        &[
+            "exec",
+            "-c",
+            &format!("curl -sSf http://web.test:{port}/piped"),
+        ],
+        &[("XDG_RUNTIME_DIR", run.to_str().unwrap())],
+        Some(std::process::Stdio::piped()),
+    );
+    p.send(b"y");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 22, "{screen}");
+    assert!(!screen.contains("approval needed"), "{screen}");
+    let decided = connection_decisions(d.path());
+    assert_eq!(decided.len(), 1, "{decided:?}");
+    assert_eq!(decided[0]["decision"], "deny");
+}
+
+#[test]
+fn a_question_in_a_session_does_not_hold_up_the_runs_other_connections() {
+    curl_present();
+    let port = web_server();
+    let d = common::workspace(
+        "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n\
+         [[shell.rules]]\npattern = \"curl *\"\naction = \"allow\"\n\
+         [approval]\ntimeout = \"60s\"\naudit_log = \"audit.jsonl\"\n\
+         [network]\ndefault = \"ask\"\nallow = [\"web.test\"]\n[network.hosts]\n\
+         \"web.test\" = \"127.0.0.1\"\n\"other.test\" = \"127.0.0.1\"\n",
+    );
+    let mut p = Pty::exec(
+        d.path(),
+        &[
+            "--session",
+            "s1",
+            "-c",
+            &format!(
+                "curl -sS --parallel --parallel-immediate http://other.test:{port}/asked http://web.test:{port}/allowed"
+            ),
+        ],
+        &[],
+    );
+    p.expect(PROMPT);
+    // While the question about other.test is open, web.test (allowed by a rule) is decided.
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let allowed = connection_decisions(d.path())
+            .iter()
+            .any(|r| r["keys"][0][1] == format!("web.test:{port}") && r["decision"] == "allow");
+        if allowed {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "web.test was never decided while the question was open: {:?}",
+            connection_decisions(d.path())
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!p.screen().contains("waiting for"), "{}", p.screen());
+    p.send(b"n");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("GET /allowed HTTP/1.1"), "{screen}");
 }

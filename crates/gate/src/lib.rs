@@ -370,6 +370,25 @@ impl Decision {
     }
 }
 
+/// An outcome with the rules its answer saved (to take back should its record fail) and the
+/// notices for the person, all of this one decision's.
+struct Concluded {
+    outcome: Outcome,
+    saved: Vec<String>,
+    notices: Vec<String>,
+}
+
+impl Concluded {
+    /// An outcome the engine reached without an answer: nothing was saved.
+    fn of(outcome: Outcome) -> Concluded {
+        Concluded {
+            outcome,
+            saved: Vec::new(),
+            notices: Vec::new(),
+        }
+    }
+}
+
 /// How to run an allowed call.
 #[derive(Clone, Default)]
 pub struct RunOptions {
@@ -804,8 +823,9 @@ impl Gate {
             Ok(begun) => begun,
             Err(failed) => return failed,
         };
-        let outcome = match first {
+        let concluded = match first {
             Outcome::NeedsAnswer(p) => {
+                let released = self.release_while_asking(call, &mut session);
                 let deadline = Instant::now() + lock(&self.engine).timeout();
                 let result = if Instant::now() >= deadline {
                     Err(AskError::TimedOut)
@@ -813,11 +833,17 @@ impl Gate {
                     asker.ask(&call.request, &p, deadline)
                 };
                 let late = Instant::now() > deadline;
-                lock(&self.engine).conclude(&call.request, result, late)
+                if released {
+                    session = match self.open_session() {
+                        Ok(s) => s,
+                        Err(e) => return Decision::failed(call, None, e),
+                    };
+                }
+                self.conclude(call, session.as_ref().filter(|_| released), result, late)
             }
-            o => o,
+            o => Concluded::of(o),
         };
-        self.settle(call, outcome, session.as_mut())
+        self.settle(call, concluded, session.as_mut())
     }
 
     /// [`Gate::decide`] for an asynchronous asker (an MCP elicitation): the engine is not
@@ -827,19 +853,26 @@ impl Gate {
             Ok(begun) => begun,
             Err(failed) => return failed,
         };
-        let outcome = match first {
+        let concluded = match first {
             Outcome::NeedsAnswer(p) => {
+                let released = self.release_while_asking(call, &mut session);
                 let timeout = lock(&self.engine).timeout();
                 let started = Instant::now();
                 let result = tokio::time::timeout(timeout, asker.ask(&call.request, &p))
                     .await
                     .unwrap_or(Err(AskError::TimedOut));
                 let late = started.elapsed() > timeout;
-                lock(&self.engine).conclude(&call.request, result, late)
+                if released {
+                    session = match self.open_session() {
+                        Ok(s) => s,
+                        Err(e) => return Decision::failed(call, None, e),
+                    };
+                }
+                self.conclude(call, session.as_ref().filter(|_| released), result, late)
             }
-            o => o,
+            o => Concluded::of(o),
         };
-        self.settle(call, outcome, session.as_mut())
+        self.settle(call, concluded, session.as_mut())
     }
 
     /// The start of a decision: the session locked and restored, the engine's first answer.
@@ -874,15 +907,55 @@ impl Gate {
         engine.evaluate(&call.request)
     }
 
+    /// Lets go of the session while a person is asked about a connection, so that the run's
+    /// other connections (allowed by rules, or asked after this one) are decided meanwhile;
+    /// `true` when it did. Only a connection: its evaluation leaves nothing in the session
+    /// (connections are not counted in the doom loop), so restoring the session after the
+    /// answer loses nothing of its own. Any other call keeps the session until it is settled.
+    fn release_while_asking(&self, call: &Call, session: &mut Option<session::Session>) -> bool {
+        if session.is_none() || call.request.tool != cordon_policy::network::NETWORK_TOOL {
+            return false;
+        }
+        drop(session.take());
+        true
+    }
+
+    /// The engine's conclusion on an answer, with what its rule store did for this very
+    /// answer (taken under the same engine lock, so no other decision's rule or notice is
+    /// mixed in). A session let go of while asking and opened again is restored first: other
+    /// calls of it may have changed it meanwhile.
+    fn conclude(
+        &self,
+        call: &Call,
+        session: Option<&session::Session>,
+        result: Result<Answer, AskError>,
+        late: bool,
+    ) -> Concluded {
+        let mut engine = lock(&self.engine);
+        if let Some(s) = session {
+            s.restore(&mut engine);
+        }
+        let outcome = engine.conclude(&call.request, result, late);
+        Concluded {
+            outcome,
+            saved: std::mem::take(&mut *lock(&self.saved)),
+            notices: std::mem::take(&mut *lock(&self.notices)),
+        }
+    }
+
     /// The outcome as a decision: the session saved, a rule saved for a decision the log
     /// does not show taken back.
     fn settle(
         &self,
         call: &Call,
-        outcome: Outcome,
+        concluded: Concluded,
         session: Option<&mut session::Session>,
     ) -> Decision {
-        let mut notices = std::mem::take(&mut *lock(&self.notices));
+        let Concluded {
+            outcome,
+            saved,
+            mut notices,
+        } = concluded;
         if let Some(s) = session {
             let engine = lock(&self.engine);
             if let Err(e) = s.save_from(&engine) {
@@ -897,7 +970,6 @@ impl Gate {
                 ..
             } => {
                 // A rule saved for a decision the log does not show must not stay granted.
-                let saved = std::mem::take(&mut *lock(&self.saved));
                 if let Ok(file) = &self.rules_file {
                     for text in saved.iter().rev() {
                         notices.push(match amend::retract(file, &self.store, text) {
@@ -926,7 +998,6 @@ impl Gate {
                 note: None,
             },
         };
-        lock(&self.saved).clear();
         Decision {
             request: call.request.id.clone(),
             shown: call.shown.clone(),

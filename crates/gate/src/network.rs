@@ -223,6 +223,8 @@ pub(crate) struct Asking {
     /// The person answered "no, and no more questions this run" ([`Answer::Abort`]): every
     /// later question of the run is answered so without asking.
     pub stopped: std::sync::atomic::AtomicBool,
+    /// Targets the person denied (or left unanswered) in this run: not asked about again.
+    denied: Mutex<std::collections::HashSet<Vec<String>>>,
 }
 
 impl Asking {
@@ -235,6 +237,7 @@ impl Asking {
             #[cfg(target_os = "linux")]
             switch,
             stopped: Default::default(),
+            denied: Default::default(),
         }
     }
 }
@@ -246,15 +249,37 @@ impl cordon_approval::Asker for &Asking {
         pending: &Pending,
         deadline: std::time::Instant,
     ) -> Result<cordon_approval::Answer, AskError> {
+        use cordon_approval::Answer;
         use std::sync::atomic::Ordering;
+        let target: Vec<String> = request
+            .keys
+            .iter()
+            .flat_map(|k| k.words().to_vec())
+            .collect();
         // One question at a time; the terminal is the command's again once it is answered.
         let mut asker = lock(&self.asker);
+        // While this one waited its turn, the run may have ended, its time run out, or the
+        // person said no to this target or to every further question: nobody is asked then.
+        #[cfg(target_os = "linux")]
+        if self.switch.is_over() {
+            return Err(AskError::Lost("the command ended before an answer".into()));
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(AskError::TimedOut);
+        }
         if self.stopped.load(Ordering::SeqCst) {
-            return Ok(cordon_approval::Answer::Abort);
+            return Ok(Answer::Abort);
+        }
+        if lock(&self.denied).contains(&target) {
+            return Ok(Answer::Deny);
         }
         let answer = self.ask_now(&mut *asker, request, pending, deadline);
-        if answer == Ok(cordon_approval::Answer::Abort) {
-            self.stopped.store(true, Ordering::SeqCst);
+        match &answer {
+            Ok(Answer::Abort) => self.stopped.store(true, Ordering::SeqCst),
+            Ok(Answer::Deny | Answer::DenyWithNote(_)) | Err(AskError::TimedOut) => {
+                lock(&self.denied).insert(target);
+            }
+            _ => {}
         }
         answer
     }
@@ -321,6 +346,16 @@ fn decide_now(gate: &Gate, host: &str, port: u16, ask: Option<&Asking>) -> Verdi
 /// How many of a run's connections are decided at once, at most.
 const DECIDERS: usize = 32;
 
+/// A deciding thread's place among the [`DECIDERS`], given back on drop.
+struct Slot<'a>(&'a (Mutex<usize>, std::sync::Condvar));
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        *lock(&self.0 .0) -= 1;
+        self.0 .1.notify_one();
+    }
+}
+
 /// Runs `run` with cordon's proxy serving it: `run` gets the handoff for the sandbox (the
 /// listeners made inside the command's network namespace come back through it and are
 /// served) and the environment that points the command's clients at the proxy. Connections
@@ -362,9 +397,9 @@ pub(crate) fn run_with_proxy<T>(
                 *n += 1;
                 drop(n);
                 scope.spawn(move || {
+                    // The slot is given back even if deciding panics.
+                    let _slot = Slot(busy);
                     let _ = a.reply.send(decide_now(gate, &a.host, a.port, asking));
-                    *lock(&busy.0) -= 1;
-                    busy.1.notify_one();
                 });
             }
         });

@@ -145,19 +145,28 @@ impl Session {
             .mode(0o600)
             .open(real.join(format!("{name}.lock")))
             .map_err(|e| format!("session `{name}`: cannot open its lock: {e}"))?;
-        // SAFETY: flock on an open descriptor we own; released when it is closed.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            eprintln!("cordon: waiting for session `{name}`: another call of it is being decided");
-        }
+        // Said only after a second: a brief wait (another decision of this same process, a
+        // run's other connection) is no news, and the terminal may be lent to a question then.
+        let started = std::time::Instant::now();
+        let mut told = false;
         loop {
-            // SAFETY: as above.
-            if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } == 0 {
+            // SAFETY: flock on an open descriptor we own; released when it is closed.
+            if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
                 break;
             }
             let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(format!("session `{name}`: cannot lock: {e}"));
+            match e.raw_os_error() {
+                Some(libc::EWOULDBLOCK) => {}
+                Some(libc::EINTR) => continue,
+                _ => return Err(format!("session `{name}`: cannot lock: {e}")),
             }
+            if !told && started.elapsed() >= std::time::Duration::from_secs(1) {
+                eprintln!(
+                    "cordon: waiting for session `{name}`: another call of it is being decided"
+                );
+                told = true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let mut s = Session {
             name: name.to_string(),
