@@ -225,21 +225,12 @@ fn with_stdout_redirected_the_question_still_gets_the_key() {
     let port = web_server();
     let d = workspace();
     let out = d.path().join("out.txt");
-    let run = d.path().join("..").join(format!(
-        "{}-run",
-        d.path().file_name().unwrap().to_string_lossy()
-    ));
-    std::fs::create_dir_all(&run).unwrap();
     // stdin is the terminal, read line by line for the command: the relay must not take the
     // key meant for the question.
-    let mut p = Pty::cordon_with_stdout(
+    let mut p = Pty::exec_with_stdout(
         d.path(),
-        &[
-            "exec",
-            "-c",
-            &format!("curl -sS http://web.test:{port}/file"),
-        ],
-        &[("XDG_RUNTIME_DIR", run.to_str().unwrap())],
+        &["-c", &format!("curl -sS http://web.test:{port}/file")],
+        &[],
         Some(std::fs::File::create(&out).unwrap().into()),
     );
     p.expect(PROMPT);
@@ -372,19 +363,10 @@ fn with_output_into_a_pipe_nobody_is_asked() {
     let d = workspace();
     // `cordon exec … | less`: the pipe's reader writes to the terminal on its own, so the
     // command's output could cover a question; the connection is denied instead.
-    let run = d.path().join("..").join(format!(
-        "{}-run",
-        d.path().file_name().unwrap().to_string_lossy()
-    ));
-    std::fs::create_dir_all(&run).unwrap();
-    let mut p = Pty::cordon_with_stdout(
+    let mut p = Pty::exec_with_stdout(
         d.path(),
-        &[
-            "exec",
-            "-c",
-            &format!("curl -sSf http://web.test:{port}/piped"),
-        ],
-        &[("XDG_RUNTIME_DIR", run.to_str().unwrap())],
+        &["-c", &format!("curl -sSf http://web.test:{port}/piped")],
+        &[],
         Some(std::process::Stdio::piped()),
     );
     p.send(b"y");

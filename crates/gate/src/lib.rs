@@ -833,13 +833,10 @@ impl Gate {
                     asker.ask(&call.request, &p, deadline)
                 };
                 let late = Instant::now() > deadline;
-                if released {
-                    session = match self.open_session() {
-                        Ok(s) => s,
-                        Err(e) => return Decision::failed(call, None, e),
-                    };
+                match self.conclude(call, &mut session, released, result, late) {
+                    Ok(c) => c,
+                    Err(failed) => return failed,
                 }
-                self.conclude(call, session.as_ref().filter(|_| released), result, late)
             }
             o => Concluded::of(o),
         };
@@ -862,13 +859,10 @@ impl Gate {
                     .await
                     .unwrap_or(Err(AskError::TimedOut));
                 let late = started.elapsed() > timeout;
-                if released {
-                    session = match self.open_session() {
-                        Ok(s) => s,
-                        Err(e) => return Decision::failed(call, None, e),
-                    };
+                match self.conclude(call, &mut session, released, result, late) {
+                    Ok(c) => c,
+                    Err(failed) => return failed,
                 }
-                self.conclude(call, session.as_ref().filter(|_| released), result, late)
             }
             o => Concluded::of(o),
         };
@@ -924,23 +918,30 @@ impl Gate {
     /// answer (taken under the same engine lock, so no other decision's rule or notice is
     /// mixed in). A session let go of while asking and opened again is restored first: other
     /// calls of it may have changed it meanwhile.
+    #[allow(clippy::result_large_err)] // a Decision is what the caller returns either way
     fn conclude(
         &self,
         call: &Call,
-        session: Option<&session::Session>,
+        session: &mut Option<session::Session>,
+        released: bool,
         result: Result<Answer, AskError>,
         late: bool,
-    ) -> Concluded {
+    ) -> Result<Concluded, Decision> {
+        if released {
+            *session = self
+                .open_session()
+                .map_err(|e| Decision::failed(call, None, e))?;
+        }
         let mut engine = lock(&self.engine);
-        if let Some(s) = session {
+        if let Some(s) = session.as_ref().filter(|_| released) {
             s.restore(&mut engine);
         }
         let outcome = engine.conclude(&call.request, result, late);
-        Concluded {
+        Ok(Concluded {
             outcome,
             saved: std::mem::take(&mut *lock(&self.saved)),
             notices: std::mem::take(&mut *lock(&self.notices)),
-        }
+        })
     }
 
     /// The outcome as a decision: the session saved, a rule saved for a decision the log

@@ -28,6 +28,16 @@ impl Pty {
     /// `cordon exec ARGS` on a new pty (see [`Pty::cordon`]), in `dir`, with sessions kept in
     /// a directory of their own beside `dir` (`XDG_RUNTIME_DIR`) and `env` added.
     pub fn exec(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Pty {
+        Pty::exec_with_stdout(dir, args, env, None)
+    }
+
+    /// [`Pty::exec`] with stdout redirected to `stdout` (a file, a pipe) instead of the pty.
+    pub fn exec_with_stdout(
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        stdout: Option<Stdio>,
+    ) -> Pty {
         let mut all = vec!["exec"];
         all.extend_from_slice(args);
         let run = dir.join("..").join(format!(
@@ -37,7 +47,7 @@ impl Pty {
         std::fs::create_dir_all(&run).unwrap();
         let mut env = env.to_vec();
         env.push(("XDG_RUNTIME_DIR", run.to_str().unwrap()));
-        Pty::cordon(dir, &all, &env)
+        Pty::cordon_with_stdout(dir, &all, &env, stdout)
     }
 
     /// [`Pty::cordon`] with stdout redirected to `stdout` (a file, a pipe) instead of the pty.
