@@ -58,6 +58,12 @@ fn exec(dir: &Path, line: &str) -> Pty {
     Pty::exec(dir, &["-c", line], &[])
 }
 
+/// The test's web server and a workspace that asks about every connection.
+fn setup() -> (u16, tempfile::TempDir) {
+    curl_present();
+    (web_server(), workspace())
+}
+
 /// `cordon exec -- curl ARGS` without a terminal.
 fn curl(dir: &Path, args: &[&str]) -> std::process::Output {
     let mut all = vec!["exec", "--", "curl"];
@@ -67,9 +73,7 @@ fn curl(dir: &Path, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn a_connection_is_asked_on_the_terminal_and_the_command_gets_it_back() {
-    curl_present();
-    let port = web_server();
-    let d = workspace();
+    let (port, d) = setup();
     let mut p = exec(
         d.path(),
         &format!("curl -sS http://web.test:{port}/one; head -c 3"),
@@ -124,9 +128,7 @@ fn a_connection_is_asked_on_the_terminal_and_the_command_gets_it_back() {
 
 #[test]
 fn approve_always_remembers_exactly_that_host_and_port() {
-    curl_present();
-    let port = web_server();
-    let d = workspace();
+    let (port, d) = setup();
     let mut p = exec(d.path(), &format!("curl -sS http://web.test:{port}/one"));
     p.expect(PROMPT);
     p.send(b"a");
@@ -174,9 +176,7 @@ fn approve_always_remembers_exactly_that_host_and_port() {
 
 #[test]
 fn a_command_that_ends_while_asked_withdraws_the_question() {
-    curl_present();
-    let port = web_server();
-    let d = workspace();
+    let (port, d) = setup();
     // curl gives up after 1 s, while the question is still on the screen: the question is
     // withdrawn (denied, recorded), curl's message comes after it, the terminal is restored.
     let p = exec(
@@ -202,9 +202,7 @@ fn a_command_that_ends_while_asked_withdraws_the_question() {
 
 #[test]
 fn a_signal_while_asked_ends_the_command_and_withdraws_the_question() {
-    curl_present();
-    let port = web_server();
-    let d = workspace();
+    let (port, d) = setup();
     let p = exec(d.path(), &format!("curl -sS http://web.test:{port}/sig"));
     p.expect(PROMPT);
     rustix::process::kill_process(p.child_pid(), rustix::process::Signal::TERM).unwrap();
@@ -221,9 +219,7 @@ fn a_signal_while_asked_ends_the_command_and_withdraws_the_question() {
 
 #[test]
 fn with_stdout_redirected_the_question_still_gets_the_key() {
-    curl_present();
-    let port = web_server();
-    let d = workspace();
+    let (port, d) = setup();
     let out = d.path().join("out.txt");
     // stdin is the terminal, read line by line for the command: the relay must not take the
     // key meant for the question.
@@ -242,9 +238,7 @@ fn with_stdout_redirected_the_question_still_gets_the_key() {
 
 #[test]
 fn a_run_an_agent_host_started_never_asks_on_its_terminal() {
-    curl_present();
-    let port = web_server();
-    let d = workspace();
+    let (port, d) = setup();
     // As `cordon hook` rewrites a command: the terminal is the host's, which its agent may
     // type into — the question is never put there, and the connection is denied.
     let mut p = Pty::exec(
@@ -274,9 +268,7 @@ fn a_run_an_agent_host_started_never_asks_on_its_terminal() {
 
 #[test]
 fn keys_typed_as_the_question_comes_up_do_not_answer_it() {
-    curl_present();
-    let port = web_server();
-    let d = workspace();
+    let (port, d) = setup();
     let mut p = exec(
         d.path(),
         &format!("curl -sSf http://web.test:{port}/typing"),
@@ -311,9 +303,7 @@ fn no_answer_in_time_refuses_the_connection() {
 
 #[test]
 fn x_says_no_to_every_further_question_of_the_run() {
-    curl_present();
-    let port = web_server();
-    let d = workspace();
+    let (port, d) = setup();
     // Two hosts, one after the other: `x` at the first question answers the second too.
     let mut p = exec(
         d.path(),
@@ -358,9 +348,7 @@ fn x_says_no_to_every_further_question_of_the_run() {
 
 #[test]
 fn with_output_into_a_pipe_nobody_is_asked() {
-    curl_present();
-    let port = web_server();
-    let d = workspace();
+    let (port, d) = setup();
     // `cordon exec … | less`: the pipe's reader writes to the terminal on its own, so the
     // command's output could cover a question; the connection is denied instead.
     let mut p = Pty::exec_with_stdout(
