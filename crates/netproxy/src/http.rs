@@ -78,28 +78,16 @@ async fn connect(shared: Arc<Shared>, mut req: Request<Incoming>, slot: Slot) ->
             Refusal::BadTarget(format!("CONNECT {authority}: no port")),
         );
     };
-    let Opening {
-        target,
+    let Connected {
+        dest,
+        addr,
+        host,
         rule,
-        result,
-    } = open(&shared, authority.host(), port).await;
-    let host = target.map_or_else(|| authority.host().to_string(), |t| t.host.to_string());
-    let (dest, addr) = match result {
-        Ok(ok) => ok,
-        Err(r) => return refuse(&shared, &track, &host, port, &rule, r),
+        opened,
+    } = match decide_and_connect(&shared, &track, authority.host(), port).await {
+        Ok(c) => c,
+        Err(refused) => return refused,
     };
-    let opened = track.opened(
-        &shared,
-        Fields {
-            host: &host,
-            port,
-            addr: Some(addr),
-            allowed: true,
-            rule: &rule,
-            reason: "",
-            bytes: (0, 0),
-        },
-    );
     let upgrade = hyper::upgrade::on(&mut req);
     let shared2 = shared.clone();
     let host2 = host.clone();
@@ -175,28 +163,16 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
         );
     }
     let port = authority.port_u16().unwrap_or(80);
-    let Opening {
-        target,
+    let Connected {
+        dest,
+        addr,
+        host,
         rule,
-        result,
-    } = open(&shared, authority.host(), port).await;
-    let host = target.map_or_else(|| authority.host().to_string(), |t| t.host.to_string());
-    let (dest, addr) = match result {
-        Ok(ok) => ok,
-        Err(r) => return refuse(&shared, &track, &host, port, &rule, r),
+        opened,
+    } = match decide_and_connect(&shared, &track, authority.host(), port).await {
+        Ok(c) => c,
+        Err(refused) => return refused,
     };
-    let opened = track.opened(
-        &shared,
-        Fields {
-            host: &host,
-            port,
-            addr: Some(addr),
-            allowed: true,
-            rule: &rule,
-            reason: "",
-            bytes: (0, 0),
-        },
-    );
     let counters = Arc::new(Counters::default());
     let io = TokioIo::new(Counted::new(dest, counters.clone()));
     let handshake = hyper::client::conn::http1::Builder::new()
@@ -329,6 +305,56 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
     ] {
         headers.remove(name);
     }
+}
+
+/// A destination the proxy decided on and connected to, for a request.
+struct Connected {
+    dest: TcpStream,
+    addr: std::net::SocketAddr,
+    /// The host as decided (normalised).
+    host: String,
+    rule: String,
+    /// The open record, being written.
+    opened: tokio::task::JoinHandle<()>,
+}
+
+/// Decides `host:port`, connects, and starts the open record; a refusal is recorded and is the
+/// response to send.
+async fn decide_and_connect(
+    shared: &Arc<Shared>,
+    track: &Tracker,
+    host: &str,
+    port: u16,
+) -> Result<Connected, Response<Body>> {
+    let Opening {
+        target,
+        rule,
+        result,
+    } = open(shared, host, port).await;
+    let host = target.map_or_else(|| host.to_string(), |t| t.host.to_string());
+    let (dest, addr) = match result {
+        Ok(ok) => ok,
+        Err(r) => return Err(refuse(shared, track, &host, port, &rule, r)),
+    };
+    let opened = track.opened(
+        shared,
+        Fields {
+            host: &host,
+            port,
+            addr: Some(addr),
+            allowed: true,
+            rule: &rule,
+            reason: "",
+            bytes: (0, 0),
+        },
+    );
+    Ok(Connected {
+        dest,
+        addr,
+        host,
+        rule,
+        opened,
+    })
 }
 
 /// Records the refusal (the connection's one record) and answers it.
