@@ -34,9 +34,10 @@
 //!
 //! The terminal can be lent for a while ([`TerminalSwitch`]): cordon asks the operator about a
 //! connection the command's program opened (`sandbox.network = "proxy"` with `ask`) while the
-//! command runs. The relay then leaves the terminal alone — nothing read from it, nothing
-//! written to it; the command's output waits in its pty — with the terminal's own modes back,
-//! and takes it back (raw again) when the question is answered.
+//! command runs. The relay then leaves the terminal alone — nothing read from it, nothing of the
+//! command's written anywhere (its output waits in its pty and pipes, so that no reader of a
+//! file, socket or FIFO it writes to can print over the question) — with the terminal's own
+//! modes back, and takes it back (raw again) when the question is answered.
 //!
 //! When the run ends (the command and every descendant killed and reaped), the relay copies
 //! what is still buffered and stops after at most [`DRAIN`] even if a descendant that escaped
@@ -356,8 +357,6 @@ struct Output {
     /// `from` is a pipe and `to` a regular file: move the data with splice(2), without
     /// copying it through cordon (cleared when the kernel refuses, e.g. for `O_APPEND`).
     splice: bool,
-    /// `to` is the operator's terminal: left alone while it is lent.
-    terminal: bool,
 }
 
 /// The relay for one run: started before the command, finished after it.
@@ -542,7 +541,6 @@ impl Relay {
                 from: Some(dup(master.as_raw_fd())?),
                 to: dup(out_to)?,
                 splice: false,
-                terminal: true,
             });
             if foreground {
                 raw = Some(RawMode::enter(0)?);
@@ -600,7 +598,6 @@ impl Relay {
                 from: Some(r),
                 to: dup(f as RawFd)?,
                 splice: is_regular(f as RawFd),
-                terminal: false,
             });
             child.fds[f] = Some(Arc::new(w));
         }
@@ -616,11 +613,10 @@ impl Relay {
                 switch,
             });
         }
-        // The terminal can be lent only while this relay uses it.
-        let uses_terminal =
-            input.as_ref().is_some_and(|i| i.terminal) || outputs.iter().any(|o| o.terminal);
-        let lending = match (&switch, uses_terminal) {
-            (Some(sw), true) => {
+        // While the terminal is lent, every output of the command waits (a socket's or a named
+        // FIFO's reader could print to the terminal too), and so does input from the terminal.
+        let lending = match &switch {
+            Some(sw) => {
                 let (r, w) = pipe()?;
                 set_nonblocking(r.as_raw_fd())?;
                 let modes = match &raw {
@@ -649,7 +645,7 @@ impl Relay {
                     modes,
                 })
             }
-            _ => None,
+            None => None,
         };
         // SIGWINCH is read from a signalfd in the relay thread: block it here, before the
         // thread starts, so that no thread takes it (the command's mask is reset at exec).
@@ -827,7 +823,7 @@ fn relay(
             }
         }
         for (n, o) in outputs.iter().enumerate() {
-            if let Some(f) = o.from.as_ref().filter(|_| !(lent && o.terminal)) {
+            if let Some(f) = o.from.as_ref().filter(|_| !lent) {
                 add(f.as_raw_fd(), libc::POLLIN, Slot::Out(n));
             }
         }
@@ -954,7 +950,7 @@ fn relay(
                 }
                 Slot::Out(n) => {
                     let o = &mut outputs[n];
-                    if lent && o.terminal {
+                    if lent {
                         continue; // lent since the poll: written after it is given back
                     }
                     let Some(from) = &o.from else { continue };
