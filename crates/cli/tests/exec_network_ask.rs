@@ -412,3 +412,37 @@ fn a_question_in_a_session_does_not_hold_up_the_runs_other_connections() {
     assert_eq!(code, 0, "{screen}");
     assert!(screen.contains("GET /allowed HTTP/1.1"), "{screen}");
 }
+
+#[test]
+fn connections_opened_at_once_are_asked_about_once() {
+    let (port, d) = setup();
+    // Three connections to one host at once (a package manager's parallel downloads): one
+    // question; "for this run" answers the ones already waiting too.
+    let mut p = exec(
+        d.path(),
+        &format!(
+            "curl -sS --parallel --parallel-immediate http://web.test:{port}/1 http://web.test:{port}/2 http://web.test:{port}/3"
+        ),
+    );
+    p.expect(PROMPT);
+    p.send(b"s");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 0, "{screen}");
+    assert_eq!(
+        screen.matches("approval needed (network)").count(),
+        1,
+        "{screen}"
+    );
+    for n in 1..=3 {
+        assert!(
+            screen.contains(&format!("GET /{n} HTTP/1.1")),
+            "{n}: {screen}"
+        );
+    }
+    let decided = connection_decisions(d.path());
+    assert_eq!(decided.len(), 3, "{decided:?}");
+    assert!(
+        decided.iter().all(|r| r["decision"] == "allow"),
+        "{decided:?}"
+    );
+}

@@ -225,6 +225,9 @@ pub(crate) struct Asking {
     pub stopped: std::sync::atomic::AtomicBool,
     /// Targets the person denied (or left unanswered) in this run: not asked about again.
     denied: Mutex<std::collections::HashSet<Vec<String>>>,
+    /// Targets the person approved for the session (or always) in this run: connections to
+    /// them that were already waiting for their turn are not asked about again.
+    granted: Mutex<std::collections::HashSet<Vec<String>>>,
 }
 
 impl Asking {
@@ -238,6 +241,7 @@ impl Asking {
             switch,
             stopped: Default::default(),
             denied: Default::default(),
+            granted: Default::default(),
         }
     }
 }
@@ -273,11 +277,19 @@ impl cordon_approval::Asker for &Asking {
         if lock(&self.denied).contains(&target) {
             return Ok(Answer::Deny);
         }
+        // Decided by the engine before the person's grant (several connections opened at
+        // once, as package managers do): the grant is what the person said for them too.
+        if lock(&self.granted).contains(&target) {
+            return Ok(Answer::Session);
+        }
         let answer = self.ask_now(&mut *asker, request, pending, deadline);
         match &answer {
             Ok(Answer::Abort) => self.stopped.store(true, Ordering::SeqCst),
             Ok(Answer::Deny | Answer::DenyWithNote(_)) | Err(AskError::TimedOut) => {
                 lock(&self.denied).insert(target);
+            }
+            Ok(Answer::Session | Answer::Always) => {
+                lock(&self.granted).insert(target);
             }
             _ => {}
         }
