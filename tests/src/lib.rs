@@ -19,7 +19,11 @@
 //!
 //! The library holds what the test files share.
 
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::Mutex;
 
 /// A child's status and output, for assertion messages.
 pub fn describe(out: &Output) -> String {
@@ -110,4 +114,87 @@ pub fn no_namespaces_filters() -> Vec<seccompiler::BpfProgram> {
     )
     .unwrap();
     vec![clone.try_into().unwrap(), clone3.try_into().unwrap()]
+}
+
+/// Is the test process root?
+pub fn is_root() -> bool {
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The `cordon` binary cargo built next to `beside` (another binary of the workspace).
+pub fn cordon_beside(beside: &Path) -> PathBuf {
+    let cordon = beside.with_file_name("cordon");
+    assert!(
+        cordon.is_file(),
+        "{} does not exist: build it first with `cargo test --workspace` (or `cargo build \
+         -p cordon-cli`), which puts `cordon` next to the test binaries",
+        cordon.display()
+    );
+    cordon
+}
+
+/// Directories of [`BinDir`]s, removed when the test process exits.
+static BIN_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+extern "C" fn remove_bin_dirs() {
+    if let Ok(dirs) = BIN_DIRS.lock() {
+        for d in dirs.iter() {
+            let _ = fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// A world-readable directory for copies of the test binaries (the repository may sit where
+/// the unprivileged test user cannot enter), also a policy's `bin` root:
+/// `/tmp/cordon-e2e-TAG-PID`, removed when the test process exits. Directories of earlier
+/// runs that were killed (their pid is gone) are removed first.
+pub struct BinDir(PathBuf);
+
+impl BinDir {
+    pub fn new(tag: &str) -> BinDir {
+        let prefix = format!("cordon-e2e-{tag}-");
+        if let Ok(rd) = fs::read_dir("/tmp") {
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if let Some(pid) = name
+                    .strip_prefix(&prefix)
+                    .and_then(|p| p.parse::<i32>().ok())
+                {
+                    // SAFETY: kill with signal 0 only asks whether `pid` exists; it takes
+                    // integers and sends nothing.
+                    let dead = unsafe { libc::kill(pid, 0) } != 0
+                        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+                    if dead {
+                        let _ = fs::remove_dir_all(e.path());
+                    }
+                }
+            }
+        }
+        let dir = PathBuf::from(format!("/tmp/{prefix}{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        let mut dirs = BIN_DIRS.lock().unwrap_or_else(|p| p.into_inner());
+        if dirs.is_empty() {
+            // SAFETY: `remove_bin_dirs` is an `extern "C" fn()` that lives for the whole
+            // program, the only thing atexit needs; it only removes this process's own
+            // temporary directories. A failed registration only leaves the copies behind.
+            unsafe { libc::atexit(remove_bin_dirs) };
+        }
+        dirs.push(dir.clone());
+        BinDir(dir)
+    }
+
+    /// Copies `src` in as `name` with `mode`; its path.
+    pub fn copy(&self, src: &Path, name: &str, mode: u32) -> PathBuf {
+        let dst = self.0.join(name);
+        fs::copy(src, &dst).unwrap_or_else(|e| panic!("copy {}: {e}", src.display()));
+        fs::set_permissions(&dst, fs::Permissions::from_mode(mode)).unwrap();
+        dst
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
 }

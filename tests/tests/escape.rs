@@ -25,7 +25,7 @@
 // Landlock, seccomp and bubblewrap are Linux; so is every attack.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{describe, test_user};
+use cordon_e2e::{cordon_beside, describe, is_root, test_user, BinDir};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
@@ -458,11 +458,6 @@ fn attack_bin_in_target() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack"))
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 struct Bins {
     dir: PathBuf,
     cordon: PathBuf,
@@ -472,61 +467,15 @@ struct Bins {
 
 static BINS: OnceLock<Bins> = OnceLock::new();
 
-extern "C" fn remove_bins() {
-    if let Some(b) = BINS.get() {
-        let _ = fs::remove_dir_all(&b.dir);
-    }
-}
-
 fn bins() -> &'static Bins {
     BINS.get_or_init(|| {
         let attack_src = attack_bin_in_target();
-        let cordon_src = attack_src.with_file_name("cordon");
-        assert!(
-            cordon_src.is_file(),
-            "{} does not exist: build it first with `cargo test --workspace` (or `cargo build \
-             -p cordon-cli`), which puts `cordon` next to `cordon-attack`",
-            cordon_src.display()
-        );
-        // Directories left behind by earlier runs that were killed.
-        if let Ok(rd) = fs::read_dir("/tmp") {
-            for e in rd.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if let Some(pid) = name
-                    .strip_prefix("cordon-e2e-bin-")
-                    .and_then(|p| p.parse::<i32>().ok())
-                {
-                    // SAFETY: kill with signal 0 only asks whether `pid` exists; it takes
-                    // integers and sends nothing.
-                    let dead = unsafe { libc::kill(pid, 0) } != 0
-                        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-                    if dead {
-                        let _ = fs::remove_dir_all(e.path());
-                    }
-                }
-            }
-        }
-        let dir = PathBuf::from(format!("/tmp/cordon-e2e-bin-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-        let copy = |src: &Path, name: &str, mode: u32| {
-            let dst = dir.join(name);
-            fs::copy(src, &dst).unwrap_or_else(|e| panic!("copy {}: {e}", src.display()));
-            fs::set_permissions(&dst, fs::Permissions::from_mode(mode)).unwrap();
-            dst
-        };
-        let cordon = copy(&cordon_src, "cordon", 0o755);
-        let attack = copy(&attack_src, "cordon-attack", 0o755);
-        let suid = is_root().then(|| copy(&attack_src, "cordon-attack-suid", 0o4755));
-        // SAFETY: `remove_bins` is an `extern "C" fn()` that lives for the whole program, the
-        // only thing atexit needs; it only removes this process's own temporary directory.
-        unsafe { libc::atexit(remove_bins) };
+        let dir = BinDir::new("bin");
         Bins {
-            dir,
-            cordon,
-            attack,
-            suid,
+            cordon: dir.copy(&cordon_beside(&attack_src), "cordon", 0o755),
+            attack: dir.copy(&attack_src, "cordon-attack", 0o755),
+            suid: is_root().then(|| dir.copy(&attack_src, "cordon-attack-suid", 0o4755)),
+            dir: dir.path().to_path_buf(),
         }
     })
 }

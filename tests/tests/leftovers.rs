@@ -18,6 +18,7 @@
 // Landlock, seccomp, bubblewrap and PID namespaces are Linux.
 #![cfg(target_os = "linux")]
 
+use cordon_e2e::{cordon_beside, is_root, BinDir};
 use std::ffi::OsString;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -42,11 +43,6 @@ enum Backend {
     Bwrap,
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 // ---------------------------------------------------------------------------------------------
 // binaries, user, fixture
 
@@ -58,42 +54,16 @@ struct Bins {
 
 static BINS: OnceLock<Bins> = OnceLock::new();
 
-extern "C" fn remove_bins() {
-    if let Some(b) = BINS.get() {
-        let _ = fs::remove_dir_all(&b.dir);
-    }
-}
-
 /// `cordon` and `cordon-attack`, copied into a world-readable directory (the repository may
 /// sit where the unprivileged user cannot enter), which is also the policy's `bin` root.
 fn bins() -> &'static Bins {
     BINS.get_or_init(|| {
         let attack_src = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack"));
-        let cordon_src = attack_src.with_file_name("cordon");
-        assert!(
-            cordon_src.is_file(),
-            "{} does not exist: build it first with `cargo build -p cordon-cli`",
-            cordon_src.display()
-        );
-        let dir = PathBuf::from(format!("/tmp/cordon-e2e-leftovers-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-        let copy = |src: &Path, name: &str| {
-            let dst = dir.join(name);
-            fs::copy(src, &dst).unwrap();
-            fs::set_permissions(&dst, fs::Permissions::from_mode(0o755)).unwrap();
-            dst
-        };
-        let cordon = copy(&cordon_src, "cordon");
-        let attack = copy(&attack_src, "cordon-attack");
-        // SAFETY: `remove_bins` is an `extern "C" fn()` that lives for the whole program, the
-        // only thing atexit needs; it only removes this process's own temporary directory.
-        unsafe { libc::atexit(remove_bins) };
+        let dir = BinDir::new("leftovers");
         Bins {
-            dir,
-            cordon,
-            attack,
+            cordon: dir.copy(&cordon_beside(&attack_src), "cordon", 0o755),
+            attack: dir.copy(&attack_src, "cordon-attack", 0o755),
+            dir: dir.path().to_path_buf(),
         }
     })
 }

@@ -24,13 +24,14 @@
 // Landlock, seccomp, bubblewrap and network namespaces are Linux.
 #![cfg(target_os = "linux")]
 
+use cordon_e2e::{cordon_beside, is_root, BinDir};
 use std::ffi::OsString;
 use std::fs;
 use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
@@ -51,11 +52,6 @@ enum Backend {
     Bwrap,
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 struct Bins {
     dir: PathBuf,
     netrun: PathBuf,
@@ -65,45 +61,22 @@ struct Bins {
 
 static BINS: OnceLock<Bins> = OnceLock::new();
 
-extern "C" fn remove_bins() {
-    if let Some(b) = BINS.get() {
-        let _ = fs::remove_dir_all(&b.dir);
-    }
-}
-
 /// `cordon-netrun` and `cordon-attack`, copied into a world-readable directory (the
 /// repository may sit where the unprivileged user cannot enter), which is also the policy's
 /// `bin` root.
 fn bins() -> &'static Bins {
     BINS.get_or_init(|| {
-        let dir = PathBuf::from(format!("/tmp/cordon-e2e-net-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-        let copy = |src: &str, name: &str| {
-            let dst = dir.join(name);
-            fs::copy(src, &dst).unwrap();
-            fs::set_permissions(&dst, fs::Permissions::from_mode(0o755)).unwrap();
-            dst
-        };
-        let netrun = copy(env!("CARGO_BIN_EXE_cordon-netrun"), "cordon-netrun");
-        let attack = copy(env!("CARGO_BIN_EXE_cordon-attack"), "cordon-attack");
-        let cordon_src =
-            PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
-        assert!(
-            cordon_src.is_file(),
-            "{} does not exist: build it first with `cargo build -p cordon-cli`",
-            cordon_src.display()
-        );
-        let cordon = copy(cordon_src.to_str().unwrap(), "cordon");
-        // SAFETY: `remove_bins` is an `extern "C" fn()` that only reads a OnceLock and removes
-        // a directory, fine to run at exit; a failed registration only leaves the copies.
-        unsafe { libc::atexit(remove_bins) };
+        let attack_src = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack"));
+        let dir = BinDir::new("net");
         Bins {
-            dir,
-            netrun,
-            attack,
-            cordon,
+            netrun: dir.copy(
+                Path::new(env!("CARGO_BIN_EXE_cordon-netrun")),
+                "cordon-netrun",
+                0o755,
+            ),
+            attack: dir.copy(&attack_src, "cordon-attack", 0o755),
+            cordon: dir.copy(&cordon_beside(&attack_src), "cordon", 0o755),
+            dir: dir.path().to_path_buf(),
         }
     })
 }
