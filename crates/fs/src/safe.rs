@@ -1,0 +1,1 @@
+//! The one link-safe write helper (to be filled by the boundary work; see docs/architecture.md).
