@@ -1,0 +1,211 @@
+//! Building a call: what it means (the tools' reading), turned into the request the
+//! approval engine decides.
+
+use super::*;
+
+impl Gate {
+    /// A shell call in `cwd` (`None`: the gate's). Prepares its run — a private TMPDIR, the
+    /// kernel profile, the backend — and refuses now what could never run. `cwd` must lie in
+    /// one of the policy's roots.
+    pub fn shell(&self, command: Command, cwd: Option<&Path>) -> Result<Call, Error> {
+        let cwd = self.call_cwd(cwd)?;
+        let sandbox = if self.dry || !self.runs {
+            None
+        } else {
+            Some(self.prepare()?)
+        };
+        let (argv, parsed, shown) = match command {
+            Command::Line(line) => (
+                // bash where installed (the analysis is bash's), so what was judged is what runs.
+                vec![shell::line_shell().to_string(), "-c".into(), line.clone()],
+                shell::parse_in(&line, &self.inherited),
+                line,
+            ),
+            Command::Argv(argv) if argv.is_empty() => {
+                return Err(Error::failure("nothing to run: an empty command"))
+            }
+            Command::Argv(argv) => {
+                let parsed = shell::parse_argv_in(&argv, &self.inherited);
+                let shown = argv.join(" ");
+                (argv, parsed, shown)
+            }
+        };
+        let cx = ShellContext::for_policy(&self.policy, cwd.clone());
+        let assessment = assess(&parsed, &RuleSet::new(&self.shell_rules), &cx);
+        let (request, preview) = {
+            let engine = lock(&self.engine);
+            shell_request(&engine, &shown, &argv, &cwd, &assessment)
+        };
+        Ok(Call {
+            request,
+            shown,
+            preview,
+            what: What::Shell(Box::new(ShellRun {
+                argv,
+                cwd,
+                assessment,
+                sandbox,
+            })),
+        })
+    }
+
+    /// A file-tool call (`read_file`, `write_file`, `edit_file`, `list_dir`, `delete_file`,
+    /// or a `[tools.NAME]` tool) with the tool's own arguments. Invalid arguments or a path
+    /// outside the roots: refused (126), nothing recorded.
+    pub fn file(&self, tool: &str, args: serde_json::Value) -> Result<Call, Error> {
+        let toolbox = self.toolbox()?;
+        let a = toolbox.assess(tool, &args).map_err(|e| match e {
+            cordon_tools::tool::ToolError::UnknownTool { name, mut known } => {
+                known.push("shell".into());
+                known.sort();
+                Error::failure(format!(
+                    "unknown tool `{name}`; known tools: {}",
+                    known.join(", ")
+                ))
+            }
+            e => Error::new(EXIT_DENIED, e),
+        })?;
+        let id = cordon_approval::audit::new_id().unwrap_or_default();
+        let preview = a.presentation.preview.to_string();
+        let shown = a.presentation.summary.clone();
+        let request = Request::new(id, a.tool.clone(), vec![Key::new(a.keys.clone())])
+            .with_verdict(a.verdict.clone())
+            .with_presentation(a.presentation.clone())
+            .with_args(a.args.clone());
+        Ok(Call {
+            request,
+            shown,
+            preview,
+            what: What::File(Box::new(a)),
+        })
+    }
+
+    /// Records a call that the front end refuses before the rules see it (a host's tool
+    /// cordon will not let through, a line no shell can be given): a denial by the built-in
+    /// check `check`, in the audit log like every decision. `key` names what was called.
+    pub fn refuse(
+        &self,
+        tool: &str,
+        key: Vec<String>,
+        shown: &str,
+        check: &'static str,
+        reason: &str,
+    ) -> Decision {
+        let id = cordon_approval::audit::new_id().unwrap_or_default();
+        let request = Request::new(id, tool, vec![Key::new(key)])
+            .with_presentation(Presentation::summary(shown))
+            .with_verdict(cordon_approval::Decision {
+                action: Action::Deny,
+                reason: reason.to_string(),
+                rule: cordon_approval::RuleRef::Builtin(check),
+            });
+        let shown = clean(shown);
+        if self.dry {
+            return Decision {
+                request: request.id.clone(),
+                shown,
+                kind: DecisionKind::Failed {
+                    by: None,
+                    reason: "this gate only checks calls".into(),
+                },
+                notices: Vec::new(),
+            };
+        }
+        // A tool's own deny is final: the engine records it and hands back a denial.
+        let kind = match lock(&self.engine).evaluate(&request) {
+            Outcome::Denied {
+                by: By::AuditFailed,
+                reason,
+                ..
+            } => DecisionKind::Failed {
+                by: Some(By::AuditFailed),
+                reason,
+            },
+            Outcome::Denied { by, reason, note } => DecisionKind::Denied { by, reason, note },
+            // Never for a deny verdict; fail closed all the same.
+            _ => DecisionKind::Denied {
+                by: By::Unanswered,
+                reason: reason.to_string(),
+                note: None,
+            },
+        };
+        Decision {
+            request: request.id.clone(),
+            shown,
+            kind,
+            notices: Vec::new(),
+        }
+    }
+
+    /// A call's directory: the gate's, or one inside a root of the policy.
+    fn call_cwd(&self, cwd: Option<&Path>) -> Result<PathBuf, Error> {
+        let Some(dir) = cwd else {
+            return Ok(self.cwd.clone());
+        };
+        let dir = if dir.is_absolute() {
+            dir.to_path_buf()
+        } else {
+            self.cwd.join(dir)
+        };
+        let real = std::fs::canonicalize(&dir)
+            .map_err(|e| Error::new(EXIT_DENIED, format!("cwd {}: {e}", dir.display())))?;
+        let inside = self
+            .policy
+            .sandbox
+            .paths
+            .iter()
+            .any(|p| std::fs::canonicalize(&p.root).is_ok_and(|root| real.starts_with(root)));
+        if !inside {
+            return Err(Error::new(
+                EXIT_DENIED,
+                format!("cwd {} lies outside the policy's roots", real.display()),
+            ));
+        }
+        Ok(real)
+    }
+}
+
+/// The shell call as the approval engine sees it: one key per simple command, the shell
+/// tool's own concerns, and a preview listing each command with what the rules say of it.
+fn shell_request(
+    engine: &Engine,
+    shown: &str,
+    argv: &[String],
+    cwd: &Path,
+    a: &ShellAssessment,
+) -> (Request, String) {
+    // Each command's key (its canonical words); a transparent wrapper no rule names (`time`,
+    // `timeout 300`, `bash -c`) has none: the commands it runs are decided instead.
+    let keys: Vec<Key> = a
+        .commands
+        .iter()
+        .filter_map(|c| c.key.clone())
+        .map(Key::new)
+        .collect();
+    // One line per command or concern, each word made safe for the terminal here (a newline
+    // inside a quoted word must not push the next command out of the box); concerns first.
+    let mut lines: Vec<String> = a
+        .concerns
+        .iter()
+        .map(|(_, d)| clean(&format!("{:<9} ! {}", d.action.as_str(), d.reason)))
+        .collect();
+    for k in &keys {
+        let action = engine
+            .rules()
+            .decide_key("shell", k.words())
+            .map_or("(default)".to_string(), |v| v.action.as_str().to_string());
+        lines.push(clean(&format!("{action:<9} {k}")));
+    }
+    let id = cordon_approval::audit::new_id().unwrap_or_default(); // empty: the log picks one
+    let text = lines.join("\n");
+    let mut req = Request::shell(id, keys)
+        .with_presentation(Presentation::new(
+            shown,
+            Preview::Text { text: text.clone() },
+        ))
+        .with_args(serde_json::json!({ "argv": argv, "cwd": cwd }));
+    // The tool's concerns (an environment assignment, a redirection outside the roots, a
+    // line it cannot parse) are not in the keys, so a session grant never covers them.
+    req.concern = a.own_verdict();
+    (req, text)
+}

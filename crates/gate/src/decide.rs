@@ -1,0 +1,213 @@
+//! Deciding a call: the engine's answer, a person asked where one must answer, the session
+//! saved, the decision recorded before it is handed out.
+
+use super::*;
+
+impl Gate {
+    /// The rules' answer without asking anyone or recording anything.
+    pub fn check(&self, call: &Call) -> Verdict {
+        match &call.what {
+            What::Shell(s) => Verdict {
+                action: s.assessment.decision.action,
+                reason: s.assessment.decision.reason.clone(),
+                rule: s.assessment.decision.rule.to_string(),
+            },
+            What::File(a) => Verdict {
+                action: a.verdict.action,
+                reason: a.verdict.reason.clone(),
+                rule: a.verdict.rule.to_string(),
+            },
+        }
+    }
+
+    /// Decides `call`, asking `asker` when a person must answer (no answer within the
+    /// policy's timeout denies), and records the final decision before returning.
+    pub fn decide(&self, call: &Call, asker: &mut dyn Asker) -> Decision {
+        let (mut session, first) = match self.begin(call) {
+            Ok(begun) => begun,
+            Err(failed) => return failed,
+        };
+        let concluded = match first {
+            Outcome::NeedsAnswer(p) => {
+                let released = self.release_while_asking(call, &mut session);
+                let deadline = Instant::now() + lock(&self.engine).timeout();
+                let result = if Instant::now() >= deadline {
+                    Err(AskError::TimedOut)
+                } else {
+                    asker.ask(&call.request, &p, deadline)
+                };
+                let late = Instant::now() > deadline;
+                match self.conclude(call, &mut session, released, result, late) {
+                    Ok(c) => c,
+                    Err(failed) => return failed,
+                }
+            }
+            o => Concluded::of(o),
+        };
+        self.settle(call, concluded, session.as_mut())
+    }
+
+    /// [`Gate::decide`] for an asynchronous asker (an MCP elicitation): the engine is not
+    /// held while the person is asked, so other calls are decided meanwhile.
+    pub async fn decide_async<A: AsyncAsker>(&self, call: &Call, asker: &mut A) -> Decision {
+        let (mut session, first) = match self.begin(call) {
+            Ok(begun) => begun,
+            Err(failed) => return failed,
+        };
+        let concluded = match first {
+            Outcome::NeedsAnswer(p) => {
+                let released = self.release_while_asking(call, &mut session);
+                let timeout = lock(&self.engine).timeout();
+                let started = Instant::now();
+                let result = tokio::time::timeout(timeout, asker.ask(&call.request, &p))
+                    .await
+                    .unwrap_or(Err(AskError::TimedOut));
+                let late = started.elapsed() > timeout;
+                match self.conclude(call, &mut session, released, result, late) {
+                    Ok(c) => c,
+                    Err(failed) => return failed,
+                }
+            }
+            o => Concluded::of(o),
+        };
+        self.settle(call, concluded, session.as_mut())
+    }
+
+    /// The start of a decision: the session locked and restored, the engine's first answer.
+    #[allow(clippy::result_large_err)] // a Decision is what the caller returns either way
+    fn begin(&self, call: &Call) -> Result<(Option<session::Session>, Outcome), Decision> {
+        if self.dry {
+            return Err(Decision::failed(
+                call,
+                None,
+                "this gate only checks calls (open it with Gate::open to decide)",
+            ));
+        }
+        let session = self
+            .open_session()
+            .map_err(|e| Decision::failed(call, None, e))?;
+        let first = self.evaluate(call, session.as_ref());
+        Ok((session, first))
+    }
+
+    fn open_session(&self) -> Result<Option<session::Session>, String> {
+        match &self.session {
+            Some(name) => session::Session::open(name, &writable_roots(&self.policy)).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn evaluate(&self, call: &Call, session: Option<&session::Session>) -> Outcome {
+        let mut engine = lock(&self.engine);
+        if let Some(s) = session {
+            s.restore(&mut engine);
+        }
+        engine.evaluate(&call.request)
+    }
+
+    /// Lets go of the session while a person is asked about a connection, so that the run's
+    /// other connections (allowed by rules, or asked after this one) are decided meanwhile;
+    /// `true` when it did. Only a connection: its evaluation leaves nothing in the session
+    /// (connections are not counted in the doom loop), so restoring the session after the
+    /// answer loses nothing of its own. Any other call keeps the session until it is settled.
+    fn release_while_asking(&self, call: &Call, session: &mut Option<session::Session>) -> bool {
+        if session.is_none() || call.request.tool != cordon_policy::network::NETWORK_TOOL {
+            return false;
+        }
+        drop(session.take());
+        true
+    }
+
+    /// The engine's conclusion on an answer, with what its rule store did for this very
+    /// answer (taken under the same engine lock, so no other decision's rule or notice is
+    /// mixed in). A session let go of while asking and opened again is restored first: other
+    /// calls of it may have changed it meanwhile.
+    #[allow(clippy::result_large_err)] // a Decision is what the caller returns either way
+    fn conclude(
+        &self,
+        call: &Call,
+        session: &mut Option<session::Session>,
+        released: bool,
+        result: Result<Answer, AskError>,
+        late: bool,
+    ) -> Result<Concluded, Decision> {
+        if released {
+            *session = self
+                .open_session()
+                .map_err(|e| Decision::failed(call, None, e))?;
+        }
+        let mut engine = lock(&self.engine);
+        if let Some(s) = session.as_ref().filter(|_| released) {
+            s.restore(&mut engine);
+        }
+        let outcome = engine.conclude(&call.request, result, late);
+        Ok(Concluded {
+            outcome,
+            saved: std::mem::take(&mut *lock(&self.saved)),
+            notices: std::mem::take(&mut *lock(&self.notices)),
+        })
+    }
+
+    /// The outcome as a decision: the session saved, a rule saved for a decision the log
+    /// does not show taken back.
+    fn settle(
+        &self,
+        call: &Call,
+        concluded: Concluded,
+        session: Option<&mut session::Session>,
+    ) -> Decision {
+        let Concluded {
+            outcome,
+            saved,
+            mut notices,
+        } = concluded;
+        if let Some(s) = session {
+            let engine = lock(&self.engine);
+            if let Err(e) = s.save_from(&engine) {
+                return Decision::failed(call, None, e);
+            }
+        }
+        let kind = match outcome {
+            Outcome::Allowed { by, reason, .. } => DecisionKind::Allowed { by, reason },
+            Outcome::Denied {
+                by: By::AuditFailed,
+                reason,
+                ..
+            } => {
+                // A rule saved for a decision the log does not show must not stay granted.
+                if let Ok(file) = &self.rules_file {
+                    for text in saved.iter().rev() {
+                        notices.push(match amend::retract(file, &self.store, text) {
+                            Ok(true) => format!(
+                                "taken back from {}: the rule just saved (its decision could not be recorded)",
+                                file.display()
+                            ),
+                            Ok(false) | Err(_) => format!(
+                                "warning: a rule was saved in {} but its decision could not be recorded; remove it by hand: {}",
+                                file.display(),
+                                clean(text.trim())
+                            ),
+                        });
+                    }
+                }
+                DecisionKind::Failed {
+                    by: Some(By::AuditFailed),
+                    reason,
+                }
+            }
+            Outcome::Denied { by, reason, note } => DecisionKind::Denied { by, reason, note },
+            // Never left open by decide; fail closed if it ever were.
+            Outcome::NeedsAnswer(p) => DecisionKind::Denied {
+                by: By::Unanswered,
+                reason: p.reason,
+                note: None,
+            },
+        };
+        Decision {
+            request: call.request.id.clone(),
+            shown: call.shown.clone(),
+            kind,
+            notices,
+        }
+    }
+}

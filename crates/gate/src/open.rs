@@ -1,0 +1,256 @@
+//! Opening a gate: the trusted policy, the remembered rules, the machine and backend, the
+//! session and the audit log.
+
+use super::*;
+
+impl Gate {
+    /// Loads the policy (trusted, examples checked), the remembered rules, the session and
+    /// the audit log, and picks the sandbox backend. Refuses (125) what could never run.
+    pub fn open(opts: Options) -> Result<Gate, Error> {
+        Gate::load(opts, false)
+    }
+
+    /// A gate for `cordon check`: the same policy, rules and tools' reading, but no audit log,
+    /// no session and no sandbox. It builds and checks calls; it never decides or runs them.
+    pub fn open_dry(opts: Options) -> Result<Gate, Error> {
+        Gate::load(opts, true)
+    }
+
+    fn load(opts: Options, dry: bool) -> Result<Gate, Error> {
+        let cwd = opts.cwd.clone();
+        let store = TrustStore::from_env();
+        let policy = Policy::discover_in(opts.policy.as_deref(), &cwd, &store)
+            .map_err(|e| Error::policy("", &e))?;
+        examples::check(&policy).map_err(Error::failure)?;
+        let named = opts
+            .policy
+            .clone()
+            .unwrap_or_else(|| cwd.join(cordon_policy::DEFAULT_POLICY_FILE));
+
+        let backend = opts.backend.unwrap_or(policy.sandbox.backend);
+        let (machine, warnings) = if dry {
+            (None, Vec::new())
+        } else {
+            let machine = Machine::probe();
+            // The backend is chosen again for each call (its profile has the call's TMPDIR); a
+            // policy no backend can run is refused now, before any call.
+            let probe_profile = Profile::from_policy(&policy);
+            let first = choose(
+                backend,
+                &probe_profile,
+                policy.sandbox.require_os_sandbox,
+                &machine,
+            )
+            .map_err(Error::failure)?;
+            tracing::debug!(policy = %policy.source, backend = ?first.backend, "gate open");
+            // Before the audit log is opened (and created): nothing is recorded through a link.
+            named_through_links(&policy, &named, &probe_profile)?;
+            (Some(machine), first.warnings)
+        };
+
+        // The engine: the policy's rules, remembered "approve always" rules, the mode.
+        let rules_file = persisted_rules_file(&policy);
+        let mut rules = Rules::from_policy(&policy);
+        let mut shell_rules = policy.shell.clone();
+        if let Ok(file) = &rules_file {
+            let persisted = amend::load(file, &store).map_err(|e| Error::rules(&e))?;
+            shell_rules.rules.extend(persisted.shell.iter().cloned());
+            rules.add_persisted(persisted);
+        }
+        let mut engine = Engine::with_rules(rules, &policy);
+        match opts.mode {
+            Some(ApprovalMode::ApproveAll) => {
+                if matches!(
+                    policy.approval.mode,
+                    ApprovalMode::Strict | ApprovalMode::Deny
+                ) {
+                    return Err(Error::failure(format!(
+                        "--approve-all cannot loosen the policy's approval.mode = \"{}\" ({}); change the policy to allow it",
+                        cordon_approval::mode_name(policy.approval.mode),
+                        policy.source
+                    )));
+                }
+                engine.set_mode(ApprovalMode::ApproveAll);
+            }
+            Some(m) => engine.set_mode(m),
+            None => {}
+        }
+        engine.set_can_ask(opts.can_ask);
+
+        // "Approve always" rules are saved as part of the decision, so its record says whether
+        // the rule was saved. What was written is kept, to be taken back should the record
+        // fail.
+        let saved: Arc<Mutex<Vec<String>>> = Arc::default();
+        let notices: Arc<Mutex<Vec<String>>> = Arc::default();
+        if let Ok(file) = rules_file.clone() {
+            let saved = saved.clone();
+            let notices = notices.clone();
+            let store = store.clone();
+            engine.set_rule_store(move |a| {
+                let wrote = amend::append(&file, &store, a).map_err(|e| e.to_string());
+                match &wrote {
+                    Ok(Some(text)) => {
+                        lock(&saved).push(text.clone());
+                        lock(&notices).push(format!(
+                            "remembered in {}: `{}` (exact)",
+                            file.display(),
+                            clean(&a.pattern)
+                        ));
+                    }
+                    Ok(None) => {}
+                    Err(e) => lock(&notices).push(format!("warning: not remembered: {}", clean(e))),
+                }
+                wrote
+            });
+        }
+
+        // The session's id names the audit records; its directory must be out of reach.
+        let writable = writable_roots(&policy);
+        // A new session is saved at once, so that every process of it records the same id.
+        let session_id = match &opts.session {
+            Some(_) if dry => None,
+            Some(name) => {
+                let mut s = session::Session::open(name, &writable).map_err(Error::failure)?;
+                s.restore(&mut engine);
+                s.save_from(&engine).map_err(Error::failure)?;
+                Some(s.id)
+            }
+            None => None,
+        };
+
+        let (audit_path, audit_session) = if dry {
+            (PathBuf::new(), String::new())
+        } else {
+            open_audit(
+                &policy,
+                &mut engine,
+                session_id.as_deref(),
+                opts.client.as_deref(),
+            )?
+        };
+        let inherited = inherited(&policy);
+        Ok(Gate {
+            cwd,
+            named,
+            backend,
+            machine,
+            dry,
+            runs: opts.runs,
+            warnings,
+            engine: Mutex::new(engine),
+            shell_rules,
+            inherited,
+            rules_file,
+            saved,
+            notices,
+            store,
+            session: if dry { None } else { opts.session },
+            audit_path,
+            audit_session,
+            toolbox: std::sync::OnceLock::new(),
+            policy,
+        })
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The policy file to hand to a child `cordon exec --policy` (absolute); `None` for the
+    /// embedded default.
+    pub fn policy_file(&self) -> Option<&Path> {
+        self.policy.path.as_deref()
+    }
+
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// Degradations accepted because `require_os_sandbox` is false: show them.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The audit log the decisions go to.
+    pub fn audit_log(&self) -> &Path {
+        &self.audit_path
+    }
+
+    /// Where "approve always" rules are kept, or why there is no such place.
+    pub fn rules_file(&self) -> Result<&Path, &str> {
+        self.rules_file.as_deref().map_err(String::as_str)
+    }
+
+    /// The variables the command's shell inherits (see [`inherited`]).
+    pub fn inherited(&self) -> &shell::Inherited {
+        &self.inherited
+    }
+}
+
+/// Opens the audit log every final decision is recorded in (allow and deny) before anything
+/// runs; a log that cannot be written stops the gate. Returns its path and session id.
+fn open_audit(
+    policy: &Policy,
+    engine: &mut Engine,
+    session_id: Option<&str>,
+    client: Option<&str>,
+) -> Result<(PathBuf, String), Error> {
+    let log = &policy.approval.audit_log;
+    let Some(path) = log.path().map(Path::to_path_buf) else {
+        return Err(Error::failure(
+                "nowhere to record decisions: the policy sets no approval.audit_log, and neither XDG_STATE_HOME nor HOME is an absolute path (set one of them)",
+            ));
+    };
+    if let cordon_policy::AuditLog::Default(_) = log {
+        if let Err(e) = paths::owned_by_caller(&path) {
+            return Err(Error::failure(format!(
+                    "the default audit log {}: {e}; set XDG_STATE_HOME or approval.audit_log to a place of your own",
+                    path.display()
+                )));
+        }
+    }
+    let mut audit = AuditLog::open(&path).map_err(|e| {
+            let hint = match log {
+                cordon_policy::AuditLog::Default(_) => {
+                    " (the default place; set approval.audit_log in the policy, or XDG_STATE_HOME, to record elsewhere)"
+                }
+                _ => "",
+            };
+            Error::failure(format!("audit log {e}{hint}"))
+        })?;
+    if let Some(id) = session_id {
+        audit = audit.with_session(id);
+    }
+    if let Some(client) = client {
+        audit = audit.with_client(client);
+    }
+    let session = audit.session().to_string();
+    engine.set_audit(audit);
+    Ok((path, session))
+}
+
+/// A policy or audit log named through a symlink in a writable root: the command could
+/// re-point the link, at a policy of its own for the next call, or away from the log (whose
+/// history it could then delete, no longer protected).
+pub(crate) fn named_through_links(
+    policy: &Policy,
+    named: &Path,
+    profile: &Profile,
+) -> Result<(), Error> {
+    let log = policy.approval.audit_log.path();
+    for (what, path) in [
+        ("the policy", policy.path.is_some().then_some(named)),
+        (policy.approval.audit_log.key(), log),
+    ] {
+        let Some(path) = path else { continue };
+        if let Some((link, root)) = paths::symlink_in_writable_root(path, profile) {
+            return Err(Error::failure(format!(
+                "{what} {} is named through the symlink {} inside the writable root {}: the command could re-point it; name the real path",
+                path.display(),
+                link.display(),
+                root.display()
+            )));
+        }
+    }
+    Ok(())
+}
