@@ -73,30 +73,53 @@ pub struct PreToolUseCommandOutput {
 /// The files an `apply_patch` patch touches, as cordon's file calls: `*** Add File: P`
 /// writes, `*** Update File: P` edits (decided as a write), `*** Delete File: P` deletes,
 /// `*** Move to: P` writes P. A patch naming no file is malformed.
+///
+/// Read at least as leniently as Codex reads it (codex-rs `apply-patch/src/parser.rs`): Codex
+/// trims a header line before matching its marker (` *** Add File: /x` adds `/x`) and keeps
+/// the rest of the trimmed line as the path. cordon must never see fewer files than Codex
+/// writes, so it takes every line that could be a header under any reading — trimmed,
+/// markers in any case, any space after the colon — and for each both the path as Codex takes
+/// it and the path trimmed. A line Codex reads as content (an added or context line) may thus
+/// name a file too: one call more to decide, never one less.
 pub fn patch_calls(patch: &str, cwd: &std::path::Path) -> Result<Call, String> {
+    const MARKERS: [(&str, &str); 4] = [
+        ("*** add file:", "write_file"),
+        ("*** update file:", "write_file"),
+        ("*** move to:", "write_file"),
+        ("*** delete file:", "delete_file"),
+    ];
     let mut calls = Vec::new();
-    for line in patch.lines() {
-        let (tool, path) = if let Some(p) = line.strip_prefix("*** Add File: ") {
-            ("write_file", p)
-        } else if let Some(p) = line.strip_prefix("*** Update File: ") {
-            ("write_file", p)
-        } else if let Some(p) = line.strip_prefix("*** Move to: ") {
-            ("write_file", p)
-        } else if let Some(p) = line.strip_prefix("*** Delete File: ") {
-            ("delete_file", p)
-        } else {
-            continue;
-        };
-        let path = host_path(cwd, path.trim()).to_string_lossy().into_owned();
-        let args = if tool == "delete_file" {
-            json!({ "path": path })
-        } else {
-            json!({ "path": path, "content": "" })
-        };
-        calls.push(Call::Tool {
-            tool: tool.into(),
-            args,
-        });
+    let mut seen = std::collections::BTreeSet::new();
+    // Codex splits with `str::lines` after trimming the whole text; a lone CR is a line end
+    // to no one, but a header behind one is taken too (more, never fewer).
+    for line in patch.split(['\n', '\r']) {
+        let line = line.trim();
+        for (marker, tool) in MARKERS {
+            let Some(head) = line.get(..marker.len()) else {
+                continue;
+            };
+            if !head.eq_ignore_ascii_case(marker) {
+                continue;
+            }
+            let rest = &line[marker.len()..];
+            // Codex's path: what follows "MARKER " (the line already trimmed).
+            let exact = rest.strip_prefix(' ').unwrap_or(rest);
+            for path in [exact, rest.trim()] {
+                if path.is_empty() || !seen.insert((tool, path.to_string())) {
+                    continue;
+                }
+                let path = host_path(cwd, path).to_string_lossy().into_owned();
+                let args = if tool == "delete_file" {
+                    json!({ "path": path })
+                } else {
+                    json!({ "path": path, "content": "" })
+                };
+                calls.push(Call::Tool {
+                    tool: tool.into(),
+                    args,
+                });
+            }
+        }
     }
     if calls.is_empty() {
         return Err("apply_patch names no file (no `*** Add/Update/Delete File:` line)".into());
