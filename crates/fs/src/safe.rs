@@ -659,7 +659,8 @@ mod tests {
             std::fs::Permissions::from_mode(0),
         )
         .unwrap();
-        std::fs::set_permissions(top.join("locked"), std::fs::Permissions::from_mode(0)).unwrap();
+        std::fs::set_permissions(top.join("locked"), std::fs::Permissions::from_mode(0o000))
+            .unwrap();
         d.remove_tree(Path::new("top")).unwrap();
         assert!(!top.exists());
         assert_eq!(
