@@ -656,7 +656,7 @@ mod tests {
         symlink(outside.path(), top.join("link")).unwrap();
         std::fs::set_permissions(
             top.join("locked/deeper"),
-            std::fs::Permissions::from_mode(0),
+            std::fs::Permissions::from_mode(0o000),
         )
         .unwrap();
         std::fs::set_permissions(top.join("locked"), std::fs::Permissions::from_mode(0o000))
