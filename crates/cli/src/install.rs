@@ -59,30 +59,48 @@ impl Scope {
     }
 }
 
-/// The settings file of `host` in `scope` (`cwd`: the project; `var`: the environment).
-pub fn settings_file(
+/// The settings file of `host` in `scope` (`cwd`: the project; `var`: the environment), as
+/// the directory cordon trusts (the project, HOME, CODEX_HOME: the operator chose it) and the
+/// path below it, which cordon walks without following a link (a sandboxed command could have
+/// planted `.claude -> /elsewhere` in the project, or in HOME when it was writable).
+pub fn settings_place(
     host: Host,
     scope: Scope,
     cwd: &Path,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<PathBuf, String> {
+) -> Result<(PathBuf, PathBuf), String> {
     let home = || -> Result<PathBuf, String> {
         var("HOME")
             .map(PathBuf::from)
             .filter(|h| h.is_absolute())
             .ok_or_else(|| "HOME is not set to an absolute path".to_string())
     };
-    Ok(match (host, scope) {
-        (Host::Claude, Scope::Project) => cwd.join(".claude/settings.json"),
-        (Host::Claude, Scope::User) => home()?.join(".claude/settings.json"),
-        (Host::Codex, Scope::Project) => cwd.join(".codex/hooks.json"),
+    let (anchor, rel) = match (host, scope) {
+        (Host::Claude, Scope::Project) => (cwd.to_path_buf(), ".claude/settings.json"),
+        (Host::Claude, Scope::User) => (home()?, ".claude/settings.json"),
+        (Host::Codex, Scope::Project) => (cwd.to_path_buf(), ".codex/hooks.json"),
         (Host::Codex, Scope::User) => match var("CODEX_HOME").map(PathBuf::from) {
-            Some(h) if h.is_absolute() => h.join("hooks.json"),
-            _ => home()?.join(".codex/hooks.json"),
+            Some(h) if h.is_absolute() => (h, "hooks.json"),
+            _ => (home()?, ".codex/hooks.json"),
         },
-        (Host::Gemini, Scope::Project) => cwd.join(".gemini/settings.json"),
-        (Host::Gemini, Scope::User) => home()?.join(".gemini/settings.json"),
-    })
+        (Host::Gemini, Scope::Project) => (cwd.to_path_buf(), ".gemini/settings.json"),
+        (Host::Gemini, Scope::User) => (home()?, ".gemini/settings.json"),
+    };
+    Ok((anchor, PathBuf::from(rel)))
+}
+
+/// The largest settings file cordon edits.
+const MAX_SETTINGS: u64 = 16 << 20;
+
+/// The text of a settings file, read without following a link below `anchor`.
+fn read_settings(anchor: &Path, rel: &Path) -> Result<Option<String>, String> {
+    match cordon_fs::safe::read(anchor, rel, MAX_SETTINGS) {
+        Ok(None) => Ok(None),
+        Ok(Some(b)) => String::from_utf8(b)
+            .map(Some)
+            .map_err(|_| format!("{} is not UTF-8 text", anchor.join(rel).display())),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The host's pre-tool event.
@@ -177,13 +195,19 @@ pub enum Change {
     Removed(usize),
 }
 
-/// Installs (or with `add = false` removes) cordon's hook in `file`.
-pub fn edit(file: &Path, host: Host, command: &str, add: bool) -> Result<Change, String> {
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("{}: {e}", file.display())),
-    };
+/// Installs (or with `add = false` removes) cordon's hook in the settings file `rel` below
+/// `anchor`. Every read and write of the file and its backup goes through
+/// [`cordon_fs::safe`]: a link anywhere below `anchor` is refused, never followed.
+pub fn edit(
+    anchor: &Path,
+    rel: &Path,
+    host: Host,
+    command: &str,
+    add: bool,
+) -> Result<Change, String> {
+    let file = anchor.join(rel);
+    let file = file.as_path();
+    let text = read_settings(anchor, rel)?;
     let mut settings: Value = match text.as_deref().map(str::trim) {
         None | Some("") => Value::Object(Map::new()),
         Some(t) => serde_json::from_str(t)
@@ -232,22 +256,26 @@ pub fn edit(file: &Path, host: Host, command: &str, add: bool) -> Result<Change,
             n => Change::Removed(n),
         }
     };
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
+    let root = cordon_fs::safe::Dir::anchor(anchor).map_err(|e| e.to_string())?;
+    let dir = match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(p) => root.create_dirs(p, 0o755).map_err(|e| e.to_string())?,
+        None => root,
+    };
+    let name = Path::new(rel.file_name().ok_or("the settings file has no name")?);
+    // Keep the file's permissions (a new file is the owner's only: it names programs to run).
+    let mode = dir
+        .stat_at(name)
+        .map_err(|e| e.to_string())?
+        .map_or(0o600, |st| st.st_mode & 0o777);
     if let Some(t) = &text {
-        let backup = backup_name(file);
-        std::fs::write(&backup, t).map_err(|e| format!("backup {}: {e}", backup.display()))?;
+        dir.write(&backup_name(name), t.as_bytes(), mode)
+            .map_err(|e| format!("backup: {e}"))?;
     }
     let mut out = serde_json::to_string_pretty(&settings).map_err(|e| e.to_string())?;
     out.push('\n');
     // Atomic: a crash leaves the old file or the new one.
-    let dir = file.parent().unwrap_or(Path::new("."));
-    let mut tmp =
-        tempfile::NamedTempFile::new_in(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    std::io::Write::write_all(&mut tmp, out.as_bytes()).map_err(|e| e.to_string())?;
-    tmp.persist(file)
-        .map_err(|e| format!("{}: {}", file.display(), e.error))?;
+    dir.write(name, out.as_bytes(), mode)
+        .map_err(|e| e.to_string())?;
     Ok(change)
 }
 
@@ -270,7 +298,8 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
         Scope::Project
     };
     let cwd = crate::current_dir()?;
-    let file = settings_file(args.host, scope, &cwd, &env_var).map_err(Error::failure)?;
+    let (anchor, rel) = settings_place(args.host, scope, &cwd, &env_var).map_err(Error::failure)?;
+    let file = anchor.join(&rel);
     let exe = std::env::current_exe()
         .map_err(|e| Error::failure(format!("cannot find the cordon binary: {e}")))?;
     let policy = args
@@ -281,7 +310,7 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
         .map_err(|e| Error::failure(format!("--policy: {e}")))?;
     let command = hook_command(&exe, args.host, policy.as_deref()).map_err(Error::failure)?;
     let shown = crate::term::clean(&file.display().to_string());
-    match edit(&file, args.host, &command, add) {
+    match edit(&anchor, &rel, args.host, &command, add) {
         Ok(Change::Unchanged) if add => {
             println!("{shown}: cordon's hook is already there; nothing changed")
         }
@@ -319,13 +348,14 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let mut lines = Vec::new();
     for host in Host::all() {
         for scope in [Scope::Project, Scope::User] {
-            let Ok(file) = settings_file(host, scope, cwd, var) else {
+            let Ok((anchor, rel)) = settings_place(host, scope, cwd, var) else {
                 continue;
             };
-            let shown = crate::term::clean(&file.display().to_string());
-            let state = match std::fs::read_to_string(&file) {
-                Err(_) => "not wired (no file)".to_string(),
-                Ok(t) => match serde_json::from_str::<Value>(&t) {
+            let shown = crate::term::clean(&anchor.join(&rel).display().to_string());
+            let state = match read_settings(&anchor, &rel) {
+                Ok(None) => "not wired (no file)".to_string(),
+                Err(e) => format!("not wired: {}", crate::term::clean(&e)),
+                Ok(Some(t)) => match serde_json::from_str::<Value>(&t) {
                     Err(_) => "not wired: the file is not valid JSON".to_string(),
                     Ok(v) => {
                         let ours: Vec<String> = v["hooks"][event(host)]

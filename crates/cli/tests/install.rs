@@ -256,3 +256,79 @@ fn doctor_reports_each_host_wired_and_failing_closed() {
     assert!(line("codex", "project").contains("not wired"), "{out}");
     assert!(line("gemini-cli", "user").contains("fails OPEN"), "{out}");
 }
+
+/// Links a sandboxed command could have planted in the project (or in HOME, where it was a
+/// writable root), one at each component of the settings file and its backup: install and
+/// uninstall refuse each with a message naming the link, and the link's target is untouched.
+#[test]
+fn install_never_writes_through_a_planted_link() {
+    // (what is planted, relative to the project or HOME; the link's name)
+    type Plant = fn(&Path, &Path) -> &'static str;
+    let plants: &[(&str, Plant)] = &[
+        ("backup -> victim", |base, victim| {
+            std::fs::create_dir_all(base.join(".claude")).unwrap();
+            std::fs::write(base.join(".claude/settings.json"), r#"{"env": {"A": "1"}}"#).unwrap();
+            std::os::unix::fs::symlink(victim, base.join(".claude/settings.json.cordon-backup"))
+                .unwrap();
+            ".claude/settings.json.cordon-backup"
+        }),
+        ("settings file -> victim", |base, victim| {
+            std::fs::create_dir_all(base.join(".claude")).unwrap();
+            std::os::unix::fs::symlink(victim, base.join(".claude/settings.json")).unwrap();
+            ".claude/settings.json"
+        }),
+        (".claude -> outside directory", |base, victim| {
+            std::os::unix::fs::symlink(victim.parent().unwrap(), base.join(".claude")).unwrap();
+            ".claude"
+        }),
+        (
+            ".claude -> foo with a crafted settings file and its backup -> victim",
+            |base, victim| {
+                std::fs::create_dir_all(base.join("foo")).unwrap();
+                std::fs::write(base.join("foo/settings.json"), r#"{"env": {"A": "1"}}"#).unwrap();
+                std::os::unix::fs::symlink(victim, base.join("foo/settings.json.cordon-backup"))
+                    .unwrap();
+                std::os::unix::fs::symlink("foo", base.join(".claude")).unwrap();
+                ".claude"
+            },
+        ),
+    ];
+    for (what, plant) in plants {
+        for scope in ["--project", "--user"] {
+            for verb in ["install", "uninstall"] {
+                let project = tempfile::tempdir().unwrap();
+                let home = tempfile::tempdir().unwrap();
+                let outside = tempfile::tempdir().unwrap();
+                let victim = outside.path().join("settings.json");
+                std::fs::write(&victim, "# the operator's ~/.bashrc\n").unwrap();
+                let base = if scope == "--user" {
+                    home.path()
+                } else {
+                    project.path()
+                };
+                let link = base.join(plant(base, &victim));
+                let o = cordon(project.path(), home.path(), &[verb, "claude", scope]);
+                let err = common::stderr(&o);
+                let case = format!("{verb} {scope}, {what}");
+                // Uninstall finds no cordon hook where it can read: nothing to change is fine.
+                if verb == "install" || !o.status.success() {
+                    assert!(!o.status.success(), "{case}: {}", common::stdout(&o));
+                    assert!(
+                        err.contains(&link.display().to_string()) && err.contains("symbolic link"),
+                        "{case}: {err}"
+                    );
+                }
+                assert_eq!(
+                    std::fs::read_to_string(&victim).unwrap(),
+                    "# the operator's ~/.bashrc\n",
+                    "{case}"
+                );
+                assert_eq!(
+                    std::fs::read_dir(outside.path()).unwrap().count(),
+                    1,
+                    "{case}: nothing created outside"
+                );
+            }
+        }
+    }
+}
