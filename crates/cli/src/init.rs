@@ -14,7 +14,6 @@
 //! same backend (`sandbox.git = "protect"`), so that costs nothing more. `init` asks the
 //! backend chooser on this machine and says which backend will run the policy, or why none can.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::{term, Error, Exit};
@@ -227,13 +226,20 @@ pub fn run(force: bool) -> Exit {
                 "{shown} is a directory; move it away first"
             )))
         }
-        Ok(_) => match move_aside(&path) {
+        Ok(_) => match move_aside(&cwd, Path::new(cordon_policy::DEFAULT_POLICY_FILE)) {
             Ok(to) => Some(to),
             Err(e) => return Err(Error::failure(format!("cannot back up {shown}: {e}"))),
         },
     };
     let text = policy_text(&cwd);
-    if let Err(e) = write_new(&path, &text) {
+    let written = cordon_fs::safe::Dir::anchor(&cwd).and_then(|d| {
+        d.create_new(
+            Path::new(cordon_policy::DEFAULT_POLICY_FILE),
+            text.as_bytes(),
+            0o644,
+        )
+    });
+    if let Err(e) = written {
         return Err(Error::failure(format!("cannot write {shown}: {e}")));
     }
     // The written file must load and its examples pass before anyone trusts it.
@@ -308,29 +314,25 @@ fn backend_name(chosen: &cordon_ossandbox::Chosen) -> &'static str {
     }
 }
 
-/// Renames `path` to `PATH.bak` (or `PATH.bak.N`, the first name not taken): nothing is
-/// overwritten or deleted.
-fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".bak");
-    let mut to = PathBuf::from(&name);
-    let mut n = 1;
-    while std::fs::symlink_metadata(&to).is_ok() {
-        let mut next = name.clone();
-        next.push(format!(".{n}"));
-        to = PathBuf::from(next);
-        n += 1;
+/// Renames `name` in `dir` to `NAME.bak` (or `NAME.bak.N`, the first name not taken), through
+/// [`cordon_fs::safe`] and never over an existing name: nothing is overwritten or deleted.
+fn move_aside(dir: &Path, name: &Path) -> Result<PathBuf, cordon_fs::safe::SafeError> {
+    let d = cordon_fs::safe::Dir::anchor(dir)?;
+    let mut base = name.as_os_str().to_owned();
+    base.push(".bak");
+    for n in 0..10_000 {
+        let mut to = base.clone();
+        if n > 0 {
+            to.push(format!(".{n}"));
+        }
+        match d.rename_noreplace(name, Path::new(&to)) {
+            Ok(()) => return Ok(dir.join(to)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
     }
-    std::fs::rename(path, &to)?;
-    Ok(to)
-}
-
-/// Creates `path` (never through an existing name or link: `O_EXCL`) with `text`, synced.
-fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()
+    Err(cordon_fs::safe::SafeError::Io {
+        path: dir.join(name),
+        source: std::io::Error::other("every backup name is taken"),
+    })
 }
