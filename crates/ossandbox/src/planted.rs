@@ -51,51 +51,8 @@ const MAX_INDEX: u64 = 256 * 1024 * 1024;
 const MAX_GIT_DEPTH: usize = 8;
 
 /// Files, relative to any directory of a root, that a tool of the operator's runs or takes
-/// settings from, and why each matters.
-pub const TOOL_FILES: &[(&str, &str)] = &[
-    (".envrc", "direnv runs it when a shell enters the directory"),
-    (
-        ".vscode/tasks.json",
-        "VS Code runs its tasks (some on opening the folder)",
-    ),
-    (
-        ".vscode/settings.json",
-        "VS Code settings name programs it runs (interpreters, formatters, terminal env)",
-    ),
-    (
-        ".vscode/launch.json",
-        "VS Code runs its launch configurations",
-    ),
-    // Coding agents' project settings: their hooks and MCP servers are commands the host runs
-    // outside any sandbox, cordon's own hook among what they configure.
-    (
-        ".claude/settings.json",
-        "Claude Code runs the hooks it configures (and takes cordon's hook from it)",
-    ),
-    (
-        ".claude/settings.local.json",
-        "Claude Code runs the hooks it configures (and takes cordon's hook from it)",
-    ),
-    (
-        ".mcp.json",
-        "Claude Code starts the MCP servers it names (commands of the file's choosing)",
-    ),
-    (
-        ".gemini/settings.json",
-        "Gemini CLI runs the hooks and MCP servers it configures",
-    ),
-    (
-        ".codex/hooks.json",
-        "Codex runs the hooks it configures (and takes cordon's hook from it)",
-    ),
-    (
-        ".codex/config.toml",
-        "Codex starts the MCP servers and runs the commands it configures",
-    ),
-    (".nvim.lua", "Neovim runs it with 'exrc' set"),
-    (".nvimrc", "Neovim runs it with 'exrc' set"),
-    (".exrc", "Vim and Neovim run it with 'exrc' set"),
-];
+/// settings from, and why each matters: the persistence surface's (`cordon_policy::surface`).
+pub const TOOL_FILES: &[(&str, &str)] = cordon_policy::surface::TOOL_FILES;
 
 /// The todo lists of an interrupted rebase, cherry-pick or revert, in a git directory: git
 /// runs their `exec` lines when the operator continues.

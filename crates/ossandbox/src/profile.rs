@@ -174,43 +174,7 @@ pub const SYSTEM_DEVICES: &[&str] = &[
 /// `*_HEAD` files, rebase and sequencer state, `*.lock` files) is what git writes in normal
 /// work. Under `sandbox.git = "protect"` these stay read-only (and cannot be created); the
 /// after-run scan watches them under every policy.
-pub const GIT_CONFIG_SURFACE: &[(&str, &str)] = &[
-    (
-        "config",
-        "the repository's configuration (core.fsmonitor, core.hooksPath, aliases, filters and pagers run programs)",
-    ),
-    (
-        "config.worktree",
-        "per-worktree configuration, read with the repository's",
-    ),
-    (
-        "commondir",
-        "makes git read config, hooks and refs from another directory",
-    ),
-    ("hooks", "programs git runs on commit, checkout, merge, push"),
-    (
-        "info",
-        "attributes (which filters and diff drivers run), excludes, grafts, sparse-checkout",
-    ),
-    (
-        "modules",
-        "submodules' git directories, each with its own config and hooks",
-    ),
-    (
-        "worktrees",
-        "linked worktrees' git directories (commondir, gitdir, config.worktree)",
-    ),
-    ("branches", "remote definitions git still reads"),
-    ("remotes", "remote definitions git still reads"),
-    (
-        "objects/info/alternates",
-        "other object stores git reads objects from",
-    ),
-    (
-        "objects/info/http-alternates",
-        "other object stores git fetches from",
-    ),
-];
+pub const GIT_CONFIG_SURFACE: &[(&str, &str)] = cordon_policy::surface::GIT_CONFIG;
 
 /// What a missing protected path inside a git directory is covered with: a file of cordon's
 /// own (bound read-only onto itself), so that git reads it as empty — a read-only `/dev/null`

@@ -37,6 +37,7 @@ mod error;
 pub mod network;
 mod pattern;
 mod raw;
+pub mod surface;
 pub mod trust;
 
 use std::collections::BTreeMap;

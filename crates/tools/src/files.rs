@@ -185,6 +185,9 @@ pub struct FileTools {
     limits: Limits,
     /// cordon's own files ([`crate::assess::policy_files`]), canonical where they exist.
     policy_files: Vec<std::path::PathBuf>,
+    /// `sandbox.git = "protect"`: the kernel keeps git's configuration surface read-only, and
+    /// so do the file tools.
+    git_protected: bool,
 }
 
 /// The file tools over `policy`'s roots, with the default limits.
@@ -204,6 +207,7 @@ impl FileTools {
             roots,
             limits,
             policy_files,
+            git_protected: policy.sandbox.git == cordon_policy::GitDir::Protect,
         }))
     }
 
@@ -451,6 +455,66 @@ impl FileTool {
         }
     }
 
+    /// The persistence surface (`cordon_policy::surface`): a write, edit or delete there makes
+    /// a program of the operator's run something later, outside any sandbox, so the root's
+    /// mode alone never allows it. Denied where the kernel keeps it read-only too (git's
+    /// configuration under `sandbox.git = "protect"`) and for cordon's own files; otherwise at
+    /// least asked (a deny of the root's settings stays a deny).
+    fn surface(
+        &self,
+        root: usize,
+        real: &std::path::Path,
+        key: &str,
+        verdict: Decision,
+    ) -> Result<Decision, Stop> {
+        use cordon_policy::surface::{classify, looks_like_git_dir, Kind};
+        let dir = &self.roots().roots()[root].config.root;
+        let Ok(rel) = real.strip_prefix(dir) else {
+            return Ok(verdict);
+        };
+        let Some(hit) = classify(rel, &|d| looks_like_git_dir(&dir.join(d))) else {
+            return Ok(verdict);
+        };
+        let name = self.op.name();
+        match hit.kind {
+            Kind::Cordon => Err(Stop::Deny(Refusal::new(
+                "policy_file",
+                format!("`{key}` is a cordon file ({}): a person edits it, not the agent", hit.why),
+            ))),
+            Kind::Git if self.shared.git_protected => Err(Stop::Deny(Refusal::new(
+                "protected",
+                format!(
+                    "`{key}` is inside a git directory and sandbox.git = \"protect\" keeps it read-only ({})",
+                    hit.why
+                ),
+            ))),
+            _ if verdict.action == Action::Allow => Ok(Decision {
+                action: Action::Ask,
+                reason: format!(
+                    "{name} of `{key}`, which a program of the operator's runs or takes commands from outside the sandbox: {}",
+                    hit.why
+                ),
+                rule: RuleRef::Builtin("surface"),
+            }),
+            _ => Ok(verdict),
+        }
+    }
+
+    /// Reads and listings of cordon's own files are refused too (docs/mcp.md): the policy says
+    /// what the agent may not do, the log what it did, the stores what was trusted.
+    fn check_own(&self, real: &std::path::Path, key: &str) -> Result<(), Stop> {
+        match self.shared.policy_files.iter().find(|p| real.starts_with(p)) {
+            Some(p) => Err(Stop::Deny(Refusal::new(
+                "policy_file",
+                format!(
+                    "`{key}` is cordon's own file `{}` (the policy, its rules, the audit log, the trust or session store)",
+                    p.display()
+                ),
+            ))),
+            None => Ok(()),
+        }
+    }
+
     fn check_suffix(
         &self,
         root: usize,
@@ -529,6 +593,7 @@ impl FileTool {
             rustix::fs::fstat(&fd).map_err(|e| Stop::Fail(io_err(self.op.name(), "stat", e)))?;
         let (root, real) = self.roots().locate(fd.as_fd())?;
         let key = self.roots().key(root, &real)?;
+        self.check_own(&real, &key)?;
         match file_type(&st) {
             FileType::RegularFile => {}
             FileType::Directory => {
@@ -576,6 +641,7 @@ impl FileTool {
         };
         let (root, real) = self.roots().locate(fd.as_fd())?;
         let key = self.roots().key(root, &real)?;
+        self.check_own(&real, &key)?;
         let a = Assessment::new(
             self.op.name(),
             json!({ "path": key }),
@@ -710,7 +776,7 @@ impl FileTool {
             (None, None) => fingerprint(None),
         };
         let perms = existing.as_ref().map(|(_, st)| st.st_mode & 0o777);
-        let verdict = self.verdict(root);
+        let verdict = self.surface(root, &real, &key, self.verdict(root))?;
         let args_out;
         let presentation;
         let run;

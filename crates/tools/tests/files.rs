@@ -1086,3 +1086,114 @@ fn an_attachment_is_assessed_as_a_read() {
     let out = fx.run(FileOp::Attach, path("ws/a.txt")).unwrap();
     assert_eq!(out["content"], "hello\n");
 }
+
+/// The persistence surface (`cordon_policy::surface`): under a read-write root with no
+/// approval set, a write, edit or delete there is asked, never allowed by the root's mode
+/// alone; under `sandbox.git = "protect"` git's configuration is denied as the kernel denies
+/// it; cordon's own files are denied.
+#[test]
+fn the_persistence_surface_is_never_allowed_by_the_roots_mode_alone() {
+    let surface = [
+        "ws/.git/config",
+        "ws/.git/hooks/pre-commit",
+        "ws/.git/commondir",
+        "ws/.git/worktrees/w/config.worktree",
+        "ws/sub/.git/config",
+        "ws/ev/config",
+        "ws/ev/hooks/post-checkout",
+        "ws/.envrc",
+        "ws/deep/er/.envrc",
+        "ws/.claude/settings.json",
+        "ws/.gemini/settings.json",
+        "ws/.codex/hooks.json",
+        "ws/.mcp.json",
+        "ws/.cargo/config.toml",
+        "ws/.vscode/tasks.json",
+    ];
+    let setup = |b: &Path| {
+        std::fs::create_dir_all(b.join("ws/.git/hooks")).unwrap();
+        std::fs::write(b.join("ws/.git/config"), "[core]\n").unwrap();
+        std::fs::create_dir_all(b.join("ws/sub/.git")).unwrap();
+        // A bare repository (`git init --bare ev`): git runs its config in `cd ev`.
+        for d in ["ws/ev/objects", "ws/ev/refs"] {
+            std::fs::create_dir_all(b.join(d)).unwrap();
+        }
+        std::fs::write(b.join("ws/ev/HEAD"), "ref: refs/heads/main\n").unwrap();
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    for p in surface {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    assert_eq!(
+        fx.verdict(FileOp::Delete, path("ws/.git/config")),
+        (Action::Ask, "builtin:surface".into())
+    );
+    assert_eq!(
+        fx.verdict(
+            FileOp::Edit,
+            json!({"path": "ws/.git/config", "old": "[core]", "new": "[core]\n\tfsmonitor = x"})
+        ),
+        (Action::Ask, "builtin:surface".into())
+    );
+    // Not on the surface: as before.
+    for p in ["ws/src.rs", "ws/.git/HEAD", "ws/envrc"] {
+        assert_eq!(
+            fx.verdict(FileOp::Write, json!({"path": p, "content": "x"})),
+            allow(),
+            "{p}"
+        );
+    }
+    // A planted cordon.toml (or rules file) in a root: cordon's, never the agent's.
+    for p in ["ws/cordon.toml", "ws/sub/cordon.rules.toml"] {
+        assert_eq!(
+            fx.verdict(FileOp::Write, json!({"path": p, "content": "x"})),
+            deny("policy_file"),
+            "{p}"
+        );
+    }
+    // sandbox.git = "protect": the kernel keeps git's configuration read-only; so do the tools.
+    let fx = Fx::with(
+        &format!("[sandbox]\ngit = \"protect\"\n{WS}"),
+        Limits::default(),
+        setup,
+    );
+    for p in [
+        "ws/.git/config",
+        "ws/.git/hooks/x",
+        "ws/sub/.git/config",
+        "ws/ev/config",
+    ] {
+        assert_eq!(
+            fx.verdict(FileOp::Write, json!({"path": p, "content": "x"})),
+            deny("protected"),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        fx.verdict(FileOp::Write, json!({"path": "ws/.envrc", "content": "x"})),
+        (Action::Ask, "builtin:surface".into())
+    );
+}
+
+/// docs/mcp.md: the file tools refuse cordon's own files, reads and listings too.
+#[test]
+fn cordon_own_files_are_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir(base.join("ws")).unwrap();
+    let text = format!("version = 1\n{WS}");
+    std::fs::write(base.join("ws/cordon.toml"), &text).unwrap();
+    std::fs::write(base.join("ws/cordon.rules.toml"), "version = 1\n").unwrap();
+    let mut policy = Policy::parse(&text, "cordon.toml", &base).unwrap();
+    policy.path = Some(base.join("ws/cordon.toml"));
+    let tools = FileTools::new(&policy, Limits::default()).unwrap();
+    for p in ["ws/cordon.toml", "ws/cordon.rules.toml"] {
+        let a = tools.tool(FileOp::Read).assess(&path(p)).unwrap();
+        assert_eq!(
+            (a.verdict.action, a.verdict.rule.to_string()),
+            deny("policy_file"),
+            "{p}"
+        );
+    }
+}

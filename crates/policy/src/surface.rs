@@ -1,0 +1,284 @@
+//! The persistence surface: the files in a writable root that a program of the operator's runs
+//! or takes commands from *after* a run, outside any sandbox. Defined once, here; everything
+//! that guards it derives from it:
+//!
+//! | guard | what it does with the surface |
+//! | --- | --- |
+//! | the kernel profile (`cordon_ossandbox::profile`) | `sandbox.git = "protect"` keeps [`GIT_CONFIG`] of each writable root's `.git` read-only |
+//! | the file tools (`cordon_tools::files`, also behind `cordon hook`'s Write/Edit) | a write, edit or delete of a path [`classify`] names is never allowed by the root's mode alone: it is asked, or denied where the kernel protects it or it is cordon's own |
+//! | the after-run scan (`cordon_ossandbox::planted`) | what appeared or changed of [`GIT_CONFIG`] (in every git directory, bare ones too) and [`TOOL_FILES`] is moved aside and recorded |
+//!
+//! A sandboxed command can write its roots, so any of these files it leaves would run with the
+//! operator's rights at the next `git status`, `cd` (direnv), editor start, `claude -p`,
+//! `cargo build` or `npm install`.
+
+use std::path::{Component, Path};
+
+/// A git directory's configuration surface: what git reads as configuration or runs, relative
+/// to a git directory (`.git`, a bare repository, `modules/NAME`, `worktrees/NAME`), and why
+/// each matters. Everything else in it (objects, refs, logs, index, HEAD, `*_HEAD` files,
+/// rebase and sequencer state, `*.lock` files) is what git writes in normal work.
+pub const GIT_CONFIG: &[(&str, &str)] = &[
+    (
+        "config",
+        "the repository's configuration (core.fsmonitor, core.hooksPath, aliases, filters and pagers run programs)",
+    ),
+    (
+        "config.worktree",
+        "per-worktree configuration, read with the repository's",
+    ),
+    (
+        "commondir",
+        "makes git read config, hooks and refs from another directory",
+    ),
+    ("hooks", "programs git runs on commit, checkout, merge, push"),
+    (
+        "info",
+        "attributes (which filters and diff drivers run), excludes, grafts, sparse-checkout",
+    ),
+    (
+        "modules",
+        "submodules' git directories, each with its own config and hooks",
+    ),
+    (
+        "worktrees",
+        "linked worktrees' git directories (commondir, gitdir, config.worktree)",
+    ),
+    ("branches", "remote definitions git still reads"),
+    ("remotes", "remote definitions git still reads"),
+    (
+        "objects/info/alternates",
+        "other object stores git reads objects from",
+    ),
+    (
+        "objects/info/http-alternates",
+        "other object stores git fetches from",
+    ),
+];
+
+/// Files, relative to any directory of a root, that a tool of the operator's runs or takes
+/// settings from, and why each matters. Every name starts with a dot (the after-run scan
+/// relies on it to skip most entries without a `stat`).
+pub const TOOL_FILES: &[(&str, &str)] = &[
+    (".envrc", "direnv runs it when a shell enters the directory"),
+    (
+        ".vscode/tasks.json",
+        "VS Code runs its tasks (some on opening the folder)",
+    ),
+    (
+        ".vscode/settings.json",
+        "VS Code settings name programs it runs (interpreters, formatters, terminal env)",
+    ),
+    (
+        ".vscode/launch.json",
+        "VS Code runs its launch configurations",
+    ),
+    // Coding agents' project settings: their hooks and MCP servers are commands the host runs
+    // outside any sandbox, cordon's own hook among what they configure.
+    (
+        ".claude/settings.json",
+        "Claude Code runs the hooks it configures (and takes cordon's hook from it)",
+    ),
+    (
+        ".claude/settings.local.json",
+        "Claude Code runs the hooks it configures (and takes cordon's hook from it)",
+    ),
+    (
+        ".mcp.json",
+        "Claude Code starts the MCP servers it names (commands of the file's choosing)",
+    ),
+    (
+        ".gemini/settings.json",
+        "Gemini CLI runs the hooks and MCP servers it configures",
+    ),
+    (
+        ".codex/hooks.json",
+        "Codex runs the hooks it configures (and takes cordon's hook from it)",
+    ),
+    (
+        ".codex/config.toml",
+        "Codex starts the MCP servers and runs the commands it configures",
+    ),
+    (".nvim.lua", "Neovim runs it with 'exrc' set"),
+    (".nvimrc", "Neovim runs it with 'exrc' set"),
+    (".exrc", "Vim and Neovim run it with 'exrc' set"),
+    // Build tools that run programs a configuration names.
+    (
+        ".cargo/config.toml",
+        "cargo runs the programs it names (build.rustc-wrapper, target runners, aliases)",
+    ),
+    (
+        ".cargo/config",
+        "cargo runs the programs it names (build.rustc-wrapper, target runners, aliases)",
+    ),
+    (
+        ".npmrc",
+        "npm runs what it names (script-shell, node-options with --require)",
+    ),
+];
+
+/// cordon's own files by name, wherever they lie in a root: a policy found by discovery and
+/// its remembered rules (used only when pinned in the trust store, but never the agent's to
+/// write). The policy in use, its log and the stores are named by path by the caller.
+pub const CORDON_FILES: &[(&str, &str)] = &[
+    (
+        "cordon.toml",
+        "a cordon policy (discovery takes it from here once trusted)",
+    ),
+    (
+        "cordon.rules.toml",
+        "cordon's remembered rules (used beside a policy once trusted)",
+    ),
+];
+
+/// What part of the surface a path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A `.git` directory, gitdir file or link itself, or a path inside a git directory's
+    /// configuration surface ([`GIT_CONFIG`]).
+    Git,
+    /// One of [`TOOL_FILES`].
+    Tool,
+    /// One of [`CORDON_FILES`].
+    Cordon,
+}
+
+/// A path on the surface: which part, and why it matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    pub kind: Kind,
+    pub why: &'static str,
+}
+
+const GIT_DIR_WHY: &str = "git finds a repository here and runs its config (a gitlink, a shell prompt or a `git status` in this directory is enough)";
+
+/// Whether `rel`, a path below a git directory, is in its configuration surface.
+fn git_config(rel: &[&str]) -> Option<&'static str> {
+    GIT_CONFIG.iter().find_map(|(name, why)| {
+        let parts: Vec<&str> = name.split('/').collect();
+        (rel.len() >= parts.len() && rel[..parts.len()] == parts[..]).then_some(*why)
+    })
+}
+
+/// Where `rel` (a path relative to a writable root, as the file tools resolved it: no `..`)
+/// lies on the surface, if it does. `is_git_dir(prefix)` says whether a directory of the root
+/// (relative to it) is a bare repository (git takes it for one: `HEAD`, `objects/`, `refs/`),
+/// so that `ev/config` of a bare repository `ev` is found too.
+pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
+    let parts: Vec<&str> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_str().unwrap_or("\u{fffd}")),
+            _ => None,
+        })
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    // Inside (or at) a `.git` anywhere: `sub/.git/config` as much as `.git/config`.
+    if let Some(i) = parts.iter().position(|p| *p == ".git") {
+        let below = &parts[i + 1..];
+        if below.is_empty() {
+            return Some(Hit {
+                kind: Kind::Git,
+                why: GIT_DIR_WHY,
+            });
+        }
+        // The rest (objects, refs, index, HEAD) is git's working state: not run by git.
+        return git_config(below).map(|why| Hit {
+            kind: Kind::Git,
+            why,
+        });
+    }
+    // Inside a bare repository of the root.
+    for i in 0..parts.len() {
+        let dir: std::path::PathBuf = parts[..i].iter().collect();
+        if is_git_dir(&dir) {
+            if let Some(why) = git_config(&parts[i..]) {
+                return Some(Hit {
+                    kind: Kind::Git,
+                    why,
+                });
+            }
+        }
+    }
+    let name = parts[parts.len() - 1];
+    if let Some((_, why)) = CORDON_FILES.iter().find(|(n, _)| *n == name) {
+        return Some(Hit {
+            kind: Kind::Cordon,
+            why,
+        });
+    }
+    // A tool file (`.vscode/tasks.json`) or a settings directory itself (`.claude`: deleting
+    // or replacing it is replacing what is inside).
+    for (tool, why) in TOOL_FILES {
+        let t: Vec<&str> = tool.split('/').collect();
+        if parts.len() >= t.len() && parts[parts.len() - t.len()..] == t[..] {
+            return Some(Hit {
+                kind: Kind::Tool,
+                why,
+            });
+        }
+    }
+    None
+}
+
+/// Whether `dir` is a directory git takes for a repository: `HEAD`, and `objects` and `refs`
+/// (each a directory, or a link to one: git follows them, so a link must not hide a repository
+/// from cordon).
+pub fn looks_like_git_dir(dir: &Path) -> bool {
+    let exists = |n: &str| std::fs::symlink_metadata(dir.join(n)).is_ok();
+    exists("HEAD") && exists("objects") && exists("refs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(p: &str) -> Option<Kind> {
+        classify(Path::new(p), &|d| d == Path::new("ev")).map(|h| h.kind)
+    }
+
+    #[test]
+    fn the_surface_is_found_anywhere_in_a_root() {
+        for p in [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            "sub/.git/config",
+            ".git/commondir",
+            ".git/worktrees/w/config.worktree",
+            ".git/modules/m/hooks/post-checkout",
+            ".git/objects/info/alternates",
+            ".git",
+            "ev/config",
+            "ev/hooks/x",
+        ] {
+            assert_eq!(hit(p), Some(Kind::Git), "{p}");
+        }
+        for p in [
+            ".envrc",
+            "a/b/.envrc",
+            ".claude/settings.json",
+            ".gemini/settings.json",
+            ".codex/hooks.json",
+            ".mcp.json",
+            ".cargo/config.toml",
+            ".vscode/tasks.json",
+        ] {
+            assert_eq!(hit(p), Some(Kind::Tool), "{p}");
+        }
+        assert_eq!(hit("cordon.toml"), Some(Kind::Cordon));
+        assert_eq!(hit("x/cordon.rules.toml"), Some(Kind::Cordon));
+        for p in [
+            ".git/objects/ab/cdef",
+            ".git/HEAD",
+            "src/main.rs",
+            "envrc",
+            "README.md",
+            "ev/objects/x",
+            "config",
+        ] {
+            assert_eq!(hit(p), None, "{p}");
+        }
+    }
+}
