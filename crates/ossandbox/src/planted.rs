@@ -41,8 +41,11 @@ use std::time::{Duration, SystemTime};
 
 use crate::profile::GIT_CONFIG_SURFACE;
 
-/// The walk stops after this many directory entries per snapshot (and says so).
-pub const MAX_ENTRIES: usize = 200_000;
+/// The walk stops after this many directory entries per snapshot (and says so; the gate then
+/// fails closed: the root's next run is refused until the operator has looked). Large enough
+/// that no real tree reaches it (a million entries take about 3 s on a loaded 2-core machine),
+/// so that a command cannot hide a plant behind a few hundred thousand names.
+pub const MAX_ENTRIES: usize = 2_000_000;
 /// Files larger than this are compared by metadata only, and not restored.
 const MAX_CONTENT: u64 = 64 * 1024;
 /// An index larger than this is not parsed (its gitlinks are not compared).
@@ -282,6 +285,17 @@ impl Snapshot {
         for root in roots {
             s.root_git_dir(root);
         }
+        // The operator's home, where a root holds it: its dotfiles configure every shell, git
+        // and ssh the operator runs (recorded whatever the walk's limit).
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute())
+            .and_then(|h| std::fs::canonicalize(h).ok());
+        if let Some(home) = home.filter(|h| roots.iter().any(|r| h.starts_with(r))) {
+            for (rel, why) in cordon_policy::surface::HOME_FILES {
+                s.note(home.join(rel), What::ToolFile, why, true);
+            }
+        }
         for root in roots {
             s.walk(root, limit, earlier);
         }
@@ -377,12 +391,10 @@ impl Snapshot {
                 stack.clear();
             }
             self.entries += names.len();
-            let has = |n: &str, dir: bool| names.iter().any(|(x, d)| x == n && *d == dir);
-            if dir != root
-                && has("objects", true)
-                && has("refs", true)
-                && names.iter().any(|(x, _)| x == "HEAD")
-            {
+            // A directory git takes for a repository: `HEAD`, `objects`, `refs`, whatever each
+            // is (git follows a link there: `objects -> elsewhere` is still a repository).
+            let has = |n: &str| names.iter().any(|(x, _)| x == n);
+            if dir != root && has("objects") && has("refs") && has("HEAD") {
                 self.note(
                     dir.clone(),
                     What::BareRepository,
@@ -422,6 +434,16 @@ impl Snapshot {
                 }
                 if let Some((_, why)) = TOOL_FILES.iter().find(|(r, _)| name == *r) {
                     self.note(path.clone(), What::ToolFile, why, true);
+                }
+                // A settings directory that is not a directory (`ln -s cfg .claude`): the tool
+                // follows the link and reads its files from wherever it points, so the link
+                // itself is watched.
+                if !is_dir {
+                    let dir_of =
+                        |r: &&(&str, &str)| r.0.split_once('/').is_some_and(|(d, _)| *name == *d);
+                    if let Some((_, why)) = TOOL_FILES.iter().find(dir_of) {
+                        self.note(path.clone(), What::ToolFile, why, true);
+                    }
                 }
                 if is_dir {
                     stack.push(path);
@@ -1291,5 +1313,34 @@ mod tests {
             std::fs::read(root.join(".envrc.cordon-quarantine")).unwrap(),
             b"earlier"
         );
+    }
+
+    /// Class 3 of issue 21: a settings directory that is a link, a bare repository whose
+    /// `objects` is a link, each appearing during a run, are reported and moved aside.
+    #[test]
+    fn links_do_not_hide_a_settings_directory_or_a_bare_repository() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::create_dir_all(root.join("cfg")).unwrap();
+        std::fs::write(root.join("cfg/settings.json"), "{\"hooks\": {}}").unwrap();
+        std::os::unix::fs::symlink("cfg", root.join(".claude")).unwrap();
+        std::fs::create_dir_all(root.join("store/o")).unwrap();
+        std::fs::create_dir_all(root.join("ev/refs")).unwrap();
+        std::fs::write(root.join("ev/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(root.join("ev/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        std::os::unix::fs::symlink("../store/o", root.join("ev/objects")).unwrap();
+        let after = Snapshot::take(std::slice::from_ref(&root));
+        let found = after.findings_since(&before);
+        let paths: Vec<_> = found.iter().map(|f| (f.path.clone(), f.what)).collect();
+        assert!(
+            paths.contains(&(root.join(".claude"), What::ToolFile)),
+            "{found:#?}"
+        );
+        assert!(
+            paths.contains(&(root.join("ev"), What::BareRepository)),
+            "{found:#?}"
+        );
+        assert!(!root.join(".claude").exists() && !root.join("ev").exists());
     }
 }

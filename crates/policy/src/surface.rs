@@ -117,6 +117,54 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Files relative to the operator's home that configure or run their tools everywhere: when a
+/// writable root holds the home, a command could leave any of them for the operator's next
+/// shell, `git`, `ssh` or agent. (The home itself may be a root: many setups run agents from
+/// it.) [`TOOL_FILES`] apply at the home too (`~/.claude/settings.json`, `~/.cargo/config.toml`).
+pub const HOME_FILES: &[(&str, &str)] = &[
+    (
+        ".gitconfig",
+        "git's global configuration: core.fsmonitor, hooksPath, aliases run in every repository",
+    ),
+    (
+        ".config/git/config",
+        "git's global configuration: core.fsmonitor, hooksPath, aliases run in every repository",
+    ),
+    (
+        ".config/git/attributes",
+        "git's global attributes: which filters and diff drivers run",
+    ),
+    (
+        ".ssh/config",
+        "ssh runs its ProxyCommand and LocalCommand lines",
+    ),
+    (".ssh/rc", "sshd runs it at every login"),
+    (".ssh/authorized_keys", "who may log in as the operator"),
+    (".bashrc", "bash runs it in every interactive shell"),
+    (".bash_profile", "bash runs it in every login shell"),
+    (".bash_login", "bash runs it in every login shell"),
+    (".bash_logout", "bash runs it when a login shell exits"),
+    (".profile", "login shells run it"),
+    (".zshrc", "zsh runs it in every interactive shell"),
+    (".zshenv", "zsh runs it in every shell"),
+    (".zprofile", "zsh runs it in every login shell"),
+    (".config/fish/config.fish", "fish runs it in every shell"),
+    (".inputrc", "readline binds keys to commands with it"),
+    (
+        ".claude.json",
+        "Claude Code's user state: the MCP servers it starts and the projects it trusts",
+    ),
+    (
+        ".gemini/settings.json",
+        "Gemini CLI runs the hooks and MCP servers it configures",
+    ),
+    (
+        ".codex/config.toml",
+        "Codex starts the MCP servers and runs the commands it configures",
+    ),
+    (".codex/hooks.json", "Codex runs the hooks it configures"),
+];
+
 /// cordon's own files by name, wherever they lie in a root: a policy found by discovery and
 /// its remembered rules (used only when pinned in the trust store, but never the agent's to
 /// write). The policy in use, its log and the stores are named by path by the caller.
@@ -131,6 +179,17 @@ pub const CORDON_FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Where `rel`, relative to the operator's home, lies on the home's surface ([`HOME_FILES`]).
+pub fn classify_home(rel: &Path) -> Option<Hit> {
+    HOME_FILES
+        .iter()
+        .find(|(name, _)| rel == Path::new(name))
+        .map(|(_, why)| Hit {
+            kind: Kind::Home,
+            why,
+        })
+}
+
 /// What part of the surface a path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -141,6 +200,8 @@ pub enum Kind {
     Tool,
     /// One of [`CORDON_FILES`].
     Cordon,
+    /// One of [`HOME_FILES`], at the operator's home.
+    Home,
 }
 
 /// A path on the surface: which part, and why it matters.
