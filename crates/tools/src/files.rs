@@ -188,6 +188,8 @@ pub struct FileTools {
     /// `sandbox.git = "protect"`: the kernel keeps git's configuration surface read-only, and
     /// so do the file tools.
     git_protected: bool,
+    /// The operator's home (canonical), whose dotfiles are on the surface where a root holds it.
+    home: Option<std::path::PathBuf>,
 }
 
 /// The file tools over `policy`'s roots, with the default limits.
@@ -208,6 +210,10 @@ impl FileTools {
             limits,
             policy_files,
             git_protected: policy.sandbox.git == cordon_policy::GitDir::Protect,
+            home: std::env::var_os("HOME")
+                .map(std::path::PathBuf::from)
+                .filter(|h| h.is_absolute())
+                .and_then(|h| std::fs::canonicalize(h).ok()),
         }))
     }
 
@@ -472,7 +478,13 @@ impl FileTool {
         let Ok(rel) = real.strip_prefix(dir) else {
             return Ok(verdict);
         };
-        let Some(hit) = classify(rel, &|d| looks_like_git_dir(&dir.join(d))) else {
+        let at_home = self
+            .shared
+            .home
+            .as_deref()
+            .and_then(|h| real.strip_prefix(h).ok())
+            .and_then(cordon_policy::surface::classify_home);
+        let Some(hit) = classify(rel, &|d| looks_like_git_dir(&dir.join(d))).or(at_home) else {
             return Ok(verdict);
         };
         let name = self.op.name();
