@@ -4,6 +4,21 @@
 //! (`by: after-run`), appended by the same writer as the decision, so the chain stays
 //! verifiable. The command's own exit status stands: the warnings and the record are the
 //! signal, and the files are already moved aside.
+//!
+//! The scan must happen even when this cordon does not live to do it (an agent host kills it
+//! at its timeout), and must not be cut short by a command that fills the root with names. So
+//! each run leaves a *marker* beside the audit log (a directory the sandbox never reaches),
+//! locked for as long as the run's cordon lives:
+//!
+//! ```text
+//!  LOGDIR/scans/run-PID-STAMP     roots, start time, state (running | incomplete)
+//! ```
+//!
+//! removed when the scan completed. A later run that finds an unlocked marker (its cordon is
+//! gone) over one of its own roots does the dead run's scan first — everything watched that
+//! changed since that run began (ctime, which a command cannot set back) is moved aside and
+//! recorded — and refuses to run while a scan could not complete (the walk's limit), until the
+//! operator has looked and deleted the marker.
 
 use std::path::{Path, PathBuf};
 
@@ -15,13 +30,21 @@ use crate::clean;
 /// What is watched before the run.
 pub struct Before {
     snapshot: Snapshot,
+    /// This run's marker (held locked), when there is a place for it.
+    marker: Option<Marker>,
     /// The default trust-store places in the roots that do not exist (the existing ones are
     /// kept from the command by the sandbox).
     stores: Vec<MissingPlace>,
 }
 
-/// The watched paths of `roots` before the run.
-pub fn before(roots: &[PathBuf]) -> Before {
+/// The watched paths of `roots` before the run; first the scans of earlier runs over these
+/// roots whose cordon died (see the module's documentation). `Err`: the run must not happen (a
+/// scan that could not complete), with the line that says why and what to do.
+pub fn before(roots: &[PathBuf], log: &Path, session: &str) -> Result<Before, String> {
+    let markers = log.parent().map(|d| d.join("scans"));
+    if let Some(dir) = &markers {
+        recover(dir, roots, log, session)?;
+    }
     let stores = cordon_policy::trust::store_dirs(|n| std::env::var_os(n))
         .iter()
         .flat_map(|place| {
@@ -32,15 +55,214 @@ pub fn before(roots: &[PathBuf]) -> Before {
                 .filter_map(move |r| MissingPlace::watch(r, &place))
         })
         .collect();
-    Before {
+    let marker = match &markers {
+        Some(dir) => Some(Marker::create(dir, roots).map_err(|e| {
+            format!("cannot record the run's after-run scan as pending in {}: {e}; the scan must survive cordon being killed", dir.display())
+        })?),
+        None => None,
+    };
+    Ok(Before {
         snapshot: Snapshot::take(roots),
         stores,
+        marker,
+    })
+}
+
+/// A run's marker: the file, its descriptor (holding the lock) and what it says.
+struct Marker {
+    dir: cordon_fs::safe::Dir,
+    name: PathBuf,
+    _lock: std::fs::File,
+    roots: Vec<PathBuf>,
+    started: std::time::SystemTime,
+}
+
+const MARKER_HEAD: &str = "cordon after-run scan marker v1";
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn marker_text(roots: &[PathBuf], started: std::time::SystemTime, state: &str) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let t = started
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let mut text = format!(
+        "{MARKER_HEAD}\nstarted {} {}\nstate {state}\n",
+        t.as_secs(),
+        t.subsec_nanos()
+    );
+    for r in roots {
+        text.push_str(&format!("root {}\n", hex(r.as_os_str().as_bytes())));
+    }
+    text
+}
+
+/// (started, state, roots) of a marker's text; `None` when it is not one.
+fn parse_marker(text: &str) -> Option<(std::time::SystemTime, String, Vec<PathBuf>)> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut lines = text.lines();
+    if lines.next()? != MARKER_HEAD {
+        return None;
+    }
+    let (mut started, mut state, mut roots) = (None, None, Vec::new());
+    for l in lines {
+        match l.split_once(' ')? {
+            ("started", t) => {
+                let (s, n) = t.split_once(' ')?;
+                started = Some(
+                    std::time::UNIX_EPOCH
+                        + std::time::Duration::new(s.parse().ok()?, n.parse().ok()?),
+                );
+            }
+            ("state", s) => state = Some(s.to_string()),
+            ("root", h) => roots.push(PathBuf::from(std::ffi::OsString::from_vec(unhex(h)?))),
+            _ => return None,
+        }
+    }
+    Some((started?, state?, roots))
+}
+
+fn try_lock(f: &std::fs::File) -> bool {
+    rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
+}
+
+impl Marker {
+    fn create(dir: &Path, roots: &[PathBuf]) -> Result<Marker, String> {
+        let parent = dir.parent().ok_or("no directory")?;
+        let dir = cordon_fs::safe::Dir::anchor(parent)
+            .and_then(|d| d.create_dirs(Path::new("scans"), 0o700))
+            .map_err(|e| e.to_string())?;
+        let started = std::time::SystemTime::now();
+        let stamp = started
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let name = PathBuf::from(format!("run-{}-{stamp:x}", std::process::id()));
+        let text = marker_text(roots, started, "running");
+        let file = dir
+            .create_new(&name, text.as_bytes(), 0o600)
+            .map_err(|e| e.to_string())?;
+        if !try_lock(&file) {
+            return Err("cannot lock it".into());
+        }
+        Ok(Marker {
+            dir,
+            name,
+            _lock: file,
+            roots: roots.to_vec(),
+            started,
+        })
+    }
+
+    /// The scan completed: the marker goes.
+    fn done(&self) {
+        let _ = self.dir.remove(&self.name);
+    }
+
+    /// The scan could not complete: the marker stays, saying so, for the next run to refuse.
+    fn incomplete(&self) {
+        let text = marker_text(&self.roots, self.started, "incomplete");
+        let _ = self.dir.write(&self.name, text.as_bytes(), 0o600);
+    }
+}
+
+/// Whether two roots meet (one holds the other).
+fn meet(a: &Path, b: &Path) -> bool {
+    a.starts_with(b) || b.starts_with(a)
+}
+
+/// The scans of dead runs over `roots` (see the module's documentation).
+fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(), String> {
+    let Ok(d) = cordon_fs::safe::Dir::anchor(dir) else {
+        return Ok(()); // no marker was ever left
+    };
+    let names = d.entries().map_err(|e| e.to_string())?;
+    for (name, _) in names {
+        let rel = PathBuf::from(&name);
+        if !name.to_string_lossy().starts_with("run-") {
+            continue;
+        }
+        let Ok(Some(file)) = d.open_file(&rel) else {
+            continue;
+        };
+        if !try_lock(&file) {
+            continue; // a live run's: its own cordon scans
+        }
+        let shown = dir.join(&rel);
+        let text = d
+            .read(&rel, 1 << 20)
+            .ok()
+            .flatten()
+            .and_then(|b| String::from_utf8(b).ok());
+        let Some((started, state, theirs)) = text.as_deref().and_then(parse_marker) else {
+            return Err(format!(
+                "{} is not a marker cordon wrote; delete it after checking what it is",
+                shown.display()
+            ));
+        };
+        if !theirs.iter().any(|t| roots.iter().any(|r| meet(t, r))) {
+            continue; // another project's: its next run scans it
+        }
+        let list = theirs
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        if state != "incomplete" {
+            // The dead run's scan, now: everything watched that changed since it began.
+            let now = Snapshot::take(&theirs);
+            if !now.truncated {
+                let findings = now.changed_since(started);
+                for f in &findings {
+                    eprintln!(
+                        "cordon: warning: an earlier run's cordon ended before its after-run scan; {}",
+                        clean(&f.message())
+                    );
+                }
+                if !findings.is_empty() {
+                    record(&findings, log, session, "after-run-recovered");
+                }
+                let _ = d.remove(&rel);
+                continue;
+            }
+        }
+        return Err(format!(
+            "the after-run scan of {} could not complete (more than {} entries, or cordon was killed and the scan cannot finish now): files there that make your tools run code (.git/config, hooks, .envrc, agent settings, …) were not checked; look through them, then delete {} to run there again",
+            clean(&list),
+            cordon_ossandbox::planted::MAX_ENTRIES,
+            clean(&shown.display().to_string())
+        ));
+    }
+    Ok(())
+}
+
+fn record(findings: &[Finding], log: &Path, session: &str, request: &str) {
+    let record = Record::after_run(
+        "shell",
+        request,
+        &findings.iter().map(entry).collect::<Vec<_>>(),
+    );
+    let written = AuditLog::open(log).and_then(|l| l.with_session(session).append(&record));
+    if let Err(e) = written {
+        eprintln!(
+            "cordon: warning: what the run left could not be recorded in the audit log: {}",
+            clean(&e.to_string())
+        );
     }
 }
 
 /// Compares with `before`, moves aside what appeared or changed, warns and records.
 pub fn report(before: &Before, roots: &[PathBuf], log: &Path, session: &str, request: &str) {
     let stores = before.stores.iter().filter_map(MissingPlace::check);
+    let marker = &before.marker;
     let before = &before.snapshot;
     let after = Snapshot::take_with(roots, cordon_ossandbox::planted::MAX_ENTRIES, Some(before));
     for (s, when) in [(before, "before"), (&after, "after")] {
@@ -54,23 +276,20 @@ pub fn report(before: &Before, roots: &[PathBuf], log: &Path, session: &str, req
     }
     let mut findings = after.findings_since(before);
     findings.extend(stores);
-    if findings.is_empty() {
-        return;
-    }
     for f in &findings {
         eprintln!("cordon: warning: {}", clean(&f.message()));
     }
-    let record = Record::after_run(
-        "shell",
-        request,
-        &findings.iter().map(entry).collect::<Vec<_>>(),
-    );
-    let written = AuditLog::open(log).and_then(|l| l.with_session(session).append(&record));
-    if let Err(e) = written {
-        eprintln!(
-            "cordon: warning: what the run left could not be recorded in the audit log: {}",
-            clean(&e.to_string())
-        );
+    if !findings.is_empty() {
+        record(&findings, log, session, request);
+    }
+    // Fail closed on a scan that could not look everywhere: the next run there is refused
+    // until the operator has looked.
+    if let Some(m) = &marker {
+        if before.truncated || after.truncated {
+            m.incomplete();
+        } else {
+            m.done();
+        }
     }
 }
 

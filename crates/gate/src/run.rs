@@ -53,7 +53,8 @@ impl Gate {
         // What the run leaves that the operator's tools run (a `.git` config, `.envrc`, …) is
         // found by comparing with this, moved aside, warned about and recorded after the run.
         let roots = writable_roots(&self.policy);
-        let before = after_run::before(&roots);
+        let before = after_run::before(&roots, &self.audit_path, &self.audit_session)
+            .map_err(Error::failure)?;
         tracing::debug!(request = %call.request.id, argv = ?run.argv, "run");
         let result = if self.policy.sandbox.network == cordon_policy::Network::Proxy {
             // The command reaches nothing but cordon's proxy, which decides and records each

@@ -71,8 +71,21 @@ impl PrivateTmp {
 
 impl Drop for PrivateTmp {
     fn drop(&mut self) {
-        // remove_dir_all does not follow symlinks the command left inside.
-        let _ = std::fs::remove_dir_all(&self.path);
+        remove(&self.path);
+    }
+}
+
+/// Removes a private TMPDIR through [`cordon_fs::safe`]: never following a link the command
+/// left inside, and opening up (0700, through a descriptor of that very directory) what it
+/// left unreadable or unsearchable (`chmod 000 dir`), which `remove_dir_all` gives up on.
+fn remove(path: &Path) {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    if let Err(e) =
+        cordon_fs::safe::Dir::anchor(parent).and_then(|d| d.remove_tree(Path::new(name)))
+    {
+        tracing::warn!(dir = %path.display(), error = %e, "private TMPDIR not removed");
     }
 }
 
@@ -114,7 +127,7 @@ fn sweep_private_tmps(base: &Path) {
             )
         } == 0
         {
-            let _ = std::fs::remove_dir_all(&path);
+            remove(&path);
         }
     }
 }

@@ -546,6 +546,38 @@ impl Snapshot {
         self.gitlinks.insert(index, links);
     }
 
+    /// What appeared or changed at or after `since` (by ctime, which a command cannot set
+    /// back), each moved aside: the scan of a run whose cordon died before its own scan (killed
+    /// by an agent host's timeout), done by the next run without the "before" snapshot.
+    /// Directories are not reported by their ctime (git changes it in normal work); what is
+    /// watched inside them is. Nothing can be restored: there is no earlier content.
+    pub fn changed_since(&self, since: SystemTime) -> Vec<Finding> {
+        let secs = since
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let mut out: Vec<Finding> = Vec::new();
+        for (path, now) in &self.seen {
+            // id: (kind, dev, ino, size, mtime, mtime_nsec, ctime, ctime_nsec, mode)
+            if now.id.0 == DIR || now.id.6 < secs {
+                continue;
+            }
+            if now.what == What::TodoList && !runs_commands(now) {
+                continue;
+            }
+            out.push(Finding {
+                path: path.clone(),
+                what: now.what,
+                change: Change::Changed,
+                why: now.why.to_string(),
+                handling: Handling::Reported(String::new()),
+            });
+        }
+        for f in &mut out {
+            f.handling = quarantine(&f.path, None);
+        }
+        out
+    }
+
     /// What appeared or changed since `before`, each quarantined where that is safe.
     pub fn findings_since(&self, before: &Snapshot) -> Vec<Finding> {
         let mut out: Vec<Finding> = Vec::new();

@@ -1,0 +1,242 @@
+//! Issue 21, classes 3, 4 and 6, end to end (the real `cordon` binary on the real kernel and
+//! bwrap): the after-run scan cannot be walked around or skipped.
+//!
+//! * A settings directory that is a link (`ln -s cfg .claude`) and a bare repository whose
+//!   `objects` is a link are reported and moved aside (class 3).
+//! * A cordon killed with SIGKILL while its command runs (an agent host's timeout) does not
+//!   skip the scan: the next run does it first and moves the plant aside (class 4).
+//! * A private TMPDIR left with a mode-000 directory by the command is gone after the run
+//!   (class 6).
+//!
+//! Each case runs as root and as the unprivileged `cordon-test` user, on Landlock and on bwrap.
+
+#![cfg(target_os = "linux")]
+
+use cordon_e2e::{cordon_beside, describe, is_root, test_user, BinDir};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    Root,
+    User,
+}
+
+fn cordon() -> &'static Path {
+    static BIN: OnceLock<(BinDir, PathBuf)> = OnceLock::new();
+    &BIN.get_or_init(|| {
+        let dir = BinDir::new("scan-bin");
+        let src = cordon_beside(Path::new(env!("CARGO_BIN_EXE_cordon-attack")));
+        let p = dir.copy(&src, "cordon", 0o755);
+        (dir, p)
+    })
+    .1
+}
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+    ids: Option<(u32, u32)>,
+    backend: &'static str,
+}
+
+fn chown_tree(p: &Path, uid: u32, gid: u32) {
+    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
+    if fs::symlink_metadata(p).unwrap().is_dir() {
+        for e in fs::read_dir(p).unwrap() {
+            chown_tree(&e.unwrap().path(), uid, gid);
+        }
+    }
+}
+
+impl Fixture {
+    fn new(mode: Mode, backend: &'static str) -> Fixture {
+        assert!(is_root(), "run the escape suite as root (CI does)");
+        let ids = match mode {
+            Mode::Root => None,
+            Mode::User => Some(test_user()),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix("cordon-e2e-scan-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let root = tmp.path().to_path_buf();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+        for d in ["ws", "policies", "state", "home", "tmp"] {
+            fs::create_dir(root.join(d)).unwrap();
+        }
+        fs::write(
+            root.join("policies/cordon.toml"),
+            format!(
+                "version = 1\n\
+                 [sandbox]\nbackend = \"{backend}\"\nrequire_os_sandbox = true\nnetwork = \"deny\"\n\
+                 [sandbox.paths.workspace]\nroot = \"../ws\"\nmode = \"rw\"\n\
+                 [shell]\ndefault = \"allow\"\n\
+                 [approval]\naudit_log = \"../state/audit.jsonl\"\n"
+            ),
+        )
+        .unwrap();
+        if let Some((uid, gid)) = ids {
+            for d in ["ws", "state", "home", "tmp"] {
+                chown_tree(&root.join(d), uid, gid);
+            }
+        }
+        Fixture {
+            ws: root.join("ws"),
+            root,
+            _tmp: tmp,
+            ids,
+            backend,
+        }
+    }
+
+    fn exec_cmd(&self, script: &str) -> Command {
+        let mut c = Command::new(cordon());
+        c.arg("exec")
+            .arg("--policy")
+            .arg(self.root.join("policies/cordon.toml"))
+            .arg("--approve-all")
+            .args(["--", "/bin/sh", "-c", script])
+            .current_dir(&self.ws)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", self.root.join("home"))
+            .env("LANG", "C.UTF-8")
+            .env("TMPDIR", self.root.join("tmp"))
+            .stdin(Stdio::null());
+        if let Some((uid, gid)) = self.ids {
+            c.uid(uid).gid(gid);
+        }
+        c
+    }
+
+    fn exec(&self, script: &str) -> Output {
+        self.exec_cmd(script).output().unwrap()
+    }
+
+    fn what(&self) -> String {
+        format!("[{:?} {}]", self.ids.map(|_| "user"), self.backend)
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn each(f: fn(&Fixture)) {
+    for mode in [Mode::Root, Mode::User] {
+        for backend in ["landlock", "bwrap"] {
+            f(&Fixture::new(mode, backend));
+        }
+    }
+}
+
+/// Class 3: links do not hide a settings directory or a bare repository from the scan.
+#[test]
+fn links_do_not_hide_plants_from_the_scan() {
+    each(|fx| {
+        let out = fx.exec(
+            "mkdir cfg && echo '{\"hooks\":{}}' > cfg/settings.json && ln -s cfg .claude && \
+             mkdir -p store/o ev/refs && echo 'ref: refs/heads/main' > ev/HEAD && \
+             printf '[core]\\n\\tfsmonitor = \"touch /tmp/x\"\\n' > ev/config && ln -s ../store/o ev/objects",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in [".claude", "ev"] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {}", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert!(
+                fs::symlink_metadata(&p).is_err(),
+                "{} {name} still in place",
+                fx.what()
+            );
+        }
+    });
+}
+
+/// Class 4: cordon is killed while its command has planted `sub/.envrc`; the next run does the
+/// dead run's scan before its own and moves the plant aside.
+#[test]
+fn a_killed_cordon_does_not_skip_the_scan() {
+    each(|fx| {
+        let mut child = fx
+            .exec_cmd("mkdir -p sub && echo 'echo pwned' > sub/.envrc && exec sleep 300")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let plant = fx.ws.join("sub/.envrc");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !plant.exists() {
+            assert!(
+                Instant::now() < deadline,
+                "{} the plant never appeared",
+                fx.what()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            err.contains("ended before its after-run scan") && err.contains("sub/.envrc"),
+            "{} the killed run's plant was not reported: {err}",
+            fx.what()
+        );
+        assert!(!plant.exists(), "{} sub/.envrc still in place", fx.what());
+        assert!(fx.ws.join("sub/.envrc.cordon-quarantine").exists());
+        // Reported once: the run after that finds nothing more.
+        let out = fx.exec("true");
+        assert!(
+            !stderr(&out).contains("warning"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+    });
+}
+
+/// Class 6: a mode-000 directory in the private TMPDIR does not outlive the run.
+#[test]
+fn a_locked_directory_in_the_private_tmpdir_is_swept() {
+    each(|fx| {
+        let out = fx.exec("mkdir -p \"$TMPDIR/keep/inner\" && touch \"$TMPDIR/keep/inner/f\" && chmod 000 \"$TMPDIR/keep/inner\" \"$TMPDIR/keep\"");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let left: Vec<_> = fs::read_dir(fx.root.join("tmp"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "{} left in TMPDIR: {left:?}", fx.what());
+    });
+}
