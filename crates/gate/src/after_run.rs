@@ -312,3 +312,39 @@ fn entry(f: &Finding) -> AfterRunFinding {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scan cut short by the walk's limit fails closed: the next run over the root is refused
+    /// until the operator deletes the marker; a run elsewhere is not.
+    #[test]
+    fn a_scan_that_could_not_finish_refuses_the_next_run_there() {
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().canonicalize().unwrap();
+        for p in ["ws", "other", "state"] {
+            std::fs::create_dir(base.join(p)).unwrap();
+        }
+        let log = base.join("state/audit.jsonl");
+        let roots = vec![base.join("ws")];
+        let mut b = before(&roots, &log, "s").unwrap();
+        b.snapshot.truncated = true;
+        report(&b, &roots, &log, "s", "r1");
+        drop(b);
+        let err = before(&roots, &log, "s").err().expect("refused");
+        assert!(err.contains("could not complete"), "{err}");
+        assert!(err.contains("state/scans/run-"), "{err}");
+        // A nested root meets it too; another project does not.
+        assert!(before(&[base.join("ws/sub")], &log, "s").is_err());
+        assert!(before(&[base.join("other")], &log, "s").is_ok());
+        // The operator looked and deleted the marker: runs again.
+        for e in std::fs::read_dir(base.join("state/scans")).unwrap() {
+            std::fs::remove_file(e.unwrap().path()).unwrap();
+        }
+        let b = before(&roots, &log, "s").unwrap();
+        report(&b, &roots, &log, "s", "r2");
+        drop(b);
+        assert_eq!(std::fs::read_dir(base.join("state/scans")).unwrap().count(), 0);
+    }
+}
