@@ -13,7 +13,6 @@
 //! ([`cordon_policy::trust`]) and a session file that does not match its pin is refused.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -143,6 +142,7 @@ impl Session {
             .create(true)
             .truncate(false)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(real.join(format!("{name}.lock")))
             .map_err(|e| format!("session `{name}`: cannot open its lock: {e}"))?;
         // Said only after a second: a brief wait (another decision of this same process, a
@@ -285,13 +285,6 @@ impl Session {
             "grants": grants,
             "doom": {"last": self.doom.0, "count": self.doom.1},
         });
-        let err = |e: std::io::Error| {
-            format!(
-                "session `{}`: cannot save {}: {e}",
-                self.name,
-                self.path.display()
-            )
-        };
         let dir = self.path.parent().unwrap_or(Path::new("/"));
         let text = format!("{v}\n");
         // Pinned first: a crash between the two leaves a file that is refused, never one that
@@ -302,11 +295,11 @@ impl Session {
                 text: text.clone(),
             })
             .map_err(|e| format!("session `{}`: cannot pin its grants: {e}", self.name))?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-        tmp.write_all(text.as_bytes()).map_err(err)?;
-        tmp.as_file().sync_all().map_err(err)?;
-        tmp.persist(&self.path).map_err(|e| err(e.error))?;
-        File::open(dir).and_then(|d| d.sync_all()).map_err(err)?;
+        // Through fs::safe: atomic, and a link planted at the name is refused by name.
+        let name = self.path.file_name().unwrap_or_default();
+        cordon_fs::safe::Dir::anchor(dir)
+            .and_then(|d| d.write(Path::new(name), text.as_bytes(), 0o600))
+            .map_err(|e| format!("session `{}`: cannot save: {e}", self.name))?;
         Ok(())
     }
 }
