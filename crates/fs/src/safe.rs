@@ -144,6 +144,23 @@ impl Dir {
         })
     }
 
+    /// A directory the caller trusts the way to, but not the directory itself: a link at its
+    /// last component is refused (a store's own directory, which cordon created).
+    pub fn anchor_nofollow(path: &Path) -> Result<Dir> {
+        let fd = rustix::fs::open(path, DIR_FLAGS, Mode::empty()).map_err(|e| match e {
+            Errno::LOOP => SafeError::Link(path.to_path_buf()),
+            Errno::NOTDIR => match std::fs::symlink_metadata(path) {
+                Ok(m) if m.file_type().is_symlink() => SafeError::Link(path.to_path_buf()),
+                _ => SafeError::NotDir(path.to_path_buf()),
+            },
+            e => io_err(path, e),
+        })?;
+        Ok(Dir {
+            fd,
+            path: path.to_path_buf(),
+        })
+    }
+
     /// An absolute path opened from `/` without following a link at any component: for a
     /// directory inside a writable root, where no component can be trusted (the roots
     /// themselves are canonical).

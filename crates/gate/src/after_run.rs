@@ -345,6 +345,9 @@ mod tests {
         let b = before(&roots, &log, "s").unwrap();
         report(&b, &roots, &log, "s", "r2");
         drop(b);
-        assert_eq!(std::fs::read_dir(base.join("state/scans")).unwrap().count(), 0);
+        assert_eq!(
+            std::fs::read_dir(base.join("state/scans")).unwrap().count(),
+            0
+        );
     }
 }

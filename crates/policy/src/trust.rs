@@ -23,11 +23,11 @@
 //! itself, `O_NONBLOCK`, regular files only and at most [`MAX_FILE_SIZE`], so that neither a
 //! link nor a FIFO nor a device planted under the name can redirect or hang a run.
 
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::OsString;
 use std::fmt;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
@@ -441,7 +441,8 @@ impl TrustStore {
             .open(true)?
             .ok_or("the trust store could not be created")?;
         let text = entry_text(&file.path, &file.text)?;
-        write_atomically(&dir, &self.describe(), &key(&file.path), text.as_bytes())?;
+        dir.write(Path::new(&key(&file.path)), text.as_bytes(), 0o600)
+            .map_err(|e| format!("trust store {}: {e}", self.describe()))?;
         Ok(before.filter(|b| *b != file.sha256()))
     }
 
@@ -450,19 +451,9 @@ impl TrustStore {
         let Some(dir) = self.open(false)? else {
             return Ok(false);
         };
-        let name = c_name(OsStr::new(&key(path)))?;
-        // SAFETY: a valid directory descriptor and a NUL-terminated single name; unlinkat
-        // removes the name itself, never what a symlink points to.
-        if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) } != 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::NotFound {
-                return Ok(false);
-            }
-            return Err(format!("trust store {}: {e}", self.describe()));
-        }
-        dir.sync_all()
-            .map_err(|e| format!("trust store {}: {e}", self.describe()))?;
-        Ok(true)
+        // The name itself goes, never what a link there points to.
+        dir.remove(Path::new(&key(path)))
+            .map_err(|e| format!("trust store {}: {e}", self.describe()))
     }
 
     /// Creates the store's directories when missing (mode 0700), so that a sandbox can keep an
@@ -485,23 +476,15 @@ impl TrustStore {
         };
         let name = key(path);
         let bad = |why: String| format!("trust store entry {}/{name}: {why}", self.describe());
-        let file = match open_at(
-            &dir,
-            OsStr::new(&name),
-            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY,
-            0,
-        ) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+        let file = match dir.open_file(Path::new(&name)) {
+            Ok(Some(f)) => f,
+            Ok(None) => return Ok(None),
+            Err(cordon_fs::safe::SafeError::Link(_)) => {
                 return Err(bad("it is a symlink, which cordon never writes".into()))
             }
             Err(e) => return Err(bad(e.to_string())),
         };
         let meta = file.metadata().map_err(|e| bad(e.to_string()))?;
-        if !meta.is_file() {
-            return Err(bad("not a regular file".into()));
-        }
         owner_and_mode(&meta).map_err(bad)?;
         let text = read_bounded(&file, MAX_ENTRY_SIZE).map_err(bad)?;
         let entry: Entry = toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
@@ -523,8 +506,9 @@ impl TrustStore {
 
     /// Opens `trusted/` (creating the directories when `create`), checking each directory of
     /// the store: no symlink, the caller's (or root's), not writable by others. `None` when it
-    /// does not exist and `create` is false.
-    fn open(&self, create: bool) -> Result<Option<File>, String> {
+    /// does not exist and `create` is false. Everything below goes through [`cordon_fs::safe`].
+    fn open(&self, create: bool) -> Result<Option<cordon_fs::safe::Dir>, String> {
+        use cordon_fs::safe::{Dir, SafeError};
         let Some(base) = &self.dir else {
             return Err(
                 "there is no trust store: neither XDG_CONFIG_HOME nor HOME is an absolute path"
@@ -532,6 +516,12 @@ impl TrustStore {
             );
         };
         let err = |at: &Path, why: String| format!("trust store {}: {why}", at.display());
+        let not_a_dir = |e: SafeError| match e {
+            SafeError::Link(_) | SafeError::NotDir(_) => {
+                "not a directory (a symlink there is never followed)".to_string()
+            }
+            e => e.to_string(),
+        };
         owned_by_caller(base).map_err(|e| err(base, e))?;
         if create {
             std::fs::DirBuilder::new()
@@ -540,21 +530,16 @@ impl TrustStore {
                 .create(base.join("trusted"))
                 .map_err(|e| err(base, format!("cannot create it: {e}")))?;
         }
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
-        let base_fd = match OpenOptions::new()
-            .read(true)
-            .custom_flags(flags | libc::O_CLOEXEC)
-            .open(base)
-        {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        let base_dir = match Dir::anchor_nofollow(base) {
+            Ok(d) => d,
+            Err(e) if e.is_not_found() => return Ok(None),
             Err(e) => return Err(err(base, not_a_dir(e))),
         };
-        dir_ok(&base_fd).map_err(|e| err(base, e))?;
+        dir_ok(&base_dir).map_err(|e| err(base, e))?;
         let trusted = base.join("trusted");
-        let dir = match open_at(&base_fd, OsStr::new("trusted"), flags, 0) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        let dir = match base_dir.dir(Path::new("trusted")) {
+            Ok(d) => d,
+            Err(e) if e.is_not_found() => return Ok(None),
             Err(e) => return Err(err(&trusted, not_a_dir(e))),
         };
         dir_ok(&dir).map_err(|e| err(&trusted, e))?;
@@ -562,35 +547,32 @@ impl TrustStore {
     }
 }
 
-fn not_a_dir(e: std::io::Error) -> String {
-    match e.raw_os_error() {
-        Some(libc::ELOOP) | Some(libc::ENOTDIR) => {
-            "not a directory (a symlink there is never followed)".into()
-        }
-        _ => e.to_string(),
-    }
-}
-
-fn dir_ok(dir: &File) -> Result<(), String> {
-    let meta = dir.metadata().map_err(|e| e.to_string())?;
-    owner_and_mode(&meta)
+fn dir_ok(dir: &cordon_fs::safe::Dir) -> Result<(), String> {
+    let st = dir.stat().map_err(|e| e.to_string())?;
+    // st_mode is u16 on macOS.
+    #[allow(clippy::unnecessary_cast)]
+    let mode = st.st_mode as u32;
+    owner_mode(st.st_uid, mode)
 }
 
 /// A store directory or entry must belong to the caller (or root) and not be writable by
 /// group or others: anyone else who can write it can trust files in the caller's name.
 fn owner_and_mode(meta: &std::fs::Metadata) -> Result<(), String> {
+    owner_mode(meta.uid(), meta.mode())
+}
+
+fn owner_mode(uid: u32, mode: u32) -> Result<(), String> {
     // SAFETY: geteuid cannot fail.
     let euid = unsafe { libc::geteuid() };
-    if meta.uid() != euid && meta.uid() != 0 {
+    if uid != euid && uid != 0 {
         return Err(format!(
-            "it belongs to uid {}, not to uid {euid} running cordon (is HOME another user's, as with sudo -E?)",
-            meta.uid()
+            "it belongs to uid {uid}, not to uid {euid} running cordon (is HOME another user's, as with sudo -E?)"
         ));
     }
-    if meta.mode() & 0o022 != 0 {
+    if mode & 0o022 != 0 {
         return Err(format!(
             "group or others may write it (mode {:o}); make it 0700 (a directory) or 0600",
-            meta.mode() & 0o7777
+            mode & 0o7777
         ));
     }
     Ok(())
@@ -660,71 +642,6 @@ fn toml_string(s: &str) -> String {
     out
 }
 
-fn c_name(name: &OsStr) -> Result<CString, String> {
-    if name.is_empty() || name.as_bytes().contains(&b'/') {
-        return Err("not a single file name".into());
-    }
-    CString::new(name.as_bytes()).map_err(|_| "a NUL in a file name".into())
-}
-
-fn open_at(dir: &File, name: &OsStr, flags: i32, mode: u32) -> std::io::Result<File> {
-    let name = c_name(name).map_err(std::io::Error::other)?;
-    // SAFETY: a valid directory descriptor, a NUL-terminated single name; the returned
-    // descriptor is owned by the File.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            flags | libc::O_CLOEXEC,
-            mode as libc::c_uint,
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: fd is a fresh descriptor we own.
-    Ok(unsafe { File::from_raw_fd(fd) })
-}
-
-/// Replaces `name` in `dir` with `bytes`: a new temporary file (0600, created exclusively,
-/// never through a link), synced, renamed over the name, and the directory synced.
-fn write_atomically(dir: &File, shown: &str, name: &str, bytes: &[u8]) -> Result<(), String> {
-    let err = |e: std::io::Error| format!("trust store {shown}: cannot write {name}: {e}");
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let tmp = format!(".{name}.{}.{stamp:x}.tmp", std::process::id());
-    let mut file = open_at(
-        dir,
-        OsStr::new(&tmp),
-        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
-        0o600,
-    )
-    .map_err(err)?;
-    let unlink_tmp = || {
-        if let Ok(c) = c_name(OsStr::new(&tmp)) {
-            // SAFETY: as in `untrust`.
-            unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) };
-        }
-    };
-    if let Err(e) = file.write_all(bytes).and_then(|()| file.sync_all()) {
-        unlink_tmp();
-        return Err(err(e));
-    }
-    drop(file);
-    let (from, to) = (c_name(OsStr::new(&tmp))?, c_name(OsStr::new(name))?);
-    // SAFETY: a valid directory descriptor and NUL-terminated names; renameat replaces the
-    // name `to` itself, whatever it is, and never follows a symlink there.
-    let r = unsafe { libc::renameat(dir.as_raw_fd(), from.as_ptr(), dir.as_raw_fd(), to.as_ptr()) };
-    if r != 0 {
-        let e = std::io::Error::last_os_error();
-        unlink_tmp();
-        return Err(err(e));
-    }
-    dir.sync_all().map_err(err)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -777,16 +694,28 @@ mod tests {
         std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o622)).unwrap();
         let err = store.check(&a, Pinned::Policy).unwrap_err().to_string();
         assert!(err.contains("group or others may write"), "{err}");
-        // A link as the entry: refused, never followed; trusting again replaces the link.
+        // A link as the entry: refused, never followed; trusting again refuses it by name too
+        // (issue 21: cordon's writes refuse a planted link rather than replace it unseen), and
+        // works once the link is gone.
         std::fs::remove_file(&entry).unwrap();
         let victim = d.path().join("victim");
         std::fs::write(&victim, "untouched").unwrap();
         std::os::unix::fs::symlink(&victim, &entry).unwrap();
         let err = store.check(&a, Pinned::Policy).unwrap_err().to_string();
         assert!(err.contains("symlink"), "{err}");
+        let err = store.trust(&a).unwrap_err();
+        assert!(
+            err.contains(&entry.display().to_string()) && err.contains("symbolic link"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+        assert!(
+            store.untrust(&a.path).unwrap(),
+            "the link itself is removed"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
         store.trust(&a).unwrap();
         store.check(&a, Pinned::Policy).unwrap();
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
         // A link as the store's directory: refused.
         std::fs::remove_file(&entry).unwrap();
         std::fs::rename(d.path().join("cordon"), d.path().join("real")).unwrap();
@@ -799,7 +728,7 @@ mod tests {
     fn special_files_are_refused_without_blocking() {
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("cordon.toml");
-        let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
         // SAFETY: a NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
         for follow in [Follow::Never, Follow::Links] {
