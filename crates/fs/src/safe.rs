@@ -25,7 +25,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, ResolveFlags, Stat};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Stat};
 use rustix::io::Errno;
 
 /// Why a link-safe operation did not happen. Each names the path it is about.
@@ -120,6 +120,11 @@ fn kind_of(st: &Stat) -> &'static str {
     }
 }
 
+thread_local! {
+    /// Tests: take the `O_NOFOLLOW` walk, as on a kernel without openat2.
+    static WALK_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 const DIR_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::DIRECTORY)
     .union(OFlags::NOFOLLOW)
@@ -193,12 +198,17 @@ impl Dir {
     fn open_beneath(&self, rel: &Path, flags: OFlags, mode: Mode) -> Result<OwnedFd> {
         let parts = names(rel)?;
         let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let how = ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
-        let rel: PathBuf = parts.iter().collect();
-        match rustix::fs::openat2(&self.fd, &rel, flags, mode, how) {
-            Ok(fd) => return Ok(fd),
-            Err(Errno::NOSYS | Errno::PERM | Errno::INVAL) => {}
-            Err(e) => return Err(self.diagnose(&parts, e)),
+        #[cfg(target_os = "linux")]
+        if !WALK_ONLY.with(std::cell::Cell::get) {
+            use rustix::fs::ResolveFlags;
+            let how =
+                ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+            let rel: PathBuf = parts.iter().collect();
+            match rustix::fs::openat2(&self.fd, &rel, flags, mode, how) {
+                Ok(fd) => return Ok(fd),
+                Err(Errno::NOSYS | Errno::PERM | Errno::INVAL) => {}
+                Err(e) => return Err(self.diagnose(&parts, e)),
+            }
         }
         // The walk: every directory on the way opened O_NOFOLLOW from the one before.
         let (last, dirs) = parts.split_last().expect("names() is never empty");
@@ -582,9 +592,17 @@ mod tests {
         ));
     }
 
-    /// A link at each component of the path: refused, named, and its target untouched.
+    /// A link at each component of the path: refused, named, and its target untouched — with
+    /// openat2 and with the walk kernels without it take.
     #[test]
     fn a_link_at_any_component_is_refused_and_named() {
+        for walk in [false, true] {
+            WALK_ONLY.with(|w| w.set(walk));
+            links_at_each_component();
+        }
+    }
+
+    fn links_at_each_component() {
         for at in 0..3 {
             let (t, d) = tree();
             let outside = tempfile::tempdir().unwrap();
