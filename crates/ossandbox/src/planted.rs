@@ -763,7 +763,10 @@ fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Handling::Reported("could not move it aside: no parent directory".into());
     };
-    let dir = match open_dir_nofollow(parent) {
+    // Through fs::safe: the directory opened from `/` one component at a time without
+    // following a link, so a process of the run that outlived it cannot turn a directory on
+    // the way into a link that sends cordon (perhaps root) renaming or writing elsewhere.
+    let dir = match cordon_fs::safe::Dir::open_absolute(parent) {
         Ok(d) => d,
         Err(e) => return Handling::Reported(format!("could not move it aside: {e}")),
     };
@@ -779,7 +782,7 @@ fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
         if n > 0 {
             aside.push(format!("-{stamp:x}-{n}"));
         }
-        match rename_noreplace(&dir, name, &aside) {
+        match dir.rename_noreplace(Path::new(name), Path::new(&aside)) {
             Ok(()) => {
                 to = Some(parent.join(aside));
                 break;
@@ -810,30 +813,15 @@ fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
 /// away, and anyone else created it as themselves) and mode, which the umask would have
 /// narrowed; set-id bits are not restored.
 fn restore(
-    dir: &std::os::fd::OwnedFd,
+    dir: &cordon_fs::safe::Dir,
     name: &std::ffi::OsStr,
     content: &[u8],
     was: &Seen,
 ) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::fd::{AsRawFd, FromRawFd};
     use std::os::unix::fs::PermissionsExt;
-    let c_name = std::ffi::CString::new(name.as_bytes())?;
-    // SAFETY: a valid directory fd and C string; the returned fd is owned below.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            c_name.as_ptr(),
-            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            0o600 as libc::c_uint,
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: fd was just opened and is owned by nothing else.
-    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
-    f.write_all(content)?;
+    let f = dir
+        .create_new(Path::new(name), content, 0o600)
+        .map_err(std::io::Error::other)?;
     if running_as_root() {
         std::os::unix::fs::fchown(&f, Some(was.owner.0), Some(was.owner.1))?;
     }
@@ -843,82 +831,6 @@ fn restore(
 fn running_as_root() -> bool {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() == 0 }
-}
-
-/// `dir` (absolute) opened as a directory, each component with `O_NOFOLLOW`.
-fn open_dir_nofollow(dir: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    let open = |at: libc::c_int, name: &[u8]| -> std::io::Result<OwnedFd> {
-        let c = std::ffi::CString::new(name)?;
-        // SAFETY: a valid directory fd (or AT_FDCWD) and C string; the fd is owned below.
-        let fd = unsafe { libc::openat(at, c.as_ptr(), flags) };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: fd was just opened and is owned by nothing else.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-    };
-    if !dir.is_absolute() {
-        return Err(std::io::ErrorKind::InvalidInput.into());
-    }
-    let mut cur = open(libc::AT_FDCWD, b"/")?;
-    for c in dir.components().skip(1) {
-        cur = open(cur.as_raw_fd(), c.as_os_str().as_bytes())?;
-    }
-    Ok(cur)
-}
-
-#[cfg(target_os = "linux")]
-fn rename_noreplace(
-    dir: &std::os::fd::OwnedFd,
-    from: &std::ffi::OsStr,
-    to: &std::ffi::OsStr,
-) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let from = std::ffi::CString::new(from.as_bytes())?;
-    let to = std::ffi::CString::new(to.as_bytes())?;
-    // SAFETY: a valid directory fd and two valid C strings; renameat2 reads them only.
-    let r = unsafe {
-        libc::renameat2(
-            dir.as_raw_fd(),
-            from.as_ptr(),
-            dir.as_raw_fd(),
-            to.as_ptr(),
-            libc::RENAME_NOREPLACE,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn rename_noreplace(
-    dir: &std::os::fd::OwnedFd,
-    from: &std::ffi::OsStr,
-    to: &std::ffi::OsStr,
-) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let from = std::ffi::CString::new(from.as_bytes())?;
-    let to = std::ffi::CString::new(to.as_bytes())?;
-    // SAFETY: a valid directory fd and two valid C strings; renameatx_np reads them only.
-    let r = unsafe {
-        libc::renameatx_np(
-            dir.as_raw_fd(),
-            from.as_ptr(),
-            dir.as_raw_fd(),
-            to.as_ptr(),
-            libc::RENAME_EXCL,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
 }
 
 /// The paths of the gitlinks (mode 160000 entries) in a git index file, versions 2, 3 and 4
