@@ -240,3 +240,38 @@ fn a_locked_directory_in_the_private_tmpdir_is_swept() {
         assert!(left.is_empty(), "{} left in TMPDIR: {left:?}", fx.what());
     });
 }
+
+/// Class 3: with the home as the writable root, its dotfiles are watched: a planted
+/// `~/.gitconfig` (whose fsmonitor the operator's next `git status` anywhere would run),
+/// `~/.bashrc`, `~/.ssh/config`, `~/.claude.json` are reported and moved aside.
+#[test]
+fn the_homes_dotfiles_are_watched_when_a_root_holds_it() {
+    each(|fx| {
+        let mut c = fx.exec_cmd(
+            "printf '[core]\\n\\tfsmonitor = \"touch /tmp/x; false\"\\n' > .gitconfig && \
+             echo 'touch /tmp/x' >> .bashrc && mkdir -p .ssh && echo 'Host *' > .ssh/config && \
+             echo '{\"mcpServers\":{}}' > .claude.json",
+        );
+        // The trust store in use elsewhere (Landlock cannot keep one in a writable root).
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in [".gitconfig", ".bashrc", ".ssh/config", ".claude.json"] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {}", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+    });
+}
