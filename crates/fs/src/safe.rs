@@ -373,6 +373,25 @@ impl Dir {
         rustix::fs::fsync(&dir.fd).map_err(|e| io_err(&dir.path, e))
     }
 
+    /// The regular file `rel` opened to append (created with `mode` when missing), never
+    /// through a link at any component: for a log that grows by appends under a lock (the
+    /// audit log's writer).
+    pub fn open_append(&self, rel: &Path, mode: u32) -> Result<std::fs::File> {
+        let fd = self.open_beneath(
+            rel,
+            OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::NONBLOCK | OFlags::NOCTTY,
+            Mode::from_raw_mode(mode),
+        )?;
+        let st = rustix::fs::fstat(&fd).map_err(|e| io_err(&self.path.join(rel), e))?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(SafeError::NotFile {
+                path: self.path.join(rel),
+                kind: kind_of(&st),
+            });
+        }
+        Ok(std::fs::File::from(fd))
+    }
+
     /// Creates the regular file `rel` with `bytes`; refuses when the name exists (a link
     /// included). Returns the open file (for an owner or lock the caller sets).
     pub fn create_new(&self, rel: &Path, bytes: &[u8], mode: u32) -> Result<std::fs::File> {
@@ -625,6 +644,7 @@ mod tests {
             let rel = Path::new("a/b/c.json");
             for (what, r) in [
                 ("write", write(t.path(), rel, b"evil", 0o600).map(|_| ())),
+                ("append", d.open_append(rel, 0o600).map(|_| ())),
                 ("read", d.read(rel, 100).map(|_| ())),
                 ("create", d.create_new(rel, b"evil", 0o600).map(|_| ())),
             ] {

@@ -138,18 +138,25 @@ fn try_lock(f: &std::fs::File) -> bool {
 impl Marker {
     fn create(dir: &Path, roots: &[PathBuf]) -> Result<Marker, String> {
         let parent = dir.parent().ok_or("no directory")?;
-        let dir = cordon_fs::safe::Dir::anchor(parent)
-            .and_then(|d| d.create_dirs(Path::new("scans"), 0o700))
-            .map_err(|e| e.to_string())?;
         let started = std::time::SystemTime::now();
         let stamp = started
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let name = PathBuf::from(format!("run-{}-{stamp:x}", std::process::id()));
         let text = marker_text(roots, started, "running");
-        let file = dir
-            .create_new(&name, text.as_bytes(), 0o600)
-            .map_err(|e| e.to_string())?;
+        // Another run's `done` may remove the directory between its creation and the marker's
+        // (it goes when empty): then once more.
+        let mut tries = 0;
+        let (dir, file) = loop {
+            let made = cordon_fs::safe::Dir::anchor(parent)
+                .and_then(|d| d.create_dirs(Path::new("scans"), 0o700))
+                .and_then(|d| d.create_new(&name, text.as_bytes(), 0o600).map(|f| (d, f)));
+            match made {
+                Ok(m) => break m,
+                Err(e) if e.is_not_found() && tries < 3 => tries += 1,
+                Err(e) => return Err(e.to_string()),
+            }
+        };
         if !try_lock(&file) {
             return Err("cannot lock it".into());
         }
@@ -162,9 +169,15 @@ impl Marker {
         })
     }
 
-    /// The scan completed: the marker goes.
+    /// The scan completed: the marker goes, and the directory when it is empty (nothing of
+    /// cordon's stays beside the log after a run that completed).
     fn done(&self) {
         let _ = self.dir.remove(&self.name);
+        if let Some(parent) = self.dir.path().parent() {
+            if let Ok(p) = cordon_fs::safe::Dir::anchor(parent) {
+                let _ = rustix::fs::unlinkat(&p, "scans", rustix::fs::AtFlags::REMOVEDIR);
+            }
+        }
     }
 
     /// The scan could not complete: the marker stays, saying so, for the next run to refuse.
@@ -345,9 +358,9 @@ mod tests {
         let b = before(&roots, &log, "s").unwrap();
         report(&b, &roots, &log, "s", "r2");
         drop(b);
-        assert_eq!(
-            std::fs::read_dir(base.join("state/scans")).unwrap().count(),
-            0
+        assert!(
+            !base.join("state/scans").exists(),
+            "an empty marker directory goes"
         );
     }
 }
