@@ -336,7 +336,7 @@ fn udp_and_dns_reach_nothing(mode: Mode, backend: Backend) {
 fn binds_and_other_socket_families_are_refused(mode: Mode, backend: Backend) {
     let f = Fixture::new(mode, backend);
     assert!(
-        cordon_ossandbox::landlock::kernel_abi() >= 4,
+        cordon_ossandbox::Machine::probe().landlock_abi >= 4,
         "this kernel's Landlock cannot restrict TCP (needs ABI 4)"
     );
     for port in ["8080", "0", &PROXY_PORT.to_string()] {

@@ -236,9 +236,10 @@ struct ProfileArgs {
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
     /// The artifact: seatbelt (SBPL), bwrap (runnable script), landlock (ruleset JSON),
-    /// seccomp (OCI runtime-spec profile for Docker, Podman, Kubernetes).
+    /// seccomp (OCI runtime-spec profile for Docker, Podman, Kubernetes). Without it: the
+    /// effective access of each path, the network and the refused system calls.
     #[arg(long, value_enum)]
-    format: ProfileFormat,
+    format: Option<ProfileFormat>,
     /// For seccomp: the target architecture (default: this machine's).
     #[arg(long, value_name = "ARCH")]
     arch: Option<String>,

@@ -1,63 +1,37 @@
-//! After `cordon exec`'s run: what the command left in the writable roots that makes the
-//! operator's tools run code (the scan and the quarantine are `cordon_ossandbox::planted`).
-//! Each finding is one `cordon: warning:` line on stderr and all of them one audit record
-//! (`by: after-run`), appended by the same writer as the decision, so the chain stays
-//! verifiable. The command's own exit status stands: the warnings and the record are the
-//! signal, and the files are already moved aside.
+//! After a run: what the command left in the writable roots that makes the operator's tools
+//! run code (the sandbox's after-run scan found it and moved it aside, see
+//! `cordon_ossandbox::Ran::findings`). Each finding is one `cordon: warning:` line on stderr
+//! and all of them one audit record (`by: after-run`), appended by the same writer as the
+//! decision, so the chain stays verifiable. The command's own exit status stands: the warnings
+//! and the record are the signal, and the files are already moved aside.
 
 use std::path::{Path, PathBuf};
 
 use cordon_approval::audit::{AfterRunFinding, AuditLog, Record};
-use cordon_ossandbox::planted::{Change, Finding, Handling, MissingPlace, Snapshot};
+use cordon_ossandbox::{Change, Finding, Handling, SCAN_MAX_ENTRIES};
 
 use crate::clean;
 
-/// What is watched before the run.
-pub struct Before {
-    snapshot: Snapshot,
-    /// The default trust-store places in the roots that do not exist (the existing ones are
-    /// kept from the command by the sandbox).
-    stores: Vec<MissingPlace>,
-}
-
-/// The watched paths of `roots` before the run.
-pub fn before(roots: &[PathBuf]) -> Before {
-    let stores = cordon_policy::trust::store_dirs(|n| std::env::var_os(n))
-        .iter()
-        .flat_map(|place| {
-            // As the roots are: canonical, for what exists of it.
-            let place = cordon_ossandbox::profile::canonical(place, &|p| std::fs::canonicalize(p));
-            roots
-                .iter()
-                .filter_map(move |r| MissingPlace::watch(r, &place))
-        })
-        .collect();
-    Before {
-        snapshot: Snapshot::take(roots),
-        stores,
+/// Warns about and records `findings`; says where the scan stopped early (`truncated`: when,
+/// `before` or `after` the run).
+pub fn report(
+    findings: &[Finding],
+    truncated: &[&str],
+    roots: &[PathBuf],
+    log: &Path,
+    session: &str,
+    request: &str,
+) {
+    for when in truncated {
+        eprintln!(
+            "cordon: warning: the scan for files that make the operator's tools run code stopped after {SCAN_MAX_ENTRIES} entries {when} the run: what lies beyond in {} was not checked",
+            clean(&roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "))
+        );
     }
-}
-
-/// Compares with `before`, moves aside what appeared or changed, warns and records.
-pub fn report(before: &Before, roots: &[PathBuf], log: &Path, session: &str, request: &str) {
-    let stores = before.stores.iter().filter_map(MissingPlace::check);
-    let before = &before.snapshot;
-    let after = Snapshot::take_with(roots, cordon_ossandbox::planted::MAX_ENTRIES, Some(before));
-    for (s, when) in [(before, "before"), (&after, "after")] {
-        if s.truncated {
-            eprintln!(
-                "cordon: warning: the scan for files that make the operator's tools run code stopped after {} entries {when} the run: what lies beyond in {} was not checked",
-                cordon_ossandbox::planted::MAX_ENTRIES,
-                clean(&roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "))
-            );
-        }
-    }
-    let mut findings = after.findings_since(before);
-    findings.extend(stores);
     if findings.is_empty() {
         return;
     }
-    for f in &findings {
+    for f in findings {
         eprintln!("cordon: warning: {}", clean(&f.message()));
     }
     let record = Record::after_run(

@@ -4,16 +4,10 @@
 use super::*;
 
 impl Gate {
-    /// A shell call in `cwd` (`None`: the gate's). Prepares its run — a private TMPDIR, the
-    /// kernel profile, the backend — and refuses now what could never run. `cwd` must lie in
-    /// one of the policy's roots.
+    /// A shell call in `cwd` (`None`: the gate's), run (if allowed) in the sandbox the gate
+    /// prepared when it was opened. `cwd` must lie in one of the policy's roots.
     pub fn shell(&self, command: Command, cwd: Option<&Path>) -> Result<Call, Error> {
         let cwd = self.call_cwd(cwd)?;
-        let sandbox = if self.dry || !self.runs {
-            None
-        } else {
-            Some(self.prepare()?)
-        };
         let (argv, parsed, shown) = match command {
             Command::Line(line) => (
                 // bash where installed (the analysis is bash's), so what was judged is what runs.
@@ -44,7 +38,6 @@ impl Gate {
                 argv,
                 cwd,
                 assessment,
-                sandbox,
             })),
         })
     }

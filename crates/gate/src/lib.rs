@@ -14,9 +14,9 @@
 //!                                  Decision ──▶ Gate::run (kernel sandbox / file tools)
 //! ```
 //!
-//! A run that can never happen (no backend can enforce the policy, a root re-pointed by a
-//! planted symlink) is refused when the call is built, before anyone is asked and before
-//! anything is recorded. Nothing runs that is not recorded: a decision whose record cannot be
+//! A policy no backend can enforce is refused when the gate is opened, before any call; the
+//! sandbox is prepared then, once, and each run checks right before it starts that no root
+//! or protected path was re-pointed by a planted symlink (refused, 125, nothing runs). Nothing runs that is not recorded: a decision whose record cannot be
 //! written is a denial.
 //!
 //! A command under a policy, in a dozen lines (the project directory is the one writable
@@ -52,7 +52,6 @@ pub mod network;
 mod paths;
 pub mod session;
 mod text;
-mod tmp;
 
 mod call;
 mod decide;
@@ -65,8 +64,7 @@ use std::time::{Duration, Instant};
 
 use cordon_approval::audit::AuditLog;
 use cordon_approval::{amend, Engine, Key, Outcome, Presentation, Preview, RuleSet, Rules};
-use cordon_ossandbox::run as sandbox_run;
-use cordon_ossandbox::{choose, env, execute, Choice, Machine, Profile};
+use cordon_ossandbox::{Machine, Prepared, Profile};
 use cordon_policy::trust::{self, TrustStore};
 use cordon_policy::{Action, ApprovalMode, Mode, Policy};
 use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
@@ -75,7 +73,7 @@ use cordon_tools::tool::{Assessment, Toolbox};
 
 pub use cordon_approval::{Answer, AskError, Asker, AsyncAsker, By, Pending, Request};
 /// The switch that cancels a run ([`RunOptions::cancel`]).
-pub use cordon_ossandbox::run::Cancel;
+pub use cordon_ossandbox::Cancel;
 pub use examples::{example_results, ExampleResult};
 pub use text::clean;
 
@@ -219,15 +217,6 @@ struct ShellRun {
     argv: Vec<String>,
     cwd: PathBuf,
     assessment: ShellAssessment,
-    /// `None` on a gate that only checks.
-    sandbox: Option<Sandbox>,
-}
-
-/// A shell call's sandbox, prepared when the call is built.
-struct Sandbox {
-    tmp: tmp::PrivateTmp,
-    profile: Profile,
-    choice: Choice,
 }
 
 impl Call {
@@ -463,9 +452,9 @@ pub struct Gate {
     policy: Policy,
     cwd: PathBuf,
     named: PathBuf,
-    backend: cordon_policy::Backend,
-    /// `None` for a gate that only checks ([`Gate::open_dry`]).
-    machine: Option<Machine>,
+    /// The sandbox every shell call runs in, prepared once when the gate is opened; `None`
+    /// for a gate that only checks ([`Gate::open_dry`]).
+    sandbox: Option<Prepared>,
     dry: bool,
     /// [`Options::runs`].
     runs: bool,
@@ -493,10 +482,7 @@ fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// the child gets. A variable outside it that the line assigns without exporting reaches no
 /// program, so `for FILE in …` need not ask.
 pub fn inherited(policy: &Policy) -> shell::Inherited {
-    let names = env::scrub(std::env::vars_os(), &policy.sandbox.env, "".as_ref())
-        .into_iter()
-        .filter_map(|(k, _)| k.into_string().ok());
-    shell::Inherited::exactly(names)
+    shell::Inherited::exactly(cordon_ossandbox::inherited_names(policy))
 }
 
 /// Where "approve always" rules are kept: `cordon.rules.toml` beside the policy file. The

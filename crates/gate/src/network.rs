@@ -219,7 +219,7 @@ impl Decide for ChannelDecide {
 pub(crate) struct Asking {
     pub asker: crate::SharedAsker,
     #[cfg(target_os = "linux")]
-    pub switch: cordon_ossandbox::stdio::TerminalSwitch,
+    pub switch: cordon_ossandbox::TerminalSwitch,
     /// The person answered "no, and no more questions this run" ([`Answer::Abort`]): every
     /// later question of the run is answered so without asking.
     pub stopped: std::sync::atomic::AtomicBool,
@@ -233,7 +233,7 @@ pub(crate) struct Asking {
 impl Asking {
     pub fn new(
         asker: crate::SharedAsker,
-        #[cfg(target_os = "linux")] switch: cordon_ossandbox::stdio::TerminalSwitch,
+        #[cfg(target_os = "linux")] switch: cordon_ossandbox::TerminalSwitch,
     ) -> Asking {
         Asking {
             asker,
@@ -376,14 +376,14 @@ impl Drop for Slot<'_> {
 pub(crate) fn run_with_proxy<T>(
     gate: &Gate,
     ask: Option<Asking>,
-    run: impl FnOnce(cordon_ossandbox::run::ProxyHandoff, Vec<(String, String)>) -> T,
+    run: impl FnOnce(cordon_ossandbox::ProxyHandoff, Vec<(String, String)>) -> T,
 ) -> Result<T, Error> {
     let port = cordon_ossandbox::PROXY_PORT;
     let log = ConnectionLog::open(gate)?;
     // The proxy's threads and the deciding threads inherit this: a SIGTERM meant for the
     // command must reach the run's signalfd (and be forwarded), not kill cordon in one of them.
     #[cfg(target_os = "linux")]
-    let _mask = cordon_ossandbox::run::block_forwarded_signals()
+    let _mask = cordon_ossandbox::block_forwarded_signals()
         .map_err(|e| Error::failure(format!("cannot block signals for the run: {e}")))?;
     let (asks, asked) = std::sync::mpsc::channel::<Ask>();
     let handle = Proxy::start(
@@ -431,7 +431,7 @@ pub(crate) fn run_with_proxy<T>(
             })
         };
         let out = run(
-            cordon_ossandbox::run::ProxyHandoff {
+            cordon_ossandbox::ProxyHandoff {
                 port,
                 listener: listeners,
             },

@@ -28,24 +28,18 @@ impl Gate {
             .unwrap_or_else(|| cwd.join(cordon_policy::DEFAULT_POLICY_FILE));
 
         let backend = opts.backend.unwrap_or(policy.sandbox.backend);
-        let (machine, warnings) = if dry {
+        let (sandbox, warnings) = if dry {
             (None, Vec::new())
         } else {
-            let machine = Machine::probe();
-            // The backend is chosen again for each call (its profile has the call's TMPDIR); a
-            // policy no backend can run is refused now, before any call.
-            let probe_profile = Profile::from_policy(&policy);
-            let first = choose(
-                backend,
-                &probe_profile,
-                policy.sandbox.require_os_sandbox,
-                &machine,
-            )
-            .map_err(Error::failure)?;
-            tracing::debug!(policy = %policy.source, backend = ?first.backend, "gate open");
+            // Prepared once for every call of this gate: the profile, the backend (a policy no
+            // backend can run is refused now, before any call).
+            let prepared = cordon_ossandbox::prepare(&policy, &Machine::probe(), backend)
+                .map_err(Error::failure)?;
+            tracing::debug!(policy = %policy.source, backend = ?prepared.backend(), "gate open");
             // Before the audit log is opened (and created): nothing is recorded through a link.
-            named_through_links(&policy, &named, &probe_profile)?;
-            (Some(machine), first.warnings)
+            named_through_links(&policy, &named, prepared.profile())?;
+            let warnings = prepared.warnings().to_vec();
+            (Some(prepared), warnings)
         };
 
         // The engine: the policy's rules, remembered "approve always" rules, the mode.
@@ -132,8 +126,7 @@ impl Gate {
         Ok(Gate {
             cwd,
             named,
-            backend,
-            machine,
+            sandbox,
             dry,
             runs: opts.runs,
             warnings,

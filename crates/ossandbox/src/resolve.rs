@@ -182,21 +182,12 @@ pub fn resolve(path: &Path, writable: &[PathBuf]) -> Result<Resolved, Error> {
     }))
 }
 
-/// Checks the roots and `extra_read` paths as the policy names them, and the protected paths (see
-/// [`check_protected`]): a symlink that a run could have planted on the way is a refusal
-/// (exit 125) naming the path, the link and the writable root it lies in.
-pub fn check(policy: &cordon_policy::Policy, profile: &Profile) -> Result<(), Error> {
+/// Checks the roots and `extra_read` paths as the policy names them (`named`, each with its
+/// key), and the protected paths (see [`check_protected`]): a symlink that a run could have
+/// planted on the way is a refusal (exit 125) naming the path, the link and the writable root
+/// it lies in.
+pub(crate) fn check_named(named: &[(PathBuf, String)], profile: &Profile) -> Result<(), Error> {
     let writable = writable_roots(profile);
-    let sb = &policy.sandbox;
-    let named = sb
-        .paths
-        .iter()
-        .map(|r| (r.written.as_path(), format!("sandbox.paths.{}", r.name)))
-        .chain(
-            sb.extra_read_written
-                .iter()
-                .map(|p| (p.as_path(), "sandbox.extra_read".to_string())),
-        );
     // The policy file and the audit log named through a link in a writable root are refused
     // by `cordon exec` itself, before it opens either.
     for (path, key) in named {
