@@ -6,6 +6,8 @@
 #
 #   benches/mcp-latency.sh              # builds release, prints a table
 #   CALLS=2000 benches/mcp-latency.sh   # more calls per server
+#   STATE=/dev/shm benches/mcp-latency.sh   # the audit log on tmpfs (its syncs ~free)
+#   CORDON=/path/to/cordon benches/mcp-latency.sh   # another build (not rebuilt)
 #
 # Needs python3. Every call records its decision (fsynced) in a scratch audit log: the cost is
 # part of what is measured. Results go to target/bench/mcp-latency.json.
@@ -13,10 +15,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v python3 >/dev/null || { echo "install python3" >&2; exit 1; }
 
-cargo build --release -q -p cordon-cli
+[ -n "${CORDON:-}" ] || cargo build --release -q -p cordon-cli
 out=$PWD/target/bench
 mkdir -p "$out"
-export CORDON=$PWD/target/release/cordon OUT=$out/mcp-latency.json CALLS=${CALLS:-1000}
+export CORDON=${CORDON:-$PWD/target/release/cordon} OUT=$out/mcp-latency.json CALLS=${CALLS:-1000}
 export XDG_STATE_HOME=$(mktemp -d) XDG_CONFIG_HOME=$(mktemp -d)
 trap 'rm -rf "$XDG_STATE_HOME" "$XDG_CONFIG_HOME"' EXIT
 
@@ -48,7 +50,7 @@ doom_loop = 0
 def measure(backend, method, params, check):
     # The policy and the audit log beside the writable root `ws`, not in it (every backend can
     # then keep them out of the command's reach).
-    d = tempfile.mkdtemp()
+    d = tempfile.mkdtemp(dir=os.environ.get("STATE") or None)
     os.mkdir(os.path.join(d, "ws"))
     open(os.path.join(d, "ws", "f.txt"), "w").write("hello\n")
     p = subprocess.Popen([cordon, "mcp", "--policy", policy(d, backend)], cwd=os.path.join(d, "ws"),

@@ -294,6 +294,8 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
     let _exclusive;
     if own_ns {
         _shared = SUPERVISION.read().unwrap_or_else(|e| e.into_inner());
+        reap_bwrap_inits();
+        namespaces::reap_finished_inits();
     } else {
         _exclusive = SUPERVISION.write().unwrap_or_else(|e| e.into_inner());
     }
@@ -663,9 +665,14 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
         // signal) and is re-parented to cordon, a subreaper: reaped here, or a long-lived
         // cordon collects one zombie per run. Its pid cannot have been reused meanwhile: the
         // zombie holds it until it is reaped, and only cordon can reap it now.
+        // Not waited for (its teardown takes a moment the run need not pay): reaped now if
+        // it is gone already, else by the next run ([`reap_bwrap_inits`]), so at most one
+        // waits at a time.
         if own_ns {
             if let Some(init) = child_pid(&report) {
-                reap_orphans(&[init]);
+                let mut pending = BWRAP_INITS.lock().unwrap_or_else(|e| e.into_inner());
+                pending.push(init);
+                reap_pending(&mut pending);
             }
         }
         // bwrap reports the command's exit code only once its setup finished; without it,
@@ -705,6 +712,27 @@ fn reap_exited(main: libc::pid_t) -> Option<i32> {
             found = Some(st);
         }
     }
+}
+
+/// bwrap namespace inits re-parented to cordon and not reaped yet (see the end of [`run`]).
+#[cfg(target_os = "linux")]
+static BWRAP_INITS: std::sync::Mutex<Vec<libc::pid_t>> = std::sync::Mutex::new(Vec::new());
+
+/// Reaps the inits of earlier bwrap runs that are gone by now.
+#[cfg(target_os = "linux")]
+pub(crate) fn reap_bwrap_inits() {
+    reap_pending(&mut BWRAP_INITS.lock().unwrap_or_else(|e| e.into_inner()));
+}
+
+/// Keeps the pids of `pending` that have not exited yet; reaps the rest (or forgets them when
+/// they are not cordon's: bwrap reaped its init itself).
+#[cfg(target_os = "linux")]
+fn reap_pending(pending: &mut Vec<libc::pid_t>) {
+    pending.retain(|&pid| {
+        // SAFETY: a null status pointer is allowed (nothing is written); never blocks.
+        let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL) };
+        r == 0
+    });
 }
 
 /// The pid of bwrap's child (its PID namespace's init) in bwrap's `--json-status-fd` report:

@@ -83,16 +83,10 @@ fn prepared(
     runs: bool,
 ) -> Prepared {
     let sb = &policy.sandbox;
-    let named = sb
-        .paths
-        .iter()
-        .map(|r| (r.written.clone(), format!("sandbox.paths.{}", r.name)))
-        .chain(
-            sb.extra_read_written
-                .iter()
-                .map(|p| (p.clone(), "sandbox.extra_read".to_string())),
-        )
-        .collect();
+    #[cfg(target_os = "linux")]
+    let named = crate::resolve::named(policy);
+    #[cfg(not(target_os = "linux"))]
+    let named = Vec::new();
     Prepared {
         profile,
         choice,

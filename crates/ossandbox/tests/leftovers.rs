@@ -105,14 +105,18 @@ fn nothing_stays_behind(backend: Backend) {
     }
     // A zombie is reaped by the run that made it, before it returns; a process still dying of
     // its parent-death signal may take a moment (bounded: a loaded machine is slow). The one
-    // exception: the Landlock backend's namespace init (a clone of this process, so of the
-    // same name) is not waited for when it has reported the command's status — its teardown
-    // is reaped by the next run — so at most the last run's may be there.
+    // exception: the namespace's init (on Landlock a clone of this thread, so of its name; on
+    // bwrap, bwrap's) is not waited for once the command's status is in — its teardown is
+    // reaped by the next run — so at most the last run's may be there.
     let me = std::fs::read_to_string("/proc/thread-self/comm").expect("comm");
+    let init = match backend {
+        Backend::Landlock => me.trim(),
+        _ => "bwrap",
+    };
     let until = Instant::now() + Duration::from_secs(30);
     loop {
         let mut left = children();
-        if backend == Backend::Landlock && left.len() == 1 && left[0].2 == me.trim() {
+        if left.len() == 1 && left[0].2 == init {
             left.clear();
         }
         if left.is_empty() {

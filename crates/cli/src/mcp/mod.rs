@@ -16,6 +16,7 @@
 //! (`RUST_LOG` or `-v`, default `warn`; set up in `main`).
 
 mod elicit;
+mod frame;
 mod server;
 mod tools;
 

@@ -28,8 +28,10 @@ pub async fn serve(opts: Options, tools: Vec<Tool>) -> Result<(), String> {
         gate: Arc::new(OnceCell::new()),
         asks: Arc::new(Asks::default()),
     };
+    // Every line gets an answer: what rmcp would drop unanswered is answered by the framing.
+    let transport = super::frame::start(tokio::io::stdin(), tokio::io::stdout());
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(|e| format!("the client's handshake failed: {e}"))?;
     running
