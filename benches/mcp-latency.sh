@@ -39,7 +39,7 @@ mode = "rw"
 pattern = "/bin/true"
 action = "allow"
 [approval]
-audit_log = "{dir}/audit.jsonl"
+audit_log = "{tempfile.mkdtemp(dir=os.environ.get("STATE") or None)}/audit.jsonl"
 # The same call many times in a row is what a benchmark does (the check would ask).
 doom_loop = 0
 """
@@ -50,7 +50,7 @@ doom_loop = 0
 def measure(backend, method, params, check):
     # The policy and the audit log beside the writable root `ws`, not in it (every backend can
     # then keep them out of the command's reach).
-    d = tempfile.mkdtemp(dir=os.environ.get("STATE") or None)
+    d = tempfile.mkdtemp()
     os.mkdir(os.path.join(d, "ws"))
     open(os.path.join(d, "ws", "f.txt"), "w").write("hello\n")
     p = subprocess.Popen([cordon, "mcp", "--policy", policy(d, backend)], cwd=os.path.join(d, "ws"),
