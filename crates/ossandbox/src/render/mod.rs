@@ -26,23 +26,24 @@
 //!
 //! ```
 //! # #[cfg(target_os = "linux")] {
-//! use cordon_ossandbox::render::{landlock, oci, seatbelt};
-//! use cordon_ossandbox::{seccomp, Profile};
+//! use cordon_ossandbox::{describe, Format};
 //! use cordon_policy::Policy;
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let policy = Policy::parse(cordon_policy::DEFAULT_POLICY, "default", dir.path()).unwrap();
-//! let profile = Profile::from_policy(&policy);
+//! let shown = describe(&policy).unwrap();
 //!
-//! let sb = seatbelt::render(&profile).unwrap();
-//! assert!(sb.text.starts_with("; cordon"));
-//! assert!(sb.params.iter().any(|(k, _)| k == "RW_0"));
+//! let sb = shown.render(&Format::Seatbelt).unwrap();
+//! assert!(sb.starts_with("; cordon"));
 //!
-//! let json = oci::render(&seccomp::rules(profile.network), oci::OciArch::X86_64);
-//! assert_eq!(json["defaultAction"], "SCMP_ACT_ALLOW");
+//! let json = shown.render(&Format::Seccomp { arch: Some("x86_64".into()) }).unwrap();
+//! assert!(json.contains("SCMP_ACT_ALLOW"));
 //!
-//! let ruleset = landlock::render(&profile, 6);
-//! assert_eq!(ruleset["abi"], 6);
+//! let ruleset = shown.render(&Format::Landlock { abi: Some(6) }).unwrap();
+//! assert!(ruleset.contains("\"abi\": 6"));
+//!
+//! let effective = shown.render(&Format::Effective).unwrap();
+//! assert!(effective.contains("refused system calls"));
 //! # }
 //! ```
 
