@@ -99,7 +99,7 @@ async fn connect(shared: &Shared, target: &Target) -> Result<(TcpStream, SocketA
     let mut last_err = None;
     for addr in addrs {
         let addr = SocketAddr::new(addr.ip().to_canonical(), addr.port());
-        if let Some(why) = refuse_addr(shared, addr) {
+        if let Some(why) = refuse_addr(shared, target, addr) {
             refused.get_or_insert(Refusal::Address {
                 addr: addr.ip(),
                 why,
@@ -127,17 +127,24 @@ async fn connect(shared: &Shared, target: &Target) -> Result<(TcpStream, SocketA
     }
 }
 
-/// Why the proxy must not connect to `addr`, if it must not.
-fn refuse_addr(shared: &Shared, addr: SocketAddr) -> Option<String> {
+/// Why the proxy must not connect to `addr` for `target`, if it must not. An internal
+/// address is reachable through an `allow` entry of that address (and port), or through the
+/// `[network.hosts]` entry of the very name asked for — the port was decided for that name —
+/// never through another name's entry.
+fn refuse_addr(shared: &Shared, target: &Target, addr: SocketAddr) -> Option<String> {
     let c = &shared.config;
     if c.denied.iter().any(|d| d.covers(addr)) {
         return Some("the address is in the [network] deny list".into());
     }
-    if is_internal(addr.ip()) && !c.listed.iter().any(|l| l.covers(addr)) {
+    let mapped = match &target.host {
+        Host::Name(n) => c.hosts.get(n) == Some(&addr.ip()),
+        Host::Addr(_) => false,
+    };
+    if is_internal(addr.ip()) && !mapped && !c.listed.iter().any(|l| l.covers(addr)) {
         return Some(
             "it is an internal address (loopback, private, link-local, unique-local, shared, \
-             multicast, unspecified or cloud metadata), reachable only when the policy lists \
-             that exact address"
+             multicast, unspecified, cloud metadata or another special-purpose range), \
+             reachable only when the policy lists that exact address or maps this name to it"
                 .into(),
         );
     }

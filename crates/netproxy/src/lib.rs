@@ -54,10 +54,12 @@ use tokio::sync::{watch, Semaphore};
 /// lists, and its limits. [`Config::from_policy`] builds it from the `[network]` section.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
-    /// `[network.hosts]`: normalised name → address, used instead of the resolver.
+    /// `[network.hosts]`: normalised name → address, used instead of the resolver. A
+    /// connection to that name (on a port decided for it) may reach that address even when it
+    /// is internal; no other name and no address literal gets that from the entry.
     pub hosts: HashMap<String, IpAddr>,
-    /// Addresses the policy names (address entries of `allow`, `[network.hosts]` values):
-    /// connecting to one is allowed even when it is internal (loopback, private, …).
+    /// Address entries of `allow`: connecting to one (on its port) is allowed even when it
+    /// is internal (loopback, private, …), whatever name led there.
     pub listed: Vec<AddrEntry>,
     /// Address entries of `deny`: a name that resolves to one is refused as well.
     pub denied: Vec<AddrEntry>,
@@ -88,18 +90,13 @@ impl Config {
                 })
                 .collect::<Vec<_>>()
         };
-        let mut listed = addrs(&network.allow);
-        listed.extend(network.hosts.iter().map(|h| AddrEntry {
-            addr: h.addr,
-            port: None,
-        }));
         Config {
             hosts: network
                 .hosts
                 .iter()
                 .map(|h| (h.name.clone(), h.addr))
                 .collect(),
-            listed,
+            listed: addrs(&network.allow),
             denied: addrs(&network.deny),
             limits: Limits::default(),
         }

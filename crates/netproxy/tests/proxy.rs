@@ -442,3 +442,42 @@ fn child_env_points_every_client_at_the_proxy() {
         assert_eq!(get(k), "localhost,127.0.0.1,::1", "{k}");
     }
 }
+
+/// A `[network.hosts]` entry exempts its address from the internal-address check for that
+/// name alone: another name that resolves to the same address (`localhost`), or the address
+/// itself approved by a person, is still refused.
+#[test]
+fn a_hosts_entry_exempts_its_address_for_its_own_name_only() {
+    let rt = rt();
+    let echo = rt.block_on(echo_server("127.0.0.1:0"));
+    let s = Setup::new(
+        &policy(
+            "[network]\ndefault = \"ask\"\nallow = [\"db.test\", \"localhost\"]\n\
+             [network.hosts]\n\"db.test\" = \"127.0.0.1\"\n",
+        ),
+        vec![Answer::Once],
+    );
+    let proxy = s.addr;
+    rt.block_on(async {
+        let (status, body, tunnel) =
+            connect_tunnel(proxy, &format!("db.test:{}", echo.port())).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(echo_through(&mut tunnel.unwrap(), b"named").await, b"named");
+        // Another allowed name, resolved by the system to the same address.
+        let (status, body, _) = connect_tunnel(proxy, &format!("localhost:{}", echo.port())).await;
+        assert_eq!(status, 403, "{body}");
+        assert!(body.contains("internal address"), "{body}");
+        // The address itself, approved by the person.
+        let (status, body, _) = connect_tunnel(proxy, &format!("127.0.0.1:{}", echo.port())).await;
+        assert_eq!(status, 403, "{body}");
+        assert!(body.contains("internal address"), "{body}");
+    });
+    assert_eq!(
+        *s.decide.asked.lock().unwrap(),
+        [format!("127.0.0.1:{}", echo.port())]
+    );
+    let records = s.record.closes(3);
+    let refused: Vec<_> = records.iter().filter(|r| !r.allowed).collect();
+    assert_eq!(refused.len(), 2, "{records:#?}");
+    s.finish();
+}

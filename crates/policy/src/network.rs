@@ -25,9 +25,12 @@
 //! entries and at the proxy for requests.
 //!
 //! The section decides by name and port. What an allowed name resolves to is checked by the
-//! proxy: an address that is loopback, private, link-local, unique-local, shared (CGNAT),
-//! unspecified, multicast or a cloud metadata endpoint is refused unless that exact address is
-//! listed — in `allow` (as an address entry) or as a `[network.hosts]` value.
+//! proxy: an internal address ([`is_internal`]: loopback, private, link-local, unique-local,
+//! shared (CGNAT), unspecified, multicast, a cloud metadata endpoint or another special-purpose
+//! range) is refused unless the policy names it for this connection — an `allow` entry of that
+//! address (and port), or the `[network.hosts]` entry of the very name asked for. A hosts entry
+//! speaks for its own name only: another name resolving to the same address, or the address
+//! written as such, does not get through by it.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
