@@ -406,6 +406,12 @@ fn main() {
         }
     };
     init_tracing(cli.verbose);
+    // The network proxy serves as many connections at once as the open-file limit leaves room
+    // for: take what the system allows, not the 1024 most sessions start with. Where it cannot
+    // be raised, the proxy fits into what there is.
+    if let Err(e) = cordon_gate::network::raise_fd_limit() {
+        tracing::debug!("cannot raise the open-file limit: {e}");
+    }
     let result: Exit = match cli.command {
         Cmd::Exec(args) => exec::run(args),
         Cmd::Check(args) => check::run(args),
