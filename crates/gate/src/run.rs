@@ -68,8 +68,10 @@ impl Gate {
             #[cfg(not(target_os = "linux"))]
             let ask = opts.ask.clone().map(network::Asking::new);
             network::run_with_proxy(self, ask, |handoff, vars| {
-                let names: Vec<&str> = vars.iter().map(|(k, _)| k.as_str()).collect();
-                spec.env.retain(|(k, _)| !names.iter().any(|n| k == n));
+                // Every proxy variable the command would inherit goes (a NO_PROXY would send
+                // loopback around the proxy, into the sandbox's own empty loopback).
+                spec.env
+                    .retain(|(k, _)| !k.to_str().is_none_or(cordon_netproxy::is_proxy_variable));
                 spec.env
                     .extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
                 spec.proxy = Some(handoff);

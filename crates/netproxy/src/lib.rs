@@ -425,18 +425,22 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The environment that points a child's HTTP, HTTPS and SOCKS clients at the proxy on
 /// `127.0.0.1:port`: `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` (SOCKS5 with names resolved by
-/// the proxy: the sandbox has no resolver), `NO_PROXY` for loopback, each in both cases, and
-/// the npm, yarn and pip spellings.
+/// the proxy: the sandbox has no resolver), each in both cases, and the npm, yarn and pip
+/// spellings.
+///
+/// No `NO_PROXY`: inside the sandbox, loopback is the sandbox's own and holds nothing but the
+/// proxy, so a client that went around the proxy for `localhost` would reach nothing, and a
+/// loopback service the policy lists (`allow = ["localhost", "127.0.0.1:8080"]`) would be out
+/// of reach. Everything goes through the proxy; the variables a client would skip it for are
+/// removed from what the command inherits ([`is_proxy_variable`]).
 pub fn child_env(port: u16) -> Vec<(String, String)> {
     let http = format!("http://127.0.0.1:{port}");
     let socks = format!("socks5h://127.0.0.1:{port}");
-    let local = "localhost,127.0.0.1,::1".to_string();
     let mut env = Vec::new();
     for (name, value) in [
         ("HTTP_PROXY", &http),
         ("HTTPS_PROXY", &http),
         ("ALL_PROXY", &socks),
-        ("NO_PROXY", &local),
     ] {
         env.push((name.to_string(), value.clone()));
         env.push((name.to_ascii_lowercase(), value.clone()));
@@ -444,7 +448,6 @@ pub fn child_env(port: u16) -> Vec<(String, String)> {
     for (name, value) in [
         ("npm_config_proxy", &http),
         ("npm_config_https_proxy", &http),
-        ("npm_config_noproxy", &local),
         ("YARN_HTTP_PROXY", &http),
         ("YARN_HTTPS_PROXY", &http),
         ("PIP_PROXY", &http),
@@ -452,6 +455,23 @@ pub fn child_env(port: u16) -> Vec<(String, String)> {
         env.push((name.to_string(), value.clone()));
     }
     env
+}
+
+/// Whether `name` is a variable that points clients at a proxy or past one, in any case and
+/// spelling cordon knows (`HTTP_PROXY`, `NO_PROXY`, `npm_config_noproxy`, `YARN_NO_PROXY`,
+/// `PIP_PROXY`, …): under the proxy, the command inherits none of them (a policy's
+/// `sandbox.env` cannot pass one), and gets [`child_env`] instead.
+pub fn is_proxy_variable(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('-', "_");
+    let n = n
+        .strip_prefix("npm_config_")
+        .or_else(|| n.strip_prefix("yarn_"))
+        .or_else(|| n.strip_prefix("pip_"))
+        .unwrap_or(&n);
+    matches!(
+        n,
+        "http_proxy" | "https_proxy" | "all_proxy" | "ftp_proxy" | "proxy" | "no_proxy" | "noproxy"
+    )
 }
 
 /// What every connection task shares.
