@@ -253,7 +253,12 @@ fn a_run_an_agent_host_started_never_asks_on_its_terminal() {
     p.send(b"y");
     let (code, screen) = p.finish();
     assert_eq!(code, 22, "{screen}");
-    assert!(!screen.contains("approval needed"), "{screen}");
+    // No question box (its title); the run's end says why the connection was refused.
+    assert!(!screen.contains("approval needed (network)"), "{screen}");
+    assert!(
+        screen.contains(&format!("cordon: web.test:{port}: refused by the policy: ")),
+        "{screen}"
+    );
     let decided = connection_decisions(d.path());
     assert_eq!(decided.len(), 1, "{decided:?}");
     assert_eq!(decided[0]["decision"], "deny");
@@ -360,7 +365,7 @@ fn with_output_into_a_pipe_nobody_is_asked() {
     p.send(b"y");
     let (code, screen) = p.finish();
     assert_eq!(code, 22, "{screen}");
-    assert!(!screen.contains("approval needed"), "{screen}");
+    assert!(!screen.contains("approval needed (network)"), "{screen}");
     let decided = connection_decisions(d.path());
     assert_eq!(decided.len(), 1, "{decided:?}");
     assert_eq!(decided[0]["decision"], "deny");

@@ -500,3 +500,47 @@ fn a_hosts_entry_exempts_its_address_for_its_own_name_only() {
     assert_eq!(refused.len(), 2, "{records:#?}");
     s.finish();
 }
+
+/// When the proxy stops, it says what it refused: each host, port and reason once, with how
+/// often, the address the check refused, and the `[network]` line that would allow it.
+#[test]
+fn shutdown_reports_each_refused_destination_with_the_line_that_allows_it() {
+    let rt = rt();
+    let echo = rt.block_on(echo_server("127.0.0.1:0"));
+    let mut s = Setup::new(
+        &policy("[network]\nallow = [\"localhost\"]\ndeny = [\"bad.test\"]\n"),
+        vec![],
+    );
+    let proxy = s.addr;
+    rt.block_on(async {
+        for _ in 0..3 {
+            let (status, body, _) = connect_tunnel(proxy, "index.example.org:443").await;
+            assert_eq!(status, 403, "{body}");
+            assert!(body.contains("no [network] entry names"), "{body}");
+        }
+        let (status, _, _) = connect_tunnel(proxy, &format!("localhost:{}", echo.port())).await;
+        assert_eq!(status, 403);
+        let (status, _, _) = connect_tunnel(proxy, "bad.test:443").await;
+        assert_eq!(status, 403);
+    });
+    let report = s.proxy.take().unwrap().shutdown();
+    assert_eq!(report.unrecorded, 0);
+    let r = &report.refused;
+    assert_eq!(r.len(), 3, "{r:#?}");
+    assert_eq!(
+        (r[0].host.as_str(), r[0].port, r[0].count),
+        ("index.example.org", 443, 3)
+    );
+    assert_eq!(r[0].allow, "[network] allow = [\"index.example.org:443\"]");
+    assert!(r[0].reason.starts_with("refused by the policy: "), "{r:#?}");
+    assert_eq!(r[1].host, "localhost");
+    assert!(r[1].addr.unwrap().is_loopback(), "{r:#?}");
+    assert!(r[1].reason.contains("internal address"), "{r:#?}");
+    assert_eq!(
+        r[1].allow,
+        format!("[network.hosts] \"localhost\" = \"{}\"", r[1].addr.unwrap())
+    );
+    // A deny entry: no allow line overrides it.
+    assert_eq!((r[2].host.as_str(), r[2].allow.as_str()), ("bad.test", ""));
+    s.finish();
+}
