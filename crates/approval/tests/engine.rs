@@ -327,11 +327,17 @@ fn doom_loop_raises_an_allow_to_ask() {
 #[test]
 fn connections_neither_count_in_the_doom_loop_nor_break_it() {
     let mut e = Engine::new(&policy(&format!(
-        "{}[sandbox]\nnetwork = \"proxy\"\n[network]\nallow = [\"pypi.org:443\"]\n",
+        "{}[sandbox]\nnetwork = \"proxy\"\n[network]\nallow = [\"index.example.org:443\"]\n",
         r("ls", "allow")
     )));
     e.set_doom_loop(3);
-    let connect = || Request::new("c", "network", vec![Key::new(["network", "pypi.org:443"])]);
+    let connect = || {
+        Request::new(
+            "c",
+            "network",
+            vec![Key::new(["network", "index.example.org:443"])],
+        )
+    };
     // A package manager's downloads: many connections to one host, all allowed.
     for _ in 0..20 {
         assert_eq!(kind(&e.evaluate(&connect())), "allow");

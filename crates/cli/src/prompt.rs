@@ -593,7 +593,7 @@ mod tests {
 
     #[test]
     fn a_long_summary_is_wrapped_whole() {
-        let host = format!("pypi.org.{}.attacker.net:443", "a".repeat(120));
+        let host = format!("index.example.org.{}.attacker.net:443", "a".repeat(120));
         let req = Request::new("r", "network", vec![Key::new(["network", host.as_str()])])
             .with_presentation(Presentation {
                 summary: format!("connect to {host}"),

@@ -3,7 +3,7 @@
 //! ```toml
 //! [network]
 //! default = "deny"                 # or "ask": what a host no entry names gets
-//! allow = ["pypi.org:443", "files.pythonhosted.org:443", "*.example.org", "10.0.0.5:5432"]
+//! allow = ["index.example.net:443", "files.example.net:443", "*.example.org", "10.0.0.5:5432"]
 //! deny = ["evil.example.org"]      # deny wins over allow, whatever the order
 //! [network.hosts]
 //! "build.internal" = "10.0.0.7"    # a static name → address entry, like curl's --resolve
