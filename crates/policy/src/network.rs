@@ -411,9 +411,14 @@ fn is_internal_v6(a: Ipv6Addr) -> bool {
         return is_internal_v4(v4_in(s[1], s[2]));
     }
     // Not globally reachable blocks inside 2000::/3.
-    (s[0] == 0x2001 && s[1] < 0x0200) // IETF protocol assignments 2001::/23 (Teredo, ORCHID, benchmarking, …)
-        || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation 2001:db8::/32
-        || (s[0] == 0x3fff && s[1] < 0x1000) // documentation 3fff::/20
+    match s[0] {
+        // IETF protocol assignments 2001::/23 (Teredo, ORCHID, benchmarking, …) and
+        // documentation 2001:db8::/32
+        0x2001 => s[1] < 0x0200 || s[1] == 0x0db8,
+        // documentation 3fff::/20
+        0x3fff => s[1] < 0x1000,
+        _ => false,
+    }
 }
 
 fn is_internal_v4(a: Ipv4Addr) -> bool {
