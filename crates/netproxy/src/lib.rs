@@ -463,15 +463,20 @@ pub fn child_env(port: u16) -> Vec<(String, String)> {
 /// `sandbox.env` cannot pass one), and gets [`child_env`] instead.
 pub fn is_proxy_variable(name: &str) -> bool {
     let n = name.to_ascii_lowercase().replace('-', "_");
-    let n = n
-        .strip_prefix("npm_config_")
-        .or_else(|| n.strip_prefix("yarn_"))
-        .or_else(|| n.strip_prefix("pip_"))
-        .unwrap_or(&n);
-    matches!(
-        n,
-        "http_proxy" | "https_proxy" | "all_proxy" | "ftp_proxy" | "proxy" | "no_proxy" | "noproxy"
-    )
+    let tool = ["npm_config_", "yarn_", "pip_"]
+        .iter()
+        .find_map(|p| n.strip_prefix(p));
+    // `proxy` and `noproxy` alone are proxy settings only as a tool's (`npm_config_proxy`).
+    let generic = |v: &str| {
+        matches!(
+            v,
+            "http_proxy" | "https_proxy" | "all_proxy" | "ftp_proxy" | "no_proxy"
+        )
+    };
+    match tool {
+        Some(rest) => generic(rest) || rest == "proxy" || rest == "noproxy",
+        None => generic(&n),
+    }
 }
 
 /// What every connection task shares.

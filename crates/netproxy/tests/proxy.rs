@@ -457,7 +457,14 @@ fn child_env_points_every_client_at_the_proxy() {
     ] {
         assert!(is_proxy_variable(k), "{k}");
     }
-    for k in ["PROXY_PASS", "HOME", "NOPROXY_X", "http_proxy_user"] {
+    for k in [
+        "PROXY",
+        "NOPROXY",
+        "PROXY_PASS",
+        "HOME",
+        "NOPROXY_X",
+        "http_proxy_user",
+    ] {
         assert!(!is_proxy_variable(k), "{k}");
     }
 }
