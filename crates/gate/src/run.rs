@@ -71,7 +71,7 @@ impl Gate {
                 // Every proxy variable the command would inherit goes (a NO_PROXY would send
                 // loopback around the proxy, into the sandbox's own empty loopback).
                 spec.env
-                    .retain(|(k, _)| !k.to_str().is_none_or(cordon_netproxy::is_proxy_variable));
+                    .retain(|(k, _)| !k.to_str().is_none_or(env::is_proxy_variable));
                 spec.env
                     .extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
                 spec.proxy = Some(handoff);

@@ -413,3 +413,14 @@ fn the_end_of_a_run_names_each_refused_destination() {
     );
     assert_eq!(lines.len(), 4);
 }
+
+/// Every variable the proxy sets for the command is one the run removes from what the command
+/// inherits: none of the operator's (a `NO_PROXY` for loopback, an old proxy) is left beside
+/// cordon's, and there is no `NO_PROXY` among cordon's.
+#[test]
+fn the_proxy_variables_the_command_gets_replace_every_inherited_one() {
+    for (k, _) in cordon_netproxy::child_env(3128) {
+        assert!(cordon_ossandbox::env::is_proxy_variable(&k), "{k}");
+        assert!(!k.to_ascii_lowercase().contains("no"), "{k}");
+    }
+}

@@ -432,7 +432,7 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// proxy, so a client that went around the proxy for `localhost` would reach nothing, and a
 /// loopback service the policy lists (`allow = ["localhost", "127.0.0.1:8080"]`) would be out
 /// of reach. Everything goes through the proxy; the variables a client would skip it for are
-/// removed from what the command inherits ([`is_proxy_variable`]).
+/// removed from what the command inherits (`cordon_ossandbox::env::is_proxy_variable`).
 pub fn child_env(port: u16) -> Vec<(String, String)> {
     let http = format!("http://127.0.0.1:{port}");
     let socks = format!("socks5h://127.0.0.1:{port}");
@@ -455,28 +455,6 @@ pub fn child_env(port: u16) -> Vec<(String, String)> {
         env.push((name.to_string(), value.clone()));
     }
     env
-}
-
-/// Whether `name` is a variable that points clients at a proxy or past one, in any case and
-/// spelling cordon knows (`HTTP_PROXY`, `NO_PROXY`, `npm_config_noproxy`, `YARN_NO_PROXY`,
-/// `PIP_PROXY`, …): under the proxy, the command inherits none of them (a policy's
-/// `sandbox.env` cannot pass one), and gets [`child_env`] instead.
-pub fn is_proxy_variable(name: &str) -> bool {
-    let n = name.to_ascii_lowercase().replace('-', "_");
-    let tool = ["npm_config_", "yarn_", "pip_"]
-        .iter()
-        .find_map(|p| n.strip_prefix(p));
-    // `proxy` and `noproxy` alone are proxy settings only as a tool's (`npm_config_proxy`).
-    let generic = |v: &str| {
-        matches!(
-            v,
-            "http_proxy" | "https_proxy" | "all_proxy" | "ftp_proxy" | "no_proxy"
-        )
-    };
-    match tool {
-        Some(rest) => generic(rest) || rest == "proxy" || rest == "noproxy",
-        None => generic(&n),
-    }
 }
 
 /// What every connection task shares.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::*;
 use cordon_approval::Answer;
-use cordon_netproxy::{child_env, is_proxy_variable, Event, Protocol};
+use cordon_netproxy::{child_env, Event, Protocol};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::rustls;
 
@@ -440,32 +440,7 @@ fn child_env_points_every_client_at_the_proxy() {
     }
     // Nothing goes around the proxy: loopback inside the sandbox is the sandbox's own.
     for (k, _) in &env {
-        assert!(is_proxy_variable(k), "{k}");
         assert!(!k.to_ascii_lowercase().contains("no"), "{k}");
-    }
-    for k in [
-        "NO_PROXY",
-        "no_proxy",
-        "npm_config_noproxy",
-        "NPM_CONFIG_NOPROXY",
-        "npm_config_no_proxy",
-        "YARN_NO_PROXY",
-        "yarn_https_proxy",
-        "PIP_PROXY",
-        "FTP_PROXY",
-        "all_proxy",
-    ] {
-        assert!(is_proxy_variable(k), "{k}");
-    }
-    for k in [
-        "PROXY",
-        "NOPROXY",
-        "PROXY_PASS",
-        "HOME",
-        "NOPROXY_X",
-        "http_proxy_user",
-    ] {
-        assert!(!is_proxy_variable(k), "{k}");
     }
 }
 
