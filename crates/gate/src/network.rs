@@ -87,7 +87,7 @@ impl<A: AsyncAsker + Send + 'static> Decide for NetworkDecider<A> {
                 Ok(c) => c,
                 Err(e) => {
                     return Verdict::Deny {
-                        reason: e.message,
+                        reason: e.to_string(),
                         rule: String::new(),
                     }
                 }
@@ -323,7 +323,7 @@ fn decide_now(gate: &Gate, host: &str, port: u16, ask: Option<&Asking>) -> Verdi
         Ok(c) => c,
         Err(e) => {
             return Verdict::Deny {
-                reason: e.message,
+                reason: e.to_string(),
                 rule: String::new(),
             }
         }
