@@ -52,7 +52,6 @@ pub fn run(args: ExecArgs) -> Exit {
     // host's, and its agent may type into it (answer its own question).
     let from_host = args.from_hook || args.host_grant.is_some();
     let terminal = !from_host && term::terminal_available();
-    opts.can_ask = host_grant.is_some() || terminal;
     let session = opts.session.clone();
     let gate = Gate::open(opts)?;
     for w in gate.warnings() {
@@ -64,7 +63,7 @@ pub fn run(args: ExecArgs) -> Exit {
     let rules_file = gate
         .rules_file()
         .map(std::path::Path::to_path_buf)
-        .map_err(String::from);
+        .map_err(|e| e.to_string());
     let mut prompt = Prompt::new(rules_file, session);
     let decision = match &host_grant {
         // The host's user already said yes to this call, once.
@@ -73,7 +72,9 @@ pub fn run(args: ExecArgs) -> Exit {
                                             _| {
             Ok(cordon_gate::Answer::Once)
         }),
-        None => gate.decide(&call, &mut prompt),
+        None if terminal => gate.decide(&call, &mut prompt),
+        // Nobody to ask: the gate's denial says how a person can approve it.
+        None => gate.decide(&call, &mut cordon_gate::nobody()),
     };
     for n in &decision.notices {
         eprintln!("cordon: {n}");
