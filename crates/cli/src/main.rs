@@ -331,10 +331,18 @@ fn policy_trust(file: Option<PathBuf>, grant: bool) -> Exit {
             if let Some(before) = before {
                 println!("it replaces the trust in its earlier content (sha256 {before})");
             }
-            // Trusted as it is; a file that does not load is refused when used: say so now.
+            // Trusted as it is; a file that does not load is refused when used: say so now. A
+            // rules file (remembered "approve always" rules) is read as one, not as a policy.
             let base = file.path.parent().unwrap_or(std::path::Path::new("/"));
             let name = path.display().to_string();
-            if let Err(e) = cordon_policy::Policy::parse(&file.text, &name, base) {
+            let is_rules =
+                file.path.file_name() == Some(cordon_policy::RULES_FILE_NAME.as_ref());
+            let loads = if is_rules {
+                cordon_policy::RulesFile::parse(&file.text, &name, base).map(drop)
+            } else {
+                cordon_policy::Policy::parse(&file.text, &name, base).map(drop)
+            };
+            if let Err(e) = loads {
                 eprintln!(
                     "cordon: warning: it does not load: {}",
                     term::clean(&e.to_string())

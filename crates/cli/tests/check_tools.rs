@@ -88,7 +88,11 @@ fn edit_file_json_has_the_diff() {
             "preview": {
                 "type": "diff",
                 "unified": "--- a/notes/a.txt\n+++ b/notes/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
-            }
+            },
+            // The steps beyond the rules: the mode, no session grant, no doom loop.
+            "mode": "interactive",
+            "session_grant": false,
+            "doom_loop": null
         })
     );
     assert_eq!(

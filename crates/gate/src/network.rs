@@ -24,8 +24,8 @@ use crate::{clean, lock, Call, Error, Gate, What, EXIT_DENIED};
 
 impl Gate {
     /// A connection call: tool `network`, key `["network", "HOST:PORT"]` (host normalised).
-    /// What is not a host and port is refused (126), nothing recorded. [`Gate::check`] gives
-    /// the rules' verdict; the engine decides with the same rules.
+    /// What is not a host and port is refused (126), nothing recorded. [`Gate::explain`] says
+    /// how it is decided; [`Gate::decide`] decides it with the same evaluator.
     pub fn network(&self, host: &str, port: u16) -> Result<Call, Error> {
         let target = cordon_policy::network::Target::new(host, port)
             .map_err(|e| Error::new(EXIT_DENIED, format!("network: {e}")))?;
