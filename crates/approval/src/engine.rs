@@ -7,14 +7,15 @@ use std::time::{Duration, Instant};
 use cordon_policy::{Action, ApprovalMode, Policy};
 
 use crate::amend::Amendment;
-use crate::explain::{Explanation, KeyExplained};
-use crate::toolrules::KeyVerdict;
 use crate::audit::{self, AuditLog};
+use crate::explain::{Explanation, KeyExplained};
 use crate::memory::{DoomLoop, SessionMemory};
 use crate::outcome::{mode_name, timed_out_reason, Answer, AskError, By, Outcome, Pending};
 use crate::request::Request;
 use crate::resolve_mode;
+use crate::toolrules::KeyVerdict;
 use crate::toolrules::{matches_everything, Rules};
+use crate::Error;
 use cordon_policy::network::NETWORK_TOOL;
 
 /// Asks a person, blocking. `deadline` is when the engine stops waiting: an answer that comes
@@ -70,7 +71,7 @@ pub trait AsyncAsker {
 /// the rules file): `Ok(None)` when an identical rule is already there. Given to
 /// [`Engine::set_rule_store`], it runs before the decision is recorded, so the record says
 /// whether the rule was saved.
-pub type RuleStore = dyn Fn(&Amendment) -> Result<Option<String>, String> + Send + Sync;
+pub type RuleStore = dyn Fn(&Amendment) -> Result<Option<String>, Error> + Send + Sync;
 
 /// A tool a blanket deny removes (hide it from the model).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,7 +166,7 @@ impl Engine {
     /// ([`crate::amend::retract`]): nothing may stay granted that the log does not show.
     pub fn set_rule_store(
         &mut self,
-        store: impl Fn(&Amendment) -> Result<Option<String>, String> + Send + Sync + 'static,
+        store: impl Fn(&Amendment) -> Result<Option<String>, Error> + Send + Sync + 'static,
     ) {
         self.rule_store = Some(StoreHandle(Arc::new(store)));
     }

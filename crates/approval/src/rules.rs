@@ -181,7 +181,9 @@ pub fn names_system_program(name: &str) -> bool {
 /// `interactive` leaves an ask an ask, whoever can answer it: that is the front end's business.
 pub fn resolve_mode(action: Action, mode: ApprovalMode) -> (Action, Option<&'static str>) {
     match (action, mode) {
-        (Action::Ask, ApprovalMode::ApproveAll) => (Action::Allow, Some("approved by approve-all mode")),
+        (Action::Ask, ApprovalMode::ApproveAll) => {
+            (Action::Allow, Some("approved by approve-all mode"))
+        }
         (Action::Ask, ApprovalMode::Strict) => (Action::Deny, Some("strict mode denies every ask")),
         (Action::Ask, ApprovalMode::Deny) => (Action::Deny, Some("deny mode denies every ask")),
         (a, _) => (a, None),

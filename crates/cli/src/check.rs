@@ -122,8 +122,7 @@ fn check_tool(gate: &Gate, args: &CheckArgs) -> Result<(String, Action), Error> 
             args.tool
         )));
     }
-    let call =
-        call_args(&args.tool, args.pairs.iter().chain(&args.argv)).map_err(Error::failure)?;
+    let call = call_args(&args.tool, args.pairs.iter().chain(&args.argv))?;
     // A call cordon cannot even read is a usage error here (125), not a denial.
     let call = gate
         .file(&args.tool, call)
@@ -217,8 +216,12 @@ fn merge(v: &mut serde_json::Value, more: serde_json::Value) {
 fn commands<'a>(
     x: &'a Explanation,
     a: &'a ShellAssessment,
-) -> impl Iterator<Item = (&'a cordon_tools::assess::CommandVerdict, &'a cordon_approval::KeyExplained)>
-{
+) -> impl Iterator<
+    Item = (
+        &'a cordon_tools::assess::CommandVerdict,
+        &'a cordon_approval::KeyExplained,
+    ),
+> {
     a.commands.iter().filter(|c| c.key.is_some()).zip(&x.keys)
 }
 
@@ -279,21 +282,27 @@ fn shell_human(x: &Explanation, a: &ShellAssessment) -> String {
 }
 
 /// `key=value` words as a JSON object of strings. A word without `=`, an empty key or a key
-/// given twice is an error.
+/// given twice is a usage error (125).
 fn call_args<'a>(
     tool: &str,
     words: impl Iterator<Item = &'a String>,
-) -> Result<serde_json::Value, String> {
+) -> Result<serde_json::Value, Error> {
     let mut map = serde_json::Map::new();
     for w in words {
         let Some((k, v)) = w.split_once('=') else {
-            return Err(format!("{tool}: expected key=value, got `{w}`"));
+            return Err(Error::failure(format!(
+                "{tool}: expected key=value, got `{w}`"
+            )));
         };
         if k.is_empty() {
-            return Err(format!("{tool}: expected key=value, got `{w}` (empty key)"));
+            return Err(Error::failure(format!(
+                "{tool}: expected key=value, got `{w}` (empty key)"
+            )));
         }
         if map.insert(k.to_string(), json!(v)).is_some() {
-            return Err(format!("{tool}: argument `{k}` given twice"));
+            return Err(Error::failure(format!(
+                "{tool}: argument `{k}` given twice"
+            )));
         }
     }
     Ok(serde_json::Value::Object(map))

@@ -60,10 +60,7 @@ pub fn run(args: ExecArgs) -> Exit {
     // The sandbox first: a run that can never happen is refused before anyone is asked and
     // before anything is recorded.
     let call = gate.shell(command, None)?;
-    let rules_file = gate
-        .rules_file()
-        .map(std::path::Path::to_path_buf)
-        .map_err(|e| e.to_string());
+    let rules_file = gate.rules_file().map(std::path::Path::to_path_buf);
     let mut prompt = Prompt::new(rules_file, session);
     let decision = match &host_grant {
         // The host's user already said yes to this call, once.

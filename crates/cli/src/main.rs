@@ -335,8 +335,7 @@ fn policy_trust(file: Option<PathBuf>, grant: bool) -> Exit {
             // rules file (remembered "approve always" rules) is read as one, not as a policy.
             let base = file.path.parent().unwrap_or(std::path::Path::new("/"));
             let name = path.display().to_string();
-            let is_rules =
-                file.path.file_name() == Some(cordon_policy::RULES_FILE_NAME.as_ref());
+            let is_rules = file.path.file_name() == Some(cordon_policy::RULES_FILE_NAME.as_ref());
             let loads = if is_rules {
                 cordon_policy::RulesFile::parse(&file.text, &name, base).map(drop)
             } else {

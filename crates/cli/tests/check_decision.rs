@@ -55,8 +55,15 @@ fn the_exit_code_is_the_decision() {
     let o = cordon(d.path(), &["check", "shell", "--", "touch", "x"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).starts_with("decision: ask\n"), "{}", stdout(&o));
-    assert!(stdout(&o).contains("\nmode:     interactive\n"), "{}", stdout(&o));
-    assert!(!d.path().join("audit.jsonl").exists(), "check records nothing");
+    assert!(
+        stdout(&o).contains("\nmode:     interactive\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        !d.path().join("audit.jsonl").exists(),
+        "check records nothing"
+    );
 }
 
 #[test]
@@ -87,7 +94,11 @@ fn check_network_sees_the_remembered_rules_as_exec_does() {
         "[sandbox]\nnetwork = \"proxy\"\n[network]\ndefault = \"ask\"\nallow = [\"pkgs.example.org:443\"]\n",
     );
     let (code, v) = check(d.path(), &["network", "web.example.org:8080"]);
-    assert_eq!((code, v["decision"].as_str()), (Some(1), Some("ask")), "{v}");
+    assert_eq!(
+        (code, v["decision"].as_str()),
+        (Some(1), Some("ask")),
+        "{v}"
+    );
     // "Approve always" remembered this host and port (and the operator trusts the file).
     std::fs::write(
         d.path().join("cordon.rules.toml"),
@@ -122,7 +133,12 @@ fn a_closed_pipe_ends_check_quietly() {
             .stdout(writer)
             .output()
             .unwrap();
-        assert_eq!(o.status.code(), Some(2), "the decision's code: {}", stderr(&o));
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "the decision's code: {}",
+            stderr(&o)
+        );
         assert_eq!(stderr(&o), "", "no panic, no message");
     }
 }

@@ -184,7 +184,8 @@ fn shell_request(
         .map(Key::new)
         .collect();
     let id = cordon_approval::audit::new_id().unwrap_or_default(); // empty: the log picks one
-    let mut req = Request::shell(id, keys).with_args(serde_json::json!({ "argv": argv, "cwd": cwd }));
+    let mut req =
+        Request::shell(id, keys).with_args(serde_json::json!({ "argv": argv, "cwd": cwd }));
     // The tool's concerns (an environment assignment, a redirection outside the roots, a
     // line it cannot parse) are not in the keys, so a session grant never covers them.
     req.concern = a.own_verdict();

@@ -184,7 +184,10 @@ pub enum Error {
     Refused(String),
     /// cordon's own failure (a policy no backend can run, nowhere to record): 125, with lines
     /// to show after the message.
-    Failed { message: String, detail: Vec<String> },
+    Failed {
+        message: String,
+        detail: Vec<String>,
+    },
     /// A front end ends with this code and message (a timed-out run: 124).
     Exit { code: i32, message: String },
 }
@@ -272,9 +275,9 @@ impl std::fmt::Display for Error {
             Error::Approval(e) => e.to_string(),
             Error::Sandbox { error, .. } => error.to_string(),
             Error::Tool(e) => e.to_string(),
-            Error::Refused(m) | Error::Failed { message: m, .. } | Error::Exit { message: m, .. } => {
-                return f.write_str(m)
-            }
+            Error::Refused(m)
+            | Error::Failed { message: m, .. }
+            | Error::Exit { message: m, .. } => return f.write_str(m),
         };
         f.write_str(&clean(&line))
     }

@@ -80,7 +80,7 @@ impl Gate {
             let notices = notices.clone();
             let store = store.clone();
             engine.set_rule_store(move |a| {
-                let wrote = amend::append(&file, &store, a).map_err(|e| e.to_string());
+                let wrote = amend::append(&file, &store, a);
                 match &wrote {
                     Ok(Some(text)) => {
                         lock(&saved).push(text.clone());
@@ -91,7 +91,10 @@ impl Gate {
                         ));
                     }
                     Ok(None) => {}
-                    Err(e) => lock(&notices).push(format!("warning: not remembered: {}", clean(e))),
+                    Err(e) => lock(&notices).push(format!(
+                        "warning: not remembered: {}",
+                        clean(&e.to_string())
+                    )),
                 }
                 wrote
             });

@@ -77,12 +77,18 @@ fn records(state: &std::path::Path) -> Vec<serde_json::Value> {
 fn an_agent_hosts_ask_stays_an_ask_deferred_to_the_host() {
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
-    let gate = asking_gate(ws.path(), state.path(), FrontEnd::Host("claude-code".into()));
+    let gate = asking_gate(
+        ws.path(),
+        state.path(),
+        FrontEnd::Host("claude-code".into()),
+    );
     let call = gate
         .shell(Command::Line("touch made".into()), None)
         .unwrap();
     // The asker is never asked: the host's own prompt is.
-    let d = gate.decide(&call, &mut |_: &cordon_gate::Request, _: &cordon_gate::Pending, _| {
+    let d = gate.decide(&call, &mut |_: &cordon_gate::Request,
+                                     _: &cordon_gate::Pending,
+                                     _| {
         panic!("a host's ask was put to the asker")
     });
     assert!(d.is_ask(), "{}", d.message());
@@ -94,7 +100,10 @@ fn an_agent_hosts_ask_stays_an_ask_deferred_to_the_host() {
     assert_eq!(r[0]["deferred_to"], "claude-code");
     assert_eq!(r[0]["client"], "claude-code");
     assert_eq!(r[0]["by"]["kind"], "default");
-    assert!(!r[0]["reason"].as_str().unwrap().contains("terminal"), "{r:?}");
+    assert!(
+        !r[0]["reason"].as_str().unwrap().contains("terminal"),
+        "{r:?}"
+    );
 }
 
 #[test]
@@ -136,5 +145,8 @@ fn a_check_gate_explains_what_the_others_decide() {
     assert!(x.keys[0].by_default);
     let d = check.decide(&call, &mut nobody());
     assert_eq!(d.exit_code(), 125, "a check gate never decides");
-    assert!(!state.path().join("audit.jsonl").exists(), "nothing recorded");
+    assert!(
+        !state.path().join("audit.jsonl").exists(),
+        "nothing recorded"
+    );
 }

@@ -196,7 +196,12 @@ fn file_calls_go_through_the_same_decision_and_log() {
         .unwrap();
     let d = gate.decide(&call, &mut cordon_gate::nobody());
     assert_eq!(d.exit_code(), 126, "{}", d.message());
-    assert_eq!(gate.run(&call, &d, capture(1 << 20)).unwrap_err().exit_code(), 126);
+    assert_eq!(
+        gate.run(&call, &d, capture(1 << 20))
+            .unwrap_err()
+            .exit_code(),
+        126
+    );
     let r = records(state.path());
     assert_eq!(r.len(), 2);
     assert_eq!(r[1]["decision"], "deny");

@@ -93,11 +93,15 @@ fn the_gate_decides_asks_and_records_connections() {
     );
     assert_eq!(gate.explain(&call).unwrap().action(), Action::Allow);
     assert_eq!(
-        gate.explain(&gate.network("bad.test", 1).unwrap()).unwrap().action(),
+        gate.explain(&gate.network("bad.test", 1).unwrap())
+            .unwrap()
+            .action(),
         Action::Deny
     );
     assert_eq!(
-        gate.explain(&gate.network("other.test", 1).unwrap()).unwrap().action(),
+        gate.explain(&gate.network("other.test", 1).unwrap())
+            .unwrap()
+            .action(),
         Action::Ask
     );
     assert_eq!(gate.network("0x7f.1", 80).err().unwrap().exit_code(), 126);

@@ -25,7 +25,7 @@ pub enum Call {
 
 /// What was decided and recorded: the engine's [`Outcome`] (for a shell line, an ask is the
 /// host's to put to its user), or cordon's own failure, which denies.
-pub type Decided = Result<Outcome, String>;
+pub type Decided = Result<Outcome, cordon_gate::Error>;
 
 /// How restrictive a decision is: a failure is a denial.
 fn rank(d: &Decided) -> u8 {
@@ -101,20 +101,21 @@ impl Decider {
                         worst = Some(d);
                     }
                 }
-                return worst.unwrap_or_else(|| Err("nothing to decide".into()));
+                return worst
+                    .unwrap_or_else(|| Err(cordon_gate::Error::failure("nothing to decide")));
             }
             Call::Shell { line, cwd } => self.gate.shell(Command::Line(line.clone()), Some(cwd)),
             Call::Tool { tool, args } => self.gate.file(tool, args.clone()),
         };
-        let call = match built {
-            Ok(c) => c,
-            Err(e) => return Err(e.to_string()),
-        };
+        let call = built?;
         // A host's gate never asks the asker: an ask comes back as one.
         let d = self.gate.decide(&call, &mut cordon_gate::nobody());
         match d.outcome() {
             Some(o) => Ok(o.clone()),
-            None => Err(format!("cordon could not decide: {}", d.reason())),
+            None => Err(cordon_gate::Error::failure(format!(
+                "cordon could not decide: {}",
+                d.reason()
+            ))),
         }
     }
 }

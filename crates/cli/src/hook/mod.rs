@@ -213,8 +213,7 @@ pub fn respond(host: Host, policy: Option<&Path>, bytes: &[u8]) -> Reply {
 
 /// Decides the mapped call; `Err`: cordon's own failure, which denies.
 fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, String> {
-    let decider =
-        Decider::open(policy, &input.cwd, host.client()).map_err(|e| e.to_string())?;
+    let decider = Decider::open(policy, &input.cwd, host.client()).map_err(|e| e.to_string())?;
     let call = match &input.mapped {
         Mapped::Call { call } => call.clone(),
         Mapped::Unmapped(name) | Mapped::Network(name) if decider.has_tool(name) => Call::Tool {
@@ -344,7 +343,7 @@ fn denial(d: Decided) -> String {
     match d {
         Ok(Outcome::Denied { by, reason, .. }) => format!("{reason} [{by}]"),
         Ok(o) => format!("{} [{}]", o.reason(), o.by()),
-        Err(reason) => reason,
+        Err(e) => e.to_string(),
     }
 }
 

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use cordon_approval::By;
 use cordon_approval::{Answer, AskError};
-use cordon_gate::{Call, Cancel, Command, Decision, Gate, Options, Output, RunOptions};
 use cordon_gate::Outcome;
+use cordon_gate::{Call, Cancel, Command, Decision, Gate, Options, Output, RunOptions};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequest, ElicitResult,
     Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses, JsonObject,
