@@ -104,8 +104,7 @@ pub enum By {
     Builtin { tag: String },
     /// `[tools.NAME] approval`: the tool's configured pre-approval, and where.
     ToolConfig { at: String },
-    /// The approval mode resolved an `ask` (`approve-all`, `strict`, `deny`, or `interactive`
-    /// without a terminal).
+    /// The approval mode resolved an `ask` (`approve-all`, `strict`, `deny`).
     Mode { mode: String },
     /// A person answered.
     User,
