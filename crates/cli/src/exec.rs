@@ -6,7 +6,7 @@ use cordon_gate::{Command, Gate, Options, Output, RunOptions};
 use cordon_policy::ApprovalMode;
 
 use crate::prompt::Prompt;
-use crate::{term, Error, ExecArgs, Exit, EXIT_DENIED};
+use crate::{term, Error, ExecArgs, Exit};
 
 pub fn run(args: ExecArgs) -> Exit {
     let cwd = crate::current_dir()?;
@@ -41,8 +41,8 @@ pub fn run(args: ExecArgs) -> Exit {
         (Some(id), Some(line)) => {
             let policy = cordon_policy::Policy::discover(opts.policy.as_deref(), &opts.cwd)
                 .map_err(Error::failure)?;
-            let host = cordon_gate::host_grant::consume(id, &policy, &opts.cwd, line)
-                .map_err(|e| Error::new(EXIT_DENIED, e))?;
+            // A grant that does not hold is a refusal (126); its directory failing, cordon's (125).
+            let host = cordon_gate::host_grant::consume(id, &policy, &opts.cwd, line)?;
             Some(host)
         }
         (Some(_), None) => return Err(Error::failure("--host-grant needs -c STRING")),

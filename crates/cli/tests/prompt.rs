@@ -229,7 +229,11 @@ fn s_approves_for_the_session_and_revoke_ends_it() {
         "{v}"
     );
     let (code, v) = check("t2");
-    assert_eq!((code, v["session_grant"].as_bool()), (Some(1), Some(false)), "{v}");
+    assert_eq!(
+        (code, v["session_grant"].as_bool()),
+        (Some(1), Some(false)),
+        "{v}"
+    );
     assert_eq!(show("t1"), "shell touch s1\n");
     let o = common::command(d.path())
         .args(["session", "revoke", "t1", "--", "touch"])

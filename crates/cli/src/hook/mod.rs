@@ -315,7 +315,8 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
                     cwd,
                     line,
                     host.client(),
-                )?;
+                )
+                .map_err(|e| e.to_string())?;
                 Some(exec_line(
                     Some(&exe),
                     policy_file.as_deref(),
