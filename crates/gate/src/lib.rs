@@ -1,18 +1,26 @@
 //! cordon's gate: one tool call, assessed → decided → recorded → run.
 //!
-//! Every front end — `cordon exec` and `cordon check` on a terminal, the MCP server, the
-//! agent hosts' pre-tool hooks — goes through a [`Gate`]. The gate owns what a call needs:
-//! the loaded (and trusted) policy, the approval [`Engine`](cordon_approval::Engine) with the
-//! remembered "approve always" rules, the session, the hash-chained audit log and the chosen
-//! kernel-sandbox backend. A front end builds a [`Call`], has it decided by a person through an
-//! [`Asker`] (a terminal, an MCP elicitation, or nobody), and runs what was allowed:
+//! Every front end — `cordon exec` on a terminal, `cordon check`, the MCP server, the agent
+//! hosts' pre-tool hooks — goes through a [`Gate`], opened for its [`FrontEnd`] (who answers an
+//! ask). The gate owns what a call needs: the loaded (and trusted) policy, the approval
+//! [`Engine`] with the remembered "approve always" rules, the session,
+//! the hash-chained audit log and the chosen kernel-sandbox backend. A front end builds a
+//! [`Call`], has it decided — the engine's one evaluator gives an [`Outcome`]; an ask goes to a
+//! person through an [`Asker`] (a terminal, an MCP elicitation, or [`nobody`]), or back to an
+//! agent host — and runs what was allowed:
 //!
 //! ```text
-//!   Gate::shell / Gate::file ──▶ Call ──▶ Gate::decide (rules, session, mode, Asker)
-//!        (assess: what it means)              │ recorded in the audit log before return
+//!   Gate::shell / Gate::file ──▶ Call ──▶ Gate::explain  (pure: rules, grants, doom loop, mode)
+//!        (assess: what it means)   │      = what `cordon check` prints and the prompt previews
+//!                                  └────▶ Gate::decide   (the same, + the doom-loop count, the
+//!                                             │           FrontEnd's answer to an ask)
+//!                                             │ recorded in the audit log before return
 //!                                             ▼
 //!                                  Decision ──▶ Gate::run (kernel sandbox / file tools)
 //! ```
+//!
+//! Errors are one [`Error`]: the lower crates' errors as they are (policy, approval, sandbox,
+//! tools) and the gate's own refusals and failures, each with its [`Error::exit_code`].
 //!
 //! A run that can never happen (no backend can enforce the policy, a root re-pointed by a
 //! planted symlink) is refused when the call is built, before anyone is asked and before
