@@ -9,7 +9,7 @@ impl Gate {
     /// outcome — what [`Gate::decide`] would start from. Pure: nothing is asked, recorded or
     /// saved (a named session is read, never written). `cordon check` prints it.
     pub fn explain(&self, call: &Call) -> Result<Explanation, Error> {
-        let session = self.open_session().map_err(Error::failure)?;
+        let session = self.open_session()?;
         let mut engine = lock(&self.engine);
         if let Some(s) = &session {
             s.restore(&mut engine);
@@ -129,14 +129,16 @@ impl Gate {
         }
         let session = self
             .open_session()
-            .map_err(|e| Decision::failed(call, None, e))?;
+            .map_err(|e| Decision::failed(call, None, e.to_string()))?;
         let first = self.evaluate(call, session.as_ref());
         Ok((session, first))
     }
 
-    fn open_session(&self) -> Result<Option<session::Session>, String> {
+    fn open_session(&self) -> Result<Option<session::Session>, Error> {
         match &self.session {
-            Some(name) => session::Session::open(name, &writable_roots(&self.policy)).map(Some),
+            Some(name) => session::Session::open(name, &writable_roots(&self.policy))
+                .map(Some)
+                .map_err(Error::failure),
             None => Ok(None),
         }
     }
@@ -178,7 +180,7 @@ impl Gate {
         if released {
             *session = self
                 .open_session()
-                .map_err(|e| Decision::failed(call, None, e))?;
+                .map_err(|e| Decision::failed(call, None, e.to_string()))?;
         }
         let mut engine = lock(&self.engine);
         if let Some(s) = session.as_ref().filter(|_| released) {

@@ -188,6 +188,9 @@ pub enum Error {
     },
     /// A file tool refused the call (invalid arguments, a path outside the roots): 126.
     Tool(cordon_tools::tool::ToolError),
+    /// A rule's `match`/`not_match` example fails: the policy does not say what its author
+    /// meant, so it is not used (125).
+    Example(Box<ExampleResult>),
     /// The gate refused the call (a cwd outside the roots, a run of a call not allowed): 126.
     Refused(String),
     /// cordon's own failure (a policy no backend can run, nowhere to record): 125, with lines
@@ -223,9 +226,11 @@ impl Error {
     /// The exit code a CLI returns for it.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Policy(_) | Error::Rules(_) | Error::Approval(_) | Error::Failed { .. } => {
-                EXIT_FAILURE
-            }
+            Error::Policy(_)
+            | Error::Rules(_)
+            | Error::Approval(_)
+            | Error::Example(_)
+            | Error::Failed { .. } => EXIT_FAILURE,
             Error::Sandbox { error, .. } => error.exit_code(),
             Error::Tool(_) | Error::Refused(_) => EXIT_DENIED,
             Error::Exit { code, .. } => *code,
@@ -283,6 +288,7 @@ impl std::fmt::Display for Error {
             Error::Approval(e) => e.to_string(),
             Error::Sandbox { error, .. } => error.to_string(),
             Error::Tool(e) => e.to_string(),
+            Error::Example(r) => r.message(),
             Error::Refused(m)
             | Error::Failed { message: m, .. }
             | Error::Exit { message: m, .. } => return f.write_str(m),

@@ -15,7 +15,7 @@ impl Gate {
         let cwd = opts.cwd.clone();
         let store = TrustStore::from_env();
         let policy = Policy::discover_in(opts.policy.as_deref(), &cwd, &store)?;
-        examples::check(&policy).map_err(Error::failure)?;
+        examples::check(&policy)?;
         let named = opts
             .policy
             .clone()
