@@ -11,6 +11,19 @@ impl Gate {
     /// tools' reading, but no audit log and no sandbox: it builds and explains calls
     /// ([`Gate::explain`]); it never decides, records or runs them.
     pub fn open(opts: Options) -> Result<Gate, Error> {
+        Gate::load(opts)
+    }
+
+    /// [`Gate::open`] with [`FrontEnd::Check`]: a gate that explains calls and never decides,
+    /// records or runs them.
+    pub fn open_dry(opts: Options) -> Result<Gate, Error> {
+        Gate::load(Options {
+            front_end: FrontEnd::Check,
+            ..opts
+        })
+    }
+
+    fn load(opts: Options) -> Result<Gate, Error> {
         let dry = opts.front_end == FrontEnd::Check;
         let cwd = opts.cwd.clone();
         let store = TrustStore::from_env();
