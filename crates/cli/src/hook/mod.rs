@@ -253,11 +253,20 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
                 command: None,
             },
             Ok(Outcome::Ask(p)) => Answer::Ask {
-                how: format!(
-                    "cordon cannot ask from a {} hook; a person can allow it in the policy ({}), or do it themselves",
-                    host.client(),
-                    decider.policy().source
-                ),
+                // Claude Code asks its user; the other hosts cannot, and tell the agent how a
+                // person approves it.
+                how: if host == Host::Claude {
+                    format!(
+                        "approve to let it happen once; to stop being asked, allow it in the policy ({}) and trust it (`cordon policy trust`)",
+                        decider.policy().source
+                    )
+                } else {
+                    format!(
+                        "cordon cannot ask from a {} hook; a person can allow it in the policy ({}), or do it themselves",
+                        host.client(),
+                        decider.policy().source
+                    )
+                },
                 reason: p.reason,
                 command: None,
             },
