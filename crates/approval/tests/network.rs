@@ -32,7 +32,7 @@ fn kind(o: &Outcome) -> &'static str {
     match o {
         Outcome::Allowed { .. } => "allow",
         Outcome::Denied { .. } => "deny",
-        Outcome::NeedsAnswer(_) => "ask",
+        Outcome::Ask(_) => "ask",
     }
 }
 
@@ -101,8 +101,13 @@ fn session_grants_modes_and_no_terminal() {
     assert_eq!(kind(&e.evaluate(&conn("github.com:443"))), "deny");
     assert_eq!(kind(&e.evaluate(&conn("index.example.net:443"))), "allow");
     e.set_mode(ApprovalMode::Interactive);
-    e.set_can_ask(false);
     let o = e.evaluate(&conn("github.com:443"));
+    assert_eq!(kind(&o), "ask", "an ask stays an ask");
+    let o = e.conclude(
+        &conn("github.com:443"),
+        Err(cordon_approval::AskError::NobodyToAsk("nobody".into())),
+        false,
+    );
     assert_eq!(kind(&o), "deny", "nobody to ask: denied");
 }
 

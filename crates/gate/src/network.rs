@@ -28,8 +28,8 @@ pub use cordon_netproxy::raise_fd_limit;
 
 impl Gate {
     /// A connection call: tool `network`, key `["network", "HOST:PORT"]` (host normalised).
-    /// What is not a host and port is refused (126), nothing recorded. [`Gate::check`] gives
-    /// the rules' verdict; the engine decides with the same rules.
+    /// What is not a host and port is refused (126), nothing recorded. [`Gate::explain`] says
+    /// how it is decided; [`Gate::decide`] decides it with the same evaluator.
     pub fn network(&self, host: &str, port: u16) -> Result<Call, Error> {
         let target = cordon_policy::network::Target::new(host, port)
             .map_err(|e| Error::new(EXIT_DENIED, format!("network: {e}")))?;
@@ -91,7 +91,7 @@ impl<A: AsyncAsker + Send + 'static> Decide for NetworkDecider<A> {
                 Ok(c) => c,
                 Err(e) => {
                     return Verdict::Deny {
-                        reason: e.message,
+                        reason: e.to_string(),
                         rule: String::new(),
                     }
                 }
@@ -327,7 +327,7 @@ fn decide_now(gate: &Gate, host: &str, port: u16, ask: Option<&Asking>) -> Verdi
         Ok(c) => c,
         Err(e) => {
             return Verdict::Deny {
-                reason: e.message,
+                reason: e.to_string(),
                 rule: String::new(),
             }
         }

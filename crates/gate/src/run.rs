@@ -101,13 +101,14 @@ impl Gate {
         let failed = |e: cordon_ossandbox::Error, stderr: &[u8]| {
             // What the sandbox's builder said went to the captured stderr: keep it.
             // 127 not found, 126 cannot execute, 125 a refusal or a setup failure.
-            let mut err = Error::new(e.exit_code(), e);
-            err.detail = String::from_utf8_lossy(stderr)
-                .lines()
-                .take(20)
-                .map(clean)
-                .collect();
-            err
+            Error::Sandbox {
+                error: e,
+                output: String::from_utf8_lossy(stderr)
+                    .lines()
+                    .take(20)
+                    .map(clean)
+                    .collect(),
+            }
         };
         match result {
             Ok(sandbox_run::Outcome::TimedOut) => Ok(ran(124, true)),

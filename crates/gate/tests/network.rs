@@ -83,7 +83,6 @@ fn the_gate_decides_asks_and_records_connections() {
     .unwrap();
     let mut o = Options::new(state.path().to_path_buf());
     o.policy = Some(state.path().join("cordon.toml"));
-    o.can_ask = true;
     let gate = Arc::new(Gate::open(o).unwrap());
 
     // What `cordon check` would say.
@@ -92,16 +91,20 @@ fn the_gate_decides_asks_and_records_connections() {
         call.request().keys[0].words(),
         ["network", &format!("echo.test:{}", echo.port())]
     );
-    assert_eq!(gate.check(&call).action, Action::Allow);
+    assert_eq!(gate.explain(&call).unwrap().action(), Action::Allow);
     assert_eq!(
-        gate.check(&gate.network("bad.test", 1).unwrap()).action,
+        gate.explain(&gate.network("bad.test", 1).unwrap())
+            .unwrap()
+            .action(),
         Action::Deny
     );
     assert_eq!(
-        gate.check(&gate.network("other.test", 1).unwrap()).action,
+        gate.explain(&gate.network("other.test", 1).unwrap())
+            .unwrap()
+            .action(),
         Action::Ask
     );
-    assert_eq!(gate.network("0x7f.1", 80).err().unwrap().code, 126);
+    assert_eq!(gate.network("0x7f.1", 80).err().unwrap().exit_code(), 126);
 
     let script = Script::default();
     script
