@@ -21,7 +21,7 @@ impl Gate {
     }
 
     fn run_shell(&self, call: &Call, run: &ShellRun, opts: RunOptions) -> Result<Ran, Error> {
-        let Some(sandbox) = self.sandbox.as_ref().filter(|_| self.runs) else {
+        let Some(sandbox) = self.sandbox.as_ref().filter(|_| self.front_end.runs()) else {
             return Err(Error::failure("this gate does not run calls"));
         };
         // What the gate itself names must still be what it was: the policy and the audit log
@@ -72,13 +72,14 @@ impl Gate {
         let failed = |e: cordon_ossandbox::Error, stderr: &[u8]| {
             // What the sandbox's builder said went to the captured stderr: keep it.
             // 127 not found, 126 cannot execute, 125 a refusal or a setup failure.
-            let mut err = Error::new(e.exit_code(), e);
-            err.detail = String::from_utf8_lossy(stderr)
-                .lines()
-                .take(20)
-                .map(clean)
-                .collect();
-            err
+            Error::Sandbox {
+                error: e,
+                output: String::from_utf8_lossy(stderr)
+                    .lines()
+                    .take(20)
+                    .map(clean)
+                    .collect(),
+            }
         };
         let ran = match result {
             Ok(ran) => ran,

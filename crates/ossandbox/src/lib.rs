@@ -85,6 +85,7 @@ mod tests_internal;
 
 use cordon_policy::Backend;
 
+pub use env::is_proxy_variable;
 pub use planted::{
     Change, Finding, Handling, What as FindingKind, MAX_ENTRIES as SCAN_MAX_ENTRIES,
 };

@@ -220,7 +220,9 @@ impl Prepared {
         crate::resolve::check_named(&self.named, &profile)?;
         let mut env = crate::env::scrub(std::env::vars_os(), &self.env, tmp.path().as_os_str());
         let proxy = io.proxy.map(|(handoff, vars)| {
-            env.retain(|(k, _)| !vars.iter().any(|(n, _)| k == n.as_str()));
+            // Every proxy variable the command would inherit goes (a NO_PROXY would send
+            // loopback around the proxy, into the sandbox's own empty loopback).
+            env.retain(|(k, _)| !k.to_str().is_none_or(crate::env::is_proxy_variable));
             env.extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
             handoff
         });
