@@ -6,6 +6,8 @@
 #
 #   benches/mcp-latency.sh              # builds release, prints a table
 #   CALLS=2000 benches/mcp-latency.sh   # more calls per server
+#   STATE=/dev/shm benches/mcp-latency.sh   # the audit log on tmpfs (its syncs ~free)
+#   CORDON=/path/to/cordon benches/mcp-latency.sh   # another build (not rebuilt)
 #
 # Needs python3. Every call records its decision (fsynced) in a scratch audit log: the cost is
 # part of what is measured. Results go to target/bench/mcp-latency.json.
@@ -13,10 +15,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v python3 >/dev/null || { echo "install python3" >&2; exit 1; }
 
-cargo build --release -q -p cordon-cli
+[ -n "${CORDON:-}" ] || cargo build --release -q -p cordon-cli
 out=$PWD/target/bench
 mkdir -p "$out"
-export CORDON=$PWD/target/release/cordon OUT=$out/mcp-latency.json CALLS=${CALLS:-1000}
+export CORDON=${CORDON:-$PWD/target/release/cordon} OUT=$out/mcp-latency.json CALLS=${CALLS:-1000}
 export XDG_STATE_HOME=$(mktemp -d) XDG_CONFIG_HOME=$(mktemp -d)
 trap 'rm -rf "$XDG_STATE_HOME" "$XDG_CONFIG_HOME"' EXIT
 
@@ -37,7 +39,7 @@ mode = "rw"
 pattern = "/bin/true"
 action = "allow"
 [approval]
-audit_log = "{dir}/audit.jsonl"
+audit_log = "{tempfile.mkdtemp(dir=os.environ.get("STATE") or None)}/audit.jsonl"
 # The same call many times in a row is what a benchmark does (the check would ask).
 doom_loop = 0
 """

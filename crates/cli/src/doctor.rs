@@ -1,10 +1,6 @@
 //! `cordon doctor`: what this machine can enforce, from live probes.
 
-#[cfg(target_os = "linux")]
-use cordon_ossandbox::landlock::{enforcement, Enforcement};
-use cordon_ossandbox::probe;
-#[cfg(target_os = "linux")]
-use cordon_policy::Network;
+use cordon_ossandbox::Machine;
 
 /// What `cordon doctor` cannot prove on macOS, and what the Seatbelt backend does not do.
 #[cfg(target_os = "macos")]
@@ -23,7 +19,7 @@ const MACOS_NOTES: &[&str] = &[
 /// On macOS: whether `sandbox-exec` runs and confines, proved by running it.
 #[cfg(target_os = "macos")]
 pub fn run() -> i32 {
-    let f = probe::sandbox_exec_enforces();
+    let f = Machine::live_probes().remove(0);
     println!("cordon doctor: live probes on this machine");
     println!(
         "  {:<16} {:<4} {}",
@@ -59,14 +55,8 @@ pub fn run() -> i32 {
 
 #[cfg(target_os = "linux")]
 pub fn run() -> i32 {
-    let findings = [
-        probe::landlock_enforces(),
-        probe::seccomp_enforces(),
-        probe::user_namespaces(),
-        probe::bwrap_runs(),
-        probe::own_namespaces(),
-        probe::proxy_namespace(),
-    ];
+    // landlock, seccomp, user namespaces, bwrap, own namespaces, proxy netns.
+    let findings = Machine::live_probes();
     println!("cordon doctor: live probes on this machine");
     for f in &findings {
         println!(
@@ -78,17 +68,18 @@ pub fn run() -> i32 {
     }
     let landlock_ok = findings[0].ok;
     let seccomp_ok = findings[1].ok;
-    let abi = cordon_ossandbox::landlock::kernel_abi();
+    let machine = Machine::probe();
+    let abi = machine.landlock_abi;
 
     println!("backends:");
-    let landlock_line = match (landlock_ok && seccomp_ok, enforcement(abi, Network::Deny)) {
+    let landlock_line = match (landlock_ok && seccomp_ok, machine.landlock_gaps()) {
         (false, _) => "unavailable: needs both Landlock and seccomp; policies with require_os_sandbox = true are refused (exit 125)".to_string(),
-        (true, Enforcement::Full) => format!("full (Landlock ABI {abi}): filesystem roots, TCP, signal and abstract-socket scoping, seccomp deny list"),
-        (true, Enforcement::Partial(gaps)) => format!(
+        (true, Some(gaps)) if gaps.is_empty() => format!("full (Landlock ABI {abi}): filesystem roots, TCP, signal and abstract-socket scoping, seccomp deny list"),
+        (true, Some(gaps)) => format!(
             "partial (Landlock ABI {abi}) — cannot restrict: {}; refused while require_os_sandbox = true",
-            gaps.iter().map(|g| format!("{} (ABI {})", g.what, g.needs_abi)).collect::<Vec<_>>().join(", ")
+            gaps.iter().map(|(what, abi)| format!("{what} (ABI {abi})")).collect::<Vec<_>>().join(", ")
         ),
-        (true, Enforcement::None) => "unavailable: no Landlock".to_string(),
+        (true, None) => "unavailable: no Landlock".to_string(),
     };
     println!("  {:<9} {landlock_line}", "landlock");
     let namespaces_ok = findings[4].ok;

@@ -284,17 +284,15 @@ pub fn run(force: bool) -> Exit {
         return Ok(code);
     }
     println!("cordon exec, check and profile in this directory now use it");
-    // Which backend runs it here, from the same chooser `cordon exec` uses.
-    let profile = cordon_ossandbox::Profile::from_policy(&policy);
-    match cordon_ossandbox::choose(
-        policy.sandbox.backend,
-        &profile,
-        policy.sandbox.require_os_sandbox,
+    // Which backend runs it here, prepared as `cordon exec` prepares it.
+    match cordon_ossandbox::prepare(
+        &policy,
         &cordon_ossandbox::Machine::probe(),
+        policy.sandbox.backend,
     ) {
-        Ok(choice) => println!(
+        Ok(prepared) => println!(
             "on this machine it runs on {}",
-            backend_name(&choice.backend)
+            backend_name(prepared.backend())
         ),
         Err(why) => eprintln!(
             "cordon: warning: this machine cannot run it yet: {}",

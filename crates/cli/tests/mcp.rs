@@ -437,6 +437,16 @@ async fn a_refused_ask_is_an_error_that_says_how_to_grant_it() {
         let expected = usize::from(reply.is_some());
         assert_eq!(asked.load(Ordering::SeqCst), expected, "{reply:?}");
         s.cancel().await.unwrap();
+        if reply.is_none() {
+            // Nobody to ask: recorded as such, and the reason itself says how to approve.
+            let r = records(&w.log);
+            let last = r.last().unwrap();
+            assert_eq!(last["decision"], "deny", "{last}");
+            assert_eq!(last["by"]["kind"], "nobody-to-ask", "{last}");
+            let reason = last["reason"].as_str().unwrap();
+            assert!(reason.contains("cannot ask its user"), "{reason}");
+            assert!(t.contains("a rule in"), "{t}");
+        }
     }
 }
 
@@ -771,4 +781,126 @@ async fn on_2026_07_28_an_ask_is_an_input_required_round_trip() {
         recs.iter().all(|r| r["client"] == "cordon-test-client"),
         "{recs:#?}"
     );
+}
+
+/// A raw JSON-RPC client over `cordon mcp`'s pipes, for what an SDK client never sends.
+struct Raw {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    answers: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Raw {
+    fn start(w: &Workspace) -> Raw {
+        let mut child = common::command(&w.ws)
+            .arg("mcp")
+            .arg("--policy")
+            .arg(&w.policy)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start cordon mcp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, answers) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("cordon wrote a line that is not JSON ({e}): {line}")
+                });
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut raw = Raw {
+            child,
+            stdin,
+            answers,
+        };
+        raw.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        );
+        assert!(raw.answer().get("result").is_some());
+        raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        raw
+    }
+
+    fn send_bytes(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, v: &Value) {
+        let mut line = v.to_string().into_bytes();
+        line.push(b'\n');
+        self.send_bytes(&line);
+    }
+
+    /// The next answer (bounded: a lost request must fail the test, not hang it).
+    fn answer(&self) -> Value {
+        self.answers
+            .recv_timeout(Duration::from_secs(120))
+            .expect("cordon mcp did not answer")
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A line that is not JSON (here: a request cut at a random point) and a line longer than the
+/// limit each get a JSON-RPC error, with the request's id when its start names one; the
+/// server keeps serving.
+#[test]
+fn unparsable_and_over_long_requests_are_answered_with_an_error() {
+    let w = workspace("");
+    let mut raw = Raw::start(&w);
+    let request = json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": {
+        "name": "run_command", "arguments": {"command": "echo still-serving"}}})
+    .to_string();
+    let mut seed = u64::from(std::process::id()) | 1;
+    for _ in 0..20 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        // Cut anywhere after the id (so it can be read) and before the end.
+        let cut = 24 + (seed as usize) % (request.len() - 25);
+        let mut line = request.as_bytes()[..cut].to_vec();
+        line.push(b'\n');
+        raw.send_bytes(&line);
+        let a = raw.answer();
+        assert_eq!(a["error"]["code"], -32700, "{a}");
+        assert_eq!(a["id"], 41, "the cut request's id: {a}");
+    }
+    raw.send_bytes(b"{{{ not json at all\n");
+    let a = raw.answer();
+    assert_eq!(a["error"]["code"], -32700, "{a}");
+    assert_eq!(a["id"], Value::Null, "{a}");
+    // 17 MiB in one line, the id first.
+    let mut long = br#"{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"write_file","arguments":{"path":"x","content":""#.to_vec();
+    long.resize(long.len() + (17 << 20), b'a');
+    long.extend_from_slice(b"\"}}}\n");
+    raw.send_bytes(&long);
+    let a = raw.answer();
+    assert_eq!(a["error"]["code"], -32600, "{a}");
+    assert_eq!(a["id"], "big", "{a}");
+    assert!(
+        a["error"]["message"].as_str().unwrap().contains("MiB"),
+        "{a}"
+    );
+    // Still serving.
+    raw.send(&serde_json::from_str(&request).unwrap());
+    let a = raw.answer();
+    assert_eq!(a["id"], 41, "{a}");
+    assert!(a["result"].to_string().contains("still-serving"), "{a}");
 }

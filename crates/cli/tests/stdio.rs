@@ -344,7 +344,7 @@ fn an_operators_fifo_that_nobody_reads_does_not_keep_cordon() {
         let mut child = c.spawn().unwrap();
         // An upper bound far above the timeout and the relay's drain, so that a hang fails
         // the test instead of stalling the suite.
-        let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let end = std::time::Instant::now() + pty::DEADLINE;
         let status = loop {
             if let Some(st) = child.try_wait().unwrap() {
                 break st;

@@ -1,9 +1,9 @@
-//! After `cordon exec`'s run: what the command left in the writable roots that makes the
-//! operator's tools run code (the scan and the quarantine are `cordon_ossandbox::planted`).
-//! Each finding is one `cordon: warning:` line on stderr and all of them one audit record
-//! (`by: after-run`), appended by the same writer as the decision, so the chain stays
-//! verifiable. The command's own exit status stands: the warnings and the record are the
-//! signal, and the files are already moved aside.
+//! After a run: what the command left in the writable roots that makes the operator's tools
+//! run code (the sandbox's after-run scan found it and moved it aside, see
+//! `cordon_ossandbox::Ran::findings`). Each finding is one `cordon: warning:` line on stderr
+//! and all of them one audit record (`by: after-run`), appended by the same writer as the
+//! decision, so the chain stays verifiable. The command's own exit status stands: the warnings
+//! and the record are the signal, and the files are already moved aside.
 //!
 //! The scan must happen even when this cordon does not live to do it (an agent host kills it
 //! at its timeout), and must not be cut short by a command that fills the root with names. So
@@ -23,49 +23,40 @@
 use std::path::{Path, PathBuf};
 
 use cordon_approval::audit::{AfterRunFinding, AuditLog, Record};
-use cordon_ossandbox::planted::{Change, Finding, Handling, MissingPlace, Snapshot};
+use cordon_ossandbox::{Change, Finding, Handling, SCAN_MAX_ENTRIES};
 
 use crate::clean;
 
-/// What is watched before the run.
-pub struct Before {
-    snapshot: Snapshot,
-    /// This run's marker (held locked), when there is a place for it.
-    marker: Option<Marker>,
-    /// The default trust-store places in the roots that do not exist (the existing ones are
-    /// kept from the command by the sandbox).
-    stores: Vec<MissingPlace>,
+/// This run's marker (see the module's documentation), after the scans of earlier runs over
+/// `roots` whose cordon died. `Err`: the run must not happen (a scan that could not complete),
+/// with the line that says why and what to do.
+pub fn pending(roots: &[PathBuf], log: &Path, session: &str) -> Result<Option<Pending>, String> {
+    let Some(dir) = log
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(|d| d.join("scans"))
+    else {
+        return Ok(None);
+    };
+    recover(&dir, roots, log, session)?;
+    Marker::create(&dir, roots).map(|m| Some(Pending(m))).map_err(|e| {
+        format!("cannot record the run's after-run scan as pending in {}: {e}; the scan must survive cordon being killed", dir.display())
+    })
 }
 
-/// The watched paths of `roots` before the run; first the scans of earlier runs over these
-/// roots whose cordon died (see the module's documentation). `Err`: the run must not happen (a
-/// scan that could not complete), with the line that says why and what to do.
-pub fn before(roots: &[PathBuf], log: &Path, session: &str) -> Result<Before, String> {
-    let markers = log.parent().map(|d| d.join("scans"));
-    if let Some(dir) = &markers {
-        recover(dir, roots, log, session)?;
+/// A run's pending scan, held until [`Pending::finish`].
+pub struct Pending(Marker);
+
+impl Pending {
+    /// The scan completed (`truncated` empty): the marker goes; else it stays, saying so, and
+    /// the next run there is refused until the operator has looked.
+    pub fn finish(self, truncated: &[&str]) {
+        if truncated.is_empty() {
+            self.0.done();
+        } else {
+            self.0.incomplete();
+        }
     }
-    let stores = cordon_policy::trust::store_dirs(|n| std::env::var_os(n))
-        .iter()
-        .flat_map(|place| {
-            // As the roots are: canonical, for what exists of it.
-            let place = cordon_ossandbox::profile::canonical(place, &|p| std::fs::canonicalize(p));
-            roots
-                .iter()
-                .filter_map(move |r| MissingPlace::watch(r, &place))
-        })
-        .collect();
-    let marker = match &markers {
-        Some(dir) => Some(Marker::create(dir, roots).map_err(|e| {
-            format!("cannot record the run's after-run scan as pending in {}: {e}; the scan must survive cordon being killed", dir.display())
-        })?),
-        None => None,
-    };
-    Ok(Before {
-        snapshot: Snapshot::take(roots),
-        stores,
-        marker,
-    })
 }
 
 /// A run's marker: the file, its descriptor (holding the lock) and what it says.
@@ -231,9 +222,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
             .join(", ");
         if state != "incomplete" {
             // The dead run's scan, now: everything watched that changed since it began.
-            let now = Snapshot::take(&theirs);
-            if !now.truncated {
-                let findings = now.changed_since(started);
+            if let Some(findings) = cordon_ossandbox::scan_changed_since(&theirs, started) {
                 for f in &findings {
                     eprintln!(
                         "cordon: warning: an earlier run's cordon ended before its after-run scan; {}",
@@ -250,7 +239,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
         return Err(format!(
             "the after-run scan of {} could not complete (more than {} entries, or cordon was killed and the scan cannot finish now): files there that make your tools run code (.git/config, hooks, .envrc, agent settings, …) were not checked; look through them, then delete {} to run there again",
             clean(&list),
-            cordon_ossandbox::planted::MAX_ENTRIES,
+            cordon_ossandbox::SCAN_MAX_ENTRIES,
             clean(&shown.display().to_string())
         ));
     }
@@ -272,38 +261,29 @@ fn record(findings: &[Finding], log: &Path, session: &str, request: &str) {
     }
 }
 
-/// Compares with `before`, moves aside what appeared or changed, warns and records.
-pub fn report(before: &Before, roots: &[PathBuf], log: &Path, session: &str, request: &str) {
-    let stores = before.stores.iter().filter_map(MissingPlace::check);
-    let marker = &before.marker;
-    let before = &before.snapshot;
-    let after = Snapshot::take_with(roots, cordon_ossandbox::planted::MAX_ENTRIES, Some(before));
-    for (s, when) in [(before, "before"), (&after, "after")] {
-        if s.truncated {
-            eprintln!(
-                "cordon: warning: the scan for files that make the operator's tools run code stopped after {} entries {when} the run: what lies beyond in {} was not checked",
-                cordon_ossandbox::planted::MAX_ENTRIES,
-                clean(&roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "))
-            );
-        }
+/// Warns about and records `findings`; says where the scan stopped early (`truncated`: when,
+/// `before` or `after` the run).
+pub fn report(
+    findings: &[Finding],
+    truncated: &[&str],
+    roots: &[PathBuf],
+    log: &Path,
+    session: &str,
+    request: &str,
+) {
+    for when in truncated {
+        eprintln!(
+            "cordon: warning: the scan for files that make the operator's tools run code stopped after {SCAN_MAX_ENTRIES} entries {when} the run: what lies beyond in {} was not checked",
+            clean(&roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "))
+        );
     }
-    let mut findings = after.findings_since(before);
-    findings.extend(stores);
-    for f in &findings {
+    if findings.is_empty() {
+        return;
+    }
+    for f in findings {
         eprintln!("cordon: warning: {}", clean(&f.message()));
     }
-    if !findings.is_empty() {
-        record(&findings, log, session, request);
-    }
-    // Fail closed on a scan that could not look everywhere: the next run there is refused
-    // until the operator has looked.
-    if let Some(m) = &marker {
-        if before.truncated || after.truncated {
-            m.incomplete();
-        } else {
-            m.done();
-        }
-    }
+    record(findings, log, session, request);
 }
 
 fn entry(f: &Finding) -> AfterRunFinding {
@@ -341,23 +321,20 @@ mod tests {
         }
         let log = base.join("state/audit.jsonl");
         let roots = vec![base.join("ws")];
-        let mut b = before(&roots, &log, "s").unwrap();
-        b.snapshot.truncated = true;
-        report(&b, &roots, &log, "s", "r1");
-        drop(b);
-        let err = before(&roots, &log, "s").err().expect("refused");
+        let p = pending(&roots, &log, "s").unwrap().unwrap();
+        p.finish(&["after"]);
+        let err = pending(&roots, &log, "s").err().expect("refused");
         assert!(err.contains("could not complete"), "{err}");
         assert!(err.contains("state/scans/run-"), "{err}");
         // A nested root meets it too; another project does not.
-        assert!(before(&[base.join("ws/sub")], &log, "s").is_err());
-        assert!(before(&[base.join("other")], &log, "s").is_ok());
+        assert!(pending(&[base.join("ws/sub")], &log, "s").is_err());
+        assert!(pending(&[base.join("other")], &log, "s").is_ok());
         // The operator looked and deleted the marker: runs again.
         for e in std::fs::read_dir(base.join("state/scans")).unwrap() {
             std::fs::remove_file(e.unwrap().path()).unwrap();
         }
-        let b = before(&roots, &log, "s").unwrap();
-        report(&b, &roots, &log, "s", "r2");
-        drop(b);
+        let p = pending(&roots, &log, "s").unwrap().unwrap();
+        p.finish(&[]);
         assert!(
             !base.join("state/scans").exists(),
             "an empty marker directory goes"

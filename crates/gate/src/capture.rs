@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use cordon_ossandbox::run::ChildStdio;
+use cordon_ossandbox::ChildStdio;
 
 /// How long the readers keep draining after the run ended: a process that outlived the run
 /// (possible only without the backend's PID namespace) must not hold the call open.

@@ -6,46 +6,47 @@ use super::*;
 impl Gate {
     /// Loads the policy (trusted, examples checked), the remembered rules, the session and
     /// the audit log, and picks the sandbox backend. Refuses (125) what could never run.
+    ///
+    /// With [`FrontEnd::Check`] (`cordon check`): the same policy, rules, session grants and
+    /// tools' reading, but no audit log and no sandbox: it builds and explains calls
+    /// ([`Gate::explain`]); it never decides, records or runs them.
     pub fn open(opts: Options) -> Result<Gate, Error> {
-        Gate::load(opts, false)
+        Gate::load(opts)
     }
 
-    /// A gate for `cordon check`: the same policy, rules and tools' reading, but no audit log,
-    /// no session and no sandbox. It builds and checks calls; it never decides or runs them.
+    /// [`Gate::open`] with [`FrontEnd::Check`]: a gate that explains calls and never decides,
+    /// records or runs them.
     pub fn open_dry(opts: Options) -> Result<Gate, Error> {
-        Gate::load(opts, true)
+        Gate::load(Options {
+            front_end: FrontEnd::Check,
+            ..opts
+        })
     }
 
-    fn load(opts: Options, dry: bool) -> Result<Gate, Error> {
+    fn load(opts: Options) -> Result<Gate, Error> {
+        let dry = opts.front_end == FrontEnd::Check;
         let cwd = opts.cwd.clone();
         let store = TrustStore::from_env();
-        let policy = Policy::discover_in(opts.policy.as_deref(), &cwd, &store)
-            .map_err(|e| Error::policy("", &e))?;
-        examples::check(&policy).map_err(Error::failure)?;
+        let policy = Policy::discover_in(opts.policy.as_deref(), &cwd, &store)?;
+        examples::check(&policy)?;
         let named = opts
             .policy
             .clone()
             .unwrap_or_else(|| cwd.join(cordon_policy::DEFAULT_POLICY_FILE));
 
         let backend = opts.backend.unwrap_or(policy.sandbox.backend);
-        let (machine, warnings) = if dry {
+        let (sandbox, warnings) = if dry {
             (None, Vec::new())
         } else {
-            let machine = Machine::probe();
-            // The backend is chosen again for each call (its profile has the call's TMPDIR); a
-            // policy no backend can run is refused now, before any call.
-            let probe_profile = Profile::from_policy(&policy);
-            let first = choose(
-                backend,
-                &probe_profile,
-                policy.sandbox.require_os_sandbox,
-                &machine,
-            )
-            .map_err(Error::failure)?;
-            tracing::debug!(policy = %policy.source, backend = ?first.backend, "gate open");
+            // Prepared once for every call of this gate: the profile, the backend (a policy no
+            // backend can run is refused now, before any call).
+            let prepared = cordon_ossandbox::prepare(&policy, &Machine::probe(), backend)
+                .map_err(Error::failure)?;
+            tracing::debug!(policy = %policy.source, backend = ?prepared.backend(), "gate open");
             // Before the audit log is opened (and created): nothing is recorded through a link.
-            named_through_links(&policy, &named, &probe_profile)?;
-            (Some(machine), first.warnings)
+            named_through_links(&policy, &named, prepared.profile())?;
+            let warnings = prepared.warnings().to_vec();
+            (Some(prepared), warnings)
         };
 
         // The engine: the policy's rules, remembered "approve always" rules, the mode.
@@ -53,7 +54,7 @@ impl Gate {
         let mut rules = Rules::from_policy(&policy);
         let mut shell_rules = policy.shell.clone();
         if let Ok(file) = &rules_file {
-            let persisted = amend::load(file, &store).map_err(|e| Error::rules(&e))?;
+            let persisted = amend::load(file, &store).map_err(Error::Rules)?;
             shell_rules.rules.extend(persisted.shell.iter().cloned());
             rules.add_persisted(persisted);
         }
@@ -75,7 +76,6 @@ impl Gate {
             Some(m) => engine.set_mode(m),
             None => {}
         }
-        engine.set_can_ask(opts.can_ask);
 
         // "Approve always" rules are saved as part of the decision, so its record says whether
         // the rule was saved. What was written is kept, to be taken back should the record
@@ -87,7 +87,7 @@ impl Gate {
             let notices = notices.clone();
             let store = store.clone();
             engine.set_rule_store(move |a| {
-                let wrote = amend::append(&file, &store, a).map_err(|e| e.to_string());
+                let wrote = amend::append(&file, &store, a);
                 match &wrote {
                     Ok(Some(text)) => {
                         lock(&saved).push(text.clone());
@@ -98,7 +98,10 @@ impl Gate {
                         ));
                     }
                     Ok(None) => {}
-                    Err(e) => lock(&notices).push(format!("warning: not remembered: {}", clean(e))),
+                    Err(e) => lock(&notices).push(format!(
+                        "warning: not remembered: {}",
+                        clean(&e.to_string())
+                    )),
                 }
                 wrote
             });
@@ -107,6 +110,7 @@ impl Gate {
         // The session's id names the audit records; its directory must be out of reach.
         let writable = writable_roots(&policy);
         // A new session is saved at once, so that every process of it records the same id.
+        // `check` reads the session's grants when it explains a call; it never saves one.
         let session_id = match &opts.session {
             Some(_) if dry => None,
             Some(name) => {
@@ -118,6 +122,11 @@ impl Gate {
             None => None,
         };
 
+        // An agent host is the client of every record its hook makes.
+        let client = match &opts.front_end {
+            FrontEnd::Host(host) => opts.client.clone().or_else(|| Some(host.clone())),
+            _ => opts.client.clone(),
+        };
         let (audit_path, audit_session) = if dry {
             (PathBuf::new(), String::new())
         } else {
@@ -125,17 +134,15 @@ impl Gate {
                 &policy,
                 &mut engine,
                 session_id.as_deref(),
-                opts.client.as_deref(),
+                client.as_deref(),
             )?
         };
         let inherited = inherited(&policy);
         Ok(Gate {
             cwd,
             named,
-            backend,
-            machine,
-            dry,
-            runs: opts.runs,
+            sandbox,
+            front_end: opts.front_end,
             warnings,
             engine: Mutex::new(engine),
             shell_rules,
@@ -144,7 +151,7 @@ impl Gate {
             saved,
             notices,
             store,
-            session: if dry { None } else { opts.session },
+            session: opts.session,
             audit_path,
             audit_session,
             toolbox: std::sync::OnceLock::new(),
@@ -177,8 +184,13 @@ impl Gate {
     }
 
     /// Where "approve always" rules are kept, or why there is no such place.
-    pub fn rules_file(&self) -> Result<&Path, &str> {
-        self.rules_file.as_deref().map_err(String::as_str)
+    pub fn rules_file(&self) -> Result<&Path, NoRulesFile> {
+        self.rules_file.as_deref().map_err(|e| *e)
+    }
+
+    /// Who answers an ask on this gate.
+    pub fn front_end(&self) -> &FrontEnd {
+        &self.front_end
     }
 
     /// The variables the command's shell inherits (see [`inherited`]).

@@ -21,40 +21,38 @@ impl Gate {
     }
 
     fn run_shell(&self, call: &Call, run: &ShellRun, opts: RunOptions) -> Result<Ran, Error> {
-        let Some(s) = &run.sandbox else {
+        let Some(sandbox) = self.sandbox.as_ref().filter(|_| self.front_end.runs()) else {
             return Err(Error::failure("this gate does not run calls"));
         };
-        // Checked again: a command of another call may have re-pointed a root meanwhile.
-        #[cfg(target_os = "linux")]
-        cordon_ossandbox::resolve::check(&self.policy, &s.profile).map_err(Error::failure)?;
-        let timeout = opts.timeout.or(self.policy.sandbox.limits.timeout);
-        let mut spec = sandbox_run::Spec {
+        // What the gate itself names must still be what it was: the policy and the audit log
+        // not re-pointed through a link in a writable root; the files the sandbox keeps
+        // read-only there exist to be bound.
+        self.before_run(sandbox)?;
+        // The after-run scan is pending until it completed: a cordon killed meanwhile leaves
+        // it to the next run, one cut short refuses the next run there (after_run.rs).
+        let pending = after_run::pending(
+            sandbox.writable_roots(),
+            &self.audit_path,
+            &self.audit_session,
+        )
+        .map_err(Error::failure)?;
+        let command = cordon_ossandbox::Command {
             program: run.argv[0].clone().into(),
             args: run.argv[1..].iter().map(Into::into).collect(),
             cwd: run.cwd.clone(),
-            env: env::scrub(
-                std::env::vars_os(),
-                &self.policy.sandbox.env,
-                s.tmp.path().as_os_str(),
-            ),
-            timeout,
-            stdio: Default::default(),
+            timeout: opts.timeout,
+        };
+        let mut io = cordon_ossandbox::Io {
             cancel: opts.cancel.as_ref().map(Cancel::fd),
-            // Under sandbox.network = "proxy", set below with the proxy that serves the run.
-            proxy: None,
+            ..Default::default()
         };
         let capture = match opts.output {
             Output::Inherit => None,
             Output::Capture { limit } => Some(
-                capture::Capture::start(&mut spec.stdio, limit)
+                capture::Capture::start(&mut io.stdio, limit)
                     .map_err(|e| Error::failure(format!("cannot capture the output: {e}")))?,
             ),
         };
-        // What the run leaves that the operator's tools run (a `.git` config, `.envrc`, …) is
-        // found by comparing with this, moved aside, warned about and recorded after the run.
-        let roots = writable_roots(&self.policy);
-        let before = after_run::before(&roots, &self.audit_path, &self.audit_session)
-            .map_err(Error::failure)?;
         tracing::debug!(request = %call.request.id, argv = ?run.argv, "run");
         let result = if self.policy.sandbox.network == cordon_policy::Network::Proxy {
             // The command reaches nothing but cordon's proxy, which decides and records each
@@ -62,55 +60,63 @@ impl Gate {
             // A person asked about a connection gets the terminal from the command's relay.
             #[cfg(target_os = "linux")]
             let ask = opts.ask.clone().map(|asker| {
-                let switch = cordon_ossandbox::stdio::TerminalSwitch::new();
-                spec.stdio.terminal = Some(switch.clone());
+                let switch = cordon_ossandbox::TerminalSwitch::new();
+                io.stdio.terminal = Some(switch.clone());
                 network::Asking::new(asker, switch)
             });
             #[cfg(not(target_os = "linux"))]
             let ask = opts.ask.clone().map(network::Asking::new);
             network::run_with_proxy(self, ask, |handoff, vars| {
-                let names: Vec<&str> = vars.iter().map(|(k, _)| k.as_str()).collect();
-                spec.env.retain(|(k, _)| !names.iter().any(|n| k == n));
-                spec.env
-                    .extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
-                spec.proxy = Some(handoff);
-                execute(&s.choice, &s.profile, spec, s.tmp.path())
+                io.proxy = Some((handoff, vars));
+                sandbox.run(command, io)
             })?
         } else {
-            execute(&s.choice, &s.profile, spec, s.tmp.path())
+            sandbox.run(command, io)
         };
-        after_run::report(
-            &before,
-            &roots,
-            &self.audit_path,
-            &self.audit_session,
-            &call.request.id,
-        );
         let (stdout, stderr, truncated) = match capture {
             Some(c) => c.finish(),
             None => Default::default(),
         };
-        let ran = |exit_code, timed_out| Ran {
+        let failed = |e: cordon_ossandbox::Error, stderr: &[u8]| {
+            // What the sandbox's builder said went to the captured stderr: keep it.
+            // 127 not found, 126 cannot execute, 125 a refusal or a setup failure.
+            Error::Sandbox {
+                error: e,
+                output: String::from_utf8_lossy(stderr)
+                    .lines()
+                    .take(20)
+                    .map(clean)
+                    .collect(),
+            }
+        };
+        let ran = match result {
+            Ok(ran) => ran,
+            Err(e) => return Err(failed(e, &stderr)),
+        };
+        // The enforcement of this run, beside its decision's record (the audit record of the
+        // decision is written before the run; this is what the kernel then applied).
+        tracing::info!(request = %call.request.id, enforcement = %ran.enforcement, "ran");
+        if let Some(p) = pending {
+            p.finish(&ran.scan_truncated);
+        }
+        after_run::report(
+            &ran.findings,
+            &ran.scan_truncated,
+            sandbox.writable_roots(),
+            &self.audit_path,
+            &self.audit_session,
+            &call.request.id,
+        );
+        let done = |exit_code, timed_out| Ran {
             exit_code,
             stdout,
             stderr: stderr.clone(),
             truncated,
             timed_out,
         };
-        let failed = |e: cordon_ossandbox::Error, stderr: &[u8]| {
-            // What the sandbox's builder said went to the captured stderr: keep it.
-            // 127 not found, 126 cannot execute, 125 a refusal or a setup failure.
-            let mut err = Error::new(e.exit_code(), e);
-            err.detail = String::from_utf8_lossy(stderr)
-                .lines()
-                .take(20)
-                .map(clean)
-                .collect();
-            err
-        };
-        match result {
-            Ok(sandbox_run::Outcome::TimedOut) => Ok(ran(124, true)),
-            Ok(outcome) => Ok(ran(outcome.exit_code(), false)),
+        match ran.exit {
+            Ok(cordon_ossandbox::Outcome::TimedOut) => Ok(done(124, true)),
+            Ok(outcome) => Ok(done(outcome.exit_code(), false)),
             Err(e) => Err(failed(e, &stderr)),
         }
     }
@@ -138,22 +144,12 @@ impl Gate {
             .map_err(Error::failure)
     }
 
-    /// A shell call's sandbox: a private TMPDIR, the profile, the checks that a root or a
-    /// protected path was not re-pointed, the backend.
-    pub(crate) fn prepare(&self) -> Result<Sandbox, Error> {
-        let Some(machine) = &self.machine else {
-            return Err(Error::failure("this gate only checks calls"));
-        };
-        // A private, per-run TMPDIR: /tmp itself is shared with every process on the machine.
-        // One left by a cordon that was killed is removed here.
-        let tmp = tmp::PrivateTmp::create(&std::env::temp_dir())
-            .map_err(|e| Error::failure(format!("cannot create the private TMPDIR: {e}")))?;
-        let profile = Profile::from_policy(&self.policy).with_private_tmp(tmp.path());
-        // A name the policy uses that an earlier run re-pointed (a symlink in a writable root,
-        // a second name for a protected file) would grant what it now reaches.
-        #[cfg(target_os = "linux")]
-        cordon_ossandbox::resolve::check(&self.policy, &profile).map_err(Error::failure)?;
-        named_through_links(&self.policy, &self.named, &profile)?;
+    /// What the gate checks before each run, beside the sandbox's own re-point check: the
+    /// policy and the audit log not named through a link in a writable root, and the files
+    /// the sandbox binds read-only there existing.
+    fn before_run(&self, sandbox: &Prepared) -> Result<(), Error> {
+        let profile = sandbox.profile();
+        named_through_links(&self.policy, &self.named, profile)?;
         // Remembered rules beside a policy in a writable root are protected as a file that
         // exists (a missing one would need a placeholder file for the run's duration).
         if let Some(rules_file) = self.policy.rules_file() {
@@ -162,13 +158,6 @@ impl Gate {
                     .map_err(|e| Error::failure(format!("remembered rules {e}")))?;
             }
         }
-        let choice = choose(
-            self.backend,
-            &profile,
-            self.policy.sandbox.require_os_sandbox,
-            machine,
-        )
-        .map_err(Error::failure)?;
         // The trust store inside a writable root is kept read-only by the sandbox: make sure
         // it is a directory to bind, not a missing name.
         if profile
@@ -178,10 +167,6 @@ impl Gate {
         {
             self.store.ensure().map_err(Error::failure)?;
         }
-        Ok(Sandbox {
-            tmp,
-            profile,
-            choice,
-        })
+        Ok(())
     }
 }

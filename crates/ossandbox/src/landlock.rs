@@ -143,7 +143,6 @@ pub fn host_rules(profile: &Profile) -> Result<Vec<&crate::profile::PathRule>, E
 #[derive(Debug)]
 pub struct Prepared {
     pub fd: OwnedFd,
-    pub abi: i32,
 }
 
 /// Builds the ruleset for `profile` on a kernel with `abi`: every access right that ABI
@@ -191,7 +190,7 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
     }
     let fd: Option<OwnedFd> = created.into();
     let fd = fd.ok_or_else(|| Error::Landlock("the kernel returned no ruleset".into()))?;
-    Ok(Prepared { fd, abi })
+    Ok(Prepared { fd })
 }
 
 #[cfg(test)]

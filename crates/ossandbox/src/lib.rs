@@ -1,46 +1,42 @@
 //! cordon's OS sandbox: the last line of defence.
 //!
-//! The model is one-way: a [`Policy`](cordon_policy::Policy) becomes a typed [`Profile`]
-//! (read-only roots, read-write roots, executable roots, devices, network, protected paths,
-//! limits); [`choose`] picks a backend that can enforce it on this machine; [`execute`] turns
-//! the profile into kernel objects in the parent (a Landlock ruleset, seccomp BPF, bwrap's
-//! mounts) and [`run::run`] applies them to the child between fork and exec, with nothing but
-//! raw syscalls. There are no prompts here; this layer only blocks.
+//! The model is one-way, and the crate has one door: [`prepare`] turns a
+//! [`Policy`](cordon_policy::Policy) into a typed [`Profile`] (read-only roots, read-write
+//! roots, executable roots, devices, network, protected paths, limits) and picks a backend that
+//! can enforce it on this [`Machine`] (or refuses); the [`Prepared`] sandbox then runs commands,
+//! as many as its front end likes ([`Prepared::run`]). Each run makes its private TMPDIR,
+//! checks once that no name the policy uses was re-pointed by a link an earlier run planted,
+//! scrubs the environment, hands the proxy its listener, turns the profile into kernel objects
+//! in the parent (a Landlock ruleset, seccomp BPF, bwrap's mounts), applies them to the child
+//! between fork and exec with nothing but raw syscalls, and scans the writable roots after the
+//! command for what it left that the operator's tools would run. [`Ran`] says how the command
+//! ended, what the kernel enforced ([`Enforcement`]) and what the scan moved aside. There are no
+//! prompts here; this layer only blocks. [`Prepared::render`] shows the profile as an auditor
+//! reads it, or as each backend's artifact (`cordon profile`).
 //!
-//! A backend never claims protection it cannot enforce. [`choose`] refuses (the CLI exits
+//! A backend never claims protection it cannot enforce: [`prepare`] refuses (the CLI exits
 //! 125) when the kernel lacks what the policy needs and `require_os_sandbox` is set, and it
 //! always refuses protected paths on Landlock, which cannot keep a subpath of a writable root
 //! read-only.
 //!
-//! On macOS the backend is Seatbelt: [`seatbelt::invocation`] turns the profile into a
-//! `/usr/bin/sandbox-exec -p TEXT -DNAME=VALUE… -- PROG ARGS…` command (a plain function,
-//! tested on Linux), and a small macOS-only runner starts and supervises it. That runner is
-//! type-checked for macOS (`scripts/check-macos.sh`) but has not been run by cordon's tests,
-//! which run on Linux. The Linux enforcement modules ([`landlock`], [`seccomp`], [`bwrap`])
-//! exist only in Linux builds.
+//! On macOS the backend is Seatbelt: the profile becomes a `/usr/bin/sandbox-exec -p TEXT
+//! -DNAME=VALUE… -- PROG ARGS…` command (a plain function, tested on Linux), and a small
+//! macOS-only runner starts and supervises it. That runner is type-checked for macOS
+//! (`scripts/check-macos.sh`) but has not been run by cordon's tests, which run on Linux.
 //!
 //! ```no_run
-//! use cordon_ossandbox::{choose, execute, run, Machine, Profile};
+//! use cordon_ossandbox::{prepare, Command, Io, Machine};
 //! use cordon_policy::{Backend, Policy};
 //!
 //! let cwd = std::env::current_dir().unwrap();
 //! let policy = Policy::discover(None, &cwd).unwrap();
-//! let tmp = tempfile::tempdir().unwrap();
-//! let profile = Profile::from_policy(&policy).with_private_tmp(tmp.path());
-//! let choice = choose(Backend::Auto, &profile, policy.sandbox.require_os_sandbox, &Machine::probe())
+//! let sandbox = prepare(&policy, &Machine::probe(), Backend::Auto)
 //!     .expect("this machine can enforce the policy");
-//! let spec = run::Spec {
-//!     program: "ls".into(),
-//!     args: vec![],
-//!     cwd,
-//!     env: cordon_ossandbox::env::scrub(std::env::vars_os(), &policy.sandbox.env, tmp.path().as_os_str()),
-//!     timeout: policy.sandbox.limits.timeout,
-//!     stdio: Default::default(),
-//!     cancel: None,
-//!     proxy: None,
-//! };
-//! let outcome = execute(&choice, &profile, spec, tmp.path()).unwrap();
-//! std::process::exit(outcome.exit_code());
+//! for _ in 0..2 {
+//!     let command = Command { program: "ls".into(), args: vec![], cwd: cwd.clone(), timeout: None };
+//!     let ran = sandbox.run(command, Io::default()).unwrap();
+//!     println!("{} ({})", ran.exit.unwrap().exit_code(), ran.enforcement);
+//! }
 //! ```
 //!
 //! ## Errors
@@ -52,38 +48,57 @@
 //! policy cannot be enforced safely here: no backend, a dangerous root, a planted link, a path
 //! an artifact cannot carry) and [`ErrorKind::Failed`] (cordon's own setup failed, in the
 //! parent or in the child before exec) 125. Each message is one line saying what and why.
-//! Helpers that only do I/O ([`planted`], [`stdio`], [`proxy`]) return [`std::io::Error`],
-//! and the code between fork and exec reports a raw errno and its step's index through a pipe
-//! (it may not allocate); the caller turns both into an [`Error`].
+//! Internal helpers that only do I/O (the after-run scan, the stdio relay, the proxy's
+//! hand-off) return [`std::io::Error`], and the code between fork and exec reports a raw errno
+//! and its step's index through a pipe (it may not allocate); the caller turns both into an
+//! [`Error`].
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 compile_error!("cordon's OS sandbox exists for Linux (Landlock, seccomp, bubblewrap) and macOS (Seatbelt) only");
 
+// Every module is private: the crate is used through the facade (`prepare`, `Prepared`).
 #[cfg(target_os = "linux")]
-pub mod bwrap;
-pub mod env;
+mod bwrap;
+mod env;
 #[cfg(target_os = "linux")]
-pub mod landlock;
-pub mod planted;
-pub mod probe;
-pub mod profile;
+mod landlock;
+mod planted;
+mod probe;
+mod profile;
 #[cfg(target_os = "linux")]
-pub mod proxy;
-pub mod render;
+mod proxy;
+mod render;
 #[cfg(target_os = "linux")]
-pub mod resolve;
-pub mod roots;
-pub mod run;
-pub mod seatbelt;
+mod resolve;
+mod roots;
+mod run;
+mod sandbox;
+mod seatbelt;
 #[cfg(target_os = "linux")]
-pub mod seccomp;
+mod seccomp;
 #[cfg(target_os = "linux")]
-pub mod stdio;
+mod stdio;
+mod tmp;
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests_internal;
 
 use cordon_policy::Backend;
 
-pub use probe::{Machine, Platform};
+pub use env::is_proxy_variable;
+pub use planted::{
+    scan_changed_since, Change, Finding, Handling, What as FindingKind,
+    MAX_ENTRIES as SCAN_MAX_ENTRIES,
+};
+pub use probe::{Finding as ProbeResult, Machine, Platform};
 pub use profile::{Access, PathRule, Profile, Protected, PROXY_PORT};
+pub use render::Format;
+#[cfg(target_os = "linux")]
+pub use run::{block_forwarded_signals, SignalMask};
+pub use run::{Cancel, ChildStdio, Outcome, ProxyHandoff};
+pub use sandbox::{describe, inherited_names, prepare, Command, Enforcement, Io, Prepared, Ran};
+#[cfg(target_os = "linux")]
+pub use stdio::{Lent, TerminalSwitch};
 
 /// Every failure of this crate: a refusal, a command that cannot start, or cordon's own
 /// setup failing (see the crate docs, "Errors"). [`Error::kind`] says which, and so the exit
@@ -219,7 +234,7 @@ pub enum Chosen {
 
 /// A backend choice and what the operator must be told about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Choice {
+pub(crate) struct Choice {
     pub backend: Chosen,
     /// Degradations accepted because `require_os_sandbox` is false; print them.
     pub warnings: Vec<String>,
@@ -241,7 +256,7 @@ pub struct Choice {
 ///
 /// `sandbox.network = "proxy"` is never run unconfined: without a sandbox the command could
 /// go around the proxy.
-pub fn choose(
+pub(crate) fn choose(
     requested: Backend,
     profile: &Profile,
     require: bool,
@@ -432,10 +447,10 @@ fn choose_seatbelt(profile: &Profile, machine: &Machine) -> Result<Choice, Error
 
 /// The resource type `setrlimit` takes on this platform.
 #[cfg(target_os = "linux")]
-pub type RlimitResource = libc::__rlimit_resource_t;
+pub(crate) type RlimitResource = libc::__rlimit_resource_t;
 /// The resource type `setrlimit` takes on this platform.
 #[cfg(not(target_os = "linux"))]
-pub type RlimitResource = libc::c_int;
+pub(crate) type RlimitResource = libc::c_int;
 
 /// Resource limits for the child, from the profile; core dumps are always off (a core dump
 /// may hold secrets, and a `|`-pipe core_pattern runs a helper outside the sandbox).
@@ -458,17 +473,20 @@ fn rlimits(profile: &Profile) -> Vec<(RlimitResource, u64)> {
 
 /// Runs `spec` under `choice`: builds the kernel objects in the parent, runs the child, and
 /// cleans up (bwrap's protected-path placeholders). `tmp` is the run's private directory
-/// (already in `profile`, see [`Profile::with_private_tmp`]).
+/// (already in `profile`, see [`Profile::with_private_tmp`]). What the run could not enforce
+/// beyond `choice`'s warnings is added to `gaps`. The re-point checks are the caller's
+/// ([`Prepared::run`] makes them right before).
 ///
 /// A confined child never holds cordon's own terminal or the files its stdio was redirected
 /// to: it gets a pty or pipes of its own, relayed for the run (see [`stdio`]). An unconfined
 /// run (`backend = "none"`) inherits them.
 #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
-pub fn execute(
+pub(crate) fn execute(
     choice: &Choice,
     profile: &Profile,
     mut spec: run::Spec,
     tmp: &std::path::Path,
+    gaps: &mut Vec<String>,
 ) -> Result<run::Outcome, Error> {
     // The proxy's handoff and the profile's network must agree: a proxy profile without a
     // proxy would leave the command's only way out unserved, and a listener for a profile
@@ -498,7 +516,7 @@ pub fn execute(
             ))
         })?),
     };
-    let outcome = execute_backend(choice, profile, spec, tmp);
+    let outcome = execute_backend(choice, profile, spec, tmp, gaps);
     #[cfg(target_os = "linux")]
     if let Some(relay) = relay {
         relay.finish();
@@ -512,6 +530,7 @@ fn execute_backend(
     profile: &Profile,
     mut spec: run::Spec,
     tmp: &std::path::Path,
+    gaps: &mut Vec<String>,
 ) -> Result<run::Outcome, Error> {
     match &choice.backend {
         #[cfg(target_os = "macos")]
@@ -575,7 +594,9 @@ fn execute_backend(
                         "sandbox.network = \"proxy\" needs a network namespace of the command's own, which this kernel refused ({e}); without one the command could go around the proxy, so the run is refused (use --backend bwrap where bubblewrap can make it, or allow unprivileged user namespaces)"
                     )));
                 }
-                Err(run::namespaces::Attempt::Unavailable(_)) => {}
+                Err(run::namespaces::Attempt::Unavailable(e)) => gaps.push(format!(
+                    "no PID, IPC and mount namespaces of the command's own ({e}): other processes are visible in /proc, and a daemon that left the session is not killed should cordon itself be SIGKILLed"
+                )),
             }
             // No namespaces here: seccomp keeps other processes and SysV IPC out of reach.
             let mut rules = seccomp::rules(profile.network);
@@ -619,10 +640,8 @@ fn execute_backend(
                 status_fd: std::os::fd::AsRawFd::as_raw_fd(&status_w),
                 dry_run: false,
             };
-            // Right before bwrap starts, the protected paths once more (another run may have
-            // planted a link or a second name since the check), and the bind sources inside
-            // writable roots held by descriptor.
-            resolve::check_protected(profile)?;
+            // The bind sources inside writable roots held by descriptor (the protected paths
+            // were checked by the caller right before, see `Prepared::run`).
             let mut inv = bwrap::invocation(profile, &cx)?;
             match bwrap::hold_sources(&mut inv, &resolve::writable_roots(profile)) {
                 Ok(held) => pass.extend(held),
@@ -942,10 +961,11 @@ mod tests {
         let tmp = std::path::Path::new("/nonexistent");
         let mut proxy = profile(false);
         proxy.network = Network::Proxy;
-        let refused = |p: &Profile, c: &Choice, s: run::Spec| match execute(c, p, s, tmp) {
-            Err(e) if e.kind() == ErrorKind::Failed => e.to_string(),
-            other => panic!("not refused: {other:?}"),
-        };
+        let refused =
+            |p: &Profile, c: &Choice, s: run::Spec| match execute(c, p, s, tmp, &mut vec![]) {
+                Err(e) if e.kind() == ErrorKind::Failed => e.to_string(),
+                other => panic!("not refused: {other:?}"),
+            };
         let e = refused(&proxy, &landlock, spec(None));
         assert!(e.contains("no proxy was started"), "{e}");
         let e = refused(&proxy, &landlock, spec(handoff(PROXY_PORT + 1)));

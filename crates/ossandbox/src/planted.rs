@@ -665,6 +665,13 @@ impl Snapshot {
     }
 }
 
+/// The scan of a run whose cordon died before its own: everything watched in `roots` that
+/// changed at or after `since`, moved aside; `None` when the walk could not finish.
+pub fn scan_changed_since(roots: &[PathBuf], since: SystemTime) -> Option<Vec<Finding>> {
+    let now = Snapshot::take(roots);
+    (!now.truncated).then(|| now.changed_since(since))
+}
+
 /// An index file's bytes: a regular file (links followed, as git does) of at most
 /// [`MAX_INDEX`] bytes, opened without blocking.
 fn read_index(path: &Path) -> Option<Vec<u8>> {

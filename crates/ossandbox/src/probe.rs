@@ -77,6 +77,47 @@ impl Machine {
     }
 }
 
+impl Machine {
+    /// The live probes `cordon doctor` shows, each proved by doing it in a throw-away child
+    /// (slow: processes and namespaces; never on a run's path). On Linux, in this order:
+    /// landlock, seccomp, user namespaces, bwrap, own namespaces, proxy netns.
+    pub fn live_probes() -> Vec<Finding> {
+        #[cfg(target_os = "linux")]
+        {
+            vec![
+                landlock_enforces(),
+                seccomp_enforces(),
+                user_namespaces(),
+                bwrap_runs(),
+                own_namespaces(),
+                proxy_namespace(),
+            ]
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            vec![sandbox_exec_enforces()]
+        }
+    }
+
+    /// What Landlock at this machine's ABI cannot restrict, each with the first ABI that can:
+    /// `None` without Landlock, empty when it enforces everything the profiles need.
+    pub fn landlock_gaps(&self) -> Option<Vec<(&'static str, i32)>> {
+        #[cfg(target_os = "linux")]
+        {
+            use crate::landlock::Enforcement;
+            match crate::landlock::enforcement(self.landlock_abi, cordon_policy::Network::Deny) {
+                Enforcement::None => None,
+                Enforcement::Full => Some(Vec::new()),
+                Enforcement::Partial(gaps) => {
+                    Some(gaps.iter().map(|g| (g.what, g.needs_abi)).collect())
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+}
+
 /// One doctor finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
@@ -461,6 +502,7 @@ pub fn bwrap_runs() -> Finding {
 
 /// Proves `/usr/bin/sandbox-exec` confines: it runs a program under a profile that allows
 /// everything, and fails to run the same program under one that denies executing it.
+#[cfg_attr(target_os = "linux", allow(dead_code))] // macOS's one probe
 pub fn sandbox_exec_enforces() -> Finding {
     let name = "sandbox-exec";
     let path = Path::new(crate::seatbelt::SANDBOX_EXEC);

@@ -182,21 +182,27 @@ pub fn resolve(path: &Path, writable: &[PathBuf]) -> Result<Resolved, Error> {
     }))
 }
 
-/// Checks the roots and `extra_read` paths as the policy names them, and the protected paths (see
-/// [`check_protected`]): a symlink that a run could have planted on the way is a refusal
-/// (exit 125) naming the path, the link and the writable root it lies in.
-pub fn check(policy: &cordon_policy::Policy, profile: &Profile) -> Result<(), Error> {
-    let writable = writable_roots(profile);
+/// The roots and `extra_read` paths as `policy` names them (as written, before any link is
+/// followed), each with its policy key: what [`check_named`] checks.
+pub(crate) fn named(policy: &cordon_policy::Policy) -> Vec<(PathBuf, String)> {
     let sb = &policy.sandbox;
-    let named = sb
-        .paths
+    sb.paths
         .iter()
-        .map(|r| (r.written.as_path(), format!("sandbox.paths.{}", r.name)))
+        .map(|r| (r.written.clone(), format!("sandbox.paths.{}", r.name)))
         .chain(
             sb.extra_read_written
                 .iter()
-                .map(|p| (p.as_path(), "sandbox.extra_read".to_string())),
-        );
+                .map(|p| (p.clone(), "sandbox.extra_read".to_string())),
+        )
+        .collect()
+}
+
+/// Checks the roots and `extra_read` paths as the policy names them (`named`, each with its
+/// key), and the protected paths (see [`check_protected`]): a symlink that a run could have
+/// planted on the way is a refusal (exit 125) naming the path, the link and the writable root
+/// it lies in.
+pub(crate) fn check_named(named: &[(PathBuf, String)], profile: &Profile) -> Result<(), Error> {
+    let writable = writable_roots(profile);
     // The policy file and the audit log named through a link in a writable root are refused
     // by `cordon exec` itself, before it opens either.
     for (path, key) in named {
@@ -575,7 +581,7 @@ mod tests {
         let text = "version = 1\n[sandbox]\nextra_read = [\"ws/notes\"]\n[sandbox.paths.w]\nroot = \"ws\"\nmode = \"rw\"\n[sandbox.paths.docs]\nroot = \"ws/docs\"\n";
         let check_now = || {
             let policy = cordon_policy::Policy::parse(text, "p.toml", &base).unwrap();
-            check(&policy, &Profile::from_policy(&policy))
+            check_named(&named(&policy), &Profile::from_policy(&policy))
         };
         check_now().unwrap();
         std::fs::remove_dir(ws.join("docs")).unwrap();

@@ -294,6 +294,8 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
     let _exclusive;
     if own_ns {
         _shared = SUPERVISION.read().unwrap_or_else(|e| e.into_inner());
+        reap_bwrap_inits();
+        namespaces::reap_finished_inits();
     } else {
         _exclusive = SUPERVISION.write().unwrap_or_else(|e| e.into_inner());
     }
@@ -610,13 +612,26 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
     if timed_out || cancelled || killed_after.is_some() {
         // Killed before it could wait for them, the child's own children (bwrap's init of the
         // PID namespace) re-parent to cordon, a subreaper: they are ours to reap.
-        let orphans = if own_ns { children_of(pid) } else { Vec::new() };
+        let mut orphans = if own_ns { children_of(pid) } else { Vec::new() };
         kill_all_descendants(pid);
         if status.is_none() {
             let _ = child.wait();
         }
         if !own_ns {
             reap_all();
+        }
+        // An init bwrap made after the look at its children: named in bwrap's report, if bwrap
+        // got to write it (read without waiting: an init that never got its parent-death
+        // signal could hold the pipe open).
+        if let (true, Some(fd)) = (own_ns, &confinement.setup_status) {
+            let _ = rustix::fs::fcntl_setfl(fd, rustix::fs::OFlags::NONBLOCK);
+            let mut buf = [0u8; 512];
+            let n = rustix::io::read(fd, &mut buf).unwrap_or(0);
+            if let Some(init) = child_pid(&String::from_utf8_lossy(&buf[..n])) {
+                if !orphans.contains(&init) {
+                    orphans.push(init);
+                }
+            }
         }
         reap_orphans(&orphans);
         return Ok(match killed_after {
@@ -645,6 +660,21 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
     if let Some(fd) = confinement.setup_status {
         let mut report = String::new();
         let _ = std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut report);
+        // bwrap returns as soon as its PID namespace's init reports the command's status,
+        // without waiting for that init, which then exits (or dies of its parent-death
+        // signal) and is re-parented to cordon, a subreaper: reaped here, or a long-lived
+        // cordon collects one zombie per run. Its pid cannot have been reused meanwhile: the
+        // zombie holds it until it is reaped, and only cordon can reap it now.
+        // Not waited for (its teardown takes a moment the run need not pay): reaped now if
+        // it is gone already, else by the next run ([`reap_bwrap_inits`]), so at most one
+        // waits at a time.
+        if own_ns {
+            if let Some(init) = child_pid(&report) {
+                let mut pending = BWRAP_INITS.lock().unwrap_or_else(|e| e.into_inner());
+                pending.push(init);
+                reap_pending(&mut pending);
+            }
+        }
         // bwrap reports the command's exit code only once its setup finished; without it,
         // the status is bwrap's own failure (e.g. a mount it could not make), not the
         // command's — unless cordon forwarded a signal, which ends bwrap as well, or bwrap was
@@ -682,6 +712,39 @@ fn reap_exited(main: libc::pid_t) -> Option<i32> {
             found = Some(st);
         }
     }
+}
+
+/// bwrap namespace inits re-parented to cordon and not reaped yet (see the end of [`run`]).
+#[cfg(target_os = "linux")]
+static BWRAP_INITS: std::sync::Mutex<Vec<libc::pid_t>> = std::sync::Mutex::new(Vec::new());
+
+/// Reaps the inits of earlier bwrap runs that are gone by now.
+#[cfg(target_os = "linux")]
+pub(crate) fn reap_bwrap_inits() {
+    reap_pending(&mut BWRAP_INITS.lock().unwrap_or_else(|e| e.into_inner()));
+}
+
+/// Keeps the pids of `pending` that have not exited yet; reaps the rest (or forgets them when
+/// they are not cordon's: bwrap reaped its init itself).
+#[cfg(target_os = "linux")]
+fn reap_pending(pending: &mut Vec<libc::pid_t>) {
+    pending.retain(|&pid| {
+        // SAFETY: a null status pointer is allowed (nothing is written); never blocks.
+        let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG | libc::__WALL) };
+        r == 0
+    });
+}
+
+/// The pid of bwrap's child (its PID namespace's init) in bwrap's `--json-status-fd` report:
+/// `{ "child-pid": N }` comes first.
+#[cfg(target_os = "linux")]
+fn child_pid(report: &str) -> Option<libc::pid_t> {
+    let rest = &report[report.find("\"child-pid\"")? + "\"child-pid\"".len()..];
+    let digits = rest.trim_start_matches([' ', ':', '\t']);
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    digits[..end].parse().ok().filter(|&p| p > 0)
 }
 
 /// `pid`'s children, from /proc.

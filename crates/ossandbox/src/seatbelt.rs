@@ -30,6 +30,9 @@
 //! Starting and supervising the process is the job of `run::macos`, compiled only for
 //! macOS: type-checked there (`scripts/check-macos.sh`), never run by cordon's tests.
 
+// The runner that calls these is macOS-only; on Linux they are built and tested, not used.
+#![cfg_attr(not(target_os = "macos"), allow(dead_code))]
+
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};

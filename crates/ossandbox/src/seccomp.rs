@@ -10,7 +10,9 @@ use cordon_policy::Network;
 
 use crate::Error;
 
-pub use bpf::{Instruction, Program};
+#[cfg(test)]
+pub use bpf::Instruction;
+pub use bpf::Program;
 
 /// A comparison on one syscall argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

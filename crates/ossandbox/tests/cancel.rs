@@ -1,10 +1,10 @@
-//! `Spec::cancel` and `run::Cancel`: a readable cancel descriptor kills the whole sandboxed tree at once, on both
+//! `Io::cancel` and `Cancel`: a readable cancel descriptor kills the whole sandboxed tree at once, on both
 //! Linux backends, and the run ends `Outcome::Cancelled`. The processes are looked up in the
 //! host's /proc by a marker argument only this test uses.
 
 use std::time::{Duration, Instant};
 
-use cordon_ossandbox::{choose, execute, run, Machine, Profile};
+use cordon_ossandbox::{prepare, Cancel, Command, Io, Machine, Outcome};
 use cordon_policy::{Backend, Policy};
 
 static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -39,30 +39,25 @@ fn cancel_kills_the_tree(backend: Backend, n: u8) {
         dir.path(),
     )
     .expect("policy");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let profile = Profile::from_policy(&policy).with_private_tmp(tmp.path());
-    let choice = choose(backend, &profile, true, &Machine::probe())
+    let prepared = prepare(&policy, &Machine::probe(), backend)
         .unwrap_or_else(|r| panic!("{backend:?} must be usable here: {r:?}"));
 
     // Unique per backend and run: a sleep in the foreground and two forked into the background.
     let marker = format!("1000.{}{n}", std::process::id());
     let script =
         format!("sleep {marker} & sleep {marker} & (sleep {marker} &) ; sleep {marker}; wait");
-    let cancel = run::Cancel::new().expect("cancel switch");
-    let spec = run::Spec {
+    let cancel = Cancel::new().expect("cancel switch");
+    let command = Command {
         program: "/bin/bash".into(),
         args: vec!["-c".into(), script.into()],
         cwd: ws.clone(),
-        env: vec![("PATH".into(), "/usr/bin:/bin".into())],
         timeout: None,
-        stdio: Default::default(),
+    };
+    let io = Io {
         cancel: Some(cancel.fd()),
-        proxy: None,
+        ..Io::default()
     };
-    let runner = {
-        let tmp = tmp.path().to_path_buf();
-        std::thread::spawn(move || execute(&choice, &profile, spec, &tmp))
-    };
+    let runner = std::thread::spawn(move || prepared.run(command, io));
 
     // Wait until all four sleeps run (bounded: a broken sandbox must fail, not hang).
     let until = Instant::now() + Duration::from_secs(60);
@@ -74,8 +69,8 @@ fn cancel_kills_the_tree(backend: Backend, n: u8) {
     assert!(!cancel.is_cancelled());
     cancel.cancel();
     assert!(cancel.is_cancelled());
-    let outcome = runner.join().expect("runner thread");
-    assert_eq!(outcome.expect("run"), run::Outcome::Cancelled);
+    let ran = runner.join().expect("runner thread").expect("run");
+    assert_eq!(ran.exit.expect("run"), Outcome::Cancelled);
     let left: Vec<i32> = before
         .iter()
         .copied()

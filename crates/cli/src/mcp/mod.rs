@@ -16,6 +16,7 @@
 //! (`RUST_LOG` or `-v`, default `warn`; set up in `main`).
 
 mod elicit;
+mod frame;
 mod server;
 mod tools;
 
@@ -73,7 +74,7 @@ pub fn run(args: McpArgs) -> i32 {
         },
         Err(e) => {
             eprintln!("cordon: {e}");
-            return e.code;
+            return e.exit_code();
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -12,6 +12,11 @@ use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// How long a step may take before the test calls it a hang: far above what a step takes on
+/// a 2-core machine at load 10 (a cordon start and a few system calls: seconds at worst
+/// there), so that only a real hang fails. A passing test never waits it out.
+pub const DEADLINE: Duration = Duration::from_secs(180);
+
 pub struct Pty {
     child: Child,
     master: File,
@@ -173,9 +178,9 @@ impl Pty {
         String::from_utf8_lossy(&self.screen.lock().unwrap()).into_owned()
     }
 
-    /// Waits until the screen shows `text` (panics after 20 s, printing the screen).
+    /// Waits until the screen shows `text` (panics after [`DEADLINE`], printing the screen).
     pub fn expect(&self, text: &str) {
-        let end = Instant::now() + Duration::from_secs(20);
+        let end = Instant::now() + DEADLINE;
         while Instant::now() < end {
             if self.screen().contains(text) {
                 return;
@@ -199,7 +204,7 @@ impl Pty {
 
     /// [`Pty::finish`], plus the terminal's local mode flags after the child exited.
     pub fn finish_with_lflag(mut self) -> (i32, String, libc::tcflag_t) {
-        let end = Instant::now() + Duration::from_secs(30);
+        let end = Instant::now() + DEADLINE;
         let status = loop {
             if let Some(st) = self.child.try_wait().unwrap() {
                 break st;
@@ -213,7 +218,7 @@ impl Pty {
         // The reader ends when the pty's last slave descriptor closes.
         let _ = self.master.as_raw_fd();
         if let Some(r) = self.reader.take() {
-            let end = Instant::now() + Duration::from_secs(5);
+            let end = Instant::now() + DEADLINE;
             while !r.is_finished() && Instant::now() < end {
                 std::thread::sleep(Duration::from_millis(10));
             }

@@ -26,33 +26,110 @@
 //!
 //! ```
 //! # #[cfg(target_os = "linux")] {
-//! use cordon_ossandbox::render::{landlock, oci, seatbelt};
-//! use cordon_ossandbox::{seccomp, Profile};
+//! use cordon_ossandbox::{describe, Format};
 //! use cordon_policy::Policy;
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let policy = Policy::parse(cordon_policy::DEFAULT_POLICY, "default", dir.path()).unwrap();
-//! let profile = Profile::from_policy(&policy);
+//! let shown = describe(&policy).unwrap();
 //!
-//! let sb = seatbelt::render(&profile).unwrap();
-//! assert!(sb.text.starts_with("; cordon"));
-//! assert!(sb.params.iter().any(|(k, _)| k == "RW_0"));
+//! let sb = shown.render(&Format::Seatbelt).unwrap();
+//! assert!(sb.starts_with("; cordon"));
 //!
-//! let json = oci::render(&seccomp::rules(profile.network), oci::OciArch::X86_64);
-//! assert_eq!(json["defaultAction"], "SCMP_ACT_ALLOW");
+//! let json = shown.render(&Format::Seccomp { arch: Some("x86_64".into()) }).unwrap();
+//! assert!(json.contains("SCMP_ACT_ALLOW"));
 //!
-//! let ruleset = landlock::render(&profile, 6);
-//! assert_eq!(ruleset["abi"], 6);
+//! let ruleset = shown.render(&Format::Landlock { abi: Some(6) }).unwrap();
+//! assert!(ruleset.contains("\"abi\": 6"));
+//!
+//! let effective = shown.render(&Format::Effective).unwrap();
+//! assert!(effective.contains("refused system calls"));
 //! # }
 //! ```
 
 #[cfg(target_os = "linux")]
-pub mod bwrap;
+pub(crate) mod bwrap;
+pub(crate) mod effective;
 #[cfg(target_os = "linux")]
-pub mod landlock;
+pub(crate) mod landlock;
 #[cfg(target_os = "linux")]
-pub mod oci;
-pub mod seatbelt;
+pub(crate) mod oci;
+pub(crate) mod seatbelt;
+
+use std::path::PathBuf;
+
+use crate::{Error, Profile};
+
+/// What `cordon profile` prints ([`crate::Prepared::render`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Format {
+    /// What an auditor asks first: the effective access of each path after every backend's
+    /// ordering (a protected path inside a writable root is read-only, whatever line grants
+    /// the root), the network, the refused system calls, each with the policy key behind it.
+    Effective,
+    /// The SBPL text and its parameters (macOS).
+    Seatbelt,
+    /// A runnable bwrap script, with `cwd` as the command's directory.
+    Bwrap { cwd: PathBuf },
+    /// The Landlock ruleset as JSON at `abi` (default: this kernel's).
+    Landlock { abi: Option<i32> },
+    /// The OCI runtime-spec seccomp profile for `arch` (`x86_64`, `aarch64`; default: this
+    /// machine's).
+    Seccomp { arch: Option<String> },
+}
+
+/// The text of `format` for `profile` (whose private TMPDIR stands at [`PRIVATE_TMP`]).
+pub(crate) fn artifact(profile: &Profile, format: &Format) -> Result<String, Error> {
+    match format {
+        Format::Effective => Ok(effective::render(profile)),
+        Format::Seatbelt => {
+            #[cfg(target_os = "macos")]
+            let profile = &crate::seatbelt::resolve_paths(profile, &|p| std::fs::canonicalize(p));
+            Ok(seatbelt::render(profile)?.audit())
+        }
+        #[cfg(not(target_os = "linux"))]
+        _ => Err(Error::Refused(
+            "--format bwrap, landlock and seccomp describe Linux kernels; render them with a Linux build of cordon".into(),
+        )),
+        #[cfg(target_os = "linux")]
+        Format::Seccomp { arch } => {
+            let arch = match arch.as_deref() {
+                None => oci::OciArch::native().unwrap_or(oci::OciArch::X86_64),
+                Some("x86_64") => oci::OciArch::X86_64,
+                Some("aarch64") => oci::OciArch::Aarch64,
+                Some(other) => {
+                    return Err(Error::Refused(format!(
+                        "unknown --arch `{other}` (x86_64, aarch64)"
+                    )))
+                }
+            };
+            Ok(oci::to_string_pretty(&oci::render(
+                &crate::seccomp::rules(profile.network),
+                arch,
+            )))
+        }
+        #[cfg(target_os = "linux")]
+        Format::Landlock { abi } => Ok(json_text(&landlock::render(profile, render_abi(*abi)))),
+        #[cfg(target_os = "linux")]
+        Format::Bwrap { cwd } => {
+            let bwrap = crate::Machine::probe()
+                .bwrap
+                .unwrap_or_else(|| "/usr/bin/bwrap".into());
+            let root = rustix::process::geteuid().is_root();
+            bwrap::render(profile, cwd, &bwrap, root)
+        }
+    }
+}
+
+/// The ABI to describe: the operator's, else this kernel's, else the newest this build knows
+/// well (not running on Linux with Landlock).
+#[cfg(target_os = "linux")]
+fn render_abi(abi: Option<i32>) -> i32 {
+    abi.unwrap_or_else(|| match crate::landlock::kernel_abi() {
+        0 => 7,
+        n => n,
+    })
+}
 
 /// Where the per-run private `TMPDIR` stands in rendered artifacts: it is created for each
 /// run, so an artifact can only show a placeholder.

@@ -330,6 +330,7 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     let pid = pid as libc::pid_t;
 
     reap_finished_inits();
+    super::reap_bwrap_inits();
     // The listener first: init starts the command only after cordon said "go", which it says
     // only once the proxy has its listener. Any failure kills the namespace before that.
     let mut handoff_error = None;
@@ -433,7 +434,7 @@ static UNREAPED: std::sync::Mutex<Vec<libc::pid_t>> = std::sync::Mutex::new(Vec:
 
 /// Reaps the inits of earlier runs that have exited since (a long-lived cordon, such as the
 /// MCP server, must not collect zombies).
-fn reap_finished_inits() {
+pub(crate) fn reap_finished_inits() {
     let mut pending = UNREAPED.lock().unwrap_or_else(|e| e.into_inner());
     pending.retain(|&pid| {
         let mut st = 0;

@@ -17,7 +17,7 @@ mod netrun {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    use cordon_ossandbox::{choose, execute, run, Machine, Profile, PROXY_PORT};
+    use cordon_ossandbox::{prepare, Command, Io, Machine, ProxyHandoff, PROXY_PORT};
     use cordon_policy::{Backend, Policy};
 
     /// What the stand-in proxy answers.
@@ -49,10 +49,8 @@ mod netrun {
         let base = policy_path.parent().unwrap_or(std::path::Path::new("/"));
         let policy = Policy::parse(&text, &policy_path.display().to_string(), base)
             .unwrap_or_else(|e| fail(e.to_string()));
-        let tmp = tempfile::tempdir().unwrap_or_else(|e| fail(format!("tmp: {e}")));
-        let profile = Profile::from_policy(&policy).with_private_tmp(tmp.path());
-        let choice = choose(backend, &profile, true, &Machine::probe())
-            .unwrap_or_else(|e| fail(e.to_string()));
+        let prepared =
+            prepare(&policy, &Machine::probe(), backend).unwrap_or_else(|e| fail(e.to_string()));
 
         let (tx, rx) = std::sync::mpsc::channel::<std::net::TcpListener>();
         let accepted = Arc::new(AtomicUsize::new(0));
@@ -70,24 +68,25 @@ mod netrun {
             });
         }
 
-        let spec = run::Spec {
+        let command = Command {
             program: args[3].clone(),
             args: args[4..].to_vec(),
-            cwd: cwd.clone(),
-            env: vec![
-                ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
-                ("HOME".into(), cwd.into_os_string()),
-                ("TMPDIR".into(), tmp.path().as_os_str().to_os_string()),
-            ],
+            cwd,
             timeout: Some(std::time::Duration::from_secs(120)),
-            stdio: Default::default(),
-            cancel: None,
-            proxy: Some(run::ProxyHandoff {
-                port: PROXY_PORT,
-                listener: tx,
-            }),
         };
-        let outcome = execute(&choice, &profile, spec, tmp.path());
+        let io = Io {
+            proxy: Some((
+                ProxyHandoff {
+                    port: PROXY_PORT,
+                    listener: tx,
+                },
+                Vec::new(),
+            )),
+            ..Io::default()
+        };
+        // The environment is the sandbox's scrub of this process's (PATH, HOME, a private
+        // TMPDIR, …).
+        let outcome = prepared.run(command, io).and_then(|ran| ran.exit);
         eprintln!("proxy-connections: {}", accepted.load(Ordering::SeqCst));
         match outcome {
             Ok(o) => std::process::exit(o.exit_code()),

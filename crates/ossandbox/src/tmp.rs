@@ -2,11 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{FlockOperation, RenameFlags};
+
 /// The run's private TMPDIR: created 0700, locked with `flock` for as long as
 /// this cordon lives, removed on drop. A cordon that is killed cannot remove it, but its lock
-/// goes with it: the next run removes every `cordon-run-*` directory of this user whose lock
-/// it can take. Race-free: the directory is made under a name the sweep ignores, locked, and
-/// only then renamed into the swept pattern, so a sweep never sees a live run's directory
+/// goes with it: a later [`sweep`] removes every `cordon-run-*` directory of this user whose
+/// lock it can take. Race-free: the directory is made under a name the sweep ignores, locked,
+/// and only then renamed into the swept pattern, so a sweep never sees a live run's directory
 /// unlocked. (The lock's descriptor is close-on-exec: the command never holds it.)
 pub(crate) struct PrivateTmp {
     path: PathBuf,
@@ -18,24 +20,16 @@ const TMP_PREFIX: &str = "cordon-run-";
 const TMP_NEW_PREFIX: &str = ".cordon-new-";
 
 impl PrivateTmp {
+    /// A new private directory in `base`. Does not sweep: [`sweep`] runs once per prepared
+    /// sandbox, not once per run (reading a busy `/tmp` is the slow part).
     pub(crate) fn create(base: &Path) -> std::io::Result<PrivateTmp> {
-        sweep_private_tmps(base);
         // 0700 from the start (tempfile's default follows the umask: 0755 to every user).
         let fresh = tempfile::Builder::new()
             .prefix(TMP_NEW_PREFIX)
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir_in(base)?;
         let lock = std::fs::File::open(fresh.path())?;
-        // SAFETY: flock on a descriptor we own; the lock goes with it.
-        if unsafe {
-            libc::flock(
-                std::os::fd::AsRawFd::as_raw_fd(&lock),
-                libc::LOCK_EX | libc::LOCK_NB,
-            )
-        } != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
+        rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
         let name = fresh
             .path()
             .file_name()
@@ -45,21 +39,13 @@ impl PrivateTmp {
             .ok_or_else(|| std::io::Error::other("unexpected temporary directory name"))?;
         let path = base.join(name);
         // Never over an existing entry: RENAME_NOREPLACE.
-        let from = std::ffi::CString::new(fresh.path().as_os_str().as_encoded_bytes())?;
-        let to = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())?;
-        // SAFETY: two NUL-terminated paths that outlive the call.
-        if unsafe {
-            libc::renameat2(
-                libc::AT_FDCWD,
-                from.as_ptr(),
-                libc::AT_FDCWD,
-                to.as_ptr(),
-                libc::RENAME_NOREPLACE,
-            )
-        } != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
+        rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            fresh.path(),
+            rustix::fs::CWD,
+            &path,
+            RenameFlags::NOREPLACE,
+        )?;
         let _ = fresh.keep();
         Ok(PrivateTmp { path, _lock: lock })
     }
@@ -75,28 +61,13 @@ impl Drop for PrivateTmp {
     }
 }
 
-/// Removes a private TMPDIR through [`cordon_fs::safe`]: never following a link the command
-/// left inside, and opening up (0700, through a descriptor of that very directory) what it
-/// left unreadable or unsearchable (`chmod 000 dir`), which `remove_dir_all` gives up on.
-fn remove(path: &Path) {
-    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return;
-    };
-    if let Err(e) =
-        cordon_fs::safe::Dir::anchor(parent).and_then(|d| d.remove_tree(Path::new(name)))
-    {
-        tracing::warn!(dir = %path.display(), error = %e, "private TMPDIR not removed");
-    }
-}
-
 /// Removes the private TMPDIRs of this user's cordons that are gone (their lock is free).
-fn sweep_private_tmps(base: &Path) {
+pub(crate) fn sweep(base: &Path) {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };
-    // SAFETY: geteuid cannot fail and touches no memory.
-    let me = unsafe { libc::geteuid() };
+    let me = rustix::process::geteuid().as_raw();
     for e in entries.flatten() {
         if !e
             .file_name()
@@ -119,15 +90,19 @@ fn sweep_private_tmps(base: &Path) {
         else {
             continue;
         };
-        // SAFETY: flock on a descriptor we own; released when it is closed below.
-        if unsafe {
-            libc::flock(
-                std::os::fd::AsRawFd::as_raw_fd(&dir),
-                libc::LOCK_EX | libc::LOCK_NB,
-            )
-        } == 0
-        {
+        // Released when `dir` is closed below.
+        if rustix::fs::flock(&dir, FlockOperation::NonBlockingLockExclusive).is_ok() {
             remove(&path);
         }
     }
+}
+
+/// Removes a private TMPDIR through [`cordon_fs::safe`]: never following a link the command
+/// left inside, and opening up (0700, through a descriptor of that very directory) what it
+/// left unreadable or unsearchable (`chmod 000 dir`), which `remove_dir_all` gives up on.
+fn remove(path: &Path) {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let _ = cordon_fs::safe::Dir::anchor(parent).and_then(|d| d.remove_tree(Path::new(name)));
 }

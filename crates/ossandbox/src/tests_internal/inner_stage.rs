@@ -1,7 +1,6 @@
 //! The bwrap backend's inner stage, run for real outside bwrap: it must apply exactly the
 //! ruleset it is given (plus the rules it opens itself), pass nothing of cordon's to the
 //! command, and refuse (125, the command never started) on anything it cannot do.
-#![cfg(target_os = "linux")]
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
@@ -9,9 +8,9 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cordon_ossandbox::bwrap::{inner_args, INNER_STAGE};
-use cordon_ossandbox::landlock::{kernel_abi, prepare};
-use cordon_ossandbox::profile::{Access, PathRule, Profile};
+use crate::bwrap::{inner_args, INNER_STAGE};
+use crate::landlock::{kernel_abi, prepare};
+use crate::profile::{Access, PathRule, Profile};
 use cordon_policy::{Limits, Network};
 
 struct Fixture {
@@ -197,8 +196,8 @@ fn exec_failures_are_126_and_127() {
 /// the host's network; under bwrap the same happens in the sandbox's namespace.)
 #[test]
 fn hands_the_proxys_listener_over_before_the_command_starts() {
-    use cordon_ossandbox::bwrap::with_proxy;
-    use cordon_ossandbox::run::ProxyHandoff;
+    use crate::bwrap::with_proxy;
+    use crate::run::ProxyHandoff;
     let f = fixture();
     let mut rules = system();
     rules.push(rule(Path::new("/proc"), Access::READ));
@@ -217,7 +216,7 @@ fn hands_the_proxys_listener_over_before_the_command_starts() {
     };
     for go in [true, false] {
         let fd = ruleset(rules.clone());
-        let (mine, theirs) = cordon_ossandbox::proxy::pair().unwrap();
+        let (mine, theirs) = crate::proxy::pair().unwrap();
         let port = free_port();
         let marker = f.dir.path().join(format!("ran-{go}"));
         let script = format!("touch {}; ls /proc/self/fd", marker.display());
@@ -249,14 +248,14 @@ fn hands_the_proxys_listener_over_before_the_command_starts() {
         let (tx, rx) = std::sync::mpsc::channel();
         let handoff = ProxyHandoff { port, listener: tx };
         if go {
-            cordon_ossandbox::proxy::hand_over(&mine, &handoff).unwrap();
+            crate::proxy::hand_over(&mine, &handoff).unwrap();
             let listener = rx.recv().unwrap();
             assert_eq!(listener.local_addr().unwrap().port(), port);
         } else {
             // The proxy is gone: cordon receives the listener but cannot pass it on, and
             // never says "go".
             drop(rx);
-            let e = cordon_ossandbox::proxy::hand_over(&mine, &handoff).unwrap_err();
+            let e = crate::proxy::hand_over(&mine, &handoff).unwrap_err();
             assert!(e.to_string().contains("the proxy is gone"), "{e}");
             drop(mine);
         }

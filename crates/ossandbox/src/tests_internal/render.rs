@@ -13,13 +13,13 @@ use std::path::Path;
 #[cfg(target_os = "linux")]
 use std::path::PathBuf;
 
-use cordon_ossandbox::render::seatbelt;
+use crate::render::seatbelt;
 #[cfg(target_os = "linux")]
-use cordon_ossandbox::render::{landlock, oci};
+use crate::render::{landlock, oci};
 #[cfg(target_os = "linux")]
-use cordon_ossandbox::seccomp::{self, ArgCheck, SyscallRule};
-use cordon_ossandbox::Error;
-use cordon_ossandbox::{Access, PathRule, Profile, Protected};
+use crate::seccomp::{self, ArgCheck, SyscallRule};
+use crate::Error;
+use crate::{Access, PathRule, Profile, Protected};
 use cordon_policy::{Limits, Network, Policy};
 #[cfg(target_os = "linux")]
 use serde_json::Value;
@@ -811,7 +811,7 @@ fn landlock_golden() {
         p.network = network;
         let v = landlock::render(&p, abi);
         assert_eq!(v, landlock::render(&p, abi), "deterministic");
-        let text = cordon_ossandbox::render::json_text(&v);
+        let text = crate::render::json_text(&v);
         golden(file, &text.replace(&prefix, "$TMP"));
     }
 }
@@ -857,10 +857,10 @@ fn landlock_shape() {
 fn landlock_for_the_default_policy() {
     let dir = tempfile::tempdir().unwrap();
     let profile = default_policy_profile(dir.path());
-    let abi = cordon_ossandbox::landlock::kernel_abi();
+    let abi = crate::landlock::kernel_abi();
     let v = landlock::render(&profile, abi);
     // Every rule `prepare` adds; the host's /dev/pts is never one of them.
-    let added = cordon_ossandbox::landlock::host_rules(&profile).unwrap();
+    let added = crate::landlock::host_rules(&profile).unwrap();
     assert_eq!(v["rules"].as_array().unwrap().len(), added.len());
     assert_eq!(added.len(), profile.rules.len() - 1);
     assert!(v["rules"]

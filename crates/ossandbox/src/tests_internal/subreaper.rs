@@ -3,10 +3,8 @@
 //! outlive the run. The refusal is forced with a seccomp filter on the test's own thread that
 //! makes `prctl(PR_SET_CHILD_SUBREAPER)` fail.
 
-#![cfg(target_os = "linux")]
-
-use cordon_ossandbox::run;
-use cordon_ossandbox::seccomp::{self, Instruction};
+use crate::run;
+use crate::seccomp::{self, Instruction};
 
 /// A filter that fails `prctl(PR_SET_CHILD_SUBREAPER, …)` with EPERM and allows everything
 /// else (written out: cordon's own rule table names only the calls it denies commands).
@@ -57,7 +55,7 @@ fn a_run_that_cannot_become_a_subreaper_never_starts() {
     .join()
     .expect("the run's thread");
     match result {
-        Err(e) if e.kind() == cordon_ossandbox::ErrorKind::Failed => {
+        Err(e) if e.kind() == crate::ErrorKind::Failed => {
             let e = e.to_string();
             assert!(e.contains("cannot become a child subreaper"), "{e}");
             assert!(e.contains("Operation not permitted"), "{e}");

@@ -1,0 +1,326 @@
+//! The facade: a policy prepared once for this machine ([`prepare`]) and run many times
+//! ([`Prepared::run`]).
+//!
+//! What depends only on the policy and the machine — the profile, the backend and whether it
+//! can enforce the profile, the sweep of TMPDIRs left by killed cordons — is done once, by
+//! [`prepare`]. What must be true at the moment a command starts is done by each run, once:
+//! its private TMPDIR, the check that no root or protected path was re-pointed since (a command
+//! of an earlier run may have planted a link), the scrubbed environment, the proxy's hand-off,
+//! the command under the backend, and the after-run scan of the writable roots.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cordon_policy::{Backend, Mode, Policy};
+
+use crate::planted::{Finding, MissingPlace, Snapshot, MAX_ENTRIES};
+use crate::run::{ChildStdio, Outcome, ProxyHandoff};
+use crate::{Choice, Chosen, Error, Machine, Profile};
+
+/// A policy prepared for this machine: its profile and the backend that enforces it.
+/// `Send + Sync`: a long-lived front end keeps one and runs every call with it.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The policy's profile, without a run's private TMPDIR.
+    profile: Profile,
+    choice: Choice,
+    /// The roots and `extra_read` paths as the policy names them (for the re-point check).
+    named: Vec<(PathBuf, String)>,
+    /// `sandbox.env`: the names passed beyond the built-in list.
+    env: Vec<String>,
+    /// The writable roots, watched by the after-run scan.
+    writable: Vec<PathBuf>,
+    /// Where the private TMPDIRs are made.
+    tmp_base: PathBuf,
+    /// `sandbox.limits.timeout`.
+    timeout: Option<Duration>,
+    /// `false` for [`describe`]: shown, never run.
+    runs: bool,
+}
+
+/// Prepares `policy` for `machine` with `backend` (the policy's `sandbox.backend`, or the
+/// operator's override): the profile, the backend that can enforce it (refused, exit 125, when
+/// none can; see [`crate::choose`]). Also removes the private TMPDIRs of cordons that were
+/// killed.
+pub fn prepare(policy: &Policy, machine: &Machine, backend: Backend) -> Result<Prepared, Error> {
+    let profile = Profile::from_policy(policy);
+    let choice = crate::choose(
+        backend,
+        &profile,
+        policy.sandbox.require_os_sandbox,
+        machine,
+    )?;
+    let tmp_base = std::env::temp_dir();
+    crate::tmp::sweep(&tmp_base);
+    Ok(prepared(policy, profile, choice, tmp_base, true))
+}
+
+/// `policy`'s profile, to be shown ([`Prepared::render`]) and never run: no backend is chosen
+/// (the artifacts of every backend can be shown on any machine), but a writable root that
+/// hands over the system is refused as a run would refuse it.
+pub fn describe(policy: &Policy) -> Result<Prepared, Error> {
+    let profile = Profile::from_policy(policy);
+    crate::roots::check(&profile)?;
+    let choice = Choice {
+        backend: Chosen::Unconfined,
+        warnings: vec!["prepared to be shown, not run".into()],
+    };
+    Ok(prepared(
+        policy,
+        profile,
+        choice,
+        std::env::temp_dir(),
+        false,
+    ))
+}
+
+fn prepared(
+    policy: &Policy,
+    profile: Profile,
+    choice: Choice,
+    tmp_base: PathBuf,
+    runs: bool,
+) -> Prepared {
+    let sb = &policy.sandbox;
+    #[cfg(target_os = "linux")]
+    let named = crate::resolve::named(policy);
+    #[cfg(not(target_os = "linux"))]
+    let named = Vec::new();
+    Prepared {
+        profile,
+        choice,
+        named,
+        env: sb.env.clone(),
+        writable: sb
+            .paths
+            .iter()
+            .filter(|p| p.mode == Mode::ReadWrite)
+            .map(|p| p.root.clone())
+            .collect(),
+        tmp_base,
+        timeout: sb.limits.timeout,
+        runs,
+    }
+}
+
+/// What a run executes.
+#[derive(Debug, Clone)]
+pub struct Command {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub cwd: PathBuf,
+    /// `None`: the policy's `sandbox.limits.timeout`.
+    pub timeout: Option<Duration>,
+}
+
+/// What a run is connected to: its stdio, what cancels it, and the proxy that serves it.
+#[derive(Debug, Default)]
+pub struct Io {
+    /// The command's stdin, stdout and stderr (default: cordon's own, relayed).
+    pub stdio: ChildStdio,
+    /// Cancels the run (see [`crate::run::Cancel`]).
+    pub cancel: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
+    /// Under `sandbox.network = "proxy"`: where the listener made inside the command's network
+    /// namespace goes (required then, refused otherwise), and the variables that point the
+    /// command's clients at the proxy (they replace the scrubbed environment's).
+    pub proxy: Option<(ProxyHandoff, Vec<(String, String)>)>,
+}
+
+/// What the kernel enforced for a run, as rust-landlock's `RestrictionStatus` says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Enforcement {
+    /// Everything the profile says.
+    Full,
+    /// Less than the profile says, accepted because `require_os_sandbox = false` (or, for a
+    /// part the design covers otherwise, always): each gap named.
+    Partial(Vec<String>),
+    /// No kernel sandbox at all (`backend = "none"`, or none available and accepted).
+    Unconfined(String),
+}
+
+impl std::fmt::Display for Enforcement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Enforcement::Full => f.write_str("full"),
+            Enforcement::Partial(gaps) => write!(f, "partial: {}", gaps.join("; ")),
+            Enforcement::Unconfined(why) => write!(f, "unconfined: {why}"),
+        }
+    }
+}
+
+/// How a run went.
+#[derive(Debug)]
+pub struct Ran {
+    /// How the command ended, or why it could not start (after the TMPDIR, the checks and the
+    /// snapshot were made: the after-run scan ran either way).
+    pub exit: Result<Outcome, Error>,
+    /// What the kernel enforced.
+    pub enforcement: Enforcement,
+    /// What the run left in the writable roots that makes the operator's tools run code,
+    /// already moved aside (see [`crate::planted`]).
+    pub findings: Vec<Finding>,
+    /// The after-run scan stopped at [`MAX_ENTRIES`] entries (`before` or `after` the run).
+    pub scan_truncated: Vec<&'static str>,
+}
+
+impl Prepared {
+    /// The profile runs enforce (without a run's private TMPDIR).
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// The backend runs use.
+    pub fn backend(&self) -> &Chosen {
+        &self.choice.backend
+    }
+
+    /// Degradations accepted because `require_os_sandbox` is false: show them.
+    pub fn warnings(&self) -> &[String] {
+        &self.choice.warnings
+    }
+
+    /// The writable roots the after-run scan watches.
+    pub fn writable_roots(&self) -> &[PathBuf] {
+        &self.writable
+    }
+
+    /// What the backend enforces, before any run (a run may add a gap: see [`Ran`]).
+    pub fn enforcement(&self) -> Enforcement {
+        match (&self.choice.backend, self.choice.warnings.is_empty()) {
+            (Chosen::Unconfined, _) => Enforcement::Unconfined(
+                self.choice
+                    .warnings
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| "backend `none`".into()),
+            ),
+            (_, true) => Enforcement::Full,
+            (_, false) => Enforcement::Partial(self.choice.warnings.clone()),
+        }
+    }
+
+    /// Runs `command` under the prepared sandbox. Refuses (exit 125) when a root, an
+    /// `extra_read` path or a protected path was re-pointed through a link a run could have
+    /// planted, or when the private TMPDIR cannot be made; the command never starts then.
+    pub fn run(&self, command: Command, io: Io) -> Result<Ran, Error> {
+        if !self.runs {
+            return Err(Error::other(
+                "this sandbox was prepared to be shown, not run",
+            ));
+        }
+        // A private, per-run TMPDIR: /tmp itself is shared with every process on the machine.
+        let tmp = crate::tmp::PrivateTmp::create(&self.tmp_base)
+            .map_err(|e| Error::other(format!("cannot create the private TMPDIR: {e}")))?;
+        let profile = self.profile.clone().with_private_tmp(tmp.path());
+        // A name the policy uses that an earlier run re-pointed (a symlink in a writable root,
+        // a second name for a protected file) would grant what it now reaches: checked once,
+        // right before the command starts.
+        #[cfg(target_os = "linux")]
+        crate::resolve::check_named(&self.named, &profile)?;
+        let mut env = crate::env::scrub(std::env::vars_os(), &self.env, tmp.path().as_os_str());
+        let proxy = io.proxy.map(|(handoff, vars)| {
+            // Every proxy variable the command would inherit goes (a NO_PROXY would send
+            // loopback around the proxy, into the sandbox's own empty loopback).
+            env.retain(|(k, _)| !k.to_str().is_none_or(crate::env::is_proxy_variable));
+            env.extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
+            handoff
+        });
+        let spec = crate::run::Spec {
+            program: command.program,
+            args: command.args,
+            cwd: command.cwd,
+            env,
+            timeout: command.timeout.or(self.timeout),
+            stdio: io.stdio,
+            cancel: io.cancel,
+            proxy,
+        };
+        // What the run leaves that the operator's tools run (a `.git` config, `.envrc`, …) is
+        // found by comparing with this, and moved aside.
+        let before = Before::take(&self.writable);
+        let mut gaps = Vec::new();
+        let exit = crate::execute(&self.choice, &profile, spec, tmp.path(), &mut gaps);
+        let (findings, scan_truncated) = before.compare(&self.writable);
+        let enforcement = match self.enforcement() {
+            Enforcement::Full if !gaps.is_empty() => Enforcement::Partial(gaps),
+            Enforcement::Partial(mut g) => {
+                g.extend(gaps);
+                Enforcement::Partial(g)
+            }
+            e => e,
+        };
+        Ok(Ran {
+            exit,
+            enforcement,
+            findings,
+            scan_truncated,
+        })
+    }
+
+    /// The artifact `format` shows of the profile, as `cordon profile` prints it (the private
+    /// TMPDIR stands at [`crate::render::PRIVATE_TMP`]). Refused like a run when a root or a
+    /// protected path was re-pointed: no artifact is shown for a profile built through a
+    /// planted link.
+    pub fn render(&self, format: &crate::Format) -> Result<String, Error> {
+        let profile = self
+            .profile
+            .clone()
+            .with_private_tmp(Path::new(crate::render::PRIVATE_TMP));
+        #[cfg(target_os = "linux")]
+        crate::resolve::check_named(&self.named, &profile)?;
+        crate::render::artifact(&profile, format)
+    }
+}
+
+/// The watched paths of the writable roots before a run.
+struct Before {
+    snapshot: Snapshot,
+    /// The default trust-store places in the roots that do not exist (the existing ones are
+    /// kept from the command by the sandbox).
+    stores: Vec<MissingPlace>,
+}
+
+impl Before {
+    fn take(roots: &[PathBuf]) -> Before {
+        let stores = cordon_policy::trust::store_dirs(|n| std::env::var_os(n))
+            .iter()
+            .flat_map(|place| {
+                // As the roots are: canonical, for what exists of it.
+                let place = crate::profile::canonical(place, &|p| std::fs::canonicalize(p));
+                roots
+                    .iter()
+                    .filter_map(move |r| MissingPlace::watch(r, &place))
+            })
+            .collect();
+        Before {
+            snapshot: Snapshot::take(roots),
+            stores,
+        }
+    }
+
+    /// What appeared or changed since, moved aside; and when the scan stopped early.
+    fn compare(self, roots: &[PathBuf]) -> (Vec<Finding>, Vec<&'static str>) {
+        let stores = self.stores.iter().filter_map(MissingPlace::check);
+        let before = &self.snapshot;
+        let after = Snapshot::take_with(roots, MAX_ENTRIES, Some(before));
+        let truncated = [(before, "before"), (&after, "after")]
+            .into_iter()
+            .filter(|(s, _)| s.truncated)
+            .map(|(_, when)| when)
+            .collect();
+        let mut findings = after.findings_since(before);
+        findings.extend(stores);
+        (findings, truncated)
+    }
+}
+
+/// The names of the variables a sandboxed command inherits from this process under `policy`
+/// (the built-in list, `LC_*`, `sandbox.env`, as scrubbed for a run): what a shell line may
+/// read without assigning.
+pub fn inherited_names(policy: &Policy) -> Vec<String> {
+    crate::env::scrub(std::env::vars_os(), &policy.sandbox.env, "".as_ref())
+        .into_iter()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .collect()
+}
