@@ -122,6 +122,8 @@ pub struct Lock<'a> {
 enum Held<'a> {
     Borrowed(BorrowedFd<'a>),
     Own(#[allow(dead_code)] OwnedFd), // closing it releases the lock
+    /// Moved out by [`Lock::keep`].
+    Gone,
 }
 
 impl Drop for Lock<'_> {
@@ -130,6 +132,65 @@ impl Drop for Lock<'_> {
             // Fails only for a descriptor that is not open, which the borrow rules out; the
             // lock also goes when the last descriptor of the file description closes.
             let _ = rustix::fs::flock(fd, FlockOperation::Unlock);
+        }
+    }
+}
+
+/// A lock that owns its file: held until this is dropped (for a lock held over an object's
+/// whole life, e.g. a run's directory or a session).
+#[derive(Debug)]
+pub struct FileLock {
+    file: std::fs::File,
+    /// The waiter's descriptor, when the lock was granted after a wait: the lock is on it.
+    _waiter: Option<OwnedFd>,
+}
+
+impl FileLock {
+    /// An exclusive lock on `file`, kept with it, waiting at most `deadline`.
+    pub fn exclusive(file: std::fs::File, deadline: Duration) -> Result<FileLock, Error> {
+        let waiter = take(file.as_fd(), Mode::Exclusive, deadline)?.keep();
+        Ok(FileLock {
+            file,
+            _waiter: waiter,
+        })
+    }
+
+    /// The lock if nobody holds it, without waiting: `Err(file)` back when someone does.
+    pub fn try_exclusive(file: std::fs::File) -> io::Result<Result<FileLock, std::fs::File>> {
+        let got = try_exclusive(&file)?.map(Lock::keep).is_some();
+        Ok(if got {
+            Ok(FileLock {
+                file,
+                _waiter: None,
+            })
+        } else {
+            Err(file)
+        })
+    }
+
+    /// The locked file.
+    pub fn file(&self) -> &std::fs::File {
+        &self.file
+    }
+}
+
+impl Lock<'_> {
+    /// Keeps the lock past this guard: on the caller's descriptor until it is closed (`None`),
+    /// or on the waiter's descriptor, returned.
+    fn keep(self) -> Option<OwnedFd> {
+        let mut this = std::mem::ManuallyDrop::new(self);
+        match std::mem::replace(&mut this.held, Held::Gone) {
+            Held::Own(fd) => Some(fd),
+            Held::Borrowed(_) | Held::Gone => None,
+        }
+    }
+}
+
+impl From<Error> for io::Error {
+    fn from(e: Error) -> io::Error {
+        match e {
+            Error::Io(e) => e,
+            e @ Error::TimedOut { .. } => io::Error::new(io::ErrorKind::TimedOut, e.to_string()),
         }
     }
 }

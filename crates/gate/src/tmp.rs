@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// unlocked. (The lock's descriptor is close-on-exec: the command never holds it.)
 pub(crate) struct PrivateTmp {
     path: PathBuf,
-    _lock: std::fs::File,
+    _lock: cordon_fs::lock::FileLock,
 }
 
 /// What the sweep removes; `NEW_PREFIX` is what it never touches.
@@ -25,17 +25,10 @@ impl PrivateTmp {
             .prefix(TMP_NEW_PREFIX)
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir_in(base)?;
-        let lock = std::fs::File::open(fresh.path())?;
-        // SAFETY: flock on a descriptor we own; the lock goes with it.
-        if unsafe {
-            libc::flock(
-                std::os::fd::AsRawFd::as_raw_fd(&lock),
-                libc::LOCK_EX | libc::LOCK_NB,
-            )
-        } != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
+        let lock = cordon_fs::lock::FileLock::try_exclusive(std::fs::File::open(fresh.path())?)?
+            .map_err(|_| {
+                std::io::Error::other("a fresh private TMPDIR is locked by another process")
+            })?;
         let name = fresh
             .path()
             .file_name()
@@ -106,14 +99,8 @@ fn sweep_private_tmps(base: &Path) {
         else {
             continue;
         };
-        // SAFETY: flock on a descriptor we own; released when it is closed below.
-        if unsafe {
-            libc::flock(
-                std::os::fd::AsRawFd::as_raw_fd(&dir),
-                libc::LOCK_EX | libc::LOCK_NB,
-            )
-        } == 0
-        {
+        // Released when `dir` is closed below.
+        if let Ok(Ok(_gone)) = cordon_fs::lock::FileLock::try_exclusive(dir) {
             let _ = std::fs::remove_dir_all(&path);
         }
     }
