@@ -581,19 +581,22 @@ impl AuditLog {
     /// A short or failed write (a full disk) is truncated away so that the file ends where it
     /// did, and the refusal says why (`No space left on device`).
     fn write_line(&self, len: u64, line: &[u8]) -> Result<(), Error> {
-        let written = loop {
-            match (&self.file).write(line) {
+        // One `write` for the whole line; a short one (the disk filled up) is followed by a
+        // second for the rest, whose error says why (ENOSPC, EFBIG, EDQUOT) — the refusal
+        // must name the cause, not "short write". Either way the line is cut back on error.
+        let mut done = 0;
+        let result = loop {
+            match (&self.file).write(&line[done..]) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                other => break other,
+                Err(e) => break Err(e),
+                Ok(0) => break Err(io::Error::from(io::ErrorKind::WriteZero)),
+                Ok(n) => {
+                    done += n;
+                    if done == line.len() {
+                        break Ok(());
+                    }
+                }
             }
-        };
-        let result = match written {
-            Ok(n) if n == line.len() => Ok(()),
-            Ok(n) => Err(io::Error::other(format!(
-                "short write ({n} of {} bytes)",
-                line.len()
-            ))),
-            Err(e) => Err(e),
         };
         result.map_err(|e| {
             let _ = self.file.set_len(len);
