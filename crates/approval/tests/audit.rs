@@ -336,7 +336,10 @@ fn the_writer_refuses_to_bury_evidence() {
         .unwrap()
         .append(&record(9))
         .unwrap_err();
-    assert!(e.to_string().contains("records were changed or deleted"), "{e}");
+    assert!(
+        e.to_string().contains("records were changed or deleted"),
+        "{e}"
+    );
     // The whole log emptied.
     let (_d, path) = log_with(2);
     std::fs::write(&path, "").unwrap();

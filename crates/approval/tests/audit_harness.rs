@@ -110,11 +110,18 @@ fn kill_9_at_random_points_never_wedges_or_loses_an_acknowledged_record() {
         started.elapsed().as_secs_f64(),
         acked.len(),
         report.records,
-        if report.is_intact() { "intact" } else { "PROBLEMS" }
+        if report.is_intact() {
+            "intact"
+        } else {
+            "PROBLEMS"
+        }
     );
     assert_eq!((wedged, lost), (0, 0));
     assert!(report.is_intact(), "{:?}", report.problems);
-    assert!(acked.len() > trials, "the children wrote too little to test anything");
+    assert!(
+        acked.len() > trials,
+        "the children wrote too little to test anything"
+    );
 }
 
 #[test]
@@ -168,7 +175,11 @@ fn thirty_two_parallel_writers_are_never_refused() {
         writers * each,
         started.elapsed().as_secs_f64(),
         worst.as_secs_f64() * 1000.0,
-        if report.is_intact() { "intact" } else { "PROBLEMS" }
+        if report.is_intact() {
+            "intact"
+        } else {
+            "PROBLEMS"
+        }
     );
     assert_eq!((refused, lost), (0, 0));
     assert!(report.is_intact(), "{:?}", report.problems);
@@ -196,7 +207,10 @@ fn a_log_deleted_or_replaced_under_a_live_writer_is_followed_and_said() {
     assert!(text.contains("had been deleted while a writer"), "{text}");
     assert!(audit::verify(&path).unwrap().is_intact());
     // Another writer (another process, say) sees the same file and lock.
-    AuditLog::open(&path).unwrap().append(&record(3, 0)).unwrap();
+    AuditLog::open(&path)
+        .unwrap()
+        .append(&record(3, 0))
+        .unwrap();
     // Replaced by another log: the writer continues that file's chain.
     let other = d.path().join("other.jsonl");
     let mut o = AuditLog::open(&other).unwrap();
@@ -208,7 +222,10 @@ fn a_log_deleted_or_replaced_under_a_live_writer_is_followed_and_said() {
     assert_eq!(a.seq, 3);
     let last = std::fs::read_to_string(&path).unwrap();
     assert!(
-        last.lines().last().unwrap().contains("had been replaced by another file"),
+        last.lines()
+            .last()
+            .unwrap()
+            .contains("had been replaced by another file"),
         "{last}"
     );
     assert!(audit::verify(&path).unwrap().is_intact());
@@ -285,10 +302,51 @@ fn a_full_disk_refuses_honestly_and_leaves_nothing_to_repair() {
         acked.len(),
         if r.is_intact() { "intact" } else { "PROBLEMS" }
     );
-    assert!(refused > 0, "the disk never filled: the test tested nothing");
+    assert!(
+        refused > 0,
+        "the disk never filled: the test tested nothing"
+    );
     assert_eq!((misleading, lost, wedged), (0, 0, 0));
     // Only acknowledged records (and the first) are in the log: a refused call is not in it.
     assert_eq!(in_log, acked.len() + 1);
     assert!(r.is_intact(), "{:?}", r.problems);
     assert!(r.notes.is_empty(), "nothing to repair: {:?}", r.notes);
+}
+
+/// Group commit: 100 records appended at once by 100 threads share syncs; every one is in the
+/// log, the chain is whole, and each `append` returned only after a sync covering it.
+#[test]
+fn a_shared_log_groups_concurrent_records_into_few_syncs() {
+    if std::env::var_os(CHILD_MODE).is_some() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("audit.jsonl");
+    let log = audit::SharedLog::new(AuditLog::open(&path).unwrap());
+    log.append(&record(0, 0)).unwrap();
+    let n = 100;
+    let barrier = std::sync::Barrier::new(n);
+    let started = Instant::now();
+    let acked: Vec<String> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..n)
+            .map(|i| {
+                let (log, barrier) = (&log, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    log.append(&record(i, 0)).unwrap().hash
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let took = started.elapsed();
+    let present = hashes(&path);
+    assert!(acked.iter().all(|h| present.contains(h)));
+    let r = audit::verify(&path).unwrap();
+    assert!(r.is_intact(), "{:?}", r.problems);
+    assert_eq!(r.records, n + 1);
+    eprintln!(
+        "group commit: {n} parallel records in {:.1} ms",
+        took.as_secs_f64() * 1000.0
+    );
 }

@@ -937,3 +937,129 @@ fn open_lock(dir: &File, name: &OsStr) -> io::Result<File> {
     }
     Ok(lock)
 }
+
+/// An audit log shared by the threads of a long-lived front end (`cordon mcp`, the network
+/// proxy's connection records), with **group commit**: each record is written under the lock
+/// as [`AuditLog::append`] writes it, but the `fsync` that makes it durable is shared — one
+/// thread syncs everything written so far while the others wait for it, so N concurrent
+/// decisions cost about one sync, not N. Nobody's `append` returns before a sync that covers
+/// its record has returned: nothing is handed out before it is durable.
+///
+/// A record that repairs something, and a log on a file system without attributes, are
+/// synced alone under the lock, as [`AuditLog::append`] does.
+#[derive(Debug)]
+pub struct SharedLog {
+    log: std::sync::Mutex<AuditLog>,
+    /// Records written (tickets handed out), counted under `log`'s mutex.
+    written: std::sync::atomic::AtomicU64,
+    sync: std::sync::Mutex<Synced>,
+    synced_cv: std::sync::Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Synced {
+    /// Every ticket up to this one is durable (or failed, below).
+    synced: u64,
+    /// A sync is under way.
+    syncing: bool,
+    /// Tickets in `(from, to]` whose sync failed, and why.
+    failed: Option<(u64, u64, String)>,
+    /// Said in the next record: records whose sync failed (their decisions were refused).
+    note: Option<String>,
+}
+
+impl SharedLog {
+    pub fn new(log: AuditLog) -> SharedLog {
+        SharedLog {
+            log: std::sync::Mutex::new(log),
+            written: std::sync::atomic::AtomicU64::new(0),
+            sync: std::sync::Mutex::new(Synced::default()),
+            synced_cv: std::sync::Condvar::new(),
+        }
+    }
+
+    /// The log's path.
+    pub fn path(&self) -> PathBuf {
+        self.lock_log().path().to_path_buf()
+    }
+
+    fn lock_log(&self) -> std::sync::MutexGuard<'_, AuditLog> {
+        // A panic while writing leaves the file as the lock-protected code left it, which the
+        // next write checks and repairs: the data is not poisoned.
+        self.log.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_sync(&self) -> std::sync::MutexGuard<'_, Synced> {
+        self.sync.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Appends `record` and returns once a sync that covers it has returned.
+    pub fn append(&self, record: &Record) -> Result<Appended, Error> {
+        use std::sync::atomic::Ordering;
+        let mut rec = record.clone();
+        if let Some(n) = self.lock_sync().note.take() {
+            rec.repair = Some(n);
+        }
+        let (appended, ticket, file) = {
+            let mut log = self.lock_log();
+            let (w, file) = log.locked(|l| {
+                let w = l.write_unsynced(&rec)?;
+                if l.head_at == HeadAt::File || w.repaired {
+                    l.finish(&w)?;
+                    return Ok((w, None));
+                }
+                // The descriptor this record went through, for the sync outside the lock.
+                let file = l.file.try_clone().map_err(|e| {
+                    l.undo(&w);
+                    l.io("cannot duplicate the log's descriptor")(e)
+                })?;
+                Ok((w, Some(file)))
+            })?;
+            let Some(file) = file else {
+                return Ok(w.appended);
+            };
+            let ticket = self.written.fetch_add(1, Ordering::SeqCst) + 1;
+            (w.appended, ticket, file)
+        };
+        let mut st = self.lock_sync();
+        loop {
+            if let Some((from, to, why)) = &st.failed {
+                if (*from..=*to).contains(&ticket) && ticket > *from {
+                    return Err(Error::Io {
+                        path: self.path_hint(),
+                        what: "cannot make the record durable (fsync)",
+                        source: io::Error::other(why.clone()),
+                    });
+                }
+            }
+            if st.synced >= ticket {
+                return Ok(appended);
+            }
+            if st.syncing {
+                st = self.synced_cv.wait(st).unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            st.syncing = true;
+            let target = self.written.load(Ordering::SeqCst);
+            drop(st);
+            // Covers every record written to the file before it, whichever descriptor.
+            let result = file.sync_all();
+            st = self.lock_sync();
+            st.syncing = false;
+            if let Err(e) = result {
+                st.note = Some(format!(
+                    "the sync of the {} record(s) before this one failed ({e}): their decisions \
+                     were refused, whatever they say",
+                    target - st.synced
+                ));
+                st.failed = Some((st.synced, target, e.to_string()));
+            }
+            st.synced = target;
+            self.synced_cv.notify_all();
+        }
+    }
+
+    fn path_hint(&self) -> PathBuf {
+        self.lock_log().path().to_path_buf()
+    }
+}
