@@ -111,7 +111,7 @@ mod verify;
 mod writer;
 
 pub use record::{
-    preview, AfterRunFinding, By, Connection, Record, FORMAT_VERSION, PREVIEW_MAX, ZERO_HASH,
+    preview, AfterRunFinding, By, Connection, Kind, Record, FORMAT_VERSION, PREVIEW_MAX, ZERO_HASH,
 };
 pub use util::{canonical_json, new_id, rfc3339, sha256_hex};
 pub use verify::{verify, Problem, ProblemKind, Report};

@@ -366,7 +366,8 @@ impl AuditLog {
         let len = self.file.metadata().map_err(self.io("cannot stat"))?.len();
         // Check everything before changing anything.
         let complete = self.complete_len(len)?;
-        let (head, legacy) = self.read_head()?;
+        let (head, legacy, garbled) = self.read_head()?;
+        found.extend(garbled);
         let (seq, prev, linked) = self.link(complete, head.as_ref())?;
         found.extend(linked);
         if legacy && self.head_at == HeadAt::Xattr {
@@ -524,30 +525,35 @@ impl AuditLog {
     }
 
     /// The head: the log's attribute, else (a log from before, or a file system without
-    /// attributes) the head file beside it. Also whether it came from the head file.
-    fn read_head(&self) -> Result<(Option<Head>, bool), Error> {
-        let refuse = |why: String| Error::Inconsistent {
-            path: self.path.clone(),
-            why,
-        };
+    /// attributes) the head file beside it. Also whether it came from the head file, and a
+    /// note when the attribute was unreadable: on the Landlock backend a sandboxed command
+    /// can change the attributes of a file it owns and can name (Landlock has no right for
+    /// `setxattr`), so a garbled attribute is treated as no head — the chain decides — rather
+    /// than let it stop every later run.
+    fn read_head(&self) -> Result<(Option<Head>, bool, Option<String>), Error> {
+        let mut garbled = None;
         if self.head_at == HeadAt::Xattr {
             match get_head_xattr(&self.file) {
-                Ok(Some(h)) => return Ok((Some(h), false)),
+                Ok(Some(h)) => return Ok((Some(h), false, None)),
                 Ok(None) => {}
                 Err(e) => {
-                    return Err(refuse(format!(
-                        "its head attribute {HEAD_XATTR} is unreadable: {e}"
-                    )))
+                    garbled = Some(format!(
+                        "its head attribute {HEAD_XATTR} was unreadable ({e}): it was changed \
+                         by something other than cordon's writer"
+                    ))
                 }
             }
         }
         match read_head_at(&self.dir, &with_suffix(&self.name, ".head")) {
-            None => Ok((None, false)),
-            Some(Ok(h)) => Ok((Some(h), true)),
-            Some(Err(why)) => Err(refuse(format!(
-                "its head file {} is unreadable: {why}",
-                head_path(&self.path).display()
-            ))),
+            None => Ok((None, false, garbled)),
+            Some(Ok(h)) => Ok((Some(h), true, garbled)),
+            Some(Err(why)) => Err(Error::Inconsistent {
+                path: self.path.clone(),
+                why: format!(
+                    "its head file {} is unreadable: {why}",
+                    head_path(&self.path).display()
+                ),
+            }),
         }
     }
 
@@ -667,11 +673,16 @@ impl AuditLog {
             return match head {
                 None => Ok((0, ZERO_HASH.to_string(), Vec::new())),
                 Some(h) if h.seq == 0 => Ok((0, ZERO_HASH.to_string(), vec![lost(h)])),
-                Some(h) => Err(refuse(format!(
-                    "it is empty, but its head records seq {}: records were deleted (run \
-                     `cordon audit verify`, then move the log aside to start a new one)",
-                    h.seq
-                ))),
+                Some(h) => Ok((
+                    0,
+                    ZERO_HASH.to_string(),
+                    vec![format!(
+                        "HEAD MISMATCH: the log was empty, but its head recorded seq {} (hash \
+                         {}): the head was changed by something other than cordon's writer, or \
+                         the log's records were deleted",
+                        h.seq, h.hash
+                    )],
+                )),
             };
         }
         let end = len - 1; // the newline
@@ -699,24 +710,15 @@ impl AuditLog {
         match head {
             Some(h) if h.hash == hash && h.seq == last.seq => {}
             Some(h) if h.seq == seq && h.hash != hash => found.push(lost(h)),
-            Some(h) if h.seq < last.seq => {
-                // Behind: the records after the one it names must chain to it.
-                if self.chains_back(len, Some(h))? {
-                    found.push(format!(
-                        "the head was {} record(s) behind: seq {}..={} had been written without \
-                         updating it (cordon killed between writing a record and its head)",
-                        last.seq - h.seq,
-                        h.seq + 1,
-                        last.seq
-                    ))
-                } else {
-                    return Err(refuse(format!(
-                        "its head records seq {} with a hash that the records after it do not \
-                         lead back to: records were changed or deleted (run `cordon audit \
-                         verify`, then move the log aside to start a new one)",
-                        h.seq
-                    )));
-                }
+            Some(h) if h.seq < last.seq && self.chains_back(len, Some(h))? => {
+                // Behind: the records after the one it names chain to it.
+                found.push(format!(
+                    "the head was {} record(s) behind: seq {}..={} had been written without \
+                     updating it (cordon killed between writing a record and its head)",
+                    last.seq - h.seq,
+                    h.seq + 1,
+                    last.seq
+                ))
             }
             None => {
                 if self.chains_back(len, None)? {
@@ -734,11 +736,22 @@ impl AuditLog {
                     )));
                 }
             }
+            // No crash explains it. The records themselves decide: when their chain is whole
+            // from seq 0, the head was changed (on Landlock a sandboxed command can change a
+            // file's attributes) or records after the last were deleted — said loudly in the
+            // new record, which `verify` shows, but no reason to stop every later run. A
+            // broken chain is evidence that appending would bury: refused.
+            Some(h) if self.chains_back(len, None)? => found.push(format!(
+                "HEAD MISMATCH: the head recorded seq {} (hash {}), but the log ends at seq {} \
+                 and its chain from seq 0 is whole: the head was changed by something other \
+                 than cordon's writer, or records after seq {} were deleted",
+                h.seq, h.hash, last.seq, last.seq
+            )),
             Some(h) => {
                 return Err(refuse(format!(
                     "it does not match its head (which records seq {}; the last record is seq \
-                     {}): records at the end were deleted or changed (run `cordon audit \
-                     verify`, then move the log aside to start a new one)",
+                     {}) and its chain is broken: records were deleted or changed (run `cordon \
+                     audit verify`, then move the log aside to start a new one)",
                     h.seq, last.seq
                 )))
             }
