@@ -25,9 +25,10 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn main() {
     let dir = std::path::PathBuf::from(std::env::args().nth(1).expect("DIR"));
+    // A fresh directory each run: the log, its lock and (before issue 25) its head file.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bench-audit.jsonl");
-    let _ = std::fs::remove_file(&path);
     // One append as `cordon hook` makes it: open, append (one fsync), drop.
     let mut one = Vec::new();
     for i in 0..200 {
