@@ -1027,3 +1027,40 @@ fn record_kinds_and_the_deferred_ask() {
     assert_eq!(kinds, [Decision, Decision, Refusal, Repair, Connection]);
     assert!(audit::verify(&path).unwrap().is_intact());
 }
+
+/// A log from before the head moved into the attribute: read as it is, migrated by the
+/// next append (said in its record), the old head file and the temporary files killed head
+/// updates left (`FILE.head.tmp-*`) removed.
+#[test]
+fn an_old_log_is_migrated_and_its_head_leftovers_swept() {
+    let (d, path) = log_with(3);
+    let (seq, hash) = head_of(&path).unwrap();
+    remove_head(&path);
+    std::fs::write(
+        audit::head_path(&path),
+        format!("{{\"v\":1,\"seq\":{seq},\"hash\":\"{hash}\"}}\n"),
+    )
+    .unwrap();
+    for r in ["0011aabb", "ccdd2233"] {
+        std::fs::write(d.path().join(format!("audit.jsonl.head.tmp-{r}")), "x").unwrap();
+    }
+    let r = audit::verify(&path).unwrap();
+    assert!(r.is_intact() && r.notes.is_empty(), "{r:?}");
+    AuditLog::open(&path).unwrap().append(&record(3)).unwrap();
+    let last = json(lines(&path).last().unwrap());
+    assert!(
+        last["repair"]
+            .as_str()
+            .unwrap()
+            .contains("the head moved from"),
+        "{last}"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["audit.jsonl", "audit.jsonl.lock"]);
+    assert_eq!(head_of(&path).unwrap().0, 3);
+    assert!(audit::verify(&path).unwrap().is_intact());
+}
