@@ -729,11 +729,12 @@ impl AuditLog {
                         seq
                     ))
                 } else {
-                    return Err(refuse(format!(
+                    return Err(refuse(
                         "it has no head and its chain does not lead back to seq 0: records \
                          were changed or deleted (run `cordon audit verify`, then move the log \
                          aside to start a new one)"
-                    )));
+                            .to_string(),
+                    ));
                 }
             }
             // No crash explains it. The records themselves decide: when their chain is whole
