@@ -796,10 +796,12 @@ impl AuditLog {
     /// Where the line containing byte `end - 1` starts (the byte after the previous newline
     /// before `end`, or 0).
     fn line_start(&self, end: u64) -> Result<u64, Error> {
-        const CHUNK: u64 = 64 * 1024;
+        // A record is usually under 1 KiB: read 4 KiB back first, then larger steps.
+        let mut chunk: u64 = 4096;
         let mut hi = end;
         while hi > 0 {
-            let lo = hi.saturating_sub(CHUNK);
+            let lo = hi.saturating_sub(chunk);
+            chunk = (chunk * 4).min(1 << 20);
             let buf = self.read_at(lo, (hi - lo) as usize)?;
             if let Some(i) = buf.iter().rposition(|&b| b == b'\n') {
                 return Ok(lo + i as u64 + 1);
