@@ -29,3 +29,8 @@ hyperfine --warmup 20 --runs "$runs" --export-json "$base/ab.json" \
   -n "old: hook claude, Bash allowed" "XDG_STATE_HOME=$base/old $old hook claude --policy $base/ws/cordon.toml < $base/ws/allow.json" \
   -n "new: hook claude, Bash allowed" "XDG_STATE_HOME=$base/new $new hook claude --policy $base/ws/cordon.toml < $base/ws/allow.json"
 uptime
+python3 - "$base/ab.json" <<'PY'
+import json, sys
+for x in json.load(open(sys.argv[1]))["results"]:
+    print(f"median {x['command']:36} {x['median'] * 1000:7.3f} ms  (min {x['min'] * 1000:.3f}; user {x['user'] * 1000:.2f} sys {x['system'] * 1000:.2f} ms)")
+PY
