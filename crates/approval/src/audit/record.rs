@@ -58,11 +58,12 @@ pub struct Record {
     /// A short human preview of the call, at most [`PREVIEW_MAX`] characters, ending in `…`
     /// when cut.
     pub preview: String,
-    /// The final decision: `allow`, `ask` or `deny`.
+    /// The final decision: `allow`, `ask` or `deny`. `ask` only with `deferred_to`: the
+    /// question went to an agent host's own prompt.
     #[serde(with = "action_serde")]
     pub decision: Action,
-    /// For an `ask` a hook handed to the agent host's own prompt: that host (`claude`, …).
-    /// The answer is the host's; cordon recorded that it asked.
+    /// For an `ask`: the agent host whose own prompt the question was handed to (e.g.
+    /// `claude-code`); what its user answered is the host's to keep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred_to: Option<String>,
     /// What decided.
@@ -130,6 +131,7 @@ impl Kind {
 /// `{"kind":"user"}`, `{"kind":"abort"}`, `{"kind":"timeout"}`, `{"kind":"channel"}`,
 /// `{"kind":"unanswered"}`, `{"kind":"doom-loop","count":3}`, `{"kind":"session-grant"}`,
 /// `{"kind":"persisted-grant","at":"…","pattern":"…"}`, `{"kind":"audit-failed"}`,
+/// `{"kind":"nobody-to-ask"}`,
 /// `{"kind":"after-run"}` (a record of what a run left, see [`Record::after_run`]),
 /// `{"kind":"connection"}` (a connection through cordon's proxy, see [`Record::connection`]). The engine's [`crate::By`] converts
 /// with `From`.
@@ -144,8 +146,7 @@ pub enum By {
     Builtin { tag: String },
     /// `[tools.NAME] approval`: the tool's configured pre-approval, and where.
     ToolConfig { at: String },
-    /// The approval mode resolved an `ask` (`approve-all`, `strict`, `deny`, or `interactive`
-    /// without a terminal).
+    /// The approval mode resolved an `ask` (`approve-all`, `strict`, `deny`).
     Mode { mode: String },
     /// A person answered.
     User,
@@ -174,6 +175,9 @@ pub enum By {
     /// An earlier write to the audit log failed (only ever seen in a log a later write
     /// reached, e.g. after a transient error).
     AuditFailed,
+    /// A person had to answer and the front end had nobody to ask (no terminal, an MCP
+    /// client without elicitation): denied.
+    NobodyToAsk,
     /// Not a decision before a call but what cordon found after it ran: files the run left in
     /// its writable roots that make the operator's tools run code (a `.git` directory or its
     /// configuration, a gitlink, `.envrc`, editor tasks). The record has the run's `request`
@@ -239,6 +243,7 @@ impl From<&crate::By> for By {
                 count: Some(*count),
             },
             E::AuditFailed => By::AuditFailed,
+            E::NobodyToAsk => By::NobodyToAsk,
         }
     }
 }
@@ -260,6 +265,7 @@ impl fmt::Display for By {
             By::DoomLoop { count: Some(n) } => write!(f, "doom-loop ({n} in a row)"),
             By::SessionGrant => f.write_str("session-grant"),
             By::AuditFailed => f.write_str("audit-failed"),
+            By::NobodyToAsk => f.write_str("nobody-to-ask"),
             By::AfterRun => f.write_str("after-run"),
             By::Connection => f.write_str("connection"),
             By::PersistedGrant { at, pattern } => {
@@ -370,12 +376,6 @@ impl Record {
         r
     }
 
-    /// An `ask` handed back to `host`'s own prompt (`cordon hook HOST`).
-    pub fn deferred_to(mut self, host: impl Into<String>) -> Record {
-        self.deferred_to = Some(host.into());
-        self
-    }
-
     /// A connection through cordon's proxy (`by: connection`, tool `network`, key
     /// `["network", "HOST:PORT"]`): `allow` for a connection made (its opening, then its close
     /// with the bytes moved), `deny` for one refused, `reason` why. The connection's details are
@@ -437,6 +437,13 @@ impl Record {
     /// A human preview of the call, cut to [`PREVIEW_MAX`] characters.
     pub fn preview(mut self, text: &str) -> Record {
         self.preview = preview(text);
+        self
+    }
+
+    /// The agent host the ask was handed to (see [`Record::deferred_to`]); the record's
+    /// `decision` is then `ask`.
+    pub fn deferred_to(mut self, host: impl Into<String>) -> Record {
+        self.deferred_to = Some(host.into());
         self
     }
 
