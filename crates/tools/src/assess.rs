@@ -433,8 +433,7 @@ fn state_only_allowed(c: &SimpleCommand, parsed: &ParsedLine, cx: &ShellContext)
     let up = Path::new(target.as_str())
         .components()
         .any(|p| p == Component::ParentDir);
-    if (up && changes > 1) || target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~'])
-    {
+    if (up && changes > 1) || target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
         return false;
     }
     match std::fs::canonicalize(cx.cwd.join(target.as_str())) {

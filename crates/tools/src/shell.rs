@@ -197,7 +197,9 @@ fn is_state_only(words: &[Word]) -> bool {
     }
     let args = &words[1..];
     match name.text.as_str() {
-        "command" => args.first().is_some_and(|a| a.text == "-v" || a.text == "-V"),
+        "command" => args
+            .first()
+            .is_some_and(|a| a.text == "-v" || a.text == "-V"),
         "umask" => args.iter().all(|a| a.text.starts_with('-')),
         "[" => args.last().is_some_and(|a| a.text == "]"),
         _ => true,
@@ -604,6 +606,8 @@ struct Walker<'a> {
     posix: bool,
     /// Walking an alternative reading of a line that did not parse.
     alternative_depth: usize,
+    /// The command being run is a wrapper's inner command, not one the parser read.
+    from_wrapper: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -624,6 +628,7 @@ impl<'a> Walker<'a> {
             top_declaration: false,
             posix: false,
             alternative_depth: 0,
+            from_wrapper: false,
         }
     }
 
@@ -1272,8 +1277,11 @@ impl<'a> Walker<'a> {
     /// Reports one simple command (given as words) and whatever it runs in turn.
     fn run(&mut self, words: Vec<Word>, text: String, level: usize) {
         let parsed_declaration = std::mem::take(&mut self.parsed_declaration);
+        let from_wrapper = std::mem::take(&mut self.from_wrapper);
         let Some(name) = words.first() else { return };
-        if name.raw == "!" && level < MAX_WRAPPER_DEPTH {
+        // A wrapper runs `!` as a program of that name (`env ! ls` runs no `ls`; found by the
+        // bash oracle).
+        if name.raw == "!" && !from_wrapper && level < MAX_WRAPPER_DEPTH {
             // `! ! cmd`: the parser reads the second `!` as a command name.
             let rest = words[1..].to_vec();
             return self.run(rest, text, level + 1);
@@ -1353,6 +1361,7 @@ impl<'a> Walker<'a> {
                     let text = join_raw(&argv);
                     let saved = self.input_operands;
                     self.input_operands |= outcome.appends_input;
+                    self.from_wrapper = true;
                     self.run(argv, text, level + 1);
                     self.input_operands = saved;
                 }
@@ -1428,7 +1437,10 @@ impl<'a> Walker<'a> {
             // The value, for the uses that evaluate it: known only when it is a literal (each
             // element of an array).
             // `a=([KEY]=v)`: for an indexed array bash evaluates KEY as arithmetic.
-            if let Some(v) = node.child_by_field_name("value").filter(|v| v.kind() == "array") {
+            if let Some(v) = node
+                .child_by_field_name("value")
+                .filter(|v| v.kind() == "array")
+            {
                 let mut cursor = v.walk();
                 for e in v.named_children(&mut cursor) {
                     let raw = src.raw(e);
@@ -1682,11 +1694,7 @@ impl<'a> Walker<'a> {
                     if t.literal
                         && matches!(
                             t.text.as_str(),
-                            "/dev/null"
-                                | "/dev/stdout"
-                                | "/dev/stderr"
-                                | "/dev/fd/1"
-                                | "/dev/fd/2"
+                            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2"
                         ) => {}
                 Some(t) => self.concern(Concern::WriteRedirect(t.text.clone())),
                 None => self.concern(Concern::WriteRedirect(src.raw(node))),
@@ -1813,6 +1821,7 @@ impl<'a> Walker<'a> {
             top_declaration: false,
             posix: false,
             alternative_depth: 0,
+            from_wrapper: false,
         };
         sub.line(&quoted);
         // What the body found about variables and functions is the line's: judged at the end.

@@ -146,7 +146,11 @@ const CASES: &[Case] = &[
     ("x=1; rm $x", &[&["rm", "$x"]], &[]),
     ("time ls -l", &[&["time", "ls", "-l"], &["ls", "-l"]], &[]),
     // `[` is a command (issue 22): bash's builtin, with `]` its last argument.
-    ("[ -f x ] && rm x", &[&["[", "-f", "x", "]"], &["rm", "x"]], &[]),
+    (
+        "[ -f x ] && rm x",
+        &[&["[", "-f", "x", "]"], &["rm", "x"]],
+        &[],
+    ),
     ("[[ -d d ]] || mkdir d", &[&["mkdir", "d"]], &[]),
     ("(( n > 3 )) && echo big", &[&["echo", "big"]], &[O]),
     ("ls # && rm -rf /", &[&["ls"]], &[]),
@@ -430,7 +434,11 @@ const CASES: &[Case] = &[
     (
         "exec -a foo rm x",
         // Programs act on argv[0] (issue 22): the name is reported as a command too.
-        &[&["exec", "-a", "foo", "rm", "x"], &["foo", "x"], &["rm", "x"]],
+        &[
+            &["exec", "-a", "foo", "rm", "x"],
+            &["foo", "x"],
+            &["rm", "x"],
+        ],
         &[X],
     ),
     (

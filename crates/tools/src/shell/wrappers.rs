@@ -194,8 +194,9 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         {
             out.opaque(whole.to_string());
         }
-        "test" | "[" if args.iter().any(|w| w.literal && w.text == "-v")
-            && args.iter().any(|w| !w.literal) =>
+        "test" | "["
+            if args.iter().any(|w| w.literal && w.text == "-v")
+                && args.iter().any(|w| !w.literal) =>
         {
             // `-v NAME` evaluates NAME's subscript: a name only known when the line runs
             // (`[ -v "$x" ]`, x='a[$(cmd)]') runs what it holds.
