@@ -1102,7 +1102,10 @@ impl<'a> Walker<'a> {
 
     /// `[[ -v WORD ]]` where WORD is not a plain name: bash expands it and evaluates its
     /// subscript as arithmetic (`x='a[$(cmd)]'; [[ -v $x ]]` runs `cmd`).
-    fn tests_variable(&self, node: Node, src: &Src) -> bool {
+    ///
+    /// A literal `NAME[SUB]` has its subscript evaluated: judged as any subscript is
+    /// (`[[ -v a[x] ]]` runs what `x` holds).
+    fn tests_variable(&mut self, node: Node, src: &Src) -> bool {
         let raw = src.raw(node);
         let Some(operand) = raw.strip_prefix("-v") else {
             return false;
@@ -1111,7 +1114,14 @@ impl<'a> Walker<'a> {
             return false;
         }
         let operand = operand.trim();
-        operand.contains(['$', '`']) || evaluated_text_hides_code_in(operand)
+        if operand.contains(['$', '`']) || evaluated_text_hides_code_in(operand) {
+            return true;
+        }
+        if operand.contains('[') {
+            self.arithmetic(operand);
+            self.values.arithmetic(operand, true);
+        }
+        false
     }
 
     /// `{NAME}>file`, `{NAME}<&-`: bash opens a file descriptor and assigns its number to

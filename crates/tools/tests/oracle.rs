@@ -187,7 +187,7 @@ fn gen(pick: &mut dyn FnMut(usize) -> usize, depth: usize) -> String {
     }
     let a = gen(pick, depth - 1);
     let other = |pick: &mut dyn FnMut(usize) -> usize| gen(pick, depth - 1);
-    match pick(34) {
+    match pick(44) {
         0 => format!("{a}; {}", other(pick)),
         1 => format!("{a} && {}", other(pick)),
         2 => format!("{a} || {}", other(pick)),
@@ -222,6 +222,16 @@ fn gen(pick: &mut dyn FnMut(usize) -> usize, depth: usize) -> String {
         30 => format!("test x || {a}"),
         31 => format!("bash -lc {}", squote(&a)),
         32 => format!("echo `{a}`"),
+        33 => format!("cat <<EOF\n$({a})\nEOF"),
+        34 => format!("cat <<'EOF'\n$({a})\nEOF\n{}", other(pick)),
+        35 => format!("time {a}"),
+        36 => format!("{{ {a}; }} 2>&1 | cat"),
+        37 => format!("[ \"$({a})\" = x ] && ls"),
+        38 => format!("test -n x -a x || {a}"),
+        39 => format!("exec 3>&1; {a}"),
+        40 => format!("{a} \\\n&& {}", other(pick)),
+        41 => format!("echo $'x\\'' && {a}'"),
+        42 => format!("sh -c {} && {}", squote(&format!("[ x ] || {a}")), other(pick)),
         _ => format!("{a}\n{}", other(pick)),
     }
 }
