@@ -371,11 +371,23 @@ mod tests {
         assert_eq!(s.len(), 1, "{s:?}");
         assert_eq!((s[0].rule, s[0].by), (0, 1));
         // A deny shadows an allow wherever it stands; the other order is an override.
-        let r = rules(&format!("{}{}", rule("git *", "deny"), rule("git status", "allow")));
+        let r = rules(&format!(
+            "{}{}",
+            rule("git *", "deny"),
+            rule("git status", "allow")
+        ));
         assert_eq!(r.shadowed().len(), 1);
-        let r = rules(&format!("{}{}", rule("git *", "ask"), rule("git status", "allow")));
+        let r = rules(&format!(
+            "{}{}",
+            rule("git *", "ask"),
+            rule("git status", "allow")
+        ));
         assert!(r.shadowed().is_empty());
-        let r = rules(&format!("{}{}", rule(".venv/bin/pytest", "allow"), rule("pytest", "allow")));
+        let r = rules(&format!(
+            "{}{}",
+            rule(".venv/bin/pytest", "allow"),
+            rule("pytest", "allow")
+        ));
         assert!(r.shadowed().is_empty());
     }
 

@@ -536,7 +536,11 @@ fn first_error(root: Node, src: &Src) -> String {
 
 /// The byte offsets of the `[` (and, for a POSIX shell, `[[`) that open what the parser read as
 /// a test command, in order; `None` when there is none.
-fn misread_brackets(root: Node, posix: bool) -> Option<Vec<usize>> {
+fn misread_brackets(root: Node, text: &str, posix: bool) -> Option<Vec<usize>> {
+    // Most lines have no `[` at all: no walk.
+    if !text.contains('[') {
+        return None;
+    }
     let mut at = Vec::new();
     let mut cursor = root.walk();
     let mut stack = vec![root];
@@ -728,8 +732,11 @@ impl<'a> Walker<'a> {
         let misparsed = tree.root_node().has_error();
         let mut owned = String::new();
         let mut rounds = 0;
-        while let Some(at) = misread_brackets(tree.root_node(), self.posix) {
+        loop {
             let text = if owned.is_empty() { line } else { &owned };
+            let Some(at) = misread_brackets(tree.root_node(), text, self.posix) else {
+                break;
+            };
             let mut fixed = String::with_capacity(text.len() + at.len());
             let mut last = 0;
             for &i in &at {

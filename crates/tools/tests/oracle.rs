@@ -231,7 +231,11 @@ fn gen(pick: &mut dyn FnMut(usize) -> usize, depth: usize) -> String {
         39 => format!("exec 3>&1; {a}"),
         40 => format!("{a} \\\n&& {}", other(pick)),
         41 => format!("echo $'x\\'' && {a}'"),
-        42 => format!("sh -c {} && {}", squote(&format!("[ x ] || {a}")), other(pick)),
+        42 => format!(
+            "sh -c {} && {}",
+            squote(&format!("[ x ] || {a}")),
+            other(pick)
+        ),
         _ => format!("{a}\n{}", other(pick)),
     }
 }
