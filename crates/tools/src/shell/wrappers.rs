@@ -202,6 +202,20 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             // (`[ -v "$x" ]`, x='a[$(cmd)]') runs what it holds.
             out.opaque(whole.to_string());
         }
+        "test" | "["
+            if args.windows(2).any(|p| {
+                // `-v NAME[SUB]`: SUB is evaluated as arithmetic; only a plain number is known.
+                p[0].literal
+                    && p[0].text == "-v"
+                    && p[1].text.split_once('[').is_some_and(|(_, sub)| {
+                        !sub.trim_end_matches(']')
+                            .chars()
+                            .all(|c| c.is_ascii_digit())
+                    })
+            }) =>
+        {
+            out.opaque(whole.to_string());
+        }
         "test" | "[" if args.iter().any(|w| !w.literal && !w.single) => {
             // An unquoted expansion may split into `-v a[$(cmd)]`.
             out.opaque(whole.to_string());
