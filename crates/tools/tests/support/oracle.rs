@@ -369,11 +369,7 @@ fn parse_line(line: &str, cwd: &mut PathBuf, trace: &mut Trace) {
             }
             write(at(args.get(2), args.get(3), cwd));
         }
-        "connect" => {
-            if line.contains("AF_INET") {
-                trace.connects.push(line.to_string());
-            }
-        }
+        "connect" if line.contains("AF_INET") => trace.connects.push(line.to_string()),
         _ => {}
     }
 }
