@@ -179,10 +179,11 @@ pub struct SimpleCommand {
 
 /// The builtins that run no program and write no file, with literal arguments: their effect is
 /// on the shell's own state, which the rest of the analysis follows (`read NAME` assigns NAME,
-/// `set -o OPT` is judged by the option lists, `cd` moves relative paths).
+/// `set -o OPT` is judged by the option lists, `cd` moves relative paths). Not `popd`: it goes
+/// to a directory an earlier call may have pushed.
 pub const STATE_ONLY: &[&str] = &[
-    "true", ":", "false", "test", "[", "set", "shopt", "cd", "pushd", "popd", "dirs", "pwd",
-    "command", "type", "read", "shift", "umask",
+    "true", ":", "false", "test", "[", "set", "shopt", "cd", "pushd", "dirs", "pwd", "command",
+    "type", "read", "shift", "umask",
 ];
 
 /// Whether `words` (all literal) is a use of a [`STATE_ONLY`] builtin that only reads or sets
