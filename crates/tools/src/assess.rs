@@ -436,7 +436,12 @@ fn state_only_allowed(c: &SimpleCommand, parsed: &ParsedLine, cx: &ShellContext)
     if (up && changes > 1) || target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
         return false;
     }
-    match std::fs::canonicalize(cx.cwd.join(target.as_str())) {
+    // Lexically outside every root: no need to ask the file system.
+    let path = lexical(&cx.cwd.join(target.as_str()));
+    if !cx.writable.iter().any(|root| path.starts_with(root)) {
+        return false;
+    }
+    match std::fs::canonicalize(&path) {
         Ok(real) => real.is_dir() && cx.writable.iter().any(|root| real.starts_with(root)),
         Err(_) => false,
     }
