@@ -561,6 +561,27 @@ fn misread_brackets(root: Node, text: &str, posix: bool) -> Option<Vec<usize>> {
     (!at.is_empty()).then_some(at)
 }
 
+/// `line` with every `((` that is not `$((` spaced apart (`( (`), as a POSIX shell reads it;
+/// `None` when there is none.
+fn posix_double_parens(line: &str) -> Option<String> {
+    let b = line.as_bytes();
+    let at: Vec<usize> = (0..b.len().saturating_sub(1))
+        .filter(|&i| b[i] == b'(' && b[i + 1] == b'(' && (i == 0 || b[i - 1] != b'$'))
+        .collect();
+    if at.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(line.len() + at.len());
+    let mut last = 0;
+    for i in at {
+        out.push_str(&line[last..=i]);
+        out.push(' ');
+        last = i + 1;
+    }
+    out.push_str(&line[last..]);
+    Some(out)
+}
+
 /// Whether text bash evaluates as a name with a subscript hides a substitution.
 fn evaluated_text_hides_code_in(text: &str) -> bool {
     variables::evaluated_text_hides_code(text)
@@ -765,6 +786,17 @@ impl<'a> Walker<'a> {
             self.concern(Concern::Unparsed(
                 "a line that parses only with its `[` read as a command".to_string(),
             ));
+        }
+        if self.posix && self.alternative_depth == 0 {
+            if let Some(subshells) = posix_double_parens(line) {
+                // dash has no `((`: it runs `((x))` as two subshells around the command `x`.
+                self.concern(Concern::Unparsed(
+                    "`((` in a POSIX shell's string, which runs it as two subshells".to_string(),
+                ));
+                self.alternative_depth += 1;
+                self.walk_text(&subshells);
+                self.alternative_depth -= 1;
+            }
         }
         if root.has_error() {
             let msg = first_error(root, &src);

@@ -749,6 +749,8 @@ fn the_third_reviews_classes_are_read_as_bash_reads_them() {
             "sh -c '[ x || rm -rf src ]'",
             "((false) || rm -rf src)",
             "((ls) && rm -rf src)",
+            "sh -c '((rm))'",
+            "dash -c 'echo $((1)); ((rm -rf src))'",
             "zsh -c 'rm -rf src'",
             "exec -a rm /bin/busybox -rf src",
         ],

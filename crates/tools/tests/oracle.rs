@@ -187,7 +187,7 @@ fn gen(pick: &mut dyn FnMut(usize) -> usize, depth: usize) -> String {
     }
     let a = gen(pick, depth - 1);
     let other = |pick: &mut dyn FnMut(usize) -> usize| gen(pick, depth - 1);
-    match pick(44) {
+    match pick(45) {
         0 => format!("{a}; {}", other(pick)),
         1 => format!("{a} && {}", other(pick)),
         2 => format!("{a} || {}", other(pick)),
@@ -236,6 +236,8 @@ fn gen(pick: &mut dyn FnMut(usize) -> usize, depth: usize) -> String {
             squote(&format!("[ x ] || {a}")),
             other(pick)
         ),
+        // dash has no `((`: two subshells.
+        43 => format!("sh -c {}", squote(&format!("(({a}))"))),
         _ => format!("{a}\n{}", other(pick)),
     }
 }
