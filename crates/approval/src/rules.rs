@@ -1,6 +1,7 @@
 use std::fmt;
 
 use cordon_policy::{basename, Action, ApprovalMode, Location, Shell, ShellRule};
+pub use cordon_policy::{names_system_program, SYSTEM_BIN_DIRS};
 
 use crate::rule_index::RuleIndex;
 
@@ -243,28 +244,6 @@ fn covers(b: &cordon_policy::Pattern, a: &cordon_policy::Pattern) -> bool {
                 && cordon_policy::Pattern::exact(x).is_ok_and(|p| p.matches(&[*y])))
             || *x == "**"
     })
-}
-
-/// The directories whose programs an allow rule on a bare name also covers when named by
-/// path (`/usr/bin/ls` for `ls`): the system's own, root-owned, on the default `PATH`.
-pub const SYSTEM_BIN_DIRS: &[&str] = &[
-    "/usr/local/bin",
-    "/usr/bin",
-    "/bin",
-    "/usr/local/sbin",
-    "/usr/sbin",
-    "/sbin",
-];
-
-/// Whether a command name is a bare name (found on the `PATH`) or a program's path written
-/// exactly as `DIR/NAME` with `DIR` a system directory (no `.`, `..` or doubled `/`).
-pub fn names_system_program(name: &str) -> bool {
-    match name.rsplit_once('/') {
-        None => true,
-        Some((dir, base)) => {
-            !base.is_empty() && base != "." && base != ".." && SYSTEM_BIN_DIRS.contains(&dir)
-        }
-    }
 }
 
 /// Resolves an `ask` by mode. Returns the final action and, when the mode changed it, why.

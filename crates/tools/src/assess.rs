@@ -5,8 +5,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use cordon_approval::{names_system_program, Decision, RuleRef, RuleSet};
-use cordon_policy::{Action, Network, Policy};
+use cordon_approval::{Decision, RuleRef, RuleSet};
+use cordon_policy::{names_system_program, Action, Network, Policy};
 
 use crate::shell::{Concern, Effect, ParsedLine, SimpleCommand};
 
@@ -60,7 +60,7 @@ impl ShellContext {
                         }
                     })
                     .collect(),
-                None => cordon_approval::SYSTEM_BIN_DIRS
+                None => cordon_policy::SYSTEM_BIN_DIRS
                     .iter()
                     .map(PathBuf::from)
                     .collect(),
