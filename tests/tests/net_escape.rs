@@ -261,7 +261,149 @@ matrix!(
     udp_and_dns_reach_nothing,
     binds_and_other_socket_families_are_refused,
     a_proxy_that_is_gone_refuses_the_run,
+    curl_reaches_a_listed_loopback_service_through_the_proxy,
 );
+
+/// A plain HTTP server on the host's 127.0.0.1 that answers every request with `body`; its
+/// port.
+fn host_web_server(body: &'static str) -> u16 {
+    use std::io::{Read, Write};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut b = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if s.read_exact(&mut b).is_err() {
+                        return;
+                    }
+                    head.push(b[0]);
+                }
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    port
+}
+
+/// issue 24, round 3: docs/network.md's own example, `allow = ["localhost", "127.0.0.1:PORT"]`,
+/// reaches the host's loopback service with real curl under `cordon exec` — through the proxy,
+/// even when the operator's environment has a `NO_PROXY` for loopback and the policy passes it
+/// (`sandbox.env`): inside the sandbox, loopback is the sandbox's own and empty. A port not
+/// listed is refused with the reason in the answer's body, and the run ends with one stderr
+/// line that names it, why, and the `[network]` line that would allow it.
+fn curl_reaches_a_listed_loopback_service_through_the_proxy(mode: Mode, backend: Backend) {
+    assert!(
+        Path::new("/usr/bin/curl").exists(),
+        "this test runs curl in the sandbox: install it (apt-get install curl)"
+    );
+    let f = Fixture::new(mode, backend);
+    let port = host_web_server("the host's loopback service");
+    let unlisted = TcpListener::bind("127.0.0.1:0").unwrap();
+    let other = unlisted.local_addr().unwrap().port();
+    let state = f.root.join("state");
+    fs::create_dir(&state).unwrap();
+    if let Some((uid, gid)) = f.ids {
+        std::os::unix::fs::lchown(&state, Some(uid), Some(gid)).unwrap();
+    }
+    let policy = f.root.join("curl.toml");
+    fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox]\nrequire_os_sandbox = true\nnetwork = \"proxy\"\n\
+             env = [\"NO_PROXY\", \"no_proxy\", \"npm_config_noproxy\"]\n\
+             [sandbox.paths.workspace]\nroot = \"ws\"\nmode = \"rw\"\n\
+             [shell]\ndefault = \"allow\"\n\
+             [approval]\naudit_log = \"{}\"\n\
+             [network]\nallow = [\"localhost\", \"127.0.0.1:{port}\"]\n",
+            state.join("audit.jsonl").display()
+        ),
+    )
+    .unwrap();
+    let run = |url: &str| -> Output {
+        let mut c = Command::new(&bins().cordon);
+        c.arg("exec")
+            .arg("--policy")
+            .arg(&policy)
+            .args([
+                "--backend",
+                match backend {
+                    Backend::Landlock => "landlock",
+                    Backend::Bwrap => "bwrap",
+                },
+            ])
+            .args(["--", "/usr/bin/curl", "-sS", "--max-time", "60", url])
+            .current_dir(&f.ws)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &f.ws)
+            .env("XDG_STATE_HOME", &state)
+            .env("XDG_CONFIG_HOME", &state)
+            .env("NO_PROXY", "localhost,127.0.0.1,::1")
+            .env("no_proxy", "localhost,127.0.0.1,::1")
+            .env("npm_config_noproxy", "localhost,127.0.0.1,::1")
+            .stdin(Stdio::null());
+        if let Some((uid, gid)) = f.ids {
+            c.uid(uid).gid(gid);
+        }
+        c.output().unwrap()
+    };
+    let text = |o: &Output| {
+        format!(
+            "[{mode:?} {backend:?}] status {:?}\nstdout: {}\nstderr: {}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    for url in [
+        format!("http://localhost:{port}/"),
+        format!("http://127.0.0.1:{port}/"),
+    ] {
+        let o = run(&url);
+        assert_eq!(o.status.code(), Some(0), "{url}: {}", text(&o));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            "the host's loopback service",
+            "{url}: {}",
+            text(&o)
+        );
+    }
+    let o = run(&format!("http://127.0.0.1:{other}/"));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.starts_with(&format!(
+            "cordon: the connection to 127.0.0.1:{other} is refused by the policy: "
+        )),
+        "{}",
+        text(&o)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err
+        .lines()
+        .find(|l| {
+            l.starts_with(&format!(
+                "cordon: 127.0.0.1:{other}: refused by the policy: "
+            ))
+        })
+        .unwrap_or_else(|| panic!("no end-of-run line: {}", text(&o)));
+    assert!(
+        line.ends_with(&format!(
+            "; to allow it: [network] allow = [\"127.0.0.1:{other}\"]"
+        )),
+        "{line}"
+    );
+    // Nothing reached the unlisted port.
+    unlisted.set_nonblocking(true).unwrap();
+    assert!(unlisted.accept().is_err(), "{}", text(&o));
+}
 
 /// The command's first action, a connect to the proxy's port on 127.0.0.1 and on [::1],
 /// reaches the stand-in that holds the handed-over listener: no race with its creation.

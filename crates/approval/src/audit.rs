@@ -3,7 +3,7 @@
 //! # Format
 //!
 //! A log is a file of JSON Lines (UTF-8, one object per line, `\n`-terminated). Each line is
-//! one [`Record`], its fields in this order (`note` and `repair` only when set):
+//! one [`Record`], its fields in this order (`deferred_to`, `note` and `repair` only when set):
 //!
 //! ```text
 //! {"v":1,"time":"2025-06-01T12:00:00.123Z","session":"3f2a9c1e5b7d40a1b2c3d4e5f6a7b8c9",

@@ -29,7 +29,7 @@ struct Item {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resolved {
     pub request: Request,
-    /// Never [`Outcome::NeedsAnswer`].
+    /// Never [`Outcome::Ask`].
     pub outcome: Outcome,
     /// Arguments the person substituted when approving (the tool must validate them again).
     pub args: Option<Value>,
@@ -71,7 +71,7 @@ impl Batch<'_> {
         self.items
             .iter()
             .filter_map(|i| match &i.outcome {
-                Outcome::NeedsAnswer(p) => Some((&i.request, p)),
+                Outcome::Ask(p) => Some((&i.request, p)),
                 _ => None,
             })
             .collect()
@@ -97,7 +97,7 @@ impl Batch<'_> {
             .position(|i| i.request.id == id)
             .ok_or_else(|| Error::UnknownId(id.to_string()))?;
         match self.items[i].outcome {
-            Outcome::NeedsAnswer(_) => Ok(i),
+            Outcome::Ask(_) => Ok(i),
             _ => Err(Error::AlreadyDecided(id.to_string())),
         }
     }
@@ -146,7 +146,7 @@ impl Batch<'_> {
     /// Approves every pending request once.
     pub fn approve_all(&mut self) {
         for i in 0..self.items.len() {
-            if matches!(self.items[i].outcome, Outcome::NeedsAnswer(_)) {
+            if matches!(self.items[i].outcome, Outcome::Ask(_)) {
                 self.apply(i, Ok(Answer::Once), self.late());
             }
         }
@@ -155,7 +155,7 @@ impl Batch<'_> {
     /// Denies every pending request (with an optional note for the agent).
     pub fn deny_all(&mut self, note: Option<String>) {
         for i in 0..self.items.len() {
-            if matches!(self.items[i].outcome, Outcome::NeedsAnswer(_)) {
+            if matches!(self.items[i].outcome, Outcome::Ask(_)) {
                 let a = match &note {
                     Some(n) => Answer::DenyWithNote(n.clone()),
                     None => Answer::Deny,
@@ -167,7 +167,7 @@ impl Batch<'_> {
 
     fn deny_rest(&mut self, by: By, reason: &str) {
         for item in &mut self.items {
-            if matches!(item.outcome, Outcome::NeedsAnswer(_)) {
+            if matches!(item.outcome, Outcome::Ask(_)) {
                 item.outcome = self
                     .engine
                     .settle(&item.request, Outcome::denied(by.clone(), reason));
@@ -178,7 +178,7 @@ impl Batch<'_> {
     /// Resolves item `i` from an asker's result and applies the cascades.
     fn apply(&mut self, i: usize, result: Result<Answer, AskError>, late: bool) {
         let answer = result.as_ref().ok().cloned();
-        let lost = matches!(result, Err(AskError::Lost(_)));
+        let lost = matches!(result, Err(AskError::Lost(_) | AskError::NobodyToAsk(_)));
         let outcome = self.engine.resolve(
             &self.items[i].request,
             result,
@@ -193,7 +193,7 @@ impl Batch<'_> {
         if denied_by.is_none() && matches!(answer, Some(Answer::Session | Answer::Always)) {
             let id = self.items[i].request.id.clone();
             for item in &mut self.items {
-                if let Outcome::NeedsAnswer(p) = &item.outcome {
+                if let Outcome::Ask(p) = &item.outcome {
                     // A doom-loop ask needs its own look, and a concern is not in the keys.
                     if !matches!(p.by, By::DoomLoop { .. })
                         && item.request.concern.is_none()
@@ -225,7 +225,7 @@ impl Batch<'_> {
     pub fn run_blocking(&mut self, asker: &mut dyn Asker) {
         let deadline = self.deadline;
         for i in 0..self.items.len() {
-            let Outcome::NeedsAnswer(p) = &self.items[i].outcome else {
+            let Outcome::Ask(p) = &self.items[i].outcome else {
                 continue;
             };
             let p = p.clone();
@@ -244,7 +244,7 @@ impl Batch<'_> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         let deadline = tokio::time::Instant::now() + left;
         for i in 0..self.items.len() {
-            let Outcome::NeedsAnswer(p) = &self.items[i].outcome else {
+            let Outcome::Ask(p) = &self.items[i].outcome else {
                 continue;
             };
             let p = p.clone();
@@ -262,7 +262,7 @@ impl Batch<'_> {
             .into_iter()
             .map(|i| Resolved {
                 outcome: match i.outcome {
-                    Outcome::NeedsAnswer(p) => engine.settle(
+                    Outcome::Ask(p) => engine.settle(
                         &i.request,
                         Outcome::denied(
                             By::Unanswered,

@@ -8,11 +8,14 @@ use cordon_policy::{Action, ApprovalMode, Policy};
 
 use crate::amend::Amendment;
 use crate::audit::{self, AuditLog};
+use crate::explain::{Explanation, KeyExplained};
 use crate::memory::{DoomLoop, SessionMemory};
 use crate::outcome::{mode_name, timed_out_reason, Answer, AskError, By, Outcome, Pending};
 use crate::request::Request;
 use crate::resolve_mode;
+use crate::toolrules::KeyVerdict;
 use crate::toolrules::{matches_everything, Rules};
+use crate::Error;
 use cordon_policy::network::NETWORK_TOOL;
 
 /// Asks a person, blocking. `deadline` is when the engine stops waiting: an answer that comes
@@ -68,7 +71,7 @@ pub trait AsyncAsker {
 /// the rules file): `Ok(None)` when an identical rule is already there. Given to
 /// [`Engine::set_rule_store`], it runs before the decision is recorded, so the record says
 /// whether the rule was saved.
-pub type RuleStore = dyn Fn(&Amendment) -> Result<Option<String>, String> + Send + Sync;
+pub type RuleStore = dyn Fn(&Amendment) -> Result<Option<String>, Error> + Send + Sync;
 
 /// A tool a blanket deny removes (hide it from the model).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,7 +94,12 @@ pub struct Disabled {
 /// 3. the doom loop: the same tool with the same keys `doom_loop` times in a row turns an
 ///    allow into an ask (connections, the `network` tool, are not counted).
 /// 4. the mode resolves what is still an ask: `approve-all` allows, `strict` and `deny`
-///    deny, `interactive` asks — or denies when nobody can be asked.
+///    deny, `interactive` leaves it an ask ([`Outcome::Ask`]). Who answers it is the front
+///    end's business: an [`Asker`], an agent host ([`Engine::defer`]), or nobody
+///    ([`AskError::NobodyToAsk`], a denial [`By::NobodyToAsk`]).
+///
+/// [`Engine::explain`] is this evaluation, pure; [`Engine::evaluate`] is `explain` plus the
+/// doom-loop count and the record.
 ///
 /// A tool's configured pre-approval (`[tools.NAME] approval = "allow"`) is an allow, and an
 /// allow stays an allow in every mode, `strict` included.
@@ -106,7 +114,6 @@ pub struct Engine {
     mode: ApprovalMode,
     timeout: Duration,
     doom_threshold: u32,
-    can_ask: bool,
     memory: SessionMemory,
     doom: DoomLoop,
     audit: Option<Arc<Mutex<AuditLog>>>,
@@ -124,8 +131,7 @@ impl std::fmt::Debug for StoreHandle {
 }
 
 impl Engine {
-    /// An engine for `policy`: its rules, tool defaults and `[approval]` settings. Someone can
-    /// be asked (see [`Engine::set_can_ask`]).
+    /// An engine for `policy`: its rules, tool defaults and `[approval]` settings.
     pub fn new(policy: &Policy) -> Engine {
         Engine::with_rules(Rules::from_policy(policy), policy)
     }
@@ -138,7 +144,6 @@ impl Engine {
             mode: policy.approval.mode,
             timeout: policy.approval.timeout,
             doom_threshold: policy.approval.doom_loop,
-            can_ask: true,
             memory: SessionMemory::new(),
             doom: DoomLoop::default(),
             audit: None,
@@ -161,7 +166,7 @@ impl Engine {
     /// ([`crate::amend::retract`]): nothing may stay granted that the log does not show.
     pub fn set_rule_store(
         &mut self,
-        store: impl Fn(&Amendment) -> Result<Option<String>, String> + Send + Sync + 'static,
+        store: impl Fn(&Amendment) -> Result<Option<String>, Error> + Send + Sync + 'static,
     ) {
         self.rule_store = Some(StoreHandle(Arc::new(store)));
     }
@@ -191,13 +196,36 @@ impl Engine {
         outcome: Outcome,
         substituted: Option<&serde_json::Value>,
     ) -> Outcome {
+        if outcome.is_ask() {
+            return outcome;
+        }
+        self.record(req, outcome, substituted, None)
+    }
+
+    /// Hands a pending ask to an agent host's own prompt (`cordon hook`): recorded as
+    /// decision `ask`, `deferred_to` the host, and returned as the ask it is. What the host's
+    /// user answers is the host's to keep; a record that cannot be written denies
+    /// ([`By::AuditFailed`]).
+    pub fn defer(&mut self, req: &Request, pending: Pending, host: &str) -> Outcome {
+        self.record(req, Outcome::Ask(pending), None, Some(host))
+    }
+
+    /// Appends the record of `outcome` (an ask only when deferred to `host`) when an audit log
+    /// is set; a record that cannot be written turns the outcome into a denial.
+    fn record(
+        &mut self,
+        req: &Request,
+        outcome: Outcome,
+        substituted: Option<&serde_json::Value>,
+        host: Option<&str>,
+    ) -> Outcome {
         let Some(log) = &self.audit else {
             return outcome;
         };
         let (decision, by, reason, note) = match &outcome {
             Outcome::Allowed { by, reason, .. } => (Action::Allow, by, reason, None),
             Outcome::Denied { by, reason, note } => (Action::Deny, by, reason, note.as_ref()),
-            Outcome::NeedsAnswer(_) => return outcome,
+            Outcome::Ask(p) => (Action::Ask, &p.by, &p.reason, None),
         };
         let mut record = audit::Record::new(&req.tool, decision, audit::By::from(by), reason)
             .request(&req.id)
@@ -205,6 +233,9 @@ impl Engine {
             .keys(req.keys.iter().map(|k| k.words().to_vec()))
             .args(substituted.unwrap_or(&req.args))
             .preview(&req.presentation.summary);
+        if let Some(host) = host {
+            record = record.deferred_to(host);
+        }
         if let Some(n) = note {
             record = record.note(n.clone());
         } else if substituted.is_some() {
@@ -229,12 +260,6 @@ impl Engine {
     /// Overrides the mode (e.g. `--approve-all`).
     pub fn set_mode(&mut self, mode: ApprovalMode) {
         self.mode = mode;
-    }
-
-    /// Whether a person can be asked (a terminal, a connected UI). When not, `interactive`
-    /// denies asks and says so.
-    pub fn set_can_ask(&mut self, can_ask: bool) {
-        self.can_ask = can_ask;
     }
 
     /// Overrides the approval timeout.
@@ -273,14 +298,11 @@ impl Engine {
         &mut self.memory
     }
 
-    /// Decides `req` without asking anyone: allowed, denied, or [`Outcome::NeedsAnswer`].
-    /// Counts the request for the doom loop. A final outcome is recorded (with an audit log).
+    /// Decides `req` without asking anyone: allowed, denied, or [`Outcome::Ask`]. Counts the
+    /// request for the doom loop. A final outcome is recorded (with an audit log); an ask is
+    /// not: it is recorded when it is concluded ([`Engine::conclude`]) or handed to an agent
+    /// host ([`Engine::defer`]).
     pub fn evaluate(&mut self, req: &Request) -> Outcome {
-        let o = self.evaluate_unrecorded(req);
-        self.settle(req, o)
-    }
-
-    fn evaluate_unrecorded(&mut self, req: &Request) -> Outcome {
         // Connections (the `network` tool) are opened by the programs an agent runs, many to
         // the same host (a package manager's downloads), not called by the agent: they
         // neither count in the doom loop nor break the run of the agent's own calls.
@@ -289,53 +311,103 @@ impl Engine {
         } else {
             self.doom.observe(&req.tool, &req.keys)
         };
-        let (action, by, reason) = self.by_rules(req);
-        if action == Action::Deny {
-            return Outcome::denied(by, reason);
-        }
-        let concern = req
-            .concern
-            .as_ref()
-            .map(|c| (c.action, By::Tool(c.rule.clone()), c.reason.clone()));
-        if let Some((Action::Deny, by, reason)) = concern {
-            return Outcome::denied(by, reason);
-        }
-        let (action, by, reason) =
-            if action == Action::Ask && self.memory.covers(&req.tool, &req.keys) {
-                (
-                    Action::Allow,
-                    By::SessionGrant,
-                    "every operation was approved for this session".to_string(),
-                )
-            } else {
-                (action, by, reason)
-            };
-        // A concern is not in the keys, so no grant covers it: it asks again.
-        let (action, by, reason) = match concern {
-            Some(c) if c.0 > action => c,
-            _ => (action, by, reason),
-        };
-        let (action, by, reason) = if action == Action::Allow
-            && self.doom_threshold > 0
-            && in_a_row >= self.doom_threshold
-        {
-            (
-                Action::Ask,
-                By::DoomLoop { count: in_a_row },
-                format!(
-                    "the same `{}` call came {in_a_row} times in a row (doom-loop check); \
-                         it would be allowed ({reason}), but a person should look first",
-                    req.tool
-                ),
-            )
+        let o = self.explain_counted(req, in_a_row).outcome;
+        self.settle(req, o)
+    }
+
+    /// How `req` would be decided now, step by step (see [`Explanation`]): what
+    /// [`Engine::evaluate`] returns for it, without counting it for the doom loop, recording
+    /// it or changing anything. The prompt's preview and `cordon check` read this.
+    pub fn explain(&self, req: &Request) -> Explanation {
+        let in_a_row = if req.tool == NETWORK_TOOL {
+            0
         } else {
-            (action, by, reason)
+            self.doom.peek(&req.tool, &req.keys)
         };
-        match action {
+        self.explain_counted(req, in_a_row)
+    }
+
+    /// The one evaluator, given how many times in a row the call has come.
+    fn explain_counted(&self, req: &Request, in_a_row: u32) -> Explanation {
+        let keys: Vec<KeyExplained> = req
+            .keys
+            .iter()
+            .map(|key| match self.rules.decide_key(&req.tool, key.words()) {
+                Some(verdict) => KeyExplained {
+                    key: key.clone(),
+                    verdict,
+                    by_default: false,
+                },
+                None => KeyExplained {
+                    key: key.clone(),
+                    verdict: self.default_for(req),
+                    by_default: true,
+                },
+            })
+            .collect();
+        let verdict = req.verdict.as_ref().map(|v| KeyVerdict {
+            action: v.action,
+            by: By::Tool(v.rule.clone()),
+            reason: v.reason.clone(),
+        });
+        let concern = req.concern.as_ref().map(|c| KeyVerdict {
+            action: c.action,
+            by: By::Tool(c.rule.clone()),
+            reason: c.reason.clone(),
+        });
+        let rules = self.combine(req, &keys, verdict.as_ref());
+        let session_grant = !req.keys.is_empty() && self.memory.covers(&req.tool, &req.keys);
+        let mut e = Explanation {
+            keys,
+            verdict,
+            concern,
+            rules: rules.clone(),
+            session_grant,
+            in_a_row,
+            doom_loop: false,
+            mode: self.mode,
+            outcome: Outcome::denied(rules.by.clone(), rules.reason.clone()),
+        };
+        // Any deny of the rules, or of the tool's concern, is final: no grant or mode relaxes it.
+        if rules.action == Action::Deny {
+            return e;
+        }
+        if let Some(c) = e.concern.as_ref().filter(|c| c.action == Action::Deny) {
+            e.outcome = Outcome::denied(c.by.clone(), c.reason.clone());
+            return e;
+        }
+        let mut now = if rules.action == Action::Ask && session_grant {
+            KeyVerdict {
+                action: Action::Allow,
+                by: By::SessionGrant,
+                reason: "every operation was approved for this session".to_string(),
+            }
+        } else {
+            rules
+        };
+        // A concern is not in the keys, so no grant covers it: it asks again.
+        if let Some(c) = e.concern.as_ref().filter(|c| c.action > now.action) {
+            now = c.clone();
+        }
+        if now.action == Action::Allow && self.doom_threshold > 0 && in_a_row >= self.doom_threshold
+        {
+            e.doom_loop = true;
+            now = KeyVerdict {
+                action: Action::Ask,
+                by: By::DoomLoop { count: in_a_row },
+                reason: format!(
+                    "the same `{}` call came {in_a_row} times in a row (doom-loop check); \
+                     it would be allowed ({}), but a person should look first",
+                    req.tool, now.reason
+                ),
+            };
+        }
+        let KeyVerdict { action, by, reason } = now;
+        e.outcome = match action {
             Action::Allow => Outcome::allowed(by, reason),
             Action::Deny => Outcome::denied(by, reason),
-            Action::Ask => match resolve_mode(Action::Ask, self.mode, self.can_ask) {
-                (Action::Ask, _) => Outcome::NeedsAnswer(Pending { by, reason }),
+            Action::Ask => match resolve_mode(Action::Ask, self.mode) {
+                (Action::Ask, _) => Outcome::Ask(Pending { by, reason }),
                 (a, why) => {
                     let why = why.unwrap_or("resolved by mode");
                     let reason = format!("{why} ({reason})");
@@ -347,38 +419,47 @@ impl Engine {
                     }
                 }
             },
-        }
+        };
+        e
     }
 
-    /// Step 1: rules, defaults and the tool's verdict, most restrictive first among equals.
-    fn by_rules(&self, req: &Request) -> (Action, By, String) {
-        fn take(worst: &mut Option<(Action, By, String)>, c: (Action, By, String)) {
-            if worst.as_ref().is_none_or(|w| c.0 > w.0) {
-                *worst = Some(c);
+    /// Step 1: the keys' verdicts, the defaults and the tool's verdict — a rule's deny first,
+    /// else the most restrictive, the first among equals.
+    fn combine(
+        &self,
+        req: &Request,
+        keys: &[KeyExplained],
+        verdict: Option<&KeyVerdict>,
+    ) -> KeyVerdict {
+        if let Some(k) = keys
+            .iter()
+            .find(|k| !k.by_default && k.verdict.action == Action::Deny)
+        {
+            return k.verdict.clone();
+        }
+        fn take(worst: &mut Option<KeyVerdict>, c: &KeyVerdict) {
+            if worst.as_ref().is_none_or(|w| c.action > w.action) {
+                *worst = Some(c.clone());
             }
         }
         let mut worst = None;
-        for key in &req.keys {
-            let c = match self.rules.decide_key(&req.tool, key.words()) {
-                Some(v) if v.action == Action::Deny => return (v.action, v.by, v.reason),
-                Some(v) => (v.action, v.by, v.reason),
-                None => self.default_for(req),
-            };
-            take(&mut worst, c);
+        for k in keys {
+            take(&mut worst, &k.verdict);
         }
-        if req.keys.is_empty() {
+        if keys.is_empty() {
             // No keys to match a pattern against; a rule that denies every call of the tool
             // still applies (the tool is reported disabled, and must act so).
             if let Some((by, reason)) = self.blanket_deny(&req.tool) {
-                return (Action::Deny, by, reason);
+                return KeyVerdict {
+                    action: Action::Deny,
+                    by,
+                    reason,
+                };
             }
-            take(&mut worst, self.default_for(req));
+            take(&mut worst, &self.default_for(req));
         }
-        if let Some(v) = &req.verdict {
-            take(
-                &mut worst,
-                (v.action, By::Tool(v.rule.clone()), v.reason.clone()),
-            );
+        if let Some(v) = verdict {
+            take(&mut worst, v);
         }
         worst.unwrap_or_else(|| self.default_for(req))
     }
@@ -401,20 +482,28 @@ impl Engine {
     }
 
     /// The decision for a key no rule matches.
-    fn default_for(&self, req: &Request) -> (Action, By, String) {
-        if let Some((a, by, reason)) = self.rules.tool_default(&req.tool) {
-            return (a, by.clone(), reason.to_string());
+    fn default_for(&self, req: &Request) -> KeyVerdict {
+        if let Some((action, by, reason)) = self.rules.tool_default(&req.tool) {
+            return KeyVerdict {
+                action,
+                by: by.clone(),
+                reason: reason.to_string(),
+            };
         }
         if let Some(v) = &req.verdict {
-            return (v.action, By::Tool(v.rule.clone()), v.reason.clone());
+            return KeyVerdict {
+                action: v.action,
+                by: By::Tool(v.rule.clone()),
+                reason: v.reason.clone(),
+            };
         }
-        (
-            Action::Ask,
-            By::Default {
+        KeyVerdict {
+            action: Action::Ask,
+            by: By::Default {
                 tool: req.tool.clone(),
             },
-            format!("no rule matches and `{}` has no default: ask", req.tool),
-        )
+            reason: format!("no rule matches and `{}` has no default: ask", req.tool),
+        }
     }
 
     /// Applies a person's answer to a pending request (recorded, with an audit log).
@@ -520,8 +609,8 @@ impl Engine {
     }
 
     /// Settles a request that [`Engine::evaluate`] left pending, with what the asker gave:
-    /// an answer (`late`: it came after the deadline, so it counts as none), a timeout or a
-    /// lost channel. Recorded like every final outcome. For hosts that ask a person without
+    /// an answer (`late`: it came after the deadline, so it counts as none), a timeout, a
+    /// lost channel or nobody to ask. Recorded like every final outcome. For hosts that ask a person without
     /// holding the engine (several calls in flight, each asked on its own).
     pub fn conclude(
         &mut self,
@@ -549,6 +638,7 @@ impl Engine {
                 By::ChannelLost,
                 format!("the approval channel failed ({why}), so the call was denied"),
             ),
+            Err(AskError::NobodyToAsk(why)) => Outcome::denied(By::NobodyToAsk, why),
         };
         self.settle_with(req, o, substituted)
     }
@@ -556,7 +646,7 @@ impl Engine {
     /// Decides `req`, asking `asker` when a person must answer, within the timeout.
     pub fn decide_blocking(&mut self, req: &Request, asker: &mut dyn Asker) -> Outcome {
         match self.evaluate(req) {
-            Outcome::NeedsAnswer(p) => {
+            Outcome::Ask(p) => {
                 let deadline = Instant::now() + self.timeout;
                 self.ask_blocking(req, &p, deadline, asker)
             }
@@ -583,7 +673,7 @@ impl Engine {
     /// denies.
     pub async fn decide<A: AsyncAsker>(&mut self, req: &Request, asker: &mut A) -> Outcome {
         match self.evaluate(req) {
-            Outcome::NeedsAnswer(p) => {
+            Outcome::Ask(p) => {
                 let deadline = tokio::time::Instant::now() + self.timeout;
                 self.ask_async(req, &p, deadline, asker).await
             }
@@ -610,7 +700,7 @@ impl Engine {
     where
         I: IntoIterator<Item = &'a str>,
     {
-        let effective = |a: Action| resolve_mode(a, self.mode, self.can_ask).0;
+        let effective = |a: Action| resolve_mode(a, self.mode).0;
         let mut out = Vec::new();
         for tool in tools {
             if let Some((by, reason)) = self.blanket_deny(tool) {

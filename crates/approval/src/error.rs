@@ -40,6 +40,9 @@ pub enum Error {
     /// The rules file (or what would be written to it) is not a valid or trusted rules file.
     #[error("{0}")]
     Policy(#[from] PolicyError),
+    /// A rule or tool glob built in code ([`crate::rule`], [`crate::Rules::add`]) is not valid.
+    #[error("{0}")]
+    InvalidRule(String),
     /// A batch has no request with this id.
     #[error("no request `{0}` in this batch")]
     UnknownId(String),

@@ -10,8 +10,14 @@
 //!
 //! A request with several keys (a compound command line) gets the most restrictive result of
 //! its parts. Finally the approval [`Mode`](cordon_policy::ApprovalMode) resolves what is still
-//! `ask`: `approve-all` allows, `strict` and `deny` refuse, `interactive` asks a person — and
-//! refuses when there is no terminal to ask on.
+//! `ask`: `approve-all` allows, `strict` and `deny` refuse, `interactive` leaves it an ask
+//! ([`Outcome::Ask`]). An ask stays an ask: who answers it (a terminal, an MCP elicitation, an
+//! agent host's own prompt, or nobody) is the front end's business, not the engine's.
+//!
+//! One evaluator decides: [`Engine::explain`] says, purely, how a request is decided — each
+//! key's rule or default, the tool's concerns, the session grants, the doom loop, the mode and
+//! the [`Outcome`] ([`Explanation`]); [`Engine::evaluate`] is `explain` plus the doom-loop
+//! count and the audit record.
 //!
 //! Every decision can be recorded in a hash-chained [`audit`] log, durable before the tool
 //! runs.
@@ -165,6 +171,7 @@ pub mod audit;
 mod batch;
 mod engine;
 mod error;
+mod explain;
 mod memory;
 mod outcome;
 mod request;
@@ -176,6 +183,7 @@ pub use amend::Amendment;
 pub use batch::{Batch, Resolved};
 pub use engine::{Asker, AsyncAsker, Disabled, Engine, RuleStore};
 pub use error::Error;
+pub use explain::{Explanation, KeyExplained};
 pub use memory::SessionMemory;
 pub use outcome::{mode_name, Answer, ApprovalError, AskError, By, Outcome, Pending};
 pub use request::{Key, Presentation, Preview, Request};

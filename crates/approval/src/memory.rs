@@ -94,28 +94,42 @@ impl DoomLoop {
     /// Records a call; returns how many times in a row it has now been seen (1 for a new one).
     /// Calls are compared by a 64-bit hash: a collision could only raise an ask, never allow.
     pub(crate) fn observe(&mut self, tool: &str, keys: &[Key]) -> u32 {
-        // FNV-1a over the tool and every word, with separators so that word boundaries count.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        let mut eat = |bytes: &[u8], sep: u8| {
-            for &b in bytes.iter().chain(std::iter::once(&sep)) {
-                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-            }
-        };
-        eat(tool.as_bytes(), 0);
-        for k in keys {
-            for w in k.words() {
-                eat(w.as_bytes(), 0);
-            }
-            eat(&[], 1);
-        }
-        if self.last == Some(h) {
-            self.count = self.count.saturating_add(1);
-        } else {
-            self.last = Some(h);
-            self.count = 1;
-        }
+        let h = fingerprint(tool, keys);
+        self.count = self.peek_hash(h);
+        self.last = Some(h);
         self.count
     }
+
+    /// What [`DoomLoop::observe`] would return, without recording the call.
+    pub(crate) fn peek(&self, tool: &str, keys: &[Key]) -> u32 {
+        self.peek_hash(fingerprint(tool, keys))
+    }
+
+    fn peek_hash(&self, h: u64) -> u32 {
+        if self.last == Some(h) {
+            self.count.saturating_add(1)
+        } else {
+            1
+        }
+    }
+}
+
+/// FNV-1a over the tool and every word, with separators so that word boundaries count.
+fn fingerprint(tool: &str, keys: &[Key]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8], sep: u8| {
+        for &b in bytes.iter().chain(std::iter::once(&sep)) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    eat(tool.as_bytes(), 0);
+    for k in keys {
+        for w in k.words() {
+            eat(w.as_bytes(), 0);
+        }
+        eat(&[], 1);
+    }
+    h
 }
 
 #[cfg(test)]
@@ -158,7 +172,10 @@ mod tests {
     fn doom_loop_counts_runs() {
         let mut d = DoomLoop::default();
         let k = vec![Key::split("ls")];
+        assert_eq!(d.peek("shell", &k), 1);
         assert_eq!(d.observe("shell", &k), 1);
+        assert_eq!(d.peek("shell", &k), 2, "peek counts nothing");
+        assert_eq!(d.peek("shell", &k), 2);
         assert_eq!(d.observe("shell", &k), 2);
         assert_eq!(d.observe("other", &k), 1);
         assert_eq!(d.observe("shell", &k), 1);

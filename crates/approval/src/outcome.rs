@@ -39,12 +39,15 @@ pub enum By {
     DoomLoop { count: u32 },
     /// The decision could not be recorded in the audit log, so the call is denied.
     AuditFailed,
+    /// A person had to answer, and this front end has nobody to ask (no terminal, an MCP
+    /// client without elicitation): denied, with a reason that says how to approve it.
+    NobodyToAsk,
 }
 
 impl By {
     /// A short stable tag for machines (`rule`, `persisted_grant`, `default`, `tool_config`,
     /// `tool`, `session_grant`, `mode`, `user`, `abort`, `timeout`, `channel_lost`,
-    /// `unanswered`, `doom_loop`, `audit_failed`).
+    /// `unanswered`, `doom_loop`, `audit_failed`, `nobody_to_ask`).
     pub fn tag(&self) -> &'static str {
         match self {
             By::Rule { .. } => "rule",
@@ -61,6 +64,7 @@ impl By {
             By::Unanswered => "unanswered",
             By::DoomLoop { .. } => "doom_loop",
             By::AuditFailed => "audit_failed",
+            By::NobodyToAsk => "nobody_to_ask",
         }
     }
 }
@@ -96,6 +100,7 @@ impl fmt::Display for By {
             By::Unanswered => f.write_str("unanswered"),
             By::DoomLoop { count } => write!(f, "doom loop ({count} in a row)"),
             By::AuditFailed => f.write_str("audit log failure"),
+            By::NobodyToAsk => f.write_str("nobody to ask"),
         }
     }
 }
@@ -109,7 +114,12 @@ pub struct Pending {
     pub reason: String,
 }
 
-/// The result of deciding a request.
+/// What was decided about a call: the one vocabulary from the engine to every front end.
+///
+/// An ask stays an ask: the engine never turns one into a denial because nobody can answer.
+/// Who answers it is the front end's business — a terminal prompt, an MCP elicitation, an
+/// agent host's own prompt ([`crate::Engine::defer`]) — and a front end with nobody to ask
+/// concludes it as a denial [`By::NobodyToAsk`] ([`AskError::NobodyToAsk`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     /// The call may run.
@@ -129,8 +139,8 @@ pub enum Outcome {
         /// The person's feedback for the agent ("deny with a note").
         note: Option<String>,
     },
-    /// A person must answer (interactive mode with someone to ask).
-    NeedsAnswer(Pending),
+    /// A person must answer (the rules, defaults or doom loop ask, and the mode leaves it so).
+    Ask(Pending),
 }
 
 impl Outcome {
@@ -155,11 +165,25 @@ impl Outcome {
         matches!(self, Outcome::Allowed { .. })
     }
 
+    /// Whether a person must still answer.
+    pub fn is_ask(&self) -> bool {
+        matches!(self, Outcome::Ask(_))
+    }
+
+    /// `allow`, `ask` or `deny`: the action the outcome amounts to.
+    pub fn action(&self) -> cordon_policy::Action {
+        match self {
+            Outcome::Allowed { .. } => cordon_policy::Action::Allow,
+            Outcome::Ask(_) => cordon_policy::Action::Ask,
+            Outcome::Denied { .. } => cordon_policy::Action::Deny,
+        }
+    }
+
     /// What decided (for a pending ask: what raised it).
     pub fn by(&self) -> &By {
         match self {
             Outcome::Allowed { by, .. } | Outcome::Denied { by, .. } => by,
-            Outcome::NeedsAnswer(p) => &p.by,
+            Outcome::Ask(p) => &p.by,
         }
     }
 
@@ -167,7 +191,7 @@ impl Outcome {
     pub fn reason(&self) -> &str {
         match self {
             Outcome::Allowed { reason, .. } | Outcome::Denied { reason, .. } => reason,
-            Outcome::NeedsAnswer(p) => &p.reason,
+            Outcome::Ask(p) => &p.reason,
         }
     }
 
@@ -176,7 +200,7 @@ impl Outcome {
     pub fn result(&self) -> Result<(), ApprovalError> {
         match self {
             Outcome::Allowed { .. } => Ok(()),
-            Outcome::NeedsAnswer(p) => Err(ApprovalError::Unanswered {
+            Outcome::Ask(p) => Err(ApprovalError::Unanswered {
                 reason: p.reason.clone(),
             }),
             Outcome::Denied { by, reason, note } => Err(match by {
@@ -191,7 +215,7 @@ impl Outcome {
                 By::ChannelLost => ApprovalError::ChannelLost {
                     reason: reason.clone(),
                 },
-                By::Unanswered => ApprovalError::Unanswered {
+                By::Unanswered | By::NobodyToAsk => ApprovalError::Unanswered {
                     reason: reason.clone(),
                 },
                 By::AuditFailed => ApprovalError::AuditFailed {
@@ -233,6 +257,10 @@ pub enum AskError {
     /// The channel to the person failed (terminal closed, connection lost, …).
     #[error("approval channel lost: {0}")]
     Lost(String),
+    /// This front end has nobody to ask (no terminal, a client that cannot show a form): the
+    /// whole reason for the denial, saying how a person can approve the call instead.
+    #[error("{0}")]
+    NobodyToAsk(String),
 }
 
 /// Why a call must not run, as a typed error for the agent host.

@@ -247,19 +247,14 @@ fn covers(b: &cordon_policy::Pattern, a: &cordon_policy::Pattern) -> bool {
 }
 
 /// Resolves an `ask` by mode. Returns the final action and, when the mode changed it, why.
-/// `interactive` returns `Ask` only when a terminal is there to ask on.
-pub fn resolve_mode(
-    action: Action,
-    mode: ApprovalMode,
-    terminal: bool,
-) -> (Action, Option<&'static str>) {
+/// `interactive` leaves an ask an ask, whoever can answer it: that is the front end's business.
+pub fn resolve_mode(action: Action, mode: ApprovalMode) -> (Action, Option<&'static str>) {
     match (action, mode) {
-        (Action::Ask, ApprovalMode::ApproveAll) => (Action::Allow, Some("approved by approve-all mode")),
+        (Action::Ask, ApprovalMode::ApproveAll) => {
+            (Action::Allow, Some("approved by approve-all mode"))
+        }
         (Action::Ask, ApprovalMode::Strict) => (Action::Deny, Some("strict mode denies every ask")),
         (Action::Ask, ApprovalMode::Deny) => (Action::Deny, Some("deny mode denies every ask")),
-        (Action::Ask, ApprovalMode::Interactive) if !terminal => {
-            (Action::Deny, Some("approval needed, but there is no terminal to ask on (use --approve-all to allow asks)"))
-        }
         (a, _) => (a, None),
     }
 }
@@ -437,24 +432,18 @@ mod tests {
     #[test]
     fn modes() {
         use ApprovalMode::*;
-        assert_eq!(
-            resolve_mode(Action::Ask, ApproveAll, false).0,
-            Action::Allow
-        );
-        assert_eq!(resolve_mode(Action::Ask, Strict, true).0, Action::Deny);
-        assert_eq!(resolve_mode(Action::Ask, Deny, true).0, Action::Deny);
-        assert_eq!(resolve_mode(Action::Ask, Interactive, true).0, Action::Ask);
-        assert_eq!(
-            resolve_mode(Action::Ask, Interactive, false).0,
-            Action::Deny
-        );
+        assert_eq!(resolve_mode(Action::Ask, ApproveAll).0, Action::Allow);
+        assert_eq!(resolve_mode(Action::Ask, Strict).0, Action::Deny);
+        assert_eq!(resolve_mode(Action::Ask, Deny).0, Action::Deny);
+        // An ask stays an ask: who can answer it is not the engine's business.
+        assert_eq!(resolve_mode(Action::Ask, Interactive).0, Action::Ask);
         for m in [ApproveAll, Strict, Deny, Interactive] {
             assert_eq!(
-                resolve_mode(Action::Deny, m, true).0,
+                resolve_mode(Action::Deny, m).0,
                 Action::Deny,
                 "deny stays deny in every mode"
             );
-            assert_eq!(resolve_mode(Action::Allow, m, false).0, Action::Allow);
+            assert_eq!(resolve_mode(Action::Allow, m).0, Action::Allow);
         }
     }
 }

@@ -22,6 +22,7 @@ use cordon_policy::{
 use globset::{GlobBuilder, GlobMatcher};
 
 use crate::outcome::By;
+use crate::Error;
 use crate::{Decision, RuleRef, RuleSet};
 
 /// Where a group of rules came from.
@@ -40,15 +41,17 @@ enum ToolGlob {
 }
 
 impl ToolGlob {
-    fn new(s: &str) -> Result<ToolGlob, String> {
+    fn new(s: &str) -> Result<ToolGlob, Error> {
         if s.contains(['*', '?', '[', ']', '{', '}']) {
             let g = GlobBuilder::new(s)
                 .backslash_escape(true)
                 .build()
-                .map_err(|e| format!("tool glob `{s}` is not valid: {}", e.kind()))?;
+                .map_err(|e| {
+                    Error::InvalidRule(format!("tool glob `{s}` is not valid: {}", e.kind()))
+                })?;
             Ok(ToolGlob::Glob(g.compile_matcher()))
         } else if s.is_empty() {
-            Err("tool glob is empty".into())
+            Err(Error::InvalidRule("tool glob is empty".into()))
         } else {
             Ok(ToolGlob::Literal(s.to_string()))
         }
@@ -155,7 +158,7 @@ impl Rules {
         tool_glob: &str,
         rules: Vec<ShellRule>,
         origin: Origin,
-    ) -> Result<(), String> {
+    ) -> Result<(), Error> {
         let tool = ToolGlob::new(tool_glob)?;
         let set = RuleSet::new(&Shell {
             default: Action::Ask, // unused: defaults are per tool
@@ -278,9 +281,9 @@ pub fn rule(
     pattern: &str,
     action: Action,
     reason: Option<&str>,
-) -> Result<ShellRule, String> {
+) -> Result<ShellRule, Error> {
     Ok(ShellRule {
-        pattern: Pattern::new(pattern)?,
+        pattern: Pattern::new(pattern).map_err(Error::InvalidRule)?,
         action,
         reason: reason.map(String::from),
         matches: Vec::new(),

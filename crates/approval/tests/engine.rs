@@ -35,7 +35,7 @@ fn kind(o: &Outcome) -> &'static str {
     match o {
         Outcome::Allowed { .. } => "allow",
         Outcome::Denied { .. } => "deny",
-        Outcome::NeedsAnswer(_) => "ask",
+        Outcome::Ask(_) => "ask",
     }
 }
 
@@ -128,11 +128,111 @@ fn modes_resolve_asks_only() {
             assert_eq!(e.evaluate(&sh("maybe")).by(), &By::Mode(mode));
         }
     }
+    // An ask stays an ask, whoever can answer it; a front end with nobody to ask concludes
+    // it as a denial that says so.
     let mut e = engine("");
-    e.set_can_ask(false);
     let o = e.evaluate(&sh("x"));
+    assert_eq!(kind(&o), "ask");
+    let o = e.conclude(
+        &sh("x"),
+        Err(AskError::NobodyToAsk(
+            "no terminal to ask on: allow it with a rule".into(),
+        )),
+        false,
+    );
     assert_eq!(kind(&o), "deny");
-    assert!(o.reason().contains("no terminal"), "{}", o.reason());
+    assert_eq!(o.by(), &By::NobodyToAsk);
+    assert_eq!(o.reason(), "no terminal to ask on: allow it with a rule");
+}
+
+#[test]
+fn explain_is_evaluate_without_side_effects() {
+    let body = format!(
+        "{}{}{}",
+        r("git *", "allow"),
+        r("git push*", "ask"),
+        r("rm *", "deny")
+    );
+    let mut e = Engine::new(&policy(&body));
+    e.set_doom_loop(3);
+    let calls = [
+        shs(&["git status", "git push origin"]),
+        sh("git status"),
+        sh("git status"),
+        sh("git status"),
+        sh("rm -rf x"),
+        sh("ls"),
+        sh("git push"),
+        sh("git push"),
+    ];
+    for (i, req) in calls.iter().enumerate() {
+        let before = (e.doom_state(), e.memory().len());
+        let x = e.explain(req);
+        let again = e.explain(req);
+        assert_eq!(x, again, "call {i}: explain changes nothing");
+        assert_eq!((e.doom_state(), e.memory().len()), before, "call {i}");
+        let o = e.evaluate(req);
+        assert_eq!(x.outcome, o, "call {i}: explain says what evaluate does");
+        if i == 6 {
+            e.answer(req, Answer::Session);
+        }
+    }
+    // The steps are there to show: each key's rule, the doom loop, the session grant.
+    let x = e.explain(&shs(&["git status", "git push origin"]));
+    assert_eq!(x.keys.len(), 2);
+    assert_eq!(x.keys[0].verdict.action, Action::Allow);
+    assert_eq!(x.keys[1].verdict.action, Action::Ask);
+    assert_eq!(x.rules.action, Action::Ask);
+    assert!(!x.session_grant);
+    e.set_doom_loop(0);
+    let x = e.explain(&sh("git push"));
+    assert!(x.session_grant, "granted for the session at call 6");
+    assert_eq!(x.outcome.by(), &By::SessionGrant);
+    e.set_doom_loop(2);
+    let x = e.explain(&sh("git push"));
+    assert_eq!((x.in_a_row, x.doom_loop), (3, true));
+    assert_eq!(x.action(), Action::Ask);
+    let x = e.explain(&sh("ls"));
+    assert!(x.keys[0].by_default);
+    e.set_mode(ApprovalMode::ApproveAll);
+    let x = e.explain(&sh("ls"));
+    assert_eq!(x.action(), Action::Allow);
+    assert_eq!(x.by(), &By::Mode(ApprovalMode::ApproveAll));
+}
+
+#[test]
+fn a_deferred_ask_is_recorded_as_an_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let mut e = engine("");
+    e.set_audit(cordon_approval::audit::AuditLog::open(&log).unwrap());
+    let req = sh("make");
+    let Outcome::Ask(p) = e.evaluate(&req) else {
+        panic!("an ask")
+    };
+    let o = e.defer(&req, p.clone(), "claude-code");
+    assert_eq!(o, Outcome::Ask(p));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let rec: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(rec["decision"], "ask");
+    assert_eq!(rec["deferred_to"], "claude-code");
+    assert_eq!(rec["by"]["kind"], "default");
+    assert!(
+        text.find("\"decision\"").unwrap() < text.find("\"deferred_to\"").unwrap()
+            && text.find("\"deferred_to\"").unwrap() < text.find("\"by\"").unwrap(),
+        "deferred_to right after decision: {text}"
+    );
+    let report = cordon_approval::audit::verify(&log).unwrap();
+    assert!(report.is_intact(), "{report:?}");
+
+    // Nobody to ask: recorded as a denial by nobody_to_ask.
+    let o = e.conclude(&req, Err(AskError::NobodyToAsk("nobody".into())), false);
+    assert_eq!(o.by(), &By::NobodyToAsk);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let rec: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(rec["decision"], "deny");
+    assert_eq!(rec["by"]["kind"], "nobody-to-ask");
+    assert!(cordon_approval::audit::verify(&log).unwrap().is_intact());
 }
 
 #[test]
@@ -227,7 +327,7 @@ fn tool_globs_and_order_across_groups() {
 fn session_grants_need_every_key_and_can_be_revoked() {
     let mut e = engine("");
     let req = shs(&["make", "make install"]);
-    let Outcome::NeedsAnswer(_) = e.evaluate(&req) else {
+    let Outcome::Ask(_) = e.evaluate(&req) else {
         panic!()
     };
     assert_eq!(kind(&e.answer(&req, Answer::Session)), "allow");
@@ -327,11 +427,17 @@ fn doom_loop_raises_an_allow_to_ask() {
 #[test]
 fn connections_neither_count_in_the_doom_loop_nor_break_it() {
     let mut e = Engine::new(&policy(&format!(
-        "{}[sandbox]\nnetwork = \"proxy\"\n[network]\nallow = [\"pypi.org:443\"]\n",
+        "{}[sandbox]\nnetwork = \"proxy\"\n[network]\nallow = [\"index.example.org:443\"]\n",
         r("ls", "allow")
     )));
     e.set_doom_loop(3);
-    let connect = || Request::new("c", "network", vec![Key::new(["network", "pypi.org:443"])]);
+    let connect = || {
+        Request::new(
+            "c",
+            "network",
+            vec![Key::new(["network", "index.example.org:443"])],
+        )
+    };
     // A package manager's downloads: many connections to one host, all allowed.
     for _ in 0..20 {
         assert_eq!(kind(&e.evaluate(&connect())), "allow");

@@ -195,7 +195,10 @@ fn an_always_rule_is_saved_before_its_record_and_a_failed_save_is_recorded_as_on
         if a.pattern.starts_with("make") {
             Ok(Some(a.to_toml()))
         } else {
-            Err("the rules file is read-only".to_string())
+            Err(cordon_approval::Error::RulesFile {
+                path: "cordon.rules.toml".into(),
+                source: std::io::Error::other("the rules file is read-only"),
+            })
         }
     });
     let mut always = |_: &Request, _: &Pending, _| Ok(Answer::Always);
@@ -217,7 +220,7 @@ fn an_always_rule_is_saved_before_its_record_and_a_failed_save_is_recorded_as_on
     match e.decide_blocking(&req("failed", "cargo build"), &mut always) {
         Outcome::Allowed { reason, .. } => assert_eq!(
             reason,
-            "approved once by the user; the rule `cargo build` could not be saved: the rules file is read-only"
+            "approved once by the user; the rule `cargo build` could not be saved: cordon.rules.toml: the rules file is read-only"
         ),
         other => panic!("{other:?}"),
     }

@@ -32,11 +32,11 @@ fn kind(o: &Outcome) -> &'static str {
     match o {
         Outcome::Allowed { .. } => "allow",
         Outcome::Denied { .. } => "deny",
-        Outcome::NeedsAnswer(_) => "ask",
+        Outcome::Ask(_) => "ask",
     }
 }
 
-const SECTION: &str = "[network]\ndefault = \"ask\"\nallow = [\"*.example.org\", \"pypi.org:443\"]\ndeny = [\"evil.example.org\"]\n";
+const SECTION: &str = "[network]\ndefault = \"ask\"\nallow = [\"*.example.org\", \"index.example.net:443\"]\ndeny = [\"evil.example.org\"]\n";
 
 #[test]
 fn deny_wins_allow_matches_default_asks() {
@@ -54,8 +54,8 @@ fn deny_wins_allow_matches_default_asks() {
         o.by().to_string(),
         "rule p.toml:5:9 (network evil.example.org:*)"
     );
-    assert_eq!(kind(&e.evaluate(&conn("pypi.org:443"))), "allow");
-    assert_eq!(kind(&e.evaluate(&conn("pypi.org:80"))), "ask");
+    assert_eq!(kind(&e.evaluate(&conn("index.example.net:443"))), "allow");
+    assert_eq!(kind(&e.evaluate(&conn("index.example.net:80"))), "ask");
     assert_eq!(kind(&e.evaluate(&conn("github.com:443"))), "ask");
     // A shell rule never decides a connection, nor a network entry a command.
     let mut e = Engine::new(&policy(&format!(
@@ -99,10 +99,15 @@ fn session_grants_modes_and_no_terminal() {
     );
     e.set_mode(ApprovalMode::Strict);
     assert_eq!(kind(&e.evaluate(&conn("github.com:443"))), "deny");
-    assert_eq!(kind(&e.evaluate(&conn("pypi.org:443"))), "allow");
+    assert_eq!(kind(&e.evaluate(&conn("index.example.net:443"))), "allow");
     e.set_mode(ApprovalMode::Interactive);
-    e.set_can_ask(false);
     let o = e.evaluate(&conn("github.com:443"));
+    assert_eq!(kind(&o), "ask", "an ask stays an ask");
+    let o = e.conclude(
+        &conn("github.com:443"),
+        Err(cordon_approval::AskError::NobodyToAsk("nobody".into())),
+        false,
+    );
     assert_eq!(kind(&o), "deny", "nobody to ask: denied");
 }
 
@@ -112,12 +117,12 @@ fn decisions_are_recorded_and_the_chain_verifies() {
     let log = dir.path().join("audit.jsonl");
     let mut e = Engine::new(&policy(SECTION));
     e.set_audit(audit::AuditLog::open(&log).unwrap());
-    e.evaluate(&conn("pypi.org:443"));
+    e.evaluate(&conn("index.example.net:443"));
     e.evaluate(&conn("evil.example.org:443"));
     let text = std::fs::read_to_string(&log).unwrap();
     assert_eq!(text.lines().count(), 2);
     assert!(
-        text.contains(r#""tool":"network","keys":[["network","pypi.org:443"]]"#),
+        text.contains(r#""tool":"network","keys":[["network","index.example.net:443"]]"#),
         "{text}"
     );
     assert!(audit::verify(&log).unwrap().is_intact());
@@ -132,10 +137,10 @@ fn connection_records_carry_the_connection_and_chain() {
         event: event.into(),
         id: 7,
         protocol: "http-connect".into(),
-        host: "pypi.org".into(),
+        host: "index.example.net".into(),
         port: 443,
-        addr: Some("151.101.0.223:443".into()),
-        rule: "p.toml:3:10 (network pypi.org:443)".into(),
+        addr: Some("203.0.113.10:443".into()),
+        rule: "p.toml:3:10 (network index.example.net:443)".into(),
         bytes_up: up,
         bytes_down: down,
         duration_ms: 12,
@@ -164,12 +169,12 @@ fn connection_records_carry_the_connection_and_chain() {
         .collect();
     assert_eq!(records.len(), 3);
     assert_eq!(records[1].by, audit::By::Connection);
-    assert_eq!(records[1].keys, [["network", "pypi.org:443"]]);
+    assert_eq!(records[1].keys, [["network", "index.example.net:443"]]);
     let c = records[1].connection.as_ref().unwrap();
     assert_eq!((c.bytes_up, c.bytes_down, c.port), (517, 4096, 443));
     assert_eq!(
         records[1].preview,
-        "close pypi.org:443 (http-connect) via 151.101.0.223:443: 517 bytes up, 4096 down, 12 ms"
+        "close index.example.net:443 (http-connect) via 203.0.113.10:443: 517 bytes up, 4096 down, 12 ms"
     );
     assert_eq!(records[2].decision, cordon_policy::Action::Deny);
     assert!(text.contains(r#""by":{"kind":"connection"}"#), "{text}");

@@ -6,7 +6,7 @@ use cordon_gate::{Command, Gate, Options, Output, RunOptions};
 use cordon_policy::ApprovalMode;
 
 use crate::prompt::Prompt;
-use crate::{term, Error, ExecArgs, Exit, EXIT_DENIED};
+use crate::{term, Error, ExecArgs, Exit};
 
 pub fn run(args: ExecArgs) -> Exit {
     let cwd = crate::current_dir()?;
@@ -41,8 +41,8 @@ pub fn run(args: ExecArgs) -> Exit {
         (Some(id), Some(line)) => {
             let policy = cordon_policy::Policy::discover(opts.policy.as_deref(), &opts.cwd)
                 .map_err(Error::failure)?;
-            let host = cordon_gate::host_grant::consume(id, &policy, &opts.cwd, line)
-                .map_err(|e| Error::new(EXIT_DENIED, e))?;
+            // A grant that does not hold is a refusal (126); its directory failing, cordon's (125).
+            let host = cordon_gate::host_grant::consume(id, &policy, &opts.cwd, line)?;
             Some(host)
         }
         (Some(_), None) => return Err(Error::failure("--host-grant needs -c STRING")),
@@ -52,7 +52,6 @@ pub fn run(args: ExecArgs) -> Exit {
     // host's, and its agent may type into it (answer its own question).
     let from_host = args.from_hook || args.host_grant.is_some();
     let terminal = !from_host && term::terminal_available();
-    opts.can_ask = host_grant.is_some() || terminal;
     let session = opts.session.clone();
     let gate = Gate::open(opts)?;
     for w in gate.warnings() {
@@ -61,10 +60,7 @@ pub fn run(args: ExecArgs) -> Exit {
     // The sandbox first: a run that can never happen is refused before anyone is asked and
     // before anything is recorded.
     let call = gate.shell(command, None)?;
-    let rules_file = gate
-        .rules_file()
-        .map(std::path::Path::to_path_buf)
-        .map_err(String::from);
+    let rules_file = gate.rules_file().map(std::path::Path::to_path_buf);
     let mut prompt = Prompt::new(rules_file, session);
     let decision = match &host_grant {
         // The host's user already said yes to this call, once.
@@ -73,7 +69,9 @@ pub fn run(args: ExecArgs) -> Exit {
                                             _| {
             Ok(cordon_gate::Answer::Once)
         }),
-        None => gate.decide(&call, &mut prompt),
+        None if terminal => gate.decide(&call, &mut prompt),
+        // Nobody to ask: the gate's denial says how a person can approve it.
+        None => gate.decide(&call, &mut cordon_gate::nobody()),
     };
     for n in &decision.notices {
         eprintln!("cordon: {n}");

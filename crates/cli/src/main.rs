@@ -71,7 +71,8 @@ fn init_tracing(verbose: u8) {
 enum Cmd {
     /// Approve a command against the shell rules, then run it under the OS sandbox.
     Exec(ExecArgs),
-    /// Dry run: the decision on a command, its reason and the rule that made it. Runs nothing.
+    /// Dry run: what `exec` would decide on a call, its reason and the rule that made it (exit
+    /// 0 allow, 1 ask, 2 deny). Runs and records nothing.
     Check(CheckArgs),
     /// Print what the kernel will enforce for the policy, as a backend's artifact.
     Profile(ProfileArgs),
@@ -195,6 +196,16 @@ struct CheckArgs {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+    /// As `exec --approve-all` would decide: every `ask` allowed.
+    #[arg(long, conflicts_with = "strict")]
+    approve_all: bool,
+    /// As `exec --strict` would decide: every `ask` denied.
+    #[arg(long)]
+    strict: bool,
+    /// Read this session's grants and doom-loop count, as `exec --session` would (default:
+    /// $CORDON_SESSION); nothing is saved.
+    #[arg(long, value_name = "NAME")]
+    session: Option<String>,
     /// The tool: `shell`, a file tool (read_file, write_file, edit_file, list_dir,
     /// delete_file), `network` (give HOST:PORT) or a `[tools.NAME]` tool from the policy.
     tool: String,
@@ -320,10 +331,17 @@ fn policy_trust(file: Option<PathBuf>, grant: bool) -> Exit {
             if let Some(before) = before {
                 println!("it replaces the trust in its earlier content (sha256 {before})");
             }
-            // Trusted as it is; a file that does not load is refused when used: say so now.
+            // Trusted as it is; a file that does not load is refused when used: say so now. A
+            // rules file (remembered "approve always" rules) is read as one, not as a policy.
             let base = file.path.parent().unwrap_or(std::path::Path::new("/"));
             let name = path.display().to_string();
-            if let Err(e) = cordon_policy::Policy::parse(&file.text, &name, base) {
+            let is_rules = file.path.file_name() == Some(cordon_policy::RULES_FILE_NAME.as_ref());
+            let loads = if is_rules {
+                cordon_policy::RulesFile::parse(&file.text, &name, base).map(drop)
+            } else {
+                cordon_policy::Policy::parse(&file.text, &name, base).map(drop)
+            };
+            if let Err(e) = loads {
                 eprintln!(
                     "cordon: warning: it does not load: {}",
                     term::clean(&e.to_string())
@@ -337,11 +355,11 @@ fn policy_trust(file: Option<PathBuf>, grant: bool) -> Exit {
 
 /// Prints `cordon: MESSAGE` and the lines after it on stderr; returns the exit code.
 fn report(e: &Error) -> i32 {
-    eprintln!("cordon: {}", e.message);
-    for line in &e.detail {
+    eprintln!("cordon: {e}");
+    for line in e.detail() {
         eprintln!("{line}");
     }
-    e.code
+    e.exit_code()
 }
 
 /// `cordon policy test [FILE]`: every example, passed or failed, one line each.
@@ -410,6 +428,12 @@ fn main() {
         }
     };
     init_tracing(cli.verbose);
+    // The network proxy serves as many connections at once as the open-file limit leaves room
+    // for: take what the system allows, not the 1024 most sessions start with. Where it cannot
+    // be raised, the proxy fits into what there is.
+    if let Err(e) = cordon_gate::network::raise_fd_limit() {
+        tracing::debug!("cannot raise the open-file limit: {e}");
+    }
     let result: Exit = match cli.command {
         Cmd::Exec(args) => exec::run(args),
         Cmd::Check(args) => check::run(args),

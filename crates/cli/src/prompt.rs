@@ -44,7 +44,7 @@ pub const PREVIEW_LINES: usize = 20;
 /// The terminal asker of `cordon exec`.
 pub struct Prompt {
     /// Where "approve always" rules are saved, or why they cannot be.
-    pub rules_file: Result<PathBuf, String>,
+    pub rules_file: Result<PathBuf, cordon_gate::NoRulesFile>,
     /// The session's name (`--session`), for the `s` key's label.
     pub session: Option<String>,
     /// ANSI colours (off with `NO_COLOR` or `TERM=dumb`).
@@ -55,7 +55,10 @@ pub struct Prompt {
 }
 
 impl Prompt {
-    pub fn new(rules_file: Result<PathBuf, String>, session: Option<String>) -> Prompt {
+    pub fn new(
+        rules_file: Result<PathBuf, cordon_gate::NoRulesFile>,
+        session: Option<String>,
+    ) -> Prompt {
         let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             && std::env::var("TERM").map_or(true, |t| t != "dumb");
         Prompt {
@@ -324,7 +327,8 @@ impl Prompt {
         let file = match &self.rules_file {
             Ok(f) => f,
             Err(why) => {
-                write!(out, "\r\x1b[K{}\r\n", self.paint("33", why)).map_err(lost)?;
+                let why = why.to_string();
+                write!(out, "\r\x1b[K{}\r\n", self.paint("33", &why)).map_err(lost)?;
                 return Ok(false);
             }
         };
@@ -524,7 +528,7 @@ mod tests {
 
     fn prompt() -> Prompt {
         Prompt {
-            rules_file: Err("none".into()),
+            rules_file: Err(cordon_gate::NoRulesFile),
             session: None,
             color: false,
             mid_run: false,
@@ -593,7 +597,7 @@ mod tests {
 
     #[test]
     fn a_long_summary_is_wrapped_whole() {
-        let host = format!("pypi.org.{}.attacker.net:443", "a".repeat(120));
+        let host = format!("index.example.org.{}.attacker.net:443", "a".repeat(120));
         let req = Request::new("r", "network", vec![Key::new(["network", host.as_str()])])
             .with_presentation(Presentation {
                 summary: format!("connect to {host}"),

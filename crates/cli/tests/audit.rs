@@ -101,7 +101,7 @@ fn every_kind_of_decision_is_recorded() {
     let o = cordon(d.path(), &["exec", "--", "rm", "-rf", "x"]);
     assert_eq!(o.status.code(), Some(126));
     assert!(stderr(&o).starts_with("cordon: denied: `rm -rf x`: no deleting here"));
-    // An ask with no terminal: denied by the mode.
+    // An ask with no terminal: denied, nobody to ask.
     let o = cordon(d.path(), &["exec", "--", "touch", "asked"]);
     assert_eq!(o.status.code(), Some(126));
     assert!(!d.path().join("asked").exists());
@@ -121,10 +121,7 @@ fn every_kind_of_decision_is_recorded() {
     assert_eq!(r[0]["by"]["pattern"], "rm *");
     assert_eq!(r[0]["reason"], "no deleting here");
     assert_eq!(r[1]["decision"], "deny");
-    assert_eq!(
-        r[1]["by"],
-        serde_json::json!({"kind": "mode", "mode": "interactive"})
-    );
+    assert_eq!(r[1]["by"], serde_json::json!({"kind": "nobody-to-ask"}));
     assert!(r[1]["reason"].as_str().unwrap().contains("no terminal"));
     assert_eq!(r[2]["decision"], "allow");
     assert_eq!(

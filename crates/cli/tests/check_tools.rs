@@ -12,8 +12,16 @@ fn json_of(dir: &Path, args: &[&str]) -> Value {
     let mut all = vec!["check", "--json"];
     all.extend_from_slice(args);
     let o = cordon(dir, &all);
-    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)))
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)));
+    // The exit code is the decision's: 0 allow, 1 ask, 2 deny.
+    let code = match v["decision"].as_str() {
+        Some("allow") => 0,
+        Some("ask") => 1,
+        _ => 2,
+    };
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
+    v
 }
 
 const POLICY: &str = r#"version = 1
@@ -47,12 +55,13 @@ fn write_file_human_output_shows_decision_rule_and_preview() {
         d.path(),
         &["check", "write_file", "path=notes/b.txt", "content=hi"],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "an ask exits 1: {}", stderr(&o));
     assert_eq!(
         stdout(&o),
         "decision: ask\n\
          reason:   the root `notes` sets write_approval = true\n\
          rule:     builtin:write_approval\n\
+         mode:     interactive\n\
          keys:     write_file notes/b.txt\n\
          summary:  create notes/b.txt (2 bytes)\n\
          preview:\n  hi\n"
@@ -79,7 +88,11 @@ fn edit_file_json_has_the_diff() {
             "preview": {
                 "type": "diff",
                 "unified": "--- a/notes/a.txt\n+++ b/notes/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
-            }
+            },
+            // The steps beyond the rules: the mode, no session grant, no doom loop.
+            "mode": "interactive",
+            "session_grant": false,
+            "doom_loop": null
         })
     );
     assert_eq!(

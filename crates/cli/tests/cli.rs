@@ -34,7 +34,7 @@ fn check_json_explains_each_command() {
             "git status && git push --force origin",
         ],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "a deny exits 2: {}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["decision"], "deny");
     assert_eq!(v["reason"], "rewrites remote history");

@@ -348,9 +348,13 @@ fn an_ask_approved_in_claude_code_runs_once() {
     assert_eq!(common::stdout(&ran), "pushed\n");
     let records = records_of(dir, line);
     assert_eq!(records.len(), 2, "{records:?}");
-    assert_eq!(
-        records[0]["decision"], "deny",
-        "the hook itself never allows an ask"
+    // The hook never allows an ask: it records it as an ask, handed to the host's prompt.
+    assert_eq!(records[0]["decision"], "ask", "{}", records[0]);
+    assert_eq!(records[0]["deferred_to"], "claude-code", "{}", records[0]);
+    assert!(
+        !records[0]["reason"].as_str().unwrap().contains("terminal"),
+        "the host's user is asked, not a terminal: {}",
+        records[0]
     );
     assert_eq!(records[1]["decision"], "allow");
     assert_eq!(records[1]["by"]["kind"], "user", "{}", records[1]);

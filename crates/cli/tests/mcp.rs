@@ -437,6 +437,16 @@ async fn a_refused_ask_is_an_error_that_says_how_to_grant_it() {
         let expected = usize::from(reply.is_some());
         assert_eq!(asked.load(Ordering::SeqCst), expected, "{reply:?}");
         s.cancel().await.unwrap();
+        if reply.is_none() {
+            // Nobody to ask: recorded as such, and the reason itself says how to approve.
+            let r = records(&w.log);
+            let last = r.last().unwrap();
+            assert_eq!(last["decision"], "deny", "{last}");
+            assert_eq!(last["by"]["kind"], "nobody-to-ask", "{last}");
+            let reason = last["reason"].as_str().unwrap();
+            assert!(reason.contains("cannot ask its user"), "{reason}");
+            assert!(t.contains("a rule in"), "{t}");
+        }
     }
 }
 

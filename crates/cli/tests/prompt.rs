@@ -205,6 +205,36 @@ fn s_approves_for_the_session_and_revoke_ends_it() {
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
     assert_eq!(show("t1"), "shell touch s1\n");
+    // `check` reads the session's grants as exec does, and saves nothing.
+    let check = |session: &str| {
+        let o = common::command(d.path())
+            .args(["check", "--json", "--session", session])
+            .args(["shell", "--", "touch", "s1"])
+            .envs(env)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (o.status.code(), v)
+    };
+    let (code, v) = check("t1");
+    assert_eq!(v["session_grant"], true, "{v}");
+    // Granted, but the same call a third time in a row: exec's doom loop would ask, so check
+    // says ask too.
+    assert_eq!((code, v["doom_loop"].as_u64()), (Some(1), Some(3)), "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("(every operation was approved for this session)"),
+        "{v}"
+    );
+    let (code, v) = check("t2");
+    assert_eq!(
+        (code, v["session_grant"].as_bool()),
+        (Some(1), Some(false)),
+        "{v}"
+    );
+    assert_eq!(show("t1"), "shell touch s1\n");
     let o = common::command(d.path())
         .args(["session", "revoke", "t1", "--", "touch"])
         .envs(env)

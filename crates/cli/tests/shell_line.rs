@@ -38,7 +38,7 @@ fn check_denies_writes_to_the_policy_and_network_redirections() {
         ("cat < /dev/tcp/127.0.0.1/9", "builtin:network"),
     ] {
         let o = cordon(d.path(), &["check", "--json", "shell", "-c", line]);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(o.status.code(), Some(2), "a deny exits 2: {}", stderr(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v["decision"], "deny", "{line}: {v}");
         assert_eq!(v["rule"], rule, "{line}: {v}");

@@ -113,6 +113,30 @@ fn trust_and_untrust_say_what_they_did() {
 }
 
 #[test]
+fn a_rules_file_is_checked_as_a_rules_file_when_trusted() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("cordon.rules.toml");
+    // Remembered network rules: valid in a rules file, unknown to a policy.
+    std::fs::write(
+        &file,
+        "version = 1\n[[network.rules]]\nhost = \"api.example.org:443\"\naction = \"allow\"\n",
+    )
+    .unwrap();
+    let o = bounded(d.path(), &["policy", "trust", "cordon.rules.toml"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "", "a valid rules file loads");
+    // A rules file holding what only a policy may: trusted, with the warning.
+    std::fs::write(&file, "version = 1\n[sandbox]\nnetwork = \"allow\"\n").unwrap();
+    let o = bounded(d.path(), &["policy", "trust", "cordon.rules.toml"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("cordon: warning: it does not load: "),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn a_changed_file_shows_what_changed_bounded_and_safe_for_the_terminal() {
     let d = tempfile::tempdir().unwrap();
     std::fs::create_dir(d.path().join("sub")).unwrap();

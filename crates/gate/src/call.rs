@@ -9,7 +9,7 @@ impl Gate {
     /// one of the policy's roots.
     pub fn shell(&self, command: Command, cwd: Option<&Path>) -> Result<Call, Error> {
         let cwd = self.call_cwd(cwd)?;
-        let sandbox = if self.dry || !self.runs {
+        let sandbox = if !self.front_end.runs() {
             None
         } else {
             Some(self.prepare()?)
@@ -63,7 +63,7 @@ impl Gate {
                     known.join(", ")
                 ))
             }
-            e => Error::new(EXIT_DENIED, e),
+            e => Error::Tool(e),
         })?;
         let id = cordon_approval::audit::new_id().unwrap_or_default();
         let preview = a.presentation.preview.to_string();
@@ -100,7 +100,7 @@ impl Gate {
                 rule: cordon_approval::RuleRef::Builtin(check),
             });
         let shown = clean(shown);
-        if self.dry {
+        if self.front_end == FrontEnd::Check {
             return Decision {
                 request: request.id.clone(),
                 shown,
@@ -121,13 +121,13 @@ impl Gate {
                 by: Some(By::AuditFailed),
                 reason,
             },
-            Outcome::Denied { by, reason, note } => DecisionKind::Denied { by, reason, note },
+            o @ Outcome::Denied { .. } => DecisionKind::Decided(o),
             // Never for a deny verdict; fail closed all the same.
-            _ => DecisionKind::Denied {
+            _ => DecisionKind::Decided(Outcome::Denied {
                 by: By::Unanswered,
                 reason: reason.to_string(),
                 note: None,
-            },
+            }),
         };
         Decision {
             request: request.id.clone(),
@@ -166,7 +166,8 @@ impl Gate {
 }
 
 /// The shell call as the approval engine sees it: one key per simple command, the shell
-/// tool's own concerns, and a preview listing each command with what the rules say of it.
+/// tool's own concerns, and a preview listing each command with what the engine's one
+/// evaluator ([`Engine::explain`]) says of it.
 fn shell_request(
     engine: &Engine,
     shown: &str,
@@ -182,30 +183,33 @@ fn shell_request(
         .filter_map(|c| c.key.clone())
         .map(Key::new)
         .collect();
-    // One line per command or concern, each word made safe for the terminal here (a newline
-    // inside a quoted word must not push the next command out of the box); concerns first.
+    let id = cordon_approval::audit::new_id().unwrap_or_default(); // empty: the log picks one
+    let mut req =
+        Request::shell(id, keys).with_args(serde_json::json!({ "argv": argv, "cwd": cwd }));
+    // The tool's concerns (an environment assignment, a redirection outside the roots, a
+    // line it cannot parse) are not in the keys, so a session grant never covers them.
+    req.concern = a.own_verdict();
+    let text = preview(&engine.explain(&req), a);
+    req.presentation = Presentation::new(shown, Preview::Text { text: text.clone() });
+    (req, text)
+}
+
+/// One line per concern, then one per command with the action the evaluator gave its key,
+/// each made safe for the terminal here (a newline inside a quoted word must not push the
+/// next command out of the box).
+fn preview(x: &Explanation, a: &ShellAssessment) -> String {
     let mut lines: Vec<String> = a
         .concerns
         .iter()
         .map(|(_, d)| clean(&format!("{:<9} ! {}", d.action.as_str(), d.reason)))
         .collect();
-    for k in &keys {
-        let action = engine
-            .rules()
-            .decide_key("shell", k.words())
-            .map_or("(default)".to_string(), |v| v.action.as_str().to_string());
-        lines.push(clean(&format!("{action:<9} {k}")));
+    for k in &x.keys {
+        let action = if k.by_default {
+            "(default)"
+        } else {
+            k.verdict.action.as_str()
+        };
+        lines.push(clean(&format!("{action:<9} {}", k.key)));
     }
-    let id = cordon_approval::audit::new_id().unwrap_or_default(); // empty: the log picks one
-    let text = lines.join("\n");
-    let mut req = Request::shell(id, keys)
-        .with_presentation(Presentation::new(
-            shown,
-            Preview::Text { text: text.clone() },
-        ))
-        .with_args(serde_json::json!({ "argv": argv, "cwd": cwd }));
-    // The tool's concerns (an environment assignment, a redirection outside the roots, a
-    // line it cannot parse) are not in the keys, so a session grant never covers them.
-    req.concern = a.own_verdict();
-    (req, text)
+    lines.join("\n")
 }

@@ -4,37 +4,37 @@
 use super::*;
 
 impl Gate {
-    /// The rules' answer without asking anyone or recording anything.
-    pub fn check(&self, call: &Call) -> Verdict {
-        match &call.what {
-            What::Shell(s) => Verdict {
-                action: s.assessment.decision.action,
-                reason: s.assessment.decision.reason.clone(),
-                rule: s.assessment.decision.rule.to_string(),
-            },
-            What::File(a) => Verdict {
-                action: a.verdict.action,
-                reason: a.verdict.reason.clone(),
-                rule: a.verdict.rule.to_string(),
-            },
+    /// How `call` would be decided now, step by step ([`Explanation`]): each command's rule
+    /// or default, the tool's concerns, the session's grants, the doom loop, the mode and the
+    /// outcome — what [`Gate::decide`] would start from. Pure: nothing is asked, recorded or
+    /// saved (a named session is read, never written). `cordon check` prints it.
+    pub fn explain(&self, call: &Call) -> Result<Explanation, Error> {
+        let session = self.open_session()?;
+        let mut engine = lock(&self.engine);
+        if let Some(s) = &session {
+            s.restore(&mut engine);
         }
+        Ok(engine.explain(&call.request))
     }
 
     /// Decides `call`, asking `asker` when a person must answer (no answer within the
-    /// policy's timeout denies), and records the final decision before returning.
+    /// policy's timeout denies), and records the final decision before returning. On a gate
+    /// for an agent host ([`FrontEnd::Host`]) an ask is not put to `asker`: it is recorded as
+    /// an ask deferred to the host and returned as one ([`Decision::is_ask`]).
     pub fn decide(&self, call: &Call, asker: &mut dyn Asker) -> Decision {
         let (mut session, first) = match self.begin(call) {
             Ok(begun) => begun,
             Err(failed) => return failed,
         };
         let concluded = match first {
-            Outcome::NeedsAnswer(p) => {
+            Outcome::Ask(p) if self.defers() => self.defer(call, p),
+            Outcome::Ask(p) => {
                 let released = self.release_while_asking(call, &mut session);
                 let deadline = Instant::now() + lock(&self.engine).timeout();
                 let result = if Instant::now() >= deadline {
                     Err(AskError::TimedOut)
                 } else {
-                    asker.ask(&call.request, &p, deadline)
+                    self.nobody_says_how(&p, asker.ask(&call.request, &p, deadline))
                 };
                 let late = Instant::now() > deadline;
                 match self.conclude(call, &mut session, released, result, late) {
@@ -55,13 +55,15 @@ impl Gate {
             Err(failed) => return failed,
         };
         let concluded = match first {
-            Outcome::NeedsAnswer(p) => {
+            Outcome::Ask(p) if self.defers() => self.defer(call, p),
+            Outcome::Ask(p) => {
                 let released = self.release_while_asking(call, &mut session);
                 let timeout = lock(&self.engine).timeout();
                 let started = Instant::now();
                 let result = tokio::time::timeout(timeout, asker.ask(&call.request, &p))
                     .await
                     .unwrap_or(Err(AskError::TimedOut));
+                let result = self.nobody_says_how(&p, result);
                 let late = started.elapsed() > timeout;
                 match self.conclude(call, &mut session, released, result, late) {
                     Ok(c) => c,
@@ -73,26 +75,70 @@ impl Gate {
         self.settle(call, concluded, session.as_mut())
     }
 
+    /// Whether an ask goes back to an agent host rather than to an asker.
+    fn defers(&self) -> bool {
+        matches!(self.front_end, FrontEnd::Host(_))
+    }
+
+    /// An ask handed to the agent host's own prompt, recorded as `ask`, `deferred_to` it.
+    fn defer(&self, call: &Call, p: Pending) -> Concluded {
+        let host = match &self.front_end {
+            FrontEnd::Host(host) => host.as_str(),
+            _ => "",
+        };
+        Concluded::of(lock(&self.engine).defer(&call.request, p, host))
+    }
+
+    /// An asker's "nobody to ask", worded for this front end: what needed approval, and how a
+    /// person can give it.
+    fn nobody_says_how(
+        &self,
+        p: &Pending,
+        result: Result<Answer, AskError>,
+    ) -> Result<Answer, AskError> {
+        let Err(AskError::NobodyToAsk(why)) = result else {
+            return result;
+        };
+        let source = &self.policy.source;
+        let how = if !why.is_empty() {
+            why
+        } else if self.front_end == FrontEnd::Mcp {
+            format!(
+                "the MCP client cannot ask its user (it supports no elicitation): the operator can allow it with a rule in {source}, or run it in a terminal with `cordon exec`, which asks there"
+            )
+        } else {
+            format!(
+                "there is no terminal to ask on: run it from a terminal, where cordon asks, allow it with a rule in {source}, or use --approve-all to allow asks"
+            )
+        };
+        Err(AskError::NobodyToAsk(format!(
+            "approval needed ({}), but {how}",
+            p.reason
+        )))
+    }
+
     /// The start of a decision: the session locked and restored, the engine's first answer.
     #[allow(clippy::result_large_err)] // a Decision is what the caller returns either way
     fn begin(&self, call: &Call) -> Result<(Option<session::Session>, Outcome), Decision> {
-        if self.dry {
+        if self.front_end == FrontEnd::Check {
             return Err(Decision::failed(
                 call,
                 None,
-                "this gate only checks calls (open it with Gate::open to decide)",
+                "this gate only checks calls (open it with another front end to decide)",
             ));
         }
         let session = self
             .open_session()
-            .map_err(|e| Decision::failed(call, None, e))?;
+            .map_err(|e| Decision::failed(call, None, e.to_string()))?;
         let first = self.evaluate(call, session.as_ref());
         Ok((session, first))
     }
 
-    fn open_session(&self) -> Result<Option<session::Session>, String> {
+    fn open_session(&self) -> Result<Option<session::Session>, Error> {
         match &self.session {
-            Some(name) => session::Session::open(name, &writable_roots(&self.policy)).map(Some),
+            Some(name) => session::Session::open(name, &writable_roots(&self.policy))
+                .map(Some)
+                .map_err(Error::failure),
             None => Ok(None),
         }
     }
@@ -134,7 +180,7 @@ impl Gate {
         if released {
             *session = self
                 .open_session()
-                .map_err(|e| Decision::failed(call, None, e))?;
+                .map_err(|e| Decision::failed(call, None, e.to_string()))?;
         }
         let mut engine = lock(&self.engine);
         if let Some(s) = session.as_ref().filter(|_| released) {
@@ -168,7 +214,7 @@ impl Gate {
             }
         }
         let kind = match outcome {
-            Outcome::Allowed { by, reason, .. } => DecisionKind::Allowed { by, reason },
+            o @ Outcome::Allowed { .. } => DecisionKind::Decided(o),
             Outcome::Denied {
                 by: By::AuditFailed,
                 reason,
@@ -195,13 +241,15 @@ impl Gate {
                     reason,
                 }
             }
-            Outcome::Denied { by, reason, note } => DecisionKind::Denied { by, reason, note },
-            // Never left open by decide; fail closed if it ever were.
-            Outcome::NeedsAnswer(p) => DecisionKind::Denied {
+            o @ Outcome::Denied { .. } => DecisionKind::Decided(o),
+            // Handed to the agent host, which asks its own user.
+            o @ Outcome::Ask(_) if self.defers() => DecisionKind::Decided(o),
+            // Never left open otherwise; fail closed if it ever were.
+            Outcome::Ask(p) => DecisionKind::Decided(Outcome::Denied {
                 by: By::Unanswered,
                 reason: p.reason,
                 note: None,
-            },
+            }),
         };
         Decision {
             request: call.request.id.clone(),

@@ -7,21 +7,22 @@ use cordon_tools::shell;
 /// matches when any simple command in it matches the rule's pattern. The embedded default's
 /// examples are fixed at build time and proved by a test, so they are not re-checked on
 /// every run.
-pub fn check(policy: &Policy) -> Result<(), String> {
+pub fn check(policy: &Policy) -> Result<(), crate::Error> {
     if policy.source == cordon_policy::DEFAULT_POLICY_NAME {
         return Ok(());
     }
     check_examples(policy)
 }
 
-fn check_examples(policy: &Policy) -> Result<(), String> {
+fn check_examples(policy: &Policy) -> Result<(), crate::Error> {
     match example_results(policy).into_iter().find(|r| !r.ok) {
-        Some(failed) => Err(failed.message()),
+        Some(failed) => Err(crate::Error::Example(Box::new(failed))),
         None => Ok(()),
     }
 }
 
 /// One `match`/`not_match` example and whether the rule's pattern treats it as promised.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExampleResult {
     pub location: cordon_policy::Location,
     pub line: String,
@@ -107,13 +108,13 @@ mod tests {
     #[test]
     fn failing_examples_name_their_location() {
         let p = load("version = 1\n[[shell.rules]]\npattern = \"git push\"\naction = \"deny\"\nmatch = [\"git pull\"]\n");
-        let e = check(&p).unwrap_err();
+        let e = check(&p).unwrap_err().to_string();
         assert!(
             e.starts_with("p.toml:5:10: example `git pull` does not match"),
             "{e}"
         );
         let p = load("version = 1\n[[shell.rules]]\npattern = \"rm\"\naction = \"deny\"\nnot_match = [\"ls && /bin/rm x\"]\n");
-        let e = check(&p).unwrap_err();
+        let e = check(&p).unwrap_err().to_string();
         assert!(
             e.starts_with("p.toml:5:14: example `ls && /bin/rm x` matches"),
             "{e}"

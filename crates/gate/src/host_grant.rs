@@ -22,14 +22,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cordon_policy::trust::{FileText, Pinned, TrustStore};
 use cordon_policy::Policy;
+
+use crate::Error;
 use serde_json::{json, Value};
 
 /// How long a grant waits for the host's user to answer.
 pub const LIFETIME: Duration = Duration::from_secs(15 * 60);
 
 /// The grants' directory.
-pub fn dir() -> Result<PathBuf, String> {
-    let sessions = crate::session::dir()?;
+pub fn dir() -> Result<PathBuf, Error> {
+    let sessions = crate::session::dir().map_err(Error::failure)?;
     Ok(sessions.with_file_name("host-grants"))
 }
 
@@ -58,23 +60,23 @@ fn roots(policy: &Policy) -> Vec<PathBuf> {
 }
 
 /// The grant directory, created 0700, checked to be out of the sandbox's reach.
-fn open_dir(policy: &Policy) -> Result<PathBuf, String> {
+fn open_dir(policy: &Policy) -> Result<PathBuf, Error> {
     let d = dir()?;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(&d)
-        .map_err(|e| format!("host grant directory {}: {e}", d.display()))?;
+        .map_err(|e| Error::failure(format!("host grant directory {}: {e}", d.display())))?;
     let real = std::fs::canonicalize(&d)
-        .map_err(|e| format!("host grant directory {}: {e}", d.display()))?;
+        .map_err(|e| Error::failure(format!("host grant directory {}: {e}", d.display())))?;
     for root in roots(policy) {
         let root = std::fs::canonicalize(&root).unwrap_or(root);
         if real.starts_with(&root) {
-            return Err(format!(
+            return Err(Error::failure(format!(
                 "host grant directory {} lies in {}, which the sandboxed command can reach: set XDG_RUNTIME_DIR elsewhere",
                 real.display(),
                 root.display()
-            ));
+            )));
         }
     }
     Ok(real)
@@ -93,9 +95,10 @@ pub fn issue(
     cwd: &Path,
     line: &str,
     host: &str,
-) -> Result<String, String> {
+) -> Result<String, Error> {
     let dir = open_dir(policy)?;
-    let id = cordon_approval::audit::new_id().map_err(|e| format!("no random id: {e}"))?;
+    let id = cordon_approval::audit::new_id()
+        .map_err(|e| Error::failure(format!("no random id: {e}")))?;
     let text = format!(
         "{}\n",
         json!({
@@ -114,36 +117,44 @@ pub fn issue(
             path: path.clone(),
             text: text.clone(),
         })
-        .map_err(|e| format!("cannot pin the host grant: {e}"))?;
+        .map_err(|e| Error::failure(format!("cannot pin the host grant: {e}")))?;
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW)
         .open(&path)
-        .map_err(|e| format!("host grant {}: {e}", path.display()))?;
+        .map_err(|e| Error::failure(format!("host grant {}: {e}", path.display())))?;
     f.write_all(text.as_bytes())
         .and_then(|()| f.sync_all())
-        .map_err(|e| format!("host grant {}: {e}", path.display()))?;
+        .map_err(|e| Error::failure(format!("host grant {}: {e}", path.display())))?;
     Ok(id)
 }
 
 /// Consumes grant `id` for running `line` in `cwd` under `policy`: the grant is deleted
 /// first, then checked. Returns the host whose user approved.
-pub fn consume(id: &str, policy: &Policy, cwd: &Path, line: &str) -> Result<String, String> {
+pub fn consume(id: &str, policy: &Policy, cwd: &Path, line: &str) -> Result<String, Error> {
+    // Every way a grant does not hold is a refusal: the call is not run (126).
+    let refused = |m: String| Error::Refused(crate::clean(&m));
     if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!("host grant `{}`: not a grant id", crate::clean(id)));
+        return Err(refused(format!(
+            "host grant `{}`: not a grant id",
+            crate::clean(id)
+        )));
     }
     let dir = open_dir(policy)?;
     let path = dir.join(format!("{id}.json"));
     // Claimed by renaming it away, so two runs cannot both use it; removed after reading.
     let claimed = dir.join(format!(".{id}.used"));
-    std::fs::rename(&path, &claimed)
-        .map_err(|_| format!("host grant {id}: none such (used, expired or never issued)"))?;
+    std::fs::rename(&path, &claimed).map_err(|_| {
+        refused(format!(
+            "host grant {id}: none such (used, expired or never issued)"
+        ))
+    })?;
     let read = cordon_policy::trust::read_file(&claimed, cordon_policy::trust::Follow::Never);
     let _ = std::fs::remove_file(&claimed);
     let store = TrustStore::from_env();
-    let file = read.map_err(|e| format!("host grant {id}: {e}"))?;
+    let file = read.map_err(|e| refused(format!("host grant {id}: {e}")))?;
     let pinned = store.check(
         &FileText {
             path: path.clone(),
@@ -152,28 +163,32 @@ pub fn consume(id: &str, policy: &Policy, cwd: &Path, line: &str) -> Result<Stri
         Pinned::Session,
     );
     let _ = store.untrust(&path);
-    pinned.map_err(|_| format!("host grant {id}: not one cordon issued"))?;
-    let v: Value =
-        serde_json::from_str(&file.text).map_err(|e| format!("host grant {id}: damaged ({e})"))?;
+    pinned.map_err(|_| refused(format!("host grant {id}: not one cordon issued")))?;
+    let v: Value = serde_json::from_str(&file.text)
+        .map_err(|e| refused(format!("host grant {id}: damaged ({e})")))?;
     if v["v"] != 1 {
-        return Err(format!("host grant {id}: unknown version"));
+        return Err(refused(format!("host grant {id}: unknown version")));
     }
     if v["expires"].as_u64().is_none_or(|t| t < now()) {
-        return Err(format!("host grant {id}: expired"));
+        return Err(refused(format!("host grant {id}: expired")));
     }
     if v["line"].as_str() != Some(line) {
-        return Err(format!("host grant {id}: issued for another command"));
+        return Err(refused(format!(
+            "host grant {id}: issued for another command"
+        )));
     }
     if v["cwd"].as_str().map(Path::new) != Some(cwd) {
-        return Err(format!("host grant {id}: issued for another directory"));
+        return Err(refused(format!(
+            "host grant {id}: issued for another directory"
+        )));
     }
     if v["policy"].as_str() != Some(policy_id(policy).as_str()) {
-        return Err(format!(
+        return Err(refused(format!(
             "host grant {id}: issued under another policy (or the policy changed since)"
-        ));
+        )));
     }
     v["host"]
         .as_str()
         .map(String::from)
-        .ok_or_else(|| format!("host grant {id}: names no host"))
+        .ok_or_else(|| refused(format!("host grant {id}: names no host")))
 }

@@ -1,18 +1,26 @@
 //! cordon's gate: one tool call, assessed → decided → recorded → run.
 //!
-//! Every front end — `cordon exec` and `cordon check` on a terminal, the MCP server, the
-//! agent hosts' pre-tool hooks — goes through a [`Gate`]. The gate owns what a call needs:
-//! the loaded (and trusted) policy, the approval [`Engine`](cordon_approval::Engine) with the
-//! remembered "approve always" rules, the session, the hash-chained audit log and the chosen
-//! kernel-sandbox backend. A front end builds a [`Call`], has it decided by a person through an
-//! [`Asker`] (a terminal, an MCP elicitation, or nobody), and runs what was allowed:
+//! Every front end — `cordon exec` on a terminal, `cordon check`, the MCP server, the agent
+//! hosts' pre-tool hooks — goes through a [`Gate`], opened for its [`FrontEnd`] (who answers an
+//! ask). The gate owns what a call needs: the loaded (and trusted) policy, the approval
+//! [`Engine`] with the remembered "approve always" rules, the session,
+//! the hash-chained audit log and the chosen kernel-sandbox backend. A front end builds a
+//! [`Call`], has it decided — the engine's one evaluator gives an [`Outcome`]; an ask goes to a
+//! person through an [`Asker`] (a terminal, an MCP elicitation, or [`nobody`]), or back to an
+//! agent host — and runs what was allowed:
 //!
 //! ```text
-//!   Gate::shell / Gate::file ──▶ Call ──▶ Gate::decide (rules, session, mode, Asker)
-//!        (assess: what it means)              │ recorded in the audit log before return
+//!   Gate::shell / Gate::file ──▶ Call ──▶ Gate::explain  (pure: rules, grants, doom loop, mode)
+//!        (assess: what it means)   │      = what `cordon check` prints and the prompt previews
+//!                                  └────▶ Gate::decide   (the same, + the doom-loop count, the
+//!                                             │           FrontEnd's answer to an ask)
+//!                                             │ recorded in the audit log before return
 //!                                             ▼
 //!                                  Decision ──▶ Gate::run (kernel sandbox / file tools)
 //! ```
+//!
+//! Errors are one [`Error`]: the lower crates' errors as they are (policy, approval, sandbox,
+//! tools) and the gate's own refusals and failures, each with its [`Error::exit_code`].
 //!
 //! A run that can never happen (no backend can enforce the policy, a root re-pointed by a
 //! planted symlink) is refused when the call is built, before anyone is asked and before
@@ -64,7 +72,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use cordon_approval::audit::AuditLog;
-use cordon_approval::{amend, Engine, Key, Outcome, Presentation, Preview, RuleSet, Rules};
+use cordon_approval::{amend, Engine, Key, Presentation, Preview, RuleSet, Rules};
 use cordon_ossandbox::run as sandbox_run;
 use cordon_ossandbox::{choose, env, execute, Choice, Machine, Profile};
 use cordon_policy::trust::{self, TrustStore};
@@ -73,7 +81,9 @@ use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
 use cordon_tools::shell;
 use cordon_tools::tool::{Assessment, Toolbox};
 
-pub use cordon_approval::{Answer, AskError, Asker, AsyncAsker, By, Pending, Request};
+pub use cordon_approval::{
+    Answer, AskError, Asker, AsyncAsker, By, Explanation, Outcome, Pending, Request,
+};
 /// The switch that cancels a run ([`RunOptions::cancel`]).
 pub use cordon_ossandbox::run::Cancel;
 pub use examples::{example_results, ExampleResult};
@@ -85,6 +95,39 @@ pub const EXIT_FAILURE: i32 = 125;
 pub const EXIT_DENIED: i32 = 126;
 /// The program was not found.
 pub const EXIT_NOT_FOUND: i32 = 127;
+
+/// Who answers an ask, said once when the gate is opened. The engine returns an ask as an
+/// ask ([`Outcome::Ask`]); what becomes of it is this front end's business:
+///
+/// | front end | an ask is | recorded as |
+/// | --- | --- | --- |
+/// | `Terminal` (`cordon exec`) | asked on the terminal; without one, denied saying how to approve | `allow`/`deny` by `user`, or `deny` by `nobody-to-ask` |
+/// | `Host(name)` (`cordon hook`) | handed back to the host's own prompt ([`Gate::decide`] returns it) | `ask`, `deferred_to: NAME` |
+/// | `Mcp` (`cordon mcp`) | asked by elicitation; without it, denied saying how to approve | `allow`/`deny` by `user`, or `deny` by `nobody-to-ask` |
+/// | `Check` (`cordon check`) | printed ([`Gate::explain`]); nothing is recorded | — |
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrontEnd {
+    /// `cordon exec`: a person on a terminal, asked through the [`Asker`] given to
+    /// [`Gate::decide`] ([`nobody`] when there is no terminal).
+    Terminal,
+    /// An agent host's pre-tool hook (`cordon hook`), named as the audit log's client: the
+    /// host asks its own user, and runs the command itself (rewritten through `cordon exec`),
+    /// so no sandbox is prepared and [`Gate::run`] refuses.
+    Host(String),
+    /// The MCP server: the client's user, asked by elicitation ([`nobody`] when the client
+    /// cannot show a form).
+    Mcp,
+    /// `cordon check`: explains calls, never decides, records or runs them (no audit log, no
+    /// sandbox).
+    Check,
+}
+
+impl FrontEnd {
+    /// Whether this front end runs the calls it decides.
+    fn runs(&self) -> bool {
+        matches!(self, FrontEnd::Terminal | FrontEnd::Mcp)
+    }
+}
 
 /// What opens a gate: the meaning of the CLI's flags, filled by every front end.
 #[derive(Debug, Clone)]
@@ -102,19 +145,16 @@ pub struct Options {
     /// A named session (`--session`, `CORDON_SESSION`): grants and the doom-loop count
     /// carried from one process to the next.
     pub session: Option<String>,
-    /// The agent host or MCP client making the calls, written into every audit record.
+    /// The agent host or MCP client making the calls, written into every audit record
+    /// (`None` with [`FrontEnd::Host`]: the host's name).
     pub client: Option<String>,
-    /// Whether a person can be asked (a terminal, an elicitation). `false`: an ask denies.
-    pub can_ask: bool,
-    /// Whether this front end runs the calls it decides. `false` (`cordon hook`: the host
-    /// runs the command, rewritten through `cordon exec`): a shell call skips the sandbox's
-    /// preparation (its private TMPDIR, the kernel profile's checks), and `run` refuses.
-    pub runs: bool,
+    /// Who answers an ask (see [`FrontEnd`]).
+    pub front_end: FrontEnd,
 }
 
 impl Options {
     /// The defaults: discovered policy, the policy's backend and mode, no session, no client,
-    /// nobody to ask.
+    /// a terminal front end.
     pub fn new(cwd: PathBuf) -> Options {
         Options {
             policy: None,
@@ -123,29 +163,58 @@ impl Options {
             mode: None,
             session: None,
             client: None,
-            can_ask: false,
-            runs: true,
+            front_end: FrontEnd::Terminal,
         }
     }
 }
 
-/// cordon's own failure or a refusal: one line, and the exit code a CLI returns.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
-    pub code: i32,
-    /// One line, safe for a terminal.
-    pub message: String,
-    /// Lines to show after it (e.g. how a trusted policy file changed), each safe as well.
-    pub detail: Vec<String>,
+/// Why the gate could not do what it was asked: the lower crates' errors as they are, and the
+/// gate's own refusals and failures. [`Error::exit_code`] is what a CLI returns; `Display` is
+/// one line, safe for a terminal, and [`Error::detail`] the lines to show after it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The policy cannot be used (unreadable, invalid, untrusted, changed since trusted): 125.
+    Policy(cordon_policy::PolicyError),
+    /// The remembered "approve always" rules cannot be used: 125.
+    Rules(cordon_approval::Error),
+    /// The approval layer failed (the audit log cannot be opened or written): 125.
+    Approval(cordon_approval::Error),
+    /// The kernel sandbox refused or failed (127 not found, 126 cannot execute, 125
+    /// otherwise), with what its builder printed.
+    Sandbox {
+        error: cordon_ossandbox::Error,
+        output: Vec<String>,
+    },
+    /// A file tool refused the call (invalid arguments, a path outside the roots): 126.
+    Tool(cordon_tools::tool::ToolError),
+    /// A rule's `match`/`not_match` example fails: the policy does not say what its author
+    /// meant, so it is not used (125).
+    Example(Box<ExampleResult>),
+    /// The gate refused the call (a cwd outside the roots, a run of a call not allowed): 126.
+    Refused(String),
+    /// cordon's own failure (a policy no backend can run, nowhere to record): 125, with lines
+    /// to show after the message.
+    Failed {
+        message: String,
+        detail: Vec<String>,
+    },
+    /// A front end ends with this code and message (a timed-out run: 124).
+    Exit { code: i32, message: String },
 }
 
 impl Error {
-    /// An error with its exit code; the message is made safe for a terminal.
+    /// An error with its exit code: 125 [`Error::Failed`], 126 [`Error::Refused`], any other
+    /// [`Error::Exit`]. The message is made safe for a terminal.
     pub fn new(code: i32, message: impl std::fmt::Display) -> Error {
-        Error {
-            code,
-            message: clean(&message.to_string()),
-            detail: Vec::new(),
+        let message = clean(&message.to_string());
+        match code {
+            EXIT_FAILURE => Error::Failed {
+                message,
+                detail: Vec::new(),
+            },
+            EXIT_DENIED => Error::Refused(message),
+            code => Error::Exit { code, message },
         }
     }
 
@@ -154,34 +223,118 @@ impl Error {
         Error::new(EXIT_FAILURE, message)
     }
 
-    /// The message, then `lines` shown after it (each made safe for a terminal).
-    pub fn with_detail<'a>(mut self, lines: impl IntoIterator<Item = &'a str>) -> Error {
-        self.detail.extend(lines.into_iter().map(clean));
-        self
+    /// The exit code a CLI returns for it.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Policy(_)
+            | Error::Rules(_)
+            | Error::Approval(_)
+            | Error::Example(_)
+            | Error::Failed { .. } => EXIT_FAILURE,
+            Error::Sandbox { error, .. } => error.exit_code(),
+            Error::Tool(_) | Error::Refused(_) => EXIT_DENIED,
+            Error::Exit { code, .. } => *code,
+        }
     }
 
-    /// A policy error: its one line, then the differences from the trusted content, if any.
-    fn policy(prefix: &str, e: &cordon_policy::PolicyError) -> Error {
-        let mut err = Error::failure(format!("{prefix}{e}"));
-        err.detail = e.diff().unwrap_or_default().lines().map(clean).collect();
-        err
+    /// The lines to show after the message (how a trusted policy file changed, what the
+    /// sandbox's builder printed), each safe for a terminal.
+    pub fn detail(&self) -> Vec<String> {
+        let diff = |e: &cordon_policy::PolicyError| {
+            e.diff()
+                .unwrap_or_default()
+                .lines()
+                .map(clean)
+                .collect::<Vec<_>>()
+        };
+        match self {
+            Error::Policy(e) | Error::Rules(cordon_approval::Error::Policy(e)) => diff(e),
+            Error::Sandbox { output, .. } => output.clone(),
+            Error::Failed { detail, .. } => detail.clone(),
+            _ => Vec::new(),
+        }
     }
 
-    fn rules(e: &cordon_approval::Error) -> Error {
-        match e {
-            cordon_approval::Error::Policy(p) => Error::policy("remembered rules ", p),
-            e => Error::failure(format!("remembered rules {e}")),
+    /// The message, then `lines` shown after it (each made safe for a terminal). Only cordon's
+    /// own failures and the sandbox's carry lines; any other error becomes a failure (125)
+    /// with its message.
+    pub fn with_detail<'a>(self, lines: impl IntoIterator<Item = &'a str>) -> Error {
+        let lines = lines.into_iter().map(clean);
+        match self {
+            Error::Failed {
+                message,
+                mut detail,
+            } => {
+                detail.extend(lines);
+                Error::Failed { message, detail }
+            }
+            Error::Sandbox { error, mut output } => {
+                output.extend(lines);
+                Error::Sandbox { error, output }
+            }
+            other => Error::Failed {
+                message: other.to_string(),
+                detail: other.detail().into_iter().chain(lines).collect(),
+            },
         }
     }
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
+        let line = match self {
+            Error::Policy(e) => e.to_string(),
+            Error::Rules(e) => format!("remembered rules {e}"),
+            Error::Approval(e) => e.to_string(),
+            Error::Sandbox { error, .. } => error.to_string(),
+            Error::Tool(e) => e.to_string(),
+            Error::Example(r) => r.message(),
+            Error::Refused(m)
+            | Error::Failed { message: m, .. }
+            | Error::Exit { message: m, .. } => return f.write_str(m),
+        };
+        f.write_str(&clean(&line))
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Policy(e) => Some(e),
+            Error::Rules(e) | Error::Approval(e) => Some(e),
+            Error::Sandbox { error, .. } => Some(error),
+            Error::Tool(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<cordon_policy::PolicyError> for Error {
+    fn from(e: cordon_policy::PolicyError) -> Error {
+        Error::Policy(e)
+    }
+}
+
+impl From<cordon_approval::Error> for Error {
+    fn from(e: cordon_approval::Error) -> Error {
+        Error::Approval(e)
+    }
+}
+
+impl From<cordon_ossandbox::Error> for Error {
+    fn from(error: cordon_ossandbox::Error) -> Error {
+        Error::Sandbox {
+            error,
+            output: Vec::new(),
+        }
+    }
+}
+
+impl From<cordon_tools::tool::ToolError> for Error {
+    fn from(e: cordon_tools::tool::ToolError) -> Error {
+        Error::Tool(e)
+    }
+}
 
 /// A shell call's command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -190,15 +343,6 @@ pub enum Command {
     Line(String),
     /// A program and its arguments, no shell.
     Argv(Vec<String>),
-}
-
-/// The rules' answer to a call, nobody asked and nothing recorded (`cordon check`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
-    pub action: Action,
-    pub reason: String,
-    /// Where the deciding rule is (`file:line:col (pattern)`), or `default`.
-    pub rule: String,
 }
 
 /// One call, assessed, ready to be decided and run.
@@ -280,7 +424,8 @@ impl Call {
     }
 }
 
-/// How a call was decided.
+/// How a call was decided: the engine's [`Outcome`] with the call's id and the notices for
+/// the person — or cordon's failure to decide or record it.
 #[derive(Debug, Clone)]
 pub struct Decision {
     request: String,
@@ -292,68 +437,75 @@ pub struct Decision {
 
 #[derive(Debug, Clone)]
 enum DecisionKind {
-    Allowed {
-        by: By,
-        reason: String,
-    },
-    Denied {
-        by: By,
-        reason: String,
-        note: Option<String>,
-    },
+    /// What the engine decided: allowed, denied, or (for [`FrontEnd::Host`]) an ask handed to
+    /// the host, recorded as such.
+    Decided(Outcome),
     /// cordon could not decide or record (audit log, session store): nothing runs.
-    Failed {
-        by: Option<By>,
-        reason: String,
-    },
+    Failed { by: Option<By>, reason: String },
 }
 
 impl Decision {
     pub fn is_allowed(&self) -> bool {
-        matches!(self.kind, DecisionKind::Allowed { .. })
+        matches!(&self.kind, DecisionKind::Decided(o) if o.is_allowed())
     }
-    /// What decided; `None` when cordon failed before the engine did.
+    /// An ask handed back to an agent host ([`FrontEnd::Host`]): its own prompt asks.
+    pub fn is_ask(&self) -> bool {
+        matches!(&self.kind, DecisionKind::Decided(o) if o.is_ask())
+    }
+    /// What the engine decided; `None` when cordon failed to decide or record.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        match &self.kind {
+            DecisionKind::Decided(o) => Some(o),
+            DecisionKind::Failed { .. } => None,
+        }
+    }
+    /// What decided (for an ask: what raised it); `None` when cordon failed before the
+    /// engine did.
     pub fn by(&self) -> Option<&By> {
         match &self.kind {
-            DecisionKind::Allowed { by, .. } | DecisionKind::Denied { by, .. } => Some(by),
+            DecisionKind::Decided(o) => Some(o.by()),
             DecisionKind::Failed { by, .. } => by.as_ref(),
         }
     }
     pub fn reason(&self) -> &str {
         match &self.kind {
-            DecisionKind::Allowed { reason, .. }
-            | DecisionKind::Denied { reason, .. }
-            | DecisionKind::Failed { reason, .. } => reason,
+            DecisionKind::Decided(o) => o.reason(),
+            DecisionKind::Failed { reason, .. } => reason,
         }
     }
     /// The person's note for the agent on a denial.
     pub fn note(&self) -> Option<&str> {
         match &self.kind {
-            DecisionKind::Denied { note, .. } => note.as_deref(),
+            DecisionKind::Decided(Outcome::Denied { note, .. }) => note.as_deref(),
             _ => None,
         }
     }
-    /// 0 allowed, 126 denied, 125 when cordon could not decide or record.
+    /// 0 allowed, 126 denied (or an ask not answered here), 125 when cordon could not decide
+    /// or record.
     pub fn exit_code(&self) -> i32 {
-        match self.kind {
-            DecisionKind::Allowed { .. } => 0,
-            DecisionKind::Denied { .. } => EXIT_DENIED,
+        match &self.kind {
+            DecisionKind::Decided(o) if o.is_allowed() => 0,
+            DecisionKind::Decided(_) => EXIT_DENIED,
             DecisionKind::Failed { .. } => EXIT_FAILURE,
         }
     }
     /// One line, safe for a terminal: ``denied: `CMD`: REASON [BY]; note: …``.
     pub fn message(&self) -> String {
         match &self.kind {
-            DecisionKind::Allowed { by, reason } => {
+            DecisionKind::Decided(Outcome::Allowed { by, reason, .. }) => {
                 clean(&format!("allowed: `{}`: {reason} [{by}]", self.shown))
             }
-            DecisionKind::Denied { by, reason, note } => {
+            DecisionKind::Decided(Outcome::Denied { by, reason, note }) => {
                 let note = note
                     .as_ref()
                     .map(|n| format!("; note: {n}"))
                     .unwrap_or_default();
                 clean(&format!("denied: `{}`: {reason} [{by}]{note}", self.shown))
             }
+            DecisionKind::Decided(Outcome::Ask(p)) => clean(&format!(
+                "needs approval: `{}`: {} [{}]",
+                self.shown, p.reason, p.by
+            )),
             DecisionKind::Failed { reason, .. } => clean(reason),
         }
     }
@@ -449,10 +601,12 @@ pub struct Ran {
     pub timed_out: bool,
 }
 
-/// An asker for when nobody can be asked: every ask is a denial ("the channel is lost").
+/// The asker of a front end with nobody to ask (no terminal, an MCP client that cannot show a
+/// form): every ask is a denial [`By::NobodyToAsk`], whose reason the gate words for its
+/// [`FrontEnd`] — what needed approval, and how a person can give it.
 pub fn nobody() -> impl Asker {
     |_: &Request, _: &Pending, _: Instant| -> Result<Answer, AskError> {
-        Err(AskError::Lost("nobody can be asked".into()))
+        Err(AskError::NobodyToAsk(String::new()))
     }
 }
 
@@ -464,17 +618,16 @@ pub struct Gate {
     cwd: PathBuf,
     named: PathBuf,
     backend: cordon_policy::Backend,
-    /// `None` for a gate that only checks ([`Gate::open_dry`]).
+    /// `None` for a gate that only checks ([`FrontEnd::Check`]).
     machine: Option<Machine>,
-    dry: bool,
-    /// [`Options::runs`].
-    runs: bool,
+    /// Who answers an ask.
+    front_end: FrontEnd,
     warnings: Vec<String>,
     engine: Mutex<Engine>,
     /// The shell rules the tool's reading uses: the policy's, then the remembered ones.
     shell_rules: cordon_policy::Shell,
     inherited: shell::Inherited,
-    rules_file: Result<PathBuf, String>,
+    rules_file: Result<PathBuf, NoRulesFile>,
     saved: Arc<Mutex<Vec<String>>>,
     notices: Arc<Mutex<Vec<String>>>,
     store: TrustStore,
@@ -499,12 +652,23 @@ pub fn inherited(policy: &Policy) -> shell::Inherited {
     shell::Inherited::exactly(names)
 }
 
+/// Why there is no place to keep "approve always" rules: the embedded default policy is in
+/// use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoRulesFile;
+
+impl std::fmt::Display for NoRulesFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("cannot approve always: the embedded default policy is in use, and there is no policy file to keep rules beside (write a cordon.toml)")
+    }
+}
+
+impl std::error::Error for NoRulesFile {}
+
 /// Where "approve always" rules are kept: `cordon.rules.toml` beside the policy file. The
 /// embedded default policy has no file, so nothing can be remembered for it.
-pub fn persisted_rules_file(policy: &Policy) -> Result<PathBuf, String> {
-    policy.rules_file().ok_or_else(|| {
-        "cannot approve always: the embedded default policy is in use, and there is no policy file to keep rules beside (write a cordon.toml)".into()
-    })
+pub fn persisted_rules_file(policy: &Policy) -> Result<PathBuf, NoRulesFile> {
+    policy.rules_file().ok_or(NoRulesFile)
 }
 
 /// The policy's writable roots.

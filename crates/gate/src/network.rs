@@ -22,10 +22,14 @@ use cordon_tools::tool::Tool;
 
 use crate::{clean, lock, Call, Error, Gate, What, EXIT_DENIED};
 
+/// Raises the process's soft open-file limit to the hard one; call it once at start, before
+/// any proxy: the proxy fits the connections it serves at once into that limit.
+pub use cordon_netproxy::raise_fd_limit;
+
 impl Gate {
     /// A connection call: tool `network`, key `["network", "HOST:PORT"]` (host normalised).
-    /// What is not a host and port is refused (126), nothing recorded. [`Gate::check`] gives
-    /// the rules' verdict; the engine decides with the same rules.
+    /// What is not a host and port is refused (126), nothing recorded. [`Gate::explain`] says
+    /// how it is decided; [`Gate::decide`] decides it with the same evaluator.
     pub fn network(&self, host: &str, port: u16) -> Result<Call, Error> {
         let target = cordon_policy::network::Target::new(host, port)
             .map_err(|e| Error::new(EXIT_DENIED, format!("network: {e}")))?;
@@ -87,7 +91,7 @@ impl<A: AsyncAsker + Send + 'static> Decide for NetworkDecider<A> {
                 Ok(c) => c,
                 Err(e) => {
                     return Verdict::Deny {
-                        reason: e.message,
+                        reason: e.to_string(),
                         rule: String::new(),
                     }
                 }
@@ -323,7 +327,7 @@ fn decide_now(gate: &Gate, host: &str, port: u16, ask: Option<&Asking>) -> Verdi
         Ok(c) => c,
         Err(e) => {
             return Verdict::Deny {
-                reason: e.message,
+                reason: e.to_string(),
                 rule: String::new(),
             }
         }
@@ -353,6 +357,38 @@ fn decide_now(gate: &Gate, host: &str, port: u16, ask: Option<&Asking>) -> Verdi
             rule,
         }
     }
+}
+
+/// What the person reads on stderr when a run ends: one line per refused destination (where
+/// a client that retried and printed "403 Forbidden" said nothing of why), what it resolved
+/// to, why, and the `[network]` line that would allow it; and a warning when connection
+/// records could not be written.
+pub fn report_lines(r: &cordon_netproxy::Report) -> Vec<String> {
+    let mut lines: Vec<String> = r
+        .refused
+        .iter()
+        .map(|f| {
+            let mut line = format!("cordon: {}:{}", clean(&f.host), f.port);
+            if let Some(a) = f.addr {
+                line.push_str(&format!(" ({a})"));
+            }
+            if f.count > 1 {
+                line.push_str(&format!(", {} connections", f.count));
+            }
+            line.push_str(&format!(": {}", clean(&f.reason)));
+            if !f.allow.is_empty() {
+                line.push_str(&format!("; to allow it: {}", clean(&f.allow)));
+            }
+            line
+        })
+        .collect();
+    if r.unrecorded > 0 {
+        lines.push(format!(
+            "cordon: warning: {} connection records could not be written to the audit log before cordon stopped",
+            r.unrecorded
+        ));
+    }
+    lines
 }
 
 /// How many of a run's connections are decided at once, at most.
@@ -442,7 +478,9 @@ pub(crate) fn run_with_proxy<T>(
         // Ends the connections (each recorded); the proxy's Decide goes with it, and so the
         // deciding thread. The serving thread, the only other holder, has ended.
         if let Ok(handle) = Arc::try_unwrap(handle) {
-            handle.shutdown();
+            for line in report_lines(&handle.shutdown()) {
+                eprintln!("{line}");
+            }
         }
         out
     }))

@@ -6,22 +6,29 @@ use super::*;
 impl Gate {
     /// Loads the policy (trusted, examples checked), the remembered rules, the session and
     /// the audit log, and picks the sandbox backend. Refuses (125) what could never run.
+    ///
+    /// With [`FrontEnd::Check`] (`cordon check`): the same policy, rules, session grants and
+    /// tools' reading, but no audit log and no sandbox: it builds and explains calls
+    /// ([`Gate::explain`]); it never decides, records or runs them.
     pub fn open(opts: Options) -> Result<Gate, Error> {
-        Gate::load(opts, false)
+        Gate::load(opts)
     }
 
-    /// A gate for `cordon check`: the same policy, rules and tools' reading, but no audit log,
-    /// no session and no sandbox. It builds and checks calls; it never decides or runs them.
+    /// [`Gate::open`] with [`FrontEnd::Check`]: a gate that explains calls and never decides,
+    /// records or runs them.
     pub fn open_dry(opts: Options) -> Result<Gate, Error> {
-        Gate::load(opts, true)
+        Gate::load(Options {
+            front_end: FrontEnd::Check,
+            ..opts
+        })
     }
 
-    fn load(opts: Options, dry: bool) -> Result<Gate, Error> {
+    fn load(opts: Options) -> Result<Gate, Error> {
+        let dry = opts.front_end == FrontEnd::Check;
         let cwd = opts.cwd.clone();
         let store = TrustStore::from_env();
-        let policy = Policy::discover_in(opts.policy.as_deref(), &cwd, &store)
-            .map_err(|e| Error::policy("", &e))?;
-        examples::check(&policy).map_err(Error::failure)?;
+        let policy = Policy::discover_in(opts.policy.as_deref(), &cwd, &store)?;
+        examples::check(&policy)?;
         let named = opts
             .policy
             .clone()
@@ -53,7 +60,7 @@ impl Gate {
         let mut rules = Rules::from_policy(&policy);
         let mut shell_rules = policy.shell.clone();
         if let Ok(file) = &rules_file {
-            let persisted = amend::load(file, &store).map_err(|e| Error::rules(&e))?;
+            let persisted = amend::load(file, &store).map_err(Error::Rules)?;
             shell_rules.rules.extend(persisted.shell.iter().cloned());
             rules.add_persisted(persisted);
         }
@@ -75,7 +82,6 @@ impl Gate {
             Some(m) => engine.set_mode(m),
             None => {}
         }
-        engine.set_can_ask(opts.can_ask);
 
         // "Approve always" rules are saved as part of the decision, so its record says whether
         // the rule was saved. What was written is kept, to be taken back should the record
@@ -87,7 +93,7 @@ impl Gate {
             let notices = notices.clone();
             let store = store.clone();
             engine.set_rule_store(move |a| {
-                let wrote = amend::append(&file, &store, a).map_err(|e| e.to_string());
+                let wrote = amend::append(&file, &store, a);
                 match &wrote {
                     Ok(Some(text)) => {
                         lock(&saved).push(text.clone());
@@ -98,7 +104,10 @@ impl Gate {
                         ));
                     }
                     Ok(None) => {}
-                    Err(e) => lock(&notices).push(format!("warning: not remembered: {}", clean(e))),
+                    Err(e) => lock(&notices).push(format!(
+                        "warning: not remembered: {}",
+                        clean(&e.to_string())
+                    )),
                 }
                 wrote
             });
@@ -107,6 +116,7 @@ impl Gate {
         // The session's id names the audit records; its directory must be out of reach.
         let writable = writable_roots(&policy);
         // A new session is saved at once, so that every process of it records the same id.
+        // `check` reads the session's grants when it explains a call; it never saves one.
         let session_id = match &opts.session {
             Some(_) if dry => None,
             Some(name) => {
@@ -118,6 +128,11 @@ impl Gate {
             None => None,
         };
 
+        // An agent host is the client of every record its hook makes.
+        let client = match &opts.front_end {
+            FrontEnd::Host(host) => opts.client.clone().or_else(|| Some(host.clone())),
+            _ => opts.client.clone(),
+        };
         let (audit_path, audit_session) = if dry {
             (PathBuf::new(), String::new())
         } else {
@@ -125,7 +140,7 @@ impl Gate {
                 &policy,
                 &mut engine,
                 session_id.as_deref(),
-                opts.client.as_deref(),
+                client.as_deref(),
             )?
         };
         let inherited = inherited(&policy);
@@ -134,8 +149,7 @@ impl Gate {
             named,
             backend,
             machine,
-            dry,
-            runs: opts.runs,
+            front_end: opts.front_end,
             warnings,
             engine: Mutex::new(engine),
             shell_rules,
@@ -144,7 +158,7 @@ impl Gate {
             saved,
             notices,
             store,
-            session: if dry { None } else { opts.session },
+            session: opts.session,
             audit_path,
             audit_session,
             toolbox: std::sync::OnceLock::new(),
@@ -177,8 +191,13 @@ impl Gate {
     }
 
     /// Where "approve always" rules are kept, or why there is no such place.
-    pub fn rules_file(&self) -> Result<&Path, &str> {
-        self.rules_file.as_deref().map_err(String::as_str)
+    pub fn rules_file(&self) -> Result<&Path, NoRulesFile> {
+        self.rules_file.as_deref().map_err(|e| *e)
+    }
+
+    /// Who answers an ask on this gate.
+    pub fn front_end(&self) -> &FrontEnd {
+        &self.front_end
     }
 
     /// The variables the command's shell inherits (see [`inherited`]).

@@ -68,8 +68,10 @@ impl Gate {
             #[cfg(not(target_os = "linux"))]
             let ask = opts.ask.clone().map(network::Asking::new);
             network::run_with_proxy(self, ask, |handoff, vars| {
-                let names: Vec<&str> = vars.iter().map(|(k, _)| k.as_str()).collect();
-                spec.env.retain(|(k, _)| !names.iter().any(|n| k == n));
+                // Every proxy variable the command would inherit goes (a NO_PROXY would send
+                // loopback around the proxy, into the sandbox's own empty loopback).
+                spec.env
+                    .retain(|(k, _)| !k.to_str().is_none_or(env::is_proxy_variable));
                 spec.env
                     .extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
                 spec.proxy = Some(handoff);
@@ -99,13 +101,14 @@ impl Gate {
         let failed = |e: cordon_ossandbox::Error, stderr: &[u8]| {
             // What the sandbox's builder said went to the captured stderr: keep it.
             // 127 not found, 126 cannot execute, 125 a refusal or a setup failure.
-            let mut err = Error::new(e.exit_code(), e);
-            err.detail = String::from_utf8_lossy(stderr)
-                .lines()
-                .take(20)
-                .map(clean)
-                .collect();
-            err
+            Error::Sandbox {
+                error: e,
+                output: String::from_utf8_lossy(stderr)
+                    .lines()
+                    .take(20)
+                    .map(clean)
+                    .collect(),
+            }
         };
         match result {
             Ok(sandbox_run::Outcome::TimedOut) => Ok(ran(124, true)),

@@ -127,7 +127,7 @@ fn a_denied_or_unanswered_call_never_runs_and_is_recorded() {
         assert_eq!(d.exit_code(), 126, "{}", d.message());
         assert!(d.message().starts_with(&format!("denied: `{line}`")));
         let e = gate.run(&call, &d, capture(10)).unwrap_err();
-        assert_eq!(e.code, 126);
+        assert_eq!(e.exit_code(), 126);
     }
     assert!(ws.path().join("keep").exists());
     let r = records(state.path());
@@ -146,7 +146,7 @@ fn a_decision_runs_only_its_own_call() {
     let d = gate.decide(&allowed, &mut cordon_gate::nobody());
     assert!(d.is_allowed());
     let e = gate.run(&other, &d, capture(10)).unwrap_err();
-    assert_eq!(e.code, 126);
+    assert_eq!(e.exit_code(), 126);
     assert!(!ws.path().join("planted").exists());
 }
 
@@ -160,8 +160,8 @@ fn a_cwd_outside_the_roots_is_refused_and_one_inside_is_used() {
         Err(e) => e,
         Ok(_) => panic!("a cwd outside the roots was accepted"),
     };
-    assert_eq!(e.code, 126);
-    assert!(e.message.contains("outside the policy's roots"), "{e}");
+    assert_eq!(e.exit_code(), 126);
+    assert!(e.to_string().contains("outside the policy's roots"), "{e}");
     let call = gate
         .shell(Command::Line("touch here".into()), Some(Path::new("sub")))
         .unwrap();
@@ -196,7 +196,12 @@ fn file_calls_go_through_the_same_decision_and_log() {
         .unwrap();
     let d = gate.decide(&call, &mut cordon_gate::nobody());
     assert_eq!(d.exit_code(), 126, "{}", d.message());
-    assert_eq!(gate.run(&call, &d, capture(1 << 20)).unwrap_err().code, 126);
+    assert_eq!(
+        gate.run(&call, &d, capture(1 << 20))
+            .unwrap_err()
+            .exit_code(),
+        126
+    );
     let r = records(state.path());
     assert_eq!(r.len(), 2);
     assert_eq!(r[1]["decision"], "deny");

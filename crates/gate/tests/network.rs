@@ -83,7 +83,6 @@ fn the_gate_decides_asks_and_records_connections() {
     .unwrap();
     let mut o = Options::new(state.path().to_path_buf());
     o.policy = Some(state.path().join("cordon.toml"));
-    o.can_ask = true;
     let gate = Arc::new(Gate::open(o).unwrap());
 
     // What `cordon check` would say.
@@ -92,16 +91,20 @@ fn the_gate_decides_asks_and_records_connections() {
         call.request().keys[0].words(),
         ["network", &format!("echo.test:{}", echo.port())]
     );
-    assert_eq!(gate.check(&call).action, Action::Allow);
+    assert_eq!(gate.explain(&call).unwrap().action(), Action::Allow);
     assert_eq!(
-        gate.check(&gate.network("bad.test", 1).unwrap()).action,
+        gate.explain(&gate.network("bad.test", 1).unwrap())
+            .unwrap()
+            .action(),
         Action::Deny
     );
     assert_eq!(
-        gate.check(&gate.network("other.test", 1).unwrap()).action,
+        gate.explain(&gate.network("other.test", 1).unwrap())
+            .unwrap()
+            .action(),
         Action::Ask
     );
-    assert_eq!(gate.network("0x7f.1", 80).err().unwrap().code, 126);
+    assert_eq!(gate.network("0x7f.1", 80).err().unwrap().exit_code(), 126);
 
     let script = Script::default();
     script
@@ -352,4 +355,75 @@ fn through_the_proxy(backend: &str) {
     assert!(records.iter().any(|r| r.tool == "network"
         && r.decision == Action::Deny
         && r.keys[0][1] == format!("other.test:{p}")));
+}
+
+/// The end of a run's lines: one per refused destination, with what it resolved to, how
+/// often, why and the `[network]` line that would allow it (none after a deny entry); control
+/// characters a client sent in a host are made visible; a warning when records were lost.
+#[test]
+fn the_end_of_a_run_names_each_refused_destination() {
+    use cordon_gate::network::report_lines;
+    use cordon_netproxy::{Refused, Report};
+    let lines = report_lines(&Report {
+        refused: vec![
+            Refused {
+                host: "index.example.org".into(),
+                port: 443,
+                addr: None,
+                reason: "refused by the policy: no [network] entry names this host and port".into(),
+                allow: "[network] allow = [\"index.example.org:443\"]".into(),
+                count: 5,
+            },
+            Refused {
+                host: "db.example.org".into(),
+                port: 5432,
+                addr: Some("10.0.0.7".parse().unwrap()),
+                reason: "address 10.0.0.7 refused: it is an internal address".into(),
+                allow: "[network.hosts] \"db.example.org\" = \"10.0.0.7\"".into(),
+                count: 1,
+            },
+            Refused {
+                host: "bad\u{1b}[2J.example".into(),
+                port: 80,
+                addr: None,
+                reason: "refused by the policy: denied".into(),
+                allow: String::new(),
+                count: 1,
+            },
+        ],
+        unrecorded: 2,
+    });
+    assert_eq!(
+        lines[0],
+        "cordon: index.example.org:443, 5 connections: refused by the policy: no [network] entry \
+         names this host and port; to allow it: [network] allow = [\"index.example.org:443\"]"
+    );
+    assert_eq!(
+        lines[1],
+        "cordon: db.example.org:5432 (10.0.0.7): address 10.0.0.7 refused: it is an internal \
+         address; to allow it: [network.hosts] \"db.example.org\" = \"10.0.0.7\""
+    );
+    assert!(!lines[2].contains('\u{1b}'), "{}", lines[2]);
+    assert!(
+        lines[2].ends_with(": refused by the policy: denied"),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[3].starts_with("cordon: warning: 2 connection records"),
+        "{}",
+        lines[3]
+    );
+    assert_eq!(lines.len(), 4);
+}
+
+/// Every variable the proxy sets for the command is one the run removes from what the command
+/// inherits: none of the operator's (a `NO_PROXY` for loopback, an old proxy) is left beside
+/// cordon's, and there is no `NO_PROXY` among cordon's.
+#[test]
+fn the_proxy_variables_the_command_gets_replace_every_inherited_one() {
+    for (k, _) in cordon_netproxy::child_env(3128) {
+        assert!(cordon_ossandbox::env::is_proxy_variable(&k), "{k}");
+        assert!(!k.to_ascii_lowercase().contains("no"), "{k}");
+    }
 }

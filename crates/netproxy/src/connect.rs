@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 use cordon_policy::network::{is_internal, Host, Target};
 use tokio::net::TcpStream;
 
-use crate::{Shared, Verdict};
+use crate::{Refused, Shared, Verdict};
 
 /// Why a connection was not made.
 #[derive(Debug)]
@@ -23,6 +23,8 @@ pub(crate) enum Refusal {
     Resolve(String),
     /// Connecting failed.
     Connect(io::Error),
+    /// Beyond the number of connections served at once; the reason says so.
+    OverCap(String),
 }
 
 impl fmt::Display for Refusal {
@@ -33,6 +35,7 @@ impl fmt::Display for Refusal {
             Refusal::Address { addr, why } => write!(f, "address {addr} refused: {why}"),
             Refusal::Resolve(why) => write!(f, "cannot resolve: {why}"),
             Refusal::Connect(e) => write!(f, "cannot connect: {e}"),
+            Refusal::OverCap(why) => f.write_str(why),
         }
     }
 }
@@ -99,7 +102,7 @@ async fn connect(shared: &Shared, target: &Target) -> Result<(TcpStream, SocketA
     let mut last_err = None;
     for addr in addrs {
         let addr = SocketAddr::new(addr.ip().to_canonical(), addr.port());
-        if let Some(why) = refuse_addr(shared, addr) {
+        if let Some(why) = refuse_addr(shared, target, addr) {
             refused.get_or_insert(Refusal::Address {
                 addr: addr.ip(),
                 why,
@@ -127,17 +130,60 @@ async fn connect(shared: &Shared, target: &Target) -> Result<(TcpStream, SocketA
     }
 }
 
-/// Why the proxy must not connect to `addr`, if it must not.
-fn refuse_addr(shared: &Shared, addr: SocketAddr) -> Option<String> {
+/// Why an address in the `deny` list is refused.
+const DENIED_ADDRESS: &str = "the address is in the [network] deny list";
+
+/// Notes a refusal by the policy, the address check or the cap for the run's end
+/// ([`crate::Report`]), with the `[network]` line that would allow it. `rule` is what decided
+/// (empty when nothing did).
+pub(crate) fn note(shared: &Shared, host: &str, port: u16, rule: &str, why: &Refusal) {
+    let (addr, allow) = match why {
+        // A deny entry matched: deny wins over any allow line.
+        Refusal::Policy { .. } if rule.starts_with("rule ") => (None, String::new()),
+        Refusal::Policy { .. } => (None, format!("[network] allow = [\"{host}:{port}\"]")),
+        Refusal::Address { addr, why } if why == DENIED_ADDRESS => (Some(*addr), String::new()),
+        Refusal::Address { addr, .. } => {
+            let allow = match Host::parse(host) {
+                Ok(Host::Name(_)) => format!("[network.hosts] \"{host}\" = \"{addr}\""),
+                _ => match addr {
+                    IpAddr::V6(a) => format!("[network] allow = [\"[{a}]:{port}\"]"),
+                    IpAddr::V4(a) => format!("[network] allow = [\"{a}:{port}\"]"),
+                },
+            };
+            (Some(*addr), allow)
+        }
+        Refusal::OverCap(_) => (None, String::new()),
+        // Not refusals of the destination: no answer to give, or the destination's own.
+        Refusal::BadTarget(_) | Refusal::Resolve(_) | Refusal::Connect(_) => return,
+    };
+    shared.note_refused(Refused {
+        host: host.to_string(),
+        port,
+        addr,
+        reason: why.to_string(),
+        allow,
+        count: 0,
+    });
+}
+
+/// Why the proxy must not connect to `addr` for `target`, if it must not. An internal
+/// address is reachable through an `allow` entry of that address (and port), or through the
+/// `[network.hosts]` entry of the very name asked for — the port was decided for that name —
+/// never through another name's entry.
+fn refuse_addr(shared: &Shared, target: &Target, addr: SocketAddr) -> Option<String> {
     let c = &shared.config;
     if c.denied.iter().any(|d| d.covers(addr)) {
-        return Some("the address is in the [network] deny list".into());
+        return Some(DENIED_ADDRESS.into());
     }
-    if is_internal(addr.ip()) && !c.listed.iter().any(|l| l.covers(addr)) {
+    let mapped = match &target.host {
+        Host::Name(n) => c.hosts.get(n) == Some(&addr.ip()),
+        Host::Addr(_) => false,
+    };
+    if is_internal(addr.ip()) && !mapped && !c.listed.iter().any(|l| l.covers(addr)) {
         return Some(
             "it is an internal address (loopback, private, link-local, unique-local, shared, \
-             multicast, unspecified or cloud metadata), reachable only when the policy lists \
-             that exact address"
+             multicast, unspecified, cloud metadata or another special-purpose range), \
+             reachable only when the policy lists that exact address or maps this name to it"
                 .into(),
         );
     }

@@ -16,17 +16,27 @@ use tokio::net::TcpStream;
 
 use crate::connect::{open, Opening, Refusal};
 use crate::relay::{self, Counted, Counters};
-use crate::{Event, Fields, Protocol, Shared, Slot, Tracker};
+use crate::{over_cap_reason, Admission, Event, Fields, Protocol, Shared, Slot, Tracker};
 
 type Body = BoxBody<Bytes, hyper::Error>;
 
-pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, slot: Slot) {
+pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, admission: Admission) {
     let limits = shared.limits().clone();
+    // A connection beyond the cap holds its refusing place until it is answered and closed.
+    let (slot, _refusing) = match admission {
+        Admission::Serve(slot) => (Some(slot), None),
+        Admission::Refuse(place) => (None, Some(place)),
+    };
     let svc_shared = shared.clone();
     let service = hyper::service::service_fn(move |req| {
         let shared = svc_shared.clone();
         let slot = slot.clone();
-        async move { Ok::<_, Infallible>(handle(shared, req, slot).await) }
+        async move {
+            Ok::<_, Infallible>(match slot {
+                Some(slot) => handle(shared, req, slot).await,
+                None => over_cap(&shared, &req),
+            })
+        }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -52,6 +62,35 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Resp
     } else {
         forward(shared, req, slot).await
     }
+}
+
+/// A request beyond the number served at once: refused (`503`, the reason in the body) and
+/// recorded, without a decision.
+fn over_cap(shared: &Shared, req: &Request<Incoming>) -> Response<Body> {
+    let connect = req.method() == Method::CONNECT;
+    let track = shared.track(
+        if connect {
+            Protocol::HttpConnect
+        } else {
+            Protocol::Http
+        },
+        Instant::now(),
+    );
+    let (host, port) = match req.uri().authority() {
+        Some(a) => (
+            a.host().to_string(),
+            a.port_u16().unwrap_or(if connect { 0 } else { 80 }),
+        ),
+        None => (req.uri().to_string(), 0),
+    };
+    refuse(
+        shared,
+        &track,
+        &host,
+        port,
+        "",
+        Refusal::OverCap(over_cap_reason(shared)),
+    )
 }
 
 /// `CONNECT host:port`: decide and connect, answer `200`, then relay the upgraded stream.
@@ -371,6 +410,7 @@ fn refuse(
         Refusal::Address { addr, .. } => Some(std::net::SocketAddr::new(*addr, port)),
         _ => None,
     };
+    crate::connect::note(shared, host, port, rule, &why);
     track.record(
         shared,
         Event::Close,
@@ -424,6 +464,10 @@ pub(crate) fn refusal_body(host: &str, port: u16, why: &Refusal) -> (StatusCode,
         Refusal::Connect(e) => (
             StatusCode::BAD_GATEWAY,
             format!("cordon: {host}:{port}: cannot connect: {e}\n"),
+        ),
+        Refusal::OverCap(why) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("cordon: the connection to {host}:{port} is refused: {why}\n"),
         ),
     }
 }

@@ -23,9 +23,18 @@
 //! ruleset").
 //!
 //! Memory per connection is bounded: request heads by [`Limits::header_bytes`], relays by two
-//! buffers of [`Limits::buffer_bytes`], the number of connections by
-//! [`Limits::max_connections`] (more wait to be accepted). Handshakes, connects and idle
-//! relays time out ([`Limits`]).
+//! buffers of [`Limits::buffer_bytes`]. Handshakes, connects and idle relays time out
+//! ([`Limits`]).
+//!
+//! So are file descriptors. A connection holds at most [`FDS_PER_CONNECTION`]; the proxy
+//! serves at most [`Limits::max_connections`] at once, fitted by [`Limits::within_fds`] into
+//! the process's open-file limit less [`FDS_RESERVED`] for the rest of cordon (the audit log,
+//! the sandbox, the terminal relay) — a command that opens a thousand tunnels at once must not
+//! make cordon fail to record a decision. A connection beyond the cap is accepted (into one
+//! of [`Limits::max_refusing`] places, one descriptor each), read far enough to know what it
+//! asks for, refused — HTTP `503` with the reason, SOCKS reply `0x01` — and recorded; when
+//! those places are taken too, the next waits in the listen queue. [`raise_fd_limit`], called
+//! once at start, gives the proxy the room the system allows.
 //!
 //! The proxy owns its tokio runtime; [`Decide`] and [`Record`] are how the embedding program
 //! (cordon's gate) plugs in the approval engine and the audit log.
@@ -54,10 +63,12 @@ use tokio::sync::{watch, Semaphore};
 /// lists, and its limits. [`Config::from_policy`] builds it from the `[network]` section.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
-    /// `[network.hosts]`: normalised name → address, used instead of the resolver.
+    /// `[network.hosts]`: normalised name → address, used instead of the resolver. A
+    /// connection to that name (on a port decided for it) may reach that address even when it
+    /// is internal; no other name and no address literal gets that from the entry.
     pub hosts: HashMap<String, IpAddr>,
-    /// Addresses the policy names (address entries of `allow`, `[network.hosts]` values):
-    /// connecting to one is allowed even when it is internal (loopback, private, …).
+    /// Address entries of `allow`: connecting to one (on its port) is allowed even when it
+    /// is internal (loopback, private, …), whatever name led there.
     pub listed: Vec<AddrEntry>,
     /// Address entries of `deny`: a name that resolves to one is refused as well.
     pub denied: Vec<AddrEntry>,
@@ -88,29 +99,39 @@ impl Config {
                 })
                 .collect::<Vec<_>>()
         };
-        let mut listed = addrs(&network.allow);
-        listed.extend(network.hosts.iter().map(|h| AddrEntry {
-            addr: h.addr,
-            port: None,
-        }));
         Config {
             hosts: network
                 .hosts
                 .iter()
                 .map(|h| (h.name.clone(), h.addr))
                 .collect(),
-            listed,
+            listed: addrs(&network.allow),
             denied: addrs(&network.deny),
             limits: Limits::default(),
         }
     }
 }
 
+/// File descriptors one connection holds at most: the client's socket, the destination's, and
+/// on Linux a pipe (two descriptors) for each direction of a spliced relay.
+pub const FDS_PER_CONNECTION: u64 = 6;
+
+/// File descriptors [`Limits::within_fds`] leaves to the rest of the process: the audit log and
+/// its lock, the sandbox's pipes, sockets and namespaces, the terminal relay, the runtime's own.
+pub const FDS_RESERVED: u64 = 256;
+
+/// Connections served at once at most, whatever the open-file limit allows: each may hold two
+/// relay pipes of [`Limits::buffer_bytes`] of kernel memory.
+pub const MAX_CONNECTIONS: usize = 1024;
+
 /// Bounds on what one connection may hold or wait for.
 #[derive(Debug, Clone)]
 pub struct Limits {
-    /// Connections served at once; more wait in the listen queue.
+    /// Connections served at once; one more is refused (`503`, SOCKS `0x01`) and recorded.
     pub max_connections: usize,
+    /// Connections being refused at once (one descriptor each, until the refusal is answered
+    /// and recorded); more wait in the listen queue.
+    pub max_refusing: usize,
     /// Largest HTTP request head (request line and headers), bytes (at least 8 KiB).
     pub header_bytes: usize,
     /// How long a client may take to send its request head or SOCKS handshake.
@@ -127,9 +148,23 @@ pub struct Limits {
 }
 
 impl Default for Limits {
+    /// [`Limits::within_fds`] of the process's open-file limit now.
     fn default() -> Limits {
+        Limits::within_fds(fd_limit())
+    }
+}
+
+impl Limits {
+    /// The default limits for a proxy that may use `fds` open files less [`FDS_RESERVED`]:
+    /// [`Limits::max_refusing`] of one descriptor each and as many connections of
+    /// [`FDS_PER_CONNECTION`] as fit in the rest (at least one, at most [`MAX_CONNECTIONS`]).
+    pub fn within_fds(fds: u64) -> Limits {
+        let max_refusing = 64;
+        let budget = fds.saturating_sub(FDS_RESERVED + max_refusing as u64);
+        let fit = usize::try_from(budget / FDS_PER_CONNECTION).unwrap_or(usize::MAX);
         Limits {
-            max_connections: 1024,
+            max_connections: fit.clamp(1, MAX_CONNECTIONS),
+            max_refusing,
             header_bytes: 64 * 1024,
             handshake_timeout: Duration::from_secs(30),
             resolve_timeout: Duration::from_secs(10),
@@ -138,6 +173,48 @@ impl Default for Limits {
             buffer_bytes: 256 * 1024,
         }
     }
+}
+
+/// The process's soft open-file limit (`RLIMIT_NOFILE`).
+#[cfg(unix)]
+pub fn fd_limit() -> u64 {
+    use rustix::process::{getrlimit, Resource};
+    getrlimit(Resource::Nofile).current.unwrap_or(1 << 20)
+}
+
+/// The process's open-file limit: 1024 where there is no `RLIMIT_NOFILE` to read.
+#[cfg(not(unix))]
+pub fn fd_limit() -> u64 {
+    1024
+}
+
+/// Raises the soft open-file limit to the hard one (a process may, without privilege), so
+/// that the proxy's budget ([`Limits::default`]) is what the system allows rather than the
+/// 1024 most sessions start with. Returns the soft limit in force afterwards. An unlimited
+/// hard limit is taken as 2^20, the kernel's default `fs.nr_open`.
+#[cfg(unix)]
+pub fn raise_fd_limit() -> io::Result<u64> {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let now = getrlimit(Resource::Nofile);
+    let hard = now.maximum.unwrap_or(1 << 20);
+    let soft = now.current.unwrap_or(1 << 20);
+    if soft >= hard {
+        return Ok(soft);
+    }
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(hard),
+            maximum: now.maximum,
+        },
+    )?;
+    Ok(hard)
+}
+
+/// The open-file limit: nothing to raise where there is no `RLIMIT_NOFILE`.
+#[cfg(not(unix))]
+pub fn raise_fd_limit() -> io::Result<u64> {
+    Ok(fd_limit())
 }
 
 /// The answer to "may the run connect to HOST:PORT?".
@@ -236,6 +313,7 @@ impl Proxy {
             .build()?;
         let (stop, stopped) = watch::channel(false);
         let max = config.limits.max_connections.max(1);
+        let refusing = config.limits.max_refusing.max(1);
         let shared = Arc::new(Shared {
             config,
             decide,
@@ -244,6 +322,9 @@ impl Proxy {
             stopped,
             slots: Arc::new(Semaphore::new(max)),
             max_connections: max,
+            refusing: Arc::new(Semaphore::new(refusing)),
+            max_refusing: refusing,
+            refused: Default::default(),
         });
         Ok(ProxyHandle {
             runtime,
@@ -272,36 +353,94 @@ impl ProxyHandle {
         Ok(())
     }
 
-    /// Stops accepting, closes every connection (each writes its close record), waits up to
-    /// two seconds for them, and stops the runtime. Call it from a plain thread, not from
-    /// inside another tokio runtime (it blocks on its own).
-    pub fn shutdown(self) {
+    /// Stops accepting, closes every connection, waits until each has written its close
+    /// record (up to [`SHUTDOWN_RECORDS`]: a thousand tunnels cut at the end of a run are a
+    /// thousand appends to the audit log, each made durable), and stops the runtime. Says what
+    /// was refused, and how many records were not written in time (none, unless the audit log
+    /// is wedged). Call it from a plain thread, not from inside another tokio runtime (it blocks
+    /// on its own).
+    pub fn shutdown(self) -> Report {
         let _ = self.stop.send(true);
         let shared = self.shared.clone();
-        self.runtime.block_on(async move {
+        let unrecorded = self.runtime.block_on(async move {
             let all = u32::try_from(shared.max_connections).unwrap_or(u32::MAX);
-            // Every connection holds a slot until its close record is written.
-            let _ =
-                tokio::time::timeout(Duration::from_secs(2), shared.slots.acquire_many(all)).await;
+            let refusing = u32::try_from(shared.max_refusing).unwrap_or(u32::MAX);
+            // Every connection holds a slot (or a refusing place) until its close record is
+            // written.
+            let _ = tokio::time::timeout(SHUTDOWN_RECORDS, async {
+                let _all = shared.slots.acquire_many(all).await;
+                let _refusing = shared.refusing.acquire_many(refusing).await;
+            })
+            .await;
+            (shared.max_connections - shared.slots.available_permits())
+                + (shared.max_refusing - shared.refusing.available_permits())
         });
         self.runtime.shutdown_timeout(Duration::from_millis(200));
+        let refused = std::mem::take(&mut *lock(&self.shared.refused));
+        Report {
+            refused,
+            unrecorded,
+        }
     }
+}
+
+/// How long [`ProxyHandle::shutdown`] waits for the connections' close records.
+pub const SHUTDOWN_RECORDS: Duration = Duration::from_secs(120);
+
+/// What a proxy has to say when it stops ([`ProxyHandle::shutdown`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// The destinations refused, one per host, port and reason, in the order first refused
+    /// (at most [`MAX_REFUSED_SHOWN`]; [`Refused::count`] says how often each was).
+    pub refused: Vec<Refused>,
+    /// Connections whose close record was not written before [`SHUTDOWN_RECORDS`].
+    pub unrecorded: usize,
+}
+
+/// Distinct refused destinations a [`Report`] keeps.
+pub const MAX_REFUSED_SHOWN: usize = 64;
+
+/// A destination the proxy refused: for the run's end, where a client that retried five
+/// times and printed "403 Forbidden" left the person none the wiser.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// Normalised host (or what the client sent).
+    pub host: String,
+    pub port: u16,
+    /// The address refused, when the address check refused it.
+    pub addr: Option<IpAddr>,
+    /// Why (the same words as the answer's body and the record).
+    pub reason: String,
+    /// The policy line that would allow it, as written in the `[network]` section; empty
+    /// when no policy line would (too many connections at once).
+    pub allow: String,
+    /// How many connections were refused so.
+    pub count: usize,
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding the lock leaves plain data: keep going with it.
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The environment that points a child's HTTP, HTTPS and SOCKS clients at the proxy on
 /// `127.0.0.1:port`: `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` (SOCKS5 with names resolved by
-/// the proxy: the sandbox has no resolver), `NO_PROXY` for loopback, each in both cases, and
-/// the npm, yarn and pip spellings.
+/// the proxy: the sandbox has no resolver), each in both cases, and the npm, yarn and pip
+/// spellings.
+///
+/// No `NO_PROXY`: inside the sandbox, loopback is the sandbox's own and holds nothing but the
+/// proxy, so a client that went around the proxy for `localhost` would reach nothing, and a
+/// loopback service the policy lists (`allow = ["localhost", "127.0.0.1:8080"]`) would be out
+/// of reach. Everything goes through the proxy; the variables a client would skip it for are
+/// removed from what the command inherits (`cordon_ossandbox::env::is_proxy_variable`).
 pub fn child_env(port: u16) -> Vec<(String, String)> {
     let http = format!("http://127.0.0.1:{port}");
     let socks = format!("socks5h://127.0.0.1:{port}");
-    let local = "localhost,127.0.0.1,::1".to_string();
     let mut env = Vec::new();
     for (name, value) in [
         ("HTTP_PROXY", &http),
         ("HTTPS_PROXY", &http),
         ("ALL_PROXY", &socks),
-        ("NO_PROXY", &local),
     ] {
         env.push((name.to_string(), value.clone()));
         env.push((name.to_ascii_lowercase(), value.clone()));
@@ -309,7 +448,6 @@ pub fn child_env(port: u16) -> Vec<(String, String)> {
     for (name, value) in [
         ("npm_config_proxy", &http),
         ("npm_config_https_proxy", &http),
-        ("npm_config_noproxy", &local),
         ("YARN_HTTP_PROXY", &http),
         ("YARN_HTTPS_PROXY", &http),
         ("PIP_PROXY", &http),
@@ -329,6 +467,11 @@ pub(crate) struct Shared {
     pub(crate) stopped: watch::Receiver<bool>,
     slots: Arc<Semaphore>,
     max_connections: usize,
+    /// Places for connections beyond [`Shared::slots`], held while each is refused.
+    refusing: Arc<Semaphore>,
+    max_refusing: usize,
+    /// What was refused, for [`Report::refused`].
+    refused: std::sync::Mutex<Vec<Refused>>,
 }
 
 impl Shared {
@@ -352,6 +495,21 @@ impl Shared {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             protocol,
             start,
+        }
+    }
+
+    /// Notes a refusal for [`Report::refused`]: the first of each host, port and reason
+    /// kept, the others counted.
+    pub(crate) fn note_refused(&self, mut r: Refused) {
+        let mut all = lock(&self.refused);
+        if let Some(seen) = all
+            .iter_mut()
+            .find(|s| s.host == r.host && s.port == r.port && s.reason == r.reason)
+        {
+            seen.count += 1;
+        } else if all.len() < MAX_REFUSED_SHOWN {
+            r.count = 1;
+            all.push(r);
         }
     }
 
@@ -422,30 +580,76 @@ impl Tracker {
     }
 }
 
+/// What an accepted connection is let in for.
+pub(crate) enum Admission {
+    /// Served: decided, connected and relayed, holding a connection slot.
+    Serve(Slot),
+    /// Beyond [`Limits::max_connections`]: read far enough to know what it asks for, then
+    /// refused and recorded, holding a refusing place.
+    Refuse(tokio::sync::OwnedSemaphorePermit),
+}
+
+/// Why a connection beyond the cap is refused (its answer and its record).
+pub(crate) fn over_cap_reason(shared: &Shared) -> String {
+    format!(
+        "too many connections at once through cordon's proxy (it serves {} at a time, what \
+         cordon's open-file limit allows); retry when some have closed",
+        shared.max_connections
+    )
+}
+
 async fn accept_loop(shared: Arc<Shared>, listener: tokio::net::TcpListener) {
     loop {
-        let slot = relay::first(
-            async { shared.slots.clone().acquire_owned().await.ok() },
+        // A descriptor to accept into: a connection slot, or else a refusing place.
+        let admission = relay::first(
+            async {
+                relay::first(
+                    async {
+                        shared
+                            .slots
+                            .clone()
+                            .acquire_owned()
+                            .await
+                            .ok()
+                            .map(|p| Admission::Serve(Arc::new(p)))
+                    },
+                    async {
+                        shared
+                            .refusing
+                            .clone()
+                            .acquire_owned()
+                            .await
+                            .ok()
+                            .map(Admission::Refuse)
+                    },
+                )
+                .await
+            },
             async {
                 shared.shutting_down().await;
                 None
             },
         )
         .await;
-        let Some(slot) = slot else { return };
+        let Some(mut admission) = admission else {
+            return;
+        };
         let accepted = relay::first(async { Some(listener.accept().await) }, async {
             shared.shutting_down().await;
             None
         })
         .await;
+        // A slot may have come free while this one waited to be accepted.
+        if let Admission::Refuse(_) = admission {
+            if let Ok(p) = shared.slots.clone().try_acquire_owned() {
+                admission = Admission::Serve(Arc::new(p));
+            }
+        }
         match accepted {
             None => return,
             Some(Ok((stream, _peer))) => {
                 let shared = shared.clone();
-                tokio::spawn(async move {
-                    let slot = Arc::new(slot);
-                    serve_one(shared, stream, slot).await;
-                });
+                tokio::spawn(serve_one(shared, stream, admission));
             }
             // Out of descriptors or a connection reset before accept: wait a little, go on.
             Some(Err(_)) => tokio::time::sleep(Duration::from_millis(20)).await,
@@ -456,14 +660,14 @@ async fn accept_loop(shared: Arc<Shared>, listener: tokio::net::TcpListener) {
 /// A connection slot, held until the connection's close record is written.
 pub(crate) type Slot = Arc<tokio::sync::OwnedSemaphorePermit>;
 
-async fn serve_one(shared: Arc<Shared>, stream: tokio::net::TcpStream, slot: Slot) {
+async fn serve_one(shared: Arc<Shared>, stream: tokio::net::TcpStream, admission: Admission) {
     let _ = stream.set_nodelay(true);
     let mut first = [0u8; 1];
     let peeked =
         tokio::time::timeout(shared.limits().handshake_timeout, stream.peek(&mut first)).await;
     match peeked {
-        Ok(Ok(1)) if first[0] == socks::VERSION => socks::serve(shared, stream, slot).await,
-        Ok(Ok(1)) => http::serve(shared, stream, slot).await,
+        Ok(Ok(1)) if first[0] == socks::VERSION => socks::serve(shared, stream, admission).await,
+        Ok(Ok(1)) => http::serve(shared, stream, admission).await,
         // Closed, failed or silent before its first byte: nothing was asked.
         _ => {}
     }

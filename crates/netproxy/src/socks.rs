@@ -20,7 +20,7 @@ use tokio::net::TcpStream;
 
 use crate::connect::{open, Opening, Refusal};
 use crate::relay::{self, Counters};
-use crate::{Event, Fields, Protocol, Shared, Slot};
+use crate::{over_cap_reason, Admission, Event, Fields, Protocol, Shared};
 
 pub(crate) const VERSION: u8 = 0x05;
 
@@ -45,8 +45,9 @@ enum Dest {
     Name(String),
 }
 
-pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, slot: Slot) {
-    let _slot = slot;
+pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission: Admission) {
+    // `admission` lives to the end: its slot until the close record is written, its refusing
+    // place until the refusal is.
     let track = shared.track(Protocol::Socks5, Instant::now());
     let asked = tokio::time::timeout(shared.limits().handshake_timeout, handshake(&mut stream));
     let (dest, port) = match asked.await {
@@ -67,7 +68,15 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, slot: Slot
         target,
         rule,
         result,
-    } = open(&shared, &host, port).await;
+    } = match admission {
+        Admission::Serve(_) => open(&shared, &host, port).await,
+        // Beyond the number served at once: refused without a decision.
+        Admission::Refuse(_) => Opening {
+            target: None,
+            rule: String::new(),
+            result: Err(Refusal::OverCap(over_cap_reason(&shared))),
+        },
+    };
     let host = target.map_or(host, |t| t.host.to_string());
     let (dest, addr) = match result {
         Ok(ok) => ok,
@@ -77,6 +86,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, slot: Slot
                     NOT_ALLOWED
                 }
                 Refusal::Resolve(_) => HOST_UNREACHABLE,
+                Refusal::OverCap(_) => GENERAL_FAILURE,
                 Refusal::Connect(e) => match e.kind() {
                     std::io::ErrorKind::ConnectionRefused => CONNECTION_REFUSED,
                     std::io::ErrorKind::NetworkUnreachable => NETWORK_UNREACHABLE,
@@ -89,6 +99,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, slot: Slot
                 _ => None,
             };
             let reason = why.to_string();
+            crate::connect::note(&shared, &host, port, &rule, &why);
             track.record(
                 &shared,
                 Event::Close,

@@ -166,3 +166,108 @@ fn a_refused_client_is_closed_not_kept_waiting() {
     });
     s.finish();
 }
+
+/// Room for `n` open files in this test process: the soft limit raised to the hard one, and
+/// as root the hard one too. Fails (never skips) where neither is possible.
+fn room_for(n: u64) {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let now = cordon_netproxy::raise_fd_limit().unwrap();
+    if now >= n {
+        return;
+    }
+    let hard = getrlimit(Resource::Nofile).maximum;
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(n),
+            maximum: Some(hard.map_or(n, |h| h.max(n))),
+        },
+    )
+    .unwrap_or_else(|e| {
+        panic!("this test needs {n} open files; the limit is {now} and cannot be raised ({e}): run it as root or raise `ulimit -Hn`")
+    });
+}
+
+/// A thousand tunnels opened at once through a proxy that serves a hundred at a time: each
+/// one is served or refused at once with the reason (HTTP 503, SOCKS 0x01), none waits and
+/// none is lost, and every one is in the audit log.
+#[test]
+fn a_thousand_tunnels_at_once_are_served_or_refused_and_all_recorded() {
+    room_for(8192);
+    let rt = rt();
+    let echo = rt.block_on(echo_server("127.0.0.1:0"));
+    let limits = Limits {
+        max_connections: 100,
+        ..Limits::default()
+    };
+    let s = Setup::with_limits(POLICY, vec![], limits);
+    let proxy = s.addr;
+    let port = echo.port();
+    type Tunnel = Box<dyn AsyncReadWrite>;
+    trait AsyncReadWrite: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+    impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> AsyncReadWrite for T {}
+    let (mut served, refused) = rt.block_on(async {
+        let mut tasks = Vec::new();
+        for i in 0..1000usize {
+            tasks.push(tokio::spawn(async move {
+                let answer = async move {
+                    if i % 2 == 0 {
+                        match tokio_socks::tcp::Socks5Stream::connect(proxy, ("echo.test", port))
+                            .await
+                        {
+                            Ok(t) => Ok(Box::new(t) as Tunnel),
+                            Err(tokio_socks::Error::GeneralSocksServerFailure) => {
+                                Err("socks general failure".to_string())
+                            }
+                            Err(e) => panic!("SOCKS {i}: {e:?}"),
+                        }
+                    } else {
+                        match connect_tunnel(proxy, &format!("echo.test:{port}")).await {
+                            (200, _, Some(t)) => Ok(Box::new(t) as Tunnel),
+                            (503, body, _) => Err(body),
+                            (status, body, _) => panic!("CONNECT {i}: {status} {body}"),
+                        }
+                    }
+                };
+                // Answered, not left waiting: a generous deadline for a loaded machine.
+                tokio::time::timeout(Duration::from_secs(120), answer)
+                    .await
+                    .unwrap_or_else(|_| panic!("tunnel {i} got no answer"))
+            }));
+        }
+        let (mut served, mut refused) = (Vec::new(), Vec::new());
+        for t in tasks {
+            match t.await.unwrap() {
+                Ok(t) => served.push(t),
+                Err(why) => refused.push(why),
+            }
+        }
+        (served, refused)
+    });
+    // The served ones were all still open when the last answer came: exactly the cap.
+    assert_eq!(served.len(), 100, "refused: {}", refused.len());
+    assert_eq!(refused.len(), 900);
+    for why in &refused {
+        assert!(
+            why == "socks general failure" || why.contains("too many connections at once"),
+            "{why}"
+        );
+    }
+    rt.block_on(async {
+        for t in &mut served {
+            assert_eq!(echo_through(t, b"still served").await, b"still served");
+        }
+    });
+    drop(served);
+    let records = s.record.closes(1000);
+    let closes: Vec<_> = records.iter().filter(|r| r.event == Event::Close).collect();
+    assert_eq!(closes.len(), 1000);
+    assert_eq!(closes.iter().filter(|r| r.allowed).count(), 100);
+    for r in closes.iter().filter(|r| !r.allowed) {
+        assert!(r.reason.contains("too many connections at once"), "{r:?}");
+        assert_eq!((r.host.as_str(), r.port), ("echo.test", port), "{r:?}");
+    }
+    let log = s.finish();
+    // The served: a decision, an open and a close; the refused: a close.
+    assert_eq!(log.lines().count(), 100 * 3 + 900, "{log}");
+}

@@ -438,7 +438,91 @@ fn child_env_points_every_client_at_the_proxy() {
     for k in ["ALL_PROXY", "all_proxy"] {
         assert_eq!(get(k), "socks5h://127.0.0.1:3128", "{k}");
     }
-    for k in ["NO_PROXY", "no_proxy", "npm_config_noproxy"] {
-        assert_eq!(get(k), "localhost,127.0.0.1,::1", "{k}");
+    // Nothing goes around the proxy: loopback inside the sandbox is the sandbox's own.
+    for (k, _) in &env {
+        assert!(!k.to_ascii_lowercase().contains("no"), "{k}");
     }
+}
+
+/// A `[network.hosts]` entry exempts its address from the internal-address check for that
+/// name alone: another name that resolves to the same address (`localhost`), or the address
+/// itself approved by a person, is still refused.
+#[test]
+fn a_hosts_entry_exempts_its_address_for_its_own_name_only() {
+    let rt = rt();
+    let echo = rt.block_on(echo_server("127.0.0.1:0"));
+    let s = Setup::new(
+        &policy(
+            "[network]\ndefault = \"ask\"\nallow = [\"db.test\", \"localhost\"]\n\
+             [network.hosts]\n\"db.test\" = \"127.0.0.1\"\n",
+        ),
+        vec![Answer::Once],
+    );
+    let proxy = s.addr;
+    rt.block_on(async {
+        let (status, body, tunnel) =
+            connect_tunnel(proxy, &format!("db.test:{}", echo.port())).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(echo_through(&mut tunnel.unwrap(), b"named").await, b"named");
+        // Another allowed name, resolved by the system to the same address.
+        let (status, body, _) = connect_tunnel(proxy, &format!("localhost:{}", echo.port())).await;
+        assert_eq!(status, 403, "{body}");
+        assert!(body.contains("internal address"), "{body}");
+        // The address itself, approved by the person.
+        let (status, body, _) = connect_tunnel(proxy, &format!("127.0.0.1:{}", echo.port())).await;
+        assert_eq!(status, 403, "{body}");
+        assert!(body.contains("internal address"), "{body}");
+    });
+    assert_eq!(
+        *s.decide.asked.lock().unwrap(),
+        [format!("127.0.0.1:{}", echo.port())]
+    );
+    let records = s.record.closes(3);
+    let refused: Vec<_> = records.iter().filter(|r| !r.allowed).collect();
+    assert_eq!(refused.len(), 2, "{records:#?}");
+    s.finish();
+}
+
+/// When the proxy stops, it says what it refused: each host, port and reason once, with how
+/// often, the address the check refused, and the `[network]` line that would allow it.
+#[test]
+fn shutdown_reports_each_refused_destination_with_the_line_that_allows_it() {
+    let rt = rt();
+    let echo = rt.block_on(echo_server("127.0.0.1:0"));
+    let mut s = Setup::new(
+        &policy("[network]\nallow = [\"localhost\"]\ndeny = [\"bad.test\"]\n"),
+        vec![],
+    );
+    let proxy = s.addr;
+    rt.block_on(async {
+        for _ in 0..3 {
+            let (status, body, _) = connect_tunnel(proxy, "index.example.org:443").await;
+            assert_eq!(status, 403, "{body}");
+            assert!(body.contains("no [network] entry names"), "{body}");
+        }
+        let (status, _, _) = connect_tunnel(proxy, &format!("localhost:{}", echo.port())).await;
+        assert_eq!(status, 403);
+        let (status, _, _) = connect_tunnel(proxy, "bad.test:443").await;
+        assert_eq!(status, 403);
+    });
+    let report = s.proxy.take().unwrap().shutdown();
+    assert_eq!(report.unrecorded, 0);
+    let r = &report.refused;
+    assert_eq!(r.len(), 3, "{r:#?}");
+    assert_eq!(
+        (r[0].host.as_str(), r[0].port, r[0].count),
+        ("index.example.org", 443, 3)
+    );
+    assert_eq!(r[0].allow, "[network] allow = [\"index.example.org:443\"]");
+    assert!(r[0].reason.starts_with("refused by the policy: "), "{r:#?}");
+    assert_eq!(r[1].host, "localhost");
+    assert!(r[1].addr.unwrap().is_loopback(), "{r:#?}");
+    assert!(r[1].reason.contains("internal address"), "{r:#?}");
+    assert_eq!(
+        r[1].allow,
+        format!("[network.hosts] \"localhost\" = \"{}\"", r[1].addr.unwrap())
+    );
+    // A deny entry: no allow line overrides it.
+    assert_eq!((r[2].host.as_str(), r[2].allow.as_str()), ("bad.test", ""));
+    s.finish();
 }

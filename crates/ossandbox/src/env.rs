@@ -103,8 +103,62 @@ where
     out
 }
 
+/// Whether `name` is a variable that points clients at a proxy or past one, in any case and
+/// spelling known (`HTTP_PROXY`, `NO_PROXY`, `npm_config_noproxy`, `YARN_NO_PROXY`,
+/// `PIP_PROXY`, …). Under `network = "proxy"` the command inherits none of them, even when
+/// `sandbox.env` names one, and gets cordon's proxy settings instead: a `NO_PROXY` for
+/// loopback would send clients around the proxy into the sandbox's own, empty loopback.
+pub fn is_proxy_variable(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('-', "_");
+    let tool = ["npm_config_", "yarn_", "pip_"]
+        .iter()
+        .find_map(|p| n.strip_prefix(p));
+    // `proxy` and `noproxy` alone are proxy settings only as a tool's (`npm_config_proxy`).
+    let generic = |v: &str| {
+        matches!(
+            v,
+            "http_proxy" | "https_proxy" | "all_proxy" | "ftp_proxy" | "no_proxy"
+        )
+    };
+    match tool {
+        Some(rest) => generic(rest) || rest == "proxy" || rest == "noproxy",
+        None => generic(&n),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn proxy_variables_in_every_spelling() {
+        for k in [
+            "HTTP_PROXY",
+            "http_proxy",
+            "NO_PROXY",
+            "no_proxy",
+            "npm_config_noproxy",
+            "NPM_CONFIG_NOPROXY",
+            "npm_config_no_proxy",
+            "npm_config_https-proxy",
+            "YARN_NO_PROXY",
+            "yarn_https_proxy",
+            "PIP_PROXY",
+            "FTP_PROXY",
+            "all_proxy",
+        ] {
+            assert!(is_proxy_variable(k), "{k}");
+        }
+        for k in [
+            "PROXY",
+            "NOPROXY",
+            "PROXY_PASS",
+            "HOME",
+            "NOPROXY_X",
+            "http_proxy_user",
+        ] {
+            assert!(!is_proxy_variable(k), "{k}");
+        }
+    }
     use super::*;
 
     #[test]

@@ -3,7 +3,7 @@
 //! ```toml
 //! [network]
 //! default = "deny"                 # or "ask": what a host no entry names gets
-//! allow = ["pypi.org:443", "files.pythonhosted.org:443", "*.example.org", "10.0.0.5:5432"]
+//! allow = ["index.example.net:443", "files.example.net:443", "*.example.org", "10.0.0.5:5432"]
 //! deny = ["evil.example.org"]      # deny wins over allow, whatever the order
 //! [network.hosts]
 //! "build.internal" = "10.0.0.7"    # a static name → address entry, like curl's --resolve
@@ -25,9 +25,12 @@
 //! entries and at the proxy for requests.
 //!
 //! The section decides by name and port. What an allowed name resolves to is checked by the
-//! proxy: an address that is loopback, private, link-local, unique-local, shared (CGNAT),
-//! unspecified, multicast or a cloud metadata endpoint is refused unless that exact address is
-//! listed — in `allow` (as an address entry) or as a `[network.hosts]` value.
+//! proxy: an internal address ([`is_internal`]: loopback, private, link-local, unique-local,
+//! shared (CGNAT), unspecified, multicast, a cloud metadata endpoint or another special-purpose
+//! range) is refused unless the policy names it for this connection — an `allow` entry of that
+//! address (and port), or the `[network.hosts]` entry of the very name asked for. A hosts entry
+//! speaks for its own name only: another name resolving to the same address, or the address
+//! written as such, does not get through by it.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -356,48 +359,65 @@ pub fn parse_rule(s: &str, location: Location) -> Result<HostRule, String> {
     Ok(rule)
 }
 
-/// Is `addr` one a proxy must not connect to unless it is listed: loopback, private
-/// (RFC 1918), link-local (which holds the cloud metadata endpoint 169.254.169.254),
-/// unique-local (fc00::/7, which holds AWS's fd00:ec2::254), shared address space
-/// (CGNAT, 100.64.0.0/10), unspecified, broadcast, multicast, documentation or reserved
-/// ranges, and IPv4-mapped, IPv4-compatible, NAT64 or 6to4 IPv6 forms of those.
+/// Is `addr` one a proxy must not connect to unless the policy lists it? Written as what is
+/// reachable, not as a list of what is dangerous: an address is external only when it is
+/// global unicast and in no block of the IANA special-purpose registries (IPv4: RFC 6890 and
+/// its updates; IPv6: the same) that is not globally reachable. Everything else is internal:
+/// loopback, private (RFC 1918), link-local (which holds the cloud metadata endpoint
+/// 169.254.169.254), unique-local (fc00::/7, which holds AWS's fd00:ec2::254), shared
+/// (CGNAT), unspecified, broadcast, multicast, documentation, benchmarking, reserved and
+/// every unassigned IPv6 range outside 2000::/3.
+///
+/// IPv6 forms that carry an IPv4 address a translator or relay would connect to are judged by
+/// that address: IPv4-mapped (`::ffff:a.b.c.d`), the NAT64 well-known prefix
+/// (`64:ff9b::a.b.c.d`) and 6to4 (`2002:AABB:CCDD::`). The other translation forms are
+/// internal whatever they carry: IPv4-translated (`::ffff:0:a.b.c.d`, SIIT),
+/// IPv4-compatible (`::a.b.c.d`), the local-use NAT64 prefix `64:ff9b:1::/48` (where the
+/// IPv4 address sits depends on a prefix length only the local network knows) and Teredo
+/// (`2001::/32`, inside the IETF protocol block `2001::/23`).
 pub fn is_internal(addr: IpAddr) -> bool {
     match addr {
         IpAddr::V4(a) => is_internal_v4(a),
-        IpAddr::V6(a) => {
-            if let Some(v4) = a.to_ipv4_mapped() {
-                return is_internal_v4(v4);
-            }
-            let s = a.segments();
-            // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) embed an IPv4 address a gateway
-            // would connect to.
-            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-                return is_internal_v4(Ipv4Addr::new(
-                    (s[6] >> 8) as u8,
-                    s[6] as u8,
-                    (s[7] >> 8) as u8,
-                    s[7] as u8,
-                ));
-            }
-            if s[0] == 0x2002 {
-                return is_internal_v4(Ipv4Addr::new(
-                    (s[1] >> 8) as u8,
-                    s[1] as u8,
-                    (s[2] >> 8) as u8,
-                    s[2] as u8,
-                ));
-            }
-            a.is_loopback()
-                || a.is_unspecified()
-                || a.is_multicast()
-                // IPv4-compatible ::a.b.c.d (deprecated, still routed by some stacks)
-                || s[..6] == [0; 6]
-                || (s[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
-                || (s[0] & 0xffc0) == 0xfe80 // link local fe80::/10
-                || (s[0] & 0xffc0) == 0xfec0 // site local fec0::/10 (deprecated)
-                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
-                || s[0] == 0x0100 && s[1..4] == [0, 0, 0] // discard-only 100::/64
-        }
+        IpAddr::V6(a) => is_internal_v6(a),
+    }
+}
+
+/// The IPv4 address in the last 32 bits of `s`.
+fn v4_in(hi: u16, lo: u16) -> Ipv4Addr {
+    let [a, b] = hi.to_be_bytes();
+    let [c, d] = lo.to_be_bytes();
+    Ipv4Addr::new(a, b, c, d)
+}
+
+fn is_internal_v6(a: Ipv6Addr) -> bool {
+    let s = a.segments();
+    // IPv4-mapped ::ffff:0:0/96: the IPv4 address itself.
+    if let Some(v4) = a.to_ipv4_mapped() {
+        return is_internal_v4(v4);
+    }
+    // NAT64 well-known prefix 64:ff9b::/96 (RFC 6052): a translator connects to the IPv4
+    // address in the last 32 bits.
+    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return is_internal_v4(v4_in(s[6], s[7]));
+    }
+    // Only global unicast 2000::/3 can be external; this also makes internal ::/128, ::1,
+    // IPv4-compatible ::/96, IPv4-translated ::ffff:0:0:0/96, 64:ff9b:1::/48, discard-only
+    // 100::/64, 5f00::/16 (SRv6 SIDs), fc00::/7, fe80::/10, fec0::/10 and ff00::/8.
+    if s[0] & 0xe000 != 0x2000 {
+        return true;
+    }
+    // 6to4 2002::/16 (RFC 3056): a relay connects to the IPv4 address in bits 16..48.
+    if s[0] == 0x2002 {
+        return is_internal_v4(v4_in(s[1], s[2]));
+    }
+    // Not globally reachable blocks inside 2000::/3.
+    match s[0] {
+        // IETF protocol assignments 2001::/23 (Teredo, ORCHID, benchmarking, …) and
+        // documentation 2001:db8::/32
+        0x2001 => s[1] < 0x0200 || s[1] == 0x0db8,
+        // documentation 3fff::/20
+        0x3fff => s[1] < 0x1000,
+        _ => false,
     }
 }
 
@@ -412,9 +432,10 @@ fn is_internal_v4(a: Ipv4Addr) -> bool {
         || a.is_documentation()
         || o[0] == 0 // "this network" 0.0.0.0/8
         || (o[0] == 100 && (o[1] & 0xc0) == 64) // shared address space 100.64.0.0/10
-        || (o[0] == 192 && o[1] == 0 && o[2] == 0) // IETF protocol assignments
+        || (o[0] == 192 && o[1] == 0 && o[2] == 0) // IETF protocol assignments 192.0.0.0/24
+        || (o[0] == 192 && o[1] == 88 && o[2] == 99) // 6to4 relay anycast 192.88.99.0/24 (deprecated)
         || (o[0] == 198 && (o[1] & 0xfe) == 18) // benchmarking 198.18.0.0/15
-        || o[0] >= 240 // reserved
+        || o[0] >= 240 // reserved 240.0.0.0/4
 }
 
 #[cfg(test)]
@@ -534,8 +555,37 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:169.254.169.254",
             "::127.0.0.1",
+            "::8.8.8.8",
             "64:ff9b::a00:1",
+            "64:ff9b::7f00:1",
             "2002:7f00:1::",
+            "2002:a9fe:a9fe::1",
+            // IPv4-translated (SIIT), whatever it carries
+            "::ffff:0:7f00:1",
+            "::ffff:0:808:808",
+            // local-use NAT64, whatever it carries
+            "64:ff9b:1::7f00:1",
+            "64:ff9b:1:ffff::808:808",
+            // Teredo and the rest of 2001::/23
+            "2001::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "2001:2::1",
+            "2001:10::1",
+            "2001:1ff::1",
+            "2001:db8::1",
+            "3fff::1",
+            "3fff:fff::1",
+            "100::1",
+            "5f00::1",
+            "fec0::1",
+            "4000::1",
+            "1::1",
+            "192.0.0.9",
+            "192.88.99.1",
+            "198.18.0.1",
+            "198.51.100.7",
+            "203.0.113.9",
+            "240.0.0.1",
         ] {
             assert!(is_internal(a.parse().unwrap()), "{a} not internal");
         }
@@ -544,8 +594,15 @@ mod tests {
             "140.82.121.4",
             "100.128.0.1",
             "172.32.0.1",
+            "192.0.1.1",
+            "192.88.98.1",
             "2606:4700::1111",
+            "2001:200::1",
+            "2001:4860:4860::8888",
+            "3fff:1000::1",
             "64:ff9b::808:808",
+            "2002:808:808::1",
+            "::ffff:8.8.8.8",
         ] {
             assert!(!is_internal(a.parse().unwrap()), "{a} internal");
         }

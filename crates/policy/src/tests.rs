@@ -529,7 +529,7 @@ fn the_audit_log_is_the_policys_else_the_users_state_directory() {
 #[test]
 fn network_section_parses_and_normalises() {
     let p = parse(
-        "version = 1\n[network]\ndefault = \"ask\"\nallow = [\"GitHub.com\", \"*.example.org\", \"pypi.org:443\", \"10.0.0.5:5432\", \"[::1]:443\"]\ndeny = [\"evil.example.org\"]\n[network.hosts]\n\"Build.Internal\" = \"10.0.0.7\"\n\"v6.internal\" = \"[fd00::7]\"\n[sandbox]\nnetwork = \"proxy\"\n",
+        "version = 1\n[network]\ndefault = \"ask\"\nallow = [\"GitHub.com\", \"*.example.org\", \"index.example.net:443\", \"10.0.0.5:5432\", \"[::1]:443\"]\ndeny = [\"evil.example.org\"]\n[network.hosts]\n\"Build.Internal\" = \"10.0.0.7\"\n\"v6.internal\" = \"[fd00::7]\"\n[sandbox]\nnetwork = \"proxy\"\n",
     )
     .unwrap();
     let n = &p.network;
@@ -541,7 +541,7 @@ fn network_section_parses_and_normalises() {
         [
             "network github.com:*",
             "network *.example.org:*",
-            "network pypi.org:443",
+            "network index.example.net:443",
             "network 10.0.0.5:5432",
             "network \\[::1\\]:443"
         ]
@@ -631,7 +631,7 @@ fn a_network_section_needs_the_proxy() {
         "[sandbox]\nnetwork = \"allow\"\n",
     ] {
         refused(
-            &format!("version = 1\n[network]\nallow = [\"pypi.org:443\"]\n{network}"),
+            &format!("version = 1\n[network]\nallow = [\"index.example.net:443\"]\n{network}"),
             2,
             1,
             "the [network] section takes effect only with `[sandbox] network = \"proxy\"`",

@@ -54,9 +54,14 @@ pub struct Record {
     /// A short human preview of the call, at most [`PREVIEW_MAX`] characters, ending in `…`
     /// when cut.
     pub preview: String,
-    /// The final decision: `allow`, `ask` or `deny`.
+    /// The final decision: `allow`, `ask` or `deny`. `ask` only with `deferred_to`: the
+    /// question went to an agent host's own prompt.
     #[serde(with = "action_serde")]
     pub decision: Action,
+    /// For an `ask`: the agent host whose own prompt the question was handed to (e.g.
+    /// `claude-code`); what its user answered is the host's to keep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred_to: Option<String>,
     /// What decided.
     pub by: By,
     /// Why, in words.
@@ -84,6 +89,7 @@ pub struct Record {
 /// `{"kind":"user"}`, `{"kind":"abort"}`, `{"kind":"timeout"}`, `{"kind":"channel"}`,
 /// `{"kind":"unanswered"}`, `{"kind":"doom-loop","count":3}`, `{"kind":"session-grant"}`,
 /// `{"kind":"persisted-grant","at":"…","pattern":"…"}`, `{"kind":"audit-failed"}`,
+/// `{"kind":"nobody-to-ask"}`,
 /// `{"kind":"after-run"}` (a record of what a run left, see [`Record::after_run`]),
 /// `{"kind":"connection"}` (a connection through cordon's proxy, see [`Record::connection`]). The engine's [`crate::By`] converts
 /// with `From`.
@@ -98,8 +104,7 @@ pub enum By {
     Builtin { tag: String },
     /// `[tools.NAME] approval`: the tool's configured pre-approval, and where.
     ToolConfig { at: String },
-    /// The approval mode resolved an `ask` (`approve-all`, `strict`, `deny`, or `interactive`
-    /// without a terminal).
+    /// The approval mode resolved an `ask` (`approve-all`, `strict`, `deny`).
     Mode { mode: String },
     /// A person answered.
     User,
@@ -128,6 +133,9 @@ pub enum By {
     /// An earlier write to the audit log failed (only ever seen in a log a later write
     /// reached, e.g. after a transient error).
     AuditFailed,
+    /// A person had to answer and the front end had nobody to ask (no terminal, an MCP
+    /// client without elicitation): denied.
+    NobodyToAsk,
     /// Not a decision before a call but what cordon found after it ran: files the run left in
     /// its writable roots that make the operator's tools run code (a `.git` directory or its
     /// configuration, a gitlink, `.envrc`, editor tasks). The record has the run's `request`
@@ -193,6 +201,7 @@ impl From<&crate::By> for By {
                 count: Some(*count),
             },
             E::AuditFailed => By::AuditFailed,
+            E::NobodyToAsk => By::NobodyToAsk,
         }
     }
 }
@@ -214,6 +223,7 @@ impl fmt::Display for By {
             By::DoomLoop { count: Some(n) } => write!(f, "doom-loop ({n} in a row)"),
             By::SessionGrant => f.write_str("session-grant"),
             By::AuditFailed => f.write_str("audit-failed"),
+            By::NobodyToAsk => f.write_str("nobody-to-ask"),
             By::AfterRun => f.write_str("after-run"),
             By::Connection => f.write_str("connection"),
             By::PersistedGrant { at, pattern } => {
@@ -250,6 +260,7 @@ impl Record {
             args_digest: sha256_hex(b"null"),
             preview: String::new(),
             decision,
+            deferred_to: None,
             by,
             reason: reason.into(),
             note: None,
@@ -349,6 +360,13 @@ impl Record {
     /// A human preview of the call, cut to [`PREVIEW_MAX`] characters.
     pub fn preview(mut self, text: &str) -> Record {
         self.preview = preview(text);
+        self
+    }
+
+    /// The agent host the ask was handed to (see [`Record::deferred_to`]); the record's
+    /// `decision` is then `ask`.
+    pub fn deferred_to(mut self, host: impl Into<String>) -> Record {
+        self.deferred_to = Some(host.into());
         self
     }
 

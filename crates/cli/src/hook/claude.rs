@@ -156,10 +156,12 @@ pub fn render(input: &Input, answer: &Answer) -> Reply {
             with_command(command),
         ),
         Answer::Ask {
-            reason, command, ..
+            reason,
+            command,
+            how,
         } => (
             PermissionDecision::Ask,
-            format!("cordon: needs your approval: {reason}"),
+            format!("cordon: needs your approval: {reason} ({how})"),
             with_command(command),
         ),
         Answer::Deny { reason } => (

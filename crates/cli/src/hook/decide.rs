@@ -1,14 +1,11 @@
-//! The hook's decisions, through the gate: one [`Gate`] per hook call, with the host as the
-//! audit log's client and nobody to ask (`can_ask = false`): an ask goes back to the host.
+//! The hook's decisions, through the gate: one [`Gate`] per hook call, opened for the agent
+//! host ([`FrontEnd::Host`]): an ask goes back to the host's own prompt, recorded in the audit
+//! log as `ask`, `deferred_to` the host.
 
 use std::path::{Path, PathBuf};
 
-use cordon_approval::By;
-use cordon_gate::{Command, Gate, Options};
-use cordon_policy::{ApprovalMode, Policy};
-
-/// How the engine words an ask it resolved for want of a terminal, before the rules' reason.
-const NO_TERMINAL: &str = "to allow asks) (";
+use cordon_gate::{Command, FrontEnd, Gate, Options, Outcome};
+use cordon_policy::Policy;
 
 /// A call as cordon sees it, mapped from a host's tool call.
 #[derive(Debug, Clone)]
@@ -26,28 +23,16 @@ pub enum Call {
     All(Vec<Call>),
 }
 
-/// What the rules and the mode say, recorded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
-    Allow {
-        reason: String,
-    },
-    /// A person must approve: the hook hands the question to the host.
-    Ask {
-        reason: String,
-    },
-    Deny {
-        reason: String,
-    },
-}
+/// What was decided and recorded: the engine's [`Outcome`] (for a shell line, an ask is the
+/// host's to put to its user), or cordon's own failure, which denies.
+pub type Decided = Result<Outcome, cordon_gate::Error>;
 
-impl Verdict {
-    fn rank(&self) -> u8 {
-        match self {
-            Verdict::Allow { .. } => 0,
-            Verdict::Ask { .. } => 1,
-            Verdict::Deny { .. } => 2,
-        }
+/// How restrictive a decision is: a failure is a denial.
+fn rank(d: &Decided) -> u8 {
+    match d {
+        Ok(Outcome::Allowed { .. }) => 0,
+        Ok(Outcome::Ask(_)) => 1,
+        Ok(Outcome::Denied { .. }) | Err(_) => 2,
     }
 }
 
@@ -59,15 +44,17 @@ pub struct Decider {
 impl Decider {
     /// Opens the gate: `--policy`, else a trusted `./cordon.toml` in `cwd`, else the embedded
     /// default; its audit log records every decision with `client` as the client.
-    pub fn open(explicit: Option<&Path>, cwd: &Path, client: &str) -> Result<Decider, String> {
+    pub fn open(
+        explicit: Option<&Path>,
+        cwd: &Path,
+        client: &str,
+    ) -> Result<Decider, cordon_gate::Error> {
         let mut opts = Options::new(cwd.to_path_buf());
         opts.policy = explicit.map(Path::to_path_buf);
-        opts.client = Some(client.to_string());
-        // The hook never prompts on a terminal: an ask goes back to the host.
-        opts.can_ask = false;
-        // The host runs the command (through `cordon exec`, which prepares its own sandbox).
-        opts.runs = false;
-        let gate = Gate::open(opts).map_err(|e| e.message)?;
+        // The hook never prompts on a terminal: an ask goes back to the host, which also runs
+        // the command (through `cordon exec`, which prepares its own sandbox).
+        opts.front_end = FrontEnd::Host(client.to_string());
+        let gate = Gate::open(opts)?;
         Ok(Decider { gate })
     }
 
@@ -102,53 +89,33 @@ impl Decider {
         reason
     }
 
-    /// Decides `call` and records the decision.
-    pub fn decide(&self, call: &Call) -> Verdict {
+    /// Decides `call` and records the decision: allowed, denied, or an ask handed to the
+    /// host (recorded as such). `Err`: cordon could not decide or record (the call is denied).
+    pub fn decide(&self, call: &Call) -> Decided {
         let built = match call {
             Call::All(calls) => {
-                let mut worst: Option<Verdict> = None;
+                let mut worst: Option<Decided> = None;
                 for c in calls {
-                    let v = self.decide(c);
-                    if worst.as_ref().is_none_or(|w| v.rank() > w.rank()) {
-                        worst = Some(v);
+                    let d = self.decide(c);
+                    if worst.as_ref().is_none_or(|w| rank(&d) > rank(w)) {
+                        worst = Some(d);
                     }
                 }
-                return worst.unwrap_or(Verdict::Deny {
-                    reason: "nothing to decide".into(),
-                });
+                return worst
+                    .unwrap_or_else(|| Err(cordon_gate::Error::failure("nothing to decide")));
             }
             Call::Shell { line, cwd } => self.gate.shell(Command::Line(line.clone()), Some(cwd)),
             Call::Tool { tool, args } => self.gate.file(tool, args.clone()),
         };
-        let call = match built {
-            Ok(c) => c,
-            Err(e) => return Verdict::Deny { reason: e.message },
-        };
+        let call = built?;
+        // A host's gate never asks the asker: an ask comes back as one.
         let d = self.gate.decide(&call, &mut cordon_gate::nobody());
-        match (d.is_allowed(), d.by()) {
-            (true, _) => Verdict::Allow {
-                reason: d.reason().to_string(),
-            },
-            // Interactive mode with nobody to ask on this side: the host's user is asked.
-            (false, Some(By::Mode(ApprovalMode::Interactive))) => {
-                let reason = d.reason();
-                Verdict::Ask {
-                    // The engine's "no terminal" wording wraps the rules' reason: keep that.
-                    reason: match reason.find(NO_TERMINAL) {
-                        Some(at) => reason[at + NO_TERMINAL.len()..]
-                            .strip_suffix(')')
-                            .unwrap_or_default()
-                            .to_string(),
-                        None => reason.to_string(),
-                    },
-                }
-            }
-            (false, Some(by)) if d.exit_code() == cordon_gate::EXIT_DENIED => Verdict::Deny {
-                reason: format!("{} [{by}]", d.reason()),
-            },
-            (false, _) => Verdict::Deny {
-                reason: format!("cordon could not decide: {}", d.reason()),
-            },
+        match d.outcome() {
+            Some(o) => Ok(o.clone()),
+            None => Err(cordon_gate::Error::failure(format!(
+                "cordon could not decide: {}",
+                d.reason()
+            ))),
         }
     }
 }

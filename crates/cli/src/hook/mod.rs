@@ -35,7 +35,8 @@ use clap::ValueEnum;
 use cordon_policy::Network;
 use serde_json::Value;
 
-use decide::{Call, Decider, Verdict};
+use cordon_gate::Outcome;
+use decide::{Call, Decided, Decider};
 
 /// Exit status that blocks the tool call in every supported host (stderr is the reason).
 pub const EXIT_BLOCK: i32 = 2;
@@ -212,7 +213,7 @@ pub fn respond(host: Host, policy: Option<&Path>, bytes: &[u8]) -> Reply {
 
 /// Decides the mapped call; `Err`: cordon's own failure, which denies.
 fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, String> {
-    let decider = Decider::open(policy, &input.cwd, host.client())?;
+    let decider = Decider::open(policy, &input.cwd, host.client()).map_err(|e| e.to_string())?;
     let call = match &input.mapped {
         Mapped::Call { call } => call.clone(),
         Mapped::Unmapped(name) | Mapped::Network(name) if decider.has_tool(name) => Call::Tool {
@@ -247,20 +248,31 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
     }
     let Call::Shell { line, cwd } = &call else {
         return Ok(match decider.decide(&call) {
-            Verdict::Allow { reason } => Answer::Allow {
+            Ok(Outcome::Allowed { reason, .. }) => Answer::Allow {
                 reason,
                 command: None,
             },
-            Verdict::Ask { reason } => Answer::Ask {
-                how: format!(
-                    "cordon cannot ask from a {} hook; a person can allow it in the policy ({}), or do it themselves",
-                    host.client(),
-                    decider.policy().source
-                ),
-                reason,
+            Ok(Outcome::Ask(p)) => Answer::Ask {
+                // Claude Code asks its user; the other hosts cannot, and tell the agent how a
+                // person approves it.
+                how: if host == Host::Claude {
+                    format!(
+                        "approve to let it happen once; to stop being asked, allow it in the policy ({}) and trust it (`cordon policy trust`)",
+                        decider.policy().source
+                    )
+                } else {
+                    format!(
+                        "cordon cannot ask from a {} hook; a person can allow it in the policy ({}), or do it themselves",
+                        host.client(),
+                        decider.policy().source
+                    )
+                },
+                reason: p.reason,
                 command: None,
             },
-            Verdict::Deny { reason } => Answer::Deny { reason },
+            denied => Answer::Deny {
+                reason: denial(denied),
+            },
         });
     };
     if line.contains('\0') {
@@ -286,15 +298,25 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the cordon binary: {e}"))?;
     let policy_file = decider.policy_file();
     Ok(match decider.decide(&call) {
-        Verdict::Allow { reason } => Answer::Allow {
+        Ok(Outcome::Allowed { reason, .. }) => Answer::Allow {
             reason,
             command: Some(exec_line(Some(&exe), policy_file.as_deref(), None, line)?),
         },
-        Verdict::Ask { reason } => {
-            let how = format!(
-                "to run it once, a person runs it in a terminal, where cordon asks: {}",
-                exec_line(None, policy_file.as_deref(), None, line)?
-            );
+        Ok(Outcome::Ask(p)) => {
+            let reason = p.reason;
+            // Claude Code asks its user: approving there runs it once, confined; a host that
+            // cannot ask tells the agent how a person approves it.
+            let how = if host == Host::Claude {
+                format!(
+                    "approve to run it once, confined by cordon; to stop being asked, add an allow rule to {} and trust it (`cordon policy trust`)",
+                    decider.policy().source
+                )
+            } else {
+                format!(
+                    "to run it once, a person runs it in a terminal, where cordon asks: {}",
+                    exec_line(None, policy_file.as_deref(), None, line)?
+                )
+            };
             let command = if host == Host::Claude {
                 let id = cordon_gate::host_grant::issue(
                     decider.policy(),
@@ -302,7 +324,8 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
                     cwd,
                     line,
                     host.client(),
-                )?;
+                )
+                .map_err(|e| e.to_string())?;
                 Some(exec_line(
                     Some(&exe),
                     policy_file.as_deref(),
@@ -318,8 +341,20 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
                 how,
             }
         }
-        Verdict::Deny { reason } => Answer::Deny { reason },
+        denied => Answer::Deny {
+            reason: denial(denied),
+        },
     })
+}
+
+/// The reason a denial (or cordon's failure to decide) gives the agent: the rule's reason and
+/// what decided.
+fn denial(d: Decided) -> String {
+    match d {
+        Ok(Outcome::Denied { by, reason, .. }) => format!("{reason} [{by}]"),
+        Ok(o) => format!("{} [{}]", o.reason(), o.by()),
+        Err(e) => e.to_string(),
+    }
 }
 
 /// The hosts' files that wire hooks (`cordon install` writes them): an agent's file tool

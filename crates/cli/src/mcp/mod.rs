@@ -73,7 +73,7 @@ pub fn run(args: McpArgs) -> i32 {
         },
         Err(e) => {
             eprintln!("cordon: {e}");
-            return e.code;
+            return e.exit_code();
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

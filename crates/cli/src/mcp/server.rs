@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use cordon_approval::By;
 use cordon_approval::{Answer, AskError};
+use cordon_gate::Outcome;
 use cordon_gate::{Call, Cancel, Command, Decision, Gate, Options, Output, RunOptions};
-use cordon_policy::Action;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequest, ElicitResult,
     Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses, JsonObject,
@@ -53,8 +53,9 @@ impl Cordon {
     async fn gate(&self, context: &RequestContext<RoleServer>) -> Result<Arc<Gate>, McpError> {
         let mut opts = self.opts.clone();
         opts.client = context.client_info().map(|c| c.name);
-        // Asks are asked only of a client that can show a form.
-        opts.can_ask = can_elicit(context);
+        // Asks are asked of the client's user by elicitation; a client that cannot show a
+        // form is given `nobody`, whose denial says how to approve.
+        opts.front_end = cordon_gate::FrontEnd::Mcp;
         self.gate
             .get_or_try_init(|| async move {
                 let opened = tokio::task::spawn_blocking(move || Gate::open(opts))
@@ -135,19 +136,32 @@ impl ServerHandler for Cordon {
                 None => None,
             };
             if preset.is_none() && can_elicit(&context) {
-                let verdict = gate.check(&call);
-                if verdict.action == Action::Ask {
-                    let message = elicit::message(call.tool(), call.preview(), &verdict.reason);
+                // What the real decision starts from: the one evaluator, mode and grants
+                // included.
+                let explained = match gate.explain(&call) {
+                    Ok(x) => x,
+                    Err(e) => return Ok(tools::error(e.to_string()).into()),
+                };
+                if let Outcome::Ask(p) = &explained.outcome {
+                    let message = elicit::message(call.tool(), call.preview(), &p.reason);
                     return Ok(match self.asks.input_required(&name, &args, message) {
                         Ok(r) => CallToolResponse::InputRequired(r),
                         Err(e) => tools::error(e).into(),
                     });
                 }
             }
+            let preset = match preset {
+                None if !can_elicit(&context) => Some(Err(AskError::NobodyToAsk(String::new()))),
+                preset => preset,
+            };
             gate.decide_async(&call, &mut Preset(preset)).await
-        } else {
+        } else if can_elicit(&context) {
             let mut asker = Elicit::new(context.peer.clone(), call.preview().to_string());
             gate.decide_async(&call, &mut asker).await
+        } else {
+            // Nobody to ask: the gate words the denial, saying how to approve.
+            let nobody = Err(AskError::NobodyToAsk(String::new()));
+            gate.decide_async(&call, &mut Preset(Some(nobody))).await
         };
         if !decision.is_allowed() {
             return Ok(refused(&decision, call.shown()).into());
@@ -181,12 +195,12 @@ fn prepare(
         let cwd = a.cwd.as_deref().map(std::path::Path::new);
         let call = gate
             .shell(Command::Line(a.command), cwd)
-            .map_err(|e| tools::error(e.message))?;
+            .map_err(|e| tools::error(e.to_string()))?;
         Ok((call, a.timeout))
     } else {
         let call = gate
             .file(name, serde_json::Value::Object(args.clone()))
-            .map_err(|e| tools::error(e.message))?;
+            .map_err(|e| tools::error(e.to_string()))?;
         Ok((call, None))
     }
 }
@@ -237,7 +251,7 @@ async fn run_command(
     };
     match joined {
         Ok(Ok(ran)) => tools::ran(ran.exit_code, &ran.stdout, &ran.stderr, ran.truncated),
-        Ok(Err(e)) => tools::error(e.message),
+        Ok(Err(e)) => tools::error(e.to_string()),
         Err(e) => tools::error(format!("cordon: the run failed: {e}")),
     }
 }
@@ -255,7 +269,7 @@ async fn file_tool(gate: &Arc<Gate>, call: Call, decision: Decision) -> CallTool
     match tokio::task::spawn_blocking(move || gate.run(&call, &decision, opts)).await {
         Ok(Ok(ran)) if ran.exit_code == 0 => tools::file_result(&ran.stdout),
         Ok(Ok(ran)) => tools::error(String::from_utf8_lossy(&ran.stderr).trim().to_string()),
-        Ok(Err(e)) => tools::error(e.message),
+        Ok(Err(e)) => tools::error(e.to_string()),
         Err(e) => tools::error(format!("cordon: the file tool failed: {e}")),
     }
 }
@@ -336,7 +350,14 @@ fn refused(decision: &Decision, shown: &str) -> CallToolResult {
     let mut message = decision.message();
     let asked = matches!(
         decision.by(),
-        Some(By::User | By::TimedOut | By::ChannelLost | By::Unanswered | By::Mode(_))
+        Some(
+            By::User
+                | By::TimedOut
+                | By::ChannelLost
+                | By::Unanswered
+                | By::Mode(_)
+                | By::NobodyToAsk
+        )
     );
     if asked {
         message.push_str(&format!(

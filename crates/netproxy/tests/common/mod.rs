@@ -52,7 +52,7 @@ fn verdict(o: &Outcome) -> Verdict {
             reason: reason.clone(),
             rule: by.to_string(),
         },
-        Outcome::NeedsAnswer(_) => Verdict::Deny {
+        Outcome::Ask(_) => Verdict::Deny {
             reason: "unanswered".into(),
             rule: String::new(),
         },
@@ -74,7 +74,7 @@ impl Decide for EngineDecide {
             };
             let req = Request::new("c", "network", vec![Key::new(t.key())]);
             let first = self.engine.lock().unwrap().evaluate(&req);
-            if !matches!(first, Outcome::NeedsAnswer(_)) {
+            if !matches!(first, Outcome::Ask(_)) {
                 return verdict(&first);
             }
             self.asked.lock().unwrap().push(target);
