@@ -142,16 +142,14 @@ fn the_audit_logs_directory_is_read_only_inside_the_sandbox() {
     let out = fx.exec("true");
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let dir = fx.ws.join(".cordon");
-    assert_eq!(
-        names(&dir),
-        ["audit.jsonl", "audit.jsonl.head", "audit.jsonl.lock"]
-    );
+    // The head is in the log's own attribute (issue 25): no head file.
+    assert_eq!(names(&dir), ["audit.jsonl", "audit.jsonl.lock"]);
 
     let out = fx.exec_script(&plant(".cordon/", "audit.jsonl", &fx.victim));
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert_eq!(
         names(&dir),
-        ["audit.jsonl", "audit.jsonl.head", "audit.jsonl.lock"],
+        ["audit.jsonl", "audit.jsonl.lock"],
         "the command created names in the audit log's directory\n{}",
         describe(&out)
     );
@@ -194,15 +192,9 @@ fn links_planted_beside_a_log_in_the_workspace_root_are_never_followed() {
         "the attack could not plant its link, so this test proves nothing\n{}",
         describe(&out)
     );
-    assert!(
-        !fs::symlink_metadata(fx.ws.join("audit.jsonl.head"))
-            .unwrap()
-            .file_type()
-            .is_symlink(),
-        "the protected head was replaced\n{}",
-        describe(&out)
-    );
-
+    // The head is in the log's attribute (issue 25), so `audit.jsonl.head` is just a name in
+    // the writable root: the command may plant a link there, and the writer, which reads a
+    // head file only for a log without the attribute, never opens it.
     let out = fx.exec("true");
     assert_eq!(
         fs::read_to_string(&fx.victim).unwrap(),
@@ -215,10 +207,20 @@ fn links_planted_beside_a_log_in_the_workspace_root_are_never_followed() {
     assert_eq!(code, Some(0), "{report}");
     assert!(report.contains("3 record(s)"), "{report}");
 
-    // A head that is a link (left by an older cordon that followed one) stops the run: the
-    // record cannot be written safely, so nothing runs (125), and verify does not call the log
-    // intact.
-    fs::remove_file(fx.ws.join("audit.jsonl.head")).unwrap();
+    // A head file that is a link, beside a log from before the head moved into the
+    // attribute (simulated: the attribute removed), stops the run: the record cannot be
+    // written safely, so nothing runs (125), and verify does not call the log intact.
+    let log = std::ffi::CString::new(
+        fx.ws
+            .join("audit.jsonl")
+            .into_os_string()
+            .into_encoded_bytes(),
+    )
+    .unwrap();
+    // SAFETY: two NUL-terminated strings that outlive the call.
+    let removed = unsafe { libc::removexattr(log.as_ptr(), c"user.cordon.head".as_ptr()) };
+    assert_eq!(removed, 0, "{}", std::io::Error::last_os_error());
+    let _ = fs::remove_file(fx.ws.join("audit.jsonl.head"));
     std::os::unix::fs::symlink(&fx.victim, fx.ws.join("audit.jsonl.head")).unwrap();
     let out = fx.exec("echo ran > ran.txt");
     assert_eq!(out.status.code(), Some(125), "{}", describe(&out));

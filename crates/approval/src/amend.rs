@@ -466,7 +466,7 @@ pub fn append(
         source,
     };
     let file = open_rules_file(path, true)?;
-    let _lock = Flock::exclusive(&file).map_err(io)?;
+    let _lock = cordon_fs::lock::exclusive(&file, RULES_LOCK_DEADLINE).map_err(|e| io(e.into()))?;
     let mut text = String::new();
     (&file).seek(SeekFrom::Start(0)).map_err(io)?;
     (&file).read_to_string(&mut text).map_err(io)?;
@@ -563,7 +563,7 @@ pub fn retract(path: &Path, store: &TrustStore, written: &str) -> Result<bool, E
         source,
     };
     let file = open_rules_file(path, false)?;
-    let _lock = Flock::exclusive(&file).map_err(io)?;
+    let _lock = cordon_fs::lock::exclusive(&file, RULES_LOCK_DEADLINE).map_err(|e| io(e.into()))?;
     let mut text = String::new();
     (&file).read_to_string(&mut text).map_err(io)?;
     if written.is_empty() || !text.ends_with(written) {
@@ -584,28 +584,9 @@ pub fn retract(path: &Path, store: &TrustStore, written: &str) -> Result<bool, E
     Ok(true)
 }
 
-/// An exclusive `flock` held until dropped.
-struct Flock<'a>(&'a File);
-
-impl<'a> Flock<'a> {
-    fn exclusive(file: &'a File) -> std::io::Result<Flock<'a>> {
-        loop {
-            match rustix::fs::flock(file, rustix::fs::FlockOperation::LockExclusive) {
-                Ok(()) => return Ok(Flock(file)),
-                Err(rustix::io::Errno::INTR) => continue,
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-}
-
-impl Drop for Flock<'_> {
-    fn drop(&mut self) {
-        // Unlocking a descriptor we locked fails only if it is not open, which the borrow
-        // rules out; the lock also goes when the file is closed.
-        let _ = rustix::fs::flock(self.0, rustix::fs::FlockOperation::Unlock);
-    }
-}
+/// How long a rules-file change waits for another one: each holds the lock for one read, a
+/// parse and one synced write.
+const RULES_LOCK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[cfg(test)]
 mod tests {

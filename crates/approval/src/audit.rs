@@ -29,32 +29,37 @@
 //! connected to, the rule that decided, bytes each way and the duration
 //! ([`Record::connection`]).
 //!
-//! Beside the log, `FILE.head` holds the last record's `seq` and hash
-//! (`{"v":1,"seq":41,"hash":"…"}`), replaced atomically after each append.
+//! The log's **head** — the last record's `seq` and hash, what guards the end of the log
+//! against truncation — is kept in the log file's own extended attribute `user.cordon.head`
+//! (a log from before, or a file system without attributes: in `FILE.head` beside it).
 //!
-//! # Writing: durable before the tool runs
+//! # Writing: durable before the tool runs, one sync
 //!
-//! [`AuditLog::append`] takes an exclusive `flock` on the file, reads its last line to link
-//! to it (`prev`, `seq`), writes the whole new line with **one** `write` call (the file is
-//! opened `O_APPEND`), `fdatasync`s it, updates the head file, and only then returns. A
-//! caller runs the tool only after `append` returned `Ok`, so a tool never runs without its
-//! record on disk; if the log cannot be written the caller must not run the tool (fail
-//! closed). Writers in several processes (or threads, each with its own [`AuditLog`])
-//! interleave whole records and keep one unbroken chain.
+//! [`AuditLog::append`] takes an exclusive lock on `FILE.lock` ([`cordon_fs::lock`]: blocking,
+//! with a deadline, naming the real holder when it passes), checks that the log's name is
+//! still its file (a log deleted or replaced under a live writer is recreated or reopened, and
+//! the next record says so), reads the last line and the head, writes the whole new line with
+//! **one** `write` call (O_APPEND), sets the head attribute, and makes both durable with **one**
+//! `fsync`; only then does it return. A caller runs the tool only after `append` returned
+//! `Ok`; if anything fails (a full disk), the line is cut back and the head restored: a record
+//! that was not made durable is not in the log. Writers in several processes (or threads,
+//! each with its own [`AuditLog`]) interleave whole records and keep one unbroken chain;
+//! threads of one long-lived process share a [`SharedLog`] (group commit: one sync for the
+//! records written meanwhile).
 //!
 //! # Crashes
 //!
-//! Earlier records are never rewritten. A crash (even `SIGKILL`) during a `write` can only
-//! leave the *last* line incomplete, without its newline: a **torn tail**. Its decision
-//! never took effect, because `append` had not returned. [`verify`] reports it as
-//! [`ProblemKind::TornTail`], apart from tampering. The next `append` copies the torn bytes to
-//! `FILE.torn-STAMP-RAND` (fsynced), truncates them away, and says so in its record's `repair`
-//! field, so nothing is silently dropped. A state no crash leaves — a last line that is complete
-//! but not a valid record, a head file that is missing or disagrees with the log by more than
-//! the one record a crash between the two writes explains — makes the writer refuse
-//! ([`crate::Error::Inconsistent`]), and the tool does not run, until a person looks and moves the log
-//! aside: appending would bury the evidence. A head file one record behind is accepted and
-//! noted in the next record's `repair` field.
+//! Earlier records are never rewritten. Every state a crash, kill or full disk can leave is
+//! repaired by the next writer, which says what it repaired in its record's `repair` field: a
+//! torn tail (moved to `FILE.torn-STAMP-RAND`), a head behind by any number of records (kills
+//! between a line and its head), one ahead (a power failure before the sync: that decision
+//! was never handed out), no head on a new log, `FILE.head.tmp-*` left by the old head
+//! updates. A head that disagrees with a chain that is whole from seq 0 is said loudly
+//! (`HEAD MISMATCH`) but does not stop later runs (on the Landlock backend a sandboxed command
+//! can change a file's attributes). A last line that is complete but not a record makes the
+//! writer refuse ([`crate::Error::Inconsistent`]), and the tool does not run, until a person
+//! looks and moves the log aside: appending would bury the evidence. Every case, with how
+//! it arises, is in docs/audit.md.
 //!
 //! # What `verify` detects, and the threat model
 //!
@@ -70,9 +75,9 @@
 //! log), and `verify` will call that log intact. Keep the log where the audited agent cannot
 //! write — outside the sandbox's writable roots, or under `sandbox.protected` — and ship it
 //! (or just its head hash) somewhere append-only if you need evidence against its owner.
-//! Without the head file, deleting the last records is not detectable. When a crash came
-//! between a record and its head update, the head is one record behind and the last record
-//! is covered by the chain alone; `verify` notes that.
+//! Without the head, deleting the last records is not detectable. When kills came between
+//! records and their head updates, the head is behind and the last records are covered by
+//! the chain alone; `verify` notes that.
 //!
 //! ```
 //! use cordon_approval::audit::{self, AuditLog, By, ProblemKind, Record};
@@ -111,11 +116,11 @@ mod verify;
 mod writer;
 
 pub use record::{
-    preview, AfterRunFinding, By, Connection, Record, FORMAT_VERSION, PREVIEW_MAX, ZERO_HASH,
+    preview, AfterRunFinding, By, Connection, Kind, Record, FORMAT_VERSION, PREVIEW_MAX, ZERO_HASH,
 };
 pub use util::{canonical_json, new_id, rfc3339, sha256_hex};
 pub use verify::{verify, Problem, ProblemKind, Report};
-pub use writer::{head_path, lock_path, Appended, AuditLog, LOCK_DEADLINE};
+pub use writer::{head_path, lock_path, Appended, AuditLog, SharedLog, HEAD_XATTR, LOCK_DEADLINE};
 
 /// The threat model in one sentence, for tools that print a verdict.
 pub const THREAT_MODEL: &str = "the hash chain has no secret key: it detects edits, deletions, \

@@ -187,5 +187,7 @@ pub use explain::{Explanation, KeyExplained};
 pub use memory::SessionMemory;
 pub use outcome::{mode_name, Answer, ApprovalError, AskError, By, Outcome, Pending};
 pub use request::{Key, Presentation, Preview, Request};
-pub use rules::{names_system_program, resolve_mode, Decision, RuleRef, RuleSet, SYSTEM_BIN_DIRS};
+pub use rules::{
+    names_system_program, resolve_mode, Decision, RuleRef, RuleSet, Shadowed, SYSTEM_BIN_DIRS,
+};
 pub use toolrules::{network_rules, rule, KeyVerdict, Origin, Rules};

@@ -47,6 +47,14 @@ impl Verdict {
     }
 }
 
+/// What matched a command; see [`RuleIndex::matches`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Matches {
+    pub(crate) first_deny: Option<usize>,
+    pub(crate) by_name: Option<usize>,
+    pub(crate) as_written: Option<usize>,
+}
+
 /// An edge for one glob token.
 #[derive(Debug, Clone)]
 struct GlobEdge {
@@ -156,11 +164,26 @@ impl RuleIndex {
     /// The index of the deciding rule for one simple command: the first matching deny, else
     /// the last matching rule; `None` when no rule matches.
     pub(crate) fn decide<S: AsRef<str>>(&self, words: &[S]) -> Option<usize> {
+        let m = self.matches(words)?;
+        m.first_deny.or(m.by_name.max(m.as_written))
+    }
+
+    /// What matched one simple command, apart: the first deny, and the last rule among those
+    /// matched by the program's basename (`pytest`) and among those matched as written (exact
+    /// rules, `.venv/bin/pytest`). `None` when the line has no words.
+    pub(crate) fn matches<S: AsRef<str>>(&self, words: &[S]) -> Option<Matches> {
         let first = words.first()?.as_ref();
-        let mut acc = Verdict::default();
-        self.visit(BASENAME_ROOT, basename(first), words, 0, &mut acc);
-        self.visit(WHOLE_ROOT, first, words, 0, &mut acc);
-        acc.first_deny.or(acc.last)
+        let mut by_name = Verdict::default();
+        let mut as_written = Verdict::default();
+        self.visit(BASENAME_ROOT, basename(first), words, 0, &mut by_name);
+        self.visit(WHOLE_ROOT, first, words, 0, &mut as_written);
+        let mut deny = by_name;
+        deny.merge(as_written);
+        Some(Matches {
+            first_deny: deny.first_deny,
+            by_name: by_name.last,
+            as_written: as_written.last,
+        })
     }
 
     /// Collects node `at`, reached by the first `depth` words (the first one compared as

@@ -1,6 +1,7 @@
 use std::fmt;
 
 use cordon_policy::{basename, Action, ApprovalMode, Location, Shell, ShellRule};
+pub use cordon_policy::{names_system_program, SYSTEM_BIN_DIRS};
 
 use crate::rule_index::RuleIndex;
 
@@ -108,10 +109,30 @@ impl RuleSet {
     /// command named by any other path (`./ls`, `/tmp/evil/ls`, `bin/git`, `~/bin/grep`) is
     /// not the program the rule meant, and the allow becomes an ask. A rule that allows every
     /// command (`*`, `**`) is not about a name and stays as it is.
+    ///
+    /// Rules compose as an operator reads them: for a program named by a path that is not a
+    /// system one, a rule written with that path (`.venv/bin/pytest`) is about it, and a later
+    /// rule on the bare name (`pytest`, about the program on the `PATH`) does not take its
+    /// place. A deny still wins wherever it stands.
     pub fn matching_command<S: AsRef<str>>(&self, words: &[S]) -> Option<Decision> {
-        let i = self.index.decide(words)?;
-        let decision = self.decision_of(i);
         let name = words.first().map_or("", |w| w.as_ref());
+        let m = self.index.matches(words)?;
+        let demoted = |i: usize| {
+            let rule = &self.rules[i];
+            let first = rule.pattern.as_str().split(' ').next().unwrap_or("");
+            rule.action == Action::Allow
+                && !rule.pattern.is_exact()
+                && !first.contains('/')
+                && !matches!(first, "*" | "**")
+                && !names_system_program(name)
+        };
+        let i = match (m.first_deny, m.by_name, m.as_written) {
+            (Some(deny), _, _) => deny,
+            // The later rule on the bare name would only ask: the rule naming this path decides.
+            (None, Some(b), Some(w)) if b > w && demoted(b) => w,
+            (None, b, w) => b.max(w)?,
+        };
+        let decision = self.decision_of(i);
         let rule = &self.rules[i];
         let first = rule.pattern.as_str().split(' ').next().unwrap_or("");
         let by_basename =
@@ -128,6 +149,41 @@ impl RuleSet {
             });
         }
         Some(decision)
+    }
+
+    /// Rules that never decide because another one matches every command they match and wins
+    /// over them (a deny wherever it stands, else a later rule), with a different action: `git
+    /// push --dry-run` allowed before `git push` asked. What `cordon policy test` warns about.
+    /// Only literal tokens and a covering `*`/glob token are compared; patterns whose globs
+    /// overlap in other ways are not reported.
+    pub fn shadowed(&self) -> Vec<Shadowed> {
+        let mut out = Vec::new();
+        for (a, ra) in self.rules.iter().enumerate() {
+            if ra.action == Action::Deny {
+                continue;
+            }
+            let winner = self.rules.iter().enumerate().find(|&(b, rb)| {
+                b != a
+                    && rb.action != ra.action
+                    && (rb.action == Action::Deny || b > a)
+                    && covers(&rb.pattern, &ra.pattern)
+            });
+            if let Some((b, _)) = winner {
+                out.push(Shadowed {
+                    rule: a,
+                    by: b,
+                    text: format!(
+                        "rule `{}` ({}) never decides: rule `{}` ({}, {}) matches every command it matches and wins over it",
+                        ra.pattern.as_str(),
+                        ra.action.as_str(),
+                        self.rules[b].pattern.as_str(),
+                        self.rules[b].action.as_str(),
+                        self.rules[b].location
+                    ),
+                });
+            }
+        }
+        out
     }
 
     fn decision_of(&self, i: usize) -> Decision {
@@ -155,26 +211,39 @@ impl RuleSet {
     }
 }
 
-/// The directories whose programs an allow rule on a bare name also covers when named by
-/// path (`/usr/bin/ls` for `ls`): the system's own, root-owned, on the default `PATH`.
-pub const SYSTEM_BIN_DIRS: &[&str] = &[
-    "/usr/local/bin",
-    "/usr/bin",
-    "/bin",
-    "/usr/local/sbin",
-    "/usr/sbin",
-    "/sbin",
-];
+/// A rule that never decides; see [`RuleSet::shadowed`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shadowed {
+    /// The index of the rule that never decides, in policy order.
+    pub rule: usize,
+    /// The index of the rule that decides in its place.
+    pub by: usize,
+    /// Both, described.
+    pub text: String,
+}
 
-/// Whether a command name is a bare name (found on the `PATH`) or a program's path written
-/// exactly as `DIR/NAME` with `DIR` a system directory (no `.`, `..` or doubled `/`).
-pub fn names_system_program(name: &str) -> bool {
-    match name.rsplit_once('/') {
-        None => true,
-        Some((dir, base)) => {
-            !base.is_empty() && base != "." && base != ".." && SYSTEM_BIN_DIRS.contains(&dir)
-        }
+impl fmt::Display for Shadowed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
     }
+}
+
+/// Whether pattern `b` matches every command pattern `a` matches: `b`'s tokens lead `a`'s
+/// (all of them when `b` is exact), each equal or a glob matching `a`'s literal token.
+fn covers(b: &cordon_policy::Pattern, a: &cordon_policy::Pattern) -> bool {
+    let bt: Vec<&str> = b.as_str().split(' ').collect();
+    let at: Vec<&str> = a.as_str().split(' ').collect();
+    if bt.len() > at.len() || (b.is_exact() && (bt.len() != at.len() || !a.is_exact())) {
+        return false;
+    }
+    // `**` (any words) as the last token covers the rest.
+    bt.iter().zip(&at).all(|(x, y)| {
+        x == y
+            || (cordon_policy::is_glob(x)
+                && !cordon_policy::is_glob(y)
+                && cordon_policy::Pattern::exact(x).is_ok_and(|p| p.matches(&[*y])))
+            || *x == "**"
+    })
 }
 
 /// Resolves an `ask` by mode. Returns the final action and, when the mode changed it, why.
@@ -234,6 +303,66 @@ mod tests {
             rule("npm *", "ask")
         ));
         assert_eq!(act(&r, "npm test"), Action::Ask);
+    }
+
+    /// Issue 22: a later bare-name allow does not turn an earlier path allow into an ask.
+    #[test]
+    fn a_rule_on_a_path_is_not_undone_by_a_later_rule_on_the_bare_name() {
+        let r = rules(&format!(
+            "{}{}",
+            rule(".venv/bin/pytest", "allow"),
+            rule("pytest", "allow")
+        ));
+        assert_eq!(act(&r, ".venv/bin/pytest -q"), Action::Allow);
+        assert_eq!(act(&r, "pytest -q"), Action::Allow);
+        // Another path is still not the program either rule names.
+        assert_eq!(act(&r, "/tmp/evil/pytest"), Action::Ask);
+        // The other order, and a deny, as before.
+        let r = rules(&format!(
+            "{}{}",
+            rule("pytest", "allow"),
+            rule(".venv/bin/pytest", "allow")
+        ));
+        assert_eq!(act(&r, ".venv/bin/pytest"), Action::Allow);
+        let r = rules(&format!(
+            "{}{}",
+            rule(".venv/bin/pytest", "allow"),
+            rule("pytest", "deny")
+        ));
+        assert_eq!(act(&r, ".venv/bin/pytest"), Action::Deny);
+    }
+
+    #[test]
+    fn shadowed_rules_are_found() {
+        let r = rules(&format!(
+            "{}{}{}{}",
+            rule("git push --dry-run", "allow"),
+            rule("git push", "ask"),
+            rule("npm test", "allow"),
+            rule("rm", "deny")
+        ));
+        let s = r.shadowed();
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!((s[0].rule, s[0].by), (0, 1));
+        // A deny shadows an allow wherever it stands; the other order is an override.
+        let r = rules(&format!(
+            "{}{}",
+            rule("git *", "deny"),
+            rule("git status", "allow")
+        ));
+        assert_eq!(r.shadowed().len(), 1);
+        let r = rules(&format!(
+            "{}{}",
+            rule("git *", "ask"),
+            rule("git status", "allow")
+        ));
+        assert!(r.shadowed().is_empty());
+        let r = rules(&format!(
+            "{}{}",
+            rule(".venv/bin/pytest", "allow"),
+            rule("pytest", "allow")
+        ));
+        assert!(r.shadowed().is_empty());
     }
 
     #[test]

@@ -55,6 +55,37 @@ fn write_lines(path: &Path, lines: &[String]) {
     .unwrap();
 }
 
+/// The head kept in the log's attribute (`user.cordon.head`): `(seq, hash)`.
+fn head_of(path: &Path) -> Option<(u64, String)> {
+    let f = std::fs::File::open(path).unwrap();
+    let mut buf = [0u8; 64];
+    let n = rustix::fs::fgetxattr(&f, audit::HEAD_XATTR, &mut buf[..]).ok()?;
+    assert_eq!((n, buf[0]), (41, b'2'));
+    let seq = u64::from_le_bytes(buf[1..9].try_into().unwrap());
+    let hash: String = buf[9..41].iter().map(|b| format!("{b:02x}")).collect();
+    Some((seq, hash))
+}
+
+/// Sets the head attribute as cordon's writer does (or to `raw` bytes).
+fn set_head(path: &Path, seq: u64, hash: &str) {
+    let mut v = vec![b'2'];
+    v.extend_from_slice(&seq.to_le_bytes());
+    for i in 0..32 {
+        v.push(u8::from_str_radix(&hash[2 * i..2 * i + 2], 16).unwrap());
+    }
+    set_head_raw(path, &v);
+}
+
+fn set_head_raw(path: &Path, v: &[u8]) {
+    let f = std::fs::File::open(path).unwrap();
+    rustix::fs::fsetxattr(&f, audit::HEAD_XATTR, v, rustix::fs::XattrFlags::empty()).unwrap();
+}
+
+fn remove_head(path: &Path) {
+    let f = std::fs::File::open(path).unwrap();
+    rustix::fs::fremovexattr(&f, audit::HEAD_XATTR).unwrap();
+}
+
 fn json(line: &str) -> serde_json::Value {
     serde_json::from_str(line).unwrap()
 }
@@ -94,8 +125,9 @@ fn records_form_a_chain_with_seq_and_head() {
         assert!(l.contains(r#","prev":""#) && l.ends_with("\"}"), "{l}");
         prev = audit::sha256_hex(l.as_bytes());
     }
-    let head = json(&std::fs::read_to_string(audit::head_path(&path)).unwrap());
-    assert_eq!(head, serde_json::json!({"v": 1, "seq": 4, "hash": prev}));
+    // The head is in the log's own attribute (one sync covers both); no head file.
+    assert_eq!(head_of(&path), Some((4, prev)));
+    assert!(!audit::head_path(&path).exists());
     let r = audit::verify(&path).unwrap();
     assert!(r.is_intact(), "{:?}", r.problems);
     assert_eq!((r.lines, r.records), (5, 5));
@@ -210,7 +242,9 @@ fn an_inserted_line_is_found_at_its_line() {
     // An empty line.
     let r = tampered(|ls| ls.insert(2, String::new()));
     assert_eq!(found(&r), [(3, ProblemKind::BadRecord)], "{:?}", r.problems);
-    // Forged records appended at the end with correct links: the head file tells.
+    // Records appended at the end with correct links look exactly like records whose head
+    // updates were killed: noted (the head is behind), not called forged — the next writer
+    // repairs it (issue 25: honest records must not look inserted).
     let r = tampered(|ls| {
         for seq in 10..12 {
             let mut v = json(&ls[9]);
@@ -219,12 +253,8 @@ fn an_inserted_line_is_found_at_its_line() {
             ls.push(v.to_string());
         }
     });
-    assert_eq!(
-        found(&r),
-        [(11, ProblemKind::Inserted), (12, ProblemKind::Inserted)],
-        "{:?}",
-        r.problems
-    );
+    assert!(r.is_intact(), "{:?}", r.problems);
+    assert!(r.notes[0].contains("2 record(s) behind"), "{:?}", r.notes);
 }
 
 #[test]
@@ -240,20 +270,20 @@ fn a_head_one_record_behind_is_noted_by_verify_and_by_the_next_record() {
     write_lines(&path, &ls);
     let r = audit::verify(&path).unwrap();
     assert!(r.is_intact(), "{:?}", r.problems);
-    assert!(r.notes[0].contains("one record behind"), "{:?}", r.notes);
+    assert!(r.notes[0].contains("1 record(s) behind"), "{:?}", r.notes);
     AuditLog::open(&path).unwrap().append(&record(5)).unwrap();
     let last = json(lines(&path).last().unwrap());
     assert!(
         last["repair"]
             .as_str()
             .unwrap()
-            .contains("the head file was one record behind: seq 4"),
+            .contains("the head was 1 record(s) behind: seq 4..=4"),
         "{last}"
     );
     let r = audit::verify(&path).unwrap();
     assert!(r.is_intact(), "{:?}", r.problems);
     assert!(
-        r.notes[0].starts_with("line 6: the head file was one record behind"),
+        r.notes[0].starts_with("line 6: the head was 1 record(s) behind"),
         "{:?}",
         r.notes
     );
@@ -261,11 +291,31 @@ fn a_head_one_record_behind_is_noted_by_verify_and_by_the_next_record() {
 
 #[test]
 fn the_writer_refuses_to_bury_evidence() {
-    // The last record deleted: the head file is ahead.
+    // Two records deleted at the end: no crash explains it (the head is two ahead). The
+    // chain left is whole, so the head alone stands against it (and on Landlock a sandboxed
+    // command can change a file's attributes): the next record says so loudly, and the
+    // operator's work goes on.
     let (_d, path) = log_with(4);
     let mut ls = lines(&path);
-    ls.pop();
+    ls.truncate(2);
     write_lines(&path, &ls);
+    assert!(audit::verify(&path).unwrap().tampered());
+    AuditLog::open(&path).unwrap().append(&record(9)).unwrap();
+    let last = json(lines(&path).last().unwrap());
+    assert!(
+        last["repair"]
+            .as_str()
+            .unwrap()
+            .contains("HEAD MISMATCH: the head recorded seq 3"),
+        "{last}"
+    );
+    // A record changed in the middle: the chain is broken, and appending would bury it.
+    let (_d, path) = log_with(4);
+    let mut ls = lines(&path);
+    ls[1] = ls[1].replace("reason 1", "reason X");
+    write_lines(&path, &ls);
+    let (seq, _) = head_of(&path).unwrap();
+    set_head(&path, seq + 5, &audit::sha256_hex(b"x"));
     let before = std::fs::read(&path).unwrap();
     let e = AuditLog::open(&path)
         .unwrap()
@@ -275,39 +325,77 @@ fn the_writer_refuses_to_bury_evidence() {
         matches!(e, cordon_approval::Error::Inconsistent { .. }),
         "{e}"
     );
-    assert!(
-        e.to_string().contains("does not match its head file"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("its chain is broken"), "{e}");
     assert_eq!(std::fs::read(&path).unwrap(), before, "nothing written");
-    // The head file deleted.
+    // The last record deleted: the head one ahead is also what a power failure before the
+    // sync leaves (that decision was never handed out). Reported by verify, then repaired
+    // by the next writer with a record that names the missing one.
     let (_d, path) = log_with(4);
-    std::fs::remove_file(audit::head_path(&path)).unwrap();
-    let e = AuditLog::open(&path)
-        .unwrap()
-        .append(&record(9))
-        .unwrap_err();
+    let mut ls = lines(&path);
+    let gone = audit::sha256_hex(ls.pop().unwrap().as_bytes());
+    write_lines(&path, &ls);
+    let r = audit::verify(&path).unwrap();
+    assert_eq!(found(&r), [(4, ProblemKind::Missing)], "{:?}", r.problems);
+    AuditLog::open(&path).unwrap().append(&record(9)).unwrap();
+    let last = json(lines(&path).last().unwrap());
     assert!(
-        e.to_string().contains("head file") && e.to_string().contains("is missing"),
-        "{e}"
+        last["repair"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("seq 3 (hash {gone})")),
+        "{last}"
     );
-    // The whole log emptied.
+    // A garbled head attribute (what a sandboxed command on Landlock could do) stops
+    // nobody: the chain decides, and the record says so.
+    let (_d, path) = log_with(3);
+    set_head_raw(&path, b"garbage");
+    AuditLog::open(&path).unwrap().append(&record(3)).unwrap();
+    let last = json(lines(&path).last().unwrap());
+    assert!(
+        last["repair"]
+            .as_str()
+            .unwrap()
+            .contains("head attribute user.cordon.head was unreadable"),
+        "{last}"
+    );
+    assert!(audit::verify(&path).unwrap().is_intact());
+    // The whole log emptied: said in the new first record.
     let (_d, path) = log_with(2);
     std::fs::write(&path, "").unwrap();
+    AuditLog::open(&path).unwrap().append(&record(9)).unwrap();
+    let last = json(lines(&path).last().unwrap());
+    assert!(
+        last["repair"]
+            .as_str()
+            .unwrap()
+            .contains("the log was empty, but its head recorded seq 1"),
+        "{last}"
+    );
+    // No head, with a whole chain from seq 0 (a new log whose first appends were killed
+    // before their heads): repaired, said in the next record.
+    let (_d, path) = log_with(2);
+    remove_head(&path);
+    AuditLog::open(&path).unwrap().append(&record(2)).unwrap();
+    let last = json(lines(&path).last().unwrap());
+    assert!(
+        last["repair"]
+            .as_str()
+            .unwrap()
+            .contains("the log had no head"),
+        "{last}"
+    );
+    assert!(audit::verify(&path).unwrap().is_intact());
+    // No head and a chain that does not reach seq 0: refused.
+    let (_d, path) = log_with(4);
+    remove_head(&path);
+    let mut ls = lines(&path);
+    ls.remove(1);
+    write_lines(&path, &ls);
     let e = AuditLog::open(&path)
         .unwrap()
         .append(&record(9))
         .unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("it is empty, but its head file records seq 1"),
-        "{e}"
-    );
-    // A head file missing after the very first record is what a crash leaves: accepted.
-    let (_d, path) = log_with(1);
-    std::fs::remove_file(audit::head_path(&path)).unwrap();
-    AuditLog::open(&path).unwrap().append(&record(1)).unwrap();
-    assert!(audit::verify(&path).unwrap().is_intact());
+    assert!(e.to_string().contains("has no head"), "{e}");
 }
 
 #[test]
@@ -334,26 +422,22 @@ fn swapped_lines_are_found() {
 fn the_head_file_guards_the_end() {
     // Without it, the last records can be dropped unseen: the documented limit, and a note.
     let (_d, path) = log_with(4);
-    std::fs::remove_file(audit::head_path(&path)).unwrap();
+    remove_head(&path);
     let mut ls = lines(&path);
     ls.pop();
     write_lines(&path, &ls);
     let r = audit::verify(&path).unwrap();
     assert!(r.is_intact());
-    assert!(r.notes[0].contains("no head file"), "{:?}", r.notes);
-    // A head file one record behind (a crash between the two writes) is accepted, with a note.
+    assert!(r.notes[0].contains("no head"), "{:?}", r.notes);
+    // A head one record behind (cordon killed between the two writes) is accepted, noted.
     let (_d, path) = log_with(4);
     let ls = lines(&path);
-    let behind = format!(
-        "{{\"v\":1,\"seq\":2,\"hash\":\"{}\"}}\n",
-        audit::sha256_hex(ls[2].as_bytes())
-    );
-    std::fs::write(audit::head_path(&path), behind).unwrap();
+    set_head(&path, 2, &audit::sha256_hex(ls[2].as_bytes()));
     let r = audit::verify(&path).unwrap();
     assert!(r.is_intact(), "{:?}", r.problems);
-    assert!(r.notes[0].contains("one record behind"), "{:?}", r.notes);
-    // A damaged head file is a problem.
-    std::fs::write(audit::head_path(&path), "nonsense").unwrap();
+    assert!(r.notes[0].contains("1 record(s) behind"), "{:?}", r.notes);
+    // A damaged head is a problem.
+    set_head_raw(&path, b"nonsense");
     let r = audit::verify(&path).unwrap();
     assert_eq!(found(&r), [(5, ProblemKind::Head)]);
 }
@@ -374,11 +458,7 @@ fn a_full_rewrite_is_not_detected_as_documented() {
         out.push(line);
     }
     write_lines(&path, &out);
-    std::fs::write(
-        audit::head_path(&path),
-        format!("{{\"v\":1,\"seq\":3,\"hash\":\"{prev}\"}}\n"),
-    )
-    .unwrap();
+    set_head(&path, 3, &prev);
     assert!(audit::verify(&path).unwrap().is_intact());
 }
 
@@ -719,12 +799,10 @@ fn a_link_at_the_head_temporary_name_is_never_followed() {
     assert_eq!(a.seq, 2);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     assert!(!missing.exists(), "a file was created through a link");
-    // The links are left as they were (not renamed over the head), and the head is a real
-    // file naming the new record.
+    // The links are left as they were, and the head is in the log's attribute.
     assert!(is_symlink(&d.path().join("audit.jsonl.head.tmp")));
-    let head = audit::head_path(&path);
-    assert!(!is_symlink(&head));
-    assert!(std::fs::read_to_string(&head).unwrap().contains(&a.hash));
+    assert!(!audit::head_path(&path).exists());
+    assert_eq!(head_of(&path), Some((2, a.hash.clone())));
     let r = audit::verify(&path).unwrap();
     assert!(r.is_intact(), "{:?}", r.problems);
     assert_eq!(r.records, 3);
@@ -739,13 +817,15 @@ fn a_link_at_the_head_temporary_name_is_never_followed() {
 
 #[test]
 fn a_head_replaced_by_a_link_is_refused_and_reported() {
-    // What the attack left behind under the old writer: the head is a link to a file that
-    // holds the right head (cordon wrote it through the link).
+    // What the attack left behind under the old writer (a log from before the head moved
+    // into the attribute): the head file is a link to a file that holds the right head
+    // (cordon wrote it through the link).
     let (d, path) = log_with(2);
     let head = audit::head_path(&path);
-    let text = std::fs::read_to_string(&head).unwrap();
+    let (seq, hash) = head_of(&path).unwrap();
+    remove_head(&path);
+    let text = format!("{{\"v\":1,\"seq\":{seq},\"hash\":\"{hash}\"}}\n");
     let (_v, victim) = victim(&text);
-    std::fs::remove_file(&head).unwrap();
     std::os::unix::fs::symlink(&victim, &head).unwrap();
     let before = std::fs::read(&path).unwrap();
 
@@ -870,8 +950,11 @@ fn a_lock_held_elsewhere_fails_the_append_after_the_deadline() {
         .unwrap()
         .with_lock_deadline(Duration::from_millis(100));
     let e = log.append(&record(1)).unwrap_err().to_string();
+    // The refusal names the real holder: this process.
     assert!(
-        e.contains("cannot lock (FILE.lock)") && e.contains("giving up"),
+        e.contains("cannot lock the audit log")
+            && e.contains("gave up")
+            && e.contains(&format!("pid {}", std::process::id())),
         "{e}"
     );
     assert_eq!(lines(&path).len(), 1, "nothing was written");
@@ -898,4 +981,86 @@ fn a_planted_lock_file_is_refused() {
         "{e:?}"
     );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "v");
+}
+
+/// Record kinds: a decision names none; a connection's events, an after-run finding, a
+/// refusal and a repair say what they are; an ask handed to the host's prompt says so.
+#[test]
+fn record_kinds_and_the_deferred_ask() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("audit.jsonl");
+    let mut log = AuditLog::open(&path).unwrap();
+    log.append(&record(0)).unwrap();
+    let ask = Record::new("shell", Action::Ask, By::Default, "no rule").deferred_to("claude");
+    log.append(&ask).unwrap();
+    log.append(&Record::refusal("shell", "the sandbox could not be built"))
+        .unwrap();
+    log.append(&Record::repair_only("the head moved")).unwrap();
+    let c = audit::Connection {
+        event: "close".into(),
+        id: 1,
+        protocol: "http-connect".into(),
+        host: "index.example.org".into(),
+        port: 443,
+        addr: None,
+        rule: "default".into(),
+        bytes_up: 10,
+        bytes_down: 20,
+        duration_ms: 3,
+    };
+    log.append(&Record::connection(true, "allowed", c)).unwrap();
+    let ls = lines(&path);
+    assert!(!ls[0].contains("\"kind\":\"decision\""), "{}", ls[0]);
+    assert!(
+        ls[1].contains(r#""decision":"ask","deferred_to":"claude","by""#),
+        "{}",
+        ls[1]
+    );
+    assert!(ls[2].contains(r#""seq":2,"kind":"refusal""#), "{}", ls[2]);
+    assert!(ls[3].contains(r#""kind":"repair""#), "{}", ls[3]);
+    assert!(ls[4].contains(r#""kind":"connection""#), "{}", ls[4]);
+    let kinds: Vec<audit::Kind> = ls
+        .iter()
+        .map(|l| serde_json::from_str::<Record>(l).unwrap().kind)
+        .collect();
+    use audit::Kind::*;
+    assert_eq!(kinds, [Decision, Decision, Refusal, Repair, Connection]);
+    assert!(audit::verify(&path).unwrap().is_intact());
+}
+
+/// A log from before the head moved into the attribute: read as it is, migrated by the
+/// next append (said in its record), the old head file and the temporary files killed head
+/// updates left (`FILE.head.tmp-*`) removed.
+#[test]
+fn an_old_log_is_migrated_and_its_head_leftovers_swept() {
+    let (d, path) = log_with(3);
+    let (seq, hash) = head_of(&path).unwrap();
+    remove_head(&path);
+    std::fs::write(
+        audit::head_path(&path),
+        format!("{{\"v\":1,\"seq\":{seq},\"hash\":\"{hash}\"}}\n"),
+    )
+    .unwrap();
+    for r in ["0011aabb", "ccdd2233"] {
+        std::fs::write(d.path().join(format!("audit.jsonl.head.tmp-{r}")), "x").unwrap();
+    }
+    let r = audit::verify(&path).unwrap();
+    assert!(r.is_intact() && r.notes.is_empty(), "{r:?}");
+    AuditLog::open(&path).unwrap().append(&record(3)).unwrap();
+    let last = json(lines(&path).last().unwrap());
+    assert!(
+        last["repair"]
+            .as_str()
+            .unwrap()
+            .contains("the head moved from"),
+        "{last}"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["audit.jsonl", "audit.jsonl.lock"]);
+    assert_eq!(head_of(&path).unwrap().0, 3);
+    assert!(audit::verify(&path).unwrap().is_intact());
 }

@@ -8,6 +8,8 @@ use clap::{Args, Subcommand};
 use cordon_approval::audit::{self, Record};
 
 use crate::term::clean;
+
+mod report;
 use crate::{Error, Exit};
 
 #[derive(Args)]
@@ -21,8 +23,54 @@ enum AuditCmd {
     /// Check the log's hash chain, seq numbers and head file. Exit 0 when intact, 1 when a
     /// problem was found (each printed as `cordon: FILE:LINE: …`).
     Verify(LogArg),
-    /// Print the log readably, one line per record (does not verify it).
-    Show(LogArg),
+    /// Print the log readably, one line per record (does not verify it), or the records as
+    /// they are (`--json`), filtered.
+    Show(ShowArgs),
+    /// Per day: calls, allows, asks, denials, the most denied commands, the hosts contacted
+    /// (allowed/denied, bytes), after-run findings.
+    Summary(FilterArgs),
+    /// Write one self-contained HTML page (no network): the chain's verification status, a
+    /// timeline of the records, filters.
+    Report(ReportArgs),
+}
+
+#[derive(Args)]
+struct ShowArgs {
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// Print the matching records as the log holds them (JSON Lines).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct FilterArgs {
+    #[command(flatten)]
+    log: LogArg,
+    /// Only records on or after DATE (`YYYY-MM-DD`, `today`, or an RFC 3339 time; UTC).
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    /// Only records on or before DATE (a date includes its whole day).
+    #[arg(long, value_name = "DATE")]
+    until: Option<String>,
+    /// Only records with this decision: allow, ask or deny.
+    #[arg(long, value_name = "DECISION")]
+    decision: Option<String>,
+    /// Only records of this tool (`shell`, `network`, …).
+    #[arg(long, value_name = "TOOL")]
+    tool: Option<String>,
+    /// Only records of sessions whose id starts with this.
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    #[command(flatten)]
+    log: LogArg,
+    /// Where to write the page.
+    #[arg(long, value_name = "FILE")]
+    html: PathBuf,
 }
 
 #[derive(Args)]
@@ -53,16 +101,98 @@ impl LogArg {
 }
 
 pub fn run(args: AuditArgs) -> Exit {
-    let (arg, verify_it) = match args.command {
-        AuditCmd::Verify(a) => (a, true),
-        AuditCmd::Show(a) => (a, false),
-    };
-    let file = arg.resolve()?;
-    if verify_it {
-        verify(&file)
-    } else {
-        show(&file)
+    match args.command {
+        AuditCmd::Verify(a) => verify(&a.resolve()?),
+        AuditCmd::Show(a) => {
+            let filter = Filter::new(&a.filter)?;
+            show(&a.filter.log.resolve()?, &filter, a.json)
+        }
+        AuditCmd::Summary(a) => {
+            let filter = Filter::new(&a)?;
+            report::summary(&a.log.resolve()?, &filter)
+        }
+        AuditCmd::Report(a) => report::html(&a.log.resolve()?, &a.html),
     }
+}
+
+/// The records `show` and `summary` keep.
+pub(crate) struct Filter {
+    since: Option<String>,
+    until: Option<String>,
+    decision: Option<cordon_policy::Action>,
+    tool: Option<String>,
+    session: Option<String>,
+}
+
+impl Filter {
+    fn new(a: &FilterArgs) -> Result<Filter, Error> {
+        let decision = match &a.decision {
+            None => None,
+            Some(d) => Some(cordon_policy::Action::parse(d).ok_or_else(|| {
+                Error::new(
+                    2,
+                    format!("--decision {}: not allow, ask or deny", clean(d)),
+                )
+            })?),
+        };
+        Ok(Filter {
+            since: a.since.as_deref().map(|d| bound(d, false)).transpose()?,
+            until: a.until.as_deref().map(|d| bound(d, true)).transpose()?,
+            decision,
+            tool: a.tool.clone(),
+            session: a.session.clone(),
+        })
+    }
+
+    pub(crate) fn keeps(&self, r: &Record) -> bool {
+        // Record times are RFC 3339 UTC with milliseconds: they compare as strings.
+        self.since
+            .as_ref()
+            .is_none_or(|s| r.time.as_str() >= s.as_str())
+            && self
+                .until
+                .as_ref()
+                .is_none_or(|u| r.time.as_str() <= u.as_str())
+            && self.decision.is_none_or(|d| r.decision == d)
+            && self.tool.as_ref().is_none_or(|t| &r.tool == t)
+            && self
+                .session
+                .as_ref()
+                .is_none_or(|s| r.session.starts_with(s.as_str()))
+    }
+}
+
+/// A `--since`/`--until` value as a time string that compares with the records': a date's
+/// first (or last) millisecond, `today` (UTC), or an RFC 3339 time as given.
+fn bound(d: &str, end: bool) -> Result<String, Error> {
+    let date = if d == "today" {
+        audit::rfc3339(std::time::SystemTime::now())[..10].to_string()
+    } else {
+        d.to_string()
+    };
+    let b = date.as_bytes();
+    let is_date = b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            _ => c.is_ascii_digit(),
+        });
+    if is_date {
+        return Ok(if end {
+            format!("{date}T23:59:59.999Z")
+        } else {
+            format!("{date}T00:00:00.000Z")
+        });
+    }
+    if b.len() >= 11 && b[10] == b'T' && b[..4].iter().all(u8::is_ascii_digit) {
+        return Ok(date);
+    }
+    Err(Error::new(
+        2,
+        format!(
+            "{}: not a date (YYYY-MM-DD, today, or an RFC 3339 time in UTC)",
+            clean(d)
+        ),
+    ))
 }
 
 fn verify(file: &Path) -> Exit {
@@ -94,7 +224,7 @@ fn verify(file: &Path) -> Exit {
     Ok(if report.is_intact() { 0 } else { 1 })
 }
 
-fn show(file: &Path) -> Exit {
+fn show(file: &Path, filter: &Filter, json: bool) -> Exit {
     let bytes = std::fs::read(file)
         .map_err(|e| Error::failure(format!("audit log {}: cannot read: {e}", file.display())))?;
     let mut parts: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
@@ -102,6 +232,9 @@ fn show(file: &Path) -> Exit {
     let mut bad = false;
     for (i, line) in parts.iter().enumerate() {
         match serde_json::from_slice::<Record>(line) {
+            Ok(r) if !filter.keeps(&r) => {}
+            // The line as the log holds it: the hash chain is over these bytes.
+            Ok(_) if json => println!("{}", String::from_utf8_lossy(line)),
             Ok(r) => println!("{}", one_line(&r)),
             Err(e) => {
                 bad = true;
@@ -138,12 +271,17 @@ fn one_line(r: &Record) -> String {
             .collect::<Vec<_>>()
             .join(" ; ")
     };
+    let decision = match (&r.kind, &r.deferred_to) {
+        (k, _) if !k.is_decision() => format!("{} {}", k.as_str(), r.decision.as_str()),
+        (_, Some(host)) => format!("ask (deferred to {host})"),
+        _ => r.decision.as_str().to_string(),
+    };
     let mut s = format!(
         "{} {} #{} {:<5} {} {} by {}: {}",
         r.time,
         r.session.get(..8).unwrap_or(&r.session),
         r.seq,
-        r.decision.as_str(),
+        decision,
         r.tool,
         audit::preview(&keys),
         r.by,

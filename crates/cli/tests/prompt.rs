@@ -554,9 +554,15 @@ fn a_rule_saved_for_a_decision_that_cannot_be_recorded_is_taken_back() {
     let rules = d.path().join("cordon.rules.toml");
     let mut p = exec(d.path(), &["--", "touch", "unrecorded"]);
     p.expect(PROMPT);
-    // While the box is up, break the log: its head's name becomes a directory, so the record
-    // of the answer cannot be written.
-    std::fs::create_dir(d.path().join("audit.jsonl.head")).unwrap();
+    // While the box is up, break the log: its name becomes a directory (the writer checks
+    // that the name is still its file, and cannot reopen a directory), so the record of the
+    // answer cannot be written.
+    std::fs::rename(
+        d.path().join("audit.jsonl"),
+        d.path().join("audit.jsonl.aside"),
+    )
+    .unwrap();
+    std::fs::create_dir(d.path().join("audit.jsonl")).unwrap();
     p.send(b"a");
     p.expect("save them? [y] yes");
     p.send(b"y");
@@ -568,7 +574,12 @@ fn a_rule_saved_for_a_decision_that_cannot_be_recorded_is_taken_back() {
     let kept = std::fs::read_to_string(&rules).unwrap_or_default();
     assert!(!kept.contains("touch unrecorded"), "{kept}");
     // And so the next call is not allowed by it (no terminal: the ask is denied).
-    std::fs::remove_dir(d.path().join("audit.jsonl.head")).unwrap();
+    std::fs::remove_dir(d.path().join("audit.jsonl")).unwrap();
+    std::fs::rename(
+        d.path().join("audit.jsonl.aside"),
+        d.path().join("audit.jsonl"),
+    )
+    .unwrap();
     let o = cordon(d.path(), &["exec", "--", "touch", "unrecorded"]);
     assert_eq!(o.status.code(), Some(126), "{}", common::stderr(&o));
 }

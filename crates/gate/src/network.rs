@@ -12,7 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use cordon_approval::audit::{self, AuditLog};
+use cordon_approval::audit::{self, AuditLog, SharedLog};
 use cordon_approval::{AskError, AsyncAsker, Key, Pending, Request};
 use cordon_netproxy::{
     Config, ConnectionRecord, Decide, Event, Proxy, ProxyHandle, Record, Verdict,
@@ -115,7 +115,8 @@ impl<A: AsyncAsker + Send + 'static> Decide for NetworkDecider<A> {
 
 /// The proxy's [`Record`]: connection records in the gate's audit log (`by: connection`).
 pub struct ConnectionLog {
-    log: Mutex<AuditLog>,
+    /// Group commit: connections recorded at once share one sync.
+    log: SharedLog,
 }
 
 impl ConnectionLog {
@@ -125,7 +126,7 @@ impl ConnectionLog {
             .map_err(|e| Error::failure(format!("audit log {e}")))?
             .with_session(gate.audit_session.clone());
         Ok(ConnectionLog {
-            log: Mutex::new(log),
+            log: SharedLog::new(log),
         })
     }
 }
@@ -157,7 +158,7 @@ impl Record for ConnectionLog {
     fn connection(&self, c: &ConnectionRecord) {
         // The decision was recorded before the connection was made; a connection record that
         // cannot be written is reported, the connection itself is already under way.
-        if let Err(e) = lock(&self.log).append(&connection_record(c)) {
+        if let Err(e) = self.log.append(&connection_record(c)) {
             eprintln!(
                 "cordon: warning: a connection to {}:{} could not be recorded in the audit log: {}",
                 clean(&c.host),

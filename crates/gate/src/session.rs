@@ -12,8 +12,7 @@
 //! `XDG_RUNTIME_DIR`), so each save is pinned in the operator's trust store
 //! ([`cordon_policy::trust`]) and a session file that does not match its pin is refused.
 
-use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
+use std::fs::OpenOptions;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -21,12 +20,16 @@ use cordon_approval::{Engine, Key};
 use cordon_policy::trust::{FileText, Pinned, TrustStore};
 use serde_json::{json, Value};
 
+/// How long a call waits for another call of its session, once it said it waits: that one may
+/// be asking a person, who may take a while (a day: no call waits for ever).
+const SESSION_WAIT: std::time::Duration = std::time::Duration::from_secs(86_400);
+
 /// An open session, locked until dropped.
 pub struct Session {
     pub name: String,
     path: PathBuf,
     store: TrustStore,
-    _lock: File,
+    _lock: cordon_fs::lock::FileLock,
     /// The audit log's session id for this session's records (32 hex digits).
     pub id: String,
     grants: Vec<(String, Key)>,
@@ -147,27 +150,24 @@ impl Session {
             .map_err(|e| format!("session `{name}`: cannot open its lock: {e}"))?;
         // Said only after a second: a brief wait (another decision of this same process, a
         // run's other connection) is no news, and the terminal may be lent to a question then.
-        let started = std::time::Instant::now();
-        let mut told = false;
-        loop {
-            // SAFETY: flock on an open descriptor we own; released when it is closed.
-            if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                break;
-            }
-            let e = std::io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::EWOULDBLOCK) => {}
-                Some(libc::EINTR) => continue,
-                _ => return Err(format!("session `{name}`: cannot lock: {e}")),
-            }
-            if !told && started.elapsed() >= std::time::Duration::from_secs(1) {
-                eprintln!(
-                    "cordon: waiting for session `{name}`: another call of it is being decided"
-                );
-                told = true;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        // The holder may be asking a person: no deadline after that, as before.
+        let cannot = |e: cordon_fs::lock::Error| format!("session `{name}`: cannot lock: {e}");
+        let lock =
+            match cordon_fs::lock::FileLock::exclusive(lock, std::time::Duration::from_secs(1)) {
+                Ok(l) => l,
+                Err(cordon_fs::lock::Error::TimedOut { .. }) => {
+                    eprintln!(
+                        "cordon: waiting for session `{name}`: another call of it is being decided"
+                    );
+                    let again = OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .open(real.join(format!("{name}.lock")))
+                        .map_err(|e| format!("session `{name}`: cannot open its lock: {e}"))?;
+                    cordon_fs::lock::FileLock::exclusive(again, SESSION_WAIT).map_err(cannot)?
+                }
+                Err(e) => return Err(cannot(e)),
+            };
         let mut s = Session {
             name: name.to_string(),
             path,

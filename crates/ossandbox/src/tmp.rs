@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{FlockOperation, RenameFlags};
+use rustix::fs::RenameFlags;
 
 /// The run's private TMPDIR: created 0700, locked with `flock` for as long as
 /// this cordon lives, removed on drop. A cordon that is killed cannot remove it, but its lock
@@ -12,7 +12,7 @@ use rustix::fs::{FlockOperation, RenameFlags};
 /// unlocked. (The lock's descriptor is close-on-exec: the command never holds it.)
 pub(crate) struct PrivateTmp {
     path: PathBuf,
-    _lock: std::fs::File,
+    _lock: cordon_fs::lock::FileLock,
 }
 
 /// What the sweep removes; `NEW_PREFIX` is what it never touches.
@@ -28,8 +28,10 @@ impl PrivateTmp {
             .prefix(TMP_NEW_PREFIX)
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir_in(base)?;
-        let lock = std::fs::File::open(fresh.path())?;
-        rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
+        let lock = cordon_fs::lock::FileLock::try_exclusive(std::fs::File::open(fresh.path())?)?
+            .map_err(|_| {
+                std::io::Error::other("a fresh private TMPDIR is locked by another process")
+            })?;
         let name = fresh
             .path()
             .file_name()
@@ -91,7 +93,7 @@ pub(crate) fn sweep(base: &Path) {
             continue;
         };
         // Released when `dir` is closed below.
-        if rustix::fs::flock(&dir, FlockOperation::NonBlockingLockExclusive).is_ok() {
+        if let Ok(Ok(_gone)) = cordon_fs::lock::FileLock::try_exclusive(dir) {
             remove(&path);
         }
     }

@@ -48,7 +48,9 @@ use serde_spanned::Spanned;
 
 pub use error::{Location, PolicyError};
 pub use network::{HostPattern, HostRule, NetworkDefault, NetworkPolicy};
-pub use pattern::{basename, is_glob, literal_prefix, Pattern};
+pub use pattern::{
+    basename, is_glob, literal_prefix, names_system_program, Pattern, SYSTEM_BIN_DIRS,
+};
 
 /// The shipped default policy, embedded in the binary: `profiles/default.toml`.
 pub const DEFAULT_POLICY: &str = include_str!("../../../profiles/default.toml");

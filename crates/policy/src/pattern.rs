@@ -157,6 +157,28 @@ pub fn basename(word: &str) -> &str {
     }
 }
 
+/// The directories whose programs an allow rule on a bare name also covers when named by
+/// path (`/usr/bin/ls` for `ls`): the system's own, root-owned, on the default `PATH`.
+pub const SYSTEM_BIN_DIRS: &[&str] = &[
+    "/usr/local/bin",
+    "/usr/bin",
+    "/bin",
+    "/usr/local/sbin",
+    "/usr/sbin",
+    "/sbin",
+];
+
+/// Whether a command name is a bare name (found on the `PATH`) or a program's path written
+/// exactly as `DIR/NAME` with `DIR` a system directory (no `.`, `..` or doubled `/`).
+pub fn names_system_program(name: &str) -> bool {
+    match name.rsplit_once('/') {
+        None => true,
+        Some((dir, base)) => {
+            !base.is_empty() && base != "." && base != ".." && SYSTEM_BIN_DIRS.contains(&dir)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,8 +5,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use cordon_approval::{names_system_program, Decision, RuleRef, RuleSet};
-use cordon_policy::{Action, Network, Policy};
+use cordon_approval::{Decision, RuleRef, RuleSet};
+use cordon_policy::{names_system_program, Action, Network, Policy};
 
 use crate::shell::{Concern, Effect, ParsedLine, SimpleCommand};
 
@@ -60,7 +60,7 @@ impl ShellContext {
                         }
                     })
                     .collect(),
-                None => cordon_approval::SYSTEM_BIN_DIRS
+                None => cordon_policy::SYSTEM_BIN_DIRS
                     .iter()
                     .map(PathBuf::from)
                     .collect(),
@@ -195,6 +195,20 @@ pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellA
                         key: None,
                     }
                 }
+                // A builtin that only reads or sets the shell's state, which no rule names:
+                // allowed as a careful operator would (`true`, `[ -f x ]`, `set -e`, `cd src`).
+                None if c.state_only && state_only_allowed(c, parsed, cx) => CommandVerdict {
+                    command: c.clone(),
+                    decision: Decision {
+                        action: Action::Allow,
+                        reason: format!(
+                            "`{}` only reads or sets the shell's own state",
+                            c.words.join(" ")
+                        ),
+                        rule: RuleRef::Builtin("state-only"),
+                    },
+                    key: None,
+                },
                 matched => {
                     let denied = matched.as_ref().is_some_and(|d| d.action == Action::Deny);
                     let (key, decision) = match deny_reordered(rules, &key).filter(|_| !denied) {
@@ -363,6 +377,10 @@ fn concern_decision(c: &Concern) -> Decision {
             "dynamic-redirect",
             format!("input is redirected from `{t}`, only known at run time (it may be a network connection)"),
         ),
+        Concern::Outside(what) => (
+            "outside-subset",
+            format!("the line uses what the shell analysis does not model: {what}"),
+        ),
         Concern::Environment(v) => (
             "environment",
             match c.variable() {
@@ -386,6 +404,49 @@ fn concern_decision(c: &Concern) -> Decision {
 }
 
 /// Is a redirection target a literal path inside a writable root?
+/// Whether a [`SimpleCommand::state_only`] builtin is allowed where no rule names it: all are,
+/// but `cd`/`pushd` only to an existing directory inside the writable roots (symlinks
+/// followed), and with `..` only as the line's one change of directory (its target is judged
+/// from where the line starts).
+fn state_only_allowed(c: &SimpleCommand, parsed: &ParsedLine, cx: &ShellContext) -> bool {
+    let name = c.words.first().map_or("", String::as_str);
+    if !matches!(name, "cd" | "pushd") {
+        return true;
+    }
+    let operands: Vec<&String> = c.words[1..]
+        .iter()
+        .filter(|w| !(w.starts_with('-') && w.len() > 1))
+        .collect();
+    let [target] = operands.as_slice() else {
+        // `cd` alone goes home; `pushd` alone swaps the stack.
+        return false;
+    };
+    let changes = parsed
+        .commands
+        .iter()
+        .filter(|c| {
+            c.words
+                .first()
+                .is_some_and(|w| matches!(w.as_str(), "cd" | "pushd" | "popd"))
+        })
+        .count();
+    let up = Path::new(target.as_str())
+        .components()
+        .any(|p| p == Component::ParentDir);
+    if (up && changes > 1) || target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
+        return false;
+    }
+    // Lexically outside every root: no need to ask the file system.
+    let path = lexical(&cx.cwd.join(target.as_str()));
+    if !cx.writable.iter().any(|root| path.starts_with(root)) {
+        return false;
+    }
+    match std::fs::canonicalize(&path) {
+        Ok(real) => real.is_dir() && cx.writable.iter().any(|root| real.starts_with(root)),
+        Err(_) => false,
+    }
+}
+
 fn writes_inside(target: &str, cx: &ShellContext) -> bool {
     if target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
         return false;

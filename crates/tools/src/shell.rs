@@ -139,6 +139,8 @@ pub const MAX_SHELL_DEPTH: usize = 8;
 const MAX_NODE_DEPTH: usize = 200;
 /// How many wrappers may be stacked (`sudo env timeout nice …`).
 const MAX_WRAPPER_DEPTH: usize = 16;
+/// How many times a line is parsed again after escaping the `[` the parser read as a test.
+const MAX_BRACKET_ROUNDS: usize = 16;
 /// Wall-clock budget for tree-sitter on one call of [`parse`]; exceeding it is
 /// [`Concern::Unparsed`]. Generous: it only stops pathological input.
 const PARSE_BUDGET: Duration = Duration::from_secs(1);
@@ -167,6 +169,42 @@ pub struct SimpleCommand {
     /// running code, reaching the network (the files they write are
     /// [`Concern::WriteRedirect`]s of the line).
     pub effects: Vec<Effect>,
+    /// A builtin that, with these literal arguments, only reads or sets the shell's own state
+    /// (`true`, `:`, `[ -f x ]`, `set -euo pipefail`, `cd DIR`, `command -v git`, `read x`;
+    /// see [`STATE_ONLY`]): where no rule names it, it is allowed as a careful operator would
+    /// (`cd` and `pushd` only to a directory inside the roots). What it changes is judged
+    /// where it matters (a variable `read` sets, a `set` option: the line's other concerns).
+    pub state_only: bool,
+}
+
+/// The builtins that run no program and write no file, with literal arguments: their effect is
+/// on the shell's own state, which the rest of the analysis follows (`read NAME` assigns NAME,
+/// `set -o OPT` is judged by the option lists, `cd` moves relative paths). Not `popd`: it goes
+/// to a directory an earlier call may have pushed.
+pub const STATE_ONLY: &[&str] = &[
+    "true", ":", "false", "test", "[", "set", "shopt", "cd", "pushd", "dirs", "pwd", "command",
+    "type", "read", "shift", "umask",
+];
+
+/// Whether `words` (all literal) is a use of a [`STATE_ONLY`] builtin that only reads or sets
+/// the shell's state: `command` only with `-v`/`-V` (it otherwise runs its operand), `umask`
+/// only without a mode, `[` only closed by `]`.
+fn is_state_only(words: &[Word]) -> bool {
+    let Some(name) = words.first() else {
+        return false;
+    };
+    if !words.iter().all(|w| w.literal) || !STATE_ONLY.contains(&name.text.as_str()) {
+        return false;
+    }
+    let args = &words[1..];
+    match name.text.as_str() {
+        "command" => args
+            .first()
+            .is_some_and(|a| a.text == "-v" || a.text == "-V"),
+        "umask" => args.iter().all(|a| a.text.starts_with('-')),
+        "[" => args.last().is_some_and(|a| a.text == "]"),
+        _ => true,
+    }
 }
 
 /// Something about the line that means it must never be auto-allowed.
@@ -220,6 +258,11 @@ pub enum Concern {
     /// An input redirection whose target is only known when the line runs (`< "$f"`, `<
     /// $(cmd)`): it may be `/dev/tcp/…`.
     DynamicRedirect(String),
+    /// Something outside the subset of bash the analysis models (docs/shell-analysis.md):
+    /// an option of a wrapper that moves its command or changes how it is started (`env -C
+    /// DIR`, `exec -a NAME`), a shell string in another shell's grammar. Never allowed
+    /// unasked; the commands found around it are still decided (a deny rule still denies).
+    Outside(String),
 }
 
 impl Concern {
@@ -238,6 +281,7 @@ impl Concern {
             Concern::LoaderVariable(_) => "loader-variable",
             Concern::Environment(_) => "environment",
             Concern::OptionEffect(_) => "option-effect",
+            Concern::Outside(_) => "outside-subset",
         }
     }
 
@@ -253,7 +297,8 @@ impl Concern {
             | Concern::OptionEffect(s)
             | Concern::Rebinding(s)
             | Concern::Network(s)
-            | Concern::DynamicRedirect(s) => s,
+            | Concern::DynamicRedirect(s)
+            | Concern::Outside(s) => s,
         }
     }
 
@@ -282,6 +327,9 @@ impl fmt::Display for Concern {
             Concern::Network(t) => write!(f, "connects to the network through `{t}`"),
             Concern::DynamicRedirect(t) => {
                 write!(f, "redirects from `{t}`, only known when the line runs")
+            }
+            Concern::Outside(what) => {
+                write!(f, "outside what the shell analysis models: {what}")
             }
             Concern::Environment(v) => match self.variable() {
                 Some(name) => write!(
@@ -487,6 +535,58 @@ fn first_error(root: Node, src: &Src) -> String {
     }
 }
 
+/// The byte offsets of the `[` (and, for a POSIX shell, `[[`) that open what the parser read as
+/// a test command, in order; `None` when there is none.
+fn misread_brackets(root: Node, text: &str, posix: bool) -> Option<Vec<usize>> {
+    // Most lines have no `[` at all: no walk.
+    if !text.contains('[') {
+        return None;
+    }
+    let mut at = Vec::new();
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "test_command" {
+            if let Some(open) = node.child(0) {
+                if open.kind() == "[" || (posix && open.kind() == "[[") {
+                    at.push(open.start_byte());
+                    continue;
+                }
+            }
+        }
+        stack.extend(node.children(&mut cursor));
+    }
+    at.sort_unstable();
+    at.dedup();
+    (!at.is_empty()).then_some(at)
+}
+
+/// `line` with every `((` that is not `$((` spaced apart (`( (`), as a POSIX shell reads it;
+/// `None` when there is none.
+fn posix_double_parens(line: &str) -> Option<String> {
+    let b = line.as_bytes();
+    let at: Vec<usize> = (0..b.len().saturating_sub(1))
+        .filter(|&i| b[i] == b'(' && b[i + 1] == b'(' && (i == 0 || b[i - 1] != b'$'))
+        .collect();
+    if at.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(line.len() + at.len());
+    let mut last = 0;
+    for i in at {
+        out.push_str(&line[last..=i]);
+        out.push(' ');
+        last = i + 1;
+    }
+    out.push_str(&line[last..]);
+    Some(out)
+}
+
+/// Whether text bash evaluates as a name with a subscript hides a substitution.
+fn evaluated_text_hides_code_in(text: &str) -> bool {
+    variables::evaluated_text_hides_code(text)
+}
+
 /// Whether `s` is non-empty and made only of backslash-newline line continuations.
 fn only_continuations(s: &str) -> bool {
     !s.is_empty() && s.split("\\\n").all(str::is_empty)
@@ -528,6 +628,12 @@ struct Walker<'a> {
     parsed_declaration: bool,
     /// That declaration stands at the top level of its shell.
     top_declaration: bool,
+    /// The line being walked is read by a POSIX shell (`sh -c STRING`: dash has no `[[`).
+    posix: bool,
+    /// Walking an alternative reading of a line that did not parse.
+    alternative_depth: usize,
+    /// The command being run is a wrapper's inner command, not one the parser read.
+    from_wrapper: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -546,6 +652,9 @@ impl<'a> Walker<'a> {
             prefix_persists: false,
             parsed_declaration: false,
             top_declaration: false,
+            posix: false,
+            alternative_depth: 0,
+            from_wrapper: false,
         }
     }
 
@@ -633,16 +742,72 @@ impl<'a> Walker<'a> {
 
     /// Parses `line` and walks its commands.
     fn walk_text(&mut self, line: &str) {
-        let Some(tree) = parse_tree(line, self.deadline) else {
+        let Some(mut tree) = parse_tree(line, self.deadline) else {
             return self.concern(Concern::Unparsed(
                 "the shell parser gave up on this input".to_string(),
             ));
         };
+        // `[ … ]` is a plain command to bash (and `[[ … ]]` to a POSIX shell): the grammar's
+        // test-command reading, where `||`, `|`, `>` inside are operators of the test, is not
+        // bash's. Each such `[` is escaped (`\[`, the same word to bash) and the line parsed
+        // again, so that what follows is read as bash reads it.
+        let misparsed = tree.root_node().has_error();
+        let mut owned = String::new();
+        let mut rounds = 0;
+        loop {
+            let text = if owned.is_empty() { line } else { &owned };
+            let Some(at) = misread_brackets(tree.root_node(), text, self.posix) else {
+                break;
+            };
+            let mut fixed = String::with_capacity(text.len() + at.len());
+            let mut last = 0;
+            for &i in &at {
+                fixed.push_str(&text[last..i]);
+                fixed.push('\\');
+                last = i;
+            }
+            fixed.push_str(&text[last..]);
+            owned = fixed;
+            rounds += 1;
+            match parse_tree(&owned, self.deadline) {
+                Some(t) if rounds <= MAX_BRACKET_ROUNDS => tree = t,
+                _ => {
+                    return self.concern(Concern::Unparsed(
+                        "`[` commands the parser keeps reading as tests".to_string(),
+                    ))
+                }
+            }
+        }
+        let line = if owned.is_empty() { line } else { &owned };
         let src = Src::new(line);
         let root = tree.root_node();
+        if misparsed && !root.has_error() {
+            // Only the line with its `[` escaped parses: nothing confirms that reading.
+            self.concern(Concern::Unparsed(
+                "a line that parses only with its `[` read as a command".to_string(),
+            ));
+        }
+        if self.posix && self.alternative_depth == 0 {
+            if let Some(subshells) = posix_double_parens(line) {
+                // dash has no `((`: it runs `((x))` as two subshells around the command `x`.
+                self.concern(Concern::Unparsed(
+                    "`((` in a POSIX shell's string, which runs it as two subshells".to_string(),
+                ));
+                self.alternative_depth += 1;
+                self.walk_text(&subshells);
+                self.alternative_depth -= 1;
+            }
+        }
         if root.has_error() {
             let msg = first_error(root, &src);
             self.concern(Concern::Unparsed(msg));
+            if line.contains("((") && self.alternative_depth == 0 {
+                // bash reads `((` that is not arithmetic as two subshells (`((false) || rm
+                // x)`): that reading is walked too, so the deny rules see its commands.
+                self.alternative_depth += 1;
+                self.walk_text(&line.replace("((", "( ("));
+                self.alternative_depth -= 1;
+            }
         }
         // Each shell string is a shell of its own: what this one assigned is not known there.
         self.values.enter_shell();
@@ -653,13 +818,20 @@ impl<'a> Walker<'a> {
 
     /// A shell string run by a wrapper (`bash -c STRING`, `eval`, `watch`, …).
     fn nested(&mut self, word: &Word) {
+        self.nested_as(word, false)
+    }
+
+    /// A shell string, read with POSIX sh grammar when `posix` (`sh -c STRING`).
+    fn nested_as(&mut self, word: &Word, posix: bool) {
         if !word.literal {
             return self.concern(Concern::DynamicCommand(word.text.clone()));
         }
         let saved_arith = std::mem::replace(&mut self.arith, false);
+        let saved_posix = std::mem::replace(&mut self.posix, posix);
         self.shell_depth += 1;
         self.line(&word.text);
         self.shell_depth -= 1;
+        self.posix = saved_posix;
         self.arith = saved_arith;
     }
 
@@ -763,6 +935,13 @@ impl<'a> Walker<'a> {
                 }
                 self.children(node, src);
                 self.values.pop_loop(in_loop);
+            }
+            "unary_expression" if self.tests_variable(node, src) => {
+                self.concern(Concern::Opaque(format!(
+                    "{} evaluates the subscript of a name only known when the line runs, which can run commands",
+                    src.raw(node)
+                )));
+                self.arith_children(node, src)
             }
             "binary_expression"
             | "unary_expression"
@@ -961,6 +1140,30 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// `[[ -v WORD ]]` where WORD is not a plain name: bash expands it and evaluates its
+    /// subscript as arithmetic (`x='a[$(cmd)]'; [[ -v $x ]]` runs `cmd`).
+    ///
+    /// A literal `NAME[SUB]` has its subscript evaluated: judged as any subscript is
+    /// (`[[ -v a[x] ]]` runs what `x` holds).
+    fn tests_variable(&mut self, node: Node, src: &Src) -> bool {
+        let raw = src.raw(node);
+        let Some(operand) = raw.strip_prefix("-v") else {
+            return false;
+        };
+        if !operand.starts_with([' ', '\t']) {
+            return false;
+        }
+        let operand = operand.trim();
+        if operand.contains(['$', '`']) || evaluated_text_hides_code_in(operand) {
+            return true;
+        }
+        if operand.contains('[') {
+            self.arithmetic(operand);
+            self.values.arithmetic(operand, true);
+        }
+        false
+    }
+
     /// `{NAME}>file`, `{NAME}<&-`: bash opens a file descriptor and assigns its number to
     /// `NAME` (named file descriptors), so the word right before a redirection operator
     /// assigns the variable it names, as `NAME=value` would.
@@ -1124,8 +1327,11 @@ impl<'a> Walker<'a> {
     /// Reports one simple command (given as words) and whatever it runs in turn.
     fn run(&mut self, words: Vec<Word>, text: String, level: usize) {
         let parsed_declaration = std::mem::take(&mut self.parsed_declaration);
+        let from_wrapper = std::mem::take(&mut self.from_wrapper);
         let Some(name) = words.first() else { return };
-        if name.raw == "!" && level < MAX_WRAPPER_DEPTH {
+        // A wrapper runs `!` as a program of that name (`env ! ls` runs no `ls`; found by the
+        // bash oracle).
+        if name.raw == "!" && !from_wrapper && level < MAX_WRAPPER_DEPTH {
             // `! ! cmd`: the parser reads the second `!` as a command name.
             let rest = words[1..].to_vec();
             return self.run(rest, text, level + 1);
@@ -1138,6 +1344,7 @@ impl<'a> Walker<'a> {
             text: text.clone(),
             transparent: false,
             effects: Vec::new(),
+            state_only: is_state_only(&words),
         });
         if !name.literal {
             return self.concern(Concern::DynamicCommand(name.text.clone()));
@@ -1204,10 +1411,12 @@ impl<'a> Walker<'a> {
                     let text = join_raw(&argv);
                     let saved = self.input_operands;
                     self.input_operands |= outcome.appends_input;
+                    self.from_wrapper = true;
                     self.run(argv, text, level + 1);
                     self.input_operands = saved;
                 }
                 Inner::Line(word) => self.nested(&word),
+                Inner::PosixLine(word) => self.nested_as(&word, true),
             }
         }
     }
@@ -1277,6 +1486,28 @@ impl<'a> Walker<'a> {
             }
             // The value, for the uses that evaluate it: known only when it is a literal (each
             // element of an array).
+            // `a=([KEY]=v)`: for an indexed array bash evaluates KEY as arithmetic.
+            if let Some(v) = node
+                .child_by_field_name("value")
+                .filter(|v| v.kind() == "array")
+            {
+                let mut cursor = v.walk();
+                for e in v.named_children(&mut cursor) {
+                    let raw = src.raw(e);
+                    if let Some(key) = raw.strip_prefix('[').and_then(|r| r.split_once("]=")) {
+                        if !self.values.is_assoc(&var) {
+                            let key = format!("[{}]", key.0);
+                            self.arithmetic(&key);
+                            self.values.arithmetic(&key, true);
+                            if key.contains("$(") || key.contains('`') {
+                                self.concern(Concern::Opaque(format!(
+                                    "{raw}: the subscript is evaluated as arithmetic, which can run commands"
+                                )));
+                            }
+                        }
+                    }
+                }
+            }
             let value = match node.child_by_field_name("value") {
                 None => Some(String::new()),
                 Some(v) if v.kind() == "array" => {
@@ -1513,7 +1744,7 @@ impl<'a> Walker<'a> {
                     if t.literal
                         && matches!(
                             t.text.as_str(),
-                            "/dev/null" | "/dev/stdout" | "/dev/stderr"
+                            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2"
                         ) => {}
                 Some(t) => self.concern(Concern::WriteRedirect(t.text.clone())),
                 None => self.concern(Concern::WriteRedirect(src.raw(node))),
@@ -1638,6 +1869,9 @@ impl<'a> Walker<'a> {
             prefix_persists: false,
             parsed_declaration: false,
             top_declaration: false,
+            posix: false,
+            alternative_depth: 0,
+            from_wrapper: false,
         };
         sub.line(&quoted);
         // What the body found about variables and functions is the line's: judged at the end.

@@ -726,3 +726,92 @@ fn words_the_parser_puts_in_a_redirection_are_seen() {
         &["ls -la >/dev/null", "ls > out 2>&1", "ls >\"a\nb\""],
     );
 }
+
+// ---- issue 22: the third review's classes, and its false positives --------------------
+
+/// `[ … ]` and `test` are plain commands; `sh -c` strings are dash's; `exec -a` names the
+/// program; arithmetic contexts; wrapper options that move the command; `((` that is not
+/// arithmetic. Each class in several spellings: a denied command in it is denied, and none is
+/// allowed.
+#[test]
+fn the_third_reviews_classes_are_read_as_bash_reads_them() {
+    let f = review();
+    f.all(
+        Action::Deny,
+        &[
+            "[ x || rm -rf src ]; ls",
+            "[ x | rm -rf src ]",
+            "[ -n x ] || rm -rf src ]",
+            "if [ x || rm -rf src ]; then ls; fi",
+            "test -z x || rm -rf src",
+            "sh -c '[[ -n x || rm -rf src ]]'",
+            "dash -c '[[ -n x || curl http://x ]]'",
+            "sh -c '[ x || rm -rf src ]'",
+            "((false) || rm -rf src)",
+            "((ls) && rm -rf src)",
+            "sh -c '((rm))'",
+            "dash -c 'echo $((1)); ((rm -rf src))'",
+            "zsh -c 'rm -rf src'",
+            "exec -a rm /bin/busybox -rf src",
+        ],
+    );
+    f.never_allowed(&[
+        "exec -a git-rm git log -r .",
+        "exec -a foo ls",
+        "x='a[$(rm -rf src)]'; echo ${@:x}",
+        "echo \"${*:x}\"",
+        "echo ${?:x}",
+        "[[ -v $x ]]; ls",
+        "[ -v \"$x\" ]; ls",
+        "[[ -v a[x] ]]; ls",
+        "a=([x]=1); ls",
+        "k+=([x]=1); ls",
+        "env -C /tmp ls",
+        "env --chdir=/tmp ls",
+        "xargs --process-slot-var=HOME ls",
+        "bash -i -c ls",
+        "bash -l -c ls",
+        "bash --login -c 'git status'",
+        "zsh -c ls",
+        "ksh -c 'git status'",
+        "[ x > /tmp/out ]",
+        "[ $x ]; ls",
+        "cd /tmp && ls",
+        "cd .. && ls",
+        "cd && ls",
+    ]);
+}
+
+/// State-only builtins with literal arguments, constant arithmetic and `>/dev/fd/2` are
+/// decided as a careful operator would.
+#[test]
+fn read_only_lines_a_careful_operator_allows_are_allowed() {
+    let f = review();
+    f.all(
+        Action::Allow,
+        &[
+            "true",
+            ":",
+            "true && ls",
+            "test -f x && cat x",
+            "[ -f x ] && cat x",
+            "[ -d sub ] || echo missing",
+            "if [ a = b ]; then ls; fi",
+            "while [ -f nothing ]; do ls; done",
+            "set -euo pipefail; ls",
+            "set -e",
+            "shopt -s globstar; ls",
+            "cd sub && ls",
+            "pushd sub && ls",
+            "pwd",
+            "command -v git",
+            "type ls",
+            "read y; echo \"$y\"",
+            "echo $(( 2 + 1 ))",
+            "echo hi >/dev/fd/2",
+            "echo hi >/dev/stderr",
+            "n=1; [[ -v a[n] ]]; ls",
+            "sh -c '[ -f x ] && ls'",
+        ],
+    );
+}

@@ -377,7 +377,7 @@ fn wrappers_and_global_options_defer_to_the_inner_command() {
             "find . -name '*.py' | xargs grep foo",
             "find . -print0 | xargs -0 grep -l foo",
             "ls | xargs -n 1 echo",
-            "bash -lc \"git status\"",
+            "bash -c \"git status\"",
             "bash -c 'git status && git diff'",
             "sh -c 'ls'",
             "sh -c ls",
@@ -387,7 +387,7 @@ fn wrappers_and_global_options_defer_to_the_inner_command() {
             "env -u FOO ls",
             "command ls",
             "exec ls",
-            "timeout 60 bash -lc 'pytest -q'",
+            "timeout 60 bash -c 'pytest -q'",
             "time timeout 300 nice -n 5 pytest",
         ],
         Action::Allow,
@@ -407,6 +407,11 @@ fn wrappers_and_global_options_defer_to_the_inner_command() {
             "time make",
             "nice -n 5 npm install",
             "bash -lc 'pytest; make'",
+            // A login or interactive shell runs its start-up files first (issue 22): decided by
+            // a rule naming it, not by the string's commands alone.
+            "bash -lc \"git status\"",
+            "bash -i -c ls",
+            "timeout 60 bash -lc 'pytest -q'",
             "env FOO=1 ls",
             "time -o /tmp/t pytest",
             // Not transparent: they change what the command may do.

@@ -35,6 +35,10 @@ pub struct Record {
     pub session: String,
     /// Position in the file: 0, 1, 2, … with no gaps.
     pub seq: u64,
+    /// What the record is (omitted for a decision, the common case and every record written
+    /// before kinds existed).
+    #[serde(default, skip_serializing_if = "Kind::is_decision")]
+    pub kind: Kind,
     /// The request's id.
     pub request: String,
     /// The agent host or MCP client that made the call (e.g. `claude-code`), when known.
@@ -79,6 +83,44 @@ pub struct Record {
     /// SHA-256 (hex) of the previous line's bytes, without its newline; [`ZERO_HASH`] for the
     /// first record.
     pub prev: String,
+}
+
+/// What a record is. A connection is one decision (a `network` call, kind `decision`) and
+/// then its events (kind `connection`: open, close with bytes) — not more decisions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// A decision on a call, before it ran.
+    #[default]
+    Decision,
+    /// An event of a connection through cordon's proxy (open, close, refused after the
+    /// address check), its details in `connection`.
+    Connection,
+    /// What a run left that the operator's tools would run (see [`Record::after_run`]).
+    AfterRun,
+    /// A call cordon refused before or without a decision of the rules: cordon itself could
+    /// not do what deciding or running needs (policy, sandbox, session store), said in
+    /// `reason` (see [`Record::refusal`]).
+    Refusal,
+    /// Only a repair: what the writer found and repaired (also said in `repair`), with no
+    /// call (see [`Record::repair_only`]).
+    Repair,
+}
+
+impl Kind {
+    pub fn is_decision(&self) -> bool {
+        *self == Kind::Decision
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Decision => "decision",
+            Kind::Connection => "connection",
+            Kind::AfterRun => "after-run",
+            Kind::Refusal => "refusal",
+            Kind::Repair => "repair",
+        }
+    }
 }
 
 /// What made a decision.
@@ -252,6 +294,7 @@ impl Record {
             time: String::new(),
             session: String::new(),
             seq: 0,
+            kind: Kind::Decision,
             request: String::new(),
             client: None,
             client_request: None,
@@ -286,7 +329,7 @@ impl Record {
             .iter()
             .map(|f| format!("{}: {}", f.path, f.handling))
             .collect();
-        Record::new(tool, Action::Deny, By::AfterRun, reason)
+        let mut r = Record::new(tool, Action::Deny, By::AfterRun, reason)
             .request(request)
             .keys(findings.iter().map(|f| [f.kind.clone(), f.path.clone()]))
             .args(&serde_json::to_value(findings).unwrap_or(Value::Null))
@@ -297,7 +340,40 @@ impl Record {
                     .collect::<Vec<_>>()
                     .join(" "),
             )
-            .note(done.join("; "))
+            .note(done.join("; "));
+        r.kind = Kind::AfterRun;
+        r
+    }
+
+    /// A call cordon refused because it could not do what deciding or running it needs
+    /// (`reason` says what, why and what to do): `decision` `deny`, kind `refusal`.
+    pub fn refusal(tool: impl Into<String>, reason: impl Into<String>) -> Record {
+        let mut r = Record::new(
+            tool,
+            Action::Deny,
+            By::Builtin {
+                tag: "refusal".into(),
+            },
+            reason,
+        );
+        r.kind = Kind::Refusal;
+        r
+    }
+
+    /// A record of a repair alone (no call): `what` in `reason` and `repair`.
+    pub fn repair_only(what: impl Into<String>) -> Record {
+        let what = what.into();
+        let mut r = Record::new(
+            "audit",
+            Action::Allow,
+            By::Builtin {
+                tag: "repair".into(),
+            },
+            &what,
+        );
+        r.repair = Some(what);
+        r.kind = Kind::Repair;
+        r
     }
 
     /// A connection through cordon's proxy (`by: connection`, tool `network`, key
@@ -322,6 +398,7 @@ impl Record {
             .args(&serde_json::to_value(&c).unwrap_or(Value::Null))
             .preview(&shown);
         r.connection = Some(c);
+        r.kind = Kind::Connection;
         r
     }
 

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use super::record::{Record, FORMAT_VERSION, ZERO_HASH};
 use super::util::{is_hash, sha256_hex};
-use super::writer::{head_path, lock_path, read_head_file, Flock, LOCK_DEADLINE};
+use super::writer::{get_head_xattr, head_path, lock_path, read_head_file, LOCK_DEADLINE};
 use crate::Error;
 
 /// The result of [`verify`].
@@ -113,12 +113,17 @@ pub fn verify(path: impl AsRef<Path>) -> Result<Report, Error> {
         .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
     let lock = lock_file
         .as_ref()
-        .map(|f| Flock::shared_within(f, LOCK_DEADLINE))
+        .map(|f| cordon_fs::lock::shared(f, LOCK_DEADLINE))
         .transpose()
-        .map_err(io("cannot lock (FILE.lock)"))?;
+        .map_err(|e| io("cannot lock (FILE.lock)")(e.into()))?;
     let mut bytes = Vec::new();
     (&file).read_to_end(&mut bytes).map_err(io("cannot read"))?;
-    let head = read_head(&head_path(path));
+    // The head: the log's own attribute, else the head file of a log from before.
+    let head = match get_head_xattr(&file) {
+        Ok(Some(h)) => Some(Ok(h)),
+        Ok(None) => read_head(&head_path(path)),
+        Err(e) => Some(Err(format!("its attribute is unreadable: {e}"))),
+    };
     drop(lock);
     Ok(check(path, &bytes, head))
 }
@@ -248,7 +253,8 @@ pub(crate) fn check(path: &Path, bytes: &[u8], head: Option<Result<Head, String>
     let head_file = head_path(path);
     match (head, start) {
         (None, Some(_)) => notes.push(format!(
-            "no head file {}: deleting the last records cannot be detected",
+            "no head (neither the log's attribute user.cordon.head nor a head file {}): \
+             deleting the last records cannot be detected",
             head_file.display()
         )),
         (None, None) => {}
@@ -266,9 +272,7 @@ pub(crate) fn check(path: &Path, bytes: &[u8], head: Option<Result<Head, String>
             ),
         ),
         (Some(Ok(h)), Some(last)) => {
-            let behind = n >= 2
-                && lines[n - 2].hash == h.hash
-                && lines[last].rec.as_ref().is_some_and(|r| r.prev == h.hash);
+            let behind = behind_by(&lines, &h);
             if lines[last].hash == h.hash {
                 if seq(last) != Some(h.seq) {
                     problems.add(
@@ -280,17 +284,27 @@ pub(crate) fn check(path: &Path, bytes: &[u8], head: Option<Result<Head, String>
                         ),
                     );
                 }
-            } else if behind {
-                notes.push(
-                    "the head file is one record behind the log: a crash came between writing \
-                     the last record and updating the head file, so the last record is \
-                     covered by the chain only"
-                        .into(),
-                );
+            } else if let Some(k) = behind {
+                notes.push(format!(
+                    "the head is {k} record(s) behind the log: cordon was killed between \
+                     writing a record and updating the head, so the last {k} record(s) are \
+                     covered by the chain only; the next append repairs it"
+                ));
             } else if let Some(&m) = by_hash.get(h.hash.as_str()).and_then(|v| v.iter().max()) {
                 start = Some(m);
             } else {
                 match seq(last) {
+                    Some(ls) if h.seq == ls + 1 => problems.add(
+                        n + 1,
+                        ProblemKind::Missing,
+                        format!(
+                            "the last record is missing: the head records seq {}, the log ends \
+                             at seq {ls}: deleted, or lost to a power failure before its sync \
+                             returned (its decision was then never handed out; the next append \
+                             says so)",
+                            h.seq
+                        ),
+                    ),
                     Some(ls) if h.seq > ls => problems.add(
                         n + 1,
                         ProblemKind::Missing,
@@ -498,6 +512,27 @@ pub(crate) fn check(path: &Path, bytes: &[u8], head: Option<Result<Head, String>
         last_seq: valid.last().map(|r| r.seq),
         problems: problems.0.into_values().collect(),
         notes,
+    }
+}
+
+/// How many records the head is behind the last line, when the lines after the one it names
+/// chain to it (each `prev` the line before's hash); `None` when it is not behind that way.
+fn behind_by(lines: &[Line], h: &Head) -> Option<u64> {
+    let mut i = lines.len().checked_sub(1)?;
+    let mut k = 0;
+    loop {
+        if i == 0 {
+            return None;
+        }
+        let prev = &lines[i].rec.as_ref()?.prev;
+        if *prev != lines[i - 1].hash {
+            return None;
+        }
+        k += 1;
+        i -= 1;
+        if lines[i].hash == h.hash {
+            return (lines[i].rec.as_ref()?.seq == h.seq && k > 0).then_some(k);
+        }
     }
 }
 

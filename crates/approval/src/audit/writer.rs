@@ -16,7 +16,7 @@ use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
+use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::record::{Record, FORMAT_VERSION, ZERO_HASH};
@@ -42,8 +42,11 @@ pub struct AuditLog {
     /// The log's file name in `dir`.
     name: OsString,
     file: File,
-    /// `FILE.lock`, opened read-only: only ever locked, never written.
-    lock: File,
+    /// Where the head is kept for this file.
+    head_at: HeadAt,
+    /// `FILE.lock`, opened read-only: only ever locked, never written. Reopened when the
+    /// name no longer is this file.
+    lock: std::sync::Arc<File>,
     lock_deadline: std::time::Duration,
     session: String,
     /// Written into records that name no client (see [`AuditLog::with_client`]).
@@ -248,29 +251,16 @@ impl AuditLog {
                 ),
             ));
         }
-        let lock = open_at(
-            &dir,
-            &with_suffix(&name, ".lock"),
-            OFlags::RDONLY | OFlags::CREATE | OFlags::NONBLOCK,
-            0o600,
-        )
-        .map_err(io("cannot open its lock file"))?;
-        if !lock
-            .metadata()
-            .map_err(io("cannot stat its lock file"))?
-            .is_file()
-        {
-            return Err(io("its lock file is not a regular file")(io::Error::from(
-                io::ErrorKind::InvalidInput,
-            )));
-        }
+        let lock = open_lock(&dir, &with_suffix(&name, ".lock"))
+            .map_err(io("cannot open its lock file"))?;
         let session = new_id().map_err(Error::Random)?;
         Ok(AuditLog {
             path,
             dir,
             name,
+            head_at: probe_head(&file),
             file,
-            lock,
+            lock: std::sync::Arc::new(lock),
             lock_deadline: LOCK_DEADLINE,
             session,
             client: None,
@@ -305,22 +295,88 @@ impl AuditLog {
         &self.session
     }
 
-    /// Appends `record` and makes it durable before returning: under an exclusive `flock`,
-    /// reads the last complete record and checks it against `FILE.head` (refusing with
-    /// [`Error::Inconsistent`] when they disagree beyond what a crash explains, or when the
-    /// last line is not a valid record), moves a torn tail aside (see the module docs), writes
-    /// the whole line with one `write` call, `fdatasync`s, then updates `FILE.head`.
+    /// Appends `record` and makes it durable before returning: under the exclusive lock,
+    /// checks that the log's name is still this writer's file (reopening or recreating it,
+    /// noted, when it was replaced or deleted), checks the last record against the head and
+    /// repairs what a crash, kill or full disk can leave (a torn tail, a head behind or one
+    /// ahead, no head on a new log — each said in the record's `repair`), writes the whole
+    /// line with one `write` and the head into the log's own extended attribute, and makes
+    /// both durable with **one** `fsync`. On any error the file and head are put back as they
+    /// were (the line truncated away): a record that was not made durable is not in the log.
     ///
     /// The caller's `v`, `time`, `seq` and `prev` are replaced; an empty `session` or
-    /// `request` is filled in. On any error nothing new is left in the file: a partly written
-    /// line is truncated away.
+    /// `request` is filled in.
     pub fn append(&mut self, record: &Record) -> Result<Appended, Error> {
-        let _lock = Flock::exclusive_within(&self.lock, self.lock_deadline)
-            .map_err(self.io("cannot lock (FILE.lock)"))?;
+        self.locked(|log| {
+            let w = log.write_unsynced(record)?;
+            log.finish(&w)?;
+            Ok(w.appended)
+        })
+    }
+
+    /// Runs `f` under the exclusive lock on `FILE.lock` — the lock file that is at that name
+    /// now: one deleted or replaced since this writer opened it would be a lock nobody else
+    /// takes.
+    pub(crate) fn locked<T>(
+        &mut self,
+        f: impl FnOnce(&mut AuditLog) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let lock_name = with_suffix(&self.name, ".lock");
+        for _ in 0..8 {
+            let file = self.lock.clone();
+            let guard =
+                cordon_fs::lock::exclusive(&*file, self.lock_deadline).map_err(|e| Error::Io {
+                    path: lock_path(&self.path),
+                    what: "cannot lock the audit log",
+                    source: e.into(),
+                })?;
+            if same_file(&self.dir, &lock_name, &file) {
+                let out = f(self);
+                drop(guard);
+                return out;
+            }
+            drop(guard);
+            self.lock =
+                std::sync::Arc::new(open_lock(&self.dir, &lock_name).map_err(|source| {
+                    Error::Io {
+                        path: lock_path(&self.path),
+                        what: "cannot reopen its lock file (it was deleted or replaced)",
+                        source,
+                    }
+                })?);
+        }
+        Err(Error::Io {
+            path: lock_path(&self.path),
+            what: "cannot lock the audit log",
+            source: io::Error::other(
+                "its lock file kept being replaced while cordon took it; something is \
+                 deleting files beside the log",
+            ),
+        })
+    }
+
+    /// Under the lock: the identity check, the repairs, the line and the head — everything
+    /// but the sync. The record is in the page cache, not yet durable: [`AuditLog::finish`]
+    /// (or a group commit's one sync) makes it so, or [`AuditLog::undo`] takes it back.
+    pub(crate) fn write_unsynced(&mut self, record: &Record) -> Result<Written, Error> {
+        let mut found = Vec::new();
+        if let Some(note) = self.check_identity()? {
+            found.push(note);
+        }
         let len = self.file.metadata().map_err(self.io("cannot stat"))?.len();
         // Check everything before changing anything.
         let complete = self.complete_len(len)?;
-        let (seq, prev, mut found) = self.link(complete)?;
+        let (head, legacy, garbled) = self.read_head()?;
+        found.extend(garbled);
+        let (seq, prev, linked) = self.link(complete, head.as_ref())?;
+        found.extend(linked);
+        if legacy && self.head_at == HeadAt::Xattr {
+            found.push(format!(
+                "the head moved from {} into the log's own extended attribute {HEAD_XATTR}, so \
+                 one sync makes a record and its head durable",
+                head_path(&self.path).display()
+            ));
+        }
         let torn = if complete < len {
             let to = self.move_torn_tail(complete, len)?;
             let after = match seq {
@@ -355,7 +411,12 @@ impl AuditLog {
         }
         rec.seq = seq;
         rec.prev = prev;
-        rec.repair = (!found.is_empty()).then(|| found.join("; "));
+        let repair = (!found.is_empty()).then(|| found.join("; "));
+        if rec.repair.is_none() {
+            rec.repair = repair.clone();
+        } else if let Some(r) = &repair {
+            rec.repair = Some(format!("{}; {r}", rec.repair.take().unwrap_or_default()));
+        }
         let mut line = serde_json::to_string(&rec).map_err(|e| Error::Io {
             path: self.path.clone(),
             what: "cannot encode the record",
@@ -363,13 +424,158 @@ impl AuditLog {
         })?;
         let hash = sha256_hex(line.as_bytes());
         line.push('\n');
+        let w = Written {
+            complete,
+            old_head: head,
+            legacy,
+            repaired: repair.is_some(),
+            appended: Appended {
+                seq,
+                hash: hash.clone(),
+                torn_moved_to: torn,
+            },
+        };
         self.write_line(complete, line.as_bytes())?;
-        self.write_head(seq, &hash)?;
-        Ok(Appended {
-            seq,
-            hash,
-            torn_moved_to: torn,
-        })
+        if self.head_at == HeadAt::Xattr {
+            if let Err(e) = set_head_xattr(&self.file, seq, &hash) {
+                self.undo(&w);
+                return Err(self.io("cannot update the log's head")(e));
+            }
+        }
+        Ok(w)
+    }
+
+    /// Makes a written record durable (one `fsync`: the line, the file's size and the head
+    /// attribute), or takes it back and says why. For a log whose file system has no
+    /// extended attributes, the head file is replaced after the sync, as before.
+    pub(crate) fn finish(&self, w: &Written) -> Result<(), Error> {
+        if let Err(e) = self.file.sync_all() {
+            self.undo(w);
+            return Err(self.io("cannot make the record durable (fsync)")(e));
+        }
+        if self.head_at == HeadAt::File {
+            if let Err(e) = self.write_head(w.appended.seq, &w.appended.hash) {
+                self.undo(w);
+                return Err(e);
+            }
+        }
+        if w.legacy || w.repaired {
+            // Temporary files of killed head updates; the old head file once the head is in
+            // the attribute.
+            self.sweep_head_files(w.legacy && self.head_at == HeadAt::Xattr);
+        }
+        Ok(())
+    }
+
+    /// Takes back a record that was not made durable: the file cut back where it was, the
+    /// head put back, both synced (best effort: this runs after an error already reported).
+    pub(crate) fn undo(&self, w: &Written) {
+        let _ = self.file.set_len(w.complete);
+        if self.head_at == HeadAt::Xattr {
+            let _ = match &w.old_head {
+                Some(h) if !w.legacy => set_head_xattr(&self.file, h.seq, &h.hash),
+                _ => rustix::fs::fremovexattr(&self.file, HEAD_XATTR).map_err(io::Error::from),
+            };
+        }
+        let _ = self.file.sync_all();
+    }
+
+    /// Whether the log's name is still this writer's file. A log deleted while this writer
+    /// had it open is created anew; one replaced by another file is reopened. Either is said
+    /// in the next record, which the new file then holds.
+    fn check_identity(&mut self) -> Result<Option<String>, Error> {
+        if same_file(&self.dir, &self.name, &self.file) {
+            return Ok(None);
+        }
+        let exists =
+            rustix::fs::statat(&self.dir, self.name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW);
+        let (flags, note) = match exists {
+            Ok(_) => (
+                OFlags::RDWR | OFlags::APPEND | OFlags::NONBLOCK,
+                format!(
+                    "the log {} had been replaced by another file while a writer (session {}) \
+                     had it open; this record continues the file now at that name",
+                    self.path.display(),
+                    self.session
+                ),
+            ),
+            Err(Errno::NOENT) => (
+                OFlags::RDWR | OFlags::APPEND | OFlags::CREATE | OFlags::EXCL | OFlags::NONBLOCK,
+                format!(
+                    "the log {} had been deleted while a writer (session {}) had it open: the \
+                     records in the deleted file are gone with it, and a new log starts here",
+                    self.path.display(),
+                    self.session
+                ),
+            ),
+            Err(e) => return Err(self.io("cannot stat")(e.into())),
+        };
+        let file = open_at(&self.dir, &self.name, flags, 0o600)
+            .map_err(self.io("cannot reopen (it was deleted or replaced)"))?;
+        let meta = file.metadata().map_err(self.io("cannot stat"))?;
+        if !meta.is_file() || meta.nlink() != 1 {
+            return Err(self.io("refusing what replaced the log")(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file with one name",
+            )));
+        }
+        self.head_at = probe_head(&file);
+        self.file = file;
+        Ok(Some(note))
+    }
+
+    /// The head: the log's attribute, else (a log from before, or a file system without
+    /// attributes) the head file beside it. Also whether it came from the head file, and a
+    /// note when the attribute was unreadable: on the Landlock backend a sandboxed command
+    /// can change the attributes of a file it owns and can name (Landlock has no right for
+    /// `setxattr`), so a garbled attribute is treated as no head — the chain decides — rather
+    /// than let it stop every later run.
+    fn read_head(&self) -> Result<(Option<Head>, bool, Option<String>), Error> {
+        let mut garbled = None;
+        if self.head_at == HeadAt::Xattr {
+            match get_head_xattr(&self.file) {
+                Ok(Some(h)) => return Ok((Some(h), false, None)),
+                Ok(None) => {}
+                Err(e) => {
+                    garbled = Some(format!(
+                        "its head attribute {HEAD_XATTR} was unreadable ({e}): it was changed \
+                         by something other than cordon's writer"
+                    ))
+                }
+            }
+        }
+        match read_head_at(&self.dir, &with_suffix(&self.name, ".head")) {
+            None => Ok((None, false, garbled)),
+            Some(Ok(h)) => Ok((Some(h), true, garbled)),
+            Some(Err(why)) => Err(Error::Inconsistent {
+                path: self.path.clone(),
+                why: format!(
+                    "its head file {} is unreadable: {why}",
+                    head_path(&self.path).display()
+                ),
+            }),
+        }
+    }
+
+    /// Removes `FILE.head.tmp-*` (temporary files of killed head updates) and, once the head
+    /// is in the attribute, the old head file. Under the lock: no writer has one in use.
+    fn sweep_head_files(&self, legacy: bool) {
+        let prefix = with_suffix(&self.name, ".head.tmp-");
+        let Ok(dir) = self.dir.try_clone() else {
+            return;
+        };
+        let Ok(entries) = rustix::fs::Dir::read_from(&dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = OsStr::from_bytes(e.file_name().to_bytes());
+            if name.as_bytes().starts_with(prefix.as_bytes()) {
+                unlink_at(&self.dir, name);
+            }
+        }
+        if legacy {
+            unlink_at(&self.dir, &with_suffix(&self.name, ".head"));
+        }
     }
 
     fn io(&self, what: &'static str) -> impl FnOnce(io::Error) -> Error {
@@ -377,22 +583,26 @@ impl AuditLog {
         move |source| Error::Io { path, what, source }
     }
 
-    /// One `write` of the whole line at the end (O_APPEND), then `fdatasync`. A short or
-    /// failed write is truncated away so that the file ends where it did.
+    /// One `write` of the whole line at the end (O_APPEND); the sync comes after the head.
+    /// A short or failed write (a full disk) is truncated away so that the file ends where it
+    /// did, and the refusal says why (`No space left on device`).
     fn write_line(&self, len: u64, line: &[u8]) -> Result<(), Error> {
-        let written = loop {
-            match (&self.file).write(line) {
+        // One `write` for the whole line; a short one (the disk filled up) is followed by a
+        // second for the rest, whose error says why (ENOSPC, EFBIG, EDQUOT) — the refusal
+        // must name the cause, not "short write". Either way the line is cut back on error.
+        let mut done = 0;
+        let result = loop {
+            match (&self.file).write(&line[done..]) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                other => break other,
+                Err(e) => break Err(e),
+                Ok(0) => break Err(io::Error::from(io::ErrorKind::WriteZero)),
+                Ok(n) => {
+                    done += n;
+                    if done == line.len() {
+                        break Ok(());
+                    }
+                }
             }
-        };
-        let result = match written {
-            Ok(n) if n == line.len() => self.file.sync_data(),
-            Ok(n) => Err(io::Error::other(format!(
-                "short write ({n} of {} bytes)",
-                line.len()
-            ))),
-            Err(e) => Err(e),
         };
         result.map_err(|e| {
             let _ = self.file.set_len(len);
@@ -441,37 +651,49 @@ impl AuditLog {
     }
 
     /// The `seq` and `prev` for a record appended after the first `len` bytes (complete
-    /// lines): links to the last line, which must be a valid record that agrees with the head
-    /// file. Also returns what is worth noting in the new record (a head file one behind).
-    fn link(&self, len: u64) -> Result<(u64, String, Vec<String>), Error> {
+    /// lines): links to the last line, which must be a valid record that agrees with the head.
+    /// What a crash explains is repaired and returned as notes for the new record: a head
+    /// behind (records written, the head not updated: kills between the two), one ahead (a
+    /// record lost to a power failure before its sync returned: never handed out), missing
+    /// on a new log. What no crash explains is refused.
+    fn link(&self, len: u64, head: Option<&Head>) -> Result<(u64, String, Vec<String>), Error> {
         let refuse = |why: String| Error::Inconsistent {
             path: self.path.clone(),
             why,
         };
-        let head_file = head_path(&self.path);
-        let head = match read_head_at(&self.dir, &with_suffix(&self.name, ".head")) {
-            None => None,
-            Some(Ok(h)) => Some(h),
-            Some(Err(why)) => {
-                return Err(refuse(format!(
-                    "its head file {} is unreadable: {why}",
-                    head_file.display()
-                )))
-            }
+        let lost = |h: &Head| {
+            format!(
+                "the head named seq {} (hash {}), which is not in the log: that record was not \
+                 durable when the machine stopped (its sync never returned, so its decision was \
+                 never handed out)",
+                h.seq, h.hash
+            )
         };
         if len == 0 {
             return match head {
                 None => Ok((0, ZERO_HASH.to_string(), Vec::new())),
-                Some(h) => Err(refuse(format!(
-                    "it is empty, but its head file records seq {}: records were deleted",
-                    h.seq
-                ))),
+                Some(h) if h.seq == 0 => Ok((0, ZERO_HASH.to_string(), vec![lost(h)])),
+                Some(h) => Ok((
+                    0,
+                    ZERO_HASH.to_string(),
+                    vec![format!(
+                        "HEAD MISMATCH: the log was empty, but its head recorded seq {} (hash \
+                         {}): the head was changed by something other than cordon's writer, or \
+                         the log's records were deleted",
+                        h.seq, h.hash
+                    )],
+                )),
             };
         }
         let end = len - 1; // the newline
         let start = self.line_start(end)?;
         let line = self.read_at(start, (end - start) as usize)?;
-        let corrupt = |why: String| refuse(format!("its last line is not a valid record ({why})"));
+        let corrupt = |why: String| {
+            refuse(format!(
+                "its last line is not a valid record ({why}); run `cordon audit verify`, then \
+                 move the log aside to start a new one"
+            ))
+        };
         let last: Record = serde_json::from_slice(&line).map_err(|e| corrupt(e.to_string()))?;
         if last.v != FORMAT_VERSION {
             return Err(corrupt(format!("format version {}", last.v)));
@@ -487,29 +709,50 @@ impl AuditLog {
         let mut found = Vec::new();
         match head {
             Some(h) if h.hash == hash && h.seq == last.seq => {}
-            Some(h) if h.hash == last.prev && h.seq.checked_add(1) == Some(last.seq) => {
+            Some(h) if h.seq == seq && h.hash != hash => found.push(lost(h)),
+            Some(h) if h.seq < last.seq && self.chains_back(len, Some(h))? => {
+                // Behind: the records after the one it names chain to it.
                 found.push(format!(
-                    "the head file was one record behind: seq {} had been written without \
-                     updating it (a crash between the two writes, or something other than \
-                     cordon's writer appended it)",
+                    "the head was {} record(s) behind: seq {}..={} had been written without \
+                     updating it (cordon killed between writing a record and its head)",
+                    last.seq - h.seq,
+                    h.seq + 1,
                     last.seq
                 ))
             }
-            None if last.prev == ZERO_HASH && start == 0 => found.push(
-                "the head file was missing after the first record (a crash between the two \
-                 writes)"
-                    .into(),
-            ),
             None => {
-                return Err(refuse(format!(
-                    "its head file {} is missing, so the end of the log cannot be trusted",
-                    head_file.display()
-                )))
+                if self.chains_back(len, None)? {
+                    found.push(format!(
+                        "the log had no head: its {} record(s) were written without one (a new \
+                         log whose first appends were killed, a copy, or a file system that \
+                         lost its attributes); the chain from seq 0 is whole",
+                        seq
+                    ))
+                } else {
+                    return Err(refuse(
+                        "it has no head and its chain does not lead back to seq 0: records \
+                         were changed or deleted (run `cordon audit verify`, then move the log \
+                         aside to start a new one)"
+                            .to_string(),
+                    ));
+                }
             }
+            // No crash explains it. The records themselves decide: when their chain is whole
+            // from seq 0, the head was changed (on Landlock a sandboxed command can change a
+            // file's attributes) or records after the last were deleted — said loudly in the
+            // new record, which `verify` shows, but no reason to stop every later run. A
+            // broken chain is evidence that appending would bury: refused.
+            Some(h) if self.chains_back(len, None)? => found.push(format!(
+                "HEAD MISMATCH: the head recorded seq {} (hash {}), but the log ends at seq {} \
+                 and its chain from seq 0 is whole: the head was changed by something other \
+                 than cordon's writer, or records after seq {} were deleted",
+                h.seq, h.hash, last.seq, last.seq
+            )),
             Some(h) => {
                 return Err(refuse(format!(
-                    "it does not match its head file (which records seq {}; the last record \
-                     is seq {}): records at the end were deleted or changed",
+                    "it does not match its head (which records seq {}; the last record is seq \
+                     {}) and its chain is broken: records were deleted or changed (run `cordon \
+                     audit verify`, then move the log aside to start a new one)",
                     h.seq, last.seq
                 )))
             }
@@ -517,13 +760,48 @@ impl AuditLog {
         Ok((seq, hash, found))
     }
 
+    /// Whether the complete lines in `..len` chain back from the last one, each `prev` the
+    /// hash of the line before and `seq` one less, to the record `head` names (to the start,
+    /// seq 0, when `None`). Reads the whole file: only a repair gets here.
+    fn chains_back(&self, len: u64, head: Option<&Head>) -> Result<bool, Error> {
+        let bytes = self.read_at(0, len as usize)?;
+        let lines: Vec<&[u8]> = bytes[..bytes.len() - 1].split(|&b| b == b'\n').collect();
+        let mut want: Option<(u64, String)> = None;
+        for line in lines.iter().rev() {
+            let hash = sha256_hex(line);
+            let Ok(r) = serde_json::from_slice::<Record>(line) else {
+                return Ok(false);
+            };
+            if let Some((seq, h)) = &want {
+                if *h != hash || *seq != r.seq {
+                    return Ok(false);
+                }
+            }
+            if let Some(h) = head {
+                if h.hash == hash && h.seq == r.seq {
+                    return Ok(true);
+                }
+            }
+            if r.prev == ZERO_HASH {
+                return Ok(head.is_none() && r.seq == 0);
+            }
+            let Some(prev_seq) = r.seq.checked_sub(1) else {
+                return Ok(false);
+            };
+            want = Some((prev_seq, r.prev));
+        }
+        Ok(false)
+    }
+
     /// Where the line containing byte `end - 1` starts (the byte after the previous newline
     /// before `end`, or 0).
     fn line_start(&self, end: u64) -> Result<u64, Error> {
-        const CHUNK: u64 = 64 * 1024;
+        // A record is usually under 1 KiB: read 4 KiB back first, then larger steps.
+        let mut chunk: u64 = 4096;
         let mut hi = end;
         while hi > 0 {
-            let lo = hi.saturating_sub(CHUNK);
+            let lo = hi.saturating_sub(chunk);
+            chunk = (chunk * 4).min(1 << 20);
             let buf = self.read_at(lo, (hi - lo) as usize)?;
             if let Some(i) = buf.iter().rposition(|&b| b == b'\n') {
                 return Ok(lo + i as u64 + 1);
@@ -570,61 +848,234 @@ impl AuditLog {
     }
 }
 
-/// An exclusive or shared `flock` on a file, released on drop.
-pub(crate) struct Flock<'a>(&'a File);
+/// What [`AuditLog::write_unsynced`] wrote, to make durable or take back.
+#[derive(Debug)]
+pub(crate) struct Written {
+    /// The file's length before (complete lines only).
+    complete: u64,
+    /// The head before, to put back.
+    old_head: Option<Head>,
+    /// Whether the head came from the old head file.
+    legacy: bool,
+    /// Whether the record repairs something.
+    repaired: bool,
+    pub(crate) appended: Appended,
+}
 
-impl<'a> Flock<'a> {
-    pub(crate) fn exclusive_within(
-        file: &'a File,
-        deadline: std::time::Duration,
-    ) -> io::Result<Flock<'a>> {
-        Flock::take(file, FlockOperation::NonBlockingLockExclusive, deadline)
-    }
+/// Where a log keeps its head (the last record's `seq` and hash).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HeadAt {
+    /// In the log's own extended attribute [`HEAD_XATTR`]: the one `fsync` that makes a
+    /// record durable makes its head durable too.
+    Xattr,
+    /// In `FILE.head`, replaced after each record (a file system without user extended
+    /// attributes): two syncs more per record.
+    File,
+}
 
-    pub(crate) fn shared_within(
-        file: &'a File,
-        deadline: std::time::Duration,
-    ) -> io::Result<Flock<'a>> {
-        Flock::take(file, FlockOperation::NonBlockingLockShared, deadline)
-    }
+/// The extended attribute that holds a log's head: 41 bytes, `2`, the last record's `seq`
+/// (64-bit little-endian), its SHA-256 (32 raw bytes). Small enough to stay inside an
+/// ext4 inode (no block to allocate, so a full disk cannot refuse it).
+pub const HEAD_XATTR: &str = "user.cordon.head";
 
-    /// Polls a non-blocking `flock` (waits from 1 ms doubling to 50 ms) until it is granted
-    /// or `deadline` has passed: a blocking `flock` could wait forever on a holder that never
-    /// lets go.
-    fn take(
-        file: &'a File,
-        op: FlockOperation,
-        deadline: std::time::Duration,
-    ) -> io::Result<Flock<'a>> {
-        let start = std::time::Instant::now();
-        let mut pause = std::time::Duration::from_millis(1);
-        loop {
-            match rustix::fs::flock(file, op) {
-                Ok(()) => return Ok(Flock(file)),
-                Err(Errno::INTR) => continue,
-                Err(Errno::WOULDBLOCK) => {}
-                Err(e) => return Err(e.into()),
-            }
-            let waited = start.elapsed();
-            if waited >= deadline {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!(
-                        "another process has held the lock for {:.1} s (a cordon run writes for milliseconds; find the holder with `fuser -v FILE.lock`); giving up",
-                        waited.as_secs_f64()
-                    ),
-                ));
-            }
-            std::thread::sleep(pause.min(deadline - waited));
-            pause = (pause * 2).min(std::time::Duration::from_millis(50));
-        }
+/// Whether `file`'s file system keeps user extended attributes.
+fn probe_head(file: &File) -> HeadAt {
+    match rustix::fs::fgetxattr(file, HEAD_XATTR, &mut [0u8; 64][..]) {
+        Err(Errno::NOTSUP) => HeadAt::File,
+        _ => HeadAt::Xattr,
     }
 }
 
-impl Drop for Flock<'_> {
-    fn drop(&mut self) {
-        // Unlocking a descriptor we hold a lock on fails only if it is not open, which the
-        // borrow rules out; the lock also goes when the last descriptor of the file closes.
-        let _ = rustix::fs::flock(self.0, FlockOperation::Unlock);
+/// The head in `file`'s attribute: `None` when it has none (or the file system keeps none).
+pub(crate) fn get_head_xattr(file: &File) -> io::Result<Option<Head>> {
+    let mut buf = [0u8; 64];
+    match rustix::fs::fgetxattr(file, HEAD_XATTR, &mut buf[..]) {
+        Ok(41) if buf[0] == b'2' => {
+            let mut seq = [0u8; 8];
+            seq.copy_from_slice(&buf[1..9]);
+            Ok(Some(Head {
+                seq: u64::from_le_bytes(seq),
+                hash: super::util::hex(&buf[9..41]),
+            }))
+        }
+        Ok(n) => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{n} bytes that are not a cordon head"),
+        )),
+        Err(Errno::NODATA | Errno::NOTSUP) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn set_head_xattr(file: &File, seq: u64, hash: &str) -> io::Result<()> {
+    let mut v = Vec::with_capacity(41);
+    v.push(b'2');
+    v.extend_from_slice(&seq.to_le_bytes());
+    for i in 0..32 {
+        let byte = hash
+            .get(2 * i..2 * i + 2)
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .ok_or_else(|| io::Error::other("not a SHA-256"))?;
+        v.push(byte);
+    }
+    Ok(rustix::fs::fsetxattr(
+        file,
+        HEAD_XATTR,
+        &v,
+        rustix::fs::XattrFlags::empty(),
+    )?)
+}
+
+/// Whether `name` in `dir` is (still) the file `file` is open on.
+fn same_file(dir: &File, name: &OsStr, file: &File) -> bool {
+    match (
+        rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW),
+        rustix::fs::fstat(file),
+    ) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        _ => false,
+    }
+}
+
+/// `FILE.lock`, created when missing, read-only (only ever locked), a regular file.
+fn open_lock(dir: &File, name: &OsStr) -> io::Result<File> {
+    let lock = open_at(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::CREATE | OFlags::NONBLOCK,
+        0o600,
+    )?;
+    if !lock.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "its lock file is not a regular file",
+        ));
+    }
+    Ok(lock)
+}
+
+/// An audit log shared by the threads of a long-lived front end (`cordon mcp`, the network
+/// proxy's connection records), with **group commit**: each record is written under the lock
+/// as [`AuditLog::append`] writes it, but the `fsync` that makes it durable is shared — one
+/// thread syncs everything written so far while the others wait for it, so N concurrent
+/// decisions cost about one sync, not N. Nobody's `append` returns before a sync that covers
+/// its record has returned: nothing is handed out before it is durable.
+///
+/// A record that repairs something, and a log on a file system without attributes, are
+/// synced alone under the lock, as [`AuditLog::append`] does.
+#[derive(Debug)]
+pub struct SharedLog {
+    log: std::sync::Mutex<AuditLog>,
+    /// Records written (tickets handed out), counted under `log`'s mutex.
+    written: std::sync::atomic::AtomicU64,
+    sync: std::sync::Mutex<Synced>,
+    synced_cv: std::sync::Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Synced {
+    /// Every ticket up to this one is durable (or failed, below).
+    synced: u64,
+    /// A sync is under way.
+    syncing: bool,
+    /// Tickets in `(from, to]` whose sync failed, and why.
+    failed: Option<(u64, u64, String)>,
+    /// Said in the next record: records whose sync failed (their decisions were refused).
+    note: Option<String>,
+}
+
+impl SharedLog {
+    pub fn new(log: AuditLog) -> SharedLog {
+        SharedLog {
+            log: std::sync::Mutex::new(log),
+            written: std::sync::atomic::AtomicU64::new(0),
+            sync: std::sync::Mutex::new(Synced::default()),
+            synced_cv: std::sync::Condvar::new(),
+        }
+    }
+
+    /// The log's path.
+    pub fn path(&self) -> PathBuf {
+        self.lock_log().path().to_path_buf()
+    }
+
+    fn lock_log(&self) -> std::sync::MutexGuard<'_, AuditLog> {
+        // A panic while writing leaves the file as the lock-protected code left it, which the
+        // next write checks and repairs: the data is not poisoned.
+        self.log.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_sync(&self) -> std::sync::MutexGuard<'_, Synced> {
+        self.sync.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Appends `record` and returns once a sync that covers it has returned.
+    pub fn append(&self, record: &Record) -> Result<Appended, Error> {
+        use std::sync::atomic::Ordering;
+        let mut rec = record.clone();
+        if let Some(n) = self.lock_sync().note.take() {
+            rec.repair = Some(n);
+        }
+        let (appended, ticket, file) = {
+            let mut log = self.lock_log();
+            let (w, file) = log.locked(|l| {
+                let w = l.write_unsynced(&rec)?;
+                if l.head_at == HeadAt::File || w.repaired {
+                    l.finish(&w)?;
+                    return Ok((w, None));
+                }
+                // The descriptor this record went through, for the sync outside the lock.
+                let file = l.file.try_clone().map_err(|e| {
+                    l.undo(&w);
+                    l.io("cannot duplicate the log's descriptor")(e)
+                })?;
+                Ok((w, Some(file)))
+            })?;
+            let Some(file) = file else {
+                return Ok(w.appended);
+            };
+            let ticket = self.written.fetch_add(1, Ordering::SeqCst) + 1;
+            (w.appended, ticket, file)
+        };
+        let mut st = self.lock_sync();
+        loop {
+            if let Some((from, to, why)) = &st.failed {
+                if (*from..=*to).contains(&ticket) && ticket > *from {
+                    return Err(Error::Io {
+                        path: self.path_hint(),
+                        what: "cannot make the record durable (fsync)",
+                        source: io::Error::other(why.clone()),
+                    });
+                }
+            }
+            if st.synced >= ticket {
+                return Ok(appended);
+            }
+            if st.syncing {
+                st = self.synced_cv.wait(st).unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            st.syncing = true;
+            let target = self.written.load(Ordering::SeqCst);
+            drop(st);
+            // Covers every record written to the file before it, whichever descriptor.
+            let result = file.sync_all();
+            st = self.lock_sync();
+            st.syncing = false;
+            if let Err(e) = result {
+                st.note = Some(format!(
+                    "the sync of the {} record(s) before this one failed ({e}): their decisions \
+                     were refused, whatever they say",
+                    target - st.synced
+                ));
+                st.failed = Some((st.synced, target, e.to_string()));
+            }
+            st.synced = target;
+            self.synced_cv.notify_all();
+        }
+    }
+
+    fn path_hint(&self) -> PathBuf {
+        self.lock_log().path().to_path_buf()
     }
 }

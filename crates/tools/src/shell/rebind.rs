@@ -115,7 +115,7 @@ pub(super) fn shadows_command(name: &str) -> bool {
         || BUILTINS.contains(&name)
         || (!name.contains('/')
             && !name.is_empty()
-            && cordon_approval::SYSTEM_BIN_DIRS
+            && cordon_policy::SYSTEM_BIN_DIRS
                 .iter()
                 .any(|d| std::path::Path::new(d).join(name).exists()))
 }

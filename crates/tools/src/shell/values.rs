@@ -313,9 +313,13 @@ impl Values {
         if inner.starts_with('#') {
             return None;
         }
-        let end = inner
+        let mut end = inner
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .unwrap_or(inner.len());
+        if end == 0 && inner.starts_with(['@', '*', '?', '$', '-']) {
+            // `${@:x}`, `${*:x}`, `${?:x}`: the special parameters take offsets too.
+            end = 1;
+        }
         let name = &inner[..end];
         let mut after = &inner[end..];
         if after.starts_with('[') {

@@ -24,6 +24,8 @@ pub(super) enum Inner {
     Argv(Vec<Word>),
     /// A shell command string, to be parsed.
     Line(Word),
+    /// A shell command string read by a POSIX shell (dash: no `[[`, no `((`).
+    PosixLine(Word),
 }
 
 /// What [`analyse`] found: the commands a command runs besides itself, and its concerns.
@@ -81,6 +83,9 @@ pub(super) const FOREIGN_SHELLS: &[&str] = &[
 pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inherited) -> Findings {
     let mut out = Findings::default();
     let base = name.rsplit('/').next().unwrap_or(name);
+    if base == "exec" {
+        exec_name(args, &mut out);
+    }
     if let Some(wrapper) = prefix_wrapper(base) {
         if let Ok((opts, _)) = scan(args, &wrapper.spec) {
             for file in opts
@@ -189,6 +194,32 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         {
             out.opaque(whole.to_string());
         }
+        "test" | "["
+            if args.iter().any(|w| w.literal && w.text == "-v")
+                && args.iter().any(|w| !w.literal) =>
+        {
+            // `-v NAME` evaluates NAME's subscript: a name only known when the line runs
+            // (`[ -v "$x" ]`, x='a[$(cmd)]') runs what it holds.
+            out.opaque(whole.to_string());
+        }
+        "test" | "["
+            if args.windows(2).any(|p| {
+                // `-v NAME[SUB]`: SUB is evaluated as arithmetic; only a plain number is known.
+                p[0].literal
+                    && p[0].text == "-v"
+                    && p[1].text.split_once('[').is_some_and(|(_, sub)| {
+                        !sub.trim_end_matches(']')
+                            .chars()
+                            .all(|c| c.is_ascii_digit())
+                    })
+            }) =>
+        {
+            out.opaque(whole.to_string());
+        }
+        "test" | "[" if args.iter().any(|w| !w.literal && !w.single) => {
+            // An unquoted expansion may split into `-v a[$(cmd)]`.
+            out.opaque(whole.to_string());
+        }
         "let" | "test" | "[" => {
             // Arithmetic evaluates array subscripts, which may contain `$(...)`.
             let arith = base == "let"
@@ -267,6 +298,39 @@ fn prefix(args: &[Word], spec: &Spec, fixed: usize, no_inner: &[&str], out: &mut
     out.argv(args.get(start + fixed..).unwrap_or(&[]));
 }
 
+/// `exec -a NAME PROG ARGS`: PROG runs with argv[0] = NAME, and git and multi-call programs
+/// (busybox) act on that name (`exec -a git-rm git log -r .` runs `git rm -r .`). The line is
+/// outside the modelled subset; the command the name selects is reported too, so that a deny
+/// rule on it applies.
+fn exec_name(args: &[Word], out: &mut Findings) {
+    let spec = Spec {
+        short_arg: "a",
+        short_flag: "cl",
+        ..Spec::NONE
+    };
+    let Ok((opts, start)) = scan(args, &spec) else {
+        return;
+    };
+    let Some(name) = arg_of(&opts, &["-a"]) else {
+        return;
+    };
+    out.concerns.push(Concern::Outside(format!(
+        "exec -a {} runs its program under another name, and programs such as git and busybox act on that name",
+        name.text
+    )));
+    let rest = args.get(start + 1..).unwrap_or(&[]);
+    let base = name.text.rsplit('/').next().unwrap_or(&name.text);
+    let mut argv = Vec::new();
+    if let Some(sub) = base.strip_prefix("git-") {
+        argv.push(Word::lit("git"));
+        argv.push(Word::lit(sub));
+    } else {
+        argv.push(name.clone());
+    }
+    argv.extend(rest.iter().cloned());
+    out.argv(&argv);
+}
+
 fn env(args: &[Word], out: &mut Findings, depth: usize) {
     if depth > 8 {
         return out.stop(Stop::Unknown("env -S nested too deeply".into()));
@@ -304,6 +368,12 @@ fn env(args: &[Word], out: &mut Findings, depth: usize) {
             Ok(Step::Opts(opts, next)) => {
                 if has(&opts, &["--help", "--version"]) {
                     return;
+                }
+                if let Some(dir) = arg_of(&opts, &["-C", "--chdir"]) {
+                    out.concerns.push(Concern::Outside(format!(
+                        "env -C {} runs its command in another directory, where its relative paths are not checked",
+                        dir.text
+                    )));
                 }
                 if let Some(opt) = opts
                     .iter()
@@ -493,6 +563,16 @@ fn xargs(args: &[Word], out: &mut Findings) {
     };
     if has(&opts, &["--help", "--version", "--show-limits"]) {
         return;
+    }
+    if let Some(var) = arg_of(&opts, &["--process-slot-var"]) {
+        // Each command gets `VAR=slot` in its environment, as `VAR=… cmd` would.
+        let written = format!("{}=<slot>", var.text);
+        match var.literal {
+            true => out
+                .concerns
+                .extend(super::variables::environment_concern(&var.text, &written)),
+            false => out.concerns.push(Concern::Environment(written)),
+        }
     }
     // With -I R (or -i / --replace, R = `{}`), every word containing R is replaced by
     // input: its value is unknown.
@@ -825,6 +905,23 @@ fn reads_differently(shell: &str, text: &str) -> Option<&'static str> {
         .find(|c| text.contains(c))
 }
 
+/// Which grammar a shell reads its `-c` string with.
+enum Dialect {
+    Bash,
+    /// POSIX sh (dash is Debian's `/bin/sh`): no `[[`, no `((`, no `$'…'`.
+    Posix,
+    /// A grammar of its own (zsh, ksh, yash, …): not modelled.
+    Other,
+}
+
+fn dialect(base: &str) -> Dialect {
+    match base {
+        "bash" | "rbash" => Dialect::Bash,
+        "sh" | "dash" | "ash" | "posh" | "bosh" => Dialect::Posix,
+        _ => Dialect::Other,
+    }
+}
+
 fn shell(base: &str, args: &[Word], out: &mut Findings) {
     let spec = Spec {
         short_arg: "oO",
@@ -861,7 +958,20 @@ fn shell(base: &str, args: &[Word], out: &mut Findings) {
     }
     if has(&opts, &["-c"]) {
         if let Some(cmd) = args.get(start) {
-            out.line(cmd);
+            match dialect(base) {
+                Dialect::Bash => out.line(cmd),
+                Dialect::Posix => out.inner.push(Inner::PosixLine(cmd.clone())),
+                Dialect::Other => {
+                    // zsh, ksh, yash, … have grammars of their own: the string is read as bash
+                    // reads it only so that the deny rules see its commands.
+                    out.line(cmd);
+                    out.opaque(format!(
+                        "{base} reads its string with its own grammar, not checked: {}",
+                        cmd.text
+                    ));
+                    return;
+                }
+            }
             if let Some(construct) = reads_differently(base, &cmd.text) {
                 // The string is parsed as bash parses it; a POSIX shell (dash is Debian's
                 // /bin/sh) splits `$'…'` and the like elsewhere, so the commands found are
@@ -871,9 +981,12 @@ fn shell(base: &str, args: &[Word], out: &mut Findings) {
                 )));
                 return;
             }
-            // The string is parsed and each of its commands decided; the shell itself adds
-            // nothing a rule is about (a login shell's profile is the user's own).
-            out.transparent = true;
+            // The string is parsed and each of its commands decided. An interactive or login
+            // shell first runs its start-up files (`~/.bashrc`, `~/.profile`, …), code the
+            // line does not show: then the shell is decided by its own rule (`bash -lc`),
+            // which a policy that trusts those files may give.
+            let startup = has(&opts, &["-i", "-l", "--login"]);
+            out.transparent = !startup;
         }
         return;
     }

@@ -1,0 +1,383 @@
+//! bash as the oracle (issue 22). A line cordon *allows* under the outside review's policy
+//! (allow `git status|diff|log`, `ls`, `cat`, `echo`, `grep`, `find`, `pytest`, `npm run
+//! test*`; deny `rm`, `curl`, `git reset --hard`; ask by default) is run under real bash in a
+//! throw-away directory, traced (`support/oracle.rs`), and what bash really did must be what the
+//! rules allow: every program it executed (with its argv, and again with argv[0] as the name
+//! the kernel ran, which `exec -a` changes) is allowed by the rules, every path written is
+//! inside the workspace, and nothing connects.
+//!
+//! The lines come from a generator over the grammar of the analysed subset (and the constructs
+//! just outside it, which must ask): simple commands seeded from the corpora of the earlier
+//! reviews, combined in lists, pipelines, subshells, groups, substitutions, conditionals,
+//! loops, `[ … ]` and `[[ … ]]` with operators inside, `sh -c`/`bash -c` strings, wrappers,
+//! redirections and arithmetic. CI runs `ORACLE_CASES` lines (default 2000, under a minute on a
+//! loaded machine); a longer run: `ORACLE_CASES=20000 cargo test -p cordon-tools --test oracle
+//! --release`.
+
+use cordon_approval::RuleSet;
+use cordon_policy::{Action, Policy};
+use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
+use cordon_tools::shell::{parse, parse_argv};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+
+#[path = "support/review.rs"]
+mod review;
+
+#[path = "support/denied_anywhere.rs"]
+#[allow(dead_code)]
+mod denied_anywhere;
+
+#[path = "support/oracle.rs"]
+#[allow(dead_code)]
+mod oracle;
+
+struct Judge {
+    rules: RuleSet,
+    cx: ShellContext,
+}
+
+impl Judge {
+    fn new(ws: &std::path::Path) -> Judge {
+        let text = format!(
+            "version = 1\n{}\n[sandbox.paths.ws]\nroot = \".\"\nmode = \"rw\"\n",
+            review::REVIEW_RULES
+        );
+        let policy = Policy::parse(&text, "cordon.toml", ws).unwrap();
+        let mut cx = ShellContext::for_policy(&policy, ws.to_path_buf());
+        cx.search_path = Vec::new();
+        cx.home = None;
+        Judge {
+            rules: RuleSet::new(&policy.shell),
+            cx,
+        }
+    }
+
+    fn line(&self, line: &str) -> ShellAssessment {
+        assess(&parse(line), &self.rules, &self.cx)
+    }
+
+    fn argv(&self, argv: &[String]) -> Action {
+        assess(&parse_argv(argv), &self.rules, &self.cx)
+            .decision
+            .action
+    }
+}
+
+/// What bash did that the rules do not allow, for a line cordon allowed; empty when none.
+fn violations(judge: &Judge, sandbox: &oracle::Sandbox, line: &str) -> Vec<String> {
+    let trace = sandbox.run(line);
+    let mut out = Vec::new();
+    for (path, argv) in &trace.execs {
+        let name = path.rsplit('/').next().unwrap_or(path).to_string();
+        let mut by_path = argv.clone();
+        match by_path.first_mut() {
+            Some(first) => *first = name,
+            None => by_path.push(name),
+        }
+        let spellings: &[&Vec<String>] = if &by_path == argv {
+            &[argv]
+        } else {
+            &[argv, &by_path]
+        };
+        for words in spellings {
+            let action = judge.argv(words);
+            if action != Action::Allow {
+                out.push(format!("executed {words:?} ({path}), which is {action:?}"));
+            }
+        }
+    }
+    let ok_devices = [
+        "/dev/null",
+        "/dev/tty",
+        "/dev/stdout",
+        "/dev/stderr",
+        "/dev/fd/1",
+        "/dev/fd/2",
+    ];
+    for w in &trace.writes {
+        let inside = w.starts_with(&sandbox.ws)
+            || ok_devices.iter().any(|d| w == std::path::Path::new(d))
+            || w.starts_with("/proc/self/fd")
+            || w.starts_with("/dev/pts");
+        if !inside {
+            out.push(format!("wrote {}", w.display()));
+        }
+    }
+    for c in &trace.connects {
+        out.push(format!("connected: {c}"));
+    }
+    out
+}
+
+// ---- the generator ---------------------------------------------------------------------
+
+/// Simple commands: allowed, denied, asked, state-only builtins, and the seeds of the earlier
+/// corpora (`support/denied_anywhere.rs`).
+const SIMPLE: &[&str] = &[
+    "ls",
+    "ls -la src",
+    "cat x",
+    "echo hi",
+    "echo \"$y\"",
+    "grep -r hi .",
+    "grep -c a x",
+    "find . -name x",
+    "find . -name '*.py' -exec grep hi {} +",
+    "find . -name x -delete",
+    "find . -execdir rm {} +",
+    "git status",
+    "git log -r .",
+    "git diff",
+    "git reset --hard",
+    "pytest -q",
+    "npm run test",
+    "npm install",
+    "true",
+    ":",
+    "false",
+    "pwd",
+    "test -f x",
+    "[ -f x ]",
+    "[ a = b ]",
+    "set -e",
+    "read y",
+    "cd src",
+    "y=1",
+    "command -v ls",
+    "type ls",
+    "rm -rf src",
+    "curl -s http://127.0.0.1:9/",
+    "touch new",
+    "mkdir d",
+    "sort -o out x",
+    "sed -i s/a/b/ x",
+    "wc -l x",
+    "head -n1 x",
+    "exec -a git-rm git log -r .",
+    "env -C src ls",
+    "xargs --process-slot-var=HOME ls",
+    "echo $(( 2 + 1 ))",
+    "echo ${@:1}",
+    "printf '%s\\n' a",
+    "make",
+];
+
+/// `s` as one single-quoted word.
+fn squote(s: &str) -> String {
+    denied_anywhere::squote(s)
+}
+
+fn simple(pick: &mut dyn FnMut(usize) -> usize) -> String {
+    let seeds = denied_anywhere::DENIED.len() + denied_anywhere::SAFE.len();
+    let i = pick(SIMPLE.len() + seeds);
+    if i < SIMPLE.len() {
+        SIMPLE[i].to_string()
+    } else if i - SIMPLE.len() < denied_anywhere::DENIED.len() {
+        denied_anywhere::DENIED[i - SIMPLE.len()].to_string()
+    } else {
+        denied_anywhere::SAFE[i - SIMPLE.len() - denied_anywhere::DENIED.len()].to_string()
+    }
+}
+
+/// A line of `depth` more levels of syntax around simple commands.
+fn gen(pick: &mut dyn FnMut(usize) -> usize, depth: usize) -> String {
+    if depth == 0 {
+        return simple(pick);
+    }
+    let a = gen(pick, depth - 1);
+    let other = |pick: &mut dyn FnMut(usize) -> usize| gen(pick, depth - 1);
+    match pick(45) {
+        0 => format!("{a}; {}", other(pick)),
+        1 => format!("{a} && {}", other(pick)),
+        2 => format!("{a} || {}", other(pick)),
+        3 => format!("{a} | {}", other(pick)),
+        4 => format!("( {a} )"),
+        5 => format!("{{ {a}; }}"),
+        6 => format!("echo $({a})"),
+        7 => format!("if {a}; then {}; fi", other(pick)),
+        8 => format!("for i in 1 2; do {a}; done"),
+        9 => format!("while false; do {a}; done"),
+        10 => format!("case x in x) {a};; esac"),
+        11 => format!("{a} > out"),
+        12 => format!("{a} 2>/dev/null"),
+        13 => format!("{a} >/dev/fd/2"),
+        14 => format!("{a} < x"),
+        // `[` is a command: operators inside end it (the review's class).
+        15 => format!("[ x || {a} ]"),
+        16 => format!("[ x | {a} ]"),
+        17 => format!("[ x > out ]; {a}"),
+        18 => format!("[ -n x ] && {a}"),
+        19 => format!("[[ -n x || {a} ]]"),
+        20 => format!("sh -c {}", squote(&a)),
+        21 => format!("bash -c {}", squote(&a)),
+        22 => format!("sh -c {}", squote(&format!("[[ -n x || {a} ]]"))),
+        23 => format!("env {a}"),
+        24 => format!("timeout 5 {a}"),
+        25 => format!("nice {a}"),
+        26 => format!("! {a}"),
+        27 => format!("(({a}) || true)"),
+        28 => format!("y=$({a}); echo \"$y\""),
+        29 => format!("{a} &\nwait"),
+        30 => format!("test x || {a}"),
+        31 => format!("bash -lc {}", squote(&a)),
+        32 => format!("echo `{a}`"),
+        33 => format!("cat <<EOF\n$({a})\nEOF"),
+        34 => format!("cat <<'EOF'\n$({a})\nEOF\n{}", other(pick)),
+        35 => format!("time {a}"),
+        36 => format!("{{ {a}; }} 2>&1 | cat"),
+        37 => format!("[ \"$({a})\" = x ] && ls"),
+        38 => format!("test -n x -a x || {a}"),
+        39 => format!("exec 3>&1; {a}"),
+        40 => format!("{a} \\\n&& {}", other(pick)),
+        41 => format!("echo $'x\\'' && {a}'"),
+        42 => format!(
+            "sh -c {} && {}",
+            squote(&format!("[ x ] || {a}")),
+            other(pick)
+        ),
+        // dash has no `((`: two subshells.
+        43 => format!("sh -c {}", squote(&format!("(({a}))"))),
+        _ => format!("{a}\n{}", other(pick)),
+    }
+}
+
+fn line_from(choices: &[u16]) -> String {
+    let mut at = 0;
+    let mut pick = |n: usize| {
+        let c = choices[at % choices.len()] as usize;
+        at += 1;
+        c % n
+    };
+    let depth = 1 + pick(3);
+    gen(&mut pick, depth)
+}
+
+fn cases() -> u32 {
+    std::env::var("ORACLE_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(2000)
+}
+
+/// The property: every generated line cordon allows does only what the rules allow.
+#[test]
+fn what_cordon_allows_bash_does_only_what_the_rules_allow() {
+    oracle::require_tools();
+    let sandbox = oracle::Sandbox::new();
+    let judge = Judge::new(&sandbox.ws);
+    let mut runner = TestRunner::new(Config {
+        cases: cases(),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let allowed = std::cell::Cell::new(0u32);
+    let result = runner.run(&prop::collection::vec(any::<u16>(), 8..40), |choices| {
+        let line = line_from(&choices);
+        if judge.line(&line).decision.action != Action::Allow {
+            return Ok(());
+        }
+        allowed.set(allowed.get() + 1);
+        let v = violations(&judge, &sandbox, &line);
+        if v.is_empty() {
+            Ok(())
+        } else {
+            Err(TestCaseError::fail(format!(
+                "cordon allowed {line:?}, and bash:\n  {}",
+                v.join("\n  ")
+            )))
+        }
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    // The generator must reach allowed lines, or the property proves nothing.
+    eprintln!(
+        "{} generated lines allowed and run under bash",
+        allowed.get()
+    );
+    assert!(allowed.get() > 0, "no generated line was allowed");
+}
+
+/// The review's classes, each run under bash: cordon's reading must hold for every line it
+/// allows, and these must not be allowed at all (bash runs or writes what the rules deny).
+#[test]
+fn the_review_classes_are_not_allowed_and_bash_confirms_why() {
+    oracle::require_tools();
+    let sandbox = oracle::Sandbox::new();
+    let judge = Judge::new(&sandbox.ws);
+    let lines = [
+        "[ x || rm -rf src ]; ls",
+        "[ x | rm -rf src ]",
+        "sh -c '[[ -n x || rm -rf src ]]'",
+        "exec -a git-rm git log -r .",
+        "((false) || rm -rf src)",
+        "test -z x || rm -rf src",
+    ];
+    let mut wrong = Vec::new();
+    for line in lines {
+        let v = violations(&judge, &sandbox, line);
+        assert!(
+            !v.is_empty(),
+            "bash did nothing the rules object to for {line:?}: the oracle cannot see it"
+        );
+        if judge.line(line).decision.action == Action::Allow {
+            wrong.push(format!("{line:?}: {}", v.join("; ")));
+        }
+    }
+    assert!(wrong.is_empty(), "allowed:\n{}", wrong.join("\n"));
+}
+
+/// Read-only lines a careful operator allows (issue 22's false positives): allowed, and bash
+/// confirms they do only what the rules allow.
+#[test]
+fn read_only_lines_are_allowed_and_bash_confirms() {
+    oracle::require_tools();
+    let sandbox = oracle::Sandbox::new();
+    let judge = Judge::new(&sandbox.ws);
+    let mut wrong = Vec::new();
+    for line in READ_ONLY {
+        let a = judge.line(line);
+        if a.decision.action != Action::Allow {
+            wrong.push(format!(
+                "{line:?}: {:?} ({})",
+                a.decision.action, a.decision.reason
+            ));
+            continue;
+        }
+        let v = violations(&judge, &sandbox, line);
+        if !v.is_empty() {
+            wrong.push(format!("{line:?} allowed, but bash: {}", v.join("; ")));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The corpus of read-only lines a reviewer expects allowed.
+const READ_ONLY: &[&str] = &[
+    "true",
+    ":",
+    "true && ls",
+    "test -f x && cat x",
+    "[ -f x ] && cat x",
+    "[ -d src ] || echo missing",
+    "[ a = b ] || echo differ",
+    "if [ -n x ]; then ls; fi",
+    "set -euo pipefail; ls",
+    "set -e; git status",
+    "shopt -s globstar; ls",
+    "cd src && ls",
+    "pushd src && ls",
+    "pwd",
+    "command -v git",
+    "type ls",
+    "read y < x; echo \"$y\"",
+    "echo $(( 2 + 1 ))",
+    "echo hi >/dev/fd/2",
+    "echo hi >/dev/stderr",
+    "ls 2>/dev/null",
+    "git status; git diff",
+    "grep -r hi . | grep -c hi",
+    "find . -name '*.py' | xargs grep hi",
+    "cat x | grep hi",
+];
