@@ -10,7 +10,7 @@ use std::io::Write;
 
 use cordon_approval::{By, Explanation, RuleRef};
 use cordon_gate::{Command, FrontEnd, Gate, Options};
-use cordon_policy::{Action, ApprovalMode};
+use cordon_policy::Action;
 use cordon_tools::assess::ShellAssessment;
 use cordon_tools::tool::Assessment;
 use serde_json::json;
@@ -33,18 +33,12 @@ pub fn run(args: CheckArgs) -> Exit {
     let mut opts = Options::new(cwd);
     opts.policy = args.policy.clone();
     opts.front_end = FrontEnd::Check;
-    opts.mode = if args.approve_all {
-        Some(ApprovalMode::ApproveAll)
-    } else if args.strict {
-        Some(ApprovalMode::Strict)
-    } else {
-        None
-    };
-    opts.session = args.session.clone().or_else(|| {
-        std::env::var("CORDON_SESSION")
-            .ok()
-            .filter(|s| !s.is_empty())
-    });
+    crate::approval_options(
+        &mut opts,
+        args.approve_all,
+        args.strict,
+        args.session.clone(),
+    );
     let gate = Gate::open(opts)?;
     let (text, action) = if args.tool == "network" {
         check_network(&gate, &args)?

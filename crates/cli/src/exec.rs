@@ -3,7 +3,6 @@
 use std::sync::{Arc, Mutex};
 
 use cordon_gate::{Command, Gate, Options, Output, RunOptions};
-use cordon_policy::ApprovalMode;
 
 use crate::prompt::Prompt;
 use crate::{term, Error, ExecArgs, Exit};
@@ -22,18 +21,12 @@ pub fn run(args: ExecArgs) -> Exit {
     let mut opts = Options::new(cwd);
     opts.policy = args.policy.clone();
     opts.backend = args.backend.map(|b| b.to_policy());
-    opts.mode = if args.approve_all {
-        Some(ApprovalMode::ApproveAll)
-    } else if args.strict {
-        Some(ApprovalMode::Strict)
-    } else {
-        None
-    };
-    opts.session = args.session.clone().or_else(|| {
-        std::env::var("CORDON_SESSION")
-            .ok()
-            .filter(|s| !s.is_empty())
-    });
+    crate::approval_options(
+        &mut opts,
+        args.approve_all,
+        args.strict,
+        args.session.clone(),
+    );
     // A host's user approved exactly this line (`cordon hook`): the grant is used up here,
     // before anything else, and stands in for the person on the terminal.
     let host_grant = match (&args.host_grant, &args.command) {

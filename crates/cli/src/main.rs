@@ -283,6 +283,28 @@ pub fn load_policy(
     Ok((cwd, policy))
 }
 
+/// `--approve-all` / `--strict` and `--session` (else `$CORDON_SESSION`), the same for `exec` and
+/// for `check`, so that `check` decides as `exec` would.
+pub(crate) fn approval_options(
+    opts: &mut cordon_gate::Options,
+    approve_all: bool,
+    strict: bool,
+    session: Option<String>,
+) {
+    opts.mode = if approve_all {
+        Some(cordon_policy::ApprovalMode::ApproveAll)
+    } else if strict {
+        Some(cordon_policy::ApprovalMode::Strict)
+    } else {
+        None
+    };
+    opts.session = session.or_else(|| {
+        std::env::var("CORDON_SESSION")
+            .ok()
+            .filter(|s| !s.is_empty())
+    });
+}
+
 /// The working directory, or why it cannot be read.
 pub fn current_dir() -> Result<PathBuf, Error> {
     std::env::current_dir()
