@@ -133,7 +133,15 @@ impl Marker {
         let stamp = started
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let name = PathBuf::from(format!("run-{}-{stamp:x}", std::process::id()));
+        // Unique within the process too: several runs of one `cordon mcp` start at once.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let unique = format!("{}-{stamp:x}-{n}", std::process::id());
+        let name = PathBuf::from(format!("run-{unique}"));
+        // Written and locked under a name `recover` ignores, then renamed into place: a marker
+        // is never seen unlocked, so a concurrent run never takes a live run's marker for a
+        // dead one's (scanning and removing it, or making this run's lock fail).
+        let fresh = PathBuf::from(format!(".new-{unique}"));
         let text = marker_text(roots, started, "running");
         // Another run's `done` may remove the directory between its creation and the marker's
         // (it goes when empty): then once more.
@@ -141,7 +149,7 @@ impl Marker {
         let (dir, file) = loop {
             let made = cordon_fs::safe::Dir::anchor(parent)
                 .and_then(|d| d.create_dirs(Path::new("scans"), 0o700))
-                .and_then(|d| d.create_new(&name, text.as_bytes(), 0o600).map(|f| (d, f)));
+                .and_then(|d| d.create_new(&fresh, text.as_bytes(), 0o600).map(|f| (d, f)));
             match made {
                 Ok(m) => break m,
                 Err(e) if e.is_not_found() && tries < 3 => tries += 1,
@@ -149,7 +157,12 @@ impl Marker {
             }
         };
         if !try_lock(&file) {
+            let _ = dir.remove(&fresh);
             return Err("cannot lock it".into());
+        }
+        if let Err(e) = dir.rename_noreplace(&fresh, &name) {
+            let _ = dir.remove(&fresh);
+            return Err(e.to_string());
         }
         Ok(Marker {
             dir,
@@ -191,6 +204,23 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
     let names = d.entries().map_err(|e| e.to_string())?;
     for (name, _) in names {
         let rel = PathBuf::from(&name);
+        if name.to_string_lossy().starts_with(".new-") {
+            // A marker whose cordon died before renaming it into place (before its run): gone
+            // with it unless its lock is still held. Only an old one: a fresh one may be
+            // between its creation and its lock.
+            if let Ok(Some(file)) = d.open_file(&rel) {
+                let old = file
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > std::time::Duration::from_secs(600));
+                if old && try_lock(&file) {
+                    let _ = d.remove(&rel);
+                }
+            }
+            continue;
+        }
         if !name.to_string_lossy().starts_with("run-") {
             continue;
         }
@@ -199,6 +229,22 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
         };
         if !try_lock(&file) {
             continue; // a live run's: its own cordon scans
+        }
+        // Its run may have finished (and removed it) between our open and our lock: only a
+        // marker still under its name is a dead run's.
+        let still_there = {
+            use std::os::unix::fs::MetadataExt;
+            let ours = file.metadata().ok().map(|m| (m.dev(), m.ino()));
+            let named = d
+                .open_file(&rel)
+                .ok()
+                .flatten()
+                .and_then(|f| f.metadata().ok())
+                .map(|m| (m.dev(), m.ino()));
+            ours.is_some() && ours == named
+        };
+        if !still_there {
+            continue;
         }
         let shown = dir.join(&rel);
         let text = d
