@@ -183,10 +183,7 @@ fn tool_text(x: &Explanation, a: &Assessment, json: bool) -> String {
     }
     let clean = crate::term::clean;
     let mut out = String::new();
-    out.push_str(&format!("decision: {}\n", x.action().as_str()));
-    out.push_str(&format!("reason:   {}\n", clean(x.reason())));
-    out.push_str(&format!("rule:     {}\n", clean(&rule(x.by()))));
-    steps_human(x, &mut out);
+    head_human(x, &mut out);
     out.push_str(&format!("keys:     {}\n", clean(&a.keys.join(" "))));
     out.push_str(&format!("summary:  {}\n", clean(&a.presentation.summary)));
     let preview = a.presentation.preview.to_string();
@@ -197,6 +194,15 @@ fn tool_text(x: &Explanation, a: &Assessment, json: bool) -> String {
         }
     }
     out
+}
+
+/// The decision, its reason, its rule and the evaluator's steps: the head of every human report.
+fn head_human(x: &Explanation, out: &mut String) {
+    let clean = crate::term::clean;
+    out.push_str(&format!("decision: {}\n", x.action().as_str()));
+    out.push_str(&format!("reason:   {}\n", clean(x.reason())));
+    out.push_str(&format!("rule:     {}\n", clean(&rule(x.by()))));
+    steps_human(x, out);
 }
 
 fn merge(v: &mut serde_json::Value, more: serde_json::Value) {
@@ -245,10 +251,7 @@ fn shell_json(x: &Explanation, a: &ShellAssessment) -> serde_json::Value {
 fn shell_human(x: &Explanation, a: &ShellAssessment) -> String {
     let clean = crate::term::clean;
     let mut out = String::new();
-    out.push_str(&format!("decision: {}\n", x.action().as_str()));
-    out.push_str(&format!("reason:   {}\n", clean(x.reason())));
-    out.push_str(&format!("rule:     {}\n", clean(&rule(x.by()))));
-    steps_human(x, &mut out);
+    head_human(x, &mut out);
     let cmds: Vec<_> = commands(x, a).collect();
     if !cmds.is_empty() {
         out.push_str("commands:\n");
