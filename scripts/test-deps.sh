@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the third-party programs the test suite drives for real — agent hosts and MCP
+# servers from npm, MCP servers and clients from PyPI — at pinned versions, under one prefix:
+#
+#   scripts/test-deps.sh                 # into /opt/cordon-test (CORDON_TEST_DEPS to change)
+#
+# Tests find them under $CORDON_TEST_DEPS (default /opt/cordon-test): npm packages in
+# $CORDON_TEST_DEPS/npm/node_modules/.bin, Python ones in $CORDON_TEST_DEPS/venv/bin. A test
+# whose program is missing fails and names this script; nothing is skipped. `.ci/run` calls it.
+# Each part below belongs to the issue that added it; keep versions pinned.
+set -euo pipefail
+prefix=${CORDON_TEST_DEPS:-/opt/cordon-test}
+mkdir -p "$prefix/npm"
+
+command -v node >/dev/null && command -v npm >/dev/null || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm
+}
+command -v python3 >/dev/null || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv
+}
+[ -x "$prefix/venv/bin/python" ] || python3 -m venv "$prefix/venv"
+
+npm_packages=(
+  # agent hosts (issue 23)
+  # MCP servers and clients (issue 27)
+)
+pip_packages=(
+  # MCP servers and clients (issue 27)
+)
+if [ ${#npm_packages[@]} -gt 0 ]; then
+  npm install --prefix "$prefix/npm" --no-audit --no-fund --loglevel=error "${npm_packages[@]}"
+fi
+if [ ${#pip_packages[@]} -gt 0 ]; then
+  "$prefix/venv/bin/pip" install -q "${pip_packages[@]}"
+fi
+echo "test programs installed under $prefix"
