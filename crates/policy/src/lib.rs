@@ -33,6 +33,7 @@
 //! assert!(err.to_string().starts_with("cordon.toml:2:1: unknown field `netwrok`"));
 //! ```
 
+pub mod credentials;
 mod error;
 pub mod network;
 mod pattern;
@@ -46,6 +47,7 @@ use std::time::Duration;
 
 use serde_spanned::Spanned;
 
+pub use credentials::{Credential, Header, Source};
 pub use error::{Location, PolicyError};
 pub use network::{HostPattern, HostRule, NetworkDefault, NetworkPolicy};
 pub use pattern::{
@@ -185,6 +187,9 @@ pub struct Policy {
     pub approval: Approval,
     /// The `[network]` section: the hosts a run may reach through cordon's proxy.
     pub network: NetworkPolicy,
+    /// `[credentials.NAME]`: secrets the command gets a placeholder for, and cordon's proxy
+    /// puts in the requests to their hosts (see [`credentials`]), in name order.
+    pub credentials: Vec<Credential>,
     /// The places this user's trust stores may be ([`trust::store_dirs`]), the one in use
     /// first: kept out of the sandbox's reach, so that no command can trust its own policy.
     pub trust_stores: Vec<PathBuf>,
@@ -532,7 +537,7 @@ fn hint_for_serde(message: &str) -> Option<&'static str> {
     }
 }
 
-struct Cx<'a> {
+pub(crate) struct Cx<'a> {
     name: &'a str,
     text: &'a str,
     base: &'a Path,
@@ -708,6 +713,7 @@ impl Cx<'_> {
             }
             None => NetworkPolicy::default(),
         };
+        let credentials = self.credentials(&raw.credentials, &sandbox)?;
         Ok(Policy {
             source: self.name.to_string(),
             path: None,
@@ -716,6 +722,7 @@ impl Cx<'_> {
             tools,
             approval,
             network,
+            credentials,
             trust_stores: trust::store_dirs(|name| std::env::var_os(name)),
         })
     }
@@ -1063,7 +1070,22 @@ impl Cx<'_> {
             });
         }
         hosts.sort_by(|a, b| a.name.cmp(&b.name));
+        let upstream_ca = match &n.upstream_ca {
+            None => None,
+            Some(v) => {
+                let p = self.path(v)?;
+                if !p.is_file() {
+                    return Err(self.err(
+                        v,
+                        format!("network.upstream_ca `{}` is not a file", p.display()),
+                        "name a PEM file of CA certificates that cordon's proxy trusts for upstream hosts, besides the system's",
+                    ));
+                }
+                Some(p)
+            }
+        };
         Ok(NetworkPolicy {
+            upstream_ca,
             location: Some(self.loc(raw)),
             default,
             allow,

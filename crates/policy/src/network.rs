@@ -48,6 +48,9 @@ pub struct NetworkPolicy {
     pub deny: Vec<HostRule>,
     /// `[network.hosts]`: normalised name → address, in name order.
     pub hosts: Vec<HostEntry>,
+    /// `upstream_ca`: a PEM file of CA certificates the proxy trusts, besides the system's,
+    /// for the hosts whose TLS it terminates (credentials).
+    pub upstream_ca: Option<std::path::PathBuf>,
 }
 
 /// `[network] default`.

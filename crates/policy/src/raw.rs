@@ -19,6 +19,8 @@ pub struct RawPolicy {
     #[serde(default)]
     pub approval: RawApproval,
     pub network: Option<Spanned<RawNetwork>>,
+    #[serde(default)]
+    pub credentials: BTreeMap<String, Spanned<crate::credentials::RawCredential>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -31,6 +33,7 @@ pub struct RawNetwork {
     pub deny: Vec<Spanned<String>>,
     #[serde(default)]
     pub hosts: BTreeMap<String, Spanned<String>>,
+    pub upstream_ca: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
