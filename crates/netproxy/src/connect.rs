@@ -25,6 +25,8 @@ pub(crate) enum Refusal {
     Connect(io::Error),
     /// Beyond the number of connections served at once; the reason says so.
     OverCap(String),
+    /// A request carries a credential's placeholder where it may not go.
+    Placeholder(String),
 }
 
 impl fmt::Display for Refusal {
@@ -35,7 +37,7 @@ impl fmt::Display for Refusal {
             Refusal::Address { addr, why } => write!(f, "address {addr} refused: {why}"),
             Refusal::Resolve(why) => write!(f, "cannot resolve: {why}"),
             Refusal::Connect(e) => write!(f, "cannot connect: {e}"),
-            Refusal::OverCap(why) => f.write_str(why),
+            Refusal::OverCap(why) | Refusal::Placeholder(why) => f.write_str(why),
         }
     }
 }
@@ -152,7 +154,7 @@ pub(crate) fn note(shared: &Shared, host: &str, port: u16, rule: &str, why: &Ref
             };
             (Some(*addr), allow)
         }
-        Refusal::OverCap(_) => (None, String::new()),
+        Refusal::OverCap(_) | Refusal::Placeholder(_) => (None, String::new()),
         // Not refusals of the destination: no answer to give, or the destination's own.
         Refusal::BadTarget(_) | Refusal::Resolve(_) | Refusal::Connect(_) => return,
     };

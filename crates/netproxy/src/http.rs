@@ -131,11 +131,17 @@ async fn connect(shared: Arc<Shared>, mut req: Request<Incoming>, slot: Slot) ->
     let shared2 = shared.clone();
     let host2 = host.clone();
     let rule2 = rule.clone();
+    // A host a credential goes to: TLS terminated here, requests checked one by one.
+    let terminated = crate::terminate::terminated(&shared, &host, port);
     tokio::spawn(async move {
         let _slot = slot;
         let counters = Arc::new(Counters::default());
         let mut dest = Counted::new(dest, counters.clone());
         let ended = match upgrade.await {
+            Ok(upgraded) if terminated.is_some() => {
+                let (t, target) = terminated.expect("checked");
+                crate::terminate::tunnel(&shared2, &t, TokioIo::new(upgraded), dest, &target).await
+            }
             Ok(upgraded) => match upgraded.downcast::<TokioIo<TcpStream>>() {
                 // The client's own socket again: relay without hyper's buffering in between,
                 // after the bytes it already sent past the request head.
@@ -202,6 +208,34 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
         );
     }
     let port = authority.port_u16().unwrap_or(80);
+    // A credential's placeholder never goes out in plain HTTP: its value is sent only over
+    // TLS the proxy verified, and the placeholder itself only to the credential's hosts.
+    if let Some(t) = shared.config.termination.as_deref() {
+        if let Ok(target) = cordon_policy::network::Target::new(authority.host(), port) {
+            let uri = req.uri().to_string();
+            let carried = t.secrets().iter().find(|s| {
+                crate::terminate::holds(uri.as_bytes(), s)
+                    || req
+                        .headers()
+                        .values()
+                        .any(|v| crate::terminate::holds(v.as_bytes(), s))
+            });
+            if let Some(secret) = carried {
+                let why = format!(
+                    "the request carries the placeholder of credential `{}` in plain http://; a credential goes only over TLS, to its hosts",
+                    secret.name
+                );
+                return refuse(
+                    &shared,
+                    &track,
+                    &target.host.to_string(),
+                    port,
+                    "",
+                    Refusal::Placeholder(why),
+                );
+            }
+        }
+    }
     let Connected {
         dest,
         addr,
@@ -320,7 +354,7 @@ fn close(
 }
 
 /// Headers that concern one hop only (RFC 9110 §7.6.1), and those `Connection` names.
-fn strip_hop_by_hop(headers: &mut HeaderMap) {
+pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
     let named: Vec<String> = headers
         .get_all(header::CONNECTION)
         .iter()
@@ -464,6 +498,10 @@ pub(crate) fn refusal_body(host: &str, port: u16, why: &Refusal) -> (StatusCode,
         Refusal::Connect(e) => (
             StatusCode::BAD_GATEWAY,
             format!("cordon: {host}:{port}: cannot connect: {e}\n"),
+        ),
+        Refusal::Placeholder(why) => (
+            StatusCode::FORBIDDEN,
+            format!("cordon: the request to {host}:{port} is refused: {why}\n"),
         ),
         Refusal::OverCap(why) => (
             StatusCode::SERVICE_UNAVAILABLE,

@@ -45,6 +45,9 @@ mod connect;
 mod http;
 mod relay;
 mod socks;
+mod terminate;
+
+pub use terminate::{Secret, Termination};
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -73,6 +76,8 @@ pub struct Config {
     /// Address entries of `deny`: a name that resolves to one is refused as well.
     pub denied: Vec<AddrEntry>,
     pub limits: Limits,
+    /// TLS termination for the hosts a credential goes to (none: every tunnel end to end).
+    pub termination: Option<Arc<Termination>>,
 }
 
 /// An address, on one port or (`port: None`) every port.
@@ -108,6 +113,7 @@ impl Config {
             listed: addrs(&network.allow),
             denied: addrs(&network.deny),
             limits: Limits::default(),
+            termination: None,
         }
     }
 }
@@ -231,6 +237,24 @@ pub enum Verdict {
 pub trait Decide: Send + Sync {
     /// `host` is normalised (IDNA ASCII, lower case; IPv6 in brackets), `port` is not 0.
     fn decide(&self, host: &str, port: u16) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>>;
+
+    /// A request inside a tunnel whose TLS the proxy terminates (the tunnel's `host:port`
+    /// already allowed): `method` as sent, `path` the request target's path and query. By
+    /// default every request of an allowed tunnel is allowed.
+    fn decide_request(
+        &self,
+        method: &str,
+        host: &str,
+        port: u16,
+        path: &str,
+    ) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+        let _ = (method, host, port, path);
+        Box::pin(async {
+            Verdict::Allow {
+                rule: String::new(),
+            }
+        })
+    }
 }
 
 /// Where connection records go (cordon's gate: the audit log). Called from the proxy's
@@ -248,6 +272,8 @@ pub enum Protocol {
     Http,
     /// SOCKS5 `CONNECT`.
     Socks5,
+    /// One request inside a tunnel whose TLS the proxy terminates (recorded when refused).
+    HttpsRequest,
 }
 
 impl Protocol {
@@ -256,6 +282,7 @@ impl Protocol {
             Protocol::HttpConnect => "http-connect",
             Protocol::Http => "http",
             Protocol::Socks5 => "socks5",
+            Protocol::HttpsRequest => "https-request",
         }
     }
 }

@@ -82,9 +82,10 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
         Ok(ok) => ok,
         Err(why) => {
             let code = match &why {
-                Refusal::Policy { .. } | Refusal::Address { .. } | Refusal::BadTarget(_) => {
-                    NOT_ALLOWED
-                }
+                Refusal::Policy { .. }
+                | Refusal::Address { .. }
+                | Refusal::BadTarget(_)
+                | Refusal::Placeholder(_) => NOT_ALLOWED,
                 Refusal::Resolve(_) => HOST_UNREACHABLE,
                 Refusal::OverCap(_) => GENERAL_FAILURE,
                 Refusal::Connect(e) => match e.kind() {
@@ -130,7 +131,14 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
     let ended = match reply(&mut stream, SUCCEEDED).await {
         Ok(()) => {
             let counters = Arc::new(Counters::default());
-            let ended = relay::relay_tcp(&shared, stream, dest, &counters).await;
+            // A host a credential goes to: TLS terminated here, requests checked one by one.
+            let ended = match crate::terminate::terminated(&shared, &host, port) {
+                Some((t, target)) => {
+                    let dest = relay::Counted::new(dest, counters.clone());
+                    crate::terminate::tunnel(&shared, &t, stream, dest, &target).await
+                }
+                None => relay::relay_tcp(&shared, stream, dest, &counters).await,
+            };
             let _ = opened.await;
             track.record(
                 &shared,

@@ -179,6 +179,15 @@ impl Setup {
     }
 
     pub fn with_limits(text: &str, answers: Vec<Answer>, limits: Limits) -> Setup {
+        Setup::with_config(text, answers, |c| c.limits = limits)
+    }
+
+    /// As [`Setup::new`], the proxy's config changed by `change` before it starts.
+    pub fn with_config(
+        text: &str,
+        answers: Vec<Answer>,
+        change: impl FnOnce(&mut Config),
+    ) -> Setup {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("cordon.toml");
         // The section takes effect under `network = "proxy"` (appended: lines stay put).
@@ -188,7 +197,7 @@ impl Setup {
         let decide = EngineDecide::new(&policy, &log, answers);
         let record = AuditRecord::new(&log);
         let mut config = Config::from_policy(&policy.network);
-        config.limits = limits;
+        change(&mut config);
         let proxy = Proxy::start(config, decide.clone(), record.clone()).unwrap();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();

@@ -1,0 +1,617 @@
+//! TLS termination for the hosts that need it: where a credential goes (and, later, where
+//! requests are decided one by one). Every other host stays end-to-end TLS through CONNECT.
+//!
+//! ```text
+//!  client ──CONNECT api.example.org:443──▶ proxy: decide host:port, connect (as for any tunnel)
+//!     │                                      │
+//!     │◀── TLS, leaf for api.example.org ────┤ signed by the run's CA (rcgen; the command
+//!     │    (the run's CA is in the bundle    │ trusts it through SSL_CERT_FILE & co)
+//!     │     the command's clients read)      │
+//!     ├── GET /repos/x  Authorization: cordon-… ─▶ per request: a placeholder of a credential
+//!     │                                      │   not meant for this host → 403, recorded;
+//!     │                                      │   the host's own placeholders → real value;
+//!     │                                      │   `header` added when the client sent none
+//!     │                                      ├── TLS to the upstream, verified against the
+//!     │                                      │   system roots + [network] upstream_ca
+//!     │◀──────────── response, streamed ─────┘
+//! ```
+//!
+//! The real value exists only in cordon's memory and in the bytes sent to the listed host over
+//! TLS the proxy verified; it is never written to a record (records name the credential, not
+//! its value) nor sent back to the command.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_rustls::rustls::{self, pki_types};
+
+use cordon_policy::network::{HostRule, Target};
+use cordon_policy::Header;
+
+use crate::{Event, Fields, Protocol, Shared, Verdict};
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+/// One credential for a run: its placeholder (what the command holds), the real value, and
+/// where the value may go.
+#[derive(Clone)]
+pub struct Secret {
+    /// The credential's name in the policy (what records and refusals say).
+    pub name: String,
+    /// What the command holds instead of the value, fresh for each run.
+    pub placeholder: String,
+    /// The real value.
+    pub value: String,
+    /// The hosts the value may be sent to.
+    pub hosts: Vec<HostRule>,
+    /// Added with the value when the client sends no header of that name.
+    pub header: Option<Header>,
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the value, even in a debug print.
+        f.debug_struct("Secret")
+            .field("name", &self.name)
+            .field("placeholder", &self.placeholder)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Secret {
+    fn sends_to(&self, target: &Target) -> bool {
+        self.hosts.iter().any(|h| h.matches(target))
+    }
+}
+
+/// What TLS termination needs for a run: the run's CA, the upstream trust, the secrets.
+pub struct Termination {
+    ca_cert: rcgen::Certificate,
+    ca_key: rcgen::KeyPair,
+    upstream: Arc<rustls::ClientConfig>,
+    secrets: Vec<Secret>,
+    /// Per host: the server side of the tunnel, its leaf made once per run.
+    leaves: Mutex<HashMap<String, Arc<rustls::ServerConfig>>>,
+}
+
+impl std::fmt::Debug for Termination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Termination")
+            .field("secrets", &self.secrets)
+            .finish_non_exhaustive()
+    }
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Why termination could not be set up.
+fn tls_err(what: &str, e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(format!("{what}: {e}"))
+}
+
+impl Termination {
+    /// A fresh CA for a run, trusting upstreams signed by one of `upstream_roots` (PEM text:
+    /// the system's bundle and the policy's `upstream_ca`).
+    pub fn new(secrets: Vec<Secret>, upstream_roots: &[u8]) -> std::io::Result<Termination> {
+        use pki_types::pem::PemObject;
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in pki_types::CertificateDer::pem_slice_iter(upstream_roots) {
+            let cert = cert.map_err(|e| tls_err("reading the upstream CA certificates", e))?;
+            // A certificate the bundle holds that webpki cannot use is skipped, as clients do.
+            let _ = roots.add(cert);
+        }
+        if roots.is_empty() {
+            return Err(std::io::Error::other(
+                "no usable CA certificate to verify upstream hosts with (the system bundle and [network] upstream_ca)",
+            ));
+        }
+        let mut upstream = rustls::ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| tls_err("upstream TLS", e))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        upstream.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let ca_key = rcgen::KeyPair::generate().map_err(|e| tls_err("the run's CA key", e))?;
+        let mut params = rcgen::CertificateParams::default();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "cordon run CA (this run only)");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Constrained(0));
+        params.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::CrlSign,
+            rcgen::KeyUsagePurpose::DigitalSignature,
+        ];
+        let ca_cert = params
+            .self_signed(&ca_key)
+            .map_err(|e| tls_err("the run's CA", e))?;
+        Ok(Termination {
+            ca_cert,
+            ca_key,
+            upstream: Arc::new(upstream),
+            secrets,
+            leaves: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The run's CA certificate, PEM: what the command's clients must trust.
+    pub fn ca_pem(&self) -> String {
+        self.ca_cert.pem()
+    }
+
+    /// The secrets.
+    pub fn secrets(&self) -> &[Secret] {
+        &self.secrets
+    }
+
+    /// Whether connections to `target` are terminated: a credential may go there.
+    pub fn terminates(&self, target: &Target) -> bool {
+        self.secrets.iter().any(|s| s.sends_to(target))
+    }
+
+    /// The server side for `host`, its leaf signed by the run's CA.
+    fn server(&self, host: &str) -> std::io::Result<Arc<rustls::ServerConfig>> {
+        if let Some(c) = crate::lock(&self.leaves).get(host) {
+            return Ok(c.clone());
+        }
+        let mut params = rcgen::CertificateParams::new(vec![host.to_string()])
+            .map_err(|e| tls_err("a leaf certificate", e))?;
+        params.use_authority_key_identifier_extension = true;
+        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, host);
+        let key = rcgen::KeyPair::generate().map_err(|e| tls_err("a leaf key", e))?;
+        let leaf = params
+            .signed_by(&key, &self.ca_cert, &self.ca_key)
+            .map_err(|e| tls_err("a leaf certificate", e))?;
+        let key_der = pki_types::PrivateKeyDer::try_from(key.serialize_der())
+            .map_err(|e| tls_err("a leaf key", e))?;
+        let mut config = rustls::ServerConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| tls_err("the tunnel's TLS", e))?
+            .with_no_client_auth()
+            .with_single_cert(vec![leaf.der().clone()], key_der)
+            .map_err(|e| tls_err("the tunnel's TLS", e))?;
+        // HTTP/1.1 only: what the proxy speaks on both sides.
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let config = Arc::new(config);
+        crate::lock(&self.leaves).insert(host.to_string(), config.clone());
+        Ok(config)
+    }
+
+    /// Which credential's placeholder `bytes` hold that may not go to `target`.
+    fn misplaced(&self, bytes: &[u8], target: &Target) -> Option<&Secret> {
+        self.secrets
+            .iter()
+            .find(|s| !s.sends_to(target) && contains(bytes, s.placeholder.as_bytes()))
+    }
+
+    /// The credential's placeholder found anywhere in a request's head (target and headers),
+    /// when it may not go to `target`: the request is refused.
+    pub(crate) fn misplaced_in<B>(&self, req: &Request<B>, target: &Target) -> Option<&Secret> {
+        if let Some(s) = self.misplaced(req.uri().to_string().as_bytes(), target) {
+            return Some(s);
+        }
+        req.headers()
+            .values()
+            .find_map(|v| self.misplaced(v.as_bytes(), target))
+    }
+}
+
+/// The termination and the target, when tunnels to `host:port` are terminated.
+pub(crate) fn terminated(
+    shared: &Shared,
+    host: &str,
+    port: u16,
+) -> Option<(Arc<Termination>, Target)> {
+    let t = shared.config.termination.as_ref()?;
+    let target = Target::new(host, port).ok()?;
+    t.terminates(&target).then(|| (t.clone(), target))
+}
+
+/// Whether `bytes` hold `secret`'s placeholder.
+pub(crate) fn holds(bytes: &[u8], secret: &Secret) -> bool {
+    contains(bytes, secret.placeholder.as_bytes())
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+fn replace_all(hay: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(hay.len());
+    let mut i = 0;
+    while i < hay.len() {
+        if hay[i..].starts_with(needle) {
+            out.extend_from_slice(with);
+            i += needle.len();
+        } else {
+            out.push(hay[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Puts the real values in a request to `target` (whose credentials may go there): each
+/// placeholder in a header value replaced, and each credential's `header` added when the
+/// client sent none of that name. Basic authorization (`user:placeholder`, what git sends
+/// from a credential helper or a URL) is decoded, replaced and encoded again.
+fn inject<B>(t: &Termination, req: &mut Request<B>, target: &Target) {
+    let mine: Vec<&Secret> = t.secrets.iter().filter(|s| s.sends_to(target)).collect();
+    if mine.is_empty() {
+        return;
+    }
+    for (_, value) in req.headers_mut().iter_mut() {
+        let mut bytes = value.as_bytes().to_vec();
+        let mut changed = false;
+        for s in &mine {
+            if contains(&bytes, s.placeholder.as_bytes()) {
+                bytes = replace_all(&bytes, s.placeholder.as_bytes(), s.value.as_bytes());
+                changed = true;
+            }
+        }
+        if let Some(b) = basic(&bytes, &mine) {
+            bytes = b;
+            changed = true;
+        }
+        if changed {
+            if let Ok(v) = HeaderValue::from_bytes(&bytes) {
+                *value = v;
+            }
+        }
+    }
+    for s in &mine {
+        let Some(h) = &s.header else { continue };
+        let Ok(name) = HeaderName::from_bytes(h.name.as_bytes()) else {
+            continue;
+        };
+        if req.headers().contains_key(&name) {
+            continue;
+        }
+        if let Ok(v) = HeaderValue::from_str(&h.value(&s.value)) {
+            req.headers_mut().insert(name, v);
+        }
+    }
+}
+
+/// `Basic BASE64(user:…placeholder…)` with the placeholders replaced, when it holds one.
+fn basic(value: &[u8], mine: &[&Secret]) -> Option<Vec<u8>> {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let text = std::str::from_utf8(value).ok()?;
+    let (scheme, rest) = text.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let mut decoded = b64.decode(rest.trim()).ok()?;
+    let mut changed = false;
+    for s in mine {
+        if contains(&decoded, s.placeholder.as_bytes()) {
+            decoded = replace_all(&decoded, s.placeholder.as_bytes(), s.value.as_bytes());
+            changed = true;
+        }
+    }
+    changed.then(|| format!("{scheme} {}", b64.encode(decoded)).into_bytes())
+}
+
+/// Whether `b64` of a Basic header holds a placeholder not meant for `target` (checked
+/// before anything is sent).
+fn misplaced_basic<'a, B>(
+    t: &'a Termination,
+    req: &Request<B>,
+    target: &Target,
+) -> Option<&'a Secret> {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    req.headers().values().find_map(|v| {
+        let text = v.to_str().ok()?;
+        let (scheme, rest) = text.split_once(' ')?;
+        if !scheme.eq_ignore_ascii_case("basic") {
+            return None;
+        }
+        let decoded = b64.decode(rest.trim()).ok()?;
+        t.misplaced(&decoded, target)
+    })
+}
+
+/// The refusal of a request that carries `secret`'s placeholder to `target`.
+pub(crate) fn misplaced_reason(secret: &Secret, target: &Target) -> String {
+    format!(
+        "the request carries the placeholder of credential `{}`, which goes only to its hosts ({}), not to {target}",
+        secret.name,
+        secret
+            .hosts
+            .iter()
+            .map(|h| h.written.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+fn text(status: StatusCode, body: String) -> Response<Body> {
+    let mut r = Response::new(
+        Full::new(Bytes::from(body))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// Serves a terminated tunnel: TLS with the client as `target`, TLS to the upstream over
+/// `dest` (already decided and connected), and each request in between checked, given its
+/// credentials, and forwarded. Returns why it ended early, if it did.
+pub(crate) async fn tunnel<C, D>(
+    shared: &Arc<Shared>,
+    t: &Termination,
+    client: C,
+    dest: D,
+    target: &Target,
+) -> Option<String>
+where
+    C: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    D: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let host = match &target.host {
+        cordon_policy::network::Host::Name(n) => n.clone(),
+        cordon_policy::network::Host::Addr(a) => a.to_string(),
+    };
+    let server = match t.server(&host) {
+        Ok(s) => s,
+        Err(e) => return Some(format!("cannot terminate TLS: {e}")),
+    };
+    let handshake = shared.limits().handshake_timeout;
+    let client = match tokio::time::timeout(
+        handshake,
+        tokio_rustls::TlsAcceptor::from(server).accept(client),
+    )
+    .await
+    {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => return Some(format!("TLS with the client failed: {e}")),
+        Err(_) => return Some("TLS with the client timed out".into()),
+    };
+    let name = match pki_types::ServerName::try_from(host.clone()) {
+        Ok(n) => n,
+        Err(e) => return Some(format!("not a TLS server name: {e}")),
+    };
+    let upstream = match tokio::time::timeout(
+        handshake,
+        tokio_rustls::TlsConnector::from(t.upstream.clone()).connect(name, dest),
+    )
+    .await
+    {
+        Ok(Ok(u)) => u,
+        Ok(Err(e)) => {
+            return Some(format!(
+                "TLS with {host} failed (verified against the system's CAs and [network] upstream_ca): {e}"
+            ))
+        }
+        Err(_) => return Some(format!("TLS with {host} timed out")),
+    };
+    let (sender, conn) = match hyper::client::conn::http1::Builder::new()
+        .max_buf_size(shared.limits().header_bytes.max(8192))
+        .handshake::<_, Incoming>(TokioIo::new(upstream))
+        .await
+    {
+        Ok(pair) => pair,
+        Err(e) => return Some(format!("HTTP with {host} failed: {e}")),
+    };
+    let upstream_done = tokio::spawn(conn);
+    let sender = Arc::new(tokio::sync::Mutex::new(sender));
+    let target = target.clone();
+    let t_shared = shared.clone();
+    // The termination lives in the shared config for the proxy's life.
+    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+        let sender = sender.clone();
+        let target = target.clone();
+        let shared = t_shared.clone();
+        async move { Ok::<_, std::convert::Infallible>(request(&shared, sender, req, &target).await) }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(handshake)
+        .max_buf_size(shared.limits().header_bytes.max(8192))
+        .max_headers(100);
+    let served = builder.serve_connection(TokioIo::new(client), service);
+    let ended = crate::relay::first(
+        async {
+            served
+                .await
+                .err()
+                .map(|e| format!("terminated tunnel ended: {e}"))
+        },
+        async {
+            shared.shutting_down().await;
+            Some("the proxy shut down".to_string())
+        },
+    )
+    .await;
+    upstream_done.abort();
+    ended
+}
+
+/// One request inside a terminated tunnel.
+async fn request(
+    shared: &Arc<Shared>,
+    sender: Arc<tokio::sync::Mutex<hyper::client::conn::http1::SendRequest<Incoming>>>,
+    mut req: Request<Incoming>,
+    target: &Target,
+) -> Response<Body> {
+    let Some(t) = shared.config.termination.as_deref() else {
+        return text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "cordon: no termination\n".into(),
+        );
+    };
+    let host = target.host.to_string();
+    let port = target.port;
+    let path = req
+        .uri()
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_string();
+    let method = req.method().to_string();
+    let refuse = |reason: String, rule: &str| {
+        let track = shared.track(Protocol::HttpsRequest, std::time::Instant::now());
+        let shown = format!("{method} {path}: {reason}");
+        track.record(
+            shared,
+            Event::Close,
+            Fields {
+                host: &host,
+                port,
+                addr: None,
+                allowed: false,
+                rule,
+                reason: &shown,
+                bytes: (0, 0),
+            },
+        );
+        let mut r = text(
+            StatusCode::FORBIDDEN,
+            format!("cordon: {method} https://{host}:{port}{path} is refused: {reason}\n"),
+        );
+        r.headers_mut()
+            .insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
+        r
+    };
+    if let Some(s) = t
+        .misplaced_in(&req, target)
+        .or_else(|| misplaced_basic(t, &req, target))
+    {
+        let why = misplaced_reason(s, target);
+        shared.note_refused(crate::Refused {
+            host: host.clone(),
+            port,
+            addr: None,
+            reason: why.clone(),
+            allow: String::new(),
+            count: 0,
+        });
+        return refuse(why, "");
+    }
+    if let Verdict::Deny { reason, rule } = shared
+        .decide
+        .decide_request(&method, &host, port, &path)
+        .await
+    {
+        return refuse(format!("refused by the policy: {reason}"), &rule);
+    }
+    inject(t, &mut req, target);
+    crate::http::strip_hop_by_hop(req.headers_mut());
+    let mut sender = sender.lock().await;
+    if sender.ready().await.is_err() {
+        return text(
+            StatusCode::BAD_GATEWAY,
+            format!("cordon: {host}:{port} closed the connection\n"),
+        );
+    }
+    match sender.send_request(req).await {
+        Ok(resp) => {
+            let (mut parts, body) = resp.into_parts();
+            crate::http::strip_hop_by_hop(&mut parts.headers);
+            Response::from_parts(parts, body.boxed())
+        }
+        Err(e) => text(
+            StatusCode::BAD_GATEWAY,
+            format!("cordon: {host}:{port}: forwarding failed: {e}\n"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secret(hosts: &[&str]) -> Secret {
+        Secret {
+            name: "gh".into(),
+            placeholder: "cordon-PH".into(),
+            value: "REAL".into(),
+            hosts: {
+                let text = format!(
+                    "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[credentials.gh]\nenv = \"T\"\nfrom = \"env:T\"\nhosts = {hosts:?}\n"
+                );
+                cordon_policy::Policy::parse(&text, "t.toml", std::path::Path::new("/"))
+                    .unwrap()
+                    .credentials[0]
+                    .hosts
+                    .clone()
+            },
+            header: Some(Header {
+                name: "authorization".into(),
+                template: "Bearer {}".into(),
+            }),
+        }
+    }
+
+    fn any_ca() -> String {
+        rcgen::generate_simple_self_signed(vec!["ca.example".into()])
+            .unwrap()
+            .cert
+            .pem()
+    }
+
+    #[test]
+    fn placeholders_replaced_only_for_their_hosts() {
+        let t = Termination {
+            secrets: vec![secret(&["api.example.org"])],
+            ..Termination::new(vec![], any_ca().as_bytes()).unwrap()
+        };
+        let to = |h: &str| Target::new(h, 443).unwrap();
+        let mut req = Request::builder()
+            .uri("/x")
+            .header("x-token", "a cordon-PH b")
+            .body(())
+            .unwrap();
+        assert!(t.misplaced_in(&req, &to("api.example.org")).is_none());
+        assert_eq!(
+            t.misplaced_in(&req, &to("other.example.org")).unwrap().name,
+            "gh"
+        );
+        inject(&t, &mut req, &to("api.example.org"));
+        assert_eq!(req.headers()["x-token"], "a REAL b");
+        assert_eq!(req.headers()["authorization"], "Bearer REAL");
+        // A client's own header of that name is kept.
+        let mut req = Request::builder()
+            .header("authorization", "token mine")
+            .body(())
+            .unwrap();
+        inject(&t, &mut req, &to("api.example.org"));
+        assert_eq!(req.headers()["authorization"], "token mine");
+        // Basic: user:placeholder, base64.
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let v = format!("Basic {}", b64.encode("git:cordon-PH"));
+        let mut req = Request::builder()
+            .header("authorization", &v)
+            .body(())
+            .unwrap();
+        assert_eq!(
+            misplaced_basic(&t, &req, &to("evil.example")).unwrap().name,
+            "gh"
+        );
+        inject(&t, &mut req, &to("api.example.org"));
+        assert_eq!(
+            req.headers()["authorization"],
+            format!("Basic {}", b64.encode("git:REAL")).as_str()
+        );
+    }
+}

@@ -1,0 +1,229 @@
+//! Credentials at the proxy, against real curl and a real HTTPS upstream of the test's own
+//! (its own CA, on loopback) that answers 200 only to the real bearer token: the client
+//! holds a placeholder, the proxy terminates TLS for the credential's host with the run's
+//! CA, puts the value in, and refuses the placeholder wherever it may not go.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use cordon_netproxy::{Secret, Termination};
+use cordon_policy::Policy;
+use http_body_util::Full;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use tokio_rustls::rustls;
+
+use common::*;
+
+const TOKEN: &str = "s3cr3t-real-token-0123456789";
+const PLACEHOLDER: &str = "cordon-placeholder-gh-feedfacecafe";
+const OTHER_PLACEHOLDER: &str = "cordon-placeholder-other-0badc0de";
+
+/// An HTTPS server for `names` with a certificate from a CA of its own: 200 `ok PATH` to
+/// `Authorization: Bearer TOKEN`, 401 to anything else. Returns its address, its CA (PEM)
+/// and every header value it was sent.
+async fn upstream(names: &[&str]) -> (SocketAddr, String, Arc<Mutex<Vec<String>>>) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::default();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, "upstream test CA");
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let leaf_key = rcgen::KeyPair::generate().unwrap();
+    let leaf =
+        rcgen::CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+            .unwrap()
+            .signed_by(&leaf_key, &ca_cert, &ca_key)
+            .unwrap();
+    let server = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
+        )
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((s, _)) = listener.accept().await else {
+                return;
+            };
+            let acceptor = acceptor.clone();
+            let seen = seen2.clone();
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(s).await else {
+                    return;
+                };
+                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                    let seen = seen.clone();
+                    async move {
+                        for v in req.headers().values() {
+                            seen.lock()
+                                .unwrap()
+                                .push(String::from_utf8_lossy(v.as_bytes()).into_owned());
+                        }
+                        let ok = req
+                            .headers()
+                            .get("authorization")
+                            .is_some_and(|v| v.as_bytes() == format!("Bearer {TOKEN}").as_bytes());
+                        let mut r = Response::new(Full::new(Bytes::from(if ok {
+                            format!("ok {}", req.uri().path())
+                        } else {
+                            "unauthorized".into()
+                        })));
+                        *r.status_mut() = if ok {
+                            hyper::StatusCode::OK
+                        } else {
+                            hyper::StatusCode::UNAUTHORIZED
+                        };
+                        Ok::<_, std::convert::Infallible>(r)
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(tls), svc)
+                    .await;
+            });
+        }
+    });
+    (addr, ca_cert.pem(), seen)
+}
+
+fn secret(name: &str, placeholder: &str, host: &str, header: bool) -> Secret {
+    let text = format!(
+        "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[credentials.{name}]\nenv = \"T\"\nfrom = \"env:T\"\nhosts = [\"{host}\"]\n{}",
+        if header { "header = \"Authorization: Bearer {}\"\n" } else { "" }
+    );
+    let c = Policy::parse(&text, "t.toml", std::path::Path::new("/"))
+        .unwrap()
+        .credentials
+        .remove(0);
+    Secret {
+        name: c.name,
+        placeholder: placeholder.into(),
+        value: TOKEN.into(),
+        hosts: c.hosts,
+        header: c.header,
+    }
+}
+
+/// curl through the proxy; (HTTP status, body).
+fn curl(proxy: SocketAddr, ca: &std::path::Path, url: &str, headers: &[String]) -> (u16, String) {
+    let mut cmd = std::process::Command::new("curl");
+    cmd.args(["-sS", "--max-time", "60", "-o", "-", "-w", "\n%{http_code}"])
+        .arg("--proxy")
+        .arg(format!("http://{proxy}"))
+        .arg("--cacert")
+        .arg(ca)
+        .env_remove("https_proxy")
+        .env_remove("HTTPS_PROXY")
+        .env_remove("no_proxy")
+        .env_remove("NO_PROXY");
+    for h in headers {
+        cmd.arg("-H").arg(h);
+    }
+    let out = cmd.arg(url).output().expect("curl runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (code.trim().parse().unwrap_or(0), body.to_string())
+}
+
+#[test]
+fn the_placeholder_reaches_its_host_as_the_real_token_and_nowhere_else() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (up, up_ca, seen) = rt.block_on(upstream(&["api.test", "other.test"]));
+    let web = rt.block_on(head_echo_server());
+    let port = up.port();
+    let termination = Arc::new(
+        Termination::new(
+            vec![
+                secret("gh", PLACEHOLDER, "api.test", true),
+                secret("other", OTHER_PLACEHOLDER, "other.test", false),
+            ],
+            up_ca.as_bytes(),
+        )
+        .unwrap(),
+    );
+    let s = Setup::with_config(
+        "version = 1\n[network]\nallow = [\"api.test\", \"other.test\", \"web.test\", \"plain.test\"]\n\
+             [network.hosts]\n\"api.test\" = \"127.0.0.1\"\n\"other.test\" = \"127.0.0.1\"\n\"web.test\" = \"127.0.0.1\"\n\"plain.test\" = \"127.0.0.1\"\n",
+        vec![],
+        |c| c.termination = Some(termination.clone()),
+    );
+    let ca = s.dir.path().join("run-ca.pem");
+    std::fs::write(&ca, termination.ca_pem()).unwrap();
+    let api = format!("https://api.test:{port}/repos/x");
+
+    // The placeholder in the client's own header: replaced.
+    let (code, body) = curl(
+        s.addr,
+        &ca,
+        &api,
+        &[format!("Authorization: Bearer {PLACEHOLDER}")],
+    );
+    assert_eq!((code, body.as_str()), (200, "ok /repos/x"));
+    // No header at all: the credential's `header` is added.
+    let (code, body) = curl(s.addr, &ca, &api, &[]);
+    assert_eq!((code, body.as_str()), (200, "ok /repos/x"));
+    // The run's CA is what the client trusts for the terminated host: without it, no TLS.
+    let none = s.dir.path().join("empty.pem");
+    std::fs::write(&none, up_ca.as_bytes()).unwrap();
+    let (code, _) = curl(s.addr, &none, &api, &[]);
+    assert_eq!(
+        code, 0,
+        "the upstream's own CA must not verify the proxy's leaf"
+    );
+
+    // gh's placeholder to other.test (terminated for its own credential): refused, 403.
+    let (code, body) = curl(
+        s.addr,
+        &ca,
+        &format!("https://other.test:{port}/"),
+        &[format!("X-Token: {PLACEHOLDER}")],
+    );
+    assert_eq!(code, 403, "{body}");
+    assert!(body.contains("placeholder of credential `gh`"), "{body}");
+    // ... and in Basic authorization, as git sends it.
+    use base64::Engine;
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("git:{PLACEHOLDER}"));
+    let (code, _) = curl(
+        s.addr,
+        &ca,
+        &format!("https://other.test:{port}/"),
+        &[format!("Authorization: Basic {basic}")],
+    );
+    assert_eq!(code, 403);
+    // Plain http:// never carries a placeholder, not even to the credential's host.
+    let (code, body) = curl(
+        s.addr,
+        &ca,
+        &format!("http://web.test:{}/", web.port()),
+        &[format!("X-Token: {PLACEHOLDER}")],
+    );
+    assert_eq!(code, 403, "{body}");
+
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        !seen
+            .iter()
+            .any(|v| v.contains(PLACEHOLDER) || v.contains(OTHER_PLACEHOLDER)),
+        "the upstream saw a placeholder: {seen:?}"
+    );
+    let log = s.finish();
+    assert!(!log.contains(TOKEN), "the audit log holds the token");
+    let refusals = log
+        .lines()
+        .filter(|l| l.contains("placeholder of credential `gh`"))
+        .count();
+    assert!(refusals >= 3, "each refusal recorded:\n{log}");
+    assert!(log.contains("https-request"), "{log}");
+}
