@@ -55,6 +55,7 @@
 
 mod after_run;
 mod capture;
+mod credentials;
 pub mod examples;
 pub mod host_grant;
 pub mod network;

@@ -413,22 +413,33 @@ impl Drop for Slot<'_> {
 pub(crate) fn run_with_proxy<T>(
     gate: &Gate,
     ask: Option<Asking>,
-    run: impl FnOnce(cordon_ossandbox::ProxyHandoff, Vec<(String, String)>) -> T,
+    run: impl FnOnce(
+        cordon_ossandbox::ProxyHandoff,
+        Vec<(String, String)>,
+        Vec<cordon_ossandbox::RunFile>,
+    ) -> T,
 ) -> Result<T, Error> {
     let port = cordon_ossandbox::PROXY_PORT;
     let log = ConnectionLog::open(gate)?;
+    // The run's credentials: real values read now, outside the sandbox; the command gets
+    // placeholders and the CA bundle, the proxy the values and the run's CA.
+    let creds = crate::credentials::prepare(gate.policy())?;
+    let mut config = Config::from_policy(&gate.policy().network);
+    let mut vars = cordon_netproxy::child_env(port);
+    let mut files = Vec::new();
+    if let Some(c) = creds {
+        config.termination = Some(c.termination);
+        vars.extend(c.vars);
+        files = c.files;
+    }
     // The proxy's threads and the deciding threads inherit this: a SIGTERM meant for the
     // command must reach the run's signalfd (and be forwarded), not kill cordon in one of them.
     #[cfg(target_os = "linux")]
     let _mask = cordon_ossandbox::block_forwarded_signals()
         .map_err(|e| Error::failure(format!("cannot block signals for the run: {e}")))?;
     let (asks, asked) = std::sync::mpsc::channel::<Ask>();
-    let handle = Proxy::start(
-        Config::from_policy(&gate.policy().network),
-        Arc::new(ChannelDecide(asks)),
-        Arc::new(log),
-    )
-    .map_err(|e| Error::failure(format!("cannot start the network proxy: {e}")))?;
+    let handle = Proxy::start(config, Arc::new(ChannelDecide(asks)), Arc::new(log))
+        .map_err(|e| Error::failure(format!("cannot start the network proxy: {e}")))?;
     // Deciding threads at work, and word when one is done.
     let busy = (Mutex::new(0usize), std::sync::Condvar::new());
     Ok(std::thread::scope(|scope| {
@@ -472,7 +483,8 @@ pub(crate) fn run_with_proxy<T>(
                 port,
                 listener: listeners,
             },
-            cordon_netproxy::child_env(port),
+            vars,
+            files,
         );
         // The run's handoff is gone with its spec: the serving thread ends.
         let _ = serving.join();

@@ -66,8 +66,9 @@ impl Gate {
             });
             #[cfg(not(target_os = "linux"))]
             let ask = opts.ask.clone().map(network::Asking::new);
-            network::run_with_proxy(self, ask, |handoff, vars| {
+            network::run_with_proxy(self, ask, |handoff, vars, files| {
                 io.proxy = Some((handoff, vars));
+                io.files = files;
                 sandbox.run(command, io)
             })?
         } else {

@@ -140,7 +140,16 @@ async fn connect(shared: Arc<Shared>, mut req: Request<Incoming>, slot: Slot) ->
         let ended = match upgrade.await {
             Ok(upgraded) if terminated.is_some() => {
                 let (t, target) = terminated.expect("checked");
-                crate::terminate::tunnel(&shared2, &t, TokioIo::new(upgraded), dest, &target).await
+                crate::terminate::tunnel(
+                    &shared2,
+                    &t,
+                    TokioIo::new(upgraded),
+                    dest,
+                    addr,
+                    counters.clone(),
+                    &target,
+                )
+                .await
             }
             Ok(upgraded) => match upgraded.downcast::<TokioIo<TcpStream>>() {
                 // The client's own socket again: relay without hyper's buffering in between,

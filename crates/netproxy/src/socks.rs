@@ -135,7 +135,16 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
             let ended = match crate::terminate::terminated(&shared, &host, port) {
                 Some((t, target)) => {
                     let dest = relay::Counted::new(dest, counters.clone());
-                    crate::terminate::tunnel(&shared, &t, stream, dest, &target).await
+                    crate::terminate::tunnel(
+                        &shared,
+                        &t,
+                        stream,
+                        dest,
+                        addr,
+                        counters.clone(),
+                        &target,
+                    )
+                    .await
                 }
                 None => relay::relay_tcp(&shared, stream, dest, &counters).await,
             };

@@ -35,6 +35,7 @@ use tokio_rustls::rustls::{self, pki_types};
 use cordon_policy::network::{HostRule, Target};
 use cordon_policy::Header;
 
+use crate::relay::{Counted, Counters};
 use crate::{Event, Fields, Protocol, Shared, Verdict};
 
 type Body = BoxBody<Bytes, hyper::Error>;
@@ -353,19 +354,96 @@ fn text(status: StatusCode, body: String) -> Response<Body> {
     r
 }
 
+/// The upstream side of a terminated tunnel: the address decided and checked for it, and the
+/// HTTP connection over verified TLS, made again when the upstream closed the last one.
+pub(crate) struct Upstream {
+    host: String,
+    addr: std::net::SocketAddr,
+    counters: Arc<Counters>,
+    config: Arc<rustls::ClientConfig>,
+    sender: tokio::sync::Mutex<Option<SendRequest>>,
+}
+
+type SendRequest = hyper::client::conn::http1::SendRequest<Incoming>;
+
+impl Upstream {
+    /// TLS to the host over `io`, verified against the upstream roots, and HTTP/1 on it.
+    async fn handshake<D>(&self, shared: &Shared, io: D) -> Result<SendRequest, String>
+    where
+        D: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let host = &self.host;
+        let name = pki_types::ServerName::try_from(host.clone())
+            .map_err(|e| format!("not a TLS server name: {e}"))?;
+        let tls = match tokio::time::timeout(
+            shared.limits().handshake_timeout,
+            tokio_rustls::TlsConnector::from(self.config.clone()).connect(name, io),
+        )
+        .await
+        {
+            Ok(Ok(u)) => u,
+            Ok(Err(e)) => {
+                return Err(format!(
+                    "TLS with {host} failed (verified against the system's CAs and [network] upstream_ca): {e}"
+                ))
+            }
+            Err(_) => return Err(format!("TLS with {host} timed out")),
+        };
+        let (sender, conn) = hyper::client::conn::http1::Builder::new()
+            .max_buf_size(shared.limits().header_bytes.max(8192))
+            .handshake::<_, Incoming>(TokioIo::new(tls))
+            .await
+            .map_err(|e| format!("HTTP with {host} failed: {e}"))?;
+        tokio::spawn(conn);
+        Ok(sender)
+    }
+
+    /// A connection ready for a request: the one open, or a new one to the same address.
+    async fn ready(
+        &self,
+        shared: &Shared,
+    ) -> Result<tokio::sync::MutexGuard<'_, Option<SendRequest>>, String> {
+        let mut guard = self.sender.lock().await;
+        if let Some(s) = guard.as_mut() {
+            if s.ready().await.is_ok() {
+                return Ok(guard);
+            }
+        }
+        *guard = None;
+        let tcp = match tokio::time::timeout(
+            shared.limits().connect_timeout,
+            tokio::net::TcpStream::connect(self.addr),
+        )
+        .await
+        {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(format!("cannot connect again to {}: {e}", self.addr)),
+            Err(_) => return Err(format!("connecting again to {} timed out", self.addr)),
+        };
+        let _ = tcp.set_nodelay(true);
+        let sender = self
+            .handshake(shared, Counted::new(tcp, self.counters.clone()))
+            .await?;
+        *guard = Some(sender);
+        Ok(guard)
+    }
+}
+
 /// Serves a terminated tunnel: TLS with the client as `target`, TLS to the upstream over
-/// `dest` (already decided and connected), and each request in between checked, given its
-/// credentials, and forwarded. Returns why it ended early, if it did.
-pub(crate) async fn tunnel<C, D>(
+/// `dest` (already decided and connected to `addr`; connections made again go to that same
+/// address), and each request in between checked, given its credentials, and forwarded.
+/// Returns why it ended early, if it did.
+pub(crate) async fn tunnel<C>(
     shared: &Arc<Shared>,
     t: &Termination,
     client: C,
-    dest: D,
+    dest: Counted<tokio::net::TcpStream>,
+    addr: std::net::SocketAddr,
+    counters: Arc<Counters>,
     target: &Target,
 ) -> Option<String>
 where
     C: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    D: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let host = match &target.host {
         cordon_policy::network::Host::Name(n) => n.clone(),
@@ -386,42 +464,25 @@ where
         Ok(Err(e)) => return Some(format!("TLS with the client failed: {e}")),
         Err(_) => return Some("TLS with the client timed out".into()),
     };
-    let name = match pki_types::ServerName::try_from(host.clone()) {
-        Ok(n) => n,
-        Err(e) => return Some(format!("not a TLS server name: {e}")),
+    let upstream = Upstream {
+        host,
+        addr,
+        counters,
+        config: t.upstream.clone(),
+        sender: tokio::sync::Mutex::new(None),
     };
-    let upstream = match tokio::time::timeout(
-        handshake,
-        tokio_rustls::TlsConnector::from(t.upstream.clone()).connect(name, dest),
-    )
-    .await
-    {
-        Ok(Ok(u)) => u,
-        Ok(Err(e)) => {
-            return Some(format!(
-                "TLS with {host} failed (verified against the system's CAs and [network] upstream_ca): {e}"
-            ))
-        }
-        Err(_) => return Some(format!("TLS with {host} timed out")),
-    };
-    let (sender, conn) = match hyper::client::conn::http1::Builder::new()
-        .max_buf_size(shared.limits().header_bytes.max(8192))
-        .handshake::<_, Incoming>(TokioIo::new(upstream))
-        .await
-    {
-        Ok(pair) => pair,
-        Err(e) => return Some(format!("HTTP with {host} failed: {e}")),
-    };
-    let upstream_done = tokio::spawn(conn);
-    let sender = Arc::new(tokio::sync::Mutex::new(sender));
+    match upstream.handshake(shared, dest).await {
+        Ok(s) => *upstream.sender.lock().await = Some(s),
+        Err(e) => return Some(e),
+    }
+    let upstream = Arc::new(upstream);
     let target = target.clone();
     let t_shared = shared.clone();
-    // The termination lives in the shared config for the proxy's life.
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-        let sender = sender.clone();
+        let upstream = upstream.clone();
         let target = target.clone();
         let shared = t_shared.clone();
-        async move { Ok::<_, std::convert::Infallible>(request(&shared, sender, req, &target).await) }
+        async move { Ok::<_, std::convert::Infallible>(request(&shared, &upstream, req, &target).await) }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -430,7 +491,7 @@ where
         .max_buf_size(shared.limits().header_bytes.max(8192))
         .max_headers(100);
     let served = builder.serve_connection(TokioIo::new(client), service);
-    let ended = crate::relay::first(
+    crate::relay::first(
         async {
             served
                 .await
@@ -442,15 +503,13 @@ where
             Some("the proxy shut down".to_string())
         },
     )
-    .await;
-    upstream_done.abort();
-    ended
+    .await
 }
 
 /// One request inside a terminated tunnel.
 async fn request(
     shared: &Arc<Shared>,
-    sender: Arc<tokio::sync::Mutex<hyper::client::conn::http1::SendRequest<Incoming>>>,
+    upstream: &Upstream,
     mut req: Request<Incoming>,
     target: &Target,
 ) -> Response<Body> {
@@ -516,13 +575,21 @@ async fn request(
     }
     inject(t, &mut req, target);
     crate::http::strip_hop_by_hop(req.headers_mut());
-    let mut sender = sender.lock().await;
-    if sender.ready().await.is_err() {
+    let mut sender = match upstream.ready(shared).await {
+        Ok(s) => s,
+        Err(e) => {
+            return text(
+                StatusCode::BAD_GATEWAY,
+                format!("cordon: {host}:{port}: {e}\n"),
+            )
+        }
+    };
+    let Some(sender) = sender.as_mut() else {
         return text(
             StatusCode::BAD_GATEWAY,
-            format!("cordon: {host}:{port} closed the connection\n"),
+            format!("cordon: {host}:{port}: no connection\n"),
         );
-    }
+    };
     match sender.send_request(req).await {
         Ok(resp) => {
             let (mut parts, body) = resp.into_parts();

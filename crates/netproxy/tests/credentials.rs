@@ -83,6 +83,13 @@ async fn upstream(names: &[&str]) -> (SocketAddr, String, Arc<Mutex<Vec<String>>
                         } else {
                             hyper::StatusCode::UNAUTHORIZED
                         };
+                        // The upstream may close after any response: the proxy connects again.
+                        if req.uri().path() == "/close" {
+                            r.headers_mut().insert(
+                                "connection",
+                                hyper::header::HeaderValue::from_static("close"),
+                            );
+                        }
                         Ok::<_, std::convert::Infallible>(r)
                     }
                 });
@@ -128,7 +135,8 @@ fn curl(proxy: SocketAddr, ca: &std::path::Path, url: &str, headers: &[String]) 
     for h in headers {
         cmd.arg("-H").arg(h);
     }
-    let out = cmd.arg(url).output().expect("curl runs");
+    // Several URLs (space-separated) go over one connection to the proxy where curl can.
+    let out = cmd.args(url.split(' ')).output().expect("curl runs");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
     (code.trim().parse().unwrap_or(0), body.to_string())
@@ -174,6 +182,15 @@ fn the_placeholder_reaches_its_host_as_the_real_token_and_nowhere_else() {
     // No header at all: the credential's `header` is added.
     let (code, body) = curl(s.addr, &ca, &api, &[]);
     assert_eq!((code, body.as_str()), (200, "ok /repos/x"));
+    // The upstream closes after the first of two requests on one tunnel: the second still
+    // goes, over a new connection to the same address.
+    let (code, body) = curl(
+        s.addr,
+        &ca,
+        &format!("https://api.test:{port}/close {api}"),
+        &[],
+    );
+    assert_eq!((code, body.as_str()), (200, "ok /close\n200ok /repos/x"));
     // The run's CA is what the client trusts for the terminated host: without it, no TLS.
     let none = s.dir.path().join("empty.pem");
     std::fs::write(&none, up_ca.as_bytes()).unwrap();

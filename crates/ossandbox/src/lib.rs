@@ -96,7 +96,9 @@ pub use render::Format;
 #[cfg(target_os = "linux")]
 pub use run::{block_forwarded_signals, SignalMask};
 pub use run::{Cancel, ChildStdio, Outcome, ProxyHandoff};
-pub use sandbox::{describe, inherited_names, prepare, Command, Enforcement, Io, Prepared, Ran};
+pub use sandbox::{
+    describe, inherited_names, prepare, Command, Enforcement, Io, Prepared, Ran, RunFile,
+};
 #[cfg(target_os = "linux")]
 pub use stdio::{Lent, TerminalSwitch};
 

@@ -125,6 +125,19 @@ pub struct Io {
     /// namespace goes (required then, refused otherwise), and the variables that point the
     /// command's clients at the proxy (they replace the scrubbed environment's).
     pub proxy: Option<(ProxyHandoff, Vec<(String, String)>)>,
+    /// Files handed to the command in its private TMPDIR (written before it starts, read-only),
+    /// each named to it by variables: a CA bundle for cordon's proxy, say.
+    pub files: Vec<RunFile>,
+}
+
+/// A file [`Io::files`] hands to a run.
+#[derive(Debug, Clone)]
+pub struct RunFile {
+    /// Its name in the run's private TMPDIR (one component).
+    pub name: String,
+    pub contents: Vec<u8>,
+    /// Variables set to its path (they replace the scrubbed environment's).
+    pub vars: Vec<String>,
 }
 
 /// What the kernel enforced for a run, as rust-landlock's `RestrictionStatus` says it.
@@ -223,9 +236,30 @@ impl Prepared {
             // Every proxy variable the command would inherit goes (a NO_PROXY would send
             // loopback around the proxy, into the sandbox's own empty loopback).
             env.retain(|(k, _)| !k.to_str().is_none_or(crate::env::is_proxy_variable));
+            // cordon's values replace whatever the command would have inherited by that name.
+            env.retain(|(k, _)| !vars.iter().any(|(n, _)| k == n.as_str()));
             env.extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
             handoff
         });
+        if !io.files.is_empty() {
+            // The private TMPDIR is cordon's, new, and no command has run in it yet; written
+            // link-safely all the same.
+            let dir = cordon_fs::safe::Dir::anchor(tmp.path())
+                .map_err(|e| Error::other(format!("cannot hand the command its files: {e}")))?;
+            for f in io.files {
+                dir.create_new(Path::new(&f.name), &f.contents, 0o444)
+                    .map_err(|e| {
+                        Error::other(format!("cannot hand the command {}: {e}", f.name))
+                    })?;
+                let path = tmp.path().join(&f.name);
+                env.retain(|(k, _)| !f.vars.iter().any(|n| k == n.as_str()));
+                env.extend(
+                    f.vars
+                        .iter()
+                        .map(|v| (v.into(), path.clone().into_os_string())),
+                );
+            }
+        }
         let spec = crate::run::Spec {
             program: command.program,
             args: command.args,

@@ -1,0 +1,257 @@
+//! A run's credentials (`[credentials.NAME]`): the real values read outside the sandbox, a
+//! fresh placeholder for each in the command's environment, and the CA bundle that makes the
+//! command's clients accept cordon's proxy for the hosts whose TLS it terminates.
+//!
+//! ```text
+//!  policy [credentials.gh] ──read (env: / file: link-safe / command: operator's program,
+//!                            timeout, before the sandbox)──▶ real value (cordon's memory only)
+//!                         ──placeholder "cordon-…" (fresh per run)──▶ GH_TOKEN in the command
+//!  run's CA (netproxy) + system bundle + upstream_ca ──▶ TMPDIR/cordon-ca.pem ──▶ SSL_CERT_FILE,
+//!                            REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, …
+//! ```
+
+use std::io::Read;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cordon_netproxy::{Secret, Termination};
+use cordon_ossandbox::RunFile;
+use cordon_policy::{Credential, Policy, Source};
+
+use crate::{clean, Error};
+
+/// The variables the command's TLS clients read a CA bundle from: OpenSSL and curl, Python
+/// (requests, pip, httpx via SSL_CERT_FILE), node, git, cargo, Deno, AWS and gcloud SDKs.
+pub const CA_BUNDLE_VARS: &[&str] = &[
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "GIT_SSL_CAINFO",
+    "PIP_CERT",
+    "CARGO_HTTP_CAINFO",
+    "DENO_CERT",
+    "AWS_CA_BUNDLE",
+    "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
+];
+
+/// The bundle's name in the run's private TMPDIR.
+pub const CA_BUNDLE_FILE: &str = "cordon-ca.pem";
+
+/// Where systems keep their bundle of trusted CAs (Debian and Arch, Fedora and RHEL, openSUSE,
+/// Alpine and macOS): the first that exists is used.
+const SYSTEM_BUNDLES: &[&str] = &[
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+];
+
+/// The longest value a credential may have (a file or a program's output beyond is refused).
+const MAX_VALUE: u64 = 64 * 1024;
+
+/// How long a `command:` source may take.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a run with credentials gets: the proxy's termination, and the command's variables and
+/// files.
+pub(crate) struct RunCredentials {
+    pub termination: std::sync::Arc<Termination>,
+    pub vars: Vec<(String, String)>,
+    pub files: Vec<RunFile>,
+}
+
+/// Reads every credential of `policy` and prepares the run's termination; `None` without
+/// credentials. A value that cannot be read refuses the run (125): the command never starts
+/// with a placeholder that leads nowhere or, worse, with nothing checked.
+pub(crate) fn prepare(policy: &Policy) -> Result<Option<RunCredentials>, Error> {
+    if policy.credentials.is_empty() {
+        return Ok(None);
+    }
+    let mut secrets = Vec::new();
+    let mut vars = Vec::new();
+    for c in &policy.credentials {
+        let value = read(c)?;
+        let placeholder = placeholder(c)?;
+        vars.push((c.env.clone(), placeholder.clone()));
+        secrets.push(Secret {
+            name: c.name.clone(),
+            placeholder,
+            value,
+            hosts: c.hosts.clone(),
+            header: c.header.clone(),
+        });
+    }
+    let system = system_bundle()?;
+    let extra = match &policy.network.upstream_ca {
+        Some(p) => std::fs::read(p).map_err(|e| {
+            Error::failure(format!(
+                "[network] upstream_ca {}: cannot read it: {e}",
+                clean(&p.display().to_string())
+            ))
+        })?,
+        None => Vec::new(),
+    };
+    let mut roots = system.clone();
+    roots.push(b'\n');
+    roots.extend_from_slice(&extra);
+    let termination = Termination::new(secrets, &roots).map_err(|e| {
+        Error::failure(format!(
+            "cannot set up TLS termination for the run's credentials: {}",
+            clean(&e.to_string())
+        ))
+    })?;
+    // The command trusts what cordon trusts for upstreams, plus the run's CA for the hosts
+    // cordon terminates.
+    let mut bundle = roots;
+    bundle.push(b'\n');
+    bundle.extend_from_slice(termination.ca_pem().as_bytes());
+    Ok(Some(RunCredentials {
+        termination: std::sync::Arc::new(termination),
+        vars,
+        files: vec![RunFile {
+            name: CA_BUNDLE_FILE.into(),
+            contents: bundle,
+            vars: CA_BUNDLE_VARS.iter().map(|v| v.to_string()).collect(),
+        }],
+    }))
+}
+
+/// A fresh placeholder for `c`: `cordon-NAME-` and 128 random bits in hex, unguessable, and
+/// nothing like the value.
+fn placeholder(c: &Credential) -> Result<String, Error> {
+    let random = cordon_approval::audit::new_id()
+        .map_err(|e| Error::failure(format!("cannot make a placeholder: {e}")))?;
+    Ok(format!("cordon-{}-{random}", c.name))
+}
+
+fn system_bundle() -> Result<Vec<u8>, Error> {
+    for p in SYSTEM_BUNDLES {
+        if let Ok(b) = std::fs::read(p) {
+            return Ok(b);
+        }
+    }
+    Err(Error::failure(format!(
+        "no system CA bundle ({}): cordon's proxy cannot verify upstream hosts for the run's credentials; install the system's CA certificates",
+        SYSTEM_BUNDLES.join(", ")
+    )))
+}
+
+/// Reads `c`'s real value. What a refusal says names the credential and its source, never a
+/// value.
+fn read(c: &Credential) -> Result<String, Error> {
+    let fail = |why: String| {
+        Error::failure(format!(
+            "credential `{}` ({}): {}; fix [credentials.{}] from, or what it names",
+            c.name,
+            clean(&c.from.to_string()),
+            clean(&why),
+            c.name
+        ))
+    };
+    let raw = match &c.from {
+        Source::Env(var) => std::env::var(var).map_err(|_| {
+            fail(format!(
+                "`{var}` is not set in cordon's environment (or not UTF-8)"
+            ))
+        })?,
+        Source::File(path) => read_file(path).map_err(fail)?,
+        Source::Command(argv) => run(argv).map_err(fail)?,
+    };
+    let value = raw.trim_end_matches(['\n', '\r']).to_string();
+    if value.is_empty() {
+        return Err(fail("the value is empty".into()));
+    }
+    // It goes into HTTP headers: a control character would split or end one.
+    if value.bytes().any(|b| b.is_ascii_control()) {
+        return Err(fail(
+            "the value holds a control character (a newline inside, say)".into(),
+        ));
+    }
+    Ok(value)
+}
+
+/// A file's content, opened from `/` without following a link at any component.
+fn read_file(path: &Path) -> Result<String, String> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err("not a file path".into());
+    };
+    let bytes = cordon_fs::safe::Dir::open_absolute(dir)
+        .and_then(|d| d.read(Path::new(name), MAX_VALUE))
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| "no such file".to_string())?;
+    String::from_utf8(bytes).map_err(|_| "the file is not UTF-8".into())
+}
+
+/// The operator's program's standard output: run outside the sandbox, stdin closed, killed
+/// after [`COMMAND_TIMEOUT`].
+fn run(argv: &[String]) -> Result<String, String> {
+    let mut child = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run it: {e}"))?;
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    // Read on threads of their own, and waited for with a deadline: a program that leaves a
+    // child holding its output open must not wedge the run.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx2 = tx.clone();
+    std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = (&mut out).take(MAX_VALUE + 1).read_to_end(&mut b);
+        let _ = tx.send((true, b));
+    });
+    std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = (&mut err).take(4096).read_to_end(&mut b);
+        let _ = tx2.send((false, b));
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if start.elapsed() < COMMAND_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "it took longer than {}s",
+                    COMMAND_TIMEOUT.as_secs()
+                ));
+            }
+            Err(e) => return Err(format!("cannot wait for it: {e}")),
+        }
+    };
+    let (mut out, mut err) = (None, Vec::new());
+    for _ in 0..2 {
+        let left = COMMAND_TIMEOUT.saturating_sub(start.elapsed());
+        match rx.recv_timeout(left.max(Duration::from_secs(1))) {
+            Ok((true, b)) => out = Some(b),
+            Ok((false, b)) => err = b,
+            Err(_) => break,
+        }
+    }
+    let Some(out) = out else {
+        return Err("its output was not closed in time (a process it left holds it?)".into());
+    };
+    if !status.success() {
+        let said = String::from_utf8_lossy(&err);
+        return Err(format!(
+            "it failed ({status}){}",
+            said.lines()
+                .next()
+                .map(|l| format!(": {l}"))
+                .unwrap_or_default()
+        ));
+    }
+    if out.len() as u64 > MAX_VALUE {
+        return Err(format!("its output is longer than {MAX_VALUE} bytes"));
+    }
+    String::from_utf8(out).map_err(|_| "its output is not UTF-8".into())
+}
