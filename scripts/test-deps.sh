@@ -21,6 +21,8 @@ command -v python3 >/dev/null || {
 [ -x "$prefix/venv/bin/python" ] || python3 -m venv "$prefix/venv"
 
 npm_packages=(
+  # credentials (issue 24): node 20's fetch through an HTTPS_PROXY (EnvHttpProxyAgent)
+  undici@6.21.3
   # agent hosts (issue 23)
   # MCP servers and clients (issue 27)
 )

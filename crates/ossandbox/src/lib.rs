@@ -703,6 +703,9 @@ fn execute_backend(
             for (k, v) in spec.env.iter_mut() {
                 if k == "TMPDIR" {
                     *v = "/tmp".into();
+                } else if let Ok(rest) = std::path::Path::new(v.as_os_str()).strip_prefix(tmp) {
+                    // A file handed in the private TMPDIR (`Io::files`): where bwrap binds it.
+                    *v = std::path::Path::new("/tmp").join(rest).into_os_string();
                 }
             }
 
