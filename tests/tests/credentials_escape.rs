@@ -13,6 +13,7 @@
 //! * its environment (`env`, every `/proc/*/environ`) and every file in its TMPDIR (the CA
 //!   bundle included) hold the placeholder, never the token;
 //! * the placeholder sent in plain http:// is refused (403) and recorded;
+//! * a method `[[network.requests]]` denies gets 403, recorded;
 //! * the audit log holds no token.
 
 // Landlock, seccomp, bubblewrap and network namespaces are Linux.
@@ -181,7 +182,8 @@ fn run_case(cordon: &Path, backend: &str, user: bool, port: u16, ca: &str) {
              echo \"PY $(python3 fetch.py 2>&1 | tail -1)\"\n\
              echo \"GIT $(git ls-remote https://api.test:{port}/repo.git 2>&1 | tr '\\n' ' ')\"\n\
              echo \"NODE $(node --no-warnings fetch.cjs 2>&1)\"\n\
-             echo \"LEAK $(curl -sS -H \"X-T: $GH_TOKEN\" http://web.test:{port}/ 2>&1)\"\n"
+             echo \"LEAK $(curl -sS -H \"X-T: $GH_TOKEN\" http://web.test:{port}/ 2>&1)\"\n\
+             echo \"DEL $(curl -sS -w ' %{{http_code}}' -X DELETE https://api.test:{port}/repos/x 2>&1)\"\n"
         ),
     )
     .unwrap();
@@ -196,7 +198,8 @@ fn run_case(cordon: &Path, backend: &str, user: bool, port: u16, ca: &str) {
              [network]\nallow = [\"api.test:{port}\", \"web.test\"]\nupstream_ca = {:?}\n\
              [network.hosts]\n\"api.test\" = \"127.0.0.1\"\n\"web.test\" = \"127.0.0.1\"\n\
              [credentials.gh]\nenv = \"GH_TOKEN\"\nfrom = \"env:CORDON_E2E_REAL_TOKEN\"\nhosts = [\"api.test\"]\n\
-             header = \"Authorization: Bearer {{}}\"\n",
+             header = \"Authorization: Bearer {{}}\"\n\
+             [[network.requests]]\nmethod = \"DELETE\"\nurl = \"api.test\"\naction = \"deny\"\n",
             undici.parent().unwrap().parent().unwrap().display().to_string(),
             ws.display().to_string(),
             log.display().to_string(),
@@ -235,6 +238,8 @@ fn run_case(cordon: &Path, backend: &str, user: bool, port: u16, ca: &str) {
         format!("{REF}\trefs/heads/main"),
         "NODE ok /node".to_string(),
         "LEAK cordon: the request to web.test".to_string(),
+        format!("DEL cordon: DELETE https://api.test:{port}/repos/x is refused"),
+        " 403".to_string(),
     ] {
         assert!(
             stdout.contains(&want),
@@ -263,6 +268,11 @@ fn run_case(cordon: &Path, backend: &str, user: bool, port: u16, ca: &str) {
     assert!(
         !log.contains(TOKEN),
         "{what}: the token is in the audit log"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains("https-request") && l.contains("DELETE /repos/x")),
+        "{what}: the denied request is not recorded:\n{log}"
     );
     assert!(
         log.contains("placeholder of credential `gh`"),

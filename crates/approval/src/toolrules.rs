@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 
 use cordon_policy::network::NETWORK_TOOL;
+use cordon_policy::requests::HTTP_TOOL;
 use cordon_policy::{
     Action, Location, NetworkPolicy, Pattern, Policy, RulesFile, Shell, ShellRule,
 };
@@ -131,6 +132,32 @@ impl Rules {
                     tool: NETWORK_TOOL.into(),
                 },
                 reason,
+            ),
+        );
+        // Requests inside terminated tunnels: `[[network.requests]]`; none matching, the
+        // request goes (its connection was decided already).
+        r.push_group(
+            ToolGlob::Literal(HTTP_TOOL.into()),
+            RuleSet::new(&Shell {
+                default: Action::Allow, // unused: defaults are per tool
+                rules: policy
+                    .network
+                    .requests
+                    .iter()
+                    .map(|q| q.rule.clone())
+                    .collect(),
+            }),
+            Origin::Policy,
+        );
+        r.defaults.insert(
+            HTTP_TOOL.into(),
+            (
+                Action::Allow,
+                By::Default {
+                    tool: HTTP_TOOL.into(),
+                },
+                "no [[network.requests]] rule names this request; its connection was allowed"
+                    .into(),
             ),
         );
         for (name, t) in &policy.tools {

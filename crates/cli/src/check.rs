@@ -93,6 +93,13 @@ fn check_shell(gate: &Gate, args: &CheckArgs) -> Result<(String, Action), Error>
 /// `cordon check network HOST:PORT`: a connection through the proxy, decided as the gate
 /// decides a running command's connection (the `[network]` rules, remembered rules, mode).
 fn check_network(gate: &Gate, args: &CheckArgs) -> Result<(String, Action), Error> {
+    let all: Vec<&String> = args.pairs.iter().chain(&args.argv).collect();
+    // METHOD URL: a request (a method is letters only; a target has its `:PORT`).
+    if let [method, url] = all.as_slice() {
+        if !method.is_empty() && method.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return check_request(gate, method, url, args.json);
+        }
+    }
     let words = args.pairs.iter().chain(&args.argv);
     // The tool's reading first: its one-line usage errors (125).
     let a = cordon_tools::network::check(gate.policy(), words).map_err(Error::failure)?;
@@ -104,6 +111,47 @@ fn check_network(gate: &Gate, args: &CheckArgs) -> Result<(String, Action), Erro
     let call = gate.network(&target.host.to_string(), target.port)?;
     let x = gate.explain(&call)?;
     Ok((tool_text(&x, &a, args.json), x.action()))
+}
+
+/// `cordon check network METHOD https://HOST[:PORT]/PATH`: a request inside a tunnel the
+/// proxy terminates (`[[network.requests]]`), decided as the gate decides it for a running
+/// command — after its connection, whose decision stands first: a connection that is not
+/// allowed outright is what is shown.
+fn check_request(
+    gate: &Gate,
+    method: &str,
+    url: &str,
+    json: bool,
+) -> Result<(String, Action), Error> {
+    let usage = || {
+        Error::failure(format!(
+            "network: `{}` is not an https:// URL; e.g. `cordon check network GET https://api.example.org/repos/x`",
+            cordon_gate::clean(url)
+        ))
+    };
+    let rest = url.strip_prefix("https://").ok_or_else(usage)?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let target = cordon_policy::network::Target::parse(authority)
+        .or_else(|_| cordon_policy::network::Target::parse(&format!("{authority}:443")))
+        .map_err(|_| usage())?;
+    let host = target.host.to_string();
+    let connection = gate.network(&host, target.port)?;
+    let xc = gate.explain(&connection)?;
+    if xc.action() != Action::Allow {
+        let a = connection
+            .tool_assessment()
+            .ok_or_else(|| Error::failure("not a tool call"))?;
+        return Ok((tool_text(&xc, a, json), xc.action()));
+    }
+    let call = gate.http_request(method, &host, target.port, path)?;
+    let a = call
+        .tool_assessment()
+        .ok_or_else(|| Error::failure("not a tool call"))?;
+    let x = gate.explain(&call)?;
+    Ok((tool_text(&x, a, json), x.action()))
 }
 
 /// `cordon check TOOL key=value…` for a file tool or a `[tools.NAME]` tool: the decision on

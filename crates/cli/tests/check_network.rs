@@ -176,3 +176,84 @@ fn no_network_section_denies_every_host_and_tools_cannot_take_the_name() {
         stderr(&o)
     );
 }
+
+/// `cordon check network METHOD URL`: a request on a terminated host, decided by
+/// `[[network.requests]]` after its connection (a connection not allowed is what is shown).
+#[test]
+fn a_request_is_checked_by_method_and_url() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("cordon.toml"),
+        "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[network]\nallow = [\"api.example.org\"]\n\
+         [[network.requests]]\nmethod = \"GET\"\nurl = \"api.example.org/repos/**\"\naction = \"allow\"\n\
+         [[network.requests]]\nmethod = \"POST\"\nurl = \"api.example.org\"\naction = \"ask\"\n\
+         [[network.requests]]\nmethod = \"DELETE\"\nurl = \"api.example.org\"\naction = \"deny\"\n",
+    )
+    .unwrap();
+    common::trust(d.path());
+    for (method, url, decision, key) in [
+        (
+            "GET",
+            "https://api.example.org/repos/a/b?page=2",
+            "allow",
+            "api.example.org:443/repos/a/b",
+        ),
+        (
+            "get",
+            "https://API.example.org:443/users",
+            "allow",
+            "api.example.org:443/users",
+        ),
+        (
+            "POST",
+            "https://api.example.org/issues",
+            "ask",
+            "api.example.org:443/issues",
+        ),
+        (
+            "DELETE",
+            "https://api.example.org/repos/a",
+            "deny",
+            "api.example.org:443/repos/a",
+        ),
+    ] {
+        let o = cordon(d.path(), &["check", "--json", "network", method, url]);
+        let v: Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)));
+        assert_eq!(v["decision"], decision, "{method} {url}: {v}");
+        assert_eq!(v["tool"], "http", "{v}");
+        assert_eq!(v["keys"][2], key, "{v}");
+        let code = ["allow", "ask", "deny"]
+            .iter()
+            .position(|x| *x == decision)
+            .unwrap() as i32;
+        assert_eq!(o.status.code(), Some(code));
+    }
+    // The connection decides first.
+    let o = cordon(
+        d.path(),
+        &[
+            "check",
+            "--json",
+            "network",
+            "GET",
+            "https://other.example.org/x",
+        ],
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["decision"].as_str(), v["tool"].as_str()),
+        (Some("deny"), Some("network"))
+    );
+    // Not an https:// URL: a usage error.
+    let o = cordon(
+        d.path(),
+        &["check", "network", "GET", "http://api.example.org/"],
+    );
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        stderr(&o).contains("is not an https:// URL"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -62,11 +62,17 @@ pub(crate) struct RunCredentials {
     pub files: Vec<RunFile>,
 }
 
-/// Reads every credential of `policy` and prepares the run's termination; `None` without
-/// credentials. A value that cannot be read refuses the run (125): the command never starts
+/// Reads every credential of `policy` and prepares the run's termination (for the hosts of
+/// credentials and of `[[network.requests]]`); `None` without either. A value that cannot be read refuses the run (125): the command never starts
 /// with a placeholder that leads nowhere or, worse, with nothing checked.
 pub(crate) fn prepare(policy: &Policy) -> Result<Option<RunCredentials>, Error> {
-    if policy.credentials.is_empty() {
+    let ruled: Vec<_> = policy
+        .network
+        .requests
+        .iter()
+        .map(|r| r.host.clone())
+        .collect();
+    if policy.credentials.is_empty() && ruled.is_empty() {
         return Ok(None);
     }
     let mut secrets = Vec::new();
@@ -96,7 +102,7 @@ pub(crate) fn prepare(policy: &Policy) -> Result<Option<RunCredentials>, Error> 
     let mut roots = system.clone();
     roots.push(b'\n');
     roots.extend_from_slice(&extra);
-    let termination = Termination::new(secrets, &roots).map_err(|e| {
+    let termination = Termination::new(secrets, ruled, &roots).map_err(|e| {
         Error::failure(format!(
             "cannot set up TLS termination for the run's credentials: {}",
             clean(&e.to_string())

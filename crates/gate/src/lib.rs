@@ -60,6 +60,7 @@ pub mod examples;
 pub mod host_grant;
 pub mod network;
 mod paths;
+mod requests;
 pub mod session;
 mod text;
 

@@ -187,25 +187,30 @@ pub fn start_proxy<A: AsyncAsker + Send + 'static>(
     .map_err(|e| Error::failure(format!("cannot start the network proxy: {e}")))
 }
 
-/// A connection request from the proxy's threads to the deciding thread.
+/// A question from the proxy's threads to the deciding thread.
 struct Ask {
-    host: String,
-    port: u16,
+    what: Asked,
     reply: tokio::sync::oneshot::Sender<Verdict>,
 }
 
-/// The proxy's [`Decide`] for one run of a gate held by reference: each request goes to a
-/// thread of the run's scope, which decides it with the gate ([`Gate::decide`]).
-struct ChannelDecide(std::sync::mpsc::Sender<Ask>);
+/// What the proxy asks about: a connection, or a request inside a terminated tunnel.
+enum Asked {
+    Connection {
+        host: String,
+        port: u16,
+    },
+    Request {
+        method: String,
+        host: String,
+        port: u16,
+        path: String,
+    },
+}
 
-impl Decide for ChannelDecide {
-    fn decide(&self, host: &str, port: u16) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+impl ChannelDecide {
+    fn ask(&self, what: Asked) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
         let (reply, answer) = tokio::sync::oneshot::channel();
-        let sent = self.0.send(Ask {
-            host: host.to_string(),
-            port,
-            reply,
-        });
+        let sent = self.0.send(Ask { what, reply });
         Box::pin(async move {
             let gone = || Verdict::Deny {
                 reason: "cordon stopped deciding connections (the run is over)".into(),
@@ -215,6 +220,34 @@ impl Decide for ChannelDecide {
                 Ok(()) => answer.await.unwrap_or_else(|_| gone()),
                 Err(_) => gone(),
             }
+        })
+    }
+}
+
+/// The proxy's [`Decide`] for one run of a gate held by reference: each request goes to a
+/// thread of the run's scope, which decides it with the gate ([`Gate::decide`]).
+struct ChannelDecide(std::sync::mpsc::Sender<Ask>);
+
+impl Decide for ChannelDecide {
+    fn decide(&self, host: &str, port: u16) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+        self.ask(Asked::Connection {
+            host: host.to_string(),
+            port,
+        })
+    }
+
+    fn decide_request(
+        &self,
+        method: &str,
+        host: &str,
+        port: u16,
+        path: &str,
+    ) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+        self.ask(Asked::Request {
+            method: method.to_string(),
+            host: host.to_string(),
+            port,
+            path: path.to_string(),
         })
     }
 }
@@ -323,8 +356,17 @@ impl Asking {
 
 /// Decides one connection for a run: the gate's decision, recorded before it is given. With
 /// nobody to ask, an ask is a denial, with the reason, recorded as such.
-fn decide_now(gate: &Gate, host: &str, port: u16, ask: Option<&Asking>) -> Verdict {
-    let call = match gate.network(host, port) {
+fn decide_now(gate: &Gate, what: &Asked, ask: Option<&Asking>) -> Verdict {
+    let call = match what {
+        Asked::Connection { host, port } => gate.network(host, *port),
+        Asked::Request {
+            method,
+            host,
+            port,
+            path,
+        } => gate.http_request(method, host, *port, path),
+    };
+    let call = match call {
         Ok(c) => c,
         Err(e) => {
             return Verdict::Deny {
@@ -459,7 +501,7 @@ pub(crate) fn run_with_proxy<T>(
                 scope.spawn(move || {
                     // The slot is given back even if deciding panics.
                     let _slot = Slot(busy);
-                    let _ = a.reply.send(decide_now(gate, &a.host, a.port, asking));
+                    let _ = a.reply.send(decide_now(gate, &a.what, asking));
                 });
             }
         });

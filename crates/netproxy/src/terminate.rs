@@ -78,6 +78,8 @@ pub struct Termination {
     ca_key: rcgen::KeyPair,
     upstream: Arc<rustls::ClientConfig>,
     secrets: Vec<Secret>,
+    /// Hosts terminated for their request rules (`[[network.requests]]`).
+    ruled: Vec<HostRule>,
     /// Per host: the server side of the tunnel, its leaf made once per run.
     leaves: Mutex<HashMap<String, Arc<rustls::ServerConfig>>>,
 }
@@ -100,9 +102,14 @@ fn tls_err(what: &str, e: impl std::fmt::Display) -> std::io::Error {
 }
 
 impl Termination {
-    /// A fresh CA for a run, trusting upstreams signed by one of `upstream_roots` (PEM text:
-    /// the system's bundle and the policy's `upstream_ca`).
-    pub fn new(secrets: Vec<Secret>, upstream_roots: &[u8]) -> std::io::Result<Termination> {
+    /// A fresh CA for a run, terminating the hosts of `secrets` and the hosts `ruled` (those
+    /// of request rules), trusting upstreams signed by one of `upstream_roots` (PEM text: the
+    /// system's bundle and the policy's `upstream_ca`).
+    pub fn new(
+        secrets: Vec<Secret>,
+        ruled: Vec<HostRule>,
+        upstream_roots: &[u8],
+    ) -> std::io::Result<Termination> {
         use pki_types::pem::PemObject;
         let mut roots = rustls::RootCertStore::empty();
         for cert in pki_types::CertificateDer::pem_slice_iter(upstream_roots) {
@@ -140,6 +147,7 @@ impl Termination {
             ca_key,
             upstream: Arc::new(upstream),
             secrets,
+            ruled,
             leaves: Mutex::new(HashMap::new()),
         })
     }
@@ -154,9 +162,11 @@ impl Termination {
         &self.secrets
     }
 
-    /// Whether connections to `target` are terminated: a credential may go there.
+    /// Whether connections to `target` are terminated: a credential may go there, or a
+    /// request rule names it.
     pub fn terminates(&self, target: &Target) -> bool {
         self.secrets.iter().any(|s| s.sends_to(target))
+            || self.ruled.iter().any(|h| h.matches(target))
     }
 
     /// The server side for `host`, its leaf signed by the run's CA.
@@ -640,7 +650,7 @@ mod tests {
     fn placeholders_replaced_only_for_their_hosts() {
         let t = Termination {
             secrets: vec![secret(&["api.example.org"])],
-            ..Termination::new(vec![], any_ca().as_bytes()).unwrap()
+            ..Termination::new(vec![], vec![], any_ca().as_bytes()).unwrap()
         };
         let to = |h: &str| Target::new(h, 443).unwrap();
         let mut req = Request::builder()

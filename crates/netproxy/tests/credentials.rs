@@ -157,6 +157,7 @@ fn the_placeholder_reaches_its_host_as_the_real_token_and_nowhere_else() {
                 secret("gh", PLACEHOLDER, "api.test", true),
                 secret("other", OTHER_PLACEHOLDER, "other.test", false),
             ],
+            vec![],
             up_ca.as_bytes(),
         )
         .unwrap(),
@@ -243,4 +244,105 @@ fn the_placeholder_reaches_its_host_as_the_real_token_and_nowhere_else() {
         .count();
     assert!(refusals >= 3, "each refusal recorded:\n{log}");
     assert!(log.contains("https-request"), "{log}");
+}
+
+/// `[[network.requests]]` on a terminated host, decided by the engine: GET on `/repos/**`
+/// allowed, POST asked (the person says yes once, then no), DELETE denied (403, recorded);
+/// a host no rule names and no credential holds stays end to end.
+#[test]
+fn requests_are_decided_one_by_one_on_a_terminated_host() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (up, up_ca, _seen) = rt.block_on(upstream(&["api.test"]));
+    let port = up.port();
+    let policy = "version = 1\n[network]\nallow = [\"api.test\"]\n\
+         [network.hosts]\n\"api.test\" = \"127.0.0.1\"\n\
+         [[network.requests]]\nmethod = \"GET\"\nurl = \"api.test/repos/**\"\naction = \"allow\"\n\
+         [[network.requests]]\nmethod = \"POST\"\nurl = \"api.test\"\naction = \"ask\"\n\
+         [[network.requests]]\nmethod = \"DELETE\"\nurl = \"api.test\"\naction = \"deny\"\nreason = \"no deleting\"\n";
+    let parsed = Policy::parse(
+        &format!("{policy}[sandbox]\nnetwork = \"proxy\"\n"),
+        "t.toml",
+        std::path::Path::new("/"),
+    )
+    .unwrap();
+    let ruled = parsed
+        .network
+        .requests
+        .iter()
+        .map(|r| r.host.clone())
+        .collect();
+    let termination = Arc::new(
+        Termination::new(
+            vec![secret("gh", PLACEHOLDER, "api.test", true)],
+            ruled,
+            up_ca.as_bytes(),
+        )
+        .unwrap(),
+    );
+    let s = Setup::with_config(
+        policy,
+        vec![cordon_approval::Answer::Once, cordon_approval::Answer::Deny],
+        |c| c.termination = Some(termination.clone()),
+    );
+    let ca = s.dir.path().join("run-ca.pem");
+    std::fs::write(&ca, termination.ca_pem()).unwrap();
+    let url = |p: &str| format!("https://api.test:{port}{p}");
+    let (code, body) = curl(s.addr, &ca, &url("/repos/a/b?page=2"), &[]);
+    assert_eq!((code, body.as_str()), (200, "ok /repos/a/b"));
+    let (code, _) = curl_method(s.addr, &ca, "POST", &url("/issues"));
+    assert_eq!(code, 200, "the person said yes once");
+    let (code, body) = curl_method(s.addr, &ca, "POST", &url("/issues"));
+    assert_eq!(code, 403, "{body}");
+    let (code, body) = curl_method(s.addr, &ca, "DELETE", &url("/repos/a"));
+    assert_eq!(code, 403, "{body}");
+    assert!(body.contains("no deleting"), "{body}");
+    let asked = s.decide.asked.lock().unwrap().clone();
+    assert_eq!(
+        asked,
+        [
+            format!("http POST api.test:{port}/issues"),
+            format!("http POST api.test:{port}/issues")
+        ]
+    );
+    let log = s.finish();
+    assert!(!log.contains(TOKEN));
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"tool\":\"http\"") && l.contains("DELETE")),
+        "the denied request's decision is recorded:\n{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains("https-request") && l.contains("DELETE /repos/a")),
+        "the refused request is recorded:\n{log}"
+    );
+}
+
+/// curl with `-X METHOD`; (status, body).
+fn curl_method(proxy: SocketAddr, ca: &std::path::Path, method: &str, url: &str) -> (u16, String) {
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sS",
+            "--max-time",
+            "60",
+            "-o",
+            "-",
+            "-w",
+            "\n%{http_code}",
+            "-X",
+            method,
+        ])
+        .arg("--proxy")
+        .arg(format!("http://{proxy}"))
+        .arg("--cacert")
+        .arg(ca)
+        .arg(url)
+        .output()
+        .expect("curl runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (code.trim().parse().unwrap_or(0), body.to_string())
 }

@@ -38,6 +38,7 @@ mod error;
 pub mod network;
 mod pattern;
 mod raw;
+pub mod requests;
 pub mod surface;
 pub mod trust;
 
@@ -1084,8 +1085,10 @@ impl Cx<'_> {
                 Some(p)
             }
         };
+        let requests = self.request_rules(&n.requests)?;
         Ok(NetworkPolicy {
             upstream_ca,
+            requests,
             location: Some(self.loc(raw)),
             default,
             allow,

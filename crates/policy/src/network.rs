@@ -51,6 +51,8 @@ pub struct NetworkPolicy {
     /// `upstream_ca`: a PEM file of CA certificates the proxy trusts, besides the system's,
     /// for the hosts whose TLS it terminates (credentials).
     pub upstream_ca: Option<std::path::PathBuf>,
+    /// `[[network.requests]]`: rules for single requests on terminated hosts.
+    pub requests: Vec<crate::requests::RequestRule>,
 }
 
 /// `[network] default`.

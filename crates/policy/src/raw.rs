@@ -34,6 +34,8 @@ pub struct RawNetwork {
     #[serde(default)]
     pub hosts: BTreeMap<String, Spanned<String>>,
     pub upstream_ca: Option<Spanned<String>>,
+    #[serde(default)]
+    pub requests: Vec<Spanned<crate::requests::RawRequestRule>>,
 }
 
 #[derive(Deserialize, Default)]

@@ -85,6 +85,37 @@ impl Decide for EngineDecide {
             verdict(&self.engine.lock().unwrap().answer(&req, answer))
         })
     }
+
+    fn decide_request(
+        &self,
+        method: &str,
+        host: &str,
+        port: u16,
+        path: &str,
+    ) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+        let key =
+            Target::new(host, port).map(|t| cordon_policy::requests::request_key(method, &t, path));
+        Box::pin(async move {
+            let key = match key {
+                Ok(k) => k,
+                Err(reason) => {
+                    return Verdict::Deny {
+                        reason,
+                        rule: String::new(),
+                    }
+                }
+            };
+            let req = Request::new("r", "http", vec![Key::new(key.clone())]);
+            let first = self.engine.lock().unwrap().evaluate(&req);
+            if !matches!(first, Outcome::Ask(_)) {
+                return verdict(&first);
+            }
+            self.asked.lock().unwrap().push(key.join(" "));
+            let answer = self.answers.lock().unwrap().pop_front();
+            let answer = answer.unwrap_or(Answer::Deny);
+            verdict(&self.engine.lock().unwrap().answer(&req, answer))
+        })
+    }
 }
 
 /// Appends every connection record to the audit log and keeps a copy to look at.
