@@ -305,3 +305,121 @@ fn the_command_holds_a_placeholder_and_its_clients_reach_the_host_with_the_real_
         }
     }
 }
+
+/// issue 24 item 4: `[network.forward]` gives the command a loopback port that cordon
+/// connects, after the same decision, to its one destination; a plain TCP protocol (bash's
+/// `/dev/tcp`, a line there and back) goes through. A forward whose destination the policy
+/// does not allow is closed at once and recorded.
+#[test]
+fn a_forwarded_port_carries_plain_tcp_to_its_one_destination() {
+    assert!(
+        is_root(),
+        "these tests switch users: run them as root (CI does)"
+    );
+    let dir = BinDir::new("fwd");
+    let cordon = dir.copy(
+        &cordon_beside(Path::new(env!("CARGO_BIN_EXE_cordon-attack"))),
+        "cordon",
+        0o755,
+    );
+    // The destination: answers each line with `PONG LINE`.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(s) = s else { continue };
+            std::thread::spawn(move || {
+                use std::io::BufRead;
+                let mut w = s.try_clone().unwrap();
+                for line in std::io::BufReader::new(s).lines() {
+                    let Ok(line) = line else { return };
+                    if writeln!(w, "PONG {line}").is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    for backend in ["landlock", "bwrap"] {
+        for user in [false, true] {
+            let ids = user.then(test_user);
+            let tmp = tempfile::Builder::new()
+                .prefix("cordon-e2e-fwd-")
+                .tempdir_in("/tmp")
+                .unwrap();
+            let root = tmp.path();
+            std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
+            for d in ["ws", "state", "tmp"] {
+                std::fs::create_dir(root.join(d)).unwrap();
+            }
+            let log = root.join("state/audit.jsonl");
+            let policy = root.join("cordon.toml");
+            std::fs::write(
+                &policy,
+                format!(
+                    "version = 1\n[sandbox]\nbackend = \"{backend}\"\nnetwork = \"proxy\"\n\
+                     [sandbox.paths.ws]\nroot = {:?}\nmode = \"rw\"\n[shell]\ndefault = \"allow\"\n\
+                     [approval]\naudit_log = {:?}\n\
+                     [network]\nallow = [\"db.test:{port}\"]\n\
+                     [network.hosts]\n\"db.test\" = \"127.0.0.1\"\n\"blocked.test\" = \"127.0.0.1\"\n\
+                     [network.forward]\n\"127.0.0.1:5432\" = \"db.test:{port}\"\n\"[::1]:6379\" = \"blocked.test:{port}\"\n",
+                    root.join("ws").display().to_string(),
+                    log.display().to_string(),
+                ),
+            )
+            .unwrap();
+            for d in ["ws", "state", "tmp"] {
+                chown_all(&root.join(d), ids);
+            }
+            let script = "exec 3<>/dev/tcp/127.0.0.1/5432 && printf 'hello db\\n' >&3 && read -r l <&3 && echo \"FWD $l\"\n\
+                          exec 4<>/dev/tcp/127.0.0.1/6379 && printf 'x\\n' >&4; read -r m <&4; echo \"BLOCKED [$m]\"\n\
+                          exec 5<>/dev/tcp/127.0.0.1/5433 || echo 'NOPORT refused'\n";
+            std::fs::write(root.join("ws/fwd.sh"), script).unwrap();
+            chown_all(&root.join("ws/fwd.sh"), ids);
+            let mut c = Command::new(&cordon);
+            c.args(["exec", "--policy"])
+                .arg(&policy)
+                .args(["--", "bash", "fwd.sh"])
+                .current_dir(root.join("ws"))
+                .env_clear()
+                .env("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin")
+                .env("HOME", root.join("state"))
+                .env("XDG_STATE_HOME", root.join("state"))
+                .env("XDG_CONFIG_HOME", root.join("state"))
+                .env("TMPDIR", root.join("tmp"))
+                .stdin(Stdio::null());
+            if let Some((uid, gid)) = ids {
+                c.uid(uid).gid(gid);
+            }
+            let out = c.output().unwrap();
+            let what = format!("{backend}, {}", if user { "cordon-test" } else { "root" });
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(out.status.code(), Some(0), "{what}: {}", describe(&out));
+            assert!(
+                stdout.contains("FWD PONG hello db"),
+                "{what}: {}",
+                describe(&out)
+            );
+            assert!(stdout.contains("BLOCKED []"), "{what}: {}", describe(&out));
+            assert!(
+                stdout.contains("NOPORT refused"),
+                "{what}: {}",
+                describe(&out)
+            );
+            let log = std::fs::read_to_string(&log).unwrap();
+            assert!(
+                log.lines().any(|l| l.contains("\"forward\"")
+                    && l.contains("db.test")
+                    && l.contains("\"close\"")),
+                "{what}: the forward's close record:\n{log}"
+            );
+            assert!(
+                log.lines().any(|l| l.contains("\"forward\"")
+                    && l.contains("blocked.test")
+                    && l.contains("\"kind\":\"connection\"")
+                    && l.contains("\"decision\":\"deny\"")),
+                "{what}: the refused forward's record:\n{log}"
+            );
+        }
+    }
+}

@@ -467,6 +467,7 @@ pub(crate) fn run_with_proxy<T>(
     // placeholders and the CA bundle, the proxy the values and the run's CA.
     let creds = crate::credentials::prepare(gate.policy())?;
     let mut config = Config::from_policy(&gate.policy().network);
+    let forwards = &gate.policy().network.forwards;
     let mut vars = cordon_netproxy::child_env(port);
     let mut files = Vec::new();
     if let Some(c) = creds {
@@ -511,7 +512,13 @@ pub(crate) fn run_with_proxy<T>(
             let handle = handle.clone();
             scope.spawn(move || {
                 for l in handed {
-                    if let Err(e) = handle.serve(l) {
+                    // The proxy's listener, or a forwarded port's: told apart by its port.
+                    let port = l.local_addr().map(|a| a.port()).unwrap_or(0);
+                    let served = match forwards.iter().find(|f| f.port == port) {
+                        Some(f) => handle.serve_forward(l, f.to.clone()),
+                        None => handle.serve(l),
+                    };
+                    if let Err(e) = served {
                         eprintln!(
                             "cordon: the network proxy cannot serve the sandbox's listener: {}",
                             clean(&e.to_string())
@@ -524,6 +531,7 @@ pub(crate) fn run_with_proxy<T>(
             cordon_ossandbox::ProxyHandoff {
                 port,
                 listener: listeners,
+                forwards: forwards.iter().map(|f| f.port).collect(),
             },
             vars,
             files,

@@ -42,6 +42,7 @@
 #![forbid(unsafe_code)]
 
 mod connect;
+mod forward;
 mod http;
 mod relay;
 mod socks;
@@ -274,6 +275,8 @@ pub enum Protocol {
     Socks5,
     /// One request inside a tunnel whose TLS the proxy terminates (recorded when refused).
     HttpsRequest,
+    /// A connection to a forwarded port (`[network.forward]`), relayed to its one destination.
+    Forward,
 }
 
 impl Protocol {
@@ -283,6 +286,7 @@ impl Protocol {
             Protocol::Http => "http",
             Protocol::Socks5 => "socks5",
             Protocol::HttpsRequest => "https-request",
+            Protocol::Forward => "forward",
         }
     }
 }
@@ -376,7 +380,26 @@ impl ProxyHandle {
         let _entered = self.runtime.enter();
         let listener = tokio::net::TcpListener::from_std(listener)?;
         self.runtime
-            .spawn(accept_loop(self.shared.clone(), listener));
+            .spawn(accept_loop(self.shared.clone(), listener, None));
+        Ok(())
+    }
+
+    /// Accepts connections on `listener` (a forwarded port made inside the sandbox) until
+    /// shutdown, and connects each to `to` alone — after the same decision, address check and
+    /// records as any connection — relaying its bytes as they are (any TCP protocol).
+    pub fn serve_forward(
+        &self,
+        listener: std::net::TcpListener,
+        to: cordon_policy::network::Target,
+    ) -> io::Result<()> {
+        listener.set_nonblocking(true)?;
+        let _entered = self.runtime.enter();
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        self.runtime.spawn(accept_loop(
+            self.shared.clone(),
+            listener,
+            Some(Arc::new(to)),
+        ));
         Ok(())
     }
 
@@ -627,7 +650,13 @@ pub(crate) fn over_cap_reason(shared: &Shared) -> String {
     )
 }
 
-async fn accept_loop(shared: Arc<Shared>, listener: tokio::net::TcpListener) {
+/// `forward`: every connection goes to that destination (a forwarded port); `None`: the
+/// proxy's own listener.
+async fn accept_loop(
+    shared: Arc<Shared>,
+    listener: tokio::net::TcpListener,
+    forward: Option<Arc<cordon_policy::network::Target>>,
+) {
     loop {
         // A descriptor to accept into: a connection slot, or else a refusing place.
         let admission = relay::first(
@@ -678,7 +707,14 @@ async fn accept_loop(shared: Arc<Shared>, listener: tokio::net::TcpListener) {
             None => return,
             Some(Ok((stream, _peer))) => {
                 let shared = shared.clone();
-                tokio::spawn(serve_one(shared, stream, admission));
+                match &forward {
+                    Some(to) => {
+                        tokio::spawn(forward::serve(shared, stream, admission, to.clone()));
+                    }
+                    None => {
+                        tokio::spawn(serve_one(shared, stream, admission));
+                    }
+                }
             }
             // Out of descriptors or a connection reset before accept: wait a little, go on.
             Some(Err(_)) => tokio::time::sleep(Duration::from_millis(20)).await,

@@ -16,7 +16,7 @@
 //! Usage (cordon writes it; nobody else should):
 //!
 //! ```text
-//! cordon-inner RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]{COUNT} [proxy PORT FD] -- PROG ARGS...
+//! cordon-inner RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]{COUNT} [proxy PORT FD [forward PORT]...] -- PROG ARGS...
 //! ```
 //!
 //! Each PATH that exists gets a path-beneath rule with DIR_RIGHTS when it is a directory,
@@ -443,14 +443,14 @@ struct OneFd {
     pad: i32,
 }
 
-/// The proxy's listener on `port`, sent over `sock`; returns once cordon said "go". Any
-/// failure exits 125: the command never starts without the listener cordon's proxy serves.
+/// A listener on `port` (every address of the namespace: loopback only), sent over `sock`.
+/// Any failure exits 125: the command never starts without the listeners cordon serves.
 ///
 /// # Safety
 /// None beyond the system calls' own: every pointer passed is to this frame. `sock` is a
 /// number from the command line; if it is not cordon's socket the send fails and the program
 /// exits 125.
-unsafe fn proxy_listener(port: u16, sock: usize) {
+unsafe fn listen_and_send(port: u16, sock: usize) {
     // SAFETY: socket takes no pointers.
     let mut fd = unsafe { syscall(nr::SOCKET, AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0, 0) };
     if fd >= 0 {
@@ -564,6 +564,24 @@ unsafe fn proxy_listener(port: u16, sock: usize) {
     }
     // SAFETY: `fd` is ours and not used again (cordon holds its own reference now).
     unsafe { syscall(nr::CLOSE, fd as usize, 0, 0, 0) };
+}
+
+/// The most `forward PORT` arguments read (`[network.forward]` entries).
+const MAX_FORWARDS: usize = 64;
+
+/// The proxy's listener on `port` and one per forwarded port, each sent over `sock`; returns
+/// once cordon said "go". Any failure exits 125: the command never starts without the
+/// listeners cordon's proxy serves.
+///
+/// # Safety
+/// As [`listen_and_send`].
+unsafe fn proxy_listener(port: u16, forwards: &[u16], sock: usize) {
+    // SAFETY: as this function's.
+    unsafe { listen_and_send(port, sock) };
+    for &p in forwards {
+        // SAFETY: as this function's.
+        unsafe { listen_and_send(p, sock) };
+    }
     // cordon answers "go" once the proxy holds the listener; end-of-file means it failed.
     let mut go = 0u8;
     loop {
@@ -622,9 +640,21 @@ unsafe extern "C" fn start(sp: *const usize) -> ! {
         if port == 0 || port > u16::MAX as usize {
             fail(125, &[b"inner stage: expected the proxy's port"]);
         }
-        // SAFETY: no preconditions beyond its system calls' own.
-        unsafe { proxy_listener(port as u16, sock) };
         i += 3;
+        let mut forwards = [0u16; MAX_FORWARDS];
+        let mut n = 0;
+        // SAFETY: argv strings are NUL-terminated and live for the program.
+        while arg(i).map(|p| unsafe { c_str(p) }) == Some(b"forward") {
+            let p = number(arg(i + 1), b"a forwarded port");
+            if p == 0 || p > u16::MAX as usize || n == MAX_FORWARDS {
+                fail(125, &[b"inner stage: expected a forwarded port"]);
+            }
+            forwards[n] = p as u16;
+            n += 1;
+            i += 2;
+        }
+        // SAFETY: no preconditions beyond its system calls' own.
+        unsafe { proxy_listener(port as u16, &forwards[..n], sock) };
     }
     // SAFETY: as above.
     if arg(i).map(|p| unsafe { c_str(p) }) != Some(b"--") {

@@ -513,17 +513,20 @@ pub fn inner_args(
 /// `args` from [`inner_args`] with the inner stage's `proxy PORT FD` (`sandbox.network =
 /// "proxy"`): it makes the proxy's listener on `port` in the sandbox's network namespace and
 /// sends it to cordon over the unix socket `fd` before the command starts.
-pub fn with_proxy(mut args: Vec<OsString>, port: u16, fd: i32) -> Vec<OsString> {
+pub fn with_proxy(mut args: Vec<OsString>, port: u16, fd: i32, forwards: &[u16]) -> Vec<OsString> {
     // Rule paths are absolute: the first `--` is the one before the command.
     let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
-    args.splice(
-        at..at,
-        [
-            "proxy".into(),
-            port.to_string().into(),
-            fd.to_string().into(),
-        ],
-    );
+    let mut inserted: Vec<OsString> = vec![
+        "proxy".into(),
+        port.to_string().into(),
+        fd.to_string().into(),
+    ];
+    // [network.forward]: `forward PORT` each; their listeners follow the proxy's.
+    for p in forwards {
+        inserted.push("forward".into());
+        inserted.push(p.to_string().into());
+    }
+    args.splice(at..at, inserted);
     args
 }
 
@@ -620,6 +623,7 @@ mod tests {
             }],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/cordon-x"))).unwrap();
         let a = strings(&inv.args);
@@ -675,6 +679,7 @@ mod tests {
             protected: vec![],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         let inv = invocation(&profile, &cx(d.path(), Path::new("/tmp/x"))).unwrap();
         let joined = strings(&inv.args).join(" ");
@@ -702,6 +707,7 @@ mod tests {
             protected: vec![],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         let inv = invocation(&profile, &cx(d.path(), Path::new("/tmp/x"))).unwrap();
         let joined = strings(&inv.args).join(" ");
@@ -740,6 +746,7 @@ mod tests {
             ],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
         let joined = strings(&inv.args).join(" ");
@@ -765,6 +772,7 @@ mod tests {
             }],
             network: Network::Allow,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
         assert_eq!(inv.placeholders, vec![ws.join(".git/hooks")]);
@@ -797,6 +805,7 @@ mod tests {
                 .collect(),
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
         let commondir = ws.join(".git/commondir");
@@ -834,6 +843,7 @@ mod tests {
             }],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
         assert!(inv.placeholders.is_empty());
@@ -852,6 +862,7 @@ mod tests {
             protected: vec![],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         }
         .with_private_tmp(Path::new("/tmp/cordon-abc"));
         let inv = invocation(&profile, &cx(d.path(), Path::new("/tmp/cordon-abc"))).unwrap();
@@ -886,6 +897,7 @@ mod tests {
             protected: vec![],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         let (host, inside) = split_rules(&profile);
         let paths = |v: &[PathRule]| v.iter().map(|r| r.path.clone()).collect::<Vec<_>>();
@@ -913,6 +925,7 @@ mod tests {
             }],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         let mut inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
         let writable = crate::resolve::writable_roots(&profile);
@@ -954,6 +967,7 @@ mod tests {
             protected: vec![],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         let mut c = cx(d.path(), &tmp);
         c.root = true;
@@ -984,6 +998,7 @@ mod tests {
             protected: vec![],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         let inv = invocation(&profile, &cx(d.path(), Path::new("/tmp/x"))).unwrap();
         let joined = strings(&inv.args).join(" ");
@@ -1009,6 +1024,7 @@ mod tests {
             protected: vec![hidden(ws.join(".cordon")), hidden(ws.join("audit.jsonl"))],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
         let joined = strings(&inv.args).join(" ");

@@ -187,6 +187,12 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
         created = created
             .add_rule(NetPort::new(crate::PROXY_PORT, AccessNet::ConnectTcp))
             .map_err(|e| lerr("allowing connect to the proxy's port", &e))?;
+        // [network.forward]: the loopback ports cordon serves besides the proxy's.
+        for &port in &profile.forwards {
+            created = created
+                .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+                .map_err(|e| lerr("allowing connect to a forwarded port", &e))?;
+        }
     }
     let fd: Option<OwnedFd> = created.into();
     let fd = fd.ok_or_else(|| Error::Landlock("the kernel returned no ruleset".into()))?;
@@ -260,6 +266,7 @@ mod tests {
             protected: vec![],
             network: Network::Deny,
             limits: Default::default(),
+            forwards: Vec::new(),
         };
         let kept: Vec<_> = host_rules(&p)
             .unwrap()

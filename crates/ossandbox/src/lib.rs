@@ -504,6 +504,12 @@ pub(crate) fn execute(
         (cordon_policy::Network::Proxy, Some(h), _) if h.port != PROXY_PORT => {
             return refuse(format!("the proxy's port must be {PROXY_PORT}, which the sandbox's rules name, not {}", h.port))
         }
+        (cordon_policy::Network::Proxy, Some(h), _) if h.forwards.contains(&PROXY_PORT) => {
+            return refuse(format!("[network.forward] cannot use port {PROXY_PORT}: it is the proxy's, inside the sandbox; forward another port"))
+        }
+        (cordon_policy::Network::Proxy, Some(h), _) if h.forwards != profile.forwards => {
+            return refuse("the forwarded ports handed to the run are not the profile's (cordon's own wiring failed)".into())
+        }
         (cordon_policy::Network::Proxy, Some(_), _) | (_, None, _) => {}
         (_, Some(_), _) => {
             return refuse("a proxy was started for a run whose policy does not say sandbox.network = \"proxy\"".into())
@@ -542,6 +548,13 @@ fn execute_backend(
             // No network namespaces on macOS: the proxy listens on the host's loopback, on
             // the one port the Seatbelt profile lets the command reach.
             if let Some(handoff) = &spec.proxy {
+                // Forwarded ports would be host ports here, open to every local process:
+                // refused rather than served so.
+                if !handoff.forwards.is_empty() {
+                    return Err(Error::other(
+                        "[network.forward] needs a network namespace of the command's own (Linux); Seatbelt cannot give it one",
+                    ));
+                }
                 let listener =
                     std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, handoff.port))
                         .map_err(|e| {
@@ -690,7 +703,12 @@ fn execute_backend(
                     let (mine, theirs) = proxy::pair()?;
                     let theirs_no = std::os::fd::AsRawFd::as_raw_fd(&theirs);
                     pass.push(theirs);
-                    argv.extend(bwrap::with_proxy(inner_args, handoff.port, theirs_no));
+                    argv.extend(bwrap::with_proxy(
+                        inner_args,
+                        handoff.port,
+                        theirs_no,
+                        &handoff.forwards,
+                    ));
                     Some((mine, handoff.clone()))
                 }
                 _ => {
@@ -840,6 +858,7 @@ mod tests {
             },
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         }
     }
 
@@ -957,7 +976,11 @@ mod tests {
         };
         let handoff = |port| {
             let (tx, _) = std::sync::mpsc::channel();
-            Some(run::ProxyHandoff { port, listener: tx })
+            Some(run::ProxyHandoff {
+                port,
+                listener: tx,
+                forwards: Vec::new(),
+            })
         };
         let landlock = Choice {
             backend: Chosen::Landlock { abi: 7 },

@@ -175,6 +175,7 @@ pub fn landlock_enforces() -> Finding {
         protected: vec![],
         network: cordon_policy::Network::Deny,
         limits: Default::default(),
+        forwards: Vec::new(),
     };
     let prepared = match crate::landlock::prepare(&profile, abi) {
         Ok(p) => p,
@@ -450,6 +451,7 @@ pub fn bwrap_runs() -> Finding {
             protected: vec![],
             network: cordon_policy::Network::Deny,
             limits: Default::default(),
+            forwards: Vec::new(),
         };
         let ruleset = crate::landlock::prepare(&profile, abi)?.fd;
         let program = crate::bwrap::inner_stage()?;

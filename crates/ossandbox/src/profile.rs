@@ -88,6 +88,9 @@ pub struct Profile {
     pub protected: Vec<Protected>,
     pub network: Network,
     pub limits: Limits,
+    /// `[network.forward]`'s ports: loopback ports inside the sandbox, besides the proxy's,
+    /// that the command may connect to and cordon serves (`network = "proxy"` only).
+    pub forwards: Vec<u16>,
 }
 
 /// The origin of the private TMPDIR's rule: a directory cordon creates fresh for each run.
@@ -503,6 +506,7 @@ impl Profile {
             protected,
             network: sb.network,
             limits: sb.limits.clone(),
+            forwards: policy.network.forwards.iter().map(|f| f.port).collect(),
         }
     }
 

@@ -225,6 +225,23 @@ pub unsafe fn wait_go(sock: RawFd) -> bool {
 /// the proxy through `handoff`, and tells the namespace to start the command. An error means
 /// the command must not start (the caller kills what it began).
 pub fn hand_over(sock: &OwnedFd, handoff: &crate::run::ProxyHandoff) -> io::Result<()> {
+    // The proxy's listener, then one per forwarded port, in that order; then "go".
+    for port in std::iter::once(handoff.port).chain(handoff.forwards.iter().copied()) {
+        let listener = receive_listener(sock, port)?;
+        handoff
+            .listener
+            .send(listener)
+            .map_err(|_| io::Error::other("the proxy is gone; it did not take its listener"))?;
+    }
+    let sent = rustix::net::send(sock, b"G", rustix::net::SendFlags::NOSIGNAL)?;
+    if sent != 1 {
+        return Err(io::Error::other("the \"go\" byte was not sent"));
+    }
+    Ok(())
+}
+
+/// One listener from the namespace, which must be a listening TCP socket on `port`.
+fn receive_listener(sock: &OwnedFd, expected: u16) -> io::Result<std::net::TcpListener> {
     use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags};
     let mut byte = [0u8];
     let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
@@ -270,21 +287,12 @@ pub fn hand_over(sock: &OwnedFd, handoff: &crate::run::ProxyHandoff) -> io::Resu
     // What the sandbox made must be what the proxy serves: a listening TCP socket on the
     // proxy's port.
     let port = listener.local_addr()?.port();
-    if port != handoff.port {
+    if port != expected {
         return Err(io::Error::other(format!(
-            "the sandbox's listener is on port {port}, not the proxy's {}",
-            handoff.port
+            "the sandbox's listener is on port {port}, not {expected}"
         )));
     }
-    handoff
-        .listener
-        .send(listener)
-        .map_err(|_| io::Error::other("the proxy is gone; it did not take its listener"))?;
-    let sent = rustix::net::send(sock, b"G", rustix::net::SendFlags::NOSIGNAL)?;
-    if sent != 1 {
-        return Err(io::Error::other("the \"go\" byte was not sent"));
-    }
-    Ok(())
+    Ok(listener)
 }
 
 /// The calling thread's errno (async-signal-safe: a load from thread-local storage).
@@ -322,7 +330,11 @@ mod tests {
         // SAFETY: both descriptors are owned by live OwnedFds across the call.
         assert!(unsafe { send_fd(theirs.as_raw_fd(), fd.as_raw_fd()) });
         let (tx, rx) = std::sync::mpsc::channel();
-        let handoff = crate::run::ProxyHandoff { port, listener: tx };
+        let handoff = crate::run::ProxyHandoff {
+            port,
+            listener: tx,
+            forwards: Vec::new(),
+        };
         hand_over(&mine, &handoff).unwrap();
         // SAFETY: `theirs` stays open across the call.
         assert!(unsafe { wait_go(theirs.as_raw_fd()) });

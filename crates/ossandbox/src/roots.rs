@@ -390,6 +390,7 @@ mod tests {
             protected: vec![],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         }
     }
 

@@ -181,6 +181,9 @@ impl Cancel {
 pub struct ProxyHandoff {
     pub port: u16,
     pub listener: std::sync::mpsc::Sender<std::net::TcpListener>,
+    /// `[network.forward]`'s loopback ports: a listener is made for each in the same
+    /// namespace and sent the same way, after the proxy's (tell them apart by their port).
+    pub forwards: Vec<u16>,
 }
 
 /// Descriptors that replace cordon's stdin, stdout and stderr in the child.

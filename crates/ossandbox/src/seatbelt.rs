@@ -242,6 +242,7 @@ mod tests {
             }],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         Fixture {
             _dir: dir,
@@ -512,6 +513,7 @@ mod tests {
             }],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         };
         let resolved = resolve_paths(&profile, &fake);
         let sb = render::seatbelt::render(&resolved).unwrap();

@@ -1086,9 +1086,39 @@ impl Cx<'_> {
             }
         };
         let requests = self.request_rules(&n.requests)?;
+        let mut forwards: Vec<network::Forward> = Vec::new();
+        for (local, to) in &n.forward {
+            let bad = |why: String| {
+                self.err(
+                    to,
+                    format!("invalid network.forward entry `{local}`: {why}"),
+                    "map a loopback port inside the sandbox to one destination: \"127.0.0.1:5432\" = \"db.internal:5432\"",
+                )
+            };
+            let listen = network::Target::parse(local).map_err(&bad)?;
+            if !listen.host.addr().is_some_and(|a| a.is_loopback()) {
+                return Err(bad(
+                    "the key is 127.0.0.1:PORT or [::1]:PORT (the sandbox's own loopback)".into(),
+                ));
+            }
+            let target = network::Target::parse(to.get_ref()).map_err(&bad)?;
+            if let Some(other) = forwards.iter().find(|f| f.port == listen.port) {
+                return Err(bad(format!(
+                    "port {} is already forwarded ({})",
+                    listen.port, other.location
+                )));
+            }
+            forwards.push(network::Forward {
+                port: listen.port,
+                to: target,
+                location: self.loc(to),
+            });
+        }
+        forwards.sort_by_key(|f| f.port);
         Ok(NetworkPolicy {
             upstream_ca,
             requests,
+            forwards,
             location: Some(self.loc(raw)),
             default,
             allow,

@@ -53,6 +53,19 @@ pub struct NetworkPolicy {
     pub upstream_ca: Option<std::path::PathBuf>,
     /// `[[network.requests]]`: rules for single requests on terminated hosts.
     pub requests: Vec<crate::requests::RequestRule>,
+    /// `[network.forward]`: loopback ports inside the sandbox that cordon connects to one
+    /// destination each (after the same decision as any connection), in port order.
+    pub forwards: Vec<Forward>,
+}
+
+/// One `[network.forward]` entry: `"127.0.0.1:5432" = "db.internal:5432"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forward {
+    /// The port the command connects to on its loopback (127.0.0.1 and [::1] alike).
+    pub port: u16,
+    /// Where cordon connects it.
+    pub to: Target,
+    pub location: Location,
 }
 
 /// `[network] default`.

@@ -36,6 +36,8 @@ pub struct RawNetwork {
     pub upstream_ca: Option<Spanned<String>>,
     #[serde(default)]
     pub requests: Vec<Spanned<crate::requests::RawRequestRule>>,
+    #[serde(default)]
+    pub forward: BTreeMap<String, Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]

@@ -150,6 +150,7 @@ mod tests {
             protected: vec![],
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         }
         .with_private_tmp(Path::new(PRIVATE_TMP));
         let text = render(&profile, d.path(), Path::new("/usr/bin/bwrap"), false).unwrap();

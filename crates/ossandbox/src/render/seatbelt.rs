@@ -636,6 +636,7 @@ mod tests {
                 .collect(),
             network: Network::Deny,
             limits: Limits::default(),
+            forwards: Vec::new(),
         }
     }
 

@@ -210,6 +210,11 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
         .as_ref()
         .map_or(-1, |((_, theirs), _, _)| theirs.as_raw_fd());
     let proxy_port = proxy.as_ref().map_or(0, |(_, _, port)| *port);
+    // Read by init before the command starts: the forwarded ports' listeners, after the proxy's.
+    let proxy_forwards: Vec<u16> = proxy
+        .as_ref()
+        .map(|(_, h, _)| h.forwards.clone())
+        .unwrap_or_default();
 
     // Forwarded signals are read from a signalfd; init waits for them (and SIGCHLD) with
     // sigtimedwait, so it needs no handlers; the command unblocks everything before exec.
@@ -312,6 +317,7 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
                 controlling_tty,
                 proxy_fd,
                 proxy_port,
+                proxy_forwards: &proxy_forwards,
             })
         }
     }
@@ -668,6 +674,8 @@ struct InitData<'a> {
     proxy_fd: RawFd,
     /// The proxy's port in the namespace.
     proxy_port: u16,
+    /// `[network.forward]`'s ports: a listener each, sent after the proxy's.
+    proxy_forwards: &'a [u16],
 }
 
 /// Writes one report record to init's end of the report pipe (raw); true if all of it went.
@@ -875,6 +883,20 @@ unsafe fn init(d: &InitData) -> ! {
         // SAFETY: our listener, closed once (cordon holds its own reference now). Even if
         // this failed, it is close-on-exec, and the command marks every descriptor so.
         unsafe { libc::close(listener) };
+        // The forwarded ports' listeners, the same way (a slice read, no allocation).
+        for &port in d.proxy_forwards {
+            // SAFETY: as for the proxy's listener above.
+            let listener = unsafe { crate::proxy::listener(port) };
+            if listener < 0 {
+                fail(b'S', 19);
+            }
+            // SAFETY: `d.proxy_fd` and `listener` are open descriptors.
+            if !unsafe { crate::proxy::send_fd(d.proxy_fd, listener) } {
+                fail(b'S', 20);
+            }
+            // SAFETY: our listener, closed once, as above.
+            unsafe { libc::close(listener) };
+        }
         // SAFETY: `d.proxy_fd` is open until the close below.
         if !unsafe { crate::proxy::wait_go(d.proxy_fd) } {
             fail(b'S', 20);

@@ -53,6 +53,7 @@ fn ruleset(rules: Vec<PathRule>) -> OwnedFd {
         protected: vec![],
         network: Network::Deny,
         limits: Limits::default(),
+        forwards: Vec::new(),
     };
     prepare(&profile, kernel_abi()).unwrap().fd
 }
@@ -224,6 +225,7 @@ fn hands_the_proxys_listener_over_before_the_command_starts() {
             inner_args(fd.as_raw_fd(), &[], kernel_abi(), sh(&script)),
             port,
             theirs.as_raw_fd(),
+            &[],
         );
         let raw = [fd.as_raw_fd(), theirs.as_raw_fd()];
         let mut cmd = Command::new(&f.inner);
@@ -246,7 +248,11 @@ fn hands_the_proxys_listener_over_before_the_command_starts() {
         drop(theirs);
         drop(fd);
         let (tx, rx) = std::sync::mpsc::channel();
-        let handoff = ProxyHandoff { port, listener: tx };
+        let handoff = ProxyHandoff {
+            port,
+            listener: tx,
+            forwards: Vec::new(),
+        };
         if go {
             crate::proxy::hand_over(&mine, &handoff).unwrap();
             let listener = rx.recv().unwrap();
@@ -287,6 +293,7 @@ fn hands_the_proxys_listener_over_before_the_command_starts() {
             inner_args(fd.as_raw_fd(), &[], kernel_abi(), sh("true")),
             0,
             9,
+            &[],
         ),
     );
     assert_eq!(out.status.code(), Some(125), "{out:?}");

@@ -123,6 +123,7 @@ fn workspace_profile() -> Profile {
         ],
         network: Network::Deny,
         limits: Limits::default(),
+        forwards: Vec::new(),
     }
 }
 
@@ -137,6 +138,7 @@ fn network_profile() -> Profile {
         protected: vec![],
         network: Network::Allow,
         limits: Limits::default(),
+        forwards: Vec::new(),
     }
 }
 
@@ -793,6 +795,7 @@ fn landlock_profile(dir: &Path) -> Profile {
         )],
         network: Network::Deny,
         limits: Limits::default(),
+        forwards: Vec::new(),
     }
 }
 

@@ -79,6 +79,7 @@ mod netrun {
                 ProxyHandoff {
                     port: PROXY_PORT,
                     listener: tx,
+                    forwards: Vec::new(),
                 },
                 Vec::new(),
             )),

@@ -1,0 +1,85 @@
+//! `[network.forward]`: a loopback port inside the sandbox that cordon connects to one
+//! destination, for clients that speak no proxy protocol (psql, redis-cli, ssh).
+//!
+//! ```text
+//!  command: connect 127.0.0.1:5432 ─▶ listener made in the sandbox's namespace
+//!    ─▶ decide db.internal:5432 (the same engine, asks, records) ─▶ resolve once, check the
+//!       address ─▶ connect ─▶ relay bytes as they are ─▶ close record
+//! ```
+//!
+//! The destination is fixed by the policy: the command chooses nothing but to connect.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use cordon_policy::network::Target;
+use tokio::net::TcpStream;
+
+use crate::connect::{open, Opening, Refusal};
+use crate::relay::{self, Counters};
+use crate::{over_cap_reason, Admission, Event, Fields, Protocol, Shared};
+
+pub(crate) async fn serve(
+    shared: Arc<Shared>,
+    stream: TcpStream,
+    admission: Admission,
+    to: Arc<Target>,
+) {
+    let _ = stream.set_nodelay(true);
+    let track = shared.track(Protocol::Forward, Instant::now());
+    let host = to.host.to_string();
+    let port = to.port;
+    let Opening { rule, result, .. } = match admission {
+        Admission::Serve(_) => open(&shared, &host, port).await,
+        Admission::Refuse(_) => Opening {
+            target: None,
+            rule: String::new(),
+            result: Err(Refusal::OverCap(over_cap_reason(&shared))),
+        },
+    };
+    let (dest, addr) = match result {
+        Ok(ok) => ok,
+        Err(why) => {
+            let reason = why.to_string();
+            let addr = match &why {
+                Refusal::Address { addr, .. } => Some(std::net::SocketAddr::new(*addr, port)),
+                _ => None,
+            };
+            crate::connect::note(&shared, &host, port, &rule, &why);
+            track.record(
+                &shared,
+                Event::Close,
+                Fields {
+                    host: &host,
+                    port,
+                    addr,
+                    allowed: false,
+                    rule: &rule,
+                    reason: &reason,
+                    bytes: (0, 0),
+                },
+            );
+            // The client learns only that the connection closed: a plain TCP protocol has
+            // no place for a reason; the run's end names it on stderr.
+            return;
+        }
+    };
+    let fields = |reason, bytes| Fields {
+        host: &host,
+        port,
+        addr: Some(addr),
+        allowed: true,
+        rule: &rule,
+        reason,
+        bytes,
+    };
+    let opened = track.opened(&shared, fields("", (0, 0)));
+    let counters = Arc::new(Counters::default());
+    let ended = relay::relay_tcp(&shared, stream, dest, &counters).await;
+    let _ = opened.await;
+    track.record(
+        &shared,
+        Event::Close,
+        fields(ended.as_deref().unwrap_or(""), counters.get()),
+    );
+}
