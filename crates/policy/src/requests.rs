@@ -221,3 +221,46 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod forward_tests {
+    use crate::Policy;
+
+    fn parse(tail: &str) -> Result<Policy, crate::PolicyError> {
+        let text =
+            format!("version = 1\n[sandbox]\nnetwork = \"proxy\"\n[network.forward]\n{tail}");
+        Policy::parse(&text, "p.toml", std::path::Path::new("/"))
+    }
+
+    #[test]
+    fn forwards_map_a_loopback_port_to_one_destination() {
+        let p = parse(
+            "\"127.0.0.1:6379\" = \"cache.internal:6379\"\n\"[::1]:5432\" = \"DB.internal:5432\"\n",
+        )
+        .unwrap();
+        let f = &p.network.forwards;
+        assert_eq!(
+            (f[0].port, f[0].to.to_string()),
+            (5432, "db.internal:5432".to_string())
+        );
+        assert_eq!(
+            (f[1].port, f[1].to.to_string()),
+            (6379, "cache.internal:6379".to_string())
+        );
+        for (tail, needle) in [
+            (
+                "\"10.0.0.1:5432\" = \"db.internal:5432\"\n",
+                "the sandbox's own loopback",
+            ),
+            ("\"127.0.0.1\" = \"db.internal:5432\"\n", "has no port"),
+            ("\"127.0.0.1:5432\" = \"db.internal\"\n", "has no port"),
+            (
+                "\"127.0.0.1:5432\" = \"a:1\"\n\"[::1]:5432\" = \"b:2\"\n",
+                "already forwarded",
+            ),
+        ] {
+            let e = parse(tail).unwrap_err().to_string();
+            assert!(e.contains(needle), "`{needle}` not in {e}");
+        }
+    }
+}
