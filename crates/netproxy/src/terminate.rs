@@ -296,6 +296,25 @@ fn inject<B>(t: &Termination, req: &mut Request<B>, target: &Target) {
     }
 }
 
+/// The real values of `target`'s credentials in response headers, put back as placeholders.
+fn scrub(t: &Termination, headers: &mut hyper::HeaderMap, target: &Target) {
+    for (_, value) in headers.iter_mut() {
+        let mut bytes = value.as_bytes().to_vec();
+        let mut changed = false;
+        for s in t.secrets.iter().filter(|s| s.sends_to(target)) {
+            if contains(&bytes, s.value.as_bytes()) {
+                bytes = replace_all(&bytes, s.value.as_bytes(), s.placeholder.as_bytes());
+                changed = true;
+            }
+        }
+        if changed {
+            if let Ok(v) = HeaderValue::from_bytes(&bytes) {
+                *value = v;
+            }
+        }
+    }
+}
+
 /// `Basic BASE64(user:…placeholder…)` with the placeholders replaced, when it holds one.
 fn basic(value: &[u8], mine: &[&Secret]) -> Option<Vec<u8>> {
     use base64::Engine;
@@ -581,7 +600,16 @@ async fn request(
         .decide_request(&method, &host, port, &path)
         .await
     {
-        return refuse(format!("refused by the policy: {reason}"), &rule);
+        let why = format!("refused by the policy: {reason}");
+        shared.note_refused(crate::Refused {
+            host: host.clone(),
+            port,
+            addr: None,
+            reason: format!("{method} {}: {why}", path.split('?').next().unwrap_or("/")),
+            allow: String::new(),
+            count: 0,
+        });
+        return refuse(why, &rule);
     }
     inject(t, &mut req, target);
     crate::http::strip_hop_by_hop(req.headers_mut());
@@ -604,6 +632,10 @@ async fn request(
         Ok(resp) => {
             let (mut parts, body) = resp.into_parts();
             crate::http::strip_hop_by_hop(&mut parts.headers);
+            // A host that echoes a header back (an error page's headers, a debugging
+            // endpoint) does not hand the value to the command: the placeholder again.
+            // The body is passed as it is (see docs/network.md).
+            scrub(t, &mut parts.headers, target);
             Response::from_parts(parts, body.boxed())
         }
         Err(e) => text(

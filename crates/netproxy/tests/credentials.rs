@@ -83,6 +83,10 @@ async fn upstream(names: &[&str]) -> (SocketAddr, String, Arc<Mutex<Vec<String>>
                         } else {
                             hyper::StatusCode::UNAUTHORIZED
                         };
+                        // A debugging upstream that echoes the header it got.
+                        if let Some(v) = req.headers().get("authorization") {
+                            r.headers_mut().insert("x-echo-authorization", v.clone());
+                        }
                         // The upstream may close after any response: the proxy connects again.
                         if req.uri().path() == "/close" {
                             r.headers_mut().insert(
@@ -192,6 +196,21 @@ fn the_placeholder_reaches_its_host_as_the_real_token_and_nowhere_else() {
         &[],
     );
     assert_eq!((code, body.as_str()), (200, "ok /close\n200ok /repos/x"));
+    // An upstream that echoes the header back does not hand the value to the client.
+    let out = std::process::Command::new("curl")
+        .args(["-sS", "-i", "--max-time", "60", "--proxy"])
+        .arg(format!("http://{}", s.addr))
+        .arg("--cacert")
+        .arg(&ca)
+        .arg(&api)
+        .output()
+        .unwrap();
+    let head = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        head.contains(&format!("x-echo-authorization: Bearer {PLACEHOLDER}")),
+        "{head}"
+    );
+    assert!(!head.contains(TOKEN), "{head}");
     // The run's CA is what the client trusts for the terminated host: without it, no TLS.
     let none = s.dir.path().join("empty.pem");
     std::fs::write(&none, up_ca.as_bytes()).unwrap();
