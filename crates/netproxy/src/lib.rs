@@ -504,8 +504,6 @@ pub fn child_env(port: u16) -> Vec<(String, String)> {
     ] {
         env.push((name.to_string(), value.clone()));
     }
-    // Node's own fetch and https (22.21+, 24+) take the variables above only when asked to.
-    env.push(("NODE_USE_ENV_PROXY".into(), "1".into()));
     env
 }
 

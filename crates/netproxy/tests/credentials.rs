@@ -196,6 +196,21 @@ fn the_placeholder_reaches_its_host_as_the_real_token_and_nowhere_else() {
         &[],
     );
     assert_eq!((code, body.as_str()), (200, "ok /close\n200ok /repos/x"));
+    // Through SOCKS5 (ALL_PROXY, socks5h) the credential's host is terminated all the same.
+    let out = std::process::Command::new("curl")
+        .args(["-sS", "--max-time", "60", "-o", "-", "-w", "\n%{http_code}", "--proxy"])
+        .arg(format!("socks5h://{}", s.addr))
+        .arg("--cacert")
+        .arg(&ca)
+        .arg(&api)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ok /repos/x\n200",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // An upstream that echoes the header back does not hand the value to the client.
     let out = std::process::Command::new("curl")
         .args(["-sS", "-i", "--max-time", "60", "--proxy"])
