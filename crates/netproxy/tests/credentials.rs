@@ -198,7 +198,16 @@ fn the_placeholder_reaches_its_host_as_the_real_token_and_nowhere_else() {
     assert_eq!((code, body.as_str()), (200, "ok /close\n200ok /repos/x"));
     // Through SOCKS5 (ALL_PROXY, socks5h) the credential's host is terminated all the same.
     let out = std::process::Command::new("curl")
-        .args(["-sS", "--max-time", "60", "-o", "-", "-w", "\n%{http_code}", "--proxy"])
+        .args([
+            "-sS",
+            "--max-time",
+            "60",
+            "-o",
+            "-",
+            "-w",
+            "\n%{http_code}",
+            "--proxy",
+        ])
         .arg(format!("socks5h://{}", s.addr))
         .arg("--cacert")
         .arg(&ca)

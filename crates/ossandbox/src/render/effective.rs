@@ -86,6 +86,14 @@ pub(crate) fn render(profile: &Profile) -> String {
         ),
     };
     let _ = writeln!(out, "  {network}");
+    if profile.network == Network::Proxy && !profile.forwards.is_empty() {
+        let ports: Vec<String> = profile.forwards.iter().map(u16::to_string).collect();
+        let _ = writeln!(
+            out,
+            "  and the forwarded loopback ports {}, each connected by cordon to its one destination ([network.forward])",
+            ports.join(", ")
+        );
+    }
     out.push_str("limits:\n");
     let l = &profile.limits;
     let mut any = false;

@@ -108,7 +108,9 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
     if profile.network == Network::Proxy {
         notes.push(format!(
             "sandbox.network = \"proxy\": the command runs in a network namespace of its own with only loopback, where cordon's proxy listens on port {port} (made before the command starts); {}",
-            if abi >= 4 {
+            if abi >= 4 && !profile.forwards.is_empty() {
+                "TCP connect is allowed to that port and the forwarded ones ([network.forward]) only (net_rules), bind to none"
+            } else if abi >= 4 {
                 "TCP connect is allowed to that port only (net_rules), bind to none"
             } else {
                 "this ABI cannot restrict TCP ports, so the namespace alone keeps the command from everything but the proxy"
@@ -133,6 +135,15 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
             "access": names(BitFlags::from(AccessNet::ConnectTcp)),
             "origin": "sandbox.network = \"proxy\" (cordon's proxy)",
         }]);
+        for port in &profile.forwards {
+            if let Some(rules) = out["net_rules"].as_array_mut() {
+                rules.push(json!({
+                    "port": port,
+                    "access": names(BitFlags::from(AccessNet::ConnectTcp)),
+                    "origin": "[network.forward] (a forwarded loopback port)",
+                }));
+            }
+        }
     }
     out
 }

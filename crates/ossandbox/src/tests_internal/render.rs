@@ -877,3 +877,27 @@ fn landlock_for_the_default_policy() {
         .iter()
         .all(|r| r["type"] != "missing"));
 }
+
+/// `[network.forward]`: the forwarded ports are what Landlock lets the command connect to
+/// besides the proxy's, and the effective view names them.
+#[cfg(target_os = "linux")]
+#[test]
+fn forwarded_ports_in_the_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = landlock_profile(dir.path());
+    p.network = Network::Proxy;
+    p.forwards = vec![5432, 6379];
+    let v = landlock::render(&p, 7);
+    let ports: Vec<u64> = v["net_rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["port"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ports, [u64::from(crate::PROXY_PORT), 5432, 6379]);
+    let text = crate::render::effective::render(&p);
+    assert!(
+        text.contains("forwarded loopback ports 5432, 6379"),
+        "{text}"
+    );
+}
