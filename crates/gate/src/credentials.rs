@@ -193,6 +193,10 @@ fn read_file(path: &Path) -> Result<String, String> {
 /// The operator's program's standard output: run outside the sandbox, stdin closed, killed
 /// after [`COMMAND_TIMEOUT`].
 fn run(argv: &[String]) -> Result<String, String> {
+    run_within(argv, COMMAND_TIMEOUT)
+}
+
+fn run_within(argv: &[String], timeout: Duration) -> Result<String, String> {
     let mut child = std::process::Command::new(&argv[0])
         .args(&argv[1..])
         .stdin(std::process::Stdio::null())
@@ -220,9 +224,7 @@ fn run(argv: &[String]) -> Result<String, String> {
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s,
-            Ok(None) if start.elapsed() < COMMAND_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(10))
-            }
+            Ok(None) if start.elapsed() < timeout => std::thread::sleep(Duration::from_millis(10)),
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -236,7 +238,7 @@ fn run(argv: &[String]) -> Result<String, String> {
     };
     let (mut out, mut err) = (None, Vec::new());
     for _ in 0..2 {
-        let left = COMMAND_TIMEOUT.saturating_sub(start.elapsed());
+        let left = timeout.saturating_sub(start.elapsed());
         match rx.recv_timeout(left.max(Duration::from_secs(1))) {
             Ok((true, b)) => out = Some(b),
             Ok((false, b)) => err = b,
@@ -260,4 +262,77 @@ fn run(argv: &[String]) -> Result<String, String> {
         return Err(format!("its output is longer than {MAX_VALUE} bytes"));
     }
     String::from_utf8(out).map_err(|_| "its output is not UTF-8".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn credential(from: &str) -> Credential {
+        let text = format!(
+            "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[credentials.gh]\nenv = \"T\"\nfrom = {from:?}\nhosts = [\"api.example.org\"]\n"
+        );
+        Policy::parse(&text, "t.toml", Path::new("/"))
+            .unwrap()
+            .credentials
+            .remove(0)
+    }
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn a_file_is_read_link_safely_and_trimmed() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("token");
+        std::fs::write(&f, "s3cr3t\n").unwrap();
+        let c = credential(&format!("file:{}", f.display()));
+        assert_eq!(read(&c).unwrap(), "s3cr3t");
+        // A link on the way is refused, and the refusal names no value.
+        std::os::unix::fs::symlink(&f, d.path().join("link")).unwrap();
+        let c = credential(&format!("file:{}", d.path().join("link").display()));
+        let e = read(&c).unwrap_err().to_string();
+        assert!(
+            e.contains("credential `gh`") && !e.contains("s3cr3t"),
+            "{e}"
+        );
+        // A newline inside would split a header.
+        std::fs::write(&f, "a\nb\n").unwrap();
+        let c = credential(&format!("file:{}", f.display()));
+        assert!(read(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("control character"));
+    }
+
+    #[test]
+    fn a_missing_variable_refuses_the_run() {
+        let c = credential("env:CORDON_TEST_SURELY_UNSET_VARIABLE");
+        let e = read(&c).unwrap_err();
+        assert_eq!(e.exit_code(), crate::EXIT_FAILURE);
+        assert!(e.to_string().contains("is not set"), "{e}");
+    }
+
+    #[test]
+    fn a_command_is_the_operators_program_with_a_deadline() {
+        assert_eq!(run(&argv(&["/bin/echo", "tok"])).unwrap(), "tok\n");
+        let e = run(&argv(&["/bin/sh", "-c", "echo why >&2; exit 3"])).unwrap_err();
+        assert!(e.contains("exit status: 3") && e.contains("why"), "{e}");
+        let start = Instant::now();
+        let e = run_within(&argv(&["/bin/sleep", "30"]), Duration::from_secs(1)).unwrap_err();
+        assert!(e.contains("took longer"), "{e}");
+        // A process it leaves behind holding its output does not wedge the run.
+        let e = run_within(
+            &argv(&["/bin/sh", "-c", "sleep 30 & echo tok"]),
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
+        assert!(e.contains("not closed in time"), "{e}");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            start.elapsed()
+        );
+    }
 }
