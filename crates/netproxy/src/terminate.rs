@@ -595,11 +595,21 @@ async fn request(
         });
         return refuse(why, "");
     }
-    if let Verdict::Deny { reason, rule } = shared
-        .decide
-        .decide_request(&method, &host, port, &path)
-        .await
-    {
+    // Decided one by one only where a request rule names the host: elsewhere (a credential's
+    // host alone) the connection's decision covers its requests, and no record per request
+    // (an fsync each) is made.
+    let ruled = t.ruled.iter().any(|h| h.matches(target));
+    let verdict = if ruled {
+        shared
+            .decide
+            .decide_request(&method, &host, port, &path)
+            .await
+    } else {
+        Verdict::Allow {
+            rule: String::new(),
+        }
+    };
+    if let Verdict::Deny { reason, rule } = verdict {
         let why = format!("refused by the policy: {reason}");
         shared.note_refused(crate::Refused {
             host: host.clone(),

@@ -287,6 +287,8 @@ fn the_placeholder_reaches_its_host_as_the_real_token_and_nowhere_else() {
         .count();
     assert!(refusals >= 3, "each refusal recorded:\n{log}");
     assert!(log.contains("https-request"), "{log}");
+    // No request rule names these hosts: their requests are not decided one by one.
+    assert!(!log.contains("\"tool\":\"http\""), "{log}");
 }
 
 /// `[[network.requests]]` on a terminated host, decided by the engine: GET on `/repos/**`
