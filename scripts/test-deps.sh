@@ -23,9 +23,12 @@ command -v python3 >/dev/null || {
 npm_packages=(
   # agent hosts (issue 23)
   # MCP servers and clients (issue 27)
+  @modelcontextprotocol/server-filesystem@2026.8.31
+  @modelcontextprotocol/server-everything@2026.8.31
 )
 pip_packages=(
   # MCP servers and clients (issue 27)
+  mcp-server-fetch==2026.10.24
 )
 if [ ${#npm_packages[@]} -gt 0 ]; then
   npm install --prefix "$prefix/npm" --no-audit --no-fund --loglevel=error "${npm_packages[@]}"

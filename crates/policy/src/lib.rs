@@ -34,6 +34,7 @@
 //! ```
 
 mod error;
+pub mod mcp;
 pub mod network;
 mod pattern;
 mod raw;
@@ -47,6 +48,7 @@ use std::time::Duration;
 use serde_spanned::Spanned;
 
 pub use error::{Location, PolicyError};
+pub use mcp::McpPolicy;
 pub use network::{HostPattern, HostRule, NetworkDefault, NetworkPolicy};
 pub use pattern::{
     basename, is_glob, literal_prefix, names_system_program, Pattern, SYSTEM_BIN_DIRS,
@@ -185,6 +187,8 @@ pub struct Policy {
     pub approval: Approval,
     /// The `[network]` section: the hosts a run may reach through cordon's proxy.
     pub network: NetworkPolicy,
+    /// The `[mcp]` section: tool calls of the MCP servers `cordon mcp wrap` runs.
+    pub mcp: McpPolicy,
     /// The places this user's trust stores may be ([`trust::store_dirs`]), the one in use
     /// first: kept out of the sandbox's reach, so that no command can trust its own policy.
     pub trust_stores: Vec<PathBuf>,
@@ -708,6 +712,10 @@ impl Cx<'_> {
             }
             None => NetworkPolicy::default(),
         };
+        let mcp = match &raw.mcp {
+            Some(m) => self.mcp(m)?,
+            None => McpPolicy::default(),
+        };
         Ok(Policy {
             source: self.name.to_string(),
             path: None,
@@ -716,6 +724,7 @@ impl Cx<'_> {
             tools,
             approval,
             network,
+            mcp,
             trust_stores: trust::store_dirs(|name| std::env::var_os(name)),
         })
     }
@@ -961,6 +970,51 @@ impl Cx<'_> {
             });
         }
         Ok(Shell { default, rules })
+    }
+
+    /// The `[mcp]` section (see [`mcp`]): its default and its `SERVER/TOOL` rules.
+    fn mcp(&self, raw: &Spanned<raw::RawMcp>) -> Result<McpPolicy, PolicyError> {
+        let m = raw.get_ref();
+        let default = self.choice(
+            &m.default,
+            Action::parse,
+            Action::Ask,
+            "mcp default",
+            "allow, ask, deny",
+        )?;
+        let mut rules = Vec::new();
+        for rule in &m.rules {
+            let r = rule.get_ref();
+            let text = r.pattern.get_ref();
+            // One token: the key is `SERVER/TOOL`, a single word.
+            if text.split_whitespace().count() != 1 || !text.contains('/') {
+                return Err(self.err(
+                    &r.pattern,
+                    format!("invalid mcp pattern `{text}`: it must be one SERVER/TOOL word"),
+                    "write SERVER/TOOL with globs inside, e.g. fs/write_* or */delete_*",
+                ));
+            }
+            let pattern = Pattern::new(text).map_err(|e| {
+                self.err(
+                    &r.pattern,
+                    format!("invalid mcp pattern: {e}"),
+                    "write SERVER/TOOL with globs inside, e.g. fs/write_* or */delete_*",
+                )
+            })?;
+            rules.push(ShellRule {
+                pattern,
+                action: self.action(&r.action)?,
+                reason: r.reason.clone(),
+                matches: Vec::new(),
+                not_match: Vec::new(),
+                location: self.loc(rule),
+            });
+        }
+        Ok(McpPolicy {
+            location: Some(self.loc(raw)),
+            default,
+            rules,
+        })
     }
 
     /// A rule's `action`.
