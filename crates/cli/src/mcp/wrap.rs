@@ -208,7 +208,8 @@ impl Wrap {
         // stdout: the protocol only, one message a line.
         let writer = tokio::spawn(async move {
             let mut out = tokio::io::stdout();
-            while let Some(v) = out_rx.recv().await {
+            // `null` (never a message) ends it: the call timers keep senders alive.
+            while let Some(v) = out_rx.recv().await.filter(|v| !v.is_null()) {
                 let mut line = v.to_string().into_bytes();
                 line.push(b'\n');
                 if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
@@ -323,7 +324,7 @@ impl Wrap {
             }
         };
         drop(state);
-        drop(to_client);
+        let _ = to_client.send(Value::Null);
         let _ = writer.await;
         code
     }
