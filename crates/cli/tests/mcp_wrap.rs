@@ -412,6 +412,11 @@ async fn the_everything_server_allowed_asked_and_denied() {
     .map(|(k, d)| (k.to_string(), d.to_string()))
     .collect();
     assert_eq!(decided, want);
+    let sum = records(&w.log)
+        .into_iter()
+        .find(|r| r["keys"] == json!([["every/get-sum"]]))
+        .unwrap();
+    assert_eq!(sum["preview"], r#"every/get-sum {"a":2,"b":3}"#, "{sum}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

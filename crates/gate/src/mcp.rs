@@ -46,8 +46,10 @@ impl Gate {
             shown_args.push_str("\n…");
         }
         let preview = format!("{key}\narguments: {shown_args}");
+        // The summary is what the audit record's preview keeps (its first 200 characters):
+        // the key and the redacted arguments.
         let presentation = Presentation::new(
-            key.clone(),
+            format!("{key} {args}"),
             Preview::Text {
                 text: preview.clone(),
             },
