@@ -86,6 +86,7 @@ impl Gate {
         if argv.is_empty() {
             return Err(Error::failure("nothing to run: an empty command"));
         }
+        let cwd = self.serve_dir()?;
         let id = cordon_approval::audit::new_id().unwrap_or_default();
         let opts = RunOptions {
             // As good as none: the session ends the server, not a clock.
@@ -94,7 +95,17 @@ impl Gate {
             cancel,
             ask: None,
         };
-        self.run_shell(&id, argv, &self.cwd.clone(), opts, stdio)
+        self.run_shell(&id, argv, &cwd, opts, stdio)
+    }
+
+    /// Where [`Gate::serve`] runs the server: the gate's directory, which must lie in one of
+    /// the policy's roots (refused, 126, otherwise: the sandbox could not enter it).
+    pub fn serve_dir(&self) -> Result<PathBuf, Error> {
+        self.call_cwd(Some(&self.cwd)).map_err(|e| {
+            Error::Refused(format!(
+                "{e}: start the MCP server in a directory inside a root (it runs there)"
+            ))
+        })
     }
 }
 

@@ -105,8 +105,8 @@ pub fn run(args: WrapArgs) -> i32 {
             .filter(|s| !s.is_empty())
     });
     // A policy or sandbox that cannot work stops the wrapper at start, not at the first call.
-    if let Err(e) = Gate::open(opts.clone()) {
-        eprintln!("cordon: {e}");
+    if let Err(e) = Gate::open(opts.clone()).and_then(|g| g.serve_dir()) {
+        eprintln!("cordon: mcp wrap: {e}");
         return e.exit_code();
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
