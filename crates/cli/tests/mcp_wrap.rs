@@ -170,10 +170,21 @@ async fn wrap(
     server: &[String],
     client: Client,
 ) -> (Session, tokio::process::Child) {
+    wrap_with(w, &["--name", name], server, client).await
+}
+
+/// [`wrap`] with the wrapper's own options.
+async fn wrap_with(
+    w: &Workspace,
+    options: &[&str],
+    server: &[String],
+    client: Client,
+) -> (Session, tokio::process::Child) {
     let mut cmd = tokio::process::Command::from(common::command(&w.ws));
     cmd.args(["mcp", "wrap", "--policy"])
         .arg(&w.policy)
-        .args(["--name", name, "--"])
+        .args(options)
+        .arg("--")
         .args(server)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -557,4 +568,35 @@ async fn no_process_outlives_the_client_the_wrapper_or_the_server() {
         .expect("the wrapper outlived its server")
         .unwrap();
     none_left(&marker, "server killed").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_does_not_answer_gives_an_error_not_a_hang() {
+    let w = workspace(EVERYTHING_RULES);
+    let (s, _child) = wrap_with(
+        &w,
+        &["--name", "every", "--call-timeout", "2s"],
+        &everything(),
+        client(None),
+    )
+    .await;
+    let started = Instant::now();
+    let r = s
+        .peer()
+        .call_tool(
+            CallToolRequestParams::new("trigger-long-running-operation")
+                .with_arguments(args(json!({"duration": 60, "steps": 2}))),
+        )
+        .await;
+    let e = r.expect_err("an answer from a server that was still working");
+    assert!(e.to_string().contains("did not answer within"), "{e}");
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "{:?}",
+        started.elapsed()
+    );
+    // The session goes on.
+    let r = call(&s, "echo", json!({"message": "after the timeout"})).await;
+    assert!(text(&r).contains("after the timeout"), "{}", text(&r));
+    s.cancel().await.unwrap();
 }
