@@ -468,6 +468,19 @@ async fn the_fetch_server_reaches_the_allowed_host_only() {
         "[sandbox]\nnetwork = \"proxy\"\n[network]\nallow = [\"127.0.0.1:{allowed}\"]\n\
          [mcp]\ndefault = \"allow\"\n"
     ));
+    // The venv's interpreter must be one this user can run (a venv made from an interpreter
+    // under root's home is not, for an unprivileged run): fail saying so.
+    let python = program("venv/bin/python");
+    let usable = std::process::Command::new(&python)
+        .args(["-c", "import mcp_server_fetch"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        usable,
+        "{} cannot run mcp_server_fetch as this user: make the venv from a system python3 \
+         (scripts/test-deps.sh)",
+        python.display()
+    );
     let server = vec![
         program("venv/bin/mcp-server-fetch")
             .to_string_lossy()
