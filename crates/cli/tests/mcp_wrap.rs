@@ -613,3 +613,43 @@ async fn a_server_that_does_not_answer_gives_an_error_not_a_hang() {
     assert!(text(&r).contains("after the timeout"), "{}", text(&r));
     s.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrapper_killed_at_any_point_of_its_start_leaves_no_process() {
+    let w = workspace("[mcp]\ndefault = \"allow\"\n");
+    let marker = w.ws.to_str().unwrap().to_string();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"k","version":"1"}}}"#;
+    for round in 0..8u64 {
+        // Spread over the start: before the first message, in the gate's opening, in the
+        // sandbox's setup, with the server up.
+        let nanos = u64::from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos(),
+        );
+        let delay = Duration::from_millis((nanos ^ (round * 7919)) % 600);
+        let mut cmd = tokio::process::Command::from(common::command(&w.ws));
+        cmd.args(["mcp", "wrap", "--policy"])
+            .arg(&w.policy)
+            .args(["--name", "fs", "--"])
+            .arg(npm_bin("mcp-server-filesystem"))
+            .arg(&marker)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        use tokio::io::AsyncWriteExt;
+        stdin
+            .write_all(format!("{init}\n").as_bytes())
+            .await
+            .unwrap();
+        tokio::time::sleep(delay).await;
+        child.start_kill().unwrap();
+        child.wait().await.unwrap();
+        drop(stdin);
+        none_left(&marker, &format!("round {round}, killed after {delay:?}")).await;
+    }
+}
