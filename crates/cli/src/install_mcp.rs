@@ -6,6 +6,7 @@
 //! |-------------|------------------|----------------------------|--------------|
 //! | Claude Code | `.mcp.json`      | `~/.claude.json`           | `mcpServers` |
 //! | Gemini CLI  | `.gemini/settings.json` | `~/.gemini/settings.json` | `mcpServers` |
+//! | Codex       | `.codex/config.toml` | `$CODEX_HOME/config.toml` (`~/.codex`) | `[mcp_servers.NAME]` |
 //!
 //! An entry `{"command": C, "args": A, …}` becomes `{"command": CORDON, "args": ["mcp",
 //! "wrap", ("--policy", P,) "--name", NAME, "--", C, A…], …}`, every other key kept (`env`,
@@ -15,8 +16,7 @@
 //! written through [`cordon_fs::safe`] below the project or HOME (a link is refused, never
 //! followed), with a backup (`FILE.cordon-backup`) of what was there before.
 //!
-//! Codex keeps its servers in TOML (`config.toml`, `[mcp_servers.NAME]`): not rewritten yet
-//! (refused, saying how to wrap an entry by hand).
+//! Codex's TOML is edited in place (`toml_edit`): comments, layout and every other key stay.
 
 use std::path::{Path, PathBuf};
 
@@ -48,11 +48,11 @@ pub fn place(
         (Host::Claude, Scope::User) => (home()?, ".claude.json"),
         (Host::Gemini, Scope::Project) => (cwd.to_path_buf(), ".gemini/settings.json"),
         (Host::Gemini, Scope::User) => (home()?, ".gemini/settings.json"),
-        (Host::Codex, _) => return Err(
-            "Codex keeps its MCP servers in TOML (config.toml), which `install --mcp` does not rewrite yet: \
-             set each [mcp_servers.NAME] to command = \"cordon\", args = [\"mcp\", \"wrap\", \"--name\", \"NAME\", \"--\", ORIGINAL…] by hand (docs/mcp.md)"
-                .into(),
-        ),
+        (Host::Codex, Scope::Project) => (cwd.to_path_buf(), ".codex/config.toml"),
+        (Host::Codex, Scope::User) => match var("CODEX_HOME").map(PathBuf::from) {
+            Some(h) if h.is_absolute() => (h, "config.toml"),
+            _ => (home()?, ".codex/config.toml"),
+        },
     };
     Ok((anchor, PathBuf::from(rel)))
 }
@@ -146,6 +146,115 @@ pub fn rewrite(config: &mut Value, exe: &str, policy: Option<&str>, add: bool) -
     done
 }
 
+/// What to make of one server whose `command` and `args` are given (`None`: absent): the
+/// new command and arguments, `None` to leave it, or why it is left alone. For Codex's TOML.
+fn rewrite_one(
+    name: &str,
+    command: Option<&str>,
+    args: Option<Vec<String>>,
+    exe: &str,
+    policy: Option<&str>,
+    add: bool,
+) -> Result<Option<(String, Vec<String>)>, &'static str> {
+    let args = args.unwrap_or_default();
+    let wrapped = args.len() >= 2 && args[0] == "mcp" && args[1] == "wrap";
+    let tail = wrapped
+        .then(|| args.iter().position(|a| a == "--"))
+        .flatten()
+        .filter(|end| *end + 1 < args.len());
+    if !add {
+        return Ok(tail.map(|end| (args[end + 1].clone(), args[end + 2..].to_vec())));
+    }
+    if wrapped {
+        return Err("already wrapped");
+    }
+    let Some(command) = command else {
+        return Err("not a stdio server (no command): left as it is");
+    };
+    if name.is_empty() || name.contains('/') || name.chars().any(char::is_whitespace) {
+        return Err("its name cannot be a SERVER key (a `/` or a space): rename it first");
+    }
+    let mut out: Vec<String> = vec!["mcp".into(), "wrap".into()];
+    if let Some(p) = policy {
+        out.extend(["--policy".into(), p.into()]);
+    }
+    out.extend(["--name".into(), name.into(), "--".into(), command.into()]);
+    out.extend(args);
+    Ok(Some((exe.to_string(), out)))
+}
+
+/// [`rewrite`] for Codex's `config.toml` (`[mcp_servers.NAME]` tables, `command`, `args`),
+/// every other key, comment and layout kept.
+pub fn rewrite_toml(
+    doc: &mut toml_edit::DocumentMut,
+    exe: &str,
+    policy: Option<&str>,
+    add: bool,
+) -> Vec<Done> {
+    let mut done = Vec::new();
+    let Some(servers) = doc
+        .get_mut("mcp_servers")
+        .and_then(toml_edit::Item::as_table_like_mut)
+    else {
+        return done;
+    };
+    for (name, entry) in servers.iter_mut() {
+        let name = name.get().to_string();
+        let Some(t) = entry.as_table_like_mut() else {
+            done.push(Done::Skipped(name, "not a table"));
+            continue;
+        };
+        let command = t.get("command").and_then(|c| c.as_str()).map(String::from);
+        let args = match t.get("args") {
+            None => None,
+            Some(a) => match a.as_array() {
+                Some(a) if a.iter().all(|v| v.as_str().is_some()) => Some(
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect(),
+                ),
+                _ => {
+                    done.push(Done::Skipped(name, "its args are not a list of strings"));
+                    continue;
+                }
+            },
+        };
+        match rewrite_one(&name, command.as_deref(), args, exe, policy, add) {
+            Ok(Some((command, args))) => {
+                set(t, "command", command.into());
+                if args.is_empty() {
+                    t.remove("args");
+                } else {
+                    let array: toml_edit::Array = args.iter().map(String::as_str).collect();
+                    set(t, "args", array.into());
+                }
+                done.push(if add {
+                    Done::Wrapped(name)
+                } else {
+                    Done::Restored(name)
+                });
+            }
+            Ok(None) => {}
+            Err(why) if add => done.push(Done::Skipped(name, why)),
+            Err(_) => {}
+        }
+    }
+    done
+}
+
+/// Sets `key` to `value`, keeping the comments and spacing around the old value.
+fn set(t: &mut dyn toml_edit::TableLike, key: &str, mut value: toml_edit::Value) {
+    match t.get_mut(key).and_then(toml_edit::Item::as_value_mut) {
+        Some(old) => {
+            *value.decor_mut() = old.decor().clone();
+            *old = value;
+        }
+        None => {
+            t.insert(key, toml_edit::Item::Value(value));
+        }
+    }
+}
+
 /// `cordon install|uninstall HOST --mcp`.
 pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
     let cwd = crate::current_dir()?;
@@ -177,14 +286,27 @@ pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
     };
     let text = String::from_utf8(text)
         .map_err(|_| Error::failure(format!("{shown} is not UTF-8 text")))?;
-    let mut config: Value = serde_json::from_str(&text)
-        .map_err(|e| Error::failure(format!("{shown} is not valid JSON ({e}); fix it first")))?;
-    if !config.is_object() {
-        return Err(Error::failure(format!(
-            "{shown} does not hold a JSON object"
-        )));
-    }
-    let done = rewrite(&mut config, exe, policy, add);
+    let (done, out) = if host == Host::Codex {
+        let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| {
+            Error::failure(format!("{shown} is not valid TOML ({e}); fix it first"))
+        })?;
+        let done = rewrite_toml(&mut doc, exe, policy, add);
+        (done, doc.to_string())
+    } else {
+        let mut config: Value = serde_json::from_str(&text).map_err(|e| {
+            Error::failure(format!("{shown} is not valid JSON ({e}); fix it first"))
+        })?;
+        if !config.is_object() {
+            return Err(Error::failure(format!(
+                "{shown} does not hold a JSON object"
+            )));
+        }
+        let done = rewrite(&mut config, exe, policy, add);
+        let mut out =
+            serde_json::to_string_pretty(&config).map_err(|e| Error::failure(e.to_string()))?;
+        out.push('\n');
+        (done, out)
+    };
     let changed = done
         .iter()
         .any(|d| matches!(d, Done::Wrapped(_) | Done::Restored(_)));
@@ -200,7 +322,7 @@ pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
         println!("{shown}: nothing changed");
         return Ok(0);
     }
-    write(&anchor, &rel, &text, &config).map_err(Error::failure)?;
+    write(&anchor, &rel, &text, &out).map_err(Error::failure)?;
     println!(
         "backup: {}",
         crate::term::clean(&backup_name(&file).display().to_string())
@@ -210,7 +332,7 @@ pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
 
 /// Writes `config` over `rel` below `anchor` (atomically, keeping the file's permissions),
 /// after a backup of `old`; through [`cordon_fs::safe`], refusing a link anywhere below.
-fn write(anchor: &Path, rel: &Path, old: &str, config: &Value) -> Result<(), String> {
+fn write(anchor: &Path, rel: &Path, old: &str, out: &str) -> Result<(), String> {
     let root = cordon_fs::safe::Dir::anchor(anchor).map_err(|e| e.to_string())?;
     let dir = match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(p) => root.create_dirs(p, 0o755).map_err(|e| e.to_string())?,
@@ -223,8 +345,7 @@ fn write(anchor: &Path, rel: &Path, old: &str, config: &Value) -> Result<(), Str
         .map_or(0o600, |st| st.st_mode & 0o777);
     dir.write(&backup_name(name), old.as_bytes(), mode)
         .map_err(|e| format!("backup: {e}"))?;
-    let mut out = serde_json::to_string_pretty(config).map_err(|e| e.to_string())?;
-    out.push('\n');
+    // Atomic: a crash leaves the old file or the new one.
     dir.write(name, out.as_bytes(), mode)
         .map_err(|e| e.to_string())
 }
@@ -232,7 +353,7 @@ fn write(anchor: &Path, rel: &Path, old: &str, config: &Value) -> Result<(), Str
 /// `cordon doctor`'s lines: per host and scope, which MCP servers run wrapped.
 pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let mut lines = Vec::new();
-    for host in [Host::Claude, Host::Gemini] {
+    for host in Host::all() {
         for scope in [Scope::Project, Scope::User] {
             let Ok((anchor, rel)) = place(host, scope, cwd, var) else {
                 continue;
@@ -243,6 +364,15 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
                 Err(e) => {
                     lines.push(format!("  {shown}: {}", crate::term::clean(&e.to_string())));
                     continue;
+                }
+                Ok(Some(b)) if host == Host::Codex => {
+                    match String::from_utf8_lossy(&b).parse::<toml_edit::DocumentMut>() {
+                        Ok(doc) => Some(codex_servers(&doc)),
+                        Err(_) => {
+                            lines.push(format!("  {shown}: not valid TOML"));
+                            continue;
+                        }
+                    }
                 }
                 Ok(Some(b)) => match serde_json::from_slice::<Value>(&b) {
                     Ok(v) => v.get("mcpServers").and_then(Value::as_object).cloned(),
@@ -269,6 +399,38 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
         }
     }
     lines
+}
+
+/// Codex's servers as the JSON hosts' entries (`command`, `args`, `url`), for the report.
+fn codex_servers(doc: &toml_edit::DocumentMut) -> Map<String, Value> {
+    let mut out = Map::new();
+    let Some(servers) = doc
+        .get("mcp_servers")
+        .and_then(toml_edit::Item::as_table_like)
+    else {
+        return out;
+    };
+    for (name, entry) in servers.iter() {
+        let Some(t) = entry.as_table_like() else {
+            continue;
+        };
+        let mut v = Map::new();
+        for key in ["command", "url"] {
+            if let Some(s) = t.get(key).and_then(|c| c.as_str()) {
+                v.insert(key.into(), s.into());
+            }
+        }
+        if let Some(a) = t.get("args").and_then(|a| a.as_array()) {
+            let args: Vec<Value> = a
+                .iter()
+                .filter_map(|x| x.as_str())
+                .map(Value::from)
+                .collect();
+            v.insert("args".into(), Value::Array(args));
+        }
+        out.insert(name.to_string(), Value::Object(v));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -302,5 +464,36 @@ mod tests {
         assert_eq!(c, again);
         rewrite(&mut c, "/usr/bin/cordon", None, false);
         assert_eq!(c, original);
+    }
+}
+
+#[cfg(test)]
+mod toml_tests {
+    use super::*;
+
+    const ORIGINAL: &str = "# my servers\nmodel = \"x\"\n\n[mcp_servers.fs]\n# the filesystem one\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/\"]\nenv = { A = \"1\" }\n\n[mcp_servers.remote]\nurl = \"https://mcp.example.org/mcp\"\n";
+
+    #[test]
+    fn codex_servers_are_wrapped_keeping_comments_and_restored() {
+        let mut doc: toml_edit::DocumentMut = ORIGINAL.parse().unwrap();
+        let done = rewrite_toml(&mut doc, "/usr/bin/cordon", None, true);
+        assert_eq!(done[0], Done::Wrapped("fs".into()), "{done:?}");
+        let text = doc.to_string();
+        assert!(text.contains("# the filesystem one"), "{text}");
+        assert!(text.contains("command = \"/usr/bin/cordon\""), "{text}");
+        assert!(
+            text.contains("\"--name\", \"fs\", \"--\", \"npx\", \"-y\""),
+            "{text}"
+        );
+        assert!(text.contains("env = { A = \"1\" }"), "{text}");
+        let mut again: toml_edit::DocumentMut = text.parse().unwrap();
+        assert!(!rewrite_toml(&mut again, "/usr/bin/cordon", None, true)
+            .iter()
+            .any(|d| matches!(d, Done::Wrapped(_))));
+        rewrite_toml(&mut doc, "/usr/bin/cordon", None, false);
+        let servers = codex_servers(&doc);
+        let want = codex_servers(&ORIGINAL.parse().unwrap());
+        assert_eq!(servers, want);
+        assert!(doc.to_string().contains("# the filesystem one"));
     }
 }

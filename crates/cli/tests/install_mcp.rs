@@ -100,13 +100,43 @@ fn a_link_is_refused_and_nothing_written_through_it() {
 }
 
 #[test]
-fn codex_is_refused_saying_how() {
+fn codex_toml_servers_are_wrapped_in_place_and_restored() {
     let d = tempfile::tempdir().unwrap();
-    let o = common::cordon(d.path(), &["install", "codex", "--mcp"]);
-    assert!(!o.status.success());
+    let dir = std::fs::canonicalize(d.path()).unwrap();
+    std::fs::create_dir(dir.join(".codex")).unwrap();
+    let file = dir.join(".codex/config.toml");
+    let original =
+        "# mine\n[mcp_servers.fetch]\ncommand = \"uvx\"\nargs = [\"mcp-server-fetch\"]\n";
+    std::fs::write(&file, original).unwrap();
+    let o = common::cordon(&dir, &["install", "codex", "--mcp"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("# mine\n"), "{text}");
     assert!(
-        common::stderr(&o).contains("mcp_servers"),
-        "{}",
-        common::stderr(&o)
+        text.contains(&format!("command = \"{}\"", env!("CARGO_BIN_EXE_cordon"))),
+        "{text}"
     );
+    assert!(
+        text.contains(
+            r#"args = ["mcp", "wrap", "--name", "fetch", "--", "uvx", "mcp-server-fetch"]"#
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".codex/config.toml.cordon-backup")).unwrap(),
+        original
+    );
+    let o = common::command(&dir)
+        .env("HOME", &dir)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    assert!(
+        common::stdout(&o).contains("fetch: wrapped"),
+        "{}",
+        common::stdout(&o)
+    );
+    let o = common::cordon(&dir, &["uninstall", "codex", "--mcp"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }
