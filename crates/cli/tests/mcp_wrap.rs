@@ -576,10 +576,12 @@ async fn no_process_outlives_the_client_the_wrapper_or_the_server() {
     .await
     .expect("a call to a dead server hung");
     assert!(r.is_err(), "{r:?}");
-    tokio::time::timeout(Duration::from_secs(60), child.wait())
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
         .await
         .expect("the wrapper outlived its server")
         .unwrap();
+    // The server's end is the wrapper's: killed, 128 + SIGKILL.
+    assert_eq!(status.code(), Some(137), "{status:?}");
     none_left(&marker, "server killed").await;
 }
 

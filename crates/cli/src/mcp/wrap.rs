@@ -316,11 +316,11 @@ impl Wrap {
                     }
                 };
                 let _ = from_server.await;
-                exit_code(ended)
+                exit_code(ended, None)
             }
             Some(ended) => {
                 let _ = from_server.await;
-                exit_code(ended)
+                exit_code(ended, Some(&self.name))
             }
         };
         drop(state);
@@ -330,11 +330,23 @@ impl Wrap {
     }
 }
 
+/// The wrapper's exit code: 0 after the client left; the server's own status when it ended
+/// first (said on stderr when it is not 0); cordon's failure to run it.
 fn exit_code(
     ended: Result<Result<cordon_gate::Ran, cordon_gate::Error>, oneshot::error::RecvError>,
+    server_first: Option<&str>,
 ) -> i32 {
     match ended {
-        Ok(Ok(_)) => 0,
+        Ok(Ok(ran)) => match server_first {
+            Some(name) if ran.exit_code != 0 => {
+                eprintln!(
+                    "cordon: mcp wrap: the MCP server `{name}` exited with status {}",
+                    ran.exit_code
+                );
+                ran.exit_code
+            }
+            _ => 0,
+        },
         Ok(Err(e)) => {
             eprintln!("cordon: mcp wrap: {e}");
             e.exit_code()
