@@ -15,19 +15,27 @@ mkdir -p "$prefix/npm"
 command -v node >/dev/null && command -v npm >/dev/null || {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm
 }
-command -v python3 >/dev/null || {
+# The venv is built on the distribution's python (/usr/bin/python3), not a per-user one such as
+# pyenv's under /root: the tests run its programs as an unprivileged user too.
+/usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null || {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv
 }
-[ -x "$prefix/venv/bin/python" ] || python3 -m venv "$prefix/venv"
+if ! grep -qx 'home = /usr/bin' "$prefix/venv/pyvenv.cfg" 2>/dev/null; then
+  rm -rf "$prefix/venv"
+  /usr/bin/python3 -m venv "$prefix/venv"
+fi
 
 npm_packages=(
   # credentials (issue 24): node 20's fetch through an HTTPS_PROXY (EnvHttpProxyAgent)
   undici@6.21.3
   # agent hosts (issue 23)
   # MCP servers and clients (issue 27)
+  @modelcontextprotocol/server-filesystem@2026.8.31
+  @modelcontextprotocol/server-everything@2026.8.31
 )
 pip_packages=(
   # MCP servers and clients (issue 27)
+  mcp-server-fetch==2026.10.24
 )
 if [ ${#npm_packages[@]} -gt 0 ]; then
   npm install --prefix "$prefix/npm" --no-audit --no-fund --loglevel=error "${npm_packages[@]}"

@@ -11,7 +11,7 @@ use crate::audit::{self, AuditLog};
 use crate::explain::{Explanation, KeyExplained};
 use crate::memory::{DoomLoop, SessionMemory};
 use crate::outcome::{mode_name, timed_out_reason, Answer, AskError, By, Outcome, Pending};
-use crate::request::Request;
+use crate::request::{Key, Request};
 use crate::resolve_mode;
 use crate::toolrules::KeyVerdict;
 use crate::toolrules::{matches_everything, Rules};
@@ -309,7 +309,7 @@ impl Engine {
         let in_a_row = if req.tool == NETWORK_TOOL {
             0
         } else {
-            self.doom.observe(&req.tool, &req.keys)
+            self.doom.observe(&req.tool, &doom_keys(req))
         };
         let o = self.explain_counted(req, in_a_row).outcome;
         self.settle(req, o)
@@ -322,7 +322,7 @@ impl Engine {
         let in_a_row = if req.tool == NETWORK_TOOL {
             0
         } else {
-            self.doom.peek(&req.tool, &req.keys)
+            self.doom.peek(&req.tool, &doom_keys(req))
         };
         self.explain_counted(req, in_a_row)
     }
@@ -743,5 +743,18 @@ impl Engine {
             });
         }
         out
+    }
+}
+
+/// What makes two calls "the same call" for the doom loop: the tool and its keys — and for a
+/// wrapped MCP tool, whose one key names only the tool (`SERVER/TOOL`), its arguments too:
+/// three reads of three files are not a loop.
+fn doom_keys(req: &Request) -> std::borrow::Cow<'_, [Key]> {
+    if req.tool == cordon_policy::mcp::MCP_TOOL {
+        let mut keys = req.keys.clone();
+        keys.push(Key::new([req.args.to_string()]));
+        std::borrow::Cow::Owned(keys)
+    } else {
+        std::borrow::Cow::Borrowed(&req.keys)
     }
 }

@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 
+use cordon_policy::mcp::MCP_TOOL;
 use cordon_policy::network::NETWORK_TOOL;
 use cordon_policy::requests::HTTP_TOOL;
 use cordon_policy::{
@@ -158,6 +159,33 @@ impl Rules {
                 },
                 "no [[network.requests]] rule names this request; its connection was allowed"
                     .into(),
+            ),
+        );
+        // `[mcp]`: the tool calls of wrapped MCP servers, keyed `SERVER/TOOL`.
+        r.push_group(
+            ToolGlob::Literal(MCP_TOOL.into()),
+            RuleSet::new(&Shell {
+                default: policy.mcp.default,
+                rules: policy.mcp.rules.clone(),
+            }),
+            Origin::Policy,
+        );
+        let default = policy.mcp.default;
+        let reason = match &policy.mcp.location {
+            Some(at) => format!(
+                "no [[mcp.rules]] entry names this tool; the [mcp] default ({at}) is {}",
+                default.as_str()
+            ),
+            None => "the policy has no [mcp] section: every wrapped tool call is asked".into(),
+        };
+        r.defaults.insert(
+            MCP_TOOL.into(),
+            (
+                default,
+                By::Default {
+                    tool: MCP_TOOL.into(),
+                },
+                reason,
             ),
         );
         for (name, t) in &policy.tools {

@@ -41,6 +41,10 @@ pub struct InstallArgs {
     /// trusted, else the embedded default).
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+    /// Instead of the hook: run each of the host's stdio MCP servers under `cordon mcp wrap`
+    /// (uninstall: restore them).
+    #[arg(long)]
+    mcp: bool,
 }
 
 /// Where a host's hooks are configured.
@@ -297,6 +301,9 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
     } else {
         Scope::Project
     };
+    if args.mcp {
+        return crate::install_mcp::run(args.host, scope, args.policy.as_deref(), add);
+    }
     let cwd = crate::current_dir()?;
     let (anchor, rel) = settings_place(args.host, scope, &cwd, &env_var).map_err(Error::failure)?;
     let file = anchor.join(&rel);

@@ -11,6 +11,7 @@ mod exec;
 mod hook;
 mod init;
 mod install;
+mod install_mcp;
 mod manpage;
 mod mcp;
 mod profile;

@@ -131,7 +131,7 @@ impl Gate {
     }
 
     /// A call's directory: the gate's, or one inside a root of the policy.
-    fn call_cwd(&self, cwd: Option<&Path>) -> Result<PathBuf, Error> {
+    pub(crate) fn call_cwd(&self, cwd: Option<&Path>) -> Result<PathBuf, Error> {
         let Some(dir) = cwd else {
             return Ok(self.cwd.clone());
         };

@@ -66,6 +66,7 @@ mod text;
 
 mod call;
 mod decide;
+pub mod mcp;
 mod open;
 mod run;
 

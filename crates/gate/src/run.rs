@@ -15,12 +15,23 @@ impl Gate {
             ));
         }
         match &call.what {
-            What::Shell(s) => self.run_shell(call, s, opts),
+            What::Shell(s) => {
+                self.run_shell(&call.request.id, &s.argv, &s.cwd, opts, Default::default())
+            }
             What::File(a) => self.run_file(a),
         }
     }
 
-    fn run_shell(&self, call: &Call, run: &ShellRun, opts: RunOptions) -> Result<Ran, Error> {
+    /// Runs `argv` in `cwd` under the prepared sandbox for the call `id` (a shell call's, or a
+    /// wrapped MCP server's, `mcp.rs`), with `stdio` as the command's descriptors where set.
+    pub(crate) fn run_shell(
+        &self,
+        id: &str,
+        argv: &[String],
+        cwd: &Path,
+        opts: RunOptions,
+        stdio: cordon_ossandbox::ChildStdio,
+    ) -> Result<Ran, Error> {
         let Some(sandbox) = self.sandbox.as_ref().filter(|_| self.front_end.runs()) else {
             return Err(Error::failure("this gate does not run calls"));
         };
@@ -37,12 +48,13 @@ impl Gate {
         )
         .map_err(Error::failure)?;
         let command = cordon_ossandbox::Command {
-            program: run.argv[0].clone().into(),
-            args: run.argv[1..].iter().map(Into::into).collect(),
-            cwd: run.cwd.clone(),
+            program: argv[0].clone().into(),
+            args: argv[1..].iter().map(Into::into).collect(),
+            cwd: cwd.to_path_buf(),
             timeout: opts.timeout,
         };
         let mut io = cordon_ossandbox::Io {
+            stdio,
             cancel: opts.cancel.as_ref().map(Cancel::fd),
             ..Default::default()
         };
@@ -53,7 +65,7 @@ impl Gate {
                     .map_err(|e| Error::failure(format!("cannot capture the output: {e}")))?,
             ),
         };
-        tracing::debug!(request = %call.request.id, argv = ?run.argv, "run");
+        tracing::debug!(request = %id, argv = ?argv, "run");
         let result = if self.policy.sandbox.network == cordon_policy::Network::Proxy {
             // The command reaches nothing but cordon's proxy, which decides and records each
             // connection with this gate.
@@ -96,7 +108,7 @@ impl Gate {
         };
         // The enforcement of this run, beside its decision's record (the audit record of the
         // decision is written before the run; this is what the kernel then applied).
-        tracing::info!(request = %call.request.id, enforcement = %ran.enforcement, "ran");
+        tracing::info!(request = %id, enforcement = %ran.enforcement, "ran");
         if let Some(p) = pending {
             p.finish(&ran.scan_truncated);
         }
@@ -106,7 +118,7 @@ impl Gate {
             sandbox.writable_roots(),
             &self.audit_path,
             &self.audit_session,
-            &call.request.id,
+            id,
         );
         let done = |exit_code, timed_out| Ran {
             exit_code,

@@ -35,6 +35,7 @@
 
 pub mod credentials;
 mod error;
+pub mod mcp;
 pub mod network;
 mod pattern;
 mod raw;
@@ -50,6 +51,7 @@ use serde_spanned::Spanned;
 
 pub use credentials::{Credential, Header, Source};
 pub use error::{Location, PolicyError};
+pub use mcp::McpPolicy;
 pub use network::{HostPattern, HostRule, NetworkDefault, NetworkPolicy};
 pub use pattern::{
     basename, is_glob, literal_prefix, names_system_program, Pattern, SYSTEM_BIN_DIRS,
@@ -191,6 +193,8 @@ pub struct Policy {
     /// `[credentials.NAME]`: secrets the command gets a placeholder for, and cordon's proxy
     /// puts in the requests to their hosts (see [`credentials`]), in name order.
     pub credentials: Vec<Credential>,
+    /// The `[mcp]` section: tool calls of the MCP servers `cordon mcp wrap` runs.
+    pub mcp: McpPolicy,
     /// The places this user's trust stores may be ([`trust::store_dirs`]), the one in use
     /// first: kept out of the sandbox's reach, so that no command can trust its own policy.
     pub trust_stores: Vec<PathBuf>,
@@ -715,6 +719,10 @@ impl Cx<'_> {
             None => NetworkPolicy::default(),
         };
         let credentials = self.credentials(&raw.credentials, &sandbox)?;
+        let mcp = match &raw.mcp {
+            Some(m) => self.mcp(m)?,
+            None => McpPolicy::default(),
+        };
         Ok(Policy {
             source: self.name.to_string(),
             path: None,
@@ -724,6 +732,7 @@ impl Cx<'_> {
             approval,
             network,
             credentials,
+            mcp,
             trust_stores: trust::store_dirs(|name| std::env::var_os(name)),
         })
     }
@@ -969,6 +978,51 @@ impl Cx<'_> {
             });
         }
         Ok(Shell { default, rules })
+    }
+
+    /// The `[mcp]` section (see [`mcp`]): its default and its `SERVER/TOOL` rules.
+    fn mcp(&self, raw: &Spanned<raw::RawMcp>) -> Result<McpPolicy, PolicyError> {
+        let m = raw.get_ref();
+        let default = self.choice(
+            &m.default,
+            Action::parse,
+            Action::Ask,
+            "mcp default",
+            "allow, ask, deny",
+        )?;
+        let mut rules = Vec::new();
+        for rule in &m.rules {
+            let r = rule.get_ref();
+            let text = r.pattern.get_ref();
+            // One token: the key is `SERVER/TOOL`, a single word.
+            if text.split_whitespace().count() != 1 || !text.contains('/') {
+                return Err(self.err(
+                    &r.pattern,
+                    format!("invalid mcp pattern `{text}`: it must be one SERVER/TOOL word"),
+                    "write SERVER/TOOL with globs inside, e.g. fs/write_* or */delete_*",
+                ));
+            }
+            let pattern = Pattern::new(text).map_err(|e| {
+                self.err(
+                    &r.pattern,
+                    format!("invalid mcp pattern: {e}"),
+                    "write SERVER/TOOL with globs inside, e.g. fs/write_* or */delete_*",
+                )
+            })?;
+            rules.push(ShellRule {
+                pattern,
+                action: self.action(&r.action)?,
+                reason: r.reason.clone(),
+                matches: Vec::new(),
+                not_match: Vec::new(),
+                location: self.loc(rule),
+            });
+        }
+        Ok(McpPolicy {
+            location: Some(self.loc(raw)),
+            default,
+            rules,
+        })
     }
 
     /// A rule's `action`.

@@ -21,6 +21,25 @@ pub struct RawPolicy {
     pub network: Option<Spanned<RawNetwork>>,
     #[serde(default)]
     pub credentials: BTreeMap<String, Spanned<crate::credentials::RawCredential>>,
+    pub mcp: Option<Spanned<RawMcp>>,
+}
+
+/// `[mcp]`: the wrapped MCP servers' tool calls.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcp {
+    pub default: Option<Spanned<String>>,
+    #[serde(default)]
+    pub rules: Vec<Spanned<RawMcpRule>>,
+}
+
+/// `[[mcp.rules]]`: a `SERVER/TOOL` glob, an action, an optional reason.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcpRule {
+    pub pattern: Spanned<String>,
+    pub action: Spanned<String>,
+    pub reason: Option<String>,
 }
 
 #[derive(Deserialize, Default)]

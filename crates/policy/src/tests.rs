@@ -729,3 +729,32 @@ fn a_rules_file_holds_rules_and_nothing_else() {
         "unknown field `rules`",
     );
 }
+
+#[test]
+fn the_mcp_section_is_read_and_its_mistakes_refused() {
+    let root = std::path::Path::new("/");
+    let p = Policy::parse(
+        "version = 1\n[mcp]\ndefault = \"deny\"\n[[mcp.rules]]\npattern = \"fs/read_*\"\naction = \"allow\"\n",
+        "cordon.toml",
+        root,
+    )
+    .unwrap();
+    assert_eq!(p.mcp.default, Action::Deny);
+    assert_eq!(p.mcp.rules.len(), 1);
+    assert_eq!(p.mcp.rules[0].location.to_string(), "cordon.toml:4:1");
+    let p = Policy::parse("version = 1\n", "cordon.toml", root).unwrap();
+    assert_eq!(p.mcp.default, Action::Ask, "no [mcp]: every call asked");
+    for bad in [
+        "version = 1\n[mcp]\ndefualt = \"allow\"\n",
+        "version = 1\n[mcp]\ndefault = \"maybe\"\n",
+        "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\naction = \"allow\"\nmatch = [\"fs/x\"]\n",
+        "version = 1\n[[mcp.rules]]\npattern = \"read_file\"\naction = \"allow\"\n",
+        "version = 1\n[[mcp.rules]]\npattern = \"fs/a fs/b\"\naction = \"allow\"\n",
+        "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\naction = \"yes\"\n",
+    ] {
+        assert!(
+            Policy::parse(bad, "cordon.toml", root).is_err(),
+            "accepted: {bad}"
+        );
+    }
+}

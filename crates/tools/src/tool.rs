@@ -366,10 +366,12 @@ pub struct Toolbox {
 }
 
 /// Names the policy's `[tools]` table may not use: they are built in (`network` is the
-/// proxy's connections, decided by the `[network]` section).
+/// proxy's connections, decided by the `[network]` section; `mcp` the wrapped MCP servers'
+/// tool calls, decided by the `[mcp]` section).
 pub const BUILTIN_TOOLS: &[&str] = &[
     "shell",
     "network",
+    "mcp",
     "read_file",
     "write_file",
     "edit_file",

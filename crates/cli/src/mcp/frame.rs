@@ -102,7 +102,7 @@ where
     tokio::io::split(theirs)
 }
 
-enum Line {
+pub enum Line {
     Whole(Vec<u8>),
     /// Longer than [`MAX_LINE`]: its first bytes (the rest was read and dropped).
     TooLong(Vec<u8>),
@@ -110,7 +110,7 @@ enum Line {
 }
 
 /// One line of at most [`MAX_LINE`] bytes, never buffering more.
-async fn read_line<R: AsyncRead + Unpin>(input: &mut BufReader<R>) -> Line {
+pub async fn read_line<R: AsyncRead + Unpin>(input: &mut BufReader<R>) -> Line {
     let mut line = Vec::new();
     let mut too_long = false;
     loop {
@@ -162,7 +162,7 @@ async fn write_line<W: AsyncWrite + Unpin>(
     w.flush().await
 }
 
-fn error(id: serde_json::Value, code: i64, message: &str) -> serde_json::Value {
+pub fn error(id: serde_json::Value, code: i64, message: &str) -> serde_json::Value {
     serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,
@@ -172,7 +172,7 @@ fn error(id: serde_json::Value, code: i64, message: &str) -> serde_json::Value {
 
 /// The request's id, when the line's start names one at the top level (`"id": 7` or
 /// `"id": "abc"`, before any nested object); `null` otherwise.
-fn id_of(text: &[u8]) -> serde_json::Value {
+pub fn id_of(text: &[u8]) -> serde_json::Value {
     let mut depth = 0usize;
     let mut i = 0;
     while i < text.len() {

@@ -19,6 +19,7 @@ mod elicit;
 mod frame;
 mod server;
 mod tools;
+mod wrap;
 
 use std::path::PathBuf;
 
@@ -27,7 +28,10 @@ use clap::Args;
 use crate::EXIT_FAILURE;
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct McpArgs {
+    #[command(subcommand)]
+    command: Option<McpCommand>,
     /// Policy file (default: ./cordon.toml, else the embedded default).
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
@@ -41,6 +45,13 @@ pub struct McpArgs {
     session: Option<String>,
 }
 
+#[derive(clap::Subcommand)]
+enum McpCommand {
+    /// Run a third-party stdio MCP server under the kernel sandbox, deciding each of its tool
+    /// calls by the policy's [mcp] rules (docs/mcp.md).
+    Wrap(wrap::WrapArgs),
+}
+
 fn parse_backend(s: &str) -> Result<cordon_policy::Backend, String> {
     cordon_policy::Backend::parse(s)
         .ok_or_else(|| format!("unknown backend `{s}` (auto, landlock, bwrap, seatbelt, none)"))
@@ -48,6 +59,9 @@ fn parse_backend(s: &str) -> Result<cordon_policy::Backend, String> {
 
 /// Runs the server until the client closes stdin; the exit code.
 pub fn run(args: McpArgs) -> i32 {
+    if let Some(McpCommand::Wrap(w)) = args.command {
+        return wrap::run(w);
+    }
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {

@@ -1,0 +1,768 @@
+//! `cordon mcp wrap [--name NAME] -- CMD [ARGS…]`: a third-party stdio MCP server run once
+//! under the kernel sandbox, with a decision per `tools/call`.
+//!
+//! The wrapper is a framed relay: every line is one JSON-RPC message, parsed, and forwarded
+//! unchanged unless it is one of the few the wrapper acts on:
+//!
+//! - `initialize` (client → server): the client's name (for the audit records) and whether it
+//!   can show a form (elicitation) are noted; it is forwarded.
+//! - `tools/call`: decided first, through the gate (`[mcp]` rules on `SERVER/TOOL`, session
+//!   grants, modes, the doom loop; recorded before anything is forwarded). An ask is an
+//!   `elicitation/create` request of the wrapper's own to the client; a client that cannot
+//!   show a form is refused naming the rule and how to approve. A refused call gets an error
+//!   result (`isError: true`) whose text says why; the server never sees it.
+//! - `tools/list` answers (server → client): tools the rules deny are left out.
+//! - answers to the wrapper's own elicitations are taken, not forwarded.
+//!
+//! Everything else — resources, prompts, sampling and elicitation requests of the server,
+//! notifications, progress, `notifications/cancelled` — passes through unchanged (a
+//! cancellation of a call still being decided also stops it from being forwarded).
+//!
+//! Lifecycle: the server starts when the client's first message arrives (so that the gate
+//! knows the client), under [`cordon_gate::Gate::serve`]; its stderr is the wrapper's. It
+//! dies with the wrapper (the sandbox's parent-death signal), and the wrapper ends it when the
+//! client closes stdin (its stdin closed, then killed with its whole tree after a grace
+//! period). When the server exits, every request it had not answered gets a JSON-RPC error,
+//! the after-run scan runs, and the wrapper exits. A request the server leaves unanswered
+//! for `--call-timeout` gets an error too, and the server a `notifications/cancelled`.
+
+use std::collections::{HashMap, HashSet};
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::Args;
+use cordon_approval::{Answer, AskError, AsyncAsker, Pending, Request};
+use cordon_gate::{Cancel, Gate, Options, Outcome};
+use rmcp::model::ElicitResult;
+use serde_json::{json, Value};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+use super::elicit;
+use super::frame::{self, Line};
+use crate::EXIT_FAILURE;
+
+#[derive(Args)]
+pub struct WrapArgs {
+    /// Policy file (default: ./cordon.toml, else the embedded default).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// OS sandbox backend (overrides the policy's sandbox.backend): auto, landlock, bwrap,
+    /// seatbelt or none.
+    #[arg(long, value_parser = super::parse_backend)]
+    backend: Option<cordon_policy::Backend>,
+    /// Keep "approve for this session" grants across servers started with the same name
+    /// (default: $CORDON_SESSION).
+    #[arg(long, value_name = "NAME")]
+    session: Option<String>,
+    /// The server's name in the [mcp] rules' SERVER/TOOL keys (default: CMD's file name).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    /// How long a request may wait for the server's answer before the client gets an error
+    /// (e.g. 30s, 10m).
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    call_timeout: Duration,
+    /// The MCP server to run (a stdio server) and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    command: Vec<String>,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    cordon_policy::parse_duration(s)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("invalid duration `{s}` (e.g. 30s, 10m)"))
+}
+
+/// How long the server may take to exit after its stdin closed before its tree is killed.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// Runs the wrapper until the client closes stdin or the server exits; the exit code.
+pub fn run(args: WrapArgs) -> i32 {
+    let name = match server_name(args.name.as_deref(), &args.command) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("cordon: mcp wrap: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("cordon: mcp wrap: cannot read the current directory: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    let mut opts = Options::new(cwd);
+    opts.policy = args.policy;
+    opts.backend = args.backend;
+    opts.front_end = cordon_gate::FrontEnd::Mcp;
+    opts.session = args.session.or_else(|| {
+        std::env::var("CORDON_SESSION")
+            .ok()
+            .filter(|s| !s.is_empty())
+    });
+    // A policy or sandbox that cannot work stops the wrapper at start, not at the first call.
+    if let Err(e) = Gate::open(opts.clone()).and_then(|g| g.serve_dir()) {
+        eprintln!("cordon: mcp wrap: {e}");
+        return e.exit_code();
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cordon: mcp wrap: cannot start the async runtime: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    let wrap = Wrap {
+        name,
+        argv: args.command,
+        call_timeout: args.call_timeout,
+    };
+    let code = runtime.block_on(wrap.serve(opts));
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    code
+}
+
+/// `--name`, or CMD's file name: one word without `/` (it is the first half of the key).
+fn server_name(name: Option<&str>, command: &[String]) -> Result<String, String> {
+    let name = match name {
+        Some(n) => n.to_string(),
+        None => command
+            .first()
+            .and_then(|c| std::path::Path::new(c).file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    if name.is_empty()
+        || name.contains('/')
+        || name.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(format!(
+            "the server name `{}` cannot be used in SERVER/TOOL keys: give --name a word without `/` or spaces",
+            name.escape_debug()
+        ));
+    }
+    Ok(name)
+}
+
+struct Wrap {
+    name: String,
+    argv: Vec<String>,
+    call_timeout: Duration,
+}
+
+/// What a request forwarded to the server is, for its answer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    ToolsList,
+    Other,
+}
+
+/// The relay's shared state.
+struct State {
+    name: String,
+    gate: Arc<Gate>,
+    to_client: mpsc::UnboundedSender<Value>,
+    to_server: Mutex<Option<mpsc::UnboundedSender<Value>>>,
+    /// Requests forwarded to the server and not answered yet, by their id (as JSON text).
+    pending: Mutex<HashMap<String, (Value, Kind)>>,
+    /// Calls being decided, and those of them the client cancelled meanwhile.
+    deciding: Mutex<HashSet<String>>,
+    cancelled: Mutex<HashSet<String>>,
+    /// The wrapper's own requests to the client (elicitations), by id.
+    asks: Mutex<HashMap<String, oneshot::Sender<Value>>>,
+    can_elicit: std::sync::atomic::AtomicBool,
+    /// Why the server is gone, once it is.
+    gone: Mutex<Option<String>>,
+    call_timeout: Duration,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn key(id: &Value) -> String {
+    id.to_string()
+}
+
+fn error(id: &Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// A tool error result: the call was refused, with why.
+fn tool_error(id: &Value, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {
+        "content": [{"type": "text", "text": text}], "isError": true,
+    }})
+}
+
+impl Wrap {
+    async fn serve(self, opts: Options) -> i32 {
+        let (to_client, mut out_rx) = mpsc::unbounded_channel::<Value>();
+        // stdout: the protocol only, one message a line.
+        let writer = tokio::spawn(async move {
+            let mut out = tokio::io::stdout();
+            // `null` (never a message) ends it: the call timers keep senders alive.
+            while let Some(v) = out_rx.recv().await.filter(|v| !v.is_null()) {
+                let mut line = v.to_string().into_bytes();
+                line.push(b'\n');
+                if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+        let mut input = BufReader::new(tokio::io::stdin());
+        // The first message names the client; the gate is opened for it and the server started.
+        let first = loop {
+            match frame::read_line(&mut input).await {
+                Line::Eof => {
+                    drop(to_client);
+                    let _ = writer.await;
+                    return 0;
+                }
+                line => match parse(line, &to_client) {
+                    Some(v) => break v,
+                    None => continue,
+                },
+            }
+        };
+        let mut opts = opts;
+        opts.client = first
+            .pointer("/params/clientInfo/name")
+            .and_then(Value::as_str)
+            .map(String::from);
+        let gate = match tokio::task::spawn_blocking(move || Gate::open(opts)).await {
+            Ok(Ok(g)) => Arc::new(g),
+            Ok(Err(e)) => {
+                eprintln!("cordon: {e}");
+                return e.exit_code();
+            }
+            Err(e) => {
+                eprintln!("cordon: mcp wrap: {e}");
+                return EXIT_FAILURE;
+            }
+        };
+        let server = match start(&gate, &self.argv) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("cordon: mcp wrap: {e}");
+                if let Some(id) = first.get("id").filter(|_| first.get("method").is_some()) {
+                    let _ = to_client.send(error(id, -32603, &format!("cordon: {e}")));
+                }
+                drop(to_client);
+                let _ = writer.await;
+                return EXIT_FAILURE;
+            }
+        };
+        let (to_server, mut srv_rx) = mpsc::unbounded_channel::<Value>();
+        let mut stdin = server.stdin;
+        let server_writer = tokio::spawn(async move {
+            while let Some(v) = srv_rx.recv().await {
+                let mut line = v.to_string().into_bytes();
+                line.push(b'\n');
+                if stdin.write_all(&line).await.is_err() {
+                    break;
+                }
+            }
+            // Dropped: the server's stdin is closed.
+        });
+        let state = Arc::new(State {
+            name: self.name.clone(),
+            gate,
+            to_client: to_client.clone(),
+            to_server: Mutex::new(Some(to_server)),
+            pending: Mutex::new(HashMap::new()),
+            deciding: Mutex::new(HashSet::new()),
+            cancelled: Mutex::new(HashSet::new()),
+            asks: Mutex::new(HashMap::new()),
+            can_elicit: false.into(),
+            gone: Mutex::new(None),
+            call_timeout: self.call_timeout,
+        });
+        // The server's answers, requests and notifications.
+        let from_server = tokio::spawn(relay_server(state.clone(), server.stdout));
+        state.client_message(first);
+        let mut done = server.done;
+        let code = loop {
+            tokio::select! {
+                line = frame::read_line(&mut input) => match line {
+                    Line::Eof => break None,
+                    line => {
+                        if let Some(v) = parse(line, &to_client) {
+                            state.client_message(v);
+                        }
+                    }
+                },
+                ended = &mut done => break Some(ended),
+            }
+        };
+        let code = match code {
+            // The client is gone: close the server's stdin, give it a moment, then kill its
+            // tree; the run ends (and its after-run scan runs) either way.
+            None => {
+                lock(&state.to_server).take();
+                let _ = server_writer.await;
+                let ended = match tokio::time::timeout(GRACE, &mut done).await {
+                    Ok(e) => e,
+                    Err(_) => {
+                        server.cancel.cancel();
+                        done.await
+                    }
+                };
+                let _ = from_server.await;
+                exit_code(ended, None)
+            }
+            Some(ended) => {
+                let _ = from_server.await;
+                exit_code(ended, Some(&self.name))
+            }
+        };
+        drop(state);
+        let _ = to_client.send(Value::Null);
+        let _ = writer.await;
+        code
+    }
+}
+
+/// The wrapper's exit code: 0 after the client left; the server's own status when it ended
+/// first (said on stderr when it is not 0); cordon's failure to run it.
+fn exit_code(
+    ended: Result<Result<cordon_gate::Ran, cordon_gate::Error>, oneshot::error::RecvError>,
+    server_first: Option<&str>,
+) -> i32 {
+    match ended {
+        Ok(Ok(ran)) => match server_first {
+            Some(name) if ran.exit_code != 0 => {
+                eprintln!(
+                    "cordon: mcp wrap: the MCP server `{name}` exited with status {}",
+                    ran.exit_code
+                );
+                ran.exit_code
+            }
+            _ => 0,
+        },
+        Ok(Err(e)) => {
+            eprintln!("cordon: mcp wrap: {e}");
+            e.exit_code()
+        }
+        Err(_) => EXIT_FAILURE,
+    }
+}
+
+/// One line of the client's as a message; what is not JSON is answered with a parse error.
+fn parse(line: Line, to_client: &mpsc::UnboundedSender<Value>) -> Option<Value> {
+    match line {
+        Line::Whole(line) => {
+            let text = line.trim_ascii();
+            if text.is_empty() {
+                return None;
+            }
+            match serde_json::from_slice::<Value>(text) {
+                Ok(v @ Value::Object(_)) => Some(v),
+                _ => {
+                    let _ = to_client.send(frame::error(
+                        frame::id_of(text),
+                        -32700,
+                        "cordon: the message is not a JSON-RPC object (one message per line); it was dropped",
+                    ));
+                    None
+                }
+            }
+        }
+        Line::TooLong(start) => {
+            let _ = to_client.send(frame::error(
+                frame::id_of(&start),
+                -32600,
+                &format!(
+                    "cordon: the message is longer than {} MiB; it was dropped",
+                    frame::MAX_LINE >> 20
+                ),
+            ));
+            None
+        }
+        Line::Eof => None,
+    }
+}
+
+/// The running server: its stdin and stdout, what kills it, and its end.
+struct Server {
+    stdin: tokio::net::unix::pipe::Sender,
+    stdout: tokio::net::unix::pipe::Receiver,
+    cancel: Cancel,
+    done: oneshot::Receiver<Result<cordon_gate::Ran, cordon_gate::Error>>,
+}
+
+/// Starts the server under the gate's sandbox, on a thread of its own (the thread the
+/// sandbox's parent-death signal watches lives as long as the server).
+fn start(gate: &Arc<Gate>, argv: &[String]) -> Result<Server, String> {
+    let pipe = || {
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+            .map_err(|e| format!("cannot make a pipe for the server: {e}"))
+    };
+    let (child_in, our_in) = pipe()?;
+    let (our_out, child_out) = pipe()?;
+    let cancel = Cancel::new().map_err(|e| format!("cannot make a kill switch: {e}"))?;
+    let stdio = cordon_ossandbox::ChildStdio {
+        fds: [Some(Arc::new(child_in)), Some(Arc::new(child_out)), None],
+        ..Default::default()
+    };
+    let stdin = sender(our_in)?;
+    let stdout = receiver(our_out)?;
+    let (tx, done) = oneshot::channel();
+    let (g, argv, c) = (gate.clone(), argv.to_vec(), cancel.clone());
+    std::thread::Builder::new()
+        .name("mcp-server".into())
+        .spawn(move || {
+            let _ = tx.send(g.serve(&argv, stdio, Some(c)));
+        })
+        .map_err(|e| format!("cannot start the server's thread: {e}"))?;
+    Ok(Server {
+        stdin,
+        stdout,
+        cancel,
+        done,
+    })
+}
+
+fn sender(fd: OwnedFd) -> Result<tokio::net::unix::pipe::Sender, String> {
+    tokio::net::unix::pipe::Sender::from_owned_fd(fd)
+        .map_err(|e| format!("cannot watch the server's stdin: {e}"))
+}
+
+fn receiver(fd: OwnedFd) -> Result<tokio::net::unix::pipe::Receiver, String> {
+    tokio::net::unix::pipe::Receiver::from_owned_fd(fd)
+        .map_err(|e| format!("cannot watch the server's stdout: {e}"))
+}
+
+/// Copies the server's messages to the client until its stdout ends; then every request it
+/// did not answer gets an error.
+async fn relay_server(state: Arc<State>, stdout: tokio::net::unix::pipe::Receiver) {
+    let mut input = BufReader::new(stdout);
+    loop {
+        match frame::read_line(&mut input).await {
+            Line::Eof => break,
+            Line::TooLong(_) => {
+                tracing::warn!("the server wrote a line over {} MiB; dropped", frame::MAX_LINE >> 20)
+            }
+            Line::Whole(line) => match serde_json::from_slice::<Value>(line.trim_ascii()) {
+                Ok(v @ Value::Object(_)) => state.server_message(v),
+                _ if line.trim_ascii().is_empty() => {}
+                _ => eprintln!(
+                    "cordon: mcp wrap: `{}` wrote a line to stdout that is not JSON-RPC (dropped): {}",
+                    state.name,
+                    cordon_gate::clean(&String::from_utf8_lossy(&line[..line.len().min(200)]))
+                ),
+            },
+        }
+    }
+    let why = format!(
+        "cordon: the MCP server `{}` exited before answering",
+        state.name
+    );
+    *lock(&state.gone) = Some(why.clone());
+    lock(&state.to_server).take();
+    let pending: Vec<_> = lock(&state.pending).drain().collect();
+    for (_, (id, _)) in pending {
+        let _ = state.to_client.send(error(&id, -32603, &why));
+    }
+}
+
+impl State {
+    fn to_server(&self, v: Value) -> Result<(), ()> {
+        match lock(&self.to_server).as_ref() {
+            Some(tx) => tx.send(v).map_err(|_| ()),
+            None => Err(()),
+        }
+    }
+
+    fn gone(&self) -> String {
+        lock(&self.gone).clone().unwrap_or_else(|| {
+            format!(
+                "cordon: the MCP server `{}` is no longer running",
+                self.name
+            )
+        })
+    }
+
+    /// A request to forward: remembered until answered (or timed out); refused at once when
+    /// the server is gone.
+    fn forward_request(self: &Arc<Self>, id: Value, kind: Kind, msg: Value) {
+        let k = key(&id);
+        lock(&self.pending).insert(k.clone(), (id.clone(), kind));
+        if self.to_server(msg).is_err() {
+            lock(&self.pending).remove(&k);
+            let _ = self.to_client.send(error(&id, -32603, &self.gone()));
+            return;
+        }
+        let state = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(state.call_timeout).await;
+            if lock(&state.pending).remove(&k).is_some() {
+                let _ = state.to_client.send(error(
+                    &id,
+                    -32603,
+                    &format!(
+                        "cordon: the MCP server `{}` did not answer within {:?} (--call-timeout); the request was cancelled",
+                        state.name, state.call_timeout
+                    ),
+                ));
+                let _ = state.to_server(json!({
+                    "jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": id, "reason": "cordon: --call-timeout"},
+                }));
+            }
+        });
+    }
+
+    fn client_message(self: &Arc<Self>, msg: Value) {
+        let method = msg.get("method").and_then(Value::as_str).map(String::from);
+        let id = msg.get("id").cloned();
+        match (method.as_deref(), id) {
+            // An answer: to one of the wrapper's questions, or to the server's request.
+            (None, Some(id)) => {
+                if let Some(tx) = lock(&self.asks).remove(&key(&id)) {
+                    let _ = tx.send(msg);
+                } else {
+                    let _ = self.to_server(msg);
+                }
+            }
+            (Some("tools/call"), Some(id)) => {
+                let state = self.clone();
+                lock(&self.deciding).insert(key(&id));
+                tokio::spawn(async move { state.tools_call(id, msg).await });
+            }
+            (Some(m), Some(id)) => {
+                if m == "initialize" {
+                    let elicit = msg
+                        .pointer("/params/capabilities/elicitation")
+                        .is_some_and(|e| e.get("form").is_some() || e.get("url").is_none());
+                    self.can_elicit.store(elicit, Ordering::Relaxed);
+                }
+                let kind = if m == "tools/list" {
+                    Kind::ToolsList
+                } else {
+                    Kind::Other
+                };
+                self.forward_request(id, kind, msg);
+            }
+            (Some(m), None) => {
+                if m == "notifications/cancelled" {
+                    if let Some(r) = msg.pointer("/params/requestId") {
+                        let k = key(r);
+                        if lock(&self.deciding).contains(&k) {
+                            lock(&self.cancelled).insert(k.clone());
+                        }
+                        lock(&self.pending).remove(&k);
+                    }
+                }
+                let _ = self.to_server(msg);
+            }
+            (None, None) => {
+                let _ = self.to_client.send(frame::error(
+                    Value::Null,
+                    -32600,
+                    "cordon: a JSON-RPC message needs a method or an id; it was dropped",
+                ));
+            }
+        }
+    }
+
+    fn server_message(&self, mut msg: Value) {
+        let is_answer = msg.get("method").is_none();
+        if is_answer {
+            if let Some(id) = msg.get("id") {
+                let Some((_, kind)) = lock(&self.pending).remove(&key(id)) else {
+                    // Answered already (timed out, cancelled): the client no longer waits.
+                    return;
+                };
+                if kind == Kind::ToolsList {
+                    self.leave_out_denied(&mut msg);
+                }
+            }
+        }
+        let _ = self.to_client.send(msg);
+    }
+
+    /// Removes from a `tools/list` answer the tools the rules deny (documented: a denied tool
+    /// is not offered; a call to it anyway is denied and recorded).
+    fn leave_out_denied(&self, msg: &mut Value) {
+        let Some(tools) = msg
+            .pointer_mut("/result/tools")
+            .and_then(Value::as_array_mut)
+        else {
+            return;
+        };
+        tools.retain(|t| {
+            let Some(name) = t.get("name").and_then(Value::as_str) else {
+                return true;
+            };
+            let call = self.gate.mcp_tool(&self.name, name, &json!({}));
+            !matches!(
+                self.gate.explain(&call).map(|x| x.outcome),
+                Ok(Outcome::Denied { .. })
+            )
+        });
+    }
+
+    async fn tools_call(self: Arc<Self>, id: Value, msg: Value) {
+        let k = key(&id);
+        let tool = msg
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let args = msg
+            .pointer("/params/arguments")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let decision = if tool.is_empty() {
+            None
+        } else {
+            let call = self
+                .gate
+                .mcp_tool(&self.name, &tool, &args)
+                .with_client_request(id.as_str().map_or_else(|| id.to_string(), String::from));
+            let decision = if self.can_elicit.load(Ordering::Relaxed) {
+                let mut asker = Ask {
+                    state: self.clone(),
+                    preview: call.preview().to_string(),
+                };
+                self.gate.decide_async(&call, &mut asker).await
+            } else {
+                let nobody = Err(AskError::NobodyToAsk(String::new()));
+                self.gate
+                    .decide_async(&call, &mut elicit::Preset(Some(nobody)))
+                    .await
+            };
+            Some((call, decision))
+        };
+        lock(&self.deciding).remove(&k);
+        let cancelled = lock(&self.cancelled).remove(&k);
+        match decision {
+            None => {
+                let _ = self.to_client.send(error(
+                    &id,
+                    -32602,
+                    "cordon: tools/call without a tool name",
+                ));
+            }
+            Some(_) if cancelled => {}
+            Some((_, d)) if d.is_allowed() => self.forward_request(id, Kind::Other, msg),
+            Some((call, d)) => {
+                let _ = self
+                    .to_client
+                    .send(tool_error(&id, &refused(&d, call.shown())));
+            }
+        }
+    }
+}
+
+/// The text of a refused call: the decision (naming the rule), and when a person's approval
+/// was needed and not given, how the operator can grant it.
+fn refused(decision: &cordon_gate::Decision, shown: &str) -> String {
+    use cordon_approval::By;
+    let mut message = decision.message();
+    if matches!(
+        decision.by(),
+        Some(
+            By::User
+                | By::TimedOut
+                | By::ChannelLost
+                | By::Unanswered
+                | By::Mode(_)
+                | By::NobodyToAsk
+        )
+    ) {
+        message.push_str(&format!(
+            "\napproval was needed and not given. The operator can allow `{shown}` with an \
+             [[mcp.rules]] entry (pattern = \"{shown}\", action = \"allow\") in the policy; an \
+             MCP client that supports elicitation asks the user directly."
+        ));
+    }
+    message
+}
+
+/// Counts the wrapper's own request ids.
+static ASK_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The gate's asker for one wrapped tool call: an `elicitation/create` request of the
+/// wrapper's own, answered on the client's stdin.
+struct Ask {
+    state: Arc<State>,
+    preview: String,
+}
+
+impl AsyncAsker for Ask {
+    fn ask(
+        &mut self,
+        request: &Request,
+        pending: &Pending,
+    ) -> impl std::future::Future<Output = Result<Answer, AskError>> + Send {
+        let state = self.state.clone();
+        let message = elicit::message(&request.tool, &self.preview, &pending.reason);
+        async move {
+            let params = serde_json::to_value(elicit::params(message)?)
+                .map_err(|e| AskError::Lost(format!("approval form: {e}")))?;
+            // Ids of the wrapper's own: a string no client- or server-chosen id is likely to be.
+            let id = json!(format!(
+                "cordon-wrap-{}-{}",
+                std::process::id(),
+                ASK_ID.fetch_add(1, Ordering::Relaxed)
+            ));
+            let (tx, rx) = oneshot::channel();
+            lock(&state.asks).insert(key(&id), tx);
+            // Taken back however this ends (answered, timed out, dropped).
+            let _forget = Forget(state.clone(), key(&id));
+            state
+                .to_client
+                .send(json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": params}))
+                .map_err(|_| AskError::Lost("the client is gone".into()))?;
+            let answer = rx
+                .await
+                .map_err(|_| AskError::Lost("the client is gone".into()))?;
+            if let Some(e) = answer.get("error") {
+                return Err(AskError::Lost(format!(
+                    "the client's approval request failed: {}",
+                    cordon_gate::clean(&e.to_string())
+                )));
+            }
+            let r: ElicitResult =
+                serde_json::from_value(answer.get("result").cloned().unwrap_or_default()).map_err(
+                    |e| AskError::Lost(format!("the client's approval answer is malformed: {e}")),
+                )?;
+            elicit::result(&r)
+        }
+    }
+}
+
+struct Forget(Arc<State>, String);
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        lock(&self.0.asks).remove(&self.1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_name_is_one_word_without_a_slash() {
+        let cmd = |s: &str| vec![s.to_string()];
+        assert_eq!(
+            server_name(None, &cmd("/usr/bin/mcp-server-fetch")).unwrap(),
+            "mcp-server-fetch"
+        );
+        assert_eq!(server_name(Some("fs"), &cmd("npx")).unwrap(), "fs");
+        assert!(server_name(Some("a/b"), &cmd("x")).is_err());
+        assert!(server_name(Some("a b"), &cmd("x")).is_err());
+        assert!(server_name(Some(""), &cmd("x")).is_err());
+    }
+}

@@ -1,0 +1,657 @@
+//! `cordon mcp wrap` around real third-party MCP servers (installed, pinned, by
+//! `scripts/test-deps.sh`), driven by a real MCP client: the official Rust SDK's (`rmcp`).
+//!
+//! Covered: `@modelcontextprotocol/server-filesystem` given `/` reads inside the policy's
+//! roots and is refused outside them by the kernel, while the same server unwrapped reads
+//! there; `@modelcontextprotocol/server-everything`: allowed, asked (accepted, declined, a
+//! client without elicitation), denied (and left out of `tools/list`) calls, progress and
+//! cancellation passing through, every decision in the audit log; `mcp-server-fetch` (PyPI)
+//! under `network = "proxy"` reaching the allowed loopback host and refused another; the
+//! server gone with the client, with the wrapper, and a dead server answered with errors.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
+    JsonObject, NumberOrString, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    RequestParamsMeta,
+};
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RequestContext, RoleClient, RunningService,
+};
+use rmcp::{ClientHandler, ErrorData as McpError, ServiceExt};
+use serde_json::{json, Value};
+
+/// Where `scripts/test-deps.sh` installed the third-party programs.
+fn deps() -> PathBuf {
+    std::env::var_os("CORDON_TEST_DEPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/cordon-test"))
+}
+
+/// A program the tests need; missing: the test fails, naming the script that installs it.
+fn program(rel: &str) -> PathBuf {
+    let p = deps().join(rel);
+    assert!(
+        p.exists(),
+        "{} is missing: run scripts/test-deps.sh (CORDON_TEST_DEPS={})",
+        p.display(),
+        deps().display()
+    );
+    p
+}
+
+fn npm_bin(name: &str) -> String {
+    program(&format!("npm/node_modules/.bin/{name}"))
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Reply {
+    Once,
+    Decline,
+}
+
+#[derive(Clone)]
+struct Client {
+    reply: Option<Reply>,
+    asked: Arc<AtomicUsize>,
+    progress: Arc<AtomicUsize>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let caps = if self.reply.is_some() {
+            ClientCapabilities::builder().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(caps, Implementation::new("wrap-test-client", "1.0"))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        let ElicitRequestParams::FormElicitationParams { message, .. } = request else {
+            return Err(McpError::invalid_params("form elicitation expected", None));
+        };
+        assert!(message.contains("every/get-sum"), "{message}");
+        match self.reply {
+            Some(Reply::Once) => Ok(ElicitResult::new(ElicitationAction::Accept)
+                .with_content(json!({"decision": "once"}))),
+            _ => Ok(ElicitResult::new(ElicitationAction::Decline)),
+        }
+    }
+
+    async fn on_progress(
+        &self,
+        _params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn client(reply: Option<Reply>) -> Client {
+    Client {
+        reply,
+        asked: Arc::new(AtomicUsize::new(0)),
+        progress: Arc::new(AtomicUsize::new(0)),
+    }
+}
+
+/// A workspace: `ws/` (the policy's writable root), the third-party programs readable and
+/// executable (their interpreter's prefix too), the policy and the audit log outside the root.
+struct Workspace {
+    _dir: tempfile::TempDir,
+    base: PathBuf,
+    ws: PathBuf,
+    policy: PathBuf,
+    log: PathBuf,
+}
+
+fn workspace(extra: &str) -> Workspace {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let ws = base.join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::create_dir(base.join("logs")).unwrap();
+    let log = base.join("logs/audit.jsonl");
+    // The venv's python is a link to an interpreter installed elsewhere: that prefix too.
+    let python = std::fs::canonicalize(deps().join("venv/bin/python")).ok();
+    let prefix = python
+        .as_deref()
+        .and_then(|p| p.parent()?.parent())
+        .filter(|p| !p.starts_with("/usr"))
+        .map(|p| {
+            format!(
+                "[sandbox.paths.python]\nroot = {:?}\nmode = \"ro\"\nexec = true\n",
+                p.to_str().unwrap()
+            )
+        })
+        .unwrap_or_default();
+    let text = format!(
+        "version = 1\n[sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\n\
+         [sandbox.paths.deps]\nroot = {:?}\nmode = \"ro\"\nexec = true\n{prefix}{extra}\
+         [approval]\naudit_log = {:?}\n",
+        deps().to_str().unwrap(),
+        log.to_str().unwrap()
+    );
+    let policy = base.join("cordon.toml");
+    // Named with --policy: no trust needed (and none the unprivileged run could write).
+    std::fs::write(&policy, text).unwrap();
+    Workspace {
+        _dir: dir,
+        base,
+        ws,
+        policy,
+        log,
+    }
+}
+
+type Session = RunningService<RoleClient, Client>;
+
+/// `cordon mcp wrap --name NAME -- SERVER…` in `w.ws`, connected to `client`.
+async fn wrap(
+    w: &Workspace,
+    name: &str,
+    server: &[String],
+    client: Client,
+) -> (Session, tokio::process::Child) {
+    wrap_with(w, &["--name", name], server, client).await
+}
+
+/// [`wrap`] with the wrapper's own options.
+async fn wrap_with(
+    w: &Workspace,
+    options: &[&str],
+    server: &[String],
+    client: Client,
+) -> (Session, tokio::process::Child) {
+    let mut cmd = tokio::process::Command::from(common::command(&w.ws));
+    cmd.args(["mcp", "wrap", "--policy"])
+        .arg(&w.policy)
+        .args(options)
+        .arg("--")
+        .args(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().expect("start cordon mcp wrap");
+    let stdout = child.stdout.take().unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let session = client
+        .serve((stdout, stdin))
+        .await
+        .expect("MCP handshake through cordon mcp wrap");
+    (session, child)
+}
+
+/// The same server, unwrapped.
+async fn direct(server: &[String], client: Client) -> (Session, tokio::process::Child) {
+    let mut cmd = tokio::process::Command::new(&server[0]);
+    cmd.args(&server[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().expect("start the server");
+    let stdout = child.stdout.take().unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let session = client.serve((stdout, stdin)).await.expect("MCP handshake");
+    (session, child)
+}
+
+fn args(v: Value) -> JsonObject {
+    match v {
+        Value::Object(m) => m,
+        _ => panic!("arguments must be an object"),
+    }
+}
+
+async fn call(s: &Session, tool: &'static str, a: Value) -> CallToolResult {
+    s.peer()
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(args(a)))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+fn text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_error(r: &CallToolResult) -> bool {
+    r.is_error == Some(true)
+}
+
+fn records(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Host pids whose command line contains `marker`.
+fn pids_with(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            if String::from_utf8_lossy(&cmdline).contains(marker)
+                && pid != std::process::id() as i32
+            {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+/// Waits (generously: a loaded machine) until no process carries `marker`.
+async fn none_left(marker: &str, what: &str) {
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = pids_with(marker);
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < until, "{what}: processes left: {left:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_filesystem_server_given_slash_reads_only_inside_the_roots_when_wrapped() {
+    let w = workspace("[mcp]\ndefault = \"allow\"\n");
+    std::fs::write(w.ws.join("inside.txt"), "inside the root").unwrap();
+    let ssh = w.base.join("home/.ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    let key = ssh.join("id_ed25519");
+    std::fs::write(&key, "PRIVATE KEY MATERIAL").unwrap();
+    let server = vec![npm_bin("mcp-server-filesystem"), "/".to_string()];
+    let read = |p: &Path| json!({ "path": p.to_str().unwrap() });
+
+    // Unwrapped: the server reads what its user can.
+    let (s, _c) = direct(&server, client(None)).await;
+    let r = call(&s, "read_text_file", read(&key)).await;
+    assert!(
+        text(&r).contains("PRIVATE KEY MATERIAL"),
+        "unwrapped: {}",
+        text(&r)
+    );
+    let shadow = call(&s, "read_text_file", read(Path::new("/etc/shadow"))).await;
+    if is_root() {
+        assert!(
+            text(&shadow).contains("root:"),
+            "unwrapped as root: {}",
+            text(&shadow)
+        );
+    }
+    s.cancel().await.unwrap();
+
+    // Wrapped: inside the roots only; the kernel refuses the rest.
+    let (s, _c) = wrap(&w, "fs", &server, client(None)).await;
+    let r = call(&s, "read_text_file", read(&w.ws.join("inside.txt"))).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    assert!(text(&r).contains("inside the root"), "{}", text(&r));
+    for outside in [key.as_path(), Path::new("/etc/shadow")] {
+        let r = call(&s, "read_text_file", read(outside)).await;
+        let t = text(&r);
+        assert!(is_error(&r), "{}: {t}", outside.display());
+        assert!(
+            t.contains("EACCES") || t.contains("ENOENT") || t.contains("EPERM"),
+            "{}: {t}",
+            outside.display()
+        );
+        assert!(!t.contains("PRIVATE KEY") && !t.contains("root:"), "{t}");
+    }
+    s.cancel().await.unwrap();
+    let recs = records(&w.log);
+    let reads: Vec<_> = recs
+        .iter()
+        .filter(|r| r["tool"] == "mcp" && r["keys"] == json!([["fs/read_text_file"]]))
+        .collect();
+    assert_eq!(reads.len(), 3, "{recs:?}");
+    assert!(reads
+        .iter()
+        .all(|r| r["decision"] == "allow" && r["client"] == "wrap-test-client"));
+}
+
+const EVERYTHING_RULES: &str = "[mcp]\ndefault = \"ask\"\n\
+    [[mcp.rules]]\npattern = \"every/echo\"\naction = \"allow\"\n\
+    [[mcp.rules]]\npattern = \"every/trigger-long-*\"\naction = \"allow\"\n\
+    [[mcp.rules]]\npattern = \"every/get-env\"\naction = \"deny\"\nreason = \"no environment dumps\"\n";
+
+fn everything() -> Vec<String> {
+    vec![npm_bin("mcp-server-everything")]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_everything_server_allowed_asked_and_denied() {
+    let w = workspace(EVERYTHING_RULES);
+    let c = client(Some(Reply::Once));
+    let asked = c.asked.clone();
+    let (s, _child) = wrap(&w, "every", &everything(), c).await;
+
+    // A denied tool is not offered.
+    let tools = s.peer().list_all_tools().await.unwrap();
+    let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
+    assert!(names.contains(&"echo".to_string()), "{names:?}");
+    assert!(!names.contains(&"get-env".to_string()), "{names:?}");
+
+    let r = call(&s, "echo", json!({"message": "through the wrapper"})).await;
+    assert!(text(&r).contains("through the wrapper"), "{}", text(&r));
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        0,
+        "an allowed call is not asked"
+    );
+
+    // Called anyway: denied, naming the rule, and the server never sees it.
+    let r = call(&s, "get-env", json!({})).await;
+    assert!(is_error(&r), "{}", text(&r));
+    assert!(text(&r).contains("cordon.toml:"), "{}", text(&r));
+    assert!(!text(&r).contains("PATH"), "{}", text(&r));
+
+    // Asked by elicitation, accepted once.
+    let r = call(&s, "get-sum", json!({"a": 2, "b": 3})).await;
+    assert!(!is_error(&r), "{}", text(&r));
+    assert!(text(&r).contains('5'), "{}", text(&r));
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    s.cancel().await.unwrap();
+
+    // Declined.
+    let c = client(Some(Reply::Decline));
+    let asked = c.asked.clone();
+    let (s, _child) = wrap(&w, "every", &everything(), c).await;
+    let r = call(&s, "get-sum", json!({"a": 2, "b": 3})).await;
+    assert!(is_error(&r), "{}", text(&r));
+    assert!(text(&r).contains("denied"), "{}", text(&r));
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    s.cancel().await.unwrap();
+
+    // A client without elicitation: refused, saying how to approve; never a silent allow.
+    let (s, _child) = wrap(&w, "every", &everything(), client(None)).await;
+    let r = call(&s, "get-sum", json!({"a": 2, "b": 3})).await;
+    assert!(is_error(&r), "{}", text(&r));
+    assert!(text(&r).contains("[[mcp.rules]]"), "{}", text(&r));
+    assert!(text(&r).contains("elicitation"), "{}", text(&r));
+    s.cancel().await.unwrap();
+
+    let decided: Vec<(String, String)> = records(&w.log)
+        .iter()
+        .filter(|r| r["tool"] == "mcp")
+        .map(|r| {
+            (
+                r["keys"][0][0].as_str().unwrap().to_string(),
+                r["decision"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = [
+        ("every/echo", "allow"),
+        ("every/get-env", "deny"),
+        ("every/get-sum", "allow"),
+        ("every/get-sum", "deny"),
+        ("every/get-sum", "deny"),
+    ]
+    .iter()
+    .map(|(k, d)| (k.to_string(), d.to_string()))
+    .collect();
+    assert_eq!(decided, want);
+    let sum = records(&w.log)
+        .into_iter()
+        .find(|r| r["keys"] == json!([["every/get-sum"]]))
+        .unwrap();
+    assert_eq!(sum["preview"], r#"every/get-sum {"a":2,"b":3}"#, "{sum}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_and_cancellation_pass_through() {
+    let w = workspace(EVERYTHING_RULES);
+    let c = client(None);
+    let progress = c.progress.clone();
+    let (s, _child) = wrap(&w, "every", &everything(), c).await;
+    let mut p = CallToolRequestParams::new("trigger-long-running-operation")
+        .with_arguments(args(json!({"duration": 2, "steps": 2})));
+    p.set_progress_token(ProgressToken(NumberOrString::Number(7)));
+    let r = s.peer().call_tool(p).await.unwrap();
+    assert!(!is_error(&r), "{}", text(&r));
+    assert_eq!(progress.load(Ordering::SeqCst), 2, "progress notifications");
+
+    // Cancelled: the client stops waiting; the server goes on serving.
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("trigger-long-running-operation")
+            .with_arguments(args(json!({"duration": 30, "steps": 3}))),
+    ));
+    let handle = s
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    handle.cancel(Some("test".into())).await.unwrap();
+    let r = call(&s, "echo", json!({"message": "still here"})).await;
+    assert!(text(&r).contains("still here"), "{}", text(&r));
+    s.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fetch_server_reaches_the_allowed_host_only() {
+    let allowed = common::web_server();
+    let other = common::web_server();
+    let w = workspace(&format!(
+        "[sandbox]\nnetwork = \"proxy\"\n[network]\nallow = [\"127.0.0.1:{allowed}\"]\n\
+         [mcp]\ndefault = \"allow\"\n"
+    ));
+    // The venv's interpreter must be one this user can run (a venv made from an interpreter
+    // under root's home is not, for an unprivileged run): fail saying so.
+    let python = program("venv/bin/python");
+    let usable = std::process::Command::new(&python)
+        .args(["-c", "import mcp_server_fetch"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        usable,
+        "{} cannot run mcp_server_fetch as this user: make the venv from a system python3 \
+         (scripts/test-deps.sh)",
+        python.display()
+    );
+    let server = vec![
+        program("venv/bin/mcp-server-fetch")
+            .to_string_lossy()
+            .into_owned(),
+        "--ignore-robots-txt".to_string(),
+        "--allow-private-ips".to_string(),
+    ];
+    let (s, _child) = wrap(&w, "fetch", &server, client(None)).await;
+    let url = |port: u16, path: &str| json!({"url": format!("http://127.0.0.1:{port}/{path}"), "raw": true});
+    let r = call(&s, "fetch", url(allowed, "allowed-path")).await;
+    assert!(text(&r).contains("GET /allowed-path"), "{}", text(&r));
+    let r = call(&s, "fetch", url(other, "other-path")).await;
+    assert!(!text(&r).contains("GET /other-path"), "{}", text(&r));
+    assert!(is_error(&r), "{}", text(&r));
+    s.cancel().await.unwrap();
+    // Both went to cordon's proxy, which decided and recorded them.
+    let net: Vec<(String, String)> = records(&w.log)
+        .iter()
+        .filter(|r| r["tool"] == "network" && r["decision"].is_string())
+        .map(|r| {
+            (
+                r["keys"].to_string(),
+                r["decision"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        net.iter()
+            .any(|(k, d)| k.contains(&format!("127.0.0.1:{allowed}")) && d == "allow"),
+        "{net:?}"
+    );
+    assert!(
+        net.iter()
+            .any(|(k, d)| k.contains(&format!("127.0.0.1:{other}")) && d == "deny"),
+        "{net:?}"
+    );
+}
+
+/// The server's processes carry the workspace's unique path (its argument).
+async fn start_marked(w: &Workspace) -> (Session, tokio::process::Child, String) {
+    let marker = w.ws.to_str().unwrap().to_string();
+    let server = vec![npm_bin("mcp-server-filesystem"), marker.clone()];
+    let (s, child) = wrap(w, "fs", &server, client(None)).await;
+    let until = Instant::now() + Duration::from_secs(60);
+    while pids_with(&marker).len() < 2 {
+        assert!(Instant::now() < until, "the server never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    (s, child, marker)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_process_outlives_the_client_the_wrapper_or_the_server() {
+    let w = workspace("[mcp]\ndefault = \"allow\"\n");
+
+    // The client goes away: the wrapper ends the server and exits.
+    let (s, mut child, marker) = start_marked(&w).await;
+    s.cancel().await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
+        .await
+        .expect("the wrapper outlived its client")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    none_left(&marker, "client gone").await;
+
+    // The wrapper is killed: the server dies with it.
+    let (s, mut child, marker) = start_marked(&w).await;
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    none_left(&marker, "wrapper killed").await;
+    drop(s);
+
+    // The server is killed: the client gets an error, not a hang, and the wrapper exits.
+    let (s, mut child, marker) = start_marked(&w).await;
+    let wrapper = child.id().unwrap() as i32;
+    let node = pids_with(&marker)
+        .into_iter()
+        .find(|&p| {
+            p != wrapper
+                && std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.starts_with(b"node"))
+        })
+        .expect("the server's node process");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(node).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    let r = tokio::time::timeout(
+        Duration::from_secs(60),
+        s.peer()
+            .call_tool(CallToolRequestParams::new("list_allowed_directories")),
+    )
+    .await
+    .expect("a call to a dead server hung");
+    assert!(r.is_err(), "{r:?}");
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
+        .await
+        .expect("the wrapper outlived its server")
+        .unwrap();
+    // The server's end is the wrapper's: killed, 128 + SIGKILL.
+    assert_eq!(status.code(), Some(137), "{status:?}");
+    none_left(&marker, "server killed").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_does_not_answer_gives_an_error_not_a_hang() {
+    let w = workspace(EVERYTHING_RULES);
+    let (s, _child) = wrap_with(
+        &w,
+        &["--name", "every", "--call-timeout", "2s"],
+        &everything(),
+        client(None),
+    )
+    .await;
+    let started = Instant::now();
+    let r = s
+        .peer()
+        .call_tool(
+            CallToolRequestParams::new("trigger-long-running-operation")
+                .with_arguments(args(json!({"duration": 60, "steps": 2}))),
+        )
+        .await;
+    let e = r.expect_err("an answer from a server that was still working");
+    assert!(e.to_string().contains("did not answer within"), "{e}");
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "{:?}",
+        started.elapsed()
+    );
+    // The session goes on.
+    let r = call(&s, "echo", json!({"message": "after the timeout"})).await;
+    assert!(text(&r).contains("after the timeout"), "{}", text(&r));
+    s.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrapper_killed_at_any_point_of_its_start_leaves_no_process() {
+    let w = workspace("[mcp]\ndefault = \"allow\"\n");
+    let marker = w.ws.to_str().unwrap().to_string();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"k","version":"1"}}}"#;
+    for round in 0..8u64 {
+        // Spread over the start: before the first message, in the gate's opening, in the
+        // sandbox's setup, with the server up.
+        let nanos = u64::from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos(),
+        );
+        let delay = Duration::from_millis((nanos ^ (round * 7919)) % 600);
+        let mut cmd = tokio::process::Command::from(common::command(&w.ws));
+        cmd.args(["mcp", "wrap", "--policy"])
+            .arg(&w.policy)
+            .args(["--name", "fs", "--"])
+            .arg(npm_bin("mcp-server-filesystem"))
+            .arg(&marker)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        use tokio::io::AsyncWriteExt;
+        stdin
+            .write_all(format!("{init}\n").as_bytes())
+            .await
+            .unwrap();
+        tokio::time::sleep(delay).await;
+        child.start_kill().unwrap();
+        child.wait().await.unwrap();
+        drop(stdin);
+        none_left(&marker, &format!("round {round}, killed after {delay:?}")).await;
+    }
+}

@@ -1,0 +1,157 @@
+//! The wrapped MCP servers of `cordon mcp wrap`: the server itself, run once under the
+//! prepared sandbox with its stdio piped to the wrapper ([`Gate::serve`]), and each of its
+//! tool calls as a call of tool `mcp` keyed `SERVER/TOOL` ([`Gate::mcp_tool`]), decided by the
+//! policy's `[mcp]` section with the engine's one evaluator — session grants, modes, the doom
+//! loop and the audit record included. The gate never runs an `mcp` call itself: the wrapper
+//! relays an allowed call to the server ([`Gate::run`] of one refuses: no such tool).
+
+use cordon_policy::mcp::{self, MCP_TOOL};
+use cordon_tools::tool::{Assessment, Presentation, Preview};
+
+use super::*;
+
+/// How much of a call's arguments the person is shown in the preview.
+const PREVIEW_LIMIT: usize = 4096;
+
+/// Argument names whose values are not written into the audit log or shown: credentials an
+/// agent passes to a tool.
+const SECRET_NAMES: &[&str] = &[
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "api_key",
+    "apikey",
+    "authorization",
+    "auth",
+    "cookie",
+    "credential",
+    "private_key",
+];
+
+impl Gate {
+    /// A tool call of the wrapped MCP server `server`: tool `mcp`, one key `SERVER/TOOL`,
+    /// the arguments recorded (values of credential-like names redacted, see
+    /// [`redact`]). Decide it with [`Gate::decide_async`]; the wrapper relays it when allowed.
+    pub fn mcp_tool(&self, server: &str, tool: &str, args: &serde_json::Value) -> Call {
+        let key = mcp::key(server, tool);
+        let args = redact(args);
+        let mut shown_args = serde_json::to_string_pretty(&args).unwrap_or_default();
+        if shown_args.len() > PREVIEW_LIMIT {
+            let mut end = PREVIEW_LIMIT;
+            while !shown_args.is_char_boundary(end) {
+                end -= 1;
+            }
+            shown_args.truncate(end);
+            shown_args.push_str("\n…");
+        }
+        let preview = format!("{key}\narguments: {shown_args}");
+        // The summary is what the audit record's preview keeps (its first 200 characters):
+        // the key and the redacted arguments.
+        let presentation = Presentation::new(
+            format!("{key} {args}"),
+            Preview::Text {
+                text: preview.clone(),
+            },
+        );
+        let args = serde_json::json!({ "server": server, "tool": tool, "arguments": args });
+        let id = cordon_approval::audit::new_id().unwrap_or_default();
+        // The tool has no opinion: the `[mcp]` rules decide, in one place.
+        let request = Request::new(id, MCP_TOOL, vec![Key::new([key.clone()])])
+            .with_presentation(presentation.clone())
+            .with_args(args.clone());
+        let assessment =
+            Assessment::new(MCP_TOOL, args, vec![key.clone()]).with_presentation(presentation);
+        Call {
+            request,
+            shown: clean(&key),
+            preview,
+            what: What::File(Box::new(assessment)),
+        }
+    }
+
+    /// Runs the MCP server `argv` once under the sandbox the gate prepared — the policy's
+    /// roots, protected paths, environment allow-list and network (with the proxy and its
+    /// allow-list under `network = "proxy"`) — with `stdio` in place of cordon's descriptors,
+    /// until it exits or `cancel` kills its tree; then the after-run scan. The server is the
+    /// operator's own command line, so no rule decides it; its tool calls are decided one by
+    /// one ([`Gate::mcp_tool`]). `sandbox.limits.timeout` bounds a command, not a server that
+    /// lives as long as its client's session: it does not apply here.
+    pub fn serve(
+        &self,
+        argv: &[String],
+        stdio: cordon_ossandbox::ChildStdio,
+        cancel: Option<Cancel>,
+    ) -> Result<Ran, Error> {
+        if argv.is_empty() {
+            return Err(Error::failure("nothing to run: an empty command"));
+        }
+        let cwd = self.serve_dir()?;
+        let id = cordon_approval::audit::new_id().unwrap_or_default();
+        let opts = RunOptions {
+            // As good as none: the session ends the server, not a clock.
+            timeout: Some(Duration::from_secs(10 * 365 * 24 * 3600)),
+            output: Output::Inherit,
+            cancel,
+            ask: None,
+        };
+        self.run_shell(&id, argv, &cwd, opts, stdio)
+    }
+
+    /// Where [`Gate::serve`] runs the server: the gate's directory, which must lie in one of
+    /// the policy's roots (refused, 126, otherwise: the sandbox could not enter it).
+    pub fn serve_dir(&self) -> Result<PathBuf, Error> {
+        self.call_cwd(Some(&self.cwd)).map_err(|e| {
+            Error::Refused(format!(
+                "{e}: start the MCP server in a directory inside a root (it runs there)"
+            ))
+        })
+    }
+}
+
+/// `args` with the value of every object member whose name looks like a credential
+/// (`token`, `api_key`, `password`, …, case-insensitive, `-` read as `_`) replaced by
+/// `"[redacted]"`, at any depth.
+pub fn redact(args: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match args {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let name = k.to_ascii_lowercase().replace('-', "_");
+                    let secret = SECRET_NAMES
+                        .iter()
+                        .any(|s| name == *s || name.ends_with(&format!("_{s}")));
+                    let v = if secret && !v.is_null() {
+                        Value::String("[redacted]".into())
+                    } else {
+                        redact(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
+        v => v.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_redacted_at_any_depth() {
+        let v = serde_json::json!({
+            "path": "/x", "api_key": "k", "headers": {"Authorization": "Bearer t", "x": 1},
+            "list": [{"github-token": "g"}], "tokens": 3,
+        });
+        let r = redact(&v);
+        assert_eq!(r["path"], "/x");
+        assert_eq!(r["api_key"], "[redacted]");
+        assert_eq!(r["headers"]["Authorization"], "[redacted]");
+        assert_eq!(r["headers"]["x"], 1);
+        assert_eq!(r["list"][0]["github-token"], "[redacted]");
+        assert_eq!(r["tokens"], 3);
+    }
+}
