@@ -36,9 +36,11 @@
 mod error;
 pub mod network;
 mod pattern;
+pub mod present;
 mod raw;
 pub mod surface;
 pub mod trust;
+pub mod verdict;
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
