@@ -196,7 +196,7 @@ impl Batch<'_> {
                 if let Outcome::Ask(p) = &item.outcome {
                     // A doom-loop ask needs its own look, and a concern is not in the keys.
                     if !matches!(p.by, By::DoomLoop { .. })
-                        && item.request.concern.is_none()
+                        && item.request.concerns.is_empty()
                         && self
                             .engine
                             .memory()

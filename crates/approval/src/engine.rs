@@ -11,11 +11,12 @@ use crate::audit::{self, AuditLog};
 use crate::explain::{Explanation, KeyExplained};
 use crate::memory::{DoomLoop, SessionMemory};
 use crate::outcome::{mode_name, timed_out_reason, Answer, AskError, By, Outcome, Pending};
-use crate::request::{Key, Request};
+use crate::request::{Concern, Key, Request};
 use crate::resolve_mode;
 use crate::toolrules::KeyVerdict;
 use crate::toolrules::{matches_everything, Rules};
 use crate::Error;
+use crate::RuleRef;
 use cordon_policy::network::NETWORK_TOOL;
 
 /// Asks a person, blocking. `deadline` is when the engine stops waiting: an answer that comes
@@ -84,13 +85,16 @@ pub struct Disabled {
 /// Decides requests for one session: rules, tool defaults, session grants, doom loop, mode.
 ///
 /// The order, per request:
-/// 1. each key by the rules ([`Rules`]): the first matching deny, else the last match, else
-///    the tool's default (`[shell] default`, `[tools.NAME] approval`, else the tool's own
-///    verdict, else `ask`); the tool's own verdict ([`Request::verdict`]) joins in; the most
-///    restrictive wins. Any deny here is final — no grant or mode relaxes it.
+/// 1. each key by the rules ([`Rules`]): the first matching deny (for a shell key also a deny
+///    rule naming an option that stands elsewhere in the key), else the last match, else the
+///    tool's default (`[shell] default`, `[tools.NAME] approval`, else the tool's own verdict,
+///    else `ask`); a passing key ([`Request::passing`]: a wrapper, `cd src`) is allowed by its
+///    check unless a rule names it; the tool's own verdict ([`Request::verdict`]) joins in; the
+///    most restrictive wins. Any deny here is final — no grant or mode relaxes it.
 /// 2. an ask whose keys are all granted for the session is allowed (session grant) — unless
-///    the tool raised a concern the keys do not capture ([`Request::concern`]), which asks
-///    (or denies) whatever the grants say.
+///    the tool raised a concern the keys do not capture ([`Request::concerns`]), which asks
+///    (or denies) whatever the grants say. A concern about an option of one command is lifted
+///    by an explicit allow rule on that command's key that names the option.
 /// 3. the doom loop: the same tool with the same keys `doom_loop` times in a row turns an
 ///    allow into an ask (connections, the `network` tool, are not counted).
 /// 4. the mode resolves what is still an ask: `approve-all` allows, `strict` and `deny`
@@ -329,7 +333,7 @@ impl Engine {
 
     /// The one evaluator, given how many times in a row the call has come.
     fn explain_counted(&self, req: &Request, in_a_row: u32) -> Explanation {
-        let keys: Vec<KeyExplained> = req
+        let mut keys: Vec<KeyExplained> = req
             .keys
             .iter()
             .map(|key| match self.rules.decide_key(&req.tool, key.words()) {
@@ -345,21 +349,51 @@ impl Engine {
                 },
             })
             .collect();
+        // Keys that pass unless a rule names them come last: among equals the first decides
+        // the reason, so `timeout 60 pytest` is allowed by the rule on `pytest`.
+        keys.extend(req.passing.iter().map(|p| {
+            KeyExplained {
+                key: p.key.clone(),
+                verdict: self
+                    .rules
+                    .decide_key(&req.tool, p.key.words())
+                    .unwrap_or_else(|| KeyVerdict {
+                        action: Action::Allow,
+                        by: By::Tool(RuleRef::Builtin(p.check)),
+                        reason: p.reason.clone(),
+                    }),
+                by_default: false,
+            }
+        }));
         let verdict = req.verdict.as_ref().map(|v| KeyVerdict {
             action: v.action,
             by: By::Tool(v.rule.clone()),
             reason: v.reason.clone(),
         });
-        let concern = req.concern.as_ref().map(|c| KeyVerdict {
-            action: c.action,
-            by: By::Tool(c.rule.clone()),
-            reason: c.reason.clone(),
-        });
+        // The most restrictive concern that no explicit allow rule lifted (first among equals).
+        let concerns: Vec<KeyVerdict> = req
+            .concerns
+            .iter()
+            .filter(|c| !lifted(c, &keys))
+            .map(|c| KeyVerdict {
+                action: c.action,
+                by: By::Tool(RuleRef::Builtin(c.check)),
+                reason: c.reason.clone(),
+            })
+            .collect();
+        let mut concern: Option<KeyVerdict> = None;
+        for c in &concerns {
+            if concern.as_ref().is_none_or(|w| c.action > w.action) {
+                concern = Some(c.clone());
+            }
+        }
         let rules = self.combine(req, &keys, verdict.as_ref());
-        let session_grant = !req.keys.is_empty() && self.memory.covers(&req.tool, &req.keys);
+        let granted = self.grant_keys(req);
+        let session_grant = !granted.is_empty() && self.memory.covers(&req.tool, &granted);
         let mut e = Explanation {
             keys,
             verdict,
+            concerns,
             concern,
             rules: rules.clone(),
             session_grant,
@@ -423,6 +457,19 @@ impl Engine {
         e
     }
 
+    /// The keys a session grant is given for and must cover: the request's keys and every
+    /// passing key a rule names (a rule made it a decision of its own).
+    fn grant_keys(&self, req: &Request) -> Vec<crate::request::Key> {
+        let mut out = req.keys.clone();
+        out.extend(
+            req.passing
+                .iter()
+                .filter(|p| self.rules.decide_key(&req.tool, p.key.words()).is_some())
+                .map(|p| p.key.clone()),
+        );
+        out
+    }
+
     /// Step 1: the keys' verdicts, the defaults and the tool's verdict — a rule's deny first,
     /// else the most restrictive, the first among equals.
     fn combine(
@@ -448,7 +495,8 @@ impl Engine {
         }
         if keys.is_empty() {
             // No keys to match a pattern against; a rule that denies every call of the tool
-            // still applies (the tool is reported disabled, and must act so).
+            // still applies (the tool is reported disabled, and must act so). Passing keys
+            // alone (`true`, `cd src`) are keys: allowed by their check, as in a longer line.
             if let Some((by, reason)) = self.blanket_deny(&req.tool) {
                 return KeyVerdict {
                     action: Action::Deny,
@@ -528,7 +576,7 @@ impl Engine {
         };
         let o = self.settle_with(req, o, substituted);
         if remember && o.is_allowed() {
-            for k in &req.keys {
+            for k in &self.grant_keys(req) {
                 self.memory.grant(&req.tool, k.clone());
             }
         }
@@ -757,4 +805,19 @@ fn doom_keys(req: &Request) -> std::borrow::Cow<'_, [Key]> {
     } else {
         std::borrow::Cow::Borrowed(&req.keys)
     }
+}
+
+/// A concern about an option of one command is lifted by an explicit allow rule (the policy's
+/// or a remembered one) that decides that command's key and names the option (`find * -delete`): the operator
+/// allowed that form, not just the program.
+fn lifted(c: &Concern, keys: &[KeyExplained]) -> bool {
+    let Some((key, option)) = &c.lift else {
+        return false;
+    };
+    keys.iter().any(|k| {
+        &k.key == key
+            && k.verdict.action == Action::Allow
+            && matches!(&k.verdict.by, By::Rule { pattern, .. } | By::PersistedGrant { pattern, .. }
+                if pattern.split(' ').any(|token| token == option))
+    })
 }

@@ -38,7 +38,10 @@ pub struct Explanation {
     pub keys: Vec<KeyExplained>,
     /// The tool's own verdict (its configuration or a built-in check), if it gave one.
     pub verdict: Option<KeyVerdict>,
-    /// What the tool found that the keys do not capture (never covered by a session grant).
+    /// What the tool found that the keys do not capture and no explicit allow rule lifted, in
+    /// the request's order (never covered by a session grant).
+    pub concerns: Vec<KeyVerdict>,
+    /// The most restrictive of them (the first among equals).
     pub concern: Option<KeyVerdict>,
     /// The rules' combined answer: the keys', the defaults' and the tool's verdict, most
     /// restrictive first.

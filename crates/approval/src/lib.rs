@@ -19,6 +19,29 @@
 //! the [`Outcome`] ([`Explanation`]); [`Engine::evaluate`] is `explain` plus the doom-loop
 //! count and the audit record.
 //!
+//! A tool describes a call with facts, never a decision: its keys, keys that pass unless a
+//! rule names them ([`Passing`]: a wrapper such as `timeout 60`, whose command is a key of its
+//! own), and [`Concern`]s the keys do not capture (an environment variable, a write outside the
+//! roots), each `ask` or `deny`. The engine applies the rules to the keys and combines the
+//! concerns; no session grant covers a concern, and only an explicit allow rule that names the
+//! option lifts a concern about one command's option (`find * -delete`):
+//!
+//! ```
+//! use cordon_approval::{Concern, Engine, Key, Passing, Request};
+//! use cordon_policy::{Action, Policy};
+//!
+//! let text = "version = 1\n[[shell.rules]]\npattern = \"pytest\"\naction = \"allow\"\n";
+//! let engine = Engine::new(&Policy::parse(text, "cordon.toml", std::path::Path::new("/")).unwrap());
+//! let req = Request::shell("1", vec![Key::split("pytest -x")]).with_passing(Passing {
+//!     key: Key::split("timeout 60"),
+//!     check: "wrapper",
+//!     reason: "runs its command as it is".into(),
+//! });
+//! assert_eq!(engine.explain(&req).action(), Action::Allow);
+//! let req = req.with_concern(Concern::new(Action::Ask, "environment", "`PAGER` may run code"));
+//! assert_eq!(engine.explain(&req).action(), Action::Ask);
+//! ```
+//!
 //! Every decision can be recorded in a hash-chained [`audit`] log, durable before the tool
 //! runs.
 //!
@@ -186,7 +209,7 @@ pub use error::Error;
 pub use explain::{Explanation, KeyExplained};
 pub use memory::SessionMemory;
 pub use outcome::{mode_name, Answer, ApprovalError, AskError, By, Outcome, Pending};
-pub use request::{Key, Presentation, Preview, Request};
+pub use request::{Concern, Key, Passing, Presentation, Preview, Request};
 pub use rules::{
     names_system_program, resolve_mode, Decision, RuleRef, RuleSet, Shadowed, SYSTEM_BIN_DIRS,
 };

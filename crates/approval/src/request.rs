@@ -3,9 +3,11 @@
 
 use std::fmt;
 
+use cordon_policy::Action;
 use serde::Serialize;
 
-use crate::Decision;
+use crate::{Decision, RuleRef};
+pub use cordon_policy::present::{Presentation, Preview};
 
 /// The words of one operation a call performs: for the shell tool, one simple command's words
 /// (quoting resolved); for other tools, the tool's name and the object it touches, e.g.
@@ -40,17 +42,7 @@ impl fmt::Display for Key {
     /// The words joined by spaces; a word that is empty or contains whitespace or a quote is
     /// shown in single quotes, so that the display is unambiguous to a reader.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, w) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" ")?;
-            }
-            if w.is_empty() || w.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
-                write!(f, "'{}'", w.replace('\'', r"'\''"))?;
-            } else {
-                f.write_str(w)?;
-            }
-        }
-        Ok(())
+        f.write_str(&cordon_policy::present::show_words(&self.0))
     }
 }
 
@@ -77,7 +69,13 @@ pub struct Request {
     /// Combined like the verdict — the most restrictive wins — but never covered by a session
     /// grant: the grant was given for the keys, and this is not in them.
     #[serde(skip)]
-    pub concern: Option<Decision>,
+    pub concerns: Vec<Concern>,
+    /// Keys that need no decision of their own unless a rule names them (for the shell tool: a
+    /// wrapper that runs its command as it is, `timeout 60`, whose command is one of
+    /// [`Request::keys`]; a builtin that only sets the shell's state, `cd src`). A rule that
+    /// matches one decides it like any key; otherwise it is allowed by its check.
+    #[serde(skip)]
+    pub passing: Vec<Passing>,
     /// The call's arguments (JSON; `null` when not given). The audit log keeps only their
     /// digest, so whoever holds the arguments can prove which call a record is about.
     #[serde(skip)]
@@ -103,7 +101,8 @@ impl Request {
             keys,
             presentation: Presentation::summary(summary),
             verdict: None,
-            concern: None,
+            concerns: Vec::new(),
+            passing: Vec::new(),
             args: serde_json::Value::Null,
             client_request: None,
         }
@@ -139,9 +138,19 @@ impl Request {
         self
     }
 
-    /// Sets what the tool found that the keys do not capture (see [`Request::concern`]).
-    pub fn with_concern(mut self, concern: Decision) -> Request {
-        self.concern = Some(concern);
+    /// Adds something the tool found that the keys do not capture (see
+    /// [`Request::concerns`]); a concern of action `allow` is no concern and is dropped.
+    pub fn with_concern(mut self, concern: Concern) -> Request {
+        if concern.action != Action::Allow {
+            self.concerns.push(concern);
+        }
+        self
+    }
+
+    /// Adds a key that needs no decision of its own unless a rule names it (see
+    /// [`Request::passing`]).
+    pub fn with_passing(mut self, passing: Passing) -> Request {
+        self.passing.push(passing);
         self
     }
 
@@ -158,108 +167,63 @@ impl Request {
     }
 }
 
-/// What to show for approval.
-/// What a person approving a call sees: a one-line summary and a typed preview. The one
-/// definition for every layer: tools produce it, the approval prompt and `cordon check`
-/// show it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Presentation {
-    /// One line: what the call does, e.g. `edit notes/a.txt (+2 -1)`.
-    pub summary: String,
-    /// The detail.
-    pub preview: Preview,
-    /// The whole text when the preview was truncated (for a pager view); `None` when the
-    /// preview is complete.
-    #[serde(skip)]
-    pub full: Option<std::sync::Arc<str>>,
+/// A fact about a call that its keys do not capture, with how much it weighs: `ask` (a person
+/// should look) or `deny` (never, whatever the rules say). Never covered by a session grant. A
+/// concern about an option of one command (`find . -delete`) [`lift`](Concern::lift)s when an
+/// explicit allow rule that names the option decides that command's key: the operator allowed
+/// exactly that form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Concern {
+    /// `ask` or `deny`.
+    pub action: Action,
+    /// What was found and why it matters, one line.
+    pub reason: String,
+    /// The built-in check that found it (`unparsed`, `environment`, `write-outside-roots`, …).
+    pub check: &'static str,
+    /// The key and option word an explicit allow rule must name to lift the concern; `None`:
+    /// only a deny or the person decides.
+    pub lift: Option<(Key, String)>,
 }
 
-impl Presentation {
-    /// A summary and a preview.
-    pub fn new(summary: impl Into<String>, preview: Preview) -> Presentation {
-        Presentation {
-            summary: summary.into(),
-            preview,
-            full: None,
+impl Concern {
+    /// A concern raised by `check`.
+    pub fn new(action: Action, check: &'static str, reason: impl Into<String>) -> Concern {
+        Concern {
+            action,
+            reason: reason.into(),
+            check,
+            lift: None,
         }
     }
 
-    /// A summary alone.
-    pub fn summary(summary: impl Into<String>) -> Presentation {
-        Presentation::new(summary, Preview::None)
+    /// A concern from a tool's verdict (its rule, when built in, names the check).
+    pub fn from_decision(d: &Decision) -> Concern {
+        let check = match d.rule {
+            RuleRef::Builtin(tag) => tag,
+            _ => "tool",
+        };
+        Concern::new(d.action, check, d.reason.clone())
     }
-}
 
-/// The detail of a [`Presentation`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Preview {
-    /// Nothing beyond the summary.
-    None,
-    /// Free text.
-    Text {
-        /// The text.
-        text: String,
-    },
-    /// A unified diff of a change.
-    Diff {
-        /// The diff, with `a/PATH` and `b/PATH` headers.
-        unified: String,
-    },
-    /// File content, possibly truncated (the whole text is in [`Presentation::full`]).
-    Content {
-        /// The shown part (cut at a character boundary).
-        text: String,
-        /// Bytes not shown.
-        truncated_bytes: u64,
-    },
-    /// A binary file: its size and what it looks like.
-    Binary {
-        /// Size in bytes.
-        size: u64,
-        /// E.g. `PNG image`, `ELF executable`, `binary data`.
-        kind: String,
-    },
-    /// A command line.
-    Command {
-        /// The words of the command.
-        argv: Vec<String>,
-    },
-    /// Structured arguments (e.g. a custom tool's JSON arguments).
-    Structured {
-        /// The value.
-        value: serde_json::Value,
-    },
-}
-
-impl fmt::Display for Preview {
-    /// The preview as a person reads it (empty for [`Preview::None`]).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Preview::None => Ok(()),
-            Preview::Text { text } => f.write_str(text),
-            Preview::Diff { unified } => f.write_str(unified),
-            Preview::Content {
-                text,
-                truncated_bytes,
-            } => {
-                f.write_str(text)?;
-                if *truncated_bytes > 0 {
-                    if !text.ends_with('\n') {
-                        f.write_str("\n")?;
-                    }
-                    write!(f, "… {truncated_bytes} more bytes not shown")?;
-                }
-                Ok(())
-            }
-            Preview::Binary { size, kind } => write!(f, "{kind}, {size} bytes"),
-            Preview::Command { argv } => write!(f, "{}", Key::new(argv.iter().cloned())),
-            Preview::Structured { value } => match serde_json::to_string_pretty(value) {
-                Ok(s) => f.write_str(&s),
-                Err(_) => Err(fmt::Error),
-            },
+    /// The concern as a tool's decision (rule `builtin:CHECK`).
+    pub fn decision(&self) -> Decision {
+        Decision {
+            action: self.action,
+            reason: self.reason.clone(),
+            rule: RuleRef::Builtin(self.check),
         }
     }
+}
+
+/// A key that needs no decision of its own unless a rule names it; see [`Request::passing`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passing {
+    /// The key, matched against the rules like any other.
+    pub key: Key,
+    /// The built-in check that lets it pass (`wrapper`, `state-only`).
+    pub check: &'static str,
+    /// Why it needs no decision of its own.
+    pub reason: String,
 }
 
 #[cfg(test)]
@@ -274,14 +238,5 @@ mod tests {
         );
         assert_eq!(Key::new(["echo", "it's"]).to_string(), r"echo 'it'\''s'");
         assert_eq!(Key::new(["x", ""]).to_string(), "x ''");
-    }
-
-    #[test]
-    fn content_preview_counts_truncated_bytes() {
-        let p = Preview::Content {
-            text: "abc".into(),
-            truncated_bytes: 10,
-        };
-        assert_eq!(p.to_string(), "abc\n… 10 more bytes not shown");
     }
 }

@@ -296,7 +296,40 @@ impl Rules {
                 last = Some((d, g.origin));
             }
         }
-        last.map(|(d, o)| verdict(d, o))
+        let found = last.map(|(d, o)| verdict(d, o));
+        if tool == "shell" {
+            if let Some(deny) = self.deny_reordered(key) {
+                return Some(deny);
+            }
+        }
+        found
+    }
+
+    /// A deny rule that names an option matches wherever the option stands: programs read
+    /// their options in any order (`git reset -q --hard`, `git push origin main --force`), and
+    /// patterns are token prefixes. The verdict of a deny rule that matches the key with one
+    /// option word moved right after the program name, or after its first operand (a
+    /// subcommand).
+    fn deny_reordered(&self, key: &[String]) -> Option<KeyVerdict> {
+        for (i, word) in key.iter().enumerate().skip(2) {
+            if !word.starts_with('-') || word == "-" || word == "--" {
+                continue;
+            }
+            for at in [1, 2] {
+                if at >= i {
+                    continue;
+                }
+                let mut moved = key.to_vec();
+                let option = moved.remove(i);
+                moved.insert(at, option);
+                for g in self.groups_for("shell") {
+                    if let Some(d) = g.set.matching(&moved).filter(|d| d.action == Action::Deny) {
+                        return Some(verdict(d, g.origin));
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// The tool's configured default, if any.

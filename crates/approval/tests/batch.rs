@@ -210,11 +210,11 @@ fn an_answer_after_the_timeout_denies() {
 
 #[test]
 fn a_session_answer_does_not_cascade_over_a_concern() {
-    let concern = cordon_approval::Decision {
-        action: cordon_policy::Action::Ask,
-        reason: "`PAGER=x` may change what the program runs".into(),
-        rule: cordon_approval::RuleRef::Builtin("environment"),
-    };
+    let concern = cordon_approval::Concern::new(
+        cordon_policy::Action::Ask,
+        "environment",
+        "`PAGER=x` may change what the program runs",
+    );
     let mut e = engine();
     let mut b = e.batch(vec![
         req("a", &["make"]),

@@ -588,11 +588,11 @@ fn a_disabled_tool_is_denied_even_without_keys() {
 
 #[test]
 fn a_session_grant_never_covers_a_concern() {
-    let concern = Decision {
-        action: Action::Ask,
-        reason: "`GIT_PAGER=x` may change what the program runs".into(),
-        rule: RuleRef::Builtin("environment"),
-    };
+    let concern = cordon_approval::Concern::new(
+        Action::Ask,
+        "environment",
+        "`GIT_PAGER=x` may change what the program runs",
+    );
     let mut e = engine(&r("touch *", "ask"));
     let plain = sh("touch f");
     let with_concern = sh("touch f").with_concern(concern.clone());
@@ -606,9 +606,59 @@ fn a_session_grant_never_covers_a_concern() {
     // A rule's allow does not lift it either, and a concern that denies denies.
     let mut e = engine(&r("touch *", "allow"));
     assert_eq!(kind(&e.evaluate(&with_concern)), "ask");
-    let deny = Decision {
+    let deny = cordon_approval::Concern {
         action: Action::Deny,
         ..concern
     };
     assert_eq!(kind(&e.evaluate(&sh("touch f").with_concern(deny))), "deny");
+}
+
+#[test]
+fn a_passing_key_is_allowed_unless_a_rule_names_it() {
+    use cordon_approval::{Key, Passing};
+    let passing = |words: &str| Passing {
+        key: Key::split(words),
+        check: "wrapper",
+        reason: "runs its command as it is".into(),
+    };
+    // `timeout 60 pytest`: the wrapper passes, the command is decided by its rule.
+    let e = engine(&r("pytest", "allow"));
+    let req = sh("pytest").with_passing(passing("timeout 60"));
+    let x = e.explain(&req);
+    assert_eq!(x.action(), Action::Allow, "{x:?}");
+    assert_eq!(x.keys.len(), 2);
+    assert_eq!(x.keys[1].verdict.by, By::Tool(RuleRef::Builtin("wrapper")));
+    // Only passing keys (`true` alone): allowed by their check as in a longer line, not by
+    // the shell default (which asks here): check and exec agree on it.
+    let only = cordon_approval::Request::shell("x", vec![]).with_passing(passing("true"));
+    assert_eq!(e.explain(&only).action(), Action::Allow);
+    // A rule that names the wrapper decides it like any key.
+    let mut e = engine(&format!("{}{}", r("pytest", "allow"), r("timeout", "deny")));
+    assert_eq!(kind(&e.evaluate(&req)), "deny");
+}
+
+#[test]
+fn an_option_concern_is_lifted_only_by_an_allow_rule_naming_the_option() {
+    use cordon_approval::{Concern, Key};
+    let mut c = Concern::new(Action::Ask, "option-effect", "`-delete` deletes files");
+    c.lift = Some((Key::split("find . -delete"), "-delete".into()));
+    let req = sh("find . -delete").with_concern(c);
+    let mut e = engine(&r("find", "allow"));
+    assert_eq!(kind(&e.evaluate(&req)), "ask");
+    let mut e = engine(&r("find * -delete", "allow"));
+    assert_eq!(kind(&e.evaluate(&req)), "allow");
+}
+
+#[test]
+fn a_deny_rule_on_an_option_matches_wherever_the_option_stands() {
+    let mut e = engine(&format!(
+        "{}{}",
+        r("git *", "allow"),
+        r("git push --force*", "deny")
+    ));
+    assert_eq!(
+        kind(&e.evaluate(&sh("git push origin main --force"))),
+        "deny"
+    );
+    assert_eq!(kind(&e.evaluate(&sh("git push origin main"))), "allow");
 }

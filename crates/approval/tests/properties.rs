@@ -159,7 +159,40 @@ fn reference_rule(rules: &[ShellRule], key: &Key) -> Option<usize> {
 /// The brief's action: the deciding rule's, else the default. An allow through a rule that
 /// names a program by its bare name holds for that name, or its path in a system directory,
 /// only; any other path asks (issue 13, class 4).
+///
+/// A deny rule that names an option matches wherever the option stands: the key with one
+/// option word (after the first two words) moved right after the program name or after its
+/// first operand, matched by a deny rule, is denied (issue 26: the engine, not the shell tool,
+/// applies it).
 fn reference(rules: &[ShellRule], default: Action, key: &Key) -> Action {
+    let action = reference_direct(rules, default, key);
+    if action == Action::Deny {
+        return action;
+    }
+    let words = key.words();
+    for (i, word) in words.iter().enumerate().skip(2) {
+        if !word.starts_with('-') || word == "-" || word == "--" {
+            continue;
+        }
+        for at in [1, 2] {
+            if at >= i {
+                continue;
+            }
+            let mut moved = words.to_vec();
+            let option = moved.remove(i);
+            moved.insert(at, option);
+            if rules
+                .iter()
+                .any(|r| r.action == Action::Deny && r.pattern.matches(&moved))
+            {
+                return Action::Deny;
+            }
+        }
+    }
+    action
+}
+
+fn reference_direct(rules: &[ShellRule], default: Action, key: &Key) -> Action {
     reference_rule(rules, key).map_or(default, |i| {
         let rule = &rules[i];
         let first = rule.pattern.as_str().split(' ').next().unwrap_or("");

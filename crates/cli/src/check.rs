@@ -11,7 +11,7 @@ use std::io::Write;
 use cordon_approval::{By, Explanation, RuleRef};
 use cordon_gate::{Command, FrontEnd, Gate, Options};
 use cordon_policy::Action;
-use cordon_tools::assess::ShellAssessment;
+use cordon_tools::assess::ShellReading;
 use cordon_tools::tool::Assessment;
 use serde_json::json;
 
@@ -102,7 +102,7 @@ fn check_network(gate: &Gate, args: &CheckArgs) -> Result<(String, Action), Erro
     }
     let words = args.pairs.iter().chain(&args.argv);
     // The tool's reading first: its one-line usage errors (125).
-    let a = cordon_tools::network::check(gate.policy(), words).map_err(Error::failure)?;
+    let a = cordon_tools::network::check(words).map_err(Error::failure)?;
     let target = a
         .keys
         .get(1)
@@ -263,17 +263,20 @@ fn merge(v: &mut serde_json::Value, more: serde_json::Value) {
 /// transparent wrapper has none: the commands it runs are decided instead).
 fn commands<'a>(
     x: &'a Explanation,
-    a: &'a ShellAssessment,
+    a: &'a ShellReading,
 ) -> impl Iterator<
     Item = (
-        &'a cordon_tools::assess::CommandVerdict,
+        &'a cordon_tools::assess::CommandReading,
         &'a cordon_approval::KeyExplained,
     ),
 > {
-    a.commands.iter().filter(|c| c.key.is_some()).zip(&x.keys)
+    a.commands
+        .iter()
+        .filter(|c| c.passes.is_none())
+        .zip(&x.keys)
 }
 
-fn shell_json(x: &Explanation, a: &ShellAssessment) -> serde_json::Value {
+fn shell_json(x: &Explanation, a: &ShellReading) -> serde_json::Value {
     let mut v = json!({
         "decision": x.action().as_str(),
         "reason": x.reason(),
@@ -285,18 +288,17 @@ fn shell_json(x: &Explanation, a: &ShellAssessment) -> serde_json::Value {
             "reason": k.verdict.reason,
             "rule": rule(&k.verdict.by),
         })).collect::<Vec<_>>(),
-        "concerns": a.concerns.iter().map(|(c, d)| json!({
-            "concern": format!("{c:?}"),
-            "decision": d.action.as_str(),
-            "reason": d.reason,
-            "rule": d.rule.to_string(),
+        "concerns": x.concerns.iter().map(|c| json!({
+            "decision": c.action.as_str(),
+            "reason": c.reason,
+            "rule": rule(&c.by),
         })).collect::<Vec<_>>(),
     });
     merge(&mut v, steps_json(x));
     v
 }
 
-fn shell_human(x: &Explanation, a: &ShellAssessment) -> String {
+fn shell_human(x: &Explanation, a: &ShellReading) -> String {
     let clean = crate::term::clean;
     let mut out = String::new();
     head_human(x, &mut out);
@@ -312,14 +314,14 @@ fn shell_human(x: &Explanation, a: &ShellAssessment) -> String {
             ));
         }
     }
-    if !a.concerns.is_empty() {
+    if !x.concerns.is_empty() {
         out.push_str("concerns:\n");
-        for (_, d) in &a.concerns {
+        for c in &x.concerns {
             out.push_str(&format!(
                 "  {:<5}  {}  [{}]\n",
-                d.action.as_str(),
-                clean(&d.reason),
-                d.rule
+                c.action.as_str(),
+                clean(&c.reason),
+                clean(&rule(&c.by))
             ));
         }
     }

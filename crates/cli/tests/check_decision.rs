@@ -142,3 +142,50 @@ fn a_closed_pipe_ends_check_quietly() {
         assert_eq!(stderr(&o), "", "no panic, no message");
     }
 }
+
+/// The seam (issue 26): the shell tool reads, the engine alone decides, so a line that is only
+/// state-only builtins (`true`, `[ -n x ]`, `cd sub`) gets the same answer from
+/// `check` and `exec` (before: check allow, exec ask), and an option's effect is lifted only by
+/// an allow rule that names the option, in both.
+#[test]
+fn check_and_exec_agree_on_passing_commands_and_option_concerns() {
+    let d = workspace(
+        "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"find\"\naction = \"allow\"\n",
+    );
+    std::fs::create_dir(d.path().join("sub")).unwrap();
+    for line in ["true", "[ -n x ]", "cd sub && true"] {
+        let (code, v) = check(d.path(), &["shell", "-c", line]);
+        assert_eq!(
+            (code, v["decision"].as_str()),
+            (Some(0), Some("allow")),
+            "{line}: {v}"
+        );
+        // exec without a terminal: an ask would be refused (126); it runs.
+        let o = cordon(d.path(), &["exec", "-c", line]);
+        assert_eq!(o.status.code(), Some(0), "{line}: {}", stderr(&o));
+    }
+    // `find . -delete`: the rule allows `find`, not its `-delete`; the concern asks, in both.
+    let (code, v) = check(d.path(), &["shell", "-c", "find sub -delete"]);
+    assert_eq!(
+        (code, v["decision"].as_str()),
+        (Some(1), Some("ask")),
+        "{v}"
+    );
+    let o = cordon(d.path(), &["exec", "-c", "find sub -delete"]);
+    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+    assert!(
+        d.path().join("sub").exists(),
+        "an ask nobody answered never runs"
+    );
+    // A rule that names the option lifts it.
+    let d = workspace(
+        "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"find * -delete\"\naction = \"allow\"\n",
+    );
+    let (code, v) = check(d.path(), &["shell", "-c", "find sub -delete"]);
+    assert_eq!(
+        (code, v["decision"].as_str()),
+        (Some(0), Some("allow")),
+        "{v}"
+    );
+    assert_eq!(v["concerns"], serde_json::json!([]), "{v}");
+}

@@ -236,7 +236,9 @@ fn a_forged_session_is_refused() {
     // A genuine session: cordon saves (and pins) it; it opens again.
     let o = bounded(d.path(), &["session", "revoke", "s"], &env);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = bounded(d.path(), &["exec", "--session", "s", "--", "true"], &env);
+    // `ls` (not `true`, a builtin that only reads the shell's state, which is allowed
+    // wherever it stands, so check and exec agree).
+    let o = bounded(d.path(), &["exec", "--session", "s", "--", "ls"], &env);
     assert_eq!(
         o.status.code(),
         Some(126),
@@ -248,12 +250,12 @@ fn a_forged_session_is_refused() {
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let forged = serde_json::json!({
-        "v": 1, "id": saved["id"], "grants": [{"tool": "shell", "key": ["true"]}],
+        "v": 1, "id": saved["id"], "grants": [{"tool": "shell", "key": ["ls"]}],
         "doom": {"last": null, "count": 0},
     });
     std::fs::write(&file, format!("{forged}\n")).unwrap();
     for args in [
-        &["exec", "--session", "s", "--", "true"][..],
+        &["exec", "--session", "s", "--", "ls"][..],
         &["session", "show", "s"],
     ] {
         let o = bounded(d.path(), args, &env);

@@ -25,7 +25,7 @@ impl Gate {
             }
         };
         let cx = ShellContext::for_policy(&self.policy, cwd.clone());
-        let assessment = assess(&parsed, &RuleSet::new(&self.shell_rules), &cx);
+        let assessment = assess(&parsed, &cx);
         let (request, preview) = {
             let engine = lock(&self.engine);
             shell_request(&engine, &shown, &argv, &cwd, &assessment)
@@ -158,45 +158,65 @@ impl Gate {
     }
 }
 
-/// The shell call as the approval engine sees it: one key per simple command, the shell
-/// tool's own concerns, and a preview listing each command with what the engine's one
-/// evaluator ([`Engine::explain`]) says of it.
+/// The shell call as the approval engine sees it: one key per simple command (a transparent
+/// wrapper's or a state-only builtin's passes unless a rule names it), the reading's concerns,
+/// and a preview listing each command with what the engine's one evaluator
+/// ([`Engine::explain`]) says of it. The reading holds facts only; every rule, grant and mode
+/// is applied by the engine.
 fn shell_request(
     engine: &Engine,
     shown: &str,
     argv: &[String],
     cwd: &Path,
-    a: &ShellAssessment,
+    a: &ShellReading,
 ) -> (Request, String) {
-    // Each command's key (its canonical words); a transparent wrapper no rule names (`time`,
-    // `timeout 300`, `bash -c`) has none: the commands it runs are decided instead.
     let keys: Vec<Key> = a
         .commands
         .iter()
-        .filter_map(|c| c.key.clone())
-        .map(Key::new)
+        .filter(|c| c.passes.is_none())
+        .map(|c| Key::new(c.key.clone()))
         .collect();
     let id = cordon_approval::audit::new_id().unwrap_or_default(); // empty: the log picks one
     let mut req =
         Request::shell(id, keys).with_args(serde_json::json!({ "argv": argv, "cwd": cwd }));
-    // The tool's concerns (an environment assignment, a redirection outside the roots, a
+    for c in &a.commands {
+        if let Some(p) = &c.passes {
+            req = req.with_passing(cordon_approval::Passing {
+                key: Key::new(c.key.clone()),
+                check: p.check,
+                reason: p.reason.clone(),
+            });
+        }
+    }
+    // The reading's concerns (an environment assignment, a redirection outside the roots, a
     // line it cannot parse) are not in the keys, so a session grant never covers them.
-    req.concern = a.own_verdict();
-    let text = preview(&engine.explain(&req), a);
+    for c in &a.concerns {
+        req = req.with_concern(cordon_approval::Concern {
+            action: c.level.action(),
+            reason: c.reason.clone(),
+            check: c.check,
+            lift: c.lift.clone().map(|(key, option)| (Key::new(key), option)),
+        });
+    }
+    let text = preview(&engine.explain(&req));
     req.presentation = Presentation::new(shown, Preview::Text { text: text.clone() });
     (req, text)
 }
 
-/// One line per concern, then one per command with the action the evaluator gave its key,
-/// each made safe for the terminal here (a newline inside a quoted word must not push the
+/// One line per standing concern, then one per command with the action the evaluator gave its
+/// key, each made safe for the terminal here (a newline inside a quoted word must not push the
 /// next command out of the box).
-fn preview(x: &Explanation, a: &ShellAssessment) -> String {
-    let mut lines: Vec<String> = a
+fn preview(x: &Explanation) -> String {
+    let mut lines: Vec<String> = x
         .concerns
         .iter()
-        .map(|(_, d)| clean(&format!("{:<9} ! {}", d.action.as_str(), d.reason)))
+        .map(|c| clean(&format!("{:<9} ! {}", c.action.as_str(), c.reason)))
         .collect();
     for k in &x.keys {
+        if matches!(k.verdict.by, By::Tool(cordon_approval::RuleRef::Builtin(_))) && !k.by_default {
+            // A key that passed (a wrapper, `cd src`): its command is listed by its own key.
+            continue;
+        }
         let action = if k.by_default {
             "(default)"
         } else {

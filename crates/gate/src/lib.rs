@@ -75,11 +75,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use cordon_approval::audit::AuditLog;
-use cordon_approval::{amend, Engine, Key, Presentation, Preview, RuleSet, Rules};
+use cordon_approval::{amend, Engine, Key, Presentation, Preview, Rules};
 use cordon_ossandbox::{Machine, Prepared, Profile};
 use cordon_policy::trust::{self, TrustStore};
 use cordon_policy::{Action, ApprovalMode, Mode, Policy};
-use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
+use cordon_tools::assess::{assess, ShellContext, ShellReading};
 use cordon_tools::shell;
 use cordon_tools::tool::{Assessment, Toolbox};
 
@@ -364,7 +364,7 @@ enum What {
 struct ShellRun {
     argv: Vec<String>,
     cwd: PathBuf,
-    assessment: ShellAssessment,
+    assessment: ShellReading,
 }
 
 impl Call {
@@ -395,7 +395,7 @@ impl Call {
         &self.request
     }
     /// The shell tool's reading of a shell call.
-    pub fn shell_assessment(&self) -> Option<&ShellAssessment> {
+    pub fn shell_assessment(&self) -> Option<&ShellReading> {
         match &self.what {
             What::Shell(s) => Some(&s.assessment),
             What::File(_) => None,
@@ -617,8 +617,6 @@ pub struct Gate {
     front_end: FrontEnd,
     warnings: Vec<String>,
     engine: Mutex<Engine>,
-    /// The shell rules the tool's reading uses: the policy's, then the remembered ones.
-    shell_rules: cordon_policy::Shell,
     inherited: shell::Inherited,
     rules_file: Result<PathBuf, NoRulesFile>,
     saved: Arc<Mutex<Vec<String>>>,

@@ -17,7 +17,7 @@ use cordon_approval::{AskError, AsyncAsker, Key, Pending, Request};
 use cordon_netproxy::{
     Config, ConnectionRecord, Decide, Event, Proxy, ProxyHandle, Record, Verdict,
 };
-use cordon_tools::network::{self as tool, NetworkTool};
+use cordon_tools::network::NetworkTool;
 use cordon_tools::tool::Tool;
 
 use crate::{clean, lock, Call, Error, Gate, What, EXIT_DENIED};
@@ -33,7 +33,7 @@ impl Gate {
     pub fn network(&self, host: &str, port: u16) -> Result<Call, Error> {
         let target = cordon_policy::network::Target::new(host, port)
             .map_err(|e| Error::new(EXIT_DENIED, format!("network: {e}")))?;
-        let mut a = NetworkTool
+        let a = NetworkTool
             .assess(&serde_json::json!({ "target": target.to_string() }))
             .map_err(|e| Error::new(EXIT_DENIED, e))?;
         let id = audit::new_id().unwrap_or_default();
@@ -41,8 +41,6 @@ impl Gate {
         let request = Request::new(id, a.tool.clone(), vec![Key::new(a.keys.clone())])
             .with_presentation(a.presentation.clone())
             .with_args(a.args.clone());
-        // What `check` shows: the rules' verdict, remembered grants included.
-        a.verdict = tool::decide(lock(&self.engine).rules(), &a.keys);
         Ok(Call {
             request,
             shown: a.presentation.summary.clone(),

@@ -52,10 +52,8 @@ impl Gate {
         // The engine: the policy's rules, remembered "approve always" rules, the mode.
         let rules_file = persisted_rules_file(&policy);
         let mut rules = Rules::from_policy(&policy);
-        let mut shell_rules = policy.shell.clone();
         if let Ok(file) = &rules_file {
             let persisted = amend::load(file, &store).map_err(Error::Rules)?;
-            shell_rules.rules.extend(persisted.shell.iter().cloned());
             rules.add_persisted(persisted);
         }
         let mut engine = Engine::with_rules(rules, &policy);
@@ -145,7 +143,6 @@ impl Gate {
             front_end: opts.front_end,
             warnings,
             engine: Mutex::new(engine),
-            shell_rules,
             inherited,
             rules_file,
             saved,

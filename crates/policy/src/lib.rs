@@ -38,10 +38,12 @@ mod error;
 pub mod mcp;
 pub mod network;
 mod pattern;
+pub mod present;
 mod raw;
 pub mod requests;
 pub mod surface;
 pub mod trust;
+pub mod verdict;
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};

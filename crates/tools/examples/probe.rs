@@ -7,9 +7,12 @@ use std::io::BufRead;
 
 use cordon_approval::RuleSet;
 use cordon_policy::Policy;
-use cordon_tools::assess::{assess, ShellContext};
+use cordon_tools::assess::ShellContext;
 use cordon_tools::shell::parse;
+use judge::assess;
 
+#[path = "../tests/support/judge.rs"]
+mod judge;
 #[path = "../tests/support/review.rs"]
 mod review;
 

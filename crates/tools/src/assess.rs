@@ -1,14 +1,16 @@
-//! The shell tool's assessment: every simple command a line would run, each decided by the
-//! rules, plus the tool's own concerns (unparsed syntax, opaque code, writes outside the
-//! roots), combined into one most-restrictive decision. `cordon check` prints it and
-//! `cordon exec` acts on it, so what is checked is what runs.
+//! The shell tool's reading of a line: every simple command bash would run (its words, the key a
+//! rule matches, whether it is a wrapper that only carries another) and the concerns the reading
+//! raised (unparsed syntax, opaque code, writes outside the roots or to cordon's own files), each
+//! weighed `ask` or `deny`. Facts, never a rule's decision: the gate turns them into an
+//! `approval::Request` and the approval engine's one evaluator decides, so what `cordon check`
+//! prints is what `cordon exec` does.
 
 use std::path::{Component, Path, PathBuf};
 
-use cordon_approval::{Decision, RuleRef, RuleSet};
 use cordon_policy::{names_system_program, Action, Network, Policy};
 
-use crate::shell::{Concern, Effect, ParsedLine, SimpleCommand};
+pub use crate::shell::Concern as Found;
+use crate::shell::{ParsedLine, SimpleCommand};
 
 /// Where the line runs, to judge redirections.
 #[derive(Debug, Clone)]
@@ -69,6 +71,15 @@ impl ShellContext {
     }
 }
 
+/// The audit log's head file beside `log` (`LOG.head`), as the audit writer names it
+/// (`cordon_approval::audit::head_path`; a test keeps the two in step, since this crate does not
+/// depend on the approval layer).
+pub fn audit_head_path(log: &Path) -> PathBuf {
+    let mut s = log.as_os_str().to_os_string();
+    s.push(".head");
+    PathBuf::from(s)
+}
+
 /// cordon's own files for `policy`, which no tool call may write: the policy file and its
 /// `cordon.rules.toml` ("approve always" rules), the audit log and its directory (also the
 /// per-user default logs), the trust store (`$XDG_CONFIG_HOME/cordon`, else
@@ -103,7 +114,7 @@ pub fn policy_files(
             .map(PathBuf::as_path),
     ) {
         out.push(log.to_path_buf());
-        out.push(cordon_approval::audit::head_path(log));
+        out.push(audit_head_path(log));
         let dir = log
             .parent()
             .filter(|d| !writable.iter().any(|w| w.starts_with(d)));
@@ -124,118 +135,146 @@ pub fn policy_files(
     out
 }
 
-/// One simple command and the rules' decision on it.
-#[derive(Debug, Clone)]
-pub struct CommandVerdict {
-    /// The command.
-    pub command: SimpleCommand,
-    /// What the rules decided for it.
-    pub decision: Decision,
-    /// The words an approval engine decides for it (its [`SimpleCommand::key`]); `None` for a
-    /// transparent wrapper no rule names (`time`, `timeout 300`, `bash -c`), whose commands are
-    /// decided instead.
-    pub key: Option<Vec<String>>,
+/// How much a [`Concern`] weighs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// A person should look before it runs.
+    Ask,
+    /// It must never run, whatever the rules say.
+    Deny,
 }
 
-/// The whole line's assessment.
-#[derive(Debug, Clone)]
-pub struct ShellAssessment {
-    /// The most restrictive of every command's decision and every concern.
-    pub decision: Decision,
-    /// Every simple command, with its own decision.
-    pub commands: Vec<CommandVerdict>,
-    /// Concerns that raised the decision to at least `ask`, with their decisions.
-    pub concerns: Vec<(Concern, Decision)>,
-}
-
-impl ShellAssessment {
-    /// The tool's own verdict, apart from the rules: the most restrictive concern (unparsed
-    /// syntax, opaque code, writes outside the roots, …), or an ask when the line has no
-    /// command at all; `None` when the tool has no objection. An approval engine combines it
-    /// with its own rules (see `cordon_approval::Request::verdict`).
-    pub fn own_verdict(&self) -> Option<Decision> {
-        if self.commands.is_empty() {
-            return Some(self.decision.clone());
+impl Level {
+    /// The level as the policy's action (`ask` or `deny`).
+    pub fn action(self) -> Action {
+        match self {
+            Level::Ask => Action::Ask,
+            Level::Deny => Action::Deny,
         }
-        Decision::most_restrictive(self.concerns.iter().map(|(_, d)| d.clone()))
     }
 }
 
-/// Decides a parsed line.
-pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellAssessment {
+/// Something the reading of a line found that its commands' keys do not capture, weighed: an
+/// environment variable, a write outside the roots, code that cannot be seen, a line outside
+/// the analysed subset. Facts, not a decision: the approval engine combines them with the
+/// rules (a concern is never covered by a session grant).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Concern {
+    /// `ask` or `deny`.
+    pub level: Level,
+    /// What was found and why it matters, one line.
+    pub reason: String,
+    /// The built-in check that found it (`unparsed`, `environment`, `redirect`, …).
+    pub check: &'static str,
+    /// What the parser found, when the concern comes from the parse.
+    pub found: Option<Found>,
+    /// For an option's effect (`find . -delete`): the command's key and the option word an
+    /// explicit allow rule on that key must name to lift the concern.
+    pub lift: Option<(Vec<String>, String)>,
+}
+
+/// A command that needs no decision of its own unless a rule names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pass {
+    /// `wrapper` (it runs its command as it is; that command is among the line's) or
+    /// `state-only` (a builtin that only reads or sets the shell's own state).
+    pub check: &'static str,
+    /// Why, one line.
+    pub reason: String,
+}
+
+/// One simple command as bash will run it.
+#[derive(Debug, Clone)]
+pub struct CommandReading {
+    /// The command.
+    pub command: SimpleCommand,
+    /// The words a rule matches: the key the option tables normalised ([`SimpleCommand::key`]),
+    /// with the program as written (an allow rule on a bare name holds only for the program
+    /// the PATH finds, never for `./git`).
+    pub key: Vec<String>,
+    /// Set when the command needs no decision of its own unless a rule names it (a
+    /// transparent wrapper such as `timeout 300` or `bash -c`, or `cd src`).
+    pub passes: Option<Pass>,
+}
+
+/// What a shell line means: the commands bash will run and the concerns the reading raised.
+/// Decided by the approval engine, never here.
+#[derive(Debug, Clone)]
+pub struct ShellReading {
+    /// Every simple command, in the order bash meets them.
+    pub commands: Vec<CommandReading>,
+    /// Everything the keys do not capture, in the order found.
+    pub concerns: Vec<Concern>,
+}
+
+impl ShellReading {
+    /// The most severe concern (the first among equals), if any.
+    pub fn worst(&self) -> Option<&Concern> {
+        self.concerns
+            .iter()
+            .fold(None, |acc: Option<&Concern>, c| match acc {
+                Some(a) if a.level >= c.level => Some(a),
+                _ => Some(c),
+            })
+    }
+}
+
+/// Reads a parsed line in its context: every command with its key, and the concerns.
+pub fn assess(parsed: &ParsedLine, cx: &ShellContext) -> ShellReading {
     let planted = plantable_path_entries(cx);
-    let commands: Vec<CommandVerdict> = parsed
+    let mut concerns = Vec::new();
+    let commands: Vec<CommandReading> = parsed
         .commands
         .iter()
         .map(|c| {
-            // The key as the option tables normalised it, but the program as written: an allow
-            // rule on a bare name holds only for the program the PATH finds (or its path in a
-            // system directory), never for `./git` or `/tmp/evil/ls` (matching_command).
             let mut key = c.key.clone();
             if let (Some(k), Some(w)) = (key.first_mut(), c.words.first()) {
                 k.clone_from(w);
             }
-            let mut verdict = match rules.matching_command(&key) {
-                // A wrapper that runs its command as it is (`timeout`, `nice`, `bash -c`) is
-                // decided by that command, unless a rule names the wrapper; only the real
-                // program, not one named by another path.
-                None if c.transparent
-                    && c.words.first().is_some_and(|w| names_system_program(w)) =>
-                {
-                    CommandVerdict {
-                        command: c.clone(),
-                        decision: Decision {
-                            action: Action::Allow,
-                            reason: format!(
-                                "`{}` runs its command as it is; that command is decided by its own rules",
-                                c.words.first().map_or("", String::as_str)
-                            ),
-                            rule: RuleRef::Builtin("wrapper"),
-                        },
-                        key: None,
-                    }
-                }
-                // A builtin that only reads or sets the shell's state, which no rule names:
-                // allowed as a careful operator would (`true`, `[ -f x ]`, `set -e`, `cd src`).
-                None if c.state_only && state_only_allowed(c, parsed, cx) => CommandVerdict {
-                    command: c.clone(),
-                    decision: Decision {
-                        action: Action::Allow,
-                        reason: format!(
-                            "`{}` only reads or sets the shell's own state",
-                            c.words.join(" ")
-                        ),
-                        rule: RuleRef::Builtin("state-only"),
-                    },
-                    key: None,
-                },
-                matched => {
-                    let denied = matched.as_ref().is_some_and(|d| d.action == Action::Deny);
-                    let (key, decision) = match deny_reordered(rules, &key).filter(|_| !denied) {
-                        Some(reordered) => reordered,
-                        None => (key.clone(), matched.unwrap_or_else(|| rules.fallback())),
-                    };
-                    CommandVerdict {
-                        command: c.clone(),
-                        decision,
-                        key: Some(key),
-                    }
-                }
+            let name = c.words.first().map_or("", String::as_str);
+            // A wrapper that runs its command as it is (`timeout`, `nice`, `bash -c`) is decided
+            // by that command, unless a rule names the wrapper; only the real program, not one
+            // named by another path.
+            let passes = if c.transparent && names_system_program(name) {
+                Some(Pass {
+                    check: "wrapper",
+                    reason: format!(
+                        "`{name}` runs its command as it is; that command is decided by its own rules"
+                    ),
+                })
+            } else if c.state_only && state_only_allowed(c, parsed, cx) {
+                // A builtin that only reads or sets the shell's state: allowed as a careful
+                // operator would (`true`, `[ -f x ]`, `set -e`, `cd src`), unless a rule names it.
+                Some(Pass {
+                    check: "state-only",
+                    reason: format!(
+                        "`{}` only reads or sets the shell's own state",
+                        c.words.join(" ")
+                    ),
+                })
+            } else {
+                None
             };
-            if verdict.decision.action == Action::Allow && !planted.is_empty() {
+            if !planted.is_empty() {
                 if let Some(entry) = c.words.first().and_then(|n| shadowed(n, &planted, cx)) {
-                    verdict.decision = Decision {
-                        action: Action::Ask,
+                    concerns.push(Concern {
+                        level: Level::Ask,
                         reason: format!(
                             "`{}` is looked up on the PATH, whose entry `{}` the line can write to: the program that runs may be one the line puts there",
                             c.words[0],
                             entry.display()
                         ),
-                        rule: verdict.decision.rule,
-                    };
+                        check: "path",
+                        found: None,
+                        lift: None,
+                    });
                 }
             }
-            verdict
+            CommandReading {
+                command: c.clone(),
+                key,
+                passes,
+            }
         })
         .collect();
     // After `cd` (`pushd`, `popd`) a relative target is relative to a directory the line
@@ -251,137 +290,108 @@ pub fn assess(parsed: &ParsedLine, rules: &RuleSet, cx: &ShellContext) -> ShellA
         v.command
             .effects
             .iter()
-            .filter(|e| !allowed_by_its_rule(e, &v.decision))
             .filter(|e| !e.path.as_deref().is_some_and(in_project))
-            .map(|e| Concern::OptionEffect(e.detail.clone()))
+            .map(|e| {
+                (
+                    Found::OptionEffect(e.detail.clone()),
+                    Some((v.key.clone(), e.option.to_string())),
+                )
+            })
     });
-    let concerns: Vec<(Concern, Decision)> = parsed
+    let found = parsed
         .concerns
         .iter()
         .cloned()
+        .map(|c| (c, None))
         .chain(effects)
-        .filter_map(|c| {
-            let decision = match &c {
-                Concern::WriteRedirect(target) if moves && !target.starts_with(['/', '~']) => {
-                    concern_decision(&c)
+        .filter_map(|(c, lift)| {
+            let (level, check, reason) = match &c {
+                Found::WriteRedirect(target) if moves && !target.starts_with(['/', '~']) => {
+                    weigh(&c)
                 }
-                Concern::WriteRedirect(target) => {
+                Found::WriteRedirect(target) => {
                     if let Some(file) = writes_policy_file(target, cx) {
-                        policy_file_decision(target, &file)
+                        policy_file_concern(target, &file)
                     } else if writes_inside(target, cx) {
                         return None;
                     } else {
-                        concern_decision(&c)
+                        weigh(&c)
                     }
                 }
-                Concern::Network(_) if cx.network == Network::Deny => Decision {
-                    action: Action::Deny,
-                    reason: format!(
+                Found::Network(_) if cx.network == Network::Deny => (
+                    Level::Deny,
+                    "network",
+                    format!(
                         "{c}, and the policy denies network access (sandbox.network = \"deny\")"
                     ),
-                    rule: RuleRef::Builtin("network"),
-                },
-                _ => concern_decision(&c),
+                ),
+                _ => weigh(&c),
             };
-            Some((c, decision))
-        })
-        .collect();
-    // Among equals the first decides the reason: a transparent wrapper's pass-through comes
-    // last, so `timeout 60 pytest` is allowed by the rule on `pytest`.
-    let (passed, decided): (Vec<&CommandVerdict>, Vec<&CommandVerdict>) =
-        commands.iter().partition(|c| c.key.is_none());
-    let all = decided
-        .iter()
-        .map(|c| c.decision.clone())
-        .chain(concerns.iter().map(|(_, d)| d.clone()))
-        .chain(passed.iter().map(|c| c.decision.clone()));
-    let decision = Decision::most_restrictive(all).unwrap_or_else(|| Decision {
-        action: Action::Ask,
-        reason: "no command found in the line".into(),
-        rule: RuleRef::Builtin("empty"),
-    });
-    ShellAssessment {
-        decision,
-        commands,
-        concerns,
+            Some(Concern {
+                level,
+                reason,
+                check,
+                found: Some(c),
+                lift,
+            })
+        });
+    concerns.extend(found);
+    if commands.is_empty() {
+        concerns.push(Concern {
+            level: Level::Ask,
+            reason: "no command found in the line".into(),
+            check: "empty",
+            found: None,
+            lift: None,
+        });
     }
+    ShellReading { commands, concerns }
 }
 
-/// A deny rule that names an option matches wherever the option stands: programs read their
-/// options in any order (`git reset -q --hard`, `git push origin main --force`), and patterns
-/// are token prefixes. The key with one option word moved right after the program name, or
-/// after its first operand (a subcommand), that a deny rule matches, with that rule's decision.
-fn deny_reordered(rules: &RuleSet, key: &[String]) -> Option<(Vec<String>, Decision)> {
-    for (i, word) in key.iter().enumerate().skip(2) {
-        if !word.starts_with('-') || word == "-" || word == "--" {
-            continue;
-        }
-        for at in [1, 2] {
-            if at >= i {
-                continue;
-            }
-            let mut moved = key.to_vec();
-            let option = moved.remove(i);
-            moved.insert(at, option);
-            if let Some(d) = rules.matching(&moved).filter(|d| d.action == Action::Deny) {
-                return Some((moved, d));
-            }
-        }
-    }
-    None
-}
-
-/// Whether the allow rule that decided a command names the option with the effect (`find *
-/// -delete`): then the operator allowed that form, not just the program.
-fn allowed_by_its_rule(effect: &Effect, decision: &Decision) -> bool {
-    decision.action == Action::Allow
-        && matches!(&decision.rule, RuleRef::Rule { pattern, .. }
-            if pattern.split(' ').any(|token| token == effect.option))
-}
-
-fn concern_decision(c: &Concern) -> Decision {
+/// The weight of what the parser found: an ask, with the check that found it and why.
+fn weigh(c: &Found) -> (Level, &'static str, String) {
     let (tag, reason) = match c {
-        Concern::Unparsed(why) => (
+        Found::Unparsed(why) => (
             "unparsed",
             format!("the line cannot be fully understood: {why}"),
         ),
-        Concern::DynamicCommand(w) => (
+        Found::DynamicCommand(w) => (
             "dynamic-command",
             format!("the command name `{w}` is only known at run time"),
         ),
-        Concern::Opaque(w) => (
+        Found::Opaque(w) => (
             "opaque",
             format!("`{w}` runs code that cannot be checked in advance"),
         ),
-        Concern::WriteRedirect(t) => (
+        Found::WriteRedirect(t) => (
             "redirect",
             format!("`{t}` is written (a redirection or a program's option), outside the writable roots"),
         ),
-        Concern::OptionEffect(what) => (
+        Found::OptionEffect(what) => (
             "option",
             format!("{what}, which the rule allowing the program does not name"),
         ),
-        Concern::LoaderVariable(v) => (
+        Found::LoaderVariable(v) => (
             "loader-variable",
             format!("`{v}` changes which code a program loads"),
         ),
-        Concern::Rebinding(v) => (
+        Found::Rebinding(v) => (
             "rebinding",
             format!("`{v}` changes what later commands mean, so the commands the rules allowed may not be the ones that run"),
         ),
-        Concern::Network(t) => (
+        Found::Network(t) => (
             "network",
             format!("the redirection `{t}` connects to the network"),
         ),
-        Concern::DynamicRedirect(t) => (
+        Found::DynamicRedirect(t) => (
             "dynamic-redirect",
             format!("input is redirected from `{t}`, only known at run time (it may be a network connection)"),
         ),
-        Concern::Outside(what) => (
+        Found::Outside(what) => (
             "outside-subset",
             format!("the line uses what the shell analysis does not model: {what}"),
         ),
-        Concern::Environment(v) => (
+        Found::Environment(v) => (
             "environment",
             match c.variable() {
                 Some(name) if name != v => format!(
@@ -396,11 +406,7 @@ fn concern_decision(c: &Concern) -> Decision {
             },
         ),
     };
-    Decision {
-        action: Action::Ask,
-        reason,
-        rule: RuleRef::Builtin(tag),
-    }
+    (Level::Ask, tag, reason)
 }
 
 /// Is a redirection target a literal path inside a writable root?
@@ -578,187 +584,54 @@ fn writes_policy_file(target: &str, cx: &ShellContext) -> Option<PathBuf> {
         .cloned()
 }
 
-fn policy_file_decision(target: &str, file: &Path) -> Decision {
-    Decision {
-        action: Action::Deny,
-        reason: format!(
+fn policy_file_concern(target: &str, file: &Path) -> (Level, &'static str, String) {
+    (
+        Level::Deny,
+        "policy-file",
+        format!(
             "output is redirected to `{target}`, which writes cordon's own file `{}` (the policy, its rules, the audit log, the trust or session store)",
             file.display()
         ),
-        rule: RuleRef::Builtin("policy-file"),
-    }
-}
-
-/// The shell tool as a [`Tool`](crate::tool::Tool): `{"command": "LINE"}`. Its assessment is
-/// [`assess`] of the parsed line (the same one `cordon check` prints and `cordon exec` acts
-/// on); running it is the host's job, passed in with [`ShellTool::with_runner`] (cordon's own
-/// runner is the OS sandbox), so the tools layer never reaches into the sandbox layer.
-pub struct ShellTool {
-    rules: RuleSet,
-    cx: ShellContext,
-    runner: Option<Box<Runner>>,
-}
-
-type Runner = dyn Fn(&str) -> Result<serde_json::Value, crate::tool::ToolError> + Send + Sync;
-
-impl ShellTool {
-    /// The shell tool for `policy`'s shell rules and writable roots, running lines in `cwd`.
-    pub fn new(policy: &cordon_policy::Policy, cwd: PathBuf) -> ShellTool {
-        ShellTool {
-            rules: RuleSet::new(&policy.shell),
-            cx: ShellContext::for_policy(policy, cwd),
-            runner: None,
-        }
-    }
-
-    /// How an approved line is run.
-    pub fn with_runner(
-        mut self,
-        run: impl Fn(&str) -> Result<serde_json::Value, crate::tool::ToolError> + Send + Sync + 'static,
-    ) -> ShellTool {
-        self.runner = Some(Box::new(run));
-        self
-    }
-
-    /// The detailed assessment of a line: every simple command with its own decision.
-    pub fn assess_line(&self, line: &str) -> ShellAssessment {
-        assess(&crate::shell::parse(line), &self.rules, &self.cx)
-    }
-}
-
-impl crate::tool::Tool for ShellTool {
-    fn name(&self) -> &str {
-        "shell"
-    }
-
-    fn description(&self) -> &str {
-        "run a shell command line (with bash -c where installed, else /bin/sh -c) under the OS sandbox"
-    }
-
-    fn schema(&self) -> serde_json::Value {
-        serde_json::json!({
-            "type": "object",
-            "properties": {"command": {"type": "string", "description": "the command line"}},
-            "required": ["command"],
-            "additionalProperties": false,
-        })
-    }
-
-    fn assess(
-        &self,
-        args: &serde_json::Value,
-    ) -> Result<crate::tool::Assessment, crate::tool::ToolError> {
-        let bad = |message: &str| crate::tool::ToolError::InvalidArguments {
-            tool: "shell".into(),
-            message: message.into(),
-        };
-        let obj = args
-            .as_object()
-            .ok_or_else(|| bad("arguments must be a JSON object"))?;
-        if let Some(extra) = obj.keys().find(|k| *k != "command") {
-            return Err(bad(&format!("unknown argument `{extra}`")));
-        }
-        let line = obj
-            .get("command")
-            .and_then(|v| v.as_str())
-            .ok_or_else(|| bad("`command` (a string) is required"))?;
-        let a = self.assess_line(line);
-        let keys = std::iter::once("shell".to_string())
-            .chain(
-                a.commands
-                    .iter()
-                    .filter_map(|c| c.key.as_ref().map(|k| k.join(" "))),
-            )
-            .collect();
-        Ok(
-            crate::tool::Assessment::new("shell", serde_json::json!({"command": line}), keys)
-                .with_verdict(a.decision.clone())
-                .with_presentation(crate::tool::Presentation {
-                    summary: format!("run `{line}`"),
-                    preview: crate::tool::Preview::Command {
-                        argv: vec![crate::shell::line_shell().into(), "-c".into(), line.into()],
-                    },
-                    full: None,
-                }),
-        )
-    }
-
-    fn execute(
-        &self,
-        assessment: &crate::tool::Assessment,
-    ) -> Result<serde_json::Value, crate::tool::ToolError> {
-        // Decide again from the arguments: a forged or stale assessment cannot run.
-        let fresh = crate::tool::Tool::assess(self, &assessment.args)?;
-        if fresh.verdict.action == Action::Deny || assessment.verdict.action == Action::Deny {
-            return Err(crate::tool::ToolError::Denied {
-                tool: "shell".into(),
-                decision: fresh.verdict,
-            });
-        }
-        let line = fresh.args["command"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        match &self.runner {
-            Some(run) => run(&line),
-            None => Err(crate::tool::ToolError::NotExecutable {
-                tool: "shell".into(),
-            }),
-        }
-    }
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool::Tool;
-    use serde_json::json;
+    use crate::judge::assess as decide;
+    use cordon_approval::{RuleRef, RuleSet};
 
-    fn tool(default: &str) -> ShellTool {
-        let text = format!(
-            "version = 1\n[shell]\ndefault = \"{default}\"\n[[shell.rules]]\npattern = \"rm\"\naction = \"deny\"\nreason = \"no deleting\"\n"
+    fn rules(text: &str) -> (RuleSet, ShellContext) {
+        let policy = cordon_policy::Policy::parse(text, "p.toml", Path::new("/")).unwrap();
+        let cx = ShellContext::for_policy(&policy, PathBuf::from("/"));
+        (RuleSet::new(&policy.shell), cx)
+    }
+
+    #[test]
+    fn the_reading_is_facts_the_engine_decides() {
+        let (_, cx) = rules("version = 1\n");
+        let r = assess(
+            &crate::shell::parse("timeout 60 ls && echo x > /etc/y"),
+            &cx,
         );
-        let policy = cordon_policy::Policy::parse(&text, "p.toml", Path::new("/")).unwrap();
-        ShellTool::new(&policy, PathBuf::from("/")).with_runner(|line| Ok(json!({"ran": line})))
-    }
-
-    #[test]
-    fn assesses_every_command_of_the_line() {
-        let t = tool("allow");
-        let a = t
-            .assess(&json!({"command": "ls && sudo rm -rf /"}))
-            .unwrap();
-        assert_eq!(a.verdict.action, Action::Deny);
-        assert_eq!(a.verdict.reason, "no deleting");
-        assert_eq!(a.keys, ["shell", "ls", "sudo rm -rf /", "rm -rf /"]);
-        match t.execute(&a) {
-            Err(crate::tool::ToolError::Denied { tool, decision }) => {
-                assert_eq!(tool, "shell");
-                assert_eq!(decision.reason, "no deleting", "a denied line never runs");
-            }
-            other => panic!("a denied line never runs, got {other:?}"),
-        }
-        let ok = t.assess(&json!({"command": "ls -la"})).unwrap();
-        assert_eq!(t.execute(&ok).unwrap(), json!({"ran": "ls -la"}));
-    }
-
-    #[test]
-    fn a_forged_assessment_is_decided_again() {
-        let t = tool("allow");
-        let mut a = t.assess(&json!({"command": "ls"})).unwrap();
-        a.args = json!({"command": "rm -rf ~"});
-        assert!(matches!(
-            t.execute(&a),
-            Err(crate::tool::ToolError::Denied { .. })
-        ));
+        let keys: Vec<_> = r.commands.iter().map(|c| c.key.join(" ")).collect();
+        assert_eq!(keys, ["timeout 60 ls", "ls", "echo x"]);
+        assert_eq!(
+            r.commands[0].passes.as_ref().map(|p| p.check),
+            Some("wrapper")
+        );
+        assert!(r.commands[1].passes.is_none());
+        let worst = r.worst().unwrap();
+        assert_eq!((worst.level, worst.check), (Level::Ask, "redirect"));
+        let empty = assess(&crate::shell::parse(""), &cx);
+        assert_eq!(empty.concerns[0].check, "empty");
     }
 
     #[test]
     fn environment_variables_ask_unless_inert() {
-        let text = "version = 1\n[shell]\ndefault = \"deny\"\n[[shell.rules]]\npattern = \"git log\"\naction = \"allow\"\n";
-        let policy = cordon_policy::Policy::parse(text, "p.toml", Path::new("/")).unwrap();
-        let t = ShellTool::new(&policy, PathBuf::from("/"));
-        let a = t.assess_line("GIT_PAGER=\"touch /tmp/pwn\" git log");
+        let (rules, cx) = rules("version = 1\n[shell]\ndefault = \"deny\"\n[[shell.rules]]\npattern = \"git log\"\naction = \"allow\"\n");
+        let d = |line: &str| decide(&crate::shell::parse(line), &rules, &cx);
+        let a = d("GIT_PAGER=\"touch /tmp/pwn\" git log");
         assert_eq!(a.decision.action, Action::Ask, "{:?}", a.decision);
         assert_eq!(a.decision.rule, RuleRef::Builtin("environment"));
         assert!(
@@ -769,50 +642,52 @@ mod tests {
             "{}",
             a.decision.reason
         );
-        assert_eq!(a.own_verdict().unwrap().action, Action::Ask);
         for line in [
             "env GIT_SSH_COMMAND=x git log",
             "export HOME=/tmp/x; git log",
         ] {
-            let a = t.assess_line(line);
+            let a = d(line);
             let rules: Vec<_> = a.concerns.iter().map(|(_, d)| d.rule.clone()).collect();
             assert_eq!(rules, [RuleRef::Builtin("environment")], "{line}");
         }
-        let a = t.assess_line("LD_PRELOAD=/x.so git log");
-        assert_eq!(a.decision.rule, RuleRef::Builtin("loader-variable"));
+        assert_eq!(
+            d("LD_PRELOAD=/x.so git log").decision.rule,
+            RuleRef::Builtin("loader-variable")
+        );
         for line in [
             "LANG=C git log",
             "x=1; git log",
             "TERM=dumb NO_COLOR=1 git log",
         ] {
-            let a = t.assess_line(line);
+            let a = d(line);
             assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
         }
-        // An explicit deny still wins over the concern's ask.
-        let a = t.assess_line("GIT_PAGER=x git push");
-        assert_eq!(a.decision.action, Action::Deny);
+        // An explicit deny (here the default) still wins over the concern's ask.
+        assert_eq!(d("GIT_PAGER=x git push").decision.action, Action::Deny);
     }
 
     #[test]
-    fn bad_arguments_are_refused() {
-        let t = tool("ask");
-        let refused = |args: serde_json::Value| match t.assess(&args) {
-            Err(crate::tool::ToolError::InvalidArguments { tool, message }) => {
-                assert_eq!(tool, "shell");
-                message
-            }
-            other => panic!("{args}: expected InvalidArguments, got {other:?}"),
-        };
-        assert_eq!(refused(json!({})), "`command` (a string) is required");
-        assert_eq!(
-            refused(json!({"command": 3})),
-            "`command` (a string) is required"
-        );
-        assert_eq!(
-            refused(json!({"command": "ls", "cwd": "/"})),
-            "unknown argument `cwd`"
-        );
-        assert_eq!(refused(json!("ls")), "arguments must be a JSON object");
-        assert_eq!(t.schema()["required"], json!(["command"]));
+    fn a_planted_path_entry_asks_in_the_engine_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let (rules, mut cx) =
+            rules("version = 1\n[[shell.rules]]\npattern = \"ls\"\naction = \"allow\"\n");
+        cx.writable = vec![dir.path().to_path_buf()];
+        cx.search_path = vec![
+            dir.path().join("bin"),
+            PathBuf::from("/usr/bin"),
+            PathBuf::from("/bin"),
+        ];
+        let a = decide(&crate::shell::parse("ls"), &rules, &cx);
+        assert_eq!(a.decision.action, Action::Ask, "{:?}", a.decision);
+        assert_eq!(a.decision.rule, RuleRef::Builtin("path"));
+        // The concern is in the request the gate builds, so exec asks as check does.
+        let reading = assess(&crate::shell::parse("ls"), &cx);
+        assert_eq!(crate::judge::request(&reading).concerns[0].check, "path");
+    }
+
+    #[test]
+    fn the_head_file_is_named_as_the_audit_writer_names_it() {
+        let log = Path::new("/var/log/cordon/audit.jsonl");
+        assert_eq!(audit_head_path(log), cordon_approval::audit::head_path(log));
     }
 }

@@ -70,7 +70,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use cordon_approval::{Decision, RuleRef};
+use cordon_policy::verdict::{Decision, RuleRef};
 use cordon_policy::{Action, Mode, Policy};
 use rustix::fs::{AtFlags, FileType, Mode as FileMode, OFlags, RawMode, RenameFlags};
 use rustix::io::Errno;

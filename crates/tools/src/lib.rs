@@ -34,6 +34,41 @@
 //! );
 //! ```
 //!
+//! [`assess`] reads a parsed line in its context (the roots, cordon's own files, the `PATH`):
+//! the commands bash will run, each with the key a rule matches (a wrapper that only carries
+//! another command, such as `timeout 60`, passes unless a rule names it), and the concerns the
+//! reading raised, each weighed `ask` or `deny` with the check that found it. These are facts,
+//! never a rule's decision: this crate does not depend on the approval layer. The gate turns
+//! the reading into an `approval::Request` and the engine's one evaluator decides it:
+//!
+//! ```
+//! use cordon_policy::{Action, Policy};
+//! use cordon_tools::assess::{assess, Level, ShellContext};
+//! use cordon_tools::shell;
+//!
+//! let text = "version = 1\n[[shell.rules]]\npattern = \"ls\"\naction = \"allow\"\n";
+//! let policy = Policy::parse(text, "cordon.toml", std::path::Path::new("/")).unwrap();
+//! let cx = ShellContext::for_policy(&policy, "/".into());
+//! let reading = assess(&shell::parse("timeout 60 ls > /etc/motd"), &cx);
+//! let keys: Vec<String> = reading.commands.iter().map(|c| c.key.join(" ")).collect();
+//! assert_eq!(keys, ["timeout 60 ls", "ls"]);
+//! assert!(reading.commands[0].passes.is_some()); // the wrapper: `ls` is decided instead
+//! let worst = reading.worst().unwrap();
+//! assert_eq!((worst.level, worst.check), (Level::Ask, "redirect"));
+//!
+//! // The gate's request (crates/gate/src/call.rs): keys, passing keys and concerns.
+//! use cordon_approval::{Concern, Engine, Key, Passing, Request};
+//! let mut req = Request::shell("1", vec![Key::new(reading.commands[1].key.clone())]);
+//! req = req.with_passing(Passing {
+//!     key: Key::new(reading.commands[0].key.clone()),
+//!     check: "wrapper",
+//!     reason: "runs its command as it is".into(),
+//! });
+//! req = req.with_concern(Concern::new(worst.level.action(), worst.check, worst.reason.clone()));
+//! let x = Engine::new(&policy).explain(&req);
+//! assert_eq!(x.action(), Action::Ask); // `ls` is allowed; the write outside the roots asks
+//! ```
+//!
 //! [`tool`] is the interface every tool implements (name, JSON schema, an *assessment* of a
 //! call for approval, and its execution), with [`tool::Toolbox`] holding a policy's tools and
 //! [`tool::ConfiguredTool`] for user-defined `[tools.NAME]` entries. [`files`] holds the file
@@ -69,3 +104,10 @@ pub mod files;
 pub mod network;
 pub mod shell;
 pub mod tool;
+
+// The tests decide a reading as the gate does, through the approval engine (a dev-dependency).
+#[cfg(test)]
+extern crate self as cordon_tools;
+#[cfg(test)]
+#[path = "../tests/support/judge.rs"]
+mod judge;

@@ -4,7 +4,7 @@
 //! A connection to `HOST:PORT` is a call of tool `network` with the one key
 //! `["network", "HOST:PORT"]`, the host normalised ([`cordon_policy::network::Target`]: IDNA,
 //! lower case, IPv6 in brackets, IPv4-mapped IPv6 as IPv4). The policy's `[network]` section
-//! becomes that tool's rules and default ([`cordon_approval::network_rules`]), so the engine's
+//! becomes that tool's rules and default (`cordon_approval::network_rules`), so the engine's
 //! machinery — deny wins, ask, session grants, modes, no asking without a terminal, the audit
 //! log — decides connections exactly as it decides shell commands.
 //!
@@ -22,18 +22,21 @@
 //!
 //! let text = "version = 1\n[network]\nallow = [\"*.example.org:443\"]\ndeny = [\"bad.example.org\"]\n[sandbox]\nnetwork = \"proxy\"\n";
 //! let policy = Policy::parse(text, "cordon.toml", std::path::Path::new("/")).unwrap();
-//! let rules = cordon_approval::Rules::from_policy(&policy);
-//! let a = network::NetworkTool.assess(&json!({"target": "API.Example.org:443"})).unwrap();
-//! assert_eq!(a.keys, ["network", "api.example.org:443"]);
-//! assert_eq!(network::decide(&rules, &a.keys).action, Action::Allow);
-//! let a = network::NetworkTool.assess(&json!({"target": "bad.example.org:443"})).unwrap();
-//! assert_eq!(network::decide(&rules, &a.keys).action, Action::Deny);
+//! // The tool reads the call; the approval engine (here as the gate drives it) decides it.
+//! let engine = cordon_approval::Engine::new(&policy);
+//! let decide = |target: &str| {
+//!     let a = network::NetworkTool.assess(&json!({ "target": target })).unwrap();
+//!     let key = cordon_approval::Key::new(a.keys.clone());
+//!     (a.keys, engine.explain(&cordon_approval::Request::new("1", "network", vec![key])).action())
+//! };
+//! let (keys, action) = decide("API.Example.org:443");
+//! assert_eq!(keys, ["network", "api.example.org:443"]);
+//! assert_eq!(action, Action::Allow);
+//! assert_eq!(decide("bad.example.org:443").1, Action::Deny);
 //! assert!(network::NetworkTool.assess(&json!({"target": "0x7f.1:80"})).is_err());
 //! ```
 
-use cordon_approval::{Decision, RuleRef, Rules};
 use cordon_policy::network::{Target, NETWORK_TOOL};
-use cordon_policy::{Action, Policy};
 use serde_json::{json, Value};
 
 use crate::tool::{string_args, string_schema, Assessment, Presentation, Preview, Tool, ToolError};
@@ -94,44 +97,10 @@ impl Tool for NetworkTool {
     }
 }
 
-/// The rules' verdict on a `network` key, as the engine reaches it before anyone is asked:
-/// a matching deny entry, else an allow entry, else the `[network]` default. What
-/// `cordon check network HOST:PORT` prints.
-pub fn decide(rules: &Rules, key: &[String]) -> Decision {
-    if let Some(v) = rules.decide_key(NETWORK_TOOL, key) {
-        return Decision {
-            action: v.action,
-            reason: v.reason,
-            rule: match v.by {
-                cordon_approval::By::Rule { location, pattern }
-                | cordon_approval::By::PersistedGrant { location, pattern } => {
-                    RuleRef::Rule { location, pattern }
-                }
-                cordon_approval::By::Tool(r) => r,
-                _ => RuleRef::Default,
-            },
-        };
-    }
-    match rules.tool_default(NETWORK_TOOL) {
-        Some((action, _, reason)) => Decision {
-            action,
-            reason: reason.to_string(),
-            rule: RuleRef::Default,
-        },
-        None => Decision {
-            action: Action::Deny,
-            reason: "no [network] rules: no host may be reached".into(),
-            rule: RuleRef::Default,
-        },
-    }
-}
-
-/// `cordon check network HOST:PORT` (or `target=HOST:PORT`): the call's assessment with the
-/// verdict of `policy`'s rules ([`decide`]). Anything but one target is an error.
-pub fn check<'a>(
-    policy: &Policy,
-    words: impl IntoIterator<Item = &'a String>,
-) -> Result<Assessment, ToolError> {
+/// `cordon check network HOST:PORT` (or `target=HOST:PORT`): the call's reading (the engine
+/// decides it, with the same rules as a running command's connection). Anything but one target
+/// is an error.
+pub fn check<'a>(words: impl IntoIterator<Item = &'a String>) -> Result<Assessment, ToolError> {
     let words: Vec<&String> = words.into_iter().collect();
     let [word] = words.as_slice() else {
         return Err(ToolError::InvalidArguments {
@@ -140,7 +109,5 @@ pub fn check<'a>(
         });
     };
     let target = word.strip_prefix("target=").unwrap_or(word);
-    let mut a = NetworkTool.assess(&json!({ "target": target }))?;
-    a.verdict = decide(&Rules::from_policy(policy), &a.keys);
-    Ok(a)
+    NetworkTool.assess(&json!({ "target": target }))
 }

@@ -31,7 +31,7 @@
 
 use std::collections::BTreeMap;
 
-use cordon_approval::{Decision, RuleRef};
+use cordon_policy::verdict::{Decision, RuleRef};
 use cordon_policy::{Action, Policy, ToolConfig};
 use serde_json::{json, Value};
 
@@ -130,8 +130,9 @@ impl Assessment {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Precondition(pub(crate) Vec<i128>);
 
-/// The presentation types are shared with the approval layer (one definition).
-pub use cordon_approval::{Presentation, Preview};
+/// The presentation types are shared with the approval layer (one definition, in the policy
+/// crate below both).
+pub use cordon_policy::present::{Presentation, Preview};
 
 /// Why a tool call failed before or while running (a refusal by configuration is not an
 /// error: it is an assessment with verdict `deny`).

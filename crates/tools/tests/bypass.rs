@@ -8,12 +8,15 @@ use std::path::{Path, PathBuf};
 
 use cordon_approval::RuleSet;
 use cordon_policy::{Action, Network, Policy};
-use cordon_tools::assess::{assess, policy_files, ShellContext};
+use cordon_tools::assess::{policy_files, ShellContext};
 use cordon_tools::files::{FileOp, FileTools, Limits};
 use cordon_tools::shell::{parse_in, Concern, Inherited};
 use cordon_tools::tool::Tool;
+use judge::assess;
 use serde_json::json;
 
+#[path = "support/judge.rs"]
+mod judge;
 #[path = "support/review.rs"]
 mod review;
 use review::REVIEW_RULES;

@@ -13,9 +13,12 @@ use std::path::{Path, PathBuf};
 
 use cordon_approval::{RuleRef, RuleSet};
 use cordon_policy::{Action, Policy};
-use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
+use cordon_tools::assess::ShellContext;
 use cordon_tools::shell::parse;
+use judge::{assess, ShellAssessment};
 
+#[path = "support/judge.rs"]
+mod judge;
 #[path = "support/review.rs"]
 mod review;
 use review::REVIEW_RULES;

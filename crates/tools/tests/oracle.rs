@@ -16,11 +16,14 @@
 
 use cordon_approval::RuleSet;
 use cordon_policy::{Action, Policy};
-use cordon_tools::assess::{assess, ShellAssessment, ShellContext};
+use cordon_tools::assess::ShellContext;
 use cordon_tools::shell::{parse, parse_argv};
+use judge::{assess, ShellAssessment};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
+#[path = "support/judge.rs"]
+mod judge;
 #[path = "support/review.rs"]
 mod review;
 

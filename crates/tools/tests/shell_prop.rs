@@ -3,12 +3,15 @@
 
 use cordon_approval::RuleSet;
 use cordon_policy::{Action, Policy};
-use cordon_tools::assess::{assess, ShellContext};
+use cordon_tools::assess::ShellContext;
 use cordon_tools::shell::parse;
+use judge::assess;
 use proptest::prelude::*;
 
 #[path = "support/denied_anywhere.rs"]
 mod denied_anywhere;
+#[path = "support/judge.rs"]
+mod judge;
 
 fn judge() -> (RuleSet, ShellContext) {
     let dir = std::env::temp_dir();

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::decide::Call;
-use super::{host_path, object, string, Answer, Input, Mapped, Reply};
+use super::{host_path, object, string, Answer, Error, Input, Mapped, Reply};
 
 /// The hook's stdin. Unknown fields are accepted (newer versions add some).
 // Every documented field is declared, used or not: the type is the protocol.
@@ -65,18 +65,15 @@ pub struct PreToolUseOutput {
     pub hook_specific_output: HookSpecificOutput,
 }
 
-pub fn parse(v: Value) -> Result<Input, String> {
+pub fn parse(v: Value) -> Result<Input, Error> {
     object(&v, "tool_input")?;
-    let input: PreToolUseInput = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let input: PreToolUseInput = serde_json::from_value(v).map_err(Error::Shape)?;
     if input.hook_event_name != "PreToolUse" {
-        return Err(format!(
-            "event `{}`, not PreToolUse",
-            crate::term::clean(&input.hook_event_name)
-        ));
+        return Err(Error::event(&input.hook_event_name, "PreToolUse"));
     }
     let cwd = std::path::PathBuf::from(&input.cwd);
     if !cwd.is_absolute() {
-        return Err("`cwd` is not an absolute path".into());
+        return Err(Error::RelativeCwd);
     }
     let ti = &input.tool_input;
     let file =
@@ -87,7 +84,7 @@ pub fn parse(v: Value) -> Result<Input, String> {
             args,
         },
     };
-    let listing = |key: &str| -> Result<Mapped, String> {
+    let listing = |key: &str| -> Result<Mapped, Error> {
         let dir = match ti.get(key) {
             None | Some(Value::Null) => cwd.to_string_lossy().into_owned(),
             Some(_) => file(key)?,

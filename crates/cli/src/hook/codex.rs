@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::decide::Call;
-use super::{host_path, object, string, Answer, Input, Mapped, Reply};
+use super::{host_path, object, string, Answer, Error, Input, Mapped, Reply};
 
 /// The hook's stdin. Unknown fields are accepted.
 // Every documented field is declared, used or not: the type is the protocol.
@@ -81,7 +81,7 @@ pub struct PreToolUseCommandOutput {
 /// markers in any case, any space after the colon — and for each both the path as Codex takes
 /// it and the path trimmed. A line Codex reads as content (an added or context line) may thus
 /// name a file too: one call more to decide, never one less.
-pub fn patch_calls(patch: &str, cwd: &std::path::Path) -> Result<Call, String> {
+pub fn patch_calls(patch: &str, cwd: &std::path::Path) -> Result<Call, Error> {
     const MARKERS: [(&str, &str); 4] = [
         ("*** add file:", "write_file"),
         ("*** update file:", "write_file"),
@@ -122,23 +122,20 @@ pub fn patch_calls(patch: &str, cwd: &std::path::Path) -> Result<Call, String> {
         }
     }
     if calls.is_empty() {
-        return Err("apply_patch names no file (no `*** Add/Update/Delete File:` line)".into());
+        return Err(Error::NoPatchFile);
     }
     Ok(Call::All(calls))
 }
 
-pub fn parse(v: Value) -> Result<Input, String> {
+pub fn parse(v: Value) -> Result<Input, Error> {
     object(&v, "tool_input")?;
-    let input: PreToolUseCommandInput = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let input: PreToolUseCommandInput = serde_json::from_value(v).map_err(Error::Shape)?;
     if input.hook_event_name != "PreToolUse" {
-        return Err(format!(
-            "event `{}`, not PreToolUse",
-            crate::term::clean(&input.hook_event_name)
-        ));
+        return Err(Error::event(&input.hook_event_name, "PreToolUse"));
     }
     let cwd = std::path::PathBuf::from(&input.cwd);
     if !cwd.is_absolute() {
-        return Err("`cwd` is not an absolute path".into());
+        return Err(Error::RelativeCwd);
     }
     let ti = &input.tool_input;
     let mapped = match input.tool_name.as_str() {

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::decide::Call;
-use super::{host_path, object, string, Answer, Input, Mapped, Reply};
+use super::{host_path, object, string, Answer, Error, Input, Mapped, Reply};
 
 /// The hook's stdin. Unknown fields are accepted.
 // Every documented field is declared, used or not: the type is the protocol.
@@ -62,38 +62,35 @@ pub struct BeforeToolOutput {
 }
 
 /// The first of `keys` present in `map`, as a string.
-fn first<'a>(map: &'a Map<String, Value>, keys: &[&str]) -> Result<Option<&'a str>, String> {
+fn first<'a>(map: &'a Map<String, Value>, keys: &[&str]) -> Result<Option<&'a str>, Error> {
     for k in keys {
         match map.get(*k) {
             None | Some(Value::Null) => continue,
             Some(Value::String(s)) => return Ok(Some(s)),
-            Some(_) => return Err(format!("`{k}` is not a string")),
+            Some(_) => return Err(Error::WrongType(k.to_string())),
         }
     }
     Ok(None)
 }
 
-pub fn parse(v: Value) -> Result<Input, String> {
+pub fn parse(v: Value) -> Result<Input, Error> {
     object(&v, "tool_input")?;
-    let input: BeforeToolInput = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let input: BeforeToolInput = serde_json::from_value(v).map_err(Error::Shape)?;
     if input.hook_event_name != "BeforeTool" {
-        return Err(format!(
-            "event `{}`, not BeforeTool",
-            crate::term::clean(&input.hook_event_name)
-        ));
+        return Err(Error::event(&input.hook_event_name, "BeforeTool"));
     }
     let cwd = std::path::PathBuf::from(&input.cwd);
     if !cwd.is_absolute() {
-        return Err("`cwd` is not an absolute path".into());
+        return Err(Error::RelativeCwd);
     }
     let ti = &input.tool_input;
     let abs = |p: &str| host_path(&cwd, p).to_string_lossy().into_owned();
-    let file = |keys: &[&str]| -> Result<String, String> {
+    let file = |keys: &[&str]| -> Result<String, Error> {
         first(ti, keys)?
             .map(abs)
-            .ok_or_else(|| format!("`{}` is missing", keys[0]))
+            .ok_or_else(|| Error::Missing(keys[0].to_string()))
     };
-    let dir = |keys: &[&str]| -> Result<String, String> {
+    let dir = |keys: &[&str]| -> Result<String, Error> {
         Ok(first(ti, keys)?.map(abs).unwrap_or_else(|| abs(".")))
     };
     let tool = |tool: &str, args: Value| Mapped::Call {

@@ -153,7 +153,7 @@ impl Reply {
 pub fn run(host: Host, policy: Option<PathBuf>) -> i32 {
     let reply = match read_input(&mut std::io::stdin().lock()) {
         Ok(bytes) => respond(host, policy.as_deref(), &bytes),
-        Err(e) => Reply::block(&e),
+        Err(e) => Reply::block(&e.to_string()),
     };
     use std::io::Write;
     let mut out = std::io::stdout().lock();
@@ -171,25 +171,74 @@ pub fn run(host: Host, policy: Option<PathBuf>) -> i32 {
 }
 
 /// Reads at most [`MAX_INPUT`] bytes; more is an error (the call is blocked).
-pub fn read_input(r: &mut dyn Read) -> Result<Vec<u8>, String> {
+pub fn read_input(r: &mut dyn Read) -> Result<Vec<u8>, Error> {
     let mut bytes = Vec::new();
     r.take(MAX_INPUT + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the hook input: {e}"))?;
+        .map_err(Error::Read)?;
     if bytes.len() as u64 > MAX_INPUT {
-        return Err(format!(
-            "hook input larger than {} MiB: blocked",
-            MAX_INPUT >> 20
-        ));
+        return Err(Error::TooLarge(MAX_INPUT));
     }
     Ok(bytes)
+}
+
+/// Why the hook cannot answer with a decision: the host's input cannot be read (the call is
+/// blocked, the message names what is wrong), or cordon failed to decide (the call is denied,
+/// with the gate's error as it is). Turned into the host's reply in one place, [`respond`].
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot read the hook input: {0}")]
+    Read(#[source] std::io::Error),
+    #[error("hook input larger than {} MiB: blocked", .0 >> 20)]
+    TooLarge(u64),
+    #[error("hook input is not JSON ({0}): blocked")]
+    NotJson(#[source] serde_json::Error),
+    /// The input's shape is not the host's (a field missing or of another type).
+    #[error("{0}")]
+    Shape(#[source] serde_json::Error),
+    #[error("`{0}` is missing or not an object")]
+    NotObject(String),
+    #[error("`{0}` is missing or not a string")]
+    NotString(String),
+    #[error("`{0}` is not a string")]
+    WrongType(String),
+    #[error("`{0}` is missing")]
+    Missing(String),
+    /// Another hook event than the one cordon is installed for.
+    #[error("event `{found}`, not {want}")]
+    Event { found: String, want: &'static str },
+    #[error("`cwd` is not an absolute path")]
+    RelativeCwd,
+    #[error("apply_patch names no file (no `*** Add/Update/Delete File:` line)")]
+    NoPatchFile,
+    #[error("a NUL byte cannot be passed to a shell")]
+    NulByte,
+    /// A path the rewritten command must name is not UTF-8 (`the cordon binary's`, `the
+    /// policy's`).
+    #[error("{0} path is not UTF-8")]
+    NotUtf8(&'static str),
+    #[error("cannot find the cordon binary: {0}")]
+    NoBinary(#[source] std::io::Error),
+    /// cordon failed to decide (the policy, the audit log, a host grant): the call is denied.
+    #[error(transparent)]
+    Gate(#[from] cordon_gate::Error),
+}
+
+impl Error {
+    /// Another event than `want`, its name made safe for a terminal.
+    pub fn event(found: &str, want: &'static str) -> Error {
+        Error::Event {
+            found: crate::term::clean(found),
+            want,
+        }
+    }
 }
 
 /// The whole hook: input bytes → the host's answer.
 pub fn respond(host: Host, policy: Option<&Path>, bytes: &[u8]) -> Reply {
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
-        Err(e) => return Reply::block(&format!("hook input is not JSON ({e}): blocked")),
+        Err(e) => return Reply::block(&Error::NotJson(e).to_string()),
     };
     let input = match host {
         Host::Claude => claude::parse(value),
@@ -202,7 +251,9 @@ pub fn respond(host: Host, policy: Option<&Path>, bytes: &[u8]) -> Reply {
     };
     let answer = match answer(host, policy, &input) {
         Ok(a) => a,
-        Err(e) => Answer::Deny { reason: e },
+        Err(e) => Answer::Deny {
+            reason: e.to_string(),
+        },
     };
     match host {
         Host::Claude => claude::render(&input, &answer),
@@ -212,8 +263,8 @@ pub fn respond(host: Host, policy: Option<&Path>, bytes: &[u8]) -> Reply {
 }
 
 /// Decides the mapped call; `Err`: cordon's own failure, which denies.
-fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, String> {
-    let decider = Decider::open(policy, &input.cwd, host.client()).map_err(|e| e.to_string())?;
+fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, Error> {
+    let decider = Decider::open(policy, &input.cwd, host.client())?;
     let call = match &input.mapped {
         Mapped::Call { call } => call.clone(),
         Mapped::Unmapped(name) | Mapped::Network(name) if decider.has_tool(name) => Call::Tool {
@@ -295,7 +346,7 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
             reason: decider.refuse("shell", line, "host-grant-submitted", reason),
         });
     }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the cordon binary: {e}"))?;
+    let exe = std::env::current_exe().map_err(Error::NoBinary)?;
     let policy_file = decider.policy_file();
     Ok(match decider.decide(&call) {
         Ok(Outcome::Allowed { reason, .. }) => Answer::Allow {
@@ -324,8 +375,7 @@ fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, St
                     cwd,
                     line,
                     host.client(),
-                )
-                .map_err(|e| e.to_string())?;
+                )?;
                 Some(exec_line(
                     Some(&exe),
                     policy_file.as_deref(),
@@ -412,16 +462,13 @@ pub fn exec_line(
     policy: Option<&Path>,
     grant: Option<&str>,
     line: &str,
-) -> Result<String, String> {
+) -> Result<String, Error> {
     if line.contains('\0') {
-        return Err("a NUL byte cannot be passed to a shell".into());
+        return Err(Error::NulByte);
     }
     // `None`: the bare name, for a person to type.
     let mut out = match exe {
-        Some(exe) => quote(
-            exe.to_str()
-                .ok_or("the cordon binary's path is not UTF-8")?,
-        ),
+        Some(exe) => quote(exe.to_str().ok_or(Error::NotUtf8("the cordon binary's"))?),
         None => "cordon".to_string(),
     };
     out.push_str(" exec");
@@ -431,7 +478,7 @@ pub fn exec_line(
         out.push_str(" --from-hook");
     }
     if let Some(p) = policy {
-        let p = p.to_str().ok_or("the policy's path is not UTF-8")?;
+        let p = p.to_str().ok_or(Error::NotUtf8("the policy's"))?;
         out.push_str(" --policy ");
         out.push_str(&quote(p));
     }
@@ -446,17 +493,17 @@ pub fn exec_line(
 }
 
 /// The object under `key` in `v`, or an error naming it.
-pub fn object<'a>(v: &'a Value, key: &str) -> Result<&'a serde_json::Map<String, Value>, String> {
+pub fn object<'a>(v: &'a Value, key: &str) -> Result<&'a serde_json::Map<String, Value>, Error> {
     v.get(key)
         .and_then(Value::as_object)
-        .ok_or_else(|| format!("`{key}` is missing or not an object"))
+        .ok_or_else(|| Error::NotObject(key.to_string()))
 }
 
 /// The string under `key` in `map`, or an error naming it.
-pub fn string<'a>(map: &'a serde_json::Map<String, Value>, key: &str) -> Result<&'a str, String> {
+pub fn string<'a>(map: &'a serde_json::Map<String, Value>, key: &str) -> Result<&'a str, Error> {
     map.get(key)
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("`{key}` is missing or not a string"))
+        .ok_or_else(|| Error::NotString(key.to_string()))
 }
 
 /// An absolute path from the host (relative ones are taken from `cwd`).

@@ -57,6 +57,45 @@ fn parse_backend(s: &str) -> Result<cordon_policy::Backend, String> {
         .ok_or_else(|| format!("unknown backend `{s}` (auto, landlock, bwrap, seatbelt, none)"))
 }
 
+/// Why the MCP server cannot do what was asked: a `run_command` call whose arguments it
+/// refuses (answered to the client as the tool's error), a retry it cannot match to an ask, the
+/// tool list it cannot build, or a session that failed. The gate's own errors are answered as
+/// they are; this is the rest of the front end's.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("run_command: unknown argument `{0}`")]
+    UnknownArgument(String),
+    #[error("run_command: `{0}` is required")]
+    Required(&'static str),
+    #[error("run_command: `{0}` must be a string")]
+    NotString(&'static str),
+    #[error("run_command: `{0}` is empty")]
+    Empty(&'static str),
+    #[error("run_command: `timeout_s` must be a positive number")]
+    TimeoutNotPositive,
+    #[error("run_command: `timeout_s` is out of range")]
+    TimeoutOutOfRange,
+    #[error(
+        "cordon: this retry's requestState is unknown or was used already; call the tool again"
+    )]
+    UnknownRetry,
+    #[error("cordon: this retry is not the call that was to be approved; call the tool again")]
+    OtherCall,
+    #[error("cordon: cannot make an approval handle: {0}")]
+    Handle(#[source] std::io::Error),
+    #[error("{0}")]
+    Form(#[source] cordon_gate::AskError),
+    /// The policy's file tools cannot be set up.
+    #[error(transparent)]
+    Tool(#[from] cordon_tools::tool::ToolError),
+    #[error("the file tool `{0}` is missing")]
+    MissingTool(&'static str),
+    #[error("the client's handshake failed: {0}")]
+    Handshake(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("the session ended with an error: {0}")]
+    Session(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
 /// Runs the server until the client closes stdin; the exit code.
 pub fn run(args: McpArgs) -> i32 {
     if let Some(McpCommand::Wrap(w)) = args.command {

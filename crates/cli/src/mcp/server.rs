@@ -21,7 +21,7 @@ use super::elicit::{self, ConnectionElicit, Elicit, Preset};
 use super::tools::{self, OUTPUT_LIMIT};
 
 /// Serves `tools` on stdio until the client goes away.
-pub async fn serve(opts: Options, tools: Vec<Tool>) -> Result<(), String> {
+pub async fn serve(opts: Options, tools: Vec<Tool>) -> Result<(), super::Error> {
     let server = Cordon {
         opts,
         tools: Arc::new(tools),
@@ -33,11 +33,11 @@ pub async fn serve(opts: Options, tools: Vec<Tool>) -> Result<(), String> {
     let running = server
         .serve(transport)
         .await
-        .map_err(|e| format!("the client's handshake failed: {e}"))?;
+        .map_err(|e| super::Error::Handshake(Box::new(e)))?;
     running
         .waiting()
         .await
-        .map_err(|e| format!("the session ended with an error: {e}"))?;
+        .map_err(|e| super::Error::Session(Box::new(e)))?;
     Ok(())
 }
 
@@ -133,7 +133,7 @@ impl ServerHandler for Cordon {
                     .answer(&state, &name, &args, request.input_responses)
                 {
                     Ok(answer) => Some(answer),
-                    Err(refusal) => return Ok(tools::error(refusal).into()),
+                    Err(refusal) => return Ok(tools::error(refusal.to_string()).into()),
                 },
                 None => None,
             };
@@ -148,7 +148,7 @@ impl ServerHandler for Cordon {
                     let message = elicit::message(call.tool(), call.preview(), &p.reason);
                     return Ok(match self.asks.input_required(&name, &args, message) {
                         Ok(r) => CallToolResponse::InputRequired(r),
-                        Err(e) => tools::error(e).into(),
+                        Err(e) => tools::error(e.to_string()).into(),
                     });
                 }
             }
@@ -193,7 +193,7 @@ fn prepare(
     args: &JsonObject,
 ) -> Result<(Call, Option<std::time::Duration>), CallToolResult> {
     if name == "run_command" {
-        let a = tools::run_args(args).map_err(tools::error)?;
+        let a = tools::run_args(args).map_err(|e| tools::error(e.to_string()))?;
         let cwd = a.cwd.as_deref().map(std::path::Path::new);
         let call = gate
             .shell(Command::Line(a.command), cwd)
@@ -295,10 +295,9 @@ impl Asks {
         tool: &str,
         args: &JsonObject,
         message: String,
-    ) -> Result<InputRequiredResult, String> {
-        let params = elicit::params(message).map_err(|e| e.to_string())?;
-        let handle = cordon_approval::audit::new_id()
-            .map_err(|e| format!("cordon: cannot make an approval handle: {e}"))?;
+    ) -> Result<InputRequiredResult, super::Error> {
+        let params = elicit::params(message).map_err(super::Error::Form)?;
+        let handle = cordon_approval::audit::new_id().map_err(super::Error::Handle)?;
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if pending.len() >= MAX_PENDING {
             pending.remove(0);
@@ -319,17 +318,14 @@ impl Asks {
         tool: &str,
         args: &JsonObject,
         responses: Option<InputResponses>,
-    ) -> Result<Result<Answer, AskError>, String> {
+    ) -> Result<Result<Answer, AskError>, super::Error> {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let Some(at) = pending.iter().position(|(h, _, _)| h == state) else {
-            return Err("cordon: this retry's requestState is unknown or was used already; call the tool again".into());
+            return Err(super::Error::UnknownRetry);
         };
         let (_, t, a) = pending.remove(at);
         if t != tool || &a != args {
-            return Err(
-                "cordon: this retry is not the call that was to be approved; call the tool again"
-                    .into(),
-            );
+            return Err(super::Error::OtherCall);
         }
         let answer = responses
             .and_then(|mut r| r.remove(APPROVAL))
@@ -404,10 +400,10 @@ mod tests {
         let a = obj(json!({"command": "touch x"}));
         let state = |r: InputRequiredResult| r.request_state.unwrap();
         let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
-        assert_eq!(
+        assert!(matches!(
             asks.answer(&h, "run_command", &a, responses("once")),
             Ok(Ok(Answer::Once))
-        );
+        ));
         assert!(
             asks.answer(&h, "run_command", &a, responses("once"))
                 .is_err(),

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cordon_policy::{Network, Policy};
+
+use super::Error;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{json, Value};
 
@@ -33,7 +35,7 @@ fn object(v: Value) -> Arc<JsonObject> {
 }
 
 /// The tool list for `policy`.
-pub fn definitions(policy: &Policy) -> Result<Vec<Tool>, String> {
+pub fn definitions(policy: &Policy) -> Result<Vec<Tool>, Error> {
     let network = policy.sandbox.network == Network::Allow;
     let mut tools = vec![Tool::new(
         "run_command",
@@ -70,10 +72,10 @@ pub fn definitions(policy: &Policy) -> Result<Vec<Tool>, String> {
             // The sandbox's network switch is the policy's: closed unless it says allow.
             .open_world(network),
     )];
-    let files = cordon_tools::files::file_tools(policy).map_err(|e| e.to_string())?;
+    let files = cordon_tools::files::file_tools(policy)?;
     for name in FILE_TOOLS {
         let Some(t) = files.iter().find(|t| t.name() == name) else {
-            return Err(format!("the file tool `{name}` is missing"));
+            return Err(Error::MissingTool(name));
         };
         let (read_only, destructive, idempotent) = match name {
             "read_file" | "list_dir" => (true, false, true),
@@ -111,31 +113,30 @@ pub struct RunArgs {
 }
 
 /// Parses `run_command`'s arguments strictly: unknown keys and wrong types are refused.
-pub fn run_args(args: &JsonObject) -> Result<RunArgs, String> {
+pub fn run_args(args: &JsonObject) -> Result<RunArgs, Error> {
     for key in args.keys() {
         if !matches!(key.as_str(), "command" | "cwd" | "timeout_s") {
-            return Err(format!("run_command: unknown argument `{key}`"));
+            return Err(Error::UnknownArgument(key.clone()));
         }
     }
     let command = match args.get("command") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-        Some(Value::String(_)) => return Err("run_command: `command` is empty".into()),
-        Some(_) => return Err("run_command: `command` must be a string".into()),
-        None => return Err("run_command: `command` is required".into()),
+        Some(Value::String(_)) => return Err(Error::Empty("command")),
+        Some(_) => return Err(Error::NotString("command")),
+        None => return Err(Error::Required("command")),
     };
     let cwd = match args.get("cwd") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return Err("run_command: `cwd` must be a string".into()),
+        Some(_) => return Err(Error::NotString("cwd")),
     };
     let timeout = match args.get("timeout_s") {
         None | Some(Value::Null) => None,
         Some(v) => match v.as_f64() {
-            Some(s) if s > 0.0 && s.is_finite() => Some(
-                Duration::try_from_secs_f64(s)
-                    .map_err(|_| "run_command: `timeout_s` is out of range".to_string())?,
-            ),
-            _ => return Err("run_command: `timeout_s` must be a positive number".into()),
+            Some(s) if s > 0.0 && s.is_finite() => {
+                Some(Duration::try_from_secs_f64(s).map_err(|_| Error::TimeoutOutOfRange)?)
+            }
+            _ => return Err(Error::TimeoutNotPositive),
         },
     };
     Ok(RunArgs {
@@ -218,26 +219,54 @@ mod tests {
     #[test]
     fn run_args_are_strict() {
         assert_eq!(
-            run_args(&obj(json!({"command": "ls", "timeout_s": 1.5}))),
-            Ok(RunArgs {
+            run_args(&obj(json!({"command": "ls", "timeout_s": 1.5}))).unwrap(),
+            RunArgs {
                 command: "ls".into(),
                 cwd: None,
                 timeout: Some(Duration::from_millis(1500)),
-            })
+            }
         );
-        for bad in [
-            json!({}),
-            json!({"command": ""}),
-            json!({"command": 1}),
-            json!({"command": "ls", "cwd": 3}),
-            json!({"command": "ls", "timeout_s": 0}),
-            json!({"command": "ls", "timeout_s": -1}),
-            json!({"command": "ls", "timeout_s": "5"}),
-            json!({"command": "ls", "timeout_s": 1e300}),
-            json!({"command": "ls", "policy": "x"}),
+        for (bad, want) in [
+            (json!({}), "run_command: `command` is required"),
+            (json!({"command": ""}), "run_command: `command` is empty"),
+            (
+                json!({"command": 1}),
+                "run_command: `command` must be a string",
+            ),
+            (
+                json!({"command": "ls", "cwd": 3}),
+                "run_command: `cwd` must be a string",
+            ),
+            (
+                json!({"command": "ls", "timeout_s": 0}),
+                "run_command: `timeout_s` must be a positive number",
+            ),
+            (
+                json!({"command": "ls", "timeout_s": -1}),
+                "run_command: `timeout_s` must be a positive number",
+            ),
+            (
+                json!({"command": "ls", "timeout_s": "5"}),
+                "run_command: `timeout_s` must be a positive number",
+            ),
+            (
+                json!({"command": "ls", "timeout_s": 1e300}),
+                "run_command: `timeout_s` is out of range",
+            ),
+            (
+                json!({"command": "ls", "policy": "x"}),
+                "run_command: unknown argument `policy`",
+            ),
         ] {
-            assert!(run_args(&obj(bad.clone())).is_err(), "{bad}");
+            match run_args(&obj(bad.clone())) {
+                Err(e) => assert_eq!(e.to_string(), want, "{bad}"),
+                Ok(a) => panic!("{bad}: accepted as {a:?}"),
+            }
         }
+        assert!(matches!(
+            run_args(&obj(json!({"cwd": "/"}))),
+            Err(Error::Required("command"))
+        ));
     }
 
     #[test]

@@ -12,9 +12,14 @@ use std::sync::OnceLock;
 
 use cordon_approval::RuleSet;
 use cordon_policy::{Action, Policy};
-use cordon_tools::assess::{assess, ShellContext};
+use cordon_tools::assess::ShellContext;
+use judge::assess;
 use cordon_tools::shell::parse;
 use libfuzzer_sys::fuzz_target;
+
+// The reading decided by the approval engine, as the gate decides it.
+#[path = "../../tests/support/judge.rs"]
+mod judge;
 
 #[path = "../../tests/support/denied_anywhere.rs"]
 mod denied_anywhere;

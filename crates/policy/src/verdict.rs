@@ -1,0 +1,49 @@
+//! What a check decided about one thing, with why and where the decision came from: the
+//! shared vocabulary of the approval layer's rules and the tools' own checks (a path outside
+//! every root, a write to a read-only root), below both.
+
+use std::fmt;
+
+use crate::{Action, Location};
+
+/// What decided: a rule (with its location and pattern) or the default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleRef {
+    Rule {
+        location: Location,
+        pattern: String,
+    },
+    Default,
+    /// A check built into the tool (e.g. `unparsed`: the line could not be fully understood).
+    Builtin(&'static str),
+}
+
+impl fmt::Display for RuleRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RuleRef::Rule { location, pattern } => write!(f, "{location} ({pattern})"),
+            RuleRef::Default => f.write_str("default"),
+            RuleRef::Builtin(tag) => write!(f, "builtin:{tag}"),
+        }
+    }
+}
+
+/// The verdict of the rules on one key, with its reason and origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub action: Action,
+    pub reason: String,
+    pub rule: RuleRef,
+}
+
+impl Decision {
+    /// The most restrictive of several decisions (the first one among equals); `None` when
+    /// there are none.
+    pub fn most_restrictive<I: IntoIterator<Item = Decision>>(all: I) -> Option<Decision> {
+        all.into_iter()
+            .fold(None, |acc: Option<Decision>, d| match acc {
+                Some(a) if a.action >= d.action => Some(a),
+                _ => Some(d),
+            })
+    }
+}
