@@ -771,7 +771,7 @@ fn execute_backend(
                 own_pid_namespace: true,
                 ..Default::default()
             };
-            let outcome = run::run(c, &spec);
+            let outcome = run::run_noting(c, &spec, gaps);
             for p in &inv.placeholders {
                 // Only what we created: still the placeholder it was.
                 if bwrap::is_placeholder(p) {
