@@ -378,9 +378,11 @@ pub fn run_noting(
             )),
         }
     }
+    let mut pid1_status = None;
     let (pid, child, clone_pidfd) = match started {
         Some(s) => {
             drop(status_w);
+            pid1_status = Some(s.status);
             (s.pid, None, Some(s.pidfd))
         }
         None => {
@@ -553,13 +555,7 @@ pub fn run_noting(
             return Err(Error::Io(e));
         }
     };
-    // bwrap as pid 1 ignores every signal it has no handler for, SIGKILL aside: a forwarded
-    // signal ends its namespace at once (as it ended bwrap, and with it the sandbox, before).
-    let grace_period = if own_ns && child.is_none() {
-        Duration::ZERO
-    } else {
-        namespaces::GRACE
-    };
+
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let mut timed_out = false;
     // A forwarded SIGINT/SIGTERM/SIGHUP/SIGQUIT: the tree gets a grace period, then SIGKILL.
@@ -642,7 +638,7 @@ pub fn run_noting(
                     // (it called setsid), and the child is not reaped yet (the loop ends in
                     // the iteration that reaps it), so the id is still the child's.
                     unsafe { libc::kill(-pid, sig) };
-                    grace.get_or_insert((Instant::now() + grace_period, sig));
+                    grace.get_or_insert((Instant::now() + namespaces::GRACE, sig));
                 }
             }
         }
@@ -698,6 +694,11 @@ pub fn run_noting(
             st
         }
     };
+    // Started as pid 1's child, bwrap's own status is what pid 1 reported.
+    let status = pid1_status
+        .as_ref()
+        .and_then(pid1::status)
+        .unwrap_or(status);
     drop(child);
     kill_all_descendants(pid);
     if !own_ns {

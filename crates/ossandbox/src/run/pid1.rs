@@ -14,9 +14,16 @@
 //! ```text
 //!   cordon ── clone(NEWPID [|NEWUSER] | PIDFD) ──▶ pid 1: PDEATHSIG=SIGKILL, cordon alive?,
 //!                                                  [user] setgroups deny, uid/gid maps,
-//!                                                  setsid, stdio, close-on-exec, limits,
-//!                                                  cwd, signal mask ─▶ execve(bwrap)
+//!                                                  setsid, stdio, controlling terminal,
+//!                                                  fork ─▶ pid 2: close-on-exec, limits, cwd,
+//!                                                  │       signal mask ─▶ execve(bwrap)
+//!                                                  └ closes everything, reaps; bwrap gone:
+//!                                                    its wait status to cordon, exit
 //! ```
+//!
+//! bwrap is pid 2, not pid 1: pid 1 ignores every signal it has no handler for, and Ctrl-C on
+//! the command's terminal (or a signal cordon forwards to the group) must end bwrap as it
+//! always did.
 //!
 //! Everything after `clone` is raw system calls on data allocated before it (the child of a
 //! multithreaded process may not allocate or take locks). A step that fails is reported (its
@@ -35,6 +42,16 @@ use crate::Error;
 pub(super) struct Started {
     pub pid: libc::pid_t,
     pub pidfd: OwnedFd,
+    /// bwrap's wait status, written by pid 1 before it exits ([`status`]).
+    pub status: OwnedFd,
+}
+
+/// bwrap's wait status as pid 1 reported it, once pid 1 has exited (`None`: it did not get to
+/// report, e.g. it was killed).
+pub(super) fn status(fd: &OwnedFd) -> Option<i32> {
+    let _ = rustix::fs::fcntl_setfl(fd, rustix::fs::OFlags::NONBLOCK);
+    let mut b = [0u8; 4];
+    matches!(rustix::io::read(fd, &mut b), Ok(4)).then(|| i32::from_ne_bytes(b))
 }
 
 /// Why bwrap was not started as pid 1.
@@ -46,7 +63,7 @@ pub(super) enum Attempt {
 }
 
 /// The child's steps; the index is what it reports.
-const STEPS: [&str; 11] = [
+const STEPS: [&str; 12] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -58,6 +75,7 @@ const STEPS: [&str; 11] = [
     "resource limits",
     "working directory",
     "signal mask",
+    "fork",
 ];
 
 /// The step index of the exec itself.
@@ -76,6 +94,8 @@ fn cstring(b: &[u8]) -> Result<CString, Attempt> {
 /// What the child needs, allocated before the clone.
 struct Data<'a> {
     report: RawFd,
+    /// Where pid 1 writes bwrap's wait status (4 bytes) before it exits.
+    status: RawFd,
     me: RawFd,
     user: bool,
     uid_map: &'a [u8],
@@ -131,6 +151,8 @@ pub(super) fn spawn(
         .map(|f| f.as_ref().map_or(-1, |f| f.as_raw_fd()));
     let (report_r, report_w) =
         rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.into()))?;
+    let (status_r, status_w) =
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.into()))?;
     // cordon's own pidfd: the child checks it after setting its parent-death signal, which
     // closes the window where cordon died before that.
     let me = rustix::process::pidfd_open(
@@ -140,6 +162,7 @@ pub(super) fn spawn(
     .map_err(|e| failed(e.into()))?;
     let data = Data {
         report: report_w.as_raw_fd(),
+        status: status_w.as_raw_fd(),
         me: me.as_raw_fd(),
         user,
         uid_map: uid_map.as_bytes(),
@@ -188,6 +211,7 @@ pub(super) fn spawn(
         unsafe { child(&data) }
     }
     drop(report_w);
+    drop(status_w);
     drop(me);
     // SAFETY: clone succeeded with CLONE_PIDFD, so the kernel stored a new pidfd for the
     // child in `pidfd`; nothing else owns it.
@@ -205,7 +229,11 @@ pub(super) fn spawn(
         }
     }
     if got == 0 {
-        return Ok(Started { pid, pidfd });
+        return Ok(Started {
+            pid,
+            pidfd,
+            status: status_r,
+        });
     }
     // The child reported a failure and exits: reap it.
     // SAFETY: a null status pointer is allowed; `pid` is our unreaped child.
@@ -288,6 +316,28 @@ unsafe fn child(d: &Data) -> ! {
     {
         fail(6);
     }
+    // bwrap runs as pid 2, in this session and process group: a signal the terminal or
+    // cordon sends the group ends it as it would end bwrap anywhere (pid 1 ignores every
+    // signal it has no handler for), and pid 1 follows it out, taking the namespace along.
+    // SAFETY: a fork-like clone (no CLONE_VM, no new stack): the child continues here with a
+    // copy of this address space; both only make raw system calls from here on.
+    let bwrap = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            libc::SIGCHLD as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
+    if bwrap < 0 {
+        fail(11);
+    }
+    if bwrap > 0 {
+        // SAFETY: as in `wait_and_report`'s contract: pid 1, `bwrap` its child.
+        unsafe { wait_and_report(d, bwrap as libc::pid_t) }
+    }
     // Close-on-exec for everything beyond stdio, then cleared for what bwrap must inherit.
     // SAFETY: close_range takes no pointers; it only marks this process's descriptors.
     if unsafe {
@@ -335,6 +385,43 @@ unsafe fn child(d: &Data) -> ! {
     // envp arrays, all built before the clone. It returns only on failure.
     unsafe { libc::execve(d.program.as_ptr(), d.argv, d.envp) };
     fail(EXEC)
+}
+
+/// pid 1 after starting bwrap: holds nothing of the run (the command's pipes would not see
+/// end-of-file while it held them), reaps every child, and once bwrap is gone reports its wait
+/// status and exits, which ends the namespace.
+///
+/// # Safety
+/// Call only as pid 1 of `spawn`'s namespace, right after forking bwrap (`bwrap`), with `d`
+/// as in [`child`]. Raw system calls only.
+unsafe fn wait_and_report(d: &Data, bwrap: libc::pid_t) -> ! {
+    // SAFETY: close_range takes no pointers: everything but the status pipe's write end goes
+    // (0-2 included: the command's pipes and pty).
+    unsafe {
+        if d.status > 0 {
+            libc::syscall(libc::SYS_close_range, 0u32, (d.status - 1) as u32, 0u32);
+        }
+        libc::syscall(libc::SYS_close_range, (d.status + 1) as u32, u32::MAX, 0u32);
+    }
+    loop {
+        let mut st = 0;
+        // SAFETY: waitpid writes one int into `st` on this frame.
+        let r = unsafe { libc::waitpid(-1, &mut st, libc::__WALL) };
+        if r == bwrap {
+            let b = st.to_ne_bytes();
+            // SAFETY: write reads 4 bytes from `b` on this frame; `status` is open. _exit ends
+            // pid 1, and with it the namespace.
+            unsafe {
+                libc::write(d.status, b.as_ptr().cast(), 4);
+                libc::_exit(0)
+            }
+        }
+        // SAFETY: __errno_location returns this thread's errno.
+        if r < 0 && unsafe { *libc::__errno_location() } != libc::EINTR {
+            // SAFETY: as above.
+            unsafe { libc::_exit(125) }
+        }
+    }
 }
 
 /// Writes `bytes` to an existing /proc control file. System calls only, no allocation.
