@@ -260,7 +260,9 @@ fn a_run_with_less_than_full_enforcement_is_recorded_as_such() {
     );
     std::fs::write(state.path().join("cordon.toml"), policy).unwrap();
     let gate = open(ws.path(), state.path(), None);
-    let call = gate.shell(Command::Line("echo hello".into()), None).unwrap();
+    let call = gate
+        .shell(Command::Line("echo hello".into()), None)
+        .unwrap();
     let d = gate.decide(&call, &mut cordon_gate::nobody());
     assert!(d.is_allowed(), "{}", d.message());
     let ran = gate.run(&call, &d, capture(1 << 20)).unwrap();
@@ -271,7 +273,10 @@ fn a_run_with_less_than_full_enforcement_is_recorded_as_such() {
     assert!(r[0].get("enforcement").is_none(), "{:#}", r[0]);
     assert_eq!(r[1]["kind"], "after-run");
     assert_eq!(r[1]["request"], call.id());
-    assert_eq!(r[1]["keys"], serde_json::json!([["enforcement", "unconfined"]]));
+    assert_eq!(
+        r[1]["keys"],
+        serde_json::json!([["enforcement", "unconfined"]])
+    );
     let e = r[1]["enforcement"].as_str().expect("an enforcement field");
     assert!(
         e.starts_with("unconfined: backend `none` was requested"),
