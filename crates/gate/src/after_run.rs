@@ -22,8 +22,9 @@
 
 use std::path::{Path, PathBuf};
 
-use cordon_approval::audit::{AfterRunFinding, AuditLog, Record};
-use cordon_ossandbox::{Change, Finding, Handling, SCAN_MAX_ENTRIES};
+use cordon_approval::audit::{AfterRunFinding, AuditLog, By, Kind, Record};
+use cordon_ossandbox::{Change, Enforcement, Finding, Handling, SCAN_MAX_ENTRIES};
+use cordon_policy::Action;
 
 use crate::clean;
 
@@ -276,7 +277,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
                     );
                 }
                 if !findings.is_empty() {
-                    record(&findings, log, session, "after-run-recovered");
+                    record(&findings, None, log, session, "after-run-recovered");
                 }
                 let _ = d.remove(&rel);
                 continue;
@@ -292,12 +293,43 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
     Ok(())
 }
 
-fn record(findings: &[Finding], log: &Path, session: &str, request: &str) {
-    let record = Record::after_run(
-        "shell",
-        request,
-        &findings.iter().map(entry).collect::<Vec<_>>(),
-    );
+/// Records `findings` (and, for a run of this process, its `enforcement`); with no findings,
+/// a record of the enforcement alone.
+fn record(
+    findings: &[Finding],
+    enforcement: Option<&Enforcement>,
+    log: &Path,
+    session: &str,
+    request: &str,
+) {
+    let record =
+        match (findings.is_empty(), enforcement) {
+            (true, None) => return,
+            (true, Some(enforcement)) => {
+                // Nothing left behind, but the run got less than the policy says: on record.
+                let mut r = Record::new(
+            "shell",
+            Action::Allow,
+            By::AfterRun,
+            format!("the run's kernel sandbox enforced less than the policy says: {enforcement}"),
+        )
+        .request(request)
+        .keys([["enforcement", enforcement_kind(enforcement)]]);
+                r.kind = Kind::AfterRun;
+                r.enforcement(enforcement.to_string())
+            }
+            (false, enforcement) => {
+                let r = Record::after_run(
+                    "shell",
+                    request,
+                    &findings.iter().map(entry).collect::<Vec<_>>(),
+                );
+                match enforcement {
+                    Some(e) => r.enforcement(e.to_string()),
+                    None => r,
+                }
+            }
+        };
     let written = AuditLog::open(log).and_then(|l| l.with_session(session).append(&record));
     if let Err(e) = written {
         eprintln!(
@@ -311,6 +343,7 @@ fn record(findings: &[Finding], log: &Path, session: &str, request: &str) {
 /// `before` or `after` the run).
 pub fn report(
     findings: &[Finding],
+    enforcement: &Enforcement,
     truncated: &[&str],
     roots: &[PathBuf],
     log: &Path,
@@ -323,13 +356,24 @@ pub fn report(
             clean(&roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "))
         );
     }
-    if findings.is_empty() {
+    // A run with full enforcement and nothing left behind needs no record beyond its
+    // decision's (no second sync on the hot path).
+    if findings.is_empty() && *enforcement == Enforcement::Full {
         return;
     }
     for f in findings {
         eprintln!("cordon: warning: {}", clean(&f.message()));
     }
-    record(findings, log, session, request);
+    record(findings, Some(enforcement), log, session, request);
+}
+
+/// The word for how much was enforced, as a record's key.
+fn enforcement_kind(e: &Enforcement) -> &'static str {
+    match e {
+        Enforcement::Full => "full",
+        Enforcement::Partial(_) => "partial",
+        Enforcement::Unconfined(_) => "unconfined",
+    }
 }
 
 fn entry(f: &Finding) -> AfterRunFinding {

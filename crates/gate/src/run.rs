@@ -114,6 +114,7 @@ impl Gate {
         }
         after_run::report(
             &ran.findings,
+            &ran.enforcement,
             &ran.scan_truncated,
             sandbox.writable_roots(),
             &self.audit_path,

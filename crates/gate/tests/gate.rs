@@ -246,3 +246,42 @@ fn concurrent_calls(backend: cordon_policy::Backend) {
     }
     assert_eq!(records(state.path()).len(), 6);
 }
+
+/// What the kernel enforced is on record for every run that got less than the policy says:
+/// an unconfined run (`backend = "none"`) gets an after-run record carrying its enforcement,
+/// beside its decision; a fully confined run has its decision alone (the test above).
+#[test]
+fn a_run_with_less_than_full_enforcement_is_recorded_as_such() {
+    let (ws, state) = workspace();
+    let policy = std::fs::read_to_string(state.path().join("cordon.toml")).unwrap();
+    let policy = policy.replace(
+        "backend = \"auto\"\n",
+        "backend = \"none\"\nrequire_os_sandbox = false\n",
+    );
+    std::fs::write(state.path().join("cordon.toml"), policy).unwrap();
+    let gate = open(ws.path(), state.path(), None);
+    let call = gate
+        .shell(Command::Line("echo hello".into()), None)
+        .unwrap();
+    let d = gate.decide(&call, &mut cordon_gate::nobody());
+    assert!(d.is_allowed(), "{}", d.message());
+    let ran = gate.run(&call, &d, capture(1 << 20)).unwrap();
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "hello\n");
+    let r = records(state.path());
+    assert_eq!(r.len(), 2, "{r:#?}");
+    assert_eq!(r[0]["decision"], "allow");
+    assert!(r[0].get("enforcement").is_none(), "{:#}", r[0]);
+    assert_eq!(r[1]["kind"], "after-run");
+    assert_eq!(r[1]["request"], call.id());
+    assert_eq!(
+        r[1]["keys"],
+        serde_json::json!([["enforcement", "unconfined"]])
+    );
+    let e = r[1]["enforcement"].as_str().expect("an enforcement field");
+    assert!(
+        e.starts_with("unconfined: backend `none` was requested"),
+        "{e}"
+    );
+    let report = cordon_approval::audit::verify(state.path().join("audit.jsonl")).unwrap();
+    assert!(report.is_intact(), "{report:?}");
+}

@@ -2,6 +2,7 @@
 //! `landlock_restrict_self` on the file descriptor (see [`crate::run`]).
 
 use std::os::fd::OwnedFd;
+use std::path::PathBuf;
 
 use cordon_policy::Network;
 use landlock::{
@@ -9,7 +10,7 @@ use landlock::{
     RulesetAttr, RulesetCreatedAttr, Scope, ABI,
 };
 
-use crate::profile::Profile;
+use crate::profile::{PathRule, Profile};
 use crate::Error;
 
 /// The Landlock ABI the running kernel offers (0: none), asked of the kernel itself.
@@ -148,13 +149,103 @@ pub struct Prepared {
 /// Builds the ruleset for `profile` on a kernel with `abi`: every access right that ABI
 /// knows is handled, so whatever is not granted is denied.
 pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
+    let writable = crate::resolve::writable_roots(profile);
+    let rules: Vec<&PathRule> = profile
+        .rules
+        .iter()
+        .filter(|r| !is_host_ptys_rule(r))
+        .collect();
+    build_from(&[], &rules, &writable, profile.network, abi)
+}
+
+/// A rule's path opened once, when its sandbox was prepared, with the identity it had then.
+#[derive(Debug)]
+struct HeldRule {
+    rule: PathRule,
+    /// `None`: it could not be opened then; each run opens it (and fails as a run did).
+    opened: Option<(OwnedFd, Identity)>,
+}
+
+/// A file's identity: device and inode.
+type Identity = (u64, u64);
+
+fn identity(st: &rustix::fs::Stat) -> Identity {
+    (st.st_dev, st.st_ino)
+}
+
+/// The rules of a profile opened once, for the many rulesets of a long-lived sandbox
+/// ([`prepare_held`]): each run then makes one `lstat` per rule instead of opening it
+/// again, and opens afresh (through the walk that refuses planted links) every rule whose
+/// path no longer names the file opened here — a system file replaced by a rename, a root
+/// deleted and made again, a link planted since. A rule never grants a file its path no
+/// longer names.
+#[derive(Debug)]
+pub struct Held {
+    /// In the order of the profile's rules (sorted).
+    rules: Vec<HeldRule>,
+}
+
+/// Opens the rules of `profile` (the Landlock backend's host rules, without a run's private
+/// TMPDIR) for [`prepare_held`].
+pub fn hold(profile: &Profile) -> Held {
+    let writable = crate::resolve::writable_roots(profile);
+    let mut rules: Vec<HeldRule> = profile
+        .rules
+        .iter()
+        .filter(|r| !is_host_ptys_rule(r))
+        .map(|rule| HeldRule {
+            rule: rule.clone(),
+            opened: crate::resolve::open_for_rule(&rule.path, &writable)
+                .ok()
+                .and_then(|fd| {
+                    let id = identity(&rustix::fs::fstat(&fd).ok()?);
+                    Some((fd, id))
+                }),
+        })
+        .collect();
+    rules.sort_by(|a, b| a.rule.cmp(&b.rule));
+    Held { rules }
+}
+
+/// The ruleset [`prepare`] builds for `profile` (a run's: with its private TMPDIR), taking
+/// the descriptor of each rule `held` opened that still names the same file, and opening the
+/// others now.
+pub fn prepare_held(held: &Held, profile: &Profile, abi: i32) -> Result<Prepared, Error> {
+    let writable = crate::resolve::writable_roots(profile);
+    let mut opened = Vec::with_capacity(held.rules.len());
+    let mut fresh = Vec::new();
+    for rule in profile.rules.iter().filter(|r| !is_host_ptys_rule(r)) {
+        let same = held
+            .rules
+            .binary_search_by(|h| h.rule.cmp(rule))
+            .ok()
+            .and_then(|i| held.rules[i].opened.as_ref())
+            .filter(|(_, id)| rustix::fs::lstat(&rule.path).is_ok_and(|st| identity(&st) == *id));
+        match same {
+            // The same file as when prepared: its descriptor, no new walk.
+            Some((fd, _)) => opened.push((rule, fd)),
+            None => fresh.push(rule),
+        }
+    }
+    build_from(&opened, &fresh, &writable, profile.network, abi)
+}
+
+/// Builds a ruleset from `held` (rules with their descriptor) and `fresh` (rules opened now,
+/// by the walk that refuses a symlink inside a writable root).
+fn build_from(
+    held: &[(&PathRule, &OwnedFd)],
+    fresh: &[&PathRule],
+    writable: &[PathBuf],
+    network: Network,
+    abi: i32,
+) -> Result<Prepared, Error> {
     let lerr = |what: &str, e: &dyn std::fmt::Display| Error::Landlock(format!("{what}: {e}"));
     let level = ABI::from(abi);
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(level))
         .map_err(|e| lerr("handling filesystem rights", &e))?;
-    if profile.network != Network::Allow && abi >= 4 {
+    if network != Network::Allow && abi >= 4 {
         ruleset = ruleset
             .handle_access(AccessNet::from_all(level))
             .map_err(|e| lerr("handling network rights", &e))?;
@@ -167,12 +258,17 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
     let mut created = ruleset
         .create()
         .map_err(|e| lerr("creating the ruleset", &e))?;
+    for (rule, fd) in held {
+        let rights = fs_rights(rule.access, crate::resolve::is_dir(fd), level);
+        created = created
+            .add_rule(PathBeneath::new(*fd, rights))
+            .map_err(|e| lerr(&format!("adding {}", rule.path.display()), &e))?;
+    }
     // A rule inside a writable root is opened by the walk that refuses a symlink there (a
     // run could have planted it since the profile was made), and the rule gets that very
     // descriptor: nothing re-resolves the path.
-    let writable = crate::resolve::writable_roots(profile);
-    for rule in profile.rules.iter().filter(|r| !is_host_ptys_rule(r)) {
-        let fd = crate::resolve::open_for_rule(&rule.path, &writable)
+    for rule in fresh {
+        let fd = crate::resolve::open_for_rule(&rule.path, writable)
             .map_err(|e| lerr(&format!("opening {}", rule.path.display()), &e))?;
         // The type from the open descriptor: no second walk of the path.
         let is_dir = crate::resolve::is_dir(&fd);
@@ -183,7 +279,7 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
     }
     // sandbox.network = "proxy": TCP connect to the proxy's port only, bind nowhere (the
     // listener there is made before the ruleset applies, by cordon's own code).
-    if profile.network == Network::Proxy && abi >= 4 {
+    if network == Network::Proxy && abi >= 4 {
         created = created
             .add_rule(NetPort::new(crate::PROXY_PORT, AccessNet::ConnectTcp))
             .map_err(|e| lerr("allowing connect to the proxy's port", &e))?;

@@ -473,6 +473,60 @@ fn rlimits(profile: &Profile) -> Vec<(RlimitResource, u64)> {
     out
 }
 
+/// What a prepared sandbox builds once for all its runs, because it depends on the policy and
+/// the machine only: the seccomp program (it depends on the network setting alone) and, for
+/// the Landlock backend, the rules' paths opened (each run checks they still name the same
+/// files; see [`landlock::Held`]). A run adds only what is its own: the private TMPDIR's
+/// rule, the fresh /proc's rules (added by the namespace's init), the re-point check.
+#[derive(Debug, Default)]
+pub(crate) struct Built {
+    /// The seccomp programs the Landlock backend's namespaced command and bwrap's inner stage
+    /// install (`None`: not built, e.g. for an unconfined or shown-only sandbox).
+    #[cfg(target_os = "linux")]
+    seccomp: Option<Result<Vec<seccomp::Program>, String>>,
+    /// The Landlock backend's host rules, opened.
+    #[cfg(target_os = "linux")]
+    landlock: Option<landlock::Held>,
+}
+
+impl Built {
+    /// Builds what `choice` runs `profile` (the policy's, without a run's TMPDIR) with.
+    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+    pub(crate) fn new(choice: &Choice, profile: &Profile) -> Built {
+        #[cfg(target_os = "linux")]
+        {
+            let seccomp = matches!(
+                choice.backend,
+                Chosen::Landlock { .. } | Chosen::Bwrap { .. }
+            )
+            .then(|| {
+                seccomp::compile(&seccomp::rules(profile.network)).map_err(|e| match e {
+                    Error::Seccomp(m) => m,
+                    e => e.to_string(),
+                })
+            });
+            let landlock = match choice.backend {
+                Chosen::Landlock { abi } => Some(landlock::hold(&namespace_plan(profile, abi).0)),
+                _ => None,
+            };
+            Built { seccomp, landlock }
+        }
+        #[cfg(not(target_os = "linux"))]
+        Built::default()
+    }
+
+    /// The seccomp programs for the network setting (compiled now when they were not before).
+    #[cfg(target_os = "linux")]
+    fn seccomp(&self, network: cordon_policy::Network) -> Result<Vec<seccomp::Program>, Error> {
+        match &self.seccomp {
+            Some(Ok(programs)) => Ok(programs.clone()),
+            // A program that cannot be built fails each run as it failed here.
+            Some(Err(e)) => Err(Error::Seccomp(e.clone())),
+            None => seccomp::compile(&seccomp::rules(network)),
+        }
+    }
+}
+
 /// Runs `spec` under `choice`: builds the kernel objects in the parent, runs the child, and
 /// cleans up (bwrap's protected-path placeholders). `tmp` is the run's private directory
 /// (already in `profile`, see [`Profile::with_private_tmp`]). What the run could not enforce
@@ -485,6 +539,7 @@ fn rlimits(profile: &Profile) -> Vec<(RlimitResource, u64)> {
 #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
 pub(crate) fn execute(
     choice: &Choice,
+    built: &Built,
     profile: &Profile,
     mut spec: run::Spec,
     tmp: &std::path::Path,
@@ -524,7 +579,7 @@ pub(crate) fn execute(
             ))
         })?),
     };
-    let outcome = execute_backend(choice, profile, spec, tmp, gaps);
+    let outcome = execute_backend(choice, built, profile, spec, tmp, gaps);
     #[cfg(target_os = "linux")]
     if let Some(relay) = relay {
         relay.finish();
@@ -535,6 +590,7 @@ pub(crate) fn execute(
 #[cfg_attr(not(target_os = "linux"), allow(unused_mut, unused_variables))]
 fn execute_backend(
     choice: &Choice,
+    built: &Built,
     profile: &Profile,
     mut spec: run::Spec,
     tmp: &std::path::Path,
@@ -593,8 +649,11 @@ fn execute_backend(
             // are added by the namespace's init, to the /proc it mounts.
             let (host, plan) = namespace_plan(profile, *abi);
             let c = run::namespaces::Confinement {
-                landlock: landlock::prepare(&host, *abi)?.fd,
-                seccomp: seccomp::compile(&seccomp::rules(profile.network))?,
+                landlock: match &built.landlock {
+                    Some(held) => landlock::prepare_held(held, &host, *abi)?.fd,
+                    None => landlock::prepare(&host, *abi)?.fd,
+                },
+                seccomp: built.seccomp(profile.network)?,
                 rlimits: rlimits(profile),
             };
             match run::namespaces::run(c, &spec, &plan) {
@@ -630,7 +689,7 @@ fn execute_backend(
             bwrap: bwrap_path,
             abi,
         } => {
-            let programs = seccomp::compile(&seccomp::rules(profile.network))?;
+            let programs = built.seccomp(profile.network)?;
             let mut pass = Vec::new();
             let mut seccomp_fds = Vec::new();
             for prog in &programs {
@@ -735,7 +794,7 @@ fn execute_backend(
                 own_pid_namespace: true,
                 ..Default::default()
             };
-            let outcome = run::run(c, &spec);
+            let outcome = run::run_noting(c, &spec, gaps);
             for p in &inv.placeholders {
                 // Only what we created: still the placeholder it was.
                 if bwrap::is_placeholder(p) {
@@ -989,11 +1048,17 @@ mod tests {
         let tmp = std::path::Path::new("/nonexistent");
         let mut proxy = profile(false);
         proxy.network = Network::Proxy;
-        let refused =
-            |p: &Profile, c: &Choice, s: run::Spec| match execute(c, p, s, tmp, &mut vec![]) {
-                Err(e) if e.kind() == ErrorKind::Failed => e.to_string(),
-                other => panic!("not refused: {other:?}"),
-            };
+        let refused = |p: &Profile, c: &Choice, s: run::Spec| match execute(
+            c,
+            &Built::default(),
+            p,
+            s,
+            tmp,
+            &mut vec![],
+        ) {
+            Err(e) if e.kind() == ErrorKind::Failed => e.to_string(),
+            other => panic!("not refused: {other:?}"),
+        };
         let e = refused(&proxy, &landlock, spec(None));
         assert!(e.contains("no proxy was started"), "{e}");
         let e = refused(&proxy, &landlock, spec(handoff(PROXY_PORT + 1)));

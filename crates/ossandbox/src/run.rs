@@ -38,6 +38,10 @@ pub mod macos;
 #[cfg(target_os = "linux")]
 pub mod namespaces;
 
+/// bwrap as pid 1 of a PID namespace of cordon's own.
+#[cfg(target_os = "linux")]
+mod pid1;
+
 /// What the child is confined by, built in the parent.
 #[cfg(target_os = "linux")]
 #[derive(Debug, Default)]
@@ -291,6 +295,20 @@ const STEPS: [&str; 9] = [
 /// to the child's process group.
 #[cfg(target_os = "linux")]
 pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
+    run_noting(confinement, spec, &mut Vec::new())
+}
+
+/// [`run`], adding to `gaps` what it could not give: with
+/// [`Confinement::own_pid_namespace`] (bwrap), the child is started as pid 1 of a PID
+/// namespace of cordon's own, whose end takes every process it started with it, however
+/// cordon ends (see [`pid1`]); where the kernel refuses that namespace the child is started
+/// the ordinary way, and that is a gap.
+#[cfg(target_os = "linux")]
+pub fn run_noting(
+    confinement: Confinement,
+    spec: &Spec,
+    gaps: &mut Vec<String>,
+) -> Result<Outcome, Error> {
     let own_ns = confinement.own_pid_namespace;
     // Poisoning carries no data here: a panicked run still released its children.
     let _shared;
@@ -353,127 +371,148 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
     let report_fd = status_w.as_raw_fd();
     let pass: Vec<RawFd> = confinement.pass_fds.iter().map(|f| f.as_raw_fd()).collect();
 
-    let mut cmd = Command::new(&spec.program);
-    cmd.args(&spec.args)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&spec.cwd);
-    for (n, fd) in spec.stdio.fds.iter().enumerate() {
-        let Some(fd) = fd else { continue };
-        let fd = fd.try_clone().map_err(Error::Io)?;
-        match n {
-            0 => cmd.stdin(fd),
-            1 => cmd.stdout(fd),
-            _ => cmd.stderr(fd),
-        };
-    }
-    let controlling_tty = spec.stdio.controlling_tty;
-    let child_setup = move || -> io::Result<()> {
-        // Only raw syscalls below: no allocation, no locks (we are in a forked child).
-        let fail = |step: u8| -> io::Error {
-            // Reads errno: no allocation (an io::Error of an OS code is a plain integer).
-            let err = io::Error::last_os_error();
-            // SAFETY: write reads one byte from `step` on this frame. `report_fd` is the
-            // pipe's write end: `status_w` keeps it open in the parent until spawn returns,
-            // and this forked child has its own copy (close-on-exec). A failed write only
-            // loses the step's name; the error still stops the exec.
-            unsafe { libc::write(report_fd, &step as *const u8 as *const libc::c_void, 1) };
-            err
-        };
-        // SAFETY: this runs in the child between fork and exec of a possibly multithreaded
-        // process, so only async-signal-safe system calls, no allocation and no locks: setsid,
-        // ioctl(TIOCSCTTY), prctl, getppid, close_range, fcntl, setrlimit, capset (via
-        // `drop_capabilities`), landlock_restrict_self, seccomp (`seccomp::install`),
-        // sigemptyset/sigprocmask and signal. The captured `pass`, `rlimits` and `programs`
-        // were built in the parent and are only iterated; `lim` and `empty` live on this
-        // frame; every pointer handed to the kernel points at one of those. `controlling_tty`
-        // is one of 0-2, which std has set up before this runs; `pass` and `landlock_fd` are
-        // held open by the parent's OwnedFds until after spawn, so the child's copies are
-        // valid. Every confinement step is checked: on failure the step is reported and an
-        // error returned, on which std ends the child without exec and spawn fails (fail
-        // closed: the command never runs half-confined).
-        // The SIGPIPE reset is unchecked: signal(2) fails only for an invalid signal number.
-        unsafe {
-            if libc::setsid() < 0 {
-                return Err(fail(0));
-            }
-            if let Some(fd) = controlling_tty {
-                if libc::ioctl(fd, libc::TIOCSCTTY, 0) != 0 {
-                    return Err(fail(0));
-                }
-            }
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0
-                || libc::getppid() != parent_pid
-            {
-                return Err(fail(1));
-            }
-            // Close-on-exec rather than close: std reports exec errors over its own CLOEXEC pipe.
-            if libc::syscall(
-                libc::SYS_close_range,
-                3u32,
-                u32::MAX,
-                libc::CLOSE_RANGE_CLOEXEC,
-            ) != 0
-            {
-                return Err(fail(2));
-            }
-            for &fd in &pass {
-                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
-                    return Err(fail(2));
-                }
-            }
-            for &(resource, value) in &rlimits {
-                let lim = libc::rlimit {
-                    rlim_cur: value,
-                    rlim_max: value,
-                };
-                if libc::setrlimit(resource, &lim) != 0 {
-                    return Err(fail(3));
-                }
-            }
-            if drop_caps && !drop_capabilities(last_cap) {
-                return Err(fail(4));
-            }
-            if confine && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                return Err(fail(5));
-            }
-            if let Some(fd) = landlock_fd {
-                if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
-                    return Err(fail(6));
-                }
-            }
-            if let Err(errno) = crate::seccomp::install(&programs) {
-                *libc::__errno_location() = errno;
-                return Err(fail(7));
-            }
-            let mut empty: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut empty);
-            if libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {
-                return Err(fail(8));
-            }
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    let mut started = None;
+    if own_ns {
+        match pid1::spawn(spec, &pass, &rlimits) {
+            Ok(s) => started = Some(s),
+            Err(pid1::Attempt::Failed(e)) => return Err(e),
+            Err(pid1::Attempt::Unavailable(e)) => gaps.push(format!(
+                "no PID namespace of cordon's own around bwrap ({e}): should cordon itself be SIGKILLed while bwrap starts, bwrap's sandbox can outlive it"
+            )),
         }
-        Ok(())
-    };
-    // SAFETY: `child_setup` makes only async-signal-safe, allocation-free calls (see inside
-    // it), as pre_exec requires of code running between fork and exec.
-    unsafe { cmd.pre_exec(child_setup) };
+    }
+    let mut pid1_status = None;
+    let (pid, child, clone_pidfd) = match started {
+        Some(s) => {
+            drop(status_w);
+            pid1_status = Some(s.status);
+            (s.pid, None, Some(s.pidfd))
+        }
+        None => {
+            let mut cmd = Command::new(&spec.program);
+            cmd.args(&spec.args)
+                .env_clear()
+                .envs(spec.env.iter().map(|(k, v)| (k, v)))
+                .current_dir(&spec.cwd);
+            for (n, fd) in spec.stdio.fds.iter().enumerate() {
+                let Some(fd) = fd else { continue };
+                let fd = fd.try_clone().map_err(Error::Io)?;
+                match n {
+                    0 => cmd.stdin(fd),
+                    1 => cmd.stdout(fd),
+                    _ => cmd.stderr(fd),
+                };
+            }
+            let controlling_tty = spec.stdio.controlling_tty;
+            let child_setup = move || -> io::Result<()> {
+                // Only raw syscalls below: no allocation, no locks (we are in a forked child).
+                let fail = |step: u8| -> io::Error {
+                    // Reads errno: no allocation (an io::Error of an OS code is a plain integer).
+                    let err = io::Error::last_os_error();
+                    // SAFETY: write reads one byte from `step` on this frame. `report_fd` is the
+                    // pipe's write end: `status_w` keeps it open in the parent until spawn returns,
+                    // and this forked child has its own copy (close-on-exec). A failed write only
+                    // loses the step's name; the error still stops the exec.
+                    unsafe { libc::write(report_fd, &step as *const u8 as *const libc::c_void, 1) };
+                    err
+                };
+                // SAFETY: this runs in the child between fork and exec of a possibly multithreaded
+                // process, so only async-signal-safe system calls, no allocation and no locks: setsid,
+                // ioctl(TIOCSCTTY), prctl, getppid, close_range, fcntl, setrlimit, capset (via
+                // `drop_capabilities`), landlock_restrict_self, seccomp (`seccomp::install`),
+                // sigemptyset/sigprocmask and signal. The captured `pass`, `rlimits` and `programs`
+                // were built in the parent and are only iterated; `lim` and `empty` live on this
+                // frame; every pointer handed to the kernel points at one of those. `controlling_tty`
+                // is one of 0-2, which std has set up before this runs; `pass` and `landlock_fd` are
+                // held open by the parent's OwnedFds until after spawn, so the child's copies are
+                // valid. Every confinement step is checked: on failure the step is reported and an
+                // error returned, on which std ends the child without exec and spawn fails (fail
+                // closed: the command never runs half-confined).
+                // The SIGPIPE reset is unchecked: signal(2) fails only for an invalid signal number.
+                unsafe {
+                    if libc::setsid() < 0 {
+                        return Err(fail(0));
+                    }
+                    if let Some(fd) = controlling_tty {
+                        if libc::ioctl(fd, libc::TIOCSCTTY, 0) != 0 {
+                            return Err(fail(0));
+                        }
+                    }
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0
+                        || libc::getppid() != parent_pid
+                    {
+                        return Err(fail(1));
+                    }
+                    // Close-on-exec rather than close: std reports exec errors over its own CLOEXEC pipe.
+                    if libc::syscall(
+                        libc::SYS_close_range,
+                        3u32,
+                        u32::MAX,
+                        libc::CLOSE_RANGE_CLOEXEC,
+                    ) != 0
+                    {
+                        return Err(fail(2));
+                    }
+                    for &fd in &pass {
+                        if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                            return Err(fail(2));
+                        }
+                    }
+                    for &(resource, value) in &rlimits {
+                        let lim = libc::rlimit {
+                            rlim_cur: value,
+                            rlim_max: value,
+                        };
+                        if libc::setrlimit(resource, &lim) != 0 {
+                            return Err(fail(3));
+                        }
+                    }
+                    if drop_caps && !drop_capabilities(last_cap) {
+                        return Err(fail(4));
+                    }
+                    if confine && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                        return Err(fail(5));
+                    }
+                    if let Some(fd) = landlock_fd {
+                        if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+                            return Err(fail(6));
+                        }
+                    }
+                    if let Err(errno) = crate::seccomp::install(&programs) {
+                        *libc::__errno_location() = errno;
+                        return Err(fail(7));
+                    }
+                    let mut empty: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut empty);
+                    if libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {
+                        return Err(fail(8));
+                    }
+                    libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+                }
+                Ok(())
+            };
+            // SAFETY: `child_setup` makes only async-signal-safe, allocation-free calls (see inside
+            // it), as pre_exec requires of code running between fork and exec.
+            unsafe { cmd.pre_exec(child_setup) };
 
-    let spawned = cmd.spawn();
-    drop(status_w);
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => {
-            let mut step = [0u8; 1];
-            let n = rustix::io::read(&status_r, &mut step);
-            let name = spec.program.to_string_lossy().into_owned();
-            return Err(if matches!(n, Ok(1)) {
-                Error::Setup(STEPS.get(step[0] as usize).copied().unwrap_or("setup"), e)
-            } else if e.kind() == io::ErrorKind::NotFound {
-                Error::NotFound(name)
-            } else {
-                Error::NotExecutable(name, e)
-            });
+            let spawned = cmd.spawn();
+            drop(status_w);
+            let child = match spawned {
+                Ok(c) => c,
+                Err(e) => {
+                    let mut step = [0u8; 1];
+                    let n = rustix::io::read(&status_r, &mut step);
+                    let name = spec.program.to_string_lossy().into_owned();
+                    return Err(if matches!(n, Ok(1)) {
+                        Error::Setup(STEPS.get(step[0] as usize).copied().unwrap_or("setup"), e)
+                    } else if e.kind() == io::ErrorKind::NotFound {
+                        Error::NotFound(name)
+                    } else {
+                        Error::NotExecutable(name, e)
+                    });
+                }
+            };
+            (child.id() as libc::pid_t, Some(child), None)
         }
     };
     drop(confinement.landlock);
@@ -482,9 +521,8 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
     // cordon's "go". Without it the sandbox is torn down and the run never starts.
     if let Some((mine, handoff)) = &confinement.proxy {
         if let Err(e) = crate::proxy::hand_over(mine, handoff) {
-            let pid = child.id() as libc::pid_t;
             kill_all_descendants(pid);
-            let _ = child.wait();
+            wait_for(pid);
             // In its own PID namespace the tree died with its child; other runs' children
             // are not ours to reap.
             if !own_ns {
@@ -499,11 +537,14 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
         }
     }
 
-    let pid = child.id() as libc::pid_t;
-    let pidfd = match rustix::process::pidfd_open(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::PidfdFlags::empty(),
-    ) {
+    let opened = match clone_pidfd {
+        Some(fd) => Ok(fd),
+        None => rustix::process::pidfd_open(
+            rustix::process::Pid::from_raw(pid).ok_or_else(|| Error::other("no child pid"))?,
+            rustix::process::PidfdFlags::empty(),
+        ),
+    };
+    let pidfd = match opened {
         Ok(fd) => fd,
         Err(e) => {
             let e = io::Error::from(e);
@@ -512,11 +553,12 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
             if !own_ns {
                 reap_all();
             } else {
-                let _ = child.wait();
+                wait_for(pid);
             }
             return Err(Error::Io(e));
         }
     };
+
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let mut timed_out = false;
     // A forwarded SIGINT/SIGTERM/SIGHUP/SIGQUIT: the tree gets a grace period, then SIGKILL.
@@ -618,7 +660,7 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
         let mut orphans = if own_ns { children_of(pid) } else { Vec::new() };
         kill_all_descendants(pid);
         if status.is_none() {
-            let _ = child.wait();
+            wait_for(pid);
         }
         if !own_ns {
             reap_all();
@@ -655,6 +697,11 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
             st
         }
     };
+    // Started as pid 1's child, bwrap's own status is what pid 1 reported.
+    let status = pid1_status
+        .as_ref()
+        .and_then(pid1::status)
+        .unwrap_or(status);
     drop(child);
     kill_all_descendants(pid);
     if !own_ns {
@@ -697,6 +744,14 @@ pub fn run(confinement: Confinement, spec: &Spec) -> Result<Outcome, Error> {
     } else {
         Outcome::Exited(1)
     })
+}
+
+/// Waits for (and reaps) the child `pid`; an error (it was reaped already) leaves nothing to do.
+#[cfg(target_os = "linux")]
+fn wait_for(pid: libc::pid_t) {
+    // SAFETY: a null status pointer is allowed (nothing is written). `pid` is our child, not
+    // reaped before this (or waitpid fails with ECHILD, ignored).
+    unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::__WALL) };
 }
 
 /// Reaps every exited child without blocking; returns the wait status of `main` if it was

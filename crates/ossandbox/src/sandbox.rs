@@ -2,8 +2,8 @@
 //! ([`Prepared::run`]).
 //!
 //! What depends only on the policy and the machine — the profile, the backend and whether it
-//! can enforce the profile, the sweep of TMPDIRs left by killed cordons — is done once, by
-//! [`prepare`]. What must be true at the moment a command starts is done by each run, once:
+//! can enforce the profile, the seccomp program, the Landlock rules' paths opened, the sweep
+//! of TMPDIRs left by killed cordons — is done once, by [`prepare`]. What must be true at the moment a command starts is done by each run, once:
 //! its private TMPDIR, the check that no root or protected path was re-pointed since (a command
 //! of an earlier run may have planted a link), the scrubbed environment, the proxy's hand-off,
 //! the command under the backend, and the after-run scan of the writable roots.
@@ -25,6 +25,9 @@ pub struct Prepared {
     /// The policy's profile, without a run's private TMPDIR.
     profile: Profile,
     choice: Choice,
+    /// What the backend builds once for every run (the seccomp program, the Landlock rules'
+    /// paths opened).
+    built: crate::Built,
     /// The roots and `extra_read` paths as the policy names them (for the re-point check).
     named: Vec<(PathBuf, String)>,
     /// `sandbox.env`: the names passed beyond the built-in list.
@@ -53,7 +56,8 @@ pub fn prepare(policy: &Policy, machine: &Machine, backend: Backend) -> Result<P
     )?;
     let tmp_base = std::env::temp_dir();
     crate::tmp::sweep(&tmp_base);
-    Ok(prepared(policy, profile, choice, tmp_base, true))
+    let built = crate::Built::new(&choice, &profile);
+    Ok(prepared(policy, profile, choice, built, tmp_base, true))
 }
 
 /// `policy`'s profile, to be shown ([`Prepared::render`]) and never run: no backend is chosen
@@ -70,6 +74,7 @@ pub fn describe(policy: &Policy) -> Result<Prepared, Error> {
         policy,
         profile,
         choice,
+        crate::Built::default(),
         std::env::temp_dir(),
         false,
     ))
@@ -79,6 +84,7 @@ fn prepared(
     policy: &Policy,
     profile: Profile,
     choice: Choice,
+    built: crate::Built,
     tmp_base: PathBuf,
     runs: bool,
 ) -> Prepared {
@@ -90,6 +96,7 @@ fn prepared(
     Prepared {
         profile,
         choice,
+        built,
         named,
         env: sb.env.clone(),
         writable: sb
@@ -274,7 +281,14 @@ impl Prepared {
         // found by comparing with this, and moved aside.
         let before = Before::take(&self.writable);
         let mut gaps = Vec::new();
-        let exit = crate::execute(&self.choice, &profile, spec, tmp.path(), &mut gaps);
+        let exit = crate::execute(
+            &self.choice,
+            &self.built,
+            &profile,
+            spec,
+            tmp.path(),
+            &mut gaps,
+        );
         let (findings, scan_truncated) = before.compare(&self.writable);
         let enforcement = match self.enforcement() {
             Enforcement::Full if !gaps.is_empty() => Enforcement::Partial(gaps),

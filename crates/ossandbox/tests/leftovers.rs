@@ -1,12 +1,13 @@
 //! A long-lived process runs many commands with one prepared sandbox (the MCP server does):
 //! nothing of any run stays behind as a process of its own, running or a zombie, however the
-//! run ends — exited, timed out, or cancelled at a random point of its start-up or its run.
+//! run ends — exited, timed out, or cancelled at a random point of its start-up or its run —
+//! and nothing outlives a runner SIGKILLed at a random point of its sandbox's start-up.
 
 #![cfg(target_os = "linux")]
 
 use std::time::{Duration, Instant};
 
-use cordon_ossandbox::{prepare, Cancel, Command, Io, Machine, Prepared};
+use cordon_ossandbox::{prepare, Cancel, Command, Enforcement, Io, Machine, Prepared};
 use cordon_policy::{Backend, Policy};
 
 /// This process's children (every thread's), with their state letter and name from /proc.
@@ -101,7 +102,10 @@ fn nothing_stays_behind(backend: Backend) {
             }
             _ => sandbox.run(command(dir.path(), "true"), Io::default()),
         };
-        ran.expect("the run").exit.expect("the command started");
+        let ran = ran.expect("the run");
+        // No gap: on bwrap, the PID namespace of cordon's own around it was made.
+        assert_eq!(ran.enforcement, Enforcement::Full, "{backend:?}");
+        ran.exit.expect("the command started");
     }
     // A zombie is reaped by the run that made it, before it returns; a process still dying of
     // its parent-death signal may take a moment (bounded: a loaded machine is slow). The one
@@ -138,4 +142,124 @@ fn bwrap_runs_leave_nothing_behind() {
 #[test]
 fn landlock_runs_leave_nothing_behind() {
     nothing_stays_behind(Backend::Landlock);
+}
+
+/// Set in the process [`killed_runner`] starts: `BACKEND MARKER`.
+const KILLED_RUNNER: &str = "CORDON_TEST_KILLED_RUNNER";
+
+/// Not a test of its own: the process that [`nothing_outlives_a_killed_runner`] starts and
+/// SIGKILLs (it runs only with [`KILLED_RUNNER`] set). It prepares a sandbox, says `ready` on
+/// its stdout, and runs a command that would sleep for a long time, with its stdio relayed
+/// to its own (the caller's pipes, as `cordon exec`'s are).
+#[test]
+fn killed_runner() {
+    let Some(what) = std::env::var(KILLED_RUNNER).ok() else {
+        return;
+    };
+    let (backend, marker) = what.split_once(' ').expect("BACKEND MARKER");
+    let backend = match backend {
+        "bwrap" => Backend::Bwrap,
+        _ => Backend::Landlock,
+    };
+    let (dir, sandbox) = prepared(backend);
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        out.write_all(b"ready\n").expect("stdout");
+        out.flush().expect("stdout");
+    }
+    let line = format!("sleep {marker} & sleep {marker}; wait");
+    let _ = sandbox.run(command(dir.path(), &line), Io::default());
+    panic!("the runner was meant to be killed before its command ended");
+}
+
+/// Host pids whose command line contains `marker`.
+fn pids_with(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmdline).contains(marker) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// A runner (as `cordon exec` is) SIGKILLed at a random point of its sandbox's start-up
+/// leaves nothing behind: no process of the sandbox (bwrap's own included) runs on, and
+/// nothing holds the runner's stdout.
+fn nothing_outlives_a_killed_runner(backend: &str, trials: u32) {
+    use std::io::{BufRead, Read};
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let me = std::env::current_exe().expect("test binary");
+    let mut seed = u64::from(std::process::id()) ^ 0x5eed;
+    for trial in 0..trials {
+        let marker = format!("1000.{}{trial:04}", std::process::id());
+        let mut child = std::process::Command::new(&me)
+            .args([
+                "--exact",
+                "killed_runner",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(KILLED_RUNNER, format!("{backend} {marker}"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start the runner");
+        // The test harness writes its own lines first.
+        let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        while !line.ends_with("ready\n") {
+            line.clear();
+            let n = stdout.read_line(&mut line).expect("the runner's stdout");
+            assert!(n > 0, "{backend}: the runner ended before it was ready");
+        }
+        // Between 0 and 15 ms after the sandbox was prepared: the TMPDIR, the checks, the
+        // relay, bwrap's or the namespace's start-up, the command's.
+        std::thread::sleep(Duration::from_micros(lcg(&mut seed) % 15_000));
+        child.kill().expect("SIGKILL the runner");
+        child.wait().expect("reap the runner");
+        // End-of-file on the runner's stdout: nothing holds it any more (bounded: a loaded
+        // machine is slow to tear namespaces down).
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut rest = Vec::new();
+            let _ = stdout.read_to_end(&mut rest);
+            let _ = tx.send(());
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_secs(30)).is_ok(),
+            "{backend}, trial {trial}: something still holds the killed runner's stdout after 30 s: {:?}",
+            pids_with(&marker)
+        );
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = pids_with(&marker);
+            if left.is_empty() {
+                break;
+            }
+            assert!(
+                Instant::now() < until,
+                "{backend}, trial {trial}: processes of the killed runner's sandbox still run: {left:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn nothing_outlives_a_killed_bwrap_runner() {
+    nothing_outlives_a_killed_runner("bwrap", 100);
+}
+
+#[test]
+fn nothing_outlives_a_killed_landlock_runner() {
+    nothing_outlives_a_killed_runner("landlock", 40);
 }

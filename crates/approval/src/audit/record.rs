@@ -73,6 +73,11 @@ pub struct Record {
     /// A note, e.g. the user's feedback on a denial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// On an after-run record: what the kernel sandbox enforced for the run, as the sandbox
+    /// reported it (`full`, `partial: GAP; GAP…`, `unconfined: WHY`). Every run that got less
+    /// than `full` has an after-run record carrying it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enforcement: Option<String>,
     /// For a record `by: connection`: the connection the proxy made or refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection: Option<Connection>,
@@ -307,6 +312,7 @@ impl Record {
             by,
             reason: reason.into(),
             note: None,
+            enforcement: None,
             connection: None,
             repair: None,
             prev: String::new(),
@@ -456,6 +462,12 @@ impl Record {
     /// A note (e.g. the user's feedback).
     pub fn note(mut self, note: impl Into<String>) -> Record {
         self.note = Some(note.into());
+        self
+    }
+
+    /// What the kernel sandbox enforced for the run (see [`Record::enforcement`]).
+    pub fn enforcement(mut self, enforcement: impl Into<String>) -> Record {
+        self.enforcement = Some(enforcement.into());
         self
     }
 }

@@ -1,0 +1,441 @@
+//! bwrap started as pid 1 of a PID namespace of cordon's own, so that nothing it starts can
+//! outlive cordon.
+//!
+//! bwrap `--die-with-parent` ties its sandbox to bwrap: the child bwrap clones (pid 1 of
+//! bwrap's PID namespace) sets its parent-death signal a moment after the clone. If cordon is
+//! SIGKILLed during bwrap's start-up, bwrap dies of the parent-death signal cordon gave it, and
+//! a child that had not set its own yet never gets one: it runs on, in a session of its own
+//! (out of reach of a process-group kill), holding the command's pipes. Made pid 1 of a PID
+//! namespace here, bwrap takes everything it starts with it when it dies, whenever that is:
+//! the kernel kills every process of a PID namespace (nested ones included) when its pid 1
+//! exits. bwrap itself gets its parent-death signal before it execs, checked against cordon's
+//! pidfd (a cordon already gone is seen), so there is no window left.
+//!
+//! ```text
+//!   cordon ── clone(NEWPID [|NEWUSER] | PIDFD) ──▶ pid 1: PDEATHSIG=SIGKILL, cordon alive?,
+//!                                                  [user] setgroups deny, uid/gid maps,
+//!                                                  setsid, stdio, controlling terminal,
+//!                                                  fork ─▶ pid 2: close-on-exec, limits, cwd,
+//!                                                  │       signal mask ─▶ execve(bwrap)
+//!                                                  └ closes everything, reaps; bwrap gone:
+//!                                                    its wait status to cordon, exit
+//! ```
+//!
+//! bwrap is pid 2, not pid 1: pid 1 ignores every signal it has no handler for, and Ctrl-C on
+//! the command's terminal (or a signal cordon forwards to the group) must end bwrap as it
+//! always did.
+//!
+//! Everything after `clone` is raw system calls on data allocated before it (the child of a
+//! multithreaded process may not allocate or take locks). A step that fails is reported (its
+//! index, the errno) on a close-on-exec pipe, whose end-of-file without a record means the
+//! exec happened.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+
+use super::Spec;
+use crate::Error;
+
+/// pid 1 started, bwrap executing.
+pub(super) struct Started {
+    pub pid: libc::pid_t,
+    pub pidfd: OwnedFd,
+    /// bwrap's wait status, written by pid 1 before it exits ([`status`]).
+    pub status: OwnedFd,
+}
+
+/// bwrap's wait status as pid 1 reported it, once pid 1 has exited (`None`: it did not get to
+/// report, e.g. it was killed).
+pub(super) fn status(fd: &OwnedFd) -> Option<i32> {
+    let _ = rustix::fs::fcntl_setfl(fd, rustix::fs::OFlags::NONBLOCK);
+    let mut b = [0u8; 4];
+    matches!(rustix::io::read(fd, &mut b), Ok(4)).then(|| i32::from_ne_bytes(b))
+}
+
+/// Why bwrap was not started as pid 1.
+pub(super) enum Attempt {
+    /// The kernel refused the PID (and user) namespace: start bwrap the ordinary way.
+    Unavailable(io::Error),
+    /// The start failed (the program, a descriptor, a limit): the run fails.
+    Failed(Error),
+}
+
+/// The child's steps; the index is what it reports.
+const STEPS: [&str; 12] = [
+    "parent-death signal",
+    "setgroups deny",
+    "gid_map",
+    "uid_map",
+    "setsid",
+    "standard streams",
+    "controlling terminal",
+    "closing inherited file descriptors",
+    "resource limits",
+    "working directory",
+    "signal mask",
+    "fork",
+];
+
+/// The step index of the exec itself.
+const EXEC: u8 = 255;
+/// A record: the step, then the errno.
+const REC: usize = 5;
+
+fn cstring(b: &[u8]) -> Result<CString, Attempt> {
+    CString::new(b).map_err(|_| {
+        Attempt::Failed(Error::other(
+            "a NUL byte in the command line, environment or a path",
+        ))
+    })
+}
+
+/// What the child needs, allocated before the clone.
+struct Data<'a> {
+    report: RawFd,
+    /// Where pid 1 writes bwrap's wait status (4 bytes) before it exits.
+    status: RawFd,
+    me: RawFd,
+    user: bool,
+    uid_map: &'a [u8],
+    gid_map: &'a [u8],
+    stdio: [RawFd; 3],
+    controlling_tty: i32,
+    pass: &'a [RawFd],
+    rlimits: &'a [(libc::__rlimit_resource_t, u64)],
+    cwd: &'a CString,
+    program: &'a CString,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+}
+
+/// Starts `spec` (bwrap, an absolute path) as pid 1 of a new PID namespace (and a user
+/// namespace mapping the caller to itself when not root), inheriting `pass` and limited by
+/// `rlimits`.
+pub(super) fn spawn(
+    spec: &Spec,
+    pass: &[RawFd],
+    rlimits: &[(libc::__rlimit_resource_t, u64)],
+) -> Result<Started, Attempt> {
+    let failed = |e: io::Error| Attempt::Failed(Error::Io(e));
+    let program = cstring(spec.program.as_bytes())?;
+    let argv: Vec<CString> = std::iter::once(spec.program.as_os_str())
+        .chain(spec.args.iter().map(|a| a.as_os_str()))
+        .map(|a| cstring(a.as_bytes()))
+        .collect::<Result<_, _>>()?;
+    let envp: Vec<CString> = spec
+        .env
+        .iter()
+        .map(|(k, v)| {
+            let mut b = k.as_bytes().to_vec();
+            b.push(b'=');
+            b.extend_from_slice(v.as_bytes());
+            cstring(&b)
+        })
+        .collect::<Result<_, _>>()?;
+    let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    argv_p.push(std::ptr::null());
+    let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|a| a.as_ptr()).collect();
+    envp_p.push(std::ptr::null());
+    let cwd = cstring(spec.cwd.as_os_str().as_bytes())?;
+    let user = !rustix::process::geteuid().is_root();
+    let uid = rustix::process::getuid().as_raw();
+    let gid = rustix::process::getgid().as_raw();
+    let uid_map = format!("{uid} {uid} 1\n");
+    let gid_map = format!("{gid} {gid} 1\n");
+    let stdio = spec
+        .stdio
+        .fds
+        .each_ref()
+        .map(|f| f.as_ref().map_or(-1, |f| f.as_raw_fd()));
+    let (report_r, report_w) =
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.into()))?;
+    let (status_r, status_w) =
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.into()))?;
+    // cordon's own pidfd: the child checks it after setting its parent-death signal, which
+    // closes the window where cordon died before that.
+    let me = rustix::process::pidfd_open(
+        rustix::process::getpid(),
+        rustix::process::PidfdFlags::empty(),
+    )
+    .map_err(|e| failed(e.into()))?;
+    let data = Data {
+        report: report_w.as_raw_fd(),
+        status: status_w.as_raw_fd(),
+        me: me.as_raw_fd(),
+        user,
+        uid_map: uid_map.as_bytes(),
+        gid_map: gid_map.as_bytes(),
+        stdio,
+        controlling_tty: spec.stdio.controlling_tty.unwrap_or(-1),
+        pass,
+        rlimits,
+        cwd: &cwd,
+        program: &program,
+        argv: argv_p.as_ptr(),
+        envp: envp_p.as_ptr(),
+    };
+    let mut flags = libc::CLONE_NEWPID | libc::CLONE_PIDFD;
+    if user {
+        flags |= libc::CLONE_NEWUSER;
+    }
+    let mut pidfd: libc::c_int = -1;
+    // SAFETY: raw clone without CLONE_VM or a new stack: the child gets a copy of this address
+    // space (every borrow in `data` stays valid there) and continues here with pid == 0, where
+    // it only calls `child`, which never returns. The kernel writes the pidfd into `pidfd` on
+    // this frame (arg 3, parent_tid, on x86_64 and aarch64 alike). glibc's fork handlers do not
+    // run; the child uses nothing that depends on them (no stdio, malloc, locks or getpid).
+    let pid = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            (flags | libc::SIGCHLD) as libc::c_ulong,
+            0usize,
+            &mut pidfd as *mut libc::c_int,
+            0usize,
+            0usize,
+        )
+    };
+    if pid < 0 {
+        let e = io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::EPERM | libc::ENOSPC | libc::EINVAL | libc::EUSERS | libc::ENOSYS) => {
+                Attempt::Unavailable(e)
+            }
+            _ => failed(e),
+        });
+    }
+    if pid == 0 {
+        // SAFETY: this is the child of the clone above; `data` was built before it and
+        // nothing in this copy of the address space frees what it points at.
+        unsafe { child(&data) }
+    }
+    drop(report_w);
+    drop(status_w);
+    drop(me);
+    // SAFETY: clone succeeded with CLONE_PIDFD, so the kernel stored a new pidfd for the
+    // child in `pidfd`; nothing else owns it.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+    let pid = pid as libc::pid_t;
+    // End-of-file without a record: the exec happened (the pipe is close-on-exec).
+    let mut rec = [0u8; REC];
+    let mut got = 0;
+    while got < REC {
+        match rustix::io::read(&report_r, &mut rec[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => break,
+        }
+    }
+    if got == 0 {
+        return Ok(Started {
+            pid,
+            pidfd,
+            status: status_r,
+        });
+    }
+    // The child reported a failure and exits: reap it.
+    // SAFETY: a null status pointer is allowed; `pid` is our unreaped child.
+    unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::__WALL) };
+    let errno = i32::from_ne_bytes([rec[1], rec[2], rec[3], rec[4]]);
+    let e = io::Error::from_raw_os_error(errno);
+    let name = spec.program.to_string_lossy().into_owned();
+    Err(match rec[0] {
+        EXEC if errno == libc::ENOENT || errno == libc::ENOTDIR => {
+            Attempt::Failed(Error::NotFound(name))
+        }
+        EXEC => Attempt::Failed(Error::NotExecutable(name, e)),
+        // The user namespace's maps: the namespace is not usable here.
+        1..=3 => Attempt::Unavailable(e),
+        step => Attempt::Failed(Error::Setup(
+            STEPS.get(step as usize).copied().unwrap_or("setup"),
+            e,
+        )),
+    })
+}
+
+/// The child: pid 1 of the new PID namespace until it execs bwrap. Raw syscalls only.
+///
+/// # Safety
+/// Call only in the child of `spawn`'s clone, with `d` built before the clone: every pointer
+/// in it stays valid because nothing in this copy of the address space frees it, and the
+/// descriptors in it were open at the clone. Nothing here may allocate or take a lock.
+unsafe fn child(d: &Data) -> ! {
+    let fail = |step: u8| -> ! {
+        // SAFETY: __errno_location returns this thread's errno; write reads REC bytes from
+        // `rec` on this frame into the report pipe's write end, open until exec. _exit ends the
+        // process at once, without running cordon's destructors in this copy.
+        unsafe {
+            let v = (*libc::__errno_location()).to_ne_bytes();
+            let rec = [step, v[0], v[1], v[2], v[3]];
+            libc::write(d.report, rec.as_ptr().cast(), REC);
+            libc::_exit(125)
+        }
+    };
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number, no pointers. Checked: without it, the
+    // namespace could outlive cordon.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
+        fail(0);
+    }
+    let mut alive = libc::pollfd {
+        fd: d.me,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll reads and writes one pollfd on this frame without waiting; `me` is
+    // cordon's pidfd, open. Readable (or an error) means cordon is gone: stop (fail closed).
+    if unsafe { libc::poll(&mut alive, 1, 0) } != 0 {
+        // SAFETY: as in `fail`.
+        unsafe { libc::_exit(125) };
+    }
+    if d.user {
+        if !write_file(c"/proc/self/setgroups", b"deny") {
+            fail(1);
+        }
+        if !write_file(c"/proc/self/gid_map", d.gid_map) {
+            fail(2);
+        }
+        if !write_file(c"/proc/self/uid_map", d.uid_map) {
+            fail(3);
+        }
+    }
+    // SAFETY: setsid takes no arguments.
+    if unsafe { libc::setsid() } < 0 {
+        fail(4);
+    }
+    for (n, &fd) in d.stdio.iter().enumerate() {
+        // The sources are above 2 (Rust's runtime keeps 0-2 open), so no dup2 overwrites
+        // another's source. SAFETY: dup2 takes two descriptor numbers, no pointers.
+        if fd >= 0 && unsafe { libc::dup2(fd, n as RawFd) } < 0 {
+            fail(5);
+        }
+    }
+    // SAFETY: ioctl(TIOCSCTTY) takes an integer argument; the descriptor is one of 0-2.
+    if d.controlling_tty >= 0 && unsafe { libc::ioctl(d.controlling_tty, libc::TIOCSCTTY, 0) } != 0
+    {
+        fail(6);
+    }
+    // bwrap runs as pid 2, in this session and process group: a signal the terminal or
+    // cordon sends the group ends it as it would end bwrap anywhere (pid 1 ignores every
+    // signal it has no handler for), and pid 1 follows it out, taking the namespace along.
+    // SAFETY: a fork-like clone (no CLONE_VM, no new stack): the child continues here with a
+    // copy of this address space; both only make raw system calls from here on.
+    let bwrap = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            libc::SIGCHLD as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
+    if bwrap < 0 {
+        fail(11);
+    }
+    if bwrap > 0 {
+        // SAFETY: as in `wait_and_report`'s contract: pid 1, `bwrap` its child.
+        unsafe { wait_and_report(d, bwrap as libc::pid_t) }
+    }
+    // Close-on-exec for everything beyond stdio, then cleared for what bwrap must inherit.
+    // SAFETY: close_range takes no pointers; it only marks this process's descriptors.
+    if unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    } != 0
+    {
+        fail(7);
+    }
+    for &fd in d.pass {
+        // SAFETY: fcntl(F_SETFD) takes an integer; `fd` was open at the clone.
+        if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+            fail(7);
+        }
+    }
+    for &(resource, value) in d.rlimits {
+        let lim = libc::rlimit {
+            rlim_cur: value,
+            rlim_max: value,
+        };
+        // SAFETY: setrlimit reads one rlimit on this frame.
+        if unsafe { libc::setrlimit(resource, &lim) } != 0 {
+            fail(8);
+        }
+    }
+    // SAFETY: chdir reads the NUL-terminated `cwd` (a CString in `d`).
+    if unsafe { libc::chdir(d.cwd.as_ptr()) } != 0 {
+        fail(9);
+    }
+    // SAFETY: sigset_t is a plain bit array; sigemptyset writes only into `empty` on this
+    // frame, sigprocmask reads it. signal(SIGPIPE, SIG_DFL) fails only for a bad number.
+    unsafe {
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        if libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {
+            fail(10);
+        }
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    // SAFETY: execve reads the NUL-terminated program path and the null-terminated argv and
+    // envp arrays, all built before the clone. It returns only on failure.
+    unsafe { libc::execve(d.program.as_ptr(), d.argv, d.envp) };
+    fail(EXEC)
+}
+
+/// pid 1 after starting bwrap: holds nothing of the run (the command's pipes would not see
+/// end-of-file while it held them), reaps every child, and once bwrap is gone reports its wait
+/// status and exits, which ends the namespace.
+///
+/// # Safety
+/// Call only as pid 1 of `spawn`'s namespace, right after forking bwrap (`bwrap`), with `d`
+/// as in [`child`]. Raw system calls only.
+unsafe fn wait_and_report(d: &Data, bwrap: libc::pid_t) -> ! {
+    // SAFETY: close_range takes no pointers: everything but the status pipe's write end goes
+    // (0-2 included: the command's pipes and pty).
+    unsafe {
+        if d.status > 0 {
+            libc::syscall(libc::SYS_close_range, 0u32, (d.status - 1) as u32, 0u32);
+        }
+        libc::syscall(libc::SYS_close_range, (d.status + 1) as u32, u32::MAX, 0u32);
+    }
+    loop {
+        let mut st = 0;
+        // SAFETY: waitpid writes one int into `st` on this frame.
+        let r = unsafe { libc::waitpid(-1, &mut st, libc::__WALL) };
+        if r == bwrap {
+            let b = st.to_ne_bytes();
+            // SAFETY: write reads 4 bytes from `b` on this frame; `status` is open. _exit ends
+            // pid 1, and with it the namespace.
+            unsafe {
+                libc::write(d.status, b.as_ptr().cast(), 4);
+                libc::_exit(0)
+            }
+        }
+        // SAFETY: __errno_location returns this thread's errno.
+        if r < 0 && unsafe { *libc::__errno_location() } != libc::EINTR {
+            // SAFETY: as above.
+            unsafe { libc::_exit(125) }
+        }
+    }
+}
+
+/// Writes `bytes` to an existing /proc control file. System calls only, no allocation.
+fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> bool {
+    // SAFETY: open reads the NUL-terminated `path`; the descriptor is ours and closed below.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: write reads `bytes.len()` bytes from the live slice; `fd` is the file opened
+    // above, closed once, right after.
+    unsafe {
+        let ok = libc::write(fd, bytes.as_ptr().cast(), bytes.len()) == bytes.len() as isize;
+        libc::close(fd);
+        ok
+    }
+}
