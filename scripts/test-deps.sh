@@ -21,7 +21,11 @@ command -v python3 >/dev/null || {
 [ -x "$prefix/venv/bin/python" ] || python3 -m venv "$prefix/venv"
 
 npm_packages=(
-  # agent hosts (issue 23)
+  # agent hosts (issue 23). Claude Code 2.1.197 is the newest release whose engines field
+  # accepts node 20 (later ones require node >= 22).
+  @anthropic-ai/claude-code@2.1.197
+  @openai/codex@0.171.0
+  @google/gemini-cli@0.61.0
   # MCP servers and clients (issue 27)
 )
 pip_packages=(

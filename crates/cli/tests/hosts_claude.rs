@@ -1,0 +1,256 @@
+//! Claude Code for real (the version pinned in `scripts/test-deps.sh`), wired by
+//! `cordon install claude` and driven by the project's mock model server: the model asks for
+//! one tool call and the test reads what came back to it.
+//!
+//! Scenarios: a denied shell call never runs and its reason reaches the model; an allowed one
+//! is rewritten to `cordon exec` and runs kernel-confined (a write to /etc fails) with its
+//! output, exit code, cwd and environment intact; an asked one does not run in headless mode;
+//! a write by the host's own file tool to a persistence-surface path does not happen; with the
+//! cordon binary gone the call is blocked.
+
+mod common;
+mod hosts_support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use hosts_support::{host_bin, Mock, Turn};
+use serde_json::json;
+
+/// The policy the hosts' hook decides under.
+const POLICY: &str = r#"version = 1
+
+[sandbox]
+env = ["CORDON_HOSTS_PROBE"]
+
+[sandbox.paths.workspace]
+root = "."
+mode = "rw"
+
+[shell]
+default = "allow"
+
+[[shell.rules]]
+pattern = "git push"
+action = "ask"
+reason = "publishes commits"
+
+[[shell.rules]]
+pattern = "rm -rf"
+action = "deny"
+reason = "destroys files"
+"#;
+
+/// A project and a HOME of its own; the policy is `cordon.toml` in the project.
+struct Setup {
+    project: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join("cordon.toml"), POLICY).unwrap();
+        let home = tempfile::tempdir().unwrap();
+        Setup { project, home }
+    }
+
+    fn dir(&self) -> &Path {
+        self.project.path()
+    }
+
+    /// `cordon install claude --project --policy cordon.toml` with the binary `cordon`.
+    fn install(&self, cordon: &Path) {
+        let o = Command::new(cordon)
+            .current_dir(self.dir())
+            .env("HOME", self.home.path())
+            .args(["install", "claude", "--project", "--policy"])
+            .arg(self.dir().join("cordon.toml"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "install: {}", common::stderr(&o));
+    }
+
+    /// `claude -p` against `mock`, in the project, with a deadline generous for a loaded
+    /// machine; the host's outbound traffic other than the model is switched off.
+    fn run_claude(&self, mock: &Mock) -> Output {
+        let runtime = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runtime");
+        std::fs::create_dir_all(&runtime).unwrap();
+        let mut c = Command::new(host_bin("claude"));
+        c.current_dir(self.dir())
+            .args([
+                "-p",
+                "run the scripted tool call",
+                "--output-format",
+                "json",
+                "--max-turns",
+                "3",
+                // The operator lets the host edit files without asking: what stops a write
+                // then is cordon's hook alone.
+                "--permission-mode",
+                "acceptEdits",
+            ])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .env("HOME", self.home.path())
+            .env("ANTHROPIC_BASE_URL", mock.base_url())
+            .env("ANTHROPIC_API_KEY", "sk-cordon-test")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("CORDON_HOSTS_PROBE", "probe-value")
+            .env("XDG_STATE_HOME", common::state_home())
+            .env("XDG_CONFIG_HOME", common::config_home())
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = c.spawn().unwrap();
+        wait_deadline(child, Duration::from_secs(240))
+    }
+}
+
+/// The child's output, or a panic (after killing it) when it runs past `limit`.
+fn wait_deadline(mut child: std::process::Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "the host ran past {limit:?}\nstdout: {}\nstderr: {}",
+                common::stdout(&o),
+                common::stderr(&o)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn bash(command: &str) -> Turn {
+    Turn {
+        tool: "Bash".into(),
+        input: json!({ "command": command, "description": "scripted by the test" }),
+    }
+}
+
+/// One scripted turn: the tool results that came back to the model.
+fn turn(s: &Setup, t: Turn) -> Vec<String> {
+    let mock = Mock::start(t.clone());
+    let o = s.run_claude(&mock);
+    let results = mock.tool_results();
+    assert!(
+        mock.offered(&t.tool),
+        "Claude Code never offered {}: {}\n{}",
+        t.tool,
+        common::stdout(&o),
+        common::stderr(&o)
+    );
+    assert_eq!(
+        results.len(),
+        1,
+        "one tool result expected; claude: {}\n{}\nresults: {results:?}",
+        common::stdout(&o),
+        common::stderr(&o)
+    );
+    results
+}
+
+#[test]
+fn claude_deny_reaches_the_model_and_nothing_runs() {
+    let s = Setup::new();
+    s.install(Path::new(env!("CARGO_BIN_EXE_cordon")));
+    std::fs::create_dir(s.dir().join("keep")).unwrap();
+    let r = turn(&s, bash("touch ran-before-deny; rm -rf keep"));
+    assert!(r[0].contains("destroys files"), "{r:?}");
+    assert!(s.dir().join("keep").is_dir());
+    assert!(!s.dir().join("ran-before-deny").exists());
+}
+
+#[test]
+fn claude_allow_runs_confined_with_output_exit_cwd_env_intact() {
+    let s = Setup::new();
+    s.install(Path::new(env!("CARGO_BIN_EXE_cordon")));
+    let probe = format!("/etc/cordon-hosts-probe-{}", std::process::id());
+    // The /etc write sits in a script, out of the line's static analysis: only the kernel
+    // sandbox can stop it (as root nothing else would).
+    std::fs::write(
+        s.dir().join("probe.sh"),
+        format!("echo x > {probe} || echo etc-refused\n"),
+    )
+    .unwrap();
+    let line = "pwd; echo \"env=$CORDON_HOSTS_PROBE key=$ANTHROPIC_API_KEY.\"; sh ./probe.sh; \
+                echo out > made.txt; exit 3";
+    let r = turn(&s, bash(line));
+    let canon = s.dir().canonicalize().unwrap();
+    assert!(r[0].contains(canon.to_str().unwrap()), "{r:?}");
+    // The policy's `env` passes; the host's model key is not in the allow-list.
+    assert!(r[0].contains("env=probe-value key=."), "{r:?}");
+    assert!(r[0].contains("etc-refused"), "{r:?}");
+    assert!(r[0].contains("Exit code 3"), "{r:?}");
+    assert!(
+        !Path::new(&probe).exists(),
+        "{probe} was written: unconfined"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.dir().join("made.txt")).unwrap(),
+        "out\n"
+    );
+}
+
+#[test]
+fn claude_ask_does_not_run_headless() {
+    let s = Setup::new();
+    s.install(Path::new(env!("CARGO_BIN_EXE_cordon")));
+    let r = turn(&s, bash("touch ran-before-ask && git push"));
+    assert!(!s.dir().join("ran-before-ask").exists(), "{r:?}");
+    eprintln!("ask result: {r:?}");
+    assert!(r[0].contains("publishes commits"), "{r:?}");
+}
+
+/// A Write by the host's own file tool: returns the tool result.
+fn write_turn(s: &Setup, path: &Path, content: &str) -> String {
+    let r = turn(
+        s,
+        Turn {
+            tool: "Write".into(),
+            input: json!({ "file_path": path, "content": content }),
+        },
+    );
+    r[0].clone()
+}
+
+#[test]
+fn claude_file_tool_write_to_surface_is_not_silent() {
+    let s = Setup::new();
+    s.install(Path::new(env!("CARGO_BIN_EXE_cordon")));
+    // Control: an ordinary file in the rw root is written (the hook allows file tools).
+    let plain = s.dir().join("notes.txt");
+    let r = write_turn(&s, &plain, "notes\n");
+    assert_eq!(std::fs::read_to_string(&plain).unwrap(), "notes\n", "{r}");
+    // cordon's remembered rules are on the persistence surface, and Claude Code does not flag
+    // the name as a sensitive file itself: the refusal is cordon's. (A new file: Claude Code
+    // refuses to overwrite one it has not read, which would hide the hook's answer.)
+    let rules = s.dir().join("cordon.rules.toml");
+    let r = write_turn(&s, &rules, "version = 1\n");
+    assert!(!rules.exists(), "the host wrote {}: {r}", rules.display());
+    assert!(r.contains("cordon: "), "not cordon's refusal: {r}");
+}
+
+#[test]
+fn claude_missing_cordon_binary_blocks() {
+    let s = Setup::new();
+    let bin = tempfile::tempdir().unwrap();
+    let copy: PathBuf = bin.path().join("cordon");
+    std::fs::copy(env!("CARGO_BIN_EXE_cordon"), &copy).unwrap();
+    s.install(&copy);
+    std::fs::remove_file(&copy).unwrap();
+    let r = turn(&s, bash("touch ran-without-cordon"));
+    assert!(!s.dir().join("ran-without-cordon").exists(), "{r:?}");
+    assert!(r[0].contains("the call is blocked"), "{r:?}");
+}
