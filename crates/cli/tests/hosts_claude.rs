@@ -43,9 +43,12 @@ reason = "destroys files"
 "#;
 
 /// A project and a HOME of its own; the policy is `cordon.toml` in the project.
+/// With `user` set (the tests run as root), the host runs as that unprivileged user and owns
+/// both directories.
 struct Setup {
     project: tempfile::TempDir,
     home: tempfile::TempDir,
+    user: Option<(u32, u32)>,
 }
 
 impl Setup {
@@ -53,7 +56,36 @@ impl Setup {
         let project = tempfile::tempdir().unwrap();
         std::fs::write(project.path().join("cordon.toml"), POLICY).unwrap();
         let home = tempfile::tempdir().unwrap();
-        Setup { project, home }
+        Setup {
+            project,
+            home,
+            user: None,
+        }
+    }
+
+    /// As [`Setup::new`], the host run as the unprivileged user `cordon-test` when the tests
+    /// run as root (as the current user otherwise).
+    fn unprivileged() -> Setup {
+        Setup {
+            user: unprivileged(),
+            ..Setup::new()
+        }
+    }
+
+    /// Hands everything in the project and HOME to the unprivileged user, if any.
+    fn give(&self) {
+        fn chown_all(p: &Path, uid: u32, gid: u32) {
+            std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
+            if p.is_dir() && !p.is_symlink() {
+                for e in std::fs::read_dir(p).unwrap() {
+                    chown_all(&e.unwrap().path(), uid, gid);
+                }
+            }
+        }
+        if let Some((uid, gid)) = self.user {
+            chown_all(self.project.path(), uid, gid);
+            chown_all(self.home.path(), uid, gid);
+        }
     }
 
     fn dir(&self) -> &Path {
@@ -75,9 +107,17 @@ impl Setup {
     /// `claude -p` against `mock`, in the project, with a deadline generous for a loaded
     /// machine; the host's outbound traffic other than the model is switched off.
     fn run_claude(&self, mock: &Mock) -> Output {
-        let runtime = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runtime");
-        std::fs::create_dir_all(&runtime).unwrap();
+        // cordon's state, trust store and host grants: in this HOME, the host's user's own.
+        let home = self.home.path();
+        for d in [".state", ".config", ".runtime"] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        self.give();
         let mut c = Command::new(host_bin("claude"));
+        if let Some((uid, gid)) = self.user {
+            use std::os::unix::process::CommandExt;
+            c.uid(uid).gid(gid);
+        }
         c.current_dir(self.dir())
             .args([
                 "-p",
@@ -101,15 +141,42 @@ impl Setup {
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_ERROR_REPORTING", "1")
             .env("CORDON_HOSTS_PROBE", "probe-value")
-            .env("XDG_STATE_HOME", common::state_home())
-            .env("XDG_CONFIG_HOME", common::config_home())
-            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("XDG_STATE_HOME", home.join(".state"))
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_RUNTIME_DIR", home.join(".runtime"))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let child = c.spawn().unwrap();
         wait_deadline(child, Duration::from_secs(240))
     }
+}
+
+/// The unprivileged user to run the host as: `cordon-test` (created when missing, as the
+/// other suites do) when the tests run as root, else none (already unprivileged).
+fn unprivileged() -> Option<(u32, u32)> {
+    if !rustix::process::geteuid().is_root() {
+        return None;
+    }
+    let id = |flag: &str| -> Option<u32> {
+        let o = Command::new("id")
+            .args([flag, "cordon-test"])
+            .output()
+            .ok()?;
+        String::from_utf8(o.stdout).ok()?.trim().parse().ok()
+    };
+    if id("-u").is_none() {
+        let _ = Command::new("useradd")
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                "cordon-test",
+            ])
+            .status();
+    }
+    Some((id("-u").expect("user cordon-test"), id("-g").unwrap()))
 }
 
 /// The child's output, or a panic (after killing it) when it runs past `limit`.
@@ -163,7 +230,15 @@ fn turn(s: &Setup, t: Turn) -> Vec<String> {
 
 #[test]
 fn claude_deny_reaches_the_model_and_nothing_runs() {
-    let s = Setup::new();
+    deny(Setup::new());
+}
+
+#[test]
+fn claude_deny_as_an_unprivileged_user() {
+    deny(Setup::unprivileged());
+}
+
+fn deny(s: Setup) {
     s.install(Path::new(env!("CARGO_BIN_EXE_cordon")));
     std::fs::create_dir(s.dir().join("keep")).unwrap();
     let r = turn(&s, bash("touch ran-before-deny; rm -rf keep"));
@@ -174,14 +249,27 @@ fn claude_deny_reaches_the_model_and_nothing_runs() {
 
 #[test]
 fn claude_allow_runs_confined_with_output_exit_cwd_env_intact() {
-    let s = Setup::new();
+    allow(Setup::new());
+}
+
+#[test]
+fn claude_allow_as_an_unprivileged_user() {
+    allow(Setup::unprivileged());
+}
+
+fn allow(s: Setup) {
     s.install(Path::new(env!("CARGO_BIN_EXE_cordon")));
     let probe = format!("/etc/cordon-hosts-probe-{}", std::process::id());
-    // The /etc write sits in a script, out of the line's static analysis: only the kernel
-    // sandbox can stop it (as root nothing else would).
+    // Outside the project but the host's user's own: only the sandbox stops a write there.
+    let outside = s.home.path().join("outside-probe");
+    // The writes sit in a script, out of the line's static analysis: only the kernel sandbox
+    // can stop them (as root nothing else would stop the /etc one).
     std::fs::write(
         s.dir().join("probe.sh"),
-        format!("echo x > {probe} || echo etc-refused\n"),
+        format!(
+            "echo x > {probe} || echo etc-refused\necho x > {} || echo home-refused\necho uid=$(id -u)\n",
+            outside.display()
+        ),
     )
     .unwrap();
     let line = "pwd; echo \"env=$CORDON_HOSTS_PROBE key=$ANTHROPIC_API_KEY.\"; sh ./probe.sh; \
@@ -192,6 +280,16 @@ fn claude_allow_runs_confined_with_output_exit_cwd_env_intact() {
     // The policy's `env` passes; the host's model key is not in the allow-list.
     assert!(r[0].contains("env=probe-value key=."), "{r:?}");
     assert!(r[0].contains("etc-refused"), "{r:?}");
+    assert!(r[0].contains("home-refused"), "{r:?}");
+    let uid = s
+        .user
+        .map_or_else(|| rustix::process::geteuid().as_raw(), |u| u.0);
+    assert!(r[0].lines().any(|l| l == format!("uid={uid}")), "{r:?}");
+    assert!(
+        !outside.exists(),
+        "{} was written: unconfined",
+        outside.display()
+    );
     assert!(r[0].contains("Exit code 3"), "{r:?}");
     assert!(
         !Path::new(&probe).exists(),
