@@ -13,36 +13,11 @@ mod hosts_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use hosts_support::{host_bin, Mock, Turn};
+use hosts_support::{host_bin, unprivileged, wait_deadline, Mock, Turn, POLICY};
 use serde_json::json;
 
-/// The policy the hosts' hook decides under.
-const POLICY: &str = r#"version = 1
-
-[sandbox]
-env = ["CORDON_HOSTS_PROBE"]
-
-[sandbox.paths.workspace]
-root = "."
-mode = "rw"
-
-[shell]
-default = "allow"
-
-[[shell.rules]]
-pattern = "git push"
-action = "ask"
-reason = "publishes commits"
-
-[[shell.rules]]
-pattern = "rm -rf"
-action = "deny"
-reason = "destroys files"
-"#;
-
-/// A project and a HOME of its own; the policy is `cordon.toml` in the project.
 /// With `user` set (the tests run as root), the host runs as that unprivileged user and owns
 /// both directories.
 struct Setup {
@@ -149,53 +124,6 @@ impl Setup {
             .stderr(Stdio::piped());
         let child = c.spawn().unwrap();
         wait_deadline(child, Duration::from_secs(240))
-    }
-}
-
-/// The unprivileged user to run the host as: `cordon-test` (created when missing, as the
-/// other suites do) when the tests run as root, else none (already unprivileged).
-fn unprivileged() -> Option<(u32, u32)> {
-    if !rustix::process::geteuid().is_root() {
-        return None;
-    }
-    let id = |flag: &str| -> Option<u32> {
-        let o = Command::new("id")
-            .args([flag, "cordon-test"])
-            .output()
-            .ok()?;
-        String::from_utf8(o.stdout).ok()?.trim().parse().ok()
-    };
-    if id("-u").is_none() {
-        let _ = Command::new("useradd")
-            .args([
-                "--system",
-                "--no-create-home",
-                "--shell",
-                "/usr/sbin/nologin",
-                "cordon-test",
-            ])
-            .status();
-    }
-    Some((id("-u").expect("user cordon-test"), id("-g").unwrap()))
-}
-
-/// The child's output, or a panic (after killing it) when it runs past `limit`.
-fn wait_deadline(mut child: std::process::Child, limit: Duration) -> Output {
-    let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "the host ran past {limit:?}\nstdout: {}\nstderr: {}",
-                common::stdout(&o),
-                common::stderr(&o)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

@@ -1,7 +1,8 @@
 //! The real agent hosts, driven by a mock model server of the project's own.
 //!
 //! The mock listens on 127.0.0.1 and speaks the Anthropic Messages API (`POST /v1/messages`,
-//! streamed or not) as far as a host needs for one scripted turn: while no tool result has
+//! streamed or not; Claude Code) and the OpenAI Responses API (`POST /v1/responses`,
+//! streamed; Codex) as far as a host needs for one scripted turn: while no tool result has
 //! come back it answers with one tool call (the scripted [`Turn`]); once the host sends the
 //! tool's result it answers with plain text and the turn ends. Every request body is kept, so
 //! a test reads what the host told the model (a deny's reason, a command's output).
@@ -13,10 +14,37 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
+use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+/// The policy the hosts' hook decides under.
+pub const POLICY: &str = r#"version = 1
+
+[sandbox]
+env = ["CORDON_HOSTS_PROBE"]
+
+[sandbox.paths.workspace]
+root = "."
+mode = "rw"
+
+[shell]
+default = "allow"
+
+[[shell.rules]]
+pattern = "git push"
+action = "ask"
+reason = "publishes commits"
+
+[[shell.rules]]
+pattern = "rm -rf"
+action = "deny"
+reason = "destroys files"
+"#;
+
+/// A project and a HOME of its own; the policy is `cordon.toml` in the project.
 /// A host's program from `scripts/test-deps.sh`; panics naming the script when it is missing.
 pub fn host_bin(name: &str) -> PathBuf {
     let prefix = std::env::var_os("CORDON_TEST_DEPS")
@@ -29,6 +57,53 @@ pub fn host_bin(name: &str) -> PathBuf {
         p.display()
     );
     p
+}
+
+/// The unprivileged user to run the host as: `cordon-test` (created when missing, as the
+/// other suites do) when the tests run as root, else none (already unprivileged).
+pub fn unprivileged() -> Option<(u32, u32)> {
+    if !rustix::process::geteuid().is_root() {
+        return None;
+    }
+    let id = |flag: &str| -> Option<u32> {
+        let o = Command::new("id")
+            .args([flag, "cordon-test"])
+            .output()
+            .ok()?;
+        String::from_utf8(o.stdout).ok()?.trim().parse().ok()
+    };
+    if id("-u").is_none() {
+        let _ = Command::new("useradd")
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                "cordon-test",
+            ])
+            .status();
+    }
+    Some((id("-u").expect("user cordon-test"), id("-g").unwrap()))
+}
+
+/// The child's output, or a panic (after killing it) when it runs past `limit`.
+pub fn wait_deadline(mut child: std::process::Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "the host ran past {limit:?}\nstdout: {}\nstderr: {}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The one tool call the mock model asks for.
@@ -76,6 +151,18 @@ impl Mock {
     pub fn tool_results(&self) -> Vec<String> {
         let mut out = Vec::new();
         for r in self.requests() {
+            // Responses API: `input` items of type function_call_output.
+            for i in r["input"].as_array().into_iter().flatten() {
+                if i["type"] == "function_call_output" {
+                    let text = match &i["output"] {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    if !out.contains(&text) {
+                        out.push(text);
+                    }
+                }
+            }
             for m in r["messages"].as_array().into_iter().flatten() {
                 for c in m["content"].as_array().into_iter().flatten() {
                     if c["type"] == "tool_result" {
@@ -112,13 +199,19 @@ fn offers(body: &Value, tool: &str) -> bool {
 }
 
 fn has_tool_result(body: &Value) -> bool {
-    body["messages"].as_array().into_iter().flatten().any(|m| {
-        m["content"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| c["type"] == "tool_result")
-    })
+    let responses = body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|i| i["type"] == "function_call_output");
+    responses
+        || body["messages"].as_array().into_iter().flatten().any(|m| {
+            m["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "tool_result")
+        })
 }
 
 /// One request on `s` (the answer closes the connection).
@@ -159,6 +252,9 @@ fn serve(s: TcpStream, turn: &Turn, seen: &Mutex<Vec<Value>>) -> std::io::Result
         r.read_exact(&mut body)?;
     }
     let mut w = s;
+    if path.starts_with("/v1/responses") {
+        return responses(&mut w, &body, turn, seen);
+    }
     if !path.starts_with("/v1/messages") || path.starts_with("/v1/messages/count_tokens") {
         let b = if path.starts_with("/v1/messages/count_tokens") {
             r#"{"input_tokens":10}"#
@@ -240,4 +336,47 @@ fn serve(s: TcpStream, turn: &Turn, seen: &Mutex<Vec<Value>>) -> std::io::Result
             b.len()
         )
     }
+}
+
+/// One streamed Responses API answer: the scripted function call, or text once its output
+/// came back.
+fn responses(
+    w: &mut TcpStream,
+    body: &[u8],
+    turn: &Turn,
+    seen: &Mutex<Vec<Value>>,
+) -> std::io::Result<()> {
+    let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    seen.lock().unwrap().push(req.clone());
+    let item = if offers(&req, &turn.tool) && !has_tool_result(&req) {
+        json!({"type": "function_call", "id": "fc_cordon_1", "call_id": "call_cordon_1",
+            "name": turn.tool, "arguments": turn.input.to_string()})
+    } else {
+        json!({"type": "message", "role": "assistant", "id": "msg_cordon",
+            "content": [{"type": "output_text", "text": "done"}]})
+    };
+    let usage = json!({"input_tokens": 10, "input_tokens_details": null, "output_tokens": 5,
+        "output_tokens_details": null, "total_tokens": 15});
+    let mut ev = String::new();
+    for (name, data) in [
+        (
+            "response.created",
+            json!({"type": "response.created", "response": {"id": "resp_cordon"}}),
+        ),
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ),
+        (
+            "response.completed",
+            json!({"type": "response.completed", "response": {"id": "resp_cordon", "usage": usage}}),
+        ),
+    ] {
+        ev.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    }
+    write!(
+        w,
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{ev}",
+        ev.len()
+    )
 }
