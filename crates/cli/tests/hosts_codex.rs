@@ -2,14 +2,16 @@
 //! `cordon install codex` and driven by the project's mock model server (Responses API).
 //!
 //! Codex runs a project's hooks only in a trusted project and only once the hook itself is
-//! trusted (recorded by its `/hooks` review); `--dangerously-bypass-hook-trust` runs them
-//! without that record. These tests trust the project in Codex's config and pass that flag,
-//! with Codex's own sandbox off (`-s danger-full-access`): cordon confines what it allows.
-//! One test shows what Codex does with an untrusted hook: it skips it, silently.
+//! trusted (the record its `/hooks` review writes): `cordon install codex` records that trust
+//! through Codex itself, and these tests run Codex without any bypass flag. The project is
+//! trusted in Codex's config; Codex's own sandbox is off (`-s danger-full-access`): cordon
+//! confines what it allows. Without the trust record Codex skips the hook silently; `cordon
+//! doctor` says so, from Codex's own report.
 
 mod common;
 mod hosts_support;
 
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -25,51 +27,89 @@ struct Setup {
 }
 
 impl Setup {
-    fn new(user: Option<(u32, u32)>) -> Setup {
+    /// Project trusted in Codex, cordon installed; `codex`: the program `install` may use to
+    /// record Codex's trust (None: a path that does not exist).
+    fn new(user: Option<(u32, u32)>, codex: Option<&Path>) -> (Setup, Output) {
         let project = tempfile::tempdir().unwrap();
         std::fs::write(project.path().join("cordon.toml"), POLICY).unwrap();
         let home = tempfile::tempdir().unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_cordon"))
-            .current_dir(project.path())
-            .env("HOME", home.path())
-            .env("CODEX_HOME", home.path().join(".codex"))
-            .args(["install", "codex", "--project", "--policy"])
-            .arg(project.path().join("cordon.toml"))
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "install: {}", common::stderr(&o));
-        Setup {
+        let codex_home = home.path().join(".codex");
+        std::fs::create_dir_all(&codex_home).unwrap();
+        std::fs::write(
+            codex_home.join("config.toml"),
+            format!(
+                "check_for_update_on_startup = false\n\n\
+                 [analytics]\nenabled = false\n\n\
+                 [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+                project.path().canonicalize().unwrap().display()
+            ),
+        )
+        .unwrap();
+        let s = Setup {
             project,
             home,
             user,
-        }
+        };
+        let o = s
+            .cordon(codex)
+            .args(["install", "codex", "--project", "--policy"])
+            .arg(s.dir().join("cordon.toml"))
+            .output()
+            .unwrap();
+        (s, o)
+    }
+
+    /// Set up with cordon's hook trusted in Codex by `cordon install codex`.
+    fn trusted(user: Option<(u32, u32)>) -> Setup {
+        let (s, o) = Setup::new(user, Some(&host_bin("codex")));
+        assert!(
+            o.status.success(),
+            "install: {}{}",
+            common::stdout(&o),
+            common::stderr(&o)
+        );
+        assert!(
+            common::stdout(&o).contains("Codex trusts the hook"),
+            "{}",
+            common::stdout(&o)
+        );
+        s
+    }
+
+    /// `cordon` in the project with this HOME and CODEX_HOME; `codex` as CORDON_CODEX.
+    fn cordon(&self, codex: Option<&Path>) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        c.current_dir(self.dir())
+            .env("HOME", self.home.path())
+            .env("CODEX_HOME", self.home.path().join(".codex"))
+            .env(
+                "CORDON_CODEX",
+                codex.map_or_else(|| self.dir().join("no-codex"), Path::to_path_buf),
+            );
+        c
     }
 
     fn dir(&self) -> &Path {
         self.project.path()
     }
 
-    /// `codex exec` against `mock` in the project; `bypass`: pass
-    /// `--dangerously-bypass-hook-trust`.
-    fn run_codex(&self, mock: &Mock, bypass: bool) -> Output {
+    /// `codex exec` against `mock` in the project, no trust bypassed.
+    fn run_codex(&self, mock: &Mock) -> Output {
         let home = self.home.path();
         let codex_home = home.join(".codex");
         for d in [".state", ".config", ".runtime", ".codex"] {
             std::fs::create_dir_all(home.join(d)).unwrap();
         }
-        let project = self.dir().canonicalize().unwrap();
-        std::fs::write(
-            codex_home.join("config.toml"),
-            format!(
-                "model = \"mock-model\"\nmodel_provider = \"mock\"\n\
-                 check_for_update_on_startup = false\n\n\
-                 [model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\n\
-                 wire_api = \"responses\"\nenv_key = \"CORDON_MOCK_KEY\"\n\n\
-                 [analytics]\nenabled = false\n\n\
-                 [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
-                mock.base_url(),
-                project.display()
-            ),
+        // The model provider: appended to the config Codex and install wrote.
+        let mut config = std::fs::OpenOptions::new()
+            .append(true)
+            .open(codex_home.join("config.toml"))
+            .unwrap();
+        write!(
+            config,
+            "\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\n\
+             wire_api = \"responses\"\nenv_key = \"CORDON_MOCK_KEY\"\n",
+            mock.base_url()
         )
         .unwrap();
         if let Some((uid, gid)) = self.user {
@@ -93,10 +133,13 @@ impl Setup {
             "--skip-git-repo-check",
             "-s",
             "danger-full-access",
+            // The mock (its provider table is appended above; a provider named before its
+            // table exists makes Codex's config fail to load, hooks included).
+            "-c",
+            "model_provider=\"mock\"",
+            "-c",
+            "model=\"mock-model\"",
         ]);
-        if bypass {
-            c.arg("--dangerously-bypass-hook-trust");
-        }
         c.arg("run the scripted tool call")
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap())
@@ -122,10 +165,10 @@ fn shell(line: &str) -> Turn {
 }
 
 /// One scripted turn: the one tool result that came back to the model.
-fn turn(s: &Setup, line: &str, bypass: bool) -> String {
+fn turn(s: &Setup, line: &str) -> String {
     let t = shell(line);
     let mock = Mock::start(t.clone());
-    let o = s.run_codex(&mock, bypass);
+    let o = s.run_codex(&mock);
     let results = mock.tool_results();
     assert!(
         mock.offered(&t.tool),
@@ -146,9 +189,9 @@ fn turn(s: &Setup, line: &str, bypass: bool) -> String {
 
 #[test]
 fn codex_deny_reaches_the_model_and_nothing_runs() {
-    let s = Setup::new(None);
+    let s = Setup::trusted(None);
     std::fs::create_dir(s.dir().join("keep")).unwrap();
-    let r = turn(&s, "touch ran-before-deny; rm -rf keep", true);
+    let r = turn(&s, "touch ran-before-deny; rm -rf keep");
     assert!(r.contains("destroys files"), "{r}");
     assert!(s.dir().join("keep").is_dir());
     assert!(!s.dir().join("ran-before-deny").exists(), "{r}");
@@ -156,12 +199,12 @@ fn codex_deny_reaches_the_model_and_nothing_runs() {
 
 #[test]
 fn codex_allow_runs_confined_with_output_exit_cwd_env_intact() {
-    allow(Setup::new(None));
+    allow(Setup::trusted(None));
 }
 
 #[test]
 fn codex_allow_as_an_unprivileged_user() {
-    allow(Setup::new(unprivileged()));
+    allow(Setup::trusted(unprivileged()));
 }
 
 fn allow(s: Setup) {
@@ -182,7 +225,6 @@ fn allow(s: Setup) {
         &s,
         "pwd; echo \"env=$CORDON_HOSTS_PROBE key=$CORDON_MOCK_KEY.\"; sh ./probe.sh; \
          echo out > made.txt; exit 3",
-        true,
     );
     let canon = s.dir().canonicalize().unwrap();
     assert!(r.contains(canon.to_str().unwrap()), "{r}");
@@ -207,13 +249,47 @@ fn allow(s: Setup) {
     );
 }
 
-/// What the host does, which `cordon doctor` must not hide: in a trusted project, a hook
-/// nobody trusted in Codex's `/hooks` review is not run, and nothing says so.
+/// `cordon doctor`'s line for Codex in the project, with `codex` to ask.
+fn doctor_codex(s: &Setup, codex: Option<&Path>) -> String {
+    let o = s.cordon(codex).arg("doctor").output().unwrap();
+    let out = common::stdout(&o);
+    out.lines()
+        .find(|l| l.split_whitespace().take(2).eq(["codex", "project"]))
+        .unwrap_or_else(|| panic!("no codex project line in:\n{out}"))
+        .to_string()
+}
+
 #[test]
-fn codex_skips_an_untrusted_hook_silently() {
-    let s = Setup::new(None);
+fn doctor_reports_what_codex_reports_of_the_trust() {
+    let s = Setup::trusted(None);
+    let line = doctor_codex(&s, Some(&host_bin("codex")));
+    assert!(line.contains("loaded: Codex trusts it"), "{line}");
+    // Without a codex to ask, doctor says it does not know, never "loaded".
+    let line = doctor_codex(&s, None);
+    assert!(
+        line.contains("UNKNOWN") && !line.contains("loaded"),
+        "{line}"
+    );
+}
+
+/// Without the trust record (no `codex` for install to ask): install fails naming the step,
+/// doctor reports what Codex will do, and Codex indeed skips the hook, silently.
+#[test]
+fn codex_untrusted_hook_install_fails_doctor_says_so_and_codex_skips_it() {
+    let (s, o) = Setup::new(None, None);
+    assert!(!o.status.success(), "{}", common::stdout(&o));
+    assert!(
+        common::stderr(&o).contains("open /hooks in Codex"),
+        "{}",
+        common::stderr(&o)
+    );
+    let line = doctor_codex(&s, Some(&host_bin("codex")));
+    assert!(
+        line.contains("present but NOT RUN: Codex reports it untrusted"),
+        "{line}"
+    );
     // cordon would ask (`git push`): Codex runs it without asking anyone.
-    let r = turn(&s, "touch ran-unhooked && git push", false);
+    let r = turn(&s, "touch ran-unhooked && git push");
     assert!(s.dir().join("ran-unhooked").exists(), "{r}");
     assert!(!r.contains("cordon"), "{r}");
 }
