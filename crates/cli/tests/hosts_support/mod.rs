@@ -2,7 +2,8 @@
 //!
 //! The mock listens on 127.0.0.1 and speaks the Anthropic Messages API (`POST /v1/messages`,
 //! streamed or not; Claude Code) and the OpenAI Responses API (`POST /v1/responses`,
-//! streamed; Codex) as far as a host needs for one scripted turn: while no tool result has
+//! streamed; Codex) and the Gemini API (`POST /v1beta/models/M:streamGenerateContent`; Gemini
+//! CLI) as far as a host needs for one scripted turn: while no tool result has
 //! come back it answers with one tool call (the scripted [`Turn`]); once the host sends the
 //! tool's result it answers with plain text and the turn ends. Every request body is kept, so
 //! a test reads what the host told the model (a deny's reason, a command's output).
@@ -151,6 +152,17 @@ impl Mock {
     pub fn tool_results(&self) -> Vec<String> {
         let mut out = Vec::new();
         for r in self.requests() {
+            // Gemini API: `functionResponse` parts.
+            for c in r["contents"].as_array().into_iter().flatten() {
+                for p in c["parts"].as_array().into_iter().flatten() {
+                    if let Some(fr) = p.get("functionResponse") {
+                        let text = fr["response"].to_string();
+                        if !out.contains(&text) {
+                            out.push(text);
+                        }
+                    }
+                }
+            }
             // Responses API: `input` items of type function_call_output.
             for i in r["input"].as_array().into_iter().flatten() {
                 if i["type"] == "function_call_output" {
@@ -193,9 +205,14 @@ impl Mock {
 }
 
 fn offers(body: &Value, tool: &str) -> bool {
-    body["tools"]
-        .as_array()
-        .is_some_and(|t| t.iter().any(|t| t["name"] == tool))
+    body["tools"].as_array().is_some_and(|t| {
+        t.iter().any(|t| {
+            t["name"] == tool
+                || t["functionDeclarations"]
+                    .as_array()
+                    .is_some_and(|f| f.iter().any(|f| f["name"] == tool))
+        })
+    })
 }
 
 fn has_tool_result(body: &Value) -> bool {
@@ -204,7 +221,15 @@ fn has_tool_result(body: &Value) -> bool {
         .into_iter()
         .flatten()
         .any(|i| i["type"] == "function_call_output");
+    let gemini = body["contents"].as_array().into_iter().flatten().any(|c| {
+        c["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| p.get("functionResponse").is_some())
+    });
     responses
+        || gemini
         || body["messages"].as_array().into_iter().flatten().any(|m| {
             m["content"]
                 .as_array()
@@ -254,6 +279,9 @@ fn serve(s: TcpStream, turn: &Turn, seen: &Mutex<Vec<Value>>) -> std::io::Result
     let mut w = s;
     if path.starts_with("/v1/responses") {
         return responses(&mut w, &body, turn, seen);
+    }
+    if path.starts_with("/v1beta/models/") {
+        return gemini(&mut w, &path, &body, turn, seen);
     }
     if !path.starts_with("/v1/messages") || path.starts_with("/v1/messages/count_tokens") {
         let b = if path.starts_with("/v1/messages/count_tokens") {
@@ -378,5 +406,39 @@ fn responses(
         w,
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{ev}",
         ev.len()
+    )
+}
+
+/// One Gemini API answer (streamed with `alt=sse`): the scripted function call, or text once
+/// its response came back. Requests without tools (Gemini CLI's model router) get text.
+fn gemini(
+    w: &mut TcpStream,
+    path: &str,
+    body: &[u8],
+    turn: &Turn,
+    seen: &Mutex<Vec<Value>>,
+) -> std::io::Result<()> {
+    let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    seen.lock().unwrap().push(req.clone());
+    let parts = if offers(&req, &turn.tool) && !has_tool_result(&req) {
+        json!([{ "functionCall": { "name": turn.tool, "args": turn.input } }])
+    } else {
+        json!([{ "text": "done" }])
+    };
+    let answer = json!({
+        "candidates": [{ "content": { "role": "model", "parts": parts },
+            "finishReason": "STOP", "index": 0 }],
+        "usageMetadata": { "promptTokenCount": 10, "candidatesTokenCount": 5,
+            "totalTokenCount": 15 },
+    });
+    let (ctype, b) = if path.contains("alt=sse") {
+        ("text/event-stream", format!("data: {answer}\r\n\r\n"))
+    } else {
+        ("application/json", answer.to_string())
+    };
+    write!(
+        w,
+        "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{b}",
+        b.len()
     )
 }
