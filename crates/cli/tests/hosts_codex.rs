@@ -30,6 +30,11 @@ impl Setup {
     /// Project trusted in Codex, cordon installed; `codex`: the program `install` may use to
     /// record Codex's trust (None: a path that does not exist).
     fn new(user: Option<(u32, u32)>, codex: Option<&Path>) -> (Setup, Output) {
+        Setup::with_binary(user, codex, Path::new(env!("CARGO_BIN_EXE_cordon")))
+    }
+
+    /// As [`Setup::new`], installed by the cordon binary `bin`.
+    fn with_binary(user: Option<(u32, u32)>, codex: Option<&Path>, bin: &Path) -> (Setup, Output) {
         let project = tempfile::tempdir().unwrap();
         std::fs::write(project.path().join("cordon.toml"), POLICY).unwrap();
         let home = tempfile::tempdir().unwrap();
@@ -50,8 +55,10 @@ impl Setup {
             home,
             user,
         };
-        let o = s
-            .cordon(codex)
+        let install = s.cordon(codex);
+        let o = Command::new(bin)
+            .current_dir(s.dir())
+            .envs(install.get_envs().filter_map(|(k, v)| Some((k, v?))))
             .args(["install", "codex", "--project", "--policy"])
             .arg(s.dir().join("cordon.toml"))
             .output()
@@ -292,4 +299,18 @@ fn codex_untrusted_hook_install_fails_doctor_says_so_and_codex_skips_it() {
     let r = turn(&s, "touch ran-unhooked && git push");
     assert!(s.dir().join("ran-unhooked").exists(), "{r}");
     assert!(!r.contains("cordon"), "{r}");
+}
+
+/// With the cordon binary gone after install (hook trusted), the call is blocked.
+#[test]
+fn codex_missing_cordon_binary_blocks() {
+    let bin = tempfile::tempdir().unwrap();
+    let copy = bin.path().join("cordon");
+    std::fs::copy(env!("CARGO_BIN_EXE_cordon"), &copy).unwrap();
+    let (s, o) = Setup::with_binary(None, Some(&host_bin("codex")), &copy);
+    assert!(o.status.success(), "install: {}", common::stderr(&o));
+    std::fs::remove_file(&copy).unwrap();
+    let r = turn(&s, "touch ran-without-cordon");
+    assert!(!s.dir().join("ran-without-cordon").exists(), "{r}");
+    assert!(r.contains("the call is blocked"), "{r}");
 }

@@ -24,6 +24,11 @@ struct Setup {
 
 impl Setup {
     fn new(user: Option<(u32, u32)>) -> Setup {
+        Setup::with_binary(user, Path::new(env!("CARGO_BIN_EXE_cordon")))
+    }
+
+    /// As [`Setup::new`], installed by the cordon binary `bin`.
+    fn with_binary(user: Option<(u32, u32)>, bin: &Path) -> Setup {
         let project = tempfile::tempdir().unwrap();
         std::fs::write(project.path().join("cordon.toml"), POLICY).unwrap();
         let home = tempfile::tempdir().unwrap();
@@ -47,7 +52,7 @@ impl Setup {
             json!({ canon.to_str().unwrap(): "TRUST_FOLDER" }).to_string(),
         )
         .unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        let o = Command::new(bin)
             .current_dir(project.path())
             .env("HOME", home.path())
             .args(["install", "gemini", "--user", "--policy"])
@@ -198,4 +203,17 @@ fn allow(s: Setup) {
         std::fs::read_to_string(s.dir().join("made.txt")).unwrap(),
         "out\n"
     );
+}
+
+/// With the cordon binary gone after install, the call is blocked.
+#[test]
+fn gemini_missing_cordon_binary_blocks() {
+    let bin = tempfile::tempdir().unwrap();
+    let copy = bin.path().join("cordon");
+    std::fs::copy(env!("CARGO_BIN_EXE_cordon"), &copy).unwrap();
+    let s = Setup::with_binary(None, &copy);
+    std::fs::remove_file(&copy).unwrap();
+    let r = turn(&s, "touch ran-without-cordon");
+    assert!(!s.dir().join("ran-without-cordon").exists(), "{r}");
+    assert!(r.contains("the call is blocked"), "{r}");
 }
