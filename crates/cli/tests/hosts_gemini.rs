@@ -217,3 +217,13 @@ fn gemini_missing_cordon_binary_blocks() {
     assert!(!s.dir().join("ran-without-cordon").exists(), "{r}");
     assert!(r.contains("the call is blocked"), "{r}");
 }
+
+/// An ask: the host cannot ask through the hook, so the call is blocked with cordon's reason
+/// and how a person runs it.
+#[test]
+fn gemini_ask_is_blocked_with_its_reason() {
+    let s = Setup::new(None);
+    let r = turn(&s, "touch ran-before-ask && git push");
+    assert!(!s.dir().join("ran-before-ask").exists(), "{r}");
+    assert!(r.contains("publishes commits"), "{r}");
+}
