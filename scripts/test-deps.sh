@@ -28,7 +28,11 @@ fi
 npm_packages=(
   # credentials (issue 24): node 20's fetch through an HTTPS_PROXY (EnvHttpProxyAgent)
   undici@6.21.3
-  # agent hosts (issue 23)
+  # agent hosts (issue 23). Claude Code 2.1.197 is the newest release whose engines field
+  # accepts node 20 (later ones require node >= 22).
+  @anthropic-ai/claude-code@2.1.197
+  @openai/codex@0.171.0
+  @google/gemini-cli@0.61.0
   # MCP servers and clients (issue 27)
   @modelcontextprotocol/server-filesystem@2026.8.31
   @modelcontextprotocol/server-everything@2026.8.31

@@ -341,13 +341,40 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
                     crate::term::clean(&backup_name(&file).display().to_string())
                 );
             }
-            if add && args.host == Host::Codex {
-                println!("Codex runs a new or changed hook only after you trust it: open /hooks in Codex and trust it");
-            }
         }
         Err(e) => return Err(Error::failure(e)),
     }
+    if add && args.host == Host::Codex {
+        codex_trust(&cwd, &file, &command)?;
+    }
     Ok(0)
+}
+
+/// Codex runs a new or changed hook only once trusted, and skips it silently otherwise: the
+/// trust is recorded through Codex itself ([`crate::codex_trust`]), or install fails with the
+/// step that would.
+fn codex_trust(cwd: &Path, file: &Path, command: &str) -> Exit {
+    let step = "open /hooks in Codex in this project and trust cordon's hook (until then Codex \
+                skips it without a word)";
+    let codex = crate::codex_trust::program(&env_var).ok_or_else(|| {
+        Error::failure(format!(
+            "the hook is in place but Codex will not run it yet: `codex` is not on PATH (or \
+             CORDON_CODEX), so cordon cannot record Codex's trust in it; {step}"
+        ))
+    })?;
+    match crate::codex_trust::trust(&codex, cwd, file, command) {
+        Ok(key) => {
+            println!(
+                "Codex trusts the hook `{}` (recorded by Codex in its config.toml, hooks.state)",
+                crate::term::clean(&key)
+            );
+            Ok(0)
+        }
+        Err(e) => Err(Error::failure(format!(
+            "the hook is in place but Codex will not run it yet: {}; {step}",
+            crate::term::clean(&e)
+        ))),
+    }
 }
 
 /// One line per host and scope for `cordon doctor`.
@@ -377,7 +404,7 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
                             Some(c) if fails_closed(c) => {
                                 let mut s = "wired, fails closed (cordon failing or missing blocks the call; a hook timeout lets it run)".to_string();
                                 if host == Host::Codex {
-                                    s.push_str("; runs once trusted in Codex's /hooks");
+                                    s.push_str(&codex_state(cwd, &anchor.join(&rel), c, var));
                                 }
                                 s
                             }
@@ -394,4 +421,38 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
         }
     }
     lines
+}
+
+/// What Codex itself says it will do with cordon's hook `command` from `file`.
+fn codex_state(
+    cwd: &Path,
+    file: &Path,
+    command: &str,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> String {
+    let Some(codex) = crate::codex_trust::program(var) else {
+        return "; Codex's trust in it is UNKNOWN (`codex` not on PATH): Codex skips an \
+                untrusted hook silently"
+            .into();
+    };
+    match crate::codex_trust::list(&codex, cwd) {
+        Err(e) => format!(
+            "; Codex's trust in it is UNKNOWN ({}): Codex skips an untrusted hook silently",
+            crate::term::clean(&e)
+        ),
+        Ok(hooks) => match hooks
+            .iter()
+            .find(|h| h.source == file && h.command == command)
+        {
+            Some(h) if h.status == "trusted" => "; loaded: Codex trusts it".into(),
+            Some(h) => format!(
+                "; present but NOT RUN: Codex reports it {} and skips it silently \
+                 (`cordon install codex` records the trust, or open /hooks in Codex)",
+                crate::term::clean(&h.status)
+            ),
+            None => {
+                "; NOT LOADED: Codex does not list it (is the project trusted in Codex?)".into()
+            }
+        },
+    }
 }

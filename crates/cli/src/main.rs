@@ -6,6 +6,7 @@
 
 mod audit;
 mod check;
+mod codex_trust;
 mod doctor;
 mod exec;
 mod hook;

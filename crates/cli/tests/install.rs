@@ -114,11 +114,21 @@ fn claude_project_install_is_idempotent_keeps_other_keys_and_uninstalls_only_cor
 fn codex_and_gemini_files_and_scopes() {
     let project = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let o = cordon(project.path(), home.path(), &["install", "codex", "--user"]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    // Without a `codex` to record its trust, the hook is written but install fails, naming
+    // the step (Codex would skip the hook silently). With Codex: tests/hosts_codex.rs.
+    let no_codex = project.path().join("no-codex");
+    let o = common::command(project.path())
+        .env("HOME", home.path())
+        .env_remove("CODEX_HOME")
+        .env("CORDON_CODEX", &no_codex)
+        .args(["install", "codex", "--user"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "{}", common::stdout(&o));
     assert!(
-        common::stdout(&o).contains("/hooks"),
-        "the trust step is named"
+        common::stderr(&o).contains("open /hooks in Codex"),
+        "the trust step is named: {}",
+        common::stderr(&o)
     );
     let codex = read(&home.path().join(".codex/hooks.json"));
     assert_eq!(
@@ -133,10 +143,11 @@ fn codex_and_gemini_files_and_scopes() {
     let o = common::command(project.path())
         .env("HOME", home.path())
         .env("CODEX_HOME", codex_home.path())
+        .env("CORDON_CODEX", &no_codex)
         .args(["install", "codex", "--user"])
         .output()
         .unwrap();
-    assert!(o.status.success());
+    assert!(!o.status.success());
     assert!(codex_home.path().join("hooks.json").exists());
 
     let o = cordon(

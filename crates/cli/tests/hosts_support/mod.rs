@@ -1,0 +1,444 @@
+//! The real agent hosts, driven by a mock model server of the project's own.
+//!
+//! The mock listens on 127.0.0.1 and speaks the Anthropic Messages API (`POST /v1/messages`,
+//! streamed or not; Claude Code) and the OpenAI Responses API (`POST /v1/responses`,
+//! streamed; Codex) and the Gemini API (`POST /v1beta/models/M:streamGenerateContent`; Gemini
+//! CLI) as far as a host needs for one scripted turn: while no tool result has
+//! come back it answers with one tool call (the scripted [`Turn`]); once the host sends the
+//! tool's result it answers with plain text and the turn ends. Every request body is kept, so
+//! a test reads what the host told the model (a deny's reason, a command's output).
+//!
+//! The hosts come from `scripts/test-deps.sh` (pinned, under `$CORDON_TEST_DEPS`, default
+//! `/opt/cordon-test`); a missing host fails its test naming that script.
+#![allow(dead_code)] // each host's test uses a different subset
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The policy the hosts' hook decides under.
+pub const POLICY: &str = r#"version = 1
+
+[sandbox]
+env = ["CORDON_HOSTS_PROBE"]
+
+[sandbox.paths.workspace]
+root = "."
+mode = "rw"
+
+[shell]
+default = "allow"
+
+[[shell.rules]]
+pattern = "git push"
+action = "ask"
+reason = "publishes commits"
+
+[[shell.rules]]
+pattern = "rm -rf"
+action = "deny"
+reason = "destroys files"
+"#;
+
+/// A project and a HOME of its own; the policy is `cordon.toml` in the project.
+/// A host's program from `scripts/test-deps.sh`; panics naming the script when it is missing.
+pub fn host_bin(name: &str) -> PathBuf {
+    let prefix = std::env::var_os("CORDON_TEST_DEPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/cordon-test"));
+    let p = prefix.join("npm/node_modules/.bin").join(name);
+    assert!(
+        p.exists(),
+        "{} is missing: run scripts/test-deps.sh (it installs the pinned agent hosts)",
+        p.display()
+    );
+    p
+}
+
+/// The unprivileged user to run the host as: `cordon-test` (created when missing, as the
+/// other suites do) when the tests run as root, else none (already unprivileged).
+pub fn unprivileged() -> Option<(u32, u32)> {
+    if !rustix::process::geteuid().is_root() {
+        return None;
+    }
+    let id = |flag: &str| -> Option<u32> {
+        let o = Command::new("id")
+            .args([flag, "cordon-test"])
+            .output()
+            .ok()?;
+        String::from_utf8(o.stdout).ok()?.trim().parse().ok()
+    };
+    if id("-u").is_none() {
+        let _ = Command::new("useradd")
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                "cordon-test",
+            ])
+            .status();
+    }
+    Some((id("-u").expect("user cordon-test"), id("-g").unwrap()))
+}
+
+/// The child's output, or a panic (after killing it) when it runs past `limit`.
+pub fn wait_deadline(mut child: std::process::Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "the host ran past {limit:?}\nstdout: {}\nstderr: {}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The one tool call the mock model asks for.
+#[derive(Clone, Debug)]
+pub struct Turn {
+    /// The host's tool name (`Bash`, `Write`).
+    pub tool: String,
+    /// Its input.
+    pub input: Value,
+}
+
+/// The mock model server; it stops with the test process.
+pub struct Mock {
+    pub port: u16,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Mock {
+    pub fn start(turn: Turn) -> Mock {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = requests.clone();
+        std::thread::spawn(move || {
+            for s in l.incoming().flatten() {
+                let (seen, turn) = (seen.clone(), turn.clone());
+                std::thread::spawn(move || {
+                    let _ = serve(s, &turn, &seen);
+                });
+            }
+        });
+        Mock { port, requests }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every request body the host sent to `/v1/messages`.
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    /// The text of every tool result the host sent back to the model, in order.
+    pub fn tool_results(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in self.requests() {
+            // Gemini API: `functionResponse` parts.
+            for c in r["contents"].as_array().into_iter().flatten() {
+                for p in c["parts"].as_array().into_iter().flatten() {
+                    if let Some(fr) = p.get("functionResponse") {
+                        let text = fr["response"].to_string();
+                        if !out.contains(&text) {
+                            out.push(text);
+                        }
+                    }
+                }
+            }
+            // Responses API: `input` items of type function_call_output.
+            for i in r["input"].as_array().into_iter().flatten() {
+                if i["type"] == "function_call_output" {
+                    let text = match &i["output"] {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    if !out.contains(&text) {
+                        out.push(text);
+                    }
+                }
+            }
+            for m in r["messages"].as_array().into_iter().flatten() {
+                for c in m["content"].as_array().into_iter().flatten() {
+                    if c["type"] == "tool_result" {
+                        let text = match &c["content"] {
+                            Value::String(s) => s.clone(),
+                            Value::Array(a) => a
+                                .iter()
+                                .filter_map(|p| p["text"].as_str())
+                                .collect::<Vec<_>>()
+                                .join("\n"),
+                            other => other.to_string(),
+                        };
+                        if !out.contains(&text) {
+                            out.push(text);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether the host ever offered the model `tool`: the mock only asks for a tool the
+    /// host offers (the hosts also make side requests without tools, e.g. for a title).
+    pub fn offered(&self, tool: &str) -> bool {
+        self.requests().iter().any(|r| offers(r, tool))
+    }
+}
+
+fn offers(body: &Value, tool: &str) -> bool {
+    body["tools"].as_array().is_some_and(|t| {
+        t.iter().any(|t| {
+            t["name"] == tool
+                || t["functionDeclarations"]
+                    .as_array()
+                    .is_some_and(|f| f.iter().any(|f| f["name"] == tool))
+        })
+    })
+}
+
+fn has_tool_result(body: &Value) -> bool {
+    let responses = body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|i| i["type"] == "function_call_output");
+    let gemini = body["contents"].as_array().into_iter().flatten().any(|c| {
+        c["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| p.get("functionResponse").is_some())
+    });
+    responses
+        || gemini
+        || body["messages"].as_array().into_iter().flatten().any(|m| {
+            m["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "tool_result")
+        })
+}
+
+/// One request on `s` (the answer closes the connection).
+fn serve(s: TcpStream, turn: &Turn, seen: &Mutex<Vec<Value>>) -> std::io::Result<()> {
+    let mut r = BufReader::new(s.try_clone()?);
+    let mut line = String::new();
+    r.read_line(&mut line)?;
+    let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+    let (mut len, mut chunked) = (0usize, false);
+    loop {
+        let mut h = String::new();
+        if r.read_line(&mut h)? == 0 || h == "\r\n" {
+            break;
+        }
+        let lower = h.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+            chunked = true;
+        }
+    }
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            let mut size = String::new();
+            r.read_line(&mut size)?;
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            let mut chunk = vec![0; n + 2];
+            r.read_exact(&mut chunk)?;
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..n]);
+        }
+    } else {
+        body.resize(len, 0);
+        r.read_exact(&mut body)?;
+    }
+    let mut w = s;
+    if path.starts_with("/v1/responses") {
+        return responses(&mut w, &body, turn, seen);
+    }
+    if path.starts_with("/v1beta/models/") {
+        return gemini(&mut w, &path, &body, turn, seen);
+    }
+    if !path.starts_with("/v1/messages") || path.starts_with("/v1/messages/count_tokens") {
+        let b = if path.starts_with("/v1/messages/count_tokens") {
+            r#"{"input_tokens":10}"#
+        } else {
+            "{}"
+        };
+        return write!(
+            w,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{b}",
+            b.len()
+        );
+    }
+    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    seen.lock().unwrap().push(req.clone());
+    let model = req["model"].as_str().unwrap_or("mock").to_string();
+    let call = offers(&req, &turn.tool) && !has_tool_result(&req);
+    let content = if call {
+        json!([{ "type": "tool_use", "id": "toolu_cordon_1", "name": turn.tool, "input": turn.input }])
+    } else {
+        json!([{ "type": "text", "text": "done" }])
+    };
+    let stop = if call { "tool_use" } else { "end_turn" };
+    if req["stream"] == true {
+        let mut ev = String::new();
+        let mut push = |name: &str, data: Value| {
+            ev.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+        };
+        push(
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_cordon", "type": "message",
+                "role": "assistant", "model": model, "content": [], "stop_reason": null,
+                "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        );
+        if call {
+            push(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block":
+                    {"type": "tool_use", "id": "toolu_cordon_1", "name": turn.tool, "input": {}}}),
+            );
+            push(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta":
+                    {"type": "input_json_delta", "partial_json": turn.input.to_string()}}),
+            );
+        } else {
+            push(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block":
+                    {"type": "text", "text": ""}}),
+            );
+            push(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta":
+                    {"type": "text_delta", "text": "done"}}),
+            );
+        }
+        push(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        );
+        push(
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+                "usage": {"output_tokens": 5}}),
+        );
+        push("message_stop", json!({"type": "message_stop"}));
+        write!(
+            w,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n{ev}"
+        )
+    } else {
+        let b = json!({"id": "msg_cordon", "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": stop, "stop_sequence": null,
+            "usage": {"input_tokens": 10, "output_tokens": 5}})
+        .to_string();
+        write!(
+            w,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{b}",
+            b.len()
+        )
+    }
+}
+
+/// One streamed Responses API answer: the scripted function call, or text once its output
+/// came back.
+fn responses(
+    w: &mut TcpStream,
+    body: &[u8],
+    turn: &Turn,
+    seen: &Mutex<Vec<Value>>,
+) -> std::io::Result<()> {
+    let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    seen.lock().unwrap().push(req.clone());
+    let item = if offers(&req, &turn.tool) && !has_tool_result(&req) {
+        json!({"type": "function_call", "id": "fc_cordon_1", "call_id": "call_cordon_1",
+            "name": turn.tool, "arguments": turn.input.to_string()})
+    } else {
+        json!({"type": "message", "role": "assistant", "id": "msg_cordon",
+            "content": [{"type": "output_text", "text": "done"}]})
+    };
+    let usage = json!({"input_tokens": 10, "input_tokens_details": null, "output_tokens": 5,
+        "output_tokens_details": null, "total_tokens": 15});
+    let mut ev = String::new();
+    for (name, data) in [
+        (
+            "response.created",
+            json!({"type": "response.created", "response": {"id": "resp_cordon"}}),
+        ),
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ),
+        (
+            "response.completed",
+            json!({"type": "response.completed", "response": {"id": "resp_cordon", "usage": usage}}),
+        ),
+    ] {
+        ev.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    }
+    write!(
+        w,
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{ev}",
+        ev.len()
+    )
+}
+
+/// One Gemini API answer (streamed with `alt=sse`): the scripted function call, or text once
+/// its response came back. Requests without tools (Gemini CLI's model router) get text.
+fn gemini(
+    w: &mut TcpStream,
+    path: &str,
+    body: &[u8],
+    turn: &Turn,
+    seen: &Mutex<Vec<Value>>,
+) -> std::io::Result<()> {
+    let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    seen.lock().unwrap().push(req.clone());
+    let parts = if offers(&req, &turn.tool) && !has_tool_result(&req) {
+        json!([{ "functionCall": { "name": turn.tool, "args": turn.input } }])
+    } else {
+        json!([{ "text": "done" }])
+    };
+    let answer = json!({
+        "candidates": [{ "content": { "role": "model", "parts": parts },
+            "finishReason": "STOP", "index": 0 }],
+        "usageMetadata": { "promptTokenCount": 10, "candidatesTokenCount": 5,
+            "totalTokenCount": 15 },
+    });
+    let (ctype, b) = if path.contains("alt=sse") {
+        ("text/event-stream", format!("data: {answer}\r\n\r\n"))
+    } else {
+        ("application/json", answer.to_string())
+    };
+    write!(
+        w,
+        "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{b}",
+        b.len()
+    )
+}
