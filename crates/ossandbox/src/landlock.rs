@@ -155,7 +155,14 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
         .iter()
         .filter(|r| !is_host_ptys_rule(r))
         .collect();
-    build_from(&[], &rules, &writable, profile.network, abi)
+    build_from(
+        &[],
+        &rules,
+        &writable,
+        profile.network,
+        &profile.forwards,
+        abi,
+    )
 }
 
 /// A rule's path opened once, when its sandbox was prepared, with the identity it had then.
@@ -227,7 +234,14 @@ pub fn prepare_held(held: &Held, profile: &Profile, abi: i32) -> Result<Prepared
             None => fresh.push(rule),
         }
     }
-    build_from(&opened, &fresh, &writable, profile.network, abi)
+    build_from(
+        &opened,
+        &fresh,
+        &writable,
+        profile.network,
+        &profile.forwards,
+        abi,
+    )
 }
 
 /// Builds a ruleset from `held` (rules with their descriptor) and `fresh` (rules opened now,
@@ -237,6 +251,7 @@ fn build_from(
     fresh: &[&PathRule],
     writable: &[PathBuf],
     network: Network,
+    forwards: &[u16],
     abi: i32,
 ) -> Result<Prepared, Error> {
     let lerr = |what: &str, e: &dyn std::fmt::Display| Error::Landlock(format!("{what}: {e}"));
@@ -284,7 +299,7 @@ fn build_from(
             .add_rule(NetPort::new(crate::PROXY_PORT, AccessNet::ConnectTcp))
             .map_err(|e| lerr("allowing connect to the proxy's port", &e))?;
         // [network.forward]: the loopback ports cordon serves besides the proxy's.
-        for &port in &profile.forwards {
+        for &port in forwards {
             created = created
                 .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
                 .map_err(|e| lerr("allowing connect to a forwarded port", &e))?;
