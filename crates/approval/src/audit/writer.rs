@@ -954,6 +954,17 @@ fn open_lock(dir: &File, name: &OsStr) -> io::Result<File> {
     Ok(lock)
 }
 
+/// A record [`SharedLog::write`] wrote that is not yet known durable: hand its decision out
+/// only after [`SharedLog::durable`] returned `Ok` for it.
+#[derive(Debug)]
+#[must_use = "a record is not durable until SharedLog::durable returned Ok for it"]
+pub struct Unsynced {
+    appended: Appended,
+    /// The group-commit ticket and the descriptor to sync through; `None` when the record was
+    /// already synced under the lock (a repair, a head file).
+    pending: Option<(u64, File)>,
+}
+
 /// An audit log shared by the threads of a long-lived front end (`cordon mcp`, the network
 /// proxy's connection records), with **group commit**: each record is written under the lock
 /// as [`AuditLog::append`] writes it, but the `fsync` that makes it durable is shared — one
@@ -970,6 +981,8 @@ pub struct SharedLog {
     written: std::sync::atomic::AtomicU64,
     sync: std::sync::Mutex<Synced>,
     synced_cv: std::sync::Condvar,
+    /// Group syncs made (see [`SharedLog::syncs`]).
+    syncs: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -991,7 +1004,14 @@ impl SharedLog {
             written: std::sync::atomic::AtomicU64::new(0),
             sync: std::sync::Mutex::new(Synced::default()),
             synced_cv: std::sync::Condvar::new(),
+            syncs: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// How many group syncs this log has made (records synced alone under the lock — a
+    /// repair, a head file — are not counted): with concurrent writers, fewer than records.
+    pub fn syncs(&self) -> u64 {
+        self.syncs.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The log's path.
@@ -1011,31 +1031,49 @@ impl SharedLog {
 
     /// Appends `record` and returns once a sync that covers it has returned.
     pub fn append(&self, record: &Record) -> Result<Appended, Error> {
+        let written = self.write(record)?;
+        self.durable(written)
+    }
+
+    /// The first half of [`SharedLog::append`]: writes `record` under the lock, not yet
+    /// synced. Its decision may be handed out only after [`SharedLog::durable`] returned `Ok`
+    /// for it. A caller that holds a lock of its own while deciding (the engine's) writes
+    /// under it and waits for the sync after letting it go, so that the decisions of other
+    /// threads are written meanwhile and share the sync.
+    pub fn write(&self, record: &Record) -> Result<Unsynced, Error> {
         use std::sync::atomic::Ordering;
         let mut rec = record.clone();
         if let Some(n) = self.lock_sync().note.take() {
             rec.repair = Some(n);
         }
-        let (appended, ticket, file) = {
-            let mut log = self.lock_log();
-            let (w, file) = log.locked(|l| {
-                let w = l.write_unsynced(&rec)?;
-                if l.head_at == HeadAt::File || w.repaired {
-                    l.finish(&w)?;
-                    return Ok((w, None));
-                }
-                // The descriptor this record went through, for the sync outside the lock.
-                let file = l.file.try_clone().map_err(|e| {
-                    l.undo(&w);
-                    l.io("cannot duplicate the log's descriptor")(e)
-                })?;
-                Ok((w, Some(file)))
+        let mut log = self.lock_log();
+        let (w, file) = log.locked(|l| {
+            let w = l.write_unsynced(&rec)?;
+            if l.head_at == HeadAt::File || w.repaired {
+                l.finish(&w)?;
+                return Ok((w, None));
+            }
+            // The descriptor this record went through, for the sync outside the lock.
+            let file = l.file.try_clone().map_err(|e| {
+                l.undo(&w);
+                l.io("cannot duplicate the log's descriptor")(e)
             })?;
-            let Some(file) = file else {
-                return Ok(w.appended);
-            };
-            let ticket = self.written.fetch_add(1, Ordering::SeqCst) + 1;
-            (w.appended, ticket, file)
+            Ok((w, Some(file)))
+        })?;
+        let pending = file.map(|file| (self.written.fetch_add(1, Ordering::SeqCst) + 1, file));
+        Ok(Unsynced {
+            appended: w.appended,
+            pending,
+        })
+    }
+
+    /// The second half of [`SharedLog::append`]: returns once a sync that covers `written`
+    /// has returned — one thread syncs everything written so far while the others wait.
+    pub fn durable(&self, written: Unsynced) -> Result<Appended, Error> {
+        use std::sync::atomic::Ordering;
+        let Unsynced { appended, pending } = written;
+        let Some((ticket, file)) = pending else {
+            return Ok(appended);
         };
         let mut st = self.lock_sync();
         loop {
@@ -1060,6 +1098,7 @@ impl SharedLog {
             drop(st);
             // Covers every record written to the file before it, whichever descriptor.
             let result = file.sync_all();
+            self.syncs.fetch_add(1, Ordering::Relaxed);
             st = self.lock_sync();
             st.syncing = false;
             if let Err(e) = result {
