@@ -318,6 +318,23 @@ impl Engine {
         }
     }
 
+    /// Records that cordon refused to run `req`, allowed, for its own reasons (`reason`: what,
+    /// why, what to do — the sandbox could not be built, a file it must check was re-pointed):
+    /// a record of kind `refusal` ([`audit::Record::refusal`]) after the call's decision.
+    /// Without an audit log there is nothing to record in: `Ok`.
+    pub fn record_refusal(&self, req: &Request, reason: &str) -> Result<(), Error> {
+        let Some(log) = &self.audit else {
+            return Ok(());
+        };
+        let record = audit::Record::refusal(&req.tool, reason)
+            .request(&req.id)
+            .client_request(req.client_request.clone())
+            .keys(req.keys.iter().map(|k| k.words().to_vec()))
+            .args(&req.args)
+            .preview(&req.presentation.summary);
+        log.append(&record).map(|_| ())
+    }
+
     /// Overrides the mode (e.g. `--approve-all`).
     pub fn set_mode(&mut self, mode: ApprovalMode) {
         self.mode = mode;

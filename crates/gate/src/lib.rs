@@ -65,6 +65,7 @@ mod text;
 mod call;
 mod decide;
 mod open;
+mod refusal;
 mod run;
 
 use std::path::{Path, PathBuf};

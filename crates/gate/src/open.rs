@@ -54,7 +54,8 @@ impl Gate {
         let mut rules = Rules::from_policy(&policy);
         let mut shell_rules = policy.shell.clone();
         if let Ok(file) = &rules_file {
-            let persisted = amend::load(file, &store).map_err(Error::Rules)?;
+            let persisted = amend::load(file, &store)
+                .map_err(|e| refusal::refused_open(&policy, &opts.front_end, Error::Rules(e)))?;
             shell_rules.rules.extend(persisted.shell.iter().cloned());
             rules.add_persisted(persisted);
         }
@@ -65,11 +66,11 @@ impl Gate {
                     policy.approval.mode,
                     ApprovalMode::Strict | ApprovalMode::Deny
                 ) {
-                    return Err(Error::failure(format!(
+                    return Err(refusal::refused_open(&policy, &opts.front_end, Error::failure(format!(
                         "--approve-all cannot loosen the policy's approval.mode = \"{}\" ({}); change the policy to allow it",
                         cordon_approval::mode_name(policy.approval.mode),
                         policy.source
-                    )));
+                    ))));
                 }
                 engine.set_mode(ApprovalMode::ApproveAll);
             }
@@ -114,9 +115,11 @@ impl Gate {
         let session_id = match &opts.session {
             Some(_) if dry => None,
             Some(name) => {
-                let mut s = session::Session::open(name, &writable).map_err(Error::failure)?;
+                let refused =
+                    |e| refusal::refused_open(&policy, &opts.front_end, Error::failure(e));
+                let mut s = session::Session::open(name, &writable).map_err(refused)?;
                 s.restore(&mut engine);
-                s.save_from(&engine).map_err(Error::failure)?;
+                s.save_from(&engine).map_err(refused)?;
                 Some(s.id)
             }
             None => None,

@@ -14,10 +14,12 @@ impl Gate {
                 format!("`{}` was not allowed: nothing runs", call.shown),
             ));
         }
-        match &call.what {
+        let ran = match &call.what {
             What::Shell(s) => self.run_shell(call, s, opts),
             What::File(a) => self.run_file(a),
-        }
+        };
+        // Allowed (and recorded so) but not run for cordon's own reasons: the log says so.
+        ran.map_err(|e| self.refused_run(call, e))
     }
 
     fn run_shell(&self, call: &Call, run: &ShellRun, opts: RunOptions) -> Result<Ran, Error> {
