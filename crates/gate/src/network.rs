@@ -155,17 +155,14 @@ pub fn connection_record(c: &ConnectionRecord) -> audit::Record {
 }
 
 impl Record for ConnectionLog {
-    fn connection(&self, c: &ConnectionRecord) {
-        // The decision was recorded before the connection was made; a connection record that
-        // cannot be written is reported, the connection itself is already under way.
-        if let Err(e) = self.log.append(&connection_record(c)) {
-            eprintln!(
-                "cordon: warning: a connection to {}:{} could not be recorded in the audit log: {}",
-                clean(&c.host),
-                c.port,
-                clean(&e.to_string())
-            );
-        }
+    fn connection(&self, c: &ConnectionRecord) -> Result<(), String> {
+        // The decision was recorded before the connection was made; an open record that
+        // cannot be made durable refuses the connection (the proxy's part), a close record
+        // that cannot is said by the proxy.
+        self.log
+            .append(&connection_record(c))
+            .map(|_| ())
+            .map_err(|e| clean(&e.to_string()))
     }
 }
 

@@ -25,6 +25,9 @@ pub(crate) enum Refusal {
     Connect(io::Error),
     /// Beyond the number of connections served at once; the reason says so.
     OverCap(String),
+    /// Allowed and connected, but its open record could not be made durable: cordon makes no
+    /// connection the audit log does not show.
+    Unrecorded(String),
 }
 
 impl fmt::Display for Refusal {
@@ -36,6 +39,10 @@ impl fmt::Display for Refusal {
             Refusal::Resolve(why) => write!(f, "cannot resolve: {why}"),
             Refusal::Connect(e) => write!(f, "cannot connect: {e}"),
             Refusal::OverCap(why) => f.write_str(why),
+            Refusal::Unrecorded(why) => write!(
+                f,
+                "the connection could not be recorded in the audit log ({why}), so it was refused; free space or fix the log, then retry"
+            ),
         }
     }
 }
@@ -152,7 +159,7 @@ pub(crate) fn note(shared: &Shared, host: &str, port: u16, rule: &str, why: &Ref
             };
             (Some(*addr), allow)
         }
-        Refusal::OverCap(_) => (None, String::new()),
+        Refusal::OverCap(_) | Refusal::Unrecorded(_) => (None, String::new()),
         // Not refusals of the destination: no answer to give, or the destination's own.
         Refusal::BadTarget(_) | Refusal::Resolve(_) | Refusal::Connect(_) => return,
     };
