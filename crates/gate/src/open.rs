@@ -133,8 +133,22 @@ impl Gate {
         let (audit_path, audit_session) = if dry {
             (PathBuf::new(), String::new())
         } else {
+            // Writable roots (canonical): a log inside one is opened beneath it, never
+            // through a link at any component below it.
+            let roots: Vec<PathBuf> = sandbox
+                .as_ref()
+                .map(|p| {
+                    p.profile()
+                        .rules
+                        .iter()
+                        .filter(|r| r.access.write && !r.access.device)
+                        .map(|r| r.path.clone())
+                        .collect()
+                })
+                .unwrap_or_default();
             open_audit(
                 &policy,
+                &roots,
                 &mut engine,
                 session_id.as_deref(),
                 client.as_deref(),
@@ -206,6 +220,7 @@ impl Gate {
 /// runs; a log that cannot be written stops the gate. Returns its path and session id.
 fn open_audit(
     policy: &Policy,
+    roots: &[PathBuf],
     engine: &mut Engine,
     session_id: Option<&str>,
     client: Option<&str>,
@@ -224,7 +239,15 @@ fn open_audit(
                 )));
         }
     }
-    let mut audit = AuditLog::open(&path).map_err(|e| {
+    let beneath = roots
+        .iter()
+        .find_map(|r| Some((r, path.strip_prefix(r).ok()?)))
+        .filter(|(_, rel)| !rel.as_os_str().is_empty());
+    let opened = match beneath {
+        Some((root, rel)) => AuditLog::open_beneath(root, rel),
+        None => AuditLog::open(&path),
+    };
+    let mut audit = opened.map_err(|e| {
             let hint = match log {
                 cordon_policy::AuditLog::Default(_) => {
                     " (the default place; set approval.audit_log in the policy, or XDG_STATE_HOME, to record elsewhere)"
