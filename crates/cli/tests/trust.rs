@@ -272,3 +272,45 @@ fn a_forged_session_is_refused() {
     let o = bounded(d.path(), &["session", "show", "s"], &env);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// Run from HOME with the trust store under another XDG_CONFIG_HOME, a command must not be
+/// able to create `~/.config/cordon` and plant an entry there that a later run without that
+/// XDG_CONFIG_HOME (after this cordon was SIGKILLed, say, so no scan reported it) would load:
+/// cordon creates that store place and the sandbox keeps it read-only (bwrap; Landlock cannot
+/// keep a path in a writable root read-only and refuses instead).
+#[test]
+fn a_command_cannot_plant_a_trust_entry_in_the_default_store_of_another_environment() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("cordon.toml"),
+        "version = 1\n[sandbox.paths.home]\nroot = \".\"\nmode = \"rw\"\n[shell]\ndefault = \"allow\"\n",
+    )
+    .unwrap();
+    common::trust(home.path());
+    assert!(!home.path().join(".config").exists());
+    let plant = "mkdir -p .config/cordon/trusted && echo planted > .config/cordon/trusted/entry";
+    for backend in ["bwrap", "landlock"] {
+        let o = bounded(
+            home.path(),
+            &["exec", "--backend", backend, "--", "sh", "-c", plant],
+            &[("HOME", home.path())],
+        );
+        assert_ne!(o.status.code(), Some(0), "{backend}: {}", stderr(&o));
+        assert!(
+            !home.path().join(".config/cordon/trusted/entry").exists(),
+            "{backend}: the command planted a trust entry"
+        );
+    }
+    // The planted-nothing store is there, empty of entries.
+    let entries: Vec<_> = std::fs::read_dir(home.path().join(".config/cordon"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        entries.iter().all(|n| n != "trusted")
+            || std::fs::read_dir(home.path().join(".config/cordon/trusted"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "{entries:?}"
+    );
+}
