@@ -206,6 +206,12 @@ impl Engine {
         self.set_shared_audit(Arc::new(SharedLog::new(log)));
     }
 
+    /// The log this engine records in, to share with other writers of this process (the
+    /// network proxy's connection records): their records then share its group syncs.
+    pub fn audit_log(&self) -> Option<Arc<SharedLog>> {
+        self.audit.clone()
+    }
+
     /// [`Engine::set_audit`] with a log shared with others in this process (the network
     /// proxy's connection records, another engine): their records share its group syncs.
     pub fn set_shared_audit(&mut self, log: Arc<SharedLog>) {

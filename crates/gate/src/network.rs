@@ -115,18 +115,23 @@ impl<A: AsyncAsker + Send + 'static> Decide for NetworkDecider<A> {
 
 /// The proxy's [`Record`]: connection records in the gate's audit log (`by: connection`).
 pub struct ConnectionLog {
-    /// Group commit: connections recorded at once share one sync.
-    log: SharedLog,
+    /// Group commit: connections recorded at once share one sync — with the gate's decisions,
+    /// whose log this is.
+    log: Arc<SharedLog>,
 }
 
 impl ConnectionLog {
-    /// A writer on `gate`'s audit log, with its session.
+    /// A writer on `gate`'s audit log, with its session: the engine's own writer where it has
+    /// one, so that a connection's decision and its open record share syncs.
     pub fn open(gate: &Gate) -> Result<ConnectionLog, Error> {
+        if let Some(log) = lock(&gate.engine).audit_log() {
+            return Ok(ConnectionLog { log });
+        }
         let log = AuditLog::open(gate.audit_log())
             .map_err(|e| Error::failure(format!("audit log {e}")))?
             .with_session(gate.audit_session.clone());
         Ok(ConnectionLog {
-            log: SharedLog::new(log),
+            log: Arc::new(SharedLog::new(log)),
         })
     }
 }
