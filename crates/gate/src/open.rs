@@ -38,11 +38,6 @@ impl Gate {
         let (sandbox, warnings) = if dry {
             (None, Vec::new())
         } else {
-            // The other default trust-store place inside a writable root is made to exist
-            // (an empty store), so that the sandbox protects it as it protects the one in use:
-            // missing, a command could create it and plant an entry that a later run under
-            // another XDG_CONFIG_HOME (or none) would load (issue 21, class 4).
-            ensure_other_trust_stores(&policy)?;
             // Prepared once for every call of this gate: the profile, the backend (a policy no
             // backend can run is refused now, before any call).
             let prepared = cordon_ossandbox::prepare(&policy, &Machine::probe(), backend)
@@ -219,44 +214,6 @@ impl Gate {
     pub fn inherited(&self) -> &shell::Inherited {
         &self.inherited
     }
-}
-
-/// Creates each default trust-store place after the one in use that lies in a writable root
-/// of `policy` and does not exist yet (see the call).
-fn ensure_other_trust_stores(policy: &Policy) -> Result<(), Error> {
-    let roots: Vec<PathBuf> = writable_roots(policy)
-        .iter()
-        .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
-        .collect();
-    for dir in policy.trust_stores.iter().skip(1) {
-        if std::fs::symlink_metadata(dir).is_ok() {
-            continue;
-        }
-        // Where it would be created: its nearest existing ancestor, made canonical.
-        let mut up = dir.as_path();
-        let mut rest = Vec::new();
-        let real = loop {
-            if let Ok(real) = std::fs::canonicalize(up) {
-                break rest.iter().rev().fold(real, |p: PathBuf, c| p.join(c));
-            }
-            match (up.parent(), up.file_name()) {
-                (Some(parent), Some(name)) => {
-                    rest.push(name.to_os_string());
-                    up = parent;
-                }
-                _ => break dir.clone(),
-            }
-        };
-        if roots.iter().any(|r| real.starts_with(r)) {
-            TrustStore::at(dir.clone()).ensure().map_err(|e| {
-                Error::failure(format!(
-                    "cannot create the trust store {} that the sandbox must protect (it lies in a writable root): {e}",
-                    dir.display()
-                ))
-            })?;
-        }
-    }
-    Ok(())
 }
 
 /// Opens the audit log every final decision is recorded in (allow and deny) before anything
