@@ -30,7 +30,7 @@
 //! [`load`] refuses rules whose content is not pinned. A file that grants nothing (empty, or
 //! [`RULES_FILE_HEADER`] alone) needs no pin.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -427,27 +427,11 @@ fn pin(pinned: FileText, store: &TrustStore, path: &Path) -> Result<(), Error> {
 /// Creates the rules file with [`RULES_FILE_HEADER`] when it is missing (so that it can be
 /// protected as an existing file while a sandboxed command runs). `true` when it was created.
 pub fn ensure(path: &Path) -> Result<bool, Error> {
-    use std::os::unix::fs::OpenOptionsExt;
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .open(path)
-    {
-        Ok(mut f) => {
-            let io = |source| Error::RulesFile {
-                path: path.to_path_buf(),
-                source,
-            };
-            f.write_all(RULES_FILE_HEADER.as_bytes()).map_err(io)?;
-            f.sync_all().map_err(io)?;
-            Ok(true)
-        }
+    let (dir, name) = rules_dir(path)?;
+    match dir.create_new(Path::new(name), RULES_FILE_HEADER.as_bytes(), 0o644) {
+        Ok(_) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(source) => Err(Error::RulesFile {
-            path: path.to_path_buf(),
-            source,
-        }),
+        Err(e) => Err(rules_error(path, e)),
     }
 }
 
@@ -530,25 +514,36 @@ pub fn append(
 }
 
 /// Opens the rules file to read and append (creating it when `create`), never through a
-/// symlink planted at its name: cordon (maybe as root) would otherwise write a rule to
-/// whatever it points at. Only a regular file is accepted.
+/// symlink at any component of its path: cordon (maybe as root) would otherwise write a rule
+/// to whatever a link planted at its name, or at a directory on the way, points at. The path
+/// is the policy's directory (canonical when the policy was loaded) and the file name, so a
+/// link found there now was put there since. Only a regular file is accepted.
 fn open_rules_file(path: &Path, create: bool) -> Result<File, Error> {
-    use std::os::unix::fs::OpenOptionsExt;
+    let (dir, name) = rules_dir(path)?;
+    dir.open_read_append(Path::new(name), 0o644, create)
+        .map_err(|e| rules_error(path, e))
+}
+
+/// The rules file's directory, walked from `/` without following a link, and its name.
+fn rules_dir(path: &Path) -> Result<(cordon_fs::safe::Dir, &std::ffi::OsStr), Error> {
     let io = |source| Error::RulesFile {
         path: path.to_path_buf(),
         source,
     };
-    let file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(create)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(io)?;
-    if !file.metadata().map_err(io)?.is_file() {
-        return Err(io(std::io::Error::other("not a regular file")));
+    let abs = std::path::absolute(path).map_err(io)?;
+    let (Some(parent), Some(name)) = (abs.parent(), path.file_name()) else {
+        return Err(io(std::io::Error::other("not a file name")));
+    };
+    let dir = cordon_fs::safe::Dir::open_absolute(parent).map_err(|e| rules_error(path, e))?;
+    Ok((dir, name))
+}
+
+/// A link-safe walk's refusal (naming the link) as the rules file's error.
+fn rules_error(path: &Path, e: cordon_fs::safe::SafeError) -> Error {
+    Error::RulesFile {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(e.kind(), e.to_string()),
     }
-    Ok(file)
 }
 
 /// Takes back a rule [`append`] wrote: removes `written` (the text `append` returned) from

@@ -120,7 +120,9 @@ pub use record::{
 };
 pub use util::{canonical_json, new_id, rfc3339, sha256_hex};
 pub use verify::{verify, Problem, ProblemKind, Report};
-pub use writer::{head_path, lock_path, Appended, AuditLog, SharedLog, HEAD_XATTR, LOCK_DEADLINE};
+pub use writer::{
+    head_path, lock_path, Appended, AuditLog, SharedLog, Unsynced, HEAD_XATTR, LOCK_DEADLINE,
+};
 
 /// The threat model in one sentence, for tools that print a verdict.
 pub const THREAT_MODEL: &str = "the hash chain has no secret key: it detects edits, deletions, \

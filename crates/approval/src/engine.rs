@@ -1,13 +1,13 @@
 //! The engine: decides requests, applies answers, asks with a deadline.
 
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cordon_policy::{Action, ApprovalMode, Policy};
 
 use crate::amend::Amendment;
-use crate::audit::{self, AuditLog};
+use crate::audit::{self, AuditLog, SharedLog};
 use crate::explain::{Explanation, KeyExplained};
 use crate::memory::{DoomLoop, SessionMemory};
 use crate::outcome::{mode_name, timed_out_reason, Answer, AskError, By, Outcome, Pending};
@@ -120,8 +120,57 @@ pub struct Engine {
     doom_threshold: u32,
     memory: SessionMemory,
     doom: DoomLoop,
-    audit: Option<Arc<Mutex<AuditLog>>>,
+    audit: Option<Arc<SharedLog>>,
     rule_store: Option<StoreHandle>,
+}
+
+/// An outcome whose record is written but perhaps not yet durable ([`Engine::evaluate_unsynced`]):
+/// [`Decided::durable`] hands it out once it is, or a denial ([`By::AuditFailed`]) when the
+/// sync failed. Dropped unread, the outcome is lost — never handed out unrecorded.
+#[must_use = "the outcome is handed out only by Decided::durable"]
+pub struct Decided {
+    outcome: Outcome,
+    /// The log, the record to wait for, and the decision in words for a failure's reason.
+    pending: Option<(Arc<SharedLog>, audit::Unsynced, String)>,
+}
+
+impl Decided {
+    fn ready(outcome: Outcome) -> Decided {
+        Decided {
+            outcome,
+            pending: None,
+        }
+    }
+
+    /// The outcome, once its record is durable (this may wait for a sync another thread is
+    /// making); a record that could not be made durable denies.
+    pub fn durable(self) -> Outcome {
+        match self.pending {
+            None => self.outcome,
+            Some((log, unsynced, failed)) => match log.durable(unsynced) {
+                Ok(_) => self.outcome,
+                Err(e) => audit_failed(&failed, &e),
+            },
+        }
+    }
+}
+
+impl std::fmt::Debug for Decided {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decided")
+            .field("outcome", &self.outcome)
+            .field("synced", &self.pending.is_none())
+            .finish()
+    }
+}
+
+/// The denial of a decision (`failed`: "allow by rule …: reason") whose record could not be
+/// made durable.
+fn audit_failed(failed: &str, e: &Error) -> Outcome {
+    Outcome::denied(
+        By::AuditFailed,
+        format!("audit log: the decision ({failed}) could not be recorded ({e}), so the call was denied"),
+    )
 }
 
 /// The engine's [`RuleStore`] (a closure has no `Debug`).
@@ -158,7 +207,19 @@ impl Engine {
     /// Records every final outcome in `log` before returning it (see the type's docs). The
     /// log's session id is the session id of the records.
     pub fn set_audit(&mut self, log: AuditLog) {
-        self.audit = Some(Arc::new(Mutex::new(log)));
+        self.set_shared_audit(Arc::new(SharedLog::new(log)));
+    }
+
+    /// The log this engine records in, to share with other writers of this process (the
+    /// network proxy's connection records): their records then share its group syncs.
+    pub fn audit_log(&self) -> Option<Arc<SharedLog>> {
+        self.audit.clone()
+    }
+
+    /// [`Engine::set_audit`] with a log shared with others in this process (the network
+    /// proxy's connection records, another engine): their records share its group syncs.
+    pub fn set_shared_audit(&mut self, log: Arc<SharedLog>) {
+        self.audit = Some(log);
     }
 
     /// Saves "approve always" rules with `store` as part of the decision, before it is
@@ -215,7 +276,8 @@ impl Engine {
     }
 
     /// Appends the record of `outcome` (an ask only when deferred to `host`) when an audit log
-    /// is set; a record that cannot be written turns the outcome into a denial.
+    /// is set, and makes it durable; a record that cannot be written turns the outcome into a
+    /// denial.
     fn record(
         &mut self,
         req: &Request,
@@ -223,8 +285,19 @@ impl Engine {
         substituted: Option<&serde_json::Value>,
         host: Option<&str>,
     ) -> Outcome {
+        self.write_record(req, outcome, substituted, host).durable()
+    }
+
+    /// [`Engine::record`] without waiting for the sync: see [`Decided`].
+    fn write_record(
+        &self,
+        req: &Request,
+        outcome: Outcome,
+        substituted: Option<&serde_json::Value>,
+        host: Option<&str>,
+    ) -> Decided {
         let Some(log) = &self.audit else {
-            return outcome;
+            return Decided::ready(outcome);
         };
         let (decision, by, reason, note) = match &outcome {
             Outcome::Allowed { by, reason, .. } => (Action::Allow, by, reason, None),
@@ -245,20 +318,31 @@ impl Engine {
         } else if substituted.is_some() {
             record = record.note("arguments substituted by the user");
         }
-        let written = match log.lock() {
-            Ok(mut log) => log.append(&record).map(|_| ()).map_err(|e| e.to_string()),
-            Err(_) => Err("the audit log's lock is poisoned".to_string()),
-        };
-        match written {
-            Ok(()) => outcome,
-            Err(e) => Outcome::denied(
-                By::AuditFailed,
-                format!(
-                    "audit log: the decision ({} by {by}: {reason}) could not be recorded ({e}), so the call was denied",
-                    decision.as_str()
-                ),
-            ),
+        let failed = format!("{} by {by}: {reason}", decision.as_str());
+        match log.write(&record) {
+            Ok(unsynced) => Decided {
+                outcome,
+                pending: Some((log.clone(), unsynced, failed)),
+            },
+            Err(e) => Decided::ready(audit_failed(&failed, &e)),
         }
+    }
+
+    /// Records that cordon refused to run `req`, allowed, for its own reasons (`reason`: what,
+    /// why, what to do — the sandbox could not be built, a file it must check was re-pointed):
+    /// a record of kind `refusal` ([`audit::Record::refusal`]) after the call's decision.
+    /// Without an audit log there is nothing to record in: `Ok`.
+    pub fn record_refusal(&self, req: &Request, reason: &str) -> Result<(), Error> {
+        let Some(log) = &self.audit else {
+            return Ok(());
+        };
+        let record = audit::Record::refusal(&req.tool, reason)
+            .request(&req.id)
+            .client_request(req.client_request.clone())
+            .keys(req.keys.iter().map(|k| k.words().to_vec()))
+            .args(&req.args)
+            .preview(&req.presentation.summary);
+        log.append(&record).map(|_| ())
     }
 
     /// Overrides the mode (e.g. `--approve-all`).
@@ -307,6 +391,15 @@ impl Engine {
     /// not: it is recorded when it is concluded ([`Engine::conclude`]) or handed to an agent
     /// host ([`Engine::defer`]).
     pub fn evaluate(&mut self, req: &Request) -> Outcome {
+        self.evaluate_unsynced(req).durable()
+    }
+
+    /// [`Engine::evaluate`] for a caller that holds the engine under a lock of its own (a
+    /// long-lived front end deciding calls on several threads): the record is written, and
+    /// [`Decided::durable`] — called after that lock is let go — waits for the sync that
+    /// covers it, shared with the records other threads wrote meanwhile (group commit). The
+    /// outcome is handed out only by `durable`, and only once its record is durable.
+    pub fn evaluate_unsynced(&mut self, req: &Request) -> Decided {
         // Connections (the `network` tool) are opened by the programs an agent runs, many to
         // the same host (a package manager's downloads), not called by the agent: they
         // neither count in the doom loop nor break the run of the agent's own calls.
@@ -316,7 +409,10 @@ impl Engine {
             self.doom.observe(&req.tool, &doom_keys(req))
         };
         let o = self.explain_counted(req, in_a_row).outcome;
-        self.settle(req, o)
+        if o.is_ask() {
+            return Decided::ready(o);
+        }
+        self.write_record(req, o, None, None)
     }
 
     /// How `req` would be decided now, step by step (see [`Explanation`]): what

@@ -256,8 +256,10 @@ fn append_never_writes_through_a_symlink() {
     std::os::unix::fs::symlink(&victim, &rules).unwrap();
     let a = Amendment::for_key("shell", &Key::split("cargo test")).unwrap();
     let e = amend::append(&rules, &store(&d), &a).unwrap_err();
+    // Refused by the link-safe walk, which names the link.
     assert!(
-        matches!(&e, Error::RulesFile { source, .. } if source.raw_os_error() == Some(libc::ELOOP)),
+        matches!(&e, Error::RulesFile { source, .. }
+            if source.to_string().starts_with(&format!("{} is a symbolic link", rules.display()))),
         "{e:?}"
     );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "");
@@ -335,4 +337,49 @@ fn rules_not_pinned_are_refused() {
     mkfifo(&path);
     let e = amend::load(&path, &st).unwrap_err().to_string();
     assert!(e.contains("not a regular file"), "{e}");
+}
+
+/// A link planted at any component of the rules file's path — a directory on the way, the
+/// policy's own directory, the file itself — is refused with a message that names it, and
+/// nothing is written (or created) where it points: not only a link at the file's name.
+#[test]
+fn a_link_at_each_component_of_the_rules_path_is_refused_and_named() {
+    let base = tempfile::tempdir().unwrap();
+    let s = store(&base);
+    let real = base.path().canonicalize().unwrap();
+    let dir = real.join("ws/sub");
+    std::fs::create_dir_all(&dir).unwrap();
+    let elsewhere = real.join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join("sub")).unwrap();
+    let file = dir.join("cordon.rules.toml");
+    assert!(amend::append(&file, &s, &am("make")).unwrap().is_some());
+    for (at, target) in [
+        ("ws", elsewhere.clone()),
+        ("ws/sub", elsewhere.join("sub")),
+        ("ws/sub/cordon.rules.toml", elsewhere.join("victim")),
+    ] {
+        let planted = real.join(at);
+        let moved = real.join("moved");
+        std::fs::rename(&planted, &moved).unwrap();
+        std::os::unix::fs::symlink(&target, &planted).unwrap();
+        for result in [
+            amend::append(&file, &s, &am("cargo test")).map(|_| ()),
+            amend::retract(&file, &s, "anything").map(|_| ()),
+            amend::ensure(&file).map(|_| ()),
+        ] {
+            let e = result.unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("{} is a symbolic link", planted.display())),
+                "{at}: {e}"
+            );
+        }
+        assert!(!elsewhere.join("sub/cordon.rules.toml").exists(), "{at}");
+        assert!(!elsewhere.join("victim").exists(), "{at}");
+        std::fs::remove_file(&planted).unwrap();
+        std::fs::rename(&moved, &planted).unwrap();
+    }
+    // Put back, the file is used again.
+    assert!(amend::append(&file, &s, &am("cargo test"))
+        .unwrap()
+        .is_some());
 }

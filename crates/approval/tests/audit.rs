@@ -1064,3 +1064,46 @@ fn an_old_log_is_migrated_and_its_head_leftovers_swept() {
     assert_eq!(head_of(&path).unwrap().0, 3);
     assert!(audit::verify(&path).unwrap().is_intact());
 }
+
+/// A link planted at each component of the log's path below the anchor (a directory on the
+/// way, the log's own directory, the log itself) is refused, named, and nothing is written
+/// where it points.
+#[test]
+fn the_writer_refuses_a_link_at_each_component_below_its_anchor_and_names_it() {
+    let base = tempfile::tempdir().unwrap();
+    let root = base.path().join("root");
+    let elsewhere = base.path().join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join("b")).unwrap();
+    std::fs::create_dir_all(&root).unwrap();
+    let rel = Path::new("a/b/audit.jsonl");
+    // Fine without links: created, and writable.
+    {
+        let mut log = AuditLog::open_beneath(&root, rel).unwrap();
+        log.append(&Record::new("shell", Action::Allow, By::Default, "ok"))
+            .unwrap();
+    }
+    for (at, target) in [
+        ("a", elsewhere.clone()),
+        ("a/b", elsewhere.join("b")),
+        ("a/b/audit.jsonl", elsewhere.join("victim")),
+    ] {
+        let planted = root.join(at);
+        let moved = base.path().join("moved");
+        std::fs::rename(&planted, &moved).unwrap();
+        std::os::unix::fs::symlink(&target, &planted).unwrap();
+        let e = AuditLog::open_beneath(&root, rel).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("{} is a symbolic link", planted.display()))
+                || e.contains("it is a symlink"),
+            "{at}: {e}"
+        );
+        assert!(
+            e.contains(&planted.display().to_string()) || at.ends_with(".jsonl"),
+            "{at}: {e}"
+        );
+        assert!(!elsewhere.join("b/audit.jsonl").exists(), "{at}");
+        assert!(!elsewhere.join("victim").exists(), "{at}");
+        std::fs::remove_file(&planted).unwrap();
+        std::fs::rename(&moved, &planted).unwrap();
+    }
+}

@@ -239,3 +239,99 @@ fn an_always_rule_is_saved_before_its_record_and_a_failed_save_is_recorded_as_on
         other => panic!("{other:?}"),
     }
 }
+
+/// An engine like [`engine`] whose log the test holds, to count its syncs.
+fn engine_shared(log: &Path) -> (Engine, std::sync::Arc<audit::SharedLog>) {
+    let mut e = engine(log);
+    let shared = std::sync::Arc::new(audit::SharedLog::new(
+        AuditLog::open(log).unwrap().with_session("ab".repeat(16)),
+    ));
+    e.set_shared_audit(shared.clone());
+    (e, shared)
+}
+
+#[test]
+fn decisions_written_before_a_sync_share_it_and_each_is_handed_out_only_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let (mut e, shared) = engine_shared(&log);
+    // The first record of a new log repairs its missing head and is synced alone.
+    assert!(e.evaluate(&req("first", "ls")).is_allowed());
+    let before = shared.syncs();
+    // Two decisions written (as two threads would, one after the other under the engine's
+    // lock), then both waited for: one sync covers both.
+    let a = e.evaluate_unsynced(&req("a", "ls -la"));
+    let b = e.evaluate_unsynced(&req("b", "rm -rf x"));
+    assert_eq!(
+        records(&log).len(),
+        3,
+        "both lines are written before any sync"
+    );
+    assert!(a.durable().is_allowed());
+    assert!(matches!(
+        b.durable(),
+        Outcome::Denied {
+            by: By::Rule { .. },
+            ..
+        }
+    ));
+    assert_eq!(shared.syncs() - before, 1, "one sync for the two records");
+    let report = audit::verify(&log).unwrap();
+    assert!(report.is_intact(), "{report:?}");
+    assert_eq!(report.records, 3);
+}
+
+#[test]
+fn concurrent_decisions_through_one_locked_engine_share_syncs_and_lose_none() {
+    const THREADS: usize = 8;
+    const CALLS: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let (mut e, shared) = engine_shared(&log);
+    assert!(e.evaluate(&req("first", "ls")).is_allowed());
+    let before = shared.syncs();
+    let engine = std::sync::Arc::new(std::sync::Mutex::new(e));
+    let started = std::time::Instant::now();
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let engine = engine.clone();
+            std::thread::spawn(move || {
+                let mut ids = Vec::new();
+                for i in 0..CALLS {
+                    let id = format!("t{t}-{i}");
+                    // As the gate does: written under the engine's lock, synced after it.
+                    let decided = engine.lock().unwrap().evaluate_unsynced(&req(&id, "ls -l"));
+                    let outcome = decided.durable();
+                    assert!(outcome.is_allowed(), "{outcome:?}");
+                    ids.push(id);
+                }
+                ids
+            })
+        })
+        .collect();
+    let ids: Vec<String> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    let elapsed = started.elapsed();
+    let syncs = shared.syncs() - before;
+    let total = THREADS * CALLS;
+    eprintln!(
+        "{total} decisions on {THREADS} threads: {syncs} syncs, {:.1} ms (load: {})",
+        elapsed.as_secs_f64() * 1e3,
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
+    assert!(
+        (syncs as usize) < total,
+        "{syncs} syncs for {total} concurrent records: no group commit"
+    );
+    let recs = records(&log);
+    assert_eq!(recs.len(), total + 1);
+    for id in &ids {
+        assert_eq!(recs.iter().filter(|r| &r.request == id).count(), 1, "{id}");
+    }
+    let report = audit::verify(&log).unwrap();
+    assert!(report.is_intact(), "{report:?}");
+}

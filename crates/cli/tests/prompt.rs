@@ -389,7 +389,14 @@ fn a_session_kept_where_the_command_can_write_is_refused() {
     let (code, screen) = p.finish();
     assert_eq!(code, 125, "{screen}");
     assert!(screen.contains("could forge its own grants"), "{screen}");
-    assert!(records(d.path()).is_empty(), "refused before deciding");
+    // Refused before deciding: no decision, one refusal record saying why.
+    let r = records(d.path());
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0]["kind"], "refusal");
+    assert_eq!(r[0]["tool"], "exec");
+    let reason = r[0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("cordon refused to start: "), "{reason}");
+    assert!(reason.contains("could forge its own grants"), "{reason}");
 }
 
 #[test]

@@ -392,6 +392,25 @@ impl Dir {
         Ok(std::fs::File::from(fd))
     }
 
+    /// The regular file `rel` opened to read and append (created with `mode` when missing and
+    /// `create`), never through a link at any component: for a file cordon reads back and
+    /// grows under a lock (the audit log, the remembered rules).
+    pub fn open_read_append(&self, rel: &Path, mode: u32, create: bool) -> Result<std::fs::File> {
+        let mut flags = OFlags::RDWR | OFlags::APPEND | OFlags::NONBLOCK | OFlags::NOCTTY;
+        if create {
+            flags |= OFlags::CREATE;
+        }
+        let fd = self.open_beneath(rel, flags, Mode::from_raw_mode(mode))?;
+        let st = rustix::fs::fstat(&fd).map_err(|e| io_err(&self.path.join(rel), e))?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(SafeError::NotFile {
+                path: self.path.join(rel),
+                kind: kind_of(&st),
+            });
+        }
+        Ok(std::fs::File::from(fd))
+    }
+
     /// Creates the regular file `rel` with `bytes`; refuses when the name exists (a link
     /// included). Returns the open file (for an owner or lock the caller sets).
     pub fn create_new(&self, rel: &Path, bytes: &[u8], mode: u32) -> Result<std::fs::File> {

@@ -105,7 +105,9 @@ impl Gate {
             };
         }
         // A tool's own deny is final: the engine records it and hands back a denial.
-        let kind = match lock(&self.engine).evaluate(&request) {
+        // Written under the engine's lock, synced after it (shared with concurrent calls).
+        let decided = lock(&self.engine).evaluate_unsynced(&request);
+        let kind = match decided.durable() {
             Outcome::Denied {
                 by: By::AuditFailed,
                 reason,

@@ -143,12 +143,18 @@ impl Gate {
         }
     }
 
+    /// The engine's first answer, its record written under the engine's lock and made
+    /// durable after it is let go: concurrent calls (a `cordon mcp` serving several) share
+    /// one sync, and none is handed out before its record is durable.
     fn evaluate(&self, call: &Call, session: Option<&session::Session>) -> Outcome {
-        let mut engine = lock(&self.engine);
-        if let Some(s) = session {
-            s.restore(&mut engine);
-        }
-        engine.evaluate(&call.request)
+        let decided = {
+            let mut engine = lock(&self.engine);
+            if let Some(s) = session {
+                s.restore(&mut engine);
+            }
+            engine.evaluate_unsynced(&call.request)
+        };
+        decided.durable()
     }
 
     /// Lets go of the session while a person is asked about a connection, so that the run's

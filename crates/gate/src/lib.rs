@@ -68,6 +68,7 @@ mod call;
 mod decide;
 pub mod mcp;
 mod open;
+mod refusal;
 mod run;
 
 use std::path::{Path, PathBuf};

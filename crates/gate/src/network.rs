@@ -113,18 +113,23 @@ impl<A: AsyncAsker + Send + 'static> Decide for NetworkDecider<A> {
 
 /// The proxy's [`Record`]: connection records in the gate's audit log (`by: connection`).
 pub struct ConnectionLog {
-    /// Group commit: connections recorded at once share one sync.
-    log: SharedLog,
+    /// Group commit: connections recorded at once share one sync — with the gate's decisions,
+    /// whose log this is.
+    log: Arc<SharedLog>,
 }
 
 impl ConnectionLog {
-    /// A writer on `gate`'s audit log, with its session.
+    /// A writer on `gate`'s audit log, with its session: the engine's own writer where it has
+    /// one, so that a connection's decision and its open record share syncs.
     pub fn open(gate: &Gate) -> Result<ConnectionLog, Error> {
+        if let Some(log) = lock(&gate.engine).audit_log() {
+            return Ok(ConnectionLog { log });
+        }
         let log = AuditLog::open(gate.audit_log())
             .map_err(|e| Error::failure(format!("audit log {e}")))?
             .with_session(gate.audit_session.clone());
         Ok(ConnectionLog {
-            log: SharedLog::new(log),
+            log: Arc::new(SharedLog::new(log)),
         })
     }
 }
@@ -153,17 +158,14 @@ pub fn connection_record(c: &ConnectionRecord) -> audit::Record {
 }
 
 impl Record for ConnectionLog {
-    fn connection(&self, c: &ConnectionRecord) {
-        // The decision was recorded before the connection was made; a connection record that
-        // cannot be written is reported, the connection itself is already under way.
-        if let Err(e) = self.log.append(&connection_record(c)) {
-            eprintln!(
-                "cordon: warning: a connection to {}:{} could not be recorded in the audit log: {}",
-                clean(&c.host),
-                c.port,
-                clean(&e.to_string())
-            );
-        }
+    fn connection(&self, c: &ConnectionRecord) -> Result<(), String> {
+        // The decision was recorded before the connection was made; an open record that
+        // cannot be made durable refuses the connection (the proxy's part), a close record
+        // that cannot is said by the proxy.
+        self.log
+            .append(&connection_record(c))
+            .map(|_| ())
+            .map_err(|e| clean(&e.to_string()))
     }
 }
 

@@ -53,7 +53,8 @@ impl Gate {
         let rules_file = persisted_rules_file(&policy);
         let mut rules = Rules::from_policy(&policy);
         if let Ok(file) = &rules_file {
-            let persisted = amend::load(file, &store).map_err(Error::Rules)?;
+            let persisted = amend::load(file, &store)
+                .map_err(|e| refusal::refused_open(&policy, &opts.front_end, Error::Rules(e)))?;
             rules.add_persisted(persisted);
         }
         let mut engine = Engine::with_rules(rules, &policy);
@@ -63,11 +64,11 @@ impl Gate {
                     policy.approval.mode,
                     ApprovalMode::Strict | ApprovalMode::Deny
                 ) {
-                    return Err(Error::failure(format!(
+                    return Err(refusal::refused_open(&policy, &opts.front_end, Error::failure(format!(
                         "--approve-all cannot loosen the policy's approval.mode = \"{}\" ({}); change the policy to allow it",
                         cordon_approval::mode_name(policy.approval.mode),
                         policy.source
-                    )));
+                    ))));
                 }
                 engine.set_mode(ApprovalMode::ApproveAll);
             }
@@ -112,9 +113,11 @@ impl Gate {
         let session_id = match &opts.session {
             Some(_) if dry => None,
             Some(name) => {
-                let mut s = session::Session::open(name, &writable).map_err(Error::failure)?;
+                let refused =
+                    |e| refusal::refused_open(&policy, &opts.front_end, Error::failure(e));
+                let mut s = session::Session::open(name, &writable).map_err(refused)?;
                 s.restore(&mut engine);
-                s.save_from(&engine).map_err(Error::failure)?;
+                s.save_from(&engine).map_err(refused)?;
                 Some(s.id)
             }
             None => None,
@@ -128,8 +131,22 @@ impl Gate {
         let (audit_path, audit_session) = if dry {
             (PathBuf::new(), String::new())
         } else {
+            // Writable roots (canonical): a log inside one is opened beneath it, never
+            // through a link at any component below it.
+            let roots: Vec<PathBuf> = sandbox
+                .as_ref()
+                .map(|p| {
+                    p.profile()
+                        .rules
+                        .iter()
+                        .filter(|r| r.access.write && !r.access.device)
+                        .map(|r| r.path.clone())
+                        .collect()
+                })
+                .unwrap_or_default();
             open_audit(
                 &policy,
+                &roots,
                 &mut engine,
                 session_id.as_deref(),
                 client.as_deref(),
@@ -200,6 +217,7 @@ impl Gate {
 /// runs; a log that cannot be written stops the gate. Returns its path and session id.
 fn open_audit(
     policy: &Policy,
+    roots: &[PathBuf],
     engine: &mut Engine,
     session_id: Option<&str>,
     client: Option<&str>,
@@ -218,7 +236,15 @@ fn open_audit(
                 )));
         }
     }
-    let mut audit = AuditLog::open(&path).map_err(|e| {
+    let beneath = roots
+        .iter()
+        .find_map(|r| Some((r, path.strip_prefix(r).ok()?)))
+        .filter(|(_, rel)| !rel.as_os_str().is_empty());
+    let opened = match beneath {
+        Some((root, rel)) => AuditLog::open_beneath(root, rel),
+        None => AuditLog::open(&path),
+    };
+    let mut audit = opened.map_err(|e| {
             let hint = match log {
                 cordon_policy::AuditLog::Default(_) => {
                     " (the default place; set approval.audit_log in the policy, or XDG_STATE_HOME, to record elsewhere)"

@@ -14,12 +14,14 @@ impl Gate {
                 format!("`{}` was not allowed: nothing runs", call.shown),
             ));
         }
-        match &call.what {
+        let ran = match &call.what {
             What::Shell(s) => {
                 self.run_shell(&call.request.id, &s.argv, &s.cwd, opts, Default::default())
             }
             What::File(a) => self.run_file(a),
-        }
+        };
+        // Allowed (and recorded so) but not run for cordon's own reasons: the log says so.
+        ran.map_err(|e| self.refused_run(call, e))
     }
 
     /// Runs `argv` in `cwd` under the prepared sandbox for the call `id` (a shell call's, or a

@@ -285,3 +285,50 @@ fn a_run_with_less_than_full_enforcement_is_recorded_as_such() {
     let report = cordon_approval::audit::verify(state.path().join("audit.jsonl")).unwrap();
     assert!(report.is_intact(), "{report:?}");
 }
+
+#[test]
+fn an_allowed_call_cordon_cannot_run_is_recorded_as_a_refusal_saying_why() {
+    let (ws, state) = workspace();
+    let gate = open(ws.path(), state.path(), None);
+    let call = gate
+        .shell(Command::Argv(vec!["touch".into(), "made".into()]), None)
+        .unwrap();
+    let d = gate.decide(&call, &mut cordon_gate::nobody());
+    assert!(d.is_allowed(), "{}", d.message());
+    // The after-run scan's marker directory beside the log cannot be made: cordon refuses to
+    // run without it (a killed run's scan would be lost).
+    std::fs::write(state.path().join("scans"), "not a directory").unwrap();
+    let e = gate.run(&call, &d, capture(1 << 20)).unwrap_err();
+    assert_eq!(e.exit_code(), 125, "{e}");
+    assert!(!ws.path().join("made").exists());
+    let r = records(state.path());
+    assert_eq!(r.len(), 2, "{r:?}");
+    assert_eq!(r[0]["decision"], "allow");
+    assert_eq!(r[1]["kind"], "refusal");
+    assert_eq!(r[1]["decision"], "deny");
+    assert_eq!(r[1]["request"], call.id());
+    let reason = r[1]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("allowed, but not run: "), "{reason}");
+    assert!(reason.contains(&e.to_string()), "{reason} / {e}");
+    let report = cordon_approval::audit::verify(state.path().join("audit.jsonl")).unwrap();
+    assert!(report.is_intact(), "{report:?}");
+}
+
+#[test]
+fn a_gate_that_refuses_to_open_over_its_remembered_rules_records_the_refusal() {
+    let (ws, state) = workspace();
+    std::fs::write(state.path().join("cordon.rules.toml"), "this is [not toml").unwrap();
+    let mut o = Options::new(ws.path().to_path_buf());
+    o.policy = Some(state.path().join("cordon.toml"));
+    let e = match Gate::open(o) {
+        Ok(_) => panic!("a gate opened over unreadable remembered rules"),
+        Err(e) => e,
+    };
+    assert_eq!(e.exit_code(), 125, "{e}");
+    let r = records(state.path());
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0]["kind"], "refusal");
+    assert_eq!(r[0]["tool"], "exec");
+    let reason = r[0]["reason"].as_str().unwrap();
+    assert_eq!(reason, format!("cordon refused to start: {e}"));
+}

@@ -43,7 +43,9 @@ impl Decide for AllowAll {
 struct NoRecord;
 
 impl Record for NoRecord {
-    fn connection(&self, _: &ConnectionRecord) {}
+    fn connection(&self, _: &ConnectionRecord) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The HTTPS server: `/ping` answers `p`, `/bulk` `mib` MiB; keep-alive.

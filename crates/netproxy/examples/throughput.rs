@@ -42,7 +42,7 @@ impl Decide for AllowAll {
 struct Recorder(Option<Mutex<AuditLog>>);
 
 impl Record for Recorder {
-    fn connection(&self, c: &ConnectionRecord) {
+    fn connection(&self, c: &ConnectionRecord) -> Result<(), String> {
         if let Some(log) = &self.0 {
             let r = audit::Record::connection(
                 c.allowed,
@@ -60,8 +60,9 @@ impl Record for Recorder {
                     duration_ms: c.duration.as_millis() as u64,
                 },
             );
-            log.lock().unwrap().append(&r).unwrap();
+            log.lock().unwrap().append(&r).map_err(|e| e.to_string())?;
         }
+        Ok(())
     }
 }
 

@@ -27,6 +27,9 @@ pub(crate) enum Refusal {
     OverCap(String),
     /// A request carries a credential's placeholder where it may not go.
     Placeholder(String),
+    /// Allowed and connected, but its open record could not be made durable: cordon makes no
+    /// connection the audit log does not show.
+    Unrecorded(String),
 }
 
 impl fmt::Display for Refusal {
@@ -38,6 +41,10 @@ impl fmt::Display for Refusal {
             Refusal::Resolve(why) => write!(f, "cannot resolve: {why}"),
             Refusal::Connect(e) => write!(f, "cannot connect: {e}"),
             Refusal::OverCap(why) | Refusal::Placeholder(why) => f.write_str(why),
+            Refusal::Unrecorded(why) => write!(
+                f,
+                "the connection could not be recorded in the audit log ({why}), so it was refused; free space or fix the log, then retry"
+            ),
         }
     }
 }
@@ -154,7 +161,9 @@ pub(crate) fn note(shared: &Shared, host: &str, port: u16, rule: &str, why: &Ref
             };
             (Some(*addr), allow)
         }
-        Refusal::OverCap(_) | Refusal::Placeholder(_) => (None, String::new()),
+        Refusal::OverCap(_) | Refusal::Placeholder(_) | Refusal::Unrecorded(_) => {
+            (None, String::new())
+        }
         // Not refusals of the destination: no answer to give, or the destination's own.
         Refusal::BadTarget(_) | Refusal::Resolve(_) | Refusal::Connect(_) => return,
     };

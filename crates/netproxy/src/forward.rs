@@ -73,10 +73,29 @@ pub(crate) async fn serve(
         reason,
         bytes,
     };
-    let opened = track.opened(&shared, fields("", (0, 0)));
+    // The open record is durable before a byte goes through: a connection the log cannot
+    // show is not made (dropping `dest` closes it).
+    if let Err(why) = track.opened(&shared, fields("", (0, 0))).await {
+        let why = Refusal::Unrecorded(why);
+        let reason = why.to_string();
+        crate::connect::note(&shared, &host, port, &rule, &why);
+        track.record(
+            &shared,
+            Event::Close,
+            Fields {
+                host: &host,
+                port,
+                addr: Some(addr),
+                allowed: false,
+                rule: &rule,
+                reason: &reason,
+                bytes: (0, 0),
+            },
+        );
+        return;
+    }
     let counters = Arc::new(Counters::default());
     let ended = relay::relay_tcp(&shared, stream, dest, &counters).await;
-    let _ = opened.await;
     track.record(
         &shared,
         Event::Close,

@@ -122,7 +122,6 @@ async fn connect(shared: Arc<Shared>, mut req: Request<Incoming>, slot: Slot) ->
         addr,
         host,
         rule,
-        opened,
     } = match decide_and_connect(&shared, &track, authority.host(), port).await {
         Ok(c) => c,
         Err(refused) => return refused,
@@ -175,7 +174,6 @@ async fn connect(shared: Arc<Shared>, mut req: Request<Incoming>, slot: Slot) ->
             },
             Err(e) => Some(format!("the client left before the tunnel opened: {e}")),
         };
-        let _ = opened.await;
         track.record(
             &shared2,
             Event::Close,
@@ -250,7 +248,6 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
         addr,
         host,
         rule,
-        opened,
     } = match decide_and_connect(&shared, &track, authority.host(), port).await {
         Ok(c) => c,
         Err(refused) => return refused,
@@ -265,7 +262,6 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
         Ok(pair) => pair,
         Err(e) => {
             let reason = format!("HTTP handshake with the destination failed: {e}");
-            let _ = opened.await;
             close(
                 &shared, &track, &host, port, addr, &rule, &reason, &counters,
             );
@@ -298,7 +294,6 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
             },
         )
         .await;
-        let _ = opened.await;
         close(
             &shared2,
             &track,
@@ -396,12 +391,10 @@ struct Connected {
     /// The host as decided (normalised).
     host: String,
     rule: String,
-    /// The open record, being written.
-    opened: tokio::task::JoinHandle<()>,
 }
 
-/// Decides `host:port`, connects, and starts the open record; a refusal is recorded and is the
-/// response to send.
+/// Decides `host:port`, connects, and makes the open record durable; a refusal (one whose
+/// open record failed among them) is recorded and is the response to send.
 async fn decide_and_connect(
     shared: &Arc<Shared>,
     track: &Tracker,
@@ -418,24 +411,36 @@ async fn decide_and_connect(
         Ok(ok) => ok,
         Err(r) => return Err(refuse(shared, track, &host, port, &rule, r)),
     };
-    let opened = track.opened(
-        shared,
-        Fields {
-            host: &host,
+    let opened = track
+        .opened(
+            shared,
+            Fields {
+                host: &host,
+                port,
+                addr: Some(addr),
+                allowed: true,
+                rule: &rule,
+                reason: "",
+                bytes: (0, 0),
+            },
+        )
+        .await;
+    if let Err(why) = opened {
+        // Dropping `dest` closes the destination connection before a byte went through.
+        return Err(refuse(
+            shared,
+            track,
+            &host,
             port,
-            addr: Some(addr),
-            allowed: true,
-            rule: &rule,
-            reason: "",
-            bytes: (0, 0),
-        },
-    );
+            &rule,
+            Refusal::Unrecorded(why),
+        ));
+    }
     Ok(Connected {
         dest,
         addr,
         host,
         rule,
-        opened,
     })
 }
 
@@ -513,6 +518,10 @@ pub(crate) fn refusal_body(host: &str, port: u16, why: &Refusal) -> (StatusCode,
             format!("cordon: the request to {host}:{port} is refused: {why}\n"),
         ),
         Refusal::OverCap(why) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("cordon: the connection to {host}:{port} is refused: {why}\n"),
+        ),
+        Refusal::Unrecorded(_) => (
             StatusCode::SERVICE_UNAVAILABLE,
             format!("cordon: the connection to {host}:{port} is refused: {why}\n"),
         ),

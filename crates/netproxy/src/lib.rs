@@ -259,9 +259,10 @@ pub trait Decide: Send + Sync {
 }
 
 /// Where connection records go (cordon's gate: the audit log). Called from the proxy's
-/// threads, where blocking (an fsync) is allowed.
+/// threads, where blocking (an fsync) is allowed. Returns once the record is durable, or why
+/// it is not: a connection whose open record fails is refused before its first byte.
 pub trait Record: Send + Sync {
-    fn connection(&self, c: &ConnectionRecord);
+    fn connection(&self, c: &ConnectionRecord) -> Result<(), String>;
 }
 
 /// How the client asked for the connection.
@@ -563,20 +564,29 @@ impl Shared {
         }
     }
 
+    /// Writes a close record. Its connection is over whatever the log says: a record that
+    /// cannot be written is said on stderr (the recorder's message) and in the report.
     pub(crate) fn write(&self, r: &ConnectionRecord) {
         // The recorder may block (the audit log fsyncs): keep the other connections going.
-        tokio::task::block_in_place(|| self.record.connection(r));
+        if let Err(e) = tokio::task::block_in_place(|| self.record.connection(r)) {
+            eprintln!(
+                "cordon: warning: the close of connection {} to {}:{} could not be recorded in the audit log: {}",
+                r.id,
+                r.host.escape_debug(),
+                r.port,
+                e.escape_debug()
+            );
+        }
     }
 
-    /// Writes `r` on a blocking thread while the connection goes on: an open record is not
-    /// worth an fsync's wait before the first byte (the decision itself was recorded before it
-    /// was given). Await the handle before writing the close record, to keep the order.
-    pub(crate) fn write_later(
-        self: &Arc<Self>,
-        r: ConnectionRecord,
-    ) -> tokio::task::JoinHandle<()> {
+    /// Writes an open record on a blocking thread (other connections go on meanwhile) and
+    /// returns once it is durable — before the client is answered: a connection the log does
+    /// not show is never made. Its decision was recorded before the connect.
+    pub(crate) async fn write_open(self: &Arc<Self>, r: ConnectionRecord) -> Result<(), String> {
         let shared = self.clone();
         tokio::task::spawn_blocking(move || shared.record.connection(&r))
+            .await
+            .unwrap_or_else(|e| Err(format!("the recording thread failed: {e}")))
     }
 }
 
@@ -603,13 +613,9 @@ impl Tracker {
         shared.write(&self.make(event, f));
     }
 
-    /// The open record, written while the connection starts ([`Shared::write_later`]).
-    pub(crate) fn opened(
-        &self,
-        shared: &Arc<Shared>,
-        f: Fields<'_>,
-    ) -> tokio::task::JoinHandle<()> {
-        shared.write_later(self.make(Event::Open, f))
+    /// The open record, durable when this returns `Ok` ([`Shared::write_open`]).
+    pub(crate) async fn opened(&self, shared: &Arc<Shared>, f: Fields<'_>) -> Result<(), String> {
+        shared.write_open(self.make(Event::Open, f)).await
     }
 
     fn make(&self, event: Event, f: Fields<'_>) -> ConnectionRecord {

@@ -78,6 +78,26 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
         },
     };
     let host = target.map_or(host, |t| t.host.to_string());
+    // Connected: the open record is made durable before the client hears of it; a connection
+    // the log cannot show is refused (the destination closed before a byte went through).
+    let result = match result {
+        Ok((dest, addr)) => {
+            let open = Fields {
+                host: &host,
+                port,
+                addr: Some(addr),
+                allowed: true,
+                rule: &rule,
+                reason: "",
+                bytes: (0, 0),
+            };
+            match track.opened(&shared, open).await {
+                Ok(()) => Ok((dest, addr)),
+                Err(why) => Err(Refusal::Unrecorded(why)),
+            }
+        }
+        Err(why) => Err(why),
+    };
     let (dest, addr) = match result {
         Ok(ok) => ok,
         Err(why) => {
@@ -87,7 +107,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
                 | Refusal::BadTarget(_)
                 | Refusal::Placeholder(_) => NOT_ALLOWED,
                 Refusal::Resolve(_) => HOST_UNREACHABLE,
-                Refusal::OverCap(_) => GENERAL_FAILURE,
+                Refusal::OverCap(_) | Refusal::Unrecorded(_) => GENERAL_FAILURE,
                 Refusal::Connect(e) => match e.kind() {
                     std::io::ErrorKind::ConnectionRefused => CONNECTION_REFUSED,
                     std::io::ErrorKind::NetworkUnreachable => NETWORK_UNREACHABLE,
@@ -127,7 +147,6 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
         reason,
         bytes,
     };
-    let opened = track.opened(&shared, fields("", (0, 0)));
     let ended = match reply(&mut stream, SUCCEEDED).await {
         Ok(()) => {
             let counters = Arc::new(Counters::default());
@@ -148,7 +167,6 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
                 }
                 None => relay::relay_tcp(&shared, stream, dest, &counters).await,
             };
-            let _ = opened.await;
             track.record(
                 &shared,
                 Event::Close,
@@ -158,7 +176,6 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
         }
         Err(e) => format!("the client left before the reply: {e}"),
     };
-    let _ = opened.await;
     track.record(&shared, Event::Close, fields(&ended, (0, 0)));
 }
 

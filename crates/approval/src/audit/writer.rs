@@ -12,7 +12,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -143,6 +143,33 @@ fn unlink_at(dir: &File, name: &OsStr) {
     }
 }
 
+/// The log's file name: one that is not `..` or empty.
+fn log_name(path: &Path) -> Result<OsString, Error> {
+    match path.file_name() {
+        Some(n) => Ok(n.to_os_string()),
+        None => Err(Error::Io {
+            path: path.to_path_buf(),
+            what: "not a file name",
+            source: io::Error::from(io::ErrorKind::InvalidInput),
+        }),
+    }
+}
+
+/// A link-safe walk's refusal (it names the link or the non-directory) as the log's error.
+fn safe_error(path: &Path, what: &'static str, e: cordon_fs::safe::SafeError) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        what,
+        source: io::Error::new(e.kind(), e.to_string()),
+    }
+}
+
+/// A descriptor of `dir` for the writer's `*at` calls.
+fn dir_file(dir: &cordon_fs::safe::Dir) -> io::Result<File> {
+    use std::os::fd::AsFd;
+    Ok(File::from(dir.as_fd().try_clone_to_owned()?))
+}
+
 /// Opens `dir` for `*at` calls, refusing a symlink in its last component: whoever can
 /// replace the log's directory with a link would choose where cordon writes.
 fn open_dir(dir: &Path) -> io::Result<File> {
@@ -199,32 +226,84 @@ impl AuditLog {
     /// a symlink, and a log that is not a regular file with exactly one name.
     pub fn open(path: impl AsRef<Path>) -> Result<AuditLog, Error> {
         let path = path.as_ref().to_path_buf();
+        let name = log_name(&path)?;
+        let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            // An existing directory: a link at its last component refused.
+            Some(dir)
+                if std::fs::symlink_metadata(dir)
+                    .is_ok_and(|m| m.is_dir() || m.file_type().is_symlink()) =>
+            {
+                open_dir(dir).map_err(|source| Error::Io {
+                    path: dir.to_path_buf(),
+                    what: "cannot open the audit log's directory",
+                    source,
+                })?
+            }
+            // Missing directories are created (0700: the records hold every command line and
+            // its arguments) from the nearest one that exists, each opened without following
+            // a link: one planted meanwhile is refused, named, not followed.
+            Some(dir) => {
+                let mut anchor = dir;
+                while let Some(up) = anchor.parent() {
+                    anchor = up;
+                    if anchor.as_os_str().is_empty() || std::fs::symlink_metadata(anchor).is_ok() {
+                        break;
+                    }
+                }
+                let anchor = if anchor.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    anchor
+                };
+                let rest = dir.strip_prefix(anchor).unwrap_or(dir);
+                let made = cordon_fs::safe::Dir::anchor(anchor)
+                    .and_then(|a| a.create_dirs(rest, 0o700))
+                    .map_err(|e| safe_error(dir, "cannot create its directory", e))?;
+                dir_file(&made).map_err(|source| Error::Io {
+                    path: dir.to_path_buf(),
+                    what: "cannot open the audit log's directory",
+                    source,
+                })?
+            }
+            None => open_dir(Path::new(".")).map_err(|source| Error::Io {
+                path: PathBuf::from("."),
+                what: "cannot open the audit log's directory",
+                source,
+            })?,
+        };
+        AuditLog::open_in(path, dir, name)
+    }
+
+    /// Opens (creating it and its missing directories, as [`AuditLog::open`] does) the log at
+    /// `rel` beneath `anchor`, never following a link at any component below `anchor`: for a
+    /// log inside a directory a sandboxed command can write (a writable root, `anchor`), where
+    /// no component below it can be trusted. A link anywhere on the way is refused with an
+    /// error that names it.
+    pub fn open_beneath(anchor: &Path, rel: &Path) -> Result<AuditLog, Error> {
+        let path = anchor.join(rel);
+        let name = log_name(&path)?;
+        let a = cordon_fs::safe::Dir::anchor(anchor)
+            .map_err(|e| safe_error(anchor, "cannot open the audit log's directory", e))?;
+        let dir = match rel.parent().filter(|d| !d.as_os_str().is_empty()) {
+            Some(d) => a
+                .create_dirs(d, 0o700)
+                .map_err(|e| safe_error(&path, "cannot create its directory", e))?,
+            None => a,
+        };
+        let dir = dir_file(&dir).map_err(|source| Error::Io {
+            path: path.clone(),
+            what: "cannot open the audit log's directory",
+            source,
+        })?;
+        AuditLog::open_in(path, dir, name)
+    }
+
+    /// The log `name` in the open directory `dir` (`path` for messages).
+    fn open_in(path: PathBuf, dir: File, name: OsString) -> Result<AuditLog, Error> {
         let io = |what: &'static str| {
             let path = path.clone();
             move |source| Error::Io { path, what, source }
         };
-        let Some(name) = path.file_name().map(OsStr::to_os_string) else {
-            return Err(io("not a file name")(io::Error::from(
-                io::ErrorKind::InvalidInput,
-            )));
-        };
-        let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            Some(dir) => {
-                // 0700: the records hold every command line and its arguments.
-                std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(dir)
-                    .map_err(io("cannot create its directory"))?;
-                dir
-            }
-            None => Path::new("."),
-        };
-        let dir = open_dir(dir).map_err(|source| Error::Io {
-            path: dir.to_path_buf(),
-            what: "cannot open the audit log's directory",
-            source,
-        })?;
         // O_NONBLOCK: a fifo planted at the name must not hang cordon; it is refused below.
         let file = open_at(
             &dir,
@@ -954,6 +1033,17 @@ fn open_lock(dir: &File, name: &OsStr) -> io::Result<File> {
     Ok(lock)
 }
 
+/// A record [`SharedLog::write`] wrote that is not yet known durable: hand its decision out
+/// only after [`SharedLog::durable`] returned `Ok` for it.
+#[derive(Debug)]
+#[must_use = "a record is not durable until SharedLog::durable returned Ok for it"]
+pub struct Unsynced {
+    appended: Appended,
+    /// The group-commit ticket and the descriptor to sync through; `None` when the record was
+    /// already synced under the lock (a repair, a head file).
+    pending: Option<(u64, File)>,
+}
+
 /// An audit log shared by the threads of a long-lived front end (`cordon mcp`, the network
 /// proxy's connection records), with **group commit**: each record is written under the lock
 /// as [`AuditLog::append`] writes it, but the `fsync` that makes it durable is shared — one
@@ -970,6 +1060,8 @@ pub struct SharedLog {
     written: std::sync::atomic::AtomicU64,
     sync: std::sync::Mutex<Synced>,
     synced_cv: std::sync::Condvar,
+    /// Group syncs made (see [`SharedLog::syncs`]).
+    syncs: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -991,7 +1083,14 @@ impl SharedLog {
             written: std::sync::atomic::AtomicU64::new(0),
             sync: std::sync::Mutex::new(Synced::default()),
             synced_cv: std::sync::Condvar::new(),
+            syncs: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// How many group syncs this log has made (records synced alone under the lock — a
+    /// repair, a head file — are not counted): with concurrent writers, fewer than records.
+    pub fn syncs(&self) -> u64 {
+        self.syncs.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The log's path.
@@ -1011,31 +1110,49 @@ impl SharedLog {
 
     /// Appends `record` and returns once a sync that covers it has returned.
     pub fn append(&self, record: &Record) -> Result<Appended, Error> {
+        let written = self.write(record)?;
+        self.durable(written)
+    }
+
+    /// The first half of [`SharedLog::append`]: writes `record` under the lock, not yet
+    /// synced. Its decision may be handed out only after [`SharedLog::durable`] returned `Ok`
+    /// for it. A caller that holds a lock of its own while deciding (the engine's) writes
+    /// under it and waits for the sync after letting it go, so that the decisions of other
+    /// threads are written meanwhile and share the sync.
+    pub fn write(&self, record: &Record) -> Result<Unsynced, Error> {
         use std::sync::atomic::Ordering;
         let mut rec = record.clone();
         if let Some(n) = self.lock_sync().note.take() {
             rec.repair = Some(n);
         }
-        let (appended, ticket, file) = {
-            let mut log = self.lock_log();
-            let (w, file) = log.locked(|l| {
-                let w = l.write_unsynced(&rec)?;
-                if l.head_at == HeadAt::File || w.repaired {
-                    l.finish(&w)?;
-                    return Ok((w, None));
-                }
-                // The descriptor this record went through, for the sync outside the lock.
-                let file = l.file.try_clone().map_err(|e| {
-                    l.undo(&w);
-                    l.io("cannot duplicate the log's descriptor")(e)
-                })?;
-                Ok((w, Some(file)))
+        let mut log = self.lock_log();
+        let (w, file) = log.locked(|l| {
+            let w = l.write_unsynced(&rec)?;
+            if l.head_at == HeadAt::File || w.repaired {
+                l.finish(&w)?;
+                return Ok((w, None));
+            }
+            // The descriptor this record went through, for the sync outside the lock.
+            let file = l.file.try_clone().map_err(|e| {
+                l.undo(&w);
+                l.io("cannot duplicate the log's descriptor")(e)
             })?;
-            let Some(file) = file else {
-                return Ok(w.appended);
-            };
-            let ticket = self.written.fetch_add(1, Ordering::SeqCst) + 1;
-            (w.appended, ticket, file)
+            Ok((w, Some(file)))
+        })?;
+        let pending = file.map(|file| (self.written.fetch_add(1, Ordering::SeqCst) + 1, file));
+        Ok(Unsynced {
+            appended: w.appended,
+            pending,
+        })
+    }
+
+    /// The second half of [`SharedLog::append`]: returns once a sync that covers `written`
+    /// has returned — one thread syncs everything written so far while the others wait.
+    pub fn durable(&self, written: Unsynced) -> Result<Appended, Error> {
+        use std::sync::atomic::Ordering;
+        let Unsynced { appended, pending } = written;
+        let Some((ticket, file)) = pending else {
+            return Ok(appended);
         };
         let mut st = self.lock_sync();
         loop {
@@ -1060,6 +1177,7 @@ impl SharedLog {
             drop(st);
             // Covers every record written to the file before it, whichever descriptor.
             let result = file.sync_all();
+            self.syncs.fetch_add(1, Ordering::Relaxed);
             st = self.lock_sync();
             st.syncing = false;
             if let Err(e) = result {

@@ -168,7 +168,7 @@ impl AuditRecord {
 }
 
 impl Record for AuditRecord {
-    fn connection(&self, c: &ConnectionRecord) {
+    fn connection(&self, c: &ConnectionRecord) -> Result<(), String> {
         let record = audit::Record::connection(
             c.allowed,
             c.reason.clone(),
@@ -188,8 +188,14 @@ impl Record for AuditRecord {
                 duration_ms: c.duration.as_millis() as u64,
             },
         );
-        self.log.lock().unwrap().append(&record).expect("append");
+        // What failed to be recorded is not seen: the proxy refuses such a connection.
+        self.log
+            .lock()
+            .unwrap()
+            .append(&record)
+            .map_err(|e| e.to_string())?;
         self.seen.lock().unwrap().push(c.clone());
+        Ok(())
     }
 }
 
