@@ -40,25 +40,7 @@ pub(crate) async fn serve(
     let (dest, addr) = match result {
         Ok(ok) => ok,
         Err(why) => {
-            let reason = why.to_string();
-            let addr = match &why {
-                Refusal::Address { addr, .. } => Some(std::net::SocketAddr::new(*addr, port)),
-                _ => None,
-            };
-            crate::connect::note(&shared, &host, port, &rule, &why);
-            track.record(
-                &shared,
-                Event::Close,
-                Fields {
-                    host: &host,
-                    port,
-                    addr,
-                    allowed: false,
-                    rule: &rule,
-                    reason: &reason,
-                    bytes: (0, 0),
-                },
-            );
+            track.refused(&shared, &host, port, &rule, &why);
             // The client learns only that the connection closed: a plain TCP protocol has
             // no place for a reason; the run's end names it on stderr.
             return;
@@ -76,22 +58,7 @@ pub(crate) async fn serve(
     // The open record is durable before a byte goes through: a connection the log cannot
     // show is not made (dropping `dest` closes it).
     if let Err(why) = track.opened(&shared, fields("", (0, 0))).await {
-        let why = Refusal::Unrecorded(why);
-        let reason = why.to_string();
-        crate::connect::note(&shared, &host, port, &rule, &why);
-        track.record(
-            &shared,
-            Event::Close,
-            Fields {
-                host: &host,
-                port,
-                addr: Some(addr),
-                allowed: false,
-                rule: &rule,
-                reason: &reason,
-                bytes: (0, 0),
-            },
-        );
+        track.refused(&shared, &host, port, &rule, &Refusal::Unrecorded(why));
         return;
     }
     let counters = Arc::new(Counters::default());

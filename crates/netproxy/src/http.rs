@@ -453,25 +453,7 @@ fn refuse(
     rule: &str,
     why: Refusal,
 ) -> Response<Body> {
-    let reason = why.to_string();
-    let addr = match &why {
-        Refusal::Address { addr, .. } => Some(std::net::SocketAddr::new(*addr, port)),
-        _ => None,
-    };
-    crate::connect::note(shared, host, port, rule, &why);
-    track.record(
-        shared,
-        Event::Close,
-        Fields {
-            host,
-            port,
-            addr,
-            allowed: false,
-            rule,
-            reason: &reason,
-            bytes: (0, 0),
-        },
-    );
+    track.refused(shared, host, port, rule, &why);
     let (status, body) = refusal_body(host, port, &why);
     let mut r = text(status, body);
     // A refused client is done: close instead of waiting for another request.

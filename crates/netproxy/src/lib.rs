@@ -609,6 +609,38 @@ pub(crate) struct Fields<'a> {
 }
 
 impl Tracker {
+    /// A refused connection: noted for the run's end-of-run lines, and closed in the log
+    /// with the reason (the address only where the refusal is about it). The one way every
+    /// protocol (HTTP, SOCKS5, forwards) records a refusal.
+    pub(crate) fn refused(
+        &self,
+        shared: &Shared,
+        host: &str,
+        port: u16,
+        rule: &str,
+        why: &connect::Refusal,
+    ) {
+        let reason = why.to_string();
+        let addr = match why {
+            connect::Refusal::Address { addr, .. } => Some(SocketAddr::new(*addr, port)),
+            _ => None,
+        };
+        connect::note(shared, host, port, rule, why);
+        self.record(
+            shared,
+            Event::Close,
+            Fields {
+                host,
+                port,
+                addr,
+                allowed: false,
+                rule,
+                reason: &reason,
+                bytes: (0, 0),
+            },
+        );
+    }
+
     pub(crate) fn record(&self, shared: &Shared, event: Event, f: Fields<'_>) {
         shared.write(&self.make(event, f));
     }

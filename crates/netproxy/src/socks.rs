@@ -11,7 +11,7 @@
 //! Every read is of a length the protocol fixes (at most 255 bytes), under the handshake
 //! timeout, so a client can neither make the proxy buffer more nor hold it forever.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -115,25 +115,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
                     _ => HOST_UNREACHABLE,
                 },
             };
-            let addr = match &why {
-                Refusal::Address { addr, .. } => Some(SocketAddr::new(*addr, port)),
-                _ => None,
-            };
-            let reason = why.to_string();
-            crate::connect::note(&shared, &host, port, &rule, &why);
-            track.record(
-                &shared,
-                Event::Close,
-                Fields {
-                    host: &host,
-                    port,
-                    addr,
-                    allowed: false,
-                    rule: &rule,
-                    reason: &reason,
-                    bytes: (0, 0),
-                },
-            );
+            track.refused(&shared, &host, port, &rule, &why);
             let _ = reply(&mut stream, code).await;
             return;
         }
