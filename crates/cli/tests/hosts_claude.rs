@@ -138,22 +138,7 @@ fn bash(command: &str) -> Turn {
 fn turn(s: &Setup, t: Turn) -> Vec<String> {
     let mock = Mock::start(t.clone());
     let o = s.run_claude(&mock);
-    let results = mock.tool_results();
-    assert!(
-        mock.offered(&t.tool),
-        "Claude Code never offered {}: {}\n{}",
-        t.tool,
-        common::stdout(&o),
-        common::stderr(&o)
-    );
-    assert_eq!(
-        results.len(),
-        1,
-        "one tool result expected; claude: {}\n{}\nresults: {results:?}",
-        common::stdout(&o),
-        common::stderr(&o)
-    );
-    results
+    vec![mock.the_one_result("Claude Code", &t.tool, &o)]
 }
 
 #[test]

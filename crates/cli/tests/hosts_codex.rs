@@ -176,22 +176,7 @@ fn turn(s: &Setup, line: &str) -> String {
     let t = shell(line);
     let mock = Mock::start(t.clone());
     let o = s.run_codex(&mock);
-    let results = mock.tool_results();
-    assert!(
-        mock.offered(&t.tool),
-        "Codex never offered {}: {}\n{}",
-        t.tool,
-        common::stdout(&o),
-        common::stderr(&o)
-    );
-    assert_eq!(
-        results.len(),
-        1,
-        "one tool result expected; codex: {}\n{}\nresults: {results:?}",
-        common::stdout(&o),
-        common::stderr(&o)
-    );
-    results[0].clone()
+    mock.the_one_result("Codex", &t.tool, &o)
 }
 
 #[test]

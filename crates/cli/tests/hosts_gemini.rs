@@ -125,22 +125,7 @@ fn turn(s: &Setup, line: &str) -> String {
     };
     let mock = Mock::start(t.clone());
     let o = s.run_gemini(&mock);
-    let results = mock.tool_results();
-    assert!(
-        mock.offered(&t.tool),
-        "Gemini CLI never offered {}: {}\n{}",
-        t.tool,
-        common::stdout(&o),
-        common::stderr(&o)
-    );
-    assert_eq!(
-        results.len(),
-        1,
-        "one tool result expected; gemini: {}\n{}\nresults: {results:?}",
-        common::stdout(&o),
-        common::stderr(&o)
-    );
-    results[0].clone()
+    mock.the_one_result("Gemini CLI", &t.tool, &o)
 }
 
 #[test]

@@ -202,6 +202,27 @@ impl Mock {
     pub fn offered(&self, tool: &str) -> bool {
         self.requests().iter().any(|r| offers(r, tool))
     }
+
+    /// The one tool result a scripted turn brought back to the model, after checking that
+    /// `host` (its run's output `o`, shown on failure) offered `tool` and sent back exactly
+    /// one result: a host that never offered the tool would pass every "nothing ran" check.
+    pub fn the_one_result(&self, host: &str, tool: &str, o: &Output) -> String {
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(
+            self.offered(tool),
+            "{host} never offered {tool}: {out}\n{err}"
+        );
+        let results = self.tool_results();
+        assert_eq!(
+            results.len(),
+            1,
+            "one tool result expected; {host}: {out}\n{err}\nresults: {results:?}"
+        );
+        results[0].clone()
+    }
 }
 
 fn offers(body: &Value, tool: &str) -> bool {
