@@ -310,6 +310,11 @@ pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
     let changed = done
         .iter()
         .any(|d| matches!(d, Done::Wrapped(_) | Done::Restored(_)));
+    // Written before anything is reported: a refused write (a planted link at the backup,
+    // say) must not leave "now runs under" on the screen for an entry that does not.
+    if changed {
+        write(&anchor, &rel, &text, &out).map_err(Error::failure)?;
+    }
     for d in &done {
         let line = match d {
             Done::Wrapped(n) => format!("{n}: now runs under `cordon mcp wrap --name {n}`"),
@@ -322,7 +327,6 @@ pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
         println!("{shown}: nothing changed");
         return Ok(0);
     }
-    write(&anchor, &rel, &text, &out).map_err(Error::failure)?;
     println!(
         "backup: {}",
         crate::term::clean(&backup_name(&file).display().to_string())
