@@ -1036,3 +1036,96 @@ fn ts_sdk_client_the_filesystem_server_given_slash_reads_only_inside_the_roots_w
         .count();
     assert_eq!(reads, 3);
 }
+
+#[test]
+fn ts_sdk_client_argument_patterns_decide_by_what_the_call_is_given() {
+    // Reads allowed except of secrets; writes asked except under ws/out.
+    let w = workspace("");
+    let out_dir = w.ws.join("out");
+    let rules = format!(
+        "[mcp]\ndefault = \"ask\"\n\
+         [[mcp.rules]]\npattern = \"fs/read_*\"\naction = \"allow\"\n\
+         [[mcp.rules]]\npattern = \"fs/read_*\"\nargs = {{ path = \"**/secret*\" }}\n\
+         action = \"deny\"\nreason = \"no secrets\"\n\
+         [[mcp.rules]]\npattern = \"fs/write_file\"\nargs = {{ path = {:?} }}\naction = \"allow\"\n",
+        format!("{}/**", out_dir.to_str().unwrap())
+    );
+    let text = std::fs::read_to_string(&w.policy).unwrap();
+    std::fs::write(&w.policy, format!("{text}{rules}")).unwrap();
+    std::fs::create_dir(&out_dir).unwrap();
+    std::fs::write(w.ws.join("inside.txt"), "inside the root").unwrap();
+    std::fs::write(w.ws.join("secret.txt"), "SECRET CONTENT").unwrap();
+    let ws = w.ws.clone();
+    let server = vec![
+        npm_bin("mcp-server-filesystem"),
+        ws.to_str().unwrap().to_string(),
+    ];
+    let read = |p: &Path| sdk_call("read_text_file", json!({"path": p}));
+    let write = |p: &Path| sdk_call("write_file", json!({"path": p, "content": "written"}));
+    let out = ts_client(
+        &w,
+        Some(&["--name", "fs"]),
+        &server,
+        None,
+        json!([
+            read(&ws.join("inside.txt")),
+            read(&ws.join("secret.txt")),
+            write(&out_dir.join("a.txt")),
+            write(&ws.join("b.txt")),
+        ]),
+    );
+    let s = step(&out, 0);
+    assert!(
+        s["text"].as_str().unwrap().contains("inside the root"),
+        "{s}"
+    );
+    // The file is inside the roots: only the argument rule keeps it from the server.
+    let s = step(&out, 1);
+    assert_eq!(s["isError"], true, "{s}");
+    let t = s["text"].as_str().unwrap();
+    assert!(
+        t.contains("no secrets") && !t.contains("SECRET CONTENT"),
+        "{t}"
+    );
+    let s = step(&out, 2);
+    assert_eq!(s["isError"], false, "{s}");
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("a.txt")).unwrap(),
+        "written"
+    );
+    // Outside ws/out the write is asked; this client cannot be asked: refused, not written.
+    let s = step(&out, 3);
+    assert_eq!(s["isError"], true, "{s}");
+    assert!(s["text"].as_str().unwrap().contains("[[mcp.rules]]"), "{s}");
+    assert!(!ws.join("b.txt").exists());
+    // The records carry the key the rules decided on: the tool and the `path` argument.
+    let keys: Vec<(Value, String)> = records(&w.log)
+        .iter()
+        .filter(|r| r["tool"] == "mcp")
+        .map(|r| {
+            (
+                r["keys"][0].clone(),
+                r["decision"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let key = |tool: &str, p: &Path| json!([format!("fs/{tool}"), "path", p]);
+    assert_eq!(
+        keys,
+        [
+            (
+                key("read_text_file", &ws.join("inside.txt")),
+                "allow".to_string()
+            ),
+            (
+                key("read_text_file", &ws.join("secret.txt")),
+                "deny".to_string()
+            ),
+            (
+                key("write_file", &out_dir.join("a.txt")),
+                "allow".to_string()
+            ),
+            (key("write_file", &ws.join("b.txt")), "deny".to_string()),
+        ]
+    );
+}

@@ -30,12 +30,15 @@ const SECRET_NAMES: &[&str] = &[
 ];
 
 impl Gate {
-    /// A tool call of the wrapped MCP server `server`: tool `mcp`, one key `SERVER/TOOL`,
+    /// A tool call of the wrapped MCP server `server`: tool `mcp`, one key `SERVER/TOOL` and
+    /// the arguments the `[[mcp.rules]]` name ([`cordon_policy::McpPolicy::key_words`]),
     /// the arguments recorded (values of credential-like names redacted, see
     /// [`redact`]). Decide it with [`Gate::decide_async`]; the wrapper relays it when allowed.
     pub fn mcp_tool(&self, server: &str, tool: &str, args: &serde_json::Value) -> Call {
         let key = mcp::key(server, tool);
         let args = redact(args);
+        // Matched redacted, as recorded: a credential never reaches the audit log's keys.
+        let words = self.policy.mcp.key_words(server, tool, &args);
         let mut shown_args = serde_json::to_string_pretty(&args).unwrap_or_default();
         if shown_args.len() > PREVIEW_LIMIT {
             let mut end = PREVIEW_LIMIT;
@@ -57,7 +60,7 @@ impl Gate {
         let args = serde_json::json!({ "server": server, "tool": tool, "arguments": args });
         let id = cordon_approval::audit::new_id().unwrap_or_default();
         // The tool has no opinion: the `[mcp]` rules decide, in one place.
-        let request = Request::new(id, MCP_TOOL, vec![Key::new([key.clone()])])
+        let request = Request::new(id, MCP_TOOL, vec![Key::new(words)])
             .with_presentation(presentation.clone())
             .with_args(args.clone());
         let assessment =
