@@ -22,16 +22,17 @@ fn claude_project_servers_are_wrapped_and_restored() {
     std::fs::write(&file, serde_json::to_string_pretty(&original).unwrap()).unwrap();
     let policy = dir.join("cordon.toml");
 
-    let o = common::cordon(
-        &dir,
-        &[
+    let o = common::command(&dir)
+        .env("HOME", &dir)
+        .args([
             "install",
             "claude",
             "--mcp",
             "--policy",
             policy.to_str().unwrap(),
-        ],
-    );
+        ])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", common::stderr(&o));
     let v = read(&file);
     let fs = &v["mcpServers"]["fs"];
@@ -56,7 +57,11 @@ fn claude_project_servers_are_wrapped_and_restored() {
     assert_eq!(read(&dir.join(".mcp.json.cordon-backup")), original);
 
     // Idempotent.
-    let o = common::cordon(&dir, &["install", "claude", "--mcp"]);
+    let o = common::command(&dir)
+        .env("HOME", &dir)
+        .args(["install", "claude", "--mcp"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", common::stderr(&o));
     assert!(
         common::stdout(&o).contains("nothing changed"),
@@ -76,7 +81,11 @@ fn claude_project_servers_are_wrapped_and_restored() {
     assert!(out.contains("remote: remote"), "{out}");
 
     // Uninstall restores.
-    let o = common::cordon(&dir, &["uninstall", "claude", "--mcp"]);
+    let o = common::command(&dir)
+        .env("HOME", &dir)
+        .args(["uninstall", "claude", "--mcp"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", common::stderr(&o));
     assert_eq!(read(&file), original);
 }
@@ -139,4 +148,130 @@ fn codex_toml_servers_are_wrapped_in_place_and_restored() {
     let o = common::cordon(&dir, &["uninstall", "codex", "--mcp"]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+}
+
+/// `cordon ARGS` in `dir` with HOME at `home`.
+fn cordon_home(
+    dir: &std::path::Path,
+    home: &std::path::Path,
+    args: &[&str],
+) -> std::process::Output {
+    let o = common::command(dir)
+        .env("HOME", home)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{args:?}: {}", common::stderr(&o));
+    o
+}
+
+#[test]
+fn claude_per_project_servers_in_the_user_file_are_wrapped_and_restored() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(d.path()).unwrap();
+    let (home, project, other) = (dir.join("home"), dir.join("project"), dir.join("other"));
+    for p in [&home, &project, &other] {
+        std::fs::create_dir(p).unwrap();
+    }
+    let file = home.join(".claude.json");
+    let (p, o) = (project.to_str().unwrap(), other.to_str().unwrap());
+    let original = json!({
+        "numStartups": 3,
+        "mcpServers": {"top": {"command": "top-srv"}},
+        "projects": {
+            p: {"allowedTools": ["Read"], "mcpServers": {
+                "local": {"command": "srv", "args": ["--flag"], "env": {"K": "V"}},
+                "remote": {"type": "http", "url": "https://mcp.example.org/mcp"},
+            }},
+            o: {"mcpServers": {"elsewhere": {"command": "x"}}},
+        },
+    });
+    std::fs::write(&file, serde_json::to_string_pretty(&original).unwrap()).unwrap();
+
+    // A project install: the project's own entry in ~/.claude.json (there is no .mcp.json).
+    let out = common::stdout(&cordon_home(
+        &project,
+        &home,
+        &["install", "claude", "--mcp"],
+    ));
+    assert!(
+        out.contains(&format!("local (project {p}): now runs under")),
+        "{out}"
+    );
+    let v = read(&file);
+    let local = &v["projects"][p]["mcpServers"]["local"];
+    assert_eq!(local["command"], env!("CARGO_BIN_EXE_cordon"), "{v}");
+    assert_eq!(
+        local["args"],
+        json!(["mcp", "wrap", "--name", "local", "--", "srv", "--flag"])
+    );
+    assert_eq!(local["env"], json!({"K": "V"}));
+    // Nothing else: the remote entry, the other project, the top level, the other keys.
+    let mut unchanged = v.clone();
+    unchanged["projects"][p]["mcpServers"]["local"] =
+        original["projects"][p]["mcpServers"]["local"].clone();
+    assert_eq!(unchanged, original);
+    assert_eq!(read(&home.join(".claude.json.cordon-backup")), original);
+    // Idempotent.
+    let out = common::stdout(&cordon_home(
+        &project,
+        &home,
+        &["install", "claude", "--mcp"],
+    ));
+    assert!(out.contains("nothing changed"), "{out}");
+    assert_eq!(read(&file), v);
+    // Doctor lists each project's servers.
+    let out = common::stdout(&cordon_home(&project, &home, &["doctor"]));
+    assert!(
+        out.contains(&format!("local (project {p}): wrapped")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("elsewhere (project {o}): NOT wrapped")),
+        "{out}"
+    );
+    // Uninstall restores.
+    cordon_home(&project, &home, &["uninstall", "claude", "--mcp"]);
+    assert_eq!(read(&file), original);
+
+    // A user install: the top level and every project's; uninstall restores them all.
+    cordon_home(&project, &home, &["install", "claude", "--mcp", "--user"]);
+    let v = read(&file);
+    for entry in [
+        &v["mcpServers"]["top"],
+        &v["projects"][p]["mcpServers"]["local"],
+        &v["projects"][o]["mcpServers"]["elsewhere"],
+    ] {
+        assert_eq!(entry["args"][1], "wrap", "{v}");
+    }
+    assert_eq!(
+        v["projects"][p]["mcpServers"]["remote"],
+        original["projects"][p]["mcpServers"]["remote"]
+    );
+    cordon_home(&project, &home, &["uninstall", "claude", "--mcp", "--user"]);
+    assert_eq!(read(&file), original);
+}
+
+#[test]
+fn a_linked_claude_user_file_is_refused_for_a_project_install() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(d.path()).unwrap();
+    let (home, project, elsewhere) = (dir.join("home"), dir.join("project"), dir.join("elsewhere"));
+    for p in [&home, &project, &elsewhere] {
+        std::fs::create_dir(p).unwrap();
+    }
+    let target = elsewhere.join("claude.json");
+    let text = serde_json::to_string(&json!({"projects": {project.to_str().unwrap(): {
+        "mcpServers": {"local": {"command": "srv"}}}}}))
+    .unwrap();
+    std::fs::write(&target, &text).unwrap();
+    std::os::unix::fs::symlink(&target, home.join(".claude.json")).unwrap();
+    let o = common::command(&project)
+        .env("HOME", &home)
+        .args(["install", "claude", "--mcp"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "{}", common::stdout(&o));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), text);
+    assert!(!home.join(".claude.json.cordon-backup").exists());
 }
