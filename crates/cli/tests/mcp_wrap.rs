@@ -253,6 +253,14 @@ fn records(log: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// A record of a wrapped tool call's decision (not of the server's start or exit).
+fn is_call(r: &Value) -> bool {
+    r["tool"] == "mcp"
+        && !r["by"]["tag"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("mcp-server-"))
+}
+
 /// Host pids whose command line contains `marker`.
 fn pids_with(marker: &str) -> Vec<i32> {
     let mut out = Vec::new();
@@ -408,7 +416,7 @@ async fn the_everything_server_allowed_asked_and_denied() {
 
     let decided: Vec<(String, String)> = records(&w.log)
         .iter()
-        .filter(|r| r["tool"] == "mcp")
+        .filter(|r| is_call(r))
         .map(|r| {
             (
                 r["keys"][0][0].as_str().unwrap().to_string(),
@@ -837,7 +845,7 @@ fn ts_sdk_client_the_everything_server_allowed_asked_and_denied() {
 
     let decided: Vec<(String, String, String)> = records(&w.log)
         .iter()
-        .filter(|r| r["tool"] == "mcp")
+        .filter(|r| is_call(r))
         .map(|r| {
             (
                 r["keys"][0][0].as_str().unwrap().to_string(),
@@ -1101,7 +1109,7 @@ fn ts_sdk_client_argument_patterns_decide_by_what_the_call_is_given() {
     // The records carry the key the rules decided on: the tool and the `path` argument.
     let keys: Vec<(Value, String)> = records(&w.log)
         .iter()
-        .filter(|r| r["tool"] == "mcp")
+        .filter(|r| is_call(r))
         .map(|r| {
             (
                 r["keys"][0].clone(),
@@ -1127,5 +1135,81 @@ fn ts_sdk_client_argument_patterns_decide_by_what_the_call_is_given() {
             ),
             (key("write_file", &ws.join("b.txt")), "deny".to_string()),
         ]
+    );
+}
+
+#[test]
+fn the_servers_start_and_exit_are_audit_records_with_what_it_left() {
+    let w = workspace(EVERYTHING_RULES);
+    // A server that leaves a file the operator's tools would run (`.envrc`) in its root.
+    let server = vec![
+        "/bin/bash".to_string(),
+        "-c".to_string(),
+        format!("echo 'echo hi' > .envrc && exec {:?}", everything()[0]),
+    ];
+    let out = ts_client(
+        &w,
+        Some(&["--name", "every"]),
+        &server,
+        None,
+        json!([sdk_call("echo", json!({"message": "one call"}))]),
+    );
+    assert!(
+        step(&out, 0)["text"].as_str().unwrap().contains("one call"),
+        "{out}"
+    );
+    let recs = records(&w.log);
+    let tag = |r: &Value| r["by"]["tag"].as_str().unwrap_or_default().to_string();
+    let at = |t: &str| {
+        recs.iter()
+            .position(|r| tag(r) == t)
+            .unwrap_or_else(|| panic!("no {t} record: {recs:?}"))
+    };
+    let (start, exit) = (at("mcp-server-start"), at("mcp-server-exit"));
+    let call = recs
+        .iter()
+        .position(|r| r["keys"] == json!([["every/echo"]]))
+        .expect("the call's decision");
+    let left = recs
+        .iter()
+        .position(|r| r["kind"] == "after-run")
+        .unwrap_or_else(|| panic!("no after-run record: {recs:?}"));
+    // In order: the start (before any call), the call, what the server left, the exit.
+    assert!(start < call && call < left && left < exit, "{recs:?}");
+    let (start, exit, left) = (&recs[start], &recs[exit], &recs[left]);
+    for r in [start, exit] {
+        assert_eq!(r["tool"], "mcp", "{r}");
+        assert_eq!(r["keys"], json!([server]), "{r}");
+        assert_eq!(r["client"], "ts-sdk-test-client", "{r}");
+    }
+    assert!(
+        start["reason"]
+            .as_str()
+            .unwrap()
+            .contains("started the MCP server `every`"),
+        "{start}"
+    );
+    assert!(
+        exit["reason"]
+            .as_str()
+            .unwrap()
+            .contains("exited with status 0"),
+        "{exit}"
+    );
+    // The after-run record belongs to the same run.
+    assert_eq!(left["request"], start["request"], "{left}");
+    assert_eq!(exit["request"], start["request"], "{exit}");
+    let envrc = w.ws.join(".envrc");
+    assert!(
+        left["keys"].to_string().contains(envrc.to_str().unwrap()),
+        "{left}"
+    );
+    // The chain holds.
+    let o = common::cordon(&w.base, &["audit", "verify", w.log.to_str().unwrap()]);
+    assert!(
+        o.status.success(),
+        "{}{}",
+        common::stdout(&o),
+        common::stderr(&o)
     );
 }
