@@ -691,7 +691,8 @@ fn node() -> PathBuf {
     found.expect("node is not on PATH: run scripts/test-deps.sh")
 }
 
-/// What the client starts: the wrapper (`Some(options)`) around `server`, or `server` itself.
+/// What the client starts: the wrapper (`Some(options)`) around `server`, or `server` itself;
+/// its JSON report.
 fn ts_client(
     w: &Workspace,
     wrapper: Option<&[&str]>,
@@ -699,6 +700,35 @@ fn ts_client(
     elicitation: Option<&str>,
     steps: Value,
 ) -> Value {
+    let mut child = ts_client_start(w, wrapper, server, elicitation, steps);
+    // Generous: a loaded 2-core machine; a hang fails here rather than wedging the run.
+    let until = Instant::now() + Duration::from_secs(300);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("the TypeScript SDK client did not finish within 300 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let line = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(line.trim())
+        .unwrap_or_else(|e| panic!("the client's output is not JSON ({e}): {line}"));
+    assert!(
+        out.status.success() && v.get("fatal").is_none(),
+        "the client failed: {v}"
+    );
+    v
+}
+
+/// [`ts_client`], started: the client's process.
+fn ts_client_start(
+    w: &Workspace,
+    wrapper: Option<&[&str]>,
+    server: &[String],
+    elicitation: Option<&str>,
+    steps: Value,
+) -> std::process::Child {
     let (command, args): (String, Vec<String>) = match wrapper {
         Some(options) => {
             let mut a: Vec<String> = vec!["mcp".into(), "wrap".into(), "--policy".into()];
@@ -725,7 +755,7 @@ fn ts_client(
         "deps": deps(), "command": command, "args": args, "cwd": w.ws, "env": env,
         "elicitation": elicitation, "steps": steps,
     });
-    let mut child = std::process::Command::new(node())
+    std::process::Command::new(node())
         .arg(ts_client_script())
         .arg(config.to_string())
         .current_dir(&w.ws)
@@ -733,25 +763,7 @@ fn ts_client(
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .expect("start the TypeScript SDK client");
-    // Generous: a loaded 2-core machine; a hang fails here rather than wedging the run.
-    let until = Instant::now() + Duration::from_secs(300);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > until {
-            let _ = child.kill();
-            panic!("the TypeScript SDK client did not finish within 300 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
-    let line = String::from_utf8_lossy(&out.stdout);
-    let v: Value = serde_json::from_str(line.trim())
-        .unwrap_or_else(|e| panic!("the client's output is not JSON ({e}): {line}"));
-    assert!(
-        out.status.success() && v.get("fatal").is_none(),
-        "the client failed: {v}"
-    );
-    v
+        .expect("start the TypeScript SDK client")
 }
 
 fn step(out: &Value, i: usize) -> &Value {
@@ -1211,5 +1223,50 @@ fn the_servers_start_and_exit_are_audit_records_with_what_it_left() {
         "{}{}",
         common::stdout(&o),
         common::stderr(&o)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_killed_at_any_point_leaves_no_process() {
+    // Every call is asked, and this client's person never answers: killed while the wrapper
+    // waits on its form, or earlier (start, handshake).
+    let w = workspace("[mcp]\ndefault = \"ask\"\n");
+    std::fs::write(w.ws.join("inside.txt"), "inside the root").unwrap();
+    let marker = w.ws.to_str().unwrap().to_string();
+    let server = vec![npm_bin("mcp-server-filesystem"), marker.clone()];
+    for round in 0..6u64 {
+        let nanos = u64::from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos(),
+        );
+        let delay = Duration::from_millis((nanos ^ (round * 7919)) % 2500);
+        let mut client = ts_client_start(
+            &w,
+            Some(&["--name", "fs"]),
+            &server,
+            Some("hang"),
+            json!([sdk_call(
+                "read_text_file",
+                json!({"path": w.ws.join("inside.txt")})
+            )]),
+        );
+        tokio::time::sleep(delay).await;
+        client.kill().unwrap();
+        client.wait().unwrap();
+        none_left(
+            &marker,
+            &format!("round {round}, client killed after {delay:?}"),
+        )
+        .await;
+    }
+    // The wrapper's own start and the server's each made it into some round's log: the
+    // rounds did reach the server (not only a client killed before it started anything).
+    assert!(
+        records(&w.log)
+            .iter()
+            .any(|r| r["by"]["tag"] == "mcp-server-start"),
+        "no round started the server"
     );
 }

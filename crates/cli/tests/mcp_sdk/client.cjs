@@ -3,7 +3,7 @@
 //
 //   node client.cjs CONFIG_JSON
 //
-// CONFIG: { deps, command, args, cwd, env, elicitation: "accept" | "decline" | null,
+// CONFIG: { deps, command, args, cwd, env, elicitation: "accept" | "decline" | "hang" | null,
 //           steps: [ {op: "list"}
 //                  | {op: "call", tool, arguments, progress?: bool}
 //                  | {op: "cancel", tool, arguments, after_progress: N}   // abort the call
@@ -39,6 +39,7 @@ async function main() {
         message: request.params.message,
         choices: (request.params.requestedSchema.properties.decision.oneOf || []).map((o) => o.const),
       });
+      if (config.elicitation === "hang") return new Promise(() => {}); // a person who never answers
       return config.elicitation === "accept"
         ? { action: "accept", content: { decision: "once" } }
         : { action: "decline" };
