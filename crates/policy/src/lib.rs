@@ -998,6 +998,13 @@ impl Cx<'_> {
             let Some(args) = &rule.get_ref().args else {
                 continue;
             };
+            if args.get_ref().is_empty() {
+                return Err(self.err(
+                    args,
+                    "empty mcp argument patterns: `args = {}` would name no argument",
+                    "leave `args` out for a rule on the tool, or name an argument, e.g. args = { path = \"/etc/**\" }",
+                ));
+            }
             for (name, glob) in args.get_ref() {
                 if let Err(why) = mcp::check_arg(name, glob) {
                     return Err(self.err(

@@ -760,6 +760,7 @@ fn the_mcp_section_is_read_and_its_mistakes_refused() {
         "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\nargs = { path = \"\" }\naction = \"deny\"\n",
         "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\nargs = { path = \"[a\" }\naction = \"deny\"\n",
         "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\narg = { path = \"/x\" }\naction = \"deny\"\n",
+        "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\nargs = {}\naction = \"deny\"\n",
     ] {
         assert!(
             Policy::parse(bad, "cordon.toml", root).is_err(),
