@@ -1041,10 +1041,26 @@ impl Cx<'_> {
                     "write SERVER/TOOL with globs inside, e.g. fs/write_* or */delete_*",
                 )
             })?;
+            let action = self.action(&r.action)?;
+            // Said as written, not as the compiled token pattern (which pads unnamed arguments).
+            let reason = r.reason.clone().or_else(|| {
+                r.args.as_ref().map(|args| {
+                    let named: Vec<String> = args
+                        .get_ref()
+                        .iter()
+                        .map(|(n, g)| format!("{n} = {g:?}"))
+                        .collect();
+                    format!(
+                        "rule `{text}` with args {{ {} }} says {}",
+                        named.join(", "),
+                        action.as_str()
+                    )
+                })
+            });
             rules.push(ShellRule {
                 pattern,
-                action: self.action(&r.action)?,
-                reason: r.reason.clone(),
+                action,
+                reason,
                 matches: Vec::new(),
                 not_match: Vec::new(),
                 location: self.loc(rule),

@@ -782,6 +782,11 @@ fn mcp_argument_patterns_match_the_named_arguments_wherever_they_are() {
     )
     .unwrap();
     assert_eq!(p.mcp.arg_names, ["head", "path"]);
+    assert_eq!(
+        p.mcp.rules[1].reason.as_deref(),
+        Some(r#"rule `fs/read_*` with args { path = "/etc/**" } says deny"#)
+    );
+    assert_eq!(p.mcp.rules[0].reason, None);
     let words = |tool: &str, args: serde_json::Value| p.mcp.key_words("fs", tool, &args);
     let hits = |w: &[String]| -> Vec<usize> {
         (0..p.mcp.rules.len())
