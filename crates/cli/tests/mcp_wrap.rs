@@ -1129,6 +1129,15 @@ fn ts_sdk_client_argument_patterns_decide_by_what_the_call_is_given() {
             )
         })
         .collect();
+    // The deny names the compiled token pattern of the rule that decided.
+    let secret = records(&w.log)
+        .into_iter()
+        .find(|r| is_call(r) && r["decision"] == "deny" && r["by"]["kind"] == "rule")
+        .expect("the secret read's deny");
+    assert_eq!(
+        secret["by"]["pattern"], "fs/read_* path **/secret*",
+        "{secret}"
+    );
     let key = |tool: &str, p: &Path| json!([format!("fs/{tool}"), "path", p]);
     assert_eq!(
         keys,
