@@ -461,11 +461,19 @@ impl Engine {
                 by_default: false,
             }
         }));
-        let verdict = req.verdict.as_ref().map(|v| KeyVerdict {
-            action: v.action,
-            by: By::Tool(v.rule.clone()),
-            reason: v.reason.clone(),
-        });
+        // The tool's own verdict (a front end's refusal, a wrapped server's) or, for a file
+        // tool, what the persistence surface adds: a write there makes a program of the
+        // operator's run something later, outside any sandbox, so the root's mode alone never
+        // allows it — it joins the rules like a verdict (a grant for the key covers it).
+        let verdict = req
+            .verdict
+            .as_ref()
+            .map(|v| KeyVerdict {
+                action: v.action,
+                by: By::Tool(v.rule.clone()),
+                reason: v.reason.clone(),
+            })
+            .or_else(|| surface(req));
         // The most restrictive concern that no explicit allow rule lifted (first among equals).
         let concerns: Vec<KeyVerdict> = req
             .concerns
@@ -633,6 +641,9 @@ impl Engine {
                 by: by.clone(),
                 reason: reason.to_string(),
             };
+        }
+        if let Some(access) = &req.file {
+            return self.rules.file_default(access);
         }
         if let Some(v) = &req.verdict {
             return KeyVerdict {
@@ -901,6 +912,26 @@ fn doom_keys(req: &Request) -> std::borrow::Cow<'_, [Key]> {
     } else {
         std::borrow::Cow::Borrowed(&req.keys)
     }
+}
+
+/// A file tool's write on the persistence surface: at least an ask (rule `builtin:surface`).
+fn surface(req: &Request) -> Option<KeyVerdict> {
+    let access = req.file.as_ref().filter(|a| a.writes)?;
+    let why = access.surface.as_ref()?;
+    let path = req
+        .keys
+        .first()
+        .and_then(|k| k.words().get(1))
+        .map(String::as_str)
+        .unwrap_or_default();
+    Some(KeyVerdict {
+        action: Action::Ask,
+        by: By::Tool(RuleRef::Builtin("surface")),
+        reason: format!(
+            "{} of `{path}`, which a program of the operator's runs or takes commands from outside the sandbox: {why}",
+            req.tool
+        ),
+    })
 }
 
 /// A concern about an option of one command is lifted by an explicit allow rule (the policy's
