@@ -87,10 +87,13 @@ pub struct Disabled {
 /// The order, per request:
 /// 1. each key by the rules ([`Rules`]): the first matching deny (for a shell key also a deny
 ///    rule naming an option that stands elsewhere in the key), else the last match, else the
-///    tool's default (`[shell] default`, `[tools.NAME] approval`, else the tool's own verdict,
-///    else `ask`); a passing key ([`Request::passing`]: a wrapper, `cd src`) is allowed by its
-///    check unless a rule names it; the tool's own verdict ([`Request::verdict`]) joins in; the
-///    most restrictive wins. Any deny here is final — no grant or mode relaxes it.
+///    tool's default (`[shell] default`, `[tools.NAME] approval`; for a file tool the root that
+///    holds the path, [`Request::file`]: its `read_approval`/`write_approval` ask, else its
+///    mode's allow; else a front end's verdict; else `ask`); a passing key
+///    ([`Request::passing`]: a wrapper, `cd src`) is allowed by its check unless a rule names
+///    it; a front end's verdict ([`Request::verdict`]) or a file tool's write on the
+///    persistence surface (an ask) joins in; the most restrictive wins. Any deny here is
+///    final — no grant or mode relaxes it.
 /// 2. an ask whose keys are all granted for the session is allowed (session grant) — unless
 ///    the tool raised a concern the keys do not capture ([`Request::concerns`]), which asks
 ///    (or denies) whatever the grants say. A concern about an option of one command is lifted

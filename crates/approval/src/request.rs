@@ -59,10 +59,11 @@ pub struct Request {
     pub keys: Vec<Key>,
     /// What to show the person who approves it.
     pub presentation: Presentation,
-    /// The tool's own verdict from its configuration (e.g. a path outside every root is
-    /// `deny`, a line the shell parser cannot fully understand is `ask`), if the tool has one.
-    /// It is combined with the rules' verdicts: the most restrictive wins, and it is the
-    /// default for keys no rule matches when the policy configures no default for the tool.
+    /// A front end's own verdict on the call (a host's tool cordon refuses before the rules
+    /// see it, the gate's `refuse`), if it has one; the tools hand facts instead
+    /// ([`Request::concerns`], [`Request::file`]). It is combined with the rules' verdicts:
+    /// the most restrictive wins, and it is the default for keys no rule matches when the
+    /// policy configures no default for the tool.
     #[serde(skip)]
     pub verdict: Option<Decision>,
     /// What the tool found that the keys do not capture (for the shell tool: an environment
