@@ -8,6 +8,7 @@ mod audit;
 mod check;
 mod codex_trust;
 mod doctor;
+mod error;
 mod exec;
 mod hook;
 mod init;
@@ -29,9 +30,7 @@ pub const EXIT_FAILURE: i32 = 125;
 /// Denied by policy or approval.
 pub const EXIT_DENIED: i32 = 126;
 
-/// cordon's refusals and failures: one line, the lines after it, and the exit code (125 its own
-/// failure, 126 denied, 127 not found) — printed once, in `main`.
-pub use cordon_gate::Error;
+pub use error::Error;
 
 /// What a subcommand ends with: the exit status to return, or an error that carries its own.
 pub type Exit = Result<i32, Error>;
@@ -269,9 +268,12 @@ enum ProfileFormat {
     Seccomp,
 }
 
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    cordon_policy::parse_duration(s)
-        .ok_or_else(|| format!("invalid duration `{s}` (write e.g. 500ms, 30s, 5m, 2h)"))
+fn parse_duration(s: &str) -> Result<Duration, Error> {
+    cordon_policy::parse_duration(s).ok_or_else(|| {
+        Error::failure(format!(
+            "invalid duration `{s}` (write e.g. 500ms, 30s, 5m, 2h)"
+        ))
+    })
 }
 
 /// The current directory and the policy the command runs under (`--policy`, else
@@ -378,9 +380,10 @@ fn policy_trust(file: Option<PathBuf>, grant: bool) -> Exit {
     }
 }
 
-/// Prints `cordon: MESSAGE` and the lines after it on stderr; returns the exit code.
+/// Prints `cordon: MESSAGE` (made safe for a terminal) and the lines after it on stderr;
+/// returns the exit code.
 fn report(e: &Error) -> i32 {
-    eprintln!("cordon: {e}");
+    eprintln!("cordon: {}", term::clean(&e.to_string()));
     for line in e.detail() {
         eprintln!("{line}");
     }
@@ -469,8 +472,8 @@ fn main() {
         Cmd::Policy(PolicyCmd::Untrust { file }) => policy_trust(file, false),
         Cmd::Audit(args) => audit::run(args),
         Cmd::Session(cmd) => session_cmd(cmd),
-        Cmd::Mcp(args) => Ok(mcp::run(args)),
-        Cmd::Hook { host, policy } => Ok(hook::run(host, policy)),
+        Cmd::Mcp(args) => mcp::run(args),
+        Cmd::Hook { host, policy } => hook::run(host, policy),
         Cmd::Install(args) => install::run(args, true),
         Cmd::Uninstall(args) => install::run(args, false),
         Cmd::Init { force } => init::run(force),

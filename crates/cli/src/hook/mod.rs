@@ -149,8 +149,9 @@ impl Reply {
     }
 }
 
-/// `cordon hook HOST [--policy F]`.
-pub fn run(host: Host, policy: Option<PathBuf>) -> i32 {
+/// `cordon hook HOST [--policy F]`: the host's reply's exit code, or (the answer could not be
+/// written) an error that blocks the call.
+pub fn run(host: Host, policy: Option<PathBuf>) -> crate::Exit {
     let reply = match read_input(&mut std::io::stdin().lock()) {
         Ok(bytes) => respond(host, policy.as_deref(), &bytes),
         Err(e) => Reply::block(&e.to_string()),
@@ -161,13 +162,8 @@ pub fn run(host: Host, policy: Option<PathBuf>) -> i32 {
         .write_all(reply.stdout.as_bytes())
         .and_then(|()| out.flush());
     eprint!("{}", reply.stderr);
-    match wrote {
-        Ok(()) => reply.code,
-        Err(e) => {
-            eprintln!("cordon: cannot write the answer: {e}");
-            EXIT_BLOCK
-        }
-    }
+    wrote.map_err(Error::Write)?;
+    Ok(reply.code)
 }
 
 /// Reads at most [`MAX_INPUT`] bytes; more is an error (the call is blocked).
@@ -189,6 +185,8 @@ pub fn read_input(r: &mut dyn Read) -> Result<Vec<u8>, Error> {
 pub enum Error {
     #[error("cannot read the hook input: {0}")]
     Read(#[source] std::io::Error),
+    #[error("cannot write the answer: {0}")]
+    Write(#[source] std::io::Error),
     #[error("hook input larger than {} MiB: blocked", .0 >> 20)]
     TooLarge(u64),
     #[error("hook input is not JSON ({0}): blocked")]
