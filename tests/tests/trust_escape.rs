@@ -615,6 +615,7 @@ both!(
     the_trust_store_in_the_workspace_is_out_of_reach,
     a_forged_session_is_refused,
     the_other_default_trust_store_cannot_be_planted,
+    the_other_default_trust_store_planted_by_a_killed_run_is_not_used,
 );
 
 /// With XDG_CONFIG_HOME set elsewhere, the other default store (`~/.config/cordon`, here in
@@ -700,5 +701,121 @@ fn the_other_default_trust_store_cannot_be_planted(who: Who) {
             );
             fs::remove_file(&file).unwrap();
         }
+    }
+}
+
+/// Class 4 of issue 21: as above, but cordon is SIGKILLed (an agent host's timeout) after the
+/// command planted the store and the policy, so its after-run scan never ran. The operator's
+/// next cordon without XDG_CONFIG_HOME must not take the planted store: before it looks for a
+/// policy it does the dead run's scan of the trust-store places (its marker lies beside the
+/// default audit log), moves the store aside, says so and records it; the planted policy is
+/// then refused as untrusted and nothing runs.
+fn the_other_default_trust_store_planted_by_a_killed_run_is_not_used(who: Who) {
+    let mut fx = Fx::new(who);
+    fx.home = fx.ws.clone();
+    let store = fx.ws.join(".config/cordon");
+    let sub = fx.ws.join("sub");
+    let file = sub.join("cordon.toml");
+    // The entry an attacker wants, made by cordon itself in a scratch store.
+    fx.write(&file, EVIL);
+    let scratch = fx.root.join("scratch");
+    fs::create_dir(&scratch).unwrap();
+    if let Some((uid, gid)) = fx.ids {
+        std::os::unix::fs::chown(&scratch, Some(uid), Some(gid)).unwrap();
+    }
+    let mut c = fx.command(&sub, &["policy", "trust"]);
+    c.env("XDG_CONFIG_HOME", &scratch);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let trusted = scratch.join("cordon/trusted");
+    let key = fs::read_dir(&trusted)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    fs::copy(trusted.join(&key), fx.ws.join("forged-entry")).unwrap();
+    fs::remove_file(&file).unwrap();
+    fx.chown();
+    let evil = EVIL.replace('\'', "");
+    for backend in BACKENDS {
+        for p in [".config", "sub", "planted"] {
+            remove(&fx.ws.join(p));
+        }
+        let plant = format!(
+            "umask 077; mkdir -p sub .config/cordon/trusted; printf '%s' '{evil}' > sub/cordon.toml; \
+             cp forged-entry .config/cordon/trusted/{key}; chmod 600 .config/cordon/trusted/{key}; \
+             touch planted; exec sleep 300"
+        );
+        fx.write(&fx.ws.join(".attack.sh"), &plant);
+        let mut c = fx.command(
+            &fx.ws,
+            &[
+                "exec",
+                "--backend",
+                backend,
+                "--",
+                "/bin/sh",
+                "./.attack.sh",
+            ],
+        );
+        c.stdout(Stdio::null()).stderr(Stdio::null());
+        let mut child = c.spawn().expect("spawn cordon");
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while !fx.ws.join("planted").exists() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{backend} {who:?}: the plant never finished");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.kill().unwrap(); // SIGKILL: no after-run scan
+        child.wait().unwrap();
+        assert!(
+            store.join("trusted").join(&key).exists(),
+            "{backend} {who:?}: the killed run's plant is not there to test"
+        );
+        // The operator's next run without XDG_CONFIG_HOME, from the planted directory.
+        let mut c = fx.command(&sub, &["exec", "--", "/bin/sh", "-c", ESCAPE]);
+        c.env_remove("XDG_CONFIG_HOME");
+        let out = c.output().unwrap();
+        assert!(
+            !fx.escaped(),
+            "{backend} {who:?}: the planted policy ran\n{}",
+            describe(&out)
+        );
+        let err = stderr(&out);
+        assert!(
+            err.contains("ended before its after-run scan")
+                && err.contains("(appeared, trust-store)"),
+            "{backend} {who:?}: the dead run's plant was not reported\n{}",
+            describe(&out)
+        );
+        assert!(
+            !store.exists(),
+            "{backend} {who:?}: {} still in place\n{}",
+            store.display(),
+            describe(&out)
+        );
+        assert!(fx.ws.join(".config/cordon.cordon-quarantine").exists());
+        // The planted policy is refused (no store now), saying what to do.
+        assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+        assert!(
+            err.lines()
+                .any(|l| l.contains(&file.display().to_string()) && l.contains("not trusted")),
+            "{}",
+            describe(&out)
+        );
+        // On record in the log the killed run was writing to.
+        let log = fs::read_to_string(fx.root.join("state/cordon/audit.jsonl")).unwrap();
+        assert!(
+            log.lines()
+                .any(|l| l.contains("after-run-recovered") && l.contains("trust-store")),
+            "{backend} {who:?}: not recorded\n{log}"
+        );
+        remove(&fx.ws.join(".config/cordon.cordon-quarantine"));
+        remove(&file);
     }
 }

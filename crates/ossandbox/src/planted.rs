@@ -738,6 +738,38 @@ impl MissingPlace {
         })
     }
 
+    /// Every default place of cordon's trust store for this process's environment
+    /// ([`cordon_policy::trust::store_dirs`]) that lies in one of `roots` (canonical) and does
+    /// not exist: what a run over `roots` must not leave there.
+    pub fn trust_stores_in(roots: &[PathBuf]) -> Vec<MissingPlace> {
+        cordon_policy::trust::store_dirs(|n| std::env::var_os(n))
+            .iter()
+            .flat_map(|place| {
+                // As the roots are: canonical, for what exists of it.
+                let place = crate::profile::canonical(place, &|p| std::fs::canonicalize(p));
+                roots
+                    .iter()
+                    .filter_map(move |r| MissingPlace::watch(r, &place))
+            })
+            .collect()
+    }
+
+    /// The watch as a run left it on record: its root, its place and the (dev, ino) of the
+    /// components that existed before the run ([`MissingPlace::parts`]). A cordon that was
+    /// killed before its after-run scan hands its watches to the next run this way.
+    pub fn recorded(root: PathBuf, place: PathBuf, before: Vec<(u64, u64)>) -> MissingPlace {
+        MissingPlace {
+            root,
+            place,
+            before,
+        }
+    }
+
+    /// (root, place, before): what [`MissingPlace::recorded`] takes back.
+    pub fn parts(&self) -> (&Path, &Path, &[(u64, u64)]) {
+        (&self.root, &self.place, &self.before)
+    }
+
     /// After the run: what appeared at the place, or leads to it, moved aside.
     pub fn check(&self) -> Option<Finding> {
         let rel = self.place.strip_prefix(&self.root).ok()?;
