@@ -596,6 +596,75 @@ fn a_forged_session_is_refused(who: Who) {
     }
 }
 
+/// Issue 21, class 1: the session's files are written by cordon outside the sandbox, in a
+/// directory an earlier run may have had in reach (a run without a session, from HOME or with
+/// XDG_RUNTIME_DIR in its roots). A link planted at any component cordon creates there
+/// (`cordon`, `sessions`, `NAME.json`, `NAME.lock`) must not send cordon's write, lock or read
+/// elsewhere: the call is refused (125) with a line naming the link, nothing runs, and the
+/// link's target is left as it was.
+fn a_link_planted_on_the_session_path_is_refused_and_named(who: Who) {
+    for backend in BACKENDS {
+        let mut fx = Fx::new(who);
+        // (Under `state`, which the fixture gives the user.)
+        let run = fx.root.join("state/run");
+        fx.runtime = Some(run.clone());
+        // The embedded default: no policy file here for Landlock to refuse to protect.
+        let sub = fx.ws.join("sub");
+        fs::create_dir(&sub).unwrap();
+        let victim = fx.outside.join("victim");
+        let plants: [(&str, &str); 4] = [
+            ("cordon", ""),
+            ("cordon/sessions", ""),
+            ("cordon/sessions/agent.json", "file"),
+            ("cordon/sessions/agent.lock", "file"),
+        ];
+        for (at, target) in plants {
+            remove(&run);
+            remove(&victim);
+            fx.write(&victim.join("file"), "the victim's own text\n");
+            let link = run.join(at);
+            fs::create_dir_all(link.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(victim.join(target), &link).unwrap();
+            fx.chown();
+            let out = fx.run(
+                &sub,
+                &[
+                    "exec",
+                    "--backend",
+                    backend,
+                    "--session",
+                    "agent",
+                    "--",
+                    "touch",
+                    "ran",
+                ],
+            );
+            let what = format!("{backend} {who:?} link at {at}");
+            assert_eq!(out.status.code(), Some(125), "{what}\n{}", describe(&out));
+            let err = stderr(&out);
+            assert!(
+                err.lines().any(|l| l.starts_with("cordon: ")
+                    && l.contains(&link.display().to_string())
+                    && l.contains("symbolic link")),
+                "{what}: the refusal does not name the link\n{}",
+                describe(&out)
+            );
+            assert!(!sub.join("ran").exists(), "{what}: the command ran");
+            let mut left: Vec<_> = fs::read_dir(&victim)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            left.sort();
+            assert_eq!(left, ["file"], "{what}: cordon wrote through the link");
+            assert_eq!(
+                fs::read_to_string(victim.join("file")).unwrap(),
+                "the victim's own text\n",
+                "{what}"
+            );
+        }
+    }
+}
+
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
         mod as_root {
@@ -614,6 +683,7 @@ both!(
     planted_or_edited_rules_are_refused,
     the_trust_store_in_the_workspace_is_out_of_reach,
     a_forged_session_is_refused,
+    a_link_planted_on_the_session_path_is_refused_and_named,
     the_other_default_trust_store_cannot_be_planted,
     the_other_default_trust_store_planted_by_a_killed_run_is_not_used,
 );
