@@ -810,15 +810,35 @@ fn the_other_default_trust_store_planted_by_a_killed_run_is_not_used(who: Who) {
     fs::remove_file(&file).unwrap();
     fx.chown();
     let evil = EVIL.replace('\'', "");
-    for backend in BACKENDS {
-        for p in [".config", "sub", "planted"] {
+    let entry = |dir: &str| {
+        format!(
+            "umask 077; mkdir -p sub {dir}/trusted; printf '%s' '{evil}' > sub/cordon.toml; \
+             cp forged-entry {dir}/trusted/{key}; chmod 600 {dir}/trusted/{key}"
+        )
+    };
+    let plants = [
+        entry(".config/cordon"),
+        // A link on the way, to a store made elsewhere in the workspace.
+        format!(
+            "{}; mkdir -p .config; ln -s ../elsewhere/cordon .config/cordon",
+            entry("elsewhere/cordon")
+        ),
+        format!("{}; ln -s elsewhere .config", entry("elsewhere/cordon")),
+    ];
+    for (backend, plant) in BACKENDS
+        .iter()
+        .flat_map(|b| plants.iter().map(move |p| (*b, p)))
+    {
+        for p in [
+            ".config",
+            ".config.cordon-quarantine",
+            "elsewhere",
+            "sub",
+            "planted",
+        ] {
             remove(&fx.ws.join(p));
         }
-        let plant = format!(
-            "umask 077; mkdir -p sub .config/cordon/trusted; printf '%s' '{evil}' > sub/cordon.toml; \
-             cp forged-entry .config/cordon/trusted/{key}; chmod 600 .config/cordon/trusted/{key}; \
-             touch planted; exec sleep 300"
-        );
+        let plant = format!("{plant}; touch planted; exec sleep 300");
         fx.write(&fx.ws.join(".attack.sh"), &plant);
         let mut c = fx.command(
             &fx.ws,
@@ -845,7 +865,7 @@ fn the_other_default_trust_store_planted_by_a_killed_run_is_not_used(who: Who) {
         child.wait().unwrap();
         assert!(
             store.join("trusted").join(&key).exists(),
-            "{backend} {who:?}: the killed run's plant is not there to test"
+            "{backend} {who:?} {plant}: the killed run's plant is not there to test"
         );
         // The operator's next run without XDG_CONFIG_HOME, from the planted directory.
         let mut c = fx.command(&sub, &["exec", "--", "/bin/sh", "-c", ESCAPE]);
@@ -853,7 +873,7 @@ fn the_other_default_trust_store_planted_by_a_killed_run_is_not_used(who: Who) {
         let out = c.output().unwrap();
         assert!(
             !fx.escaped(),
-            "{backend} {who:?}: the planted policy ran\n{}",
+            "{backend} {who:?} {plant}: the planted policy ran\n{}",
             describe(&out)
         );
         let err = stderr(&out);
@@ -869,7 +889,11 @@ fn the_other_default_trust_store_planted_by_a_killed_run_is_not_used(who: Who) {
             store.display(),
             describe(&out)
         );
-        assert!(fx.ws.join(".config/cordon.cordon-quarantine").exists());
+        assert!(
+            fx.ws.join(".config/cordon.cordon-quarantine").exists()
+                || fx.ws.join(".config.cordon-quarantine").exists(),
+            "{backend} {who:?} {plant}: nothing moved aside"
+        );
         // The planted policy is refused (no store now), saying what to do.
         assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
         assert!(
@@ -885,7 +909,6 @@ fn the_other_default_trust_store_planted_by_a_killed_run_is_not_used(who: Who) {
                 .any(|l| l.contains("after-run-recovered") && l.contains("trust-store")),
             "{backend} {who:?}: not recorded\n{log}"
         );
-        remove(&fx.ws.join(".config/cordon.cordon-quarantine"));
         remove(&file);
     }
 }

@@ -28,7 +28,9 @@
 //! also lists those places (`store` lines, with what existed on the way), and every gate, before
 //! it looks for a policy, does that part of the dead runs' scans whose markers lie beside the
 //! default audit logs of its environment ([`before_discovery`]): what appeared there is moved
-//! aside and recorded, so discovery finds no store, or the operator's own.
+//! aside and recorded, so discovery finds no store, or the operator's own. A `store` line is
+//! acted on only for a default trust-store place of the current environment: a marker never
+//! makes cordon move anything else aside.
 
 use std::path::{Path, PathBuf};
 
@@ -65,15 +67,11 @@ fn scans_beside(log: &Path) -> Option<PathBuf> {
 /// about and recorded in that run's log. Runs whose markers lie elsewhere (a policy naming its
 /// own `approval.audit_log`) are done by the next run over their roots, as before.
 pub fn before_discovery() {
-    let var = |name: &str| std::env::var_os(name);
-    let logs = [
-        cordon_policy::AuditLog::default_from(var),
-        cordon_policy::AuditLog::default_from(|name| {
-            (name != "XDG_STATE_HOME").then(|| var(name)).flatten()
-        }),
-    ];
     let mut seen = Vec::new();
-    for log in logs.iter().filter_map(|l| l.path()) {
+    // Only beside a log that exists: the profile keeps such a directory from every run (bwrap
+    // read-only, Landlock refuses), so what lies there is cordon's; where no log is, a run
+    // may have had the place in reach and left a marker of its own making.
+    for log in default_logs().iter().filter(|l| l.is_file()) {
         let Some(dir) = scans_beside(log).filter(|d| !seen.contains(d)) else {
             continue;
         };
@@ -104,10 +102,38 @@ pub fn before_discovery() {
     }
 }
 
+/// The default audit logs of this environment (`$XDG_STATE_HOME/cordon/audit.jsonl`, and the
+/// one under HOME), as `Policy::approval.other_audit_logs` names them.
+fn default_logs() -> Vec<PathBuf> {
+    let var = |name: &str| std::env::var_os(name);
+    let mut logs: Vec<PathBuf> = Vec::new();
+    for l in [
+        cordon_policy::AuditLog::default_from(var),
+        cordon_policy::AuditLog::default_from(|name| {
+            (name != "XDG_STATE_HOME").then(|| var(name)).flatten()
+        }),
+    ] {
+        if let Some(p) = l.path() {
+            if !logs.iter().any(|o| o == p) {
+                logs.push(p.to_path_buf());
+            }
+        }
+    }
+    logs
+}
+
 /// A dead run's default trust-store places, checked: what appeared there moved aside, warned
 /// about and recorded in `log`.
+///
+/// Only places that are a default place of the trust store in this environment are checked:
+/// those are what this gate's discovery would take, and a marker never makes cordon move
+/// aside anything else (the check renames what it finds at or on the way to the place).
 fn check_stores(stores: &[MissingPlace], log: &Path) {
-    let findings: Vec<Finding> = stores.iter().filter_map(MissingPlace::check).collect();
+    let findings: Vec<Finding> = stores
+        .iter()
+        .filter(|s| s.is_a_trust_store_place_here())
+        .filter_map(MissingPlace::check)
+        .collect();
     for f in &findings {
         eprintln!(
             "cordon: warning: an earlier run's cordon ended before its after-run scan; {}",
@@ -672,5 +698,32 @@ mod tests {
         let said = parse_marker(&old).expect("a marker");
         assert!(said.stores.is_empty() && said.log.is_none());
         assert!(parse_marker(&text.replace("store ", "stor ")).is_none());
+    }
+
+    /// A marker is cordon's only where it lies, but its `store` lines make cordon rename what
+    /// it finds: one that names anything but a default trust-store place of this environment
+    /// (a forged marker, a file the command could have left) moves nothing.
+    #[test]
+    fn a_marker_naming_another_place_moves_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().canonicalize().unwrap();
+        for p in ["ws", "state/scans"] {
+            std::fs::create_dir_all(base.join(p)).unwrap();
+        }
+        let victim = base.join("ws/victim");
+        std::fs::write(&victim, "mine").unwrap();
+        let log = base.join("state/audit.jsonl");
+        let t = std::time::SystemTime::now();
+        let forged = marker_text(
+            &[],
+            t,
+            "running",
+            &[MissingPlace::recorded(base.clone(), victim.clone(), vec![])],
+            Some(&log),
+        );
+        std::fs::write(base.join("state/scans/run-forged"), forged).unwrap();
+        recover(&base.join("state/scans"), &[base.join("ws")], &log, "s").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
+        assert!(!base.join("ws/victim.cordon-quarantine").exists());
     }
 }

@@ -742,16 +742,41 @@ impl MissingPlace {
     /// ([`cordon_policy::trust::store_dirs`]) that lies in one of `roots` (canonical) and does
     /// not exist: what a run over `roots` must not leave there.
     pub fn trust_stores_in(roots: &[PathBuf]) -> Vec<MissingPlace> {
-        cordon_policy::trust::store_dirs(|n| std::env::var_os(n))
+        MissingPlace::trust_store_places()
             .iter()
             .flat_map(|place| {
-                // As the roots are: canonical, for what exists of it.
-                let place = crate::profile::canonical(place, &|p| std::fs::canonicalize(p));
                 roots
                     .iter()
-                    .filter_map(move |r| MissingPlace::watch(r, &place))
+                    .filter_map(move |r| MissingPlace::watch(r, place))
             })
             .collect()
+    }
+
+    /// The default places of cordon's trust store for this process's environment, as the
+    /// roots are: canonical, for what exists of each.
+    fn trust_store_places() -> Vec<PathBuf> {
+        cordon_policy::trust::store_dirs(|n| std::env::var_os(n))
+            .iter()
+            .map(|place| crate::profile::canonical(place, &|p| std::fs::canonicalize(p)))
+            .collect()
+    }
+
+    /// Whether this watch is of a default place of the trust store in this process's
+    /// environment — under any reading of the way to it now: a run may since have turned a
+    /// directory on the way into a link, so each existing ancestor's canonical path with the
+    /// rest as named counts. A watch read back from a marker is acted on only then.
+    pub fn is_a_trust_store_place_here(&self) -> bool {
+        cordon_policy::trust::store_dirs(|n| std::env::var_os(n))
+            .iter()
+            .any(|store| {
+                store.ancestors().any(|a| {
+                    std::fs::canonicalize(a).is_ok_and(|real| {
+                        store
+                            .strip_prefix(a)
+                            .is_ok_and(|rest| real.join(rest) == self.place)
+                    })
+                })
+            })
     }
 
     /// The watch as a run left it on record: its root, its place and the (dev, ino) of the
