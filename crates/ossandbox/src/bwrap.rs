@@ -243,9 +243,17 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
                 if missing && !cx.dry_run {
                     // bwrap would create the mount point through the writable bind; make it
                     // ourselves so that we know to remove it afterwards.
-                    std::fs::File::create_new(&at)
-                        .and_then(|mut f| {
-                            std::io::Write::write_all(&mut f, content.unwrap_or_default())
+                    // Through cordon_fs::safe: never through a link on the way (a concurrent
+                    // run of `cordon mcp` could have re-pointed a directory since the check).
+                    let (Some(dir), Some(name)) = (at.parent(), at.file_name()) else {
+                        return Err(Error::other(format!(
+                            "cannot create a placeholder for protected {}: no parent",
+                            at.display()
+                        )));
+                    };
+                    cordon_fs::safe::Dir::open_absolute(dir)
+                        .and_then(|d| {
+                            d.create_new(Path::new(name), content.unwrap_or_default(), 0o644)
                         })
                         .map_err(|e| {
                             Error::other(format!(
