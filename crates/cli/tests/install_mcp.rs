@@ -274,4 +274,103 @@ fn a_linked_claude_user_file_is_refused_for_a_project_install() {
     assert!(!o.status.success(), "{}", common::stdout(&o));
     assert_eq!(std::fs::read_to_string(&target).unwrap(), text);
     assert!(!home.join(".claude.json.cordon-backup").exists());
+/// Issue 21, class 1, per call site: `install HOST --mcp` (and `--user`) for each host writes
+/// its MCP config and a backup beside it. A link planted at any component of that path — the
+/// host's directory, the config file itself (`~/.claude.json` too), the backup's name — is
+/// refused by name, and nothing is written through it: the link's target keeps its text and
+/// gets no backup beside it.
+#[test]
+fn a_link_at_any_component_of_each_hosts_mcp_config_is_refused() {
+    let cases: [(&str, bool, &str); 6] = [
+        ("claude", false, ".mcp.json"),
+        ("claude", true, ".claude.json"),
+        ("gemini", false, ".gemini/settings.json"),
+        ("gemini", true, ".gemini/settings.json"),
+        ("codex", false, ".codex/config.toml"),
+        ("codex", true, ".codex/config.toml"),
+    ];
+    for (host, user, rel) in cases {
+        let text = if rel.ends_with(".toml") {
+            "[mcp_servers.fs]\ncommand = \"srv\"\n".to_string()
+        } else {
+            r#"{"mcpServers": {"fs": {"command": "srv"}}}"#.to_string()
+        };
+        let parts: Vec<&str> = rel.split('/').collect();
+        // Each component, then the backup's name beside the file.
+        let mut at: Vec<String> = (1..=parts.len()).map(|n| parts[..n].join("/")).collect();
+        at.push(format!("{rel}.cordon-backup"));
+        for link in at {
+            let d = tempfile::tempdir().unwrap();
+            let dir = std::fs::canonicalize(d.path()).unwrap();
+            let (project, home) = (dir.join("project"), dir.join("home"));
+            let elsewhere = dir.join("elsewhere");
+            for p in [&project, &home, &elsewhere] {
+                std::fs::create_dir(p).unwrap();
+            }
+            let base = if user { &home } else { &project };
+            // The real config where the host reads it (unless the link replaces it)...
+            std::fs::create_dir_all(base.join(rel).parent().unwrap()).unwrap();
+            std::fs::write(base.join(rel), &text).unwrap();
+            // ...and the link's target: the same layout elsewhere.
+            let target = elsewhere.join(&link);
+            std::fs::create_dir_all(elsewhere.join(rel).parent().unwrap()).unwrap();
+            std::fs::write(elsewhere.join(rel), &text).unwrap();
+            if !target.exists() {
+                std::fs::write(&target, "the target's own text\n").unwrap();
+            }
+            let planted = base.join(&link);
+            match std::fs::symlink_metadata(&planted) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&planted).unwrap(),
+                Ok(_) => std::fs::remove_file(&planted).unwrap(),
+                Err(_) => {}
+            }
+            std::os::unix::fs::symlink(&target, &planted).unwrap();
+            let snapshot = |p: &std::path::Path| -> Vec<(String, Vec<u8>)> {
+                let mut v: Vec<_> = walk(p)
+                    .into_iter()
+                    .map(|f| (f.display().to_string(), std::fs::read(&f).unwrap()))
+                    .collect();
+                v.sort();
+                v
+            };
+            let before = snapshot(&elsewhere);
+            let mut args = vec!["install", host, "--mcp"];
+            if user {
+                args.push("--user");
+            }
+            let o = common::command(&project)
+                .env("HOME", &home)
+                .env_remove("CODEX_HOME")
+                .args(&args)
+                .output()
+                .unwrap();
+            let what = format!("{host} user={user} link at {link}");
+            assert!(!o.status.success(), "{what}: {}", common::stdout(&o));
+            let err = common::stderr(&o);
+            assert!(
+                err.contains(&planted.display().to_string()) && err.contains("symbolic link"),
+                "{what}: the refusal does not name the link: {err}"
+            );
+            assert_eq!(
+                snapshot(&elsewhere),
+                before,
+                "{what}: written through the link"
+            );
+        }
+    }
+}
+
+/// Every regular file below `p`.
+fn walk(p: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(p).unwrap() {
+        let path = e.unwrap().path();
+        let m = std::fs::symlink_metadata(&path).unwrap();
+        if m.is_dir() {
+            out.extend(walk(&path));
+        } else if m.is_file() {
+            out.push(path);
+        }
+    }
+    out
 }

@@ -243,9 +243,17 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
                 if missing && !cx.dry_run {
                     // bwrap would create the mount point through the writable bind; make it
                     // ourselves so that we know to remove it afterwards.
-                    std::fs::File::create_new(&at)
-                        .and_then(|mut f| {
-                            std::io::Write::write_all(&mut f, content.unwrap_or_default())
+                    // Through cordon_fs::safe: never through a link on the way (a concurrent
+                    // run of `cordon mcp` could have re-pointed a directory since the check).
+                    let (Some(dir), Some(name)) = (at.parent(), at.file_name()) else {
+                        return Err(Error::other(format!(
+                            "cannot create a placeholder for protected {}: no parent",
+                            at.display()
+                        )));
+                    };
+                    cordon_fs::safe::Dir::open_absolute(dir)
+                        .and_then(|d| {
+                            d.create_new(Path::new(name), content.unwrap_or_default(), 0o644)
                         })
                         .map_err(|e| {
                             Error::other(format!(
@@ -453,7 +461,29 @@ fn hide(path: &Path, why: &str, push: &mut impl FnMut(&str, &[&OsStr])) {
 
 /// Whether `path` is still a placeholder as [`invocation`] created it (an empty regular file,
 /// or one holding exactly its [`placeholder_content`]): only then is it removed after the run.
-pub fn is_placeholder(path: &Path) -> bool {
+/// Removes the placeholder cordon made at `path`, if it still is one: through
+/// [`cordon_fs::safe`] (its directory opened from `/` without following a link), so a link a
+/// concurrent run put on the way (`.git -> /etc`) cannot make cordon delete a file elsewhere.
+pub fn remove_placeholder(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let Ok(dir) = cordon_fs::safe::Dir::open_absolute(dir) else {
+        return;
+    };
+    let want = placeholder_content(path).unwrap_or_default();
+    let still = dir
+        .read(Path::new(name), want.len() as u64)
+        .ok()
+        .flatten()
+        .is_some_and(|b| b == want);
+    if still {
+        let _ = dir.remove(Path::new(name));
+    }
+}
+
+#[cfg(test)]
+fn is_placeholder(path: &Path) -> bool {
     let want = placeholder_content(path).unwrap_or_default();
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == want.len() as u64)
         && (want.is_empty() || std::fs::read(path).is_ok_and(|b| b == want))
@@ -827,6 +857,24 @@ mod tests {
         // Changed since: no longer cordon's, so it is not removed.
         std::fs::write(&commondir, "/elsewhere\n").unwrap();
         assert!(!is_placeholder(&commondir));
+        remove_placeholder(&commondir);
+        assert!(commondir.exists());
+        // Issue 21, class 1: the directory on the way re-pointed by a concurrent run
+        // (`.git -> elsewhere`, holding an empty file of the placeholder's name): nothing
+        // there is removed; the real placeholder still is.
+        let modules = ws.join(".git/modules");
+        assert!(is_placeholder(&modules));
+        let elsewhere = d.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("modules"), b"").unwrap();
+        std::fs::rename(ws.join(".git"), ws.join(".git-real")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, ws.join(".git")).unwrap();
+        remove_placeholder(&modules);
+        assert!(elsewhere.join("modules").exists(), "removed through a link");
+        std::fs::remove_file(ws.join(".git")).unwrap();
+        std::fs::rename(ws.join(".git-real"), ws.join(".git")).unwrap();
+        remove_placeholder(&modules);
+        assert!(!modules.exists());
     }
 
     #[test]

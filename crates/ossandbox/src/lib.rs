@@ -87,7 +87,7 @@ use cordon_policy::Backend;
 
 pub use env::is_proxy_variable;
 pub use planted::{
-    scan_changed_since, Change, Finding, Handling, What as FindingKind,
+    scan_changed_since, Change, Finding, Handling, MissingPlace, What as FindingKind,
     MAX_ENTRIES as SCAN_MAX_ENTRIES,
 };
 pub use probe::{Finding as ProbeResult, Machine, Platform};
@@ -721,9 +721,7 @@ fn execute_backend(
                 Ok(held) => pass.extend(held),
                 Err(e) => {
                     for p in &inv.placeholders {
-                        if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() == 0) {
-                            let _ = std::fs::remove_file(p);
-                        }
+                        bwrap::remove_placeholder(p);
                     }
                     return Err(e);
                 }
@@ -796,10 +794,8 @@ fn execute_backend(
             };
             let outcome = run::run_noting(c, &spec, gaps);
             for p in &inv.placeholders {
-                // Only what we created: still the placeholder it was.
-                if bwrap::is_placeholder(p) {
-                    let _ = std::fs::remove_file(p);
-                }
+                // Only what we created: still the placeholder it was, never through a link.
+                bwrap::remove_placeholder(p);
             }
             outcome
         }
