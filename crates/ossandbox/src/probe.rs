@@ -38,6 +38,145 @@ pub struct Machine {
     pub bwrap: Option<PathBuf>,
     /// `/usr/bin/sandbox-exec`, when it exists (macOS).
     pub sandbox_exec: Option<PathBuf>,
+    /// The sandbox cordon itself runs inside (an agent host's, a container's), as the kernel
+    /// shows it to this process; `None` when nothing binds cordon.
+    pub outer: Option<Outer>,
+}
+
+/// An outer sandbox around cordon: what it already enforces on every process inside it
+/// (cordon's command included) and what it refuses cordon. Each fact comes from the kernel
+/// (`/proc/self/status`, `/proc/self/uid_map`, a refused `socket()`, `statvfs`), never from
+/// an environment variable; only [`Outer::name`] reads one, for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outer {
+    /// What to call it in messages: "Codex's sandbox" when Codex's marker variable is set
+    /// (only a name: every decision rests on the probed facts below).
+    pub name: &'static str,
+    /// `no_new_privs` is already set on cordon.
+    pub no_new_privs: bool,
+    /// A seccomp filter already binds cordon (cordon's own filter stacks on it).
+    pub seccomp: bool,
+    /// cordon runs in a user namespace other than the machine's (its uid_map is not the
+    /// identity over every uid): files of unmapped owners show as the overflow uid.
+    pub user_namespace: bool,
+    /// cordon runs as uid 0 without CAP_SYS_ADMIN (root of a user namespace it does not own,
+    /// or with capabilities dropped): no mounts, no namespaces, no mknod, and a nested user
+    /// namespace may not map uid 0 again (that needs CAP_SETFCAP), so bubblewrap cannot start.
+    pub root_without_capabilities: bool,
+    /// `socket(AF_INET)` and `socket(AF_INET6)` are refused to cordon (the outer's seccomp
+    /// filter, inherited by every process it starts).
+    pub inet_refused: bool,
+    /// `socket(AF_NETLINK)` is refused: nobody inside can bring loopback up in a network
+    /// namespace of its own (bubblewrap's `--unshare-net` fails).
+    pub netlink_refused: bool,
+    /// `/etc` and `/usr` lie on read-only mounts: nobody inside, root included, can change
+    /// the system's files or their modes, owners and times.
+    pub system_read_only: bool,
+}
+
+impl Outer {
+    /// Probes the outer sandbox around this process; `None` when there is none (no
+    /// `no_new_privs`, no seccomp filter, the machine's own user namespace).
+    #[cfg(target_os = "linux")]
+    pub fn probe() -> Option<Outer> {
+        Outer::from_facts(
+            &std::fs::read_to_string("/proc/self/status").unwrap_or_default(),
+            &std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default(),
+            std::env::var_os("CODEX_SANDBOX_NETWORK_DISABLED").is_some()
+                || std::env::var_os("CODEX_SANDBOX").is_some(),
+            &|family| socket_refused(family),
+            &|path| read_only_mount(path),
+        )
+    }
+
+    /// [`Outer::probe`] from the facts it reads, so each can be tested alone: the text of
+    /// `/proc/self/status` and `/proc/self/uid_map`, whether Codex's marker is set, and the
+    /// socket and mount probes (called only inside an outer sandbox).
+    pub fn from_facts(
+        status: &str,
+        uid_map: &str,
+        codex: bool,
+        refused: &dyn Fn(i32) -> bool,
+        read_only: &dyn Fn(&Path) -> bool,
+    ) -> Option<Outer> {
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .map(str::trim)
+        };
+        let no_new_privs = field("NoNewPrivs") == Some("1");
+        let seccomp = field("Seccomp") == Some("2");
+        // The machine's own namespace maps every uid to itself: "0 0 4294967295". An
+        // unreadable map counts as a namespace (the safe reading: more is refused).
+        let words: Vec<&str> = uid_map.split_whitespace().collect();
+        let user_namespace = words != ["0", "0", "4294967295"];
+        if !no_new_privs && !seccomp && !user_namespace {
+            return None;
+        }
+        const CAP_SYS_ADMIN: u32 = 21;
+        let euid_zero = field("Uid")
+            .and_then(|u| u.split_whitespace().nth(1))
+            .is_some_and(|u| u == "0");
+        let cap_eff = field("CapEff")
+            .and_then(|c| u64::from_str_radix(c, 16).ok())
+            .unwrap_or(0);
+        let (inet, inet6, netlink) = (libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK);
+        Some(Outer {
+            name: if codex {
+                "Codex's sandbox"
+            } else {
+                "an outer sandbox"
+            },
+            no_new_privs,
+            seccomp,
+            user_namespace,
+            root_without_capabilities: euid_zero && cap_eff & (1 << CAP_SYS_ADMIN) == 0,
+            inet_refused: refused(inet) && refused(inet6),
+            netlink_refused: refused(netlink),
+            system_read_only: read_only(Path::new("/etc")) && read_only(Path::new("/usr")),
+        })
+    }
+
+    /// The facts, one line, as the audit and `cordon doctor` show them.
+    pub fn describe(&self) -> String {
+        let yes = |b: bool, s: &str| if b { Some(s.to_string()) } else { None };
+        let facts: Vec<String> = [
+            yes(self.no_new_privs, "no_new_privs"),
+            yes(self.seccomp, "a seccomp filter"),
+            yes(self.user_namespace, "a user namespace"),
+            yes(self.root_without_capabilities, "root without capabilities"),
+            yes(self.inet_refused, "inet sockets refused"),
+            yes(self.netlink_refused, "netlink sockets refused"),
+            yes(self.system_read_only, "/etc and /usr read-only"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        format!("{}: {}", self.name, facts.join(", "))
+    }
+}
+
+/// Whether this process is refused a socket of `family` (EPERM or EACCES: a seccomp filter or
+/// an LSM), proved by asking for one and closing it.
+#[cfg(target_os = "linux")]
+fn socket_refused(family: i32) -> bool {
+    use rustix::net::{socket, AddressFamily, SocketType};
+    let Ok(family) = u16::try_from(family) else {
+        return false;
+    };
+    // The descriptor, if granted, is dropped (closed) at once.
+    matches!(
+        socket(AddressFamily::from_raw(family), SocketType::DGRAM, None),
+        Err(rustix::io::Errno::PERM | rustix::io::Errno::ACCESS)
+    )
+}
+
+/// Whether `path` lies on a read-only mount (`statvfs` reports `ST_RDONLY`).
+#[cfg(target_os = "linux")]
+pub(crate) fn read_only_mount(path: &Path) -> bool {
+    rustix::fs::statvfs(path)
+        .is_ok_and(|s| s.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
 }
 
 /// Where bwrap is looked for: system locations only, never the caller's PATH.
@@ -73,7 +212,22 @@ impl Machine {
                 }
                 Platform::Linux => None,
             },
+            #[cfg(target_os = "linux")]
+            outer: Outer::probe(),
+            #[cfg(not(target_os = "linux"))]
+            outer: None,
         }
+    }
+
+    /// bubblewrap is installed and can start here: not as root without capabilities (see
+    /// [`Outer::root_without_capabilities`]).
+    pub fn bwrap_usable(&self) -> Option<&PathBuf> {
+        self.bwrap.as_ref().filter(|_| {
+            !self
+                .outer
+                .as_ref()
+                .is_some_and(|o| o.root_without_capabilities)
+        })
     }
 }
 
@@ -580,5 +734,54 @@ mod tests {
         );
         assert_eq!(Machine::probe().sandbox_exec, None);
         assert_eq!(Machine::probe().platform, Platform::Linux);
+    }
+
+    /// /proc/self/status and uid_map as Codex 0.171's `workspace-write` sandbox shows them.
+    const CODEX_STATUS: &str = "Name:\tsh\nUid:\t0\t0\t0\t0\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t1\n";
+
+    #[test]
+    fn outer_sandbox_facts() {
+        let never = |_: i32| false;
+        let rw = |_: &Path| false;
+        // The machine itself: no outer sandbox, and no socket or mount probe made.
+        let host = "Uid:\t0\t0\t0\t0\nCapEff:\t000001ffffffffff\nNoNewPrivs:\t0\nSeccomp:\t0\n";
+        let boom = |_: i32| -> bool { panic!("probed outside a sandbox") };
+        assert_eq!(
+            Outer::from_facts(
+                host,
+                "         0          0 4294967295\n",
+                false,
+                &boom,
+                &rw
+            ),
+            None
+        );
+        // Codex's sandbox, as root: every fact, and its name from the marker.
+        let refused = |f: i32| [libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK].contains(&f);
+        let ro = |_: &Path| true;
+        let o = Outer::from_facts(CODEX_STATUS, "0 0 1\n", true, &refused, &ro).unwrap();
+        assert_eq!(
+            o,
+            Outer {
+                name: "Codex's sandbox",
+                no_new_privs: true,
+                seccomp: true,
+                user_namespace: true,
+                root_without_capabilities: true,
+                inet_refused: true,
+                netlink_refused: true,
+                system_read_only: true,
+            }
+        );
+        assert!(o
+            .describe()
+            .starts_with("Codex's sandbox: no_new_privs, a seccomp filter"));
+        // A user in a rootless container with capabilities in its namespace: only that.
+        let user = "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\nNoNewPrivs:\t0\nSeccomp:\t0\n";
+        let o = Outer::from_facts(user, "1000 1000 1\n", false, &never, &rw).unwrap();
+        assert_eq!(o.name, "an outer sandbox");
+        assert!(o.user_namespace && !o.root_without_capabilities && !o.inet_refused);
+        // An unreadable uid_map counts as a namespace.
+        assert!(Outer::from_facts(host, "", false, &never, &rw).is_some());
     }
 }

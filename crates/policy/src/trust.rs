@@ -561,10 +561,45 @@ fn owner_and_mode(meta: &std::fs::Metadata) -> Result<(), String> {
     owner_mode(meta.uid(), meta.mode())
 }
 
+/// Whether a file owned by `uid` belongs to the caller or to root, as far as this process can
+/// tell. In a user namespace that does not map uid 0 (an agent host's sandbox run by a user,
+/// a rootless container), root's files show as the overflow uid (65534): there that uid is
+/// taken for root, since root's own directories (`/`, `/tmp`, `/home`) show so. It stands for
+/// every unmapped owner, which the namespace cannot tell apart; outside such a namespace it
+/// is an ordinary, foreign uid.
+pub fn caller_or_root(uid: u32) -> bool {
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    uid == euid || uid == 0 || (uid == overflow_uid() && !root_mapped())
+}
+
+/// The uid the kernel shows for an owner this user namespace does not map.
+fn overflow_uid() -> u32 {
+    std::fs::read_to_string("/proc/sys/kernel/overflowuid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(65534)
+}
+
+/// Whether this process's user namespace maps uid 0 (the machine's own namespace does); an
+/// unreadable map counts as mapped (the overflow uid then stays foreign).
+fn root_mapped() -> bool {
+    let Ok(map) = std::fs::read_to_string("/proc/self/uid_map") else {
+        return true;
+    };
+    map.lines().any(|l| {
+        let w: Vec<u64> = l
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        matches!(w[..], [inside, _, len] if inside == 0 && len > 0)
+    })
+}
+
 fn owner_mode(uid: u32, mode: u32) -> Result<(), String> {
     // SAFETY: geteuid cannot fail.
     let euid = unsafe { libc::geteuid() };
-    if uid != euid && uid != 0 {
+    if !caller_or_root(uid) {
         return Err(format!(
             "it belongs to uid {uid}, not to uid {euid} running cordon (is HOME another user's, as with sudo -E?)"
         ));
@@ -588,7 +623,7 @@ fn owned_by_caller(path: &Path) -> Result<(), String> {
     for part in path.components() {
         at.push(part);
         match std::fs::symlink_metadata(&at) {
-            Ok(m) if m.uid() == euid || m.uid() == 0 => {}
+            Ok(m) if caller_or_root(m.uid()) => {}
             Ok(m) => {
                 return Err(format!(
                     "{} belongs to uid {}, not to uid {euid} running cordon (is HOME another user's, as with sudo -E?)",
