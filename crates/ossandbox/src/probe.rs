@@ -234,7 +234,7 @@ impl Machine {
 impl Machine {
     /// The live probes `cordon doctor` shows, each proved by doing it in a throw-away child
     /// (slow: processes and namespaces; never on a run's path). On Linux, in this order:
-    /// landlock, seccomp, user namespaces, bwrap, own namespaces, proxy netns.
+    /// landlock, seccomp, user namespaces, bwrap, own namespaces, proxy netns, outer sandbox.
     pub fn live_probes() -> Vec<Finding> {
         #[cfg(target_os = "linux")]
         {
@@ -245,6 +245,7 @@ impl Machine {
                 bwrap_runs(),
                 own_namespaces(),
                 proxy_namespace(),
+                outer_sandbox(),
             ]
         }
         #[cfg(not(target_os = "linux"))]
@@ -534,6 +535,31 @@ pub fn proxy_namespace() -> Finding {
             name: "proxy netns",
             ok: false,
             detail: format!("{why}; sandbox.network = \"proxy\" is refused (exit 125) rather than run with a proxy the command could go around"),
+        },
+    }
+}
+
+/// The sandbox cordon itself runs inside, if any ([`Outer`]): not a failure, but what the
+/// plan works around (bwrap in the outer's network namespace, Landlock alone as root without
+/// capabilities) or refuses, each run naming it.
+#[cfg(target_os = "linux")]
+pub fn outer_sandbox() -> Finding {
+    Finding {
+        name: "outer sandbox",
+        ok: true,
+        detail: match Outer::probe() {
+            None => "none: cordon runs on the machine itself".into(),
+            Some(o) => format!(
+                "{}{}",
+                o.describe(),
+                if o.root_without_capabilities {
+                    "; bubblewrap cannot start here (root without capabilities): Landlock + seccomp only, and protected paths on its writable mounts are refused"
+                } else if o.netlink_refused {
+                    "; bwrap stays in its network namespace when it also refuses inet sockets, sandbox.network = \"proxy\" is refused"
+                } else {
+                    ""
+                }
+            ),
         },
     }
 }
