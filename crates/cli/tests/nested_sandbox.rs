@@ -254,3 +254,204 @@ fn proxy_inside_codex_is_refused_naming_the_setting() {
     );
     assert!(!o.dir().join("made").exists());
 }
+
+/// A hand-made outer sandbox, as issue 23 describes one: bubblewrap with its own user, PID and
+/// network namespaces, `/` read-only but for the project and the audit log's directory, no
+/// capabilities (as Codex's: root there is root without any), and a seccomp filter (classic BPF written here, independent of
+/// cordon's compiler) refusing `socket()` of AF_INET, AF_INET6 and AF_NETLINK with EPERM.
+#[cfg(target_arch = "x86_64")]
+fn in_hand_made_outer(o: &Outer, cwd: &Path, line: &str) -> Output {
+    const LD_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JEQ: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+    const RET: u16 = 0x06; // BPF_RET | BPF_K
+    let prog: [(u16, u8, u8, u32); 10] = [
+        (LD_ABS, 0, 0, 4),            // arch
+        (JEQ, 0, 6, 0xc000_003e),     // AUDIT_ARCH_X86_64, else allow
+        (LD_ABS, 0, 0, 0),            // syscall number
+        (JEQ, 0, 4, 41),              // socket, else allow
+        (LD_ABS, 0, 0, 16),           // args[0], the family
+        (JEQ, 3, 0, 2),               // AF_INET
+        (JEQ, 2, 0, 10),              // AF_INET6
+        (JEQ, 1, 0, 16),              // AF_NETLINK
+        (RET, 0, 0, 0x7fff_0000),     // SECCOMP_RET_ALLOW
+        (RET, 0, 0, 0x0005_0000 | 1), // SECCOMP_RET_ERRNO | EPERM
+    ];
+    let mut bytes = Vec::new();
+    for (code, jt, jf, k) in prog {
+        bytes.extend_from_slice(&code.to_ne_bytes());
+        bytes.push(jt);
+        bytes.push(jf);
+        bytes.extend_from_slice(&k.to_ne_bytes());
+    }
+    let bpf = o.other.path().join("outer.bpf");
+    std::fs::write(&bpf, bytes).unwrap();
+    // Inherited by bwrap (no O_CLOEXEC), which reads the filter from it.
+    let fd = rustix::fs::open(&bpf, rustix::fs::OFlags::RDONLY, rustix::fs::Mode::empty()).unwrap();
+    let fd_no = std::os::fd::AsRawFd::as_raw_fd(&fd);
+    let mut c = Command::new("/usr/bin/bwrap");
+    if let Some((uid, gid)) = o.user {
+        use std::os::unix::process::CommandExt;
+        c.uid(uid).gid(gid);
+    }
+    let bind = |c: &mut Command, p: &Path| {
+        c.arg("--bind").arg(p).arg(p);
+    };
+    c.args([
+        "--unshare-user",
+        "--cap-drop",
+        "ALL",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--die-with-parent",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+    ]);
+    for p in [o.dir(), o.state.path(), o.other.path()] {
+        bind(&mut c, p);
+    }
+    c.arg("--seccomp")
+        .arg(fd_no.to_string())
+        .arg("--chdir")
+        .arg(cwd)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_cordon"))
+        .arg("exec")
+        .arg("--policy")
+        .arg(o.dir().join("cordon.toml"))
+        .args(["--", "sh", "-c", line])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HOME", o.codex_home.path())
+        .env("XDG_STATE_HOME", o.state.path())
+        .env("XDG_CONFIG_HOME", o.state.path().join("config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = wait_deadline(c.spawn().unwrap(), Duration::from_secs(120));
+    drop(fd);
+    out
+}
+
+/// Inside the hand-made outer sandbox: the outer's facts as cordon's doctor reports them,
+/// then the same plan and confinement as inside Codex's.
+#[cfg(target_arch = "x86_64")]
+fn hand_made(user: Option<(u32, u32)>) {
+    let o = Outer::new(user, POLICY);
+    let (line, host_tmp) = probes(
+        &o,
+        o.dir(),
+        "echo x >> cordon.rules.toml || echo rules-refused",
+    );
+    let out = in_hand_made_outer(&o, o.dir(), &line);
+    let (stdout, stderr) = (common::stdout(&out), common::stderr(&out));
+    if o.root() {
+        // Root without capabilities: no bwrap, and the rules file inside the writable root
+        // cannot be kept; refused, naming the outer sandbox and the way out.
+        assert_eq!(out.status.code(), Some(125), "{stdout}{stderr}");
+        assert!(
+            stderr.contains("root without capabilities inside an outer sandbox")
+                && stderr.contains("run cordon outside that sandbox"),
+            "{stderr}"
+        );
+        assert!(!o.dir().join("made").exists());
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    for want in ["etc-refused", "outside-refused", "rules-refused"] {
+        assert!(stdout.contains(want), "{want}: {stdout}{stderr}");
+    }
+    assert!(o.dir().join("made").exists() && !o.other.path().join("outside").exists());
+    let _ = host_tmp; // the outer's /tmp is a tmpfs of its own here
+    assert!(!o.audit().contains("enforced less"), "{}", o.audit());
+}
+
+/// A rootless container's view: `unshare --user --map-root-user` (with its own network, PID
+/// and mount namespaces and /proc). cordon is root there with capabilities, so its bwrap
+/// runs, but nobody there may mknod: it keeps the outer's device nodes and names that gap on
+/// stderr and in the audit, and everything else holds.
+fn rootless_container(user: Option<(u32, u32)>) {
+    let o = Outer::new(user, POLICY);
+    let (line, host_tmp) = probes(
+        &o,
+        o.dir(),
+        "echo x >> cordon.rules.toml || echo rules-refused",
+    );
+    let mut c = Command::new("unshare");
+    if let Some((uid, gid)) = o.user {
+        use std::os::unix::process::CommandExt;
+        c.uid(uid).gid(gid);
+    }
+    c.args([
+        "--user",
+        "--map-root-user",
+        "--net",
+        "--pid",
+        "--fork",
+        "--mount",
+        "--mount-proc",
+    ])
+    .current_dir(o.dir())
+    .arg(env!("CARGO_BIN_EXE_cordon"))
+    .arg("exec")
+    .arg("--policy")
+    .arg(o.dir().join("cordon.toml"))
+    .args(["--", "sh", "-c", &line])
+    .env_clear()
+    .env("PATH", std::env::var_os("PATH").unwrap())
+    .env("HOME", o.codex_home.path())
+    .env("XDG_STATE_HOME", o.state.path())
+    .env("XDG_CONFIG_HOME", o.state.path().join("config"))
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let out = wait_deadline(c.spawn().unwrap(), Duration::from_secs(120));
+    let (stdout, stderr) = (common::stdout(&out), common::stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    for want in ["etc-refused", "outside-refused", "rules-refused", "uid=0"] {
+        assert!(stdout.contains(want), "{want}: {stdout}{stderr}");
+    }
+    assert!(o.dir().join("made").exists() && !o.other.path().join("outside").exists());
+    assert!(
+        !host_tmp.exists(),
+        "{} reached the host's /tmp",
+        host_tmp.display()
+    );
+    let gap = "running as root in the user namespace of an outer sandbox, which refuses mknod";
+    assert!(stderr.contains(gap), "{stderr}");
+    assert!(
+        o.audit()
+            .contains(&format!("\"enforcement\":\"partial: {gap}")),
+        "{}",
+        o.audit()
+    );
+}
+
+#[test]
+fn rootless_container_outer_as_the_test_user() {
+    rootless_container(None);
+}
+
+#[test]
+fn rootless_container_outer_as_an_unprivileged_user() {
+    rootless_container(unprivileged());
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn hand_made_outer_sandbox_as_the_test_user() {
+    hand_made(None);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn hand_made_outer_sandbox_as_an_unprivileged_user() {
+    hand_made(unprivileged());
+}

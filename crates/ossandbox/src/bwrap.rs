@@ -43,6 +43,9 @@ pub struct Context<'a> {
     /// Stay in the outer sandbox's network namespace (it refuses the netlink socket bwrap
     /// needs for loopback, and already refuses inet sockets; see `crate::nested_network`).
     pub outer_network: bool,
+    /// Keep the outer sandbox's device nodes (root in a user namespace cannot make its own;
+    /// see `crate::Choice::outer_devices`).
+    pub outer_devices: bool,
 }
 
 /// One bwrap option with its values, and why it is there (the policy key, for audit).
@@ -401,7 +404,7 @@ pub const DEVICE_DIR: &str = ".cordon-dev";
 /// bwrap's: whatever the command does to their metadata stays with them. An unprivileged
 /// user cannot change the host's nodes (root owns them), so keeps bwrap's.
 fn private_device_nodes(cx: &Context, push: &mut impl FnMut(&str, &[&OsStr])) -> Result<(), Error> {
-    if !cx.root {
+    if !cx.root || cx.outer_devices {
         return Ok(());
     }
     let dir = cx.tmp.join(DEVICE_DIR);
@@ -616,6 +619,7 @@ mod tests {
             status_fd: 5,
             dry_run: false,
             outer_network: false,
+            outer_devices: false,
         }
     }
 

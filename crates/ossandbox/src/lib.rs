@@ -245,6 +245,10 @@ pub(crate) struct Choice {
     /// the netlink socket bwrap needs to bring loopback up in one of its own, and the network
     /// is already closed (see [`nested_network`]).
     pub outer_network: bool,
+    /// bwrap as root keeps the outer sandbox's device nodes: root in a user namespace cannot
+    /// `mknod` fresh ones (that needs CAP_MKNOD in the machine's own namespace). Named in
+    /// `warnings`.
+    pub outer_devices: bool,
 }
 
 /// Picks the backend for `profile` on `machine`, or refuses.
@@ -314,6 +318,7 @@ fn unconfined(why: String, require: bool) -> Result<Choice, Error> {
                 "{why}; running UNCONFINED because require_os_sandbox = false"
             )],
             outer_network: false,
+            outer_devices: false,
         })
     }
 }
@@ -366,6 +371,7 @@ fn choose_linux(
                         backend: make(machine.landlock_abi),
                         warnings: vec![format!("{why}; running with PARTIAL confinement because require_os_sandbox = false")],
                         outer_network: false,
+            outer_devices: false,
                     })
                 }
             }
@@ -373,6 +379,7 @@ fn choose_linux(
                 backend: make(machine.landlock_abi),
                 warnings: vec![],
                 outer_network: false,
+                outer_devices: false,
             }),
         }
     };
@@ -448,7 +455,18 @@ fn choose_linux(
             _ => kernel(&|abi| Chosen::Landlock { abi }),
         },
     }?;
-    nested_network(choice, profile, machine)
+    let mut choice = nested_network(choice, profile, machine)?;
+    // bwrap as root in a user namespace (an outer sandbox's): no mknod for fresh device nodes.
+    if let (Chosen::Bwrap { .. }, true, Some(o)) = (&choice.backend, machine.root, &machine.outer) {
+        if o.user_namespace {
+            choice.outer_devices = true;
+            choice.warnings.push(format!(
+                "running as root in the user namespace of {}, which refuses mknod: the command gets its device nodes (/dev/null, zero, full, random, urandom, tty), and root's command can change their modes, owners and times",
+                o.name
+            ));
+        }
+    }
+    Ok(choice)
 }
 
 /// Every protected path lies on a read-only mount of the outer sandbox (the path, or where it
@@ -546,6 +564,7 @@ fn choose_seatbelt(profile: &Profile, machine: &Machine) -> Result<Choice, Error
         },
         warnings: vec![],
         outer_network: false,
+        outer_devices: false,
     })
 }
 
@@ -816,6 +835,7 @@ fn execute_backend(
                 status_fd: std::os::fd::AsRawFd::as_raw_fd(&status_w),
                 dry_run: false,
                 outer_network: choice.outer_network,
+                outer_devices: choice.outer_devices,
             };
             // The bind sources inside writable roots held by descriptor (the protected paths
             // were checked by the caller right before, see `Prepared::run`).
@@ -1150,6 +1170,7 @@ mod tests {
             backend: Chosen::Landlock { abi: 7 },
             warnings: vec![],
             outer_network: false,
+            outer_devices: false,
         };
         let tmp = std::path::Path::new("/nonexistent");
         let mut proxy = profile(false);
@@ -1173,6 +1194,7 @@ mod tests {
             backend: Chosen::Unconfined,
             warnings: vec![],
             outer_network: false,
+            outer_devices: false,
         };
         let e = refused(&proxy, &unconfined, spec(handoff(PROXY_PORT)));
         assert!(e.contains("cannot run unconfined"), "{e}");

@@ -70,6 +70,7 @@ pub fn describe(policy: &Policy) -> Result<Prepared, Error> {
         backend: Chosen::Unconfined,
         warnings: vec!["prepared to be shown, not run".into()],
         outer_network: false,
+        outer_devices: false,
     };
     Ok(prepared(
         policy,

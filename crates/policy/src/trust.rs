@@ -562,15 +562,16 @@ fn owner_and_mode(meta: &std::fs::Metadata) -> Result<(), String> {
 }
 
 /// Whether a file owned by `uid` belongs to the caller or to root, as far as this process can
-/// tell. In a user namespace that does not map uid 0 (an agent host's sandbox run by a user,
-/// a rootless container), root's files show as the overflow uid (65534): there that uid is
-/// taken for root, since root's own directories (`/`, `/tmp`, `/home`) show so. It stands for
-/// every unmapped owner, which the namespace cannot tell apart; outside such a namespace it
-/// is an ordinary, foreign uid.
+/// tell. In a user namespace (an agent host's sandbox, a rootless container) the files of
+/// every owner it does not map show as the overflow uid (65534): root's `/`, `/tmp` and
+/// `/home` among them, and root cannot be told from another unmapped user there. That uid is
+/// accepted inside a user namespace: nobody in it can use an unmapped owner's rights (no
+/// capability covers an unmapped inode), so what it could do to such a directory its mode
+/// allows to everyone. Outside one, 65534 is an ordinary, foreign uid.
 pub fn caller_or_root(uid: u32) -> bool {
     // SAFETY: geteuid cannot fail.
     let euid = unsafe { libc::geteuid() };
-    uid == euid || uid == 0 || (uid == overflow_uid() && !root_mapped())
+    uid == euid || uid == 0 || (uid == overflow_uid() && in_user_namespace())
 }
 
 /// The uid the kernel shows for an owner this user namespace does not map.
@@ -581,19 +582,11 @@ fn overflow_uid() -> u32 {
         .unwrap_or(65534)
 }
 
-/// Whether this process's user namespace maps uid 0 (the machine's own namespace does); an
-/// unreadable map counts as mapped (the overflow uid then stays foreign).
-fn root_mapped() -> bool {
-    let Ok(map) = std::fs::read_to_string("/proc/self/uid_map") else {
-        return true;
-    };
-    map.lines().any(|l| {
-        let w: Vec<u64> = l
-            .split_whitespace()
-            .filter_map(|x| x.parse().ok())
-            .collect();
-        matches!(w[..], [inside, _, len] if inside == 0 && len > 0)
-    })
+/// Whether this process runs in a user namespace other than the machine's, whose map is the
+/// identity over every uid; an unreadable map (macOS) counts as the machine's.
+fn in_user_namespace() -> bool {
+    std::fs::read_to_string("/proc/self/uid_map")
+        .is_ok_and(|map| map.split_whitespace().collect::<Vec<_>>() != ["0", "0", "4294967295"])
 }
 
 fn owner_mode(uid: u32, mode: u32) -> Result<(), String> {

@@ -29,6 +29,7 @@ pub fn render(
         status_fd: 11,
         dry_run: true,
         outer_network: false,
+        outer_devices: false,
     };
     let inv = invocation(profile, &cx)?;
     let mut out = String::new();
