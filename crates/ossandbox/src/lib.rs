@@ -1499,6 +1499,26 @@ mod tests {
             c.warnings.len() == 1 && c.warnings[0].contains("modes, owners and times"),
             "{c:?}"
         );
+        // Root WITH capabilities in the outer's user namespace (a rootless container): bwrap
+        // runs, but keeps the outer's device nodes (no mknod there), named.
+        let mut caps = codex_outer(false);
+        caps.netlink_refused = false;
+        let c = choose(
+            Backend::Auto,
+            &profile(true),
+            true,
+            &nested(true, caps.clone()),
+        )
+        .unwrap();
+        assert!(matches!(c.backend, Chosen::Bwrap { .. }), "{c:?}");
+        assert!(
+            c.outer_devices && c.warnings.len() == 1 && c.warnings[0].contains("refuses mknod"),
+            "{c:?}"
+        );
+        // Not in a user namespace: cordon makes its own nodes, as outside any sandbox.
+        caps.user_namespace = false;
+        let c = choose(Backend::Auto, &profile(true), true, &nested(true, caps)).unwrap();
+        assert!(!c.outer_devices && c.warnings.is_empty(), "{c:?}");
         // The system is writable in the outer: root's command could chmod it; refused.
         let mut rw = codex_outer(true);
         rw.system_read_only = false;
