@@ -357,11 +357,20 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
     if args.host == Host::Codex {
         // Who sandboxes: written before the trust, whose failure exits 1 with the step left.
         let who = args.sandbox.unwrap_or(crate::codex_sandbox::Sandbox::Auto);
-        let audit = crate::codex_sandbox::audit_dir(policy.as_deref(), &cwd).map_err(|e| {
-            Error::failure(format!(
-                "cannot read the policy for Codex's sandbox settings: {e}"
-            ))
-        })?;
+        // The audit log's directory comes from the policy; one that cannot be read now (not
+        // trusted yet) leaves it out, said, rather than failing the install.
+        let audit = match crate::codex_sandbox::audit_dir(policy.as_deref(), &cwd) {
+            Ok(dir) => dir,
+            Err(e) => {
+                if add {
+                    eprintln!(
+                        "cordon: warning: cannot read the policy ({}), so its audit log's directory is not made writable in Codex's sandbox; inside it `cordon exec` will refuse to run until it is (install again once the policy is trusted)",
+                        crate::term::clean(&e)
+                    );
+                }
+                None
+            }
+        };
         let said = crate::codex_sandbox::apply(&anchor, &rel, who, audit.as_deref(), add)
             .map_err(Error::failure)?;
         for line in said {

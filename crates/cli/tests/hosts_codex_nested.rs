@@ -318,3 +318,69 @@ fn root_inside_codex_workspace_write_is_refused_naming_the_setting() {
         "{r}"
     );
 }
+
+/// Install writes only its own part of the project's Codex config and uninstall takes only
+/// that back: the operator's own keys stay, a sandbox_mode install did not write stays.
+#[test]
+fn install_and_uninstall_touch_only_their_own_codex_settings() {
+    let (s, _) = Setup::installed(None, &["--sandbox", "cordon"]);
+    let config = s.dir().join(".codex/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        text.contains("--sandbox cordon") && text.contains("sandbox_mode = \"danger-full-access\""),
+        "{text}"
+    );
+    // The operator adds a key of their own; switching to `codex` drops cordon's sandbox_mode
+    // and adds the audit directory as a writable root; uninstall removes that again.
+    std::fs::write(&config, format!("{text}\napproval_policy = \"never\"\n")).unwrap();
+    let o = s
+        .cordon()
+        .args([
+            "install",
+            "codex",
+            "--project",
+            "--sandbox",
+            "codex",
+            "--policy",
+        ])
+        .arg(s.dir().join("cordon.toml"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let text = std::fs::read_to_string(&config).unwrap();
+    let state = s.home.path().join(".state/cordon");
+    assert!(!text.contains("sandbox_mode"), "{text}");
+    assert!(
+        text.contains(&format!("writable_roots = [\"{}\"]", state.display())),
+        "{text}"
+    );
+    assert!(
+        state.is_dir(),
+        "the writable root must exist for Codex to bind it"
+    );
+    let o = s
+        .cordon()
+        .args(["uninstall", "codex", "--project", "--policy"])
+        .arg(s.dir().join("cordon.toml"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        !text.contains("writable_roots") && !text.contains("sandbox_mode"),
+        "{text}"
+    );
+    assert!(text.contains("approval_policy = \"never\""), "{text}");
+    // A sandbox_mode of the operator's own is never removed.
+    std::fs::write(&config, "sandbox_mode = \"read-only\"\n").unwrap();
+    let o = s
+        .cordon()
+        .args(["uninstall", "codex", "--project"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "sandbox_mode = \"read-only\"\n"
+    );
+}
