@@ -128,6 +128,7 @@ impl Setup {
         for d in [".state", ".config", ".runtime", ".codex"] {
             std::fs::create_dir_all(home.join(d)).unwrap();
         }
+        std::fs::write(home.join("catalog.json"), CATALOG).unwrap();
         // The model provider: this turn's mock, in place of an earlier turn's.
         let config = home.join(".codex/config.toml");
         let text = std::fs::read_to_string(&config).unwrap();
@@ -162,6 +163,12 @@ impl Setup {
             "model_provider=\"mock\"",
             "-c",
             "model=\"mock-model\"",
+            // A catalog entry for the mock model, so that Codex offers it apply_patch.
+            "-c",
+            &format!(
+                "model_catalog_json=\"{}\"",
+                self.home.path().join("catalog.json").display()
+            ),
             "run the scripted tool call",
         ])
         .env_clear()
@@ -175,6 +182,17 @@ impl Setup {
         wait_deadline(c.spawn().unwrap(), Duration::from_secs(240))
     }
 }
+
+/// Codex's model catalog entry for the mock model (`ModelInfo` in codex-rs
+/// protocol/src/openai_models.rs): without one Codex does not offer `apply_patch` (a
+/// freeform tool, which the mock answers with a `custom_tool_call`).
+const CATALOG: &str = r#"{"models":[{"slug":"mock-model","display_name":"Mock","description":null,
+"supported_reasoning_levels":[],"shell_type":"unified_exec","visibility":"list",
+"supported_in_api":true,"priority":1,"availability_nux":null,"upgrade":null,
+"base_instructions":"You are a test model.","supports_reasoning_summaries":false,
+"support_verbosity":false,"default_verbosity":null,"apply_patch_tool_type":"freeform",
+"truncation_policy":{"mode":"bytes","limit":10000},"supports_parallel_tool_calls":false,
+"experimental_supported_tools":[]}]}"#;
 
 /// The provider table each turn writes last in CODEX_HOME's config.
 const MOCK_TABLE: &str = "[model_providers.mock]";
@@ -248,6 +266,36 @@ fn deny(s: &Setup, sandbox: Option<&str>) {
     assert!(!s.dir().join("ran-before-deny").exists(), "{r}");
 }
 
+/// Codex's file tool (`apply_patch`, executed by Codex itself, decided by cordon's hook): a
+/// plain file is written; cordon's own rules file is not, and the model gets cordon's refusal.
+fn file_tool(s: &Setup, sandbox: Option<&str>) {
+    let patch = |name: &str| Turn {
+        tool: "apply_patch".into(),
+        input: serde_json::Value::String(format!(
+            "*** Begin Patch\n*** Add File: {name}\n+hello\n*** End Patch\n"
+        )),
+    };
+    let run = |t: Turn| {
+        let mock = Mock::start(t.clone());
+        let o = s.run_codex(&mock, sandbox);
+        mock.the_one_result("Codex", &t.tool, &o)
+    };
+    let r = run(patch("notes.txt"));
+    assert_eq!(
+        std::fs::read_to_string(s.dir().join("notes.txt")).unwrap(),
+        "hello\n",
+        "{r}"
+    );
+    let r = run(patch("cordon.rules.toml"));
+    let rules = s.dir().join("cordon.rules.toml");
+    assert!(
+        !std::fs::read_to_string(&rules).is_ok_and(|t| t.contains("hello")),
+        "Codex wrote {}: {r}",
+        rules.display()
+    );
+    assert!(r.contains("cordon: "), "not cordon's refusal: {r}");
+}
+
 fn ask(s: &Setup, sandbox: Option<&str>) {
     let r = turn(s, "touch ran-before-ask && git push", sandbox);
     assert!(!s.dir().join("ran-before-ask").exists(), "{r}");
@@ -264,9 +312,10 @@ fn doctor_codex(s: &Setup) -> String {
         .to_string()
 }
 
-/// An unprivileged user, Codex's sandbox kept on (`auto`): cordon runs inside it, stacked.
+/// An unprivileged user, Codex's sandbox kept on (`auto`): cordon runs inside it, stacked;
+/// every scenario, Codex's own file tool included.
 #[test]
-fn user_inside_codex_workspace_write_deny_allow_ask() {
+fn user_inside_codex_workspace_write_deny_allow_ask_file_tool() {
     let (s, out) = Setup::installed(unprivileged(), &[]);
     assert!(
         out.contains("Codex's sandbox stays on and cordon runs inside it")
@@ -278,6 +327,7 @@ fn user_inside_codex_workspace_write_deny_allow_ask() {
     deny(&s, WW);
     allow(&s, WW);
     ask(&s, WW);
+    file_tool(&s, WW);
 }
 
 /// The same user with `codex exec`'s own default (no `-s`).
@@ -303,6 +353,7 @@ fn root_hands_sandboxing_to_cordon_and_every_scenario_works() {
     deny(&s, None);
     allow(&s, None);
     ask(&s, None);
+    file_tool(&s, None);
 }
 
 /// Root with Codex's sandbox forced on (`-s workspace-write` beats the project's config):
