@@ -451,6 +451,8 @@ fn choose_linux(
             // Root needs bwrap for the system's files; an outer sandbox that mounts them
             // read-only already keeps them (and their modes) from root's command.
             (None, true, None) if root_covered => landlock_as_root_inside(),
+            // Installed but unable to start (root without capabilities): say that, not "missing".
+            (None, true, None) if machine.bwrap.is_some() => bwrap("running as root"),
             (None, true, None) => Err(Error::Refused(root_without_bwrap())),
             _ => kernel(&|abi| Chosen::Landlock { abi }),
         },
@@ -1529,7 +1531,8 @@ mod tests {
             &nested(true, rw),
         ));
         assert!(
-            e.contains("running as root, `auto` needs bubblewrap"),
+            e.contains("running as root, but bubblewrap cannot start here")
+                && e.contains("-s danger-full-access"),
             "{e}"
         );
     }
