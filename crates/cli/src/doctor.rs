@@ -111,10 +111,15 @@ pub fn run() -> i32 {
     let nested;
     let auto = match &machine.outer {
         Some(o)
-            if o.root_without_capabilities && o.system_read_only && landlock_ok && seccomp_ok =>
+            if root
+                && machine.bwrap.is_some()
+                && machine.bwrap_usable().is_none()
+                && o.system_read_only
+                && landlock_ok
+                && seccomp_ok =>
         {
             nested = format!(
-                "landlock, with a named gap (root without capabilities inside {}, which keeps /etc and /usr read-only); policies with protected paths on its writable mounts are refused",
+                "landlock, with a named gap (bubblewrap cannot start inside {}, which keeps /etc and /usr read-only); policies with protected paths on its writable mounts are refused",
                 o.name
             );
             nested.as_str()

@@ -390,8 +390,8 @@ fn choose_linux(
                 abi,
             }),
             (None, Some(outer)) if machine.bwrap.is_some() => Err(Error::Refused(format!(
-                "{why_needed}, but bubblewrap cannot start here: cordon runs as root without capabilities inside {} (a nested user namespace may not map root again, and no mount namespace can be made); {}",
-                outer.name,
+                "{why_needed}, but bubblewrap cannot start here: {}; {}",
+                outer.bwrap_blocker(machine.root).unwrap_or_default(),
                 outer_remedy(outer)
             ))),
             _ => Err(Error::Refused(format!(
@@ -405,15 +405,18 @@ fn choose_linux(
     // bwrap cannot start, and what it is needed for as root (the system's files) the outer
     // already keeps. What Landlock alone cannot stop on the outer's writable mounts is named.
     let root_covered = machine.bwrap.is_some()
-        && machine
-            .outer
-            .as_ref()
-            .is_some_and(|o| o.root_without_capabilities && o.system_read_only);
+        && machine.bwrap_usable().is_none()
+        && machine.outer.as_ref().is_some_and(|o| o.system_read_only);
     let landlock_as_root_inside = || -> Result<Choice, Error> {
         let mut c = kernel(&|abi| Chosen::Landlock { abi })?;
         if let Some(o) = machine.outer.as_ref().filter(|_| machine.root) {
             c.warnings.push(format!(
-                "running as root without capabilities inside {}, where bubblewrap cannot start: /etc and /usr are read-only there, but root's command can change the modes, owners and times of root's files on its writable mounts (/tmp, the nodes in /dev), which Landlock does not restrict",
+                "running as root {}inside {}, where bubblewrap cannot start: /etc and /usr are read-only there, but root's command can change the modes, owners and times of root's files on its writable mounts (/tmp, the nodes in /dev), which Landlock does not restrict",
+                if o.root_without_capabilities {
+                    "without capabilities "
+                } else {
+                    "(part of its /proc covered by another mount) "
+                },
                 o.name
             ));
         }
@@ -1432,6 +1435,7 @@ mod tests {
             inet_refused: true,
             netlink_refused: true,
             system_read_only: true,
+            proc_covered: false,
         }
     }
 

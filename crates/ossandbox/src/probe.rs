@@ -72,6 +72,10 @@ pub struct Outer {
     /// `/etc` and `/usr` lie on read-only mounts: nobody inside, root included, can change
     /// the system's files or their modes, owners and times.
     pub system_read_only: bool,
+    /// Another mount covers part of `/proc` (`/proc/sys`, `/proc/sysrq-trigger`, …): the
+    /// kernel refuses a fresh /proc in a user namespace there (too revealing), so neither
+    /// bubblewrap nor cordon's own namespaces can mount the one they need.
+    pub proc_covered: bool,
 }
 
 impl Outer {
@@ -82,6 +86,7 @@ impl Outer {
         Outer::from_facts(
             &std::fs::read_to_string("/proc/self/status").unwrap_or_default(),
             &std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default(),
+            &|| std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default(),
             std::env::var_os("CODEX_SANDBOX_NETWORK_DISABLED").is_some()
                 || std::env::var_os("CODEX_SANDBOX").is_some(),
             &|family| socket_refused(family),
@@ -90,11 +95,13 @@ impl Outer {
     }
 
     /// [`Outer::probe`] from the facts it reads, so each can be tested alone: the text of
-    /// `/proc/self/status` and `/proc/self/uid_map`, whether Codex's marker is set, and the
-    /// socket and mount probes (called only inside an outer sandbox).
+    /// `/proc/self/status` and `/proc/self/uid_map`, `/proc/self/mountinfo`'s, whether
+    /// Codex's marker is set, and the socket and mount probes (the last four called only
+    /// inside an outer sandbox).
     pub fn from_facts(
         status: &str,
         uid_map: &str,
+        mountinfo: &dyn Fn() -> String,
         codex: bool,
         refused: &dyn Fn(i32) -> bool,
         read_only: &dyn Fn(&Path) -> bool,
@@ -135,7 +142,29 @@ impl Outer {
             inet_refused: refused(inet) && refused(inet6),
             netlink_refused: refused(netlink),
             system_read_only: read_only(Path::new("/etc")) && read_only(Path::new("/usr")),
+            // The mount point is mountinfo's fifth field.
+            proc_covered: mountinfo()
+                .lines()
+                .any(|l| l.split(' ').nth(4).is_some_and(|m| m.starts_with("/proc/"))),
         })
+    }
+
+    /// Why bubblewrap cannot start here (for `root`, the caller being uid 0), naming the
+    /// outer sandbox; `None` when it can.
+    pub fn bwrap_blocker(&self, root: bool) -> Option<String> {
+        if self.root_without_capabilities {
+            Some(format!(
+                "cordon runs as root without capabilities inside {} (a nested user namespace may not map root again, and no mount namespace can be made)",
+                self.name
+            ))
+        } else if self.proc_covered && (self.user_namespace || !root) {
+            Some(format!(
+                "part of /proc inside {} is covered by another mount, so the kernel refuses a fresh /proc in a user namespace (too revealing)",
+                self.name
+            ))
+        } else {
+            None
+        }
     }
 
     /// The facts, one line, as the audit and `cordon doctor` show them.
@@ -149,6 +178,7 @@ impl Outer {
             yes(self.inet_refused, "inet sockets refused"),
             yes(self.netlink_refused, "netlink sockets refused"),
             yes(self.system_read_only, "/etc and /usr read-only"),
+            yes(self.proc_covered, "part of /proc covered"),
         ]
         .into_iter()
         .flatten()
@@ -219,14 +249,12 @@ impl Machine {
         }
     }
 
-    /// bubblewrap is installed and can start here: not as root without capabilities (see
-    /// [`Outer::root_without_capabilities`]).
+    /// bubblewrap is installed and can start here (see [`Outer::bwrap_blocker`]).
     pub fn bwrap_usable(&self) -> Option<&PathBuf> {
         self.bwrap.as_ref().filter(|_| {
-            !self
-                .outer
+            self.outer
                 .as_ref()
-                .is_some_and(|o| o.root_without_capabilities)
+                .is_none_or(|o| o.bwrap_blocker(self.root).is_none())
         })
     }
 }
@@ -552,8 +580,10 @@ pub fn outer_sandbox() -> Finding {
             Some(o) => format!(
                 "{}{}",
                 o.describe(),
-                if o.root_without_capabilities {
-                    "; bubblewrap cannot start here (root without capabilities): Landlock + seccomp only, and protected paths on its writable mounts are refused"
+                if o.bwrap_blocker(rustix::process::geteuid().is_root())
+                    .is_some()
+                {
+                    "; bubblewrap cannot start here: Landlock + seccomp only, and protected paths on its writable mounts are refused"
                 } else if o.netlink_refused {
                     "; bwrap stays in its network namespace when it also refuses inet sockets, sandbox.network = \"proxy\" is refused"
                 } else {
@@ -776,6 +806,7 @@ mod tests {
             Outer::from_facts(
                 host,
                 "         0          0 4294967295\n",
+                &|| panic!("read mountinfo outside a sandbox"),
                 false,
                 &boom,
                 &rw
@@ -785,7 +816,12 @@ mod tests {
         // Codex's sandbox, as root: every fact, and its name from the marker.
         let refused = |f: i32| [libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK].contains(&f);
         let ro = |_: &Path| true;
-        let o = Outer::from_facts(CODEX_STATUS, "0 0 1\n", true, &refused, &ro).unwrap();
+        let codex_mounts = || {
+            "69 45 254:0 / / ro - ext4 /dev/vda rw\n71 69 0:21 / /proc ro - proc proc rw\n"
+                .to_string()
+        };
+        let o =
+            Outer::from_facts(CODEX_STATUS, "0 0 1\n", &codex_mounts, true, &refused, &ro).unwrap();
         assert_eq!(
             o,
             Outer {
@@ -797,17 +833,32 @@ mod tests {
                 inet_refused: true,
                 netlink_refused: true,
                 system_read_only: true,
+                proc_covered: false,
             }
         );
+        assert!(o
+            .bwrap_blocker(true)
+            .unwrap()
+            .contains("root without capabilities"));
         assert!(o
             .describe()
             .starts_with("Codex's sandbox: no_new_privs, a seccomp filter"));
         // A user in a rootless container with capabilities in its namespace: only that.
         let user = "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\nNoNewPrivs:\t0\nSeccomp:\t0\n";
-        let o = Outer::from_facts(user, "1000 1000 1\n", false, &never, &rw).unwrap();
+        let o = Outer::from_facts(user, "1000 1000 1\n", &String::new, false, &never, &rw).unwrap();
         assert_eq!(o.name, "an outer sandbox");
         assert!(o.user_namespace && !o.root_without_capabilities && !o.inet_refused);
+        assert_eq!(o.bwrap_blocker(false), None);
+        // A mount over /proc/sys (a rootful bwrap's, a container's): no fresh /proc in a user
+        // namespace, so bwrap cannot start.
+        let covered = || {
+            "71 69 0:21 / /proc rw - proc proc rw\n80 71 0:21 /sys /proc/sys ro - proc proc rw\n"
+                .to_string()
+        };
+        let o = Outer::from_facts(user, "1000 1000 1\n", &covered, false, &never, &rw).unwrap();
+        assert!(o.proc_covered);
+        assert!(o.bwrap_blocker(false).unwrap().contains("part of /proc"));
         // An unreadable uid_map counts as a namespace.
-        assert!(Outer::from_facts(host, "", false, &never, &rw).is_some());
+        assert!(Outer::from_facts(host, "", &String::new, false, &never, &rw).is_some());
     }
 }
