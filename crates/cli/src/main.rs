@@ -6,6 +6,7 @@
 
 mod audit;
 mod check;
+mod codex_sandbox;
 mod codex_trust;
 mod doctor;
 mod error;

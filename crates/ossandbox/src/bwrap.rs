@@ -40,6 +40,12 @@ pub struct Context<'a> {
     pub status_fd: i32,
     /// Only describe the invocation (`cordon profile`): create no placeholders on the host.
     pub dry_run: bool,
+    /// Stay in the outer sandbox's network namespace (it refuses the netlink socket bwrap
+    /// needs for loopback, and already refuses inet sockets; see `crate::nested_network`).
+    pub outer_network: bool,
+    /// Keep the outer sandbox's device nodes (root in a user namespace cannot make its own;
+    /// see `crate::Choice::outer_devices`).
+    pub outer_devices: bool,
 }
 
 /// One bwrap option with its values, and why it is there (the policy key, for audit).
@@ -78,11 +84,26 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
             plumbing: false,
         })
     };
-    push(
-        "new mount, PID, IPC, UTS, cgroup and network namespaces (and user, when unprivileged)",
-        &["--unshare-all".as_ref()],
-    );
-    if profile.network == cordon_policy::Network::Allow {
+    if cx.outer_network {
+        // `--unshare-all` without the network: bwrap would need a netlink socket to bring
+        // loopback up in a new one, which the outer sandbox refuses.
+        push(
+            "new mount, PID, IPC, UTS and cgroup namespaces (and user, when unprivileged); the network namespace is the outer sandbox's, which refuses inet sockets (and cordon's seccomp every socket)",
+            &[
+                "--unshare-user-try".as_ref(),
+                "--unshare-ipc".as_ref(),
+                "--unshare-pid".as_ref(),
+                "--unshare-uts".as_ref(),
+                "--unshare-cgroup-try".as_ref(),
+            ],
+        );
+    } else {
+        push(
+            "new mount, PID, IPC, UTS, cgroup and network namespaces (and user, when unprivileged)",
+            &["--unshare-all".as_ref()],
+        );
+    }
+    if profile.network == cordon_policy::Network::Allow && !cx.outer_network {
         push("sandbox.network = \"allow\"", &["--share-net".as_ref()]);
     }
     push(
@@ -391,7 +412,7 @@ pub const DEVICE_DIR: &str = ".cordon-dev";
 /// bwrap's: whatever the command does to their metadata stays with them. An unprivileged
 /// user cannot change the host's nodes (root owns them), so keeps bwrap's.
 fn private_device_nodes(cx: &Context, push: &mut impl FnMut(&str, &[&OsStr])) -> Result<(), Error> {
-    if !cx.root {
+    if !cx.root || cx.outer_devices {
         return Ok(());
     }
     let dir = cx.tmp.join(DEVICE_DIR);
@@ -627,6 +648,8 @@ mod tests {
             seccomp_fds: &[4],
             status_fd: 5,
             dry_run: false,
+            outer_network: false,
+            outer_devices: false,
         }
     }
 

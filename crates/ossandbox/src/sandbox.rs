@@ -69,6 +69,8 @@ pub fn describe(policy: &Policy) -> Result<Prepared, Error> {
     let choice = Choice {
         backend: Chosen::Unconfined,
         warnings: vec!["prepared to be shown, not run".into()],
+        outer_network: false,
+        outer_devices: false,
     };
     Ok(prepared(
         policy,

@@ -568,10 +568,38 @@ fn owner_and_mode(meta: &std::fs::Metadata) -> Result<(), String> {
     owner_mode(meta.uid(), meta.mode())
 }
 
+/// Whether a file owned by `uid` belongs to the caller or to root, as far as this process can
+/// tell. In a user namespace (an agent host's sandbox, a rootless container) the files of
+/// every owner it does not map show as the overflow uid (65534): root's `/`, `/tmp` and
+/// `/home` among them, and root cannot be told from another unmapped user there. That uid is
+/// accepted inside a user namespace: nobody in it can use an unmapped owner's rights (no
+/// capability covers an unmapped inode), so what it could do to such a directory its mode
+/// allows to everyone. Outside one, 65534 is an ordinary, foreign uid.
+pub fn caller_or_root(uid: u32) -> bool {
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    uid == euid || uid == 0 || (uid == overflow_uid() && in_user_namespace())
+}
+
+/// The uid the kernel shows for an owner this user namespace does not map.
+fn overflow_uid() -> u32 {
+    std::fs::read_to_string("/proc/sys/kernel/overflowuid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(65534)
+}
+
+/// Whether this process runs in a user namespace other than the machine's, whose map is the
+/// identity over every uid; an unreadable map (macOS) counts as the machine's.
+fn in_user_namespace() -> bool {
+    std::fs::read_to_string("/proc/self/uid_map")
+        .is_ok_and(|map| map.split_whitespace().collect::<Vec<_>>() != ["0", "0", "4294967295"])
+}
+
 fn owner_mode(uid: u32, mode: u32) -> Result<(), String> {
     // SAFETY: geteuid cannot fail.
     let euid = unsafe { libc::geteuid() };
-    if uid != euid && uid != 0 {
+    if !caller_or_root(uid) {
         return Err(format!(
             "it belongs to uid {uid}, not to uid {euid} running cordon (is HOME another user's, as with sudo -E?)"
         ));
@@ -595,7 +623,7 @@ fn owned_by_caller(path: &Path) -> Result<(), String> {
     for part in path.components() {
         at.push(part);
         match std::fs::symlink_metadata(&at) {
-            Ok(m) if m.uid() == euid || m.uid() == 0 => {}
+            Ok(m) if caller_or_root(m.uid()) => {}
             Ok(m) => {
                 return Err(format!(
                     "{} belongs to uid {}, not to uid {euid} running cordon (is HOME another user's, as with sudo -E?)",

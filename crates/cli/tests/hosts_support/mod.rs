@@ -165,7 +165,7 @@ impl Mock {
             }
             // Responses API: `input` items of type function_call_output.
             for i in r["input"].as_array().into_iter().flatten() {
-                if i["type"] == "function_call_output" {
+                if i["type"] == "function_call_output" || i["type"] == "custom_tool_call_output" {
                     let text = match &i["output"] {
                         Value::String(s) => s.clone(),
                         other => other.to_string(),
@@ -241,7 +241,7 @@ fn has_tool_result(body: &Value) -> bool {
         .as_array()
         .into_iter()
         .flatten()
-        .any(|i| i["type"] == "function_call_output");
+        .any(|i| i["type"] == "function_call_output" || i["type"] == "custom_tool_call_output");
     let gemini = body["contents"].as_array().into_iter().flatten().any(|c| {
         c["parts"]
             .as_array()
@@ -398,8 +398,13 @@ fn responses(
     let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     seen.lock().unwrap().push(req.clone());
     let item = if offers(&req, &turn.tool) && !has_tool_result(&req) {
-        json!({"type": "function_call", "id": "fc_cordon_1", "call_id": "call_cordon_1",
-            "name": turn.tool, "arguments": turn.input.to_string()})
+        match &turn.input {
+            // A freeform (custom) tool, such as Codex's apply_patch: its input is raw text.
+            Value::String(text) => json!({"type": "custom_tool_call", "id": "ctc_cordon_1",
+                "call_id": "call_cordon_1", "name": turn.tool, "input": text}),
+            _ => json!({"type": "function_call", "id": "fc_cordon_1", "call_id": "call_cordon_1",
+                "name": turn.tool, "arguments": turn.input.to_string()}),
+        }
     } else {
         json!({"type": "message", "role": "assistant", "id": "msg_cordon",
             "content": [{"type": "output_text", "text": "done"}]})
