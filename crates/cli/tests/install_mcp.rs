@@ -274,6 +274,8 @@ fn a_linked_claude_user_file_is_refused_for_a_project_install() {
     assert!(!o.status.success(), "{}", common::stdout(&o));
     assert_eq!(std::fs::read_to_string(&target).unwrap(), text);
     assert!(!home.join(".claude.json.cordon-backup").exists());
+}
+
 /// Issue 21, class 1, per call site: `install HOST --mcp` (and `--user`) for each host writes
 /// its MCP config and a backup beside it. A link planted at any component of that path — the
 /// host's directory, the config file itself (`~/.claude.json` too), the backup's name — is
