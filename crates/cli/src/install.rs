@@ -55,7 +55,7 @@ pub enum Scope {
 }
 
 impl Scope {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Scope::Project => "project",
             Scope::User => "user",
@@ -89,6 +89,9 @@ pub fn settings_place(
         },
         (Host::Gemini, Scope::Project) => (cwd.to_path_buf(), ".gemini/settings.json"),
         (Host::Gemini, Scope::User) => (home()?, ".gemini/settings.json"),
+        (Host::Copilot | Host::Opencode, _) => {
+            return crate::install_file::place(host, scope, cwd, var)
+        }
     };
     Ok((anchor, PathBuf::from(rel)))
 }
@@ -112,6 +115,8 @@ pub fn event(host: Host) -> &'static str {
     match host {
         Host::Claude | Host::Codex => "PreToolUse",
         Host::Gemini => "BeforeTool",
+        Host::Copilot => "preToolUse",
+        Host::Opencode => "tool.execute.before",
     }
 }
 
@@ -151,6 +156,8 @@ fn group(host: Host, command: &str) -> Value {
             "matcher": "*",
             "hooks": [{ "type": "command", "command": command, "timeout": 30 }],
         }),
+        // Not edited here: their hook file is cordon's own (`install_file`).
+        Host::Copilot | Host::Opencode => Value::Null,
         // Gemini's matcher is a regular expression; its timeout is in milliseconds.
         Host::Gemini => json!({
             "matcher": ".*",
@@ -303,6 +310,9 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
     };
     if args.mcp {
         return crate::install_mcp::run(args.host, scope, args.policy.as_deref(), add);
+    }
+    if matches!(args.host, Host::Copilot | Host::Opencode) {
+        return crate::install_file::run(args.host, scope, args.policy.as_deref(), add);
     }
     let cwd = crate::current_dir()?;
     let (anchor, rel) = settings_place(args.host, scope, &cwd, &env_var).map_err(Error::failure)?;
