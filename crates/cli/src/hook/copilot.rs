@@ -14,9 +14,10 @@
 //! the call run (Copilot's changelog: "Allow tool calls to continue when hooks time out").
 //!
 //! `ask` is put to the user only in an interactive session (`-p` denies it: "unable to ask
-//! user for confirmation"), and whether an approved ask runs `modifiedArgs` is not shown by
-//! anything cordon can test: so cordon answers an ask as a deny whose reason says how a
-//! person approves it, as for Codex and Gemini CLI.
+//! user for confirmation"), and there `modifiedArgs` is ignored: the dialog shows the model's
+//! arguments and approving it runs them (checked by hand with 1.0.102, docs/hooks.md). An ask
+//! with cordon's rewrite would so run the command unconfined: cordon answers an ask as a deny
+//! whose reason says how a person approves it, as for Codex and Gemini CLI.
 //!
 //! Tools (their schemas as Copilot CLI 1.0.102 offers them to the model): `bash` (`command`,
 //! `description`, `mode`, `detach`, …; runs in the session's cwd) is the shell; `view`
