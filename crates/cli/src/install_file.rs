@@ -221,10 +221,11 @@ pub fn edit(
 fn load_note(host: Host, scope: Scope) -> Option<&'static str> {
     match (host, scope) {
         (Host::Copilot, Scope::Project) => Some(
-            "Copilot CLI loads .github/hooks only in a folder it trusts, and in prompt mode (-p) \
-             only when it is trusted or GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true or \
-             COPILOT_ALLOW_ALL=true; cordon cannot read Copilot's trust record \
-             (`cordon install copilot --user` is loaded in every folder)",
+            "Copilot CLI loads .github/hooks only at the root of a git repository, only in a \
+             folder it trusts, and in prompt mode (-p) only when it is trusted or \
+             GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true or COPILOT_ALLOW_ALL=true; cordon cannot \
+             read Copilot's trust record (`cordon install copilot --user` is loaded in every \
+             folder)",
         ),
         (Host::Opencode, _) => Some(
             "opencode --pure (OPENCODE_PURE) loads no plugins, cordon's included; \
@@ -290,6 +291,12 @@ pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
         if let Some(n) = load_note(host, scope) {
             println!("note: {n}");
         }
+        if host == Host::Copilot && scope == Scope::Project && !cwd.join(".git").exists() {
+            println!(
+                "warning: {} is not the root of a git repository: Copilot CLI will not load this hook here",
+                crate::term::clean(&cwd.display().to_string())
+            );
+        }
     }
     Ok(0)
 }
@@ -320,7 +327,7 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
                 Ok(Some(t)) if !is_cordons(host, &t) => {
                     "not wired: the file is not cordon's".to_string()
                 }
-                Ok(Some(_)) => state(host, scope, var),
+                Ok(Some(_)) => state(host, scope, cwd, var),
             };
             lines.push(format!(
                 "  {:<12} {:<8} {shown}: {state}",
@@ -333,7 +340,7 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
 }
 
 /// What the host will do with cordon's file.
-fn state(host: Host, scope: Scope, var: &dyn Fn(&str) -> Option<String>) -> String {
+fn state(host: Host, scope: Scope, cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
     let mut s = match host {
         Host::Copilot => format!(
             "wired, fails closed (cordon failing or missing denies the call; a hook timeout, {COPILOT_TIMEOUT_SEC} s, lets it run)"
@@ -360,6 +367,13 @@ fn state(host: Host, scope: Scope, var: &dyn Fn(&str) -> Option<String>) -> Stri
                         return s;
                     }
                 }
+            }
+            if scope == Scope::Project && !cwd.join(".git").exists() {
+                return format!(
+                    "present but NOT LOADED: {} is not the root of a git repository, where \
+                     Copilot CLI looks for .github/hooks",
+                    crate::term::clean(&cwd.display().to_string())
+                );
             }
             if scope == Scope::Project {
                 s.push_str("; ");

@@ -30,6 +30,11 @@ impl Setup {
 
     /// As [`Setup::new`], installed by the cordon binary `bin`.
     fn with_binary(user: Option<(u32, u32)>, bin: &Path) -> Setup {
+        Setup::installed(user, bin, "--user")
+    }
+
+    /// Installed with `scope` (`--user` or `--project`).
+    fn installed(user: Option<(u32, u32)>, bin: &Path, scope: &str) -> Setup {
         let project = tempfile::tempdir().unwrap();
         std::fs::write(project.path().join("cordon.toml"), POLICY).unwrap();
         let home = tempfile::tempdir().unwrap();
@@ -37,12 +42,16 @@ impl Setup {
             .current_dir(project.path())
             .env("HOME", home.path())
             .env_remove("COPILOT_HOME")
-            .args(["install", "copilot", "--user", "--policy"])
+            .args(["install", "copilot", scope, "--policy"])
             .arg(project.path().join("cordon.toml"))
             .output()
             .unwrap();
         assert!(o.status.success(), "install: {}", common::stderr(&o));
-        assert!(home.path().join(".copilot/hooks/cordon.json").is_file());
+        let file = match scope {
+            "--user" => home.path().join(".copilot/hooks/cordon.json"),
+            _ => project.path().join(".github/hooks/cordon.json"),
+        };
+        assert!(file.is_file());
         Setup {
             project,
             home,
@@ -55,6 +64,11 @@ impl Setup {
     }
 
     fn run_copilot(&self, mock: &Mock) -> Output {
+        self.run_copilot_with(mock, &[], &[])
+    }
+
+    /// Copilot with extra arguments and environment.
+    fn run_copilot_with(&self, mock: &Mock, args: &[&str], env: &[(&str, &str)]) -> Output {
         let home = self.home.path();
         for d in [".state", ".config", ".runtime", ".cache"] {
             std::fs::create_dir_all(home.join(d)).unwrap();
@@ -91,6 +105,8 @@ impl Setup {
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .env("XDG_CACHE_HOME", home.join(".cache"))
             .env("XDG_RUNTIME_DIR", home.join(".runtime"))
+            .envs(env.iter().copied())
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -229,4 +245,61 @@ fn copilot_file_tools_are_decided() {
     );
     assert!(r.contains("configures the agent host's hooks"), "{r}");
     assert!(!hook.exists(), "{r}");
+}
+
+/// A project's `.github/hooks` (in a git repository) runs in prompt mode only when Copilot
+/// trusts the folder or is told to (`GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true`); otherwise Copilot skips it without
+/// a word, and a command the policy denies runs. `cordon doctor` says so rather than
+/// "loaded".
+#[test]
+fn copilot_project_hook_runs_only_in_a_trusted_or_opted_in_folder() {
+    let s = Setup::installed(None, Path::new(env!("CARGO_BIN_EXE_cordon")), "--project");
+    // Copilot looks for .github/hooks at the root of a git repository (outside one it loads
+    // no project hooks at all, opted in or not: checked with 1.0.102).
+    let o = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(s.dir())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git init: {}", common::stderr(&o));
+    let t = Turn {
+        tool: "bash".into(),
+        input: json!({ "command": "touch ran-here; rm -rf keep", "description": "scripted" }),
+    };
+    std::fs::create_dir(s.dir().join("keep")).unwrap();
+
+    let mock = Mock::start(t.clone());
+    let o = s.run_copilot_with(
+        &mock,
+        &[],
+        &[("GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS", "true")],
+    );
+    let r = mock.the_one_result("Copilot CLI", &t.tool, &o);
+    assert!(r.contains("destroys files"), "{r}");
+    assert!(s.dir().join("keep").is_dir() && !s.dir().join("ran-here").exists());
+
+    // Not opted in, the folder not trusted: Copilot skips the project's hooks. With its own
+    // approval off (--allow-all-tools, as a headless run would), the denied command runs.
+    let mock = Mock::start(t.clone());
+    let o = s.run_copilot_with(&mock, &["--allow-all-tools"], &[]);
+    let r = mock.the_one_result("Copilot CLI", &t.tool, &o);
+    assert!(!r.contains("cordon"), "{r}");
+    assert!(s.dir().join("ran-here").exists(), "{r}");
+    assert!(!s.dir().join("keep").exists(), "{r}");
+
+    let o = common::command(s.dir())
+        .env("HOME", s.home.path())
+        .env_remove("COPILOT_HOME")
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let line = common::stdout(&o)
+        .lines()
+        .find(|l| l.contains("copilot-cli") && l.contains("project"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        line.contains("wired, fails closed") && line.contains("only in a folder it trusts"),
+        "{line}"
+    );
 }

@@ -129,6 +129,15 @@ fn a_file_that_is_not_cordons_is_never_overwritten_or_removed() {
     }
     assert!(doctor_line(p, h, "copilot-cli", "project").contains("not cordon's"));
 
+    // cordon's own project hook outside a git repository: Copilot would not load it.
+    let other = tempfile::tempdir().unwrap();
+    let o = cordon(other.path(), h, &["install", "copilot"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(common::stdout(&o).contains("not the root of a git repository"));
+    assert!(doctor_line(other.path(), h, "copilot-cli", "project").contains("NOT LOADED"));
+    std::fs::create_dir(other.path().join(".git")).unwrap();
+    assert!(doctor_line(other.path(), h, "copilot-cli", "project").contains("wired, fails closed"));
+
     let plugin = p.join(".opencode/plugin/cordon.js");
     std::fs::create_dir_all(plugin.parent().unwrap()).unwrap();
     std::fs::write(&plugin, "export const Mine = async () => ({});\n").unwrap();
