@@ -30,6 +30,11 @@ impl Setup {
 
     /// As [`Setup::new`], installed by the cordon binary `bin`.
     fn with_binary(user: Option<(u32, u32)>, bin: &Path) -> Setup {
+        Setup::installed(user, bin, "--user")
+    }
+
+    /// Installed with `scope` (`--user` or `--project`).
+    fn installed(user: Option<(u32, u32)>, bin: &Path, scope: &str) -> Setup {
         let project = tempfile::tempdir().unwrap();
         std::fs::write(project.path().join("cordon.toml"), POLICY).unwrap();
         let home = tempfile::tempdir().unwrap();
@@ -37,15 +42,16 @@ impl Setup {
             .current_dir(project.path())
             .env("HOME", home.path())
             .env_remove("XDG_CONFIG_HOME")
-            .args(["install", "opencode", "--user", "--policy"])
+            .args(["install", "opencode", scope, "--policy"])
             .arg(project.path().join("cordon.toml"))
             .output()
             .unwrap();
         assert!(o.status.success(), "install: {}", common::stderr(&o));
-        assert!(home
-            .path()
-            .join(".config/opencode/plugin/cordon.js")
-            .is_file());
+        let file = match scope {
+            "--user" => home.path().join(".config/opencode/plugin/cordon.js"),
+            _ => project.path().join(".opencode/plugin/cordon.js"),
+        };
+        assert!(file.is_file());
         Setup {
             project,
             home,
@@ -242,4 +248,18 @@ fn opencode_file_tools_are_decided() {
     );
     assert!(r.contains("configures the agent host's hooks"), "{r}");
     assert!(!hook.exists(), "{r}");
+}
+
+/// The project-level plugin (`.opencode/plugin/cordon.js`) is loaded the same way.
+#[test]
+fn opencode_project_plugin_denies() {
+    let s = Setup::installed(None, Path::new(env!("CARGO_BIN_EXE_cordon")), "--project");
+    std::fs::create_dir(s.dir().join("keep")).unwrap();
+    let r = turn(&s, "touch ran-before-deny; rm -rf keep");
+    assert!(
+        r.contains("cordon: denied") && r.contains("destroys files"),
+        "{r}"
+    );
+    assert!(s.dir().join("keep").is_dir());
+    assert!(!s.dir().join("ran-before-deny").exists(), "{r}");
 }
