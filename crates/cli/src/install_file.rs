@@ -28,7 +28,8 @@ use crate::{Error, Exit};
 /// The largest hook file cordon reads back.
 const MAX_FILE: u64 = 1 << 20;
 
-/// Copilot's hook timeout, seconds (its default is 30). A timeout lets the call run.
+/// Copilot's hook timeout, seconds (its default is 30). Past it, Copilot's own approval
+/// decides as if there were no hook.
 pub const COPILOT_TIMEOUT_SEC: u64 = 30;
 
 /// Where cordon's file for `host` goes in `scope`: the directory cordon trusts and the path
@@ -285,7 +286,7 @@ pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
     if add {
         if host == Host::Copilot {
             println!(
-                "note: Copilot CLI lets a call run when its hook times out ({COPILOT_TIMEOUT_SEC} s, timeoutSec); cordon failing or missing denies it"
+                "note: past its hook timeout ({COPILOT_TIMEOUT_SEC} s, timeoutSec) Copilot CLI leaves the call to its own approval (with --allow-all-tools it runs, unconfined); cordon failing or missing denies it"
             );
         }
         if let Some(n) = load_note(host, scope) {
@@ -343,7 +344,7 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
 fn state(host: Host, scope: Scope, cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
     let mut s = match host {
         Host::Copilot => format!(
-            "wired, fails closed (cordon failing or missing denies the call; a hook timeout, {COPILOT_TIMEOUT_SEC} s, lets it run)"
+            "wired, fails closed (cordon failing or missing denies the call; past the {COPILOT_TIMEOUT_SEC} s hook timeout, Copilot's own approval decides: with --allow-all-tools it runs)"
         ),
         _ => format!(
             "wired, fails closed (cordon failing, missing or silent for {} s blocks the call)",

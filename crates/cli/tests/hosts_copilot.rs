@@ -303,3 +303,37 @@ fn copilot_project_hook_runs_only_in_a_trusted_or_opted_in_folder() {
         "{line}"
     );
 }
+
+/// A hook past Copilot's `timeoutSec` is no decision at all: Copilot's own approval decides,
+/// which in `-p` denies, and with `--allow-all-tools` runs the command unconfined. This is the
+/// limitation `install` and `doctor` state ("a hook timeout lets it run"); cordon's hook made
+/// slow here by a `sleep` in front of it, with a 2 s timeout.
+#[test]
+fn copilot_hook_timeout_leaves_the_call_to_copilots_own_approval() {
+    let s = Setup::new(None);
+    let file = s.home.path().join(".copilot/hooks/cordon.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let hook = &mut v["hooks"]["preToolUse"][0];
+    hook["bash"] = json!(format!("sleep 20; {}", hook["bash"].as_str().unwrap()));
+    hook["timeoutSec"] = json!(2);
+    std::fs::write(&file, v.to_string()).unwrap();
+    let t = Turn {
+        tool: "bash".into(),
+        input: json!({ "command": "touch ran-after-timeout", "description": "scripted" }),
+    };
+
+    let mock = Mock::start(t.clone());
+    let o = s.run_copilot(&mock);
+    let r = mock.the_one_result("Copilot CLI", &t.tool, &o);
+    assert!(!r.contains("cordon"), "{r}");
+    assert!(!s.dir().join("ran-after-timeout").exists(), "{r}");
+
+    let mock = Mock::start(t.clone());
+    let o = s.run_copilot_with(&mock, &["--allow-all-tools"], &[]);
+    let r = mock.the_one_result("Copilot CLI", &t.tool, &o);
+    assert!(
+        s.dir().join("ran-after-timeout").exists(),
+        "Copilot now blocks a timed-out hook: update docs/hooks.md and doctor. {r}"
+    );
+}
