@@ -60,7 +60,7 @@ pub enum Scope {
 }
 
 impl Scope {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Scope::Project => "project",
             Scope::User => "user",
@@ -94,6 +94,9 @@ pub fn settings_place(
         },
         (Host::Gemini, Scope::Project) => (cwd.to_path_buf(), ".gemini/settings.json"),
         (Host::Gemini, Scope::User) => (home()?, ".gemini/settings.json"),
+        (Host::Copilot | Host::Opencode, _) => {
+            return crate::install_file::place(host, scope, cwd, var)
+        }
     };
     Ok((anchor, PathBuf::from(rel)))
 }
@@ -117,6 +120,8 @@ pub fn event(host: Host) -> &'static str {
     match host {
         Host::Claude | Host::Codex => "PreToolUse",
         Host::Gemini => "BeforeTool",
+        Host::Copilot => "preToolUse",
+        Host::Opencode => "tool.execute.before",
     }
 }
 
@@ -156,6 +161,8 @@ fn group(host: Host, command: &str) -> Value {
             "matcher": "*",
             "hooks": [{ "type": "command", "command": command, "timeout": 30 }],
         }),
+        // Not edited here: their hook file is cordon's own (`install_file`).
+        Host::Copilot | Host::Opencode => Value::Null,
         // Gemini's matcher is a regular expression; its timeout is in milliseconds.
         Host::Gemini => json!({
             "matcher": ".*",
@@ -313,6 +320,9 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
         return Err(Error::failure(
             "--sandbox is for codex only (the other hosts have no sandbox of their own to hand over)",
         ));
+    }
+    if matches!(args.host, Host::Copilot | Host::Opencode) {
+        return crate::install_file::run(args.host, scope, args.policy.as_deref(), add);
     }
     let cwd = crate::current_dir()?;
     let (anchor, rel) = settings_place(args.host, scope, &cwd, &env_var).map_err(Error::failure)?;
