@@ -197,6 +197,13 @@ impl Gate {
         &self.audit_path
     }
 
+    /// How many group syncs ([`cordon_approval::audit::SharedLog::syncs`]) the audit log's
+    /// writer has made so far (`None` without a log): what a decision costs in syncs, for
+    /// tests and benchmarks.
+    pub fn audit_syncs(&self) -> Option<u64> {
+        lock(&self.engine).audit_log().map(|l| l.syncs())
+    }
+
     /// Where "approve always" rules are kept, or why there is no such place.
     pub fn rules_file(&self) -> Result<&Path, NoRulesFile> {
         self.rules_file.as_deref().map_err(|e| *e)
