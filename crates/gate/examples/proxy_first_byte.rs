@@ -24,12 +24,8 @@ use cordon_gate::{Answer, AskError, AsyncAsker, Gate, Options, Pending, Request}
 struct Nobody;
 
 impl AsyncAsker for Nobody {
-    fn ask(
-        &mut self,
-        _: &Request,
-        _: &Pending,
-    ) -> impl std::future::Future<Output = Result<Answer, AskError>> + Send {
-        async { Err(AskError::NobodyToAsk(String::new())) }
+    async fn ask(&mut self, _: &Request, _: &Pending) -> Result<Answer, AskError> {
+        Err(AskError::NobodyToAsk(String::new()))
     }
 }
 
