@@ -135,6 +135,12 @@ pub struct Io {
     /// Files handed to the command in its private TMPDIR (written before it starts, read-only),
     /// each named to it by variables: a CA bundle for cordon's proxy, say.
     pub files: Vec<RunFile>,
+    /// What the command waits for: the run builds its sandbox (the private TMPDIR, the
+    /// re-point check, the ruleset, the namespaces and their mounts, bwrap's) and calls this
+    /// meanwhile; the command starts only once it returned `Ok`. `Err(why)` ends the run
+    /// before the command started ([`Error::Refused`]). The gate makes its decision's audit
+    /// record durable here.
+    pub release: Option<crate::Release>,
 }
 
 /// A file [`Io::files`] hands to a run.
@@ -276,6 +282,7 @@ impl Prepared {
             stdio: io.stdio,
             cancel: io.cancel,
             proxy,
+            release: io.release,
         };
         // What the run leaves that the operator's tools run (a `.git` config, `.envrc`, …) is
         // found by comparing with this, and moved aside.

@@ -102,7 +102,7 @@ pub enum Attempt {
 }
 
 /// Steps whose failure the child reports; the index is the record's step byte.
-const STEPS: [&str; 22] = [
+const STEPS: [&str; 23] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -125,6 +125,7 @@ const STEPS: [&str; 22] = [
     "the proxy's listener in the network namespace",
     "handing the proxy's listener to cordon",
     "signal mask",
+    "waiting for cordon's go",
 ];
 
 const REC: usize = 6;
@@ -137,8 +138,15 @@ fn cstring(b: &[u8]) -> Result<CString, Error> {
     })
 }
 
-/// Runs `spec` in new namespaces under `c`; see the module docs.
-pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt> {
+/// Runs `spec` in new namespaces under `c`; see the module docs. `release` (taken once
+/// called) is waited for while init builds the namespaces: init forks the command only after
+/// cordon's "go" byte on a pipe, which cordon writes once it returned `Ok`.
+pub fn run(
+    c: Confinement,
+    spec: &Spec,
+    plan: &Plan,
+    release: &mut Option<super::Release>,
+) -> Result<Outcome, Attempt> {
     let parent = |e: io::Error| Attempt::Start(Error::Io(e));
     let start = |e: Error| Attempt::Start(e);
 
@@ -255,6 +263,15 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     )
     .map_err(|e| parent(e.into()))?;
     let me_fd = me.as_raw_fd();
+    // The pipe init waits on before it forks the command (only when there is a release).
+    let go = match release {
+        Some(_) => Some(
+            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+                .map_err(|e| parent(e.into()))?,
+        ),
+        None => None,
+    };
+    let go_fd = go.as_ref().map_or(-1, |(r, _)| r.as_raw_fd());
 
     let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWNS | libc::CLONE_PIDFD;
     if plan.user {
@@ -318,6 +335,7 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
                 proxy_fd,
                 proxy_port,
                 proxy_forwards: &proxy_forwards,
+                go_fd,
             })
         }
     }
@@ -329,6 +347,10 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     });
     drop(me);
     drop(c.landlock);
+    let go = go.map(|(r, w)| {
+        drop(r);
+        w
+    });
     // SAFETY: clone succeeded with CLONE_PIDFD, so the kernel stored a new pidfd for init in
     // `pidfd`; nothing else owns it (the child's copy of the variable is in its own memory,
     // and it never reads it). The OwnedFd is its sole owner.
@@ -337,6 +359,27 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
 
     reap_finished_inits();
     super::reap_bwrap_inits();
+    // The release while init builds the namespaces (mounts /proc, adds its rules, makes the
+    // proxy's listener); refused, init is killed before it forked the command.
+    if let (Some(r), Some(go)) = (release.take(), &go) {
+        let released = r.wait();
+        if released.is_ok() {
+            // A write that fails finds nobody to read it: the child is gone before the
+            // command (its own report says why), and nothing waits for this byte.
+            let _ = rustix::io::write(go, b"G");
+        }
+        if let Err(e) = released {
+            // Init is not reaped yet, so its pid is still its own; killing init ends the
+            // whole namespace before the command could start.
+            send(&pidfd, libc::SIGKILL);
+            let mut st = 0;
+            // SAFETY: waitpid writes one int into `st`; `pid` is our unreaped init, just
+            // SIGKILLed, so this returns once it is gone.
+            unsafe { libc::waitpid(pid, &mut st, libc::__WALL) };
+            return Err(start(e));
+        }
+    }
+    drop(go);
     // The listener first: init starts the command only after cordon said "go", which it says
     // only once the proxy has its listener. Any failure kills the namespace before that.
     let mut handoff_error = None;
@@ -676,6 +719,8 @@ struct InitData<'a> {
     proxy_port: u16,
     /// `[network.forward]`'s ports: a listener each, sent after the proxy's.
     proxy_forwards: &'a [u16],
+    /// The pipe init reads cordon's "go" from before it forks the command (-1: none).
+    go_fd: RawFd,
 }
 
 /// Writes one report record to init's end of the report pipe (raw); true if all of it went.
@@ -759,7 +804,7 @@ unsafe fn init(d: &InitData) -> ! {
     // them: a stdin pipe's write end kept open here would keep the command from ever seeing
     // end-of-file. Keep only what init and the command need.
     let mut keep = [
-        d.report, d.me_fd, d.ruleset, d.stdio[0], d.stdio[1], d.stdio[2], d.proxy_fd,
+        d.report, d.me_fd, d.ruleset, d.stdio[0], d.stdio[1], d.stdio[2], d.proxy_fd, d.go_fd,
     ];
     keep.sort_unstable();
     let mut next: RawFd = 3;
@@ -903,6 +948,16 @@ unsafe fn init(d: &InitData) -> ! {
         }
         // SAFETY: the namespace's end of the pair, not used again (close-on-exec as well).
         unsafe { libc::close(d.proxy_fd) };
+    }
+
+    // Nothing of the command before cordon's "go" (its decision's record is durable).
+    if d.go_fd >= 0 {
+        // SAFETY: `d.go_fd` is open (kept above); a pipe's read end, read like the pair.
+        if !unsafe { crate::proxy::wait_go(d.go_fd) } {
+            fail(b'S', 22);
+        }
+        // SAFETY: the pipe's read end, not used again (close-on-exec as well).
+        unsafe { libc::close(d.go_fd) };
     }
 
     // SIGCHLD joins the forwarded signals (blocked since before clone) in the set init waits on.
@@ -1265,6 +1320,7 @@ mod tests {
             stdio: Default::default(),
             cancel: None,
             proxy: None,
+            release: None,
         }
     }
 
