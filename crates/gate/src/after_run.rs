@@ -45,6 +45,33 @@ pub fn pending(roots: &[PathBuf], log: &Path, session: &str) -> Result<Option<Pe
     })
 }
 
+/// [`pending`] in two steps, for a run whose command waits for a release anyway (gate
+/// `run.rs`, `cordon exec`): the scans of earlier runs whose cordon died, now (they may move
+/// files aside in the roots, which must happen before this run's own snapshot); and this
+/// run's marker, a synced file, made by the function returned, which the caller runs on
+/// another thread while the sandbox is built and joins before the command starts.
+#[allow(clippy::type_complexity)] // the marker's maker, as `pending` would make it
+pub fn pending_later(
+    roots: &[PathBuf],
+    log: &Path,
+    session: &str,
+) -> Result<Option<impl FnOnce() -> Result<Pending, String> + Send + 'static>, String> {
+    let Some(dir) = log
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(|d| d.join("scans"))
+    else {
+        return Ok(None);
+    };
+    recover(&dir, roots, log, session)?;
+    let roots = roots.to_vec();
+    Ok(Some(move || {
+        Marker::create(&dir, &roots).map(Pending).map_err(|e| {
+            format!("cannot record the run's after-run scan as pending in {}: {e}; the scan must survive cordon being killed", dir.display())
+        })
+    }))
+}
+
 /// A run's pending scan, held until [`Pending::finish`].
 pub struct Pending(Marker);
 

@@ -22,10 +22,64 @@ impl Gate {
     /// for an agent host ([`FrontEnd::Host`]) an ask is not put to `asker`: it is recorded as
     /// an ask deferred to the host and returned as one ([`Decision::is_ask`]).
     pub fn decide(&self, call: &Call, asker: &mut dyn Asker) -> Decision {
-        let (mut session, first) = match self.begin(call) {
+        let (session, first) = match self.begin(call) {
             Ok(begun) => begun,
             Err(failed) => return failed,
         };
+        self.decide_from(call, session, first, asker)
+    }
+
+    /// [`Gate::decide`] for a front end that runs the call at once ([`Gate::run_provisional`],
+    /// `cordon exec`): a call the engine allows without asking anyone is settled while its
+    /// record is still being made durable, on a thread of its own, so that the sandbox is
+    /// built meanwhile; the command starts only once the record is durable, and never when
+    /// it could not be made so. Every other call is decided as [`Gate::decide`] decides it.
+    pub fn decide_provisional(&self, call: &Call, asker: &mut dyn Asker) -> Provisional {
+        let settled = |decision| Provisional {
+            decision,
+            sync: None,
+        };
+        let mut session = match self.begin_session(call) {
+            Ok(s) => s,
+            Err(failed) => return settled(failed),
+        };
+        let decided = self.evaluate_unsynced(call, session.as_ref());
+        let overlaps = decided.provisional().is_allowed() && matches!(call.what, What::Shell(_));
+        if !overlaps {
+            return settled(self.decide_from(call, session, decided.durable(), asker));
+        }
+        let decision = self.settle(
+            call,
+            Concluded::of(decided.provisional().clone()),
+            session.as_mut(),
+        );
+        if !decision.is_allowed() {
+            // The session could not be saved: nothing runs; the record stands as written.
+            let _ = decided.durable();
+            return settled(decision);
+        }
+        let sync = std::thread::Builder::new()
+            .name("cordon-audit-sync".into())
+            .spawn(move || decided.durable());
+        match sync {
+            Ok(handle) => Provisional {
+                decision,
+                sync: Some(handle),
+            },
+            // No thread: the record is made durable here, before anything is built.
+            Err(_) => settled(decision),
+        }
+    }
+
+    /// The rest of [`Gate::decide`] after the engine's first answer: a person asked where
+    /// one must answer, the session saved.
+    fn decide_from(
+        &self,
+        call: &Call,
+        mut session: Option<session::Session>,
+        first: Outcome,
+        asker: &mut dyn Asker,
+    ) -> Decision {
         let concluded = match first {
             Outcome::Ask(p) if self.defers() => self.defer(call, p),
             Outcome::Ask(p) => {
@@ -120,6 +174,14 @@ impl Gate {
     /// The start of a decision: the session locked and restored, the engine's first answer.
     #[allow(clippy::result_large_err)] // a Decision is what the caller returns either way
     fn begin(&self, call: &Call) -> Result<(Option<session::Session>, Outcome), Decision> {
+        let session = self.begin_session(call)?;
+        let first = self.evaluate_unsynced(call, session.as_ref()).durable();
+        Ok((session, first))
+    }
+
+    /// The session of a decision, locked (refused on a gate that only checks).
+    #[allow(clippy::result_large_err)] // a Decision is what the caller returns either way
+    fn begin_session(&self, call: &Call) -> Result<Option<session::Session>, Decision> {
         if self.front_end == FrontEnd::Check {
             return Err(Decision::failed(
                 call,
@@ -127,11 +189,8 @@ impl Gate {
                 "this gate only checks calls (open it with another front end to decide)",
             ));
         }
-        let session = self
-            .open_session()
-            .map_err(|e| Decision::failed(call, None, e.to_string()))?;
-        let first = self.evaluate(call, session.as_ref());
-        Ok((session, first))
+        self.open_session()
+            .map_err(|e| Decision::failed(call, None, e.to_string()))
     }
 
     fn open_session(&self) -> Result<Option<session::Session>, Error> {
@@ -143,18 +202,20 @@ impl Gate {
         }
     }
 
-    /// The engine's first answer, its record written under the engine's lock and made
-    /// durable after it is let go: concurrent calls (a `cordon mcp` serving several) share
-    /// one sync, and none is handed out before its record is durable.
-    fn evaluate(&self, call: &Call, session: Option<&session::Session>) -> Outcome {
-        let decided = {
-            let mut engine = lock(&self.engine);
-            if let Some(s) = session {
-                s.restore(&mut engine);
-            }
-            engine.evaluate_unsynced(&call.request)
-        };
-        decided.durable()
+    /// The engine's first answer, its record written under the engine's lock, to be made
+    /// durable after it is let go ([`cordon_approval::Decided::durable`]): concurrent calls
+    /// (a `cordon mcp` serving several) share one sync, and none is handed out before its
+    /// record is durable.
+    fn evaluate_unsynced(
+        &self,
+        call: &Call,
+        session: Option<&session::Session>,
+    ) -> cordon_approval::Decided {
+        let mut engine = lock(&self.engine);
+        if let Some(s) = session {
+            s.restore(&mut engine);
+        }
+        engine.evaluate_unsynced(&call.request)
     }
 
     /// Lets go of the session while a person is asked about a connection, so that the run's

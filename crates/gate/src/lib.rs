@@ -540,6 +540,60 @@ impl Concluded {
     }
 }
 
+/// A decision whose record may still be syncing ([`Gate::decide_provisional`]): run it with
+/// [`Gate::run_provisional`], which builds the sandbox meanwhile and starts the command only
+/// once the record is durable; [`Provisional::durable`] waits for it.
+#[derive(Debug)]
+#[must_use = "a provisional decision is handed out only by Provisional::durable or Gate::run_provisional"]
+pub struct Provisional {
+    decision: Decision,
+    /// The thread making the record durable, with the outcome it then hands out.
+    sync: Option<std::thread::JoinHandle<Outcome>>,
+}
+
+impl Provisional {
+    /// The decision as it will stand if its record becomes durable: its notices may be
+    /// shown, and a denial is final; an allow runs only through [`Gate::run_provisional`].
+    pub fn provisional(&self) -> &Decision {
+        &self.decision
+    }
+
+    /// The decision, once its record is durable (an allow whose record could not be made
+    /// durable is a failure: nothing runs).
+    pub fn durable(self) -> Decision {
+        let Some(sync) = self.sync else {
+            return self.decision;
+        };
+        let outcome = synced(sync);
+        durable_decision(self.decision, outcome)
+    }
+}
+
+/// What the thread making a record durable handed out (a thread that panicked: a denial).
+fn synced(sync: std::thread::JoinHandle<Outcome>) -> Outcome {
+    sync.join().unwrap_or_else(|_| Outcome::Denied {
+        by: By::AuditFailed,
+        reason: "the decision's record could not be made durable (its sync panicked): not run"
+            .into(),
+        note: None,
+    })
+}
+
+/// `provisional` as the durable `outcome` makes it: unchanged when the record is durable, a
+/// failure (nothing runs) when the sync turned the allow into [`By::AuditFailed`].
+fn durable_decision(provisional: Decision, outcome: Outcome) -> Decision {
+    match outcome {
+        Outcome::Denied { by, reason, .. } => Decision {
+            kind: DecisionKind::Failed {
+                by: Some(by),
+                reason,
+            },
+            ..provisional
+        },
+        _ => provisional,
+    }
+}
+
 /// How to run an allowed call.
 #[derive(Clone, Default)]
 pub struct RunOptions {

@@ -95,7 +95,7 @@ impl Gate {
             cancel,
             ask: None,
         };
-        self.run_shell(&id, argv, &cwd, opts, stdio)
+        self.run_shell(&id, argv, &cwd, opts, stdio, None)
     }
 
     /// Where [`Gate::serve`] runs the server: the gate's directory, which must lie in one of
