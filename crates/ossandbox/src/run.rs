@@ -42,6 +42,10 @@ pub mod namespaces;
 #[cfg(target_os = "linux")]
 mod pid1;
 
+/// The raw clone into new namespaces that `namespaces` and `pid1` share.
+#[cfg(target_os = "linux")]
+mod nsclone;
+
 /// What the child is confined by, built in the parent.
 #[cfg(target_os = "linux")]
 #[derive(Debug, Default)]
