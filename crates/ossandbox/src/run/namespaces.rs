@@ -15,6 +15,9 @@
 //!     │                     │   Landlock rules for the fresh /proc (rules belong to inodes)
 //!     │ ◀── listener ───────┤   [proxy] lo up, the proxy's listener made here and sent to
 //!     │ ─── "go" ──────────▶│   cordon (SCM_RIGHTS); the command waits for "go" (crate::proxy)
+//!     │ ─── "go" (release) ─▶│   [Io::release] cordon waits for it (the decision's record
+//!     │                     │   syncing) while init does the above; "go" on a pipe once it
+//!     │                     │   returned Ok, else init is SIGKILLed before the fork below
 //!     │                     │   fork ─▶ command (pid 2): setsid, rlimits, caps dropped,
 //!     │                     │           no_new_privs, landlock_restrict_self, seccomp, execve
 //!     │ SIGTERM/INT/HUP/QUIT ─▶ init: kill(-1, sig) — every process of the namespace
@@ -30,8 +33,10 @@
 //! `N` the namespaces could not be made (the caller falls back to seccomp argument filters),
 //! `S` a confinement step failed, `E` every exec failed, `X` the command's wait status.
 //!
-//! Everything after `clone` is raw syscalls on data prepared here, in the parent: the child of
-//! a multithreaded process may not allocate or take locks. That code is [`init`] and
+//! The clone itself, the maps and the tie to cordon are [`super::nsclone`]'s, shared with
+//! bwrap's pid 1. Everything after `clone` is raw syscalls on data prepared here, in the
+//! parent: the child of a multithreaded process may not allocate or take locks. That code is
+//! [`init`] and
 //! [`command`] (with `record`, `write_file`, [`super::drop_capabilities`],
 //! [`crate::seccomp::install`] and the raw functions of [`crate::proxy`]); each unsafe block
 //! there says what memory the call touches, who owns the descriptor, and how a failure ends
@@ -167,6 +172,9 @@ pub fn run(
         .collect::<Result<_, Error>>()
         .map_err(start)?;
     let pid_max = format!("{TASK_CAP}\n");
+    // The command's stack while it shares init's memory (init → command is a vfork, see
+    // `init`), allocated here: nothing is allocated after the clone.
+    let mut command_stack = vec![0u8; COMMAND_STACK];
     let drop_caps_all = plan.user || super::has_capabilities();
     let last_cap = super::last_capability();
     let ruleset = c.landlock.as_raw_fd();
@@ -280,6 +288,7 @@ pub fn run(
                 proxy_port,
                 proxy_forwards: &proxy_forwards,
                 go_fd,
+                command_stack: command_stack.as_mut_ptr_range().end,
             })
         },
     };
@@ -657,6 +666,19 @@ struct InitData<'a> {
     proxy_forwards: &'a [u16],
     /// The pipe init reads cordon's "go" from before it forks the command (-1: none).
     go_fd: RawFd,
+    /// The top of the stack the command runs on until its exec ([`COMMAND_STACK`] bytes).
+    command_stack: *mut u8,
+}
+
+/// The command's stack between init's vfork and its exec: `command` uses a few kilobytes
+/// (the seccomp filters and the exec candidates are read from `InitData`, not copied).
+const COMMAND_STACK: usize = 256 * 1024;
+
+/// The vfork'd command's entry (see `init`): `arg` is init's `InitData`.
+extern "C" fn command_entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `&InitData` init passed to clone, alive (init is suspended until
+    // this process execs or exits, and `command` does one or the other, never returning).
+    unsafe { command(&*(arg as *const InitData)) }
 }
 
 /// Writes one report record to init's end of the report pipe (raw); true if all of it went.
@@ -887,26 +909,28 @@ unsafe fn init(d: &InitData) -> ! {
         }
     }
 
-    // SAFETY: as `run`'s clone: a fork-like copy of this (single-threaded) process that only
-    // calls `command`, which never returns. No pointers are passed.
+    // The command as a vfork (posix_spawn's way): it shares init's memory on a stack of its
+    // own until its exec, and init waits meanwhile, so no copy of init's address space (a
+    // copy of cordon's) is made for it. Only its memory is shared: its descriptors, working
+    // directory, limits, credentials, Landlock domain, seccomp filters and signal handlers
+    // are its own (no CLONE_FILES, CLONE_FS, CLONE_THREAD, CLONE_SIGHAND), as after a fork.
+    // What it writes in memory is its own stack, and errno (init's, unread until init's next
+    // failed call).
+    // SAFETY: clone (glibc's wrapper) runs `command_entry` on the stack whose top
+    // `d.command_stack` is (allocated before init's clone, unused by anyone else; the
+    // wrapper aligns the stack pointer itself), with `d` as its argument, valid
+    // until it execs or exits — init is suspended until then (CLONE_VFORK).
     let cmd = unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            libc::SIGCHLD as libc::c_ulong,
-            0usize,
-            0usize,
-            0usize,
-            0usize,
+        libc::clone(
+            command_entry,
+            d.command_stack.cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            d as *const InitData as *mut libc::c_void,
         )
     };
     if cmd < 0 {
         fail(b'S', 7);
     }
-    if cmd == 0 {
-        // SAFETY: the clone's child; `d` is valid in its copy of the address space.
-        unsafe { command(d) };
-    }
-    let cmd = cmd as libc::pid_t;
     // The command has its descriptors; init's copies would keep the relay from seeing the end
     // of the command's output (a pty reads EIO only once every slave is closed).
     for &fd in &d.stdio {
