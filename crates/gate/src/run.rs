@@ -19,13 +19,15 @@ impl Gate {
             ));
         }
         let ran = match &call.what {
+            // Nothing to wait for but the after-run marker, whose sync `run_shell` then makes
+            // beside the sandbox's start-up.
             What::Shell(s) => self.run_shell(
                 &call.request.id,
                 &s.argv,
                 &s.cwd,
                 opts,
                 Default::default(),
-                None,
+                Some(Box::new(|| Ok(()))),
             ),
             What::File(a) => self.run_file(a),
         };
@@ -92,6 +94,9 @@ impl Gate {
 
     /// Runs `argv` in `cwd` under the prepared sandbox for the call `id` (a shell call's, or a
     /// wrapped MCP server's, `mcp.rs`), with `stdio` as the command's descriptors where set.
+    /// With a `release`, the command starts only once it returned `Ok`, and the after-run
+    /// scan's marker is made (and synced) on a thread meanwhile, the release waiting for it
+    /// too; without one, the marker is made first, here.
     pub(crate) fn run_shell(
         &self,
         id: &str,
