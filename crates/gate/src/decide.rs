@@ -58,16 +58,18 @@ impl Gate {
             let _ = decided.durable();
             return settled(decision);
         }
-        let sync = std::thread::Builder::new()
-            .name("cordon-audit-sync".into())
-            .spawn(move || decided.durable());
+        let sync = spawn_helper("cordon-audit-sync", move || decided.durable());
         match sync {
             Ok(handle) => Provisional {
                 decision,
                 sync: Some(handle),
             },
-            // No thread: the record is made durable here, before anything is built.
-            Err(_) => settled(decision),
+            // The record is written but nobody makes it durable: nothing is handed out.
+            Err(e) => settled(Decision::failed(
+                call,
+                Some(By::AuditFailed),
+                format!("cannot start the thread that makes the decision's record durable ({e}): not run"),
+            )),
         }
     }
 

@@ -569,6 +569,18 @@ impl Provisional {
     }
 }
 
+/// Starts a helper thread of a run (a record's sync, the after-run marker) with the signals a
+/// run forwards blocked in it: a SIGTERM meant for the command that arrives while it works
+/// must reach the run's signalfd (and be forwarded), not kill cordon in this thread.
+pub(crate) fn spawn_helper<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    #[cfg(target_os = "linux")]
+    let _mask = cordon_ossandbox::block_forwarded_signals()?;
+    std::thread::Builder::new().name(name.into()).spawn(f)
+}
+
 /// What the thread making a record durable handed out (a thread that panicked: a denial).
 fn synced(sync: std::thread::JoinHandle<Outcome>) -> Outcome {
     sync.join().unwrap_or_else(|_| Outcome::Denied {

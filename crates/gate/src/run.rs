@@ -135,7 +135,12 @@ impl Gate {
                 )
                 .map_err(Error::failure)?;
                 let pending = Arc::new(Mutex::new(None));
-                let marker = later.map(std::thread::spawn);
+                let marker = match later {
+                    None => None,
+                    Some(make) => Some(spawn_helper("cordon-scan-marker", make).map_err(|e| {
+                        Error::failure(format!("cannot start the after-run marker's thread: {e}"))
+                    })?),
+                };
                 let slot = pending.clone();
                 let release = cordon_ossandbox::Release::new(move || {
                     let released = release();
