@@ -55,7 +55,20 @@ pub fn prepare(policy: &Policy, machine: &Machine, backend: Backend) -> Result<P
         machine,
     )?;
     let tmp_base = std::env::temp_dir();
-    crate::tmp::sweep(&tmp_base);
+    // Reading a busy /tmp takes milliseconds: swept on a thread of its own beside the first
+    // run's start (the sweep and a run's TMPDIR are race-free by design, see `tmp.rs`), with
+    // the signals a run forwards blocked in it; here where no thread can be started.
+    let swept = {
+        #[cfg(target_os = "linux")]
+        let _mask = crate::run::block_forwarded_signals();
+        let base = tmp_base.clone();
+        std::thread::Builder::new()
+            .name("cordon-tmp-sweep".into())
+            .spawn(move || crate::tmp::sweep(&base))
+    };
+    if swept.is_err() {
+        crate::tmp::sweep(&tmp_base);
+    }
     let built = crate::Built::new(&choice, &profile);
     Ok(prepared(policy, profile, choice, built, tmp_base, true))
 }
