@@ -46,7 +46,15 @@ npm_packages=(
 pip_packages=(
   # MCP servers and clients (issue 27)
   mcp-server-fetch==2026.10.24
+  # runfast (issues 25/26): a FUSE file system whose fsync is slow or fails, for the
+  # audit-sync overlap of `cordon exec` (crates/cli/tests/exec_sync.rs; libfuse3 from the
+  # distribution)
+  mfusepy==3.1.1
 )
+# runfast: mfusepy loads the distribution's libfuse3 (crates/cli/tests/exec_sync.rs).
+ldconfig -p | grep -q 'libfuse3\.so\.3 ' || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libfuse3-3
+}
 if [ ${#npm_packages[@]} -gt 0 ]; then
   npm install --prefix "$prefix/npm" --no-audit --no-fund --loglevel=error "${npm_packages[@]}"
 fi

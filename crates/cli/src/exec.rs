@@ -55,21 +55,25 @@ pub fn run(args: ExecArgs) -> Exit {
     let call = gate.shell(command, None)?;
     let rules_file = gate.rules_file().map(std::path::Path::to_path_buf);
     let mut prompt = Prompt::new(rules_file, session);
+    // Provisional: an allow's record is made durable while the sandbox is built, and the
+    // command starts only once it is (`Gate::run_provisional`).
     let decision = match &host_grant {
         // The host's user already said yes to this call, once.
-        Some(_) => gate.decide(&call, &mut |_: &cordon_gate::Request,
-                                            _: &cordon_gate::Pending,
-                                            _| {
-            Ok(cordon_gate::Answer::Once)
-        }),
-        None if terminal => gate.decide(&call, &mut prompt),
+        Some(_) => gate.decide_provisional(
+            &call,
+            &mut |_: &cordon_gate::Request, _: &cordon_gate::Pending, _| {
+                Ok(cordon_gate::Answer::Once)
+            },
+        ),
+        None if terminal => gate.decide_provisional(&call, &mut prompt),
         // Nobody to ask: the gate's denial says how a person can approve it.
-        None => gate.decide(&call, &mut cordon_gate::nobody()),
+        None => gate.decide_provisional(&call, &mut cordon_gate::nobody()),
     };
-    for n in &decision.notices {
+    for n in &decision.provisional().notices {
         eprintln!("cordon: {n}");
     }
-    if !decision.is_allowed() {
+    if !decision.provisional().is_allowed() {
+        let decision = decision.durable();
         return Err(Error::new(decision.exit_code(), decision.message()));
     }
     let timeout = args.timeout.or(gate.policy().sandbox.limits.timeout);
@@ -85,7 +89,7 @@ pub fn run(args: ExecArgs) -> Exit {
         cancel: None,
         ask,
     };
-    let ran = gate.run(&call, &decision, opts)?;
+    let ran = gate.run_provisional(&call, decision, opts)?;
     if ran.timed_out {
         return Err(Error::new(
             ran.exit_code,

@@ -61,6 +61,30 @@ fn scans_beside(log: &Path) -> Option<PathBuf> {
         .map(|d| d.join("scans"))
 }
 
+/// [`pending`] in two steps, for a run whose command waits for a release anyway (gate
+/// `run.rs`, `cordon exec`): the scans of earlier runs whose cordon died, now (they may move
+/// files aside in the roots, which must happen before this run's own snapshot); and this
+/// run's marker, a synced file, made by the function returned, which the caller runs on
+/// another thread while the sandbox is built and joins before the command starts.
+#[allow(clippy::type_complexity)] // the marker's maker, as `pending` would make it
+pub fn pending_later(
+    roots: &[PathBuf],
+    log: &Path,
+    session: &str,
+) -> Result<Option<impl FnOnce() -> Result<Pending, String> + Send + 'static>, String> {
+    let Some(dir) = scans_beside(log) else {
+        return Ok(None);
+    };
+    recover(&dir, roots, log, session)?;
+    let stores = MissingPlace::trust_stores_in(roots);
+    let (roots, log) = (roots.to_vec(), log.to_path_buf());
+    Ok(Some(move || {
+        Marker::create(&dir, &roots, &stores, &log).map(Pending).map_err(|e| {
+            format!("cannot record the run's after-run scan as pending in {}: {e}; the scan must survive cordon being killed", dir.display())
+        })
+    }))
+}
+
 /// Before policy discovery: the trust-store part of the scans of dead runs whose markers lie
 /// beside a default audit log of this environment (see the module's documentation). What
 /// appeared at a default place of the trust store during such a run is moved aside, warned

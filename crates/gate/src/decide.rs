@@ -62,6 +62,40 @@ impl Gate {
         (self.settle(call, concluded, session.as_mut()), durable)
     }
 
+    /// [`Gate::decide`] for a front end that runs the call at once ([`Gate::run_provisional`],
+    /// `cordon exec`): a shell call the engine allows without asking anyone is settled while
+    /// its record is still being made durable, on a thread of its own, so that the sandbox is
+    /// built meanwhile; the command starts only once the record is durable, and never when it
+    /// could not be made so. Every other call is decided as [`Gate::decide`] decides it.
+    pub fn decide_provisional(&self, call: &Call, asker: &mut dyn Asker) -> Provisional {
+        let settled = |decision| Provisional {
+            decision,
+            sync: None,
+        };
+        let overlaps = matches!(call.what, What::Shell(_));
+        let (decision, durable) = self.decide_deferring(call, asker, overlaps);
+        let Some(durable) = durable else {
+            return settled(decision);
+        };
+        if !decision.is_allowed() {
+            // The session could not be saved: nothing runs; the record stands as written.
+            let _ = durable.wait();
+            return settled(decision);
+        }
+        match spawn_helper("cordon-audit-sync", move || durable.wait()) {
+            Ok(handle) => Provisional {
+                decision,
+                sync: Some(handle),
+            },
+            // The record is written but nobody makes it durable: nothing is handed out.
+            Err(e) => settled(Decision::failed(
+                call,
+                Some(By::AuditFailed),
+                format!("cannot start the thread that makes the decision's record durable ({e}): not run"),
+            )),
+        }
+    }
+
     /// [`Gate::decide`] for an asynchronous asker (an MCP elicitation): the engine is not
     /// held while the person is asked, so other calls are decided meanwhile.
     pub async fn decide_async<A: AsyncAsker>(&self, call: &Call, asker: &mut A) -> Decision {

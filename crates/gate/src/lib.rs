@@ -540,6 +540,74 @@ impl Concluded {
     }
 }
 
+/// A decision whose record may still be syncing ([`Gate::decide_provisional`]): run it with
+/// [`Gate::run_provisional`], which builds the sandbox meanwhile and starts the command only
+/// once the record is durable; [`Provisional::durable`] waits for it.
+#[derive(Debug)]
+#[must_use = "a provisional decision is handed out only by Provisional::durable or Gate::run_provisional"]
+pub struct Provisional {
+    decision: Decision,
+    /// The thread making the record durable: `Err` is the denial when it could not.
+    sync: Option<std::thread::JoinHandle<Result<(), Outcome>>>,
+}
+
+impl Provisional {
+    /// The decision as it will stand if its record becomes durable: its notices may be
+    /// shown, and a denial is final; an allow runs only through [`Gate::run_provisional`].
+    pub fn provisional(&self) -> &Decision {
+        &self.decision
+    }
+
+    /// The decision, once its record is durable (an allow whose record could not be made
+    /// durable is a failure: nothing runs).
+    pub fn durable(self) -> Decision {
+        let Some(sync) = self.sync else {
+            return self.decision;
+        };
+        let outcome = synced(sync);
+        durable_decision(self.decision, outcome)
+    }
+}
+
+/// Starts a helper thread of a run (a record's sync, the after-run marker) with the signals a
+/// run forwards blocked in it: a SIGTERM meant for the command that arrives while it works
+/// must reach the run's signalfd (and be forwarded), not kill cordon in this thread.
+pub(crate) fn spawn_helper<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    #[cfg(target_os = "linux")]
+    let _mask = cordon_ossandbox::block_forwarded_signals()?;
+    std::thread::Builder::new().name(name.into()).spawn(f)
+}
+
+/// What the thread making a record durable handed out (a thread that panicked: a denial).
+fn synced(sync: std::thread::JoinHandle<Result<(), Outcome>>) -> Result<(), Outcome> {
+    sync.join().unwrap_or_else(|_| {
+        Err(Outcome::Denied {
+            by: By::AuditFailed,
+            reason: "the decision's record could not be made durable (its sync panicked): not run"
+                .into(),
+            note: None,
+        })
+    })
+}
+
+/// `provisional` as the durable `outcome` makes it: unchanged when the record is durable, a
+/// failure (nothing runs) when the sync turned the allow into [`By::AuditFailed`].
+fn durable_decision(provisional: Decision, synced: Result<(), Outcome>) -> Decision {
+    match synced {
+        Err(Outcome::Denied { by, reason, .. }) => Decision {
+            kind: DecisionKind::Failed {
+                by: Some(by),
+                reason,
+            },
+            ..provisional
+        },
+        _ => provisional,
+    }
+}
+
 /// How to run an allowed call.
 #[derive(Clone, Default)]
 pub struct RunOptions {

@@ -141,7 +141,7 @@ impl Gate {
                  started: {e}"
             ))
         })?;
-        let ran = self.run_shell(&id, argv, &cwd, opts, stdio);
+        let ran = self.run_shell(&id, argv, &cwd, opts, stdio, None);
         let how = match &ran {
             Ok(r) => format!("exited with status {}", r.exit_code),
             Err(e) => format!("could not run or was stopped: {e}"),

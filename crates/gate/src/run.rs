@@ -4,6 +4,10 @@
 use super::open::named_through_links;
 use super::*;
 
+/// What a run waits for before its command starts (see [`cordon_ossandbox::Release`]): `Err`
+/// with the line that says why it must not.
+type Release = Box<dyn FnOnce() -> Result<(), String> + Send>;
+
 impl Gate {
     /// Runs an allowed call: a shell call under the kernel sandbox, a file call through the
     /// file tools. Refuses (126) a decision that is not an allow of this very call.
@@ -15,17 +19,84 @@ impl Gate {
             ));
         }
         let ran = match &call.what {
-            What::Shell(s) => {
-                self.run_shell(&call.request.id, &s.argv, &s.cwd, opts, Default::default())
-            }
+            // Nothing to wait for but the after-run marker, whose sync `run_shell` then makes
+            // beside the sandbox's start-up.
+            What::Shell(s) => self.run_shell(
+                &call.request.id,
+                &s.argv,
+                &s.cwd,
+                opts,
+                Default::default(),
+                Some(Box::new(|| Ok(()))),
+            ),
             What::File(a) => self.run_file(a),
         };
         // Allowed (and recorded so) but not run for cordon's own reasons: the log says so.
         ran.map_err(|e| self.refused_run(call, e))
     }
 
+    /// Runs a provisional decision ([`Gate::decide_provisional`]): as [`Gate::run`], but with
+    /// the decision's record still being made durable while the sandbox is built (the private
+    /// TMPDIR, the checks, the ruleset, the namespaces, bwrap's mounts). The command starts
+    /// only once the record is durable; when it cannot be made durable the sandbox is torn
+    /// down before the command started and the decision's failure is returned (125).
+    pub fn run_provisional(
+        &self,
+        call: &Call,
+        decision: Provisional,
+        opts: RunOptions,
+    ) -> Result<Ran, Error> {
+        let Provisional { decision, sync } = decision;
+        let (Some(sync), What::Shell(s)) = (sync, &call.what) else {
+            let decision = Provisional {
+                decision,
+                sync: None,
+            };
+            return self.run(call, &decision.durable(), opts);
+        };
+        if !decision.is_allowed() || decision.request != call.request.id {
+            let _ = synced(sync);
+            return Err(Error::new(
+                EXIT_DENIED,
+                format!("`{}` was not allowed: nothing runs", call.shown),
+            ));
+        }
+        // The decision the sync turned into a failure, for the error below.
+        let refused: Arc<Mutex<Option<Decision>>> = Arc::default();
+        let release = {
+            let refused = refused.clone();
+            let decision = decision.clone();
+            Box::new(move || {
+                let durable = durable_decision(decision, synced(sync));
+                if durable.is_allowed() {
+                    return Ok(());
+                }
+                let why = durable.message();
+                *lock(&refused) = Some(durable);
+                Err(why)
+            }) as Release
+        };
+        let ran = self.run_shell(
+            &call.request.id,
+            &s.argv,
+            &s.cwd,
+            opts,
+            Default::default(),
+            Some(release),
+        );
+        if let Some(failed) = lock(&refused).take() {
+            // Not an allow that was refused to run: no allow was handed out at all (the log
+            // says so in its next record), so there is no refusal to record.
+            return Err(Error::new(failed.exit_code(), failed.message()));
+        }
+        ran.map_err(|e| self.refused_run(call, e))
+    }
+
     /// Runs `argv` in `cwd` under the prepared sandbox for the call `id` (a shell call's, or a
     /// wrapped MCP server's, `mcp.rs`), with `stdio` as the command's descriptors where set.
+    /// With a `release`, the command starts only once it returned `Ok`, and the after-run
+    /// scan's marker is made (and synced) on a thread meanwhile, the release waiting for it
+    /// too; without one, the marker is made first, here.
     pub(crate) fn run_shell(
         &self,
         id: &str,
@@ -33,6 +104,7 @@ impl Gate {
         cwd: &Path,
         opts: RunOptions,
         stdio: cordon_ossandbox::ChildStdio,
+        release: Option<Release>,
     ) -> Result<Ran, Error> {
         let Some(sandbox) = self.sandbox.as_ref().filter(|_| self.front_end.runs()) else {
             return Err(Error::failure("this gate does not run calls"));
@@ -43,12 +115,57 @@ impl Gate {
         self.before_run(sandbox)?;
         // The after-run scan is pending until it completed: a cordon killed meanwhile leaves
         // it to the next run, one cut short refuses the next run there (after_run.rs).
-        let pending = after_run::pending(
-            sandbox.writable_roots(),
-            &self.audit_path,
-            &self.audit_session,
-        )
-        .map_err(Error::failure)?;
+        // With a release to wait for (the decision's record syncing), the marker's own sync
+        // runs beside it while the sandbox is built; the command starts after both.
+        let (pending, release) = match release {
+            None => {
+                let pending = after_run::pending(
+                    sandbox.writable_roots(),
+                    &self.audit_path,
+                    &self.audit_session,
+                )
+                .map_err(Error::failure)?;
+                (Arc::new(Mutex::new(pending)), None)
+            }
+            Some(release) => {
+                let later = after_run::pending_later(
+                    sandbox.writable_roots(),
+                    &self.audit_path,
+                    &self.audit_session,
+                )
+                .map_err(Error::failure)?;
+                let pending = Arc::new(Mutex::new(None));
+                let marker = match later {
+                    None => None,
+                    Some(make) => Some(spawn_helper("cordon-scan-marker", make).map_err(|e| {
+                        Error::failure(format!("cannot start the after-run marker's thread: {e}"))
+                    })?),
+                };
+                let slot = pending.clone();
+                let release = cordon_ossandbox::Release::new(move || {
+                    let released = release();
+                    let Some(marker) = marker else {
+                        return released;
+                    };
+                    let made = marker
+                        .join()
+                        .unwrap_or_else(|_| Err("the after-run scan's marker was not made".into()));
+                    match (released, made) {
+                        (Ok(()), Ok(p)) => {
+                            *lock(&slot) = Some(p);
+                            Ok(())
+                        }
+                        // Nothing runs: nothing to scan after it.
+                        (Err(e), Ok(p)) => {
+                            p.finish(&[]);
+                            Err(e)
+                        }
+                        (Err(e), Err(_)) | (Ok(()), Err(e)) => Err(e),
+                    }
+                });
+                (pending, Some(release))
+            }
+        };
         let command = cordon_ossandbox::Command {
             program: argv[0].clone().into(),
             args: argv[1..].iter().map(Into::into).collect(),
@@ -58,6 +175,7 @@ impl Gate {
         let mut io = cordon_ossandbox::Io {
             stdio,
             cancel: opts.cancel.as_ref().map(Cancel::fd),
+            release,
             ..Default::default()
         };
         let capture = match opts.output {
@@ -111,7 +229,7 @@ impl Gate {
         // The enforcement of this run, beside its decision's record (the audit record of the
         // decision is written before the run; this is what the kernel then applied).
         tracing::info!(request = %id, enforcement = %ran.enforcement, "ran");
-        if let Some(p) = pending {
+        if let Some(p) = lock(&pending).take() {
             p.finish(&ran.scan_truncated);
         }
         after_run::report(

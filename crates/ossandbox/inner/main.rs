@@ -16,7 +16,7 @@
 //! Usage (cordon writes it; nobody else should):
 //!
 //! ```text
-//! cordon-inner RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]{COUNT} [proxy PORT FD [forward PORT]...] -- PROG ARGS...
+//! cordon-inner RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]{COUNT} [proxy PORT FD [forward PORT]...] [go FD] -- PROG ARGS...
 //! ```
 //!
 //! Each PATH that exists gets a path-beneath rule with DIR_RIGHTS when it is a directory,
@@ -25,7 +25,10 @@
 //! network namespace (every address there, which is loopback only; IPv6 dual-stack, or
 //! 127.0.0.1 without IPv6), sent to cordon over the unix socket FD (`SCM_RIGHTS`), and the
 //! command starts only after cordon answers "go" (see cordon's `src/proxy.rs`); this happens
-//! before Landlock applies, whose ruleset allows no bind. Then no_new_privs,
+//! before Landlock applies, whose ruleset allows no bind. With `go FD`, the command starts
+//! only once cordon writes "go" on FD (a pipe): cordon makes its decision's record durable
+//! while bwrap and this stage build the sandbox, and end-of-file (cordon said no, or died)
+//! exits 125 with the command never started. Then no_new_privs,
 //! `landlock_restrict_self`, every descriptor above stdio close-on-exec, and exec of PROG
 //! (searched on `PATH` when it has no `/`). Any failure before exec exits 125 with one
 //! `cordon: ` line; exec failures exit 127 (not found) or 126, like cordon itself.
@@ -583,25 +586,38 @@ unsafe fn proxy_listener(port: u16, forwards: &[u16], sock: usize) {
         unsafe { listen_and_send(p, sock) };
     }
     // cordon answers "go" once the proxy holds the listener; end-of-file means it failed.
+    // SAFETY: no preconditions beyond its system calls' own.
+    unsafe {
+        wait_go(
+            sock,
+            b"inner stage: cordon did not take the proxy's listener",
+        )
+    };
+}
+
+/// Waits for cordon's "go" byte on `fd` and closes it; anything else (end-of-file: cordon
+/// said no, or is gone) exits 125 with `why`, before the command starts.
+///
+/// # Safety
+/// None beyond its system calls' own (read and close on a descriptor number, a byte on this
+/// frame).
+unsafe fn wait_go(fd: usize, why: &[u8]) {
     let mut go = 0u8;
     loop {
         // SAFETY: read writes at most one byte into `go` on this frame.
-        let r = unsafe { syscall(nr::READ, sock, &mut go as *mut u8 as usize, 1, 0) };
+        let r = unsafe { syscall(nr::READ, fd, &mut go as *mut u8 as usize, 1, 0) };
         if r == -EINTR {
             continue;
         }
         // SAFETY: `go` is a live, initialised local (volatile: the kernel wrote it).
         if r != 1 || unsafe { core::ptr::read_volatile(&go) } != b'G' {
-            fail(
-                125,
-                &[b"inner stage: cordon did not take the proxy's listener"],
-            );
+            fail(125, &[why]);
         }
         break;
     }
-    // SAFETY: `sock` is not used again; if the close fails, close_range below still keeps
+    // SAFETY: `fd` is not used again; if the close fails, close_range below still keeps
     // it from the command.
-    unsafe { syscall(nr::CLOSE, sock, 0, 0, 0) };
+    unsafe { syscall(nr::CLOSE, fd, 0, 0, 0) };
 }
 
 /// The program's entry, called from `_start` with the kernel's initial stack pointer.
@@ -655,6 +671,15 @@ unsafe extern "C" fn start(sp: *const usize) -> ! {
         }
         // SAFETY: no preconditions beyond its system calls' own.
         unsafe { proxy_listener(port as u16, &forwards[..n], sock) };
+    }
+    // `go FD`: cordon says when the command may start (its decision's record is durable);
+    // the sandbox above is built meanwhile. End-of-file means it must not: exit 125.
+    // SAFETY: as above.
+    if arg(i).map(|p| unsafe { c_str(p) }) == Some(b"go") {
+        let fd = number(arg(i + 1), b"the go descriptor");
+        i += 2;
+        // SAFETY: no preconditions beyond its system calls' own.
+        unsafe { wait_go(fd, b"inner stage: cordon did not release the command") };
     }
     // SAFETY: as above.
     if arg(i).map(|p| unsafe { c_str(p) }) != Some(b"--") {

@@ -581,6 +581,21 @@ pub fn with_proxy(mut args: Vec<OsString>, port: u16, fd: i32, forwards: &[u16])
     args
 }
 
+/// `args` (the whole bwrap command line after its own options, `--args N -- INNER …`) with
+/// the inner stage's `go FD` before the command: it starts the command only once cordon
+/// writes "go" on the pipe `fd` (see [`crate::run::Release`]).
+pub fn with_go(mut args: Vec<OsString>, fd: i32) -> Vec<OsString> {
+    // bwrap's own `--` comes first; the inner stage's (rule paths are absolute) second.
+    let at = args
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| *a == "--")
+        .nth(1)
+        .map_or(args.len(), |(i, _)| i);
+    args.splice(at..at, ["go".into(), fd.to_string().into()]);
+    args
+}
+
 /// System entries that are symlinks on this host, with their targets as written.
 fn system_links() -> Vec<(PathBuf, PathBuf)> {
     use crate::profile::{SYSTEM_DEVICES, SYSTEM_EXEC, SYSTEM_READ};

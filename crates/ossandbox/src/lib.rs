@@ -95,7 +95,7 @@ pub use profile::{Access, PathRule, Profile, Protected, PROXY_PORT};
 pub use render::Format;
 #[cfg(target_os = "linux")]
 pub use run::{block_forwarded_signals, SignalMask};
-pub use run::{Cancel, ChildStdio, Outcome, ProxyHandoff};
+pub use run::{Cancel, ChildStdio, Outcome, ProxyHandoff, Release};
 pub use sandbox::{
     describe, inherited_names, prepare, Command, Enforcement, Io, Prepared, Ran, RunFile,
 };
@@ -722,6 +722,11 @@ fn execute_backend(
     tmp: &std::path::Path,
     gaps: &mut Vec<String>,
 ) -> Result<run::Outcome, Error> {
+    // The macOS runner starts the command at once: released first.
+    #[cfg(target_os = "macos")]
+    if let Some(r) = spec.release.take() {
+        r.wait()?;
+    }
     match &choice.backend {
         #[cfg(target_os = "macos")]
         Chosen::Unconfined => run::macos::run(&spec, &rlimits(profile)),
@@ -764,6 +769,7 @@ fn execute_backend(
         Chosen::Unconfined => {
             let c = run::Confinement {
                 rlimits: rlimits(profile),
+                release: spec.release.take(),
                 ..Default::default()
             };
             run::run(c, &spec)
@@ -782,7 +788,10 @@ fn execute_backend(
                 seccomp: built.seccomp(profile.network)?,
                 rlimits: rlimits(profile),
             };
-            match run::namespaces::run(c, &spec, &plan) {
+            // Taken by the namespaced run once it waited for it; what is left (the namespaces
+            // were refused before) the run without them waits for.
+            let mut release = spec.release.take();
+            match run::namespaces::run(c, &spec, &plan, &mut release) {
                 Ok(outcome) => return Ok(outcome),
                 Err(run::namespaces::Attempt::Start(e)) => return Err(e),
                 // Without a network namespace nothing keeps the command from going around
@@ -806,6 +815,7 @@ fn execute_backend(
                 seccomp: seccomp::compile(&rules)?,
                 rlimits: rlimits(profile),
                 confine: true,
+                release,
                 ..Default::default()
             };
             run::run(c, &spec)
@@ -901,6 +911,17 @@ fn execute_backend(
                     None
                 }
             };
+            // The inner stage starts the command only on cordon's "go" (`Spec::release`), while
+            // bwrap builds the sandbox.
+            let go = match &spec.release {
+                Some(_) => {
+                    let (go_r, go_w) = pipe()?;
+                    argv = bwrap::with_go(argv, std::os::fd::AsRawFd::as_raw_fd(&go_r));
+                    pass.push(go_r);
+                    Some(go_w)
+                }
+                None => None,
+            };
             spec.program = bwrap_path.clone().into_os_string();
             spec.args = argv;
             for (k, v) in spec.env.iter_mut() {
@@ -918,6 +939,8 @@ fn execute_backend(
                 setup_status: Some(status_r),
                 proxy,
                 own_pid_namespace: true,
+                release: spec.release.take(),
+                go,
                 ..Default::default()
             };
             let outcome = run::run_noting(c, &spec, gaps);
@@ -1158,6 +1181,7 @@ mod tests {
             stdio: Default::default(),
             cancel: None,
             proxy,
+            release: None,
         };
         let handoff = |port| {
             let (tx, _) = std::sync::mpsc::channel();

@@ -694,6 +694,7 @@ pub fn bwrap_runs() -> Finding {
         stdio: Default::default(),
         cancel: None,
         proxy: None,
+        release: None,
     };
     match crate::run::run(c, &spec) {
         Ok(crate::run::Outcome::Exited(0)) => Finding {

@@ -42,6 +42,10 @@ pub mod namespaces;
 #[cfg(target_os = "linux")]
 mod pid1;
 
+/// The raw clone into new namespaces that `namespaces` and `pid1` share.
+#[cfg(target_os = "linux")]
+mod nsclone;
+
 /// What the child is confined by, built in the parent.
 #[cfg(target_os = "linux")]
 #[derive(Debug, Default)]
@@ -68,6 +72,12 @@ pub struct Confinement {
     /// `--unshare-pid --die-with-parent`): nothing of it can be re-parented to cordon, so the
     /// run waits for its child alone and several such runs may share one process.
     pub own_pid_namespace: bool,
+    /// What the command waits for ([`Spec::release`]): without [`Confinement::go`] it is
+    /// waited for before the child is spawned; with it, right after (the child builds the
+    /// sandbox meanwhile and waits for a byte on `go`'s other end before its command).
+    pub release: Option<Release>,
+    /// The write end of the pipe the child (bwrap's inner stage, `go FD`) waits on.
+    pub go: Option<OwnedFd>,
 }
 
 /// Runs without their own PID namespace reap and kill every child of the process at their end
@@ -76,8 +86,31 @@ pub struct Confinement {
 #[cfg(target_os = "linux")]
 static SUPERVISION: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
+/// What a run waits for before its command starts ([`crate::Io::release`]): a function
+/// called on the thread that runs the command, once the sandbox is being built (the
+/// namespaces cloned, bwrap started); `Ok` lets the command start, `Err(why)` ends the run
+/// before it did ([`Error::Refused`] with `why`), the sandbox torn down.
+pub struct Release(Box<dyn FnOnce() -> Result<(), String> + Send>);
+
+impl Release {
+    pub fn new(f: impl FnOnce() -> Result<(), String> + Send + 'static) -> Release {
+        Release(Box::new(f))
+    }
+
+    /// Waits for the release: `Ok` to start the command.
+    pub(crate) fn wait(self) -> Result<(), Error> {
+        (self.0)().map_err(Error::Refused)
+    }
+}
+
+impl std::fmt::Debug for Release {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Release")
+    }
+}
+
 /// The command to run.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Spec {
     pub program: OsString,
     pub args: Vec<OsString>,
@@ -95,6 +128,8 @@ pub struct Spec {
     /// Under `sandbox.network = "proxy"`: where the listener made inside the command's
     /// network namespace goes (required then, refused otherwise).
     pub proxy: Option<ProxyHandoff>,
+    /// The command starts only once this returned `Ok` (see [`Release`]).
+    pub release: Option<Release>,
 }
 
 /// A switch that cancels runs: [`Cancel::fd`] goes into [`Spec::cancel`], and
@@ -371,6 +406,13 @@ pub fn run_noting(
     let report_fd = status_w.as_raw_fd();
     let pass: Vec<RawFd> = confinement.pass_fds.iter().map(|f| f.as_raw_fd()).collect();
 
+    // Without a child that waits for "go", the command is not spawned before the release.
+    let mut release = confinement.release;
+    if confinement.go.is_none() {
+        if let Some(r) = release.take() {
+            r.wait()?;
+        }
+    }
     let mut started = None;
     if own_ns {
         match pid1::spawn(spec, &pass, &rlimits) {
@@ -517,6 +559,25 @@ pub fn run_noting(
     };
     drop(confinement.landlock);
     drop(confinement.pass_fds);
+    // The release while the child builds the sandbox (bwrap's mounts): the inner stage waits
+    // for "go" before the command. Refused, the sandbox is torn down before the command ran.
+    if let (Some(r), Some(go)) = (release.take(), &confinement.go) {
+        let released = r.wait();
+        if released.is_ok() {
+            // A write that fails finds nobody to read it: the child is gone before the
+            // command (its own report says why), and nothing waits for this byte.
+            let _ = rustix::io::write(go, b"G");
+        }
+        if let Err(e) = released {
+            kill_all_descendants(pid);
+            wait_for(pid);
+            if !own_ns {
+                reap_all();
+            }
+            return Err(e);
+        }
+    }
+    drop(confinement.go);
     // The listener before anything else: the inner stage starts the command only after
     // cordon's "go". Without it the sandbox is torn down and the run never starts.
     if let Some((mine, handoff)) = &confinement.proxy {

@@ -55,7 +55,20 @@ pub fn prepare(policy: &Policy, machine: &Machine, backend: Backend) -> Result<P
         machine,
     )?;
     let tmp_base = std::env::temp_dir();
-    crate::tmp::sweep(&tmp_base);
+    // Reading a busy /tmp takes milliseconds: swept on a thread of its own beside the first
+    // run's start (the sweep and a run's TMPDIR are race-free by design, see `tmp.rs`), with
+    // the signals a run forwards blocked in it; here where no thread can be started.
+    let swept = {
+        #[cfg(target_os = "linux")]
+        let _mask = crate::run::block_forwarded_signals();
+        let base = tmp_base.clone();
+        std::thread::Builder::new()
+            .name("cordon-tmp-sweep".into())
+            .spawn(move || crate::tmp::sweep(&base))
+    };
+    if swept.is_err() {
+        crate::tmp::sweep(&tmp_base);
+    }
     let built = crate::Built::new(&choice, &profile);
     Ok(prepared(policy, profile, choice, built, tmp_base, true))
 }
@@ -137,6 +150,12 @@ pub struct Io {
     /// Files handed to the command in its private TMPDIR (written before it starts, read-only),
     /// each named to it by variables: a CA bundle for cordon's proxy, say.
     pub files: Vec<RunFile>,
+    /// What the command waits for: the run builds its sandbox (the private TMPDIR, the
+    /// re-point check, the ruleset, the namespaces and their mounts, bwrap's) and calls this
+    /// meanwhile; the command starts only once it returned `Ok`. `Err(why)` ends the run
+    /// before the command started ([`Error::Refused`]). The gate makes its decision's audit
+    /// record durable here.
+    pub release: Option<crate::Release>,
 }
 
 /// A file [`Io::files`] hands to a run.
@@ -278,6 +297,7 @@ impl Prepared {
             stdio: io.stdio,
             cancel: io.cancel,
             proxy,
+            release: io.release,
         };
         // What the run leaves that the operator's tools run (a `.git` config, `.envrc`, …) is
         // found by comparing with this, and moved aside.

@@ -166,6 +166,7 @@ pub fn invocation(
         cancel: spec.cancel.clone(),
         // The listener is made and handed over before sandbox-exec starts (outside it).
         proxy: None,
+        release: None,
     })
 }
 
@@ -264,6 +265,7 @@ mod tests {
             timeout: Some(Duration::from_secs(7)),
             stdio: Default::default(),
             cancel: None,
+            release: None,
             proxy: None,
         }
     }

@@ -15,6 +15,9 @@
 //!     │                     │   Landlock rules for the fresh /proc (rules belong to inodes)
 //!     │ ◀── listener ───────┤   [proxy] lo up, the proxy's listener made here and sent to
 //!     │ ─── "go" ──────────▶│   cordon (SCM_RIGHTS); the command waits for "go" (crate::proxy)
+//!     │ ─── "go" (release) ─▶│   [Io::release] cordon waits for it (the decision's record
+//!     │                     │   syncing) while init does the above; "go" on a pipe once it
+//!     │                     │   returned Ok, else init is SIGKILLed before the fork below
 //!     │                     │   fork ─▶ command (pid 2): setsid, rlimits, caps dropped,
 //!     │                     │           no_new_privs, landlock_restrict_self, seccomp, execve
 //!     │ SIGTERM/INT/HUP/QUIT ─▶ init: kill(-1, sig) — every process of the namespace
@@ -30,8 +33,10 @@
 //! `N` the namespaces could not be made (the caller falls back to seccomp argument filters),
 //! `S` a confinement step failed, `E` every exec failed, `X` the command's wait status.
 //!
-//! Everything after `clone` is raw syscalls on data prepared here, in the parent: the child of
-//! a multithreaded process may not allocate or take locks. That code is [`init`] and
+//! The clone itself, the maps and the tie to cordon are [`super::nsclone`]'s, shared with
+//! bwrap's pid 1. Everything after `clone` is raw syscalls on data prepared here, in the
+//! parent: the child of a multithreaded process may not allocate or take locks. That code is
+//! [`init`] and
 //! [`command`] (with `record`, `write_file`, [`super::drop_capabilities`],
 //! [`crate::seccomp::install`] and the raw functions of [`crate::proxy`]); each unsafe block
 //! there says what memory the call touches, who owns the descriptor, and how a failure ends
@@ -46,6 +51,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
+use super::nsclone::{self, write_file, Cloned, Exec, Identity, RawIdentity, Untied};
 use super::{Outcome, Spec};
 use crate::seccomp::Program;
 use crate::Error;
@@ -102,7 +108,7 @@ pub enum Attempt {
 }
 
 /// Steps whose failure the child reports; the index is the record's step byte.
-const STEPS: [&str; 22] = [
+const STEPS: [&str; 23] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -125,6 +131,7 @@ const STEPS: [&str; 22] = [
     "the proxy's listener in the network namespace",
     "handing the proxy's listener to cordon",
     "signal mask",
+    "waiting for cordon's go",
 ];
 
 const REC: usize = 6;
@@ -137,38 +144,21 @@ fn cstring(b: &[u8]) -> Result<CString, Error> {
     })
 }
 
-/// Runs `spec` in new namespaces under `c`; see the module docs.
-pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt> {
+/// Runs `spec` in new namespaces under `c`; see the module docs. `release` (taken once
+/// called) is waited for while init builds the namespaces: init forks the command only after
+/// cordon's "go" byte on a pipe, which cordon writes once it returned `Ok`.
+pub fn run(
+    c: Confinement,
+    spec: &Spec,
+    plan: &Plan,
+    release: &mut Option<super::Release>,
+) -> Result<Outcome, Attempt> {
     let parent = |e: io::Error| Attempt::Start(Error::Io(e));
     let start = |e: Error| Attempt::Start(e);
 
     // Everything the children need, allocated now.
-    let argv: Vec<CString> = std::iter::once(spec.program.as_os_str())
-        .chain(spec.args.iter().map(|a| a.as_os_str()))
-        .map(|a| cstring(a.as_bytes()))
-        .collect::<Result<_, _>>()
-        .map_err(start)?;
-    let envp: Vec<CString> = spec
-        .env
-        .iter()
-        .map(|(k, v)| {
-            let mut b = k.as_bytes().to_vec();
-            b.push(b'=');
-            b.extend_from_slice(v.as_bytes());
-            cstring(&b)
-        })
-        .collect::<Result<_, _>>()
-        .map_err(start)?;
-    let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    argv_p.push(std::ptr::null());
-    let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|a| a.as_ptr()).collect();
-    envp_p.push(std::ptr::null());
+    let exec = Exec::new(spec).map_err(start)?;
     let candidates = exec_candidates(spec).map_err(start)?;
-    let cwd = cstring(spec.cwd.as_os_str().as_bytes()).map_err(start)?;
-    let uid = rustix::process::getuid().as_raw();
-    let gid = rustix::process::getgid().as_raw();
-    let uid_map = format!("{uid} {uid} 1\n");
-    let gid_map = format!("{gid} {gid} 1\n");
     let proc_rules: Vec<(CString, u64, u64)> = plan
         .proc_rules
         .iter()
@@ -182,6 +172,9 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
         .collect::<Result<_, Error>>()
         .map_err(start)?;
     let pid_max = format!("{TASK_CAP}\n");
+    // The command's stack while it shares init's memory (init → command is a vfork, see
+    // `init`), allocated here: nothing is allocated after the clone.
+    let mut command_stack = vec![0u8; COMMAND_STACK];
     let drop_caps_all = plan.user || super::has_capabilities();
     let last_cap = super::last_capability();
     let ruleset = c.landlock.as_raw_fd();
@@ -247,96 +240,94 @@ pub fn run(c: Confinement, spec: &Spec, plan: &Plan) -> Result<Outcome, Attempt>
     rustix::fs::fcntl_setfl(&report_r, rustix::fs::OFlags::NONBLOCK)
         .map_err(|e| parent(e.into()))?;
     let report = report_w.as_raw_fd();
-    // cordon's own pidfd: init checks it after setting its parent-death signal, which closes
-    // the window where cordon died before that.
-    let me = rustix::process::pidfd_open(
-        rustix::process::getpid(),
-        rustix::process::PidfdFlags::empty(),
-    )
-    .map_err(|e| parent(e.into()))?;
-    let me_fd = me.as_raw_fd();
+    // The maps of the user namespace, and cordon's pidfd init checks.
+    let id = Identity::new(plan.user).map_err(parent)?;
+    // The pipe init waits on before it forks the command (only when there is a release).
+    let go = match release {
+        Some(_) => Some(
+            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+                .map_err(|e| parent(e.into()))?,
+        ),
+        None => None,
+    };
+    let go_fd = go.as_ref().map_or(-1, |(r, _)| r.as_raw_fd());
 
-    let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWNS | libc::CLONE_PIDFD;
+    let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWNS;
     if plan.user {
         flags |= libc::CLONE_NEWUSER;
     }
     if plan.net {
         flags |= libc::CLONE_NEWNET;
     }
-    let mut pidfd: libc::c_int = -1;
-    // clone without a new stack behaves like fork; CLONE_PIDFD stores the pidfd at arg 3
-    // (parent_tid) on x86_64 and aarch64 alike.
-    // SAFETY: raw clone without CLONE_VM or a new stack: the child gets a copy of this address
-    // space (every borrow below stays valid there) and continues here with pid == 0, where it
-    // only calls `init`, which never returns. The kernel writes the pidfd into `pidfd` on this
-    // frame. glibc's fork handlers do not run and its cached thread id is stale in the child;
-    // the child uses nothing that depends on them (no stdio, malloc, locks or raise).
-    let pid = unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            (flags | libc::SIGCHLD) as libc::c_ulong,
-            0usize,
-            &mut pidfd as *mut libc::c_int,
-            0usize,
-            0usize,
-        )
-    };
-    if pid < 0 {
-        let e = io::Error::last_os_error();
-        return Err(match e.raw_os_error() {
-            Some(libc::EPERM | libc::ENOSPC | libc::EINVAL | libc::EUSERS | libc::ENOSYS) => {
-                Attempt::Unavailable(e)
-            }
-            _ => parent(e),
-        });
-    }
-    if pid == 0 {
+    // SAFETY: the child only calls `init`, which makes raw system calls on data allocated
+    // before the clone and never returns.
+    let (pid, pidfd) = match unsafe { nsclone::clone(flags) } {
+        Ok(Cloned::Parent { pid, pidfd }) => (pid, pidfd),
+        Err(e) if nsclone::refused(&e) => return Err(Attempt::Unavailable(e)),
+        Err(e) => return Err(parent(e)),
         // Init. Never returns.
         // SAFETY: we are the child of the clone above, pid 1 of the new namespaces, and
         // every pointer in InitData (argv/envp arrays, CStrings, slices) points at data
         // allocated before the clone and never freed in this copy of the address space.
-        unsafe {
+        Ok(Cloned::Child) => unsafe {
             init(&InitData {
                 report,
-                me_fd,
-                user: plan.user,
-                uid_map: uid_map.as_bytes(),
-                gid_map: gid_map.as_bytes(),
+                id: id.raw(),
                 pid_max: pid_max.as_bytes(),
                 proc_rules: &proc_rules,
                 ruleset,
-                cwd: &cwd,
                 rlimits,
                 drop_caps: drop_caps_all,
                 last_cap,
                 programs,
                 candidates: &candidates,
-                argv: argv_p.as_ptr(),
-                envp: envp_p.as_ptr(),
+                exec: &exec,
                 stdio,
                 controlling_tty,
                 proxy_fd,
                 proxy_port,
                 proxy_forwards: &proxy_forwards,
+                go_fd,
+                command_stack: command_stack.as_mut_ptr_range().end,
             })
-        }
-    }
+        },
+    };
     drop(report_w);
     // Only init may hold the namespace's end: a closed pair is how cordon learns it failed.
     let proxy = proxy.map(|((mine, theirs), handoff, _)| {
         drop(theirs);
         (mine, handoff)
     });
-    drop(me);
+    drop(id);
     drop(c.landlock);
-    // SAFETY: clone succeeded with CLONE_PIDFD, so the kernel stored a new pidfd for init in
-    // `pidfd`; nothing else owns it (the child's copy of the variable is in its own memory,
-    // and it never reads it). The OwnedFd is its sole owner.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
-    let pid = pid as libc::pid_t;
+    let go = go.map(|(r, w)| {
+        drop(r);
+        w
+    });
 
     reap_finished_inits();
     super::reap_bwrap_inits();
+    // The release while init builds the namespaces (mounts /proc, adds its rules, makes the
+    // proxy's listener); refused, init is killed before it forked the command.
+    if let (Some(r), Some(go)) = (release.take(), &go) {
+        let released = r.wait();
+        if released.is_ok() {
+            // A write that fails finds nobody to read it: the child is gone before the
+            // command (its own report says why), and nothing waits for this byte.
+            let _ = rustix::io::write(go, b"G");
+        }
+        if let Err(e) = released {
+            // Init is not reaped yet, so its pid is still its own; killing init ends the
+            // whole namespace before the command could start.
+            send(&pidfd, libc::SIGKILL);
+            let mut st = 0;
+            // SAFETY: waitpid writes one int into `st`; `pid` is our unreaped init, just
+            // SIGKILLed, so this returns once it is gone.
+            unsafe { libc::waitpid(pid, &mut st, libc::__WALL) };
+            return Err(start(e));
+        }
+    }
+    drop(go);
     // The listener first: init starts the command only after cordon said "go", which it says
     // only once the proxy has its listener. Any failure kills the namespace before that.
     let mut handoff_error = None;
@@ -651,21 +642,18 @@ fn exec_candidates(spec: &Spec) -> Result<Vec<CString>, Error> {
 
 struct InitData<'a> {
     report: RawFd,
-    me_fd: RawFd,
-    user: bool,
-    uid_map: &'a [u8],
-    gid_map: &'a [u8],
+    /// The user namespace's maps and cordon's pidfd.
+    id: RawIdentity<'a>,
     pid_max: &'a [u8],
     proc_rules: &'a [(CString, u64, u64)],
     ruleset: RawFd,
-    cwd: &'a CString,
     rlimits: &'a [(libc::__rlimit_resource_t, u64)],
     drop_caps: bool,
     last_cap: u32,
     programs: &'a [Program],
     candidates: &'a [CString],
-    argv: *const *const libc::c_char,
-    envp: *const *const libc::c_char,
+    /// The command line, environment and working directory.
+    exec: &'a Exec,
     /// What the command gets as descriptors 0, 1, 2 (-1: init's own, which are cordon's).
     stdio: [RawFd; 3],
     /// The descriptor (0, 1 or 2, a pty slave) the command makes its controlling terminal.
@@ -676,6 +664,21 @@ struct InitData<'a> {
     proxy_port: u16,
     /// `[network.forward]`'s ports: a listener each, sent after the proxy's.
     proxy_forwards: &'a [u16],
+    /// The pipe init reads cordon's "go" from before it forks the command (-1: none).
+    go_fd: RawFd,
+    /// The top of the stack the command runs on until its exec ([`COMMAND_STACK`] bytes).
+    command_stack: *mut u8,
+}
+
+/// The command's stack between init's vfork and its exec: `command` uses a few kilobytes
+/// (the seccomp filters and the exec candidates are read from `InitData`, not copied).
+const COMMAND_STACK: usize = 256 * 1024;
+
+/// The vfork'd command's entry (see `init`): `arg` is init's `InitData`.
+extern "C" fn command_entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `&InitData` init passed to clone, alive (init is suspended until
+    // this process execs or exits, and `command` does one or the other, never returning).
+    unsafe { command(&*(arg as *const InitData)) }
 }
 
 /// Writes one report record to init's end of the report pipe (raw); true if all of it went.
@@ -695,23 +698,6 @@ unsafe fn record(fd: RawFd, tag: u8, step: u8, value: i32) -> bool {
 fn errno() -> i32 {
     // SAFETY: __errno_location returns a valid, aligned pointer to this thread's errno.
     unsafe { *libc::__errno_location() }
-}
-
-/// Writes `bytes` to an existing file (a /proc control file). System calls only (open,
-/// write, close), no allocation: safe between clone and exec.
-fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> bool {
-    // SAFETY: open reads the NUL-terminated `path`; the descriptor is ours and closed below.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return false;
-    }
-    // SAFETY: write reads `bytes.len()` bytes from the live slice; `fd` is the file opened
-    // above, closed once, right after.
-    unsafe {
-        let ok = libc::write(fd, bytes.as_ptr().cast(), bytes.len()) == bytes.len() as isize;
-        libc::close(fd);
-        ok
-    }
 }
 
 #[repr(C, packed)]
@@ -738,28 +724,26 @@ unsafe fn init(d: &InitData) -> ! {
         unsafe { libc::_exit(125) }
     };
     let ns_fail = |step: u8| -> ! { fail(b'N', step) };
-    // SAFETY: PR_SET_PDEATHSIG takes a signal number, no pointers. Checked: without it, init
-    // could outlive cordon.
-    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
-        ns_fail(0);
-    }
-    let mut alive = libc::pollfd {
-        fd: d.me_fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: poll reads and writes one pollfd on this frame without waiting; `me_fd` is
-    // cordon's pidfd, open (kept below). Readable (or an error) means cordon is gone or
-    // unknowable: stop (fail closed).
-    if unsafe { libc::poll(&mut alive, 1, 0) } != 0 {
+    // Checked: without it, init could outlive cordon.
+    // SAFETY: the child of `run`'s clone (this function's contract).
+    match unsafe { nsclone::tie_to_cordon(&d.id) } {
+        Ok(()) => {}
+        Err(Untied::Step(step)) => ns_fail(step),
         // SAFETY: as in `fail`.
-        unsafe { libc::_exit(125) }; // cordon is gone already
+        Err(Untied::CordonGone) => unsafe { libc::_exit(125) },
     }
     // clone copied every descriptor cordon had, the relay's ends of the command's pipes among
     // them: a stdin pipe's write end kept open here would keep the command from ever seeing
     // end-of-file. Keep only what init and the command need.
     let mut keep = [
-        d.report, d.me_fd, d.ruleset, d.stdio[0], d.stdio[1], d.stdio[2], d.proxy_fd,
+        d.report,
+        d.id.me(),
+        d.ruleset,
+        d.stdio[0],
+        d.stdio[1],
+        d.stdio[2],
+        d.proxy_fd,
+        d.go_fd,
     ];
     keep.sort_unstable();
     let mut next: RawFd = 3;
@@ -782,16 +766,9 @@ unsafe fn init(d: &InitData) -> ! {
     if unsafe { libc::syscall(libc::SYS_close_range, next as u32, u32::MAX, 0u32) } != 0 {
         fail(b'S', 9);
     }
-    if d.user {
-        if !write_file(c"/proc/self/setgroups", b"deny") {
-            ns_fail(1);
-        }
-        if !write_file(c"/proc/self/gid_map", d.gid_map) {
-            ns_fail(2);
-        }
-        if !write_file(c"/proc/self/uid_map", d.uid_map) {
-            ns_fail(3);
-        }
+    // SAFETY: as above.
+    if let Err(step) = unsafe { nsclone::map_user(&d.id) } {
+        ns_fail(step);
     }
     // Without this, as root, the /proc mount below would propagate to the host's mounts.
     // SAFETY: mount reads the NUL-terminated target "/" (a static C string literal); source,
@@ -905,6 +882,16 @@ unsafe fn init(d: &InitData) -> ! {
         unsafe { libc::close(d.proxy_fd) };
     }
 
+    // Nothing of the command before cordon's "go" (its decision's record is durable).
+    if d.go_fd >= 0 {
+        // SAFETY: `d.go_fd` is open (kept above); a pipe's read end, read like the pair.
+        if !unsafe { crate::proxy::wait_go(d.go_fd) } {
+            fail(b'S', 22);
+        }
+        // SAFETY: the pipe's read end, not used again (close-on-exec as well).
+        unsafe { libc::close(d.go_fd) };
+    }
+
     // SIGCHLD joins the forwarded signals (blocked since before clone) in the set init waits on.
     // SAFETY: sigset_t is a plain bit array; all-zero is a valid (empty) set.
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
@@ -922,26 +909,28 @@ unsafe fn init(d: &InitData) -> ! {
         }
     }
 
-    // SAFETY: as `run`'s clone: a fork-like copy of this (single-threaded) process that only
-    // calls `command`, which never returns. No pointers are passed.
+    // The command as a vfork (posix_spawn's way): it shares init's memory on a stack of its
+    // own until its exec, and init waits meanwhile, so no copy of init's address space (a
+    // copy of cordon's) is made for it. Only its memory is shared: its descriptors, working
+    // directory, limits, credentials, Landlock domain, seccomp filters and signal handlers
+    // are its own (no CLONE_FILES, CLONE_FS, CLONE_THREAD, CLONE_SIGHAND), as after a fork.
+    // What it writes in memory is its own stack, and errno (init's, unread until init's next
+    // failed call).
+    // SAFETY: clone (glibc's wrapper) runs `command_entry` on the stack whose top
+    // `d.command_stack` is (allocated before init's clone, unused by anyone else; the
+    // wrapper aligns the stack pointer itself), with `d` as its argument, valid
+    // until it execs or exits — init is suspended until then (CLONE_VFORK).
     let cmd = unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            libc::SIGCHLD as libc::c_ulong,
-            0usize,
-            0usize,
-            0usize,
-            0usize,
+        libc::clone(
+            command_entry,
+            d.command_stack.cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            d as *const InitData as *mut libc::c_void,
         )
     };
     if cmd < 0 {
         fail(b'S', 7);
     }
-    if cmd == 0 {
-        // SAFETY: the clone's child; `d` is valid in its copy of the address space.
-        unsafe { command(d) };
-    }
-    let cmd = cmd as libc::pid_t;
     // The command has its descriptors; init's copies would keep the relay from seeing the end
     // of the command's output (a pty reads EIO only once every slave is closed).
     for &fd in &d.stdio {
@@ -1051,8 +1040,8 @@ unsafe fn command(d: &InitData) -> ! {
     {
         fail(9);
     }
-    // SAFETY: chdir reads the NUL-terminated `d.cwd` (a CString in `d`).
-    if unsafe { libc::chdir(d.cwd.as_ptr()) } != 0 {
+    // SAFETY: chdir reads the NUL-terminated `d.exec.cwd` (a CString in `d`).
+    if unsafe { libc::chdir(d.exec.cwd.as_ptr()) } != 0 {
         fail(10);
     }
     for &(resource, value) in d.rlimits {
@@ -1102,7 +1091,7 @@ unsafe fn command(d: &InitData) -> ! {
     for path in d.candidates {
         // SAFETY: execve reads the NUL-terminated `path` and the null-terminated argv/envp
         // arrays of CString pointers built before the clone; it returns only on failure.
-        unsafe { libc::execve(path.as_ptr(), d.argv, d.envp) };
+        unsafe { libc::execve(path.as_ptr(), d.exec.argv(), d.exec.envp()) };
         match errno() {
             libc::ENOENT | libc::ENOTDIR => {}
             libc::EACCES => denied = true,
@@ -1142,12 +1131,11 @@ pub enum Probe {
 /// and makes the proxy's listener as `sandbox.network = "proxy"` does.
 pub fn probe() -> Probe {
     let user = !rustix::process::geteuid().is_root();
-    let (uid, gid) = (
-        rustix::process::getuid().as_raw(),
-        rustix::process::getgid().as_raw(),
-    );
-    let uid_map = format!("{uid} {uid} 1\n");
-    let gid_map = format!("{gid} {gid} 1\n");
+    let id = match Identity::new(user) {
+        Ok(id) => id,
+        Err(e) => return Probe::Unavailable(format!("cordon's own pidfd: {e}")),
+    };
+    let raw = id.raw();
     let cap = format!("{TASK_CAP}\n");
     let mut flags =
         libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWNS | libc::CLONE_NEWNET;
@@ -1155,76 +1143,69 @@ pub fn probe() -> Probe {
         flags |= libc::CLONE_NEWUSER;
     }
     // SAFETY: as `run`'s clone: a fork-like copy that only runs the block below and
-    // `_exit`s; no pointers are passed.
-    let pid = unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            (flags | libc::SIGCHLD) as libc::c_ulong,
-            0usize,
-            0usize,
-            0usize,
-            0usize,
-        )
+    // `_exit`s.
+    let pid = match unsafe { nsclone::clone(flags) } {
+        Err(e) => return Probe::Unavailable(format!("clone: {e}")),
+        Ok(Cloned::Parent { pid, .. }) => pid,
+        Ok(Cloned::Child) => probe_child(&raw, &cap),
     };
-    if pid < 0 {
-        return Probe::Unavailable(format!("clone: {}", io::Error::last_os_error()));
-    }
-    if pid == 0 {
-        // Exit code: 0 ok with pid_max, 1 ok without, +2 loopback or +4 the listener failed
-        // (the proxy); 10 + step on failure.
-        // SAFETY: the clone's child, which makes only raw system calls on data allocated
-        // before the clone (the map strings) and static C strings, then `_exit`s: mount as in
-        // `init`, the raw proxy functions, and `_exit` (no cordon handlers run). The
-        // listener is left to the exit.
-        unsafe {
-            let step = if user && !write_file(c"/proc/self/setgroups", b"deny") {
-                1
-            } else if user && !write_file(c"/proc/self/gid_map", gid_map.as_bytes()) {
-                2
-            } else if user && !write_file(c"/proc/self/uid_map", uid_map.as_bytes()) {
-                3
-            } else if libc::mount(
-                std::ptr::null(),
-                c"/".as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) != 0
-            {
-                4
-            } else if libc::mount(
-                c"proc".as_ptr(),
-                c"/proc".as_ptr(),
-                c"proc".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                std::ptr::null(),
-            ) != 0
-            {
-                5
-            } else {
-                let mut code = if write_file(c"/proc/sys/kernel/pid_max", cap.as_bytes()) {
-                    0
-                } else {
-                    1
-                };
-                if !crate::proxy::loopback_up() {
-                    code |= 2;
-                } else if crate::proxy::listener(crate::PROXY_PORT) < 0 {
-                    code |= 4;
-                }
-                libc::_exit(code);
-            };
-            libc::_exit(10 + step);
-        }
-    }
+    drop(id);
     let mut st = 0;
     // SAFETY: waitpid writes one int into `st` on this frame; the child is ours, unreaped.
-    if unsafe { libc::waitpid(pid as libc::pid_t, &mut st, 0) } != pid as libc::pid_t
-        || !libc::WIFEXITED(st)
-    {
+    if unsafe { libc::waitpid(pid, &mut st, libc::__WALL) } != pid || !libc::WIFEXITED(st) {
         return Probe::Unavailable("the probe child did not exit normally".into());
     }
-    match libc::WEXITSTATUS(st) {
+    probe_result(user, libc::WEXITSTATUS(st))
+}
+
+/// The probe's child: exits 0 ok with pid_max, 1 ok without, +2 loopback or +4 the listener
+/// failed (the proxy); 10 + step on failure.
+fn probe_child(id: &RawIdentity, cap: &str) -> ! {
+    // SAFETY: the clone's child, which makes only raw system calls on data allocated
+    // before the clone (the map strings) and static C strings, then `_exit`s: mount as in
+    // `init`, the raw proxy functions, and `_exit` (no cordon handlers run). The
+    // listener is left to the exit.
+    unsafe {
+        let step = if let Err(step) = nsclone::map_user(id) {
+            step as i32
+        } else if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            4
+        } else if libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        ) != 0
+        {
+            5
+        } else {
+            let mut code = if write_file(c"/proc/sys/kernel/pid_max", cap.as_bytes()) {
+                0
+            } else {
+                1
+            };
+            if !crate::proxy::loopback_up() {
+                code |= 2;
+            } else if crate::proxy::listener(crate::PROXY_PORT) < 0 {
+                code |= 4;
+            }
+            libc::_exit(code);
+        };
+        libc::_exit(10 + step);
+    }
+}
+
+/// What the probe child's exit code says.
+fn probe_result(user: bool, code: i32) -> Probe {
+    match code {
         code @ 0..=7 => Probe::Available {
             user,
             task_cap: code & 1 == 0,
@@ -1265,6 +1246,7 @@ mod tests {
             stdio: Default::default(),
             cancel: None,
             proxy: None,
+            release: None,
         }
     }
 

@@ -30,11 +30,10 @@
 //! index, the errno) on a close-on-exec pipe, whose end-of-file without a record means the
 //! exec happened.
 
-use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
+use super::nsclone::{self, Cloned, Exec, Identity, RawIdentity, Untied};
 use super::Spec;
 use crate::Error;
 
@@ -83,31 +82,17 @@ const EXEC: u8 = 255;
 /// A record: the step, then the errno.
 const REC: usize = 5;
 
-fn cstring(b: &[u8]) -> Result<CString, Attempt> {
-    CString::new(b).map_err(|_| {
-        Attempt::Failed(Error::other(
-            "a NUL byte in the command line, environment or a path",
-        ))
-    })
-}
-
 /// What the child needs, allocated before the clone.
 struct Data<'a> {
     report: RawFd,
     /// Where pid 1 writes bwrap's wait status (4 bytes) before it exits.
     status: RawFd,
-    me: RawFd,
-    user: bool,
-    uid_map: &'a [u8],
-    gid_map: &'a [u8],
+    id: RawIdentity<'a>,
     stdio: [RawFd; 3],
     controlling_tty: i32,
     pass: &'a [RawFd],
     rlimits: &'a [(libc::__rlimit_resource_t, u64)],
-    cwd: &'a CString,
-    program: &'a CString,
-    argv: *const *const libc::c_char,
-    envp: *const *const libc::c_char,
+    exec: &'a Exec,
 }
 
 /// Starts `spec` (bwrap, an absolute path) as pid 1 of a new PID namespace (and a user
@@ -119,31 +104,8 @@ pub(super) fn spawn(
     rlimits: &[(libc::__rlimit_resource_t, u64)],
 ) -> Result<Started, Attempt> {
     let failed = |e: io::Error| Attempt::Failed(Error::Io(e));
-    let program = cstring(spec.program.as_bytes())?;
-    let argv: Vec<CString> = std::iter::once(spec.program.as_os_str())
-        .chain(spec.args.iter().map(|a| a.as_os_str()))
-        .map(|a| cstring(a.as_bytes()))
-        .collect::<Result<_, _>>()?;
-    let envp: Vec<CString> = spec
-        .env
-        .iter()
-        .map(|(k, v)| {
-            let mut b = k.as_bytes().to_vec();
-            b.push(b'=');
-            b.extend_from_slice(v.as_bytes());
-            cstring(&b)
-        })
-        .collect::<Result<_, _>>()?;
-    let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    argv_p.push(std::ptr::null());
-    let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|a| a.as_ptr()).collect();
-    envp_p.push(std::ptr::null());
-    let cwd = cstring(spec.cwd.as_os_str().as_bytes())?;
+    let exec = Exec::new(spec).map_err(Attempt::Failed)?;
     let user = !rustix::process::geteuid().is_root();
-    let uid = rustix::process::getuid().as_raw();
-    let gid = rustix::process::getgid().as_raw();
-    let uid_map = format!("{uid} {uid} 1\n");
-    let gid_map = format!("{gid} {gid} 1\n");
     let stdio = spec
         .stdio
         .fds
@@ -153,70 +115,35 @@ pub(super) fn spawn(
         rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.into()))?;
     let (status_r, status_w) =
         rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.into()))?;
-    // cordon's own pidfd: the child checks it after setting its parent-death signal, which
-    // closes the window where cordon died before that.
-    let me = rustix::process::pidfd_open(
-        rustix::process::getpid(),
-        rustix::process::PidfdFlags::empty(),
-    )
-    .map_err(|e| failed(e.into()))?;
+    let id = Identity::new(user).map_err(failed)?;
     let data = Data {
         report: report_w.as_raw_fd(),
         status: status_w.as_raw_fd(),
-        me: me.as_raw_fd(),
-        user,
-        uid_map: uid_map.as_bytes(),
-        gid_map: gid_map.as_bytes(),
+        id: id.raw(),
         stdio,
         controlling_tty: spec.stdio.controlling_tty.unwrap_or(-1),
         pass,
         rlimits,
-        cwd: &cwd,
-        program: &program,
-        argv: argv_p.as_ptr(),
-        envp: envp_p.as_ptr(),
+        exec: &exec,
     };
-    let mut flags = libc::CLONE_NEWPID | libc::CLONE_PIDFD;
+    let mut flags = libc::CLONE_NEWPID;
     if user {
         flags |= libc::CLONE_NEWUSER;
     }
-    let mut pidfd: libc::c_int = -1;
-    // SAFETY: raw clone without CLONE_VM or a new stack: the child gets a copy of this address
-    // space (every borrow in `data` stays valid there) and continues here with pid == 0, where
-    // it only calls `child`, which never returns. The kernel writes the pidfd into `pidfd` on
-    // this frame (arg 3, parent_tid, on x86_64 and aarch64 alike). glibc's fork handlers do not
-    // run; the child uses nothing that depends on them (no stdio, malloc, locks or getpid).
-    let pid = unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            (flags | libc::SIGCHLD) as libc::c_ulong,
-            0usize,
-            &mut pidfd as *mut libc::c_int,
-            0usize,
-            0usize,
-        )
+    // SAFETY: the child only calls `child`, which makes raw system calls on `data` (built
+    // before the clone; nothing in its copy of the address space frees it) and never returns.
+    let (pid, pidfd) = match unsafe { nsclone::clone(flags) } {
+        Ok(Cloned::Child) => {
+            // SAFETY: this is the child of the clone above, with `data` as `child` requires.
+            unsafe { child(&data) }
+        }
+        Ok(Cloned::Parent { pid, pidfd }) => (pid, pidfd),
+        Err(e) if nsclone::refused(&e) => return Err(Attempt::Unavailable(e)),
+        Err(e) => return Err(failed(e)),
     };
-    if pid < 0 {
-        let e = io::Error::last_os_error();
-        return Err(match e.raw_os_error() {
-            Some(libc::EPERM | libc::ENOSPC | libc::EINVAL | libc::EUSERS | libc::ENOSYS) => {
-                Attempt::Unavailable(e)
-            }
-            _ => failed(e),
-        });
-    }
-    if pid == 0 {
-        // SAFETY: this is the child of the clone above; `data` was built before it and
-        // nothing in this copy of the address space frees what it points at.
-        unsafe { child(&data) }
-    }
     drop(report_w);
     drop(status_w);
-    drop(me);
-    // SAFETY: clone succeeded with CLONE_PIDFD, so the kernel stored a new pidfd for the
-    // child in `pidfd`; nothing else owns it.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
-    let pid = pid as libc::pid_t;
+    drop(id);
     // End-of-file without a record: the exec happened (the pipe is close-on-exec).
     let mut rec = [0u8; REC];
     let mut got = 0;
@@ -273,32 +200,17 @@ unsafe fn child(d: &Data) -> ! {
             libc::_exit(125)
         }
     };
-    // SAFETY: PR_SET_PDEATHSIG takes a signal number, no pointers. Checked: without it, the
-    // namespace could outlive cordon.
-    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
-        fail(0);
-    }
-    let mut alive = libc::pollfd {
-        fd: d.me,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: poll reads and writes one pollfd on this frame without waiting; `me` is
-    // cordon's pidfd, open. Readable (or an error) means cordon is gone: stop (fail closed).
-    if unsafe { libc::poll(&mut alive, 1, 0) } != 0 {
+    // Checked: without it, the namespace could outlive cordon.
+    // SAFETY: the child of `spawn`'s clone (this function's contract).
+    match unsafe { nsclone::tie_to_cordon(&d.id) } {
+        Ok(()) => {}
+        Err(Untied::Step(step)) => fail(step),
         // SAFETY: as in `fail`.
-        unsafe { libc::_exit(125) };
+        Err(Untied::CordonGone) => unsafe { libc::_exit(125) },
     }
-    if d.user {
-        if !write_file(c"/proc/self/setgroups", b"deny") {
-            fail(1);
-        }
-        if !write_file(c"/proc/self/gid_map", d.gid_map) {
-            fail(2);
-        }
-        if !write_file(c"/proc/self/uid_map", d.uid_map) {
-            fail(3);
-        }
+    // SAFETY: as above.
+    if let Err(step) = unsafe { nsclone::map_user(&d.id) } {
+        fail(step);
     }
     // SAFETY: setsid takes no arguments.
     if unsafe { libc::setsid() } < 0 {
@@ -367,8 +279,8 @@ unsafe fn child(d: &Data) -> ! {
             fail(8);
         }
     }
-    // SAFETY: chdir reads the NUL-terminated `cwd` (a CString in `d`).
-    if unsafe { libc::chdir(d.cwd.as_ptr()) } != 0 {
+    // SAFETY: chdir reads the NUL-terminated `cwd` (a CString in `d.exec`).
+    if unsafe { libc::chdir(d.exec.cwd.as_ptr()) } != 0 {
         fail(9);
     }
     // SAFETY: sigset_t is a plain bit array; sigemptyset writes only into `empty` on this
@@ -383,7 +295,7 @@ unsafe fn child(d: &Data) -> ! {
     }
     // SAFETY: execve reads the NUL-terminated program path and the null-terminated argv and
     // envp arrays, all built before the clone. It returns only on failure.
-    unsafe { libc::execve(d.program.as_ptr(), d.argv, d.envp) };
+    unsafe { libc::execve(d.exec.program.as_ptr(), d.exec.argv(), d.exec.envp()) };
     fail(EXEC)
 }
 
@@ -421,21 +333,5 @@ unsafe fn wait_and_report(d: &Data, bwrap: libc::pid_t) -> ! {
             // SAFETY: as above.
             unsafe { libc::_exit(125) }
         }
-    }
-}
-
-/// Writes `bytes` to an existing /proc control file. System calls only, no allocation.
-fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> bool {
-    // SAFETY: open reads the NUL-terminated `path`; the descriptor is ours and closed below.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return false;
-    }
-    // SAFETY: write reads `bytes.len()` bytes from the live slice; `fd` is the file opened
-    // above, closed once, right after.
-    unsafe {
-        let ok = libc::write(fd, bytes.as_ptr().cast(), bytes.len()) == bytes.len() as isize;
-        libc::close(fd);
-        ok
     }
 }

@@ -35,6 +35,7 @@ fn a_run_that_cannot_become_a_subreaper_never_starts() {
         timeout: None,
         stdio: Default::default(),
         proxy: None,
+        release: None,
         cancel: None,
     };
     // A thread of its own: a filter binds the thread that installs it (and what it starts),

@@ -1,0 +1,47 @@
+//! `prepare` removes the private TMPDIRs that killed cordons left (their lock is free) — on a
+//! thread of its own, beside the first run — and never one whose cordon still holds its lock.
+
+#![cfg(target_os = "linux")]
+
+use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
+
+use cordon_ossandbox::{prepare, Machine};
+use cordon_policy::{Backend, Policy};
+
+#[test]
+fn prepare_sweeps_dead_runs_tmpdirs_and_keeps_live_ones() {
+    let base = tempfile::tempdir().expect("tempdir");
+    // This test binary's only test: TMPDIR is read by `prepare` (std::env::temp_dir).
+    std::env::set_var("TMPDIR", base.path());
+    let dead = base.path().join("cordon-run-dead");
+    std::fs::create_dir_all(dead.join("left/behind")).expect("mkdir");
+    std::fs::write(dead.join("left/behind/file"), "x").expect("write");
+    let live = base.path().join("cordon-run-live");
+    std::fs::create_dir(&live).expect("mkdir");
+    let held = std::fs::File::open(&live).expect("open");
+    rustix::fs::flock(
+        held.as_fd(),
+        rustix::fs::FlockOperation::NonBlockingLockExclusive,
+    )
+    .expect("lock");
+    let other = base.path().join("not-cordons");
+    std::fs::create_dir(&other).expect("mkdir");
+
+    let ws = tempfile::tempdir().expect("tempdir");
+    let policy = Policy::parse(
+        "version = 1\n[sandbox]\nrequire_os_sandbox = false\n",
+        "cordon.toml",
+        ws.path(),
+    )
+    .expect("policy");
+    let _sandbox = prepare(&policy, &Machine::probe(), Backend::None).expect("prepare");
+    let until = Instant::now() + Duration::from_secs(60);
+    while dead.exists() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!dead.exists(), "a dead run's TMPDIR was not swept");
+    assert!(live.exists(), "a live run's TMPDIR was swept");
+    assert!(other.exists(), "a directory that is not cordon's was swept");
+    drop(held);
+}
