@@ -451,7 +451,12 @@ impl Snapshot {
                 if !is_dir {
                     let dir_of =
                         |r: &&(&str, &str)| r.0.split_once('/').is_some_and(|(d, _)| *name == *d);
-                    if let Some((_, why)) = TOOL_FILES.iter().chain(TOOL_DIRS).find(dir_of) {
+                    // (Only a tool's own settings directory: `.config -> elsewhere` is the trust
+                    // store's concern, checked by name as a place of the store.)
+                    let own = |r: &&(&str, &str)| r.0.matches('/').count() == 1;
+                    if let Some((_, why)) =
+                        TOOL_FILES.iter().chain(TOOL_DIRS).filter(own).find(dir_of)
+                    {
                         self.note(path.clone(), What::ToolFile, why, true);
                     }
                 }
