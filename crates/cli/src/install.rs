@@ -20,11 +20,13 @@
 //! by each host as a failure that lets the call run: `doctor` says so.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::Args;
 use serde_json::{json, Map, Value};
 
-use crate::hook::{quote, Host};
+use crate::gemini_trust::Trust;
+use crate::hook::{quote, Host, DEADLINE, HOST_TIMEOUT};
 use crate::{Error, Exit};
 
 #[derive(Args)]
@@ -41,6 +43,10 @@ pub struct InstallArgs {
     /// trusted, else the embedded default).
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+    /// The hook's deadline (`cordon hook --deadline`; default 10s): a call still undecided
+    /// then is blocked, well before the host's hook timeout (30 s, set by install).
+    #[arg(long, value_name = "DURATION", value_parser = crate::hook_deadline, conflicts_with = "mcp")]
+    deadline: Option<Duration>,
     /// Instead of the hook: run each of the host's stdio MCP servers under `cordon mcp wrap`
     /// (uninstall: restore them).
     #[arg(long)]
@@ -119,7 +125,12 @@ pub fn event(host: Host) -> &'static str {
 const FAILED: &str = "cordon: the cordon hook failed (see above); the call is blocked";
 
 /// The hook command: cordon by absolute path, wrapped so that any failure blocks.
-pub fn hook_command(exe: &Path, host: Host, policy: Option<&Path>) -> Result<String, String> {
+pub fn hook_command(
+    exe: &Path,
+    host: Host,
+    policy: Option<&Path>,
+    deadline: Option<Duration>,
+) -> Result<String, String> {
     let exe = exe
         .to_str()
         .ok_or("the cordon binary's path is not UTF-8")?;
@@ -128,6 +139,9 @@ pub fn hook_command(exe: &Path, host: Host, policy: Option<&Path>) -> Result<Str
         let p = p.to_str().ok_or("the policy's path is not UTF-8")?;
         c.push_str(" --policy ");
         c.push_str(&quote(p));
+    }
+    if let Some(d) = deadline {
+        c.push_str(&format!(" --deadline {}ms", d.as_millis()));
     }
     c.push_str(&format!(" || {{ echo {} >&2; exit 2; }}", quote(FAILED)));
     Ok(c)
@@ -145,16 +159,19 @@ fn fails_closed(command: &str) -> bool {
 
 /// The matcher group cordon adds.
 fn group(host: Host, command: &str) -> Value {
+    let timeout = HOST_TIMEOUT.as_secs();
     match host {
-        // Every tool: cordon defers on the ones it does not map. Timeout in seconds.
+        // Every tool: cordon defers on the ones it does not map. `timeout` in seconds (Claude
+        // Code's default is 60 s, Codex's 600 s).
         Host::Claude | Host::Codex => json!({
             "matcher": "*",
-            "hooks": [{ "type": "command", "command": command, "timeout": 30 }],
+            "hooks": [{ "type": "command", "command": command, "timeout": timeout }],
         }),
-        // Gemini's matcher is a regular expression; its timeout is in milliseconds.
+        // Gemini's matcher is a regular expression; its timeout is in milliseconds (default
+        // 60 000).
         Host::Gemini => json!({
             "matcher": ".*",
-            "hooks": [{ "type": "command", "name": "cordon", "command": command, "timeout": 30000 }],
+            "hooks": [{ "type": "command", "name": "cordon", "command": command, "timeout": timeout * 1000 }],
         }),
     }
 }
@@ -166,6 +183,31 @@ fn commands(group: &Value) -> impl Iterator<Item = &str> {
         .into_iter()
         .flatten()
         .filter_map(|h| h["command"].as_str())
+}
+
+/// Cordon's hook entries for `host` in `settings`: the command and the host's timeout for it in
+/// seconds (`None`: not set, the host's default).
+fn cordon_entries(settings: &Value, host: Host) -> Vec<(String, Option<f64>)> {
+    let unit = if host == Host::Gemini { 1000.0 } else { 1.0 };
+    settings["hooks"][event(host)]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+        .filter_map(|h| {
+            let c = h["command"].as_str().filter(|c| is_cordon(c, host))?;
+            Some((c.to_string(), h["timeout"].as_f64().map(|t| t / unit)))
+        })
+        .collect()
+}
+
+/// The host's own hook timeout when the entry sets none, in seconds (Claude Code and Gemini
+/// CLI: 60 s; Codex: 600 s, as `codex app-server`'s `hooks/list` reports it).
+fn default_timeout(host: Host) -> f64 {
+    match host {
+        Host::Codex => 600.0,
+        Host::Claude | Host::Gemini => 60.0,
+    }
 }
 
 /// Removes cordon's hooks for `host` from `settings`; how many went.
@@ -296,7 +338,7 @@ fn env_var(k: &str) -> Option<String> {
 
 /// `cordon install|uninstall`.
 pub fn run(args: InstallArgs, add: bool) -> Exit {
-    let scope = if args.user {
+    let mut scope = if args.user {
         Scope::User
     } else {
         Scope::Project
@@ -305,6 +347,31 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
         return crate::install_mcp::run(args.host, scope, args.policy.as_deref(), add);
     }
     let cwd = crate::current_dir()?;
+    // Gemini CLI loads a project's hooks only in a folder it trusts: without a named scope, an
+    // untrusted folder gets the hook in the user's settings, which it loads everywhere.
+    let gemini_trust = (args.host == Host::Gemini && scope == Scope::Project)
+        .then(|| crate::gemini_trust::folder(&cwd, &env_var));
+    match &gemini_trust {
+        Some(Trust::Trusted(why)) => println!(
+            "Gemini CLI trusts this folder ({}): it loads the project's hooks",
+            crate::term::clean(why)
+        ),
+        Some(Trust::Untrusted(why) | Trust::Unknown(why)) if !args.project => {
+            println!(
+                "Gemini CLI does not trust this folder ({}): it would skip a hook in the \
+                 project's settings (and `--skip-trust` runs without them), so cordon {} \
+                 your user settings instead, which Gemini CLI loads in every folder",
+                crate::term::clean(why),
+                if add {
+                    "installs in"
+                } else {
+                    "uninstalls from"
+                }
+            );
+            scope = Scope::User;
+        }
+        _ => {}
+    }
     let (anchor, rel) = settings_place(args.host, scope, &cwd, &env_var).map_err(Error::failure)?;
     let file = anchor.join(&rel);
     let exe = std::env::current_exe()
@@ -315,7 +382,8 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
         .map(std::path::absolute)
         .transpose()
         .map_err(|e| Error::failure(format!("--policy: {e}")))?;
-    let command = hook_command(&exe, args.host, policy.as_deref()).map_err(Error::failure)?;
+    let command =
+        hook_command(&exe, args.host, policy.as_deref(), args.deadline).map_err(Error::failure)?;
     let shown = crate::term::clean(&file.display().to_string());
     match edit(&anchor, &rel, args.host, &command, add) {
         Ok(Change::Unchanged) if add => {
@@ -347,6 +415,15 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
     if add && args.host == Host::Codex {
         codex_trust(&cwd, &file, &command)?;
     }
+    if let (true, Some(Trust::Untrusted(why) | Trust::Unknown(why))) = (add, &gemini_trust) {
+        if scope == Scope::Project {
+            return Err(Error::failure(format!(
+                "the hook is in place but Gemini CLI will not run it: it does not trust this \
+                 folder ({}); {GEMINI_STEP}",
+                crate::term::clean(why)
+            )));
+        }
+    }
     Ok(0)
 }
 
@@ -377,7 +454,9 @@ fn codex_trust(cwd: &Path, file: &Path, command: &str) -> Exit {
     }
 }
 
-/// One line per host and scope for `cordon doctor`.
+/// One line per host and scope for `cordon doctor`: whether cordon's hook is there, whether a
+/// failure or a slow decision blocks, and whether the host will load it (from the host's own
+/// trust records: Codex's through `codex app-server`, Gemini CLI's trust file).
 pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let mut lines = Vec::new();
     for host in Host::all() {
@@ -391,26 +470,26 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
                 Err(e) => format!("not wired: {}", crate::term::clean(&e)),
                 Ok(Some(t)) => match serde_json::from_str::<Value>(&t) {
                     Err(_) => "not wired: the file is not valid JSON".to_string(),
-                    Ok(v) => {
-                        let ours: Vec<String> = v["hooks"][event(host)]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .flat_map(|g| commands(g).map(String::from).collect::<Vec<_>>())
-                            .filter(|c| is_cordon(c, host))
-                            .collect();
-                        match ours.first() {
-                            None => "not wired".to_string(),
-                            Some(c) if fails_closed(c) => {
-                                let mut s = "wired, fails closed (cordon failing or missing blocks the call; a hook timeout lets it run)".to_string();
-                                if host == Host::Codex {
-                                    s.push_str(&codex_state(cwd, &anchor.join(&rel), c, var));
+                    Ok(v) => match cordon_entries(&v, host).first() {
+                        None => "not wired".to_string(),
+                        Some((c, timeout)) if fails_closed(c) => {
+                            let deadline = deadline_of(c);
+                            let mut s = format!(
+                                "wired, fails closed (cordon failing, missing, or undecided after its {} s deadline blocks the call)",
+                                deadline.as_secs_f64()
+                            );
+                            s.push_str(&timeout_state(host, *timeout, deadline));
+                            match host {
+                                Host::Codex => {
+                                    s.push_str(&codex_state(cwd, &anchor.join(&rel), c, var))
                                 }
-                                s
+                                Host::Gemini => s.push_str(&gemini_state(scope, cwd, var)),
+                                Host::Claude => {}
                             }
-                            Some(_) => "wired, fails OPEN (reinstall: `cordon install` wraps the hook so a failure blocks)".to_string(),
+                            s
                         }
-                    }
+                        Some(_) => "wired, fails OPEN (reinstall: `cordon install` wraps the hook so a failure blocks)".to_string(),
+                    },
                 },
             };
             lines.push(format!(
@@ -422,6 +501,60 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     }
     lines
 }
+
+/// Whether the host waits for cordon's deadline: a host whose timeout passes first runs the
+/// call (none of the three blocks on a timeout).
+fn timeout_state(host: Host, timeout: Option<f64>, deadline: Duration) -> String {
+    let t = timeout.unwrap_or_else(|| default_timeout(host));
+    // Room for starting cordon on a loaded machine after the deadline.
+    if t >= deadline.as_secs_f64() + 5.0 {
+        String::new()
+    } else {
+        format!(
+            "; but the host's hook timeout ({t} s) does not leave cordon its {} s deadline: \
+             a slow decision times out and the host RUNS the call (`cordon install` sets {} s)",
+            deadline.as_secs_f64(),
+            HOST_TIMEOUT.as_secs()
+        )
+    }
+}
+
+/// The deadline cordon's hook `command` runs with (`--deadline`, else the default).
+fn deadline_of(command: &str) -> Duration {
+    command
+        .split_once(" --deadline ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(cordon_policy::parse_duration)
+        .unwrap_or(DEADLINE)
+}
+
+/// Whether Gemini CLI loads the hook in `scope`: user settings always; the project's only in a
+/// folder it trusts ([`crate::gemini_trust`]).
+fn gemini_state(scope: Scope, cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
+    if scope == Scope::User {
+        return "; loaded: Gemini CLI reads user settings in every folder".into();
+    }
+    match crate::gemini_trust::folder(cwd, var) {
+        Trust::Trusted(why) => format!(
+            "; loaded: Gemini CLI trusts this folder ({})",
+            crate::term::clean(&why)
+        ),
+        Trust::Untrusted(why) => format!(
+            "; present but NOT LOADED: Gemini CLI does not trust this folder ({}), so it skips \
+             the project's settings and their hooks (headless it refuses to start, and \
+             `--skip-trust` runs WITHOUT them); {GEMINI_STEP}",
+            crate::term::clean(&why)
+        ),
+        Trust::Unknown(why) => format!(
+            "; NOT KNOWN to load: Gemini CLI's folder trust cannot be read ({}); {GEMINI_STEP}",
+            crate::term::clean(&why)
+        ),
+    }
+}
+
+/// What makes Gemini CLI run cordon's hook in a folder it does not trust.
+const GEMINI_STEP: &str = "`cordon install gemini --user` wires it for every folder, or trust \
+                           this folder in Gemini CLI (its trust prompt, or /permissions)";
 
 /// What Codex itself says it will do with cordon's hook `command` from `file`.
 fn codex_state(
