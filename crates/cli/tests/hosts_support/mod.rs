@@ -181,9 +181,10 @@ impl Mock {
                     }
                 }
             }
-            // Responses API: `input` items of type function_call_output.
+            // Responses API: `input` items of type function_call_output (custom_tool_call_output
+            // for a freeform tool).
             for i in r["input"].as_array().into_iter().flatten() {
-                if i["type"] == "function_call_output" {
+                if i["type"] == "function_call_output" || i["type"] == "custom_tool_call_output" {
                     let text = match &i["output"] {
                         Value::String(s) => s.clone(),
                         other => other.to_string(),
@@ -259,7 +260,7 @@ fn has_tool_result(body: &Value) -> bool {
         .as_array()
         .into_iter()
         .flatten()
-        .any(|i| i["type"] == "function_call_output");
+        .any(|i| i["type"] == "function_call_output" || i["type"] == "custom_tool_call_output");
     let gemini = body["contents"].as_array().into_iter().flatten().any(|c| {
         c["parts"]
             .as_array()
@@ -415,9 +416,21 @@ fn responses(
 ) -> std::io::Result<()> {
     let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     seen.lock().unwrap().push(req.clone());
+    // A freeform tool (Codex's `apply_patch` for its own models) takes its input as text: the
+    // turn's input is then a JSON string.
+    let custom = req["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| t["name"] == turn.tool && t["type"] == "custom");
     let item = if offers(&req, &turn.tool) && !has_tool_result(&req) {
-        json!({"type": "function_call", "id": "fc_cordon_1", "call_id": "call_cordon_1",
-            "name": turn.tool, "arguments": turn.input.to_string()})
+        if custom {
+            json!({"type": "custom_tool_call", "id": "ctc_cordon_1", "call_id": "call_cordon_1",
+                "name": turn.tool, "input": turn.input.as_str().unwrap_or_default()})
+        } else {
+            json!({"type": "function_call", "id": "fc_cordon_1", "call_id": "call_cordon_1",
+                "name": turn.tool, "arguments": turn.input.to_string()})
+        }
     } else {
         json!({"type": "message", "role": "assistant", "id": "msg_cordon",
             "content": [{"type": "output_text", "text": "done"}]})
