@@ -302,27 +302,40 @@ pub fn edit(
             n => Change::Removed(n),
         }
     };
+    let mut out = serde_json::to_string_pretty(&settings).map_err(|e| e.to_string())?;
+    out.push('\n');
+    write_with_backup(anchor, rel, text.as_deref(), &out)?;
+    Ok(change)
+}
+
+/// Writes `out` over the host file `rel` below `anchor` (atomically, keeping the file's
+/// permissions; a new file is the owner's only: it names programs to run), after a backup
+/// (`FILE.cordon-backup`) of `old`, the text that was there. Every step goes through
+/// [`cordon_fs::safe`]: a link anywhere below `anchor` is refused, never followed. The one
+/// writer of hook settings (`install`) and MCP settings (`install --mcp`).
+pub fn write_with_backup(
+    anchor: &Path,
+    rel: &Path,
+    old: Option<&str>,
+    out: &str,
+) -> Result<(), String> {
     let root = cordon_fs::safe::Dir::anchor(anchor).map_err(|e| e.to_string())?;
     let dir = match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(p) => root.create_dirs(p, 0o755).map_err(|e| e.to_string())?,
         None => root,
     };
     let name = Path::new(rel.file_name().ok_or("the settings file has no name")?);
-    // Keep the file's permissions (a new file is the owner's only: it names programs to run).
     let mode = dir
         .stat_at(name)
         .map_err(|e| e.to_string())?
         .map_or(0o600, |st| st.st_mode & 0o777);
-    if let Some(t) = &text {
+    if let Some(t) = old {
         dir.write(&backup_name(name), t.as_bytes(), mode)
             .map_err(|e| format!("backup: {e}"))?;
     }
-    let mut out = serde_json::to_string_pretty(&settings).map_err(|e| e.to_string())?;
-    out.push('\n');
     // Atomic: a crash leaves the old file or the new one.
     dir.write(name, out.as_bytes(), mode)
-        .map_err(|e| e.to_string())?;
-    Ok(change)
+        .map_err(|e| e.to_string())
 }
 
 /// `FILE.cordon-backup`.
