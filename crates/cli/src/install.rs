@@ -16,8 +16,14 @@
 //! Fail closed: none of the three hosts has a documented "block when the hook fails" setting
 //! (a crash or a missing binary lets the tool run), but all three block on exit 2 with a reason
 //! on stderr. So the command is wrapped: `… hook HOST || { echo 'cordon: …' >&2; exit 2; }`
-//! turns any failure of cordon itself into a block. A hook that times out is still treated
-//! by each host as a failure that lets the call run: `doctor` says so.
+//! turns any failure of cordon itself into a block. A hook the host kills at its timeout lets
+//! the call run, so the hook blocks by its own deadline first ([`crate::hook::DEADLINE`], 10 s)
+//! and install sets the host's timeout to [`HOST_TIMEOUT`] (30 s); `doctor` reports a timeout
+//! that does not leave the hook its deadline.
+//!
+//! Whether the host loads the hook at all comes from the host's own trust records: Codex's
+//! hook trust ([`crate::codex_trust`]), Gemini CLI's folder trust ([`crate::gemini_trust`]:
+//! without a named scope, an untrusted folder gets the hook in the user's settings).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

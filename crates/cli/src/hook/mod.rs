@@ -18,6 +18,10 @@
 //! A host tool that reaches the network itself (web fetch, web search) is denied when the
 //! policy denies the sandbox network, so the agent's own fetches follow the same rule.
 //!
+//! Deadline: the decision is made on a worker thread; when it has not come within
+//! `--deadline` (default [`DEADLINE`]), the call is blocked with a reason naming what cordon
+//! was waiting for — before the host's own timeout, after which every host runs the call.
+//!
 //! Fail closed: input that is not JSON, too large, for another event, or missing what the
 //! protocol requires is blocked (exit 2, one `cordon: ` line on stderr), never allowed. A tool
 //! cordon does not map defers to the host (no output, exit 0) unless the policy names it in
