@@ -4,7 +4,6 @@
 //! stdin closes. It listens on 127.0.0.1 only.
 
 #[path = "../tests/hosts_support/mod.rs"]
-#[allow(dead_code)]
 mod hosts_support;
 
 use std::io::{Read, Write};
