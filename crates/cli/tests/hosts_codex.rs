@@ -357,7 +357,15 @@ fn codex_hook_deadline_blocks_an_undecided_call() {
 /// header indented (issue 21: Codex trims a header line, so ` *** Add File: /x` adds `/x`).
 #[test]
 fn codex_apply_patch_inside_applies_outside_is_denied() {
-    let s = Setup::trusted(None);
+    apply_patch(Setup::trusted(None));
+}
+
+#[test]
+fn codex_apply_patch_as_an_unprivileged_user() {
+    apply_patch(Setup::trusted(unprivileged()));
+}
+
+fn apply_patch(s: Setup) {
     let patch = |header: &str, path: &Path| {
         let t = Turn {
             tool: "apply_patch".into(),

@@ -227,15 +227,12 @@ fn gemini_hook_deadline_blocks_an_undecided_call() {
         &["--user", "--deadline", "2s"],
     );
     let (_log, _lock) = hosts_support::audit_lock_held(&s.dir().join("cordon.toml"));
-    let started = std::time::Instant::now();
     let r = turn(&s, "touch ran-after-deadline");
     assert!(!s.dir().join("ran-after-deadline").exists(), "{r}");
     assert!(
         r.contains("no decision within the hook's 2 s deadline") && r.contains("audit log's lock"),
         "{r}"
     );
-    // The host's own timeout is 30 s: a run past it would have meant the host gave up first.
-    assert!(started.elapsed() < Duration::from_secs(240));
 }
 
 /// Gemini CLI's file tools: `write_file` and `replace` in the project happen; onto the
