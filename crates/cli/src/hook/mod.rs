@@ -190,9 +190,14 @@ pub fn run(host: Host, policy: Option<PathBuf>, deadline: Duration) -> i32 {
         };
         let _ = tx.send(reply);
     });
-    let reply = rx
-        .recv_timeout(deadline)
-        .unwrap_or_else(|_| Reply::block(&late(deadline)));
+    let reply = match rx.recv_timeout(deadline) {
+        Ok(reply) => reply,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Reply::block(&late(deadline)),
+        // The worker died without an answer (a panic, printed above): never a pass.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            Reply::block("the hook failed before deciding (see above): the call is blocked")
+        }
+    };
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let wrote = out
