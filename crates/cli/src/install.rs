@@ -503,7 +503,7 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
                                     s.push_str(&codex_state(cwd, &anchor.join(&rel), c, var))
                                 }
                                 Host::Gemini => s.push_str(&gemini_state(scope, cwd, var)),
-                                Host::Claude => {}
+                                Host::Claude => s.push_str(&claude_state(cwd, var)),
                             }
                             s
                         }
@@ -568,6 +568,45 @@ fn gemini_state(scope: Scope, cwd: &Path, var: &dyn Fn(&str) -> Option<String>) 
             "; NOT KNOWN to load: Gemini CLI's folder trust cannot be read ({}); {GEMINI_STEP}",
             crate::term::clean(&why)
         ),
+    }
+}
+
+/// Whether Claude Code's settings switch its hooks off (Claude Code 2.1: `disableAllHooks` in
+/// the managed settings, or as the user < project < local settings merge it, runs no hook of
+/// these files; managed `allowManagedHooksOnly` runs only the managed settings' hooks).
+fn claude_state(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
+    let flag = |anchor: &Path, rel: &str, key: &str| -> Option<bool> {
+        let t = read_settings(anchor, Path::new(rel)).ok()??;
+        serde_json::from_str::<Value>(&t).ok()?[key].as_bool()
+    };
+    let managed = (Path::new("/etc"), "claude-code/managed-settings.json");
+    for key in ["disableAllHooks", "allowManagedHooksOnly"] {
+        if flag(managed.0, managed.1, key) == Some(true) {
+            return format!(
+                "; NOT RUN: Claude Code's managed settings (/etc/{}) set {key}, so it runs no hook \
+                 of these files",
+                managed.1
+            );
+        }
+    }
+    let home = var("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
+    let mut layers = Vec::new();
+    if let Some(h) = &home {
+        layers.push((h.as_path(), ".claude/settings.json"));
+    }
+    layers.push((cwd, ".claude/settings.json"));
+    layers.push((cwd, ".claude/settings.local.json"));
+    // The last file that sets it decides.
+    let set = layers
+        .into_iter()
+        .filter_map(|(a, r)| Some((flag(a, r, "disableAllHooks")?, a.join(r))))
+        .last();
+    match set {
+        Some((true, file)) => format!(
+            "; NOT RUN: disableAllHooks = true in {}, so Claude Code runs no hook",
+            crate::term::clean(&file.display().to_string())
+        ),
+        _ => String::new(),
     }
 }
 

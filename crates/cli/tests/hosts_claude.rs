@@ -291,3 +291,37 @@ fn claude_hook_deadline_blocks_an_undecided_call() {
         "{r:?}"
     );
 }
+
+/// Claude Code's `disableAllHooks` (here in the project's local settings) switches every hook
+/// off: doctor says cordon's hook is not run, and Claude Code indeed runs a line cordon denies.
+#[test]
+fn claude_disable_all_hooks_doctor_says_not_run_and_the_host_skips_it() {
+    let s = Setup::new();
+    s.install(Path::new(env!("CARGO_BIN_EXE_cordon")));
+    std::fs::write(
+        s.dir().join(".claude/settings.local.json"),
+        json!({ "disableAllHooks": true }).to_string(),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .current_dir(s.dir())
+        .env("HOME", s.home.path())
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let out = common::stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| l.split_whitespace().take(2).eq(["claude-code", "project"]))
+        .unwrap_or_else(|| panic!("no claude-code project line in:\n{out}"));
+    assert!(
+        line.contains("NOT RUN: disableAllHooks = true in"),
+        "{line}"
+    );
+    std::fs::create_dir(s.dir().join("keep")).unwrap();
+    let r = turn(&s, bash("rm -rf keep"));
+    assert!(
+        !s.dir().join("keep").exists(),
+        "Claude Code ran cordon's hook: {r:?}"
+    );
+}
