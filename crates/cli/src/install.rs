@@ -599,8 +599,8 @@ fn claude_state(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
     // The last file that sets it decides.
     let set = layers
         .into_iter()
-        .filter_map(|(a, r)| Some((flag(a, r, "disableAllHooks")?, a.join(r))))
-        .last();
+        .rev()
+        .find_map(|(a, r)| Some((flag(a, r, "disableAllHooks")?, a.join(r))));
     match set {
         Some((true, file)) => format!(
             "; NOT RUN: disableAllHooks = true in {}, so Claude Code runs no hook",
