@@ -477,3 +477,35 @@ fn install_never_writes_through_a_planted_link() {
         }
     }
 }
+
+/// Claude Code's `disableAllHooks`: the last of user < project < local settings that sets it
+/// decides (the real host skipping the hook: tests/hosts_claude.rs).
+#[test]
+fn doctor_reads_claude_codes_disable_all_hooks_by_precedence() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (p, h) = (project.path(), home.path());
+    assert!(cordon(p, h, &["install", "claude"]).status.success());
+    std::fs::create_dir_all(h.join(".claude")).unwrap();
+    std::fs::write(
+        h.join(".claude/settings.json"),
+        json!({ "disableAllHooks": true }).to_string(),
+    )
+    .unwrap();
+    let line = doctor_line(p, h, "claude-code", "project");
+    assert!(
+        line.contains("NOT RUN: disableAllHooks = true in"),
+        "{line}"
+    );
+    // The project's local settings set it back.
+    std::fs::write(
+        p.join(".claude/settings.local.json"),
+        json!({ "disableAllHooks": false }).to_string(),
+    )
+    .unwrap();
+    let line = doctor_line(p, h, "claude-code", "project");
+    assert!(
+        line.contains("wired, fails closed") && !line.contains("NOT RUN"),
+        "{line}"
+    );
+}
