@@ -387,6 +387,13 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
                     "uninstalls from"
                 }
             );
+            if let (true, Some(p)) = (add, &args.policy) {
+                println!(
+                    "note: the hook names --policy {}: in every folder Gemini CLI runs in, calls \
+                     are decided under that policy",
+                    crate::term::clean(&p.display().to_string())
+                );
+            }
             scope = Scope::User;
         }
         _ => {}
