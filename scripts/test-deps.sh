@@ -36,6 +36,8 @@ npm_packages=(
   # MCP servers and clients (issue 27)
   @modelcontextprotocol/server-filesystem@2026.8.31
   @modelcontextprotocol/server-everything@2026.8.31
+  # the official TypeScript SDK's client, driving the wrapper (crates/cli/tests/mcp_sdk/)
+  @modelcontextprotocol/sdk@1.32.2
 )
 pip_packages=(
   # MCP servers and clients (issue 27)

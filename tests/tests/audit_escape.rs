@@ -234,3 +234,62 @@ fn links_planted_beside_a_log_in_the_workspace_root_are_never_followed() {
     let (code, report) = fx.verify("audit.jsonl");
     assert_ne!(code, Some(0), "{report}");
 }
+
+/// Issue 21, class 1: `cordon audit report --html FILE` writes outside the sandbox, often into
+/// the project (a writable root). A command that planted a link at FILE (`report.html ->
+/// ../outside/victim.txt`) must not get the operator's report written over the link's target:
+/// refused with a line naming the link; the victim untouched.
+#[test]
+fn the_html_report_is_never_written_through_a_planted_link() {
+    let fx = Fixture::new(".cordon/audit.jsonl");
+    let out = fx.exec("echo first > first.txt");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    // The command plants the link where the operator will write the report.
+    let out = fx.exec_script(&format!(
+        "ln -s '{}' report.html; mkdir -p pages; ln -s '{}' pages/audit.html; true",
+        fx.victim.display(),
+        fx.victim.display()
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    for name in ["report.html", "pages/audit.html"] {
+        let at = fx.ws.join(name);
+        assert!(fs::symlink_metadata(&at).unwrap().file_type().is_symlink());
+        let out = Command::new(cordon())
+            .args([
+                OsStr::new("audit"),
+                OsStr::new("report"),
+                OsStr::new("--html"),
+            ])
+            .arg(&at)
+            .arg(fx.ws.join(".cordon/audit.jsonl"))
+            .current_dir(&fx.ws)
+            .output()
+            .unwrap();
+        assert_ne!(out.status.code(), Some(0), "{name}: {}", describe(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&at.display().to_string()) && err.contains("symbolic link"),
+            "{name}: the refusal does not name the link\n{}",
+            describe(&out)
+        );
+        assert_eq!(
+            fs::read_to_string(&fx.victim).unwrap(),
+            VICTIM,
+            "{name}: the report was written through the link"
+        );
+    }
+    // Without a link: the page is written, private to the operator.
+    let page = fx.ws.join("real.html");
+    let out = Command::new(cordon())
+        .args([
+            OsStr::new("audit"),
+            OsStr::new("report"),
+            OsStr::new("--html"),
+        ])
+        .arg(&page)
+        .arg(fx.ws.join(".cordon/audit.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fs::read_to_string(&page).unwrap().contains("<html"));
+}

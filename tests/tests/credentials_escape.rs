@@ -423,3 +423,108 @@ fn a_forwarded_port_carries_plain_tcp_to_its_one_destination() {
         }
     }
 }
+
+/// Issue 21 (red team of `[credentials]`): a `file:` credential the sandbox can read hands the
+/// command the real secret, whatever the proxy does with the placeholder. Its file in a
+/// read-only root, under `extra_read`, or in a directory every run reads (`/usr`, here a
+/// directory below `extra_read`'s): the run is refused (125) with a line naming the
+/// credential and the path the command could read it through, and the command never runs.
+/// On both backends, as root and as `cordon-test`.
+#[test]
+fn a_credential_file_the_command_can_read_is_refused() {
+    assert!(
+        is_root(),
+        "these tests switch users: run them as root (CI does)"
+    );
+    let dir = BinDir::new("creds-read");
+    let cordon = dir.copy(
+        &cordon_beside(Path::new(env!("CARGO_BIN_EXE_cordon-attack"))),
+        "cordon",
+        0o755,
+    );
+    for backend in ["landlock", "bwrap"] {
+        for user in [false, true] {
+            let ids = user.then(test_user);
+            let what = format!("{backend}, {}", if user { "cordon-test" } else { "root" });
+            let tmp = tempfile::Builder::new()
+                .prefix("cordon-e2e-creds-read-")
+                .tempdir_in("/tmp")
+                .unwrap();
+            let root = tmp.path();
+            std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
+            for d in ["ws", "state", "tmp", "policies", "docs", "shared"] {
+                std::fs::create_dir(root.join(d)).unwrap();
+            }
+            let secret_in_ro = root.join("docs/token.txt");
+            let secret_in_extra = root.join("shared/token.txt");
+            for (placement, secret) in [
+                ("a read-only root", &secret_in_ro),
+                ("extra_read", &secret_in_extra),
+            ] {
+                std::fs::write(secret, format!("{TOKEN}\n")).unwrap();
+                std::fs::set_permissions(secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+                let policy = root.join("policies/cordon.toml");
+                std::fs::write(
+                    &policy,
+                    format!(
+                        "version = 1\n[sandbox]\nbackend = \"{backend}\"\nnetwork = \"proxy\"\nextra_read = [{:?}]\n\
+                         [sandbox.paths.ws]\nroot = {:?}\nmode = \"rw\"\n\
+                         [sandbox.paths.docs]\nroot = {:?}\nmode = \"ro\"\n\
+                         [shell]\ndefault = \"allow\"\n\
+                         [approval]\naudit_log = {:?}\n\
+                         [network]\nallow = [\"api.test\"]\n\
+                         [credentials.gh]\nenv = \"GH_TOKEN\"\nfrom = \"file:{}\"\nhosts = [\"api.test\"]\n",
+                        root.join("shared").display().to_string(),
+                        root.join("ws").display().to_string(),
+                        root.join("docs").display().to_string(),
+                        root.join("state/audit.jsonl").display().to_string(),
+                        secret.display(),
+                    ),
+                )
+                .unwrap();
+                for d in ["ws", "state", "tmp"] {
+                    chown_all(&root.join(d), ids);
+                }
+                let mut c = Command::new(&cordon);
+                c.args(["exec", "--policy"])
+                    .arg(&policy)
+                    .args(["--", "cat"])
+                    .arg(secret)
+                    .current_dir(root.join("ws"))
+                    .env_clear()
+                    .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+                    .env("HOME", root.join("state"))
+                    .env("XDG_STATE_HOME", root.join("state"))
+                    .env("XDG_CONFIG_HOME", root.join("state"))
+                    .env("TMPDIR", root.join("tmp"))
+                    .env("LANG", "C.UTF-8")
+                    .stdin(Stdio::null());
+                if let Some((uid, gid)) = ids {
+                    c.uid(uid).gid(gid);
+                }
+                let out = c.output().unwrap();
+                let stdout = String::from_utf8_lossy(&out.stdout);
+                assert!(
+                    !stdout.contains(TOKEN),
+                    "{what}, {placement}: the command read the real secret\n{}",
+                    describe(&out)
+                );
+                assert_eq!(
+                    out.status.code(),
+                    Some(125),
+                    "{what}, {placement}: {}",
+                    describe(&out)
+                );
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(
+                    err.lines().any(|l| l.starts_with("cordon: ")
+                        && l.contains("credential `gh`")
+                        && l.contains(&secret.display().to_string())
+                        && l.contains("could read")),
+                    "{what}, {placement}: the refusal does not say why\n{}",
+                    describe(&out)
+                );
+            }
+        }
+    }
+}

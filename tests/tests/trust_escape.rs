@@ -596,6 +596,75 @@ fn a_forged_session_is_refused(who: Who) {
     }
 }
 
+/// Issue 21, class 1: the session's files are written by cordon outside the sandbox, in a
+/// directory an earlier run may have had in reach (a run without a session, from HOME or with
+/// XDG_RUNTIME_DIR in its roots). A link planted at any component cordon creates there
+/// (`cordon`, `sessions`, `NAME.json`, `NAME.lock`) must not send cordon's write, lock or read
+/// elsewhere: the call is refused (125) with a line naming the link, nothing runs, and the
+/// link's target is left as it was.
+fn a_link_planted_on_the_session_path_is_refused_and_named(who: Who) {
+    for backend in BACKENDS {
+        let mut fx = Fx::new(who);
+        // (Under `state`, which the fixture gives the user.)
+        let run = fx.root.join("state/run");
+        fx.runtime = Some(run.clone());
+        // The embedded default: no policy file here for Landlock to refuse to protect.
+        let sub = fx.ws.join("sub");
+        fs::create_dir(&sub).unwrap();
+        let victim = fx.outside.join("victim");
+        let plants: [(&str, &str); 4] = [
+            ("cordon", ""),
+            ("cordon/sessions", ""),
+            ("cordon/sessions/agent.json", "file"),
+            ("cordon/sessions/agent.lock", "file"),
+        ];
+        for (at, target) in plants {
+            remove(&run);
+            remove(&victim);
+            fx.write(&victim.join("file"), "the victim's own text\n");
+            let link = run.join(at);
+            fs::create_dir_all(link.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(victim.join(target), &link).unwrap();
+            fx.chown();
+            let out = fx.run(
+                &sub,
+                &[
+                    "exec",
+                    "--backend",
+                    backend,
+                    "--session",
+                    "agent",
+                    "--",
+                    "touch",
+                    "ran",
+                ],
+            );
+            let what = format!("{backend} {who:?} link at {at}");
+            assert_eq!(out.status.code(), Some(125), "{what}\n{}", describe(&out));
+            let err = stderr(&out);
+            assert!(
+                err.lines().any(|l| l.starts_with("cordon: ")
+                    && l.contains(&link.display().to_string())
+                    && l.contains("symbolic link")),
+                "{what}: the refusal does not name the link\n{}",
+                describe(&out)
+            );
+            assert!(!sub.join("ran").exists(), "{what}: the command ran");
+            let mut left: Vec<_> = fs::read_dir(&victim)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            left.sort();
+            assert_eq!(left, ["file"], "{what}: cordon wrote through the link");
+            assert_eq!(
+                fs::read_to_string(victim.join("file")).unwrap(),
+                "the victim's own text\n",
+                "{what}"
+            );
+        }
+    }
+}
+
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
         mod as_root {
@@ -614,7 +683,9 @@ both!(
     planted_or_edited_rules_are_refused,
     the_trust_store_in_the_workspace_is_out_of_reach,
     a_forged_session_is_refused,
+    a_link_planted_on_the_session_path_is_refused_and_named,
     the_other_default_trust_store_cannot_be_planted,
+    the_other_default_trust_store_planted_by_a_killed_run_is_not_used,
 );
 
 /// With XDG_CONFIG_HOME set elsewhere, the other default store (`~/.config/cordon`, here in
@@ -700,5 +771,144 @@ fn the_other_default_trust_store_cannot_be_planted(who: Who) {
             );
             fs::remove_file(&file).unwrap();
         }
+    }
+}
+
+/// Class 4 of issue 21: as above, but cordon is SIGKILLed (an agent host's timeout) after the
+/// command planted the store and the policy, so its after-run scan never ran. The operator's
+/// next cordon without XDG_CONFIG_HOME must not take the planted store: before it looks for a
+/// policy it does the dead run's scan of the trust-store places (its marker lies beside the
+/// default audit log), moves the store aside, says so and records it; the planted policy is
+/// then refused as untrusted and nothing runs.
+fn the_other_default_trust_store_planted_by_a_killed_run_is_not_used(who: Who) {
+    let mut fx = Fx::new(who);
+    fx.home = fx.ws.clone();
+    let store = fx.ws.join(".config/cordon");
+    let sub = fx.ws.join("sub");
+    let file = sub.join("cordon.toml");
+    // The entry an attacker wants, made by cordon itself in a scratch store.
+    fx.write(&file, EVIL);
+    let scratch = fx.root.join("scratch");
+    fs::create_dir(&scratch).unwrap();
+    if let Some((uid, gid)) = fx.ids {
+        std::os::unix::fs::chown(&scratch, Some(uid), Some(gid)).unwrap();
+    }
+    let mut c = fx.command(&sub, &["policy", "trust"]);
+    c.env("XDG_CONFIG_HOME", &scratch);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let trusted = scratch.join("cordon/trusted");
+    let key = fs::read_dir(&trusted)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    fs::copy(trusted.join(&key), fx.ws.join("forged-entry")).unwrap();
+    fs::remove_file(&file).unwrap();
+    fx.chown();
+    let evil = EVIL.replace('\'', "");
+    let entry = |dir: &str| {
+        format!(
+            "umask 077; mkdir -p sub {dir}/trusted; printf '%s' '{evil}' > sub/cordon.toml; \
+             cp forged-entry {dir}/trusted/{key}; chmod 600 {dir}/trusted/{key}"
+        )
+    };
+    let plants = [
+        entry(".config/cordon"),
+        // A link on the way, to a store made elsewhere in the workspace.
+        format!(
+            "{}; mkdir -p .config; ln -s ../elsewhere/cordon .config/cordon",
+            entry("elsewhere/cordon")
+        ),
+        format!("{}; ln -s elsewhere .config", entry("elsewhere/cordon")),
+    ];
+    for (backend, plant) in BACKENDS
+        .iter()
+        .flat_map(|b| plants.iter().map(move |p| (*b, p)))
+    {
+        for p in [
+            ".config",
+            ".config.cordon-quarantine",
+            "elsewhere",
+            "sub",
+            "planted",
+        ] {
+            remove(&fx.ws.join(p));
+        }
+        let plant = format!("{plant}; touch planted; exec sleep 300");
+        fx.write(&fx.ws.join(".attack.sh"), &plant);
+        let mut c = fx.command(
+            &fx.ws,
+            &[
+                "exec",
+                "--backend",
+                backend,
+                "--",
+                "/bin/sh",
+                "./.attack.sh",
+            ],
+        );
+        c.stdout(Stdio::null()).stderr(Stdio::null());
+        let mut child = c.spawn().expect("spawn cordon");
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while !fx.ws.join("planted").exists() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{backend} {who:?}: the plant never finished");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.kill().unwrap(); // SIGKILL: no after-run scan
+        child.wait().unwrap();
+        assert!(
+            store.join("trusted").join(&key).exists(),
+            "{backend} {who:?} {plant}: the killed run's plant is not there to test"
+        );
+        // The operator's next run without XDG_CONFIG_HOME, from the planted directory.
+        let mut c = fx.command(&sub, &["exec", "--", "/bin/sh", "-c", ESCAPE]);
+        c.env_remove("XDG_CONFIG_HOME");
+        let out = c.output().unwrap();
+        assert!(
+            !fx.escaped(),
+            "{backend} {who:?} {plant}: the planted policy ran\n{}",
+            describe(&out)
+        );
+        let err = stderr(&out);
+        assert!(
+            err.contains("ended before its after-run scan")
+                && err.contains("(appeared, trust-store)"),
+            "{backend} {who:?}: the dead run's plant was not reported\n{}",
+            describe(&out)
+        );
+        assert!(
+            !store.exists(),
+            "{backend} {who:?}: {} still in place\n{}",
+            store.display(),
+            describe(&out)
+        );
+        assert!(
+            fx.ws.join(".config/cordon.cordon-quarantine").exists()
+                || fx.ws.join(".config.cordon-quarantine").exists(),
+            "{backend} {who:?} {plant}: nothing moved aside"
+        );
+        // The planted policy is refused (no store now), saying what to do.
+        assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
+        assert!(
+            err.lines()
+                .any(|l| l.contains(&file.display().to_string()) && l.contains("not trusted")),
+            "{}",
+            describe(&out)
+        );
+        // On record in the log the killed run was writing to.
+        let log = fs::read_to_string(fx.root.join("state/cordon/audit.jsonl")).unwrap();
+        assert!(
+            log.lines()
+                .any(|l| l.contains("after-run-recovered") && l.contains("trust-store")),
+            "{backend} {who:?}: not recorded\n{log}"
+        );
+        remove(&file);
     }
 }

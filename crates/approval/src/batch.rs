@@ -5,7 +5,8 @@
 //! [`Batch::deny_all`]), or hand the batch to an asker ([`Batch::run_blocking`],
 //! [`Batch::run`]), then [`Batch::finish`] and run what was allowed. Cascades:
 //! - a `Session` (or `Always`) answer resolves every other pending request its grants now
-//!   cover (except doom-loop asks, which always need their own look);
+//!   cover, as [`Engine::explain`] decides it (except doom-loop asks, which always need their
+//!   own look);
 //! - [`Batch::reject`] with `cancel_rest` denies every other pending request;
 //! - `Abort` denies every other pending request.
 
@@ -194,14 +195,15 @@ impl Batch<'_> {
             let id = self.items[i].request.id.clone();
             for item in &mut self.items {
                 if let Outcome::Ask(p) = &item.outcome {
-                    // A doom-loop ask needs its own look, and a concern is not in the keys.
-                    if !matches!(p.by, By::DoomLoop { .. })
-                        && item.request.concerns.is_empty()
-                        && self
-                            .engine
-                            .memory()
-                            .covers(&item.request.tool, &item.request.keys)
-                    {
+                    // Decided again by the one evaluator, now that the grant is given: covered
+                    // when it allows by the session grant (every key a rule decides is granted,
+                    // and no concern stands, which no grant covers). A doom-loop ask needs its
+                    // own look.
+                    let covered = || {
+                        let x = self.engine.explain(&item.request);
+                        x.session_grant && x.outcome.is_allowed()
+                    };
+                    if !matches!(p.by, By::DoomLoop { .. }) && covered() {
                         item.outcome = self.engine.settle(
                             &item.request,
                             Outcome::allowed(

@@ -87,10 +87,13 @@ pub struct Disabled {
 /// The order, per request:
 /// 1. each key by the rules ([`Rules`]): the first matching deny (for a shell key also a deny
 ///    rule naming an option that stands elsewhere in the key), else the last match, else the
-///    tool's default (`[shell] default`, `[tools.NAME] approval`, else the tool's own verdict,
-///    else `ask`); a passing key ([`Request::passing`]: a wrapper, `cd src`) is allowed by its
-///    check unless a rule names it; the tool's own verdict ([`Request::verdict`]) joins in; the
-///    most restrictive wins. Any deny here is final — no grant or mode relaxes it.
+///    tool's default (`[shell] default`, `[tools.NAME] approval`; for a file tool the root that
+///    holds the path, [`Request::file`]: its `read_approval`/`write_approval` ask, else its
+///    mode's allow; else a front end's verdict; else `ask`); a passing key
+///    ([`Request::passing`]: a wrapper, `cd src`) is allowed by its check unless a rule names
+///    it; a front end's verdict ([`Request::verdict`]) or a file tool's write on the
+///    persistence surface (an ask) joins in; the most restrictive wins. Any deny here is
+///    final — no grant or mode relaxes it.
 /// 2. an ask whose keys are all granted for the session is allowed (session grant) — unless
 ///    the tool raised a concern the keys do not capture ([`Request::concerns`]), which asks
 ///    (or denies) whatever the grants say. A concern about an option of one command is lifted
@@ -461,11 +464,19 @@ impl Engine {
                 by_default: false,
             }
         }));
-        let verdict = req.verdict.as_ref().map(|v| KeyVerdict {
-            action: v.action,
-            by: By::Tool(v.rule.clone()),
-            reason: v.reason.clone(),
-        });
+        // The tool's own verdict (a front end's refusal, a wrapped server's) or, for a file
+        // tool, what the persistence surface adds: a write there makes a program of the
+        // operator's run something later, outside any sandbox, so the root's mode alone never
+        // allows it — it joins the rules like a verdict (a grant for the key covers it).
+        let verdict = req
+            .verdict
+            .as_ref()
+            .map(|v| KeyVerdict {
+                action: v.action,
+                by: By::Tool(v.rule.clone()),
+                reason: v.reason.clone(),
+            })
+            .or_else(|| surface(req));
         // The most restrictive concern that no explicit allow rule lifted (first among equals).
         let concerns: Vec<KeyVerdict> = req
             .concerns
@@ -633,6 +644,9 @@ impl Engine {
                 by: by.clone(),
                 reason: reason.to_string(),
             };
+        }
+        if let Some(access) = &req.file {
+            return self.rules.file_default(access);
         }
         if let Some(v) = &req.verdict {
             return KeyVerdict {
@@ -901,6 +915,26 @@ fn doom_keys(req: &Request) -> std::borrow::Cow<'_, [Key]> {
     } else {
         std::borrow::Cow::Borrowed(&req.keys)
     }
+}
+
+/// A file tool's write on the persistence surface: at least an ask (rule `builtin:surface`).
+fn surface(req: &Request) -> Option<KeyVerdict> {
+    let access = req.file.as_ref().filter(|a| a.writes)?;
+    let why = access.surface.as_ref()?;
+    let path = req
+        .keys
+        .first()
+        .and_then(|k| k.words().get(1))
+        .map(String::as_str)
+        .unwrap_or_default();
+    Some(KeyVerdict {
+        action: Action::Ask,
+        by: By::Tool(RuleRef::Builtin("surface")),
+        reason: format!(
+            "{} of `{path}`, which a program of the operator's runs or takes commands from outside the sandbox: {why}",
+            req.tool
+        ),
+    })
 }
 
 /// A concern about an option of one command is lifted by an explicit allow rule (the policy's

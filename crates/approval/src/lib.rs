@@ -209,7 +209,7 @@ pub use error::Error;
 pub use explain::{Explanation, KeyExplained};
 pub use memory::SessionMemory;
 pub use outcome::{mode_name, Answer, ApprovalError, AskError, By, Outcome, Pending};
-pub use request::{Concern, Key, Passing, Presentation, Preview, Request};
+pub use request::{Concern, FileAccess, Key, Passing, Presentation, Preview, Request};
 pub use rules::{
     names_system_program, resolve_mode, Decision, RuleRef, RuleSet, Shadowed, SYSTEM_BIN_DIRS,
 };

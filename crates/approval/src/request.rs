@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::{Decision, RuleRef};
 pub use cordon_policy::present::{Presentation, Preview};
+pub use cordon_policy::verdict::FileAccess;
 
 /// The words of one operation a call performs: for the shell tool, one simple command's words
 /// (quoting resolved); for other tools, the tool's name and the object it touches, e.g.
@@ -58,10 +59,11 @@ pub struct Request {
     pub keys: Vec<Key>,
     /// What to show the person who approves it.
     pub presentation: Presentation,
-    /// The tool's own verdict from its configuration (e.g. a path outside every root is
-    /// `deny`, a line the shell parser cannot fully understand is `ask`), if the tool has one.
-    /// It is combined with the rules' verdicts: the most restrictive wins, and it is the
-    /// default for keys no rule matches when the policy configures no default for the tool.
+    /// A front end's own verdict on the call (a host's tool cordon refuses before the rules
+    /// see it, the gate's `refuse`), if it has one; the tools hand facts instead
+    /// ([`Request::concerns`], [`Request::file`]). It is combined with the rules' verdicts:
+    /// the most restrictive wins, and it is the default for keys no rule matches when the
+    /// policy configures no default for the tool.
     #[serde(skip)]
     pub verdict: Option<Decision>,
     /// What the tool found that the keys do not capture (for the shell tool: an environment
@@ -76,6 +78,11 @@ pub struct Request {
     /// matches one decides it like any key; otherwise it is allowed by its check.
     #[serde(skip)]
     pub passing: Vec<Passing>,
+    /// For a file tool: the root that holds the path it touches, whether it writes, and a
+    /// persistence-surface hit ([`FileAccess`]). The engine decides from it with the policy's
+    /// roots; the tool hands no verdict.
+    #[serde(skip)]
+    pub file: Option<FileAccess>,
     /// The call's arguments (JSON; `null` when not given). The audit log keeps only their
     /// digest, so whoever holds the arguments can prove which call a record is about.
     #[serde(skip)]
@@ -103,6 +110,7 @@ impl Request {
             verdict: None,
             concerns: Vec::new(),
             passing: Vec::new(),
+            file: None,
             args: serde_json::Value::Null,
             client_request: None,
         }
@@ -151,6 +159,12 @@ impl Request {
     /// [`Request::passing`]).
     pub fn with_passing(mut self, passing: Passing) -> Request {
         self.passing.push(passing);
+        self
+    }
+
+    /// Sets what a file tool found about the path the call touches (see [`Request::file`]).
+    pub fn with_file(mut self, access: FileAccess) -> Request {
+        self.file = Some(access);
         self
     }
 

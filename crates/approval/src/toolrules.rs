@@ -19,11 +19,12 @@ use cordon_policy::mcp::MCP_TOOL;
 use cordon_policy::network::NETWORK_TOOL;
 use cordon_policy::requests::HTTP_TOOL;
 use cordon_policy::{
-    Action, Location, NetworkPolicy, Pattern, Policy, RulesFile, Shell, ShellRule,
+    Action, Location, Mode, NetworkPolicy, PathRoot, Pattern, Policy, RulesFile, Shell, ShellRule,
 };
 use globset::{GlobBuilder, GlobMatcher};
 
 use crate::outcome::By;
+use crate::request::FileAccess;
 use crate::Error;
 use crate::{Decision, RuleRef, RuleSet};
 
@@ -90,6 +91,8 @@ pub struct Rules {
     glob_groups: Vec<usize>,
     /// Per tool: the default action, what it is, and the reason it gives.
     defaults: HashMap<String, (Action, By, String)>,
+    /// The policy's roots by name: what the file tools' keys default to ([`Rules::file_default`]).
+    roots: HashMap<String, PathRoot>,
 }
 
 impl Rules {
@@ -188,6 +191,12 @@ impl Rules {
                 reason,
             ),
         );
+        r.roots = policy
+            .sandbox
+            .paths
+            .iter()
+            .map(|p| (p.name.clone(), p.clone()))
+            .collect();
         for (name, t) in &policy.tools {
             r.defaults.insert(
                 name.clone(),
@@ -330,6 +339,44 @@ impl Rules {
             }
         }
         None
+    }
+
+    /// The decision for a file tool's key no rule matches, from the root that holds its path:
+    /// `ask` when the root sets `read_approval`/`write_approval` for this kind of access, else
+    /// the allow of its mode. A root the policy does not name (the tool and the engine were
+    /// built from different policies) asks: fail closed.
+    pub fn file_default(&self, access: &FileAccess) -> KeyVerdict {
+        let Some(root) = self.roots.get(&access.root) else {
+            return KeyVerdict {
+                action: Action::Ask,
+                reason: format!("the root `{}` is not in the policy: ask", access.root),
+                by: By::Tool(RuleRef::Builtin("path")),
+            };
+        };
+        let (flag, tag, kind) = if access.writes {
+            (root.write_approval, "write_approval", "writes")
+        } else {
+            (root.read_approval, "read_approval", "reads")
+        };
+        if flag {
+            return KeyVerdict {
+                action: Action::Ask,
+                reason: format!("the root `{}` sets {tag} = true", root.name),
+                by: By::Tool(RuleRef::Builtin(tag)),
+            };
+        }
+        let mode = match root.mode {
+            Mode::ReadOnly => "ro",
+            Mode::ReadWrite => "rw",
+        };
+        KeyVerdict {
+            action: Action::Allow,
+            reason: format!(
+                "the root `{}` ({mode}) allows {kind} without approval",
+                root.name
+            ),
+            by: By::Tool(RuleRef::Default),
+        }
     }
 
     /// The tool's configured default, if any.

@@ -227,3 +227,47 @@ fn a_session_answer_does_not_cascade_over_a_concern() {
         "the grant covers `make`, not the concern"
     );
 }
+
+/// The cascade decides through the one evaluator: a session grant covers another pending call
+/// only when `Engine::explain` allows it by that grant — not when a wrapper a rule names
+/// (`timeout`) or a concern stands beside the granted keys.
+#[test]
+fn a_cascade_allows_only_what_explain_allows() {
+    use cordon_approval::{Concern, Passing};
+    use cordon_policy::Action;
+    let text = "version = 1\n[[shell.rules]]\npattern = \"timeout\"\naction = \"ask\"\n";
+    let mut e = Engine::new(&Policy::parse(text, "p.toml", Path::new("/")).unwrap());
+    e.set_doom_loop(0);
+    let wrapped = req("w", &["make"]).with_passing(Passing {
+        key: Key::split("timeout 5"),
+        check: "wrapper",
+        reason: "runs its command as it is".into(),
+    });
+    let concerned = req("c", &["make"]).with_concern(Concern::new(
+        Action::Ask,
+        "environment",
+        "sets LD_PRELOAD",
+    ));
+    let turn = vec![req("m", &["make"]), wrapped, concerned, req("n", &["make"])];
+    let mut b = e.batch(turn);
+    assert_eq!(ids(b.pending()), ["m", "w", "c", "n"]);
+    b.answer("m", Answer::Session).unwrap();
+    assert_eq!(
+        ids(b.pending()),
+        ["w", "c"],
+        "`timeout 5` is decided by a rule and not granted; the concern is in no key"
+    );
+    assert_eq!(b.outcome("n").unwrap().by(), &By::SessionGrant);
+    // What the batch left pending, the evaluator asks about too; what it allowed, it allows.
+    let out = b.finish();
+    for r in &out {
+        let x = e.explain(&r.request);
+        assert_eq!(
+            x.outcome.is_allowed(),
+            r.outcome.is_allowed(),
+            "{}: {:?}",
+            r.request.id,
+            x.outcome
+        );
+    }
+}

@@ -662,3 +662,92 @@ fn a_deny_rule_on_an_option_matches_wherever_the_option_stands() {
     );
     assert_eq!(kind(&e.evaluate(&sh("git push origin main"))), "allow");
 }
+
+/// A file tool hands facts (the root that holds the path, whether it writes, a surface hit,
+/// its refusals); the engine decides: the root's approval setting (else its mode's allow) is
+/// the default of a key no rule matches, a rule decides over it, a surface write asks at least
+/// (a rule's allow does not lower it, a grant for the key covers it), a refusal is final in
+/// every mode.
+#[test]
+fn a_file_call_is_decided_from_its_facts_with_the_roots() {
+    use cordon_approval::{Concern, FileAccess};
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["notes", "docs", "ws"] {
+        std::fs::create_dir(dir.path().join(d)).unwrap();
+    }
+    let text = "version = 1\n\
+        [sandbox.paths.notes]\nroot = \"notes\"\nmode = \"rw\"\nwrite_approval = true\n\
+        [sandbox.paths.docs]\nroot = \"docs\"\nmode = \"ro\"\n\
+        [sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\n";
+    let p = Policy::parse(text, "p.toml", dir.path()).unwrap();
+    let mut e = Engine::new(&p);
+    e.set_doom_loop(0);
+    let file = |tool: &str, path: &str, root: &str, surface: Option<&str>| {
+        let writes = tool != "read_file";
+        Request::new("id", tool, vec![Key::new([tool, path])]).with_file(FileAccess {
+            root: root.into(),
+            writes,
+            surface: surface.map(String::from),
+        })
+    };
+    let decided = |e: &Engine, req: &Request| {
+        let x = e.explain(req);
+        let rule = match x.by() {
+            By::Tool(r) => r.to_string(),
+            other => other.tag().to_string(),
+        };
+        (x.action(), rule)
+    };
+    let read = file("read_file", "docs/r.md", "docs", None);
+    assert_eq!(decided(&e, &read), (Action::Allow, "default".into()));
+    assert!(e.explain(&read).reason().contains("(ro) allows reads"));
+    let note = file("write_file", "notes/a.txt", "notes", None);
+    assert_eq!(
+        decided(&e, &note),
+        (Action::Ask, "builtin:write_approval".into())
+    );
+    let plain = file("write_file", "ws/a.txt", "ws", None);
+    assert_eq!(decided(&e, &plain), (Action::Allow, "default".into()));
+    let hook = file("write_file", "ws/.envrc", "ws", Some("direnv runs it"));
+    assert_eq!(decided(&e, &hook), (Action::Ask, "builtin:surface".into()));
+    assert!(e.explain(&hook).reason().contains("direnv runs it"));
+    // A read on the surface is no write: the root's mode decides.
+    let peek = file("read_file", "ws/.envrc", "ws", Some("direnv runs it"));
+    assert_eq!(decided(&e, &peek), (Action::Allow, "default".into()));
+    // A root the engine's policy does not name: ask, never allow.
+    let stray = file("write_file", "x/a.txt", "x", None);
+    assert_eq!(decided(&e, &stray).0, Action::Ask);
+    // A refusal is final, whatever the mode.
+    let refused = file("write_file", "ws/a.txt", "ws", None).with_concern(Concern::new(
+        Action::Deny,
+        "protected",
+        "inside a protected path",
+    ));
+    e.set_mode(ApprovalMode::ApproveAll);
+    assert_eq!(
+        decided(&e, &refused),
+        (Action::Deny, "builtin:protected".into())
+    );
+    assert_eq!(
+        decided(&e, &hook).0,
+        Action::Allow,
+        "approve-all allows the ask"
+    );
+    e.set_mode(ApprovalMode::Interactive);
+    // A rule decides a key over the root's setting, as over `[shell] default`; the surface
+    // still asks under it.
+    e.rules_mut()
+        .add(
+            "write_file",
+            vec![rule("host", 0, "write_file **", Action::Allow, None).unwrap()],
+            Origin::Policy,
+        )
+        .unwrap();
+    assert_eq!(decided(&e, &note).0, Action::Allow);
+    assert_eq!(decided(&e, &hook), (Action::Ask, "builtin:surface".into()));
+    // A session grant for the key covers the surface ask (it is the key's, not a concern).
+    e.memory_mut()
+        .grant("write_file", Key::new(["write_file", "ws/.envrc"]));
+    assert_eq!(e.explain(&hook).action(), Action::Allow);
+    assert!(e.explain(&hook).session_grant);
+}

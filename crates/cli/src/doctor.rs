@@ -105,6 +105,27 @@ pub fn run() -> i32 {
         (true, false, true) => "refused: as root only bwrap's read-only mounts keep system files' metadata safe, and bubblewrap is missing (Debian package `bubblewrap`); --backend landlock accepts the weaker backend",
         (true, false, false) => "landlock; policies with protected paths are refused",
     };
+    // Inside an outer sandbox that leaves root no capabilities (Codex's, as root), bwrap
+    // cannot start; Landlock runs when the outer keeps the system read-only (the plan's
+    // choice, `cordon_ossandbox::Outer`).
+    let nested;
+    let auto = match &machine.outer {
+        Some(o)
+            if root
+                && machine.bwrap.is_some()
+                && machine.bwrap_usable().is_none()
+                && o.system_read_only
+                && landlock_ok
+                && seccomp_ok =>
+        {
+            nested = format!(
+                "landlock, with a named gap (bubblewrap cannot start inside {}, which keeps /etc and /usr read-only); policies with protected paths on its writable mounts are refused",
+                o.name
+            );
+            nested.as_str()
+        }
+        _ => auto,
+    };
     println!("  {:<9} -> {auto}", "auto");
     // sandbox.network = "proxy": a network namespace with only loopback, where the proxy's
     // listener is the one way out; refused where it cannot be made.

@@ -57,6 +57,11 @@ pub struct InstallArgs {
     /// (uninstall: restore them).
     #[arg(long)]
     mcp: bool,
+    /// Codex only: who sandboxes the commands cordon allows. `auto` (the default): Codex's
+    /// sandbox stays on with cordon's inside it, except as root, where it is handed to
+    /// cordon; `codex`: keep Codex's; `cordon`: turn Codex's off in its config.toml.
+    #[arg(long, value_enum, value_name = "WHO")]
+    sandbox: Option<crate::codex_sandbox::Sandbox>,
 }
 
 /// Where a host's hooks are configured.
@@ -365,6 +370,11 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
     if args.mcp {
         return crate::install_mcp::run(args.host, scope, args.policy.as_deref(), add);
     }
+    if args.sandbox.is_some() && args.host != Host::Codex {
+        return Err(Error::failure(
+            "--sandbox is for codex only (the other hosts have no sandbox of their own to hand over)",
+        ));
+    }
     let cwd = crate::current_dir()?;
     // Gemini CLI loads a project's hooks only in a folder it trusts: without a named scope, an
     // untrusted folder gets the hook in the user's settings, which it loads everywhere.
@@ -438,6 +448,29 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
         }
         Err(e) => return Err(Error::failure(e)),
     }
+    if args.host == Host::Codex {
+        // Who sandboxes: written before the trust, whose failure exits 1 with the step left.
+        let who = args.sandbox.unwrap_or(crate::codex_sandbox::Sandbox::Auto);
+        // The audit log's directory comes from the policy; one that cannot be read now (not
+        // trusted yet) leaves it out, said, rather than failing the install.
+        let audit = match crate::codex_sandbox::audit_dir(policy.as_deref(), &cwd) {
+            Ok(dir) => dir,
+            Err(e) => {
+                if add {
+                    eprintln!(
+                        "cordon: warning: cannot read the policy ({}), so its audit log's directory is not made writable in Codex's sandbox; inside it `cordon exec` will refuse to run until it is (install again once the policy is trusted)",
+                        crate::term::clean(&e)
+                    );
+                }
+                None
+            }
+        };
+        let said = crate::codex_sandbox::apply(&anchor, &rel, who, audit.as_deref(), add)
+            .map_err(Error::failure)?;
+        for line in said {
+            println!("{line}");
+        }
+    }
     if add && args.host == Host::Codex {
         codex_trust(&cwd, &file, &command)?;
     }
@@ -507,7 +540,8 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
                             s.push_str(&timeout_state(host, *timeout, deadline));
                             match host {
                                 Host::Codex => {
-                                    s.push_str(&codex_state(cwd, &anchor.join(&rel), c, var))
+                                    s.push_str(&codex_state(cwd, &anchor.join(&rel), c, var));
+                                    s.push_str(&crate::codex_sandbox::report(&anchor, &rel));
                                 }
                                 Host::Gemini => s.push_str(&gemini_state(scope, cwd, var)),
                                 Host::Claude => s.push_str(&claude_state(cwd, var)),

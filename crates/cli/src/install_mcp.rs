@@ -17,6 +17,11 @@
 //! followed), with a backup (`FILE.cordon-backup`) of what was there before.
 //!
 //! Codex's TOML is edited in place (`toml_edit`): comments, layout and every other key stay.
+//!
+//! Claude Code also keeps servers per project inside `~/.claude.json`
+//! (`projects.PATH.mcpServers`, its "local" scope): a project install rewrites the entry of
+//! the current directory (its path as given and resolved) there too, a user install every
+//! project's along with the top-level `mcpServers`; uninstall restores the same ones.
 
 use std::path::{Path, PathBuf};
 
@@ -75,6 +80,56 @@ fn wrapped_tail(entry: &Value) -> Option<(String, Vec<Value>)> {
     let end = args.iter().position(|a| a == "--")?;
     let command = args.get(end + 1)?.as_str()?.to_string();
     Some((command, args[end + 2..].to_vec()))
+}
+
+/// Which `mcpServers` tables of a JSON configuration file an install touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tables {
+    /// The top-level `mcpServers`.
+    Top,
+    /// The top-level one and every `projects.PATH.mcpServers` (Claude's `~/.claude.json`).
+    TopAndProjects,
+    /// `projects.PATH.mcpServers` for these paths only.
+    Projects(Vec<String>),
+}
+
+/// [`rewrite`] over the `tables` of `config`; a project's entries are reported as
+/// `NAME (project PATH)`.
+pub fn rewrite_tables(
+    config: &mut Value,
+    tables: &Tables,
+    exe: &str,
+    policy: Option<&str>,
+    add: bool,
+) -> Vec<Done> {
+    let mut done = Vec::new();
+    if matches!(tables, Tables::Top | Tables::TopAndProjects) {
+        done.extend(rewrite(config, exe, policy, add));
+    }
+    let Some(projects) = config.get_mut("projects").and_then(Value::as_object_mut) else {
+        return done;
+    };
+    for (path, project) in projects.iter_mut() {
+        let wanted = match tables {
+            Tables::Top => false,
+            Tables::TopAndProjects => true,
+            Tables::Projects(paths) => paths.contains(path),
+        };
+        if !wanted {
+            continue;
+        }
+        let at = |n: String| format!("{n} (project {path})");
+        done.extend(
+            rewrite(project, exe, policy, add)
+                .into_iter()
+                .map(|d| match d {
+                    Done::Wrapped(n) => Done::Wrapped(at(n)),
+                    Done::Restored(n) => Done::Restored(at(n)),
+                    Done::Skipped(n, why) => Done::Skipped(at(n), why),
+                }),
+        );
+    }
+    done
 }
 
 /// Rewrites the servers of `config` (the file's JSON): wraps each with `exe` (and `policy`),
@@ -282,6 +337,9 @@ pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
         .map_err(|e| Error::failure(e.to_string()))?;
     let Some(text) = text else {
         println!("{shown}: no such file; no MCP servers to wrap");
+        if host == Host::Claude && scope == Scope::Project {
+            return claude_local(&cwd, &var, exe, policy, add);
+        }
         return Ok(0);
     };
     let text = String::from_utf8(text)
@@ -301,24 +359,39 @@ pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
                 "{shown} does not hold a JSON object"
             )));
         }
-        let done = rewrite(&mut config, exe, policy, add);
+        let tables = match (host, scope) {
+            (Host::Claude, Scope::User) => Tables::TopAndProjects,
+            _ => Tables::Top,
+        };
+        let done = rewrite_tables(&mut config, &tables, exe, policy, add);
         let mut out =
             serde_json::to_string_pretty(&config).map_err(|e| Error::failure(e.to_string()))?;
         out.push('\n');
         (done, out)
     };
+    report_edit(&anchor, &rel, &text, &out, &done)?;
+    // A project's servers in Claude's own file too: its "local" ones.
+    if host == Host::Claude && scope == Scope::Project {
+        claude_local(&cwd, &var, exe, policy, add)?;
+    }
+    Ok(0)
+}
+
+/// Writes the edit (when something changed) and then says what became of each entry.
+fn report_edit(anchor: &Path, rel: &Path, text: &str, out: &str, done: &[Done]) -> Exit {
+    let file = anchor.join(rel);
+    let shown = crate::term::clean(&file.display().to_string());
     let changed = done
         .iter()
         .any(|d| matches!(d, Done::Wrapped(_) | Done::Restored(_)));
     // Written before anything is reported: a refused write (a planted link at the backup,
     // say) must not leave "now runs under" on the screen for an entry that does not.
     if changed {
-        crate::install::write_with_backup(&anchor, &rel, Some(&text), &out)
-            .map_err(Error::failure)?;
+        crate::install::write_with_backup(anchor, rel, Some(text), out).map_err(Error::failure)?;
     }
-    for d in &done {
+    for d in done {
         let line = match d {
-            Done::Wrapped(n) => format!("{n}: now runs under `cordon mcp wrap --name {n}`"),
+            Done::Wrapped(n) => format!("{n}: now runs under `cordon mcp wrap`"),
             Done::Restored(n) => format!("{n}: restored to its own command"),
             Done::Skipped(n, why) => format!("{n}: {why}"),
         };
@@ -333,6 +406,41 @@ pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
         crate::term::clean(&backup_name(&file).display().to_string())
     );
     Ok(0)
+}
+
+/// Claude Code's servers for the project `cwd` kept in `~/.claude.json`
+/// (`projects.PATH.mcpServers`, PATH being the directory as given or resolved).
+fn claude_local(
+    cwd: &Path,
+    var: &dyn Fn(&str) -> Option<String>,
+    exe: &str,
+    policy: Option<&str>,
+    add: bool,
+) -> Exit {
+    let (anchor, rel) = place(Host::Claude, Scope::User, cwd, var).map_err(Error::failure)?;
+    let shown = crate::term::clean(&anchor.join(&rel).display().to_string());
+    let Some(text) = cordon_fs::safe::read(&anchor, &rel, MAX_FILE)
+        .map_err(|e| Error::failure(e.to_string()))?
+    else {
+        return Ok(0);
+    };
+    let text = String::from_utf8(text)
+        .map_err(|_| Error::failure(format!("{shown} is not UTF-8 text")))?;
+    let mut config: Value = serde_json::from_str(&text)
+        .map_err(|e| Error::failure(format!("{shown} is not valid JSON ({e}); fix it first")))?;
+    let mut paths = vec![cwd.to_string_lossy().into_owned()];
+    if let Ok(real) = std::fs::canonicalize(cwd) {
+        paths.push(real.to_string_lossy().into_owned());
+    }
+    let done = rewrite_tables(&mut config, &Tables::Projects(paths), exe, policy, add);
+    if done.is_empty() {
+        // No entry for this project there: nothing to say about a file the user never named.
+        return Ok(0);
+    }
+    let mut out =
+        serde_json::to_string_pretty(&config).map_err(|e| Error::failure(e.to_string()))?;
+    out.push('\n');
+    report_edit(&anchor, &rel, &text, &out, &done)
 }
 
 /// `cordon doctor`'s lines: per host and scope, which MCP servers run wrapped.
@@ -360,7 +468,7 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
                     }
                 }
                 Ok(Some(b)) => match serde_json::from_slice::<Value>(&b) {
-                    Ok(v) => v.get("mcpServers").and_then(Value::as_object).cloned(),
+                    Ok(v) => Some(json_servers(&v)),
                     Err(_) => {
                         lines.push(format!("  {shown}: not valid JSON"));
                         continue;
@@ -384,6 +492,24 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
         }
     }
     lines
+}
+
+/// The servers of a JSON host's file: its `mcpServers`, and (Claude's `~/.claude.json`) each
+/// project's, named `NAME (project PATH)`.
+fn json_servers(config: &Value) -> Map<String, Value> {
+    let mut out = config
+        .get("mcpServers")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let projects = config.get("projects").and_then(Value::as_object);
+    for (path, project) in projects.into_iter().flatten() {
+        let servers = project.get("mcpServers").and_then(Value::as_object);
+        for (name, entry) in servers.into_iter().flatten() {
+            out.insert(format!("{name} (project {path})"), entry.clone());
+        }
+    }
+    out
 }
 
 /// Codex's servers as the JSON hosts' entries (`command`, `args`, `url`), for the report.

@@ -6,8 +6,10 @@
 
 mod audit;
 mod check;
+mod codex_sandbox;
 mod codex_trust;
 mod doctor;
+mod error;
 mod exec;
 mod gemini_trust;
 mod hook;
@@ -30,9 +32,7 @@ pub const EXIT_FAILURE: i32 = 125;
 /// Denied by policy or approval.
 pub const EXIT_DENIED: i32 = 126;
 
-/// cordon's refusals and failures: one line, the lines after it, and the exit code (125 its own
-/// failure, 126 denied, 127 not found) — printed once, in `main`.
-pub use cordon_gate::Error;
+pub use error::Error;
 
 /// What a subcommand ends with: the exit status to return, or an error that carries its own.
 pub type Exit = Result<i32, Error>;
@@ -274,20 +274,23 @@ enum ProfileFormat {
     Seccomp,
 }
 
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    cordon_policy::parse_duration(s)
-        .ok_or_else(|| format!("invalid duration `{s}` (write e.g. 500ms, 30s, 5m, 2h)"))
+fn parse_duration(s: &str) -> Result<Duration, Error> {
+    cordon_policy::parse_duration(s).ok_or_else(|| {
+        Error::failure(format!(
+            "invalid duration `{s}` (write e.g. 500ms, 30s, 5m, 2h)"
+        ))
+    })
 }
 
 /// `cordon hook --deadline`: above zero and below the 30 s hook timeout `cordon install` gives
 /// the hosts (a deadline past the host's timeout would let the host run the call first).
-pub(crate) fn hook_deadline(s: &str) -> Result<Duration, String> {
+pub(crate) fn hook_deadline(s: &str) -> Result<Duration, Error> {
     let d = parse_duration(s)?;
     if d.is_zero() || d >= hook::HOST_TIMEOUT {
-        return Err(format!(
+        return Err(Error::failure(format!(
             "the hook's deadline must be above 0 and below the hosts' {} s hook timeout",
             hook::HOST_TIMEOUT.as_secs()
-        ));
+        )));
     }
     Ok(d)
 }
@@ -396,9 +399,10 @@ fn policy_trust(file: Option<PathBuf>, grant: bool) -> Exit {
     }
 }
 
-/// Prints `cordon: MESSAGE` and the lines after it on stderr; returns the exit code.
+/// Prints `cordon: MESSAGE` (made safe for a terminal) and the lines after it on stderr;
+/// returns the exit code.
 fn report(e: &Error) -> i32 {
-    eprintln!("cordon: {e}");
+    eprintln!("cordon: {}", term::clean(&e.to_string()));
     for line in e.detail() {
         eprintln!("{line}");
     }
@@ -487,12 +491,12 @@ fn main() {
         Cmd::Policy(PolicyCmd::Untrust { file }) => policy_trust(file, false),
         Cmd::Audit(args) => audit::run(args),
         Cmd::Session(cmd) => session_cmd(cmd),
-        Cmd::Mcp(args) => Ok(mcp::run(args)),
+        Cmd::Mcp(args) => mcp::run(args),
         Cmd::Hook {
             host,
             policy,
             deadline,
-        } => Ok(hook::run(host, policy, deadline)),
+        } => hook::run(host, policy, deadline),
         Cmd::Install(args) => install::run(args, true),
         Cmd::Uninstall(args) => install::run(args, false),
         Cmd::Init { force } => init::run(force),

@@ -239,3 +239,53 @@ fn default_policy_workspace_root() {
     let v = json_of(d.path(), &["write_file", "path=a.txt", "content=y"]);
     assert_eq!(v["decision"], "deny", "paths start with a root name: {v}");
 }
+
+/// `check` decides a file call as the gate does for real: from the tool's facts, with the
+/// mode (`--approve-all`, `--strict`) and the persistence surface, never from a verdict of the
+/// tool's own. A surface write in a root that allows writes without approval asks.
+#[test]
+fn check_decides_file_calls_with_the_mode_and_the_surface() {
+    let d = workspace();
+    std::fs::create_dir(d.path().join("ws")).unwrap();
+    let policy = format!("{POLICY}[sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\n");
+    std::fs::write(d.path().join("cordon.toml"), policy).unwrap();
+    common::trust(d.path());
+    let write = ["write_file", "path=notes/b.txt", "content=hi"];
+    let with = |flag: &str| {
+        let mut args = vec![flag];
+        args.extend_from_slice(&write);
+        json_of(d.path(), &args)
+    };
+    let v = with("--approve-all");
+    assert_eq!(
+        (v["decision"].as_str(), v["rule"].as_str()),
+        (Some("allow"), Some("mode approve-all")),
+        "{v}"
+    );
+    assert_eq!(v["mode"], "approve-all");
+    let v = with("--strict");
+    assert_eq!(v["decision"], "deny", "{v}");
+    let v = json_of(d.path(), &["write_file", "path=ws/a.txt", "content=x"]);
+    assert_eq!(
+        (v["decision"].as_str(), v["rule"].as_str()),
+        (Some("allow"), Some("default")),
+        "{v}"
+    );
+    let v = json_of(d.path(), &["write_file", "path=ws/.envrc", "content=x"]);
+    assert_eq!(
+        (v["decision"].as_str(), v["rule"].as_str()),
+        (Some("ask"), Some("builtin:surface")),
+        "{v}"
+    );
+    // A refusal stays one under --approve-all.
+    let v = json_of(
+        d.path(),
+        &["--approve-all", "write_file", "path=docs/n.md", "content=x"],
+    );
+    assert_eq!(
+        (v["decision"].as_str(), v["rule"].as_str()),
+        (Some("deny"), Some("builtin:mode")),
+        "{v}"
+    );
+    assert!(!d.path().join("ws/.envrc").exists() && !d.path().join("notes/b.txt").exists());
+}

@@ -543,6 +543,72 @@ fn the_hooks_own_denials_are_recorded() {
     assert_eq!(verify.status.code(), Some(0), "{}", common::stderr(&verify));
 }
 
+/// Issue 21, class 1: the host-grant directory lies below XDG_RUNTIME_DIR (or HOME), where an
+/// earlier run may have had it in reach. A link planted at `cordon` or `cordon/host-grants`
+/// must not make the hook write its grant into the link's target: the ask is denied with a
+/// reason naming the link, and nothing appears there.
+#[test]
+fn a_host_grant_is_never_written_through_a_planted_link() {
+    for at in ["cordon", "cordon/host-grants"] {
+        let ws = workspace();
+        let dir = ws.path();
+        let outside = tempfile::tempdir().unwrap();
+        let run = outside.path().join("run");
+        let elsewhere = outside.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let link = run.join(at);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        let mut child = common::command(dir)
+            .env("XDG_RUNTIME_DIR", &run)
+            .args(["hook", "claude", "--policy"])
+            .arg(dir.join("cordon.toml"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(claude_bash(dir, "git push").as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            v["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{at}: {v}"
+        );
+        let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap();
+        assert!(
+            reason.contains(&link.display().to_string()) && reason.contains("symbolic link"),
+            "{at}: {reason}"
+        );
+        let mut left: Vec<_> = Vec::new();
+        for e in walkdir(&elsewhere) {
+            left.push(e);
+        }
+        assert!(left.is_empty(), "{at}: written through the link: {left:?}");
+    }
+}
+
+/// Every entry below `p`.
+fn walkdir(p: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(p).unwrap() {
+        let path = e.unwrap().path();
+        if std::fs::symlink_metadata(&path).unwrap().is_dir() {
+            out.extend(walkdir(&path));
+        }
+        out.push(path);
+    }
+    out
+}
+
 /// A host that never finishes sending its input (stdin left open): the hook blocks the call
 /// when its deadline passes, saying what it was waiting for, instead of hanging until the
 /// host's timeout (after which the host would run the call).

@@ -22,16 +22,17 @@ fn claude_project_servers_are_wrapped_and_restored() {
     std::fs::write(&file, serde_json::to_string_pretty(&original).unwrap()).unwrap();
     let policy = dir.join("cordon.toml");
 
-    let o = common::cordon(
-        &dir,
-        &[
+    let o = common::command(&dir)
+        .env("HOME", &dir)
+        .args([
             "install",
             "claude",
             "--mcp",
             "--policy",
             policy.to_str().unwrap(),
-        ],
-    );
+        ])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", common::stderr(&o));
     let v = read(&file);
     let fs = &v["mcpServers"]["fs"];
@@ -56,7 +57,11 @@ fn claude_project_servers_are_wrapped_and_restored() {
     assert_eq!(read(&dir.join(".mcp.json.cordon-backup")), original);
 
     // Idempotent.
-    let o = common::cordon(&dir, &["install", "claude", "--mcp"]);
+    let o = common::command(&dir)
+        .env("HOME", &dir)
+        .args(["install", "claude", "--mcp"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", common::stderr(&o));
     assert!(
         common::stdout(&o).contains("nothing changed"),
@@ -76,7 +81,11 @@ fn claude_project_servers_are_wrapped_and_restored() {
     assert!(out.contains("remote: remote"), "{out}");
 
     // Uninstall restores.
-    let o = common::cordon(&dir, &["uninstall", "claude", "--mcp"]);
+    let o = common::command(&dir)
+        .env("HOME", &dir)
+        .args(["uninstall", "claude", "--mcp"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", common::stderr(&o));
     assert_eq!(read(&file), original);
 }
@@ -139,4 +148,231 @@ fn codex_toml_servers_are_wrapped_in_place_and_restored() {
     let o = common::cordon(&dir, &["uninstall", "codex", "--mcp"]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+}
+
+/// `cordon ARGS` in `dir` with HOME at `home`.
+fn cordon_home(
+    dir: &std::path::Path,
+    home: &std::path::Path,
+    args: &[&str],
+) -> std::process::Output {
+    let o = common::command(dir)
+        .env("HOME", home)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{args:?}: {}", common::stderr(&o));
+    o
+}
+
+#[test]
+fn claude_per_project_servers_in_the_user_file_are_wrapped_and_restored() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(d.path()).unwrap();
+    let (home, project, other) = (dir.join("home"), dir.join("project"), dir.join("other"));
+    for p in [&home, &project, &other] {
+        std::fs::create_dir(p).unwrap();
+    }
+    let file = home.join(".claude.json");
+    let (p, o) = (project.to_str().unwrap(), other.to_str().unwrap());
+    let original = json!({
+        "numStartups": 3,
+        "mcpServers": {"top": {"command": "top-srv"}},
+        "projects": {
+            p: {"allowedTools": ["Read"], "mcpServers": {
+                "local": {"command": "srv", "args": ["--flag"], "env": {"K": "V"}},
+                "remote": {"type": "http", "url": "https://mcp.example.org/mcp"},
+            }},
+            o: {"mcpServers": {"elsewhere": {"command": "x"}}},
+        },
+    });
+    std::fs::write(&file, serde_json::to_string_pretty(&original).unwrap()).unwrap();
+
+    // A project install: the project's own entry in ~/.claude.json (there is no .mcp.json).
+    let out = common::stdout(&cordon_home(
+        &project,
+        &home,
+        &["install", "claude", "--mcp"],
+    ));
+    assert!(
+        out.contains(&format!("local (project {p}): now runs under")),
+        "{out}"
+    );
+    let v = read(&file);
+    let local = &v["projects"][p]["mcpServers"]["local"];
+    assert_eq!(local["command"], env!("CARGO_BIN_EXE_cordon"), "{v}");
+    assert_eq!(
+        local["args"],
+        json!(["mcp", "wrap", "--name", "local", "--", "srv", "--flag"])
+    );
+    assert_eq!(local["env"], json!({"K": "V"}));
+    // Nothing else: the remote entry, the other project, the top level, the other keys.
+    let mut unchanged = v.clone();
+    unchanged["projects"][p]["mcpServers"]["local"] =
+        original["projects"][p]["mcpServers"]["local"].clone();
+    assert_eq!(unchanged, original);
+    assert_eq!(read(&home.join(".claude.json.cordon-backup")), original);
+    // Idempotent.
+    let out = common::stdout(&cordon_home(
+        &project,
+        &home,
+        &["install", "claude", "--mcp"],
+    ));
+    assert!(out.contains("nothing changed"), "{out}");
+    assert_eq!(read(&file), v);
+    // Doctor lists each project's servers.
+    let out = common::stdout(&cordon_home(&project, &home, &["doctor"]));
+    assert!(
+        out.contains(&format!("local (project {p}): wrapped")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("elsewhere (project {o}): NOT wrapped")),
+        "{out}"
+    );
+    // Uninstall restores.
+    cordon_home(&project, &home, &["uninstall", "claude", "--mcp"]);
+    assert_eq!(read(&file), original);
+
+    // A user install: the top level and every project's; uninstall restores them all.
+    cordon_home(&project, &home, &["install", "claude", "--mcp", "--user"]);
+    let v = read(&file);
+    for entry in [
+        &v["mcpServers"]["top"],
+        &v["projects"][p]["mcpServers"]["local"],
+        &v["projects"][o]["mcpServers"]["elsewhere"],
+    ] {
+        assert_eq!(entry["args"][1], "wrap", "{v}");
+    }
+    assert_eq!(
+        v["projects"][p]["mcpServers"]["remote"],
+        original["projects"][p]["mcpServers"]["remote"]
+    );
+    cordon_home(&project, &home, &["uninstall", "claude", "--mcp", "--user"]);
+    assert_eq!(read(&file), original);
+}
+
+#[test]
+fn a_linked_claude_user_file_is_refused_for_a_project_install() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(d.path()).unwrap();
+    let (home, project, elsewhere) = (dir.join("home"), dir.join("project"), dir.join("elsewhere"));
+    for p in [&home, &project, &elsewhere] {
+        std::fs::create_dir(p).unwrap();
+    }
+    let target = elsewhere.join("claude.json");
+    let text = serde_json::to_string(&json!({"projects": {project.to_str().unwrap(): {
+        "mcpServers": {"local": {"command": "srv"}}}}}))
+    .unwrap();
+    std::fs::write(&target, &text).unwrap();
+    std::os::unix::fs::symlink(&target, home.join(".claude.json")).unwrap();
+    let o = common::command(&project)
+        .env("HOME", &home)
+        .args(["install", "claude", "--mcp"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "{}", common::stdout(&o));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), text);
+    assert!(!home.join(".claude.json.cordon-backup").exists());
+}
+
+/// Issue 21, class 1, per call site: `install HOST --mcp` (and `--user`) for each host writes
+/// its MCP config and a backup beside it. A link planted at any component of that path — the
+/// host's directory, the config file itself (`~/.claude.json` too), the backup's name — is
+/// refused by name, and nothing is written through it: the link's target keeps its text and
+/// gets no backup beside it.
+#[test]
+fn a_link_at_any_component_of_each_hosts_mcp_config_is_refused() {
+    let cases: [(&str, bool, &str); 6] = [
+        ("claude", false, ".mcp.json"),
+        ("claude", true, ".claude.json"),
+        ("gemini", false, ".gemini/settings.json"),
+        ("gemini", true, ".gemini/settings.json"),
+        ("codex", false, ".codex/config.toml"),
+        ("codex", true, ".codex/config.toml"),
+    ];
+    for (host, user, rel) in cases {
+        let text = if rel.ends_with(".toml") {
+            "[mcp_servers.fs]\ncommand = \"srv\"\n".to_string()
+        } else {
+            r#"{"mcpServers": {"fs": {"command": "srv"}}}"#.to_string()
+        };
+        let parts: Vec<&str> = rel.split('/').collect();
+        // Each component, then the backup's name beside the file.
+        let mut at: Vec<String> = (1..=parts.len()).map(|n| parts[..n].join("/")).collect();
+        at.push(format!("{rel}.cordon-backup"));
+        for link in at {
+            let d = tempfile::tempdir().unwrap();
+            let dir = std::fs::canonicalize(d.path()).unwrap();
+            let (project, home) = (dir.join("project"), dir.join("home"));
+            let elsewhere = dir.join("elsewhere");
+            for p in [&project, &home, &elsewhere] {
+                std::fs::create_dir(p).unwrap();
+            }
+            let base = if user { &home } else { &project };
+            // The real config where the host reads it (unless the link replaces it)...
+            std::fs::create_dir_all(base.join(rel).parent().unwrap()).unwrap();
+            std::fs::write(base.join(rel), &text).unwrap();
+            // ...and the link's target: the same layout elsewhere.
+            let target = elsewhere.join(&link);
+            std::fs::create_dir_all(elsewhere.join(rel).parent().unwrap()).unwrap();
+            std::fs::write(elsewhere.join(rel), &text).unwrap();
+            if !target.exists() {
+                std::fs::write(&target, "the target's own text\n").unwrap();
+            }
+            let planted = base.join(&link);
+            match std::fs::symlink_metadata(&planted) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&planted).unwrap(),
+                Ok(_) => std::fs::remove_file(&planted).unwrap(),
+                Err(_) => {}
+            }
+            std::os::unix::fs::symlink(&target, &planted).unwrap();
+            let snapshot = |p: &std::path::Path| -> Vec<(String, Vec<u8>)> {
+                let mut v: Vec<_> = walk(p)
+                    .into_iter()
+                    .map(|f| (f.display().to_string(), std::fs::read(&f).unwrap()))
+                    .collect();
+                v.sort();
+                v
+            };
+            let before = snapshot(&elsewhere);
+            let mut args = vec!["install", host, "--mcp"];
+            if user {
+                args.push("--user");
+            }
+            let o = common::command(&project)
+                .env("HOME", &home)
+                .env_remove("CODEX_HOME")
+                .args(&args)
+                .output()
+                .unwrap();
+            let what = format!("{host} user={user} link at {link}");
+            assert!(!o.status.success(), "{what}: {}", common::stdout(&o));
+            let err = common::stderr(&o);
+            assert!(
+                err.contains(&planted.display().to_string()) && err.contains("symbolic link"),
+                "{what}: the refusal does not name the link: {err}"
+            );
+            assert_eq!(
+                snapshot(&elsewhere),
+                before,
+                "{what}: written through the link"
+            );
+        }
+    }
+}
+
+/// Every regular file below `p`.
+fn walk(p: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(p).unwrap() {
+        let path = e.unwrap().path();
+        let m = std::fs::symlink_metadata(&path).unwrap();
+        if m.is_dir() {
+            out.extend(walk(&path));
+        } else if m.is_file() {
+            out.push(path);
+        }
+    }
+    out
 }

@@ -1,5 +1,9 @@
 //! `cordon mcp wrap` around real third-party MCP servers (installed, pinned, by
-//! `scripts/test-deps.sh`), driven by a real MCP client: the official Rust SDK's (`rmcp`).
+//! `scripts/test-deps.sh`), driven by real MCP clients: the official Rust SDK's (`rmcp`) and
+//! the official TypeScript SDK's.
+//!
+//! The main scenarios run twice: with the Rust SDK's client (`rmcp`) and with the official
+//! TypeScript SDK's (`tests/mcp_sdk/client.cjs`, `ts_sdk_client_*`).
 //!
 //! Covered: `@modelcontextprotocol/server-filesystem` given `/` reads inside the policy's
 //! roots and is refused outside them by the kernel, while the same server unwrapped reads
@@ -249,6 +253,14 @@ fn records(log: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// A record of a wrapped tool call's decision (not of the server's start or exit).
+fn is_call(r: &Value) -> bool {
+    r["tool"] == "mcp"
+        && !r["by"]["tag"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("mcp-server-"))
+}
+
 /// Host pids whose command line contains `marker`.
 fn pids_with(marker: &str) -> Vec<i32> {
     let mut out = Vec::new();
@@ -404,7 +416,7 @@ async fn the_everything_server_allowed_asked_and_denied() {
 
     let decided: Vec<(String, String)> = records(&w.log)
         .iter()
-        .filter(|r| r["tool"] == "mcp")
+        .filter(|r| is_call(r))
         .map(|r| {
             (
                 r["keys"][0][0].as_str().unwrap().to_string(),
@@ -441,6 +453,12 @@ async fn progress_and_cancellation_pass_through() {
     p.set_progress_token(ProgressToken(NumberOrString::Number(7)));
     let r = s.peer().call_tool(p).await.unwrap();
     assert!(!is_error(&r), "{}", text(&r));
+    // Both came before the answer on the wire, but rmcp hands notifications to the handler on
+    // tasks of their own: on a loaded machine the answer can be seen first. Wait for them.
+    let until = Instant::now() + Duration::from_secs(30);
+    while progress.load(Ordering::SeqCst) < 2 && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(progress.load(Ordering::SeqCst), 2, "progress notifications");
 
     // Cancelled: the client stops waiting; the server goes on serving.
@@ -654,4 +672,616 @@ async fn a_wrapper_killed_at_any_point_of_its_start_leaves_no_process() {
         drop(stdin);
         none_left(&marker, &format!("round {round}, killed after {delay:?}")).await;
     }
+}
+
+// ---- The same scenarios driven by the official TypeScript SDK's client --------------------
+//
+// `tests/mcp_sdk/client.cjs` is a small script on `@modelcontextprotocol/sdk`'s `Client` and
+// `StdioClientTransport` (pinned in scripts/test-deps.sh): it starts the command it is given
+// (the wrapper, or the server unwrapped), runs the scenario's steps and prints one JSON object
+// with every step's outcome, the elicitations it answered and the SDK's own errors.
+
+/// The script's path in the source tree.
+fn ts_client_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_sdk/client.cjs")
+}
+
+/// `node`, and the SDK the script loads, or the test fails naming the script that installs them.
+fn node() -> PathBuf {
+    program("npm/node_modules/@modelcontextprotocol/sdk/package.json");
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("node"))
+            .find(|p| p.is_file())
+    });
+    found.expect("node is not on PATH: run scripts/test-deps.sh")
+}
+
+/// What the client starts: the wrapper (`Some(options)`) around `server`, or `server` itself;
+/// its JSON report.
+fn ts_client(
+    w: &Workspace,
+    wrapper: Option<&[&str]>,
+    server: &[String],
+    elicitation: Option<&str>,
+    steps: Value,
+) -> Value {
+    let mut child = ts_client_start(w, wrapper, server, elicitation, steps);
+    // Generous: a loaded 2-core machine; a hang fails here rather than wedging the run.
+    let until = Instant::now() + Duration::from_secs(300);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("the TypeScript SDK client did not finish within 300 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let line = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(line.trim())
+        .unwrap_or_else(|e| panic!("the client's output is not JSON ({e}): {line}"));
+    assert!(
+        out.status.success() && v.get("fatal").is_none(),
+        "the client failed: {v}"
+    );
+    v
+}
+
+/// [`ts_client`], started: the client's process.
+fn ts_client_start(
+    w: &Workspace,
+    wrapper: Option<&[&str]>,
+    server: &[String],
+    elicitation: Option<&str>,
+    steps: Value,
+) -> std::process::Child {
+    let (command, args): (String, Vec<String>) = match wrapper {
+        Some(options) => {
+            let mut a: Vec<String> = vec!["mcp".into(), "wrap".into(), "--policy".into()];
+            a.push(w.policy.to_str().unwrap().into());
+            a.extend(options.iter().map(|s| s.to_string()));
+            a.push("--".into());
+            a.extend(server.iter().cloned());
+            (env!("CARGO_BIN_EXE_cordon").into(), a)
+        }
+        None => (server[0].clone(), server[1..].to_vec()),
+    };
+    // The wrapper's environment as `common::command` makes it.
+    let mut env: serde_json::Map<String, Value> = std::env::vars()
+        .filter(|(k, _)| k != "CORDON_POLICY" && k != "CORDON_SESSION")
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    for (k, v) in [
+        ("XDG_STATE_HOME", common::state_home()),
+        ("XDG_CONFIG_HOME", common::config_home()),
+    ] {
+        env.insert(k.into(), Value::String(v.to_string_lossy().into_owned()));
+    }
+    let config = json!({
+        "deps": deps(), "command": command, "args": args, "cwd": w.ws, "env": env,
+        "elicitation": elicitation, "steps": steps,
+    });
+    std::process::Command::new(node())
+        .arg(ts_client_script())
+        .arg(config.to_string())
+        .current_dir(&w.ws)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start the TypeScript SDK client")
+}
+
+fn step(out: &Value, i: usize) -> &Value {
+    &out["steps"][i]
+}
+
+fn sdk_call(tool: &str, arguments: Value) -> Value {
+    json!({"op": "call", "tool": tool, "arguments": arguments})
+}
+
+#[test]
+fn ts_sdk_client_the_everything_server_allowed_asked_and_denied() {
+    let w = workspace(EVERYTHING_RULES);
+    let wrapper: &[&str] = &["--name", "every"];
+    let sum = || sdk_call("get-sum", json!({"a": 2, "b": 3}));
+
+    // Elicitation accepted.
+    let out = ts_client(
+        &w,
+        Some(wrapper),
+        &everything(),
+        Some("accept"),
+        json!([
+            {"op": "list"},
+            sdk_call("echo", json!({"message": "through the wrapper"})),
+            sdk_call("get-env", json!({})),
+            sum(),
+        ]),
+    );
+    let tools: Vec<&str> = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"echo"), "{tools:?}");
+    assert!(
+        !tools.contains(&"get-env"),
+        "a denied tool is offered: {tools:?}"
+    );
+    let echo = step(&out, 1);
+    assert_eq!(echo["isError"], false, "{echo}");
+    assert!(
+        echo["text"]
+            .as_str()
+            .unwrap()
+            .contains("through the wrapper"),
+        "{echo}"
+    );
+    let env = step(&out, 2);
+    assert_eq!(env["isError"], true, "{env}");
+    let t = env["text"].as_str().unwrap();
+    assert!(
+        t.contains("cordon.toml:") && t.contains("no environment dumps"),
+        "{t}"
+    );
+    assert!(!t.contains("PATH"), "the server ran a denied call: {t}");
+    let s = step(&out, 3);
+    assert_eq!(s["isError"], false, "{s}");
+    assert!(s["text"].as_str().unwrap().contains('5'), "{s}");
+    // Asked once (only the ask), with the tool, its arguments and the three choices.
+    let asks = out["elicitations"].as_array().unwrap();
+    assert_eq!(asks.len(), 1, "{asks:?}");
+    let m = asks[0]["message"].as_str().unwrap();
+    assert!(m.contains("every/get-sum") && m.contains("\"a\": 2"), "{m}");
+    assert_eq!(asks[0]["choices"], json!(["once", "session", "deny"]));
+
+    // Declined: denied, the server never sees it.
+    let out = ts_client(
+        &w,
+        Some(wrapper),
+        &everything(),
+        Some("decline"),
+        json!([sum()]),
+    );
+    let s = step(&out, 0);
+    assert_eq!(s["isError"], true, "{s}");
+    assert!(s["text"].as_str().unwrap().contains("denied"), "{s}");
+    assert_eq!(out["elicitations"].as_array().unwrap().len(), 1, "{out}");
+
+    // A client without elicitation: refused, saying how to approve — never a silent allow.
+    let out = ts_client(&w, Some(wrapper), &everything(), None, json!([sum()]));
+    let s = step(&out, 0);
+    assert_eq!(s["isError"], true, "{s}");
+    let t = s["text"].as_str().unwrap();
+    assert!(
+        t.contains("[[mcp.rules]]") && t.contains("elicitation"),
+        "{t}"
+    );
+    assert!(!t.contains('5'), "{t}");
+
+    let decided: Vec<(String, String, String)> = records(&w.log)
+        .iter()
+        .filter(|r| is_call(r))
+        .map(|r| {
+            (
+                r["keys"][0][0].as_str().unwrap().to_string(),
+                r["decision"].as_str().unwrap().to_string(),
+                r["client"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String, String)> = [
+        ("every/echo", "allow"),
+        ("every/get-env", "deny"),
+        ("every/get-sum", "allow"),
+        ("every/get-sum", "deny"),
+        ("every/get-sum", "deny"),
+    ]
+    .iter()
+    .map(|(k, d)| {
+        (
+            k.to_string(),
+            d.to_string(),
+            "ts-sdk-test-client".to_string(),
+        )
+    })
+    .collect();
+    assert_eq!(decided, want);
+}
+
+/// Lines of a JSON-lines file the sandboxed `tee` wrote.
+fn jsonl(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[test]
+fn ts_sdk_client_progress_passes_and_cancellation_reaches_the_server() {
+    let w = workspace(EVERYTHING_RULES);
+    // The server's own stdin and stdout, copied by `tee` inside the sandbox: what the
+    // everything server received and what it sent, as opposed to what the client saw.
+    let (seen, sent) = (w.ws.join("server-in.jsonl"), w.ws.join("server-out.jsonl"));
+    let server = vec![
+        "/bin/bash".to_string(),
+        "-c".to_string(),
+        format!(
+            "tee -a {:?} | {:?} | tee -a {:?}",
+            seen.to_str().unwrap(),
+            everything()[0],
+            sent.to_str().unwrap()
+        ),
+    ];
+    let out = ts_client(
+        &w,
+        Some(&["--name", "every"]),
+        &server,
+        None,
+        json!([
+            {"op": "call", "tool": "trigger-long-running-operation",
+             "arguments": {"duration": 2, "steps": 2}, "progress": true},
+            // Aborted after its first progress notification: the SDK sends the cancellation.
+            {"op": "cancel", "tool": "trigger-long-running-operation",
+             "arguments": {"duration": 3, "steps": 3}, "after_progress": 1},
+            // The tool goes on to its end (the everything server's loop does not look at the
+            // cancellation); its last progress is the moment it would answer. Then one more
+            // round trip, so anything the server wrote before has passed the wrapper.
+            {"op": "wait_errors", "contains": "unknown token", "count": 2, "timeout_ms": 120000},
+            sdk_call("echo", json!({"message": "still here"})),
+        ]),
+    );
+    let done = step(&out, 0);
+    assert_eq!(done["isError"], false, "{done}");
+    assert_eq!(done["progress"], 2, "progress notifications: {done}");
+    let cancelled = step(&out, 1);
+    assert_eq!(cancelled["ok"], false, "{cancelled}");
+    assert!(
+        cancelled["error"]
+            .as_str()
+            .unwrap()
+            .contains("the test cancels it"),
+        "{cancelled}"
+    );
+    assert_eq!(step(&out, 2)["found"], true, "{out}");
+    assert!(
+        step(&out, 3)["text"]
+            .as_str()
+            .unwrap()
+            .contains("still here"),
+        "{out}"
+    );
+    let errors = out["errors"].to_string();
+    assert!(!errors.contains("unknown message ID"), "{errors}");
+
+    let (seen, sent) = (jsonl(&seen), jsonl(&sent));
+    let call_id = |duration: u64| {
+        seen.iter()
+            .find(|m| {
+                m["method"] == "tools/call"
+                    && m["params"]["arguments"]["duration"] == json!(duration)
+            })
+            .unwrap_or_else(|| panic!("the server never got the {duration}s call: {seen:?}"))["id"]
+            .clone()
+    };
+    let (finished, stopped) = (call_id(2), call_id(3));
+    let answered = |id: &Value| {
+        sent.iter()
+            .any(|m| m["id"] == *id && m.get("method").is_none())
+    };
+    // The control: the same tool, not cancelled, is answered.
+    assert!(answered(&finished), "{sent:?}");
+    // The cancellation reached the server, for that call, with the client's reason …
+    let cancel = seen
+        .iter()
+        .find(|m| m["method"] == "notifications/cancelled")
+        .unwrap_or_else(|| panic!("the server never got notifications/cancelled: {seen:?}"));
+    assert_eq!(cancel["params"]["requestId"], stopped, "{cancel}");
+    assert!(
+        cancel["params"]["reason"]
+            .to_string()
+            .contains("the test cancels it"),
+        "{cancel}"
+    );
+    // … and the server acted on it: it ran the tool to its end (three progress
+    // notifications) and, the request being cancelled, sent no answer.
+    let token = seen
+        .iter()
+        .find(|m| m["id"] == stopped && m["method"] == "tools/call")
+        .unwrap()["params"]["_meta"]["progressToken"]
+        .clone();
+    let progress = sent
+        .iter()
+        .filter(|m| {
+            m["method"] == "notifications/progress" && m["params"]["progressToken"] == token
+        })
+        .count();
+    assert_eq!(progress, 3, "{sent:?}");
+    assert!(
+        !answered(&stopped),
+        "the server answered a cancelled call: {sent:?}"
+    );
+}
+
+#[test]
+fn ts_sdk_client_the_filesystem_server_given_slash_reads_only_inside_the_roots_when_wrapped() {
+    let w = workspace("[mcp]\ndefault = \"allow\"\n");
+    std::fs::write(w.ws.join("inside.txt"), "inside the root").unwrap();
+    let ssh = w.base.join("home/.ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    let key = ssh.join("id_ed25519");
+    std::fs::write(&key, "PRIVATE KEY MATERIAL").unwrap();
+    let server = vec![npm_bin("mcp-server-filesystem"), "/".to_string()];
+    let read = |p: &Path| sdk_call("read_text_file", json!({"path": p}));
+    let steps = json!([
+        read(&w.ws.join("inside.txt")),
+        read(&key),
+        read(Path::new("/etc/shadow")),
+    ]);
+
+    // Unwrapped: the server reads what its user can.
+    let out = ts_client(&w, None, &server, None, steps.clone());
+    assert!(
+        step(&out, 1)["text"]
+            .as_str()
+            .unwrap()
+            .contains("PRIVATE KEY MATERIAL"),
+        "{out}"
+    );
+    if is_root() {
+        assert!(
+            step(&out, 2)["text"].as_str().unwrap().contains("root:"),
+            "{out}"
+        );
+    }
+
+    // Wrapped: inside the roots only; the kernel refuses the rest.
+    let out = ts_client(&w, Some(&["--name", "fs"]), &server, None, steps);
+    let inside = step(&out, 0);
+    assert_eq!(inside["isError"], false, "{inside}");
+    assert!(
+        inside["text"].as_str().unwrap().contains("inside the root"),
+        "{inside}"
+    );
+    for i in [1, 2] {
+        let s = step(&out, i);
+        let t = s["text"].as_str().unwrap();
+        assert_eq!(s["isError"], true, "{s}");
+        assert!(
+            t.contains("EACCES") || t.contains("ENOENT") || t.contains("EPERM"),
+            "{s}"
+        );
+        assert!(!t.contains("PRIVATE KEY") && !t.contains("root:"), "{t}");
+    }
+    let reads = records(&w.log)
+        .iter()
+        .filter(|r| r["keys"] == json!([["fs/read_text_file"]]) && r["decision"] == "allow")
+        .count();
+    assert_eq!(reads, 3);
+}
+
+#[test]
+fn ts_sdk_client_argument_patterns_decide_by_what_the_call_is_given() {
+    // Reads allowed except of secrets; writes asked except under ws/out.
+    let w = workspace("");
+    let out_dir = w.ws.join("out");
+    let rules = format!(
+        "[mcp]\ndefault = \"ask\"\n\
+         [[mcp.rules]]\npattern = \"fs/read_*\"\naction = \"allow\"\n\
+         [[mcp.rules]]\npattern = \"fs/read_*\"\nargs = {{ path = \"**/secret*\" }}\n\
+         action = \"deny\"\nreason = \"no secrets\"\n\
+         [[mcp.rules]]\npattern = \"fs/write_file\"\nargs = {{ path = {:?} }}\naction = \"allow\"\n",
+        format!("{}/**", out_dir.to_str().unwrap())
+    );
+    let text = std::fs::read_to_string(&w.policy).unwrap();
+    std::fs::write(&w.policy, format!("{text}{rules}")).unwrap();
+    std::fs::create_dir(&out_dir).unwrap();
+    std::fs::write(w.ws.join("inside.txt"), "inside the root").unwrap();
+    std::fs::write(w.ws.join("secret.txt"), "SECRET CONTENT").unwrap();
+    let ws = w.ws.clone();
+    let server = vec![
+        npm_bin("mcp-server-filesystem"),
+        ws.to_str().unwrap().to_string(),
+    ];
+    let read = |p: &Path| sdk_call("read_text_file", json!({"path": p}));
+    let write = |p: &Path| sdk_call("write_file", json!({"path": p, "content": "written"}));
+    let out = ts_client(
+        &w,
+        Some(&["--name", "fs"]),
+        &server,
+        None,
+        json!([
+            read(&ws.join("inside.txt")),
+            read(&ws.join("secret.txt")),
+            write(&out_dir.join("a.txt")),
+            write(&ws.join("b.txt")),
+        ]),
+    );
+    let s = step(&out, 0);
+    assert!(
+        s["text"].as_str().unwrap().contains("inside the root"),
+        "{s}"
+    );
+    // The file is inside the roots: only the argument rule keeps it from the server.
+    let s = step(&out, 1);
+    assert_eq!(s["isError"], true, "{s}");
+    let t = s["text"].as_str().unwrap();
+    assert!(
+        t.contains("no secrets") && !t.contains("SECRET CONTENT"),
+        "{t}"
+    );
+    let s = step(&out, 2);
+    assert_eq!(s["isError"], false, "{s}");
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("a.txt")).unwrap(),
+        "written"
+    );
+    // Outside ws/out the write is asked; this client cannot be asked: refused, not written.
+    let s = step(&out, 3);
+    assert_eq!(s["isError"], true, "{s}");
+    assert!(s["text"].as_str().unwrap().contains("[[mcp.rules]]"), "{s}");
+    assert!(!ws.join("b.txt").exists());
+    // The records carry the key the rules decided on: the tool and the `path` argument.
+    let keys: Vec<(Value, String)> = records(&w.log)
+        .iter()
+        .filter(|r| is_call(r))
+        .map(|r| {
+            (
+                r["keys"][0].clone(),
+                r["decision"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    // The deny names the compiled token pattern of the rule that decided.
+    let secret = records(&w.log)
+        .into_iter()
+        .find(|r| is_call(r) && r["decision"] == "deny" && r["by"]["kind"] == "rule")
+        .expect("the secret read's deny");
+    assert_eq!(
+        secret["by"]["pattern"], "fs/read_* path **/secret*",
+        "{secret}"
+    );
+    let key = |tool: &str, p: &Path| json!([format!("fs/{tool}"), "path", p]);
+    assert_eq!(
+        keys,
+        [
+            (
+                key("read_text_file", &ws.join("inside.txt")),
+                "allow".to_string()
+            ),
+            (
+                key("read_text_file", &ws.join("secret.txt")),
+                "deny".to_string()
+            ),
+            (
+                key("write_file", &out_dir.join("a.txt")),
+                "allow".to_string()
+            ),
+            (key("write_file", &ws.join("b.txt")), "deny".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn the_servers_start_and_exit_are_audit_records_with_what_it_left() {
+    let w = workspace(EVERYTHING_RULES);
+    // A server that leaves a file the operator's tools would run (`.envrc`) in its root.
+    let server = vec![
+        "/bin/bash".to_string(),
+        "-c".to_string(),
+        format!("echo 'echo hi' > .envrc && exec {:?}", everything()[0]),
+    ];
+    let out = ts_client(
+        &w,
+        Some(&["--name", "every"]),
+        &server,
+        None,
+        json!([sdk_call("echo", json!({"message": "one call"}))]),
+    );
+    assert!(
+        step(&out, 0)["text"].as_str().unwrap().contains("one call"),
+        "{out}"
+    );
+    let recs = records(&w.log);
+    let tag = |r: &Value| r["by"]["tag"].as_str().unwrap_or_default().to_string();
+    let at = |t: &str| {
+        recs.iter()
+            .position(|r| tag(r) == t)
+            .unwrap_or_else(|| panic!("no {t} record: {recs:?}"))
+    };
+    let (start, exit) = (at("mcp-server-start"), at("mcp-server-exit"));
+    let call = recs
+        .iter()
+        .position(|r| r["keys"] == json!([["every/echo"]]))
+        .expect("the call's decision");
+    let left = recs
+        .iter()
+        .position(|r| r["kind"] == "after-run")
+        .unwrap_or_else(|| panic!("no after-run record: {recs:?}"));
+    // In order: the start (before any call), the call, what the server left, the exit.
+    assert!(start < call && call < left && left < exit, "{recs:?}");
+    let (start, exit, left) = (&recs[start], &recs[exit], &recs[left]);
+    for r in [start, exit] {
+        assert_eq!(r["tool"], "mcp", "{r}");
+        assert_eq!(r["keys"], json!([server]), "{r}");
+        assert_eq!(r["client"], "ts-sdk-test-client", "{r}");
+    }
+    assert!(
+        start["reason"]
+            .as_str()
+            .unwrap()
+            .contains("started the MCP server `every`"),
+        "{start}"
+    );
+    assert!(
+        exit["reason"]
+            .as_str()
+            .unwrap()
+            .contains("exited with status 0"),
+        "{exit}"
+    );
+    // The after-run record belongs to the same run.
+    assert_eq!(left["request"], start["request"], "{left}");
+    assert_eq!(exit["request"], start["request"], "{exit}");
+    let envrc = w.ws.join(".envrc");
+    assert!(
+        left["keys"].to_string().contains(envrc.to_str().unwrap()),
+        "{left}"
+    );
+    // The chain holds.
+    let o = common::cordon(&w.base, &["audit", "verify", w.log.to_str().unwrap()]);
+    assert!(
+        o.status.success(),
+        "{}{}",
+        common::stdout(&o),
+        common::stderr(&o)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_killed_at_any_point_leaves_no_process() {
+    // Every call is asked, and this client's person never answers: killed while the wrapper
+    // waits on its form, or earlier (start, handshake).
+    let w = workspace("[mcp]\ndefault = \"ask\"\n");
+    std::fs::write(w.ws.join("inside.txt"), "inside the root").unwrap();
+    let marker = w.ws.to_str().unwrap().to_string();
+    let server = vec![npm_bin("mcp-server-filesystem"), marker.clone()];
+    for round in 0..6u64 {
+        let nanos = u64::from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos(),
+        );
+        let delay = Duration::from_millis((nanos ^ (round * 7919)) % 2500);
+        let mut client = ts_client_start(
+            &w,
+            Some(&["--name", "fs"]),
+            &server,
+            Some("hang"),
+            json!([sdk_call(
+                "read_text_file",
+                json!({"path": w.ws.join("inside.txt")})
+            )]),
+        );
+        tokio::time::sleep(delay).await;
+        client.kill().unwrap();
+        client.wait().unwrap();
+        none_left(
+            &marker,
+            &format!("round {round}, client killed after {delay:?}"),
+        )
+        .await;
+    }
+    // The wrapper's own start and the server's each made it into some round's log: the
+    // rounds did reach the server (not only a client killed before it started anything).
+    assert!(
+        records(&w.log)
+            .iter()
+            .any(|r| r["by"]["tag"] == "mcp-server-start"),
+        "no round started the server"
+    );
 }

@@ -576,6 +576,24 @@ impl Dir {
     }
 }
 
+/// The directory `path`, its missing components created with `mode` from the nearest one that
+/// exists: what exists is the operator's (opened as named, links followed), what cordon makes
+/// is walked without following a link, so one planted meanwhile is refused by name.
+pub fn create_path(path: &Path, mode: u32) -> Result<Dir> {
+    let mut anchor = path;
+    while std::fs::symlink_metadata(anchor).is_err() {
+        match anchor.parent() {
+            Some(up) if !up.as_os_str().is_empty() => anchor = up,
+            _ => return Err(SafeError::BadPath(path.to_path_buf())),
+        }
+    }
+    let root = Dir::anchor(anchor)?;
+    match path.strip_prefix(anchor) {
+        Ok(rest) if !rest.as_os_str().is_empty() => root.create_dirs(rest, mode),
+        _ => Ok(root),
+    }
+}
+
 /// Writes `bytes` to `rel` below the trusted directory `anchor` (creating missing directories
 /// 0700), never through a link below the anchor. The one-call form of [`Dir::write`].
 pub fn write(anchor: &Path, rel: &Path, bytes: &[u8], mode: u32) -> Result<()> {

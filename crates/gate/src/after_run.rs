@@ -19,11 +19,23 @@
 //! changed since that run began (ctime, which a command cannot set back) is moved aside and
 //! recorded — and refuses to run while a scan could not complete (the walk's limit), until the
 //! operator has looked and deleted the marker.
+//!
+//! One part of a dead run's scan cannot wait for the next run over the same roots: a default
+//! place of cordon's trust store that lay missing in its roots (`~/.config/cordon` while
+//! XDG_CONFIG_HOME pointed elsewhere; no backend keeps a missing name from being created, see
+//! `cordon_ossandbox::MissingPlace`). An entry planted there chooses the policy of the next
+//! cordon started without XDG_CONFIG_HOME, anywhere, before any root is known. So the marker
+//! also lists those places (`store` lines, with what existed on the way), and every gate, before
+//! it looks for a policy, does that part of the dead runs' scans whose markers lie beside the
+//! default audit logs of its environment ([`before_discovery`]): what appeared there is moved
+//! aside and recorded, so discovery finds no store, or the operator's own. A `store` line is
+//! acted on only for a default trust-store place of the current environment: a marker never
+//! makes cordon move anything else aside.
 
 use std::path::{Path, PathBuf};
 
 use cordon_approval::audit::{AfterRunFinding, AuditLog, By, Kind, Record};
-use cordon_ossandbox::{Change, Enforcement, Finding, Handling, SCAN_MAX_ENTRIES};
+use cordon_ossandbox::{Change, Enforcement, Finding, Handling, MissingPlace, SCAN_MAX_ENTRIES};
 use cordon_policy::Action;
 
 use crate::clean;
@@ -32,177 +44,145 @@ use crate::clean;
 /// `roots` whose cordon died. `Err`: the run must not happen (a scan that could not complete),
 /// with the line that says why and what to do.
 pub fn pending(roots: &[PathBuf], log: &Path, session: &str) -> Result<Option<Pending>, String> {
-    let Some(dir) = log
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(|d| d.join("scans"))
-    else {
+    let Some(dir) = scans_beside(log) else {
         return Ok(None);
     };
     recover(&dir, roots, log, session)?;
-    Marker::create(&dir, roots).map(|m| Some(Pending(m))).map_err(|e| {
+    let stores = MissingPlace::trust_stores_in(roots);
+    Marker::create(&dir, roots, &stores, log).map(|m| Some(Pending(m))).map_err(|e| {
         format!("cannot record the run's after-run scan as pending in {}: {e}; the scan must survive cordon being killed", dir.display())
     })
 }
 
-/// A run's pending scan, held until [`Pending::finish`].
-pub struct Pending(Marker);
-
-impl Pending {
-    /// The scan completed (`truncated` empty): the marker goes; else it stays, saying so, and
-    /// the next run there is refused until the operator has looked.
-    pub fn finish(self, truncated: &[&str]) {
-        if truncated.is_empty() {
-            self.0.done();
-        } else {
-            self.0.incomplete();
-        }
-    }
+/// Where the markers of the runs recording to `log` lie.
+fn scans_beside(log: &Path) -> Option<PathBuf> {
+    log.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(|d| d.join("scans"))
 }
 
-/// A run's marker: the file, its descriptor (holding the lock) and what it says.
-struct Marker {
-    dir: cordon_fs::safe::Dir,
-    name: PathBuf,
-    _lock: std::fs::File,
-    roots: Vec<PathBuf>,
-    started: std::time::SystemTime,
-}
-
-const MARKER_HEAD: &str = "cordon after-run scan marker v1";
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
-fn marker_text(roots: &[PathBuf], started: std::time::SystemTime, state: &str) -> String {
-    use std::os::unix::ffi::OsStrExt;
-    let t = started
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    let mut text = format!(
-        "{MARKER_HEAD}\nstarted {} {}\nstate {state}\n",
-        t.as_secs(),
-        t.subsec_nanos()
-    );
-    for r in roots {
-        text.push_str(&format!("root {}\n", hex(r.as_os_str().as_bytes())));
-    }
-    text
-}
-
-/// (started, state, roots) of a marker's text; `None` when it is not one.
-fn parse_marker(text: &str) -> Option<(std::time::SystemTime, String, Vec<PathBuf>)> {
-    use std::os::unix::ffi::OsStringExt;
-    let mut lines = text.lines();
-    if lines.next()? != MARKER_HEAD {
-        return None;
-    }
-    let (mut started, mut state, mut roots) = (None, None, Vec::new());
-    for l in lines {
-        match l.split_once(' ')? {
-            ("started", t) => {
-                let (s, n) = t.split_once(' ')?;
-                started = Some(
-                    std::time::UNIX_EPOCH
-                        + std::time::Duration::new(s.parse().ok()?, n.parse().ok()?),
-                );
-            }
-            ("state", s) => state = Some(s.to_string()),
-            ("root", h) => roots.push(PathBuf::from(std::ffi::OsString::from_vec(unhex(h)?))),
-            _ => return None,
-        }
-    }
-    Some((started?, state?, roots))
-}
-
-fn try_lock(f: &std::fs::File) -> bool {
-    rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
-}
-
-impl Marker {
-    fn create(dir: &Path, roots: &[PathBuf]) -> Result<Marker, String> {
-        let parent = dir.parent().ok_or("no directory")?;
-        let started = std::time::SystemTime::now();
-        let stamp = started
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        // Unique within the process too: several runs of one `cordon mcp` start at once.
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let unique = format!("{}-{stamp:x}-{n}", std::process::id());
-        let name = PathBuf::from(format!("run-{unique}"));
-        // Written and locked under a name `recover` ignores, then renamed into place: a marker
-        // is never seen unlocked, so a concurrent run never takes a live run's marker for a
-        // dead one's (scanning and removing it, or making this run's lock fail).
-        let fresh = PathBuf::from(format!(".new-{unique}"));
-        let text = marker_text(roots, started, "running");
-        // Another run's `done` may remove the directory between its creation and the marker's
-        // (it goes when empty): then once more.
-        let mut tries = 0;
-        let (dir, file) = loop {
-            let made = cordon_fs::safe::Dir::anchor(parent)
-                .and_then(|d| d.create_dirs(Path::new("scans"), 0o700))
-                .and_then(|d| d.create_new(&fresh, text.as_bytes(), 0o600).map(|f| (d, f)));
-            match made {
-                Ok(m) => break m,
-                Err(e) if e.is_not_found() && tries < 3 => tries += 1,
-                Err(e) => return Err(e.to_string()),
-            }
+/// Before policy discovery: the trust-store part of the scans of dead runs whose markers lie
+/// beside a default audit log of this environment (see the module's documentation). What
+/// appeared at a default place of the trust store during such a run is moved aside, warned
+/// about and recorded in that run's log. Runs whose markers lie elsewhere (a policy naming its
+/// own `approval.audit_log`) are done by the next run over their roots, as before.
+pub fn before_discovery() {
+    let mut seen = Vec::new();
+    // Only beside a log that exists: the profile keeps such a directory from every run (bwrap
+    // read-only, Landlock refuses), so what lies there is cordon's; where no log is, a run
+    // may have had the place in reach and left a marker of its own making.
+    for log in default_logs().iter().filter(|l| l.is_file()) {
+        let Some(dir) = scans_beside(log).filter(|d| !seen.contains(d)) else {
+            continue;
         };
-        if !try_lock(&file) {
-            let _ = dir.remove(&fresh);
-            return Err("cannot lock it".into());
-        }
-        if let Err(e) = dir.rename_noreplace(&fresh, &name) {
-            let _ = dir.remove(&fresh);
-            return Err(e.to_string());
-        }
-        Ok(Marker {
-            dir,
-            name,
-            _lock: file,
-            roots: roots.to_vec(),
-            started,
-        })
-    }
-
-    /// The scan completed: the marker goes, and the directory when it is empty (nothing of
-    /// cordon's stays beside the log after a run that completed).
-    fn done(&self) {
-        let _ = self.dir.remove(&self.name);
-        if let Some(parent) = self.dir.path().parent() {
-            if let Ok(p) = cordon_fs::safe::Dir::anchor(parent) {
-                let _ = rustix::fs::unlinkat(&p, "scans", rustix::fs::AtFlags::REMOVEDIR);
+        seen.push(dir.clone());
+        for dead in dead_markers(&dir) {
+            let Ok(said) = dead.parsed() else {
+                continue; // the next run over its roots refuses it, saying why
+            };
+            if said.stores.is_empty() {
+                continue;
+            }
+            let their_log = said.log.clone().unwrap_or_else(|| log.to_path_buf());
+            check_stores(&said.stores, &their_log);
+            // Its stores are done; its roots wait for the next run over them.
+            if said.roots.is_empty() {
+                let _ = dead.dir.remove(&dead.rel);
+            } else {
+                let text = marker_text(
+                    &said.roots,
+                    said.started,
+                    &said.state,
+                    &[],
+                    Some(&their_log),
+                );
+                let _ = dead.dir.write(&dead.rel, text.as_bytes(), 0o600);
             }
         }
     }
+}
 
-    /// The scan could not complete: the marker stays, saying so, for the next run to refuse.
-    fn incomplete(&self) {
-        let text = marker_text(&self.roots, self.started, "incomplete");
-        let _ = self.dir.write(&self.name, text.as_bytes(), 0o600);
+/// The default audit logs of this environment (`$XDG_STATE_HOME/cordon/audit.jsonl`, and the
+/// one under HOME), as `Policy::approval.other_audit_logs` names them.
+fn default_logs() -> Vec<PathBuf> {
+    let var = |name: &str| std::env::var_os(name);
+    let mut logs: Vec<PathBuf> = Vec::new();
+    for l in [
+        cordon_policy::AuditLog::default_from(var),
+        cordon_policy::AuditLog::default_from(|name| {
+            (name != "XDG_STATE_HOME").then(|| var(name)).flatten()
+        }),
+    ] {
+        if let Some(p) = l.path() {
+            if !logs.iter().any(|o| o == p) {
+                logs.push(p.to_path_buf());
+            }
+        }
+    }
+    logs
+}
+
+/// A dead run's default trust-store places, checked: what appeared there moved aside, warned
+/// about and recorded in `log`.
+///
+/// Only places that are a default place of the trust store in this environment are checked:
+/// those are what this gate's discovery would take, and a marker never makes cordon move
+/// aside anything else (the check renames what it finds at or on the way to the place).
+fn check_stores(stores: &[MissingPlace], log: &Path) {
+    let findings: Vec<Finding> = stores
+        .iter()
+        .filter(|s| s.is_a_trust_store_place_here())
+        .filter_map(MissingPlace::check)
+        .collect();
+    for f in &findings {
+        eprintln!(
+            "cordon: warning: an earlier run's cordon ended before its after-run scan; {}",
+            clean(&f.message())
+        );
+    }
+    if !findings.is_empty() {
+        record(&findings, None, log, None, "after-run-recovered");
     }
 }
 
-/// Whether two roots meet (one holds the other).
-fn meet(a: &Path, b: &Path) -> bool {
-    a.starts_with(b) || b.starts_with(a)
+/// A marker whose run's cordon is gone: locked by us, still under its name.
+struct Dead {
+    dir: cordon_fs::safe::Dir,
+    rel: PathBuf,
+    /// Holds the lock while the dead run's scan is done.
+    _lock: std::fs::File,
+    shown: PathBuf,
 }
 
-/// The scans of dead runs over `roots` (see the module's documentation).
-fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(), String> {
+impl Dead {
+    /// Its text, parsed; `Err` with the refusal when it is not a marker cordon wrote.
+    fn parsed(&self) -> Result<Said, String> {
+        let text = self
+            .dir
+            .read(&self.rel, 1 << 20)
+            .ok()
+            .flatten()
+            .and_then(|b| String::from_utf8(b).ok());
+        let Some(m) = text.as_deref().and_then(parse_marker) else {
+            return Err(format!(
+                "{} is not a marker cordon wrote; delete it after checking what it is",
+                self.shown.display()
+            ));
+        };
+        Ok(m)
+    }
+}
+
+/// The markers in `dir` whose cordon is gone (see the module's documentation); removes a
+/// leftover `.new-` marker of a cordon that died before its run.
+fn dead_markers(dir: &Path) -> Vec<Dead> {
     let Ok(d) = cordon_fs::safe::Dir::anchor(dir) else {
-        return Ok(()); // no marker was ever left
+        return Vec::new(); // no marker was ever left
     };
-    let names = d.entries().map_err(|e| e.to_string())?;
+    let Ok(names) = d.entries() else {
+        return Vec::new();
+    };
+    let mut dead = Vec::new();
     for (name, _) in names {
         let rel = PathBuf::from(&name);
         if name.to_string_lossy().starts_with(".new-") {
@@ -247,18 +227,262 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
         if !still_there {
             continue;
         }
-        let shown = dir.join(&rel);
-        let text = d
-            .read(&rel, 1 << 20)
-            .ok()
-            .flatten()
-            .and_then(|b| String::from_utf8(b).ok());
-        let Some((started, state, theirs)) = text.as_deref().and_then(parse_marker) else {
-            return Err(format!(
-                "{} is not a marker cordon wrote; delete it after checking what it is",
-                shown.display()
-            ));
+        let Ok(dir_again) = cordon_fs::safe::Dir::anchor(dir) else {
+            continue;
         };
+        dead.push(Dead {
+            dir: dir_again,
+            shown: dir.join(&rel),
+            rel,
+            _lock: file,
+        });
+    }
+    dead
+}
+
+/// A run's pending scan, held until [`Pending::finish`].
+pub struct Pending(Marker);
+
+impl Pending {
+    /// The scan completed (`truncated` empty): the marker goes; else it stays, saying so, and
+    /// the next run there is refused until the operator has looked.
+    pub fn finish(self, truncated: &[&str]) {
+        if truncated.is_empty() {
+            self.0.done();
+        } else {
+            self.0.incomplete();
+        }
+    }
+}
+
+/// A run's marker: the file, its descriptor (holding the lock) and what it says.
+struct Marker {
+    dir: cordon_fs::safe::Dir,
+    name: PathBuf,
+    _lock: std::fs::File,
+    roots: Vec<PathBuf>,
+    log: PathBuf,
+    started: std::time::SystemTime,
+}
+
+const MARKER_HEAD: &str = "cordon after-run scan marker v1";
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn marker_text(
+    roots: &[PathBuf],
+    started: std::time::SystemTime,
+    state: &str,
+    stores: &[MissingPlace],
+    log: Option<&Path>,
+) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let t = started
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let mut text = format!(
+        "{MARKER_HEAD}\nstarted {} {}\nstate {state}\n",
+        t.as_secs(),
+        t.subsec_nanos()
+    );
+    for r in roots {
+        text.push_str(&format!("root {}\n", hex(r.as_os_str().as_bytes())));
+    }
+    if let Some(log) = log {
+        text.push_str(&format!("log {}\n", hex(log.as_os_str().as_bytes())));
+    }
+    for s in stores {
+        let (root, place, before) = s.parts();
+        let before: Vec<String> = before.iter().map(|(d, i)| format!("{d}:{i}")).collect();
+        text.push_str(&format!(
+            "store {} {} {}\n",
+            hex(root.as_os_str().as_bytes()),
+            hex(place.as_os_str().as_bytes()),
+            if before.is_empty() {
+                "-".to_string()
+            } else {
+                before.join(",")
+            }
+        ));
+    }
+    text
+}
+
+/// What a marker says.
+struct Said {
+    started: std::time::SystemTime,
+    state: String,
+    roots: Vec<PathBuf>,
+    stores: Vec<MissingPlace>,
+    log: Option<PathBuf>,
+}
+
+/// A marker's text, parsed; `None` when it is not one.
+fn parse_marker(text: &str) -> Option<Said> {
+    use std::os::unix::ffi::OsStringExt;
+    let path = |h: &str| Some(PathBuf::from(std::ffi::OsString::from_vec(unhex(h)?)));
+    let mut lines = text.lines();
+    if lines.next()? != MARKER_HEAD {
+        return None;
+    }
+    let (mut started, mut state, mut roots, mut stores, mut log) =
+        (None, None, Vec::new(), Vec::new(), None);
+    for l in lines {
+        match l.split_once(' ')? {
+            ("started", t) => {
+                let (s, n) = t.split_once(' ')?;
+                started = Some(
+                    std::time::UNIX_EPOCH
+                        + std::time::Duration::new(s.parse().ok()?, n.parse().ok()?),
+                );
+            }
+            ("state", s) => state = Some(s.to_string()),
+            ("root", h) => roots.push(path(h)?),
+            ("log", h) => log = Some(path(h)?),
+            ("store", s) => {
+                let mut f = s.split(' ');
+                let (root, place, before) = (path(f.next()?)?, path(f.next()?)?, f.next()?);
+                let before = match before {
+                    "-" => Vec::new(),
+                    b => b
+                        .split(',')
+                        .map(|p| {
+                            let (d, i) = p.split_once(':')?;
+                            Some((d.parse().ok()?, i.parse().ok()?))
+                        })
+                        .collect::<Option<Vec<_>>>()?,
+                };
+                stores.push(MissingPlace::recorded(root, place, before));
+            }
+            _ => return None,
+        }
+    }
+    Some(Said {
+        started: started?,
+        state: state?,
+        roots,
+        stores,
+        log,
+    })
+}
+
+fn try_lock(f: &std::fs::File) -> bool {
+    rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
+}
+
+impl Marker {
+    fn create(
+        dir: &Path,
+        roots: &[PathBuf],
+        stores: &[MissingPlace],
+        log: &Path,
+    ) -> Result<Marker, String> {
+        let parent = dir.parent().ok_or("no directory")?;
+        let started = std::time::SystemTime::now();
+        let stamp = started
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        // Unique within the process too: several runs of one `cordon mcp` start at once.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let unique = format!("{}-{stamp:x}-{n}", std::process::id());
+        let name = PathBuf::from(format!("run-{unique}"));
+        // Written and locked under a name `recover` ignores, then renamed into place: a marker
+        // is never seen unlocked, so a concurrent run never takes a live run's marker for a
+        // dead one's (scanning and removing it, or making this run's lock fail).
+        let fresh = PathBuf::from(format!(".new-{unique}"));
+        let text = marker_text(roots, started, "running", stores, Some(log));
+        // Another run's `done` may remove the directory between its creation and the marker's
+        // (it goes when empty): then once more.
+        let mut tries = 0;
+        let (dir, file) = loop {
+            let made = cordon_fs::safe::Dir::anchor(parent)
+                .and_then(|d| d.create_dirs(Path::new("scans"), 0o700))
+                .and_then(|d| d.create_new(&fresh, text.as_bytes(), 0o600).map(|f| (d, f)));
+            match made {
+                Ok(m) => break m,
+                Err(e) if e.is_not_found() && tries < 3 => tries += 1,
+                Err(e) => return Err(e.to_string()),
+            }
+        };
+        if !try_lock(&file) {
+            let _ = dir.remove(&fresh);
+            return Err("cannot lock it".into());
+        }
+        if let Err(e) = dir.rename_noreplace(&fresh, &name) {
+            let _ = dir.remove(&fresh);
+            return Err(e.to_string());
+        }
+        Ok(Marker {
+            dir,
+            name,
+            _lock: file,
+            roots: roots.to_vec(),
+            log: log.to_path_buf(),
+            started,
+        })
+    }
+
+    /// The scan completed: the marker goes, and the directory when it is empty (nothing of
+    /// cordon's stays beside the log after a run that completed).
+    fn done(&self) {
+        let _ = self.dir.remove(&self.name);
+        if let Some(parent) = self.dir.path().parent() {
+            if let Ok(p) = cordon_fs::safe::Dir::anchor(parent) {
+                let _ = rustix::fs::unlinkat(&p, "scans", rustix::fs::AtFlags::REMOVEDIR);
+            }
+        }
+    }
+
+    /// The scan could not complete: the marker stays, saying so, for the next run to refuse.
+    fn incomplete(&self) {
+        // The trust-store places were checked by this cordon's scan, which did run.
+        let text = marker_text(
+            &self.roots,
+            self.started,
+            "incomplete",
+            &[],
+            Some(&self.log),
+        );
+        let _ = self.dir.write(&self.name, text.as_bytes(), 0o600);
+    }
+}
+
+/// Whether two roots meet (one holds the other).
+fn meet(a: &Path, b: &Path) -> bool {
+    a.starts_with(b) || b.starts_with(a)
+}
+
+/// The scans of dead runs over `roots` (see the module's documentation).
+fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(), String> {
+    for dead in dead_markers(dir) {
+        let Said {
+            started,
+            state,
+            roots: theirs,
+            stores,
+            log: their_log,
+        } = dead.parsed()?;
+        // Its trust-store places first, wherever its roots lie: a later gate's discovery
+        // would take what was planted there.
+        if !stores.is_empty() {
+            check_stores(&stores, their_log.as_deref().unwrap_or(log));
+            if theirs.is_empty() {
+                let _ = dead.dir.remove(&dead.rel);
+                continue;
+            }
+            let text = marker_text(&theirs, started, &state, &[], their_log.as_deref());
+            let _ = dead.dir.write(&dead.rel, text.as_bytes(), 0o600);
+        }
         if !theirs.iter().any(|t| roots.iter().any(|r| meet(t, r))) {
             continue; // another project's: its next run scans it
         }
@@ -277,9 +501,9 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
                     );
                 }
                 if !findings.is_empty() {
-                    record(&findings, None, log, session, "after-run-recovered");
+                    record(&findings, None, log, Some(session), "after-run-recovered");
                 }
-                let _ = d.remove(&rel);
+                let _ = dead.dir.remove(&dead.rel);
                 continue;
             }
         }
@@ -287,7 +511,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
             "the after-run scan of {} could not complete (more than {} entries, or cordon was killed and the scan cannot finish now): files there that make your tools run code (.git/config, hooks, .envrc, agent settings, …) were not checked; look through them, then delete {} to run there again",
             clean(&list),
             cordon_ossandbox::SCAN_MAX_ENTRIES,
-            clean(&shown.display().to_string())
+            clean(&dead.shown.display().to_string())
         ));
     }
     Ok(())
@@ -299,7 +523,7 @@ fn record(
     findings: &[Finding],
     enforcement: Option<&Enforcement>,
     log: &Path,
-    session: &str,
+    session: Option<&str>,
     request: &str,
 ) {
     let record =
@@ -330,7 +554,13 @@ fn record(
                 }
             }
         };
-    let written = AuditLog::open(log).and_then(|l| l.with_session(session).append(&record));
+    let written = AuditLog::open(log).and_then(|l| {
+        match session {
+            Some(s) => l.with_session(s),
+            None => l,
+        }
+        .append(&record)
+    });
     if let Err(e) = written {
         eprintln!(
             "cordon: warning: what the run left could not be recorded in the audit log: {}",
@@ -364,7 +594,7 @@ pub fn report(
     for f in findings {
         eprintln!("cordon: warning: {}", clean(&f.message()));
     }
-    record(findings, Some(enforcement), log, session, request);
+    record(findings, Some(enforcement), log, Some(session), request);
 }
 
 /// The word for how much was enforced, as a record's key.
@@ -429,5 +659,71 @@ mod tests {
             !base.join("state/scans").exists(),
             "an empty marker directory goes"
         );
+    }
+
+    /// A marker keeps a dead run's trust-store watches exactly (root, place, what existed on
+    /// the way), and the log it records to: the next gate checks them before discovery.
+    #[test]
+    fn a_marker_keeps_its_trust_store_watches_and_its_log() {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::new(1_700_000_000, 42);
+        let stores = [
+            MissingPlace::recorded(
+                "/h".into(),
+                "/h/.config/cordon".into(),
+                vec![(1, 2), (3, 4)],
+            ),
+            MissingPlace::recorded("/w x".into(), "/w x/c".into(), vec![]),
+        ];
+        let text = marker_text(
+            &["/h".into()],
+            t,
+            "running",
+            &stores,
+            Some(Path::new("/s/audit.jsonl")),
+        );
+        let said = parse_marker(&text).expect("a marker");
+        assert_eq!(said.started, t);
+        assert_eq!(said.state, "running");
+        assert_eq!(said.roots, vec![PathBuf::from("/h")]);
+        assert_eq!(said.log.as_deref(), Some(Path::new("/s/audit.jsonl")));
+        let parts: Vec<_> = said
+            .stores
+            .iter()
+            .map(|s| format!("{:?}", s.parts()))
+            .collect();
+        let want: Vec<_> = stores.iter().map(|s| format!("{:?}", s.parts())).collect();
+        assert_eq!(parts, want);
+        // A marker of the earlier format (no log, no stores) still reads.
+        let old = marker_text(&["/h".into()], t, "incomplete", &[], None);
+        let said = parse_marker(&old).expect("a marker");
+        assert!(said.stores.is_empty() && said.log.is_none());
+        assert!(parse_marker(&text.replace("store ", "stor ")).is_none());
+    }
+
+    /// A marker is cordon's only where it lies, but its `store` lines make cordon rename what
+    /// it finds: one that names anything but a default trust-store place of this environment
+    /// (a forged marker, a file the command could have left) moves nothing.
+    #[test]
+    fn a_marker_naming_another_place_moves_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().canonicalize().unwrap();
+        for p in ["ws", "state/scans"] {
+            std::fs::create_dir_all(base.join(p)).unwrap();
+        }
+        let victim = base.join("ws/victim");
+        std::fs::write(&victim, "mine").unwrap();
+        let log = base.join("state/audit.jsonl");
+        let t = std::time::SystemTime::now();
+        let forged = marker_text(
+            &[],
+            t,
+            "running",
+            &[MissingPlace::recorded(base.clone(), victim.clone(), vec![])],
+            Some(&log),
+        );
+        std::fs::write(base.join("state/scans/run-forged"), forged).unwrap();
+        recover(&base.join("state/scans"), &[base.join("ws")], &log, "s").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
+        assert!(!base.join("ws/victim.cordon-quarantine").exists());
     }
 }

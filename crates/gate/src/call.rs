@@ -61,10 +61,17 @@ impl Gate {
         let id = cordon_approval::audit::new_id().unwrap_or_default();
         let preview = a.presentation.preview.to_string();
         let shown = a.presentation.summary.clone();
-        let request = Request::new(id, a.tool.clone(), vec![Key::new(a.keys.clone())])
-            .with_verdict(a.verdict.clone())
+        // Facts only: the engine decides with the rules, the tool's default (for a file tool
+        // the root's approval settings, for `[tools.NAME]` its `approval`), grants and mode.
+        let mut request = Request::new(id, a.tool.clone(), vec![Key::new(a.keys.clone())])
             .with_presentation(a.presentation.clone())
             .with_args(a.args.clone());
+        if let Some(access) = &a.access {
+            request = request.with_file(access.clone());
+        }
+        for c in &a.concerns {
+            request = request.with_concern(concern(c));
+        }
         Ok(Call {
             request,
             shown,
@@ -193,12 +200,7 @@ fn shell_request(
     // The reading's concerns (an environment assignment, a redirection outside the roots, a
     // line it cannot parse) are not in the keys, so a session grant never covers them.
     for c in &a.concerns {
-        req = req.with_concern(cordon_approval::Concern {
-            action: c.level.action(),
-            reason: c.reason.clone(),
-            check: c.check,
-            lift: c.lift.clone().map(|(key, option)| (Key::new(key), option)),
-        });
+        req = req.with_concern(concern(c));
     }
     let text = preview(&engine.explain(&req));
     req.presentation = Presentation::new(shown, Preview::Text { text: text.clone() });
@@ -227,4 +229,14 @@ fn preview(x: &Explanation) -> String {
         lines.push(clean(&format!("{action:<9} {}", k.key)));
     }
     lines.join("\n")
+}
+
+/// A concern a tool found, as the engine weighs it.
+fn concern(c: &cordon_tools::assess::Concern) -> cordon_approval::Concern {
+    cordon_approval::Concern {
+        action: c.level.action(),
+        reason: c.reason.clone(),
+        check: c.check,
+        lift: c.lift.clone().map(|(key, option)| (Key::new(key), option)),
+    }
 }

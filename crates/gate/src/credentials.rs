@@ -11,7 +11,7 @@
 //! ```
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cordon_netproxy::{Secret, Termination};
@@ -65,7 +65,14 @@ pub(crate) struct RunCredentials {
 /// Reads every credential of `policy` and prepares the run's termination (for the hosts of
 /// credentials and of `[[network.requests]]`); `None` without either. A value that cannot be read refuses the run (125): the command never starts
 /// with a placeholder that leads nowhere or, worse, with nothing checked.
-pub(crate) fn prepare(policy: &Policy) -> Result<Option<RunCredentials>, Error> {
+///
+/// `readable` is what the run's kernel profile lets the command read (each path and the policy
+/// key behind it): a `file:` credential there is refused, since the command could read the
+/// real value itself and the placeholder would protect nothing.
+pub(crate) fn prepare(
+    policy: &Policy,
+    readable: &[(PathBuf, String)],
+) -> Result<Option<RunCredentials>, Error> {
     let ruled: Vec<_> = policy
         .network
         .requests
@@ -78,6 +85,7 @@ pub(crate) fn prepare(policy: &Policy) -> Result<Option<RunCredentials>, Error> 
     let mut secrets = Vec::new();
     let mut vars = Vec::new();
     for c in &policy.credentials {
+        within_reach(c, readable)?;
         let value = read(c)?;
         let placeholder = placeholder(c)?;
         vars.push((c.env.clone(), placeholder.clone()));
@@ -142,6 +150,28 @@ fn system_bundle() -> Result<Vec<u8>, Error> {
         "no system CA bundle ({}): cordon's proxy cannot verify upstream hosts for the run's credentials; install the system's CA certificates",
         SYSTEM_BUNDLES.join(", ")
     )))
+}
+
+/// A `file:` credential the sandbox lets the command read (a read-only root, `extra_read`, a
+/// system directory): refused, naming the path it is readable through.
+fn within_reach(c: &Credential, readable: &[(PathBuf, String)]) -> Result<(), Error> {
+    let Source::File(path) = &c.from else {
+        return Ok(());
+    };
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+    match readable
+        .iter()
+        .find(|(r, _)| path.starts_with(r) || real.starts_with(r))
+    {
+        Some((r, origin)) => Err(Error::failure(format!(
+            "credential `{}` ({}): the sandboxed command could read the real value itself, through {} ({}); keep the file outside every path the sandbox reads, or use from = \"env:…\" or \"command:…\"",
+            c.name,
+            clean(&c.from.to_string()),
+            clean(&r.display().to_string()),
+            clean(origin)
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Reads `c`'s real value. What a refusal says names the credential and its source, never a

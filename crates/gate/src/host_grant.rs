@@ -15,8 +15,6 @@
 //! the policy, so the sandboxed command can neither read nor forge one; each grant is also
 //! pinned in the operator's trust store, so one written by anything else is refused.
 
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -59,27 +57,20 @@ fn roots(policy: &Policy) -> Vec<PathBuf> {
     r
 }
 
-/// The grant directory, created 0700, checked to be out of the sandbox's reach.
-fn open_dir(policy: &Policy) -> Result<PathBuf, Error> {
-    let d = dir()?;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&d)
-        .map_err(|e| Error::failure(format!("host grant directory {}: {e}", d.display())))?;
-    let real = std::fs::canonicalize(&d)
-        .map_err(|e| Error::failure(format!("host grant directory {}: {e}", d.display())))?;
-    for root in roots(policy) {
-        let root = std::fs::canonicalize(&root).unwrap_or(root);
-        if real.starts_with(&root) {
-            return Err(Error::failure(format!(
-                "host grant directory {} lies in {}, which the sandboxed command can reach: set XDG_RUNTIME_DIR elsewhere",
-                real.display(),
-                root.display()
-            )));
-        }
-    }
-    Ok(real)
+/// The grant directory, created 0700, checked to be out of the sandbox's reach and opened
+/// without a link at any component cordon made (see `session::open_private_dir`).
+fn open_dir(policy: &Policy) -> Result<(cordon_fs::safe::Dir, PathBuf), Error> {
+    crate::session::open_private_dir(
+        "host-grants",
+        "host grant directory",
+        &|dir, root| format!(
+            "host grant directory {} lies in {}, which the sandboxed command can reach: set XDG_RUNTIME_DIR elsewhere",
+            dir.display(),
+            root.display()
+        ),
+        &roots(policy),
+    )
+        .map_err(Error::failure)
 }
 
 fn now() -> u64 {
@@ -96,7 +87,7 @@ pub fn issue(
     line: &str,
     host: &str,
 ) -> Result<String, Error> {
-    let dir = open_dir(policy)?;
+    let (grants, dir) = open_dir(policy)?;
     let id = cordon_approval::audit::new_id()
         .map_err(|e| Error::failure(format!("no random id: {e}")))?;
     let text = format!(
@@ -118,16 +109,10 @@ pub fn issue(
             text: text.clone(),
         })
         .map_err(|e| Error::failure(format!("cannot pin the host grant: {e}")))?;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)
-        .map_err(|e| Error::failure(format!("host grant {}: {e}", path.display())))?;
-    f.write_all(text.as_bytes())
-        .and_then(|()| f.sync_all())
-        .map_err(|e| Error::failure(format!("host grant {}: {e}", path.display())))?;
+    // Created exclusively and synced, never through a link.
+    grants
+        .create_new(Path::new(&format!("{id}.json")), text.as_bytes(), 0o600)
+        .map_err(|e| Error::failure(format!("host grant {e}")))?;
     Ok(id)
 }
 
@@ -142,26 +127,39 @@ pub fn consume(id: &str, policy: &Policy, cwd: &Path, line: &str) -> Result<Stri
             crate::clean(id)
         )));
     }
-    let dir = open_dir(policy)?;
+    let (grants, dir) = open_dir(policy)?;
     let path = dir.join(format!("{id}.json"));
     // Claimed by renaming it away, so two runs cannot both use it; removed after reading.
-    let claimed = dir.join(format!(".{id}.used"));
-    std::fs::rename(&path, &claimed).map_err(|_| {
-        refused(format!(
-            "host grant {id}: none such (used, expired or never issued)"
-        ))
-    })?;
-    let read = cordon_policy::trust::read_file(&claimed, cordon_policy::trust::Follow::Never);
-    let _ = std::fs::remove_file(&claimed);
+    // Everything through the directory opened without links (a link at the name is moved, not
+    // followed, and then refused as no regular file).
+    let claimed = PathBuf::from(format!(".{id}.used"));
+    let _ = grants.remove(&claimed); // a claim whose call died before removing it
+    grants
+        .rename_noreplace(Path::new(&format!("{id}.json")), &claimed)
+        .map_err(|_| {
+            refused(format!(
+                "host grant {id}: none such (used, expired or never issued)"
+            ))
+        })?;
+    let read = grants.read(&claimed, cordon_policy::trust::MAX_FILE_SIZE);
+    let _ = grants.remove(&claimed);
     let store = TrustStore::from_env();
-    let file = read.map_err(|e| refused(format!("host grant {id}: {e}")))?;
-    let pinned = store.check(
-        &FileText {
-            path: path.clone(),
-            text: file.text.clone(),
-        },
-        Pinned::Session,
-    );
+    let text = match read {
+        Ok(Some(bytes)) => {
+            String::from_utf8(bytes).map_err(|_| refused(format!("host grant {id}: not UTF-8")))?
+        }
+        Ok(None) => {
+            return Err(refused(format!(
+                "host grant {id}: none such (used, expired or never issued)"
+            )))
+        }
+        Err(e) => return Err(refused(format!("host grant {id}: {e}"))),
+    };
+    let file = FileText {
+        path: path.clone(),
+        text,
+    };
+    let pinned = store.check(&file, Pinned::Session);
     let _ = store.untrust(&path);
     pinned.map_err(|_| refused(format!("host grant {id}: not one cordon issued")))?;
     let v: Value = serde_json::from_str(&file.text)

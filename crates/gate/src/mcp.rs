@@ -5,6 +5,7 @@
 //! loop and the audit record included. The gate never runs an `mcp` call itself: the wrapper
 //! relays an allowed call to the server ([`Gate::run`] of one refuses: no such tool).
 
+use cordon_approval::audit::{By as AuditBy, Record as AuditRecord, SharedLog};
 use cordon_policy::mcp::{self, MCP_TOOL};
 use cordon_tools::tool::{Assessment, Presentation, Preview};
 
@@ -30,12 +31,15 @@ const SECRET_NAMES: &[&str] = &[
 ];
 
 impl Gate {
-    /// A tool call of the wrapped MCP server `server`: tool `mcp`, one key `SERVER/TOOL`,
+    /// A tool call of the wrapped MCP server `server`: tool `mcp`, one key `SERVER/TOOL` and
+    /// the arguments the `[[mcp.rules]]` name ([`cordon_policy::McpPolicy::key_words`]),
     /// the arguments recorded (values of credential-like names redacted, see
     /// [`redact`]). Decide it with [`Gate::decide_async`]; the wrapper relays it when allowed.
     pub fn mcp_tool(&self, server: &str, tool: &str, args: &serde_json::Value) -> Call {
         let key = mcp::key(server, tool);
         let args = redact(args);
+        // Matched redacted, as recorded: a credential never reaches the audit log's keys.
+        let words = self.policy.mcp.key_words(server, tool, &args);
         let mut shown_args = serde_json::to_string_pretty(&args).unwrap_or_default();
         if shown_args.len() > PREVIEW_LIMIT {
             let mut end = PREVIEW_LIMIT;
@@ -57,7 +61,7 @@ impl Gate {
         let args = serde_json::json!({ "server": server, "tool": tool, "arguments": args });
         let id = cordon_approval::audit::new_id().unwrap_or_default();
         // The tool has no opinion: the `[mcp]` rules decide, in one place.
-        let request = Request::new(id, MCP_TOOL, vec![Key::new([key.clone()])])
+        let request = Request::new(id, MCP_TOOL, vec![Key::new(words)])
             .with_presentation(presentation.clone())
             .with_args(args.clone());
         let assessment =
@@ -70,15 +74,22 @@ impl Gate {
         }
     }
 
-    /// Runs the MCP server `argv` once under the sandbox the gate prepared — the policy's
-    /// roots, protected paths, environment allow-list and network (with the proxy and its
-    /// allow-list under `network = "proxy"`) — with `stdio` in place of cordon's descriptors,
-    /// until it exits or `cancel` kills its tree; then the after-run scan. The server is the
-    /// operator's own command line, so no rule decides it; its tool calls are decided one by
-    /// one ([`Gate::mcp_tool`]). `sandbox.limits.timeout` bounds a command, not a server that
-    /// lives as long as its client's session: it does not apply here.
+    /// Runs the MCP server `server` (`argv`) once under the sandbox the gate prepared — the
+    /// policy's roots, protected paths, environment allow-list and network (with the proxy and
+    /// its allow-list under `network = "proxy"`) — with `stdio` in place of cordon's
+    /// descriptors, until it exits or `cancel` kills its tree; then the after-run scan. The
+    /// server is the operator's own command line, so no rule decides it; its tool calls are
+    /// decided one by one ([`Gate::mcp_tool`]). `sandbox.limits.timeout` bounds a command, not
+    /// a server that lives as long as its client's session: it does not apply here.
+    ///
+    /// The audit log gets a record of the start (made durable before the server runs: one
+    /// that cannot be written refuses the start) and one of the exit, both `tool: "mcp"`,
+    /// `by: builtin` (`mcp-server-start`, `mcp-server-exit`), the command line as their key,
+    /// and the run's id as `request` — the id the after-run record of what the server left in
+    /// the writable roots carries too.
     pub fn serve(
         &self,
+        server: &str,
         argv: &[String],
         stdio: cordon_ossandbox::ChildStdio,
         cancel: Option<Cancel>,
@@ -95,7 +106,60 @@ impl Gate {
             cancel,
             ask: None,
         };
-        self.run_shell(&id, argv, &cwd, opts, stdio)
+        // The engine's writer where it has one (its records share syncs), else the gate's log.
+        let log = match lock(&self.engine).audit_log() {
+            Some(log) => log,
+            None => std::sync::Arc::new(SharedLog::new(
+                AuditLog::open(self.audit_log())
+                    .map_err(|e| Error::failure(format!("audit log {e}")))?
+                    .with_session(self.audit_session.clone()),
+            )),
+        };
+        let record = |tag: &str, reason: String| {
+            AuditRecord::new(
+                MCP_TOOL,
+                Action::Allow,
+                AuditBy::Builtin { tag: tag.into() },
+                reason,
+            )
+            .request(&id)
+            .keys([argv.to_vec()])
+            .args(&serde_json::json!({ "server": server, "argv": argv }))
+            .preview(&format!("{server}: {}", argv.join(" ")))
+        };
+        let start = record(
+            "mcp-server-start",
+            format!(
+                "cordon mcp wrap started the MCP server `{server}` in {}: the operator's own \
+                 command line (no rule decides it); each of its tool calls is decided",
+                cwd.display()
+            ),
+        );
+        log.append(&start).map_err(|e| {
+            Error::failure(format!(
+                "the MCP server's start could not be recorded in the audit log, so it was not \
+                 started: {e}"
+            ))
+        })?;
+        let ran = self.run_shell(&id, argv, &cwd, opts, stdio);
+        let how = match &ran {
+            Ok(r) => format!("exited with status {}", r.exit_code),
+            Err(e) => format!("could not run or was stopped: {e}"),
+        };
+        let exit = record(
+            "mcp-server-exit",
+            format!(
+                "the MCP server `{server}` {how}; the after-run scan ran (what it found, if \
+                 anything, is in the after-run record of the same request)"
+            ),
+        );
+        if let Err(e) = log.append(&exit) {
+            eprintln!(
+                "cordon: warning: the MCP server's exit could not be recorded in the audit log: {}",
+                clean(&e.to_string())
+            );
+        }
+        ran
     }
 
     /// Where [`Gate::serve`] runs the server: the gate's directory, which must lie in one of

@@ -465,7 +465,20 @@ pub(crate) fn run_with_proxy<T>(
     let log = ConnectionLog::open(gate)?;
     // The run's credentials: real values read now, outside the sandbox; the command gets
     // placeholders and the CA bundle, the proxy the values and the run's CA.
-    let creds = crate::credentials::prepare(gate.policy())?;
+    // What the command can read: a credential file there would hand it the real value.
+    let readable: Vec<(std::path::PathBuf, String)> = gate
+        .sandbox
+        .as_ref()
+        .map(|p| {
+            p.profile()
+                .rules
+                .iter()
+                .filter(|r| !r.access.device)
+                .map(|r| (r.path.clone(), r.origin.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let creds = crate::credentials::prepare(gate.policy(), &readable)?;
     let mut config = Config::from_policy(&gate.policy().network);
     let forwards = &gate.policy().network.forwards;
     let mut vars = cordon_netproxy::child_env(port);

@@ -26,6 +26,11 @@ impl Gate {
     fn load(opts: Options) -> Result<Gate, Error> {
         let dry = opts.front_end == FrontEnd::Check;
         let cwd = opts.cwd.clone();
+        // A dead run (its cordon killed) may have left a trust entry at a default place of
+        // the store that lay in its roots; its scan moves it aside before discovery looks.
+        if !dry {
+            after_run::before_discovery();
+        }
         let store = TrustStore::from_env();
         let policy = Policy::discover_in(opts.policy.as_deref(), &cwd, &store)?;
         examples::check(&policy)?;

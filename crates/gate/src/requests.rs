@@ -30,7 +30,7 @@ impl Gate {
         }
         let keys = request_key(method, &target, path);
         let shown = format!("{} https://{}", keys[1], keys[2]);
-        let mut a = Assessment::new(
+        let a = Assessment::new(
             HTTP_TOOL,
             serde_json::json!({ "method": keys[1], "url": format!("https://{}", keys[2]) }),
             keys.clone(),
@@ -42,14 +42,6 @@ impl Gate {
             },
             full: None,
         });
-        // What `check` shows: the rules' verdict (deny wins, else the last matching rule,
-        // else allowed: the connection was decided on its own).
-        let rules = crate::lock(&self.engine);
-        if let Some(v) = rules.rules().decide_key(HTTP_TOOL, &keys) {
-            a.verdict.action = v.action;
-            a.verdict.reason = v.reason;
-        }
-        drop(rules);
         let id = audit::new_id().unwrap_or_default();
         let request = Request::new(id, a.tool.clone(), vec![Key::new(a.keys.clone())])
             .with_presentation(a.presentation.clone())

@@ -12,8 +12,6 @@
 //! `XDG_RUNTIME_DIR`), so each save is pinned in the operator's trust store
 //! ([`cordon_policy::trust`]) and a session file that does not match its pin is refused.
 
-use std::fs::OpenOptions;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use cordon_approval::{Engine, Key};
@@ -28,6 +26,8 @@ const SESSION_WAIT: std::time::Duration = std::time::Duration::from_secs(86_400)
 pub struct Session {
     pub name: String,
     path: PathBuf,
+    /// Its directory, opened without a link at any component cordon made.
+    dir: cordon_fs::safe::Dir,
     store: TrustStore,
     _lock: cordon_fs::lock::FileLock,
     /// The audit log's session id for this session's records (32 hex digits).
@@ -38,16 +38,63 @@ pub struct Session {
 
 /// The directory sessions live in.
 pub fn dir() -> Result<PathBuf, String> {
+    let (anchor, rel) = place("sessions")?;
+    Ok(anchor.join(rel))
+}
+
+/// Where cordon's per-user directory `leaf` (`sessions`, `host-grants`) lives, as (anchor,
+/// the rest): the anchor is the operator's (`$XDG_RUNTIME_DIR`, else `$HOME`), the rest is
+/// cordon's own (`cordon/LEAF`, else `.local/state/cordon/LEAF`), created and walked without
+/// following a link.
+fn place(leaf: &str) -> Result<(PathBuf, PathBuf), String> {
     let runtime = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute());
     if let Some(r) = runtime {
-        return Ok(r.join("cordon/sessions"));
+        return Ok((r, Path::new("cordon").join(leaf)));
     }
     match std::env::var_os("HOME").map(PathBuf::from) {
-        Some(h) if h.is_absolute() => Ok(h.join(".local/state/cordon/sessions")),
+        Some(h) if h.is_absolute() => Ok((h, Path::new(".local/state/cordon").join(leaf))),
         _ => Err("no place for sessions: neither XDG_RUNTIME_DIR nor HOME is set".into()),
     }
+}
+
+/// Opens (creating, 0700) cordon's per-user directory `leaf` (see [`place`]), refused when it
+/// lies in one of `roots` (the sandboxed command could forge what cordon keeps there) and when
+/// a link is planted at any component cordon made (an earlier run that had the place in reach
+/// could re-point `cordon` or `LEAF` at a directory of its choice, and cordon would write its
+/// files there). Returns the directory and its canonical path. `what` names it in refusals;
+/// `in_root(dir, root)` is the refusal of a directory in a root.
+pub(crate) fn open_private_dir(
+    leaf: &str,
+    what: &str,
+    in_root: &dyn Fn(&Path, &Path) -> String,
+    roots: &[PathBuf],
+) -> Result<(cordon_fs::safe::Dir, PathBuf), String> {
+    let (anchor, rel) = place(leaf)?;
+    let dir = anchor.join(&rel);
+    let refuse_in_roots = |real: &Path| -> Result<(), String> {
+        for w in roots {
+            let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
+            if real.starts_with(&w) {
+                return Err(in_root(real, &w));
+            }
+        }
+        Ok(())
+    };
+    // Refused before anything is created: a refused store must leave nothing behind
+    // (directories made in a writable root change what the next run there protects).
+    refuse_in_roots(&existing_prefix_canonical(&dir))?;
+    let opened = cordon_fs::safe::Dir::anchor(&anchor)
+        .and_then(|a| a.create_dirs(&rel, 0o700))
+        .map_err(|e| format!("{what} {}: {e}", dir.display()))?;
+    // No link below the anchor: its canonical path and the rest name the directory opened.
+    let real = std::fs::canonicalize(&anchor)
+        .map_err(|e| format!("{what} {}: {e}", dir.display()))?
+        .join(&rel);
+    // Again on what exists now: the anchor may lead elsewhere than its prefix did.
+    refuse_in_roots(&real)?;
+    Ok((opened, real))
 }
 
 /// `path` with its longest existing prefix made canonical and the rest as written: where a
@@ -87,98 +134,61 @@ pub fn valid_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// A session file's bytes: never through a symlink, a regular file only (a FIFO planted at
-/// the name must not hang the call), at most 1 MiB.
-fn read_session_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    const MAX: u64 = 1 << 20;
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX {
-        return Err(std::io::Error::other("larger than 1 MiB"));
-    }
-    Ok(bytes)
-}
-
 impl Session {
     /// Opens (creating) session `name`, locked. `writable` are the roots the sandboxed command
     /// may write: a session directory inside one is refused.
     pub fn open(name: &str, writable: &[PathBuf]) -> Result<Session, String> {
         valid_name(name)?;
-        let dir = dir()?;
-        let refuse_in_roots = |real: &Path| -> Result<(), String> {
-            for w in writable {
-                let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
-                if real.starts_with(&w) {
-                    return Err(format!(
-                        "session directory {} lies in the writable root {}: the sandboxed command could forge its own grants (set XDG_RUNTIME_DIR elsewhere)",
-                        real.display(),
-                        w.display()
-                    ));
-                }
-            }
-            Ok(())
-        };
-        // Refused before anything is created: a refused store must leave nothing behind
-        // (directories made in a writable root change what the next run there protects).
-        refuse_in_roots(&existing_prefix_canonical(&dir))?;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)
-            .map_err(|e| format!("session directory {}: {e}", dir.display()))?;
-        let real = std::fs::canonicalize(&dir)
-            .map_err(|e| format!("session directory {}: {e}", dir.display()))?;
-        // Again on what exists now: a link planted meanwhile may lead elsewhere.
-        refuse_in_roots(&real)?;
+        let (dir, real) = open_private_dir(
+            "sessions",
+            "session directory",
+            &|dir, root| {
+                format!(
+                "session directory {} lies in the writable root {}: the sandboxed command could forge its own grants (set XDG_RUNTIME_DIR elsewhere)",
+                dir.display(),
+                root.display()
+            )
+            },
+            writable,
+        )?;
         let path = real.join(format!("{name}.json"));
-        let lock = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(real.join(format!("{name}.lock")))
-            .map_err(|e| format!("session `{name}`: cannot open its lock: {e}"))?;
+        let lock_name = PathBuf::from(format!("{name}.lock"));
+        let open_lock = || {
+            dir.open_read_append(&lock_name, 0o600, true)
+                .map_err(|e| format!("session `{name}`: cannot open its lock: {e}"))
+        };
         // Said only after a second: a brief wait (another decision of this same process, a
         // run's other connection) is no news, and the terminal may be lent to a question then.
         // The holder may be asking a person: no deadline after that, as before.
         let cannot = |e: cordon_fs::lock::Error| format!("session `{name}`: cannot lock: {e}");
-        let lock =
-            match cordon_fs::lock::FileLock::exclusive(lock, std::time::Duration::from_secs(1)) {
-                Ok(l) => l,
-                Err(cordon_fs::lock::Error::TimedOut { .. }) => {
-                    eprintln!(
-                        "cordon: waiting for session `{name}`: another call of it is being decided"
-                    );
-                    let again = OpenOptions::new()
-                        .read(true)
-                        .write(true)
-                        .open(real.join(format!("{name}.lock")))
-                        .map_err(|e| format!("session `{name}`: cannot open its lock: {e}"))?;
-                    cordon_fs::lock::FileLock::exclusive(again, SESSION_WAIT).map_err(cannot)?
-                }
-                Err(e) => return Err(cannot(e)),
-            };
+        let lock = match cordon_fs::lock::FileLock::exclusive(
+            open_lock()?,
+            std::time::Duration::from_secs(1),
+        ) {
+            Ok(l) => l,
+            Err(cordon_fs::lock::Error::TimedOut { .. }) => {
+                eprintln!(
+                    "cordon: waiting for session `{name}`: another call of it is being decided"
+                );
+                cordon_fs::lock::FileLock::exclusive(open_lock()?, SESSION_WAIT).map_err(cannot)?
+            }
+            Err(e) => return Err(cannot(e)),
+        };
         let mut s = Session {
             name: name.to_string(),
             path,
+            dir,
             store: TrustStore::from_env(),
             _lock: lock,
             id: String::new(),
             grants: Vec::new(),
             doom: (None, 0),
         };
-        match read_session_file(&s.path) {
-            Ok(bytes) => {
+        // Never through a link, a regular file only (a FIFO planted at the name must not hang
+        // the call), at most 1 MiB.
+        let file_name = PathBuf::from(format!("{name}.json"));
+        match s.dir.read(&file_name, 1 << 20) {
+            Ok(Some(bytes)) => {
                 let text = String::from_utf8(bytes)
                     .map_err(|_| format!("session file {}: not UTF-8", s.path.display()))?;
                 s.store
@@ -192,7 +202,7 @@ impl Session {
                     .map_err(|e| crate::clean(&e.to_string()))?;
                 s.parse(text.as_bytes())?
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None) => {
                 s.id = cordon_approval::audit::new_id()
                     .map_err(|e| format!("session `{name}`: no random id: {e}"))?;
             }
@@ -285,7 +295,6 @@ impl Session {
             "grants": grants,
             "doom": {"last": self.doom.0, "count": self.doom.1},
         });
-        let dir = self.path.parent().unwrap_or(Path::new("/"));
         let text = format!("{v}\n");
         // Pinned first: a crash between the two leaves a file that is refused, never one that
         // loads unpinned.
@@ -297,8 +306,8 @@ impl Session {
             .map_err(|e| format!("session `{}`: cannot pin its grants: {e}", self.name))?;
         // Through fs::safe: atomic, and a link planted at the name is refused by name.
         let name = self.path.file_name().unwrap_or_default();
-        cordon_fs::safe::Dir::anchor(dir)
-            .and_then(|d| d.write(Path::new(name), text.as_bytes(), 0o600))
+        self.dir
+            .write(Path::new(name), text.as_bytes(), 0o600)
             .map_err(|e| format!("session `{}`: cannot save: {e}", self.name))?;
         Ok(())
     }

@@ -40,6 +40,12 @@ pub struct Context<'a> {
     pub status_fd: i32,
     /// Only describe the invocation (`cordon profile`): create no placeholders on the host.
     pub dry_run: bool,
+    /// Stay in the outer sandbox's network namespace (it refuses the netlink socket bwrap
+    /// needs for loopback, and already refuses inet sockets; see `crate::nested_network`).
+    pub outer_network: bool,
+    /// Keep the outer sandbox's device nodes (root in a user namespace cannot make its own;
+    /// see `crate::Choice::outer_devices`).
+    pub outer_devices: bool,
 }
 
 /// One bwrap option with its values, and why it is there (the policy key, for audit).
@@ -78,11 +84,26 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
             plumbing: false,
         })
     };
-    push(
-        "new mount, PID, IPC, UTS, cgroup and network namespaces (and user, when unprivileged)",
-        &["--unshare-all".as_ref()],
-    );
-    if profile.network == cordon_policy::Network::Allow {
+    if cx.outer_network {
+        // `--unshare-all` without the network: bwrap would need a netlink socket to bring
+        // loopback up in a new one, which the outer sandbox refuses.
+        push(
+            "new mount, PID, IPC, UTS and cgroup namespaces (and user, when unprivileged); the network namespace is the outer sandbox's, which refuses inet sockets (and cordon's seccomp every socket)",
+            &[
+                "--unshare-user-try".as_ref(),
+                "--unshare-ipc".as_ref(),
+                "--unshare-pid".as_ref(),
+                "--unshare-uts".as_ref(),
+                "--unshare-cgroup-try".as_ref(),
+            ],
+        );
+    } else {
+        push(
+            "new mount, PID, IPC, UTS, cgroup and network namespaces (and user, when unprivileged)",
+            &["--unshare-all".as_ref()],
+        );
+    }
+    if profile.network == cordon_policy::Network::Allow && !cx.outer_network {
         push("sandbox.network = \"allow\"", &["--share-net".as_ref()]);
     }
     push(
@@ -243,9 +264,17 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
                 if missing && !cx.dry_run {
                     // bwrap would create the mount point through the writable bind; make it
                     // ourselves so that we know to remove it afterwards.
-                    std::fs::File::create_new(&at)
-                        .and_then(|mut f| {
-                            std::io::Write::write_all(&mut f, content.unwrap_or_default())
+                    // Through cordon_fs::safe: never through a link on the way (a concurrent
+                    // run of `cordon mcp` could have re-pointed a directory since the check).
+                    let (Some(dir), Some(name)) = (at.parent(), at.file_name()) else {
+                        return Err(Error::other(format!(
+                            "cannot create a placeholder for protected {}: no parent",
+                            at.display()
+                        )));
+                    };
+                    cordon_fs::safe::Dir::open_absolute(dir)
+                        .and_then(|d| {
+                            d.create_new(Path::new(name), content.unwrap_or_default(), 0o644)
                         })
                         .map_err(|e| {
                             Error::other(format!(
@@ -383,7 +412,7 @@ pub const DEVICE_DIR: &str = ".cordon-dev";
 /// bwrap's: whatever the command does to their metadata stays with them. An unprivileged
 /// user cannot change the host's nodes (root owns them), so keeps bwrap's.
 fn private_device_nodes(cx: &Context, push: &mut impl FnMut(&str, &[&OsStr])) -> Result<(), Error> {
-    if !cx.root {
+    if !cx.root || cx.outer_devices {
         return Ok(());
     }
     let dir = cx.tmp.join(DEVICE_DIR);
@@ -453,7 +482,29 @@ fn hide(path: &Path, why: &str, push: &mut impl FnMut(&str, &[&OsStr])) {
 
 /// Whether `path` is still a placeholder as [`invocation`] created it (an empty regular file,
 /// or one holding exactly its [`placeholder_content`]): only then is it removed after the run.
-pub fn is_placeholder(path: &Path) -> bool {
+/// Removes the placeholder cordon made at `path`, if it still is one: through
+/// [`cordon_fs::safe`] (its directory opened from `/` without following a link), so a link a
+/// concurrent run put on the way (`.git -> /etc`) cannot make cordon delete a file elsewhere.
+pub fn remove_placeholder(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let Ok(dir) = cordon_fs::safe::Dir::open_absolute(dir) else {
+        return;
+    };
+    let want = placeholder_content(path).unwrap_or_default();
+    let still = dir
+        .read(Path::new(name), want.len() as u64)
+        .ok()
+        .flatten()
+        .is_some_and(|b| b == want);
+    if still {
+        let _ = dir.remove(Path::new(name));
+    }
+}
+
+#[cfg(test)]
+fn is_placeholder(path: &Path) -> bool {
     let want = placeholder_content(path).unwrap_or_default();
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == want.len() as u64)
         && (want.is_empty() || std::fs::read(path).is_ok_and(|b| b == want))
@@ -597,6 +648,8 @@ mod tests {
             seccomp_fds: &[4],
             status_fd: 5,
             dry_run: false,
+            outer_network: false,
+            outer_devices: false,
         }
     }
 
@@ -827,6 +880,24 @@ mod tests {
         // Changed since: no longer cordon's, so it is not removed.
         std::fs::write(&commondir, "/elsewhere\n").unwrap();
         assert!(!is_placeholder(&commondir));
+        remove_placeholder(&commondir);
+        assert!(commondir.exists());
+        // Issue 21, class 1: the directory on the way re-pointed by a concurrent run
+        // (`.git -> elsewhere`, holding an empty file of the placeholder's name): nothing
+        // there is removed; the real placeholder still is.
+        let modules = ws.join(".git/modules");
+        assert!(is_placeholder(&modules));
+        let elsewhere = d.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("modules"), b"").unwrap();
+        std::fs::rename(ws.join(".git"), ws.join(".git-real")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, ws.join(".git")).unwrap();
+        remove_placeholder(&modules);
+        assert!(elsewhere.join("modules").exists(), "removed through a link");
+        std::fs::remove_file(ws.join(".git")).unwrap();
+        std::fs::rename(ws.join(".git-real"), ws.join(".git")).unwrap();
+        remove_placeholder(&modules);
+        assert!(!modules.exists());
     }
 
     #[test]

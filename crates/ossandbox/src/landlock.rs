@@ -128,6 +128,15 @@ pub fn host_rules(profile: &Profile) -> Result<Vec<&crate::profile::PathRule>, E
         if is_host_ptys_rule(rule) {
             continue;
         }
+        // Where /dev/ptmx is a link to pts/ptmx (a /dev made by bubblewrap, as in an agent
+        // host's sandbox), the system rule for it names the multiplexer itself: opening it
+        // makes a new pty and reaches no other session's terminal.
+        if rule.path == std::path::Path::new(HOST_PTYS).join("ptmx")
+            && rule.origin.starts_with("sandbox.system_read")
+        {
+            out.push(rule);
+            continue;
+        }
         if rule.path.starts_with(ptys) || ptys.starts_with(&rule.path) {
             return Err(Error::Landlock(format!(
                 "{} ({}) would grant the host's terminals in {HOST_PTYS} (other sessions' input and output), which the Landlock backend cannot exclude from a rule; narrow it, or use --backend bwrap, which has a private /dev/pts",

@@ -87,10 +87,10 @@ use cordon_policy::Backend;
 
 pub use env::is_proxy_variable;
 pub use planted::{
-    scan_changed_since, Change, Finding, Handling, What as FindingKind,
+    scan_changed_since, Change, Finding, Handling, MissingPlace, What as FindingKind,
     MAX_ENTRIES as SCAN_MAX_ENTRIES,
 };
-pub use probe::{Finding as ProbeResult, Machine, Platform};
+pub use probe::{Finding as ProbeResult, Machine, Outer, Platform};
 pub use profile::{Access, PathRule, Profile, Protected, PROXY_PORT};
 pub use render::Format;
 #[cfg(target_os = "linux")]
@@ -238,8 +238,17 @@ pub enum Chosen {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Choice {
     pub backend: Chosen,
-    /// Degradations accepted because `require_os_sandbox` is false; print them.
+    /// Degradations accepted because `require_os_sandbox` is false, and what an outer
+    /// sandbox keeps cordon from adding (named gaps); print them.
     pub warnings: Vec<String>,
+    /// bwrap leaves the command in the outer sandbox's network namespace: the outer refuses
+    /// the netlink socket bwrap needs to bring loopback up in one of its own, and the network
+    /// is already closed (see [`nested_network`]).
+    pub outer_network: bool,
+    /// bwrap as root keeps the outer sandbox's device nodes: root in a user namespace cannot
+    /// `mknod` fresh ones (that needs CAP_MKNOD in the machine's own namespace). Named in
+    /// `warnings`.
+    pub outer_devices: bool,
 }
 
 /// Picks the backend for `profile` on `machine`, or refuses.
@@ -308,6 +317,8 @@ fn unconfined(why: String, require: bool) -> Result<Choice, Error> {
             warnings: vec![format!(
                 "{why}; running UNCONFINED because require_os_sandbox = false"
             )],
+            outer_network: false,
+            outer_devices: false,
         })
     }
 }
@@ -359,29 +370,59 @@ fn choose_linux(
                     Ok(Choice {
                         backend: make(machine.landlock_abi),
                         warnings: vec![format!("{why}; running with PARTIAL confinement because require_os_sandbox = false")],
+                        outer_network: false,
+            outer_devices: false,
                     })
                 }
             }
             landlock::Enforcement::Full => Ok(Choice {
                 backend: make(machine.landlock_abi),
                 warnings: vec![],
+                outer_network: false,
+                outer_devices: false,
             }),
         }
     };
     let bwrap = |why_needed: &str| -> Result<Choice, Error> {
-        match &machine.bwrap {
-            Some(path) => kernel(&|abi| Chosen::Bwrap {
+        match (machine.bwrap_usable(), &machine.outer) {
+            (Some(path), _) => kernel(&|abi| Chosen::Bwrap {
                 bwrap: path.clone(),
                 abi,
             }),
-            None => Err(Error::Refused(format!(
+            (None, Some(outer)) if machine.bwrap.is_some() => Err(Error::Refused(format!(
+                "{why_needed}, but bubblewrap cannot start here: {}; {}",
+                outer.bwrap_blocker(machine.root).unwrap_or_default(),
+                outer_remedy(outer)
+            ))),
+            _ => Err(Error::Refused(format!(
                 "{why_needed}, but bubblewrap is not installed in {} (Debian package `bubblewrap`)",
                 probe::TRUSTED_BWRAP.join(", ")
             ))),
         }
     };
     let protected = profile.protected.first();
-    match requested {
+    // Root without capabilities inside an outer sandbox that mounts /etc and /usr read-only:
+    // bwrap cannot start, and what it is needed for as root (the system's files) the outer
+    // already keeps. What Landlock alone cannot stop on the outer's writable mounts is named.
+    let root_covered = machine.bwrap.is_some()
+        && machine.bwrap_usable().is_none()
+        && machine.outer.as_ref().is_some_and(|o| o.system_read_only);
+    let landlock_as_root_inside = || -> Result<Choice, Error> {
+        let mut c = kernel(&|abi| Chosen::Landlock { abi })?;
+        if let Some(o) = machine.outer.as_ref().filter(|_| machine.root) {
+            c.warnings.push(format!(
+                "running as root {}inside {}, where bubblewrap cannot start: /etc and /usr are read-only there, but root's command can change the modes, owners and times of root's files on its writable mounts (/tmp, the nodes in /dev), which Landlock does not restrict",
+                if o.root_without_capabilities {
+                    "without capabilities "
+                } else {
+                    "(part of its /proc covered by another mount) "
+                },
+                o.name
+            ));
+        }
+        Ok(c)
+    };
+    let choice = match requested {
         Backend::Seatbelt => Err(Error::Refused("the seatbelt backend runs only on macOS".into())),
         Backend::None => unconfined("backend `none` was requested".into()),
         Backend::Bwrap => bwrap("backend `bwrap` was requested"),
@@ -402,12 +443,95 @@ fn choose_linux(
             ))),
             None => kernel(&|abi| Chosen::Landlock { abi }),
         },
-        Backend::Auto => match (protected, machine.root, &machine.bwrap) {
+        Backend::Auto => match (protected, machine.root, machine.bwrap_usable()) {
+            // Inside an outer sandbox that already keeps every protected path read-only
+            // (its own read-only mounts, which nothing inside can undo), Landlock suffices.
+            (Some(_), root, None) if outer_protects(machine, profile) && (!root || root_covered) => {
+                landlock_as_root_inside()
+            }
             (Some(p), _, _) => bwrap(&format!("{} ({}) must stay read-only inside a writable root, which needs bwrap", p.path.display(), p.origin)),
             (None, true, Some(_)) => bwrap("running as root"),
+            // Root needs bwrap for the system's files; an outer sandbox that mounts them
+            // read-only already keeps them (and their modes) from root's command.
+            (None, true, None) if root_covered => landlock_as_root_inside(),
+            // Installed but unable to start (root without capabilities): say that, not "missing".
+            (None, true, None) if machine.bwrap.is_some() => bwrap("running as root"),
             (None, true, None) => Err(Error::Refused(root_without_bwrap())),
             _ => kernel(&|abi| Chosen::Landlock { abi }),
         },
+    }?;
+    let mut choice = nested_network(choice, profile, machine)?;
+    // bwrap as root in a user namespace (an outer sandbox's): no mknod for fresh device nodes.
+    if let (Chosen::Bwrap { .. }, true, Some(o)) = (&choice.backend, machine.root, &machine.outer) {
+        if o.user_namespace {
+            choice.outer_devices = true;
+            choice.warnings.push(format!(
+                "running as root in the user namespace of {}, which refuses mknod: the command gets its device nodes (/dev/null, zero, full, random, urandom, tty), and root's command can change their modes, owners and times",
+                o.name
+            ));
+        }
+    }
+    Ok(choice)
+}
+
+/// Every protected path lies on a read-only mount of the outer sandbox (the path, or where it
+/// would be created): nothing inside can write there, so Landlock needs no bwrap to keep it.
+#[cfg(target_os = "linux")]
+fn outer_protects(machine: &Machine, profile: &Profile) -> bool {
+    machine.outer.is_some()
+        && profile.protected.iter().all(|p| {
+            p.path
+                .ancestors()
+                .find(|a| std::fs::symlink_metadata(a).is_ok())
+                .is_some_and(probe::read_only_mount)
+        })
+}
+
+/// What the operator can change so that cordon can enforce the policy inside `outer`.
+#[cfg(target_os = "linux")]
+fn outer_remedy(outer: &probe::Outer) -> &'static str {
+    if outer.name.starts_with("Codex") {
+        "run Codex with `-s danger-full-access` (or `cordon install codex --sandbox cordon`, which sets that in the project's .codex/config.toml) so that cordon does the sandboxing, or run Codex as an unprivileged user"
+    } else {
+        "run cordon outside that sandbox, or as an unprivileged user inside it"
+    }
+}
+
+/// The network part of the plan inside an outer sandbox that refuses netlink sockets (bwrap
+/// cannot bring loopback up in a network namespace of its own there): `network = "deny"` runs
+/// in the outer's namespace when the outer already refuses inet sockets (and cordon's seccomp
+/// refuses every socket); the proxy needs loopback of its own and is refused, naming the
+/// setting that lets it run.
+#[cfg(target_os = "linux")]
+fn nested_network(
+    mut choice: Choice,
+    profile: &Profile,
+    machine: &Machine,
+) -> Result<Choice, Error> {
+    let Some(outer) = machine.outer.as_ref().filter(|o| o.netlink_refused) else {
+        return Ok(choice);
+    };
+    let codex = outer.name.starts_with("Codex");
+    match (profile.network, &choice.backend) {
+        (_, Chosen::Unconfined) | (cordon_policy::Network::Allow, _) => Ok(choice),
+        (cordon_policy::Network::Proxy, _) => Err(Error::Refused(format!(
+            "sandbox.network = \"proxy\" needs loopback in a network namespace of the command's own, but {} refuses netlink and inet sockets{}",
+            outer.name,
+            if codex {
+                "; set sandbox_workspace_write.network_access = true in Codex's config, or run Codex with `-s danger-full-access` so that cordon does the sandboxing"
+            } else {
+                "; let the outer sandbox allow the network, or run cordon outside it"
+            }
+        ))),
+        (cordon_policy::Network::Deny, Chosen::Bwrap { .. }) if outer.inet_refused => {
+            choice.outer_network = true;
+            Ok(choice)
+        }
+        (cordon_policy::Network::Deny, Chosen::Bwrap { .. }) => Err(Error::Refused(format!(
+            "{} refuses the netlink socket bubblewrap needs for a network namespace of the command's own, yet allows inet sockets; the network cannot be closed as sandbox.network = \"deny\" asks; run cordon outside it",
+            outer.name
+        ))),
+        _ => Ok(choice),
     }
 }
 
@@ -444,6 +568,8 @@ fn choose_seatbelt(profile: &Profile, machine: &Machine) -> Result<Choice, Error
             sandbox_exec: sandbox_exec.clone(),
         },
         warnings: vec![],
+        outer_network: false,
+        outer_devices: false,
     })
 }
 
@@ -713,6 +839,8 @@ fn execute_backend(
                 seccomp_fds: &seccomp_fds,
                 status_fd: std::os::fd::AsRawFd::as_raw_fd(&status_w),
                 dry_run: false,
+                outer_network: choice.outer_network,
+                outer_devices: choice.outer_devices,
             };
             // The bind sources inside writable roots held by descriptor (the protected paths
             // were checked by the caller right before, see `Prepared::run`).
@@ -721,9 +849,7 @@ fn execute_backend(
                 Ok(held) => pass.extend(held),
                 Err(e) => {
                     for p in &inv.placeholders {
-                        if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() == 0) {
-                            let _ = std::fs::remove_file(p);
-                        }
+                        bwrap::remove_placeholder(p);
                     }
                     return Err(e);
                 }
@@ -796,10 +922,8 @@ fn execute_backend(
             };
             let outcome = run::run_noting(c, &spec, gaps);
             for p in &inv.placeholders {
-                // Only what we created: still the placeholder it was.
-                if bwrap::is_placeholder(p) {
-                    let _ = std::fs::remove_file(p);
-                }
+                // Only what we created: still the placeholder it was, never through a link.
+                bwrap::remove_placeholder(p);
             }
             outcome
         }
@@ -937,6 +1061,7 @@ mod tests {
             root: false,
             bwrap: None,
             sandbox_exec: None,
+            outer: None,
         }
     }
 
@@ -948,6 +1073,7 @@ mod tests {
             root: false,
             bwrap: None,
             sandbox_exec: sandbox_exec.then(|| PathBuf::from("/usr/bin/sandbox-exec")),
+            outer: None,
         }
     }
 
@@ -1044,6 +1170,8 @@ mod tests {
         let landlock = Choice {
             backend: Chosen::Landlock { abi: 7 },
             warnings: vec![],
+            outer_network: false,
+            outer_devices: false,
         };
         let tmp = std::path::Path::new("/nonexistent");
         let mut proxy = profile(false);
@@ -1066,6 +1194,8 @@ mod tests {
         let unconfined = Choice {
             backend: Chosen::Unconfined,
             warnings: vec![],
+            outer_network: false,
+            outer_devices: false,
         };
         let e = refused(&proxy, &unconfined, spec(handoff(PROXY_PORT)));
         assert!(e.contains("cannot run unconfined"), "{e}");
@@ -1281,5 +1411,129 @@ mod tests {
             &with_bwrap(machine(7, false), false),
         ));
         assert!(e.contains("seccomp"), "{e}");
+    }
+
+    /// A machine inside an outer sandbox like Codex's (bwrap installed, Landlock ABI 7).
+    fn nested(root: bool, outer: probe::Outer) -> Machine {
+        let mut m = with_bwrap(machine(7, true), root);
+        m.outer = Some(outer);
+        m
+    }
+
+    /// Codex's `workspace-write` sandbox as probed from inside it (see docs/hooks.md).
+    fn codex_outer(root: bool) -> probe::Outer {
+        probe::Outer {
+            name: "Codex's sandbox",
+            no_new_privs: true,
+            seccomp: true,
+            user_namespace: true,
+            root_without_capabilities: root,
+            inet_refused: true,
+            netlink_refused: true,
+            system_read_only: true,
+            proc_covered: false,
+        }
+    }
+
+    #[test]
+    fn nested_as_a_user_bwrap_stays_in_the_outer_network_only_when_it_is_closed() {
+        let m = nested(false, codex_outer(false));
+        let c = choose(Backend::Auto, &profile(true), true, &m).unwrap();
+        assert!(matches!(c.backend, Chosen::Bwrap { .. }), "{c:?}");
+        assert!(c.outer_network && c.warnings.is_empty(), "{c:?}");
+        // Without a network namespace of its own, the outer must refuse inet sockets.
+        let mut open = codex_outer(false);
+        open.inet_refused = false;
+        let e = refused(choose(
+            Backend::Auto,
+            &profile(true),
+            true,
+            &nested(false, open),
+        ));
+        assert!(
+            e.contains("Codex's sandbox") && e.contains("allows inet sockets"),
+            "{e}"
+        );
+        // The proxy needs loopback of its own: refused, naming Codex's setting.
+        let mut proxy = profile(true);
+        proxy.network = Network::Proxy;
+        let e = refused(choose(Backend::Auto, &proxy, true, &m));
+        assert!(
+            e.contains("sandbox_workspace_write.network_access = true")
+                && e.contains("-s danger-full-access"),
+            "{e}"
+        );
+        // Allowed network: bwrap shares the (outer's) network as it always does.
+        let mut allow = profile(true);
+        allow.network = Network::Allow;
+        let c = choose(Backend::Auto, &allow, true, &m).unwrap();
+        assert!(!c.outer_network, "{c:?}");
+        // Outside any sandbox nothing changes.
+        let c = choose(
+            Backend::Auto,
+            &profile(true),
+            true,
+            &with_bwrap(machine(7, true), false),
+        )
+        .unwrap();
+        assert!(!c.outer_network, "{c:?}");
+    }
+
+    #[test]
+    fn nested_as_root_without_capabilities() {
+        let m = nested(true, codex_outer(true));
+        assert_eq!(m.bwrap_usable(), None);
+        // Protected paths on writable mounts need bwrap, which cannot start: refused, naming
+        // the outer sandbox and what lets cordon run.
+        let e = refused(choose(Backend::Auto, &profile(true), true, &m));
+        assert!(
+            e.contains("root without capabilities inside Codex's sandbox")
+                && e.contains("-s danger-full-access")
+                && e.contains("cordon install codex --sandbox cordon"),
+            "{e}"
+        );
+        let e = refused(choose(Backend::Bwrap, &profile(false), true, &m));
+        assert!(e.contains("bubblewrap cannot start here"), "{e}");
+        // Nothing protected: Landlock, with root's remaining gap named (never Full).
+        let c = choose(Backend::Auto, &profile(false), true, &m).unwrap();
+        assert_eq!(c.backend, Chosen::Landlock { abi: 7 });
+        assert!(
+            c.warnings.len() == 1 && c.warnings[0].contains("modes, owners and times"),
+            "{c:?}"
+        );
+        // Root WITH capabilities in the outer's user namespace (a rootless container): bwrap
+        // runs, but keeps the outer's device nodes (no mknod there), named.
+        let mut caps = codex_outer(false);
+        caps.netlink_refused = false;
+        let c = choose(
+            Backend::Auto,
+            &profile(true),
+            true,
+            &nested(true, caps.clone()),
+        )
+        .unwrap();
+        assert!(matches!(c.backend, Chosen::Bwrap { .. }), "{c:?}");
+        assert!(
+            c.outer_devices && c.warnings.len() == 1 && c.warnings[0].contains("refuses mknod"),
+            "{c:?}"
+        );
+        // Not in a user namespace: cordon makes its own nodes, as outside any sandbox.
+        caps.user_namespace = false;
+        let c = choose(Backend::Auto, &profile(true), true, &nested(true, caps)).unwrap();
+        assert!(!c.outer_devices && c.warnings.is_empty(), "{c:?}");
+        // The system is writable in the outer: root's command could chmod it; refused.
+        let mut rw = codex_outer(true);
+        rw.system_read_only = false;
+        let e = refused(choose(
+            Backend::Auto,
+            &profile(false),
+            true,
+            &nested(true, rw),
+        ));
+        assert!(
+            e.contains("running as root, but bubblewrap cannot start here")
+                && e.contains("-s danger-full-access"),
+            "{e}"
+        );
     }
 }

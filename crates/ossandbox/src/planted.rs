@@ -738,6 +738,63 @@ impl MissingPlace {
         })
     }
 
+    /// Every default place of cordon's trust store for this process's environment
+    /// ([`cordon_policy::trust::store_dirs`]) that lies in one of `roots` (canonical) and does
+    /// not exist: what a run over `roots` must not leave there.
+    pub fn trust_stores_in(roots: &[PathBuf]) -> Vec<MissingPlace> {
+        MissingPlace::trust_store_places()
+            .iter()
+            .flat_map(|place| {
+                roots
+                    .iter()
+                    .filter_map(move |r| MissingPlace::watch(r, place))
+            })
+            .collect()
+    }
+
+    /// The default places of cordon's trust store for this process's environment, as the
+    /// roots are: canonical, for what exists of each.
+    fn trust_store_places() -> Vec<PathBuf> {
+        cordon_policy::trust::store_dirs(|n| std::env::var_os(n))
+            .iter()
+            .map(|place| crate::profile::canonical(place, &|p| std::fs::canonicalize(p)))
+            .collect()
+    }
+
+    /// Whether this watch is of a default place of the trust store in this process's
+    /// environment — under any reading of the way to it now: a run may since have turned a
+    /// directory on the way into a link, so each existing ancestor's canonical path with the
+    /// rest as named counts. A watch read back from a marker is acted on only then.
+    pub fn is_a_trust_store_place_here(&self) -> bool {
+        cordon_policy::trust::store_dirs(|n| std::env::var_os(n))
+            .iter()
+            .any(|store| {
+                store.ancestors().any(|a| {
+                    std::fs::canonicalize(a).is_ok_and(|real| {
+                        store
+                            .strip_prefix(a)
+                            .is_ok_and(|rest| real.join(rest) == self.place)
+                    })
+                })
+            })
+    }
+
+    /// The watch as a run left it on record: its root, its place and the (dev, ino) of the
+    /// components that existed before the run ([`MissingPlace::parts`]). A cordon that was
+    /// killed before its after-run scan hands its watches to the next run this way.
+    pub fn recorded(root: PathBuf, place: PathBuf, before: Vec<(u64, u64)>) -> MissingPlace {
+        MissingPlace {
+            root,
+            place,
+            before,
+        }
+    }
+
+    /// (root, place, before): what [`MissingPlace::recorded`] takes back.
+    pub fn parts(&self) -> (&Path, &Path, &[(u64, u64)]) {
+        (&self.root, &self.place, &self.before)
+    }
+
     /// After the run: what appeared at the place, or leads to it, moved aside.
     pub fn check(&self) -> Option<Finding> {
         let rel = self.place.strip_prefix(&self.root).ok()?;

@@ -38,6 +38,175 @@ pub struct Machine {
     pub bwrap: Option<PathBuf>,
     /// `/usr/bin/sandbox-exec`, when it exists (macOS).
     pub sandbox_exec: Option<PathBuf>,
+    /// The sandbox cordon itself runs inside (an agent host's, a container's), as the kernel
+    /// shows it to this process; `None` when nothing binds cordon.
+    pub outer: Option<Outer>,
+}
+
+/// An outer sandbox around cordon: what it already enforces on every process inside it
+/// (cordon's command included) and what it refuses cordon. Each fact comes from the kernel
+/// (`/proc/self/status`, `/proc/self/uid_map`, a refused `socket()`, `statvfs`), never from
+/// an environment variable; only [`Outer::name`] reads one, for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outer {
+    /// What to call it in messages: "Codex's sandbox" when Codex's marker variable is set
+    /// (only a name: every decision rests on the probed facts below).
+    pub name: &'static str,
+    /// `no_new_privs` is already set on cordon.
+    pub no_new_privs: bool,
+    /// A seccomp filter already binds cordon (cordon's own filter stacks on it).
+    pub seccomp: bool,
+    /// cordon runs in a user namespace other than the machine's (its uid_map is not the
+    /// identity over every uid): files of unmapped owners show as the overflow uid.
+    pub user_namespace: bool,
+    /// cordon runs as uid 0 without CAP_SYS_ADMIN (root of a user namespace it does not own,
+    /// or with capabilities dropped): no mounts, no namespaces, no mknod, and a nested user
+    /// namespace may not map uid 0 again (that needs CAP_SETFCAP), so bubblewrap cannot start.
+    pub root_without_capabilities: bool,
+    /// `socket(AF_INET)` and `socket(AF_INET6)` are refused to cordon (the outer's seccomp
+    /// filter, inherited by every process it starts).
+    pub inet_refused: bool,
+    /// `socket(AF_NETLINK)` is refused: nobody inside can bring loopback up in a network
+    /// namespace of its own (bubblewrap's `--unshare-net` fails).
+    pub netlink_refused: bool,
+    /// `/etc` and `/usr` lie on read-only mounts: nobody inside, root included, can change
+    /// the system's files or their modes, owners and times.
+    pub system_read_only: bool,
+    /// Another mount covers part of `/proc` (`/proc/sys`, `/proc/sysrq-trigger`, …): the
+    /// kernel refuses a fresh /proc in a user namespace there (too revealing), so neither
+    /// bubblewrap nor cordon's own namespaces can mount the one they need.
+    pub proc_covered: bool,
+}
+
+impl Outer {
+    /// Probes the outer sandbox around this process; `None` when there is none (no
+    /// `no_new_privs`, no seccomp filter, the machine's own user namespace).
+    #[cfg(target_os = "linux")]
+    pub fn probe() -> Option<Outer> {
+        Outer::from_facts(
+            &std::fs::read_to_string("/proc/self/status").unwrap_or_default(),
+            &std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default(),
+            &|| std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default(),
+            std::env::var_os("CODEX_SANDBOX_NETWORK_DISABLED").is_some()
+                || std::env::var_os("CODEX_SANDBOX").is_some(),
+            &|family| socket_refused(family),
+            &|path| read_only_mount(path),
+        )
+    }
+
+    /// [`Outer::probe`] from the facts it reads, so each can be tested alone: the text of
+    /// `/proc/self/status` and `/proc/self/uid_map`, `/proc/self/mountinfo`'s, whether
+    /// Codex's marker is set, and the socket and mount probes (the last four called only
+    /// inside an outer sandbox).
+    pub fn from_facts(
+        status: &str,
+        uid_map: &str,
+        mountinfo: &dyn Fn() -> String,
+        codex: bool,
+        refused: &dyn Fn(i32) -> bool,
+        read_only: &dyn Fn(&Path) -> bool,
+    ) -> Option<Outer> {
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .map(str::trim)
+        };
+        let no_new_privs = field("NoNewPrivs") == Some("1");
+        let seccomp = field("Seccomp") == Some("2");
+        // The machine's own namespace maps every uid to itself: "0 0 4294967295". An
+        // unreadable map counts as a namespace (the safe reading: more is refused).
+        let words: Vec<&str> = uid_map.split_whitespace().collect();
+        let user_namespace = words != ["0", "0", "4294967295"];
+        if !no_new_privs && !seccomp && !user_namespace {
+            return None;
+        }
+        const CAP_SYS_ADMIN: u32 = 21;
+        let euid_zero = field("Uid")
+            .and_then(|u| u.split_whitespace().nth(1))
+            .is_some_and(|u| u == "0");
+        let cap_eff = field("CapEff")
+            .and_then(|c| u64::from_str_radix(c, 16).ok())
+            .unwrap_or(0);
+        let (inet, inet6, netlink) = (libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK);
+        Some(Outer {
+            name: if codex {
+                "Codex's sandbox"
+            } else {
+                "an outer sandbox"
+            },
+            no_new_privs,
+            seccomp,
+            user_namespace,
+            root_without_capabilities: euid_zero && cap_eff & (1 << CAP_SYS_ADMIN) == 0,
+            inet_refused: refused(inet) && refused(inet6),
+            netlink_refused: refused(netlink),
+            system_read_only: read_only(Path::new("/etc")) && read_only(Path::new("/usr")),
+            // The mount point is mountinfo's fifth field.
+            proc_covered: mountinfo()
+                .lines()
+                .any(|l| l.split(' ').nth(4).is_some_and(|m| m.starts_with("/proc/"))),
+        })
+    }
+
+    /// Why bubblewrap cannot start here (for `root`, the caller being uid 0), naming the
+    /// outer sandbox; `None` when it can.
+    pub fn bwrap_blocker(&self, root: bool) -> Option<String> {
+        if self.root_without_capabilities {
+            Some(format!(
+                "cordon runs as root without capabilities inside {} (a nested user namespace may not map root again, and no mount namespace can be made)",
+                self.name
+            ))
+        } else if self.proc_covered && (self.user_namespace || !root) {
+            Some(format!(
+                "part of /proc inside {} is covered by another mount, so the kernel refuses a fresh /proc in a user namespace (too revealing)",
+                self.name
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// The facts, one line, as the audit and `cordon doctor` show them.
+    pub fn describe(&self) -> String {
+        let yes = |b: bool, s: &str| if b { Some(s.to_string()) } else { None };
+        let facts: Vec<String> = [
+            yes(self.no_new_privs, "no_new_privs"),
+            yes(self.seccomp, "a seccomp filter"),
+            yes(self.user_namespace, "a user namespace"),
+            yes(self.root_without_capabilities, "root without capabilities"),
+            yes(self.inet_refused, "inet sockets refused"),
+            yes(self.netlink_refused, "netlink sockets refused"),
+            yes(self.system_read_only, "/etc and /usr read-only"),
+            yes(self.proc_covered, "part of /proc covered"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        format!("{}: {}", self.name, facts.join(", "))
+    }
+}
+
+/// Whether this process is refused a socket of `family` (EPERM or EACCES: a seccomp filter or
+/// an LSM), proved by asking for one and closing it.
+#[cfg(target_os = "linux")]
+fn socket_refused(family: i32) -> bool {
+    use rustix::net::{socket, AddressFamily, SocketType};
+    let Ok(family) = u16::try_from(family) else {
+        return false;
+    };
+    // The descriptor, if granted, is dropped (closed) at once.
+    matches!(
+        socket(AddressFamily::from_raw(family), SocketType::DGRAM, None),
+        Err(rustix::io::Errno::PERM | rustix::io::Errno::ACCESS)
+    )
+}
+
+/// Whether `path` lies on a read-only mount (`statvfs` reports `ST_RDONLY`).
+#[cfg(target_os = "linux")]
+pub(crate) fn read_only_mount(path: &Path) -> bool {
+    rustix::fs::statvfs(path)
+        .is_ok_and(|s| s.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
 }
 
 /// Where bwrap is looked for: system locations only, never the caller's PATH.
@@ -73,14 +242,27 @@ impl Machine {
                 }
                 Platform::Linux => None,
             },
+            #[cfg(target_os = "linux")]
+            outer: Outer::probe(),
+            #[cfg(not(target_os = "linux"))]
+            outer: None,
         }
+    }
+
+    /// bubblewrap is installed and can start here (see [`Outer::bwrap_blocker`]).
+    pub fn bwrap_usable(&self) -> Option<&PathBuf> {
+        self.bwrap.as_ref().filter(|_| {
+            self.outer
+                .as_ref()
+                .is_none_or(|o| o.bwrap_blocker(self.root).is_none())
+        })
     }
 }
 
 impl Machine {
     /// The live probes `cordon doctor` shows, each proved by doing it in a throw-away child
     /// (slow: processes and namespaces; never on a run's path). On Linux, in this order:
-    /// landlock, seccomp, user namespaces, bwrap, own namespaces, proxy netns.
+    /// landlock, seccomp, user namespaces, bwrap, own namespaces, proxy netns, outer sandbox.
     pub fn live_probes() -> Vec<Finding> {
         #[cfg(target_os = "linux")]
         {
@@ -91,6 +273,7 @@ impl Machine {
                 bwrap_runs(),
                 own_namespaces(),
                 proxy_namespace(),
+                outer_sandbox(),
             ]
         }
         #[cfg(not(target_os = "linux"))]
@@ -384,6 +567,33 @@ pub fn proxy_namespace() -> Finding {
     }
 }
 
+/// The sandbox cordon itself runs inside, if any ([`Outer`]): not a failure, but what the
+/// plan works around (bwrap in the outer's network namespace, Landlock alone as root without
+/// capabilities) or refuses, each run naming it.
+#[cfg(target_os = "linux")]
+pub fn outer_sandbox() -> Finding {
+    Finding {
+        name: "outer sandbox",
+        ok: true,
+        detail: match Outer::probe() {
+            None => "none: cordon runs on the machine itself".into(),
+            Some(o) => format!(
+                "{}{}",
+                o.describe(),
+                if o.bwrap_blocker(rustix::process::geteuid().is_root())
+                    .is_some()
+                {
+                    "; bubblewrap cannot start here: Landlock + seccomp only, and protected paths on its writable mounts are refused"
+                } else if o.netlink_refused {
+                    "; bwrap stays in its network namespace when it also refuses inet sockets, sandbox.network = \"proxy\" is refused"
+                } else {
+                    ""
+                }
+            ),
+        },
+    }
+}
+
 /// Is bwrap installed where we trust it, and does it actually start a sandbox?
 #[cfg(target_os = "linux")]
 pub fn bwrap_runs() -> Finding {
@@ -580,5 +790,75 @@ mod tests {
         );
         assert_eq!(Machine::probe().sandbox_exec, None);
         assert_eq!(Machine::probe().platform, Platform::Linux);
+    }
+
+    /// /proc/self/status and uid_map as Codex 0.171's `workspace-write` sandbox shows them.
+    const CODEX_STATUS: &str = "Name:\tsh\nUid:\t0\t0\t0\t0\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t1\n";
+
+    #[test]
+    fn outer_sandbox_facts() {
+        let never = |_: i32| false;
+        let rw = |_: &Path| false;
+        // The machine itself: no outer sandbox, and no socket or mount probe made.
+        let host = "Uid:\t0\t0\t0\t0\nCapEff:\t000001ffffffffff\nNoNewPrivs:\t0\nSeccomp:\t0\n";
+        let boom = |_: i32| -> bool { panic!("probed outside a sandbox") };
+        assert_eq!(
+            Outer::from_facts(
+                host,
+                "         0          0 4294967295\n",
+                &|| panic!("read mountinfo outside a sandbox"),
+                false,
+                &boom,
+                &rw
+            ),
+            None
+        );
+        // Codex's sandbox, as root: every fact, and its name from the marker.
+        let refused = |f: i32| [libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK].contains(&f);
+        let ro = |_: &Path| true;
+        let codex_mounts = || {
+            "69 45 254:0 / / ro - ext4 /dev/vda rw\n71 69 0:21 / /proc ro - proc proc rw\n"
+                .to_string()
+        };
+        let o =
+            Outer::from_facts(CODEX_STATUS, "0 0 1\n", &codex_mounts, true, &refused, &ro).unwrap();
+        assert_eq!(
+            o,
+            Outer {
+                name: "Codex's sandbox",
+                no_new_privs: true,
+                seccomp: true,
+                user_namespace: true,
+                root_without_capabilities: true,
+                inet_refused: true,
+                netlink_refused: true,
+                system_read_only: true,
+                proc_covered: false,
+            }
+        );
+        assert!(o
+            .bwrap_blocker(true)
+            .unwrap()
+            .contains("root without capabilities"));
+        assert!(o
+            .describe()
+            .starts_with("Codex's sandbox: no_new_privs, a seccomp filter"));
+        // A user in a rootless container with capabilities in its namespace: only that.
+        let user = "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\nNoNewPrivs:\t0\nSeccomp:\t0\n";
+        let o = Outer::from_facts(user, "1000 1000 1\n", &String::new, false, &never, &rw).unwrap();
+        assert_eq!(o.name, "an outer sandbox");
+        assert!(o.user_namespace && !o.root_without_capabilities && !o.inet_refused);
+        assert_eq!(o.bwrap_blocker(false), None);
+        // A mount over /proc/sys (a rootful bwrap's, a container's): no fresh /proc in a user
+        // namespace, so bwrap cannot start.
+        let covered = || {
+            "71 69 0:21 / /proc rw - proc proc rw\n80 71 0:21 /sys /proc/sys ro - proc proc rw\n"
+                .to_string()
+        };
+        let o = Outer::from_facts(user, "1000 1000 1\n", &covered, false, &never, &rw).unwrap();
+        assert!(o.proc_covered);
+        assert!(o.bwrap_blocker(false).unwrap().contains("part of /proc"));
+        // An unreadable uid_map counts as a namespace.
+        assert!(Outer::from_facts(host, "", &String::new, false, &never, &rw).is_some());
     }
 }

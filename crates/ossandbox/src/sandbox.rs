@@ -69,6 +69,8 @@ pub fn describe(policy: &Policy) -> Result<Prepared, Error> {
     let choice = Choice {
         backend: Chosen::Unconfined,
         warnings: vec!["prepared to be shown, not run".into()],
+        outer_network: false,
+        outer_devices: false,
     };
     Ok(prepared(
         policy,
@@ -331,16 +333,7 @@ struct Before {
 
 impl Before {
     fn take(roots: &[PathBuf]) -> Before {
-        let stores = cordon_policy::trust::store_dirs(|n| std::env::var_os(n))
-            .iter()
-            .flat_map(|place| {
-                // As the roots are: canonical, for what exists of it.
-                let place = crate::profile::canonical(place, &|p| std::fs::canonicalize(p));
-                roots
-                    .iter()
-                    .filter_map(move |r| MissingPlace::watch(r, &place))
-            })
-            .collect();
+        let stores = MissingPlace::trust_stores_in(roots);
         Before {
             snapshot: Snapshot::take(roots),
             stores,

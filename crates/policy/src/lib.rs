@@ -992,6 +992,32 @@ impl Cx<'_> {
             "mcp default",
             "allow, ask, deny",
         )?;
+        // Every argument name a rule names, in order: the key's words after SERVER/TOOL.
+        let mut arg_names = std::collections::BTreeSet::new();
+        for rule in &m.rules {
+            let Some(args) = &rule.get_ref().args else {
+                continue;
+            };
+            if args.get_ref().is_empty() {
+                return Err(self.err(
+                    args,
+                    "empty mcp argument patterns: `args = {}` would name no argument",
+                    "leave `args` out for a rule on the tool, or name an argument, e.g. args = { path = \"/etc/**\" }",
+                ));
+            }
+            for (name, glob) in args.get_ref() {
+                if let Err(why) = mcp::check_arg(name, glob) {
+                    return Err(self.err(
+                        args,
+                        format!("invalid mcp argument pattern `{name} = {glob:?}`: {why}"),
+                        "write args = { NAME = \"GLOB\" } with an argument's name and a glob \
+                         without spaces, e.g. args = { path = \"/etc/**\" }",
+                    ));
+                }
+                arg_names.insert(name.clone());
+            }
+        }
+        let arg_names: Vec<String> = arg_names.into_iter().collect();
         let mut rules = Vec::new();
         for rule in &m.rules {
             let r = rule.get_ref();
@@ -1004,17 +1030,37 @@ impl Cx<'_> {
                     "write SERVER/TOOL with globs inside, e.g. fs/write_* or */delete_*",
                 ));
             }
-            let pattern = Pattern::new(text).map_err(|e| {
+            let source = match &r.args {
+                Some(args) => mcp::rule_source(text, &arg_names, args.get_ref()),
+                None => text.clone(),
+            };
+            let pattern = Pattern::new(&source).map_err(|e| {
                 self.err(
                     &r.pattern,
                     format!("invalid mcp pattern: {e}"),
                     "write SERVER/TOOL with globs inside, e.g. fs/write_* or */delete_*",
                 )
             })?;
+            let action = self.action(&r.action)?;
+            // Said as written, not as the compiled token pattern (which pads unnamed arguments).
+            let reason = r.reason.clone().or_else(|| {
+                r.args.as_ref().map(|args| {
+                    let named: Vec<String> = args
+                        .get_ref()
+                        .iter()
+                        .map(|(n, g)| format!("{n} = {g:?}"))
+                        .collect();
+                    format!(
+                        "rule `{text}` with args {{ {} }} says {}",
+                        named.join(", "),
+                        action.as_str()
+                    )
+                })
+            });
             rules.push(ShellRule {
                 pattern,
-                action: self.action(&r.action)?,
-                reason: r.reason.clone(),
+                action,
+                reason,
                 matches: Vec::new(),
                 not_match: Vec::new(),
                 location: self.loc(rule),
@@ -1024,6 +1070,7 @@ impl Cx<'_> {
             location: Some(self.loc(raw)),
             default,
             rules,
+            arg_names,
         })
     }
 

@@ -33,11 +33,13 @@ pub struct RawMcp {
     pub rules: Vec<Spanned<RawMcpRule>>,
 }
 
-/// `[[mcp.rules]]`: a `SERVER/TOOL` glob, an action, an optional reason.
+/// `[[mcp.rules]]`: a `SERVER/TOOL` glob, argument patterns, an action, an optional reason.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawMcpRule {
     pub pattern: Spanned<String>,
+    /// `args = { NAME = "GLOB", … }`: top-level arguments the call's must match.
+    pub args: Option<Spanned<BTreeMap<String, String>>>,
     pub action: Spanned<String>,
     pub reason: Option<String>,
 }

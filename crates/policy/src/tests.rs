@@ -751,10 +751,74 @@ fn the_mcp_section_is_read_and_its_mistakes_refused() {
         "version = 1\n[[mcp.rules]]\npattern = \"read_file\"\naction = \"allow\"\n",
         "version = 1\n[[mcp.rules]]\npattern = \"fs/a fs/b\"\naction = \"allow\"\n",
         "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\naction = \"yes\"\n",
+        // Argument patterns: a table of strings, names that are words, globs without spaces.
+        "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\nargs = { path = 3 }\naction = \"deny\"\n",
+        "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\nargs = \"path\"\naction = \"deny\"\n",
+        "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\nargs = { \"a b\" = \"x\" }\naction = \"deny\"\n",
+        "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\nargs = { \"p*\" = \"x\" }\naction = \"deny\"\n",
+        "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\nargs = { path = \"/a b\" }\naction = \"deny\"\n",
+        "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\nargs = { path = \"\" }\naction = \"deny\"\n",
+        "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\nargs = { path = \"[a\" }\naction = \"deny\"\n",
+        "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\narg = { path = \"/x\" }\naction = \"deny\"\n",
+        "version = 1\n[[mcp.rules]]\npattern = \"fs/x\"\nargs = {}\naction = \"deny\"\n",
     ] {
         assert!(
             Policy::parse(bad, "cordon.toml", root).is_err(),
             "accepted: {bad}"
         );
     }
+}
+
+#[test]
+fn mcp_argument_patterns_match_the_named_arguments_wherever_they_are() {
+    let root = std::path::Path::new("/");
+    let p = Policy::parse(
+        "version = 1\n[mcp]\n\
+         [[mcp.rules]]\npattern = \"fs/read_*\"\naction = \"allow\"\n\
+         [[mcp.rules]]\npattern = \"fs/read_*\"\nargs = { path = \"/etc/**\" }\naction = \"deny\"\n\
+         [[mcp.rules]]\npattern = \"fs/*\"\nargs = { head = \"1?\", path = \"/ws/*\" }\naction = \"allow\"\n",
+        "cordon.toml",
+        root,
+    )
+    .unwrap();
+    assert_eq!(p.mcp.arg_names, ["head", "path"]);
+    assert_eq!(
+        p.mcp.rules[1].reason.as_deref(),
+        Some(r#"rule `fs/read_*` with args { path = "/etc/**" } says deny"#)
+    );
+    assert_eq!(p.mcp.rules[0].reason, None);
+    let words = |tool: &str, args: serde_json::Value| p.mcp.key_words("fs", tool, &args);
+    let hits = |w: &[String]| -> Vec<usize> {
+        (0..p.mcp.rules.len())
+            .filter(|&i| p.mcp.rules[i].pattern.matches(w))
+            .collect()
+    };
+    // The key: SERVER/TOOL, then each named argument's name and text (or its absence).
+    let w = words(
+        "read_file",
+        serde_json::json!({"path": "/etc/ssl/x", "other": 1}),
+    );
+    assert_eq!(w, ["fs/read_file", "(no head)", "", "path", "/etc/ssl/x"]);
+    assert_eq!(hits(&w), [0, 1], "the tool rule and the path rule");
+    // Not under /etc; `*` does not cross `/`, `**` does; numbers as their JSON text.
+    assert_eq!(
+        hits(&words("read_file", serde_json::json!({"path": "/etc2/x"}))),
+        [0]
+    );
+    let w = words("write", serde_json::json!({"path": "/ws/a", "head": 12}));
+    assert_eq!(w[1..3], ["head", "12"]);
+    assert_eq!(hits(&w), [2]);
+    assert!(hits(&words(
+        "write",
+        serde_json::json!({"path": "/ws/a/b", "head": 12})
+    ))
+    .is_empty());
+    assert!(hits(&words(
+        "write",
+        serde_json::json!({"path": "/ws/a", "head": 123})
+    ))
+    .is_empty());
+    // A named argument the call lacks does not match; an unnamed one is anything.
+    assert!(hits(&words("write", serde_json::json!({"path": "/ws/a"}))).is_empty());
+    assert_eq!(hits(&words("read_x", serde_json::json!({}))), [0]);
 }

@@ -29,7 +29,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -524,10 +524,17 @@ impl TrustStore {
         };
         owned_by_caller(base).map_err(|e| err(base, e))?;
         if create {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(base.join("trusted"))
+            // The way to the store's parent is the operator's (created when missing); the
+            // store's own `cordon/trusted` is cordon's: never created through a link (one
+            // planted at `cordon` by a run that had it in reach would get `trusted` made in its
+            // target).
+            let parent = base.parent().filter(|p| !p.as_os_str().is_empty());
+            let name = base.file_name();
+            let (Some(parent), Some(name)) = (parent, name) else {
+                return Err(err(base, "not a directory path".into()));
+            };
+            cordon_fs::safe::create_path(parent, 0o700)
+                .and_then(|p| p.create_dirs(&Path::new(name).join("trusted"), 0o700))
                 .map_err(|e| err(base, format!("cannot create it: {e}")))?;
         }
         let base_dir = match Dir::anchor_nofollow(base) {
@@ -561,10 +568,38 @@ fn owner_and_mode(meta: &std::fs::Metadata) -> Result<(), String> {
     owner_mode(meta.uid(), meta.mode())
 }
 
+/// Whether a file owned by `uid` belongs to the caller or to root, as far as this process can
+/// tell. In a user namespace (an agent host's sandbox, a rootless container) the files of
+/// every owner it does not map show as the overflow uid (65534): root's `/`, `/tmp` and
+/// `/home` among them, and root cannot be told from another unmapped user there. That uid is
+/// accepted inside a user namespace: nobody in it can use an unmapped owner's rights (no
+/// capability covers an unmapped inode), so what it could do to such a directory its mode
+/// allows to everyone. Outside one, 65534 is an ordinary, foreign uid.
+pub fn caller_or_root(uid: u32) -> bool {
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    uid == euid || uid == 0 || (uid == overflow_uid() && in_user_namespace())
+}
+
+/// The uid the kernel shows for an owner this user namespace does not map.
+fn overflow_uid() -> u32 {
+    std::fs::read_to_string("/proc/sys/kernel/overflowuid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(65534)
+}
+
+/// Whether this process runs in a user namespace other than the machine's, whose map is the
+/// identity over every uid; an unreadable map (macOS) counts as the machine's.
+fn in_user_namespace() -> bool {
+    std::fs::read_to_string("/proc/self/uid_map")
+        .is_ok_and(|map| map.split_whitespace().collect::<Vec<_>>() != ["0", "0", "4294967295"])
+}
+
 fn owner_mode(uid: u32, mode: u32) -> Result<(), String> {
     // SAFETY: geteuid cannot fail.
     let euid = unsafe { libc::geteuid() };
-    if uid != euid && uid != 0 {
+    if !caller_or_root(uid) {
         return Err(format!(
             "it belongs to uid {uid}, not to uid {euid} running cordon (is HOME another user's, as with sudo -E?)"
         ));
@@ -588,7 +623,7 @@ fn owned_by_caller(path: &Path) -> Result<(), String> {
     for part in path.components() {
         at.push(part);
         match std::fs::symlink_metadata(&at) {
-            Ok(m) if m.uid() == euid || m.uid() == 0 => {}
+            Ok(m) if caller_or_root(m.uid()) => {}
             Ok(m) => {
                 return Err(format!(
                     "{} belongs to uid {}, not to uid {euid} running cordon (is HOME another user's, as with sudo -E?)",
@@ -678,6 +713,30 @@ mod tests {
         assert!(store.check(&a2, Pinned::Policy).is_err());
     }
 
+    /// Issue 21, class 1: creating the store never follows a link planted at its own
+    /// directory (a run that had `~/.config/cordon` in reach): refused by name, and nothing is
+    /// made in the link's target.
+    #[test]
+    fn creating_the_store_never_follows_a_link_at_it() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        std::fs::create_dir(d.path().join("cfg")).unwrap();
+        std::os::unix::fs::symlink(&victim, d.path().join("cfg/cordon")).unwrap();
+        let store = TrustStore::at(d.path().join("cfg/cordon"));
+        let err = store.ensure().unwrap_err();
+        assert!(
+            err.contains(&d.path().join("cfg/cordon").display().to_string())
+                && err.contains("symbolic link"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0, "{err}");
+        // Missing directories on the way are made; the store is then usable.
+        let store = TrustStore::at(d.path().join("new/deep/cordon"));
+        store.ensure().unwrap();
+        assert!(d.path().join("new/deep/cordon/trusted").is_dir());
+    }
+
     #[test]
     fn store_files_are_private() {
         let d = tempfile::tempdir().unwrap();
@@ -721,7 +780,11 @@ mod tests {
         std::fs::rename(d.path().join("cordon"), d.path().join("real")).unwrap();
         std::os::unix::fs::symlink(d.path().join("real"), d.path().join("cordon")).unwrap();
         let err = store.trust(&a).unwrap_err();
-        assert!(err.contains("not a directory"), "{err}");
+        assert!(
+            err.contains(&d.path().join("cordon").display().to_string())
+                && err.contains("symbolic link"),
+            "{err}"
+        );
     }
 
     #[test]

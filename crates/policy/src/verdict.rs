@@ -47,3 +47,20 @@ impl Decision {
             })
     }
 }
+
+/// What a file tool found about the one path a call touches, for the approval engine to
+/// decide with the policy's roots: the root that holds it (by name; the deepest, so a
+/// read-only root nested in a writable one is the one named), whether the call changes it, and
+/// whether it lies on the persistence surface ([`crate::surface`]). Facts, not a decision:
+/// the engine gives the root's `read_approval`/`write_approval` (else its mode's allow) as the
+/// key's default, and asks at least about a surface write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileAccess {
+    /// The `[sandbox.paths.NAME]` root's name.
+    pub root: String,
+    /// The call writes, edits or deletes.
+    pub writes: bool,
+    /// The path is on the persistence surface: why (a program of the operator's runs it or
+    /// takes commands from it outside any sandbox).
+    pub surface: Option<String>,
+}

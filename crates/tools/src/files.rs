@@ -11,7 +11,7 @@
 //! `ROOT/rel` form, read back from the opened descriptor: `notes/x/../a.txt` and a symlink
 //! `notes/link.txt -> a.txt` are both reported as `notes/a.txt` when that is what they open.
 //!
-//! ## What is refused (`deny`, with the check's tag as the rule `builtin:TAG`)
+//! ## What is refused (a `deny` concern, with the check's tag as the rule `builtin:TAG`)
 //!
 //! - `path`: empty paths, NUL bytes, an unknown root name, absolute paths outside every
 //!   root, `..` that climbs above the root, symlinks that lead outside it (anywhere on the
@@ -35,10 +35,16 @@
 //! - `size`: reading or editing a file over [`Limits::max_read`] (10 MiB), writing content
 //!   over [`Limits::max_write`] (10 MiB).
 //!
-//! Otherwise `read_approval` / `write_approval` turn the verdict into `ask` (rule
-//! `builtin:read_approval` / `builtin:write_approval`), and a plain call is `allow` (rule
-//! `default`). Approval rules for file tools are a later step; for now this verdict is the
-//! decision `cordon check` reports.
+//! ## What is not refused: facts for the engine
+//!
+//! Otherwise the assessment hands the approval engine facts ([`FileAccess`]): the root that
+//! holds the real location, whether the call writes, and a persistence-surface hit. The
+//! engine decides (`cordon_approval::Engine::explain`, as for the shell): a key no rule
+//! matches gets the root's `read_approval` / `write_approval` as an `ask` (rule
+//! `builtin:read_approval` / `builtin:write_approval`), else the mode's `allow` (rule
+//! `default`); a write on the surface asks at least (rule `builtin:surface`), never allowed by
+//! the root's mode alone; then session grants, the doom loop and the mode, as `exec` and
+//! `cordon check` both see them.
 //!
 //! Settings come from the deepest root that holds the real location, so a read-only root
 //! nested in a writable one stays read-only whichever name reaches it.
@@ -76,8 +82,10 @@ use rustix::fs::{AtFlags, FileType, Mode as FileMode, OFlags, RawMode, RenameFla
 use rustix::io::Errno;
 use serde_json::{json, Value};
 
+use crate::assess::{Concern, Level};
 use crate::tool::{
-    string_args, string_schema, Assessment, Precondition, Presentation, Preview, Tool, ToolError,
+    string_args, string_schema, Assessment, FileAccess, Precondition, Presentation, Preview, Tool,
+    ToolError,
 };
 use resolve::{file_type, type_name, Parent, Refusal, ResolveError, Roots, Target};
 
@@ -293,11 +301,26 @@ enum Run {
 
 static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
-fn deny(tag: &'static str, reason: impl Into<String>) -> Decision {
-    Decision {
-        action: Action::Deny,
-        reason: reason.into(),
-        rule: RuleRef::Builtin(tag),
+/// A refusal as the assessment's `deny` concern (final in the engine, whatever the rules say).
+fn refused(r: Refusal) -> Concern {
+    Concern {
+        level: Level::Deny,
+        reason: r.reason,
+        check: r.tag,
+        found: None,
+        lift: None,
+    }
+}
+
+/// The refusal `execute` reports for a refused assessment.
+fn denied_error(tool: &str, a: &Assessment) -> ToolError {
+    ToolError::Denied {
+        tool: tool.into(),
+        decision: a.refusal().unwrap_or_else(|| Decision {
+            action: Action::Deny,
+            reason: "the call was refused".into(),
+            rule: RuleRef::Builtin("path"),
+        }),
     }
 }
 
@@ -425,58 +448,37 @@ impl FileTool {
         let name = self.op.name();
         Plan {
             assessment: Assessment::new(name, args.clone(), vec![name.into(), shown.into()])
-                .with_verdict(deny(r.tag, r.reason))
+                .with_concern(refused(r))
                 .with_presentation(Presentation::summary(format!("{name} {shown}"))),
             run: Run::Denied,
         }
     }
 
-    /// `ask` when the root asks for approval of this kind of access, else `allow`.
-    fn verdict(&self, root: usize) -> Decision {
-        let cfg = &self.roots().roots()[root].config;
-        let (flag, tag, kind) = if self.op.writes() {
-            (cfg.write_approval, "write_approval", "writes")
-        } else {
-            (cfg.read_approval, "read_approval", "reads")
-        };
-        if flag {
-            Decision {
-                action: Action::Ask,
-                reason: format!("the root `{}` sets {tag} = true", cfg.name),
-                rule: RuleRef::Builtin(tag),
-            }
-        } else {
-            let mode = match cfg.mode {
-                Mode::ReadOnly => "ro",
-                Mode::ReadWrite => "rw",
-            };
-            Decision {
-                action: Action::Allow,
-                reason: format!(
-                    "the root `{}` ({mode}) allows {kind} without approval",
-                    cfg.name
-                ),
-                rule: RuleRef::Default,
-            }
+    /// What the engine decides from: the root that holds the path (by name), whether the call
+    /// writes, and a persistence-surface hit.
+    fn access(&self, root: usize, surface: Option<String>) -> FileAccess {
+        FileAccess {
+            root: self.roots().roots()[root].config.name.clone(),
+            writes: self.op.writes(),
+            surface,
         }
     }
 
     /// The persistence surface (`cordon_policy::surface`): a write, edit or delete there makes
     /// a program of the operator's run something later, outside any sandbox, so the root's
-    /// mode alone never allows it. Denied where the kernel keeps it read-only too (git's
-    /// configuration under `sandbox.git = "protect"`) and for cordon's own files; otherwise at
-    /// least asked (a deny of the root's settings stays a deny).
+    /// mode alone never allows it. Refused where the kernel keeps it read-only too (git's
+    /// configuration under `sandbox.git = "protect"`) and for cordon's own files; otherwise
+    /// the hit (why) is a fact the engine asks about at least.
     fn surface(
         &self,
         root: usize,
         real: &std::path::Path,
         key: &str,
-        verdict: Decision,
-    ) -> Result<Decision, Stop> {
+    ) -> Result<Option<String>, Stop> {
         use cordon_policy::surface::{classify, looks_like_git_dir, Kind};
         let dir = &self.roots().roots()[root].config.root;
         let Ok(rel) = real.strip_prefix(dir) else {
-            return Ok(verdict);
+            return Ok(None);
         };
         let at_home = self
             .shared
@@ -485,9 +487,8 @@ impl FileTool {
             .and_then(|h| real.strip_prefix(h).ok())
             .and_then(cordon_policy::surface::classify_home);
         let Some(hit) = classify(rel, &|d| looks_like_git_dir(&dir.join(d))).or(at_home) else {
-            return Ok(verdict);
+            return Ok(None);
         };
-        let name = self.op.name();
         match hit.kind {
             Kind::Cordon => Err(Stop::Deny(Refusal::new(
                 "policy_file",
@@ -500,15 +501,7 @@ impl FileTool {
                     hit.why
                 ),
             ))),
-            _ if verdict.action == Action::Allow => Ok(Decision {
-                action: Action::Ask,
-                reason: format!(
-                    "{name} of `{key}`, which a program of the operator's runs or takes commands from outside the sandbox: {}",
-                    hit.why
-                ),
-                rule: RuleRef::Builtin("surface"),
-            }),
-            _ => Ok(verdict),
+            _ => Ok(Some(hit.why.to_string())),
         }
     }
 
@@ -634,7 +627,7 @@ impl FileTool {
             json!({ "path": key }),
             vec![self.op.name().into(), key.clone()],
         )
-        .with_verdict(self.verdict(root))
+        .with_access(self.access(root, None))
         .with_presentation(presentation);
         a.precondition = Some(fingerprint(Some(&after)));
         Ok(Plan {
@@ -659,7 +652,7 @@ impl FileTool {
             json!({ "path": key }),
             vec![self.op.name().into(), key.clone()],
         )
-        .with_verdict(self.verdict(root))
+        .with_access(self.access(root, None))
         .with_presentation(Presentation::summary(format!("list {key}")));
         Ok(Plan {
             assessment: a,
@@ -788,7 +781,7 @@ impl FileTool {
             (None, None) => fingerprint(None),
         };
         let perms = existing.as_ref().map(|(_, st)| st.st_mode & 0o777);
-        let verdict = self.surface(root, &real, &key, self.verdict(root))?;
+        let surface = self.surface(root, &real, &key)?;
         let args_out;
         let presentation;
         let run;
@@ -909,7 +902,7 @@ impl FileTool {
             FileOp::Read | FileOp::Attach | FileOp::List => unreachable!("not a write"),
         }
         let mut assessment = Assessment::new(name, args_out, vec![name.into(), key])
-            .with_verdict(verdict)
+            .with_access(self.access(root, surface))
             .with_presentation(presentation);
         assessment.precondition = Some(precondition);
         Ok(Plan { assessment, run })
@@ -919,10 +912,7 @@ impl FileTool {
         let name = self.op.name();
         let key = plan.assessment.keys.get(1).cloned().unwrap_or_default();
         match plan.run {
-            Run::Denied => Err(ToolError::Denied {
-                tool: name.into(),
-                decision: plan.assessment.verdict,
-            }),
+            Run::Denied => Err(denied_error(name, &plan.assessment)),
             Run::Read { bytes } => Ok(match String::from_utf8(bytes) {
                 Ok(text) => json!({"path": key, "size": text.len(), "content": text}),
                 Err(e) => {
@@ -1121,18 +1111,12 @@ impl Tool for FileTool {
 
     fn execute(&self, assessment: &Assessment) -> Result<Value, ToolError> {
         let name = self.op.name();
-        if assessment.verdict.action == Action::Deny {
-            return Err(ToolError::Denied {
-                tool: name.into(),
-                decision: assessment.verdict.clone(),
-            });
+        if assessment.refusal().is_some() {
+            return Err(denied_error(name, assessment));
         }
         let plan = self.plan(&assessment.args, false)?;
-        if plan.assessment.verdict.action == Action::Deny {
-            return Err(ToolError::Denied {
-                tool: name.into(),
-                decision: plan.assessment.verdict,
-            });
+        if plan.assessment.refusal().is_some() {
+            return Err(denied_error(name, &plan.assessment));
         }
         if plan.assessment.keys != assessment.keys
             || plan.assessment.precondition != assessment.precondition

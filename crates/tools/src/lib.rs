@@ -86,14 +86,21 @@
 //! let policy = Policy::parse(text, "cordon.toml", dir.path()).unwrap();
 //! let tools = Toolbox::from_policy(&policy).unwrap();
 //!
+//! // Facts: the key, the root that holds the path, whether the call writes.
 //! let a = tools.assess("write_file", &json!({"path": "notes/a.txt", "content": "hi\n"})).unwrap();
-//! assert_eq!(a.verdict.action, Action::Ask);
 //! assert_eq!(a.keys, ["write_file", "notes/a.txt"]);
+//! assert_eq!(a.access.as_ref().map(|f| (f.root.as_str(), f.writes)), Some(("notes", true)));
 //! assert!(matches!(a.presentation.preview, Preview::Content { .. }));
 //!
+//! // The engine decides (as the gate asks it): the root's write_approval makes it an ask.
+//! use cordon_approval::{Engine, Key, Request};
+//! let req = Request::new("1", a.tool.clone(), vec![Key::new(a.keys.clone())])
+//!     .with_file(a.access.clone().unwrap());
+//! assert_eq!(Engine::new(&policy).explain(&req).action(), Action::Ask);
+//!
+//! // A refusal is a fact too: a deny concern, final whatever the rules say.
 //! let a = tools.assess("read_file", &json!({"path": "notes/../../etc/passwd"})).unwrap();
-//! assert_eq!(a.verdict.action, Action::Deny);
-//! assert_eq!(a.verdict.rule.to_string(), "builtin:path");
+//! assert_eq!(a.refusal().unwrap().rule.to_string(), "builtin:path");
 //! ```
 
 #![forbid(unsafe_code)]

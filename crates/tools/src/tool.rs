@@ -3,37 +3,40 @@
 //! A tool has a name and a JSON schema for its arguments. A call goes through two steps:
 //!
 //! 1. [`Tool::assess`] validates the arguments and says what the call *means* — without
-//!    touching anything: the operation keys it touches (for approval), the tool's own
-//!    verdict from its configuration, and a [`Presentation`] for the person who approves it
-//!    (a diff for an edit, the content of a new file, …). Arguments a tool cannot accept are
-//!    an error ([`ToolError::InvalidArguments`]); a call the tool's configuration refuses
-//!    (a path outside every root, a write to a read-only root) is an assessment whose
-//!    verdict is `deny`, with the reason.
+//!    touching anything: the operation keys it touches (for approval), the facts the approval
+//!    engine decides from, and a [`Presentation`] for the person who approves it (a diff for an
+//!    edit, the content of a new file, …). Arguments a tool cannot accept are an error
+//!    ([`ToolError::InvalidArguments`]); a call the tool must refuse whatever the rules say (a
+//!    path outside every root, a write to a read-only root, cordon's own files) is an
+//!    assessment with a `deny` concern ([`Assessment::refusal`]), with the reason.
 //! 2. [`Tool::execute`] carries out an assessed call once approval said yes. It never
-//!    trusts the assessment blindly: a tool re-validates, refuses what is now denied, and
+//!    trusts the assessment blindly: a tool re-validates, refuses what is now refused, and
 //!    refuses when what it previewed changed in between (see [`Assessment::precondition`]).
 //!
-//! ## The tool's own verdict: one mechanism
+//! ## Facts, not verdicts
 //!
-//! A tool's verdict comes from exactly one place: its [`Tool::assess`]. A plain tool with no
-//! approval opinion returns [`Assessment::new`]'s default, `allow` with rule `default`
-//! (approval is additive: the approval layer's rules and modes still apply on top). The file
-//! tools derive their verdict from the policy's roots (`mode`, `suffixes`, `read_approval`,
-//! `write_approval`, …).
+//! A tool hands the engine facts and decides nothing else: its keys, its concerns (a refusal
+//! is a `deny` concern, final in the engine), and for a file tool the root that holds the path
+//! and a persistence-surface hit ([`FileAccess`]). The approval engine
+//! (`cordon_approval::Engine::explain`) decides from them with the rules, the tool's default,
+//! session grants, the doom loop and the mode — for the file tools the root's `read_approval`
+//! / `write_approval` (else its mode's allow) is the default of a key no rule matches, and a
+//! surface write asks at least; for a `[tools.NAME]` tool the configured `approval` is the
+//! default ([`ConfiguredTool`] hands no verdict).
 //!
-//! A tool declared in the policy as `[tools.NAME]` is a [`ConfiguredTool`]: its `assess`
-//! returns the configured `approval`, with the table's location as the rule. An embedding
-//! program that implements such a tool in Rust attaches its code with
-//! [`ConfiguredTool::with_executor`]; a Rust tool that wants its own opinion implements
-//! [`Tool`] itself and is not declared in `[tools]`. [`Toolbox`] refuses a name that is both
-//! registered in code and declared in the policy, and `[tools.NAME]` tables that name a
-//! built-in tool, so there is never a precedence question between two sources.
+//! An embedding program that implements a `[tools.NAME]` tool in Rust attaches its code with
+//! [`ConfiguredTool::with_executor`]. [`Toolbox`] refuses a name that is both registered in
+//! code and declared in the policy, and `[tools.NAME]` tables that name a built-in tool, so
+//! there is never a precedence question between two sources.
 
 use std::collections::BTreeMap;
 
 use cordon_policy::verdict::{Decision, RuleRef};
 use cordon_policy::{Action, Policy, ToolConfig};
 use serde_json::{json, Value};
+
+use crate::assess::{Concern, Level};
+pub use cordon_policy::verdict::FileAccess;
 
 /// Bytes of content shown inline in a [`Preview::Content`]; the rest is counted.
 pub const PREVIEW_BYTES: usize = 4096;
@@ -55,12 +58,12 @@ pub trait Tool: Send + Sync {
     fn assess(&self, args: &Value) -> Result<Assessment, ToolError>;
 
     /// Carries out an assessed (and approved) call. The caller is responsible for approval:
-    /// `execute` refuses a call whose verdict is `deny` (now or at assessment), but it does
-    /// not ask anyone about an `ask`.
+    /// `execute` refuses a call the tool refuses (now or at assessment), but it does not ask
+    /// anyone about an `ask`.
     fn execute(&self, assessment: &Assessment) -> Result<Value, ToolError>;
 }
 
-/// What a call means, for approval.
+/// What a call means, for approval: facts the engine decides from.
 #[derive(Debug, Clone)]
 pub struct Assessment {
     /// The tool's name.
@@ -70,8 +73,12 @@ pub struct Assessment {
     pub args: Value,
     /// The operation keys the call touches, e.g. `["write_file", "notes/a.txt"]`.
     pub keys: Vec<String>,
-    /// The tool's own verdict from its configuration, with its reason and origin.
-    pub verdict: Decision,
+    /// For a file tool: the root that holds the path, whether the call writes, and a
+    /// persistence-surface hit. `None` for a refused call and for other tools.
+    pub access: Option<FileAccess>,
+    /// What the tool found that the keys do not capture; a `deny` concern is a refusal
+    /// ([`Assessment::refusal`]): final, whatever the rules say.
+    pub concerns: Vec<Concern>,
     /// What to show the person who approves the call.
     pub presentation: Presentation,
     /// What the call expects to find when it runs (e.g. the exact version of a file a diff
@@ -80,8 +87,8 @@ pub struct Assessment {
 }
 
 impl Assessment {
-    /// An assessment with no opinion: verdict `allow` (rule `default`), summary = tool name,
-    /// no preview.
+    /// An assessment of facts alone: no access, no concern, summary = tool name, no preview.
+    /// The engine decides it by the rules and the tool's default.
     pub fn new(tool: impl Into<String>, args: Value, keys: Vec<String>) -> Assessment {
         let tool = tool.into();
         Assessment {
@@ -89,18 +96,21 @@ impl Assessment {
             tool,
             args,
             keys,
-            verdict: Decision {
-                action: Action::Allow,
-                reason: "the tool has no objection".into(),
-                rule: RuleRef::Default,
-            },
+            access: None,
+            concerns: Vec::new(),
             precondition: None,
         }
     }
 
-    /// Sets the verdict.
-    pub fn with_verdict(mut self, verdict: Decision) -> Assessment {
-        self.verdict = verdict;
+    /// Adds a concern.
+    pub fn with_concern(mut self, concern: Concern) -> Assessment {
+        self.concerns.push(concern);
+        self
+    }
+
+    /// Sets what a file tool found about the path (see [`Assessment::access`]).
+    pub fn with_access(mut self, access: FileAccess) -> Assessment {
+        self.access = Some(access);
         self
     }
 
@@ -110,18 +120,17 @@ impl Assessment {
         self
     }
 
-    /// The object `cordon check --json` prints:
-    /// `{"tool","decision","reason","rule","keys","summary","preview"}`.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "tool": self.tool,
-            "decision": self.verdict.action.as_str(),
-            "reason": self.verdict.reason,
-            "rule": self.verdict.rule.to_string(),
-            "keys": self.keys,
-            "summary": self.presentation.summary,
-            "preview": self.presentation.preview,
-        })
+    /// The tool's refusal (its first `deny` concern) as a decision with rule `builtin:CHECK`;
+    /// `None` when the tool refuses nothing.
+    pub fn refusal(&self) -> Option<Decision> {
+        self.concerns
+            .iter()
+            .find(|c| c.level == Level::Deny)
+            .map(|c| Decision {
+                action: Action::Deny,
+                reason: c.reason.clone(),
+                rule: RuleRef::Builtin(c.check),
+            })
     }
 }
 
@@ -134,8 +143,8 @@ pub struct Precondition(pub(crate) Vec<i128>);
 /// crate below both).
 pub use cordon_policy::present::{Presentation, Preview};
 
-/// Why a tool call failed before or while running (a refusal by configuration is not an
-/// error: it is an assessment with verdict `deny`).
+/// Why a tool call failed before or while running (a refusal is not an error: it is an
+/// assessment with a `deny` concern, [`Assessment::refusal`]).
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     /// The arguments do not fit the tool's schema (unknown, missing, wrong type).
@@ -155,7 +164,7 @@ pub enum ToolError {
         /// What is wrong.
         message: String,
     },
-    /// `execute` was given a call that is denied.
+    /// `execute` was given a call the tool refuses.
     #[error("{tool}: denied: {}", decision.reason)]
     Denied {
         /// The tool.
@@ -267,9 +276,10 @@ pub fn string_schema(required: &[(&str, &str)], optional: &[(&str, &str)]) -> Va
 
 type Executor = dyn Fn(&Value) -> Result<Value, ToolError> + Send + Sync;
 
-/// A tool declared in the policy as `[tools.NAME]`: its verdict is the configured
-/// `approval`, its rule the table's location. It accepts any JSON object as arguments; its
-/// key is the name plus the arguments as compact JSON (keys sorted).
+/// A tool declared in the policy as `[tools.NAME]`. It hands no verdict: the approval engine
+/// decides its calls with the configured `approval` as the tool's default (rule: the table's
+/// location). It accepts any JSON object as arguments; its key is the name plus the arguments
+/// as compact JSON (keys sorted).
 pub struct ConfiguredTool {
     name: String,
     config: ToolConfig,
@@ -318,22 +328,8 @@ impl Tool for ConfiguredTool {
         }
         let compact = serde_json::to_string(args).unwrap_or_default();
         let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
-        let action = self.config.approval;
-        let verdict = Decision {
-            action,
-            reason: format!(
-                "the policy's [tools.{}] table sets approval = \"{}\"",
-                self.name,
-                action.as_str()
-            ),
-            rule: RuleRef::Rule {
-                location: self.config.location.clone(),
-                pattern: format!("[tools.{}]", self.name),
-            },
-        };
         Ok(
             Assessment::new(&self.name, args.clone(), vec![self.name.clone(), compact])
-                .with_verdict(verdict)
                 .with_presentation(Presentation {
                     summary: format!("call {}", self.name),
                     preview: Preview::Text { text: pretty },
@@ -343,11 +339,24 @@ impl Tool for ConfiguredTool {
     }
 
     fn execute(&self, assessment: &Assessment) -> Result<Value, ToolError> {
-        let fresh = self.assess(&assessment.args)?;
-        if fresh.verdict.action == Action::Deny || assessment.verdict.action == Action::Deny {
+        // The arguments are checked again. Approving the call is the caller's (the engine
+        // decides it, the configured approval its default); a tool the policy denies is
+        // refused here all the same: fail closed.
+        self.assess(&assessment.args)?;
+        if self.config.approval == Action::Deny {
             return Err(ToolError::Denied {
                 tool: self.name.clone(),
-                decision: fresh.verdict,
+                decision: Decision {
+                    action: Action::Deny,
+                    reason: format!(
+                        "the policy's [tools.{}] table sets approval = \"deny\"",
+                        self.name
+                    ),
+                    rule: RuleRef::Rule {
+                        location: self.config.location.clone(),
+                        pattern: format!("[tools.{}]", self.name),
+                    },
+                },
             });
         }
         match &self.executor {

@@ -5,6 +5,7 @@ use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use cordon_policy::verdict::{Decision, RuleRef};
 use cordon_policy::{Action, Policy};
 use cordon_tools::files::{FileOp, FileTools, Limits};
 use cordon_tools::tool::{Assessment, Preview, Tool, ToolError, Toolbox};
@@ -16,6 +17,35 @@ struct Fx {
     _dir: tempfile::TempDir,
     base: PathBuf,
     tools: Arc<FileTools>,
+    policy: Policy,
+}
+
+/// What the approval engine decides for an assessment, asked as the gate asks it (the keys,
+/// the file access, the concerns): the tools hand facts, the engine decides.
+fn decide(policy: &Policy, a: &Assessment) -> Decision {
+    use cordon_approval::{By, Concern, Engine, Key, Request};
+    let mut req = Request::new("t", a.tool.clone(), vec![Key::new(a.keys.clone())]);
+    if let Some(access) = &a.access {
+        req = req.with_file(access.clone());
+    }
+    for c in &a.concerns {
+        req = req.with_concern(Concern::new(c.level.action(), c.check, c.reason.clone()));
+    }
+    let x = Engine::new(policy).explain(&req);
+    let rule = match x.by().clone() {
+        By::Tool(r) => r,
+        By::Default { .. } => RuleRef::Default,
+        By::ToolConfig { tool, location } => RuleRef::Rule {
+            location,
+            pattern: format!("[tools.{tool}]"),
+        },
+        other => panic!("decided by {other:?}"),
+    };
+    Decision {
+        action: x.action(),
+        reason: x.reason().to_string(),
+        rule,
+    }
 }
 
 impl Fx {
@@ -38,6 +68,7 @@ impl Fx {
             _dir: dir,
             base,
             tools,
+            policy,
         }
     }
 
@@ -58,10 +89,15 @@ impl Fx {
             .unwrap_or_else(|e| panic!("{op:?} {args}: {e}"))
     }
 
-    /// The verdict's action and rule.
+    /// The engine's decision on the assessment.
+    fn decide(&self, a: &Assessment) -> Decision {
+        decide(&self.policy, a)
+    }
+
+    /// The engine's decision's action and rule.
     fn verdict(&self, op: FileOp, args: Value) -> (Action, String) {
-        let a = self.ok(op, args);
-        (a.verdict.action, a.verdict.rule.to_string())
+        let d = self.decide(&self.ok(op, args));
+        (d.action, d.rule.to_string())
     }
 
     fn run(&self, op: FileOp, args: Value) -> Result<Value, ToolError> {
@@ -100,7 +136,10 @@ fn read_inside_a_root() {
     let fx = Fx::new(WS);
     std::fs::write(fx.p("ws/a.txt"), "hello\n").unwrap();
     let a = fx.ok(FileOp::Read, path("ws/a.txt"));
-    assert_eq!((a.verdict.action, a.verdict.rule.to_string()), allow());
+    assert_eq!(
+        (fx.decide(&a).action, fx.decide(&a).rule.to_string()),
+        allow()
+    );
     assert_eq!(a.keys, ["read_file", "ws/a.txt"]);
     assert_eq!(
         a.presentation.preview,
@@ -119,7 +158,7 @@ fn dot_dot_inside_is_fine_and_escapes_are_denied() {
     std::fs::create_dir(fx.p("ws/a")).unwrap();
     std::fs::write(fx.p("ws/b.txt"), "b").unwrap();
     let a = fx.ok(FileOp::Read, path("ws/a/../b.txt"));
-    assert_eq!(a.verdict.action, Action::Allow);
+    assert_eq!(fx.decide(&a).action, Action::Allow);
     assert_eq!(a.keys[1], "ws/b.txt", "keys name the real location");
     assert_eq!(a.args["path"], "ws/b.txt");
     for p in [
@@ -148,7 +187,7 @@ fn absolute_paths_inside_a_root_only() {
     std::fs::write(fx.p("ws/a.txt"), "a").unwrap();
     let abs = fx.p("ws/a.txt");
     let a = fx.ok(FileOp::Read, path(abs.to_str().unwrap()));
-    assert_eq!(a.verdict.action, Action::Allow);
+    assert_eq!(fx.decide(&a).action, Action::Allow);
     assert_eq!(a.keys[1], "ws/a.txt");
     for p in [
         fx.p("outside/secret.txt"),
@@ -178,17 +217,17 @@ fn nul_bytes_empty_paths_and_unknown_roots_are_denied() {
     ] {
         let a = fx.ok(FileOp::Read, path(p));
         assert_eq!(
-            (a.verdict.action, a.verdict.rule.to_string()),
+            (fx.decide(&a).action, fx.decide(&a).rule.to_string()),
             deny("path"),
             "{p:?}"
         );
-        assert!(!a.verdict.reason.is_empty());
+        assert!(!fx.decide(&a).reason.is_empty());
     }
     let a = fx.ok(FileOp::Read, path("nope/a.txt"));
     assert!(
-        a.verdict.reason.contains("roots: ws"),
+        fx.decide(&a).reason.contains("roots: ws"),
         "{}",
-        a.verdict.reason
+        fx.decide(&a).reason
     );
 }
 
@@ -202,7 +241,7 @@ fn symlink_inside_to_inside_is_followed_for_reads() {
     symlink(fx.p("ws/real/a.txt"), fx.p("ws/abslink.txt")).unwrap();
     for p in ["ws/link.txt", "ws/dirlink/a.txt"] {
         let a = fx.ok(FileOp::Read, path(p));
-        assert_eq!(a.verdict.action, Action::Allow, "{p}");
+        assert_eq!(fx.decide(&a).action, Action::Allow, "{p}");
         assert_eq!(a.keys[1], "ws/real/a.txt", "{p}");
     }
     // RESOLVE_BENEATH refuses every absolute symlink, even one that names a file inside.
@@ -313,7 +352,7 @@ fn writing_or_editing_through_a_final_symlink_is_denied_deleting_removes_the_lin
         deny("symlink")
     );
     let a = fx.ok(FileOp::Delete, path("ws/out.txt"));
-    assert_eq!(a.verdict.action, Action::Allow);
+    assert_eq!(fx.decide(&a).action, Action::Allow);
     assert!(
         a.presentation.summary.contains("symlink"),
         "{}",
@@ -341,7 +380,7 @@ fn hardlinks_read_as_inside_and_writes_replace_the_link() {
         panic!("cannot create a hardlink in the temp dir");
     }
     let a = fx.ok(FileOp::Read, path("ws/hard.txt"));
-    assert_eq!(a.verdict.action, Action::Allow);
+    assert_eq!(fx.decide(&a).action, Action::Allow);
     // A write replaces the link with a new file: the other name keeps the old content.
     fx.run(
         FileOp::Write,
@@ -396,9 +435,9 @@ fn devices_are_denied() {
     );
     let a = fx.ok(FileOp::Read, path("ws/dev"));
     assert!(
-        a.verdict.reason.contains("character device"),
+        fx.decide(&a).reason.contains("character device"),
         "{}",
-        a.verdict.reason
+        fx.decide(&a).reason
     );
 }
 
@@ -430,7 +469,11 @@ fn fifos_and_sockets_are_denied_without_blocking() {
         );
     }
     let a = fx.ok(FileOp::Read, path("ws/fifo"));
-    assert!(a.verdict.reason.contains("fifo"), "{}", a.verdict.reason);
+    assert!(
+        fx.decide(&a).reason.contains("fifo"),
+        "{}",
+        fx.decide(&a).reason
+    );
 }
 
 // ---------------------------------------------------------------- policy knobs
@@ -462,9 +505,9 @@ fn mode_ro_denies_writes_but_not_reads() {
     assert_eq!(fx.verdict(FileOp::Delete, path("ro/a.txt")), deny("mode"));
     let a = fx.ok(FileOp::Delete, path("ro/a.txt"));
     assert!(
-        a.verdict.reason.contains("read-only root `ro`"),
+        fx.decide(&a).reason.contains("read-only root `ro`"),
         "{}",
-        a.verdict.reason
+        fx.decide(&a).reason
     );
     assert!(matches!(
         fx.tool(FileOp::Delete).execute(&a),
@@ -490,7 +533,7 @@ fn a_read_only_root_nested_in_a_writable_one_stays_read_only() {
         );
     }
     let a = fx.ok(FileOp::Write, json!({"path": "ws/y.txt", "content": "x"}));
-    assert_eq!(a.verdict.action, Action::Allow);
+    assert_eq!(fx.decide(&a).action, Action::Allow);
 }
 
 #[test]
@@ -652,7 +695,7 @@ fn size_limits() {
     );
     // Overwriting a file too large to diff is allowed; the summary says what is replaced.
     let a = fx.ok(FileOp::Write, json!({"path": "ws/big.txt", "content": "z"}));
-    assert_eq!(a.verdict.action, Action::Allow);
+    assert_eq!(fx.decide(&a).action, Action::Allow);
     assert!(
         a.presentation.summary.contains("replaces 101 bytes"),
         "{}",
@@ -666,9 +709,9 @@ fn size_limits() {
     assert_eq!(fx.verdict(FileOp::Read, path("ws/huge.bin")), deny("size"));
     let a = fx.ok(FileOp::Read, path("ws/huge.bin"));
     assert!(
-        a.verdict.reason.contains("10485760"),
+        fx.decide(&a).reason.contains("10485760"),
         "{}",
-        a.verdict.reason
+        fx.decide(&a).reason
     );
 }
 
@@ -883,13 +926,18 @@ fn execute_refuses_when_the_file_changed_since_the_assessment() {
 fn a_denied_assessment_never_executes_even_if_edited() {
     let fx = Fx::new(&format!("{WS}{RO}"));
     let mut a = fx.ok(FileOp::Write, json!({"path": "ro/x.txt", "content": "x"}));
-    assert_eq!(a.verdict.action, Action::Deny);
+    assert_eq!(fx.decide(&a).action, Action::Deny);
     assert!(matches!(
         fx.tool(FileOp::Write).execute(&a),
         Err(ToolError::Denied { .. })
     ));
-    // A forged verdict does not help: execute assesses again.
-    a.verdict.action = Action::Allow;
+    // A forged assessment (its refusal removed) does not help: execute assesses again.
+    a.concerns.clear();
+    assert_eq!(
+        fx.decide(&a).action,
+        Action::Ask,
+        "the engine alone would only ask"
+    );
     assert!(matches!(
         fx.tool(FileOp::Write).execute(&a),
         Err(ToolError::Denied { .. })
@@ -970,10 +1018,12 @@ fn toolbox_configured_tools_and_one_source_of_verdicts() {
             "write_file"
         ]
     );
+    // The tool hands no verdict; the engine decides with `[tools.NAME] approval` as its default.
     let a = tb.assess("send_email", &json!({"to": "bob"})).unwrap();
-    assert_eq!(a.verdict.action, Action::Deny);
+    assert!(a.concerns.is_empty() && a.access.is_none());
+    assert_eq!(decide(&policy, &a).action, Action::Deny);
     assert_eq!(
-        a.verdict.rule.to_string(),
+        decide(&policy, &a).rule.to_string(),
         "p.toml:5:1 ([tools.send_email])"
     );
     assert_eq!(a.keys, ["send_email", "{\"to\":\"bob\"}"]);
@@ -982,7 +1032,7 @@ fn toolbox_configured_tools_and_one_source_of_verdicts() {
         Err(ToolError::Denied { .. })
     ));
     let a = tb.assess("ping", &json!({})).unwrap();
-    assert_eq!(a.verdict.action, Action::Allow);
+    assert_eq!(decide(&policy, &a).action, Action::Allow);
     assert!(matches!(
         tb.get("ping").unwrap().execute(&a),
         Err(ToolError::NotExecutable { .. })
@@ -1007,8 +1057,10 @@ fn toolbox_configured_tools_and_one_source_of_verdicts() {
     assert!(e.to_string().contains("configures a built-in tool"), "{e}");
 }
 
+/// A tool implemented in code hands facts too; with no rule and no default for it, the engine
+/// asks (it used to be allowed by the tool's default verdict).
 #[test]
-fn a_plain_tool_with_no_opinion_is_allowed() {
+fn a_plain_tool_with_no_opinion_is_decided_by_the_engine() {
     struct Echo;
     impl Tool for Echo {
         fn name(&self) -> &str {
@@ -1042,10 +1094,9 @@ fn a_plain_tool_with_no_opinion_is_allowed() {
     let mut tb = Toolbox::from_policy(&policy).unwrap();
     tb.register(Box::new(Echo)).unwrap();
     let a = tb.assess("echo", &json!({"x": 1})).unwrap();
-    assert_eq!(a.verdict.action, Action::Allow);
-    assert_eq!(a.verdict.rule.to_string(), "default");
-    assert_eq!(a.to_json()["decision"], "allow");
-    assert_eq!(a.to_json()["preview"], json!({"type": "none"}));
+    assert_eq!(decide(&policy, &a).action, Action::Ask);
+    assert_eq!(decide(&policy, &a).rule.to_string(), "default");
+    assert_eq!(a.presentation.preview, Preview::None);
 }
 
 // ---------------------------------------------------------------- attachments
@@ -1069,10 +1120,10 @@ fn an_attachment_is_assessed_as_a_read() {
     ] {
         let read = fx
             .assess(FileOp::Read, path(p))
-            .map(|a| (a.verdict.action, a.verdict.rule.to_string()));
+            .map(|a| (fx.decide(&a).action, fx.decide(&a).rule.to_string()));
         let attach = fx
             .assess(FileOp::Attach, path(p))
-            .map(|a| (a.verdict.action, a.verdict.rule.to_string()));
+            .map(|a| (fx.decide(&a).action, fx.decide(&a).rule.to_string()));
         assert_eq!(format!("{attach:?}"), format!("{read:?}"), "{p}");
     }
     assert_eq!(
@@ -1191,7 +1242,10 @@ fn cordon_own_files_are_not_read() {
     for p in ["ws/cordon.toml", "ws/cordon.rules.toml"] {
         let a = tools.tool(FileOp::Read).assess(&path(p)).unwrap();
         assert_eq!(
-            (a.verdict.action, a.verdict.rule.to_string()),
+            (
+                decide(&policy, &a).action,
+                decide(&policy, &a).rule.to_string()
+            ),
             deny("policy_file"),
             "{p}"
         );

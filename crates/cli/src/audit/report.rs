@@ -171,8 +171,21 @@ pub(super) fn html(file: &Path, out: &Path) -> Exit {
         .replace("{{PROBLEMS}}", &problems)
         .replace("{{THREAT}}", &html_text(audit::THREAT_MODEL))
         .replace("{{DATA}}", &script_json(&serde_json::Value::Array(data)));
-    std::fs::write(out, page)
-        .map_err(|e| Error::failure(format!("{}: cannot write: {e}", out.display())))?;
+    // The operator named the file, but it may lie in a writable root where a command planted
+    // a link at its name: written through cordon_fs::safe (atomically, never through a link
+    // at the name; the directory is the operator's), private like the log it shows.
+    let (dir, name) = match (out.parent(), out.file_name()) {
+        (Some(d), Some(n)) if !d.as_os_str().is_empty() => (d, n),
+        (_, Some(n)) => (Path::new("."), n),
+        _ => {
+            return Err(Error::failure(format!(
+                "{}: not a file name",
+                out.display()
+            )))
+        }
+    };
+    cordon_fs::safe::write(dir, Path::new(name), page.as_bytes(), 0o600)
+        .map_err(|e| Error::failure(format!("cannot write the report: {e}")))?;
     println!(
         "{}: {} record(s); chain: {status}",
         out.display(),

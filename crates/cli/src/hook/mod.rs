@@ -181,7 +181,7 @@ fn stage(s: Stage) {
 /// when it has not come by `deadline`, the call is blocked with a reason that says so (the
 /// worker may be waiting on a lock, a policy file that does not open, or the host's input),
 /// and the process exits without waiting for it.
-pub fn run(host: Host, policy: Option<PathBuf>, deadline: Duration) -> i32 {
+pub fn run(host: Host, policy: Option<PathBuf>, deadline: Duration) -> crate::Exit {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let reply = match read_input(&mut std::io::stdin().lock()) {
@@ -204,13 +204,8 @@ pub fn run(host: Host, policy: Option<PathBuf>, deadline: Duration) -> i32 {
         .write_all(reply.stdout.as_bytes())
         .and_then(|()| out.flush());
     eprint!("{}", reply.stderr);
-    match wrote {
-        Ok(()) => reply.code,
-        Err(e) => {
-            eprintln!("cordon: cannot write the answer: {e}");
-            EXIT_BLOCK
-        }
-    }
+    wrote.map_err(Error::Write)?;
+    Ok(reply.code)
 }
 
 /// The reason given when the deadline passed: what cordon was still waiting for, and what to do.
@@ -255,6 +250,8 @@ pub fn read_input(r: &mut dyn Read) -> Result<Vec<u8>, Error> {
 pub enum Error {
     #[error("cannot read the hook input: {0}")]
     Read(#[source] std::io::Error),
+    #[error("cannot write the answer: {0}")]
+    Write(#[source] std::io::Error),
     #[error("hook input larger than {} MiB: blocked", .0 >> 20)]
     TooLarge(u64),
     #[error("hook input is not JSON ({0}): blocked")]

@@ -25,8 +25,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::EXIT_FAILURE;
-
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct McpArgs {
@@ -52,9 +50,12 @@ enum McpCommand {
     Wrap(wrap::WrapArgs),
 }
 
-fn parse_backend(s: &str) -> Result<cordon_policy::Backend, String> {
-    cordon_policy::Backend::parse(s)
-        .ok_or_else(|| format!("unknown backend `{s}` (auto, landlock, bwrap, seatbelt, none)"))
+fn parse_backend(s: &str) -> Result<cordon_policy::Backend, crate::Error> {
+    cordon_policy::Backend::parse(s).ok_or_else(|| {
+        crate::Error::failure(format!(
+            "unknown backend `{s}` (auto, landlock, bwrap, seatbelt, none)"
+        ))
+    })
 }
 
 /// Why the MCP server cannot do what was asked: a `run_command` call whose arguments it
@@ -94,21 +95,16 @@ pub enum Error {
     Handshake(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error("the session ended with an error: {0}")]
     Session(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("mcp: cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
 }
 
-/// Runs the server until the client closes stdin; the exit code.
-pub fn run(args: McpArgs) -> i32 {
+/// Runs the server until the client closes stdin; the exit code, or why it could not serve.
+pub fn run(args: McpArgs) -> crate::Exit {
     if let Some(McpCommand::Wrap(w)) = args.command {
-        return wrap::run(w);
+        return Ok(wrap::run(w));
     }
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("cordon: mcp: cannot read the current directory: {e}");
-            return EXIT_FAILURE;
-        }
-    };
-    let mut opts = cordon_gate::Options::new(cwd);
+    let mut opts = cordon_gate::Options::new(crate::current_dir()?);
     opts.policy = args.policy;
     opts.backend = args.backend;
     opts.session = args.session.or_else(|| {
@@ -117,39 +113,16 @@ pub fn run(args: McpArgs) -> i32 {
             .filter(|s| !s.is_empty())
     });
     // Fail at start on a policy or sandbox that cannot work, not at the first call.
-    let tools = match cordon_gate::Gate::open(opts.clone()) {
-        Ok(gate) => match tools::definitions(gate.policy()) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("cordon: mcp: {e}");
-                return EXIT_FAILURE;
-            }
-        },
-        Err(e) => {
-            eprintln!("cordon: {e}");
-            return e.exit_code();
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let tools = tools::definitions(cordon_gate::Gate::open(opts.clone())?.policy())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("cordon: mcp: cannot start the async runtime: {e}");
-            return EXIT_FAILURE;
-        }
-    };
+        .map_err(Error::Runtime)?;
     let served = runtime.block_on(server::serve(opts, tools));
     // The client is gone: calls still running are abandoned, not waited for. Their handlers
     // are dropped, which cancels their runs, and cordon's exit ends any sandbox left (each
     // dies with its parent).
     runtime.shutdown_background();
-    match served {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("cordon: mcp: {e}");
-            EXIT_FAILURE
-        }
-    }
+    served?;
+    Ok(0)
 }

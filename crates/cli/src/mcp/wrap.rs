@@ -248,7 +248,7 @@ impl Wrap {
                 return EXIT_FAILURE;
             }
         };
-        let server = match start(&gate, &self.argv) {
+        let server = match start(&gate, &self.name, &self.argv) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("cordon: mcp wrap: {e}");
@@ -400,7 +400,7 @@ struct Server {
 
 /// Starts the server under the gate's sandbox, on a thread of its own (the thread the
 /// sandbox's parent-death signal watches lives as long as the server).
-fn start(gate: &Arc<Gate>, argv: &[String]) -> Result<Server, String> {
+fn start(gate: &Arc<Gate>, name: &str, argv: &[String]) -> Result<Server, String> {
     let pipe = || {
         rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
             .map_err(|e| format!("cannot make a pipe for the server: {e}"))
@@ -415,11 +415,16 @@ fn start(gate: &Arc<Gate>, argv: &[String]) -> Result<Server, String> {
     let stdin = sender(our_in)?;
     let stdout = receiver(our_out)?;
     let (tx, done) = oneshot::channel();
-    let (g, argv, c) = (gate.clone(), argv.to_vec(), cancel.clone());
+    let (g, name, argv, c) = (
+        gate.clone(),
+        name.to_string(),
+        argv.to_vec(),
+        cancel.clone(),
+    );
     std::thread::Builder::new()
         .name("mcp-server".into())
         .spawn(move || {
-            let _ = tx.send(g.serve(&argv, stdio, Some(c)));
+            let _ = tx.send(g.serve(&name, &argv, stdio, Some(c)));
         })
         .map_err(|e| format!("cannot start the server's thread: {e}"))?;
     Ok(Server {

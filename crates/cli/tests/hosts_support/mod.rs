@@ -416,20 +416,13 @@ fn responses(
 ) -> std::io::Result<()> {
     let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     seen.lock().unwrap().push(req.clone());
-    // A freeform tool (Codex's `apply_patch` for its own models) takes its input as text: the
-    // turn's input is then a JSON string.
-    let custom = req["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|t| t["name"] == turn.tool && t["type"] == "custom");
     let item = if offers(&req, &turn.tool) && !has_tool_result(&req) {
-        if custom {
-            json!({"type": "custom_tool_call", "id": "ctc_cordon_1", "call_id": "call_cordon_1",
-                "name": turn.tool, "input": turn.input.as_str().unwrap_or_default()})
-        } else {
-            json!({"type": "function_call", "id": "fc_cordon_1", "call_id": "call_cordon_1",
-                "name": turn.tool, "arguments": turn.input.to_string()})
+        match &turn.input {
+            // A freeform (custom) tool, such as Codex's apply_patch: its input is raw text.
+            Value::String(text) => json!({"type": "custom_tool_call", "id": "ctc_cordon_1",
+                "call_id": "call_cordon_1", "name": turn.tool, "input": text}),
+            _ => json!({"type": "function_call", "id": "fc_cordon_1", "call_id": "call_cordon_1",
+                "name": turn.tool, "arguments": turn.input.to_string()}),
         }
     } else {
         json!({"type": "message", "role": "assistant", "id": "msg_cordon",

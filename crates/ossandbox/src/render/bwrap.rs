@@ -28,6 +28,8 @@ pub fn render(
         seccomp_fds: &[10],
         status_fd: 11,
         dry_run: true,
+        outer_network: false,
+        outer_devices: false,
     };
     let inv = invocation(profile, &cx)?;
     let mut out = String::new();
