@@ -175,8 +175,17 @@ fn doctor_line(s: &Setup, scope: &str) -> String {
 /// is denied under `--skip-trust`.
 #[test]
 fn gemini_untrusted_folder_skips_the_project_hook_doctor_says_so_install_wires_the_user() {
+    untrusted_folder(None);
+}
+
+#[test]
+fn gemini_untrusted_folder_as_an_unprivileged_user() {
+    untrusted_folder(unprivileged());
+}
+
+fn untrusted_folder(user: Option<(u32, u32)>) {
     let cordon = Path::new(env!("CARGO_BIN_EXE_cordon"));
-    let s = Setup::build(None, cordon, false, &["--user"]);
+    let s = Setup::build(user, cordon, false, &["--user"]);
     // Start over: only the project's hook, as `--project` writes it (install fails, saying why).
     let o = s.cordon(cordon, &["uninstall", "gemini", "--user"]);
     assert!(o.status.success(), "{}", common::stderr(&o));
