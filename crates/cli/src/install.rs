@@ -591,10 +591,14 @@ fn deadline_of(command: &str) -> Duration {
 /// Whether Gemini CLI loads the hook in `scope`: user settings always; the project's only in a
 /// folder it trusts ([`crate::gemini_trust`]).
 fn gemini_state(scope: Scope, cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
+    let trust = crate::gemini_trust::folder(cwd, var);
+    if let Some(off) = gemini_hooks_off(cwd, matches!(trust, Trust::Trusted(_)), var) {
+        return off;
+    }
     if scope == Scope::User {
         return "; loaded: Gemini CLI reads user settings in every folder".into();
     }
-    match crate::gemini_trust::folder(cwd, var) {
+    match trust {
         Trust::Trusted(why) => format!(
             "; loaded: Gemini CLI trusts this folder ({})",
             crate::term::clean(&why)
@@ -609,6 +613,61 @@ fn gemini_state(scope: Scope, cwd: &Path, var: &dyn Fn(&str) -> Option<String>) 
             "; NOT KNOWN to load: Gemini CLI's folder trust cannot be read ({}); {GEMINI_STEP}",
             crate::term::clean(&why)
         ),
+    }
+}
+
+/// Whether Gemini CLI's merged settings switch cordon's hook off: `hooksConfig.enabled =
+/// false` (the last of system-defaults < user < project (when trusted) < system settings that
+/// sets it decides) turns every hook off; `hooksConfig.disabled` naming `cordon` (the hook's
+/// `name`) in any of them turns cordon's off.
+fn gemini_hooks_off(
+    cwd: &Path,
+    trusted: bool,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    let system = var("GEMINI_CLI_SYSTEM_SETTINGS_PATH").map_or_else(
+        || PathBuf::from("/etc/gemini-cli/settings.json"),
+        PathBuf::from,
+    );
+    let mut files = vec![system.with_file_name("system-defaults.json")];
+    if let Some(h) = var("HOME").map(PathBuf::from).filter(|h| h.is_absolute()) {
+        files.push(h.join(".gemini/settings.json"));
+    }
+    if trusted {
+        files.push(cwd.join(".gemini/settings.json"));
+    }
+    files.push(system);
+    let mut enabled: Option<(bool, &PathBuf)> = None;
+    let mut disabled_in = None;
+    for f in &files {
+        let Some(v) = std::fs::read_to_string(f)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        else {
+            continue;
+        };
+        if let Some(b) = v["hooksConfig"]["enabled"].as_bool() {
+            enabled = Some((b, f));
+        }
+        let names = v["hooksConfig"]["disabled"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if names.iter().any(|n| n == "cordon") {
+            disabled_in = Some(f);
+        }
+    }
+    let shown = |f: &PathBuf| crate::term::clean(&f.display().to_string());
+    match (enabled, disabled_in) {
+        (Some((false, f)), _) => Some(format!(
+            "; NOT RUN: hooksConfig.enabled = false in {}, so Gemini CLI runs no hook",
+            shown(f)
+        )),
+        (_, Some(f)) => Some(format!(
+            "; NOT RUN: hooksConfig.disabled in {} names `cordon`, so Gemini CLI skips it",
+            shown(f)
+        )),
+        _ => None,
     }
 }
 

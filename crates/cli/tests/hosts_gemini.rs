@@ -378,3 +378,26 @@ fn gemini_ask_is_blocked_with_its_reason() {
     assert!(!s.dir().join("ran-before-ask").exists(), "{r}");
     assert!(r.contains("publishes commits"), "{r}");
 }
+
+/// Gemini CLI's `hooksConfig.disabled` naming `cordon` (the hook's name) switches cordon's hook
+/// off: doctor says it is not run, and Gemini CLI indeed runs a line cordon denies.
+#[test]
+fn gemini_disabled_hook_doctor_says_not_run_and_the_host_skips_it() {
+    let s = Setup::new(None);
+    let file = s.home.path().join(".gemini/settings.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    v["hooksConfig"] = json!({ "disabled": ["cordon"] });
+    std::fs::write(&file, v.to_string()).unwrap();
+    let line = doctor_line(&s, "user");
+    assert!(
+        line.contains("NOT RUN: hooksConfig.disabled in") && line.contains("names `cordon`"),
+        "{line}"
+    );
+    std::fs::create_dir(s.dir().join("keep")).unwrap();
+    let r = turn(&s, "rm -rf keep");
+    assert!(
+        !s.dir().join("keep").exists(),
+        "Gemini CLI ran cordon's hook: {r}"
+    );
+}

@@ -350,11 +350,29 @@ fn gemini_install_and_doctor_follow_geminis_folder_trust() {
         common::stdout(&o)
     );
 
-    // The longer DO_NOT_TRUST rule on the project itself wins.
+    // The trusted project's settings turn hooks off: every file's hook is then not run (the
+    // real host skipping a disabled hook: tests/hosts_gemini.rs).
+    let file = p.join(".gemini/settings.json");
+    let mut v = read(&file);
+    v["hooksConfig"] = json!({ "enabled": false });
+    std::fs::write(&file, v.to_string()).unwrap();
+    let line = doctor_line(p, h, "gemini-cli", "user");
+    assert!(
+        line.contains("NOT RUN: hooksConfig.enabled = false in"),
+        "{line}"
+    );
+
+    // The longer DO_NOT_TRUST rule on the project itself wins (and the project's settings,
+    // hooksConfig included, are then not read).
     trust(json!({ sibling: "TRUST_PARENT", canon: "DO_NOT_TRUST" }));
     let line = doctor_line(p, h, "gemini-cli", "project");
     assert!(
         line.contains("NOT LOADED") && line.contains("DO_NOT_TRUST"),
+        "{line}"
+    );
+    let line = doctor_line(p, h, "gemini-cli", "user");
+    assert!(
+        line.contains("loaded: Gemini CLI reads user settings"),
         "{line}"
     );
 }
