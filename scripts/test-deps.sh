@@ -33,6 +33,10 @@ npm_packages=(
   @anthropic-ai/claude-code@2.1.197
   @openai/codex@0.171.0
   @google/gemini-cli@0.61.0
+  # more agent hosts (issue 23, item 4): Copilot CLI and opencode ship a native binary per
+  # platform in an optional dependency (node 20 only runs the loader)
+  @github/copilot@1.0.102
+  opencode-ai@1.18.33
   # MCP servers and clients (issue 27)
   @modelcontextprotocol/server-filesystem@2026.8.31
   @modelcontextprotocol/server-everything@2026.8.31

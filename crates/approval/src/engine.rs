@@ -158,6 +158,51 @@ impl Decided {
     }
 }
 
+impl Decided {
+    /// For a caller that makes this record durable together with a record of its own written
+    /// after it (the network proxy's open record: one sync for both, not two): the outcome
+    /// now, and what must return `Ok` before the caller acts on it. The outcome must not reach
+    /// anyone outside the process (no byte relayed, no answer sent) before [`Durable::wait`]
+    /// returned `Ok`; an `Err` is the denial to act on instead.
+    pub fn defer(self) -> (Outcome, Durable) {
+        (
+            self.outcome,
+            Durable {
+                pending: self.pending,
+            },
+        )
+    }
+}
+
+/// The wait for a deferred record ([`Decided::defer`]).
+#[must_use = "a deferred outcome may be acted on only once Durable::wait returned Ok"]
+pub struct Durable {
+    pending: Option<(Arc<SharedLog>, audit::Unsynced, String)>,
+}
+
+impl Durable {
+    /// Returns once the record is durable (a sync that covers it, shared with every record
+    /// written before the sync began: write yours first, then wait here); `Err` is the
+    /// denial ([`By::AuditFailed`], naming the log and why) when it could not be made durable.
+    pub fn wait(self) -> Result<(), Outcome> {
+        match self.pending {
+            None => Ok(()),
+            Some((log, unsynced, failed)) => match log.durable(unsynced) {
+                Ok(_) => Ok(()),
+                Err(e) => Err(audit_failed(&failed, &e)),
+            },
+        }
+    }
+}
+
+impl std::fmt::Debug for Durable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Durable")
+            .field("synced", &self.pending.is_none())
+            .finish()
+    }
+}
+
 impl std::fmt::Debug for Decided {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Decided")

@@ -204,7 +204,7 @@ mod toolrules;
 
 pub use amend::Amendment;
 pub use batch::{Batch, Resolved};
-pub use engine::{Asker, AsyncAsker, Decided, Disabled, Engine, RuleStore};
+pub use engine::{Asker, AsyncAsker, Decided, Disabled, Durable, Engine, RuleStore};
 pub use error::Error;
 pub use explain::{Explanation, KeyExplained};
 pub use memory::SessionMemory;

@@ -55,20 +55,67 @@ fn rand_below(n: u64) -> u64 {
     u64::from_le_bytes(buf) % n
 }
 
+/// The child of a long-lived front end (the proxy): 4 threads, each writing a decision and
+/// then an "open record" through one `SharedLog`, waiting for the decision only after the
+/// second is written (as a proxied connection does: one group sync for both), and printing
+/// both hashes once both are durable. Killed at random, including between the two writes
+/// and during the shared sync.
+#[test]
+fn child_shared_writer() {
+    let Some(path) = std::env::var_os(CHILD_MODE) else {
+        return;
+    };
+    let log = std::sync::Arc::new(audit::SharedLog::new(
+        AuditLog::open(PathBuf::from(path)).unwrap(),
+    ));
+    let out = std::sync::Arc::new(std::sync::Mutex::new(()));
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let (log, out) = (log.clone(), out.clone());
+            std::thread::spawn(move || {
+                for i in 0.. {
+                    let decision = log.write(&record(i * 4 + t, (i * 733) % 5000)).unwrap();
+                    let open = log.write(&record(i * 4 + t, 10)).unwrap();
+                    let d = log.durable(decision).unwrap();
+                    let o = log.durable(open).unwrap();
+                    let _g = out.lock().unwrap();
+                    let mut stdout = std::io::stdout().lock();
+                    writeln!(stdout, "{}\n{}", d.hash, o.hash).unwrap();
+                    stdout.flush().unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
 #[test]
 fn kill_9_at_random_points_never_wedges_or_loses_an_acknowledged_record() {
+    kill_9_trials("child_writer", 60);
+}
+
+/// The same with the group commit of a long-lived front end: a decision and its connection's
+/// open record written, then one sync for both, on 4 threads at once.
+#[test]
+fn kill_9_during_group_commits_of_decisions_and_open_records_never_wedges_or_loses_one() {
+    kill_9_trials("child_shared_writer", 40);
+}
+
+fn kill_9_trials(child_test: &str, trials: usize) {
     if std::env::var_os(CHILD_MODE).is_some() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
     let path = d.path().join("audit.jsonl");
     let exe = std::env::current_exe().unwrap();
-    let (trials, mut wedged, mut lost, mut repairs) = (60, 0, 0, 0);
+    let (mut wedged, mut lost, mut repairs) = (0, 0, 0);
     let mut acked: Vec<String> = Vec::new();
     let started = Instant::now();
     for _ in 0..trials {
         let mut child = Command::new(&exe)
-            .args(["--exact", "child_writer", "--nocapture", "--test-threads=1"])
+            .args(["--exact", child_test, "--nocapture", "--test-threads=1"])
             .env(CHILD_MODE, &path)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -105,7 +152,7 @@ fn kill_9_at_random_points_never_wedges_or_loses_an_acknowledged_record() {
         .filter(|n| n.contains("torn tail") || n.contains("behind"))
         .count();
     eprintln!(
-        "kill -9 harness: {trials} kills in {:.1} s, {} acknowledged records, {} records in the \
+        "kill -9 harness ({child_test}): {trials} kills in {:.1} s, {} acknowledged records, {} records in the \
          log, {repairs} repair records, {wedged} wedged, {lost} lost, verify: {}",
         started.elapsed().as_secs_f64(),
         acked.len(),

@@ -175,6 +175,11 @@ pub fn run() -> i32 {
         {
             println!("{line}");
         }
+        for line in
+            crate::install_file::report(&cwd, &|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        {
+            println!("{line}");
+        }
         println!("MCP servers (cordon mcp wrap):");
         for line in
             crate::install_mcp::report(&cwd, &|k| std::env::var(k).ok().filter(|v| !v.is_empty()))

@@ -72,7 +72,7 @@ pub enum Scope {
 }
 
 impl Scope {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Scope::Project => "project",
             Scope::User => "user",
@@ -106,6 +106,9 @@ pub fn settings_place(
         },
         (Host::Gemini, Scope::Project) => (cwd.to_path_buf(), ".gemini/settings.json"),
         (Host::Gemini, Scope::User) => (home()?, ".gemini/settings.json"),
+        (Host::Copilot | Host::Opencode, _) => {
+            return crate::install_file::place(host, scope, cwd, var)
+        }
     };
     Ok((anchor, PathBuf::from(rel)))
 }
@@ -129,6 +132,8 @@ pub fn event(host: Host) -> &'static str {
     match host {
         Host::Claude | Host::Codex => "PreToolUse",
         Host::Gemini => "BeforeTool",
+        Host::Copilot => "preToolUse",
+        Host::Opencode => "tool.execute.before",
     }
 }
 
@@ -178,6 +183,8 @@ fn group(host: Host, command: &str) -> Value {
             "matcher": "*",
             "hooks": [{ "type": "command", "command": command, "timeout": timeout }],
         }),
+        // Not edited here: their hook file is cordon's own (`install_file`).
+        Host::Copilot | Host::Opencode => Value::Null,
         // Gemini's matcher is a regular expression; its timeout is in milliseconds (default
         // 60 000).
         Host::Gemini => json!({
@@ -218,6 +225,8 @@ fn default_timeout(host: Host) -> f64 {
     match host {
         Host::Codex => 600.0,
         Host::Claude | Host::Gemini => 60.0,
+        // Not reported from here: their own modules say what their timeouts do.
+        Host::Copilot | Host::Opencode => f64::INFINITY,
     }
 }
 
@@ -374,6 +383,9 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
         return Err(Error::failure(
             "--sandbox is for codex only (the other hosts have no sandbox of their own to hand over)",
         ));
+    }
+    if matches!(args.host, Host::Copilot | Host::Opencode) {
+        return crate::install_file::run(args.host, scope, args.policy.as_deref(), add);
     }
     let cwd = crate::current_dir()?;
     // Gemini CLI loads a project's hooks only in a folder it trusts: without a named scope, an
@@ -545,6 +557,8 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
                                 }
                                 Host::Gemini => s.push_str(&gemini_state(scope, cwd, var)),
                                 Host::Claude => s.push_str(&claude_state(cwd, var)),
+                                // Not in Host::all(): reported by their own modules.
+                                Host::Copilot | Host::Opencode => {}
                             }
                             s
                         }

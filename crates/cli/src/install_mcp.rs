@@ -58,6 +58,12 @@ pub fn place(
             Some(h) if h.is_absolute() => (h, "config.toml"),
             _ => (home()?, ".codex/config.toml"),
         },
+        (Host::Copilot | Host::Opencode, _) => {
+            return Err(format!(
+                "`--mcp` does not support {} yet: only claude, codex and gemini",
+                host.arg()
+            ))
+        }
     };
     Ok((anchor, PathBuf::from(rel)))
 }

@@ -15,6 +15,7 @@ mod gemini_trust;
 mod hook;
 mod init;
 mod install;
+mod install_file;
 mod install_mcp;
 mod manpage;
 mod mcp;
@@ -97,7 +98,8 @@ enum Cmd {
     /// audit log and the sandbox (docs/mcp.md).
     Mcp(mcp::McpArgs),
     /// An agent host's pre-tool hook: reads the host's hook JSON on stdin (Claude Code
-    /// PreToolUse, Codex PreToolUse, Gemini CLI BeforeTool), decides, answers in its protocol.
+    /// PreToolUse, Codex PreToolUse, Gemini CLI BeforeTool, Copilot CLI preToolUse, opencode's
+    /// tool.execute.before through cordon's plugin), decides, answers in its protocol.
     Hook {
         host: hook::Host,
         /// Policy file (default: ./cordon.toml in the host's cwd if trusted, else the embedded default).

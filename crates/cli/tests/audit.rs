@@ -632,3 +632,75 @@ fn the_html_report_renders_in_a_real_browser() {
     assert!(dom.contains(r#"<tr class="rec deny">"#), "{dom}");
     assert!(!dom.contains(r#"<tr class="rec allow">"#), "{dom}");
 }
+
+/// The hook decides without preparing the sandbox (it never runs anything; `cordon exec`
+/// prepares it for what the hook allowed), but still refuses a log named through a link in
+/// the writable root, as `cordon exec` does: the call is not allowed and nothing is recorded.
+#[test]
+fn the_hook_refuses_a_log_named_through_a_symlink_in_the_workspace() {
+    use std::io::Write;
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("dotfiles/local")).unwrap();
+    std::os::unix::fs::symlink("dotfiles/local", home.path().join(".local")).unwrap();
+    let input = serde_json::json!({
+        "session_id": "s", "transcript_path": "/t", "cwd": home.path(),
+        "permission_mode": "default", "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "echo hi"}, "tool_use_id": "t"
+    });
+    let mut c = common::command(home.path());
+    c.args(["hook", "claude"])
+        .env_remove("XDG_STATE_HOME")
+        .env("HOME", home.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(!out.contains(r#""allow""#), "{out}");
+    assert!(
+        format!("{out}{err}").contains("is named through the symlink"),
+        "{out}{err}"
+    );
+    assert!(
+        !home.path().join("dotfiles/local/state").exists(),
+        "nothing recorded"
+    );
+    // The same link outside the writable root is followed: the hook decides and records.
+    let ws = tempfile::tempdir().unwrap();
+    let input = input.to_string().replace(
+        &home.path().display().to_string(),
+        &ws.path().display().to_string(),
+    );
+    let mut c = common::command(ws.path());
+    c.args(["hook", "claude"])
+        .env_remove("XDG_STATE_HOME")
+        .env("HOME", home.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        stdout(&o).contains(r#""allow""#),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    assert_eq!(
+        records(&home.path().join("dotfiles/local/state/cordon/audit.jsonl")).len(),
+        1
+    );
+}

@@ -89,7 +89,7 @@ fn mask_grant(s: &str) -> (String, Option<String>) {
 #[test]
 fn golden_fixtures() {
     let mut ran = 0;
-    for host in ["claude", "codex", "gemini"] {
+    for host in ["claude", "codex", "gemini", "copilot", "opencode"] {
         let mut files: Vec<_> = std::fs::read_dir(fixtures().join(host))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -140,7 +140,7 @@ fn golden_fixtures() {
 #[test]
 fn malformed_and_huge_input_is_blocked() {
     let ws = workspace();
-    for host in ["claude", "codex", "gemini"] {
+    for host in ["claude", "codex", "gemini", "copilot", "opencode"] {
         for bad in [
             &b"not json"[..],
             b"",
@@ -186,6 +186,8 @@ fn rewritten(dir: &Path, host: &str, stdin: &str) -> (String, Value) {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let command = match host {
         "gemini" => v["hookSpecificOutput"]["tool_input"]["command"].as_str(),
+        "copilot" => v["modifiedArgs"]["command"].as_str(),
+        "opencode" => v["args"]["command"].as_str(),
         _ => v["hookSpecificOutput"]["updatedInput"]["command"].as_str(),
     };
     (
@@ -243,7 +245,7 @@ fn the_line_reaches_cordon_exec_byte_for_byte() {
         "echo '' \"\" '''' \\' end",
         "cat <<'EOF'\nhere $x `y`\nEOF",
     ];
-    for host in ["claude", "codex", "gemini"] {
+    for host in ["claude", "codex", "gemini", "copilot", "opencode"] {
         for line in lines {
             let ws = workspace();
             let dir = ws.path();
@@ -252,6 +254,10 @@ fn the_line_reaches_cordon_exec_byte_for_byte() {
                 "codex" => json!({"session_id": "s", "turn_id": "t", "transcript_path": null, "cwd": dir,
                     "hook_event_name": "PreToolUse", "model": "m", "permission_mode": "default",
                     "tool_name": "Bash", "tool_input": {"command": line}, "tool_use_id": "c"}).to_string(),
+                "copilot" => json!({"sessionId": "s", "timestamp": 1, "cwd": dir, "toolName": "bash",
+                    "toolArgs": {"command": line, "description": "d"}}).to_string(),
+                "opencode" => json!({"event": "tool.execute.before", "cwd": dir, "tool": "bash",
+                    "sessionID": "s", "callID": "c", "args": {"command": line}}).to_string(),
                 _ => json!({"session_id": "s", "transcript_path": "/t", "cwd": dir, "hook_event_name": "BeforeTool",
                     "timestamp": "2026-11-25T00:00:00Z", "tool_name": "run_shell_command",
                     "tool_input": {"command": line}}).to_string(),
@@ -279,6 +285,8 @@ fn the_line_reaches_cordon_exec_byte_for_byte() {
             let client = match host {
                 "claude" => "claude-code",
                 "codex" => "codex",
+                "copilot" => "copilot-cli",
+                "opencode" => "opencode",
                 _ => "gemini-cli",
             };
             assert_eq!(

@@ -2,6 +2,7 @@
 //! saved, the decision recorded before it is handed out.
 
 use super::*;
+use cordon_approval::Durable;
 
 impl Gate {
     /// How `call` would be decided now, step by step ([`Explanation`]): each command's rule
@@ -22,9 +23,23 @@ impl Gate {
     /// for an agent host ([`FrontEnd::Host`]) an ask is not put to `asker`: it is recorded as
     /// an ask deferred to the host and returned as one ([`Decision::is_ask`]).
     pub fn decide(&self, call: &Call, asker: &mut dyn Asker) -> Decision {
-        let (mut session, first) = match self.begin(call) {
+        self.decide_deferring(call, asker, false).0
+    }
+
+    /// [`Gate::decide`]; with `defer`, a call the rules allow (nobody asked) is returned with
+    /// its record perhaps not yet durable, and the wait for it ([`cordon_approval::Durable`]):
+    /// for the network proxy, which makes it durable with the connection's open record (one
+    /// sync for both) and acts on the decision only after that. Any other decision is durable
+    /// when returned, as without `defer`.
+    pub(crate) fn decide_deferring(
+        &self,
+        call: &Call,
+        asker: &mut dyn Asker,
+        defer: bool,
+    ) -> (Decision, Option<Durable>) {
+        let (mut session, first, durable) = match self.begin(call, defer) {
             Ok(begun) => begun,
-            Err(failed) => return failed,
+            Err(failed) => return (failed, None),
         };
         let concluded = match first {
             Outcome::Ask(p) if self.defers() => self.defer(call, p),
@@ -39,20 +54,30 @@ impl Gate {
                 let late = Instant::now() > deadline;
                 match self.conclude(call, &mut session, released, result, late) {
                     Ok(c) => c,
-                    Err(failed) => return failed,
+                    Err(failed) => return (failed, None),
                 }
             }
             o => Concluded::of(o),
         };
-        self.settle(call, concluded, session.as_mut())
+        (self.settle(call, concluded, session.as_mut()), durable)
     }
 
     /// [`Gate::decide`] for an asynchronous asker (an MCP elicitation): the engine is not
     /// held while the person is asked, so other calls are decided meanwhile.
     pub async fn decide_async<A: AsyncAsker>(&self, call: &Call, asker: &mut A) -> Decision {
-        let (mut session, first) = match self.begin(call) {
+        self.decide_async_deferring(call, asker, false).await.0
+    }
+
+    /// [`Gate::decide_async`], deferring as [`Gate::decide_deferring`] does.
+    pub(crate) async fn decide_async_deferring<A: AsyncAsker>(
+        &self,
+        call: &Call,
+        asker: &mut A,
+        defer: bool,
+    ) -> (Decision, Option<Durable>) {
+        let (mut session, first, durable) = match self.begin(call, defer) {
             Ok(begun) => begun,
-            Err(failed) => return failed,
+            Err(failed) => return (failed, None),
         };
         let concluded = match first {
             Outcome::Ask(p) if self.defers() => self.defer(call, p),
@@ -67,12 +92,12 @@ impl Gate {
                 let late = started.elapsed() > timeout;
                 match self.conclude(call, &mut session, released, result, late) {
                     Ok(c) => c,
-                    Err(failed) => return failed,
+                    Err(failed) => return (failed, None),
                 }
             }
             o => Concluded::of(o),
         };
-        self.settle(call, concluded, session.as_mut())
+        (self.settle(call, concluded, session.as_mut()), durable)
     }
 
     /// Whether an ask goes back to an agent host rather than to an asker.
@@ -117,9 +142,14 @@ impl Gate {
         )))
     }
 
-    /// The start of a decision: the session locked and restored, the engine's first answer.
-    #[allow(clippy::result_large_err)] // a Decision is what the caller returns either way
-    fn begin(&self, call: &Call) -> Result<(Option<session::Session>, Outcome), Decision> {
+    /// The start of a decision: the session locked and restored, the engine's first answer
+    /// (with `defer`, an allowed one perhaps not yet durable, and the wait for it).
+    #[allow(clippy::result_large_err, clippy::type_complexity)] // a Decision is what the caller returns either way
+    fn begin(
+        &self,
+        call: &Call,
+        defer: bool,
+    ) -> Result<(Option<session::Session>, Outcome, Option<Durable>), Decision> {
         if self.front_end == FrontEnd::Check {
             return Err(Decision::failed(
                 call,
@@ -130,8 +160,8 @@ impl Gate {
         let session = self
             .open_session()
             .map_err(|e| Decision::failed(call, None, e.to_string()))?;
-        let first = self.evaluate(call, session.as_ref());
-        Ok((session, first))
+        let (first, durable) = self.evaluate(call, session.as_ref(), defer);
+        Ok((session, first, durable))
     }
 
     fn open_session(&self) -> Result<Option<session::Session>, Error> {
@@ -146,7 +176,14 @@ impl Gate {
     /// The engine's first answer, its record written under the engine's lock and made
     /// durable after it is let go: concurrent calls (a `cordon mcp` serving several) share
     /// one sync, and none is handed out before its record is durable.
-    fn evaluate(&self, call: &Call, session: Option<&session::Session>) -> Outcome {
+    /// With `defer`, an allowed outcome is returned before its record is durable, with the
+    /// wait for it: the caller acts on it only once that returned `Ok`.
+    fn evaluate(
+        &self,
+        call: &Call,
+        session: Option<&session::Session>,
+        defer: bool,
+    ) -> (Outcome, Option<Durable>) {
         let decided = {
             let mut engine = lock(&self.engine);
             if let Some(s) = session {
@@ -154,7 +191,17 @@ impl Gate {
             }
             engine.evaluate_unsynced(&call.request)
         };
-        decided.durable()
+        if !defer {
+            return (decided.durable(), None);
+        }
+        match decided.defer() {
+            (o @ Outcome::Allowed { .. }, durable) => (o, Some(durable)),
+            // Anything else is answered at once: durable first.
+            (o, durable) => match durable.wait() {
+                Ok(()) => (o, None),
+                Err(denied) => (denied, None),
+            },
+        }
     }
 
     /// Lets go of the session while a person is asked about a connection, so that the run's

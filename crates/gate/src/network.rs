@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use cordon_approval::audit::{self, AuditLog, SharedLog};
 use cordon_approval::{AskError, AsyncAsker, Key, Pending, Request};
 use cordon_netproxy::{
-    Config, ConnectionRecord, Decide, Event, Proxy, ProxyHandle, Record, Verdict,
+    Config, ConnectionRecord, Decide, DecisionSync, Event, Proxy, ProxyHandle, Record, Verdict,
 };
 use cordon_tools::network::NetworkTool;
 use cordon_tools::tool::Tool;
@@ -83,32 +83,72 @@ impl<A: AsyncAsker + Send> AsyncAsker for OneAtATime<'_, A> {
 
 impl<A: AsyncAsker + Send + 'static> Decide for NetworkDecider<A> {
     fn decide(&self, host: &str, port: u16) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+        let decided = self.decide_unsynced(host, port);
+        Box::pin(async move { settled(decided.await).await })
+    }
+
+    fn decide_unsynced(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Pin<Box<dyn Future<Output = (Verdict, Option<DecisionSync>)> + Send + '_>> {
         let call = self.gate.network(host, port);
         Box::pin(async move {
             let call = match call {
                 Ok(c) => c,
                 Err(e) => {
-                    return Verdict::Deny {
+                    let deny = Verdict::Deny {
                         reason: e.to_string(),
                         rule: String::new(),
-                    }
+                    };
+                    return (deny, None);
                 }
             };
-            let d = self
+            let (d, durable) = self
                 .gate
-                .decide_async(&call, &mut OneAtATime(&self.asker))
+                .decide_async_deferring(&call, &mut OneAtATime(&self.asker), true)
                 .await;
-            let rule = d.by().map(|b| b.to_string()).unwrap_or_default();
-            if d.is_allowed() {
-                Verdict::Allow { rule }
-            } else {
-                Verdict::Deny {
-                    reason: d.reason().to_string(),
-                    rule,
-                }
-            }
+            verdict(&d, durable)
         })
     }
+}
+
+/// A verdict once its record is durable (waited for on a blocking thread): for a caller of
+/// [`Decide::decide`], which makes no open record to share the sync with.
+async fn settled((verdict, sync): (Verdict, Option<DecisionSync>)) -> Verdict {
+    let Some(sync) = sync else {
+        return verdict;
+    };
+    let waited = tokio::task::spawn_blocking(move || sync.wait())
+        .await
+        .unwrap_or_else(|e| Err(format!("the recording thread failed: {e}")));
+    match waited {
+        Ok(()) => verdict,
+        Err(reason) => Verdict::Deny {
+            reason,
+            rule: String::new(),
+        },
+    }
+}
+
+/// The proxy's verdict on a gate's decision, with the wait for its record when that is not
+/// yet durable (the proxy makes it durable with the open record: one sync for both).
+fn verdict(
+    d: &crate::Decision,
+    durable: Option<cordon_approval::Durable>,
+) -> (Verdict, Option<DecisionSync>) {
+    let rule = d.by().map(|b| b.to_string()).unwrap_or_default();
+    if !d.is_allowed() {
+        let deny = Verdict::Deny {
+            reason: d.reason().to_string(),
+            rule,
+        };
+        return (deny, None);
+    }
+    let sync = durable.map(|durable| {
+        DecisionSync::new(move || durable.wait().map_err(|denied| clean(denied.reason())))
+    });
+    (Verdict::Allow { rule }, sync)
 }
 
 /// The proxy's [`Record`]: connection records in the gate's audit log (`by: connection`).
@@ -167,6 +207,23 @@ impl Record for ConnectionLog {
             .map(|_| ())
             .map_err(|e| clean(&e.to_string()))
     }
+
+    fn open(&self, c: &ConnectionRecord, decision: Option<DecisionSync>) -> Result<(), String> {
+        // The open record is written before the wait for the decision's record (written
+        // before the connect, into this same log): the sync that wait makes or joins then
+        // covers both, one sync before the first byte instead of two in a row.
+        let written = self
+            .log
+            .write(&connection_record(c))
+            .map_err(|e| clean(&e.to_string()))?;
+        if let Some(d) = decision {
+            d.wait()?;
+        }
+        self.log
+            .durable(written)
+            .map(|_| ())
+            .map_err(|e| clean(&e.to_string()))
+    }
 }
 
 /// Starts the proxy for a run of `gate`'s: `[network]`'s hosts table and listed addresses,
@@ -190,7 +247,7 @@ pub fn start_proxy<A: AsyncAsker + Send + 'static>(
 /// A question from the proxy's threads to the deciding thread.
 struct Ask {
     what: Asked,
-    reply: tokio::sync::oneshot::Sender<Verdict>,
+    reply: tokio::sync::oneshot::Sender<(Verdict, Option<DecisionSync>)>,
 }
 
 /// What the proxy asks about: a connection, or a request inside a terminated tunnel.
@@ -208,13 +265,19 @@ enum Asked {
 }
 
 impl ChannelDecide {
-    fn ask(&self, what: Asked) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+    fn ask(
+        &self,
+        what: Asked,
+    ) -> Pin<Box<dyn Future<Output = (Verdict, Option<DecisionSync>)> + Send + '_>> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let sent = self.0.send(Ask { what, reply });
         Box::pin(async move {
-            let gone = || Verdict::Deny {
-                reason: "cordon stopped deciding connections (the run is over)".into(),
-                rule: String::new(),
+            let gone = || {
+                let deny = Verdict::Deny {
+                    reason: "cordon stopped deciding connections (the run is over)".into(),
+                    rule: String::new(),
+                };
+                (deny, None)
             };
             match sent {
                 Ok(()) => answer.await.unwrap_or_else(|_| gone()),
@@ -230,6 +293,15 @@ struct ChannelDecide(std::sync::mpsc::Sender<Ask>);
 
 impl Decide for ChannelDecide {
     fn decide(&self, host: &str, port: u16) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+        let decided = self.decide_unsynced(host, port);
+        Box::pin(async move { settled(decided.await).await })
+    }
+
+    fn decide_unsynced(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Pin<Box<dyn Future<Output = (Verdict, Option<DecisionSync>)> + Send + '_>> {
         self.ask(Asked::Connection {
             host: host.to_string(),
             port,
@@ -243,12 +315,14 @@ impl Decide for ChannelDecide {
         port: u16,
         path: &str,
     ) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
-        self.ask(Asked::Request {
+        let asked = self.ask(Asked::Request {
             method: method.to_string(),
             host: host.to_string(),
             port,
             path: path.to_string(),
-        })
+        });
+        // Never deferred (decide_now): the record is durable with the verdict.
+        Box::pin(async move { asked.await.0 })
     }
 }
 
@@ -354,9 +428,10 @@ impl Asking {
     }
 }
 
-/// Decides one connection for a run: the gate's decision, recorded before it is given. With
-/// nobody to ask, an ask is a denial, with the reason, recorded as such.
-fn decide_now(gate: &Gate, what: &Asked, ask: Option<&Asking>) -> Verdict {
+/// Decides one connection for a run: the gate's decision, recorded before it is given (an
+/// allowed connection's record made durable with its open record: the wait comes with the
+/// verdict). With nobody to ask, an ask is a denial, with the reason, recorded as such.
+fn decide_now(gate: &Gate, what: &Asked, ask: Option<&Asking>) -> (Verdict, Option<DecisionSync>) {
     let call = match what {
         Asked::Connection { host, port } => gate.network(host, *port),
         Asked::Request {
@@ -369,15 +444,18 @@ fn decide_now(gate: &Gate, what: &Asked, ask: Option<&Asking>) -> Verdict {
     let call = match call {
         Ok(c) => c,
         Err(e) => {
-            return Verdict::Deny {
+            let deny = Verdict::Deny {
                 reason: e.to_string(),
                 rule: String::new(),
-            }
+            };
+            return (deny, None);
         }
     };
-    let d = match ask {
+    // A request inside a terminated tunnel is answered at once (it has no open record).
+    let defer = matches!(what, Asked::Connection { .. });
+    let (d, durable) = match ask {
         Some(mut a) => {
-            let d = gate.decide(&call, &mut a);
+            let (d, durable) = gate.decide_deferring(&call, &mut a, defer);
             if !d.notices.is_empty() {
                 // What the decision says (a rule remembered, or not) goes to the person who
                 // answered, on the terminal, between the command's output.
@@ -387,19 +465,11 @@ fn decide_now(gate: &Gate, what: &Asked, ask: Option<&Asking>) -> Verdict {
                     eprintln!("cordon: {n}");
                 }
             }
-            d
+            (d, durable)
         }
-        None => gate.decide(&call, &mut crate::nobody()),
+        None => gate.decide_deferring(&call, &mut crate::nobody(), defer),
     };
-    let rule = d.by().map(|b| b.to_string()).unwrap_or_default();
-    if d.is_allowed() {
-        Verdict::Allow { rule }
-    } else {
-        Verdict::Deny {
-            reason: d.reason().to_string(),
-            rule,
-        }
-    }
+    verdict(&d, durable)
 }
 
 /// What the person reads on stderr when a run ends: one line per refused destination (where

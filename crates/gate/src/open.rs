@@ -40,7 +40,20 @@ impl Gate {
             .unwrap_or_else(|| cwd.join(cordon_policy::DEFAULT_POLICY_FILE));
 
         let backend = opts.backend.unwrap_or(policy.sandbox.backend);
+        // The writable roots as the sandbox resolves them, for a front end that decides but
+        // never runs (see below).
+        let mut deciding_only = None;
         let (sandbox, warnings) = if dry {
+            (None, Vec::new())
+        } else if !opts.front_end.runs() {
+            // An agent host's hook decides and never runs: what it allows runs later under
+            // `cordon exec`, which prepares the sandbox (and refuses what no backend can
+            // run) then. Choosing a backend here, opening every Landlock path and sweeping
+            // TMPDIRs cost each hook call more than its decision did; only the policy's own
+            // roots are needed, for the link checks of the policy and the log.
+            let profile = roots_profile(&policy);
+            named_through_links(&policy, &named, &profile)?;
+            deciding_only = Some(profile);
             (None, Vec::new())
         } else {
             // Prepared once for every call of this gate: the profile, the backend (a policy no
@@ -140,8 +153,10 @@ impl Gate {
             // through a link at any component below it.
             let roots: Vec<PathBuf> = sandbox
                 .as_ref()
-                .map(|p| {
-                    p.profile()
+                .map(|p| p.profile())
+                .or(deciding_only.as_ref())
+                .map(|profile| {
+                    profile
                         .rules
                         .iter()
                         .filter(|r| r.access.write && !r.access.device)
@@ -200,6 +215,13 @@ impl Gate {
     /// The audit log the decisions go to.
     pub fn audit_log(&self) -> &Path {
         &self.audit_path
+    }
+
+    /// How many group syncs ([`cordon_approval::audit::SharedLog::syncs`]) the audit log's
+    /// writer has made so far (`None` without a log): what a decision costs in syncs, for
+    /// tests and benchmarks.
+    pub fn audit_syncs(&self) -> Option<u64> {
+        lock(&self.engine).audit_log().map(|l| l.syncs())
     }
 
     /// Where "approve always" rules are kept, or why there is no such place.
@@ -272,6 +294,17 @@ fn open_audit(
 /// A policy or audit log named through a symlink in a writable root: the command could
 /// re-point the link, at a policy of its own for the next call, or away from the log (whose
 /// history it could then delete, no longer protected).
+/// The profile of `policy`'s own roots (`sandbox.paths`), resolved as the sandbox resolves
+/// them, without the system paths and `extra_read` (read-only, so no link check looks at
+/// them): the writable roots a front end that never runs needs, at a fraction of the cost of
+/// the whole profile (each system path is opened and read back).
+fn roots_profile(policy: &Policy) -> Profile {
+    let mut roots_only = policy.clone();
+    roots_only.sandbox.system_read = false;
+    roots_only.sandbox.extra_read.clear();
+    Profile::from_policy(&roots_only)
+}
+
 pub(crate) fn named_through_links(
     policy: &Policy,
     named: &Path,

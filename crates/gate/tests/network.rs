@@ -427,3 +427,166 @@ fn the_proxy_variables_the_command_gets_replace_every_inherited_one() {
         assert!(!k.to_ascii_lowercase().contains("no"), "{k}");
     }
 }
+
+/// A connection the policy allows: its decision's record and its open record are made durable
+/// by ONE sync, before the client hears of the connection (two in a row would double the time
+/// to its first byte). The log is on the real disk (a tmpfs may keep no attributes, and then
+/// every record is synced alone).
+#[test]
+fn a_connection_the_policy_allows_costs_one_sync_before_its_first_byte() {
+    let state =
+        tempfile::tempdir_in(std::env::var_os("BENCH_DIR").unwrap_or("/var/tmp".into())).unwrap();
+    let echo = echo_server();
+    std::fs::write(
+        state.path().join("cordon.toml"),
+        format!(
+            "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"ro\"\n\
+             [approval]\naudit_log = \"{}/audit.jsonl\"\n\
+             [network]\ndefault = \"deny\"\nallow = [\"echo.test\"]\n\
+             [network.hosts]\n\"echo.test\" = \"127.0.0.1\"\n",
+            state.path().display()
+        ),
+    )
+    .unwrap();
+    let mut o = Options::new(state.path().to_path_buf());
+    o.policy = Some(state.path().join("cordon.toml"));
+    let gate = Arc::new(Gate::open(o).unwrap());
+    let proxy = start_proxy(gate.clone(), Script::default()).unwrap();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    proxy.serve(l).unwrap();
+    let log = state.path().join("audit.jsonl");
+    let lines = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+
+    // Both connections stay open until the end: no close record syncs meanwhile.
+    let s0 = gate.audit_syncs().unwrap();
+    let (code, mut socks5) = socks(addr, "echo.test", echo.port());
+    assert_eq!(code, 0);
+    let s1 = gate.audit_syncs().unwrap();
+    assert_eq!(lines(), 2, "the decision and the open record");
+    assert_eq!(
+        s1 - s0,
+        1,
+        "SOCKS5: syncs before the client heard of the connection"
+    );
+
+    let mut c = TcpStream::connect(addr).unwrap();
+    write!(
+        c,
+        "CONNECT echo.test:{0} HTTP/1.1\r\nhost: echo.test:{0}\r\n\r\n",
+        echo.port()
+    )
+    .unwrap();
+    let mut reply = [0u8; 12];
+    c.read_exact(&mut reply).unwrap();
+    assert_eq!(
+        &reply,
+        b"HTTP/1.1 200",
+        "{}",
+        String::from_utf8_lossy(&reply)
+    );
+    let s2 = gate.audit_syncs().unwrap();
+    assert_eq!(lines(), 4);
+    assert_eq!(
+        s2 - s1,
+        1,
+        "HTTP CONNECT: syncs before the client heard of it"
+    );
+
+    socks5.write_all(b"ping").unwrap();
+    let mut back = [0u8; 4];
+    socks5.read_exact(&mut back).unwrap();
+    assert_eq!(&back, b"ping");
+    drop((socks5, c));
+    proxy.shutdown();
+    assert!(audit::verify(&log).unwrap().is_intact());
+    let records: Vec<audit::Record> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 6, "2 decisions, 2 opens, 2 closes");
+    assert!(records[0].by != audit::By::Connection && records[0].decision == Action::Allow);
+    assert_eq!(records[1].connection.as_ref().unwrap().event, "open");
+}
+
+/// The audit log deleted under a live proxy (`rm audit.jsonl*`): the next connection's
+/// decision and open record go into a new log at the name, which says what happened; the
+/// connection is served, and nothing is recorded into the deleted file only.
+#[test]
+fn a_log_deleted_under_a_live_proxy_is_followed_and_said() {
+    let state = tempfile::tempdir().unwrap();
+    let echo = echo_server();
+    std::fs::create_dir(state.path().join("log")).unwrap();
+    std::fs::write(
+        state.path().join("cordon.toml"),
+        format!(
+            "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"ro\"\n\
+             [approval]\naudit_log = \"{}/log/audit.jsonl\"\n\
+             [network]\ndefault = \"deny\"\nallow = [\"echo.test\"]\n\
+             [network.hosts]\n\"echo.test\" = \"127.0.0.1\"\n",
+            state.path().display()
+        ),
+    )
+    .unwrap();
+    let mut o = Options::new(state.path().to_path_buf());
+    o.policy = Some(state.path().join("cordon.toml"));
+    let gate = Arc::new(Gate::open(o).unwrap());
+    let proxy = start_proxy(gate.clone(), Script::default()).unwrap();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    proxy.serve(l).unwrap();
+    let log = state.path().join("log/audit.jsonl");
+    let ping = |s: &mut TcpStream| {
+        s.write_all(b"x").unwrap();
+        let mut b = [0u8; 1];
+        s.read_exact(&mut b).unwrap();
+    };
+
+    let (code, mut first) = socks(addr, "echo.test", echo.port());
+    assert_eq!(code, 0);
+    ping(&mut first);
+    for f in std::fs::read_dir(state.path().join("log")).unwrap() {
+        std::fs::remove_file(f.unwrap().path()).unwrap();
+    }
+    let (code, mut second) = socks(addr, "echo.test", echo.port());
+    assert_eq!(code, 0, "served, recorded in the new log");
+    ping(&mut second);
+    drop((first, second));
+    proxy.shutdown();
+
+    let text = std::fs::read_to_string(&log).unwrap();
+    let records: Vec<audit::Record> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        records[0]
+            .repair
+            .as_deref()
+            .is_some_and(|r| r.contains("had been deleted while a writer")),
+        "{text}"
+    );
+    assert_eq!(records[0].seq, 0, "{text}");
+    assert_eq!(
+        records[0].tool, "network",
+        "the second decision first: {text}"
+    );
+    assert_eq!(
+        records[1].connection.as_ref().unwrap().event,
+        "open",
+        "{text}"
+    );
+    // Both connections' closes follow (the first one's decision and open went with the old file).
+    let closes = records
+        .iter()
+        .filter(|r| r.connection.as_ref().is_some_and(|c| c.event == "close"))
+        .count();
+    assert_eq!(closes, 2, "{text}");
+    assert!(audit::verify(&log).unwrap().is_intact());
+}

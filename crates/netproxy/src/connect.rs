@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 use cordon_policy::network::{is_internal, Host, Target};
 use tokio::net::TcpStream;
 
-use crate::{Refused, Shared, Verdict};
+use crate::{DecisionSync, Refused, Shared, Verdict};
 
 /// Why a connection was not made.
 #[derive(Debug)]
@@ -55,6 +55,9 @@ pub(crate) struct Opening {
     pub target: Option<Target>,
     pub rule: String,
     pub result: Result<(TcpStream, SocketAddr), Refusal>,
+    /// An allowed connection's decision record, perhaps not yet durable: made durable with
+    /// the open record ([`crate::Tracker::opened`]) before a byte goes through.
+    pub decision: Option<DecisionSync>,
 }
 
 /// Decides `host:port`, resolves it once, checks each address and connects to the first that
@@ -67,17 +70,22 @@ pub(crate) async fn open(shared: &Shared, host: &str, port: u16) -> Opening {
                 target: None,
                 rule: String::new(),
                 result: Err(Refusal::BadTarget(why)),
+                decision: None,
             }
         }
     };
     let shown = target.host.to_string();
-    let rule = match shared.decide(&shown, port).await {
-        Verdict::Allow { rule } => rule,
-        Verdict::Deny { reason, rule } => {
+    // An allowed connection is connected while its decision's record may still be syncing:
+    // the sync is shared with the open record's (no byte goes through before both are
+    // durable). A connection that fails drops the wait; its close record's sync covers it.
+    let (rule, decision) = match shared.decide(&shown, port).await {
+        (Verdict::Allow { rule }, decision) => (rule, decision),
+        (Verdict::Deny { reason, rule }, _) => {
             return Opening {
                 target: Some(target),
                 rule,
                 result: Err(Refusal::Policy { reason }),
+                decision: None,
             }
         }
     };
@@ -86,6 +94,7 @@ pub(crate) async fn open(shared: &Shared, host: &str, port: u16) -> Opening {
         target: Some(target),
         rule,
         result,
+        decision,
     }
 }
 

@@ -29,12 +29,18 @@ pub(crate) async fn serve(
     let track = shared.track(Protocol::Forward, Instant::now());
     let host = to.host.to_string();
     let port = to.port;
-    let Opening { rule, result, .. } = match admission {
+    let Opening {
+        rule,
+        result,
+        decision,
+        ..
+    } = match admission {
         Admission::Serve(_) => open(&shared, &host, port).await,
         Admission::Refuse(_) => Opening {
             target: None,
             rule: String::new(),
             result: Err(Refusal::OverCap(over_cap_reason(&shared))),
+            decision: None,
         },
     };
     let (dest, addr) = match result {
@@ -57,7 +63,7 @@ pub(crate) async fn serve(
     };
     // The open record is durable before a byte goes through: a connection the log cannot
     // show is not made (dropping `dest` closes it).
-    if let Err(why) = track.opened(&shared, fields("", (0, 0))).await {
+    if let Err(why) = track.opened(&shared, fields("", (0, 0)), decision).await {
         track.refused(&shared, &host, port, &rule, &Refusal::Unrecorded(why));
         return;
     }

@@ -405,6 +405,7 @@ async fn decide_and_connect(
         target,
         rule,
         result,
+        decision,
     } = open(shared, host, port).await;
     let host = target.map_or_else(|| host.to_string(), |t| t.host.to_string());
     let (dest, addr) = match result {
@@ -423,6 +424,7 @@ async fn decide_and_connect(
                 reason: "",
                 bytes: (0, 0),
             },
+            decision,
         )
         .await;
     if let Err(why) = opened {

@@ -120,7 +120,9 @@ impl Config {
 }
 
 /// File descriptors one connection holds at most: the client's socket, the destination's, and
-/// on Linux a pipe (two descriptors) for each direction of a spliced relay.
+/// on Linux a pipe (two descriptors) for each direction of a spliced relay. (Before the relay,
+/// the audit log's descriptors its decision and open record are synced through take the
+/// pipes' place.)
 pub const FDS_PER_CONNECTION: u64 = 6;
 
 /// File descriptors [`Limits::within_fds`] leaves to the rest of the process: the audit log and
@@ -233,11 +235,52 @@ pub enum Verdict {
     Deny { reason: String, rule: String },
 }
 
+/// An allowed connection's decision record, written but not yet known to be durable
+/// ([`Decide::decide_unsynced`]): [`Record::open`] makes it durable together with the
+/// connection's open record — one sync for both, where two in a row would double the time to
+/// the first byte — and the proxy relays nothing before that returned `Ok`.
+pub struct DecisionSync(Box<dyn FnOnce() -> Result<(), String> + Send>);
+
+impl DecisionSync {
+    /// `wait` returns once the decision's record is durable, or why it could not be made so
+    /// (naming the log).
+    pub fn new(wait: impl FnOnce() -> Result<(), String> + Send + 'static) -> DecisionSync {
+        DecisionSync(Box::new(wait))
+    }
+
+    /// Waits for the decision's record: `Ok` once it is durable.
+    pub fn wait(self) -> Result<(), String> {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for DecisionSync {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DecisionSync")
+    }
+}
+
 /// Decides connections (cordon's gate: the approval engine, which may ask a person — the
 /// connection waits for the answer, and the engine's timeout denies).
 pub trait Decide: Send + Sync {
     /// `host` is normalised (IDNA ASCII, lower case; IPv6 in brackets), `port` is not 0.
+    /// The verdict's record (if the decider keeps one) is durable when it is returned.
     fn decide(&self, host: &str, port: u16) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>>;
+
+    /// [`Decide::decide`] for a decider whose record of an allowed connection may still be on
+    /// its way to disk: with the verdict, the wait for it, which the proxy hands to
+    /// [`Record::open`] with the connection's open record (one sync for both). The proxy
+    /// connects meanwhile, but relays no byte and answers nothing before the wait returned
+    /// `Ok`. A denial's record must be durable when it is returned (the denial is answered at
+    /// once). By default: [`Decide::decide`], nothing left to wait for.
+    fn decide_unsynced(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Pin<Box<dyn Future<Output = (Verdict, Option<DecisionSync>)> + Send + '_>> {
+        let verdict = self.decide(host, port);
+        Box::pin(async move { (verdict.await, None) })
+    }
 
     /// A request inside a tunnel whose TLS the proxy terminates (the tunnel's `host:port`
     /// already allowed): `method` as sent, `path` the request target's path and query. By
@@ -263,6 +306,18 @@ pub trait Decide: Send + Sync {
 /// it is not: a connection whose open record fails is refused before its first byte.
 pub trait Record: Send + Sync {
     fn connection(&self, c: &ConnectionRecord) -> Result<(), String>;
+
+    /// An open record (`c.event` is [`Event::Open`]) and its connection's decision still on
+    /// its way to disk ([`Decide::decide_unsynced`]): returns `Ok` once both are durable. A
+    /// recorder that shares one log with the decider writes the open record first and then
+    /// waits for `decision`, so that one sync covers both. By default: the decision's wait,
+    /// then [`Record::connection`].
+    fn open(&self, c: &ConnectionRecord, decision: Option<DecisionSync>) -> Result<(), String> {
+        if let Some(d) = decision {
+            d.wait()?;
+        }
+        self.connection(c)
+    }
 }
 
 /// How the client asked for the connection.
@@ -536,8 +591,8 @@ impl Shared {
         let _ = rx.wait_for(|s| *s).await;
     }
 
-    pub(crate) async fn decide(&self, host: &str, port: u16) -> Verdict {
-        self.decide.decide(host, port).await
+    pub(crate) async fn decide(&self, host: &str, port: u16) -> (Verdict, Option<DecisionSync>) {
+        self.decide.decide_unsynced(host, port).await
     }
 
     /// A new connection's bookkeeping, starting now.
@@ -580,11 +635,16 @@ impl Shared {
     }
 
     /// Writes an open record on a blocking thread (other connections go on meanwhile) and
-    /// returns once it is durable — before the client is answered: a connection the log does
-    /// not show is never made. Its decision was recorded before the connect.
-    pub(crate) async fn write_open(self: &Arc<Self>, r: ConnectionRecord) -> Result<(), String> {
+    /// returns once it and its decision's record (written before the connect, perhaps not yet
+    /// synced: `decision`) are durable — before the client is answered: a connection the log
+    /// does not show is never made.
+    pub(crate) async fn write_open(
+        self: &Arc<Self>,
+        r: ConnectionRecord,
+        decision: Option<DecisionSync>,
+    ) -> Result<(), String> {
         let shared = self.clone();
-        tokio::task::spawn_blocking(move || shared.record.connection(&r))
+        tokio::task::spawn_blocking(move || shared.record.open(&r, decision))
             .await
             .unwrap_or_else(|e| Err(format!("the recording thread failed: {e}")))
     }
@@ -645,9 +705,15 @@ impl Tracker {
         shared.write(&self.make(event, f));
     }
 
-    /// The open record, durable when this returns `Ok` ([`Shared::write_open`]).
-    pub(crate) async fn opened(&self, shared: &Arc<Shared>, f: Fields<'_>) -> Result<(), String> {
-        shared.write_open(self.make(Event::Open, f)).await
+    /// The open record, durable with its decision's when this returns `Ok`
+    /// ([`Shared::write_open`]).
+    pub(crate) async fn opened(
+        &self,
+        shared: &Arc<Shared>,
+        f: Fields<'_>,
+        decision: Option<DecisionSync>,
+    ) -> Result<(), String> {
+        shared.write_open(self.make(Event::Open, f), decision).await
     }
 
     fn make(&self, event: Event, f: Fields<'_>) -> ConnectionRecord {

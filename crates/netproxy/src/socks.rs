@@ -68,6 +68,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
         target,
         rule,
         result,
+        decision,
     } = match admission {
         Admission::Serve(_) => open(&shared, &host, port).await,
         // Beyond the number served at once: refused without a decision.
@@ -75,6 +76,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
             target: None,
             rule: String::new(),
             result: Err(Refusal::OverCap(over_cap_reason(&shared))),
+            decision: None,
         },
     };
     let host = target.map_or(host, |t| t.host.to_string());
@@ -91,7 +93,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
                 reason: "",
                 bytes: (0, 0),
             };
-            match track.opened(&shared, open).await {
+            match track.opened(&shared, open, decision).await {
                 Ok(()) => Ok((dest, addr)),
                 Err(why) => Err(Refusal::Unrecorded(why)),
             }

@@ -113,3 +113,119 @@ fn a_connection_whose_open_record_fails_is_refused_before_its_first_byte() {
         "not a record\n"
     );
 }
+
+/// Allows every connection with its decision's record "not yet durable": the wait for it fails
+/// as an fsync that returned EIO does, naming the log.
+struct UnsyncedAllow {
+    waits: Arc<AtomicUsize>,
+}
+
+const SYNC_FAILED: &str = "audit log /var/log/cordon/decisions.jsonl: cannot make the record durable (fsync): Input/output error (os error 5)";
+
+impl cordon_netproxy::Decide for UnsyncedAllow {
+    fn decide(
+        &self,
+        _: &str,
+        _: u16,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = cordon_netproxy::Verdict> + Send + '_>>
+    {
+        unreachable!("the proxy asks for the decision with its record's wait")
+    }
+
+    fn decide_unsynced(
+        &self,
+        _: &str,
+        _: u16,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<
+                    Output = (
+                        cordon_netproxy::Verdict,
+                        Option<cordon_netproxy::DecisionSync>,
+                    ),
+                > + Send
+                + '_,
+        >,
+    > {
+        let waits = self.waits.clone();
+        let sync = cordon_netproxy::DecisionSync::new(move || {
+            waits.fetch_add(1, Ordering::SeqCst);
+            Err(SYNC_FAILED.to_string())
+        });
+        Box::pin(async move {
+            let allow = cordon_netproxy::Verdict::Allow {
+                rule: "rule network dest.test".into(),
+            };
+            (allow, Some(sync))
+        })
+    }
+}
+
+#[test]
+fn a_connection_whose_decision_cannot_be_made_durable_is_refused_before_its_first_byte() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cordon.toml");
+    std::fs::write(
+        &file,
+        "version = 1\n[network]\nallow = [\"dest.test\"]\n[network.hosts]\n\"dest.test\" = \"127.0.0.1\"\n[sandbox]\nnetwork = \"proxy\"\n",
+    )
+    .unwrap();
+    let policy = Policy::load(&file).unwrap();
+    let connections = dir.path().join("connections.jsonl");
+    let record = AuditRecord::new(&connections);
+    let waits = Arc::new(AtomicUsize::new(0));
+    let proxy = Proxy::start(
+        Config::from_policy(&policy.network),
+        Arc::new(UnsyncedAllow {
+            waits: waits.clone(),
+        }),
+        record.clone(),
+    )
+    .unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    proxy.serve(listener).unwrap();
+
+    let got = rt.block_on(async {
+        let (dest, got) = counting_server().await;
+        let port = dest.port();
+        let (status, body, _) = connect_tunnel(addr, &format!("dest.test:{port}")).await;
+        assert_eq!(status, 503, "{body}");
+        assert!(
+            body.starts_with(&format!("cordon: the connection to dest.test:{port} is refused: the connection could not be recorded in the audit log ({SYNC_FAILED})")),
+            "{body}"
+        );
+        let (status, body) = http_get(addr, &format!("http://dest.test:{port}/x"), &[]).await;
+        assert_eq!(status, 503, "{body}");
+        assert!(body.contains(SYNC_FAILED), "{body}");
+        let e = tokio_socks::tcp::Socks5Stream::connect(addr, ("dest.test", port))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, tokio_socks::Error::GeneralSocksServerFailure),
+            "{e:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        got
+    });
+    assert_eq!(
+        got.load(Ordering::SeqCst),
+        0,
+        "a byte reached the destination"
+    );
+    proxy.shutdown();
+    assert_eq!(waits.load(Ordering::SeqCst), 3, "each decision waited for");
+    // No open record (its decision is not durable): each connection's one record is its
+    // refusal, which names the log and why.
+    let log = std::fs::read_to_string(&connections).unwrap();
+    assert_eq!(log.lines().count(), 3, "{log}");
+    for line in log.lines() {
+        assert!(line.contains(r#""event":"close""#), "{log}");
+        assert!(line.contains(SYNC_FAILED), "{log}");
+    }
+}

@@ -56,6 +56,8 @@ const MAX_GIT_DEPTH: usize = 8;
 /// Files, relative to any directory of a root, that a tool of the operator's runs or takes
 /// settings from, and why each matters: the persistence surface's (`cordon_policy::surface`).
 pub const TOOL_FILES: &[(&str, &str)] = cordon_policy::surface::TOOL_FILES;
+/// Directories whose every file a tool runs (Copilot CLI's hooks, opencode's plugins).
+pub const TOOL_DIRS: &[(&str, &str)] = cordon_policy::surface::TOOL_DIRS;
 
 /// The todo lists of an interrupted rebase, cherry-pick or revert, in a git directory: git
 /// runs their `exec` lines when the operator continues.
@@ -405,9 +407,10 @@ impl Snapshot {
                 continue;
             }
             for (name, is_dir) in names {
-                // Most entries are plain files with other names (every watched name starts with
-                // a dot): no path for them.
-                let watched = name.as_bytes().starts_with(b".");
+                // Most entries are plain files with other names (watched names start with a dot,
+                // but for a few compared by name): no path for them.
+                let watched =
+                    name.as_bytes().starts_with(b".") || TOOL_FILES.iter().any(|(r, _)| name == *r);
                 if !is_dir && !watched {
                     continue;
                 }
@@ -431,6 +434,13 @@ impl Snapshot {
                     for (rel, why) in TOOL_FILES.iter().filter(inside) {
                         self.note(dir.join(rel), What::ToolFile, why, true);
                     }
+                    // A directory whose every file a tool runs: the directory and each entry.
+                    for (rel, why) in TOOL_DIRS.iter().filter(inside) {
+                        let tool_dir = dir.join(rel);
+                        if self.note(tool_dir.clone(), What::ToolFile, why, true) {
+                            self.list(&tool_dir, What::ToolFile, why, 0);
+                        }
+                    }
                 }
                 if let Some((_, why)) = TOOL_FILES.iter().find(|(r, _)| name == *r) {
                     self.note(path.clone(), What::ToolFile, why, true);
@@ -441,7 +451,7 @@ impl Snapshot {
                 if !is_dir {
                     let dir_of =
                         |r: &&(&str, &str)| r.0.split_once('/').is_some_and(|(d, _)| *name == *d);
-                    if let Some((_, why)) = TOOL_FILES.iter().find(dir_of) {
+                    if let Some((_, why)) = TOOL_FILES.iter().chain(TOOL_DIRS).find(dir_of) {
                         self.note(path.clone(), What::ToolFile, why, true);
                     }
                 }
@@ -472,7 +482,7 @@ impl Snapshot {
                 // Each entry is a git directory of its own (a submodule's name may hold `/`:
                 // then it is a directory of them).
                 "modules" | "worktrees" => self.nested_git_dirs(&path, why, depth + 1),
-                _ => self.list(&path, why, 0),
+                _ => self.list(&path, What::GitConfig, why, 0),
             }
         }
         for rel in TODO_LISTS {
@@ -501,8 +511,9 @@ impl Snapshot {
         }
     }
 
-    /// Every entry under `dir` (hooks, info, …), bounded in depth.
-    fn list(&mut self, dir: &Path, why: &'static str, depth: usize) {
+    /// Every entry under `dir` (a git directory's hooks and info, a tool's plugin directory),
+    /// bounded in depth.
+    fn list(&mut self, dir: &Path, what: What, why: &'static str, depth: usize) {
         if depth > MAX_GIT_DEPTH {
             return;
         }
@@ -516,9 +527,9 @@ impl Snapshot {
             if path.ends_with("info/refs") && depth == 0 {
                 continue;
             }
-            self.note(path.clone(), What::GitConfig, why, true);
+            self.note(path.clone(), what, why, true);
             if e.file_type().is_ok_and(|t| t.is_dir()) {
-                self.list(&path, why, depth + 1);
+                self.list(&path, what, why, depth + 1);
             }
         }
     }
@@ -1112,10 +1123,15 @@ mod tests {
         );
     }
 
-    /// The walk skips plain files whose names do not start with a dot.
+    /// The walk skips plain files whose names do not start with a dot unless it compares them
+    /// by name: so a watched name without a dot must be a single name (`opencode.json`), and
+    /// every settings directory starts with a dot.
     #[test]
-    fn every_watched_name_starts_with_a_dot() {
-        assert!(TOOL_FILES.iter().all(|(n, _)| n.starts_with('.')));
+    fn every_watched_name_is_seen_by_the_walk() {
+        assert!(TOOL_FILES
+            .iter()
+            .all(|(n, _)| n.starts_with('.') || !n.contains('/')));
+        assert!(TOOL_DIRS.iter().all(|(n, _)| n.starts_with('.')));
     }
 
     #[test]
@@ -1350,5 +1366,38 @@ mod tests {
             "{found:#?}"
         );
         assert!(!root.join(".claude").exists() && !root.join("ev").exists());
+    }
+
+    /// Copilot CLI's hook files and opencode's plugins and config: a file of any name planted
+    /// in their directories, or `opencode.json` (no leading dot), is found and moved aside; a
+    /// file that was there before and is unchanged is left alone.
+    #[test]
+    fn copilot_hooks_and_opencode_plugins_are_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".github/hooks")).unwrap();
+        std::fs::write(root.join(".github/hooks/cordon.json"), "{}").unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::write(root.join(".github/hooks/evil.json"), "{\"hooks\":{}}").unwrap();
+        std::fs::create_dir_all(root.join("sub/.opencode/plugin")).unwrap();
+        std::fs::write(root.join("sub/.opencode/plugin/x.js"), "export default 1").unwrap();
+        std::fs::write(root.join("opencode.json"), "{\"plugin\":[\"x\"]}").unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        for p in [
+            root.join(".github/hooks/evil.json"),
+            root.join("sub/.opencode"),
+            root.join("opencode.json"),
+        ] {
+            assert!(
+                paths.iter().any(|f| p.starts_with(f) || f.starts_with(&p)),
+                "{p:?} not found: {found:#?}"
+            );
+        }
+        assert!(!root.join(".github/hooks/evil.json").exists());
+        assert!(!root.join("opencode.json").exists());
+        assert!(!root.join("sub/.opencode/plugin/x.js").exists());
+        assert!(root.join(".github/hooks/cordon.json").exists());
     }
 }

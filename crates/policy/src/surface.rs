@@ -6,7 +6,7 @@
 //! | --- | --- |
 //! | the kernel profile (`cordon_ossandbox::profile`) | `sandbox.git = "protect"` keeps [`GIT_CONFIG`] of each writable root's `.git` read-only |
 //! | the file tools (`cordon_tools::files`, also behind `cordon hook`'s Write/Edit) | a write, edit or delete of a path [`classify`] names is never allowed by the root's mode alone: it is asked, or denied where the kernel protects it or it is cordon's own |
-//! | the after-run scan (`cordon_ossandbox::planted`) | what appeared or changed of [`GIT_CONFIG`] (in every git directory, bare ones too) and [`TOOL_FILES`] is moved aside and recorded |
+//! | the after-run scan (`cordon_ossandbox::planted`) | what appeared or changed of [`GIT_CONFIG`] (in every git directory, bare ones too), [`TOOL_FILES`] and every file in [`TOOL_DIRS`] is moved aside and recorded |
 //!
 //! A sandboxed command can write its roots, so any of these files it leaves would run with the
 //! operator's rights at the next `git status`, `cd` (direnv), editor start, `claude -p`,
@@ -57,8 +57,9 @@ pub const GIT_CONFIG: &[(&str, &str)] = &[
 ];
 
 /// Files, relative to any directory of a root, that a tool of the operator's runs or takes
-/// settings from, and why each matters. Every name starts with a dot (the after-run scan
-/// relies on it to skip most entries without a `stat`).
+/// settings from, and why each matters. Almost every name starts with a dot (the after-run scan
+/// skips other plain files by name alone, without a `stat`); the few that do not are
+/// compared by name (opencode's `opencode.json`).
 pub const TOOL_FILES: &[(&str, &str)] = &[
     (".envrc", "direnv runs it when a shell enters the directory"),
     (
@@ -99,6 +100,22 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
         ".codex/config.toml",
         "Codex starts the MCP servers and runs the commands it configures",
     ),
+    (
+        ".github/copilot/settings.json",
+        "GitHub Copilot CLI runs the hooks it configures",
+    ),
+    (
+        ".github/copilot/settings.local.json",
+        "GitHub Copilot CLI runs the hooks it configures",
+    ),
+    (
+        "opencode.json",
+        "opencode loads the plugins and starts the MCP servers it names",
+    ),
+    (
+        "opencode.jsonc",
+        "opencode loads the plugins and starts the MCP servers it names",
+    ),
     (".nvim.lua", "Neovim runs it with 'exrc' set"),
     (".nvimrc", "Neovim runs it with 'exrc' set"),
     (".exrc", "Vim and Neovim run it with 'exrc' set"),
@@ -114,6 +131,44 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
     (
         ".npmrc",
         "npm runs what it names (script-shell, node-options with --require)",
+    ),
+];
+
+/// Directories, relative to any directory of a root, whose *every* file a tool of the
+/// operator's loads and runs: a new file of any name there is a plant. (At the home too:
+/// `~/.copilot/hooks`, `~/.config/opencode/plugin`.)
+pub const TOOL_DIRS: &[(&str, &str)] = &[
+    (
+        ".github/hooks",
+        "GitHub Copilot CLI runs the hooks each file here configures",
+    ),
+    (
+        ".copilot/hooks",
+        "GitHub Copilot CLI runs the hooks each file here configures",
+    ),
+    (
+        ".opencode/plugin",
+        "opencode loads each plugin here into its own process",
+    ),
+    (
+        ".opencode/plugins",
+        "opencode loads each plugin here into its own process",
+    ),
+    (
+        ".opencode/tool",
+        "opencode runs each custom tool here in its own process",
+    ),
+    (
+        ".opencode/tools",
+        "opencode runs each custom tool here in its own process",
+    ),
+    (
+        ".config/opencode/plugin",
+        "opencode loads each plugin here into its own process",
+    ),
+    (
+        ".config/opencode/plugins",
+        "opencode loads each plugin here into its own process",
     ),
 ];
 
@@ -163,6 +218,18 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         "Codex starts the MCP servers and runs the commands it configures",
     ),
     (".codex/hooks.json", "Codex runs the hooks it configures"),
+    (
+        ".copilot/config.json",
+        "GitHub Copilot CLI runs the hooks it configures",
+    ),
+    (
+        ".config/opencode/opencode.json",
+        "opencode loads the plugins and starts the MCP servers it names",
+    ),
+    (
+        ".config/opencode/opencode.jsonc",
+        "opencode loads the plugins and starts the MCP servers it names",
+    ),
 ];
 
 /// cordon's own files by name, wherever they lie in a root: a policy found by discovery and
@@ -281,6 +348,17 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
             });
         }
     }
+    // A file in a directory whose every file a tool runs (`.github/hooks/x.json`), or that
+    // directory itself.
+    for (tool, why) in TOOL_DIRS {
+        let t: Vec<&str> = tool.split('/').collect();
+        if (0..parts.len()).any(|i| parts.len() - i >= t.len() && parts[i..i + t.len()] == t[..]) {
+            return Some(Hit {
+                kind: Kind::Tool,
+                why,
+            });
+        }
+    }
     None
 }
 
@@ -325,6 +403,13 @@ mod tests {
             ".mcp.json",
             ".cargo/config.toml",
             ".vscode/tasks.json",
+            "opencode.json",
+            "sub/.github/copilot/settings.json",
+            ".github/hooks/any-name.json",
+            ".github/hooks",
+            ".opencode/plugin/x.js",
+            "a/.opencode/plugins/deep/y.ts",
+            ".config/opencode/plugin/z.js",
         ] {
             assert_eq!(hit(p), Some(Kind::Tool), "{p}");
         }

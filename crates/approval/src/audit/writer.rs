@@ -1064,14 +1064,21 @@ pub struct SharedLog {
     syncs: std::sync::atomic::AtomicU64,
 }
 
+/// How many failed group syncs [`Synced::failed`] keeps apart.
+const MAX_FAILED_RANGES: usize = 64;
+
 #[derive(Debug, Default)]
 struct Synced {
     /// Every ticket up to this one is durable (or failed, below).
     synced: u64,
     /// A sync is under way.
     syncing: bool,
-    /// Tickets in `(from, to]` whose sync failed, and why.
-    failed: Option<(u64, u64, String)>,
+    /// Tickets in `(from, to]` whose sync failed, and why: every failure, not only the last,
+    /// because a record's wait may come long after its write (the proxy's decision waits for
+    /// the connect and its open record) and after later syncs failed or succeeded. Failures
+    /// are rare; past [`MAX_FAILED_RANGES`] the oldest are merged into one wider range (a
+    /// record synced between them is then refused too: fail closed).
+    failed: Vec<(u64, u64, String)>,
     /// Said in the next record: records whose sync failed (their decisions were refused).
     note: Option<String>,
 }
@@ -1156,14 +1163,14 @@ impl SharedLog {
         };
         let mut st = self.lock_sync();
         loop {
-            if let Some((from, to, why)) = &st.failed {
-                if (*from..=*to).contains(&ticket) && ticket > *from {
-                    return Err(Error::Io {
-                        path: self.path_hint(),
-                        what: "cannot make the record durable (fsync)",
-                        source: io::Error::other(why.clone()),
-                    });
-                }
+            if let Some(why) = st.failed_for(ticket) {
+                let why = why.to_string();
+                drop(st);
+                return Err(Error::Io {
+                    path: self.path_hint(),
+                    what: "cannot make the record durable (fsync)",
+                    source: io::Error::other(why),
+                });
             }
             if st.synced >= ticket {
                 return Ok(appended);
@@ -1186,7 +1193,8 @@ impl SharedLog {
                      were refused, whatever they say",
                     target - st.synced
                 ));
-                st.failed = Some((st.synced, target, e.to_string()));
+                let from = st.synced;
+                st.fail(from, target, e.to_string());
             }
             st.synced = target;
             self.synced_cv.notify_all();
@@ -1195,5 +1203,53 @@ impl SharedLog {
 
     fn path_hint(&self) -> PathBuf {
         self.lock_log().path().to_path_buf()
+    }
+}
+
+impl Synced {
+    /// Why `ticket`'s sync failed, if it did.
+    fn failed_for(&self, ticket: u64) -> Option<&str> {
+        self.failed
+            .iter()
+            .find(|(from, to, _)| ticket > *from && ticket <= *to)
+            .map(|(_, _, why)| why.as_str())
+    }
+
+    /// Notes that the sync of tickets `(from, to]` failed.
+    fn fail(&mut self, from: u64, to: u64, why: String) {
+        if self.failed.len() >= MAX_FAILED_RANGES {
+            let (a, _, first) = self.failed.remove(0);
+            let (_, b, _) = self.failed.remove(0);
+            self.failed.insert(0, (a, b, first));
+        }
+        self.failed.push((from, to, why));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record whose wait comes after later syncs (one failed, one not) is still refused
+    /// when its own sync failed; one that was synced is not.
+    #[test]
+    fn a_failed_sync_is_remembered_past_later_syncs() {
+        let mut st = Synced::default();
+        st.fail(0, 3, "EIO".into());
+        st.synced = 3;
+        st.synced = 5; // a later sync that worked: tickets 4 and 5
+        st.fail(5, 7, "ENOSPC".into());
+        st.synced = 7;
+        assert_eq!(st.failed_for(2), Some("EIO"));
+        assert_eq!(st.failed_for(4), None);
+        assert_eq!(st.failed_for(6), Some("ENOSPC"));
+        assert_eq!(st.failed_for(8), None);
+        // Past the cap, the oldest ranges merge: still refused, never forgotten.
+        for i in 0..(2 * MAX_FAILED_RANGES as u64) {
+            st.fail(10 + 2 * i, 11 + 2 * i, "EIO".into());
+        }
+        assert!(st.failed.len() <= MAX_FAILED_RANGES);
+        assert_eq!(st.failed_for(2), Some("EIO"));
+        assert!(st.failed_for(11).is_some());
     }
 }

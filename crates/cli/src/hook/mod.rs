@@ -1,4 +1,4 @@
-//! `cordon hook claude|codex|gemini`: cordon as an agent host's pre-tool hook.
+//! `cordon hook claude|codex|gemini|copilot|opencode`: cordon as an agent host's pre-tool hook.
 //!
 //! ```text
 //!  host's hook JSON ──▶ HOST::parse ──▶ Call (shell line | file tool | host tool)
@@ -9,7 +9,8 @@
 //!                              HOST::render ──▶ stdout JSON + exit code
 //! ```
 //!
-//! Each host's protocol is data: serde types in `claude.rs`, `codex.rs`, `gemini.rs`, with
+//! Each host's protocol is data: serde types in `claude.rs`, `codex.rs`, `gemini.rs`,
+//! `copilot.rs`, `opencode.rs` (through a plugin of cordon's own), with
 //! golden fixtures in `crates/cli/tests/hooks/`. An allowed shell command is rewritten to run
 //! under `cordon exec --policy <the same policy> -c '<line>'`, so the kernel sandbox confines
 //! what the host itself runs. An ask the host can put to its user (Claude Code) carries a
@@ -29,8 +30,10 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod decide;
 pub mod gemini;
+pub mod opencode;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -55,6 +58,9 @@ pub enum Host {
     Claude,
     Codex,
     Gemini,
+    /// GitHub Copilot CLI.
+    Copilot,
+    Opencode,
 }
 
 impl Host {
@@ -64,6 +70,8 @@ impl Host {
             Host::Claude => "claude-code",
             Host::Codex => "codex",
             Host::Gemini => "gemini-cli",
+            Host::Copilot => "copilot-cli",
+            Host::Opencode => "opencode",
         }
     }
 
@@ -73,9 +81,14 @@ impl Host {
             Host::Claude => "claude",
             Host::Codex => "codex",
             Host::Gemini => "gemini",
+            Host::Copilot => "copilot",
+            Host::Opencode => "opencode",
         }
     }
 
+    /// The hosts whose hooks live in a JSON settings file shared with the operator's other
+    /// settings (`install.rs`). Copilot CLI and opencode are wired by a file of cordon's own
+    /// (`install_file.rs`).
     pub fn all() -> [Host; 3] {
         [Host::Claude, Host::Codex, Host::Gemini]
     }
@@ -307,6 +320,8 @@ pub fn respond(host: Host, policy: Option<&Path>, bytes: &[u8]) -> Reply {
         Host::Claude => claude::parse(value),
         Host::Codex => codex::parse(value),
         Host::Gemini => gemini::parse(value),
+        Host::Copilot => copilot::parse(value),
+        Host::Opencode => opencode::parse(value),
     };
     let input = match input {
         Ok(i) => i,
@@ -322,6 +337,8 @@ pub fn respond(host: Host, policy: Option<&Path>, bytes: &[u8]) -> Reply {
         Host::Claude => claude::render(&input, &answer),
         Host::Codex => codex::render(&input, &answer),
         Host::Gemini => gemini::render(&input, &answer),
+        Host::Copilot => copilot::render(&input, &answer),
+        Host::Opencode => opencode::render(&input, &answer),
     }
 }
 
@@ -480,6 +497,25 @@ const HOOK_SETTINGS: &[&str] = &[
     ".codex/hooks.json",
     ".codex/config.toml",
     ".gemini/settings.json",
+    // Copilot CLI reads hooks from these too; opencode's config can load plugins.
+    ".copilot/config.json",
+    ".copilot/settings.json",
+    ".copilot/settings.local.json",
+    ".github/copilot/settings.json",
+    ".github/copilot/settings.local.json",
+    "opencode.json",
+    "opencode.jsonc",
+];
+
+/// Directories whose every file a host loads as hooks: Copilot CLI's hook files (project and
+/// `~/.copilot`), opencode's plugins (project `.opencode/` and `~/.config/opencode/`).
+const HOOK_DIRS: &[&str] = &[
+    ".github/hooks",
+    ".copilot/hooks",
+    ".opencode/plugin",
+    ".opencode/plugins",
+    "opencode/plugin",
+    "opencode/plugins",
 ];
 
 /// A hook settings file `call` writes, edits or deletes.
@@ -488,9 +524,9 @@ fn hook_settings_written(call: &Call) -> Option<PathBuf> {
         Call::All(calls) => calls.iter().find_map(hook_settings_written),
         Call::Tool { tool, args } if tool != "read_file" && tool != "list_dir" => {
             let path = Path::new(args.get("path")?.as_str()?);
-            HOOK_SETTINGS
-                .iter()
-                .any(|s| path.ends_with(s))
+            let in_dir =
+                |d: &&str| path.ends_with(d) || path.parent().is_some_and(|p| p.ends_with(d));
+            (HOOK_SETTINGS.iter().any(|s| path.ends_with(s)) || HOOK_DIRS.iter().any(in_dir))
                 .then(|| path.to_path_buf())
         }
         _ => None,
