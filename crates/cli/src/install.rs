@@ -16,15 +16,23 @@
 //! Fail closed: none of the three hosts has a documented "block when the hook fails" setting
 //! (a crash or a missing binary lets the tool run), but all three block on exit 2 with a reason
 //! on stderr. So the command is wrapped: `… hook HOST || { echo 'cordon: …' >&2; exit 2; }`
-//! turns any failure of cordon itself into a block. A hook that times out is still treated
-//! by each host as a failure that lets the call run: `doctor` says so.
+//! turns any failure of cordon itself into a block. A hook the host kills at its timeout lets
+//! the call run, so the hook blocks by its own deadline first ([`crate::hook::DEADLINE`], 10 s)
+//! and install sets the host's timeout to [`HOST_TIMEOUT`] (30 s); `doctor` reports a timeout
+//! that does not leave the hook its deadline.
+//!
+//! Whether the host loads the hook at all comes from the host's own trust records: Codex's
+//! hook trust ([`crate::codex_trust`]), Gemini CLI's folder trust ([`crate::gemini_trust`]:
+//! without a named scope, an untrusted folder gets the hook in the user's settings).
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::Args;
 use serde_json::{json, Map, Value};
 
-use crate::hook::{quote, Host};
+use crate::gemini_trust::Trust;
+use crate::hook::{quote, Host, DEADLINE, HOST_TIMEOUT};
 use crate::{Error, Exit};
 
 #[derive(Args)]
@@ -41,6 +49,10 @@ pub struct InstallArgs {
     /// trusted, else the embedded default).
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+    /// The hook's deadline (`cordon hook --deadline`; default 10s): a call still undecided
+    /// then is blocked, well before the host's hook timeout (30 s, set by install).
+    #[arg(long, value_name = "DURATION", value_parser = crate::hook_deadline, conflicts_with = "mcp")]
+    deadline: Option<Duration>,
     /// Instead of the hook: run each of the host's stdio MCP servers under `cordon mcp wrap`
     /// (uninstall: restore them).
     #[arg(long)]
@@ -129,7 +141,12 @@ pub fn event(host: Host) -> &'static str {
 const FAILED: &str = "cordon: the cordon hook failed (see above); the call is blocked";
 
 /// The hook command: cordon by absolute path, wrapped so that any failure blocks.
-pub fn hook_command(exe: &Path, host: Host, policy: Option<&Path>) -> Result<String, String> {
+pub fn hook_command(
+    exe: &Path,
+    host: Host,
+    policy: Option<&Path>,
+    deadline: Option<Duration>,
+) -> Result<String, String> {
     let exe = exe
         .to_str()
         .ok_or("the cordon binary's path is not UTF-8")?;
@@ -138,6 +155,9 @@ pub fn hook_command(exe: &Path, host: Host, policy: Option<&Path>) -> Result<Str
         let p = p.to_str().ok_or("the policy's path is not UTF-8")?;
         c.push_str(" --policy ");
         c.push_str(&quote(p));
+    }
+    if let Some(d) = deadline {
+        c.push_str(&format!(" --deadline {}ms", d.as_millis()));
     }
     c.push_str(&format!(" || {{ echo {} >&2; exit 2; }}", quote(FAILED)));
     Ok(c)
@@ -155,18 +175,21 @@ fn fails_closed(command: &str) -> bool {
 
 /// The matcher group cordon adds.
 fn group(host: Host, command: &str) -> Value {
+    let timeout = HOST_TIMEOUT.as_secs();
     match host {
-        // Every tool: cordon defers on the ones it does not map. Timeout in seconds.
+        // Every tool: cordon defers on the ones it does not map. `timeout` in seconds (Claude
+        // Code's default is 60 s, Codex's 600 s).
         Host::Claude | Host::Codex => json!({
             "matcher": "*",
-            "hooks": [{ "type": "command", "command": command, "timeout": 30 }],
+            "hooks": [{ "type": "command", "command": command, "timeout": timeout }],
         }),
         // Not edited here: their hook file is cordon's own (`install_file`).
         Host::Copilot | Host::Opencode => Value::Null,
-        // Gemini's matcher is a regular expression; its timeout is in milliseconds.
+        // Gemini's matcher is a regular expression; its timeout is in milliseconds (default
+        // 60 000).
         Host::Gemini => json!({
             "matcher": ".*",
-            "hooks": [{ "type": "command", "name": "cordon", "command": command, "timeout": 30000 }],
+            "hooks": [{ "type": "command", "name": "cordon", "command": command, "timeout": timeout * 1000 }],
         }),
     }
 }
@@ -178,6 +201,33 @@ fn commands(group: &Value) -> impl Iterator<Item = &str> {
         .into_iter()
         .flatten()
         .filter_map(|h| h["command"].as_str())
+}
+
+/// Cordon's hook entries for `host` in `settings`: the command and the host's timeout for it in
+/// seconds (`None`: not set, the host's default).
+fn cordon_entries(settings: &Value, host: Host) -> Vec<(String, Option<f64>)> {
+    let unit = if host == Host::Gemini { 1000.0 } else { 1.0 };
+    settings["hooks"][event(host)]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+        .filter_map(|h| {
+            let c = h["command"].as_str().filter(|c| is_cordon(c, host))?;
+            Some((c.to_string(), h["timeout"].as_f64().map(|t| t / unit)))
+        })
+        .collect()
+}
+
+/// The host's own hook timeout when the entry sets none, in seconds (Claude Code and Gemini
+/// CLI: 60 s; Codex: 600 s, as `codex app-server`'s `hooks/list` reports it).
+fn default_timeout(host: Host) -> f64 {
+    match host {
+        Host::Codex => 600.0,
+        Host::Claude | Host::Gemini => 60.0,
+        // Not reported from here: their own modules say what their timeouts do.
+        Host::Copilot | Host::Opencode => f64::INFINITY,
+    }
 }
 
 /// Removes cordon's hooks for `host` from `settings`; how many went.
@@ -272,27 +322,40 @@ pub fn edit(
             n => Change::Removed(n),
         }
     };
+    let mut out = serde_json::to_string_pretty(&settings).map_err(|e| e.to_string())?;
+    out.push('\n');
+    write_with_backup(anchor, rel, text.as_deref(), &out)?;
+    Ok(change)
+}
+
+/// Writes `out` over the host file `rel` below `anchor` (atomically, keeping the file's
+/// permissions; a new file is the owner's only: it names programs to run), after a backup
+/// (`FILE.cordon-backup`) of `old`, the text that was there. Every step goes through
+/// [`cordon_fs::safe`]: a link anywhere below `anchor` is refused, never followed. The one
+/// writer of hook settings (`install`) and MCP settings (`install --mcp`).
+pub fn write_with_backup(
+    anchor: &Path,
+    rel: &Path,
+    old: Option<&str>,
+    out: &str,
+) -> Result<(), String> {
     let root = cordon_fs::safe::Dir::anchor(anchor).map_err(|e| e.to_string())?;
     let dir = match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(p) => root.create_dirs(p, 0o755).map_err(|e| e.to_string())?,
         None => root,
     };
     let name = Path::new(rel.file_name().ok_or("the settings file has no name")?);
-    // Keep the file's permissions (a new file is the owner's only: it names programs to run).
     let mode = dir
         .stat_at(name)
         .map_err(|e| e.to_string())?
         .map_or(0o600, |st| st.st_mode & 0o777);
-    if let Some(t) = &text {
+    if let Some(t) = old {
         dir.write(&backup_name(name), t.as_bytes(), mode)
             .map_err(|e| format!("backup: {e}"))?;
     }
-    let mut out = serde_json::to_string_pretty(&settings).map_err(|e| e.to_string())?;
-    out.push('\n');
     // Atomic: a crash leaves the old file or the new one.
     dir.write(name, out.as_bytes(), mode)
-        .map_err(|e| e.to_string())?;
-    Ok(change)
+        .map_err(|e| e.to_string())
 }
 
 /// `FILE.cordon-backup`.
@@ -308,7 +371,7 @@ fn env_var(k: &str) -> Option<String> {
 
 /// `cordon install|uninstall`.
 pub fn run(args: InstallArgs, add: bool) -> Exit {
-    let scope = if args.user {
+    let mut scope = if args.user {
         Scope::User
     } else {
         Scope::Project
@@ -325,6 +388,38 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
         return crate::install_file::run(args.host, scope, args.policy.as_deref(), add);
     }
     let cwd = crate::current_dir()?;
+    // Gemini CLI loads a project's hooks only in a folder it trusts: without a named scope, an
+    // untrusted folder gets the hook in the user's settings, which it loads everywhere.
+    let gemini_trust = (args.host == Host::Gemini && scope == Scope::Project)
+        .then(|| crate::gemini_trust::folder(&cwd, &env_var));
+    match &gemini_trust {
+        Some(Trust::Trusted(why)) => println!(
+            "Gemini CLI trusts this folder ({}): it loads the project's hooks",
+            crate::term::clean(why)
+        ),
+        Some(Trust::Untrusted(why) | Trust::Unknown(why)) if !args.project => {
+            println!(
+                "Gemini CLI does not trust this folder ({}): it would skip a hook in the \
+                 project's settings (and `--skip-trust` runs without them), so cordon {} \
+                 your user settings instead, which Gemini CLI loads in every folder",
+                crate::term::clean(why),
+                if add {
+                    "installs in"
+                } else {
+                    "uninstalls from"
+                }
+            );
+            if let (true, Some(p)) = (add, &args.policy) {
+                println!(
+                    "note: the hook names --policy {}: in every folder Gemini CLI runs in, calls \
+                     are decided under that policy",
+                    crate::term::clean(&p.display().to_string())
+                );
+            }
+            scope = Scope::User;
+        }
+        _ => {}
+    }
     let (anchor, rel) = settings_place(args.host, scope, &cwd, &env_var).map_err(Error::failure)?;
     let file = anchor.join(&rel);
     let exe = std::env::current_exe()
@@ -335,7 +430,8 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
         .map(std::path::absolute)
         .transpose()
         .map_err(|e| Error::failure(format!("--policy: {e}")))?;
-    let command = hook_command(&exe, args.host, policy.as_deref()).map_err(Error::failure)?;
+    let command =
+        hook_command(&exe, args.host, policy.as_deref(), args.deadline).map_err(Error::failure)?;
     let shown = crate::term::clean(&file.display().to_string());
     match edit(&anchor, &rel, args.host, &command, add) {
         Ok(Change::Unchanged) if add => {
@@ -390,6 +486,15 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
     if add && args.host == Host::Codex {
         codex_trust(&cwd, &file, &command)?;
     }
+    if let (true, Some(Trust::Untrusted(why) | Trust::Unknown(why))) = (add, &gemini_trust) {
+        if scope == Scope::Project {
+            return Err(Error::failure(format!(
+                "the hook is in place but Gemini CLI will not run it: it does not trust this \
+                 folder ({}); {GEMINI_STEP}",
+                crate::term::clean(why)
+            )));
+        }
+    }
     Ok(0)
 }
 
@@ -420,7 +525,9 @@ fn codex_trust(cwd: &Path, file: &Path, command: &str) -> Exit {
     }
 }
 
-/// One line per host and scope for `cordon doctor`.
+/// One line per host and scope for `cordon doctor`: whether cordon's hook is there, whether a
+/// failure or a slow decision blocks, and whether the host will load it (from the host's own
+/// trust records: Codex's through `codex app-server`, Gemini CLI's trust file).
 pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let mut lines = Vec::new();
     for host in Host::all() {
@@ -434,27 +541,29 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
                 Err(e) => format!("not wired: {}", crate::term::clean(&e)),
                 Ok(Some(t)) => match serde_json::from_str::<Value>(&t) {
                     Err(_) => "not wired: the file is not valid JSON".to_string(),
-                    Ok(v) => {
-                        let ours: Vec<String> = v["hooks"][event(host)]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .flat_map(|g| commands(g).map(String::from).collect::<Vec<_>>())
-                            .filter(|c| is_cordon(c, host))
-                            .collect();
-                        match ours.first() {
-                            None => "not wired".to_string(),
-                            Some(c) if fails_closed(c) => {
-                                let mut s = "wired, fails closed (cordon failing or missing blocks the call; a hook timeout lets it run)".to_string();
-                                if host == Host::Codex {
+                    Ok(v) => match cordon_entries(&v, host).first() {
+                        None => "not wired".to_string(),
+                        Some((c, timeout)) if fails_closed(c) => {
+                            let deadline = deadline_of(c);
+                            let mut s = format!(
+                                "wired, fails closed (cordon failing, missing, or undecided after its {} s deadline blocks the call)",
+                                deadline.as_secs_f64()
+                            );
+                            s.push_str(&timeout_state(host, *timeout, deadline));
+                            match host {
+                                Host::Codex => {
                                     s.push_str(&codex_state(cwd, &anchor.join(&rel), c, var));
                                     s.push_str(&crate::codex_sandbox::report(&anchor, &rel));
                                 }
-                                s
+                                Host::Gemini => s.push_str(&gemini_state(scope, cwd, var)),
+                                Host::Claude => s.push_str(&claude_state(cwd, var)),
+                                // Not in Host::all(): reported by their own modules.
+                                Host::Copilot | Host::Opencode => {}
                             }
-                            Some(_) => "wired, fails OPEN (reinstall: `cordon install` wraps the hook so a failure blocks)".to_string(),
+                            s
                         }
-                    }
+                        Some(_) => "wired, fails OPEN (reinstall: `cordon install` wraps the hook so a failure blocks)".to_string(),
+                    },
                 },
             };
             lines.push(format!(
@@ -466,6 +575,158 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     }
     lines
 }
+
+/// Whether the host waits for cordon's deadline: a host whose timeout passes first runs the
+/// call (none of the three blocks on a timeout).
+fn timeout_state(host: Host, timeout: Option<f64>, deadline: Duration) -> String {
+    let t = timeout.unwrap_or_else(|| default_timeout(host));
+    // Room for starting cordon on a loaded machine after the deadline.
+    if t >= deadline.as_secs_f64() + 5.0 {
+        String::new()
+    } else {
+        format!(
+            "; but the host's hook timeout ({t} s) does not leave cordon its {} s deadline: \
+             a slow decision times out and the host RUNS the call (`cordon install` sets {} s)",
+            deadline.as_secs_f64(),
+            HOST_TIMEOUT.as_secs()
+        )
+    }
+}
+
+/// The deadline cordon's hook `command` runs with (`--deadline`, else the default).
+fn deadline_of(command: &str) -> Duration {
+    command
+        .split_once(" --deadline ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(cordon_policy::parse_duration)
+        .unwrap_or(DEADLINE)
+}
+
+/// Whether Gemini CLI loads the hook in `scope`: user settings always; the project's only in a
+/// folder it trusts ([`crate::gemini_trust`]).
+fn gemini_state(scope: Scope, cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
+    let trust = crate::gemini_trust::folder(cwd, var);
+    if let Some(off) = gemini_hooks_off(cwd, matches!(trust, Trust::Trusted(_)), var) {
+        return off;
+    }
+    if scope == Scope::User {
+        return "; loaded: Gemini CLI reads user settings in every folder".into();
+    }
+    match trust {
+        Trust::Trusted(why) => format!(
+            "; loaded: Gemini CLI trusts this folder ({})",
+            crate::term::clean(&why)
+        ),
+        Trust::Untrusted(why) => format!(
+            "; present but NOT LOADED: Gemini CLI does not trust this folder ({}), so it skips \
+             the project's settings and their hooks (headless it refuses to start, and \
+             `--skip-trust` runs WITHOUT them); {GEMINI_STEP}",
+            crate::term::clean(&why)
+        ),
+        Trust::Unknown(why) => format!(
+            "; NOT KNOWN to load: Gemini CLI's folder trust cannot be read ({}); {GEMINI_STEP}",
+            crate::term::clean(&why)
+        ),
+    }
+}
+
+/// Whether Gemini CLI's merged settings switch cordon's hook off: `hooksConfig.enabled =
+/// false` (the last of system-defaults < user < project (when trusted) < system settings that
+/// sets it decides) turns every hook off; `hooksConfig.disabled` naming `cordon` (the hook's
+/// `name`) in any of them turns cordon's off.
+fn gemini_hooks_off(
+    cwd: &Path,
+    trusted: bool,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    let system = var("GEMINI_CLI_SYSTEM_SETTINGS_PATH").map_or_else(
+        || PathBuf::from("/etc/gemini-cli/settings.json"),
+        PathBuf::from,
+    );
+    let mut files = vec![system.with_file_name("system-defaults.json")];
+    if let Some(h) = var("HOME").map(PathBuf::from).filter(|h| h.is_absolute()) {
+        files.push(h.join(".gemini/settings.json"));
+    }
+    if trusted {
+        files.push(cwd.join(".gemini/settings.json"));
+    }
+    files.push(system);
+    let mut enabled: Option<(bool, &PathBuf)> = None;
+    let mut disabled_in = None;
+    for f in &files {
+        let Some(v) = std::fs::read_to_string(f)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        else {
+            continue;
+        };
+        if let Some(b) = v["hooksConfig"]["enabled"].as_bool() {
+            enabled = Some((b, f));
+        }
+        let names = v["hooksConfig"]["disabled"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if names.iter().any(|n| n == "cordon") {
+            disabled_in = Some(f);
+        }
+    }
+    let shown = |f: &PathBuf| crate::term::clean(&f.display().to_string());
+    match (enabled, disabled_in) {
+        (Some((false, f)), _) => Some(format!(
+            "; NOT RUN: hooksConfig.enabled = false in {}, so Gemini CLI runs no hook",
+            shown(f)
+        )),
+        (_, Some(f)) => Some(format!(
+            "; NOT RUN: hooksConfig.disabled in {} names `cordon`, so Gemini CLI skips it",
+            shown(f)
+        )),
+        _ => None,
+    }
+}
+
+/// Whether Claude Code's settings switch its hooks off (Claude Code 2.1: `disableAllHooks` in
+/// the managed settings, or as the user < project < local settings merge it, runs no hook of
+/// these files; managed `allowManagedHooksOnly` runs only the managed settings' hooks).
+fn claude_state(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
+    let flag = |anchor: &Path, rel: &str, key: &str| -> Option<bool> {
+        let t = read_settings(anchor, Path::new(rel)).ok()??;
+        serde_json::from_str::<Value>(&t).ok()?[key].as_bool()
+    };
+    let managed = (Path::new("/etc"), "claude-code/managed-settings.json");
+    for key in ["disableAllHooks", "allowManagedHooksOnly"] {
+        if flag(managed.0, managed.1, key) == Some(true) {
+            return format!(
+                "; NOT RUN: Claude Code's managed settings (/etc/{}) set {key}, so it runs no hook \
+                 of these files",
+                managed.1
+            );
+        }
+    }
+    let home = var("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
+    let mut layers = Vec::new();
+    if let Some(h) = &home {
+        layers.push((h.as_path(), ".claude/settings.json"));
+    }
+    layers.push((cwd, ".claude/settings.json"));
+    layers.push((cwd, ".claude/settings.local.json"));
+    // The last file that sets it decides.
+    let set = layers
+        .into_iter()
+        .rev()
+        .find_map(|(a, r)| Some((flag(a, r, "disableAllHooks")?, a.join(r))));
+    match set {
+        Some((true, file)) => format!(
+            "; NOT RUN: disableAllHooks = true in {}, so Claude Code runs no hook",
+            crate::term::clean(&file.display().to_string())
+        ),
+        _ => String::new(),
+    }
+}
+
+/// What makes Gemini CLI run cordon's hook in a folder it does not trust.
+const GEMINI_STEP: &str = "`cordon install gemini --user` wires it for every folder, or trust \
+                           this folder in Gemini CLI (its trust prompt, or /permissions)";
 
 /// What Codex itself says it will do with cordon's hook `command` from `file`.
 fn codex_state(

@@ -393,7 +393,7 @@ fn report_edit(anchor: &Path, rel: &Path, text: &str, out: &str, done: &[Done]) 
     // Written before anything is reported: a refused write (a planted link at the backup,
     // say) must not leave "now runs under" on the screen for an entry that does not.
     if changed {
-        write(anchor, rel, text, out).map_err(Error::failure)?;
+        crate::install::write_with_backup(anchor, rel, Some(text), out).map_err(Error::failure)?;
     }
     for d in done {
         let line = match d {
@@ -447,26 +447,6 @@ fn claude_local(
         serde_json::to_string_pretty(&config).map_err(|e| Error::failure(e.to_string()))?;
     out.push('\n');
     report_edit(&anchor, &rel, &text, &out, &done)
-}
-
-/// Writes `config` over `rel` below `anchor` (atomically, keeping the file's permissions),
-/// after a backup of `old`; through [`cordon_fs::safe`], refusing a link anywhere below.
-fn write(anchor: &Path, rel: &Path, old: &str, out: &str) -> Result<(), String> {
-    let root = cordon_fs::safe::Dir::anchor(anchor).map_err(|e| e.to_string())?;
-    let dir = match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(p) => root.create_dirs(p, 0o755).map_err(|e| e.to_string())?,
-        None => root,
-    };
-    let name = Path::new(rel.file_name().ok_or("the file has no name")?);
-    let mode = dir
-        .stat_at(name)
-        .map_err(|e| e.to_string())?
-        .map_or(0o600, |st| st.st_mode & 0o777);
-    dir.write(&backup_name(name), old.as_bytes(), mode)
-        .map_err(|e| format!("backup: {e}"))?;
-    // Atomic: a crash leaves the old file or the new one.
-    dir.write(name, out.as_bytes(), mode)
-        .map_err(|e| e.to_string())
 }
 
 /// `cordon doctor`'s lines: per host and scope, which MCP servers run wrapped.

@@ -11,6 +11,7 @@ mod codex_trust;
 mod doctor;
 mod error;
 mod exec;
+mod gemini_trust;
 mod hook;
 mod init;
 mod install;
@@ -104,6 +105,10 @@ enum Cmd {
         /// Policy file (default: ./cordon.toml in the host's cwd if trusted, else the embedded default).
         #[arg(long, value_name = "FILE")]
         policy: Option<PathBuf>,
+        /// Block the call when no decision is made within this many seconds (well inside the
+        /// host's hook timeout, 30 s as `cordon install` sets it, after which a host runs the call).
+        #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = hook_deadline)]
+        deadline: Duration,
     },
     /// Wire `cordon hook HOST` into the host's settings (idempotent; a backup is kept).
     Install(install::InstallArgs),
@@ -277,6 +282,19 @@ fn parse_duration(s: &str) -> Result<Duration, Error> {
             "invalid duration `{s}` (write e.g. 500ms, 30s, 5m, 2h)"
         ))
     })
+}
+
+/// `cordon hook --deadline`: above zero and below the 30 s hook timeout `cordon install` gives
+/// the hosts (a deadline past the host's timeout would let the host run the call first).
+pub(crate) fn hook_deadline(s: &str) -> Result<Duration, Error> {
+    let d = parse_duration(s)?;
+    if d.is_zero() || d >= hook::HOST_TIMEOUT {
+        return Err(Error::failure(format!(
+            "the hook's deadline must be above 0 and below the hosts' {} s hook timeout",
+            hook::HOST_TIMEOUT.as_secs()
+        )));
+    }
+    Ok(d)
 }
 
 /// The current directory and the policy the command runs under (`--policy`, else
@@ -476,7 +494,11 @@ fn main() {
         Cmd::Audit(args) => audit::run(args),
         Cmd::Session(cmd) => session_cmd(cmd),
         Cmd::Mcp(args) => mcp::run(args),
-        Cmd::Hook { host, policy } => hook::run(host, policy),
+        Cmd::Hook {
+            host,
+            policy,
+            deadline,
+        } => hook::run(host, policy, deadline),
         Cmd::Install(args) => install::run(args, true),
         Cmd::Uninstall(args) => install::run(args, false),
         Cmd::Init { force } => init::run(force),

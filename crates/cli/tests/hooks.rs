@@ -616,3 +616,42 @@ fn walkdir(p: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// A host that never finishes sending its input (stdin left open): the hook blocks the call
+/// when its deadline passes, saying what it was waiting for, instead of hanging until the
+/// host's timeout (after which the host would run the call).
+#[test]
+fn a_stalled_input_is_blocked_at_the_deadline() {
+    let ws = tempfile::tempdir().unwrap();
+    for host in ["claude", "codex", "gemini"] {
+        let mut child = common::command(ws.path())
+            .args(["hook", host, "--deadline", "1s"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"{\"session_id\": ").unwrap();
+        // The hook exits on its own while this end is still open (within a limit generous for
+        // a loaded machine; past it the test fails rather than hangs).
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(60) {
+                let _ = child.kill();
+                panic!("{host}: the hook still waits for its input after 60 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let o = child.wait_with_output().unwrap();
+        drop(stdin);
+        assert_eq!(o.status.code(), Some(2), "{host}: {}", common::stderr(&o));
+        assert!(
+            common::stderr(&o).contains(
+                "no decision within the hook's 1 s deadline (cordon was still waiting for the host to finish sending the tool call)"
+            ),
+            "{host}: {}",
+            common::stderr(&o)
+        );
+    }
+}

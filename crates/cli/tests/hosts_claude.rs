@@ -69,11 +69,17 @@ impl Setup {
 
     /// `cordon install claude --project --policy cordon.toml` with the binary `cordon`.
     fn install(&self, cordon: &Path) {
+        self.install_with(cordon, &[]);
+    }
+
+    /// `cordon install claude --project --policy cordon.toml EXTRA`.
+    fn install_with(&self, cordon: &Path, extra: &[&str]) {
         let o = Command::new(cordon)
             .current_dir(self.dir())
             .env("HOME", self.home.path())
             .args(["install", "claude", "--project", "--policy"])
             .arg(self.dir().join("cordon.toml"))
+            .args(extra)
             .output()
             .unwrap();
         assert!(o.status.success(), "install: {}", common::stderr(&o));
@@ -264,4 +270,58 @@ fn claude_missing_cordon_binary_blocks() {
     let r = turn(&s, bash("touch ran-without-cordon"));
     assert!(!s.dir().join("ran-without-cordon").exists(), "{r:?}");
     assert!(r[0].contains("the call is blocked"), "{r:?}");
+}
+
+/// A decision that cannot be made in time (the audit log's lock held): the hook blocks the
+/// call when its deadline passes, with a reason saying so, long before Claude Code's hook
+/// timeout (30 s as install sets it), after which Claude Code would run it.
+#[test]
+fn claude_hook_deadline_blocks_an_undecided_call() {
+    let s = Setup::new();
+    s.install_with(
+        Path::new(env!("CARGO_BIN_EXE_cordon")),
+        &["--deadline", "2s"],
+    );
+    let (_log, _lock) = hosts_support::audit_lock_held(&s.dir().join("cordon.toml"));
+    let r = turn(&s, bash("touch ran-after-deadline"));
+    assert!(!s.dir().join("ran-after-deadline").exists(), "{r:?}");
+    assert!(
+        r[0].contains("no decision within the hook's 2 s deadline")
+            && r[0].contains("audit log's lock"),
+        "{r:?}"
+    );
+}
+
+/// Claude Code's `disableAllHooks` (here in the project's local settings) switches every hook
+/// off: doctor says cordon's hook is not run, and Claude Code indeed runs a line cordon denies.
+#[test]
+fn claude_disable_all_hooks_doctor_says_not_run_and_the_host_skips_it() {
+    let s = Setup::new();
+    s.install(Path::new(env!("CARGO_BIN_EXE_cordon")));
+    std::fs::write(
+        s.dir().join(".claude/settings.local.json"),
+        json!({ "disableAllHooks": true }).to_string(),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .current_dir(s.dir())
+        .env("HOME", s.home.path())
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let out = common::stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| l.split_whitespace().take(2).eq(["claude-code", "project"]))
+        .unwrap_or_else(|| panic!("no claude-code project line in:\n{out}"));
+    assert!(
+        line.contains("NOT RUN: disableAllHooks = true in"),
+        "{line}"
+    );
+    std::fs::create_dir(s.dir().join("keep")).unwrap();
+    let r = turn(&s, bash("rm -rf keep"));
+    assert!(
+        !s.dir().join("keep").exists(),
+        "Claude Code ran cordon's hook: {r:?}"
+    );
 }

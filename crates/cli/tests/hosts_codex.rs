@@ -11,7 +11,7 @@
 mod common;
 mod hosts_support;
 
-use std::io::Write;
+use std::fmt::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -35,6 +35,16 @@ impl Setup {
 
     /// As [`Setup::new`], installed by the cordon binary `bin`.
     fn with_binary(user: Option<(u32, u32)>, codex: Option<&Path>, bin: &Path) -> (Setup, Output) {
+        Setup::with_args(user, codex, bin, &[])
+    }
+
+    /// As [`Setup::with_binary`], with `extra` arguments to `cordon install codex`.
+    fn with_args(
+        user: Option<(u32, u32)>,
+        codex: Option<&Path>,
+        bin: &Path,
+        extra: &[&str],
+    ) -> (Setup, Output) {
         let project = tempfile::tempdir().unwrap();
         std::fs::write(project.path().join("cordon.toml"), POLICY).unwrap();
         let home = tempfile::tempdir().unwrap();
@@ -61,6 +71,7 @@ impl Setup {
             .envs(install.get_envs().filter_map(|(k, v)| Some((k, v?))))
             .args(["install", "codex", "--project", "--policy"])
             .arg(s.dir().join("cordon.toml"))
+            .args(extra)
             .output()
             .unwrap();
         (s, o)
@@ -102,23 +113,31 @@ impl Setup {
 
     /// `codex exec` against `mock` in the project, no trust bypassed.
     fn run_codex(&self, mock: &Mock) -> Output {
+        self.run_codex_with(mock, &[])
+    }
+
+    /// As [`Setup::run_codex`], with `extra` arguments before the prompt.
+    fn run_codex_with(&self, mock: &Mock, extra: &[&str]) -> Output {
         let home = self.home.path();
         let codex_home = home.join(".codex");
         for d in [".state", ".config", ".runtime", ".codex"] {
             std::fs::create_dir_all(home.join(d)).unwrap();
         }
-        // The model provider: appended to the config Codex and install wrote.
-        let mut config = std::fs::OpenOptions::new()
-            .append(true)
-            .open(codex_home.join("config.toml"))
-            .unwrap();
+        // The model provider: appended to the config Codex and install wrote (in place of
+        // the one an earlier run of this setup appended, which is last).
+        let file = codex_home.join("config.toml");
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        if let Some(i) = text.find("\n[model_providers.mock]") {
+            text.truncate(i);
+        }
         write!(
-            config,
+            text,
             "\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}/v1\"\n\
              wire_api = \"responses\"\nenv_key = \"CORDON_MOCK_KEY\"\n",
             mock.base_url()
         )
         .unwrap();
+        std::fs::write(&file, text).unwrap();
         if let Some((uid, gid)) = self.user {
             for p in [self.dir(), home] {
                 let o = Command::new("chown")
@@ -147,7 +166,8 @@ impl Setup {
             "-c",
             "model=\"mock-model\"",
         ]);
-        c.arg("run the scripted tool call")
+        c.args(extra)
+            .arg("run the scripted tool call")
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap())
             .env("HOME", home)
@@ -308,4 +328,72 @@ fn codex_ask_is_blocked_with_its_reason() {
     let r = turn(&s, "touch ran-before-ask && git push");
     assert!(!s.dir().join("ran-before-ask").exists(), "{r}");
     assert!(r.contains("publishes commits"), "{r}");
+}
+
+/// A decision that cannot be made in time (the audit log's lock held): the hook blocks the
+/// call when its deadline passes, with a reason saying so, long before Codex's hook timeout
+/// (30 s as install sets it), after which Codex would run it.
+#[test]
+fn codex_hook_deadline_blocks_an_undecided_call() {
+    let (s, o) = Setup::with_args(
+        None,
+        Some(&host_bin("codex")),
+        Path::new(env!("CARGO_BIN_EXE_cordon")),
+        &["--deadline", "2s"],
+    );
+    assert!(o.status.success(), "install: {}", common::stderr(&o));
+    let (_log, _lock) = hosts_support::audit_lock_held(&s.dir().join("cordon.toml"));
+    let r = turn(&s, "touch ran-after-deadline");
+    assert!(!s.dir().join("ran-after-deadline").exists(), "{r}");
+    assert!(
+        r.contains("no decision within the hook's 2 s deadline") && r.contains("audit log's lock"),
+        "{r}"
+    );
+}
+
+/// Codex's own file tool, `apply_patch` (offered as a freeform tool to Codex's own models:
+/// the mock answers as `gpt-5.5`): a patch inside the project is applied; one naming a file
+/// outside the project's roots is denied by cordon and nothing is written, including with the
+/// header indented (issue 21: Codex trims a header line, so ` *** Add File: /x` adds `/x`).
+#[test]
+fn codex_apply_patch_inside_applies_outside_is_denied() {
+    apply_patch(Setup::trusted(None));
+}
+
+#[test]
+fn codex_apply_patch_as_an_unprivileged_user() {
+    apply_patch(Setup::trusted(unprivileged()));
+}
+
+fn apply_patch(s: Setup) {
+    let patch = |header: &str, path: &Path| {
+        let t = Turn {
+            tool: "apply_patch".into(),
+            input: json!(format!(
+                "*** Begin Patch\n{header}{}\n+hi\n*** End Patch\n",
+                path.display()
+            )),
+        };
+        let mock = Mock::start(t.clone());
+        let o = s.run_codex_with(&mock, &["-c", "model=\"gpt-5.5\""]);
+        mock.the_one_result("Codex", &t.tool, &o)
+    };
+    let inside = s.dir().join("inside.txt");
+    let r = patch("*** Add File: ", &inside);
+    assert_eq!(std::fs::read_to_string(&inside).unwrap(), "hi\n", "{r}");
+
+    let outside = s.home.path().join("outside.txt");
+    let r = patch("*** Add File: ", &outside);
+    assert!(!outside.exists(), "Codex wrote {}: {r}", outside.display());
+    assert!(
+        r.contains("cordon: denied") && r.contains("outside every root"),
+        "not cordon's refusal: {r}"
+    );
+
+    let r = patch(" *** Add File: ", &outside);
+    assert!(!outside.exists(), "Codex wrote {}: {r}", outside.display());
+    assert!(
+        r.contains("cordon: denied") && r.contains("outside every root"),
+        "not cordon's refusal: {r}"
+    );
 }

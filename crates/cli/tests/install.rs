@@ -150,12 +150,14 @@ fn codex_and_gemini_files_and_scopes() {
     assert!(!o.status.success());
     assert!(codex_home.path().join("hooks.json").exists());
 
+    // Asked for the project's file in a folder Gemini CLI does not trust: written, but
+    // install fails saying Gemini will not run it (tests below).
     let o = cordon(
         project.path(),
         home.path(),
         &["install", "gemini", "--project", "--policy", "cordon.toml"],
     );
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert_eq!(o.status.code(), Some(125), "{}", common::stderr(&o));
     let gemini = read(&project.path().join(".gemini/settings.json"));
     let group = &gemini["hooks"]["BeforeTool"][0];
     assert_eq!(group["matcher"], ".*");
@@ -175,7 +177,11 @@ fn a_settings_file_that_is_not_json_is_left_alone() {
     let file = project.path().join(".gemini/settings.json");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, "{ \"theme\": ").unwrap();
-    let o = cordon(project.path(), home.path(), &["install", "gemini"]);
+    let o = cordon(
+        project.path(),
+        home.path(),
+        &["install", "gemini", "--project"],
+    );
     assert_eq!(o.status.code(), Some(125));
     assert!(
         common::stderr(&o).starts_with("cordon: ") && common::stderr(&o).contains("not valid JSON")
@@ -268,6 +274,152 @@ fn doctor_reports_each_host_wired_and_failing_closed() {
     assert!(line("gemini-cli", "user").contains("fails OPEN"), "{out}");
 }
 
+/// `cordon doctor`'s line for `host` in `scope`.
+fn doctor_line(project: &Path, home: &Path, host: &str, scope: &str) -> String {
+    let out = common::stdout(&cordon(project, home, &["doctor"]));
+    out.lines()
+        .find(|l| l.split_whitespace().take(2).eq([host, scope]))
+        .unwrap_or_else(|| panic!("no {host} {scope} line in:\n{out}"))
+        .to_string()
+}
+
+/// Gemini CLI loads a project's hooks only in a folder its trust file trusts (the longest
+/// matching rule wins; `--skip-trust` does not load them either). Install without a scope puts
+/// the hook where Gemini will run it and says which; doctor reports what Gemini will do. The
+/// real Gemini CLI doing just that: tests/hosts_gemini.rs.
+#[test]
+fn gemini_install_and_doctor_follow_geminis_folder_trust() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (p, h) = (project.path(), home.path());
+    let trust = |rules: Value| {
+        std::fs::create_dir_all(h.join(".gemini")).unwrap();
+        std::fs::write(h.join(".gemini/trustedFolders.json"), rules.to_string()).unwrap();
+    };
+    let canon = p.canonicalize().unwrap();
+    let canon = canon.to_str().unwrap();
+
+    // Untrusted (no trust file): the user's settings, and it says why.
+    let o = cordon(p, h, &["install", "gemini"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let out = common::stdout(&o);
+    assert!(
+        out.contains("Gemini CLI does not trust this folder")
+            && out.contains("installs in your user settings"),
+        "{out}"
+    );
+    assert!(!p.join(".gemini").exists());
+    assert!(
+        commands(&read(&h.join(".gemini/settings.json")), "BeforeTool")[0].contains(" hook gemini")
+    );
+    assert!(doctor_line(p, h, "gemini-cli", "user")
+        .contains("loaded: Gemini CLI reads user settings in every folder"),);
+
+    // The project's file asked for: written, but install fails, and doctor says it is not loaded.
+    let o = cordon(p, h, &["install", "gemini", "--project"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        common::stderr(&o).contains("Gemini CLI will not run it: it does not trust this folder"),
+        "{}",
+        common::stderr(&o)
+    );
+    let line = doctor_line(p, h, "gemini-cli", "project");
+    assert!(
+        line.contains("present but NOT LOADED")
+            && line.contains("`--skip-trust` runs WITHOUT them"),
+        "{line}"
+    );
+
+    // Trusted by a TRUST_PARENT rule on a sibling: loaded; a plain install stays in the project.
+    let sibling = format!(
+        "{}/sibling",
+        p.parent().unwrap().canonicalize().unwrap().display()
+    );
+    trust(json!({ sibling.clone(): "TRUST_PARENT" }));
+    let line = doctor_line(p, h, "gemini-cli", "project");
+    assert!(
+        line.contains("loaded: Gemini CLI trusts this folder"),
+        "{line}"
+    );
+    let o = cordon(p, h, &["install", "gemini"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(
+        common::stdout(&o).contains("Gemini CLI trusts this folder")
+            && common::stdout(&o).contains("already there"),
+        "{}",
+        common::stdout(&o)
+    );
+
+    // The trusted project's settings turn hooks off: every file's hook is then not run (the
+    // real host skipping a disabled hook: tests/hosts_gemini.rs).
+    let file = p.join(".gemini/settings.json");
+    let mut v = read(&file);
+    v["hooksConfig"] = json!({ "enabled": false });
+    std::fs::write(&file, v.to_string()).unwrap();
+    let line = doctor_line(p, h, "gemini-cli", "user");
+    assert!(
+        line.contains("NOT RUN: hooksConfig.enabled = false in"),
+        "{line}"
+    );
+
+    // The longer DO_NOT_TRUST rule on the project itself wins (and the project's settings,
+    // hooksConfig included, are then not read).
+    trust(json!({ sibling: "TRUST_PARENT", canon: "DO_NOT_TRUST" }));
+    let line = doctor_line(p, h, "gemini-cli", "project");
+    assert!(
+        line.contains("NOT LOADED") && line.contains("DO_NOT_TRUST"),
+        "{line}"
+    );
+    let line = doctor_line(p, h, "gemini-cli", "user");
+    assert!(
+        line.contains("loaded: Gemini CLI reads user settings"),
+        "{line}"
+    );
+}
+
+/// The hook's deadline and the host's timeout: install writes both, doctor reads both, and a
+/// host timeout that does not leave the hook its deadline is reported as running the call.
+#[test]
+fn install_sets_the_deadline_and_doctor_checks_the_hosts_timeout() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (p, h) = (project.path(), home.path());
+    let o = cordon(p, h, &["install", "claude", "--deadline", "2s"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let file = p.join(".claude/settings.json");
+    let mut v = read(&file);
+    let entry = &v["hooks"]["PreToolUse"][0]["hooks"][0];
+    assert_eq!(entry["timeout"], 30, "seconds");
+    assert!(
+        entry["command"]
+            .as_str()
+            .unwrap()
+            .contains(" --deadline 2000ms "),
+        "{entry}"
+    );
+    let line = doctor_line(p, h, "claude-code", "project");
+    assert!(
+        line.contains("undecided after its 2 s deadline blocks the call"),
+        "{line}"
+    );
+    assert!(!line.contains("RUNS"), "{line}");
+    // A host timeout of 5 s: shorter than the default 10 s deadline plus start-up.
+    let o = cordon(p, h, &["install", "claude"]);
+    assert!(o.status.success());
+    v = read(&file);
+    v["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"] = json!(5);
+    std::fs::write(&file, v.to_string()).unwrap();
+    let line = doctor_line(p, h, "claude-code", "project");
+    assert!(
+        line.contains("10 s deadline") && line.contains("the host RUNS the call"),
+        "{line}"
+    );
+    // Deadlines at or past the hosts' timeout are refused.
+    let o = cordon(p, h, &["install", "claude", "--deadline", "30s"]);
+    assert_eq!(o.status.code(), Some(125), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("below the hosts' 30 s hook timeout"));
+}
+
 /// Links a sandboxed command could have planted in the project (or in HOME, where it was a
 /// writable root), one at each component of the settings file and its backup: install and
 /// uninstall refuse each with a message naming the link, and the link's target is untouched.
@@ -342,4 +494,36 @@ fn install_never_writes_through_a_planted_link() {
             }
         }
     }
+}
+
+/// Claude Code's `disableAllHooks`: the last of user < project < local settings that sets it
+/// decides (the real host skipping the hook: tests/hosts_claude.rs).
+#[test]
+fn doctor_reads_claude_codes_disable_all_hooks_by_precedence() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (p, h) = (project.path(), home.path());
+    assert!(cordon(p, h, &["install", "claude"]).status.success());
+    std::fs::create_dir_all(h.join(".claude")).unwrap();
+    std::fs::write(
+        h.join(".claude/settings.json"),
+        json!({ "disableAllHooks": true }).to_string(),
+    )
+    .unwrap();
+    let line = doctor_line(p, h, "claude-code", "project");
+    assert!(
+        line.contains("NOT RUN: disableAllHooks = true in"),
+        "{line}"
+    );
+    // The project's local settings set it back.
+    std::fs::write(
+        p.join(".claude/settings.local.json"),
+        json!({ "disableAllHooks": false }).to_string(),
+    )
+    .unwrap();
+    let line = doctor_line(p, h, "claude-code", "project");
+    assert!(
+        line.contains("wired, fails closed") && !line.contains("NOT RUN"),
+        "{line}"
+    );
 }

@@ -19,6 +19,10 @@
 //! A host tool that reaches the network itself (web fetch, web search) is denied when the
 //! policy denies the sandbox network, so the agent's own fetches follow the same rule.
 //!
+//! Deadline: the decision is made on a worker thread; when it has not come within
+//! `--deadline` (default [`DEADLINE`]), the call is blocked with a reason naming what cordon
+//! was waiting for — before the host's own timeout, after which every host runs the call.
+//!
 //! Fail closed: input that is not JSON, too large, for another event, or missing what the
 //! protocol requires is blocked (exit 2, one `cordon: ` line on stderr), never allowed. A tool
 //! cordon does not map defers to the host (no output, exit 0) unless the policy names it in
@@ -33,6 +37,8 @@ pub mod opencode;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
 
 use clap::ValueEnum;
 use cordon_policy::Network;
@@ -162,12 +168,48 @@ impl Reply {
     }
 }
 
-/// `cordon hook HOST [--policy F]`: the host's reply's exit code, or (the answer could not be
-/// written) an error that blocks the call.
-pub fn run(host: Host, policy: Option<PathBuf>) -> crate::Exit {
-    let reply = match read_input(&mut std::io::stdin().lock()) {
-        Ok(bytes) => respond(host, policy.as_deref(), &bytes),
-        Err(e) => Reply::block(&e.to_string()),
+/// How long the hook takes at most by default before it blocks the call: well inside the
+/// 30 s hook timeout `cordon install` gives each host (a host whose timeout passes lets the
+/// call run), with room left for starting cordon on a loaded machine.
+pub const DEADLINE: Duration = Duration::from_secs(10);
+/// The hook timeout `cordon install` writes into each host's settings.
+pub const HOST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What the hook was doing, for the reason given when its deadline passes.
+static STAGE: AtomicU8 = AtomicU8::new(Stage::Input as u8);
+
+#[derive(Clone, Copy)]
+#[repr(u8)]
+enum Stage {
+    Input,
+    Open,
+    Decide,
+}
+
+fn stage(s: Stage) {
+    STAGE.store(s as u8, Ordering::Relaxed);
+}
+
+/// `cordon hook HOST [--policy F] [--deadline S]`: the decision is made on a worker thread;
+/// when it has not come by `deadline`, the call is blocked with a reason that says so (the
+/// worker may be waiting on a lock, a policy file that does not open, or the host's input),
+/// and the process exits without waiting for it.
+pub fn run(host: Host, policy: Option<PathBuf>, deadline: Duration) -> crate::Exit {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let reply = match read_input(&mut std::io::stdin().lock()) {
+            Ok(bytes) => respond(host, policy.as_deref(), &bytes),
+            Err(e) => Reply::block(&e.to_string()),
+        };
+        let _ = tx.send(reply);
+    });
+    let reply = match rx.recv_timeout(deadline) {
+        Ok(reply) => reply,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Reply::block(&late(deadline)),
+        // The worker died without an answer (a panic, printed above): never a pass.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            Reply::block("the hook failed before deciding (see above): the call is blocked")
+        }
     };
     use std::io::Write;
     let mut out = std::io::stdout().lock();
@@ -177,6 +219,29 @@ pub fn run(host: Host, policy: Option<PathBuf>) -> crate::Exit {
     eprint!("{}", reply.stderr);
     wrote.map_err(Error::Write)?;
     Ok(reply.code)
+}
+
+/// The reason given when the deadline passed: what cordon was still waiting for, and what to do.
+fn late(deadline: Duration) -> String {
+    let (waiting, todo) = match STAGE.load(Ordering::Relaxed) {
+        s if s == Stage::Input as u8 => (
+            "for the host to finish sending the tool call",
+            "retry it; if this repeats, the host keeps the hook's input open",
+        ),
+        s if s == Stage::Open as u8 => (
+            "to load the policy and open the audit log",
+            "retry it; if this repeats, check that the policy file is a regular file that opens (not a FIFO, not on a hung mount)",
+        ),
+        _ => (
+            "to record the decision in the audit log",
+            "retry it; if this repeats, another process holds the audit log's lock: `cordon audit verify` names it",
+        ),
+    };
+    format!(
+        "no decision within the hook's {} s deadline (cordon was still waiting {waiting}): \
+         the call is blocked; {todo}",
+        deadline.as_secs_f64()
+    )
 }
 
 /// Reads at most [`MAX_INPUT`] bytes; more is an error (the call is blocked).
@@ -279,7 +344,9 @@ pub fn respond(host: Host, policy: Option<&Path>, bytes: &[u8]) -> Reply {
 
 /// Decides the mapped call; `Err`: cordon's own failure, which denies.
 fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, Error> {
+    stage(Stage::Open);
     let decider = Decider::open(policy, &input.cwd, host.client())?;
+    stage(Stage::Decide);
     let call = match &input.mapped {
         Mapped::Call { call } => call.clone(),
         Mapped::Unmapped(name) | Mapped::Network(name) if decider.has_tool(name) => Call::Tool {

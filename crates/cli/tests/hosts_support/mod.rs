@@ -14,7 +14,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -85,6 +85,24 @@ pub fn unprivileged() -> Option<(u32, u32)> {
             .status();
     }
     Some((id("-u").expect("user cordon-test"), id("-g").unwrap()))
+}
+
+/// A decision that cannot be recorded: the policy file `policy` gets an audit log of its own
+/// (in the returned directory), whose lock (`audit.jsonl.lock`) the test holds until it drops
+/// the returned file. The hook then waits for the lock and its deadline passes first.
+#[allow(dead_code)]
+pub fn audit_lock_held(policy: &Path) -> (tempfile::TempDir, std::fs::File) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let mut text = std::fs::read_to_string(policy).unwrap();
+    text.push_str(&format!(
+        "\n[approval]\naudit_log = \"{}\"\n",
+        log.display()
+    ));
+    std::fs::write(policy, text).unwrap();
+    let lock = std::fs::File::create(dir.path().join("audit.jsonl.lock")).unwrap();
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    (dir, lock)
 }
 
 /// The child's output, or a panic (after killing it) when it runs past `limit`.
@@ -163,7 +181,8 @@ impl Mock {
                     }
                 }
             }
-            // Responses API: `input` items of type function_call_output.
+            // Responses API: `input` items of type function_call_output (custom_tool_call_output
+            // for a freeform tool).
             for i in r["input"].as_array().into_iter().flatten() {
                 if i["type"] == "function_call_output" || i["type"] == "custom_tool_call_output" {
                     let text = match &i["output"] {
