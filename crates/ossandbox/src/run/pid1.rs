@@ -62,7 +62,7 @@ pub(super) enum Attempt {
 }
 
 /// The child's steps; the index is what it reports.
-const STEPS: [&str; 12] = [
+const STEPS: [&str; 14] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -75,6 +75,8 @@ const STEPS: [&str; 12] = [
     "working directory",
     "signal mask",
     "fork",
+    "a mount namespace of its own",
+    "a /proc of the PID namespace",
 ];
 
 /// The step index of the exec itself.
@@ -173,8 +175,10 @@ pub(super) fn spawn(
             Attempt::Failed(Error::NotFound(name))
         }
         EXEC => Attempt::Failed(Error::NotExecutable(name, e)),
-        // The user namespace's maps: the namespace is not usable here.
-        1..=3 => Attempt::Unavailable(e),
+        // The user namespace's maps: the namespace is not usable here. No /proc of its own
+        // (an outer sandbox that covers parts of /proc refuses a new one): bwrap could not
+        // read its child's namespaces in it.
+        1..=3 | 12 | 13 => Attempt::Unavailable(e),
         step => Attempt::Failed(Error::Setup(
             STEPS.get(step as usize).copied().unwrap_or("setup"),
             e,
@@ -211,6 +215,34 @@ unsafe fn child(d: &Data) -> ! {
     // SAFETY: as above.
     if let Err(step) = unsafe { nsclone::map_user(&d.id) } {
         fail(step);
+    }
+    // bwrap reads its child's namespaces from /proc/PID for its --json-status-fd report: the
+    // /proc it sees must be this PID namespace's, not the outer one's, where that pid is
+    // another process or none (bwrap then fails: "open /proc/3/ns/ns failed", in a container
+    // with a /proc of its own). So pid 1 takes a mount namespace of its own with a fresh /proc.
+    // SAFETY: unshare takes flags only; mount takes NUL-terminated static strings or nulls.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWNS) != 0
+            || libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_SLAVE,
+                std::ptr::null(),
+            ) != 0
+        {
+            fail(12);
+        }
+        if libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        ) != 0
+        {
+            fail(13);
+        }
     }
     // SAFETY: setsid takes no arguments.
     if unsafe { libc::setsid() } < 0 {
