@@ -67,6 +67,7 @@ impl Gate {
     /// its record is still being made durable, on a thread of its own, so that the sandbox is
     /// built meanwhile; the command starts only once the record is durable, and never when it
     /// could not be made so. Every other call is decided as [`Gate::decide`] decides it.
+    #[allow(clippy::result_large_err)] // the sync thread hands back the denial, one per run
     pub fn decide_provisional(&self, call: &Call, asker: &mut dyn Asker) -> Provisional {
         let settled = |decision| Provisional {
             decision,

@@ -582,6 +582,7 @@ pub(crate) fn spawn_helper<T: Send + 'static>(
 }
 
 /// What the thread making a record durable handed out (a thread that panicked: a denial).
+#[allow(clippy::result_large_err)] // the denial is what the run reports; one per run
 fn synced(sync: std::thread::JoinHandle<Result<(), Outcome>>) -> Result<(), Outcome> {
     sync.join().unwrap_or_else(|_| {
         Err(Outcome::Denied {
