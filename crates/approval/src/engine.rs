@@ -145,12 +145,6 @@ impl Decided {
         }
     }
 
-    /// What [`Decided::durable`] hands out should the record become durable: for a front end
-    /// to plan with (start building the sandbox an allow would run in), never to act on.
-    pub fn provisional(&self) -> &Outcome {
-        &self.outcome
-    }
-
     /// The outcome, once its record is durable (this may wait for a sync another thread is
     /// making); a record that could not be made durable denies.
     pub fn durable(self) -> Outcome {
