@@ -80,6 +80,14 @@ impl Scope {
     }
 }
 
+/// The operator's home from `var` (the environment): absolute, or no place to install.
+pub fn home_of(var: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, String> {
+    var("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+        .ok_or_else(|| "HOME is not set to an absolute path".to_string())
+}
+
 /// The settings file of `host` in `scope` (`cwd`: the project; `var`: the environment), as
 /// the directory cordon trusts (the project, HOME, CODEX_HOME: the operator chose it) and the
 /// path below it, which cordon walks without following a link (a sandboxed command could have
@@ -90,12 +98,7 @@ pub fn settings_place(
     cwd: &Path,
     var: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(PathBuf, PathBuf), String> {
-    let home = || -> Result<PathBuf, String> {
-        var("HOME")
-            .map(PathBuf::from)
-            .filter(|h| h.is_absolute())
-            .ok_or_else(|| "HOME is not set to an absolute path".to_string())
-    };
+    let home = || crate::install::home_of(var);
     let (anchor, rel) = match (host, scope) {
         (Host::Claude, Scope::Project) => (cwd.to_path_buf(), ".claude/settings.json"),
         (Host::Claude, Scope::User) => (home()?, ".claude/settings.json"),

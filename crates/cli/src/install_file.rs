@@ -40,12 +40,7 @@ pub fn place(
     cwd: &Path,
     var: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(PathBuf, PathBuf), String> {
-    let home = || -> Result<PathBuf, String> {
-        var("HOME")
-            .map(PathBuf::from)
-            .filter(|h| h.is_absolute())
-            .ok_or_else(|| "HOME is not set to an absolute path".to_string())
-    };
+    let home = || crate::install::home_of(var);
     let abs_var = |k: &str| var(k).map(PathBuf::from).filter(|p| p.is_absolute());
     let (anchor, rel) = match (host, scope) {
         (Host::Copilot, Scope::Project) => (cwd.to_path_buf(), ".github/hooks/cordon.json"),
