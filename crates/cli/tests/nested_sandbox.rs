@@ -325,6 +325,10 @@ fn in_bwrap_outer(o: &Outer, cwd: &Path, line: &str, caps: bool) -> Output {
     for p in [o.dir(), o.state.path(), o.other.path()] {
         bind(&mut c, p);
     }
+    // The binary under test, which may itself live below /tmp (a checkout there): the outer's
+    // /tmp is a tmpfs of its own.
+    let exe = Path::new(env!("CARGO_BIN_EXE_cordon"));
+    c.arg("--ro-bind").arg(exe).arg(exe);
     c.arg("--seccomp")
         .arg(fd_no.to_string())
         .arg("--chdir")
