@@ -41,7 +41,7 @@ pub fn place(
     scope: Scope,
     cwd: &Path,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<(PathBuf, PathBuf), String> {
+) -> Result<(PathBuf, PathBuf), Error> {
     let home = || crate::install::home_of(var);
     let (anchor, rel) = match (host, scope) {
         (Host::Claude, Scope::Project) => (cwd.to_path_buf(), ".mcp.json"),
@@ -54,10 +54,10 @@ pub fn place(
             _ => (home()?, ".codex/config.toml"),
         },
         (Host::Copilot | Host::Opencode, _) => {
-            return Err(format!(
+            return Err(Error::failure(format!(
                 "`--mcp` does not support {} yet: only claude, codex and gemini",
                 host.arg()
-            ))
+            )))
         }
     };
     Ok((anchor, PathBuf::from(rel)))
@@ -315,7 +315,7 @@ fn set(t: &mut dyn toml_edit::TableLike, key: &str, mut value: toml_edit::Value)
 pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
     let cwd = crate::current_dir()?;
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let (anchor, rel) = place(host, scope, &cwd, &var).map_err(Error::failure)?;
+    let (anchor, rel) = place(host, scope, &cwd, &var)?;
     let file = anchor.join(&rel);
     let shown = crate::term::clean(&file.display().to_string());
     let exe = std::env::current_exe()
@@ -388,7 +388,7 @@ fn report_edit(anchor: &Path, rel: &Path, text: &str, out: &str, done: &[Done]) 
     // Written before anything is reported: a refused write (a planted link at the backup,
     // say) must not leave "now runs under" on the screen for an entry that does not.
     if changed {
-        crate::install::write_with_backup(anchor, rel, Some(text), out).map_err(Error::failure)?;
+        crate::install::write_with_backup(anchor, rel, Some(text), out)?;
     }
     for d in done {
         let line = match d {
@@ -418,7 +418,7 @@ fn claude_local(
     policy: Option<&str>,
     add: bool,
 ) -> Exit {
-    let (anchor, rel) = place(Host::Claude, Scope::User, cwd, var).map_err(Error::failure)?;
+    let (anchor, rel) = place(Host::Claude, Scope::User, cwd, var)?;
     let shown = crate::term::clean(&anchor.join(&rel).display().to_string());
     let Some(text) = cordon_fs::safe::read(&anchor, &rel, MAX_FILE)
         .map_err(|e| Error::failure(e.to_string()))?

@@ -420,6 +420,37 @@ fn install_sets_the_deadline_and_doctor_checks_the_hosts_timeout() {
     assert!(common::stderr(&o).contains("below the hosts' 30 s hook timeout"));
 }
 
+/// `--deadline` and `--sandbox` shape what install writes; uninstall removes cordon's entries
+/// whatever they were, so there they are a usage error naming the flag, and nothing changes.
+#[test]
+fn uninstall_refuses_the_flags_only_install_uses() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (p, h) = (project.path(), home.path());
+    let o = cordon(p, h, &["install", "claude"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let file = p.join(".claude/settings.json");
+    let before = std::fs::read(&file).unwrap();
+    for (host, flag, value) in [
+        ("claude", "--deadline", "2s"),
+        ("codex", "--sandbox", "cordon"),
+    ] {
+        let o = cordon(p, h, &["uninstall", host, flag, value]);
+        // cordon's usage errors exit 125, as its other failures before anything ran.
+        assert_eq!(o.status.code(), Some(125), "{}", common::stderr(&o));
+        let err = common::stderr(&o);
+        assert!(
+            err.contains(&format!("unexpected argument '{flag}'")),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), before);
+    }
+    assert!(!p.join(".codex").exists());
+    let o = cordon(p, h, &["uninstall", "claude"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(commands(&read(&file), "PreToolUse").is_empty());
+}
+
 /// Links a sandboxed command could have planted in the project (or in HOME, where it was a
 /// writable root), one at each component of the settings file and its backup: install and
 /// uninstall refuse each with a message naming the link, and the link's target is untouched.
