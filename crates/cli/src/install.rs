@@ -608,7 +608,10 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
                                     s.push_str(&crate::codex_sandbox::report(&anchor, &rel));
                                 }
                                 Host::Gemini => s.push_str(&gemini_state(scope, cwd, var)),
-                                Host::Claude => s.push_str(&claude_state(cwd, var)),
+                                Host::Claude => {
+                                    s.push_str(&claude_state(cwd, var));
+                                    s.push_str(&claude_trust(cwd, var));
+                                }
                                 // Not in Host::all(): reported by their own modules.
                                 Host::Copilot | Host::Opencode => {}
                             }
@@ -773,6 +776,80 @@ fn claude_state(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
             crate::term::clean(&file.display().to_string())
         ),
         _ => String::new(),
+    }
+}
+
+/// Claude Code's own record of the workspace trust dialog (read from Claude Code 2.1.197's
+/// code): its global config is `$CLAUDE_CONFIG_DIR/.config.json` (`~/.claude/.config.json`)
+/// when that exists, else `.claude.json` in `$CLAUDE_CONFIG_DIR` or HOME (`.claude-custom-oauth.json`
+/// under `CLAUDE_CODE_CUSTOM_OAUTH_URL`).
+fn claude_config_file(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let abs = |k: &str| var(k).map(PathBuf::from).filter(|p| p.is_absolute());
+    let base = abs("CLAUDE_CONFIG_DIR").or_else(|| abs("HOME"))?;
+    let dir = abs("CLAUDE_CONFIG_DIR").or_else(|| abs("HOME").map(|h| h.join(".claude")))?;
+    let legacy = dir.join(".config.json");
+    if legacy.exists() {
+        return Some(legacy);
+    }
+    let suffix = if var("CLAUDE_CODE_CUSTOM_OAUTH_URL").is_some() {
+        "-custom-oauth"
+    } else {
+        ""
+    };
+    Some(base.join(format!(".claude{suffix}.json")))
+}
+
+/// Whether Claude Code runs hooks in an interactive session in `cwd`. In 2.1.197 every hook
+/// is skipped (`shouldSkipHookDueToTrust`) in an interactive session until the workspace is
+/// trusted: `CLAUDE_CODE_SANDBOXED` set, the trust dialog accepted in this session, or
+/// `projects[P].hasTrustDialogAccepted = true` in its config for the git root of the folder or
+/// any folder from it up to `/`. `claude -p` runs hooks without that trust.
+fn claude_trust(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
+    if var("CLAUDE_CODE_SANDBOXED")
+        .is_some_and(|v| ["1", "true", "yes", "on"].contains(&v.to_ascii_lowercase().as_str()))
+    {
+        return "; loaded: CLAUDE_CODE_SANDBOXED is set, so Claude Code trusts every folder".into();
+    }
+    let Some(file) = claude_config_file(var) else {
+        return "; Claude Code's workspace trust is UNKNOWN (HOME is not set to an absolute                 path): an interactive session runs no hook until its trust dialog is accepted"
+            .into();
+    };
+    let shown = crate::term::clean(&file.display().to_string());
+    let config = match std::fs::read_to_string(&file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Null,
+        Err(e) => {
+            return format!(
+                "; Claude Code's workspace trust is UNKNOWN (cannot read {shown}: {}): an                  interactive session runs no hook until its trust dialog is accepted",
+                crate::term::clean(&e.to_string())
+            )
+        }
+        Ok(t) => match serde_json::from_str(&t) {
+            Ok(v) => v,
+            Err(_) => {
+                return format!(
+                    "; Claude Code's workspace trust is UNKNOWN ({shown} is not valid JSON): an                      interactive session runs no hook until its trust dialog is accepted"
+                )
+            }
+        },
+    };
+    // The folder as given and resolved (Claude Code keys by the resolved path of its working
+    // directory), every folder above them, and the git root (a worktree's main checkout is
+    // not followed).
+    let mut keys: Vec<PathBuf> = cwd.ancestors().map(Path::to_path_buf).collect();
+    if let Ok(real) = cwd.canonicalize() {
+        keys.extend(real.ancestors().map(Path::to_path_buf));
+    }
+    let trusted = keys.iter().find(|k| {
+        config["projects"][k.to_string_lossy().as_ref()]["hasTrustDialogAccepted"] == true
+    });
+    match trusted {
+        Some(k) => format!(
+            "; loaded: Claude Code trusts this folder (projects[\"{}\"].hasTrustDialogAccepted in {shown})",
+            crate::term::clean(&k.display().to_string())
+        ),
+        None => format!(
+            "; present but UNTRUSTED in interactive sessions: {shown} records no accepted trust              dialog for this folder or one above it, and until it is accepted an interactive              Claude Code runs no hook (claude -p runs them without it); run `claude` here once              and accept its trust dialog"
+        ),
     }
 }
 
