@@ -337,3 +337,91 @@ fn copilot_hook_timeout_leaves_the_call_to_copilots_own_approval() {
         "Copilot now blocks a timed-out hook: update docs/hooks.md and doctor. {r}"
     );
 }
+
+/// `cordon install copilot --mcp --user` wraps the stdio server in Copilot's own
+/// `mcp-config.json`, and the real Copilot CLI then starts it through `cordon mcp wrap`: a tool
+/// the policy's `[mcp]` denies never reaches the server (its reason reaches the model, nothing
+/// is written), an allowed one does. Copilot's own approval is off (`--allow-all-tools`) so
+/// that cordon is what decides; no hook is installed (the MCP path alone).
+#[test]
+fn copilot_mcp_server_runs_under_cordon_mcp_wrap() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let dir = project.path().canonicalize().unwrap();
+    let server = host_bin("mcp-server-filesystem");
+    // The server's own files (node_modules) readable and runnable inside the sandbox.
+    let deps = server.ancestors().nth(4).unwrap();
+    let policy = format!(
+        "{POLICY}\n[sandbox.paths.deps]\nroot = {deps:?}\nmode = \"ro\"\nexec = true\n\n\
+         [mcp]\ndefault = \"allow\"\n\n[[mcp.rules]]\npattern = \"fs/write_*\"\n\
+         action = \"deny\"\nreason = \"the filesystem server may only read\"\n\n\
+         [[mcp.rules]]\npattern = \"fs/read_*\"\nargs = {{ path = \"**/secret.txt\" }}\n\
+         action = \"deny\"\nreason = \"the secret stays unread\"\n"
+    );
+    std::fs::write(dir.join("cordon.toml"), policy).unwrap();
+    std::fs::write(dir.join("notes.txt"), "cordon-mcp-probe\n").unwrap();
+    std::fs::write(dir.join("secret.txt"), "cordon-secret\n").unwrap();
+    let config = home.path().join(".copilot/mcp-config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"fs": {
+            "type": "local",
+            "command": server,
+            "args": [dir],
+            "tools": ["*"],
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .current_dir(&dir)
+        .env("HOME", home.path())
+        .env_remove("COPILOT_HOME")
+        .args(["install", "copilot", "--mcp", "--user", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "install: {}", common::stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    assert_eq!(
+        v["mcpServers"]["fs"]["command"],
+        env!("CARGO_BIN_EXE_cordon")
+    );
+    let s = Setup {
+        project,
+        home,
+        user: None,
+    };
+    let mut offered = Vec::new();
+    let mut run = |tool: &str, input: serde_json::Value| {
+        let t = Turn {
+            tool: tool.into(),
+            input,
+        };
+        let mock = Mock::start(t.clone());
+        let o = s.run_copilot_with(&mock, &["--allow-all-tools"], &[]);
+        offered = mock
+            .requests()
+            .iter()
+            .flat_map(|r| r["tools"].as_array().cloned().unwrap_or_default())
+            .filter_map(|t| t["name"].as_str().map(String::from))
+            .collect();
+        mock.the_one_result("Copilot CLI", tool, &o)
+    };
+    // Denied on its argument: the server never reads it; cordon's reason is the tool result.
+    let denied = run("fs-read_text_file", json!({"path": dir.join("secret.txt")}));
+    assert!(denied.contains("the secret stays unread"), "{denied}");
+    assert!(!denied.contains("cordon-secret"), "{denied}");
+    // Allowed: through the wrapper to the server and back.
+    let read = run("fs-read_text_file", json!({"path": dir.join("notes.txt")}));
+    assert!(read.contains("cordon-mcp-probe"), "{read}");
+    // A tool the rules deny outright is left out of tools/list by cordon mcp wrap: Copilot
+    // never offers it, while the server's other tools come through.
+    assert!(
+        offered.iter().any(|t| t == "fs-edit_file")
+            && !offered.iter().any(|t| t == "fs-write_file"),
+        "{offered:?}"
+    );
+}
