@@ -538,6 +538,15 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
     if add && args.host == Host::Codex {
         codex_trust(&cwd, &file, &command)?;
     }
+    // Interactive Claude Code runs no hook, user or project, in a folder it does not trust yet.
+    if add && args.host == Host::Claude {
+        if let Trust::Untrusted(why) | Trust::Unknown(why) = claude_trust(&cwd, &env_var) {
+            println!(
+                "note: an interactive Claude Code runs no hook in this folder until its trust \
+                 dialog is accepted ({why}); {CLAUDE_STEP} (claude -p runs hooks without it)"
+            );
+        }
+    }
     if let (true, Some(Trust::Untrusted(why) | Trust::Unknown(why))) = (add, &gemini_trust) {
         if scope == Scope::Project {
             return Err(Error::failure(format!(
@@ -610,7 +619,7 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
                                 Host::Gemini => s.push_str(&gemini_state(scope, cwd, var)),
                                 Host::Claude => {
                                     s.push_str(&claude_state(cwd, var));
-                                    s.push_str(&claude_trust(cwd, var));
+                                    s.push_str(&claude_trust_state(cwd, var));
                                 }
                                 // Not in Host::all(): reported by their own modules.
                                 Host::Copilot | Host::Opencode => {}
@@ -804,37 +813,34 @@ fn claude_config_file(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
 /// trusted: `CLAUDE_CODE_SANDBOXED` set, the trust dialog accepted in this session, or
 /// `projects[P].hasTrustDialogAccepted = true` in its config for the git root of the folder or
 /// any folder from it up to `/`. `claude -p` runs hooks without that trust.
-fn claude_trust(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
+fn claude_trust(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Trust {
     if var("CLAUDE_CODE_SANDBOXED")
         .is_some_and(|v| ["1", "true", "yes", "on"].contains(&v.to_ascii_lowercase().as_str()))
     {
-        return "; loaded: CLAUDE_CODE_SANDBOXED is set, so Claude Code trusts every folder".into();
+        return Trust::Trusted(
+            "CLAUDE_CODE_SANDBOXED is set, so Claude Code trusts every folder".into(),
+        );
     }
     let Some(file) = claude_config_file(var) else {
-        return "; Claude Code's workspace trust is UNKNOWN (HOME is not set to an absolute                 path): an interactive session runs no hook until its trust dialog is accepted"
-            .into();
+        return Trust::Unknown("HOME is not set to an absolute path".into());
     };
     let shown = crate::term::clean(&file.display().to_string());
     let config = match std::fs::read_to_string(&file) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Null,
         Err(e) => {
-            return format!(
-                "; Claude Code's workspace trust is UNKNOWN (cannot read {shown}: {}): an                  interactive session runs no hook until its trust dialog is accepted",
+            return Trust::Unknown(format!(
+                "cannot read {shown}: {}",
                 crate::term::clean(&e.to_string())
-            )
+            ))
         }
         Ok(t) => match serde_json::from_str(&t) {
             Ok(v) => v,
-            Err(_) => {
-                return format!(
-                    "; Claude Code's workspace trust is UNKNOWN ({shown} is not valid JSON): an                      interactive session runs no hook until its trust dialog is accepted"
-                )
-            }
+            Err(_) => return Trust::Unknown(format!("{shown} is not valid JSON")),
         },
     };
     // The folder as given and resolved (Claude Code keys by the resolved path of its working
-    // directory), every folder above them, and the git root (a worktree's main checkout is
-    // not followed).
+    // directory) and every folder above them, the git root among them (a worktree's main
+    // checkout is not followed).
     let mut keys: Vec<PathBuf> = cwd.ancestors().map(Path::to_path_buf).collect();
     if let Ok(real) = cwd.canonicalize() {
         keys.extend(real.ancestors().map(Path::to_path_buf));
@@ -843,15 +849,33 @@ fn claude_trust(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
         config["projects"][k.to_string_lossy().as_ref()]["hasTrustDialogAccepted"] == true
     });
     match trusted {
-        Some(k) => format!(
-            "; loaded: Claude Code trusts this folder (projects[\"{}\"].hasTrustDialogAccepted in {shown})",
+        Some(k) => Trust::Trusted(format!(
+            "Claude Code trusts this folder (projects[\"{}\"].hasTrustDialogAccepted in {shown})",
             crate::term::clean(&k.display().to_string())
+        )),
+        None => Trust::Untrusted(format!(
+            "{shown} records no accepted trust dialog for this folder or one above it"
+        )),
+    }
+}
+
+/// What an interactive Claude Code does with the hook here, for `cordon doctor`.
+fn claude_trust_state(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
+    match claude_trust(cwd, var) {
+        Trust::Trusted(why) => format!("; loaded: {why}"),
+        Trust::Untrusted(why) => format!(
+            "; present but UNTRUSTED in interactive sessions: {why}, and until it is accepted \
+             an interactive Claude Code runs no hook (claude -p runs them without it); {CLAUDE_STEP}"
         ),
-        None => format!(
-            "; present but UNTRUSTED in interactive sessions: {shown} records no accepted trust              dialog for this folder or one above it, and until it is accepted an interactive              Claude Code runs no hook (claude -p runs them without it); run `claude` here once              and accept its trust dialog"
+        Trust::Unknown(why) => format!(
+            "; Claude Code's workspace trust is UNKNOWN ({why}): an interactive session runs no \
+             hook until its trust dialog is accepted"
         ),
     }
 }
+
+/// What makes an interactive Claude Code run hooks in a folder it does not trust yet.
+const CLAUDE_STEP: &str = "run `claude` here once and accept its trust dialog";
 
 /// What makes Gemini CLI run cordon's hook in a folder it does not trust.
 const GEMINI_STEP: &str = "`cordon install gemini --user` wires it for every folder, or trust \

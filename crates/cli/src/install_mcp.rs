@@ -534,7 +534,8 @@ fn edit_file(
                 if entry.get("command").is_some() {
                     done.push(Done::Skipped(
                         name.clone(),
-                        "NOT wrapped: a server outside `mcpServers` (the form without it); move                          it under `mcpServers`, then run this again",
+                        "NOT wrapped: a server outside `mcpServers` (the form without it); move it \
+                         under `mcpServers`, then run this again",
                     ));
                 }
             }

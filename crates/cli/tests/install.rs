@@ -323,6 +323,8 @@ fn doctor_reads_claude_codes_workspace_trust() {
     let untrusted = "present but UNTRUSTED in interactive sessions";
     // No ~/.claude.json at all.
     let (proj, user) = doctor(&[]);
+    let after = |l: &str| l.split_once(": wired").unwrap().1.to_string();
+    assert!(!after(&proj).contains("  "), "{proj}");
     assert!(
         proj.contains(untrusted) && proj.contains("wired, fails closed"),
         "{proj}"
@@ -380,6 +382,17 @@ fn doctor_reads_claude_codes_workspace_trust() {
     assert!(
         proj.contains("workspace trust is UNKNOWN") && proj.contains("not valid JSON"),
         "{proj}"
+    );
+    assert!(!after(&proj).contains("  "), "{proj}");
+    // Install says so too, with the step.
+    std::fs::remove_file(h.join(".claude.json")).unwrap();
+    let o = cordon(p, h, &["install", "claude", "--deadline", "3s"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let out = common::stdout(&o);
+    assert!(
+        out.contains("note: an interactive Claude Code runs no hook in this folder until its trust dialog is accepted")
+            && out.contains("run `claude` here once and accept its trust dialog"),
+        "{out}"
     );
 }
 
