@@ -346,6 +346,17 @@ fn copilot_hook_timeout_leaves_the_call_to_copilots_own_approval() {
 /// that cordon is what decides; no hook is installed (the MCP path alone).
 #[test]
 fn copilot_mcp_server_runs_under_cordon_mcp_wrap() {
+    mcp(None);
+}
+
+/// The same with Copilot CLI, and so `cordon mcp wrap` and the server, running as an
+/// unprivileged user (bwrap in an unprivileged user namespace).
+#[test]
+fn copilot_mcp_server_as_an_unprivileged_user() {
+    mcp(unprivileged());
+}
+
+fn mcp(user: Option<(u32, u32)>) {
     let project = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let dir = project.path().canonicalize().unwrap();
@@ -393,7 +404,7 @@ fn copilot_mcp_server_runs_under_cordon_mcp_wrap() {
     let s = Setup {
         project,
         home,
-        user: None,
+        user,
     };
     let mut offered = Vec::new();
     let mut run = |tool: &str, input: serde_json::Value| {
