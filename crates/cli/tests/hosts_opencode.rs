@@ -270,7 +270,17 @@ fn opencode_project_plugin_denies() {
 /// reason reaches the model), an allowed one does, and a tool denied outright is not offered.
 #[test]
 fn opencode_mcp_server_runs_under_cordon_mcp_wrap() {
-    let s = Setup::new(None);
+    mcp(Setup::new(None));
+}
+
+/// The same with opencode, and so `cordon mcp wrap` and the server, running as an
+/// unprivileged user (bwrap in an unprivileged user namespace).
+#[test]
+fn opencode_mcp_server_as_an_unprivileged_user() {
+    mcp(Setup::new(unprivileged()));
+}
+
+fn mcp(s: Setup) {
     let dir = s.dir().canonicalize().unwrap();
     let server = host_bin("mcp-server-filesystem");
     // The server's own files (node_modules) readable and runnable inside the sandbox.
