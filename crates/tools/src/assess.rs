@@ -427,6 +427,17 @@ fn state_only_allowed(c: &SimpleCommand, parsed: &ParsedLine, cx: &ShellContext)
         // `cd` alone goes home; `pushd` alone swaps the stack.
         return false;
     };
+    // Not a directory whatever the workspace holds: `cd -` (also `cd -- -`) goes to
+    // `$OLDPWD`, which an earlier call or the environment set, and `pushd +N` rotates the
+    // stack an earlier call pushed. A directory named `-` or `+1` in the roots does not make
+    // them a change to it.
+    let stack = name == "pushd"
+        && target.len() > 1
+        && target.starts_with('+')
+        && target[1..].bytes().all(|b| b.is_ascii_digit());
+    if target.as_str() == "-" || stack {
+        return false;
+    }
     let changes = parsed
         .commands
         .iter()

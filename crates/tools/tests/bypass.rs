@@ -823,3 +823,191 @@ fn read_only_lines_a_careful_operator_allows_are_allowed() {
         ],
     );
 }
+
+// ---- round 4 (issue 21's red team): what a rule names, where `cd` goes, cargo ----------
+
+/// Runs `line` with the real bash in `dir`; true when it created `dir/pwned`.
+fn bash_creates_pwned(dir: &Path, line: &str, env: &[(&str, &str)]) -> bool {
+    let bash = ["/usr/bin/bash", "/bin/bash"]
+        .into_iter()
+        .find(|b| Path::new(b).exists())
+        .expect("bash is needed for this test (Debian package `bash`)");
+    let _ = std::fs::remove_file(dir.join("pwned"));
+    let mut cmd = std::process::Command::new(bash);
+    cmd.arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.status().unwrap();
+    dir.join("pwned").exists()
+}
+
+/// An effect found in a word only known when the line runs (a glob, `"$x"`) may be any option:
+/// it was named after the program (`tar`) or the word (`*`), and a rule `tar` or `sort *`
+/// "named the option", so `tar -tf *` was allowed under a `tar` rule although the glob expands
+/// to `--checkpoint-action=exec=…` where such files exist (checked with the real tar).
+#[test]
+fn a_rule_naming_the_program_or_a_glob_does_not_name_an_unknown_option() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "tar"
+action = "allow"
+[[shell.rules]]
+pattern = "sort *"
+action = "allow"
+[[shell.rules]]
+pattern = "git log *"
+action = "allow"
+[[shell.rules]]
+pattern = "make *"
+action = "allow"
+[[shell.rules]]
+pattern = "dd *"
+action = "allow"
+[[shell.rules]]
+pattern = "npm *"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    f.never_allowed(&[
+        "tar -tf *",
+        "tar tf *",
+        "tar -t -f a.tar *",
+        "tar -tf a.tar \"$x\"",
+        "tar -xf a.tar $x",
+        "sort *",
+        "sort -u \"$x\"",
+        "git log *",
+        "git log \"$x\"",
+        "make *",
+        "make \"$x\"",
+        "dd *",
+        "npm *",
+        "npm test \"$x\"",
+    ]);
+    // What the rules name stays allowed.
+    f.all(
+        Action::Allow,
+        &[
+            "tar -tf a.tar",
+            "tar tf \"$f\"",
+            "sort x",
+            "git log -n 3",
+            "make all",
+        ],
+    );
+    // The real tar runs the planted command.
+    let which = std::process::Command::new("tar").arg("--version").output();
+    assert!(
+        which.is_ok_and(|o| o.status.success()),
+        "GNU tar is needed for this test (Debian package `tar`)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), "x").unwrap();
+    let made = std::process::Command::new("tar")
+        .args(["-cf", "+.tar", "f"])
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::remove_file(dir.path().join("f")).unwrap();
+    for name in ["--checkpoint=1", "--checkpoint-action=exec=touch pwned"] {
+        std::fs::write(dir.path().join(name), "").unwrap();
+    }
+    assert!(
+        bash_creates_pwned(dir.path(), "tar -tf *", &[]),
+        "the real tar did not run the planted checkpoint action"
+    );
+}
+
+/// `cd -` goes to `$OLDPWD` and `pushd +N` rotates the directory stack, whatever directories
+/// named `-` or `+1` the workspace holds (a run can make them): they were allowed as a change
+/// into that directory, and the `git status` after them ran in a repository the line does not
+/// name (checked with the real bash: `cd -` went to `$OLDPWD`).
+#[test]
+fn cd_dash_and_a_stack_rotation_are_not_a_directory_of_the_workspace() {
+    let f = review();
+    for d in ["-", "+1", "+x"] {
+        std::fs::create_dir(f.ws.join(d)).unwrap();
+    }
+    f.never_allowed(&[
+        "cd - && git status",
+        "cd -- - && git status",
+        "cd -L - && ls",
+        "cd -P -- - && ls",
+        "pushd +1 && git status",
+        "pushd -n +1; ls",
+    ]);
+    // The directories themselves, spelled as paths, stay a change into the workspace.
+    f.all(
+        Action::Allow,
+        &[
+            "cd ./- && git status",
+            "cd -- ./- && ls",
+            "pushd ./+1 && ls",
+            "cd +1 && ls",
+            "pushd +x && ls",
+        ],
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let oldpwd = elsewhere.path().to_str().unwrap();
+    let here = bash_creates_pwned(&f.ws, "cd - && touch pwned", &[("OLDPWD", oldpwd)]);
+    assert!(
+        !here && elsewhere.path().join("pwned").exists(),
+        "the real bash's `cd -` did not go to $OLDPWD (made here: {here})"
+    );
+}
+
+/// cargo's `--config` names programs cargo runs (`build.rustc-wrapper`, `target.*.runner`,
+/// linkers) and `-Z` turns on unstable behaviour; `--manifest-path`/`-C` build another
+/// package; `--target-dir` writes where it names. Under a `cargo build` rule, `cargo build
+/// --config build.rustc-wrapper=/tmp/x` was allowed (the real cargo runs `/tmp/x`).
+#[test]
+fn cargo_options_that_run_other_programs_are_not_what_a_cargo_rule_allows() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "cargo build"
+action = "allow"
+[[shell.rules]]
+pattern = "cargo test"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    f.never_allowed(&[
+        "cargo build --config build.rustc-wrapper=/tmp/x",
+        "cargo build --config 'target.x86_64-unknown-linux-gnu.runner=\"/tmp/x\"'",
+        "cargo build --config /tmp/evil.toml",
+        "cargo build --config=build.rustflags=['-Clinker=/tmp/x']",
+        "cargo test --release --config build.rustc-wrapper=/tmp/x -- --nocapture",
+        "cargo build -Zunstable-options",
+        "cargo build -vZscript",
+        "cargo build --manifest-path /tmp/evil/Cargo.toml",
+        "cargo build --target-dir /tmp/t",
+        "cargo build --artifact-dir=/tmp/t",
+        "cargo build --lockfile-path /tmp/Cargo.lock",
+        "cargo build \"$opt\"",
+        "cargo test *",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cargo build",
+            "cargo build --release",
+            "cargo build -p cordon-tools --all-targets",
+            "cargo test -p cordon-tools --test bypass -- --nocapture",
+            "cargo test -- --config x",
+            "cargo build --manifest-path sub/Cargo.toml",
+            "cargo build --target-dir target/other",
+            "cargo test foo",
+        ],
+    );
+}

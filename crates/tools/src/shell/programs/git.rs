@@ -1,7 +1,7 @@
 //! git: its global options (exactly as git reads them, before the subcommand) and the options of
 //! the subcommands that write, run a configured program or reach the network.
 
-use super::{judge_options, parse, Does, EffectKind, Examined, Parsed};
+use super::{judge_options, parse, Does, EffectKind, Examined, Parsed, UNKNOWN_OPTION};
 use crate::shell::options::{Opt, Spec};
 use crate::shell::words::Word;
 
@@ -59,7 +59,7 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
         if !w.literal {
             out.effect(
                 EffectKind::Runs,
-                &w.text,
+                UNKNOWN_OPTION,
                 format!(
                     "`{}` is only known when the line runs and may be any git option",
                     w.text
@@ -178,7 +178,7 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
             if let Some(text) = &p.dynamic {
                 out.effect(
                     EffectKind::Runs,
-                    text,
+                    UNKNOWN_OPTION,
                     format!("`{text}` is only known when the line runs and may be any git option"),
                 );
             }

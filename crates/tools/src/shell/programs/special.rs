@@ -2,7 +2,7 @@
 //! operands (`dd of=`, `rsync host:`, `make NAME=value`), non-getopt syntax (`find`, `less +CMD`,
 //! npm's settings).
 
-use super::{judge_options, parse, Does, EffectKind, Examined, Parsed};
+use super::{judge_options, parse, Does, EffectKind, Examined, Parsed, UNKNOWN_OPTION};
 use crate::shell::options::Spec;
 use crate::shell::words::Word;
 
@@ -321,7 +321,7 @@ pub(super) fn make(p: &Parsed, out: &mut Examined) {
         if !w.literal || w.text.contains('=') {
             out.effect(
                 EffectKind::Runs,
-                &w.text,
+                if w.literal { &w.text } else { UNKNOWN_OPTION },
                 format!(
                     "make `{}` overrides a variable of the Makefile's recipes",
                     w.text
@@ -359,7 +359,7 @@ pub(super) fn find(args: &[Word], out: &mut Examined) {
             // More words only known when the line runs (`xargs find`): any action.
             _ if !w.single => out.effect(
                 EffectKind::Runs,
-                &w.text,
+                UNKNOWN_OPTION,
                 format!(
                     "`{}` may be any find action, `-delete` or `-exec` included",
                     w.text
@@ -384,7 +384,7 @@ pub(super) fn dd(args: &[Word], out: &mut Examined) {
             // Words only known when the line runs (`xargs dd`): any operand, `of=` included.
             out.effect(
                 EffectKind::Writes,
-                &w.text,
+                UNKNOWN_OPTION,
                 format!("`{}` may be a dd operand that writes a file", w.text),
             );
         }
@@ -551,7 +551,7 @@ pub(super) fn tar(args: &[Word], out: &mut Examined) {
     if p.dynamic.is_some() {
         out.effect(
             EffectKind::Runs,
-            "tar",
+            UNKNOWN_OPTION,
             "a tar option is only known when the line runs".into(),
         );
     }
@@ -583,7 +583,7 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
             if !w.single || raw.starts_with('-') || raw.starts_with('$') {
                 out.effect(
                     EffectKind::Runs,
-                    &w.text,
+                    UNKNOWN_OPTION,
                     format!(
                         "`{}` is only known when the line runs and may be any {base} setting",
                         w.text
@@ -614,6 +614,105 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
     }
 }
 
+/// cargo: `--config KEY=VALUE|FILE` sets configuration that names programs cargo runs
+/// (`build.rustc-wrapper`, `target.<triple>.runner`, `target.<triple>.linker`, `build.rustflags`
+/// with `-C linker=…`), and `-Z` turns on unstable behaviour (config includes, scripts): both
+/// run code the line does not show, so `cargo build --config build.rustc-wrapper=/tmp/x` is
+/// not what a rule `cargo build` allowed. `--manifest-path` and `-C DIR` build a package (and
+/// run its build scripts) that outside the writable roots is not the project's;
+/// `--target-dir`, `--artifact-dir`/`--out-dir` and `--lockfile-path` write where they name.
+/// cargo's parser (clap) takes long options exactly, as `--name=value` or `--name value`,
+/// before or after the subcommand, up to `--`; a short cluster may end in `-Z`/`-C` with its
+/// value attached (`-vZfoo`). The key is left as written: `cargo build` rules keep matching.
+pub(super) fn cargo(args: &[Word], out: &mut Examined) {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.literal {
+            // `"$x"`, `*`: may be `--config=…` when the line runs.
+            let raw = w.raw.trim_start_matches(['"', '\'']);
+            if !w.single || raw.starts_with('-') || raw.starts_with('$') {
+                out.effect(
+                    EffectKind::Runs,
+                    UNKNOWN_OPTION,
+                    format!(
+                        "`{}` is only known when the line runs and may be any cargo option, `--config` included",
+                        w.text
+                    ),
+                );
+            }
+            continue;
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            break;
+        }
+        let (option, attached): (String, Option<&str>) = if let Some(long) = t.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((n, v)) => (format!("--{n}"), Some(v)),
+                None => (t.to_string(), None),
+            }
+        } else if let Some(cluster) = t.strip_prefix('-') {
+            match cluster.find(['Z', 'C']) {
+                Some(at) => {
+                    let rest = &cluster[at + 1..];
+                    (
+                        format!("-{}", &cluster[at..=at]),
+                        (!rest.is_empty()).then_some(rest),
+                    )
+                }
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        let takes = matches!(
+            option.as_str(),
+            "--config"
+                | "-Z"
+                | "--manifest-path"
+                | "-C"
+                | "--target-dir"
+                | "--artifact-dir"
+                | "--out-dir"
+                | "--lockfile-path"
+        );
+        if !takes {
+            continue;
+        }
+        let value = match attached {
+            Some(v) => Some(Word::lit(v)),
+            None => {
+                let next = args.get(i).cloned();
+                i += 1;
+                next
+            }
+        };
+        match option.as_str() {
+            "--config" => out.effect(
+                EffectKind::Runs,
+                "--config",
+                "`cargo --config` sets configuration, which can name programs cargo runs (`build.rustc-wrapper`, `target.*.runner`, linkers)".into(),
+            ),
+            "-Z" => out.effect(
+                EffectKind::Runs,
+                "-Z",
+                "`cargo -Z` turns on unstable behaviour (config includes, scripts)".into(),
+            ),
+            "--manifest-path" | "-C" => {
+                if let Some(v) = &value {
+                    out.code_at(v, "builds the package, and runs its build scripts, at");
+                }
+            }
+            _ => {
+                if let Some(v) = &value {
+                    out.write(v);
+                }
+            }
+        }
+    }
+}
+
 /// pytest: the test files and directories it imports (its operands, `FILE::test` node ids
 /// included) run code, which outside the writable roots is not the project's; `@FILE` reads
 /// more arguments from a file (argparse's `fromfile_prefix_chars`); `-p NAME` imports a plugin
@@ -623,7 +722,7 @@ pub(super) fn pytest(p: &Parsed, out: &mut Examined) {
         if w.text.starts_with('@') || !w.literal && w.raw.starts_with('@') {
             out.effect(
                 EffectKind::Runs,
-                &w.text,
+                if w.literal { &w.text } else { UNKNOWN_OPTION },
                 format!("`{}` reads more pytest arguments from a file", w.text),
             );
             continue;
