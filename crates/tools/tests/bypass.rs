@@ -1011,3 +1011,91 @@ action = "allow"
         ],
     );
 }
+
+/// fd runs a command per file with `-x`/`--exec` (for all of them with `-X`/`--exec-batch`),
+/// like `find -exec`; it was not seen through, so a `rm` deny rule did not deny `fd -x rm`
+/// under an `fd` rule (the real fd ran the `rm` stub, checked here).
+#[test]
+fn fd_exec_runs_its_command_and_the_rules_decide_it() {
+    let rules = format!(
+        "{REVIEW_RULES}\n[[shell.rules]]\npattern = \"fd\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"fdfind\"\naction = \"allow\"\n"
+    );
+    let f = fixture(&rules, "deny");
+    f.all(
+        Action::Deny,
+        &[
+            "fd -x rm",
+            "fd --exec rm -rf",
+            "fd -X rm",
+            "fd --exec-batch=rm",
+            "fd -Hx rm",
+            "fd -Hxrm",
+            "fd -t f -e rs -x rm {}",
+            "fd pat src -x ls \\; -X rm",
+            "fdfind -x rm",
+            "/usr/bin/fdfind -x rm",
+        ],
+    );
+    f.never_allowed(&[
+        "fd \"$opt\"",
+        "fd $opt",
+        "fd -x sed -i s/a/b/",
+        "fd -x bash",
+    ]);
+    // `-e x` is the extension `x`; what only finds files stays allowed, and so does an
+    // allowed command.
+    f.all(
+        Action::Allow,
+        &[
+            "fd -ex rm",
+            "fd -e rs",
+            "fd -H -t f pat src",
+            "fd -x ls",
+            "fd -x cat {}",
+        ],
+    );
+    // The real fd runs the command.
+    let fd = ["/usr/bin/fdfind", "/usr/bin/fd", "/usr/local/bin/fd"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("fd is needed for this test: run scripts/test-deps.sh (Debian package `fd-find`)");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a"), "").unwrap();
+    let line = format!("{fd} -Hxrm");
+    assert!(
+        bash_runs_rm_in(dir.path(), &line),
+        "the real fd did not run the command of `-Hxrm`"
+    );
+}
+
+/// [`bash_runs_rm`] in a given directory (fd searches it).
+fn bash_runs_rm_in(dir: &Path, line: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let stub = tempfile::tempdir().unwrap();
+    let mark = stub.path().join("ran");
+    std::fs::write(
+        stub.path().join("rm"),
+        format!("#!/bin/sh\ntouch '{}'\n", mark.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        stub.path().join("rm"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let bash = ["/usr/bin/bash", "/bin/bash"]
+        .into_iter()
+        .find(|b| Path::new(b).exists())
+        .expect("bash is needed for this test (Debian package `bash`)");
+    std::process::Command::new(bash)
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .env("PATH", format!("{}:/usr/bin:/bin", stub.path().display()))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    mark.exists()
+}

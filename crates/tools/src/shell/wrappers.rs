@@ -133,6 +133,7 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             out.transparent = true;
         }
         "find" => find(args, &mut out),
+        "fd" | "fdfind" => fd(args, &mut out),
         "watch" => watch(args, &mut out),
         "flock" => flock(args, &mut out),
         "script" => script(args, &mut out),
@@ -691,6 +692,89 @@ fn find(args: &[Word], out: &mut Findings) {
             continue;
         }
         i += 1;
+    }
+}
+
+/// fd's short options that take a value: in a cluster, the rest of the word is that value
+/// (`-ex` is the extension `x`, not `--exec`).
+const FD_SHORT_VALUES: &str = "dtEeSjcoCB";
+
+/// fd (`fdfind` on Debian) runs a command per file found with `-x`/`--exec` and for all of
+/// them with `-X`/`--exec-batch`: the words up to a `;` (or the end), with `{}`, `{/}`, `{//}`,
+/// `{.}`, `{/.}` replaced by names, and the name appended when the command has none of them.
+/// Every word is looked at, a value included (clap refuses an option-like value, so a `-x`
+/// there starts a command anyway, and seeing one too many is never less strict); a word only
+/// known when the line runs may be `--exec=…`.
+fn fd(args: &[Word], out: &mut Findings) {
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        if !w.literal {
+            if !w.single
+                || !w
+                    .raw
+                    .trim_start_matches(['"', '\''])
+                    .starts_with(|c: char| c.is_ascii_alphanumeric() || "_/.,:@%=".contains(c))
+            {
+                out.stop(Stop::Dynamic(w.text.clone()));
+                return;
+            }
+            i += 1;
+            continue;
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            // Operands only from here (a pattern and paths).
+            return;
+        }
+        // Where the command's first word is: attached to the option, or the next word.
+        let start: Option<Option<String>> = if let Some(long) = t.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            matches!(name, "exec" | "exec-batch").then_some(value)
+        } else if let Some(cluster) = t.strip_prefix('-') {
+            let mut found = None;
+            for (at, c) in cluster.char_indices() {
+                if FD_SHORT_VALUES.contains(c) {
+                    break;
+                }
+                if c == 'x' || c == 'X' {
+                    let rest = &cluster[at + 1..];
+                    found = Some((!rest.is_empty()).then(|| rest.to_string()));
+                    break;
+                }
+            }
+            found
+        } else {
+            None
+        };
+        let Some(first) = start else {
+            i += 1;
+            continue;
+        };
+        let mut inner: Vec<Word> = first.iter().map(|f| Word::lit(f)).collect();
+        let mut j = i + 1;
+        while j < args.len() && !(args[j].literal && args[j].text == ";") {
+            inner.push(args[j].clone());
+            j += 1;
+        }
+        let placeholder = |w: &Word| {
+            ["{}", "{/}", "{//}", "{.}", "{/.}"]
+                .iter()
+                .any(|p| w.text.contains(p))
+        };
+        let named = inner.iter().skip(1).any(placeholder);
+        let mut inner: Vec<Word> = inner
+            .into_iter()
+            .map(|w| if placeholder(&w) { w.made_dynamic() } else { w })
+            .collect();
+        if !named && !inner.is_empty() {
+            inner.push(Word::lit("{}").made_dynamic());
+        }
+        out.argv(&inner);
+        i = j + 1;
     }
 }
 
