@@ -312,6 +312,14 @@ pub fn assess(parsed: &ParsedLine, cx: &ShellContext) -> ShellReading {
                 Found::WriteRedirect(target) => {
                     if let Some(file) = writes_policy_file(target, cx) {
                         policy_file_concern(target, &file)
+                    } else if let Some(why) = writes_surface(target, cx) {
+                        (
+                            Level::Ask,
+                            "surface",
+                            format!(
+                                "`{target}` is written, on the persistence surface, which a program of the operator's runs outside any sandbox: {why}"
+                            ),
+                        )
                     } else if writes_inside(target, cx) {
                         return None;
                     } else {
@@ -462,6 +470,37 @@ fn state_only_allowed(c: &SimpleCommand, parsed: &ParsedLine, cx: &ShellContext)
         Ok(real) => real.is_dir() && cx.writable.iter().any(|root| real.starts_with(root)),
         Err(_) => false,
     }
+}
+
+/// Why a literal target inside a writable root is on the persistence surface
+/// (`cordon_policy::surface`: git's configuration and hooks in any repository, `.envrc`, agent
+/// and editor settings, MCP and build-tool configs, the home's dotfiles where a root holds
+/// HOME), if it is: the file tools ask for such a write whatever the root's mode, and so does
+/// a line that writes it (`echo … >> .git/config`, `sed -i … .envrc`, `sort -o .mcp.json`),
+/// for a caller that runs the line without the sandbox's kernel profile and after-run scan.
+fn writes_surface(target: &str, cx: &ShellContext) -> Option<&'static str> {
+    use cordon_policy::surface::{classify, classify_home, looks_like_git_dir};
+    if target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
+        return None;
+    }
+    let path = lexical(&cx.cwd.join(target));
+    // As written, and where the links on the way lead now (`ln -s .git g; echo >> g/config`).
+    let real = std::fs::canonicalize(&path).ok().or_else(|| {
+        let dir = std::fs::canonicalize(path.parent()?).ok()?;
+        Some(dir.join(path.file_name()?))
+    });
+    [Some(path), real].into_iter().flatten().find_map(|path| {
+        let root = cx.writable.iter().find(|r| path.starts_with(r))?;
+        let rel = path.strip_prefix(root).ok()?;
+        classify(rel, &|d| looks_like_git_dir(&root.join(d)))
+            .or_else(|| {
+                cx.home
+                    .as_deref()
+                    .and_then(|h| path.strip_prefix(h).ok())
+                    .and_then(classify_home)
+            })
+            .map(|hit| hit.why)
+    })
 }
 
 fn writes_inside(target: &str, cx: &ShellContext) -> bool {

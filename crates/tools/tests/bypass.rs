@@ -1099,3 +1099,73 @@ fn bash_runs_rm_in(dir: &Path, line: &str) -> bool {
         .unwrap();
     mark.exists()
 }
+
+/// A line writing the persistence surface inside a writable root (`echo … >> .git/config`,
+/// `> .envrc`, `sed -i … .git/config`, through a link to `.git` too) was allowed where the rule
+/// allowed the writer: a caller that gates with `cordon check` and runs the line itself has no
+/// kernel profile or after-run scan behind it, and the operator's next `git status` ran the
+/// planted fsmonitor (checked with the real bash and git). Such a write asks, as the file
+/// tools' does.
+#[test]
+fn a_line_that_writes_the_persistence_surface_asks() {
+    let f = review();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    std::fs::write(f.ws.join(".git/config"), "[core]\n").unwrap();
+    std::os::unix::fs::symlink(".git", f.ws.join("g")).unwrap();
+    let lines = [
+        "echo '[core] fsmonitor = x' >> .git/config",
+        "echo x > .git/hooks/pre-commit",
+        "echo x >> ./sub/../.git/config",
+        "echo x >> g/config",
+        "echo x > .envrc",
+        "echo x > sub/.envrc",
+        "echo '{}' > .claude/settings.json",
+        "cat > .mcp.json",
+        "echo x >| .cargo/config.toml",
+        "echo x > .vscode/tasks.json",
+        "grep x y > .gemini/settings.json",
+        "find . -fprint .envrc",
+    ];
+    f.never_allowed(&lines);
+    for l in lines {
+        let (_, why) = f.decide(l);
+        assert!(why.contains("persistence surface"), "{l}: {why}");
+    }
+    // Files next to them are not on the surface.
+    f.all(
+        Action::Allow,
+        &[
+            "echo x > out.txt",
+            "echo x > sub/envrc",
+            "echo x > .git/HEAD",
+            "ls > .claude.txt",
+        ],
+    );
+    // Why it matters: the real bash writes it and the real git then runs the fsmonitor.
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("git is needed for this test (Debian package `git`)")
+    };
+    assert!(git(&["init", "-q", "."]).success());
+    let hook = dir.path().join("fsm.sh");
+    std::fs::write(&hook, "#!/bin/sh\ntouch pwned\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let line = format!(
+        "echo '[core] fsmonitor = {}' >> .git/config",
+        hook.display()
+    );
+    assert!(!bash_creates_pwned(dir.path(), &line, &[]));
+    let _ = git(&["status"]);
+    assert!(
+        dir.path().join("pwned").exists(),
+        "the real git did not run the fsmonitor the line wrote"
+    );
+}
