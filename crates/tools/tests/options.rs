@@ -793,3 +793,47 @@ fn git_naming_a_repository_outside_the_roots_asks() {
         Action::Allow,
     );
 }
+
+/// GNU sed 4.9 ends a label (`:x`, `b x`, `t x`, `T x`) and `v`'s version at a blank, and reads
+/// what follows as the next command: `sed ':x e id'` runs `id` (checked with the real sed).
+/// Read as running to the end of the line, these were allowed under a `sed` rule.
+#[test]
+fn sed_labels_end_at_a_blank_as_gnu_sed_reads_them() {
+    let r = rules("[[shell.rules]]\npattern = \"sed\"\naction = \"allow\"\n");
+    let lines = [
+        "sed ':x e id' f",
+        "sed ':x\te id' f",
+        "sed ': x e id' f",
+        "sed 'tx e id' f",
+        "sed 'b x e id' f",
+        "sed 'T x e id' f",
+        "sed 'v 4.2 e id' f",
+        "sed -n ':a w /tmp/out' f",
+    ];
+    for line in lines {
+        let a = decide_with(&r, line);
+        assert_ne!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    for line in [
+        "sed ':a;N;$!ba;s/\\n/ /g' f",
+        "sed -e :a -e '$!N;ba' f",
+        "sed -n '/a/b end\np\n:end' f",
+        "sed 'b end;s/a/b/;:end' f",
+        "sed '10q' f",
+    ] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    // The real sed runs the command after the label.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), "a\n").unwrap();
+    let out = std::process::Command::new("sed")
+        .args([":x e echo RAN-AFTER-LABEL", "f"])
+        .current_dir(dir.path())
+        .output()
+        .expect("GNU sed is needed for this test (Debian package `sed`)");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("RAN-AFTER-LABEL"),
+        "the real sed did not run the command after `:x`: {out:?}"
+    );
+}

@@ -113,11 +113,15 @@ fn sed_script(script: &str, out: &mut Examined) {
         match c {
             '#' | ':' | 'b' | 't' | 'T' | 'a' | 'i' | 'c' | 'r' | 'R' | 'q' | 'Q' | 'l' | 'L'
             | 'v' => {
-                // A label, text, a file read, or a number: to the end of the line (labels
-                // and numbers also end at `;`, which is harmless to skip past here only for
-                // the commands that cannot be followed by a writing one on the same line).
+                // A label, text, a file read, or a number. Labels, numbers and `v`'s version
+                // end at a blank too: GNU sed 4.9 reads `:x e id` as the label `x` and then the
+                // command `e id` (and `tx e id`, `v 4.2 e id` alike), so what follows is read
+                // as commands here; ending early only finds more.
                 if matches!(c, ':' | 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v') {
-                    while i < b.len() && b[i] != '\n' && b[i] != ';' && b[i] != '}' {
+                    while i < b.len() && (b[i] == ' ' || b[i] == '\t') {
+                        i += 1;
+                    }
+                    while i < b.len() && !b[i].is_whitespace() && b[i] != ';' && b[i] != '}' {
                         i += 1;
                     }
                 } else {
