@@ -60,6 +60,11 @@ ldconfig -p | grep -q 'libfuse3\.so\.3 ' || {
 command -v fdfind >/dev/null || command -v fd >/dev/null || {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fd-find
 }
+# redteam (issue 21): `go test -exec PROG` runs PROG; crates/tools/tests/bypass.rs checks it with
+# the real go (Debian's golang-go).
+command -v go >/dev/null || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go
+}
 if [ ${#npm_packages[@]} -gt 0 ]; then
   npm install --prefix "$prefix/npm" --no-audit --no-fund --loglevel=error "${npm_packages[@]}"
 fi

@@ -1169,3 +1169,100 @@ fn a_line_that_writes_the_persistence_surface_asks() {
         "the real git did not run the fsmonitor the line wrote"
     );
 }
+
+/// go's `-exec`, `-toolexec`, `vet -vettool` and `-ldflags -extld` run a program the line names;
+/// `-C`/`-modfile`/`-overlay` build code from elsewhere; `-o` and the profiles write; `go env -w`
+/// changes what every later go command does. Under `go test`/`go build`/`go vet`/`go env`
+/// rules, `go test -exec /tmp/x ./...` was allowed (the real go ran the program, checked here).
+#[test]
+fn go_flags_that_run_other_programs_are_not_what_a_go_rule_allows() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "go test"
+action = "allow"
+[[shell.rules]]
+pattern = "go build"
+action = "allow"
+[[shell.rules]]
+pattern = "go vet"
+action = "allow"
+[[shell.rules]]
+pattern = "go env"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    f.never_allowed(&[
+        "go test -exec /tmp/x ./...",
+        "go test ./... -exec=/tmp/x",
+        "go test --exec /tmp/x",
+        "go build -toolexec=/tmp/x ./...",
+        "go vet -vettool=/tmp/x ./...",
+        "go build -ldflags='-linkmode external -extld /tmp/x'",
+        "go build -ldflags \"$f\"",
+        "go test -C /tmp/elsewhere ./...",
+        "go build -modfile=/tmp/go.mod",
+        "go test -o /tmp/x.test",
+        "go test -coverprofile=/tmp/c.out ./...",
+        "go test -test.cpuprofile=/tmp/c ./...",
+        "go env -w GOFLAGS=-toolexec=/tmp/x",
+        "go env -u GOTOOLCHAIN",
+        "go test \"$flag\" ./...",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "go test ./...",
+            "go test -v -count=1 -run TestX ./pkg",
+            "go test -race ./... -args -exec=x",
+            "go build -o bin/x ./cmd/x",
+            "go build -ldflags '-s -w' ./...",
+            "go test -coverprofile=cover.out ./...",
+            "go vet ./...",
+            "go env GOPATH",
+        ],
+    );
+    // The real go runs the program `-exec` names.
+    let go = ["/usr/bin/go", "/usr/local/go/bin/go", "/usr/lib/go/bin/go"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect(
+            "go is needed for this test: run scripts/test-deps.sh (Debian package `golang-go`)",
+        );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("go.mod"), "module m\n\ngo 1.19\n").unwrap();
+    std::fs::write(
+        dir.path().join("x_test.go"),
+        "package m\nimport \"testing\"\nfunc TestX(t *testing.T) {}\n",
+    )
+    .unwrap();
+    let wrap = dir.path().join("wrap.sh");
+    std::fs::write(
+        &wrap,
+        "#!/bin/sh\ntouch \"$(dirname \"$0\")/pwned\"\nexec \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrap, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let cache = dir.path().join("cache");
+    let status = std::process::Command::new(go)
+        .args(["test", "-exec"])
+        .arg(&wrap)
+        .arg(".")
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env("GOCACHE", &cache)
+        .env("GOPATH", dir.path().join("gopath"))
+        .env("GOFLAGS", "-modcacherw")
+        .env("GOPROXY", "off")
+        .env("GOTOOLCHAIN", "local")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "go test failed");
+    assert!(
+        dir.path().join("pwned").exists(),
+        "the real go did not run the program `-exec` names"
+    );
+}

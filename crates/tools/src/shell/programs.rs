@@ -22,7 +22,7 @@
 use super::options::{step, Opt, Spec, Step, Stop};
 use super::words::Word;
 use git::git;
-use special::{cargo, dd, find, npm, tar};
+use special::{cargo, dd, find, go, npm, tar};
 use table::PROGRAMS;
 
 mod git;
@@ -286,6 +286,7 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         "tar" | "gtar" | "bsdtar" => tar(args, &mut out),
         "dd" => dd(args, &mut out),
         "cargo" => cargo(args, &mut out),
+        "go" => go(args, &mut out),
         b => {
             if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&b)) {
                 program_table(name, program, args, &mut out);

@@ -717,6 +717,114 @@ pub(super) fn cargo(args: &[Word], out: &mut Examined) {
     }
 }
 
+/// go: `-exec PROG` (test, run) runs the binary through PROG, `-toolexec PROG` runs every tool
+/// of the build through it, `vet -vettool PROG` runs PROG, and `-ldflags` with `-extld` names
+/// the external linker: code the line does not show, so `go test -exec /tmp/x ./...` is not
+/// what a rule `go test` allowed (the real go ran `/tmp/x`). `-C DIR`, `-modfile`, `-overlay`
+/// take the build from elsewhere (outside the writable roots, not the project's code); `-o`,
+/// `-outputdir` and the profile files are writes; `go env -w`/`-u` writes go's environment file,
+/// which every later go command reads (`GOFLAGS=-toolexec=…`). go's flag package takes `-name`
+/// and `--name`, `=value` or the next word, and `go test` flags may follow the packages, up to
+/// `-args`.
+pub(super) fn go(args: &[Word], out: &mut Examined) {
+    const PROFILES: &[&str] = &[
+        "o",
+        "outputdir",
+        "coverprofile",
+        "cpuprofile",
+        "memprofile",
+        "blockprofile",
+        "mutexprofile",
+        "trace",
+    ];
+    const ELSEWHERE: &[&str] = &["C", "modfile", "overlay"];
+    const VALUED: &[&str] = &["exec", "toolexec", "vettool", "ldflags"];
+    let sub = args.first().filter(|w| w.literal).map(|w| w.text.as_str());
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.literal {
+            let raw = w.raw.trim_start_matches(['"', '\'']);
+            if !w.single || raw.starts_with('-') || raw.starts_with('$') {
+                out.effect(
+                    EffectKind::Runs,
+                    UNKNOWN_OPTION,
+                    format!(
+                        "`{}` is only known when the line runs and may be any go flag, `-toolexec` included",
+                        w.text
+                    ),
+                );
+            }
+            continue;
+        }
+        let t = w.text.as_str();
+        if t == "-args" || t == "--args" || t == "--" {
+            break;
+        }
+        let Some(flag) = t.strip_prefix("--").or_else(|| t.strip_prefix('-')) else {
+            continue;
+        };
+        let (name, attached) = match flag.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (flag, None),
+        };
+        // `go test` also takes the test binary's flags as `-test.NAME`.
+        let name = name.strip_prefix("test.").unwrap_or(name);
+        if sub == Some("env") && matches!(name, "w" | "u") {
+            out.effect(
+                EffectKind::Runs,
+                t,
+                "`go env -w`/`-u` changes go's environment file, which every later go command reads (GOFLAGS, GOTOOLCHAIN, …)".into(),
+            );
+            continue;
+        }
+        let known = PROFILES.contains(&name) || ELSEWHERE.contains(&name) || VALUED.contains(&name);
+        if !known {
+            continue;
+        }
+        let value = match attached {
+            Some(v) => Some(Word::lit(v)),
+            None => {
+                let next = args.get(i).cloned();
+                i += 1;
+                next
+            }
+        };
+        match name {
+            "exec" | "toolexec" | "vettool" => out.effect(
+                EffectKind::Runs,
+                &format!("-{name}"),
+                format!(
+                    "`go -{name}` runs a program the line names around the build or its binaries"
+                ),
+            ),
+            "ldflags" => {
+                let extld = value.as_ref().is_none_or(|v| {
+                    !v.literal || v.text.contains("extld") || v.text.contains("linkmode")
+                });
+                if extld {
+                    out.effect(
+                        EffectKind::Runs,
+                        "-ldflags",
+                        "`go -ldflags` with `-extld`/`-linkmode` names the external linker go runs"
+                            .into(),
+                    );
+                }
+            }
+            _ if ELSEWHERE.contains(&name) => {
+                if let Some(v) = &value {
+                    out.code_at(v, "builds, and runs, the code named at");
+                }
+            }
+            _ => {
+                if let Some(v) = &value {
+                    out.write(v);
+                }
+            }
+        }
+    }
+}
+
 /// pytest: the test files and directories it imports (its operands, `FILE::test` node ids
 /// included) run code, which outside the writable roots is not the project's; `@FILE` reads
 /// more arguments from a file (argparse's `fromfile_prefix_chars`); `-p NAME` imports a plugin
