@@ -511,6 +511,29 @@ fn writes_inside(target: &str, cx: &ShellContext) -> bool {
     cx.writable
         .iter()
         .any(|root| Path::new(&path).starts_with(root))
+        && leads_inside(&path, cx)
+}
+
+/// Whether a path inside the roots as written still is where the links on its way lead now:
+/// `out -> /tmp/x` in the workspace makes `echo … > out` a write of `/tmp/x`, and a dangling
+/// link is followed by bash's `>` to create its target (anywhere). A missing directory on the
+/// way makes the write fail, so the path as written stands.
+fn leads_inside(path: &Path, cx: &ShellContext) -> bool {
+    let in_roots = |real: &Path| {
+        cx.writable.iter().any(|root| {
+            real.starts_with(root) || std::fs::canonicalize(root).is_ok_and(|r| real.starts_with(r))
+        })
+    };
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return in_roots(&real);
+    }
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return false;
+    }
+    match (path.parent().map(std::fs::canonicalize), path.file_name()) {
+        (Some(Ok(dir)), Some(name)) => in_roots(&dir.join(name)),
+        _ => true,
+    }
 }
 
 /// The `PATH` entries a line could put a program in: relative ones (the current directory,

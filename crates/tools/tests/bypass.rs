@@ -1266,3 +1266,42 @@ action = "allow"
         "the real go did not run the program `-exec` names"
     );
 }
+
+/// A write inside the workspace as written, through a link that leads out of it now (`out ->
+/// /tmp`, a link to a file outside, a dangling link, which bash's `>` follows to create its
+/// target), was allowed as a write inside the roots (checked with the real bash: the file
+/// outside was made). The write is judged where the links lead.
+#[test]
+fn a_write_through_a_link_that_leads_out_of_the_roots_is_judged_outside() {
+    let f = review();
+    let outside = tempfile::tempdir().unwrap();
+    let o = std::fs::canonicalize(outside.path()).unwrap();
+    std::fs::write(o.join("file"), "").unwrap();
+    std::os::unix::fs::symlink(&o, f.ws.join("out")).unwrap();
+    std::os::unix::fs::symlink(o.join("file"), f.ws.join("to-file")).unwrap();
+    std::os::unix::fs::symlink(o.join("made-by-bash"), f.ws.join("dangling")).unwrap();
+    std::fs::create_dir(f.ws.join("real")).unwrap();
+    std::os::unix::fs::symlink("real", f.ws.join("inside")).unwrap();
+    f.never_allowed(&[
+        "echo x > out/f",
+        "echo x >> to-file",
+        "echo x > dangling",
+        "ls > sub/../dangling",
+        "grep x y > out/new",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "echo x > inside/f",
+            "echo x > real/f",
+            "echo x > new.txt",
+            "echo x > sub/new",
+        ],
+    );
+    let made = o.join("made-by-bash");
+    assert!(!bash_creates_pwned(&f.ws, "echo x > dangling", &[]));
+    assert!(
+        made.exists(),
+        "the real bash did not follow the dangling link"
+    );
+}
