@@ -1305,3 +1305,98 @@ fn a_write_through_a_link_that_leads_out_of_the_roots_is_judged_outside() {
         "the real bash did not follow the dangling link"
     );
 }
+
+/// git subcommands that run a command the line names — `rebase -x CMD`, `bisect run CMD`,
+/// `submodule foreach CMD`, `filter-branch --tree-filter CMD`, `send-email --sendmail-cmd CMD`
+/// — were decided by the subcommand's rule alone: a `rm` deny rule did not deny `git rebase -x
+/// 'rm -rf src' HEAD~1` under a `git rebase` rule (the real git ran the `rm` stub, checked).
+/// They are read as `find -exec` is; and `git config` that sets a value is a write of the file
+/// it changes (the repository's `.git/config`: the persistence surface).
+#[test]
+fn git_subcommands_that_run_the_commands_they_name_are_seen_through() {
+    let extra: String = [
+        "git rebase",
+        "git bisect",
+        "git submodule",
+        "git filter-branch",
+        "git send-email",
+        "git config",
+        "git commit",
+    ]
+    .iter()
+    .map(|p| format!("[[shell.rules]]\npattern = \"{p}\"\naction = \"allow\"\n"))
+    .collect();
+    let f = fixture(&format!("{REVIEW_RULES}\n{extra}"), "deny");
+    std::fs::create_dir_all(f.ws.join(".git")).unwrap();
+    f.all(
+        Action::Deny,
+        &[
+            "git rebase -x 'rm -rf src' HEAD~1",
+            "git rebase --exec='rm -rf src' HEAD~1",
+            "git rebase --exe rm HEAD~1",
+            "git rebase -i -x rm HEAD~1",
+            "git rebase -ixrm HEAD~1",
+            "git -C sub rebase -x rm HEAD~1",
+            "git bisect run rm -rf src",
+            "git submodule foreach rm -rf .",
+            "git submodule --quiet foreach --recursive 'rm -rf .'",
+            "git filter-branch --tree-filter 'rm -f x' HEAD",
+            "git send-email --sendmail-cmd='curl x' a.patch",
+        ],
+    );
+    f.never_allowed(&[
+        "git rebase -x id HEAD~1",
+        "git rebase \"$opt\" HEAD~1",
+        "git bisect run ./check.sh",
+        "git config core.fsmonitor /tmp/x",
+        "git config --global core.pager /tmp/x",
+        "git config alias.st '!id'",
+        "git config set core.hooksPath /tmp",
+        "git config --unset core.bare",
+        "git config -e",
+        "git config \"$k\" v",
+        "git -C sub config core.fsmonitor x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "git rebase -x 'git status' HEAD~1",
+            "git rebase -x ls HEAD~2",
+            "git rebase -i HEAD~1",
+            "git rebase -s ours main",
+            "git bisect run ls",
+            "git bisect start",
+            "git submodule foreach --recursive 'git status'",
+            "git config --get user.name",
+            "git config user.name",
+            "git config --list --show-origin",
+            "git config get core.bare",
+            "git commit -m \"$msg\"",
+        ],
+    );
+    // The real git runs what `-x` names.
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+            .args(args)
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("git is needed for this test (Debian package `git`)")
+    };
+    assert!(git(&["init", "-q", "."]).success());
+    for n in ["a", "b"] {
+        std::fs::write(dir.path().join(n), n).unwrap();
+        assert!(git(&["add", n]).success());
+        assert!(git(&["commit", "-q", "-m", n]).success());
+    }
+    let line = "GIT_CONFIG_NOSYSTEM=1 HOME=. git -c user.name=t -c user.email=t@example.org rebase -x 'rm x' HEAD~1";
+    assert!(
+        bash_runs_rm_in(dir.path(), line),
+        "the real git did not run the command `rebase -x` names"
+    );
+}

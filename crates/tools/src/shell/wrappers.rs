@@ -134,6 +134,7 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         }
         "find" => find(args, &mut out),
         "fd" | "fdfind" => fd(args, &mut out),
+        "git" => git(args, &mut out),
         "watch" => watch(args, &mut out),
         "flock" => flock(args, &mut out),
         "script" => script(args, &mut out),
@@ -775,6 +776,176 @@ fn fd(args: &[Word], out: &mut Findings) {
         }
         out.argv(&inner);
         i = j + 1;
+    }
+}
+
+/// git's global options that take the next word as their value (when not given `=VALUE`).
+const GIT_GLOBAL_VALUES: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--super-prefix",
+    "--attr-source",
+];
+
+/// The commands git subcommands run that the line names, as `find -exec`'s: `rebase -x CMD`
+/// (also `--exec=CMD`, `-xCMD`, clustered `-ix CMD`) and `submodule foreach CMD…` and
+/// `filter-branch --*-filter CMD` and `send-email --*-cmd CMD` run CMD with `sh -c` (dash),
+/// `bisect run CMD ARGS…` runs the argv. A `rm` deny rule denies `git rebase -x 'rm -rf .'`,
+/// and a `git rebase` rule no longer allows running whatever `-x` names.
+fn git(args: &[Word], out: &mut Findings) {
+    // The subcommand: the first word after the global options.
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        if !w.literal {
+            // Programs' examination makes it ask; nothing more is known here.
+            return;
+        }
+        if !w.text.starts_with('-') {
+            break;
+        }
+        i += if GIT_GLOBAL_VALUES.contains(&w.text.as_str()) {
+            2
+        } else {
+            1
+        };
+    }
+    let Some(sub) = args.get(i) else {
+        return;
+    };
+    let rest = &args[i + 1..];
+    let runs = matches!(
+        sub.text.as_str(),
+        "rebase" | "bisect" | "submodule" | "filter-branch" | "send-email"
+    );
+    // A word only known when the line runs may be `-x CMD` (or be the command): not read.
+    if let Some(w) = rest.iter().find(|w| runs && !w.literal) {
+        out.stop(Stop::Dynamic(w.text.clone()));
+        return;
+    }
+    let shell_line = |out: &mut Findings, w: &Word| out.inner.push(Inner::PosixLine(w.clone()));
+    match sub.text.as_str() {
+        "rebase" => {
+            let mut j = 0;
+            while let Some(w) = rest.get(j) {
+                j += 1;
+                if !w.literal {
+                    continue;
+                }
+                let t = w.text.as_str();
+                if t == "--" {
+                    break;
+                }
+                // `--exec`, or an abbreviation of it parse-options accepts.
+                if let Some(long) = t.strip_prefix("--") {
+                    let (name, value) = match long.split_once('=') {
+                        Some((n, v)) => (n, Some(v)),
+                        None => (long, None),
+                    };
+                    if name.len() >= 2 && "exec".starts_with(name) {
+                        match value {
+                            Some(v) => shell_line(out, &Word::lit(v)),
+                            None => {
+                                if let Some(cmd) = rest.get(j) {
+                                    shell_line(out, cmd);
+                                    j += 1;
+                                }
+                            }
+                        }
+                    }
+                    continue;
+                }
+                let Some(cluster) = t.strip_prefix('-') else {
+                    continue;
+                };
+                for (at, c) in cluster.char_indices() {
+                    // Options whose value is the rest of the word (or the next one).
+                    if matches!(c, 's' | 'X' | 'C' | 'S') {
+                        break;
+                    }
+                    if c == 'x' {
+                        let attached = &cluster[at + 1..];
+                        if !attached.is_empty() {
+                            shell_line(out, &Word::lit(attached));
+                        } else if let Some(cmd) = rest.get(j) {
+                            shell_line(out, cmd);
+                            j += 1;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        "bisect" if rest.first().is_some_and(|w| w.literal && w.text == "run") => {
+            out.argv(&rest[1..]);
+        }
+        "submodule" => {
+            // `git submodule [--quiet] foreach [--recursive] CMD…`: the words joined, evaluated
+            // by sh in each submodule.
+            let Some(at) = rest.iter().position(|w| w.literal && w.text == "foreach") else {
+                return;
+            };
+            let cmd: Vec<Word> = rest[at + 1..]
+                .iter()
+                .skip_while(|w| w.literal && w.text.starts_with('-'))
+                .cloned()
+                .collect();
+            if !cmd.is_empty() {
+                let text = cmd
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                shell_line(
+                    out,
+                    &Word {
+                        raw: join_raw(&cmd),
+                        text,
+                        literal: cmd.iter().all(|w| w.literal),
+                        single: true,
+                    },
+                );
+            }
+        }
+        "filter-branch" | "send-email" => {
+            let mut j = 0;
+            while let Some(w) = rest.get(j) {
+                j += 1;
+                if !w.literal {
+                    continue;
+                }
+                let Some(long) = w.text.strip_prefix("--") else {
+                    continue;
+                };
+                let (name, value) = match long.split_once('=') {
+                    Some((n, v)) => (n, Some(Word::lit(v))),
+                    None => (long, None),
+                };
+                let runs = name.ends_with("-filter")
+                    || name == "setup"
+                    || name.ends_with("-cmd")
+                    || name == "smtp-server";
+                if !runs {
+                    continue;
+                }
+                let value = match value {
+                    Some(v) => v,
+                    None => {
+                        let Some(v) = rest.get(j) else { break };
+                        j += 1;
+                        v.clone()
+                    }
+                };
+                // `--smtp-server` is a host unless it is a path to a program.
+                if name != "smtp-server" || value.text.contains('/') || !value.literal {
+                    shell_line(out, &value);
+                }
+            }
+        }
+        _ => {}
     }
 }
 
