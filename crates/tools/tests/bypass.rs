@@ -1357,6 +1357,26 @@ fn git_subcommands_that_run_the_commands_they_name_are_seen_through() {
         "git config \"$k\" v",
         "git -C sub config core.fsmonitor x",
     ]);
+    // Where clone and worktree write: outside the roots asks (with their own rules).
+    let extra2: String = ["git clone", "git worktree"]
+        .iter()
+        .map(|p| format!("[[shell.rules]]\npattern = \"{p}\"\naction = \"allow\"\n"))
+        .collect();
+    let g = fixture(&format!("{REVIEW_RULES}\n{extra2}"), "deny");
+    g.never_allowed(&[
+        "git clone https://example.org/x.git /tmp/elsewhere",
+        "git clone --separate-git-dir=/tmp/g x d",
+        "git worktree add /tmp/w",
+        "git worktree add -b topic ../w",
+    ]);
+    g.all(
+        Action::Allow,
+        &[
+            "git clone https://example.org/x.git d",
+            "git worktree add wt",
+            "git worktree list",
+        ],
+    );
     f.all(
         Action::Allow,
         &[

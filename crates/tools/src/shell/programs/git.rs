@@ -147,10 +147,38 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
     if sub.text == "config" {
         config_writes(sub_args, dir.as_ref(), out);
     }
+    // `git worktree add PATH` checks a work tree out at PATH.
+    if sub.text == "worktree"
+        && sub_args
+            .first()
+            .is_some_and(|w| w.literal && w.text == "add")
+    {
+        let mut i = 1;
+        while let Some(w) = sub_args.get(i) {
+            i += 1;
+            if w.literal && w.text.starts_with('-') {
+                if matches!(w.text.as_str(), "-b" | "-B" | "--reason") {
+                    i += 1;
+                }
+                continue;
+            }
+            out.write(w);
+            break;
+        }
+    }
     match git_subcommand(&sub.text) {
         Some(g) => {
             let p = parse(sub_args, &g.spec, true);
             judge_options(&p, g.options, out);
+            // `git clone URL DIR` writes DIR (and `--separate-git-dir` the repository there).
+            if sub.text == "clone" {
+                if let Some(dest) = p.operands.get(1) {
+                    out.write(dest);
+                }
+                for d in p.args(&["--separate-git-dir"]) {
+                    out.write(d);
+                }
+            }
             // Any long option that abbreviates a dangerous one is that one (parse-options
             // accepts unambiguous prefixes; the table need not list every option sharing it).
             for o in &p.opts {
