@@ -837,3 +837,56 @@ fn sed_labels_end_at_a_blank_as_gnu_sed_reads_them() {
         "the real sed did not run the command after `:x`: {out:?}"
     );
 }
+
+/// diff3 and sdiff run `--diff-program` (also abbreviated: GNU getopt_long), bat its
+/// `--pager`: under rules naming them they were allowed (checked with the real diff3, which ran
+/// the program).
+#[test]
+fn diff3_sdiff_and_bat_run_the_program_their_options_name() {
+    let r = rules(
+        "[[shell.rules]]\npattern = \"diff3\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"sdiff\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"bat\"\naction = \"allow\"\n",
+    );
+    for line in [
+        "diff3 --diff-program=/tmp/x a b c",
+        "diff3 --diff-prog=/tmp/x a b c",
+        "sdiff --diff-program /tmp/x a b",
+        "sdiff -o /tmp/merged a b",
+        "bat --pager=/tmp/x f",
+        "bat f --pager '/tmp/x -R'",
+    ] {
+        let a = decide_with(&r, line);
+        assert_ne!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    for line in [
+        "diff3 a b c",
+        "sdiff -s a b",
+        "bat -n f",
+        "bat --paging=never f",
+    ] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (n, t) in [("a", "1\n"), ("b", "2\n"), ("c", "3\n")] {
+        std::fs::write(dir.path().join(n), t).unwrap();
+    }
+    let prog = dir.path().join("prog");
+    std::fs::write(
+        &prog,
+        "#!/bin/sh\ntouch \"$(dirname \"$0\")/ran\"\nexec diff \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let _ = std::process::Command::new("diff3")
+        .arg(format!("--diff-prog={}", prog.display()))
+        .args(["a", "b", "c"])
+        .current_dir(dir.path())
+        .output()
+        .expect("diff3 is needed for this test (Debian package `diffutils`)");
+    assert!(
+        dir.path().join("ran").exists(),
+        "the real diff3 did not run --diff-program"
+    );
+}

@@ -579,6 +579,66 @@ pub(super) const PROGRAMS: &[Program] = &[
         operands: Operands::Read,
         special: Some(in_place),
     },
+    // diff3 and sdiff run `--diff-program` (GNU getopt_long: abbreviations too; checked with
+    // the real diffutils); sdiff `-o FILE` writes the merge.
+    Program {
+        names: &["diff3", "sdiff"],
+        spec: Spec {
+            short_arg: "LoIw",
+            long_arg: &[
+                "diff-program",
+                "label",
+                "output",
+                "ignore-matching-lines",
+                "width",
+                "tabsize",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[
+            ("--diff-program", Does::Runs),
+            ("-o", Does::WritesArg),
+            ("--output", Does::WritesArg),
+        ],
+        operands: Operands::Read,
+        special: None,
+    },
+    // bat (`batcat` on Debian) pipes its output through `--pager` (clap: exact names).
+    Program {
+        names: &["bat", "batcat"],
+        spec: Spec {
+            short_arg: "lmrHd",
+            long_arg: &[
+                "pager",
+                "language",
+                "map-syntax",
+                "line-range",
+                "highlight-line",
+                "theme",
+                "style",
+                "tabs",
+                "wrap",
+                "terminal-width",
+                "color",
+                "italic-text",
+                "decorations",
+                "paging",
+                "file-name",
+                "diff-context",
+                "ignored-suffix",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: false,
+        options: &[("--pager", Does::Runs)],
+        operands: Operands::Read,
+        special: None,
+    },
     Program {
         names: &["less", "more", "most"],
         spec: Spec {
