@@ -890,3 +890,33 @@ fn diff3_sdiff_and_bat_run_the_program_their_options_name() {
         "the real diff3 did not run --diff-program"
     );
 }
+
+/// GNU make's `-E STRING` is `--eval=STRING` (make 4.3 takes it too): `make -E '$(shell id)'`
+/// ran `id` under a `make` rule (checked with the real make).
+#[test]
+fn make_dash_e_is_eval() {
+    let r = rules("[[shell.rules]]\npattern = \"make\"\naction = \"allow\"\n");
+    for line in [
+        "make -E '$(shell id)'",
+        "make -sE x",
+        "make -E\"$(shell id)\" all",
+    ] {
+        let a = decide_with(&r, line);
+        assert_ne!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    for line in ["make", "make test", "make -j4 -s all"] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Makefile"), "all:\n\t@true\n").unwrap();
+    let _ = std::process::Command::new("make")
+        .args(["-E", "$(shell touch ran)"])
+        .current_dir(dir.path())
+        .output()
+        .expect("GNU make is needed for this test (Debian package `make`)");
+    assert!(
+        dir.path().join("ran").exists(),
+        "the real make did not evaluate -E"
+    );
+}

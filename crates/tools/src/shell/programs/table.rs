@@ -469,7 +469,8 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program {
         names: &["make", "gmake"],
         spec: Spec {
-            short_arg: "fCIjloOW",
+            // `-E STRING` is `--eval=STRING` (GNU make 4.3 already takes it: checked).
+            short_arg: "fCIjloOWE",
             long_arg: &[
                 "file",
                 "makefile",
@@ -502,6 +503,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("-I", Does::Runs),
             ("--include-dir", Does::Runs),
             ("--eval", Does::Runs),
+            ("-E", Does::Runs),
         ],
         operands: Operands::Read,
         special: Some(make),
