@@ -920,3 +920,49 @@ fn make_dash_e_is_eval() {
         "the real make did not evaluate -E"
     );
 }
+
+/// node options that load code from a named file (`--env-file-if-exists`, which may set
+/// NODE_OPTIONS; `--openssl-config`, which loads providers; `--snapshot-blob`), open the
+/// inspector (a debugger for whoever reaches its port) or write where they name
+/// (`--redirect-warnings`, the report and profile directories) were allowed under a `node`
+/// rule (the real node wrote the `--redirect-warnings` file, checked).
+#[test]
+fn node_options_that_load_code_listen_or_write() {
+    let r = rules("[[shell.rules]]\npattern = \"node\"\naction = \"allow\"\n");
+    for line in [
+        "node --env-file-if-exists=/tmp/e t.js",
+        "node --openssl-config=/tmp/c.cnf t.js",
+        "node --snapshot-blob /tmp/s.blob t.js",
+        "node --inspect=0.0.0.0:9229 t.js",
+        "node --inspect-brk t.js",
+        "node --redirect-warnings=/tmp/w t.js",
+        "node --report-directory /tmp/r t.js",
+        "node --cpu-prof-dir=/tmp t.js",
+    ] {
+        let a = decide_with(&r, line);
+        assert_ne!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    for line in [
+        "node t.js",
+        "node --test",
+        "node --redirect-warnings=w.log t.js",
+    ] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    let node = ["/usr/bin/node", "/usr/local/bin/node"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("node is needed for this test: run scripts/test-deps.sh (it installs nodejs)");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("warnings");
+    let _ = std::process::Command::new(node)
+        .arg(format!("--redirect-warnings={}", out.display()))
+        .args(["-e", "process.emitWarning('x')"])
+        .output()
+        .unwrap();
+    assert!(
+        out.exists(),
+        "the real node did not write --redirect-warnings"
+    );
+}

@@ -534,10 +534,21 @@ pub(super) const PROGRAMS: &[Program] = &[
                 "experimental-loader",
                 "conditions",
                 "env-file",
+                "env-file-if-exists",
                 "input-type",
                 "title",
                 "inspect-port",
+                "openssl-config",
+                "snapshot-blob",
+                "redirect-warnings",
+                "diagnostic-dir",
+                "cpu-prof-dir",
+                "heap-prof-dir",
+                "report-directory",
             ],
+            // `--inspect[=[HOST:]PORT]`: the value only attached (listed, so that it is not
+            // taken for `--inspect-port`).
+            long_flag: &["inspect", "inspect-brk", "inspect-wait"],
             lenient: true,
             ..Spec::NONE
         },
@@ -554,6 +565,20 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("--loader", Does::Runs),
             ("--experimental-loader", Does::Runs),
             ("--env-file", Does::Runs),
+            // An env file may set NODE_OPTIONS (`--require`); an OpenSSL config loads
+            // providers (shared objects); a snapshot blob is code.
+            ("--env-file-if-exists", Does::Runs),
+            ("--openssl-config", Does::Runs),
+            ("--snapshot-blob", Does::Runs),
+            // The inspector is a debugger anyone who reaches its port drives.
+            ("--inspect", Does::Network),
+            ("--inspect-brk", Does::Network),
+            ("--inspect-wait", Does::Network),
+            ("--redirect-warnings", Does::WritesArg),
+            ("--diagnostic-dir", Does::WritesArg),
+            ("--cpu-prof-dir", Does::WritesArg),
+            ("--heap-prof-dir", Does::WritesArg),
+            ("--report-directory", Does::WritesArg),
         ],
         operands: Operands::Read,
         special: None,
