@@ -65,6 +65,10 @@ command -v fdfind >/dev/null || command -v fd >/dev/null || {
 command -v go >/dev/null || {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go
 }
+# redteam: `zip -TT CMD` runs CMD (crates/tools/tests/options.rs checks it with the real zip).
+command -v zip >/dev/null || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zip
+}
 if [ ${#npm_packages[@]} -gt 0 ]; then
   npm install --prefix "$prefix/npm" --no-audit --no-fund --loglevel=error "${npm_packages[@]}"
 fi

@@ -966,3 +966,37 @@ fn node_options_that_load_code_listen_or_write() {
         "the real node did not write --redirect-warnings"
     );
 }
+
+/// zip tests the archive with `-TT CMD`/`--unzip-command CMD` (abbreviated too): a command
+/// through the shell, allowed under a `zip` rule (checked with the real zip); the archive it
+/// writes outside the roots was allowed too.
+#[test]
+fn zip_unzip_command_runs_and_the_archive_is_written() {
+    let r = rules("[[shell.rules]]\npattern = \"zip\"\naction = \"allow\"\n");
+    for line in [
+        "zip -T -TT id a.zip f",
+        "zip -T --unzip-command=id a.zip f",
+        "zip -T --unzip-c id a.zip f",
+        "zip /tmp/a.zip f",
+        "zip -r -O /tmp/b.zip a.zip",
+        "zip \"$opt\" a.zip f",
+    ] {
+        let a = decide_with(&r, line);
+        assert_ne!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    for line in ["zip -r a.zip src", "zip -q -9 -r out.zip dir -x '*.o'"] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), "x").unwrap();
+    let _ = std::process::Command::new("zip")
+        .args(["-q", "-T", "--unzip-c", "touch ran #", "a.zip", "f"])
+        .current_dir(dir.path())
+        .output()
+        .expect("zip is needed for this test (Debian package `zip`)");
+    assert!(
+        dir.path().join("ran").exists(),
+        "the real zip did not run --unzip-command"
+    );
+}

@@ -22,7 +22,7 @@
 use super::options::{step, Opt, Spec, Step, Stop};
 use super::words::Word;
 use git::git;
-use special::{cargo, dd, find, go, npm, tar};
+use special::{cargo, dd, find, go, npm, tar, zip};
 use table::PROGRAMS;
 
 mod git;
@@ -287,6 +287,7 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         "dd" => dd(args, &mut out),
         "cargo" => cargo(args, &mut out),
         "go" => go(args, &mut out),
+        "zip" => zip(args, &mut out),
         b => {
             if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&b)) {
                 program_table(name, program, args, &mut out);

@@ -825,6 +825,88 @@ pub(super) fn go(args: &[Word], out: &mut Examined) {
     }
 }
 
+/// zip: `-T` tests the archive with `-TT CMD`/`--unzip-command CMD` (abbreviations too: zip's
+/// own parser takes them, `--unzip-c=…`; checked with the real zip), a command run through the
+/// shell; the archive (the first operand, or `-O`/`--output-file`) is written.
+pub(super) fn zip(args: &[Word], out: &mut Examined) {
+    // Options whose value is the next word.
+    const VALUED: &[&str] = &[
+        "-b", "-n", "-t", "-tt", "-P", "-Z", "-s", "-sp", "-O", "-TT", "-ds",
+    ];
+    let mut archive_seen = false;
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.literal {
+            let raw = w.raw.trim_start_matches(['"', '\'']);
+            if !w.single || raw.starts_with('-') || raw.starts_with('$') {
+                out.effect(
+                    EffectKind::Runs,
+                    UNKNOWN_OPTION,
+                    format!(
+                        "`{}` is only known when the line runs and may be `-TT CMD`",
+                        w.text
+                    ),
+                );
+            }
+            archive_seen = true;
+            continue;
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            if let Some(a) = args.get(i).filter(|_| !archive_seen) {
+                out.write(a);
+            }
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(Word::lit(v))),
+                None => (long, None),
+            };
+            if name.len() >= 3 && "unzip-command".starts_with(name) {
+                out.effect(
+                    EffectKind::Runs,
+                    "-TT",
+                    "zip `--unzip-command` runs a command to test the archive".into(),
+                );
+            }
+            if name.len() >= 3 && "output-file".starts_with(name) {
+                let v = value.or_else(|| {
+                    i += 1;
+                    args.get(i - 1).cloned()
+                });
+                if let Some(v) = v {
+                    out.write(&v);
+                }
+            }
+            continue;
+        }
+        if t.starts_with('-') && t.len() > 1 {
+            if t == "-TT" || (t.starts_with("-TT") && t.len() > 3) {
+                out.effect(
+                    EffectKind::Runs,
+                    "-TT",
+                    "zip `-TT CMD` runs CMD to test the archive".into(),
+                );
+            }
+            if VALUED.contains(&t) {
+                if t == "-O" {
+                    if let Some(v) = args.get(i) {
+                        out.write(v);
+                    }
+                }
+                i += 1;
+            }
+            continue;
+        }
+        if !archive_seen {
+            archive_seen = true;
+            out.write(w);
+        }
+    }
+}
+
 /// pytest: the test files and directories it imports (its operands, `FILE::test` node ids
 /// included) run code, which outside the writable roots is not the project's; `@FILE` reads
 /// more arguments from a file (argparse's `fromfile_prefix_chars`); `-p NAME` imports a plugin
