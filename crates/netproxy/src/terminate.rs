@@ -623,22 +623,13 @@ async fn request(
     // The request must be for the tunnel's host: the upstream (a CDN, a shared front end)
     // routes by `Host` or an absolute-form target, so another name there would take the
     // credential's value, and the request rules decided for this host, to that name's site.
-    if let Some(why) = foreign_authority(&req, target) {
-        shared.note_refused(crate::Refused {
-            host: host.clone(),
-            port,
-            addr: None,
-            reason: why.clone(),
-            allow: String::new(),
-            count: 0,
-        });
-        return refuse(why, "");
-    }
-    if let Some(s) = t
-        .misplaced_in(&req, target)
-        .or_else(|| misplaced_basic(t, &req, target))
-    {
-        let why = misplaced_reason(s, target);
+    // Then a placeholder must be one of this host's.
+    let misplaced = foreign_authority(&req, target).or_else(|| {
+        t.misplaced_in(&req, target)
+            .or_else(|| misplaced_basic(t, &req, target))
+            .map(|s| misplaced_reason(s, target))
+    });
+    if let Some(why) = misplaced {
         shared.note_refused(crate::Refused {
             host: host.clone(),
             port,
