@@ -681,6 +681,50 @@ impl Snapshot {
     }
 }
 
+/// The after-run scan of a run that lasts — a wrapped MCP server (`cordon mcp wrap`), which
+/// lives as long as its client's session — done while it still runs, after each of its tool
+/// calls: what appeared or changed in the writable roots since the last check is moved aside
+/// like the end scan does, before the operator's `cd` (direnv) or a host's settings reload
+/// could act on it. Bounded cost: directories unchanged since the last check are not listed
+/// again (see [`Snapshot::take_with`]); each still gets a `stat`.
+#[derive(Debug)]
+pub struct Watch {
+    roots: Vec<PathBuf>,
+    baseline: Snapshot,
+    /// The default trust-store places in the roots that did not exist at the start.
+    stores: Vec<MissingPlace>,
+}
+
+impl Watch {
+    /// Watches `roots` (absolute, canonical) from now on.
+    pub fn start(roots: &[PathBuf]) -> Watch {
+        Watch {
+            roots: roots.to_vec(),
+            stores: MissingPlace::trust_stores_in(roots),
+            baseline: Snapshot::take(roots),
+        }
+    }
+
+    /// What appeared or changed since the start or the last check, each moved aside (a changed
+    /// small file gets its earlier content back); and whether the walk stopped at its limit.
+    /// What cordon moved aside itself is not found again by the next check. What the run
+    /// changes while this check moves files aside may be taken for the new baseline: the end
+    /// scan, which compares with the state before the run, still finds it.
+    pub fn check(&mut self) -> (Vec<Finding>, bool) {
+        let now = Snapshot::take_with(&self.roots, MAX_ENTRIES, Some(&self.baseline));
+        let mut findings = now.findings_since(&self.baseline);
+        findings.extend(self.stores.iter().filter_map(MissingPlace::check));
+        let truncated = now.truncated;
+        self.baseline = if findings.is_empty() {
+            now
+        } else {
+            // The places moved aside, restored, and where they went, as they are now.
+            Snapshot::take_with(&self.roots, MAX_ENTRIES, Some(&now))
+        };
+        (findings, truncated)
+    }
+}
+
 /// The scan of a run whose cordon died before its own: everything watched in `roots` that
 /// changed at or after `since`, moved aside; `None` when the walk could not finish.
 pub fn scan_changed_since(roots: &[PathBuf], since: SystemTime) -> Option<Vec<Finding>> {
@@ -1309,6 +1353,55 @@ mod tests {
 
     /// A directory on the way that became a symlink (a process that outlived the run) does
     /// not send the rename elsewhere.
+    /// A lasting run's checks: each plant is moved aside at the check after it, and what
+    /// cordon moved aside (a hook renamed in `hooks/`, a git directory renamed beside it, a
+    /// config restored) is not found again by the next check.
+    #[test]
+    fn a_watch_finds_each_plant_once_at_the_next_check() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        let roots = [root.clone()];
+        let mut w = Watch::start(&roots);
+        assert_eq!(w.check(), (vec![], false));
+        std::fs::write(root.join(".envrc"), "planted").unwrap();
+        std::fs::write(root.join(".git/hooks/pre-commit"), "planted").unwrap();
+        std::fs::create_dir_all(root.join(".github/hooks")).unwrap();
+        std::fs::write(root.join(".github/hooks/x.json"), "{}").unwrap();
+        let config = std::fs::read(root.join(".git/config")).unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        git(&root.join("sub"), &["init", "-q"]);
+        let (found, truncated) = w.check();
+        assert!(!truncated);
+        let mut paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            [
+                ".envrc",
+                ".git/config",
+                ".git/hooks/pre-commit",
+                ".github/hooks",
+                "sub/.git"
+            ]
+            .map(|p| root.join(p)),
+            "{found:#?}"
+        );
+        assert!(!root.join(".envrc").exists());
+        assert_eq!(std::fs::read(root.join(".git/config")).unwrap(), config);
+        assert!(root.join("sub/.git.cordon-quarantine").is_dir());
+        for _ in 0..2 {
+            assert_eq!(w.check(), (vec![], false));
+        }
+        // A second plant at a place already moved aside once is found again.
+        std::fs::write(root.join(".envrc"), "again").unwrap();
+        let (found, _) = w.check();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].path, root.join(".envrc"));
+        assert_eq!(w.check(), (vec![], false));
+    }
+
     #[test]
     fn quarantine_follows_no_symlink_on_the_way() {
         let d = tempfile::tempdir().unwrap();
