@@ -165,7 +165,7 @@ fn check_stores(stores: &[MissingPlace], log: &Path) {
         );
     }
     if !findings.is_empty() {
-        record(&findings, None, log, None, "after-run-recovered");
+        record("shell", &findings, None, log, None, "after-run-recovered");
     }
 }
 
@@ -525,7 +525,14 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
                     );
                 }
                 if !findings.is_empty() {
-                    record(&findings, None, log, Some(session), "after-run-recovered");
+                    record(
+                        "shell",
+                        &findings,
+                        None,
+                        log,
+                        Some(session),
+                        "after-run-recovered",
+                    );
                 }
                 let _ = dead.dir.remove(&dead.rel);
                 continue;
@@ -544,6 +551,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
 /// Records `findings` (and, for a run of this process, its `enforcement`); with no findings,
 /// a record of the enforcement alone.
 fn record(
+    tool: &str,
     findings: &[Finding],
     enforcement: Option<&Enforcement>,
     log: &Path,
@@ -556,7 +564,7 @@ fn record(
             (true, Some(enforcement)) => {
                 // Nothing left behind, but the run got less than the policy says: on record.
                 let mut r = Record::new(
-            "shell",
+            tool,
             Action::Allow,
             By::AfterRun,
             format!("the run's kernel sandbox enforced less than the policy says: {enforcement}"),
@@ -568,7 +576,7 @@ fn record(
             }
             (false, enforcement) => {
                 let r = Record::after_run(
-                    "shell",
+                    tool,
                     request,
                     &findings.iter().map(entry).collect::<Vec<_>>(),
                 );
@@ -618,7 +626,68 @@ pub fn report(
     for f in findings {
         eprintln!("cordon: warning: {}", clean(&f.message()));
     }
-    record(findings, Some(enforcement), log, Some(session), request);
+    record(
+        "shell",
+        findings,
+        Some(enforcement),
+        log,
+        Some(session),
+        request,
+    );
+}
+
+/// The after-run scan of a wrapped MCP server (`cordon mcp wrap`) done while it runs: a server
+/// lives as long as its client's session and can write its roots at any time, so what it
+/// leaves is looked for after each of its tool calls too, not only when it exits
+/// ([`crate::Gate::watch`]). Findings are handled as the end scan's: moved aside, one warning
+/// each, one audit record.
+pub struct Watch {
+    watch: cordon_ossandbox::Watch,
+    roots: Vec<PathBuf>,
+    log: PathBuf,
+    session: String,
+}
+
+impl crate::Gate {
+    /// Starts watching the writable roots of the sandbox this gate runs in (taken now: call it
+    /// before the server starts); `None` for a gate that runs nothing.
+    pub fn watch(&self) -> Option<Watch> {
+        let sandbox = self.sandbox.as_ref().filter(|_| self.front_end.runs())?;
+        let roots = sandbox.writable_roots().to_vec();
+        Some(Watch {
+            watch: cordon_ossandbox::Watch::start(&roots),
+            roots,
+            log: self.audit_path.clone(),
+            session: self.audit_session.clone(),
+        })
+    }
+}
+
+impl Watch {
+    /// What appeared or changed in the roots since the last check, moved aside, warned about
+    /// and recorded as the after-run findings of `request` (the tool call after which the
+    /// check ran). A walk cut short is said; the end scan, which fails closed, follows.
+    pub fn check(&mut self, request: &str) -> Vec<Finding> {
+        let (findings, truncated) = self.watch.check();
+        if truncated {
+            eprintln!(
+                "cordon: warning: the scan for files that make the operator's tools run code stopped after {SCAN_MAX_ENTRIES} entries after a tool call: what lies beyond in {} was not checked",
+                clean(&self.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "))
+            );
+        }
+        for f in &findings {
+            eprintln!("cordon: warning: {}", clean(&f.message()));
+        }
+        record(
+            cordon_policy::mcp::MCP_TOOL,
+            &findings,
+            None,
+            &self.log,
+            Some(&self.session),
+            request,
+        );
+        findings
+    }
 }
 
 /// The word for how much was enforced, as a record's key.
