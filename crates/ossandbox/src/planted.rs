@@ -298,10 +298,44 @@ impl Snapshot {
                 s.note(home.join(rel), What::ToolFile, why, true);
             }
         }
+        s.host_homes(roots, &|n| std::env::var_os(n));
         for root in roots {
             s.walk(root, limit, earlier);
         }
         s
+    }
+
+    /// A host's directory that the environment moved into a root (`$CODEX_HOME`,
+    /// `$COPILOT_HOME`, `$XDG_CONFIG_HOME`: `cordon_policy::surface::HOST_HOMES`): its settings
+    /// and plugin directories, as they are watched at the home (`$CODEX_HOME/hooks.json` is
+    /// `~/.codex/hooks.json`), whatever the walk's limit. One that does not exist is not
+    /// watched (a run could create it; the host then reads it).
+    fn host_homes(&mut self, roots: &[PathBuf], var: &dyn Fn(&str) -> Option<OsString>) {
+        use cordon_policy::surface::{HOME_FILES, HOST_HOMES};
+        for (name, below_home) in HOST_HOMES {
+            let Some(dir) = var(name)
+                .map(PathBuf::from)
+                .filter(|d| d.is_absolute())
+                .and_then(|d| std::fs::canonicalize(d).ok())
+                .filter(|d| roots.iter().any(|r| d.starts_with(r)))
+            else {
+                continue;
+            };
+            let below = |rel: &'static str| rel.strip_prefix(below_home)?.strip_prefix('/');
+            for (rel, why) in HOME_FILES.iter().chain(TOOL_FILES) {
+                if let Some(rest) = below(rel) {
+                    self.note(dir.join(rest), What::ToolFile, why, true);
+                }
+            }
+            for (rel, why) in TOOL_DIRS {
+                if let Some(rest) = below(rel) {
+                    let tool_dir = dir.join(rest);
+                    if self.note(tool_dir.clone(), What::ToolFile, why, true) {
+                        self.list(&tool_dir, What::ToolFile, why, 0);
+                    }
+                }
+            }
+        }
     }
 
     /// The names in `dir`: the earlier snapshot's when the directory is unchanged since and
@@ -1353,6 +1387,44 @@ mod tests {
 
     /// A directory on the way that became a symlink (a process that outlived the run) does
     /// not send the rename elsewhere.
+    /// A host directory the environment moved into a root (`CODEX_HOME=root/ch`) is watched as
+    /// it is at the home: its hooks file, and every file of its plugin directory.
+    #[test]
+    fn a_host_home_moved_into_a_root_is_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        for dir in ["ch", "cfg/opencode/plugin"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        let var = |n: &str| match n {
+            "CODEX_HOME" => Some(root.join("ch").into_os_string()),
+            "XDG_CONFIG_HOME" => Some(root.join("cfg").into_os_string()),
+            _ => None,
+        };
+        let roots = [root.clone()];
+        let snap = || {
+            let mut s = Snapshot::default();
+            s.host_homes(&roots, &var);
+            s
+        };
+        let before = snap();
+        std::fs::write(root.join("ch/hooks.json"), "{}").unwrap();
+        std::fs::write(root.join("cfg/opencode/plugin/x.js"), "").unwrap();
+        let mut found: Vec<_> = snap()
+            .findings_since(&before)
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                root.join("cfg/opencode/plugin/x.js"),
+                root.join("ch/hooks.json")
+            ]
+        );
+    }
+
     /// A lasting run's checks: each plant is moved aside at the check after it, and what
     /// cordon moved aside (a hook renamed in `hooks/`, a git directory renamed beside it, a
     /// config restored) is not found again by the next check.

@@ -223,6 +223,14 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         "GitHub Copilot CLI runs the hooks it configures",
     ),
     (
+        ".copilot/settings.json",
+        "GitHub Copilot CLI runs the hooks it configures",
+    ),
+    (
+        ".copilot/settings.local.json",
+        "GitHub Copilot CLI runs the hooks it configures",
+    ),
+    (
         ".config/opencode/opencode.json",
         "opencode loads the plugins and starts the MCP servers it names",
     ),
@@ -231,6 +239,79 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         "opencode loads the plugins and starts the MCP servers it names",
     ),
 ];
+
+/// The part of the surface that wires an agent host's hooks, plugins and MCP servers — cordon's
+/// own hook among them (`cordon install` writes these): an agent's file tool writing one could
+/// unhook cordon for the next session, so `cordon hook` denies it outright. Each is the name of
+/// an entry of [`TOOL_FILES`], [`HOME_FILES`] or [`TOOL_DIRS`] (a test holds it), matched at
+/// the end of a path ([`host_settings`]).
+pub const HOST_SETTINGS: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".gemini/settings.json",
+    ".copilot/config.json",
+    ".copilot/settings.json",
+    ".copilot/settings.local.json",
+    ".github/copilot/settings.json",
+    ".github/copilot/settings.local.json",
+    "opencode.json",
+    "opencode.jsonc",
+    ".github/hooks",
+    ".copilot/hooks",
+    ".opencode/plugin",
+    ".opencode/plugins",
+    ".config/opencode/plugin",
+    ".config/opencode/plugins",
+];
+
+/// The variables that move a host's home-relative settings directory elsewhere, and the
+/// directory below the home each stands for: `$CODEX_HOME/hooks.json` is `~/.codex/hooks.json`.
+pub const HOST_HOMES: &[(&str, &str)] = &[
+    ("CODEX_HOME", ".codex"),
+    ("COPILOT_HOME", ".copilot"),
+    ("XDG_CONFIG_HOME", ".config"),
+];
+
+/// Where `path` (absolute, as a host or its file tool names it) is one of the agent hosts'
+/// settings ([`HOST_SETTINGS`]: the file, or any file in a directory of them), also where
+/// `var` (the environment) moves a host's directory ([`HOST_HOMES`]); why it matters.
+pub fn host_settings(
+    path: &Path,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<&'static str> {
+    let mut readings = vec![path.to_path_buf()];
+    for (name, below_home) in HOST_HOMES {
+        let Some(dir) = var(name)
+            .map(std::path::PathBuf::from)
+            .filter(|d| d.is_absolute())
+        else {
+            continue;
+        };
+        if let Ok(rest) = path.strip_prefix(&dir) {
+            readings.push(Path::new(below_home).join(rest));
+        }
+    }
+    readings.iter().find_map(|p| {
+        HOST_SETTINGS.iter().find_map(|entry| {
+            p.ancestors()
+                .any(|a| a.ends_with(entry))
+                .then(|| why_of(entry))
+                .flatten()
+        })
+    })
+}
+
+/// The reason the surface gives for `entry`.
+fn why_of(entry: &str) -> Option<&'static str> {
+    TOOL_FILES
+        .iter()
+        .chain(HOME_FILES)
+        .chain(TOOL_DIRS)
+        .find(|(n, _)| *n == entry)
+        .map(|(_, why)| *why)
+}
 
 /// cordon's own files by name, wherever they lie in a root: a policy found by discovery and
 /// its remembered rules (used only when pinned in the trust store, but never the agent's to
@@ -376,6 +457,52 @@ mod tests {
 
     fn hit(p: &str) -> Option<Kind> {
         classify(Path::new(p), &|d| d == Path::new("ev")).map(|h| h.kind)
+    }
+
+    #[test]
+    fn each_host_setting_is_on_the_surface() {
+        for entry in HOST_SETTINGS {
+            assert!(
+                why_of(entry).is_some(),
+                "{entry} is not an entry of the surface"
+            );
+        }
+    }
+
+    #[test]
+    fn host_settings_are_found_by_their_end_and_where_the_environment_moves_them() {
+        let none = |_: &str| None;
+        let env = |n: &str| match n {
+            "CODEX_HOME" => Some("/c".into()),
+            "XDG_CONFIG_HOME" => Some("/x/cfg".into()),
+            _ => None,
+        };
+        for p in [
+            "/p/.claude/settings.json",
+            "/h/.copilot/settings.json",
+            "/p/.github/hooks/any.json",
+            "/h/.config/opencode/plugin/cordon.js",
+            "/p/.opencode/plugins/x/y.ts",
+            "/p/opencode.json",
+        ] {
+            assert!(host_settings(Path::new(p), &none).is_some(), "{p}");
+        }
+        for p in [
+            "/c/hooks.json",
+            "/c/config.toml",
+            "/x/cfg/opencode/plugin/a.js",
+        ] {
+            assert!(host_settings(Path::new(p), &env).is_some(), "{p}");
+            assert!(host_settings(Path::new(p), &none).is_none(), "{p}");
+        }
+        for p in [
+            "/p/.envrc",
+            "/p/src/settings.json",
+            "/p/.claude/notes.md",
+            "/c/notes",
+        ] {
+            assert!(host_settings(Path::new(p), &env).is_none(), "{p}");
+        }
     }
 
     #[test]
