@@ -30,7 +30,11 @@
 //! default audit logs of its environment ([`before_discovery`]): what appeared there is moved
 //! aside and recorded, so discovery finds no store, or the operator's own. A `store` line is
 //! acted on only for a default trust-store place of the current environment: a marker never
-//! makes cordon move anything else aside.
+//! makes cordon move anything else aside. A run whose own log is not a default one (a policy's
+//! `approval.audit_log`), or whose XDG_STATE_HOME differs from the next cordon's, leaves a copy
+//! of its `store` lines beside each default log of its environment that exists
+//! ([`store_copies`]): the one under HOME is every environment's, and a directory that holds a
+//! log is kept from the run, so the copy can be neither forged nor removed by it.
 
 use std::path::{Path, PathBuf};
 
@@ -49,9 +53,39 @@ pub fn pending(roots: &[PathBuf], log: &Path, session: &str) -> Result<Option<Pe
     };
     recover(&dir, roots, log, session)?;
     let stores = MissingPlace::trust_stores_in(roots);
-    Marker::create(&dir, roots, &stores, log).map(|m| Some(Pending(m))).map_err(|e| {
+    let marker = Marker::create(&dir, roots, &stores, log).map_err(|e| {
         format!("cannot record the run's after-run scan as pending in {}: {e}; the scan must survive cordon being killed", dir.display())
-    })
+    })?;
+    Ok(Some(Pending(marker, store_copies(&dir, &stores, log))))
+}
+
+/// Copies of a run's trust-store watches (markers with `store` lines and no roots) beside the
+/// default audit logs of this environment other than its own, where a log exists: a cordon
+/// started later without XDG_CONFIG_HOME does the dead run's part of the scan before its
+/// discovery ([`before_discovery`]), and it looks beside its default logs only — not beside a
+/// policy's own `approval.audit_log`, nor under another XDG_STATE_HOME, while the default log
+/// under HOME is common to both. Only where a log exists: the profile keeps that directory
+/// from the run (bwrap hides it, Landlock refuses the run), so the run cannot forge or remove
+/// the copy. Best effort: the run's own marker is the one that must exist.
+fn store_copies(own: &Path, stores: &[MissingPlace], log: &Path) -> Vec<Marker> {
+    if stores.is_empty() {
+        return Vec::new();
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for other in default_logs().iter().filter(|l| l.is_file()) {
+        if let Some(d) = scans_beside(other).filter(|d| d != own && !dirs.contains(d)) {
+            dirs.push(d);
+        }
+    }
+    dirs.iter()
+        .filter_map(|d| match Marker::create(d, &[], stores, log) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                tracing::debug!(dir = %d.display(), error = %e, "no copy of the trust-store watches");
+                None
+            }
+        })
+        .collect()
 }
 
 /// Where the markers of the runs recording to `log` lie.
@@ -79,9 +113,10 @@ pub fn pending_later(
     let stores = MissingPlace::trust_stores_in(roots);
     let (roots, log) = (roots.to_vec(), log.to_path_buf());
     Ok(Some(move || {
-        Marker::create(&dir, &roots, &stores, &log).map(Pending).map_err(|e| {
+        let marker = Marker::create(&dir, &roots, &stores, &log).map_err(|e| {
             format!("cannot record the run's after-run scan as pending in {}: {e}; the scan must survive cordon being killed", dir.display())
-        })
+        })?;
+        Ok(Pending(marker, store_copies(&dir, &stores, &log)))
     }))
 }
 
@@ -264,17 +299,22 @@ fn dead_markers(dir: &Path) -> Vec<Dead> {
     dead
 }
 
-/// A run's pending scan, held until [`Pending::finish`].
-pub struct Pending(Marker);
+/// A run's pending scan, held until [`Pending::finish`]: its marker, and the copies of its
+/// trust-store watches beside the other default logs ([`store_copies`]).
+pub struct Pending(Marker, Vec<Marker>);
 
 impl Pending {
     /// The scan completed (`truncated` empty): the marker goes; else it stays, saying so, and
-    /// the next run there is refused until the operator has looked.
+    /// the next run there is refused until the operator has looked. The copies go either way:
+    /// the scan checked the trust-store places.
     pub fn finish(self, truncated: &[&str]) {
         if truncated.is_empty() {
             self.0.done();
         } else {
             self.0.incomplete();
+        }
+        for copy in &self.1 {
+            copy.done();
         }
     }
 }
