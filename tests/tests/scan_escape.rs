@@ -275,3 +275,35 @@ fn the_homes_dotfiles_are_watched_when_a_root_holds_it() {
         }
     });
 }
+
+/// Red team, opencode: its TUI loads the plugins a `tui.json` (or `tui.jsonc`) names, found up
+/// from the directory it starts in and in `.opencode/` (opencode's `ConfigPaths.projectFiles
+/// ("tui", …)`), into its own process, outside any sandbox. A run that leaves one is reported
+/// and it is moved aside, like `opencode.json`.
+#[test]
+fn opencodes_tui_config_is_watched() {
+    each(|fx| {
+        let out = fx.exec(
+            "echo 'export default { id: \"x\", tui: async () => {} }' > p.js && \
+             echo '{\"plugin\": [\"./p.js\"]}' > tui.json && mkdir -p sub/.opencode && \
+             echo '{\"plugin\": [\"../p.js\"]}' > sub/.opencode/tui.jsonc",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in ["tui.json", "sub/.opencode/tui.jsonc"] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {}", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+    });
+}

@@ -59,7 +59,7 @@ pub const GIT_CONFIG: &[(&str, &str)] = &[
 /// Files, relative to any directory of a root, that a tool of the operator's runs or takes
 /// settings from, and why each matters. Almost every name starts with a dot (the after-run scan
 /// skips other plain files by name alone, without a `stat`); the few that do not are
-/// compared by name (opencode's `opencode.json`).
+/// compared by name (opencode's `opencode.json`, `tui.json`).
 pub const TOOL_FILES: &[(&str, &str)] = &[
     (".envrc", "direnv runs it when a shell enters the directory"),
     (
@@ -116,6 +116,10 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
         "opencode.jsonc",
         "opencode loads the plugins and starts the MCP servers it names",
     ),
+    // opencode's TUI configuration, found up from where opencode starts and in `.opencode/`
+    // (its `ConfigPaths.projectFiles("tui", …)`): its `plugin` list is code opencode loads.
+    ("tui.json", "opencode's TUI loads the plugins it names"),
+    ("tui.jsonc", "opencode's TUI loads the plugins it names"),
     (".nvim.lua", "Neovim runs it with 'exrc' set"),
     (".nvimrc", "Neovim runs it with 'exrc' set"),
     (".exrc", "Vim and Neovim run it with 'exrc' set"),
@@ -258,6 +262,8 @@ pub const HOST_SETTINGS: &[&str] = &[
     ".github/copilot/settings.local.json",
     "opencode.json",
     "opencode.jsonc",
+    "tui.json",
+    "tui.jsonc",
     ".github/hooks",
     ".copilot/hooks",
     ".opencode/plugin",
@@ -272,6 +278,8 @@ pub const HOST_HOMES: &[(&str, &str)] = &[
     ("CODEX_HOME", ".codex"),
     ("COPILOT_HOME", ".copilot"),
     ("XDG_CONFIG_HOME", ".config"),
+    // opencode takes its global directory from here instead of `$XDG_CONFIG_HOME/opencode`.
+    ("OPENCODE_CONFIG_DIR", ".config/opencode"),
 ];
 
 /// Where `path` (absolute, as a host or its file tool names it) is one of the agent hosts'
