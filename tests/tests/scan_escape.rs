@@ -307,3 +307,45 @@ fn opencodes_tui_config_is_watched() {
         }
     });
 }
+
+/// Red team, with the home as the writable root: the operator keeps `~/.config` as a link into
+/// a dotfiles checkout (common), so the plugin directory opencode loads from is
+/// `~/dotfiles/config/opencode/plugin`, a path no tool name marks. The home's plugin and hook
+/// directories are watched by their path through such links, like its dotfiles.
+#[test]
+fn the_homes_plugin_directories_are_watched_through_a_link() {
+    each(|fx| {
+        fs::create_dir_all(fx.ws.join("dotfiles/config/opencode/plugin")).unwrap();
+        std::os::unix::fs::symlink("dotfiles/config", fx.ws.join(".config")).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let mut c = fx.exec_cmd(
+            "echo 'export const P = async () => ({})' > dotfiles/config/opencode/plugin/evil.js",
+        );
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        // Named where it really is.
+        let p = fx.ws.join("dotfiles/config/opencode/plugin/evil.js");
+        assert!(
+            err.contains(&format!("the run left {}", p.display())),
+            "{} the plugin was not reported: {err}",
+            fx.what()
+        );
+        assert!(!p.exists(), "{} the plugin is still in place", fx.what());
+        // The operator's link stays.
+        assert!(fs::symlink_metadata(fx.ws.join(".config"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    });
+}

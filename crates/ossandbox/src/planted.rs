@@ -297,6 +297,24 @@ impl Snapshot {
             for (rel, why) in cordon_policy::surface::HOME_FILES {
                 s.note(home.join(rel), What::ToolFile, why, true);
             }
+            // Its plugin and hook directories by their path too, through any link on the way:
+            // `~/.config` is often a link into a dotfiles checkout, where the walk (which
+            // follows no link) sees `dotfiles/config/opencode/plugin`, a path no name marks.
+            // Recorded where it really is (the links on the way resolved, the last component
+            // as it is) when that lies in a root: what is found there is moved aside by a walk
+            // that follows no link.
+            for (rel, why) in TOOL_DIRS {
+                let named = home.join(rel);
+                let tool_dir = named
+                    .parent()
+                    .and_then(|p| std::fs::canonicalize(p).ok())
+                    .filter(|p| roots.iter().any(|r| p.starts_with(r)))
+                    .zip(named.file_name())
+                    .map_or(named.clone(), |(p, n)| p.join(n));
+                if s.note(tool_dir.clone(), What::ToolFile, why, true) {
+                    s.list(&tool_dir, What::ToolFile, why, 0);
+                }
+            }
         }
         s.host_homes(roots, &|n| std::env::var_os(n));
         for root in roots {
