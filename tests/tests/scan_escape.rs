@@ -321,7 +321,8 @@ fn the_homes_plugin_directories_are_watched_through_a_link() {
             chown_tree(&fx.ws, uid, gid);
         }
         let mut c = fx.exec_cmd(
-            "echo 'export const P = async () => ({})' > dotfiles/config/opencode/plugin/evil.js",
+            "echo 'export const P = async () => ({})' > dotfiles/config/opencode/plugin/evil.js \
+             && mkdir -p dotfiles/config/git && printf '[core]\\n\\tfsmonitor = x\\n' > dotfiles/config/git/config",
         );
         c.env("HOME", &fx.ws)
             .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
@@ -342,6 +343,18 @@ fn the_homes_plugin_directories_are_watched_through_a_link() {
             fx.what()
         );
         assert!(!p.exists(), "{} the plugin is still in place", fx.what());
+        // git's global configuration through the same link: moved aside too.
+        let git = fx.ws.join("dotfiles/config/git/config");
+        assert!(
+            err.contains(&format!("the run left {}", git.display())),
+            "{} git's config was not reported: {err}",
+            fx.what()
+        );
+        assert!(
+            !git.exists(),
+            "{} git's config is still in place: {err}",
+            fx.what()
+        );
         // The operator's link stays.
         assert!(fs::symlink_metadata(fx.ws.join(".config"))
             .unwrap()

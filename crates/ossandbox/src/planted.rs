@@ -294,23 +294,17 @@ impl Snapshot {
             .filter(|h| h.is_absolute())
             .and_then(|h| std::fs::canonicalize(h).ok());
         if let Some(home) = home.filter(|h| roots.iter().any(|r| h.starts_with(r))) {
+            // Each recorded where it really is (the links on the way resolved, the last
+            // component as it is) when that lies in a root: `~/.config` is often a link into a
+            // dotfiles checkout, and what is found is moved aside by a walk that follows no
+            // link.
             for (rel, why) in cordon_policy::surface::HOME_FILES {
-                s.note(home.join(rel), What::ToolFile, why, true);
+                s.note(real_in(&home.join(rel), roots), What::ToolFile, why, true);
             }
-            // Its plugin and hook directories by their path too, through any link on the way:
-            // `~/.config` is often a link into a dotfiles checkout, where the walk (which
+            // Its plugin and hook directories by their path too, the same way: the walk (which
             // follows no link) sees `dotfiles/config/opencode/plugin`, a path no name marks.
-            // Recorded where it really is (the links on the way resolved, the last component
-            // as it is) when that lies in a root: what is found there is moved aside by a walk
-            // that follows no link.
             for (rel, why) in TOOL_DIRS {
-                let named = home.join(rel);
-                let tool_dir = named
-                    .parent()
-                    .and_then(|p| std::fs::canonicalize(p).ok())
-                    .filter(|p| roots.iter().any(|r| p.starts_with(r)))
-                    .zip(named.file_name())
-                    .map_or(named.clone(), |(p, n)| p.join(n));
+                let tool_dir = real_in(&home.join(rel), roots);
                 if s.note(tool_dir.clone(), What::ToolFile, why, true) {
                     s.list(&tool_dir, What::ToolFile, why, 0);
                 }
@@ -775,6 +769,16 @@ impl Watch {
         };
         (findings, truncated)
     }
+}
+
+/// `path` with the links on the way to it resolved (its last component as it is), when that
+/// lies in one of `roots`; else `path` as it is.
+fn real_in(path: &Path, roots: &[PathBuf]) -> PathBuf {
+    path.parent()
+        .and_then(|p| std::fs::canonicalize(p).ok())
+        .filter(|p| roots.iter().any(|r| p.starts_with(r)))
+        .zip(path.file_name())
+        .map_or_else(|| path.to_path_buf(), |(p, n)| p.join(n))
 }
 
 /// The scan of a run whose cordon died before its own: everything watched in `roots` that
