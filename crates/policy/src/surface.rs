@@ -346,6 +346,38 @@ pub fn classify_home(rel: &Path) -> Option<Hit> {
         })
 }
 
+/// Where `real` (a path with every link resolved, as the file tools write it) is an entry of
+/// the home's surface reached through a link on the way — [`HOME_FILES`], [`TOOL_FILES`] or a
+/// file in [`TOOL_DIRS`] at `home` (canonical): with `~/.config -> dotfiles/config`,
+/// `dotfiles/config/git/config` is git's global configuration, a path no name marks.
+pub fn classify_home_real(home: &Path, real: &Path) -> Option<Hit> {
+    let resolved = |rel: &str| {
+        let named = home.join(rel);
+        Some(
+            std::fs::canonicalize(named.parent()?)
+                .ok()?
+                .join(named.file_name()?),
+        )
+    };
+    let files = HOME_FILES
+        .iter()
+        .map(|e| (e, Kind::Home))
+        .chain(TOOL_FILES.iter().map(|e| (e, Kind::Tool)));
+    for ((rel, why), kind) in files {
+        if resolved(rel).is_some_and(|r| r == real) {
+            return Some(Hit { kind, why });
+        }
+    }
+    TOOL_DIRS.iter().find_map(|(rel, why)| {
+        resolved(rel)
+            .is_some_and(|d| real.starts_with(d))
+            .then_some(Hit {
+                kind: Kind::Tool,
+                why,
+            })
+    })
+}
+
 /// What part of the surface a path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
