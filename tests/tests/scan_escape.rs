@@ -362,3 +362,44 @@ fn the_homes_plugin_directories_are_watched_through_a_link() {
             .is_symlink());
     });
 }
+
+/// Red team: a settings directory the operator keeps as a link in the project
+/// (`proj/.claude -> ../cfg`, `.github -> gh`) is no change itself, but Claude Code and Copilot
+/// read their settings and hooks through it: what a run writes there (`cfg/settings.json`,
+/// `gh/hooks/x.json`) is reported and moved aside.
+#[test]
+fn what_a_tool_reads_through_the_operators_settings_link_is_watched() {
+    each(|fx| {
+        for d in ["cfg", "proj", "gh/hooks"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink("../cfg", fx.ws.join("proj/.claude")).unwrap();
+        std::os::unix::fs::symlink("../gh", fx.ws.join("proj/.github")).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let out = fx.exec(
+            "echo '{\"hooks\":{}}' > cfg/settings.json && echo '{}' > gh/hooks/x.json && \
+             echo plain > cfg/notes.txt",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in ["cfg/settings.json", "gh/hooks/x.json"] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {}", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+        assert!(fx.ws.join("cfg/notes.txt").exists(), "{}", fx.what());
+        assert!(!err.contains("notes.txt"), "{} {err}", fx.what());
+    });
+}

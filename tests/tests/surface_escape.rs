@@ -89,9 +89,8 @@ fn surface_writes_through_the_operators_links_are_asked() {
                 c.uid(uid).gid(gid);
             }
             let o = c.output().unwrap();
-            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-                panic!("{path}: {e}: {}", String::from_utf8_lossy(&o.stderr))
-            });
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("{path}: {e}: {}", String::from_utf8_lossy(&o.stderr)));
             (
                 v["decision"].as_str().unwrap_or_default().to_string(),
                 v["rule"].as_str().unwrap_or_default().to_string(),

@@ -428,6 +428,7 @@ impl Snapshot {
     /// The walk of one root: every directory, without following links, until the budget is
     /// spent.
     fn walk(&mut self, root: &Path, limit: usize, earlier: Option<&Snapshot>) {
+        let root_of = root.to_path_buf();
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
             let Some(mut names) = self.names(&dir, earlier) else {
@@ -504,6 +505,19 @@ impl Snapshot {
                         TOOL_FILES.iter().chain(TOOL_DIRS).filter(own).find(dir_of)
                     {
                         self.note(path.clone(), What::ToolFile, why, true);
+                        // And what the tool reads through it, where that lies in a root (a
+                        // link the operator keeps, `.claude -> ../cfg`, is no change itself):
+                        // recorded where it really is.
+                        let roots = std::slice::from_ref(&root_of);
+                        for (rel, why) in TOOL_FILES.iter().filter(own).filter(dir_of) {
+                            self.note(real_in(&dir.join(rel), roots), What::ToolFile, why, true);
+                        }
+                        for (rel, why) in TOOL_DIRS.iter().filter(own).filter(dir_of) {
+                            let tool_dir = real_in(&dir.join(rel), roots);
+                            if self.note(tool_dir.clone(), What::ToolFile, why, true) {
+                                self.list(&tool_dir, What::ToolFile, why, 0);
+                            }
+                        }
                     }
                 }
                 if is_dir {
