@@ -403,3 +403,55 @@ fn what_a_tool_reads_through_the_operators_settings_link_is_watched() {
         assert!(!err.contains("notes.txt"), "{} {err}", fx.what());
     });
 }
+
+/// Red team, with the home as the writable root: what runs at the operator's next login, shell,
+/// editor or Python start — `~/.vimrc`, a systemd user unit enabled by a link in
+/// `default.target.wants`, an autostart entry, a `.pth` file in the user site-packages (its
+/// `import` lines run at every `python3`) — is reported and moved aside.
+#[test]
+fn what_runs_at_the_next_login_or_start_is_watched_at_the_home() {
+    each(|fx| {
+        let mut c = fx.exec_cmd(
+            "echo '!touch /tmp/x' > .vimrc && \
+             mkdir -p .config/systemd/user/default.target.wants .config/autostart && \
+             printf '[Service]\\nExecStart=/bin/true\\n' > .config/systemd/user/x.service && \
+             ln -s ../x.service .config/systemd/user/default.target.wants/x.service && \
+             echo '[Desktop Entry]' > .config/autostart/x.desktop && \
+             mkdir -p .local/lib/python3.11/site-packages && \
+             echo 'import os' > .local/lib/python3.11/site-packages/x.pth && \
+             echo 'x = 1' > .local/lib/python3.11/site-packages/plain.py",
+        );
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in [
+            ".vimrc",
+            ".config/systemd/user",
+            ".config/autostart",
+            ".local/lib/python3.11/site-packages/x.pth",
+        ] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {}", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+        assert!(
+            fx.ws
+                .join(".local/lib/python3.11/site-packages/plain.py")
+                .exists(),
+            "{}",
+            fx.what()
+        );
+    });
+}

@@ -301,6 +301,14 @@ impl Snapshot {
             for (rel, why) in cordon_policy::surface::HOME_FILES {
                 s.note(real_in(&home.join(rel), roots), What::ToolFile, why, true);
             }
+            // The directories whose every file runs at the next login, shell or editor start.
+            for (rel, why) in cordon_policy::surface::HOME_DIRS {
+                let dir = real_in(&home.join(rel), roots);
+                if s.note(dir.clone(), What::ToolFile, why, true) {
+                    s.list(&dir, What::ToolFile, why, 0);
+                }
+            }
+            s.python_startup(&home, roots);
             // Its plugin and hook directories by their path too, the same way: the walk (which
             // follows no link) sees `dotfiles/config/opencode/plugin`, a path no name marks.
             for (rel, why) in TOOL_DIRS {
@@ -315,6 +323,31 @@ impl Snapshot {
             s.walk(root, limit, earlier);
         }
         s
+    }
+
+    /// The user site-packages of each Python under `home` (`.local/lib/python*/site-packages`),
+    /// and what every start of that Python runs in it (`*.pth`, `usercustomize.py`).
+    fn python_startup(&mut self, home: &Path, roots: &[PathBuf]) {
+        use cordon_policy::surface::{python_startup, PYTHON_STARTUP};
+        let lib = real_in(&home.join(".local/lib"), roots);
+        let Ok(rd) = std::fs::read_dir(&lib) else {
+            return;
+        };
+        for e in rd.flatten() {
+            if !e.file_name().as_encoded_bytes().starts_with(b"python") {
+                continue;
+            }
+            let site = e.path().join("site-packages");
+            let Ok(rd) = std::fs::read_dir(&site) else {
+                continue;
+            };
+            for f in rd.flatten() {
+                self.entries += 1;
+                if python_startup(&f.file_name()) {
+                    self.note(f.path(), What::ToolFile, PYTHON_STARTUP, true);
+                }
+            }
+        }
     }
 
     /// A host's directory that the environment moved into a root (`$CODEX_HOME`,

@@ -211,6 +211,32 @@ pub const HOME_FILES: &[(&str, &str)] = &[
     (".config/fish/config.fish", "fish runs it in every shell"),
     (".inputrc", "readline binds keys to commands with it"),
     (
+        ".bash_aliases",
+        "bash runs it in every interactive shell (the default .bashrc sources it)",
+    ),
+    (".zlogin", "zsh runs it in every login shell"),
+    (".zlogout", "zsh runs it when a login shell exits"),
+    (".vimrc", "Vim runs it at every start"),
+    (".vim/vimrc", "Vim runs it at every start"),
+    (".config/nvim/init.lua", "Neovim runs it at every start"),
+    (".config/nvim/init.vim", "Neovim runs it at every start"),
+    (".emacs", "Emacs runs it at every start"),
+    (".emacs.d/init.el", "Emacs runs it at every start"),
+    (".config/emacs/init.el", "Emacs runs it at every start"),
+    (
+        ".tmux.conf",
+        "tmux runs its run-shell and if-shell commands at every start",
+    ),
+    (
+        ".config/tmux/tmux.conf",
+        "tmux runs its run-shell and if-shell commands at every start",
+    ),
+    (".direnvrc", "direnv runs it before every .envrc"),
+    (
+        ".config/direnv/direnvrc",
+        "direnv runs it before every .envrc",
+    ),
+    (
         ".claude.json",
         "Claude Code's user state: the MCP servers it starts and the projects it trusts",
     ),
@@ -322,6 +348,50 @@ fn why_of(entry: &str) -> Option<&'static str> {
         .map(|(_, why)| *why)
 }
 
+/// Directories relative to the operator's home whose *every* file (at any depth) a program of
+/// theirs runs or takes commands from at the next login, shell or editor start: a new file of
+/// any name there is a plant. (User site-packages' `.pth` files, which every Python start runs,
+/// lie under a versioned directory: the after-run scan looks for them by pattern, see
+/// [`PYTHON_STARTUP`].)
+pub const HOME_DIRS: &[(&str, &str)] = &[
+    (
+        ".config/systemd/user",
+        "systemd starts the user units enabled here at the next login",
+    ),
+    (
+        ".config/environment.d",
+        "systemd sets these variables (LD_PRELOAD among them) for every user service",
+    ),
+    (
+        ".config/autostart",
+        "the desktop session runs each entry here at login",
+    ),
+    (
+        ".config/fish/conf.d",
+        "fish runs each file here in every shell",
+    ),
+    (".vim/plugin", "Vim runs each file here at every start"),
+    (
+        ".config/nvim/plugin",
+        "Neovim runs each file here at every start",
+    ),
+    (
+        ".ipython/profile_default/startup",
+        "IPython runs each file here at every start",
+    ),
+];
+
+/// In a user site-packages directory (`~/.local/lib/pythonX.Y/site-packages`), what every start
+/// of that Python runs: `*.pth` files (their `import` lines), `usercustomize.py`.
+pub const PYTHON_STARTUP: &str =
+    "every start of the operator's Python runs it (a .pth file's import lines, usercustomize)";
+
+/// Whether `name`, in a user site-packages directory, is what Python runs at start.
+pub fn python_startup(name: &std::ffi::OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    name.ends_with(b".pth") || name == b"usercustomize.py" || name == b"sitecustomize.py"
+}
+
 /// cordon's own files by name, wherever they lie in a root: a policy found by discovery and
 /// its remembered rules (used only when pinned in the trust store, but never the agent's to
 /// write). The policy in use, its log and the stores are named by path by the caller.
@@ -336,15 +406,29 @@ pub const CORDON_FILES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Where `rel`, relative to the operator's home, lies on the home's surface ([`HOME_FILES`]).
+/// Where `rel`, relative to the operator's home, lies on the home's surface ([`HOME_FILES`],
+/// a file in [`HOME_DIRS`], a user site-packages' startup file).
 pub fn classify_home(rel: &Path) -> Option<Hit> {
-    HOME_FILES
-        .iter()
-        .find(|(name, _)| rel == Path::new(name))
-        .map(|(_, why)| Hit {
-            kind: Kind::Home,
-            why,
-        })
+    let hit = |why| Hit {
+        kind: Kind::Home,
+        why,
+    };
+    if let Some((_, why)) = HOME_FILES.iter().find(|(name, _)| rel == Path::new(name)) {
+        return Some(hit(why));
+    }
+    if let Some((_, why)) = HOME_DIRS.iter().find(|(d, _)| rel.starts_with(d)) {
+        return Some(hit(why));
+    }
+    let parts: Vec<_> = rel.components().collect();
+    let site = parts.len() == 5
+        && rel.starts_with(".local/lib")
+        && parts[2]
+            .as_os_str()
+            .as_encoded_bytes()
+            .starts_with(b"python")
+        && parts[3].as_os_str() == "site-packages"
+        && python_startup(parts[4].as_os_str());
+    site.then(|| hit(PYTHON_STARTUP))
 }
 
 /// Where `real` (a path with every link resolved, as the file tools write it) is an entry of
@@ -369,14 +453,16 @@ pub fn classify_home_real(home: &Path, real: &Path) -> Option<Hit> {
             return Some(Hit { kind, why });
         }
     }
-    TOOL_DIRS.iter().find_map(|(rel, why)| {
-        resolved(rel)
-            .is_some_and(|d| real.starts_with(d))
-            .then_some(Hit {
-                kind: Kind::Tool,
-                why,
-            })
-    })
+    let dirs = TOOL_DIRS
+        .iter()
+        .map(|e| (e, Kind::Tool))
+        .chain(HOME_DIRS.iter().map(|e| (e, Kind::Home)));
+    for ((rel, why), kind) in dirs {
+        if resolved(rel).is_some_and(|d| real.starts_with(d)) {
+            return Some(Hit { kind, why });
+        }
+    }
+    None
 }
 
 /// What part of the surface a path is.
@@ -498,6 +584,26 @@ mod tests {
 
     fn hit(p: &str) -> Option<Kind> {
         classify(Path::new(p), &|d| d == Path::new("ev")).map(|h| h.kind)
+    }
+
+    #[test]
+    fn the_homes_startup_files_and_directories_are_on_its_surface() {
+        for p in [
+            ".vimrc",
+            ".config/systemd/user/default.target.wants/x.service",
+            ".config/autostart/x.desktop",
+            ".local/lib/python3.12/site-packages/x.pth",
+            ".local/lib/python3.12/site-packages/usercustomize.py",
+        ] {
+            assert!(classify_home(Path::new(p)).is_some(), "{p}");
+        }
+        for p in [
+            ".local/lib/python3.12/site-packages/x.py",
+            ".config/systemd-other",
+            "notes.txt",
+        ] {
+            assert!(classify_home(Path::new(p)).is_none(), "{p}");
+        }
     }
 
     #[test]
