@@ -10,7 +10,9 @@
 //!   grants, modes, the doom loop; recorded before anything is forwarded). An ask is an
 //!   `elicitation/create` request of the wrapper's own to the client; a client that cannot
 //!   show a form is refused naming the rule and how to approve. A refused call gets an error
-//!   result (`isError: true`) whose text says why; the server never sees it.
+//!   result (`isError: true`) whose text says why; the server never sees it. An allowed
+//!   call's answer is relayed only after the after-run scan of what the server left in its
+//!   roots meanwhile (moved aside, warned about, recorded as that call's: `State::scan_after_call`).
 //! - `tools/list` answers (server → client): tools the rules deny are left out.
 //! - answers to the wrapper's own elicitations are taken, not forwarded.
 //!
