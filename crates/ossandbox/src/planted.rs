@@ -176,7 +176,7 @@ struct Seen {
     what: What,
     why: &'static str,
     /// (type, dev, ino) for directories; with size, mtime, ctime and mode for the rest.
-    id: (u32, u64, u64, u64, i64, i64, i64, i64, u32),
+    id: Id,
     content: Option<Vec<u8>>,
     mode: u32,
     owner: (u32, u32),
@@ -215,7 +215,7 @@ const SETTLED: Duration = Duration::from_secs(2);
 const DIR: u32 = 1;
 const FILE: u32 = 2;
 
-fn identity(m: &std::fs::Metadata) -> (u32, u64, u64, u64, i64, i64, i64, i64, u32) {
+fn identity(m: &std::fs::Metadata) -> Id {
     let t = m.file_type();
     let kind = if t.is_dir() {
         DIR
@@ -704,6 +704,10 @@ impl Snapshot {
             if now.what == What::TodoList && !runs_commands(now) {
                 continue;
             }
+            // What an earlier check of this process moved aside or restored, unchanged since.
+            if is_own(path, now) {
+                continue;
+            }
             // Under a directory that appeared itself, only that directory is reported.
             if out
                 .iter()
@@ -986,6 +990,50 @@ impl MissingPlace {
     }
 }
 
+type Id = (u32, u64, u64, u64, i64, i64, i64, i64, u32);
+
+/// What cordon itself put in place in this process, with the identity it had then: where it
+/// moved a finding aside (and what lies inside, when that was a directory) and the earlier
+/// content it restored. A later scan in the same process — a wrapped MCP server's exit scan
+/// after the checks of its tool calls ([`Watch`]), which compares with the state before the
+/// server started — does not report these again; anything changed since (a new ctime, a new
+/// inode, another path) is reported as ever.
+static OWN: std::sync::Mutex<BTreeMap<PathBuf, Id>> = std::sync::Mutex::new(BTreeMap::new());
+
+/// How many paths one quarantined directory registers in [`OWN`] (beyond: reported again at a
+/// later scan, which is noise, not a loss).
+const MAX_OWN: usize = 10_000;
+
+fn own() -> std::sync::MutexGuard<'static, BTreeMap<PathBuf, Id>> {
+    OWN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Registers `path` (and, for a directory, what lies inside, not following links) in [`OWN`].
+fn remember(path: &Path) {
+    let mut stack = vec![path.to_path_buf()];
+    let mut n = 0;
+    while let Some(p) = stack.pop() {
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if m.is_dir() {
+            if let Ok(rd) = std::fs::read_dir(&p) {
+                stack.extend(rd.flatten().map(|e| e.path()));
+            }
+        }
+        own().insert(p, identity(&m));
+        n += 1;
+        if n >= MAX_OWN {
+            break;
+        }
+    }
+}
+
+/// Whether cordon itself put `path` in place as it is now (see [`OWN`]).
+fn is_own(path: &Path, now: &Seen) -> bool {
+    own().get(path) == Some(&now.id)
+}
+
 fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Handling::Reported("could not move it aside: no parent directory".into());
@@ -1023,6 +1071,7 @@ fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
             "could not move it aside: every quarantine name is taken".into(),
         );
     };
+    remember(&to);
     let Some(was) = earlier.filter(|w| w.id.0 == FILE) else {
         return Handling::Quarantined(to);
     };
@@ -1030,7 +1079,10 @@ fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
         return Handling::Quarantined(to);
     };
     match restore(&dir, name, content, was) {
-        Ok(()) => Handling::Restored(to),
+        Ok(()) => {
+            remember(path);
+            Handling::Restored(to)
+        }
         Err(_) => Handling::Quarantined(to),
     }
 }
@@ -1503,6 +1555,7 @@ mod tests {
         let root = d.path().canonicalize().unwrap();
         git(&root, &["init", "-q"]);
         let roots = [root.clone()];
+        let before_run = Snapshot::take(&roots);
         let mut w = Watch::start(&roots);
         assert_eq!(w.check(), (vec![], false));
         std::fs::write(root.join(".envrc"), "planted").unwrap();
@@ -1541,6 +1594,15 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:#?}");
         assert_eq!(found[0].path, root.join(".envrc"));
         assert_eq!(w.check(), (vec![], false));
+        // The exit scan compares with the state before the run: what the checks moved aside
+        // or restored is not reported again; a change made since is.
+        let exit = Snapshot::take(&roots).findings_since(&before_run);
+        assert_eq!(exit, vec![], "{exit:#?}");
+        std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = again\n").unwrap();
+        let exit = Snapshot::take(&roots).findings_since(&before_run);
+        assert_eq!(exit.len(), 1, "{exit:#?}");
+        assert_eq!(exit[0].path, root.join(".git/config"));
+        assert_eq!(std::fs::read(root.join(".git/config")).unwrap(), config);
     }
 
     #[test]
