@@ -277,3 +277,183 @@ fn the_homes_dotfiles_are_watched_when_a_root_holds_it() {
         }
     });
 }
+
+/// Red team, opencode: its TUI loads the plugins a `tui.json` (or `tui.jsonc`) names, found up
+/// from the directory it starts in and in `.opencode/` (opencode's `ConfigPaths.projectFiles
+/// ("tui", …)`), into its own process, outside any sandbox. A run that leaves one is reported
+/// and it is moved aside, like `opencode.json`.
+#[test]
+fn opencodes_tui_config_is_watched() {
+    each(|fx| {
+        let out = fx.exec(
+            "echo 'export default { id: \"x\", tui: async () => {} }' > p.js && \
+             echo '{\"plugin\": [\"./p.js\"]}' > tui.json && mkdir -p sub/.opencode && \
+             echo '{\"plugin\": [\"../p.js\"]}' > sub/.opencode/tui.jsonc",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in ["tui.json", "sub/.opencode/tui.jsonc"] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {}", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+    });
+}
+
+/// Red team, with the home as the writable root: the operator keeps `~/.config` as a link into
+/// a dotfiles checkout (common), so the plugin directory opencode loads from is
+/// `~/dotfiles/config/opencode/plugin`, a path no tool name marks. The home's plugin and hook
+/// directories are watched by their path through such links, like its dotfiles.
+#[test]
+fn the_homes_plugin_directories_are_watched_through_a_link() {
+    each(|fx| {
+        fs::create_dir_all(fx.ws.join("dotfiles/config/opencode/plugin")).unwrap();
+        std::os::unix::fs::symlink("dotfiles/config", fx.ws.join(".config")).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let mut c = fx.exec_cmd(
+            "echo 'export const P = async () => ({})' > dotfiles/config/opencode/plugin/evil.js \
+             && mkdir -p dotfiles/config/git && printf '[core]\\n\\tfsmonitor = x\\n' > dotfiles/config/git/config",
+        );
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        // Named where it really is.
+        let p = fx.ws.join("dotfiles/config/opencode/plugin/evil.js");
+        assert!(
+            err.contains(&format!("the run left {}", p.display())),
+            "{} the plugin was not reported: {err}",
+            fx.what()
+        );
+        assert!(!p.exists(), "{} the plugin is still in place", fx.what());
+        // git's global configuration through the same link: moved aside too.
+        let git = fx.ws.join("dotfiles/config/git/config");
+        assert!(
+            err.contains(&format!("the run left {}", git.display())),
+            "{} git's config was not reported: {err}",
+            fx.what()
+        );
+        assert!(
+            !git.exists(),
+            "{} git's config is still in place: {err}",
+            fx.what()
+        );
+        // The operator's link stays.
+        assert!(fs::symlink_metadata(fx.ws.join(".config"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    });
+}
+
+/// Red team: a settings directory the operator keeps as a link in the project
+/// (`proj/.claude -> ../cfg`, `.github -> gh`) is no change itself, but Claude Code and Copilot
+/// read their settings and hooks through it: what a run writes there (`cfg/settings.json`,
+/// `gh/hooks/x.json`) is reported and moved aside.
+#[test]
+fn what_a_tool_reads_through_the_operators_settings_link_is_watched() {
+    each(|fx| {
+        for d in ["cfg", "proj", "gh/hooks"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink("../cfg", fx.ws.join("proj/.claude")).unwrap();
+        std::os::unix::fs::symlink("../gh", fx.ws.join("proj/.github")).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let out = fx.exec(
+            "echo '{\"hooks\":{}}' > cfg/settings.json && echo '{}' > gh/hooks/x.json && \
+             echo plain > cfg/notes.txt",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in ["cfg/settings.json", "gh/hooks/x.json"] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {}", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+        assert!(fx.ws.join("cfg/notes.txt").exists(), "{}", fx.what());
+        assert!(!err.contains("notes.txt"), "{} {err}", fx.what());
+    });
+}
+
+/// Red team, with the home as the writable root: what runs at the operator's next login, shell,
+/// editor or Python start — `~/.vimrc`, a systemd user unit enabled by a link in
+/// `default.target.wants`, an autostart entry, a `.pth` file in the user site-packages (its
+/// `import` lines run at every `python3`) — is reported and moved aside.
+#[test]
+fn what_runs_at_the_next_login_or_start_is_watched_at_the_home() {
+    each(|fx| {
+        let mut c = fx.exec_cmd(
+            "echo '!touch /tmp/x' > .vimrc && \
+             mkdir -p .config/systemd/user/default.target.wants .config/autostart && \
+             printf '[Service]\\nExecStart=/bin/true\\n' > .config/systemd/user/x.service && \
+             ln -s ../x.service .config/systemd/user/default.target.wants/x.service && \
+             echo '[Desktop Entry]' > .config/autostart/x.desktop && \
+             mkdir -p .local/lib/python3.11/site-packages && \
+             echo 'import os' > .local/lib/python3.11/site-packages/x.pth && \
+             echo 'x = 1' > .local/lib/python3.11/site-packages/plain.py",
+        );
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in [
+            ".vimrc",
+            ".config/systemd/user",
+            ".config/autostart",
+            ".local/lib/python3.11/site-packages/x.pth",
+        ] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {}", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+        assert!(
+            fx.ws
+                .join(".local/lib/python3.11/site-packages/plain.py")
+                .exists(),
+            "{}",
+            fx.what()
+        );
+    });
+}

@@ -686,6 +686,7 @@ both!(
     a_link_planted_on_the_session_path_is_refused_and_named,
     the_other_default_trust_store_cannot_be_planted,
     the_other_default_trust_store_planted_by_a_killed_run_is_not_used,
+    the_other_default_trust_store_planted_by_a_killed_run_logging_elsewhere_is_not_used,
 );
 
 /// With XDG_CONFIG_HOME set elsewhere, the other default store (`~/.config/cordon`, here in
@@ -781,6 +782,18 @@ fn the_other_default_trust_store_cannot_be_planted(who: Who) {
 /// default audit log), moves the store aside, says so and records it; the planted policy is
 /// then refused as untrusted and nothing runs.
 fn the_other_default_trust_store_planted_by_a_killed_run_is_not_used(who: Who) {
+    a_killed_runs_store_plant(who, false);
+}
+
+/// The same, with the killed run's audit log (and so its marker) not at a default place: its
+/// policy names its own `approval.audit_log`. The operator's next cordon, under another policy,
+/// still finds the dead run's trust-store watches (a copy lies beside the default log, which
+/// existed and so was kept from the run) before its discovery.
+fn the_other_default_trust_store_planted_by_a_killed_run_logging_elsewhere_is_not_used(who: Who) {
+    a_killed_runs_store_plant(who, true);
+}
+
+fn a_killed_runs_store_plant(who: Who, log_elsewhere: bool) {
     let mut fx = Fx::new(who);
     fx.home = fx.ws.clone();
     let store = fx.ws.join(".config/cordon");
@@ -810,6 +823,28 @@ fn the_other_default_trust_store_planted_by_a_killed_run_is_not_used(who: Who) {
     fs::remove_file(&file).unwrap();
     fx.chown();
     let evil = EVIL.replace('\'', "");
+    // The killed run's own policy, logging outside the default places.
+    let own_log = fx.root.join("logs/audit.jsonl");
+    let killed_policy = fx.root.join("policies/killed.toml");
+    fs::create_dir_all(fx.root.join("policies")).unwrap();
+    fs::create_dir_all(fx.root.join("logs")).unwrap();
+    fs::write(
+        &killed_policy,
+        format!(
+            "version = 1\n[sandbox.paths.workspace]\nroot = {:?}\nmode = \"rw\"\n\
+             [shell]\ndefault = \"allow\"\n[approval]\naudit_log = {:?}\n",
+            fx.ws.to_str().unwrap(),
+            own_log.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    if let Some((uid, gid)) = fx.ids {
+        std::os::unix::fs::chown(fx.root.join("logs"), Some(uid), Some(gid)).unwrap();
+    }
+    // An earlier run of the operator's left the default audit log.
+    let out = fx.run(&fx.ws, &["exec", "--", "/bin/true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.root.join("state/cordon/audit.jsonl").is_file());
     let entry = |dir: &str| {
         format!(
             "umask 077; mkdir -p sub {dir}/trusted; printf '%s' '{evil}' > sub/cordon.toml; \
@@ -840,17 +875,12 @@ fn the_other_default_trust_store_planted_by_a_killed_run_is_not_used(who: Who) {
         }
         let plant = format!("{plant}; touch planted; exec sleep 300");
         fx.write(&fx.ws.join(".attack.sh"), &plant);
-        let mut c = fx.command(
-            &fx.ws,
-            &[
-                "exec",
-                "--backend",
-                backend,
-                "--",
-                "/bin/sh",
-                "./.attack.sh",
-            ],
-        );
+        let mut args = vec!["exec", "--backend", backend];
+        if log_elsewhere {
+            args.extend(["--policy", killed_policy.to_str().unwrap()]);
+        }
+        args.extend(["--", "/bin/sh", "./.attack.sh"]);
+        let mut c = fx.command(&fx.ws, &args);
         c.stdout(Stdio::null()).stderr(Stdio::null());
         let mut child = c.spawn().expect("spawn cordon");
         let deadline = std::time::Instant::now() + Duration::from_secs(120);
@@ -903,7 +933,12 @@ fn the_other_default_trust_store_planted_by_a_killed_run_is_not_used(who: Who) {
             describe(&out)
         );
         // On record in the log the killed run was writing to.
-        let log = fs::read_to_string(fx.root.join("state/cordon/audit.jsonl")).unwrap();
+        let killed_log = if log_elsewhere {
+            own_log.clone()
+        } else {
+            fx.root.join("state/cordon/audit.jsonl")
+        };
+        let log = fs::read_to_string(&killed_log).unwrap();
         assert!(
             log.lines()
                 .any(|l| l.contains("after-run-recovered") && l.contains("trust-store")),

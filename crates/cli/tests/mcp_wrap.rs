@@ -1203,7 +1203,7 @@ fn the_servers_start_and_exit_are_audit_records_with_what_it_left() {
         .unwrap_or_else(|| panic!("no after-run record: {recs:?}"));
     // In order: the start (before any call), the call, what the server left, the exit.
     assert!(start < call && call < left && left < exit, "{recs:?}");
-    let (start, exit, left) = (&recs[start], &recs[exit], &recs[left]);
+    let (start, exit, left, call) = (&recs[start], &recs[exit], &recs[left], &recs[call]);
     for r in [start, exit] {
         assert_eq!(r["tool"], "mcp", "{r}");
         assert_eq!(r["keys"], json!([server]), "{r}");
@@ -1223,8 +1223,9 @@ fn the_servers_start_and_exit_are_audit_records_with_what_it_left() {
             .contains("exited with status 0"),
         "{exit}"
     );
-    // The after-run record belongs to the same run.
-    assert_eq!(left["request"], start["request"], "{left}");
+    // What the server left before the call's answer is found by the scan after that call,
+    // and recorded as the call's (not only when the server exits).
+    assert_eq!(left["request"], call["request"], "{left}");
     assert_eq!(exit["request"], start["request"], "{exit}");
     let envrc = w.ws.join(".envrc");
     assert!(

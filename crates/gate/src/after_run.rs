@@ -30,7 +30,11 @@
 //! default audit logs of its environment ([`before_discovery`]): what appeared there is moved
 //! aside and recorded, so discovery finds no store, or the operator's own. A `store` line is
 //! acted on only for a default trust-store place of the current environment: a marker never
-//! makes cordon move anything else aside.
+//! makes cordon move anything else aside. A run whose own log is not a default one (a policy's
+//! `approval.audit_log`), or whose XDG_STATE_HOME differs from the next cordon's, leaves a copy
+//! of its `store` lines beside each default log of its environment that exists
+//! ([`store_copies`]): the one under HOME is every environment's, and a directory that holds a
+//! log is kept from the run, so the copy can be neither forged nor removed by it.
 
 use std::path::{Path, PathBuf};
 
@@ -49,9 +53,39 @@ pub fn pending(roots: &[PathBuf], log: &Path, session: &str) -> Result<Option<Pe
     };
     recover(&dir, roots, log, session)?;
     let stores = MissingPlace::trust_stores_in(roots);
-    Marker::create(&dir, roots, &stores, log).map(|m| Some(Pending(m))).map_err(|e| {
+    let marker = Marker::create(&dir, roots, &stores, log).map_err(|e| {
         format!("cannot record the run's after-run scan as pending in {}: {e}; the scan must survive cordon being killed", dir.display())
-    })
+    })?;
+    Ok(Some(Pending(marker, store_copies(&dir, &stores, log))))
+}
+
+/// Copies of a run's trust-store watches (markers with `store` lines and no roots) beside the
+/// default audit logs of this environment other than its own, where a log exists: a cordon
+/// started later without XDG_CONFIG_HOME does the dead run's part of the scan before its
+/// discovery ([`before_discovery`]), and it looks beside its default logs only — not beside a
+/// policy's own `approval.audit_log`, nor under another XDG_STATE_HOME, while the default log
+/// under HOME is common to both. Only where a log exists: the profile keeps that directory
+/// from the run (bwrap hides it, Landlock refuses the run), so the run cannot forge or remove
+/// the copy. Best effort: the run's own marker is the one that must exist.
+fn store_copies(own: &Path, stores: &[MissingPlace], log: &Path) -> Vec<Marker> {
+    if stores.is_empty() {
+        return Vec::new();
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for other in default_logs().iter().filter(|l| l.is_file()) {
+        if let Some(d) = scans_beside(other).filter(|d| d != own && !dirs.contains(d)) {
+            dirs.push(d);
+        }
+    }
+    dirs.iter()
+        .filter_map(|d| match Marker::create(d, &[], stores, log) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                tracing::debug!(dir = %d.display(), error = %e, "no copy of the trust-store watches");
+                None
+            }
+        })
+        .collect()
 }
 
 /// Where the markers of the runs recording to `log` lie.
@@ -141,7 +175,7 @@ fn check_stores(stores: &[MissingPlace], log: &Path) {
         );
     }
     if !findings.is_empty() {
-        record(&findings, None, log, None, "after-run-recovered");
+        record("shell", &findings, None, log, None, "after-run-recovered");
     }
 }
 
@@ -240,17 +274,22 @@ fn dead_markers(dir: &Path) -> Vec<Dead> {
     dead
 }
 
-/// A run's pending scan, held until [`Pending::finish`].
-pub struct Pending(Marker);
+/// A run's pending scan, held until [`Pending::finish`]: its marker, and the copies of its
+/// trust-store watches beside the other default logs ([`store_copies`]).
+pub struct Pending(Marker, Vec<Marker>);
 
 impl Pending {
     /// The scan completed (`truncated` empty): the marker goes; else it stays, saying so, and
-    /// the next run there is refused until the operator has looked.
+    /// the next run there is refused until the operator has looked. The copies go either way:
+    /// the scan checked the trust-store places.
     pub fn finish(self, truncated: &[&str]) {
         if truncated.is_empty() {
             self.0.done();
         } else {
             self.0.incomplete();
+        }
+        for copy in &self.1 {
+            copy.done();
         }
     }
 }
@@ -538,7 +577,14 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
                     );
                 }
                 if !findings.is_empty() {
-                    record(&findings, None, log, Some(session), "after-run-recovered");
+                    record(
+                        "shell",
+                        &findings,
+                        None,
+                        log,
+                        Some(session),
+                        "after-run-recovered",
+                    );
                 }
                 let _ = dead.dir.remove(&dead.rel);
                 continue;
@@ -557,6 +603,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
 /// Records `findings` (and, for a run of this process, its `enforcement`); with no findings,
 /// a record of the enforcement alone.
 fn record(
+    tool: &str,
     findings: &[Finding],
     enforcement: Option<&Enforcement>,
     log: &Path,
@@ -569,7 +616,7 @@ fn record(
             (true, Some(enforcement)) => {
                 // Nothing left behind, but the run got less than the policy says: on record.
                 let mut r = Record::new(
-            "shell",
+            tool,
             Action::Allow,
             By::AfterRun,
             format!("the run's kernel sandbox enforced less than the policy says: {enforcement}"),
@@ -581,7 +628,7 @@ fn record(
             }
             (false, enforcement) => {
                 let r = Record::after_run(
-                    "shell",
+                    tool,
                     request,
                     &findings.iter().map(entry).collect::<Vec<_>>(),
                 );
@@ -631,7 +678,68 @@ pub fn report(
     for f in findings {
         eprintln!("cordon: warning: {}", clean(&f.message()));
     }
-    record(findings, Some(enforcement), log, Some(session), request);
+    record(
+        "shell",
+        findings,
+        Some(enforcement),
+        log,
+        Some(session),
+        request,
+    );
+}
+
+/// The after-run scan of a wrapped MCP server (`cordon mcp wrap`) done while it runs: a server
+/// lives as long as its client's session and can write its roots at any time, so what it
+/// leaves is looked for after each of its tool calls too, not only when it exits
+/// ([`crate::Gate::watch`]). Findings are handled as the end scan's: moved aside, one warning
+/// each, one audit record.
+pub struct Watch {
+    watch: cordon_ossandbox::Watch,
+    roots: Vec<PathBuf>,
+    log: PathBuf,
+    session: String,
+}
+
+impl crate::Gate {
+    /// Starts watching the writable roots of the sandbox this gate runs in (taken now: call it
+    /// before the server starts); `None` for a gate that runs nothing.
+    pub fn watch(&self) -> Option<Watch> {
+        let sandbox = self.sandbox.as_ref().filter(|_| self.front_end.runs())?;
+        let roots = sandbox.writable_roots().to_vec();
+        Some(Watch {
+            watch: cordon_ossandbox::Watch::start(&roots),
+            roots,
+            log: self.audit_path.clone(),
+            session: self.audit_session.clone(),
+        })
+    }
+}
+
+impl Watch {
+    /// What appeared or changed in the roots since the last check, moved aside, warned about
+    /// and recorded as the after-run findings of `request` (the tool call after which the
+    /// check ran). A walk cut short is said; the end scan, which fails closed, follows.
+    pub fn check(&mut self, request: &str) -> Vec<Finding> {
+        let (findings, truncated) = self.watch.check();
+        if truncated {
+            eprintln!(
+                "cordon: warning: the scan for files that make the operator's tools run code stopped after {SCAN_MAX_ENTRIES} entries after a tool call: what lies beyond in {} was not checked",
+                clean(&self.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "))
+            );
+        }
+        for f in &findings {
+            eprintln!("cordon: warning: {}", clean(&f.message()));
+        }
+        record(
+            cordon_policy::mcp::MCP_TOOL,
+            &findings,
+            None,
+            &self.log,
+            Some(&self.session),
+            request,
+        );
+        findings
+    }
 }
 
 /// The word for how much was enforced, as a record's key.

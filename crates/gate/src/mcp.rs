@@ -150,7 +150,8 @@ impl Gate {
             "mcp-server-exit",
             format!(
                 "the MCP server `{server}` {how}; the after-run scan ran (what it found, if \
-                 anything, is in the after-run record of the same request)"
+                 anything, is in the after-run record of the same request; what the scan after \
+                 each tool call found, in that call's)"
             ),
         );
         if let Err(e) = log.append(&exit) {

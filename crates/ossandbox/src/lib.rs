@@ -87,7 +87,7 @@ use cordon_policy::Backend;
 
 pub use env::is_proxy_variable;
 pub use planted::{
-    scan_changed_since, Change, Finding, Handling, MissingPlace, What as FindingKind,
+    scan_changed_since, Change, Finding, Handling, MissingPlace, Watch, What as FindingKind,
     MAX_ENTRIES as SCAN_MAX_ENTRIES,
 };
 pub use probe::{Finding as ProbeResult, Machine, Outer, Platform};

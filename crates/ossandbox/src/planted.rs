@@ -176,7 +176,7 @@ struct Seen {
     what: What,
     why: &'static str,
     /// (type, dev, ino) for directories; with size, mtime, ctime and mode for the rest.
-    id: (u32, u64, u64, u64, i64, i64, i64, i64, u32),
+    id: Id,
     content: Option<Vec<u8>>,
     mode: u32,
     owner: (u32, u32),
@@ -215,7 +215,7 @@ const SETTLED: Duration = Duration::from_secs(2);
 const DIR: u32 = 1;
 const FILE: u32 = 2;
 
-fn identity(m: &std::fs::Metadata) -> (u32, u64, u64, u64, i64, i64, i64, i64, u32) {
+fn identity(m: &std::fs::Metadata) -> Id {
     let t = m.file_type();
     let kind = if t.is_dir() {
         DIR
@@ -294,14 +294,93 @@ impl Snapshot {
             .filter(|h| h.is_absolute())
             .and_then(|h| std::fs::canonicalize(h).ok());
         if let Some(home) = home.filter(|h| roots.iter().any(|r| h.starts_with(r))) {
+            // Each recorded where it really is (the links on the way resolved, the last
+            // component as it is) when that lies in a root: `~/.config` is often a link into a
+            // dotfiles checkout, and what is found is moved aside by a walk that follows no
+            // link.
             for (rel, why) in cordon_policy::surface::HOME_FILES {
-                s.note(home.join(rel), What::ToolFile, why, true);
+                s.note(real_in(&home.join(rel), roots), What::ToolFile, why, true);
+            }
+            // The directories whose every file runs at the next login, shell or editor start.
+            for (rel, why) in cordon_policy::surface::HOME_DIRS {
+                let dir = real_in(&home.join(rel), roots);
+                if s.note(dir.clone(), What::ToolFile, why, true) {
+                    s.list(&dir, What::ToolFile, why, 0);
+                }
+            }
+            s.python_startup(&home, roots);
+            // Its plugin and hook directories by their path too, the same way: the walk (which
+            // follows no link) sees `dotfiles/config/opencode/plugin`, a path no name marks.
+            for (rel, why) in TOOL_DIRS {
+                let tool_dir = real_in(&home.join(rel), roots);
+                if s.note(tool_dir.clone(), What::ToolFile, why, true) {
+                    s.list(&tool_dir, What::ToolFile, why, 0);
+                }
             }
         }
+        s.host_homes(roots, &|n| std::env::var_os(n));
         for root in roots {
             s.walk(root, limit, earlier);
         }
         s
+    }
+
+    /// The user site-packages of each Python under `home` (`.local/lib/python*/site-packages`),
+    /// and what every start of that Python runs in it (`*.pth`, `usercustomize.py`).
+    fn python_startup(&mut self, home: &Path, roots: &[PathBuf]) {
+        use cordon_policy::surface::{python_startup, PYTHON_STARTUP};
+        let lib = real_in(&home.join(".local/lib"), roots);
+        let Ok(rd) = std::fs::read_dir(&lib) else {
+            return;
+        };
+        for e in rd.flatten() {
+            if !e.file_name().as_encoded_bytes().starts_with(b"python") {
+                continue;
+            }
+            let site = e.path().join("site-packages");
+            let Ok(rd) = std::fs::read_dir(&site) else {
+                continue;
+            };
+            for f in rd.flatten() {
+                self.entries += 1;
+                if python_startup(&f.file_name()) {
+                    self.note(f.path(), What::ToolFile, PYTHON_STARTUP, true);
+                }
+            }
+        }
+    }
+
+    /// A host's directory that the environment moved into a root (`$CODEX_HOME`,
+    /// `$COPILOT_HOME`, `$XDG_CONFIG_HOME`: `cordon_policy::surface::HOST_HOMES`): its settings
+    /// and plugin directories, as they are watched at the home (`$CODEX_HOME/hooks.json` is
+    /// `~/.codex/hooks.json`), whatever the walk's limit. One that does not exist is not
+    /// watched (a run could create it; the host then reads it).
+    fn host_homes(&mut self, roots: &[PathBuf], var: &dyn Fn(&str) -> Option<OsString>) {
+        use cordon_policy::surface::{HOME_FILES, HOST_HOMES};
+        for (name, below_home) in HOST_HOMES {
+            let Some(dir) = var(name)
+                .map(PathBuf::from)
+                .filter(|d| d.is_absolute())
+                .and_then(|d| std::fs::canonicalize(d).ok())
+                .filter(|d| roots.iter().any(|r| d.starts_with(r)))
+            else {
+                continue;
+            };
+            let below = |rel: &'static str| rel.strip_prefix(below_home)?.strip_prefix('/');
+            for (rel, why) in HOME_FILES.iter().chain(TOOL_FILES) {
+                if let Some(rest) = below(rel) {
+                    self.note(dir.join(rest), What::ToolFile, why, true);
+                }
+            }
+            for (rel, why) in TOOL_DIRS {
+                if let Some(rest) = below(rel) {
+                    let tool_dir = dir.join(rest);
+                    if self.note(tool_dir.clone(), What::ToolFile, why, true) {
+                        self.list(&tool_dir, What::ToolFile, why, 0);
+                    }
+                }
+            }
+        }
     }
 
     /// The names in `dir`: the earlier snapshot's when the directory is unchanged since and
@@ -382,6 +461,7 @@ impl Snapshot {
     /// The walk of one root: every directory, without following links, until the budget is
     /// spent.
     fn walk(&mut self, root: &Path, limit: usize, earlier: Option<&Snapshot>) {
+        let root_of = root.to_path_buf();
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
             let Some(mut names) = self.names(&dir, earlier) else {
@@ -458,6 +538,19 @@ impl Snapshot {
                         TOOL_FILES.iter().chain(TOOL_DIRS).filter(own).find(dir_of)
                     {
                         self.note(path.clone(), What::ToolFile, why, true);
+                        // And what the tool reads through it, where that lies in a root (a
+                        // link the operator keeps, `.claude -> ../cfg`, is no change itself):
+                        // recorded where it really is.
+                        let roots = std::slice::from_ref(&root_of);
+                        for (rel, why) in TOOL_FILES.iter().filter(own).filter(dir_of) {
+                            self.note(real_in(&dir.join(rel), roots), What::ToolFile, why, true);
+                        }
+                        for (rel, why) in TOOL_DIRS.iter().filter(own).filter(dir_of) {
+                            let tool_dir = real_in(&dir.join(rel), roots);
+                            if self.note(tool_dir.clone(), What::ToolFile, why, true) {
+                                self.list(&tool_dir, What::ToolFile, why, 0);
+                            }
+                        }
                     }
                 }
                 if is_dir {
@@ -611,6 +704,10 @@ impl Snapshot {
             if now.what == What::TodoList && !runs_commands(now) {
                 continue;
             }
+            // What an earlier check of this process moved aside or restored, unchanged since.
+            if is_own(path, now) {
+                continue;
+            }
             // Under a directory that appeared itself, only that directory is reported.
             if out
                 .iter()
@@ -679,6 +776,60 @@ impl Snapshot {
         }
         out
     }
+}
+
+/// The after-run scan of a run that lasts — a wrapped MCP server (`cordon mcp wrap`), which
+/// lives as long as its client's session — done while it still runs, after each of its tool
+/// calls: what appeared or changed in the writable roots since the last check is moved aside
+/// like the end scan does, before the operator's `cd` (direnv) or a host's settings reload
+/// could act on it. Bounded cost: directories unchanged since the last check are not listed
+/// again (see [`Snapshot::take_with`]); each still gets a `stat`.
+#[derive(Debug)]
+pub struct Watch {
+    roots: Vec<PathBuf>,
+    baseline: Snapshot,
+    /// The default trust-store places in the roots that did not exist at the start.
+    stores: Vec<MissingPlace>,
+}
+
+impl Watch {
+    /// Watches `roots` (absolute, canonical) from now on.
+    pub fn start(roots: &[PathBuf]) -> Watch {
+        Watch {
+            roots: roots.to_vec(),
+            stores: MissingPlace::trust_stores_in(roots),
+            baseline: Snapshot::take(roots),
+        }
+    }
+
+    /// What appeared or changed since the start or the last check, each moved aside (a changed
+    /// small file gets its earlier content back); and whether the walk stopped at its limit.
+    /// What cordon moved aside itself is not found again by the next check. What the run
+    /// changes while this check moves files aside may be taken for the new baseline: the end
+    /// scan, which compares with the state before the run, still finds it.
+    pub fn check(&mut self) -> (Vec<Finding>, bool) {
+        let now = Snapshot::take_with(&self.roots, MAX_ENTRIES, Some(&self.baseline));
+        let mut findings = now.findings_since(&self.baseline);
+        findings.extend(self.stores.iter().filter_map(MissingPlace::check));
+        let truncated = now.truncated;
+        self.baseline = if findings.is_empty() {
+            now
+        } else {
+            // The places moved aside, restored, and where they went, as they are now.
+            Snapshot::take_with(&self.roots, MAX_ENTRIES, Some(&now))
+        };
+        (findings, truncated)
+    }
+}
+
+/// `path` with the links on the way to it resolved (its last component as it is), when that
+/// lies in one of `roots`; else `path` as it is.
+fn real_in(path: &Path, roots: &[PathBuf]) -> PathBuf {
+    path.parent()
+        .and_then(|p| std::fs::canonicalize(p).ok())
+        .filter(|p| roots.iter().any(|r| p.starts_with(r)))
+        .zip(path.file_name())
+        .map_or_else(|| path.to_path_buf(), |(p, n)| p.join(n))
 }
 
 /// The scan of a run whose cordon died before its own: everything watched in `roots` that
@@ -839,6 +990,50 @@ impl MissingPlace {
     }
 }
 
+type Id = (u32, u64, u64, u64, i64, i64, i64, i64, u32);
+
+/// What cordon itself put in place in this process, with the identity it had then: where it
+/// moved a finding aside (and what lies inside, when that was a directory) and the earlier
+/// content it restored. A later scan in the same process — a wrapped MCP server's exit scan
+/// after the checks of its tool calls ([`Watch`]), which compares with the state before the
+/// server started — does not report these again; anything changed since (a new ctime, a new
+/// inode, another path) is reported as ever.
+static OWN: std::sync::Mutex<BTreeMap<PathBuf, Id>> = std::sync::Mutex::new(BTreeMap::new());
+
+/// How many paths one quarantined directory registers in [`OWN`] (beyond: reported again at a
+/// later scan, which is noise, not a loss).
+const MAX_OWN: usize = 10_000;
+
+fn own() -> std::sync::MutexGuard<'static, BTreeMap<PathBuf, Id>> {
+    OWN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Registers `path` (and, for a directory, what lies inside, not following links) in [`OWN`].
+fn remember(path: &Path) {
+    let mut stack = vec![path.to_path_buf()];
+    let mut n = 0;
+    while let Some(p) = stack.pop() {
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if m.is_dir() {
+            if let Ok(rd) = std::fs::read_dir(&p) {
+                stack.extend(rd.flatten().map(|e| e.path()));
+            }
+        }
+        own().insert(p, identity(&m));
+        n += 1;
+        if n >= MAX_OWN {
+            break;
+        }
+    }
+}
+
+/// Whether cordon itself put `path` in place as it is now (see [`OWN`]).
+fn is_own(path: &Path, now: &Seen) -> bool {
+    own().get(path) == Some(&now.id)
+}
+
 fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Handling::Reported("could not move it aside: no parent directory".into());
@@ -876,6 +1071,7 @@ fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
             "could not move it aside: every quarantine name is taken".into(),
         );
     };
+    remember(&to);
     let Some(was) = earlier.filter(|w| w.id.0 == FILE) else {
         return Handling::Quarantined(to);
     };
@@ -883,7 +1079,10 @@ fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
         return Handling::Quarantined(to);
     };
     match restore(&dir, name, content, was) {
-        Ok(()) => Handling::Restored(to),
+        Ok(()) => {
+            remember(path);
+            Handling::Restored(to)
+        }
         Err(_) => Handling::Quarantined(to),
     }
 }
@@ -1309,6 +1508,103 @@ mod tests {
 
     /// A directory on the way that became a symlink (a process that outlived the run) does
     /// not send the rename elsewhere.
+    /// A host directory the environment moved into a root (`CODEX_HOME=root/ch`) is watched as
+    /// it is at the home: its hooks file, and every file of its plugin directory.
+    #[test]
+    fn a_host_home_moved_into_a_root_is_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        for dir in ["ch", "cfg/opencode/plugin"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        let var = |n: &str| match n {
+            "CODEX_HOME" => Some(root.join("ch").into_os_string()),
+            "XDG_CONFIG_HOME" => Some(root.join("cfg").into_os_string()),
+            _ => None,
+        };
+        let roots = [root.clone()];
+        let snap = || {
+            let mut s = Snapshot::default();
+            s.host_homes(&roots, &var);
+            s
+        };
+        let before = snap();
+        std::fs::write(root.join("ch/hooks.json"), "{}").unwrap();
+        std::fs::write(root.join("cfg/opencode/plugin/x.js"), "").unwrap();
+        let mut found: Vec<_> = snap()
+            .findings_since(&before)
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                root.join("cfg/opencode/plugin/x.js"),
+                root.join("ch/hooks.json")
+            ]
+        );
+    }
+
+    /// A lasting run's checks: each plant is moved aside at the check after it, and what
+    /// cordon moved aside (a hook renamed in `hooks/`, a git directory renamed beside it, a
+    /// config restored) is not found again by the next check.
+    #[test]
+    fn a_watch_finds_each_plant_once_at_the_next_check() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        let roots = [root.clone()];
+        let before_run = Snapshot::take(&roots);
+        let mut w = Watch::start(&roots);
+        assert_eq!(w.check(), (vec![], false));
+        std::fs::write(root.join(".envrc"), "planted").unwrap();
+        std::fs::write(root.join(".git/hooks/pre-commit"), "planted").unwrap();
+        std::fs::create_dir_all(root.join(".github/hooks")).unwrap();
+        std::fs::write(root.join(".github/hooks/x.json"), "{}").unwrap();
+        let config = std::fs::read(root.join(".git/config")).unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        git(&root.join("sub"), &["init", "-q"]);
+        let (found, truncated) = w.check();
+        assert!(!truncated);
+        let mut paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            [
+                ".envrc",
+                ".git/config",
+                ".git/hooks/pre-commit",
+                ".github/hooks",
+                "sub/.git"
+            ]
+            .map(|p| root.join(p)),
+            "{found:#?}"
+        );
+        assert!(!root.join(".envrc").exists());
+        assert_eq!(std::fs::read(root.join(".git/config")).unwrap(), config);
+        assert!(root.join("sub/.git.cordon-quarantine").is_dir());
+        for _ in 0..2 {
+            assert_eq!(w.check(), (vec![], false));
+        }
+        // A second plant at a place already moved aside once is found again.
+        std::fs::write(root.join(".envrc"), "again").unwrap();
+        let (found, _) = w.check();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].path, root.join(".envrc"));
+        assert_eq!(w.check(), (vec![], false));
+        // The exit scan compares with the state before the run: what the checks moved aside
+        // or restored is not reported again; a change made since is.
+        let exit = Snapshot::take(&roots).findings_since(&before_run);
+        assert_eq!(exit, vec![], "{exit:#?}");
+        std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = again\n").unwrap();
+        let exit = Snapshot::take(&roots).findings_since(&before_run);
+        assert_eq!(exit.len(), 1, "{exit:#?}");
+        assert_eq!(exit[0].path, root.join(".git/config"));
+        assert_eq!(std::fs::read(root.join(".git/config")).unwrap(), config);
+    }
+
     #[test]
     fn quarantine_follows_no_symlink_on_the_way() {
         let d = tempfile::tempdir().unwrap();

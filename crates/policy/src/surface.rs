@@ -6,7 +6,8 @@
 //! | --- | --- |
 //! | the kernel profile (`cordon_ossandbox::profile`) | `sandbox.git = "protect"` keeps [`GIT_CONFIG`] of each writable root's `.git` read-only |
 //! | the file tools (`cordon_tools::files`, also behind `cordon hook`'s Write/Edit) | a write, edit or delete of a path [`classify`] names is never allowed by the root's mode alone: it is asked, or denied where the kernel protects it or it is cordon's own |
-//! | the after-run scan (`cordon_ossandbox::planted`) | what appeared or changed of [`GIT_CONFIG`] (in every git directory, bare ones too), [`TOOL_FILES`] and every file in [`TOOL_DIRS`] is moved aside and recorded |
+//! | `cordon hook` | a write of the hosts' hook settings ([`HOST_SETTINGS`], also where [`HOST_HOMES`] move them) by the agent's file tool is denied outright: it could unhook cordon |
+//! | the after-run scan (`cordon_ossandbox::planted`) | what appeared or changed of [`GIT_CONFIG`] (in every git directory, bare ones too), [`TOOL_FILES`] and every file in [`TOOL_DIRS`] is moved aside and recorded; at the home [`HOME_FILES`] too, where they really are through the operator's links; for a wrapped MCP server after each tool call as well |
 //!
 //! A sandboxed command can write its roots, so any of these files it leaves would run with the
 //! operator's rights at the next `git status`, `cd` (direnv), editor start, `claude -p`,
@@ -59,7 +60,7 @@ pub const GIT_CONFIG: &[(&str, &str)] = &[
 /// Files, relative to any directory of a root, that a tool of the operator's runs or takes
 /// settings from, and why each matters. Almost every name starts with a dot (the after-run scan
 /// skips other plain files by name alone, without a `stat`); the few that do not are
-/// compared by name (opencode's `opencode.json`).
+/// compared by name (opencode's `opencode.json`, `tui.json`).
 pub const TOOL_FILES: &[(&str, &str)] = &[
     (".envrc", "direnv runs it when a shell enters the directory"),
     (
@@ -116,6 +117,10 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
         "opencode.jsonc",
         "opencode loads the plugins and starts the MCP servers it names",
     ),
+    // opencode's TUI configuration, found up from where opencode starts and in `.opencode/`
+    // (its `ConfigPaths.projectFiles("tui", …)`): its `plugin` list is code opencode loads.
+    ("tui.json", "opencode's TUI loads the plugins it names"),
+    ("tui.jsonc", "opencode's TUI loads the plugins it names"),
     (".nvim.lua", "Neovim runs it with 'exrc' set"),
     (".nvimrc", "Neovim runs it with 'exrc' set"),
     (".exrc", "Vim and Neovim run it with 'exrc' set"),
@@ -206,6 +211,32 @@ pub const HOME_FILES: &[(&str, &str)] = &[
     (".config/fish/config.fish", "fish runs it in every shell"),
     (".inputrc", "readline binds keys to commands with it"),
     (
+        ".bash_aliases",
+        "bash runs it in every interactive shell (the default .bashrc sources it)",
+    ),
+    (".zlogin", "zsh runs it in every login shell"),
+    (".zlogout", "zsh runs it when a login shell exits"),
+    (".vimrc", "Vim runs it at every start"),
+    (".vim/vimrc", "Vim runs it at every start"),
+    (".config/nvim/init.lua", "Neovim runs it at every start"),
+    (".config/nvim/init.vim", "Neovim runs it at every start"),
+    (".emacs", "Emacs runs it at every start"),
+    (".emacs.d/init.el", "Emacs runs it at every start"),
+    (".config/emacs/init.el", "Emacs runs it at every start"),
+    (
+        ".tmux.conf",
+        "tmux runs its run-shell and if-shell commands at every start",
+    ),
+    (
+        ".config/tmux/tmux.conf",
+        "tmux runs its run-shell and if-shell commands at every start",
+    ),
+    (".direnvrc", "direnv runs it before every .envrc"),
+    (
+        ".config/direnv/direnvrc",
+        "direnv runs it before every .envrc",
+    ),
+    (
         ".claude.json",
         "Claude Code's user state: the MCP servers it starts and the projects it trusts",
     ),
@@ -223,6 +254,14 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         "GitHub Copilot CLI runs the hooks it configures",
     ),
     (
+        ".copilot/settings.json",
+        "GitHub Copilot CLI runs the hooks it configures",
+    ),
+    (
+        ".copilot/settings.local.json",
+        "GitHub Copilot CLI runs the hooks it configures",
+    ),
+    (
         ".config/opencode/opencode.json",
         "opencode loads the plugins and starts the MCP servers it names",
     ),
@@ -231,6 +270,127 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         "opencode loads the plugins and starts the MCP servers it names",
     ),
 ];
+
+/// The part of the surface that wires an agent host's hooks, plugins and MCP servers — cordon's
+/// own hook among them (`cordon install` writes these): an agent's file tool writing one could
+/// unhook cordon for the next session, so `cordon hook` denies it outright. Each is the name of
+/// an entry of [`TOOL_FILES`], [`HOME_FILES`] or [`TOOL_DIRS`] (a test holds it), matched at
+/// the end of a path ([`host_settings`]).
+pub const HOST_SETTINGS: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".gemini/settings.json",
+    ".copilot/config.json",
+    ".copilot/settings.json",
+    ".copilot/settings.local.json",
+    ".github/copilot/settings.json",
+    ".github/copilot/settings.local.json",
+    "opencode.json",
+    "opencode.jsonc",
+    "tui.json",
+    "tui.jsonc",
+    ".github/hooks",
+    ".copilot/hooks",
+    ".opencode/plugin",
+    ".opencode/plugins",
+    ".config/opencode/plugin",
+    ".config/opencode/plugins",
+];
+
+/// The variables that move a host's home-relative settings directory elsewhere, and the
+/// directory below the home each stands for: `$CODEX_HOME/hooks.json` is `~/.codex/hooks.json`.
+pub const HOST_HOMES: &[(&str, &str)] = &[
+    ("CODEX_HOME", ".codex"),
+    ("COPILOT_HOME", ".copilot"),
+    ("XDG_CONFIG_HOME", ".config"),
+    // opencode takes its global directory from here instead of `$XDG_CONFIG_HOME/opencode`.
+    ("OPENCODE_CONFIG_DIR", ".config/opencode"),
+];
+
+/// Where `path` (absolute, as a host or its file tool names it) is one of the agent hosts'
+/// settings ([`HOST_SETTINGS`]: the file, or any file in a directory of them), also where
+/// `var` (the environment) moves a host's directory ([`HOST_HOMES`]); why it matters.
+pub fn host_settings(
+    path: &Path,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<&'static str> {
+    let mut readings = vec![path.to_path_buf()];
+    for (name, below_home) in HOST_HOMES {
+        let Some(dir) = var(name)
+            .map(std::path::PathBuf::from)
+            .filter(|d| d.is_absolute())
+        else {
+            continue;
+        };
+        if let Ok(rest) = path.strip_prefix(&dir) {
+            readings.push(Path::new(below_home).join(rest));
+        }
+    }
+    readings.iter().find_map(|p| {
+        HOST_SETTINGS.iter().find_map(|entry| {
+            p.ancestors()
+                .any(|a| a.ends_with(entry))
+                .then(|| why_of(entry))
+                .flatten()
+        })
+    })
+}
+
+/// The reason the surface gives for `entry`.
+fn why_of(entry: &str) -> Option<&'static str> {
+    TOOL_FILES
+        .iter()
+        .chain(HOME_FILES)
+        .chain(TOOL_DIRS)
+        .find(|(n, _)| *n == entry)
+        .map(|(_, why)| *why)
+}
+
+/// Directories relative to the operator's home whose *every* file (at any depth) a program of
+/// theirs runs or takes commands from at the next login, shell or editor start: a new file of
+/// any name there is a plant. (User site-packages' `.pth` files, which every Python start runs,
+/// lie under a versioned directory: the after-run scan looks for them by pattern, see
+/// [`PYTHON_STARTUP`].)
+pub const HOME_DIRS: &[(&str, &str)] = &[
+    (
+        ".config/systemd/user",
+        "systemd starts the user units enabled here at the next login",
+    ),
+    (
+        ".config/environment.d",
+        "systemd sets these variables (LD_PRELOAD among them) for every user service",
+    ),
+    (
+        ".config/autostart",
+        "the desktop session runs each entry here at login",
+    ),
+    (
+        ".config/fish/conf.d",
+        "fish runs each file here in every shell",
+    ),
+    (".vim/plugin", "Vim runs each file here at every start"),
+    (
+        ".config/nvim/plugin",
+        "Neovim runs each file here at every start",
+    ),
+    (
+        ".ipython/profile_default/startup",
+        "IPython runs each file here at every start",
+    ),
+];
+
+/// In a user site-packages directory (`~/.local/lib/pythonX.Y/site-packages`), what every start
+/// of that Python runs: `*.pth` files (their `import` lines), `usercustomize.py`.
+pub const PYTHON_STARTUP: &str =
+    "every start of the operator's Python runs it (a .pth file's import lines, usercustomize)";
+
+/// Whether `name`, in a user site-packages directory, is what Python runs at start.
+pub fn python_startup(name: &std::ffi::OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    name.ends_with(b".pth") || name == b"usercustomize.py" || name == b"sitecustomize.py"
+}
 
 /// cordon's own files by name, wherever they lie in a root: a policy found by discovery and
 /// its remembered rules (used only when pinned in the trust store, but never the agent's to
@@ -246,15 +406,63 @@ pub const CORDON_FILES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Where `rel`, relative to the operator's home, lies on the home's surface ([`HOME_FILES`]).
+/// Where `rel`, relative to the operator's home, lies on the home's surface ([`HOME_FILES`],
+/// a file in [`HOME_DIRS`], a user site-packages' startup file).
 pub fn classify_home(rel: &Path) -> Option<Hit> {
-    HOME_FILES
+    let hit = |why| Hit {
+        kind: Kind::Home,
+        why,
+    };
+    if let Some((_, why)) = HOME_FILES.iter().find(|(name, _)| rel == Path::new(name)) {
+        return Some(hit(why));
+    }
+    if let Some((_, why)) = HOME_DIRS.iter().find(|(d, _)| rel.starts_with(d)) {
+        return Some(hit(why));
+    }
+    let parts: Vec<_> = rel.components().collect();
+    let site = parts.len() == 5
+        && rel.starts_with(".local/lib")
+        && parts[2]
+            .as_os_str()
+            .as_encoded_bytes()
+            .starts_with(b"python")
+        && parts[3].as_os_str() == "site-packages"
+        && python_startup(parts[4].as_os_str());
+    site.then(|| hit(PYTHON_STARTUP))
+}
+
+/// Where `real` (a path with every link resolved, as the file tools write it) is an entry of
+/// the home's surface reached through a link on the way — [`HOME_FILES`], [`TOOL_FILES`] or a
+/// file in [`TOOL_DIRS`] at `home` (canonical): with `~/.config -> dotfiles/config`,
+/// `dotfiles/config/git/config` is git's global configuration, a path no name marks.
+pub fn classify_home_real(home: &Path, real: &Path) -> Option<Hit> {
+    let resolved = |rel: &str| {
+        let named = home.join(rel);
+        Some(
+            std::fs::canonicalize(named.parent()?)
+                .ok()?
+                .join(named.file_name()?),
+        )
+    };
+    let files = HOME_FILES
         .iter()
-        .find(|(name, _)| rel == Path::new(name))
-        .map(|(_, why)| Hit {
-            kind: Kind::Home,
-            why,
-        })
+        .map(|e| (e, Kind::Home))
+        .chain(TOOL_FILES.iter().map(|e| (e, Kind::Tool)));
+    for ((rel, why), kind) in files {
+        if resolved(rel).is_some_and(|r| r == real) {
+            return Some(Hit { kind, why });
+        }
+    }
+    let dirs = TOOL_DIRS
+        .iter()
+        .map(|e| (e, Kind::Tool))
+        .chain(HOME_DIRS.iter().map(|e| (e, Kind::Home)));
+    for ((rel, why), kind) in dirs {
+        if resolved(rel).is_some_and(|d| real.starts_with(d)) {
+            return Some(Hit { kind, why });
+        }
+    }
+    None
 }
 
 /// What part of the surface a path is.
@@ -376,6 +584,72 @@ mod tests {
 
     fn hit(p: &str) -> Option<Kind> {
         classify(Path::new(p), &|d| d == Path::new("ev")).map(|h| h.kind)
+    }
+
+    #[test]
+    fn the_homes_startup_files_and_directories_are_on_its_surface() {
+        for p in [
+            ".vimrc",
+            ".config/systemd/user/default.target.wants/x.service",
+            ".config/autostart/x.desktop",
+            ".local/lib/python3.12/site-packages/x.pth",
+            ".local/lib/python3.12/site-packages/usercustomize.py",
+        ] {
+            assert!(classify_home(Path::new(p)).is_some(), "{p}");
+        }
+        for p in [
+            ".local/lib/python3.12/site-packages/x.py",
+            ".config/systemd-other",
+            "notes.txt",
+        ] {
+            assert!(classify_home(Path::new(p)).is_none(), "{p}");
+        }
+    }
+
+    #[test]
+    fn each_host_setting_is_on_the_surface() {
+        for entry in HOST_SETTINGS {
+            assert!(
+                why_of(entry).is_some(),
+                "{entry} is not an entry of the surface"
+            );
+        }
+    }
+
+    #[test]
+    fn host_settings_are_found_by_their_end_and_where_the_environment_moves_them() {
+        let none = |_: &str| None;
+        let env = |n: &str| match n {
+            "CODEX_HOME" => Some("/c".into()),
+            "XDG_CONFIG_HOME" => Some("/x/cfg".into()),
+            _ => None,
+        };
+        for p in [
+            "/p/.claude/settings.json",
+            "/h/.copilot/settings.json",
+            "/p/.github/hooks/any.json",
+            "/h/.config/opencode/plugin/cordon.js",
+            "/p/.opencode/plugins/x/y.ts",
+            "/p/opencode.json",
+        ] {
+            assert!(host_settings(Path::new(p), &none).is_some(), "{p}");
+        }
+        for p in [
+            "/c/hooks.json",
+            "/c/config.toml",
+            "/x/cfg/opencode/plugin/a.js",
+        ] {
+            assert!(host_settings(Path::new(p), &env).is_some(), "{p}");
+            assert!(host_settings(Path::new(p), &none).is_none(), "{p}");
+        }
+        for p in [
+            "/p/.envrc",
+            "/p/src/settings.json",
+            "/p/.claude/notes.md",
+            "/c/notes",
+        ] {
+            assert!(host_settings(Path::new(p), &env).is_none(), "{p}");
+        }
     }
 
     #[test]

@@ -473,23 +473,41 @@ impl FileTool {
         &self,
         root: usize,
         real: &std::path::Path,
+        t: &Target,
         key: &str,
     ) -> Result<Option<String>, Stop> {
-        use cordon_policy::surface::{classify, looks_like_git_dir, Kind};
+        use cordon_policy::surface::{
+            classify, classify_home, classify_home_real, looks_like_git_dir, Kind,
+        };
         let dir = &self.roots().roots()[root].config.root;
         let Ok(rel) = real.strip_prefix(dir) else {
             return Ok(None);
         };
-        let at_home = self
-            .shared
-            .home
-            .as_deref()
-            .and_then(|h| real.strip_prefix(h).ok())
-            .and_then(cordon_policy::surface::classify_home);
-        let hit = classify(rel, &|d| looks_like_git_dir(&dir.join(d)))
+        // The path as named too: through a link on the way (`.claude -> cfg`), the host still
+        // reads `.claude/settings.json`.
+        let named = (t.root == root
+            && t.rel
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_))))
+        .then_some(t.rel.as_path())
+        .and_then(|named| classify(named, &|d| looks_like_git_dir(&dir.join(d))));
+        // At the home: by where each entry really is, through the operator's own links
+        // (`~/.config -> dotfiles/config`).
+        let at_home = self.shared.home.as_deref().and_then(|h| {
+            real.strip_prefix(h)
+                .ok()
+                .and_then(classify_home)
+                .or_else(|| {
+                    real.starts_with(h)
+                        .then(|| classify_home_real(h, real))
+                        .flatten()
+                })
+        });
+        let Some(hit) = classify(rel, &|d| looks_like_git_dir(&dir.join(d)))
             .or_else(|| completes_git_dir(dir, rel))
-            .or(at_home);
-        let Some(hit) = hit else {
+            .or(named)
+            .or(at_home)
+        else {
             return Ok(None);
         };
         match hit.kind {
@@ -784,7 +802,7 @@ impl FileTool {
             (None, None) => fingerprint(None),
         };
         let perms = existing.as_ref().map(|(_, st)| st.st_mode & 0o777);
-        let surface = self.surface(root, &real, &key)?;
+        let surface = self.surface(root, &real, t, &key)?;
         let args_out;
         let presentation;
         let run;

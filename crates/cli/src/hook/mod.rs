@@ -489,45 +489,16 @@ fn denial(d: Decided) -> String {
     }
 }
 
-/// The hosts' files that wire hooks (`cordon install` writes them): an agent's file tool
-/// writing one could unhook cordon for the next session.
-const HOOK_SETTINGS: &[&str] = &[
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-    ".codex/hooks.json",
-    ".codex/config.toml",
-    ".gemini/settings.json",
-    // Copilot CLI reads hooks from these too; opencode's config can load plugins.
-    ".copilot/config.json",
-    ".copilot/settings.json",
-    ".copilot/settings.local.json",
-    ".github/copilot/settings.json",
-    ".github/copilot/settings.local.json",
-    "opencode.json",
-    "opencode.jsonc",
-];
-
-/// Directories whose every file a host loads as hooks: Copilot CLI's hook files (project and
-/// `~/.copilot`), opencode's plugins (project `.opencode/` and `~/.config/opencode/`).
-const HOOK_DIRS: &[&str] = &[
-    ".github/hooks",
-    ".copilot/hooks",
-    ".opencode/plugin",
-    ".opencode/plugins",
-    "opencode/plugin",
-    "opencode/plugins",
-];
-
-/// A hook settings file `call` writes, edits or deletes.
+/// A host settings file `call` writes, edits or deletes: the persistence surface's part that
+/// wires the agent hosts' hooks (`cordon_policy::surface::HOST_SETTINGS`, also where the
+/// environment moves a host's directory: `$CODEX_HOME`, `$COPILOT_HOME`, `$XDG_CONFIG_HOME`).
 fn hook_settings_written(call: &Call) -> Option<PathBuf> {
     match call {
         Call::All(calls) => calls.iter().find_map(hook_settings_written),
         Call::Tool { tool, args } if tool != "read_file" && tool != "list_dir" => {
             let path = Path::new(args.get("path")?.as_str()?);
-            let in_dir =
-                |d: &&str| path.ends_with(d) || path.parent().is_some_and(|p| p.ends_with(d));
-            (HOOK_SETTINGS.iter().any(|s| path.ends_with(s)) || HOOK_DIRS.iter().any(in_dir))
-                .then(|| path.to_path_buf())
+            cordon_policy::surface::host_settings(path, &|n| std::env::var_os(n))
+                .map(|_| path.to_path_buf())
         }
         _ => None,
     }
@@ -623,6 +594,73 @@ mod tests {
         assert_eq!(quote("a b"), "'a b'");
         assert_eq!(quote("it's"), "'it'\\''s'");
         assert_eq!(quote("$(x) `y` \\ \n"), "'$(x) `y` \\ \n'");
+    }
+
+    /// Every file `cordon install` writes (hooks, plugins, MCP servers), for every host and
+    /// scope, with the hosts' directories at their defaults and moved by the environment, is
+    /// on the persistence surface: the after-run scan watches it (in a root, or at the home
+    /// when a root holds it), and the hook files are denied to an agent's file tools.
+    #[test]
+    fn every_file_install_writes_is_on_the_surface() {
+        use crate::install::Scope;
+        use cordon_policy::surface::{classify, classify_home, host_settings, HOST_HOMES};
+        let hosts = [
+            Host::Claude,
+            Host::Codex,
+            Host::Gemini,
+            Host::Copilot,
+            Host::Opencode,
+        ];
+        let plain = |n: &str| (n == "HOME").then(|| "/h".to_string());
+        let moved = |n: &str| match n {
+            "HOME" => Some("/h".to_string()),
+            "CODEX_HOME" => Some("/c".to_string()),
+            "COPILOT_HOME" => Some("/cp".to_string()),
+            "XDG_CONFIG_HOME" => Some("/x".to_string()),
+            _ => None,
+        };
+        type Var<'a> = &'a dyn Fn(&str) -> Option<String>;
+        let envs: [Var; 2] = [&plain, &moved];
+        let cwd = Path::new("/p");
+        let mut checked = 0;
+        for var in envs {
+            let os_var = |n: &str| var(n).map(std::ffi::OsString::from);
+            // Where the scan sees the file: relative to the project's root, or to the home
+            // (a place the environment moved stands for its directory below the home).
+            let on_scan_surface = |file: &Path| {
+                if let Ok(rel) = file.strip_prefix(cwd) {
+                    return classify(rel, &|_| false).is_some();
+                }
+                let mut rel = file.strip_prefix("/h").ok().map(Path::to_path_buf);
+                for (name, below_home) in HOST_HOMES {
+                    if let Some(rest) = var(name).and_then(|d| file.strip_prefix(d).ok()) {
+                        rel = Some(Path::new(below_home).join(rest));
+                    }
+                }
+                let rel = rel.unwrap_or_else(|| panic!("{}: where is it?", file.display()));
+                classify_home(&rel).is_some() || classify(&rel, &|_| false).is_some()
+            };
+            for host in hosts {
+                for scope in [Scope::Project, Scope::User] {
+                    let (anchor, rel) =
+                        crate::install::settings_place(host, scope, cwd, var).unwrap();
+                    let file = anchor.join(rel);
+                    assert!(
+                        host_settings(&file, &os_var).is_some(),
+                        "{}: not denied to the file tools",
+                        file.display()
+                    );
+                    assert!(on_scan_surface(&file), "{}: not scanned", file.display());
+                    checked += 1;
+                    if let Ok((anchor, rel)) = crate::install_mcp::place(host, scope, cwd, var) {
+                        let file = anchor.join(rel);
+                        assert!(on_scan_surface(&file), "{}: not scanned", file.display());
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 2 * (10 + 6));
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //!   grants, modes, the doom loop; recorded before anything is forwarded). An ask is an
 //!   `elicitation/create` request of the wrapper's own to the client; a client that cannot
 //!   show a form is refused naming the rule and how to approve. A refused call gets an error
-//!   result (`isError: true`) whose text says why; the server never sees it.
+//!   result (`isError: true`) whose text says why; the server never sees it. An allowed
+//!   call's answer is relayed only after the after-run scan of what the server left in its
+//!   roots meanwhile (moved aside, warned about, recorded as that call's: `State::scan_after_call`).
 //! - `tools/list` answers (server → client): tools the rules deny are left out.
 //! - answers to the wrapper's own elicitations are taken, not forwarded.
 //!
@@ -158,9 +160,12 @@ struct Wrap {
 }
 
 /// What a request forwarded to the server is, for its answer.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Kind {
     ToolsList,
+    /// An allowed tool call, with its decision's audit id: its answer waits for the scan of
+    /// what the server left meanwhile ([`State::scan_after_call`]).
+    ToolsCall(String),
     Other,
 }
 
@@ -180,6 +185,8 @@ struct State {
     can_elicit: std::sync::atomic::AtomicBool,
     /// Why the server is gone, once it is.
     gone: Mutex<Option<String>>,
+    /// The after-run scan done after each tool call (`None`: a gate that runs nothing).
+    watch: Option<Mutex<cordon_gate::Watch>>,
     call_timeout: Duration,
 }
 
@@ -248,6 +255,8 @@ impl Wrap {
                 return EXIT_FAILURE;
             }
         };
+        // Taken before the server starts: everything it leaves is found at a check.
+        let watch = tokio::task::block_in_place(|| gate.watch()).map(Mutex::new);
         let server = match start(&gate, &self.name, &self.argv) {
             Ok(s) => s,
             Err(e) => {
@@ -284,6 +293,7 @@ impl Wrap {
             can_elicit: false.into(),
             gone: Mutex::new(None),
             call_timeout: self.call_timeout,
+            watch,
         });
         // The server's answers, requests and notifications.
         let from_server = tokio::spawn(relay_server(state.clone(), server.stdout));
@@ -586,12 +596,24 @@ impl State {
                     // Answered already (timed out, cancelled): the client no longer waits.
                     return;
                 };
-                if kind == Kind::ToolsList {
-                    self.leave_out_denied(&mut msg);
+                match kind {
+                    Kind::ToolsList => self.leave_out_denied(&mut msg),
+                    Kind::ToolsCall(request) => self.scan_after_call(&request),
+                    Kind::Other => {}
                 }
             }
         }
         let _ = self.to_client.send(msg);
+    }
+
+    /// The after-run scan of what the server left in its roots during the call `request`, done
+    /// before its answer reaches the client: the host acts on the answer, and the operator's
+    /// `cd` (direnv) or the host's settings reload would act on a plant before the server
+    /// exits. Findings are moved aside, warned about and recorded as the end scan's are.
+    fn scan_after_call(&self, request: &str) {
+        if let Some(watch) = &self.watch {
+            tokio::task::block_in_place(|| lock(watch).check(request));
+        }
     }
 
     /// Removes from a `tools/list` answer the tools the rules deny (documented: a denied tool
@@ -658,7 +680,9 @@ impl State {
                 ));
             }
             Some(_) if cancelled => {}
-            Some((_, d)) if d.is_allowed() => self.forward_request(id, Kind::Other, msg),
+            Some((call, d)) if d.is_allowed() => {
+                self.forward_request(id, Kind::ToolsCall(call.id().to_string()), msg)
+            }
             Some((call, d)) => {
                 let _ = self
                     .to_client

@@ -1,0 +1,117 @@
+//! Issue 21, class 2, red team: the file tools' decision (`cordon check`, the same as
+//! `cordon mcp`'s tools and `cordon hook`'s Write/Edit) on the persistence surface reached
+//! through links the operator keeps in a root. With the home as the writable root and
+//! `~/.config` a link into a dotfiles checkout, a write to `~/.config/git/config` (git's global
+//! configuration: its fsmonitor runs in every repository) or to
+//! `~/.config/opencode/plugin/x.js`, by either name, and a write through a project's
+//! `.claude -> ../cfg` link, are never allowed by the root's mode alone: each is asked.
+//! Ordinary files beside them stay allowed. As root and as the unprivileged `cordon-test`
+//! user (the decision does not depend on the backend).
+
+#![cfg(target_os = "linux")]
+
+use cordon_e2e::{cordon_beside, is_root, test_user, BinDir};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+fn cordon() -> &'static Path {
+    static BIN: OnceLock<(BinDir, PathBuf)> = OnceLock::new();
+    &BIN.get_or_init(|| {
+        let dir = BinDir::new("surface-bin");
+        let src = cordon_beside(Path::new(env!("CARGO_BIN_EXE_cordon-attack")));
+        let p = dir.copy(&src, "cordon", 0o755);
+        (dir, p)
+    })
+    .1
+}
+
+fn chown_tree(p: &Path, uid: u32, gid: u32) {
+    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
+    if fs::symlink_metadata(p).unwrap().is_dir() {
+        for e in fs::read_dir(p).unwrap() {
+            chown_tree(&e.unwrap().path(), uid, gid);
+        }
+    }
+}
+
+#[test]
+fn surface_writes_through_the_operators_links_are_asked() {
+    assert!(is_root(), "run the escape suite as root (CI does)");
+    for ids in [None, Some(test_user())] {
+        let tmp = tempfile::Builder::new()
+            .prefix("cordon-e2e-surface-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let root = tmp.path().to_path_buf();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+        let ws = root.join("ws");
+        for d in [
+            "dotfiles/config/git",
+            "dotfiles/config/opencode/plugin",
+            "cfg",
+            "proj",
+        ] {
+            fs::create_dir_all(ws.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink("dotfiles/config", ws.join(".config")).unwrap();
+        std::os::unix::fs::symlink("../cfg", ws.join("proj/.claude")).unwrap();
+        fs::create_dir(root.join("state")).unwrap();
+        let policy = root.join("cordon.toml");
+        fs::write(
+            &policy,
+            format!(
+                "version = 1\n[sandbox.paths.ws]\nroot = {:?}\nmode = \"rw\"\n\
+                 [approval]\naudit_log = \"state/audit.jsonl\"\n",
+                ws.to_str().unwrap()
+            ),
+        )
+        .unwrap();
+        if let Some((uid, gid)) = ids {
+            chown_tree(&ws, uid, gid);
+            chown_tree(&root.join("state"), uid, gid);
+        }
+        let decide = |path: &str| {
+            let mut c = Command::new(cordon());
+            c.args(["check", "--json", "--policy"])
+                .arg(&policy)
+                .args(["write_file", &format!("path=ws/{path}"), "content=x"])
+                .current_dir(&root)
+                .env_clear()
+                .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+                .env("HOME", &ws)
+                .env("XDG_CONFIG_HOME", root.join("config"))
+                .env("XDG_STATE_HOME", root.join("state"));
+            if let Some((uid, gid)) = ids {
+                c.uid(uid).gid(gid);
+            }
+            let o = c.output().unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("{path}: {e}: {}", String::from_utf8_lossy(&o.stderr)));
+            (
+                v["decision"].as_str().unwrap_or_default().to_string(),
+                v["rule"].as_str().unwrap_or_default().to_string(),
+            )
+        };
+        let who = if ids.is_some() { "user" } else { "root" };
+        for path in [
+            ".config/git/config",
+            "dotfiles/config/git/config",
+            ".config/opencode/plugin/x.js",
+            "dotfiles/config/opencode/plugin/y.js",
+            "proj/.claude/settings.json",
+        ] {
+            assert_eq!(
+                decide(path),
+                ("ask".to_string(), "builtin:surface".to_string()),
+                "[{who}] {path}"
+            );
+        }
+        for path in ["notes.txt", "dotfiles/other.txt", "cfg/other.json"] {
+            assert_eq!(decide(path).0, "allow", "[{who}] {path}");
+        }
+    }
+}
