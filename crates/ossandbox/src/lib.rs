@@ -97,7 +97,7 @@ pub use render::Format;
 pub use run::{block_forwarded_signals, SignalMask};
 pub use run::{Cancel, ChildStdio, Outcome, ProxyHandoff, Release};
 pub use sandbox::{
-    describe, inherited_names, prepare, Command, Enforcement, Io, Prepared, Ran, RunFile,
+    describe, inherited_names, prepare, Command, Enforcement, Io, Prepared, Ran, RunFile, RunPath,
 };
 #[cfg(target_os = "linux")]
 pub use stdio::{Lent, TerminalSwitch};
@@ -670,6 +670,8 @@ pub(crate) fn execute(
     mut spec: run::Spec,
     tmp: &std::path::Path,
     gaps: &mut Vec<String>,
+    zygote: Option<&mut run::zygote::Zygote>,
+    path: &mut RunPath,
 ) -> Result<run::Outcome, Error> {
     // The proxy's handoff and the profile's network must agree: a proxy profile without a
     // proxy would leave the command's only way out unserved, and a listener for a profile
@@ -705,7 +707,20 @@ pub(crate) fn execute(
             ))
         })?),
     };
-    let outcome = execute_backend(choice, built, profile, spec, tmp, gaps);
+    let outcome = match zygote {
+        // The bwrap sandbox kept for many runs (`Prepared::reuse_sandbox`).
+        #[cfg(target_os = "linux")]
+        Some(z) => match z.run(spec) {
+            run::zygote::Served::Ran(outcome) => outcome,
+            run::zygote::Served::NotSent(spec, why) => {
+                *path = RunPath::OneShotInstead(why);
+                execute_backend(choice, built, profile, *spec, tmp, gaps)
+            }
+        },
+        #[cfg(not(target_os = "linux"))]
+        Some(z) => match *z {},
+        None => execute_backend(choice, built, profile, spec, tmp, gaps),
+    };
     #[cfg(target_os = "linux")]
     if let Some(relay) = relay {
         relay.finish();
@@ -825,21 +840,7 @@ fn execute_backend(
             bwrap: bwrap_path,
             abi,
         } => {
-            let programs = built.seccomp(profile.network)?;
-            let mut pass = Vec::new();
-            let mut seccomp_fds = Vec::new();
-            for prog in &programs {
-                let mut bytes = Vec::with_capacity(prog.len() * 8);
-                for ins in prog {
-                    bytes.extend_from_slice(&ins.code.to_ne_bytes());
-                    bytes.push(ins.jt);
-                    bytes.push(ins.jf);
-                    bytes.extend_from_slice(&ins.k.to_ne_bytes());
-                }
-                let fd = memfd("cordon-seccomp", &bytes, MemfdKind::Data)?;
-                seccomp_fds.push(std::os::fd::AsRawFd::as_raw_fd(&fd));
-                pass.push(fd);
-            }
+            let (mut pass, seccomp_fds) = seccomp_memfds(&built.seccomp(profile.network)?)?;
             let (status_r, status_w) = pipe()?;
             let root = rustix::process::geteuid().is_root();
             let cx = bwrap::Context {
@@ -983,6 +984,28 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
         },
         plan,
     )
+}
+
+/// bwrap's `--add-seccomp-fd` programs, each in a memfd, and their descriptor numbers.
+#[cfg(target_os = "linux")]
+fn seccomp_memfds(
+    programs: &[seccomp::Program],
+) -> Result<(Vec<std::os::fd::OwnedFd>, Vec<i32>), Error> {
+    let mut fds = Vec::new();
+    let mut nos = Vec::new();
+    for prog in programs {
+        let mut bytes = Vec::with_capacity(prog.len() * 8);
+        for ins in prog {
+            bytes.extend_from_slice(&ins.code.to_ne_bytes());
+            bytes.push(ins.jt);
+            bytes.push(ins.jf);
+            bytes.extend_from_slice(&ins.k.to_ne_bytes());
+        }
+        let fd = memfd("cordon-seccomp", &bytes, MemfdKind::Data)?;
+        nos.push(std::os::fd::AsRawFd::as_raw_fd(&fd));
+        fds.push(fd);
+    }
+    Ok((fds, nos))
 }
 
 /// What a memfd holds, and so how it is made.
