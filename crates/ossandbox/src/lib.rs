@@ -670,8 +670,7 @@ pub(crate) fn execute(
     mut spec: run::Spec,
     tmp: &std::path::Path,
     gaps: &mut Vec<String>,
-    zygote: Option<&mut run::zygote::Zygote>,
-    path: &mut RunPath,
+    reuse: Option<(&mut run::zygote::Zygote, &mut RunPath)>,
 ) -> Result<run::Outcome, Error> {
     // The proxy's handoff and the profile's network must agree: a proxy profile without a
     // proxy would leave the command's only way out unserved, and a listener for a profile
@@ -707,10 +706,11 @@ pub(crate) fn execute(
             ))
         })?),
     };
-    let outcome = match zygote {
-        // The bwrap sandbox kept for many runs (`Prepared::reuse_sandbox`).
+    let outcome = match reuse {
+        // The bwrap sandbox kept for many runs (`Prepared::reuse_sandbox`); `path` says when
+        // the run was built one-shot instead.
         #[cfg(target_os = "linux")]
-        Some(z) => match z.run(spec) {
+        Some((z, path)) => match z.run(spec) {
             run::zygote::Served::Ran(outcome) => outcome,
             run::zygote::Served::NotSent(spec, why) => {
                 *path = RunPath::OneShotInstead(why);
@@ -718,7 +718,7 @@ pub(crate) fn execute(
             }
         },
         #[cfg(not(target_os = "linux"))]
-        Some(z) => match *z {},
+        Some((z, _)) => match *z {},
         None => execute_backend(choice, built, profile, spec, tmp, gaps),
     };
     #[cfg(target_os = "linux")]
@@ -1230,6 +1230,7 @@ mod tests {
             s,
             tmp,
             &mut vec![],
+            None,
         ) {
             Err(e) if e.kind() == ErrorKind::Failed => e.to_string(),
             other => panic!("not refused: {other:?}"),

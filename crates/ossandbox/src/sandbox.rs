@@ -406,8 +406,7 @@ impl Prepared {
             spec,
             tmp_dir,
             &mut gaps,
-            zygote.as_deref_mut(),
-            &mut path,
+            zygote.as_deref_mut().map(|z| (z, &mut path)),
         );
         if let Some(z) = zygote {
             // Nothing of the run is left running (the zygote answered only then): the next

@@ -59,13 +59,18 @@ fn run_io(sandbox: &Prepared, dir: &Path, c: Command, mut io: Io) -> (Ran, Strin
         ..Default::default()
     };
     drop(w);
-    let reader = std::thread::spawn(move || {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
         let mut out = String::new();
         let _ = std::fs::File::from(r).read_to_string(&mut out);
-        out
+        let _ = tx.send(out);
     });
     let ran = sandbox.run(c, io).expect("the run");
-    let out = reader.join().expect("reader");
+    // End-of-file once the run is over: nothing of it holds its stdout any more (generous for a
+    // loaded machine; a process the run left would hold it for good).
+    let out = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("something of the finished run still holds its stdout");
     (ran, out)
 }
 
