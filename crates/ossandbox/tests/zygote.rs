@@ -367,22 +367,24 @@ fn runs_leave_no_zombie_and_no_descriptor_and_dropping_ends_the_sandbox() {
     }
     assert_eq!(open_fds(), fds, "descriptors leaked by the runs");
     assert_eq!(children(), kids, "children after the runs");
-    let zygote_tmp = std::fs::read_dir(std::env::temp_dir())
-        .expect("tmp")
+    // The sandbox's /tmp on the host: the private directory this process holds locked (its
+    // descriptor's link names it), the only one while no run is on.
+    let held: Vec<std::path::PathBuf> = std::fs::read_dir("/proc/self/fd")
+        .expect("fds")
         .flatten()
-        .count();
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("cordon-run-"))
+        })
+        .collect();
+    assert_eq!(held.len(), 1, "the sandbox's /tmp: {held:?}");
+    assert!(held[0].is_dir());
     drop(sandbox);
     // Ended and reaped by the drop: nothing of it is our child any more.
     assert_eq!(children(), vec![], "children after the drop");
     assert!(open_fds() < fds, "the sandbox's descriptors are closed");
-    let after = std::fs::read_dir(std::env::temp_dir())
-        .expect("tmp")
-        .flatten()
-        .count();
-    assert!(
-        after < zygote_tmp,
-        "the sandbox's /tmp directory is removed"
-    );
+    assert!(!held[0].exists(), "the sandbox's /tmp directory is removed");
 }
 
 #[test]
@@ -474,5 +476,61 @@ fn a_sigkilled_front_end_takes_its_sandbox_down() {
             "the killed front end's sandbox still runs: {left:?}"
         );
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A small pseudo-random sequence (no dependency): the points at which runs are cancelled.
+fn lcg(seed: &mut u64) -> u64 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *seed >> 33
+}
+
+#[test]
+fn runs_cancelled_or_timed_out_at_random_points_leave_nothing_and_the_sandbox_serves_on() {
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sandbox = reusing(dir.path(), "rw");
+    let marker = format!("543{}", std::process::id());
+    let line = format!("sleep {marker} & sleep {marker}; wait");
+    let mut seed = u64::from(std::process::id());
+    let mut kids = None;
+    for i in 0..40 {
+        let ran = match i % 3 {
+            0 => {
+                let cancel = Cancel::new().expect("cancel");
+                let delay = Duration::from_micros(lcg(&mut seed) % 30_000);
+                let c = cancel.clone();
+                let killer = std::thread::spawn(move || {
+                    std::thread::sleep(delay);
+                    c.cancel();
+                });
+                let io = Io {
+                    cancel: Some(cancel.fd()),
+                    ..Io::default()
+                };
+                let (ran, _) = run_io(&sandbox, dir.path(), command(dir.path(), &line), io);
+                killer.join().expect("killer");
+                ran
+            }
+            1 => {
+                let mut c = command(dir.path(), &line);
+                c.timeout = Some(Duration::from_millis(lcg(&mut seed) % 40 + 1));
+                run_io(&sandbox, dir.path(), c, Io::default()).0
+            }
+            _ => run(&sandbox, dir.path(), "true").0,
+        };
+        assert_eq!(ran.path, RunPath::Reused, "run {i}");
+        ran.exit.expect("the run, killed or not, is answered");
+        assert_eq!(
+            pids_with(&marker),
+            Vec::<i32>::new(),
+            "run {i} left processes"
+        );
+        // One child, the sandbox's pid 1, the same all along: no zombie, no second sandbox.
+        let now = children();
+        assert_eq!(now.len(), 1, "run {i}: {now:?}");
+        assert_eq!(kids.get_or_insert_with(|| now.clone()), &now, "run {i}");
     }
 }
