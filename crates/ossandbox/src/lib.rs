@@ -12,7 +12,9 @@
 //! command for what it left that the operator's tools would run. [`Ran`] says how the command
 //! ended, what the kernel enforced ([`Enforcement`]) and what the scan moved aside. There are no
 //! prompts here; this layer only blocks. [`Prepared::render`] shows the profile as an auditor
-//! reads it, or as each backend's artifact (`cordon profile`).
+//! reads it, or as each backend's artifact (`cordon profile`). A front end that runs many
+//! commands (`cordon mcp`) calls [`Prepared::reuse_sandbox`]: bwrap's sandbox is then started
+//! once and each run forked inside it ([`Ran::path`] says which way a run went).
 //!
 //! A backend never claims protection it cannot enforce: [`prepare`] refuses (the CLI exits
 //! 125) when the kernel lacks what the policy needs and `require_os_sandbox` is set, and it
