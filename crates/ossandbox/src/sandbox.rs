@@ -312,6 +312,11 @@ impl Prepared {
             None => None,
         };
         if let Some(z) = slot.as_deref_mut() {
+            // Emptied after every run; again here, in case a call ended before its command
+            // ran (a refused re-point check, a file it could not be handed) after writing there.
+            if let Some(z) = z.as_mut() {
+                z.empty_tmp();
+            }
             // Gone or broken since the last run: replaced (that run was refused, or ended).
             if z.as_ref().is_some_and(|z| !z.usable()) {
                 *z = None;
@@ -336,17 +341,14 @@ impl Prepared {
         }
         // A private, per-run TMPDIR: /tmp itself is shared with every process on the machine.
         // (The shared sandbox's /tmp is emptied after each run instead.)
-        let own_tmp = match &zygote {
-            Some(_) => None,
-            None => Some(
-                crate::tmp::PrivateTmp::create(&self.tmp_base)
-                    .map_err(|e| Error::other(format!("cannot create the private TMPDIR: {e}")))?,
-            ),
-        };
-        let tmp_path = match (&own_tmp, &zygote) {
-            (Some(t), _) => t.path().to_path_buf(),
-            (None, Some(z)) => z.tmp().to_path_buf(),
-            (None, None) => unreachable!("a run has its own TMPDIR or the shared sandbox's"),
+        let (_own_tmp, tmp_path) = match &zygote {
+            Some(z) => (None, z.tmp().to_path_buf()),
+            None => {
+                let t = crate::tmp::PrivateTmp::create(&self.tmp_base)
+                    .map_err(|e| Error::other(format!("cannot create the private TMPDIR: {e}")))?;
+                let p = t.path().to_path_buf();
+                (Some(t), p)
+            }
         };
         let tmp_dir: &Path = &tmp_path;
         let profile = self.profile.clone().with_private_tmp(tmp_dir);
