@@ -534,3 +534,30 @@ fn runs_cancelled_or_timed_out_at_random_points_leave_nothing_and_the_sandbox_se
         assert_eq!(kids.get_or_insert_with(|| now.clone()), &now, "run {i}");
     }
 }
+
+#[test]
+fn a_run_that_finds_the_sandbox_busy_is_built_one_shot_and_says_so() {
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sandbox = Arc::new(reusing(dir.path(), "rw"));
+    let marker = format!("432{}", std::process::id());
+    let s = sandbox.clone();
+    let d = dir.path().to_path_buf();
+    let line = format!("sleep 2; echo {marker}");
+    let long = std::thread::spawn(move || run(&s, &d, &line));
+    let until = Instant::now() + Duration::from_secs(60);
+    while pids_with(&format!("sleep 2; echo {marker}")).is_empty() {
+        assert!(Instant::now() < until, "the first run did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (ran, out) = run(&sandbox, dir.path(), "echo meanwhile");
+    assert_eq!(
+        ran.path,
+        RunPath::OneShotInstead("the session's sandbox is busy with another run".into())
+    );
+    assert_eq!(exit_code(&ran), 0, "{out}");
+    assert_eq!(out, "meanwhile\n");
+    let (ran, out) = long.join().expect("the first run");
+    assert_eq!(ran.path, RunPath::Reused);
+    assert_eq!(out, format!("{marker}\n"));
+}
