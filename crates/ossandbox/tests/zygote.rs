@@ -477,6 +477,32 @@ fn a_sigkilled_front_end_takes_its_sandbox_down() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    // This process is a subreaper once a one-shot run happened in it (another test): the
+    // killed front end's pid 1, dead of its parent-death signal, is then re-parented here.
+    // Reaped, so that the tests that count this process's children see only their own.
+    // (No sandbox of this process is alive in this test: every child by that name is it.)
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let adopted: Vec<(i32, char)> = children()
+            .into_iter()
+            .filter(|(_, _, name)| name == "cordon-zygote")
+            .map(|(pid, state, _)| (pid, state))
+            .collect();
+        if adopted.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "the killed front end's pid 1 does not end: {adopted:?}"
+        );
+        for (pid, state) in adopted {
+            if state == 'Z' {
+                // SAFETY: a null status pointer is allowed; `pid` is an exited child of ours.
+                unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::__WALL) };
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// A small pseudo-random sequence (no dependency): the points at which runs are cancelled.
