@@ -904,3 +904,85 @@ fn unparsable_and_over_long_requests_are_answered_with_an_error() {
     assert_eq!(a["id"], 41, "{a}");
     assert!(a["result"].to_string().contains("still-serving"), "{a}");
 }
+
+/// The pids of the bwrap sandboxes' zygotes (the inner stage as `/proc/self/fd/N zygote SOCK`)
+/// below `ancestor`.
+fn zygotes_below(ancestor: u32) -> Vec<i32> {
+    let parent = |pid: i32| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        if args.len() < 2 || !args[0].starts_with(b"/proc/self/fd/") || args[1] != b"zygote" {
+            continue;
+        }
+        let mut p = pid;
+        while let Some(up) = parent(p).filter(|&u| u > 1) {
+            if up == ancestor as i32 {
+                out.push(pid);
+                break;
+            }
+            p = up;
+        }
+    }
+    out
+}
+
+/// `cordon mcp` on bwrap starts the sandbox once and runs every call in it (issue 26: bwrap
+/// per call cost ~10 ms): what a call leaves running is gone when its answer comes, and the
+/// sandbox dies with a SIGKILLed server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bwrap_calls_share_one_sandbox_that_keeps_nothing_of_a_call_and_dies_with_the_server() {
+    let w = workspace("");
+    let (c, _) = client(None);
+    let (s, mut child) = connect(&w, &["--backend", "bwrap"], c).await;
+    let server = child.id().expect("the server's pid");
+    let marker = format!("1000.{}4", std::process::id());
+    let mut seen = Vec::new();
+    for i in 0..3 {
+        let r = run(&s, &format!("sleep {marker} & echo hi {i}")).await;
+        assert_eq!(
+            structured(&r)["stdout"],
+            format!("hi {i}\n"),
+            "{}",
+            text(&r)
+        );
+        assert_eq!(structured(&r)["exit_code"], 0, "{}", text(&r));
+        // No waiting: the answer comes only once nothing of the call runs.
+        assert_eq!(
+            pids_with(&marker),
+            Vec::<i32>::new(),
+            "call {i} left its sleep"
+        );
+        let z = zygotes_below(server);
+        assert_eq!(z.len(), 1, "one sandbox for the server's calls: {z:?}");
+        seen.push(z[0]);
+    }
+    assert!(
+        seen.iter().all(|&p| p == seen[0]),
+        "the same sandbox: {seen:?}"
+    );
+    child.start_kill().expect("SIGKILL cordon mcp");
+    child.wait().await.expect("reap it");
+    let until = Instant::now() + Duration::from_secs(60);
+    while Path::new(&format!("/proc/{}", seen[0])).exists() {
+        assert!(
+            Instant::now() < until,
+            "the sandbox outlived the SIGKILLed server"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -58,8 +58,13 @@ impl Gate {
         } else {
             // Prepared once for every call of this gate: the profile, the backend (a policy no
             // backend can run is refused now, before any call).
-            let prepared = cordon_ossandbox::prepare(&policy, &Machine::probe(), backend)
+            let mut prepared = cordon_ossandbox::prepare(&policy, &Machine::probe(), backend)
                 .map_err(Error::failure)?;
+            // The MCP server runs call after call under this policy: bwrap's sandbox is
+            // started once for them (a reload or trust change opens a new gate, and a new one).
+            if matches!(opts.front_end, FrontEnd::Mcp) {
+                prepared.reuse_sandbox();
+            }
             tracing::debug!(policy = %policy.source, backend = ?prepared.backend(), "gate open");
             // Before the audit log is opened (and created): nothing is recorded through a link.
             named_through_links(&policy, &named, prepared.profile())?;

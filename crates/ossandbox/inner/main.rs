@@ -17,7 +17,10 @@
 //!
 //! ```text
 //! cordon-inner RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]{COUNT} [proxy PORT FD [forward PORT]...] [go FD] -- PROG ARGS...
+//! cordon-inner zygote SOCK
 //! ```
+//!
+//! The second form serves many runs from one bwrap sandbox (see the zygote section below).
 //!
 //! Each PATH that exists gets a path-beneath rule with DIR_RIGHTS when it is a directory,
 //! FILE_RIGHTS otherwise (a missing one is skipped, as on the host). With `proxy`
@@ -64,6 +67,15 @@ mod nr {
     pub const BIND: usize = 49;
     pub const LISTEN: usize = 50;
     pub const SETSOCKOPT: usize = 54;
+    pub const RECVMSG: usize = 47;
+    pub const CLONE: usize = 56;
+    pub const WAIT4: usize = 61;
+    pub const KILL: usize = 62;
+    pub const CHDIR: usize = 80;
+    pub const SETSID: usize = 112;
+    pub const PPOLL: usize = 271;
+    pub const DUP3: usize = 292;
+    pub const NANOSLEEP: usize = 35;
 }
 #[cfg(target_arch = "aarch64")]
 mod nr {
@@ -79,16 +91,27 @@ mod nr {
     pub const LISTEN: usize = 201;
     pub const SETSOCKOPT: usize = 208;
     pub const SENDMSG: usize = 211;
+    pub const RECVMSG: usize = 212;
+    pub const CLONE: usize = 220;
+    pub const WAIT4: usize = 260;
+    pub const KILL: usize = 129;
+    pub const CHDIR: usize = 49;
+    pub const SETSID: usize = 157;
+    pub const PPOLL: usize = 73;
+    pub const DUP3: usize = 24;
+    pub const NANOSLEEP: usize = 101;
 }
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 compile_error!("the inner stage supports x86_64 and aarch64");
 
 // Shared by both architectures (the syscall numbers added since Linux 5.1 are unified).
 const CLOSE_RANGE: usize = 436;
+const PIDFD_OPEN: usize = 434;
 const LANDLOCK_ADD_RULE: usize = 445;
 const LANDLOCK_RESTRICT_SELF: usize = 446;
 const LANDLOCK_RULE_PATH_BENEATH: usize = 1;
 const PR_SET_NO_NEW_PRIVS: usize = 38;
+const PR_SET_DUMPABLE: usize = 4;
 const CLOSE_RANGE_CLOEXEC: usize = 1 << 2;
 const AT_FDCWD: isize = -100;
 const O_PATH: usize = 0o10000000;
@@ -636,6 +659,13 @@ unsafe extern "C" fn start(sp: *const usize) -> ! {
     let mut i = 1;
     // SAFETY: `i < argc`, so argv[i] is one of the argument pointers.
     let arg = |i: usize| (i < argc).then(|| unsafe { *argv.add(i) });
+    // `zygote SOCK`: serve runs over SOCK until cordon closes it (see [`zygote`]).
+    // SAFETY: argv strings are NUL-terminated and live for the program.
+    if arg(1).map(|p| unsafe { c_str(p) }) == Some(b"zygote") {
+        let sock = number(arg(2), b"the zygote's socket");
+        // SAFETY: called once, here, on the only thread.
+        unsafe { zygote(sock) }
+    }
     let ruleset = number(arg(i), b"the ruleset descriptor");
     let count = number(arg(i + 1), b"the number of rules");
     i += 2;
@@ -710,6 +740,370 @@ unsafe extern "C" fn start(sp: *const usize) -> ! {
     // SAFETY: `i < argc` (checked above), so argv+i is a non-empty null-terminated array of
     // argument strings; `envp` is the entry stack's environment.
     unsafe { exec(argv.add(i), envp) }
+}
+
+// ---- The zygote (`cordon-inner zygote SOCK`) ------------------------------------------------
+//
+// A long-lived front end (`cordon mcp`) starts bwrap once with this program as its command and
+// hands it each run over SOCK (a SOCK_SEQPACKET unix socket, cordon's other end): one request,
+// one run at a time. A request is one message:
+//
+//   b'X', argc: u32, envc: u32, CWD\0, ARGV[0]\0 … ARGV[argc-1]\0, ENV[0]\0 … ENV[envc-1]\0
+//
+// with the run's stdin, stdout and stderr attached (SCM_RIGHTS, three descriptors). ARGV is
+// this same program in its one-shot form (`/proc/self/fd/N RULESET COUNT … -- PROG ARGS`),
+// so every per-run layer (the inside rules, no_new_privs, landlock_restrict_self, close-on-exec
+// of everything beyond stdio, the exec) is the one-shot run's own code, applied fresh in each
+// run's process. The zygote forks; the child takes the three descriptors as 0, 1 and 2, starts
+// a session of its own (as bwrap's `--new-session`), enters CWD and execs ARGV[0]. cordon may
+// send b'K' while the run lasts: the run is killed. When the run's process has exited, every
+// other process of the sandbox's PID namespace but its init (bwrap's) and the zygote is killed
+// (`kill(-1, SIGKILL)` until none is left: what a one-shot run gets from its whole namespace
+// dying), and only then is the answer sent: b'S' and the wait status (4 bytes, native order),
+// or b'F' and an errno when the fork failed. End-of-file on SOCK (cordon is done, or gone):
+// everything is killed and the zygote exits, which ends the sandbox.
+
+/// The largest request read (what cordon sends stays below a socket buffer's size).
+const REQUEST_MAX: usize = 256 * 1024;
+/// The most argument and environment strings a request may carry, together.
+const STRINGS_MAX: usize = 16 * 1024;
+
+// In .bss: zero pages from the kernel, nothing to initialise (a stack array would be memset
+// byte by byte on every request).
+static mut REQUEST: [u8; REQUEST_MAX] = [0; REQUEST_MAX];
+static mut POINTERS: [usize; STRINGS_MAX + 2] = [0; STRINGS_MAX + 2];
+
+const SIGKILL: usize = 9;
+const SIGCHLD: usize = 17;
+const ESRCH: isize = 3;
+const MSG_TRUNC: i32 = 0x20;
+const MSG_CTRUNC: i32 = 0x8;
+const MSG_CMSG_CLOEXEC: usize = 0x4000_0000;
+const POLLIN: i16 = 1;
+
+/// `struct cmsghdr` followed by three descriptors: CMSG_SPACE(3 * sizeof(int)) on 64-bit.
+#[repr(C)]
+struct ThreeFds {
+    len: usize,
+    level: i32,
+    kind: i32,
+    fds: [i32; 3],
+    pad: i32,
+}
+
+#[repr(C)]
+struct Pollfd {
+    fd: i32,
+    events: i16,
+    revents: i16,
+}
+
+#[repr(C)]
+struct Timespec {
+    sec: isize,
+    nsec: isize,
+}
+
+/// Sends `bytes` to cordon; a failure means cordon is gone: everything ends.
+fn answer(sock: usize, bytes: &[u8]) {
+    // SAFETY: write reads `bytes.len()` bytes from a live slice.
+    let r = unsafe { syscall(nr::WRITE, sock, bytes.as_ptr() as usize, bytes.len(), 0) };
+    if r != bytes.len() as isize {
+        kill_all();
+        exit(0);
+    }
+}
+
+/// Kills every process of the sandbox but its init and the zygote, and waits until there is
+/// none left (bwrap's init reaps them; a zombie still counts). A run whose processes cannot be
+/// ended within about 20 s ends the zygote instead: cordon sees the end of its socket and
+/// refuses the call, and the sandbox dies with the zygote.
+fn kill_all() {
+    let pause = Timespec {
+        sec: 0,
+        nsec: 1_000_000,
+    };
+    for _ in 0..20_000 {
+        // SAFETY: kill takes no pointers; -1 is every process of this PID namespace the
+        // zygote may signal, except the namespace's init and the zygote itself.
+        if unsafe { syscall(nr::KILL, usize::MAX, SIGKILL, 0, 0) } == -ESRCH {
+            return;
+        }
+        // SAFETY: nanosleep reads `pause` on this frame and writes no remainder (null).
+        unsafe { syscall(nr::NANOSLEEP, &pause as *const Timespec as usize, 0, 0, 0) };
+    }
+    fail(
+        125,
+        &[b"zygote: a run's processes did not end; ending the sandbox"],
+    )
+}
+
+/// Kills and reaps the run's process `child` (a zombie child of ours would count as a process
+/// left), then everything else of the run.
+fn end_run(child: usize) {
+    // SAFETY: kill takes no pointers; `child` is our unreaped child.
+    unsafe { syscall(nr::KILL, child, SIGKILL, 0, 0) };
+    // SAFETY: wait4 with null status and rusage pointers writes nothing.
+    while unsafe { syscall(nr::WAIT4, child, 0, 0, 0) } == -EINTR {}
+    kill_all();
+}
+
+/// The zygote's loop; never returns (exits when cordon closes the socket).
+///
+/// # Safety
+/// Call once, from `start`, single-threaded: it owns `REQUEST` and `POINTERS`.
+unsafe fn zygote(sock: usize) -> ! {
+    // Not dumpable: no core of it, and /proc/PID/mem and the like are root's alone (a run's
+    // Landlock domain already keeps it from ptracing the zygote, which has none).
+    // SAFETY: prctl(PR_SET_DUMPABLE, 0) takes no pointers.
+    if unsafe { syscall(nr::PRCTL, PR_SET_DUMPABLE, 0, 0, 0) } < 0 {
+        fail(125, &[b"zygote: PR_SET_DUMPABLE failed"]);
+    }
+    answer(sock, b"R");
+    loop {
+        let buf = core::ptr::addr_of_mut!(REQUEST) as *mut u8;
+        let mut iov = Iovec {
+            base: buf,
+            len: REQUEST_MAX,
+        };
+        let mut control = ThreeFds {
+            len: 0,
+            level: 0,
+            kind: 0,
+            fds: [-1; 3],
+            pad: 0,
+        };
+        let mut msg = Msghdr {
+            name: core::ptr::null_mut(),
+            namelen: 0,
+            iov: &mut iov,
+            iovlen: 1,
+            control: &mut control as *mut ThreeFds as *mut u8,
+            controllen: core::mem::size_of::<ThreeFds>(),
+            flags: 0,
+        };
+        // SAFETY: recvmsg writes at most REQUEST_MAX bytes into `REQUEST` (this function owns
+        // it), the control message into `control` (its size given) and the flags into `msg`,
+        // all live for the call. Received descriptors are close-on-exec.
+        let n = unsafe {
+            syscall(
+                nr::RECVMSG,
+                sock,
+                &mut msg as *mut Msghdr as usize,
+                MSG_CMSG_CLOEXEC,
+                0,
+            )
+        };
+        if n == -EINTR {
+            continue;
+        }
+        if n <= 0 {
+            // cordon is done (or gone): the sandbox ends with this process.
+            kill_all();
+            exit(0);
+        }
+        // SAFETY: the kernel wrote these fields during recvmsg (volatile: no compiler
+        // assumption about memory the kernel changed).
+        let (flags, clen, level, kind, fds) = unsafe {
+            (
+                core::ptr::read_volatile(&msg.flags),
+                core::ptr::read_volatile(&msg.controllen),
+                core::ptr::read_volatile(&control.level),
+                core::ptr::read_volatile(&control.kind),
+                core::ptr::read_volatile(&control.fds),
+            )
+        };
+        if flags & (MSG_TRUNC | MSG_CTRUNC) != 0
+            || clen < 28
+            || level != SOL_SOCKET
+            || kind != SCM_RIGHTS
+            || fds.iter().any(|&f| f < 3)
+        {
+            fail(125, &[b"zygote: a malformed request; ending the sandbox"]);
+        }
+        // SAFETY: clone with SIGCHLD alone is fork: no pointers (the stack and TLS arguments
+        // are 0, which keeps the caller's). The child continues below on its copy.
+        let child = unsafe { syscall(nr::CLONE, SIGCHLD, 0, 0, 0) };
+        if child == 0 {
+            // SAFETY: `n` bytes of REQUEST are the request (the child's copy; nothing else
+            // touches it), `fds` the descriptors that came with it.
+            unsafe { start_run(n as usize, fds) };
+        }
+        for f in fds {
+            // SAFETY: the received descriptors are the zygote's and not used again here.
+            unsafe { syscall(nr::CLOSE, f as usize, 0, 0, 0) };
+        }
+        if child < 0 {
+            let e = (-child) as i32;
+            let mut a = [b'F', 0, 0, 0, 0];
+            a[1..].copy_from_slice(&e.to_ne_bytes());
+            answer(sock, &a);
+            continue;
+        }
+        let status = supervise(sock, child as usize);
+        let mut a = [b'S', 0, 0, 0, 0];
+        a[1..].copy_from_slice(&status.to_ne_bytes());
+        answer(sock, &a);
+    }
+}
+
+/// Waits for the run's process `child` to exit, killing it on cordon's b'K'; then kills what
+/// it left (see [`kill_all`]) and returns its wait status.
+fn supervise(sock: usize, child: usize) -> i32 {
+    // SAFETY: pidfd_open takes a pid and flags, no pointers.
+    let pidfd = unsafe { syscall(PIDFD_OPEN, child, 0, 0, 0) };
+    if pidfd < 0 {
+        // Without it the zygote cannot watch cordon and the run at once: the run is killed
+        // and the sandbox ends (cordon refuses the call and starts another next time).
+        end_run(child);
+        fail(125, &[b"zygote: pidfd_open: ", errno_text(-pidfd)]);
+    }
+    let mut watch_cordon = true;
+    loop {
+        let mut fds = [
+            Pollfd {
+                fd: pidfd as i32,
+                events: POLLIN,
+                revents: 0,
+            },
+            Pollfd {
+                fd: if watch_cordon { sock as i32 } else { -1 },
+                events: POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: ppoll reads and writes the two `Pollfd`s on this frame; no timeout (null),
+        // no signal mask (null).
+        let r = unsafe { syscall(nr::PPOLL, fds.as_mut_ptr() as usize, 2, 0, 0) };
+        if r == -EINTR {
+            continue;
+        }
+        if r < 0 {
+            end_run(child);
+            fail(125, &[b"zygote: ppoll: ", errno_text(-r)]);
+        }
+        // SAFETY: the kernel wrote `revents` during ppoll.
+        let (run_done, cordon_said) = unsafe {
+            (
+                core::ptr::read_volatile(&fds[0].revents) != 0,
+                core::ptr::read_volatile(&fds[1].revents) != 0,
+            )
+        };
+        if run_done {
+            let mut status: i32 = 0;
+            // SAFETY: wait4 writes one int into `status` on this frame; no rusage (null).
+            let w = unsafe { syscall(nr::WAIT4, child, &mut status as *mut i32 as usize, 0, 0) };
+            if w == -EINTR {
+                continue;
+            }
+            // SAFETY: `pidfd` is ours and not used again.
+            unsafe { syscall(nr::CLOSE, pidfd as usize, 0, 0, 0) };
+            kill_all();
+            // SAFETY: wait4 wrote it.
+            return unsafe { core::ptr::read_volatile(&status) };
+        }
+        if cordon_said {
+            let mut b = 0u8;
+            // SAFETY: read writes at most one byte into `b` on this frame.
+            let r = unsafe { syscall(nr::READ, sock, &mut b as *mut u8 as usize, 1, 0) };
+            if r == -EINTR {
+                continue;
+            }
+            if r <= 0 {
+                // End-of-file: cordon is gone, and so is everything.
+                end_run(child);
+                exit(0);
+            }
+            // b'K' (or anything): the run is killed; its exit (seen above next) is the
+            // answer, after what it left is killed too. cordon sends nothing more for it.
+            // SAFETY: kill takes no pointers; `child` is our unreaped child.
+            unsafe { syscall(nr::KILL, child, SIGKILL, 0, 0) };
+            watch_cordon = false;
+        }
+    }
+}
+
+/// The run's process, between the zygote's fork and the exec of the one-shot inner stage.
+///
+/// # Safety
+/// Only in the zygote's child, with `n` bytes of `REQUEST` received and `fds` the three
+/// descriptors that came with them.
+unsafe fn start_run(n: usize, fds: [i32; 3]) -> ! {
+    let buf = core::ptr::addr_of!(REQUEST) as *const u8;
+    // SAFETY: `n <= REQUEST_MAX` bytes were written by recvmsg; REQUEST is this process's own
+    // copy and is only read from here on.
+    let req = unsafe { core::slice::from_raw_parts(buf, n) };
+    if n < 9 || req[0] != b'X' {
+        fail(125, &[b"zygote: a malformed request"]);
+    }
+    let argc = u32::from_ne_bytes([req[1], req[2], req[3], req[4]]) as usize;
+    let envc = u32::from_ne_bytes([req[5], req[6], req[7], req[8]]) as usize;
+    if argc == 0 || argc + envc > STRINGS_MAX {
+        fail(125, &[b"zygote: a malformed request"]);
+    }
+    let ptrs = core::ptr::addr_of_mut!(POINTERS) as *mut usize;
+    // The strings: CWD, then argc arguments, then envc variables, each NUL-terminated inside
+    // the message. Pointers go into POINTERS: argv (argc, null), envp (envc, null).
+    let mut at = 9;
+    let mut next = || -> usize {
+        let start = at;
+        while at < n && req[at] != 0 {
+            at += 1;
+        }
+        if at >= n {
+            fail(125, &[b"zygote: a malformed request"]);
+        }
+        at += 1;
+        buf as usize + start
+    };
+    let cwd = next();
+    for k in 0..argc {
+        // SAFETY: `k < argc <= STRINGS_MAX`, inside POINTERS.
+        unsafe { *ptrs.add(k) = next() };
+    }
+    // SAFETY: `argc + 1 + envc + 1 <= STRINGS_MAX + 2`.
+    unsafe { *ptrs.add(argc) = 0 };
+    for k in 0..envc {
+        // SAFETY: as above.
+        unsafe { *ptrs.add(argc + 1 + k) = next() };
+    }
+    // SAFETY: as above.
+    unsafe { *ptrs.add(argc + 1 + envc) = 0 };
+    for (target, &f) in fds.iter().enumerate() {
+        // SAFETY: dup3 takes two descriptor numbers and flags 0 (not close-on-exec: these are
+        // the run's stdio).
+        let r = unsafe { syscall(nr::DUP3, f as usize, target, 0, 0) };
+        if r < 0 {
+            setup_fail(b"zygote: ", b"the run's standard streams", -r);
+        }
+        // SAFETY: the received descriptor is not used again (its copy is 0, 1 or 2).
+        unsafe { syscall(nr::CLOSE, f as usize, 0, 0, 0) };
+    }
+    // SAFETY: setsid takes no arguments. A session of the run's own, as bwrap's
+    // `--new-session` gives a one-shot run: no controlling terminal to push input into.
+    let r = unsafe { syscall(nr::SETSID, 0, 0, 0, 0) };
+    if r < 0 {
+        setup_fail(b"zygote: ", b"setsid", -r);
+    }
+    // SAFETY: chdir reads the NUL-terminated string at `cwd`, inside the request.
+    let r = unsafe { syscall(nr::CHDIR, cwd, 0, 0, 0) };
+    if r < 0 {
+        // SAFETY: as above.
+        setup_fail(b"zygote: entering ", unsafe { c_str(cwd as *const u8) }, -r);
+    }
+    let argv = ptrs as *const *const u8;
+    // SAFETY: argv[0..argc] are NUL-terminated strings in the request followed by a null, and
+    // so is envp; execve reads them and returns only on failure.
+    let r = unsafe {
+        syscall(
+            nr::EXECVE,
+            *argv as usize,
+            argv as usize,
+            ptrs.add(argc + 1) as usize,
+            0,
+        )
+    };
+    setup_fail(b"zygote: executing the inner stage", b"", -r)
 }
 
 // The prebuilt `core` refers to the unwinding personality routine; with panic = abort nothing

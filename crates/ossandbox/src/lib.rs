@@ -12,7 +12,9 @@
 //! command for what it left that the operator's tools would run. [`Ran`] says how the command
 //! ended, what the kernel enforced ([`Enforcement`]) and what the scan moved aside. There are no
 //! prompts here; this layer only blocks. [`Prepared::render`] shows the profile as an auditor
-//! reads it, or as each backend's artifact (`cordon profile`).
+//! reads it, or as each backend's artifact (`cordon profile`). A front end that runs many
+//! commands (`cordon mcp`) calls [`Prepared::reuse_sandbox`]: bwrap's sandbox is then started
+//! once and each run forked inside it ([`Ran::path`] says which way a run went).
 //!
 //! A backend never claims protection it cannot enforce: [`prepare`] refuses (the CLI exits
 //! 125) when the kernel lacks what the policy needs and `require_os_sandbox` is set, and it
@@ -97,7 +99,7 @@ pub use render::Format;
 pub use run::{block_forwarded_signals, SignalMask};
 pub use run::{Cancel, ChildStdio, Outcome, ProxyHandoff, Release};
 pub use sandbox::{
-    describe, inherited_names, prepare, Command, Enforcement, Io, Prepared, Ran, RunFile,
+    describe, inherited_names, prepare, Command, Enforcement, Io, Prepared, Ran, RunFile, RunPath,
 };
 #[cfg(target_os = "linux")]
 pub use stdio::{Lent, TerminalSwitch};
@@ -670,6 +672,7 @@ pub(crate) fn execute(
     mut spec: run::Spec,
     tmp: &std::path::Path,
     gaps: &mut Vec<String>,
+    reuse: Option<(&mut run::zygote::Zygote, &mut RunPath)>,
 ) -> Result<run::Outcome, Error> {
     // The proxy's handoff and the profile's network must agree: a proxy profile without a
     // proxy would leave the command's only way out unserved, and a listener for a profile
@@ -705,7 +708,21 @@ pub(crate) fn execute(
             ))
         })?),
     };
-    let outcome = execute_backend(choice, built, profile, spec, tmp, gaps);
+    let outcome = match reuse {
+        // The bwrap sandbox kept for many runs (`Prepared::reuse_sandbox`); `path` says when
+        // the run was built one-shot instead.
+        #[cfg(target_os = "linux")]
+        Some((z, path)) => match z.run(spec) {
+            run::zygote::Served::Ran(outcome) => outcome,
+            run::zygote::Served::NotSent(spec, why) => {
+                *path = RunPath::OneShotInstead(why);
+                execute_backend(choice, built, profile, *spec, tmp, gaps)
+            }
+        },
+        #[cfg(not(target_os = "linux"))]
+        Some((z, _)) => match *z {},
+        None => execute_backend(choice, built, profile, spec, tmp, gaps),
+    };
     #[cfg(target_os = "linux")]
     if let Some(relay) = relay {
         relay.finish();
@@ -825,21 +842,7 @@ fn execute_backend(
             bwrap: bwrap_path,
             abi,
         } => {
-            let programs = built.seccomp(profile.network)?;
-            let mut pass = Vec::new();
-            let mut seccomp_fds = Vec::new();
-            for prog in &programs {
-                let mut bytes = Vec::with_capacity(prog.len() * 8);
-                for ins in prog {
-                    bytes.extend_from_slice(&ins.code.to_ne_bytes());
-                    bytes.push(ins.jt);
-                    bytes.push(ins.jf);
-                    bytes.extend_from_slice(&ins.k.to_ne_bytes());
-                }
-                let fd = memfd("cordon-seccomp", &bytes, MemfdKind::Data)?;
-                seccomp_fds.push(std::os::fd::AsRawFd::as_raw_fd(&fd));
-                pass.push(fd);
-            }
+            let (mut pass, seccomp_fds) = seccomp_memfds(&built.seccomp(profile.network)?)?;
             let (status_r, status_w) = pipe()?;
             let root = rustix::process::geteuid().is_root();
             let cx = bwrap::Context {
@@ -983,6 +986,28 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
         },
         plan,
     )
+}
+
+/// bwrap's `--add-seccomp-fd` programs, each in a memfd, and their descriptor numbers.
+#[cfg(target_os = "linux")]
+fn seccomp_memfds(
+    programs: &[seccomp::Program],
+) -> Result<(Vec<std::os::fd::OwnedFd>, Vec<i32>), Error> {
+    let mut fds = Vec::new();
+    let mut nos = Vec::new();
+    for prog in programs {
+        let mut bytes = Vec::with_capacity(prog.len() * 8);
+        for ins in prog {
+            bytes.extend_from_slice(&ins.code.to_ne_bytes());
+            bytes.push(ins.jt);
+            bytes.push(ins.jf);
+            bytes.extend_from_slice(&ins.k.to_ne_bytes());
+        }
+        let fd = memfd("cordon-seccomp", &bytes, MemfdKind::Data)?;
+        nos.push(std::os::fd::AsRawFd::as_raw_fd(&fd));
+        fds.push(fd);
+    }
+    Ok((fds, nos))
 }
 
 /// What a memfd holds, and so how it is made.
@@ -1207,6 +1232,7 @@ mod tests {
             s,
             tmp,
             &mut vec![],
+            None,
         ) {
             Err(e) if e.kind() == ErrorKind::Failed => e.to_string(),
             other => panic!("not refused: {other:?}"),

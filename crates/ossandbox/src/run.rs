@@ -46,6 +46,16 @@ mod pid1;
 #[cfg(target_os = "linux")]
 mod nsclone;
 
+/// One bwrap sandbox for many runs (`Prepared::reuse_sandbox`).
+#[cfg(target_os = "linux")]
+pub(crate) mod zygote;
+/// No bwrap elsewhere: nothing to reuse.
+#[cfg(not(target_os = "linux"))]
+pub(crate) mod zygote {
+    #[derive(Debug)]
+    pub(crate) enum Zygote {}
+}
+
 /// What the child is confined by, built in the parent.
 #[cfg(target_os = "linux")]
 #[derive(Debug, Default)]

@@ -40,6 +40,9 @@ pub struct Prepared {
     timeout: Option<Duration>,
     /// `false` for [`describe`]: shown, never run.
     runs: bool,
+    /// [`Prepared::reuse_sandbox`]: the bwrap sandbox runs share (started by the first run,
+    /// replaced when it broke); `None` when every run builds its own.
+    zygote: Option<std::sync::Mutex<Option<crate::run::zygote::Zygote>>>,
 }
 
 /// Prepares `policy` for `machine` with `backend` (the policy's `sandbox.backend`, or the
@@ -112,6 +115,7 @@ fn prepared(
         tmp_base,
         timeout: sb.limits.timeout,
         runs,
+        zygote: None,
     }
 }
 
@@ -179,6 +183,28 @@ impl std::fmt::Display for Enforcement {
     }
 }
 
+/// How a run's sandbox was made (see [`Prepared::reuse_sandbox`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunPath {
+    /// Built for this run alone (every backend's way, and bwrap's without reuse).
+    OneShot,
+    /// In the bwrap sandbox this prepared policy keeps for its runs (the zygote).
+    Reused,
+    /// Built for this run alone although reuse was asked for, and why (the shared sandbox
+    /// was busy with another run, could not start, or cannot carry this command).
+    OneShotInstead(String),
+}
+
+impl std::fmt::Display for RunPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunPath::OneShot => f.write_str("one-shot"),
+            RunPath::Reused => f.write_str("reused (the session's bwrap sandbox)"),
+            RunPath::OneShotInstead(why) => write!(f, "one-shot instead of reused: {why}"),
+        }
+    }
+}
+
 /// How a run went.
 #[derive(Debug)]
 pub struct Ran {
@@ -192,6 +218,8 @@ pub struct Ran {
     pub findings: Vec<Finding>,
     /// The after-run scan stopped at [`MAX_ENTRIES`] entries (`before` or `after` the run).
     pub scan_truncated: Vec<&'static str>,
+    /// How its sandbox was made.
+    pub path: RunPath,
 }
 
 impl Prepared {
@@ -230,6 +258,24 @@ impl Prepared {
         }
     }
 
+    /// For a front end that runs many commands (`cordon mcp`): bwrap runs share one sandbox,
+    /// started by the first run and kept until this value is dropped, instead of starting
+    /// bwrap each time (see `run/zygote.rs`: the same mounts and namespaces; each run gets
+    /// Landlock and its own session fresh, its leftover processes are killed when it ends and
+    /// the sandbox's `/tmp` is emptied after it). Runs are served one at a time; a run that
+    /// finds the sandbox busy, or that it cannot carry, is built one-shot and says so
+    /// ([`Ran::path`]). No effect on other backends, or under `sandbox.network = "proxy"`
+    /// (each run's proxy listener is made in a network namespace of its own).
+    pub fn reuse_sandbox(&mut self) {
+        #[cfg(target_os = "linux")]
+        if self.runs
+            && matches!(self.choice.backend, Chosen::Bwrap { .. })
+            && self.profile.network != cordon_policy::Network::Proxy
+        {
+            self.zygote = Some(std::sync::Mutex::new(None));
+        }
+    }
+
     /// Runs `command` under the prepared sandbox. Refuses (exit 125) when a root, an
     /// `extra_read` path or a protected path was re-pointed through a link a run could have
     /// planted, or when the private TMPDIR cannot be made; the command never starts then.
@@ -239,15 +285,67 @@ impl Prepared {
                 "this sandbox was prepared to be shown, not run",
             ));
         }
+        // The shared sandbox, when there is one and no other run holds it.
+        let mut path = RunPath::OneShot;
+        let mut slot = match &self.zygote {
+            Some(m) => match m.try_lock() {
+                Ok(g) => Some(g),
+                Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    path = RunPath::OneShotInstead(
+                        "the session's sandbox is busy with another run".into(),
+                    );
+                    None
+                }
+            },
+            None => None,
+        };
+        if let Some(z) = slot.as_deref_mut() {
+            // Emptied after every run; again here, in case a call ended before its command
+            // ran (a refused re-point check, a file it could not be handed) after writing there.
+            if let Some(z) = z.as_mut() {
+                z.empty_tmp();
+            }
+            // Gone or broken since the last run: replaced (that run was refused, or ended).
+            if z.as_ref().is_some_and(|z| !z.usable()) {
+                *z = None;
+            }
+            if z.is_none() {
+                #[cfg(target_os = "linux")]
+                crate::resolve::check_named(&self.named, &self.profile)?;
+                match crate::run::zygote::Zygote::start(
+                    &self.choice,
+                    &self.built,
+                    &self.profile,
+                    &self.tmp_base,
+                ) {
+                    Ok(started) => *z = Some(started),
+                    Err(e) => path = RunPath::OneShotInstead(e.to_string()),
+                }
+            }
+        }
+        let mut zygote = slot.as_deref_mut().and_then(|z| z.as_mut());
+        if zygote.is_some() {
+            path = RunPath::Reused;
+        }
         // A private, per-run TMPDIR: /tmp itself is shared with every process on the machine.
-        let tmp = crate::tmp::PrivateTmp::create(&self.tmp_base)?;
-        let profile = self.profile.clone().with_private_tmp(tmp.path());
+        // (The shared sandbox's /tmp is emptied after each run instead.)
+        let (_own_tmp, tmp_path) = match &zygote {
+            Some(z) => (None, z.tmp().to_path_buf()),
+            None => {
+                let t = crate::tmp::PrivateTmp::create(&self.tmp_base)?;
+                let p = t.path().to_path_buf();
+                (Some(t), p)
+            }
+        };
+        let tmp_dir: &Path = &tmp_path;
+        let profile = self.profile.clone().with_private_tmp(tmp_dir);
         // A name the policy uses that an earlier run re-pointed (a symlink in a writable root,
         // a second name for a protected file) would grant what it now reaches: checked once,
         // right before the command starts.
         #[cfg(target_os = "linux")]
         crate::resolve::check_named(&self.named, &profile)?;
-        let mut env = crate::env::scrub(std::env::vars_os(), &self.env, tmp.path().as_os_str());
+        let mut env = crate::env::scrub(std::env::vars_os(), &self.env, tmp_dir.as_os_str());
         let proxy = io.proxy.map(|(handoff, vars)| {
             // Every proxy variable the command would inherit goes (a NO_PROXY would send
             // loopback around the proxy, into the sandbox's own empty loopback).
@@ -260,14 +358,14 @@ impl Prepared {
         if !io.files.is_empty() {
             // The private TMPDIR is cordon's, new, and no command has run in it yet; written
             // link-safely all the same.
-            let dir = cordon_fs::safe::Dir::anchor(tmp.path())
+            let dir = cordon_fs::safe::Dir::anchor(tmp_dir)
                 .map_err(|e| Error::other(format!("cannot hand the command its files: {e}")))?;
             for f in io.files {
                 dir.create_new(Path::new(&f.name), &f.contents, 0o444)
                     .map_err(|e| {
                         Error::other(format!("cannot hand the command {}: {e}", f.name))
                     })?;
-                let path = tmp.path().join(&f.name);
+                let path = tmp_dir.join(&f.name);
                 env.retain(|(k, _)| !f.vars.iter().any(|n| k == n.as_str()));
                 env.extend(
                     f.vars
@@ -296,9 +394,16 @@ impl Prepared {
             &self.built,
             &profile,
             spec,
-            tmp.path(),
+            tmp_dir,
             &mut gaps,
+            zygote.as_deref_mut().map(|z| (z, &mut path)),
         );
+        if let Some(z) = zygote {
+            // Nothing of the run is left running (the zygote answered only then): the next
+            // run finds /tmp empty.
+            z.empty_tmp();
+        }
+        drop(slot);
         let (findings, scan_truncated) = before.compare(&self.writable);
         let enforcement = match self.enforcement() {
             Enforcement::Full if !gaps.is_empty() => Enforcement::Partial(gaps),
@@ -313,6 +418,7 @@ impl Prepared {
             enforcement,
             findings,
             scan_truncated,
+            path,
         })
     }
 
