@@ -88,6 +88,14 @@ pub(crate) async fn open(shared: &Shared, host: &str, port: u16) -> Opening {
                 decision: None,
             }
         }
+        (Verdict::Unrecorded { reason }, _) => {
+            return Opening {
+                target: Some(target),
+                rule: String::new(),
+                result: Err(Refusal::Unrecorded(reason)),
+                decision: None,
+            }
+        }
     };
     let result = connect(shared, &target).await;
     Opening {

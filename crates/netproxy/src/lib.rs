@@ -233,6 +233,10 @@ pub enum Verdict {
     Allow { rule: String },
     /// Refused, and why.
     Deny { reason: String, rule: String },
+    /// Whatever was decided, its record could not be made durable (a full disk, a log that
+    /// cannot be written): refused as the audit log's failure, not the policy's — `reason`
+    /// names the log and why. cordon makes no connection the audit log does not show.
+    Unrecorded { reason: String },
 }
 
 /// An allowed connection's decision record, written but not yet known to be durable

@@ -556,7 +556,7 @@ async fn request(
         .map_or("/", |p| p.as_str())
         .to_string();
     let method = req.method().to_string();
-    let refuse = |reason: String, rule: &str| {
+    let refuse = |status: StatusCode, reason: String, rule: &str| {
         let track = shared.track(Protocol::HttpsRequest, std::time::Instant::now());
         let shown = format!("{method} {path}: {reason}");
         track.record(
@@ -573,7 +573,7 @@ async fn request(
             },
         );
         let mut r = text(
-            StatusCode::FORBIDDEN,
+            status,
             format!("cordon: {method} https://{host}:{port}{path} is refused: {reason}\n"),
         );
         r.headers_mut()
@@ -593,7 +593,7 @@ async fn request(
             allow: String::new(),
             count: 0,
         });
-        return refuse(why, "");
+        return refuse(StatusCode::FORBIDDEN, why, "");
     }
     // Decided one by one only where a request rule names the host: elsewhere (a credential's
     // host alone) the connection's decision covers its requests, and no record per request
@@ -609,6 +609,12 @@ async fn request(
             rule: String::new(),
         }
     };
+    if let Verdict::Unrecorded { reason } = verdict {
+        // Not the policy's refusal: the audit log's. Not noted among the destinations the
+        // policy refused (no `[network]` line would allow it).
+        let why = crate::connect::Refusal::Unrecorded(reason).to_string();
+        return refuse(StatusCode::SERVICE_UNAVAILABLE, why, "");
+    }
     if let Verdict::Deny { reason, rule } = verdict {
         let why = format!("refused by the policy: {reason}");
         shared.note_refused(crate::Refused {
@@ -619,7 +625,7 @@ async fn request(
             allow: String::new(),
             count: 0,
         });
-        return refuse(why, &rule);
+        return refuse(StatusCode::FORBIDDEN, why, &rule);
     }
     inject(t, &mut req, target);
     crate::http::strip_hop_by_hop(req.headers_mut());
