@@ -381,16 +381,12 @@ impl Engine {
     /// a record of kind `refusal` ([`audit::Record::refusal`]) after the call's decision.
     /// Without an audit log there is nothing to record in: `Ok`.
     pub fn record_refusal(&self, req: &Request, reason: &str) -> Result<(), Error> {
-        let Some(log) = &self.audit else {
-            return Ok(());
-        };
-        let record = audit::Record::refusal(&req.tool, reason)
-            .request(&req.id)
-            .client_request(req.client_request.clone())
-            .keys(req.keys.iter().map(|k| k.words().to_vec()))
-            .args(&req.args)
-            .preview(&req.presentation.summary);
-        log.append(&record).map(|_| ())
+        match &self.audit {
+            Some(log) => log
+                .append(&refusal_record(req, "refusal", reason))
+                .map(|_| ()),
+            None => Ok(()),
+        }
     }
 
     /// Overrides the mode (e.g. `--approve-all`).
@@ -995,4 +991,20 @@ fn lifted(c: &Concern, keys: &[KeyExplained]) -> bool {
             && matches!(&k.verdict.by, By::Rule { pattern, .. } | By::PersistedGrant { pattern, .. }
                 if pattern.split(' ').any(|token| token == option))
     })
+}
+
+/// The refusal record of `req`, a call whose decision was recorded before: kind `refusal`, by
+/// `builtin:CATEGORY` (`refusal`: cordon could not run it; `deadline`: the hook's host was
+/// told to block it after its decision was recorded), with the call's id and keys.
+pub fn refusal_record(req: &Request, category: &str, reason: &str) -> audit::Record {
+    let mut record = audit::Record::refusal(&req.tool, reason)
+        .request(&req.id)
+        .client_request(req.client_request.clone())
+        .keys(req.keys.iter().map(|k| k.words().to_vec()))
+        .args(&req.args)
+        .preview(&req.presentation.summary);
+    record.by = audit::By::Builtin {
+        tag: category.to_string(),
+    };
+    record
 }

@@ -3,6 +3,7 @@
 //! log as `ask`, `deferred_to` the host.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use cordon_gate::{Command, FrontEnd, Gate, Options, Outcome};
 use cordon_policy::Policy;
@@ -38,7 +39,9 @@ fn rank(d: &Decided) -> u8 {
 
 /// The gate for one hook call.
 pub struct Decider {
-    gate: Gate,
+    gate: Arc<Gate>,
+    /// Where the decisions the host may still be told to block are noted (the deadline).
+    recorded: Option<Arc<super::Recorded>>,
 }
 
 impl Decider {
@@ -54,8 +57,18 @@ impl Decider {
         // The hook never prompts on a terminal: an ask goes back to the host, which also runs
         // the command (through `cordon exec`, which prepares its own sandbox).
         opts.front_end = FrontEnd::Host(client.to_string());
-        let gate = Gate::open(opts)?;
-        Ok(Decider { gate })
+        let gate = Arc::new(Gate::open(opts)?);
+        Ok(Decider {
+            gate,
+            recorded: None,
+        })
+    }
+
+    /// Notes each decision this decider records in `recorded`, so that when the hook's
+    /// deadline passes after one was recorded, the block the host is told is recorded too.
+    pub fn noting(mut self, recorded: Arc<super::Recorded>) -> Decider {
+        self.recorded = Some(recorded);
+        self
     }
 
     pub fn policy(&self) -> &Policy {
@@ -109,7 +122,14 @@ impl Decider {
         };
         let call = built?;
         // A host's gate never asks the asker: an ask comes back as one.
+        let _deciding = self.recorded.as_ref().map(|r| r.deciding());
         let d = self.gate.decide(&call, &mut cordon_gate::nobody());
+        if let (Some(r), Some(o)) = (&self.recorded, d.outcome()) {
+            // A denial needs no second record: whatever the host is told, it is blocked.
+            if !matches!(o, Outcome::Denied { .. }) {
+                r.note(&self.gate, call.request());
+            }
+        }
         match d.outcome() {
             Some(o) => Ok(o.clone()),
             None => Err(cordon_gate::Error::failure(format!(
