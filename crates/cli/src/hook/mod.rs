@@ -461,12 +461,20 @@ fn respond(host: Host, policy: Option<&Path>, bytes: &[u8], recorded: Arc<Record
             reason: e.to_string(),
         },
     };
+    // One table for every host (decide::told); each host's module only serialises it.
+    let Some(told) = decide::told(host, &input, &answer) else {
+        return Reply {
+            stdout: String::new(),
+            stderr: String::new(),
+            code: 0,
+        };
+    };
     match host {
-        Host::Claude => claude::render(&input, &answer),
-        Host::Codex => codex::render(&input, &answer),
-        Host::Gemini => gemini::render(&input, &answer),
-        Host::Copilot => copilot::render(&input, &answer),
-        Host::Opencode => opencode::render(&input, &answer),
+        Host::Claude => claude::render(told),
+        Host::Codex => codex::render(told),
+        Host::Gemini => gemini::render(told),
+        Host::Copilot => copilot::render(told),
+        Host::Opencode => opencode::render(told),
     }
 }
 
