@@ -151,10 +151,12 @@ async fn settled((verdict, sync): (Verdict, Option<DecisionSync>)) -> Verdict {
     };
     let waited = tokio::task::spawn_blocking(move || sync.wait())
         .await
-        .unwrap_or_else(|e| Err(format!("the recording thread failed: {e}")));
+        .unwrap_or_else(|e| Err(cordon_netproxy::Error::RecordingThread(e)));
     match waited {
         Ok(()) => verdict,
-        Err(reason) => Verdict::Unrecorded { reason },
+        Err(e) => Verdict::Unrecorded {
+            reason: e.to_string(),
+        },
     }
 }
 
@@ -178,7 +180,11 @@ fn verdict(
         return (deny, None);
     }
     let sync = durable.map(|durable| {
-        DecisionSync::new(move || durable.wait().map_err(|denied| clean(denied.reason())))
+        DecisionSync::new(move || {
+            durable
+                .wait()
+                .map_err(|denied| cordon_netproxy::Error::unrecorded(clean(denied.reason())))
+        })
     });
     (Verdict::Allow { rule }, sync)
 }
@@ -230,32 +236,35 @@ pub fn connection_record(c: &ConnectionRecord) -> audit::Record {
 }
 
 impl Record for ConnectionLog {
-    fn connection(&self, c: &ConnectionRecord) -> Result<(), String> {
+    fn connection(&self, c: &ConnectionRecord) -> Result<(), cordon_netproxy::Error> {
         // The decision was recorded before the connection was made; an open record that
         // cannot be made durable refuses the connection (the proxy's part), a close record
         // that cannot is said by the proxy.
         self.log
             .append(&connection_record(c))
             .map(|_| ())
-            .map_err(|e| clean(&e.to_string()))
+            .map_err(unrecorded)
     }
 
-    fn open(&self, c: &ConnectionRecord, decision: Option<DecisionSync>) -> Result<(), String> {
+    fn open(
+        &self,
+        c: &ConnectionRecord,
+        decision: Option<DecisionSync>,
+    ) -> Result<(), cordon_netproxy::Error> {
         // The open record is written before the wait for the decision's record (written
         // before the connect, into this same log): the sync that wait makes or joins then
         // covers both, one sync before the first byte instead of two in a row.
-        let written = self
-            .log
-            .write(&connection_record(c))
-            .map_err(|e| clean(&e.to_string()))?;
+        let written = self.log.write(&connection_record(c)).map_err(unrecorded)?;
         if let Some(d) = decision {
             d.wait()?;
         }
-        self.log
-            .durable(written)
-            .map(|_| ())
-            .map_err(|e| clean(&e.to_string()))
+        self.log.durable(written).map(|_| ()).map_err(unrecorded)
     }
+}
+
+/// The audit log's failure as the proxy's, its message made safe for a terminal.
+fn unrecorded(e: cordon_approval::Error) -> cordon_netproxy::Error {
+    cordon_netproxy::Error::unrecorded(clean(&e.to_string()))
 }
 
 /// Starts the proxy for a run of `gate`'s: `[network]`'s hosts table and listed addresses,
