@@ -101,7 +101,8 @@ pub fn content(host: Host, exe: &Path, policy: Option<&Path>) -> Result<String, 
             s.push('\n');
             Ok(s)
         }
-        Host::Opencode => opencode::plugin_source(exe, policy),
+        // hook::Error's message as it is (the rest of this file's errors are still Strings).
+        Host::Opencode => opencode::plugin_source(exe, policy).map_err(|e| e.to_string()),
         other => Err(format!("{} has no file of cordon's", other.arg())),
     }
 }

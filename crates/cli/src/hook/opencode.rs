@@ -160,14 +160,12 @@ pub const PLUGIN_MARK: &str = "// cordon: opencode plugin written by `cordon ins
 /// The plugin `cordon install opencode` writes: every tool call goes to `exe hook opencode
 /// [--policy P]` first. Paths are embedded as JSON strings (no shell is involved); any failure
 /// of cordon, and no answer within [`PLUGIN_DEADLINE_MS`], blocks the call.
-pub fn plugin_source(exe: &Path, policy: Option<&Path>) -> Result<String, String> {
-    let exe = exe
-        .to_str()
-        .ok_or("the cordon binary's path is not UTF-8")?;
+pub fn plugin_source(exe: &Path, policy: Option<&Path>) -> Result<String, Error> {
+    let exe = exe.to_str().ok_or(Error::NotUtf8("the cordon binary's"))?;
     let mut args = vec!["hook".to_string(), "opencode".to_string()];
     if let Some(p) = policy {
         args.push("--policy".into());
-        args.push(p.to_str().ok_or("the policy's path is not UTF-8")?.into());
+        args.push(p.to_str().ok_or(Error::NotUtf8("the policy's"))?.into());
     }
     let exe = Value::String(exe.into());
     let args = Value::from(args);
