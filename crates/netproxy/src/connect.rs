@@ -69,7 +69,7 @@ pub(crate) async fn open(shared: &Shared, host: &str, port: u16) -> Opening {
             return Opening {
                 target: None,
                 rule: String::new(),
-                result: Err(Refusal::BadTarget(why)),
+                result: Err(Refusal::BadTarget(why.to_string())),
                 decision: None,
             }
         }

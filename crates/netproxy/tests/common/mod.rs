@@ -67,7 +67,7 @@ impl Decide for EngineDecide {
                 Ok(t) => t,
                 Err(reason) => {
                     return Verdict::Deny {
-                        reason,
+                        reason: reason.to_string(),
                         rule: String::new(),
                     }
                 }
@@ -100,7 +100,7 @@ impl Decide for EngineDecide {
                 Ok(k) => k,
                 Err(reason) => {
                     return Verdict::Deny {
-                        reason,
+                        reason: reason.to_string(),
                         rule: String::new(),
                     }
                 }
