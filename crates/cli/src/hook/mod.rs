@@ -22,6 +22,9 @@
 //! Deadline: the decision is made on a worker thread; when it has not come within
 //! `--deadline` (default [`DEADLINE`]), the call is blocked with a reason naming what cordon
 //! was waiting for — before the host's own timeout, after which every host runs the call.
+//! A decision the worker recorded (or was recording) by then is followed in the log by a
+//! refusal of that call ([`Recorded`], at most [`LATE_RECORD`] past the deadline): the log
+//! says the call was blocked, as the host was told.
 //!
 //! Fail closed: input that is not JSON, too large, for another event, or missing what the
 //! protocol requires is blocked (exit 2, one `cordon: ` line on stderr), never allowed. A tool
