@@ -89,14 +89,14 @@ pub struct Disabled {
 ///    rule naming an option that stands elsewhere in the key), else the last match, else the
 ///    tool's default (`[shell] default`, `[tools.NAME] approval`; for a file tool the root that
 ///    holds the path, [`Request::file`]: its `read_approval`/`write_approval` ask, else its
-///    mode's allow; else a front end's verdict; else `ask`); a passing key
-///    ([`Request::passing`]: a wrapper, `cd src`) is allowed by its check unless a rule names
-///    it; a front end's verdict ([`Request::verdict`]) or a file tool's write on the
-///    persistence surface (an ask) joins in; the most restrictive wins. Any deny here is
-///    final — no grant or mode relaxes it.
+///    mode's allow; else `ask`); a passing key ([`Request::passing`]: a wrapper, `cd src`)
+///    is allowed by its check unless a rule names it; a file tool's write on the persistence
+///    surface (an ask) joins in; the most restrictive wins. Any deny here is final — no grant
+///    or mode relaxes it.
 /// 2. an ask whose keys are all granted for the session is allowed (session grant) — unless
 ///    the tool raised a concern the keys do not capture ([`Request::concerns`]), which asks
-///    (or denies) whatever the grants say. A concern about an option of one command is lifted
+///    (or denies) whatever the grants say; a front end's refusal (the gate's `refuse`) is
+///    such a deny concern, final like a rule's deny. A concern about an option of one command is lifted
 ///    by an explicit allow rule on that command's key that names the option.
 /// 3. the doom loop: the same tool with the same keys `doom_loop` times in a row turns an
 ///    allow into an ask (connections, the `network` tool, are not counted).
@@ -505,19 +505,11 @@ impl Engine {
                 by_default: false,
             }
         }));
-        // The tool's own verdict (a front end's refusal, a wrapped server's) or, for a file
-        // tool, what the persistence surface adds: a write there makes a program of the
-        // operator's run something later, outside any sandbox, so the root's mode alone never
-        // allows it — it joins the rules like a verdict (a grant for the key covers it).
-        let verdict = req
-            .verdict
-            .as_ref()
-            .map(|v| KeyVerdict {
-                action: v.action,
-                by: By::Tool(v.rule.clone()),
-                reason: v.reason.clone(),
-            })
-            .or_else(|| surface(req));
+        // For a file tool, what the persistence surface adds: a write there makes a program
+        // of the operator's run something later, outside any sandbox, so the root's mode alone
+        // never allows it — it joins the rules like a verdict (a grant for the key covers it).
+        // A front end's refusal is a deny concern, below.
+        let verdict = surface(req);
         // The most restrictive concern that no explicit allow rule lifted (first among equals).
         let concerns: Vec<KeyVerdict> = req
             .concerns
@@ -688,13 +680,6 @@ impl Engine {
         }
         if let Some(access) = &req.file {
             return self.rules.file_default(access);
-        }
-        if let Some(v) = &req.verdict {
-            return KeyVerdict {
-                action: v.action,
-                by: By::Tool(v.rule.clone()),
-                reason: v.reason.clone(),
-            };
         }
         KeyVerdict {
             action: Action::Ask,
