@@ -60,11 +60,22 @@ read -r base <&"${MOCKP[0]}"
 # cordon's hook, installed as the operator would, then wrapped in the timing shim.
 (cd "$ws" && HOME=$home "$cordon" install claude --project --policy "$ws/cordon.toml" >/dev/null)
 times=$ws/hook-times
+# Besides the wall time the host waited (start to end), the shim splits it: until the host's
+# input was all read (bash's own `read`, no fork: the host writing its JSON), then cordon's own
+# wall time on that input, and cordon's CPU time (bash's `times`, no fork: the children's
+# user+sys).
+# The first run also records how the host starts the hook (its parent's command line).
 cat > "$home/timed-hook.sh" <<SH
 s=\$EPOCHREALTIME
-'$cordon' hook claude --policy '$ws/cordon.toml'
+IFS= read -r -d '' input
+r=\$EPOCHREALTIME
+'$cordon' hook claude --policy '$ws/cordon.toml' <<<"\$input"
 rc=\$?
-echo "\$s \$EPOCHREALTIME" >> '$times'
+e=\$EPOCHREALTIME
+times > '$ws/cpu.'\$\$
+{ read -r _; read -r cu cs; } < '$ws/cpu.'\$\$
+echo "\$s \$r \$e \$cu \$cs" >> '$times'
+[ -e '$ws/host-cmdline' ] || tr '\\0' ' ' < /proc/\$PPID/cmdline > '$ws/host-cmdline'
 exit \$rc
 SH
 python3 - "$ws/.claude/settings.json" "$home/timed-hook.sh" <<'PY'
@@ -109,15 +120,25 @@ hyperfine -N --warmup 10 --runs "${EXEC_RUNS:-200}" --export-json "$out/hosts-la
      "bash -c '$cordon hook claude --policy $ws/cordon.toml < $ws/input.json > /dev/null'" >/dev/null
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 
+echo "the host starts the hook as: $(cat "$ws/host-cmdline")"
 python3 - "$times" "$out/hosts-latency-exec.json" <<'PY'
-import json, statistics, sys
-hook = sorted((float(e) - float(s)) * 1000 for s, e in (l.split() for l in open(sys.argv[1])))
+import json, re, statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+hook = sorted((float(r[2]) - float(r[0])) * 1000 for r in rows)
+wait = statistics.median((float(r[1]) - float(r[0])) * 1000 for r in rows)
+own = statistics.median((float(r[2]) - float(r[1])) * 1000 for r in rows)
+def secs(t):  # bash `times`: 0m0.003s
+    m = re.fullmatch(r"(\d+)m([\d.]+)s", t)
+    return (int(m[1]) * 60 + float(m[2])) * 1000
+# `times` is cumulative for the shim's children: cordon is its only one.
+hook_cpu = statistics.median(secs(r[3]) + secs(r[4]) for r in rows)
 r = {x["command"].split(":")[0]: x for x in json.load(open(sys.argv[2]))["results"]}
 bare, rw = r["bare"], r["rewritten"]
 exec_added = (rw["median"] - bare["median"]) * 1000
 cpu = lambda x: (x["user"] + x["system"]) * 1000
 h = statistics.median(hook)
 print(f"hook as Claude Code ran it: median {h:.2f} ms over {len(hook)} calls (min {hook[0]:.2f}, max {hook[-1]:.2f})")
+print(f"  of which the host delivering its input: median {wait:.2f} ms; cordon hook itself: median {own:.2f} ms wall, {hook_cpu:.1f} ms CPU user+sys (1 ms resolution)")
 print(f"rewritten exec adds:        median {exec_added:.2f} ms (rewritten {rw['median']*1000:.2f} ms, bare {bare['median']*1000:.2f} ms; CPU user+sys {cpu(rw):.2f} vs {cpu(bare):.2f} ms)")
 hk = r["hook"]
 print(f"hook outside the host:      median {hk['median']*1000:.2f} ms, CPU user+sys {cpu(hk):.2f} ms (incl. bash -c)")

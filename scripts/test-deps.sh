@@ -55,6 +55,20 @@ pip_packages=(
 ldconfig -p | grep -q 'libfuse3\.so\.3 ' || {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libfuse3-3
 }
+# redteam (issue 21): fd runs commands (`fd -x CMD`); the shell analysis sees through it and
+# crates/tools/tests/bypass.rs checks that the real fd (Debian's `fdfind`) runs them.
+command -v fdfind >/dev/null || command -v fd >/dev/null || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fd-find
+}
+# redteam (issue 21): `go test -exec PROG` runs PROG; crates/tools/tests/bypass.rs checks it with
+# the real go (Debian's golang-go).
+command -v go >/dev/null || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go
+}
+# redteam: `zip -TT CMD` runs CMD (crates/tools/tests/options.rs checks it with the real zip).
+command -v zip >/dev/null || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zip
+}
 if [ ${#npm_packages[@]} -gt 0 ]; then
   npm install --prefix "$prefix/npm" --no-audit --no-fund --loglevel=error "${npm_packages[@]}"
 fi

@@ -681,7 +681,9 @@ mod doctor {
 fn killed_runs_tmpdir_is_swept_by_the_next(mode: Mode, backend: Backend) {
     let fx = Fixture::new(mode, backend);
     let m = marker();
-    let tmp = fx.root.join("tmp");
+    // cordon keeps its private TMPDIRs in $TMPDIR/cordon-<uid> (0700, made by the first run).
+    let uid = fx.ids.map_or(0, |(uid, _)| uid);
+    let tmp = fx.root.join("tmp").join(format!("cordon-{uid}"));
     let script =
         format!("stat -c %a \"$TMPDIR\" > mode.txt; echo x > \"$TMPDIR/left\"; sleep 300.{m}");
     let mut c = fx.cordon(&os(&["/bin/sh", "-c", &script]));
@@ -722,6 +724,86 @@ fn killed_runs_tmpdir_is_swept_by_the_next(mode: Mode, backend: Backend) {
         "[{mode:?} {backend:?}] left behind: {:?}",
         runs()
     );
+}
+
+/// cordon's private TMPDIRs live in `$TMPDIR/cordon-<uid>`: when another user made that first
+/// (to watch or redirect the runs), or it is a link, the run is refused (125) with one line
+/// naming it, and the command never starts. Setting it up needs root in both modes (a directory
+/// of another user's).
+fn users_tmp_directory_not_its_own_is_refused(mode: Mode, backend: Backend) {
+    assert!(
+        is_root(),
+        "this test makes a directory of another user's: run the suite as root (CI does)"
+    );
+    let fx = Fixture::new(mode, backend);
+    let uid = fx.ids.map_or(0, |(uid, _)| uid);
+    let other = match fx.ids {
+        Some(_) => 0,
+        None => cordon_e2e::test_user().0,
+    };
+    let user_dir = fx.root.join("tmp").join(format!("cordon-{uid}"));
+    let elsewhere = fx.root.join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    if let Some((uid, gid)) = fx.ids {
+        std::os::unix::fs::lchown(&elsewhere, Some(uid), Some(gid)).unwrap();
+    }
+    for planted in ["another user's", "a link"] {
+        let _ = fs::remove_dir(&user_dir).or_else(|_| fs::remove_file(&user_dir));
+        if planted == "a link" {
+            std::os::unix::fs::symlink(&elsewhere, &user_dir).unwrap();
+            if let Some((uid, gid)) = fx.ids {
+                std::os::unix::fs::lchown(&user_dir, Some(uid), Some(gid)).unwrap();
+            }
+        } else {
+            fs::create_dir(&user_dir).unwrap();
+            fs::set_permissions(&user_dir, fs::Permissions::from_mode(0o700)).unwrap();
+            std::os::unix::fs::lchown(&user_dir, Some(other), Some(other)).unwrap();
+        }
+        let (status, out) = run_bounded(
+            fx.cordon(&os(&["/bin/sh", "-c", "echo ran > ran.txt"])),
+            &fx.root,
+            Duration::from_secs(60),
+        );
+        let err = fs::read_to_string(fx.root.join("err.txt")).unwrap();
+        let what = format!("[{mode:?} {backend:?} {planted}]");
+        assert_eq!(status.code(), Some(125), "{what} {out} {err}");
+        assert!(!fx.ws.join("ran.txt").exists(), "{what} the command ran");
+        let line = err
+            .lines()
+            .find(|l| l.contains(&user_dir.display().to_string()))
+            .unwrap_or_else(|| panic!("{what} no line names {}: {err}", user_dir.display()));
+        let why = if planted == "a link" {
+            "not a directory cordon made"
+        } else {
+            "another user made it"
+        };
+        assert!(line.contains(why), "{what} {line}");
+        assert_eq!(
+            fs::read_dir(&elsewhere).unwrap().count(),
+            0,
+            "{what} made something through the link"
+        );
+    }
+}
+
+mod tmpdir_not_its_own {
+    use super::*;
+    #[test]
+    fn landlock_as_root() {
+        users_tmp_directory_not_its_own_is_refused(Mode::Root, Backend::Landlock);
+    }
+    #[test]
+    fn landlock_as_user() {
+        users_tmp_directory_not_its_own_is_refused(Mode::User, Backend::Landlock);
+    }
+    #[test]
+    fn bwrap_as_root() {
+        users_tmp_directory_not_its_own_is_refused(Mode::Root, Backend::Bwrap);
+    }
+    #[test]
+    fn bwrap_as_user() {
+        users_tmp_directory_not_its_own_is_refused(Mode::User, Backend::Bwrap);
+    }
 }
 
 mod tmpdir {

@@ -232,7 +232,9 @@ fn a_locked_directory_in_the_private_tmpdir_is_swept() {
             fx.what(),
             describe(&out)
         );
-        let left: Vec<_> = fs::read_dir(fx.root.join("tmp"))
+        // cordon keeps its private TMPDIRs in $TMPDIR/cordon-<uid>.
+        let uid = fx.ids.map_or(0, |(uid, _)| uid);
+        let left: Vec<_> = fs::read_dir(fx.root.join("tmp").join(format!("cordon-{uid}")))
             .unwrap()
             .flatten()
             .map(|e| e.file_name())

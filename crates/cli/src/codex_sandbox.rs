@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 
 use toml_edit::{value, Array, DocumentMut, Item, Table};
 
+use crate::Error;
+
 /// `cordon install codex --sandbox WHO`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Sandbox {
@@ -52,27 +54,31 @@ fn config_rel(hooks: &Path) -> PathBuf {
 
 const MAX_CONFIG: u64 = 1 << 20;
 
-fn read(anchor: &Path, rel: &Path) -> Result<(DocumentMut, Option<String>), String> {
+fn read(anchor: &Path, rel: &Path) -> Result<(DocumentMut, Option<String>), Error> {
     let text = match cordon_fs::safe::read(anchor, rel, MAX_CONFIG) {
         Ok(None) => None,
-        Ok(Some(b)) => Some(
-            String::from_utf8(b)
-                .map_err(|_| format!("{} is not UTF-8 text", anchor.join(rel).display()))?,
-        ),
-        Err(e) => return Err(e.to_string()),
+        Ok(Some(b)) => Some(String::from_utf8(b).map_err(|_| {
+            Error::failure(format!("{} is not UTF-8 text", anchor.join(rel).display()))
+        })?),
+        Err(e) => return Err(Error::failure(e)),
     };
     let doc = text
         .as_deref()
         .unwrap_or("")
         .parse::<DocumentMut>()
-        .map_err(|e| format!("{} is not valid TOML: {e}", anchor.join(rel).display()))?;
+        .map_err(|e| {
+            Error::failure(format!(
+                "{} is not valid TOML: {e}",
+                anchor.join(rel).display()
+            ))
+        })?;
     Ok((doc, text))
 }
 
 /// The directory of the audit log `policy` records to (the one `cordon exec` opens inside
 /// Codex's sandbox), when it lies outside the project (inside, it is writable already).
-pub fn audit_dir(policy: Option<&Path>, cwd: &Path) -> Result<Option<PathBuf>, String> {
-    let policy = cordon_policy::Policy::discover(policy, cwd).map_err(|e| e.to_string())?;
+pub fn audit_dir(policy: Option<&Path>, cwd: &Path) -> Result<Option<PathBuf>, Error> {
+    let policy = cordon_policy::Policy::discover(policy, cwd).map_err(Error::failure)?;
     let Some(log) = policy.approval.audit_log.path() else {
         return Ok(None);
     };
@@ -90,7 +96,7 @@ pub fn apply(
     who: Sandbox,
     audit_dir: Option<&Path>,
     add: bool,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, Error> {
     let rel = config_rel(hooks);
     let shown = crate::term::clean(&anchor.join(&rel).display().to_string());
     let (mut doc, old) = read(anchor, &rel)?;
@@ -139,12 +145,16 @@ pub fn apply(
                         .entry("sandbox_workspace_write")
                         .or_insert_with(|| Item::Table(Table::new()))
                         .as_table_mut()
-                        .ok_or("`sandbox_workspace_write` is not a table")?;
+                        .ok_or_else(|| {
+                            Error::failure("`sandbox_workspace_write` is not a table")
+                        })?;
                     let roots = t
                         .entry("writable_roots")
                         .or_insert_with(|| value(Array::new()))
                         .as_array_mut()
-                        .ok_or("`sandbox_workspace_write.writable_roots` is not a list")?;
+                        .ok_or_else(|| {
+                            Error::failure("`sandbox_workspace_write.writable_roots` is not a list")
+                        })?;
                     roots.push(dir.as_str());
                     create_dir(Path::new(dir))?;
                 }
@@ -162,47 +172,33 @@ pub fn apply(
     if old.as_deref().unwrap_or("") == text {
         return Ok(said);
     }
-    let root = cordon_fs::safe::Dir::anchor(anchor).map_err(|e| e.to_string())?;
-    let dir = match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(p) => root.create_dirs(p, 0o755).map_err(|e| e.to_string())?,
-        None => root,
-    };
-    let name = Path::new(rel.file_name().ok_or("the config file has no name")?);
-    let mode = dir
-        .stat_at(name)
-        .map_err(|e| e.to_string())?
-        .map_or(0o600, |st| st.st_mode & 0o777);
-    if let Some(t) = &old {
-        dir.write(&crate::install::backup_name(name), t.as_bytes(), mode)
-            .map_err(|e| format!("backup: {e}"))?;
-    }
-    dir.write(name, text.as_bytes(), mode)
-        .map_err(|e| e.to_string())?;
+    // The one link-safe writer of a host's file, with the backup of what was there.
+    crate::install::write_with_backup(anchor, &rel, old.as_deref(), &text)?;
     Ok(said)
 }
 
 /// Creates the audit log's directory (Codex binds a writable root only if it exists), from
 /// its nearest existing ancestor, without following a link below that.
-fn create_dir(dir: &Path) -> Result<(), String> {
+fn create_dir(dir: &Path) -> Result<(), Error> {
     let base = dir
         .ancestors()
         .find(|a| a.exists())
-        .ok_or_else(|| format!("{}: no part of it exists", dir.display()))?;
-    let rest = dir.strip_prefix(base).map_err(|e| e.to_string())?;
+        .ok_or_else(|| Error::failure(format!("{}: no part of it exists", dir.display())))?;
+    let rest = dir.strip_prefix(base).map_err(Error::failure)?;
     if rest.as_os_str().is_empty() {
         return Ok(());
     }
     cordon_fs::safe::Dir::anchor(base)
         .and_then(|d| d.create_dirs(rest, 0o700))
         .map(drop)
-        .map_err(|e| format!("cannot create {}: {e}", dir.display()))
+        .map_err(|e| Error::failure(format!("cannot create {}: {e}", dir.display())))
 }
 
 /// `cordon doctor`'s words on Codex's sandbox, from the config beside the hooks file.
 pub fn report(anchor: &Path, hooks: &Path) -> String {
     let rel = config_rel(hooks);
     match read(anchor, &rel) {
-        Err(e) => format!("; Codex's sandbox: UNKNOWN ({})", crate::term::clean(&e)),
+        Err(e) => format!("; Codex's sandbox: UNKNOWN ({e})"),
         Ok((doc, _)) => match doc.get("sandbox_mode").and_then(Item::as_str) {
             Some("danger-full-access") => "; Codex's sandbox: OFF here (sandbox_mode = \"danger-full-access\"): cordon alone confines what the hook allows, and what the hook does not see runs unconfined".into(),
             Some(m) => format!("; Codex's sandbox: {} here, cordon runs inside it", crate::term::clean(m)),

@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::Error;
+
 /// How long one answer of Codex may take (generous: a loaded machine, a cold start).
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -50,7 +52,7 @@ struct Session {
 }
 
 impl Session {
-    fn start(codex: &Path, cwd: &Path) -> Result<Session, String> {
+    fn start(codex: &Path, cwd: &Path) -> Result<Session, Error> {
         let mut child = Command::new(codex)
             .arg("app-server")
             .current_dir(cwd)
@@ -58,9 +60,20 @@ impl Session {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot start `{} app-server`: {e}", codex.display()))?;
-        let stdin = child.stdin.take().ok_or("no stdin")?;
-        let stdout = child.stdout.take().ok_or("no stdout")?;
+            .map_err(|e| {
+                Error::failure(format!(
+                    "cannot start `{} app-server`: {e}",
+                    codex.display()
+                ))
+            })?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| Error::failure("codex app-server: no stdin"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| Error::failure("codex app-server: no stdout"))?;
         let (tx, lines) = channel();
         std::thread::spawn(move || {
             for l in BufReader::new(stdout).lines() {
@@ -84,20 +97,22 @@ impl Session {
         Ok(s)
     }
 
-    fn send(&mut self, v: &Value) -> Result<(), String> {
+    fn send(&mut self, v: &Value) -> Result<(), Error> {
         writeln!(self.stdin, "{v}")
             .and_then(|_| self.stdin.flush())
-            .map_err(|e| format!("codex app-server: {e}"))
+            .map_err(|e| Error::failure(format!("codex app-server: {e}")))
     }
 
     /// One request; its `result`, or Codex's error.
-    fn call(&mut self, method: &str, params: Value) -> Result<Value, String> {
+    fn call(&mut self, method: &str, params: Value) -> Result<Value, Error> {
         let id = self.next;
         self.next += 1;
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))?;
         loop {
             let line = self.lines.recv_timeout(DEADLINE).map_err(|_| {
-                format!("codex app-server gave no answer to {method} within {DEADLINE:?}")
+                Error::failure(format!(
+                    "codex app-server gave no answer to {method} within {DEADLINE:?}"
+                ))
             })?;
             let Ok(v) = serde_json::from_str::<Value>(&line) else {
                 continue;
@@ -106,14 +121,14 @@ impl Session {
                 continue; // a notification, or another answer
             }
             if let Some(e) = v.get("error") {
-                return Err(format!("codex app-server {method}: {e}"));
+                return Err(Error::failure(format!("codex app-server {method}: {e}")));
             }
             return Ok(v["result"].clone());
         }
     }
 
     /// Every hook Codex loads for `cwd`.
-    fn hooks(&mut self, cwd: &Path) -> Result<Vec<HookState>, String> {
+    fn hooks(&mut self, cwd: &Path) -> Result<Vec<HookState>, Error> {
         let r = self.call("hooks/list", json!({ "cwds": [cwd] }))?;
         let mut out = Vec::new();
         for entry in r["data"].as_array().into_iter().flatten() {
@@ -140,13 +155,13 @@ impl Drop for Session {
 }
 
 /// The hooks Codex loads for `cwd`, as Codex reports them.
-pub fn list(codex: &Path, cwd: &Path) -> Result<Vec<HookState>, String> {
+pub fn list(codex: &Path, cwd: &Path) -> Result<Vec<HookState>, Error> {
     Session::start(codex, cwd)?.hooks(cwd)
 }
 
 /// Records Codex's trust in the hook from `source` whose command is exactly `command`, through
 /// Codex; returns its key once Codex reports it trusted.
-pub fn trust(codex: &Path, cwd: &Path, source: &Path, command: &str) -> Result<String, String> {
+pub fn trust(codex: &Path, cwd: &Path, source: &Path, command: &str) -> Result<String, Error> {
     let mut s = Session::start(codex, cwd)?;
     let mine = |hooks: Vec<HookState>| {
         hooks
@@ -154,10 +169,10 @@ pub fn trust(codex: &Path, cwd: &Path, source: &Path, command: &str) -> Result<S
             .find(|h| h.source == source && h.command == command)
     };
     let h = mine(s.hooks(cwd)?).ok_or_else(|| {
-        format!(
+        Error::failure(format!(
             "Codex does not load the hook from {} (is the project trusted in Codex?)",
             source.display()
-        )
+        ))
     })?;
     if h.status == "trusted" {
         return Ok(h.key);
@@ -172,7 +187,10 @@ pub fn trust(codex: &Path, cwd: &Path, source: &Path, command: &str) -> Result<S
     )?;
     match mine(s.hooks(cwd)?) {
         Some(after) if after.status == "trusted" => Ok(after.key),
-        Some(after) => Err(format!("Codex reports the hook {}", after.status)),
-        None => Err("the hook is gone from Codex's list".into()),
+        Some(after) => Err(Error::failure(format!(
+            "Codex reports the hook {}",
+            after.status
+        ))),
+        None => Err(Error::failure("the hook is gone from Codex's list")),
     }
 }

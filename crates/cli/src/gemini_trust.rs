@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::Error;
+
 /// Whether Gemini CLI trusts a folder, and why (one clause, for a person).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Trust {
@@ -42,20 +44,23 @@ pub fn trust_file(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
 
 /// A JSON file as Gemini reads it (`None`: absent). Gemini strips comments first; cordon does
 /// not, so a file with comments is reported as unreadable rather than guessed at.
-fn read_json(path: &Path) -> Result<Option<Value>, String> {
+fn read_json(path: &Path) -> Result<Option<Value>, Error> {
     match std::fs::read_to_string(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => Err(Error::failure(format!(
+            "cannot read {}: {e}",
+            path.display()
+        ))),
         Ok(t) if t.trim().is_empty() => Ok(None),
         Ok(t) => serde_json::from_str(&t)
             .map(Some)
-            .map_err(|e| format!("cannot parse {} ({e})", path.display())),
+            .map_err(|e| Error::failure(format!("cannot parse {} ({e})", path.display()))),
     }
 }
 
 /// `security.folderTrust.enabled` as Gemini merges it (system settings override user settings,
 /// which override the system defaults); `true` when nobody sets it.
-fn folder_trust_enabled(var: &dyn Fn(&str) -> Option<String>) -> Result<bool, String> {
+fn folder_trust_enabled(var: &dyn Fn(&str) -> Option<String>) -> Result<bool, Error> {
     let system = var("GEMINI_CLI_SYSTEM_SETTINGS_PATH").map_or_else(
         || PathBuf::from("/etc/gemini-cli/settings.json"),
         PathBuf::from,
@@ -87,7 +92,7 @@ pub fn folder(folder: &Path, var: &dyn Fn(&str) -> Option<String>) -> Trust {
         _ => {}
     }
     match folder_trust_enabled(var) {
-        Err(e) => return Trust::Unknown(e),
+        Err(e) => return Trust::Unknown(e.to_string()),
         Ok(false) => {
             return Trust::Trusted(
                 "folder trust is off (security.folderTrust.enabled = false)".into(),
@@ -99,7 +104,7 @@ pub fn folder(folder: &Path, var: &dyn Fn(&str) -> Option<String>) -> Trust {
         return Trust::Unknown("HOME is not set to an absolute path".into());
     };
     let rules = match read_json(&file) {
-        Err(e) => return Trust::Unknown(e),
+        Err(e) => return Trust::Unknown(e.to_string()),
         Ok(None) => {
             return Trust::Untrusted(format!("{} does not exist", file.display()));
         }

@@ -64,6 +64,42 @@ pub struct InstallArgs {
     sandbox: Option<crate::codex_sandbox::Sandbox>,
 }
 
+/// `cordon uninstall`'s arguments: install's, without the ones that only shape what install
+/// writes (`--deadline`, `--sandbox`): uninstall removes cordon's entries whatever they were, so
+/// those flags are a usage error naming the flag rather than silently ignored.
+#[derive(Args)]
+pub struct UninstallArgs {
+    /// The agent host.
+    host: Host,
+    /// This project's settings (in the current directory; the default).
+    #[arg(long, conflicts_with = "user")]
+    project: bool,
+    /// Your user settings (under HOME).
+    #[arg(long)]
+    user: bool,
+    /// The policy the hook was installed with (Codex: its audit log's directory is taken out
+    /// of Codex's writable roots again).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Restore the host's stdio MCP servers that install --mcp wrapped.
+    #[arg(long)]
+    mcp: bool,
+}
+
+impl From<UninstallArgs> for InstallArgs {
+    fn from(a: UninstallArgs) -> InstallArgs {
+        InstallArgs {
+            host: a.host,
+            project: a.project,
+            user: a.user,
+            policy: a.policy,
+            deadline: None,
+            mcp: a.mcp,
+            sandbox: None,
+        }
+    }
+}
+
 /// Where a host's hooks are configured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
@@ -81,11 +117,11 @@ impl Scope {
 }
 
 /// The operator's home from `var` (the environment): absolute, or no place to install.
-pub fn home_of(var: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, String> {
+pub fn home_of(var: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, Error> {
     var("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute())
-        .ok_or_else(|| "HOME is not set to an absolute path".to_string())
+        .ok_or_else(|| Error::failure("HOME is not set to an absolute path"))
 }
 
 /// The settings file of `host` in `scope` (`cwd`: the project; `var`: the environment), as
@@ -97,7 +133,7 @@ pub fn settings_place(
     scope: Scope,
     cwd: &Path,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<(PathBuf, PathBuf), String> {
+) -> Result<(PathBuf, PathBuf), Error> {
     let home = || crate::install::home_of(var);
     let (anchor, rel) = match (host, scope) {
         (Host::Claude, Scope::Project) => (cwd.to_path_buf(), ".claude/settings.json"),
@@ -120,13 +156,13 @@ pub fn settings_place(
 const MAX_SETTINGS: u64 = 16 << 20;
 
 /// The text of a settings file, read without following a link below `anchor`.
-fn read_settings(anchor: &Path, rel: &Path) -> Result<Option<String>, String> {
+fn read_settings(anchor: &Path, rel: &Path) -> Result<Option<String>, Error> {
     match cordon_fs::safe::read(anchor, rel, MAX_SETTINGS) {
         Ok(None) => Ok(None),
-        Ok(Some(b)) => String::from_utf8(b)
-            .map(Some)
-            .map_err(|_| format!("{} is not UTF-8 text", anchor.join(rel).display())),
-        Err(e) => Err(e.to_string()),
+        Ok(Some(b)) => String::from_utf8(b).map(Some).map_err(|_| {
+            Error::failure(format!("{} is not UTF-8 text", anchor.join(rel).display()))
+        }),
+        Err(e) => Err(Error::failure(e)),
     }
 }
 
@@ -149,13 +185,15 @@ pub fn hook_command(
     host: Host,
     policy: Option<&Path>,
     deadline: Option<Duration>,
-) -> Result<String, String> {
+) -> Result<String, Error> {
     let exe = exe
         .to_str()
-        .ok_or("the cordon binary's path is not UTF-8")?;
+        .ok_or_else(|| Error::failure("the cordon binary's path is not UTF-8"))?;
     let mut c = format!("{} hook {}", quote(exe), host.arg());
     if let Some(p) = policy {
-        let p = p.to_str().ok_or("the policy's path is not UTF-8")?;
+        let p = p
+            .to_str()
+            .ok_or_else(|| Error::failure("the policy's path is not UTF-8"))?;
         c.push_str(" --policy ");
         c.push_str(&quote(p));
     }
@@ -273,20 +311,30 @@ pub fn edit(
     host: Host,
     command: &str,
     add: bool,
-) -> Result<Change, String> {
+) -> Result<Change, Error> {
     let file = anchor.join(rel);
     let file = file.as_path();
     let text = read_settings(anchor, rel)?;
     let mut settings: Value = match text.as_deref().map(str::trim) {
         None | Some("") => Value::Object(Map::new()),
-        Some(t) => serde_json::from_str(t)
-            .map_err(|e| format!("{} is not valid JSON ({e}); fix it first", file.display()))?,
+        Some(t) => serde_json::from_str(t).map_err(|e| {
+            Error::failure(format!(
+                "{} is not valid JSON ({e}); fix it first",
+                file.display()
+            ))
+        })?,
     };
     if !settings.is_object() {
-        return Err(format!("{} does not hold a JSON object", file.display()));
+        return Err(Error::failure(format!(
+            "{} does not hold a JSON object",
+            file.display()
+        )));
     }
     if settings.get("hooks").is_some_and(|h| !h.is_object()) {
-        return Err(format!("{}: `hooks` is not an object", file.display()));
+        return Err(Error::failure(format!(
+            "{}: `hooks` is not an object",
+            file.display()
+        )));
     }
     let present: Vec<String> = settings["hooks"][event(host)]
         .as_array()
@@ -302,17 +350,17 @@ pub fn edit(
         let replaced = remove(&mut settings, host) > 0;
         let hooks = settings
             .as_object_mut()
-            .ok_or("settings are not an object")?
+            .ok_or_else(|| Error::failure("settings are not an object"))?
             .entry("hooks")
             .or_insert_with(|| json!({}));
         let groups = hooks
             .as_object_mut()
-            .ok_or("`hooks` is not an object")?
+            .ok_or_else(|| Error::failure("`hooks` is not an object"))?
             .entry(event(host))
             .or_insert_with(|| json!([]));
         groups
             .as_array_mut()
-            .ok_or_else(|| format!("`hooks.{}` is not a list", event(host)))?
+            .ok_or_else(|| Error::failure(format!("`hooks.{}` is not a list", event(host))))?
             .push(group(host, command));
         if replaced {
             Change::Replaced
@@ -325,7 +373,7 @@ pub fn edit(
             n => Change::Removed(n),
         }
     };
-    let mut out = serde_json::to_string_pretty(&settings).map_err(|e| e.to_string())?;
+    let mut out = serde_json::to_string_pretty(&settings).map_err(Error::failure)?;
     out.push('\n');
     write_with_backup(anchor, rel, text.as_deref(), &out)?;
     Ok(change)
@@ -341,24 +389,27 @@ pub fn write_with_backup(
     rel: &Path,
     old: Option<&str>,
     out: &str,
-) -> Result<(), String> {
-    let root = cordon_fs::safe::Dir::anchor(anchor).map_err(|e| e.to_string())?;
+) -> Result<(), Error> {
+    let root = cordon_fs::safe::Dir::anchor(anchor).map_err(Error::failure)?;
     let dir = match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(p) => root.create_dirs(p, 0o755).map_err(|e| e.to_string())?,
+        Some(p) => root.create_dirs(p, 0o755).map_err(Error::failure)?,
         None => root,
     };
-    let name = Path::new(rel.file_name().ok_or("the settings file has no name")?);
+    let name = Path::new(
+        rel.file_name()
+            .ok_or_else(|| Error::failure("the settings file has no name"))?,
+    );
     let mode = dir
         .stat_at(name)
-        .map_err(|e| e.to_string())?
+        .map_err(Error::failure)?
         .map_or(0o600, |st| st.st_mode & 0o777);
     if let Some(t) = old {
         dir.write(&backup_name(name), t.as_bytes(), mode)
-            .map_err(|e| format!("backup: {e}"))?;
+            .map_err(|e| Error::failure(format!("backup: {e}")))?;
     }
     // Atomic: a crash leaves the old file or the new one.
     dir.write(name, out.as_bytes(), mode)
-        .map_err(|e| e.to_string())
+        .map_err(Error::failure)
 }
 
 /// `FILE.cordon-backup`.
@@ -423,7 +474,7 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
         }
         _ => {}
     }
-    let (anchor, rel) = settings_place(args.host, scope, &cwd, &env_var).map_err(Error::failure)?;
+    let (anchor, rel) = settings_place(args.host, scope, &cwd, &env_var)?;
     let file = anchor.join(&rel);
     let exe = std::env::current_exe()
         .map_err(|e| Error::failure(format!("cannot find the cordon binary: {e}")))?;
@@ -433,8 +484,7 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
         .map(std::path::absolute)
         .transpose()
         .map_err(|e| Error::failure(format!("--policy: {e}")))?;
-    let command =
-        hook_command(&exe, args.host, policy.as_deref(), args.deadline).map_err(Error::failure)?;
+    let command = hook_command(&exe, args.host, policy.as_deref(), args.deadline)?;
     let shown = crate::term::clean(&file.display().to_string());
     match edit(&anchor, &rel, args.host, &command, add) {
         Ok(Change::Unchanged) if add => {
@@ -461,7 +511,7 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
                 );
             }
         }
-        Err(e) => return Err(Error::failure(e)),
+        Err(e) => return Err(e),
     }
     if args.host == Host::Codex {
         // Who sandboxes: written before the trust, whose failure exits 1 with the step left.
@@ -474,20 +524,28 @@ pub fn run(args: InstallArgs, add: bool) -> Exit {
                 if add {
                     eprintln!(
                         "cordon: warning: cannot read the policy ({}), so its audit log's directory is not made writable in Codex's sandbox; inside it `cordon exec` will refuse to run until it is (install again once the policy is trusted)",
-                        crate::term::clean(&e)
+                        e
                     );
                 }
                 None
             }
         };
-        let said = crate::codex_sandbox::apply(&anchor, &rel, who, audit.as_deref(), add)
-            .map_err(Error::failure)?;
+        let said = crate::codex_sandbox::apply(&anchor, &rel, who, audit.as_deref(), add)?;
         for line in said {
             println!("{line}");
         }
     }
     if add && args.host == Host::Codex {
         codex_trust(&cwd, &file, &command)?;
+    }
+    // Interactive Claude Code runs no hook, user or project, in a folder it does not trust yet.
+    if add && args.host == Host::Claude {
+        if let Trust::Untrusted(why) | Trust::Unknown(why) = claude_trust(&cwd, &env_var) {
+            println!(
+                "note: an interactive Claude Code runs no hook in this folder until its trust \
+                 dialog is accepted ({why}); {CLAUDE_STEP} (claude -p runs hooks without it)"
+            );
+        }
     }
     if let (true, Some(Trust::Untrusted(why) | Trust::Unknown(why))) = (add, &gemini_trust) {
         if scope == Scope::Project {
@@ -523,7 +581,7 @@ fn codex_trust(cwd: &Path, file: &Path, command: &str) -> Exit {
         }
         Err(e) => Err(Error::failure(format!(
             "the hook is in place but Codex will not run it yet: {}; {step}",
-            crate::term::clean(&e)
+            e
         ))),
     }
 }
@@ -541,7 +599,7 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
             let shown = crate::term::clean(&anchor.join(&rel).display().to_string());
             let state = match read_settings(&anchor, &rel) {
                 Ok(None) => "not wired (no file)".to_string(),
-                Err(e) => format!("not wired: {}", crate::term::clean(&e)),
+                Err(e) => format!("not wired: {}", e),
                 Ok(Some(t)) => match serde_json::from_str::<Value>(&t) {
                     Err(_) => "not wired: the file is not valid JSON".to_string(),
                     Ok(v) => match cordon_entries(&v, host).first() {
@@ -559,7 +617,10 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
                                     s.push_str(&crate::codex_sandbox::report(&anchor, &rel));
                                 }
                                 Host::Gemini => s.push_str(&gemini_state(scope, cwd, var)),
-                                Host::Claude => s.push_str(&claude_state(cwd, var)),
+                                Host::Claude => {
+                                    s.push_str(&claude_state(cwd, var));
+                                    s.push_str(&claude_trust_state(cwd, var));
+                                }
                                 // Not in Host::all(): reported by their own modules.
                                 Host::Copilot | Host::Opencode => {}
                             }
@@ -727,6 +788,95 @@ fn claude_state(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
     }
 }
 
+/// Claude Code's own record of the workspace trust dialog (read from Claude Code 2.1.197's
+/// code): its global config is `$CLAUDE_CONFIG_DIR/.config.json` (`~/.claude/.config.json`)
+/// when that exists, else `.claude.json` in `$CLAUDE_CONFIG_DIR` or HOME (`.claude-custom-oauth.json`
+/// under `CLAUDE_CODE_CUSTOM_OAUTH_URL`).
+fn claude_config_file(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let abs = |k: &str| var(k).map(PathBuf::from).filter(|p| p.is_absolute());
+    let base = abs("CLAUDE_CONFIG_DIR").or_else(|| abs("HOME"))?;
+    let dir = abs("CLAUDE_CONFIG_DIR").or_else(|| abs("HOME").map(|h| h.join(".claude")))?;
+    let legacy = dir.join(".config.json");
+    if legacy.exists() {
+        return Some(legacy);
+    }
+    let suffix = if var("CLAUDE_CODE_CUSTOM_OAUTH_URL").is_some() {
+        "-custom-oauth"
+    } else {
+        ""
+    };
+    Some(base.join(format!(".claude{suffix}.json")))
+}
+
+/// Whether Claude Code runs hooks in an interactive session in `cwd`. In 2.1.197 every hook
+/// is skipped (`shouldSkipHookDueToTrust`) in an interactive session until the workspace is
+/// trusted: `CLAUDE_CODE_SANDBOXED` set, the trust dialog accepted in this session, or
+/// `projects[P].hasTrustDialogAccepted = true` in its config for the git root of the folder or
+/// any folder from it up to `/`. `claude -p` runs hooks without that trust.
+fn claude_trust(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Trust {
+    if var("CLAUDE_CODE_SANDBOXED")
+        .is_some_and(|v| ["1", "true", "yes", "on"].contains(&v.to_ascii_lowercase().as_str()))
+    {
+        return Trust::Trusted(
+            "CLAUDE_CODE_SANDBOXED is set, so Claude Code trusts every folder".into(),
+        );
+    }
+    let Some(file) = claude_config_file(var) else {
+        return Trust::Unknown("HOME is not set to an absolute path".into());
+    };
+    let shown = crate::term::clean(&file.display().to_string());
+    let config = match std::fs::read_to_string(&file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Null,
+        Err(e) => {
+            return Trust::Unknown(format!(
+                "cannot read {shown}: {}",
+                crate::term::clean(&e.to_string())
+            ))
+        }
+        Ok(t) => match serde_json::from_str(&t) {
+            Ok(v) => v,
+            Err(_) => return Trust::Unknown(format!("{shown} is not valid JSON")),
+        },
+    };
+    // The folder as given and resolved (Claude Code keys by the resolved path of its working
+    // directory) and every folder above them, the git root among them (a worktree's main
+    // checkout is not followed).
+    let mut keys: Vec<PathBuf> = cwd.ancestors().map(Path::to_path_buf).collect();
+    if let Ok(real) = cwd.canonicalize() {
+        keys.extend(real.ancestors().map(Path::to_path_buf));
+    }
+    let trusted = keys.iter().find(|k| {
+        config["projects"][k.to_string_lossy().as_ref()]["hasTrustDialogAccepted"] == true
+    });
+    match trusted {
+        Some(k) => Trust::Trusted(format!(
+            "Claude Code trusts this folder (projects[\"{}\"].hasTrustDialogAccepted in {shown})",
+            crate::term::clean(&k.display().to_string())
+        )),
+        None => Trust::Untrusted(format!(
+            "{shown} records no accepted trust dialog for this folder or one above it"
+        )),
+    }
+}
+
+/// What an interactive Claude Code does with the hook here, for `cordon doctor`.
+fn claude_trust_state(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> String {
+    match claude_trust(cwd, var) {
+        Trust::Trusted(why) => format!("; loaded: {why}"),
+        Trust::Untrusted(why) => format!(
+            "; present but UNTRUSTED in interactive sessions: {why}, and until it is accepted \
+             an interactive Claude Code runs no hook (claude -p runs them without it); {CLAUDE_STEP}"
+        ),
+        Trust::Unknown(why) => format!(
+            "; Claude Code's workspace trust is UNKNOWN ({why}): an interactive session runs no \
+             hook until its trust dialog is accepted"
+        ),
+    }
+}
+
+/// What makes an interactive Claude Code run hooks in a folder it does not trust yet.
+const CLAUDE_STEP: &str = "run `claude` here once and accept its trust dialog";
+
 /// What makes Gemini CLI run cordon's hook in a folder it does not trust.
 const GEMINI_STEP: &str = "`cordon install gemini --user` wires it for every folder, or trust \
                            this folder in Gemini CLI (its trust prompt, or /permissions)";
@@ -746,7 +896,7 @@ fn codex_state(
     match crate::codex_trust::list(&codex, cwd) {
         Err(e) => format!(
             "; Codex's trust in it is UNKNOWN ({}): Codex skips an untrusted hook silently",
-            crate::term::clean(&e)
+            e
         ),
         Ok(hooks) => match hooks
             .iter()

@@ -39,7 +39,7 @@ pub fn place(
     scope: Scope,
     cwd: &Path,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<(PathBuf, PathBuf), String> {
+) -> Result<(PathBuf, PathBuf), Error> {
     let home = || crate::install::home_of(var);
     let abs_var = |k: &str| var(k).map(PathBuf::from).filter(|p| p.is_absolute());
     let (anchor, rel) = match (host, scope) {
@@ -54,10 +54,10 @@ pub fn place(
             None => (home()?, ".config/opencode/plugin/cordon.js"),
         },
         (other, _) => {
-            return Err(format!(
+            return Err(Error::failure(format!(
                 "{} is wired in its settings file, not a file of cordon's",
                 other.arg()
-            ))
+            )))
         }
     };
     Ok((anchor, PathBuf::from(rel)))
@@ -68,13 +68,15 @@ pub fn place(
 const COPILOT_FAILED: &str = r#"{"permissionDecision":"deny","permissionDecisionReason":"cordon: the cordon hook failed; the call is blocked"}"#;
 
 /// Copilot's hook command: cordon by absolute path; any failure of cordon is a deny.
-pub fn copilot_command(exe: &Path, policy: Option<&Path>) -> Result<String, String> {
+pub fn copilot_command(exe: &Path, policy: Option<&Path>) -> Result<String, Error> {
     let exe = exe
         .to_str()
-        .ok_or("the cordon binary's path is not UTF-8")?;
+        .ok_or(crate::hook::Error::NotUtf8("the cordon binary's"))?;
     let mut c = format!("{} hook copilot", quote(exe));
     if let Some(p) = policy {
-        let p = p.to_str().ok_or("the policy's path is not UTF-8")?;
+        let p = p
+            .to_str()
+            .ok_or(crate::hook::Error::NotUtf8("the policy's"))?;
         c.push_str(" --policy ");
         c.push_str(&quote(p));
     }
@@ -86,7 +88,7 @@ pub fn copilot_command(exe: &Path, policy: Option<&Path>) -> Result<String, Stri
 }
 
 /// The whole file cordon writes for `host`.
-pub fn content(host: Host, exe: &Path, policy: Option<&Path>) -> Result<String, String> {
+pub fn content(host: Host, exe: &Path, policy: Option<&Path>) -> Result<String, Error> {
     match host {
         Host::Copilot => {
             let v = json!({
@@ -97,13 +99,15 @@ pub fn content(host: Host, exe: &Path, policy: Option<&Path>) -> Result<String, 
                     "timeoutSec": COPILOT_TIMEOUT_SEC,
                 }]},
             });
-            let mut s = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+            let mut s = serde_json::to_string_pretty(&v).map_err(Error::failure)?;
             s.push('\n');
             Ok(s)
         }
-        // hook::Error's message as it is (the rest of this file's errors are still Strings).
-        Host::Opencode => opencode::plugin_source(exe, policy).map_err(|e| e.to_string()),
-        other => Err(format!("{} has no file of cordon's", other.arg())),
+        Host::Opencode => Ok(opencode::plugin_source(exe, policy)?),
+        other => Err(Error::failure(format!(
+            "{} has no file of cordon's",
+            other.arg()
+        ))),
     }
 }
 
@@ -134,13 +138,13 @@ fn is_cordons(host: Host, text: &str) -> bool {
     }
 }
 
-fn read(anchor: &Path, rel: &Path) -> Result<Option<String>, String> {
+fn read(anchor: &Path, rel: &Path) -> Result<Option<String>, Error> {
     match cordon_fs::safe::read(anchor, rel, MAX_FILE) {
         Ok(None) => Ok(None),
-        Ok(Some(b)) => String::from_utf8(b)
-            .map(Some)
-            .map_err(|_| format!("{} is not UTF-8 text", anchor.join(rel).display())),
-        Err(e) => Err(e.to_string()),
+        Ok(Some(b)) => String::from_utf8(b).map(Some).map_err(|_| {
+            Error::failure(format!("{} is not UTF-8 text", anchor.join(rel).display()))
+        }),
+        Err(e) => Err(Error::failure(e)),
     }
 }
 
@@ -156,13 +160,7 @@ pub enum Change {
 }
 
 /// Writes (`add`) or removes cordon's file `rel` below `anchor`; `text` is the file to write.
-pub fn edit(
-    anchor: &Path,
-    rel: &Path,
-    host: Host,
-    text: &str,
-    add: bool,
-) -> Result<Change, String> {
+pub fn edit(anchor: &Path, rel: &Path, host: Host, text: &str, add: bool) -> Result<Change, Error> {
     let file = anchor.join(rel);
     let old = read(anchor, rel)?;
     if let Some(o) = &old {
@@ -170,48 +168,42 @@ pub fn edit(
             return Ok(Change::Unchanged);
         }
         if !is_cordons(host, o) {
-            return Err(format!(
+            return Err(Error::failure(format!(
                 "{} exists and is not cordon's: left as it is (move it aside, then run this again)",
                 file.display()
-            ));
+            )));
         }
     }
     let Some(old) = old else {
         if !add {
             return Ok(Change::Absent);
         }
-        let root = cordon_fs::safe::Dir::anchor(anchor).map_err(|e| e.to_string())?;
-        let dir = match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-            Some(p) => root.create_dirs(p, 0o755).map_err(|e| e.to_string())?,
-            None => root,
-        };
-        let name = Path::new(rel.file_name().ok_or("the file has no name")?);
-        // The owner's only: it names a program the host runs.
-        dir.write(name, text.as_bytes(), 0o600)
-            .map_err(|e| e.to_string())?;
+        // A new file is the owner's only: it names a program the host runs.
+        crate::install::write_with_backup(anchor, rel, None, text)?;
         return Ok(Change::Added);
     };
-    let root = cordon_fs::safe::Dir::anchor(anchor).map_err(|e| e.to_string())?;
+    if add {
+        // The backup, then the new file atomically: a crash leaves the old file or the new one.
+        crate::install::write_with_backup(anchor, rel, Some(&old), text)?;
+        return Ok(Change::Replaced);
+    }
+    let root = cordon_fs::safe::Dir::anchor(anchor).map_err(Error::failure)?;
     let dir = match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(p) => root.dir(p).map_err(|e| e.to_string())?,
+        Some(p) => root.dir(p).map_err(Error::failure)?,
         None => root,
     };
-    let name = Path::new(rel.file_name().ok_or("the file has no name")?);
+    let name = Path::new(
+        rel.file_name()
+            .ok_or_else(|| Error::failure("the file has no name"))?,
+    );
     let mode = dir
         .stat_at(name)
-        .map_err(|e| e.to_string())?
+        .map_err(Error::failure)?
         .map_or(0o600, |st| st.st_mode & 0o777);
     dir.write(&backup_name(name), old.as_bytes(), mode)
-        .map_err(|e| format!("backup: {e}"))?;
-    if add {
-        // Atomic: a crash leaves the old file or the new one.
-        dir.write(name, text.as_bytes(), mode)
-            .map_err(|e| e.to_string())?;
-        Ok(Change::Replaced)
-    } else {
-        dir.remove(name).map_err(|e| e.to_string())?;
-        Ok(Change::Removed)
-    }
+        .map_err(|e| Error::failure(format!("backup: {e}")))?;
+    dir.remove(name).map_err(Error::failure)?;
+    Ok(Change::Removed)
 }
 
 /// What the host will do with a project-level file that cordon cannot see from here.
@@ -236,7 +228,7 @@ fn load_note(host: Host, scope: Scope) -> Option<&'static str> {
 pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
     let cwd = crate::current_dir()?;
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let (anchor, rel) = place(host, scope, &cwd, &var).map_err(Error::failure)?;
+    let (anchor, rel) = place(host, scope, &cwd, &var)?;
     let file = anchor.join(&rel);
     let shown = crate::term::clean(&file.display().to_string());
     let exe = std::env::current_exe()
@@ -245,14 +237,12 @@ pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
         .map(std::path::absolute)
         .transpose()
         .map_err(|e| Error::failure(format!("--policy: {e}")))?;
-    let text = content(host, &exe, policy.as_deref()).map_err(Error::failure)?;
+    let text = content(host, &exe, policy.as_deref())?;
     let what = match host {
         Host::Copilot => "preToolUse hook",
         _ => "tool.execute.before plugin",
     };
-    match edit(&anchor, &rel, host, &text, add)
-        .map_err(|e| Error::failure(crate::term::clean(&e)))?
-    {
+    match edit(&anchor, &rel, host, &text, add)? {
         Change::Unchanged => println!("{shown}: cordon's {what} is already there; nothing changed"),
         Change::Absent => println!("{shown}: no cordon {what} to remove; nothing changed"),
         c => {
@@ -320,7 +310,7 @@ pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
             let shown = crate::term::clean(&anchor.join(&rel).display().to_string());
             let state = match read(&anchor, &rel) {
                 Ok(None) => "not wired (no file)".to_string(),
-                Err(e) => format!("not wired: {}", crate::term::clean(&e)),
+                Err(e) => format!("not wired: {e}"),
                 Ok(Some(t)) if !is_cordons(host, &t) => {
                     "not wired: the file is not cordon's".to_string()
                 }

@@ -7,6 +7,13 @@
 //! | Claude Code | `.mcp.json`      | `~/.claude.json`           | `mcpServers` |
 //! | Gemini CLI  | `.gemini/settings.json` | `~/.gemini/settings.json` | `mcpServers` |
 //! | Codex       | `.codex/config.toml` | `$CODEX_HOME/config.toml` (`~/.codex`) | `[mcp_servers.NAME]` |
+//! | Copilot CLI | `.mcp.json`, `.github/mcp.json` | `$COPILOT_HOME/mcp-config.json` (`~/.copilot`) | `mcpServers` |
+//! | opencode    | `opencode.json(c)`, `.opencode/opencode.json(c)` | `$XDG_CONFIG_HOME/opencode/{config,opencode}.json(c)` (`~/.config`) | `mcp` |
+//!
+//! Copilot CLI and opencode read several files of a scope and merge them: each that exists is
+//! rewritten. opencode's local server is `{"type": "local", "command": [C, A…]}`: its
+//! `command` list becomes `[CORDON, "mcp", "wrap", …, "--", C, A…]` (`rewrite_opencode`).
+//! Files with comments (JSONC, which opencode accepts) are refused, not rewritten without them.
 //!
 //! An entry `{"command": C, "args": A, …}` becomes `{"command": CORDON, "args": ["mcp",
 //! "wrap", ("--policy", P,) "--name", NAME, "--", C, A…], …}`, every other key kept (`env`,
@@ -34,14 +41,64 @@ use crate::{Error, Exit};
 /// The largest configuration file cordon edits.
 const MAX_FILE: u64 = 16 << 20;
 
-/// Where `host` keeps its MCP servers in `scope`: the directory cordon trusts and the path
-/// below it, walked without following a link.
+/// The files where `host` keeps its MCP servers in `scope`: the directory cordon trusts and
+/// the path below it, walked without following a link. Claude Code, Codex and Gemini CLI read
+/// one; Copilot CLI and opencode read every one of theirs that exists and merge them.
+pub fn places(
+    host: Host,
+    scope: Scope,
+    cwd: &Path,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<(PathBuf, PathBuf)>, Error> {
+    let abs_var = |k: &str| var(k).map(PathBuf::from).filter(|p| p.is_absolute());
+    let home = || crate::install::home_of(var);
+    let many = |anchor: PathBuf, rels: &[&str]| {
+        rels.iter()
+            .map(|r| (anchor.clone(), PathBuf::from(r)))
+            .collect()
+    };
+    Ok(match (host, scope) {
+        // Copilot CLI 1.0.102: the workspace's `.mcp.json` and `.github/mcp.json` (loaded in a
+        // folder it trusts); the user's `mcp-config.json` in its home.
+        (Host::Copilot, Scope::Project) => {
+            many(cwd.to_path_buf(), &[".mcp.json", ".github/mcp.json"])
+        }
+        (Host::Copilot, Scope::User) => match abs_var("COPILOT_HOME") {
+            Some(h) => many(h, &["mcp-config.json"]),
+            None => many(home()?, &[".copilot/mcp-config.json"]),
+        },
+        // opencode 1.18: `opencode.json(c)` in the project and its `.opencode`; the global
+        // `config.json`, `opencode.json`, `opencode.jsonc` in `$XDG_CONFIG_HOME/opencode`.
+        (Host::Opencode, Scope::Project) => many(
+            cwd.to_path_buf(),
+            &[
+                "opencode.json",
+                "opencode.jsonc",
+                ".opencode/opencode.json",
+                ".opencode/opencode.jsonc",
+            ],
+        ),
+        (Host::Opencode, Scope::User) => {
+            let (anchor, dir) = match abs_var("XDG_CONFIG_HOME") {
+                Some(x) => (x, "opencode"),
+                None => (home()?, ".config/opencode"),
+            };
+            ["config.json", "opencode.json", "opencode.jsonc"]
+                .iter()
+                .map(|f| (anchor.clone(), Path::new(dir).join(f)))
+                .collect()
+        }
+        _ => vec![place(host, scope, cwd, var)?],
+    })
+}
+
+/// Where Claude Code, Codex or Gemini CLI keeps its MCP servers in `scope` (see [`places`]).
 pub fn place(
     host: Host,
     scope: Scope,
     cwd: &Path,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<(PathBuf, PathBuf), String> {
+) -> Result<(PathBuf, PathBuf), Error> {
     let home = || crate::install::home_of(var);
     let (anchor, rel) = match (host, scope) {
         (Host::Claude, Scope::Project) => (cwd.to_path_buf(), ".mcp.json"),
@@ -54,10 +111,10 @@ pub fn place(
             _ => (home()?, ".codex/config.toml"),
         },
         (Host::Copilot | Host::Opencode, _) => {
-            return Err(format!(
-                "`--mcp` does not support {} yet: only claude, codex and gemini",
+            return Err(Error::failure(format!(
+                "{} reads several MCP files (install_mcp::places)",
                 host.arg()
-            ))
+            )))
         }
     };
     Ok((anchor, PathBuf::from(rel)))
@@ -298,6 +355,76 @@ pub fn rewrite_toml(
     done
 }
 
+/// [`rewrite`] for opencode's `mcp` table: a local server's `command` is one list, program
+/// first; remote ones (`type: "remote"`, a `url`) are left alone.
+pub fn rewrite_opencode(
+    config: &mut Value,
+    exe: &str,
+    policy: Option<&str>,
+    add: bool,
+) -> Vec<Done> {
+    let mut done = Vec::new();
+    let Some(servers) = config.get_mut("mcp").and_then(Value::as_object_mut) else {
+        return done;
+    };
+    for (name, entry) in servers.iter_mut() {
+        let Some(obj) = entry.as_object_mut() else {
+            if add {
+                done.push(Done::Skipped(name.clone(), "not an object"));
+            }
+            continue;
+        };
+        if obj.get("type").and_then(Value::as_str) == Some("remote") || obj.contains_key("url") {
+            if add {
+                done.push(Done::Skipped(
+                    name.clone(),
+                    "remote (not a stdio server): left as it is",
+                ));
+            }
+            continue;
+        }
+        let list = match obj.get("command") {
+            None => None,
+            Some(Value::Array(a)) if a.iter().all(Value::is_string) => Some(
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect::<Vec<_>>(),
+            ),
+            Some(_) => {
+                if add {
+                    done.push(Done::Skipped(
+                        name.clone(),
+                        "its command is not a list of strings",
+                    ));
+                }
+                continue;
+            }
+        };
+        let (command, args) = match list {
+            Some(l) if !l.is_empty() => (Some(l[0].clone()), Some(l[1..].to_vec())),
+            _ => (None, None),
+        };
+        match rewrite_one(name, command.as_deref(), args, exe, policy, add) {
+            Ok(Some((command, args))) => {
+                let list: Vec<Value> = std::iter::once(command)
+                    .chain(args)
+                    .map(Value::String)
+                    .collect();
+                obj.insert("command".into(), Value::Array(list));
+                done.push(if add {
+                    Done::Wrapped(name.clone())
+                } else {
+                    Done::Restored(name.clone())
+                });
+            }
+            Ok(None) => {}
+            Err(why) if add => done.push(Done::Skipped(name.clone(), why)),
+            Err(_) => {}
+        }
+    }
+    done
+}
+
 /// Sets `key` to `value`, keeping the comments and spacing around the old value.
 fn set(t: &mut dyn toml_edit::TableLike, key: &str, mut value: toml_edit::Value) {
     match t.get_mut(key).and_then(toml_edit::Item::as_value_mut) {
@@ -315,9 +442,6 @@ fn set(t: &mut dyn toml_edit::TableLike, key: &str, mut value: toml_edit::Value)
 pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
     let cwd = crate::current_dir()?;
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let (anchor, rel) = place(host, scope, &cwd, &var).map_err(Error::failure)?;
-    let file = anchor.join(&rel);
-    let shown = crate::term::clean(&file.display().to_string());
     let exe = std::env::current_exe()
         .map_err(|e| Error::failure(format!("cannot find the cordon binary: {e}")))?;
     let exe = exe
@@ -334,14 +458,50 @@ pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
         ),
         None => None,
     };
-    let text = cordon_fs::safe::read(&anchor, &rel, MAX_FILE)
-        .map_err(|e| Error::failure(e.to_string()))?;
-    let Some(text) = text else {
-        println!("{shown}: no such file; no MCP servers to wrap");
-        if host == Host::Claude && scope == Scope::Project {
-            return claude_local(&cwd, &var, exe, policy, add);
+    let files = places(host, scope, &cwd, &var)?;
+    if let [(anchor, rel)] = files.as_slice() {
+        if !edit_file(host, scope, anchor, rel, exe, policy, add)? {
+            let shown = crate::term::clean(&anchor.join(rel).display().to_string());
+            println!("{shown}: no such file; no MCP servers to wrap");
         }
-        return Ok(0);
+    } else {
+        let mut any = false;
+        for (anchor, rel) in &files {
+            any |= edit_file(host, scope, anchor, rel, exe, policy, add)?;
+        }
+        if !any {
+            let looked: Vec<String> = files
+                .iter()
+                .map(|(a, r)| crate::term::clean(&a.join(r).display().to_string()))
+                .collect();
+            println!(
+                "no MCP configuration file (looked for {}); no MCP servers to wrap",
+                looked.join(", ")
+            );
+        }
+    }
+    // A project's servers in Claude's own file too: its "local" ones.
+    if host == Host::Claude && scope == Scope::Project {
+        claude_local(&cwd, &var, exe, policy, add)?;
+    }
+    Ok(0)
+}
+
+/// Wraps (or restores) the servers of one file; `false` when there is no such file.
+fn edit_file(
+    host: Host,
+    scope: Scope,
+    anchor: &Path,
+    rel: &Path,
+    exe: &str,
+    policy: Option<&str>,
+    add: bool,
+) -> Result<bool, Error> {
+    let file = anchor.join(rel);
+    let shown = crate::term::clean(&file.display().to_string());
+    let text = cordon_fs::safe::read(anchor, rel, MAX_FILE).map_err(Error::failure)?;
+    let Some(text) = text else {
+        return Ok(false);
     };
     let text = String::from_utf8(text)
         .map_err(|_| Error::failure(format!("{shown} is not UTF-8 text")))?;
@@ -360,22 +520,33 @@ pub fn run(host: Host, scope: Scope, policy: Option<&Path>, add: bool) -> Exit {
                 "{shown} does not hold a JSON object"
             )));
         }
-        let tables = match (host, scope) {
-            (Host::Claude, Scope::User) => Tables::TopAndProjects,
-            _ => Tables::Top,
+        let mut done = match (host, scope) {
+            (Host::Opencode, _) => rewrite_opencode(&mut config, exe, policy, add),
+            (Host::Claude, Scope::User) => {
+                rewrite_tables(&mut config, &Tables::TopAndProjects, exe, policy, add)
+            }
+            _ => rewrite_tables(&mut config, &Tables::Top, exe, policy, add),
         };
-        let done = rewrite_tables(&mut config, &tables, exe, policy, add);
+        // Copilot CLI also takes servers at the top level of `.mcp.json` (no `mcpServers`):
+        // never left unwrapped without a word.
+        if add && host == Host::Copilot && config.get("mcpServers").is_none() {
+            for (name, entry) in config.as_object().into_iter().flatten() {
+                if entry.get("command").is_some() {
+                    done.push(Done::Skipped(
+                        name.clone(),
+                        "NOT wrapped: a server outside `mcpServers` (the form without it); move it \
+                         under `mcpServers`, then run this again",
+                    ));
+                }
+            }
+        }
         let mut out =
             serde_json::to_string_pretty(&config).map_err(|e| Error::failure(e.to_string()))?;
         out.push('\n');
         (done, out)
     };
-    report_edit(&anchor, &rel, &text, &out, &done)?;
-    // A project's servers in Claude's own file too: its "local" ones.
-    if host == Host::Claude && scope == Scope::Project {
-        claude_local(&cwd, &var, exe, policy, add)?;
-    }
-    Ok(0)
+    report_edit(anchor, rel, &text, &out, &done)?;
+    Ok(true)
 }
 
 /// Writes the edit (when something changed) and then says what became of each entry.
@@ -388,7 +559,7 @@ fn report_edit(anchor: &Path, rel: &Path, text: &str, out: &str, done: &[Done]) 
     // Written before anything is reported: a refused write (a planted link at the backup,
     // say) must not leave "now runs under" on the screen for an entry that does not.
     if changed {
-        crate::install::write_with_backup(anchor, rel, Some(text), out).map_err(Error::failure)?;
+        crate::install::write_with_backup(anchor, rel, Some(text), out)?;
     }
     for d in done {
         let line = match d {
@@ -418,7 +589,7 @@ fn claude_local(
     policy: Option<&str>,
     add: bool,
 ) -> Exit {
-    let (anchor, rel) = place(Host::Claude, Scope::User, cwd, var).map_err(Error::failure)?;
+    let (anchor, rel) = place(Host::Claude, Scope::User, cwd, var)?;
     let shown = crate::term::clean(&anchor.join(&rel).display().to_string());
     let Some(text) = cordon_fs::safe::read(&anchor, &rel, MAX_FILE)
         .map_err(|e| Error::failure(e.to_string()))?
@@ -447,52 +618,78 @@ fn claude_local(
 /// `cordon doctor`'s lines: per host and scope, which MCP servers run wrapped.
 pub fn report(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let mut lines = Vec::new();
-    for host in Host::all() {
+    let hosts = Host::all()
+        .into_iter()
+        .chain([Host::Copilot, Host::Opencode]);
+    for host in hosts {
         for scope in [Scope::Project, Scope::User] {
-            let Ok((anchor, rel)) = place(host, scope, cwd, var) else {
+            let Ok(files) = places(host, scope, cwd, var) else {
                 continue;
             };
-            let shown = crate::term::clean(&anchor.join(&rel).display().to_string());
-            let servers = match cordon_fs::safe::read(&anchor, &rel, MAX_FILE) {
-                Ok(None) => continue,
-                Err(e) => {
-                    lines.push(format!("  {shown}: {}", crate::term::clean(&e.to_string())));
-                    continue;
-                }
-                Ok(Some(b)) if host == Host::Codex => {
-                    match String::from_utf8_lossy(&b).parse::<toml_edit::DocumentMut>() {
-                        Ok(doc) => Some(codex_servers(&doc)),
-                        Err(_) => {
-                            lines.push(format!("  {shown}: not valid TOML"));
-                            continue;
-                        }
-                    }
-                }
-                Ok(Some(b)) => match serde_json::from_slice::<Value>(&b) {
-                    Ok(v) => Some(json_servers(&v)),
-                    Err(_) => {
-                        lines.push(format!("  {shown}: not valid JSON"));
+            for (anchor, rel) in files {
+                let shown = crate::term::clean(&anchor.join(&rel).display().to_string());
+                let servers = match cordon_fs::safe::read(&anchor, &rel, MAX_FILE) {
+                    Ok(None) => continue,
+                    Err(e) => {
+                        lines.push(format!("  {shown}: {}", crate::term::clean(&e.to_string())));
                         continue;
                     }
-                },
-            };
-            for (name, entry) in servers.unwrap_or_else(Map::new) {
-                let state = if wrapped_tail(&entry).is_some() {
-                    "wrapped (cordon mcp wrap)"
-                } else if entry.get("command").is_some() {
-                    "NOT wrapped (cordon install --mcp wraps it)"
-                } else {
-                    "remote (not a stdio server; not wrapped)"
+                    Ok(Some(b)) if host == Host::Codex => {
+                        match String::from_utf8_lossy(&b).parse::<toml_edit::DocumentMut>() {
+                            Ok(doc) => Some(codex_servers(&doc)),
+                            Err(_) => {
+                                lines.push(format!("  {shown}: not valid TOML"));
+                                continue;
+                            }
+                        }
+                    }
+                    Ok(Some(b)) => match serde_json::from_slice::<Value>(&b) {
+                        Ok(v) if host == Host::Opencode => Some(opencode_servers(&v)),
+                        Ok(v) => Some(json_servers(&v)),
+                        Err(_) => {
+                            lines.push(format!("  {shown}: not valid JSON"));
+                            continue;
+                        }
+                    },
                 };
-                lines.push(format!(
-                    "  {:<12} {shown}: {}: {state}",
-                    host.client(),
-                    crate::term::clean(&name)
-                ));
+                for (name, entry) in servers.unwrap_or_else(Map::new) {
+                    let state = if wrapped_tail(&entry).is_some() {
+                        "wrapped (cordon mcp wrap)"
+                    } else if entry.get("command").is_some() {
+                        "NOT wrapped (cordon install --mcp wraps it)"
+                    } else {
+                        "remote (not a stdio server; not wrapped)"
+                    };
+                    lines.push(format!(
+                        "  {:<12} {shown}: {}: {state}",
+                        host.client(),
+                        crate::term::clean(&name)
+                    ));
+                }
             }
         }
     }
     lines
+}
+
+/// opencode's servers as the other hosts' entries (`command`, `args`, `url`), for the report.
+fn opencode_servers(config: &Value) -> Map<String, Value> {
+    let mut out = Map::new();
+    let servers = config.get("mcp").and_then(Value::as_object);
+    for (name, entry) in servers.into_iter().flatten() {
+        let mut v = Map::new();
+        if let Some(u) = entry.get("url") {
+            v.insert("url".into(), u.clone());
+        }
+        if let Some(Value::Array(c)) = entry.get("command") {
+            if let Some((first, rest)) = c.split_first() {
+                v.insert("command".into(), first.clone());
+                v.insert("args".into(), Value::Array(rest.to_vec()));
+            }
+        }
+        out.insert(name.clone(), Value::Object(v));
+    }
+    out
 }
 
 /// The servers of a JSON host's file: its `mcpServers`, and (Claude's `~/.claude.json`) each

@@ -113,7 +113,7 @@ enum Cmd {
     /// Wire `cordon hook HOST` into the host's settings (idempotent; a backup is kept).
     Install(install::InstallArgs),
     /// Remove cordon's hook entries from the host's settings (other entries are kept).
-    Uninstall(install::InstallArgs),
+    Uninstall(install::UninstallArgs),
     /// Write a commented starter ./cordon.toml for this project and trust it.
     Init {
         /// Replace an existing ./cordon.toml (kept as cordon.toml.bak).
@@ -500,7 +500,7 @@ fn main() {
             deadline,
         } => hook::run(host, policy, deadline),
         Cmd::Install(args) => install::run(args, true),
-        Cmd::Uninstall(args) => install::run(args, false),
+        Cmd::Uninstall(args) => install::run(args.into(), false),
         Cmd::Init { force } => init::run(force),
         Cmd::Completions { shell } => {
             use clap::CommandFactory;

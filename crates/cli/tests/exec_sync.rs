@@ -167,6 +167,12 @@ fn the_command_starts_only_once_its_record_is_durable() {
             seen, syncs,
             "{backend}: the command started before its record's sync returned"
         );
+        // One sync on the hot path (issue 25): only the log's; the after-run scan's marker
+        // beside it (LOGDIR/scans/run-*) is written, not synced.
+        assert!(
+            syncs.lines().all(|l| l.starts_with("fsync audit.jsonl ")),
+            "{backend}: a sync beside the log's: {syncs:?}"
+        );
 
         // Failing: nothing runs, and cordon says the record could not be made durable.
         fs.set("fail");

@@ -9,6 +9,7 @@
 
 mod common;
 mod hosts_support;
+mod pty;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -335,5 +336,209 @@ fn copilot_hook_timeout_leaves_the_call_to_copilots_own_approval() {
     assert!(
         s.dir().join("ran-after-timeout").exists(),
         "Copilot now blocks a timed-out hook: update docs/hooks.md and doctor. {r}"
+    );
+}
+
+/// `cordon install copilot --mcp --user` wraps the stdio server in Copilot's own
+/// `mcp-config.json`, and the real Copilot CLI then starts it through `cordon mcp wrap`: a tool
+/// the policy's `[mcp]` denies never reaches the server (its reason reaches the model, nothing
+/// is written), an allowed one does. Copilot's own approval is off (`--allow-all-tools`) so
+/// that cordon is what decides; no hook is installed (the MCP path alone).
+#[test]
+fn copilot_mcp_server_runs_under_cordon_mcp_wrap() {
+    mcp(None);
+}
+
+/// The same with Copilot CLI, and so `cordon mcp wrap` and the server, running as an
+/// unprivileged user (bwrap in an unprivileged user namespace).
+#[test]
+fn copilot_mcp_server_as_an_unprivileged_user() {
+    mcp(unprivileged());
+}
+
+fn mcp(user: Option<(u32, u32)>) {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let dir = project.path().canonicalize().unwrap();
+    let server = host_bin("mcp-server-filesystem");
+    // The server's own files (node_modules) readable and runnable inside the sandbox.
+    let deps = server.ancestors().nth(4).unwrap();
+    let policy = format!(
+        "{POLICY}\n[sandbox.paths.deps]\nroot = {deps:?}\nmode = \"ro\"\nexec = true\n\n\
+         [mcp]\ndefault = \"allow\"\n\n[[mcp.rules]]\npattern = \"fs/write_*\"\n\
+         action = \"deny\"\nreason = \"the filesystem server may only read\"\n\n\
+         [[mcp.rules]]\npattern = \"fs/read_*\"\nargs = {{ path = \"**/secret.txt\" }}\n\
+         action = \"deny\"\nreason = \"the secret stays unread\"\n"
+    );
+    std::fs::write(dir.join("cordon.toml"), policy).unwrap();
+    std::fs::write(dir.join("notes.txt"), "cordon-mcp-probe\n").unwrap();
+    std::fs::write(dir.join("secret.txt"), "cordon-secret\n").unwrap();
+    let config = home.path().join(".copilot/mcp-config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"fs": {
+            "type": "local",
+            "command": server,
+            "args": [dir],
+            "tools": ["*"],
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .current_dir(&dir)
+        .env("HOME", home.path())
+        .env_remove("COPILOT_HOME")
+        .args(["install", "copilot", "--mcp", "--user", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "install: {}", common::stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    assert_eq!(
+        v["mcpServers"]["fs"]["command"],
+        env!("CARGO_BIN_EXE_cordon")
+    );
+    let s = Setup {
+        project,
+        home,
+        user,
+    };
+    let mut offered = Vec::new();
+    let mut run = |tool: &str, input: serde_json::Value| {
+        let t = Turn {
+            tool: tool.into(),
+            input,
+        };
+        let mock = Mock::start(t.clone());
+        let o = s.run_copilot_with(&mock, &["--allow-all-tools"], &[]);
+        offered = mock
+            .requests()
+            .iter()
+            .flat_map(|r| r["tools"].as_array().cloned().unwrap_or_default())
+            .filter_map(|t| t["name"].as_str().map(String::from))
+            .collect();
+        mock.the_one_result("Copilot CLI", tool, &o)
+    };
+    // Denied on its argument: the server never reads it; cordon's reason is the tool result.
+    let denied = run("fs-read_text_file", json!({"path": dir.join("secret.txt")}));
+    assert!(denied.contains("the secret stays unread"), "{denied}");
+    assert!(!denied.contains("cordon-secret"), "{denied}");
+    // Allowed: through the wrapper to the server and back.
+    let read = run("fs-read_text_file", json!({"path": dir.join("notes.txt")}));
+    assert!(read.contains("cordon-mcp-probe"), "{read}");
+    // A tool the rules deny outright is left out of tools/list by cordon mcp wrap: Copilot
+    // never offers it, while the server's other tools come through.
+    assert!(
+        offered.iter().any(|t| t == "fs-edit_file")
+            && !offered.iter().any(|t| t == "fs-write_file"),
+        "{offered:?}"
+    );
+}
+
+/// Copilot CLI's interactive session (no `-p`), driven in a real pseudo-terminal through the
+/// same mock model: the folder-trust dialog answered "Yes", a prompt typed, and cordon's
+/// user-level hook then denies `rm -rf` (nothing runs; the reason reaches the model) and
+/// rewrites an allowed line, which runs confined (a write to HOME, outside the policy's roots,
+/// refused) without Copilot's own approval asking (the session is in "Manual Approval": had it
+/// asked, no result would reach the model, since the test never answers).
+#[test]
+fn copilot_interactive_session_deny_and_allow() {
+    interactive(Setup::new(None));
+}
+
+/// The same with Copilot CLI itself running as an unprivileged user.
+#[test]
+fn copilot_interactive_session_as_an_unprivileged_user() {
+    interactive(Setup::new(unprivileged()));
+}
+
+fn interactive(s: Setup) {
+    let home = s.home.path();
+    for d in [".state", ".config", ".runtime", ".cache"] {
+        std::fs::create_dir_all(home.join(d)).unwrap();
+    }
+    std::fs::create_dir(s.dir().join("keep")).unwrap();
+    if let Some((uid, gid)) = s.user {
+        for p in [s.dir(), home] {
+            let o = Command::new("chown")
+                .arg("-R")
+                .arg(format!("{uid}:{gid}"))
+                .arg(p)
+                .output()
+                .unwrap();
+            assert!(o.status.success());
+        }
+    }
+    let session = |t: Turn| -> String {
+        let mock = Mock::start(t.clone());
+        let mut c = Command::new(host_bin("copilot"));
+        if let Some((uid, gid)) = s.user {
+            use std::os::unix::process::CommandExt;
+            c.uid(uid).gid(gid);
+        }
+        c.current_dir(s.dir())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .env("HOME", home)
+            .env("TERM", "xterm-256color")
+            .env("COPILOT_PROVIDER_TYPE", "anthropic")
+            .env("COPILOT_PROVIDER_BASE_URL", mock.base_url())
+            .env("COPILOT_PROVIDER_API_KEY", "cordon-test-key")
+            .env("COPILOT_MODEL", "claude-sonnet-4-5")
+            .env("COPILOT_OFFLINE", "true")
+            .env("COPILOT_AUTO_UPDATE", "false")
+            .env("XDG_STATE_HOME", home.join(".state"))
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("XDG_RUNTIME_DIR", home.join(".runtime"));
+        let mut p = pty::Pty::spawn(c, None);
+        p.expect("Do you trust the files in this folder?");
+        p.send(b"\r"); // 1. Yes (this session)
+        p.expect("Manual Approval");
+        std::thread::sleep(Duration::from_secs(1));
+        p.send(b"run the scripted tool call");
+        std::thread::sleep(Duration::from_millis(500));
+        p.send(b"\r");
+        // Until the tool's result reaches the model (generous: a loaded 2-core machine).
+        let end = std::time::Instant::now() + Duration::from_secs(180);
+        while mock.tool_results().is_empty() && std::time::Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        let screen = p.kill();
+        assert!(mock.offered(&t.tool), "Copilot never offered {}", t.tool);
+        let results = mock.tool_results();
+        assert_eq!(results.len(), 1, "{results:?}\nscreen:\n{screen}");
+        results[0].clone()
+    };
+    let denied = session(Turn {
+        tool: "bash".into(),
+        input: json!({ "command": "touch ran-before-deny; rm -rf keep", "description": "scripted" }),
+    });
+    assert!(denied.contains("destroys files"), "{denied}");
+    assert!(s.dir().join("keep").is_dir());
+    assert!(!s.dir().join("ran-before-deny").exists());
+    let outside = home.join("outside-probe");
+    let allowed = session(Turn {
+        tool: "bash".into(),
+        input: json!({
+            "command": format!(
+                "echo interactive-ok > allowed.txt; touch {} 2>/dev/null; echo home=$?",
+                outside.display()
+            ),
+            "description": "scripted",
+        }),
+    });
+    assert_eq!(
+        std::fs::read_to_string(s.dir().join("allowed.txt")).unwrap(),
+        "interactive-ok\n"
+    );
+    assert!(allowed.contains("home=1"), "{allowed}");
+    assert!(
+        !outside.exists(),
+        "the rewritten line ran unconfined: {allowed}"
     );
 }

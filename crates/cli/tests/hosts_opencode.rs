@@ -263,3 +263,87 @@ fn opencode_project_plugin_denies() {
     assert!(s.dir().join("keep").is_dir());
     assert!(!s.dir().join("ran-before-deny").exists(), "{r}");
 }
+
+/// `cordon install opencode --mcp --user` wraps the local server in opencode's own
+/// `opencode.json` (its `command` list), and the real opencode then starts it through `cordon
+/// mcp wrap`: a read the policy's `[mcp]` denies on its argument never reaches the server (the
+/// reason reaches the model), an allowed one does, and a tool denied outright is not offered.
+#[test]
+fn opencode_mcp_server_runs_under_cordon_mcp_wrap() {
+    mcp(Setup::new(None));
+}
+
+/// The same with opencode, and so `cordon mcp wrap` and the server, running as an
+/// unprivileged user (bwrap in an unprivileged user namespace).
+#[test]
+fn opencode_mcp_server_as_an_unprivileged_user() {
+    mcp(Setup::new(unprivileged()));
+}
+
+fn mcp(s: Setup) {
+    let dir = s.dir().canonicalize().unwrap();
+    let server = host_bin("mcp-server-filesystem");
+    // The server's own files (node_modules) readable and runnable inside the sandbox.
+    let deps = server.ancestors().nth(4).unwrap();
+    let policy = format!(
+        "{POLICY}\n[sandbox.paths.deps]\nroot = {deps:?}\nmode = \"ro\"\nexec = true\n\n\
+         [mcp]\ndefault = \"allow\"\n\n[[mcp.rules]]\npattern = \"fs/write_*\"\n\
+         action = \"deny\"\nreason = \"the filesystem server may only read\"\n\n\
+         [[mcp.rules]]\npattern = \"fs/read_*\"\nargs = {{ path = \"**/secret.txt\" }}\n\
+         action = \"deny\"\nreason = \"the secret stays unread\"\n"
+    );
+    std::fs::write(dir.join("cordon.toml"), policy).unwrap();
+    std::fs::write(dir.join("notes.txt"), "cordon-mcp-probe\n").unwrap();
+    std::fs::write(dir.join("secret.txt"), "cordon-secret\n").unwrap();
+    let config = s.home.path().join(".config/opencode/opencode.json");
+    std::fs::write(
+        &config,
+        json!({"mcp": {"fs": {"type": "local", "command": [server, dir], "enabled": true}}})
+            .to_string(),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .current_dir(&dir)
+        .env("HOME", s.home.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .args(["install", "opencode", "--mcp", "--user", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "install: {}", common::stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    assert_eq!(v["mcp"]["fs"]["command"][0], env!("CARGO_BIN_EXE_cordon"));
+    let mut offered = Vec::new();
+    let mut run = |tool: &str, input: serde_json::Value| {
+        let t = Turn {
+            tool: tool.into(),
+            input,
+        };
+        let mock = Mock::start(t.clone());
+        let o = s.run_opencode(&mock);
+        offered = mock
+            .requests()
+            .iter()
+            .flat_map(|r| r["tools"].as_array().cloned().unwrap_or_default())
+            .filter_map(|t| t["name"].as_str().map(String::from))
+            .collect();
+        assert!(
+            mock.offered(tool),
+            "opencode offered {offered:?}: {}\n{}",
+            common::stdout(&o),
+            common::stderr(&o)
+        );
+        mock.the_one_result("opencode", tool, &o)
+    };
+    let denied = run("fs_read_text_file", json!({"path": dir.join("secret.txt")}));
+    assert!(denied.contains("the secret stays unread"), "{denied}");
+    assert!(!denied.contains("cordon-secret"), "{denied}");
+    let read = run("fs_read_text_file", json!({"path": dir.join("notes.txt")}));
+    assert!(read.contains("cordon-mcp-probe"), "{read}");
+    assert!(
+        offered.iter().any(|t| t == "fs_edit_file")
+            && !offered.iter().any(|t| t == "fs_write_file"),
+        "{offered:?}"
+    );
+}

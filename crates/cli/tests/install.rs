@@ -13,6 +13,9 @@ fn cordon(project: &Path, home: &Path, args: &[&str]) -> Output {
     common::command(project)
         .env("HOME", home)
         .env_remove("CODEX_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CLAUDE_CODE_SANDBOXED")
+        .env_remove("CLAUDE_CODE_CUSTOM_OAUTH_URL")
         .args(args)
         .output()
         .unwrap()
@@ -283,6 +286,116 @@ fn doctor_line(project: &Path, home: &Path, host: &str, scope: &str) -> String {
         .to_string()
 }
 
+/// An interactive Claude Code (2.1.197) skips every hook until the folder is trusted: its trust
+/// dialog accepted, recorded as `projects[PATH].hasTrustDialogAccepted` in `~/.claude.json` for
+/// the folder or one above it (or `$CLAUDE_CONFIG_DIR/.claude.json`; `CLAUDE_CODE_SANDBOXED`
+/// trusts every folder). doctor reads that record and says which, for both scopes.
+#[test]
+fn doctor_reads_claude_codes_workspace_trust() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (p, h) = (project.path(), home.path());
+    assert!(cordon(p, h, &["install", "claude"]).status.success());
+    assert!(cordon(p, h, &["install", "claude", "--user"])
+        .status
+        .success());
+    let canon = p.canonicalize().unwrap();
+    let doctor = |env: &[(&str, &str)]| {
+        let mut c = common::command(p);
+        c.env("HOME", h).env_remove("CODEX_HOME");
+        for k in [
+            "CLAUDE_CONFIG_DIR",
+            "CLAUDE_CODE_SANDBOXED",
+            "CLAUDE_CODE_CUSTOM_OAUTH_URL",
+        ] {
+            c.env_remove(k);
+        }
+        c.envs(env.iter().copied());
+        let out = common::stdout(&c.arg("doctor").output().unwrap());
+        let line = |scope: &str| {
+            out.lines()
+                .find(|l| l.split_whitespace().take(2).eq(["claude-code", scope]))
+                .unwrap_or_else(|| panic!("no claude-code {scope} line in:\n{out}"))
+                .to_string()
+        };
+        (line("project"), line("user"))
+    };
+    let untrusted = "present but UNTRUSTED in interactive sessions";
+    // No ~/.claude.json at all.
+    let (proj, user) = doctor(&[]);
+    let after = |l: &str| l.split_once(": wired").unwrap().1.to_string();
+    assert!(!after(&proj).contains("  "), "{proj}");
+    assert!(
+        proj.contains(untrusted) && proj.contains("wired, fails closed"),
+        "{proj}"
+    );
+    assert!(user.contains(untrusted), "{user}");
+    assert!(proj.contains("run `claude` here once"), "{proj}");
+    // A record for another folder, and an explicit false for this one.
+    let config = |projects: Value| {
+        let v = json!({"numStartups": 3, "projects": projects});
+        std::fs::write(h.join(".claude.json"), v.to_string()).unwrap();
+    };
+    config(json!({"/elsewhere": {"hasTrustDialogAccepted": true},
+                  canon.to_str().unwrap(): {"hasTrustDialogAccepted": false}}));
+    assert!(doctor(&[]).0.contains(untrusted));
+    // This folder trusted, by its resolved path.
+    config(json!({canon.to_str().unwrap(): {"hasTrustDialogAccepted": true}}));
+    let (proj, user) = doctor(&[]);
+    let trusted = format!(
+        "loaded: Claude Code trusts this folder (projects[\"{}\"].hasTrustDialogAccepted in {})",
+        canon.display(),
+        h.join(".claude.json").display()
+    );
+    assert!(
+        proj.contains(&trusted) && !proj.contains("UNTRUSTED"),
+        "{proj}"
+    );
+    assert!(user.contains(&trusted), "{user}");
+    // A folder above it trusted: Claude Code trusts everything below.
+    let parent = canon.parent().unwrap();
+    config(json!({parent.to_str().unwrap(): {"hasTrustDialogAccepted": true}}));
+    assert!(doctor(&[])
+        .0
+        .contains(&format!("projects[\"{}\"]", parent.display())));
+    // CLAUDE_CONFIG_DIR moves the file; the one under HOME no longer counts.
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("CLAUDE_CONFIG_DIR", dir.path().to_str().unwrap())];
+    assert!(doctor(&env).0.contains(untrusted));
+    std::fs::write(
+        dir.path().join(".claude.json"),
+        json!({"projects": {canon.to_str().unwrap(): {"hasTrustDialogAccepted": true}}})
+            .to_string(),
+    )
+    .unwrap();
+    assert!(doctor(&env)
+        .0
+        .contains("loaded: Claude Code trusts this folder"));
+    // CLAUDE_CODE_SANDBOXED: every folder trusted.
+    config(json!({}));
+    assert!(doctor(&[("CLAUDE_CODE_SANDBOXED", "1")])
+        .0
+        .contains("loaded: CLAUDE_CODE_SANDBOXED is set"));
+    // A file that cannot be read as JSON: not guessed at.
+    std::fs::write(h.join(".claude.json"), "{ not json").unwrap();
+    let (proj, _) = doctor(&[]);
+    assert!(
+        proj.contains("workspace trust is UNKNOWN") && proj.contains("not valid JSON"),
+        "{proj}"
+    );
+    assert!(!after(&proj).contains("  "), "{proj}");
+    // Install says so too, with the step.
+    std::fs::remove_file(h.join(".claude.json")).unwrap();
+    let o = cordon(p, h, &["install", "claude", "--deadline", "3s"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let out = common::stdout(&o);
+    assert!(
+        out.contains("note: an interactive Claude Code runs no hook in this folder until its trust dialog is accepted")
+            && out.contains("run `claude` here once and accept its trust dialog"),
+        "{out}"
+    );
+}
+
 /// Gemini CLI loads a project's hooks only in a folder its trust file trusts (the longest
 /// matching rule wins; `--skip-trust` does not load them either). Install without a scope puts
 /// the hook where Gemini will run it and says which; doctor reports what Gemini will do. The
@@ -418,6 +531,37 @@ fn install_sets_the_deadline_and_doctor_checks_the_hosts_timeout() {
     let o = cordon(p, h, &["install", "claude", "--deadline", "30s"]);
     assert_eq!(o.status.code(), Some(125), "{}", common::stderr(&o));
     assert!(common::stderr(&o).contains("below the hosts' 30 s hook timeout"));
+}
+
+/// `--deadline` and `--sandbox` shape what install writes; uninstall removes cordon's entries
+/// whatever they were, so there they are a usage error naming the flag, and nothing changes.
+#[test]
+fn uninstall_refuses_the_flags_only_install_uses() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (p, h) = (project.path(), home.path());
+    let o = cordon(p, h, &["install", "claude"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let file = p.join(".claude/settings.json");
+    let before = std::fs::read(&file).unwrap();
+    for (host, flag, value) in [
+        ("claude", "--deadline", "2s"),
+        ("codex", "--sandbox", "cordon"),
+    ] {
+        let o = cordon(p, h, &["uninstall", host, flag, value]);
+        // cordon's usage errors exit 125, as its other failures before anything ran.
+        assert_eq!(o.status.code(), Some(125), "{}", common::stderr(&o));
+        let err = common::stderr(&o);
+        assert!(
+            err.contains(&format!("unexpected argument '{flag}'")),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), before);
+    }
+    assert!(!p.join(".codex").exists());
+    let o = cordon(p, h, &["uninstall", "claude"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(commands(&read(&file), "PreToolUse").is_empty());
 }
 
 /// Links a sandboxed command could have planted in the project (or in HOME, where it was a

@@ -1,4 +1,4 @@
-//! `cordon install|uninstall claude|gemini --mcp` on real files: each stdio server's entry is
+//! `cordon install|uninstall HOST --mcp` on real files: each stdio server's entry is
 //! rewritten to run under `cordon mcp wrap`, idempotently, with a backup; a link is refused;
 //! uninstall restores the file's servers exactly; `cordon doctor` lists what is wrapped.
 
@@ -283,17 +283,23 @@ fn a_linked_claude_user_file_is_refused_for_a_project_install() {
 /// gets no backup beside it.
 #[test]
 fn a_link_at_any_component_of_each_hosts_mcp_config_is_refused() {
-    let cases: [(&str, bool, &str); 6] = [
+    let cases: [(&str, bool, &str); 10] = [
         ("claude", false, ".mcp.json"),
         ("claude", true, ".claude.json"),
         ("gemini", false, ".gemini/settings.json"),
         ("gemini", true, ".gemini/settings.json"),
         ("codex", false, ".codex/config.toml"),
         ("codex", true, ".codex/config.toml"),
+        ("copilot", false, ".github/mcp.json"),
+        ("copilot", true, ".copilot/mcp-config.json"),
+        ("opencode", false, ".opencode/opencode.json"),
+        ("opencode", true, ".config/opencode/opencode.json"),
     ];
     for (host, user, rel) in cases {
         let text = if rel.ends_with(".toml") {
             "[mcp_servers.fs]\ncommand = \"srv\"\n".to_string()
+        } else if host == "opencode" {
+            r#"{"mcp": {"fs": {"type": "local", "command": ["srv"]}}}"#.to_string()
         } else {
             r#"{"mcpServers": {"fs": {"command": "srv"}}}"#.to_string()
         };
@@ -343,6 +349,8 @@ fn a_link_at_any_component_of_each_hosts_mcp_config_is_refused() {
             let o = common::command(&project)
                 .env("HOME", &home)
                 .env_remove("CODEX_HOME")
+                .env_remove("COPILOT_HOME")
+                .env_remove("XDG_CONFIG_HOME")
                 .args(&args)
                 .output()
                 .unwrap();
@@ -375,4 +383,167 @@ fn walk(p: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// Copilot CLI reads the project's `.mcp.json` and `.github/mcp.json` and the user's
+/// `$COPILOT_HOME/mcp-config.json`; opencode its `opencode.json(c)` files, whose local servers
+/// hold the program and its arguments in one `command` list. Each file that exists is wrapped
+/// (remote servers left alone), idempotently, with a backup; uninstall restores each exactly;
+/// doctor lists them.
+#[test]
+fn copilot_and_opencode_servers_are_wrapped_and_restored() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(d.path()).unwrap();
+    let (project, home, xdg) = (dir.join("p"), dir.join("h"), dir.join("x"));
+    let copilot_home = dir.join("ch");
+    for p in [&project, &home, &xdg, &copilot_home] {
+        std::fs::create_dir(p).unwrap();
+    }
+    let exe = env!("CARGO_BIN_EXE_cordon");
+    let run = |args: &[&str]| {
+        let o = common::command(&project)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", &xdg)
+            .env("COPILOT_HOME", &copilot_home)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", common::stderr(&o));
+        common::stdout(&o)
+    };
+    let write = |p: &std::path::Path, v: &Value| {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, serde_json::to_string_pretty(v).unwrap()).unwrap();
+    };
+    // Copilot: both project files and the user file.
+    let stdio = json!({"mcpServers": {
+        "fs": {"type": "local", "command": "npx", "args": ["-y", "srv", "/"], "tools": ["*"]},
+        "remote": {"type": "http", "url": "https://mcp.example.org/mcp"},
+    }});
+    let copilot_files = [
+        project.join(".mcp.json"),
+        project.join(".github/mcp.json"),
+        copilot_home.join("mcp-config.json"),
+    ];
+    for f in &copilot_files {
+        write(f, &stdio);
+    }
+    let policy = project.join("cordon.toml");
+    let out = run(&[
+        "install",
+        "copilot",
+        "--mcp",
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    assert!(
+        out.contains("fs: now runs under `cordon mcp wrap`"),
+        "{out}"
+    );
+    run(&["install", "copilot", "--mcp", "--user"]);
+    for (i, f) in copilot_files.iter().enumerate() {
+        let v = read(f);
+        let fs = &v["mcpServers"]["fs"];
+        assert_eq!(fs["command"], exe, "{}: {v}", f.display());
+        let mut want = vec!["mcp", "wrap"];
+        if i < 2 {
+            want.extend(["--policy", policy.to_str().unwrap()]);
+        }
+        want.extend(["--name", "fs", "--", "npx", "-y", "srv", "/"]);
+        assert_eq!(fs["args"], json!(want), "{}", f.display());
+        assert_eq!(fs["tools"], json!(["*"]));
+        assert_eq!(v["mcpServers"]["remote"], stdio["mcpServers"]["remote"]);
+        assert_eq!(
+            read(&f.with_file_name(format!(
+                "{}.cordon-backup",
+                f.file_name().unwrap().to_str().unwrap()
+            ))),
+            stdio
+        );
+    }
+    // Idempotent.
+    let again = run(&["install", "copilot", "--mcp"]);
+    assert!(
+        again.contains("fs: already wrapped") && again.contains("nothing changed"),
+        "{again}"
+    );
+
+    // opencode: a project file in each of its two places, and the user's.
+    let local = json!({"$schema": "https://opencode.ai/config.json", "mcp": {
+        "fs": {"type": "local", "command": ["npx", "-y", "srv"], "environment": {"A": "1"}, "enabled": true},
+        "web": {"type": "remote", "url": "https://mcp.example.org/mcp"},
+    }});
+    let opencode_files = [
+        project.join("opencode.json"),
+        project.join(".opencode/opencode.json"),
+        xdg.join("opencode/opencode.json"),
+    ];
+    for f in &opencode_files {
+        write(f, &local);
+    }
+    let out = run(&["install", "opencode", "--mcp"]);
+    assert!(out.contains("web: remote"), "{out}");
+    run(&["install", "opencode", "--mcp", "--user"]);
+    for f in &opencode_files {
+        let v = read(f);
+        assert_eq!(
+            v["mcp"]["fs"]["command"],
+            json!([exe, "mcp", "wrap", "--name", "fs", "--", "npx", "-y", "srv"]),
+            "{}",
+            f.display()
+        );
+        assert_eq!(v["mcp"]["fs"]["environment"], json!({"A": "1"}));
+        assert_eq!(v["mcp"]["web"], local["mcp"]["web"]);
+    }
+
+    // Doctor: each file's servers.
+    let doctor = run(&["doctor"]);
+    for f in copilot_files.iter().chain(&opencode_files) {
+        let line = doctor
+            .lines()
+            .find(|l| l.contains(&format!("{}: fs: ", f.display())))
+            .unwrap_or_else(|| panic!("no line for {} in:\n{doctor}", f.display()));
+        assert!(line.contains("fs: wrapped (cordon mcp wrap)"), "{line}");
+    }
+    assert!(doctor.contains("copilot-cli"), "{doctor}");
+    assert!(doctor.contains("opencode"), "{doctor}");
+
+    // Uninstall restores every file exactly.
+    for (host, files, original) in [
+        ("copilot", &copilot_files, &stdio),
+        ("opencode", &opencode_files, &local),
+    ] {
+        run(&["uninstall", host, "--mcp"]);
+        run(&["uninstall", host, "--mcp", "--user"]);
+        for f in files {
+            assert_eq!(&read(f), original, "{}", f.display());
+        }
+    }
+
+    // Copilot's form without `mcpServers`: said, not silently left unwrapped.
+    std::fs::remove_file(project.join(".github/mcp.json")).unwrap();
+    write(
+        &project.join(".mcp.json"),
+        &json!({"fs": {"command": "srv"}}),
+    );
+    let out = run(&["install", "copilot", "--mcp"]);
+    assert!(
+        out.contains("fs: NOT wrapped: a server outside `mcpServers`"),
+        "{out}"
+    );
+
+    // No file at all: one line naming where it looked.
+    let empty = tempfile::tempdir().unwrap();
+    let o = common::command(empty.path())
+        .env("HOME", empty.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .args(["install", "opencode", "--mcp"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(
+        common::stdout(&o).contains("no MCP configuration file (looked for"),
+        "{}",
+        common::stdout(&o)
+    );
 }

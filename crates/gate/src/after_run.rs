@@ -61,30 +61,6 @@ fn scans_beside(log: &Path) -> Option<PathBuf> {
         .map(|d| d.join("scans"))
 }
 
-/// [`pending`] in two steps, for a run whose command waits for a release anyway (gate
-/// `run.rs`, `cordon exec`): the scans of earlier runs whose cordon died, now (they may move
-/// files aside in the roots, which must happen before this run's own snapshot); and this
-/// run's marker, a synced file, made by the function returned, which the caller runs on
-/// another thread while the sandbox is built and joins before the command starts.
-#[allow(clippy::type_complexity)] // the marker's maker, as `pending` would make it
-pub fn pending_later(
-    roots: &[PathBuf],
-    log: &Path,
-    session: &str,
-) -> Result<Option<impl FnOnce() -> Result<Pending, String> + Send + 'static>, String> {
-    let Some(dir) = scans_beside(log) else {
-        return Ok(None);
-    };
-    recover(&dir, roots, log, session)?;
-    let stores = MissingPlace::trust_stores_in(roots);
-    let (roots, log) = (roots.to_vec(), log.to_path_buf());
-    Ok(Some(move || {
-        Marker::create(&dir, &roots, &stores, &log).map(Pending).map_err(|e| {
-            format!("cannot record the run's after-run scan as pending in {}: {e}; the scan must survive cordon being killed", dir.display())
-        })
-    }))
-}
-
 /// Before policy discovery: the trust-store part of the scans of dead runs whose markers lie
 /// beside a default audit log of this environment (see the module's documentation). What
 /// appeared at a default place of the trust store during such a run is moved aside, warned
@@ -279,6 +255,38 @@ impl Pending {
     }
 }
 
+/// Creates `name` in `dir` with `bytes`, refusing an existing name (a link included), and
+/// without a sync. What the marker guards against is cordon being killed (an agent host's
+/// timeout, SIGKILL): the kernel keeps what was written when a process dies, so a later run
+/// finds it; only a crash of the machine loses it, and for that the marker never was durable
+/// (its rename into place was never synced, and a `.new-` name is ignored). Not syncing it
+/// leaves the run's audit record the one sync on its hot path (issue 25).
+fn write_new(
+    dir: &cordon_fs::safe::Dir,
+    name: &Path,
+    bytes: &[u8],
+) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::Write;
+    rustix::fs::openat(
+        dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .map_err(std::io::Error::from)
+    .and_then(|fd| {
+        let mut file = std::fs::File::from(fd);
+        file.write_all(bytes).map(|()| file)
+    })
+    .map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", dir.path().join(name).display()),
+        )
+    })
+}
+
 /// A run's marker: the file, its descriptor (holding the lock) and what it says.
 struct Marker {
     dir: cordon_fs::safe::Dir,
@@ -431,11 +439,16 @@ impl Marker {
         let (dir, file) = loop {
             let made = cordon_fs::safe::Dir::anchor(parent)
                 .and_then(|d| d.create_dirs(Path::new("scans"), 0o700))
-                .and_then(|d| d.create_new(&fresh, text.as_bytes(), 0o600).map(|f| (d, f)));
+                .map_err(|e| (e.is_not_found(), e.to_string()))
+                .and_then(|d| {
+                    write_new(&d, &fresh, text.as_bytes())
+                        .map(|f| (d, f))
+                        .map_err(|e| (e.kind() == std::io::ErrorKind::NotFound, e.to_string()))
+                });
             match made {
                 Ok(m) => break m,
-                Err(e) if e.is_not_found() && tries < 3 => tries += 1,
-                Err(e) => return Err(e.to_string()),
+                Err((true, _)) if tries < 3 => tries += 1,
+                Err((_, e)) => return Err(e),
             }
         };
         if !try_lock(&file) {

@@ -19,15 +19,13 @@ impl Gate {
             ));
         }
         let ran = match &call.what {
-            // Nothing to wait for but the after-run marker, whose sync `run_shell` then makes
-            // beside the sandbox's start-up.
             What::Shell(s) => self.run_shell(
                 &call.request.id,
                 &s.argv,
                 &s.cwd,
                 opts,
                 Default::default(),
-                Some(Box::new(|| Ok(()))),
+                None,
             ),
             What::File(a) => self.run_file(a),
         };
@@ -94,9 +92,8 @@ impl Gate {
 
     /// Runs `argv` in `cwd` under the prepared sandbox for the call `id` (a shell call's, or a
     /// wrapped MCP server's, `mcp.rs`), with `stdio` as the command's descriptors where set.
-    /// With a `release`, the command starts only once it returned `Ok`, and the after-run
-    /// scan's marker is made (and synced) on a thread meanwhile, the release waiting for it
-    /// too; without one, the marker is made first, here.
+    /// With a `release`, the command starts only once it returned `Ok` (the sandbox is built
+    /// meanwhile). The after-run scan's marker is made first, here.
     pub(crate) fn run_shell(
         &self,
         id: &str,
@@ -114,58 +111,29 @@ impl Gate {
         // read-only there exist to be bound.
         self.before_run(sandbox)?;
         // The after-run scan is pending until it completed: a cordon killed meanwhile leaves
-        // it to the next run, one cut short refuses the next run there (after_run.rs).
-        // With a release to wait for (the decision's record syncing), the marker's own sync
-        // runs beside it while the sandbox is built; the command starts after both.
-        let (pending, release) = match release {
-            None => {
-                let pending = after_run::pending(
-                    sandbox.writable_roots(),
-                    &self.audit_path,
-                    &self.audit_session,
-                )
-                .map_err(Error::failure)?;
-                (Arc::new(Mutex::new(pending)), None)
-            }
-            Some(release) => {
-                let later = after_run::pending_later(
-                    sandbox.writable_roots(),
-                    &self.audit_path,
-                    &self.audit_session,
-                )
-                .map_err(Error::failure)?;
-                let pending = Arc::new(Mutex::new(None));
-                let marker = match later {
-                    None => None,
-                    Some(make) => Some(spawn_helper("cordon-scan-marker", make).map_err(|e| {
-                        Error::failure(format!("cannot start the after-run marker's thread: {e}"))
-                    })?),
-                };
-                let slot = pending.clone();
-                let release = cordon_ossandbox::Release::new(move || {
-                    let released = release();
-                    let Some(marker) = marker else {
-                        return released;
-                    };
-                    let made = marker
-                        .join()
-                        .unwrap_or_else(|_| Err("the after-run scan's marker was not made".into()));
-                    match (released, made) {
-                        (Ok(()), Ok(p)) => {
-                            *lock(&slot) = Some(p);
-                            Ok(())
-                        }
-                        // Nothing runs: nothing to scan after it.
-                        (Err(e), Ok(p)) => {
-                            p.finish(&[]);
-                            Err(e)
-                        }
-                        (Err(e), Err(_)) | (Ok(()), Err(e)) => Err(e),
+        // it to the next run, one cut short refuses the next run there (after_run.rs). The
+        // marker is not synced (it guards against cordon being killed, see after_run.rs): made
+        // here, before the run's snapshot, it costs no sync beside the decision's record.
+        let pending = after_run::pending(
+            sandbox.writable_roots(),
+            &self.audit_path,
+            &self.audit_session,
+        )
+        .map_err(Error::failure)?;
+        let pending = Arc::new(Mutex::new(pending));
+        let release = release.map(|release| {
+            let slot = pending.clone();
+            cordon_ossandbox::Release::new(move || {
+                let released = release();
+                if released.is_err() {
+                    // Nothing runs: nothing to scan after it.
+                    if let Some(p) = lock(&slot).take() {
+                        p.finish(&[]);
                     }
-                });
-                (pending, Some(release))
-            }
-        };
+                }
+                released
+            })
+        });
         let command = cordon_ossandbox::Command {
             program: argv[0].clone().into(),
             args: argv[1..].iter().map(Into::into).collect(),

@@ -357,6 +357,46 @@ fn misplaced_basic<'a, B>(
 }
 
 /// The refusal of a request that carries `secret`'s placeholder to `target`.
+/// Why a request inside the tunnel to `target` names another host, if it does: its `Host`
+/// header(s) and an absolute-form request target (`GET https://other.example.org/ …`) must
+/// each name the tunnel's host (normalised as the policy's names are: case, IDNA, a trailing
+/// dot, IPv4-mapped IPv6), with the tunnel's port or none. A `Host` that is not a host at all
+/// (`user@host`, an empty value, several values in one) is refused too.
+pub(crate) fn foreign_authority<B>(req: &Request<B>, target: &Target) -> Option<String> {
+    let named = |what: &str, value: &str| -> Option<String> {
+        let wrong = || {
+            Some(format!(
+                "the request's {what} `{value}` is not the tunnel's host {target}; a request goes only to the host its connection was decided for"
+            ))
+        };
+        let Ok(authority) = value.parse::<hyper::http::uri::Authority>() else {
+            return wrong();
+        };
+        if authority.as_str().contains('@') {
+            return wrong();
+        }
+        let port = authority.port_u16().unwrap_or(target.port);
+        match Target::new(authority.host(), port) {
+            Ok(t) if t == *target => None,
+            _ => wrong(),
+        }
+    };
+    for v in req.headers().get_all(hyper::header::HOST) {
+        let Ok(text) = v.to_str() else {
+            return Some(format!(
+                "the request's Host header is not text; the tunnel's host is {target}"
+            ));
+        };
+        if let Some(why) = named("Host", text) {
+            return Some(why);
+        }
+    }
+    match req.uri().authority() {
+        Some(a) => named("target", a.as_str()),
+        None => None,
+    }
+}
+
 pub(crate) fn misplaced_reason(secret: &Secret, target: &Target) -> String {
     format!(
         "the request carries the placeholder of credential `{}`, which goes only to its hosts ({}), not to {target}",
@@ -589,11 +629,16 @@ async fn request(
             .insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
         r
     };
-    if let Some(s) = t
-        .misplaced_in(&req, target)
-        .or_else(|| misplaced_basic(t, &req, target))
-    {
-        let why = misplaced_reason(s, target);
+    // The request must be for the tunnel's host: the upstream (a CDN, a shared front end)
+    // routes by `Host` or an absolute-form target, so another name there would take the
+    // credential's value, and the request rules decided for this host, to that name's site.
+    // Then a placeholder must be one of this host's.
+    let misplaced = foreign_authority(&req, target).or_else(|| {
+        t.misplaced_in(&req, target)
+            .or_else(|| misplaced_basic(t, &req, target))
+            .map(|s| misplaced_reason(s, target))
+    });
+    if let Some(why) = misplaced {
         shared.note_refused(crate::Refused {
             host: host.clone(),
             port,

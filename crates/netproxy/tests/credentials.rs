@@ -391,3 +391,85 @@ fn curl_method(proxy: SocketAddr, ca: &std::path::Path, method: &str, url: &str)
     let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
     (code.trim().parse().unwrap_or(0), body.to_string())
 }
+
+/// Inside a terminated tunnel to `api.test`, a request whose `Host` header or absolute-form
+/// target names another host (a CDN or shared front end routes by it: domain fronting) got
+/// the credential's value put in and went upstream with that other name. Such a request is
+/// refused; the tunnel's own host in any spelling (case, trailing dot, with or without the
+/// port) still goes.
+#[test]
+fn a_request_naming_another_host_inside_a_terminated_tunnel_is_refused() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (up, up_ca, seen) = rt.block_on(upstream(&["api.test"]));
+    let port = up.port();
+    let termination = Arc::new(
+        Termination::new(
+            vec![secret("gh", PLACEHOLDER, "api.test", true)],
+            vec![],
+            up_ca.as_bytes(),
+        )
+        .unwrap(),
+    );
+    let s = Setup::with_config(
+        "version = 1\n[network]\nallow = [\"api.test\"]\n[network.hosts]\n\"api.test\" = \"127.0.0.1\"\n",
+        vec![],
+        |c| c.termination = Some(termination.clone()),
+    );
+    let ca = s.dir.path().join("run-ca.pem");
+    std::fs::write(&ca, termination.ca_pem()).unwrap();
+    let api = format!("https://api.test:{port}/repos/x");
+    let auth = format!("Authorization: Bearer {PLACEHOLDER}");
+    for host in [
+        "other.test".to_string(),
+        format!("other.test:{port}"),
+        "api.test:1".into(),
+        format!("evil.test@api.test:{port}"),
+        format!("api.test.other.test:{port}"),
+    ] {
+        let (code, body) = curl(s.addr, &ca, &api, &[auth.clone(), format!("Host: {host}")]);
+        assert_eq!(code, 403, "Host: {host}: {body}");
+        assert!(
+            body.contains("not the tunnel's host"),
+            "Host: {host}: {body}"
+        );
+    }
+    let out = std::process::Command::new("curl")
+        .args(["-sS", "--max-time", "60", "-o", "-", "-w", "\n%{http_code}"])
+        .arg("--proxy")
+        .arg(format!("http://{}", s.addr))
+        .arg("--cacert")
+        .arg(&ca)
+        .args([
+            "--request-target",
+            "https://other.test/repos/x",
+            "-H",
+            &auth,
+        ])
+        .arg(&api)
+        .output()
+        .expect("curl runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.ends_with("\n403"), "absolute-form target: {text}");
+    {
+        let seen = seen.lock().unwrap();
+        assert!(
+            !seen
+                .iter()
+                .any(|v| v.contains("other.test") || v.contains("evil.test")),
+            "a request for another host reached the upstream: {seen:?}"
+        );
+    }
+    for host in [
+        format!("api.test:{port}"),
+        format!("API.Test.:{port}"),
+        "api.test".into(),
+    ] {
+        let (code, body) = curl(s.addr, &ca, &api, &[auth.clone(), format!("Host: {host}")]);
+        assert_eq!((code, body.as_str()), (200, "ok /repos/x"), "Host: {host}");
+    }
+    let log = s.finish();
+    assert!(!log.contains(TOKEN));
+}

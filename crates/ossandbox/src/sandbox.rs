@@ -55,20 +55,9 @@ pub fn prepare(policy: &Policy, machine: &Machine, backend: Backend) -> Result<P
         machine,
     )?;
     let tmp_base = std::env::temp_dir();
-    // Reading a busy /tmp takes milliseconds: swept on a thread of its own beside the first
-    // run's start (the sweep and a run's TMPDIR are race-free by design, see `tmp.rs`), with
-    // the signals a run forwards blocked in it; here where no thread can be started.
-    let swept = {
-        #[cfg(target_os = "linux")]
-        let _mask = crate::run::block_forwarded_signals();
-        let base = tmp_base.clone();
-        std::thread::Builder::new()
-            .name("cordon-tmp-sweep".into())
-            .spawn(move || crate::tmp::sweep(&base))
-    };
-    if swept.is_err() {
-        crate::tmp::sweep(&tmp_base);
-    }
+    // Lists only this user's cordon directory (see `tmp.rs`); what it finds is removed on a
+    // thread of its own beside the first run's start.
+    crate::tmp::sweep(&tmp_base);
     let built = crate::Built::new(&choice, &profile);
     Ok(prepared(policy, profile, choice, built, tmp_base, true))
 }
@@ -251,8 +240,7 @@ impl Prepared {
             ));
         }
         // A private, per-run TMPDIR: /tmp itself is shared with every process on the machine.
-        let tmp = crate::tmp::PrivateTmp::create(&self.tmp_base)
-            .map_err(|e| Error::other(format!("cannot create the private TMPDIR: {e}")))?;
+        let tmp = crate::tmp::PrivateTmp::create(&self.tmp_base)?;
         let profile = self.profile.clone().with_private_tmp(tmp.path());
         // A name the policy uses that an earlier run re-pointed (a symlink in a writable root,
         // a second name for a protected file) would grant what it now reaches: checked once,

@@ -1,55 +1,152 @@
 //! The run's private TMPDIR (`/tmp` itself is shared with every process on the machine).
+//!
+//! Every private TMPDIR of a user lives in one directory of that user's, `$TMPDIR/cordon-<euid>`
+//! ([`UserDir`]), so that finding the ones killed cordons left lists only cordon's own entries,
+//! not the whole of a busy `/tmp` (thousands of entries: a quarter of `cordon exec`'s CPU time
+//! when it was listed on every call).
 
+use std::ffi::OsStr;
+use std::hash::{BuildHasher, Hasher};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::RenameFlags;
+use cordon_fs::safe::Dir;
+use rustix::fs::{Mode, OFlags};
 
-/// The run's private TMPDIR: created 0700, locked with `flock` for as long as
-/// this cordon lives, removed on drop. A cordon that is killed cannot remove it, but its lock
-/// goes with it: a later [`sweep`] removes every `cordon-run-*` directory of this user whose
-/// lock it can take. Race-free: the directory is made under a name the sweep ignores, locked,
-/// and only then renamed into the swept pattern, so a sweep never sees a live run's directory
-/// unlocked. (The lock's descriptor is close-on-exec: the command never holds it.)
+use crate::Error;
+
+/// What the sweep removes; nothing else in the user's directory is touched.
+const TMP_PREFIX: &str = "cordon-run-";
+
+/// `base/cordon-<euid>`: made 0700 by this user, opened without following a link, and checked
+/// on the descriptor (owner and mode) before anything is made in it. Another local user could
+/// make it first (to watch or redirect cordon's runs): refused, naming it. A sandboxed command
+/// cannot reach it under bwrap (its `/tmp` is its own TMPDIR) nor write in it under Landlock
+/// (no rule grants it); it could `chmod` it under Landlock (metadata of the caller's own files
+/// is not covered, see docs/backends.md), so a mode that is not 0700 on a directory of this
+/// user's is put back rather than refused: what another user could have made in it meanwhile
+/// is never used (the sweep removes only this user's directories, a run's name is new).
+pub(crate) struct UserDir {
+    dir: Dir,
+}
+
+impl UserDir {
+    pub(crate) fn open(base: &Path) -> Result<UserDir, Error> {
+        let me = rustix::process::geteuid().as_raw();
+        let shown = base.join(format!("cordon-{me}"));
+        let parent = Dir::anchor(base)
+            .map_err(|e| Error::other(format!("cannot open TMPDIR {}: {e}", base.display())))?;
+        let st = parent.stat().map_err(|e| Error::other(e.to_string()))?;
+        // In a directory others may write and without the sticky bit, another user could
+        // rename cordon's directory away and put theirs in its place between this check and the
+        // run's use of the path.
+        if st.st_mode & 0o022 != 0 && st.st_mode & 0o1000 == 0 {
+            return Err(Error::Refused(format!(
+                "TMPDIR {} is writable by other users and not sticky: they could replace cordon's {} in it; point TMPDIR at a directory only you can write, or /tmp",
+                base.display(),
+                shown.display()
+            )));
+        }
+        let name = Path::new(shown.file_name().expect("a name"));
+        let not_ours = |uid: u32| {
+            Error::Refused(format!(
+                "{} belongs to uid {uid}, not to this user (uid {me}): another user made it, and could watch or redirect cordon's runs in it; remove it (as root) or point TMPDIR elsewhere",
+                shown.display()
+            ))
+        };
+        let dir = parent.create_dirs(name, 0o700).map_err(|e| {
+            // Why it could not be opened: what is there, as it is (no link followed).
+            match parent.stat_at(name) {
+                Ok(Some(st)) if st.st_uid != me && me != 0 => not_ours(st.st_uid),
+                Ok(Some(st)) if st.st_mode & 0o170000 != 0o040000 => Error::Refused(format!(
+                    "{} is not a directory cordon made (it is a link or a file: {e}); remove it: cordon keeps its private TMPDIRs there",
+                    shown.display()
+                )),
+                _ => Error::other(format!("cannot make {}: {e}", shown.display())),
+            }
+        })?;
+        let st = dir.stat().map_err(|e| Error::other(e.to_string()))?;
+        if st.st_uid != me {
+            return Err(not_ours(st.st_uid));
+        }
+        if st.st_mode & 0o7777 != 0o700 {
+            rustix::fs::fchmod(&dir, Mode::from_raw_mode(0o700))
+                .map_err(|e| Error::other(format!("cannot make {} 0700: {e}", shown.display())))?;
+        }
+        Ok(UserDir { dir })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// The run's private TMPDIR: `cordon-run-<random>` in the [`UserDir`], created 0700, locked
+/// with `flock` for as long as this cordon lives, removed on drop. A cordon that is killed
+/// cannot remove it, but its lock goes with it: a later [`sweep`] removes every `cordon-run-*`
+/// directory whose lock it can take. Race-free: a sweep may take the lock of a directory made
+/// a moment ago, before its maker did, and remove it; the maker then finds its directory gone
+/// (cannot open it, cannot lock it, or holds the lock of a directory with no name left) and
+/// makes another. Once the maker holds the lock of a directory that still has its name, no
+/// sweep removes it. (The lock's descriptor is close-on-exec: the command never holds it.)
 pub(crate) struct PrivateTmp {
     path: PathBuf,
     _lock: cordon_fs::lock::FileLock,
 }
 
-/// What the sweep removes; `NEW_PREFIX` is what it never touches.
-const TMP_PREFIX: &str = "cordon-run-";
-const TMP_NEW_PREFIX: &str = ".cordon-new-";
-
 impl PrivateTmp {
-    /// A new private directory in `base`. Does not sweep: [`sweep`] runs once per prepared
-    /// sandbox, not once per run (reading a busy `/tmp` is the slow part).
-    pub(crate) fn create(base: &Path) -> std::io::Result<PrivateTmp> {
-        // 0700 from the start (tempfile's default follows the umask: 0755 to every user).
-        let fresh = tempfile::Builder::new()
-            .prefix(TMP_NEW_PREFIX)
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .tempdir_in(base)?;
-        let lock = cordon_fs::lock::FileLock::try_exclusive(std::fs::File::open(fresh.path())?)?
-            .map_err(|_| {
-                std::io::Error::other("a fresh private TMPDIR is locked by another process")
-            })?;
-        let name = fresh
-            .path()
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_prefix(TMP_NEW_PREFIX))
-            .map(|suffix| format!("{TMP_PREFIX}{suffix}"))
-            .ok_or_else(|| std::io::Error::other("unexpected temporary directory name"))?;
-        let path = base.join(name);
-        // Never over an existing entry: RENAME_NOREPLACE.
-        rustix::fs::renameat_with(
-            rustix::fs::CWD,
-            fresh.path(),
-            rustix::fs::CWD,
-            &path,
-            RenameFlags::NOREPLACE,
-        )?;
-        let _ = fresh.keep();
-        Ok(PrivateTmp { path, _lock: lock })
+    /// A new private directory in `base`'s [`UserDir`]. Does not sweep: [`sweep`] runs once per
+    /// prepared sandbox, not once per run.
+    pub(crate) fn create(base: &Path) -> Result<PrivateTmp, Error> {
+        let user = UserDir::open(base)?;
+        let failed = |e: std::io::Error| {
+            Error::other(format!(
+                "cannot create the private TMPDIR in {}: {e}",
+                user.path().display()
+            ))
+        };
+        for _ in 0..16 {
+            let name = format!("{TMP_PREFIX}{:016x}", random());
+            match rustix::fs::mkdirat(&user.dir, name.as_str(), Mode::from_raw_mode(0o700)) {
+                Ok(()) => {}
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(e) => return Err(failed(e.into())),
+            }
+            let fd: OwnedFd = match rustix::fs::openat(
+                &user.dir,
+                name.as_str(),
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(fd) => fd,
+                // Swept already.
+                Err(rustix::io::Errno::NOENT) => continue,
+                Err(e) => return Err(failed(e.into())),
+            };
+            let Ok(lock) = cordon_fs::lock::FileLock::try_exclusive(std::fs::File::from(fd))
+                .map_err(failed)?
+            else {
+                // A sweep holds it: it is going.
+                continue;
+            };
+            // The umask may have taken bits of 0700 away (a 0077 umask keeps it).
+            let st = rustix::fs::fstat(lock.file()).map_err(|e| failed(e.into()))?;
+            if st.st_nlink == 0 {
+                // A sweep took the lock first and removed it.
+                continue;
+            }
+            if st.st_mode & 0o7777 != 0o700 {
+                rustix::fs::fchmod(lock.file(), Mode::from_raw_mode(0o700))
+                    .map_err(|e| failed(e.into()))?;
+            }
+            return Ok(PrivateTmp {
+                path: user.path().join(name),
+                _lock: lock,
+            });
+        }
+        Err(failed(std::io::Error::other(
+            "16 new names in a row were taken or swept at once",
+        )))
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -63,39 +160,76 @@ impl Drop for PrivateTmp {
     }
 }
 
+/// A name for a run's directory: unique enough (a taken one is skipped); it need not be
+/// secret, nobody but this user (and root) can make entries in the [`UserDir`].
+fn random() -> u64 {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    h.finish()
+}
+
 /// Removes the private TMPDIRs of this user's cordons that are gone (their lock is free).
+/// Lists only the [`UserDir`] (a few entries) on the caller's thread; removing what it found,
+/// which can be a large tree, goes to a thread of its own when one can be started.
 pub(crate) fn sweep(base: &Path) {
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let Ok(entries) = std::fs::read_dir(base) else {
+    let Ok(user) = UserDir::open(base) else {
+        // The run that follows refuses with the reason.
+        return;
+    };
+    let Ok(entries) = user.dir.entries() else {
+        return;
+    };
+    let left: Vec<_> = entries
+        .into_iter()
+        .filter(|(name, is_dir)| {
+            *is_dir && name.as_encoded_bytes().starts_with(TMP_PREFIX.as_bytes())
+        })
+        .map(|(name, _)| name)
+        .collect();
+    if left.is_empty() {
+        return;
+    }
+    let work = std::sync::Arc::new((user, left));
+    let sweep_all = |work: &(UserDir, Vec<std::ffi::OsString>)| {
+        for name in &work.1 {
+            sweep_one(&work.0, name);
+        }
+    };
+    let spawned = {
+        #[cfg(target_os = "linux")]
+        let _mask = crate::run::block_forwarded_signals();
+        std::thread::Builder::new()
+            .name("cordon-tmp-sweep".into())
+            .spawn({
+                let work = work.clone();
+                move || sweep_all(&work)
+            })
+    };
+    if spawned.is_err() {
+        sweep_all(&work);
+    }
+}
+
+/// Removes `name` if it is a directory of this user's whose lock is free.
+fn sweep_one(user: &UserDir, name: &OsStr) {
+    let Ok(fd) = rustix::fs::openat(
+        &user.dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
         return;
     };
     let me = rustix::process::geteuid().as_raw();
-    for e in entries.flatten() {
-        if !e
-            .file_name()
-            .as_encoded_bytes()
-            .starts_with(TMP_PREFIX.as_bytes())
-        {
-            continue;
-        }
-        let path = e.path();
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        if !meta.is_dir() || meta.uid() != me {
-            continue;
-        }
-        let Ok(dir) = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
-            .open(&path)
-        else {
-            continue;
-        };
-        // Released when `dir` is closed below.
-        if let Ok(Ok(_gone)) = cordon_fs::lock::FileLock::try_exclusive(dir) {
-            remove(&path);
-        }
+    if rustix::fs::fstat(&fd).map_or(true, |st| st.st_uid != me) {
+        return;
+    }
+    // Released when the lock is dropped, after the removal.
+    if let Ok(Ok(_gone)) = cordon_fs::lock::FileLock::try_exclusive(std::fs::File::from(fd)) {
+        let _ = user.dir.remove_tree(Path::new(name));
     }
 }
 
@@ -106,5 +240,66 @@ fn remove(path: &Path) {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return;
     };
-    let _ = cordon_fs::safe::Dir::anchor(parent).and_then(|d| d.remove_tree(Path::new(name)));
+    let _ = Dir::anchor(parent).and_then(|d| d.remove_tree(Path::new(name)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn runs_live_in_the_users_directory_0700() {
+        let base = tempfile::tempdir().unwrap();
+        let t = PrivateTmp::create(base.path()).unwrap();
+        let me = rustix::process::geteuid().as_raw();
+        let user = base.path().join(format!("cordon-{me}"));
+        assert_eq!(t.path().parent(), Some(user.as_path()));
+        for p in [&user, &t.path().to_path_buf()] {
+            let mode = std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+            assert_eq!(mode, 0o700, "{}", p.display());
+        }
+        let path = t.path().to_path_buf();
+        drop(t);
+        assert!(!path.exists());
+        assert!(user.exists(), "the user's directory stays for the next run");
+    }
+
+    #[test]
+    fn a_link_in_its_place_is_refused_naming_it() {
+        let base = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let me = rustix::process::geteuid().as_raw();
+        let user = base.path().join(format!("cordon-{me}"));
+        std::os::unix::fs::symlink(elsewhere.path(), &user).unwrap();
+        let e = PrivateTmp::create(base.path()).err().expect("refused");
+        let msg = e.to_string();
+        assert_eq!(e.kind(), crate::ErrorKind::Refused, "{msg}");
+        assert!(msg.contains(&user.display().to_string()), "{msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+        assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_world_writable_base_without_the_sticky_bit_is_refused() {
+        let base = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = PrivateTmp::create(base.path()).err().expect("refused");
+        assert_eq!(e.kind(), crate::ErrorKind::Refused, "{e}");
+        assert!(e.to_string().contains("not sticky"), "{e}");
+        std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        PrivateTmp::create(base.path()).expect("sticky: fine");
+    }
+
+    #[test]
+    fn a_mode_the_command_could_have_set_is_put_back() {
+        let base = tempfile::tempdir().unwrap();
+        let me = rustix::process::geteuid().as_raw();
+        let user = base.path().join(format!("cordon-{me}"));
+        std::fs::create_dir(&user).unwrap();
+        std::fs::set_permissions(&user, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let _t = PrivateTmp::create(base.path()).unwrap();
+        let mode = std::fs::metadata(&user).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o700);
+    }
 }

@@ -1,5 +1,6 @@
-//! `prepare` removes the private TMPDIRs that killed cordons left (their lock is free) — on a
-//! thread of its own, beside the first run — and never one whose cordon still holds its lock.
+//! `prepare` removes the private TMPDIRs that killed cordons left (their lock is free) in this
+//! user's `$TMPDIR/cordon-<euid>` — on a thread of its own, beside the first run — and never one
+//! whose cordon still holds its lock; it does not list `$TMPDIR` itself.
 
 #![cfg(target_os = "linux")]
 
@@ -14,10 +15,13 @@ fn prepare_sweeps_dead_runs_tmpdirs_and_keeps_live_ones() {
     let base = tempfile::tempdir().expect("tempdir");
     // This test binary's only test: TMPDIR is read by `prepare` (std::env::temp_dir).
     std::env::set_var("TMPDIR", base.path());
-    let dead = base.path().join("cordon-run-dead");
+    let me = rustix::process::geteuid().as_raw();
+    let user = base.path().join(format!("cordon-{me}"));
+    std::fs::create_dir(&user).expect("mkdir");
+    let dead = user.join("cordon-run-dead");
     std::fs::create_dir_all(dead.join("left/behind")).expect("mkdir");
     std::fs::write(dead.join("left/behind/file"), "x").expect("write");
-    let live = base.path().join("cordon-run-live");
+    let live = user.join("cordon-run-live");
     std::fs::create_dir(&live).expect("mkdir");
     let held = std::fs::File::open(&live).expect("open");
     rustix::fs::flock(
@@ -25,8 +29,12 @@ fn prepare_sweeps_dead_runs_tmpdirs_and_keeps_live_ones() {
         rustix::fs::FlockOperation::NonBlockingLockExclusive,
     )
     .expect("lock");
-    let other = base.path().join("not-cordons");
+    let other = user.join("not-cordons");
     std::fs::create_dir(&other).expect("mkdir");
+    // What an older cordon left directly in TMPDIR is no longer looked at (listing a busy /tmp
+    // was the cost): left alone.
+    let legacy = base.path().join("cordon-run-legacy");
+    std::fs::create_dir(&legacy).expect("mkdir");
 
     let ws = tempfile::tempdir().expect("tempdir");
     let policy = Policy::parse(
@@ -43,5 +51,6 @@ fn prepare_sweeps_dead_runs_tmpdirs_and_keeps_live_ones() {
     assert!(!dead.exists(), "a dead run's TMPDIR was not swept");
     assert!(live.exists(), "a live run's TMPDIR was swept");
     assert!(other.exists(), "a directory that is not cordon's was swept");
+    assert!(legacy.exists(), "TMPDIR itself was swept");
     drop(held);
 }

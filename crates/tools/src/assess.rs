@@ -312,6 +312,14 @@ pub fn assess(parsed: &ParsedLine, cx: &ShellContext) -> ShellReading {
                 Found::WriteRedirect(target) => {
                     if let Some(file) = writes_policy_file(target, cx) {
                         policy_file_concern(target, &file)
+                    } else if let Some(why) = writes_surface(target, cx) {
+                        (
+                            Level::Ask,
+                            "surface",
+                            format!(
+                                "`{target}` is written, on the persistence surface, which a program of the operator's runs outside any sandbox: {why}"
+                            ),
+                        )
                     } else if writes_inside(target, cx) {
                         return None;
                     } else {
@@ -427,6 +435,17 @@ fn state_only_allowed(c: &SimpleCommand, parsed: &ParsedLine, cx: &ShellContext)
         // `cd` alone goes home; `pushd` alone swaps the stack.
         return false;
     };
+    // Not a directory whatever the workspace holds: `cd -` (also `cd -- -`) goes to
+    // `$OLDPWD`, which an earlier call or the environment set, and `pushd +N` rotates the
+    // stack an earlier call pushed. A directory named `-` or `+1` in the roots does not make
+    // them a change to it.
+    let stack = name == "pushd"
+        && target.len() > 1
+        && target.starts_with('+')
+        && target[1..].bytes().all(|b| b.is_ascii_digit());
+    if target.as_str() == "-" || stack {
+        return false;
+    }
     let changes = parsed
         .commands
         .iter()
@@ -453,6 +472,37 @@ fn state_only_allowed(c: &SimpleCommand, parsed: &ParsedLine, cx: &ShellContext)
     }
 }
 
+/// Why a literal target inside a writable root is on the persistence surface
+/// (`cordon_policy::surface`: git's configuration and hooks in any repository, `.envrc`, agent
+/// and editor settings, MCP and build-tool configs, the home's dotfiles where a root holds
+/// HOME), if it is: the file tools ask for such a write whatever the root's mode, and so does
+/// a line that writes it (`echo … >> .git/config`, `sed -i … .envrc`, `sort -o .mcp.json`),
+/// for a caller that runs the line without the sandbox's kernel profile and after-run scan.
+fn writes_surface(target: &str, cx: &ShellContext) -> Option<&'static str> {
+    use cordon_policy::surface::{classify, classify_home, looks_like_git_dir};
+    if target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
+        return None;
+    }
+    let path = lexical(&cx.cwd.join(target));
+    // As written, and where the links on the way lead now (`ln -s .git g; echo >> g/config`).
+    let real = std::fs::canonicalize(&path).ok().or_else(|| {
+        let dir = std::fs::canonicalize(path.parent()?).ok()?;
+        Some(dir.join(path.file_name()?))
+    });
+    [Some(path), real].into_iter().flatten().find_map(|path| {
+        let root = cx.writable.iter().find(|r| path.starts_with(r))?;
+        let rel = path.strip_prefix(root).ok()?;
+        classify(rel, &|d| looks_like_git_dir(&root.join(d)))
+            .or_else(|| {
+                cx.home
+                    .as_deref()
+                    .and_then(|h| path.strip_prefix(h).ok())
+                    .and_then(classify_home)
+            })
+            .map(|hit| hit.why)
+    })
+}
+
 fn writes_inside(target: &str, cx: &ShellContext) -> bool {
     if target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
         return false;
@@ -461,6 +511,29 @@ fn writes_inside(target: &str, cx: &ShellContext) -> bool {
     cx.writable
         .iter()
         .any(|root| Path::new(&path).starts_with(root))
+        && leads_inside(&path, cx)
+}
+
+/// Whether a path inside the roots as written still is where the links on its way lead now:
+/// `out -> /tmp/x` in the workspace makes `echo … > out` a write of `/tmp/x`, and a dangling
+/// link is followed by bash's `>` to create its target (anywhere). A missing directory on the
+/// way makes the write fail, so the path as written stands.
+fn leads_inside(path: &Path, cx: &ShellContext) -> bool {
+    let in_roots = |real: &Path| {
+        cx.writable.iter().any(|root| {
+            real.starts_with(root) || std::fs::canonicalize(root).is_ok_and(|r| real.starts_with(r))
+        })
+    };
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return in_roots(&real);
+    }
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return false;
+    }
+    match (path.parent().map(std::fs::canonicalize), path.file_name()) {
+        (Some(Ok(dir)), Some(name)) => in_roots(&dir.join(name)),
+        _ => true,
+    }
 }
 
 /// The `PATH` entries a line could put a program in: relative ones (the current directory,

@@ -486,7 +486,10 @@ impl FileTool {
             .as_deref()
             .and_then(|h| real.strip_prefix(h).ok())
             .and_then(cordon_policy::surface::classify_home);
-        let Some(hit) = classify(rel, &|d| looks_like_git_dir(&dir.join(d))).or(at_home) else {
+        let hit = classify(rel, &|d| looks_like_git_dir(&dir.join(d)))
+            .or_else(|| completes_git_dir(dir, rel))
+            .or(at_home);
+        let Some(hit) = hit else {
             return Ok(None);
         };
         match hit.kind {
@@ -1128,4 +1131,42 @@ impl Tool for FileTool {
         }
         self.execute_plan(plan)
     }
+}
+
+/// A write that completes a repository: its `HEAD`, or a file under its `objects` or `refs`,
+/// in a directory that already holds git's configuration (`config`, `hooks`, `commondir`, …)
+/// and lacks only what this write creates. The configuration was written while the directory
+/// was not yet a repository, so no check saw it as one: written in that order (`ev/config`,
+/// `ev/objects/x`, `ev/refs/x`, then `ev/HEAD`) the writes would make a repository whose
+/// config git runs (a `git log` in it runs its `core.pager`), each of them allowed alone.
+/// Such a write is on the surface as the configuration itself would be.
+fn completes_git_dir(
+    root: &std::path::Path,
+    rel: &std::path::Path,
+) -> Option<cordon_policy::surface::Hit> {
+    use cordon_policy::surface::{Hit, Kind, GIT_CONFIG};
+    use std::path::Component;
+    let parts: Vec<&std::ffi::OsStr> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    (0..parts.len()).find_map(|i| {
+        let made = parts[i].to_str()?;
+        if !matches!(made, "HEAD" | "objects" | "refs") {
+            return None;
+        }
+        let dir: std::path::PathBuf = root.join(parts[..i].iter().collect::<std::path::PathBuf>());
+        let has = |n: &str| std::fs::symlink_metadata(dir.join(n)).is_ok();
+        let complete = ["HEAD", "objects", "refs"]
+            .iter()
+            .all(|n| *n == made || has(n));
+        let configured = GIT_CONFIG.iter().any(|(name, _)| has(name));
+        (complete && configured).then_some(Hit {
+            kind: Kind::Git,
+            why: "it completes a repository (HEAD, objects, refs) around git configuration written while the directory was not one, which git then runs",
+        })
+    })
 }

@@ -823,3 +823,600 @@ fn read_only_lines_a_careful_operator_allows_are_allowed() {
         ],
     );
 }
+
+// ---- round 4 (issue 21's red team): what a rule names, where `cd` goes, cargo ----------
+
+/// Runs `line` with the real bash in `dir`; true when it created `dir/pwned`.
+fn bash_creates_pwned(dir: &Path, line: &str, env: &[(&str, &str)]) -> bool {
+    let bash = ["/usr/bin/bash", "/bin/bash"]
+        .into_iter()
+        .find(|b| Path::new(b).exists())
+        .expect("bash is needed for this test (Debian package `bash`)");
+    let _ = std::fs::remove_file(dir.join("pwned"));
+    let mut cmd = std::process::Command::new(bash);
+    cmd.arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.status().unwrap();
+    dir.join("pwned").exists()
+}
+
+/// An effect found in a word only known when the line runs (a glob, `"$x"`) may be any option:
+/// it was named after the program (`tar`) or the word (`*`), and a rule `tar` or `sort *`
+/// "named the option", so `tar -tf *` was allowed under a `tar` rule although the glob expands
+/// to `--checkpoint-action=exec=…` where such files exist (checked with the real tar).
+#[test]
+fn a_rule_naming_the_program_or_a_glob_does_not_name_an_unknown_option() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "tar"
+action = "allow"
+[[shell.rules]]
+pattern = "sort *"
+action = "allow"
+[[shell.rules]]
+pattern = "git log *"
+action = "allow"
+[[shell.rules]]
+pattern = "make *"
+action = "allow"
+[[shell.rules]]
+pattern = "dd *"
+action = "allow"
+[[shell.rules]]
+pattern = "npm *"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    f.never_allowed(&[
+        "tar -tf *",
+        "tar tf *",
+        "tar -t -f a.tar *",
+        "tar -tf a.tar \"$x\"",
+        "tar -xf a.tar $x",
+        "sort *",
+        "sort -u \"$x\"",
+        "git log *",
+        "git log \"$x\"",
+        "make *",
+        "make \"$x\"",
+        "dd *",
+        "npm *",
+        "npm test \"$x\"",
+    ]);
+    // What the rules name stays allowed.
+    f.all(
+        Action::Allow,
+        &[
+            "tar -tf a.tar",
+            "tar tf \"$f\"",
+            "sort x",
+            "git log -n 3",
+            "make all",
+        ],
+    );
+    // The real tar runs the planted command.
+    let which = std::process::Command::new("tar").arg("--version").output();
+    assert!(
+        which.is_ok_and(|o| o.status.success()),
+        "GNU tar is needed for this test (Debian package `tar`)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), "x").unwrap();
+    let made = std::process::Command::new("tar")
+        .args(["-cf", "+.tar", "f"])
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::remove_file(dir.path().join("f")).unwrap();
+    for name in ["--checkpoint=1", "--checkpoint-action=exec=touch pwned"] {
+        std::fs::write(dir.path().join(name), "").unwrap();
+    }
+    assert!(
+        bash_creates_pwned(dir.path(), "tar -tf *", &[]),
+        "the real tar did not run the planted checkpoint action"
+    );
+}
+
+/// `cd -` goes to `$OLDPWD` and `pushd +N` rotates the directory stack, whatever directories
+/// named `-` or `+1` the workspace holds (a run can make them): they were allowed as a change
+/// into that directory, and the `git status` after them ran in a repository the line does not
+/// name (checked with the real bash: `cd -` went to `$OLDPWD`).
+#[test]
+fn cd_dash_and_a_stack_rotation_are_not_a_directory_of_the_workspace() {
+    let f = review();
+    for d in ["-", "+1", "+x"] {
+        std::fs::create_dir(f.ws.join(d)).unwrap();
+    }
+    f.never_allowed(&[
+        "cd - && git status",
+        "cd -- - && git status",
+        "cd -L - && ls",
+        "cd -P -- - && ls",
+        "pushd +1 && git status",
+        "pushd -n +1; ls",
+    ]);
+    // The directories themselves, spelled as paths, stay a change into the workspace.
+    f.all(
+        Action::Allow,
+        &[
+            "cd ./- && git status",
+            "cd -- ./- && ls",
+            "pushd ./+1 && ls",
+            "cd +1 && ls",
+            "pushd +x && ls",
+        ],
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let oldpwd = elsewhere.path().to_str().unwrap();
+    let here = bash_creates_pwned(&f.ws, "cd - && touch pwned", &[("OLDPWD", oldpwd)]);
+    assert!(
+        !here && elsewhere.path().join("pwned").exists(),
+        "the real bash's `cd -` did not go to $OLDPWD (made here: {here})"
+    );
+}
+
+/// cargo's `--config` names programs cargo runs (`build.rustc-wrapper`, `target.*.runner`,
+/// linkers) and `-Z` turns on unstable behaviour; `--manifest-path`/`-C` build another
+/// package; `--target-dir` writes where it names. Under a `cargo build` rule, `cargo build
+/// --config build.rustc-wrapper=/tmp/x` was allowed (the real cargo runs `/tmp/x`).
+#[test]
+fn cargo_options_that_run_other_programs_are_not_what_a_cargo_rule_allows() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "cargo build"
+action = "allow"
+[[shell.rules]]
+pattern = "cargo test"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    f.never_allowed(&[
+        "cargo build --config build.rustc-wrapper=/tmp/x",
+        "cargo build --config 'target.x86_64-unknown-linux-gnu.runner=\"/tmp/x\"'",
+        "cargo build --config /tmp/evil.toml",
+        "cargo build --config=build.rustflags=['-Clinker=/tmp/x']",
+        "cargo test --release --config build.rustc-wrapper=/tmp/x -- --nocapture",
+        "cargo build -Zunstable-options",
+        "cargo build -vZscript",
+        "cargo build --manifest-path /tmp/evil/Cargo.toml",
+        "cargo build --target-dir /tmp/t",
+        "cargo build --artifact-dir=/tmp/t",
+        "cargo build --lockfile-path /tmp/Cargo.lock",
+        "cargo build \"$opt\"",
+        "cargo test *",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cargo build",
+            "cargo build --release",
+            "cargo build -p cordon-tools --all-targets",
+            "cargo test -p cordon-tools --test bypass -- --nocapture",
+            "cargo test -- --config x",
+            "cargo build --manifest-path sub/Cargo.toml",
+            "cargo build --target-dir target/other",
+            "cargo test foo",
+        ],
+    );
+}
+
+/// fd runs a command per file with `-x`/`--exec` (for all of them with `-X`/`--exec-batch`),
+/// like `find -exec`; it was not seen through, so a `rm` deny rule did not deny `fd -x rm`
+/// under an `fd` rule (the real fd ran the `rm` stub, checked here).
+#[test]
+fn fd_exec_runs_its_command_and_the_rules_decide_it() {
+    let rules = format!(
+        "{REVIEW_RULES}\n[[shell.rules]]\npattern = \"fd\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"fdfind\"\naction = \"allow\"\n"
+    );
+    let f = fixture(&rules, "deny");
+    f.all(
+        Action::Deny,
+        &[
+            "fd -x rm",
+            "fd --exec rm -rf",
+            "fd -X rm",
+            "fd --exec-batch=rm",
+            "fd -Hx rm",
+            "fd -Hxrm",
+            "fd -t f -e rs -x rm {}",
+            "fd pat src -x ls \\; -X rm",
+            "fdfind -x rm",
+            "/usr/bin/fdfind -x rm",
+        ],
+    );
+    f.never_allowed(&[
+        "fd \"$opt\"",
+        "fd $opt",
+        "fd -x sed -i s/a/b/",
+        "fd -x bash",
+    ]);
+    // `-e x` is the extension `x`; what only finds files stays allowed, and so does an
+    // allowed command.
+    f.all(
+        Action::Allow,
+        &[
+            "fd -ex rm",
+            "fd -e rs",
+            "fd -H -t f pat src",
+            "fd -x ls",
+            "fd -x cat {}",
+        ],
+    );
+    // The real fd runs the command.
+    let fd = ["/usr/bin/fdfind", "/usr/bin/fd", "/usr/local/bin/fd"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("fd is needed for this test: run scripts/test-deps.sh (Debian package `fd-find`)");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a"), "").unwrap();
+    let line = format!("{fd} -Hxrm");
+    assert!(
+        bash_runs_rm_in(dir.path(), &line),
+        "the real fd did not run the command of `-Hxrm`"
+    );
+}
+
+/// [`bash_runs_rm`] in a given directory (fd searches it).
+fn bash_runs_rm_in(dir: &Path, line: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let stub = tempfile::tempdir().unwrap();
+    let mark = stub.path().join("ran");
+    std::fs::write(
+        stub.path().join("rm"),
+        format!("#!/bin/sh\ntouch '{}'\n", mark.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        stub.path().join("rm"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let bash = ["/usr/bin/bash", "/bin/bash"]
+        .into_iter()
+        .find(|b| Path::new(b).exists())
+        .expect("bash is needed for this test (Debian package `bash`)");
+    std::process::Command::new(bash)
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .env("PATH", format!("{}:/usr/bin:/bin", stub.path().display()))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    mark.exists()
+}
+
+/// A line writing the persistence surface inside a writable root (`echo … >> .git/config`,
+/// `> .envrc`, `sed -i … .git/config`, through a link to `.git` too) was allowed where the rule
+/// allowed the writer: a caller that gates with `cordon check` and runs the line itself has no
+/// kernel profile or after-run scan behind it, and the operator's next `git status` ran the
+/// planted fsmonitor (checked with the real bash and git). Such a write asks, as the file
+/// tools' does.
+#[test]
+fn a_line_that_writes_the_persistence_surface_asks() {
+    let f = review();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    std::fs::write(f.ws.join(".git/config"), "[core]\n").unwrap();
+    std::os::unix::fs::symlink(".git", f.ws.join("g")).unwrap();
+    let lines = [
+        "echo '[core] fsmonitor = x' >> .git/config",
+        "echo x > .git/hooks/pre-commit",
+        "echo x >> ./sub/../.git/config",
+        "echo x >> g/config",
+        "echo x > .envrc",
+        "echo x > sub/.envrc",
+        "echo '{}' > .claude/settings.json",
+        "cat > .mcp.json",
+        "echo x >| .cargo/config.toml",
+        "echo x > .vscode/tasks.json",
+        "grep x y > .gemini/settings.json",
+        "find . -fprint .envrc",
+    ];
+    f.never_allowed(&lines);
+    for l in lines {
+        let (_, why) = f.decide(l);
+        assert!(why.contains("persistence surface"), "{l}: {why}");
+    }
+    // Files next to them are not on the surface.
+    f.all(
+        Action::Allow,
+        &[
+            "echo x > out.txt",
+            "echo x > sub/envrc",
+            "echo x > .git/HEAD",
+            "ls > .claude.txt",
+        ],
+    );
+    // Why it matters: the real bash writes it and the real git then runs the fsmonitor.
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("git is needed for this test (Debian package `git`)")
+    };
+    assert!(git(&["init", "-q", "."]).success());
+    let hook = dir.path().join("fsm.sh");
+    std::fs::write(&hook, "#!/bin/sh\ntouch pwned\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let line = format!(
+        "echo '[core] fsmonitor = {}' >> .git/config",
+        hook.display()
+    );
+    assert!(!bash_creates_pwned(dir.path(), &line, &[]));
+    let _ = git(&["status"]);
+    assert!(
+        dir.path().join("pwned").exists(),
+        "the real git did not run the fsmonitor the line wrote"
+    );
+}
+
+/// go's `-exec`, `-toolexec`, `vet -vettool` and `-ldflags -extld` run a program the line names;
+/// `-C`/`-modfile`/`-overlay` build code from elsewhere; `-o` and the profiles write; `go env -w`
+/// changes what every later go command does. Under `go test`/`go build`/`go vet`/`go env`
+/// rules, `go test -exec /tmp/x ./...` was allowed (the real go ran the program, checked here).
+#[test]
+fn go_flags_that_run_other_programs_are_not_what_a_go_rule_allows() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "go test"
+action = "allow"
+[[shell.rules]]
+pattern = "go build"
+action = "allow"
+[[shell.rules]]
+pattern = "go vet"
+action = "allow"
+[[shell.rules]]
+pattern = "go env"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    f.never_allowed(&[
+        "go test -exec /tmp/x ./...",
+        "go test ./... -exec=/tmp/x",
+        "go test --exec /tmp/x",
+        "go build -toolexec=/tmp/x ./...",
+        "go vet -vettool=/tmp/x ./...",
+        "go build -ldflags='-linkmode external -extld /tmp/x'",
+        "go build -ldflags \"$f\"",
+        "go test -C /tmp/elsewhere ./...",
+        "go build -modfile=/tmp/go.mod",
+        "go test -o /tmp/x.test",
+        "go test -coverprofile=/tmp/c.out ./...",
+        "go test -test.cpuprofile=/tmp/c ./...",
+        "go env -w GOFLAGS=-toolexec=/tmp/x",
+        "go env -u GOTOOLCHAIN",
+        "go test \"$flag\" ./...",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "go test ./...",
+            "go test -v -count=1 -run TestX ./pkg",
+            "go test -race ./... -args -exec=x",
+            "go build -o bin/x ./cmd/x",
+            "go build -ldflags '-s -w' ./...",
+            "go test -coverprofile=cover.out ./...",
+            "go vet ./...",
+            "go env GOPATH",
+        ],
+    );
+    // The real go runs the program `-exec` names.
+    let go = ["/usr/bin/go", "/usr/local/go/bin/go", "/usr/lib/go/bin/go"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect(
+            "go is needed for this test: run scripts/test-deps.sh (Debian package `golang-go`)",
+        );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("go.mod"), "module m\n\ngo 1.19\n").unwrap();
+    std::fs::write(
+        dir.path().join("x_test.go"),
+        "package m\nimport \"testing\"\nfunc TestX(t *testing.T) {}\n",
+    )
+    .unwrap();
+    let wrap = dir.path().join("wrap.sh");
+    std::fs::write(
+        &wrap,
+        "#!/bin/sh\ntouch \"$(dirname \"$0\")/pwned\"\nexec \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrap, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let cache = dir.path().join("cache");
+    let status = std::process::Command::new(go)
+        .args(["test", "-exec"])
+        .arg(&wrap)
+        .arg(".")
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env("GOCACHE", &cache)
+        .env("GOPATH", dir.path().join("gopath"))
+        .env("GOFLAGS", "-modcacherw")
+        .env("GOPROXY", "off")
+        .env("GOTOOLCHAIN", "local")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "go test failed");
+    assert!(
+        dir.path().join("pwned").exists(),
+        "the real go did not run the program `-exec` names"
+    );
+}
+
+/// A write inside the workspace as written, through a link that leads out of it now (`out ->
+/// /tmp`, a link to a file outside, a dangling link, which bash's `>` follows to create its
+/// target), was allowed as a write inside the roots (checked with the real bash: the file
+/// outside was made). The write is judged where the links lead.
+#[test]
+fn a_write_through_a_link_that_leads_out_of_the_roots_is_judged_outside() {
+    let f = review();
+    let outside = tempfile::tempdir().unwrap();
+    let o = std::fs::canonicalize(outside.path()).unwrap();
+    std::fs::write(o.join("file"), "").unwrap();
+    std::os::unix::fs::symlink(&o, f.ws.join("out")).unwrap();
+    std::os::unix::fs::symlink(o.join("file"), f.ws.join("to-file")).unwrap();
+    std::os::unix::fs::symlink(o.join("made-by-bash"), f.ws.join("dangling")).unwrap();
+    std::fs::create_dir(f.ws.join("real")).unwrap();
+    std::os::unix::fs::symlink("real", f.ws.join("inside")).unwrap();
+    f.never_allowed(&[
+        "echo x > out/f",
+        "echo x >> to-file",
+        "echo x > dangling",
+        "ls > sub/../dangling",
+        "grep x y > out/new",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "echo x > inside/f",
+            "echo x > real/f",
+            "echo x > new.txt",
+            "echo x > sub/new",
+        ],
+    );
+    let made = o.join("made-by-bash");
+    assert!(!bash_creates_pwned(&f.ws, "echo x > dangling", &[]));
+    assert!(
+        made.exists(),
+        "the real bash did not follow the dangling link"
+    );
+}
+
+/// git subcommands that run a command the line names — `rebase -x CMD`, `bisect run CMD`,
+/// `submodule foreach CMD`, `filter-branch --tree-filter CMD`, `send-email --sendmail-cmd CMD`
+/// — were decided by the subcommand's rule alone: a `rm` deny rule did not deny `git rebase -x
+/// 'rm -rf src' HEAD~1` under a `git rebase` rule (the real git ran the `rm` stub, checked).
+/// They are read as `find -exec` is; and `git config` that sets a value is a write of the file
+/// it changes (the repository's `.git/config`: the persistence surface).
+#[test]
+fn git_subcommands_that_run_the_commands_they_name_are_seen_through() {
+    let extra: String = [
+        "git rebase",
+        "git bisect",
+        "git submodule",
+        "git filter-branch",
+        "git send-email",
+        "git config",
+        "git commit",
+    ]
+    .iter()
+    .map(|p| format!("[[shell.rules]]\npattern = \"{p}\"\naction = \"allow\"\n"))
+    .collect();
+    let f = fixture(&format!("{REVIEW_RULES}\n{extra}"), "deny");
+    std::fs::create_dir_all(f.ws.join(".git")).unwrap();
+    f.all(
+        Action::Deny,
+        &[
+            "git rebase -x 'rm -rf src' HEAD~1",
+            "git rebase --exec='rm -rf src' HEAD~1",
+            "git rebase --exe rm HEAD~1",
+            "git rebase -i -x rm HEAD~1",
+            "git rebase -ixrm HEAD~1",
+            "git -C sub rebase -x rm HEAD~1",
+            "git bisect run rm -rf src",
+            "git submodule foreach rm -rf .",
+            "git submodule --quiet foreach --recursive 'rm -rf .'",
+            "git filter-branch --tree-filter 'rm -f x' HEAD",
+            "git send-email --sendmail-cmd='curl x' a.patch",
+        ],
+    );
+    f.never_allowed(&[
+        "git rebase -x id HEAD~1",
+        "git rebase \"$opt\" HEAD~1",
+        "git bisect run ./check.sh",
+        "git config core.fsmonitor /tmp/x",
+        "git config --global core.pager /tmp/x",
+        "git config alias.st '!id'",
+        "git config set core.hooksPath /tmp",
+        "git config --unset core.bare",
+        "git config -e",
+        "git config \"$k\" v",
+        "git -C sub config core.fsmonitor x",
+    ]);
+    // Where clone and worktree write: outside the roots asks (with their own rules).
+    let extra2: String = ["git clone", "git worktree"]
+        .iter()
+        .map(|p| format!("[[shell.rules]]\npattern = \"{p}\"\naction = \"allow\"\n"))
+        .collect();
+    let g = fixture(&format!("{REVIEW_RULES}\n{extra2}"), "deny");
+    g.never_allowed(&[
+        "git clone https://example.org/x.git /tmp/elsewhere",
+        "git clone --separate-git-dir=/tmp/g x d",
+        "git worktree add /tmp/w",
+        "git worktree add -b topic ../w",
+    ]);
+    g.all(
+        Action::Allow,
+        &[
+            "git clone https://example.org/x.git d",
+            "git worktree add wt",
+            "git worktree list",
+        ],
+    );
+    f.all(
+        Action::Allow,
+        &[
+            "git rebase -x 'git status' HEAD~1",
+            "git rebase -x ls HEAD~2",
+            "git rebase -i HEAD~1",
+            "git rebase -s ours main",
+            "git bisect run ls",
+            "git bisect start",
+            "git submodule foreach --recursive 'git status'",
+            "git config --get user.name",
+            "git config user.name",
+            "git config --list --show-origin",
+            "git config get core.bare",
+            "git commit -m \"$msg\"",
+        ],
+    );
+    // The real git runs what `-x` names.
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+            .args(args)
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("git is needed for this test (Debian package `git`)")
+    };
+    assert!(git(&["init", "-q", "."]).success());
+    for n in ["a", "b"] {
+        std::fs::write(dir.path().join(n), n).unwrap();
+        assert!(git(&["add", n]).success());
+        assert!(git(&["commit", "-q", "-m", n]).success());
+    }
+    let line = "GIT_CONFIG_NOSYSTEM=1 HOME=. git -c user.name=t -c user.email=t@example.org rebase -x 'rm x' HEAD~1";
+    assert!(
+        bash_runs_rm_in(dir.path(), line),
+        "the real git did not run the command `rebase -x` names"
+    );
+}

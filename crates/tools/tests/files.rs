@@ -1251,3 +1251,92 @@ fn cordon_own_files_are_not_read() {
         );
     }
 }
+
+/// Issue 21's red team: a repository made by writes in the order that no check sees — `config`
+/// first (the directory is no repository yet), then `objects/…` and `refs/…`, then `HEAD` —
+/// was allowed write by write, and git then ran its config (a `git status` in it ran the
+/// planted `core.fsmonitor`, checked with the real git below). The write that completes the
+/// repository around such a configuration is on the surface: denied under `sandbox.git =
+/// "protect"`, asked otherwise.
+#[test]
+fn writes_that_complete_a_repository_around_a_written_config_are_on_the_surface() {
+    let mark_dir = tempfile::tempdir().unwrap();
+    let mark = mark_dir.path().join("fsmonitor-ran");
+    let hook = mark_dir.path().join("fsmonitor.sh");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", mark.display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for (policy, want) in [
+        (
+            format!("[sandbox]\ngit = \"protect\"\n{WS}"),
+            deny("protected"),
+        ),
+        (WS.to_string(), (Action::Ask, "builtin:surface".into())),
+    ] {
+        let fx = Fx::new(&policy);
+        let config = format!(
+            "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = {}\n\tfsmonitor = {}\n",
+            fx.p("ws").display(),
+            hook.display()
+        );
+        for (p, content) in [
+            ("ws/ev/config", config.as_str()),
+            ("ws/ev/objects/info/keep", ""),
+            ("ws/ev/refs/heads/keep", ""),
+        ] {
+            let args = json!({"path": p, "content": content});
+            assert_eq!(fx.verdict(FileOp::Write, args.clone()), allow(), "{p}");
+            fx.run(FileOp::Write, args).unwrap();
+        }
+        for p in ["ws/ev/HEAD", "ws/ev/refs/x", "ws/ev/objects/x"] {
+            // Each completes it where the other two are there.
+            let (made, other) = match p {
+                "ws/ev/HEAD" => ("ws/ev/HEAD", None),
+                "ws/ev/refs/x" => ("ws/ev/refs/x", Some("refs")),
+                _ => ("ws/ev/objects/x", Some("objects")),
+            };
+            let moved = other.map(|d| {
+                let from = fx.p(&format!("ws/ev/{d}"));
+                let to = fx.p(&format!("ws/ev/{d}.away"));
+                std::fs::rename(&from, &to).unwrap();
+                std::fs::write(fx.p("ws/ev/HEAD"), "ref: refs/heads/main\n").unwrap();
+                (from, to)
+            });
+            let got = fx.verdict(
+                FileOp::Write,
+                json!({"path": made, "content": "ref: refs/heads/main\n"}),
+            );
+            assert_eq!(got, want, "{made} ({policy})");
+            if let Some((from, to)) = moved {
+                std::fs::rename(&to, &from).unwrap();
+                std::fs::remove_file(fx.p("ws/ev/HEAD")).unwrap();
+            }
+        }
+        // A directory without git's configuration is not one: HEAD there is a file.
+        std::fs::create_dir_all(fx.p("ws/plain/objects")).unwrap();
+        std::fs::create_dir_all(fx.p("ws/plain/refs")).unwrap();
+        assert_eq!(
+            fx.verdict(
+                FileOp::Write,
+                json!({"path": "ws/plain/HEAD", "content": "x"})
+            ),
+            allow()
+        );
+        // Why it matters: with HEAD there, the real git runs the planted fsmonitor.
+        std::fs::write(fx.p("ws/ev/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let _ = std::fs::remove_file(&mark);
+        let status = std::process::Command::new("git")
+            .arg("status")
+            .current_dir(fx.p("ws/ev"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", mark_dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("git is needed for this test (Debian package `git`)");
+        let _ = status;
+        assert!(
+            mark.exists(),
+            "the real git did not run the repository's fsmonitor"
+        );
+    }
+}

@@ -793,3 +793,210 @@ fn git_naming_a_repository_outside_the_roots_asks() {
         Action::Allow,
     );
 }
+
+/// GNU sed 4.9 ends a label (`:x`, `b x`, `t x`, `T x`) and `v`'s version at a blank, and reads
+/// what follows as the next command: `sed ':x e id'` runs `id` (checked with the real sed).
+/// Read as running to the end of the line, these were allowed under a `sed` rule.
+#[test]
+fn sed_labels_end_at_a_blank_as_gnu_sed_reads_them() {
+    let r = rules("[[shell.rules]]\npattern = \"sed\"\naction = \"allow\"\n");
+    let lines = [
+        "sed ':x e id' f",
+        "sed ':x\te id' f",
+        "sed ': x e id' f",
+        "sed 'tx e id' f",
+        "sed 'b x e id' f",
+        "sed 'T x e id' f",
+        "sed 'v 4.2 e id' f",
+        "sed -n ':a w /tmp/out' f",
+    ];
+    for line in lines {
+        let a = decide_with(&r, line);
+        assert_ne!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    for line in [
+        "sed ':a;N;$!ba;s/\\n/ /g' f",
+        "sed -e :a -e '$!N;ba' f",
+        "sed -n '/a/b end\np\n:end' f",
+        "sed 'b end;s/a/b/;:end' f",
+        "sed '10q' f",
+    ] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    // The real sed runs the command after the label.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), "a\n").unwrap();
+    let out = std::process::Command::new("sed")
+        .args([":x e echo RAN-AFTER-LABEL", "f"])
+        .current_dir(dir.path())
+        .output()
+        .expect("GNU sed is needed for this test (Debian package `sed`)");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("RAN-AFTER-LABEL"),
+        "the real sed did not run the command after `:x`: {out:?}"
+    );
+}
+
+/// diff3 and sdiff run `--diff-program` (also abbreviated: GNU getopt_long), bat its
+/// `--pager`: under rules naming them they were allowed (checked with the real diff3, which ran
+/// the program).
+#[test]
+fn diff3_sdiff_and_bat_run_the_program_their_options_name() {
+    let r = rules(
+        "[[shell.rules]]\npattern = \"diff3\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"sdiff\"\naction = \"allow\"\n\
+         [[shell.rules]]\npattern = \"bat\"\naction = \"allow\"\n",
+    );
+    for line in [
+        "diff3 --diff-program=/tmp/x a b c",
+        "diff3 --diff-prog=/tmp/x a b c",
+        "sdiff --diff-program /tmp/x a b",
+        "sdiff -o /tmp/merged a b",
+        "bat --pager=/tmp/x f",
+        "bat f --pager '/tmp/x -R'",
+    ] {
+        let a = decide_with(&r, line);
+        assert_ne!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    for line in [
+        "diff3 a b c",
+        "sdiff -s a b",
+        "bat -n f",
+        "bat --paging=never f",
+    ] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (n, t) in [("a", "1\n"), ("b", "2\n"), ("c", "3\n")] {
+        std::fs::write(dir.path().join(n), t).unwrap();
+    }
+    let prog = dir.path().join("prog");
+    std::fs::write(
+        &prog,
+        "#!/bin/sh\ntouch \"$(dirname \"$0\")/ran\"\nexec diff \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let _ = std::process::Command::new("diff3")
+        .arg(format!("--diff-prog={}", prog.display()))
+        .args(["a", "b", "c"])
+        .current_dir(dir.path())
+        .output()
+        .expect("diff3 is needed for this test (Debian package `diffutils`)");
+    assert!(
+        dir.path().join("ran").exists(),
+        "the real diff3 did not run --diff-program"
+    );
+}
+
+/// GNU make's `-E STRING` is `--eval=STRING` (make 4.3 takes it too): `make -E '$(shell id)'`
+/// ran `id` under a `make` rule (checked with the real make).
+#[test]
+fn make_dash_e_is_eval() {
+    let r = rules("[[shell.rules]]\npattern = \"make\"\naction = \"allow\"\n");
+    for line in [
+        "make -E '$(shell id)'",
+        "make -sE x",
+        "make -E\"$(shell id)\" all",
+    ] {
+        let a = decide_with(&r, line);
+        assert_ne!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    for line in ["make", "make test", "make -j4 -s all"] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Makefile"), "all:\n\t@true\n").unwrap();
+    let _ = std::process::Command::new("make")
+        .args(["-E", "$(shell touch ran)"])
+        .current_dir(dir.path())
+        .output()
+        .expect("GNU make is needed for this test (Debian package `make`)");
+    assert!(
+        dir.path().join("ran").exists(),
+        "the real make did not evaluate -E"
+    );
+}
+
+/// node options that load code from a named file (`--env-file-if-exists`, which may set
+/// NODE_OPTIONS; `--openssl-config`, which loads providers; `--snapshot-blob`), open the
+/// inspector (a debugger for whoever reaches its port) or write where they name
+/// (`--redirect-warnings`, the report and profile directories) were allowed under a `node`
+/// rule (the real node wrote the `--redirect-warnings` file, checked).
+#[test]
+fn node_options_that_load_code_listen_or_write() {
+    let r = rules("[[shell.rules]]\npattern = \"node\"\naction = \"allow\"\n");
+    for line in [
+        "node --env-file-if-exists=/tmp/e t.js",
+        "node --openssl-config=/tmp/c.cnf t.js",
+        "node --snapshot-blob /tmp/s.blob t.js",
+        "node --inspect=0.0.0.0:9229 t.js",
+        "node --inspect-brk t.js",
+        "node --redirect-warnings=/tmp/w t.js",
+        "node --report-directory /tmp/r t.js",
+        "node --cpu-prof-dir=/tmp t.js",
+    ] {
+        let a = decide_with(&r, line);
+        assert_ne!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    for line in [
+        "node t.js",
+        "node --test",
+        "node --redirect-warnings=w.log t.js",
+    ] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    let node = ["/usr/bin/node", "/usr/local/bin/node"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("node is needed for this test: run scripts/test-deps.sh (it installs nodejs)");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("warnings");
+    let _ = std::process::Command::new(node)
+        .arg(format!("--redirect-warnings={}", out.display()))
+        .args(["-e", "process.emitWarning('x')"])
+        .output()
+        .unwrap();
+    assert!(
+        out.exists(),
+        "the real node did not write --redirect-warnings"
+    );
+}
+
+/// zip tests the archive with `-TT CMD`/`--unzip-command CMD` (abbreviated too): a command
+/// through the shell, allowed under a `zip` rule (checked with the real zip); the archive it
+/// writes outside the roots was allowed too.
+#[test]
+fn zip_unzip_command_runs_and_the_archive_is_written() {
+    let r = rules("[[shell.rules]]\npattern = \"zip\"\naction = \"allow\"\n");
+    for line in [
+        "zip -T -TT id a.zip f",
+        "zip -T --unzip-command=id a.zip f",
+        "zip -T --unzip-c id a.zip f",
+        "zip /tmp/a.zip f",
+        "zip -r -O /tmp/b.zip a.zip",
+        "zip \"$opt\" a.zip f",
+    ] {
+        let a = decide_with(&r, line);
+        assert_ne!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    for line in ["zip -r a.zip src", "zip -q -9 -r out.zip dir -x '*.o'"] {
+        let a = decide_with(&r, line);
+        assert_eq!(a.decision.action, Action::Allow, "{line}: {:?}", a.decision);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), "x").unwrap();
+    let _ = std::process::Command::new("zip")
+        .args(["-q", "-T", "--unzip-c", "touch ran #", "a.zip", "f"])
+        .current_dir(dir.path())
+        .output()
+        .expect("zip is needed for this test (Debian package `zip`)");
+    assert!(
+        dir.path().join("ran").exists(),
+        "the real zip did not run --unzip-command"
+    );
+}

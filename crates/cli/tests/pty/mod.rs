@@ -73,6 +73,20 @@ impl Pty {
         stdout: Option<Stdio>,
         ids: Option<(u32, u32)>,
     ) -> Pty {
+        let mut cmd = crate::common::command(dir);
+        cmd.args(args)
+            .env("TERM", "xterm")
+            .envs(env.iter().copied());
+        if let Some((uid, gid)) = ids {
+            use std::os::unix::process::CommandExt;
+            cmd.uid(uid).gid(gid);
+        }
+        Pty::spawn(cmd, stdout)
+    }
+
+    /// Starts `cmd` (any program: an agent host, say) on a new pty of 100×40 as its
+    /// controlling terminal, stdin and stderr, and stdout unless `stdout` is given.
+    pub fn spawn(mut cmd: std::process::Command, stdout: Option<Stdio>) -> Pty {
         let (mut m, mut s) = (-1, -1);
         let ws = libc::winsize {
             ws_row: 40,
@@ -91,17 +105,9 @@ impl Pty {
         let master = unsafe { File::from_raw_fd(m) };
         // SAFETY: as above.
         let slave = unsafe { OwnedFd::from_raw_fd(s) };
-        let mut cmd = crate::common::command(dir);
-        cmd.args(args)
-            .env("TERM", "xterm")
-            .envs(env.iter().copied())
-            .stdin(Stdio::from(slave.try_clone().unwrap()))
+        cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
             .stdout(stdout.unwrap_or_else(|| Stdio::from(slave.try_clone().unwrap())))
             .stderr(Stdio::from(slave));
-        if let Some((uid, gid)) = ids {
-            use std::os::unix::process::CommandExt;
-            cmd.uid(uid).gid(gid);
-        }
         // SAFETY: the closure runs in the forked child before exec, where only
         // async-signal-safe functions may be called: setsid and ioctl are plain system calls
         // (POSIX lists both as async-signal-safe), it allocates nothing and takes no lock,
@@ -194,6 +200,13 @@ impl Pty {
     pub fn send(&mut self, bytes: &[u8]) {
         self.master.write_all(bytes).unwrap();
         self.master.flush().unwrap();
+    }
+
+    /// Kills the child (a program that does not end on its own), then returns the screen.
+    pub fn kill(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.screen()
     }
 
     /// Waits for the exit code, and returns it with the whole screen.

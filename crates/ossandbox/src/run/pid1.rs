@@ -15,7 +15,7 @@
 //!   cordon ── clone(NEWPID [|NEWUSER] | PIDFD) ──▶ pid 1: PDEATHSIG=SIGKILL, cordon alive?,
 //!                                                  [user] setgroups deny, uid/gid maps,
 //!                                                  setsid, stdio, controlling terminal,
-//!                                                  fork ─▶ pid 2: close-on-exec, limits, cwd,
+//!                                                  vfork ▶ pid 2: close-on-exec, limits, cwd,
 //!                                                  │       signal mask ─▶ execve(bwrap)
 //!                                                  └ closes everything, reaps; bwrap gone:
 //!                                                    its wait status to cordon, exit
@@ -95,7 +95,13 @@ struct Data<'a> {
     pass: &'a [RawFd],
     rlimits: &'a [(libc::__rlimit_resource_t, u64)],
     exec: &'a Exec,
+    /// The top of the stack bwrap's process runs on until its exec ([`BWRAP_STACK`] bytes).
+    bwrap_stack: *mut u8,
 }
+
+/// The stack of pid 2 between pid 1's vfork and bwrap's exec: [`exec_bwrap`] uses a few
+/// kilobytes. Allocated (not touched: no page is faulted in until used) before the clone.
+const BWRAP_STACK: usize = 256 * 1024;
 
 /// Starts `spec` (bwrap, an absolute path) as pid 1 of a new PID namespace (and a user
 /// namespace mapping the caller to itself when not root), inheriting `pass` and limited by
@@ -118,6 +124,8 @@ pub(super) fn spawn(
     let (status_r, status_w) =
         rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| failed(e.into()))?;
     let id = Identity::new(user).map_err(failed)?;
+    // Allocated here: nothing is allocated after the clone.
+    let mut bwrap_stack = vec![0u8; BWRAP_STACK];
     let data = Data {
         report: report_w.as_raw_fd(),
         status: status_w.as_raw_fd(),
@@ -127,6 +135,8 @@ pub(super) fn spawn(
         pass,
         rlimits,
         exec: &exec,
+        // SAFETY: one past the end of the allocation (the stack's top; it grows down).
+        bwrap_stack: unsafe { bwrap_stack.as_mut_ptr().add(BWRAP_STACK) },
     };
     let mut flags = libc::CLONE_NEWPID;
     if user {
@@ -263,25 +273,53 @@ unsafe fn child(d: &Data) -> ! {
     // bwrap runs as pid 2, in this session and process group: a signal the terminal or
     // cordon sends the group ends it as it would end bwrap anywhere (pid 1 ignores every
     // signal it has no handler for), and pid 1 follows it out, taking the namespace along.
-    // SAFETY: a fork-like clone (no CLONE_VM, no new stack): the child continues here with a
-    // copy of this address space; both only make raw system calls from here on.
+    // Started as a vfork (posix_spawn's way): it shares pid 1's memory on a stack of its own
+    // until its exec, and pid 1 waits meanwhile, so no copy of pid 1's address space (a copy
+    // of cordon's, page tables and copy-on-write faults) is made for it. Only its memory is
+    // shared: its descriptors, working directory, limits and signal handlers are its own (no
+    // CLONE_FILES, CLONE_FS, CLONE_THREAD, CLONE_SIGHAND), as after a fork. What it writes in
+    // memory is its own stack, and errno (pid 1's, unread until pid 1's next failed call).
+    // SAFETY: clone (glibc's wrapper) runs `bwrap_entry` on the stack whose top
+    // `d.bwrap_stack` is (allocated before pid 1's clone, unused by anyone else; the wrapper
+    // aligns the stack pointer itself), with `d` as its argument, valid until it execs or
+    // exits — pid 1 is suspended until then (CLONE_VFORK).
     let bwrap = unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            libc::SIGCHLD as libc::c_ulong,
-            0usize,
-            0usize,
-            0usize,
-            0usize,
+        libc::clone(
+            bwrap_entry,
+            d.bwrap_stack.cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            d as *const Data as *mut libc::c_void,
         )
     };
     if bwrap < 0 {
         fail(11);
     }
-    if bwrap > 0 {
-        // SAFETY: as in `wait_and_report`'s contract: pid 1, `bwrap` its child.
-        unsafe { wait_and_report(d, bwrap as libc::pid_t) }
-    }
+    // SAFETY: as in `wait_and_report`'s contract: pid 1, `bwrap` its child.
+    unsafe { wait_and_report(d, bwrap) }
+}
+
+/// The vfork'd bwrap's entry (see `child`): `arg` is pid 1's `Data`.
+extern "C" fn bwrap_entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `&Data` pid 1 passed to clone, alive (pid 1 is suspended until
+    // this process execs or exits, and `exec_bwrap` does one or the other, never returning).
+    unsafe { exec_bwrap(&*(arg as *const Data)) }
+}
+
+/// pid 2, sharing pid 1's memory until it execs bwrap: its descriptors, limits, working
+/// directory and signal mask, then the exec. Raw system calls only.
+///
+/// # Safety
+/// Call only as the vfork'd child of [`child`], with `d` as there.
+unsafe fn exec_bwrap(d: &Data) -> ! {
+    let fail = |step: u8| -> ! {
+        // SAFETY: as in `child`'s `fail`: errno, a write of REC bytes on this frame, _exit.
+        unsafe {
+            let v = (*libc::__errno_location()).to_ne_bytes();
+            let rec = [step, v[0], v[1], v[2], v[3]];
+            libc::write(d.report, rec.as_ptr().cast(), REC);
+            libc::_exit(125)
+        }
+    };
     // Close-on-exec for everything beyond stdio, then cleared for what bwrap must inherit.
     // SAFETY: close_range takes no pointers; it only marks this process's descriptors.
     if unsafe {
@@ -316,7 +354,8 @@ unsafe fn child(d: &Data) -> ! {
         fail(9);
     }
     // SAFETY: sigset_t is a plain bit array; sigemptyset writes only into `empty` on this
-    // frame, sigprocmask reads it. signal(SIGPIPE, SIG_DFL) fails only for a bad number.
+    // frame, sigprocmask reads it. signal(SIGPIPE, SIG_DFL) fails only for a bad number; the
+    // handler table is this process's own (no CLONE_SIGHAND).
     unsafe {
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
@@ -336,7 +375,7 @@ unsafe fn child(d: &Data) -> ! {
 /// status and exits, which ends the namespace.
 ///
 /// # Safety
-/// Call only as pid 1 of `spawn`'s namespace, right after forking bwrap (`bwrap`), with `d`
+/// Call only as pid 1 of `spawn`'s namespace, right after starting bwrap (`bwrap`), with `d`
 /// as in [`child`]. Raw system calls only.
 unsafe fn wait_and_report(d: &Data, bwrap: libc::pid_t) -> ! {
     // SAFETY: close_range takes no pointers: everything but the status pipe's write end goes

@@ -163,7 +163,11 @@ pub(super) fn step(args: &[Word], i: usize, spec: &Spec) -> Result<Step, Stop> {
         };
         // An ambiguous abbreviation a lenient spec let through stays as written.
         let unique = exact_arg || exact_flag || args_m.len() + flags_m.len() == 1;
-        let full = if unique || !spec.lenient {
+        // An exact name is itself, also where it starts a longer one (`--inspect` is not
+        // `--inspect-port`).
+        let full = if exact_arg || exact_flag {
+            name
+        } else if unique || !spec.lenient {
             args_m.first().or(flags_m.first()).copied().unwrap_or(name)
         } else {
             name

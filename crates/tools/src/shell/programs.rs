@@ -22,7 +22,7 @@
 use super::options::{step, Opt, Spec, Step, Stop};
 use super::words::Word;
 use git::git;
-use special::{dd, find, npm, tar};
+use special::{cargo, dd, find, go, npm, tar, zip};
 use table::PROGRAMS;
 
 mod git;
@@ -61,6 +61,13 @@ pub struct Effect {
     pub path: Option<String>,
 }
 
+/// The option an effect names when it was found in a word only known when the line runs
+/// (`tar -tf *`, `git log "$x"`): the word may turn out to be any option, so no rule names it.
+/// A rule's pattern is split at spaces into tokens and this has spaces, so it is never one of
+/// them: a rule `tar` or `sort *` (the program, a glob token) does not lift the effect of `tar
+/// -tf *`, whose glob may expand to `--checkpoint-action=exec=…`.
+pub(super) const UNKNOWN_OPTION: &str = "(a word only known when the line runs)";
+
 /// What [`examine`] found in one command's options.
 #[derive(Default)]
 pub(super) struct Examined {
@@ -90,7 +97,11 @@ impl Examined {
         let known = w.literal && !w.text.is_empty();
         self.effects.push(Effect {
             kind: EffectKind::Runs,
-            option: w.text.clone(),
+            option: if known {
+                w.text.clone()
+            } else {
+                UNKNOWN_OPTION.to_string()
+            },
             detail: format!("{what} `{}`, outside the writable roots", w.text),
             path: known.then(|| w.text.clone()),
         });
@@ -274,6 +285,9 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         "npm" | "pnpm" | "yarn" | "npx" => npm(base, args, &mut out),
         "tar" | "gtar" | "bsdtar" => tar(args, &mut out),
         "dd" => dd(args, &mut out),
+        "cargo" => cargo(args, &mut out),
+        "go" => go(args, &mut out),
+        "zip" => zip(args, &mut out),
         b => {
             if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&b)) {
                 program_table(name, program, args, &mut out);
@@ -336,7 +350,7 @@ fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examine
         if !program.options.is_empty() {
             out.effect(
                 EffectKind::Runs,
-                text,
+                UNKNOWN_OPTION,
                 format!(
                     "`{text}` is only known when the line runs and may be any option of `{name}`"
                 ),

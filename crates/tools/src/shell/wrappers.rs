@@ -133,6 +133,8 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             out.transparent = true;
         }
         "find" => find(args, &mut out),
+        "fd" | "fdfind" => fd(args, &mut out),
+        "git" => git(args, &mut out),
         "watch" => watch(args, &mut out),
         "flock" => flock(args, &mut out),
         "script" => script(args, &mut out),
@@ -691,6 +693,259 @@ fn find(args: &[Word], out: &mut Findings) {
             continue;
         }
         i += 1;
+    }
+}
+
+/// fd's short options that take a value: in a cluster, the rest of the word is that value
+/// (`-ex` is the extension `x`, not `--exec`).
+const FD_SHORT_VALUES: &str = "dtEeSjcoCB";
+
+/// fd (`fdfind` on Debian) runs a command per file found with `-x`/`--exec` and for all of
+/// them with `-X`/`--exec-batch`: the words up to a `;` (or the end), with `{}`, `{/}`, `{//}`,
+/// `{.}`, `{/.}` replaced by names, and the name appended when the command has none of them.
+/// Every word is looked at, a value included (clap refuses an option-like value, so a `-x`
+/// there starts a command anyway, and seeing one too many is never less strict); a word only
+/// known when the line runs may be `--exec=…`.
+fn fd(args: &[Word], out: &mut Findings) {
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        if !w.literal {
+            if !w.single
+                || !w
+                    .raw
+                    .trim_start_matches(['"', '\''])
+                    .starts_with(|c: char| c.is_ascii_alphanumeric() || "_/.,:@%=".contains(c))
+            {
+                out.stop(Stop::Dynamic(w.text.clone()));
+                return;
+            }
+            i += 1;
+            continue;
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            // Operands only from here (a pattern and paths).
+            return;
+        }
+        // Where the command's first word is: attached to the option, or the next word.
+        let start: Option<Option<String>> = if let Some(long) = t.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            matches!(name, "exec" | "exec-batch").then_some(value)
+        } else if let Some(cluster) = t.strip_prefix('-') {
+            let mut found = None;
+            for (at, c) in cluster.char_indices() {
+                if FD_SHORT_VALUES.contains(c) {
+                    break;
+                }
+                if c == 'x' || c == 'X' {
+                    let rest = &cluster[at + 1..];
+                    found = Some((!rest.is_empty()).then(|| rest.to_string()));
+                    break;
+                }
+            }
+            found
+        } else {
+            None
+        };
+        let Some(first) = start else {
+            i += 1;
+            continue;
+        };
+        let mut inner: Vec<Word> = first.iter().map(|f| Word::lit(f)).collect();
+        let mut j = i + 1;
+        while j < args.len() && !(args[j].literal && args[j].text == ";") {
+            inner.push(args[j].clone());
+            j += 1;
+        }
+        let placeholder = |w: &Word| {
+            ["{}", "{/}", "{//}", "{.}", "{/.}"]
+                .iter()
+                .any(|p| w.text.contains(p))
+        };
+        let named = inner.iter().skip(1).any(placeholder);
+        let mut inner: Vec<Word> = inner
+            .into_iter()
+            .map(|w| if placeholder(&w) { w.made_dynamic() } else { w })
+            .collect();
+        if !named && !inner.is_empty() {
+            inner.push(Word::lit("{}").made_dynamic());
+        }
+        out.argv(&inner);
+        i = j + 1;
+    }
+}
+
+/// git's global options that take the next word as their value (when not given `=VALUE`).
+const GIT_GLOBAL_VALUES: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--super-prefix",
+    "--attr-source",
+];
+
+/// The commands git subcommands run that the line names, as `find -exec`'s: `rebase -x CMD`
+/// (also `--exec=CMD`, `-xCMD`, clustered `-ix CMD`) and `submodule foreach CMD…` and
+/// `filter-branch --*-filter CMD` and `send-email --*-cmd CMD` run CMD with `sh -c` (dash),
+/// `bisect run CMD ARGS…` runs the argv. A `rm` deny rule denies `git rebase -x 'rm -rf .'`,
+/// and a `git rebase` rule no longer allows running whatever `-x` names.
+fn git(args: &[Word], out: &mut Findings) {
+    // The subcommand: the first word after the global options.
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        if !w.literal {
+            // Programs' examination makes it ask; nothing more is known here.
+            return;
+        }
+        if !w.text.starts_with('-') {
+            break;
+        }
+        i += if GIT_GLOBAL_VALUES.contains(&w.text.as_str()) {
+            2
+        } else {
+            1
+        };
+    }
+    let Some(sub) = args.get(i) else {
+        return;
+    };
+    let rest = &args[i + 1..];
+    let runs = matches!(
+        sub.text.as_str(),
+        "rebase" | "bisect" | "submodule" | "filter-branch" | "send-email"
+    );
+    // A word only known when the line runs may be `-x CMD` (or be the command): not read.
+    if let Some(w) = rest.iter().find(|w| runs && !w.literal) {
+        out.stop(Stop::Dynamic(w.text.clone()));
+        return;
+    }
+    let shell_line = |out: &mut Findings, w: &Word| out.inner.push(Inner::PosixLine(w.clone()));
+    match sub.text.as_str() {
+        "rebase" => {
+            let mut j = 0;
+            while let Some(w) = rest.get(j) {
+                j += 1;
+                if !w.literal {
+                    continue;
+                }
+                let t = w.text.as_str();
+                if t == "--" {
+                    break;
+                }
+                // `--exec`, or an abbreviation of it parse-options accepts.
+                if let Some(long) = t.strip_prefix("--") {
+                    let (name, value) = match long.split_once('=') {
+                        Some((n, v)) => (n, Some(v)),
+                        None => (long, None),
+                    };
+                    if name.len() >= 2 && "exec".starts_with(name) {
+                        match value {
+                            Some(v) => shell_line(out, &Word::lit(v)),
+                            None => {
+                                if let Some(cmd) = rest.get(j) {
+                                    shell_line(out, cmd);
+                                    j += 1;
+                                }
+                            }
+                        }
+                    }
+                    continue;
+                }
+                let Some(cluster) = t.strip_prefix('-') else {
+                    continue;
+                };
+                for (at, c) in cluster.char_indices() {
+                    // Options whose value is the rest of the word (or the next one).
+                    if matches!(c, 's' | 'X' | 'C' | 'S') {
+                        break;
+                    }
+                    if c == 'x' {
+                        let attached = &cluster[at + 1..];
+                        if !attached.is_empty() {
+                            shell_line(out, &Word::lit(attached));
+                        } else if let Some(cmd) = rest.get(j) {
+                            shell_line(out, cmd);
+                            j += 1;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        "bisect" if rest.first().is_some_and(|w| w.literal && w.text == "run") => {
+            out.argv(&rest[1..]);
+        }
+        "submodule" => {
+            // `git submodule [--quiet] foreach [--recursive] CMD…`: the words joined, evaluated
+            // by sh in each submodule.
+            let Some(at) = rest.iter().position(|w| w.literal && w.text == "foreach") else {
+                return;
+            };
+            let cmd: Vec<Word> = rest[at + 1..]
+                .iter()
+                .skip_while(|w| w.literal && w.text.starts_with('-'))
+                .cloned()
+                .collect();
+            if !cmd.is_empty() {
+                let text = cmd
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                shell_line(
+                    out,
+                    &Word {
+                        raw: join_raw(&cmd),
+                        text,
+                        literal: cmd.iter().all(|w| w.literal),
+                        single: true,
+                    },
+                );
+            }
+        }
+        "filter-branch" | "send-email" => {
+            let mut j = 0;
+            while let Some(w) = rest.get(j) {
+                j += 1;
+                if !w.literal {
+                    continue;
+                }
+                let Some(long) = w.text.strip_prefix("--") else {
+                    continue;
+                };
+                let (name, value) = match long.split_once('=') {
+                    Some((n, v)) => (n, Some(Word::lit(v))),
+                    None => (long, None),
+                };
+                let runs = name.ends_with("-filter")
+                    || name == "setup"
+                    || name.ends_with("-cmd")
+                    || name == "smtp-server";
+                if !runs {
+                    continue;
+                }
+                let value = match value {
+                    Some(v) => v,
+                    None => {
+                        let Some(v) = rest.get(j) else { break };
+                        j += 1;
+                        v.clone()
+                    }
+                };
+                // `--smtp-server` is a host unless it is a path to a program.
+                if name != "smtp-server" || value.text.contains('/') || !value.literal {
+                    shell_line(out, &value);
+                }
+            }
+        }
+        _ => {}
     }
 }
 

@@ -1,7 +1,7 @@
 //! git: its global options (exactly as git reads them, before the subcommand) and the options of
 //! the subcommands that write, run a configured program or reach the network.
 
-use super::{judge_options, parse, Does, EffectKind, Examined, Parsed};
+use super::{judge_options, parse, Does, EffectKind, Examined, Parsed, UNKNOWN_OPTION};
 use crate::shell::options::{Opt, Spec};
 use crate::shell::words::Word;
 
@@ -59,7 +59,7 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
         if !w.literal {
             out.effect(
                 EffectKind::Runs,
-                &w.text,
+                UNKNOWN_OPTION,
                 format!(
                     "`{}` is only known when the line runs and may be any git option",
                     w.text
@@ -144,10 +144,41 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
     };
     let sub_args = &rest[1..];
     key.push(sub.text.clone());
+    if sub.text == "config" {
+        config_writes(sub_args, dir.as_ref(), out);
+    }
+    // `git worktree add PATH` checks a work tree out at PATH.
+    if sub.text == "worktree"
+        && sub_args
+            .first()
+            .is_some_and(|w| w.literal && w.text == "add")
+    {
+        let mut i = 1;
+        while let Some(w) = sub_args.get(i) {
+            i += 1;
+            if w.literal && w.text.starts_with('-') {
+                if matches!(w.text.as_str(), "-b" | "-B" | "--reason") {
+                    i += 1;
+                }
+                continue;
+            }
+            out.write(w);
+            break;
+        }
+    }
     match git_subcommand(&sub.text) {
         Some(g) => {
             let p = parse(sub_args, &g.spec, true);
             judge_options(&p, g.options, out);
+            // `git clone URL DIR` writes DIR (and `--separate-git-dir` the repository there).
+            if sub.text == "clone" {
+                if let Some(dest) = p.operands.get(1) {
+                    out.write(dest);
+                }
+                for d in p.args(&["--separate-git-dir"]) {
+                    out.write(d);
+                }
+            }
             // Any long option that abbreviates a dangerous one is that one (parse-options
             // accepts unambiguous prefixes; the table need not list every option sharing it).
             for o in &p.opts {
@@ -178,7 +209,7 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
             if let Some(text) = &p.dynamic {
                 out.effect(
                     EffectKind::Runs,
-                    text,
+                    UNKNOWN_OPTION,
                     format!("`{text}` is only known when the line runs and may be any git option"),
                 );
             }
@@ -199,6 +230,133 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
         None => key.extend(sub_args.iter().map(|w| w.text.clone())),
     }
     out.key = Some(key);
+}
+
+/// `git config` that sets, unsets, renames or edits: a write of the file it changes — the
+/// repository's `.git/config` (or `config.worktree`), `~/.gitconfig` (`--global`),
+/// `/etc/gitconfig` (`--system`) or `--file FILE` — judged like a redirection to it, so the
+/// persistence surface asks (`git config core.fsmonitor CMD` makes the next `git status` run
+/// CMD); `-e`/`--edit` also runs the editor. Reading (`--get*`, `--list`, `get`, `list`, a name
+/// alone) writes nothing. A word only known when the line runs may be any of these.
+fn config_writes(args: &[Word], dir: Option<&Word>, out: &mut Examined) {
+    const READS: &[&str] = &[
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--get-color",
+        "--get-colorbool",
+        "-l",
+        "--list",
+    ];
+    const WRITES: &[&str] = &[
+        "--add",
+        "--unset",
+        "--unset-all",
+        "--replace-all",
+        "--rename-section",
+        "--remove-section",
+        "-e",
+        "--edit",
+    ];
+    const VALUED: &[&str] = &["-f", "--file", "--blob", "--type", "--default", "--comment"];
+    let mut file: Option<Word> = None;
+    let mut scope = "local";
+    let mut reads = false;
+    let mut writes = false;
+    let mut edits = false;
+    let mut operands: Vec<&Word> = Vec::new();
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.literal {
+            out.effect(
+                EffectKind::Runs,
+                UNKNOWN_OPTION,
+                format!(
+                    "`{}` is only known when the line runs and may make `git config` write or edit",
+                    w.text
+                ),
+            );
+            return;
+        }
+        let t = w.text.as_str();
+        let (name, value) = match t.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(Word::lit(v))),
+            _ => (t, None),
+        };
+        if !name.starts_with('-') || name == "-" {
+            operands.push(w);
+            continue;
+        }
+        match name {
+            "--global" => scope = "global",
+            "--system" => scope = "system",
+            "--worktree" => scope = "worktree",
+            "--local" => scope = "local",
+            _ => {}
+        }
+        reads |= READS.contains(&name);
+        writes |= WRITES.contains(&name);
+        edits |= matches!(name, "-e" | "--edit");
+        if VALUED.contains(&name) {
+            let v = value.or_else(|| {
+                i += 1;
+                args.get(i - 1).cloned()
+            });
+            if matches!(name, "-f" | "--file") {
+                file = v;
+            }
+        }
+    }
+    // git 2.46's subcommands: `git config set|unset|rename-section|remove-section|edit …`.
+    if let Some(first) = operands.first() {
+        match first.text.as_str() {
+            "get" | "list" => reads = true,
+            "set" | "unset" | "rename-section" | "remove-section" => writes = true,
+            "edit" => {
+                writes = true;
+                edits = true;
+            }
+            _ => {}
+        }
+    }
+    if !writes && !reads && operands.len() >= 2 {
+        writes = true;
+    }
+    if !writes {
+        return;
+    }
+    if edits {
+        out.effect(
+            EffectKind::Runs,
+            "--edit",
+            "`git config --edit` runs the configured editor".into(),
+        );
+    }
+    let target = match (file, scope) {
+        (Some(f), _) => f,
+        (None, "global") => Word::lit("~/.gitconfig"),
+        (None, "system") => Word::lit("/etc/gitconfig"),
+        (None, s) => {
+            let name = if s == "worktree" {
+                ".git/config.worktree"
+            } else {
+                ".git/config"
+            };
+            match dir {
+                Some(d) if d.literal => Word::lit(&format!("{}/{name}", d.text)),
+                Some(d) => Word {
+                    text: format!("{}/{name}", d.text),
+                    raw: format!("{}/{name}", d.raw),
+                    literal: false,
+                    single: true,
+                },
+                None => Word::lit(name),
+            }
+        }
+    };
+    out.write(&target);
 }
 
 /// `-C DIR`, `--git-dir=DIR`, `--work-tree=DIR`: a repository (or work tree) outside the

@@ -2,7 +2,7 @@
 //! operands (`dd of=`, `rsync host:`, `make NAME=value`), non-getopt syntax (`find`, `less +CMD`,
 //! npm's settings).
 
-use super::{judge_options, parse, Does, EffectKind, Examined, Parsed};
+use super::{judge_options, parse, Does, EffectKind, Examined, Parsed, UNKNOWN_OPTION};
 use crate::shell::options::Spec;
 use crate::shell::words::Word;
 
@@ -113,11 +113,15 @@ fn sed_script(script: &str, out: &mut Examined) {
         match c {
             '#' | ':' | 'b' | 't' | 'T' | 'a' | 'i' | 'c' | 'r' | 'R' | 'q' | 'Q' | 'l' | 'L'
             | 'v' => {
-                // A label, text, a file read, or a number: to the end of the line (labels
-                // and numbers also end at `;`, which is harmless to skip past here only for
-                // the commands that cannot be followed by a writing one on the same line).
+                // A label, text, a file read, or a number. Labels, numbers and `v`'s version
+                // end at a blank too: GNU sed 4.9 reads `:x e id` as the label `x` and then the
+                // command `e id` (and `tx e id`, `v 4.2 e id` alike), so what follows is read
+                // as commands here; ending early only finds more.
                 if matches!(c, ':' | 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v') {
-                    while i < b.len() && b[i] != '\n' && b[i] != ';' && b[i] != '}' {
+                    while i < b.len() && (b[i] == ' ' || b[i] == '\t') {
+                        i += 1;
+                    }
+                    while i < b.len() && !b[i].is_whitespace() && b[i] != ';' && b[i] != '}' {
                         i += 1;
                     }
                 } else {
@@ -321,7 +325,7 @@ pub(super) fn make(p: &Parsed, out: &mut Examined) {
         if !w.literal || w.text.contains('=') {
             out.effect(
                 EffectKind::Runs,
-                &w.text,
+                if w.literal { &w.text } else { UNKNOWN_OPTION },
                 format!(
                     "make `{}` overrides a variable of the Makefile's recipes",
                     w.text
@@ -359,7 +363,7 @@ pub(super) fn find(args: &[Word], out: &mut Examined) {
             // More words only known when the line runs (`xargs find`): any action.
             _ if !w.single => out.effect(
                 EffectKind::Runs,
-                &w.text,
+                UNKNOWN_OPTION,
                 format!(
                     "`{}` may be any find action, `-delete` or `-exec` included",
                     w.text
@@ -384,7 +388,7 @@ pub(super) fn dd(args: &[Word], out: &mut Examined) {
             // Words only known when the line runs (`xargs dd`): any operand, `of=` included.
             out.effect(
                 EffectKind::Writes,
-                &w.text,
+                UNKNOWN_OPTION,
                 format!("`{}` may be a dd operand that writes a file", w.text),
             );
         }
@@ -551,7 +555,7 @@ pub(super) fn tar(args: &[Word], out: &mut Examined) {
     if p.dynamic.is_some() {
         out.effect(
             EffectKind::Runs,
-            "tar",
+            UNKNOWN_OPTION,
             "a tar option is only known when the line runs".into(),
         );
     }
@@ -583,7 +587,7 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
             if !w.single || raw.starts_with('-') || raw.starts_with('$') {
                 out.effect(
                     EffectKind::Runs,
-                    &w.text,
+                    UNKNOWN_OPTION,
                     format!(
                         "`{}` is only known when the line runs and may be any {base} setting",
                         w.text
@@ -614,6 +618,295 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
     }
 }
 
+/// cargo: `--config KEY=VALUE|FILE` sets configuration that names programs cargo runs
+/// (`build.rustc-wrapper`, `target.<triple>.runner`, `target.<triple>.linker`, `build.rustflags`
+/// with `-C linker=…`), and `-Z` turns on unstable behaviour (config includes, scripts): both
+/// run code the line does not show, so `cargo build --config build.rustc-wrapper=/tmp/x` is
+/// not what a rule `cargo build` allowed. `--manifest-path` and `-C DIR` build a package (and
+/// run its build scripts) that outside the writable roots is not the project's;
+/// `--target-dir`, `--artifact-dir`/`--out-dir` and `--lockfile-path` write where they name.
+/// cargo's parser (clap) takes long options exactly, as `--name=value` or `--name value`,
+/// before or after the subcommand, up to `--`; a short cluster may end in `-Z`/`-C` with its
+/// value attached (`-vZfoo`). The key is left as written: `cargo build` rules keep matching.
+pub(super) fn cargo(args: &[Word], out: &mut Examined) {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.literal {
+            // `"$x"`, `*`: may be `--config=…` when the line runs.
+            let raw = w.raw.trim_start_matches(['"', '\'']);
+            if !w.single || raw.starts_with('-') || raw.starts_with('$') {
+                out.effect(
+                    EffectKind::Runs,
+                    UNKNOWN_OPTION,
+                    format!(
+                        "`{}` is only known when the line runs and may be any cargo option, `--config` included",
+                        w.text
+                    ),
+                );
+            }
+            continue;
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            break;
+        }
+        let (option, attached): (String, Option<&str>) = if let Some(long) = t.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((n, v)) => (format!("--{n}"), Some(v)),
+                None => (t.to_string(), None),
+            }
+        } else if let Some(cluster) = t.strip_prefix('-') {
+            match cluster.find(['Z', 'C']) {
+                Some(at) => {
+                    let rest = &cluster[at + 1..];
+                    (
+                        format!("-{}", &cluster[at..=at]),
+                        (!rest.is_empty()).then_some(rest),
+                    )
+                }
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        let takes = matches!(
+            option.as_str(),
+            "--config"
+                | "-Z"
+                | "--manifest-path"
+                | "-C"
+                | "--target-dir"
+                | "--artifact-dir"
+                | "--out-dir"
+                | "--lockfile-path"
+        );
+        if !takes {
+            continue;
+        }
+        let value = match attached {
+            Some(v) => Some(Word::lit(v)),
+            None => {
+                let next = args.get(i).cloned();
+                i += 1;
+                next
+            }
+        };
+        match option.as_str() {
+            "--config" => out.effect(
+                EffectKind::Runs,
+                "--config",
+                "`cargo --config` sets configuration, which can name programs cargo runs (`build.rustc-wrapper`, `target.*.runner`, linkers)".into(),
+            ),
+            "-Z" => out.effect(
+                EffectKind::Runs,
+                "-Z",
+                "`cargo -Z` turns on unstable behaviour (config includes, scripts)".into(),
+            ),
+            "--manifest-path" | "-C" => {
+                if let Some(v) = &value {
+                    out.code_at(v, "builds the package, and runs its build scripts, at");
+                }
+            }
+            _ => {
+                if let Some(v) = &value {
+                    out.write(v);
+                }
+            }
+        }
+    }
+}
+
+/// go: `-exec PROG` (test, run) runs the binary through PROG, `-toolexec PROG` runs every tool
+/// of the build through it, `vet -vettool PROG` runs PROG, and `-ldflags` with `-extld` names
+/// the external linker: code the line does not show, so `go test -exec /tmp/x ./...` is not
+/// what a rule `go test` allowed (the real go ran `/tmp/x`). `-C DIR`, `-modfile`, `-overlay`
+/// take the build from elsewhere (outside the writable roots, not the project's code); `-o`,
+/// `-outputdir` and the profile files are writes; `go env -w`/`-u` writes go's environment file,
+/// which every later go command reads (`GOFLAGS=-toolexec=…`). go's flag package takes `-name`
+/// and `--name`, `=value` or the next word, and `go test` flags may follow the packages, up to
+/// `-args`.
+pub(super) fn go(args: &[Word], out: &mut Examined) {
+    const PROFILES: &[&str] = &[
+        "o",
+        "outputdir",
+        "coverprofile",
+        "cpuprofile",
+        "memprofile",
+        "blockprofile",
+        "mutexprofile",
+        "trace",
+    ];
+    const ELSEWHERE: &[&str] = &["C", "modfile", "overlay"];
+    const VALUED: &[&str] = &["exec", "toolexec", "vettool", "ldflags"];
+    let sub = args.first().filter(|w| w.literal).map(|w| w.text.as_str());
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.literal {
+            let raw = w.raw.trim_start_matches(['"', '\'']);
+            if !w.single || raw.starts_with('-') || raw.starts_with('$') {
+                out.effect(
+                    EffectKind::Runs,
+                    UNKNOWN_OPTION,
+                    format!(
+                        "`{}` is only known when the line runs and may be any go flag, `-toolexec` included",
+                        w.text
+                    ),
+                );
+            }
+            continue;
+        }
+        let t = w.text.as_str();
+        if t == "-args" || t == "--args" || t == "--" {
+            break;
+        }
+        let Some(flag) = t.strip_prefix("--").or_else(|| t.strip_prefix('-')) else {
+            continue;
+        };
+        let (name, attached) = match flag.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (flag, None),
+        };
+        // `go test` also takes the test binary's flags as `-test.NAME`.
+        let name = name.strip_prefix("test.").unwrap_or(name);
+        if sub == Some("env") && matches!(name, "w" | "u") {
+            out.effect(
+                EffectKind::Runs,
+                t,
+                "`go env -w`/`-u` changes go's environment file, which every later go command reads (GOFLAGS, GOTOOLCHAIN, …)".into(),
+            );
+            continue;
+        }
+        let known = PROFILES.contains(&name) || ELSEWHERE.contains(&name) || VALUED.contains(&name);
+        if !known {
+            continue;
+        }
+        let value = match attached {
+            Some(v) => Some(Word::lit(v)),
+            None => {
+                let next = args.get(i).cloned();
+                i += 1;
+                next
+            }
+        };
+        match name {
+            "exec" | "toolexec" | "vettool" => out.effect(
+                EffectKind::Runs,
+                &format!("-{name}"),
+                format!(
+                    "`go -{name}` runs a program the line names around the build or its binaries"
+                ),
+            ),
+            "ldflags" => {
+                let extld = value.as_ref().is_none_or(|v| {
+                    !v.literal || v.text.contains("extld") || v.text.contains("linkmode")
+                });
+                if extld {
+                    out.effect(
+                        EffectKind::Runs,
+                        "-ldflags",
+                        "`go -ldflags` with `-extld`/`-linkmode` names the external linker go runs"
+                            .into(),
+                    );
+                }
+            }
+            _ if ELSEWHERE.contains(&name) => {
+                if let Some(v) = &value {
+                    out.code_at(v, "builds, and runs, the code named at");
+                }
+            }
+            _ => {
+                if let Some(v) = &value {
+                    out.write(v);
+                }
+            }
+        }
+    }
+}
+
+/// zip: `-T` tests the archive with `-TT CMD`/`--unzip-command CMD` (abbreviations too: zip's
+/// own parser takes them, `--unzip-c=…`; checked with the real zip), a command run through the
+/// shell; the archive (the first operand, or `-O`/`--output-file`) is written.
+pub(super) fn zip(args: &[Word], out: &mut Examined) {
+    // Options whose value is the next word.
+    const VALUED: &[&str] = &[
+        "-b", "-n", "-t", "-tt", "-P", "-Z", "-s", "-sp", "-O", "-TT", "-ds",
+    ];
+    let mut archive_seen = false;
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.literal {
+            let raw = w.raw.trim_start_matches(['"', '\'']);
+            if !w.single || raw.starts_with('-') || raw.starts_with('$') {
+                out.effect(
+                    EffectKind::Runs,
+                    UNKNOWN_OPTION,
+                    format!(
+                        "`{}` is only known when the line runs and may be `-TT CMD`",
+                        w.text
+                    ),
+                );
+            }
+            archive_seen = true;
+            continue;
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            if let Some(a) = args.get(i).filter(|_| !archive_seen) {
+                out.write(a);
+            }
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(Word::lit(v))),
+                None => (long, None),
+            };
+            if name.len() >= 3 && "unzip-command".starts_with(name) {
+                out.effect(
+                    EffectKind::Runs,
+                    "-TT",
+                    "zip `--unzip-command` runs a command to test the archive".into(),
+                );
+            }
+            if name.len() >= 3 && "output-file".starts_with(name) {
+                let v = value.or_else(|| {
+                    i += 1;
+                    args.get(i - 1).cloned()
+                });
+                if let Some(v) = v {
+                    out.write(&v);
+                }
+            }
+            continue;
+        }
+        if t.starts_with('-') && t.len() > 1 {
+            if t == "-TT" || (t.starts_with("-TT") && t.len() > 3) {
+                out.effect(
+                    EffectKind::Runs,
+                    "-TT",
+                    "zip `-TT CMD` runs CMD to test the archive".into(),
+                );
+            }
+            if VALUED.contains(&t) {
+                if t == "-O" {
+                    if let Some(v) = args.get(i) {
+                        out.write(v);
+                    }
+                }
+                i += 1;
+            }
+            continue;
+        }
+        if !archive_seen {
+            archive_seen = true;
+            out.write(w);
+        }
+    }
+}
+
 /// pytest: the test files and directories it imports (its operands, `FILE::test` node ids
 /// included) run code, which outside the writable roots is not the project's; `@FILE` reads
 /// more arguments from a file (argparse's `fromfile_prefix_chars`); `-p NAME` imports a plugin
@@ -623,7 +916,7 @@ pub(super) fn pytest(p: &Parsed, out: &mut Examined) {
         if w.text.starts_with('@') || !w.literal && w.raw.starts_with('@') {
             out.effect(
                 EffectKind::Runs,
-                &w.text,
+                if w.literal { &w.text } else { UNKNOWN_OPTION },
                 format!("`{}` reads more pytest arguments from a file", w.text),
             );
             continue;

@@ -469,7 +469,8 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program {
         names: &["make", "gmake"],
         spec: Spec {
-            short_arg: "fCIjloOW",
+            // `-E STRING` is `--eval=STRING` (GNU make 4.3 already takes it: checked).
+            short_arg: "fCIjloOWE",
             long_arg: &[
                 "file",
                 "makefile",
@@ -502,6 +503,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("-I", Does::Runs),
             ("--include-dir", Does::Runs),
             ("--eval", Does::Runs),
+            ("-E", Does::Runs),
         ],
         operands: Operands::Read,
         special: Some(make),
@@ -532,10 +534,21 @@ pub(super) const PROGRAMS: &[Program] = &[
                 "experimental-loader",
                 "conditions",
                 "env-file",
+                "env-file-if-exists",
                 "input-type",
                 "title",
                 "inspect-port",
+                "openssl-config",
+                "snapshot-blob",
+                "redirect-warnings",
+                "diagnostic-dir",
+                "cpu-prof-dir",
+                "heap-prof-dir",
+                "report-directory",
             ],
+            // `--inspect[=[HOST:]PORT]`: the value only attached (listed, so that it is not
+            // taken for `--inspect-port`).
+            long_flag: &["inspect", "inspect-brk", "inspect-wait"],
             lenient: true,
             ..Spec::NONE
         },
@@ -552,6 +565,20 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("--loader", Does::Runs),
             ("--experimental-loader", Does::Runs),
             ("--env-file", Does::Runs),
+            // An env file may set NODE_OPTIONS (`--require`); an OpenSSL config loads
+            // providers (shared objects); a snapshot blob is code.
+            ("--env-file-if-exists", Does::Runs),
+            ("--openssl-config", Does::Runs),
+            ("--snapshot-blob", Does::Runs),
+            // The inspector is a debugger anyone who reaches its port drives.
+            ("--inspect", Does::Network),
+            ("--inspect-brk", Does::Network),
+            ("--inspect-wait", Does::Network),
+            ("--redirect-warnings", Does::WritesArg),
+            ("--diagnostic-dir", Does::WritesArg),
+            ("--cpu-prof-dir", Does::WritesArg),
+            ("--heap-prof-dir", Does::WritesArg),
+            ("--report-directory", Does::WritesArg),
         ],
         operands: Operands::Read,
         special: None,
@@ -578,6 +605,66 @@ pub(super) const PROGRAMS: &[Program] = &[
         ],
         operands: Operands::Read,
         special: Some(in_place),
+    },
+    // diff3 and sdiff run `--diff-program` (GNU getopt_long: abbreviations too; checked with
+    // the real diffutils); sdiff `-o FILE` writes the merge.
+    Program {
+        names: &["diff3", "sdiff"],
+        spec: Spec {
+            short_arg: "LoIw",
+            long_arg: &[
+                "diff-program",
+                "label",
+                "output",
+                "ignore-matching-lines",
+                "width",
+                "tabsize",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[
+            ("--diff-program", Does::Runs),
+            ("-o", Does::WritesArg),
+            ("--output", Does::WritesArg),
+        ],
+        operands: Operands::Read,
+        special: None,
+    },
+    // bat (`batcat` on Debian) pipes its output through `--pager` (clap: exact names).
+    Program {
+        names: &["bat", "batcat"],
+        spec: Spec {
+            short_arg: "lmrHd",
+            long_arg: &[
+                "pager",
+                "language",
+                "map-syntax",
+                "line-range",
+                "highlight-line",
+                "theme",
+                "style",
+                "tabs",
+                "wrap",
+                "terminal-width",
+                "color",
+                "italic-text",
+                "decorations",
+                "paging",
+                "file-name",
+                "diff-context",
+                "ignored-suffix",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: false,
+        options: &[("--pager", Does::Runs)],
+        operands: Operands::Read,
+        special: None,
     },
     Program {
         names: &["less", "more", "most"],
