@@ -89,14 +89,14 @@ pub struct Disabled {
 ///    rule naming an option that stands elsewhere in the key), else the last match, else the
 ///    tool's default (`[shell] default`, `[tools.NAME] approval`; for a file tool the root that
 ///    holds the path, [`Request::file`]: its `read_approval`/`write_approval` ask, else its
-///    mode's allow; else a front end's verdict; else `ask`); a passing key
-///    ([`Request::passing`]: a wrapper, `cd src`) is allowed by its check unless a rule names
-///    it; a front end's verdict ([`Request::verdict`]) or a file tool's write on the
-///    persistence surface (an ask) joins in; the most restrictive wins. Any deny here is
-///    final — no grant or mode relaxes it.
+///    mode's allow; else `ask`); a passing key ([`Request::passing`]: a wrapper, `cd src`)
+///    is allowed by its check unless a rule names it; a file tool's write on the persistence
+///    surface (an ask) joins in; the most restrictive wins. Any deny here is final — no grant
+///    or mode relaxes it.
 /// 2. an ask whose keys are all granted for the session is allowed (session grant) — unless
 ///    the tool raised a concern the keys do not capture ([`Request::concerns`]), which asks
-///    (or denies) whatever the grants say. A concern about an option of one command is lifted
+///    (or denies) whatever the grants say; a front end's refusal (the gate's `refuse`) is
+///    such a deny concern, final like a rule's deny. A concern about an option of one command is lifted
 ///    by an explicit allow rule on that command's key that names the option.
 /// 3. the doom loop: the same tool with the same keys `doom_loop` times in a row turns an
 ///    allow into an ask (connections, the `network` tool, are not counted).
@@ -381,16 +381,12 @@ impl Engine {
     /// a record of kind `refusal` ([`audit::Record::refusal`]) after the call's decision.
     /// Without an audit log there is nothing to record in: `Ok`.
     pub fn record_refusal(&self, req: &Request, reason: &str) -> Result<(), Error> {
-        let Some(log) = &self.audit else {
-            return Ok(());
-        };
-        let record = audit::Record::refusal(&req.tool, reason)
-            .request(&req.id)
-            .client_request(req.client_request.clone())
-            .keys(req.keys.iter().map(|k| k.words().to_vec()))
-            .args(&req.args)
-            .preview(&req.presentation.summary);
-        log.append(&record).map(|_| ())
+        match &self.audit {
+            Some(log) => log
+                .append(&refusal_record(req, "refusal", reason))
+                .map(|_| ()),
+            None => Ok(()),
+        }
     }
 
     /// Overrides the mode (e.g. `--approve-all`).
@@ -509,19 +505,11 @@ impl Engine {
                 by_default: false,
             }
         }));
-        // The tool's own verdict (a front end's refusal, a wrapped server's) or, for a file
-        // tool, what the persistence surface adds: a write there makes a program of the
-        // operator's run something later, outside any sandbox, so the root's mode alone never
-        // allows it — it joins the rules like a verdict (a grant for the key covers it).
-        let verdict = req
-            .verdict
-            .as_ref()
-            .map(|v| KeyVerdict {
-                action: v.action,
-                by: By::Tool(v.rule.clone()),
-                reason: v.reason.clone(),
-            })
-            .or_else(|| surface(req));
+        // For a file tool, what the persistence surface adds: a write there makes a program
+        // of the operator's run something later, outside any sandbox, so the root's mode alone
+        // never allows it — it joins the rules like a verdict (a grant for the key covers it).
+        // A front end's refusal is a deny concern, below.
+        let verdict = surface(req);
         // The most restrictive concern that no explicit allow rule lifted (first among equals).
         let concerns: Vec<KeyVerdict> = req
             .concerns
@@ -692,13 +680,6 @@ impl Engine {
         }
         if let Some(access) = &req.file {
             return self.rules.file_default(access);
-        }
-        if let Some(v) = &req.verdict {
-            return KeyVerdict {
-                action: v.action,
-                by: By::Tool(v.rule.clone()),
-                reason: v.reason.clone(),
-            };
         }
         KeyVerdict {
             action: Action::Ask,
@@ -995,4 +976,20 @@ fn lifted(c: &Concern, keys: &[KeyExplained]) -> bool {
             && matches!(&k.verdict.by, By::Rule { pattern, .. } | By::PersistedGrant { pattern, .. }
                 if pattern.split(' ').any(|token| token == option))
     })
+}
+
+/// The refusal record of `req`, a call whose decision was recorded before: kind `refusal`, by
+/// `builtin:CATEGORY` (`refusal`: cordon could not run it; `deadline`: the hook's host was
+/// told to block it after its decision was recorded), with the call's id and keys.
+pub fn refusal_record(req: &Request, category: &str, reason: &str) -> audit::Record {
+    let mut record = audit::Record::refusal(&req.tool, reason)
+        .request(&req.id)
+        .client_request(req.client_request.clone())
+        .keys(req.keys.iter().map(|k| k.words().to_vec()))
+        .args(&req.args)
+        .preview(&req.presentation.summary);
+    record.by = audit::By::Builtin {
+        tag: category.to_string(),
+    };
+    record
 }

@@ -204,7 +204,9 @@ mod toolrules;
 
 pub use amend::Amendment;
 pub use batch::{Batch, Resolved};
-pub use engine::{Asker, AsyncAsker, Decided, Disabled, Durable, Engine, RuleStore};
+pub use engine::{
+    refusal_record, Asker, AsyncAsker, Decided, Disabled, Durable, Engine, RuleStore,
+};
 pub use error::Error;
 pub use explain::{Explanation, KeyExplained};
 pub use memory::SessionMemory;

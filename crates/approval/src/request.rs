@@ -59,13 +59,6 @@ pub struct Request {
     pub keys: Vec<Key>,
     /// What to show the person who approves it.
     pub presentation: Presentation,
-    /// A front end's own verdict on the call (a host's tool cordon refuses before the rules
-    /// see it, the gate's `refuse`), if it has one; the tools hand facts instead
-    /// ([`Request::concerns`], [`Request::file`]). It is combined with the rules' verdicts:
-    /// the most restrictive wins, and it is the default for keys no rule matches when the
-    /// policy configures no default for the tool.
-    #[serde(skip)]
-    pub verdict: Option<Decision>,
     /// What the tool found that the keys do not capture (for the shell tool: an environment
     /// assignment, a write redirection outside the roots, a line it cannot fully parse).
     /// Combined like the verdict — the most restrictive wins — but never covered by a session
@@ -107,7 +100,6 @@ impl Request {
             tool,
             keys,
             presentation: Presentation::summary(summary),
-            verdict: None,
             concerns: Vec::new(),
             passing: Vec::new(),
             file: None,
@@ -137,12 +129,6 @@ impl Request {
     /// Sets the presentation.
     pub fn with_presentation(mut self, presentation: Presentation) -> Request {
         self.presentation = presentation;
-        self
-    }
-
-    /// Sets the tool's own verdict.
-    pub fn with_verdict(mut self, verdict: Decision) -> Request {
-        self.verdict = Some(verdict);
         self
     }
 

@@ -418,7 +418,7 @@ pub fn rule(
     reason: Option<&str>,
 ) -> Result<ShellRule, Error> {
     Ok(ShellRule {
-        pattern: Pattern::new(pattern).map_err(Error::InvalidRule)?,
+        pattern: Pattern::new(pattern).map_err(|e| Error::InvalidRule(e.to_string()))?,
         action,
         reason: reason.map(String::from),
         matches: Vec::new(),

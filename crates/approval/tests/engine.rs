@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cordon_approval::{
-    rule, Answer, ApprovalError, AskError, AsyncAsker, By, Decision, Engine, Key, Origin, Outcome,
+    rule, Answer, ApprovalError, AskError, AsyncAsker, By, Concern, Engine, Key, Origin, Outcome,
     Pending, Request, RuleRef, Rules,
 };
 use cordon_policy::{Action, ApprovalMode, Policy};
@@ -256,19 +256,15 @@ fn tool_pre_approval_survives_strict_mode() {
     );
 }
 
+/// A front end's refusal (the gate's `refuse`) is a deny concern: a rule allowing the tool,
+/// a session grant and approve-all do not relax it, and the check that refused decides.
 #[test]
-fn tool_verdict_is_the_default_and_its_deny_wins() {
+fn a_front_ends_refusal_is_a_deny_concern_nothing_relaxes() {
     let mut e = engine("");
-    let v = |a| Decision {
-        action: a,
-        reason: "roots".into(),
-        rule: RuleRef::Builtin("paths"),
+    let req = || {
+        Request::new("1", "read_file", vec![Key::split("read_file a.txt")])
+            .with_concern(Concern::new(Action::Deny, "paths", "roots"))
     };
-    let req =
-        |a| Request::new("1", "read_file", vec![Key::split("read_file a.txt")]).with_verdict(v(a));
-    assert_eq!(kind(&e.evaluate(&req(Action::Allow))), "allow");
-    assert_eq!(kind(&e.evaluate(&req(Action::Ask))), "ask");
-    // A rule for the tool cannot relax the tool's own deny.
     e.rules_mut()
         .add(
             "read_*",
@@ -276,9 +272,13 @@ fn tool_verdict_is_the_default_and_its_deny_wins() {
             Origin::Policy,
         )
         .unwrap();
-    let o = e.evaluate(&req(Action::Deny));
+    e.memory_mut()
+        .grant("read_file", Key::split("read_file a.txt"));
+    e.set_mode(ApprovalMode::ApproveAll);
+    let o = e.evaluate(&req());
     assert_eq!(kind(&o), "deny");
     assert_eq!(o.by(), &By::Tool(RuleRef::Builtin("paths")));
+    assert_eq!(o.reason(), "roots");
 }
 
 #[test]

@@ -229,13 +229,22 @@ fn show(file: &Path, filter: &Filter, json: bool) -> Exit {
         .map_err(|e| Error::failure(format!("audit log {}: cannot read: {e}", file.display())))?;
     let mut parts: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
     let tail = parts.pop().unwrap_or_default();
+    let blocked = blocked_after(&parts);
     let mut bad = false;
     for (i, line) in parts.iter().enumerate() {
         match serde_json::from_slice::<Record>(line) {
             Ok(r) if !filter.keeps(&r) => {}
             // The line as the log holds it: the hash chain is over these bytes.
             Ok(_) if json => println!("{}", String::from_utf8_lossy(line)),
-            Ok(r) => println!("{}", one_line(&r)),
+            Ok(r) => {
+                let mut line = one_line(&r);
+                if let Some(seq) = blocked.get(&(r.session.clone(), r.request.clone())) {
+                    if r.kind.is_decision() && *seq > r.seq {
+                        line.push_str(&format!(" [then blocked: #{seq}]"));
+                    }
+                }
+                println!("{line}")
+            }
             Err(e) => {
                 bad = true;
                 eprintln!(
@@ -257,6 +266,18 @@ fn show(file: &Path, filter: &Filter, json: bool) -> Exit {
         );
     }
     Ok(if bad { 1 } else { 0 })
+}
+
+/// The calls blocked after their decision was recorded (a refusal record for the same
+/// session and request id: cordon could not run it, or the hook's deadline passed), by
+/// (session, request id): the refusal's `seq`.
+fn blocked_after(lines: &[&[u8]]) -> std::collections::HashMap<(String, String), u64> {
+    lines
+        .iter()
+        .filter_map(|l| serde_json::from_slice::<Record>(l).ok())
+        .filter(|r| r.kind == audit::Kind::Refusal && !r.request.is_empty())
+        .map(|r| ((r.session, r.request), r.seq))
+        .collect()
 }
 
 /// `TIME SESSION #SEQ DECISION TOOL KEYS by BY: REASON [note: NOTE]`, every field made safe

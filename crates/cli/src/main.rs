@@ -433,7 +433,7 @@ fn session_cmd(cmd: SessionCmd) -> Exit {
         SessionCmd::Show { name } => (name, None),
         SessionCmd::Revoke { name, words } => (name, Some(words)),
     };
-    let mut s = cordon_gate::session::Session::open(name, &[]).map_err(Error::failure)?;
+    let mut s = cordon_gate::session::Session::open(name, &[])?;
     match words {
         None => {
             for (tool, key) in s.grants() {
@@ -442,7 +442,7 @@ fn session_cmd(cmd: SessionCmd) -> Exit {
             Ok(0)
         }
         Some(words) => {
-            let n = s.revoke(words).map_err(Error::failure)?;
+            let n = s.revoke(words)?;
             println!("revoked {n} grant(s) of session `{name}`");
             Ok(0)
         }

@@ -704,3 +704,61 @@ fn the_hook_refuses_a_log_named_through_a_symlink_in_the_workspace() {
         1
     );
 }
+
+/// A call blocked after its decision was recorded (the hook's deadline passed after `allow`
+/// was written; the record the hook writes then, built here by the same function): `show`
+/// marks the allow as blocked by the refusal that follows, and `summary` counts one call,
+/// denied (refused by cordon) — not an allowed call plus a denied one.
+#[test]
+fn a_call_blocked_after_its_allow_shows_and_counts_as_blocked() {
+    use cordon_approval::audit::{AuditLog, By, Record};
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("audit.jsonl");
+    let mut log = AuditLog::open(&path).unwrap();
+    let request = cordon_approval::Request::new(
+        "call-1",
+        "shell",
+        vec![cordon_approval::Key::new(["touch", "x"])],
+    );
+    let allow = Record::new(
+        "shell",
+        cordon_policy::Action::Allow,
+        By::Builtin {
+            tag: "default".into(),
+        },
+        "the shell default is allow",
+    )
+    .request("call-1")
+    .keys([["touch", "x"]])
+    .preview("touch x");
+    log.append(&allow).unwrap();
+    let late = cordon_approval::refusal_record(
+        &request,
+        "deadline",
+        "blocked after its decision was recorded: no decision within the hook's 10 s deadline",
+    );
+    log.append(&late).unwrap();
+
+    let o = cordon(d.path(), &["audit", "show", "audit.jsonl"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].contains(" allow ") && lines[0].ends_with("[then blocked: #1]"),
+        "{out}"
+    );
+    assert!(
+        lines[1].contains("refusal deny") && lines[1].contains("by builtin:deadline"),
+        "{out}"
+    );
+
+    let o = cordon(d.path(), &["audit", "summary", "audit.jsonl"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("1 call(s): 0 allowed, 0 asked, 1 denied (1 refused by cordon)"),
+        "{out}"
+    );
+    assert!(out.contains("denied 1x: touch x"), "{out}");
+}

@@ -94,11 +94,8 @@ impl Gate {
         let id = cordon_approval::audit::new_id().unwrap_or_default();
         let request = Request::new(id, tool, vec![Key::new(key)])
             .with_presentation(Presentation::summary(shown))
-            .with_verdict(cordon_approval::Decision {
-                action: Action::Deny,
-                reason: reason.to_string(),
-                rule: cordon_approval::RuleRef::Builtin(check),
-            });
+            // A deny concern: final whatever the rules, grants or mode say.
+            .with_concern(cordon_approval::Concern::new(Action::Deny, check, reason));
         let shown = clean(shown);
         if self.front_end == FrontEnd::Check {
             return Decision {

@@ -10,7 +10,7 @@
 //!                            REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, …
 //! ```
 
-use std::io::Read;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -177,63 +177,69 @@ fn within_reach(c: &Credential, readable: &[(PathBuf, String)]) -> Result<(), Er
 /// Reads `c`'s real value. What a refusal says names the credential and its source, never a
 /// value.
 fn read(c: &Credential) -> Result<String, Error> {
-    let fail = |why: String| {
+    let fail = |why: &dyn std::fmt::Display| {
         Error::failure(format!(
             "credential `{}` ({}): {}; fix [credentials.{}] from, or what it names",
             c.name,
             clean(&c.from.to_string()),
-            clean(&why),
+            clean(&why.to_string()),
             c.name
         ))
     };
     let raw = match &c.from {
         Source::Env(var) => std::env::var(var).map_err(|_| {
-            fail(format!(
+            fail(&format!(
                 "`{var}` is not set in cordon's environment (or not UTF-8)"
             ))
         })?,
-        Source::File(path) => read_file(path).map_err(fail)?,
-        Source::Command(argv) => run(argv).map_err(fail)?,
+        Source::File(path) => read_file(path).map_err(|e| fail(&e))?,
+        Source::Command(argv) => run(argv).map_err(|e| fail(&e))?,
     };
     let value = raw.trim_end_matches(['\n', '\r']).to_string();
     if value.is_empty() {
-        return Err(fail("the value is empty".into()));
+        return Err(fail(&"the value is empty"));
     }
     // It goes into HTTP headers: a control character would split or end one.
     if value.bytes().any(|b| b.is_ascii_control()) {
         return Err(fail(
-            "the value holds a control character (a newline inside, say)".into(),
+            &"the value holds a control character (a newline inside, say)",
         ));
     }
     Ok(value)
 }
 
+/// Why a credential's source gave no value: the kind says what failed, the message says it
+/// in the words the refusal shows (`credential `NAME` (SOURCE): MESSAGE; fix …`).
+fn why(kind: io::ErrorKind, message: impl Into<String>) -> io::Error {
+    io::Error::new(kind, message.into())
+}
+
 /// A file's content, opened from `/` without following a link at any component.
-fn read_file(path: &Path) -> Result<String, String> {
+fn read_file(path: &Path) -> io::Result<String> {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err("not a file path".into());
+        return Err(why(io::ErrorKind::InvalidInput, "not a file path"));
     };
     let bytes = cordon_fs::safe::Dir::open_absolute(dir)
         .and_then(|d| d.read(Path::new(name), MAX_VALUE))
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| "no such file".to_string())?;
-    String::from_utf8(bytes).map_err(|_| "the file is not UTF-8".into())
+        .map_err(|e| why(e.kind(), e.to_string()))?
+        .ok_or_else(|| why(io::ErrorKind::NotFound, "no such file"))?;
+    String::from_utf8(bytes).map_err(|_| why(io::ErrorKind::InvalidData, "the file is not UTF-8"))
 }
 
 /// The operator's program's standard output: run outside the sandbox, stdin closed, killed
 /// after [`COMMAND_TIMEOUT`].
-fn run(argv: &[String]) -> Result<String, String> {
+fn run(argv: &[String]) -> io::Result<String> {
     run_within(argv, COMMAND_TIMEOUT)
 }
 
-fn run_within(argv: &[String], timeout: Duration) -> Result<String, String> {
+fn run_within(argv: &[String], timeout: Duration) -> io::Result<String> {
     let mut child = std::process::Command::new(&argv[0])
         .args(&argv[1..])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run it: {e}"))?;
+        .map_err(|e| why(e.kind(), format!("cannot run it: {e}")))?;
     let mut out = child.stdout.take().expect("piped");
     let mut err = child.stderr.take().expect("piped");
     // Read on threads of their own, and waited for with a deadline: a program that leaves a
@@ -258,12 +264,12 @@ fn run_within(argv: &[String], timeout: Duration) -> Result<String, String> {
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "it took longer than {}s",
-                    COMMAND_TIMEOUT.as_secs()
+                return Err(why(
+                    io::ErrorKind::TimedOut,
+                    format!("it took longer than {}s", COMMAND_TIMEOUT.as_secs()),
                 ));
             }
-            Err(e) => return Err(format!("cannot wait for it: {e}")),
+            Err(e) => return Err(why(e.kind(), format!("cannot wait for it: {e}"))),
         }
     };
     let (mut out, mut err) = (None, Vec::new());
@@ -276,22 +282,31 @@ fn run_within(argv: &[String], timeout: Duration) -> Result<String, String> {
         }
     }
     let Some(out) = out else {
-        return Err("its output was not closed in time (a process it left holds it?)".into());
+        return Err(why(
+            io::ErrorKind::TimedOut,
+            "its output was not closed in time (a process it left holds it?)",
+        ));
     };
     if !status.success() {
         let said = String::from_utf8_lossy(&err);
-        return Err(format!(
-            "it failed ({status}){}",
-            said.lines()
-                .next()
-                .map(|l| format!(": {l}"))
-                .unwrap_or_default()
+        return Err(why(
+            io::ErrorKind::Other,
+            format!(
+                "it failed ({status}){}",
+                said.lines()
+                    .next()
+                    .map(|l| format!(": {l}"))
+                    .unwrap_or_default()
+            ),
         ));
     }
     if out.len() as u64 > MAX_VALUE {
-        return Err(format!("its output is longer than {MAX_VALUE} bytes"));
+        return Err(why(
+            io::ErrorKind::InvalidData,
+            format!("its output is longer than {MAX_VALUE} bytes"),
+        ));
     }
-    String::from_utf8(out).map_err(|_| "its output is not UTF-8".into())
+    String::from_utf8(out).map_err(|_| why(io::ErrorKind::InvalidData, "its output is not UTF-8"))
 }
 
 #[cfg(test)]
@@ -347,17 +362,22 @@ mod tests {
     #[test]
     fn a_command_is_the_operators_program_with_a_deadline() {
         assert_eq!(run(&argv(&["/bin/echo", "tok"])).unwrap(), "tok\n");
-        let e = run(&argv(&["/bin/sh", "-c", "echo why >&2; exit 3"])).unwrap_err();
+        let e = run(&argv(&["/bin/sh", "-c", "echo why >&2; exit 3"]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("exit status: 3") && e.contains("why"), "{e}");
         let start = Instant::now();
-        let e = run_within(&argv(&["/bin/sleep", "30"]), Duration::from_secs(1)).unwrap_err();
+        let e = run_within(&argv(&["/bin/sleep", "30"]), Duration::from_secs(1))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("took longer"), "{e}");
         // A process it leaves behind holding its output does not wedge the run.
         let e = run_within(
             &argv(&["/bin/sh", "-c", "sleep 30 & echo tok"]),
             Duration::from_secs(1),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("not closed in time"), "{e}");
         assert!(
             start.elapsed() < Duration::from_secs(20),

@@ -201,9 +201,7 @@ impl Gate {
 
     fn open_session(&self) -> Result<Option<session::Session>, Error> {
         match &self.session {
-            Some(name) => session::Session::open(name, &writable_roots(&self.policy))
-                .map(Some)
-                .map_err(Error::failure),
+            Some(name) => session::Session::open(name, &writable_roots(&self.policy)).map(Some),
             None => Ok(None),
         }
     }
@@ -298,7 +296,7 @@ impl Gate {
         if let Some(s) = session {
             let engine = lock(&self.engine);
             if let Err(e) = s.save_from(&engine) {
-                return Decision::failed(call, None, e);
+                return Decision::failed(call, None, e.to_string());
             }
         }
         let kind = match outcome {

@@ -29,7 +29,7 @@ pub const LIFETIME: Duration = Duration::from_secs(15 * 60);
 
 /// The grants' directory.
 pub fn dir() -> Result<PathBuf, Error> {
-    let sessions = crate::session::dir().map_err(Error::failure)?;
+    let sessions = crate::session::dir()?;
     Ok(sessions.with_file_name("host-grants"))
 }
 
@@ -63,14 +63,15 @@ fn open_dir(policy: &Policy) -> Result<(cordon_fs::safe::Dir, PathBuf), Error> {
     crate::session::open_private_dir(
         "host-grants",
         "host grant directory",
-        &|dir, root| format!(
+        &|dir, root| {
+            format!(
             "host grant directory {} lies in {}, which the sandboxed command can reach: set XDG_RUNTIME_DIR elsewhere",
             dir.display(),
             root.display()
-        ),
+        )
+        },
         &roots(policy),
     )
-        .map_err(Error::failure)
 }
 
 fn now() -> u64 {

@@ -696,7 +696,7 @@ pub struct Gate {
     session: Option<String>,
     audit_path: PathBuf,
     audit_session: String,
-    toolbox: std::sync::OnceLock<Result<Toolbox, String>>,
+    toolbox: std::sync::OnceLock<Result<Toolbox, cordon_tools::tool::ToolError>>,
 }
 
 fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -3,7 +3,8 @@
 //! A connection to `HOST:PORT` is a call of the `network` tool ([`Gate::network`]), decided
 //! by the engine like any call — the `[network]` section's rules, session grants, the mode,
 //! a person asked through an [`AsyncAsker`] — and recorded before the proxy connects.
-//! [`NetworkDecider`] is that decision as the proxy's [`Decide`]; [`ConnectionLog`] writes the
+//! One [`Decide`] (`Deciding`) gives that decision to the proxy, whether the gate is shared
+//! ([`start_proxy`]) or a run's threads decide for it; [`ConnectionLog`] writes the
 //! proxy's connection records (open, close with bytes and duration, refusals after the
 //! address check) into the gate's audit log, in the same chain. [`start_proxy`] starts a proxy
 //! with both for a run; the run hands it the listeners made inside the sandbox.
@@ -50,21 +51,62 @@ impl Gate {
     }
 }
 
-/// The proxy's [`Decide`]: each connection decided by the gate ([`Gate::decide_async`]),
-/// recorded before the answer. One person is asked one question at a time; connections that
-/// need no answer are decided meanwhile.
-pub struct NetworkDecider<A> {
-    gate: Arc<Gate>,
-    asker: tokio::sync::Mutex<A>,
+/// How a gate's decider has a connection (or a request inside a terminated tunnel) decided:
+/// the one thing its two forms differ in. [`Deciding`] is the proxy's [`Decide`] on top of
+/// either, so that both answer the proxy the same way.
+trait Decider: Send + Sync {
+    fn decide_what(
+        &self,
+        what: Asked,
+    ) -> Pin<Box<dyn Future<Output = (Verdict, Option<DecisionSync>)> + Send + '_>>;
 }
 
-impl<A: AsyncAsker + Send> NetworkDecider<A> {
-    pub fn new(gate: Arc<Gate>, asker: A) -> NetworkDecider<A> {
-        NetworkDecider {
-            gate,
-            asker: tokio::sync::Mutex::new(asker),
-        }
+/// The proxy's [`Decide`] for a gate's [`Decider`]: a connection's verdict with the wait for
+/// its record ([`Decide::decide_unsynced`]), or settled first ([`Decide::decide`]); a request
+/// inside a terminated tunnel decided at once.
+struct Deciding<D>(D);
+
+impl<D: Decider> Decide for Deciding<D> {
+    fn decide(&self, host: &str, port: u16) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+        let decided = self.decide_unsynced(host, port);
+        Box::pin(async move { settled(decided.await).await })
     }
+
+    fn decide_unsynced(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Pin<Box<dyn Future<Output = (Verdict, Option<DecisionSync>)> + Send + '_>> {
+        self.0.decide_what(Asked::Connection {
+            host: host.to_string(),
+            port,
+        })
+    }
+
+    fn decide_request(
+        &self,
+        method: &str,
+        host: &str,
+        port: u16,
+        path: &str,
+    ) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+        let asked = self.0.decide_what(Asked::Request {
+            method: method.to_string(),
+            host: host.to_string(),
+            port,
+            path: path.to_string(),
+        });
+        // Never deferred (a request has no open record): durable with the verdict.
+        Box::pin(async move { asked.await.0 })
+    }
+}
+
+/// A [`Decider`] on a gate shared with the caller ([`start_proxy`]): each connection decided
+/// by the gate ([`Gate::decide_async`]), recorded before the answer. One person is asked one
+/// question at a time; connections that need no answer are decided meanwhile.
+struct NetworkDecider<A> {
+    gate: Arc<Gate>,
+    asker: tokio::sync::Mutex<A>,
 }
 
 /// Takes the shared asker only while a person is asked.
@@ -81,32 +123,20 @@ impl<A: AsyncAsker + Send> AsyncAsker for OneAtATime<'_, A> {
     }
 }
 
-impl<A: AsyncAsker + Send + 'static> Decide for NetworkDecider<A> {
-    fn decide(&self, host: &str, port: u16) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
-        let decided = self.decide_unsynced(host, port);
-        Box::pin(async move { settled(decided.await).await })
-    }
-
-    fn decide_unsynced(
+impl<A: AsyncAsker + Send + 'static> Decider for NetworkDecider<A> {
+    fn decide_what(
         &self,
-        host: &str,
-        port: u16,
+        what: Asked,
     ) -> Pin<Box<dyn Future<Output = (Verdict, Option<DecisionSync>)> + Send + '_>> {
-        let call = self.gate.network(host, port);
+        let (call, defer) = what.call(&self.gate);
         Box::pin(async move {
             let call = match call {
                 Ok(c) => c,
-                Err(e) => {
-                    let deny = Verdict::Deny {
-                        reason: e.to_string(),
-                        rule: String::new(),
-                    };
-                    return (deny, None);
-                }
+                Err(e) => return (refused(&e), None),
             };
             let (d, durable) = self
                 .gate
-                .decide_async_deferring(&call, &mut OneAtATime(&self.asker), true)
+                .decide_async_deferring(&call, &mut OneAtATime(&self.asker), defer)
                 .await;
             verdict(&d, durable)
         })
@@ -121,12 +151,11 @@ async fn settled((verdict, sync): (Verdict, Option<DecisionSync>)) -> Verdict {
     };
     let waited = tokio::task::spawn_blocking(move || sync.wait())
         .await
-        .unwrap_or_else(|e| Err(format!("the recording thread failed: {e}")));
+        .unwrap_or_else(|e| Err(cordon_netproxy::Error::RecordingThread(e)));
     match waited {
         Ok(()) => verdict,
-        Err(reason) => Verdict::Deny {
-            reason,
-            rule: String::new(),
+        Err(e) => Verdict::Unrecorded {
+            reason: e.to_string(),
         },
     }
 }
@@ -137,6 +166,11 @@ fn verdict(
     d: &crate::Decision,
     durable: Option<cordon_approval::Durable>,
 ) -> (Verdict, Option<DecisionSync>) {
+    // The audit log's failure, not the policy's: the proxy says so, and what to do.
+    if matches!(d.by(), Some(cordon_approval::By::AuditFailed)) {
+        let reason = d.reason().to_string();
+        return (Verdict::Unrecorded { reason }, None);
+    }
     let rule = d.by().map(|b| b.to_string()).unwrap_or_default();
     if !d.is_allowed() {
         let deny = Verdict::Deny {
@@ -146,7 +180,11 @@ fn verdict(
         return (deny, None);
     }
     let sync = durable.map(|durable| {
-        DecisionSync::new(move || durable.wait().map_err(|denied| clean(denied.reason())))
+        DecisionSync::new(move || {
+            durable
+                .wait()
+                .map_err(|denied| cordon_netproxy::Error::unrecorded(clean(denied.reason())))
+        })
     });
     (Verdict::Allow { rule }, sync)
 }
@@ -198,32 +236,35 @@ pub fn connection_record(c: &ConnectionRecord) -> audit::Record {
 }
 
 impl Record for ConnectionLog {
-    fn connection(&self, c: &ConnectionRecord) -> Result<(), String> {
+    fn connection(&self, c: &ConnectionRecord) -> Result<(), cordon_netproxy::Error> {
         // The decision was recorded before the connection was made; an open record that
         // cannot be made durable refuses the connection (the proxy's part), a close record
         // that cannot is said by the proxy.
         self.log
             .append(&connection_record(c))
             .map(|_| ())
-            .map_err(|e| clean(&e.to_string()))
+            .map_err(unrecorded)
     }
 
-    fn open(&self, c: &ConnectionRecord, decision: Option<DecisionSync>) -> Result<(), String> {
+    fn open(
+        &self,
+        c: &ConnectionRecord,
+        decision: Option<DecisionSync>,
+    ) -> Result<(), cordon_netproxy::Error> {
         // The open record is written before the wait for the decision's record (written
         // before the connect, into this same log): the sync that wait makes or joins then
         // covers both, one sync before the first byte instead of two in a row.
-        let written = self
-            .log
-            .write(&connection_record(c))
-            .map_err(|e| clean(&e.to_string()))?;
+        let written = self.log.write(&connection_record(c)).map_err(unrecorded)?;
         if let Some(d) = decision {
             d.wait()?;
         }
-        self.log
-            .durable(written)
-            .map(|_| ())
-            .map_err(|e| clean(&e.to_string()))
+        self.log.durable(written).map(|_| ()).map_err(unrecorded)
     }
+}
+
+/// The audit log's failure as the proxy's, its message made safe for a terminal.
+fn unrecorded(e: cordon_approval::Error) -> cordon_netproxy::Error {
+    cordon_netproxy::Error::unrecorded(clean(&e.to_string()))
 }
 
 /// Starts the proxy for a run of `gate`'s: `[network]`'s hosts table and listed addresses,
@@ -236,12 +277,12 @@ pub fn start_proxy<A: AsyncAsker + Send + 'static>(
 ) -> Result<ProxyHandle, Error> {
     let config = Config::from_policy(&gate.policy().network);
     let log = ConnectionLog::open(&gate)?;
-    Proxy::start(
-        config,
-        Arc::new(NetworkDecider::new(gate, asker)),
-        Arc::new(log),
-    )
-    .map_err(|e| Error::failure(format!("cannot start the network proxy: {e}")))
+    let decider = NetworkDecider {
+        gate,
+        asker: tokio::sync::Mutex::new(asker),
+    };
+    Proxy::start(config, Arc::new(Deciding(decider)), Arc::new(log))
+        .map_err(|e| Error::failure(format!("cannot start the network proxy: {e}")))
 }
 
 /// A question from the proxy's threads to the deciding thread.
@@ -264,8 +305,37 @@ enum Asked {
     },
 }
 
-impl ChannelDecide {
-    fn ask(
+impl Asked {
+    /// The gate's call for what is asked, and whether its record may be deferred: a
+    /// connection's is made durable with its open record; a request inside a terminated
+    /// tunnel has none and is answered at once.
+    fn call(&self, gate: &Gate) -> (Result<Call, Error>, bool) {
+        match self {
+            Asked::Connection { host, port } => (gate.network(host, *port), true),
+            Asked::Request {
+                method,
+                host,
+                port,
+                path,
+            } => (gate.http_request(method, host, *port, path), false),
+        }
+    }
+}
+
+/// The proxy's answer when what it asked about is not a call the gate can decide.
+fn refused(e: &Error) -> Verdict {
+    Verdict::Deny {
+        reason: e.to_string(),
+        rule: String::new(),
+    }
+}
+
+/// A [`Decider`] for one run of a gate held by reference: each question goes to a thread of
+/// the run's scope, which decides it with the gate ([`Gate::decide`]).
+struct ChannelDecide(std::sync::mpsc::Sender<Ask>);
+
+impl Decider for ChannelDecide {
+    fn decide_what(
         &self,
         what: Asked,
     ) -> Pin<Box<dyn Future<Output = (Verdict, Option<DecisionSync>)> + Send + '_>> {
@@ -284,45 +354,6 @@ impl ChannelDecide {
                 Err(_) => gone(),
             }
         })
-    }
-}
-
-/// The proxy's [`Decide`] for one run of a gate held by reference: each request goes to a
-/// thread of the run's scope, which decides it with the gate ([`Gate::decide`]).
-struct ChannelDecide(std::sync::mpsc::Sender<Ask>);
-
-impl Decide for ChannelDecide {
-    fn decide(&self, host: &str, port: u16) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
-        let decided = self.decide_unsynced(host, port);
-        Box::pin(async move { settled(decided.await).await })
-    }
-
-    fn decide_unsynced(
-        &self,
-        host: &str,
-        port: u16,
-    ) -> Pin<Box<dyn Future<Output = (Verdict, Option<DecisionSync>)> + Send + '_>> {
-        self.ask(Asked::Connection {
-            host: host.to_string(),
-            port,
-        })
-    }
-
-    fn decide_request(
-        &self,
-        method: &str,
-        host: &str,
-        port: u16,
-        path: &str,
-    ) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
-        let asked = self.ask(Asked::Request {
-            method: method.to_string(),
-            host: host.to_string(),
-            port,
-            path: path.to_string(),
-        });
-        // Never deferred (decide_now): the record is durable with the verdict.
-        Box::pin(async move { asked.await.0 })
     }
 }
 
@@ -432,27 +463,11 @@ impl Asking {
 /// allowed connection's record made durable with its open record: the wait comes with the
 /// verdict). With nobody to ask, an ask is a denial, with the reason, recorded as such.
 fn decide_now(gate: &Gate, what: &Asked, ask: Option<&Asking>) -> (Verdict, Option<DecisionSync>) {
-    let call = match what {
-        Asked::Connection { host, port } => gate.network(host, *port),
-        Asked::Request {
-            method,
-            host,
-            port,
-            path,
-        } => gate.http_request(method, host, *port, path),
-    };
+    let (call, defer) = what.call(gate);
     let call = match call {
         Ok(c) => c,
-        Err(e) => {
-            let deny = Verdict::Deny {
-                reason: e.to_string(),
-                rule: String::new(),
-            };
-            return (deny, None);
-        }
+        Err(e) => return (refused(&e), None),
     };
-    // A request inside a terminated tunnel is answered at once (it has no open record).
-    let defer = matches!(what, Asked::Connection { .. });
     let (d, durable) = match ask {
         Some(mut a) => {
             let (d, durable) = gate.decide_deferring(&call, &mut a, defer);
@@ -564,8 +579,12 @@ pub(crate) fn run_with_proxy<T>(
     let _mask = cordon_ossandbox::block_forwarded_signals()
         .map_err(|e| Error::failure(format!("cannot block signals for the run: {e}")))?;
     let (asks, asked) = std::sync::mpsc::channel::<Ask>();
-    let handle = Proxy::start(config, Arc::new(ChannelDecide(asks)), Arc::new(log))
-        .map_err(|e| Error::failure(format!("cannot start the network proxy: {e}")))?;
+    let handle = Proxy::start(
+        config,
+        Arc::new(Deciding(ChannelDecide(asks))),
+        Arc::new(log),
+    )
+    .map_err(|e| Error::failure(format!("cannot start the network proxy: {e}")))?;
     // Deciding threads at work, and word when one is done.
     let busy = (Mutex::new(0usize), std::sync::Condvar::new());
     Ok(std::thread::scope(|scope| {

@@ -136,8 +136,7 @@ impl Gate {
         let session_id = match &opts.session {
             Some(_) if dry => None,
             Some(name) => {
-                let refused =
-                    |e| refusal::refused_open(&policy, &opts.front_end, Error::failure(e));
+                let refused = |e| refusal::refused_open(&policy, &opts.front_end, e);
                 let mut s = session::Session::open(name, &writable).map_err(refused)?;
                 s.restore(&mut engine);
                 s.save_from(&engine).map_err(refused)?;

@@ -35,7 +35,7 @@ pub(crate) fn symlink_in_writable_root(
 /// running cordon or to root. The default log follows HOME and XDG_STATE_HOME, which `sudo -E`
 /// carries over to root: root would create directories in another user's home (taking their
 /// `~/.local` over) and follow links that user planted there to anywhere on the machine.
-pub(crate) fn owned_by_caller(path: &Path) -> Result<(), String> {
+pub(crate) fn owned_by_caller(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid cannot fail.
     let euid = unsafe { libc::geteuid() };
@@ -47,10 +47,13 @@ pub(crate) fn owned_by_caller(path: &Path) -> Result<(), String> {
             // root (see `caller_or_root`).
             Ok(m) if cordon_policy::trust::caller_or_root(m.uid()) => {}
             Ok(m) => {
-                return Err(format!(
-                    "{} belongs to uid {}, not to uid {euid} running cordon (is HOME another user's, as with sudo -E?)",
-                    at.display(),
-                    m.uid()
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{} belongs to uid {}, not to uid {euid} running cordon (is HOME another user's, as with sudo -E?)",
+                        at.display(),
+                        m.uid()
+                    ),
                 ))
             }
             Err(_) => break, // missing from here on: cordon creates it, as this user

@@ -61,3 +61,25 @@ pub(crate) fn refused_open(policy: &Policy, front_end: &FrontEnd, e: Error) -> E
     }
     e
 }
+
+impl Gate {
+    /// Records that the call `request`, whose decision is in the log (an allow, or an ask
+    /// deferred to the host), was blocked after all because of `category` (the hook's
+    /// `deadline` passed after the decision was recorded, and the host was told to block it):
+    /// a refusal record for the call's id after its decision, durable when this returns `Ok`.
+    /// Takes the engine only to find its writer: a decision still being made on another
+    /// thread holds the engine, not this. Without an audit log: `Ok`.
+    pub fn record_blocked(
+        &self,
+        request: &Request,
+        category: &str,
+        reason: &str,
+    ) -> Result<(), Error> {
+        let Some(log) = lock(&self.engine).audit_log() else {
+            return Ok(());
+        };
+        log.append(&cordon_approval::refusal_record(request, category, reason))
+            .map(|_| ())
+            .map_err(|e| Error::failure(format!("audit log {e}")))
+    }
+}

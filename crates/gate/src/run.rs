@@ -241,7 +241,7 @@ impl Gate {
 
     pub(crate) fn toolbox(&self) -> Result<&Toolbox, Error> {
         self.toolbox
-            .get_or_init(|| Toolbox::from_policy(&self.policy).map_err(|e| e.to_string()))
+            .get_or_init(|| Toolbox::from_policy(&self.policy))
             .as_ref()
             .map_err(Error::failure)
     }

@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 
 use cordon_approval::{Engine, Key};
 use cordon_policy::trust::{FileText, Pinned, TrustStore};
+
+use crate::Error;
 use serde_json::{json, Value};
 
 /// How long a call waits for another call of its session, once it said it waits: that one may
@@ -37,7 +39,7 @@ pub struct Session {
 }
 
 /// The directory sessions live in.
-pub fn dir() -> Result<PathBuf, String> {
+pub fn dir() -> Result<PathBuf, Error> {
     let (anchor, rel) = place("sessions")?;
     Ok(anchor.join(rel))
 }
@@ -46,7 +48,7 @@ pub fn dir() -> Result<PathBuf, String> {
 /// the rest): the anchor is the operator's (`$XDG_RUNTIME_DIR`, else `$HOME`), the rest is
 /// cordon's own (`cordon/LEAF`, else `.local/state/cordon/LEAF`), created and walked without
 /// following a link.
-fn place(leaf: &str) -> Result<(PathBuf, PathBuf), String> {
+fn place(leaf: &str) -> Result<(PathBuf, PathBuf), Error> {
     let runtime = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute());
@@ -55,7 +57,9 @@ fn place(leaf: &str) -> Result<(PathBuf, PathBuf), String> {
     }
     match std::env::var_os("HOME").map(PathBuf::from) {
         Some(h) if h.is_absolute() => Ok((h, Path::new(".local/state/cordon").join(leaf))),
-        _ => Err("no place for sessions: neither XDG_RUNTIME_DIR nor HOME is set".into()),
+        _ => Err(Error::failure(
+            "no place for sessions: neither XDG_RUNTIME_DIR nor HOME is set",
+        )),
     }
 }
 
@@ -70,14 +74,14 @@ pub(crate) fn open_private_dir(
     what: &str,
     in_root: &dyn Fn(&Path, &Path) -> String,
     roots: &[PathBuf],
-) -> Result<(cordon_fs::safe::Dir, PathBuf), String> {
+) -> Result<(cordon_fs::safe::Dir, PathBuf), Error> {
     let (anchor, rel) = place(leaf)?;
     let dir = anchor.join(&rel);
-    let refuse_in_roots = |real: &Path| -> Result<(), String> {
+    let refuse_in_roots = |real: &Path| -> Result<(), Error> {
         for w in roots {
             let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
             if real.starts_with(&w) {
-                return Err(in_root(real, &w));
+                return Err(Error::failure(in_root(real, &w)));
             }
         }
         Ok(())
@@ -87,10 +91,10 @@ pub(crate) fn open_private_dir(
     refuse_in_roots(&existing_prefix_canonical(&dir))?;
     let opened = cordon_fs::safe::Dir::anchor(&anchor)
         .and_then(|a| a.create_dirs(&rel, 0o700))
-        .map_err(|e| format!("{what} {}: {e}", dir.display()))?;
+        .map_err(|e| Error::failure(format!("{what} {}: {e}", dir.display())))?;
     // No link below the anchor: its canonical path and the rest name the directory opened.
     let real = std::fs::canonicalize(&anchor)
-        .map_err(|e| format!("{what} {}: {e}", dir.display()))?
+        .map_err(|e| Error::failure(format!("{what} {}: {e}", dir.display())))?
         .join(&rel);
     // Again on what exists now: the anchor may lead elsewhere than its prefix did.
     refuse_in_roots(&real)?;
@@ -117,7 +121,7 @@ fn existing_prefix_canonical(path: &Path) -> PathBuf {
 }
 
 /// Checks a session name: 1–64 of `A-Z a-z 0-9 . _ -`, not starting with a dot.
-pub fn valid_name(name: &str) -> Result<(), String> {
+pub fn valid_name(name: &str) -> Result<(), Error> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && !name.starts_with('.')
@@ -127,17 +131,17 @@ pub fn valid_name(name: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
+        Err(Error::failure(format!(
             "invalid session name {:?}: use 1-64 letters, digits, `.`, `_` or `-`, not starting with `.`",
             crate::clean(name)
-        ))
+        )))
     }
 }
 
 impl Session {
     /// Opens (creating) session `name`, locked. `writable` are the roots the sandboxed command
     /// may write: a session directory inside one is refused.
-    pub fn open(name: &str, writable: &[PathBuf]) -> Result<Session, String> {
+    pub fn open(name: &str, writable: &[PathBuf]) -> Result<Session, Error> {
         valid_name(name)?;
         let (dir, real) = open_private_dir(
             "sessions",
@@ -155,12 +159,14 @@ impl Session {
         let lock_name = PathBuf::from(format!("{name}.lock"));
         let open_lock = || {
             dir.open_read_append(&lock_name, 0o600, true)
-                .map_err(|e| format!("session `{name}`: cannot open its lock: {e}"))
+                .map_err(|e| Error::failure(format!("session `{name}`: cannot open its lock: {e}")))
         };
         // Said only after a second: a brief wait (another decision of this same process, a
         // run's other connection) is no news, and the terminal may be lent to a question then.
         // The holder may be asking a person: no deadline after that, as before.
-        let cannot = |e: cordon_fs::lock::Error| format!("session `{name}`: cannot lock: {e}");
+        let cannot = |e: cordon_fs::lock::Error| {
+            Error::failure(format!("session `{name}`: cannot lock: {e}"))
+        };
         let lock = match cordon_fs::lock::FileLock::exclusive(
             open_lock()?,
             std::time::Duration::from_secs(1),
@@ -189,8 +195,9 @@ impl Session {
         let file_name = PathBuf::from(format!("{name}.json"));
         match s.dir.read(&file_name, 1 << 20) {
             Ok(Some(bytes)) => {
-                let text = String::from_utf8(bytes)
-                    .map_err(|_| format!("session file {}: not UTF-8", s.path.display()))?;
+                let text = String::from_utf8(bytes).map_err(|_| {
+                    Error::failure(format!("session file {}: not UTF-8", s.path.display()))
+                })?;
                 s.store
                     .check(
                         &FileText {
@@ -199,24 +206,28 @@ impl Session {
                         },
                         Pinned::Session,
                     )
-                    .map_err(|e| crate::clean(&e.to_string()))?;
+                    .map_err(Error::failure)?;
                 s.parse(text.as_bytes())?
             }
             Ok(None) => {
                 s.id = cordon_approval::audit::new_id()
-                    .map_err(|e| format!("session `{name}`: no random id: {e}"))?;
+                    .map_err(|e| Error::failure(format!("session `{name}`: no random id: {e}")))?;
             }
-            Err(e) => return Err(format!("session `{name}`: cannot read: {e}")),
+            Err(e) => {
+                return Err(Error::failure(format!(
+                    "session `{name}`: cannot read: {e}"
+                )))
+            }
         }
         Ok(s)
     }
 
-    fn parse(&mut self, bytes: &[u8]) -> Result<(), String> {
+    fn parse(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let bad = |why: &str| {
-            format!(
+            Error::failure(format!(
                 "session file {} is damaged ({why}); delete it to start the session afresh",
                 self.path.display()
-            )
+            ))
         };
         let v: Value = serde_json::from_slice(bytes).map_err(|e| bad(&e.to_string()))?;
         if v["v"] != 1 {
@@ -266,14 +277,14 @@ impl Session {
     }
 
     /// Takes `engine`'s grants and doom-loop state and saves them.
-    pub fn save_from(&mut self, engine: &Engine) -> Result<(), String> {
+    pub fn save_from(&mut self, engine: &Engine) -> Result<(), Error> {
         self.grants = engine.memory().list();
         self.doom = engine.doom_state();
         self.write()
     }
 
     /// Revokes the grants whose key starts with `words` (all when empty); how many went.
-    pub fn revoke(&mut self, words: &[String]) -> Result<usize, String> {
+    pub fn revoke(&mut self, words: &[String]) -> Result<usize, Error> {
         let before = self.grants.len();
         self.grants.retain(|(_, k)| {
             !(k.words().len() >= words.len() && k.words()[..words.len()] == *words)
@@ -283,7 +294,7 @@ impl Session {
         Ok(gone)
     }
 
-    fn write(&self) -> Result<(), String> {
+    fn write(&self) -> Result<(), Error> {
         let grants: Vec<Value> = self
             .grants
             .iter()
@@ -303,12 +314,17 @@ impl Session {
                 path: self.path.clone(),
                 text: text.clone(),
             })
-            .map_err(|e| format!("session `{}`: cannot pin its grants: {e}", self.name))?;
+            .map_err(|e| {
+                Error::failure(format!(
+                    "session `{}`: cannot pin its grants: {e}",
+                    self.name
+                ))
+            })?;
         // Through fs::safe: atomic, and a link planted at the name is refused by name.
         let name = self.path.file_name().unwrap_or_default();
         self.dir
             .write(Path::new(name), text.as_bytes(), 0o600)
-            .map_err(|e| format!("session `{}`: cannot save: {e}", self.name))?;
+            .map_err(|e| Error::failure(format!("session `{}`: cannot save: {e}", self.name)))?;
         Ok(())
     }
 }

@@ -590,3 +590,117 @@ fn a_log_deleted_under_a_live_proxy_is_followed_and_said() {
     assert_eq!(closes, 2, "{text}");
     assert!(audit::verify(&log).unwrap().is_intact());
 }
+
+/// A full disk under a live proxy (a 1 MiB tmpfs mounted by the test; needs root, as CI
+/// runs): a connection whose decision cannot be made durable is refused as the audit log's
+/// failure — 503, "could not be recorded in the audit log (… No space left on device) …;
+/// free space or fix the log, then retry", SOCKS5 "general failure" — never as the policy's
+/// ("refused by the policy", 403, "not allowed by ruleset"), with no `[network]` line offered
+/// that would not help. The log holds no allow for it and verifies intact.
+#[test]
+fn a_connection_refused_on_a_full_disk_is_the_audit_logs_refusal_not_the_policys() {
+    assert!(
+        rustix::process::geteuid().is_root(),
+        "this test mounts a small tmpfs and needs root (CI runs as root)"
+    );
+    let state = tempfile::tempdir().unwrap();
+    let mnt = state.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "cordon-proxy-full-test"])
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(ok.success(), "mount tmpfs");
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _u = Unmount(mnt.clone());
+    let echo = echo_server();
+    std::fs::write(
+        state.path().join("cordon.toml"),
+        format!(
+            "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"ro\"\n\
+             [approval]\naudit_log = \"{}/audit.jsonl\"\n\
+             [network]\ndefault = \"deny\"\nallow = [\"echo.test\"]\n\
+             [network.hosts]\n\"echo.test\" = \"127.0.0.1\"\n",
+            mnt.display()
+        ),
+    )
+    .unwrap();
+    let mut o = Options::new(state.path().to_path_buf());
+    o.policy = Some(state.path().join("cordon.toml"));
+    let gate = Arc::new(Gate::open(o).unwrap());
+    let proxy = start_proxy(gate.clone(), Script::default()).unwrap();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    proxy.serve(l).unwrap();
+    let log = mnt.join("audit.jsonl");
+    // One connection while there is room: the log exists, with its chain.
+    let (code, first) = socks(addr, "echo.test", echo.port());
+    assert_eq!(code, 0);
+    drop(first);
+
+    // Fill the disk to the last byte.
+    let filler = mnt.join("filler");
+    let mut f = std::fs::File::create(&filler).unwrap();
+    let chunk = vec![0u8; 4096];
+    while f.write_all(&chunk).is_ok() {}
+    let _ = f.write_all(&[0u8; 512]);
+    let _ = f.sync_all();
+    drop(f);
+
+    let connect = || {
+        let mut c = TcpStream::connect(addr).unwrap();
+        write!(
+            c,
+            "CONNECT echo.test:{0} HTTP/1.1\r\nhost: echo.test:{0}\r\n\r\n",
+            echo.port()
+        )
+        .unwrap();
+        // The head of the answer only: a tunnel that opened stays open.
+        let mut head = Vec::new();
+        let mut b = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && c.read(&mut b).unwrap() == 1 {
+            head.push(b[0]);
+        }
+        let mut text = String::from_utf8_lossy(&head).into_owned();
+        if !text.starts_with("HTTP/1.1 200") {
+            let mut body = String::new();
+            let _ = c.read_to_string(&mut body);
+            text.push_str(&body);
+        }
+        text
+    };
+    // What little room the log's last page had is used up within a few records.
+    let refused = (0..40)
+        .map(|_| connect())
+        .find(|t| !t.starts_with("HTTP/1.1 200"))
+        .expect("the disk never refused a record: the test tested nothing");
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    assert!(
+        refused.contains("could not be recorded in the audit log")
+            && refused.contains("No space left on device")
+            && refused.contains("free space or fix the log, then retry"),
+        "{refused}"
+    );
+    assert!(!refused.contains("refused by the policy"), "{refused}");
+    assert!(!refused.contains("[network] allow"), "{refused}");
+    // SOCKS5: a general failure (1), not "not allowed by ruleset" (2).
+    assert_eq!(socks(addr, "echo.test", echo.port()).0, 1);
+    // The run's end names it as the log's failure too, with no `[network]` line to add.
+    let report = proxy.shutdown();
+    let lines = cordon_gate::network::report_lines(&report).join("\n");
+    assert!(
+        lines.contains("could not be recorded in the audit log")
+            && !lines.contains("refused by the policy")
+            && !lines.contains("to allow it"),
+        "{lines}"
+    );
+
+    std::fs::remove_file(&filler).unwrap();
+    assert!(audit::verify(&log).unwrap().is_intact());
+}

@@ -43,7 +43,7 @@ impl Decide for AllowAll {
 struct NoRecord;
 
 impl Record for NoRecord {
-    fn connection(&self, _: &ConnectionRecord) -> Result<(), String> {
+    fn connection(&self, _: &ConnectionRecord) -> Result<(), cordon_netproxy::Error> {
         Ok(())
     }
 }

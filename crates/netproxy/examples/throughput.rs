@@ -42,7 +42,7 @@ impl Decide for AllowAll {
 struct Recorder(Option<Mutex<AuditLog>>);
 
 impl Record for Recorder {
-    fn connection(&self, c: &ConnectionRecord) -> Result<(), String> {
+    fn connection(&self, c: &ConnectionRecord) -> Result<(), cordon_netproxy::Error> {
         if let Some(log) = &self.0 {
             let r = audit::Record::connection(
                 c.allowed,
@@ -60,7 +60,10 @@ impl Record for Recorder {
                     duration_ms: c.duration.as_millis() as u64,
                 },
             );
-            log.lock().unwrap().append(&r).map_err(|e| e.to_string())?;
+            log.lock()
+                .unwrap()
+                .append(&r)
+                .map_err(cordon_netproxy::Error::unrecorded)?;
         }
         Ok(())
     }

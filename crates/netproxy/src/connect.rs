@@ -29,7 +29,7 @@ pub(crate) enum Refusal {
     Placeholder(String),
     /// Allowed and connected, but its open record could not be made durable: cordon makes no
     /// connection the audit log does not show.
-    Unrecorded(String),
+    Unrecorded(crate::Error),
 }
 
 impl fmt::Display for Refusal {
@@ -69,7 +69,7 @@ pub(crate) async fn open(shared: &Shared, host: &str, port: u16) -> Opening {
             return Opening {
                 target: None,
                 rule: String::new(),
-                result: Err(Refusal::BadTarget(why)),
+                result: Err(Refusal::BadTarget(why.to_string())),
                 decision: None,
             }
         }
@@ -85,6 +85,14 @@ pub(crate) async fn open(shared: &Shared, host: &str, port: u16) -> Opening {
                 target: Some(target),
                 rule,
                 result: Err(Refusal::Policy { reason }),
+                decision: None,
+            }
+        }
+        (Verdict::Unrecorded { reason }, _) => {
+            return Opening {
+                target: Some(target),
+                rule: String::new(),
+                result: Err(Refusal::Unrecorded(crate::Error::unrecorded(reason))),
                 decision: None,
             }
         }

@@ -233,23 +233,63 @@ pub enum Verdict {
     Allow { rule: String },
     /// Refused, and why.
     Deny { reason: String, rule: String },
+    /// Whatever was decided, its record could not be made durable (a full disk, a log that
+    /// cannot be written): refused as the audit log's failure, not the policy's — `reason`
+    /// names the log and why. cordon makes no connection the audit log does not show.
+    Unrecorded { reason: String },
+}
+
+/// What failed on the proxy's side of a connection, said in one line that names it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A record (a connection's, or its decision's) could not be made durable: the
+    /// recorder's own error, which names the log and why.
+    #[error("{0}")]
+    Unrecorded(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The thread that makes a record durable failed (it panicked).
+    #[error("the recording thread failed: {0}")]
+    RecordingThread(#[source] tokio::task::JoinError),
+    /// The destination of a terminated tunnel's name is not one TLS can verify.
+    #[error("not a TLS server name: {0}")]
+    ServerName(#[source] tokio_rustls::rustls::pki_types::InvalidDnsNameError),
+    /// TLS with the destination of a terminated tunnel failed.
+    #[error("TLS with {host} failed (verified against the system's CAs and [network] upstream_ca): {source}")]
+    UpstreamTls { host: String, source: io::Error },
+    #[error("TLS with {host} timed out")]
+    UpstreamTlsTimeout { host: String },
+    /// HTTP over that TLS failed.
+    #[error("HTTP with {host} failed: {source}")]
+    UpstreamHttp { host: String, source: hyper::Error },
+    /// Connecting again to a terminated tunnel's destination (its address, decided once).
+    #[error("cannot connect again to {addr}: {source}")]
+    Reconnect { addr: SocketAddr, source: io::Error },
+    #[error("connecting again to {addr} timed out")]
+    ReconnectTimeout { addr: SocketAddr },
+}
+
+impl Error {
+    /// A recorder's failure ([`Record`], [`DecisionSync`]): its message as it is.
+    pub fn unrecorded(why: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {
+        Error::Unrecorded(why.into())
+    }
 }
 
 /// An allowed connection's decision record, written but not yet known to be durable
 /// ([`Decide::decide_unsynced`]): [`Record::open`] makes it durable together with the
 /// connection's open record — one sync for both, where two in a row would double the time to
 /// the first byte — and the proxy relays nothing before that returned `Ok`.
-pub struct DecisionSync(Box<dyn FnOnce() -> Result<(), String> + Send>);
+pub struct DecisionSync(Box<dyn FnOnce() -> Result<(), Error> + Send>);
 
 impl DecisionSync {
     /// `wait` returns once the decision's record is durable, or why it could not be made so
     /// (naming the log).
-    pub fn new(wait: impl FnOnce() -> Result<(), String> + Send + 'static) -> DecisionSync {
+    pub fn new(wait: impl FnOnce() -> Result<(), Error> + Send + 'static) -> DecisionSync {
         DecisionSync(Box::new(wait))
     }
 
     /// Waits for the decision's record: `Ok` once it is durable.
-    pub fn wait(self) -> Result<(), String> {
+    pub fn wait(self) -> Result<(), Error> {
         (self.0)()
     }
 }
@@ -305,14 +345,14 @@ pub trait Decide: Send + Sync {
 /// threads, where blocking (an fsync) is allowed. Returns once the record is durable, or why
 /// it is not: a connection whose open record fails is refused before its first byte.
 pub trait Record: Send + Sync {
-    fn connection(&self, c: &ConnectionRecord) -> Result<(), String>;
+    fn connection(&self, c: &ConnectionRecord) -> Result<(), Error>;
 
     /// An open record (`c.event` is [`Event::Open`]) and its connection's decision still on
     /// its way to disk ([`Decide::decide_unsynced`]): returns `Ok` once both are durable. A
     /// recorder that shares one log with the decider writes the open record first and then
     /// waits for `decision`, so that one sync covers both. By default: the decision's wait,
     /// then [`Record::connection`].
-    fn open(&self, c: &ConnectionRecord, decision: Option<DecisionSync>) -> Result<(), String> {
+    fn open(&self, c: &ConnectionRecord, decision: Option<DecisionSync>) -> Result<(), Error> {
         if let Some(d) = decision {
             d.wait()?;
         }
@@ -629,7 +669,7 @@ impl Shared {
                 r.id,
                 r.host.escape_debug(),
                 r.port,
-                e.escape_debug()
+                e.to_string().escape_debug()
             );
         }
     }
@@ -642,11 +682,11 @@ impl Shared {
         self: &Arc<Self>,
         r: ConnectionRecord,
         decision: Option<DecisionSync>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Error> {
         let shared = self.clone();
         tokio::task::spawn_blocking(move || shared.record.open(&r, decision))
             .await
-            .unwrap_or_else(|e| Err(format!("the recording thread failed: {e}")))
+            .unwrap_or_else(|e| Err(Error::RecordingThread(e)))
     }
 }
 
@@ -712,7 +752,7 @@ impl Tracker {
         shared: &Arc<Shared>,
         f: Fields<'_>,
         decision: Option<DecisionSync>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Error> {
         shared.write_open(self.make(Event::Open, f), decision).await
     }
 

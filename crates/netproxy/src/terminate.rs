@@ -23,6 +23,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::Error;
 use bytes::Bytes;
 use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use hyper::body::Incoming;
@@ -437,13 +438,12 @@ type SendRequest = hyper::client::conn::http1::SendRequest<Incoming>;
 
 impl Upstream {
     /// TLS to the host over `io`, verified against the upstream roots, and HTTP/1 on it.
-    async fn handshake<D>(&self, shared: &Shared, io: D) -> Result<SendRequest, String>
+    async fn handshake<D>(&self, shared: &Shared, io: D) -> Result<SendRequest, Error>
     where
         D: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let host = &self.host;
-        let name = pki_types::ServerName::try_from(host.clone())
-            .map_err(|e| format!("not a TLS server name: {e}"))?;
+        let name = pki_types::ServerName::try_from(host.clone()).map_err(Error::ServerName)?;
         let tls = match tokio::time::timeout(
             shared.limits().handshake_timeout,
             tokio_rustls::TlsConnector::from(self.config.clone()).connect(name, io),
@@ -451,18 +451,22 @@ impl Upstream {
         .await
         {
             Ok(Ok(u)) => u,
-            Ok(Err(e)) => {
-                return Err(format!(
-                    "TLS with {host} failed (verified against the system's CAs and [network] upstream_ca): {e}"
-                ))
+            Ok(Err(source)) => {
+                return Err(Error::UpstreamTls {
+                    host: host.clone(),
+                    source,
+                })
             }
-            Err(_) => return Err(format!("TLS with {host} timed out")),
+            Err(_) => return Err(Error::UpstreamTlsTimeout { host: host.clone() }),
         };
         let (sender, conn) = hyper::client::conn::http1::Builder::new()
             .max_buf_size(shared.limits().header_bytes.max(8192))
             .handshake::<_, Incoming>(TokioIo::new(tls))
             .await
-            .map_err(|e| format!("HTTP with {host} failed: {e}"))?;
+            .map_err(|source| Error::UpstreamHttp {
+                host: host.clone(),
+                source,
+            })?;
         tokio::spawn(conn);
         Ok(sender)
     }
@@ -471,7 +475,7 @@ impl Upstream {
     async fn ready(
         &self,
         shared: &Shared,
-    ) -> Result<tokio::sync::MutexGuard<'_, Option<SendRequest>>, String> {
+    ) -> Result<tokio::sync::MutexGuard<'_, Option<SendRequest>>, Error> {
         let mut guard = self.sender.lock().await;
         if let Some(s) = guard.as_mut() {
             if s.ready().await.is_ok() {
@@ -486,8 +490,13 @@ impl Upstream {
         .await
         {
             Ok(Ok(s)) => s,
-            Ok(Err(e)) => return Err(format!("cannot connect again to {}: {e}", self.addr)),
-            Err(_) => return Err(format!("connecting again to {} timed out", self.addr)),
+            Ok(Err(source)) => {
+                return Err(Error::Reconnect {
+                    addr: self.addr,
+                    source,
+                })
+            }
+            Err(_) => return Err(Error::ReconnectTimeout { addr: self.addr }),
         };
         let _ = tcp.set_nodelay(true);
         let sender = self
@@ -542,7 +551,7 @@ where
     };
     match upstream.handshake(shared, dest).await {
         Ok(s) => *upstream.sender.lock().await = Some(s),
-        Err(e) => return Some(e),
+        Err(e) => return Some(e.to_string()),
     }
     let upstream = Arc::new(upstream);
     let target = target.clone();
@@ -596,7 +605,7 @@ async fn request(
         .map_or("/", |p| p.as_str())
         .to_string();
     let method = req.method().to_string();
-    let refuse = |reason: String, rule: &str| {
+    let refuse = |status: StatusCode, reason: String, rule: &str| {
         let track = shared.track(Protocol::HttpsRequest, std::time::Instant::now());
         let shown = format!("{method} {path}: {reason}");
         track.record(
@@ -613,7 +622,7 @@ async fn request(
             },
         );
         let mut r = text(
-            StatusCode::FORBIDDEN,
+            status,
             format!("cordon: {method} https://{host}:{port}{path} is refused: {reason}\n"),
         );
         r.headers_mut()
@@ -638,7 +647,7 @@ async fn request(
             allow: String::new(),
             count: 0,
         });
-        return refuse(why, "");
+        return refuse(StatusCode::FORBIDDEN, why, "");
     }
     // Decided one by one only where a request rule names the host: elsewhere (a credential's
     // host alone) the connection's decision covers its requests, and no record per request
@@ -654,6 +663,12 @@ async fn request(
             rule: String::new(),
         }
     };
+    if let Verdict::Unrecorded { reason } = verdict {
+        // Not the policy's refusal: the audit log's. Not noted among the destinations the
+        // policy refused (no `[network]` line would allow it).
+        let why = crate::connect::Refusal::Unrecorded(Error::unrecorded(reason)).to_string();
+        return refuse(StatusCode::SERVICE_UNAVAILABLE, why, "");
+    }
     if let Verdict::Deny { reason, rule } = verdict {
         let why = format!("refused by the policy: {reason}");
         shared.note_refused(crate::Refused {
@@ -664,7 +679,7 @@ async fn request(
             allow: String::new(),
             count: 0,
         });
-        return refuse(why, &rule);
+        return refuse(StatusCode::FORBIDDEN, why, &rule);
     }
     inject(t, &mut req, target);
     crate::http::strip_hop_by_hop(req.headers_mut());

@@ -150,7 +150,7 @@ impl cordon_netproxy::Decide for UnsyncedAllow {
         let waits = self.waits.clone();
         let sync = cordon_netproxy::DecisionSync::new(move || {
             waits.fetch_add(1, Ordering::SeqCst);
-            Err(SYNC_FAILED.to_string())
+            Err(cordon_netproxy::Error::unrecorded(SYNC_FAILED))
         });
         Box::pin(async move {
             let allow = cordon_netproxy::Verdict::Allow {

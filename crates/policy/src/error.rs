@@ -67,6 +67,11 @@ pub enum PolicyError {
     /// A file cordon found on its own that the operator has not trusted as it is now.
     #[error("{0}")]
     Untrusted(Box<crate::trust::Untrusted>),
+    /// A value that is not valid, said without its place: `what` it is (a pattern, a host, a
+    /// destination, a network rule, an argument glob) and `why`, in words. A caller that read
+    /// it from a file puts it at its place ([`PolicyError::invalid`] takes it as the message).
+    #[error("{why}")]
+    Value { what: &'static str, why: String },
 }
 
 impl PolicyError {
@@ -82,11 +87,21 @@ impl PolicyError {
         }
     }
 
+    /// A value that is not valid ([`PolicyError::Value`]).
+    pub fn value(what: &'static str, why: impl Into<String>) -> Self {
+        PolicyError::Value {
+            what,
+            why: why.into(),
+        }
+    }
+
     /// The location the error points at, when it concerns the policy's content.
     pub fn location(&self) -> Option<&Location> {
         match self {
             PolicyError::Invalid { location, .. } => Some(location),
-            PolicyError::Read { .. } | PolicyError::Untrusted(_) => None,
+            PolicyError::Read { .. } | PolicyError::Untrusted(_) | PolicyError::Value { .. } => {
+                None
+            }
         }
     }
 

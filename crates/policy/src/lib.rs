@@ -1146,7 +1146,7 @@ impl Cx<'_> {
                     "map a host name to one IPv4 or IPv6 address: \"build.internal\" = \"10.0.0.7\"",
                 )
             };
-            let normalized = match network::Host::parse(name).map_err(&bad)? {
+            let normalized = match network::Host::parse(name).map_err(|e| bad(e.to_string()))? {
                 network::Host::Name(n) => n,
                 network::Host::Addr(_) => {
                     return Err(bad("the key must be a name, not an address".into()))
@@ -1198,13 +1198,13 @@ impl Cx<'_> {
                     "map a loopback port inside the sandbox to one destination: \"127.0.0.1:5432\" = \"db.internal:5432\"",
                 )
             };
-            let listen = network::Target::parse(local).map_err(&bad)?;
+            let listen = network::Target::parse(local).map_err(|e| bad(e.to_string()))?;
             if !listen.host.addr().is_some_and(|a| a.is_loopback()) {
                 return Err(bad(
                     "the key is 127.0.0.1:PORT or [::1]:PORT (the sandbox's own loopback)".into(),
                 ));
             }
-            let target = network::Target::parse(to.get_ref()).map_err(&bad)?;
+            let target = network::Target::parse(to.get_ref()).map_err(|e| bad(e.to_string()))?;
             if let Some(other) = forwards.iter().find(|f| f.port == listen.port) {
                 return Err(bad(format!(
                     "port {} is already forwarded ({})",

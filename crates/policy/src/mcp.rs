@@ -96,16 +96,22 @@ impl McpPolicy {
 
 /// An argument name is a word of letters, digits, `_`, `-` and `.` (it is matched as
 /// written); its glob has no whitespace (a pattern token).
-pub(crate) fn check_arg(name: &str, glob: &str) -> Result<(), String> {
+pub(crate) fn check_arg(name: &str, glob: &str) -> Result<(), crate::PolicyError> {
     if name.is_empty()
         || !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
     {
-        return Err("an argument name is letters, digits, `_`, `-` and `.`".into());
+        return Err(crate::PolicyError::value(
+            "argument glob",
+            "an argument name is letters, digits, `_`, `-` and `.`",
+        ));
     }
     if glob.is_empty() || glob.chars().any(char::is_whitespace) {
-        return Err("the glob must be one word without spaces (`?` matches one character)".into());
+        return Err(crate::PolicyError::value(
+            "argument glob",
+            "the glob must be one word without spaces (`?` matches one character)",
+        ));
     }
     Ok(())
 }

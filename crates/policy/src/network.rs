@@ -35,7 +35,7 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::{Action, Location, Pattern};
+use crate::{Action, Location, Pattern, PolicyError};
 
 /// The `[network]` section, validated. Without one: no entries, default `deny`.
 #[derive(Debug, Clone, Default)]
@@ -170,14 +170,14 @@ pub enum Host {
 
 impl Host {
     /// Normalises a host as written in a request or an entry (IPv6 in brackets or bare).
-    pub fn parse(s: &str) -> Result<Host, String> {
+    pub fn parse(s: &str) -> Result<Host, PolicyError> {
         if s.is_empty() {
-            return Err("the host is empty".into());
+            return Err(host_err("the host is empty"));
         }
         if let Some(inner) = s.strip_prefix('[') {
-            let inner = inner
-                .strip_suffix(']')
-                .ok_or_else(|| format!("`{s}`: an IPv6 address in brackets lacks its `]`"))?;
+            let inner = inner.strip_suffix(']').ok_or_else(|| {
+                host_err(format!("`{s}`: an IPv6 address in brackets lacks its `]`"))
+            })?;
             return parse_v6(inner).map(Host::Addr);
         }
         if s.contains(':') {
@@ -208,15 +208,15 @@ impl fmt::Display for Host {
     }
 }
 
-fn parse_v6(s: &str) -> Result<IpAddr, String> {
+fn parse_v6(s: &str) -> Result<IpAddr, PolicyError> {
     if s.contains('%') {
-        return Err(format!(
+        return Err(host_err(format!(
             "`{s}`: IPv6 zone indices are not accepted; write the address alone"
-        ));
+        )));
     }
     let a: Ipv6Addr = s
         .parse()
-        .map_err(|_| format!("`{s}` is not an IPv6 address"))?;
+        .map_err(|_| host_err(format!("`{s}` is not an IPv6 address")))?;
     // One spelling per address: an IPv4-mapped address is its IPv4 address, so an entry or
     // a check on `10.0.0.5` also covers `[::ffff:10.0.0.5]`.
     Ok(a.to_canonical())
@@ -226,27 +226,27 @@ fn parse_v6(s: &str) -> Result<IpAddr, String> {
 /// letters, digits, `-` and `_`, 1 to 63 bytes, 253 in all. A name whose last label is numeric
 /// is refused: URL parsers and resolvers read such names (`0x7f.1`, `127.1`, `2130706433`) as
 /// IPv4 addresses, so they are written as dotted quads or not at all.
-pub fn normalize_name(s: &str) -> Result<String, String> {
+pub fn normalize_name(s: &str) -> Result<String, PolicyError> {
     let bare = s.strip_suffix('.').unwrap_or(s);
     let ascii = idna::domain_to_ascii_cow(bare.as_bytes(), idna::AsciiDenyList::URL)
-        .map_err(|_| format!("`{s}` is not a valid host name (IDNA)"))?;
+        .map_err(|_| host_err(format!("`{s}` is not a valid host name (IDNA)")))?;
     let ascii = ascii.into_owned();
     if ascii.is_empty() || ascii.len() > 253 {
-        return Err(format!("`{s}` is not a valid host name (length)"));
+        return Err(host_err(format!("`{s}` is not a valid host name (length)")));
     }
     for label in ascii.split('.') {
         if label.is_empty() || label.len() > 63 {
-            return Err(format!(
+            return Err(host_err(format!(
                 "`{s}` is not a valid host name (a label is empty or longer than 63)"
-            ));
+            )));
         }
         if !label
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         {
-            return Err(format!(
+            return Err(host_err(format!(
                 "`{s}` is not a valid host name (letters, digits, `-`, `_` and `.` only)"
-            ));
+            )));
         }
     }
     let last = ascii.rsplit('.').next().unwrap_or_default();
@@ -255,11 +255,23 @@ pub fn normalize_name(s: &str) -> Result<String, String> {
             && last[..2].eq_ignore_ascii_case("0x")
             && last[2..].bytes().all(|b| b.is_ascii_hexdigit()));
     if numeric {
-        return Err(format!(
+        return Err(host_err(format!(
             "`{s}` reads as a number; an IPv4 address is written as four decimal numbers, e.g. 10.0.0.5"
-        ));
+        )));
     }
     Ok(ascii)
+}
+
+fn host_err(why: impl Into<String>) -> PolicyError {
+    PolicyError::value("host", why)
+}
+
+fn dest_err(why: impl Into<String>) -> PolicyError {
+    PolicyError::value("destination", why)
+}
+
+fn rule_err(why: impl Into<String>) -> PolicyError {
+    PolicyError::value("network rule", why)
 }
 
 /// A connection's destination: the `network` tool's key, `HOST:PORT`.
@@ -271,16 +283,16 @@ pub struct Target {
 
 impl Target {
     /// Parses and normalises `HOST:PORT` (`github.com:443`, `10.0.0.5:5432`, `[::1]:8080`).
-    pub fn parse(s: &str) -> Result<Target, String> {
+    pub fn parse(s: &str) -> Result<Target, PolicyError> {
         let (host, port) = split_port(s)?;
-        let port = port.ok_or_else(|| format!("`{s}` has no port; write HOST:PORT"))?;
+        let port = port.ok_or_else(|| dest_err(format!("`{s}` has no port; write HOST:PORT")))?;
         Target::new(host, port)
     }
 
     /// Normalises `host` (IPv6 bracketed or bare) with `port`.
-    pub fn new(host: &str, port: u16) -> Result<Target, String> {
+    pub fn new(host: &str, port: u16) -> Result<Target, PolicyError> {
         if port == 0 {
-            return Err("port 0 is not a destination".into());
+            return Err(dest_err("port 0 is not a destination"));
         }
         Ok(Target {
             host: Host::parse(host)?,
@@ -301,17 +313,21 @@ impl fmt::Display for Target {
 }
 
 /// Splits `HOST[:PORT]`; IPv6 addresses are in brackets when a port follows.
-fn split_port(s: &str) -> Result<(&str, Option<u16>), String> {
+fn split_port(s: &str) -> Result<(&str, Option<u16>), PolicyError> {
     let (host, port) = if s.starts_with('[') {
         match s.find(']') {
             Some(end) => match &s[end + 1..] {
                 "" => (s, None),
                 rest => match rest.strip_prefix(':') {
                     Some(p) => (&s[..=end], Some(p)),
-                    None => return Err(format!("`{s}`: expected `:PORT` after `]`")),
+                    None => return Err(dest_err(format!("`{s}`: expected `:PORT` after `]`"))),
                 },
             },
-            None => return Err(format!("`{s}`: an IPv6 address in brackets lacks its `]`")),
+            None => {
+                return Err(dest_err(format!(
+                    "`{s}`: an IPv6 address in brackets lacks its `]`"
+                )))
+            }
         }
     } else {
         match s.matches(':').count() {
@@ -321,16 +337,18 @@ fn split_port(s: &str) -> Result<(&str, Option<u16>), String> {
                 (h, Some(p))
             }
             _ => {
-                return Err(format!(
+                return Err(dest_err(format!(
                     "`{s}`: write an IPv6 address in brackets, e.g. [::1]:443"
-                ))
+                )))
             }
         }
     };
     let port = match port {
         None => None,
         Some(p) => Some(parse_port(p).ok_or_else(|| {
-            format!("`{s}`: the port must be a number from 1 to 65535, got `{p}`")
+            dest_err(format!(
+                "`{s}`: the port must be a number from 1 to 65535, got `{p}`"
+            ))
         })?),
     };
     Ok((host, port))
@@ -344,20 +362,24 @@ fn parse_port(p: &str) -> Option<u16> {
 }
 
 /// Parses one `allow`/`deny` entry; the error says what is wrong with it.
-pub fn parse_rule(s: &str, location: Location) -> Result<HostRule, String> {
+pub fn parse_rule(s: &str, location: Location) -> Result<HostRule, PolicyError> {
     let (host, port) = split_port(s)?;
     let host = if let Some(suffix) = host.strip_prefix("*.") {
         if suffix.contains('*') {
-            return Err(format!("`{s}`: only one leading `*.` is allowed"));
+            return Err(rule_err(format!("`{s}`: only one leading `*.` is allowed")));
         }
         match Host::parse(suffix)? {
             Host::Name(n) => HostPattern::Subdomains(n),
-            Host::Addr(_) => return Err(format!("`{s}`: `*.` goes before a name, not an address")),
+            Host::Addr(_) => {
+                return Err(rule_err(format!(
+                    "`{s}`: `*.` goes before a name, not an address"
+                )))
+            }
         }
     } else if host.contains('*') {
-        return Err(format!(
+        return Err(rule_err(format!(
             "`{s}`: a `*` is only allowed as a leading `*.` (subdomains), e.g. `*.example.org`"
-        ));
+        )));
     } else {
         match Host::parse(host)? {
             Host::Name(n) => HostPattern::Name(n),
@@ -373,7 +395,7 @@ pub fn parse_rule(s: &str, location: Location) -> Result<HostRule, String> {
     };
     // Exact: `network github.com:*` is the whole key, never a prefix of a longer one.
     rule.pattern = Pattern::exact(&rule.key_pattern())
-        .map_err(|e| format!("`{s}` makes no valid rule: {e}"))?;
+        .map_err(|e| rule_err(format!("`{s}` makes no valid rule: {e}")))?;
     Ok(rule)
 }
 

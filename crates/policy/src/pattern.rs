@@ -13,6 +13,7 @@
 
 use std::sync::OnceLock;
 
+use crate::PolicyError;
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
 #[derive(Debug, Clone)]
@@ -74,10 +75,10 @@ pub struct Pattern {
 
 impl Pattern {
     /// Compiles `source`; the error says which token failed and why.
-    pub fn new(source: &str) -> Result<Pattern, String> {
+    pub fn new(source: &str) -> Result<Pattern, PolicyError> {
         let words: Vec<&str> = source.split_whitespace().collect();
         if words.is_empty() {
-            return Err("pattern is empty".into());
+            return Err(PolicyError::value("pattern", "pattern is empty"));
         }
         let mut tokens = Vec::with_capacity(words.len());
         for word in &words {
@@ -86,7 +87,12 @@ impl Pattern {
                     .literal_separator(true)
                     .backslash_escape(true)
                     .build()
-                    .map_err(|e| format!("token `{word}` is not a valid glob: {}", e.kind()))?;
+                    .map_err(|e| {
+                        PolicyError::value(
+                            "pattern",
+                            format!("token `{word}` is not a valid glob: {}", e.kind()),
+                        )
+                    })?;
                 tokens.push(Token::Glob {
                     glob,
                     prefix: literal_prefix(word).to_string(),
@@ -105,7 +111,7 @@ impl Pattern {
     }
 
     /// Compiles `source` as an exact pattern (see the module docs).
-    pub fn exact(source: &str) -> Result<Pattern, String> {
+    pub fn exact(source: &str) -> Result<Pattern, PolicyError> {
         let mut p = Pattern::new(source)?;
         p.exact = true;
         Ok(p)
@@ -253,8 +259,11 @@ mod tests {
 
     #[test]
     fn bad_patterns() {
-        assert_eq!(Pattern::new("   ").unwrap_err(), "pattern is empty");
+        assert_eq!(
+            Pattern::new("   ").unwrap_err().to_string(),
+            "pattern is empty"
+        );
         let e = Pattern::new("git [abc").unwrap_err();
-        assert!(e.contains("`[abc`"), "{e}");
+        assert!(e.to_string().contains("`[abc`"), "{e}");
     }
 }

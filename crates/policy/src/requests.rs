@@ -101,7 +101,8 @@ impl crate::Cx<'_> {
                 Some(i) => (&url[..i], &url[i..]),
                 None => (url.as_str(), "/**"),
             };
-            let host = network::parse_rule(host, location.clone()).map_err(bad)?;
+            let host =
+                network::parse_rule(host, location.clone()).map_err(|e| bad(e.to_string()))?;
             let host_token = match &host.host {
                 HostPattern::Name(n) => n.clone(),
                 HostPattern::Subdomains(s) => format!("*.{s}"),
@@ -120,7 +121,7 @@ impl crate::Cx<'_> {
                 )
             })?;
             let source = format!("{HTTP_TOOL} {method} {host_token}:{port}{path}");
-            let pattern = Pattern::exact(&source).map_err(bad)?;
+            let pattern = Pattern::exact(&source).map_err(|e| bad(e.to_string()))?;
             let reason = t.reason.clone().unwrap_or_else(|| {
                 format!(
                     "`{} {url}` is a [[network.requests]] {} rule ({location})",

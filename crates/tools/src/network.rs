@@ -49,7 +49,7 @@ impl NetworkTool {
     pub fn target(s: &str) -> Result<Target, ToolError> {
         Target::parse(s).map_err(|message| ToolError::InvalidArguments {
             tool: NETWORK_TOOL.into(),
-            message,
+            message: message.to_string(),
         })
     }
 }

@@ -122,7 +122,10 @@ pub fn verify(path: impl AsRef<Path>) -> Result<Report, Error> {
     let head = match get_head_xattr(&file) {
         Ok(Some(h)) => Some(Ok(h)),
         Ok(None) => read_head(&head_path(path)),
-        Err(e) => Some(Err(format!("its attribute is unreadable: {e}"))),
+        Err(e) => Some(Err(io::Error::new(
+            e.kind(),
+            format!("its attribute is unreadable: {e}"),
+        ))),
     };
     drop(lock);
     Ok(check(path, &bytes, head))
@@ -138,7 +141,7 @@ pub(crate) struct Head {
 /// `None` when there is no head file. A symlink is not followed: cordon's writer never
 /// makes one, and a link there may have redirected its writes (the head would then read
 /// fine while cordon overwrote the file it points to).
-pub(crate) fn read_head(path: &Path) -> Option<Result<Head, String>> {
+pub(crate) fn read_head(path: &Path) -> Option<io::Result<Head>> {
     let opened = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
@@ -146,17 +149,17 @@ pub(crate) fn read_head(path: &Path) -> Option<Result<Head, String>> {
     match opened {
         Ok(f) => Some(read_head_file(f)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Some(Err(
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Some(Err(io::Error::new(
+            io::ErrorKind::InvalidData,
             "it is a symlink, which cordon's writer never makes: something replaced it (and \
-             may have redirected cordon's writes to what it points to)"
-                .into(),
-        )),
-        Err(e) => Some(Err(e.to_string())),
+             may have redirected cordon's writes to what it points to)",
+        ))),
+        Err(e) => Some(Err(e)),
     }
 }
 
-/// Parses a head file's text.
-pub(crate) fn parse_head(text: &str) -> Result<Head, String> {
+/// Parses a head file's text (`InvalidData`, saying what a head looks like, when it is not one).
+pub(crate) fn parse_head(text: &str) -> io::Result<Head> {
     let parsed = || -> Option<Head> {
         let v: serde_json::Value = serde_json::from_str(text).ok()?;
         if v.get("v")?.as_u64()? != u64::from(FORMAT_VERSION) {
@@ -168,7 +171,12 @@ pub(crate) fn parse_head(text: &str) -> Result<Head, String> {
             hash,
         })
     };
-    parsed().ok_or_else(|| "not {\"v\":1,\"seq\":N,\"hash\":\"…\"}".to_string())
+    parsed().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not {\"v\":1,\"seq\":N,\"hash\":\"…\"}",
+        )
+    })
 }
 
 struct Line {
@@ -197,7 +205,7 @@ impl Problems {
 }
 
 /// Checks the log's bytes (and its head file, when there is one).
-pub(crate) fn check(path: &Path, bytes: &[u8], head: Option<Result<Head, String>>) -> Report {
+pub(crate) fn check(path: &Path, bytes: &[u8], head: Option<io::Result<Head>>) -> Report {
     let mut parts: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
     let tail = parts.pop().unwrap_or_default();
     let mut problems = Problems::default();

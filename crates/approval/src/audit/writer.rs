@@ -194,28 +194,31 @@ fn open_dir(dir: &Path) -> io::Result<File> {
 
 /// The head file beside the log, read through the directory without following a symlink:
 /// `None` when there is none. Only a small regular file is read.
-pub(crate) fn read_head_at(dir: &File, name: &OsStr) -> Option<Result<Head, String>> {
+pub(crate) fn read_head_at(dir: &File, name: &OsStr) -> Option<io::Result<Head>> {
     let f = match open_at(dir, name, OFlags::RDONLY | OFlags::NONBLOCK, 0) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
-        Err(e) => return Some(Err(e.to_string())),
+        Err(e) => return Some(Err(e)),
     };
     Some(read_head_file(f))
 }
 
 /// The content of an open head file: a regular file of a few dozen bytes.
-pub(crate) fn read_head_file(f: File) -> Result<Head, String> {
+pub(crate) fn read_head_file(f: File) -> io::Result<Head> {
     const MAX: u64 = 4096;
-    let meta = f.metadata().map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
+    if !f.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not a regular file",
+        ));
     }
     let mut text = String::new();
-    f.take(MAX + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| e.to_string())?;
+    f.take(MAX + 1).read_to_string(&mut text)?;
     if text.len() as u64 > MAX {
-        return Err(format!("larger than {MAX} bytes"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than {MAX} bytes"),
+        ));
     }
     parse_head(&text)
 }

@@ -49,6 +49,11 @@ struct Day {
 
 pub(super) fn summary(file: &Path, filter: &Filter) -> Exit {
     let mut days: BTreeMap<String, Day> = BTreeMap::new();
+    // Calls counted from their decision, by (session, request id): a refusal of the same call
+    // (it did not run after all: cordon could not run it, or the hook's deadline passed) turns
+    // that call into a denial instead of counting a second call.
+    let mut counted: std::collections::HashMap<(String, String), (String, Action, String)> =
+        Default::default();
     for r in records(file)?.iter().filter(|r| filter.keeps(r)) {
         let day = days
             .entry(r.time.get(..10).unwrap_or("?").to_string())
@@ -57,7 +62,36 @@ pub(super) fn summary(file: &Path, filter: &Filter) -> Exit {
             day.repairs += 1;
         }
         match kind_of(r) {
+            Kind::Refusal
+                if !r.request.is_empty()
+                    && counted.contains_key(&(r.session.clone(), r.request.clone())) =>
+            {
+                let (date, was, shown) = counted[&(r.session.clone(), r.request.clone())].clone();
+                let d = days.entry(date).or_default();
+                match was {
+                    Action::Allow => d.allows -= 1,
+                    Action::Ask => d.asks -= 1,
+                    Action::Deny => d.denials -= 1,
+                }
+                // Listed under the decision's preview, as its denials are.
+                if was != Action::Deny {
+                    *d.denied.entry(shown).or_default() += 1;
+                }
+                d.denials += 1;
+                d.refusals += 1;
+                counted.remove(&(r.session.clone(), r.request.clone()));
+            }
             Kind::Decision | Kind::Refusal => {
+                if kind_of(r) == Kind::Decision && !r.request.is_empty() {
+                    counted.insert(
+                        (r.session.clone(), r.request.clone()),
+                        (
+                            r.time.get(..10).unwrap_or("?").to_string(),
+                            r.decision,
+                            r.preview.clone(),
+                        ),
+                    );
+                }
                 day.calls += 1;
                 match r.decision {
                     Action::Allow => day.allows += 1,

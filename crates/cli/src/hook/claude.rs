@@ -17,8 +17,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::decide::Call;
-use super::{host_path, object, string, Answer, Error, Input, Mapped, Reply};
+use super::decide::{Call, Told, Verb};
+use super::{host_path, object, string, Error, Input, Mapped, Reply};
 
 /// The hook's stdin. Unknown fields are accepted (newer versions add some).
 // Every documented field is declared, used or not: the type is the protocol.
@@ -131,48 +131,18 @@ pub fn parse(v: Value) -> Result<Input, Error> {
     })
 }
 
-pub fn render(input: &Input, answer: &Answer) -> Reply {
-    let with_command = |command: &Option<String>| {
-        command.as_ref().map(|c| {
-            let mut m = input.tool_input.clone();
-            m.insert("command".into(), Value::String(c.clone()));
-            m
-        })
-    };
-    let (decision, reason, updated_input) = match answer {
-        Answer::Defer => {
-            return Reply {
-                stdout: String::new(),
-                stderr: String::new(),
-                code: 0,
-            }
-        }
-        Answer::Allow { reason, command } => (
-            PermissionDecision::Allow,
-            format!("cordon: allowed: {reason}"),
-            with_command(command),
-        ),
-        Answer::Ask {
-            reason,
-            command,
-            how,
-        } => (
-            PermissionDecision::Ask,
-            format!("cordon: needs your approval: {reason} ({how})"),
-            with_command(command),
-        ),
-        Answer::Deny { reason } => (
-            PermissionDecision::Deny,
-            format!("cordon: denied: {reason}"),
-            None,
-        ),
-    };
+/// [`Told`] in Claude Code's words.
+pub fn render(told: Told) -> Reply {
     Reply::json(json!(PreToolUseOutput {
         hook_specific_output: HookSpecificOutput {
             hook_event_name: "PreToolUse",
-            permission_decision: decision,
-            permission_decision_reason: reason,
-            updated_input,
+            permission_decision: match told.verb {
+                Verb::Allow => PermissionDecision::Allow,
+                Verb::Ask => PermissionDecision::Ask,
+                Verb::Deny => PermissionDecision::Deny,
+            },
+            permission_decision_reason: told.reason.unwrap_or_default(),
+            updated_input: told.args,
         },
     }))
 }

@@ -17,8 +17,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::decide::Call;
-use super::{host_path, object, string, Answer, Error, Input, Mapped, Reply};
+use super::decide::{Call, Told, Verb};
+use super::{host_path, object, string, Error, Input, Mapped, Reply};
 
 /// The hook's stdin. Unknown fields are accepted.
 // Every documented field is declared, used or not: the type is the protocol.
@@ -160,43 +160,21 @@ pub fn parse(v: Value) -> Result<Input, Error> {
     })
 }
 
-pub fn render(input: &Input, answer: &Answer) -> Reply {
-    let out = |o: Option<HookSpecificOutput>| {
-        Reply::json(json!(PreToolUseCommandOutput {
-            hook_specific_output: o
-        }))
-    };
-    let deny = |reason: String| {
-        out(Some(HookSpecificOutput {
+/// [`Told`] in Codex's words: a bare allow (nothing rewritten) is the empty object.
+pub fn render(told: Told) -> Reply {
+    let said = match (told.verb, told.args) {
+        (Verb::Allow, None) => None,
+        (verb, args) => Some(HookSpecificOutput {
             hook_event_name: "PreToolUse",
-            permission_decision: PermissionDecision::Deny,
-            permission_decision_reason: Some(reason),
-            updated_input: None,
-        }))
+            permission_decision: match verb {
+                Verb::Allow => PermissionDecision::Allow,
+                Verb::Ask | Verb::Deny => PermissionDecision::Deny,
+            },
+            permission_decision_reason: told.reason,
+            updated_input: args,
+        }),
     };
-    match answer {
-        Answer::Defer => Reply {
-            stdout: String::new(),
-            stderr: String::new(),
-            code: 0,
-        },
-        Answer::Allow {
-            command: Some(c), ..
-        } => {
-            let mut m = input.tool_input.clone();
-            m.insert("command".into(), Value::String(c.clone()));
-            out(Some(HookSpecificOutput {
-                hook_event_name: "PreToolUse",
-                permission_decision: PermissionDecision::Allow,
-                permission_decision_reason: None,
-                updated_input: Some(m),
-            }))
-        }
-        // A bare allow is a failed hook in Codex: nothing to say is the empty object.
-        Answer::Allow { command: None, .. } => out(None),
-        Answer::Ask { reason, how, .. } => deny(format!(
-            "cordon: needs a person's approval: {reason}; {how}"
-        )),
-        Answer::Deny { reason } => deny(format!("cordon: denied: {reason}")),
-    }
+    Reply::json(json!(PreToolUseCommandOutput {
+        hook_specific_output: said
+    }))
 }

@@ -31,8 +31,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::decide::Call;
-use super::{host_path, string, Answer, Error, Input, Mapped, Reply};
+use super::decide::{Call, Told, Verb};
+use super::{host_path, string, Error, Input, Mapped, Reply};
 
 /// The hook's stdin. Unknown fields are accepted.
 // Every documented field is declared, used or not: the type is the protocol.
@@ -163,41 +163,16 @@ pub fn parse(v: Value) -> Result<Input, Error> {
     })
 }
 
-pub fn render(input: &Input, answer: &Answer) -> Reply {
-    let out = |decision, reason: String, modified_args| {
-        Reply::json(json!(PreToolUseOutput {
-            permission_decision: decision,
-            permission_decision_reason: reason,
-            modified_args,
-        }))
-    };
-    match answer {
-        Answer::Defer => Reply {
-            stdout: String::new(),
-            stderr: String::new(),
-            code: 0,
+/// [`Told`] in Copilot CLI's words.
+pub fn render(told: Told) -> Reply {
+    Reply::json(json!(PreToolUseOutput {
+        permission_decision: match told.verb {
+            Verb::Allow => PermissionDecision::Allow,
+            Verb::Ask | Verb::Deny => PermissionDecision::Deny,
         },
-        Answer::Allow { reason, command } => out(
-            PermissionDecision::Allow,
-            format!("cordon: allowed: {reason}"),
-            // Replaces the arguments: every other key is kept, only the command changes.
-            command.as_ref().map(|c| {
-                let mut m = input.tool_input.clone();
-                m.insert("command".into(), Value::String(c.clone()));
-                m
-            }),
-        ),
-        Answer::Ask { reason, how, .. } => out(
-            PermissionDecision::Deny,
-            format!("cordon: needs a person's approval: {reason}; {how}"),
-            None,
-        ),
-        Answer::Deny { reason } => out(
-            PermissionDecision::Deny,
-            format!("cordon: denied: {reason}"),
-            None,
-        ),
-    }
+        permission_decision_reason: told.reason.unwrap_or_default(),
+        modified_args: told.args,
+    }))
 }
 
 #[cfg(test)]
@@ -266,21 +241,29 @@ mod tests {
         ))
         .unwrap();
         let r = render(
-            &i,
-            &Answer::Allow {
-                reason: "r".into(),
-                command: Some("cordon exec -c'ls'".into()),
-            },
+            crate::hook::decide::told(
+                crate::hook::Host::Copilot,
+                &i,
+                &crate::hook::Answer::Allow {
+                    reason: "r".into(),
+                    command: Some("cordon exec -c'ls'".into()),
+                },
+            )
+            .unwrap(),
         );
         let v: Value = serde_json::from_str(&r.stdout).unwrap();
         assert_eq!(v["permissionDecision"], "allow");
         assert_eq!(v["modifiedArgs"]["command"], "cordon exec -c'ls'");
         assert_eq!(v["modifiedArgs"]["description"], "d");
         let r = render(
-            &i,
-            &Answer::Deny {
-                reason: "no".into(),
-            },
+            crate::hook::decide::told(
+                crate::hook::Host::Copilot,
+                &i,
+                &crate::hook::Answer::Deny {
+                    reason: "no".into(),
+                },
+            )
+            .unwrap(),
         );
         let v: Value = serde_json::from_str(&r.stdout).unwrap();
         assert_eq!(v["permissionDecision"], "deny");

@@ -1,11 +1,15 @@
 //! The hook's decisions, through the gate: one [`Gate`] per hook call, opened for the agent
 //! host ([`FrontEnd::Host`]): an ask goes back to the host's own prompt, recorded in the audit
-//! log as `ask`, `deferred_to` the host.
+//! log as `ask`, `deferred_to` the host. And what each host is told for a decision: one table
+//! for every host ([`told`]); the hosts' modules only put it in their wire format.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use cordon_gate::{Command, FrontEnd, Gate, Options, Outcome};
 use cordon_policy::Policy;
+
+use super::{Answer, Host, Input};
 
 /// A call as cordon sees it, mapped from a host's tool call.
 #[derive(Debug, Clone)]
@@ -38,7 +42,9 @@ fn rank(d: &Decided) -> u8 {
 
 /// The gate for one hook call.
 pub struct Decider {
-    gate: Gate,
+    gate: Arc<Gate>,
+    /// Where the decisions the host may still be told to block are noted (the deadline).
+    recorded: Option<Arc<super::Recorded>>,
 }
 
 impl Decider {
@@ -54,8 +60,18 @@ impl Decider {
         // The hook never prompts on a terminal: an ask goes back to the host, which also runs
         // the command (through `cordon exec`, which prepares its own sandbox).
         opts.front_end = FrontEnd::Host(client.to_string());
-        let gate = Gate::open(opts)?;
-        Ok(Decider { gate })
+        let gate = Arc::new(Gate::open(opts)?);
+        Ok(Decider {
+            gate,
+            recorded: None,
+        })
+    }
+
+    /// Notes each decision this decider records in `recorded`, so that when the hook's
+    /// deadline passes after one was recorded, the block the host is told is recorded too.
+    pub fn noting(mut self, recorded: Arc<super::Recorded>) -> Decider {
+        self.recorded = Some(recorded);
+        self
     }
 
     pub fn policy(&self) -> &Policy {
@@ -109,7 +125,14 @@ impl Decider {
         };
         let call = built?;
         // A host's gate never asks the asker: an ask comes back as one.
+        let _deciding = self.recorded.as_ref().map(|r| r.deciding());
         let d = self.gate.decide(&call, &mut cordon_gate::nobody());
+        if let (Some(r), Some(o)) = (&self.recorded, d.outcome()) {
+            // A denial needs no second record: whatever the host is told, it is blocked.
+            if !matches!(o, Outcome::Denied { .. }) {
+                r.note(&self.gate, call.request());
+            }
+        }
         match d.outcome() {
             Some(o) => Ok(o.clone()),
             None => Err(cordon_gate::Error::failure(format!(
@@ -118,4 +141,113 @@ impl Decider {
             ))),
         }
     }
+}
+
+/// What a host is told, before its own wording on the wire: the verb, the reason, and the
+/// arguments to run instead. Made by [`told`], the one table for every host; each host's
+/// module only serialises it (`claude::render`, …).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Told {
+    pub verb: Verb,
+    /// The reason the host shows; `None` where the host takes none (Codex's allow).
+    pub reason: Option<String>,
+    /// The arguments to run instead: the tool input with the command rewritten (all of it
+    /// where the host replaces the input, only `command` where it merges).
+    pub args: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// The host's verb.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Allow,
+    /// Only a host whose own prompt asks its user (Claude Code).
+    Ask,
+    Deny,
+}
+
+/// How a host's protocol differs, as data: whether it can ask its user, whether an allow
+/// carries a reason, and whether the rewritten arguments replace the tool input or merge
+/// into it.
+struct Wire {
+    asks: bool,
+    allow_reason: bool,
+    merges: bool,
+}
+
+fn wire(host: Host) -> Wire {
+    match host {
+        Host::Claude => Wire {
+            asks: true,
+            allow_reason: true,
+            merges: false,
+        },
+        // A reason on an allow is a failed hook in Codex.
+        Host::Codex => Wire {
+            asks: false,
+            allow_reason: false,
+            merges: false,
+        },
+        Host::Gemini | Host::Opencode => Wire {
+            asks: false,
+            allow_reason: true,
+            merges: true,
+        },
+        Host::Copilot => Wire {
+            asks: false,
+            allow_reason: true,
+            merges: false,
+        },
+    }
+}
+
+/// The one decision → reply table: what `host` is told for `answer` to `input`'s call;
+/// `None`: nothing (the host decides as if cordon were not there: no output, exit 0).
+///
+/// | answer | host that asks (Claude Code) | the others |
+/// |---|---|---|
+/// | allow | allow, `cordon: allowed: R`, the rewritten command | the same (Codex: no reason) |
+/// | ask | ask, `cordon: needs your approval: R (HOW)`, the command with its host grant | deny, `cordon: needs a person's approval: R; HOW` |
+/// | deny | deny, `cordon: denied: R` | the same |
+pub fn told(host: Host, input: &Input, answer: &Answer) -> Option<Told> {
+    let w = wire(host);
+    let args = |command: &Option<String>| {
+        command.as_ref().map(|c| {
+            let mut m = if w.merges {
+                serde_json::Map::new()
+            } else {
+                input.tool_input.clone()
+            };
+            m.insert("command".into(), serde_json::Value::String(c.clone()));
+            m
+        })
+    };
+    Some(match answer {
+        Answer::Defer => return None,
+        Answer::Allow { reason, command } => Told {
+            verb: Verb::Allow,
+            reason: w.allow_reason.then(|| format!("cordon: allowed: {reason}")),
+            args: args(command),
+        },
+        Answer::Ask {
+            reason,
+            command,
+            how,
+        } if w.asks => Told {
+            verb: Verb::Ask,
+            reason: Some(format!("cordon: needs your approval: {reason} ({how})")),
+            args: args(command),
+        },
+        Answer::Ask { reason, how, .. } => Told {
+            verb: Verb::Deny,
+            reason: Some(format!(
+                "cordon: needs a person's approval: {reason}; {how}"
+            )),
+            args: None,
+        },
+        Answer::Deny { reason } => Told {
+            verb: Verb::Deny,
+            reason: Some(format!("cordon: denied: {reason}")),
+            args: None,
+        },
+    })
 }

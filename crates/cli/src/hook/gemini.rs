@@ -19,8 +19,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::decide::Call;
-use super::{host_path, object, string, Answer, Error, Input, Mapped, Reply};
+use super::decide::{Call, Told, Verb};
+use super::{host_path, object, string, Error, Input, Mapped, Reply};
 
 /// The hook's stdin. Unknown fields are accepted.
 // Every documented field is declared, used or not: the type is the protocol.
@@ -142,35 +142,16 @@ pub fn parse(v: Value) -> Result<Input, Error> {
     })
 }
 
-pub fn render(_input: &Input, answer: &Answer) -> Reply {
-    let out = |decision, reason, tool_input: Option<Map<String, Value>>| {
-        Reply::json(json!(BeforeToolOutput {
-            decision,
-            reason,
-            hook_specific_output: tool_input.map(|tool_input| HookSpecificOutput { tool_input }),
-        }))
-    };
-    match answer {
-        Answer::Defer => Reply {
-            stdout: String::new(),
-            stderr: String::new(),
-            code: 0,
+/// [`Told`] in Gemini CLI's words: `tool_input` merges over the model's arguments.
+pub fn render(told: Told) -> Reply {
+    Reply::json(json!(BeforeToolOutput {
+        decision: match told.verb {
+            Verb::Allow => Decision::Allow,
+            Verb::Ask | Verb::Deny => Decision::Deny,
         },
-        Answer::Allow { reason, command } => out(
-            Decision::Allow,
-            format!("cordon: allowed: {reason}"),
-            // Merged over the model's arguments: only the command changes.
-            command.as_ref().map(|c| {
-                let mut m = Map::new();
-                m.insert("command".into(), Value::String(c.clone()));
-                m
-            }),
-        ),
-        Answer::Ask { reason, how, .. } => out(
-            Decision::Deny,
-            format!("cordon: needs a person's approval: {reason}; {how}"),
-            None,
-        ),
-        Answer::Deny { reason } => out(Decision::Deny, format!("cordon: denied: {reason}"), None),
-    }
+        reason: told.reason.unwrap_or_default(),
+        hook_specific_output: told
+            .args
+            .map(|tool_input| HookSpecificOutput { tool_input }),
+    }))
 }

@@ -22,6 +22,9 @@
 //! Deadline: the decision is made on a worker thread; when it has not come within
 //! `--deadline` (default [`DEADLINE`]), the call is blocked with a reason naming what cordon
 //! was waiting for — before the host's own timeout, after which every host runs the call.
+//! A decision the worker recorded (or was recording) by then is followed in the log by a
+//! refusal of that call ([`Recorded`], at most [`LATE_RECORD`] past the deadline): the log
+//! says the call was blocked, as the host was told.
 //!
 //! Fail closed: input that is not JSON, too large, for another event, or missing what the
 //! protocol requires is blocked (exit 2, one `cordon: ` line on stderr), never allowed. A tool
@@ -38,7 +41,8 @@ pub mod opencode;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
 use cordon_policy::Network;
@@ -193,24 +197,15 @@ fn stage(s: Stage) {
 /// `cordon hook HOST [--policy F] [--deadline S]`: the decision is made on a worker thread;
 /// when it has not come by `deadline`, the call is blocked with a reason that says so (the
 /// worker may be waiting on a lock, a policy file that does not open, or the host's input),
-/// and the process exits without waiting for it.
+/// and the process exits without waiting for it — after recording that block for a call
+/// whose decision the worker had already recorded ([`Recorded`]).
 pub fn run(host: Host, policy: Option<PathBuf>, deadline: Duration) -> crate::Exit {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let reply = match read_input(&mut std::io::stdin().lock()) {
-            Ok(bytes) => respond(host, policy.as_deref(), &bytes),
+    let reply = within(deadline, move |recorded| {
+        match read_input(&mut std::io::stdin().lock()) {
+            Ok(bytes) => respond(host, policy.as_deref(), &bytes, recorded),
             Err(e) => Reply::block(&e.to_string()),
-        };
-        let _ = tx.send(reply);
-    });
-    let reply = match rx.recv_timeout(deadline) {
-        Ok(reply) => reply,
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Reply::block(&late(deadline)),
-        // The worker died without an answer (a panic, printed above): never a pass.
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-            Reply::block("the hook failed before deciding (see above): the call is blocked")
         }
-    };
+    });
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let wrote = out
@@ -219,6 +214,141 @@ pub fn run(host: Host, policy: Option<PathBuf>, deadline: Duration) -> crate::Ex
     eprint!("{}", reply.stderr);
     wrote.map_err(Error::Write)?;
     Ok(reply.code)
+}
+
+/// How long, past the deadline, the hook takes at most to record that it blocked a call whose
+/// decision was already recorded: inside the 5 s `cordon doctor` requires between the hook's
+/// deadline and the host's timeout.
+pub const LATE_RECORD: Duration = Duration::from_secs(2);
+
+/// `work`'s reply when it comes within `deadline`; else a block saying so, recorded after
+/// each decision `work` recorded meanwhile (a refusal, by `builtin:deadline`, for that
+/// call's id) so that the log says what the host was told. `work` runs on a thread of its
+/// own, left behind when the deadline passes.
+fn within(deadline: Duration, work: impl FnOnce(Arc<Recorded>) -> Reply + Send + 'static) -> Reply {
+    let recorded = Arc::new(Recorded::default());
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let recorded = recorded.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(work(recorded));
+        });
+    }
+    match rx.recv_timeout(deadline) {
+        Ok(reply) => reply,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            let reason = late(deadline);
+            let mut reply = Reply::block(&reason);
+            if let Some(warning) = recorded.block_late(&reason, LATE_RECORD) {
+                reply.stderr.push_str(&format!(
+                    "cordon: warning: {}\n",
+                    crate::term::clean(&warning)
+                ));
+            }
+            reply
+        }
+        // The worker died without an answer (a panic, printed above): never a pass.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            Reply::block("the hook failed before deciding (see above): the call is blocked")
+        }
+    }
+}
+
+/// The decisions a hook's worker recorded that were not denials, for the deadline: when the
+/// host is told to block after all, the log must say so after each of them.
+#[derive(Default)]
+pub struct Recorded {
+    state: Mutex<Recording>,
+    /// Signalled when a decision is no longer being made.
+    idle: Condvar,
+}
+
+#[derive(Default)]
+struct Recording {
+    /// Decisions being made (and recorded) now.
+    deciding: usize,
+    /// The gate and the request of each decision recorded that was not a denial.
+    calls: Vec<(Arc<cordon_gate::Gate>, cordon_gate::Request)>,
+}
+
+/// A decision being made; [`Recorded`] hears when it is done (dropped).
+pub struct Deciding<'a>(&'a Recorded);
+
+impl Drop for Deciding<'_> {
+    fn drop(&mut self) {
+        let mut s = self.0.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.deciding -= 1;
+        self.0.idle.notify_all();
+    }
+}
+
+impl Recorded {
+    /// A decision starts: the deadline waits (a little) for it to be recorded or not.
+    pub fn deciding(&self) -> Deciding<'_> {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .deciding += 1;
+        Deciding(self)
+    }
+
+    /// `request`'s decision, not a denial, is recorded in `gate`'s log.
+    pub fn note(&self, gate: &Arc<cordon_gate::Gate>, request: &cordon_gate::Request) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.calls.push((gate.clone(), request.clone()));
+    }
+
+    /// The deadline passed and the host is told to block: records a refusal (by
+    /// `builtin:deadline`, `reason`) after each decision recorded that was not a denial,
+    /// waiting first for one being recorded now — all within `budget`. `Some`: what could not
+    /// be recorded in time, for the person (the log then shows the decision alone).
+    fn block_late(&self, reason: &str, budget: Duration) -> Option<String> {
+        let end = Instant::now() + budget;
+        let calls = {
+            let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let (mut s, _) = self
+                .idle
+                .wait_timeout_while(s, budget, |s| s.deciding > 0)
+                .unwrap_or_else(|p| p.into_inner());
+            std::mem::take(&mut s.calls)
+        };
+        if calls.is_empty() {
+            return None;
+        }
+        let reason = format!("blocked after its decision was recorded: {reason}");
+        let (tx, rx) = std::sync::mpsc::channel();
+        // On a thread of its own: the engine or the log may be held by a decision still
+        // being made (another file of the same patch); the answer does not wait past `end`.
+        let recording = std::thread::Builder::new()
+            .name("cordon-late-record".into())
+            .spawn(move || {
+                let failed: Vec<String> = calls
+                    .iter()
+                    .filter_map(|(gate, request)| {
+                        gate.record_blocked(request, "deadline", &reason)
+                            .err()
+                            .map(|e| format!("{}: {e}", request.id))
+                    })
+                    .collect();
+                let _ = tx.send(failed);
+            });
+        if let Err(e) = recording {
+            return Some(format!(
+                "the log shows the call's decision, but not that it was blocked: cannot start the thread that records it ({e})"
+            ));
+        }
+        match rx.recv_timeout(end.saturating_duration_since(Instant::now())) {
+            Ok(failed) if failed.is_empty() => None,
+            Ok(failed) => Some(format!(
+                "the log shows the call's decision, but not that it was blocked: {}",
+                failed.join("; ")
+            )),
+            Err(_) => Some(format!(
+                "the log shows the call's decision, but not that it was blocked: recording that took longer than {} s",
+                budget.as_secs_f64()
+            )),
+        }
+    }
 }
 
 /// The reason given when the deadline passed: what cordon was still waiting for, and what to do.
@@ -310,8 +440,9 @@ impl Error {
     }
 }
 
-/// The whole hook: input bytes → the host's answer.
-pub fn respond(host: Host, policy: Option<&Path>, bytes: &[u8]) -> Reply {
+/// The whole hook: input bytes → the host's answer; each decision it records is noted in
+/// `recorded` (for the deadline).
+fn respond(host: Host, policy: Option<&Path>, bytes: &[u8], recorded: Arc<Recorded>) -> Reply {
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => return Reply::block(&Error::NotJson(e).to_string()),
@@ -327,25 +458,38 @@ pub fn respond(host: Host, policy: Option<&Path>, bytes: &[u8]) -> Reply {
         Ok(i) => i,
         Err(e) => return Reply::block(&format!("{} hook input: {e}: blocked", host.client())),
     };
-    let answer = match answer(host, policy, &input) {
+    let answer = match answer(host, policy, &input, recorded) {
         Ok(a) => a,
         Err(e) => Answer::Deny {
             reason: e.to_string(),
         },
     };
+    // One table for every host (decide::told); each host's module only serialises it.
+    let Some(told) = decide::told(host, &input, &answer) else {
+        return Reply {
+            stdout: String::new(),
+            stderr: String::new(),
+            code: 0,
+        };
+    };
     match host {
-        Host::Claude => claude::render(&input, &answer),
-        Host::Codex => codex::render(&input, &answer),
-        Host::Gemini => gemini::render(&input, &answer),
-        Host::Copilot => copilot::render(&input, &answer),
-        Host::Opencode => opencode::render(&input, &answer),
+        Host::Claude => claude::render(told),
+        Host::Codex => codex::render(told),
+        Host::Gemini => gemini::render(told),
+        Host::Copilot => copilot::render(told),
+        Host::Opencode => opencode::render(told),
     }
 }
 
 /// Decides the mapped call; `Err`: cordon's own failure, which denies.
-fn answer(host: Host, policy: Option<&Path>, input: &Input) -> Result<Answer, Error> {
+fn answer(
+    host: Host,
+    policy: Option<&Path>,
+    input: &Input,
+    recorded: Arc<Recorded>,
+) -> Result<Answer, Error> {
     stage(Stage::Open);
-    let decider = Decider::open(policy, &input.cwd, host.client())?;
+    let decider = Decider::open(policy, &input.cwd, host.client())?.noting(recorded);
     stage(Stage::Decide);
     let call = match &input.mapped {
         Mapped::Call { call } => call.clone(),
@@ -666,5 +810,88 @@ mod tests {
     #[test]
     fn nul_is_refused() {
         assert!(exec_line(Some(Path::new("/c")), None, None, "a\0b").is_err());
+    }
+
+    /// The hook's deadline passes after the worker recorded `allow` (and, for a second call,
+    /// an ask deferred to the host): the host is told to block, and the log says so after
+    /// each decision — a refusal (`builtin:deadline`) for the same call id, durable before the
+    /// answer. The real decision path (policy file, gate, audit log on disk); only the delay
+    /// after the decision is the test's (its worker sleeps past the deadline).
+    #[test]
+    fn a_deadline_passed_after_the_decision_was_recorded_is_recorded_as_a_block() {
+        let ws = tempfile::tempdir().unwrap();
+        let policy = ws.path().join("cordon.toml");
+        let log = ws.path().join("audit.jsonl");
+        std::fs::write(
+            &policy,
+            format!(
+                "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n\
+                 [approval]\naudit_log = \"{}\"\n[shell]\ndefault = \"allow\"\n\
+                 [[shell.rules]]\npattern = \"git push\"\naction = \"ask\"\n",
+                log.display()
+            ),
+        )
+        .unwrap();
+        let input = |line: &str| {
+            serde_json::json!({
+                "session_id": "s", "transcript_path": "/t", "cwd": ws.path(),
+                "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "tool_input": { "command": line }
+            })
+            .to_string()
+        };
+        // Generous for a loaded machine: the decision must have started within it (a
+        // decision still being recorded at the deadline is waited for, LATE_RECORD).
+        let deadline = Duration::from_secs(5);
+        for (n, line) in ["echo hi", "git push"].into_iter().enumerate() {
+            let (policy, bytes) = (policy.clone(), input(line));
+            let reply = within(deadline, move |recorded| {
+                let reply = respond(Host::Claude, Some(&policy), bytes.as_bytes(), recorded);
+                // Decided and recorded; the answer misses the deadline.
+                std::thread::sleep(Duration::from_secs(12));
+                reply
+            });
+            assert_eq!(reply.code, EXIT_BLOCK, "{reply:?}");
+            assert!(
+                reply
+                    .stderr
+                    .contains("no decision within the hook's 5 s deadline")
+                    && !reply.stderr.contains("warning"),
+                "{reply:?}"
+            );
+            let records: Vec<cordon_approval::audit::Record> = std::fs::read_to_string(&log)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert_eq!(records.len(), 2 * (n + 1), "{records:?}");
+            let (decision, refusal) = (&records[2 * n], &records[2 * n + 1]);
+            match n {
+                0 => assert_eq!(decision.decision, cordon_policy::Action::Allow),
+                _ => assert_eq!(decision.deferred_to.as_deref(), Some("claude-code")),
+            }
+            assert_eq!(refusal.kind, cordon_approval::audit::Kind::Refusal);
+            assert_eq!(refusal.decision, cordon_policy::Action::Deny);
+            assert_eq!(refusal.by.to_string(), "builtin:deadline");
+            assert_eq!(refusal.request, decision.request, "the same call");
+            assert_eq!(refusal.session, decision.session);
+            assert!(
+                refusal.reason.starts_with(
+                    "blocked after its decision was recorded: no decision within the hook's 5 s deadline"
+                ),
+                "{}",
+                refusal.reason
+            );
+        }
+        assert!(cordon_approval::audit::verify(&log).unwrap().is_intact());
+
+        // A deadline that passes before anything was recorded adds nothing to the log.
+        let before = std::fs::read_to_string(&log).unwrap();
+        let reply = within(Duration::from_millis(500), |_| {
+            std::thread::sleep(Duration::from_secs(3));
+            Reply::block("never")
+        });
+        assert_eq!(reply.code, EXIT_BLOCK);
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), before);
     }
 }

@@ -31,8 +31,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::decide::Call;
-use super::{host_path, object, string, Answer, Error, Input, Mapped, Reply};
+use super::decide::{Call, Told, Verb};
+use super::{host_path, object, string, Error, Input, Mapped, Reply};
 
 /// How long the plugin waits for `cordon hook opencode` before it blocks the call.
 pub const PLUGIN_DEADLINE_MS: u64 = 60_000;
@@ -142,37 +142,16 @@ pub fn parse(v: Value) -> Result<Input, Error> {
     })
 }
 
-pub fn render(_input: &Input, answer: &Answer) -> Reply {
-    let out = |decision, reason: String, args| {
-        Reply::json(json!(BeforeOutput {
-            decision,
-            reason,
-            args,
-        }))
-    };
-    match answer {
-        Answer::Defer => Reply {
-            stdout: String::new(),
-            stderr: String::new(),
-            code: 0,
+/// [`Told`] in the words cordon's opencode plugin reads: `args` merge over the tool's.
+pub fn render(told: Told) -> Reply {
+    Reply::json(json!(BeforeOutput {
+        decision: match told.verb {
+            Verb::Allow => Decision::Allow,
+            Verb::Ask | Verb::Deny => Decision::Deny,
         },
-        Answer::Allow { reason, command } => out(
-            Decision::Allow,
-            format!("cordon: allowed: {reason}"),
-            // Merged over the tool's arguments: only the command changes.
-            command.as_ref().map(|c| {
-                let mut m = Map::new();
-                m.insert("command".into(), Value::String(c.clone()));
-                m
-            }),
-        ),
-        Answer::Ask { reason, how, .. } => out(
-            Decision::Deny,
-            format!("cordon: needs a person's approval: {reason}; {how}"),
-            None,
-        ),
-        Answer::Deny { reason } => out(Decision::Deny, format!("cordon: denied: {reason}"), None),
-    }
+        reason: told.reason.unwrap_or_default(),
+        args: told.args,
+    }))
 }
 
 /// The first line of cordon's plugin: how install, uninstall and doctor know the file.

@@ -97,6 +97,16 @@ pub enum Error {
     Session(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error("mcp: cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
+    /// `cordon mcp wrap`: the server's name cannot be the first half of SERVER/TOOL keys.
+    #[error("the server name `{}` cannot be used in SERVER/TOOL keys: give --name a word without `/` or spaces", .0.escape_debug())]
+    ServerName(String),
+    /// `cordon mcp wrap`: what starting the wrapped server needs (`what`) failed.
+    #[error("cannot {what}: {source}")]
+    Start {
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Runs the server until the client closes stdin; the exit code, or why it could not serve.

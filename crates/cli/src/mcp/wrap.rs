@@ -72,10 +72,10 @@ pub struct WrapArgs {
     command: Vec<String>,
 }
 
-fn parse_duration(s: &str) -> Result<Duration, String> {
+fn parse_duration(s: &str) -> Result<Duration, crate::Error> {
     cordon_policy::parse_duration(s)
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("invalid duration `{s}` (e.g. 30s, 10m)"))
+        .ok_or_else(|| crate::Error::failure(format!("invalid duration `{s}` (e.g. 30s, 10m)")))
 }
 
 /// How long the server may take to exit after its stdin closed before its tree is killed.
@@ -132,7 +132,7 @@ pub fn run(args: WrapArgs) -> i32 {
 }
 
 /// `--name`, or CMD's file name: one word without `/` (it is the first half of the key).
-fn server_name(name: Option<&str>, command: &[String]) -> Result<String, String> {
+fn server_name(name: Option<&str>, command: &[String]) -> Result<String, super::Error> {
     let name = match name {
         Some(n) => n.to_string(),
         None => command
@@ -145,10 +145,7 @@ fn server_name(name: Option<&str>, command: &[String]) -> Result<String, String>
         || name.contains('/')
         || name.chars().any(|c| c.is_whitespace() || c.is_control())
     {
-        return Err(format!(
-            "the server name `{}` cannot be used in SERVER/TOOL keys: give --name a word without `/` or spaces",
-            name.escape_debug()
-        ));
+        return Err(super::Error::ServerName(name));
     }
     Ok(name)
 }
@@ -410,14 +407,15 @@ struct Server {
 
 /// Starts the server under the gate's sandbox, on a thread of its own (the thread the
 /// sandbox's parent-death signal watches lives as long as the server).
-fn start(gate: &Arc<Gate>, name: &str, argv: &[String]) -> Result<Server, String> {
+fn start(gate: &Arc<Gate>, name: &str, argv: &[String]) -> Result<Server, super::Error> {
+    let cannot = |what| move |e: std::io::Error| super::Error::Start { what, source: e };
     let pipe = || {
         rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
-            .map_err(|e| format!("cannot make a pipe for the server: {e}"))
+            .map_err(|e| cannot("make a pipe for the server")(e.into()))
     };
     let (child_in, our_in) = pipe()?;
     let (our_out, child_out) = pipe()?;
-    let cancel = Cancel::new().map_err(|e| format!("cannot make a kill switch: {e}"))?;
+    let cancel = Cancel::new().map_err(cannot("make a kill switch"))?;
     let stdio = cordon_ossandbox::ChildStdio {
         fds: [Some(Arc::new(child_in)), Some(Arc::new(child_out)), None],
         ..Default::default()
@@ -436,7 +434,7 @@ fn start(gate: &Arc<Gate>, name: &str, argv: &[String]) -> Result<Server, String
         .spawn(move || {
             let _ = tx.send(g.serve(&name, &argv, stdio, Some(c)));
         })
-        .map_err(|e| format!("cannot start the server's thread: {e}"))?;
+        .map_err(cannot("start the server's thread"))?;
     Ok(Server {
         stdin,
         stdout,
@@ -445,14 +443,18 @@ fn start(gate: &Arc<Gate>, name: &str, argv: &[String]) -> Result<Server, String
     })
 }
 
-fn sender(fd: OwnedFd) -> Result<tokio::net::unix::pipe::Sender, String> {
-    tokio::net::unix::pipe::Sender::from_owned_fd(fd)
-        .map_err(|e| format!("cannot watch the server's stdin: {e}"))
+fn sender(fd: OwnedFd) -> Result<tokio::net::unix::pipe::Sender, super::Error> {
+    tokio::net::unix::pipe::Sender::from_owned_fd(fd).map_err(|source| super::Error::Start {
+        what: "watch the server's stdin",
+        source,
+    })
 }
 
-fn receiver(fd: OwnedFd) -> Result<tokio::net::unix::pipe::Receiver, String> {
-    tokio::net::unix::pipe::Receiver::from_owned_fd(fd)
-        .map_err(|e| format!("cannot watch the server's stdout: {e}"))
+fn receiver(fd: OwnedFd) -> Result<tokio::net::unix::pipe::Receiver, super::Error> {
+    tokio::net::unix::pipe::Receiver::from_owned_fd(fd).map_err(|source| super::Error::Start {
+        what: "watch the server's stdout",
+        source,
+    })
 }
 
 /// Copies the server's messages to the client until its stdout ends; then every request it

@@ -67,7 +67,7 @@ impl Decide for EngineDecide {
                 Ok(t) => t,
                 Err(reason) => {
                     return Verdict::Deny {
-                        reason,
+                        reason: reason.to_string(),
                         rule: String::new(),
                     }
                 }
@@ -100,7 +100,7 @@ impl Decide for EngineDecide {
                 Ok(k) => k,
                 Err(reason) => {
                     return Verdict::Deny {
-                        reason,
+                        reason: reason.to_string(),
                         rule: String::new(),
                     }
                 }
@@ -168,7 +168,7 @@ impl AuditRecord {
 }
 
 impl Record for AuditRecord {
-    fn connection(&self, c: &ConnectionRecord) -> Result<(), String> {
+    fn connection(&self, c: &ConnectionRecord) -> Result<(), cordon_netproxy::Error> {
         let record = audit::Record::connection(
             c.allowed,
             c.reason.clone(),
@@ -193,7 +193,7 @@ impl Record for AuditRecord {
             .lock()
             .unwrap()
             .append(&record)
-            .map_err(|e| e.to_string())?;
+            .map_err(cordon_netproxy::Error::unrecorded)?;
         self.seen.lock().unwrap().push(c.clone());
         Ok(())
     }
