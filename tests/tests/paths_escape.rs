@@ -198,6 +198,9 @@ impl Fixture {
         c.arg("exec")
             .arg("--policy")
             .arg(policy)
+            // The kernel layer is what is tested: the shell analysis asks for writes to the
+            // persistence surface (`.git/hooks/…`), and --approve-all answers that ask.
+            .arg("--approve-all")
             .args(["--", "/bin/sh", "-c", script])
             .current_dir(&self.ws)
             .env_clear()
