@@ -280,7 +280,7 @@ fn planted_policy_is_refused(who: Who) {
             let plant = format!(
                 "mkdir -p './{sub}' && printf '%s' '{EVIL}' > './{sub}/cordon.toml'; echo ok"
             );
-            let out = fx.exec(&fx.ws, Some(backend), &plant);
+            let out = fx.exec_script(&fx.ws, Some(backend), &plant);
             assert_eq!(out.status.code(), Some(0), "{backend}\n{}", describe(&out));
             let file = dir.join("cordon.toml");
             assert!(
@@ -331,7 +331,7 @@ fn changed_trusted_policy_is_refused_with_a_diff(who: Who) {
 
         // The command (run from the parent, under the default) rewrites it.
         let attack = format!("printf '%s' '{EVIL}' > sub/cordon.toml");
-        let out = fx.exec(&fx.ws, Some(backend), &attack);
+        let out = fx.exec_script(&fx.ws, Some(backend), &attack);
         assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
         let out = fx.exec(&sub, None, ESCAPE);
         assert_refused(&out, &file, "changed since");
@@ -380,7 +380,7 @@ fn linked_or_special_policy_files_are_refused(who: Who) {
             "mkdir cordon.toml".to_string(),
         ] {
             remove(&file);
-            let out = fx.exec(&fx.ws, Some(backend), &plant);
+            let out = fx.exec_script(&fx.ws, Some(backend), &plant);
             assert_eq!(out.status.code(), Some(0), "{plant}\n{}", describe(&out));
             assert!(
                 fs::symlink_metadata(&file).is_ok(),
@@ -444,7 +444,7 @@ fn planted_or_edited_rules_are_refused(who: Who) {
         let rules = sub.join("cordon.rules.toml");
 
         let allow_all = "printf 'version = 1\\n[[shell.rules]]\\npattern = \"*\"\\naction = \"allow\"\\n' > sub/cordon.rules.toml";
-        let out = fx.exec(&fx.ws, Some(backend), allow_all);
+        let out = fx.exec_script(&fx.ws, Some(backend), allow_all);
         assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
         assert!(rules.is_file(), "nothing planted\n{}", describe(&out));
         let out = fx.exec(&sub, None, "echo ran > ran.txt");
@@ -462,7 +462,7 @@ fn planted_or_edited_rules_are_refused(who: Who) {
         let out = fx.run(&sub, &["exec", "--", "echo", "trusted"]);
         assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
         let extend = "printf '[[shell.rules]]\\npattern = \"*\"\\naction = \"allow\"\\n' >> sub/cordon.rules.toml";
-        let out = fx.exec(&fx.ws, Some(backend), extend);
+        let out = fx.exec_script(&fx.ws, Some(backend), extend);
         assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
         let out = fx.exec(&sub, None, "echo ran > ran.txt");
         assert_refused(&out, &rules, "changed since");

@@ -65,6 +65,11 @@ pub struct Invocation {
     /// The same options grouped, each with why it is there.
     pub options: Vec<Opt>,
     pub placeholders: Vec<PathBuf>,
+    /// As root: the (empty) directory the `--dev-bind` options take the sandbox's own device
+    /// nodes from. They are made right before bwrap starts: on a tmpfs that cordon's pid 1
+    /// mounts there in its own mount namespace, or, where there is no such pid 1, on disk by
+    /// [`make_device_nodes`] (see `run::Confinement::device_nodes`).
+    pub devices: Option<PathBuf>,
 }
 
 /// Mount points the profile's system rules need that bwrap provides itself.
@@ -126,7 +131,7 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
         ],
     );
     kernel_interfaces_read_only(&mut push);
-    private_device_nodes(cx, &mut push)?;
+    let devices = private_device_nodes(cx, &mut push)?;
 
     // Private /tmp: the run's own directory, so nothing is shared with the host's /tmp.
     // Each bind mount costs ~160 us to set up and tear down, and the profile lists ~30 files
@@ -335,6 +340,7 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
             .collect(),
         options,
         placeholders,
+        devices,
     })
 }
 
@@ -408,12 +414,20 @@ pub const DEVICE_DIR: &str = ".cordon-dev";
 /// As root, the sandbox gets device nodes of its own. bwrap's `--dev` binds the host's
 /// `/dev/null`, `zero`, …, read-write (a read-only bind would also make them `nodev`), and
 /// root owns them, so `chmod`, `chown` or `touch` inside would change the host's nodes. cordon
-/// makes fresh nodes (same devices) in the run's private directory and binds those over
-/// bwrap's: whatever the command does to their metadata stays with them. An unprivileged
-/// user cannot change the host's nodes (root owns them), so keeps bwrap's.
-fn private_device_nodes(cx: &Context, push: &mut impl FnMut(&str, &[&OsStr])) -> Result<(), Error> {
+/// makes fresh nodes (same devices) for each run and binds those over bwrap's: whatever the
+/// command does to their metadata stays with them. An unprivileged user cannot change the
+/// host's nodes (root owns them), so keeps bwrap's.
+///
+/// Here only their directory is made (in the run's private directory) and returned; the nodes
+/// are made just before bwrap starts, on a tmpfs in cordon's pid 1's mount namespace (an inode
+/// on tmpfs costs almost nothing; on the disk's /tmp each one cost 0.2–1 ms of CPU here), or by
+/// [`make_device_nodes`] on disk where there is no such pid 1.
+fn private_device_nodes(
+    cx: &Context,
+    push: &mut impl FnMut(&str, &[&OsStr]),
+) -> Result<Option<PathBuf>, Error> {
     if !cx.root || cx.outer_devices {
-        return Ok(());
+        return Ok(None);
     }
     let dir = cx.tmp.join(DEVICE_DIR);
     if !cx.dry_run {
@@ -423,37 +437,43 @@ fn private_device_nodes(cx: &Context, push: &mut impl FnMut(&str, &[&OsStr])) ->
             .create(&dir)
             .map_err(|e| Error::other(format!("cannot create {}: {e}", dir.display())))?;
     }
-    for (name, major, minor) in DEVICE_NODES {
+    for (name, _, _) in DEVICE_NODES {
         let node = dir.join(name);
-        if !cx.dry_run {
-            let c = std::ffi::CString::new(node.as_os_str().as_bytes())
-                .map_err(|_| Error::other(format!("a NUL byte in {}", node.display())))?;
-            // SAFETY: a NUL-terminated path; mknod creates the node or fails.
-            let rc = unsafe {
-                libc::mknod(
-                    c.as_ptr(),
-                    libc::S_IFCHR | 0o666,
-                    libc::makedev(*major, *minor),
-                )
-            };
-            if rc != 0 {
-                return Err(Error::other(format!(
-                    "cannot make the sandbox's own /dev/{name} ({}): {}",
-                    node.display(),
-                    std::io::Error::last_os_error()
-                )));
-            }
-            // The umask must not narrow what every program expects of these nodes.
-            let _ = std::fs::set_permissions(
-                &node,
-                std::os::unix::fs::PermissionsExt::from_mode(0o666),
-            );
-        }
         let dest = Path::new("/dev").join(name);
         push(
             "running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's",
             &["--dev-bind".as_ref(), node.as_os_str(), dest.as_os_str()],
         );
+    }
+    Ok(Some(dir))
+}
+
+/// Makes [`DEVICE_NODES`] (mode 0666 whatever the umask) in `dir`, on the disk: for a bwrap
+/// started without cordon's pid 1 (no PID namespace of cordon's own here), which has no mount
+/// namespace of its own to put a tmpfs in.
+pub fn make_device_nodes(dir: &Path) -> Result<(), Error> {
+    for (name, major, minor) in DEVICE_NODES {
+        let node = dir.join(name);
+        let c = std::ffi::CString::new(node.as_os_str().as_bytes())
+            .map_err(|_| Error::other(format!("a NUL byte in {}", node.display())))?;
+        // SAFETY: a NUL-terminated path; mknod creates the node or fails.
+        let rc = unsafe {
+            libc::mknod(
+                c.as_ptr(),
+                libc::S_IFCHR | 0o666,
+                libc::makedev(*major, *minor),
+            )
+        };
+        if rc != 0 {
+            return Err(Error::other(format!(
+                "cannot make the sandbox's own /dev/{name} ({}): {}",
+                node.display(),
+                std::io::Error::last_os_error()
+            )));
+        }
+        // The umask must not narrow what every program expects of these nodes.
+        let _ =
+            std::fs::set_permissions(&node, std::os::unix::fs::PermissionsExt::from_mode(0o666));
     }
     Ok(())
 }
@@ -1061,6 +1081,11 @@ mod tests {
         let joined = strings(&inv.args).join(" ");
         assert!(joined.contains("--cap-drop ALL"), "{joined}");
         let dev = joined.find("--dev /dev").unwrap();
+        // Only their directory is made here; the nodes are made right before bwrap starts.
+        let dir = tmp.join(DEVICE_DIR);
+        assert_eq!(inv.devices.as_deref(), Some(dir.as_path()));
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        make_device_nodes(&dir).unwrap();
         for (name, major, minor) in DEVICE_NODES {
             let node = tmp.join(DEVICE_DIR).join(name);
             let bind = format!("--dev-bind {} /dev/{name}", node.display());
@@ -1074,6 +1099,7 @@ mod tests {
         // An unprivileged user keeps bwrap's nodes (root owns them; the user cannot chmod).
         let inv = invocation(&profile, &cx(d.path(), Path::new("/nonexistent"))).unwrap();
         assert!(!strings(&inv.args).join(" ").contains("--dev-bind"));
+        assert_eq!(inv.devices, None);
     }
 
     #[test]

@@ -944,6 +944,7 @@ fn execute_backend(
                 own_pid_namespace: true,
                 release: spec.release.take(),
                 go,
+                device_nodes: inv.devices.clone(),
                 ..Default::default()
             };
             let outcome = run::run_noting(c, &spec, gaps);

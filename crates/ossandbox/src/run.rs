@@ -88,6 +88,10 @@ pub struct Confinement {
     pub release: Option<Release>,
     /// The write end of the pipe the child (bwrap's inner stage, `go FD`) waits on.
     pub go: Option<OwnedFd>,
+    /// As root under bwrap: the directory bwrap binds the sandbox's own device nodes from
+    /// ([`crate::bwrap::Invocation::devices`]). cordon's pid 1 mounts a tmpfs there in its own
+    /// mount namespace and makes them on it; without that pid 1 they are made on disk.
+    pub device_nodes: Option<PathBuf>,
 }
 
 /// Runs without their own PID namespace reap and kill every child of the process at their end
@@ -425,13 +429,16 @@ pub fn run_noting(
     }
     let mut started = None;
     if own_ns {
-        match pid1::spawn(spec, &pass, &rlimits) {
+        match pid1::spawn(spec, &pass, &rlimits, confinement.device_nodes.as_deref()) {
             Ok(s) => started = Some(s),
             Err(pid1::Attempt::Failed(e)) => return Err(e),
             Err(pid1::Attempt::Unavailable(e)) => gaps.push(format!(
                 "no PID namespace of cordon's own around bwrap ({e}): should cordon itself be SIGKILLed while bwrap starts, bwrap's sandbox can outlive it"
             )),
         }
+    }
+    if let (None, Some(dir)) = (&started, &confinement.device_nodes) {
+        crate::bwrap::make_device_nodes(dir)?;
     }
     let mut pid1_status = None;
     let (pid, child, clone_pidfd) = match started {

@@ -33,7 +33,7 @@ pub(crate) struct UserDir {
 impl UserDir {
     pub(crate) fn open(base: &Path) -> Result<UserDir, Error> {
         let me = rustix::process::geteuid().as_raw();
-        let shown = base.join(format!("cordon-{me}"));
+        let shown = base.join(user_dir_name(me));
         let parent = Dir::anchor(base)
             .map_err(|e| Error::other(format!("cannot open TMPDIR {}: {e}", base.display())))?;
         let st = parent.stat().map_err(|e| Error::other(e.to_string()))?;
@@ -79,6 +79,35 @@ impl UserDir {
     pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
+}
+
+/// The [`UserDir`]'s name: `cordon-<euid>`, and, in a user namespace that maps `euid` to
+/// another uid of its parent, `cordon-<euid>-<parent's uid>`. Root of a rootless container (0
+/// mapped to, say, 1000) is not the machine's root: sharing the machine's root's `cordon-0`
+/// would be refused (that directory is not its own, and inside it shows as owned by the
+/// overflow uid), so it gets `cordon-0-1000`; a sandbox that maps a user to its parent's root
+/// likewise does not take root's.
+fn user_dir_name(euid: u32) -> String {
+    match outside_uid(euid) {
+        outside if outside == euid => format!("cordon-{euid}"),
+        outside => format!("cordon-{euid}-{outside}"),
+    }
+}
+
+/// `uid` as the parent user namespace knows it (`/proc/self/uid_map`; the same number in the
+/// machine's own namespace). Unreadable or unmapped: `uid` itself.
+fn outside_uid(uid: u32) -> u32 {
+    let Ok(map) = std::fs::read_to_string("/proc/self/uid_map") else {
+        return uid;
+    };
+    map.lines()
+        .find_map(|l| {
+            let mut f = l.split_whitespace().map(|w| w.parse::<u64>().ok());
+            let (inside, outside, count) = (f.next()??, f.next()??, f.next()??);
+            let at = u64::from(uid).checked_sub(inside).filter(|&d| d < count)?;
+            u32::try_from(outside + at).ok()
+        })
+        .unwrap_or(uid)
 }
 
 /// The run's private TMPDIR: `cordon-run-<random>` in the [`UserDir`], created 0700, locked
@@ -263,6 +292,20 @@ mod tests {
         drop(t);
         assert!(!path.exists());
         assert!(user.exists(), "the user's directory stays for the next run");
+    }
+
+    #[test]
+    fn the_users_directory_is_named_by_the_uid_outside_its_user_namespace() {
+        // In the machine's own namespace (where the suite runs) every uid maps to itself.
+        let map = std::fs::read_to_string("/proc/self/uid_map").unwrap();
+        assert_eq!(
+            map.split_whitespace().collect::<Vec<_>>(),
+            ["0", "0", "4294967295"]
+        );
+        for uid in [0, 1000, 65534] {
+            assert_eq!(outside_uid(uid), uid);
+            assert_eq!(user_dir_name(uid), format!("cordon-{uid}"));
+        }
     }
 
     #[test]

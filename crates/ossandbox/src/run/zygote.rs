@@ -196,6 +196,9 @@ impl Zygote {
             release: None,
         };
         let rlimits = crate::rlimits(&profile);
+        // As root, the sandbox's own device nodes: made by pid 1 on a tmpfs of its mount
+        // namespace, as for a one-shot run (`run::Confinement::device_nodes`).
+        let devices = inv.devices.clone();
         let raw: Vec<RawFd> = pass.iter().map(|f| f.as_raw_fd()).collect();
         // pid 1's parent-death signal belongs to the thread that cloned it: a thread of the
         // zygote's own, which lives as long as the zygote (a caller's thread may end first,
@@ -207,7 +210,7 @@ impl Zygote {
             std::thread::Builder::new()
                 .name("cordon-zygote".into())
                 .spawn(move || {
-                    let started = pid1::spawn(&spec, &raw, &rlimits);
+                    let started = pid1::spawn(&spec, &raw, &rlimits, devices.as_deref());
                     let ok = started.is_ok();
                     let _ = started_tx.send(started);
                     drop(spec);
