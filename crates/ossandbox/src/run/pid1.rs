@@ -234,6 +234,23 @@ pub(super) fn spawn(
     })
 }
 
+/// Reports `step` with this thread's errno on `report` and ends the process with 125: how the
+/// children of [`spawn`] fail. Raw system calls only, nothing allocated.
+///
+/// # Safety
+/// `report` is open; call only in a child of `spawn`'s clone (no destructors may run there).
+unsafe fn report_and_exit(report: RawFd, step: u8) -> ! {
+    // SAFETY: __errno_location returns this thread's errno; write reads REC bytes from `rec` on
+    // this frame into `report`. _exit ends the process at once, without running cordon's
+    // destructors in this copy.
+    unsafe {
+        let v = (*libc::__errno_location()).to_ne_bytes();
+        let rec = [step, v[0], v[1], v[2], v[3]];
+        libc::write(report, rec.as_ptr().cast(), REC);
+        libc::_exit(125)
+    }
+}
+
 /// The child: pid 1 of the new PID namespace until it execs bwrap. Raw syscalls only.
 ///
 /// # Safety
@@ -241,17 +258,9 @@ pub(super) fn spawn(
 /// in it stays valid because nothing in this copy of the address space frees it, and the
 /// descriptors in it were open at the clone. Nothing here may allocate or take a lock.
 unsafe fn child(d: &Data) -> ! {
-    let fail = |step: u8| -> ! {
-        // SAFETY: __errno_location returns this thread's errno; write reads REC bytes from
-        // `rec` on this frame into the report pipe's write end, open until exec. _exit ends the
-        // process at once, without running cordon's destructors in this copy.
-        unsafe {
-            let v = (*libc::__errno_location()).to_ne_bytes();
-            let rec = [step, v[0], v[1], v[2], v[3]];
-            libc::write(d.report, rec.as_ptr().cast(), REC);
-            libc::_exit(125)
-        }
-    };
+    // SAFETY: `d.report` is the report pipe's write end, open until exec (this function's
+    // contract).
+    let fail = |step: u8| -> ! { unsafe { report_and_exit(d.report, step) } };
     // Checked: without it, the namespace could outlive cordon.
     // SAFETY: the child of `spawn`'s clone (this function's contract).
     match unsafe { nsclone::tie_to_cordon(&d.id) } {
@@ -374,15 +383,9 @@ extern "C" fn bwrap_entry(arg: *mut libc::c_void) -> libc::c_int {
 /// # Safety
 /// Call only as the vfork'd child of [`child`], with `d` as there.
 unsafe fn exec_bwrap(d: &Data) -> ! {
-    let fail = |step: u8| -> ! {
-        // SAFETY: as in `child`'s `fail`: errno, a write of REC bytes on this frame, _exit.
-        unsafe {
-            let v = (*libc::__errno_location()).to_ne_bytes();
-            let rec = [step, v[0], v[1], v[2], v[3]];
-            libc::write(d.report, rec.as_ptr().cast(), REC);
-            libc::_exit(125)
-        }
-    };
+    // SAFETY: `d.report` is the report pipe's write end, open until exec (this function's
+    // contract).
+    let fail = |step: u8| -> ! { unsafe { report_and_exit(d.report, step) } };
     // Close-on-exec for everything beyond stdio, then cleared for what bwrap must inherit.
     // SAFETY: close_range takes no pointers; it only marks this process's descriptors.
     if unsafe {
