@@ -30,50 +30,124 @@ pub(crate) struct UserDir {
     dir: Dir,
 }
 
+/// Why [`UserDir::open`] failed: the place taken by someone else (another user's directory, a
+/// link, a file), or anything else.
+enum NotOpened {
+    /// Not this user's to use; a run goes on in a fresh directory ([`UserDir::fresh`]).
+    Taken(Error),
+    Failed(Error),
+}
+
+impl From<NotOpened> for Error {
+    fn from(e: NotOpened) -> Error {
+        match e {
+            NotOpened::Taken(e) | NotOpened::Failed(e) => e,
+        }
+    }
+}
+
 impl UserDir {
-    pub(crate) fn open(base: &Path) -> Result<UserDir, Error> {
+    fn open(base: &Path) -> Result<UserDir, NotOpened> {
+        use NotOpened::{Failed, Taken};
         let me = rustix::process::geteuid().as_raw();
         let shown = base.join(user_dir_name(me));
-        let parent = Dir::anchor(base)
-            .map_err(|e| Error::other(format!("cannot open TMPDIR {}: {e}", base.display())))?;
-        let st = parent.stat().map_err(|e| Error::other(e.to_string()))?;
+        let parent = Dir::anchor(base).map_err(|e| {
+            Failed(Error::other(format!(
+                "cannot open TMPDIR {}: {e}",
+                base.display()
+            )))
+        })?;
+        let st = parent
+            .stat()
+            .map_err(|e| Failed(Error::other(e.to_string())))?;
         // In a directory others may write and without the sticky bit, another user could
         // rename cordon's directory away and put theirs in its place between this check and the
         // run's use of the path.
         if st.st_mode & 0o022 != 0 && st.st_mode & 0o1000 == 0 {
-            return Err(Error::Refused(format!(
+            return Err(Failed(Error::Refused(format!(
                 "TMPDIR {} is writable by other users and not sticky: they could replace cordon's {} in it; point TMPDIR at a directory only you can write, or /tmp",
                 base.display(),
                 shown.display()
-            )));
+            ))));
         }
         let name = Path::new(shown.file_name().expect("a name"));
         let not_ours = |uid: u32| {
-            Error::Refused(format!(
+            Taken(Error::Refused(format!(
                 "{} belongs to uid {uid}, not to this user (uid {me}): another user made it, and could watch or redirect cordon's runs in it; remove it (as root) or point TMPDIR elsewhere",
                 shown.display()
-            ))
+            )))
         };
         let dir = parent.create_dirs(name, 0o700).map_err(|e| {
             // Why it could not be opened: what is there, as it is (no link followed).
             match parent.stat_at(name) {
                 Ok(Some(st)) if st.st_uid != me && me != 0 => not_ours(st.st_uid),
-                Ok(Some(st)) if st.st_mode & 0o170000 != 0o040000 => Error::Refused(format!(
+                Ok(Some(st)) if st.st_mode & 0o170000 != 0o040000 => Taken(Error::Refused(format!(
                     "{} is not a directory cordon made (it is a link or a file: {e}); remove it: cordon keeps its private TMPDIRs there",
                     shown.display()
-                )),
-                _ => Error::other(format!("cannot make {}: {e}", shown.display())),
+                ))),
+                _ => Failed(Error::other(format!("cannot make {}: {e}", shown.display()))),
             }
         })?;
-        let st = dir.stat().map_err(|e| Error::other(e.to_string()))?;
+        let st = dir
+            .stat()
+            .map_err(|e| Failed(Error::other(e.to_string())))?;
         if st.st_uid != me {
             return Err(not_ours(st.st_uid));
         }
         if st.st_mode & 0o7777 != 0o700 {
-            rustix::fs::fchmod(&dir, Mode::from_raw_mode(0o700))
-                .map_err(|e| Error::other(format!("cannot make {} 0700: {e}", shown.display())))?;
+            rustix::fs::fchmod(&dir, Mode::from_raw_mode(0o700)).map_err(|e| {
+                Failed(Error::other(format!(
+                    "cannot make {} 0700: {e}",
+                    shown.display()
+                )))
+            })?;
         }
         Ok(UserDir { dir })
+    }
+
+    /// Where [`UserDir::open`]'s place is taken (another user made `cordon-<euid>` first, or
+    /// put a link or a file there): a directory of a new name beside it, `cordon-<euid>-<random>`,
+    /// made 0700 by this user and used for this run only (removed with its run). Refusing instead
+    /// would let any local user stop every other user's cordon by making one directory; the
+    /// taken name itself is never used. What a killed run leaves in such a directory is not
+    /// swept (the warning says so).
+    fn fresh(base: &Path) -> Result<UserDir, Error> {
+        let me = rustix::process::geteuid().as_raw();
+        let parent = Dir::anchor(base)
+            .map_err(|e| Error::other(format!("cannot open TMPDIR {}: {e}", base.display())))?;
+        for _ in 0..16 {
+            let name = format!("{}-{:016x}", user_dir_name(me), random());
+            match rustix::fs::mkdirat(&parent, name.as_str(), Mode::from_raw_mode(0o700)) {
+                Ok(()) => {}
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(e) => {
+                    return Err(Error::other(format!(
+                        "cannot make a private directory in {}: {e}",
+                        base.display()
+                    )))
+                }
+            }
+            let dir = parent.create_dirs(Path::new(&name), 0o700).map_err(|e| {
+                Error::other(format!("cannot open {}: {e}", base.join(&name).display()))
+            })?;
+            let st = dir.stat().map_err(|e| Error::other(e.to_string()))?;
+            if st.st_uid != me {
+                return Err(Error::Refused(format!(
+                    "{} was taken by uid {} as it was made; point TMPDIR at a directory only you can write",
+                    base.join(&name).display(),
+                    st.st_uid
+                )));
+            }
+            if st.st_mode & 0o7777 != 0o700 {
+                rustix::fs::fchmod(&dir, Mode::from_raw_mode(0o700))
+                    .map_err(|e| Error::other(e.to_string()))?;
+            }
+            return Ok(UserDir { dir });
+        }
+        Err(Error::other(format!(
+            "cannot make a private directory in {}: 16 new names in a row were taken",
+            base.display()
+        )))
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -121,13 +195,27 @@ fn outside_uid(uid: u32) -> u32 {
 pub(crate) struct PrivateTmp {
     path: PathBuf,
     _lock: cordon_fs::lock::FileLock,
+    /// The [`UserDir::fresh`] directory this run made because the usual one was taken:
+    /// removed after the run's own.
+    fresh: Option<PathBuf>,
 }
 
 impl PrivateTmp {
     /// A new private directory in `base`'s [`UserDir`]. Does not sweep: [`sweep`] runs once per
     /// prepared sandbox, not once per run.
     pub(crate) fn create(base: &Path) -> Result<PrivateTmp, Error> {
-        let user = UserDir::open(base)?;
+        let (user, fresh) = match UserDir::open(base) {
+            Ok(user) => (user, false),
+            Err(NotOpened::Taken(why)) => {
+                let user = UserDir::fresh(base)?;
+                eprintln!(
+                    "cordon: warning: {why}; this run's private TMPDIR is in {} instead (a killed run's is not cleaned up there)",
+                    user.path().display()
+                );
+                (user, true)
+            }
+            Err(NotOpened::Failed(e)) => return Err(e),
+        };
         let failed = |e: std::io::Error| {
             Error::other(format!(
                 "cannot create the private TMPDIR in {}: {e}",
@@ -171,6 +259,7 @@ impl PrivateTmp {
             return Ok(PrivateTmp {
                 path: user.path().join(name),
                 _lock: lock,
+                fresh: fresh.then(|| user.path().to_path_buf()),
             });
         }
         Err(failed(std::io::Error::other(
@@ -186,6 +275,9 @@ impl PrivateTmp {
 impl Drop for PrivateTmp {
     fn drop(&mut self) {
         remove(&self.path);
+        if let Some(fresh) = &self.fresh {
+            remove(fresh);
+        }
     }
 }
 
@@ -309,18 +401,33 @@ mod tests {
     }
 
     #[test]
-    fn a_link_in_its_place_is_refused_naming_it() {
+    fn a_link_in_its_place_is_never_followed_and_the_run_goes_on_beside_it() {
         let base = tempfile::tempdir().unwrap();
         let elsewhere = tempfile::tempdir().unwrap();
         let me = rustix::process::geteuid().as_raw();
         let user = base.path().join(format!("cordon-{me}"));
         std::os::unix::fs::symlink(elsewhere.path(), &user).unwrap();
-        let e = PrivateTmp::create(base.path()).err().expect("refused");
-        let msg = e.to_string();
-        assert_eq!(e.kind(), crate::ErrorKind::Refused, "{msg}");
-        assert!(msg.contains(&user.display().to_string()), "{msg}");
-        assert!(!msg.contains('\n'), "{msg}");
+        let t = PrivateTmp::create(base.path()).expect("a fresh directory beside the link");
+        // Nothing made through the link; the run's directory is in a new one of this user's.
         assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+        let fresh = t.path().parent().unwrap().to_path_buf();
+        assert_eq!(fresh.parent().unwrap(), base.path());
+        let name = fresh.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(name.starts_with(&format!("cordon-{me}-")), "{name}");
+        let meta = std::fs::symlink_metadata(&fresh).unwrap();
+        assert!(meta.is_dir());
+        assert_eq!(meta.permissions().mode() & 0o7777, 0o700);
+        assert!(std::fs::symlink_metadata(&user)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        // Gone with the run, the fresh directory included; the link is left as it was.
+        drop(t);
+        assert!(!fresh.exists(), "the fresh directory goes with its run");
+        assert!(std::fs::symlink_metadata(&user)
+            .unwrap()
+            .file_type()
+            .is_symlink());
     }
 
     #[test]
