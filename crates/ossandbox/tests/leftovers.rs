@@ -39,16 +39,21 @@ fn children() -> Vec<(i32, char, String)> {
 
 fn prepared(backend: Backend) -> (tempfile::TempDir, Prepared) {
     let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir(dir.path().join("ws")).expect("mkdir ws");
+    let p = prepared_in(dir.path(), backend);
+    (dir, p)
+}
+
+/// A sandbox whose writable root is `dir/ws` (made here).
+fn prepared_in(dir: &std::path::Path, backend: Backend) -> Prepared {
+    std::fs::create_dir(dir.join("ws")).expect("mkdir ws");
     let policy = Policy::parse(
         "version = 1\n[sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\n",
         "cordon.toml",
-        dir.path(),
+        dir,
     )
     .expect("policy");
-    let p = prepare(&policy, &Machine::probe(), backend)
-        .unwrap_or_else(|e| panic!("{backend:?} must be usable here: {e}"));
-    (dir, p)
+    prepare(&policy, &Machine::probe(), backend)
+        .unwrap_or_else(|e| panic!("{backend:?} must be usable here: {e}"))
 }
 
 fn command(dir: &std::path::Path, line: &str) -> Command {
@@ -144,7 +149,8 @@ fn landlock_runs_leave_nothing_behind() {
     nothing_stays_behind(Backend::Landlock);
 }
 
-/// Set in the process [`killed_runner`] starts: `BACKEND MARKER`.
+/// Set in the process [`killed_runner`] starts: `BACKEND MARKER DIR` (DIR made and removed by
+/// the test that kills it: a directory of the runner's own would be left behind by the kill).
 const KILLED_RUNNER: &str = "CORDON_TEST_KILLED_RUNNER";
 
 /// Not a test of its own: the process that [`nothing_outlives_a_killed_runner`] starts and
@@ -156,12 +162,17 @@ fn killed_runner() {
     let Some(what) = std::env::var(KILLED_RUNNER).ok() else {
         return;
     };
-    let (backend, marker) = what.split_once(' ').expect("BACKEND MARKER");
+    let mut parts = what.splitn(3, ' ');
+    let (Some(backend), Some(marker), Some(dir)) = (parts.next(), parts.next(), parts.next())
+    else {
+        panic!("{KILLED_RUNNER}: BACKEND MARKER DIR, not {what:?}");
+    };
     let backend = match backend {
         "bwrap" => Backend::Bwrap,
         _ => Backend::Landlock,
     };
-    let (dir, sandbox) = prepared(backend);
+    let dir = std::path::Path::new(dir);
+    let sandbox = prepared_in(dir, backend);
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -169,7 +180,7 @@ fn killed_runner() {
         out.flush().expect("stdout");
     }
     let line = format!("sleep {marker} & sleep {marker}; wait");
-    let _ = sandbox.run(command(dir.path(), &line), Io::default());
+    let _ = sandbox.run(command(dir, &line), Io::default());
     panic!("the runner was meant to be killed before its command ended");
 }
 
@@ -200,6 +211,7 @@ fn nothing_outlives_a_killed_runner(backend: &str, trials: u32) {
     let mut seed = u64::from(std::process::id()) ^ 0x5eed;
     for trial in 0..trials {
         let marker = format!("1000.{}{trial:04}", std::process::id());
+        let dir = tempfile::tempdir().expect("the runner's directory");
         let mut child = std::process::Command::new(&me)
             .args([
                 "--exact",
@@ -207,7 +219,10 @@ fn nothing_outlives_a_killed_runner(backend: &str, trials: u32) {
                 "--nocapture",
                 "--test-threads=1",
             ])
-            .env(KILLED_RUNNER, format!("{backend} {marker}"))
+            .env(
+                KILLED_RUNNER,
+                format!("{backend} {marker} {}", dir.path().display()),
+            )
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
