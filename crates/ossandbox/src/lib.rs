@@ -62,6 +62,7 @@ compile_error!("cordon's OS sandbox exists for Linux (Landlock, seccomp, bubblew
 #[cfg(target_os = "linux")]
 mod bwrap;
 mod env;
+mod handoff;
 #[cfg(target_os = "linux")]
 mod landlock;
 mod planted;
@@ -702,11 +703,18 @@ pub(crate) fn execute(
     #[cfg(target_os = "linux")]
     let relay = match choice.backend {
         Chosen::Unconfined => None,
-        _ => Some(stdio::Relay::start(&mut spec.stdio).map_err(|e| {
-            Error::other(format!(
-                "cannot give the command a terminal and pipes of its own: {e}"
-            ))
-        })?),
+        _ => Some(
+            stdio::Relay::start(
+                &mut spec.stdio.fds,
+                &mut spec.stdio.controlling_tty,
+                spec.stdio.terminal.clone(),
+            )
+            .map_err(|e| {
+                Error::other(format!(
+                    "cannot give the command a terminal and pipes of its own: {e}"
+                ))
+            })?,
+        ),
     };
     let outcome = match reuse {
         // The bwrap sandbox kept for many runs (`Prepared::reuse_sandbox`); `path` says when

@@ -4,7 +4,7 @@
 //! The command runs in a network namespace of its own, where the only interface is loopback.
 //! Before the command starts, cordon's own code *inside* that namespace makes the proxy's
 //! listener and hands it out over a unix socket pair (`SCM_RIGHTS`); cordon passes it on to
-//! the proxy ([`crate::run::ProxyHandoff`]), which accepts on it from outside: a socket keeps
+//! the proxy ([`crate::handoff::ProxyHandoff`]), which accepts on it from outside: a socket keeps
 //! the namespace it was made in. No process forwards bytes, and the command's first connect
 //! already finds the listener (the kernel queues it until the proxy accepts).
 //!
@@ -224,7 +224,7 @@ pub unsafe fn wait_go(sock: RawFd) -> bool {
 /// cordon's side of the handoff: receives the listener made in the namespace, passes it to
 /// the proxy through `handoff`, and tells the namespace to start the command. An error means
 /// the command must not start (the caller kills what it began).
-pub fn hand_over(sock: &OwnedFd, handoff: &crate::run::ProxyHandoff) -> io::Result<()> {
+pub fn hand_over(sock: &OwnedFd, handoff: &crate::handoff::ProxyHandoff) -> io::Result<()> {
     // The proxy's listener, then one per forwarded port, in that order; then "go".
     for port in std::iter::once(handoff.port).chain(handoff.forwards.iter().copied()) {
         let listener = receive_listener(sock, port)?;
@@ -330,7 +330,7 @@ mod tests {
         // SAFETY: both descriptors are owned by live OwnedFds across the call.
         assert!(unsafe { send_fd(theirs.as_raw_fd(), fd.as_raw_fd()) });
         let (tx, rx) = std::sync::mpsc::channel();
-        let handoff = crate::run::ProxyHandoff {
+        let handoff = crate::handoff::ProxyHandoff {
             port,
             listener: tx,
             forwards: Vec::new(),

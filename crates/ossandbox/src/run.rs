@@ -28,6 +28,7 @@ use std::time::Instant;
 #[cfg(target_os = "linux")]
 use crate::seccomp::Program;
 
+pub use crate::handoff::ProxyHandoff;
 use crate::Error;
 
 /// The runner for macOS (the Seatbelt backend's `sandbox-exec`).
@@ -221,22 +222,6 @@ impl Cancel {
         // SAFETY: polls one live descriptor without waiting.
         unsafe { libc::poll(&mut p, 1, 0) == 1 }
     }
-}
-
-/// The handoff of the proxy's listener under `sandbox.network = "proxy"`.
-///
-/// Before the command starts, the backend makes a TCP listener on `port` inside the
-/// command's own network namespace (on every address there, which is loopback only:
-/// `127.0.0.1` and `[::1]`) and sends it here. A socket keeps the namespace it was made in,
-/// so the proxy accepts on it from outside; connections made before it accepts wait in the
-/// listen queue. `port` must be [`crate::PROXY_PORT`], which the profile's rules name.
-#[derive(Debug, Clone)]
-pub struct ProxyHandoff {
-    pub port: u16,
-    pub listener: std::sync::mpsc::Sender<std::net::TcpListener>,
-    /// `[network.forward]`'s loopback ports: a listener is made for each in the same
-    /// namespace and sent the same way, after the proxy's (tell them apart by their port).
-    pub forwards: Vec<u16>,
 }
 
 /// Descriptors that replace cordon's stdin, stdout and stderr in the child.

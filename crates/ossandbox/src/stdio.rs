@@ -50,8 +50,6 @@ use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::run::ChildStdio;
-
 /// How long the relay keeps copying after the run ended, at most.
 pub const DRAIN: Duration = Duration::from_secs(2);
 
@@ -371,7 +369,7 @@ pub struct Relay {
 }
 
 /// Lends the operator's terminal to another thread while a run's relay uses it (see the module
-/// docs): give a clone to the run ([`ChildStdio::terminal`]) and call [`TerminalSwitch::lend`]
+/// docs): give a clone to the run ([`crate::ChildStdio::terminal`]) and call [`TerminalSwitch::lend`]
 /// from any thread. One borrower at a time; without a relay that uses the terminal (none
 /// started yet, or the run is over, or the run's stdio never touches the terminal), lending
 /// waits for nobody and changes nothing.
@@ -481,12 +479,17 @@ impl Modes {
 }
 
 impl Relay {
-    /// Chooses the command's stdin, stdout and stderr (into `child`) and starts copying.
-    /// A descriptor the caller already chose (e.g. a pipe the gate captures output from) is
-    /// left as it is, like an anonymous pipe of cordon's own.
-    pub fn start(child: &mut ChildStdio) -> io::Result<Relay> {
-        let switch = child.terminal.clone();
-        let kinds = [0, 1, 2].map(|f: RawFd| match child.fds[f as usize] {
+    /// Chooses the command's stdin, stdout and stderr (into `fds`, and the one it makes its
+    /// controlling terminal into `controlling_tty`: the run's `ChildStdio`) and starts
+    /// copying. A descriptor the caller already chose (e.g. a pipe the gate captures output
+    /// from) is left as it is, like an anonymous pipe of cordon's own. `switch` lets cordon
+    /// take the operator's terminal from the relay for a while.
+    pub fn start(
+        fds: &mut [Option<Arc<OwnedFd>>; 3],
+        controlling_tty: &mut Option<i32>,
+        switch: Option<TerminalSwitch>,
+    ) -> io::Result<Relay> {
+        let kinds = [0, 1, 2].map(|f: RawFd| match fds[f as usize] {
             Some(_) => Kind::Pipe,
             None => kind(f),
         });
@@ -528,9 +531,9 @@ impl Relay {
             }
             let slave = Arc::new(slave);
             for &f in &terminals {
-                child.fds[f as usize] = Some(slave.clone());
+                fds[f as usize] = Some(slave.clone());
             }
-            child.controlling_tty = Some(first);
+            *controlling_tty = Some(first);
             // The command's terminal output goes to the operator's terminal: stdout's,
             // else stderr's, else stdin's.
             let out_to = [1, 2, 0]
@@ -561,7 +564,7 @@ impl Relay {
         if kinds[0] == Kind::Object && is_dev_null(0) {
             // Nothing to read: a pipe already at EOF, without a thread to feed it.
             let (r, _) = pipe()?;
-            child.fds[0] = Some(Arc::new(r));
+            fds[0] = Some(Arc::new(r));
         } else if kinds[0] == Kind::Object || lines {
             let (r, w) = pipe()?;
             set_nonblocking(w.as_raw_fd())?;
@@ -581,7 +584,7 @@ impl Relay {
                 at: 0,
                 eof: false,
             });
-            child.fds[0] = Some(Arc::new(r));
+            fds[0] = Some(Arc::new(r));
         }
         let shared = kinds[1] == Kind::Object && kinds[2] == Kind::Object && same_open_file(1, 2);
         for f in [1, 2] {
@@ -589,7 +592,7 @@ impl Relay {
                 continue;
             }
             if f == 2 && shared {
-                child.fds[2] = child.fds[1].clone();
+                fds[2] = fds[1].clone();
                 continue;
             }
             let (r, w) = pipe()?;
@@ -599,7 +602,7 @@ impl Relay {
                 to: dup(f as RawFd)?,
                 splice: is_regular(f as RawFd),
             });
-            child.fds[f] = Some(Arc::new(w));
+            fds[f] = Some(Arc::new(w));
         }
 
         if input.is_none() && outputs.is_empty() {
