@@ -77,6 +77,12 @@ impl Outer {
     /// `cordon exec --policy cordon.toml -- sh -c LINE` in `cwd` (below the project), inside
     /// Codex's `workspace-write` sandbox.
     fn exec(&self, cwd: &Path, line: &str) -> Output {
+        // One Codex sandbox at a time in this process: Codex makes synthetic mount targets in
+        // the shared /tmp (`/tmp/.aws`, …) and removes them afterwards, so a root run and a
+        // user's run at once collide there (the user's Codex panicked: "failed to remove
+        // synthetic bubblewrap mount target /tmp/.aws: Operation not permitted").
+        static ONE_CODEX: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = ONE_CODEX.lock().unwrap_or_else(|e| e.into_inner());
         let mut c = Command::new(host_bin("codex"));
         if let Some((uid, gid)) = self.user {
             use std::os::unix::process::CommandExt;
