@@ -462,7 +462,12 @@ fn host_nodes() -> (String, Vec<(i64, i64)>) {
     (ids.join(","), ctimes)
 }
 
+/// The root variant changes the host's nodes on purpose (its Landlock and unconfined controls);
+/// the user variant, run in parallel, would see that change as its own escape. One at a time.
+static HOST_NODES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn device_nodes_keep_the_host_metadata(mode: Mode) {
+    let _one_at_a_time = HOST_NODES.lock().unwrap_or_else(|e| e.into_inner());
     let fx = Fixture::new(mode);
     let attack = bins().attack.to_str().unwrap().to_string();
     let dev_attack = |backend: &str| {
