@@ -72,6 +72,11 @@ pub enum PolicyError {
     /// it from a file puts it at its place ([`PolicyError::invalid`] takes it as the message).
     #[error("{why}")]
     Value { what: &'static str, why: String },
+    /// The trust store could not be read, created or written (`trust`, `untrust`, `ensure`):
+    /// `why` names the store's place and the cause (a link there, a foreign owner, a mode
+    /// others may write, an I/O error).
+    #[error("{why}")]
+    Store { why: String },
 }
 
 impl PolicyError {
@@ -99,9 +104,10 @@ impl PolicyError {
     pub fn location(&self) -> Option<&Location> {
         match self {
             PolicyError::Invalid { location, .. } => Some(location),
-            PolicyError::Read { .. } | PolicyError::Untrusted(_) | PolicyError::Value { .. } => {
-                None
-            }
+            PolicyError::Read { .. }
+            | PolicyError::Untrusted(_)
+            | PolicyError::Value { .. }
+            | PolicyError::Store { .. } => None,
         }
     }
 

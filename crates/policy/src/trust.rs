@@ -435,31 +435,32 @@ impl TrustStore {
     /// Trusts `file`'s content at its path, replacing any earlier trust for that path (an
     /// entry that cannot be read is replaced too: the operator's word is the new one). Returns
     /// the SHA-256 that was trusted before, when it differs.
-    pub fn trust(&self, file: &FileText) -> Result<Option<String>, String> {
+    pub fn trust(&self, file: &FileText) -> Result<Option<String>, PolicyError> {
         let before = self.entry(&file.path).ok().flatten().map(|e| e.sha256);
         let dir = self
-            .open(true)?
-            .ok_or("the trust store could not be created")?;
-        let text = entry_text(&file.path, &file.text)?;
+            .open(true)
+            .map_err(store)?
+            .ok_or_else(|| store("the trust store could not be created".into()))?;
+        let text = entry_text(&file.path, &file.text).map_err(store)?;
         dir.write(Path::new(&key(&file.path)), text.as_bytes(), 0o600)
-            .map_err(|e| format!("trust store {}: {e}", self.describe()))?;
+            .map_err(|e| store(format!("trust store {}: {e}", self.describe())))?;
         Ok(before.filter(|b| *b != file.sha256()))
     }
 
     /// Forgets the trust given for `path` (canonical). `true` when there was one.
-    pub fn untrust(&self, path: &Path) -> Result<bool, String> {
-        let Some(dir) = self.open(false)? else {
+    pub fn untrust(&self, path: &Path) -> Result<bool, PolicyError> {
+        let Some(dir) = self.open(false).map_err(store)? else {
             return Ok(false);
         };
         // The name itself goes, never what a link there points to.
         dir.remove(Path::new(&key(path)))
-            .map_err(|e| format!("trust store {}: {e}", self.describe()))
+            .map_err(|e| store(format!("trust store {}: {e}", self.describe())))
     }
 
     /// Creates the store's directories when missing (mode 0700), so that a sandbox can keep an
     /// existing directory read-only; checks them as [`TrustStore::check`] does.
-    pub fn ensure(&self) -> Result<(), String> {
-        self.open(true).map(|_| ())
+    pub fn ensure(&self) -> Result<(), PolicyError> {
+        self.open(true).map(|_| ()).map_err(store)
     }
 
     fn describe(&self) -> String {
@@ -552,6 +553,12 @@ impl TrustStore {
         dir_ok(&dir).map_err(|e| err(&trusted, e))?;
         Ok(Some(dir))
     }
+}
+
+/// A store operation's refusal. The helpers below build its words as text, because
+/// [`TrustStore::check`] puts the same words into an [`Untrusted`] reason instead.
+fn store(why: String) -> PolicyError {
+    PolicyError::Store { why }
 }
 
 fn dir_ok(dir: &cordon_fs::safe::Dir) -> Result<(), String> {
@@ -724,7 +731,7 @@ mod tests {
         std::fs::create_dir(d.path().join("cfg")).unwrap();
         std::os::unix::fs::symlink(&victim, d.path().join("cfg/cordon")).unwrap();
         let store = TrustStore::at(d.path().join("cfg/cordon"));
-        let err = store.ensure().unwrap_err();
+        let err = store.ensure().unwrap_err().to_string();
         assert!(
             err.contains(&d.path().join("cfg/cordon").display().to_string())
                 && err.contains("symbolic link"),
@@ -762,7 +769,7 @@ mod tests {
         std::os::unix::fs::symlink(&victim, &entry).unwrap();
         let err = store.check(&a, Pinned::Policy).unwrap_err().to_string();
         assert!(err.contains("symlink"), "{err}");
-        let err = store.trust(&a).unwrap_err();
+        let err = store.trust(&a).unwrap_err().to_string();
         assert!(
             err.contains(&entry.display().to_string()) && err.contains("symbolic link"),
             "{err}"
@@ -779,7 +786,7 @@ mod tests {
         std::fs::remove_file(&entry).unwrap();
         std::fs::rename(d.path().join("cordon"), d.path().join("real")).unwrap();
         std::os::unix::fs::symlink(d.path().join("real"), d.path().join("cordon")).unwrap();
-        let err = store.trust(&a).unwrap_err();
+        let err = store.trust(&a).unwrap_err().to_string();
         assert!(
             err.contains(&d.path().join("cordon").display().to_string())
                 && err.contains("symbolic link"),
