@@ -116,7 +116,7 @@ pub(crate) fn artifact(profile: &Profile, format: &Format) -> Result<String, Err
                 .bwrap
                 .unwrap_or_else(|| "/usr/bin/bwrap".into());
             let root = rustix::process::geteuid().is_root();
-            bwrap::render(profile, cwd, &bwrap, root)
+            bwrap::render(profile, cwd, &bwrap, root, render_abi(None))
         }
     }
 }
