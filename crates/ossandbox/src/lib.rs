@@ -538,7 +538,11 @@ fn nested_network(
                 "; let the outer sandbox allow the network, or run cordon outside it"
             }
         ))),
-        (cordon_policy::Network::Deny, Chosen::Bwrap { .. }) if outer.inet_refused => {
+        // Where seccomp and Landlock keep the command off the network without a namespace
+        // (ABI 6, `network.rs`), bwrap needs none and no netlink: the outer's is as good.
+        (cordon_policy::Network::Deny, Chosen::Bwrap { abi, .. })
+            if outer.inet_refused || *abi >= network::FILTERS_MIN_ABI =>
+        {
             choice.outer_network = true;
             Ok(choice)
         }
@@ -1517,20 +1521,32 @@ mod tests {
     }
 
     #[test]
-    fn nested_as_a_user_bwrap_stays_in_the_outer_network_only_when_it_is_closed() {
+    fn nested_as_a_user_bwrap_stays_in_the_outer_network_when_it_is_closed_or_filters_suffice() {
         let m = nested(false, codex_outer(false));
         let c = choose(Backend::Auto, &profile(true), true, &m).unwrap();
         assert!(matches!(c.backend, Chosen::Bwrap { .. }), "{c:?}");
         assert!(c.outer_network && c.warnings.is_empty(), "{c:?}");
-        // Without a network namespace of its own, the outer must refuse inet sockets.
+        // An outer that allows inet sockets: on Landlock ABI 6 and later seccomp and Landlock
+        // keep the command off the network without a namespace (issue 25), so bwrap stays in
+        // the outer's.
         let mut open = codex_outer(false);
         open.inet_refused = false;
-        let e = refused(choose(
+        let c = choose(
             Backend::Auto,
             &profile(true),
             true,
-            &nested(false, open),
-        ));
+            &nested(false, open.clone()),
+        )
+        .unwrap();
+        assert!(c.outer_network && c.warnings.is_empty(), "{c:?}");
+        assert_eq!(
+            c.network(Network::Deny),
+            network::Isolation::Filters { landlock_abi: 7 }
+        );
+        // Before ABI 6 it needs a namespace of its own, which bwrap cannot make there.
+        let mut old = nested(false, open);
+        old.landlock_abi = 5;
+        let e = refused(choose(Backend::Auto, &profile(true), false, &old));
         assert!(
             e.contains("Codex's sandbox") && e.contains("allows inet sockets"),
             "{e}"
