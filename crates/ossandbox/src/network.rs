@@ -73,7 +73,8 @@ pub fn isolation(network: Network, backend: &Chosen, outer_network: bool) -> Iso
         Chosen::Seatbelt { .. } => {
             return match network {
                 Network::Allow => Isolation::Open,
-                _ => Isolation::Filters { landlock_abi: 0 },
+                Network::Proxy => Isolation::Proxy,
+                Network::Deny => Isolation::Filters { landlock_abi: 0 },
             }
         }
         Chosen::Unconfined => return Isolation::Unconfined,
@@ -125,7 +126,7 @@ impl std::fmt::Display for Isolation {
                 filters(landlock_abi)
             ),
             Isolation::Proxy => f.write_str(
-                "only cordon's proxy: a network namespace of the command's own with loopback and the proxy's listener",
+                "only cordon's proxy: on Linux a network namespace of the command's own with loopback and the proxy's listener, on macOS the Seatbelt profile's one outbound rule",
             ),
             Isolation::Unconfined => f.write_str("not isolated: no kernel sandbox"),
         }
