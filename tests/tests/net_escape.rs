@@ -20,6 +20,15 @@
 //! * where the namespaces cannot be made (simulated by a seccomp filter on the runner, as the
 //!   leftovers suite does), or the proxy is gone before it took its listener, the run is
 //!   refused with exit 125 and the command never starts.
+//!
+//! issue 25: under `sandbox.network = "deny"` (the default) the command runs **without** a
+//! network namespace where the kernel's Landlock has ABI 6 (seccomp refuses every `socket()`,
+//! Landlock TCP and abstract unix sockets), so it shares the host's loopback with the test's
+//! own servers. The `deny_*` matrix proves that nothing reaches them: TCP and UDP over IPv4 and
+//! IPv6, ICMP echo, a netlink route dump, packet, raw and vsock sockets, an abstract unix
+//! listener of the host, a pathname unix listener of the host inside the workspace, a socket
+//! made by io_uring, and the i386 `socketcall` and x32 entries — each refused with EPERM at the
+//! socket, and each escaping when run unconfined (`controls_deny_attacks_escape_unconfined`).
 
 // Landlock, seccomp, bubblewrap and network namespaces are Linux.
 #![cfg(target_os = "linux")]
@@ -92,6 +101,11 @@ struct Fixture {
 
 impl Fixture {
     fn new(mode: Mode, backend: Backend) -> Fixture {
+        Fixture::with_network(mode, backend, "proxy")
+    }
+
+    /// The same fixture with `sandbox.network = NETWORK`.
+    fn with_network(mode: Mode, backend: Backend, network: &str) -> Fixture {
         let ids = match mode {
             Mode::Root => {
                 assert!(
@@ -117,7 +131,7 @@ impl Fixture {
         fs::write(
             root.join("cordon.toml"),
             format!(
-                "version = 1\n[sandbox]\nrequire_os_sandbox = true\nnetwork = \"proxy\"\n\
+                "version = 1\n[sandbox]\nrequire_os_sandbox = true\nnetwork = \"{network}\"\n\
                  [sandbox.paths.workspace]\nroot = \"ws\"\nmode = \"rw\"\n\
                  [sandbox.paths.bin]\nroot = \"{}\"\nmode = \"ro\"\n",
                 bins().dir.display()
@@ -676,5 +690,294 @@ fn controls_unconfined_attacks_reach_the_host() {
     assert!(
         String::from_utf8_lossy(&out.stdout).starts_with("ESCAPED: "),
         "{out:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// issue 25: sandbox.network = "deny" without a network namespace
+
+macro_rules! deny_matrix {
+    ($($f:ident),* $(,)?) => {
+        mod deny_landlock_as_root { $( #[test] fn $f() { super::$f(super::Mode::Root, super::Backend::Landlock); } )* }
+        mod deny_landlock_as_user { $( #[test] fn $f() { super::$f(super::Mode::User, super::Backend::Landlock); } )* }
+        mod deny_bwrap_as_root { $( #[test] fn $f() { super::$f(super::Mode::Root, super::Backend::Bwrap); } )* }
+        mod deny_bwrap_as_user { $( #[test] fn $f() { super::$f(super::Mode::User, super::Backend::Bwrap); } )* }
+    };
+}
+
+deny_matrix!(
+    deny_runs_in_the_hosts_network_namespace_and_says_so,
+    deny_reaches_nothing_on_the_hosts_network,
+);
+
+/// This kernel has what "deny" without a namespace needs (else cordon keeps the namespace,
+/// which `network.rs`'s unit tests cover, and these tests would prove nothing new).
+fn assert_filters_suffice() {
+    let abi = cordon_ossandbox::Machine::probe().landlock_abi;
+    assert!(
+        abi >= cordon_ossandbox::NETWORK_FILTERS_MIN_ABI,
+        "this kernel's Landlock ABI {abi} is older than {}: cordon keeps the network namespace here, so the deny_* tests cannot run",
+        cordon_ossandbox::NETWORK_FILTERS_MIN_ABI
+    );
+}
+
+/// The command's network namespace is the host's (the one this test runs in), the run names
+/// what isolates it instead, and — the documented price — /proc/net shows the host's sockets.
+/// Fails on the code before issue 25, which made an empty namespace for every "deny" run.
+fn deny_runs_in_the_hosts_network_namespace_and_says_so(mode: Mode, backend: Backend) {
+    assert_filters_suffice();
+    let f = Fixture::with_network(mode, backend, "deny");
+    let host_ns = fs::read_link("/proc/self/ns/net").unwrap();
+    let out = f
+        .netrun(
+            &[],
+            &["/usr/bin/readlink".into(), "/proc/self/ns/net".into()],
+        )
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "[{mode:?} {backend:?}] {stdout}{stderr}"
+    );
+    assert_eq!(
+        stdout.trim(),
+        host_ns.to_string_lossy(),
+        "[{mode:?} {backend:?}] the command ran in a network namespace of its own: {stderr}"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("network: "))
+        .unwrap_or_else(|| panic!("[{mode:?} {backend:?}] no network line: {stderr}"));
+    assert!(
+        line.starts_with(
+            "network: denied without a network namespace: seccomp refuses every socket()"
+        ) && line.contains("abstract unix sockets outside the sandbox"),
+        "[{mode:?} {backend:?}] {line}"
+    );
+    // What the namespace hid: the host's sockets, read-only (docs/network-enforcement.md).
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = format!(":{:04X} ", listener.local_addr().unwrap().port());
+    let out = f
+        .netrun(&[], &["/usr/bin/cat".into(), "/proc/net/tcp".into()])
+        .output()
+        .unwrap();
+    let tcp = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        tcp.lines()
+            .any(|l| l.contains(&format!("0100007F{port}"))),
+        "[{mode:?} {backend:?}] the documented gap changed: /proc/net/tcp does not show the host's listener on 127.0.0.1{port}: {tcp}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// One attack under "deny": refused by seccomp (EPERM) at the socket, not merely unanswered.
+fn refused(f: &Fixture, name: &str, extra: &[&str]) {
+    let (out, err) = f.attack(name, extra);
+    assert!(
+        out.starts_with("BLOCKED: ") && out.contains("EPERM"),
+        "[{:?} {:?}] {name} {extra:?}: {out}{err}",
+        f.ids,
+        f.backend
+    );
+}
+
+/// A unique abstract name for a listener of the host.
+fn abstract_name() -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "cordon-e2e-net-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+/// Listeners of the host the sandbox could reach without a network namespace: an abstract
+/// unix socket, and a pathname unix socket inside the workspace (visible on both backends,
+/// connectable by the mode's user when unconfined).
+struct UnixListeners {
+    name: String,
+    path: PathBuf,
+    abstract_: std::os::unix::net::UnixListener,
+    pathname: std::os::unix::net::UnixListener,
+}
+
+impl UnixListeners {
+    fn new(f: &Fixture) -> UnixListeners {
+        use std::os::linux::net::SocketAddrExt;
+        let name = abstract_name();
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        let abstract_ = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+        let path = f.ws.join("host.sock");
+        let pathname = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o777)).unwrap();
+        abstract_.set_nonblocking(true).unwrap();
+        pathname.set_nonblocking(true).unwrap();
+        UnixListeners {
+            name,
+            path,
+            abstract_,
+            pathname,
+        }
+    }
+
+    fn arrived(&self) -> Vec<&'static str> {
+        let mut got = Vec::new();
+        if self.abstract_.accept().is_ok() {
+            got.push("abstract");
+        }
+        if self.pathname.accept().is_ok() {
+            got.push("pathname");
+        }
+        got
+    }
+}
+
+/// Everything a namespace used to keep from the host's network, refused with EPERM by
+/// seccomp on both backends, and nothing arrives at the host's listeners. socketpair(AF_UNIX)
+/// still works (it reaches nothing outside).
+fn deny_reaches_nothing_on_the_hosts_network(mode: Mode, backend: Backend) {
+    assert_filters_suffice();
+    let f = Fixture::with_network(mode, backend, "deny");
+    let host = HostServers::new();
+    let unix = UnixListeners::new(&f);
+    for which in ["tcp4", "tcp6"] {
+        refused(&f, "net-tcp-connect", &["--addr", &host.addr(which)]);
+    }
+    for which in ["udp4", "udp6"] {
+        refused(&f, "net-udp-send", &["--addr", &host.addr(which)]);
+    }
+    refused(&f, "net-udp-send", &["--addr", "127.0.0.53:53"]);
+    refused(&f, "net-icmp-echo", &["--addr", "127.0.0.1"]);
+    refused(&f, "net-bind", &["--port", "0"]);
+    for attack in [
+        "netlink-route-dump",
+        "socket-netlink",
+        "socket-packet",
+        "socket-raw",
+        "socket-vsock",
+        "socket-mptcp",
+        "io-uring-socket",
+        "ia32-socketcall",
+        "ia32-socket",
+        "x32-socket",
+    ] {
+        refused(&f, attack, &[]);
+    }
+    refused(&f, "abstract-connect", &["--abstract", &unix.name]);
+    refused(
+        &f,
+        "unix-connect-outside",
+        &["--socket", unix.path.to_str().unwrap()],
+    );
+    let (out, err) = f.attack("legit-socketpair", &[]);
+    assert!(out.starts_with("OK: "), "[{mode:?} {backend:?}] {out}{err}");
+    // A socket connected to the host's listener, inherited by cordon (fd 60, not
+    // close-on-exec): cordon closes it before the command starts.
+    let inherited = std::net::TcpStream::connect(host.addr("tcp4")).unwrap();
+    assert_eq!(host.arrived().len(), 1, "the inherited socket's connection");
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&inherited);
+    let mut argv: Vec<OsString> = vec![bins().attack.clone().into(), "fd-scan".into()];
+    if backend == Backend::Bwrap {
+        argv.extend(["--backend".into(), "bwrap".into()]);
+    }
+    let mut c = f.netrun(&[], &argv);
+    // SAFETY: the closure runs in the forked child before exec and only duplicates a
+    // descriptor (dup2 clears close-on-exec on the copy).
+    unsafe {
+        c.pre_exec(move || {
+            if libc::dup2(raw, 60) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = c.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("BLOCKED: no file descriptor beyond stdio"),
+        "[{mode:?} {backend:?}] {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    drop(inherited);
+    assert_eq!(
+        host.arrived(),
+        Vec::<String>::new(),
+        "[{mode:?} {backend:?}]"
+    );
+    assert_eq!(unix.arrived(), Vec::<&str>::new(), "[{mode:?} {backend:?}]");
+}
+
+/// The controls for the deny matrix: each attack, run without cordon as root, reaches the
+/// host's network (so each check above can fail).
+#[test]
+fn controls_deny_attacks_escape_unconfined() {
+    assert!(
+        is_root(),
+        "the controls run the attacks as root (raw ICMP): CI runs as root"
+    );
+    let f = Fixture::with_network(Mode::Root, Backend::Landlock, "deny");
+    let host = HostServers::new();
+    let unix = UnixListeners::new(&f);
+    let run = |name: &str, extra: &[&str]| -> String {
+        let out = Command::new(&bins().attack)
+            .arg(name)
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    for (name, extra) in [
+        (
+            "net-tcp-connect",
+            vec!["--addr".to_string(), host.addr("tcp4")],
+        ),
+        ("net-icmp-echo", vec!["--addr".into(), "127.0.0.1".into()]),
+        ("netlink-route-dump", vec![]),
+        ("io-uring-socket", vec![]),
+        ("ia32-socketcall", vec![]),
+        (
+            "abstract-connect",
+            vec!["--abstract".into(), unix.name.clone()],
+        ),
+        (
+            "unix-connect-outside",
+            vec!["--socket".into(), unix.path.display().to_string()],
+        ),
+    ] {
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let out = run(name, &extra);
+        assert!(out.starts_with("ESCAPED: "), "{name}: {out}");
+    }
+    assert_eq!(host.arrived().len(), 1);
+    assert_eq!(unix.arrived(), vec!["abstract", "pathname"]);
+    // An inherited socket is found when nothing closes it.
+    let inherited = std::net::TcpStream::connect(host.addr("tcp4")).unwrap();
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&inherited);
+    let mut c = Command::new(&bins().attack);
+    c.arg("fd-scan").stdin(Stdio::null());
+    // SAFETY: as in the deny matrix: only dup2 in the child before exec.
+    unsafe {
+        c.pre_exec(move || {
+            if libc::dup2(raw, 60) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned();
+    assert!(
+        out.starts_with("ESCAPED: ") && out.contains("60"),
+        "fd-scan: {out}"
     );
 }

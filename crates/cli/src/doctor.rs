@@ -85,13 +85,13 @@ pub fn run() -> i32 {
     let namespaces_ok = findings[4].ok;
     if landlock_ok && seccomp_ok {
         if namespaces_ok {
-            println!("  {:<9} + own PID, IPC, mount and (network denied) network namespaces: other processes, the host's SysV IPC and sockets are out of reach, zombies are reaped, and the whole tree dies with the command, on SIGTERM (after a grace period) or with cordon", "");
+            println!("  {:<9} + own PID, IPC, mount namespaces (and a network one where network = \"deny\" below says so): other processes, the host's SysV IPC and sockets are out of reach, zombies are reaped, and the whole tree dies with the command, on SIGTERM (after a grace period) or with cordon", "");
         } else {
             println!("  {:<9} + no namespaces here: seccomp refuses prlimit64/setpriority/sched_set*/ioprio_set on other processes and all SysV IPC", "");
         }
     }
     let bwrap_line = match (findings[3].ok, landlock_ok && seccomp_ok) {
-        (true, true) => "available: private mount view (protected paths stay read-only, private /tmp), PID/IPC/UTS/net namespaces, with Landlock + seccomp inside",
+        (true, true) => "available: private mount view (protected paths stay read-only, private /tmp), PID/IPC/UTS namespaces (network: see below), with Landlock + seccomp inside",
         (true, false) => "bwrap runs, but Landlock and seccomp are needed inside as well: unavailable",
         (false, _) => "unavailable (see the bwrap probe above); policies with sandbox.protected are refused",
     };
@@ -127,6 +127,26 @@ pub fn run() -> i32 {
         _ => auto,
     };
     println!("  {:<9} -> {auto}", "auto");
+    // sandbox.network = "deny" (the default): a network namespace only where seccomp and
+    // this kernel's Landlock cannot keep the command off the network alone (issue 25).
+    if landlock_ok && seccomp_ok {
+        println!("network = \"deny\" (the default):");
+        let deny = |backend: &cordon_ossandbox::Chosen| {
+            cordon_ossandbox::network_isolation(cordon_policy::Network::Deny, backend, false)
+        };
+        println!(
+            "  {:<9} {}",
+            "landlock",
+            deny(&cordon_ossandbox::Chosen::Landlock { abi })
+        );
+        if findings[3].ok {
+            let bwrap = cordon_ossandbox::Chosen::Bwrap {
+                bwrap: machine.bwrap.clone().unwrap_or_default(),
+                abi,
+            };
+            println!("  {:<9} {}", "bwrap", deny(&bwrap));
+        }
+    }
     // sandbox.network = "proxy": a network namespace with only loopback, where the proxy's
     // listener is the one way out; refused where it cannot be made.
     let proxy_ok = findings[5].ok;

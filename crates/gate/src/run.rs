@@ -196,7 +196,7 @@ impl Gate {
         };
         // The enforcement of this run, beside its decision's record (the audit record of the
         // decision is written before the run; this is what the kernel then applied).
-        tracing::info!(request = %id, enforcement = %ran.enforcement, sandbox = %ran.path, "ran");
+        tracing::info!(request = %id, enforcement = %ran.enforcement, network = %ran.network, sandbox = %ran.path, "ran");
         if let Some(p) = lock(&pending).take() {
             p.finish(&ran.scan_truncated);
         }

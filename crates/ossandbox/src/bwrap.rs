@@ -43,6 +43,10 @@ pub struct Context<'a> {
     /// Stay in the outer sandbox's network namespace (it refuses the netlink socket bwrap
     /// needs for loopback, and already refuses inet sockets; see `crate::nested_network`).
     pub outer_network: bool,
+    /// How the network is isolated: under [`crate::NetworkIsolation::Filters`] ("deny" on
+    /// Landlock ABI 6 and later) the inner stage's Landlock and bwrap's seccomp program keep
+    /// the command off the network, and bwrap makes no network namespace (`--share-net`).
+    pub network: crate::NetworkIsolation,
     /// Keep the outer sandbox's device nodes (root in a user namespace cannot make its own;
     /// see `crate::Choice::outer_devices`).
     pub outer_devices: bool,
@@ -110,6 +114,14 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
     }
     if profile.network == cordon_policy::Network::Allow && !cx.outer_network {
         push("sandbox.network = \"allow\"", &["--share-net".as_ref()]);
+    } else if matches!(cx.network, crate::NetworkIsolation::Filters { .. }) && !cx.outer_network {
+        // No namespace to make (and no loopback to bring up over netlink): the same
+        // seccomp program and Landlock ruleset the Landlock backend relies on are applied
+        // inside (see `network.rs`).
+        push(
+            "sandbox.network = \"deny\" without a network namespace: seccomp refuses every socket(), Landlock (ABI 6 or later) TCP and abstract unix sockets",
+            &["--share-net".as_ref()],
+        );
     }
     push(
         "the sandbox dies with cordon; a new session has no controlling terminal",
@@ -683,6 +695,7 @@ mod tests {
             seccomp_fds: &[4],
             status_fd: 5,
             dry_run: false,
+            network: crate::NetworkIsolation::Namespace { landlock_abi: 5 },
             outer_network: false,
             outer_devices: false,
         }

@@ -65,6 +65,7 @@ mod env;
 mod handoff;
 #[cfg(target_os = "linux")]
 mod landlock;
+mod network;
 mod planted;
 mod probe;
 mod profile;
@@ -89,6 +90,10 @@ mod tests_internal;
 use cordon_policy::Backend;
 
 pub use env::is_proxy_variable;
+pub use network::{
+    isolation as network_isolation, Isolation as NetworkIsolation,
+    FILTERS_MIN_ABI as NETWORK_FILTERS_MIN_ABI,
+};
 pub use planted::{
     scan_changed_since, Change, Finding, Handling, MissingPlace, Watch, What as FindingKind,
     MAX_ENTRIES as SCAN_MAX_ENTRIES,
@@ -252,6 +257,13 @@ pub(crate) struct Choice {
     /// `mknod` fresh ones (that needs CAP_MKNOD in the machine's own namespace). Named in
     /// `warnings`.
     pub outer_devices: bool,
+}
+
+impl Choice {
+    /// How this choice isolates a profile's `network` (see `network.rs`).
+    pub fn network(&self, network: cordon_policy::Network) -> network::Isolation {
+        network::isolation(network, &self.backend, self.outer_network)
+    }
 }
 
 /// Picks the backend for `profile` on `machine`, or refuses.
@@ -526,7 +538,11 @@ fn nested_network(
                 "; let the outer sandbox allow the network, or run cordon outside it"
             }
         ))),
-        (cordon_policy::Network::Deny, Chosen::Bwrap { .. }) if outer.inet_refused => {
+        // Where seccomp and Landlock keep the command off the network without a namespace
+        // (ABI 6, `network.rs`), bwrap needs none and no netlink: the outer's is as good.
+        (cordon_policy::Network::Deny, Chosen::Bwrap { abi, .. })
+            if outer.inet_refused || *abi >= network::FILTERS_MIN_ABI =>
+        {
             choice.outer_network = true;
             Ok(choice)
         }
@@ -829,7 +845,13 @@ fn execute_backend(
                     )));
                 }
                 Err(run::namespaces::Attempt::Unavailable(e)) => gaps.push(format!(
-                    "no PID, IPC and mount namespaces of the command's own ({e}): other processes are visible in /proc, and a daemon that left the session is not killed should cordon itself be SIGKILLed"
+                    "no PID, IPC{} and mount namespaces of the command's own ({e}): other processes are visible in /proc, and a daemon that left the session is not killed should cordon itself be SIGKILLed{}",
+                    if plan.net { ", network" } else { "" },
+                    if plan.net {
+                        "; the network stays closed by seccomp, which refuses every socket()"
+                    } else {
+                        ""
+                    }
                 )),
             }
             // No namespaces here: seccomp keeps other processes and SysV IPC out of reach.
@@ -860,6 +882,7 @@ fn execute_backend(
                 seccomp_fds: &seccomp_fds,
                 status_fd: std::os::fd::AsRawFd::as_raw_fd(&status_w),
                 dry_run: false,
+                network: choice.network(profile.network),
                 outer_network: choice.outer_network,
                 outer_devices: choice.outer_devices,
             };
@@ -977,7 +1000,10 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
         .partition(|r| r.path.starts_with("/proc"));
     let plan = run::namespaces::Plan {
         user: !rustix::process::geteuid().is_root(),
-        net: profile.network != cordon_policy::Network::Allow,
+        // "deny" needs a network namespace only where Landlock cannot refuse TCP and
+        // abstract unix sockets (see `network.rs`); "proxy" always does.
+        net: network::isolation(profile.network, &Chosen::Landlock { abi }, false)
+            .needs_namespace(),
         proxy: (profile.network == cordon_policy::Network::Proxy).then_some(PROXY_PORT),
         proc_rules: proc_rules
             .iter()
@@ -1495,20 +1521,32 @@ mod tests {
     }
 
     #[test]
-    fn nested_as_a_user_bwrap_stays_in_the_outer_network_only_when_it_is_closed() {
+    fn nested_as_a_user_bwrap_stays_in_the_outer_network_when_it_is_closed_or_filters_suffice() {
         let m = nested(false, codex_outer(false));
         let c = choose(Backend::Auto, &profile(true), true, &m).unwrap();
         assert!(matches!(c.backend, Chosen::Bwrap { .. }), "{c:?}");
         assert!(c.outer_network && c.warnings.is_empty(), "{c:?}");
-        // Without a network namespace of its own, the outer must refuse inet sockets.
+        // An outer that allows inet sockets: on Landlock ABI 6 and later seccomp and Landlock
+        // keep the command off the network without a namespace (issue 25), so bwrap stays in
+        // the outer's.
         let mut open = codex_outer(false);
         open.inet_refused = false;
-        let e = refused(choose(
+        let c = choose(
             Backend::Auto,
             &profile(true),
             true,
-            &nested(false, open),
-        ));
+            &nested(false, open.clone()),
+        )
+        .unwrap();
+        assert!(c.outer_network && c.warnings.is_empty(), "{c:?}");
+        assert_eq!(
+            c.network(Network::Deny),
+            network::Isolation::Filters { landlock_abi: 7 }
+        );
+        // Before ABI 6 it needs a namespace of its own, which bwrap cannot make there.
+        let mut old = nested(false, open);
+        old.landlock_abi = 5;
+        let e = refused(choose(Backend::Auto, &profile(true), false, &old));
         assert!(
             e.contains("Codex's sandbox") && e.contains("allows inet sockets"),
             "{e}"

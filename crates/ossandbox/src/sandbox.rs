@@ -220,6 +220,10 @@ pub struct Ran {
     pub scan_truncated: Vec<&'static str>,
     /// How its sandbox was made.
     pub path: RunPath,
+    /// How the command was kept off the network (or not), as the backend plans it
+    /// ([`Prepared::network`]); a run whose namespaces the kernel refused names that in
+    /// `enforcement`.
+    pub network: crate::NetworkIsolation,
 }
 
 impl Prepared {
@@ -256,6 +260,13 @@ impl Prepared {
             (_, true) => Enforcement::Full,
             (_, false) => Enforcement::Partial(self.choice.warnings.clone()),
         }
+    }
+
+    /// How the backend keeps the command off the network: "deny" without a network
+    /// namespace where seccomp and Landlock (ABI 6) do it, in one where the kernel's Landlock
+    /// is older (see `network.rs`).
+    pub fn network(&self) -> crate::NetworkIsolation {
+        self.choice.network(self.profile.network)
     }
 
     /// For a front end that runs many commands (`cordon mcp`): bwrap runs share one sandbox,
@@ -419,6 +430,7 @@ impl Prepared {
             findings,
             scan_truncated,
             path,
+            network: self.network(),
         })
     }
 

@@ -2741,6 +2741,315 @@ fn net_bind(c: &Ctx) -> Res {
     )))
 }
 
+// ---------------------------------------------------------------------------------------------
+// issue 25: under `sandbox.network = "deny"` the command shares the host's network namespace
+// where seccomp and Landlock (ABI 6) keep it off the network; these reach for the host's own
+// network in the ways a namespace used to hide. Each escapes when run unconfined (as root).
+
+const ISSUE_25: &[(&str, Attack)] = &[
+    ("net-icmp-echo", net_icmp_echo),
+    ("netlink-route-dump", netlink_route_dump),
+    ("io-uring-socket", io_uring_socket),
+    #[cfg(target_arch = "x86_64")]
+    ("ia32-socketcall", ia32_socketcall),
+];
+
+/// The internet checksum of `data` (ICMP's).
+fn inet_checksum(data: &[u8]) -> u16 {
+    let mut sum: u32 = 0;
+    for pair in data.chunks(2) {
+        let word = u16::from_be_bytes([pair[0], *pair.get(1).unwrap_or(&0)]);
+        sum += u32::from(word);
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// An ICMP echo request to `--addr` (an IPv4 address), over a ping socket
+/// (`net.ipv4.ping_group_range`) or else a raw one (CAP_NET_RAW); an echo reply is an escape.
+fn net_icmp_echo(c: &Ctx) -> Res {
+    let ip: std::net::Ipv4Addr = c
+        .get("addr")?
+        .parse()
+        .map_err(|e| format!("--addr is not an IPv4 address: {e}"))?;
+    let mut refusals = Vec::new();
+    for (ty, name) in [(libc::SOCK_DGRAM, "ping"), (libc::SOCK_RAW, "raw")] {
+        let fd =
+            unsafe { libc::socket(libc::AF_INET, ty | libc::SOCK_CLOEXEC, libc::IPPROTO_ICMP) };
+        if fd < 0 {
+            refusals.push((name, errno()));
+            continue;
+        }
+        let mut pkt = [0u8; 16];
+        pkt[0] = 8; // echo request
+        pkt[4..6].copy_from_slice(&(pid() as u16).to_be_bytes());
+        pkt[6..8].copy_from_slice(&1u16.to_be_bytes());
+        pkt[8..16].copy_from_slice(b"cordon25");
+        let sum = inet_checksum(&pkt);
+        pkt[2..4].copy_from_slice(&sum.to_be_bytes());
+        let addr = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: 0,
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(ip).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        let sent = unsafe {
+            libc::sendto(
+                fd,
+                pkt.as_ptr().cast(),
+                pkt.len(),
+                0,
+                (&addr as *const libc::sockaddr_in).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
+        };
+        if sent < 0 {
+            let e = errno();
+            close(fd as i64);
+            return fs_err(
+                &format!("sendto({ip}) over a {name} ICMP socket"),
+                e,
+                NET_BLOCKED,
+            );
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut buf = [0u8; 512];
+        while std::time::Instant::now() < deadline {
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            if unsafe { libc::poll(&mut pfd, 1, 500) } <= 0 {
+                continue;
+            }
+            let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+            if n <= 0 {
+                continue;
+            }
+            let n = n as usize;
+            // A raw socket reads the IP header too (and our own request on loopback).
+            let icmp = if ty == libc::SOCK_RAW {
+                &buf[usize::from(buf[0] & 0x0f) * 4..n]
+            } else {
+                &buf[..n]
+            };
+            if icmp.first() == Some(&0) {
+                close(fd as i64);
+                return Ok(Out::Escaped(format!(
+                    "ICMP echo reply from {ip} over a {name} socket"
+                )));
+            }
+        }
+        close(fd as i64);
+        return Ok(Out::Blocked(format!(
+            "ICMP echo to {ip} over a {name} socket: sent, never answered"
+        )));
+    }
+    // ping_group_range answers EACCES for a group outside it, a missing CAP_NET_RAW EPERM.
+    let text: Vec<String> = refusals
+        .iter()
+        .map(|(name, e)| format!("{name}: {}", ename(*e)))
+        .collect();
+    if refusals.iter().all(|(_, e)| PERM.contains(e)) {
+        Ok(Out::Blocked(format!(
+            "socket(AF_INET, ICMP): {}",
+            text.join(", ")
+        )))
+    } else {
+        Err(format!(
+            "socket(AF_INET, ICMP): unexpected {}",
+            text.join(", ")
+        ))
+    }
+}
+
+/// A dump of the network interfaces over rtnetlink (RTM_GETLINK): the host's, without a
+/// namespace of the command's own.
+fn netlink_route_dump(_: &Ctx) -> Res {
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_NETLINK,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            libc::NETLINK_ROUTE,
+        )
+    };
+    if fd < 0 {
+        return filtered("socket(AF_NETLINK, NETLINK_ROUTE)", fd as i64, PERM);
+    }
+    // struct nlmsghdr + struct rtgenmsg (padded): a dump of every link.
+    let mut req = [0u8; 20];
+    req[0..4].copy_from_slice(&20u32.to_ne_bytes());
+    req[4..6].copy_from_slice(&libc::RTM_GETLINK.to_ne_bytes());
+    let flags = (libc::NLM_F_REQUEST | libc::NLM_F_DUMP) as u16;
+    req[6..8].copy_from_slice(&flags.to_ne_bytes());
+    req[8..12].copy_from_slice(&1u32.to_ne_bytes());
+    req[16] = libc::AF_UNSPEC as u8;
+    if unsafe { libc::send(fd, req.as_ptr().cast(), req.len(), 0) } < 0 {
+        let e = errno();
+        close(fd as i64);
+        return fs_err("send(RTM_GETLINK dump)", e, PERM);
+    }
+    let mut links = 0;
+    let mut buf = vec![0u8; 32 * 1024];
+    'read: for _ in 0..64 {
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        if n <= 0 {
+            break;
+        }
+        let mut at = 0usize;
+        while at + 16 <= n as usize {
+            let len = u32::from_ne_bytes(buf[at..at + 4].try_into().unwrap()) as usize;
+            let ty = u16::from_ne_bytes(buf[at + 4..at + 6].try_into().unwrap());
+            if ty == libc::NLMSG_DONE as u16 || ty == libc::NLMSG_ERROR as u16 || len < 16 {
+                break 'read;
+            }
+            if ty == libc::RTM_NEWLINK {
+                links += 1;
+            }
+            at += (len + 3) & !3;
+        }
+    }
+    close(fd as i64);
+    Ok(Out::Escaped(format!(
+        "dumped {links} network interfaces over rtnetlink"
+    )))
+}
+
+/// A socket made by io_uring (IORING_OP_SOCKET, Linux 5.19), which no seccomp rule on
+/// `socket()` sees.
+fn io_uring_socket(_: &Ctx) -> Res {
+    const IORING_OP_SOCKET: u8 = 45;
+    const IORING_OFF_SQ_RING: i64 = 0;
+    const IORING_OFF_CQ_RING: i64 = 0x0800_0000;
+    const IORING_OFF_SQES: i64 = 0x1000_0000;
+    let mut params = [0u32; 30]; // struct io_uring_params: 120 bytes
+    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 4u32, params.as_mut_ptr()) };
+    if fd < 0 {
+        return filtered("io_uring_setup", fd, SECCOMP);
+    }
+    let fd = fd as i32;
+    let sq_entries = params[0] as usize;
+    let cq_entries = params[1] as usize;
+    // io_sqring_offsets at byte 40, io_cqring_offsets at byte 80.
+    let sq = |i: usize| params[10 + i] as usize;
+    let cq = |i: usize| params[20 + i] as usize;
+    let (sq_tail, sq_mask, sq_array) = (sq(1), sq(2), sq(6));
+    let (cq_head, cq_tail, cq_mask, cq_cqes) = (cq(0), cq(1), cq(2), cq(5));
+    let map = |len: usize, off: i64| unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_POPULATE,
+            fd,
+            off,
+        )
+    };
+    let sq_ring = map(sq_array + sq_entries * 4, IORING_OFF_SQ_RING);
+    let cq_ring = map(cq_cqes + cq_entries * 16, IORING_OFF_CQ_RING);
+    let sqes = map(sq_entries * 64, IORING_OFF_SQES);
+    if [sq_ring, cq_ring, sqes].contains(&libc::MAP_FAILED) {
+        return Err(format!("mmap of the io_uring rings: {}", ename(errno())));
+    }
+    unsafe {
+        let sqe = sqes.cast::<u8>();
+        std::ptr::write_bytes(sqe, 0, 64);
+        *sqe = IORING_OP_SOCKET;
+        *sqe.add(4).cast::<i32>() = libc::AF_INET; // fd: the domain
+        *sqe.add(8).cast::<u64>() = libc::SOCK_STREAM as u64; // off: the type
+        let tail = sq_ring
+            .cast::<u8>()
+            .add(sq_tail)
+            .cast::<std::sync::atomic::AtomicU32>();
+        let t = (*tail).load(std::sync::atomic::Ordering::Acquire);
+        let mask = *sq_ring.cast::<u8>().add(sq_mask).cast::<u32>();
+        *sq_ring
+            .cast::<u8>()
+            .add(sq_array)
+            .cast::<u32>()
+            .add((t & mask) as usize) = 0;
+        (*tail).store(t + 1, std::sync::atomic::Ordering::Release);
+    }
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_enter,
+            fd,
+            1u32,
+            1u32,
+            1u32, // IORING_ENTER_GETEVENTS
+            std::ptr::null::<u8>(),
+            0usize,
+        )
+    };
+    if rc < 0 {
+        return filtered("io_uring_enter(IORING_OP_SOCKET)", rc, SECCOMP);
+    }
+    let res = unsafe {
+        let ring = cq_ring.cast::<u8>();
+        let head = (*ring.add(cq_head).cast::<std::sync::atomic::AtomicU32>())
+            .load(std::sync::atomic::Ordering::Acquire);
+        let tail = (*ring.add(cq_tail).cast::<std::sync::atomic::AtomicU32>())
+            .load(std::sync::atomic::Ordering::Acquire);
+        if head == tail {
+            return Err("io_uring: no completion for IORING_OP_SOCKET".into());
+        }
+        let mask = *ring.add(cq_mask).cast::<u32>();
+        let cqe = ring.add(cq_cqes + ((head & mask) as usize) * 16);
+        *cqe.add(8).cast::<i32>()
+    };
+    if res >= 0 {
+        close(res as i64);
+        return Ok(Out::Escaped(format!(
+            "io_uring made an AF_INET socket (fd {res})"
+        )));
+    }
+    let e = -res;
+    if PERM.contains(&e) {
+        Ok(Out::Blocked(format!("IORING_OP_SOCKET: {}", ename(e))))
+    } else {
+        Ok(Out::Escaped(format!(
+            "IORING_OP_SOCKET reached the kernel: {}",
+            ename(e)
+        )))
+    }
+}
+
+/// socket(AF_INET) through the i386 `socketcall` multiplexer (`int 0x80`, call 1), as a
+/// 32-bit program's libc makes it; its argument block must lie below 4 GiB.
+#[cfg(target_arch = "x86_64")]
+fn ia32_socketcall(_: &Ctx) -> Res {
+    in_child("i386 socketcall(SYS_SOCKET, AF_INET) via int 0x80", || {
+        let what = "i386 socketcall(SYS_SOCKET, AF_INET) via int 0x80";
+        let block = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_32BIT,
+                -1,
+                0,
+            )
+        };
+        if block == libc::MAP_FAILED {
+            return Err(format!("mmap(MAP_32BIT): {}", ename(errno())));
+        }
+        let args = block.cast::<u32>();
+        unsafe {
+            *args = libc::AF_INET as u32;
+            *args.add(1) = libc::SOCK_STREAM as u32;
+            *args.add(2) = 0;
+        }
+        let r = int80(102, 1, block as u64 as u32, 0);
+        close(r);
+        ia32_result(what, r)
+    })
+}
+
 type Attack = fn(&Ctx) -> Res;
 
 const ATTACKS: &[(&str, Attack)] = &[
@@ -2958,6 +3267,7 @@ pub fn main() {
         .chain(HIDDEN)
         .chain(ISSUE_12_HIDDEN)
         .chain(ISSUE_15)
+        .chain(ISSUE_25)
         .find(|(n, _)| n == name)
     else {
         finish(Err(format!(

@@ -20,7 +20,12 @@ pub fn render(
     cwd: &Path,
     bwrap: &Path,
     root: bool,
+    abi: i32,
 ) -> Result<String, crate::Error> {
+    let backend = crate::Chosen::Bwrap {
+        bwrap: bwrap.to_path_buf(),
+        abi,
+    };
     let cx = Context {
         cwd,
         tmp: Path::new(PRIVATE_TMP),
@@ -28,6 +33,7 @@ pub fn render(
         seccomp_fds: &[10],
         status_fd: 11,
         dry_run: true,
+        network: crate::network::isolation(profile.network, &backend, false),
         outer_network: false,
         outer_devices: false,
     };
@@ -155,7 +161,7 @@ mod tests {
             forwards: Vec::new(),
         }
         .with_private_tmp(Path::new(PRIVATE_TMP));
-        let text = render(&profile, d.path(), Path::new("/usr/bin/bwrap"), false).unwrap();
+        let text = render(&profile, d.path(), Path::new("/usr/bin/bwrap"), false, 7).unwrap();
         assert!(
             text.contains("  # sandbox.paths.w (rw)\n  --bind "),
             "{text}"
@@ -168,6 +174,15 @@ mod tests {
         assert!(!text.contains("\n  --add-seccomp-fd"), "{text}");
         assert!(text.ends_with("exec /usr/bin/bwrap \"${args[@]}\" -- \"$@\"\n"));
         assert!(!text.contains("proxy"), "{text}");
+        // sandbox.network = "deny" on Landlock ABI 6 and later: no network namespace, and why.
+        assert!(
+            text.contains("without a network namespace: seccomp refuses every socket()")
+                && text.contains("\n  --share-net\n"),
+            "{text}"
+        );
+        // Before ABI 6 the namespace stays.
+        let old = render(&profile, d.path(), Path::new("/usr/bin/bwrap"), false, 5).unwrap();
+        assert!(!old.contains("--share-net"), "{old}");
         // sandbox.network = "proxy": the same namespaces (no --share-net), and a note tying
         // the inner stage's listener to the policy.
         let text = render(
@@ -178,6 +193,7 @@ mod tests {
             d.path(),
             Path::new("/usr/bin/bwrap"),
             false,
+            7,
         )
         .unwrap();
         assert!(!text.contains("\n  --share-net"), "{text}");

@@ -78,7 +78,10 @@ pub(crate) fn render(profile: &Profile) -> String {
     }
     out.push_str("network:\n");
     let network = match profile.network {
-        Network::Deny => "denied: no socket but unix ones (sandbox.network = \"deny\")".to_string(),
+        Network::Deny => format!(
+            "denied: no socket() at all, only socketpair(AF_UNIX) (seccomp); TCP bind and connect refused (Landlock ABI 4), abstract unix sockets outside refused (ABI 6); an empty network namespace only where Landlock is older than ABI {} (sandbox.network = \"deny\")",
+            crate::network::FILTERS_MIN_ABI
+        ),
         Network::Allow => "allowed: every address (sandbox.network = \"allow\")".to_string(),
         Network::Proxy => format!(
             "only cordon's proxy, on 127.0.0.1:{} inside the command's own network namespace; each host decided by [network] rules (sandbox.network = \"proxy\")",

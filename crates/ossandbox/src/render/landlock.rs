@@ -105,6 +105,12 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
         notes.push("Landlock cannot keep a path inside a writable root read-only: cordon refuses to run this policy on the Landlock backend (see protected_unenforceable).".to_string());
     }
 
+    if profile.network == Network::Deny {
+        notes.push(format!(
+            "sandbox.network = \"deny\": {}.",
+            crate::network::isolation(profile.network, &crate::Chosen::Landlock { abi }, false)
+        ));
+    }
     if profile.network == Network::Proxy {
         notes.push(format!(
             "sandbox.network = \"proxy\": the command runs in a network namespace of its own with only loopback, where cordon's proxy listens on port {port} (made before the command starts); {}",

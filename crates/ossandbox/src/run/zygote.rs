@@ -117,6 +117,7 @@ impl Zygote {
             seccomp_fds: &seccomp_nos,
             status_fd: status_w.as_raw_fd(),
             dry_run: false,
+            network: choice.network(profile.network),
             outer_network: choice.outer_network,
             outer_devices: choice.outer_devices,
         };

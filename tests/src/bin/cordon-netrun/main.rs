@@ -1,7 +1,7 @@
 //! `cordon-netrun BACKEND POLICY [--proxy-gone] -- PROG ARGS…`: runs one command under the policy's profile
 //! through cordon's OS sandbox API, standing in for cordon's network proxy (issue 15).
 //!
-//! The policy must say `sandbox.network = "proxy"`. The backend (`landlock` or `bwrap`) makes
+//! Under `sandbox.network = "proxy"` the backend (`landlock` or `bwrap`) makes
 //! the proxy's listener inside the command's network namespace and hands it over; this
 //! program then accepts on it from outside and answers every connection with one line,
 //! [`BANNER`], before closing it. That proves the handoff (the command's connection to
@@ -10,6 +10,10 @@
 //! with one `cordon: ` line when the run could not start). `tests/net_escape.rs` runs it as
 //! root and as the unprivileged test user. `--proxy-gone`: the stand-in is gone before the
 //! run starts (it never takes the listener), which must refuse the run.
+//!
+//! Under any other `sandbox.network` no proxy is started; either way the run's network
+//! isolation ([`cordon_ossandbox::Ran::network`]) is printed to stderr as `network: …`
+//! (issue 25: "deny" without a network namespace where seccomp and Landlock suffice).
 
 #[cfg(target_os = "linux")]
 mod netrun {
@@ -51,6 +55,7 @@ mod netrun {
             .unwrap_or_else(|e| fail(e.to_string()));
         let prepared =
             prepare(&policy, &Machine::probe(), backend).unwrap_or_else(|e| fail(e.to_string()));
+        let proxied = policy.sandbox.network == cordon_policy::Network::Proxy;
 
         let (tx, rx) = std::sync::mpsc::channel::<std::net::TcpListener>();
         let accepted = Arc::new(AtomicUsize::new(0));
@@ -75,19 +80,24 @@ mod netrun {
             timeout: Some(std::time::Duration::from_secs(120)),
         };
         let io = Io {
-            proxy: Some((
-                ProxyHandoff {
-                    port: PROXY_PORT,
-                    listener: tx,
-                    forwards: Vec::new(),
-                },
-                Vec::new(),
-            )),
+            proxy: proxied.then(|| {
+                (
+                    ProxyHandoff {
+                        port: PROXY_PORT,
+                        listener: tx,
+                        forwards: Vec::new(),
+                    },
+                    Vec::new(),
+                )
+            }),
             ..Io::default()
         };
         // The environment is the sandbox's scrub of this process's (PATH, HOME, a private
         // TMPDIR, …).
-        let outcome = prepared.run(command, io).and_then(|ran| ran.exit);
+        let outcome = prepared.run(command, io).and_then(|ran| {
+            eprintln!("network: {}", ran.network);
+            ran.exit
+        });
         eprintln!("proxy-connections: {}", accepted.load(Ordering::SeqCst));
         match outcome {
             Ok(o) => std::process::exit(o.exit_code()),
