@@ -804,22 +804,31 @@ impl Watch {
 
     /// What appeared or changed since the start or the last check, each moved aside (a changed
     /// small file gets its earlier content back); and whether the walk stopped at its limit.
-    /// What cordon moved aside itself is not found again by the next check. What the run
-    /// changes while this check moves files aside may be taken for the new baseline: the end
-    /// scan, which compares with the state before the run, still finds it.
+    /// What cordon moved aside itself is not found again by the next check; what the run
+    /// changes while this check moves files aside is found by the next one.
     pub fn check(&mut self) -> (Vec<Finding>, bool) {
+        let _one = scanning();
         let now = Snapshot::take_with(&self.roots, MAX_ENTRIES, Some(&self.baseline));
         let mut findings = now.findings_since(&self.baseline);
         findings.extend(self.stores.iter().filter_map(MissingPlace::check));
         let truncated = now.truncated;
-        self.baseline = if findings.is_empty() {
-            now
-        } else {
-            // The places moved aside, restored, and where they went, as they are now.
-            Snapshot::take_with(&self.roots, MAX_ENTRIES, Some(&now))
-        };
+        // The new baseline is the snapshot the findings came from, not one taken after the
+        // moves: a second walk would take in whatever the server wrote while this one moved
+        // files aside (a plant that then waits for the exit scan). What cordon moved aside or
+        // restored itself is told apart by its identity ([`OWN`]) at the next check.
+        self.baseline = now;
         (findings, truncated)
     }
+}
+
+/// Held by every scan that moves findings aside in this process — a [`Watch`]'s check (after a
+/// wrapped server's tool call, or on its live watch's trigger) and a run's end scan — from its
+/// walk to its last move: two at once over the same roots would move the same plant twice
+/// (the second reporting a failed rename) or take the other's move for the run's change.
+static SCANNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub(crate) fn scanning() -> std::sync::MutexGuard<'static, ()> {
+    SCANNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `path` with the links on the way to it resolved (its last component as it is), when that
