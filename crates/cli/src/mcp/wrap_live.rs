@@ -455,6 +455,55 @@ mod tests {
         );
     }
 
+    /// The watch limit met for real: in a user namespace of its own whose
+    /// `max_inotify_watches` is 3 (this test runs itself again there under `unshare -U -r`),
+    /// a tree of 6 directories cannot be watched whole; that is said, naming the limit, and
+    /// the roots are checked every second, with no write at all.
+    #[test]
+    fn the_watch_limit_falls_back_to_a_check_every_second_and_says_so() {
+        const NAME: &str =
+            "mcp::wrap_live::tests::the_watch_limit_falls_back_to_a_check_every_second_and_says_so";
+        if std::env::var_os("CORDON_TEST_IN_LIMITED_NS").is_none() {
+            let out = std::process::Command::new("unshare")
+                .args(["-U", "-r", "--"])
+                .arg(std::env::current_exe().unwrap())
+                .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+                .env("CORDON_TEST_IN_LIMITED_NS", "1")
+                .output()
+                .expect("unshare (util-linux) runs");
+            let text = String::from_utf8_lossy(&out.stdout).to_string()
+                + &String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() && text.contains("1 passed"),
+                "in the limited namespace: {text}"
+            );
+            return;
+        }
+        std::fs::write("/proc/sys/user/max_inotify_watches", "3").expect("set the ns's limit");
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("a/b/c/d/e")).unwrap();
+        let placed = place(std::slice::from_ref(&root));
+        let trouble = placed.trouble.clone().expect("the limit is met");
+        assert!(trouble.contains("max_user_watches"), "{trouble}");
+        let n = Arc::new(AtomicUsize::new(0));
+        let said = Arc::new(Mutex::new(Vec::<String>::new()));
+        let (n2, s2) = (n.clone(), said.clone());
+        let live = placed
+            .run(
+                move || {
+                    n2.fetch_add(1, Ordering::SeqCst);
+                },
+                move |why| s2.lock().unwrap().push(why.to_string()),
+            )
+            .unwrap();
+        assert!(reaches(&n, 3), "not checked every second");
+        live.stop();
+        let said = said.lock().unwrap();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].contains("scanned every second"), "{said:?}");
+    }
+
     /// Without inotify watches (the placement failed), the roots are checked every second and
     /// that is said once.
     #[test]
