@@ -101,6 +101,9 @@ pub enum What {
     /// A default place of cordon's trust store that did not exist before the run (see
     /// [`MissingPlace`]).
     TrustStore,
+    /// A directory the scan cannot list (no read permission for cordon's user): what it holds
+    /// cannot be checked, yet a file in it can still be opened by name.
+    Unlistable,
 }
 
 impl What {
@@ -113,6 +116,7 @@ impl What {
             What::ToolFile => "tool-file",
             What::TodoList => "todo-list",
             What::TrustStore => "trust-store",
+            What::Unlistable => "unlistable-dir",
         }
     }
 }
@@ -214,6 +218,8 @@ const SETTLED: Duration = Duration::from_secs(2);
 
 const DIR: u32 = 1;
 const FILE: u32 = 2;
+/// A directory cordon cannot list ([`What::Unlistable`]): compared by mode and ctime too.
+const UNLISTABLE: u32 = 5;
 
 fn identity(m: &std::fs::Metadata) -> Id {
     let t = m.file_type();
@@ -431,6 +437,45 @@ impl Snapshot {
         }
     }
 
+    /// A directory of a root that cordon's user cannot list (a command that made `x/.envrc`
+    /// then `chmod 0300 x`: nothing lists `x`, direnv still opens `x/.envrc` on `cd x`) is
+    /// recorded with its mode and ctime, so that one that appeared or changed is a finding
+    /// and moved aside: the scan fails closed on what it cannot see. Cordon's own quarantine
+    /// of one is not.
+    fn unlistable(&mut self, dir: &Path) {
+        let Ok(m) = std::fs::symlink_metadata(dir) else {
+            return;
+        };
+        if !m.is_dir()
+            || !std::fs::read_dir(dir)
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+            || own().get(dir) == Some(&identity(&m))
+        {
+            return;
+        }
+        self.seen.insert(
+            dir.to_path_buf(),
+            Seen {
+                what: What::Unlistable,
+                why: "a directory cordon cannot list (no read permission): what it holds cannot be checked, yet the operator's tools can open a file in it by name (direnv's `.envrc` on `cd`)",
+                id: (
+                    UNLISTABLE,
+                    m.dev(),
+                    m.ino(),
+                    0,
+                    0,
+                    0,
+                    m.ctime(),
+                    m.ctime_nsec(),
+                    m.mode(),
+                ),
+                content: None,
+                mode: m.mode() & 0o7777,
+                owner: (m.uid(), m.gid()),
+            },
+        );
+    }
+
     fn note(&mut self, path: PathBuf, what: What, why: &'static str, content: bool) -> bool {
         let Ok(m) = std::fs::symlink_metadata(&path) else {
             return false;
@@ -465,6 +510,9 @@ impl Snapshot {
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
             let Some(mut names) = self.names(&dir, earlier) else {
+                if dir != root_of {
+                    self.unlistable(&dir);
+                }
                 continue;
             };
             if self.entries + names.len() > limit {

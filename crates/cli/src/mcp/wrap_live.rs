@@ -441,6 +441,12 @@ mod tests {
         triggers("a write there", &|| {
             std::fs::write(root.join("moved/fresh/.envrc"), "x").unwrap()
         });
+        // A directory made unlistable (its plant then hidden from a listing) is a change too.
+        triggers("a chmod of a directory", &|| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(root.join("a/b"), std::fs::Permissions::from_mode(0o300))
+                .unwrap()
+        });
         let settled = {
             std::thread::sleep(MAX_DELAY * 2);
             n.load(Ordering::SeqCst)
@@ -448,6 +454,9 @@ mod tests {
         std::thread::sleep(Duration::from_millis(600));
         assert_eq!(n.load(Ordering::SeqCst), settled, "checks without writes");
         live.stop();
+        // Listable again, so that the temporary directory can be removed by any user.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(root.join("a/b"), std::fs::Permissions::from_mode(0o755)).unwrap();
         assert!(
             said.lock().unwrap().is_empty(),
             "{:?}",
