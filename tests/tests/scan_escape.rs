@@ -494,3 +494,53 @@ fn an_unlistable_directory_does_not_hide_a_plant() {
         assert!(err.contains(&named), "{} not reported: {err}", fx.what());
     });
 }
+
+/// Class 3: the same inside a git directory's configuration surface. A nested repository
+/// `sub` exists before the run; the command writes a hook into `sub/.git/hooks` and takes read
+/// permission away from `hooks`: git still runs `hooks/post-checkout` by name. As the user,
+/// `hooks` is moved aside whole; as root, the hook itself.
+#[test]
+fn an_unlistable_hooks_directory_does_not_hide_a_hook() {
+    each(|fx| {
+        let git = Command::new("git")
+            .args(["init", "-q", "sub"])
+            .current_dir(&fx.ws)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", fx.root.join("home"))
+            .output()
+            .unwrap();
+        assert!(git.status.success(), "git init: {git:?}");
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws.join("sub"), uid, gid);
+        }
+        let out = fx.exec(
+            "printf '#!/bin/sh\\necho planted\\n' > sub/.git/hooks/post-checkout && \
+             chmod 0755 sub/.git/hooks/post-checkout && chmod 0300 sub/.git/hooks",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        assert!(
+            fs::symlink_metadata(fx.ws.join("sub/.git/hooks/post-checkout")).is_err(),
+            "{} the hook is still in place: {err}",
+            fx.what()
+        );
+        let named = if fx.ids.is_some() {
+            format!(
+                "the run left {} (changed, unlistable-dir)",
+                fx.ws.join("sub/.git/hooks").display()
+            )
+        } else {
+            format!(
+                "the run left {} (",
+                fx.ws.join("sub/.git/hooks/post-checkout").display()
+            )
+        };
+        assert!(err.contains(&named), "{} not reported: {err}", fx.what());
+    });
+}

@@ -641,6 +641,7 @@ impl Snapshot {
             return;
         }
         let Ok(rd) = std::fs::read_dir(dir) else {
+            self.unlistable(dir);
             return;
         };
         for e in rd.flatten() {
@@ -664,6 +665,8 @@ impl Snapshot {
             return;
         }
         let Ok(rd) = std::fs::read_dir(dir) else {
+            // `.git/hooks` made unlistable with a hook inside: git runs it by name.
+            self.unlistable(dir);
             return;
         };
         for e in rd.flatten() {
