@@ -866,7 +866,7 @@ impl Watch {
         // The new baseline is the snapshot the findings came from, not one taken after the
         // moves: a second walk would take in whatever the server wrote while this one moved
         // files aside (a plant that then waits for the exit scan). What cordon moved aside or
-        // restored itself is told apart by its identity ([`OWN`]) at the next check.
+        // restored itself is told apart by its identity (`OWN`) at the next check.
         self.baseline = now;
         (findings, truncated)
     }
