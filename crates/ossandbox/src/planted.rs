@@ -449,7 +449,7 @@ impl Snapshot {
         if !m.is_dir()
             || !std::fs::read_dir(dir)
                 .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
-            || own().get(dir) == Some(&identity(&m))
+            || own().get(dir).is_some_and(|(id, _)| *id == identity(&m))
         {
             return;
         }
@@ -865,8 +865,30 @@ impl Watch {
         let truncated = now.truncated;
         // The new baseline is the snapshot the findings came from, not one taken after the
         // moves: a second walk would take in whatever the server wrote while this one moved
-        // files aside (a plant that then waits for the exit scan). What cordon moved aside or
-        // restored itself is told apart by its identity (`OWN`) at the next check.
+        // files aside (a plant that then waits for the exit scan). Each finding's place is set
+        // to what cordon left there: gone when moved aside, the earlier content (with the
+        // restored file's identity) when restored — never the server's version, which a later
+        // change would otherwise be "restored" to. Where cordon moved things is told apart by
+        // its identity (`OWN`) at the next check.
+        let mut now = now;
+        for f in &findings {
+            match &f.handling {
+                Handling::Quarantined(_) => now.seen.retain(|p, _| !p.starts_with(&f.path)),
+                Handling::Restored(_) => {
+                    let was = self.baseline.seen.get(&f.path).cloned();
+                    let id = own().get(&f.path).map(|(id, _)| *id);
+                    match (was, id) {
+                        (Some(was), Some(id)) => {
+                            now.seen.insert(f.path.clone(), Seen { id, ..was });
+                        }
+                        _ => {
+                            now.seen.remove(&f.path);
+                        }
+                    }
+                }
+                Handling::Reported(_) => {}
+            }
+        }
         self.baseline = now;
         (findings, truncated)
     }
@@ -1058,13 +1080,21 @@ type Id = (u32, u64, u64, u64, i64, i64, i64, i64, u32);
 /// after the checks of its tool calls ([`Watch`]), which compares with the state before the
 /// server started — does not report these again; anything changed since (a new ctime, a new
 /// inode, another path) is reported as ever.
-static OWN: std::sync::Mutex<BTreeMap<PathBuf, Id>> = std::sync::Mutex::new(BTreeMap::new());
+///
+/// A restored file is remembered with the content cordon wrote: its identity is read back by
+/// path after the write, and a server still running (a wrapped MCP server, which can watch
+/// for the restore itself) may write in between, within one tick of the coarse clock that
+/// stamps ctime — the identity alone would then take the server's version for cordon's.
+static OWN: std::sync::Mutex<BTreeMap<PathBuf, Own>> = std::sync::Mutex::new(BTreeMap::new());
+
+/// What cordon put at a path: its identity then, and for a restored file its content.
+type Own = (Id, Option<Vec<u8>>);
 
 /// How many paths one quarantined directory registers in [`OWN`] (beyond: reported again at a
 /// later scan, which is noise, not a loss).
 const MAX_OWN: usize = 10_000;
 
-fn own() -> std::sync::MutexGuard<'static, BTreeMap<PathBuf, Id>> {
+fn own() -> std::sync::MutexGuard<'static, BTreeMap<PathBuf, Own>> {
     OWN.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -1081,7 +1111,7 @@ fn remember(path: &Path) {
                 stack.extend(rd.flatten().map(|e| e.path()));
             }
         }
-        own().insert(p, identity(&m));
+        own().insert(p, (identity(&m), None));
         n += 1;
         if n >= MAX_OWN {
             break;
@@ -1091,7 +1121,19 @@ fn remember(path: &Path) {
 
 /// Whether cordon itself put `path` in place as it is now (see [`OWN`]).
 fn is_own(path: &Path, now: &Seen) -> bool {
-    own().get(path) == Some(&now.id)
+    own().get(path).is_some_and(|(id, content)| {
+        *id == now.id
+            && content
+                .as_ref()
+                .is_none_or(|c| now.content.as_ref() == Some(c))
+    })
+}
+
+/// Registers `path`, just restored with `content`, in [`OWN`].
+fn remember_restored(path: &Path, content: &[u8]) {
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        own().insert(path.to_path_buf(), (identity(&m), Some(content.to_vec())));
+    }
 }
 
 fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
@@ -1140,7 +1182,7 @@ fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
     };
     match restore(&dir, name, content, was) {
         Ok(()) => {
-            remember(path);
+            remember_restored(path, content);
             Handling::Restored(to)
         }
         Err(_) => Handling::Quarantined(to),
@@ -1663,6 +1705,48 @@ mod tests {
         assert_eq!(exit.len(), 1, "{exit:#?}");
         assert_eq!(exit[0].path, root.join(".git/config"));
         assert_eq!(std::fs::read(root.join(".git/config")).unwrap(), config);
+    }
+
+    /// A server that rewrites a restored file in the instant between cordon's write and its
+    /// read-back of the identity (it can watch for the restore with inotify) is not taken for
+    /// cordon: the restored content is remembered too, so the server's version is found by the
+    /// next check and by the exit scan. The lost race is reproduced by registering the path
+    /// after the server's write, as the read-back would then.
+    #[test]
+    fn a_write_racing_the_restore_is_not_taken_for_cordons() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        let roots = [root.clone()];
+        let config_path = root.join(".git/config");
+        let config = std::fs::read(&config_path).unwrap();
+        let before_run = Snapshot::take(&roots);
+        let mut w = Watch::start(&roots);
+        std::fs::write(&config_path, "[core]\n\tfsmonitor = one\n").unwrap();
+        let (found, _) = w.check();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            matches!(found[0].handling, Handling::Restored(_)),
+            "{found:#?}"
+        );
+        assert_eq!(std::fs::read(&config_path).unwrap(), config);
+        // The server's write lands before cordon reads the restored file's identity back.
+        std::fs::write(&config_path, "[core]\n\tfsmonitor = two\n").unwrap();
+        remember_restored(&config_path, &config);
+        let (found, _) = w.check();
+        assert_eq!(
+            found.len(),
+            1,
+            "the racing write was taken for cordon's: {found:#?}"
+        );
+        assert_eq!(found[0].path, config_path);
+        assert_eq!(std::fs::read(&config_path).unwrap(), config);
+        // Again, and this time the exit scan must see it.
+        std::fs::write(&config_path, "[core]\n\tfsmonitor = three\n").unwrap();
+        remember_restored(&config_path, &config);
+        let exit = Snapshot::take(&roots).findings_since(&before_run);
+        assert_eq!(exit.len(), 1, "{exit:#?}");
+        assert_eq!(std::fs::read(&config_path).unwrap(), config);
     }
 
     #[test]
