@@ -632,6 +632,9 @@ impl State {
                 };
                 match (kind, watch) {
                     (Kind::ToolsList, _) => self.leave_out_denied(&mut msg),
+                    // What the server left during the call, checked before its answer reaches
+                    // the client: the host acts on the answer, and the operator's `cd`
+                    // (direnv) or the host's settings reload could act on a plant.
                     (Kind::ToolsCall(request), Some(mut watch)) => {
                         tokio::task::block_in_place(|| watch.check(Some(&request)));
                     }
