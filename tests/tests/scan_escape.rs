@@ -5,6 +5,9 @@
 //!   `objects` is a link are reported and moved aside (class 3).
 //! * A cordon killed with SIGKILL while its command runs (an agent host's timeout) does not
 //!   skip the scan: the next run does it first and moves the plant aside (class 4).
+//! * A directory the command made unlistable (`chmod 0300 x` after planting `x/.envrc`) does not
+//!   hide the plant: as the user, cordon cannot list it either and moves it aside whole
+//!   (class 3).
 //! * A private TMPDIR left with a mode-000 directory by the command is gone after the run
 //!   (class 6).
 //!
@@ -455,5 +458,89 @@ fn what_runs_at_the_next_login_or_start_is_watched_at_the_home() {
             "{}",
             fx.what()
         );
+    });
+}
+
+/// Class 3: a directory made unlistable does not hide a plant. The command writes `x/.envrc`
+/// and then takes read permission away from `x` (mode 0300): nothing can list `x`, yet direnv
+/// opens `x/.envrc` by name on the operator's `cd x`. Run as the user, cordon cannot list it
+/// either: the directory itself is moved aside (`unlistable-dir`); as root, the plant inside.
+/// Either way nothing is left at `x/.envrc`, and the report names it.
+#[test]
+fn an_unlistable_directory_does_not_hide_a_plant() {
+    each(|fx| {
+        let out = fx.exec("mkdir x && echo 'echo planted' > x/.envrc && chmod 0300 x");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        assert!(
+            fs::symlink_metadata(fx.ws.join("x/.envrc")).is_err(),
+            "{} x/.envrc still in place: {err}",
+            fx.what()
+        );
+        let named = if fx.ids.is_some() {
+            format!(
+                "the run left {} (appeared, unlistable-dir)",
+                fx.ws.join("x").display()
+            )
+        } else {
+            format!("the run left {} (", fx.ws.join("x/.envrc").display())
+        };
+        assert!(err.contains(&named), "{} not reported: {err}", fx.what());
+    });
+}
+
+/// Class 3: the same inside a git directory's configuration surface. A nested repository
+/// `sub` exists before the run; the command writes a hook into `sub/.git/hooks` and takes read
+/// permission away from `hooks`: git still runs `hooks/post-checkout` by name. As the user,
+/// `hooks` is moved aside whole; as root, the hook itself.
+#[test]
+fn an_unlistable_hooks_directory_does_not_hide_a_hook() {
+    each(|fx| {
+        let git = Command::new("git")
+            .args(["init", "-q", "sub"])
+            .current_dir(&fx.ws)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", fx.root.join("home"))
+            .output()
+            .unwrap();
+        assert!(git.status.success(), "git init: {git:?}");
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws.join("sub"), uid, gid);
+        }
+        let out = fx.exec(
+            "printf '#!/bin/sh\\necho planted\\n' > sub/.git/hooks/post-checkout && \
+             chmod 0755 sub/.git/hooks/post-checkout && chmod 0300 sub/.git/hooks",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        assert!(
+            fs::symlink_metadata(fx.ws.join("sub/.git/hooks/post-checkout")).is_err(),
+            "{} the hook is still in place: {err}",
+            fx.what()
+        );
+        let named = if fx.ids.is_some() {
+            format!(
+                "the run left {} (changed, unlistable-dir)",
+                fx.ws.join("sub/.git/hooks").display()
+            )
+        } else {
+            format!(
+                "the run left {} (",
+                fx.ws.join("sub/.git/hooks/post-checkout").display()
+            )
+        };
+        assert!(err.contains(&named), "{} not reported: {err}", fx.what());
     });
 }

@@ -8,7 +8,7 @@
 //! | Gemini CLI  | `.gemini/settings.json` | `~/.gemini/settings.json` | `mcpServers` |
 //! | Codex       | `.codex/config.toml` | `$CODEX_HOME/config.toml` (`~/.codex`) | `[mcp_servers.NAME]` |
 //! | Copilot CLI | `.mcp.json`, `.github/mcp.json` | `$COPILOT_HOME/mcp-config.json` (`~/.copilot`) | `mcpServers` |
-//! | opencode    | `opencode.json(c)`, `.opencode/opencode.json(c)` | `$XDG_CONFIG_HOME/opencode/{config,opencode}.json(c)` (`~/.config`) | `mcp` |
+//! | opencode    | `opencode.json(c)`, `.opencode/opencode.json(c)` | `$XDG_CONFIG_HOME/opencode/{config,opencode}.json(c)` (`~/.config`), and `$OPENCODE_CONFIG_DIR/opencode.json(c)` when set | `mcp` |
 //!
 //! Copilot CLI and opencode read several files of a scope and merge them: each that exists is
 //! rewritten. opencode's local server is `{"type": "local", "command": [C, A…]}`: its
@@ -78,15 +78,23 @@ pub fn places(
                 ".opencode/opencode.jsonc",
             ],
         ),
+        // With `OPENCODE_CONFIG_DIR` set, opencode also reads that directory's
+        // `opencode.json(c)`, after the global files (so its servers win): read from opencode
+        // 1.18.33's `ConfigPaths.directories`, which appends the variable's directory.
         (Host::Opencode, Scope::User) => {
             let (anchor, dir) = match abs_var("XDG_CONFIG_HOME") {
                 Some(x) => (x, "opencode"),
                 None => (home()?, ".config/opencode"),
             };
-            ["config.json", "opencode.json", "opencode.jsonc"]
-                .iter()
-                .map(|f| (anchor.clone(), Path::new(dir).join(f)))
-                .collect()
+            let mut files: Vec<(PathBuf, PathBuf)> =
+                ["config.json", "opencode.json", "opencode.jsonc"]
+                    .iter()
+                    .map(|f| (anchor.clone(), Path::new(dir).join(f)))
+                    .collect();
+            if let Some(extra) = abs_var("OPENCODE_CONFIG_DIR") {
+                files.extend(many(extra, &["opencode.json", "opencode.jsonc"]));
+            }
+            files
         }
         _ => vec![place(host, scope, cwd, var)?],
     })

@@ -396,7 +396,9 @@ fn copilot_and_opencode_servers_are_wrapped_and_restored() {
     let dir = std::fs::canonicalize(d.path()).unwrap();
     let (project, home, xdg) = (dir.join("p"), dir.join("h"), dir.join("x"));
     let copilot_home = dir.join("ch");
-    for p in [&project, &home, &xdg, &copilot_home] {
+    // opencode reads this directory's opencode.json(c) too, after its global ones.
+    let opencode_dir = dir.join("oc");
+    for p in [&project, &home, &xdg, &copilot_home, &opencode_dir] {
         std::fs::create_dir(p).unwrap();
     }
     let exe = env!("CARGO_BIN_EXE_cordon");
@@ -405,6 +407,7 @@ fn copilot_and_opencode_servers_are_wrapped_and_restored() {
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", &xdg)
             .env("COPILOT_HOME", &copilot_home)
+            .env("OPENCODE_CONFIG_DIR", &opencode_dir)
             .args(args)
             .output()
             .unwrap();
@@ -477,6 +480,7 @@ fn copilot_and_opencode_servers_are_wrapped_and_restored() {
         project.join("opencode.json"),
         project.join(".opencode/opencode.json"),
         xdg.join("opencode/opencode.json"),
+        opencode_dir.join("opencode.json"),
     ];
     for f in &opencode_files {
         write(f, &local);
@@ -510,8 +514,8 @@ fn copilot_and_opencode_servers_are_wrapped_and_restored() {
 
     // Uninstall restores every file exactly.
     for (host, files, original) in [
-        ("copilot", &copilot_files, &stdio),
-        ("opencode", &opencode_files, &local),
+        ("copilot", &copilot_files[..], &stdio),
+        ("opencode", &opencode_files[..], &local),
     ] {
         run(&["uninstall", host, "--mcp"]);
         run(&["uninstall", host, "--mcp", "--user"]);

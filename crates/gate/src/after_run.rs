@@ -690,14 +690,18 @@ pub fn report(
 
 /// The after-run scan of a wrapped MCP server (`cordon mcp wrap`) done while it runs: a server
 /// lives as long as its client's session and can write its roots at any time, so what it
-/// leaves is looked for after each of its tool calls too, not only when it exits
+/// leaves is looked for after each of its tool calls, and whenever something is written in its
+/// roots while it is idle (the wrapper's live watch), not only when it exits
 /// ([`crate::Gate::watch`]). Findings are handled as the end scan's: moved aside, one warning
-/// each, one audit record.
+/// each, one audit record. Checks run one at a time, and never during the server's end scan.
 pub struct Watch {
     watch: cordon_ossandbox::Watch,
     roots: Vec<PathBuf>,
     log: PathBuf,
     session: String,
+    /// The server run's audit id ([`crate::Gate::serve`]'s `request`): what a check not
+    /// following a tool call records under.
+    request: String,
 }
 
 impl crate::Gate {
@@ -711,19 +715,34 @@ impl crate::Gate {
             roots,
             log: self.audit_path.clone(),
             session: self.audit_session.clone(),
+            request: cordon_approval::audit::new_id().unwrap_or_default(),
         })
     }
 }
 
 impl Watch {
+    /// The writable roots watched (absolute, canonical).
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// The audit id of the server's run this watch belongs to: pass it to
+    /// [`crate::Gate::serve`], so that its start, its exit and what a check found while it was
+    /// idle share it.
+    pub fn request(&self) -> &str {
+        &self.request
+    }
+
     /// What appeared or changed in the roots since the last check, moved aside, warned about
     /// and recorded as the after-run findings of `request` (the tool call after which the
-    /// check ran). A walk cut short is said; the end scan, which fails closed, follows.
-    pub fn check(&mut self, request: &str) -> Vec<Finding> {
+    /// check ran; `None`: the server's run, for a check while it was idle). A walk cut short is
+    /// said; the end scan, which fails closed, follows.
+    pub fn check(&mut self, request: Option<&str>) -> Vec<Finding> {
+        let request = request.unwrap_or(&self.request).to_string();
         let (findings, truncated) = self.watch.check();
         if truncated {
             eprintln!(
-                "cordon: warning: the scan for files that make the operator's tools run code stopped after {SCAN_MAX_ENTRIES} entries after a tool call: what lies beyond in {} was not checked",
+                "cordon: warning: the scan for files that make the operator's tools run code stopped after {SCAN_MAX_ENTRIES} entries while the MCP server ran: what lies beyond in {} was not checked",
                 clean(&self.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "))
             );
         }
@@ -736,9 +755,32 @@ impl Watch {
             None,
             &self.log,
             Some(&self.session),
-            request,
+            &request,
         );
         findings
+    }
+
+    /// Says, on stderr and in the audit log (under the server's run), that the live watch of
+    /// the roots works less well than it should (`why`: what failed, what is done instead).
+    pub fn degraded(&self, why: &str) {
+        eprintln!("cordon: warning: mcp wrap: {}", clean(why));
+        let mut r = Record::new(
+            cordon_policy::mcp::MCP_TOOL,
+            Action::Allow,
+            By::AfterRun,
+            format!("the live watch of the MCP server's writable roots: {why}"),
+        )
+        .request(&self.request)
+        .keys([["live-watch", "degraded"]]);
+        r.kind = Kind::AfterRun;
+        let written =
+            AuditLog::open(&self.log).and_then(|l| l.with_session(&self.session).append(&r));
+        if let Err(e) = written {
+            eprintln!(
+                "cordon: warning: the live watch's state could not be recorded in the audit log: {}",
+                clean(&e.to_string())
+            );
+        }
     }
 }
 

@@ -85,20 +85,25 @@ impl Gate {
     /// The audit log gets a record of the start (made durable before the server runs: one
     /// that cannot be written refuses the start) and one of the exit, both `tool: "mcp"`,
     /// `by: builtin` (`mcp-server-start`, `mcp-server-exit`), the command line as their key,
-    /// and the run's id as `request` — the id the after-run record of what the server left in
-    /// the writable roots carries too.
+    /// and the run's id as `request` (`request`, or a new one) — the id the after-run record of
+    /// what the server left in the writable roots carries too, and what a [`crate::Watch`]
+    /// found while the server was idle.
     pub fn serve(
         &self,
         server: &str,
         argv: &[String],
         stdio: cordon_ossandbox::ChildStdio,
         cancel: Option<Cancel>,
+        request: Option<&str>,
     ) -> Result<Ran, Error> {
         if argv.is_empty() {
             return Err(Error::failure("nothing to run: an empty command"));
         }
         let cwd = self.serve_dir()?;
-        let id = cordon_approval::audit::new_id().unwrap_or_default();
+        let id = match request {
+            Some(r) => r.to_string(),
+            None => cordon_approval::audit::new_id().unwrap_or_default(),
+        };
         let opts = RunOptions {
             // As good as none: the session ends the server, not a clock.
             timeout: Some(Duration::from_secs(10 * 365 * 24 * 3600)),
@@ -150,8 +155,9 @@ impl Gate {
             "mcp-server-exit",
             format!(
                 "the MCP server `{server}` {how}; the after-run scan ran (what it found, if \
-                 anything, is in the after-run record of the same request; what the scan after \
-                 each tool call found, in that call's)"
+                 anything, is in an after-run record of the same request, as is what the live \
+                 watch found while the server was idle; what the scan after each tool call \
+                 found, in that call's)"
             ),
         );
         if let Err(e) = log.append(&exit) {

@@ -101,6 +101,9 @@ pub enum What {
     /// A default place of cordon's trust store that did not exist before the run (see
     /// [`MissingPlace`]).
     TrustStore,
+    /// A directory the scan cannot list (no read permission for cordon's user): what it holds
+    /// cannot be checked, yet a file in it can still be opened by name.
+    Unlistable,
 }
 
 impl What {
@@ -113,6 +116,7 @@ impl What {
             What::ToolFile => "tool-file",
             What::TodoList => "todo-list",
             What::TrustStore => "trust-store",
+            What::Unlistable => "unlistable-dir",
         }
     }
 }
@@ -214,6 +218,8 @@ const SETTLED: Duration = Duration::from_secs(2);
 
 const DIR: u32 = 1;
 const FILE: u32 = 2;
+/// A directory cordon cannot list ([`What::Unlistable`]): compared by mode and ctime too.
+const UNLISTABLE: u32 = 5;
 
 fn identity(m: &std::fs::Metadata) -> Id {
     let t = m.file_type();
@@ -431,6 +437,45 @@ impl Snapshot {
         }
     }
 
+    /// A directory of a root that cordon's user cannot list (a command that made `x/.envrc`
+    /// then `chmod 0300 x`: nothing lists `x`, direnv still opens `x/.envrc` on `cd x`) is
+    /// recorded with its mode and ctime, so that one that appeared or changed is a finding
+    /// and moved aside: the scan fails closed on what it cannot see. Cordon's own quarantine
+    /// of one is not.
+    fn unlistable(&mut self, dir: &Path) {
+        let Ok(m) = std::fs::symlink_metadata(dir) else {
+            return;
+        };
+        if !m.is_dir()
+            || !std::fs::read_dir(dir)
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+            || own().get(dir).is_some_and(|(id, _)| *id == identity(&m))
+        {
+            return;
+        }
+        self.seen.insert(
+            dir.to_path_buf(),
+            Seen {
+                what: What::Unlistable,
+                why: "a directory cordon cannot list (no read permission): what it holds cannot be checked, yet the operator's tools can open a file in it by name (direnv's `.envrc` on `cd`)",
+                id: (
+                    UNLISTABLE,
+                    m.dev(),
+                    m.ino(),
+                    0,
+                    0,
+                    0,
+                    m.ctime(),
+                    m.ctime_nsec(),
+                    m.mode(),
+                ),
+                content: None,
+                mode: m.mode() & 0o7777,
+                owner: (m.uid(), m.gid()),
+            },
+        );
+    }
+
     fn note(&mut self, path: PathBuf, what: What, why: &'static str, content: bool) -> bool {
         let Ok(m) = std::fs::symlink_metadata(&path) else {
             return false;
@@ -465,6 +510,9 @@ impl Snapshot {
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
             let Some(mut names) = self.names(&dir, earlier) else {
+                if dir != root_of {
+                    self.unlistable(&dir);
+                }
                 continue;
             };
             if self.entries + names.len() > limit {
@@ -593,6 +641,7 @@ impl Snapshot {
             return;
         }
         let Ok(rd) = std::fs::read_dir(dir) else {
+            self.unlistable(dir);
             return;
         };
         for e in rd.flatten() {
@@ -616,6 +665,8 @@ impl Snapshot {
             return;
         }
         let Ok(rd) = std::fs::read_dir(dir) else {
+            // `.git/hooks` made unlistable with a hook inside: git runs it by name.
+            self.unlistable(dir);
             return;
         };
         for e in rd.flatten() {
@@ -804,22 +855,53 @@ impl Watch {
 
     /// What appeared or changed since the start or the last check, each moved aside (a changed
     /// small file gets its earlier content back); and whether the walk stopped at its limit.
-    /// What cordon moved aside itself is not found again by the next check. What the run
-    /// changes while this check moves files aside may be taken for the new baseline: the end
-    /// scan, which compares with the state before the run, still finds it.
+    /// What cordon moved aside itself is not found again by the next check; what the run
+    /// changes while this check moves files aside is found by the next one.
     pub fn check(&mut self) -> (Vec<Finding>, bool) {
+        let _one = scanning();
         let now = Snapshot::take_with(&self.roots, MAX_ENTRIES, Some(&self.baseline));
         let mut findings = now.findings_since(&self.baseline);
         findings.extend(self.stores.iter().filter_map(MissingPlace::check));
         let truncated = now.truncated;
-        self.baseline = if findings.is_empty() {
-            now
-        } else {
-            // The places moved aside, restored, and where they went, as they are now.
-            Snapshot::take_with(&self.roots, MAX_ENTRIES, Some(&now))
-        };
+        // The new baseline is the snapshot the findings came from, not one taken after the
+        // moves: a second walk would take in whatever the server wrote while this one moved
+        // files aside (a plant that then waits for the exit scan). Each finding's place is set
+        // to what cordon left there: gone when moved aside, the earlier content (with the
+        // restored file's identity) when restored — never the server's version, which a later
+        // change would otherwise be "restored" to. Where cordon moved things is told apart by
+        // its identity (`OWN`) at the next check.
+        let mut now = now;
+        for f in &findings {
+            match &f.handling {
+                Handling::Quarantined(_) => now.seen.retain(|p, _| !p.starts_with(&f.path)),
+                Handling::Restored(_) => {
+                    let was = self.baseline.seen.get(&f.path).cloned();
+                    let id = own().get(&f.path).map(|(id, _)| *id);
+                    match (was, id) {
+                        (Some(was), Some(id)) => {
+                            now.seen.insert(f.path.clone(), Seen { id, ..was });
+                        }
+                        _ => {
+                            now.seen.remove(&f.path);
+                        }
+                    }
+                }
+                Handling::Reported(_) => {}
+            }
+        }
+        self.baseline = now;
         (findings, truncated)
     }
+}
+
+/// Held by every scan that moves findings aside in this process — a [`Watch`]'s check (after a
+/// wrapped server's tool call, or on its live watch's trigger) and a run's end scan — from its
+/// walk to its last move: two at once over the same roots would move the same plant twice
+/// (the second reporting a failed rename) or take the other's move for the run's change.
+static SCANNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub(crate) fn scanning() -> std::sync::MutexGuard<'static, ()> {
+    SCANNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `path` with the links on the way to it resolved (its last component as it is), when that
@@ -998,13 +1080,21 @@ type Id = (u32, u64, u64, u64, i64, i64, i64, i64, u32);
 /// after the checks of its tool calls ([`Watch`]), which compares with the state before the
 /// server started — does not report these again; anything changed since (a new ctime, a new
 /// inode, another path) is reported as ever.
-static OWN: std::sync::Mutex<BTreeMap<PathBuf, Id>> = std::sync::Mutex::new(BTreeMap::new());
+///
+/// A restored file is remembered with the content cordon wrote: its identity is read back by
+/// path after the write, and a server still running (a wrapped MCP server, which can watch
+/// for the restore itself) may write in between, within one tick of the coarse clock that
+/// stamps ctime — the identity alone would then take the server's version for cordon's.
+static OWN: std::sync::Mutex<BTreeMap<PathBuf, Own>> = std::sync::Mutex::new(BTreeMap::new());
+
+/// What cordon put at a path: its identity then, and for a restored file its content.
+type Own = (Id, Option<Vec<u8>>);
 
 /// How many paths one quarantined directory registers in [`OWN`] (beyond: reported again at a
 /// later scan, which is noise, not a loss).
 const MAX_OWN: usize = 10_000;
 
-fn own() -> std::sync::MutexGuard<'static, BTreeMap<PathBuf, Id>> {
+fn own() -> std::sync::MutexGuard<'static, BTreeMap<PathBuf, Own>> {
     OWN.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -1021,7 +1111,7 @@ fn remember(path: &Path) {
                 stack.extend(rd.flatten().map(|e| e.path()));
             }
         }
-        own().insert(p, identity(&m));
+        own().insert(p, (identity(&m), None));
         n += 1;
         if n >= MAX_OWN {
             break;
@@ -1031,7 +1121,19 @@ fn remember(path: &Path) {
 
 /// Whether cordon itself put `path` in place as it is now (see [`OWN`]).
 fn is_own(path: &Path, now: &Seen) -> bool {
-    own().get(path) == Some(&now.id)
+    own().get(path).is_some_and(|(id, content)| {
+        *id == now.id
+            && content
+                .as_ref()
+                .is_none_or(|c| now.content.as_ref() == Some(c))
+    })
+}
+
+/// Registers `path`, just restored with `content`, in [`OWN`].
+fn remember_restored(path: &Path, content: &[u8]) {
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        own().insert(path.to_path_buf(), (identity(&m), Some(content.to_vec())));
+    }
 }
 
 fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
@@ -1080,7 +1182,7 @@ fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
     };
     match restore(&dir, name, content, was) {
         Ok(()) => {
-            remember(path);
+            remember_restored(path, content);
             Handling::Restored(to)
         }
         Err(_) => Handling::Quarantined(to),
@@ -1603,6 +1705,48 @@ mod tests {
         assert_eq!(exit.len(), 1, "{exit:#?}");
         assert_eq!(exit[0].path, root.join(".git/config"));
         assert_eq!(std::fs::read(root.join(".git/config")).unwrap(), config);
+    }
+
+    /// A server that rewrites a restored file in the instant between cordon's write and its
+    /// read-back of the identity (it can watch for the restore with inotify) is not taken for
+    /// cordon: the restored content is remembered too, so the server's version is found by the
+    /// next check and by the exit scan. The lost race is reproduced by registering the path
+    /// after the server's write, as the read-back would then.
+    #[test]
+    fn a_write_racing_the_restore_is_not_taken_for_cordons() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        let roots = [root.clone()];
+        let config_path = root.join(".git/config");
+        let config = std::fs::read(&config_path).unwrap();
+        let before_run = Snapshot::take(&roots);
+        let mut w = Watch::start(&roots);
+        std::fs::write(&config_path, "[core]\n\tfsmonitor = one\n").unwrap();
+        let (found, _) = w.check();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            matches!(found[0].handling, Handling::Restored(_)),
+            "{found:#?}"
+        );
+        assert_eq!(std::fs::read(&config_path).unwrap(), config);
+        // The server's write lands before cordon reads the restored file's identity back.
+        std::fs::write(&config_path, "[core]\n\tfsmonitor = two\n").unwrap();
+        remember_restored(&config_path, &config);
+        let (found, _) = w.check();
+        assert_eq!(
+            found.len(),
+            1,
+            "the racing write was taken for cordon's: {found:#?}"
+        );
+        assert_eq!(found[0].path, config_path);
+        assert_eq!(std::fs::read(&config_path).unwrap(), config);
+        // Again, and this time the exit scan must see it.
+        std::fs::write(&config_path, "[core]\n\tfsmonitor = three\n").unwrap();
+        remember_restored(&config_path, &config);
+        let exit = Snapshot::take(&roots).findings_since(&before_run);
+        assert_eq!(exit.len(), 1, "{exit:#?}");
+        assert_eq!(std::fs::read(&config_path).unwrap(), config);
     }
 
     #[test]

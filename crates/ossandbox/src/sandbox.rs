@@ -468,6 +468,8 @@ impl Before {
 
     /// What appeared or changed since, moved aside; and when the scan stopped early.
     fn compare(self, roots: &[PathBuf]) -> (Vec<Finding>, Vec<&'static str>) {
+        // Not while a wrapped server's live check moves files aside (`planted::Watch`).
+        let _one = crate::planted::scanning();
         let stores = self.stores.iter().filter_map(MissingPlace::check);
         let before = &self.snapshot;
         let after = Snapshot::take_with(roots, MAX_ENTRIES, Some(before));

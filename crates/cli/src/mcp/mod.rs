@@ -20,6 +20,7 @@ mod frame;
 mod server;
 mod tools;
 mod wrap;
+mod wrap_live;
 
 use std::path::PathBuf;
 

@@ -12,13 +12,16 @@
 //!   show a form is refused naming the rule and how to approve. A refused call gets an error
 //!   result (`isError: true`) whose text says why; the server never sees it. An allowed
 //!   call's answer is relayed only after the after-run scan of what the server left in its
-//!   roots meanwhile (moved aside, warned about, recorded as that call's: `State::scan_after_call`).
+//!   roots meanwhile (moved aside, warned about, recorded as that call's).
 //! - `tools/list` answers (server → client): tools the rules deny are left out.
 //! - answers to the wrapper's own elicitations are taken, not forwarded.
 //!
 //! Everything else — resources, prompts, sampling and elicitation requests of the server,
 //! notifications, progress, `notifications/cancelled` — passes through unchanged (a
 //! cancellation of a call still being decided also stops it from being forwarded).
+//!
+//! The roots are watched live too ([`wrap_live`]): any write under them, while the server is
+//! idle as well, triggers the same check within a quarter of a second (one check at a time).
 //!
 //! Lifecycle: the server starts when the client's first message arrives (so that the gate
 //! knows the client), under [`cordon_gate::Gate::serve`]; its stderr is the wrapper's. It
@@ -45,6 +48,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::elicit;
 use super::frame::{self, Line};
+use super::wrap_live;
 use crate::EXIT_FAILURE;
 
 #[derive(Args)]
@@ -182,8 +186,9 @@ struct State {
     can_elicit: std::sync::atomic::AtomicBool,
     /// Why the server is gone, once it is.
     gone: Mutex<Option<String>>,
-    /// The after-run scan done after each tool call (`None`: a gate that runs nothing).
-    watch: Option<Mutex<cordon_gate::Watch>>,
+    /// The after-run scan done after each tool call and on the live watch's trigger (`None`:
+    /// a gate that runs nothing). Held for a whole check: checks run one at a time.
+    watch: Option<Arc<Mutex<cordon_gate::Watch>>>,
     call_timeout: Duration,
 }
 
@@ -252,9 +257,15 @@ impl Wrap {
                 return EXIT_FAILURE;
             }
         };
-        // Taken before the server starts: everything it leaves is found at a check.
-        let watch = tokio::task::block_in_place(|| gate.watch()).map(Mutex::new);
-        let server = match start(&gate, &self.name, &self.argv) {
+        // Taken before the server starts: everything it leaves is found at a check. The live
+        // watch's inotify watches too: no write of the server's goes unseen.
+        let (watch, placed) = tokio::task::block_in_place(|| {
+            let watch = gate.watch();
+            let placed = watch.as_ref().map(|w| wrap_live::place(w.roots()));
+            (watch.map(|w| Arc::new(Mutex::new(w))), placed)
+        });
+        let request = watch.as_ref().map(|w| lock(w).request().to_string());
+        let server = match start(&gate, &self.name, &self.argv, request) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("cordon: mcp wrap: {e}");
@@ -292,6 +303,7 @@ impl Wrap {
             call_timeout: self.call_timeout,
             watch,
         });
+        let live = placed.map(|p| state.clone().live(p));
         // The server's answers, requests and notifications.
         let from_server = tokio::spawn(relay_server(state.clone(), server.stdout));
         state.client_message(first);
@@ -330,6 +342,10 @@ impl Wrap {
                 exit_code(ended, Some(&self.name))
             }
         };
+        // After the server's end scan (which no check overlaps).
+        if let Some(live) = live.flatten() {
+            tokio::task::block_in_place(|| live.stop());
+        }
         drop(state);
         let _ = to_client.send(Value::Null);
         let _ = writer.await;
@@ -407,7 +423,12 @@ struct Server {
 
 /// Starts the server under the gate's sandbox, on a thread of its own (the thread the
 /// sandbox's parent-death signal watches lives as long as the server).
-fn start(gate: &Arc<Gate>, name: &str, argv: &[String]) -> Result<Server, super::Error> {
+fn start(
+    gate: &Arc<Gate>,
+    name: &str,
+    argv: &[String],
+    request: Option<String>,
+) -> Result<Server, super::Error> {
     let cannot = |what| move |e: std::io::Error| super::Error::Start { what, source: e };
     let pipe = || {
         rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
@@ -432,7 +453,7 @@ fn start(gate: &Arc<Gate>, name: &str, argv: &[String]) -> Result<Server, super:
     std::thread::Builder::new()
         .name("mcp-server".into())
         .spawn(move || {
-            let _ = tx.send(g.serve(&name, &argv, stdio, Some(c)));
+            let _ = tx.send(g.serve(&name, &argv, stdio, Some(c), request.as_deref()));
         })
         .map_err(cannot("start the server's thread"))?;
     Ok(Server {
@@ -594,27 +615,77 @@ impl State {
         let is_answer = msg.get("method").is_none();
         if is_answer {
             if let Some(id) = msg.get("id") {
+                // A call's answer: the check is taken first, so a live check meanwhile still
+                // sees the call in flight (and records what it finds as the call's).
+                let is_call = matches!(
+                    lock(&self.pending).get(&key(id)),
+                    Some((_, Kind::ToolsCall(_)))
+                );
+                let watch = self
+                    .watch
+                    .as_ref()
+                    .filter(|_| is_call)
+                    .map(|w| tokio::task::block_in_place(|| lock(w)));
                 let Some((_, kind)) = lock(&self.pending).remove(&key(id)) else {
                     // Answered already (timed out, cancelled): the client no longer waits.
                     return;
                 };
-                match kind {
-                    Kind::ToolsList => self.leave_out_denied(&mut msg),
-                    Kind::ToolsCall(request) => self.scan_after_call(&request),
-                    Kind::Other => {}
+                match (kind, watch) {
+                    (Kind::ToolsList, _) => self.leave_out_denied(&mut msg),
+                    // What the server left during the call, checked before its answer reaches
+                    // the client: the host acts on the answer, and the operator's `cd`
+                    // (direnv) or the host's settings reload could act on a plant.
+                    (Kind::ToolsCall(request), Some(mut watch)) => {
+                        tokio::task::block_in_place(|| watch.check(Some(&request)));
+                    }
+                    _ => {}
                 }
             }
         }
         let _ = self.to_client.send(msg);
     }
 
-    /// The after-run scan of what the server left in its roots during the call `request`, done
-    /// before its answer reaches the client: the host acts on the answer, and the operator's
-    /// `cd` (direnv) or the host's settings reload would act on a plant before the server
-    /// exits. Findings are moved aside, warned about and recorded as the end scan's are.
-    fn scan_after_call(&self, request: &str) {
-        if let Some(watch) = &self.watch {
-            tokio::task::block_in_place(|| lock(watch).check(request));
+    /// Starts the live watch of the roots (`placed` before the server started): a check
+    /// within [`wrap_live`]'s debounce after any write, the server idle or not. What it finds
+    /// is recorded as the call's when exactly one tool call is in flight, else as the server
+    /// run's. `None` (said) when its thread cannot start: the checks after each call and at
+    /// exit remain.
+    fn live(self: Arc<Self>, placed: wrap_live::Placed) -> Option<wrap_live::Live> {
+        let watch = self.watch.clone()?;
+        let state = Arc::downgrade(&self);
+        let scan_watch = watch.clone();
+        let scan = move || {
+            let Some(state) = state.upgrade() else {
+                return;
+            };
+            let mut watch = lock(&scan_watch);
+            let call = state.call_in_flight();
+            watch.check(call.as_deref());
+        };
+        let said = watch.clone();
+        let degraded = move |why: &str| lock(&said).degraded(why);
+        match placed.run(scan, degraded) {
+            Ok(live) => Some(live),
+            Err(e) => {
+                lock(&watch).degraded(&format!(
+                    "the live watch of the MCP server's roots could not start ({e}): what the \
+                     server writes while idle is found at its next tool call or its exit"
+                ));
+                None
+            }
+        }
+    }
+
+    /// The audit id of the one allowed tool call the server is running, if exactly one is.
+    fn call_in_flight(&self) -> Option<String> {
+        let pending = lock(&self.pending);
+        let mut calls = pending.values().filter_map(|(_, k)| match k {
+            Kind::ToolsCall(r) => Some(r),
+            _ => None,
+        });
+        match (calls.next(), calls.next()) {
+            (Some(r), None) => Some(r.clone()),
+            _ => None,
         }
     }
 
