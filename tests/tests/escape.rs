@@ -112,8 +112,6 @@ struct Case {
     /// A documented limitation of the Landlock backend: the attack still succeeds there, and
     /// the test pins that, so the README's "cannot" list stays true (the reason says why).
     gap: Option<&'static str>,
-    /// The gap holds on the bwrap backend too (not closed by its mounts).
-    gap_on_bwrap: bool,
 }
 
 const fn attack(attack: &'static str, root: Ctl, user: Ctl, needs: u32) -> Case {
@@ -124,7 +122,6 @@ const fn attack(attack: &'static str, root: Ctl, user: Ctl, needs: u32) -> Case 
         user,
         needs,
         gap: None,
-        gap_on_bwrap: false,
     }
 }
 
@@ -136,7 +133,6 @@ const fn legit(name: &'static str) -> Case {
         user: N,
         needs: 0,
         gap: None,
-        gap_on_bwrap: false,
     }
 }
 
@@ -146,15 +142,9 @@ const fn gap(mut c: Case, why: &'static str) -> Case {
     c
 }
 
-/// Marks a limitation of both Linux backends (see `Case::gap`).
-const fn gap_everywhere(mut c: Case, why: &'static str) -> Case {
-    c.gap = Some(why);
-    c.gap_on_bwrap = true;
-    c
-}
-
-/// issue 25: `network = "deny"` runs without a network namespace where seccomp and Landlock
-/// ABI 6 keep the command off the network, so /proc/net is the host's (read-only).
+/// issue 25: on the Landlock backend `network = "deny"` runs without a network namespace where
+/// seccomp and Landlock ABI 6 keep the command off the network, so /proc/net is the host's
+/// (read-only). bwrap keeps its namespace.
 const PROC_NET_GAP: &str = "without a network namespace (network = \"deny\" on Landlock ABI 6 and later) /proc/net shows the host's sockets read-only; the command cannot make a socket to use them (docs/network-enforcement.md)";
 
 /// Landlock has no access right for metadata changes (chmod, utime, xattr): a file the caller
@@ -410,7 +400,7 @@ suite! {
     sysv_msgq_id: attack("sysv-msgq-id", C, C, SYSV),
     sysv_sem: attack("sysv-sem", C, C, SYSV),
     proc_list_host: attack("proc-list-host", C, C, VICTIM),
-    proc_net_tcp: gap_everywhere(attack("proc-net-tcp", C, C, TCP), PROC_NET_GAP),
+    proc_net_tcp: gap(attack("proc-net-tcp", C, C, TCP), PROC_NET_GAP),
     // issue 12 class 4: what the command inherits. Another terminal of the same user (on
     // bwrap it does not exist in the private /dev/pts); the operator's terminal (stdin);
     // files the operator redirected stdout and stdin to, outside the roots. The command gets
@@ -1351,11 +1341,10 @@ fn run_case(mode: Mode, backend: Backend, case: &Case) {
         },
         Ctl::No
     );
-    // bwrap's read-only mounts close the Landlock gaps (there they must be blocked), except
-    // those marked `gap_on_bwrap`.
+    // bwrap's read-only mounts and namespaces close the Landlock gaps: there they must be blocked.
     if let Some(why) = case
         .gap
-        .filter(|_| can_escape_unconfined && (backend == Backend::Landlock || case.gap_on_bwrap))
+        .filter(|_| can_escape_unconfined && backend == Backend::Landlock)
     {
         assert!(
             line.starts_with("ESCAPED: "),
@@ -1697,7 +1686,7 @@ bwrap_tests! {
     policy_in_the_workspace_is_out_of_reach,
     tmp_is_private,
     other_processes_are_invisible,
-    network_namespace_only_before_landlock_abi_6,
+    network_namespace_is_empty,
 }
 
 const PROTECTED: &str = "[sandbox]\nprotected = [\".git/hooks\", \".git/config\"]\n";
@@ -1822,29 +1811,10 @@ fn other_processes_are_invisible(mode: Mode) {
     );
 }
 
-/// issue 25: under `network = "deny"` bwrap makes a network namespace only where Landlock is
-/// older than ABI 6 (an empty one, only `lo`); from ABI 6 on it shares the host's
-/// (`--share-net`), and seccomp and Landlock keep the command off it (`net_escape.rs`,
-/// `deny_*`).
-fn network_namespace_only_before_landlock_abi_6(mode: Mode) {
+/// bwrap keeps an empty network namespace under `network = "deny"` on every kernel (issue 25:
+/// its own /proc would otherwise show the host's sockets; the Landlock backend drops it).
+fn network_namespace_is_empty(mode: Mode) {
     let fx = Fixture::new(mode, Backend::Bwrap);
-    if cordon_ossandbox::Machine::probe().landlock_abi >= cordon_ossandbox::NETWORK_FILTERS_MIN_ABI
-    {
-        let out = run(fx.cordon(
-            &fx.policy(),
-            &[],
-            &os(&["/usr/bin/readlink", "/proc/self/ns/net"]),
-        ));
-        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
-        let host = fs::read_link("/proc/self/ns/net").unwrap();
-        assert_eq!(
-            stdout(&out).trim(),
-            host.to_string_lossy(),
-            "{}",
-            describe(&out)
-        );
-        return;
-    }
     let out = run(fx.cordon(&fx.policy(), &[], &os(&["/bin/cat", "/proc/net/dev"])));
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let ifaces: Vec<String> = stdout(&out)

@@ -24,6 +24,9 @@
 //! and `/proc/self/mounts`, which runtimes and build tools read. docs/network-enforcement.md
 //! says so.
 //!
+//! The bwrap backend keeps the empty namespace under "deny" on every kernel (outside an
+//! outer sandbox's): the operator chose it for the stronger isolation, /proc/net included.
+//!
 //! `sandbox.network = "proxy"` keeps its namespace (loopback and the proxy's listener are the
 //! command's whole network), and "allow" never had one.
 
@@ -79,9 +82,16 @@ pub fn isolation(network: Network, backend: &Chosen, outer_network: bool) -> Iso
         }
         Chosen::Unconfined => return Isolation::Unconfined,
     };
+    // bwrap keeps its namespace: it is the backend an operator picks (and `auto` picks as
+    // root, or for protected paths) for the stronger isolation, and without it its /proc/net
+    // would show the host's sockets, addresses and unix socket paths. Its run pays for the
+    // namespace less than a Landlock run does (bwrap's own mount work dominates it). Nested
+    // in an outer sandbox whose namespace bwrap stays in, there is none to make.
+    let bwrap_own = matches!(backend, Chosen::Bwrap { .. }) && !outer_network;
     match network {
         Network::Allow => Isolation::Open,
         Network::Proxy => Isolation::Proxy,
+        Network::Deny if bwrap_own => Isolation::Namespace { landlock_abi: abi },
         Network::Deny if abi >= FILTERS_MIN_ABI => Isolation::Filters { landlock_abi: abi },
         Network::Deny if outer_network => Isolation::Outer { landlock_abi: abi },
         Network::Deny => Isolation::Namespace { landlock_abi: abi },
@@ -115,9 +125,14 @@ impl std::fmt::Display for Isolation {
                 "denied without a network namespace: {}; /proc/net shows the host's interfaces and sockets (read-only)",
                 filters(landlock_abi)
             ),
-            Isolation::Namespace { landlock_abi } => write!(
+            Isolation::Namespace { landlock_abi } if landlock_abi < FILTERS_MIN_ABI => write!(
                 f,
                 "denied in an empty network namespace of the command's own (Landlock ABI {landlock_abi} < {FILTERS_MIN_ABI}), and {}",
+                filters(landlock_abi)
+            ),
+            Isolation::Namespace { landlock_abi } => write!(
+                f,
+                "denied in an empty network namespace of the command's own (bwrap: its /proc/net shows no host socket), and {}",
                 filters(landlock_abi)
             ),
             Isolation::Outer { landlock_abi } => write!(
@@ -151,7 +166,16 @@ mod tests {
                 bwrap: "/usr/bin/bwrap".into(),
                 abi,
             };
-            assert!(!isolation(Network::Deny, &bwrap, false).needs_namespace());
+            // bwrap keeps it (its own /proc would show the host's sockets), except nested
+            // in an outer sandbox's namespace.
+            let own = isolation(Network::Deny, &bwrap, false);
+            assert_eq!(own, Isolation::Namespace { landlock_abi: abi });
+            assert!(own.needs_namespace());
+            assert!(own.to_string().contains("bwrap"), "{own}");
+            assert_eq!(
+                isolation(Network::Deny, &bwrap, true),
+                Isolation::Filters { landlock_abi: abi }
+            );
         }
     }
 

@@ -14,8 +14,6 @@ mknod -m 666 "$CORDON_TMP/.cordon-dev/tty" c 5 0
 args=(
   # new mount, PID, IPC, UTS, cgroup and network namespaces (and user, when unprivileged)
   --unshare-all
-  # sandbox.network = "deny" without a network namespace: seccomp refuses every socket(), Landlock (ABI 6 or later) TCP and abstract unix sockets
-  --share-net
   # the sandbox dies with cordon; a new session has no controlling terminal
   --die-with-parent --new-session
   # running as root: no capabilities inside
