@@ -1420,3 +1420,199 @@ fn git_subcommands_that_run_the_commands_they_name_are_seen_through() {
         "the real git did not run the command `rebase -x` names"
     );
 }
+
+/// Round 4. A copy into a directory writes `DIR/NAME` (`cp /tmp/e/.envrc .` writes `.envrc`, `ln
+/// -s /tmp/e/.envrc` makes `./.envrc`), and an extraction, a patch or a copy of a tree from
+/// outside the roots writes names the line does not show (a tar or zip member
+/// `.git/hooks/post-checkout`, a diff creating `.envrc`). Each was allowed under a rule naming
+/// the program; the real programs make the plant and the real git runs the planted hook.
+#[test]
+fn names_a_copy_or_an_extraction_writes_without_showing_them_are_judged() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "cp"
+action = "allow"
+[[shell.rules]]
+pattern = "ln"
+action = "allow"
+[[shell.rules]]
+pattern = "install"
+action = "allow"
+[[shell.rules]]
+pattern = "mv"
+action = "allow"
+[[shell.rules]]
+pattern = "tar"
+action = "allow"
+[[shell.rules]]
+pattern = "unzip"
+action = "allow"
+[[shell.rules]]
+pattern = "patch"
+action = "allow"
+[[shell.rules]]
+pattern = "git apply"
+action = "allow"
+[[shell.rules]]
+pattern = "git am"
+action = "allow"
+[[shell.rules]]
+pattern = "rsync"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(f.ws.join("x")).unwrap();
+    std::fs::create_dir_all(f.ws.join(".claude")).unwrap();
+    f.never_allowed(&[
+        // Into a directory: the source's name is written there.
+        "cp /tmp/e/.envrc .",
+        "cp x/.envrc .",
+        "cp x/.mcp.json ./",
+        "cp x/settings.json .claude/",
+        "cp x/settings.json .claude",
+        "cp -t . x/.envrc",
+        "cp --target-directory=. x/.envrc",
+        "cp --target=. x/.envrc",
+        "cp x/a x/.envrc sub",
+        "ln -s /tmp/e/.envrc",
+        "ln -sf /tmp/e/.envrc .",
+        "ln -s -t . /tmp/e/.envrc",
+        "install -m 755 x/.envrc sub/",
+        "cp x/*.json .",
+        "cp x/.* .",
+        "cp x/.[e]nvrc .",
+        // Extractions and patches: the members' names are the archive's.
+        "tar xf a.tar",
+        "tar -xzf a.tgz -C sub",
+        "tar --extract --file=a.tar",
+        "tar -x -f a.tar .envrc",
+        "unzip a.zip",
+        "unzip -o a.zip",
+        "unzip -qo a.zip -d sub",
+        "unzip a.zip -d /tmp/elsewhere",
+        "unzip -d/tmp/elsewhere a.zip",
+        "patch -p1 < p.diff",
+        "patch -p1 -i p.diff",
+        "patch -B .git/hooks/ a.c < p.diff",
+        "git apply p.diff",
+        "git apply --index p.diff",
+        "git -C sub apply p.diff",
+        "git am p.mbox",
+        "git am < p.mbox",
+        // A tree from outside the roots (or only known at run time).
+        "cp -r /tmp/e/. .",
+        "cp -a /tmp/e/. sub",
+        "cp -R /tmp/e sub",
+        "cp --recursive /tmp/e/. .",
+        "cp -r \"$d\"/. .",
+        "rsync -a /tmp/e/ .",
+        "rsync -r /tmp/e/ sub/",
+    ]);
+    // What the line shows, and reading an archive, stay allowed.
+    f.all(
+        Action::Allow,
+        &[
+            "cp a.txt b.txt",
+            "cp x/a.rs sub/",
+            "cp x/*.rs sub/",
+            "cp -r x sub",
+            "cp -a x/. sub",
+            "mv a.txt sub/",
+            "ln -s ../x/a.rs sub/a.rs",
+            "tar tf a.tar",
+            "tar -tzf a.tgz",
+            "tar cf out.tar x",
+            "unzip -l a.zip",
+            "unzip -t a.zip",
+            "unzip -p a.zip f > out.txt",
+            "patch --dry-run -p1 < p.diff",
+            "patch a.c < p.diff",
+            "git apply --check p.diff",
+            "git apply --stat p.diff",
+            "rsync -a x/ sub/",
+        ],
+    );
+    // The real programs plant, and the real git runs the planted hook.
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    let stage = d.join("stage");
+    let ws = d.join("ws");
+    std::fs::create_dir_all(stage.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(&ws).unwrap();
+    let hook = stage.join(".git/hooks/post-checkout");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch {}/pwned\n", ws.display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run = |cwd: &Path, prog: &str, args: &[&str]| {
+        std::process::Command::new(prog)
+            .args(args)
+            .current_dir(cwd)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &d)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap_or_else(|e| {
+                panic!("{prog} is needed for this test (scripts/test-deps.sh): {e}")
+            })
+    };
+    assert!(run(&stage, "tar", &["cf", "../a.tar", ".git"]).success());
+    assert!(run(&stage, "zip", &["-qr", "../a.zip", ".git"]).success());
+    for line in ["tar xf ../a.tar", "unzip -qo ../a.zip"] {
+        let _ = std::fs::remove_dir_all(&ws);
+        std::fs::create_dir_all(&ws).unwrap();
+        let git = |args: &[&str]| {
+            run(
+                &ws,
+                "git",
+                &[
+                    &["-c", "user.name=t", "-c", "user.email=t@example.org"],
+                    args,
+                ]
+                .concat(),
+            )
+        };
+        assert!(git(&["init", "-q", "."]).success());
+        assert!(git(&["commit", "-q", "--allow-empty", "-m", "a"]).success());
+        assert!(!bash_creates_pwned(&ws, line, &[]));
+        assert!(git(&["checkout", "-q", "-b", "other"]).success());
+        assert!(
+            ws.join("pwned").exists(),
+            "{line}: the real git did not run the hook the archive planted"
+        );
+    }
+    std::fs::write(stage.join(".envrc"), "x\n").unwrap();
+    let _ = std::fs::remove_file(ws.join(".envrc"));
+    assert!(!bash_creates_pwned(
+        &ws,
+        &format!("cp {}/.envrc .", stage.display()),
+        &[]
+    ));
+    assert!(
+        ws.join(".envrc").exists(),
+        "the real cp did not write ./.envrc"
+    );
+    std::fs::remove_file(ws.join(".envrc")).unwrap();
+    assert!(!bash_creates_pwned(
+        &ws,
+        &format!("ln -s {}/.envrc", stage.display()),
+        &[]
+    ));
+    assert!(
+        std::fs::symlink_metadata(ws.join(".envrc")).is_ok(),
+        "the real ln did not make ./.envrc"
+    );
+    std::fs::remove_file(ws.join(".envrc")).unwrap();
+    std::fs::write(
+        d.join("p.diff"),
+        "diff --git a/.envrc b/.envrc\nnew file mode 100644\n--- /dev/null\n+++ b/.envrc\n@@ -0,0 +1 @@\n+x\n",
+    )
+    .unwrap();
+    for line in ["git apply ../p.diff", "patch -s -p1 < ../p.diff"] {
+        let _ = std::fs::remove_file(ws.join(".envrc"));
+        assert!(!bash_creates_pwned(&ws, line, &[]));
+        assert!(ws.join(".envrc").exists(), "{line}: did not write .envrc");
+    }
+}

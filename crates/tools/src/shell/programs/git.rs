@@ -147,6 +147,9 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
     if sub.text == "config" {
         config_writes(sub_args, dir.as_ref(), out);
     }
+    if matches!(sub.text.as_str(), "apply" | "am") {
+        patch_writes(&sub.text, sub_args, out);
+    }
     // `git worktree add PATH` checks a work tree out at PATH.
     if sub.text == "worktree"
         && sub_args
@@ -622,3 +625,28 @@ const GIT_SUBCOMMANDS: &[GitSubcommand] = &[
         runs: true,
     },
 ];
+
+/// `git apply` and `git am` write the files the patch names, which the line does not show (git
+/// refuses `.git/` in them, not `.envrc`, `.vscode/tasks.json` or `.claude/settings.json`),
+/// unless the line only asks what the patch would do (`--check`, `--stat`, `--numstat`,
+/// `--summary` without `--apply`), applies it to the index alone (`apply --cached`) or shows
+/// the patch `am` stopped at. Those are taken exactly as written, and only when every word is
+/// known: a word only known when the line runs may be `--apply`.
+fn patch_writes(sub: &str, args: &[Word], out: &mut Examined) {
+    let all_known = args.iter().all(|w| w.literal);
+    let has = |names: &[&str]| all_known && args.iter().any(|w| names.contains(&w.text.as_str()));
+    let reads_only = match sub {
+        "apply" => {
+            has(&["--cached"])
+                || (has(&["--check", "--stat", "--numstat", "--summary"])
+                    && !args.iter().any(|w| w.text == "--apply"))
+        }
+        _ => has(&["--show-current-patch", "--quit"]),
+    };
+    if !reads_only {
+        out.unshown(
+            format!("`git {sub}` writes the files the patch names, which the line does not show (any may be on the persistence surface: `.envrc`, `.vscode/tasks.json`)"),
+            None,
+        );
+    }
+}

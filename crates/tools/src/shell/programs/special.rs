@@ -551,6 +551,10 @@ pub(super) fn tar(args: &[Word], out: &mut Examined) {
             Some(dir) => out.write(dir),
             None => out.writes.push(".".into()),
         }
+        out.unshown(
+            "tar `-x` writes the names the archive holds, which the line does not show (any may be on the persistence surface: `.git/hooks/…`, `.envrc`)".into(),
+            None,
+        );
     }
     if p.dynamic.is_some() {
         out.effect(
@@ -974,6 +978,108 @@ pub(super) fn pytest(p: &Parsed, out: &mut Examined) {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// unzip (Info-ZIP 6): unless it only lists, tests or prints (`-l`, `-v`, `-t`, `-p`, `-c`,
+/// `-z`, `-Z`), it writes the archive's members under `-d DIR` (anywhere on the line, or
+/// attached: `-dDIR`, `-qod DIR`) or the current directory: names the line does not show.
+/// `-:` lets members climb out with `../`.
+pub(super) fn unzip(args: &[Word], out: &mut Examined) {
+    let mut lists = false;
+    let mut dirs: Vec<Word> = Vec::new();
+    let mut i = 0;
+    let mut excluding = false;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.literal {
+            if w.text.starts_with('-') || !excluding {
+                out.effect(
+                    EffectKind::Runs,
+                    UNKNOWN_OPTION,
+                    format!(
+                        "`{}` is only known when the line runs and may be any unzip option",
+                        w.text
+                    ),
+                );
+            }
+            continue;
+        }
+        let Some(cluster) = w.text.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            continue;
+        };
+        excluding = false;
+        for (k, c) in cluster.char_indices() {
+            match c {
+                'l' | 'v' | 't' | 'p' | 'c' | 'z' | 'Z' => lists = true,
+                ':' => out.effect(
+                    EffectKind::Writes,
+                    "-:",
+                    "unzip `-:` writes members named with `../` outside the directory".into(),
+                ),
+                'x' => excluding = true,
+                'd' => {
+                    let rest = &cluster[k + 1..];
+                    if rest.is_empty() {
+                        if let Some(d) = args.get(i) {
+                            dirs.push(d.clone());
+                            i += 1;
+                        }
+                    } else {
+                        dirs.push(Word::lit(rest));
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    if lists {
+        return;
+    }
+    if dirs.is_empty() {
+        out.writes.push(".".into());
+    }
+    for d in &dirs {
+        out.write(d);
+    }
+    out.unshown(
+        "unzip writes the names the archive holds, which the line does not show (any may be on the persistence surface: `.git/hooks/…`, `.envrc`)".into(),
+        None,
+    );
+}
+
+/// patch (GNU): without an ORIGINALFILE operand (or `-o FILE`) it writes the files the patch
+/// names, which the line does not show; `-B`/`-Y`/`-z` name backups by a prefix or suffix of
+/// the line's choosing. `--dry-run` writes nothing.
+pub(super) fn patch(p: &Parsed, out: &mut Examined) {
+    if p.has(&["--dry-run", "-C", "--check"]) {
+        return;
+    }
+    if let Some(original) = p.operands.first() {
+        out.write(original);
+    } else if !p.has(&["-o", "--output"]) {
+        out.unshown(
+            "patch writes the files the patch names, which the line does not show (any may be on the persistence surface: `.envrc`, `.git/hooks/…`)".into(),
+            None,
+        );
+    }
+    for o in [
+        "-B",
+        "--prefix",
+        "-Y",
+        "--basename-prefix",
+        "-z",
+        "--suffix",
+    ] {
+        if p.has(&[o]) {
+            out.unshown(
+                format!(
+                    "patch `{o}` names its backup files by what it is given (a prefix or a suffix)"
+                ),
+                None,
+            );
         }
     }
 }
