@@ -1616,3 +1616,127 @@ action = "allow"
         assert!(ws.join(".envrc").exists(), "{line}: did not write .envrc");
     }
 }
+
+/// Round 4: files the operator's tools run without the operator choosing to run them, missing
+/// from the persistence surface: `rust-toolchain.toml` (rustup's `cargo --version`, from a
+/// prompt or an editor, runs the toolchain its `path` names), `.pre-commit-config.yaml` (the
+/// next `git commit` runs its hooks), `.hg/hgrc`, `.yarnrc.yml`, mise's files. A line writing
+/// one was allowed; the real rustup and the real pre-commit run what the planted file names.
+#[test]
+fn tool_files_that_run_at_the_next_prompt_or_commit_are_on_the_surface() {
+    let f = review();
+    let lines = [
+        "echo '[toolchain]' > rust-toolchain.toml",
+        "echo /tmp/x > rust-toolchain",
+        "echo x > sub/rust-toolchain.toml",
+        "echo 'repos: []' > .pre-commit-config.yaml",
+        "echo '[hooks]' > .hg/hgrc",
+        "echo 'yarnPath: x.cjs' > .yarnrc.yml",
+        "echo 'yarn-path x.js' > .yarnrc",
+        "echo '[hooks]' > mise.toml",
+        "echo x > .mise.toml",
+        "echo x > sub/mise.local.toml",
+        "echo x > .mise/config.toml",
+        "echo x > .config/mise.toml",
+    ];
+    f.never_allowed(&lines);
+    for l in lines {
+        let (_, why) = f.decide(l);
+        assert!(why.contains("persistence surface"), "{l}: {why}");
+    }
+    f.all(
+        Action::Allow,
+        &["echo x > toolchain.toml", "echo x > pre-commit.txt"],
+    );
+
+    let deps = std::env::var_os("CORDON_TEST_DEPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/cordon-test"));
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    let exe = |p: &Path, text: &str| {
+        std::fs::write(p, text).unwrap();
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    };
+
+    // rustup: a proxy named `cargo` in a project whose rust-toolchain.toml names a path runs
+    // that toolchain's `cargo`, for `cargo --version` too.
+    let rustup = deps.join("rustup/rustup");
+    assert!(
+        rustup.exists(),
+        "{} is needed for this test: run scripts/test-deps.sh",
+        rustup.display()
+    );
+    std::fs::create_dir_all(d.join("tc/bin")).unwrap();
+    std::fs::create_dir_all(d.join("proj")).unwrap();
+    std::fs::create_dir_all(d.join("proxy")).unwrap();
+    exe(
+        &d.join("tc/bin/cargo"),
+        &format!("#!/bin/sh\ntouch {}/pwned\n", d.join("proj").display()),
+    );
+    std::os::unix::fs::symlink(&rustup, d.join("proxy/cargo")).unwrap();
+    let line = format!(
+        "printf '[toolchain]\\npath = \"%s\"\\n' {} > rust-toolchain.toml",
+        d.join("tc").display()
+    );
+    assert!(!bash_creates_pwned(&d.join("proj"), &line, &[]));
+    let status = std::process::Command::new(d.join("proxy/cargo"))
+        .arg("--version")
+        .current_dir(d.join("proj"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &d)
+        .env("RUSTUP_HOME", d.join("rustup-home"))
+        .env("CARGO_HOME", d.join("cargo-home"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(
+        d.join("proj/pwned").exists(),
+        "the real rustup did not run the toolchain rust-toolchain.toml names"
+    );
+
+    // pre-commit: with its git hook installed, the next commit runs what the config names.
+    let pre_commit = deps.join("venv/bin/pre-commit");
+    assert!(
+        pre_commit.exists(),
+        "{} is needed for this test: run scripts/test-deps.sh",
+        pre_commit.display()
+    );
+    let repo = d.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let run = |prog: &Path, args: &[&str]| {
+        std::process::Command::new(prog)
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &d)
+            .env("PRE_COMMIT_HOME", d.join("pc-home"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap_or_else(|e| panic!("{}: {e}", prog.display()))
+    };
+    let git = |args: &[&str]| {
+        run(
+            Path::new("git"),
+            &[
+                &["-c", "user.name=t", "-c", "user.email=t@example.org"],
+                args,
+            ]
+            .concat(),
+        )
+    };
+    assert!(git(&["init", "-q", "."]).success());
+    assert!(run(&pre_commit, &["install"]).success());
+    let line = "printf 'repos:\\n- repo: local\\n  hooks:\\n  - id: x\\n    name: x\\n    entry: touch pwned\\n    language: system\\n    pass_filenames: false\\n    always_run: true\\n' > .pre-commit-config.yaml";
+    assert!(!bash_creates_pwned(&repo, line, &[]));
+    assert!(git(&["add", "-A"]).success());
+    let _ = git(&["commit", "-q", "-m", "x"]);
+    assert!(
+        repo.join("pwned").exists(),
+        "the real pre-commit did not run the hook the planted config names"
+    );
+}
