@@ -1740,3 +1740,54 @@ fn tool_files_that_run_at_the_next_prompt_or_commit_are_on_the_surface() {
         "the real pre-commit did not run the hook the planted config names"
     );
 }
+
+/// Round 4: an in-place edit's backup is a write too. GNU sed and perl replace each `*` of the
+/// suffix with the file's name and put a name with a `/` where it says: `sed -i'.*rc' … env`
+/// renames `env` to `.envrc`, `sed -i'.git/hooks/*' … post-checkout` moves it into git's hooks.
+/// Both were allowed under `sed`/`perl` rules; the real sed makes `.envrc`.
+#[test]
+fn an_in_place_edits_backup_name_is_judged() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "sed"
+action = "allow"
+[[shell.rules]]
+pattern = "perl"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "sed -i'.*rc' s/x/x/ env",
+        "sed -si'.*rc' s/x/x/ env",
+        "sed --in-place='.*rc' s/x/x/ env",
+        "sed --in-pl='.*rc' s/x/x/ env",
+        "sed -i'.git/hooks/*' s/x/x/ post-checkout",
+        "sed -i'../*' s/x/x/ f",
+        "sed -i\"$s\" s/x/x/ f",
+        "perl -i'.*rc' -pe 1 env",
+        "perl -pi'.git/hooks/*' -e 1 post-checkout",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "sed -i s/x/x/ env",
+            "sed -i.bak s/x/x/ env",
+            "sed -i.envrc s/x/x/ f",
+            "sed -i'bak/*' s/x/x/ sub/f",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("env"), "x\n").unwrap();
+    assert!(!bash_creates_pwned(
+        dir.path(),
+        "sed -i'.*rc' s/x/x/ env",
+        &[]
+    ));
+    assert!(
+        dir.path().join(".envrc").exists(),
+        "the real sed did not keep its backup as .envrc"
+    );
+}

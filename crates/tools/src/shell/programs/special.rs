@@ -22,6 +22,7 @@ pub(super) fn sed(p: &Parsed, out: &mut Examined) {
         for f in files {
             out.write(f);
         }
+        backups(p, &["-i", "--in-place"], files, out);
     }
     if p.has(&["--sandbox"]) {
         return;
@@ -199,6 +200,34 @@ pub(super) fn in_place(p: &Parsed, out: &mut Examined) {
     if p.has(&["-i"]) {
         for f in &p.operands {
             out.write(f);
+        }
+        backups(p, &["-i"], &p.operands, out);
+    }
+}
+
+/// The backup an in-place edit keeps (GNU sed's and perl's `-iSUFFIX`): the file renamed to
+/// its name as written with SUFFIX appended, or, where SUFFIX has a `*`, to SUFFIX with each `*`
+/// replaced by that name (relative to the current directory: sed 4.9 renames `sub/f` to
+/// `.sub/frc` for `-i'.*rc'`, checked with strace). `sed -i'.*rc' … env` renames `env` to
+/// `.envrc`, `-i'.git/hooks/*' … post-checkout` moves it into git's hooks: both are writes.
+fn backups(p: &Parsed, names: &[&str], files: &[Word], out: &mut Examined) {
+    for suffix in p.args(names) {
+        if !suffix.literal {
+            out.unshown(
+                format!(
+                    "the backup suffix `{}` is only known when the line runs",
+                    suffix.text
+                ),
+                None,
+            );
+            continue;
+        }
+        for f in files.iter().filter(|f| f.literal) {
+            out.writes.push(if suffix.text.contains('*') {
+                suffix.text.replace('*', &f.text)
+            } else {
+                format!("{}{}", f.text, suffix.text)
+            });
         }
     }
 }
