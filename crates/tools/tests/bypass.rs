@@ -1791,3 +1791,61 @@ action = "allow"
         "the real sed did not keep its backup as .envrc"
     );
 }
+
+/// Round 4: `cp`/`mv`/`ln`/`install` `-S SUFFIX` and rsync `--suffix` keep the file they
+/// replace as NAME+SUFFIX: `cp -S rc x .env` renames an existing `.env` (any content the agent
+/// wrote there) to `.envrc`. Allowed under rules naming them; the real cp does it.
+#[test]
+fn a_backup_suffix_names_a_file_too() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "cp"
+action = "allow"
+[[shell.rules]]
+pattern = "mv"
+action = "allow"
+[[shell.rules]]
+pattern = "ln"
+action = "allow"
+[[shell.rules]]
+pattern = "install"
+action = "allow"
+[[shell.rules]]
+pattern = "rsync"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    f.never_allowed(&[
+        "cp -S rc x .env",
+        "cp -b -S rc x .env",
+        "cp --suffix=rc x .env",
+        "cp --suf=rc x .env",
+        "cp -S rc x sub/.env",
+        "cp -S rc x/.env sub/",
+        "cp -S \"$s\" x y",
+        "mv -S rc x .env",
+        "ln -sfS rc x .env",
+        "install -S rc x .env",
+        "rsync -b --suffix=rc x .env",
+        "cp -r -S rc x sub",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cp -S .bak x y",
+            "cp -b x y",
+            "mv -S .old x y",
+            "rsync -b x y",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".env"), "x\n").unwrap();
+    std::fs::write(dir.path().join("x"), "y\n").unwrap();
+    assert!(!bash_creates_pwned(dir.path(), "cp -S rc x .env", &[]));
+    assert!(
+        dir.path().join(".envrc").exists(),
+        "the real cp did not keep the replaced file as .envrc"
+    );
+}

@@ -417,6 +417,7 @@ fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examine
             );
         }
     }
+    let written_before = out.writes.len();
     match program.operands {
         Operands::Read => {}
         Operands::Written | Operands::AllMoved => {
@@ -443,6 +444,7 @@ fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examine
     }
     if matches!(program.operands, Operands::LastWritten | Operands::AllMoved) {
         into_directory(name, &p, out);
+        suffixed_backups(name, &p, written_before, out);
     }
     if let Some(special) = program.special {
         special(&p, out);
@@ -503,6 +505,53 @@ fn into_directory(name: &str, p: &Parsed, out: &mut Examined) {
                     s.text
                 ),
                 Some(s),
+            );
+        }
+    }
+}
+
+/// `cp`/`mv`/`ln`/`install`/`rsync` `-S SUFFIX` (`--suffix`) keep the file a copy replaces
+/// under its name with SUFFIX appended: `cp -S rc x .env` renames an existing `.env` to
+/// `.envrc` (checked with coreutils). Each file the command writes is written with the
+/// suffix too; in a recursive copy the names are not on the line.
+fn suffixed_backups(name: &str, p: &Parsed, written_before: usize, out: &mut Examined) {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let option: &[&str] = if base == "rsync" {
+        &["--suffix"]
+    } else {
+        &["-S", "--suffix"]
+    };
+    let mut suffixes: Vec<&Word> = p.args(option).collect();
+    // An abbreviated `--suf=rc` (GNU getopt_long), which the lenient parse keeps as written.
+    suffixes.extend(p.opts.iter().filter_map(|o| {
+        let short = o.name.strip_prefix("--")?;
+        (short.len() >= 2 && short != "suffix" && "suffix".starts_with(short))
+            .then_some(o.arg.as_ref())
+            .flatten()
+    }));
+    for suffix in suffixes {
+        if !suffix.literal {
+            out.unshown(
+                format!(
+                    "the backup suffix `{}` is only known when the line runs",
+                    suffix.text
+                ),
+                None,
+            );
+            continue;
+        }
+        let named: Vec<String> = out.writes[written_before..]
+            .iter()
+            .map(|w| format!("{}{}", w.trim_end_matches('/'), suffix.text))
+            .collect();
+        out.writes.extend(named);
+        if out.effects.iter().any(|e| e.option == UNSHOWN_NAMES) {
+            out.unshown(
+                format!(
+                    "`{base}` keeps each file it replaces as NAME{}, for names the line does not show",
+                    suffix.text
+                ),
+                None,
             );
         }
     }
