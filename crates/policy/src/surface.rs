@@ -604,6 +604,18 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
             });
         }
     }
+    // A directory on the way to one of them (`.claude`, `.vscode`, `.github/copilot`): writing,
+    // moving or linking it writes what is inside (`mv x .claude` makes `x/settings.json`
+    // Claude Code's settings).
+    for (tool, why) in TOOL_FILES.iter().chain(TOOL_DIRS) {
+        let t: Vec<&str> = tool.split('/').collect();
+        if (1..t.len()).any(|k| parts.len() >= k && parts[parts.len() - k..] == t[..k]) {
+            return Some(Hit {
+                kind: Kind::Tool,
+                why,
+            });
+        }
+    }
     None
 }
 
@@ -721,6 +733,14 @@ mod tests {
             ".opencode/plugin/x.js",
             "a/.opencode/plugins/deep/y.ts",
             ".config/opencode/plugin/z.js",
+            // Round 4: the settings directories themselves (`mv x .claude`).
+            ".claude",
+            "sub/.vscode",
+            ".github/copilot",
+            ".opencode",
+            ".hg",
+            "rust-toolchain.toml",
+            ".pre-commit-config.yaml",
         ] {
             assert_eq!(hit(p), Some(Kind::Tool), "{p}");
         }
@@ -734,6 +754,9 @@ mod tests {
             "README.md",
             "ev/objects/x",
             "config",
+            ".github/workflows/ci.yml",
+            "claude",
+            ".vscode/extensions.json",
         ] {
             assert_eq!(hit(p), None, "{p}");
         }

@@ -1508,6 +1508,13 @@ action = "allow"
         "cp -R /tmp/e sub",
         "cp --recursive /tmp/e/. .",
         "cp -r \"$d\"/. .",
+        // A settings directory itself: what is inside becomes the tool's settings.
+        "mv x .claude",
+        "cp -r x .claude",
+        "cp -a x/. .vscode/",
+        "ln -s x .claude",
+        "rsync -a x/ .claude/",
+        "mv x sub/.github",
         "rsync -a /tmp/e/ .",
         "rsync -r /tmp/e/ sub/",
     ]);
