@@ -78,6 +78,7 @@ fn runs_commands(todo: &Seen) -> bool {
     })
 }
 
+const UNLISTED_WHY: &str = "a directory the after-run scan cannot list (its mode keeps cordon out), so what the run left inside is not seen; the operator's tools still open a name there (`.envrc`, `.mcp.json`)";
 const GIT_DIR_WHY: &str = "git finds a repository here and runs its config (a gitlink, a shell prompt or a `git status` in this directory is enough)";
 
 /// What kind of thing a finding is.
@@ -385,7 +386,12 @@ impl Snapshot {
 
     /// The names in `dir`: the earlier snapshot's when the directory is unchanged since and
     /// was settled then, else read now.
-    fn names(&mut self, dir: &Path, earlier: Option<&Snapshot>) -> Option<Vec<(OsString, bool)>> {
+    fn names(
+        &mut self,
+        dir: &Path,
+        earlier: Option<&Snapshot>,
+        root: &Path,
+    ) -> Option<Vec<(OsString, bool)>> {
         let m = std::fs::symlink_metadata(dir).ok()?;
         if !m.is_dir() {
             return None;
@@ -404,11 +410,28 @@ impl Snapshot {
             Some(l) => l.names.clone(),
             None => {
                 self.listed += 1;
-                std::fs::read_dir(dir)
-                    .ok()?
-                    .flatten()
-                    .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
-                    .collect()
+                match std::fs::read_dir(dir) {
+                    Ok(rd) => rd
+                        .flatten()
+                        .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
+                        .collect(),
+                    Err(e) => {
+                        // A directory the walk cannot list (`chmod 300 d` after planting
+                        // `d/.mcp.json`: the owner's tools still open a name there, cordon as
+                        // that owner cannot list it) is watched itself, so that one the run
+                        // made or changed is moved aside with whatever it hides.
+                        // The root itself is not moved aside: the scan is incomplete, which
+                        // fails closed as a walk past its limit does.
+                        if e.kind() != std::io::ErrorKind::NotFound {
+                            if dir == root {
+                                self.truncated = true;
+                            } else {
+                                self.note(dir.to_path_buf(), What::ToolFile, UNLISTED_WHY, false);
+                            }
+                        }
+                        return None;
+                    }
+                }
             }
         };
         self.listings.insert(
@@ -464,7 +487,7 @@ impl Snapshot {
         let root_of = root.to_path_buf();
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
-            let Some(mut names) = self.names(&dir, earlier) else {
+            let Some(mut names) = self.names(&dir, earlier, root) else {
                 continue;
             };
             if self.entries + names.len() > limit {
