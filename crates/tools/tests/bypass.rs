@@ -1856,3 +1856,68 @@ action = "allow"
         "the real cp did not keep the replaced file as .envrc"
     );
 }
+
+/// Round 4: a decompressor writes its operand's name without the suffix (`gunzip .envrc.gz`
+/// writes `.envrc`), a compressor the name with `-S`'s suffix (`gzip -S rc .env` writes
+/// `.envrc`). Allowed under rules naming them; the real gzip does both.
+#[test]
+fn a_compressors_derived_name_is_judged() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "gzip"
+action = "allow"
+[[shell.rules]]
+pattern = "gunzip"
+action = "allow"
+[[shell.rules]]
+pattern = "xz"
+action = "allow"
+[[shell.rules]]
+pattern = "zstd"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    f.never_allowed(&[
+        "gunzip .envrc.gz",
+        "gunzip sub/.mcp.json.gz",
+        "gzip -d .envrc.gz",
+        "gzip -dk .envrc.GZ",
+        "gzip -S rc .env",
+        "gzip --suffix=rc .env",
+        "gunzip -S .x .envrc.x",
+        "xz -d .envrc.xz",
+        "zstd -d .envrc.zst",
+        "zstd -d a.zst -o .envrc",
+        "gunzip -r sub",
+        "gunzip \"$f\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gzip notes.txt",
+            "gunzip notes.txt.gz",
+            "gunzip -c .envrc.gz",
+            "gzip -t .envrc.gz",
+            "zstd -d a.zst",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".env"), "x\n").unwrap();
+    assert!(!bash_creates_pwned(dir.path(), "gzip -S rc .env", &[]));
+    assert!(
+        dir.path().join(".envrc").exists(),
+        "gzip did not write .envrc"
+    );
+    std::fs::remove_file(dir.path().join(".envrc")).unwrap();
+    assert!(!bash_creates_pwned(
+        dir.path(),
+        "printf x | gzip > .envrc.gz && gunzip .envrc.gz",
+        &[]
+    ));
+    assert!(
+        dir.path().join(".envrc").exists(),
+        "gunzip did not write .envrc"
+    );
+}

@@ -22,7 +22,7 @@
 use super::options::{step, Opt, Spec, Step, Stop};
 use super::words::Word;
 use git::git;
-use special::{cargo, dd, find, go, npm, tar, unzip, zip};
+use special::{cargo, compressor, dd, find, go, npm, tar, unzip, zip};
 use table::PROGRAMS;
 
 mod git;
@@ -348,6 +348,8 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         "go" => go(args, &mut out),
         "zip" => zip(args, &mut out),
         "unzip" => unzip(args, &mut out),
+        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lzma" | "unlzma" | "zstd"
+        | "unzstd" | "pigz" | "unpigz" => compressor(base, args, &mut out),
         b => {
             if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&b)) {
                 program_table(name, program, args, &mut out);

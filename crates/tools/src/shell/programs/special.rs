@@ -1112,3 +1112,102 @@ pub(super) fn patch(p: &Parsed, out: &mut Examined) {
         }
     }
 }
+
+/// gzip, bzip2, xz, zstd and their `un…` names: each file operand is replaced by one whose name
+/// the program derives — the operand without its suffix when decompressing (`gunzip
+/// .envrc.gz` writes `.envrc`), with the suffix when compressing (`gzip -S rc .env` writes
+/// `.envrc`). `-c`/`--stdout`, `-t`, `-l` write no file; `-r` names the files in a directory.
+pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
+    let spec = Spec {
+        short_arg: "SboTFM",
+        long_arg: &[
+            "suffix",
+            "output",
+            "format",
+            "threads",
+            "memlimit",
+            "block-size",
+        ],
+        long_flag: &[
+            "stdout",
+            "to-stdout",
+            "decompress",
+            "uncompress",
+            "test",
+            "list",
+            "recursive",
+            "keep",
+        ],
+        lenient: true,
+        ..Spec::NONE
+    };
+    let p = parse(args, &spec, true);
+    if p.has(&[
+        "-c",
+        "--stdout",
+        "--to-stdout",
+        "-t",
+        "--test",
+        "-l",
+        "--list",
+    ]) {
+        return;
+    }
+    for o in p.args(&["-o", "--output"]) {
+        out.write(o);
+    }
+    if p.has(&["-r", "--recursive"]) || p.dynamic.is_some() {
+        out.unshown(
+            format!("`{base}` names the files it writes after names the line does not show"),
+            None,
+        );
+    }
+    let suffixes: Vec<&Word> = p.args(&["-S", "--suffix"]).collect();
+    if suffixes.iter().any(|s| !s.literal) {
+        out.unshown(
+            format!("`{base}`'s suffix is only known when the line runs"),
+            None,
+        );
+    }
+    const KNOWN: &[(&str, &str)] = &[
+        (".tgz", ".tar"),
+        (".taz", ".tar"),
+        (".tbz", ".tar"),
+        (".tbz2", ".tar"),
+        (".txz", ".tar"),
+        (".tzst", ".tar"),
+        (".gz", ""),
+        ("-gz", ""),
+        (".z", ""),
+        ("-z", ""),
+        ("_z", ""),
+        (".bz2", ""),
+        (".bz", ""),
+        (".xz", ""),
+        (".lzma", ""),
+        (".zst", ""),
+    ];
+    for f in p.operands.iter().filter(|f| f.text != "-") {
+        if !f.literal {
+            out.unshown(
+                format!("`{base}` writes a file named after `{}`", f.text),
+                None,
+            );
+            continue;
+        }
+        // Both ways, whichever mode the options chose: a name is only ever judged more.
+        let lower = f.text.to_ascii_lowercase();
+        for (end, to) in KNOWN {
+            if lower.ends_with(end) && f.text.len() > end.len() {
+                out.writes
+                    .push(format!("{}{to}", &f.text[..f.text.len() - end.len()]));
+            }
+        }
+        for s in suffixes.iter().filter(|s| s.literal && !s.text.is_empty()) {
+            out.writes.push(format!("{}{}", f.text, s.text));
+            if let Some(stripped) = f.text.strip_suffix(s.text.as_str()) {
+                out.writes.push(stripped.to_string());
+            }
+        }
+    }
+}
