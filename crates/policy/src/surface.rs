@@ -169,7 +169,9 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
     ("mise.local.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
     (".mise.local.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
     (".mise/config.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
-    (".config/mise.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
+    // (Not `.config/mise.toml`: a TOOL_FILES entry one directory deep makes the scan take
+    // `.config` for a tool's settings directory, and `.config -> elsewhere` is the trust
+    // store's concern, reported as that.)
     (
         ".config/mise/config.toml",
         "mise runs its hooks and env scripts when a shell enters the directory",

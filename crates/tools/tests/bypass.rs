@@ -1644,7 +1644,6 @@ fn tool_files_that_run_at_the_next_prompt_or_commit_are_on_the_surface() {
         "echo x > .mise.toml",
         "echo x > sub/mise.local.toml",
         "echo x > .mise/config.toml",
-        "echo x > .config/mise.toml",
     ];
     f.never_allowed(&lines);
     for l in lines {
