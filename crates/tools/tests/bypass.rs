@@ -1920,3 +1920,45 @@ action = "allow"
         "gunzip did not write .envrc"
     );
 }
+
+/// Round 4: `git mv` renames in the work tree as mv does; `git mv x .envrc` and `git mv
+/// x/settings.json .claude/` were allowed under a `git mv` rule. The real git renames.
+#[test]
+fn git_mv_writes_what_mv_would() {
+    let rules =
+        "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"git mv\"\naction = \"allow\"\n";
+    let f = fixture(rules, "deny");
+    std::fs::create_dir_all(f.ws.join(".claude")).unwrap();
+    f.never_allowed(&[
+        "git mv x .envrc",
+        "git mv -f x sub/.mcp.json",
+        "git mv x/settings.json .claude/",
+        "git mv x .claude",
+        "git -C sub mv x .envrc",
+    ]);
+    f.all(
+        Action::Allow,
+        &["git mv a.rs b.rs", "git mv a.rs sub/", "git mv -n x .envrc"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+            .args(args)
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("git is needed for this test (Debian package `git`)")
+    };
+    assert!(git(&["init", "-q", "."]).success());
+    std::fs::write(dir.path().join("x"), "x\n").unwrap();
+    assert!(git(&["add", "x"]).success());
+    assert!(!bash_creates_pwned(dir.path(), "git mv x .envrc", &[]));
+    assert!(
+        dir.path().join(".envrc").exists(),
+        "the real git mv did not make .envrc"
+    );
+}

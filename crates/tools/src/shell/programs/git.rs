@@ -150,6 +150,24 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
     if matches!(sub.text.as_str(), "apply" | "am") {
         patch_writes(&sub.text, sub_args, out);
     }
+    // `git mv SRC… DST` renames in the work tree as mv does (`git mv x .envrc`, `git mv
+    // x/settings.json .claude/`), unless it only says what it would do.
+    if sub.text == "mv" {
+        let p = parse(
+            sub_args,
+            &Spec {
+                lenient: true,
+                ..Spec::NONE
+            },
+            true,
+        );
+        if !p.has(&["-n", "--dry-run"]) {
+            for w in &p.operands {
+                out.write(w);
+            }
+            super::into_directory("mv", &p, out);
+        }
+    }
     // `git worktree add PATH` checks a work tree out at PATH.
     if sub.text == "worktree"
         && sub_args
