@@ -1925,9 +1925,19 @@ action = "allow"
 /// x/settings.json .claude/` were allowed under a `git mv` rule. The real git renames.
 #[test]
 fn git_mv_writes_what_mv_would() {
-    let rules =
-        "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"git mv\"\naction = \"allow\"\n";
+    let rules = "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"git mv\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"git format-patch\"\naction = \"allow\"\n";
     let f = fixture(rules, "deny");
+    // `git format-patch -o DIR` writes the patches into DIR (outside the roots here).
+    f.never_allowed(&[
+        "git format-patch -o /tmp/x HEAD~1",
+        "git format-patch -o/tmp/x HEAD~1",
+        "git format-patch --output-directory=/tmp/x HEAD~1",
+        "git format-patch --output-dir /tmp/x HEAD~1",
+    ]);
+    f.all(
+        Action::Allow,
+        &["git format-patch -o out HEAD~1", "git format-patch HEAD~1"],
+    );
     std::fs::create_dir_all(f.ws.join(".claude")).unwrap();
     f.never_allowed(&[
         "git mv x .envrc",
@@ -1960,5 +1970,13 @@ fn git_mv_writes_what_mv_would() {
     assert!(
         dir.path().join(".envrc").exists(),
         "the real git mv did not make .envrc"
+    );
+    assert!(git(&["commit", "-q", "-m", "a"]).success());
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = elsewhere.path().to_str().unwrap();
+    assert!(git(&["format-patch", "-q", "-1", "-o", o]).success());
+    assert!(
+        std::fs::read_dir(elsewhere.path()).unwrap().count() == 1,
+        "the real git format-patch -o did not write into the directory"
     );
 }

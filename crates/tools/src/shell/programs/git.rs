@@ -150,6 +150,33 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
     if matches!(sub.text.as_str(), "apply" | "am") {
         patch_writes(&sub.text, sub_args, out);
     }
+    // `git format-patch -o DIR` writes the patches into DIR (its other options are the diff
+    // family's, judged below).
+    if sub.text == "format-patch" {
+        let mut i = 0;
+        while let Some(w) = sub_args.get(i) {
+            i += 1;
+            let t = w.text.as_str();
+            if t == "--" {
+                break;
+            }
+            let long = t.strip_prefix("--").and_then(|l| {
+                let (name, value) = l.split_once('=').map_or((l, None), |(n, v)| (n, Some(v)));
+                (name.len() >= 8 && "output-directory".starts_with(name)).then_some(value)
+            });
+            match (t, long) {
+                (_, Some(Some(v))) => out.write(&Word::lit(v)),
+                ("-o", _) | (_, Some(None)) => {
+                    if let Some(d) = sub_args.get(i) {
+                        out.write(d);
+                        i += 1;
+                    }
+                }
+                _ if t.starts_with("-o") && w.literal => out.write(&Word::lit(&t[2..])),
+                _ => {}
+            }
+        }
+    }
     // `git mv SRC… DST` renames in the work tree as mv does (`git mv x .envrc`, `git mv
     // x/settings.json .claude/`), unless it only says what it would do.
     if sub.text == "mv" {
