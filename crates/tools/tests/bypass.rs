@@ -1925,7 +1925,7 @@ action = "allow"
 /// x/settings.json .claude/` were allowed under a `git mv` rule. The real git renames.
 #[test]
 fn git_mv_writes_what_mv_would() {
-    let rules = "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"git mv\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"git format-patch\"\naction = \"allow\"\n";
+    let rules = "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"git mv\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"git format-patch\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"git bundle\"\naction = \"allow\"\n";
     let f = fixture(rules, "deny");
     // `git format-patch -o DIR` writes the patches into DIR (outside the roots here).
     f.never_allowed(&[
@@ -1933,10 +1933,16 @@ fn git_mv_writes_what_mv_would() {
         "git format-patch -o/tmp/x HEAD~1",
         "git format-patch --output-directory=/tmp/x HEAD~1",
         "git format-patch --output-dir /tmp/x HEAD~1",
+        "git bundle create /tmp/x HEAD",
+        "git bundle create -q /tmp/x HEAD",
     ]);
     f.all(
         Action::Allow,
-        &["git format-patch -o out HEAD~1", "git format-patch HEAD~1"],
+        &[
+            "git format-patch -o out HEAD~1",
+            "git format-patch HEAD~1",
+            "git bundle create out.bundle HEAD",
+        ],
     );
     std::fs::create_dir_all(f.ws.join(".claude")).unwrap();
     f.never_allowed(&[
@@ -1978,5 +1984,11 @@ fn git_mv_writes_what_mv_would() {
     assert!(
         std::fs::read_dir(elsewhere.path()).unwrap().count() == 1,
         "the real git format-patch -o did not write into the directory"
+    );
+    let bundle = elsewhere.path().join("b.bundle");
+    assert!(git(&["bundle", "create", bundle.to_str().unwrap(), "HEAD"]).success());
+    assert!(
+        bundle.exists(),
+        "the real git bundle create did not write the file"
     );
 }

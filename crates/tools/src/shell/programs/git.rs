@@ -177,6 +177,19 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
             }
         }
     }
+    // `git bundle create FILE …` writes FILE.
+    if sub.text == "bundle"
+        && sub_args
+            .first()
+            .is_some_and(|w| w.literal && w.text == "create")
+    {
+        if let Some(file) = sub_args[1..]
+            .iter()
+            .find(|w| !(w.literal && w.text.starts_with('-')))
+        {
+            out.write(file);
+        }
+    }
     // `git mv SRC… DST` renames in the work tree as mv does (`git mv x .envrc`, `git mv
     // x/settings.json .claude/`), unless it only says what it would do.
     if sub.text == "mv" {
