@@ -50,6 +50,9 @@ pip_packages=(
   # audit-sync overlap of `cordon exec` (crates/cli/tests/exec_sync.rs; libfuse3 from the
   # distribution)
   mfusepy==3.1.1
+  # redteam (issue 21, round 4): pre-commit runs the hooks `.pre-commit-config.yaml` names at
+  # the operator's next `git commit` (crates/tools/tests/bypass.rs checks it)
+  pre-commit==4.7.0
 )
 # runfast: mfusepy loads the distribution's libfuse3 (crates/cli/tests/exec_sync.rs).
 ldconfig -p | grep -q 'libfuse3\.so\.3 ' || {
@@ -69,6 +72,21 @@ command -v go >/dev/null || {
 command -v zip >/dev/null || {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zip
 }
+# redteam (issue 21, round 4): `unzip` extracts names the line does not show
+# (crates/tools/tests/bypass.rs extracts a planted hook with the real one).
+command -v unzip >/dev/null || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq unzip
+}
+# redteam (issue 21, round 4): rustup's proxies (`cargo`, `rustc`) run the toolchain a
+# `rust-toolchain.toml` names by path; the test drives a copy of this machine's rustup (under
+# the prefix, so that an unprivileged user can run it too; /root is not theirs).
+if [ ! -x "$prefix/rustup/rustup" ]; then
+  rustup_bin=$(command -v rustup || echo "${CARGO_HOME:-$HOME/.cargo}/bin/rustup")
+  [ -x "$rustup_bin" ] || { echo "test-deps: no rustup found to copy for the rust-toolchain test" >&2; exit 1; }
+  mkdir -p "$prefix/rustup"
+  cp "$(readlink -f "$rustup_bin")" "$prefix/rustup/rustup"
+  chmod 755 "$prefix/rustup" "$prefix/rustup/rustup"
+fi
 if [ ${#npm_packages[@]} -gt 0 ]; then
   npm install --prefix "$prefix/npm" --no-audit --no-fund --loglevel=error "${npm_packages[@]}"
 fi

@@ -391,7 +391,12 @@ impl Snapshot {
 
     /// The names in `dir`: the earlier snapshot's when the directory is unchanged since and
     /// was settled then, else read now.
-    fn names(&mut self, dir: &Path, earlier: Option<&Snapshot>) -> Option<Vec<(OsString, bool)>> {
+    fn names(
+        &mut self,
+        dir: &Path,
+        earlier: Option<&Snapshot>,
+        root: &Path,
+    ) -> Option<Vec<(OsString, bool)>> {
         let m = std::fs::symlink_metadata(dir).ok()?;
         if !m.is_dir() {
             return None;
@@ -410,11 +415,22 @@ impl Snapshot {
             Some(l) => l.names.clone(),
             None => {
                 self.listed += 1;
-                std::fs::read_dir(dir)
-                    .ok()?
-                    .flatten()
-                    .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
-                    .collect()
+                match std::fs::read_dir(dir) {
+                    Ok(rd) => rd
+                        .flatten()
+                        .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
+                        .collect(),
+                    Err(e) => {
+                        // A directory below the root is the caller's to record
+                        // ([`Snapshot::unlistable`]); the root itself cannot be moved aside:
+                        // the scan is incomplete, which fails closed as a walk past its limit
+                        // does.
+                        if e.kind() != std::io::ErrorKind::NotFound && dir == root {
+                            self.truncated = true;
+                        }
+                        return None;
+                    }
+                }
             }
         };
         self.listings.insert(
@@ -509,7 +525,7 @@ impl Snapshot {
         let root_of = root.to_path_buf();
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
-            let Some(mut names) = self.names(&dir, earlier) else {
+            let Some(mut names) = self.names(&dir, earlier, root) else {
                 if dir != root_of {
                     self.unlistable(&dir);
                 }

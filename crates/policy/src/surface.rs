@@ -60,7 +60,8 @@ pub const GIT_CONFIG: &[(&str, &str)] = &[
 /// Files, relative to any directory of a root, that a tool of the operator's runs or takes
 /// settings from, and why each matters. Almost every name starts with a dot (the after-run scan
 /// skips other plain files by name alone, without a `stat`); the few that do not are
-/// compared by name (opencode's `opencode.json`, `tui.json`).
+/// compared by name (opencode's `opencode.json`, `tui.json`, `rust-toolchain.toml`,
+/// `mise.toml`).
 pub const TOOL_FILES: &[(&str, &str)] = &[
     (".envrc", "direnv runs it when a shell enters the directory"),
     (
@@ -136,6 +137,44 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
     (
         ".npmrc",
         "npm runs what it names (script-shell, node-options with --require)",
+    ),
+    // Round 4 of the outside review. rustup's proxies read these up from the current directory
+    // at every `cargo`/`rustc` — `--version` from a shell prompt, an editor's rust-analyzer —
+    // and run the toolchain a `path` names.
+    (
+        "rust-toolchain.toml",
+        "rustup runs the toolchain it names by path at any cargo or rustc start here (prompts, editors)",
+    ),
+    (
+        "rust-toolchain",
+        "rustup runs the toolchain it names by path at any cargo or rustc start here (prompts, editors)",
+    ),
+    (
+        ".pre-commit-config.yaml",
+        "pre-commit's git hook runs the commands it names at the next git commit",
+    ),
+    (
+        ".hg/hgrc",
+        "Mercurial runs the hooks and loads the extensions it names at any hg command (prompts too)",
+    ),
+    (
+        ".yarnrc.yml",
+        "yarn runs the yarnPath and plugins it names at any yarn command",
+    ),
+    (".yarnrc", "yarn runs the yarn-path it names at any yarn command"),
+    // mise runs hooks (`[hooks] enter`) and sources scripts (`_.source`) on `cd` once the
+    // directory is trusted, and trust is by path: a changed file is taken as it is.
+    ("mise.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
+    (".mise.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
+    ("mise.local.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
+    (".mise.local.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
+    (".mise/config.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
+    // (Not `.config/mise.toml`: a TOOL_FILES entry one directory deep makes the scan take
+    // `.config` for a tool's settings directory, and `.config -> elsewhere` is the trust
+    // store's concern, reported as that.)
+    (
+        ".config/mise/config.toml",
+        "mise runs its hooks and env scripts when a shell enters the directory",
     ),
 ];
 
@@ -567,6 +606,18 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
             });
         }
     }
+    // A directory on the way to one of them (`.claude`, `.vscode`, `.github/copilot`): writing,
+    // moving or linking it writes what is inside (`mv x .claude` makes `x/settings.json`
+    // Claude Code's settings).
+    for (tool, why) in TOOL_FILES.iter().chain(TOOL_DIRS) {
+        let t: Vec<&str> = tool.split('/').collect();
+        if (1..t.len()).any(|k| parts.len() >= k && parts[parts.len() - k..] == t[..k]) {
+            return Some(Hit {
+                kind: Kind::Tool,
+                why,
+            });
+        }
+    }
     None
 }
 
@@ -684,6 +735,14 @@ mod tests {
             ".opencode/plugin/x.js",
             "a/.opencode/plugins/deep/y.ts",
             ".config/opencode/plugin/z.js",
+            // Round 4: the settings directories themselves (`mv x .claude`).
+            ".claude",
+            "sub/.vscode",
+            ".github/copilot",
+            ".opencode",
+            ".hg",
+            "rust-toolchain.toml",
+            ".pre-commit-config.yaml",
         ] {
             assert_eq!(hit(p), Some(Kind::Tool), "{p}");
         }
@@ -697,6 +756,9 @@ mod tests {
             "README.md",
             "ev/objects/x",
             "config",
+            ".github/workflows/ci.yml",
+            "claude",
+            ".vscode/extensions.json",
         ] {
             assert_eq!(hit(p), None, "{p}");
         }

@@ -1420,3 +1420,575 @@ fn git_subcommands_that_run_the_commands_they_name_are_seen_through() {
         "the real git did not run the command `rebase -x` names"
     );
 }
+
+/// Round 4. A copy into a directory writes `DIR/NAME` (`cp /tmp/e/.envrc .` writes `.envrc`, `ln
+/// -s /tmp/e/.envrc` makes `./.envrc`), and an extraction, a patch or a copy of a tree from
+/// outside the roots writes names the line does not show (a tar or zip member
+/// `.git/hooks/post-checkout`, a diff creating `.envrc`). Each was allowed under a rule naming
+/// the program; the real programs make the plant and the real git runs the planted hook.
+#[test]
+fn names_a_copy_or_an_extraction_writes_without_showing_them_are_judged() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "cp"
+action = "allow"
+[[shell.rules]]
+pattern = "ln"
+action = "allow"
+[[shell.rules]]
+pattern = "install"
+action = "allow"
+[[shell.rules]]
+pattern = "mv"
+action = "allow"
+[[shell.rules]]
+pattern = "tar"
+action = "allow"
+[[shell.rules]]
+pattern = "unzip"
+action = "allow"
+[[shell.rules]]
+pattern = "patch"
+action = "allow"
+[[shell.rules]]
+pattern = "git apply"
+action = "allow"
+[[shell.rules]]
+pattern = "git am"
+action = "allow"
+[[shell.rules]]
+pattern = "rsync"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(f.ws.join("x")).unwrap();
+    std::fs::create_dir_all(f.ws.join(".claude")).unwrap();
+    f.never_allowed(&[
+        // Into a directory: the source's name is written there.
+        "cp /tmp/e/.envrc .",
+        "cp x/.envrc .",
+        "cp x/.mcp.json ./",
+        "cp x/settings.json .claude/",
+        "cp x/settings.json .claude",
+        "cp -t . x/.envrc",
+        "cp --target-directory=. x/.envrc",
+        "cp --target=. x/.envrc",
+        "cp x/a x/.envrc sub",
+        "ln -s /tmp/e/.envrc",
+        "ln -sf /tmp/e/.envrc .",
+        "ln -s -t . /tmp/e/.envrc",
+        "install -m 755 x/.envrc sub/",
+        "cp x/*.json .",
+        "cp x/.* .",
+        "cp x/.[e]nvrc .",
+        // Extractions and patches: the members' names are the archive's.
+        "tar xf a.tar",
+        "tar -xzf a.tgz -C sub",
+        "tar --extract --file=a.tar",
+        "tar -x -f a.tar .envrc",
+        "unzip a.zip",
+        "unzip -o a.zip",
+        "unzip -qo a.zip -d sub",
+        "unzip a.zip -d /tmp/elsewhere",
+        "unzip -d/tmp/elsewhere a.zip",
+        "patch -p1 < p.diff",
+        "patch -p1 -i p.diff",
+        "patch -B .git/hooks/ a.c < p.diff",
+        "git apply p.diff",
+        "git apply --index p.diff",
+        "git -C sub apply p.diff",
+        "git am p.mbox",
+        "git am < p.mbox",
+        // A tree from outside the roots (or only known at run time).
+        "cp -r /tmp/e/. .",
+        "cp -a /tmp/e/. sub",
+        "cp -R /tmp/e sub",
+        "cp --recursive /tmp/e/. .",
+        "cp -r \"$d\"/. .",
+        // A settings directory itself: what is inside becomes the tool's settings.
+        "mv x .claude",
+        "cp -r x .claude",
+        "cp -a x/. .vscode/",
+        "ln -s x .claude",
+        "rsync -a x/ .claude/",
+        "mv x sub/.github",
+        "rsync -a /tmp/e/ .",
+        "rsync -r /tmp/e/ sub/",
+    ]);
+    // What the line shows, and reading an archive, stay allowed.
+    f.all(
+        Action::Allow,
+        &[
+            "cp a.txt b.txt",
+            "cp x/a.rs sub/",
+            "cp x/*.rs sub/",
+            "cp -r x sub",
+            "cp -a x/. sub",
+            "mv a.txt sub/",
+            "ln -s ../x/a.rs sub/a.rs",
+            "tar tf a.tar",
+            "tar -tzf a.tgz",
+            "tar cf out.tar x",
+            "unzip -l a.zip",
+            "unzip -t a.zip",
+            "unzip -p a.zip f > out.txt",
+            "patch --dry-run -p1 < p.diff",
+            "patch a.c < p.diff",
+            "git apply --check p.diff",
+            "git apply --stat p.diff",
+            "rsync -a x/ sub/",
+        ],
+    );
+    // The real programs plant, and the real git runs the planted hook.
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    let stage = d.join("stage");
+    let ws = d.join("ws");
+    std::fs::create_dir_all(stage.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(&ws).unwrap();
+    let hook = stage.join(".git/hooks/post-checkout");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch {}/pwned\n", ws.display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run = |cwd: &Path, prog: &str, args: &[&str]| {
+        std::process::Command::new(prog)
+            .args(args)
+            .current_dir(cwd)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &d)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap_or_else(|e| {
+                panic!("{prog} is needed for this test (scripts/test-deps.sh): {e}")
+            })
+    };
+    assert!(run(&stage, "tar", &["cf", "../a.tar", ".git"]).success());
+    assert!(run(&stage, "zip", &["-qr", "../a.zip", ".git"]).success());
+    for line in ["tar xf ../a.tar", "unzip -qo ../a.zip"] {
+        let _ = std::fs::remove_dir_all(&ws);
+        std::fs::create_dir_all(&ws).unwrap();
+        let git = |args: &[&str]| {
+            run(
+                &ws,
+                "git",
+                &[
+                    &["-c", "user.name=t", "-c", "user.email=t@example.org"],
+                    args,
+                ]
+                .concat(),
+            )
+        };
+        assert!(git(&["init", "-q", "."]).success());
+        assert!(git(&["commit", "-q", "--allow-empty", "-m", "a"]).success());
+        assert!(!bash_creates_pwned(&ws, line, &[]));
+        assert!(git(&["checkout", "-q", "-b", "other"]).success());
+        assert!(
+            ws.join("pwned").exists(),
+            "{line}: the real git did not run the hook the archive planted"
+        );
+    }
+    std::fs::write(stage.join(".envrc"), "x\n").unwrap();
+    let _ = std::fs::remove_file(ws.join(".envrc"));
+    assert!(!bash_creates_pwned(
+        &ws,
+        &format!("cp {}/.envrc .", stage.display()),
+        &[]
+    ));
+    assert!(
+        ws.join(".envrc").exists(),
+        "the real cp did not write ./.envrc"
+    );
+    std::fs::remove_file(ws.join(".envrc")).unwrap();
+    assert!(!bash_creates_pwned(
+        &ws,
+        &format!("ln -s {}/.envrc", stage.display()),
+        &[]
+    ));
+    assert!(
+        std::fs::symlink_metadata(ws.join(".envrc")).is_ok(),
+        "the real ln did not make ./.envrc"
+    );
+    std::fs::remove_file(ws.join(".envrc")).unwrap();
+    std::fs::write(
+        d.join("p.diff"),
+        "diff --git a/.envrc b/.envrc\nnew file mode 100644\n--- /dev/null\n+++ b/.envrc\n@@ -0,0 +1 @@\n+x\n",
+    )
+    .unwrap();
+    for line in ["git apply ../p.diff", "patch -s -p1 < ../p.diff"] {
+        let _ = std::fs::remove_file(ws.join(".envrc"));
+        assert!(!bash_creates_pwned(&ws, line, &[]));
+        assert!(ws.join(".envrc").exists(), "{line}: did not write .envrc");
+    }
+}
+
+/// Round 4: files the operator's tools run without the operator choosing to run them, missing
+/// from the persistence surface: `rust-toolchain.toml` (rustup's `cargo --version`, from a
+/// prompt or an editor, runs the toolchain its `path` names), `.pre-commit-config.yaml` (the
+/// next `git commit` runs its hooks), `.hg/hgrc`, `.yarnrc.yml`, mise's files. A line writing
+/// one was allowed; the real rustup and the real pre-commit run what the planted file names.
+#[test]
+fn tool_files_that_run_at_the_next_prompt_or_commit_are_on_the_surface() {
+    let f = review();
+    let lines = [
+        "echo '[toolchain]' > rust-toolchain.toml",
+        "echo /tmp/x > rust-toolchain",
+        "echo x > sub/rust-toolchain.toml",
+        "echo 'repos: []' > .pre-commit-config.yaml",
+        "echo '[hooks]' > .hg/hgrc",
+        "echo 'yarnPath: x.cjs' > .yarnrc.yml",
+        "echo 'yarn-path x.js' > .yarnrc",
+        "echo '[hooks]' > mise.toml",
+        "echo x > .mise.toml",
+        "echo x > sub/mise.local.toml",
+        "echo x > .mise/config.toml",
+    ];
+    f.never_allowed(&lines);
+    for l in lines {
+        let (_, why) = f.decide(l);
+        assert!(why.contains("persistence surface"), "{l}: {why}");
+    }
+    f.all(
+        Action::Allow,
+        &["echo x > toolchain.toml", "echo x > pre-commit.txt"],
+    );
+
+    let deps = std::env::var_os("CORDON_TEST_DEPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/cordon-test"));
+    let dir = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(dir.path()).unwrap();
+    let exe = |p: &Path, text: &str| {
+        std::fs::write(p, text).unwrap();
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    };
+
+    // rustup: a proxy named `cargo` in a project whose rust-toolchain.toml names a path runs
+    // that toolchain's `cargo`, for `cargo --version` too.
+    let rustup = deps.join("rustup/rustup");
+    assert!(
+        rustup.exists(),
+        "{} is needed for this test: run scripts/test-deps.sh",
+        rustup.display()
+    );
+    std::fs::create_dir_all(d.join("tc/bin")).unwrap();
+    std::fs::create_dir_all(d.join("proj")).unwrap();
+    std::fs::create_dir_all(d.join("proxy")).unwrap();
+    exe(
+        &d.join("tc/bin/cargo"),
+        &format!("#!/bin/sh\ntouch {}/pwned\n", d.join("proj").display()),
+    );
+    std::os::unix::fs::symlink(&rustup, d.join("proxy/cargo")).unwrap();
+    let line = format!(
+        "printf '[toolchain]\\npath = \"%s\"\\n' {} > rust-toolchain.toml",
+        d.join("tc").display()
+    );
+    assert!(!bash_creates_pwned(&d.join("proj"), &line, &[]));
+    let status = std::process::Command::new(d.join("proxy/cargo"))
+        .arg("--version")
+        .current_dir(d.join("proj"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &d)
+        .env("RUSTUP_HOME", d.join("rustup-home"))
+        .env("CARGO_HOME", d.join("cargo-home"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(
+        d.join("proj/pwned").exists(),
+        "the real rustup did not run the toolchain rust-toolchain.toml names"
+    );
+
+    // pre-commit: with its git hook installed, the next commit runs what the config names.
+    let pre_commit = deps.join("venv/bin/pre-commit");
+    assert!(
+        pre_commit.exists(),
+        "{} is needed for this test: run scripts/test-deps.sh",
+        pre_commit.display()
+    );
+    let repo = d.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let run = |prog: &Path, args: &[&str]| {
+        std::process::Command::new(prog)
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &d)
+            .env("PRE_COMMIT_HOME", d.join("pc-home"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap_or_else(|e| panic!("{}: {e}", prog.display()))
+    };
+    let git = |args: &[&str]| {
+        run(
+            Path::new("git"),
+            &[
+                &["-c", "user.name=t", "-c", "user.email=t@example.org"],
+                args,
+            ]
+            .concat(),
+        )
+    };
+    assert!(git(&["init", "-q", "."]).success());
+    assert!(run(&pre_commit, &["install"]).success());
+    let line = "printf 'repos:\\n- repo: local\\n  hooks:\\n  - id: x\\n    name: x\\n    entry: touch pwned\\n    language: system\\n    pass_filenames: false\\n    always_run: true\\n' > .pre-commit-config.yaml";
+    assert!(!bash_creates_pwned(&repo, line, &[]));
+    assert!(git(&["add", "-A"]).success());
+    let _ = git(&["commit", "-q", "-m", "x"]);
+    assert!(
+        repo.join("pwned").exists(),
+        "the real pre-commit did not run the hook the planted config names"
+    );
+}
+
+/// Round 4: an in-place edit's backup is a write too. GNU sed and perl replace each `*` of the
+/// suffix with the file's name and put a name with a `/` where it says: `sed -i'.*rc' … env`
+/// renames `env` to `.envrc`, `sed -i'.git/hooks/*' … post-checkout` moves it into git's hooks.
+/// Both were allowed under `sed`/`perl` rules; the real sed makes `.envrc`.
+#[test]
+fn an_in_place_edits_backup_name_is_judged() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "sed"
+action = "allow"
+[[shell.rules]]
+pattern = "perl"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "sed -i'.*rc' s/x/x/ env",
+        "sed -si'.*rc' s/x/x/ env",
+        "sed --in-place='.*rc' s/x/x/ env",
+        "sed --in-pl='.*rc' s/x/x/ env",
+        "sed -i'.git/hooks/*' s/x/x/ post-checkout",
+        "sed -i'../*' s/x/x/ f",
+        "sed -i\"$s\" s/x/x/ f",
+        "perl -i'.*rc' -pe 1 env",
+        "perl -pi'.git/hooks/*' -e 1 post-checkout",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "sed -i s/x/x/ env",
+            "sed -i.bak s/x/x/ env",
+            "sed -i.envrc s/x/x/ f",
+            "sed -i'bak/*' s/x/x/ sub/f",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("env"), "x\n").unwrap();
+    assert!(!bash_creates_pwned(
+        dir.path(),
+        "sed -i'.*rc' s/x/x/ env",
+        &[]
+    ));
+    assert!(
+        dir.path().join(".envrc").exists(),
+        "the real sed did not keep its backup as .envrc"
+    );
+}
+
+/// Round 4: `cp`/`mv`/`ln`/`install` `-S SUFFIX` and rsync `--suffix` keep the file they
+/// replace as NAME+SUFFIX: `cp -S rc x .env` renames an existing `.env` (any content the agent
+/// wrote there) to `.envrc`. Allowed under rules naming them; the real cp does it.
+#[test]
+fn a_backup_suffix_names_a_file_too() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "cp"
+action = "allow"
+[[shell.rules]]
+pattern = "mv"
+action = "allow"
+[[shell.rules]]
+pattern = "ln"
+action = "allow"
+[[shell.rules]]
+pattern = "install"
+action = "allow"
+[[shell.rules]]
+pattern = "rsync"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    f.never_allowed(&[
+        "cp -S rc x .env",
+        "cp -b -S rc x .env",
+        "cp --suffix=rc x .env",
+        "cp --suf=rc x .env",
+        "cp -S rc x sub/.env",
+        "cp -S rc x/.env sub/",
+        "cp -S \"$s\" x y",
+        "mv -S rc x .env",
+        "ln -sfS rc x .env",
+        "install -S rc x .env",
+        "rsync -b --suffix=rc x .env",
+        "cp -r -S rc x sub",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cp -S .bak x y",
+            "cp -b x y",
+            "mv -S .old x y",
+            "rsync -b x y",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".env"), "x\n").unwrap();
+    std::fs::write(dir.path().join("x"), "y\n").unwrap();
+    assert!(!bash_creates_pwned(dir.path(), "cp -S rc x .env", &[]));
+    assert!(
+        dir.path().join(".envrc").exists(),
+        "the real cp did not keep the replaced file as .envrc"
+    );
+}
+
+/// Round 4: a decompressor writes its operand's name without the suffix (`gunzip .envrc.gz`
+/// writes `.envrc`), a compressor the name with `-S`'s suffix (`gzip -S rc .env` writes
+/// `.envrc`). Allowed under rules naming them; the real gzip does both.
+#[test]
+fn a_compressors_derived_name_is_judged() {
+    let rules = r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "gzip"
+action = "allow"
+[[shell.rules]]
+pattern = "gunzip"
+action = "allow"
+[[shell.rules]]
+pattern = "xz"
+action = "allow"
+[[shell.rules]]
+pattern = "zstd"
+action = "allow"
+"#;
+    let f = fixture(rules, "deny");
+    f.never_allowed(&[
+        "gunzip .envrc.gz",
+        "gunzip sub/.mcp.json.gz",
+        "gzip -d .envrc.gz",
+        "gzip -dk .envrc.GZ",
+        "gzip -S rc .env",
+        "gzip --suffix=rc .env",
+        "gunzip -S .x .envrc.x",
+        "xz -d .envrc.xz",
+        "zstd -d .envrc.zst",
+        "zstd -d a.zst -o .envrc",
+        "gunzip -r sub",
+        "gunzip \"$f\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gzip notes.txt",
+            "gunzip notes.txt.gz",
+            "gunzip -c .envrc.gz",
+            "gzip -t .envrc.gz",
+            "zstd -d a.zst",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".env"), "x\n").unwrap();
+    assert!(!bash_creates_pwned(dir.path(), "gzip -S rc .env", &[]));
+    assert!(
+        dir.path().join(".envrc").exists(),
+        "gzip did not write .envrc"
+    );
+    std::fs::remove_file(dir.path().join(".envrc")).unwrap();
+    assert!(!bash_creates_pwned(
+        dir.path(),
+        "printf x | gzip > .envrc.gz && gunzip .envrc.gz",
+        &[]
+    ));
+    assert!(
+        dir.path().join(".envrc").exists(),
+        "gunzip did not write .envrc"
+    );
+}
+
+/// Round 4: `git mv` renames in the work tree as mv does; `git mv x .envrc` and `git mv
+/// x/settings.json .claude/` were allowed under a `git mv` rule. The real git renames.
+#[test]
+fn git_mv_writes_what_mv_would() {
+    let rules = "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"git mv\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"git format-patch\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"git bundle\"\naction = \"allow\"\n";
+    let f = fixture(rules, "deny");
+    // `git format-patch -o DIR` writes the patches into DIR (outside the roots here).
+    f.never_allowed(&[
+        "git format-patch -o /tmp/x HEAD~1",
+        "git format-patch -o/tmp/x HEAD~1",
+        "git format-patch --output-directory=/tmp/x HEAD~1",
+        "git format-patch --output-dir /tmp/x HEAD~1",
+        "git bundle create /tmp/x HEAD",
+        "git bundle create -q /tmp/x HEAD",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "git format-patch -o out HEAD~1",
+            "git format-patch HEAD~1",
+            "git bundle create out.bundle HEAD",
+        ],
+    );
+    std::fs::create_dir_all(f.ws.join(".claude")).unwrap();
+    f.never_allowed(&[
+        "git mv x .envrc",
+        "git mv -f x sub/.mcp.json",
+        "git mv x/settings.json .claude/",
+        "git mv x .claude",
+        "git -C sub mv x .envrc",
+    ]);
+    f.all(
+        Action::Allow,
+        &["git mv a.rs b.rs", "git mv a.rs sub/", "git mv -n x .envrc"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+            .args(args)
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("git is needed for this test (Debian package `git`)")
+    };
+    assert!(git(&["init", "-q", "."]).success());
+    std::fs::write(dir.path().join("x"), "x\n").unwrap();
+    assert!(git(&["add", "x"]).success());
+    assert!(!bash_creates_pwned(dir.path(), "git mv x .envrc", &[]));
+    assert!(
+        dir.path().join(".envrc").exists(),
+        "the real git mv did not make .envrc"
+    );
+    assert!(git(&["commit", "-q", "-m", "a"]).success());
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = elsewhere.path().to_str().unwrap();
+    assert!(git(&["format-patch", "-q", "-1", "-o", o]).success());
+    assert!(
+        std::fs::read_dir(elsewhere.path()).unwrap().count() == 1,
+        "the real git format-patch -o did not write into the directory"
+    );
+    let bundle = elsewhere.path().join("b.bundle");
+    assert!(git(&["bundle", "create", bundle.to_str().unwrap(), "HEAD"]).success());
+    assert!(
+        bundle.exists(),
+        "the real git bundle create did not write the file"
+    );
+}

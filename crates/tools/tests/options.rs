@@ -284,6 +284,10 @@ fn grep_sed_sort_and_friends() {
             "rsync -a --delete src/ dst/",
             "man -P 'sh -c id' ls",
             "man --pager=evil ls",
+            // An extraction writes the names the archive holds, not shown on the line: any
+            // may be on the persistence surface (bypass.rs, round 4).
+            "tar xzf a.tar",
+            "tar -xf a.tar -C build",
         ],
         Action::Ask,
     );
@@ -298,8 +302,6 @@ fn grep_sed_sort_and_friends() {
             "sort -u f",
             "sort -o sorted.txt f",
             "tar tf a.tar",
-            "tar xzf a.tar",
-            "tar -xf a.tar -C build",
             "tar -czf out.tar.gz src",
             "awk '{ print $1 }' f",
             "awk -F: '$3 > 1000 { n++ } END { print n }' /etc/passwd",

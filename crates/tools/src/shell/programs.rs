@@ -22,7 +22,7 @@
 use super::options::{step, Opt, Spec, Step, Stop};
 use super::words::Word;
 use git::git;
-use special::{cargo, dd, find, go, npm, tar, zip};
+use special::{cargo, compressor, dd, find, go, npm, tar, unzip, zip};
 use table::PROGRAMS;
 
 mod git;
@@ -68,6 +68,12 @@ pub struct Effect {
 /// -tf *`, whose glob may expand to `--checkpoint-action=exec=…`.
 pub(super) const UNKNOWN_OPTION: &str = "(a word only known when the line runs)";
 
+/// The option an effect names when a program writes files whose names the line does not show
+/// (an archive's members, the files a patch names, a tree copied from outside the roots): any
+/// of them may be on the persistence surface (`.git/hooks/post-checkout`, `.envrc`), and no
+/// rule names them (spaces: never a pattern token).
+pub(super) const UNSHOWN_NAMES: &str = "(names the line does not show)";
+
 /// What [`examine`] found in one command's options.
 #[derive(Default)]
 pub(super) struct Examined {
@@ -105,6 +111,59 @@ impl Examined {
             detail: format!("{what} `{}`, outside the writable roots", w.text),
             path: known.then(|| w.text.clone()),
         });
+    }
+
+    /// The program writes files whose names only it knows (an archive's members, a patch's
+    /// files, a tree it copies): an effect no rule lifts. With `from`, the tree they come from:
+    /// the effect holds only where that lies outside the writable roots (a copy of the
+    /// project's own tree writes names already judged where they are).
+    pub(super) fn unshown(&mut self, detail: String, from: Option<&Word>) {
+        self.effects.push(Effect {
+            kind: EffectKind::Writes,
+            option: UNSHOWN_NAMES.to_string(),
+            detail,
+            path: from
+                .filter(|w| w.literal && !w.text.is_empty())
+                .map(|w| w.text.clone()),
+        });
+    }
+
+    /// A copy, move or link of `src` into `dest`, which may be a directory, writes
+    /// `dest/NAME` (`cp /tmp/e/.envrc .` writes `./.envrc`): that file is judged too. A name
+    /// only known when the line runs (a glob, `"$f"`) is judged as each name on the
+    /// persistence surface it could be.
+    pub(super) fn copied_into(&mut self, dest: &Word, src: &Word) {
+        if !dest.literal || dest.text.is_empty() {
+            return; // judged on its own, outside the roots
+        }
+        let text = src.text.trim_end_matches('/');
+        let base = text.rsplit('/').next().unwrap_or(text);
+        if matches!(base, "" | "." | "..") {
+            return; // a directory's contents: a recursive copy, judged as one
+        }
+        let dir = dest.text.trim_end_matches('/');
+        let join = |name: &str| {
+            if dir.is_empty() {
+                format!("/{name}")
+            } else {
+                format!("{dir}/{name}")
+            }
+        };
+        if src.literal {
+            self.writes.push(join(base));
+        } else if base.contains(['$', '`', '{', '(', '\\']) {
+            self.unshown(
+                format!(
+                    "`{}` into `{}` writes a name only known when the line runs",
+                    src.text, dest.text
+                ),
+                None,
+            );
+        } else {
+            for name in surface_names().filter(|n| glob_matches(base, n)) {
+                self.writes.push(join(name));
+            }
+        }
     }
 
     pub(super) fn write(&mut self, w: &Word) {
@@ -288,6 +347,9 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         "cargo" => cargo(args, &mut out),
         "go" => go(args, &mut out),
         "zip" => zip(args, &mut out),
+        "unzip" => unzip(args, &mut out),
+        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lzma" | "unlzma" | "zstd"
+        | "unzstd" | "pigz" | "unpigz" => compressor(base, args, &mut out),
         b => {
             if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&b)) {
                 program_table(name, program, args, &mut out);
@@ -357,6 +419,7 @@ fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examine
             );
         }
     }
+    let written_before = out.writes.len();
     match program.operands {
         Operands::Read => {}
         Operands::Written | Operands::AllMoved => {
@@ -381,6 +444,10 @@ fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examine
             out.write(d);
         }
     }
+    if matches!(program.operands, Operands::LastWritten | Operands::AllMoved) {
+        into_directory(name, &p, out);
+        suffixed_backups(name, &p, written_before, out);
+    }
     if let Some(special) = program.special {
         special(&p, out);
     }
@@ -389,6 +456,106 @@ fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examine
         key.extend(p.option_words.iter().cloned());
         key.extend(p.operands.iter().map(|w| w.text.clone()));
         out.key = Some(key);
+    }
+}
+
+/// `cp`, `mv`, `ln`, `install`, `rsync`: each source lands in the destination directory under
+/// its own name (`cp x/.envrc .`, `ln -s /tmp/e/.envrc`, `mv x/settings.json .claude/`), and a
+/// recursive copy of a tree from outside the roots writes names the line does not show.
+fn into_directory(name: &str, p: &Parsed, out: &mut Examined) {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let dot = Word::lit(".");
+    let dirs: Vec<&Word> = p.args(&["-t", "--target-directory"]).collect();
+    let (sources, dests): (&[Word], Vec<&Word>) = if !dirs.is_empty() {
+        (&p.operands, dirs)
+    } else if p.operands.len() > 1 {
+        let (last, rest) = p.operands.split_last().expect("two operands");
+        (rest, vec![last])
+    } else if base == "ln" {
+        // `ln -s TARGET` makes the link in the current directory, under TARGET's name.
+        (&p.operands, vec![&dot])
+    } else {
+        (&[], Vec::new())
+    };
+    // `install -d` makes directories; `-T` says the destination is the file itself.
+    let not_into_dir =
+        p.has(&["-T", "--no-target-directory"]) || (base == "install" && p.has(&["-d"]));
+    if !not_into_dir {
+        for d in &dests {
+            for s in sources {
+                out.copied_into(d, s);
+            }
+        }
+    }
+    let long = |full: &[&str]| {
+        p.opts.iter().any(|o| {
+            o.name
+                .strip_prefix("--")
+                .is_some_and(|n| !n.is_empty() && full.iter().any(|f| f.starts_with(n)))
+        })
+    };
+    let recursive = match base {
+        "cp" | "gcp" => p.has(&["-r", "-R", "-a"]) || long(&["recursive", "archive"]),
+        "rsync" => p.has(&["-r", "-a"]) || long(&["recursive", "archive"]),
+        _ => false,
+    };
+    if recursive {
+        for s in sources {
+            out.unshown(
+                format!(
+                    "`{base}` copies the tree `{}` into the roots: the names in it are not on the line, and any may be on the persistence surface",
+                    s.text
+                ),
+                Some(s),
+            );
+        }
+    }
+}
+
+/// `cp`/`mv`/`ln`/`install`/`rsync` `-S SUFFIX` (`--suffix`) keep the file a copy replaces
+/// under its name with SUFFIX appended: `cp -S rc x .env` renames an existing `.env` to
+/// `.envrc` (checked with coreutils). Each file the command writes is written with the
+/// suffix too; in a recursive copy the names are not on the line.
+fn suffixed_backups(name: &str, p: &Parsed, written_before: usize, out: &mut Examined) {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let option: &[&str] = if base == "rsync" {
+        &["--suffix"]
+    } else {
+        &["-S", "--suffix"]
+    };
+    let mut suffixes: Vec<&Word> = p.args(option).collect();
+    // An abbreviated `--suf=rc` (GNU getopt_long), which the lenient parse keeps as written.
+    suffixes.extend(p.opts.iter().filter_map(|o| {
+        let short = o.name.strip_prefix("--")?;
+        (short.len() >= 2 && short != "suffix" && "suffix".starts_with(short))
+            .then_some(o.arg.as_ref())
+            .flatten()
+    }));
+    for suffix in suffixes {
+        if !suffix.literal {
+            out.unshown(
+                format!(
+                    "the backup suffix `{}` is only known when the line runs",
+                    suffix.text
+                ),
+                None,
+            );
+            continue;
+        }
+        let named: Vec<String> = out.writes[written_before..]
+            .iter()
+            .map(|w| format!("{}{}", w.trim_end_matches('/'), suffix.text))
+            .collect();
+        out.writes.extend(named);
+        if out.effects.iter().any(|e| e.option == UNSHOWN_NAMES) {
+            out.unshown(
+                format!(
+                    "`{base}` keeps each file it replaces as NAME{}, for names the line does not show",
+                    suffix.text
+                ),
+                None,
+            );
+        }
     }
 }
 
@@ -472,4 +639,65 @@ pub(super) fn judge_options(p: &Parsed, table: &[(&str, Does)], out: &mut Examin
             ),
         }
     }
+}
+
+/// Every name a path on the persistence surface is made of (`.git`, `hooks`, `.vscode`,
+/// `tasks.json`, `.envrc`, `cordon.toml`, …): what a glob copied into a directory could write
+/// there. Where each is on the surface is the assessment's question.
+fn surface_names() -> impl Iterator<Item = &'static str> {
+    use cordon_policy::surface::{
+        CORDON_FILES, GIT_CONFIG, HOME_DIRS, HOME_FILES, TOOL_DIRS, TOOL_FILES,
+    };
+    [".git"].into_iter().chain(
+        GIT_CONFIG
+            .iter()
+            .chain(TOOL_FILES)
+            .chain(TOOL_DIRS)
+            .chain(HOME_FILES)
+            .chain(HOME_DIRS)
+            .chain(CORDON_FILES)
+            .flat_map(|(n, _)| n.split('/')),
+    )
+}
+
+/// Whether the glob `pattern` (`*`, `?`, `[…]`) matches `name`, as bash could match it:
+/// case-insensitively (`nocaseglob`) and with a leading dot matched by a wildcard (`dotglob`),
+/// both options a line may set. A bracket it cannot read matches any one character.
+fn glob_matches(pattern: &str, name: &str) -> bool {
+    fn go(p: &[char], n: &[char]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some('*') => (0..=n.len()).any(|i| go(&p[1..], &n[i..])),
+            Some('?') => !n.is_empty() && go(&p[1..], &n[1..]),
+            Some('[') => {
+                let Some(c) = n.first() else { return false };
+                let mut i = 1;
+                let negate = matches!(p.get(i), Some('!' | '^'));
+                if negate {
+                    i += 1;
+                }
+                let start = i;
+                let mut hit = false;
+                while i < p.len() && (p[i] != ']' || i == start) {
+                    if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|e| *e != ']') {
+                        hit |= (p[i]..=p[i + 2]).contains(c);
+                        i += 3;
+                    } else {
+                        hit |= p[i] == *c;
+                        i += 1;
+                    }
+                }
+                if i >= p.len() {
+                    // No closing bracket: taken as any character (never less strict).
+                    return go(&p[1..], &n[1..]) || go(&p[1..], n);
+                }
+                (hit != negate) && go(&p[i + 1..], &n[1..])
+            }
+            Some('\\') if p.len() > 1 => n.first() == Some(&p[1]) && go(&p[2..], &n[1..]),
+            Some(c) => n.first() == Some(c) && go(&p[1..], &n[1..]),
+        }
+    }
+    let p: Vec<char> = pattern.to_lowercase().chars().collect();
+    let n: Vec<char> = name.to_lowercase().chars().collect();
+    go(&p, &n)
 }

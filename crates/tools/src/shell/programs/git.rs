@@ -147,6 +147,67 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
     if sub.text == "config" {
         config_writes(sub_args, dir.as_ref(), out);
     }
+    if matches!(sub.text.as_str(), "apply" | "am") {
+        patch_writes(&sub.text, sub_args, out);
+    }
+    // `git format-patch -o DIR` writes the patches into DIR (its other options are the diff
+    // family's, judged below).
+    if sub.text == "format-patch" {
+        let mut i = 0;
+        while let Some(w) = sub_args.get(i) {
+            i += 1;
+            let t = w.text.as_str();
+            if t == "--" {
+                break;
+            }
+            let long = t.strip_prefix("--").and_then(|l| {
+                let (name, value) = l.split_once('=').map_or((l, None), |(n, v)| (n, Some(v)));
+                (name.len() >= 8 && "output-directory".starts_with(name)).then_some(value)
+            });
+            match (t, long) {
+                (_, Some(Some(v))) => out.write(&Word::lit(v)),
+                ("-o", _) | (_, Some(None)) => {
+                    if let Some(d) = sub_args.get(i) {
+                        out.write(d);
+                        i += 1;
+                    }
+                }
+                _ if t.starts_with("-o") && w.literal => out.write(&Word::lit(&t[2..])),
+                _ => {}
+            }
+        }
+    }
+    // `git bundle create FILE …` writes FILE.
+    if sub.text == "bundle"
+        && sub_args
+            .first()
+            .is_some_and(|w| w.literal && w.text == "create")
+    {
+        if let Some(file) = sub_args[1..]
+            .iter()
+            .find(|w| !(w.literal && w.text.starts_with('-')))
+        {
+            out.write(file);
+        }
+    }
+    // `git mv SRC… DST` renames in the work tree as mv does (`git mv x .envrc`, `git mv
+    // x/settings.json .claude/`), unless it only says what it would do.
+    if sub.text == "mv" {
+        let p = parse(
+            sub_args,
+            &Spec {
+                lenient: true,
+                ..Spec::NONE
+            },
+            true,
+        );
+        if !p.has(&["-n", "--dry-run"]) {
+            for w in &p.operands {
+                out.write(w);
+            }
+            super::into_directory("mv", &p, out);
+        }
+    }
     // `git worktree add PATH` checks a work tree out at PATH.
     if sub.text == "worktree"
         && sub_args
@@ -622,3 +683,28 @@ const GIT_SUBCOMMANDS: &[GitSubcommand] = &[
         runs: true,
     },
 ];
+
+/// `git apply` and `git am` write the files the patch names, which the line does not show (git
+/// refuses `.git/` in them, not `.envrc`, `.vscode/tasks.json` or `.claude/settings.json`),
+/// unless the line only asks what the patch would do (`--check`, `--stat`, `--numstat`,
+/// `--summary` without `--apply`), applies it to the index alone (`apply --cached`) or shows
+/// the patch `am` stopped at. Those are taken exactly as written, and only when every word is
+/// known: a word only known when the line runs may be `--apply`.
+fn patch_writes(sub: &str, args: &[Word], out: &mut Examined) {
+    let all_known = args.iter().all(|w| w.literal);
+    let has = |names: &[&str]| all_known && args.iter().any(|w| names.contains(&w.text.as_str()));
+    let reads_only = match sub {
+        "apply" => {
+            has(&["--cached"])
+                || (has(&["--check", "--stat", "--numstat", "--summary"])
+                    && !args.iter().any(|w| w.text == "--apply"))
+        }
+        _ => has(&["--show-current-patch", "--quit"]),
+    };
+    if !reads_only {
+        out.unshown(
+            format!("`git {sub}` writes the files the patch names, which the line does not show (any may be on the persistence surface: `.envrc`, `.vscode/tasks.json`)"),
+            None,
+        );
+    }
+}

@@ -22,6 +22,7 @@ pub(super) fn sed(p: &Parsed, out: &mut Examined) {
         for f in files {
             out.write(f);
         }
+        backups(p, &["-i", "--in-place"], files, out);
     }
     if p.has(&["--sandbox"]) {
         return;
@@ -199,6 +200,34 @@ pub(super) fn in_place(p: &Parsed, out: &mut Examined) {
     if p.has(&["-i"]) {
         for f in &p.operands {
             out.write(f);
+        }
+        backups(p, &["-i"], &p.operands, out);
+    }
+}
+
+/// The backup an in-place edit keeps (GNU sed's and perl's `-iSUFFIX`): the file renamed to
+/// its name as written with SUFFIX appended, or, where SUFFIX has a `*`, to SUFFIX with each `*`
+/// replaced by that name (relative to the current directory: sed 4.9 renames `sub/f` to
+/// `.sub/frc` for `-i'.*rc'`, checked with strace). `sed -i'.*rc' … env` renames `env` to
+/// `.envrc`, `-i'.git/hooks/*' … post-checkout` moves it into git's hooks: both are writes.
+fn backups(p: &Parsed, names: &[&str], files: &[Word], out: &mut Examined) {
+    for suffix in p.args(names) {
+        if !suffix.literal {
+            out.unshown(
+                format!(
+                    "the backup suffix `{}` is only known when the line runs",
+                    suffix.text
+                ),
+                None,
+            );
+            continue;
+        }
+        for f in files.iter().filter(|f| f.literal) {
+            out.writes.push(if suffix.text.contains('*') {
+                suffix.text.replace('*', &f.text)
+            } else {
+                format!("{}{}", f.text, suffix.text)
+            });
         }
     }
 }
@@ -551,6 +580,10 @@ pub(super) fn tar(args: &[Word], out: &mut Examined) {
             Some(dir) => out.write(dir),
             None => out.writes.push(".".into()),
         }
+        out.unshown(
+            "tar `-x` writes the names the archive holds, which the line does not show (any may be on the persistence surface: `.git/hooks/…`, `.envrc`)".into(),
+            None,
+        );
     }
     if p.dynamic.is_some() {
         out.effect(
@@ -974,6 +1007,207 @@ pub(super) fn pytest(p: &Parsed, out: &mut Examined) {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// unzip (Info-ZIP 6): unless it only lists, tests or prints (`-l`, `-v`, `-t`, `-p`, `-c`,
+/// `-z`, `-Z`), it writes the archive's members under `-d DIR` (anywhere on the line, or
+/// attached: `-dDIR`, `-qod DIR`) or the current directory: names the line does not show.
+/// `-:` lets members climb out with `../`.
+pub(super) fn unzip(args: &[Word], out: &mut Examined) {
+    let mut lists = false;
+    let mut dirs: Vec<Word> = Vec::new();
+    let mut i = 0;
+    let mut excluding = false;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.literal {
+            if w.text.starts_with('-') || !excluding {
+                out.effect(
+                    EffectKind::Runs,
+                    UNKNOWN_OPTION,
+                    format!(
+                        "`{}` is only known when the line runs and may be any unzip option",
+                        w.text
+                    ),
+                );
+            }
+            continue;
+        }
+        let Some(cluster) = w.text.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            continue;
+        };
+        excluding = false;
+        for (k, c) in cluster.char_indices() {
+            match c {
+                'l' | 'v' | 't' | 'p' | 'c' | 'z' | 'Z' => lists = true,
+                ':' => out.effect(
+                    EffectKind::Writes,
+                    "-:",
+                    "unzip `-:` writes members named with `../` outside the directory".into(),
+                ),
+                'x' => excluding = true,
+                'd' => {
+                    let rest = &cluster[k + 1..];
+                    if rest.is_empty() {
+                        if let Some(d) = args.get(i) {
+                            dirs.push(d.clone());
+                            i += 1;
+                        }
+                    } else {
+                        dirs.push(Word::lit(rest));
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    if lists {
+        return;
+    }
+    if dirs.is_empty() {
+        out.writes.push(".".into());
+    }
+    for d in &dirs {
+        out.write(d);
+    }
+    out.unshown(
+        "unzip writes the names the archive holds, which the line does not show (any may be on the persistence surface: `.git/hooks/…`, `.envrc`)".into(),
+        None,
+    );
+}
+
+/// patch (GNU): without an ORIGINALFILE operand (or `-o FILE`) it writes the files the patch
+/// names, which the line does not show; `-B`/`-Y`/`-z` name backups by a prefix or suffix of
+/// the line's choosing. `--dry-run` writes nothing.
+pub(super) fn patch(p: &Parsed, out: &mut Examined) {
+    if p.has(&["--dry-run", "-C", "--check"]) {
+        return;
+    }
+    if let Some(original) = p.operands.first() {
+        out.write(original);
+    } else if !p.has(&["-o", "--output"]) {
+        out.unshown(
+            "patch writes the files the patch names, which the line does not show (any may be on the persistence surface: `.envrc`, `.git/hooks/…`)".into(),
+            None,
+        );
+    }
+    for o in [
+        "-B",
+        "--prefix",
+        "-Y",
+        "--basename-prefix",
+        "-z",
+        "--suffix",
+    ] {
+        if p.has(&[o]) {
+            out.unshown(
+                format!(
+                    "patch `{o}` names its backup files by what it is given (a prefix or a suffix)"
+                ),
+                None,
+            );
+        }
+    }
+}
+
+/// gzip, bzip2, xz, zstd and their `un…` names: each file operand is replaced by one whose name
+/// the program derives — the operand without its suffix when decompressing (`gunzip
+/// .envrc.gz` writes `.envrc`), with the suffix when compressing (`gzip -S rc .env` writes
+/// `.envrc`). `-c`/`--stdout`, `-t`, `-l` write no file; `-r` names the files in a directory.
+pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
+    let spec = Spec {
+        short_arg: "SboTFM",
+        long_arg: &[
+            "suffix",
+            "output",
+            "format",
+            "threads",
+            "memlimit",
+            "block-size",
+        ],
+        long_flag: &[
+            "stdout",
+            "to-stdout",
+            "decompress",
+            "uncompress",
+            "test",
+            "list",
+            "recursive",
+            "keep",
+        ],
+        lenient: true,
+        ..Spec::NONE
+    };
+    let p = parse(args, &spec, true);
+    if p.has(&[
+        "-c",
+        "--stdout",
+        "--to-stdout",
+        "-t",
+        "--test",
+        "-l",
+        "--list",
+    ]) {
+        return;
+    }
+    for o in p.args(&["-o", "--output"]) {
+        out.write(o);
+    }
+    if p.has(&["-r", "--recursive"]) || p.dynamic.is_some() {
+        out.unshown(
+            format!("`{base}` names the files it writes after names the line does not show"),
+            None,
+        );
+    }
+    let suffixes: Vec<&Word> = p.args(&["-S", "--suffix"]).collect();
+    if suffixes.iter().any(|s| !s.literal) {
+        out.unshown(
+            format!("`{base}`'s suffix is only known when the line runs"),
+            None,
+        );
+    }
+    const KNOWN: &[(&str, &str)] = &[
+        (".tgz", ".tar"),
+        (".taz", ".tar"),
+        (".tbz", ".tar"),
+        (".tbz2", ".tar"),
+        (".txz", ".tar"),
+        (".tzst", ".tar"),
+        (".gz", ""),
+        ("-gz", ""),
+        (".z", ""),
+        ("-z", ""),
+        ("_z", ""),
+        (".bz2", ""),
+        (".bz", ""),
+        (".xz", ""),
+        (".lzma", ""),
+        (".zst", ""),
+    ];
+    for f in p.operands.iter().filter(|f| f.text != "-") {
+        if !f.literal {
+            out.unshown(
+                format!("`{base}` writes a file named after `{}`", f.text),
+                None,
+            );
+            continue;
+        }
+        // Both ways, whichever mode the options chose: a name is only ever judged more.
+        let lower = f.text.to_ascii_lowercase();
+        for (end, to) in KNOWN {
+            if lower.ends_with(end) && f.text.len() > end.len() {
+                out.writes
+                    .push(format!("{}{to}", &f.text[..f.text.len() - end.len()]));
+            }
+        }
+        for s in suffixes.iter().filter(|s| s.literal && !s.text.is_empty()) {
+            out.writes.push(format!("{}{}", f.text, s.text));
+            if let Some(stripped) = f.text.strip_suffix(s.text.as_str()) {
+                out.writes.push(stripped.to_string());
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The programs whose options the table describes: which take an argument, and what the
 //! dangerous ones do.
 
-use super::special::{awk, in_place, less, make, pytest, rsync, sed};
+use super::special::{awk, in_place, less, make, patch, pytest, rsync, sed};
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
 
@@ -194,6 +194,46 @@ pub(super) const PROGRAMS: &[Program] = &[
         options: &[],
         operands: Operands::AllMoved,
         special: None,
+    },
+    Program {
+        names: &["patch", "gpatch"],
+        spec: Spec {
+            short_arg: "BDdFgiopVrxYz",
+            long_arg: &[
+                "prefix",
+                "ifdef",
+                "directory",
+                "fuzz",
+                "get",
+                "input",
+                "output",
+                "strip",
+                "reject-file",
+                "version-control",
+                "debug",
+                "basename-prefix",
+                "suffix",
+                "quoting-style",
+                "read-only",
+                "reject-format",
+            ],
+            long_flag: &["dry-run", "check"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[
+            ("-o", Does::WritesArg),
+            ("--output", Does::WritesArg),
+            ("-r", Does::WritesArg),
+            ("--reject-file", Does::WritesArg),
+            // `-d DIR` patches the files there.
+            ("-d", Does::WritesArg),
+            ("--directory", Does::WritesArg),
+        ],
+        operands: Operands::Read,
+        special: Some(patch),
     },
     Program {
         names: &["rsync"],

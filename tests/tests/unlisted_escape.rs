@@ -1,0 +1,131 @@
+//! Issue 21, round 4 of the outside review, end to end (the real `cordon` binary on the real
+//! kernel and bwrap): a directory the after-run scan cannot list does not hide a plant.
+//!
+//! A command running as an unprivileged user plants `h/.mcp.json` and then takes the read bit
+//! off `h` (`chmod 300 h`, or `100`): cordon, running as the same user, cannot list `h`, so the
+//! walk saw nothing and the run ended without a warning, while Claude Code started in `h` still
+//! opens `.mcp.json` by name (the search bit stays). The directory is now watched itself and
+//! moved aside with what it hides. As root the scan reads through the mode and moves the file
+//! aside. Each case runs as root and as the unprivileged `cordon-test` user, on Landlock and on
+//! bwrap.
+
+#![cfg(target_os = "linux")]
+
+use cordon_e2e::{cordon_beside, describe, is_root, test_user, BinDir};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+fn cordon() -> &'static Path {
+    static BIN: OnceLock<(BinDir, PathBuf)> = OnceLock::new();
+    &BIN.get_or_init(|| {
+        let dir = BinDir::new("unlisted-bin");
+        let src = cordon_beside(Path::new(env!("CARGO_BIN_EXE_cordon-attack")));
+        let p = dir.copy(&src, "cordon", 0o755);
+        (dir, p)
+    })
+    .1
+}
+
+fn chown_tree(p: &Path, uid: u32, gid: u32) {
+    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
+    if fs::symlink_metadata(p).unwrap().is_dir() {
+        for e in fs::read_dir(p).unwrap() {
+            chown_tree(&e.unwrap().path(), uid, gid);
+        }
+    }
+}
+
+/// Runs `script` under `cordon exec` in a fresh workspace; the workspace and the output.
+fn run(user: bool, backend: &str, script: &str) -> (tempfile::TempDir, PathBuf, Output) {
+    assert!(is_root(), "run the escape suite as root (CI does)");
+    let ids = user.then(test_user);
+    let tmp = tempfile::Builder::new()
+        .prefix("cordon-e2e-unlisted-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let root = tmp.path().to_path_buf();
+    fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+    for d in ["ws", "policies", "state", "home", "tmp"] {
+        fs::create_dir(root.join(d)).unwrap();
+    }
+    fs::write(
+        root.join("policies/cordon.toml"),
+        format!(
+            "version = 1\n\
+             [sandbox]\nbackend = \"{backend}\"\nrequire_os_sandbox = true\nnetwork = \"deny\"\n\
+             [sandbox.paths.workspace]\nroot = \"../ws\"\nmode = \"rw\"\n\
+             [shell]\ndefault = \"allow\"\n\
+             [approval]\naudit_log = \"../state/audit.jsonl\"\n"
+        ),
+    )
+    .unwrap();
+    if let Some((uid, gid)) = ids {
+        for d in ["ws", "state", "home", "tmp"] {
+            chown_tree(&root.join(d), uid, gid);
+        }
+    }
+    let mut c = Command::new(cordon());
+    c.arg("exec")
+        .arg("--policy")
+        .arg(root.join("policies/cordon.toml"))
+        .arg("--approve-all")
+        .args(["--", "/bin/sh", "-c", script])
+        .current_dir(root.join("ws"))
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", root.join("home"))
+        .env("LANG", "C.UTF-8")
+        .env("TMPDIR", root.join("tmp"))
+        .stdin(Stdio::null());
+    if let Some((uid, gid)) = ids {
+        c.uid(uid).gid(gid);
+    }
+    let out = c.output().unwrap();
+    (tmp, root.join("ws"), out)
+}
+
+#[test]
+fn a_plant_in_a_directory_the_scan_cannot_list_is_moved_aside() {
+    let script = "mkdir -p h && echo '{\"mcpServers\":{}}' > h/.mcp.json && chmod 300 h && \
+                  mkdir -p i/j && echo 'touch pwned' > i/j/.envrc && chmod 100 i/j && \
+                  mkdir -p k && echo '{}' > k/notes.json && chmod 300 k";
+    for user in [false, true] {
+        for backend in ["landlock", "bwrap"] {
+            let what = format!("[{} {backend}]", if user { "user" } else { "root" });
+            let (_tmp, ws, out) = run(user, backend, script);
+            assert!(out.status.success(), "{what} {}", describe(&out));
+            let err = String::from_utf8_lossy(&out.stderr);
+            for plant in ["h/.mcp.json", "i/j/.envrc"] {
+                // The operator's tool opens the name: it must no longer lead to the plant.
+                assert!(
+                    !ws.join(plant).exists(),
+                    "{what} {plant} is still where the operator's tools open it, and no warning said so:\n{err}"
+                );
+            }
+            assert!(
+                err.contains("cordon: warning: the run left"),
+                "{what} {err}"
+            );
+            let audit = fs::read_to_string(ws.join("../state/audit.jsonl")).unwrap();
+            assert!(
+                audit.contains("after-run"),
+                "{what} no after-run record:\n{audit}"
+            );
+            // Restore the modes so the temporary directory can be removed.
+            for d in [
+                "h",
+                "h.cordon-quarantine",
+                "i/j",
+                "i/j.cordon-quarantine",
+                "k",
+                "k.cordon-quarantine",
+            ] {
+                let _ = fs::set_permissions(ws.join(d), fs::Permissions::from_mode(0o755));
+            }
+        }
+    }
+}
