@@ -204,7 +204,8 @@ pub struct Snapshot {
 #[derive(Debug, Clone)]
 struct Listing {
     state: DirState,
-    names: Vec<(OsString, bool)>,
+    /// Shared with the walk that reads it, and with the next snapshot that reuses it.
+    names: Names,
 }
 
 /// How long before a snapshot a directory's ctime must lie for its listing to be reused:
@@ -263,6 +264,9 @@ fn small_content(path: &Path) -> Option<Vec<u8>> {
 
 /// A directory's identity and when its names last changed: device, inode, ctime (s, ns).
 type DirState = (u64, u64, i64, i64);
+
+/// A directory's names, each with whether it is a directory.
+type Names = std::sync::Arc<[(OsString, bool)]>;
 
 /// A directory's state and its names, each with whether it is a directory (a link is not),
 /// read through one descriptor: one path lookup, one `fstat`, `getdents` into a 32 KiB
@@ -448,7 +452,7 @@ impl Snapshot {
 
     /// The names in `dir`: the earlier snapshot's when the directory is unchanged since and
     /// was settled then, else read now.
-    fn names(&mut self, dir: &Path, earlier: Option<&Snapshot>) -> Option<Vec<(OsString, bool)>> {
+    fn names(&mut self, dir: &Path, earlier: Option<&Snapshot>) -> Option<Names> {
         // With an earlier snapshot most directories are unchanged: one `lstat` decides, and
         // only a changed one is opened.
         if let Some(e) = earlier {
@@ -482,6 +486,7 @@ impl Snapshot {
         // directory's own, and each directory costs one path lookup.
         self.listed += 1;
         let (state, names) = list(dir)?;
+        let names: Names = names.into();
         self.listings.insert(
             dir.to_path_buf(),
             Listing {
@@ -535,11 +540,12 @@ impl Snapshot {
         let root_of = root.to_path_buf();
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
-            let Some(mut names) = self.names(&dir, earlier) else {
+            let Some(listed) = self.names(&dir, earlier) else {
                 continue;
             };
+            let mut names = &listed[..];
             if self.entries + names.len() > limit {
-                names.truncate(limit.saturating_sub(self.entries));
+                names = &names[..limit.saturating_sub(self.entries)];
                 self.truncated = true;
                 stack.clear();
             }
@@ -558,6 +564,7 @@ impl Snapshot {
                 continue;
             }
             for (name, is_dir) in names {
+                let is_dir = *is_dir;
                 // Most entries are plain files with other names (watched names start with a dot,
                 // but for a few compared by name): no path for them.
                 let watched =
@@ -565,7 +572,7 @@ impl Snapshot {
                 if !is_dir && !watched {
                     continue;
                 }
-                let path = dir.join(&name);
+                let path = dir.join(name);
                 if name == ".git" {
                     if dir == root {
                         continue; // recorded before the walk
