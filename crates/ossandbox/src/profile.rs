@@ -252,21 +252,19 @@ fn real_path_opened(path: &Path) -> Option<(PathBuf, std::os::fd::OwnedFd)> {
             .components()
             .skip(1)
             .all(|c| matches!(c, std::path::Component::Normal(_)));
+    // Every component a plain name and none a link: the path as the kernel names it. Any
+    // error goes the way below, which decides: ELOOP (a link on the way), ENOSYS (before
+    // Linux 5.6), EPERM or whatever errno a seccomp filter of an outer sandbox answers for
+    // openat2 (ENOENT included: asked again rather than trusting an answer a filter made up).
     if plain {
-        match rustix::fs::openat2(
+        if let Ok(fd) = rustix::fs::openat2(
             rustix::fs::CWD,
             path,
             OFlags::PATH | OFlags::CLOEXEC,
             Mode::empty(),
             ResolveFlags::NO_SYMLINKS,
         ) {
-            // Every component a plain name and none a link: the path as the kernel names it.
-            Ok(fd) => return Some((path.components().collect(), fd)),
-            // A missing component is reached before any link after it: missing either way.
-            Err(rustix::io::Errno::NOENT) => return None,
-            // ELOOP (a link on the way), ENOSYS (before Linux 5.6), EPERM (a seccomp filter
-            // that refuses openat2): the way below.
-            Err(_) => {}
+            return Some((path.components().collect(), fd));
         }
     }
     let fd = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).ok()?;
