@@ -179,7 +179,16 @@ pub fn prepare(profile: &Profile, abi: i32) -> Result<Prepared, Error> {
 struct HeldRule {
     rule: PathRule,
     /// `None`: it could not be opened then; each run opens it (and fails as a run did).
-    opened: Option<(OwnedFd, Identity)>,
+    opened: Option<HeldFd>,
+}
+
+/// A held rule's descriptor, the identity of what it opened, and whether that is a directory
+/// (so that no run asks the kernel again).
+#[derive(Debug)]
+struct HeldFd {
+    fd: OwnedFd,
+    id: Identity,
+    dir: bool,
 }
 
 /// A file's identity: device and inode.
@@ -202,21 +211,36 @@ pub struct Held {
 }
 
 /// Opens the rules of `profile` (the Landlock backend's host rules, without a run's private
-/// TMPDIR) for [`prepare_held`].
-pub fn hold(profile: &Profile) -> Held {
+/// TMPDIR) for [`prepare_held`]. A rule outside every writable root takes the descriptor the
+/// profile was made with (`opened`, see [`crate::profile::Opened`]): that open followed links
+/// as the kernel does, which is how such a rule is opened anyway, and its canonical name is
+/// the rule's path. A rule inside a writable root is always opened by the walk that refuses
+/// a link there.
+pub(crate) fn hold(profile: &Profile, opened: &mut crate::profile::Opened) -> Held {
     let writable = crate::resolve::writable_roots(profile);
     let mut rules: Vec<HeldRule> = profile
         .rules
         .iter()
         .filter(|r| !is_host_ptys_rule(r))
-        .map(|rule| HeldRule {
-            rule: rule.clone(),
-            opened: crate::resolve::open_for_rule(&rule.path, &writable)
-                .ok()
-                .and_then(|fd| {
-                    let id = identity(&rustix::fs::fstat(&fd).ok()?);
-                    Some((fd, id))
+        .map(|rule| {
+            let outside = !writable.iter().any(|w| rule.path.starts_with(w));
+            // The same path may be two rules (two origins): the second opens its own.
+            let fd = match opened.remove(&rule.path).filter(|_| outside) {
+                Some(fd) => Ok(fd),
+                None => crate::resolve::open_for_rule(&rule.path, &writable),
+            };
+            HeldRule {
+                rule: rule.clone(),
+                opened: fd.ok().and_then(|fd| {
+                    let st = rustix::fs::fstat(&fd).ok()?;
+                    Some(HeldFd {
+                        id: identity(&st),
+                        dir: rustix::fs::FileType::from_raw_mode(st.st_mode)
+                            == rustix::fs::FileType::Directory,
+                        fd,
+                    })
                 }),
+            }
         })
         .collect();
     rules.sort_by(|a, b| a.rule.cmp(&b.rule));
@@ -236,10 +260,10 @@ pub fn prepare_held(held: &Held, profile: &Profile, abi: i32) -> Result<Prepared
             .binary_search_by(|h| h.rule.cmp(rule))
             .ok()
             .and_then(|i| held.rules[i].opened.as_ref())
-            .filter(|(_, id)| rustix::fs::lstat(&rule.path).is_ok_and(|st| identity(&st) == *id));
+            .filter(|h| rustix::fs::lstat(&rule.path).is_ok_and(|st| identity(&st) == h.id));
         match same {
             // The same file as when prepared: its descriptor, no new walk.
-            Some((fd, _)) => opened.push((rule, fd)),
+            Some(h) => opened.push((rule, &h.fd, h.dir)),
             None => fresh.push(rule),
         }
     }
@@ -256,7 +280,7 @@ pub fn prepare_held(held: &Held, profile: &Profile, abi: i32) -> Result<Prepared
 /// Builds a ruleset from `held` (rules with their descriptor) and `fresh` (rules opened now,
 /// by the walk that refuses a symlink inside a writable root).
 fn build_from(
-    held: &[(&PathRule, &OwnedFd)],
+    held: &[(&PathRule, &OwnedFd, bool)],
     fresh: &[&PathRule],
     writable: &[PathBuf],
     network: Network,
@@ -282,8 +306,8 @@ fn build_from(
     let mut created = ruleset
         .create()
         .map_err(|e| lerr("creating the ruleset", &e))?;
-    for (rule, fd) in held {
-        let rights = fs_rights(rule.access, crate::resolve::is_dir(fd), level);
+    for (rule, fd, is_dir) in held {
+        let rights = fs_rights(rule.access, *is_dir, level);
         created = created
             .add_rule(PathBeneath::new(*fd, rights))
             .map_err(|e| lerr(&format!("adding {}", rule.path.display()), &e))?;

@@ -635,9 +635,10 @@ pub(crate) struct Built {
 }
 
 impl Built {
-    /// Builds what `choice` runs `profile` (the policy's, without a run's TMPDIR) with.
+    /// Builds what `choice` runs `profile` (the policy's, without a run's TMPDIR) with;
+    /// `opened`: the paths the profile was made with, taken for the Landlock rules.
     #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
-    pub(crate) fn new(choice: &Choice, profile: &Profile) -> Built {
+    pub(crate) fn new(choice: &Choice, profile: &Profile, mut opened: profile::Opened) -> Built {
         #[cfg(target_os = "linux")]
         {
             let seccomp = matches!(
@@ -651,7 +652,9 @@ impl Built {
                 })
             });
             let landlock = match choice.backend {
-                Chosen::Landlock { abi } => Some(landlock::hold(&namespace_plan(profile, abi).0)),
+                Chosen::Landlock { abi } => {
+                    Some(landlock::hold(&namespace_plan(profile, abi).0, &mut opened))
+                }
                 _ => None,
             };
             Built { seccomp, landlock }

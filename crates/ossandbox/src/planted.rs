@@ -207,8 +207,9 @@ pub struct Snapshot {
 /// A directory's entries (name, is a directory) and its (dev, ino, ctime) when they were read.
 #[derive(Debug, Clone)]
 struct Listing {
-    state: (u64, u64, i64, i64),
-    names: Vec<(OsString, bool)>,
+    state: DirState,
+    /// Shared with the walk that reads it, and with the next snapshot that reuses it.
+    names: Names,
 }
 
 /// How long before a snapshot a directory's ctime must lie for its listing to be reused:
@@ -265,6 +266,72 @@ fn small_content(path: &Path) -> Option<Vec<u8>> {
     let mut buf = Vec::with_capacity(m.len() as usize);
     f.take(MAX_CONTENT + 1).read_to_end(&mut buf).ok()?;
     Some(buf)
+}
+
+/// A directory's identity and when its names last changed: device, inode, ctime (s, ns).
+type DirState = (u64, u64, i64, i64);
+
+/// A directory's names, each with whether it is a directory.
+type Names = std::sync::Arc<[(OsString, bool)]>;
+
+/// A directory's state and its names, each with whether it is a directory (a link is not),
+/// read through one descriptor: one path lookup, one `fstat`, `getdents` into a 32 KiB
+/// buffer. `None` when `dir` is not a directory (a link to one included) or cannot be read.
+#[cfg(target_os = "linux")]
+fn list(dir: &Path) -> Option<(DirState, Vec<(OsString, bool)>)> {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
+    let fd = rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    #[allow(clippy::unnecessary_cast)] // the field types differ between architectures
+    let state = (
+        st.st_dev as u64,
+        st.st_ino as u64,
+        st.st_ctime as i64,
+        st.st_ctime_nsec as i64,
+    );
+    let mut buf = Vec::with_capacity(32 * 1024);
+    let mut raw = RawDir::new(&fd, buf.spare_capacity_mut());
+    let mut names = Vec::new();
+    while let Some(entry) = raw.next() {
+        // An error part way: the names read so far (as a listing that stops early did).
+        let Ok(entry) = entry else { break };
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let is_dir = match entry.file_type() {
+            FileType::Directory => true,
+            // A file system that does not say the type in its listing: asked of the entry.
+            FileType::Unknown => {
+                rustix::fs::statat(&fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+            }
+            _ => false,
+        };
+        names.push((OsString::from_vec(name.to_vec()), is_dir));
+    }
+    Some((state, names))
+}
+
+/// [`list`] where there is no `getdents`: `lstat`, then the standard library's listing.
+#[cfg(not(target_os = "linux"))]
+fn list(dir: &Path) -> Option<(DirState, Vec<(OsString, bool)>)> {
+    let m = std::fs::symlink_metadata(dir).ok()?;
+    if !m.is_dir() {
+        return None;
+    }
+    let state = (m.dev(), m.ino(), m.ctime(), m.ctime_nsec());
+    let names = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
+        .collect();
+    Some((state, names))
 }
 
 impl Snapshot {
@@ -391,48 +458,49 @@ impl Snapshot {
 
     /// The names in `dir`: the earlier snapshot's when the directory is unchanged since and
     /// was settled then, else read now.
-    fn names(
-        &mut self,
-        dir: &Path,
-        earlier: Option<&Snapshot>,
-        root: &Path,
-    ) -> Option<Vec<(OsString, bool)>> {
-        let m = std::fs::symlink_metadata(dir).ok()?;
-        if !m.is_dir() {
-            return None;
-        }
-        let state = (m.dev(), m.ino(), m.ctime(), m.ctime_nsec());
-        let settled = |e: &Snapshot| {
+    fn names(&mut self, dir: &Path, earlier: Option<&Snapshot>, root: &Path) -> Option<Names> {
+        // With an earlier snapshot most directories are unchanged: one `lstat` decides, and
+        // only a changed one is opened.
+        if let Some(e) = earlier {
+            let m = std::fs::symlink_metadata(dir).ok()?;
+            if !m.is_dir() {
+                return None;
+            }
+            let state = (m.dev(), m.ino(), m.ctime(), m.ctime_nsec());
             let changed = SystemTime::UNIX_EPOCH
                 + Duration::new(state.2.max(0) as u64, state.3.clamp(0, 999_999_999) as u32);
-            e.started.is_some_and(|t| changed + SETTLED < t)
-        };
-        let known = earlier
-            .filter(|e| settled(e))
-            .and_then(|e| e.listings.get(dir))
-            .filter(|l| l.state == state);
-        let names = match known {
-            Some(l) => l.names.clone(),
-            None => {
-                self.listed += 1;
-                match std::fs::read_dir(dir) {
-                    Ok(rd) => rd
-                        .flatten()
-                        .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
-                        .collect(),
-                    Err(e) => {
-                        // A directory below the root is the caller's to record
-                        // ([`Snapshot::unlistable`]); the root itself cannot be moved aside:
-                        // the scan is incomplete, which fails closed as a walk past its limit
-                        // does.
-                        if e.kind() != std::io::ErrorKind::NotFound && dir == root {
-                            self.truncated = true;
-                        }
-                        return None;
-                    }
-                }
+            let known = e
+                .started
+                .is_some_and(|t| changed + SETTLED < t)
+                .then(|| e.listings.get(dir))
+                .flatten()
+                .filter(|l| l.state == state);
+            if let Some(l) = known {
+                let names = l.names.clone();
+                self.listings.insert(
+                    dir.to_path_buf(),
+                    Listing {
+                        state,
+                        names: names.clone(),
+                    },
+                );
+                return Some(names);
             }
+        }
+        // Read now: opened without following a link (a link is not a directory of the
+        // root), its state taken from the descriptor, so that the state recorded is the listed
+        // directory's own, and each directory costs one path lookup.
+        self.listed += 1;
+        let Some((state, names)) = list(dir) else {
+            // A directory below the root is the caller's to record ([`Snapshot::unlistable`]);
+            // the root itself cannot be moved aside: the scan is incomplete, which fails closed
+            // as a walk past its limit does.
+            if dir == root && std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+                self.truncated = true;
+            }
+            return None;
         };
+        let names: Names = names.into();
         self.listings.insert(
             dir.to_path_buf(),
             Listing {
@@ -525,14 +593,15 @@ impl Snapshot {
         let root_of = root.to_path_buf();
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
-            let Some(mut names) = self.names(&dir, earlier, root) else {
+            let Some(listed) = self.names(&dir, earlier, root) else {
                 if dir != root_of {
                     self.unlistable(&dir);
                 }
                 continue;
             };
+            let mut names = &listed[..];
             if self.entries + names.len() > limit {
-                names.truncate(limit.saturating_sub(self.entries));
+                names = &names[..limit.saturating_sub(self.entries)];
                 self.truncated = true;
                 stack.clear();
             }
@@ -551,6 +620,7 @@ impl Snapshot {
                 continue;
             }
             for (name, is_dir) in names {
+                let is_dir = *is_dir;
                 // Most entries are plain files with other names (watched names start with a dot,
                 // but for a few compared by name): no path for them.
                 let watched =
@@ -558,7 +628,7 @@ impl Snapshot {
                 if !is_dir && !watched {
                     continue;
                 }
-                let path = dir.join(&name);
+                let path = dir.join(name);
                 if name == ".git" {
                     if dir == root {
                         continue; // recorded before the walk
@@ -1325,6 +1395,39 @@ fn varint(b: &[u8]) -> Option<(u64, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listing_is_the_directorys_own_and_follows_no_link() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join(".envrc"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("sub"), root.join("link")).unwrap();
+        let (state, mut names) = list(&root).unwrap();
+        names.sort();
+        let want: Vec<(OsString, bool)> = vec![
+            (".envrc".into(), false),
+            ("link".into(), false),
+            ("sub".into(), true),
+        ];
+        assert_eq!(names, want);
+        let m = std::fs::symlink_metadata(&root).unwrap();
+        assert_eq!(state, (m.dev(), m.ino(), m.ctime(), m.ctime_nsec()));
+        // A link to a directory is not listed through, nor is a file.
+        assert!(list(&root.join("link")).is_none());
+        assert!(list(&root.join(".envrc")).is_none());
+        assert!(list(&root.join("missing")).is_none());
+        // More names than one 32 KiB read holds: all of them.
+        for i in 0..3000 {
+            std::fs::write(
+                root.join("sub")
+                    .join(format!("file-with-a-long-name-{i:05}")),
+                "",
+            )
+            .unwrap();
+        }
+        assert_eq!(list(&root.join("sub")).unwrap().1.len(), 3000);
+    }
     use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) {

@@ -225,22 +225,54 @@ fn git_protected(root: &Path, name: &str) -> Vec<Protected> {
     }
 }
 
-/// The canonical path of an existing file, asked of the kernel: one `open(O_PATH)` and a
+/// The canonical path of an existing file, asked of the kernel (see [`real_path_opened`]).
+#[cfg(target_os = "linux")]
+fn real_path(path: &Path) -> Option<PathBuf> {
+    real_path_opened(path).map(|(real, _)| real)
+}
+
+/// Rule paths opened while a profile was made: each real path with the `O_PATH` descriptor
+/// its canonical name was read from. The Landlock backend takes these for its rules
+/// ([`crate::landlock::hold`]) instead of opening every system path a second time.
+#[cfg(unix)]
+pub(crate) type Opened = std::collections::HashMap<PathBuf, std::os::fd::OwnedFd>;
+
+/// The canonical path of an existing file and an `O_PATH` descriptor of it, asked of the
+/// kernel. A path of plain names (no `.`, `..`) that holds no symlink is its own canonical
+/// form: one `openat2(RESOLVE_NO_SYMLINKS)` proves that (most system paths). Otherwise (a
+/// link on the way, or a kernel without openat2) one `open(O_PATH)` that follows links and a
 /// readlink of its /proc/self/fd entry, instead of realpath's walk per component (this runs
 /// for every system path on every `cordon exec`).
 #[cfg(target_os = "linux")]
-fn real_path(path: &Path) -> Option<PathBuf> {
+fn real_path_opened(path: &Path) -> Option<(PathBuf, std::os::fd::OwnedFd)> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
     use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
-        .open(path)
-        .ok()?;
-    std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd()))
+    let plain = path.is_absolute()
+        && path
+            .components()
+            .skip(1)
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    // Every component a plain name and none a link: the path as the kernel names it. Any
+    // error goes the way below, which decides: ELOOP (a link on the way), ENOSYS (before
+    // Linux 5.6), EPERM or whatever errno a seccomp filter of an outer sandbox answers for
+    // openat2 (ENOENT included: asked again rather than trusting an answer a filter made up).
+    if plain {
+        if let Ok(fd) = rustix::fs::openat2(
+            rustix::fs::CWD,
+            path,
+            OFlags::PATH | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS,
+        ) {
+            return Some((path.components().collect(), fd));
+        }
+    }
+    let fd = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
         .ok()
         .filter(|p| p.is_absolute())
-        .or_else(|| std::fs::canonicalize(path).ok())
+        .or_else(|| std::fs::canonicalize(path).ok())?;
+    Some((real, fd))
 }
 
 /// Resolves a path the way the kernel will see it: `realpath` of the path, or, when it does
@@ -285,15 +317,31 @@ fn real_path(path: &Path) -> Option<PathBuf> {
     std::fs::canonicalize(path).ok()
 }
 
+/// macOS: the canonical path only (Seatbelt's rules take paths, not descriptors).
+#[cfg(not(target_os = "linux"))]
+fn real_path_opened(path: &Path) -> Option<(PathBuf, std::os::fd::OwnedFd)> {
+    let real = real_path(path)?;
+    let fd = std::fs::File::open(&real).ok()?;
+    Some((real, fd.into()))
+}
+
 impl Profile {
     /// Derives the profile. Paths that do not exist on this machine are left out (a rule
     /// needs an inode); every kept path is canonical, so symlinked system paths such as
     /// `/bin` → `/usr/bin` or `/etc/resolv.conf` → `/run/...` grant their real target.
     pub fn from_policy(policy: &Policy) -> Profile {
+        Profile::from_policy_opened(policy).0
+    }
+
+    /// [`Profile::from_policy`], with the rules' paths as they were opened to find their
+    /// canonical names (see [`Opened`]).
+    pub(crate) fn from_policy_opened(policy: &Policy) -> (Profile, Opened) {
         let sb = &policy.sandbox;
         let mut rules = Vec::new();
+        let mut opened = Opened::new();
         let mut add = |path: &Path, access: Access, origin: String| {
-            if let Some(real) = real_path(path) {
+            if let Some((real, fd)) = real_path_opened(path) {
+                opened.entry(real.clone()).or_insert(fd);
                 rules.push(PathRule {
                     path: real,
                     access,
@@ -501,13 +549,14 @@ impl Profile {
         protected.sort();
         protected.dedup();
 
-        Profile {
+        let profile = Profile {
             rules,
             protected,
             network: sb.network,
             limits: sb.limits.clone(),
             forwards: policy.network.forwards.iter().map(|f| f.port).collect(),
-        }
+        };
+        (profile, opened)
     }
 
     /// Adds a per-run writable directory (the private TMPDIR), with [`PRIVATE_TMP_ORIGIN`].
@@ -846,8 +895,12 @@ mod tests {
         for p in [
             d.path().join("link"),
             d.path().join("a"),
+            d.path().join("link/"),
+            d.path().join("a//."),
+            d.path().join("a/../link"),
             PathBuf::from("/bin"),
             PathBuf::from("/etc/passwd"),
+            PathBuf::from("/usr/bin/"),
         ] {
             assert_eq!(
                 real_path(&p),
@@ -855,8 +908,22 @@ mod tests {
                 "{}",
                 p.display()
             );
+            // The descriptor kept for the rule is the file the name was read from.
+            let (real, fd) = real_path_opened(&p).unwrap();
+            let (a, b) = (
+                rustix::fs::fstat(&fd).unwrap(),
+                rustix::fs::stat(&real).unwrap(),
+            );
+            assert_eq!(
+                (a.st_dev, a.st_ino),
+                (b.st_dev, b.st_ino),
+                "{}",
+                p.display()
+            );
         }
         assert_eq!(real_path(&d.path().join("missing")), None);
+        assert_eq!(real_path(&d.path().join("link/missing")), None);
+        assert!(real_path_opened(&d.path().join("missing")).is_none());
     }
 
     #[test]

@@ -67,16 +67,96 @@ enum Kind {
 /// Where a workspace may lie although a system directory holds it: scratch space, and the
 /// home directories where a system keeps them under `/var` (Fedora's atomic editions link
 /// `/home` to `/var/home` and `/root` to `/var/roothome`).
-fn exceptions() -> Vec<PathBuf> {
+fn exceptions(canon: &mut Canon) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = SCRATCH_DIRS.iter().map(PathBuf::from).collect();
     for h in HOME_DIRS {
-        if let Ok(real) = std::fs::canonicalize(h) {
+        if let Some(real) = canon.canonical(Path::new(h)) {
             if real != Path::new(h) {
                 out.push(real);
             }
         }
     }
     out
+}
+
+/// What one name on the way is, as `readlink` says.
+#[derive(Debug, Clone)]
+enum Name {
+    /// Not a symlink.
+    Plain,
+    /// A symlink to this.
+    Link(PathBuf),
+    /// Missing, or not to be looked up (not a directory on the way, no permission).
+    Missing,
+}
+
+/// `std::fs::canonicalize` (glibc's realpath: one `readlink` per component) for the many
+/// system directories, which share their first components (`/usr`, `/lib`): each absolute
+/// name is asked of the kernel once per check instead of once per path that passes it.
+#[derive(Default)]
+struct Canon {
+    names: std::collections::HashMap<PathBuf, Name>,
+}
+
+impl Canon {
+    fn name(&mut self, at: &Path) -> Name {
+        if let Some(n) = self.names.get(at) {
+            return n.clone();
+        }
+        let n = match std::fs::read_link(at) {
+            Ok(target) => Name::Link(target),
+            // EINVAL: it exists and is not a link.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Name::Plain,
+            Err(_) => Name::Missing,
+        };
+        self.names.insert(at.to_path_buf(), n.clone());
+        n
+    }
+
+    /// The canonical path of an existing `path`, as `std::fs::canonicalize` gives it.
+    fn canonical(&mut self, path: &Path) -> Option<PathBuf> {
+        use std::ffi::OsString;
+        use std::path::Component;
+        if !path.is_absolute() {
+            return std::fs::canonicalize(path).ok();
+        }
+        let push = |todo: &mut Vec<OsString>, p: &Path| {
+            for c in p.components().rev() {
+                match c {
+                    Component::Normal(n) => todo.push(n.to_os_string()),
+                    Component::ParentDir => todo.push("..".into()),
+                    _ => {}
+                }
+            }
+        };
+        let mut todo = Vec::new();
+        push(&mut todo, path);
+        let mut out = PathBuf::from("/");
+        // The kernel's limit on links followed in one lookup.
+        let mut links = 0;
+        while let Some(c) = todo.pop() {
+            if c == ".." {
+                out.pop();
+                continue;
+            }
+            let next = out.join(&c);
+            match self.name(&next) {
+                Name::Plain => out = next,
+                Name::Missing => return None,
+                Name::Link(target) => {
+                    links += 1;
+                    if links > 40 {
+                        return None;
+                    }
+                    if target.is_absolute() {
+                        out = PathBuf::from("/");
+                    }
+                    push(&mut todo, &target);
+                }
+            }
+        }
+        Some(out)
+    }
 }
 
 /// How `root` meets `system`, comparing paths component by component; `scratch` are the
@@ -96,10 +176,10 @@ fn relation(root: &Path, system: &Path, kind: Kind, scratch: &[&Path]) -> Option
 
 /// The system directories as they stand on this machine: the lists above, every `/lib*`
 /// entry of `/`, each also by its canonical path (`/lib` → `/usr/lib`).
-fn system_dirs() -> Vec<(PathBuf, Kind)> {
+fn system_dirs(canon: &mut Canon) -> Vec<(PathBuf, Kind)> {
     let mut out: Vec<(PathBuf, Kind)> = Vec::new();
     let mut add = |p: PathBuf, kind: Kind| {
-        if let Ok(real) = std::fs::canonicalize(&p) {
+        if let Some(real) = canon.canonical(&p) {
             if real != p {
                 out.push((real, kind));
             }
@@ -131,7 +211,9 @@ fn system_dirs() -> Vec<(PathBuf, Kind)> {
 /// which cordon creates fresh for the run) against this machine's system directories, by path
 /// and, on Linux, by what the mounts show.
 pub fn check(profile: &Profile) -> Result<(), Error> {
-    let systems = system_dirs();
+    let mut canon = Canon::default();
+    let systems = system_dirs(&mut canon);
+    let exceptions = exceptions(&mut canon);
     #[cfg(target_os = "linux")]
     let mounts = mounts::Table::read().map_err(|e| {
         Error::Refused(format!(
@@ -143,9 +225,9 @@ pub fn check(profile: &Profile) -> Result<(), Error> {
         .iter()
         .filter(|r| r.access.write && !r.access.device && r.origin != PRIVATE_TMP_ORIGIN)
     {
-        let danger = by_path(&rule.path, &systems);
+        let danger = by_path(&rule.path, &systems, &exceptions);
         #[cfg(target_os = "linux")]
-        let danger = danger.or_else(|| mounts.danger(&rule.path, &systems));
+        let danger = danger.or_else(|| mounts.danger(&rule.path, &systems, &exceptions));
         if let Some((system, how)) = danger {
             return Err(Error::Refused(
                 Danger {
@@ -162,8 +244,11 @@ pub fn check(profile: &Profile) -> Result<(), Error> {
 }
 
 /// The first system directory `root` meets by path, and how.
-fn by_path(root: &Path, systems: &[(PathBuf, Kind)]) -> Option<(PathBuf, String)> {
-    let exceptions = exceptions();
+fn by_path(
+    root: &Path,
+    systems: &[(PathBuf, Kind)],
+    exceptions: &[PathBuf],
+) -> Option<(PathBuf, String)> {
     let scratch: Vec<&Path> = exceptions.iter().map(PathBuf::as_path).collect();
     systems.iter().find_map(|(s, kind)| {
         relation(root, s, *kind, &scratch).map(|how| (s.clone(), how.to_string()))
@@ -174,7 +259,7 @@ fn by_path(root: &Path, systems: &[(PathBuf, Kind)]) -> Option<(PathBuf, String)
 /// device) and its path within that filesystem, which a bind mount does not change.
 #[cfg(target_os = "linux")]
 mod mounts {
-    use super::{exceptions, relation, Kind};
+    use super::{relation, Kind};
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStringExt;
     use std::path::{Path, PathBuf};
@@ -261,15 +346,14 @@ mod mounts {
             &self,
             root: &Path,
             systems: &[(PathBuf, Kind)],
+            exceptions: &[PathBuf],
         ) -> Option<(PathBuf, String)> {
             let sys: Vec<(PathBuf, Kind, (String, PathBuf))> = systems
                 .iter()
                 .filter_map(|(p, k)| self.identity(p).map(|id| (p.clone(), *k, id)))
                 .collect();
-            let scratch: Vec<(String, PathBuf)> = exceptions()
-                .iter()
-                .filter_map(|p| self.identity(p))
-                .collect();
+            let scratch: Vec<(String, PathBuf)> =
+                exceptions.iter().filter_map(|p| self.identity(p)).collect();
             let meets = |(dev, path): &(String, PathBuf)| {
                 let scratch: Vec<&Path> = scratch
                     .iter()
@@ -345,7 +429,8 @@ mod mounts {
         #[test]
         fn binds_of_system_directories_are_dangers() {
             let t = Table::parse(INFO);
-            let danger = |root: &str| t.danger(Path::new(root), &systems());
+            let ex = [PathBuf::from("/var/tmp")];
+            let danger = |root: &str| t.danger(Path::new(root), &systems(), &ex);
             let (p, how) = danger("/srv/etc copy").unwrap();
             assert_eq!(
                 (p.as_path(), how.as_str()),
@@ -486,7 +571,68 @@ mod tests {
         if let Ok(real) = std::fs::canonicalize("/lib") {
             assert!(refused(real.to_str().unwrap()).is_some());
         }
-        let systems = system_dirs();
+        let systems = system_dirs(&mut Canon::default());
         assert!(systems.iter().any(|(p, _)| p == Path::new("/var")));
+    }
+
+    #[test]
+    fn canonical_paths_are_realpaths() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir_all(base.join("a/b")).unwrap();
+        std::fs::write(base.join("a/f"), "").unwrap();
+        symlink("a/b", base.join("rel")).unwrap();
+        symlink(base.join("a"), base.join("abs")).unwrap();
+        symlink("../../a/b/..", base.join("a/b/up")).unwrap();
+        symlink("nowhere", base.join("dangling")).unwrap();
+        symlink("loop", base.join("loop")).unwrap();
+        symlink("/bin", base.join("bin")).unwrap();
+        let mut canon = Canon::default();
+        for p in [
+            "",
+            "a",
+            "a/b",
+            "a/f",
+            "rel",
+            "abs",
+            "abs/b",
+            "a/b/up",
+            "a/b/up/f",
+            "rel/..",
+            "abs/../rel",
+            "dangling",
+            "loop",
+            "missing",
+            "a/f/x",
+            "bin",
+            "bin/sh",
+            "a/./b",
+        ] {
+            let path = base.join(p);
+            // Twice: the second answer comes from what the first asked.
+            for _ in 0..2 {
+                assert_eq!(
+                    canon.canonical(&path),
+                    std::fs::canonicalize(&path).ok(),
+                    "{}",
+                    path.display()
+                );
+            }
+        }
+        for p in [
+            "/",
+            "/usr/bin",
+            "/lib",
+            "/proc/self",
+            "/nix/store",
+            "/etc/../usr",
+        ] {
+            assert_eq!(
+                canon.canonical(Path::new(p)),
+                std::fs::canonicalize(p).ok(),
+                "{p}"
+            );
+        }
     }
 }

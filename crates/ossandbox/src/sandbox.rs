@@ -50,7 +50,8 @@ pub struct Prepared {
 /// none can; see [`crate::choose`]). Also removes the private TMPDIRs of cordons that were
 /// killed.
 pub fn prepare(policy: &Policy, machine: &Machine, backend: Backend) -> Result<Prepared, Error> {
-    let profile = Profile::from_policy(policy);
+    // The rules' paths stay open from here to the Landlock ruleset: each is opened once.
+    let (profile, opened) = Profile::from_policy_opened(policy);
     let choice = crate::choose(
         backend,
         &profile,
@@ -61,7 +62,7 @@ pub fn prepare(policy: &Policy, machine: &Machine, backend: Backend) -> Result<P
     // Lists only this user's cordon directory (see `tmp.rs`); what it finds is removed on a
     // thread of its own beside the first run's start.
     crate::tmp::sweep(&tmp_base);
-    let built = crate::Built::new(&choice, &profile);
+    let built = crate::Built::new(&choice, &profile, opened);
     Ok(prepared(policy, profile, choice, built, tmp_base, true))
 }
 

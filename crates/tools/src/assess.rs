@@ -52,16 +52,20 @@ impl ShellContext {
                 .map(PathBuf::from)
                 .filter(|h| h.is_absolute()),
             // The sandbox passes PATH on, or gives the system directories in this order.
+            // One lookup of each name on the way for all entries (they share `/usr`, `$HOME`).
             search_path: match std::env::var_os("PATH") {
-                Some(p) => std::env::split_paths(&p)
-                    .map(|e| {
-                        if e.is_absolute() {
-                            real(&lexical(&e))
-                        } else {
-                            e
-                        }
-                    })
-                    .collect(),
+                Some(p) => {
+                    let mut links = Links::default();
+                    std::env::split_paths(&p)
+                        .map(|e| {
+                            if e.is_absolute() {
+                                real_with(&lexical(&e), &mut links)
+                            } else {
+                                e
+                            }
+                        })
+                        .collect()
+                }
                 None => cordon_policy::SYSTEM_BIN_DIRS
                     .iter()
                     .map(PathBuf::from)
@@ -585,10 +589,20 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
+/// What `readlink` said of each absolute name asked (`Some`: a symlink to that), for
+/// [`real_with`] calls that share their first components.
+type Links = std::collections::HashMap<PathBuf, Option<PathBuf>>;
+
 /// Where a path really is: each symlink on the way followed (also a dangling one, which a
 /// write would create the target of), `..` taken after the links before it, as the kernel
 /// resolves it. Parts that do not exist are kept as written.
 fn real(path: &Path) -> PathBuf {
+    real_with(path, &mut Links::default())
+}
+
+/// [`real`], asking the kernel about each name on the way once for all the calls that share
+/// `links` (one `readlink`: a name that is not a symlink, or does not exist, is kept).
+fn real_with(path: &Path, links: &mut Links) -> PathBuf {
     use std::ffi::OsString;
     let mut out = PathBuf::from("/");
     let mut todo: Vec<OsString> = path
@@ -601,20 +615,20 @@ fn real(path: &Path) -> PathBuf {
         })
         .collect();
     // Like the kernel's limit on links followed in one lookup.
-    let mut links = 0;
+    let mut followed = 0;
     while let Some(c) = todo.pop() {
         if c == ".." {
             out.pop();
             continue;
         }
         let next = out.join(&c);
-        let link = std::fs::symlink_metadata(&next)
-            .is_ok_and(|m| m.file_type().is_symlink())
-            .then(|| std::fs::read_link(&next).ok())
-            .flatten();
+        let link = links
+            .entry(next.clone())
+            .or_insert_with_key(|at| std::fs::read_link(at).ok())
+            .clone();
         match link {
-            Some(target) if links < 40 => {
-                links += 1;
+            Some(target) if followed < 40 => {
+                followed += 1;
                 if target.is_absolute() {
                     out = PathBuf::from("/");
                 }
@@ -678,6 +692,35 @@ mod tests {
         let policy = cordon_policy::Policy::parse(text, "p.toml", Path::new("/")).unwrap();
         let cx = ShellContext::for_policy(&policy, PathBuf::from("/"));
         (RuleSet::new(&policy.shell), cx)
+    }
+
+    #[test]
+    fn real_paths_follow_links_once_asked() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir_all(base.join("a/b")).unwrap();
+        symlink("a/b", base.join("rel")).unwrap();
+        symlink(base.join("a"), base.join("abs")).unwrap();
+        symlink("../../a/b/..", base.join("a/b/up")).unwrap();
+        symlink("gone/x", base.join("dangling")).unwrap();
+        let mut links = Links::default();
+        for (p, want) in [
+            ("rel", "a/b"),
+            ("abs/b", "a/b"),
+            ("rel/up", "a"),
+            ("rel/..", "a"),
+            ("abs/../rel", "a/b"),
+            // A dangling link leads where a write would create its target; missing parts stay.
+            ("dangling", "gone/x"),
+            ("missing/y", "missing/y"),
+        ] {
+            let path = base.join(p);
+            // With a fresh cache, then with one shared by every path (asked already or not).
+            assert_eq!(real(&path), base.join(want), "{p}");
+            assert_eq!(real_with(&path, &mut links), base.join(want), "{p}");
+            assert_eq!(real_with(&path, &mut links), base.join(want), "{p}");
+        }
     }
 
     #[test]
