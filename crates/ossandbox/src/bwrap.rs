@@ -9,13 +9,18 @@
 //!
 //! The run has two stages. cordon builds the Landlock ruleset in the parent and starts bwrap
 //! (found on a trusted path, never `$PATH`) with its options in a memfd (`--args`), cordon's
-//! seccomp program in another (`--add-seccomp-fd`) and a status pipe (`--json-status-fd`,
-//! which tells bwrap's own failures from the command's exit status). Landlock forbids mounts
+//! seccomp program in another (`--add-seccomp-fd`). Landlock forbids mounts
 //! to a restricted process, so the ruleset cannot be applied before bwrap builds the view:
 //! bwrap runs the inner stage ([`INNER_STAGE`], a small static program embedded in cordon and
 //! passed in a sealed memfd), which adds the rules for what bwrap mounts fresh (`/proc`,
 //! `/dev`), applies the ruleset and execs the command. The other rules are built from host
 //! paths: bwrap's binds show the same inodes, and Landlock rules belong to inodes.
+//!
+//! Right before that exec the inner stage writes one byte on a pipe of cordon's (`ready FD`,
+//! [`with_ready`]): that byte, not bwrap's `--json-status-fd`, tells bwrap's own failures
+//! (no byte) from the command's exit status. bwrap's report reads `/proc/CHILD/ns/*`, which
+//! needs a /proc of the PID namespace bwrap runs in, so cordon's pid 1 (`run/pid1.rs`) had to
+//! take a mount namespace and mount a fresh /proc on every run only for it.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -37,7 +42,6 @@ pub struct Context<'a> {
     pub root: bool,
     /// File descriptors (as the child will see them) for bwrap's seccomp programs.
     pub seccomp_fds: &'a [i32],
-    pub status_fd: i32,
     /// Only describe the invocation (`cordon profile`): create no placeholders on the host.
     pub dry_run: bool,
     /// Stay in the outer sandbox's network namespace (it refuses the netlink socket bwrap
@@ -319,19 +323,9 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
             &["--add-seccomp-fd".as_ref(), OsStr::new(&fd.to_string())],
         );
     }
-    push(
-        "bwrap reports here whether the command started",
-        &[
-            "--json-status-fd".as_ref(),
-            OsStr::new(&cx.status_fd.to_string()),
-        ],
-    );
 
     for o in &mut options {
-        o.plumbing = matches!(
-            o.words[0].to_str(),
-            Some("--add-seccomp-fd" | "--json-status-fd")
-        );
+        o.plumbing = o.words[0] == "--add-seccomp-fd";
     }
     Ok(Invocation {
         args: options
@@ -616,6 +610,22 @@ pub fn with_go(mut args: Vec<OsString>, fd: i32) -> Vec<OsString> {
     args
 }
 
+/// `args` (as for [`with_go`]) with the inner stage's `ready FD` before the command: right
+/// before the exec, once the sandbox is built, it writes `R` on the pipe `fd`. No byte when
+/// bwrap has exited means bwrap (or the inner stage) failed, and its status is not the
+/// command's (see `run::Confinement::setup_status`).
+pub fn with_ready(mut args: Vec<OsString>, fd: i32) -> Vec<OsString> {
+    // After `go FD` when there is one: the inner stage reads them in that order.
+    let at = args
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| *a == "--")
+        .nth(1)
+        .map_or(args.len(), |(i, _)| i);
+    args.splice(at..at, ["ready".into(), fd.to_string().into()]);
+    args
+}
+
 /// System entries that are symlinks on this host, with their targets as written.
 fn system_links() -> Vec<(PathBuf, PathBuf)> {
     use crate::profile::{SYSTEM_DEVICES, SYSTEM_EXEC, SYSTEM_READ};
@@ -681,7 +691,6 @@ mod tests {
             // see `root_gets_its_own_device_nodes_and_no_capabilities`.
             root: false,
             seccomp_fds: &[4],
-            status_fd: 5,
             dry_run: false,
             outer_network: false,
             outer_devices: false,
@@ -739,7 +748,7 @@ mod tests {
         assert!(joined.contains("--bind /tmp/cordon-x /tmp"));
         assert!(
             joined.ends_with(&format!(
-                "/.git/hooks --chdir {} --add-seccomp-fd 4 --json-status-fd 5",
+                "/.git/hooks --chdir {} --add-seccomp-fd 4",
                 ws.display()
             )),
             "{joined}"

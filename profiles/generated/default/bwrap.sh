@@ -66,5 +66,4 @@ args=(
 #   /proc/self/fd/N RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]... -- COMMAND...
 # and passes its own plumbing:
 #   --add-seccomp-fd 10   (cordon's seccomp filter (cordon profile --format seccomp))
-#   --json-status-fd 11   (bwrap reports here whether the command started)
 exec /usr/bin/bwrap "${args[@]}" -- "$@"

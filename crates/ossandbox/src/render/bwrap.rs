@@ -26,7 +26,6 @@ pub fn render(
         tmp: Path::new(PRIVATE_TMP),
         root,
         seccomp_fds: &[10],
-        status_fd: 11,
         dry_run: true,
         outer_network: false,
         outer_devices: false,

@@ -76,7 +76,7 @@ const STEPS: [&str; 15] = [
     "signal mask",
     "fork",
     "a mount namespace of its own",
-    "a /proc of the PID namespace",
+    "(unused: pid 1 no longer mounts a /proc)",
     "the sandbox's own device nodes (a tmpfs in pid 1's mount namespace)",
 ];
 
@@ -223,10 +223,9 @@ pub(super) fn spawn(
             Attempt::Failed(Error::NotFound(name))
         }
         EXEC => Attempt::Failed(Error::NotExecutable(name, e)),
-        // The user namespace's maps: the namespace is not usable here. No /proc of its own
-        // (an outer sandbox that covers parts of /proc refuses a new one): bwrap could not
-        // read its child's namespaces in it.
-        1..=3 | 12 | 13 => Attempt::Unavailable(e),
+        // The user namespace's maps: the namespace is not usable here. No mount namespace of
+        // its own (as root, for the device nodes): they are made on disk instead.
+        1..=3 | 12 => Attempt::Unavailable(e),
         step => Attempt::Failed(Error::Setup(
             STEPS.get(step as usize).copied().unwrap_or("setup"),
             e,
@@ -273,38 +272,27 @@ unsafe fn child(d: &Data) -> ! {
     if let Err(step) = unsafe { nsclone::map_user(&d.id) } {
         fail(step);
     }
-    // bwrap reads its child's namespaces from /proc/PID for its --json-status-fd report: the
-    // /proc it sees must be this PID namespace's, not the outer one's, where that pid is
-    // another process or none (bwrap then fails: "open /proc/3/ns/ns failed", in a container
-    // with a /proc of its own). So pid 1 takes a mount namespace of its own with a fresh /proc.
-    // SAFETY: unshare takes flags only; mount takes NUL-terminated static strings or nulls.
-    unsafe {
-        if libc::unshare(libc::CLONE_NEWNS) != 0
-            || libc::mount(
-                std::ptr::null(),
-                c"/".as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_SLAVE,
-                std::ptr::null(),
-            ) != 0
-        {
-            fail(12);
-        }
-        if libc::mount(
-            c"proc".as_ptr(),
-            c"/proc".as_ptr(),
-            c"proc".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            std::ptr::null(),
-        ) != 0
-        {
-            fail(13);
-        }
-    }
     if let Some(dev) = d.devices {
-        // SAFETY: mount, umask and mknod take NUL-terminated strings built before the clone
-        // (`DeviceNodes::new`), static strings, or integers; iterating a slice allocates nothing.
+        // As root, the sandbox's own device nodes, on a tmpfs in a mount namespace of pid 1's
+        // (a slave of the host's: nothing mounted here reaches the host). Only then does pid 1
+        // take a mount namespace: bwrap makes its own for the sandbox, and needs no /proc of
+        // this PID namespace (cordon's inner stage, not bwrap's `--json-status-fd`, reports
+        // that the sandbox was built; see `crate::bwrap::with_ready`).
+        // SAFETY: unshare takes flags only; mount, umask and mknod take NUL-terminated strings
+        // built before the clone (`DeviceNodes::new`), static strings, nulls or integers;
+        // iterating a slice allocates nothing.
         unsafe {
+            if libc::unshare(libc::CLONE_NEWNS) != 0
+                || libc::mount(
+                    std::ptr::null(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_SLAVE,
+                    std::ptr::null(),
+                ) != 0
+            {
+                fail(12);
+            }
             if libc::mount(
                 c"tmpfs".as_ptr(),
                 dev.dir.as_ptr(),
