@@ -125,15 +125,23 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
             &["--cap-drop".as_ref(), "ALL".as_ref()],
         );
     }
-    push(
-        "a /proc for the new PID namespace and a minimal /dev (sandbox.system_read devices)",
-        &[
-            "--proc".as_ref(),
-            "/proc".as_ref(),
-            "--dev".as_ref(),
-            "/dev".as_ref(),
-        ],
-    );
+    if cx.root && !cx.outer_devices {
+        // The whole /dev is cordon's own ([`private_device_nodes`]): no `--dev`.
+        push(
+            "a /proc for the new PID namespace",
+            &["--proc".as_ref(), "/proc".as_ref()],
+        );
+    } else {
+        push(
+            "a /proc for the new PID namespace and a minimal /dev (sandbox.system_read devices)",
+            &[
+                "--proc".as_ref(),
+                "/proc".as_ref(),
+                "--dev".as_ref(),
+                "/dev".as_ref(),
+            ],
+        );
+    }
     kernel_interfaces_read_only(&mut push);
     let devices = private_device_nodes(cx, &mut push)?;
 
@@ -405,17 +413,39 @@ pub const DEVICE_NODES: &[(&str, u32, u32)] = &[
 /// Where, inside the run's private directory, cordon makes the sandbox's own device nodes.
 pub const DEVICE_DIR: &str = ".cordon-dev";
 
+/// The symbolic links of the sandbox's own `/dev` (as root), as bwrap's `--dev` makes them:
+/// (name, target).
+pub const DEVICE_LINKS: &[(&str, &str)] = &[
+    ("fd", "/proc/self/fd"),
+    ("stdin", "/proc/self/fd/0"),
+    ("stdout", "/proc/self/fd/1"),
+    ("stderr", "/proc/self/fd/2"),
+    ("core", "/proc/kcore"),
+    ("ptmx", "pts/ptmx"),
+];
+
+/// The directories of the sandbox's own `/dev` (as root), as bwrap's `--dev` makes them; a
+/// devpts instance of its own is mounted on `pts` (by cordon's pid 1).
+pub const DEVICE_DIRS: &[&str] = &["pts", "shm"];
+
 /// As root, the sandbox gets device nodes of its own. bwrap's `--dev` binds the host's
 /// `/dev/null`, `zero`, …, read-write (a read-only bind would also make them `nodev`), and
 /// root owns them, so `chmod`, `chown` or `touch` inside would change the host's nodes. cordon
-/// makes fresh nodes (same devices) for each run and binds those over bwrap's: whatever the
-/// command does to their metadata stays with them. An unprivileged user cannot change the
-/// host's nodes (root owns them), so keeps bwrap's.
+/// makes fresh nodes (same devices) for each run: whatever the command does to their metadata
+/// stays with them. An unprivileged user cannot change the host's nodes (root owns them), so
+/// keeps bwrap's `--dev`.
 ///
-/// Here only their directory is made (in the run's private directory) and returned; the nodes
-/// are made just before bwrap starts, on a tmpfs in cordon's pid 1's mount namespace (an inode
+/// The whole `/dev` is one directory of cordon's, bound once (`--dev-bind DIR /dev`): the
+/// nodes, [`DEVICE_LINKS`], [`DEVICE_DIRS`] and a devpts instance of its own on `pts`, as
+/// bwrap's `--dev` has them. Not `--dev` plus a bind per node over its nodes: bubblewrap reads
+/// the whole mount table after every bind, so its six binds and cordon's six cost ~2.5–3 ms
+/// of CPU per run here (docs/benchmarks.md), one bind a fraction of that.
+///
+/// Here only the directory is made (in the run's private directory) and returned; its content
+/// is made just before bwrap starts, on a tmpfs in cordon's pid 1's mount namespace (an inode
 /// on tmpfs costs almost nothing; on the disk's /tmp each one cost 0.2–1 ms of CPU here), or by
-/// [`make_device_nodes`] on disk where there is no such pid 1.
+/// [`make_device_nodes`] on disk where there is no such pid 1 (then without a devpts of its
+/// own: no pseudo-terminals inside, named as part of that gap).
 fn private_device_nodes(
     cx: &Context,
     push: &mut impl FnMut(&str, &[&OsStr]),
@@ -431,14 +461,10 @@ fn private_device_nodes(
             .create(&dir)
             .map_err(|e| Error::other(format!("cannot create {}: {e}", dir.display())))?;
     }
-    for (name, _, _) in DEVICE_NODES {
-        let node = dir.join(name);
-        let dest = Path::new("/dev").join(name);
-        push(
-            "running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's",
-            &["--dev-bind".as_ref(), node.as_os_str(), dest.as_os_str()],
-        );
-    }
+    push(
+        "running as root: the sandbox's own /dev (its nodes, links and devpts; sandbox.system_read devices), so chmod/chown/utime cannot reach the host's nodes",
+        &["--dev-bind".as_ref(), dir.as_os_str(), "/dev".as_ref()],
+    );
     Ok(Some(dir))
 }
 
@@ -468,6 +494,22 @@ pub fn make_device_nodes(dir: &Path) -> Result<(), Error> {
         // The umask must not narrow what every program expects of these nodes.
         let _ =
             std::fs::set_permissions(&node, std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    }
+    let made = |what: &str, e: std::io::Error| {
+        Error::other(format!(
+            "cannot make the sandbox's own /dev/{what} in {}: {e}",
+            dir.display()
+        ))
+    };
+    for name in DEVICE_DIRS {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .mode(0o755)
+            .create(dir.join(name))
+            .map_err(|e| made(name, e))?;
+    }
+    for (name, target) in DEVICE_LINKS {
+        std::os::unix::fs::symlink(target, dir.join(name)).map_err(|e| made(name, e))?;
     }
     Ok(())
 }
@@ -1089,16 +1131,28 @@ mod tests {
         let inv = invocation(&profile, &c).unwrap();
         let joined = strings(&inv.args).join(" ");
         assert!(joined.contains("--cap-drop ALL"), "{joined}");
-        let dev = joined.find("--dev /dev").unwrap();
-        // Only their directory is made here; the nodes are made right before bwrap starts.
+        // The whole /dev is one bind of cordon's directory, after /proc; no `--dev`.
         let dir = tmp.join(DEVICE_DIR);
+        let proc = joined.find("--proc /proc").unwrap();
+        let bind = format!("--dev-bind {} /dev", dir.display());
+        assert!(joined.find(&bind).is_some_and(|i| i > proc), "{joined}");
+        assert!(!joined.contains("--dev /dev"), "{joined}");
+        assert_eq!(joined.matches("--dev-bind").count(), 1, "{joined}");
+        // Only the directory is made here; its content right before bwrap starts.
         assert_eq!(inv.devices.as_deref(), Some(dir.as_path()));
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
         make_device_nodes(&dir).unwrap();
+        for (name, target) in DEVICE_LINKS {
+            assert_eq!(
+                std::fs::read_link(dir.join(name)).unwrap(),
+                Path::new(target)
+            );
+        }
+        for name in DEVICE_DIRS {
+            assert!(dir.join(name).is_dir(), "{name}");
+        }
         for (name, major, minor) in DEVICE_NODES {
             let node = tmp.join(DEVICE_DIR).join(name);
-            let bind = format!("--dev-bind {} /dev/{name}", node.display());
-            assert!(joined.find(&bind).is_some_and(|i| i > dev), "{joined}");
             let m = std::fs::metadata(&node).unwrap();
             use std::os::unix::fs::{FileTypeExt, MetadataExt};
             assert!(m.file_type().is_char_device(), "{name}");

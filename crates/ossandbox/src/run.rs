@@ -418,9 +418,16 @@ pub fn run_noting(
         match pid1::spawn(spec, &pass, &rlimits, confinement.device_nodes.as_deref()) {
             Ok(s) => started = Some(s),
             Err(pid1::Attempt::Failed(e)) => return Err(e),
-            Err(pid1::Attempt::Unavailable(e)) => gaps.push(format!(
-                "no PID namespace of cordon's own around bwrap ({e}): should cordon itself be SIGKILLed while bwrap starts, bwrap's sandbox can outlive it"
-            )),
+            Err(pid1::Attempt::Unavailable(e)) => {
+                gaps.push(format!(
+                    "no PID namespace of cordon's own around bwrap ({e}): should cordon itself be SIGKILLed while bwrap starts, bwrap's sandbox can outlive it"
+                ));
+                if confinement.device_nodes.is_some() {
+                    gaps.push(
+                        "the sandbox's own /dev is made on disk, without a devpts instance of its own (that needs cordon's pid 1's mount namespace): no pseudo-terminals inside".into(),
+                    );
+                }
+            }
         }
     }
     if let (None, Some(dir)) = (&started, &confinement.device_nodes) {

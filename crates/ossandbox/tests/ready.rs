@@ -152,14 +152,20 @@ fn cordons_pid_1_mounts_no_proc() {
     );
     let own_ns = std::fs::read_link("/proc/self/ns/mnt").expect("own mount ns");
     if rustix::process::geteuid().is_root() {
-        // Its own, for the device nodes' tmpfs (tests/device_nodes.rs), and nothing else.
+        // Its own, for the sandbox's /dev (a tmpfs and a devpts on it; tests/device_nodes.rs),
+        // and nothing else.
         assert_ne!(pid1_ns, own_ns);
         let extra: Vec<&str> = pid1_mounts
             .lines()
             .filter(|l| !own_mounts.contains(l.split(' ').nth(4).unwrap_or("")))
             .collect();
+        let is = |l: &str, at: &str, fs: &str| {
+            l.split(' ').nth(4).is_some_and(|p| p.ends_with(at)) && l.contains(fs)
+        };
         assert!(
-            extra.len() == 1 && extra[0].contains(".cordon-dev"),
+            extra.len() == 2
+                && is(extra[0], "/.cordon-dev", " - tmpfs ")
+                && is(extra[1], "/.cordon-dev/pts", " - devpts "),
             "{extra:?}"
         );
     } else {

@@ -40,9 +40,7 @@ pub fn render(
     out.push_str("set -euo pipefail\n");
     out.push_str(": \"${CORDON_TMP:=$(mktemp -d)}\"   # the run's private /tmp\n");
     if root {
-        out.push_str(
-            "# as root, the sandbox's own device nodes (see the --dev-bind options below)\n",
-        );
+        out.push_str("# as root, the sandbox's own /dev (see the --dev-bind option below)\n");
         out.push_str(&format!(
             "mkdir -p \"$CORDON_TMP/{0}\"\n",
             crate::bwrap::DEVICE_DIR
@@ -53,6 +51,22 @@ pub fn render(
                 crate::bwrap::DEVICE_DIR
             ));
         }
+        for name in crate::bwrap::DEVICE_DIRS {
+            out.push_str(&format!(
+                "mkdir \"$CORDON_TMP/{}/{name}\"\n",
+                crate::bwrap::DEVICE_DIR
+            ));
+        }
+        for (name, target) in crate::bwrap::DEVICE_LINKS {
+            out.push_str(&format!(
+                "ln -s {target} \"$CORDON_TMP/{}/{name}\"\n",
+                crate::bwrap::DEVICE_DIR
+            ));
+        }
+        out.push_str(
+            "# (cordon also mounts a devpts instance of the sandbox's own on pts, in a mount\n",
+        );
+        out.push_str("# namespace of its own; without it there are no pseudo-terminals inside)\n");
     }
     out.push_str("args=(\n");
     let mut plumbing = Vec::new();

@@ -77,7 +77,7 @@ const STEPS: [&str; 15] = [
     "fork",
     "a mount namespace of its own",
     "(unused: pid 1 no longer mounts a /proc)",
-    "the sandbox's own device nodes (a tmpfs in pid 1's mount namespace)",
+    "the sandbox's own /dev (a tmpfs and a devpts in pid 1's mount namespace)",
 ];
 
 /// The step index of the exec itself.
@@ -110,11 +110,17 @@ struct Data<'a> {
 struct DeviceNodes {
     dir: std::ffi::CString,
     nodes: Vec<(std::ffi::CString, libc::dev_t)>,
+    /// `crate::bwrap::DEVICE_DIRS`, then `crate::bwrap::DEVICE_LINKS` as (target, path).
+    dirs: Vec<std::ffi::CString>,
+    links: Vec<(std::ffi::CString, std::ffi::CString)>,
+    /// Where the devpts instance goes (`pts`).
+    pts: std::ffi::CString,
 }
 
 impl DeviceNodes {
     fn new(dir: &std::path::Path) -> Result<DeviceNodes, Error> {
         use std::os::unix::ffi::OsStrExt;
+        use std::path::Path;
         let c = |p: &std::path::Path| {
             std::ffi::CString::new(p.as_os_str().as_bytes())
                 .map_err(|_| Error::other(format!("a NUL byte in {}", p.display())))
@@ -127,6 +133,15 @@ impl DeviceNodes {
                     Ok((c(&dir.join(name))?, libc::makedev(*major, *minor)))
                 })
                 .collect::<Result<_, Error>>()?,
+            dirs: crate::bwrap::DEVICE_DIRS
+                .iter()
+                .map(|name| c(&dir.join(name)))
+                .collect::<Result<_, Error>>()?,
+            links: crate::bwrap::DEVICE_LINKS
+                .iter()
+                .map(|(name, target)| Ok((c(Path::new(target))?, c(&dir.join(name))?)))
+                .collect::<Result<_, Error>>()?,
+            pts: c(&dir.join("pts"))?,
         })
     }
 }
@@ -298,7 +313,7 @@ unsafe fn child(d: &Data) -> ! {
                 dev.dir.as_ptr(),
                 c"tmpfs".as_ptr(),
                 libc::MS_NOSUID | libc::MS_NOEXEC,
-                c"mode=0755,size=4k,nr_inodes=16".as_ptr().cast(),
+                c"mode=0755,size=4k,nr_inodes=32".as_ptr().cast(),
             ) != 0
             {
                 fail(14);
@@ -311,7 +326,29 @@ unsafe fn child(d: &Data) -> ! {
                     fail(14);
                 }
             }
+            for path in &dev.dirs {
+                if libc::mkdir(path.as_ptr(), 0o755) != 0 {
+                    fail(14);
+                }
+            }
+            for (target, path) in &dev.links {
+                if libc::symlink(target.as_ptr(), path.as_ptr()) != 0 {
+                    fail(14);
+                }
+            }
             libc::umask(umask);
+            // A devpts instance of the sandbox's own, with the options bwrap's `--dev` gives
+            // its own: the command's pseudo-terminals are not the host's.
+            if libc::mount(
+                c"devpts".as_ptr(),
+                dev.pts.as_ptr(),
+                c"devpts".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NOEXEC,
+                c"newinstance,ptmxmode=0666,mode=620".as_ptr().cast(),
+            ) != 0
+            {
+                fail(14);
+            }
         }
     }
     // SAFETY: setsid takes no arguments.
