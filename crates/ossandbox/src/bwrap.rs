@@ -236,6 +236,30 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
         let opt = if write { "--bind" } else { "--ro-bind" };
         push(why, &[opt.as_ref(), src.as_os_str(), dest.as_os_str()]);
     }
+    // As root the sandbox's /dev is the tmpfs on the run's `.cordon-dev`, and the run's
+    // directory is bound with what is mounted in it: covered where the sandbox sees that
+    // directory, or the command could change its /dev there (replace /dev/null with a file,
+    // which a reused sandbox's later runs would write into).
+    if let Some(dir) = &devices {
+        let mut seen: Vec<PathBuf> = Vec::new();
+        if !rules.iter().any(|r| r.path == Path::new("/tmp")) {
+            seen.push(Path::new("/tmp").join(DEVICE_DIR));
+        }
+        if rules.iter().any(|r| dir.starts_with(&r.path)) {
+            seen.push(dir.clone());
+        }
+        for at in &seen {
+            push(
+                "running as root: the sandbox's /dev as the run's directory shows it, covered by an empty read-only tmpfs",
+                &[
+                    "--tmpfs".as_ref(),
+                    at.as_os_str(),
+                    "--remount-ro".as_ref(),
+                    at.as_os_str(),
+                ],
+            );
+        }
+    }
     // The profile holds canonical paths; recreate the host's symlinked system entries
     // (`/lib64` → `usr/lib64` on merged-/usr systems, which the ELF interpreter path uses).
     if profile
@@ -1138,6 +1162,12 @@ mod tests {
         assert!(joined.find(&bind).is_some_and(|i| i > proc), "{joined}");
         assert!(!joined.contains("--dev /dev"), "{joined}");
         assert_eq!(joined.matches("--dev-bind").count(), 1, "{joined}");
+        // Where the sandbox sees the run's directory, that /dev is covered.
+        let cover = format!("--tmpfs /tmp/{DEVICE_DIR} --remount-ro /tmp/{DEVICE_DIR}");
+        assert!(
+            joined.find(&cover) > joined.find(&format!("--bind {} /tmp", tmp.display())),
+            "{joined}"
+        );
         // Only the directory is made here; its content right before bwrap starts.
         assert_eq!(inv.devices.as_deref(), Some(dir.as_path()));
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);

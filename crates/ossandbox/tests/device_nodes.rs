@@ -23,6 +23,7 @@ head -c 4 /dev/zero | od -An -tx1 | tr -d ' \n' >> report; echo >> report
 umask >> report
 echo "$(stat -f -c %T /dev/pts) $(readlink /dev/fd /dev/stdin /dev/stdout /dev/stderr /dev/core /dev/ptmx | tr '\n' ' ')$([ -d /dev/shm ] && echo shm)" >> report
 python3 -c 'import os; m, s = os.openpty(); print(os.ttyname(s))' >> report
+{ touch /tmp/.cordon-dev/x 2>/dev/null && echo writable || echo covered; } >> report
 n=0; while read -r _ _ _ _ at _; do case $at in /dev|/dev/*) n=$((n+1));; esac; done < /proc/self/mountinfo; echo $n >> report"#;
 
 /// The nodes and their devices (`crate::bwrap::DEVICE_NODES`).
@@ -69,7 +70,11 @@ fn the_sandboxs_device_nodes() {
         "{report}"
     );
     let lines: Vec<&str> = report.lines().collect();
-    assert_eq!(lines.len(), 11, "{report}");
+    assert_eq!(lines.len(), 12, "{report}");
+    assert_eq!(
+        lines[10], "covered",
+        "the run's directory, /tmp inside, does not show the sandbox's /dev writable\n{report}"
+    );
     assert_eq!(
         lines[8], "devpts /proc/self/fd /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2 /proc/kcore pts/ptmx shm",
         "/dev as bwrap's --dev makes it\n{report}"
@@ -115,7 +120,7 @@ fn the_sandboxs_device_nodes() {
     }
     // Mounts below /dev: as root, /dev itself and its devpts (one bind of cordon's tmpfs); as
     // an unprivileged user bwrap's --dev: its tmpfs, six node binds, devpts.
-    let dev_mounts: usize = lines[10].parse().expect("a count");
+    let dev_mounts: usize = lines[11].parse().expect("a count");
     assert_eq!(dev_mounts, if root { 2 } else { 8 }, "{report}");
     // The tmpfs lived in pid 1's mount namespace only: nothing of it is mounted here.
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");

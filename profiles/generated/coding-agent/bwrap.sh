@@ -52,6 +52,8 @@ args=(
   --bind ${POLICY_DIR}/.git/objects ${POLICY_DIR}/.git/objects
   # sandbox.protected: the directory above a protected path, kept from being renamed away
   --bind ${POLICY_DIR}/.git/objects/info ${POLICY_DIR}/.git/objects/info
+  # running as root: the sandbox's /dev as the run's directory shows it, covered by an empty read-only tmpfs
+  --tmpfs /tmp/.cordon-dev --remount-ro /tmp/.cordon-dev
   # sandbox.system_read (a symlink on this host)
   --symlink usr/bin /bin
   # sandbox.system_read (a symlink on this host)

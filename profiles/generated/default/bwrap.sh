@@ -46,6 +46,8 @@ args=(
   --bind ${POLICY_DIR} ${POLICY_DIR}
   # sandbox.system_read (configuration)
   --ro-bind /sys/devices/system/cpu /sys/devices/system/cpu
+  # running as root: the sandbox's /dev as the run's directory shows it, covered by an empty read-only tmpfs
+  --tmpfs /tmp/.cordon-dev --remount-ro /tmp/.cordon-dev
   # sandbox.system_read (a symlink on this host)
   --symlink usr/bin /bin
   # sandbox.system_read (a symlink on this host)
