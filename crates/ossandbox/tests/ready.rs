@@ -5,9 +5,12 @@
 //! (`bwrap::with_ready`); bwrap's `--json-status-fd` is not used (its report reads
 //! `/proc/CHILD/ns/*`, for which cordon's pid 1 had to take a mount namespace and mount a fresh
 //! /proc on every run). So: a command that exits 1 (bwrap's own failure code) keeps its status;
-//! bwrap failing to build the view is a setup error (125), the command never ran; and pid 1
-//! mounts no /proc — as an unprivileged user it shares cordon's mount namespace, as root it has
-//! one only for the sandbox's device nodes.
+//! bwrap failing to build the view is a setup error (125), the command never ran; and, on the
+//! machine's own /proc (where pid 3, the pid bwrap's child has in pid 1's namespace, is a kernel
+//! thread: bwrap opens `/proc/3/ns` whatever its options), pid 1 mounts no /proc — as an
+//! unprivileged user it shares cordon's mount namespace, as root it has one only for the
+//! sandbox's /dev. Elsewhere (a container's /proc) pid 1 mounts one; cli
+//! `nested_sandbox.rs` runs bwrap inside Codex's and a hand-made outer sandbox.
 
 #![cfg(target_os = "linux")]
 
@@ -101,8 +104,23 @@ fn the_commands_status_is_told_from_bwraps_failure() {
     assert!(!marker.exists(), "the command never ran");
 }
 
+/// Whether pid 3 of this /proc is a kernel thread (flag PF_KTHREAD), as in the machine's own.
+fn pid_3_is_a_kernel_thread() -> bool {
+    std::fs::read_to_string("/proc/3/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1.to_string();
+            rest.split_whitespace().nth(6)?.parse::<u64>().ok()
+        })
+        .is_some_and(|f| f & 0x0020_0000 != 0)
+}
+
 #[test]
 fn cordons_pid_1_mounts_no_proc() {
+    assert!(
+        pid_3_is_a_kernel_thread(),
+        "this test needs the machine's own /proc (pid 3 a kernel thread); run it outside a container"
+    );
     let dir = tempfile::tempdir().expect("tempdir");
     let ws = dir.path().join("ws");
     std::fs::create_dir(&ws).expect("mkdir ws");
