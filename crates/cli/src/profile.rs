@@ -14,7 +14,7 @@ pub fn run(args: ProfileArgs) -> Exit {
     let format = match args.format {
         None => Format::Effective,
         Some(ProfileFormat::Seatbelt) => Format::Seatbelt,
-        Some(ProfileFormat::Bwrap) => Format::Bwrap { cwd, abi: args.abi },
+        Some(ProfileFormat::Bwrap) => Format::Bwrap { cwd },
         Some(ProfileFormat::Landlock) => Format::Landlock { abi: args.abi },
         Some(ProfileFormat::Seccomp) => Format::Seccomp { arch: args.arch },
     };

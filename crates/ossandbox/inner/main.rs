@@ -16,7 +16,7 @@
 //! Usage (cordon writes it; nobody else should):
 //!
 //! ```text
-//! cordon-inner RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]{COUNT} [proxy PORT FD [forward PORT]...] [go FD] -- PROG ARGS...
+//! cordon-inner RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]{COUNT} [proxy PORT FD [forward PORT]...] [go FD] [ready FD] -- PROG ARGS...
 //! cordon-inner zygote SOCK
 //! ```
 //!
@@ -32,7 +32,8 @@
 //! only once cordon writes "go" on FD (a pipe): cordon makes its decision's record durable
 //! while bwrap and this stage build the sandbox, and end-of-file (cordon said no, or died)
 //! exits 125 with the command never started. Then no_new_privs,
-//! `landlock_restrict_self`, every descriptor above stdio close-on-exec, and exec of PROG
+//! `landlock_restrict_self`, every descriptor above stdio close-on-exec, with `ready FD` the
+//! byte `R` written on FD (a pipe: cordon's sign that the sandbox was built), and exec of PROG
 //! (searched on `PATH` when it has no `/`). Any failure before exec exits 125 with one
 //! `cordon: ` line; exec failures exit 127 (not found) or 126, like cordon itself.
 //!
@@ -711,6 +712,13 @@ unsafe extern "C" fn start(sp: *const usize) -> ! {
         // SAFETY: no preconditions beyond its system calls' own.
         unsafe { wait_go(fd, b"inner stage: cordon did not release the command") };
     }
+    // `ready FD`: told to cordon once the sandbox is built, right before the exec (below).
+    let mut ready = None;
+    // SAFETY: as above.
+    if arg(i).map(|p| unsafe { c_str(p) }) == Some(b"ready") {
+        ready = Some(number(arg(i + 1), b"the ready descriptor"));
+        i += 2;
+    }
     // SAFETY: as above.
     if arg(i).map(|p| unsafe { c_str(p) }) != Some(b"--") {
         fail(125, &[b"inner stage: expected `--` before the command"]);
@@ -736,6 +744,24 @@ unsafe extern "C" fn start(sp: *const usize) -> ! {
     let r = unsafe { syscall(CLOSE_RANGE, 3, u32::MAX as usize, CLOSE_RANGE_CLOEXEC, 0) };
     if r < 0 {
         setup_fail(b"close_range", b"", -r);
+    }
+    // The sandbox is built (bwrap's mounts, seccomp, Landlock): cordon takes this byte as the
+    // sign that what bwrap reports after it is the command's status, not bwrap's own failure
+    // (it replaces bwrap's `--json-status-fd`, which reads /proc/CHILD/ns and so needs a /proc
+    // of the PID namespace bwrap runs in). Not written, the command does not run: exit 125.
+    if let Some(fd) = ready {
+        let r = loop {
+            // SAFETY: write reads one byte from a static on this program's image.
+            let r = unsafe { syscall(nr::WRITE, fd, b"R".as_ptr() as usize, 1, 0) };
+            if r != -EINTR {
+                break r;
+            }
+        };
+        if r != 1 {
+            setup_fail(b"telling cordon the sandbox is ready", b"", -r);
+        }
+        // SAFETY: `fd` is not used again; it is close-on-exec (close_range above) anyway.
+        unsafe { syscall(nr::CLOSE, fd, 0, 0, 0) };
     }
     // SAFETY: `i < argc` (checked above), so argv+i is a non-empty null-terminated array of
     // argument strings; `envp` is the entry stack's environment.

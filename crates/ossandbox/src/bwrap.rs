@@ -9,13 +9,18 @@
 //!
 //! The run has two stages. cordon builds the Landlock ruleset in the parent and starts bwrap
 //! (found on a trusted path, never `$PATH`) with its options in a memfd (`--args`), cordon's
-//! seccomp program in another (`--add-seccomp-fd`) and a status pipe (`--json-status-fd`,
-//! which tells bwrap's own failures from the command's exit status). Landlock forbids mounts
+//! seccomp program in another (`--add-seccomp-fd`). Landlock forbids mounts
 //! to a restricted process, so the ruleset cannot be applied before bwrap builds the view:
 //! bwrap runs the inner stage ([`INNER_STAGE`], a small static program embedded in cordon and
 //! passed in a sealed memfd), which adds the rules for what bwrap mounts fresh (`/proc`,
 //! `/dev`), applies the ruleset and execs the command. The other rules are built from host
 //! paths: bwrap's binds show the same inodes, and Landlock rules belong to inodes.
+//!
+//! Right before that exec the inner stage writes one byte on a pipe of cordon's (`ready FD`,
+//! [`with_ready`]): that byte, not bwrap's `--json-status-fd`, tells bwrap's own failures
+//! (no byte) from the command's exit status. bwrap's report reads `/proc/CHILD/ns/*`, which
+//! needs a /proc of the PID namespace bwrap runs in, so cordon's pid 1 (`run/pid1.rs`) had to
+//! take a mount namespace and mount a fresh /proc on every run only for it.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -37,16 +42,11 @@ pub struct Context<'a> {
     pub root: bool,
     /// File descriptors (as the child will see them) for bwrap's seccomp programs.
     pub seccomp_fds: &'a [i32],
-    pub status_fd: i32,
     /// Only describe the invocation (`cordon profile`): create no placeholders on the host.
     pub dry_run: bool,
     /// Stay in the outer sandbox's network namespace (it refuses the netlink socket bwrap
     /// needs for loopback, and already refuses inet sockets; see `crate::nested_network`).
     pub outer_network: bool,
-    /// How the network is isolated: under [`crate::NetworkIsolation::Filters`] ("deny" on
-    /// Landlock ABI 6 and later) the inner stage's Landlock and bwrap's seccomp program keep
-    /// the command off the network, and bwrap makes no network namespace (`--share-net`).
-    pub network: crate::NetworkIsolation,
     /// Keep the outer sandbox's device nodes (root in a user namespace cannot make its own;
     /// see `crate::Choice::outer_devices`).
     pub outer_devices: bool,
@@ -114,15 +114,8 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
     }
     if profile.network == cordon_policy::Network::Allow && !cx.outer_network {
         push("sandbox.network = \"allow\"", &["--share-net".as_ref()]);
-    } else if matches!(cx.network, crate::NetworkIsolation::Filters { .. }) && !cx.outer_network {
-        // No namespace to make (and no loopback to bring up over netlink): the same
-        // seccomp program and Landlock ruleset the Landlock backend relies on are applied
-        // inside (see `network.rs`).
-        push(
-            "sandbox.network = \"deny\" without a network namespace: seccomp refuses every socket(), Landlock (ABI 6 or later) TCP and abstract unix sockets",
-            &["--share-net".as_ref()],
-        );
     }
+    // "deny" keeps bwrap's empty network namespace on every kernel (see `network.rs`).
     push(
         "the sandbox dies with cordon; a new session has no controlling terminal",
         &["--die-with-parent".as_ref(), "--new-session".as_ref()],
@@ -133,15 +126,23 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
             &["--cap-drop".as_ref(), "ALL".as_ref()],
         );
     }
-    push(
-        "a /proc for the new PID namespace and a minimal /dev (sandbox.system_read devices)",
-        &[
-            "--proc".as_ref(),
-            "/proc".as_ref(),
-            "--dev".as_ref(),
-            "/dev".as_ref(),
-        ],
-    );
+    if cx.root && !cx.outer_devices {
+        // The whole /dev is cordon's own ([`private_device_nodes`]): no `--dev`.
+        push(
+            "a /proc for the new PID namespace",
+            &["--proc".as_ref(), "/proc".as_ref()],
+        );
+    } else {
+        push(
+            "a /proc for the new PID namespace and a minimal /dev (sandbox.system_read devices)",
+            &[
+                "--proc".as_ref(),
+                "/proc".as_ref(),
+                "--dev".as_ref(),
+                "/dev".as_ref(),
+            ],
+        );
+    }
     kernel_interfaces_read_only(&mut push);
     let devices = private_device_nodes(cx, &mut push)?;
 
@@ -235,6 +236,30 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
     for (src, dest, write, why) in mounts {
         let opt = if write { "--bind" } else { "--ro-bind" };
         push(why, &[opt.as_ref(), src.as_os_str(), dest.as_os_str()]);
+    }
+    // As root the sandbox's /dev is the tmpfs on the run's `.cordon-dev`, and the run's
+    // directory is bound with what is mounted in it: covered where the sandbox sees that
+    // directory, or the command could change its /dev there (replace /dev/null with a file,
+    // which a reused sandbox's later runs would write into).
+    if let Some(dir) = &devices {
+        let mut seen: Vec<PathBuf> = Vec::new();
+        if !rules.iter().any(|r| r.path == Path::new("/tmp")) {
+            seen.push(Path::new("/tmp").join(DEVICE_DIR));
+        }
+        if rules.iter().any(|r| dir.starts_with(&r.path)) {
+            seen.push(dir.clone());
+        }
+        for at in &seen {
+            push(
+                "running as root: the sandbox's /dev as the run's directory shows it, covered by an empty read-only tmpfs",
+                &[
+                    "--tmpfs".as_ref(),
+                    at.as_os_str(),
+                    "--remount-ro".as_ref(),
+                    at.as_os_str(),
+                ],
+            );
+        }
     }
     // The profile holds canonical paths; recreate the host's symlinked system entries
     // (`/lib64` → `usr/lib64` on merged-/usr systems, which the ELF interpreter path uses).
@@ -331,19 +356,9 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
             &["--add-seccomp-fd".as_ref(), OsStr::new(&fd.to_string())],
         );
     }
-    push(
-        "bwrap reports here whether the command started",
-        &[
-            "--json-status-fd".as_ref(),
-            OsStr::new(&cx.status_fd.to_string()),
-        ],
-    );
 
     for o in &mut options {
-        o.plumbing = matches!(
-            o.words[0].to_str(),
-            Some("--add-seccomp-fd" | "--json-status-fd")
-        );
+        o.plumbing = o.words[0] == "--add-seccomp-fd";
     }
     Ok(Invocation {
         args: options
@@ -423,17 +438,39 @@ pub const DEVICE_NODES: &[(&str, u32, u32)] = &[
 /// Where, inside the run's private directory, cordon makes the sandbox's own device nodes.
 pub const DEVICE_DIR: &str = ".cordon-dev";
 
+/// The symbolic links of the sandbox's own `/dev` (as root), as bwrap's `--dev` makes them:
+/// (name, target).
+pub const DEVICE_LINKS: &[(&str, &str)] = &[
+    ("fd", "/proc/self/fd"),
+    ("stdin", "/proc/self/fd/0"),
+    ("stdout", "/proc/self/fd/1"),
+    ("stderr", "/proc/self/fd/2"),
+    ("core", "/proc/kcore"),
+    ("ptmx", "pts/ptmx"),
+];
+
+/// The directories of the sandbox's own `/dev` (as root), as bwrap's `--dev` makes them; a
+/// devpts instance of its own is mounted on `pts` (by cordon's pid 1).
+pub const DEVICE_DIRS: &[&str] = &["pts", "shm"];
+
 /// As root, the sandbox gets device nodes of its own. bwrap's `--dev` binds the host's
 /// `/dev/null`, `zero`, …, read-write (a read-only bind would also make them `nodev`), and
 /// root owns them, so `chmod`, `chown` or `touch` inside would change the host's nodes. cordon
-/// makes fresh nodes (same devices) for each run and binds those over bwrap's: whatever the
-/// command does to their metadata stays with them. An unprivileged user cannot change the
-/// host's nodes (root owns them), so keeps bwrap's.
+/// makes fresh nodes (same devices) for each run: whatever the command does to their metadata
+/// stays with them. An unprivileged user cannot change the host's nodes (root owns them), so
+/// keeps bwrap's `--dev`.
 ///
-/// Here only their directory is made (in the run's private directory) and returned; the nodes
-/// are made just before bwrap starts, on a tmpfs in cordon's pid 1's mount namespace (an inode
+/// The whole `/dev` is one directory of cordon's, bound once (`--dev-bind DIR /dev`): the
+/// nodes, [`DEVICE_LINKS`], [`DEVICE_DIRS`] and a devpts instance of its own on `pts`, as
+/// bwrap's `--dev` has them. Not `--dev` plus a bind per node over its nodes: bubblewrap reads
+/// the whole mount table after every bind, so its six binds and cordon's six cost ~2.5–3 ms
+/// of CPU per run here (docs/benchmarks.md), one bind a fraction of that.
+///
+/// Here only the directory is made (in the run's private directory) and returned; its content
+/// is made just before bwrap starts, on a tmpfs in cordon's pid 1's mount namespace (an inode
 /// on tmpfs costs almost nothing; on the disk's /tmp each one cost 0.2–1 ms of CPU here), or by
-/// [`make_device_nodes`] on disk where there is no such pid 1.
+/// [`make_device_nodes`] on disk where there is no such pid 1 (then without a devpts of its
+/// own: no pseudo-terminals inside, named as part of that gap).
 fn private_device_nodes(
     cx: &Context,
     push: &mut impl FnMut(&str, &[&OsStr]),
@@ -449,14 +486,10 @@ fn private_device_nodes(
             .create(&dir)
             .map_err(|e| Error::other(format!("cannot create {}: {e}", dir.display())))?;
     }
-    for (name, _, _) in DEVICE_NODES {
-        let node = dir.join(name);
-        let dest = Path::new("/dev").join(name);
-        push(
-            "running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's",
-            &["--dev-bind".as_ref(), node.as_os_str(), dest.as_os_str()],
-        );
-    }
+    push(
+        "running as root: the sandbox's own /dev (its nodes, links and devpts; sandbox.system_read devices), so chmod/chown/utime cannot reach the host's nodes",
+        &["--dev-bind".as_ref(), dir.as_os_str(), "/dev".as_ref()],
+    );
     Ok(Some(dir))
 }
 
@@ -486,6 +519,22 @@ pub fn make_device_nodes(dir: &Path) -> Result<(), Error> {
         // The umask must not narrow what every program expects of these nodes.
         let _ =
             std::fs::set_permissions(&node, std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    }
+    let made = |what: &str, e: std::io::Error| {
+        Error::other(format!(
+            "cannot make the sandbox's own /dev/{what} in {}: {e}",
+            dir.display()
+        ))
+    };
+    for name in DEVICE_DIRS {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .mode(0o755)
+            .create(dir.join(name))
+            .map_err(|e| made(name, e))?;
+    }
+    for (name, target) in DEVICE_LINKS {
+        std::os::unix::fs::symlink(target, dir.join(name)).map_err(|e| made(name, e))?;
     }
     Ok(())
 }
@@ -628,6 +677,22 @@ pub fn with_go(mut args: Vec<OsString>, fd: i32) -> Vec<OsString> {
     args
 }
 
+/// `args` (as for [`with_go`]) with the inner stage's `ready FD` before the command: right
+/// before the exec, once the sandbox is built, it writes `R` on the pipe `fd`. No byte when
+/// bwrap has exited means bwrap (or the inner stage) failed, and its status is not the
+/// command's (see `run::Confinement::setup_status`).
+pub fn with_ready(mut args: Vec<OsString>, fd: i32) -> Vec<OsString> {
+    // After `go FD` when there is one: the inner stage reads them in that order.
+    let at = args
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| *a == "--")
+        .nth(1)
+        .map_or(args.len(), |(i, _)| i);
+    args.splice(at..at, ["ready".into(), fd.to_string().into()]);
+    args
+}
+
 /// System entries that are symlinks on this host, with their targets as written.
 fn system_links() -> Vec<(PathBuf, PathBuf)> {
     use crate::profile::{SYSTEM_DEVICES, SYSTEM_EXEC, SYSTEM_READ};
@@ -693,9 +758,7 @@ mod tests {
             // see `root_gets_its_own_device_nodes_and_no_capabilities`.
             root: false,
             seccomp_fds: &[4],
-            status_fd: 5,
             dry_run: false,
-            network: crate::NetworkIsolation::Namespace { landlock_abi: 5 },
             outer_network: false,
             outer_devices: false,
         }
@@ -752,7 +815,7 @@ mod tests {
         assert!(joined.contains("--bind /tmp/cordon-x /tmp"));
         assert!(
             joined.ends_with(&format!(
-                "/.git/hooks --chdir {} --add-seccomp-fd 4 --json-status-fd 5",
+                "/.git/hooks --chdir {} --add-seccomp-fd 4",
                 ws.display()
             )),
             "{joined}"
@@ -1093,16 +1156,34 @@ mod tests {
         let inv = invocation(&profile, &c).unwrap();
         let joined = strings(&inv.args).join(" ");
         assert!(joined.contains("--cap-drop ALL"), "{joined}");
-        let dev = joined.find("--dev /dev").unwrap();
-        // Only their directory is made here; the nodes are made right before bwrap starts.
+        // The whole /dev is one bind of cordon's directory, after /proc; no `--dev`.
         let dir = tmp.join(DEVICE_DIR);
+        let proc = joined.find("--proc /proc").unwrap();
+        let bind = format!("--dev-bind {} /dev", dir.display());
+        assert!(joined.find(&bind).is_some_and(|i| i > proc), "{joined}");
+        assert!(!joined.contains("--dev /dev"), "{joined}");
+        assert_eq!(joined.matches("--dev-bind").count(), 1, "{joined}");
+        // Where the sandbox sees the run's directory, that /dev is covered.
+        let cover = format!("--tmpfs /tmp/{DEVICE_DIR} --remount-ro /tmp/{DEVICE_DIR}");
+        assert!(
+            joined.find(&cover) > joined.find(&format!("--bind {} /tmp", tmp.display())),
+            "{joined}"
+        );
+        // Only the directory is made here; its content right before bwrap starts.
         assert_eq!(inv.devices.as_deref(), Some(dir.as_path()));
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
         make_device_nodes(&dir).unwrap();
+        for (name, target) in DEVICE_LINKS {
+            assert_eq!(
+                std::fs::read_link(dir.join(name)).unwrap(),
+                Path::new(target)
+            );
+        }
+        for name in DEVICE_DIRS {
+            assert!(dir.join(name).is_dir(), "{name}");
+        }
         for (name, major, minor) in DEVICE_NODES {
             let node = tmp.join(DEVICE_DIR).join(name);
-            let bind = format!("--dev-bind {} /dev/{name}", node.display());
-            assert!(joined.find(&bind).is_some_and(|i| i > dev), "{joined}");
             let m = std::fs::metadata(&node).unwrap();
             use std::os::unix::fs::{FileTypeExt, MetadataExt};
             assert!(m.file_type().is_char_device(), "{name}");

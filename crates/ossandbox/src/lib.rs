@@ -876,16 +876,13 @@ fn execute_backend(
             abi,
         } => {
             let (mut pass, seccomp_fds) = seccomp_memfds(&built.seccomp(profile.network)?)?;
-            let (status_r, status_w) = pipe()?;
             let root = rustix::process::geteuid().is_root();
             let cx = bwrap::Context {
                 cwd: &spec.cwd,
                 tmp,
                 root,
                 seccomp_fds: &seccomp_fds,
-                status_fd: std::os::fd::AsRawFd::as_raw_fd(&status_w),
                 dry_run: false,
-                network: choice.network(profile.network),
                 outer_network: choice.outer_network,
                 outer_devices: choice.outer_devices,
             };
@@ -908,7 +905,6 @@ fn execute_backend(
             )?;
             let args_no = std::os::fd::AsRawFd::as_raw_fd(&args_fd);
             pass.push(args_fd);
-            pass.push(status_w);
             // Landlock for everything bwrap binds is built here, from host paths; the inner
             // stage adds /proc and /dev as the sandbox sees them, applies it, and execs.
             let (host, inside) = bwrap::split_rules(profile);
@@ -959,6 +955,11 @@ fn execute_backend(
                 }
                 None => None,
             };
+            // The inner stage's "built" byte, right before the command's exec: without it,
+            // bwrap's exit status is bwrap's own failure, not the command's.
+            let (ready_r, ready_w) = pipe()?;
+            argv = bwrap::with_ready(argv, std::os::fd::AsRawFd::as_raw_fd(&ready_w));
+            pass.push(ready_w);
             spec.program = bwrap_path.clone().into_os_string();
             spec.args = argv;
             for (k, v) in spec.env.iter_mut() {
@@ -973,7 +974,7 @@ fn execute_backend(
             let c = run::Confinement {
                 rlimits: rlimits(profile),
                 pass_fds: pass,
-                setup_status: Some(status_r),
+                setup_status: Some(ready_r),
                 proxy,
                 own_pid_namespace: true,
                 release: spec.release.take(),

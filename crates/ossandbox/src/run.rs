@@ -73,8 +73,9 @@ pub struct Confinement {
     /// Landlock ruleset and the inner stage's memfd); every other inherited descriptor beyond
     /// stdio is closed at exec.
     pub pass_fds: Vec<OwnedFd>,
-    /// The read end of bwrap's `--json-status-fd`: no `exit-code` record means bwrap itself
-    /// failed before starting the command.
+    /// The read end of the inner stage's `ready` pipe (`crate::bwrap::with_ready`): no byte
+    /// on it means bwrap (or the inner stage) failed before the command's exec, so bwrap's
+    /// exit status is not the command's.
     pub setup_status: Option<OwnedFd>,
     /// `sandbox.network = "proxy"` under bwrap: cordon's end of the pair the inner stage
     /// sends the proxy's listener over, and where it goes (see [`crate::proxy`]).
@@ -417,9 +418,16 @@ pub fn run_noting(
         match pid1::spawn(spec, &pass, &rlimits, confinement.device_nodes.as_deref()) {
             Ok(s) => started = Some(s),
             Err(pid1::Attempt::Failed(e)) => return Err(e),
-            Err(pid1::Attempt::Unavailable(e)) => gaps.push(format!(
-                "no PID namespace of cordon's own around bwrap ({e}): should cordon itself be SIGKILLed while bwrap starts, bwrap's sandbox can outlive it"
-            )),
+            Err(pid1::Attempt::Unavailable(e)) => {
+                gaps.push(format!(
+                    "no PID namespace of cordon's own around bwrap ({e}): should cordon itself be SIGKILLed while bwrap starts, bwrap's sandbox can outlive it"
+                ));
+                if confinement.device_nodes.is_some() {
+                    gaps.push(
+                        "the sandbox's own /dev is made on disk, without a devpts instance of its own (that needs cordon's pid 1's mount namespace): no pseudo-terminals inside".into(),
+                    );
+                }
+            }
         }
     }
     if let (None, Some(dir)) = (&started, &confinement.device_nodes) {
@@ -622,6 +630,21 @@ pub fn run_noting(
         }
     };
 
+    // Without cordon's pid 1 (its namespace refused), bwrap is cordon's child and its init
+    // (the sandbox's pid 1) is re-parented to cordon, a subreaper, when bwrap exits. Its pid is
+    // taken from bwrap's children when the inner stage says the sandbox is ready: bwrap is
+    // waiting for that init then, and it is bwrap's only child. (With cordon's pid 1 the init
+    // goes with pid 1's namespace.)
+    let mut ready = false;
+    let mut bwrap_init: Option<libc::pid_t> = None;
+    let mut ready_fd = match (&confinement.setup_status, own_ns && pid1_status.is_none()) {
+        (Some(fd), true) => fd.as_raw_fd(),
+        _ => -1,
+    };
+    if let Some(fd) = &confinement.setup_status {
+        let _ = rustix::fs::fcntl_setfl(fd, rustix::fs::OFlags::NONBLOCK);
+    }
+
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let mut timed_out = false;
     // A forwarded SIGINT/SIGTERM/SIGHUP/SIGQUIT: the tree gets a grace period, then SIGKILL.
@@ -667,11 +690,18 @@ pub fn run_noting(
                 events: libc::POLLIN,
                 revents: 0,
             },
+            libc::pollfd {
+                // -1 unless bwrap's init must be found (see `bwrap_init`).
+                fd: ready_fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
-        // SAFETY: poll reads and writes the 3 pollfds of `fds` on this frame; `pidfd` and
-        // `sigfd` are open (owned here), and the cancel entry is the caller's open descriptor
-        // or -1, which poll skips. (Not rustix's poll: its PollFd cannot hold the -1.)
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 3, wait_ms) };
+        // SAFETY: poll reads and writes the 4 pollfds of `fds` on this frame; `pidfd` and
+        // `sigfd` are open (owned here), the cancel entry is the caller's open descriptor or
+        // -1, the ready entry `setup_status`'s (owned by `confinement`, alive) or -1; poll
+        // skips -1. (Not rustix's poll: its PollFd cannot hold the -1.)
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 4, wait_ms) };
         if n < 0 {
             if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
                 continue;
@@ -708,6 +738,15 @@ pub fn run_noting(
                 }
             }
         }
+        if fds[3].revents != 0 {
+            ready_fd = -1;
+            if let Some(fd) = &confinement.setup_status {
+                ready = read_ready(fd);
+                if ready {
+                    bwrap_init = children_of(pid).first().copied();
+                }
+            }
+        }
         if fds[2].revents & (libc::POLLIN | libc::POLLHUP) != 0 {
             cancelled = true;
             break;
@@ -728,18 +767,9 @@ pub fn run_noting(
         if !own_ns {
             reap_all();
         }
-        // An init bwrap made after the look at its children: named in bwrap's report, if bwrap
-        // got to write it (read without waiting: an init that never got its parent-death
-        // signal could hold the pipe open).
-        if let (true, Some(fd)) = (own_ns, &confinement.setup_status) {
-            let _ = rustix::fs::fcntl_setfl(fd, rustix::fs::OFlags::NONBLOCK);
-            let mut buf = [0u8; 512];
-            let n = rustix::io::read(fd, &mut buf).unwrap_or(0);
-            if let Some(init) = child_pid(&String::from_utf8_lossy(&buf[..n])) {
-                if !orphans.contains(&init) {
-                    orphans.push(init);
-                }
-            }
+        // An init bwrap made after the look at its children: found when the sandbox was ready.
+        if let Some(init) = bwrap_init.filter(|i| !orphans.contains(i)) {
+            orphans.push(init);
         }
         reap_orphans(&orphans);
         return Ok(match killed_after {
@@ -771,8 +801,9 @@ pub fn run_noting(
         reap_all();
     }
     if let Some(fd) = confinement.setup_status {
-        let mut report = String::new();
-        let _ = std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut report);
+        // Read without waiting: the byte is written before the command's exec, and the
+        // command has ended; bwrap's init may still hold the pipe's other end.
+        ready = ready || read_ready(&fd);
         // bwrap returns as soon as its PID namespace's init reports the command's status,
         // without waiting for that init, which then exits (or dies of its parent-death
         // signal) and is re-parented to cordon, a subreaper: reaped here, or a long-lived
@@ -781,22 +812,22 @@ pub fn run_noting(
         // Not waited for (its teardown takes a moment the run need not pay): reaped now if
         // it is gone already, else by the next run ([`reap_bwrap_inits`]), so at most one
         // waits at a time.
-        if own_ns {
-            if let Some(init) = child_pid(&report) {
-                let mut pending = BWRAP_INITS.lock().unwrap_or_else(|e| e.into_inner());
-                pending.push(init);
-                reap_pending(&mut pending);
-            }
+        if let Some(init) = bwrap_init {
+            let mut pending = BWRAP_INITS.lock().unwrap_or_else(|e| e.into_inner());
+            pending.push(init);
+            reap_pending(&mut pending);
         }
-        // bwrap reports the command's exit code only once its setup finished; without it,
-        // the status is bwrap's own failure (e.g. a mount it could not make), not the
-        // command's — unless cordon forwarded a signal, which ends bwrap as well, or bwrap was
-        // killed by a signal (Ctrl-C on the command's terminal reaches its process group),
-        // which is reported as that signal.
-        if !report.contains("\"exit-code\"") && grace.is_none() && !libc::WIFSIGNALED(status) {
+        // The inner stage says "ready" only once the sandbox is built, right before the
+        // command's exec; without it, the status is bwrap's own failure (e.g. a mount it could
+        // not make) or the inner stage's, not the command's — unless cordon forwarded a
+        // signal, which ends bwrap as well, or bwrap was killed by a signal (Ctrl-C on the
+        // command's terminal reaches its process group), which is reported as that signal.
+        if !ready && grace.is_none() && !libc::WIFSIGNALED(status) {
             return Err(Error::Setup(
                 "bwrap",
-                io::Error::other("bubblewrap could not build the sandbox (its message is above)"),
+                io::Error::other(
+                    "bubblewrap or cordon's inner stage could not build the sandbox (its message is above)",
+                ),
             ));
         }
     }
@@ -856,16 +887,17 @@ fn reap_pending(pending: &mut Vec<libc::pid_t>) {
     });
 }
 
-/// The pid of bwrap's child (its PID namespace's init) in bwrap's `--json-status-fd` report:
-/// `{ "child-pid": N }` comes first.
+/// Whether the inner stage wrote its "ready" byte on `fd` (non-blocking: no byte yet, or
+/// end-of-file, is `false`).
 #[cfg(target_os = "linux")]
-fn child_pid(report: &str) -> Option<libc::pid_t> {
-    let rest = &report[report.find("\"child-pid\"")? + "\"child-pid\"".len()..];
-    let digits = rest.trim_start_matches([' ', ':', '\t']);
-    let end = digits
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(digits.len());
-    digits[..end].parse().ok().filter(|&p| p > 0)
+fn read_ready(fd: &OwnedFd) -> bool {
+    let mut b = [0u8; 1];
+    loop {
+        match rustix::io::read(fd, &mut b) {
+            Err(rustix::io::Errno::INTR) => continue,
+            r => return matches!(r, Ok(1)) && b[0] == b'R',
+        }
+    }
 }
 
 /// `pid`'s children, from /proc.

@@ -3,6 +3,8 @@
 //! mount namespace, not on the disk, and the command still sees working nodes with mode 0666
 //! and the caller's umask. An unprivileged user keeps bwrap's binds of the host's nodes.
 //! (That the host's nodes keep their metadata is pinned in tests/tests/roots_escape.rs.)
+//! As root the whole /dev is that tmpfs, bound once (no bwrap `--dev`, no bind per node): it
+//! has what bwrap's `--dev` has — the links, /dev/shm, a devpts of its own where a pty opens.
 
 #![cfg(target_os = "linux")]
 
@@ -18,7 +20,11 @@ const REPORT: &str = r#"for n in null zero full random urandom tty; do
   printf '%s %s %s %s %s\n' "$n" "$(stat -c '%a %t:%T %d %i' /dev/$n)" "$(stat -f -c %T /dev/$n)"
 done > report
 head -c 4 /dev/zero | od -An -tx1 | tr -d ' \n' >> report; echo >> report
-umask >> report"#;
+umask >> report
+echo "$(stat -f -c %T /dev/pts) $(readlink /dev/fd /dev/stdin /dev/stdout /dev/stderr /dev/core /dev/ptmx | tr '\n' ' ')$([ -d /dev/shm ] && echo shm)" >> report
+python3 -c 'import os; m, s = os.openpty(); print(os.ttyname(s))' >> report
+{ touch /tmp/.cordon-dev/x 2>/dev/null && echo writable || echo covered; } >> report
+n=0; while read -r _ _ _ _ at _; do case $at in /dev|/dev/*) n=$((n+1));; esac; done < /proc/self/mountinfo; echo $n >> report"#;
 
 /// The nodes and their devices (`crate::bwrap::DEVICE_NODES`).
 const NODES: &[(&str, u32, u32)] = &[
@@ -64,7 +70,19 @@ fn the_sandboxs_device_nodes() {
         "{report}"
     );
     let lines: Vec<&str> = report.lines().collect();
-    assert_eq!(lines.len(), 8, "{report}");
+    assert_eq!(lines.len(), 12, "{report}");
+    assert_eq!(
+        lines[10], "covered",
+        "the run's directory, /tmp inside, does not show the sandbox's /dev writable\n{report}"
+    );
+    assert_eq!(
+        lines[8], "devpts /proc/self/fd /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2 /proc/kcore pts/ptmx shm",
+        "/dev as bwrap's --dev makes it\n{report}"
+    );
+    assert_eq!(
+        lines[9], "/dev/pts/0",
+        "a pty of the sandbox's own devpts\n{report}"
+    );
     assert_eq!(lines[6], "00000000", "/dev/zero reads zeros\n{report}");
     assert_eq!(
         lines[7], "0027",
@@ -100,6 +118,10 @@ fn the_sandboxs_device_nodes() {
             );
         }
     }
+    // Mounts below /dev: as root, /dev itself and its devpts (one bind of cordon's tmpfs); as
+    // an unprivileged user bwrap's --dev: its tmpfs, six node binds, devpts.
+    let dev_mounts: usize = lines[11].parse().expect("a count");
+    assert_eq!(dev_mounts, if root { 2 } else { 8 }, "{report}");
     // The tmpfs lived in pid 1's mount namespace only: nothing of it is mounted here.
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
     assert!(!mounts.contains(".cordon-dev"), "{mounts}");

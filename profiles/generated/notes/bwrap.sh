@@ -3,7 +3,7 @@
 # policy. Usage: this-script COMMAND [ARGS...]. Later mounts win over earlier ones.
 set -euo pipefail
 : "${CORDON_TMP:=$(mktemp -d)}"   # the run's private /tmp
-# as root, the sandbox's own device nodes (see the --dev-bind options below)
+# as root, the sandbox's own /dev (see the --dev-bind option below)
 mkdir -p "$CORDON_TMP/.cordon-dev"
 mknod -m 666 "$CORDON_TMP/.cordon-dev/null" c 1 3
 mknod -m 666 "$CORDON_TMP/.cordon-dev/zero" c 1 5
@@ -11,6 +11,16 @@ mknod -m 666 "$CORDON_TMP/.cordon-dev/full" c 1 7
 mknod -m 666 "$CORDON_TMP/.cordon-dev/random" c 1 8
 mknod -m 666 "$CORDON_TMP/.cordon-dev/urandom" c 1 9
 mknod -m 666 "$CORDON_TMP/.cordon-dev/tty" c 5 0
+mkdir "$CORDON_TMP/.cordon-dev/pts"
+mkdir "$CORDON_TMP/.cordon-dev/shm"
+ln -s /proc/self/fd "$CORDON_TMP/.cordon-dev/fd"
+ln -s /proc/self/fd/0 "$CORDON_TMP/.cordon-dev/stdin"
+ln -s /proc/self/fd/1 "$CORDON_TMP/.cordon-dev/stdout"
+ln -s /proc/self/fd/2 "$CORDON_TMP/.cordon-dev/stderr"
+ln -s /proc/kcore "$CORDON_TMP/.cordon-dev/core"
+ln -s pts/ptmx "$CORDON_TMP/.cordon-dev/ptmx"
+# (cordon also mounts a devpts instance of the sandbox's own on pts, in a mount
+# namespace of its own; without it there are no pseudo-terminals inside)
 args=(
   # new mount, PID, IPC, UTS, cgroup and network namespaces (and user, when unprivileged)
   --unshare-all
@@ -18,24 +28,14 @@ args=(
   --die-with-parent --new-session
   # running as root: no capabilities inside
   --cap-drop ALL
-  # a /proc for the new PID namespace and a minimal /dev (sandbox.system_read devices)
-  --proc /proc --dev /dev
+  # a /proc for the new PID namespace
+  --proc /proc
   # the kernel's writable /proc entries stay read-only (even for root)
   --ro-bind-try /proc/sys /proc/sys
   # the kernel's writable /proc entries stay read-only (even for root)
   --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger
-  # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
-  --dev-bind "$CORDON_TMP"/.cordon-dev/null /dev/null
-  # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
-  --dev-bind "$CORDON_TMP"/.cordon-dev/zero /dev/zero
-  # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
-  --dev-bind "$CORDON_TMP"/.cordon-dev/full /dev/full
-  # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
-  --dev-bind "$CORDON_TMP"/.cordon-dev/random /dev/random
-  # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
-  --dev-bind "$CORDON_TMP"/.cordon-dev/urandom /dev/urandom
-  # running as root: the sandbox's own device node, so chmod/chown/utime cannot reach the host's
-  --dev-bind "$CORDON_TMP"/.cordon-dev/tty /dev/tty
+  # running as root: the sandbox's own /dev (its nodes, links and devpts; sandbox.system_read devices), so chmod/chown/utime cannot reach the host's nodes
+  --dev-bind "$CORDON_TMP"/.cordon-dev /dev
   # sandbox.system_read (configuration)
   --ro-bind /etc /etc
   # private /tmp: the run's own directory
@@ -48,6 +48,8 @@ args=(
   --ro-bind ${POLICY_DIR}/reference ${POLICY_DIR}/reference
   # sandbox.system_read (configuration)
   --ro-bind /sys/devices/system/cpu /sys/devices/system/cpu
+  # running as root: the sandbox's /dev as the run's directory shows it, covered by an empty read-only tmpfs
+  --tmpfs /tmp/.cordon-dev --remount-ro /tmp/.cordon-dev
   # sandbox.system_read (a symlink on this host)
   --symlink usr/bin /bin
   # sandbox.system_read (a symlink on this host)
@@ -64,5 +66,4 @@ args=(
 #   /proc/self/fd/N RULESET_FD COUNT [PATH DIR_RIGHTS FILE_RIGHTS]... -- COMMAND...
 # and passes its own plumbing:
 #   --add-seccomp-fd 10   (cordon's seccomp filter (cordon profile --format seccomp))
-#   --json-status-fd 11   (bwrap reports here whether the command started)
 exec /usr/bin/bwrap "${args[@]}" -- "$@"

@@ -20,20 +20,13 @@ pub fn render(
     cwd: &Path,
     bwrap: &Path,
     root: bool,
-    abi: i32,
 ) -> Result<String, crate::Error> {
-    let backend = crate::Chosen::Bwrap {
-        bwrap: bwrap.to_path_buf(),
-        abi,
-    };
     let cx = Context {
         cwd,
         tmp: Path::new(PRIVATE_TMP),
         root,
         seccomp_fds: &[10],
-        status_fd: 11,
         dry_run: true,
-        network: crate::network::isolation(profile.network, &backend, false),
         outer_network: false,
         outer_devices: false,
     };
@@ -47,9 +40,7 @@ pub fn render(
     out.push_str("set -euo pipefail\n");
     out.push_str(": \"${CORDON_TMP:=$(mktemp -d)}\"   # the run's private /tmp\n");
     if root {
-        out.push_str(
-            "# as root, the sandbox's own device nodes (see the --dev-bind options below)\n",
-        );
+        out.push_str("# as root, the sandbox's own /dev (see the --dev-bind option below)\n");
         out.push_str(&format!(
             "mkdir -p \"$CORDON_TMP/{0}\"\n",
             crate::bwrap::DEVICE_DIR
@@ -60,6 +51,22 @@ pub fn render(
                 crate::bwrap::DEVICE_DIR
             ));
         }
+        for name in crate::bwrap::DEVICE_DIRS {
+            out.push_str(&format!(
+                "mkdir \"$CORDON_TMP/{}/{name}\"\n",
+                crate::bwrap::DEVICE_DIR
+            ));
+        }
+        for (name, target) in crate::bwrap::DEVICE_LINKS {
+            out.push_str(&format!(
+                "ln -s {target} \"$CORDON_TMP/{}/{name}\"\n",
+                crate::bwrap::DEVICE_DIR
+            ));
+        }
+        out.push_str(
+            "# (cordon also mounts a devpts instance of the sandbox's own on pts, in a mount\n",
+        );
+        out.push_str("# namespace of its own; without it there are no pseudo-terminals inside)\n");
     }
     out.push_str("args=(\n");
     let mut plumbing = Vec::new();
@@ -161,7 +168,7 @@ mod tests {
             forwards: Vec::new(),
         }
         .with_private_tmp(Path::new(PRIVATE_TMP));
-        let text = render(&profile, d.path(), Path::new("/usr/bin/bwrap"), false, 7).unwrap();
+        let text = render(&profile, d.path(), Path::new("/usr/bin/bwrap"), false).unwrap();
         assert!(
             text.contains("  # sandbox.paths.w (rw)\n  --bind "),
             "{text}"
@@ -174,12 +181,9 @@ mod tests {
         assert!(!text.contains("\n  --add-seccomp-fd"), "{text}");
         assert!(text.ends_with("exec /usr/bin/bwrap \"${args[@]}\" -- \"$@\"\n"));
         assert!(!text.contains("proxy"), "{text}");
-        // sandbox.network = "deny": bwrap keeps its empty network namespace on every ABI
+        // sandbox.network = "deny": bwrap keeps its empty network namespace on every kernel
         // (only the Landlock backend drops it, network.rs).
-        for abi in [5, 7] {
-            let text = render(&profile, d.path(), Path::new("/usr/bin/bwrap"), false, abi).unwrap();
-            assert!(!text.contains("--share-net"), "{text}");
-        }
+        assert!(!text.contains("--share-net"), "{text}");
         // sandbox.network = "proxy": the same namespaces (no --share-net), and a note tying
         // the inner stage's listener to the policy.
         let text = render(
@@ -190,7 +194,6 @@ mod tests {
             d.path(),
             Path::new("/usr/bin/bwrap"),
             false,
-            7,
         )
         .unwrap();
         assert!(!text.contains("\n  --share-net"), "{text}");

@@ -79,7 +79,7 @@ pub(crate) fn render(profile: &Profile) -> String {
     out.push_str("network:\n");
     let network = match profile.network {
         Network::Deny => format!(
-            "denied: no socket() at all, only socketpair(AF_UNIX) (seccomp); TCP bind and connect refused (Landlock ABI 4), abstract unix sockets outside refused (ABI 6); an empty network namespace only where Landlock is older than ABI {} (sandbox.network = \"deny\")",
+            "denied: no socket() at all, only socketpair(AF_UNIX) (seccomp); TCP bind and connect refused (Landlock ABI 4), abstract unix sockets outside refused (ABI 6); an empty network namespace on the bwrap backend, and on the Landlock backend only where Landlock is older than ABI {} (sandbox.network = \"deny\")",
             crate::network::FILTERS_MIN_ABI
         ),
         Network::Allow => "allowed: every address (sandbox.network = \"allow\")".to_string(),

@@ -69,10 +69,8 @@ pub enum Format {
     Effective,
     /// The SBPL text and its parameters (macOS).
     Seatbelt,
-    /// A runnable bwrap script, with `cwd` as the command's directory, for a kernel with
-    /// Landlock `abi` (default: this kernel's; it decides whether "deny" needs a network
-    /// namespace).
-    Bwrap { cwd: PathBuf, abi: Option<i32> },
+    /// A runnable bwrap script, with `cwd` as the command's directory.
+    Bwrap { cwd: PathBuf },
     /// The Landlock ruleset as JSON at `abi` (default: this kernel's).
     Landlock { abi: Option<i32> },
     /// The OCI runtime-spec seccomp profile for `arch` (`x86_64`, `aarch64`; default: this
@@ -113,12 +111,12 @@ pub(crate) fn artifact(profile: &Profile, format: &Format) -> Result<String, Err
         #[cfg(target_os = "linux")]
         Format::Landlock { abi } => Ok(json_text(&landlock::render(profile, render_abi(*abi)))),
         #[cfg(target_os = "linux")]
-        Format::Bwrap { cwd, abi } => {
+        Format::Bwrap { cwd } => {
             let bwrap = crate::Machine::probe()
                 .bwrap
                 .unwrap_or_else(|| "/usr/bin/bwrap".into());
             let root = rustix::process::geteuid().is_root();
-            bwrap::render(profile, cwd, &bwrap, root, render_abi(*abi))
+            bwrap::render(profile, cwd, &bwrap, root)
         }
     }
 }

@@ -77,7 +77,7 @@ const STEPS: [&str; 15] = [
     "fork",
     "a mount namespace of its own",
     "a /proc of the PID namespace",
-    "the sandbox's own device nodes (a tmpfs in pid 1's mount namespace)",
+    "the sandbox's own /dev (a tmpfs and a devpts in pid 1's mount namespace)",
 ];
 
 /// The step index of the exec itself.
@@ -100,6 +100,35 @@ struct Data<'a> {
     bwrap_stack: *mut u8,
     /// Where to make the sandbox's own device nodes (as root), on a tmpfs of pid 1's.
     devices: Option<&'a DeviceNodes>,
+    /// Mount a /proc of this PID namespace (in a mount namespace of pid 1's) for bwrap
+    /// ([`bwrap_needs_own_proc`]).
+    own_proc: bool,
+}
+
+/// The pid bwrap's child has in pid 1's namespace: pid 1, bwrap (2), its child (3).
+const BWRAP_CHILD: &str = "/proc/3/stat";
+
+/// Whether bwrap needs a /proc of pid 1's PID namespace. bubblewrap opens `/proc/CHILD/ns`
+/// right after its clone, always (not only for `--info-fd`/`--json-status-fd`; cordon uses
+/// neither) and fails when that directory is missing; what it finds there it only prints for
+/// those options. bwrap sees cordon's /proc, where CHILD (3) is another process or none. On
+/// the machine's own /proc, pid 3 is a kernel thread (`kthreadd`'s, flag PF_KTHREAD), which
+/// never exits: bwrap opens its directory and goes on, and pid 1 needs no mount namespace and
+/// no /proc (~2–3 ms of CPU per run, docs/benchmarks.md). Anywhere else (a container's or an
+/// outer sandbox's /proc, where pid 3 may be missing or may exit meanwhile) pid 1 mounts a
+/// /proc of its own namespace, where pid 3 is bwrap's child.
+fn bwrap_needs_own_proc() -> bool {
+    const PF_KTHREAD: u64 = 0x0020_0000;
+    let Ok(stat) = std::fs::read_to_string(BWRAP_CHILD) else {
+        return true;
+    };
+    // The fields after the command name (which may hold spaces and parentheses): state,
+    // ppid, pgrp, session, tty_nr, tpgid, flags.
+    let flags = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(6))
+        .and_then(|f| f.parse::<u64>().ok());
+    flags.is_none_or(|f| f & PF_KTHREAD == 0)
 }
 
 /// The sandbox's own device nodes as pid 1 makes them: a tmpfs mounted on `dir` in pid 1's
@@ -110,11 +139,17 @@ struct Data<'a> {
 struct DeviceNodes {
     dir: std::ffi::CString,
     nodes: Vec<(std::ffi::CString, libc::dev_t)>,
+    /// `crate::bwrap::DEVICE_DIRS`, then `crate::bwrap::DEVICE_LINKS` as (target, path).
+    dirs: Vec<std::ffi::CString>,
+    links: Vec<(std::ffi::CString, std::ffi::CString)>,
+    /// Where the devpts instance goes (`pts`).
+    pts: std::ffi::CString,
 }
 
 impl DeviceNodes {
     fn new(dir: &std::path::Path) -> Result<DeviceNodes, Error> {
         use std::os::unix::ffi::OsStrExt;
+        use std::path::Path;
         let c = |p: &std::path::Path| {
             std::ffi::CString::new(p.as_os_str().as_bytes())
                 .map_err(|_| Error::other(format!("a NUL byte in {}", p.display())))
@@ -127,6 +162,15 @@ impl DeviceNodes {
                     Ok((c(&dir.join(name))?, libc::makedev(*major, *minor)))
                 })
                 .collect::<Result<_, Error>>()?,
+            dirs: crate::bwrap::DEVICE_DIRS
+                .iter()
+                .map(|name| c(&dir.join(name)))
+                .collect::<Result<_, Error>>()?,
+            links: crate::bwrap::DEVICE_LINKS
+                .iter()
+                .map(|(name, target)| Ok((c(Path::new(target))?, c(&dir.join(name))?)))
+                .collect::<Result<_, Error>>()?,
+            pts: c(&dir.join("pts"))?,
         })
     }
 }
@@ -175,6 +219,7 @@ pub(super) fn spawn(
         // SAFETY: one past the end of the allocation (the stack's top; it grows down).
         bwrap_stack: unsafe { bwrap_stack.as_mut_ptr().add(BWRAP_STACK) },
         devices: devices.as_ref(),
+        own_proc: bwrap_needs_own_proc(),
     };
     let mut flags = libc::CLONE_NEWPID;
     if user {
@@ -223,9 +268,9 @@ pub(super) fn spawn(
             Attempt::Failed(Error::NotFound(name))
         }
         EXEC => Attempt::Failed(Error::NotExecutable(name, e)),
-        // The user namespace's maps: the namespace is not usable here. No /proc of its own
-        // (an outer sandbox that covers parts of /proc refuses a new one): bwrap could not
-        // read its child's namespaces in it.
+        // The user namespace's maps: the namespace is not usable here. No mount namespace or
+        // /proc of its own (an outer sandbox that covers parts of /proc refuses a new one):
+        // bwrap could not open its child's /proc entry.
         1..=3 | 12 | 13 => Attempt::Unavailable(e),
         step => Attempt::Failed(Error::Setup(
             STEPS.get(step as usize).copied().unwrap_or("setup"),
@@ -273,44 +318,53 @@ unsafe fn child(d: &Data) -> ! {
     if let Err(step) = unsafe { nsclone::map_user(&d.id) } {
         fail(step);
     }
-    // bwrap reads its child's namespaces from /proc/PID for its --json-status-fd report: the
-    // /proc it sees must be this PID namespace's, not the outer one's, where that pid is
-    // another process or none (bwrap then fails: "open /proc/3/ns/ns failed", in a container
-    // with a /proc of its own). So pid 1 takes a mount namespace of its own with a fresh /proc.
-    // SAFETY: unshare takes flags only; mount takes NUL-terminated static strings or nulls.
-    unsafe {
-        if libc::unshare(libc::CLONE_NEWNS) != 0
-            || libc::mount(
-                std::ptr::null(),
-                c"/".as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_SLAVE,
-                std::ptr::null(),
-            ) != 0
-        {
-            fail(12);
-        }
-        if libc::mount(
-            c"proc".as_ptr(),
-            c"/proc".as_ptr(),
-            c"proc".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            std::ptr::null(),
-        ) != 0
-        {
-            fail(13);
+    // A mount namespace of pid 1's (a slave of the host's: nothing mounted here reaches the
+    // host) only for what needs one: a /proc of this PID namespace for bwrap where cordon's
+    // does not do ([`bwrap_needs_own_proc`]), and, as root, the sandbox's own /dev. Not for
+    // bwrap's status: cordon's inner stage reports that the sandbox was built
+    // (`crate::bwrap::with_ready`), not bwrap's `--json-status-fd`.
+    if d.own_proc || d.devices.is_some() {
+        // SAFETY: unshare takes flags only; mount takes NUL-terminated static strings or nulls.
+        unsafe {
+            if libc::unshare(libc::CLONE_NEWNS) != 0
+                || libc::mount(
+                    std::ptr::null(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_SLAVE,
+                    std::ptr::null(),
+                ) != 0
+            {
+                fail(12);
+            }
         }
     }
+    if d.own_proc
+        // SAFETY: mount takes NUL-terminated static strings or nulls.
+        && unsafe {
+            libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            )
+        } != 0
+    {
+        fail(13);
+    }
     if let Some(dev) = d.devices {
-        // SAFETY: mount, umask and mknod take NUL-terminated strings built before the clone
-        // (`DeviceNodes::new`), static strings, or integers; iterating a slice allocates nothing.
+        // As root, the sandbox's own /dev, on a tmpfs in pid 1's mount namespace.
+        // SAFETY: mount, umask, mknod, mkdir and symlink take NUL-terminated strings built
+        // before the clone (`DeviceNodes::new`), static strings, nulls or integers;
+        // iterating a slice allocates nothing.
         unsafe {
             if libc::mount(
                 c"tmpfs".as_ptr(),
                 dev.dir.as_ptr(),
                 c"tmpfs".as_ptr(),
                 libc::MS_NOSUID | libc::MS_NOEXEC,
-                c"mode=0755,size=4k,nr_inodes=16".as_ptr().cast(),
+                c"mode=0755,size=4k,nr_inodes=32".as_ptr().cast(),
             ) != 0
             {
                 fail(14);
@@ -323,7 +377,29 @@ unsafe fn child(d: &Data) -> ! {
                     fail(14);
                 }
             }
+            for path in &dev.dirs {
+                if libc::mkdir(path.as_ptr(), 0o755) != 0 {
+                    fail(14);
+                }
+            }
+            for (target, path) in &dev.links {
+                if libc::symlink(target.as_ptr(), path.as_ptr()) != 0 {
+                    fail(14);
+                }
+            }
             libc::umask(umask);
+            // A devpts instance of the sandbox's own, with the options bwrap's `--dev` gives
+            // its own: the command's pseudo-terminals are not the host's.
+            if libc::mount(
+                c"devpts".as_ptr(),
+                dev.pts.as_ptr(),
+                c"devpts".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NOEXEC,
+                c"newinstance,ptmxmode=0666,mode=620".as_ptr().cast(),
+            ) != 0
+            {
+                fail(14);
+            }
         }
     }
     // SAFETY: setsid takes no arguments.

@@ -61,9 +61,8 @@ pub(crate) struct Zygote {
     pid: libc::pid_t,
     pidfd: OwnedFd,
     _pid1_status: OwnedFd,
-    /// bwrap's `--json-status-fd` and stderr: kept open so that bwrap never writes into a
-    /// closed pipe; read for the reason when the start fails.
-    _status: OwnedFd,
+    /// bwrap's stderr: kept open so that bwrap never writes into a closed pipe; read for the
+    /// reason when the start fails.
     stderr: OwnedFd,
     /// Holds pid 1's parent-death signal: dropped (the thread ends) after pid 1 was killed.
     keeper: Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
@@ -109,15 +108,12 @@ impl Zygote {
         let mut pass: Vec<OwnedFd> = Vec::new();
         let (seccomp_fds, seccomp_nos) = crate::seccomp_memfds(&built.seccomp(profile.network)?)?;
         pass.extend(seccomp_fds);
-        let (status_r, status_w) = crate::pipe()?;
         let cx = crate::bwrap::Context {
             cwd: Path::new("/"),
             tmp: tmp.path(),
             root: rustix::process::geteuid().is_root(),
             seccomp_fds: &seccomp_nos,
-            status_fd: status_w.as_raw_fd(),
             dry_run: false,
-            network: choice.network(profile.network),
             outer_network: choice.outer_network,
             outer_devices: choice.outer_devices,
         };
@@ -151,7 +147,6 @@ impl Zygote {
         .map_err(cleanup)?;
         let args_no = args.as_raw_fd();
         pass.push(args);
-        pass.push(status_w);
         let (host, inside) = crate::bwrap::split_rules(&profile);
         let ruleset = crate::landlock::prepare(&host, abi).map_err(cleanup)?.fd;
         let ruleset_fd = ruleset.as_raw_fd();
@@ -246,7 +241,6 @@ impl Zygote {
             pid: started.pid,
             pidfd: started.pidfd,
             _pid1_status: started.status,
-            _status: status_r,
             stderr: err_r,
             keeper: Some((stop_tx, thread)),
             tmp,
