@@ -10,9 +10,11 @@
 
 mod common;
 mod hosts_support;
+mod pty;
 
 use std::path::Path;
 use std::process::Output;
+use std::time::Duration;
 
 use hosts_support::scenario::{self, finish, installed_ok, turn, Env, Host, Install};
 use hosts_support::{unprivileged, Mock, Turn};
@@ -138,4 +140,103 @@ fn claude_disable_all_hooks_doctor_says_not_run_and_the_host_skips_it() {
         !s.0.dir().join("keep").exists(),
         "Claude Code ran cordon's hook: {r:?}"
     );
+}
+
+/// Claude Code's workspace trust, as the real host records it: an interactive session runs no
+/// hook in a folder whose trust dialog was never accepted, and doctor says so; the dialog
+/// accepted in a real interactive session (a pty), Claude Code writes its record, doctor then
+/// reports the hook loaded from that record, and in the next interactive session cordon's
+/// hook indeed decides (a denied `rm -rf` never runs; its reason reaches the model).
+#[test]
+fn claude_interactive_trust_dialog_doctor_reads_the_hosts_record() {
+    interactive_trust(None);
+}
+
+/// The same with Claude Code (and so the hook) run as an unprivileged user.
+#[test]
+fn claude_interactive_trust_as_an_unprivileged_user() {
+    interactive_trust(unprivileged());
+}
+
+fn interactive_trust(user: Option<(u32, u32)>) {
+    let s = Claude::new(user);
+    let config = s.0.home().join(".claude.json");
+    // The operator's own first-run choices (no onboarding, the API key approved), not trust.
+    std::fs::write(
+        &config,
+        json!({
+            "hasCompletedOnboarding": true,
+            "theme": "dark",
+            "customApiKeyResponses": { "approved": ["sk-cordon-test"], "rejected": [] },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let line = scenario::doctor_line(&s.0, "claude-code", "project", &[]);
+    assert!(
+        line.contains("present but UNTRUSTED in interactive sessions"),
+        "{line}"
+    );
+    std::fs::create_dir(s.0.dir().join("keep")).unwrap();
+    let t = Claude::shell("touch ran-before-deny; rm -rf keep");
+    let mock = Mock::start(t.clone());
+    let session = |mock: &Mock| {
+        let mut c = s.0.host("claude");
+        c.env("TERM", "xterm-256color")
+            .env("ANTHROPIC_BASE_URL", mock.base_url())
+            .env("ANTHROPIC_API_KEY", "sk-cordon-test")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_ERROR_REPORTING", "1");
+        pty::Pty::spawn(c, None)
+    };
+    // The trust dialog ("Quick safety check: Is this a project you created or one you
+    // trust?"; words are drawn apart by cursor moves, so single words are looked for).
+    let mut p = session(&mock);
+    p.expect("safety");
+    p.send(b"\r"); // 1. Yes, I trust this folder
+    let end = std::time::Instant::now() + Duration::from_secs(120);
+    let trusted = |path: &Path| {
+        let v: serde_json::Value = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        v["projects"]
+            .as_object()
+            .is_some_and(|m| m.values().any(|p| p["hasTrustDialogAccepted"] == true))
+    };
+    while !trusted(&config) && std::time::Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let screen = p.kill();
+    assert!(
+        trusted(&config),
+        "Claude Code recorded no accepted trust dialog in {}:\n{screen}",
+        config.display()
+    );
+    let line = scenario::doctor_line(&s.0, "claude-code", "project", &[]);
+    assert!(
+        line.contains("loaded: Claude Code trusts this folder"),
+        "{line}"
+    );
+
+    // A new interactive session: no dialog now; a prompt typed, the model's `rm -rf` denied.
+    let mut p = session(&mock);
+    p.expect("shortcuts");
+    std::thread::sleep(Duration::from_secs(1));
+    p.send(b"run the scripted tool call");
+    std::thread::sleep(Duration::from_millis(500));
+    p.send(b"\r");
+    let end = std::time::Instant::now() + Duration::from_secs(180);
+    while mock.tool_results().is_empty() && std::time::Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let screen = p.kill();
+    let results = mock.tool_results();
+    assert_eq!(results.len(), 1, "{results:?}\nscreen:\n{screen}");
+    assert!(results[0].contains("destroys files"), "{results:?}");
+    assert!(s.0.dir().join("keep").is_dir());
+    assert!(!s.0.dir().join("ran-before-deny").exists());
 }
