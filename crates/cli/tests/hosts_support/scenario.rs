@@ -1,6 +1,7 @@
 //! The scenarios every real host goes through, written once: a host's test file implements
-//! [`Host`] (how cordon is installed for it, how one headless turn is run, what its tool
-//! results say) and lists the scenarios it passes, each a `#[test]` calling one function here.
+//! [`Host`] (how one headless turn is run, what its tool results say) and [`Install`] (how
+//! cordon is wired into it), and lists the scenarios it passes, each a `#[test]` calling one
+//! function here.
 //!
 //! The assertions are the hosts' own, unchanged: what differs between hosts (the text a host
 //! puts around an exit status, whether a tool result keeps the command's lines, what cordon's
@@ -190,7 +191,7 @@ pub trait Host {
 /// How a host's suite wires cordon into a fresh [`Env`].
 pub trait Install: Host + Sized {
     /// A fresh [`Env`] for `user`, cordon wired into the host by the cordon binary `bin`
-    /// (`cordon install HOST SCOPE --policy cordon.toml EXTRA`, the scope the host's suite
+    /// (`cordon install HOST SCOPE EXTRA --policy cordon.toml`, the scope the host's suite
     /// tests; it must succeed).
     fn installed(user: Option<(u32, u32)>, bin: &Path, extra: &[&str]) -> Self;
 
