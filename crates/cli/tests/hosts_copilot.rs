@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use hosts_support::scenario::{self, finish, installed_ok, Env, Host, Install};
+use hosts_support::scenario::{self, finish, Env, Host, Install};
 use hosts_support::{host_bin, unprivileged, Mock, Turn, POLICY};
 use serde_json::json;
 
@@ -52,19 +52,14 @@ impl Copilot {
     /// `cordon install copilot SCOPE --policy cordon.toml EXTRA` (`--user` or `--project`);
     /// the hook file must be where that scope puts it.
     fn scoped(user: Option<(u32, u32)>, bin: &Path, scope: &str, extra: &[&str]) -> Copilot {
-        let e = Env::new(user);
-        installed_ok(e.install(
+        let files = (".copilot/hooks/cordon.json", ".github/hooks/cordon.json");
+        Copilot(scenario::install_file(
+            user,
             bin,
-            "copilot",
-            &[&[scope], extra].concat(),
-            &["COPILOT_HOME"],
-        ));
-        let file = match scope {
-            "--user" => e.home().join(".copilot/hooks/cordon.json"),
-            _ => e.dir().join(".github/hooks/cordon.json"),
-        };
-        assert!(file.is_file());
-        Copilot(e)
+            ("copilot", scope, extra),
+            "COPILOT_HOME",
+            files,
+        ))
     }
 
     /// Copilot `-p` against `mock`, offline, its provider the mock's Anthropic API; `env`

@@ -13,7 +13,7 @@ mod hosts_support;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use hosts_support::scenario::{self, finish, installed_ok, Env, Host, Install};
+use hosts_support::scenario::{self, finish, Env, Host, Install};
 use hosts_support::{host_bin, unprivileged, Mock, Turn, POLICY};
 use serde_json::json;
 
@@ -69,19 +69,17 @@ impl Opencode {
     /// `cordon install opencode SCOPE --policy cordon.toml EXTRA` (`--user` or `--project`);
     /// the plugin must be where that scope puts it.
     fn scoped(user: Option<(u32, u32)>, bin: &Path, scope: &str, extra: &[&str]) -> Opencode {
-        let e = Env::new(user);
-        installed_ok(e.install(
+        let files = (
+            ".config/opencode/plugin/cordon.js",
+            ".opencode/plugin/cordon.js",
+        );
+        Opencode(scenario::install_file(
+            user,
             bin,
-            "opencode",
-            &[&[scope], extra].concat(),
-            &["XDG_CONFIG_HOME"],
-        ));
-        let file = match scope {
-            "--user" => e.home().join(".config/opencode/plugin/cordon.js"),
-            _ => e.dir().join(".opencode/plugin/cordon.js"),
-        };
-        assert!(file.is_file());
-        Opencode(e)
+            ("opencode", scope, extra),
+            "XDG_CONFIG_HOME",
+            files,
+        ))
     }
 }
 

@@ -133,6 +133,27 @@ impl Env {
     }
 }
 
+/// A fresh [`Env`] for `user` with cordon wired into a host by a file of cordon's own
+/// (Copilot CLI's hook file, opencode's plugin): `bin install HOST SCOPE EXTRA` with `unset`
+/// removed from its environment must succeed and leave the file at `files.0` (in HOME) for
+/// `--user`, `files.1` (in the project) for `--project`.
+pub fn install_file(
+    user: Option<(u32, u32)>,
+    bin: &Path,
+    (host, scope, extra): (&str, &str, &[&str]),
+    unset: &str,
+    files: (&str, &str),
+) -> Env {
+    let e = Env::new(user);
+    installed_ok(e.install(bin, host, &[&[scope], extra].concat(), &[unset]));
+    let file = match scope {
+        "--user" => e.home().join(files.0),
+        _ => e.dir().join(files.1),
+    };
+    assert!(file.is_file(), "no {}", file.display());
+    e
+}
+
 /// `o`, the output of a `cordon install` that must have succeeded.
 pub fn installed_ok(o: Output) -> Output {
     assert!(
