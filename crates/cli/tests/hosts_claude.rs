@@ -50,13 +50,22 @@ impl Host for Claude {
             "--permission-mode",
             "acceptEdits",
         ])
-        .env("ANTHROPIC_BASE_URL", mock.base_url())
-        .env("ANTHROPIC_API_KEY", "sk-cordon-test")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1");
+        .envs(Claude::model(mock));
         finish(c)
+    }
+}
+
+impl Claude {
+    /// The model is `mock`; Claude Code's other outbound traffic is switched off.
+    fn model(mock: &Mock) -> [(&'static str, String); 6] {
+        [
+            ("ANTHROPIC_BASE_URL", mock.base_url()),
+            ("ANTHROPIC_API_KEY", "sk-cordon-test".into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ("DISABLE_AUTOUPDATER", "1".into()),
+            ("DISABLE_TELEMETRY", "1".into()),
+            ("DISABLE_ERROR_REPORTING", "1".into()),
+        ]
     }
 }
 
@@ -182,13 +191,7 @@ fn interactive_trust(user: Option<(u32, u32)>) {
     let mock = Mock::start(t.clone());
     let session = |mock: &Mock| {
         let mut c = s.0.host("claude");
-        c.env("TERM", "xterm-256color")
-            .env("ANTHROPIC_BASE_URL", mock.base_url())
-            .env("ANTHROPIC_API_KEY", "sk-cordon-test")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_ERROR_REPORTING", "1");
+        c.env("TERM", "xterm-256color").envs(Claude::model(mock));
         pty::Pty::spawn(c, None)
     };
     // The trust dialog ("Quick safety check: Is this a project you created or one you
@@ -228,11 +231,7 @@ fn interactive_trust(user: Option<(u32, u32)>) {
     p.send(b"run the scripted tool call");
     std::thread::sleep(Duration::from_millis(500));
     p.send(b"\r");
-    let end = std::time::Instant::now() + Duration::from_secs(180);
-    while mock.tool_results().is_empty() && std::time::Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    std::thread::sleep(Duration::from_secs(1));
+    mock.await_result(Duration::from_secs(180));
     let screen = p.kill();
     let results = mock.tool_results();
     assert_eq!(results.len(), 1, "{results:?}\nscreen:\n{screen}");

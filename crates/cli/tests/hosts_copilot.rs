@@ -345,12 +345,8 @@ fn interactive(s: Copilot) {
         p.send(b"run the scripted tool call");
         std::thread::sleep(Duration::from_millis(500));
         p.send(b"\r");
-        // Until the tool's result reaches the model (generous: a loaded 2-core machine).
-        let end = std::time::Instant::now() + Duration::from_secs(180);
-        while mock.tool_results().is_empty() && std::time::Instant::now() < end {
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        std::thread::sleep(Duration::from_secs(1));
+        // Until the tool's result reaches the model.
+        mock.await_result(Duration::from_secs(180));
         let screen = p.kill();
         assert!(mock.offered(&t.tool), "Copilot never offered {}", t.tool);
         let results = mock.tool_results();

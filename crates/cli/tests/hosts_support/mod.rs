@@ -231,6 +231,17 @@ impl Mock {
         out
     }
 
+    /// Waits (at most `limit`, generous for a loaded 2-core machine) until a tool result has
+    /// come back, then a second more for any further one: for an interactive session, which
+    /// does not end by itself.
+    pub fn await_result(&self, limit: Duration) {
+        let end = Instant::now() + limit;
+        while self.tool_results().is_empty() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+
     /// Whether the host ever offered the model `tool`: the mock only asks for a tool the
     /// host offers (the hosts also make side requests without tools, e.g. for a title).
     pub fn offered(&self, tool: &str) -> bool {
