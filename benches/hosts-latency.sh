@@ -76,6 +76,8 @@ times > '$ws/cpu.'\$\$
 { read -r _; read -r cu cs; } < '$ws/cpu.'\$\$
 echo "\$s \$r \$e \$cu \$cs" >> '$times'
 [ -e '$ws/host-cmdline' ] || tr '\\0' ' ' < /proc/\$PPID/cmdline > '$ws/host-cmdline'
+[ -e '$ws/host-input.json' ] || printf '%s' "\$input" > '$ws/host-input.json'
+[ -e '$ws/host-env' ] || env -0 > '$ws/host-env'
 exit \$rc
 SH
 python3 - "$ws/.claude/settings.json" "$home/timed-hook.sh" <<'PY'
@@ -106,8 +108,15 @@ n=$(wc -l < "$times")
 ran=$(grep -c cordon-bench "$ws/ran.txt" 2>/dev/null || true)
 [ "$ran" = "$runs" ] || { cat "$ws/claude.out" >&2; echo "the allowed call ran ${ran:-0} times in $runs host runs" >&2; exit 1; }
 
-# The line the hook gave the host (same policy, same cwd: the same rewrite).
-printf '{"session_id":"s","transcript_path":"/t","cwd":"%s","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"%s"},"tool_use_id":"t"}' "$ws" "$line" > "$ws/input.json"
+# The line the hook gave the host (same policy, same cwd: the same rewrite), from the very
+# input the host gave the hook (kept by the shim's first run, with the host's environment).
+cp "$ws/host-input.json" "$ws/input.json"
+# The hook outside the host, with the host's own input and environment (minus the shim's `_`),
+# so that what differs from the in-host number is the host's way of calling it, not the call.
+cat > "$ws/replay.sh" <<SH
+mapfile -d '' vars < '$ws/host-env'
+exec env -i "\${vars[@]/#_=*/CORDON_BENCH=1}" '$cordon' hook claude --policy '$ws/cordon.toml' < '$ws/input.json'
+SH
 rewritten=$(cd "$ws" && "$cordon" hook claude --policy "$ws/cordon.toml" < "$ws/input.json" \
   | python3 -c 'import json,sys; print(json.load(sys.stdin)["hookSpecificOutput"]["updatedInput"]["command"])')
 printf '%s\n' "$rewritten" > "$ws/rewritten.sh"
@@ -117,7 +126,9 @@ hyperfine -N --warmup 10 --runs "${EXEC_RUNS:-200}" --export-json "$out/hosts-la
   -n 'bare: bash -c LINE' "bash $ws/bare.sh" \
   -n 'rewritten: bash -c "cordon exec --from-hook ... -c LINE"' "bash $ws/rewritten.sh" \
   -n 'hook: cordon hook claude < input (outside the host, for its CPU time)' \
-     "bash -c '$cordon hook claude --policy $ws/cordon.toml < $ws/input.json > /dev/null'" >/dev/null
+     "bash -c '$cordon hook claude --policy $ws/cordon.toml < $ws/input.json > /dev/null'" \
+  -n 'replayed: the host'"'"'s input and environment, outside the host (incl. bash)' \
+     "bash $ws/replay.sh" >/dev/null
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo "the host starts the hook as: $(cat "$ws/host-cmdline")"
@@ -142,5 +153,7 @@ print(f"  of which the host delivering its input: median {wait:.2f} ms; cordon h
 print(f"rewritten exec adds:        median {exec_added:.2f} ms (rewritten {rw['median']*1000:.2f} ms, bare {bare['median']*1000:.2f} ms; CPU user+sys {cpu(rw):.2f} vs {cpu(bare):.2f} ms)")
 hk = r["hook"]
 print(f"hook outside the host:      median {hk['median']*1000:.2f} ms, CPU user+sys {cpu(hk):.2f} ms (incl. bash -c)")
+rp = r["replayed"]
+print(f"  the host's input and env:   median {rp['median']*1000:.2f} ms, CPU user+sys {cpu(rp):.2f} ms (incl. bash; the same work as in the host)")
 print(f"allowed shell call, added:  {h + exec_added:.2f} ms median (goal <= 10 ms; hook goal <= 3 ms)")
 PY

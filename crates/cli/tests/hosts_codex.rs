@@ -13,79 +13,45 @@ mod hosts_support;
 
 use std::fmt::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::process::Output;
 
-use hosts_support::{host_bin, unprivileged, wait_deadline, Mock, Turn, POLICY};
+use hosts_support::scenario::{self, finish, installed_ok, Env, Host, Install};
+use hosts_support::{codex_config, host_bin, unprivileged, Mock, Turn};
 use serde_json::json;
 
-/// A project, and a HOME holding CODEX_HOME; run as `user` when set.
-struct Setup {
-    project: tempfile::TempDir,
-    home: tempfile::TempDir,
-    user: Option<(u32, u32)>,
+/// Codex with its CODEX_HOME in HOME, the project trusted in Codex's config, cordon installed
+/// in the project.
+struct Codex(Env);
+
+impl Host for Codex {
+    const SHELL: &'static str = "exec_command";
+    const NAME: &'static str = "Codex";
+    const SLUG: &'static str = "codex";
+    const KEY: &'static str = "CORDON_MOCK_KEY";
+    const EXIT_3: Option<&'static str> = Some("exited with code 3");
+
+    fn env(&self) -> &Env {
+        &self.0
+    }
+
+    fn run(&self, mock: &Mock) -> Output {
+        self.run_with(mock, &[])
+    }
+
+    fn shell(line: &str) -> Turn {
+        Turn {
+            tool: Self::SHELL.into(),
+            input: json!({ "cmd": line }),
+        }
+    }
 }
 
-impl Setup {
-    /// Project trusted in Codex, cordon installed; `codex`: the program `install` may use to
-    /// record Codex's trust (None: a path that does not exist).
-    fn new(user: Option<(u32, u32)>, codex: Option<&Path>) -> (Setup, Output) {
-        Setup::with_binary(user, codex, Path::new(env!("CARGO_BIN_EXE_cordon")))
-    }
-
-    /// As [`Setup::new`], installed by the cordon binary `bin`.
-    fn with_binary(user: Option<(u32, u32)>, codex: Option<&Path>, bin: &Path) -> (Setup, Output) {
-        Setup::with_args(user, codex, bin, &[])
-    }
-
-    /// As [`Setup::with_binary`], with `extra` arguments to `cordon install codex`.
-    fn with_args(
-        user: Option<(u32, u32)>,
-        codex: Option<&Path>,
-        bin: &Path,
-        extra: &[&str],
-    ) -> (Setup, Output) {
-        let project = tempfile::tempdir().unwrap();
-        std::fs::write(project.path().join("cordon.toml"), POLICY).unwrap();
-        let home = tempfile::tempdir().unwrap();
-        let codex_home = home.path().join(".codex");
-        std::fs::create_dir_all(&codex_home).unwrap();
-        std::fs::write(
-            codex_home.join("config.toml"),
-            format!(
-                "check_for_update_on_startup = false\n\n\
-                 [analytics]\nenabled = false\n\n\
-                 [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
-                project.path().canonicalize().unwrap().display()
-            ),
-        )
-        .unwrap();
-        let s = Setup {
-            project,
-            home,
-            user,
-        };
-        let install = s.cordon(codex);
-        let o = Command::new(bin)
-            .current_dir(s.dir())
-            .envs(install.get_envs().filter_map(|(k, v)| Some((k, v?))))
-            .args(["install", "codex", "--project", "--policy"])
-            .arg(s.dir().join("cordon.toml"))
-            .args(extra)
-            .output()
-            .unwrap();
-        (s, o)
-    }
-
-    /// Set up with cordon's hook trusted in Codex by `cordon install codex`.
-    fn trusted(user: Option<(u32, u32)>) -> Setup {
-        let (s, o) = Setup::new(user, Some(&host_bin("codex")));
-        assert!(
-            o.status.success(),
-            "install: {}{}",
-            common::stdout(&o),
-            common::stderr(&o)
-        );
+impl Install for Codex {
+    /// Installed with `codex` on hand to record Codex's trust in the hook: install must say
+    /// that Codex trusts it.
+    fn installed(user: Option<(u32, u32)>, bin: &Path, extra: &[&str]) -> Codex {
+        let (s, o) = Codex::install(user, Some(&host_bin("codex")), bin, extra);
+        let o = installed_ok(o);
         assert!(
             common::stdout(&o).contains("Codex trusts the hook"),
             "{}",
@@ -93,36 +59,48 @@ impl Setup {
         );
         s
     }
+}
 
-    /// `cordon` in the project with this HOME and CODEX_HOME; `codex` as CORDON_CODEX.
-    fn cordon(&self, codex: Option<&Path>) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_cordon"));
-        c.current_dir(self.dir())
-            .env("HOME", self.home.path())
-            .env("CODEX_HOME", self.home.path().join(".codex"))
-            .env(
-                "CORDON_CODEX",
-                codex.map_or_else(|| self.dir().join("no-codex"), Path::to_path_buf),
-            );
+impl Codex {
+    /// The project trusted in Codex, then `cordon install codex --project --policy
+    /// cordon.toml EXTRA` by `bin`, whatever its outcome; `codex`: the program install may use
+    /// to record Codex's trust (None: a path that does not exist).
+    fn install(
+        user: Option<(u32, u32)>,
+        codex: Option<&Path>,
+        bin: &Path,
+        extra: &[&str],
+    ) -> (Codex, Output) {
+        let e = Env::new(user);
+        let codex_home = e.home().join(".codex");
+        std::fs::create_dir_all(&codex_home).unwrap();
+        std::fs::write(codex_home.join("config.toml"), codex_config(e.dir())).unwrap();
+        let s = Codex(e);
+        let o = s
+            .cordon(bin, codex)
+            .args(["install", "codex", "--project", "--policy"])
+            .arg(s.0.policy())
+            .args(extra)
+            .output()
+            .unwrap();
+        (s, o)
+    }
+
+    /// The cordon binary `bin` in the project with this HOME and CODEX_HOME; `codex` as
+    /// CORDON_CODEX.
+    fn cordon(&self, bin: &Path, codex: Option<&Path>) -> std::process::Command {
+        let mut c = self.0.cordon(bin);
+        c.env("CODEX_HOME", self.0.home().join(".codex")).env(
+            "CORDON_CODEX",
+            codex.map_or_else(|| self.0.dir().join("no-codex"), Path::to_path_buf),
+        );
         c
     }
 
-    fn dir(&self) -> &Path {
-        self.project.path()
-    }
-
-    /// `codex exec` against `mock` in the project, no trust bypassed.
-    fn run_codex(&self, mock: &Mock) -> Output {
-        self.run_codex_with(mock, &[])
-    }
-
-    /// As [`Setup::run_codex`], with `extra` arguments before the prompt.
-    fn run_codex_with(&self, mock: &Mock, extra: &[&str]) -> Output {
-        let home = self.home.path();
-        let codex_home = home.join(".codex");
-        for d in [".state", ".config", ".runtime", ".codex"] {
-            std::fs::create_dir_all(home.join(d)).unwrap();
-        }
+    /// `codex exec` against `mock` in the project, no trust bypassed, Codex's own sandbox off
+    /// (`-s danger-full-access`), `extra` arguments before the prompt.
+    fn run_with(&self, mock: &Mock, extra: &[&str]) -> Output {
+        let codex_home = self.0.home().join(".codex");
         // The model provider: appended to the config Codex and install wrote (in place of
         // the one an earlier run of this setup appended, which is last).
         let file = codex_home.join("config.toml");
@@ -138,23 +116,8 @@ impl Setup {
         )
         .unwrap();
         std::fs::write(&file, text).unwrap();
-        if let Some((uid, gid)) = self.user {
-            for p in [self.dir(), home] {
-                let o = Command::new("chown")
-                    .arg("-R")
-                    .arg(format!("{uid}:{gid}"))
-                    .arg(p)
-                    .output()
-                    .unwrap();
-                assert!(o.status.success());
-            }
-        }
-        let mut c = Command::new(host_bin("codex"));
-        if let Some((uid, gid)) = self.user {
-            use std::os::unix::process::CommandExt;
-            c.uid(uid).gid(gid);
-        }
-        c.current_dir(self.dir()).args([
+        let mut c = self.0.host("codex");
+        c.args([
             "exec",
             "--skip-git-repo-check",
             "-s",
@@ -165,105 +128,42 @@ impl Setup {
             "model_provider=\"mock\"",
             "-c",
             "model=\"mock-model\"",
-        ]);
-        c.args(extra)
-            .arg("run the scripted tool call")
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap())
-            .env("HOME", home)
-            .env("CODEX_HOME", &codex_home)
-            .env("CORDON_MOCK_KEY", "sk-cordon-test")
-            .env("CORDON_HOSTS_PROBE", "probe-value")
-            .env("XDG_STATE_HOME", home.join(".state"))
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_RUNTIME_DIR", home.join(".runtime"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        wait_deadline(c.spawn().unwrap(), Duration::from_secs(240))
+        ])
+        .args(extra)
+        .arg("run the scripted tool call")
+        .env("CODEX_HOME", &codex_home)
+        .env("CORDON_MOCK_KEY", "sk-cordon-test");
+        finish(c)
     }
 }
 
-fn shell(line: &str) -> Turn {
-    Turn {
-        tool: "exec_command".into(),
-        input: json!({ "cmd": line }),
-    }
-}
-
-/// One scripted turn: the one tool result that came back to the model.
-fn turn(s: &Setup, line: &str) -> String {
-    let t = shell(line);
-    let mock = Mock::start(t.clone());
-    let o = s.run_codex(&mock);
-    mock.the_one_result("Codex", &t.tool, &o)
+/// One scripted shell turn: the one tool result that came back to the model.
+fn turn(s: &Codex, line: &str) -> String {
+    scenario::turn(s, Codex::shell(line))
 }
 
 #[test]
 fn codex_deny_reaches_the_model_and_nothing_runs() {
-    let s = Setup::trusted(None);
-    std::fs::create_dir(s.dir().join("keep")).unwrap();
-    let r = turn(&s, "touch ran-before-deny; rm -rf keep");
-    assert!(r.contains("destroys files"), "{r}");
-    assert!(s.dir().join("keep").is_dir());
-    assert!(!s.dir().join("ran-before-deny").exists(), "{r}");
+    scenario::deny(&Codex::new(None));
 }
 
 #[test]
 fn codex_allow_runs_confined_with_output_exit_cwd_env_intact() {
-    allow(Setup::trusted(None));
+    scenario::allow(&Codex::new(None));
 }
 
 #[test]
 fn codex_allow_as_an_unprivileged_user() {
-    allow(Setup::trusted(unprivileged()));
-}
-
-fn allow(s: Setup) {
-    let probe = format!("/etc/cordon-hosts-codex-probe-{}", std::process::id());
-    let outside = s.home.path().join("outside-probe");
-    // The writes sit in a script, out of the line's static analysis: only the kernel sandbox
-    // can stop them (as root nothing else would stop the /etc one).
-    std::fs::write(
-        s.dir().join("probe.sh"),
-        format!(
-            "echo x > {probe} || echo etc-refused\necho x > {} || echo home-refused\n\
-             echo uid=$(id -u)\n",
-            outside.display()
-        ),
-    )
-    .unwrap();
-    let r = turn(
-        &s,
-        "pwd; echo \"env=$CORDON_HOSTS_PROBE key=$CORDON_MOCK_KEY.\"; sh ./probe.sh; \
-         echo out > made.txt; exit 3",
-    );
-    let canon = s.dir().canonicalize().unwrap();
-    assert!(r.contains(canon.to_str().unwrap()), "{r}");
-    assert!(r.contains("env=probe-value key=."), "{r}");
-    assert!(
-        r.contains("etc-refused") && r.contains("home-refused"),
-        "{r}"
-    );
-    let uid = s
-        .user
-        .map_or_else(|| rustix::process::geteuid().as_raw(), |u| u.0);
-    assert!(r.lines().any(|l| l == format!("uid={uid}")), "{r}");
-    assert!(r.contains("exited with code 3"), "{r}");
-    assert!(
-        !Path::new(&probe).exists(),
-        "{probe} was written: unconfined"
-    );
-    assert!(!outside.exists(), "{} was written", outside.display());
-    assert_eq!(
-        std::fs::read_to_string(s.dir().join("made.txt")).unwrap(),
-        "out\n"
-    );
+    scenario::allow(&Codex::new(unprivileged()));
 }
 
 /// `cordon doctor`'s line for Codex in the project, with `codex` to ask.
-fn doctor_codex(s: &Setup, codex: Option<&Path>) -> String {
-    let o = s.cordon(codex).arg("doctor").output().unwrap();
+fn doctor_codex(s: &Codex, codex: Option<&Path>) -> String {
+    let o = s
+        .cordon(Path::new(env!("CARGO_BIN_EXE_cordon")), codex)
+        .arg("doctor")
+        .output()
+        .unwrap();
     let out = common::stdout(&o);
     out.lines()
         .find(|l| l.split_whitespace().take(2).eq(["codex", "project"]))
@@ -273,7 +173,7 @@ fn doctor_codex(s: &Setup, codex: Option<&Path>) -> String {
 
 #[test]
 fn doctor_reports_what_codex_reports_of_the_trust() {
-    let s = Setup::trusted(None);
+    let s = Codex::new(None);
     let line = doctor_codex(&s, Some(&host_bin("codex")));
     assert!(line.contains("loaded: Codex trusts it"), "{line}");
     // Without a codex to ask, doctor says it does not know, never "loaded".
@@ -288,7 +188,7 @@ fn doctor_reports_what_codex_reports_of_the_trust() {
 /// doctor reports what Codex will do, and Codex indeed skips the hook, silently.
 #[test]
 fn codex_untrusted_hook_install_fails_doctor_says_so_and_codex_skips_it() {
-    let (s, o) = Setup::new(None, None);
+    let (s, o) = Codex::install(None, None, Path::new(env!("CARGO_BIN_EXE_cordon")), &[]);
     assert!(!o.status.success(), "{}", common::stdout(&o));
     assert!(
         common::stderr(&o).contains("open /hooks in Codex"),
@@ -302,53 +202,26 @@ fn codex_untrusted_hook_install_fails_doctor_says_so_and_codex_skips_it() {
     );
     // cordon would ask (`git push`): Codex runs it without asking anyone.
     let r = turn(&s, "touch ran-unhooked && git push");
-    assert!(s.dir().join("ran-unhooked").exists(), "{r}");
+    assert!(s.0.dir().join("ran-unhooked").exists(), "{r}");
     assert!(!r.contains("cordon"), "{r}");
 }
 
 /// With the cordon binary gone after install (hook trusted), the call is blocked.
 #[test]
 fn codex_missing_cordon_binary_blocks() {
-    let bin = tempfile::tempdir().unwrap();
-    let copy = bin.path().join("cordon");
-    std::fs::copy(env!("CARGO_BIN_EXE_cordon"), &copy).unwrap();
-    let (s, o) = Setup::with_binary(None, Some(&host_bin("codex")), &copy);
-    assert!(o.status.success(), "install: {}", common::stderr(&o));
-    std::fs::remove_file(&copy).unwrap();
-    let r = turn(&s, "touch ran-without-cordon");
-    assert!(!s.dir().join("ran-without-cordon").exists(), "{r}");
-    assert!(r.contains("the call is blocked"), "{r}");
+    scenario::missing_binary::<Codex>();
 }
 
-/// An ask: the host cannot ask through the hook, so the call is blocked with cordon's reason
-/// and how a person runs it.
+/// An ask: the host cannot ask through the hook, so the call is blocked with cordon's reason.
 #[test]
 fn codex_ask_is_blocked_with_its_reason() {
-    let s = Setup::trusted(None);
-    let r = turn(&s, "touch ran-before-ask && git push");
-    assert!(!s.dir().join("ran-before-ask").exists(), "{r}");
-    assert!(r.contains("publishes commits"), "{r}");
+    scenario::ask(&Codex::new(None));
 }
 
-/// A decision that cannot be made in time (the audit log's lock held): the hook blocks the
-/// call when its deadline passes, with a reason saying so, long before Codex's hook timeout
-/// (30 s as install sets it), after which Codex would run it.
+/// Codex's hook timeout is 30 s as install sets it.
 #[test]
 fn codex_hook_deadline_blocks_an_undecided_call() {
-    let (s, o) = Setup::with_args(
-        None,
-        Some(&host_bin("codex")),
-        Path::new(env!("CARGO_BIN_EXE_cordon")),
-        &["--deadline", "2s"],
-    );
-    assert!(o.status.success(), "install: {}", common::stderr(&o));
-    let (_log, _lock) = hosts_support::audit_lock_held(&s.dir().join("cordon.toml"));
-    let r = turn(&s, "touch ran-after-deadline");
-    assert!(!s.dir().join("ran-after-deadline").exists(), "{r}");
-    assert!(
-        r.contains("no decision within the hook's 2 s deadline") && r.contains("audit log's lock"),
-        "{r}"
-    );
+    scenario::deadline::<Codex>();
 }
 
 /// Codex's own file tool, `apply_patch` (offered as a freeform tool to Codex's own models:
@@ -357,15 +230,15 @@ fn codex_hook_deadline_blocks_an_undecided_call() {
 /// header indented (issue 21: Codex trims a header line, so ` *** Add File: /x` adds `/x`).
 #[test]
 fn codex_apply_patch_inside_applies_outside_is_denied() {
-    apply_patch(Setup::trusted(None));
+    apply_patch(Codex::new(None));
 }
 
 #[test]
 fn codex_apply_patch_as_an_unprivileged_user() {
-    apply_patch(Setup::trusted(unprivileged()));
+    apply_patch(Codex::new(unprivileged()));
 }
 
-fn apply_patch(s: Setup) {
+fn apply_patch(s: Codex) {
     let patch = |header: &str, path: &Path| {
         let t = Turn {
             tool: "apply_patch".into(),
@@ -375,14 +248,14 @@ fn apply_patch(s: Setup) {
             )),
         };
         let mock = Mock::start(t.clone());
-        let o = s.run_codex_with(&mock, &["-c", "model=\"gpt-5.5\""]);
+        let o = s.run_with(&mock, &["-c", "model=\"gpt-5.5\""]);
         mock.the_one_result("Codex", &t.tool, &o)
     };
-    let inside = s.dir().join("inside.txt");
+    let inside = s.0.dir().join("inside.txt");
     let r = patch("*** Add File: ", &inside);
     assert_eq!(std::fs::read_to_string(&inside).unwrap(), "hi\n", "{r}");
 
-    let outside = s.home.path().join("outside.txt");
+    let outside = s.0.home().join("outside.txt");
     let r = patch("*** Add File: ", &outside);
     assert!(!outside.exists(), "Codex wrote {}: {r}", outside.display());
     assert!(

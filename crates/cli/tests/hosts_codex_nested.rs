@@ -14,50 +14,62 @@ mod hosts_support;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::process::{Command, Output};
 
-use hosts_support::{host_bin, unprivileged, wait_deadline, Mock, Turn, POLICY};
+use hosts_support::scenario::{self, finish, Env, Host};
+use hosts_support::{codex_config, host_bin, unprivileged, Mock, Turn};
 use serde_json::json;
 
-struct Setup {
-    project: tempfile::TempDir,
-    home: tempfile::TempDir,
-    user: Option<(u32, u32)>,
+/// A git project trusted in Codex, HOME under /var/tmp, cordon installed.
+struct Setup(Env);
+
+/// One way of running Codex on a [`Setup`]: `sandbox` as `-s` (None: Codex's own default for
+/// `exec`, as the project's configuration leaves it).
+struct Nested<'a>(&'a Setup, Option<&'static str>);
+
+impl Host for Nested<'_> {
+    const SHELL: &'static str = "exec_command";
+    const NAME: &'static str = "Codex";
+    const SLUG: &'static str = "nested";
+    const KEY: &'static str = "CORDON_MOCK_KEY";
+    const EXIT_3: Option<&'static str> = Some("exited with code 3");
+    /// Codex's sandbox alone leaves /tmp writable: cordon's private /tmp is what keeps it, so
+    /// this proves cordon's layer is there.
+    const PRIVATE_TMP: bool = true;
+
+    fn env(&self) -> &Env {
+        &self.0 .0
+    }
+
+    fn run(&self, mock: &Mock) -> Output {
+        self.0.run_codex(mock, self.1)
+    }
+
+    fn shell(line: &str) -> Turn {
+        Turn {
+            tool: Self::SHELL.into(),
+            input: json!({ "cmd": line }),
+        }
+    }
 }
 
 impl Setup {
     /// A git project trusted in Codex, HOME under /var/tmp, cordon installed (`extra`: more
-    /// arguments to `cordon install codex`); install must succeed and report Codex's trust.
+    /// arguments to `cordon install codex`), whatever install's outcome.
     fn new(user: Option<(u32, u32)>, extra: &[&str]) -> (Setup, Output) {
-        let project = tempfile::tempdir().unwrap();
-        std::fs::write(project.path().join("cordon.toml"), POLICY).unwrap();
+        let e = Env::with_home(user, tempfile::tempdir_in("/var/tmp").unwrap());
         let git = Command::new("git")
             .args(["init", "-q"])
-            .current_dir(project.path())
+            .current_dir(e.dir())
             .output()
             .unwrap();
         assert!(git.status.success());
-        let home = tempfile::tempdir_in("/var/tmp").unwrap();
-        let codex_home = home.path().join(".codex");
+        let codex_home = e.home().join(".codex");
         std::fs::create_dir_all(&codex_home).unwrap();
-        std::fs::write(
-            codex_home.join("config.toml"),
-            format!(
-                "check_for_update_on_startup = false\n\n\
-                 [analytics]\nenabled = false\n\n\
-                 [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
-                project.path().canonicalize().unwrap().display()
-            ),
-        )
-        .unwrap();
-        let s = Setup {
-            project,
-            home,
-            user,
-        };
+        std::fs::write(codex_home.join("config.toml"), codex_config(e.dir())).unwrap();
+        let s = Setup(e);
         // Install runs as the user who runs Codex.
-        s.chown();
+        s.0.give();
         let mut install = s.cordon();
         if let Some((uid, gid)) = user {
             use std::os::unix::process::CommandExt;
@@ -65,13 +77,14 @@ impl Setup {
         }
         let o = install
             .args(["install", "codex", "--project", "--policy"])
-            .arg(s.dir().join("cordon.toml"))
+            .arg(s.0.policy())
             .args(extra)
             .output()
             .unwrap();
         (s, o)
     }
 
+    /// As [`Setup::new`]; install must succeed and report Codex's trust.
     fn installed(user: Option<(u32, u32)>, extra: &[&str]) -> (Setup, String) {
         let (s, o) = Setup::new(user, extra);
         let out = common::stdout(&o);
@@ -83,22 +96,8 @@ impl Setup {
         (s, out)
     }
 
-    fn chown(&self) {
-        if let Some((uid, gid)) = self.user {
-            for p in [self.dir(), self.home.path()] {
-                let o = Command::new("chown")
-                    .arg("-R")
-                    .arg(format!("{uid}:{gid}"))
-                    .arg(p)
-                    .output()
-                    .unwrap();
-                assert!(o.status.success());
-            }
-        }
-    }
-
     fn env(&self) -> Vec<(&'static str, PathBuf)> {
-        let home = self.home.path();
+        let home = self.0.home();
         vec![
             ("HOME", home.to_path_buf()),
             ("CODEX_HOME", home.join(".codex")),
@@ -118,16 +117,14 @@ impl Setup {
     }
 
     fn dir(&self) -> &Path {
-        self.project.path()
+        self.0.dir()
     }
 
     /// `codex exec` against `mock` in the project, `sandbox` as `-s` (None: Codex's own
     /// default for `exec`, as the project's configuration leaves it).
     fn run_codex(&self, mock: &Mock, sandbox: Option<&str>) -> Output {
-        let home = self.home.path();
-        for d in [".state", ".config", ".runtime", ".codex"] {
-            std::fs::create_dir_all(home.join(d)).unwrap();
-        }
+        let home = self.0.home();
+        std::fs::create_dir_all(home.join(".codex")).unwrap();
         std::fs::write(home.join("catalog.json"), CATALOG).unwrap();
         // The model provider: this turn's mock, in place of an earlier turn's.
         let config = home.join(".codex/config.toml");
@@ -147,14 +144,8 @@ impl Setup {
         )
         .unwrap();
         drop(f);
-        self.chown();
-        let mut c = Command::new(host_bin("codex"));
-        if let Some((uid, gid)) = self.user {
-            use std::os::unix::process::CommandExt;
-            c.uid(uid).gid(gid);
-        }
-        c.current_dir(self.dir())
-            .args(["exec", "--skip-git-repo-check"]);
+        let mut c = self.0.host("codex");
+        c.args(["exec", "--skip-git-repo-check"]);
         if let Some(mode) = sandbox {
             c.args(["-s", mode]);
         }
@@ -167,19 +158,13 @@ impl Setup {
             "-c",
             &format!(
                 "model_catalog_json=\"{}\"",
-                self.home.path().join("catalog.json").display()
+                home.join("catalog.json").display()
             ),
             "run the scripted tool call",
         ])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap())
-        .envs(self.env())
-        .env("CORDON_MOCK_KEY", "sk-cordon-test")
-        .env("CORDON_HOSTS_PROBE", "probe-value")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-        wait_deadline(c.spawn().unwrap(), Duration::from_secs(240))
+        .env("CODEX_HOME", home.join(".codex"))
+        .env("CORDON_MOCK_KEY", "sk-cordon-test");
+        finish(c)
     }
 }
 
@@ -197,78 +182,23 @@ const CATALOG: &str = r#"{"models":[{"slug":"mock-model","display_name":"Mock","
 /// The provider table each turn writes last in CODEX_HOME's config.
 const MOCK_TABLE: &str = "[model_providers.mock]";
 
-fn shell(line: &str) -> Turn {
-    Turn {
-        tool: "exec_command".into(),
-        input: json!({ "cmd": line }),
-    }
+fn turn(s: &Setup, line: &str, sandbox: Option<&'static str>) -> String {
+    scenario::turn(&Nested(s, sandbox), Nested::shell(line))
 }
 
-fn turn(s: &Setup, line: &str, sandbox: Option<&str>) -> String {
-    let t = shell(line);
-    let mock = Mock::start(t.clone());
-    let o = s.run_codex(&mock, sandbox);
-    mock.the_one_result("Codex", &t.tool, &o)
+const WW: Option<&'static str> = Some("workspace-write");
+
+fn allow(s: &Setup, sandbox: Option<&'static str>) {
+    scenario::allow(&Nested(s, sandbox));
 }
 
-const WW: Option<&str> = Some("workspace-write");
-
-/// The allowed scenario: output, exit code, cwd and env intact; the kernel refuses writes to
-/// /etc and to HOME outside the project, and a write to /tmp never reaches the host's /tmp
-/// (which Codex's sandbox alone leaves writable: cordon's private /tmp is what keeps it, so
-/// this proves cordon's layer is there).
-fn allow(s: &Setup, sandbox: Option<&str>) -> String {
-    let probe = format!("/etc/cordon-nested-probe-{}", std::process::id());
-    let tmp = format!("/tmp/cordon-nested-probe-{}", std::process::id());
-    let outside = s.home.path().join("outside-probe");
-    std::fs::write(
-        s.dir().join("probe.sh"),
-        format!(
-            "echo x > {probe} || echo etc-refused\necho x > {} || echo home-refused\n\
-             echo x > {tmp} || echo tmp-refused\necho uid=$(id -u)\n",
-            outside.display()
-        ),
-    )
-    .unwrap();
-    let r = turn(
-        s,
-        "pwd; echo \"env=$CORDON_HOSTS_PROBE key=$CORDON_MOCK_KEY.\"; sh ./probe.sh; \
-         echo out > made.txt; exit 3",
-        sandbox,
-    );
-    let canon = s.dir().canonicalize().unwrap();
-    assert!(r.contains(canon.to_str().unwrap()), "{r}");
-    assert!(r.contains("env=probe-value key=."), "{r}");
-    assert!(
-        r.contains("etc-refused") && r.contains("home-refused"),
-        "{r}"
-    );
-    let uid = s
-        .user
-        .map_or_else(|| rustix::process::geteuid().as_raw(), |u| u.0);
-    assert!(r.lines().any(|l| l == format!("uid={uid}")), "{r}");
-    assert!(r.contains("exited with code 3"), "{r}");
-    for p in [Path::new(&probe), Path::new(&tmp), &outside] {
-        assert!(!p.exists(), "{} was written: unconfined", p.display());
-    }
-    assert_eq!(
-        std::fs::read_to_string(s.dir().join("made.txt")).unwrap(),
-        "out\n"
-    );
-    r
-}
-
-fn deny(s: &Setup, sandbox: Option<&str>) {
-    std::fs::create_dir(s.dir().join("keep")).unwrap();
-    let r = turn(s, "touch ran-before-deny; rm -rf keep", sandbox);
-    assert!(r.contains("destroys files"), "{r}");
-    assert!(s.dir().join("keep").is_dir());
-    assert!(!s.dir().join("ran-before-deny").exists(), "{r}");
+fn deny(s: &Setup, sandbox: Option<&'static str>) {
+    scenario::deny(&Nested(s, sandbox));
 }
 
 /// Codex's file tool (`apply_patch`, executed by Codex itself, decided by cordon's hook): a
 /// plain file is written; cordon's own rules file is not, and the model gets cordon's refusal.
-fn file_tool(s: &Setup, sandbox: Option<&str>) {
+fn file_tool(s: &Setup, sandbox: Option<&'static str>) {
     let patch = |name: &str| Turn {
         tool: "apply_patch".into(),
         input: serde_json::Value::String(format!(
@@ -296,10 +226,8 @@ fn file_tool(s: &Setup, sandbox: Option<&str>) {
     assert!(r.contains("cordon: "), "not cordon's refusal: {r}");
 }
 
-fn ask(s: &Setup, sandbox: Option<&str>) {
-    let r = turn(s, "touch ran-before-ask && git push", sandbox);
-    assert!(!s.dir().join("ran-before-ask").exists(), "{r}");
-    assert!(r.contains("publishes commits"), "{r}");
+fn ask(s: &Setup, sandbox: Option<&'static str>) {
+    scenario::ask(&Nested(s, sandbox));
 }
 
 /// `cordon doctor`'s line for Codex in the project.
@@ -399,7 +327,7 @@ fn install_and_uninstall_touch_only_their_own_codex_settings() {
         .unwrap();
     assert!(o.status.success(), "{}", common::stderr(&o));
     let text = std::fs::read_to_string(&config).unwrap();
-    let state = s.home.path().join(".state/cordon");
+    let state = s.0.home().join(".state/cordon");
     assert!(!text.contains("sandbox_mode"), "{text}");
     assert!(
         text.contains(&format!("writable_roots = [\"{}\"]", state.display())),

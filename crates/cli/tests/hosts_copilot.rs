@@ -12,240 +12,115 @@ mod hosts_support;
 mod pty;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::Duration;
 
-use hosts_support::{host_bin, unprivileged, wait_deadline, Mock, Turn, POLICY};
+use hosts_support::scenario::{self, finish, Env, Host, Install};
+use hosts_support::{host_bin, unprivileged, Mock, Turn, POLICY};
 use serde_json::json;
 
-struct Setup {
-    project: tempfile::TempDir,
-    home: tempfile::TempDir,
-    user: Option<(u32, u32)>,
+/// Copilot CLI with cordon installed (`--user` unless the test says otherwise).
+struct Copilot(Env);
+
+impl Host for Copilot {
+    const SHELL: &'static str = "bash";
+    const NAME: &'static str = "Copilot CLI";
+    const SLUG: &'static str = "copilot";
+    const KEY: &'static str = "COPILOT_PROVIDER_API_KEY";
+    const EXIT_3: Option<&'static str> = Some("exit code 3");
+    const LINES: bool = false;
+    const DENY_SAYS: &'static [&'static str] = &["cordon: denied"];
+    /// cordon answers an ask with a deny that names how a person runs it.
+    const ASK_SAYS: &'static [&'static str] = &["a person runs it in a terminal"];
+
+    fn env(&self) -> &Env {
+        &self.0
+    }
+
+    fn run(&self, mock: &Mock) -> Output {
+        self.run_with(mock, &[], &[])
+    }
 }
 
-impl Setup {
-    fn new(user: Option<(u32, u32)>) -> Setup {
-        Setup::with_binary(user, Path::new(env!("CARGO_BIN_EXE_cordon")))
+impl Install for Copilot {
+    fn installed(user: Option<(u32, u32)>, bin: &Path, extra: &[&str]) -> Copilot {
+        Copilot::scoped(user, bin, "--user", extra)
     }
+}
 
-    /// As [`Setup::new`], installed by the cordon binary `bin`.
-    fn with_binary(user: Option<(u32, u32)>, bin: &Path) -> Setup {
-        Setup::installed(user, bin, "--user")
-    }
-
-    /// Installed with `scope` (`--user` or `--project`).
-    fn installed(user: Option<(u32, u32)>, bin: &Path, scope: &str) -> Setup {
-        let project = tempfile::tempdir().unwrap();
-        std::fs::write(project.path().join("cordon.toml"), POLICY).unwrap();
-        let home = tempfile::tempdir().unwrap();
-        let o = Command::new(bin)
-            .current_dir(project.path())
-            .env("HOME", home.path())
-            .env_remove("COPILOT_HOME")
-            .args(["install", "copilot", scope, "--policy"])
-            .arg(project.path().join("cordon.toml"))
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "install: {}", common::stderr(&o));
-        let file = match scope {
-            "--user" => home.path().join(".copilot/hooks/cordon.json"),
-            _ => project.path().join(".github/hooks/cordon.json"),
-        };
-        assert!(file.is_file());
-        Setup {
-            project,
-            home,
+impl Copilot {
+    /// `cordon install copilot SCOPE --policy cordon.toml EXTRA` (`--user` or `--project`);
+    /// the hook file must be where that scope puts it.
+    fn scoped(user: Option<(u32, u32)>, bin: &Path, scope: &str, extra: &[&str]) -> Copilot {
+        let files = (".copilot/hooks/cordon.json", ".github/hooks/cordon.json");
+        Copilot(scenario::install_file(
             user,
-        }
+            bin,
+            ("copilot", scope, extra),
+            "COPILOT_HOME",
+            files,
+        ))
     }
 
-    fn dir(&self) -> &Path {
-        self.project.path()
-    }
-
-    fn run_copilot(&self, mock: &Mock) -> Output {
-        self.run_copilot_with(mock, &[], &[])
-    }
-
-    /// Copilot with extra arguments and environment.
-    fn run_copilot_with(&self, mock: &Mock, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let home = self.home.path();
-        for d in [".state", ".config", ".runtime", ".cache"] {
-            std::fs::create_dir_all(home.join(d)).unwrap();
-        }
-        if let Some((uid, gid)) = self.user {
-            for p in [self.dir(), home] {
-                let o = Command::new("chown")
-                    .arg("-R")
-                    .arg(format!("{uid}:{gid}"))
-                    .arg(p)
-                    .output()
-                    .unwrap();
-                assert!(o.status.success());
-            }
-        }
-        let mut c = Command::new(host_bin("copilot"));
-        if let Some((uid, gid)) = self.user {
-            use std::os::unix::process::CommandExt;
-            c.uid(uid).gid(gid);
-        }
-        c.current_dir(self.dir())
-            .args(["-p", "run the scripted tool call"])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap())
-            .env("HOME", home)
-            .env("COPILOT_PROVIDER_TYPE", "anthropic")
-            .env("COPILOT_PROVIDER_BASE_URL", mock.base_url())
-            .env("COPILOT_PROVIDER_API_KEY", "cordon-test-key")
-            .env("COPILOT_MODEL", "claude-sonnet-4-5")
-            .env("COPILOT_OFFLINE", "true")
-            .env("COPILOT_AUTO_UPDATE", "false")
-            .env("CORDON_HOSTS_PROBE", "probe-value")
-            .env("XDG_STATE_HOME", home.join(".state"))
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_CACHE_HOME", home.join(".cache"))
-            .env("XDG_RUNTIME_DIR", home.join(".runtime"))
+    /// Copilot `-p` against `mock`, offline, its provider the mock's Anthropic API; `env`
+    /// more variables, `args` more arguments.
+    fn run_with(&self, mock: &Mock, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut c = self.0.host("copilot");
+        c.args(["-p", "run the scripted tool call"])
+            .envs(Copilot::provider(mock))
             .envs(env.iter().copied())
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        wait_deadline(c.spawn().unwrap(), Duration::from_secs(240))
+            .args(args);
+        finish(c)
     }
-}
 
-fn turn_with(s: &Setup, t: Turn) -> String {
-    let mock = Mock::start(t.clone());
-    let o = s.run_copilot(&mock);
-    mock.the_one_result("Copilot CLI", &t.tool, &o)
-}
-
-fn turn(s: &Setup, line: &str) -> String {
-    turn_with(
-        s,
-        Turn {
-            tool: "bash".into(),
-            input: json!({ "command": line, "description": "scripted" }),
-        },
-    )
+    /// Copilot's own provider settings pointing it at `mock`, and nothing of it online.
+    fn provider(mock: &Mock) -> Vec<(&'static str, String)> {
+        vec![
+            ("COPILOT_PROVIDER_TYPE", "anthropic".into()),
+            ("COPILOT_PROVIDER_BASE_URL", mock.base_url()),
+            ("COPILOT_PROVIDER_API_KEY", "cordon-test-key".into()),
+            ("COPILOT_MODEL", "claude-sonnet-4-5".into()),
+            ("COPILOT_OFFLINE", "true".into()),
+            ("COPILOT_AUTO_UPDATE", "false".into()),
+        ]
+    }
 }
 
 #[test]
 fn copilot_deny_reaches_the_model_and_nothing_runs() {
-    let s = Setup::new(None);
-    std::fs::create_dir(s.dir().join("keep")).unwrap();
-    let r = turn(&s, "touch ran-before-deny; rm -rf keep");
-    assert!(
-        r.contains("cordon: denied") && r.contains("destroys files"),
-        "{r}"
-    );
-    assert!(s.dir().join("keep").is_dir());
-    assert!(!s.dir().join("ran-before-deny").exists(), "{r}");
+    scenario::deny(&Copilot::new(None));
 }
 
 #[test]
 fn copilot_allow_runs_confined_with_output_exit_cwd_env_intact() {
-    allow(Setup::new(None));
+    scenario::allow(&Copilot::new(None));
 }
 
 #[test]
 fn copilot_allow_as_an_unprivileged_user() {
-    allow(Setup::new(unprivileged()));
+    scenario::allow(&Copilot::new(unprivileged()));
 }
 
-fn allow(s: Setup) {
-    let probe = format!("/etc/cordon-hosts-copilot-probe-{}", std::process::id());
-    let outside = s.home.path().join("outside-probe");
-    // The writes sit in a script, out of the line's static analysis: only the kernel sandbox
-    // can stop them (as root nothing else would stop the /etc one).
-    std::fs::write(
-        s.dir().join("probe.sh"),
-        format!(
-            "echo x > {probe} || echo etc-refused\necho x > {} || echo home-refused\n\
-             echo uid=$(id -u)\n",
-            outside.display()
-        ),
-    )
-    .unwrap();
-    let r = turn(
-        &s,
-        "pwd; echo \"env=$CORDON_HOSTS_PROBE key=$COPILOT_PROVIDER_API_KEY.\"; sh ./probe.sh; \
-         echo out > made.txt; exit 3",
-    );
-    let canon = s.dir().canonicalize().unwrap();
-    assert!(r.contains(canon.to_str().unwrap()), "{r}");
-    // The sandbox passes only the policy's variables: not the host's API key.
-    assert!(r.contains("env=probe-value key=."), "{r}");
-    assert!(
-        r.contains("etc-refused") && r.contains("home-refused"),
-        "{r}"
-    );
-    let uid = s
-        .user
-        .map_or_else(|| rustix::process::geteuid().as_raw(), |u| u.0);
-    assert!(r.contains(&format!("uid={uid}")), "{r}");
-    assert!(r.contains("exit code 3"), "{r}");
-    assert!(
-        !Path::new(&probe).exists(),
-        "{probe} was written: unconfined"
-    );
-    assert!(!outside.exists(), "{} was written", outside.display());
-    assert_eq!(
-        std::fs::read_to_string(s.dir().join("made.txt")).unwrap(),
-        "out\n"
-    );
-}
-
-/// With the cordon binary gone after install, the call is denied, and the model reads why.
 #[test]
 fn copilot_missing_cordon_binary_blocks() {
-    let bin = tempfile::tempdir().unwrap();
-    let copy = bin.path().join("cordon");
-    std::fs::copy(env!("CARGO_BIN_EXE_cordon"), &copy).unwrap();
-    let s = Setup::with_binary(None, &copy);
-    std::fs::remove_file(&copy).unwrap();
-    let r = turn(&s, "touch ran-without-cordon");
-    assert!(!s.dir().join("ran-without-cordon").exists(), "{r}");
-    assert!(r.contains("the call is blocked"), "{r}");
+    scenario::missing_binary::<Copilot>();
 }
 
-/// An ask: cordon answers a deny that names the reason and how a person runs it.
 #[test]
 fn copilot_ask_is_denied_with_its_reason_and_how() {
-    let s = Setup::new(None);
-    let r = turn(&s, "touch ran-before-ask && git push");
-    assert!(!s.dir().join("ran-before-ask").exists(), "{r}");
-    assert!(r.contains("publishes commits"), "{r}");
-    assert!(r.contains("a person runs it in a terminal"), "{r}");
+    scenario::ask(&Copilot::new(None));
 }
 
-/// Copilot's file tools are decided too: `create` inside the workspace is allowed and
-/// written; `create` of a hook file (which would unhook cordon next session) is denied.
+/// Copilot's `create` of a hook file (which would unhook cordon next session) is denied.
 #[test]
 fn copilot_file_tools_are_decided() {
-    let s = Setup::new(None);
-    let ok = s.dir().join("notes.txt");
-    let r = turn_with(
-        &s,
-        Turn {
-            tool: "create".into(),
-            input: json!({ "path": ok, "file_text": "hello\n" }),
-        },
-    );
-    assert_eq!(std::fs::read_to_string(&ok).unwrap(), "hello\n", "{r}");
-
-    let s = Setup::new(None);
-    let hook = s.dir().join(".github/hooks/other.json");
-    let r = turn_with(
-        &s,
-        Turn {
-            tool: "create".into(),
-            input: json!({ "path": hook, "file_text": "{}" }),
-        },
-    );
-    assert!(r.contains("configures the agent host's hooks"), "{r}");
-    assert!(!hook.exists(), "{r}");
+    let create = |path: &Path, content: &str| Turn {
+        tool: "create".into(),
+        input: json!({ "path": path, "file_text": content }),
+    };
+    let s = Copilot::new(None);
+    let says = "configures the agent host's hooks";
+    scenario::file_write(&s, create, ".github/hooks/other.json", "{}", says);
 }
 
 /// A project's `.github/hooks` (in a git repository) runs in prompt mode only when Copilot
@@ -254,12 +129,17 @@ fn copilot_file_tools_are_decided() {
 /// "loaded".
 #[test]
 fn copilot_project_hook_runs_only_in_a_trusted_or_opted_in_folder() {
-    let s = Setup::installed(None, Path::new(env!("CARGO_BIN_EXE_cordon")), "--project");
+    let s = Copilot::scoped(
+        None,
+        Path::new(env!("CARGO_BIN_EXE_cordon")),
+        "--project",
+        &[],
+    );
     // Copilot looks for .github/hooks at the root of a git repository (outside one it loads
     // no project hooks at all, opted in or not: checked with 1.0.102).
     let o = Command::new("git")
         .args(["init", "-q"])
-        .current_dir(s.dir())
+        .current_dir(s.0.dir())
         .output()
         .unwrap();
     assert!(o.status.success(), "git init: {}", common::stderr(&o));
@@ -267,29 +147,29 @@ fn copilot_project_hook_runs_only_in_a_trusted_or_opted_in_folder() {
         tool: "bash".into(),
         input: json!({ "command": "touch ran-here; rm -rf keep", "description": "scripted" }),
     };
-    std::fs::create_dir(s.dir().join("keep")).unwrap();
+    std::fs::create_dir(s.0.dir().join("keep")).unwrap();
 
     let mock = Mock::start(t.clone());
-    let o = s.run_copilot_with(
+    let o = s.run_with(
         &mock,
         &[],
         &[("GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS", "true")],
     );
     let r = mock.the_one_result("Copilot CLI", &t.tool, &o);
     assert!(r.contains("destroys files"), "{r}");
-    assert!(s.dir().join("keep").is_dir() && !s.dir().join("ran-here").exists());
+    assert!(s.0.dir().join("keep").is_dir() && !s.0.dir().join("ran-here").exists());
 
     // Not opted in, the folder not trusted: Copilot skips the project's hooks. With its own
     // approval off (--allow-all-tools, as a headless run would), the denied command runs.
     let mock = Mock::start(t.clone());
-    let o = s.run_copilot_with(&mock, &["--allow-all-tools"], &[]);
+    let o = s.run_with(&mock, &["--allow-all-tools"], &[]);
     let r = mock.the_one_result("Copilot CLI", &t.tool, &o);
     assert!(!r.contains("cordon"), "{r}");
-    assert!(s.dir().join("ran-here").exists(), "{r}");
-    assert!(!s.dir().join("keep").exists(), "{r}");
+    assert!(s.0.dir().join("ran-here").exists(), "{r}");
+    assert!(!s.0.dir().join("keep").exists(), "{r}");
 
-    let o = common::command(s.dir())
-        .env("HOME", s.home.path())
+    let o = common::command(s.0.dir())
+        .env("HOME", s.0.home())
         .env_remove("COPILOT_HOME")
         .arg("doctor")
         .output()
@@ -311,8 +191,8 @@ fn copilot_project_hook_runs_only_in_a_trusted_or_opted_in_folder() {
 /// slow here by a `sleep` in front of it, with a 2 s timeout.
 #[test]
 fn copilot_hook_timeout_leaves_the_call_to_copilots_own_approval() {
-    let s = Setup::new(None);
-    let file = s.home.path().join(".copilot/hooks/cordon.json");
+    let s = Copilot::new(None);
+    let file = s.0.home().join(".copilot/hooks/cordon.json");
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let hook = &mut v["hooks"]["preToolUse"][0];
@@ -325,16 +205,16 @@ fn copilot_hook_timeout_leaves_the_call_to_copilots_own_approval() {
     };
 
     let mock = Mock::start(t.clone());
-    let o = s.run_copilot(&mock);
+    let o = s.run(&mock);
     let r = mock.the_one_result("Copilot CLI", &t.tool, &o);
     assert!(!r.contains("cordon"), "{r}");
-    assert!(!s.dir().join("ran-after-timeout").exists(), "{r}");
+    assert!(!s.0.dir().join("ran-after-timeout").exists(), "{r}");
 
     let mock = Mock::start(t.clone());
-    let o = s.run_copilot_with(&mock, &["--allow-all-tools"], &[]);
+    let o = s.run_with(&mock, &["--allow-all-tools"], &[]);
     let r = mock.the_one_result("Copilot CLI", &t.tool, &o);
     assert!(
-        s.dir().join("ran-after-timeout").exists(),
+        s.0.dir().join("ran-after-timeout").exists(),
         "Copilot now blocks a timed-out hook: update docs/hooks.md and doctor. {r}"
     );
 }
@@ -357,9 +237,8 @@ fn copilot_mcp_server_as_an_unprivileged_user() {
 }
 
 fn mcp(user: Option<(u32, u32)>) {
-    let project = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let dir = project.path().canonicalize().unwrap();
+    let s = Copilot(Env::new(user));
+    let (dir, home) = (s.0.dir().canonicalize().unwrap(), s.0.home());
     let server = host_bin("mcp-server-filesystem");
     // The server's own files (node_modules) readable and runnable inside the sandbox.
     let deps = server.ancestors().nth(4).unwrap();
@@ -373,7 +252,7 @@ fn mcp(user: Option<(u32, u32)>) {
     std::fs::write(dir.join("cordon.toml"), policy).unwrap();
     std::fs::write(dir.join("notes.txt"), "cordon-mcp-probe\n").unwrap();
     std::fs::write(dir.join("secret.txt"), "cordon-secret\n").unwrap();
-    let config = home.path().join(".copilot/mcp-config.json");
+    let config = home.join(".copilot/mcp-config.json");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::write(
         &config,
@@ -388,7 +267,7 @@ fn mcp(user: Option<(u32, u32)>) {
     .unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_cordon"))
         .current_dir(&dir)
-        .env("HOME", home.path())
+        .env("HOME", home)
         .env_remove("COPILOT_HOME")
         .args(["install", "copilot", "--mcp", "--user", "--policy"])
         .arg(dir.join("cordon.toml"))
@@ -401,11 +280,6 @@ fn mcp(user: Option<(u32, u32)>) {
         v["mcpServers"]["fs"]["command"],
         env!("CARGO_BIN_EXE_cordon")
     );
-    let s = Setup {
-        project,
-        home,
-        user,
-    };
     let mut offered = Vec::new();
     let mut run = |tool: &str, input: serde_json::Value| {
         let t = Turn {
@@ -413,7 +287,7 @@ fn mcp(user: Option<(u32, u32)>) {
             input,
         };
         let mock = Mock::start(t.clone());
-        let o = s.run_copilot_with(&mock, &["--allow-all-tools"], &[]);
+        let o = s.run_with(&mock, &["--allow-all-tools"], &[]);
         offered = mock
             .requests()
             .iter()
@@ -446,54 +320,23 @@ fn mcp(user: Option<(u32, u32)>) {
 /// asked, no result would reach the model, since the test never answers).
 #[test]
 fn copilot_interactive_session_deny_and_allow() {
-    interactive(Setup::new(None));
+    interactive(Copilot::new(None));
 }
 
 /// The same with Copilot CLI itself running as an unprivileged user.
 #[test]
 fn copilot_interactive_session_as_an_unprivileged_user() {
-    interactive(Setup::new(unprivileged()));
+    interactive(Copilot::new(unprivileged()));
 }
 
-fn interactive(s: Setup) {
-    let home = s.home.path();
-    for d in [".state", ".config", ".runtime", ".cache"] {
-        std::fs::create_dir_all(home.join(d)).unwrap();
-    }
-    std::fs::create_dir(s.dir().join("keep")).unwrap();
-    if let Some((uid, gid)) = s.user {
-        for p in [s.dir(), home] {
-            let o = Command::new("chown")
-                .arg("-R")
-                .arg(format!("{uid}:{gid}"))
-                .arg(p)
-                .output()
-                .unwrap();
-            assert!(o.status.success());
-        }
-    }
+fn interactive(s: Copilot) {
+    let home = s.0.home();
+    std::fs::create_dir(s.0.dir().join("keep")).unwrap();
     let session = |t: Turn| -> String {
         let mock = Mock::start(t.clone());
-        let mut c = Command::new(host_bin("copilot"));
-        if let Some((uid, gid)) = s.user {
-            use std::os::unix::process::CommandExt;
-            c.uid(uid).gid(gid);
-        }
-        c.current_dir(s.dir())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap())
-            .env("HOME", home)
-            .env("TERM", "xterm-256color")
-            .env("COPILOT_PROVIDER_TYPE", "anthropic")
-            .env("COPILOT_PROVIDER_BASE_URL", mock.base_url())
-            .env("COPILOT_PROVIDER_API_KEY", "cordon-test-key")
-            .env("COPILOT_MODEL", "claude-sonnet-4-5")
-            .env("COPILOT_OFFLINE", "true")
-            .env("COPILOT_AUTO_UPDATE", "false")
-            .env("XDG_STATE_HOME", home.join(".state"))
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_CACHE_HOME", home.join(".cache"))
-            .env("XDG_RUNTIME_DIR", home.join(".runtime"));
+        let mut c = s.0.host("copilot");
+        c.env("TERM", "xterm-256color")
+            .envs(Copilot::provider(&mock));
         let mut p = pty::Pty::spawn(c, None);
         p.expect("Do you trust the files in this folder?");
         p.send(b"\r"); // 1. Yes (this session)
@@ -502,12 +345,8 @@ fn interactive(s: Setup) {
         p.send(b"run the scripted tool call");
         std::thread::sleep(Duration::from_millis(500));
         p.send(b"\r");
-        // Until the tool's result reaches the model (generous: a loaded 2-core machine).
-        let end = std::time::Instant::now() + Duration::from_secs(180);
-        while mock.tool_results().is_empty() && std::time::Instant::now() < end {
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        std::thread::sleep(Duration::from_secs(1));
+        // Until the tool's result reaches the model.
+        mock.await_result(Duration::from_secs(180));
         let screen = p.kill();
         assert!(mock.offered(&t.tool), "Copilot never offered {}", t.tool);
         let results = mock.tool_results();
@@ -519,8 +358,8 @@ fn interactive(s: Setup) {
         input: json!({ "command": "touch ran-before-deny; rm -rf keep", "description": "scripted" }),
     });
     assert!(denied.contains("destroys files"), "{denied}");
-    assert!(s.dir().join("keep").is_dir());
-    assert!(!s.dir().join("ran-before-deny").exists());
+    assert!(s.0.dir().join("keep").is_dir());
+    assert!(!s.0.dir().join("ran-before-deny").exists());
     let outside = home.join("outside-probe");
     let allowed = session(Turn {
         tool: "bash".into(),
@@ -533,7 +372,7 @@ fn interactive(s: Setup) {
         }),
     });
     assert_eq!(
-        std::fs::read_to_string(s.dir().join("allowed.txt")).unwrap(),
+        std::fs::read_to_string(s.0.dir().join("allowed.txt")).unwrap(),
         "interactive-ok\n"
     );
     assert!(allowed.contains("home=1"), "{allowed}");

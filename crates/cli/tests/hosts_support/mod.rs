@@ -21,6 +21,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+// Only the test suites: `examples/hosts-mock.rs` (the bench's mock) includes this module too,
+// and an example has no `CARGO_BIN_EXE_cordon`.
+#[cfg(test)]
+pub mod scenario;
+
 /// The policy the hosts' hook decides under.
 pub const POLICY: &str = r#"version = 1
 
@@ -45,7 +50,6 @@ action = "deny"
 reason = "destroys files"
 "#;
 
-/// A project and a HOME of its own; the policy is `cordon.toml` in the project.
 /// A host's program from `scripts/test-deps.sh`; panics naming the script when it is missing.
 pub fn host_bin(name: &str) -> PathBuf {
     let prefix = std::env::var_os("CORDON_TEST_DEPS")
@@ -58,6 +62,17 @@ pub fn host_bin(name: &str) -> PathBuf {
         p.display()
     );
     p
+}
+
+/// CODEX_HOME's `config.toml` trusting `project`, with Codex's update checks and analytics
+/// off.
+pub fn codex_config(project: &Path) -> String {
+    format!(
+        "check_for_update_on_startup = false\n\n\
+         [analytics]\nenabled = false\n\n\
+         [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        project.canonicalize().unwrap().display()
+    )
 }
 
 /// The unprivileged user to run the host as: `cordon-test` (created when missing, as the
@@ -214,6 +229,17 @@ impl Mock {
             }
         }
         out
+    }
+
+    /// Waits (at most `limit`, generous for a loaded 2-core machine) until a tool result has
+    /// come back, then a second more for any further one: for an interactive session, which
+    /// does not end by itself.
+    pub fn await_result(&self, limit: Duration) {
+        let end = Instant::now() + limit;
+        while self.tool_results().is_empty() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        std::thread::sleep(Duration::from_secs(1));
     }
 
     /// Whether the host ever offered the model `tool`: the mock only asks for a tool the
