@@ -665,7 +665,21 @@ pub fn with_proxy(mut args: Vec<OsString>, port: u16, fd: i32, forwards: &[u16])
 /// `args` (the whole bwrap command line after its own options, `--args N -- INNER …`) with
 /// the inner stage's `go FD` before the command: it starts the command only once cordon
 /// writes "go" on the pipe `fd` (see [`crate::run::Release`]).
-pub fn with_go(mut args: Vec<OsString>, fd: i32) -> Vec<OsString> {
+pub fn with_go(args: Vec<OsString>, fd: i32) -> Vec<OsString> {
+    before_command(args, "go", fd)
+}
+
+/// `args` (as for [`with_go`]) with the inner stage's `ready FD` before the command: right
+/// before the exec, once the sandbox is built, it writes `R` on the pipe `fd`. No byte when
+/// bwrap has exited means bwrap (or the inner stage) failed, and its status is not the
+/// command's (see `run::Confinement::setup_status`).
+pub fn with_ready(args: Vec<OsString>, fd: i32) -> Vec<OsString> {
+    // After `go FD` when there is one: the inner stage reads them in that order.
+    before_command(args, "ready", fd)
+}
+
+/// `args` with the inner stage's `WORD FD` just before its `--` (the command).
+fn before_command(mut args: Vec<OsString>, word: &str, fd: i32) -> Vec<OsString> {
     // bwrap's own `--` comes first; the inner stage's (rule paths are absolute) second.
     let at = args
         .iter()
@@ -673,23 +687,7 @@ pub fn with_go(mut args: Vec<OsString>, fd: i32) -> Vec<OsString> {
         .filter(|(_, a)| *a == "--")
         .nth(1)
         .map_or(args.len(), |(i, _)| i);
-    args.splice(at..at, ["go".into(), fd.to_string().into()]);
-    args
-}
-
-/// `args` (as for [`with_go`]) with the inner stage's `ready FD` before the command: right
-/// before the exec, once the sandbox is built, it writes `R` on the pipe `fd`. No byte when
-/// bwrap has exited means bwrap (or the inner stage) failed, and its status is not the
-/// command's (see `run::Confinement::setup_status`).
-pub fn with_ready(mut args: Vec<OsString>, fd: i32) -> Vec<OsString> {
-    // After `go FD` when there is one: the inner stage reads them in that order.
-    let at = args
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| *a == "--")
-        .nth(1)
-        .map_or(args.len(), |(i, _)| i);
-    args.splice(at..at, ["ready".into(), fd.to_string().into()]);
+    args.splice(at..at, [word.into(), fd.to_string().into()]);
     args
 }
 

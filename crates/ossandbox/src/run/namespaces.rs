@@ -785,18 +785,8 @@ unsafe fn init(d: &InitData) -> ! {
     {
         ns_fail(4);
     }
-    // SAFETY: mount reads three static C string literals; data is null. The mounts above
-    // are private, so this /proc (of the new PID namespace) stays in it.
-    if unsafe {
-        libc::mount(
-            c"proc".as_ptr(),
-            c"/proc".as_ptr(),
-            c"proc".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            std::ptr::null(),
-        )
-    } != 0
-    {
+    // The mounts above are private, so this /proc (of the new PID namespace) stays in it.
+    if !nsclone::mount_proc() {
         ns_fail(5);
     }
     // The task cap; kernels before 6.14 have one global pid_max and refuse (the policy's

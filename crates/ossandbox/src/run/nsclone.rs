@@ -249,6 +249,22 @@ pub(super) unsafe fn map_user(id: &RawIdentity) -> Result<(), u8> {
     Ok(())
 }
 
+/// Mounts a fresh `proc` on `/proc` (nosuid, nodev, noexec): the new PID namespace's, in a
+/// mount namespace whose mounts were made private first. One system call, no allocation:
+/// safe between clone and exec. `false` when the kernel refused.
+pub(super) fn mount_proc() -> bool {
+    // SAFETY: mount reads three static C string literals; data is null.
+    unsafe {
+        libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        ) == 0
+    }
+}
+
 /// Writes `bytes` to an existing file (a /proc control file). System calls only (open,
 /// write, close), no allocation: safe between clone and exec.
 pub(super) fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> bool {

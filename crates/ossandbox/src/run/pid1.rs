@@ -339,18 +339,7 @@ unsafe fn child(d: &Data) -> ! {
             }
         }
     }
-    if d.own_proc
-        // SAFETY: mount takes NUL-terminated static strings or nulls.
-        && unsafe {
-            libc::mount(
-                c"proc".as_ptr(),
-                c"/proc".as_ptr(),
-                c"proc".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                std::ptr::null(),
-            )
-        } != 0
-    {
+    if d.own_proc && !nsclone::mount_proc() {
         fail(13);
     }
     if let Some(dev) = d.devices {

@@ -128,6 +128,18 @@ impl Examined {
         });
     }
 
+    /// A backup suffix (`cp -S SUFFIX`, `sed -i'SUFFIX'`) that is only known when the line
+    /// runs: the backup's name cannot be judged.
+    pub(super) fn unknown_suffix(&mut self, suffix: &Word) {
+        self.unshown(
+            format!(
+                "the backup suffix `{}` is only known when the line runs",
+                suffix.text
+            ),
+            None,
+        );
+    }
+
     /// A copy, move or link of `src` into `dest`, which may be a directory, writes
     /// `dest/NAME` (`cp /tmp/e/.envrc .` writes `./.envrc`): that file is judged too. A name
     /// only known when the line runs (a glob, `"$f"`) is judged as each name on the
@@ -533,13 +545,7 @@ fn suffixed_backups(name: &str, p: &Parsed, written_before: usize, out: &mut Exa
     }));
     for suffix in suffixes {
         if !suffix.literal {
-            out.unshown(
-                format!(
-                    "the backup suffix `{}` is only known when the line runs",
-                    suffix.text
-                ),
-                None,
-            );
+            out.unknown_suffix(suffix);
             continue;
         }
         let named: Vec<String> = out.writes[written_before..]

@@ -213,13 +213,7 @@ pub(super) fn in_place(p: &Parsed, out: &mut Examined) {
 fn backups(p: &Parsed, names: &[&str], files: &[Word], out: &mut Examined) {
     for suffix in p.args(names) {
         if !suffix.literal {
-            out.unshown(
-                format!(
-                    "the backup suffix `{}` is only known when the line runs",
-                    suffix.text
-                ),
-                None,
-            );
+            out.unknown_suffix(suffix);
             continue;
         }
         for f in files.iter().filter(|f| f.literal) {
