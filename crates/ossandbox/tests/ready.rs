@@ -71,8 +71,14 @@ fn proc_mounts(mountinfo: &str) -> usize {
         .count()
 }
 
+/// The two tests run one at a time: `cordons_pid_1_mounts_no_proc` finds cordon's pid 1 as
+/// the child of this process whose child is bwrap, and the other test's runs are such children
+/// too (one that had already exited was taken for it in CI: "pid 1's mount ns: NotFound").
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn the_commands_status_is_told_from_bwraps_failure() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().expect("tempdir");
     let ws = dir.path().join("ws");
     std::fs::create_dir(&ws).expect("mkdir ws");
@@ -117,6 +123,7 @@ fn pid_3_is_a_kernel_thread() -> bool {
 
 #[test]
 fn cordons_pid_1_mounts_no_proc() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     assert!(
         pid_3_is_a_kernel_thread(),
         "this test needs the machine's own /proc (pid 3 a kernel thread); run it outside a container"
@@ -151,10 +158,13 @@ fn cordons_pid_1_mounts_no_proc() {
                     .any(|c| comm(c) == "bwrap")
             })
             .expect("cordon's pid 1, bwrap's parent, is a child of this process");
-        let ns = std::fs::read_link(format!("/proc/{pid1}/ns/mnt")).expect("pid 1's mount ns");
-        let mounts =
-            std::fs::read_to_string(format!("/proc/{pid1}/mountinfo")).expect("pid 1's mounts");
+        let ns = std::fs::read_link(format!("/proc/{pid1}/ns/mnt"));
+        let mounts = std::fs::read_to_string(format!("/proc/{pid1}/mountinfo"));
+        // The command is let go before any assertion, so that a failure does not wait out
+        // its two minutes.
         std::fs::write(&go, "").expect("go");
+        let ns = ns.expect("pid 1's mount ns");
+        let mounts = mounts.expect("pid 1's mounts");
         let ran = run.join().expect("no panic").expect("run");
         assert_eq!(
             ran.exit.as_ref().map_err(|e| e.to_string()),
