@@ -13,5 +13,6 @@
 //! This crate depends on nothing of cordon's, so `policy`, `approval`, `ossandbox`, `gate` and
 //! `cli` can all use it without an arrow going up.
 
+pub mod links;
 pub mod lock;
 pub mod safe;

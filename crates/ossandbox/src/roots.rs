@@ -79,85 +79,9 @@ fn exceptions(canon: &mut Canon) -> Vec<PathBuf> {
     out
 }
 
-/// What one name on the way is, as `readlink` says.
-#[derive(Debug, Clone)]
-enum Name {
-    /// Not a symlink.
-    Plain,
-    /// A symlink to this.
-    Link(PathBuf),
-    /// Missing, or not to be looked up (not a directory on the way, no permission).
-    Missing,
-}
-
-/// `std::fs::canonicalize` (glibc's realpath: one `readlink` per component) for the many
-/// system directories, which share their first components (`/usr`, `/lib`): each absolute
-/// name is asked of the kernel once per check instead of once per path that passes it.
-#[derive(Default)]
-struct Canon {
-    names: std::collections::HashMap<PathBuf, Name>,
-}
-
-impl Canon {
-    fn name(&mut self, at: &Path) -> Name {
-        if let Some(n) = self.names.get(at) {
-            return n.clone();
-        }
-        let n = match std::fs::read_link(at) {
-            Ok(target) => Name::Link(target),
-            // EINVAL: it exists and is not a link.
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Name::Plain,
-            Err(_) => Name::Missing,
-        };
-        self.names.insert(at.to_path_buf(), n.clone());
-        n
-    }
-
-    /// The canonical path of an existing `path`, as `std::fs::canonicalize` gives it.
-    fn canonical(&mut self, path: &Path) -> Option<PathBuf> {
-        use std::ffi::OsString;
-        use std::path::Component;
-        if !path.is_absolute() {
-            return std::fs::canonicalize(path).ok();
-        }
-        let push = |todo: &mut Vec<OsString>, p: &Path| {
-            for c in p.components().rev() {
-                match c {
-                    Component::Normal(n) => todo.push(n.to_os_string()),
-                    Component::ParentDir => todo.push("..".into()),
-                    _ => {}
-                }
-            }
-        };
-        let mut todo = Vec::new();
-        push(&mut todo, path);
-        let mut out = PathBuf::from("/");
-        // The kernel's limit on links followed in one lookup.
-        let mut links = 0;
-        while let Some(c) = todo.pop() {
-            if c == ".." {
-                out.pop();
-                continue;
-            }
-            let next = out.join(&c);
-            match self.name(&next) {
-                Name::Plain => out = next,
-                Name::Missing => return None,
-                Name::Link(target) => {
-                    links += 1;
-                    if links > 40 {
-                        return None;
-                    }
-                    if target.is_absolute() {
-                        out = PathBuf::from("/");
-                    }
-                    push(&mut todo, &target);
-                }
-            }
-        }
-        Some(out)
-    }
-}
+/// Each name asked of the kernel once per check, for the many system directories, which
+/// share their first components (`/usr`, `/lib`).
+type Canon = cordon_fs::links::Links;
 
 /// How `root` meets `system`, comparing paths component by component; `scratch` are the
 /// allowed exceptions beneath system directories.

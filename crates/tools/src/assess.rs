@@ -5,6 +5,7 @@
 //! `approval::Request` and the approval engine's one evaluator decides, so what `cordon check`
 //! prints is what `cordon exec` does.
 
+use cordon_fs::links::Links;
 use std::path::{Component, Path, PathBuf};
 
 use cordon_policy::{names_system_program, Action, Network, Policy};
@@ -59,7 +60,7 @@ impl ShellContext {
                     std::env::split_paths(&p)
                         .map(|e| {
                             if e.is_absolute() {
-                                real_with(&lexical(&e), &mut links)
+                                links.real(&lexical(&e))
                             } else {
                                 e
                             }
@@ -589,61 +590,10 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
-/// What `readlink` said of each absolute name asked (`Some`: a symlink to that), for
-/// [`real_with`] calls that share their first components.
-type Links = std::collections::HashMap<PathBuf, Option<PathBuf>>;
-
-/// Where a path really is: each symlink on the way followed (also a dangling one, which a
-/// write would create the target of), `..` taken after the links before it, as the kernel
-/// resolves it. Parts that do not exist are kept as written.
+/// Where a path really is ([`Links::real`]: each symlink on the way followed, also a dangling
+/// one, which a write would create the target of; parts that do not exist kept as written).
 fn real(path: &Path) -> PathBuf {
-    real_with(path, &mut Links::default())
-}
-
-/// [`real`], asking the kernel about each name on the way once for all the calls that share
-/// `links` (one `readlink`: a name that is not a symlink, or does not exist, is kept).
-fn real_with(path: &Path, links: &mut Links) -> PathBuf {
-    use std::ffi::OsString;
-    let mut out = PathBuf::from("/");
-    let mut todo: Vec<OsString> = path
-        .components()
-        .rev()
-        .filter_map(|c| match c {
-            Component::Normal(n) => Some(n.to_os_string()),
-            Component::ParentDir => Some("..".into()),
-            _ => None,
-        })
-        .collect();
-    // Like the kernel's limit on links followed in one lookup.
-    let mut followed = 0;
-    while let Some(c) = todo.pop() {
-        if c == ".." {
-            out.pop();
-            continue;
-        }
-        let next = out.join(&c);
-        let link = links
-            .entry(next.clone())
-            .or_insert_with_key(|at| std::fs::read_link(at).ok())
-            .clone();
-        match link {
-            Some(target) if followed < 40 => {
-                followed += 1;
-                if target.is_absolute() {
-                    out = PathBuf::from("/");
-                }
-                for part in target.components().rev() {
-                    match part {
-                        Component::Normal(n) => todo.push(n.to_os_string()),
-                        Component::ParentDir => todo.push("..".into()),
-                        _ => {}
-                    }
-                }
-            }
-            _ => out = next,
-        }
-    }
-    out
+    Links::default().real(path)
 }
 
 /// The policy file a literal redirection target writes (by name or through a symlink), if any.
@@ -718,8 +668,8 @@ mod tests {
             let path = base.join(p);
             // With a fresh cache, then with one shared by every path (asked already or not).
             assert_eq!(real(&path), base.join(want), "{p}");
-            assert_eq!(real_with(&path, &mut links), base.join(want), "{p}");
-            assert_eq!(real_with(&path, &mut links), base.join(want), "{p}");
+            assert_eq!(links.real(&path), base.join(want), "{p}");
+            assert_eq!(links.real(&path), base.join(want), "{p}");
         }
     }
 
