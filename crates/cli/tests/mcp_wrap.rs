@@ -938,13 +938,20 @@ fn ts_sdk_client_progress_passes_and_cancellation_reaches_the_server() {
             // The tool goes on to its end (the everything server's loop does not look at the
             // cancellation); its last progress is the moment it would answer. Then one more
             // round trip, so anything the server wrote before has passed the wrapper.
-            {"op": "wait_errors", "contains": "unknown token", "count": 2, "timeout_ms": 120000},
+            {"op": "wait_progress", "count": 3, "timeout_ms": 120000},
             sdk_call("echo", json!({"message": "still here"})),
         ]),
     );
     let done = step(&out, 0);
     assert_eq!(done["isError"], false, "{done}");
-    assert_eq!(done["progress"], 2, "progress notifications: {done}");
+    // Both progress notifications reached the client. The SDK hands the last one to
+    // `onprogress` only when it is read apart from the answer (it settles an answer at once
+    // and a notification a microtask later), so at least the first got there.
+    assert_eq!(done["delivered"], 2, "progress notifications: {done}");
+    assert!(
+        done["progress"].as_u64().is_some_and(|n| n >= 1),
+        "{done}"
+    );
     let cancelled = step(&out, 1);
     assert_eq!(cancelled["ok"], false, "{cancelled}");
     assert!(
