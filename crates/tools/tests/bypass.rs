@@ -1369,16 +1369,18 @@ fn git_subcommands_that_run_the_commands_they_name_are_seen_through() {
         "git worktree add /tmp/w",
         "git worktree add -b topic ../w",
     ]);
+    // Inside the roots they still write the work tree from git's objects (round 5): asked
+    // whatever the rules say, like the rebases and the bisection below.
     g.all(
-        Action::Allow,
+        Action::Ask,
         &[
             "git clone https://example.org/x.git d",
             "git worktree add wt",
-            "git worktree list",
         ],
     );
+    g.all(Action::Allow, &["git worktree list"]);
     f.all(
-        Action::Allow,
+        Action::Ask,
         &[
             "git rebase -x 'git status' HEAD~1",
             "git rebase -x ls HEAD~2",
@@ -1386,6 +1388,11 @@ fn git_subcommands_that_run_the_commands_they_name_are_seen_through() {
             "git rebase -s ours main",
             "git bisect run ls",
             "git bisect start",
+        ],
+    );
+    f.all(
+        Action::Allow,
+        &[
             "git submodule foreach --recursive 'git status'",
             "git config --get user.name",
             "git config user.name",
@@ -1991,4 +1998,164 @@ fn git_mv_writes_what_mv_would() {
         bundle.exists(),
         "the real git bundle create did not write the file"
     );
+}
+
+// ---- round 5 (issue 21): writes the line does not name ---------------------------------
+
+/// Git commands that write the work tree from git's objects write names the line does not
+/// show: a committed `.envrc` (`git apply --cached p && git commit` put it there) is checked
+/// out by `git checkout`, `restore`, `merge`, `stash`, `reset --hard`, … whatever the rules say
+/// of them. Only forms shown with the real git to leave the work tree alone stay allowed:
+/// `git switch -c NEW` without a start point (git skips the work tree when HEAD stays;
+/// `git checkout -b NEW` does not, and in a sparse repository whose patterns changed it writes
+/// the files they now include), `git restore --staged` (the index), `git reset` without
+/// `--hard`/`--merge`/`--keep`, `git stash list`/`show`.
+#[test]
+fn git_commands_that_write_the_work_tree_from_objects_ask() {
+    let rules =
+        "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"git\"\naction = \"allow\"\n";
+    let f = fixture(rules, "deny");
+    f.never_allowed(&[
+        "git checkout -- .envrc",
+        "git checkout .",
+        "git checkout main",
+        "git checkout",
+        "git checkout -b new",
+        "git checkout -B new",
+        "git checkout --orphan new",
+        "git checkout -b new main",
+        "git -C sub checkout main",
+        "git restore .envrc",
+        "git restore -s HEAD~1 .",
+        "git restore --staged --worktree .envrc",
+        "git restore -SW .envrc",
+        "git restore --staged --wor .envrc",
+        "git restore --staged \"$x\" .envrc",
+        "git switch main",
+        "git switch -c new main",
+        "git switch -c new HEAD",
+        "git switch --discard-changes main",
+        "git switch -c new -m",
+        "git merge other",
+        "git merge --ff-only origin/main",
+        "git pull",
+        "git pull --rebase",
+        "git stash",
+        "git stash push",
+        "git stash -u",
+        "git stash pop",
+        "git stash apply",
+        "git stash branch b",
+        "git reset --hard",
+        "git reset --har HEAD~1",
+        "git reset HEAD~1 --hard",
+        "git reset --merge",
+        "git reset --keep HEAD~1",
+        "git reset --recurse-submodules HEAD",
+        "git reset \"$mode\"",
+        "git cherry-pick abc123",
+        "git cherry-pick -n abc123",
+        "git revert HEAD",
+        "git rebase main",
+        "git rebase --abort",
+        "git read-tree -u -m HEAD",
+        "git read-tree --reset -u HEAD",
+        "git checkout-index -a",
+        "git checkout-index -f -- .envrc",
+        "git worktree add ../wt",
+        "git worktree add wt main",
+        "git clone /tmp/r",
+        "git clone /tmp/r sub/r",
+        "git clone --bare /tmp/r r.git",
+        "git sparse-checkout set '/*'",
+        "git sparse-checkout reapply",
+        "git sparse-checkout disable",
+        "git submodule update --init",
+        "git submodule init",
+        "git bisect start HEAD HEAD~5",
+        "git bisect good",
+        "git bisect reset",
+        "git subtree add --prefix=x /tmp/r main",
+        "git filter-branch --index-filter true HEAD",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "git status",
+            "git log -1",
+            "git diff",
+            "git add .",
+            "git commit -m x",
+            "git branch new",
+            "git switch -c new",
+            "git switch -q -c new",
+            "git switch --create=new",
+            "git switch -C new",
+            "git restore --staged .envrc",
+            "git restore -S a.rs",
+            "git reset",
+            "git reset -q HEAD a.rs",
+            "git reset --soft HEAD~1",
+            "git reset --mixed HEAD~1",
+            "git stash list",
+            "git stash show -p",
+            "git sparse-checkout list",
+            "git submodule status",
+            "git worktree list",
+            "git bisect log",
+        ],
+    );
+    // The real git: a sparse repository whose patterns now include `.envrc` (which a commit
+    // holds but the work tree lacks) gets it from `git checkout -b NEW`, `git checkout`,
+    // `git stash`; `git switch -c NEW`, `git reset`, `git restore --staged` leave it out.
+    let fresh = || {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+                .args(args)
+                .current_dir(dir.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", dir.path())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .expect("git is needed for this test (Debian package `git`)")
+        };
+        assert!(git(&["init", "-q", "."]).success());
+        std::fs::write(dir.path().join(".envrc"), "x\n").unwrap();
+        std::fs::write(dir.path().join("a"), "a\n").unwrap();
+        assert!(git(&["add", "."]).success());
+        assert!(git(&["commit", "-q", "-m", "a"]).success());
+        assert!(git(&["sparse-checkout", "set", "--no-cone", "/a"]).success());
+        assert!(!dir.path().join(".envrc").exists());
+        std::fs::write(dir.path().join(".git/info/sparse-checkout"), "/*\n").unwrap();
+        std::fs::write(dir.path().join("a"), "b\n").unwrap();
+        dir
+    };
+    for (line, writes) in [
+        ("git checkout -q -b new", true),
+        ("git checkout -q", true),
+        ("git stash -q", true),
+        ("git switch -q -c new", false),
+        ("git switch -q -C new", false),
+        ("git reset -q", false),
+        ("git restore --staged a", false),
+    ] {
+        let dir = fresh();
+        let env = [("GIT_CONFIG_NOSYSTEM", "1"), ("HOME", "/nonexistent")];
+        assert!(!bash_creates_pwned(
+            dir.path(),
+            &format!(
+                "git -c user.name=t -c user.email=t@example.org {}",
+                &line[4..]
+            ),
+            &env
+        ));
+        assert_eq!(
+            dir.path().join(".envrc").exists(),
+            writes,
+            "{line}: the real git's work-tree write is not what the analysis assumes"
+        );
+    }
 }
