@@ -1532,8 +1532,6 @@ action = "allow"
             "cp a.txt b.txt",
             "cp x/a.rs sub/",
             "cp x/*.rs sub/",
-            "cp -r x sub",
-            "cp -a x/. sub",
             "mv a.txt sub/",
             "ln -s ../x/a.rs sub/a.rs",
             "tar tf a.tar",
@@ -1546,7 +1544,6 @@ action = "allow"
             "patch a.c < p.diff",
             "git apply --check p.diff",
             "git apply --stat p.diff",
-            "rsync -a x/ sub/",
         ],
     );
     // The real programs plant, and the real git runs the planted hook.
@@ -2156,6 +2153,50 @@ fn git_commands_that_write_the_work_tree_from_objects_ask() {
             dir.path().join(".envrc").exists(),
             writes,
             "{line}: the real git's work-tree write is not what the analysis assumes"
+        );
+    }
+}
+
+/// A recursive copy of a tree *inside* the roots writes names the line does not show too:
+/// `cp -r x/. .` makes `x/.envrc` (or a fixture's `x/.git/hooks/post-checkout`) the project's
+/// own. It was allowed because its source lay in the roots; the real cp plants.
+#[test]
+fn a_recursive_copy_inside_the_roots_asks() {
+    let rules = "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"cp\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"rsync\"\naction = \"allow\"\n";
+    let f = fixture(rules, "deny");
+    std::fs::create_dir_all(f.ws.join("x")).unwrap();
+    f.never_allowed(&[
+        "cp -r x/. .",
+        "cp -a x/* .",
+        "cp -R x sub",
+        "cp -r x sub",
+        "cp -a x/. sub",
+        "cp --archive x/. .",
+        "cp --rec x/. .",
+        "cp -rt . x/.",
+        "rsync -a x/ .",
+        "rsync -r x/ sub/",
+        "rsync -a x/ sub/",
+        "rsync --archive x/ .",
+        "rsync -d x/ .",
+        "rsync --dirs x/ .",
+        "rsync --files-from=list . sub/",
+    ]);
+    f.all(
+        Action::Allow,
+        &["cp a.txt b.txt", "cp x/a.rs sub/", "rsync a.txt sub/"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    // (rsync is not among the test dependencies; its `x/` means x's entries, as documented.)
+    for line in ["cp -r x/. .", "cp -a x/. .", "cp -R x/. ."] {
+        let _ = std::fs::remove_file(ws.join(".envrc"));
+        std::fs::create_dir_all(ws.join("x")).unwrap();
+        std::fs::write(ws.join("x/.envrc"), "x\n").unwrap();
+        assert!(!bash_creates_pwned(ws, line, &[]));
+        assert!(
+            ws.join(".envrc").exists(),
+            "{line}: the real program did not write ./.envrc"
         );
     }
 }

@@ -152,9 +152,7 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
     }
     if !leaves_the_work_tree(&sub.text, sub_args) {
         out.unshown(
-            format!("`git {}` writes the work tree from git's objects, names the line does not show (any may be on the persistence surface: a committed `.envrc`, `.vscode/tasks.json`)", sub.text),
-            None,
-        );
+            format!("`git {}` writes the work tree from git's objects, names the line does not show (any may be on the persistence surface: a committed `.envrc`, `.vscode/tasks.json`)", sub.text));
     }
     // `git format-patch -o DIR` writes the patches into DIR (its other options are the diff
     // family's, judged below).
@@ -709,9 +707,7 @@ fn patch_writes(sub: &str, args: &[Word], out: &mut Examined) {
     };
     if !reads_only {
         out.unshown(
-            format!("`git {sub}` writes the files the patch names, which the line does not show (any may be on the persistence surface: `.envrc`, `.vscode/tasks.json`)"),
-            None,
-        );
+            format!("`git {sub}` writes the files the patch names, which the line does not show (any may be on the persistence surface: `.envrc`, `.vscode/tasks.json`)"));
     }
 }
 

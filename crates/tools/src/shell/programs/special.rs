@@ -575,9 +575,7 @@ pub(super) fn tar(args: &[Word], out: &mut Examined) {
             None => out.writes.push(".".into()),
         }
         out.unshown(
-            "tar `-x` writes the names the archive holds, which the line does not show (any may be on the persistence surface: `.git/hooks/…`, `.envrc`)".into(),
-            None,
-        );
+            "tar `-x` writes the names the archive holds, which the line does not show (any may be on the persistence surface: `.git/hooks/…`, `.envrc`)".into());
     }
     if p.dynamic.is_some() {
         out.effect(
@@ -1068,9 +1066,7 @@ pub(super) fn unzip(args: &[Word], out: &mut Examined) {
         out.write(d);
     }
     out.unshown(
-        "unzip writes the names the archive holds, which the line does not show (any may be on the persistence surface: `.git/hooks/…`, `.envrc`)".into(),
-        None,
-    );
+        "unzip writes the names the archive holds, which the line does not show (any may be on the persistence surface: `.git/hooks/…`, `.envrc`)".into());
 }
 
 /// patch (GNU): without an ORIGINALFILE operand (or `-o FILE`) it writes the files the patch
@@ -1084,9 +1080,7 @@ pub(super) fn patch(p: &Parsed, out: &mut Examined) {
         out.write(original);
     } else if !p.has(&["-o", "--output"]) {
         out.unshown(
-            "patch writes the files the patch names, which the line does not show (any may be on the persistence surface: `.envrc`, `.git/hooks/…`)".into(),
-            None,
-        );
+            "patch writes the files the patch names, which the line does not show (any may be on the persistence surface: `.envrc`, `.git/hooks/…`)".into());
     }
     for o in [
         "-B",
@@ -1097,12 +1091,9 @@ pub(super) fn patch(p: &Parsed, out: &mut Examined) {
         "--suffix",
     ] {
         if p.has(&[o]) {
-            out.unshown(
-                format!(
-                    "patch `{o}` names its backup files by what it is given (a prefix or a suffix)"
-                ),
-                None,
-            );
+            out.unshown(format!(
+                "patch `{o}` names its backup files by what it is given (a prefix or a suffix)"
+            ));
         }
     }
 }
@@ -1151,17 +1142,15 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
         out.write(o);
     }
     if p.has(&["-r", "--recursive"]) || p.dynamic.is_some() {
-        out.unshown(
-            format!("`{base}` names the files it writes after names the line does not show"),
-            None,
-        );
+        out.unshown(format!(
+            "`{base}` names the files it writes after names the line does not show"
+        ));
     }
     let suffixes: Vec<&Word> = p.args(&["-S", "--suffix"]).collect();
     if suffixes.iter().any(|s| !s.literal) {
-        out.unshown(
-            format!("`{base}`'s suffix is only known when the line runs"),
-            None,
-        );
+        out.unshown(format!(
+            "`{base}`'s suffix is only known when the line runs"
+        ));
     }
     const KNOWN: &[(&str, &str)] = &[
         (".tgz", ".tar"),
@@ -1183,10 +1172,7 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
     ];
     for f in p.operands.iter().filter(|f| f.text != "-") {
         if !f.literal {
-            out.unshown(
-                format!("`{base}` writes a file named after `{}`", f.text),
-                None,
-            );
+            out.unshown(format!("`{base}` writes a file named after `{}`", f.text));
             continue;
         }
         // Both ways, whichever mode the options chose: a name is only ever judged more.
