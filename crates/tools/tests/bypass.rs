@@ -2200,3 +2200,118 @@ fn a_recursive_copy_inside_the_roots_asks() {
         );
     }
 }
+
+/// Programs that write the files they name were not in the option tables, so a rule on them
+/// (or a default allow) allowed a write of the persistence surface: `touch .envrc`, `chmod +x
+/// .git/hooks/pre-commit`, `truncate -s0 .git/config`, `mkdir .claude`, `uniq x .envrc`,
+/// `shuf -o .envrc`, a split's generated names (`split -a1 x .git/hooks/pre-commi` makes
+/// `pre-commit` as its 20th piece; `csplit -b 'rc%.0d'` renders the number as nothing). And a
+/// table that took a flag for an option with an argument lost the destination: `cp -Z x .envrc`
+/// (`-Z` is a flag of cp and install) read `x` as `-Z`'s argument and judged no write.
+/// `install --strip-program=PROG` runs PROG.
+#[test]
+fn every_program_that_writes_the_files_it_names_is_in_the_table() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(f.ws.join(".claude")).unwrap();
+    f.never_allowed(&[
+        "touch .envrc",
+        "touch -r x .envrc",
+        "touch -d now .envrc",
+        "touch --date=now .envrc",
+        "touch --ref x .envrc",
+        "touch -c .git/hooks/pre-commit",
+        "touch /tmp/outside",
+        "mkdir .claude",
+        "mkdir -p .git/hooks/x",
+        "mkdir -m 777 .vscode",
+        "mkdir /tmp/outside",
+        "chmod +x .git/hooks/pre-commit",
+        "chmod --reference=x .git/hooks/pre-commit",
+        "chmod -x .git/hooks/pre-commit",
+        "chmod 777 /tmp/outside",
+        "chmod -R +x .",
+        "chmod --recursive u+x sub",
+        "chown -R me sub",
+        "chgrp root .envrc",
+        "chown me:me .git/config",
+        "truncate -s 0 .git/config",
+        "truncate --size=0 .envrc",
+        "truncate -r x .envrc",
+        "mkfifo .envrc",
+        "mknod .envrc p",
+        "mktemp -p .git/hooks preXXX",
+        "mktemp --tmpdir=/tmp/e xXXX",
+        "mktemp /tmp/e/x.XXXX",
+        "uniq x .envrc",
+        "uniq -c x /tmp/out",
+        "shuf -o .envrc x",
+        "shuf --output=.envrc x",
+        "shuf --out=.envrc x",
+        "shuf -eo.envrc a b",
+        "split -a1 x .git/hooks/pre-commi",
+        "split x .envr",
+        "split -b 1 --additional-suffix=rc x .env",
+        "split x /tmp/out",
+        "csplit -f .env -b 'rc%.0d' x 1",
+        "csplit --prefix=.claude/settings.jso x 1",
+        "csplit -f /tmp/out x 1",
+        "cp -Z x .envrc",
+        "install -Z x .envrc",
+        "install -s --strip-program=/tmp/e/x x y",
+        "nice touch .envrc",
+        "timeout 5 touch .envrc",
+        "stdbuf -o0 touch .envrc",
+        "find . -exec touch {} +",
+        "xargs touch < list",
+        "xargs chmod +x < list",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "touch a.txt",
+            "touch -d now sub/a.txt",
+            "mkdir -p build/out",
+            "chmod +x script.sh",
+            "chmod 644 a.txt",
+            "truncate -s 0 log.txt",
+            "mktemp",
+            "mktemp -d",
+            "mktemp -t x.XXXX",
+            "mktemp -p . tmp.XXXX",
+            "uniq x",
+            "uniq x out.txt",
+            "shuf -o out.txt x",
+            "split -l 100 x part.",
+            "csplit -f part x 1",
+            "cp -Z x y",
+            "install -m 755 x bin/x",
+        ],
+    );
+    // The real programs.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(
+        ws.join("x"),
+        (1..=30).map(|n| format!("{n}\n")).collect::<String>(),
+    )
+    .unwrap();
+    for (line, made) in [
+        ("touch .envrc", ".envrc"),
+        ("cp -Z x .envrc", ".envrc"),
+        ("uniq x .envrc", ".envrc"),
+        (
+            "split -l1 -a1 x .git/hooks/pre-commi",
+            ".git/hooks/pre-commit",
+        ),
+        ("csplit -s -f .env -b 'rc%.0d' x 2", ".envrc"),
+    ] {
+        let _ = std::fs::remove_file(ws.join(made));
+        assert!(!bash_creates_pwned(ws, line, &[]));
+        assert!(
+            ws.join(made).exists(),
+            "{line}: the real program did not make {made}"
+        );
+    }
+}

@@ -1191,3 +1191,126 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
         }
     }
 }
+
+/// `chmod`/`chown`/`chgrp -R` change every file under the directories named, names the line
+/// does not show (a planted `.git/hooks/pre-commit` becomes executable).
+pub(super) fn modes(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-R", "--recursive"]) {
+        out.unshown(
+            "a recursive mode or owner change reaches names the line does not show (`chmod -R +x` makes a hook in the tree executable)".into(),
+        );
+    }
+}
+
+/// `mktemp [TEMPLATE]` makes a new file (or directory) from TEMPLATE in `-p DIR`/`--tmpdir=DIR`,
+/// or, without them and `-t`, where TEMPLATE says (relative to the current directory); the
+/// `X`s become random letters, so the template's place is what is judged. Without a template
+/// and a directory, a fresh random name in the temporary directory.
+pub(super) fn mktemp(p: &Parsed, out: &mut Examined) {
+    let dir = p.args(&["-p", "--tmpdir"]).last();
+    let template = p.operands.first();
+    let join = |d: &Word, name: &str| Word {
+        text: format!("{}/{name}", d.text.trim_end_matches('/')),
+        raw: String::new(),
+        literal: d.literal,
+        single: true,
+    };
+    match (template, dir) {
+        (Some(t), Some(d)) if t.literal => out.write(&join(d, &t.text)),
+        (Some(t), Some(_)) => out.write(t),
+        (Some(t), None) if !p.has(&["-t"]) => out.write(t),
+        (None, Some(d)) => out.write(&join(d, "tmp.XXXXXXXXXX")),
+        _ => {}
+    }
+}
+
+/// `uniq [INPUT [OUTPUT]]` writes OUTPUT.
+pub(super) fn uniq(p: &Parsed, out: &mut Examined) {
+    if let Some(w) = p.operands.get(1) {
+        out.write(w);
+    }
+}
+
+/// `split [FILE [PREFIX]]` and `csplit -f PREFIX FILE PATTERN…` write PREFIX followed by a
+/// generated suffix (`split`: letters or digits, then `--additional-suffix`; `csplit`: the
+/// `-b` printf format, whose number may render as nothing: `-b 'rc%.0d'` makes `PREFIXrc`).
+/// The prefix's place is judged as a write, and each name on the persistence surface the
+/// generated names could be (`split -a1 x .git/hooks/pre-commi` makes `pre-commit`).
+pub(super) fn split(p: &Parsed, out: &mut Examined) {
+    let prefix = p.operands.get(1).cloned().unwrap_or_else(|| Word::lit("x"));
+    let tail = match p.args(&["--additional-suffix"]).last() {
+        None => Some("*".to_string()),
+        Some(s) if s.literal => Some(format!("*{}", glob_escape(&s.text))),
+        Some(_) => None,
+    };
+    generated(&prefix, tail, out);
+}
+
+pub(super) fn csplit(p: &Parsed, out: &mut Examined) {
+    let prefix = p.args(&["-f", "--prefix"]).last().cloned();
+    let tail = match p.args(&["-b", "--suffix-format"]).last() {
+        None => Some("*".to_string()),
+        Some(f) if f.literal => printf_glob(&f.text),
+        Some(_) => None,
+    };
+    generated(&prefix.unwrap_or_else(|| Word::lit("xx")), tail, out);
+}
+
+/// Names made of `prefix` and a generated `tail` (a glob; `None` when only known at run time).
+fn generated(prefix: &Word, tail: Option<String>, out: &mut Examined) {
+    let Some(tail) = tail.filter(|t| !t.contains('/')) else {
+        out.unshown("the suffix of the names it writes is only known when the line runs, or names a directory".into());
+        return;
+    };
+    out.write(prefix);
+    if !prefix.literal {
+        return; // judged outside the roots
+    }
+    let (dir, base) = match prefix.text.rsplit_once('/') {
+        Some((d, b)) => (Some(d), b),
+        None => (None, prefix.text.as_str()),
+    };
+    let pattern = format!("{}{tail}", glob_escape(base));
+    for name in super::surface_names().filter(|n| super::glob_matches(&pattern, n)) {
+        out.writes.push(match dir {
+            Some(d) => format!("{d}/{name}"),
+            None => name.to_string(),
+        });
+    }
+}
+
+/// A printf format as a glob of what it renders: each conversion may be any text, also none.
+fn printf_glob(format: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push_str(&glob_escape(&c.to_string()));
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        // Flags, width, precision, then the conversion letter.
+        loop {
+            match chars.next() {
+                Some(c) if c.is_ascii_alphabetic() => break,
+                Some(_) => continue,
+                None => return None,
+            }
+        }
+        out.push('*');
+    }
+    Some(out)
+}
+
+fn glob_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escape = matches!(c, '*' | '?' | '[' | ']' | '\\');
+            escape.then_some('\\').into_iter().chain([c])
+        })
+        .collect()
+}

@@ -1,7 +1,9 @@
 //! The programs whose options the table describes: which take an argument, and what the
 //! dangerous ones do.
 
-use super::special::{awk, in_place, less, make, patch, pytest, rsync, sed};
+use super::special::{
+    awk, csplit, in_place, less, make, mktemp, modes, patch, pytest, rsync, sed, split, uniq,
+};
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
 
@@ -167,11 +169,14 @@ pub(super) const PROGRAMS: &[Program] = &[
         operands: Operands::Written,
         special: None,
     },
+    // Only options that really take an argument: one listed that does not (`-Z`, a flag of
+    // cp and install) would take the next word for its argument, and `cp -Z x .envrc` would
+    // lose its destination.
     Program {
-        names: &["cp", "ln", "install", "gcp"],
+        names: &["cp", "ln", "gcp"],
         spec: Spec {
-            short_arg: "StgmoZ",
-            long_arg: &["suffix", "target-directory", "group", "mode", "owner"],
+            short_arg: "St",
+            long_arg: &["suffix", "target-directory"],
             lenient: true,
             ..Spec::NONE
         },
@@ -180,6 +185,166 @@ pub(super) const PROGRAMS: &[Program] = &[
         options: &[],
         operands: Operands::LastWritten,
         special: None,
+    },
+    Program {
+        names: &["install", "ginstall"],
+        spec: Spec {
+            short_arg: "Sgmot",
+            long_arg: &[
+                "suffix",
+                "target-directory",
+                "group",
+                "mode",
+                "owner",
+                "strip-program",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("--strip-program", Does::Runs)],
+        operands: Operands::LastWritten,
+        special: None,
+    },
+    // Programs that write (create, truncate, change the mode or owner of) every file they
+    // name.
+    Program {
+        names: &["touch"],
+        spec: Spec {
+            short_arg: "rdt",
+            long_arg: &["reference", "date", "time"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
+    Program {
+        names: &["mkdir", "mkfifo", "mknod"],
+        spec: Spec {
+            short_arg: "m",
+            long_arg: &["mode"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
+    Program {
+        names: &["truncate"],
+        spec: Spec {
+            short_arg: "sr",
+            long_arg: &["size", "reference"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
+    // The mode or owner operand is judged as a file too: inside the roots it is harmless,
+    // and it is never less strict.
+    Program {
+        names: &["chmod", "chown", "chgrp"],
+        spec: Spec {
+            long_arg: &["reference", "from"],
+            long_flag: &["recursive"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: Some(modes),
+    },
+    Program {
+        names: &["mktemp"],
+        spec: Spec {
+            short_arg: "p",
+            long_arg: &["suffix"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(mktemp),
+    },
+    Program {
+        names: &["uniq"],
+        spec: Spec {
+            short_arg: "fsw",
+            long_arg: &["skip-fields", "skip-chars", "check-chars"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(uniq),
+    },
+    Program {
+        names: &["shuf"],
+        spec: Spec {
+            short_arg: "ino",
+            long_arg: &["input-range", "head-count", "output", "random-source"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg), ("--output", Does::WritesArg)],
+        operands: Operands::Read,
+        special: None,
+    },
+    Program {
+        names: &["split"],
+        spec: Spec {
+            short_arg: "abClnt",
+            long_arg: &[
+                "suffix-length",
+                "bytes",
+                "line-bytes",
+                "lines",
+                "number",
+                "additional-suffix",
+                "filter",
+                "separator",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("--filter", Does::Runs)],
+        operands: Operands::Read,
+        special: Some(split),
+    },
+    Program {
+        names: &["csplit"],
+        spec: Spec {
+            short_arg: "bfn",
+            long_arg: &["suffix-format", "prefix", "digits"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(csplit),
     },
     Program {
         names: &["mv", "gmv"],
