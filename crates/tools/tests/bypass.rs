@@ -2315,3 +2315,35 @@ fn every_program_that_writes_the_files_it_names_is_in_the_table() {
         );
     }
 }
+
+/// On a filesystem that ignores case (macOS by default; an ext4 directory with `chattr +F`),
+/// `.ENVRC` is `.envrc` and `.Git/hooks/pre-commit` is the repository's hook: a write of such
+/// a spelling was allowed, the surface being matched as written only.
+#[test]
+fn a_surface_name_in_another_case_is_the_surface() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "echo x > .ENVRC",
+        "echo x > .EnvRc",
+        "cp x .Envrc",
+        "echo x > .Git/hooks/pre-commit",
+        "echo x > .git/HOOKS/pre-commit",
+        "echo x > .GIT/CONFIG",
+        "echo x > .CLAUDE/settings.json",
+        "echo x > .vscode/TASKS.JSON",
+        "echo x > sub/.Envrc",
+        "echo x > .mcp.JSON",
+        "echo x > .claude/\u{17f}ettings.json",
+        "echo x > .vscode/tas\u{212a}s.json",
+        "echo x > .env\u{200c}rc",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "echo x > README.md",
+            "echo x > Notes.TXT",
+            "echo x > .ENV.example",
+        ],
+    );
+}
