@@ -2347,3 +2347,49 @@ fn a_surface_name_in_another_case_is_the_surface() {
         ],
     );
 }
+
+/// A download writes the name its URL ends with (`wget http://h/.envrc`, `curl -O …/.envrc`),
+/// and a recursive or server-named download writes names the line does not show: a `wget` or
+/// `curl` rule allowed each.
+#[test]
+fn a_download_writes_the_name_its_url_ends_with() {
+    let rules = "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"wget\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"curl\"\naction = \"allow\"\n";
+    let f = fixture(rules, "allow");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "wget http://index.example.org/.envrc",
+        "wget -q http://index.example.org/a/.envrc?x=1",
+        "wget -P .git/hooks http://index.example.org/pre-commit",
+        "wget -P /tmp/e http://index.example.org/x",
+        "wget -r http://index.example.org/",
+        "wget --mirror http://index.example.org/",
+        "wget --recursive http://index.example.org/",
+        "wget --rec http://index.example.org/",
+        "wget -p http://index.example.org/",
+        "wget -x http://index.example.org/a",
+        "wget --content-disposition http://index.example.org/x",
+        "wget --trust-server-names http://index.example.org/x",
+        "wget -i urls.txt",
+        "wget \"$u\"",
+        "curl -O http://index.example.org/.envrc",
+        "curl -sSLO http://index.example.org/a/.envrc",
+        "curl --remote-name http://index.example.org/.envrc",
+        "curl --remote-name-all http://index.example.org/.mcp.json",
+        "curl -OJ http://index.example.org/x",
+        "curl -O --remote-header-name http://index.example.org/x",
+        "curl -o '#1' 'http://index.example.org/{.envrc,x}'",
+        "curl -O 'http://index.example.org/[1-2].envrc'",
+        "curl -O \"$u\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "wget http://index.example.org/a.tar.gz",
+            "wget -q -O out.html http://index.example.org/",
+            "wget -P dl http://index.example.org/a.tar.gz",
+            "curl -s http://index.example.org/x",
+            "curl -o out.json http://index.example.org/x",
+            "curl -sSLO http://index.example.org/a.tar.gz",
+        ],
+    );
+}

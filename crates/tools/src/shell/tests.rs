@@ -1074,7 +1074,7 @@ const CASES: &[Case] = &[
         &[&["pip", "install", "x"]],
         &[E],
     ),
-    ("all_proxy=socks5://e; wget y", &[&["wget", "y"]], &[E]),
+    ("all_proxy=socks5://e; wget y", &[&["wget", "y"]], &[E, W]),
     (
         "npm_config_script_shell=/tmp/sh; npm run build",
         &[&["npm", "run", "build"]],

@@ -1314,3 +1314,96 @@ fn glob_escape(text: &str) -> String {
         })
         .collect()
 }
+
+/// The file name a download of `url` gets: the last segment of its path (wget keeps the query),
+/// `index.html` for a directory. `None` when the URL is only known at run time or uses curl's
+/// globbing (`{a,b}`, `[1-3]`, which `#1` in `-o` turns into names).
+fn url_name(url: &Word, keep_query: bool) -> Option<String> {
+    if !url.literal || url.text.contains(['{', '[']) {
+        return None;
+    }
+    let t = url.text.split('#').next().unwrap_or("");
+    let t = if keep_query {
+        t
+    } else {
+        t.split('?').next().unwrap_or("")
+    };
+    let path = t
+        .split_once("://")
+        .map_or(t, |(_, rest)| rest.split_once('/').map_or("", |(_, p)| p));
+    let name = path.rsplit('/').next().unwrap_or("");
+    Some(if name.is_empty() { "index.html" } else { name }.to_string())
+}
+
+fn join_dir(dir: Option<&Word>, name: &str) -> Word {
+    match dir {
+        Some(d) => Word {
+            text: format!("{}/{name}", d.text.trim_end_matches('/')),
+            raw: String::new(),
+            literal: d.literal,
+            single: true,
+        },
+        None => Word::lit(name),
+    }
+}
+
+/// wget without `-O` writes each URL's name (in `-P DIR`); a recursive, mirrored or
+/// server-named download, `-x` and `-i FILE` write names the line does not show.
+pub(super) fn wget(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-O", "--output-document"]) {
+        return;
+    }
+    let unshown = [
+        "-r",
+        "--recursive",
+        "-m",
+        "--mirror",
+        "-p",
+        "--page-requisites",
+        "-x",
+        "--force-directories",
+        "--content-disposition",
+        "--trust-server-names",
+        "-i",
+        "--input-file",
+    ];
+    if p.has(&unshown) {
+        out.unshown("wget writes the names the server's pages or headers give, which the line does not show".into());
+        return;
+    }
+    let dir = p.args(&["-P", "--directory-prefix"]).last();
+    for url in &p.operands {
+        match url_name(url, true) {
+            Some(name) => out.write(&join_dir(dir, &name)),
+            None => out.unshown(format!(
+                "wget `{}` writes a name only known when the line runs",
+                url.text
+            )),
+        }
+    }
+}
+
+/// curl `-O`/`--remote-name(-all)` writes each URL's name (in `--output-dir`); `-J` takes
+/// the name from the server's header, and URL globbing (`{a,b}`, `[1-3]`) makes the names
+/// `-o '#1'` or `-O` write.
+pub(super) fn curl(p: &Parsed, out: &mut Examined) {
+    let globbing = !p.has(&["-g", "--globoff"]);
+    let globbed = globbing && p.operands.iter().any(|u| u.text.contains(['{', '[']));
+    if p.has(&["-J", "--remote-header-name"]) || globbed {
+        out.unshown("curl writes names from the server's header or the URL's glob, which the line does not show".into());
+        return;
+    }
+    if !p.has(&["-O", "--remote-name", "--remote-name-all"]) {
+        return;
+    }
+    let dir = p.args(&["--output-dir"]).last();
+    for url in p.operands.iter().chain(p.args(&["--url"])) {
+        match url_name(url, false) {
+            Some(name) => out.write(&join_dir(dir, &name)),
+            None => out.unshown(format!(
+                "curl `{}` writes a name only known when the line runs",
+                url.text
+            )),
+        }
+    }
+}

@@ -2,7 +2,8 @@
 //! dangerous ones do.
 
 use super::special::{
-    awk, csplit, in_place, less, make, mktemp, modes, patch, pytest, rsync, sed, split, uniq,
+    awk, csplit, curl, in_place, less, make, mktemp, modes, patch, pytest, rsync, sed, split, uniq,
+    wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -967,6 +968,12 @@ pub(super) const PROGRAMS: &[Program] = &[
                 "user-agent",
                 "write-out",
             ],
+            long_flag: &[
+                "remote-name",
+                "remote-name-all",
+                "remote-header-name",
+                "globoff",
+            ],
             lenient: true,
             ..Spec::NONE
         },
@@ -991,7 +998,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("--config", Does::Runs),
         ],
         operands: Operands::Read,
-        special: None,
+        special: Some(curl),
     },
     Program {
         names: &["wget"],
@@ -1013,6 +1020,14 @@ pub(super) const PROGRAMS: &[Program] = &[
                 "timeout",
                 "wait",
             ],
+            long_flag: &[
+                "recursive",
+                "mirror",
+                "page-requisites",
+                "force-directories",
+                "content-disposition",
+                "trust-server-names",
+            ],
             lenient: true,
             ..Spec::NONE
         },
@@ -1032,6 +1047,6 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("--config", Does::Runs),
         ],
         operands: Operands::Read,
-        special: None,
+        special: Some(wget),
     },
 ];
