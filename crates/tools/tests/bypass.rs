@@ -2393,3 +2393,51 @@ fn a_download_writes_the_name_its_url_ends_with() {
         ],
     );
 }
+
+/// More programs that write a file they name, or extract names the line does not show, which
+/// a rule on them allowed: `sponge .envrc`, `xxd -r x .envrc`, `iconv -o .envrc`, `uudecode -o`,
+/// `gpg -o`, `msgfmt -o`, `base64 -o` (BSD), and the extractors `7z x`, `ar x`, `cpio -i`,
+/// `pax -r`, `jar x`.
+#[test]
+fn more_writers_and_extractors_are_judged() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "cat x | sponge .envrc",
+        "sponge -a .git/hooks/pre-commit < x",
+        "xxd -r x .envrc",
+        "xxd -r -p x .git/hooks/pre-commit",
+        "iconv -f utf8 -t ascii -o .envrc x",
+        "iconv --output=.envrc x",
+        "uudecode -o .envrc x",
+        "gpg -o .envrc -d x",
+        "gpg --output .envrc --decrypt x",
+        "msgfmt -o .envrc x.po",
+        "base64 -d x -o .envrc",
+        "7z x a.7z",
+        "7za e a.7z",
+        "ar x a.a",
+        "ar -x a.a",
+        "cpio -i < a.cpio",
+        "cpio -idm < a.cpio",
+        "cpio -p sub < list",
+        "pax -r < a.pax",
+        "jar xf a.jar",
+        "jar -x -f a.jar",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cat x | sponge out.txt",
+            "xxd x",
+            "xxd -r x out.bin",
+            "iconv -f utf8 -t ascii x",
+            "gpg --list-keys",
+            "7z l a.7z",
+            "ar t a.a",
+            "cpio -t < a.cpio",
+            "pax < a.pax",
+            "jar tf a.jar",
+        ],
+    );
+}

@@ -1224,8 +1224,8 @@ pub(super) fn mktemp(p: &Parsed, out: &mut Examined) {
     }
 }
 
-/// `uniq [INPUT [OUTPUT]]` writes OUTPUT.
-pub(super) fn uniq(p: &Parsed, out: &mut Examined) {
+/// `uniq [INPUT [OUTPUT]]` and `xxd [INFILE [OUTFILE]]` write their second operand.
+pub(super) fn second_operand_written(p: &Parsed, out: &mut Examined) {
     if let Some(w) = p.operands.get(1) {
         out.write(w);
     }
@@ -1405,5 +1405,53 @@ pub(super) fn curl(p: &Parsed, out: &mut Examined) {
                 url.text
             )),
         }
+    }
+}
+
+/// `uudecode` without `-o` writes the name the encoded file's `begin` line gives.
+pub(super) fn uudecode(p: &Parsed, out: &mut Examined) {
+    if !p.has(&["-o", "--output-file"]) {
+        out.unshown("uudecode writes the name the encoded file gives".into());
+    }
+}
+
+/// `gpg FILE.gpg` (and `--decrypt-files`) writes FILE, the name without its suffix, unless
+/// `-o` names the output or `-d` prints it.
+pub(super) fn gpg(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-o", "--output", "-d", "--decrypt"]) {
+        return;
+    }
+    for w in &p.operands {
+        if let Some(stem) = [".gpg", ".pgp", ".asc", ".sig"]
+            .iter()
+            .find_map(|x| w.text.strip_suffix(x))
+        {
+            out.write(&Word {
+                text: stem.to_string(),
+                raw: String::new(),
+                literal: w.literal,
+                single: true,
+            });
+        }
+    }
+}
+
+/// Archivers that extract names the line does not show: `7z x`/`e`, `ar x`, `cpio -i`/`-p`,
+/// `pax -r`, `jar x`. `key` holds the operation's letters (the first word, with or without
+/// `-`).
+pub(super) fn extractor(p: &Parsed, out: &mut Examined) {
+    let letters = |w: &Word| {
+        let t = w.text.trim_start_matches('-');
+        !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric())
+    };
+    let first = p.operands.first().filter(|w| letters(w));
+    let in_first = |c: char| first.is_some_and(|w| w.text.contains(c));
+    let opt = |names: &[&str]| p.has(names);
+    let extracts = opt(&["-x", "--extract"])
+        || in_first('x')
+        || (first.is_some_and(|w| w.text == "e"))
+        || opt(&["-i", "-p", "--pass-through", "-r"]);
+    if extracts {
+        out.unshown("the archive's members are written under names the line does not show".into());
     }
 }

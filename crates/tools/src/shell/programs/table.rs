@@ -2,8 +2,8 @@
 //! dangerous ones do.
 
 use super::special::{
-    awk, csplit, curl, in_place, less, make, mktemp, modes, patch, pytest, rsync, sed, split, uniq,
-    wget,
+    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, patch, pytest, rsync,
+    second_operand_written, sed, split, uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -294,7 +294,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         abbrev: true,
         options: &[],
         operands: Operands::Read,
-        special: Some(uniq),
+        special: Some(second_operand_written),
     },
     Program {
         names: &["shuf"],
@@ -309,6 +309,115 @@ pub(super) const PROGRAMS: &[Program] = &[
         options: &[("-o", Does::WritesArg), ("--output", Does::WritesArg)],
         operands: Operands::Read,
         special: None,
+    },
+    Program {
+        names: &["sponge"],
+        spec: Spec {
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
+    Program {
+        names: &["xxd"],
+        spec: Spec {
+            short_arg: "cglosnC",
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(second_operand_written),
+    },
+    Program {
+        names: &["iconv"],
+        spec: Spec {
+            short_arg: "fto",
+            long_arg: &["from-code", "to-code", "output"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg), ("--output", Does::WritesArg)],
+        operands: Operands::Read,
+        special: None,
+    },
+    Program {
+        names: &["uudecode"],
+        spec: Spec {
+            short_arg: "o",
+            long_arg: &["output-file"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg), ("--output-file", Does::WritesArg)],
+        operands: Operands::Read,
+        special: Some(uudecode),
+    },
+    Program {
+        names: &["gpg", "gpg2"],
+        spec: Spec {
+            short_arg: "ruo",
+            long_arg: &["recipient", "local-user", "output", "homedir"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg), ("--output", Does::WritesArg)],
+        operands: Operands::Read,
+        special: Some(gpg),
+    },
+    Program {
+        names: &["msgfmt"],
+        spec: Spec {
+            short_arg: "oDdlr",
+            long_arg: &["output-file", "directory", "locale", "resource"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg), ("--output-file", Does::WritesArg)],
+        operands: Operands::Read,
+        special: None,
+    },
+    // GNU base64 has no `-o` (it fails); BSD's writes there.
+    Program {
+        names: &["base64"],
+        spec: Spec {
+            short_arg: "wbio",
+            long_arg: &["wrap", "output", "input"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg), ("--output", Does::WritesArg)],
+        operands: Operands::Read,
+        special: None,
+    },
+    Program {
+        names: &["7z", "7za", "7zr", "7zz", "ar", "cpio", "pax", "jar"],
+        spec: Spec {
+            short_arg: "fsHEIOR",
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(extractor),
     },
     Program {
         names: &["split"],
