@@ -2441,3 +2441,43 @@ fn more_writers_and_extractors_are_judged() {
         ],
     );
 }
+
+/// Programs that run the command they are given, missing from the wrapper table: the command
+/// was not found, so a `rm` deny rule did not reach `unshare rm x`, and where the default
+/// allows, the line was allowed.
+#[test]
+fn programs_that_run_their_argv_are_seen_through() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "unshare rm x",
+            "unshare -r -n rm x",
+            "unshare --map-root-user --net -- rm x",
+            "unshare -w /tmp rm x",
+            "nsenter -t 1 -m rm x",
+            "nsenter --target=1 --mount rm x",
+            "setpriv --reuid 1000 --regid 1000 --init-groups rm x",
+            "setpriv --no-new-privs rm x",
+            "prlimit --nofile=10 rm x",
+            "numactl -N 0 rm x",
+            "numactl --interleave=all rm x",
+            "valgrind rm x",
+            "valgrind --tool=massif -q rm x",
+            "xvfb-run -a rm x",
+            "xvfb-run -s '-screen 0 1x1x8' rm x",
+            "dbus-run-session -- rm x",
+            "chronic rm x",
+            "chronic -e rm x",
+        ],
+    );
+    f.never_allowed(&["valgrind --log-file=.envrc ls", "xvfb-run -e .envrc ls"]);
+    // Each changes what its command may do or see (namespaces, credentials, a display), or
+    // runs a program of its own: decided by a rule naming it, not by `ls`'s.
+    review().never_allowed(&[
+        "unshare ls",
+        "setpriv --reuid 0 ls",
+        "valgrind ls",
+        "dbus-run-session --dbus-daemon=/tmp/e/x -- ls",
+    ]);
+}
