@@ -2424,6 +2424,10 @@ fn more_writers_and_extractors_are_judged() {
         "pax -r < a.pax",
         "jar xf a.jar",
         "jar -x -f a.jar",
+        "jar --extract --file a.jar",
+        "pax -O -r < a.pax",
+        "cpio -o -O .envrc < list",
+        "xxd -C x .envrc",
     ]);
     f.all(
         Action::Allow,

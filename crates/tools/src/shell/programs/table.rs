@@ -325,7 +325,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program {
         names: &["xxd"],
         spec: Spec {
-            short_arg: "cglosnC",
+            short_arg: "cglosn",
             lenient: true,
             ..Spec::NONE
         },
@@ -406,10 +406,66 @@ pub(super) const PROGRAMS: &[Program] = &[
         operands: Operands::Read,
         special: None,
     },
+    // Archivers: each its own options (pax's `-O` is a flag, cpio's takes a file), the same
+    // test for extracting.
     Program {
-        names: &["7z", "7za", "7zr", "7zz", "ar", "cpio", "pax", "jar"],
+        names: &["7z", "7za", "7zr", "7zz", "ar"],
         spec: Spec {
-            short_arg: "fsHEIOR",
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(extractor),
+    },
+    Program {
+        names: &["jar"],
+        spec: Spec {
+            short_arg: "fCe",
+            long_arg: &["file", "main-class", "manifest"],
+            long_flag: &["extract"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(extractor),
+    },
+    // `-O FILE` (and `-F FILE` when creating) write the archive.
+    Program {
+        names: &["cpio"],
+        spec: Spec {
+            short_arg: "FHEIORMC",
+            long_arg: &[
+                "file",
+                "format",
+                "pattern-file",
+                "owner",
+                "message",
+                "io-size",
+            ],
+            long_flag: &["extract", "pass-through", "create", "list"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[
+            ("-O", Does::WritesArg),
+            ("-F", Does::WritesArg),
+            ("--file", Does::WritesArg),
+        ],
+        operands: Operands::Read,
+        special: Some(extractor),
+    },
+    Program {
+        names: &["pax"],
+        spec: Spec {
+            short_arg: "bfosxTUGp",
             lenient: true,
             ..Spec::NONE
         },
