@@ -127,7 +127,9 @@ const INTERPRETERS: &[&str] = &[
 const PACKAGE_RUNNERS: &[&str] = &["bunx", "npx", "pipx", "uvx"];
 
 /// Privilege and identity: run the command they are given (or a shell).
-const PRIVILEGE: &[&str] = &["doas", "newgrp", "pkexec", "runuser", "sg", "su", "sudo"];
+const PRIVILEGE: &[&str] = &[
+    "doas", "newgrp", "pkexec", "runuser", "setpriv", "sg", "su", "sudo",
+];
 
 /// Wrappers and runners: run the command (or command string) they are given.
 const WRAPPERS: &[&str] = &[
@@ -136,9 +138,11 @@ const WRAPPERS: &[&str] = &[
     "caffeinate",
     "catchsegv",
     "chroot",
+    "chronic",
     "chrt",
     "command",
     "coproc",
+    "dbus-run-session",
     "entr",
     "env",
     "exec",
@@ -172,6 +176,7 @@ const WRAPPERS: &[&str] = &[
     "valgrind",
     "watch",
     "xargs",
+    "xvfb-run",
 ];
 
 /// Sandboxes and namespaces: run the command they are given.

@@ -452,6 +452,47 @@ fn ctrl_c_while_writing_a_note_denies() {
     assert_eq!(records(d.path())[0]["by"]["kind"], "channel");
 }
 
+/// Characters a terminal shows as nothing are escaped wherever the box shows the command
+/// (issue 21, round 5): zero-width spaces and joiners, the word joiner, a byte-order mark, tag
+/// characters, the line separator and a no-break space were written raw, so `touch
+/// a<U+200B>b` looked like `touch ab` (bidirectional controls were already escaped).
+#[test]
+fn the_box_escapes_characters_a_terminal_shows_as_nothing() {
+    let d = workspace("60s");
+    let hidden = [
+        '\u{200b}',
+        '\u{200d}',
+        '\u{2060}',
+        '\u{2063}',
+        '\u{feff}',
+        '\u{061c}',
+        '\u{e0041}',
+        '\u{e007f}',
+        '\u{2028}',
+        '\u{00a0}',
+    ];
+    let name: String = hidden.iter().map(|c| format!("x{c}")).collect();
+    let mut p = exec(d.path(), &["--", "touch", &name]);
+    p.expect(PROMPT);
+    let screen = p.screen();
+    for c in hidden {
+        assert!(
+            !screen.contains(c),
+            "U+{:04X} reached the terminal raw:\n{screen}",
+            c as u32
+        );
+        assert!(
+            screen.contains(&c.escape_default().to_string()),
+            "U+{:04X} is not shown escaped:\n{screen}",
+            c as u32
+        );
+    }
+    p.send(b"n");
+    let (code, screen) = p.finish();
+    assert_eq!(code, 126, "{screen}");
+    assert!(hidden.iter().all(|c| !screen.contains(*c)), "{screen}");
+}
+
 #[test]
 fn refusals_stay_one_line_whatever_the_command_contains() {
     let d = workspace("60s");

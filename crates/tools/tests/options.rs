@@ -288,6 +288,8 @@ fn grep_sed_sort_and_friends() {
             // may be on the persistence surface (bypass.rs, round 4).
             "tar xzf a.tar",
             "tar -xf a.tar -C build",
+            // So does a recursive copy, wherever its tree comes from (round 5).
+            "rsync -a src/ dst/",
         ],
         Action::Ask,
     );
@@ -310,7 +312,7 @@ fn grep_sed_sort_and_friends() {
             "dd if=a of=b",
             "python script.py",
             "make test",
-            "rsync -a src/ dst/",
+            "rsync src/a dst/",
             "man ls",
         ],
         Action::Allow,

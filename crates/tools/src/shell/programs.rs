@@ -114,30 +114,24 @@ impl Examined {
     }
 
     /// The program writes files whose names only it knows (an archive's members, a patch's
-    /// files, a tree it copies): an effect no rule lifts. With `from`, the tree they come from:
-    /// the effect holds only where that lies outside the writable roots (a copy of the
-    /// project's own tree writes names already judged where they are).
-    pub(super) fn unshown(&mut self, detail: String, from: Option<&Word>) {
+    /// files, a tree it copies, what git checks out): an effect no rule lifts, wherever they
+    /// come from (a tree inside the roots moves its names to where they take effect).
+    pub(super) fn unshown(&mut self, detail: String) {
         self.effects.push(Effect {
             kind: EffectKind::Writes,
             option: UNSHOWN_NAMES.to_string(),
             detail,
-            path: from
-                .filter(|w| w.literal && !w.text.is_empty())
-                .map(|w| w.text.clone()),
+            path: None,
         });
     }
 
     /// A backup suffix (`cp -S SUFFIX`, `sed -i'SUFFIX'`) that is only known when the line
     /// runs: the backup's name cannot be judged.
     pub(super) fn unknown_suffix(&mut self, suffix: &Word) {
-        self.unshown(
-            format!(
-                "the backup suffix `{}` is only known when the line runs",
-                suffix.text
-            ),
-            None,
-        );
+        self.unshown(format!(
+            "the backup suffix `{}` is only known when the line runs",
+            suffix.text
+        ));
     }
 
     /// A copy, move or link of `src` into `dest`, which may be a directory, writes
@@ -164,13 +158,10 @@ impl Examined {
         if src.literal {
             self.writes.push(join(base));
         } else if base.contains(['$', '`', '{', '(', '\\']) {
-            self.unshown(
-                format!(
-                    "`{}` into `{}` writes a name only known when the line runs",
-                    src.text, dest.text
-                ),
-                None,
-            );
+            self.unshown(format!(
+                "`{}` into `{}` writes a name only known when the line runs",
+                src.text, dest.text
+            ));
         } else {
             for name in surface_names().filter(|n| glob_matches(base, n)) {
                 self.writes.push(join(name));
@@ -506,20 +497,25 @@ fn into_directory(name: &str, p: &Parsed, out: &mut Examined) {
                 .is_some_and(|n| !n.is_empty() && full.iter().any(|f| f.starts_with(n)))
         })
     };
+    // `rsync -d` copies a directory's entries without recursing, and `--files-from` the
+    // names a file lists: names the line does not show as well.
     let recursive = match base {
         "cp" | "gcp" => p.has(&["-r", "-R", "-a"]) || long(&["recursive", "archive"]),
-        "rsync" => p.has(&["-r", "-a"]) || long(&["recursive", "archive"]),
+        "rsync" => {
+            p.has(&["-r", "-a", "-d"]) || long(&["recursive", "archive", "dirs", "files-from"])
+        }
         _ => false,
     };
     if recursive {
+        // Wherever the tree comes from: inside the roots too, a copy moves its names to
+        // where they take effect (`cp -r x/. .` makes a fixture's `x/.envrc` or
+        // `x/.git/hooks/post-checkout` the project's own).
         for s in sources {
             out.unshown(
                 format!(
-                    "`{base}` copies the tree `{}` into the roots: the names in it are not on the line, and any may be on the persistence surface",
+                    "`{base}` copies the tree `{}`: the names in it are not on the line, and any may be on the persistence surface",
                     s.text
-                ),
-                Some(s),
-            );
+                ));
         }
     }
 }
@@ -554,13 +550,10 @@ fn suffixed_backups(name: &str, p: &Parsed, written_before: usize, out: &mut Exa
             .collect();
         out.writes.extend(named);
         if out.effects.iter().any(|e| e.option == UNSHOWN_NAMES) {
-            out.unshown(
-                format!(
-                    "`{base}` keeps each file it replaces as NAME{}, for names the line does not show",
-                    suffix.text
-                ),
-                None,
-            );
+            out.unshown(format!(
+                "`{base}` keeps each file it replaces as NAME{}, for names the line does not show",
+                suffix.text
+            ));
         }
     }
 }

@@ -150,6 +150,10 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
     if matches!(sub.text.as_str(), "apply" | "am") {
         patch_writes(&sub.text, sub_args, out);
     }
+    if !leaves_the_work_tree(&sub.text, sub_args) {
+        out.unshown(
+            format!("`git {}` writes the work tree from git's objects, names the line does not show (any may be on the persistence surface: a committed `.envrc`, `.vscode/tasks.json`)", sub.text));
+    }
     // `git format-patch -o DIR` writes the patches into DIR (its other options are the diff
     // family's, judged below).
     if sub.text == "format-patch" {
@@ -703,8 +707,143 @@ fn patch_writes(sub: &str, args: &[Word], out: &mut Examined) {
     };
     if !reads_only {
         out.unshown(
-            format!("`git {sub}` writes the files the patch names, which the line does not show (any may be on the persistence surface: `.envrc`, `.vscode/tasks.json`)"),
-            None,
-        );
+            format!("`git {sub}` writes the files the patch names, which the line does not show (any may be on the persistence surface: `.envrc`, `.vscode/tasks.json`)"));
+    }
+}
+
+/// Whether `git SUB ARGS` is certain to leave the work tree alone. The subcommands that write it
+/// from git's objects (`checkout`, `switch`, `restore`, `merge`, `pull`, `stash`, `reset
+/// --hard`, `cherry-pick`, `revert`, `rebase`, `read-tree`, `checkout-index`, `worktree add`,
+/// `clone`, `sparse-checkout`, `submodule`, `bisect`, `subtree`, `filter-branch`) write names
+/// the line does not show: whatever a commit holds (`git apply --cached p && git commit` put a
+/// `.envrc` there). Of them, only forms shown with the real git (2.47) to leave the work tree
+/// alone, also in a sparse repository whose patterns changed, are certain, taken exactly as
+/// written with every word known (a word only known when the line runs may be `--hard`, and
+/// parse-options takes `--wor` for `--worktree`):
+/// - `git switch -c`/`-C`/`--create`/`--force-create NEW` without a start point: with HEAD
+///   unchanged `git switch` skips the work tree (`git checkout -b NEW` does not: it applies
+///   changed sparse patterns);
+/// - `git restore --staged`/`-S` without `--worktree`/`-W` (the index alone);
+/// - `git reset` without `--hard`, `--merge`, `--keep`, `--recurse-submodules`;
+/// - `git stash list`/`show`, `sparse-checkout list`, `submodule status`/`summary`/`foreach`
+///   (its command is judged on its own), `bisect log`/`terms`, `worktree` other than `add`.
+fn leaves_the_work_tree(sub: &str, args: &[Word]) -> bool {
+    let known = args.iter().all(|w| w.literal);
+    let first = args.first().map(|w| w.text.as_str());
+    // Every option word is one of `allowed` (an `=value` attached to one that takes it).
+    let only = |allowed: &[&str], operands: usize| {
+        let mut count = 0;
+        let mut i = 0;
+        let mut after_dashes = false;
+        while let Some(w) = args.get(i) {
+            i += 1;
+            let t = w.text.as_str();
+            if after_dashes || !t.starts_with('-') || t == "-" {
+                count += 1;
+                continue;
+            }
+            if t == "--" {
+                after_dashes = true;
+                continue;
+            }
+            let name = t.split_once('=').map_or(t, |(n, _)| n);
+            if !allowed.contains(&name) {
+                return false;
+            }
+            if matches!(name, "-s" | "--source") && !t.contains('=') {
+                i += 1; // its value
+            }
+        }
+        count <= operands
+    };
+    const WRITERS: &[&str] = &[
+        "checkout",
+        "switch",
+        "restore",
+        "merge",
+        "pull",
+        "stash",
+        "reset",
+        "cherry-pick",
+        "revert",
+        "rebase",
+        "read-tree",
+        "checkout-index",
+        "worktree",
+        "clone",
+        "sparse-checkout",
+        "submodule",
+        "bisect",
+        "subtree",
+        "filter-branch",
+    ];
+    if !WRITERS.contains(&sub) {
+        return true;
+    }
+    if !known {
+        return false;
+    }
+    match sub {
+        "checkout" | "merge" | "pull" | "cherry-pick" | "revert" | "rebase" | "read-tree"
+        | "checkout-index" | "clone" | "subtree" | "filter-branch" => false,
+        "switch" => {
+            let create = |t: &str| matches!(t, "-c" | "-C" | "--create" | "--force-create");
+            let mut i = 0;
+            let mut new = 0;
+            while let Some(w) = args.get(i) {
+                let t = w.text.as_str();
+                i += 1;
+                if matches!(t, "-q" | "--quiet") {
+                    continue;
+                }
+                if create(t) && args.get(i).is_some_and(|n| !n.text.starts_with('-')) {
+                    new += 1;
+                    i += 1;
+                } else if let Some((_, v)) = t.split_once('=').filter(|(n, _)| create(n)) {
+                    new += usize::from(!v.is_empty());
+                } else {
+                    return false; // a start point, `-m`, `--detach`, a branch to go to
+                }
+            }
+            new == 1
+        }
+        "restore" => {
+            only(
+                &[
+                    "--staged", "-S", "-q", "--quiet", "-s", "--source", "-p", "--patch",
+                ],
+                usize::MAX,
+            ) && args
+                .iter()
+                .any(|w| matches!(w.text.as_str(), "--staged" | "-S"))
+        }
+        "reset" => only(
+            &[
+                "-q",
+                "--quiet",
+                "--soft",
+                "--mixed",
+                "-N",
+                "--intent-to-add",
+                "-p",
+                "--patch",
+                "--refresh",
+                "--no-refresh",
+            ],
+            usize::MAX,
+        ),
+        "stash" => matches!(first, Some("list" | "show")),
+        "sparse-checkout" => first == Some("list"),
+        "submodule" => {
+            let rest = args.iter().find(|w| !w.text.starts_with('-'));
+            rest.is_none_or(|w| matches!(w.text.as_str(), "status" | "summary" | "foreach"))
+                && args
+                    .iter()
+                    .take_while(|w| w.text.starts_with('-'))
+                    .all(|w| matches!(w.text.as_str(), "-q" | "--quiet"))
+        }
+        "bisect" => matches!(first, Some("log" | "terms")),
+        "worktree" => first != Some("add"),
+        _ => false,
     }
 }

@@ -575,9 +575,7 @@ pub(super) fn tar(args: &[Word], out: &mut Examined) {
             None => out.writes.push(".".into()),
         }
         out.unshown(
-            "tar `-x` writes the names the archive holds, which the line does not show (any may be on the persistence surface: `.git/hooks/…`, `.envrc`)".into(),
-            None,
-        );
+            "tar `-x` writes the names the archive holds, which the line does not show (any may be on the persistence surface: `.git/hooks/…`, `.envrc`)".into());
     }
     if p.dynamic.is_some() {
         out.effect(
@@ -1068,9 +1066,7 @@ pub(super) fn unzip(args: &[Word], out: &mut Examined) {
         out.write(d);
     }
     out.unshown(
-        "unzip writes the names the archive holds, which the line does not show (any may be on the persistence surface: `.git/hooks/…`, `.envrc`)".into(),
-        None,
-    );
+        "unzip writes the names the archive holds, which the line does not show (any may be on the persistence surface: `.git/hooks/…`, `.envrc`)".into());
 }
 
 /// patch (GNU): without an ORIGINALFILE operand (or `-o FILE`) it writes the files the patch
@@ -1084,9 +1080,7 @@ pub(super) fn patch(p: &Parsed, out: &mut Examined) {
         out.write(original);
     } else if !p.has(&["-o", "--output"]) {
         out.unshown(
-            "patch writes the files the patch names, which the line does not show (any may be on the persistence surface: `.envrc`, `.git/hooks/…`)".into(),
-            None,
-        );
+            "patch writes the files the patch names, which the line does not show (any may be on the persistence surface: `.envrc`, `.git/hooks/…`)".into());
     }
     for o in [
         "-B",
@@ -1097,12 +1091,9 @@ pub(super) fn patch(p: &Parsed, out: &mut Examined) {
         "--suffix",
     ] {
         if p.has(&[o]) {
-            out.unshown(
-                format!(
-                    "patch `{o}` names its backup files by what it is given (a prefix or a suffix)"
-                ),
-                None,
-            );
+            out.unshown(format!(
+                "patch `{o}` names its backup files by what it is given (a prefix or a suffix)"
+            ));
         }
     }
 }
@@ -1151,17 +1142,15 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
         out.write(o);
     }
     if p.has(&["-r", "--recursive"]) || p.dynamic.is_some() {
-        out.unshown(
-            format!("`{base}` names the files it writes after names the line does not show"),
-            None,
-        );
+        out.unshown(format!(
+            "`{base}` names the files it writes after names the line does not show"
+        ));
     }
     let suffixes: Vec<&Word> = p.args(&["-S", "--suffix"]).collect();
     if suffixes.iter().any(|s| !s.literal) {
-        out.unshown(
-            format!("`{base}`'s suffix is only known when the line runs"),
-            None,
-        );
+        out.unshown(format!(
+            "`{base}`'s suffix is only known when the line runs"
+        ));
     }
     const KNOWN: &[(&str, &str)] = &[
         (".tgz", ".tar"),
@@ -1183,10 +1172,7 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
     ];
     for f in p.operands.iter().filter(|f| f.text != "-") {
         if !f.literal {
-            out.unshown(
-                format!("`{base}` writes a file named after `{}`", f.text),
-                None,
-            );
+            out.unshown(format!("`{base}` writes a file named after `{}`", f.text));
             continue;
         }
         // Both ways, whichever mode the options chose: a name is only ever judged more.
@@ -1203,5 +1189,269 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
                 out.writes.push(stripped.to_string());
             }
         }
+    }
+}
+
+/// `chmod`/`chown`/`chgrp -R` change every file under the directories named, names the line
+/// does not show (a planted `.git/hooks/pre-commit` becomes executable).
+pub(super) fn modes(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-R", "--recursive"]) {
+        out.unshown(
+            "a recursive mode or owner change reaches names the line does not show (`chmod -R +x` makes a hook in the tree executable)".into(),
+        );
+    }
+}
+
+/// `mktemp [TEMPLATE]` makes a new file (or directory) from TEMPLATE in `-p DIR`/`--tmpdir=DIR`,
+/// or, without them and `-t`, where TEMPLATE says (relative to the current directory); the
+/// `X`s become random letters, so the template's place is what is judged. Without a template
+/// and a directory, a fresh random name in the temporary directory.
+pub(super) fn mktemp(p: &Parsed, out: &mut Examined) {
+    let dir = p.args(&["-p", "--tmpdir"]).last();
+    let template = p.operands.first();
+    let join = |d: &Word, name: &str| Word {
+        text: format!("{}/{name}", d.text.trim_end_matches('/')),
+        raw: String::new(),
+        literal: d.literal,
+        single: true,
+    };
+    match (template, dir) {
+        (Some(t), Some(d)) if t.literal => out.write(&join(d, &t.text)),
+        (Some(t), Some(_)) => out.write(t),
+        (Some(t), None) if !p.has(&["-t"]) => out.write(t),
+        (None, Some(d)) => out.write(&join(d, "tmp.XXXXXXXXXX")),
+        _ => {}
+    }
+}
+
+/// `uniq [INPUT [OUTPUT]]` and `xxd [INFILE [OUTFILE]]` write their second operand.
+pub(super) fn second_operand_written(p: &Parsed, out: &mut Examined) {
+    if let Some(w) = p.operands.get(1) {
+        out.write(w);
+    }
+}
+
+/// `split [FILE [PREFIX]]` and `csplit -f PREFIX FILE PATTERN…` write PREFIX followed by a
+/// generated suffix (`split`: letters or digits, then `--additional-suffix`; `csplit`: the
+/// `-b` printf format, whose number may render as nothing: `-b 'rc%.0d'` makes `PREFIXrc`).
+/// The prefix's place is judged as a write, and each name on the persistence surface the
+/// generated names could be (`split -a1 x .git/hooks/pre-commi` makes `pre-commit`).
+pub(super) fn split(p: &Parsed, out: &mut Examined) {
+    let prefix = p.operands.get(1).cloned().unwrap_or_else(|| Word::lit("x"));
+    let tail = match p.args(&["--additional-suffix"]).last() {
+        None => Some("*".to_string()),
+        Some(s) if s.literal => Some(format!("*{}", glob_escape(&s.text))),
+        Some(_) => None,
+    };
+    generated(&prefix, tail, out);
+}
+
+pub(super) fn csplit(p: &Parsed, out: &mut Examined) {
+    let prefix = p.args(&["-f", "--prefix"]).last().cloned();
+    let tail = match p.args(&["-b", "--suffix-format"]).last() {
+        None => Some("*".to_string()),
+        Some(f) if f.literal => printf_glob(&f.text),
+        Some(_) => None,
+    };
+    generated(&prefix.unwrap_or_else(|| Word::lit("xx")), tail, out);
+}
+
+/// Names made of `prefix` and a generated `tail` (a glob; `None` when only known at run time).
+fn generated(prefix: &Word, tail: Option<String>, out: &mut Examined) {
+    let Some(tail) = tail.filter(|t| !t.contains('/')) else {
+        out.unshown("the suffix of the names it writes is only known when the line runs, or names a directory".into());
+        return;
+    };
+    out.write(prefix);
+    if !prefix.literal {
+        return; // judged outside the roots
+    }
+    let (dir, base) = match prefix.text.rsplit_once('/') {
+        Some((d, b)) => (Some(d), b),
+        None => (None, prefix.text.as_str()),
+    };
+    let pattern = format!("{}{tail}", glob_escape(base));
+    for name in super::surface_names().filter(|n| super::glob_matches(&pattern, n)) {
+        out.writes.push(match dir {
+            Some(d) => format!("{d}/{name}"),
+            None => name.to_string(),
+        });
+    }
+}
+
+/// A printf format as a glob of what it renders: each conversion may be any text, also none.
+fn printf_glob(format: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push_str(&glob_escape(&c.to_string()));
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        // Flags, width, precision, then the conversion letter.
+        loop {
+            match chars.next() {
+                Some(c) if c.is_ascii_alphabetic() => break,
+                Some(_) => continue,
+                None => return None,
+            }
+        }
+        out.push('*');
+    }
+    Some(out)
+}
+
+fn glob_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escape = matches!(c, '*' | '?' | '[' | ']' | '\\');
+            escape.then_some('\\').into_iter().chain([c])
+        })
+        .collect()
+}
+
+/// The file name a download of `url` gets: the last segment of its path (wget keeps the query),
+/// `index.html` for a directory. `None` when the URL is only known at run time or uses curl's
+/// globbing (`{a,b}`, `[1-3]`, which `#1` in `-o` turns into names).
+fn url_name(url: &Word, keep_query: bool) -> Option<String> {
+    if !url.literal || url.text.contains(['{', '[']) {
+        return None;
+    }
+    let t = url.text.split('#').next().unwrap_or("");
+    let t = if keep_query {
+        t
+    } else {
+        t.split('?').next().unwrap_or("")
+    };
+    let path = t
+        .split_once("://")
+        .map_or(t, |(_, rest)| rest.split_once('/').map_or("", |(_, p)| p));
+    let name = path.rsplit('/').next().unwrap_or("");
+    Some(if name.is_empty() { "index.html" } else { name }.to_string())
+}
+
+fn join_dir(dir: Option<&Word>, name: &str) -> Word {
+    match dir {
+        Some(d) => Word {
+            text: format!("{}/{name}", d.text.trim_end_matches('/')),
+            raw: String::new(),
+            literal: d.literal,
+            single: true,
+        },
+        None => Word::lit(name),
+    }
+}
+
+/// wget without `-O` writes each URL's name (in `-P DIR`); a recursive, mirrored or
+/// server-named download, `-x` and `-i FILE` write names the line does not show.
+pub(super) fn wget(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-O", "--output-document"]) {
+        return;
+    }
+    let unshown = [
+        "-r",
+        "--recursive",
+        "-m",
+        "--mirror",
+        "-p",
+        "--page-requisites",
+        "-x",
+        "--force-directories",
+        "--content-disposition",
+        "--trust-server-names",
+        "-i",
+        "--input-file",
+    ];
+    if p.has(&unshown) {
+        out.unshown("wget writes the names the server's pages or headers give, which the line does not show".into());
+        return;
+    }
+    let dir = p.args(&["-P", "--directory-prefix"]).last();
+    for url in &p.operands {
+        match url_name(url, true) {
+            Some(name) => out.write(&join_dir(dir, &name)),
+            None => out.unshown(format!(
+                "wget `{}` writes a name only known when the line runs",
+                url.text
+            )),
+        }
+    }
+}
+
+/// curl `-O`/`--remote-name(-all)` writes each URL's name (in `--output-dir`); `-J` takes
+/// the name from the server's header, and URL globbing (`{a,b}`, `[1-3]`) makes the names
+/// `-o '#1'` or `-O` write.
+pub(super) fn curl(p: &Parsed, out: &mut Examined) {
+    let globbing = !p.has(&["-g", "--globoff"]);
+    let globbed = globbing && p.operands.iter().any(|u| u.text.contains(['{', '[']));
+    if p.has(&["-J", "--remote-header-name"]) || globbed {
+        out.unshown("curl writes names from the server's header or the URL's glob, which the line does not show".into());
+        return;
+    }
+    if !p.has(&["-O", "--remote-name", "--remote-name-all"]) {
+        return;
+    }
+    let dir = p.args(&["--output-dir"]).last();
+    for url in p.operands.iter().chain(p.args(&["--url"])) {
+        match url_name(url, false) {
+            Some(name) => out.write(&join_dir(dir, &name)),
+            None => out.unshown(format!(
+                "curl `{}` writes a name only known when the line runs",
+                url.text
+            )),
+        }
+    }
+}
+
+/// `uudecode` without `-o` writes the name the encoded file's `begin` line gives.
+pub(super) fn uudecode(p: &Parsed, out: &mut Examined) {
+    if !p.has(&["-o", "--output-file"]) {
+        out.unshown("uudecode writes the name the encoded file gives".into());
+    }
+}
+
+/// `gpg FILE.gpg` (and `--decrypt-files`) writes FILE, the name without its suffix, unless
+/// `-o` names the output or `-d` prints it.
+pub(super) fn gpg(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-o", "--output", "-d", "--decrypt"]) {
+        return;
+    }
+    for w in &p.operands {
+        if let Some(stem) = [".gpg", ".pgp", ".asc", ".sig"]
+            .iter()
+            .find_map(|x| w.text.strip_suffix(x))
+        {
+            out.write(&Word {
+                text: stem.to_string(),
+                raw: String::new(),
+                literal: w.literal,
+                single: true,
+            });
+        }
+    }
+}
+
+/// Archivers that extract names the line does not show: `7z x`/`e`, `ar x`, `cpio -i`/`-p`,
+/// `pax -r`, `jar x`. `key` holds the operation's letters (the first word, with or without
+/// `-`).
+pub(super) fn extractor(p: &Parsed, out: &mut Examined) {
+    let letters = |w: &Word| {
+        let t = w.text.trim_start_matches('-');
+        !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric())
+    };
+    let first = p.operands.first().filter(|w| letters(w));
+    let in_first = |c: char| first.is_some_and(|w| w.text.contains(c));
+    let opt = |names: &[&str]| p.has(names);
+    let extracts = opt(&["-x", "--extract"])
+        || in_first('x')
+        || (first.is_some_and(|w| w.text == "e"))
+        || opt(&["-i", "-p", "--pass-through", "-r"]);
+    if extracts {
+        out.unshown("the archive's members are written under names the line does not show".into());
     }
 }

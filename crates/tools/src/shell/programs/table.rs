@@ -1,7 +1,10 @@
 //! The programs whose options the table describes: which take an argument, and what the
 //! dangerous ones do.
 
-use super::special::{awk, in_place, less, make, patch, pytest, rsync, sed};
+use super::special::{
+    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, patch, pytest, rsync,
+    second_operand_written, sed, split, uudecode, wget,
+};
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
 
@@ -167,11 +170,14 @@ pub(super) const PROGRAMS: &[Program] = &[
         operands: Operands::Written,
         special: None,
     },
+    // Only options that really take an argument: one listed that does not (`-Z`, a flag of
+    // cp and install) would take the next word for its argument, and `cp -Z x .envrc` would
+    // lose its destination.
     Program {
-        names: &["cp", "ln", "install", "gcp"],
+        names: &["cp", "ln", "gcp"],
         spec: Spec {
-            short_arg: "StgmoZ",
-            long_arg: &["suffix", "target-directory", "group", "mode", "owner"],
+            short_arg: "St",
+            long_arg: &["suffix", "target-directory"],
             lenient: true,
             ..Spec::NONE
         },
@@ -180,6 +186,331 @@ pub(super) const PROGRAMS: &[Program] = &[
         options: &[],
         operands: Operands::LastWritten,
         special: None,
+    },
+    Program {
+        names: &["install", "ginstall"],
+        spec: Spec {
+            short_arg: "Sgmot",
+            long_arg: &[
+                "suffix",
+                "target-directory",
+                "group",
+                "mode",
+                "owner",
+                "strip-program",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("--strip-program", Does::Runs)],
+        operands: Operands::LastWritten,
+        special: None,
+    },
+    // Programs that write (create, truncate, change the mode or owner of) every file they
+    // name.
+    Program {
+        names: &["touch"],
+        spec: Spec {
+            short_arg: "rdt",
+            long_arg: &["reference", "date", "time"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
+    Program {
+        names: &["mkdir", "mkfifo", "mknod"],
+        spec: Spec {
+            short_arg: "m",
+            long_arg: &["mode"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
+    Program {
+        names: &["truncate"],
+        spec: Spec {
+            short_arg: "sr",
+            long_arg: &["size", "reference"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
+    // The mode or owner operand is judged as a file too: inside the roots it is harmless,
+    // and it is never less strict.
+    Program {
+        names: &["chmod", "chown", "chgrp"],
+        spec: Spec {
+            long_arg: &["reference", "from"],
+            long_flag: &["recursive"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: Some(modes),
+    },
+    Program {
+        names: &["mktemp"],
+        spec: Spec {
+            short_arg: "p",
+            long_arg: &["suffix"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(mktemp),
+    },
+    Program {
+        names: &["uniq"],
+        spec: Spec {
+            short_arg: "fsw",
+            long_arg: &["skip-fields", "skip-chars", "check-chars"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(second_operand_written),
+    },
+    Program {
+        names: &["shuf"],
+        spec: Spec {
+            short_arg: "ino",
+            long_arg: &["input-range", "head-count", "output", "random-source"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg), ("--output", Does::WritesArg)],
+        operands: Operands::Read,
+        special: None,
+    },
+    Program {
+        names: &["sponge"],
+        spec: Spec {
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
+    Program {
+        names: &["xxd"],
+        spec: Spec {
+            short_arg: "cglosn",
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(second_operand_written),
+    },
+    Program {
+        names: &["iconv"],
+        spec: Spec {
+            short_arg: "fto",
+            long_arg: &["from-code", "to-code", "output"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg), ("--output", Does::WritesArg)],
+        operands: Operands::Read,
+        special: None,
+    },
+    Program {
+        names: &["uudecode"],
+        spec: Spec {
+            short_arg: "o",
+            long_arg: &["output-file"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg), ("--output-file", Does::WritesArg)],
+        operands: Operands::Read,
+        special: Some(uudecode),
+    },
+    Program {
+        names: &["gpg", "gpg2"],
+        spec: Spec {
+            short_arg: "ruo",
+            long_arg: &["recipient", "local-user", "output", "homedir"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg), ("--output", Does::WritesArg)],
+        operands: Operands::Read,
+        special: Some(gpg),
+    },
+    Program {
+        names: &["msgfmt"],
+        spec: Spec {
+            short_arg: "oDdlr",
+            long_arg: &["output-file", "directory", "locale", "resource"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg), ("--output-file", Does::WritesArg)],
+        operands: Operands::Read,
+        special: None,
+    },
+    // GNU base64 has no `-o` (it fails); BSD's writes there.
+    Program {
+        names: &["base64"],
+        spec: Spec {
+            short_arg: "wbio",
+            long_arg: &["wrap", "output", "input"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg), ("--output", Does::WritesArg)],
+        operands: Operands::Read,
+        special: None,
+    },
+    // Archivers: each its own options (pax's `-O` is a flag, cpio's takes a file), the same
+    // test for extracting.
+    Program {
+        names: &["7z", "7za", "7zr", "7zz", "ar"],
+        spec: Spec {
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(extractor),
+    },
+    Program {
+        names: &["jar"],
+        spec: Spec {
+            short_arg: "fCe",
+            long_arg: &["file", "main-class", "manifest"],
+            long_flag: &["extract"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(extractor),
+    },
+    // `-O FILE` (and `-F FILE` when creating) write the archive.
+    Program {
+        names: &["cpio"],
+        spec: Spec {
+            short_arg: "FHEIORMC",
+            long_arg: &[
+                "file",
+                "format",
+                "pattern-file",
+                "owner",
+                "message",
+                "io-size",
+            ],
+            long_flag: &["extract", "pass-through", "create", "list"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[
+            ("-O", Does::WritesArg),
+            ("-F", Does::WritesArg),
+            ("--file", Does::WritesArg),
+        ],
+        operands: Operands::Read,
+        special: Some(extractor),
+    },
+    Program {
+        names: &["pax"],
+        spec: Spec {
+            short_arg: "bfosxTUGp",
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(extractor),
+    },
+    Program {
+        names: &["split"],
+        spec: Spec {
+            short_arg: "abClnt",
+            long_arg: &[
+                "suffix-length",
+                "bytes",
+                "line-bytes",
+                "lines",
+                "number",
+                "additional-suffix",
+                "filter",
+                "separator",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("--filter", Does::Runs)],
+        operands: Operands::Read,
+        special: Some(split),
+    },
+    Program {
+        names: &["csplit"],
+        spec: Spec {
+            short_arg: "bfn",
+            long_arg: &["suffix-format", "prefix", "digits"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(csplit),
     },
     Program {
         names: &["mv", "gmv"],
@@ -802,6 +1133,12 @@ pub(super) const PROGRAMS: &[Program] = &[
                 "user-agent",
                 "write-out",
             ],
+            long_flag: &[
+                "remote-name",
+                "remote-name-all",
+                "remote-header-name",
+                "globoff",
+            ],
             lenient: true,
             ..Spec::NONE
         },
@@ -826,7 +1163,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("--config", Does::Runs),
         ],
         operands: Operands::Read,
-        special: None,
+        special: Some(curl),
     },
     Program {
         names: &["wget"],
@@ -848,6 +1185,14 @@ pub(super) const PROGRAMS: &[Program] = &[
                 "timeout",
                 "wait",
             ],
+            long_flag: &[
+                "recursive",
+                "mirror",
+                "page-requisites",
+                "force-directories",
+                "content-disposition",
+                "trust-server-names",
+            ],
             lenient: true,
             ..Spec::NONE
         },
@@ -867,6 +1212,6 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("--config", Does::Runs),
         ],
         operands: Operands::Read,
-        special: None,
+        special: Some(wget),
     },
 ];
