@@ -544,3 +544,66 @@ fn an_unlistable_hooks_directory_does_not_hide_a_hook() {
         assert!(err.contains(&named), "{} not reported: {err}", fx.what());
     });
 }
+
+/// Round 5 (surface21): what mise reads (checked with mise 2026.9.15's `mise config ls`:
+/// `.config/mise.toml`, `mise/config.toml`, every file of a `conf.d`), `.tool-versions` (a
+/// `path:` version goes first on the PATH of a shell entering the directory, no trust asked),
+/// and the MCP and hook files of VS Code and Cursor, left by a run: each is reported and moved
+/// aside. Also through the operator's `.config -> dotcfg` link, which stays (it is the trust
+/// store's concern, not a tool's settings directory), and through a new `mise -> m` link.
+#[test]
+fn mises_files_tool_versions_and_editor_mcp_configs_are_watched() {
+    each(|fx| {
+        fs::create_dir_all(fx.ws.join("proj/dotcfg")).unwrap();
+        std::os::unix::fs::symlink("dotcfg", fx.ws.join("proj/.config")).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let plants = [
+            ".tool-versions",
+            ".config/mise.toml",
+            "sub/.config/mise/conf.d/x.toml",
+            "sub/.config/mise/mise.local.toml",
+            "mise/config.toml",
+            "sub/.mise/config.local.toml",
+            "sub/mise/conf.d/y.toml",
+            ".vscode/mcp.json",
+            ".cursor/mcp.json",
+            ".cursor/hooks.json",
+            "proj/dotcfg/mise.toml",
+            "proj/m/config.toml",
+        ];
+        let mut script = String::from("mkdir -p proj/m && ln -s m proj/mise");
+        for p in plants {
+            script.push_str(&format!(" && mkdir -p \"$(dirname {p})\" && echo x > {p}"));
+        }
+        let out = fx.exec(&script);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in plants.iter().copied().chain(["proj/mise"]) {
+            let p = fx.ws.join(name);
+            // (A directory whose every file a tool reads, `conf.d`, is reported and moved
+            // aside whole.)
+            let reported = p
+                .ancestors()
+                .any(|a| err.contains(&format!("the run left {} (", a.display())));
+            assert!(reported, "{} {name} not reported: {err}", fx.what());
+            assert!(
+                fs::symlink_metadata(&p).is_err(),
+                "{} {name} still in place: {err}",
+                fx.what()
+            );
+        }
+        // The operator's link stays.
+        assert!(fs::symlink_metadata(fx.ws.join("proj/.config"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    });
+}

@@ -623,9 +623,7 @@ impl Snapshot {
                 let is_dir = *is_dir;
                 // Most entries are plain files with other names (watched names start with a dot,
                 // but for a few compared by name): no path for them.
-                let watched =
-                    name.as_bytes().starts_with(b".") || TOOL_FILES.iter().any(|(r, _)| name == *r);
-                if !is_dir && !watched {
+                if !is_dir && !watched_name(name) {
                     continue;
                 }
                 let path = dir.join(name);
@@ -666,24 +664,33 @@ impl Snapshot {
                     let dir_of =
                         |r: &&(&str, &str)| r.0.split_once('/').is_some_and(|(d, _)| *name == *d);
                     // (Only a tool's own settings directory: `.config -> elsewhere` is the trust
-                    // store's concern, checked by name as a place of the store.)
-                    let own = |r: &&(&str, &str)| r.0.matches('/').count() == 1;
+                    // store's concern, checked by name as a place of the store; what a tool reads
+                    // through it is watched below all the same.)
+                    let own = |r: &&(&str, &str)| {
+                        r.0.matches('/').count() == 1 && !r.0.starts_with(".config/")
+                    };
                     if let Some((_, why)) =
                         TOOL_FILES.iter().chain(TOOL_DIRS).filter(own).find(dir_of)
                     {
                         self.note(path.clone(), What::ToolFile, why, true);
-                        // And what the tool reads through it, where that lies in a root (a
-                        // link the operator keeps, `.claude -> ../cfg`, is no change itself):
-                        // recorded where it really is.
-                        let roots = std::slice::from_ref(&root_of);
-                        for (rel, why) in TOOL_FILES.iter().filter(own).filter(dir_of) {
-                            self.note(real_in(&dir.join(rel), roots), What::ToolFile, why, true);
+                    }
+                    // What the tool reads through the link, where that lies in a root (a link
+                    // the operator keeps, `.claude -> ../cfg` or `.config -> dotfiles/config`,
+                    // is no change itself): recorded where it really is.
+                    let roots = std::slice::from_ref(&root_of);
+                    for (rel, why) in TOOL_FILES.iter().filter(dir_of) {
+                        let real = real_in(&dir.join(rel), roots);
+                        if real.starts_with(&root_of) && !real.starts_with(&path) {
+                            self.note(real, What::ToolFile, why, true);
                         }
-                        for (rel, why) in TOOL_DIRS.iter().filter(own).filter(dir_of) {
-                            let tool_dir = real_in(&dir.join(rel), roots);
-                            if self.note(tool_dir.clone(), What::ToolFile, why, true) {
-                                self.list(&tool_dir, What::ToolFile, why, 0);
-                            }
+                    }
+                    for (rel, why) in TOOL_DIRS.iter().filter(dir_of) {
+                        let tool_dir = real_in(&dir.join(rel), roots);
+                        if tool_dir.starts_with(&root_of)
+                            && !tool_dir.starts_with(&path)
+                            && self.note(tool_dir.clone(), What::ToolFile, why, true)
+                        {
+                            self.list(&tool_dir, What::ToolFile, why, 0);
                         }
                     }
                 }
@@ -988,6 +995,18 @@ static SCANNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 pub(crate) fn scanning() -> std::sync::MutexGuard<'static, ()> {
     SCANNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether the walk must look at a plain file or link by this name: every name starting with
+/// a dot, a tool file's name (`opencode.json`), or the first name of an entry below a
+/// directory (`mise` of `mise/config.toml`: `ln -s cfg mise` makes `cfg/config.toml` mise's).
+/// Other plain names are skipped without a `stat`.
+fn watched_name(name: &std::ffi::OsStr) -> bool {
+    name.as_bytes().starts_with(b".")
+        || TOOL_FILES
+            .iter()
+            .chain(TOOL_DIRS)
+            .any(|(r, _)| name == *r || r.split_once('/').is_some_and(|(d, _)| name == d))
 }
 
 /// `path` with the links on the way to it resolved (its last component as it is), when that
@@ -1548,15 +1567,16 @@ mod tests {
         );
     }
 
-    /// The walk skips plain files whose names do not start with a dot unless it compares them
-    /// by name: so a watched name without a dot must be a single name (`opencode.json`), and
-    /// every settings directory starts with a dot.
+    /// The walk skips plain files by name alone: every watched name, and every settings
+    /// directory's name (a link by that name is one), must pass.
     #[test]
     fn every_watched_name_is_seen_by_the_walk() {
-        assert!(TOOL_FILES
-            .iter()
-            .all(|(n, _)| n.starts_with('.') || !n.contains('/')));
-        assert!(TOOL_DIRS.iter().all(|(n, _)| n.starts_with('.')));
+        for (entry, _) in TOOL_FILES.iter().chain(TOOL_DIRS) {
+            let first = entry.split('/').next().unwrap();
+            assert!(watched_name(first.as_ref()), "{entry}");
+        }
+        assert!(!watched_name("main.rs".as_ref()));
+        assert!(!watched_name("config.toml".as_ref()));
     }
 
     #[test]

@@ -61,7 +61,8 @@ pub const GIT_CONFIG: &[(&str, &str)] = &[
 /// settings from, and why each matters. Almost every name starts with a dot (the after-run scan
 /// skips other plain files by name alone, without a `stat`); the few that do not are
 /// compared by name (opencode's `opencode.json`, `tui.json`, `rust-toolchain.toml`,
-/// `mise.toml`).
+/// `mise.toml`), and so is the first name of an entry below a directory (`mise` of
+/// `mise/config.toml`: a link by that name is a settings directory too).
 pub const TOOL_FILES: &[(&str, &str)] = &[
     (".envrc", "direnv runs it when a shell enters the directory"),
     (
@@ -162,21 +163,46 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
         "yarn runs the yarnPath and plugins it names at any yarn command",
     ),
     (".yarnrc", "yarn runs the yarn-path it names at any yarn command"),
-    // mise runs hooks (`[hooks] enter`) and sources scripts (`_.source`) on `cd` once the
-    // directory is trusted, and trust is by path: a changed file is taken as it is.
-    ("mise.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
-    (".mise.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
-    ("mise.local.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
-    (".mise.local.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
-    (".mise/config.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
-    // (Not `.config/mise.toml`: a TOOL_FILES entry one directory deep makes the scan take
-    // `.config` for a tool's settings directory, and `.config -> elsewhere` is the trust
-    // store's concern, reported as that.)
+    // mise (checked with mise 2026.9.15's `mise config ls`): on `cd` in a shell where it is
+    // activated it sources `[env] _.source` scripts and runs `[hooks]` of every file below, once
+    // the directory is trusted, and trust is by path (`mise trust`, `trusted_config_paths`):
+    // a changed or new file there is taken as it is.
+    ("mise.toml", MISE),
+    (".mise.toml", MISE),
+    ("mise.local.toml", MISE),
+    (".mise.local.toml", MISE),
+    (".mise/config.toml", MISE),
+    (".mise/config.local.toml", MISE),
+    ("mise/config.toml", MISE),
+    ("mise/config.local.toml", MISE),
+    (".config/mise.toml", MISE),
+    (".config/mise.local.toml", MISE),
+    (".config/mise/config.toml", MISE),
+    (".config/mise/config.local.toml", MISE),
+    (".config/mise/mise.toml", MISE),
+    (".config/mise/mise.local.toml", MISE),
+    // Needs no trust at all: `node path:/elsewhere` puts `/elsewhere/bin` first on the PATH of
+    // the shell that enters the directory (mise; asdf reads `path:` versions too). (The
+    // per-language files, `.nvmrc`, `.python-version`, are off by default in mise and take no
+    // `path:`: not on the surface.)
     (
-        ".config/mise/config.toml",
-        "mise runs its hooks and env scripts when a shell enters the directory",
+        ".tool-versions",
+        "mise and asdf put the directory a `path:` version names first on the PATH of a shell entering here (no trust asked)",
     ),
+    // MCP configurations of other hosts and editors: each names commands started outside any
+    // sandbox (from their documentation; neither is installable here).
+    (
+        ".vscode/mcp.json",
+        "VS Code starts the MCP servers it names (commands of the file's choosing)",
+    ),
+    (
+        ".cursor/mcp.json",
+        "Cursor starts the MCP servers it names (commands of the file's choosing)",
+    ),
+    (".cursor/hooks.json", "Cursor runs the hooks it configures"),
 ];
+
+const MISE: &str = "mise sources the env scripts and runs the hooks it names when a shell enters the directory (trust is by path)";
 
 /// Directories, relative to any directory of a root, whose *every* file a tool of the
 /// operator's loads and runs: a new file of any name there is a plant. (At the home too:
@@ -214,6 +240,10 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
         ".config/opencode/plugins",
         "opencode loads each plugin here into its own process",
     ),
+    // mise reads every `*.toml` here as one of its configuration files (see `MISE`).
+    (".config/mise/conf.d", MISE),
+    (".mise/conf.d", MISE),
+    ("mise/conf.d", MISE),
 ];
 
 /// Files relative to the operator's home that configure or run their tools everywhere: when a
@@ -743,6 +773,18 @@ mod tests {
             ".hg",
             "rust-toolchain.toml",
             ".pre-commit-config.yaml",
+            // Round 5: mise's other files, `.tool-versions`, other editors' MCP and hooks.
+            ".tool-versions",
+            "sub/.tool-versions",
+            "mise/config.toml",
+            "mise",
+            ".config/mise.toml",
+            ".config/mise/mise.local.toml",
+            ".config/mise/conf.d/x.toml",
+            "a/.mise/conf.d/y.toml",
+            ".vscode/mcp.json",
+            ".cursor/mcp.json",
+            ".cursor/hooks.json",
         ] {
             assert_eq!(hit(p), Some(Kind::Tool), "{p}");
         }
@@ -759,6 +801,9 @@ mod tests {
             ".github/workflows/ci.yml",
             "claude",
             ".vscode/extensions.json",
+            "tool-versions",
+            "config.toml",
+            ".cursor/rules/x.md",
         ] {
             assert_eq!(hit(p), None, "{p}");
         }
