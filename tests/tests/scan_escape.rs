@@ -607,3 +607,70 @@ fn mises_files_tool_versions_and_editor_mcp_configs_are_watched() {
             .is_symlink());
     });
 }
+
+/// Round 5 (surface21): the operator keeps a watched file as a link to a file in the same root
+/// (a dotfiles manager's `~/.bashrc -> dotfiles/bashrc`, a monorepo's `.envrc ->
+/// envrc.shared`, `.claude/settings.json -> ../team/settings.json`). The tool reads the
+/// target; a run that changes the target leaves the link as it was. The change is reported
+/// where it really is and undone; the operator's links stay.
+#[test]
+fn a_watched_file_kept_as_a_link_is_watched_at_its_target() {
+    each(|fx| {
+        for d in ["dotfiles", "proj/.claude", "team"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        fs::write(fx.ws.join("dotfiles/bashrc"), "# operator's\n").unwrap();
+        fs::write(fx.ws.join("proj/envrc.shared"), "export A=1\n").unwrap();
+        fs::write(fx.ws.join("team/settings.json"), "{}\n").unwrap();
+        let links = [
+            ("dotfiles/bashrc", ".bashrc"),
+            ("envrc.shared", "proj/.envrc"),
+            ("../../team/settings.json", "proj/.claude/settings.json"),
+        ];
+        for (target, link) in links {
+            std::os::unix::fs::symlink(target, fx.ws.join(link)).unwrap();
+        }
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let mut c = fx.exec_cmd(
+            "echo 'touch /tmp/x' >> dotfiles/bashrc && echo 'touch /tmp/x' >> proj/envrc.shared && \
+             echo '{\"hooks\":{}}' > team/settings.json",
+        );
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for (name, was) in [
+            ("dotfiles/bashrc", "# operator's\n"),
+            ("proj/envrc.shared", "export A=1\n"),
+            ("team/settings.json", "{}\n"),
+        ] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {}", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            let now = fs::read_to_string(&p).unwrap_or_default();
+            assert_eq!(now, was, "{} {name} not restored: {err}", fx.what());
+        }
+        for (_, link) in links {
+            assert!(
+                fs::symlink_metadata(fx.ws.join(link))
+                    .unwrap()
+                    .file_type()
+                    .is_symlink(),
+                "{} the operator's {link} was moved",
+                fx.what()
+            );
+        }
+    });
+}

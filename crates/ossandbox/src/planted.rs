@@ -372,7 +372,7 @@ impl Snapshot {
             // dotfiles checkout, and what is found is moved aside by a walk that follows no
             // link.
             for (rel, why) in cordon_policy::surface::HOME_FILES {
-                s.note(real_in(&home.join(rel), roots), What::ToolFile, why, true);
+                s.note_file(real_in(&home.join(rel), roots), why, roots);
             }
             // The directories whose every file runs at the next login, shell or editor start.
             for (rel, why) in cordon_policy::surface::HOME_DIRS {
@@ -587,6 +587,24 @@ impl Snapshot {
         true
     }
 
+    /// A watched file, and the file a link there leads to where that lies in `roots`: the tool
+    /// reads the target (`~/.bashrc -> dotfiles/bashrc`, `.envrc -> envrc.shared`), which a
+    /// run can change without touching the link. The target is recorded where it really is,
+    /// so a change is undone there and the operator's link stays.
+    fn note_file(&mut self, path: PathBuf, why: &'static str, roots: &[PathBuf]) -> bool {
+        let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        let target = linked
+            .then(|| std::fs::canonicalize(&path).ok())
+            .flatten()
+            .filter(|t| roots.iter().any(|r| t.starts_with(r)))
+            .filter(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()));
+        let noted = self.note(path, What::ToolFile, why, true);
+        if let Some(t) = target {
+            self.note(t, What::ToolFile, why, true);
+        }
+        noted
+    }
+
     /// The walk of one root: every directory, without following links, until the budget is
     /// spent.
     fn walk(&mut self, root: &Path, limit: usize, earlier: Option<&Snapshot>) {
@@ -643,8 +661,9 @@ impl Snapshot {
                 if is_dir {
                     let inside =
                         |r: &&(&str, &str)| r.0.split_once('/').is_some_and(|(d, _)| *name == *d);
+                    let roots = std::slice::from_ref(&root_of);
                     for (rel, why) in TOOL_FILES.iter().filter(inside) {
-                        self.note(dir.join(rel), What::ToolFile, why, true);
+                        self.note_file(dir.join(rel), why, roots);
                     }
                     // A directory whose every file a tool runs: the directory and each entry.
                     for (rel, why) in TOOL_DIRS.iter().filter(inside) {
@@ -655,7 +674,7 @@ impl Snapshot {
                     }
                 }
                 if let Some((_, why)) = TOOL_FILES.iter().find(|(r, _)| name == *r) {
-                    self.note(path.clone(), What::ToolFile, why, true);
+                    self.note_file(path.clone(), why, std::slice::from_ref(&root_of));
                 }
                 // A settings directory that is not a directory (`ln -s cfg .claude`): the tool
                 // follows the link and reads its files from wherever it points, so the link
