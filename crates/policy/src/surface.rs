@@ -9,6 +9,8 @@
 //! | `cordon hook` | a write of the hosts' hook settings ([`HOST_SETTINGS`], also where [`HOST_HOMES`] move them) by the agent's file tool is denied outright: it could unhook cordon |
 //! | the after-run scan (`cordon_ossandbox::planted`) | what appeared or changed of [`GIT_CONFIG`] (in every git directory, bare ones too), [`TOOL_FILES`] and every file in [`TOOL_DIRS`] is moved aside and recorded; at the home [`HOME_FILES`] too, where they really are through the operator's links; for a wrapped MCP server after each tool call as well |
 //!
+//! What was considered and left off, each with its reason, is [`NOT_ON_SURFACE`].
+//!
 //! A sandboxed command can write its roots, so any of these files it leaves would run with the
 //! operator's rights at the next `git status`, `cd` (direnv), editor start, `claude -p`,
 //! `cargo build` or `npm install`.
@@ -203,6 +205,53 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
 ];
 
 const MISE: &str = "mise sources the env scripts and runs the hooks it names when a shell enters the directory (trust is by path)";
+
+/// Files a red team named that are *not* on the surface, and why: none runs a program of the
+/// file's choosing at a command the operator runs without choosing to run the project's code
+/// (a build, a test, a package install does that anyway). Kept here so that a change of mind
+/// is a change of this list (a test holds that [`classify`] finds none of them).
+pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
+    (
+        ".gitmodules",
+        "git refuses `submodule.*.update = !command` from it (checked: git 2.47 says `invalid value`); the rest names URLs cloned only at the operator's `git submodule update`",
+    ),
+    (
+        ".gitattributes",
+        "names filter and diff drivers, which run only as git's configuration (on the surface) defines them",
+    ),
+    (
+        ".lfsconfig",
+        "git-lfs takes only URL and fetch keys from it, no command",
+    ),
+    (
+        ".env",
+        "variables; direnv and mise read it only when `.envrc` or a mise file (on the surface) says so",
+    ),
+    (
+        ".vscode/extensions.json",
+        "recommendations VS Code shows; it installs nothing by itself",
+    ),
+    (
+        "CLAUDE.md",
+        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .claude/commands, .cursor/rules)",
+    ),
+    (
+        ".opencode/package.json",
+        "opencode installs its plugin package there with lifecycle scripts off (`ignoreScripts`, opencode 1.18.33); the `.npmrc` it reads is on the surface",
+    ),
+    (
+        ".python-version",
+        "a version name: pyenv refuses paths in it; mise reads it only when enabled (off by default) and takes no `path:` there (mise 2026.9.15; also .nvmrc, .node-version)",
+    ),
+    (
+        "uv.toml",
+        "index and build settings read at the operator's `uv sync`/`uv run`, which builds and runs the project anyway (also pip's and bundler's, which a project directory does not configure)",
+    ),
+    (
+        ".pnpmfile.cjs",
+        "run by `pnpm install`, which runs the project's own lifecycle scripts anyway (also gradle.properties, .mvn/jvm.config, .mvn/extensions.xml, Directory.Build.props, justfile: read by a build of the project)",
+    ),
+];
 
 /// Directories, relative to any directory of a root, whose *every* file a tool of the
 /// operator's loads and runs: a new file of any name there is a plant. (At the home too:
@@ -730,6 +779,14 @@ mod tests {
             "/c/notes",
         ] {
             assert!(host_settings(Path::new(p), &env).is_none(), "{p}");
+        }
+    }
+
+    #[test]
+    fn what_was_decided_off_the_surface_is_not_on_it() {
+        for (p, _) in NOT_ON_SURFACE {
+            assert_eq!(hit(p), None, "{p}");
+            assert_eq!(hit(&format!("sub/{p}")), None, "{p}");
         }
     }
 
