@@ -674,3 +674,34 @@ fn a_watched_file_kept_as_a_link_is_watched_at_its_target() {
         }
     });
 }
+
+/// Round 5 (surface21): git takes a directory for a repository when it holds `HEAD` and a
+/// `commondir` naming where `objects` and `refs` are (as a linked worktree's git directory
+/// does), and reads its config from there: `g/HEAD` + `g/commondir` = `../c`, with the config
+/// in `c/`, is a repository whose `core.pager` the operator's `git log` in `g` runs (checked
+/// with git 2.47). Neither directory holds `HEAD`, `objects` and `refs` itself. The run's
+/// repository is reported and moved aside.
+#[test]
+fn a_repository_made_of_head_and_commondir_is_found() {
+    each(|fx| {
+        let out = fx.exec(
+            "mkdir -p c/objects c/refs g && printf '[core]\\n\\tpager = \"touch /tmp/x; cat\"\\n' > c/config && \
+             echo 'ref: refs/heads/main' > g/HEAD && echo ../c > g/commondir",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        let g = fx.ws.join("g");
+        assert!(
+            err.contains(&format!("the run left {} (", g.display())),
+            "{} g not reported: {err}",
+            fx.what()
+        );
+        assert!(!g.join("commondir").exists(), "{} g still in place", fx.what());
+    });
+}

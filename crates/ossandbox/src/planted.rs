@@ -625,9 +625,10 @@ impl Snapshot {
             }
             self.entries += names.len();
             // A directory git takes for a repository: `HEAD`, `objects`, `refs`, whatever each
-            // is (git follows a link there: `objects -> elsewhere` is still a repository).
+            // is (git follows a link there: `objects -> elsewhere` is still a repository), or
+            // `HEAD` and a `commondir` naming where they are.
             let has = |n: &str| names.iter().any(|(x, _)| x == n);
-            if dir != root && has("objects") && has("refs") && has("HEAD") {
+            if dir != root && cordon_policy::surface::is_git_dir_by(has) {
                 self.note(
                     dir.clone(),
                     What::BareRepository,

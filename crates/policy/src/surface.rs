@@ -702,10 +702,17 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
 
 /// Whether `dir` is a directory git takes for a repository: `HEAD`, and `objects` and `refs`
 /// (each a directory, or a link to one: git follows them, so a link must not hide a repository
-/// from cordon).
+/// from cordon) or a `commondir` naming where they are (as a linked worktree's git directory
+/// has; git then reads the config there too: `g/HEAD` + `g/commondir` = `../c` runs
+/// `c/config`'s pager at a `git log` in `g`, checked with git 2.47).
 pub fn looks_like_git_dir(dir: &Path) -> bool {
     let exists = |n: &str| std::fs::symlink_metadata(dir.join(n)).is_ok();
-    exists("HEAD") && exists("objects") && exists("refs")
+    is_git_dir_by(exists)
+}
+
+/// [`looks_like_git_dir`] by a test of which names the directory holds.
+pub fn is_git_dir_by(has: impl Fn(&str) -> bool) -> bool {
+    has("HEAD") && (has("commondir") || (has("objects") && has("refs")))
 }
 
 #[cfg(test)]

@@ -1173,9 +1173,9 @@ fn as_named(dir: &std::path::Path, rel: &std::path::Path) -> Option<std::path::P
     })
 }
 
-/// A write that completes a repository: its `HEAD`, or a file under its `objects` or `refs`,
-/// in a directory that already holds git's configuration (`config`, `hooks`, `commondir`, …)
-/// and lacks only what this write creates. The configuration was written while the directory
+/// A write that completes a repository: its `HEAD`, `commondir`, or a file under its
+/// `objects` or `refs`, in a directory that already holds git's configuration (`config`,
+/// `hooks`, `commondir`, …) and lacks only what this write creates. The configuration was written while the directory
 /// was not yet a repository, so no check saw it as one: written in that order (`ev/config`,
 /// `ev/objects/x`, `ev/refs/x`, then `ev/HEAD`) the writes would make a repository whose
 /// config git runs (a `git log` in it runs its `core.pager`), each of them allowed alone.
@@ -1195,14 +1195,13 @@ fn completes_git_dir(
         .collect();
     (0..parts.len()).find_map(|i| {
         let made = parts[i].to_str()?;
-        if !matches!(made, "HEAD" | "objects" | "refs") {
+        if !matches!(made, "HEAD" | "objects" | "refs" | "commondir") {
             return None;
         }
         let dir: std::path::PathBuf = root.join(parts[..i].iter().collect::<std::path::PathBuf>());
-        let has = |n: &str| std::fs::symlink_metadata(dir.join(n)).is_ok();
-        let complete = ["HEAD", "objects", "refs"]
-            .iter()
-            .all(|n| *n == made || has(n));
+        let has = |n: &str| n == made || std::fs::symlink_metadata(dir.join(n)).is_ok();
+        let complete = cordon_policy::surface::is_git_dir_by(has);
+        // A `commondir` is configuration itself: git reads the config where it points.
         let configured = GIT_CONFIG.iter().any(|(name, _)| has(name));
         (complete && configured).then_some(Hit {
             kind: Kind::Git,

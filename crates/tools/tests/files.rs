@@ -1398,3 +1398,57 @@ fn mise_tool_versions_and_editor_mcp_files_are_on_the_surface_by_any_spelling() 
         );
     }
 }
+
+/// Round 5 (surface21): git takes a directory holding `HEAD` and a `commondir` for a
+/// repository (a linked worktree's git directory is one) and runs the config of the directory
+/// `commondir` names. Written in the order no check saw — `c/config`, `c/objects/…`,
+/// `c/refs/…` (no `HEAD` there: no repository), `g/HEAD` (no configuration there) — the write
+/// of `g/commondir` makes the repository and is on the surface; so is `g/HEAD` where
+/// `commondir` was written first, and any write into such a repository's configuration.
+#[test]
+fn a_commondir_that_makes_a_repository_is_on_the_surface() {
+    for (policy, want) in [
+        (
+            format!("[sandbox]\ngit = \"protect\"\n{WS}"),
+            deny("protected"),
+        ),
+        (WS.to_string(), (Action::Ask, "builtin:surface".into())),
+    ] {
+        let fx = Fx::new(&policy);
+        for (p, content) in [
+            ("ws/c/config", "[core]\n\tpager = x\n"),
+            ("ws/c/objects/info/keep", ""),
+            ("ws/c/refs/heads/keep", ""),
+            ("ws/g/HEAD", "ref: refs/heads/main\n"),
+            ("ws/h/commondir", "../c\n"),
+        ] {
+            let args = json!({"path": p, "content": content});
+            assert_eq!(fx.verdict(FileOp::Write, args.clone()), allow(), "{p}");
+            fx.run(FileOp::Write, args).unwrap();
+        }
+        for made in ["ws/g/commondir", "ws/h/HEAD"] {
+            let got = fx.verdict(FileOp::Write, json!({"path": made, "content": "x"}));
+            assert_eq!(got, want, "{made} ({policy})");
+        }
+        std::fs::write(fx.p("ws/g/commondir"), "../c\n").unwrap();
+        let got = fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/g/config", "content": "x"}),
+        );
+        assert_eq!(got, want, "g/config ({policy})");
+        // Why it matters: the real git takes `g` for a repository, its config from `c`.
+        let out = std::process::Command::new("git")
+            .args(["config", "--show-origin", "core.pager"])
+            .current_dir(fx.p("ws/g"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            shown.contains("c/config") && shown.trim_end().ends_with('x'),
+            "git did not read c/config from g: {shown} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
