@@ -705,3 +705,52 @@ fn a_repository_made_of_head_and_commondir_is_found() {
         assert!(!g.join("commondir").exists(), "{} g still in place", fx.what());
     });
 }
+
+/// Round 5 (surface21): git runs the hooks of `core.hooksPath`, and husky (the usual npm hook
+/// manager) sets it to `.husky/_`, whose stubs run `.husky/pre-commit` and the rest; a
+/// project may also keep `.git/hooks` as a link to a tracked directory. A run that writes a
+/// hook there (`.husky/pre-commit`, `githooks/post-checkout` behind `.git/hooks ->
+/// ../githooks`) has the operator's next `git commit` or `checkout` run it outside any
+/// sandbox, like `.pre-commit-config.yaml`. Each is reported and moved aside; the operator's
+/// link stays.
+#[test]
+fn hooks_git_runs_from_husky_or_a_linked_hooks_directory_are_watched() {
+    each(|fx| {
+        for d in ["a/.git", "b/.git", "b/githooks", "a/.husky/_"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink("../githooks", fx.ws.join("b/.git/hooks")).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let out = fx.exec(
+            "printf 'touch /tmp/x\\n' > a/.husky/pre-commit && printf 'touch /tmp/x\\n' > a/.husky/_/post-checkout && \
+             printf 'touch /tmp/x\\n' > b/githooks/post-checkout && chmod +x b/githooks/post-checkout",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in [
+            "a/.husky/pre-commit",
+            "a/.husky/_/post-checkout",
+            "b/githooks/post-checkout",
+        ] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {} (", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+        assert!(fs::symlink_metadata(fx.ws.join("b/.git/hooks"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    });
+}

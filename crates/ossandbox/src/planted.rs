@@ -518,6 +518,30 @@ impl Snapshot {
         {
             self.git_dir(&path, 0);
             self.index_gitlinks(&path);
+            self.linked_hooks(&path, root);
+        }
+    }
+
+    /// A git directory's `hooks` kept as a link to a directory of the root (`.git/hooks ->
+    /// ../githooks`, a tracked directory): git runs what is there, so it is watched where it
+    /// really is, like a hooks directory. (The link itself is [`Snapshot::git_dir`]'s.)
+    fn linked_hooks(&mut self, gd: &Path, root: &Path) {
+        let hooks = gd.join("hooks");
+        if !std::fs::symlink_metadata(&hooks).is_ok_and(|m| m.file_type().is_symlink()) {
+            return;
+        }
+        let Some(real) = std::fs::canonicalize(&hooks)
+            .ok()
+            .filter(|r| r.starts_with(root) && r.is_dir())
+        else {
+            return;
+        };
+        let why = GIT_CONFIG_SURFACE
+            .iter()
+            .find(|(n, _)| *n == "hooks")
+            .map_or("programs git runs", |(_, why)| why);
+        if self.note(real.clone(), What::GitConfig, why, true) {
+            self.list(&real, What::GitConfig, why, 0);
         }
     }
 
@@ -636,6 +660,7 @@ impl Snapshot {
                     false,
                 );
                 self.git_dir(&dir, 0);
+                self.linked_hooks(&dir, &root_of);
                 continue;
             }
             for (name, is_dir) in names {
@@ -654,14 +679,15 @@ impl Snapshot {
                     if is_dir {
                         self.git_dir(&path, 0);
                         self.index_gitlinks(&path);
+                        self.linked_hooks(&path, &root_of);
                     }
                     continue;
                 }
                 // A tool's settings directory (`.vscode`, `.claude`, …): its watched files,
                 // present or not.
                 if is_dir {
-                    let inside =
-                        |r: &&(&str, &str)| r.0.split_once('/').is_some_and(|(d, _)| *name == *d);
+                    // (By the entry's first name: a one-name directory, `.husky`, is itself.)
+                    let inside = |r: &&(&str, &str)| r.0.split('/').next() == name.to_str();
                     let roots = std::slice::from_ref(&root_of);
                     for (rel, why) in TOOL_FILES.iter().filter(inside) {
                         self.note_file(dir.join(rel), why, roots);
@@ -693,6 +719,19 @@ impl Snapshot {
                         TOOL_FILES.iter().chain(TOOL_DIRS).filter(own).find(dir_of)
                     {
                         self.note(path.clone(), What::ToolFile, why, true);
+                    }
+                    // A directory whose every file a tool runs, kept as a link itself (`.husky ->
+                    // hooks`): the link, and what is there.
+                    if let Some((_, why)) = TOOL_DIRS.iter().find(|(r, _)| name == *r) {
+                        self.note(path.clone(), What::ToolFile, why, true);
+                        let real = std::fs::canonicalize(&path)
+                            .ok()
+                            .filter(|r| r.starts_with(&root_of) && r.is_dir());
+                        if let Some(real) = real {
+                            if self.note(real.clone(), What::ToolFile, why, true) {
+                                self.list(&real, What::ToolFile, why, 0);
+                            }
+                        }
                     }
                     // What the tool reads through the link, where that lies in a root (a link
                     // the operator keeps, `.claude -> ../cfg` or `.config -> dotfiles/config`,

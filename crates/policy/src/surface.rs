@@ -289,6 +289,12 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
         ".config/opencode/plugins",
         "opencode loads each plugin here into its own process",
     ),
+    // husky, the usual npm hook manager, sets `core.hooksPath = .husky/_`, whose stubs run
+    // `.husky/<hook>`: git runs each at the next commit, checkout or merge.
+    (
+        ".husky",
+        "git runs the hooks here (husky's core.hooksPath) at the next commit, checkout or merge",
+    ),
     // mise reads every `*.toml` here as one of its configuration files (see `MISE`).
     (".config/mise/conf.d", MISE),
     (".mise/conf.d", MISE),
@@ -849,6 +855,9 @@ mod tests {
             ".vscode/mcp.json",
             ".cursor/mcp.json",
             ".cursor/hooks.json",
+            ".husky",
+            ".husky/pre-commit",
+            "sub/.husky/_/post-checkout",
         ] {
             assert_eq!(hit(p), Some(Kind::Tool), "{p}");
         }
