@@ -702,7 +702,11 @@ fn a_repository_made_of_head_and_commondir_is_found() {
             "{} g not reported: {err}",
             fx.what()
         );
-        assert!(!g.join("commondir").exists(), "{} g still in place", fx.what());
+        assert!(
+            !g.join("commondir").exists(),
+            "{} g still in place",
+            fx.what()
+        );
     });
 }
 
@@ -710,22 +714,37 @@ fn a_repository_made_of_head_and_commondir_is_found() {
 /// manager) sets it to `.husky/_`, whose stubs run `.husky/pre-commit` and the rest; a
 /// project may also keep `.git/hooks` as a link to a tracked directory. A run that writes a
 /// hook there (`.husky/pre-commit`, `githooks/post-checkout` behind `.git/hooks ->
-/// ../githooks`) has the operator's next `git commit` or `checkout` run it outside any
+/// ../githooks`, `.githooks/pre-commit` where the config's `core.hooksPath` names it) has
+/// the operator's next `git commit` or `checkout` run it outside any
 /// sandbox, like `.pre-commit-config.yaml`. Each is reported and moved aside; the operator's
 /// link stays.
 #[test]
 fn hooks_git_runs_from_husky_or_a_linked_hooks_directory_are_watched() {
     each(|fx| {
-        for d in ["a/.git", "b/.git", "b/githooks", "a/.husky/_"] {
+        for d in [
+            "a/.git",
+            "b/.git",
+            "b/githooks",
+            "a/.husky/_",
+            "c/.git",
+            "c/.githooks",
+        ] {
             fs::create_dir_all(fx.ws.join(d)).unwrap();
         }
         std::os::unix::fs::symlink("../githooks", fx.ws.join("b/.git/hooks")).unwrap();
+        // The operator's `git config core.hooksPath .githooks`.
+        fs::write(
+            fx.ws.join("c/.git/config"),
+            "[core]\n\tbare = false\n[Core]\n\thooksPath = \".githooks\"\n",
+        )
+        .unwrap();
         if let Some((uid, gid)) = fx.ids {
             chown_tree(&fx.ws, uid, gid);
         }
         let out = fx.exec(
             "printf 'touch /tmp/x\\n' > a/.husky/pre-commit && printf 'touch /tmp/x\\n' > a/.husky/_/post-checkout && \
-             printf 'touch /tmp/x\\n' > b/githooks/post-checkout && chmod +x b/githooks/post-checkout",
+             printf 'touch /tmp/x\\n' > b/githooks/post-checkout && chmod +x b/githooks/post-checkout && \
+             printf 'touch /tmp/x\\n' > c/.githooks/pre-commit",
         );
         assert_eq!(
             out.status.code(),
@@ -739,6 +758,7 @@ fn hooks_git_runs_from_husky_or_a_linked_hooks_directory_are_watched() {
             "a/.husky/pre-commit",
             "a/.husky/_/post-checkout",
             "b/githooks/post-checkout",
+            "c/.githooks/pre-commit",
         ] {
             let p = fx.ws.join(name);
             assert!(

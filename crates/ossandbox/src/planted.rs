@@ -525,23 +525,35 @@ impl Snapshot {
     /// A git directory's `hooks` kept as a link to a directory of the root (`.git/hooks ->
     /// ../githooks`, a tracked directory): git runs what is there, so it is watched where it
     /// really is, like a hooks directory. (The link itself is [`Snapshot::git_dir`]'s.)
+    /// So is the directory its config's `core.hooksPath` names (`.githooks`, husky's `.husky/_`),
+    /// taken from where git takes a relative one (the worktree's top; a bare repository).
     fn linked_hooks(&mut self, gd: &Path, root: &Path) {
+        let mut dirs = Vec::new();
         let hooks = gd.join("hooks");
-        if !std::fs::symlink_metadata(&hooks).is_ok_and(|m| m.file_type().is_symlink()) {
-            return;
+        if std::fs::symlink_metadata(&hooks).is_ok_and(|m| m.file_type().is_symlink()) {
+            dirs.push(hooks);
         }
-        let Some(real) = std::fs::canonicalize(&hooks)
-            .ok()
-            .filter(|r| r.starts_with(root) && r.is_dir())
-        else {
-            return;
-        };
+        if let Some(named) = small_content(&gd.join("config")).and_then(|c| hooks_path(&c)) {
+            let top = match gd.file_name() {
+                Some(n) if n == ".git" => gd.parent().unwrap_or(gd),
+                _ => gd,
+            };
+            dirs.push(top.join(named));
+        }
         let why = GIT_CONFIG_SURFACE
             .iter()
             .find(|(n, _)| *n == "hooks")
             .map_or("programs git runs", |(_, why)| why);
-        if self.note(real.clone(), What::GitConfig, why, true) {
-            self.list(&real, What::GitConfig, why, 0);
+        for dir in dirs {
+            let Some(real) = std::fs::canonicalize(&dir)
+                .ok()
+                .filter(|r| r.starts_with(root) && r.is_dir())
+            else {
+                continue;
+            };
+            if self.note(real.clone(), What::GitConfig, why, true) {
+                self.list(&real, What::GitConfig, why, 0);
+            }
         }
     }
 
@@ -1054,6 +1066,40 @@ static SCANNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 pub(crate) fn scanning() -> std::sync::MutexGuard<'static, ()> {
     SCANNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `core.hooksPath` in a git config file's text, the last one set (git's own reading, enough
+/// for a name: `[core]` then `hooksPath = DIR`, keys and sections in any case, the value
+/// trimmed of blanks and one pair of double quotes). `~` and includes are not followed.
+fn hooks_path(config: &[u8]) -> Option<PathBuf> {
+    let text = String::from_utf8_lossy(config);
+    let mut core = false;
+    let mut found = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix('[') {
+            let section = rest.split([']', ' ', '"']).next().unwrap_or("");
+            core = section.eq_ignore_ascii_case("core");
+            continue;
+        }
+        if !core {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if key.trim().eq_ignore_ascii_case("hookspath") {
+            let v = value.trim();
+            let v = v
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .unwrap_or(v);
+            if !v.is_empty() && !v.starts_with('~') {
+                found = Some(PathBuf::from(v));
+            }
+        }
+    }
+    found
 }
 
 /// Whether the walk must look at a plain file or link by this name: every name starting with
@@ -1636,6 +1682,22 @@ mod tests {
         }
         assert!(!watched_name("main.rs".as_ref()));
         assert!(!watched_name("config.toml".as_ref()));
+    }
+
+    #[test]
+    fn hooks_path_is_read_as_git_reads_it() {
+        let h = |t: &str| hooks_path(t.as_bytes());
+        assert_eq!(
+            h("[core]\n\thooksPath = .githooks\n"),
+            Some(".githooks".into())
+        );
+        assert_eq!(h("[CORE]\nHOOKSPATH=\"a b\"\n"), Some("a b".into()));
+        assert_eq!(
+            h("[core]\nhooksPath = x\n[core]\nhookspath = y\n"),
+            Some("y".into())
+        );
+        assert_eq!(h("[alias]\nhooksPath = x\n"), None);
+        assert_eq!(h("[core]\nbare = false\n"), None);
     }
 
     #[test]
