@@ -544,3 +544,233 @@ fn an_unlistable_hooks_directory_does_not_hide_a_hook() {
         assert!(err.contains(&named), "{} not reported: {err}", fx.what());
     });
 }
+
+/// Round 5 (surface21): what mise reads (checked with mise 2026.9.15's `mise config ls`:
+/// `.config/mise.toml`, `mise/config.toml`, every file of a `conf.d`), `.tool-versions` (a
+/// `path:` version goes first on the PATH of a shell entering the directory, no trust asked),
+/// and the MCP and hook files of VS Code and Cursor, left by a run: each is reported and moved
+/// aside. Also through the operator's `.config -> dotcfg` link, which stays (it is the trust
+/// store's concern, not a tool's settings directory), and through a new `mise -> m` link.
+#[test]
+fn mises_files_tool_versions_and_editor_mcp_configs_are_watched() {
+    each(|fx| {
+        fs::create_dir_all(fx.ws.join("proj/dotcfg")).unwrap();
+        std::os::unix::fs::symlink("dotcfg", fx.ws.join("proj/.config")).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let plants = [
+            ".tool-versions",
+            ".config/mise.toml",
+            "sub/.config/mise/conf.d/x.toml",
+            "sub/.config/mise/mise.local.toml",
+            "mise/config.toml",
+            "sub/.mise/config.local.toml",
+            "sub/mise/conf.d/y.toml",
+            ".vscode/mcp.json",
+            ".cursor/mcp.json",
+            ".cursor/hooks.json",
+            "proj/dotcfg/mise.toml",
+            "proj/m/config.toml",
+        ];
+        let mut script = String::from("mkdir -p proj/m && ln -s m proj/mise");
+        for p in plants {
+            script.push_str(&format!(" && mkdir -p \"$(dirname {p})\" && echo x > {p}"));
+        }
+        let out = fx.exec(&script);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in plants.iter().copied().chain(["proj/mise"]) {
+            let p = fx.ws.join(name);
+            // (A directory whose every file a tool reads, `conf.d`, is reported and moved
+            // aside whole.)
+            let reported = p
+                .ancestors()
+                .any(|a| err.contains(&format!("the run left {} (", a.display())));
+            assert!(reported, "{} {name} not reported: {err}", fx.what());
+            assert!(
+                fs::symlink_metadata(&p).is_err(),
+                "{} {name} still in place: {err}",
+                fx.what()
+            );
+        }
+        // The operator's link stays.
+        assert!(fs::symlink_metadata(fx.ws.join("proj/.config"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    });
+}
+
+/// Round 5 (surface21): the operator keeps a watched file as a link to a file in the same root
+/// (a dotfiles manager's `~/.bashrc -> dotfiles/bashrc`, a monorepo's `.envrc ->
+/// envrc.shared`, `.claude/settings.json -> ../team/settings.json`). The tool reads the
+/// target; a run that changes the target leaves the link as it was. The change is reported
+/// where it really is and undone; the operator's links stay.
+#[test]
+fn a_watched_file_kept_as_a_link_is_watched_at_its_target() {
+    each(|fx| {
+        for d in ["dotfiles", "proj/.claude", "team"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        fs::write(fx.ws.join("dotfiles/bashrc"), "# operator's\n").unwrap();
+        fs::write(fx.ws.join("proj/envrc.shared"), "export A=1\n").unwrap();
+        fs::write(fx.ws.join("team/settings.json"), "{}\n").unwrap();
+        let links = [
+            ("dotfiles/bashrc", ".bashrc"),
+            ("envrc.shared", "proj/.envrc"),
+            ("../../team/settings.json", "proj/.claude/settings.json"),
+        ];
+        for (target, link) in links {
+            std::os::unix::fs::symlink(target, fx.ws.join(link)).unwrap();
+        }
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let mut c = fx.exec_cmd(
+            "echo 'touch /tmp/x' >> dotfiles/bashrc && echo 'touch /tmp/x' >> proj/envrc.shared && \
+             echo '{\"hooks\":{}}' > team/settings.json",
+        );
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for (name, was) in [
+            ("dotfiles/bashrc", "# operator's\n"),
+            ("proj/envrc.shared", "export A=1\n"),
+            ("team/settings.json", "{}\n"),
+        ] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {}", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            let now = fs::read_to_string(&p).unwrap_or_default();
+            assert_eq!(now, was, "{} {name} not restored: {err}", fx.what());
+        }
+        for (_, link) in links {
+            assert!(
+                fs::symlink_metadata(fx.ws.join(link))
+                    .unwrap()
+                    .file_type()
+                    .is_symlink(),
+                "{} the operator's {link} was moved",
+                fx.what()
+            );
+        }
+    });
+}
+
+/// Round 5 (surface21): git takes a directory for a repository when it holds `HEAD` and a
+/// `commondir` naming where `objects` and `refs` are (as a linked worktree's git directory
+/// does), and reads its config from there: `g/HEAD` + `g/commondir` = `../c`, with the config
+/// in `c/`, is a repository whose `core.pager` the operator's `git log` in `g` runs (checked
+/// with git 2.47). Neither directory holds `HEAD`, `objects` and `refs` itself. The run's
+/// repository is reported and moved aside.
+#[test]
+fn a_repository_made_of_head_and_commondir_is_found() {
+    each(|fx| {
+        let out = fx.exec(
+            "mkdir -p c/objects c/refs g && printf '[core]\\n\\tpager = \"touch /tmp/x; cat\"\\n' > c/config && \
+             echo 'ref: refs/heads/main' > g/HEAD && echo ../c > g/commondir",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        let g = fx.ws.join("g");
+        assert!(
+            err.contains(&format!("the run left {} (", g.display())),
+            "{} g not reported: {err}",
+            fx.what()
+        );
+        assert!(
+            !g.join("commondir").exists(),
+            "{} g still in place",
+            fx.what()
+        );
+    });
+}
+
+/// Round 5 (surface21): git runs the hooks of `core.hooksPath`, and husky (the usual npm hook
+/// manager) sets it to `.husky/_`, whose stubs run `.husky/pre-commit` and the rest; a
+/// project may also keep `.git/hooks` as a link to a tracked directory. A run that writes a
+/// hook there (`.husky/pre-commit`, `githooks/post-checkout` behind `.git/hooks ->
+/// ../githooks`, `.githooks/pre-commit` where the config's `core.hooksPath` names it) has
+/// the operator's next `git commit` or `checkout` run it outside any
+/// sandbox, like `.pre-commit-config.yaml`. Each is reported and moved aside; the operator's
+/// link stays.
+#[test]
+fn hooks_git_runs_from_husky_or_a_linked_hooks_directory_are_watched() {
+    each(|fx| {
+        for d in [
+            "a/.git",
+            "b/.git",
+            "b/githooks",
+            "a/.husky/_",
+            "c/.git",
+            "c/.githooks",
+        ] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink("../githooks", fx.ws.join("b/.git/hooks")).unwrap();
+        // The operator's `git config core.hooksPath .githooks`.
+        fs::write(
+            fx.ws.join("c/.git/config"),
+            "[core]\n\tbare = false\n[Core]\n\thooksPath = \".githooks\"\n",
+        )
+        .unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let out = fx.exec(
+            "printf 'touch /tmp/x\\n' > a/.husky/pre-commit && printf 'touch /tmp/x\\n' > a/.husky/_/post-checkout && \
+             printf 'touch /tmp/x\\n' > b/githooks/post-checkout && chmod +x b/githooks/post-checkout && \
+             printf 'touch /tmp/x\\n' > c/.githooks/pre-commit",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in [
+            "a/.husky/pre-commit",
+            "a/.husky/_/post-checkout",
+            "b/githooks/post-checkout",
+            "c/.githooks/pre-commit",
+        ] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {} (", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+        assert!(fs::symlink_metadata(fx.ws.join("b/.git/hooks"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    });
+}

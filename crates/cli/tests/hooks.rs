@@ -655,3 +655,41 @@ fn a_stalled_input_is_blocked_at_the_deadline() {
         );
     }
 }
+
+/// Round 5 of issue 21 (surface21), class 5: the Node hosts (Claude Code, opencode, …) resolve
+/// a file tool's path by name (`path.join`, `path.resolve`) before opening it, while the
+/// kernel takes `..` through links. With `m -> a/b/c` in the project, `m/../../../x` stays in
+/// the root to the kernel but is outside it to the host: cordon refuses it (a `..` that climbs
+/// out of the root by name is refused whatever the links), so the host's reading is covered.
+/// (Checked in round 5: this held before; kept so that it keeps holding.)
+#[test]
+fn a_dotdot_climbing_out_by_name_is_refused_whatever_the_links() {
+    let ws = workspace();
+    let dir = ws.path();
+    std::fs::create_dir_all(dir.join("a/b/c")).unwrap();
+    std::os::unix::fs::symlink("a/b/c", dir.join("m")).unwrap();
+    let cwd = dir.to_str().unwrap();
+    let out_of_root = format!("{cwd}/m/../../../outside-by-dotdot.txt");
+    for (host, stdin) in [
+        (
+            "claude",
+            json!({"session_id": "s", "transcript_path": "/t", "cwd": cwd,
+                   "permission_mode": "default", "hook_event_name": "PreToolUse",
+                   "tool_name": "Write",
+                   "tool_input": {"file_path": out_of_root, "content": "x"}}),
+        ),
+        (
+            "opencode",
+            json!({"event": "tool.execute.before", "tool": "write", "cwd": cwd, "sessionID": "s", "callID": "c",
+                   "args": {"filePath": "m/../../../outside-by-dotdot.txt", "content": "x"}}),
+        ),
+    ] {
+        let out = hook(dir, host, stdin.to_string().as_bytes());
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !text.contains("\"allow\"") && text.contains("cordon: denied"),
+            "{host}: {text}"
+        );
+    }
+}

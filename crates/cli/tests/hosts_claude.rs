@@ -239,3 +239,24 @@ fn interactive_trust(user: Option<(u32, u32)>) {
     assert!(s.0.dir().join("keep").is_dir());
     assert!(!s.0.dir().join("ran-before-deny").exists());
 }
+
+/// Round 5 of issue 21 (surface21), class 5: Claude Code's Write takes `~/x` as `$HOME/x`.
+/// Claude Code 2.1 expands it before its hook runs, so cordon is handed the home's path and
+/// refuses it as outside every root (cordon itself reads `~` as a name, `CWD/~/x`, so a host
+/// that passed it on unexpanded would make this fail).
+#[test]
+fn claude_write_takes_a_tilde_path_as_the_home() {
+    let s = Claude::new(None);
+    let r = turn(
+        &s,
+        Turn {
+            tool: "Write".into(),
+            input: json!({ "file_path": "~/planted-by-tilde.txt", "content": "x\n" }),
+        },
+    );
+    assert!(
+        !s.0.home().join("planted-by-tilde.txt").exists(),
+        "Claude Code wrote into the home: {r}"
+    );
+    assert!(r.contains("cordon: "), "not cordon's refusal: {r}");
+}

@@ -280,3 +280,34 @@ fn gemini_disabled_hook_doctor_says_not_run_and_the_host_skips_it() {
         "Gemini CLI ran cordon's hook: {r}"
     );
 }
+
+/// Round 5 of issue 21 (surface21), class 5: Gemini CLI 0.61 reads `write_file`'s `file_path`
+/// more leniently than its text: it drops a leading `@` (`@.envrc` is `.envrc` where no `@.envrc`
+/// exists) and percent-decodes the resolved path (`%2eenvrc` is `.envrc`,
+/// `.vscode%2Ftasks.json` VS Code's tasks): cordon's hook allowed those as plain files of the
+/// project and Gemini CLI wrote the persistence surface. Now each is decided as the file
+/// Gemini CLI writes: refused, nothing written. (Gemini CLI refuses a path into `.git` itself,
+/// "Path not in workspace"; `hooks/gemini/write-percent-encoded.json` has cordon's answer.)
+#[test]
+fn gemini_file_paths_are_read_as_gemini_reads_them() {
+    let s = Gemini::new(None);
+    let dir = s.0.dir().to_path_buf();
+    for (named, lands) in [
+        ("%2eenvrc", ".envrc"),
+        ("@.envrc", ".envrc"),
+        (".vscode%2Ftasks.json", ".vscode/tasks.json"),
+    ] {
+        let r = turn(
+            &s,
+            Turn {
+                tool: "write_file".into(),
+                input: json!({ "file_path": named, "content": "touch /tmp/planted\n" }),
+            },
+        );
+        assert!(
+            !dir.join(lands).exists(),
+            "Gemini CLI wrote {lands} from {named}: {r}"
+        );
+        assert!(r.contains("cordon: "), "{named}: not cordon's refusal: {r}");
+    }
+}

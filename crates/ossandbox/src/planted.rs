@@ -372,7 +372,7 @@ impl Snapshot {
             // dotfiles checkout, and what is found is moved aside by a walk that follows no
             // link.
             for (rel, why) in cordon_policy::surface::HOME_FILES {
-                s.note(real_in(&home.join(rel), roots), What::ToolFile, why, true);
+                s.note_file(real_in(&home.join(rel), roots), why, roots);
             }
             // The directories whose every file runs at the next login, shell or editor start.
             for (rel, why) in cordon_policy::surface::HOME_DIRS {
@@ -518,6 +518,42 @@ impl Snapshot {
         {
             self.git_dir(&path, 0);
             self.index_gitlinks(&path);
+            self.linked_hooks(&path, root);
+        }
+    }
+
+    /// A git directory's `hooks` kept as a link to a directory of the root (`.git/hooks ->
+    /// ../githooks`, a tracked directory): git runs what is there, so it is watched where it
+    /// really is, like a hooks directory. (The link itself is [`Snapshot::git_dir`]'s.)
+    /// So is the directory its config's `core.hooksPath` names (`.githooks`, husky's `.husky/_`),
+    /// taken from where git takes a relative one (the worktree's top; a bare repository).
+    fn linked_hooks(&mut self, gd: &Path, root: &Path) {
+        let mut dirs = Vec::new();
+        let hooks = gd.join("hooks");
+        if std::fs::symlink_metadata(&hooks).is_ok_and(|m| m.file_type().is_symlink()) {
+            dirs.push(hooks);
+        }
+        if let Some(named) = small_content(&gd.join("config")).and_then(|c| hooks_path(&c)) {
+            let top = match gd.file_name() {
+                Some(n) if n == ".git" => gd.parent().unwrap_or(gd),
+                _ => gd,
+            };
+            dirs.push(top.join(named));
+        }
+        let why = GIT_CONFIG_SURFACE
+            .iter()
+            .find(|(n, _)| *n == "hooks")
+            .map_or("programs git runs", |(_, why)| why);
+        for dir in dirs {
+            let Some(real) = std::fs::canonicalize(&dir)
+                .ok()
+                .filter(|r| r.starts_with(root) && r.is_dir())
+            else {
+                continue;
+            };
+            if self.note(real.clone(), What::GitConfig, why, true) {
+                self.list(&real, What::GitConfig, why, 0);
+            }
         }
     }
 
@@ -587,6 +623,24 @@ impl Snapshot {
         true
     }
 
+    /// A watched file, and the file a link there leads to where that lies in `roots`: the tool
+    /// reads the target (`~/.bashrc -> dotfiles/bashrc`, `.envrc -> envrc.shared`), which a
+    /// run can change without touching the link. The target is recorded where it really is,
+    /// so a change is undone there and the operator's link stays.
+    fn note_file(&mut self, path: PathBuf, why: &'static str, roots: &[PathBuf]) -> bool {
+        let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        let target = linked
+            .then(|| std::fs::canonicalize(&path).ok())
+            .flatten()
+            .filter(|t| roots.iter().any(|r| t.starts_with(r)))
+            .filter(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()));
+        let noted = self.note(path, What::ToolFile, why, true);
+        if let Some(t) = target {
+            self.note(t, What::ToolFile, why, true);
+        }
+        noted
+    }
+
     /// The walk of one root: every directory, without following links, until the budget is
     /// spent.
     fn walk(&mut self, root: &Path, limit: usize, earlier: Option<&Snapshot>) {
@@ -607,9 +661,10 @@ impl Snapshot {
             }
             self.entries += names.len();
             // A directory git takes for a repository: `HEAD`, `objects`, `refs`, whatever each
-            // is (git follows a link there: `objects -> elsewhere` is still a repository).
+            // is (git follows a link there: `objects -> elsewhere` is still a repository), or
+            // `HEAD` and a `commondir` naming where they are.
             let has = |n: &str| names.iter().any(|(x, _)| x == n);
-            if dir != root && has("objects") && has("refs") && has("HEAD") {
+            if dir != root && cordon_policy::surface::is_git_dir_by(has) {
                 self.note(
                     dir.clone(),
                     What::BareRepository,
@@ -617,15 +672,14 @@ impl Snapshot {
                     false,
                 );
                 self.git_dir(&dir, 0);
+                self.linked_hooks(&dir, &root_of);
                 continue;
             }
             for (name, is_dir) in names {
                 let is_dir = *is_dir;
                 // Most entries are plain files with other names (watched names start with a dot,
                 // but for a few compared by name): no path for them.
-                let watched =
-                    name.as_bytes().starts_with(b".") || TOOL_FILES.iter().any(|(r, _)| name == *r);
-                if !is_dir && !watched {
+                if !is_dir && !watched_name(name) {
                     continue;
                 }
                 let path = dir.join(name);
@@ -637,16 +691,18 @@ impl Snapshot {
                     if is_dir {
                         self.git_dir(&path, 0);
                         self.index_gitlinks(&path);
+                        self.linked_hooks(&path, &root_of);
                     }
                     continue;
                 }
                 // A tool's settings directory (`.vscode`, `.claude`, …): its watched files,
                 // present or not.
                 if is_dir {
-                    let inside =
-                        |r: &&(&str, &str)| r.0.split_once('/').is_some_and(|(d, _)| *name == *d);
+                    // (By the entry's first name: a one-name directory, `.husky`, is itself.)
+                    let inside = |r: &&(&str, &str)| r.0.split('/').next() == name.to_str();
+                    let roots = std::slice::from_ref(&root_of);
                     for (rel, why) in TOOL_FILES.iter().filter(inside) {
-                        self.note(dir.join(rel), What::ToolFile, why, true);
+                        self.note_file(dir.join(rel), why, roots);
                     }
                     // A directory whose every file a tool runs: the directory and each entry.
                     for (rel, why) in TOOL_DIRS.iter().filter(inside) {
@@ -657,7 +713,7 @@ impl Snapshot {
                     }
                 }
                 if let Some((_, why)) = TOOL_FILES.iter().find(|(r, _)| name == *r) {
-                    self.note(path.clone(), What::ToolFile, why, true);
+                    self.note_file(path.clone(), why, std::slice::from_ref(&root_of));
                 }
                 // A settings directory that is not a directory (`ln -s cfg .claude`): the tool
                 // follows the link and reads its files from wherever it points, so the link
@@ -666,24 +722,46 @@ impl Snapshot {
                     let dir_of =
                         |r: &&(&str, &str)| r.0.split_once('/').is_some_and(|(d, _)| *name == *d);
                     // (Only a tool's own settings directory: `.config -> elsewhere` is the trust
-                    // store's concern, checked by name as a place of the store.)
-                    let own = |r: &&(&str, &str)| r.0.matches('/').count() == 1;
+                    // store's concern, checked by name as a place of the store; what a tool reads
+                    // through it is watched below all the same.)
+                    let own = |r: &&(&str, &str)| {
+                        r.0.matches('/').count() == 1 && !r.0.starts_with(".config/")
+                    };
                     if let Some((_, why)) =
                         TOOL_FILES.iter().chain(TOOL_DIRS).filter(own).find(dir_of)
                     {
                         self.note(path.clone(), What::ToolFile, why, true);
-                        // And what the tool reads through it, where that lies in a root (a
-                        // link the operator keeps, `.claude -> ../cfg`, is no change itself):
-                        // recorded where it really is.
-                        let roots = std::slice::from_ref(&root_of);
-                        for (rel, why) in TOOL_FILES.iter().filter(own).filter(dir_of) {
-                            self.note(real_in(&dir.join(rel), roots), What::ToolFile, why, true);
-                        }
-                        for (rel, why) in TOOL_DIRS.iter().filter(own).filter(dir_of) {
-                            let tool_dir = real_in(&dir.join(rel), roots);
-                            if self.note(tool_dir.clone(), What::ToolFile, why, true) {
-                                self.list(&tool_dir, What::ToolFile, why, 0);
+                    }
+                    // A directory whose every file a tool runs, kept as a link itself (`.husky ->
+                    // hooks`): the link, and what is there.
+                    if let Some((_, why)) = TOOL_DIRS.iter().find(|(r, _)| name == *r) {
+                        self.note(path.clone(), What::ToolFile, why, true);
+                        let real = std::fs::canonicalize(&path)
+                            .ok()
+                            .filter(|r| r.starts_with(&root_of) && r.is_dir());
+                        if let Some(real) = real {
+                            if self.note(real.clone(), What::ToolFile, why, true) {
+                                self.list(&real, What::ToolFile, why, 0);
                             }
+                        }
+                    }
+                    // What the tool reads through the link, where that lies in a root (a link
+                    // the operator keeps, `.claude -> ../cfg` or `.config -> dotfiles/config`,
+                    // is no change itself): recorded where it really is.
+                    let roots = std::slice::from_ref(&root_of);
+                    for (rel, why) in TOOL_FILES.iter().filter(dir_of) {
+                        let real = real_in(&dir.join(rel), roots);
+                        if real.starts_with(&root_of) && !real.starts_with(&path) {
+                            self.note(real, What::ToolFile, why, true);
+                        }
+                    }
+                    for (rel, why) in TOOL_DIRS.iter().filter(dir_of) {
+                        let tool_dir = real_in(&dir.join(rel), roots);
+                        if tool_dir.starts_with(&root_of)
+                            && !tool_dir.starts_with(&path)
+                            && self.note(tool_dir.clone(), What::ToolFile, why, true)
+                        {
+                            self.list(&tool_dir, What::ToolFile, why, 0);
                         }
                     }
                 }
@@ -988,6 +1066,52 @@ static SCANNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 pub(crate) fn scanning() -> std::sync::MutexGuard<'static, ()> {
     SCANNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `core.hooksPath` in a git config file's text, the last one set (git's own reading, enough
+/// for a name: `[core]` then `hooksPath = DIR`, keys and sections in any case, the value
+/// trimmed of blanks and one pair of double quotes). `~` and includes are not followed.
+fn hooks_path(config: &[u8]) -> Option<PathBuf> {
+    let text = String::from_utf8_lossy(config);
+    let mut core = false;
+    let mut found = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix('[') {
+            let section = rest.split([']', ' ', '"']).next().unwrap_or("");
+            core = section.eq_ignore_ascii_case("core");
+            continue;
+        }
+        if !core {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if key.trim().eq_ignore_ascii_case("hookspath") {
+            let v = value.trim();
+            let v = v
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .unwrap_or(v);
+            if !v.is_empty() && !v.starts_with('~') {
+                found = Some(PathBuf::from(v));
+            }
+        }
+    }
+    found
+}
+
+/// Whether the walk must look at a plain file or link by this name: every name starting with
+/// a dot, a tool file's name (`opencode.json`), or the first name of an entry below a
+/// directory (`mise` of `mise/config.toml`: `ln -s cfg mise` makes `cfg/config.toml` mise's).
+/// Other plain names are skipped without a `stat`.
+fn watched_name(name: &std::ffi::OsStr) -> bool {
+    name.as_bytes().starts_with(b".")
+        || TOOL_FILES
+            .iter()
+            .chain(TOOL_DIRS)
+            .any(|(r, _)| name == *r || r.split_once('/').is_some_and(|(d, _)| name == d))
 }
 
 /// `path` with the links on the way to it resolved (its last component as it is), when that
@@ -1548,15 +1672,32 @@ mod tests {
         );
     }
 
-    /// The walk skips plain files whose names do not start with a dot unless it compares them
-    /// by name: so a watched name without a dot must be a single name (`opencode.json`), and
-    /// every settings directory starts with a dot.
+    /// The walk skips plain files by name alone: every watched name, and every settings
+    /// directory's name (a link by that name is one), must pass.
     #[test]
     fn every_watched_name_is_seen_by_the_walk() {
-        assert!(TOOL_FILES
-            .iter()
-            .all(|(n, _)| n.starts_with('.') || !n.contains('/')));
-        assert!(TOOL_DIRS.iter().all(|(n, _)| n.starts_with('.')));
+        for (entry, _) in TOOL_FILES.iter().chain(TOOL_DIRS) {
+            let first = entry.split('/').next().unwrap();
+            assert!(watched_name(first.as_ref()), "{entry}");
+        }
+        assert!(!watched_name("main.rs".as_ref()));
+        assert!(!watched_name("config.toml".as_ref()));
+    }
+
+    #[test]
+    fn hooks_path_is_read_as_git_reads_it() {
+        let h = |t: &str| hooks_path(t.as_bytes());
+        assert_eq!(
+            h("[core]\n\thooksPath = .githooks\n"),
+            Some(".githooks".into())
+        );
+        assert_eq!(h("[CORE]\nHOOKSPATH=\"a b\"\n"), Some("a b".into()));
+        assert_eq!(
+            h("[core]\nhooksPath = x\n[core]\nhookspath = y\n"),
+            Some("y".into())
+        );
+        assert_eq!(h("[alias]\nhooksPath = x\n"), None);
+        assert_eq!(h("[core]\nbare = false\n"), None);
     }
 
     #[test]

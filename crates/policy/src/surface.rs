@@ -9,6 +9,8 @@
 //! | `cordon hook` | a write of the hosts' hook settings ([`HOST_SETTINGS`], also where [`HOST_HOMES`] move them) by the agent's file tool is denied outright: it could unhook cordon |
 //! | the after-run scan (`cordon_ossandbox::planted`) | what appeared or changed of [`GIT_CONFIG`] (in every git directory, bare ones too), [`TOOL_FILES`] and every file in [`TOOL_DIRS`] is moved aside and recorded; at the home [`HOME_FILES`] too, where they really are through the operator's links; for a wrapped MCP server after each tool call as well |
 //!
+//! What was considered and left off, each with its reason, is [`NOT_ON_SURFACE`].
+//!
 //! A sandboxed command can write its roots, so any of these files it leaves would run with the
 //! operator's rights at the next `git status`, `cd` (direnv), editor start, `claude -p`,
 //! `cargo build` or `npm install`.
@@ -61,7 +63,8 @@ pub const GIT_CONFIG: &[(&str, &str)] = &[
 /// settings from, and why each matters. Almost every name starts with a dot (the after-run scan
 /// skips other plain files by name alone, without a `stat`); the few that do not are
 /// compared by name (opencode's `opencode.json`, `tui.json`, `rust-toolchain.toml`,
-/// `mise.toml`).
+/// `mise.toml`), and so is the first name of an entry below a directory (`mise` of
+/// `mise/config.toml`: a link by that name is a settings directory too).
 pub const TOOL_FILES: &[(&str, &str)] = &[
     (".envrc", "direnv runs it when a shell enters the directory"),
     (
@@ -162,19 +165,91 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
         "yarn runs the yarnPath and plugins it names at any yarn command",
     ),
     (".yarnrc", "yarn runs the yarn-path it names at any yarn command"),
-    // mise runs hooks (`[hooks] enter`) and sources scripts (`_.source`) on `cd` once the
-    // directory is trusted, and trust is by path: a changed file is taken as it is.
-    ("mise.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
-    (".mise.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
-    ("mise.local.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
-    (".mise.local.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
-    (".mise/config.toml", "mise runs its hooks and env scripts when a shell enters the directory"),
-    // (Not `.config/mise.toml`: a TOOL_FILES entry one directory deep makes the scan take
-    // `.config` for a tool's settings directory, and `.config -> elsewhere` is the trust
-    // store's concern, reported as that.)
+    // mise (checked with mise 2026.9.15's `mise config ls`): on `cd` in a shell where it is
+    // activated it sources `[env] _.source` scripts and runs `[hooks]` of every file below, once
+    // the directory is trusted, and trust is by path (`mise trust`, `trusted_config_paths`):
+    // a changed or new file there is taken as it is.
+    ("mise.toml", MISE),
+    (".mise.toml", MISE),
+    ("mise.local.toml", MISE),
+    (".mise.local.toml", MISE),
+    (".mise/config.toml", MISE),
+    (".mise/config.local.toml", MISE),
+    ("mise/config.toml", MISE),
+    ("mise/config.local.toml", MISE),
+    (".config/mise.toml", MISE),
+    (".config/mise.local.toml", MISE),
+    (".config/mise/config.toml", MISE),
+    (".config/mise/config.local.toml", MISE),
+    (".config/mise/mise.toml", MISE),
+    (".config/mise/mise.local.toml", MISE),
+    // Needs no trust at all: `node path:/elsewhere` puts `/elsewhere/bin` first on the PATH of
+    // the shell that enters the directory (mise; asdf reads `path:` versions too). (The
+    // per-language files, `.nvmrc`, `.python-version`, are off by default in mise and take no
+    // `path:`: not on the surface.)
     (
-        ".config/mise/config.toml",
-        "mise runs its hooks and env scripts when a shell enters the directory",
+        ".tool-versions",
+        "mise and asdf put the directory a `path:` version names first on the PATH of a shell entering here (no trust asked)",
+    ),
+    // MCP configurations of other hosts and editors: each names commands started outside any
+    // sandbox (from their documentation; neither is installable here).
+    (
+        ".vscode/mcp.json",
+        "VS Code starts the MCP servers it names (commands of the file's choosing)",
+    ),
+    (
+        ".cursor/mcp.json",
+        "Cursor starts the MCP servers it names (commands of the file's choosing)",
+    ),
+    (".cursor/hooks.json", "Cursor runs the hooks it configures"),
+];
+
+const MISE: &str = "mise sources the env scripts and runs the hooks it names when a shell enters the directory (trust is by path)";
+
+/// Files a red team named that are *not* on the surface, and why: none runs a program of the
+/// file's choosing at a command the operator runs without choosing to run the project's code
+/// (a build, a test, a package install does that anyway). Kept here so that a change of mind
+/// is a change of this list (a test holds that [`classify`] finds none of them).
+pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
+    (
+        ".gitmodules",
+        "git refuses `submodule.*.update = !command` from it (checked: git 2.47 says `invalid value`); the rest names URLs cloned only at the operator's `git submodule update`",
+    ),
+    (
+        ".gitattributes",
+        "names filter and diff drivers, which run only as git's configuration (on the surface) defines them",
+    ),
+    (
+        ".lfsconfig",
+        "git-lfs takes only URL and fetch keys from it, no command",
+    ),
+    (
+        ".env",
+        "variables; direnv and mise read it only when `.envrc` or a mise file (on the surface) says so",
+    ),
+    (
+        ".vscode/extensions.json",
+        "recommendations VS Code shows; it installs nothing by itself",
+    ),
+    (
+        "CLAUDE.md",
+        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .claude/commands, .cursor/rules)",
+    ),
+    (
+        ".opencode/package.json",
+        "opencode installs its plugin package there with lifecycle scripts off (`ignoreScripts`, opencode 1.18.33); the `.npmrc` it reads is on the surface",
+    ),
+    (
+        ".python-version",
+        "a version name: pyenv refuses paths in it; mise reads it only when enabled (off by default) and takes no `path:` there (mise 2026.9.15; also .nvmrc, .node-version)",
+    ),
+    (
+        "uv.toml",
+        "index and build settings read at the operator's `uv sync`/`uv run`, which builds and runs the project anyway (also pip's and bundler's, which a project directory does not configure)",
+    ),
+    (
+        ".pnpmfile.cjs",
+        "run by `pnpm install`, which runs the project's own lifecycle scripts anyway (also gradle.properties, .mvn/jvm.config, .mvn/extensions.xml, Directory.Build.props, justfile: read by a build of the project)",
     ),
 ];
 
@@ -214,6 +289,16 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
         ".config/opencode/plugins",
         "opencode loads each plugin here into its own process",
     ),
+    // husky, the usual npm hook manager, sets `core.hooksPath = .husky/_`, whose stubs run
+    // `.husky/<hook>`: git runs each at the next commit, checkout or merge.
+    (
+        ".husky",
+        "git runs the hooks here (husky's core.hooksPath) at the next commit, checkout or merge",
+    ),
+    // mise reads every `*.toml` here as one of its configuration files (see `MISE`).
+    (".config/mise/conf.d", MISE),
+    (".mise/conf.d", MISE),
+    ("mise/conf.d", MISE),
 ];
 
 /// Files relative to the operator's home that configure or run their tools everywhere: when a
@@ -623,10 +708,17 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
 
 /// Whether `dir` is a directory git takes for a repository: `HEAD`, and `objects` and `refs`
 /// (each a directory, or a link to one: git follows them, so a link must not hide a repository
-/// from cordon).
+/// from cordon) or a `commondir` naming where they are (as a linked worktree's git directory
+/// has; git then reads the config there too: `g/HEAD` + `g/commondir` = `../c` runs
+/// `c/config`'s pager at a `git log` in `g`, checked with git 2.47).
 pub fn looks_like_git_dir(dir: &Path) -> bool {
     let exists = |n: &str| std::fs::symlink_metadata(dir.join(n)).is_ok();
-    exists("HEAD") && exists("objects") && exists("refs")
+    is_git_dir_by(exists)
+}
+
+/// [`looks_like_git_dir`] by a test of which names the directory holds.
+pub fn is_git_dir_by(has: impl Fn(&str) -> bool) -> bool {
+    has("HEAD") && (has("commondir") || (has("objects") && has("refs")))
 }
 
 #[cfg(test)]
@@ -704,6 +796,14 @@ mod tests {
     }
 
     #[test]
+    fn what_was_decided_off_the_surface_is_not_on_it() {
+        for (p, _) in NOT_ON_SURFACE {
+            assert_eq!(hit(p), None, "{p}");
+            assert_eq!(hit(&format!("sub/{p}")), None, "{p}");
+        }
+    }
+
+    #[test]
     fn the_surface_is_found_anywhere_in_a_root() {
         for p in [
             ".git/config",
@@ -743,6 +843,21 @@ mod tests {
             ".hg",
             "rust-toolchain.toml",
             ".pre-commit-config.yaml",
+            // Round 5: mise's other files, `.tool-versions`, other editors' MCP and hooks.
+            ".tool-versions",
+            "sub/.tool-versions",
+            "mise/config.toml",
+            "mise",
+            ".config/mise.toml",
+            ".config/mise/mise.local.toml",
+            ".config/mise/conf.d/x.toml",
+            "a/.mise/conf.d/y.toml",
+            ".vscode/mcp.json",
+            ".cursor/mcp.json",
+            ".cursor/hooks.json",
+            ".husky",
+            ".husky/pre-commit",
+            "sub/.husky/_/post-checkout",
         ] {
             assert_eq!(hit(p), Some(Kind::Tool), "{p}");
         }
@@ -759,6 +874,9 @@ mod tests {
             ".github/workflows/ci.yml",
             "claude",
             ".vscode/extensions.json",
+            "tool-versions",
+            "config.toml",
+            ".cursor/rules/x.md",
         ] {
             assert_eq!(hit(p), None, "{p}");
         }

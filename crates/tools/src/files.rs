@@ -484,13 +484,11 @@ impl FileTool {
             return Ok(None);
         };
         // The path as named too: through a link on the way (`.claude -> cfg`), the host still
-        // reads `.claude/settings.json`.
-        let named = (t.root == root
-            && t.rel
-                .components()
-                .all(|c| matches!(c, std::path::Component::Normal(_))))
-        .then_some(t.rel.as_path())
-        .and_then(|named| classify(named, &|d| looks_like_git_dir(&dir.join(d))));
+        // reads `.claude/settings.json`; and so after a `..` (`m/../.claude/settings.json`).
+        let named = (t.root == root)
+            .then(|| as_named(dir, &t.rel))
+            .flatten()
+            .and_then(|named| classify(&named, &|d| looks_like_git_dir(&dir.join(d))));
         // At the home: by where each entry really is, through the operator's own links
         // (`~/.config -> dotfiles/config`).
         let at_home = self.shared.home.as_deref().and_then(|h| {
@@ -1151,9 +1149,33 @@ impl Tool for FileTool {
     }
 }
 
-/// A write that completes a repository: its `HEAD`, or a file under its `objects` or `refs`,
-/// in a directory that already holds git's configuration (`config`, `hooks`, `commondir`, …)
-/// and lacks only what this write creates. The configuration was written while the directory
+/// `rel` (below the root `dir`, normal and `..` components) as the names a program would
+/// use to reach it, with each `..` taken where the kernel takes it (the real parent of what
+/// precedes it), relative to `dir`: `m/../mise/config.toml` is `mise/config.toml` whatever
+/// link `m` or `mise` is. `None` where a `..` leads out of the root.
+fn as_named(dir: &std::path::Path, rel: &std::path::Path) -> Option<std::path::PathBuf> {
+    use std::path::Component;
+    let parts: Vec<Component> = rel.components().collect();
+    let (head, tail) = match parts.iter().rposition(|c| *c == Component::ParentDir) {
+        None => (std::path::PathBuf::new(), &parts[..]),
+        Some(i) => {
+            let up: std::path::PathBuf = parts[..=i].iter().collect();
+            let real = std::fs::canonicalize(dir.join(up)).ok()?;
+            (real.strip_prefix(dir).ok()?.to_path_buf(), &parts[i + 1..])
+        }
+    };
+    tail.iter().try_fold(head, |mut named, c| match c {
+        Component::Normal(n) => {
+            named.push(n);
+            Some(named)
+        }
+        _ => None,
+    })
+}
+
+/// A write that completes a repository: its `HEAD`, `commondir`, or a file under its
+/// `objects` or `refs`, in a directory that already holds git's configuration (`config`,
+/// `hooks`, `commondir`, …) and lacks only what this write creates. The configuration was written while the directory
 /// was not yet a repository, so no check saw it as one: written in that order (`ev/config`,
 /// `ev/objects/x`, `ev/refs/x`, then `ev/HEAD`) the writes would make a repository whose
 /// config git runs (a `git log` in it runs its `core.pager`), each of them allowed alone.
@@ -1173,14 +1195,13 @@ fn completes_git_dir(
         .collect();
     (0..parts.len()).find_map(|i| {
         let made = parts[i].to_str()?;
-        if !matches!(made, "HEAD" | "objects" | "refs") {
+        if !matches!(made, "HEAD" | "objects" | "refs" | "commondir") {
             return None;
         }
         let dir: std::path::PathBuf = root.join(parts[..i].iter().collect::<std::path::PathBuf>());
-        let has = |n: &str| std::fs::symlink_metadata(dir.join(n)).is_ok();
-        let complete = ["HEAD", "objects", "refs"]
-            .iter()
-            .all(|n| *n == made || has(n));
+        let has = |n: &str| n == made || std::fs::symlink_metadata(dir.join(n)).is_ok();
+        let complete = cordon_policy::surface::is_git_dir_by(has);
+        // A `commondir` is configuration itself: git reads the config where it points.
         let configured = GIT_CONFIG.iter().any(|(name, _)| has(name));
         (complete && configured).then_some(Hit {
             kind: Kind::Git,

@@ -1340,3 +1340,119 @@ fn writes_that_complete_a_repository_around_a_written_config_are_on_the_surface(
         );
     }
 }
+
+/// Round 5 of issue 21's red team (surface21): the files mise reads (`mise/config.toml`, a
+/// `conf.d`'s, the `.local` variants), `.tool-versions` (a `path:` version goes first on the
+/// PATH of a shell entering the directory, no trust asked: checked with mise 2026.9.15) and the
+/// MCP and hook files of VS Code and Cursor are on the surface; so is each of them reached by
+/// another spelling (`./`, `..` inside the root, a link to the file or to its directory).
+#[test]
+fn mise_tool_versions_and_editor_mcp_files_are_on_the_surface_by_any_spelling() {
+    let setup = |b: &Path| {
+        std::fs::create_dir_all(b.join("ws/sub/.config/mise")).unwrap();
+        std::fs::create_dir_all(b.join("ws/m")).unwrap();
+        std::fs::write(b.join("ws/.tool-versions"), "node 20\n").unwrap();
+        std::os::unix::fs::symlink(".tool-versions", b.join("ws/tv")).unwrap();
+        std::os::unix::fs::symlink("sub/.config/mise", b.join("ws/cfg")).unwrap();
+        std::os::unix::fs::symlink("m", b.join("ws/mise")).unwrap();
+        // The operator's link: Claude Code reads `.claude/settings.json` through it.
+        std::fs::create_dir_all(b.join("ws/cc")).unwrap();
+        std::os::unix::fs::symlink("cc", b.join("ws/.claude")).unwrap();
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    for p in [
+        "ws/.tool-versions",
+        "ws/sub/.tool-versions",
+        "ws/mise/config.toml",
+        "ws/m/../mise/config.local.toml",
+        "ws/.mise/config.local.toml",
+        "ws/.config/mise/mise.toml",
+        "ws/sub/.config/mise/conf.d/x.toml",
+        "ws/mise/conf.d/y.toml",
+        "ws/.vscode/mcp.json",
+        "ws/.cursor/mcp.json",
+        "ws/.cursor/hooks.json",
+        "ws/./.tool-versions",
+        "ws/sub/../.tool-versions",
+        "ws/.tool-versions/",
+        "ws/.tool-versions/.",
+        "ws//.tool-versions",
+        "ws/sub/./../.tool-versions",
+        "ws/m/../.claude/settings.json",
+        "ws/cfg/config.toml",
+        "ws/cfg/conf.d/z.toml",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    assert_eq!(
+        fx.verdict(FileOp::Delete, path("ws/.tool-versions")),
+        (Action::Ask, "builtin:surface".into())
+    );
+    // A link at the end is refused whatever it names.
+    assert_eq!(
+        fx.verdict(FileOp::Write, json!({"path": "ws/tv", "content": "x"})),
+        deny("symlink")
+    );
+    for p in ["ws/versions", "ws/m/notes.txt", "ws/.cursor/rules.md"] {
+        assert_eq!(
+            fx.verdict(FileOp::Write, json!({"path": p, "content": "x"})),
+            allow(),
+            "{p}"
+        );
+    }
+}
+
+/// Round 5 (surface21): git takes a directory holding `HEAD` and a `commondir` for a
+/// repository (a linked worktree's git directory is one) and runs the config of the directory
+/// `commondir` names. Written in the order no check saw — `c/config`, `c/objects/…`,
+/// `c/refs/…` (no `HEAD` there: no repository), `g/HEAD` (no configuration there) — the write
+/// of `g/commondir` makes the repository and is on the surface; so is `g/HEAD` where
+/// `commondir` was written first, and any write into such a repository's configuration.
+#[test]
+fn a_commondir_that_makes_a_repository_is_on_the_surface() {
+    for (policy, want) in [
+        (
+            format!("[sandbox]\ngit = \"protect\"\n{WS}"),
+            deny("protected"),
+        ),
+        (WS.to_string(), (Action::Ask, "builtin:surface".into())),
+    ] {
+        let fx = Fx::new(&policy);
+        for (p, content) in [
+            ("ws/c/config", "[core]\n\tpager = x\n"),
+            ("ws/c/objects/info/keep", ""),
+            ("ws/c/refs/heads/keep", ""),
+            ("ws/g/HEAD", "ref: refs/heads/main\n"),
+            ("ws/h/commondir", "../c\n"),
+        ] {
+            let args = json!({"path": p, "content": content});
+            assert_eq!(fx.verdict(FileOp::Write, args.clone()), allow(), "{p}");
+            fx.run(FileOp::Write, args).unwrap();
+        }
+        for made in ["ws/g/commondir", "ws/h/HEAD"] {
+            let got = fx.verdict(FileOp::Write, json!({"path": made, "content": "x"}));
+            assert_eq!(got, want, "{made} ({policy})");
+        }
+        std::fs::write(fx.p("ws/g/commondir"), "../c\n").unwrap();
+        let got = fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/g/config", "content": "x"}),
+        );
+        assert_eq!(got, want, "g/config ({policy})");
+        // Why it matters: the real git takes `g` for a repository, its config from `c`.
+        let out = std::process::Command::new("git")
+            .args(["config", "--show-origin", "core.pager"])
+            .current_dir(fx.p("ws/g"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            shown.contains("c/config") && shown.trim_end().ends_with('x'),
+            "git did not read c/config from g: {shown} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
