@@ -10,15 +10,26 @@
 # Each part below belongs to the issue that added it; keep versions pinned.
 set -euo pipefail
 prefix=${CORDON_TEST_DEPS:-/opt/cordon-test}
+# A download that fails once (a mirror's or a registry's hiccup) is tried again, twice, after a
+# pause: CI runs this on a fresh machine and has one try.
+retry() {
+  local n
+  for n in 1 2 3; do
+    "$@" && return 0
+    [ "$n" = 3 ] || { echo "test-deps: failed (try $n of 3), again in $((n * 15)) s: $*" >&2; sleep $((n * 15)); }
+  done
+  echo "test-deps: failed 3 times: $*" >&2
+  return 1
+}
 mkdir -p "$prefix/npm"
 
 command -v node >/dev/null && command -v npm >/dev/null || {
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm
+  retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm
 }
 # The venv is built on the distribution's python (/usr/bin/python3), not a per-user one such as
 # pyenv's under /root: the tests run its programs as an unprivileged user too.
 /usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null || {
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv
+  retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv
 }
 if ! grep -qx 'home = /usr/bin' "$prefix/venv/pyvenv.cfg" 2>/dev/null; then
   rm -rf "$prefix/venv"
@@ -56,26 +67,26 @@ pip_packages=(
 )
 # runfast: mfusepy loads the distribution's libfuse3 (crates/cli/tests/exec_sync.rs).
 ldconfig -p | grep -q 'libfuse3\.so\.3 ' || {
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libfuse3-3
+  retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libfuse3-3
 }
 # redteam (issue 21): fd runs commands (`fd -x CMD`); the shell analysis sees through it and
 # crates/tools/tests/bypass.rs checks that the real fd (Debian's `fdfind`) runs them.
 command -v fdfind >/dev/null || command -v fd >/dev/null || {
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fd-find
+  retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fd-find
 }
 # redteam (issue 21): `go test -exec PROG` runs PROG; crates/tools/tests/bypass.rs checks it with
 # the real go (Debian's golang-go).
 command -v go >/dev/null || {
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go
+  retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go
 }
 # redteam: `zip -TT CMD` runs CMD (crates/tools/tests/options.rs checks it with the real zip).
 command -v zip >/dev/null || {
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zip
+  retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zip
 }
 # redteam (issue 21, round 4): `unzip` extracts names the line does not show
 # (crates/tools/tests/bypass.rs extracts a planted hook with the real one).
 command -v unzip >/dev/null || {
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq unzip
+  retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq unzip
 }
 # redteam (issue 21, round 4): rustup's proxies (`cargo`, `rustc`) run the toolchain a
 # `rust-toolchain.toml` names by path; the test drives a copy of this machine's rustup (under
@@ -88,9 +99,9 @@ if [ ! -x "$prefix/rustup/rustup" ]; then
   chmod 755 "$prefix/rustup" "$prefix/rustup/rustup"
 fi
 if [ ${#npm_packages[@]} -gt 0 ]; then
-  npm install --prefix "$prefix/npm" --no-audit --no-fund --loglevel=error "${npm_packages[@]}"
+  retry npm install --prefix "$prefix/npm" --no-audit --no-fund --loglevel=error "${npm_packages[@]}"
 fi
 if [ ${#pip_packages[@]} -gt 0 ]; then
-  "$prefix/venv/bin/pip" install -q "${pip_packages[@]}"
+  retry "$prefix/venv/bin/pip" install -q "${pip_packages[@]}"
 fi
 echo "test programs installed under $prefix"

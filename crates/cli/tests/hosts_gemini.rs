@@ -108,7 +108,32 @@ impl Gemini {
         .env("GEMINI_API_KEY", "cordon-test-key")
         .env("GOOGLE_GEMINI_BASE_URL", mock.base_url())
         .env("GEMINI_TELEMETRY_ENABLED", "false");
-        finish(c)
+        let o = finish(c);
+        // Gemini CLI says this when it found no `security.auth.selectedType` (the
+        // GOOGLE_GEMINI_BASE_URL above then picks its "gateway" auth type, which it does not
+        // accept): it did not read the user's settings. Seen once in CI, not reproduced under
+        // load; what the file was then is what tells why.
+        if common::stderr(&o).contains("Invalid auth method selected") {
+            let file = self.0.home().join(".gemini/settings.json");
+            let about = |p: &Path| {
+                use std::os::unix::fs::MetadataExt;
+                std::fs::metadata(p).map_or_else(
+                    |e| e.to_string(),
+                    |m| format!("uid {} mode {:o}", m.uid(), m.mode()),
+                )
+            };
+            panic!(
+                "Gemini CLI read no auth type from {} ({}; its directory {}; HOME {}), as uid {:?}:\n{}\nstderr: {}",
+                file.display(),
+                about(&file),
+                about(file.parent().unwrap()),
+                about(self.0.home()),
+                self.0.user,
+                std::fs::read_to_string(&file).unwrap_or_else(|e| e.to_string()),
+                common::stderr(&o)
+            );
+        }
+        o
     }
 }
 

@@ -830,11 +830,11 @@ mod tests {
         let roots = vec![base.join("ws")];
         let p = pending(&roots, &log, "s").unwrap().unwrap();
         p.finish(&["after"]);
-        let err = pending(&roots, &log, "s").err().expect("refused");
+        let err = refused(&roots, &log);
         assert!(err.contains("could not complete"), "{err}");
         assert!(err.contains("state/scans/run-"), "{err}");
         // A nested root meets it too; another project does not.
-        assert!(pending(&[base.join("ws/sub")], &log, "s").is_err());
+        refused(&[base.join("ws/sub")], &log);
         assert!(pending(&[base.join("other")], &log, "s").is_ok());
         // The operator looked and deleted the marker: runs again.
         for e in std::fs::read_dir(base.join("state/scans")).unwrap() {
@@ -846,6 +846,25 @@ mod tests {
             !base.join("state/scans").exists(),
             "an empty marker directory goes"
         );
+    }
+
+    /// `pending`'s refusal of a run over `roots`. A dead run's marker is told from a live one's
+    /// by its lock, which a process forked meanwhile by another test of this binary (one that
+    /// runs a command) shares until its exec closes the descriptor: then the marker looks live
+    /// for that moment and the run is let through. Asked again (the run's own marker removed)
+    /// until refused, for at most 30 s.
+    fn refused(roots: &[PathBuf], log: &Path) -> String {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            match pending(roots, log, "s") {
+                Err(e) => return e,
+                Ok(Some(p)) if std::time::Instant::now() < until => {
+                    p.finish(&[]);
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Ok(_) => panic!("a run over {roots:?} was not refused within 30 s"),
+            }
+        }
     }
 
     /// A marker keeps a dead run's trust-store watches exactly (root, place, what existed on

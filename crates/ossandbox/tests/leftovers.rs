@@ -270,8 +270,27 @@ fn nothing_outlives_a_killed_runner(backend: &str, trials: u32) {
     // This process is a subreaper (cordon's runner makes itself one): what the killed runners'
     // sandboxes left dying was handed to it, and is a zombie of it until reaped here — else the
     // next test of this file that lists this process's children counts them as its own.
-    // (ONE is held: no other run of this process has children now.)
-    while let Ok(Some(_)) = rustix::process::waitpid(None, rustix::process::WaitOptions::NOHANG) {}
+    // (ONE is held: no other run of this process has children now.) Until none is left, not
+    // only those already dead: a sandbox's init (on Landlock a clone of the runner, whose
+    // command line does not carry the marker) may still be dying of its parent-death signal,
+    // and would become a zombie of this process after a single pass (bounded: a loaded
+    // machine is slow to tear namespaces down).
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        match rustix::process::waitpid(None, rustix::process::WaitOptions::NOHANG) {
+            Ok(Some(_)) => continue,
+            Err(rustix::io::Errno::CHILD) => break,
+            Ok(None) => {
+                assert!(
+                    Instant::now() < until,
+                    "{backend}: what the killed runners' sandboxes left is still running after 30 s (pid, state, name): {:?}",
+                    children()
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("{backend}: waitpid: {e}"),
+        }
+    }
 }
 
 #[test]

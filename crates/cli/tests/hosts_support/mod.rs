@@ -81,25 +81,31 @@ pub fn unprivileged() -> Option<(u32, u32)> {
     if !rustix::process::geteuid().is_root() {
         return None;
     }
-    let id = |flag: &str| -> Option<u32> {
-        let o = Command::new("id")
-            .args([flag, "cordon-test"])
-            .output()
-            .ok()?;
-        String::from_utf8(o.stdout).ok()?.trim().parse().ok()
-    };
-    if id("-u").is_none() {
-        let _ = Command::new("useradd")
-            .args([
-                "--system",
-                "--no-create-home",
-                "--shell",
-                "/usr/sbin/nologin",
-                "cordon-test",
-            ])
-            .status();
-    }
-    Some((id("-u").expect("user cordon-test"), id("-g").unwrap()))
+    // Once per process: the tests of a binary run in parallel, and on a fresh machine two
+    // would each find no user, one `useradd` would fail on the other's lock of /etc/passwd,
+    // and its `id` could run before the other's user was written ("user cordon-test").
+    static IDS: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
+    Some(*IDS.get_or_init(|| {
+        let id = |flag: &str| -> Option<u32> {
+            let o = Command::new("id")
+                .args([flag, "cordon-test"])
+                .output()
+                .ok()?;
+            String::from_utf8(o.stdout).ok()?.trim().parse().ok()
+        };
+        if id("-u").is_none() {
+            let _ = Command::new("useradd")
+                .args([
+                    "--system",
+                    "--no-create-home",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    "cordon-test",
+                ])
+                .status();
+        }
+        (id("-u").expect("user cordon-test"), id("-g").unwrap())
+    }))
 }
 
 /// A decision that cannot be recorded: the policy file `policy` gets an audit log of its own

@@ -401,13 +401,22 @@ mod tests {
         for p in &paths {
             for extra in [OFlags::empty(), OFlags::DIRECTORY, OFlags::NOFOLLOW] {
                 let flags = OFlags::PATH | OFlags::CLOEXEC | extra;
-                let kernel = rustix::fs::openat2(
-                    &root,
-                    p.as_str(),
-                    flags,
-                    Mode::empty(),
-                    rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_MAGICLINKS,
-                );
+                // The kernel answers EAGAIN to a `..` under RESOLVE_BENEATH when anything on
+                // the machine was renamed meanwhile (often, on a busy machine: CI saw it); as
+                // `open_retry` does, it is asked again.
+                let mut tries = 0;
+                let kernel = loop {
+                    match rustix::fs::openat2(
+                        &root,
+                        p.as_str(),
+                        flags,
+                        Mode::empty(),
+                        rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_MAGICLINKS,
+                    ) {
+                        Err(Errno::AGAIN) if tries < 10_000 => tries += 1,
+                        r => break r,
+                    }
+                };
                 let walked = open(root.as_fd(), Path::new(p), flags, BENEATH);
                 match (&kernel, &walked) {
                     (Ok(k), Ok(w)) => assert_eq!(id(k), id(w), "{p:?} {extra:?}"),
