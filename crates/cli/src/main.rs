@@ -107,7 +107,7 @@ enum Cmd {
         policy: Option<PathBuf>,
         /// Block the call when no decision is made within this many seconds (well inside the
         /// host's hook timeout, 30 s as `cordon install` sets it, after which a host runs the call).
-        #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = hook_deadline)]
+        #[arg(long, value_name = "DURATION", default_value = HOOK_DEADLINE, value_parser = hook_deadline)]
         deadline: Duration,
     },
     /// Wire `cordon hook HOST` into the host's settings (idempotent; a backup is kept).
@@ -284,6 +284,9 @@ fn parse_duration(s: &str) -> Result<Duration, Error> {
     })
 }
 
+/// `cordon hook --deadline`'s default.
+const HOOK_DEADLINE: &str = "10s";
+
 /// `cordon hook --deadline`: above zero and below the 30 s hook timeout `cordon install` gives
 /// the hosts (a deadline past the host's timeout would let the host run the call first).
 pub(crate) fn hook_deadline(s: &str) -> Result<Duration, Error> {
@@ -449,6 +452,53 @@ fn session_cmd(cmd: SessionCmd) -> Exit {
     }
 }
 
+/// `cordon hook HOST [--policy FILE] [--deadline DURATION]` read without clap, for exactly
+/// the shapes `cordon install` writes and their plain variants: the host right after `hook`,
+/// each option once, as `--NAME VALUE`, with a value clap would take as it is. Anything else
+/// (help, `-v`, `--NAME=VALUE`, a repeat, a bad host or deadline, an unknown word) is `None`
+/// and goes to clap, so that clap stays the one that accepts, refuses and explains;
+/// `hook_args_agree_with_clap` checks that both read every shape taken here the same way.
+fn hook_args(args: &[std::ffi::OsString]) -> Option<(hook::Host, Option<PathBuf>, Duration)> {
+    use clap::ValueEnum;
+    let [_, sub, host, rest @ ..] = args else {
+        return None;
+    };
+    if sub != "hook" {
+        return None;
+    }
+    let host = hook::Host::from_str(host.to_str()?, false).ok()?;
+    let (mut policy, mut deadline) = (None, None);
+    for pair in rest.chunks(2) {
+        let [name, value] = pair else {
+            return None;
+        };
+        // An empty value or one that starts with `-` is clap's to refuse or to read as a flag.
+        if value.is_empty() || value.as_encoded_bytes().starts_with(b"-") {
+            return None;
+        }
+        let slot = match name.to_str()? {
+            "--policy" if policy.is_none() => &mut policy,
+            "--deadline" if deadline.is_none() => &mut deadline,
+            _ => return None,
+        };
+        *slot = Some(value);
+    }
+    let deadline = match deadline {
+        Some(d) => hook_deadline(d.to_str()?).ok()?,
+        None => hook_deadline(HOOK_DEADLINE).ok()?,
+    };
+    Some((host, policy.map(PathBuf::from), deadline))
+}
+
+/// The network proxy serves as many connections at once as the open-file limit leaves room
+/// for: take what the system allows, not the 1024 most sessions start with. Where it cannot
+/// be raised, the proxy fits into what there is.
+fn raise_fd_limit() {
+    if let Err(e) = cordon_gate::network::raise_fd_limit() {
+        tracing::debug!("cannot raise the open-file limit: {e}");
+    }
+}
+
 fn main() {
     // `cordon __man DIR` writes the man pages (for packaging, and for the test that keeps
     // docs/man/ current). Outside clap, so that no help, completion or man page offers it.
@@ -464,6 +514,15 @@ fn main() {
             ))),
         });
     }
+    // The agent host runs `cordon hook HOST …` before every tool call: its well-formed
+    // shapes skip clap, whose whole command tree costs ~13 % of the hook's user-space
+    // instructions to build, parse with and drop (docs/benchmarks.md, start23).
+    if let Some((host, policy, deadline)) = hook_args(&args) {
+        init_tracing(0);
+        raise_fd_limit();
+        let code = hook::run(host, policy, deadline).unwrap_or_else(|e| report(&e));
+        std::process::exit(code);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -477,12 +536,7 @@ fn main() {
         }
     };
     init_tracing(cli.verbose);
-    // The network proxy serves as many connections at once as the open-file limit leaves room
-    // for: take what the system allows, not the 1024 most sessions start with. Where it cannot
-    // be raised, the proxy fits into what there is.
-    if let Err(e) = cordon_gate::network::raise_fd_limit() {
-        tracing::debug!("cannot raise the open-file limit: {e}");
-    }
+    raise_fd_limit();
     let result: Exit = match cli.command {
         Cmd::Exec(args) => exec::run(args),
         Cmd::Check(args) => check::run(args),
@@ -510,4 +564,123 @@ fn main() {
     };
     let code = result.unwrap_or_else(|e| report(&e));
     std::process::exit(code);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+
+    fn argv(words: &[&str]) -> Vec<OsString> {
+        std::iter::once("cordon")
+            .chain(words.iter().copied())
+            .map(OsString::from)
+            .collect()
+    }
+
+    /// What clap makes of ARGS when it is a `cordon hook` call without `-v`.
+    fn by_clap(args: &[OsString]) -> Option<(hook::Host, Option<PathBuf>, Duration)> {
+        match Cli::try_parse_from(args).ok()? {
+            Cli {
+                verbose: 0,
+                command:
+                    Cmd::Hook {
+                        host,
+                        policy,
+                        deadline,
+                    },
+            } => Some((host, policy, deadline)),
+            _ => None,
+        }
+    }
+
+    /// Every shape the clap-less path takes, clap reads the same way; every shape it leaves,
+    /// clap handles (help, errors, other spellings). The shapes `cordon install` writes are
+    /// among those taken, or the host's hook would pay for clap again unnoticed.
+    #[test]
+    fn hook_args_agree_with_clap() {
+        let taken: &[&[&str]] = &[
+            &["hook", "claude"],
+            &["hook", "codex", "--policy", "/w/cordon.toml"],
+            &["hook", "gemini", "--deadline", "5s"],
+            &[
+                "hook",
+                "copilot",
+                "--policy",
+                "p.toml",
+                "--deadline",
+                "500ms",
+            ],
+            &["hook", "opencode", "--deadline", "29s", "--policy", "x"],
+            &["hook", "claude", "--policy", "claude"],
+            &["hook", "claude", "--policy", "a b/c d.toml"],
+        ];
+        let left: &[&[&str]] = &[
+            &[],
+            &["hook"],
+            &["hook", "--help"],
+            &["hook", "claude", "--help"],
+            &["hook", "claude", "-h"],
+            &["hook", "Claude"],
+            &["hook", "nohost"],
+            &["hook", "--policy", "p", "claude"],
+            &["-v", "hook", "claude"],
+            &["hook", "claude", "-v"],
+            &["hook", "claude", "--policy=p"],
+            &["hook", "claude", "--policy"],
+            &["hook", "claude", "--policy", ""],
+            &["hook", "claude", "--policy", "-p"],
+            &["hook", "claude", "--policy", "a", "--policy", "b"],
+            &["hook", "claude", "--deadline", "0s"],
+            &["hook", "claude", "--deadline", "30s"],
+            &["hook", "claude", "--deadline", "soon"],
+            &["hook", "claude", "--deadline", "1s", "--deadline", "2s"],
+            &["hook", "claude", "extra"],
+            &["hook", "claude", "--", "--policy", "p"],
+            &["hook", "claude", "--unknown", "x"],
+            &["exec", "claude"],
+            &["--version"],
+        ];
+        for words in taken {
+            let args = argv(words);
+            let fast = hook_args(&args);
+            assert!(fast.is_some(), "not taken: {words:?}");
+            assert_eq!(fast, by_clap(&args), "{words:?}");
+        }
+        for words in left {
+            assert_eq!(hook_args(&argv(words)), None, "taken: {words:?}");
+        }
+        // A policy path that is not UTF-8 is a path all the same, to both.
+        let mut args = argv(&["hook", "claude", "--policy"]);
+        args.push(OsString::from_vec(b"/w/\xff.toml".to_vec()));
+        assert!(hook_args(&args).is_some());
+        assert_eq!(hook_args(&args), by_clap(&args));
+        // The lines `cordon install` writes, split into words by the shell as the host's is.
+        for deadline in [None, Some(Duration::from_secs(5))] {
+            let line = install::hook_command(
+                std::path::Path::new("/usr/bin/cordon"),
+                hook::Host::Claude,
+                Some(std::path::Path::new("/w/it's cordon.toml")),
+                deadline,
+            )
+            .unwrap();
+            let (head, _) = line.split_once(" || ").unwrap();
+            let out = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(format!("set -- {head}; printf '%s\\0' \"$@\""))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{line}");
+            let installed: Vec<OsString> = out
+                .stdout
+                .split(|&b| b == 0)
+                .filter(|w| !w.is_empty())
+                .map(|w| OsString::from_vec(w.to_vec()))
+                .collect();
+            let fast = hook_args(&installed);
+            assert!(fast.is_some(), "{installed:?}");
+            assert_eq!(fast, by_clap(&installed), "{installed:?}");
+        }
+    }
 }

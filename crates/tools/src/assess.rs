@@ -615,12 +615,6 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
-/// Where a path really is ([`Links::real`]: each symlink on the way followed, also a dangling
-/// one, which a write would create the target of; parts that do not exist kept as written).
-fn real(path: &Path) -> PathBuf {
-    Links::default().real(path)
-}
-
 /// The policy file a literal redirection target writes (by name or through a symlink), if any.
 /// `~` and `~/…` stand for the home directory.
 fn writes_policy_file(target: &str, cx: &ShellContext) -> Option<PathBuf> {
@@ -634,11 +628,15 @@ fn writes_policy_file(target: &str, cx: &ShellContext) -> Option<PathBuf> {
         _ => PathBuf::from(target),
     };
     let named = lexical(&cx.cwd.join(expanded));
-    let resolved = real(&named);
+    // One lookup of each name on the way for the target and all of cordon's files: they
+    // share their directories (`$HOME`, the state and config dirs), which the hook's
+    // `>> file` lines otherwise read back a dozen times each.
+    let mut links = Links::default();
+    let resolved = links.real(&named);
     cx.policy_files
         .iter()
         .find(|f| {
-            let f_real = real(f);
+            let f_real = links.real(f);
             [&named, &resolved]
                 .iter()
                 .any(|p| p.starts_with(f) || p.starts_with(&f_real))
@@ -692,7 +690,7 @@ mod tests {
         ] {
             let path = base.join(p);
             // With a fresh cache, then with one shared by every path (asked already or not).
-            assert_eq!(real(&path), base.join(want), "{p}");
+            assert_eq!(Links::default().real(&path), base.join(want), "{p}");
             assert_eq!(links.real(&path), base.join(want), "{p}");
             assert_eq!(links.real(&path), base.join(want), "{p}");
         }
