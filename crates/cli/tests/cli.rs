@@ -70,7 +70,11 @@ fn check_never_allows_what_it_cannot_parse() {
 
 #[test]
 fn check_runs_nothing() {
-    let d = workspace("version = 1\n[shell]\ndefault = \"allow\"\n");
+    // The workspace is a writable root, so that `touch marker` is allowed (outside the roots
+    // the analysis would ask) and what is checked is only that check runs nothing.
+    let d = workspace(
+        "version = 1\n[shell]\ndefault = \"allow\"\n[sandbox.paths.ws]\nroot = \".\"\nmode = \"rw\"\n",
+    );
     let o = cordon(d.path(), &["check", "shell", "-c", "touch marker"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("decision: allow"));

@@ -361,13 +361,17 @@ fn interactive(s: Copilot) {
     assert!(s.0.dir().join("keep").is_dir());
     assert!(!s.0.dir().join("ran-before-deny").exists());
     let outside = home.join("outside-probe");
+    // The write outside the project is in a script the project holds: on the line the
+    // analysis would ask for it; the kernel is what stops what a script does.
+    std::fs::write(
+        s.0.dir().join("probe.sh"),
+        format!("touch {} 2>/dev/null\n", outside.display()),
+    )
+    .unwrap();
     let allowed = session(Turn {
         tool: "bash".into(),
         input: json!({
-            "command": format!(
-                "echo interactive-ok > allowed.txt; touch {} 2>/dev/null; echo home=$?",
-                outside.display()
-            ),
+            "command": "echo interactive-ok > allowed.txt; sh probe.sh; echo home=$?",
             "description": "scripted",
         }),
     });

@@ -110,6 +110,9 @@ action = "allow"
 pattern = "touch /etc/*"
 action = "allow"
 [[shell.rules]]
+pattern = "sh /**/probe.sh"
+action = "allow"
+[[shell.rules]]
 pattern = "cat *"
 action = "allow"
 [[shell.rules]]
@@ -649,7 +652,11 @@ async fn the_kernel_refuses_a_write_outside_the_roots() {
     let (c, _) = client(None);
     let (s, _child) = connect(&w, &[], c).await;
     let target = format!("/etc/cordon-mcp-{}", std::process::id());
-    let r = run(&s, &format!("touch {target}")).await;
+    // Inside a script: the analysis sees `touch /etc/…` on the line and asks; what it cannot
+    // see (a script the workspace holds) is what the kernel must stop.
+    let probe = w.ws.join("probe.sh");
+    std::fs::write(&probe, format!("touch {target}\n")).unwrap();
+    let r = run(&s, &format!("sh {}", probe.display())).await;
     let v = structured(&r);
     assert_ne!(v["exit_code"], 0, "{}", text(&r));
     let err = v["stderr"].as_str().unwrap();

@@ -2390,6 +2390,9 @@ fn a_download_writes_the_name_its_url_ends_with() {
             "curl -s http://index.example.org/x",
             "curl -o out.json http://index.example.org/x",
             "curl -sSLO http://index.example.org/a.tar.gz",
+            // A glob without -O or an `-o` template writes to stdout (or the one -o file).
+            "curl -s 'http://index.example.org/many[1-100]'",
+            "curl -o out.txt 'http://index.example.org/{a,b}'",
         ],
     );
 }

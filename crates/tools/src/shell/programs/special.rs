@@ -1389,11 +1389,16 @@ pub(super) fn wget(p: &Parsed, out: &mut Examined) {
 pub(super) fn curl(p: &Parsed, out: &mut Examined) {
     let globbing = !p.has(&["-g", "--globoff"]);
     let globbed = globbing && p.operands.iter().any(|u| u.text.contains(['{', '[']));
-    if p.has(&["-J", "--remote-header-name"]) || globbed {
+    let remote = p.has(&["-O", "--remote-name", "--remote-name-all"]);
+    // A glob names files only through `-O` (each URL's last part) or an `-o` template's `#N`;
+    // without them every transfer goes to stdout or the one file `-o` names (judged as written
+    // by the table).
+    let numbered = p.args(&["-o", "--output"]).any(|o| o.text.contains('#'));
+    if p.has(&["-J", "--remote-header-name"]) || (globbed && (remote || numbered)) {
         out.unshown("curl writes names from the server's header or the URL's glob, which the line does not show".into());
         return;
     }
-    if !p.has(&["-O", "--remote-name", "--remote-name-all"]) {
+    if !remote {
         return;
     }
     let dir = p.args(&["--output-dir"]).last();
