@@ -948,10 +948,7 @@ fn ts_sdk_client_progress_passes_and_cancellation_reaches_the_server() {
     // `onprogress` only when it is read apart from the answer (it settles an answer at once
     // and a notification a microtask later), so at least the first got there.
     assert_eq!(done["delivered"], 2, "progress notifications: {done}");
-    assert!(
-        done["progress"].as_u64().is_some_and(|n| n >= 1),
-        "{done}"
-    );
+    assert!(done["progress"].as_u64().is_some_and(|n| n >= 1), "{done}");
     let cancelled = step(&out, 1);
     assert_eq!(cancelled["ok"], false, "{cancelled}");
     assert!(
