@@ -386,6 +386,8 @@ impl Snapshot {
     pub fn take_with(roots: &[PathBuf], limit: usize, earlier: Option<&Snapshot>) -> Snapshot {
         let mut s = Snapshot {
             started: Some(SystemTime::now()),
+            // As many directories as last time, most likely: no rehash while walking.
+            listings: HashMap::with_capacity(earlier.map_or(0, |e| e.listings.len())),
             ..Snapshot::default()
         };
         for root in roots {

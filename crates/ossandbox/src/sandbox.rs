@@ -461,6 +461,8 @@ struct Before {
     /// kept from the command by the sandbox).
     stores: Vec<MissingPlace>,
     listings: Option<crate::Listings>,
+    /// The kept listings were used (and so are on file).
+    kept: bool,
 }
 
 impl Before {
@@ -471,6 +473,7 @@ impl Before {
             snapshot: Snapshot::take_with(roots, MAX_ENTRIES, kept.as_ref()),
             stores,
             listings,
+            kept: kept.is_some(),
         }
     }
 
@@ -489,8 +492,14 @@ impl Before {
         let mut findings = after.findings_since(before);
         findings.extend(stores);
         // For the next run's "before": what this walk read (a directory cordon just moved a
-        // finding out of has a new ctime, and is read again).
-        if let Some(l) = self.listings.as_ref().filter(|_| truncated.is_empty()) {
+        // finding out of has a new ctime, and is read again). Not when neither walk read a
+        // directory: what is on file holds as it is.
+        let read = before.listed + after.listed > 0 || !self.kept;
+        if let Some(l) = self
+            .listings
+            .as_ref()
+            .filter(|_| read && truncated.is_empty())
+        {
             l.store(&after, roots);
         }
         (findings, truncated)
