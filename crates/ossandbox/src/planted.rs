@@ -31,6 +31,12 @@
 //! small files of the configuration surface (so a changed `.git/config` can be restored).
 //! Comparing is by metadata: ctime cannot be set by the command, so a file rewritten in place
 //! with its old size and mtime still differs.
+//!
+//! What a snapshot costs grows with the roots' directories, not their files: a directory is
+//! read (`getdents`) only when its (dev, ino, ctime) changed since a listing cordon read — the
+//! "before" snapshot's for the "after" one, the last completed scan's for the "before" one
+//! ([`Listings`], kept beside the markers) — and a listing keeps only what the walk looks at
+//! ([`kept`]). Every directory still gets one `statx` per snapshot; every watched file too.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
