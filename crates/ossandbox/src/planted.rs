@@ -301,12 +301,15 @@ type DirState = (u64, u64, i64, i64);
 /// A directory's names, each with whether it is a directory.
 type Names = std::sync::Arc<[(OsString, bool)]>;
 
+/// What [`list`] read: the directory's state, its [`kept`] names, how many entries in all.
+type Read = (DirState, Vec<(OsString, bool)>, usize);
+
 /// A directory's state, its [`kept`] names, each with whether it is a directory (a link is
 /// not), and how many entries it has in all, read through one descriptor: one path lookup, one
 /// `fstat`, `getdents` into a 32 KiB buffer. `None` when `dir` is not a directory (a link to
 /// one included) or cannot be read.
 #[cfg(target_os = "linux")]
-fn list(dir: &Path) -> Option<(DirState, Vec<(OsString, bool)>, usize)> {
+fn list(dir: &Path) -> Option<Read> {
     use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
     let fd = rustix::fs::open(
         dir,
@@ -352,7 +355,7 @@ fn list(dir: &Path) -> Option<(DirState, Vec<(OsString, bool)>, usize)> {
 
 /// [`list`] where there is no `getdents`: `lstat`, then the standard library's listing.
 #[cfg(not(target_os = "linux"))]
-fn list(dir: &Path) -> Option<(DirState, Vec<(OsString, bool)>, usize)> {
+fn list(dir: &Path) -> Option<Read> {
     let m = std::fs::symlink_metadata(dir).ok()?;
     if !m.is_dir() {
         return None;
