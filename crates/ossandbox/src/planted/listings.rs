@@ -16,6 +16,8 @@
 //! The file lies beside the after-run scan's markers (`LOGDIR/scans/listings-HASH`), a
 //! directory the profile keeps from every run (as it keeps the audit log). It is used only
 //! when everything about it holds, else ignored (every directory read again, as without it):
+//! - written by this user (root with a state directory another user owns takes none of that
+//!   user's making);
 //! - its checksum (a torn write: it is replaced without a sync, as losing it costs only time);
 //! - the same roots (a file per set of roots, named by their hash, which the file repeats);
 //! - the same boot (`/proc/sys/kernel/random/boot_id`): device numbers, inode numbers and the
@@ -62,8 +64,18 @@ impl Listings {
     /// The kept listings of `roots` as an earlier snapshot ([`Snapshot::take_with`]); `None`
     /// when there are none, or they are not to be used (see the module's documentation).
     pub(crate) fn load(&self, roots: &[PathBuf]) -> Option<Snapshot> {
+        use std::io::Read;
         let dir = cordon_fs::safe::Dir::anchor(&self.dir).ok()?;
-        let bytes = dir.read(Path::new(&self.name), MAX_FILE).ok()??;
+        let file = dir.open_file(Path::new(&self.name)).ok()??;
+        // Only one this user wrote: root running with a state directory another user owns
+        // (`sudo -E`) does not take listings that user could have forged. (A listing cordon
+        // wrote, however old, is harmless: each is checked against the directory.)
+        let m = file.metadata().ok()?;
+        if m.uid() != rustix::process::geteuid().as_raw() || m.len() > MAX_FILE {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(m.len() as usize);
+        file.take(MAX_FILE).read_to_end(&mut bytes).ok()?;
         decode(&bytes, &context(roots)?)
     }
 
@@ -288,6 +300,13 @@ mod tests {
         }
         std::fs::write(l.path(), &bytes).unwrap();
         assert!(l.load(&roots).is_some());
+        // Another user's: not used (as root, the test can make one).
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(l.path(), Some(65534), None).unwrap();
+            assert!(l.load(&roots).is_none(), "another user's file was used");
+            std::os::unix::fs::chown(l.path(), Some(0), None).unwrap();
+            assert!(l.load(&roots).is_some());
+        }
         // A link in its place is not followed.
         std::fs::remove_file(l.path()).unwrap();
         let elsewhere = store.path().join("elsewhere");
