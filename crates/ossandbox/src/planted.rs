@@ -301,35 +301,6 @@ type DirState = (u64, u64, i64, i64);
 /// A directory's names, each with whether it is a directory.
 type Names = std::sync::Arc<[(OsString, bool)]>;
 
-/// `dir`'s state as `lstat` sees it, looked up from `at` (the root `dir` lies in, opened) where
-/// given; `None` when it is not a directory (a link to one included).
-fn dir_state(dir: &Path, root: &Path, at: Option<&std::os::fd::OwnedFd>) -> Option<DirState> {
-    #[cfg(target_os = "linux")]
-    if let (Some(at), Ok(rel)) = (at, dir.strip_prefix(root)) {
-        use rustix::fs::{AtFlags, FileType};
-        let rel = if rel.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            rel
-        };
-        let st = rustix::fs::statat(at, rel, AtFlags::SYMLINK_NOFOLLOW).ok()?;
-        if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
-            return None;
-        }
-        #[allow(clippy::unnecessary_cast)] // the field types differ between architectures
-        return Some((
-            st.st_dev as u64,
-            st.st_ino as u64,
-            st.st_ctime as i64,
-            st.st_ctime_nsec as i64,
-        ));
-    }
-    let _ = (root, at);
-    let m = std::fs::symlink_metadata(dir).ok()?;
-    m.is_dir()
-        .then(|| (m.dev(), m.ino(), m.ctime(), m.ctime_nsec()))
-}
-
 /// What [`list`] read: the directory's state, its [`kept`] names, how many entries in all.
 type Read = (DirState, Vec<(OsString, bool)>, usize);
 
@@ -534,12 +505,15 @@ impl Snapshot {
         dir: &Path,
         earlier: Option<&Snapshot>,
         root: &Path,
-        at: Option<&std::os::fd::OwnedFd>,
     ) -> Option<(Names, usize)> {
         // With an earlier snapshot most directories are unchanged: one `lstat` decides, and
         // only a changed one is opened.
         if let Some(e) = earlier {
-            let state = dir_state(dir, root, at)?;
+            let m = std::fs::symlink_metadata(dir).ok()?;
+            if !m.is_dir() {
+                return None;
+            }
+            let state = (m.dev(), m.ino(), m.ctime(), m.ctime_nsec());
             let changed = SystemTime::UNIX_EPOCH
                 + Duration::new(state.2.max(0) as u64, state.3.clamp(0, 999_999_999) as u32);
             let known = e
@@ -666,20 +640,9 @@ impl Snapshot {
     /// spent.
     fn walk(&mut self, root: &Path, limit: usize, earlier: Option<&Snapshot>) {
         let root_of = root.to_path_buf();
-        // The directories below the root are statted from it: a lookup of their path in the
-        // root, not from `/` (most of a `statx`'s cost is its path walk).
-        #[cfg(target_os = "linux")]
-        let at = rustix::fs::open(
-            root,
-            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::empty(),
-        )
-        .ok();
-        #[cfg(not(target_os = "linux"))]
-        let at: Option<std::os::fd::OwnedFd> = None;
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
-            let Some((listed, count)) = self.names(&dir, earlier, root, at.as_ref()) else {
+            let Some((listed, count)) = self.names(&dir, earlier, root) else {
                 if dir != root_of {
                     self.unlistable(&dir);
                 }
