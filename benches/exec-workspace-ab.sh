@@ -46,11 +46,18 @@ cpu = {k: 0.0 for k in cmds}
 def children_cpu():
     u = resource.getrusage(resource.RUSAGE_CHILDREN)
     return u.ru_utime + u.ru_stime
+# Each build its own state directory: two builds that keep the scan's listings (beside the
+# audit log) would otherwise each discard and rewrite the other's, every run.
+state = os.environ["XDG_STATE_HOME"]
+envs = {}
+for k in cmds:
+    os.makedirs(os.path.join(state, k), exist_ok=True)
+    envs[k] = dict(os.environ, XDG_STATE_HOME=os.path.join(state, k))
 for i in range(runs + 3):
     for k, c in cmds.items():
         c0 = children_cpu()
         s = time.perf_counter()
-        r = subprocess.run(c, stdin=subprocess.DEVNULL)
+        r = subprocess.run(c, stdin=subprocess.DEVNULL, env=envs[k])
         d = time.perf_counter() - s
         if r.returncode != 0:
             raise SystemExit(f"{k}: exit {r.returncode}")

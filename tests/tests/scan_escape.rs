@@ -774,3 +774,141 @@ fn hooks_git_runs_from_husky_or_a_linked_hooks_directory_are_watched() {
             .is_symlink());
     });
 }
+
+/// Issue 23: the scan's listings kept between runs (`LOGDIR/scans/listings-*`, so that a run's
+/// "before" snapshot reads only directories changed since) neither hide a plant nor take the
+/// operator's changes between runs for the run's. Once the project's directories are settled
+/// (their ctime 2 s older than the last scan, what the kept listings need to be reused): the
+/// operator's new and edited `.envrc` stay; plants in known directories with their mtime set
+/// back (`touch -r`), in a directory replaced by another with its mtime, and over the
+/// operator's file, are moved aside; a damaged kept file is not used and is replaced; a run
+/// killed with SIGKILL is still scanned by the next.
+#[test]
+fn kept_listings_neither_hide_a_plant_nor_blame_the_operator() {
+    each(|fx| {
+        let ws = &fx.ws;
+        for d in ["a/b/deep", "c", "e"] {
+            fs::create_dir_all(ws.join(d)).unwrap();
+        }
+        fs::write(ws.join("a/.envrc"), "operator\n").unwrap();
+        fs::write(ws.join("a/b/deep/f.rs"), "").unwrap();
+        let chown = || {
+            if let Some((uid, gid)) = fx.ids {
+                chown_tree(ws, uid, gid);
+            }
+        };
+        chown();
+        let quiet = |script: &str| {
+            let out = fx.exec(script);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{} {}",
+                fx.what(),
+                describe(&out)
+            );
+            assert!(
+                !stderr(&out).contains("warning"),
+                "{} {}",
+                fx.what(),
+                describe(&out)
+            );
+        };
+        quiet("true");
+        std::thread::sleep(Duration::from_millis(2200));
+        quiet("true");
+        let scans = fx.root.join("state/scans");
+        let kept: Vec<PathBuf> = fs::read_dir(&scans)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("listings-")
+            })
+            .collect();
+        assert_eq!(kept.len(), 1, "{} {kept:?}", fx.what());
+        let kept = &kept[0];
+        let head = b"cordon walk listings v1\n";
+        assert!(fs::read(kept).unwrap().starts_with(head), "{}", fx.what());
+
+        // The operator's changes between runs are the operator's.
+        fs::write(ws.join("c/.envrc"), "operator's new\n").unwrap();
+        fs::write(ws.join("a/.envrc"), "operator's edit\n").unwrap();
+        chown();
+        quiet("true");
+        assert_eq!(
+            fs::read_to_string(ws.join("c/.envrc")).unwrap(),
+            "operator's new\n"
+        );
+
+        // Plants with mtimes set back, a directory replaced by one with the same mtime.
+        let out = fx.exec(
+            "echo 'echo planted' > a/b/deep/.envrc && touch -r a/b/deep/f.rs a/b/deep && \
+             mv e e.old && mkdir e && echo 'echo planted' > e/.envrc && touch -r e.old e && \
+             echo 'echo planted' > a/.envrc && touch -r c/.envrc a/.envrc",
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{} {err}", fx.what());
+        for plant in ["a/b/deep/.envrc", "e/.envrc", "a/.envrc"] {
+            assert!(
+                err.contains(&format!("the run left {} (", ws.join(plant).display())),
+                "{} {plant} not reported: {err}",
+                fx.what()
+            );
+        }
+        assert!(!ws.join("a/b/deep/.envrc").exists(), "{}", fx.what());
+        assert!(!ws.join("e/.envrc").exists(), "{}", fx.what());
+        assert_eq!(
+            fs::read_to_string(ws.join("a/.envrc")).unwrap(),
+            "operator's edit\n",
+            "{} the operator's content is restored",
+            fx.what()
+        );
+
+        // A damaged kept file is not used (the plant in a settled directory is found) and is
+        // replaced by a good one.
+        std::thread::sleep(Duration::from_millis(2200));
+        quiet("true");
+        let len = fs::metadata(kept).unwrap().len() as usize;
+        fs::write(kept, vec![b'x'; len]).unwrap();
+        let out = fx.exec("echo 'echo planted' > a/b/.envrc");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "the run left {} (",
+                ws.join("a/b/.envrc").display()
+            )),
+            "{} not reported with a damaged kept file: {err}",
+            fx.what()
+        );
+        assert!(fs::read(kept).unwrap().starts_with(head), "{}", fx.what());
+
+        // A run killed before its scan, over kept listings: the next run scans it.
+        std::thread::sleep(Duration::from_millis(2200));
+        quiet("true");
+        let mut child = fx
+            .exec_cmd("echo x > a/b/deep/.envrc && exec sleep 300")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let plant = ws.join("a/b/deep/.envrc");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !plant.exists() {
+            assert!(Instant::now() < deadline, "{} no plant", fx.what());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert!(
+            err.contains("ended before its after-run scan") && err.contains("a/b/deep/.envrc"),
+            "{} the killed run's plant was not reported: {err}",
+            fx.what()
+        );
+        assert!(!plant.exists(), "{}", fx.what());
+    });
+}

@@ -348,6 +348,16 @@ impl Dir {
     /// (`mode`, created exclusively beside it), synced, renamed over the name, the directory
     /// synced. A name that is a link (or anything but a regular file) is refused.
     pub fn write(&self, rel: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+        self.replace(rel, bytes, mode, true)
+    }
+
+    /// [`Dir::write`] without its two syncs: for a file whose loss in a crash costs only time
+    /// (a cache), whose reader tells a torn one apart.
+    pub fn write_unsynced(&self, rel: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+        self.replace(rel, bytes, mode, false)
+    }
+
+    fn replace(&self, rel: &Path, bytes: &[u8], mode: u32, sync: bool) -> Result<()> {
         let (dir, name) = self.parent_of(rel)?;
         let shown = self.path.join(rel);
         match rustix::fs::statat(&dir.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
@@ -363,12 +373,15 @@ impl Dir {
             Ok(_) | Err(Errno::NOENT) => {}
             Err(e) => return Err(io_err(&shown, e)),
         }
-        let tmp = dir.create_temp(name, bytes, mode)?;
+        let tmp = dir.create_temp(name, bytes, mode, sync)?;
         // renameat replaces the name itself, whatever it has become meanwhile, and never
         // follows a link there.
         if let Err(e) = rustix::fs::renameat(&dir.fd, &tmp, &dir.fd, name) {
             let _ = rustix::fs::unlinkat(&dir.fd, &tmp, AtFlags::empty());
             return Err(io_err(&shown, e));
+        }
+        if !sync {
+            return Ok(());
         }
         rustix::fs::fsync(&dir.fd).map_err(|e| io_err(&dir.path, e))
     }
@@ -414,6 +427,16 @@ impl Dir {
     /// Creates the regular file `rel` with `bytes`; refuses when the name exists (a link
     /// included). Returns the open file (for an owner or lock the caller sets).
     pub fn create_new(&self, rel: &Path, bytes: &[u8], mode: u32) -> Result<std::fs::File> {
+        self.create_new_with(rel, bytes, mode, true)
+    }
+
+    fn create_new_with(
+        &self,
+        rel: &Path,
+        bytes: &[u8],
+        mode: u32,
+        sync: bool,
+    ) -> Result<std::fs::File> {
         let (dir, name) = self.parent_of(rel)?;
         let fd = rustix::fs::openat(
             &dir.fd,
@@ -427,7 +450,7 @@ impl Dir {
         })?;
         let mut file = std::fs::File::from(fd);
         file.write_all(bytes)
-            .and_then(|()| file.sync_all())
+            .and_then(|()| if sync { file.sync_all() } else { Ok(()) })
             .map_err(|e| io_err(&self.path.join(rel), e))?;
         Ok(file)
     }
@@ -436,8 +459,8 @@ impl Dir {
         matches!(self.stat_at(rel), Ok(Some(st)) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
     }
 
-    /// A temporary file beside `name` holding `bytes` (synced); its name.
-    fn create_temp(&self, name: &OsStr, bytes: &[u8], mode: u32) -> Result<OsString> {
+    /// A temporary file beside `name` holding `bytes` (synced when `sync`); its name.
+    fn create_temp(&self, name: &OsStr, bytes: &[u8], mode: u32, sync: bool) -> Result<OsString> {
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -445,7 +468,7 @@ impl Dir {
             let mut tmp = OsString::from(".");
             tmp.push(name);
             tmp.push(format!(".{}.{stamp:x}.{n}.cordon-tmp", std::process::id()));
-            match self.create_new(Path::new(&tmp), bytes, mode) {
+            match self.create_new_with(Path::new(&tmp), bytes, mode, sync) {
                 Ok(_) => return Ok(tmp),
                 Err(SafeError::Io { source, .. })
                     if source.kind() == std::io::ErrorKind::AlreadyExists => {}

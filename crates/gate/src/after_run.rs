@@ -12,9 +12,12 @@
 //!
 //! ```text
 //!  LOGDIR/scans/run-PID-STAMP     roots, start time, state (running | incomplete)
+//!  LOGDIR/scans/listings-HASH     what the last completed scan over those roots read
 //! ```
 //!
-//! removed when the scan completed. A later run that finds an unlocked marker (its cordon is
+//! the marker removed when the scan completed (the listings stay: the next run's "before"
+//! snapshot reads only the directories changed since, see `cordon_ossandbox::Listings`). A
+//! later run that finds an unlocked marker (its cordon is
 //! gone) over one of its own roots does the dead run's scan first — everything watched that
 //! changed since that run began (ctime, which a command cannot set back) is moved aside and
 //! recorded — and refuses to run while a scan could not complete (the walk's limit), until the
@@ -86,6 +89,15 @@ fn store_copies(own: &Path, stores: &[MissingPlace], log: &Path) -> Vec<Marker> 
             }
         })
         .collect()
+}
+
+/// Where the after-run scan's listings of `roots` are kept between runs recording to `log`
+/// (`cordon_ossandbox::Listings`): beside the markers, which no run reaches.
+pub fn listings(roots: &[PathBuf], log: &Path) -> Option<cordon_ossandbox::Listings> {
+    (!roots.is_empty())
+        .then(|| scans_beside(log))
+        .flatten()
+        .map(|dir| cordon_ossandbox::Listings::beside(&dir, roots))
 }
 
 /// Where the markers of the runs recording to `log` lie.
@@ -508,8 +520,8 @@ impl Marker {
         })
     }
 
-    /// The scan completed: the marker goes, and the directory when it is empty (nothing of
-    /// cordon's stays beside the log after a run that completed).
+    /// The scan completed: the marker goes, and the directory when it is empty (what stays is
+    /// the scans' kept listings, [`listings`]).
     fn done(&self) {
         let _ = self.dir.remove(&self.name);
         if let Some(parent) = self.dir.path().parent() {

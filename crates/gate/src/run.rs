@@ -120,6 +120,10 @@ impl Gate {
             &self.audit_session,
         )
         .map_err(Error::failure)?;
+        // Beside the marker, out of every run's reach: what the last completed scan read.
+        let listings = pending
+            .as_ref()
+            .and_then(|_| after_run::listings(sandbox.writable_roots(), &self.audit_path));
         let pending = Arc::new(Mutex::new(pending));
         let release = release.map(|release| {
             let slot = pending.clone();
@@ -144,6 +148,7 @@ impl Gate {
             stdio,
             cancel: opts.cancel.as_ref().map(Cancel::fd),
             release,
+            listings,
             ..Default::default()
         };
         let capture = match opts.output {

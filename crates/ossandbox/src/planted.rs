@@ -31,6 +31,12 @@
 //! small files of the configuration surface (so a changed `.git/config` can be restored).
 //! Comparing is by metadata: ctime cannot be set by the command, so a file rewritten in place
 //! with its old size and mtime still differs.
+//!
+//! What a snapshot costs grows with the roots' directories, not their files: a directory is
+//! read (`getdents`) only when its (dev, ino, ctime) changed since a listing cordon read — the
+//! "before" snapshot's for the "after" one, the last completed scan's for the "before" one
+//! ([`Listings`], kept beside the markers) — and a listing keeps only what the walk looks at
+//! ([`kept`]). Every directory still gets one `statx` per snapshot; every watched file too.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
@@ -40,6 +46,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::profile::GIT_CONFIG_SURFACE;
+
+mod listings;
+pub use listings::Listings;
 
 /// The walk stops after this many directory entries per snapshot (and says so; the gate then
 /// fails closed: the root's next run is refused until the operator has looked). Large enough
@@ -204,12 +213,38 @@ pub struct Snapshot {
     pub listed: usize,
 }
 
-/// A directory's entries (name, is a directory) and its (dev, ino, ctime) when they were read.
+/// A directory's entries that the walk looks at ([`kept`]: its subdirectories and the names it
+/// compares), how many entries it has in all (the walk's limit counts every name), and its
+/// (dev, ino, ctime) when they were read.
 #[derive(Debug, Clone)]
 struct Listing {
     state: DirState,
     /// Shared with the walk that reads it, and with the next snapshot that reuses it.
     names: Names,
+    /// Every entry, kept or not.
+    count: usize,
+}
+
+/// Whether the walk must look at a plain file or link by this name: every name starting with
+/// a dot, a tool file's name (`opencode.json`), or the first name of an entry below a
+/// directory (`mise` of `mise/config.toml`: `ln -s cfg mise` makes `cfg/config.toml` mise's).
+/// Other plain names are skipped without a `stat`, and not kept in a listing ([`kept`]).
+fn watched(name: &[u8]) -> bool {
+    name.starts_with(b".")
+        || TOOL_FILES
+            .iter()
+            .chain(TOOL_DIRS)
+            .map(|(r, _)| r.as_bytes())
+            .any(|r| name == r || r.split(|&c| c == b'/').next() == Some(name))
+}
+
+/// Whether a listing keeps an entry: a directory (walked), a watched name, or one of the names
+/// that make a directory a repository (`HEAD`, `objects`, `refs`, `commondir`:
+/// [`cordon_policy::surface::is_git_dir_by`]). The rest — most of a project's files — is
+/// only counted: what the walk never looks at is not kept, nor carried between runs
+/// ([`Listings`]).
+fn kept(name: &[u8], is_dir: bool) -> bool {
+    is_dir || watched(name) || matches!(name, b"HEAD" | b"objects" | b"refs" | b"commondir")
 }
 
 /// How long before a snapshot a directory's ctime must lie for its listing to be reused:
@@ -274,11 +309,15 @@ type DirState = (u64, u64, i64, i64);
 /// A directory's names, each with whether it is a directory.
 type Names = std::sync::Arc<[(OsString, bool)]>;
 
-/// A directory's state and its names, each with whether it is a directory (a link is not),
-/// read through one descriptor: one path lookup, one `fstat`, `getdents` into a 32 KiB
-/// buffer. `None` when `dir` is not a directory (a link to one included) or cannot be read.
+/// What [`list`] read: the directory's state, its [`kept`] names, how many entries in all.
+type Read = (DirState, Vec<(OsString, bool)>, usize);
+
+/// A directory's state, its [`kept`] names, each with whether it is a directory (a link is
+/// not), and how many entries it has in all, read through one descriptor: one path lookup, one
+/// `fstat`, `getdents` into a 32 KiB buffer. `None` when `dir` is not a directory (a link to
+/// one included) or cannot be read.
 #[cfg(target_os = "linux")]
-fn list(dir: &Path) -> Option<(DirState, Vec<(OsString, bool)>)> {
+fn list(dir: &Path) -> Option<Read> {
     use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
     let fd = rustix::fs::open(
         dir,
@@ -297,6 +336,7 @@ fn list(dir: &Path) -> Option<(DirState, Vec<(OsString, bool)>)> {
     let mut buf = Vec::with_capacity(32 * 1024);
     let mut raw = RawDir::new(&fd, buf.spare_capacity_mut());
     let mut names = Vec::new();
+    let mut count = 0;
     while let Some(entry) = raw.next() {
         // An error part way: the names read so far (as a listing that stops early did).
         let Ok(entry) = entry else { break };
@@ -304,6 +344,7 @@ fn list(dir: &Path) -> Option<(DirState, Vec<(OsString, bool)>)> {
         if name == b"." || name == b".." {
             continue;
         }
+        count += 1;
         let is_dir = match entry.file_type() {
             FileType::Directory => true,
             // A file system that does not say the type in its listing: asked of the entry.
@@ -313,25 +354,32 @@ fn list(dir: &Path) -> Option<(DirState, Vec<(OsString, bool)>)> {
             }
             _ => false,
         };
-        names.push((OsString::from_vec(name.to_vec()), is_dir));
+        if kept(name, is_dir) {
+            names.push((OsString::from_vec(name.to_vec()), is_dir));
+        }
     }
-    Some((state, names))
+    Some((state, names, count))
 }
 
 /// [`list`] where there is no `getdents`: `lstat`, then the standard library's listing.
 #[cfg(not(target_os = "linux"))]
-fn list(dir: &Path) -> Option<(DirState, Vec<(OsString, bool)>)> {
+fn list(dir: &Path) -> Option<Read> {
     let m = std::fs::symlink_metadata(dir).ok()?;
     if !m.is_dir() {
         return None;
     }
     let state = (m.dev(), m.ino(), m.ctime(), m.ctime_nsec());
-    let names = std::fs::read_dir(dir)
+    let all: Vec<(OsString, bool)> = std::fs::read_dir(dir)
         .ok()?
         .flatten()
         .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
         .collect();
-    Some((state, names))
+    let count = all.len();
+    let names = all
+        .into_iter()
+        .filter(|(n, d)| kept(n.as_bytes(), *d))
+        .collect();
+    Some((state, names, count))
 }
 
 impl Snapshot {
@@ -355,6 +403,8 @@ impl Snapshot {
     pub fn take_with(roots: &[PathBuf], limit: usize, earlier: Option<&Snapshot>) -> Snapshot {
         let mut s = Snapshot {
             started: Some(SystemTime::now()),
+            // As many directories as last time, most likely: no rehash while walking.
+            listings: HashMap::with_capacity(earlier.map_or(0, |e| e.listings.len())),
             ..Snapshot::default()
         };
         for root in roots {
@@ -458,7 +508,12 @@ impl Snapshot {
 
     /// The names in `dir`: the earlier snapshot's when the directory is unchanged since and
     /// was settled then, else read now.
-    fn names(&mut self, dir: &Path, earlier: Option<&Snapshot>, root: &Path) -> Option<Names> {
+    fn names(
+        &mut self,
+        dir: &Path,
+        earlier: Option<&Snapshot>,
+        root: &Path,
+    ) -> Option<(Names, usize)> {
         // With an earlier snapshot most directories are unchanged: one `lstat` decides, and
         // only a changed one is opened.
         if let Some(e) = earlier {
@@ -476,22 +531,23 @@ impl Snapshot {
                 .flatten()
                 .filter(|l| l.state == state);
             if let Some(l) = known {
-                let names = l.names.clone();
+                let (names, count) = (l.names.clone(), l.count);
                 self.listings.insert(
                     dir.to_path_buf(),
                     Listing {
                         state,
                         names: names.clone(),
+                        count,
                     },
                 );
-                return Some(names);
+                return Some((names, count));
             }
         }
         // Read now: opened without following a link (a link is not a directory of the
         // root), its state taken from the descriptor, so that the state recorded is the listed
         // directory's own, and each directory costs one path lookup.
         self.listed += 1;
-        let Some((state, names)) = list(dir) else {
+        let Some((state, names, count)) = list(dir) else {
             // A directory below the root is the caller's to record ([`Snapshot::unlistable`]);
             // the root itself cannot be moved aside: the scan is incomplete, which fails closed
             // as a walk past its limit does.
@@ -506,9 +562,10 @@ impl Snapshot {
             Listing {
                 state,
                 names: names.clone(),
+                count,
             },
         );
-        Some(names)
+        Some((names, count))
     }
 
     fn root_git_dir(&mut self, root: &Path) {
@@ -647,19 +704,21 @@ impl Snapshot {
         let root_of = root.to_path_buf();
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
-            let Some(listed) = self.names(&dir, earlier, root) else {
+            let Some((listed, count)) = self.names(&dir, earlier, root) else {
                 if dir != root_of {
                     self.unlistable(&dir);
                 }
                 continue;
             };
-            let mut names = &listed[..];
-            if self.entries + names.len() > limit {
-                names = &names[..limit.saturating_sub(self.entries)];
+            let names = &listed[..];
+            // Past the limit: the walk ends with this directory's watched names, none of its
+            // subdirectories.
+            let descend = self.entries + count <= limit;
+            if !descend {
                 self.truncated = true;
                 stack.clear();
             }
-            self.entries += names.len();
+            self.entries = (self.entries + count).min(limit);
             // A directory git takes for a repository: `HEAD`, `objects`, `refs`, whatever each
             // is (git follows a link there: `objects -> elsewhere` is still a repository), or
             // `HEAD` and a `commondir` naming where they are.
@@ -678,8 +737,9 @@ impl Snapshot {
             for (name, is_dir) in names {
                 let is_dir = *is_dir;
                 // Most entries are plain files with other names (watched names start with a dot,
-                // but for a few compared by name): no path for them.
-                if !is_dir && !watched_name(name) {
+                // but for a few compared by name; the other names kept are a repository's,
+                // checked above): no path for them.
+                if !is_dir && !watched(name.as_bytes()) {
                     continue;
                 }
                 let path = dir.join(name);
@@ -765,7 +825,7 @@ impl Snapshot {
                         }
                     }
                 }
-                if is_dir {
+                if is_dir && descend {
                     stack.push(path);
                 }
             }
@@ -1100,18 +1160,6 @@ fn hooks_path(config: &[u8]) -> Option<PathBuf> {
         }
     }
     found
-}
-
-/// Whether the walk must look at a plain file or link by this name: every name starting with
-/// a dot, a tool file's name (`opencode.json`), or the first name of an entry below a
-/// directory (`mise` of `mise/config.toml`: `ln -s cfg mise` makes `cfg/config.toml` mise's).
-/// Other plain names are skipped without a `stat`.
-fn watched_name(name: &std::ffi::OsStr) -> bool {
-    name.as_bytes().starts_with(b".")
-        || TOOL_FILES
-            .iter()
-            .chain(TOOL_DIRS)
-            .any(|(r, _)| name == *r || r.split_once('/').is_some_and(|(d, _)| name == d))
 }
 
 /// `path` with the links on the way to it resolved (its last component as it is), when that
@@ -1527,14 +1575,12 @@ mod tests {
         std::fs::create_dir(root.join("sub")).unwrap();
         std::fs::write(root.join(".envrc"), "x").unwrap();
         std::os::unix::fs::symlink(root.join("sub"), root.join("link")).unwrap();
-        let (state, mut names) = list(&root).unwrap();
+        let (state, mut names, count) = list(&root).unwrap();
         names.sort();
-        let want: Vec<(OsString, bool)> = vec![
-            (".envrc".into(), false),
-            ("link".into(), false),
-            ("sub".into(), true),
-        ];
+        // The link is neither a directory nor a watched name: counted, not kept.
+        let want: Vec<(OsString, bool)> = vec![(".envrc".into(), false), ("sub".into(), true)];
         assert_eq!(names, want);
+        assert_eq!(count, 3);
         let m = std::fs::symlink_metadata(&root).unwrap();
         assert_eq!(state, (m.dev(), m.ino(), m.ctime(), m.ctime_nsec()));
         // A link to a directory is not listed through, nor is a file.
@@ -1550,7 +1596,8 @@ mod tests {
             )
             .unwrap();
         }
-        assert_eq!(list(&root.join("sub")).unwrap().1.len(), 3000);
+        let (_, kept, count) = list(&root.join("sub")).unwrap();
+        assert_eq!((kept.len(), count), (0, 3000));
     }
     use std::process::Command;
 
@@ -1678,10 +1725,10 @@ mod tests {
     fn every_watched_name_is_seen_by_the_walk() {
         for (entry, _) in TOOL_FILES.iter().chain(TOOL_DIRS) {
             let first = entry.split('/').next().unwrap();
-            assert!(watched_name(first.as_ref()), "{entry}");
+            assert!(watched(first.as_bytes()), "{entry}");
         }
-        assert!(!watched_name("main.rs".as_ref()));
-        assert!(!watched_name("config.toml".as_ref()));
+        assert!(!watched(b"main.rs"));
+        assert!(!watched(b"config.toml"));
     }
 
     #[test]

@@ -150,6 +150,10 @@ pub struct Io {
     /// before the command started ([`Error::Refused`]). The gate makes its decision's audit
     /// record durable here.
     pub release: Option<crate::Release>,
+    /// Where the after-run scan's listings are kept between runs over these roots
+    /// ([`crate::Listings`]): the run's "before" snapshot reads only the directories changed
+    /// since, and a scan that completed keeps its own. `None`: every directory is read.
+    pub listings: Option<crate::Listings>,
 }
 
 /// A file [`Io::files`] hands to a run.
@@ -399,7 +403,7 @@ impl Prepared {
         };
         // What the run leaves that the operator's tools run (a `.git` config, `.envrc`, …) is
         // found by comparing with this, and moved aside.
-        let before = Before::take(&self.writable);
+        let before = Before::take(&self.writable, io.listings);
         let mut gaps = Vec::new();
         let exit = crate::execute(
             &self.choice,
@@ -456,14 +460,20 @@ struct Before {
     /// The default trust-store places in the roots that do not exist (the existing ones are
     /// kept from the command by the sandbox).
     stores: Vec<MissingPlace>,
+    listings: Option<crate::Listings>,
+    /// The kept listings were used (and so are on file).
+    kept: bool,
 }
 
 impl Before {
-    fn take(roots: &[PathBuf]) -> Before {
+    fn take(roots: &[PathBuf], listings: Option<crate::Listings>) -> Before {
         let stores = MissingPlace::trust_stores_in(roots);
+        let kept = listings.as_ref().and_then(|l| l.load(roots));
         Before {
-            snapshot: Snapshot::take(roots),
+            snapshot: Snapshot::take_with(roots, MAX_ENTRIES, kept.as_ref()),
             stores,
+            listings,
+            kept: kept.is_some(),
         }
     }
 
@@ -474,13 +484,24 @@ impl Before {
         let stores = self.stores.iter().filter_map(MissingPlace::check);
         let before = &self.snapshot;
         let after = Snapshot::take_with(roots, MAX_ENTRIES, Some(before));
-        let truncated = [(before, "before"), (&after, "after")]
+        let truncated: Vec<&'static str> = [(before, "before"), (&after, "after")]
             .into_iter()
             .filter(|(s, _)| s.truncated)
             .map(|(_, when)| when)
             .collect();
         let mut findings = after.findings_since(before);
         findings.extend(stores);
+        // For the next run's "before": what this walk read (a directory cordon just moved a
+        // finding out of has a new ctime, and is read again). Not when neither walk read a
+        // directory: what is on file holds as it is.
+        let read = before.listed + after.listed > 0 || !self.kept;
+        if let Some(l) = self
+            .listings
+            .as_ref()
+            .filter(|_| read && truncated.is_empty())
+        {
+            l.store(&after, roots);
+        }
         (findings, truncated)
     }
 }

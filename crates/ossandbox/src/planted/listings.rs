@@ -1,0 +1,331 @@
+//! The walk's listings, kept between runs over the same roots, so that the "before" snapshot
+//! of a run reads again only the directories whose names changed since the last scan that
+//! completed: the rest cost one `statx` each instead of `open`, `fstat`, `getdents` and
+//! `close` (what a project's size costs each `cordon exec`, see docs/benchmarks.md).
+//!
+//! Nothing here decides what the scan finds; it only saves reading a directory again. Each
+//! kept listing is reused under [`Snapshot::take_with`]'s rule — the directory's (dev, ino,
+//! ctime) unchanged and its ctime older than the snapshot that read it by [`SETTLED`] — which
+//! a command cannot defeat: ctime moves with every name created, removed or renamed in a
+//! directory and cannot be set back. What the operator changed between runs changed ctimes
+//! too, so the "before" snapshot reads those directories again and attribution stays: only
+//! what changed *during* the run is a finding. Files of the persistence surface are statted
+//! one by one in every snapshot, as ever (a file rewritten in place leaves its directory's
+//! ctime alone).
+//!
+//! The file lies beside the after-run scan's markers (`LOGDIR/scans/listings-HASH`), a
+//! directory the profile keeps from every run (as it keeps the audit log). It is used only
+//! when everything about it holds, else ignored (every directory read again, as without it):
+//! - written by this user (root with a state directory another user owns takes none of that
+//!   user's making);
+//! - its checksum (a torn write: it is replaced without a sync, as losing it costs only time);
+//! - the same roots (a file per set of roots, named by their hash, which the file repeats);
+//! - the same boot (`/proc/sys/kernel/random/boot_id`): device numbers, inode numbers and the
+//!   clock do not carry over a reboot;
+//! - the same cordon binary (its device, inode, size, mtime and ctime): a build that keeps
+//!   other names ([`super::kept`]) does not take listings filtered by another.
+//!
+//! It is written only after a scan that completed.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::{Listing, Snapshot, SETTLED};
+
+const HEAD: &[u8] = b"cordon walk listings v1\n";
+/// A larger file is neither written nor read (about 300,000 directories).
+const MAX_FILE: u64 = 64 << 20;
+
+/// Where the listings of runs over one set of roots are kept (see the module's documentation).
+#[derive(Debug, Clone)]
+pub struct Listings {
+    dir: PathBuf,
+    name: OsString,
+}
+
+impl Listings {
+    /// The listings of runs over `roots` (canonical), kept in `dir`: a directory no run can
+    /// write (beside the audit log).
+    pub fn beside(dir: &Path, roots: &[PathBuf]) -> Listings {
+        Listings {
+            dir: dir.to_path_buf(),
+            name: format!("listings-{:016x}", fnv(&roots_bytes(roots))).into(),
+        }
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(&self.name)
+    }
+
+    /// The kept listings of `roots` as an earlier snapshot ([`Snapshot::take_with`]); `None`
+    /// when there are none, or they are not to be used (see the module's documentation).
+    pub(crate) fn load(&self, roots: &[PathBuf]) -> Option<Snapshot> {
+        use std::io::Read;
+        let dir = cordon_fs::safe::Dir::anchor(&self.dir).ok()?;
+        let file = dir.open_file(Path::new(&self.name)).ok()??;
+        // Only one this user wrote: root running with a state directory another user owns
+        // (`sudo -E`) does not take listings that user could have forged. (A listing cordon
+        // wrote, however old, is harmless: each is checked against the directory.)
+        let m = file.metadata().ok()?;
+        if m.uid() != rustix::process::geteuid().as_raw() || m.len() > MAX_FILE {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(m.len() as usize);
+        file.take(MAX_FILE).read_to_end(&mut bytes).ok()?;
+        decode(&bytes, &context(roots)?)
+    }
+
+    /// Keeps `snapshot`'s listings (of a scan that completed) for the next run over `roots`.
+    /// Best effort: without them the next run reads every directory.
+    pub(crate) fn store(&self, snapshot: &Snapshot, roots: &[PathBuf]) {
+        let Some(ctx) = context(roots) else {
+            return;
+        };
+        let Some(bytes) = encode(snapshot, &ctx).filter(|b| b.len() as u64 <= MAX_FILE) else {
+            return;
+        };
+        // Not written (a full disk, say): the next run reads every directory, as without.
+        let _ = cordon_fs::safe::Dir::anchor(&self.dir)
+            .and_then(|d| d.write_unsynced(Path::new(&self.name), &bytes, 0o600));
+    }
+}
+
+/// What a file must repeat to be used: this boot, this binary, these roots.
+fn context(roots: &[PathBuf]) -> Option<Vec<u8>> {
+    let boot = std::fs::read("/proc/sys/kernel/random/boot_id").ok()?;
+    let exe = std::fs::metadata("/proc/self/exe").ok()?;
+    let mut c = Vec::new();
+    put_bytes(&mut c, &boot);
+    for n in [
+        exe.dev(),
+        exe.ino(),
+        exe.size(),
+        exe.mtime() as u64,
+        exe.mtime_nsec() as u64,
+        exe.ctime() as u64,
+        exe.ctime_nsec() as u64,
+    ] {
+        c.extend_from_slice(&n.to_le_bytes());
+    }
+    put_bytes(&mut c, &roots_bytes(roots));
+    Some(c)
+}
+
+fn roots_bytes(roots: &[PathBuf]) -> Vec<u8> {
+    let mut b = Vec::new();
+    for r in roots {
+        b.extend_from_slice(r.as_os_str().as_bytes());
+        b.push(0);
+    }
+    b
+}
+
+/// FNV-1a, 64 bits: tells a torn or damaged file apart (the directory's protection, not this,
+/// keeps a run from forging one).
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    out.extend_from_slice(b);
+}
+
+fn encode(s: &Snapshot, ctx: &[u8]) -> Option<Vec<u8>> {
+    let started = s.started?.duration_since(SystemTime::UNIX_EPOCH).ok()?;
+    let mut out = Vec::with_capacity(64 * 1024);
+    out.extend_from_slice(HEAD);
+    put_bytes(&mut out, ctx);
+    out.extend_from_slice(&started.as_secs().to_le_bytes());
+    out.extend_from_slice(&started.subsec_nanos().to_le_bytes());
+    // Only what a later snapshot may reuse: a listing whose ctime is not older than this
+    // snapshot by SETTLED never will be.
+    let settled = |l: &&Listing| {
+        let (secs, nsec) = (l.state.2, l.state.3);
+        secs >= 0
+            && (0..1_000_000_000).contains(&nsec)
+            && Duration::new(secs as u64, nsec as u32) + SETTLED < started
+    };
+    let kept: Vec<(&PathBuf, &Listing)> = s.listings.iter().filter(|(_, l)| settled(l)).collect();
+    out.extend_from_slice(&(kept.len() as u32).to_le_bytes());
+    for (path, l) in kept {
+        put_bytes(&mut out, path.as_os_str().as_bytes());
+        let (dev, ino, secs, nsec) = l.state;
+        for n in [dev, ino, secs as u64, nsec as u64, l.count as u64] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out.extend_from_slice(&(l.names.len() as u32).to_le_bytes());
+        for (name, is_dir) in l.names.iter() {
+            out.push(u8::from(*is_dir));
+            put_bytes(&mut out, name.as_bytes());
+        }
+    }
+    let sum = fnv(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    Some(out)
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (a, b) = (self.0.get(..n)?, self.0.get(n..)?);
+        self.0 = b;
+        Some(a)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+}
+
+fn decode(bytes: &[u8], ctx: &[u8]) -> Option<Snapshot> {
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
+    if fnv(body).to_le_bytes() != sum {
+        return None;
+    }
+    let mut r = Reader(body);
+    if r.take(HEAD.len())? != HEAD || r.bytes()? != ctx {
+        return None;
+    }
+    let secs = r.u64()?;
+    let nanos = r.u32()?;
+    if nanos >= 1_000_000_000 {
+        return None;
+    }
+    let mut s = Snapshot {
+        started: Some(SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs, nanos))?),
+        ..Snapshot::default()
+    };
+    let n = r.u32()? as usize;
+    // Bounded by the file's size: every listing takes more than 8 bytes.
+    s.listings.reserve(n.min(body.len() / 8));
+    for _ in 0..n {
+        let path = PathBuf::from(OsStr::from_bytes(r.bytes()?));
+        let state = (r.u64()?, r.u64()?, r.u64()? as i64, r.u64()? as i64);
+        let count = usize::try_from(r.u64()?).ok()?;
+        let k = r.u32()? as usize;
+        let mut names = Vec::with_capacity(k.min(body.len()));
+        for _ in 0..k {
+            let is_dir = match r.u8()? {
+                0 => false,
+                1 => true,
+                _ => return None,
+            };
+            names.push((OsString::from_vec(r.bytes()?.to_vec()), is_dir));
+        }
+        s.listings.insert(
+            path,
+            Listing {
+                state,
+                names: names.into(),
+                count,
+            },
+        );
+    }
+    r.0.is_empty().then_some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roots_of(d: &Path) -> Vec<PathBuf> {
+        vec![d.canonicalize().unwrap()]
+    }
+
+    /// What is written reads back as it was, for the same roots only; a damaged, truncated or
+    /// foreign file is not used.
+    #[test]
+    fn kept_listings_read_back_only_for_their_roots_and_intact() {
+        let d = tempfile::tempdir().unwrap();
+        let roots = roots_of(d.path());
+        std::fs::create_dir_all(roots[0].join("a/b")).unwrap();
+        std::fs::write(roots[0].join("a/.envrc"), "").unwrap();
+        std::fs::write(roots[0].join("a/plain.rs"), "").unwrap();
+        let mut snap = Snapshot::take(&roots);
+        // As if taken later: every directory settled.
+        snap.started = snap.started.map(|t| t + Duration::from_secs(60));
+        let store = tempfile::tempdir().unwrap();
+        let l = Listings::beside(store.path(), &roots);
+        l.store(&snap, &roots);
+        let back = l.load(&roots).expect("read back");
+        assert_eq!(back.started, snap.started);
+        assert_eq!(back.listings.len(), snap.listings.len());
+        for (p, want) in &snap.listings {
+            let got = &back.listings[p];
+            assert_eq!(got.state, want.state);
+            assert_eq!(got.count, want.count);
+            assert_eq!(got.names[..], want.names[..]);
+        }
+        let a = &back.listings[&roots[0].join("a")];
+        assert_eq!(a.count, 3, "b, .envrc and plain.rs");
+        assert_eq!(a.names.len(), 2, "plain.rs is counted, not kept");
+
+        // Another set of roots: another file, and this one would not be taken for it.
+        let other = vec![roots[0].join("a")];
+        assert!(Listings::beside(store.path(), &other)
+            .load(&other)
+            .is_none());
+        let bytes = std::fs::read(l.path()).unwrap();
+        std::fs::write(Listings::beside(store.path(), &other).path(), &bytes).unwrap();
+        assert!(Listings::beside(store.path(), &other)
+            .load(&other)
+            .is_none());
+        // One byte changed anywhere, or the file cut short: not used.
+        for at in [0, HEAD.len() + 10, bytes.len() / 2, bytes.len() - 1] {
+            let mut b = bytes.clone();
+            b[at] ^= 1;
+            std::fs::write(l.path(), &b).unwrap();
+            assert!(l.load(&roots).is_none(), "byte {at} changed");
+        }
+        for len in [0, 8, bytes.len() / 2, bytes.len() - 1] {
+            std::fs::write(l.path(), &bytes[..len]).unwrap();
+            assert!(l.load(&roots).is_none(), "cut to {len}");
+        }
+        std::fs::write(l.path(), &bytes).unwrap();
+        assert!(l.load(&roots).is_some());
+        // Another user's: not used (as root, the test can make one).
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(l.path(), Some(65534), None).unwrap();
+            assert!(l.load(&roots).is_none(), "another user's file was used");
+            std::os::unix::fs::chown(l.path(), Some(0), None).unwrap();
+            assert!(l.load(&roots).is_some());
+        }
+        // A link in its place is not followed.
+        std::fs::remove_file(l.path()).unwrap();
+        let elsewhere = store.path().join("elsewhere");
+        std::fs::write(&elsewhere, &bytes).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, l.path()).unwrap();
+        assert!(l.load(&roots).is_none());
+    }
+
+    /// Listings not yet settled when the snapshot was taken are not kept (no later snapshot
+    /// could reuse them).
+    #[test]
+    fn unsettled_listings_are_not_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let roots = roots_of(d.path());
+        std::fs::create_dir_all(roots[0].join("fresh")).unwrap();
+        let snap = Snapshot::take(&roots);
+        let store = tempfile::tempdir().unwrap();
+        let l = Listings::beside(store.path(), &roots);
+        l.store(&snap, &roots);
+        assert!(l.load(&roots).unwrap().listings.is_empty());
+    }
+}
