@@ -142,14 +142,15 @@ fn the_audit_logs_directory_is_read_only_inside_the_sandbox() {
     let out = fx.exec("true");
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let dir = fx.ws.join(".cordon");
-    // The head is in the log's own attribute (issue 25): no head file.
-    assert_eq!(names(&dir), ["audit.jsonl", "audit.jsonl.lock"]);
+    // The head is in the log's own attribute (issue 25): no head file. `scans` holds the
+    // after-run scan's markers and the listings it keeps between runs (issue 23).
+    assert_eq!(names(&dir), ["audit.jsonl", "audit.jsonl.lock", "scans"]);
 
     let out = fx.exec_script(&plant(".cordon/", "audit.jsonl", &fx.victim));
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert_eq!(
         names(&dir),
-        ["audit.jsonl", "audit.jsonl.lock"],
+        ["audit.jsonl", "audit.jsonl.lock", "scans"],
         "the command created names in the audit log's directory\n{}",
         describe(&out)
     );
