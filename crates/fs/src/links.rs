@@ -103,3 +103,25 @@ impl Links {
         Some(out)
     }
 }
+
+/// `path` with `.` removed and `..` taken by name (the path need not exist), as Node's
+/// `path.resolve` and the shell's `cd` read it; links are not looked at ([`Links::real`] is
+/// what the kernel makes of a path).
+///
+/// ```
+/// use std::path::Path;
+/// assert_eq!(cordon_fs::links::lexical(Path::new("/a/./b/../c")), Path::new("/a/c"));
+/// ```
+pub fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}

@@ -605,7 +605,7 @@ impl Cx<'_> {
         } else {
             self.base.join(s)
         };
-        Ok(normalize(&p))
+        Ok(cordon_fs::links::lexical(&p))
     }
 
     fn existing_dir(&self, value: &Spanned<String>, what: &str) -> Result<PathBuf, PolicyError> {
@@ -814,7 +814,7 @@ impl Cx<'_> {
             }
             // Relative protected paths apply inside every writable root, so they stay relative.
             protected.push(if Path::new(s).is_absolute() {
-                normalize(Path::new(s))
+                cordon_fs::links::lexical(Path::new(s))
             } else {
                 PathBuf::from(s)
             });
@@ -1331,21 +1331,6 @@ fn check_name(name: &str, loc: &Location, what: &str) -> Result<(), PolicyError>
         message: format!("invalid {what} name `{name}`"),
         hint: Some(format!("{what} names use letters, digits, `_` and `-`")),
     })
-}
-
-/// Removes `.` and resolves `..` lexically (the path need not exist).
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Parses `500ms`, `30s`, `5m`, `2h`, `1d`.

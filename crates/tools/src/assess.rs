@@ -5,7 +5,7 @@
 //! `approval::Request` and the approval engine's one evaluator decides, so what `cordon check`
 //! prints is what `cordon exec` does.
 
-use cordon_fs::links::Links;
+use cordon_fs::links::{lexical, Links};
 use std::path::{Component, Path, PathBuf};
 
 use cordon_policy::{names_system_program, Action, Network, Policy};
@@ -598,21 +598,6 @@ fn shadowed<'c>(name: &str, planted: &[usize], cx: &'c ShellContext) -> Option<&
         }
     }
     None
-}
-
-/// `.` and `..` resolved by name, as the shell's `cd` does.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The policy file a literal redirection target writes (by name or through a symlink), if any.

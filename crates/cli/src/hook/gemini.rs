@@ -21,6 +21,7 @@ use serde_json::{json, Map, Value};
 
 use super::decide::{Call, Told, Verb};
 use super::{host_path, object, string, Error, Input, Mapped, Reply};
+use cordon_fs::links::lexical;
 
 /// The hook's stdin. Unknown fields are accepted.
 // Every documented field is declared, used or not: the type is the protocol.
@@ -229,22 +230,6 @@ fn decode_uri_component(s: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
-}
-
-/// `p` (absolute) with `.` and `..` taken by name, as Node's `path.resolve` does.
-fn lexical(p: &std::path::Path) -> std::path::PathBuf {
-    use std::path::Component;
-    let mut out = std::path::PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// [`Told`] in Gemini CLI's words: `tool_input` merges over the model's arguments.
