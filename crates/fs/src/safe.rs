@@ -22,7 +22,7 @@
 use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStringExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Stat};
@@ -124,6 +124,9 @@ thread_local! {
     /// Tests: take the `O_NOFOLLOW` walk, as on a kernel without openat2.
     static WALK_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
+
+/// How old a dead writer's temporary file must be before [`Dir::sweep_temps`] removes it.
+const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(10);
 
 const DIR_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::DIRECTORY)
@@ -380,6 +383,7 @@ impl Dir {
             let _ = rustix::fs::unlinkat(&dir.fd, &tmp, AtFlags::empty());
             return Err(io_err(&shown, e));
         }
+        dir.sweep_temps(name);
         if !sync {
             return Ok(());
         }
@@ -479,6 +483,45 @@ impl Dir {
             &self.path.join(name),
             std::io::Error::other("no free temporary name beside it"),
         ))
+    }
+
+    /// Removes what a writer of `name` killed between its temporary file and the rename left
+    /// beside it (`.NAME.PID.STAMP.N.cordon-tmp`, [`Self::create_temp`]): a file whose writer
+    /// is gone and that is older than [`STALE_TEMP`] (a writer in another PID namespace looks
+    /// gone; in ten seconds it has renamed its file). Best effort: a write that succeeded
+    /// stays a success; the next write beside it tries again.
+    fn sweep_temps(&self, name: &OsStr) {
+        let Ok(entries) = self.entries() else {
+            return;
+        };
+        let mut prefix = b".".to_vec();
+        prefix.extend_from_slice(name.as_bytes());
+        prefix.push(b'.');
+        let now = std::time::SystemTime::now();
+        for (entry, is_dir) in entries {
+            let Some(rest) = entry
+                .as_bytes()
+                .strip_prefix(prefix.as_slice())
+                .and_then(|r| r.strip_suffix(b".cordon-tmp"))
+            else {
+                continue;
+            };
+            let pid = rest.split(|&b| b == b'.').next().unwrap_or_default();
+            let alive = !pid.is_empty()
+                && std::str::from_utf8(pid).is_ok_and(|p| Path::new("/proc").join(p).exists());
+            let old = rustix::fs::statat(&self.fd, &entry, AtFlags::SYMLINK_NOFOLLOW)
+                .ok()
+                .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
+                .and_then(|st| {
+                    let mtime = std::time::UNIX_EPOCH
+                        + std::time::Duration::new(st.st_mtime as u64, st.st_mtime_nsec as u32);
+                    now.duration_since(mtime).ok()
+                })
+                .is_some_and(|age| age > STALE_TEMP);
+            if !is_dir && !alive && old {
+                let _ = rustix::fs::unlinkat(&self.fd, &entry, AtFlags::empty());
+            }
+        }
     }
 
     /// Removes the file (or link, never what it points to) `rel`; `false` when it was missing.
@@ -669,6 +712,57 @@ mod tests {
             d.read(Path::new("a/b/c.json"), 2),
             Err(SafeError::TooLarge { .. })
         ));
+    }
+
+    /// A writer killed between its temporary file and the rename leaves the file; the next
+    /// write of that name removes it once its writer is gone and it is old — and leaves a live
+    /// writer's, a fresh one, another name's, and a link by a temporary name alone.
+    #[test]
+    fn a_dead_writers_temporary_file_is_removed_by_the_next_write() {
+        let (t, d) = tree();
+        let dead = {
+            let mut c = std::process::Command::new("true").spawn().unwrap();
+            let pid = c.id();
+            c.wait().unwrap();
+            pid
+        };
+        let me = std::process::id();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        let plant = |name: &str, age: Option<std::time::SystemTime>| {
+            let p = t.path().join(name);
+            let f = std::fs::File::create(&p).unwrap();
+            if let Some(a) = age {
+                f.set_modified(a).unwrap();
+            }
+            p
+        };
+        let stale = plant(&format!(".c.json.{dead}.1a2b.0.cordon-tmp"), Some(old));
+        let stale2 = plant(&format!(".c.json.{dead}.1a2c.3.cordon-tmp"), Some(old));
+        let live = plant(&format!(".c.json.{me}.1a2b.0.cordon-tmp"), Some(old));
+        let fresh = plant(&format!(".c.json.{dead}.1a2d.0.cordon-tmp"), None);
+        let other = plant(&format!(".d.json.{dead}.1a2b.0.cordon-tmp"), Some(old));
+        let victim = plant("victim", None);
+        let link = t
+            .path()
+            .join(format!(".c.json.{dead}.ffff.0.cordon-tmp-link"));
+        symlink(&victim, &link).unwrap();
+        d.write_unsynced(Path::new("c.json"), b"x", 0o600).unwrap();
+        assert!(
+            !stale.exists() && !stale2.exists(),
+            "the dead writer's files stay"
+        );
+        for kept in [&live, &fresh, &other, &victim, &link] {
+            assert!(
+                kept.symlink_metadata().is_ok(),
+                "{} removed",
+                kept.display()
+            );
+        }
+        write(t.path(), Path::new("d.json"), b"x", 0o600).unwrap();
+        assert!(
+            !other.exists(),
+            "d.json's write leaves its dead writer's file"
+        );
     }
 
     /// A link at each component of the path: refused, named, and its target untouched — with
