@@ -17,7 +17,8 @@
 //! nothing is ever written, renamed or removed through one. Replacing a file is atomic (a
 //! temporary file created exclusively beside it, synced, renamed over the name, the directory
 //! synced), and a name that is a link is refused rather than silently replaced, so that the
-//! operator learns that something planted it.
+//! operator learns that something planted it. What a writer killed before its rename leaves
+//! beside the name is removed by the next write of that name.
 
 use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
