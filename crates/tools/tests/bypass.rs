@@ -2157,6 +2157,36 @@ fn git_commands_that_write_the_work_tree_from_objects_ask() {
     }
 }
 
+/// A git subcommand that is none of git's own is an alias (`git co` for `checkout`) or an
+/// external `git-*` program (`git lfs pull` writes the work tree): what it runs and writes the
+/// line does not show, so a rule allowing `git` does not allow it; a rule naming it does.
+/// git's own commands take precedence over both, and an option git does not take as global
+/// (`--version`) prints or is refused.
+#[test]
+fn a_git_subcommand_that_is_not_gits_own_asks() {
+    let rules =
+        "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"git\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"git lfs\"\naction = \"allow\"\n";
+    let f = fixture(rules, "deny");
+    f.never_allowed(&[
+        "git co main",
+        "git co -- .envrc",
+        "git -C sub co .",
+        "git unstage .envrc",
+        "git x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "git lfs pull",
+            "git status",
+            "git log --oneline -5",
+            "git diff HEAD~1",
+            "git --version",
+            "git help checkout",
+        ],
+    );
+}
+
 /// A recursive copy of a tree *inside* the roots writes names the line does not show too:
 /// `cp -r x/. .` makes `x/.envrc` (or a fixture's `x/.git/hooks/post-checkout`) the project's
 /// own. It was allowed because its source lay in the roots; the real cp plants.
