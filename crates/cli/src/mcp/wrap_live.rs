@@ -373,6 +373,22 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     /// Waits (generously: a loaded machine) until `n` reaches `want`.
+    /// `placed` run with a check that counts and a degraded-mode report that is kept.
+    fn counted(placed: Placed) -> (Arc<AtomicUsize>, Arc<Mutex<Vec<String>>>, Live) {
+        let n = Arc::new(AtomicUsize::new(0));
+        let said = Arc::new(Mutex::new(Vec::<String>::new()));
+        let (n2, s2) = (n.clone(), said.clone());
+        let live = placed
+            .run(
+                move || {
+                    n2.fetch_add(1, Ordering::SeqCst);
+                },
+                move |why| s2.lock().unwrap().push(why.to_string()),
+            )
+            .unwrap();
+        (n, said, live)
+    }
+
     fn reaches(n: &AtomicUsize, want: usize) -> bool {
         let end = Instant::now() + Duration::from_secs(30);
         while Instant::now() < end {
@@ -396,17 +412,7 @@ mod tests {
         std::fs::create_dir_all(outside.path().join("m/n")).unwrap();
         let placed = place(std::slice::from_ref(&root));
         assert!(placed.trouble.is_none(), "{:?}", placed.trouble);
-        let n = Arc::new(AtomicUsize::new(0));
-        let said = Arc::new(Mutex::new(Vec::<String>::new()));
-        let (n2, s2) = (n.clone(), said.clone());
-        let live = placed
-            .run(
-                move || {
-                    n2.fetch_add(1, Ordering::SeqCst);
-                },
-                move |why| s2.lock().unwrap().push(why.to_string()),
-            )
-            .unwrap();
+        let (n, said, live) = counted(placed);
         std::thread::sleep(Duration::from_millis(400));
         assert_eq!(n.load(Ordering::SeqCst), 0, "a check without a write");
         // Each action triggers a check of its own: the last one's debounce is over first.
@@ -509,17 +515,7 @@ mod tests {
         let placed = place(std::slice::from_ref(&root));
         let trouble = placed.trouble.clone().expect("the limit is met");
         assert!(trouble.contains("max_user_watches"), "{trouble}");
-        let n = Arc::new(AtomicUsize::new(0));
-        let said = Arc::new(Mutex::new(Vec::<String>::new()));
-        let (n2, s2) = (n.clone(), said.clone());
-        let live = placed
-            .run(
-                move || {
-                    n2.fetch_add(1, Ordering::SeqCst);
-                },
-                move |why| s2.lock().unwrap().push(why.to_string()),
-            )
-            .unwrap();
+        let (n, said, live) = counted(placed);
         assert!(reaches(&n, 3), "not checked every second");
         live.stop();
         let said = said.lock().unwrap();
@@ -538,17 +534,7 @@ mod tests {
             tree: None,
             trouble: Some("no inotify (a test)".into()),
         };
-        let n = Arc::new(AtomicUsize::new(0));
-        let said = Arc::new(Mutex::new(Vec::<String>::new()));
-        let (n2, s2) = (n.clone(), said.clone());
-        let live = placed
-            .run(
-                move || {
-                    n2.fetch_add(1, Ordering::SeqCst);
-                },
-                move |why| s2.lock().unwrap().push(why.to_string()),
-            )
-            .unwrap();
+        let (n, said, live) = counted(placed);
         assert!(reaches(&n, 3), "not checked every second");
         live.stop();
         let said = said.lock().unwrap();
