@@ -116,6 +116,17 @@ pub fn no_namespaces_filters() -> Vec<seccompiler::BpfProgram> {
     vec![clone.try_into().unwrap(), clone3.try_into().unwrap()]
 }
 
+/// Gives `p` and everything below it (links as themselves, never what they point to) to
+/// `uid:gid`: a fixture made by root for the unprivileged test user.
+pub fn chown_tree(p: &Path, uid: u32, gid: u32) {
+    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
+    if std::fs::symlink_metadata(p).unwrap().is_dir() {
+        for e in std::fs::read_dir(p).unwrap() {
+            chown_tree(&e.unwrap().path(), uid, gid);
+        }
+    }
+}
+
 /// Is the test process root?
 pub fn is_root() -> bool {
     // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.

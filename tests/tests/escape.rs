@@ -25,7 +25,7 @@
 // Landlock, seccomp and bubblewrap are Linux; so is every attack.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{cordon_beside, describe, is_root, test_user, BinDir};
+use cordon_e2e::{chown_tree, cordon_beside, describe, is_root, test_user, BinDir};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
@@ -548,15 +548,6 @@ default = "allow"
 {extra}"#,
         bin = toml_str(&bins().dir)
     )
-}
-
-fn chown_tree(p: &Path, uid: u32, gid: u32) {
-    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
-    if fs::symlink_metadata(p).unwrap().is_dir() {
-        for e in fs::read_dir(p).unwrap() {
-            chown_tree(&e.unwrap().path(), uid, gid);
-        }
-    }
 }
 
 impl Fixture {

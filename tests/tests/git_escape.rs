@@ -14,7 +14,7 @@
 // bubblewrap and Landlock are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{describe, test_user};
+use cordon_e2e::{chown_tree, describe, test_user};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -94,15 +94,6 @@ struct Fixture {
     ws: PathBuf,
     marker: PathBuf,
     ids: Option<(u32, u32)>,
-}
-
-fn chown_tree(p: &Path, uid: u32, gid: u32) {
-    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
-    if fs::symlink_metadata(p).unwrap().is_dir() {
-        for e in fs::read_dir(p).unwrap() {
-            chown_tree(&e.unwrap().path(), uid, gid);
-        }
-    }
 }
 
 impl Fixture {

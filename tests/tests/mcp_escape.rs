@@ -11,7 +11,7 @@
 
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{cordon_beside, is_root, test_user, BinDir};
+use cordon_e2e::{chown_tree, cordon_beside, is_root, test_user, BinDir};
 use serde_json::{json, Value};
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -53,15 +53,6 @@ fn filesystem_server() -> PathBuf {
         deps().display()
     );
     p
-}
-
-fn chown_tree(p: &Path, uid: u32, gid: u32) {
-    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
-    if fs::symlink_metadata(p).unwrap().is_dir() {
-        for e in fs::read_dir(p).unwrap() {
-            chown_tree(&e.unwrap().path(), uid, gid);
-        }
-    }
 }
 
 /// `cordon mcp wrap` around the filesystem server, and a line-by-line JSON-RPC client of it.

@@ -17,7 +17,7 @@
 // Landlock and bubblewrap are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::describe;
+use cordon_e2e::{chown_tree, describe};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -106,15 +106,6 @@ struct Fixture {
     backend: Backend,
 }
 
-fn chown_tree(p: &Path, (uid, gid): (u32, u32)) {
-    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
-    if fs::symlink_metadata(p).unwrap().is_dir() {
-        for e in fs::read_dir(p).unwrap() {
-            chown_tree(&e.unwrap().path(), (uid, gid));
-        }
-    }
-}
-
 impl Fixture {
     /// `ws/` (the current directory and HOME), `outside/` (no root covers it: `secret.txt`,
     /// `victim.txt`, `dir/c/victim.txt`), and `policies/` beside them.
@@ -165,7 +156,7 @@ impl Fixture {
                 &self.root.join("state"),
                 &self.root.join("tmp"),
             ] {
-                chown_tree(d, ids);
+                chown_tree(d, ids.0, ids.1);
             }
         }
     }

@@ -15,7 +15,7 @@
 
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{cordon_beside, describe, is_root, test_user, BinDir};
+use cordon_e2e::{chown_tree, cordon_beside, describe, is_root, test_user, BinDir};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -47,15 +47,6 @@ struct Fixture {
     ws: PathBuf,
     ids: Option<(u32, u32)>,
     backend: &'static str,
-}
-
-fn chown_tree(p: &Path, uid: u32, gid: u32) {
-    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
-    if fs::symlink_metadata(p).unwrap().is_dir() {
-        for e in fs::read_dir(p).unwrap() {
-            chown_tree(&e.unwrap().path(), uid, gid);
-        }
-    }
 }
 
 impl Fixture {

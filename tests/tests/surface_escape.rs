@@ -10,7 +10,7 @@
 
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{cordon_beside, is_root, test_user, BinDir};
+use cordon_e2e::{chown_tree, cordon_beside, is_root, test_user, BinDir};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -27,15 +27,6 @@ fn cordon() -> &'static Path {
         (dir, p)
     })
     .1
-}
-
-fn chown_tree(p: &Path, uid: u32, gid: u32) {
-    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
-    if fs::symlink_metadata(p).unwrap().is_dir() {
-        for e in fs::read_dir(p).unwrap() {
-            chown_tree(&e.unwrap().path(), uid, gid);
-        }
-    }
 }
 
 #[test]

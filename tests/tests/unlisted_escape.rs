@@ -11,7 +11,7 @@
 
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{cordon_beside, describe, is_root, test_user, BinDir};
+use cordon_e2e::{chown_tree, cordon_beside, describe, is_root, test_user, BinDir};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -28,15 +28,6 @@ fn cordon() -> &'static Path {
         (dir, p)
     })
     .1
-}
-
-fn chown_tree(p: &Path, uid: u32, gid: u32) {
-    std::os::unix::fs::lchown(p, Some(uid), Some(gid)).unwrap();
-    if fs::symlink_metadata(p).unwrap().is_dir() {
-        for e in fs::read_dir(p).unwrap() {
-            chown_tree(&e.unwrap().path(), uid, gid);
-        }
-    }
 }
 
 /// Runs `script` under `cordon exec` in a fresh workspace; the workspace and the output.
