@@ -277,7 +277,10 @@ fn nothing_outlives_a_killed_runner(backend: &str, trials: u32) {
     // machine is slow to tear namespaces down).
     let until = Instant::now() + Duration::from_secs(30);
     loop {
-        match rustix::process::waitpid(None, rustix::process::WaitOptions::NOHANG) {
+        // `wait`, not `waitpid(None, …)`: rustix's `waitpid(None)` is wait4(0), which waits only
+        // for children in this process's group, and a killed runner's sandbox init is in a
+        // group of its own: ECHILD came while ~100 of them were still zombies here.
+        match rustix::process::wait(rustix::process::WaitOptions::NOHANG) {
             Ok(Some(_)) => continue,
             Err(rustix::io::Errno::CHILD) => break,
             Ok(None) => {
