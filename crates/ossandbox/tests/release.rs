@@ -82,14 +82,19 @@ fn a_slow_release_holds_the_command(backend: Backend, started_meanwhile: bool) {
     let ws = dir.path().join("ws");
     let (seen_tx, seen_rx) = std::sync::mpsc::channel();
     let marker = ws.join("released");
+    // Only a child this run made counts: an earlier test's init may still be dying (reaped by
+    // the next run, by design), and on a loaded machine it was seen here during an unconfined
+    // run, which builds nothing.
+    let before = children();
+    let new_child = move || live_children().iter().any(|pid| !before.contains(pid));
     let release = Release::new(move || {
         // A slow sync: the command must not start meanwhile. Generous, for a loaded machine:
         // the child may take a while to appear, and the wait goes on after it did.
         let until = Instant::now() + Duration::from_secs(30);
-        let mut seen = !live_children().is_empty();
+        let mut seen = new_child();
         while !seen && Instant::now() < until && started_meanwhile {
             std::thread::sleep(Duration::from_millis(5));
-            seen = !live_children().is_empty();
+            seen = new_child();
         }
         std::thread::sleep(Duration::from_millis(700));
         let _ = seen_tx.send(seen);
