@@ -522,16 +522,16 @@ mod tests {
     /// for the spawn) until it is killed: what a child forked by another thread holds between
     /// its fork and its exec, or a clone of cordon that never execs. Not a `dup` handed to the
     /// child: closing the parent's dup would release a record lock by itself.
-    fn child_holding(f: &File) -> std::process::Child {
+    fn child_holding(f: impl AsFd) -> std::process::Child {
         use rustix::io::{fcntl_setfd, FdFlags};
-        fcntl_setfd(f, FdFlags::empty()).unwrap();
+        fcntl_setfd(&f, FdFlags::empty()).unwrap();
         let child = std::process::Command::new("sleep")
             .arg("600")
             .stdin(std::process::Stdio::null())
             .spawn();
-        fcntl_setfd(f, FdFlags::CLOEXEC).unwrap();
+        fcntl_setfd(&f, FdFlags::CLOEXEC).unwrap();
         let child = child.unwrap();
-        let fd = std::os::fd::AsRawFd::as_raw_fd(f);
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&f.as_fd());
         assert!(
             std::fs::read_link(format!("/proc/{}/fd/{fd}", child.id())).is_ok(),
             "the child holds the descriptor"
@@ -556,6 +556,51 @@ mod tests {
         assert!(
             got,
             "the lock stayed held by a child's copy of its descriptor"
+        );
+    }
+
+    /// The same for a lock granted after a wait, which is held on the waiter's own descriptor
+    /// (before: released by closing it, which a child's copy outlived).
+    #[test]
+    fn a_lock_granted_after_a_wait_is_released_although_a_child_holds_its_descriptor() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l");
+        let a = File::create(&path).unwrap();
+        let b = File::open(&path).unwrap();
+        let held = exclusive(&a, Duration::from_secs(5)).unwrap();
+        let waited = std::thread::scope(|s| {
+            let waiter = s.spawn(|| exclusive(&b, Duration::from_secs(120)).unwrap());
+            // Released once the waiter waits in the kernel (its line in /proc/locks).
+            let until = Instant::now() + Duration::from_secs(60);
+            loop {
+                let st = rustix::fs::fstat(&a).unwrap();
+                let (major, minor) = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
+                let id = format!("{major:02x}:{minor:02x}:{}", st.st_ino);
+                let text = std::fs::read_to_string("/proc/locks").unwrap();
+                if parse_proc_locks(&text, "FLOCK", &id)
+                    .iter()
+                    .any(|&(_, h)| !h)
+                {
+                    break;
+                }
+                assert!(Instant::now() < until, "the waiter never waited");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            drop(held);
+            waiter.join().unwrap()
+        });
+        let Held::Own(fd) = &waited.held else {
+            panic!("granted after a wait: held on the waiter's descriptor")
+        };
+        let mut child = child_holding(fd);
+        drop(waited);
+        let c = File::open(&path).unwrap();
+        let got = try_exclusive(&c).unwrap().is_some();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(
+            got,
+            "the lock stayed held by a child's copy of the waiter's descriptor"
         );
     }
 
