@@ -8,7 +8,11 @@
 //! The scan must happen even when this cordon does not live to do it (an agent host kills it
 //! at its timeout), and must not be cut short by a command that fills the root with names. So
 //! each run leaves a *marker* beside the audit log (a directory the sandbox never reaches),
-//! locked for as long as the run's cordon lives:
+//! locked for as long as the run's cordon lives — with a `cordon_fs::lock::ProcessLock`, which
+//! no process it forks or clones holds (a `flock` is held by every copy of its descriptor: a
+//! child of another run of the same `cordon mcp` between its fork and exec, bwrap's pid 1 or
+//! the Landlock backend's init before they close what they copied, made a dead run's marker, or
+//! one a check had just locked, look live):
 //!
 //! ```text
 //!  LOGDIR/scans/run-PID-STAMP     roots, start time, state (running | incomplete)
