@@ -200,8 +200,9 @@ fn check_stores(stores: &[MissingPlace], log: &Path) {
 struct Dead {
     dir: cordon_fs::safe::Dir,
     rel: PathBuf,
-    /// Holds the lock while the dead run's scan is done.
-    lock: ProcessLock,
+    /// Holds the lock while the dead run's scan is done; `Err`: why its liveness could not
+    /// be checked (then it is refused like a marker cordon did not write).
+    lock: Result<ProcessLock, String>,
     shown: PathBuf,
 }
 
@@ -210,7 +211,13 @@ impl Dead {
     fn parsed(&self) -> Result<Said, String> {
         // Read through the locked descriptor: opening the file again and closing it would
         // release this process's lock (see `cordon_fs::lock::ProcessLock`).
-        let text = read_locked(self.lock.file(), 1 << 20)
+        let lock = self.lock.as_ref().map_err(|why| {
+            format!(
+                "{}: {why}; check what it is and delete it",
+                self.shown.display()
+            )
+        })?;
+        let text = read_locked(lock.file(), 1 << 20)
             .ok()
             .flatten()
             .and_then(|b| String::from_utf8(b).ok());
@@ -242,30 +249,41 @@ fn read_locked(file: &std::fs::File, max: usize) -> std::io::Result<Option<Vec<u
 }
 
 /// The marker `name` in `d` locked by this process, if no process (this one included) holds
-/// its lock: its run's cordon is gone, or never took it. `None` too when it is not a regular
-/// file or cannot be opened. Never opens a marker this process holds (closing that descriptor
-/// would release the lock, see `cordon_fs::lock::ProcessLock`), and never through a link.
-fn lock_if_free(d: &cordon_fs::safe::Dir, name: &Path) -> Option<ProcessLock> {
+/// its lock: its run's cordon is gone, or never took it. `Ok(None)` when one holds it, or it
+/// is gone or not a regular file; `Err` when it cannot be checked (it cannot be opened to
+/// write, which a record write lock needs: a mode changed by hand). Never opens a marker
+/// this process holds (closing that descriptor would release the lock, see
+/// `cordon_fs::lock::ProcessLock`), and never through a link.
+fn lock_if_free(d: &cordon_fs::safe::Dir, name: &Path) -> Result<Option<ProcessLock>, String> {
     use rustix::fs::{FileType, Mode, OFlags};
-    let st = d.stat_at(name).ok().flatten()?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || ProcessLock::held_here(&st) {
-        return None;
+    let regular =
+        |st: &rustix::fs::Stat| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile;
+    let Some(st) = d.stat_at(name).ok().flatten() else {
+        return Ok(None);
+    };
+    if !regular(&st) || ProcessLock::held_here(&st) {
+        return Ok(None);
     }
-    // Read-write: a record write lock needs it.
-    let fd = rustix::fs::openat(
+    let fd = match rustix::fs::openat(
         d,
         name,
         OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
         Mode::empty(),
-    )
-    .ok()?;
-    let st = rustix::fs::fstat(&fd).ok()?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-        return None;
+    ) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::LOOP) => return Ok(None),
+        Err(e) => {
+            return Err(format!(
+                "cannot open it to check whether its run's cordon is alive ({e})"
+            ))
+        }
+    };
+    match rustix::fs::fstat(&fd) {
+        Ok(st) if regular(&st) => {}
+        _ => return Ok(None),
     }
     ProcessLock::try_take(std::fs::File::from(fd))
-        .ok()
-        .flatten()
+        .map_err(|e| format!("cannot check whether its run's cordon is alive ({e})"))
 }
 
 /// The markers in `dir` whose cordon is gone (see the module's documentation); removes a
@@ -298,7 +316,7 @@ fn dead_markers(dir: &Path) -> Vec<Dead> {
                 })
                 .is_some_and(|age| age > std::time::Duration::from_secs(600));
             if old {
-                if let Some(_gone) = lock_if_free(&d, &rel) {
+                if let Ok(Some(_gone)) = lock_if_free(&d, &rel) {
                     let _ = d.remove(&rel);
                 }
             }
@@ -307,8 +325,22 @@ fn dead_markers(dir: &Path) -> Vec<Dead> {
         if !name.to_string_lossy().starts_with("run-") {
             continue;
         }
-        let Some(lock) = lock_if_free(&d, &rel) else {
-            continue; // a live run's: its own cordon scans
+        let lock = match lock_if_free(&d, &rel) {
+            Ok(Some(lock)) => lock,
+            Ok(None) => continue, // a live run's: its own cordon scans
+            // Not taken for a live run's: the next run over its roots is refused, saying why.
+            Err(why) => {
+                let Ok(dir_again) = cordon_fs::safe::Dir::anchor(dir) else {
+                    continue;
+                };
+                dead.push(Dead {
+                    dir: dir_again,
+                    shown: dir.join(&rel),
+                    rel,
+                    lock: Err(why),
+                });
+                continue;
+            }
         };
         // Its run may have finished (and removed it) between our open and our lock: only a
         // marker still under its name is a dead run's. (A `stat` of the name, not an open:
@@ -330,7 +362,7 @@ fn dead_markers(dir: &Path) -> Vec<Dead> {
             dir: dir_again,
             shown: dir.join(&rel),
             rel,
-            lock,
+            lock: Ok(lock),
         });
     }
     dead
@@ -394,7 +426,7 @@ fn write_new(
 struct Marker {
     dir: cordon_fs::safe::Dir,
     name: PathBuf,
-    lock: ProcessLock,
+    _lock: ProcessLock,
     roots: Vec<PathBuf>,
     log: PathBuf,
     started: std::time::SystemTime,
@@ -568,7 +600,7 @@ impl Marker {
         Ok(Marker {
             dir,
             name,
-            lock,
+            _lock: lock,
             roots: roots.to_vec(),
             log: log.to_path_buf(),
             started,
@@ -577,7 +609,7 @@ impl Marker {
 
     #[cfg(test)]
     fn file(&self) -> &std::fs::File {
-        self.lock.file()
+        self._lock.file()
     }
 
     /// The scan completed: the marker goes, and the directory when it is empty (what stays is
@@ -1039,6 +1071,33 @@ mod tests {
             let_through, 0,
             "runs let through over an incomplete scan's roots"
         );
+    }
+
+    /// A dead run's marker that cannot be opened to write (its mode changed by hand) cannot be
+    /// locked to check its run: the next run over its roots is refused, naming it, instead of
+    /// taking it for a live run's and going ahead without its scan. As root the mode does not
+    /// stop the open: the dead run's scan is done.
+    #[test]
+    fn a_marker_that_cannot_be_checked_refuses_the_run() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_d, base, roots, log) = workspace();
+        // Its cordon gone without finishing (the lock released, the marker left).
+        drop(pending(&roots, &log, "s").unwrap().unwrap());
+        let marker = std::fs::read_dir(base.join("state/scans"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+            .expect("the marker");
+        std::fs::set_permissions(&marker, std::fs::Permissions::from_mode(0o400)).unwrap();
+        let next = pending(&roots, &log, "s");
+        if rustix::process::geteuid().is_root() {
+            next.expect("root opens it").unwrap().finish(&[]);
+            assert!(!marker.exists(), "the dead run's scan was done");
+        } else {
+            let e = next.err().expect("refused");
+            assert!(e.contains("cannot open it to check"), "{e}");
+            assert!(e.contains(&marker.display().to_string()), "{e}");
+        }
     }
 
     /// Kills the process `pid` (a `sleep` a test started) when dropped.
