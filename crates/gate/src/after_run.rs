@@ -1121,10 +1121,12 @@ mod tests {
         let p = pending(&[base.join("ws")], &base.join("state/audit.jsonl"), "s")
             .unwrap()
             .unwrap();
-        let child = child_holding(p.0.file());
+        let mut child = child_holding(p.0.file());
         std::fs::write(base.join("child.new"), child.id().to_string()).unwrap();
         std::fs::rename(base.join("child.new"), base.join("child")).unwrap();
         std::mem::forget(p);
+        // SIGKILLed by the test while it waits here; the child outlives it (the test kills it).
+        let _ = child.wait();
         loop {
             std::thread::park();
         }
