@@ -424,6 +424,7 @@ fn registry() -> std::sync::MutexGuard<'static, Registry> {
 }
 
 fn key_of(st: &rustix::fs::Stat) -> Key {
+    // The field types differ between targets (u64 here, narrower on some 32-bit ones).
     #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
     (st.st_dev as u64, st.st_ino as u64)
 }
