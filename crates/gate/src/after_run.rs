@@ -147,7 +147,7 @@ pub fn before_discovery() {
                     &[],
                     Some(&their_log),
                 );
-                let _ = dead.dir.write(&dead.rel, text.as_bytes(), 0o600);
+                let _ = dead.rewrite(&text);
             }
         }
     }
@@ -207,6 +207,20 @@ struct Dead {
 }
 
 impl Dead {
+    /// Says `text` now (its trust-store part done), in place, through the locked descriptor:
+    /// a new file put under its name (the link-safe replace) would be unlocked, and another
+    /// cordon would take it for a dead run's and do the same scan alongside this one. A kill
+    /// between the write and the truncation leaves a text that is no marker: refused, naming
+    /// the file, never acted on.
+    fn rewrite(&self, text: &str) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let Ok(lock) = &self.lock else {
+            return Ok(()); // never read, never rewritten: refused as it is
+        };
+        lock.file().write_all_at(text.as_bytes(), 0)?;
+        lock.file().set_len(text.len() as u64)
+    }
+
     /// Its text, parsed; `Err` with the refusal when it is not a marker cordon wrote.
     fn parsed(&self) -> Result<Said, String> {
         // Read through the locked descriptor: opening the file again and closing it would
@@ -661,7 +675,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
                 continue;
             }
             let text = marker_text(&theirs, started, &state, &[], their_log.as_deref());
-            let _ = dead.dir.write(&dead.rel, text.as_bytes(), 0o600);
+            let _ = dead.rewrite(&text);
         }
         if !theirs.iter().any(|t| roots.iter().any(|r| meet(t, r))) {
             continue; // another project's: its next run scans it
@@ -1098,6 +1112,52 @@ mod tests {
             assert!(e.contains("cannot open it to check"), "{e}");
             assert!(e.contains(&marker.display().to_string()), "{e}");
         }
+    }
+
+    /// A dead run's marker rewritten once its trust-store part is done stays the locked file
+    /// (before: a new file under its name, unlocked while its roots were still being scanned,
+    /// which another cordon would take for a dead run's and scan alongside).
+    #[test]
+    fn a_dead_marker_rewritten_during_its_scan_stays_locked() {
+        let (_d, base, roots, log) = workspace();
+        let t = std::time::SystemTime::now();
+        let text = marker_text(
+            &roots,
+            t,
+            "running",
+            &[MissingPlace::recorded(
+                base.join("ws"),
+                base.join("ws/.config/cordon"),
+                vec![],
+            )],
+            Some(&log),
+        );
+        std::fs::create_dir(base.join("state/scans")).unwrap();
+        let path = base.join("state/scans/run-dead");
+        std::fs::write(&path, &text).unwrap();
+        let dead = dead_markers(&base.join("state/scans"));
+        let [dead] = dead.as_slice() else {
+            panic!("one dead marker")
+        };
+        let said = dead.parsed().unwrap();
+        let shorter = marker_text(
+            &said.roots,
+            said.started,
+            &said.state,
+            &[],
+            said.log.as_deref(),
+        );
+        dead.rewrite(&shorter).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        let named = std::fs::metadata(&path).unwrap();
+        let locked = rustix::fs::fstat(dead.lock.as_ref().unwrap().file()).unwrap();
+        assert_eq!(
+            (named.dev(), named.ino()),
+            (locked.st_dev, locked.st_ino),
+            "the name still holds the locked file"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), shorter);
+        assert!(parse_marker(&shorter).unwrap().stores.is_empty());
     }
 
     /// Kills the process `pid` (a `sleep` a test started) when dropped.
