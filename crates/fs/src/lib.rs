@@ -4,7 +4,9 @@
 //! hosts touch files there (and beside them) after it. Two helpers, used by every crate:
 //!
 //! - [`lock`]: the one `flock` — with a deadline, fair between waiters, and a refusal that
-//!   names the real holder. (Owner: the audit log's issue.)
+//!   names the real holder (owner: the audit log's issue) — and the one liveness lock,
+//!   [`lock::ProcessLock`], a POSIX record lock that no forked child holds (owner: the
+//!   boundary issue).
 //! - [`safe`]: the one link-safe way to create, replace, move or remove a file: walk from a
 //!   trusted directory descriptor without following a link at any component
 //!   (`openat2(RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH)`, `O_NOFOLLOW` where openat2 is missing),

