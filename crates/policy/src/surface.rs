@@ -15,7 +15,9 @@
 //! operator's rights at the next `git status`, `cd` (direnv), editor start, `claude -p`,
 //! `cargo build` or `npm install`.
 
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
+
+pub mod git_config;
 
 /// A git directory's configuration surface: what git reads as configuration or runs, relative
 /// to a git directory (`.git`, a bare repository, `modules/NAME`, `worktrees/NAME`), and why
@@ -601,6 +603,10 @@ pub enum Kind {
     Cordon,
     /// One of [`HOME_FILES`], at the operator's home.
     Home,
+    /// What the surface points at, outside the names above: the directory a repository's
+    /// `core.hooksPath` names, a file its configuration includes ([`named_by_git_config`]),
+    /// the file or directory a link of the surface resolves to ([`linked_from_surface`]).
+    Pointed,
 }
 
 /// A path on the surface: which part, and why it matters.
@@ -701,6 +707,179 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
                 kind: Kind::Tool,
                 why,
             });
+        }
+    }
+    None
+}
+
+const HOOKS_PATH_WHY: &str = "git runs every hook in the directory a repository's `core.hooksPath` names (at the next commit, checkout, merge or push)";
+const INCLUDED_WHY: &str =
+    "git reads it as configuration: a repository's or the operator's git configuration includes it (`include.path`, `includeIf`)";
+const UNREADABLE_WHY: &str = "git's configuration of a repository holding it cannot be read with certainty, so a `core.hooksPath` or include naming it cannot be ruled out";
+
+/// Where `real` (absolute, the links on the way resolved, as the file tools write it) is what
+/// git configuration points at outside a git directory: inside the directory `core.hooksPath`
+/// names, or a file an include names. Read as git reads it ([`git_config`]) from the
+/// operator's files ([`git_config::operator_files`]) and from each repository whose work tree
+/// (or bare git directory) holds `real`, nearest or not (`sub/.githooks` may be the hooks of
+/// the repository around `sub`'s). What cannot be read with certainty is a hit too. Not seen:
+/// a repository elsewhere naming `real` by an absolute or `../` path.
+pub fn named_by_git_config(
+    real: &Path,
+    home: Option<&Path>,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<Hit> {
+    use git_config::{read, repository_files, Named};
+    let hit = |why| {
+        Some(Hit {
+            kind: Kind::Pointed,
+            why,
+        })
+    };
+    let mut operator = Named::default();
+    for f in git_config::operator_files(home, var) {
+        if read(&f, home, &mut operator, 0).is_err() {
+            return hit(UNREADABLE_WHY);
+        }
+    }
+    let included = |named: &Named| named.includes.iter().any(|i| resolve(i) == real);
+    let hooks_at = |named: &Named, top: &Path| {
+        named.hooks.iter().any(|h| {
+            let dir = resolve(&top.join(h));
+            real.starts_with(&dir)
+        })
+    };
+    if included(&operator) {
+        return hit(INCLUDED_WHY);
+    }
+    for dir in real.ancestors().skip(1) {
+        let (git_dir, top) = match repository_at(dir) {
+            Ok(Some(found)) => found,
+            Ok(None) => continue,
+            Err(()) => return hit(UNREADABLE_WHY),
+        };
+        let mut named = Named::default();
+        let read_all = repository_files(&git_dir)
+            .and_then(|files| files.iter().try_for_each(|f| read(f, home, &mut named, 0)));
+        if read_all.is_err() {
+            return hit(UNREADABLE_WHY);
+        }
+        if included(&named) {
+            return hit(INCLUDED_WHY);
+        }
+        if hooks_at(&named, &top) || hooks_at(&operator, &top) {
+            return hit(HOOKS_PATH_WHY);
+        }
+    }
+    None
+}
+
+/// The repository at `dir`: its git directory and the directory hooks run in (the work
+/// tree's top; a bare repository's git directory). `.git` a directory, a link to one, or a
+/// gitfile (`gitdir: PATH`); else `dir` itself when git takes it for a bare repository.
+fn repository_at(dir: &Path) -> Result<Option<(PathBuf, PathBuf)>, ()> {
+    let dot_git = dir.join(".git");
+    match std::fs::metadata(&dot_git) {
+        Ok(m) if m.is_dir() => Ok(Some((dot_git, dir.to_path_buf()))),
+        Ok(_) => {
+            let text = std::fs::read(&dot_git).map_err(|_| ())?;
+            let text = String::from_utf8_lossy(&text);
+            match text.strip_prefix("gitdir:") {
+                Some(rest) => Ok(Some((dir.join(rest.trim()), dir.to_path_buf()))),
+                // Not a gitfile: git stops there with an error, running nothing.
+                None => Ok(None),
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(looks_like_git_dir(dir).then(|| (dir.to_path_buf(), dir.to_path_buf())))
+        }
+        Err(_) => Err(()),
+    }
+}
+
+/// `p` with every link resolved, also a dangling one at its end (`.envrc -> envrc.shared`
+/// before `envrc.shared` exists: a write there makes the link's target): the path a write
+/// through `p` would reach. Where nothing more resolves, `p` as far as it did.
+pub fn resolve(p: &Path) -> PathBuf {
+    let mut p = p.to_path_buf();
+    // The kernel's limit of links followed in one lookup.
+    for _ in 0..40 {
+        if let Ok(real) = std::fs::canonicalize(&p) {
+            return real;
+        }
+        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
+            return p;
+        };
+        let Ok(parent) = std::fs::canonicalize(parent) else {
+            return p;
+        };
+        let here = parent.join(name);
+        match std::fs::read_link(&here) {
+            Ok(target) => p = parent.join(target),
+            Err(_) => return here,
+        }
+    }
+    p
+}
+
+const LINKED_WHY: &str = "a link of the surface resolves to it (`.envrc -> envrc.shared`, `.claude -> cfg`): the program that reads the link's name reads this";
+
+/// Where `real` (absolute, links resolved) is what a link of the surface in one of the
+/// directories from `real`'s own up to `top` (a writable root) resolves to: the operator's
+/// `.envrc -> envrc.shared` makes `envrc.shared` what direnv runs, `.claude -> cfg` makes
+/// `cfg/settings.json` Claude Code's settings, `.git -> ../gd` makes `gd/config` git's. Each
+/// entry of [`TOOL_FILES`], [`TOOL_DIRS`] and `.git/` + [`GIT_CONFIG`] is looked up in each of
+/// those directories; one with a link on its way is resolved and compared. Bounded (entries ×
+/// depth `lstat`s, most of them one missing name). Not seen: a link in another directory
+/// (`sub/.envrc -> ../envrc.shared` for a write of `envrc.shared`) — the after-run scan
+/// watches those targets after a command; nothing after a file tool's write does.
+pub fn linked_from_surface(real: &Path, top: &Path) -> Option<Hit> {
+    let git: Vec<String> = GIT_CONFIG
+        .iter()
+        .map(|(n, _)| format!(".git/{n}"))
+        .collect();
+    // (entry, whether every file below it is on the surface too)
+    let entries = TOOL_FILES
+        .iter()
+        .map(|(n, _)| (*n, false))
+        .chain(TOOL_DIRS.iter().map(|(n, _)| (*n, true)))
+        .chain(git.iter().map(|n| (n.as_str(), true)));
+    let dirs: Vec<&Path> = real
+        .ancestors()
+        .skip(1)
+        .take_while(|d| d.starts_with(top))
+        .collect();
+    let mut firsts = std::collections::HashMap::new();
+    for (entry, below) in entries {
+        for dir in &dirs {
+            let first = entry.split('/').next().unwrap_or(entry);
+            let kind = *firsts.entry((dir.to_path_buf(), first)).or_insert_with(|| {
+                std::fs::symlink_metadata(dir.join(first))
+                    .ok()
+                    .map(|m| m.file_type())
+            });
+            let Some(kind) = kind else { continue };
+            // A link at the first name, or further on: walk to find one.
+            let linked = kind.is_symlink()
+                || entry
+                    .split('/')
+                    .skip(1)
+                    .scan(dir.join(first), |at, name| {
+                        at.push(name);
+                        Some(std::fs::symlink_metadata(&*at).ok())
+                    })
+                    .take_while(Option::is_some)
+                    .any(|m| m.is_some_and(|m| m.file_type().is_symlink()));
+            if !linked {
+                continue;
+            }
+            let target = resolve(&dir.join(entry));
+            if target == real || (below && real.starts_with(&target)) {
+                return Some(Hit {
+                    kind: Kind::Pointed,
+                    why: LINKED_WHY,
+                });
+            }
         }
     }
     None
