@@ -477,7 +477,8 @@ impl FileTool {
         key: &str,
     ) -> Result<Option<String>, Stop> {
         use cordon_policy::surface::{
-            classify, classify_home, classify_home_real, looks_like_git_dir, Kind,
+            classify, classify_home, classify_home_real, linked_from_surface, looks_like_git_dir,
+            named_by_git_config, Kind,
         };
         let dir = &self.roots().roots()[root].config.root;
         let Ok(rel) = real.strip_prefix(dir) else {
@@ -501,10 +502,15 @@ impl FileTool {
                         .flatten()
                 })
         });
+        // What the surface points at: a link of it resolving here (`.envrc -> envrc.shared`),
+        // the directory `core.hooksPath` names, a file git's configuration includes.
+        let home = self.shared.home.as_deref();
         let Some(hit) = classify(rel, &|d| looks_like_git_dir(&dir.join(d)))
             .or_else(|| completes_git_dir(dir, rel))
             .or(named)
             .or(at_home)
+            .or_else(|| linked_from_surface(real, dir))
+            .or_else(|| named_by_git_config(real, home, &|v| std::env::var_os(v)))
         else {
             return Ok(None);
         };
