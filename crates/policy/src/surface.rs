@@ -250,6 +250,18 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
         "index and build settings read at the operator's `uv sync`/`uv run`, which builds and runs the project anyway (also pip's and bundler's, which a project directory does not configure)",
     ),
     (
+        ".venv/lib/python3.12/site-packages/x.pth",
+        "a virtual environment in a root is the project's installed code: its `.pth` files, `sitecustomize.py` and `usercustomize.py` run at every start of its python, but so do its `bin/python` (a link the run can replace) and `bin/activate`, and `pip install` writes `.pth` files there in normal work (editable installs, setuptools' `distutils-precedence.pth`); the operator runs it by choosing that environment. The home's user site-packages, which every python start reads, is on the surface (`PYTHON_STARTUP`)",
+    ),
+    (
+        ".venv/lib/python3.12/site-packages/sitecustomize.py",
+        "as the `.pth` files of a virtual environment in a root (the project's installed code)",
+    ),
+    (
+        ".run/app.run.xml",
+        "a JetBrains run configuration kept as a project file: it runs when the operator runs it, or at project open when a startup task names it, and the startup tasks are kept in `.idea` (on the surface); so it is as the project's own scripts a startup task runs",
+    ),
+    (
         ".pnpmfile.cjs",
         "run by `pnpm install`, which runs the project's own lifecycle scripts anyway (also gradle.properties, .mvn/jvm.config, .mvn/extensions.xml, Directory.Build.props, justfile: read by a build of the project)",
     ),
@@ -296,6 +308,16 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
     (
         ".husky",
         "git runs the hooks here (husky's core.hooksPath) at the next commit, checkout or merge",
+    ),
+    // JetBrains IDEs (IntelliJ IDEA, PyCharm, WebStorm, …) on opening the project: Startup
+    // Tasks launch run configurations (kept in `workspace.xml` or `runConfigurations/`), File
+    // Watchers (`watcherTasks.xml`) run their program on every save, the project SDK
+    // (`misc.xml`) names the interpreter it starts to index. Which file holds what varies by
+    // IDE and version: every file. (Cost: an IDE open during a run rewrites `workspace.xml`,
+    // which the after-run scan then reports and undoes.)
+    (
+        ".idea",
+        "JetBrains IDEs run what it configures when the project opens or a file is saved (startup tasks, run configurations, file watchers, the SDK's interpreter)",
     ),
     // mise reads every `*.toml` here as one of its configuration files (see `MISE`).
     (".config/mise/conf.d", MISE),
@@ -1037,6 +1059,10 @@ mod tests {
             ".husky",
             ".husky/pre-commit",
             "sub/.husky/_/post-checkout",
+            // Round 6: JetBrains' project directory.
+            ".idea",
+            ".idea/workspace.xml",
+            "sub/.idea/runConfigurations/x.xml",
         ] {
             assert_eq!(hit(p), Some(Kind::Tool), "{p}");
         }

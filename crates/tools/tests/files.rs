@@ -1584,3 +1584,64 @@ fn a_write_to_what_a_surface_link_resolves_to_is_on_the_surface() {
         assert_eq!(got, allow(), "{p}");
     }
 }
+
+/// Round 6 (surface21): where the line is drawn for a virtual environment in a root
+/// (`surface::NOT_ON_SURFACE`): a `.pth` file there runs at every start of its python (shown
+/// with the real `python3 -m venv`), but its `bin/python` and `bin/activate` are the run's to
+/// rewrite as much, and run when the operator chooses that environment — the project's
+/// installed code, written by the root's mode like the rest of it. JetBrains' `.idea/` is on
+/// the surface (its startup tasks and file watchers run without being asked).
+#[test]
+fn a_venv_in_a_root_is_the_projects_code_and_idea_is_the_surface() {
+    let fx = Fx::new(WS);
+    let venv = fx.p("ws/.venv");
+    let o = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .output()
+        .expect("python3 runs");
+    assert!(o.status.success(), "{o:?}");
+    let site: PathBuf = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("site-packages"))
+        .find(|p| p.is_dir())
+        .expect("a site-packages");
+    let ran = fx.p("ws/ran");
+    std::fs::write(
+        site.join("x.pth"),
+        format!(
+            "import pathlib; pathlib.Path('{}').touch()\n",
+            ran.display()
+        ),
+    )
+    .unwrap();
+    let o = std::process::Command::new(venv.join("bin/python"))
+        .args(["-c", "pass"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(ran.exists(), "the venv's python did not run its .pth file");
+    let rel = |p: &Path| {
+        Path::new("ws")
+            .join(p.strip_prefix(fx.p("ws")).unwrap())
+            .display()
+            .to_string()
+    };
+    for p in [
+        site.join("y.pth"),
+        site.join("sitecustomize.py"),
+        venv.join("bin/activate"),
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": rel(&p), "content": "x"}));
+        assert_eq!(got, allow(), "{}", p.display());
+    }
+    for p in [
+        "ws/.idea/workspace.xml",
+        "ws/.idea/watcherTasks.xml",
+        "ws/sub/.idea/misc.xml",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+}
