@@ -907,6 +907,64 @@ pub fn linked_from_surface(real: &Path, top: &Path) -> Option<Hit> {
     None
 }
 
+/// `rel` as a file system that ignores case compares it, when that differs: macOS by default,
+/// an ext4 or tmpfs directory with casefolding (`chattr +F`), where `.ENVRC` is `.envrc` and
+/// `.Git/hooks` is `.git/hooks`. Linux compares names by their NFD form with Unicode's full case
+/// folding (`utf8_casefold`, its `nfdicf` table: CaseFolding.txt's C and F), and older kernels
+/// also dropped default-ignorable code points (as HFS+ does). Every name of the surface is
+/// ASCII, and the only other code points that fold into ASCII are the ones below (computed over
+/// all of Unicode, a test holds it against Python's `unicodedata`) and the default-ignorable
+/// ones, dropped here whatever the kernel: so a name that folds to a surface name in any of
+/// those readings folds to it here. The rest is lower-cased, which leaves non-ASCII names
+/// non-ASCII. (Normalisation alone, NFC against NFD, cannot make an ASCII name.)
+pub fn folded(rel: &Path) -> Option<PathBuf> {
+    let text = rel.to_str()?;
+    let mut fold = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            c if default_ignorable(c) => {}
+            '\u{df}' | '\u{1e9e}' => fold.push_str("ss"),
+            '\u{17f}' => fold.push('s'),
+            '\u{37e}' => fold.push(';'),
+            '\u{1fef}' => fold.push('`'),
+            '\u{fb00}' => fold.push_str("ff"),
+            '\u{fb01}' => fold.push_str("fi"),
+            '\u{fb02}' => fold.push_str("fl"),
+            '\u{fb03}' => fold.push_str("ffi"),
+            '\u{fb04}' => fold.push_str("ffl"),
+            '\u{fb05}' | '\u{fb06}' => fold.push_str("st"),
+            // The Kelvin sign lower-cases to `k`.
+            c => fold.extend(c.to_lowercase()),
+        }
+    }
+    (fold != text).then(|| PathBuf::from(fold))
+}
+
+/// Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, the set the kernel's
+/// `utf8data` generator dropped).
+fn default_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{034f}'
+            | '\u{061c}'
+            | '\u{115f}'..='\u{1160}'
+            | '\u{17b4}'..='\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff0}'..='\u{fff8}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e0fff}'
+    )
+}
+
 /// Whether `dir` is a directory git takes for a repository: `HEAD`, and `objects` and `refs`
 /// (each a directory, or a link to one: git follows them, so a link must not hide a repository
 /// from cordon) or a `commondir` naming where they are (as a linked worktree's git directory
@@ -928,6 +986,51 @@ mod tests {
 
     fn hit(p: &str) -> Option<Kind> {
         classify(Path::new(p), &|d| d == Path::new("ev")).map(|h| h.kind)
+    }
+
+    /// Every code point that folds into ASCII under NFD and full case folding (what a
+    /// casefolding file system compares), computed by the real Python's `unicodedata` over all
+    /// of Unicode, folds to the same here; so do case and default-ignorable code points.
+    #[test]
+    fn names_fold_as_a_casefolding_file_system_folds_them() {
+        let script = r#"
+import unicodedata as u
+for cp in range(0x80, 0x110000):
+    if 0xD800 <= cp <= 0xDFFF: continue
+    c = chr(cp)
+    k = u.normalize('NFD', u.normalize('NFD', c).casefold())
+    if k and all(ord(x) < 0x80 for x in k):
+        print('%x %s' % (cp, k))
+"#;
+        let o = std::process::Command::new("python3")
+            .args(["-c", script])
+            .output()
+            .expect("python3 runs");
+        assert!(o.status.success(), "{o:?}");
+        let lines = String::from_utf8(o.stdout).unwrap();
+        assert!(lines.lines().count() >= 13, "{lines}");
+        for line in lines.lines() {
+            let (cp, ascii) = line.split_once(' ').unwrap();
+            let c = char::from_u32(u32::from_str_radix(cp, 16).unwrap()).unwrap();
+            let got = folded(Path::new(&format!("x{c}")));
+            assert_eq!(got, Some(PathBuf::from(format!("x{ascii}"))), "U+{cp}");
+        }
+        for (name, want) in [
+            (".ENVRC", ".envrc"),
+            (".Git/HOOKS/x", ".git/hooks/x"),
+            (".env\u{200d}rc", ".envrc"),
+            (".con\u{fb01}g/mise.toml", ".config/mise.toml"),
+            (".claude/\u{17f}ettings.json", ".claude/settings.json"),
+            (".codex/hoo\u{212a}s.json", ".codex/hooks.json"),
+        ] {
+            assert_eq!(folded(Path::new(name)), Some(PathBuf::from(want)), "{name}");
+        }
+        assert_eq!(folded(Path::new(".envrc")), None);
+        // Accents stay: `.envrć` is not `.envrc` on any of these file systems.
+        assert_eq!(
+            folded(Path::new(".ENVR\u{0107}")),
+            Some(".envr\u{0107}".into())
+        );
     }
 
     #[test]

@@ -1645,3 +1645,30 @@ fn a_venv_in_a_root_is_the_projects_code_and_idea_is_the_surface() {
         assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
     }
 }
+
+/// Round 6 (surface21): on a file system that ignores case (macOS by default, an ext4 or
+/// tmpfs casefold directory) `.ENVRC` is `.envrc`: the file tools take each name as such a
+/// file system folds it too (`surface::folded`: case, Unicode's full folding into ASCII —
+/// `ſ`, `ﬁ`, the Kelvin sign — and default-ignorable code points), as the shell analysis does.
+/// (This kernel has no casefolding — `CONFIG_UNICODE` is off, an ext4 image made with
+/// `mkfs.ext4 -O casefold` does not mount — so the fold is checked against Unicode's data.)
+#[test]
+fn names_a_case_insensitive_file_system_folds_to_the_surface_are_on_it() {
+    let fx = Fx::new(WS);
+    for p in [
+        "ws/.ENVRC",
+        "ws/.Claude/settings.json",
+        "ws/.claude/\u{17f}ettings.json",
+        "ws/.con\u{fb01}g/mise.toml",
+        "ws/.env\u{200d}rc",
+        "ws/sub/.GIT/hooks/pre-commit",
+        "ws/.codex/hoo\u{212a}s.json",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    for p in ["ws/.envr\u{0107}", "ws/ENVRC"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}
