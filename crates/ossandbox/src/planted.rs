@@ -234,6 +234,22 @@ struct Listing {
 /// directory (`mise` of `mise/config.toml`: `ln -s cfg mise` makes `cfg/config.toml` mise's).
 /// Other plain names are skipped without a `stat`, and not kept in a listing ([`kept`]).
 fn watched(name: &[u8]) -> bool {
+    watched_as_is(name)
+        || fold_name(std::ffi::OsStr::from_bytes(name)).is_some_and(|f| watched_as_is(f.as_bytes()))
+}
+
+/// `name` as a file system that ignores case reads it, when that differs (`surface::folded`):
+/// on macOS or in an ext4 casefold directory `.ENVRC` is direnv's `.envrc`. Most names need no
+/// folding (no upper case, nothing beyond ASCII) and cost nothing.
+fn fold_name(name: &std::ffi::OsStr) -> Option<OsString> {
+    let b = name.as_bytes();
+    if !b.iter().any(|c| c.is_ascii_uppercase() || *c >= 0x80) {
+        return None;
+    }
+    cordon_policy::surface::folded(Path::new(name)).map(PathBuf::into_os_string)
+}
+
+fn watched_as_is(name: &[u8]) -> bool {
     name.starts_with(b".")
         || TOOL_FILES
             .iter()
@@ -755,15 +771,24 @@ impl Snapshot {
                 self.linked_hooks(&dir, &root_of);
                 continue;
             }
-            for (name, is_dir) in names {
+            for (on_disk, is_dir) in names {
                 let is_dir = *is_dir;
                 // Most entries are plain files with other names (watched names start with a dot,
                 // but for a few compared by name; the other names kept are a repository's,
                 // checked above): no path for them.
-                if !is_dir && !watched(name.as_bytes()) {
+                if !is_dir && !watched(on_disk.as_bytes()) {
                     continue;
                 }
-                let path = dir.join(name);
+                let path = dir.join(on_disk);
+                // Compared as a file system that ignores case reads it (`.ENVRC`, `.Claude`);
+                // the paths are the names on disk.
+                let folded = fold_name(on_disk);
+                let name = folded.as_ref().unwrap_or(on_disk);
+                // An entry's path below this name: `.claude/settings.json` below `.Claude`.
+                let below = |rel: &str| match rel.split_once('/') {
+                    Some((_, rest)) => path.join(rest),
+                    None => path.clone(),
+                };
                 if name == ".git" {
                     if dir == root {
                         continue; // recorded before the walk
@@ -783,11 +808,11 @@ impl Snapshot {
                     let inside = |r: &&(&str, &str)| r.0.split('/').next() == name.to_str();
                     let roots = std::slice::from_ref(&root_of);
                     for (rel, why) in TOOL_FILES.iter().filter(inside) {
-                        self.note_file(dir.join(rel), why, roots);
+                        self.note_file(below(rel), why, roots);
                     }
                     // A directory whose every file a tool runs: the directory and each entry.
                     for (rel, why) in TOOL_DIRS.iter().filter(inside) {
-                        let tool_dir = dir.join(rel);
+                        let tool_dir = below(rel);
                         if self.note(tool_dir.clone(), What::ToolFile, why, true) {
                             self.list(&tool_dir, What::ToolFile, why, 0);
                         }
@@ -831,13 +856,13 @@ impl Snapshot {
                     // is no change itself): recorded where it really is.
                     let roots = std::slice::from_ref(&root_of);
                     for (rel, why) in TOOL_FILES.iter().filter(dir_of) {
-                        let real = real_in(&dir.join(rel), roots);
+                        let real = real_in(&below(rel), roots);
                         if real.starts_with(&root_of) && !real.starts_with(&path) {
                             self.note(real, What::ToolFile, why, true);
                         }
                     }
                     for (rel, why) in TOOL_DIRS.iter().filter(dir_of) {
-                        let tool_dir = real_in(&dir.join(rel), roots);
+                        let tool_dir = real_in(&below(rel), roots);
                         if tool_dir.starts_with(&root_of)
                             && !tool_dir.starts_with(&path)
                             && self.note(tool_dir.clone(), What::ToolFile, why, true)
@@ -1763,6 +1788,46 @@ mod tests {
                 root.join("tools/hooks/pre-commit"),
             ]
         );
+    }
+
+    /// On a file system that ignores case (macOS, an ext4 casefold directory) `.ENVRC` is
+    /// direnv's `.envrc` and `.Claude/settings.json` Claude Code's settings: names are compared
+    /// as such a file system folds them (`surface::folded`), the plants moved aside by the
+    /// names on disk. (This kernel cannot mount a casefold file system: the names are made
+    /// apart here, which only makes the test stricter.)
+    #[test]
+    fn names_that_fold_to_the_surface_are_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".Claude")).unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        for f in [
+            ".ENVRC",
+            ".Claude/settings.json",
+            "Mise.toml",
+            ".env\u{200b}rc",
+        ] {
+            std::fs::write(root.join(f), "x").unwrap();
+        }
+        let after = Snapshot::take(std::slice::from_ref(&root));
+        let mut paths: Vec<_> = after
+            .findings_since(&before)
+            .iter()
+            .map(|f| f.path.clone())
+            .collect();
+        paths.sort();
+        let mut want: Vec<_> = [
+            ".Claude/settings.json",
+            ".ENVRC",
+            ".env\u{200b}rc",
+            "Mise.toml",
+        ]
+        .iter()
+        .map(|f| root.join(f))
+        .collect();
+        want.sort();
+        assert_eq!(paths, want);
+        assert!(!root.join(".ENVRC").exists());
     }
 
     #[test]
