@@ -851,8 +851,8 @@ const LINKED_WHY: &str = "a link of the surface resolves to it (`.envrc -> envrc
 /// `.envrc -> envrc.shared` makes `envrc.shared` what direnv runs, `.claude -> cfg` makes
 /// `cfg/settings.json` Claude Code's settings, `.git -> ../gd` makes `gd/config` git's. Each
 /// entry of [`TOOL_FILES`], [`TOOL_DIRS`] and `.git/` + [`GIT_CONFIG`] is looked up in each of
-/// those directories; one with a link on its way is resolved and compared. Bounded (entries ×
-/// depth `lstat`s, most of them one missing name). Not seen: a link in another directory
+/// those directories; one with a link on its way is resolved and compared. Bounded (one
+/// listing per directory, a `stat` per name of a surface entry present in it). Not seen: a link in another directory
 /// (`sub/.envrc -> ../envrc.shared` for a write of `envrc.shared`) — the after-run scan
 /// watches those targets after a command; nothing after a file tool's write does.
 pub fn linked_from_surface(real: &Path, top: &Path) -> Option<Hit> {
@@ -871,18 +871,35 @@ pub fn linked_from_surface(real: &Path, top: &Path) -> Option<Hit> {
         .skip(1)
         .take_while(|d| d.starts_with(top))
         .collect();
-    let mut firsts = std::collections::HashMap::new();
-    for (entry, below) in entries {
-        for dir in &dirs {
+    let entries: Vec<(&str, bool)> = entries.collect();
+    let firsts: std::collections::HashSet<&str> = entries
+        .iter()
+        .map(|(e, _)| e.split('/').next().unwrap_or(e))
+        .collect();
+    for dir in &dirs {
+        // One listing of the directory (its entries' types come with it) rather than a stat
+        // per entry of the surface: the names of the surface it holds, and which are links.
+        let Ok(listing) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let present: std::collections::HashMap<String, bool> = listing
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                firsts.contains(name.as_str()).then_some(())?;
+                Some((name, e.file_type().ok()?.is_symlink()))
+            })
+            .collect();
+        if present.is_empty() {
+            continue;
+        }
+        for (entry, below) in &entries {
             let first = entry.split('/').next().unwrap_or(entry);
-            let kind = *firsts.entry((dir.to_path_buf(), first)).or_insert_with(|| {
-                std::fs::symlink_metadata(dir.join(first))
-                    .ok()
-                    .map(|m| m.file_type())
-            });
-            let Some(kind) = kind else { continue };
+            let Some(&first_linked) = present.get(first) else {
+                continue;
+            };
             // A link at the first name, or further on: walk to find one.
-            let linked = kind.is_symlink()
+            let linked = first_linked
                 || entry
                     .split('/')
                     .skip(1)
@@ -896,7 +913,7 @@ pub fn linked_from_surface(real: &Path, top: &Path) -> Option<Hit> {
                 continue;
             }
             let target = resolve(&dir.join(entry));
-            if target == real || (below && real.starts_with(&target)) {
+            if target == real || (*below && real.starts_with(&target)) {
                 return Some(Hit {
                     kind: Kind::Pointed,
                     why: LINKED_WHY,
