@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use hosts_support::scenario::{self, finish, Env, Host, Install};
+use hosts_support::scenario::{self, finish, turn, Env, Host, Install};
 use hosts_support::{host_bin, unprivileged, Mock, Turn, POLICY};
 use serde_json::json;
 
@@ -384,4 +384,49 @@ fn interactive(s: Copilot) {
         !outside.exists(),
         "the rewritten line ran unconfined: {allowed}"
     );
+}
+
+/// Issue 21, class 5 (surface21): Copilot CLI 1.0.102 reads a tool's `path` as it is — no `@`
+/// dropped, no percent-decoding, no `~` — and a relative one against its cwd (its tools are
+/// native code in `runtime.node`; checked here, against the real program). So cordon's
+/// reading (`host_path`: the cwd joined, nothing decoded) is as lenient as the host's: each
+/// spelling below lands where cordon took it to, and the one that is `.envrc` is refused.
+#[test]
+fn copilot_file_paths_are_read_as_copilot_reads_them() {
+    let s = Copilot::new(None);
+    let dir = s.0.dir().to_path_buf();
+    let d = dir.display();
+    let create = |named: &str| {
+        turn(
+            &s,
+            Turn {
+                tool: "create".into(),
+                input: json!({ "path": named, "file_text": "touch /tmp/planted\n" }),
+            },
+        )
+    };
+    for (named, lands) in [
+        ("@.envrc".to_string(), "@.envrc"),
+        (format!("{d}/%2eenvrc"), "%2eenvrc"),
+        (format!("{d}/.envrc "), ".envrc "),
+        // Not the home's: Copilot does not expand `~` (the parent `~` must exist, as for any
+        // `create`).
+        ("~/x.txt".to_string(), "~/x.txt"),
+    ] {
+        if lands.contains('/') {
+            std::fs::create_dir_all(dir.join(lands).parent().unwrap()).unwrap();
+        }
+        let r = create(&named);
+        assert!(
+            !dir.join(".envrc").exists(),
+            "Copilot CLI wrote .envrc from {named:?}: {r}"
+        );
+        assert!(
+            dir.join(lands).is_file(),
+            "Copilot CLI did not write {lands:?} from {named:?}, as cordon took it: {r}"
+        );
+    }
+    let r = create(".envrc");
+    assert!(!dir.join(".envrc").exists(), "{r}");
+    assert!(r.contains("cordon: "), "not cordon's refusal: {r}");
 }

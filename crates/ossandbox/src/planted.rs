@@ -47,6 +47,10 @@ use std::time::{Duration, SystemTime};
 
 use crate::profile::GIT_CONFIG_SURFACE;
 
+/// Why a file git's configuration includes is watched.
+const INCLUDED_WHY: &str =
+    "git reads it as configuration (the repository's configuration includes it)";
+
 mod listings;
 pub use listings::Listings;
 
@@ -230,6 +234,22 @@ struct Listing {
 /// directory (`mise` of `mise/config.toml`: `ln -s cfg mise` makes `cfg/config.toml` mise's).
 /// Other plain names are skipped without a `stat`, and not kept in a listing ([`kept`]).
 fn watched(name: &[u8]) -> bool {
+    watched_as_is(name)
+        || fold_name(std::ffi::OsStr::from_bytes(name)).is_some_and(|f| watched_as_is(f.as_bytes()))
+}
+
+/// `name` as a file system that ignores case reads it, when that differs (`surface::folded`):
+/// on macOS or in an ext4 casefold directory `.ENVRC` is direnv's `.envrc`. Most names need no
+/// folding (no upper case, nothing beyond ASCII) and cost nothing.
+fn fold_name(name: &std::ffi::OsStr) -> Option<OsString> {
+    let b = name.as_bytes();
+    if !b.iter().any(|c| c.is_ascii_uppercase() || *c >= 0x80) {
+        return None;
+    }
+    cordon_policy::surface::folded(Path::new(name)).map(PathBuf::into_os_string)
+}
+
+fn watched_as_is(name: &[u8]) -> bool {
     name.starts_with(b".")
         || TOOL_FILES
             .iter()
@@ -582,21 +602,32 @@ impl Snapshot {
     /// A git directory's `hooks` kept as a link to a directory of the root (`.git/hooks ->
     /// ../githooks`, a tracked directory): git runs what is there, so it is watched where it
     /// really is, like a hooks directory. (The link itself is [`Snapshot::git_dir`]'s.)
-    /// So is the directory its config's `core.hooksPath` names (`.githooks`, husky's `.husky/_`),
-    /// taken from where git takes a relative one (the worktree's top; a bare repository).
+    /// So is the directory its configuration's `core.hooksPath` names (`.githooks`, husky's
+    /// `.husky/_`), taken from where git takes a relative one (the worktree's top; a bare
+    /// repository), and each file of the root that configuration includes: read as git reads
+    /// them, the repository's files with the operator's, by `surface::git_config` (the file
+    /// tools' reader). What it read before a file it could not is still watched.
     fn linked_hooks(&mut self, gd: &Path, root: &Path) {
+        use cordon_policy::surface::git_config::{operator_files, read, repository_files, Named};
         let mut dirs = Vec::new();
         let hooks = gd.join("hooks");
         if std::fs::symlink_metadata(&hooks).is_ok_and(|m| m.file_type().is_symlink()) {
             dirs.push(hooks);
         }
-        if let Some(named) = small_content(&gd.join("config")).and_then(|c| hooks_path(&c)) {
-            let top = match gd.file_name() {
-                Some(n) if n == ".git" => gd.parent().unwrap_or(gd),
-                _ => gd,
-            };
-            dirs.push(top.join(named));
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let mut named = Named::default();
+        let files = repository_files(gd)
+            .unwrap_or_default()
+            .into_iter()
+            .chain(operator_files(home.as_deref(), &|v| std::env::var_os(v)));
+        for f in files {
+            let _ = read(&f, home.as_deref(), &mut named, 0);
         }
+        let top = match gd.file_name() {
+            Some(n) if n == ".git" => gd.parent().unwrap_or(gd),
+            _ => gd,
+        };
+        dirs.extend(named.hooks.iter().map(|h| top.join(h)));
         let why = GIT_CONFIG_SURFACE
             .iter()
             .find(|(n, _)| *n == "hooks")
@@ -610,6 +641,12 @@ impl Snapshot {
             };
             if self.note(real.clone(), What::GitConfig, why, true) {
                 self.list(&real, What::GitConfig, why, 0);
+            }
+        }
+        for file in named.includes {
+            let real = real_in(&file, std::slice::from_ref(&root.to_path_buf()));
+            if real.starts_with(root) {
+                self.note(real, What::GitConfig, INCLUDED_WHY, true);
             }
         }
     }
@@ -734,15 +771,24 @@ impl Snapshot {
                 self.linked_hooks(&dir, &root_of);
                 continue;
             }
-            for (name, is_dir) in names {
+            for (on_disk, is_dir) in names {
                 let is_dir = *is_dir;
                 // Most entries are plain files with other names (watched names start with a dot,
                 // but for a few compared by name; the other names kept are a repository's,
                 // checked above): no path for them.
-                if !is_dir && !watched(name.as_bytes()) {
+                if !is_dir && !watched(on_disk.as_bytes()) {
                     continue;
                 }
-                let path = dir.join(name);
+                let path = dir.join(on_disk);
+                // Compared as a file system that ignores case reads it (`.ENVRC`, `.Claude`);
+                // the paths are the names on disk.
+                let folded = fold_name(on_disk);
+                let name = folded.as_ref().unwrap_or(on_disk);
+                // An entry's path below this name: `.claude/settings.json` below `.Claude`.
+                let below = |rel: &str| match rel.split_once('/') {
+                    Some((_, rest)) => path.join(rest),
+                    None => path.clone(),
+                };
                 if name == ".git" {
                     if dir == root {
                         continue; // recorded before the walk
@@ -762,11 +808,11 @@ impl Snapshot {
                     let inside = |r: &&(&str, &str)| r.0.split('/').next() == name.to_str();
                     let roots = std::slice::from_ref(&root_of);
                     for (rel, why) in TOOL_FILES.iter().filter(inside) {
-                        self.note_file(dir.join(rel), why, roots);
+                        self.note_file(below(rel), why, roots);
                     }
                     // A directory whose every file a tool runs: the directory and each entry.
                     for (rel, why) in TOOL_DIRS.iter().filter(inside) {
-                        let tool_dir = dir.join(rel);
+                        let tool_dir = below(rel);
                         if self.note(tool_dir.clone(), What::ToolFile, why, true) {
                             self.list(&tool_dir, What::ToolFile, why, 0);
                         }
@@ -810,13 +856,13 @@ impl Snapshot {
                     // is no change itself): recorded where it really is.
                     let roots = std::slice::from_ref(&root_of);
                     for (rel, why) in TOOL_FILES.iter().filter(dir_of) {
-                        let real = real_in(&dir.join(rel), roots);
+                        let real = real_in(&below(rel), roots);
                         if real.starts_with(&root_of) && !real.starts_with(&path) {
                             self.note(real, What::ToolFile, why, true);
                         }
                     }
                     for (rel, why) in TOOL_DIRS.iter().filter(dir_of) {
-                        let tool_dir = real_in(&dir.join(rel), roots);
+                        let tool_dir = real_in(&below(rel), roots);
                         if tool_dir.starts_with(&root_of)
                             && !tool_dir.starts_with(&path)
                             && self.note(tool_dir.clone(), What::ToolFile, why, true)
@@ -1126,40 +1172,6 @@ static SCANNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 pub(crate) fn scanning() -> std::sync::MutexGuard<'static, ()> {
     SCANNING.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// `core.hooksPath` in a git config file's text, the last one set (git's own reading, enough
-/// for a name: `[core]` then `hooksPath = DIR`, keys and sections in any case, the value
-/// trimmed of blanks and one pair of double quotes). `~` and includes are not followed.
-fn hooks_path(config: &[u8]) -> Option<PathBuf> {
-    let text = String::from_utf8_lossy(config);
-    let mut core = false;
-    let mut found = None;
-    for line in text.lines() {
-        let line = line.trim();
-        if let Some(rest) = line.strip_prefix('[') {
-            let section = rest.split([']', ' ', '"']).next().unwrap_or("");
-            core = section.eq_ignore_ascii_case("core");
-            continue;
-        }
-        if !core {
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        if key.trim().eq_ignore_ascii_case("hookspath") {
-            let v = value.trim();
-            let v = v
-                .strip_prefix('"')
-                .and_then(|v| v.strip_suffix('"'))
-                .unwrap_or(v);
-            if !v.is_empty() && !v.starts_with('~') {
-                found = Some(PathBuf::from(v));
-            }
-        }
-    }
-    found
 }
 
 /// `path` with the links on the way to it resolved (its last component as it is), when that
@@ -1732,28 +1744,90 @@ mod tests {
     }
 
     #[test]
-    fn hooks_path_is_read_as_git_reads_it() {
-        let h = |t: &str| hooks_path(t.as_bytes());
-        assert_eq!(
-            h("[core]\n\thooksPath = .githooks\n"),
-            Some(".githooks".into())
-        );
-        assert_eq!(h("[CORE]\nHOOKSPATH=\"a b\"\n"), Some("a b".into()));
-        assert_eq!(
-            h("[core]\nhooksPath = x\n[core]\nhookspath = y\n"),
-            Some("y".into())
-        );
-        assert_eq!(h("[alias]\nhooksPath = x\n"), None);
-        assert_eq!(h("[core]\nbare = false\n"), None);
-    }
-
-    #[test]
     fn not_an_index() {
         assert_eq!(gitlinks(b""), None);
         assert_eq!(gitlinks(b"DIRC\0\0\0\x05\0\0\0\0"), None);
         let mut truncated = b"DIRC\0\0\0\x02\0\0\0\x01".to_vec();
         truncated.extend_from_slice(&[0; 30]);
         assert_eq!(gitlinks(&truncated), None);
+    }
+
+    /// The hooks directory named through an include (`include.path = ../gitconfig.shared`,
+    /// which sets `core.hooksPath = tools/hooks`; `[core]hooksPath=x` on the header's line is
+    /// git's too) and the included file itself are watched: read as git reads them, by the one
+    /// reader the file tools use (`surface::git_config`).
+    #[test]
+    fn hooks_named_through_an_include_and_the_included_file_are_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        git(&root, &["config", "include.path", "../gitconfig.shared"]);
+        std::fs::write(
+            root.join("gitconfig.shared"),
+            "[core]hooksPath=tools/hooks\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("tools/hooks")).unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::write(root.join("tools/hooks/pre-commit"), "#!/bin/sh\n").unwrap();
+        std::fs::write(
+            root.join("gitconfig.shared"),
+            "[core]hooksPath=tools/hooks\n\tfsmonitor = evil\n",
+        )
+        .unwrap();
+        let after = Snapshot::take(std::slice::from_ref(&root));
+        let paths: Vec<_> = after
+            .findings_since(&before)
+            .iter()
+            .map(|f| f.path.clone())
+            .collect();
+        assert_eq!(
+            paths,
+            vec![
+                root.join("gitconfig.shared"),
+                root.join("tools/hooks/pre-commit"),
+            ]
+        );
+    }
+
+    /// On a file system that ignores case (macOS, an ext4 casefold directory) `.ENVRC` is
+    /// direnv's `.envrc` and `.Claude/settings.json` Claude Code's settings: names are compared
+    /// as such a file system folds them (`surface::folded`), the plants moved aside by the
+    /// names on disk. (This kernel cannot mount a casefold file system: the names are made
+    /// apart here, which only makes the test stricter.)
+    #[test]
+    fn names_that_fold_to_the_surface_are_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".Claude")).unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        for f in [
+            ".ENVRC",
+            ".Claude/settings.json",
+            "Mise.toml",
+            ".env\u{200b}rc",
+        ] {
+            std::fs::write(root.join(f), "x").unwrap();
+        }
+        let after = Snapshot::take(std::slice::from_ref(&root));
+        let mut paths: Vec<_> = after
+            .findings_since(&before)
+            .iter()
+            .map(|f| f.path.clone())
+            .collect();
+        paths.sort();
+        let mut want: Vec<_> = [
+            ".Claude/settings.json",
+            ".ENVRC",
+            ".env\u{200b}rc",
+            "Mise.toml",
+        ]
+        .iter()
+        .map(|f| root.join(f))
+        .collect();
+        want.sort();
+        assert_eq!(paths, want);
+        assert!(!root.join(".ENVRC").exists());
     }
 
     #[test]

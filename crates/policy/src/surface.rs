@@ -15,7 +15,9 @@
 //! operator's rights at the next `git status`, `cd` (direnv), editor start, `claude -p`,
 //! `cargo build` or `npm install`.
 
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
+
+pub mod git_config;
 
 /// A git directory's configuration surface: what git reads as configuration or runs, relative
 /// to a git directory (`.git`, a bare repository, `modules/NAME`, `worktrees/NAME`), and why
@@ -248,6 +250,18 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
         "index and build settings read at the operator's `uv sync`/`uv run`, which builds and runs the project anyway (also pip's and bundler's, which a project directory does not configure)",
     ),
     (
+        ".venv/lib/python3.12/site-packages/x.pth",
+        "a virtual environment in a root is the project's installed code: its `.pth` files, `sitecustomize.py` and `usercustomize.py` run at every start of its python, but so do its `bin/python` (a link the run can replace) and `bin/activate`, and `pip install` writes `.pth` files there in normal work (editable installs, setuptools' `distutils-precedence.pth`); the operator runs it by choosing that environment. The home's user site-packages, which every python start reads, is on the surface (`PYTHON_STARTUP`)",
+    ),
+    (
+        ".venv/lib/python3.12/site-packages/sitecustomize.py",
+        "as the `.pth` files of a virtual environment in a root (the project's installed code)",
+    ),
+    (
+        ".run/app.run.xml",
+        "a JetBrains run configuration kept as a project file: it runs when the operator runs it, or at project open when a startup task names it, and the startup tasks are kept in `.idea` (on the surface); so it is as the project's own scripts a startup task runs",
+    ),
+    (
         ".pnpmfile.cjs",
         "run by `pnpm install`, which runs the project's own lifecycle scripts anyway (also gradle.properties, .mvn/jvm.config, .mvn/extensions.xml, Directory.Build.props, justfile: read by a build of the project)",
     ),
@@ -294,6 +308,16 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
     (
         ".husky",
         "git runs the hooks here (husky's core.hooksPath) at the next commit, checkout or merge",
+    ),
+    // JetBrains IDEs (IntelliJ IDEA, PyCharm, WebStorm, …) on opening the project: Startup
+    // Tasks launch run configurations (kept in `workspace.xml` or `runConfigurations/`), File
+    // Watchers (`watcherTasks.xml`) run their program on every save, the project SDK
+    // (`misc.xml`) names the interpreter it starts to index. Which file holds what varies by
+    // IDE and version: every file. (Cost: an IDE open during a run rewrites `workspace.xml`,
+    // which the after-run scan then reports and undoes.)
+    (
+        ".idea",
+        "JetBrains IDEs run what it configures when the project opens or a file is saved (startup tasks, run configurations, file watchers, the SDK's interpreter)",
     ),
     // mise reads every `*.toml` here as one of its configuration files (see `MISE`).
     (".config/mise/conf.d", MISE),
@@ -601,6 +625,10 @@ pub enum Kind {
     Cordon,
     /// One of [`HOME_FILES`], at the operator's home.
     Home,
+    /// What the surface points at, outside the names above: the directory a repository's
+    /// `core.hooksPath` names, a file its configuration includes ([`named_by_git_config`]),
+    /// the file or directory a link of the surface resolves to ([`linked_from_surface`]).
+    Pointed,
 }
 
 /// A path on the surface: which part, and why it matters.
@@ -706,6 +734,254 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
     None
 }
 
+const HOOKS_PATH_WHY: &str = "git runs every hook in the directory a repository's `core.hooksPath` names (at the next commit, checkout, merge or push)";
+const INCLUDED_WHY: &str =
+    "git reads it as configuration: a repository's or the operator's git configuration includes it (`include.path`, `includeIf`)";
+const UNREADABLE_WHY: &str = "git's configuration of a repository holding it cannot be read with certainty, so a `core.hooksPath` or include naming it cannot be ruled out";
+
+/// Where `real` (absolute, the links on the way resolved, as the file tools write it) is what
+/// git configuration points at outside a git directory: inside the directory `core.hooksPath`
+/// names, or a file an include names. Read as git reads it ([`git_config`]) from the
+/// operator's files ([`git_config::operator_files`]) and from each repository whose work tree
+/// (or bare git directory) holds `real`, nearest or not (`sub/.githooks` may be the hooks of
+/// the repository around `sub`'s). What cannot be read with certainty is a hit too. Not seen:
+/// a repository elsewhere naming `real` by an absolute or `../` path.
+pub fn named_by_git_config(
+    real: &Path,
+    home: Option<&Path>,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<Hit> {
+    use git_config::{read, repository_files, Named};
+    let hit = |why| {
+        Some(Hit {
+            kind: Kind::Pointed,
+            why,
+        })
+    };
+    let mut operator = Named::default();
+    for f in git_config::operator_files(home, var) {
+        if read(&f, home, &mut operator, 0).is_err() {
+            return hit(UNREADABLE_WHY);
+        }
+    }
+    let included = |named: &Named| named.includes.iter().any(|i| resolve(i) == real);
+    let hooks_at = |named: &Named, top: &Path| {
+        named.hooks.iter().any(|h| {
+            let dir = resolve(&top.join(h));
+            real.starts_with(&dir)
+        })
+    };
+    if included(&operator) {
+        return hit(INCLUDED_WHY);
+    }
+    for dir in real.ancestors().skip(1) {
+        let (git_dir, top) = match repository_at(dir) {
+            Ok(Some(found)) => found,
+            Ok(None) => continue,
+            Err(()) => return hit(UNREADABLE_WHY),
+        };
+        let mut named = Named::default();
+        let read_all = repository_files(&git_dir)
+            .and_then(|files| files.iter().try_for_each(|f| read(f, home, &mut named, 0)));
+        if read_all.is_err() {
+            return hit(UNREADABLE_WHY);
+        }
+        if included(&named) {
+            return hit(INCLUDED_WHY);
+        }
+        if hooks_at(&named, &top) || hooks_at(&operator, &top) {
+            return hit(HOOKS_PATH_WHY);
+        }
+    }
+    None
+}
+
+/// The repository at `dir`: its git directory and the directory hooks run in (the work
+/// tree's top; a bare repository's git directory). `.git` a directory, a link to one, or a
+/// gitfile (`gitdir: PATH`); else `dir` itself when git takes it for a bare repository.
+fn repository_at(dir: &Path) -> Result<Option<(PathBuf, PathBuf)>, ()> {
+    let dot_git = dir.join(".git");
+    match std::fs::metadata(&dot_git) {
+        Ok(m) if m.is_dir() => Ok(Some((dot_git, dir.to_path_buf()))),
+        Ok(_) => {
+            let text = std::fs::read(&dot_git).map_err(|_| ())?;
+            let text = String::from_utf8_lossy(&text);
+            match text.strip_prefix("gitdir:") {
+                Some(rest) => Ok(Some((dir.join(rest.trim()), dir.to_path_buf()))),
+                // Not a gitfile: git stops there with an error, running nothing.
+                None => Ok(None),
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(looks_like_git_dir(dir).then(|| (dir.to_path_buf(), dir.to_path_buf())))
+        }
+        Err(_) => Err(()),
+    }
+}
+
+/// `p` with every link resolved, also a dangling one at its end (`.envrc -> envrc.shared`
+/// before `envrc.shared` exists: a write there makes the link's target): the path a write
+/// through `p` would reach. Where nothing more resolves, `p` as far as it did.
+pub fn resolve(p: &Path) -> PathBuf {
+    let mut p = p.to_path_buf();
+    // The kernel's limit of links followed in one lookup.
+    for _ in 0..40 {
+        if let Ok(real) = std::fs::canonicalize(&p) {
+            return real;
+        }
+        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
+            return p;
+        };
+        let Ok(parent) = std::fs::canonicalize(parent) else {
+            return p;
+        };
+        let here = parent.join(name);
+        match std::fs::read_link(&here) {
+            Ok(target) => p = parent.join(target),
+            Err(_) => return here,
+        }
+    }
+    p
+}
+
+const LINKED_WHY: &str = "a link of the surface resolves to it (`.envrc -> envrc.shared`, `.claude -> cfg`): the program that reads the link's name reads this";
+
+/// Where `real` (absolute, links resolved) is what a link of the surface in one of the
+/// directories from `real`'s own up to `top` (a writable root) resolves to: the operator's
+/// `.envrc -> envrc.shared` makes `envrc.shared` what direnv runs, `.claude -> cfg` makes
+/// `cfg/settings.json` Claude Code's settings, `.git -> ../gd` makes `gd/config` git's. Each
+/// entry of [`TOOL_FILES`], [`TOOL_DIRS`] and `.git/` + [`GIT_CONFIG`] is looked up in each of
+/// those directories; one with a link on its way is resolved and compared. Bounded (one
+/// listing per directory, a `stat` per name of a surface entry present in it). Not seen: a link in another directory
+/// (`sub/.envrc -> ../envrc.shared` for a write of `envrc.shared`) — the after-run scan
+/// watches those targets after a command; nothing after a file tool's write does.
+pub fn linked_from_surface(real: &Path, top: &Path) -> Option<Hit> {
+    let git: Vec<String> = GIT_CONFIG
+        .iter()
+        .map(|(n, _)| format!(".git/{n}"))
+        .collect();
+    // (entry, whether every file below it is on the surface too)
+    let entries = TOOL_FILES
+        .iter()
+        .map(|(n, _)| (*n, false))
+        .chain(TOOL_DIRS.iter().map(|(n, _)| (*n, true)))
+        .chain(git.iter().map(|n| (n.as_str(), true)));
+    let dirs: Vec<&Path> = real
+        .ancestors()
+        .skip(1)
+        .take_while(|d| d.starts_with(top))
+        .collect();
+    let entries: Vec<(&str, bool)> = entries.collect();
+    let firsts: std::collections::HashSet<&str> = entries
+        .iter()
+        .map(|(e, _)| e.split('/').next().unwrap_or(e))
+        .collect();
+    for dir in &dirs {
+        // One listing of the directory (its entries' types come with it) rather than a stat
+        // per entry of the surface: the names of the surface it holds, and which are links.
+        let Ok(listing) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let present: std::collections::HashMap<String, bool> = listing
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                firsts.contains(name.as_str()).then_some(())?;
+                Some((name, e.file_type().ok()?.is_symlink()))
+            })
+            .collect();
+        if present.is_empty() {
+            continue;
+        }
+        for (entry, below) in &entries {
+            let first = entry.split('/').next().unwrap_or(entry);
+            let Some(&first_linked) = present.get(first) else {
+                continue;
+            };
+            // A link at the first name, or further on: walk to find one.
+            let linked = first_linked
+                || entry
+                    .split('/')
+                    .skip(1)
+                    .scan(dir.join(first), |at, name| {
+                        at.push(name);
+                        Some(std::fs::symlink_metadata(&*at).ok())
+                    })
+                    .take_while(Option::is_some)
+                    .any(|m| m.is_some_and(|m| m.file_type().is_symlink()));
+            if !linked {
+                continue;
+            }
+            let target = resolve(&dir.join(entry));
+            if target == real || (*below && real.starts_with(&target)) {
+                return Some(Hit {
+                    kind: Kind::Pointed,
+                    why: LINKED_WHY,
+                });
+            }
+        }
+    }
+    None
+}
+
+/// `rel` as a file system that ignores case compares it, when that differs: macOS by default,
+/// an ext4 or tmpfs directory with casefolding (`chattr +F`), where `.ENVRC` is `.envrc` and
+/// `.Git/hooks` is `.git/hooks`. Linux compares names by their NFD form with Unicode's full case
+/// folding (`utf8_casefold`, its `nfdicf` table: CaseFolding.txt's C and F), and older kernels
+/// also dropped default-ignorable code points (as HFS+ does). Every name of the surface is
+/// ASCII, and the only other code points that fold into ASCII are the ones below (computed over
+/// all of Unicode, a test holds it against Python's `unicodedata`) and the default-ignorable
+/// ones, dropped here whatever the kernel: so a name that folds to a surface name in any of
+/// those readings folds to it here. The rest is lower-cased, which leaves non-ASCII names
+/// non-ASCII. (Normalisation alone, NFC against NFD, cannot make an ASCII name.)
+pub fn folded(rel: &Path) -> Option<PathBuf> {
+    let text = rel.to_str()?;
+    let mut fold = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            c if default_ignorable(c) => {}
+            '\u{df}' | '\u{1e9e}' => fold.push_str("ss"),
+            '\u{17f}' => fold.push('s'),
+            '\u{37e}' => fold.push(';'),
+            '\u{1fef}' => fold.push('`'),
+            '\u{fb00}' => fold.push_str("ff"),
+            '\u{fb01}' => fold.push_str("fi"),
+            '\u{fb02}' => fold.push_str("fl"),
+            '\u{fb03}' => fold.push_str("ffi"),
+            '\u{fb04}' => fold.push_str("ffl"),
+            '\u{fb05}' | '\u{fb06}' => fold.push_str("st"),
+            // The Kelvin sign lower-cases to `k`.
+            c => fold.extend(c.to_lowercase()),
+        }
+    }
+    (fold != text).then(|| PathBuf::from(fold))
+}
+
+/// Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, the set the kernel's
+/// `utf8data` generator dropped).
+fn default_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{034f}'
+            | '\u{061c}'
+            | '\u{115f}'..='\u{1160}'
+            | '\u{17b4}'..='\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff0}'..='\u{fff8}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e0fff}'
+    )
+}
+
 /// Whether `dir` is a directory git takes for a repository: `HEAD`, and `objects` and `refs`
 /// (each a directory, or a link to one: git follows them, so a link must not hide a repository
 /// from cordon) or a `commondir` naming where they are (as a linked worktree's git directory
@@ -727,6 +1003,51 @@ mod tests {
 
     fn hit(p: &str) -> Option<Kind> {
         classify(Path::new(p), &|d| d == Path::new("ev")).map(|h| h.kind)
+    }
+
+    /// Every code point that folds into ASCII under NFD and full case folding (what a
+    /// casefolding file system compares), computed by the real Python's `unicodedata` over all
+    /// of Unicode, folds to the same here; so do case and default-ignorable code points.
+    #[test]
+    fn names_fold_as_a_casefolding_file_system_folds_them() {
+        let script = r#"
+import unicodedata as u
+for cp in range(0x80, 0x110000):
+    if 0xD800 <= cp <= 0xDFFF: continue
+    c = chr(cp)
+    k = u.normalize('NFD', u.normalize('NFD', c).casefold())
+    if k and all(ord(x) < 0x80 for x in k):
+        print('%x %s' % (cp, k))
+"#;
+        let o = std::process::Command::new("python3")
+            .args(["-c", script])
+            .output()
+            .expect("python3 runs");
+        assert!(o.status.success(), "{o:?}");
+        let lines = String::from_utf8(o.stdout).unwrap();
+        assert!(lines.lines().count() >= 13, "{lines}");
+        for line in lines.lines() {
+            let (cp, ascii) = line.split_once(' ').unwrap();
+            let c = char::from_u32(u32::from_str_radix(cp, 16).unwrap()).unwrap();
+            let got = folded(Path::new(&format!("x{c}")));
+            assert_eq!(got, Some(PathBuf::from(format!("x{ascii}"))), "U+{cp}");
+        }
+        for (name, want) in [
+            (".ENVRC", ".envrc"),
+            (".Git/HOOKS/x", ".git/hooks/x"),
+            (".env\u{200d}rc", ".envrc"),
+            (".con\u{fb01}g/mise.toml", ".config/mise.toml"),
+            (".claude/\u{17f}ettings.json", ".claude/settings.json"),
+            (".codex/hoo\u{212a}s.json", ".codex/hooks.json"),
+        ] {
+            assert_eq!(folded(Path::new(name)), Some(PathBuf::from(want)), "{name}");
+        }
+        assert_eq!(folded(Path::new(".envrc")), None);
+        // Accents stay: `.envrć` is not `.envrc` on any of these file systems.
+        assert_eq!(
+            folded(Path::new(".ENVR\u{0107}")),
+            Some(".envr\u{0107}".into())
+        );
     }
 
     #[test]
@@ -858,6 +1179,10 @@ mod tests {
             ".husky",
             ".husky/pre-commit",
             "sub/.husky/_/post-checkout",
+            // Round 6: JetBrains' project directory.
+            ".idea",
+            ".idea/workspace.xml",
+            "sub/.idea/runConfigurations/x.xml",
         ] {
             assert_eq!(hit(p), Some(Kind::Tool), "{p}");
         }

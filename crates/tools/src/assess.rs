@@ -484,7 +484,7 @@ fn state_only_allowed(c: &SimpleCommand, parsed: &ParsedLine, cx: &ShellContext)
 /// a line that writes it (`echo … >> .git/config`, `sed -i … .envrc`, `sort -o .mcp.json`),
 /// for a caller that runs the line without the sandbox's kernel profile and after-run scan.
 fn writes_surface(target: &str, cx: &ShellContext) -> Option<&'static str> {
-    use cordon_policy::surface::{classify, classify_home, looks_like_git_dir};
+    use cordon_policy::surface::{classify, classify_home, folded, looks_like_git_dir};
     if target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
         return None;
     }
@@ -512,25 +512,6 @@ fn writes_surface(target: &str, cx: &ShellContext) -> Option<&'static str> {
             })
             .map(|hit| hit.why)
     })
-}
-
-/// `rel` as a case-insensitive filesystem compares it, when that differs: lower case (the
-/// Kelvin sign is `k`, the long s `s`), without the characters HFS+ ignores in names (zero-width
-/// joiners, bidi marks, U+FEFF). The surface is written in that form, so a name that folds to
-/// one of its names is the same file there.
-fn folded(rel: &Path) -> Option<PathBuf> {
-    let text = rel.to_str()?;
-    let fold: String = text
-        .chars()
-        .filter(|c| {
-            !matches!(c, '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}')
-        })
-        .flat_map(|c| match c {
-            '\u{17f}' => 's'.to_lowercase(),
-            c => c.to_lowercase(),
-        })
-        .collect();
-    (fold != text).then(|| PathBuf::from(fold))
 }
 
 fn writes_inside(target: &str, cx: &ShellContext) -> bool {

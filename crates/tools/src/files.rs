@@ -477,7 +477,8 @@ impl FileTool {
         key: &str,
     ) -> Result<Option<String>, Stop> {
         use cordon_policy::surface::{
-            classify, classify_home, classify_home_real, looks_like_git_dir, Kind,
+            classify, classify_home, classify_home_real, folded, linked_from_surface,
+            looks_like_git_dir, named_by_git_config, Kind,
         };
         let dir = &self.roots().roots()[root].config.root;
         let Ok(rel) = real.strip_prefix(dir) else {
@@ -485,26 +486,39 @@ impl FileTool {
         };
         // The path as named too: through a link on the way (`.claude -> cfg`), the host still
         // reads `.claude/settings.json`; and so after a `..` (`m/../.claude/settings.json`).
+        // Each as written and as a file system that ignores case reads it (`.ENVRC` is
+        // `.envrc` on macOS and in an ext4 casefold directory).
+        let on_surface = |rel: &std::path::Path| {
+            [Some(rel.to_path_buf()), folded(rel)]
+                .into_iter()
+                .flatten()
+                .find_map(|rel| classify(&rel, &|d| looks_like_git_dir(&dir.join(d))))
+        };
         let named = (t.root == root)
             .then(|| as_named(dir, &t.rel))
             .flatten()
-            .and_then(|named| classify(&named, &|d| looks_like_git_dir(&dir.join(d))));
+            .and_then(|named| on_surface(&named));
         // At the home: by where each entry really is, through the operator's own links
         // (`~/.config -> dotfiles/config`).
         let at_home = self.shared.home.as_deref().and_then(|h| {
             real.strip_prefix(h)
                 .ok()
-                .and_then(classify_home)
+                .and_then(|rel| classify_home(rel).or_else(|| classify_home(&folded(rel)?)))
                 .or_else(|| {
                     real.starts_with(h)
                         .then(|| classify_home_real(h, real))
                         .flatten()
                 })
         });
-        let Some(hit) = classify(rel, &|d| looks_like_git_dir(&dir.join(d)))
+        // What the surface points at: a link of it resolving here (`.envrc -> envrc.shared`),
+        // the directory `core.hooksPath` names, a file git's configuration includes.
+        let home = self.shared.home.as_deref();
+        let Some(hit) = on_surface(rel)
             .or_else(|| completes_git_dir(dir, rel))
             .or(named)
             .or(at_home)
+            .or_else(|| linked_from_surface(real, dir))
+            .or_else(|| named_by_git_config(real, home, &|v| std::env::var_os(v)))
         else {
             return Ok(None);
         };

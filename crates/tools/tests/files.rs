@@ -1456,3 +1456,219 @@ fn a_commondir_that_makes_a_repository_is_on_the_surface() {
         );
     }
 }
+
+fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+    let o = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "safe.directory=*",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {o:?}");
+    o
+}
+
+/// Round 6 (surface21): the directory a repository's `core.hooksPath` names is where git runs
+/// hooks from, and a file its configuration includes is git configuration. Read as git reads
+/// it — the repository's config and what it includes (`include.path`), relative values at the
+/// work tree's top — a write there asks; the real git runs a hook written in either place.
+/// A configuration that cannot be read with certainty (git's parser refuses it here) makes
+/// every write in the repository ask.
+#[test]
+fn the_directory_core_hooks_path_names_and_included_config_are_on_the_surface() {
+    let setup = |b: &Path| {
+        let ws = b.join("ws");
+        git(&ws, &["init", "-q"]);
+        // The hooks directory named through an include (a shared config kept in the tree).
+        git(&ws, &["config", "include.path", "../gitconfig.shared"]);
+        std::fs::write(
+            ws.join("gitconfig.shared"),
+            "[core]\n\thooksPath = tools/hooks\n",
+        )
+        .unwrap();
+        // A nested repository with its own.
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        git(&ws.join("sub"), &["init", "-q"]);
+        git(&ws.join("sub"), &["config", "core.hooksPath", ".githooks"]);
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    let ask = (Action::Ask, "builtin:surface".into());
+    for p in [
+        "ws/tools/hooks/pre-commit",
+        "ws/tools/hooks/deeper/x",
+        "ws/sub/.githooks/pre-commit",
+        "ws/gitconfig.shared",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    for p in [
+        "ws/src.rs",
+        "ws/.githooks/pre-commit",
+        "ws/sub/tools/hooks/x",
+        "ws/tools/x",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+    // Why: the real git runs what is written there, at the next commit.
+    for (repo, hooks) in [("ws", "ws/tools/hooks"), ("ws/sub", "ws/sub/.githooks")] {
+        let ran = fx.p(repo).join("ran");
+        std::fs::create_dir_all(fx.p(hooks)).unwrap();
+        let hook = fx.p(hooks).join("pre-commit");
+        std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", ran.display())).unwrap();
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        git(&fx.p(repo), &["commit", "-q", "--allow-empty", "-m", "x"]);
+        assert!(ran.exists(), "git did not run {}", hook.display());
+    }
+    // A configuration git's parser refuses (here, the include): nothing can be ruled out in
+    // that repository (and those inside it).
+    std::fs::write(fx.p("ws/gitconfig.shared"), "[core\n\thooksPath = y\n").unwrap();
+    for p in ["ws/src.rs", "ws/sub/src.rs"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, ask, "{p}");
+    }
+}
+
+/// Round 6 (surface21): a link of the surface the operator keeps (`.envrc -> envrc.shared`,
+/// `.claude -> cc`, `.husky -> hk`, a dangling `.envrc` whose target is not written yet) makes
+/// its target what the tool runs: a write of the target asks like a write of the link's name.
+/// Found from the links in the written file's directory and each one above it up to the root
+/// (docs/backends.md says what is not: a link in another directory).
+#[test]
+fn a_write_to_what_a_surface_link_resolves_to_is_on_the_surface() {
+    let setup = |b: &Path| {
+        let ws = b.join("ws");
+        std::fs::write(ws.join("envrc.shared"), "use nix\n").unwrap();
+        symlink("envrc.shared", ws.join(".envrc")).unwrap();
+        std::fs::create_dir_all(ws.join("cc")).unwrap();
+        symlink("cc", ws.join(".claude")).unwrap();
+        std::fs::create_dir_all(ws.join("tools/hk")).unwrap();
+        symlink("tools/hk", ws.join(".husky")).unwrap();
+        std::fs::create_dir_all(ws.join("a/b")).unwrap();
+        symlink("b/later.sh", ws.join("a/.envrc")).unwrap();
+        // Up from the written file's directory: `d/e/.envrc -> ../../shared/rc` is not.
+        std::fs::create_dir_all(ws.join("d/e")).unwrap();
+        std::fs::create_dir_all(ws.join("shared")).unwrap();
+        symlink("../../shared/rc", ws.join("d/e/.envrc")).unwrap();
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    let ask = (Action::Ask, "builtin:surface".into());
+    for p in [
+        "ws/envrc.shared",
+        "ws/cc/settings.json",
+        "ws/cc/settings.local.json",
+        "ws/tools/hk/pre-commit",
+        "ws/a/b/later.sh",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    assert_eq!(fx.verdict(FileOp::Delete, path("ws/envrc.shared")), ask);
+    for p in [
+        "ws/cc/notes.md",
+        "ws/tools/other",
+        "ws/a/b/other.sh",
+        "ws/shared/rc",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}
+
+/// Round 6 (surface21): where the line is drawn for a virtual environment in a root
+/// (`surface::NOT_ON_SURFACE`): a `.pth` file there runs at every start of its python (shown
+/// with the real `python3 -m venv`), but its `bin/python` and `bin/activate` are the run's to
+/// rewrite as much, and run when the operator chooses that environment — the project's
+/// installed code, written by the root's mode like the rest of it. JetBrains' `.idea/` is on
+/// the surface (its startup tasks and file watchers run without being asked).
+#[test]
+fn a_venv_in_a_root_is_the_projects_code_and_idea_is_the_surface() {
+    let fx = Fx::new(WS);
+    let venv = fx.p("ws/.venv");
+    let o = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .output()
+        .expect("python3 runs");
+    assert!(o.status.success(), "{o:?}");
+    let site: PathBuf = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("site-packages"))
+        .find(|p| p.is_dir())
+        .expect("a site-packages");
+    let ran = fx.p("ws/ran");
+    std::fs::write(
+        site.join("x.pth"),
+        format!(
+            "import pathlib; pathlib.Path('{}').touch()\n",
+            ran.display()
+        ),
+    )
+    .unwrap();
+    let o = std::process::Command::new(venv.join("bin/python"))
+        .args(["-c", "pass"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(ran.exists(), "the venv's python did not run its .pth file");
+    let rel = |p: &Path| {
+        Path::new("ws")
+            .join(p.strip_prefix(fx.p("ws")).unwrap())
+            .display()
+            .to_string()
+    };
+    for p in [
+        site.join("y.pth"),
+        site.join("sitecustomize.py"),
+        venv.join("bin/activate"),
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": rel(&p), "content": "x"}));
+        assert_eq!(got, allow(), "{}", p.display());
+    }
+    for p in [
+        "ws/.idea/workspace.xml",
+        "ws/.idea/watcherTasks.xml",
+        "ws/sub/.idea/misc.xml",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+}
+
+/// Round 6 (surface21): on a file system that ignores case (macOS by default, an ext4 or
+/// tmpfs casefold directory) `.ENVRC` is `.envrc`: the file tools take each name as such a
+/// file system folds it too (`surface::folded`: case, Unicode's full folding into ASCII —
+/// `ſ`, `ﬁ`, the Kelvin sign — and default-ignorable code points), as the shell analysis does.
+/// (This kernel has no casefolding — `CONFIG_UNICODE` is off, an ext4 image made with
+/// `mkfs.ext4 -O casefold` does not mount — so the fold is checked against Unicode's data.)
+#[test]
+fn names_a_case_insensitive_file_system_folds_to_the_surface_are_on_it() {
+    let fx = Fx::new(WS);
+    for p in [
+        "ws/.ENVRC",
+        "ws/.Claude/settings.json",
+        "ws/.claude/\u{17f}ettings.json",
+        "ws/.con\u{fb01}g/mise.toml",
+        "ws/.env\u{200d}rc",
+        "ws/sub/.GIT/hooks/pre-commit",
+        "ws/.codex/hoo\u{212a}s.json",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    for p in ["ws/.envr\u{0107}", "ws/ENVRC"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}

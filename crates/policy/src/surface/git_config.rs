@@ -1,0 +1,475 @@
+//! What git's configuration puts on the surface outside a git directory: the directory
+//! `core.hooksPath` names (git runs every hook there) and the files `include.path` and
+//! `includeIf.*.path` name (git reads each as configuration). Read as git 2.47 reads it
+//! (`config.c`'s parser, transcribed below): a value git would take is never missed; what
+//! cannot be read with certainty is an error, which the callers take as "on the surface".
+
+use std::path::{Path, PathBuf};
+
+/// git's limit of nested includes (`MAX_INCLUDE_DEPTH`); deeper, git dies.
+const MAX_INCLUDE_DEPTH: usize = 10;
+
+/// What a set of configuration files names beyond a git directory.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// Every `core.hooksPath` value set (not only the last: one of them may be the effective
+    /// one in another reading, a conditional include), `~/` taken at the home; a relative one
+    /// is relative to the work tree's top (the git directory of a bare repository), where git
+    /// runs hooks.
+    pub hooks: Vec<PathBuf>,
+    /// Every file an include names (existing or not: a file written there later is read as
+    /// configuration), absolute. Conditional includes are taken whatever their condition.
+    pub includes: Vec<PathBuf>,
+}
+
+/// Why a configuration could not be read with certainty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable(pub String);
+
+/// One `section.key = value` of a configuration file: the section lower-cased with its
+/// subsection (`includeif.gitdir:x`), the key lower-cased, the value (`None`: a key with no
+/// `=`, git's boolean true).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub section: String,
+    pub key: String,
+    pub value: Option<String>,
+}
+
+/// git's `isspace` (sane-ctype: space, `\t`, `\n`, `\r`; not `\v` or `\f`).
+fn space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+fn keychar(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'-'
+}
+
+/// A configuration file's bytes as git reads them: a leading UTF-8 BOM skipped, `\r\n` taken
+/// as `\n`, the end of the file as a last `\n`.
+struct Source<'a> {
+    text: &'a [u8],
+    at: usize,
+    eof: bool,
+}
+
+impl Source<'_> {
+    fn next(&mut self) -> u8 {
+        let Some(&c) = self.text.get(self.at) else {
+            self.eof = true;
+            return b'\n';
+        };
+        self.at += 1;
+        if c == b'\r' && self.text.get(self.at) == Some(&b'\n') {
+            self.at += 1;
+            return b'\n';
+        }
+        c
+    }
+}
+
+/// Every entry of a configuration file, as git's `git_parse_source` reads it; an error where
+/// git stops with "bad config line".
+pub(crate) fn parse(text: &[u8]) -> Result<Vec<Entry>, String> {
+    let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
+    let mut s = Source {
+        text,
+        at: 0,
+        eof: false,
+    };
+    let mut entries = Vec::new();
+    // A key before any section is read by git as a name without one (`hooksPath` alone).
+    let mut section = String::new();
+    let mut comment = false;
+    loop {
+        let c = s.next();
+        if s.eof {
+            return Ok(entries);
+        }
+        if c == b'\n' {
+            comment = false;
+            continue;
+        }
+        if comment || space(c) {
+            continue;
+        }
+        if c == b'#' || c == b';' {
+            comment = true;
+            continue;
+        }
+        if c == b'[' {
+            section = section_name(&mut s)?;
+            continue;
+        }
+        if !c.is_ascii_alphabetic() {
+            return Err(format!("bad config line (byte {})", s.at));
+        }
+        let (key, value) = key_value(&mut s, c)?;
+        entries.push(Entry {
+            section: section.clone(),
+            key,
+            value,
+        });
+    }
+}
+
+/// `[name]`, `[name "sub"]` (the subsection as written, `\x` taken as `x`) or the old
+/// `[name.sub]`: the name lower-cased, `.sub` after it.
+fn section_name(s: &mut Source) -> Result<String, String> {
+    let mut name = Vec::new();
+    loop {
+        let c = s.next();
+        if s.eof {
+            return Err("a section header without `]`".into());
+        }
+        if c == b']' {
+            break;
+        }
+        if space(c) {
+            // `[base "extension"]`
+            let mut c = c;
+            while space(c) {
+                if c == b'\n' {
+                    return Err("a section header broken by a new line".into());
+                }
+                c = s.next();
+            }
+            if c != b'"' {
+                return Err("a subsection not in double quotes".into());
+            }
+            name.push(b'.');
+            loop {
+                let mut c = s.next();
+                if c == b'\n' {
+                    return Err("a subsection broken by a new line".into());
+                }
+                if c == b'"' {
+                    break;
+                }
+                if c == b'\\' {
+                    c = s.next();
+                    if c == b'\n' {
+                        return Err("a subsection broken by a new line".into());
+                    }
+                }
+                name.push(c);
+            }
+            if s.next() != b']' {
+                return Err("a section header without `]`".into());
+            }
+            break;
+        }
+        if !keychar(c) && c != b'.' {
+            return Err("a section name with a character git refuses".into());
+        }
+        name.push(c.to_ascii_lowercase());
+    }
+    Ok(String::from_utf8_lossy(&name).into_owned())
+}
+
+/// A key starting with `first` and its value (git's `get_value` and `parse_value`).
+fn key_value(s: &mut Source, first: u8) -> Result<(String, Option<String>), String> {
+    let mut key = vec![first.to_ascii_lowercase()];
+    let mut c;
+    loop {
+        c = s.next();
+        if s.eof || !keychar(c) {
+            break;
+        }
+        key.push(c.to_ascii_lowercase());
+    }
+    while c == b' ' || c == b'\t' {
+        c = s.next();
+    }
+    let key = String::from_utf8_lossy(&key).into_owned();
+    if c == b'\n' {
+        return Ok((key, None));
+    }
+    if c != b'=' {
+        return Err(format!("`{key}` not followed by `=`"));
+    }
+    let mut value = Vec::new();
+    let (mut quote, mut comment) = (false, false);
+    let mut trim: usize = 0;
+    loop {
+        let mut c = s.next();
+        if c == b'\n' {
+            if quote {
+                return Err(format!("`{key}`: a value with an open double quote"));
+            }
+            if trim != 0 {
+                value.truncate(trim);
+            }
+            return Ok((key, Some(String::from_utf8_lossy(&value).into_owned())));
+        }
+        if comment {
+            continue;
+        }
+        if space(c) && !quote {
+            if trim == 0 {
+                trim = value.len();
+            }
+            if !value.is_empty() {
+                value.push(c);
+            }
+            continue;
+        }
+        if !quote && (c == b';' || c == b'#') {
+            comment = true;
+            continue;
+        }
+        trim = 0;
+        if c == b'\\' {
+            c = s.next();
+            c = match c {
+                b'\n' => continue,
+                b't' => b'\t',
+                b'b' => 8,
+                b'n' => b'\n',
+                b'\\' | b'"' => c,
+                _ => return Err(format!("`{key}`: an escape git refuses")),
+            };
+            value.push(c);
+            continue;
+        }
+        if c == b'"' {
+            quote = !quote;
+            continue;
+        }
+        value.push(c);
+    }
+}
+
+/// A path value as git's `interpolate_path` takes it: `~/` at the home; `~user/` and
+/// `%(prefix)/` are not followed (an error: what they name is not known here).
+fn interpolate(value: &str, home: Option<&Path>) -> Result<PathBuf, Unreadable> {
+    if value == "~" || value.starts_with("~/") {
+        let home = home.ok_or_else(|| Unreadable(format!("`{value}` and no home is known")))?;
+        return Ok(home.join(value.trim_start_matches('~').trim_start_matches('/')));
+    }
+    if value.starts_with('~') || value.starts_with("%(prefix)/") {
+        return Err(Unreadable(format!("`{value}` is not followed here")));
+    }
+    Ok(PathBuf::from(value))
+}
+
+/// Reads `file` (and what it includes) into `named`. A file that does not exist is no error
+/// (git skips it); one that exists and cannot be read is.
+pub fn read(
+    file: &Path,
+    home: Option<&Path>,
+    named: &mut Named,
+    depth: usize,
+) -> Result<(), Unreadable> {
+    if depth > MAX_INCLUDE_DEPTH {
+        return Err(Unreadable(format!(
+            "includes nested deeper than git's {MAX_INCLUDE_DEPTH} at {}",
+            file.display()
+        )));
+    }
+    let text = match std::fs::read(file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        // A directory by that name: git says "is a directory" and skips it.
+        Err(_) if file.is_dir() => return Ok(()),
+        Err(e) => return Err(Unreadable(format!("{}: {e}", file.display()))),
+    };
+    let entries = parse(&text).map_err(|e| Unreadable(format!("{}: {e}", file.display())))?;
+    for e in entries {
+        let include =
+            e.key == "path" && (e.section == "include" || e.section.starts_with("includeif."));
+        let hooks = e.section == "core" && e.key == "hookspath";
+        if !include && !hooks {
+            continue;
+        }
+        let Some(value) = e.value else {
+            return Err(Unreadable(format!(
+                "{}: `{}.{}` without a value",
+                file.display(),
+                e.section,
+                e.key
+            )));
+        };
+        if value.is_empty() {
+            continue;
+        }
+        // Newer git reads `:(optional)PATH` as PATH, older git as it is: both.
+        let mut values = vec![value.clone()];
+        if let Some(rest) = value.strip_prefix(":(optional)") {
+            values.push(rest.to_string());
+        }
+        for value in values {
+            let path = interpolate(&value, home)?;
+            if hooks {
+                named.hooks.push(path);
+                continue;
+            }
+            let path = match file.parent() {
+                Some(dir) if path.is_relative() => dir.join(path),
+                _ => path,
+            };
+            if !named.includes.contains(&path) {
+                named.includes.push(path.clone());
+                read(&path, home, named, depth + 1)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The operator's own configuration files git reads in every repository: the system's, the
+/// global ones (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`), also where the environment
+/// moves them (`GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`).
+pub fn operator_files(
+    home: Option<&Path>,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Vec<PathBuf> {
+    let mut files = vec![PathBuf::from("/etc/gitconfig")];
+    for v in ["GIT_CONFIG_SYSTEM", "GIT_CONFIG_GLOBAL"] {
+        files.extend(var(v).map(PathBuf::from).filter(|p| p.is_absolute()));
+    }
+    match var("XDG_CONFIG_HOME").map(PathBuf::from) {
+        Some(x) if x.is_absolute() => files.push(x.join("git/config")),
+        _ => files.extend(home.map(|h| h.join(".config/git/config"))),
+    }
+    files.extend(home.map(|h| h.join(".gitconfig")));
+    files
+}
+
+/// The configuration files of the repository whose git directory is `git_dir`: its common
+/// directory's `config` (where `commondir` points), and `config.worktree` in both.
+pub fn repository_files(git_dir: &Path) -> Result<Vec<PathBuf>, Unreadable> {
+    let common = match std::fs::read(git_dir.join("commondir")) {
+        Ok(t) => {
+            let t = String::from_utf8_lossy(&t);
+            let named = t.trim_end_matches(['\n', '\r']);
+            git_dir.join(named)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => git_dir.to_path_buf(),
+        Err(e) => {
+            return Err(Unreadable(format!(
+                "{}: {e}",
+                git_dir.join("commondir").display()
+            )))
+        }
+    };
+    let mut files = vec![common.join("config"), git_dir.join("config.worktree")];
+    if common != git_dir {
+        files.push(common.join("config.worktree"));
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hooks(text: &str) -> Result<Vec<String>, String> {
+        Ok(parse(text.as_bytes())?
+            .into_iter()
+            .filter(|e| e.section == "core" && e.key == "hookspath")
+            .map(|e| e.value.unwrap_or_default())
+            .collect())
+    }
+
+    /// What the real git reads from `text`: its `core.hooksPath` values, or an error where it
+    /// refuses the file.
+    fn git_reads(text: &str) -> Result<Vec<String>, ()> {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("config");
+        std::fs::write(&f, text).unwrap();
+        let o = std::process::Command::new("git")
+            .args(["config", "--file"])
+            .arg(&f)
+            .args(["--get-all", "core.hookspath"])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git runs");
+        match o.status.code() {
+            Some(0) => Ok(String::from_utf8(o.stdout)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect()),
+            Some(1) => Ok(vec![]),
+            _ => Err(()),
+        }
+    }
+
+    /// Each case as the real git reads it, too: the transcription is checked against git.
+    #[test]
+    fn values_are_read_as_git_reads_them() {
+        for (text, want) in [
+            ("[core]\n\thooksPath = .githooks\n", vec![".githooks"]),
+            ("[CORE]\nHOOKSPATH=\"a b\"\n", vec!["a b"]),
+            ("[core]hooksPath=x", vec!["x"]),
+            ("[core] hookspath = x ; comment\n", vec!["x"]),
+            ("[core]\nhookspath = \"x;y\" # c\n", vec!["x;y"]),
+            ("[core]\nhookspath = a\\\nb\n", vec!["ab"]),
+            ("[core]\nhookspath = a\\\"b\n", vec!["a\"b"]),
+            ("[core]\r\nhookspath = x\r\n", vec!["x"]),
+            ("\u{feff}[core]\nhookspath = x\n", vec!["x"]),
+            (
+                "[core]\nhookspath = x\n[core]\nhookspath = y\n",
+                vec!["x", "y"],
+            ),
+            (
+                "[core \"x\"]\nhookspath = a\n[core.x]\nhookspath = b\n",
+                vec![],
+            ),
+            ("[alias]\nhooksPath = x\n", vec![]),
+            ("[core]\n# hooksPath = x\n", vec![]),
+            ("hooksPath = x\n", vec![]),
+        ] {
+            assert_eq!(hooks(text).unwrap(), want, "{text:?}");
+            assert_eq!(
+                git_reads(text),
+                Ok(want.iter().map(|w| w.to_string()).collect()),
+                "git: {text:?}"
+            );
+        }
+        for bad in [
+            "core.hooksPath = x\n",
+            "[core\nhookspath = x\n",
+            "[core]\nhookspath = \"x\n",
+            "[core]\nhookspath = \\q\n",
+            "[core]\n1x = y\n",
+            "[core]\nhookspath x\n",
+        ] {
+            assert!(hooks(bad).is_err(), "{bad:?}");
+            assert_eq!(git_reads(bad), Err(()), "git: {bad:?}");
+        }
+    }
+
+    #[test]
+    fn includes_are_followed_and_named() {
+        let d = tempfile::tempdir().unwrap();
+        let b = d.path();
+        std::fs::write(
+            b.join("config"),
+            "[include]\n\tpath = shared.cfg\n[includeIf \"gitdir:/nowhere/\"]\n\tpath = ~/cond.cfg\n",
+        )
+        .unwrap();
+        std::fs::write(b.join("shared.cfg"), "[core]\n\thooksPath = hooks-here\n").unwrap();
+        let mut named = Named::default();
+        read(&b.join("config"), Some(Path::new("/h")), &mut named, 0).unwrap();
+        assert_eq!(named.hooks, vec![PathBuf::from("hooks-here")]);
+        assert_eq!(
+            named.includes,
+            vec![b.join("shared.cfg"), PathBuf::from("/h/cond.cfg")]
+        );
+        // An include loop ends here (each file is read once); git stops at its depth limit.
+        std::fs::write(b.join("loop.cfg"), "[include]\npath = loop2.cfg\n").unwrap();
+        std::fs::write(b.join("loop2.cfg"), "[include]\npath = loop.cfg\n").unwrap();
+        let mut named = Named::default();
+        assert!(read(&b.join("loop.cfg"), None, &mut named, 0).is_ok());
+        for bad in ["[include]\npath\n", "[core]\nhooksPath = ~other/h\n"] {
+            std::fs::write(b.join("bad.cfg"), bad).unwrap();
+            let mut named = Named::default();
+            assert!(
+                read(&b.join("bad.cfg"), None, &mut named, 0).is_err(),
+                "{bad}"
+            );
+        }
+    }
+}
