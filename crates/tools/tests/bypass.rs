@@ -2518,3 +2518,244 @@ fn programs_that_run_their_argv_are_seen_through() {
         "dbus-run-session --dbus-daemon=/tmp/e/x -- ls",
     ]);
 }
+
+/// Round 6. Compilers and toolchains were judged by their rule alone: `cc -o
+/// .git/hooks/pre-commit x.c` wrote a hook, `gcc -B DIR` ran DIR's `as`, `-wrapper`,
+/// `-fplugin=`, `-specs=` and `@file` ran or read what the line does not show, `rustc -C
+/// linker=PROG` ran PROG, and `rustc --out-dir .git` wrote names only the crate knows. Each
+/// option not known to only read is an effect; `-o` and `--emit KIND=PATH` are writes.
+#[test]
+fn compilers_and_toolchains_are_judged() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "cc -o .git/hooks/pre-commit x.c",
+        "gcc -o.envrc x.c",
+        "gcc --output=.envrc x.c",
+        "gcc --output .envrc x.c",
+        "g++ -O2 -o /tmp/outside x.cc",
+        "clang -c x.c -o .git/hooks/post-checkout",
+        "gcc -MD -MF .envrc -c x.c",
+        "gcc -B/tmp/e x.c",
+        "gcc -B /tmp/e x.c",
+        "gcc --prefix=/tmp/e x.c",
+        "gcc --pre=/tmp/e x.c",
+        "gcc -wrapper /tmp/e/w x.c",
+        "gcc -fplugin=/tmp/e/p.so x.c",
+        "gcc -specs=/tmp/e/s x.c",
+        "gcc --specs=s x.c",
+        "gcc @opts x.c",
+        "gcc -Wl,-plugin,/tmp/e/p.so x.c",
+        "gcc -Xlinker --plugin x.c",
+        "gcc -Wa,-o,.envrc -c x.c",
+        "gcc -Wp,-MD,.envrc -c x.c",
+        "gcc -fopt-info=.envrc -O2 x.c",
+        "gcc -fdump-tree-all=.envrc x.c",
+        "gcc -dumpdir .git/hooks/ x.c",
+        "gcc -fuse-ld=/tmp/e/ld x.c",
+        "clang -fpass-plugin=/tmp/e/p.so x.c",
+        "clang -Xclang -load -Xclang /tmp/e/p.so x.c",
+        "clang --config=/tmp/e/c.cfg x.c",
+        "clang -mllvm -x x.c",
+        "gcc-12 -o .envrc x.c",
+        "x86_64-linux-gnu-gcc -o .envrc x.c",
+        "cc $opts x.c",
+        "cpp x.c .envrc",
+        "rustc -o .git/hooks/pre-commit x.rs",
+        "rustc -C linker=/tmp/e/ld x.rs",
+        "rustc -Clinker=./ld x.rs",
+        "rustc --codegen linker=./ld x.rs",
+        "rustc -C link-arg=-fuse-ld=/tmp/e x.rs",
+        "rustc -C link-args=-Wl,-plugin x.rs",
+        "rustc -Z codegen-backend=/tmp/e/b.so x.rs",
+        "rustc --out-dir .git x.rs",
+        "rustc --out-dir .git/hooks --crate-name update x.rs",
+        "rustc --emit=link=.envrc x.rs",
+        "rustc --emit dep-info=.envrc x.rs",
+        "rustc --print cfg=.envrc",
+        "rustc -C extra-filename=.toml --crate-name mise x.rs",
+        "rustc -C incremental=.git x.rs",
+        "rustc --extern m=/tmp/e/libm.so x.rs",
+        "rustc -L /tmp/e x.rs",
+        "rustc --sysroot /tmp/e x.rs",
+        "rustc @args x.rs",
+        "ld -o .envrc x.o",
+        "ld -plugin /tmp/e/p.so x.o",
+        "ld --plugin=/tmp/e/p.so x.o",
+        "as -o .envrc x.s",
+        "as --MD .envrc x.s",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cc --version",
+            "gcc -v",
+            "gcc -dumpmachine",
+            "gcc -print-file-name=libc.so",
+            "cc -O2 -Wall -Wextra -std=c11 -Iinclude -DX=1 -c x.c -o build/x.o",
+            "gcc -g -fPIC -shared -o libx.so x.c -lm -L.",
+            "g++ -std=c++17 -pthread -isystem inc -o app main.cc",
+            "clang -fsanitize=address -fno-omit-frame-pointer -g x.c",
+            "gcc -MMD -MP -MF build/x.d -c x.c -o build/x.o",
+            "gcc -x c -E x.h",
+            "gcc -c x.c",
+            "rustc --version",
+            "rustc -V",
+            "rustc x.rs",
+            "rustc --edition 2021 -O -o build/app src/main.rs",
+            "rustc --crate-type lib --crate-name m -C opt-level=3 -g src/lib.rs",
+            "rustc --out-dir build src/main.rs",
+            "rustc -L build --extern m=build/libm.rlib src/main.rs",
+            "rustc --print sysroot",
+            "rustc --explain E0308",
+            "ld --version",
+            "as --version",
+            "ld -o build/app x.o",
+        ],
+    );
+    // The real programs.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join("x.c"), "int main(void){return 0;}\n").unwrap();
+    std::fs::create_dir_all(ws.join("e")).unwrap();
+    let evil = "#!/bin/sh\ntouch \"$PWNED\"\nexit 1\n";
+    for name in ["as", "ld", "w"] {
+        let p = ws.join("e").join(name);
+        std::fs::write(&p, evil).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let pwned = ws.join("pwned");
+    let pwned = pwned.to_str().unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "gcc -o .git/hooks/pre-commit x.c",
+        &[]
+    ));
+    assert!(
+        ws.join(".git/hooks/pre-commit").exists(),
+        "the real gcc did not write the hook"
+    );
+    for line in [
+        "gcc -B e/ -c x.c",
+        "gcc -wrapper e/w x.c",
+        "rustc -C linker=e/ld -o app x.c",
+    ] {
+        if line.starts_with("rustc") {
+            std::fs::write(ws.join("x.c"), "fn main() {}\n").unwrap();
+        }
+        assert!(
+            bash_creates_pwned(ws, line, &[("PWNED", pwned)]),
+            "{line}: the real program did not run the planted one"
+        );
+    }
+}
+
+/// Round 6. openssl, ar, sqlite3 and the editors were judged by their rule alone: `openssl rand
+/// -out .envrc`, `-engine`/`-provider`/`-config` (which load modules), `ar rcs .envrc`,
+/// `sqlite3 db '.shell CMD'` (and `writefile()`, `ATTACH`, `.output`, commands from its
+/// input), `vim -c '!CMD'` and every editor, which runs what it reads from its input.
+#[test]
+fn openssl_ar_sqlite3_and_editors_are_judged() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "openssl rand -out .envrc 4",
+        "openssl rand -out=.envrc 4",
+        "openssl rand --out .envrc 4",
+        "openssl enc -d -in x -out .git/hooks/pre-commit -k p",
+        "openssl req -new -x509 -keyout .envrc -out c.pem -nodes",
+        "openssl genpkey -algorithm ed25519 -out /tmp/outside",
+        "openssl rand -writerand .envrc 4",
+        "openssl x509 -in c.pem -engine /tmp/e/e.so -noout",
+        "openssl list -provider-path /tmp/e -provider p",
+        "openssl req -config /tmp/e/o.cnf -new",
+        "openssl s_client -connect index.example.org:443",
+        "openssl ca -in r.pem",
+        "openssl",
+        "openssl < cmds",
+        "openssl $sub",
+        "ar rcs .envrc x.o",
+        "ar -rcs .git/hooks/pre-commit x.o",
+        "ar q /tmp/outside x.o",
+        "ar rb x.o .envrc y.o",
+        "ar s .envrc",
+        "ar --plugin /tmp/e/p.so t a.a",
+        "ar x a.a",
+        "ranlib .envrc",
+        "sqlite3 x.db '.shell touch pwned'",
+        "sqlite3 x.db \"select writefile('.envrc', 'x')\"",
+        "sqlite3 x.db",
+        "sqlite3 x.db < script.sql",
+        "sqlite3 -cmd '.system id' x.db",
+        "sqlite3 -init i.sql x.db .quit",
+        "sqlite3 .envrc 'create table t(x)'",
+        "sqlite3 -safe .git/config 'create table t(x)'",
+        "vim x.txt",
+        "vim -c '!touch pwned' -c q x",
+        "vi +'!touch pwned' x",
+        "ex -s x < script",
+        "view x",
+        "nvim --headless -c q",
+        "emacs --batch --eval '(shell-command \"id\")'",
+        "nano x",
+        "ed x < script",
+        "vim -es -S /tmp/e/s.vim",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "openssl version",
+            "openssl version -a",
+            "openssl x509 -in c.pem -noout -text",
+            "openssl dgst -sha256 x",
+            "openssl rand -hex 16",
+            "openssl rand -out key.bin 32",
+            "openssl req -in r.pem -noout -text -pubkey",
+            "openssl genpkey -algorithm ed25519 -out build/k.pem",
+            "ar t a.a",
+            "ar rcs build/libx.a x.o",
+            "ar -rcs libx.a x.o",
+            "ranlib libx.a",
+            "sqlite3 -safe x.db 'select * from t'",
+            "sqlite3 -safe -readonly x.db .tables",
+            "sqlite3 --version",
+            "vim --version",
+        ],
+    );
+    // The real programs.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join("x.o"), "x\n").unwrap();
+    for (line, made) in [
+        ("openssl rand -out=.envrc 4", ".envrc"),
+        ("ar rcs .git/hooks/pre-commit x.o", ".git/hooks/pre-commit"),
+        (
+            "sqlite3 x.db \"select writefile('.mcp.json', 'x')\"",
+            ".mcp.json",
+        ),
+    ] {
+        assert!(!bash_creates_pwned(ws, line, &[]));
+        assert!(
+            ws.join(made).exists(),
+            "{line}: the real program did not make {made}"
+        );
+    }
+    for line in [
+        "sqlite3 x.db '.shell touch pwned'",
+        "echo '.system touch pwned' | sqlite3 x.db",
+        "vim -es -c '!touch pwned' -c 'qa!'",
+        "printf '!touch pwned\\nqa!\\n' | vim -es",
+    ] {
+        assert!(
+            bash_creates_pwned(ws, line, &[]),
+            "{line}: the real program did not run the command"
+        );
+    }
+    assert!(
+        !bash_creates_pwned(ws, "sqlite3 -safe x.db '.shell touch pwned'", &[]),
+        "sqlite3 -safe ran .shell"
+    );
+}

@@ -21,13 +21,17 @@
 
 use super::options::{step, Opt, Spec, Step, Stop};
 use super::words::Word;
+use consoles::{editor, openssl, sqlite3, EDITORS};
 use git::git;
 use special::{cargo, compressor, dd, find, go, npm, tar, unzip, zip};
 use table::PROGRAMS;
+use toolchain::{ar, cc, is_cc, linker, rustc};
 
+mod consoles;
 mod git;
 mod special;
 mod table;
+mod toolchain;
 
 /// What an option does, besides reading, that an allow rule on the program does not cover.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -351,6 +355,19 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         "go" => go(args, &mut out),
         "zip" => zip(args, &mut out),
         "unzip" => unzip(args, &mut out),
+        "rustc" => rustc(args, &mut out),
+        "ar" => ar(args, &mut out),
+        "openssl" => openssl(args, &mut out),
+        "sqlite3" | "sqlite" => sqlite3(args, &mut out),
+        b if EDITORS.contains(&b) => editor(b, args, &mut out),
+        b if is_cc(b) || b == "cpp" || is_tool(b, "cpp") => cc(b, args, &mut out),
+        b if ["ld", "as", "gold", "mold", "lld"]
+            .iter()
+            .any(|t| is_tool(b, t))
+            || b.starts_with("ld.") =>
+        {
+            linker(b, args, &mut out)
+        }
         "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lzma" | "unlzma" | "zstd"
         | "unzstd" | "pigz" | "unpigz" => compressor(base, args, &mut out),
         b => {
@@ -371,6 +388,14 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         }
     }
     out
+}
+
+/// Whether `base` is `tool` or a cross toolchain's spelling of it (`x86_64-linux-gnu-ld`).
+fn is_tool(base: &str, tool: &str) -> bool {
+    base == tool
+        || base
+            .strip_suffix(tool)
+            .is_some_and(|p| p.ends_with('-') && p.len() > 1)
 }
 
 /// The module `python -m MODULE ARGS…` runs and its arguments, as python reads its options
@@ -643,7 +668,7 @@ pub(super) fn judge_options(p: &Parsed, table: &[(&str, Does)], out: &mut Examin
 /// Every name a path on the persistence surface is made of (`.git`, `hooks`, `.vscode`,
 /// `tasks.json`, `.envrc`, `cordon.toml`, …): what a glob copied into a directory could write
 /// there. Where each is on the surface is the assessment's question.
-fn surface_names() -> impl Iterator<Item = &'static str> {
+pub(super) fn surface_names() -> impl Iterator<Item = &'static str> {
     use cordon_policy::surface::{
         CORDON_FILES, GIT_CONFIG, HOME_DIRS, HOME_FILES, TOOL_DIRS, TOOL_FILES,
     };
@@ -657,6 +682,24 @@ fn surface_names() -> impl Iterator<Item = &'static str> {
             .chain(CORDON_FILES)
             .flat_map(|(n, _)| n.split('/')),
     )
+}
+
+/// The last component of each name on the persistence surface (`config`, `.envrc`,
+/// `settings.json`, `.husky`): what a program that writes one file under a name only it knows
+/// (`rustc --out-dir DIR`) could write. A directory's name written as a file holds nothing,
+/// and any name inside a surface directory is the surface already.
+pub(super) fn surface_file_names() -> impl Iterator<Item = &'static str> {
+    use cordon_policy::surface::{
+        CORDON_FILES, GIT_CONFIG, HOME_DIRS, HOME_FILES, TOOL_DIRS, TOOL_FILES,
+    };
+    GIT_CONFIG
+        .iter()
+        .chain(TOOL_FILES)
+        .chain(TOOL_DIRS)
+        .chain(HOME_FILES)
+        .chain(HOME_DIRS)
+        .chain(CORDON_FILES)
+        .filter_map(|(n, _)| n.rsplit('/').find(|c| !c.is_empty()))
 }
 
 /// Whether the glob `pattern` (`*`, `?`, `[…]`) matches `name`, as bash could match it:

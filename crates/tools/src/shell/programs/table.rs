@@ -310,6 +310,20 @@ pub(super) const PROGRAMS: &[Program] = &[
         operands: Operands::Read,
         special: None,
     },
+    // `ranlib ARCHIVE` rewrites the archive's index in place.
+    Program {
+        names: &["ranlib"],
+        spec: Spec {
+            long_arg: &["plugin"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: false,
+        options: &[("--plugin", Does::Runs)],
+        operands: Operands::Written,
+        special: None,
+    },
     Program {
         names: &["sponge"],
         spec: Spec {
@@ -409,7 +423,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     // Archivers: each its own options (pax's `-O` is a flag, cpio's takes a file), the same
     // test for extracting.
     Program {
-        names: &["7z", "7za", "7zr", "7zz", "ar"],
+        names: &["7z", "7za", "7zr", "7zz"],
         spec: Spec {
             lenient: true,
             ..Spec::NONE
