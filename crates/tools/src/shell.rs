@@ -110,7 +110,9 @@ mod tests;
 pub use programs::{Effect, EffectKind};
 pub use rebind::{rebinds_commands, BUILTINS};
 use values::Values;
-pub use variables::{is_hook_variable, is_inert_variable, SHELL_EXPORTED};
+pub use variables::{
+    changes_modelled_options, is_hook_variable, is_inert_variable, SHELL_EXPORTED,
+};
 use words::{arithmetic_targets, join_raw, resolve, Src, Word};
 use wrappers::Inner;
 
@@ -405,7 +407,11 @@ pub fn parse(line: &str) -> ParsedLine {
 pub fn parse_in(line: &str, inherited: &Inherited) -> ParsedLine {
     let mut walker = Walker::new(inherited);
     walker.line(line);
-    walker.finish()
+    let mut parsed = walker.finish();
+    parsed
+        .concerns
+        .extend(variables::inherited_concerns(inherited));
+    parsed
 }
 
 /// The argv form (`cordon exec -- PROG ARGS`): no parsing of the words themselves, but wrappers
@@ -432,7 +438,11 @@ pub fn parse_argv_in(argv: &[String], inherited: &Inherited) -> ParsedLine {
         let text = join_raw(&words);
         walker.run(words, text, 0);
     }
-    walker.finish()
+    let mut parsed = walker.finish();
+    parsed
+        .concerns
+        .extend(variables::inherited_concerns(inherited));
+    parsed
 }
 
 thread_local! {

@@ -2759,3 +2759,105 @@ fn openssl_ar_sqlite3_and_editors_are_judged() {
         "sqlite3 -safe ran .shell"
     );
 }
+
+/// Round 6. What the analysis models of a program's options its environment can change: an
+/// inherited `SIMPLE_BACKUP_SUFFIX=rc` makes `cp -b x .env` write `.envrc` (the real cp), and
+/// `TAR_OPTIONS`, `GZIP`, `XZ_OPT`, `GIT_CONFIG_COUNT`/`KEY`/`VALUE`, `GIT_EXTERNAL_DIFF`,
+/// `LESSOPEN`, … give options or commands the line does not show. The command inherits only
+/// the scrubbed environment (the built-in list, `LC_*`, and the policy's `sandbox.env`), so
+/// such a name reaches it only through `sandbox.env`; when it does, the line asks. The same
+/// names assigned in the line ask already (any variable not known to be inert).
+#[test]
+fn an_inherited_variable_that_changes_a_modelled_program_asks() {
+    let f = allow_all();
+    let decide = |line: &str, names: &[&str]| {
+        let mut all = vec!["PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR"];
+        all.extend_from_slice(names);
+        let inherited = Inherited::exactly(all);
+        assess(&parse_in(line, &inherited), &f.rules, &f.cx).decision
+    };
+    for (line, names) in [
+        ("cp -b x .env", &["SIMPLE_BACKUP_SUFFIX"][..]),
+        ("cp --backup=t x .env", &["VERSION_CONTROL"]),
+        ("tar -tf a.tar", &["TAR_OPTIONS"]),
+        ("gzip x", &["GZIP"]),
+        ("xz x", &["XZ_OPT"]),
+        ("xz x", &["XZ_DEFAULTS"]),
+        ("bzip2 x", &["BZIP2"]),
+        ("zip -r a.zip x", &["ZIPOPT"]),
+        ("unzip -l a.zip", &["UNZIP"]),
+        (
+            "git log",
+            &["GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"],
+        ),
+        ("git diff", &["GIT_EXTERNAL_DIFF"]),
+        ("git status", &["GIT_CONFIG_PARAMETERS"]),
+        ("git fetch", &["GIT_SSH_COMMAND"]),
+        ("git status", &["GIT_DIR"]),
+        ("less x", &["LESSOPEN"]),
+        ("man ls", &["MANPAGER"]),
+        ("rsync a b", &["RSYNC_RSH"]),
+        ("pytest", &["PYTEST_ADDOPTS"]),
+        ("make", &["MAKEFLAGS"]),
+        ("gcc x.c", &["GCC_EXEC_PREFIX"]),
+        ("gcc x.c", &["COMPILER_PATH"]),
+        ("openssl version", &["OPENSSL_CONF"]),
+        ("ls", &["BASH_ENV"]),
+        ("ls", &["ENV"]),
+        ("ls", &["BASH_FUNC_ls%%"]),
+        ("ls", &["PROMPT_COMMAND"]),
+    ] {
+        let d = decide(line, names);
+        assert_ne!(
+            d.action,
+            Action::Allow,
+            "{line} with {names:?} inherited: allowed ({})",
+            d.reason
+        );
+        assert_eq!(decide(line, &[]).action, Action::Allow, "{line} alone");
+    }
+    // Names the shipped profiles pass that change no modelled option: no ask.
+    for names in [
+        &["CARGO_HOME", "RUSTUP_HOME", "GOPATH", "npm_config_cache"][..],
+        &[
+            "SSH_AUTH_SOCK",
+            "GIT_AUTHOR_NAME",
+            "GIT_AUTHOR_EMAIL",
+            "GIT_COMMITTER_NAME",
+            "GIT_COMMITTER_EMAIL",
+        ],
+    ] {
+        let d = decide("git log", names);
+        assert_eq!(d.action, Action::Allow, "{names:?}: {}", d.reason);
+    }
+    // Assigned in the line: asked already.
+    f.never_allowed(&[
+        "SIMPLE_BACKUP_SUFFIX=rc cp -b x .env",
+        "VERSION_CONTROL=numbered cp -b x .env",
+        "TAR_OPTIONS=--to-command=id tar -xf a.tar",
+        "GZIP='-S rc' gzip .env",
+        "XZ_OPT='--suffix=rc' xz .env",
+        "export SIMPLE_BACKUP_SUFFIX=rc; cp -b x .env",
+        "env SIMPLE_BACKUP_SUFFIX=rc cp -b x .env",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=id git log",
+        "GIT_EXTERNAL_DIFF=./x git diff",
+        "GIT_SSH_COMMAND=./x git fetch",
+        "BASH_ENV=./x bash -c ls",
+        "ENV=./x sh -c ls",
+        "LD_PRELOAD=./x.so ls",
+    ]);
+    // The real cp.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x"), "x\n").unwrap();
+    std::fs::write(ws.join(".env"), "y\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "cp -b x .env",
+        &[("SIMPLE_BACKUP_SUFFIX", "rc")]
+    ));
+    assert!(
+        ws.join(".envrc").exists(),
+        "the real cp did not write .envrc"
+    );
+}
