@@ -2378,3 +2378,21 @@ fn characters_beyond_latin1_do_not_crash_the_scanner_and_keep_their_text() {
         ["echo", "h\u{E9}llo", "\u{4E2D}\u{6587}", "{\u{10FFFF}"]
     );
 }
+
+/// The toolchain and console readers slice option words: a multi-byte character where a
+/// letter is expected must not split a character (a panic would be a crash on input).
+#[test]
+fn toolchain_options_with_wide_characters_do_not_panic() {
+    for line in [
+        "rustc -é x.rs",
+        "rustc -Cé=1 x.rs",
+        "gcc -é -oé x.c",
+        "ld -oé x.o",
+        "ar é x",
+        "openssl -é=é",
+        "sqlite3 -é",
+        "vim -é",
+    ] {
+        let _ = parse(line);
+    }
+}

@@ -398,7 +398,11 @@ pub(super) fn rustc(args: &[Word], out: &mut Examined) {
         // The option's name and argument: `--name=V`, `--name V`, `-xV`, `-x V`.
         let (name, attached) = match t.split_once('=').filter(|_| t.starts_with("--")) {
             Some((n, v)) => (n, Some(v.to_string())),
-            None if !t.starts_with("--") && t.len() > 2 => (&t[..2], Some(t[2..].to_string())),
+            // `-xVALUE` (the letter may be any character: split where it ends).
+            None if !t.starts_with("--") && t.chars().count() > 2 => {
+                let at = t.char_indices().nth(2).map_or(t.len(), |(k, _)| k);
+                (&t[..at], Some(t[at..].to_string()))
+            }
             None => (t, None),
         };
         if RUSTC_FLAGS.contains(&name) && attached.is_none() {
