@@ -2861,3 +2861,108 @@ fn an_inherited_variable_that_changes_a_modelled_program_asks() {
         "the real cp did not write .envrc"
     );
 }
+
+/// The rules an agent's operator typically writes: each program named, nothing else.
+const TYPICAL_RULES: &str = "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"git\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"cargo\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"npm\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"python\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"ls\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"cat\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"grep\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"sed\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"find\"\naction = \"allow\"\n";
+
+/// Round 6, red team under the typical rules. git's own commands that write a file they name
+/// (`mailinfo MSG PATCH`, `merge-file CURRENT …`, `credential-store --file`, `fast-import
+/// --export-marks=`, `index-pack -o`), copy hooks into a new repository (`init --template=`),
+/// install a scheduler entry that runs git for the operator (`maintenance start`) or run
+/// servers (`daemon --access-hook=CMD`, `instaweb`); npm commands that run what they are given
+/// (`exec`, `x`, `explore`, `init PKG`, `--browser=`, `--editor=`) or write `~/.npmrc` (`npm
+/// config set script-shell=…`); `cargo install` into `~/.cargo/bin`, on the operator's PATH;
+/// python running a script from outside the roots or from its input. Each was allowed.
+#[test]
+fn a_typical_policys_programs_do_not_write_or_run_what_their_rule_does_not_name() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "git mailinfo .envrc patch < mail",
+        "git merge-file .envrc base other",
+        "git merge-file -L a -L b -L c .envrc base other",
+        "git credential-store --file .envrc store",
+        "git credential-store --fi=.envrc store",
+        "git credential-store store",
+        "git fast-import --export-marks=.envrc",
+        "git fast-import --export-pack-edges=.git/hooks/pre-commit",
+        "git index-pack -o .envrc x.pack",
+        "git init --template=/tmp/e sub",
+        "git init --templ=t sub",
+        "git init --separate-git-dir=/tmp/e/g sub",
+        "git maintenance start",
+        "git maintenance register",
+        "git daemon --access-hook=/tmp/e/x",
+        "git instaweb",
+        "git receive-pack .",
+        "npm exec -- touch pwned",
+        "npm x touch pwned",
+        "npm explore x -- touch pwned",
+        "npm --loglevel silent exec touch pwned",
+        "npm init x",
+        "npm create x",
+        "npm docs --browser=/tmp/e/x x",
+        "npm edit x --editor=/tmp/e/x",
+        "npm config set script-shell /tmp/e/sh",
+        "npm set script-shell=/tmp/e/sh",
+        "cargo install --path .",
+        "cargo install x",
+        "cargo install --path . --root /tmp/e",
+        "cargo install --path /tmp/e --root inst",
+        "python /tmp/e/x.py",
+        "python < /tmp/e/x.py",
+        "cat /tmp/e/x.py | python",
+        "python - < x",
+        "python -i x.py",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "git mailinfo msg patch < mail",
+            "git merge-file -p .envrc base other",
+            "git merge-file a.txt base other",
+            "git credential-store get",
+            "git fast-import --export-marks=marks.txt",
+            "git init sub",
+            "git init --template= sub",
+            "git maintenance run",
+            "npm test",
+            "npm run x",
+            "npm init -y",
+            "npm config get registry",
+            "cargo build",
+            "cargo test install",
+            "cargo install --path . --root inst",
+            "python x.py",
+            "python --version",
+        ],
+    );
+    // The real git.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(
+        ws.join("mail"),
+        "From: a <a@example.org>\nSubject: x\n\necho planted\n",
+    )
+    .unwrap();
+    for (file, text) in [("base", "a\n"), ("other", "a\nb\n"), (".envrc", "a\n")] {
+        std::fs::write(ws.join(file), text).unwrap();
+    }
+    assert!(!bash_creates_pwned(
+        ws,
+        "git merge-file .envrc base other",
+        &[]
+    ));
+    let merged = std::fs::read_to_string(ws.join(".envrc")).unwrap();
+    assert!(merged.contains('b'), "the real git merge-file left .envrc");
+    std::fs::remove_file(ws.join(".envrc")).unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "git mailinfo .envrc patch < mail",
+        &[]
+    ));
+    assert!(
+        ws.join(".envrc").exists(),
+        "the real git mailinfo did not write .envrc"
+    );
+}

@@ -591,6 +591,60 @@ pub(super) fn tar(args: &[Word], out: &mut Examined) {
 /// does not show; `-g`/`--global` installs or runs outside the project. npm reads every
 /// `--name[=value]` as a setting and accepts unambiguous abbreviations, so any word that
 /// starts a dangerous setting's name counts.
+/// Round 6: npm's commands that run a program the line names or a package's (`npm exec --
+/// CMD`, `npm x CMD`, `npm explore PKG -- CMD`, `npm init PKG`, which runs `create-PKG`), and
+/// the ones that write npm's own configuration (`npm config set script-shell=CMD`, `npm set`:
+/// `~/.npmrc`, whose settings name the programs the operator's next `npm` runs). The command
+/// is the first word that is not an option, or, after a long option that may take it as its
+/// value (`--loglevel silent exec`), the next one too.
+fn runs_what_it_is_given(base: &str, args: &[Word], out: &mut Examined) {
+    let mut candidates: Vec<(usize, &Word)> = Vec::new();
+    let mut after_option = false;
+    for (i, w) in args.iter().enumerate() {
+        if w.literal && w.text == "--" {
+            break;
+        }
+        if w.literal && w.text.starts_with('-') {
+            after_option = w.text.starts_with("--") && !w.text.contains('=');
+            continue;
+        }
+        candidates.push((i, w));
+        if !after_option {
+            break;
+        }
+        after_option = false;
+    }
+    for (i, w) in candidates {
+        let t = w.text.as_str();
+        let next = args[i + 1..]
+            .iter()
+            .find(|a| !(a.literal && a.text.starts_with('-')));
+        let runs = match t {
+            _ if base == "npx" => false, // a rule on npx names what it runs
+            "exec" | "x" | "explore" | "create" => true,
+            "init" | "innit" => next.is_some(),
+            _ => false,
+        };
+        if runs {
+            out.effect(
+                EffectKind::Runs,
+                t,
+                format!("`{base} {t}` runs a program or a package's code that the line names, not one the rule allowing {base} names"),
+            );
+        }
+        let config = match t {
+            "config" | "c" => next.is_some_and(|n| {
+                matches!(n.text.as_str(), "set" | "delete" | "rm" | "edit" | "fix") || !n.literal
+            }),
+            "set" => true,
+            _ => false,
+        };
+        if config {
+            out.write(&Word::lit("~/.npmrc"));
+        }
+    }
+}
+
 pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
     const RUNS: &[&str] = &[
         "script-shell",
@@ -602,7 +656,16 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
         "location",
         "call",
         "shell",
+        // Round 6: programs and scripts npm runs (`npm docs --browser=CMD`, `npm edit
+        // --editor=CMD`, the git it runs, `npm init`'s module).
+        "browser",
+        "editor",
+        "viewer",
+        "git",
+        "node-gyp",
+        "init-module",
     ];
+    runs_what_it_is_given(base, args, out);
     for w in args {
         if w.literal && w.text == "--" {
             break;
@@ -654,6 +717,20 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
 /// before or after the subcommand, up to `--`; a short cluster may end in `-Z`/`-C` with its
 /// value attached (`-vZfoo`). The key is left as written: `cargo build` rules keep matching.
 pub(super) fn cargo(args: &[Word], out: &mut Examined) {
+    // The subcommand: the first word that is neither an option nor a global option's value.
+    let subcommand = {
+        let mut j = 0;
+        loop {
+            match args.get(j) {
+                None => break None,
+                Some(w) if w.text.starts_with('-') => {
+                    let separate = matches!(w.text.as_str(), "--config" | "-Z" | "-C" | "--color");
+                    j += if separate { 2 } else { 1 };
+                }
+                Some(_) => break Some(j),
+            }
+        }
+    };
     let mut i = 0;
     while let Some(w) = args.get(i) {
         i += 1;
@@ -675,6 +752,35 @@ pub(super) fn cargo(args: &[Word], out: &mut Examined) {
         let t = w.text.as_str();
         if t == "--" {
             break;
+        }
+        // Round 6: `cargo install` writes its binaries into `--root DIR`'s `bin` (by default
+        // `~/.cargo/bin`, on the operator's PATH), building them from `--path DIR`.
+        if t == "install" && Some(i - 1) == subcommand {
+            let mut root = false;
+            let mut j = i;
+            while let Some(a) = args.get(j) {
+                j += 1;
+                let (name, value) = match a.text.split_once('=') {
+                    Some((n, v)) if a.literal => (n, Some(Word::lit(v))),
+                    _ => (a.text.as_str(), None),
+                };
+                if !matches!(name, "--root" | "--path") {
+                    continue;
+                }
+                let Some(v) = value.or_else(|| args.get(j).cloned()) else {
+                    continue;
+                };
+                if name == "--root" {
+                    root = true;
+                    out.write(&v);
+                } else {
+                    out.code_at(&v, "`cargo install --path` builds, and runs the build scripts of, the package at");
+                }
+            }
+            if !root {
+                out.write(&Word::lit("~/.cargo/bin"));
+            }
+            continue;
         }
         let (option, attached): (String, Option<&str>) = if let Some(long) = t.strip_prefix("--") {
             match long.split_once('=') {
@@ -1458,5 +1564,31 @@ pub(super) fn extractor(p: &Parsed, out: &mut Examined) {
         || opt(&["-i", "-p", "--pass-through", "-r"]);
     if extracts {
         out.unshown("the archive's members are written under names the line does not show".into());
+    }
+}
+
+/// Round 6: `python SCRIPT` runs the script: code at a path outside the roots is an effect, as
+/// for pytest (`python /tmp/e/x.py`); with no script (or `-`) and no `-c`/`-m`, python runs
+/// what it reads from its input (`cat /tmp/e/x.py | python`), which the line does not show.
+pub(super) fn python_script(p: &Parsed, out: &mut Examined) {
+    if p.has(&[
+        "-c",
+        "-m",
+        "-V",
+        "--version",
+        "-h",
+        "-?",
+        "--help",
+        "--help-all",
+    ]) {
+        return;
+    }
+    match p.operands.first() {
+        Some(w) if !(w.literal && w.text == "-") => out.code_at(w, "runs the script"),
+        _ => out.effect(
+            EffectKind::Runs,
+            "-",
+            "python runs the program it reads from its input, which the line does not show".into(),
+        ),
     }
 }

@@ -2,8 +2,8 @@
 //! dangerous ones do.
 
 use super::special::{
-    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, patch, pytest, rsync,
-    second_operand_written, sed, split, uudecode, wget,
+    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, patch, pytest,
+    python_script, rsync, second_operand_written, sed, split, uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -902,9 +902,9 @@ pub(super) const PROGRAMS: &[Program] = &[
         },
         permute: false,
         abbrev: false,
-        options: &[("-c", Does::Runs), ("-m", Does::Runs)],
+        options: &[("-c", Does::Runs), ("-m", Does::Runs), ("-i", Does::Runs)],
         operands: Operands::Read,
-        special: None,
+        special: Some(python_script),
     },
     Program {
         names: &["node", "nodejs", "deno", "bun"],
