@@ -2914,10 +2914,13 @@ fn a_typical_policys_programs_do_not_write_or_run_what_their_rule_does_not_name(
         "cat /tmp/e/x.py | python",
         "python - < x",
         "python -i x.py",
+        "git init --bare ev && git config --file ev/config core.pager id",
+        "git init --bare ev && git config -f ev/config.worktree core.pager id",
     ]);
     f.all(
         Action::Allow,
         &[
+            "git config --file settings.ini a.b c",
             "git mailinfo msg patch < mail",
             "git merge-file -p .envrc base other",
             "git merge-file a.txt base other",

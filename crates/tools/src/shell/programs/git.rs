@@ -727,9 +727,29 @@ fn config_writes(args: &[Word], dir: Option<&Word>, out: &mut Examined) {
         );
     }
     let target = match (file, scope) {
-        (Some(f), _) => f,
         (None, "global") => Word::lit("~/.gitconfig"),
         (None, "system") => Word::lit("/etc/gitconfig"),
+        // Round 6: `git init --bare ev && git config --file ev/config core.pager CMD` was
+        // allowed: when the line is read, `ev` is no repository yet, so `ev/config` is not
+        // the surface. A file git is told to write as configuration under a repository
+        // configuration's name is taken for one.
+        (Some(f), _)
+            if f.text
+                .rsplit('/')
+                .next()
+                .is_some_and(|n| matches!(n, "config" | "config.worktree")) =>
+        {
+            out.effect(
+                EffectKind::Writes,
+                "--file",
+                format!(
+                    "`git config --file {}` writes configuration under the name of a repository's, which git would run programs from (`core.pager`, `core.fsmonitor`)",
+                    f.text
+                ),
+            );
+            f
+        }
+        (Some(f), _) => f,
         (None, s) => {
             let name = if s == "worktree" {
                 ".git/config.worktree"
