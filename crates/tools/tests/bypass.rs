@@ -2604,7 +2604,7 @@ fn compilers_and_toolchains_are_judged() {
             "rustc x.rs",
             "rustc --edition 2021 -O -o build/app src/main.rs",
             "rustc --crate-type lib --crate-name m -C opt-level=3 -g src/lib.rs",
-            "rustc --out-dir build src/main.rs",
+            "rustc --out-dir sub src/main.rs",
             "rustc -L build --extern m=build/libm.rlib src/main.rs",
             "rustc --print sysroot",
             "rustc --explain E0308",
@@ -2968,4 +2968,64 @@ fn a_typical_policys_programs_do_not_write_or_run_what_their_rule_does_not_name(
         ws.join(".envrc").exists(),
         "the real git mailinfo did not write .envrc"
     );
+}
+
+/// Round 6. A line that makes a repository and then writes its configuration: `git init --bare
+/// ev && cat x > ev/config` (or a repository made by hand, `mkdir -p ev/objects ev/refs; echo
+/// … > ev/HEAD`, `cat h > sub/HEAD && cat x > sub/config`) was allowed, because when the line is read `ev` is no repository and
+/// `ev/config` is not the surface; real git then reads it (`git -C ev config core.pager`
+/// prints the planted value, and git runs the pager at the operator's next `git log` there). A
+/// directory the line may make a repository counts as one: one that does not exist yet, one
+/// that already holds part of a repository, or one whose `HEAD` the line writes; `git init
+/// --bare` (which makes one of a directory that exists) asks.
+#[test]
+fn a_repository_the_line_makes_has_the_surface_of_one() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    std::fs::create_dir_all(f.ws.join("sub")).unwrap();
+    std::fs::create_dir_all(f.ws.join("half/objects")).unwrap();
+    f.never_allowed(&[
+        "git init --bare ev && cat x > ev/config",
+        "git init --bare ev && cat x > ev/hooks/post-update",
+        "git init --bare ev && sed -n 'w ev/config' x",
+        "git init --bare ev && cat x > ev/commondir",
+        "git init --bare sub",
+        "git init --bare",
+        "git init --separate-git-dir=sub/g ev",
+        "cat h > sub/HEAD && cat x > sub/config",
+        "cat x > sub/config; cat h > sub/HEAD",
+        "cat x > half/config",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cat x > sub/config",
+            "cat x > build/config.yaml",
+            "cat x > out/log.txt",
+            "git init ev",
+        ],
+    );
+    // A repository moved or linked into place by the line: `ev` does not exist when the
+    // line is read, so it may be one.
+    allow_all().never_allowed(&[
+        "git init -q ev2 && mv ev2/.git ev && cat x > ev/config",
+        "ln -s ev2/.git ev && cat x > ev/config",
+        "cat x > new/hooks/pre-commit",
+    ]);
+    // The real git takes a new bare repository's `config` for its configuration.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x"), "[core]\n\tpager = touch pwned\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "git init -q --bare ev && cat x > ev/config",
+        &[]
+    ));
+    let out = std::process::Command::new("git")
+        .args(["-C", "ev", "config", "core.pager"])
+        .current_dir(ws)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", ws)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "touch pwned");
 }

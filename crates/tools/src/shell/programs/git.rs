@@ -596,8 +596,13 @@ fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
             if values("template", 3).iter().any(|t| !t.text.is_empty()) {
                 out.unshown("`git init --template=DIR` copies DIR's hooks and files into the new repository".into());
             }
-            for d in values("separate-git-dir", 3) {
-                out.write(&d);
+            // A repository whose git directory is not `.git`: its configuration and hooks
+            // are the surface only once it exists, and the rest of the line may write them.
+            let bare = args
+                .iter()
+                .any(|w| long(&w.text, "bare", 3).is_some_and(|v| v.is_none()));
+            if bare || !values("separate-git-dir", 3).is_empty() {
+                out.unshown("`git init --bare` (or `--separate-git-dir`) makes a repository whose configuration and hooks are not under `.git`, and the line may write them".into());
             }
         }
         "maintenance" => {
