@@ -517,7 +517,7 @@ fn made_git_dirs(parsed: &ParsedLine, cx: &ShellContext) -> Vec<PathBuf> {
 /// a line that writes it (`echo … >> .git/config`, `sed -i … .envrc`, `sort -o .mcp.json`),
 /// for a caller that runs the line without the sandbox's kernel profile and after-run scan.
 fn writes_surface(target: &str, cx: &ShellContext, made: &[PathBuf]) -> Option<&'static str> {
-    use cordon_policy::surface::{classify, classify_home, is_git_dir_by};
+    use cordon_policy::surface::{classify, classify_home};
     if target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
         return None;
     }
