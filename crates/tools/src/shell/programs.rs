@@ -31,7 +31,7 @@ mod consoles;
 mod git;
 mod special;
 mod table;
-mod toolchain;
+pub(super) mod toolchain;
 
 /// What an option does, besides reading, that an allow rule on the program does not cover.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

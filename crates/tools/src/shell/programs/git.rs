@@ -617,6 +617,34 @@ fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
                 );
             }
         }
+        // `for-each-repo --config=KEY CMD` runs `git CMD` in every repository KEY lists (the
+        // operator's, outside the roots); `web--browse --browser=CMD` runs CMD.
+        "for-each-repo" | "web--browse" => out.effect(
+            EffectKind::Runs,
+            sub,
+            format!("`git {sub}` runs commands in other repositories or a browser the line does not show"),
+        ),
+        "bugreport" | "diagnose" => {
+            let mut i = 0;
+            while let Some(w) = args.get(i) {
+                i += 1;
+                match long(&w.text, "output-directory", 3) {
+                    Some(Some(v)) => out.write(&Word::lit(&v)),
+                    Some(None) => {
+                        if let Some(d) = args.get(i) {
+                            out.write(d);
+                        }
+                    }
+                    None if w.text == "-o" => {
+                        if let Some(d) = args.get(i) {
+                            out.write(d);
+                        }
+                    }
+                    None if w.text.starts_with("-o") => out.write(&Word::lit(&w.text[2..])),
+                    None => {}
+                }
+            }
+        }
         "daemon" | "instaweb" => out.effect(
             EffectKind::Runs,
             sub,

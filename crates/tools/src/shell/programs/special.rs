@@ -632,7 +632,41 @@ fn runs_what_it_is_given(base: &str, args: &[Word], out: &mut Examined) {
                 format!("`{base} {t}` runs a program or a package's code that the line names, not one the rule allowing {base} names"),
             );
         }
+        // `npm link` puts the package (and its `bin` programs) into the global prefix, on
+        // the operator's PATH; a package installed from a path outside the roots runs its
+        // install scripts.
+        if t == "link" || t == "ln" {
+            out.effect(
+                EffectKind::Writes,
+                t,
+                format!("`{base} {t}` writes the global node_modules and its bin directory, on the operator's PATH"),
+            );
+        }
+        if matches!(
+            t,
+            "install" | "i" | "add" | "link" | "ln" | "ci" | "update" | "up"
+        ) {
+            for a in &args[i + 1..] {
+                let spec = a.text.as_str();
+                let path = spec
+                    .strip_prefix("file:")
+                    .or_else(|| spec.strip_prefix("git+file://"))
+                    .unwrap_or(spec);
+                let local = path.starts_with(['/', '~'])
+                    || path.starts_with("./")
+                    || path.starts_with("../")
+                    || path == "."
+                    || path == "..";
+                if a.literal && local {
+                    out.code_at(
+                        &Word::lit(path),
+                        "installs, and runs the install scripts of, the package at",
+                    );
+                }
+            }
+        }
         let config = match t {
+            "login" | "adduser" | "add-user" | "logout" => true,
             "config" | "c" => next.is_some_and(|n| {
                 matches!(n.text.as_str(), "set" | "delete" | "rm" | "edit" | "fix") || !n.literal
             }),
@@ -723,6 +757,8 @@ pub(super) fn cargo(args: &[Word], out: &mut Examined) {
         loop {
             match args.get(j) {
                 None => break None,
+                // `+toolchain` (rustup's) comes before everything.
+                Some(w) if j == 0 && w.text.starts_with('+') => j += 1,
                 Some(w) if w.text.starts_with('-') => {
                     let separate = matches!(w.text.as_str(), "--config" | "-Z" | "-C" | "--color");
                     j += if separate { 2 } else { 1 };
@@ -731,6 +767,29 @@ pub(super) fn cargo(args: &[Word], out: &mut Examined) {
             }
         }
     };
+    // Round 6: `cargo +/path/to/toolchain` runs that directory's `bin/cargo` and `rustc`
+    // (rustup takes a path for a toolchain), not the cargo the rule names; `+nightly` names
+    // one the operator installed.
+    if let Some(w) = args.first().filter(|w| w.text.starts_with('+')) {
+        if !w.literal || w.text.contains(['/', '.']) {
+            out.effect(
+                EffectKind::Runs,
+                &w.text,
+                format!(
+                    "`cargo {}` runs the cargo and rustc of the toolchain at that path",
+                    w.text
+                ),
+            );
+        }
+    }
+    // `cargo rustc -- ARGS` and `cargo rustdoc -- ARGS` pass ARGS to rustc (`-C linker=PROG`).
+    if let Some(sub) = subcommand.and_then(|k| args.get(k)) {
+        if matches!(sub.text.as_str(), "rustc" | "rustdoc") {
+            if let Some(dash) = args.iter().position(|w| w.literal && w.text == "--") {
+                super::toolchain::rustc_options(&args[dash + 1..], out);
+            }
+        }
+    }
     let mut i = 0;
     while let Some(w) = args.get(i) {
         i += 1;

@@ -359,6 +359,22 @@ const RUSTC_WITH_ARG: &[&str] = &[
     "--target",
 ];
 
+/// The arguments `cargo rustc -- ARGS` passes to rustc: its options judged as `rustc`'s (the
+/// output's name is cargo's).
+pub(super) fn rustc_options(args: &[Word], out: &mut Examined) {
+    let mut inner = Examined::default();
+    rustc(args, &mut inner);
+    out.effects.extend(inner.effects);
+    // Without `-o`, rustc alone would write the crate's name into the directory; under cargo
+    // the output goes to the target directory: only the options' writes count.
+    let named_output = args.iter().any(|w| {
+        w.text.starts_with("-o") || w.text.starts_with("--emit") || w.text.starts_with("--print")
+    });
+    if named_output {
+        out.writes.extend(inner.writes);
+    }
+}
+
 /// `rustc`: getopts options (`-o FILE`, `-oFILE`, `--out-dir DIR`, `--out-dir=DIR`).
 pub(super) fn rustc(args: &[Word], out: &mut Examined) {
     let mut i = 0;
