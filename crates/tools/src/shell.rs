@@ -26,7 +26,11 @@
 //! programs read from the environment, `*_proxy` (`http_proxy=…; curl …`) and `npm_config_*`;
 //! the shell's own `REPLY`, `OPTARG`, `OPTIND` and `MAPFILE` are not. Loader variables count
 //! wherever they are set, and exports and prefix assignments (`export X=1`, `X=1 cmd`) whatever
-//! the shell inherited. Variables assigned without an `=` word are judged the same way: by
+//! the shell inherited. With [`Inherited::Exactly`], an inherited hook variable (`BASH_ENV`) or
+//! one that changes the options of a program the analysis reads ([`changes_modelled_options`]:
+//! `TAR_OPTIONS`, `SIMPLE_BACKUP_SUFFIX`, `GIT_CONFIG_COUNT`, …, which only the policy's
+//! `sandbox.env` can pass) is a concern on every line, as if the line set it. Variables
+//! assigned without an `=` word are judged the same way: by
 //! `read`, `printf -v`, `mapfile`/`readarray`, `getopts`, `for`/`select` loops, named file
 //! descriptors (`exec {NAME}>file`), and arithmetic (`let`, `(( NAME = … ))`, `$(( NAME++ ))`,
 //! array subscripts, also those of names given as strings, `read 'a[NAME=1]'`, and the
