@@ -73,8 +73,8 @@ pub fn is_inert_variable(name: &str) -> bool {
 /// Whether a program whose options the analysis reads takes more options, a backup suffix, a
 /// command or its configuration from this variable (`TAR_OPTIONS`, `SIMPLE_BACKUP_SUFFIX`,
 /// `GZIP`, `GIT_CONFIG_COUNT`, `GIT_EXTERNAL_DIFF`, `LESSOPEN`, `GCC_EXEC_PREFIX`, …): where
-/// the shell inherits it, the reading of that program's options is not what runs
-/// ([`inherited_concerns`]). git's identity variables (`GIT_AUTHOR_NAME`, …) only name who
+/// the shell inherits it, the reading of that program's options is not what runs (so an
+/// inherited one is a concern on every line, [`super::parse_in`]). git's identity variables (`GIT_AUTHOR_NAME`, …) only name who
 /// commits.
 pub fn changes_modelled_options(name: &str) -> bool {
     const EXACT: &[&str] = &[
