@@ -3048,3 +3048,39 @@ fn a_repository_the_line_makes_has_the_surface_of_one() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "touch pwned");
 }
+
+/// Round 6. Other spellings of the programs above went unexamined: a compiler run through a
+/// cache (`ccache gcc -o .envrc x.c`, `sccache`, `distcc`), `ar` as `gcc-ar`, `llvm-ar` or a
+/// cross toolchain's, `gcc-ranlib`, and Debian's names for vim and the default editor
+/// (`vim.basic`, `editor`, `sensible-editor`).
+#[test]
+fn other_spellings_of_compilers_archivers_and_editors_are_judged() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "ccache gcc -o .envrc x.c",
+        "ccache gcc -B/tmp/e x.c",
+        "sccache rustc -C linker=/tmp/e/x x.rs",
+        "distcc gcc -o .envrc x.c",
+        "icecc gcc -o .envrc x.c",
+        "gcc-ar rcs .envrc x.o",
+        "llvm-ar rcs .envrc x.o",
+        "x86_64-linux-gnu-gcc-ar-12 rcs .envrc x.o",
+        "gcc-ranlib .envrc",
+        "llvm-ranlib .envrc",
+        "vim.basic -c '!id' -c q",
+        "vim.tiny x",
+        "editor x",
+        "sensible-editor x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "ccache -s",
+            "ccache gcc -c x.c",
+            "llvm-ar t a.a",
+            "gcc-ar t a.a",
+        ],
+    );
+    // A cache runs its compiler as it is: a rule on the compiler decides it.
+    review().never_allowed(&["ccache gcc -c x.c", "distcc gcc -c x.c"]);
+}

@@ -356,7 +356,14 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         "zip" => zip(args, &mut out),
         "unzip" => unzip(args, &mut out),
         "rustc" => rustc(args, &mut out),
-        "ar" => ar(args, &mut out),
+        // `gcc-ar`, `llvm-ar`, `x86_64-linux-gnu-ar`, `x86_64-linux-gnu-gcc-ar-12`.
+        b if is_tool(
+            b.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-'),
+            "ar",
+        ) =>
+        {
+            ar(args, &mut out)
+        }
         "openssl" => openssl(args, &mut out),
         "sqlite3" | "sqlite" => sqlite3(args, &mut out),
         b if EDITORS.contains(&b) => editor(b, args, &mut out),

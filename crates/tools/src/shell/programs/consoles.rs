@@ -247,4 +247,14 @@ pub(super) const EDITORS: &[&str] = &[
     "mcedit",
     "ne",
     "mg",
+    // Debian's names: the builds of vim, and the alternatives that start the default editor.
+    "vim.basic",
+    "vim.tiny",
+    "vim.nox",
+    "vim.gtk",
+    "vim.gtk3",
+    "vim.athena",
+    "editor",
+    "sensible-editor",
+    "nvi",
 ];

@@ -312,7 +312,12 @@ pub(super) const PROGRAMS: &[Program] = &[
     },
     // `ranlib ARCHIVE` rewrites the archive's index in place.
     Program {
-        names: &["ranlib"],
+        names: &[
+            "ranlib",
+            "gcc-ranlib",
+            "llvm-ranlib",
+            "x86_64-linux-gnu-ranlib",
+        ],
         spec: Spec {
             long_arg: &["plugin"],
             lenient: true,
