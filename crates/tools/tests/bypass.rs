@@ -2724,6 +2724,17 @@ fn openssl_ar_sqlite3_and_editors_are_judged() {
             "vim --version",
         ],
     );
+    // A rule naming the editor allows what it reads; one naming sqlite3 does not allow it
+    // without `-safe` (no rule names the commands it reads).
+    let named = fixture(
+        "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"vim\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"sqlite3\"\naction = \"allow\"\n",
+        "deny",
+    );
+    named.all(
+        Action::Allow,
+        &["vim x.txt", "sqlite3 -safe x.db 'select 1'"],
+    );
+    named.never_allowed(&["sqlite3 x.db 'select 1'"]);
     // The real programs.
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path();
