@@ -2939,6 +2939,14 @@ fn a_typical_policys_programs_do_not_write_or_run_what_their_rule_does_not_name(
         "npm install /tmp/e/pkg",
         "npm i file:/tmp/e/pkg",
         "npm login",
+        // npm takes any unique abbreviation of a command (`npm exe` ran exec with npm 11).
+        "npm exe -- touch pwned",
+        "npm explor x -- touch pwned",
+        "npm lin",
+        "npm confi set script-shell /tmp/e/sh",
+        "npm logi",
+        "npm cre x",
+        "npm isntal /tmp/e/pkg",
         "git init --bare ev && git config --file ev/config core.pager id",
         "git init --bare ev && git config -f ev/config.worktree core.pager id",
     ]);

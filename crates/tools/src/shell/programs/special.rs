@@ -615,13 +615,20 @@ fn runs_what_it_is_given(base: &str, args: &[Word], out: &mut Examined) {
         after_option = false;
     }
     for (i, w) in candidates {
-        let t = w.text.as_str();
+        // npm reads a command as its exact name, an alias (`x`, `ln`, `c`, `i`) or any unique
+        // abbreviation (`npm exe`, `npm lin`, `npm confi`, checked with npm 11): the
+        // command's name, as npm resolves it.
+        let t = if base == "npm" {
+            npm_command(&w.text).unwrap_or(w.text.as_str())
+        } else {
+            w.text.as_str()
+        };
         let next = args[i + 1..]
             .iter()
             .find(|a| !(a.literal && a.text.starts_with('-')));
         let runs = match t {
             _ if base == "npx" => false, // a rule on npx names what it runs
-            "exec" | "x" | "explore" | "create" => true,
+            "exec" | "x" | "explore" | "create" | "dlx" => true,
             "init" | "innit" => next.is_some(),
             _ => false,
         };
@@ -668,7 +675,7 @@ fn runs_what_it_is_given(base: &str, args: &[Word], out: &mut Examined) {
         let config = match t {
             "login" | "adduser" | "add-user" | "logout" => true,
             "config" | "c" => next.is_some_and(|n| {
-                matches!(n.text.as_str(), "set" | "delete" | "rm" | "edit" | "fix") || !n.literal
+                matches!(n.text.as_str(), "set" | "delete" | "del" | "rm" | "edit" | "fix") || !n.literal
             }),
             "set" => true,
             _ => false,
@@ -677,6 +684,180 @@ fn runs_what_it_is_given(base: &str, args: &[Word], out: &mut Examined) {
             out.write(&Word::lit("~/.npmrc"));
         }
     }
+}
+
+/// npm's commands and aliases (npm 11.19, `lib/utils/cmd-list.js`).
+const NPM_COMMANDS: &[&str] = &[
+    "access",
+    "adduser",
+    "approve-scripts",
+    "audit",
+    "bugs",
+    "cache",
+    "ci",
+    "completion",
+    "config",
+    "dedupe",
+    "deny-scripts",
+    "deprecate",
+    "diff",
+    "dist-tag",
+    "docs",
+    "doctor",
+    "edit",
+    "exec",
+    "explain",
+    "explore",
+    "find-dupes",
+    "fund",
+    "get",
+    "help",
+    "help-search",
+    "init",
+    "install",
+    "install-ci-test",
+    "install-scripts",
+    "install-test",
+    "link",
+    "ll",
+    "login",
+    "logout",
+    "ls",
+    "org",
+    "outdated",
+    "owner",
+    "pack",
+    "ping",
+    "pkg",
+    "prefix",
+    "profile",
+    "prune",
+    "publish",
+    "query",
+    "rebuild",
+    "repo",
+    "restart",
+    "root",
+    "run",
+    "sbom",
+    "search",
+    "set",
+    "shrinkwrap",
+    "stage",
+    "star",
+    "stars",
+    "start",
+    "stop",
+    "team",
+    "test",
+    "token",
+    "trust",
+    "undeprecate",
+    "uninstall",
+    "unpublish",
+    "unstar",
+    "update",
+    "version",
+    "view",
+    "whoami",
+];
+const NPM_ALIASES: &[(&str, &str)] = &[
+    ("author", "owner"),
+    ("home", "docs"),
+    ("issues", "bugs"),
+    ("info", "view"),
+    ("show", "view"),
+    ("find", "search"),
+    ("add", "install"),
+    ("unlink", "uninstall"),
+    ("remove", "uninstall"),
+    ("rm", "uninstall"),
+    ("r", "uninstall"),
+    ("un", "uninstall"),
+    ("rb", "rebuild"),
+    ("list", "ls"),
+    ("ln", "link"),
+    ("create", "init"),
+    ("i", "install"),
+    ("it", "install-test"),
+    ("cit", "install-ci-test"),
+    ("u", "update"),
+    ("up", "update"),
+    ("c", "config"),
+    ("s", "search"),
+    ("se", "search"),
+    ("tst", "test"),
+    ("t", "test"),
+    ("ddp", "dedupe"),
+    ("v", "view"),
+    ("run-script", "run"),
+    ("clean-install", "ci"),
+    ("clean-install-test", "install-ci-test"),
+    ("x", "exec"),
+    ("why", "explain"),
+    ("la", "ll"),
+    ("verison", "version"),
+    ("ic", "ci"),
+    ("innit", "init"),
+    ("in", "install"),
+    ("ins", "install"),
+    ("inst", "install"),
+    ("insta", "install"),
+    ("instal", "install"),
+    ("isnt", "install"),
+    ("isnta", "install"),
+    ("isntal", "install"),
+    ("isntall", "install"),
+    ("install-clean", "ci"),
+    ("isntall-clean", "ci"),
+    ("hlep", "help"),
+    ("dist-tags", "dist-tag"),
+    ("upgrade", "update"),
+    ("udpate", "update"),
+    ("rum", "run"),
+    ("sit", "install-ci-test"),
+    ("urn", "run"),
+    ("ogr", "org"),
+    ("add-user", "adduser"),
+];
+
+/// The command npm runs for the word `c`, as npm's `deref` finds it: camelCase as kebab-case,
+/// the exact name, an alias, else the one command or alias `c` abbreviates (none when it
+/// abbreviates several: npm refuses it).
+fn npm_command(c: &str) -> Option<&'static str> {
+    let mut kebab = String::new();
+    for ch in c.chars() {
+        if ch.is_ascii_uppercase() {
+            kebab.push('-');
+            kebab.push(ch.to_ascii_lowercase());
+        } else {
+            kebab.push(ch);
+        }
+    }
+    let alias = |a: &str| NPM_ALIASES.iter().find(|(k, _)| *k == a).map(|(_, v)| *v);
+    if let Some(exact) = NPM_COMMANDS.iter().find(|n| **n == kebab) {
+        return Some(exact);
+    }
+    if let Some(a) = alias(&kebab) {
+        return Some(a);
+    }
+    if kebab.is_empty() {
+        return None;
+    }
+    let mut hits = NPM_COMMANDS
+        .iter()
+        .copied()
+        .chain(NPM_ALIASES.iter().map(|(k, _)| *k))
+        .filter(|n| n.starts_with(&kebab));
+    let one = hits.next()?;
+    if hits.next().is_some() {
+        return None;
+    }
+    let mut name = one;
+    while let Some(a) = alias(name) {
+        name = a;
+    }
+    Some(name)
 }
 
 pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
