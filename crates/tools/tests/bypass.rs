@@ -2925,6 +2925,7 @@ fn a_typical_policys_programs_do_not_write_or_run_what_their_rule_does_not_name(
         "cat /tmp/e/x.py | python",
         "python - < x",
         "python -i x.py",
+        "python --check-hash-based-pycs always /tmp/e/x.py",
         "git for-each-repo --config=maintenance.repo clean -fdx",
         "git web--browse --browser=/tmp/e/x http://index.example.org/",
         "git bugreport -o /tmp/e",

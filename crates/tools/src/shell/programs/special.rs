@@ -675,7 +675,10 @@ fn runs_what_it_is_given(base: &str, args: &[Word], out: &mut Examined) {
         let config = match t {
             "login" | "adduser" | "add-user" | "logout" => true,
             "config" | "c" => next.is_some_and(|n| {
-                matches!(n.text.as_str(), "set" | "delete" | "del" | "rm" | "edit" | "fix") || !n.literal
+                matches!(
+                    n.text.as_str(),
+                    "set" | "delete" | "del" | "rm" | "edit" | "fix"
+                ) || !n.literal
             }),
             "set" => true,
             _ => false,

@@ -902,6 +902,10 @@ pub(super) const PROGRAMS: &[Program] = &[
         names: &["python", "pypy"],
         spec: Spec {
             short_arg: "cmWXQ",
+            // Its one long option with a separate value: read as a flag, its value became
+            // the script and the script an argument (`python --check-hash-based-pycs always
+            // /tmp/e/x.py` ran /tmp/e/x.py unexamined).
+            long_arg: &["check-hash-based-pycs"],
             lenient: true,
             ..Spec::NONE
         },
