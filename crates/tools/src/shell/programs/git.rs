@@ -509,7 +509,9 @@ fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
         lenient: true,
         ..Spec::NONE
     };
-    // A long option `name` given in full or abbreviated (parse-options), with its value.
+    // A long option `name` given in full or abbreviated (parse-options takes any unambiguous
+    // prefix: the real `git init --t=DIR` copied DIR's hooks; an ambiguous one git refuses),
+    // with its value.
     let long = |t: &str, name: &str, min: usize| -> Option<Option<String>> {
         let l = t.strip_prefix("--")?;
         let (n, v) = l
@@ -561,14 +563,15 @@ fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
             }
         }
         "credential-store" => {
-            let files = values("file", 3);
+            let files = values("file", 1);
             let stores = args
                 .iter()
                 .any(|w| matches!(w.text.as_str(), "store" | "erase"));
+            // `store` and `erase` write the file (`get` only reads it).
             if files.is_empty() && stores {
                 out.write(&Word::lit("~/.git-credentials"));
             }
-            for f in &files {
+            for f in files.iter().filter(|_| stores) {
                 out.write(f);
             }
         }
@@ -593,15 +596,15 @@ fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
             }
         }
         "init" => {
-            if values("template", 3).iter().any(|t| !t.text.is_empty()) {
+            if values("template", 1).iter().any(|t| !t.text.is_empty()) {
                 out.unshown("`git init --template=DIR` copies DIR's hooks and files into the new repository".into());
             }
             // A repository whose git directory is not `.git`: its configuration and hooks
             // are the surface only once it exists, and the rest of the line may write them.
             let bare = args
                 .iter()
-                .any(|w| long(&w.text, "bare", 3).is_some_and(|v| v.is_none()));
-            if bare || !values("separate-git-dir", 3).is_empty() {
+                .any(|w| long(&w.text, "bare", 1).is_some_and(|v| v.is_none()));
+            if bare || !values("separate-git-dir", 1).is_empty() {
                 out.unshown("`git init --bare` (or `--separate-git-dir`) makes a repository whose configuration and hooks are not under `.git`, and the line may write them".into());
             }
         }
@@ -628,7 +631,7 @@ fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
             let mut i = 0;
             while let Some(w) = args.get(i) {
                 i += 1;
-                match long(&w.text, "output-directory", 3) {
+                match long(&w.text, "output-directory", 1) {
                     Some(Some(v)) => out.write(&Word::lit(&v)),
                     Some(None) => {
                         if let Some(d) = args.get(i) {
