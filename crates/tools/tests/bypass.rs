@@ -2522,7 +2522,8 @@ fn programs_that_run_their_argv_are_seen_through() {
 /// Round 6. Compilers and toolchains were judged by their rule alone: `cc -o
 /// .git/hooks/pre-commit x.c` wrote a hook, `gcc -B DIR` ran DIR's `as`, `-wrapper`,
 /// `-fplugin=`, `-specs=` and `@file` ran or read what the line does not show, `rustc -C
-/// linker=PROG` ran PROG, and `rustc --out-dir .git` wrote names only the crate knows. Each
+/// linker=PROG` ran PROG (`the_real_rustc_runs_the_linker_it_is_given`), and `rustc --out-dir
+/// .git` wrote names only the crate knows. Each
 /// option not known to only read is an effect; `-o` and `--emit KIND=PATH` are writes.
 #[test]
 fn compilers_and_toolchains_are_judged() {
@@ -2637,19 +2638,43 @@ fn compilers_and_toolchains_are_judged() {
         ws.join(".git/hooks/pre-commit").exists(),
         "the real gcc did not write the hook"
     );
-    for line in [
-        "gcc -B e/ -c x.c",
-        "gcc -wrapper e/w x.c",
-        "rustc -C linker=e/ld -o app x.c",
-    ] {
-        if line.starts_with("rustc") {
-            std::fs::write(ws.join("x.c"), "fn main() {}\n").unwrap();
-        }
+    for line in ["gcc -B e/ -c x.c", "gcc -wrapper e/w x.c"] {
         assert!(
             bash_creates_pwned(ws, line, &[("PWNED", pwned)]),
             "{line}: the real program did not run the planted one"
         );
     }
+}
+
+/// The real rustc runs the linker `-C linker=` names (the analysis side is in
+/// `compilers_and_toolchains_are_judged`, which runs for every user). Ignored by default: the
+/// toolchain is root's (`~/.cargo/bin`, not readable by an unprivileged user); run it with
+/// `--ignored` where `rustc` is on the PATH.
+#[test]
+#[ignore = "needs rustc on the PATH (root's toolchain): cargo test -- --ignored"]
+fn the_real_rustc_runs_the_linker_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x.rs"), "fn main() {}\n").unwrap();
+    std::fs::create_dir_all(ws.join("e")).unwrap();
+    let ld = ws.join("e/ld");
+    std::fs::write(&ld, "#!/bin/sh\ntouch \"$PWNED\"\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ld, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ran = std::process::Command::new("rustc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(ran, "rustc is not on the PATH");
+    let pwned = ws.join("pwned");
+    assert!(
+        bash_creates_pwned(
+            ws,
+            "rustc -C linker=e/ld -o app x.rs",
+            &[("PWNED", pwned.to_str().unwrap())]
+        ),
+        "the real rustc did not run the linker it was given"
+    );
 }
 
 /// Round 6. openssl, ar, sqlite3 and the editors were judged by their rule alone: `openssl rand
