@@ -3135,3 +3135,46 @@ fn other_spellings_of_compilers_archivers_and_editors_are_judged() {
     // A cache runs its compiler as it is: a rule on the compiler decides it.
     review().never_allowed(&["ccache gcc -c x.c", "distcc gcc -c x.c"]);
 }
+
+/// Round 6. A link the line makes to the persistence surface, then writes through: `ln -s
+/// .git/hooks/pre-commit p && cat x > p` (the real bash's `>` follows the link and writes the
+/// hook), `sed -i --follow-symlinks`, a hard link (`ln .git/config c`), `cp -s`. The write of
+/// `p` was judged as `p`, which does not lead anywhere when the line is read. A link to the
+/// surface asks; links elsewhere stay allowed.
+#[test]
+fn a_link_the_line_makes_to_the_surface_asks() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "ln -s .git/hooks/pre-commit p && cat x > p",
+        "ln -sf ../.git/hooks/pre-commit sub/p && cat x > sub/p",
+        "ln -s .git/config c && sed -i --follow-symlinks s/a/b/ c",
+        "ln -s ~/.bashrc b && cat x >> b",
+        "ln -s \"$t\" x && cat y > x",
+        "ln -st sub .git/hooks/pre-commit",
+        "cp -s .claude/settings.json s && cat x > s",
+        "cp --symbolic-link .envrc e && cat x > e",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "ln -s /usr/bin/python3 py",
+            "ln -s ../lib/x.so sub/x.so",
+            "ln -sf build/app app",
+            "cp -l a b",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join("x"), "#!/bin/sh\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "ln -s .git/hooks/pre-commit p && cat x > p",
+        &[]
+    ));
+    assert!(
+        ws.join(".git/hooks/pre-commit").is_file(),
+        "the real bash did not write the hook through the link"
+    );
+}

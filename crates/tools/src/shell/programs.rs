@@ -494,6 +494,33 @@ fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examine
     }
 }
 
+/// Why a link's target names the persistence surface, by name (`.git/config`,
+/// `../.git/hooks/pre-commit`, `/abs/repo/.envrc`, `~/.bashrc`): the components of the path,
+/// `..` and `.` left out, as a path below a root or below the home.
+fn links_to_surface(target: &str) -> Option<&'static str> {
+    use cordon_policy::surface::{classify, classify_home};
+    use std::path::{Component, PathBuf};
+    let rest = target.strip_prefix("~/");
+    let rel: PathBuf = std::path::Path::new(rest.unwrap_or(target))
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .collect();
+    // Any directory may be a repository here (the name is all there is to go by).
+    classify(&rel, &|_| false)
+        .or_else(|| classify_home(&rel))
+        .or_else(|| {
+            // A repository's configuration under any directory (`ev/config` of a bare one).
+            let names: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+            (names.len() >= 2 && matches!(names[names.len() - 1], "config" | "commondir"))
+                .then_some(())
+                .and_then(|_| {
+                    let k = names.len() - 1;
+                    classify(&rel, &|d| d.components().count() == k)
+                })
+        })
+        .map(|hit| hit.why)
+}
+
 /// `cp`, `mv`, `ln`, `install`, `rsync`: each source lands in the destination directory under
 /// its own name (`cp x/.envrc .`, `ln -s /tmp/e/.envrc`, `mv x/settings.json .claude/`), and a
 /// recursive copy of a tree from outside the roots writes names the line does not show.
@@ -512,6 +539,36 @@ fn into_directory(name: &str, p: &Parsed, out: &mut Examined) {
     } else {
         (&[], Vec::new())
     };
+    // Round 6: a link made to the persistence surface (`ln -s .git/hooks/pre-commit p &&
+    // cat x > p`: bash's `>` follows it, as `sed -i --follow-symlinks` and a hard link's
+    // writes do) makes every later write of the link a write of the surface, which the
+    // analysis of that write cannot see: the link asks.
+    let links = base == "ln"
+        || (matches!(base, "cp" | "gcp")
+            && (p.has(&["-s", "-l"])
+                || p.opts.iter().any(|o| {
+                    o.name.strip_prefix("--").is_some_and(|n| {
+                        n.len() > 2 && ("symbolic-link".starts_with(n) || "link".starts_with(n))
+                    })
+                })));
+    if links {
+        for s in sources {
+            let detail = if s.text.contains(['$', '`']) {
+                Some(format!(
+                    "`{base}` makes a link to `{}`, only known when the line runs: what later writes the link may write the persistence surface",
+                    s.text
+                ))
+            } else {
+                links_to_surface(&s.text).map(|why| format!(
+                    "`{base}` makes a link to `{}`, on the persistence surface ({why}): what later writes the link writes it",
+                    s.text
+                ))
+            };
+            if let Some(detail) = detail {
+                out.effect(EffectKind::Writes, UNSHOWN_NAMES, detail);
+            }
+        }
+    }
     // `install -d` makes directories; `-T` says the destination is the file itself.
     let not_into_dir =
         p.has(&["-T", "--no-target-directory"]) || (base == "install" && p.has(&["-d"]));
