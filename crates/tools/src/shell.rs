@@ -77,8 +77,10 @@
 //!
 //! Not seen through (reported as the command they are, so rules on their names apply):
 //! commands that run code in another language (`python -c`, `perl -e`, `node -e`), remote
-//! commands (`ssh host CMD`), and runners such as `parallel`, `nsenter`, `unshare`,
-//! `systemd-run`, `docker exec`. A shell started without `-c` that reads its commands
+//! commands (`ssh host CMD`), and runners such as `parallel`, `systemd-run`, `docker exec`.
+//! (`unshare`, `nsenter`, `setpriv`, `valgrind`, `ccache`, `distcc` and the like are seen
+//! through: their command is reported too, beside them.) A shell started without `-c` that
+//! reads its commands
 //! from standard input (`curl … | sh`) is [`Concern::Opaque`]; one given a script file
 //! (`bash build.sh`) is just that command.
 //!
