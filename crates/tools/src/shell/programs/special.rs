@@ -998,6 +998,11 @@ pub(super) fn cargo(args: &[Word], out: &mut Examined) {
         }
         // Round 6: `cargo install` writes its binaries into `--root DIR`'s `bin` (by default
         // `~/.cargo/bin`, on the operator's PATH), building them from `--path DIR`.
+        // `cargo login`/`logout` write the token file in cargo's home.
+        if matches!(t, "login" | "logout") && Some(i - 1) == subcommand {
+            out.write(&Word::lit("~/.cargo/credentials.toml"));
+            continue;
+        }
         if t == "install" && Some(i - 1) == subcommand {
             let mut root = false;
             let mut j = i;
