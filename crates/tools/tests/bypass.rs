@@ -2703,6 +2703,8 @@ fn openssl_ar_sqlite3_and_editors_are_judged() {
         "openssl $sub",
         "ar rcs .envrc x.o",
         "ar -rcs .git/hooks/pre-commit x.o",
+        "ar -r -c -s .envrc x.o",
+        "ar t -x a.a",
         "ar q /tmp/outside x.o",
         "ar rb x.o .envrc y.o",
         "ar s .envrc",

@@ -653,6 +653,14 @@ pub(super) fn ar(args: &[Word], out: &mut Examined) {
             key = Some(t.trim_start_matches('-').to_string());
             continue;
         }
+        // More operation letters as their own words: the real `ar -r -c -s ARCHIVE x.o`
+        // writes ARCHIVE (taken for the archive, `-c` hid it).
+        if let Some(more) = t.strip_prefix('-').filter(|m| !m.is_empty()) {
+            if let Some(k) = key.as_mut() {
+                k.push_str(more);
+            }
+            continue;
+        }
         operands.push(w);
     }
     let Some(key) = key else { return };
