@@ -454,8 +454,13 @@ fn only_variables_the_command_inherits_count_as_inherited() {
         );
     }
     assert_eq!(decision(d.path(), "HOME=/tmp/x; git log", &[]), "ask");
-    // A name the policy passes through (`sandbox.env`) is inherited.
-    let d2 = workspace(&format!("{allow}[sandbox]\nenv = [\"GIT_DIR\"]\n"));
-    let line = "GIT_DIR=/x; git log";
-    assert_eq!(decision(d2.path(), line, &[("GIT_DIR", "/repo")]), "ask");
+    // A name the policy passes through (`sandbox.env`) is inherited. (GOPATH: an inherited
+    // `GIT_DIR` makes every line ask, being read by git, whose options the analysis reads.)
+    let d2 = workspace(&format!(
+        "{allow}[sandbox]\nenv = [\"GOPATH\", \"GIT_DIR\"]\n"
+    ));
+    let gopath = [("GOPATH", "/go")];
+    assert_eq!(decision(d2.path(), "GOPATH=/x; ls", &gopath), "ask");
+    assert_eq!(decision(d2.path(), "ls", &gopath), "allow");
+    assert_eq!(decision(d2.path(), "ls", &[("GIT_DIR", "/repo")]), "ask");
 }

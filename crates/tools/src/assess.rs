@@ -289,6 +289,7 @@ pub fn assess(parsed: &ParsedLine, cx: &ShellContext) -> ShellReading {
             .first()
             .is_some_and(|w| matches!(cordon_policy::basename(w), "cd" | "pushd" | "popd"))
     });
+    let made = made_git_dirs(parsed, cx);
     // Code found at a path inside the writable roots is the project's: no effect there.
     let in_project = |path: &str| (!moves || path.starts_with('/')) && writes_inside(path, cx);
     let effects = commands.iter().flat_map(|v| {
@@ -317,7 +318,7 @@ pub fn assess(parsed: &ParsedLine, cx: &ShellContext) -> ShellReading {
                 Found::WriteRedirect(target) => {
                     if let Some(file) = writes_policy_file(target, cx) {
                         policy_file_concern(target, &file)
-                    } else if let Some(why) = writes_surface(target, cx) {
+                    } else if let Some(why) = writes_surface(target, cx, &made) {
                         (
                             Level::Ask,
                             "surface",
@@ -477,14 +478,46 @@ fn state_only_allowed(c: &SimpleCommand, parsed: &ParsedLine, cx: &ShellContext)
     }
 }
 
+/// Whether the line may leave `dir` a repository git reads configuration and hooks from: it
+/// is one (`cordon_policy::surface::is_git_dir_by`), or it may become one before the line's
+/// write lands in it: it does not exist yet (`git init --bare ev && cat x > ev/config`), it
+/// holds part of one, or the line writes its `HEAD` (`made`), without which git takes no
+/// directory for a repository.
+fn may_be_git_dir(dir: &Path, made: &[PathBuf]) -> bool {
+    let exists = |n: &str| std::fs::symlink_metadata(dir.join(n)).is_ok();
+    cordon_policy::surface::is_git_dir_by(exists)
+        || ["HEAD", "commondir", "objects", "refs"]
+            .iter()
+            .any(|n| exists(n))
+        || std::fs::symlink_metadata(dir).is_err()
+        || made.iter().any(|m| m == dir)
+}
+
+/// The directories whose `HEAD` the line writes (literal targets, lexically from `cwd`): the
+/// line may make each a repository.
+fn made_git_dirs(parsed: &ParsedLine, cx: &ShellContext) -> Vec<PathBuf> {
+    parsed
+        .concerns
+        .iter()
+        .filter_map(|c| match c {
+            Found::WriteRedirect(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .filter(|t| !t.is_empty() && !t.contains(['$', '`', '*', '?', '[', '~']))
+        .map(|t| lexical(&cx.cwd.join(t)))
+        .filter(|p| p.file_name().is_some_and(|n| n == "HEAD"))
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect()
+}
+
 /// Why a literal target inside a writable root is on the persistence surface
 /// (`cordon_policy::surface`: git's configuration and hooks in any repository, `.envrc`, agent
 /// and editor settings, MCP and build-tool configs, the home's dotfiles where a root holds
 /// HOME), if it is: the file tools ask for such a write whatever the root's mode, and so does
 /// a line that writes it (`echo … >> .git/config`, `sed -i … .envrc`, `sort -o .mcp.json`),
 /// for a caller that runs the line without the sandbox's kernel profile and after-run scan.
-fn writes_surface(target: &str, cx: &ShellContext) -> Option<&'static str> {
-    use cordon_policy::surface::{classify, classify_home, folded, looks_like_git_dir};
+fn writes_surface(target: &str, cx: &ShellContext, made: &[PathBuf]) -> Option<&'static str> {
+    use cordon_policy::surface::{classify, classify_home, folded};
     if target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
         return None;
     }
@@ -503,7 +536,7 @@ fn writes_surface(target: &str, cx: &ShellContext) -> Option<&'static str> {
         [Some(rel.to_path_buf()), folded(rel)]
             .into_iter()
             .flatten()
-            .find_map(|rel| classify(&rel, &|d| looks_like_git_dir(&root.join(d))))
+            .find_map(|rel| classify(&rel, &|d| may_be_git_dir(&root.join(d), made)))
             .or_else(|| {
                 [home.map(Path::to_path_buf), home.and_then(folded)]
                     .into_iter()

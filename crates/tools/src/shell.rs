@@ -26,7 +26,11 @@
 //! programs read from the environment, `*_proxy` (`http_proxy=…; curl …`) and `npm_config_*`;
 //! the shell's own `REPLY`, `OPTARG`, `OPTIND` and `MAPFILE` are not. Loader variables count
 //! wherever they are set, and exports and prefix assignments (`export X=1`, `X=1 cmd`) whatever
-//! the shell inherited. Variables assigned without an `=` word are judged the same way: by
+//! the shell inherited. With [`Inherited::Exactly`], an inherited hook variable (`BASH_ENV`) or
+//! one that changes the options of a program the analysis reads ([`changes_modelled_options`]:
+//! `TAR_OPTIONS`, `SIMPLE_BACKUP_SUFFIX`, `GIT_CONFIG_COUNT`, …, which only the policy's
+//! `sandbox.env` can pass) is a concern on every line, as if the line set it. Variables
+//! assigned without an `=` word are judged the same way: by
 //! `read`, `printf -v`, `mapfile`/`readarray`, `getopts`, `for`/`select` loops, named file
 //! descriptors (`exec {NAME}>file`), and arithmetic (`let`, `(( NAME = … ))`, `$(( NAME++ ))`,
 //! array subscripts, also those of names given as strings, `read 'a[NAME=1]'`, and the
@@ -73,8 +77,10 @@
 //!
 //! Not seen through (reported as the command they are, so rules on their names apply):
 //! commands that run code in another language (`python -c`, `perl -e`, `node -e`), remote
-//! commands (`ssh host CMD`), and runners such as `parallel`, `nsenter`, `unshare`,
-//! `systemd-run`, `docker exec`. A shell started without `-c` that reads its commands
+//! commands (`ssh host CMD`), and runners such as `parallel`, `systemd-run`, `docker exec`.
+//! (`unshare`, `nsenter`, `setpriv`, `valgrind`, `ccache`, `distcc` and the like are seen
+//! through: their command is reported too, beside them.) A shell started without `-c` that
+//! reads its commands
 //! from standard input (`curl … | sh`) is [`Concern::Opaque`]; one given a script file
 //! (`bash build.sh`) is just that command.
 //!
@@ -110,7 +116,9 @@ mod tests;
 pub use programs::{Effect, EffectKind};
 pub use rebind::{rebinds_commands, BUILTINS};
 use values::Values;
-pub use variables::{is_hook_variable, is_inert_variable, SHELL_EXPORTED};
+pub use variables::{
+    changes_modelled_options, is_hook_variable, is_inert_variable, SHELL_EXPORTED,
+};
 use words::{arithmetic_targets, join_raw, resolve, Src, Word};
 use wrappers::Inner;
 
@@ -405,7 +413,11 @@ pub fn parse(line: &str) -> ParsedLine {
 pub fn parse_in(line: &str, inherited: &Inherited) -> ParsedLine {
     let mut walker = Walker::new(inherited);
     walker.line(line);
-    walker.finish()
+    let mut parsed = walker.finish();
+    parsed
+        .concerns
+        .extend(variables::inherited_concerns(inherited));
+    parsed
 }
 
 /// The argv form (`cordon exec -- PROG ARGS`): no parsing of the words themselves, but wrappers
@@ -432,7 +444,11 @@ pub fn parse_argv_in(argv: &[String], inherited: &Inherited) -> ParsedLine {
         let text = join_raw(&words);
         walker.run(words, text, 0);
     }
-    walker.finish()
+    let mut parsed = walker.finish();
+    parsed
+        .concerns
+        .extend(variables::inherited_concerns(inherited));
+    parsed
 }
 
 thread_local! {

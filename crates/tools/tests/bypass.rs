@@ -2518,3 +2518,667 @@ fn programs_that_run_their_argv_are_seen_through() {
         "dbus-run-session --dbus-daemon=/tmp/e/x -- ls",
     ]);
 }
+
+/// Round 6. Compilers and toolchains were judged by their rule alone: `cc -o
+/// .git/hooks/pre-commit x.c` wrote a hook, `gcc -B DIR` ran DIR's `as`, `-wrapper`,
+/// `-fplugin=`, `-specs=` and `@file` ran or read what the line does not show, `rustc -C
+/// linker=PROG` ran PROG (`the_real_rustc_runs_the_linker_it_is_given`), and `rustc --out-dir
+/// .git` wrote names only the crate knows. Each
+/// option not known to only read is an effect; `-o` and `--emit KIND=PATH` are writes.
+#[test]
+fn compilers_and_toolchains_are_judged() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "cc -o .git/hooks/pre-commit x.c",
+        "gcc -o.envrc x.c",
+        "gcc --output=.envrc x.c",
+        "gcc --output .envrc x.c",
+        "g++ -O2 -o /tmp/outside x.cc",
+        "clang -c x.c -o .git/hooks/post-checkout",
+        "gcc -MD -MF .envrc -c x.c",
+        "gcc -B/tmp/e x.c",
+        "gcc -B /tmp/e x.c",
+        "gcc --prefix=/tmp/e x.c",
+        "gcc --pre=/tmp/e x.c",
+        "gcc -wrapper /tmp/e/w x.c",
+        "gcc -fplugin=/tmp/e/p.so x.c",
+        "gcc -specs=/tmp/e/s x.c",
+        "gcc --specs=s x.c",
+        "gcc @opts x.c",
+        "gcc -Wl,-plugin,/tmp/e/p.so x.c",
+        "gcc -Xlinker --plugin x.c",
+        "gcc -Wa,-o,.envrc -c x.c",
+        "gcc -Wp,-MD,.envrc -c x.c",
+        "gcc -fopt-info=.envrc -O2 x.c",
+        "gcc -fdump-tree-all=.envrc x.c",
+        "gcc -dumpdir .git/hooks/ x.c",
+        "gcc -fuse-ld=/tmp/e/ld x.c",
+        "clang -fpass-plugin=/tmp/e/p.so x.c",
+        "clang -Xclang -load -Xclang /tmp/e/p.so x.c",
+        "clang --config=/tmp/e/c.cfg x.c",
+        "clang -mllvm -x x.c",
+        "gcc-12 -o .envrc x.c",
+        "x86_64-linux-gnu-gcc -o .envrc x.c",
+        "cc $opts x.c",
+        "cpp x.c .envrc",
+        "rustc -o .git/hooks/pre-commit x.rs",
+        "rustc -C linker=/tmp/e/ld x.rs",
+        "rustc -Clinker=./ld x.rs",
+        "rustc --codegen linker=./ld x.rs",
+        "rustc -C link-arg=-fuse-ld=/tmp/e x.rs",
+        "rustc -C link-args=-Wl,-plugin x.rs",
+        "rustc -Z codegen-backend=/tmp/e/b.so x.rs",
+        "rustc --out-dir .git x.rs",
+        "rustc --out-dir .git/hooks --crate-name update x.rs",
+        "rustc --emit=link=.envrc x.rs",
+        "rustc --emit dep-info=.envrc x.rs",
+        "rustc --print cfg=.envrc",
+        "rustc -C extra-filename=.toml --crate-name mise x.rs",
+        "rustc -C incremental=.git x.rs",
+        "rustc --extern m=/tmp/e/libm.so x.rs",
+        "rustc -L /tmp/e x.rs",
+        "rustc --sysroot /tmp/e x.rs",
+        "rustc @args x.rs",
+        "ld -o .envrc x.o",
+        "ld -plugin /tmp/e/p.so x.o",
+        "ld --plugin=/tmp/e/p.so x.o",
+        "as -o .envrc x.s",
+        "as --MD .envrc x.s",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cc --version",
+            "gcc -v",
+            "gcc -dumpmachine",
+            "gcc -print-file-name=libc.so",
+            "cc -O2 -Wall -Wextra -std=c11 -Iinclude -DX=1 -c x.c -o build/x.o",
+            "gcc -g -fPIC -shared -o libx.so x.c -lm -L.",
+            "g++ -std=c++17 -pthread -isystem inc -o app main.cc",
+            "clang -fsanitize=address -fno-omit-frame-pointer -g x.c",
+            "gcc -MMD -MP -MF build/x.d -c x.c -o build/x.o",
+            "gcc -x c -E x.h",
+            "gcc -c x.c",
+            "rustc --version",
+            "rustc -V",
+            "rustc x.rs",
+            "rustc --edition 2021 -O -o build/app src/main.rs",
+            "rustc --crate-type lib --crate-name m -C opt-level=3 -g src/lib.rs",
+            "rustc --out-dir sub src/main.rs",
+            "rustc -L build --extern m=build/libm.rlib src/main.rs",
+            "rustc --print sysroot",
+            "rustc --explain E0308",
+            "ld --version",
+            "as --version",
+            "ld -o build/app x.o",
+        ],
+    );
+    // The real programs.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join("x.c"), "int main(void){return 0;}\n").unwrap();
+    std::fs::create_dir_all(ws.join("e")).unwrap();
+    let evil = "#!/bin/sh\ntouch \"$PWNED\"\nexit 1\n";
+    for name in ["as", "ld", "w"] {
+        let p = ws.join("e").join(name);
+        std::fs::write(&p, evil).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let pwned = ws.join("pwned");
+    let pwned = pwned.to_str().unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "gcc -o .git/hooks/pre-commit x.c",
+        &[]
+    ));
+    assert!(
+        ws.join(".git/hooks/pre-commit").exists(),
+        "the real gcc did not write the hook"
+    );
+    for line in ["gcc -B e/ -c x.c", "gcc -wrapper e/w x.c"] {
+        assert!(
+            bash_creates_pwned(ws, line, &[("PWNED", pwned)]),
+            "{line}: the real program did not run the planted one"
+        );
+    }
+}
+
+/// The real rustc runs the linker `-C linker=` names (the analysis side is in
+/// `compilers_and_toolchains_are_judged`, which runs for every user). It needs `rustc` on the
+/// PATH, as every `cargo test` has (CI's runs as root); an unprivileged user for whom root's
+/// toolchain (`~/.cargo/bin`) is not readable gets the failure that says so, not a skip.
+#[test]
+fn the_real_rustc_runs_the_linker_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x.rs"), "fn main() {}\n").unwrap();
+    std::fs::create_dir_all(ws.join("e")).unwrap();
+    let ld = ws.join("e/ld");
+    std::fs::write(&ld, "#!/bin/sh\ntouch \"$PWNED\"\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ld, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ran = std::process::Command::new("rustc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(ran, "rustc is not on the PATH");
+    let pwned = ws.join("pwned");
+    assert!(
+        bash_creates_pwned(
+            ws,
+            "rustc -C linker=e/ld -o app x.rs",
+            &[("PWNED", pwned.to_str().unwrap())]
+        ),
+        "the real rustc did not run the linker it was given"
+    );
+}
+
+/// Round 6. openssl, ar, sqlite3 and the editors were judged by their rule alone: `openssl rand
+/// -out .envrc`, `-engine`/`-provider`/`-config` (which load modules), `ar rcs .envrc`,
+/// `sqlite3 db '.shell CMD'` (and `writefile()`, `ATTACH`, `.output`, commands from its
+/// input), `vim -c '!CMD'` and every editor, which runs what it reads from its input.
+#[test]
+fn openssl_ar_sqlite3_and_editors_are_judged() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "openssl rand -out .envrc 4",
+        "openssl rand -out=.envrc 4",
+        "openssl rand --out .envrc 4",
+        "openssl enc -d -in x -out .git/hooks/pre-commit -k p",
+        "openssl req -new -x509 -keyout .envrc -out c.pem -nodes",
+        "openssl genpkey -algorithm ed25519 -out /tmp/outside",
+        "openssl rand -writerand .envrc 4",
+        "openssl x509 -in c.pem -engine /tmp/e/e.so -noout",
+        "openssl list -provider-path /tmp/e -provider p",
+        "openssl req -config /tmp/e/o.cnf -new",
+        "openssl s_client -connect index.example.org:443",
+        "openssl ca -in r.pem",
+        "openssl",
+        "openssl < cmds",
+        "openssl $sub",
+        "ar rcs .envrc x.o",
+        "ar -rcs .git/hooks/pre-commit x.o",
+        "ar -r -c -s .envrc x.o",
+        "ar t -x a.a",
+        "ar q /tmp/outside x.o",
+        "ar rb x.o .envrc y.o",
+        "ar s .envrc",
+        "ar --plugin /tmp/e/p.so t a.a",
+        "ar x a.a",
+        "ranlib .envrc",
+        "sqlite3 x.db '.shell touch pwned'",
+        "sqlite3 x.db \"select writefile('.envrc', 'x')\"",
+        "sqlite3 x.db",
+        "sqlite3 x.db < script.sql",
+        "sqlite3 -cmd '.system id' x.db",
+        "sqlite3 -init i.sql x.db .quit",
+        "sqlite3 .envrc 'create table t(x)'",
+        "sqlite3 -safe .git/config 'create table t(x)'",
+        "vim x.txt",
+        "vim -c '!touch pwned' -c q x",
+        "vi +'!touch pwned' x",
+        "ex -s x < script",
+        "view x",
+        "nvim --headless -c q",
+        "emacs --batch --eval '(shell-command \"id\")'",
+        "nano x",
+        "ed x < script",
+        "vim -es -S /tmp/e/s.vim",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "openssl version",
+            "openssl version -a",
+            "openssl x509 -in c.pem -noout -text",
+            "openssl dgst -sha256 x",
+            "openssl rand -hex 16",
+            "openssl rand -out key.bin 32",
+            "openssl req -in r.pem -noout -text -pubkey",
+            "openssl genpkey -algorithm ed25519 -out build/k.pem",
+            "ar t a.a",
+            "ar rcs build/libx.a x.o",
+            "ar -rcs libx.a x.o",
+            "ranlib libx.a",
+            "sqlite3 -safe x.db 'select * from t'",
+            "sqlite3 -safe -readonly x.db .tables",
+            "sqlite3 --version",
+            "vim --version",
+        ],
+    );
+    // A rule naming the editor allows what it reads; one naming sqlite3 does not allow it
+    // without `-safe` (no rule names the commands it reads).
+    let named = fixture(
+        "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"vim\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"sqlite3\"\naction = \"allow\"\n",
+        "deny",
+    );
+    named.all(
+        Action::Allow,
+        &["vim x.txt", "sqlite3 -safe x.db 'select 1'"],
+    );
+    named.never_allowed(&["sqlite3 x.db 'select 1'"]);
+    // The real programs.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join("x.o"), "x\n").unwrap();
+    for (line, made) in [
+        ("openssl rand -out=.envrc 4", ".envrc"),
+        ("ar rcs .git/hooks/pre-commit x.o", ".git/hooks/pre-commit"),
+        (
+            "sqlite3 x.db \"select writefile('.mcp.json', 'x')\"",
+            ".mcp.json",
+        ),
+    ] {
+        assert!(!bash_creates_pwned(ws, line, &[]));
+        assert!(
+            ws.join(made).exists(),
+            "{line}: the real program did not make {made}"
+        );
+    }
+    for line in [
+        "sqlite3 x.db '.shell touch pwned'",
+        "echo '.system touch pwned' | sqlite3 x.db",
+        "vim -es -c '!touch pwned' -c 'qa!'",
+        "printf '!touch pwned\\nqa!\\n' | vim -es",
+    ] {
+        assert!(
+            bash_creates_pwned(ws, line, &[]),
+            "{line}: the real program did not run the command"
+        );
+    }
+    assert!(
+        !bash_creates_pwned(ws, "sqlite3 -safe x.db '.shell touch pwned'", &[]),
+        "sqlite3 -safe ran .shell"
+    );
+}
+
+/// Round 6. What the analysis models of a program's options its environment can change: an
+/// inherited `SIMPLE_BACKUP_SUFFIX=rc` makes `cp -b x .env` write `.envrc` (the real cp), and
+/// `TAR_OPTIONS`, `GZIP`, `XZ_OPT`, `GIT_CONFIG_COUNT`/`KEY`/`VALUE`, `GIT_EXTERNAL_DIFF`,
+/// `LESSOPEN`, … give options or commands the line does not show. The command inherits only
+/// the scrubbed environment (the built-in list, `LC_*`, and the policy's `sandbox.env`), so
+/// such a name reaches it only through `sandbox.env`; when it does, the line asks. The same
+/// names assigned in the line ask already (any variable not known to be inert).
+#[test]
+fn an_inherited_variable_that_changes_a_modelled_program_asks() {
+    let f = allow_all();
+    let decide = |line: &str, names: &[&str]| {
+        let mut all = vec!["PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR"];
+        all.extend_from_slice(names);
+        let inherited = Inherited::exactly(all);
+        assess(&parse_in(line, &inherited), &f.rules, &f.cx).decision
+    };
+    for (line, names) in [
+        ("cp -b x .env", &["SIMPLE_BACKUP_SUFFIX"][..]),
+        ("cp --backup=t x .env", &["VERSION_CONTROL"]),
+        ("tar -tf a.tar", &["TAR_OPTIONS"]),
+        ("gzip x", &["GZIP"]),
+        ("xz x", &["XZ_OPT"]),
+        ("xz x", &["XZ_DEFAULTS"]),
+        ("bzip2 x", &["BZIP2"]),
+        ("zip -r a.zip x", &["ZIPOPT"]),
+        ("unzip -l a.zip", &["UNZIP"]),
+        (
+            "git log",
+            &["GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"],
+        ),
+        ("git diff", &["GIT_EXTERNAL_DIFF"]),
+        ("git status", &["GIT_CONFIG_PARAMETERS"]),
+        ("git fetch", &["GIT_SSH_COMMAND"]),
+        ("git status", &["GIT_DIR"]),
+        ("less x", &["LESSOPEN"]),
+        ("man ls", &["MANPAGER"]),
+        ("rsync a b", &["RSYNC_RSH"]),
+        ("pytest", &["PYTEST_ADDOPTS"]),
+        ("make", &["MAKEFLAGS"]),
+        ("gcc x.c", &["GCC_EXEC_PREFIX"]),
+        ("gcc x.c", &["COMPILER_PATH"]),
+        ("openssl version", &["OPENSSL_CONF"]),
+        ("ls", &["BASH_ENV"]),
+        ("ls", &["ENV"]),
+        ("ls", &["BASH_FUNC_ls%%"]),
+        ("ls", &["PROMPT_COMMAND"]),
+    ] {
+        let d = decide(line, names);
+        assert_ne!(
+            d.action,
+            Action::Allow,
+            "{line} with {names:?} inherited: allowed ({})",
+            d.reason
+        );
+        assert_eq!(decide(line, &[]).action, Action::Allow, "{line} alone");
+    }
+    // Names the shipped profiles pass that change no modelled option: no ask.
+    for names in [
+        &["CARGO_HOME", "RUSTUP_HOME", "GOPATH", "npm_config_cache"][..],
+        &[
+            "SSH_AUTH_SOCK",
+            "GIT_AUTHOR_NAME",
+            "GIT_AUTHOR_EMAIL",
+            "GIT_COMMITTER_NAME",
+            "GIT_COMMITTER_EMAIL",
+        ],
+    ] {
+        let d = decide("git log", names);
+        assert_eq!(d.action, Action::Allow, "{names:?}: {}", d.reason);
+    }
+    // Assigned in the line: asked already.
+    f.never_allowed(&[
+        "SIMPLE_BACKUP_SUFFIX=rc cp -b x .env",
+        "VERSION_CONTROL=numbered cp -b x .env",
+        "TAR_OPTIONS=--to-command=id tar -xf a.tar",
+        "GZIP='-S rc' gzip .env",
+        "XZ_OPT='--suffix=rc' xz .env",
+        "export SIMPLE_BACKUP_SUFFIX=rc; cp -b x .env",
+        "env SIMPLE_BACKUP_SUFFIX=rc cp -b x .env",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=id git log",
+        "GIT_EXTERNAL_DIFF=./x git diff",
+        "GIT_SSH_COMMAND=./x git fetch",
+        "BASH_ENV=./x bash -c ls",
+        "ENV=./x sh -c ls",
+        "LD_PRELOAD=./x.so ls",
+    ]);
+    // The real cp.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x"), "x\n").unwrap();
+    std::fs::write(ws.join(".env"), "y\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "cp -b x .env",
+        &[("SIMPLE_BACKUP_SUFFIX", "rc")]
+    ));
+    assert!(
+        ws.join(".envrc").exists(),
+        "the real cp did not write .envrc"
+    );
+}
+
+/// The rules an agent's operator typically writes: each program named, nothing else.
+const TYPICAL_RULES: &str = "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"git\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"cargo\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"npm\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"python\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"ls\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"cat\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"grep\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"sed\"\naction = \"allow\"\n[[shell.rules]]\npattern = \"find\"\naction = \"allow\"\n";
+
+/// Round 6, red team under the typical rules. git's own commands that write a file they name
+/// (`mailinfo MSG PATCH`, `merge-file CURRENT …`, `credential-store --file`, `fast-import
+/// --export-marks=`, `index-pack -o`), copy hooks into a new repository (`init --template=`),
+/// install a scheduler entry that runs git for the operator (`maintenance start`) or run
+/// servers (`daemon --access-hook=CMD`, `instaweb`); npm commands that run what they are given
+/// (`exec`, `x`, `explore`, `init PKG`, `--browser=`, `--editor=`) or write `~/.npmrc` (`npm
+/// config set script-shell=…`); `cargo install` into `~/.cargo/bin`, on the operator's PATH;
+/// python running a script from outside the roots or from its input. Each was allowed.
+#[test]
+fn a_typical_policys_programs_do_not_write_or_run_what_their_rule_does_not_name() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "git mailinfo .envrc patch < mail",
+        "git merge-file .envrc base other",
+        "git merge-file -L a -L b -L c .envrc base other",
+        "git credential-store --file .envrc store",
+        "git credential-store --fi=.envrc store",
+        "git credential-store store",
+        "git fast-import --export-marks=.envrc",
+        "git fast-import --export-pack-edges=.git/hooks/pre-commit",
+        "git index-pack -o .envrc x.pack",
+        "git init --template=/tmp/e sub",
+        "git init --templ=t sub",
+        "git init --t=t sub",
+        "git init --b ev",
+        "git init --se=/tmp/e/g sub",
+        "git credential-store --f=.envrc erase",
+        "git bugreport --o=/tmp/e",
+        "git init --separate-git-dir=/tmp/e/g sub",
+        "git maintenance start",
+        "git maintenance register",
+        "git daemon --access-hook=/tmp/e/x",
+        "git instaweb",
+        "git receive-pack .",
+        "npm exec -- touch pwned",
+        "npm x touch pwned",
+        "npm explore x -- touch pwned",
+        "npm --loglevel silent exec touch pwned",
+        "npm init x",
+        "npm create x",
+        "npm docs --browser=/tmp/e/x x",
+        "npm edit x --editor=/tmp/e/x",
+        "npm config set script-shell /tmp/e/sh",
+        "npm set script-shell=/tmp/e/sh",
+        "cargo install --path .",
+        "cargo install x",
+        "cargo install --path . --root /tmp/e",
+        "cargo install --path /tmp/e --root inst",
+        "python /tmp/e/x.py",
+        "python < /tmp/e/x.py",
+        "cat /tmp/e/x.py | python",
+        "python - < x",
+        "python -i x.py",
+        "python --check-hash-based-pycs always /tmp/e/x.py",
+        "git for-each-repo --config=maintenance.repo clean -fdx",
+        "git web--browse --browser=/tmp/e/x http://index.example.org/",
+        "git bugreport -o /tmp/e",
+        "cargo rustc -- -C linker=/tmp/e/ld",
+        "cargo rustc --release -- -Clink-arg=-Wl,-plugin,/tmp/e/p.so",
+        "cargo rustdoc -- --html-in-header /tmp/e/x",
+        "cargo +/tmp/e build",
+        "cargo +./tc build",
+        "cargo +nightly install x",
+        "cargo login",
+        "cargo logout",
+        "npm link",
+        "npm link /tmp/e/pkg",
+        "npm install /tmp/e/pkg",
+        "npm i file:/tmp/e/pkg",
+        "npm login",
+        // npm takes any unique abbreviation of a command (`npm exe` ran exec with npm 11).
+        "npm exe -- touch pwned",
+        "npm explor x -- touch pwned",
+        "npm lin",
+        "npm confi set script-shell /tmp/e/sh",
+        "npm logi",
+        "npm cre x",
+        "npm isntal /tmp/e/pkg",
+        "git init --bare ev && git config --file ev/config core.pager id",
+        "git init --bare ev && git config -f ev/config.worktree core.pager id",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "git config --file settings.ini a.b c",
+            "git mailinfo msg patch < mail",
+            "git merge-file -p .envrc base other",
+            "git merge-file a.txt base other",
+            "git credential-store get",
+            "git credential-store --file .envrc get",
+            "git fast-import --export-marks=marks.txt",
+            "git init sub",
+            "git init --template= sub",
+            "git maintenance run",
+            "npm test",
+            "npm run x",
+            "npm init -y",
+            "npm config get registry",
+            "cargo build",
+            "cargo test install",
+            "cargo install --path . --root inst",
+            "python x.py",
+            "python --version",
+            "git bugreport",
+            "cargo rustc -- -C opt-level=3",
+            "cargo +nightly build",
+            "cargo test login",
+            "npm i ./pkgs/a",
+            "npm install",
+        ],
+    );
+    // The real git.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(
+        ws.join("mail"),
+        "From: a <a@example.org>\nSubject: x\n\necho planted\n",
+    )
+    .unwrap();
+    for (file, text) in [("base", "a\n"), ("other", "a\nb\n"), (".envrc", "a\n")] {
+        std::fs::write(ws.join(file), text).unwrap();
+    }
+    assert!(!bash_creates_pwned(
+        ws,
+        "git merge-file .envrc base other",
+        &[]
+    ));
+    let merged = std::fs::read_to_string(ws.join(".envrc")).unwrap();
+    assert!(merged.contains('b'), "the real git merge-file left .envrc");
+    std::fs::remove_file(ws.join(".envrc")).unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "git mailinfo .envrc patch < mail",
+        &[]
+    ));
+    assert!(
+        ws.join(".envrc").exists(),
+        "the real git mailinfo did not write .envrc"
+    );
+}
+
+/// Round 6. A line that makes a repository and then writes its configuration: `git init --bare
+/// ev && cat x > ev/config` (or a repository made by hand, `mkdir -p ev/objects ev/refs; echo
+/// … > ev/HEAD`, `cat h > sub/HEAD && cat x > sub/config`) was allowed, because when the line is read `ev` is no repository and
+/// `ev/config` is not the surface; real git then reads it (`git -C ev config core.pager`
+/// prints the planted value, and git runs the pager at the operator's next `git log` there). A
+/// directory the line may make a repository counts as one: one that does not exist yet, one
+/// that already holds part of a repository, or one whose `HEAD` the line writes; `git init
+/// --bare` (which makes one of a directory that exists) asks.
+#[test]
+fn a_repository_the_line_makes_has_the_surface_of_one() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    std::fs::create_dir_all(f.ws.join("sub")).unwrap();
+    std::fs::create_dir_all(f.ws.join("half/objects")).unwrap();
+    f.never_allowed(&[
+        "git init --bare ev && cat x > ev/config",
+        "git init --bare ev && cat x > ev/hooks/post-update",
+        "git init --bare ev && sed -n 'w ev/config' x",
+        "git init --bare ev && cat x > ev/commondir",
+        "git init --bare sub",
+        "git init --bare",
+        "git init --separate-git-dir=sub/g ev",
+        "cat h > sub/HEAD && cat x > sub/config",
+        "cat x > sub/config; cat h > sub/HEAD",
+        "cat x > half/config",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "cat x > sub/config",
+            "cat x > build/config.yaml",
+            "cat x > out/log.txt",
+            "git init ev",
+        ],
+    );
+    // A repository moved or linked into place by the line: `ev` does not exist when the
+    // line is read, so it may be one.
+    allow_all().never_allowed(&[
+        "git init -q ev2 && mv ev2/.git ev && cat x > ev/config",
+        "ln -s ev2/.git ev && cat x > ev/config",
+        "cat x > new/hooks/pre-commit",
+    ]);
+    // The real git takes a new bare repository's `config` for its configuration.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x"), "[core]\n\tpager = touch pwned\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "git init -q --bare ev && cat x > ev/config",
+        &[]
+    ));
+    let out = std::process::Command::new("git")
+        .args(["-C", "ev", "config", "core.pager"])
+        .current_dir(ws)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", ws)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "touch pwned");
+}
+
+/// Round 6. Other spellings of the programs above went unexamined: a compiler run through a
+/// cache (`ccache gcc -o .envrc x.c`, `sccache`, `distcc`), `ar` as `gcc-ar`, `llvm-ar` or a
+/// cross toolchain's, `gcc-ranlib`, and Debian's names for vim and the default editor
+/// (`vim.basic`, `editor`, `sensible-editor`).
+#[test]
+fn other_spellings_of_compilers_archivers_and_editors_are_judged() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "ccache gcc -o .envrc x.c",
+        "ccache gcc -B/tmp/e x.c",
+        "sccache rustc -C linker=/tmp/e/x x.rs",
+        "distcc gcc -o .envrc x.c",
+        "icecc gcc -o .envrc x.c",
+        "gcc-ar rcs .envrc x.o",
+        "llvm-ar rcs .envrc x.o",
+        "x86_64-linux-gnu-gcc-ar-12 rcs .envrc x.o",
+        "gcc-ranlib .envrc",
+        "llvm-ranlib .envrc",
+        "vim.basic -c '!id' -c q",
+        "vim.tiny x",
+        "editor x",
+        "sensible-editor x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "ccache -s",
+            "ccache gcc -c x.c",
+            "llvm-ar t a.a",
+            "gcc-ar t a.a",
+        ],
+    );
+    // A cache runs its compiler as it is: a rule on the compiler decides it.
+    review().never_allowed(&["ccache gcc -c x.c", "distcc gcc -c x.c"]);
+}
+
+/// Round 6. A link the line makes to the persistence surface, then writes through: `ln -s
+/// .git/hooks/pre-commit p && cat x > p` (the real bash's `>` follows the link and writes the
+/// hook), `sed -i --follow-symlinks`, a hard link (`ln .git/config c`), `cp -s`. The write of
+/// `p` was judged as `p`, which does not lead anywhere when the line is read. A link to the
+/// surface asks; links elsewhere stay allowed.
+#[test]
+fn a_link_the_line_makes_to_the_surface_asks() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "ln -s .git/hooks/pre-commit p && cat x > p",
+        "ln -sf ../.git/hooks/pre-commit sub/p && cat x > sub/p",
+        "ln -s .git/config c && sed -i --follow-symlinks s/a/b/ c",
+        "ln -s ~/.bashrc b && cat x >> b",
+        "ln -s \"$t\" x && cat y > x",
+        "ln -st sub .git/hooks/pre-commit",
+        "cp -s .claude/settings.json s && cat x > s",
+        "cp --symbolic-link .envrc e && cat x > e",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "ln -s /usr/bin/python3 py",
+            "ln -s ../lib/x.so sub/x.so",
+            "ln -sf build/app app",
+            "cp -l a b",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join("x"), "#!/bin/sh\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "ln -s .git/hooks/pre-commit p && cat x > p",
+        &[]
+    ));
+    assert!(
+        ws.join(".git/hooks/pre-commit").is_file(),
+        "the real bash did not write the hook through the link"
+    );
+}

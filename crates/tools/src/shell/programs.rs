@@ -21,13 +21,17 @@
 
 use super::options::{step, Opt, Spec, Step, Stop};
 use super::words::Word;
+use consoles::{editor, openssl, sqlite3, EDITORS};
 use git::git;
 use special::{cargo, compressor, dd, find, go, npm, tar, unzip, zip};
 use table::PROGRAMS;
+use toolchain::{ar, cc, is_cc, linker, rustc};
 
+mod consoles;
 mod git;
 mod special;
 mod table;
+pub(super) mod toolchain;
 
 /// What an option does, besides reading, that an allow rule on the program does not cover.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -351,6 +355,26 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         "go" => go(args, &mut out),
         "zip" => zip(args, &mut out),
         "unzip" => unzip(args, &mut out),
+        "rustc" => rustc(args, &mut out),
+        // `gcc-ar`, `llvm-ar`, `x86_64-linux-gnu-ar`, `x86_64-linux-gnu-gcc-ar-12`.
+        b if is_tool(
+            b.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-'),
+            "ar",
+        ) =>
+        {
+            ar(args, &mut out)
+        }
+        "openssl" => openssl(args, &mut out),
+        "sqlite3" | "sqlite" => sqlite3(args, &mut out),
+        b if EDITORS.contains(&b) => editor(b, args, &mut out),
+        b if is_cc(b) || b == "cpp" || is_tool(b, "cpp") => cc(b, args, &mut out),
+        b if ["ld", "as", "gold", "mold", "lld"]
+            .iter()
+            .any(|t| is_tool(b, t))
+            || b.starts_with("ld.") =>
+        {
+            linker(b, args, &mut out)
+        }
         "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lzma" | "unlzma" | "zstd"
         | "unzstd" | "pigz" | "unpigz" => compressor(base, args, &mut out),
         b => {
@@ -371,6 +395,14 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         }
     }
     out
+}
+
+/// Whether `base` is `tool` or a cross toolchain's spelling of it (`x86_64-linux-gnu-ld`).
+fn is_tool(base: &str, tool: &str) -> bool {
+    base == tool
+        || base
+            .strip_suffix(tool)
+            .is_some_and(|p| p.ends_with('-') && p.len() > 1)
 }
 
 /// The module `python -m MODULE ARGS…` runs and its arguments, as python reads its options
@@ -462,6 +494,33 @@ fn program_table(name: &str, program: &Program, args: &[Word], out: &mut Examine
     }
 }
 
+/// Why a link's target names the persistence surface, by name (`.git/config`,
+/// `../.git/hooks/pre-commit`, `/abs/repo/.envrc`, `~/.bashrc`): the components of the path,
+/// `..` and `.` left out, as a path below a root or below the home.
+fn links_to_surface(target: &str) -> Option<&'static str> {
+    use cordon_policy::surface::{classify, classify_home};
+    use std::path::{Component, PathBuf};
+    let rest = target.strip_prefix("~/");
+    let rel: PathBuf = std::path::Path::new(rest.unwrap_or(target))
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .collect();
+    // Any directory may be a repository here (the name is all there is to go by).
+    classify(&rel, &|_| false)
+        .or_else(|| classify_home(&rel))
+        .or_else(|| {
+            // A repository's configuration under any directory (`ev/config` of a bare one).
+            let names: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+            (names.len() >= 2 && matches!(names[names.len() - 1], "config" | "commondir"))
+                .then_some(())
+                .and_then(|_| {
+                    let k = names.len() - 1;
+                    classify(&rel, &|d| d.components().count() == k)
+                })
+        })
+        .map(|hit| hit.why)
+}
+
 /// `cp`, `mv`, `ln`, `install`, `rsync`: each source lands in the destination directory under
 /// its own name (`cp x/.envrc .`, `ln -s /tmp/e/.envrc`, `mv x/settings.json .claude/`), and a
 /// recursive copy of a tree from outside the roots writes names the line does not show.
@@ -480,6 +539,36 @@ fn into_directory(name: &str, p: &Parsed, out: &mut Examined) {
     } else {
         (&[], Vec::new())
     };
+    // Round 6: a link made to the persistence surface (`ln -s .git/hooks/pre-commit p &&
+    // cat x > p`: bash's `>` follows it, as `sed -i --follow-symlinks` and a hard link's
+    // writes do) makes every later write of the link a write of the surface, which the
+    // analysis of that write cannot see: the link asks.
+    let links = base == "ln"
+        || (matches!(base, "cp" | "gcp")
+            && (p.has(&["-s", "-l"])
+                || p.opts.iter().any(|o| {
+                    o.name.strip_prefix("--").is_some_and(|n| {
+                        n.len() > 2 && ("symbolic-link".starts_with(n) || "link".starts_with(n))
+                    })
+                })));
+    if links {
+        for s in sources {
+            let detail = if s.text.contains(['$', '`']) {
+                Some(format!(
+                    "`{base}` makes a link to `{}`, only known when the line runs: what later writes the link may write the persistence surface",
+                    s.text
+                ))
+            } else {
+                links_to_surface(&s.text).map(|why| format!(
+                    "`{base}` makes a link to `{}`, on the persistence surface ({why}): what later writes the link writes it",
+                    s.text
+                ))
+            };
+            if let Some(detail) = detail {
+                out.effect(EffectKind::Writes, UNSHOWN_NAMES, detail);
+            }
+        }
+    }
     // `install -d` makes directories; `-T` says the destination is the file itself.
     let not_into_dir =
         p.has(&["-T", "--no-target-directory"]) || (base == "install" && p.has(&["-d"]));
@@ -643,7 +732,7 @@ pub(super) fn judge_options(p: &Parsed, table: &[(&str, Does)], out: &mut Examin
 /// Every name a path on the persistence surface is made of (`.git`, `hooks`, `.vscode`,
 /// `tasks.json`, `.envrc`, `cordon.toml`, …): what a glob copied into a directory could write
 /// there. Where each is on the surface is the assessment's question.
-fn surface_names() -> impl Iterator<Item = &'static str> {
+pub(super) fn surface_names() -> impl Iterator<Item = &'static str> {
     use cordon_policy::surface::{
         CORDON_FILES, GIT_CONFIG, HOME_DIRS, HOME_FILES, TOOL_DIRS, TOOL_FILES,
     };
@@ -657,6 +746,24 @@ fn surface_names() -> impl Iterator<Item = &'static str> {
             .chain(CORDON_FILES)
             .flat_map(|(n, _)| n.split('/')),
     )
+}
+
+/// The last component of each name on the persistence surface (`config`, `.envrc`,
+/// `settings.json`, `.husky`): what a program that writes one file under a name only it knows
+/// (`rustc --out-dir DIR`) could write. A directory's name written as a file holds nothing,
+/// and any name inside a surface directory is the surface already.
+pub(super) fn surface_file_names() -> impl Iterator<Item = &'static str> {
+    use cordon_policy::surface::{
+        CORDON_FILES, GIT_CONFIG, HOME_DIRS, HOME_FILES, TOOL_DIRS, TOOL_FILES,
+    };
+    GIT_CONFIG
+        .iter()
+        .chain(TOOL_FILES)
+        .chain(TOOL_DIRS)
+        .chain(HOME_FILES)
+        .chain(HOME_DIRS)
+        .chain(CORDON_FILES)
+        .filter_map(|(n, _)| n.rsplit('/').find(|c| !c.is_empty()))
 }
 
 /// Whether the glob `pattern` (`*`, `?`, `[…]`) matches `name`, as bash could match it:

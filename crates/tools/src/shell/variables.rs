@@ -70,6 +70,118 @@ pub fn is_inert_variable(name: &str) -> bool {
         )
 }
 
+/// Whether a program whose options the analysis reads takes more options, a backup suffix, a
+/// command or its configuration from this variable (`TAR_OPTIONS`, `SIMPLE_BACKUP_SUFFIX`,
+/// `GZIP`, `GIT_CONFIG_COUNT`, `GIT_EXTERNAL_DIFF`, `LESSOPEN`, `GCC_EXEC_PREFIX`, …): where
+/// the shell inherits it, the reading of that program's options is not what runs (so an
+/// inherited one is a concern on every line, [`super::parse_in`]). git's identity variables (`GIT_AUTHOR_NAME`, …) only name who
+/// commits.
+pub fn changes_modelled_options(name: &str) -> bool {
+    const EXACT: &[&str] = &[
+        // cp, mv, ln, install: the backup's name.
+        "SIMPLE_BACKUP_SUFFIX",
+        "VERSION_CONTROL",
+        // Archivers and compressors: more options.
+        "TAR_OPTIONS",
+        "GZIP",
+        "PIGZ",
+        "XZ_OPT",
+        "XZ_DEFAULTS",
+        "BZIP",
+        "BZIP2",
+        "ZSTD_CLEVEL",
+        "ZIPOPT",
+        "ZIP",
+        "UNZIP",
+        "UNZIPOPT",
+        // Pagers, man and editors git and others start.
+        "PAGER",
+        "EDITOR",
+        "VISUAL",
+        "LESS",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "LESSKEYIN",
+        "LESSKEY",
+        "MANPAGER",
+        "MANOPT",
+        "MANROFFOPT",
+        "BAT_PAGER",
+        "BAT_OPTS",
+        "BAT_CONFIG_PATH",
+        // Remote shells and downloads.
+        "RSYNC_RSH",
+        "RSYNC_CONNECT_PROG",
+        "RSYNC_PROXY",
+        "CURL_HOME",
+        "WGETRC",
+        // Test runners, build tools and compilers.
+        "PYTEST_ADDOPTS",
+        "PYTEST_PLUGINS",
+        "MAKEFLAGS",
+        "GNUMAKEFLAGS",
+        "MFLAGS",
+        "MAKEFILES",
+        "GCC_EXEC_PREFIX",
+        "COMPILER_PATH",
+        "CCC_OVERRIDE_OPTIONS",
+        "RUSTC_WRAPPER",
+        "RUSTC",
+        "RUSTFLAGS",
+        "RUSTDOCFLAGS",
+        "GOFLAGS",
+        "NODE_OPTIONS",
+        "PYTHONSTARTUP",
+        "PYTHONPATH",
+        "PERL5OPT",
+        "RUBYOPT",
+        // openssl's configuration and modules; sqlite's history.
+        "OPENSSL_CONF",
+        "OPENSSL_ENGINES",
+        "OPENSSL_MODULES",
+        "SQLITE_HISTORY",
+    ];
+    let identity = matches!(
+        name,
+        "GIT_AUTHOR_NAME"
+            | "GIT_AUTHOR_EMAIL"
+            | "GIT_AUTHOR_DATE"
+            | "GIT_COMMITTER_NAME"
+            | "GIT_COMMITTER_EMAIL"
+            | "GIT_COMMITTER_DATE"
+    );
+    EXACT.contains(&name)
+        || (name.starts_with("GIT_") && !identity)
+        || name.starts_with("CARGO_BUILD_")
+        || (name.starts_with("CARGO_TARGET_") && name.ends_with("_RUNNER"))
+        || name.starts_with("CARGO_REGISTRIES_")
+}
+
+/// The concerns of what the shell inherits (with [`Inherited::Exactly`]; the sandbox passes
+/// the built-in list, `LC_*` and the policy's `sandbox.env`): a hook variable (`BASH_ENV`,
+/// `ENV`, exported functions, `PROMPT_COMMAND`; `PATH` is judged by its entries and `TMPDIR` is
+/// cordon's own) and a variable that changes the options of a program the analysis reads
+/// ([`changes_modelled_options`]) make every line ask, as if the line set them.
+pub(super) fn inherited_concerns(inherited: &Inherited) -> Vec<Concern> {
+    let Inherited::Exactly(names) = inherited else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .filter(|n| !matches!(n.as_str(), "PATH" | "TMPDIR"))
+        .filter_map(|n| {
+            let written = format!("{n}=${n}");
+            if is_hook_variable(n) {
+                Some(Concern::LoaderVariable(written))
+            } else if changes_modelled_options(n) {
+                Some(Concern::Environment(written))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
 /// The concern, if any, for a variable that reaches a program's environment; `written` is
 /// what the line shows (`NAME=value`, or the name alone for `export NAME`).
 pub(super) fn environment_concern(name: &str, written: &str) -> Option<Concern> {

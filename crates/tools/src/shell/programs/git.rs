@@ -347,6 +347,7 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
     if matches!(sub.text.as_str(), "apply" | "am") {
         patch_writes(&sub.text, sub_args, out);
     }
+    more_writes(&sub.text, sub_args, out);
     if !leaves_the_work_tree(&sub.text, sub_args) {
         out.unshown(
             format!("`git {}` writes the work tree from git's objects, names the line does not show (any may be on the persistence surface: a committed `.envrc`, `.vscode/tasks.json`)", sub.text));
@@ -494,6 +495,171 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
     out.key = Some(key);
 }
 
+/// Round 6: git's own commands that write a file they name, write the operator's
+/// configuration or scheduler, or serve and run programs, each found allowed under a `git`
+/// rule: `git mailinfo .envrc patch` and `git merge-file .envrc …` write the file they name,
+/// `credential-store --file F`, `fast-import --export-marks=F` and `index-pack -o F` too; `git
+/// init --template=DIR` copies DIR's hooks into the new repository (`--separate-git-dir`
+/// puts it elsewhere); `git maintenance start` installs a systemd timer or crontab entry that
+/// runs git for the operator (and `register` writes `~/.gitconfig`); `git daemon
+/// --access-hook=CMD` and `git instaweb` run servers and programs; `git receive-pack` writes
+/// refs and objects from its input and runs the repository's receive hooks.
+fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
+    let lenient = Spec {
+        lenient: true,
+        ..Spec::NONE
+    };
+    // A long option `name` given in full or abbreviated (parse-options takes any unambiguous
+    // prefix: the real `git init --t=DIR` copied DIR's hooks; an ambiguous one git refuses),
+    // with its value.
+    let long = |t: &str, name: &str, min: usize| -> Option<Option<String>> {
+        let l = t.strip_prefix("--")?;
+        let (n, v) = l
+            .split_once('=')
+            .map_or((l, None), |(n, v)| (n, Some(v.to_string())));
+        (n.len() >= min && name.starts_with(n)).then_some(v)
+    };
+    // The value of `--name[=]V` (or the next word) for each use of the option.
+    let values = |name: &str, min: usize| -> Vec<Word> {
+        let mut found = Vec::new();
+        let mut i = 0;
+        while let Some(w) = args.get(i) {
+            i += 1;
+            if w.literal && w.text == "--" {
+                break;
+            }
+            match long(&w.text, name, min) {
+                Some(Some(v)) => found.push(Word::lit(&v)),
+                Some(None) => {
+                    if let Some(a) = args.get(i) {
+                        found.push(a.clone());
+                        i += 1;
+                    }
+                }
+                None => {}
+            }
+        }
+        found
+    };
+    match sub {
+        "mailinfo" => {
+            let p = parse(args, &lenient, true);
+            for w in p.operands.iter().take(2) {
+                out.write(w);
+            }
+        }
+        "merge-file" => {
+            let spec = Spec {
+                short_arg: "L",
+                long_arg: &["marker-size", "diff-algorithm"],
+                lenient: true,
+                ..Spec::NONE
+            };
+            let p = parse(args, &spec, true);
+            if !p.has(&["-p", "--stdout"]) {
+                if let Some(w) = p.operands.first() {
+                    out.write(w);
+                }
+            }
+        }
+        "credential-store" => {
+            let files = values("file", 1);
+            let stores = args
+                .iter()
+                .any(|w| matches!(w.text.as_str(), "store" | "erase"));
+            // `store` and `erase` write the file (`get` only reads it).
+            if files.is_empty() && stores {
+                out.write(&Word::lit("~/.git-credentials"));
+            }
+            for f in files.iter().filter(|_| stores) {
+                out.write(f);
+            }
+        }
+        "fast-import" => {
+            for w in args {
+                for name in ["--export-marks=", "--export-pack-edges="] {
+                    if let Some(f) = w.text.strip_prefix(name) {
+                        out.write(&Word::lit(f));
+                    }
+                }
+            }
+        }
+        "index-pack" => {
+            let mut i = 0;
+            while let Some(w) = args.get(i) {
+                i += 1;
+                if w.text == "-o" {
+                    if let Some(f) = args.get(i) {
+                        out.write(f);
+                    }
+                }
+            }
+        }
+        "init" => {
+            if values("template", 1).iter().any(|t| !t.text.is_empty()) {
+                out.unshown("`git init --template=DIR` copies DIR's hooks and files into the new repository".into());
+            }
+            // A repository whose git directory is not `.git`: its configuration and hooks
+            // are the surface only once it exists, and the rest of the line may write them.
+            let bare = args
+                .iter()
+                .any(|w| long(&w.text, "bare", 1).is_some_and(|v| v.is_none()));
+            if bare || !values("separate-git-dir", 1).is_empty() {
+                out.unshown("`git init --bare` (or `--separate-git-dir`) makes a repository whose configuration and hooks are not under `.git`, and the line may write them".into());
+            }
+        }
+        "maintenance" => {
+            let p = parse(args, &lenient, true);
+            if p.operands.first().is_none_or(|w| {
+                !w.literal || matches!(w.text.as_str(), "start" | "stop" | "register" | "unregister")
+            }) {
+                out.effect(
+                    EffectKind::Runs,
+                    "maintenance",
+                    "`git maintenance start`/`register` writes the operator's `~/.gitconfig` and installs a systemd timer or crontab entry that runs git outside any sandbox".into(),
+                );
+            }
+        }
+        // `for-each-repo --config=KEY CMD` runs `git CMD` in every repository KEY lists (the
+        // operator's, outside the roots); `web--browse --browser=CMD` runs CMD.
+        "for-each-repo" | "web--browse" => out.effect(
+            EffectKind::Runs,
+            sub,
+            format!("`git {sub}` runs commands in other repositories or a browser the line does not show"),
+        ),
+        "bugreport" | "diagnose" => {
+            let mut i = 0;
+            while let Some(w) = args.get(i) {
+                i += 1;
+                match long(&w.text, "output-directory", 1) {
+                    Some(Some(v)) => out.write(&Word::lit(&v)),
+                    Some(None) => {
+                        if let Some(d) = args.get(i) {
+                            out.write(d);
+                        }
+                    }
+                    None if w.text == "-o" => {
+                        if let Some(d) = args.get(i) {
+                            out.write(d);
+                        }
+                    }
+                    None if w.text.starts_with("-o") => out.write(&Word::lit(&w.text[2..])),
+                    None => {}
+                }
+            }
+        }
+        "daemon" | "instaweb" => out.effect(
+            EffectKind::Runs,
+            sub,
+            format!("`git {sub}` runs a server and the programs it is configured or told to run (`--access-hook`, a web server, a browser)"),
+        ),
+        "receive-pack" => out.unshown(
+            "`git receive-pack` writes refs and objects from its input and runs the repository's receive hooks (and, as configured, updates the work tree)".into(),
+        ),
+        _ => {}
+    }
+}
+
 /// `git config` that sets, unsets, renames or edits: a write of the file it changes — the
 /// repository's `.git/config` (or `config.worktree`), `~/.gitconfig` (`--global`),
 /// `/etc/gitconfig` (`--system`) or `--file FILE` — judged like a redirection to it, so the
@@ -597,9 +763,29 @@ fn config_writes(args: &[Word], dir: Option<&Word>, out: &mut Examined) {
         );
     }
     let target = match (file, scope) {
-        (Some(f), _) => f,
         (None, "global") => Word::lit("~/.gitconfig"),
         (None, "system") => Word::lit("/etc/gitconfig"),
+        // Round 6: `git init --bare ev && git config --file ev/config core.pager CMD` was
+        // allowed: when the line is read, `ev` is no repository yet, so `ev/config` is not
+        // the surface. A file git is told to write as configuration under a repository
+        // configuration's name is taken for one.
+        (Some(f), _)
+            if f.text
+                .rsplit('/')
+                .next()
+                .is_some_and(|n| matches!(n, "config" | "config.worktree")) =>
+        {
+            out.effect(
+                EffectKind::Writes,
+                "--file",
+                format!(
+                    "`git config --file {}` writes configuration under the name of a repository's, which git would run programs from (`core.pager`, `core.fsmonitor`)",
+                    f.text
+                ),
+            );
+            f
+        }
+        (Some(f), _) => f,
         (None, s) => {
             let name = if s == "worktree" {
                 ".git/config.worktree"

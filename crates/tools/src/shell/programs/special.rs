@@ -591,6 +591,278 @@ pub(super) fn tar(args: &[Word], out: &mut Examined) {
 /// does not show; `-g`/`--global` installs or runs outside the project. npm reads every
 /// `--name[=value]` as a setting and accepts unambiguous abbreviations, so any word that
 /// starts a dangerous setting's name counts.
+/// Round 6: npm's commands that run a program the line names or a package's (`npm exec --
+/// CMD`, `npm x CMD`, `npm explore PKG -- CMD`, `npm init PKG`, which runs `create-PKG`), and
+/// the ones that write npm's own configuration (`npm config set script-shell=CMD`, `npm set`:
+/// `~/.npmrc`, whose settings name the programs the operator's next `npm` runs). The command
+/// is the first word that is not an option, or, after a long option that may take it as its
+/// value (`--loglevel silent exec`), the next one too.
+fn runs_what_it_is_given(base: &str, args: &[Word], out: &mut Examined) {
+    let mut candidates: Vec<(usize, &Word)> = Vec::new();
+    let mut after_option = false;
+    for (i, w) in args.iter().enumerate() {
+        if w.literal && w.text == "--" {
+            break;
+        }
+        if w.literal && w.text.starts_with('-') {
+            after_option = w.text.starts_with("--") && !w.text.contains('=');
+            continue;
+        }
+        candidates.push((i, w));
+        if !after_option {
+            break;
+        }
+        after_option = false;
+    }
+    for (i, w) in candidates {
+        // npm reads a command as its exact name, an alias (`x`, `ln`, `c`, `i`) or any unique
+        // abbreviation (`npm exe`, `npm lin`, `npm confi`, checked with npm 11): the
+        // command's name, as npm resolves it.
+        let t = if base == "npm" {
+            npm_command(&w.text).unwrap_or(w.text.as_str())
+        } else {
+            w.text.as_str()
+        };
+        let next = args[i + 1..]
+            .iter()
+            .find(|a| !(a.literal && a.text.starts_with('-')));
+        let runs = match t {
+            _ if base == "npx" => false, // a rule on npx names what it runs
+            "exec" | "x" | "explore" | "create" | "dlx" => true,
+            "init" | "innit" => next.is_some(),
+            _ => false,
+        };
+        if runs {
+            out.effect(
+                EffectKind::Runs,
+                t,
+                format!("`{base} {t}` runs a program or a package's code that the line names, not one the rule allowing {base} names"),
+            );
+        }
+        // `npm link` puts the package (and its `bin` programs) into the global prefix, on
+        // the operator's PATH; a package installed from a path outside the roots runs its
+        // install scripts.
+        if t == "link" || t == "ln" {
+            out.effect(
+                EffectKind::Writes,
+                t,
+                format!("`{base} {t}` writes the global node_modules and its bin directory, on the operator's PATH"),
+            );
+        }
+        if matches!(
+            t,
+            "install" | "i" | "add" | "link" | "ln" | "ci" | "update" | "up"
+        ) {
+            for a in &args[i + 1..] {
+                let spec = a.text.as_str();
+                let path = spec
+                    .strip_prefix("file:")
+                    .or_else(|| spec.strip_prefix("git+file://"))
+                    .unwrap_or(spec);
+                let local = path.starts_with(['/', '~'])
+                    || path.starts_with("./")
+                    || path.starts_with("../")
+                    || path == "."
+                    || path == "..";
+                if a.literal && local {
+                    out.code_at(
+                        &Word::lit(path),
+                        "installs, and runs the install scripts of, the package at",
+                    );
+                }
+            }
+        }
+        let config = match t {
+            "login" | "adduser" | "add-user" | "logout" => true,
+            "config" | "c" => next.is_some_and(|n| {
+                matches!(
+                    n.text.as_str(),
+                    "set" | "delete" | "del" | "rm" | "edit" | "fix"
+                ) || !n.literal
+            }),
+            "set" => true,
+            _ => false,
+        };
+        if config {
+            out.write(&Word::lit("~/.npmrc"));
+        }
+    }
+}
+
+/// npm's commands and aliases (npm 11.19, `lib/utils/cmd-list.js`).
+const NPM_COMMANDS: &[&str] = &[
+    "access",
+    "adduser",
+    "approve-scripts",
+    "audit",
+    "bugs",
+    "cache",
+    "ci",
+    "completion",
+    "config",
+    "dedupe",
+    "deny-scripts",
+    "deprecate",
+    "diff",
+    "dist-tag",
+    "docs",
+    "doctor",
+    "edit",
+    "exec",
+    "explain",
+    "explore",
+    "find-dupes",
+    "fund",
+    "get",
+    "help",
+    "help-search",
+    "init",
+    "install",
+    "install-ci-test",
+    "install-scripts",
+    "install-test",
+    "link",
+    "ll",
+    "login",
+    "logout",
+    "ls",
+    "org",
+    "outdated",
+    "owner",
+    "pack",
+    "ping",
+    "pkg",
+    "prefix",
+    "profile",
+    "prune",
+    "publish",
+    "query",
+    "rebuild",
+    "repo",
+    "restart",
+    "root",
+    "run",
+    "sbom",
+    "search",
+    "set",
+    "shrinkwrap",
+    "stage",
+    "star",
+    "stars",
+    "start",
+    "stop",
+    "team",
+    "test",
+    "token",
+    "trust",
+    "undeprecate",
+    "uninstall",
+    "unpublish",
+    "unstar",
+    "update",
+    "version",
+    "view",
+    "whoami",
+];
+const NPM_ALIASES: &[(&str, &str)] = &[
+    ("author", "owner"),
+    ("home", "docs"),
+    ("issues", "bugs"),
+    ("info", "view"),
+    ("show", "view"),
+    ("find", "search"),
+    ("add", "install"),
+    ("unlink", "uninstall"),
+    ("remove", "uninstall"),
+    ("rm", "uninstall"),
+    ("r", "uninstall"),
+    ("un", "uninstall"),
+    ("rb", "rebuild"),
+    ("list", "ls"),
+    ("ln", "link"),
+    ("create", "init"),
+    ("i", "install"),
+    ("it", "install-test"),
+    ("cit", "install-ci-test"),
+    ("u", "update"),
+    ("up", "update"),
+    ("c", "config"),
+    ("s", "search"),
+    ("se", "search"),
+    ("tst", "test"),
+    ("t", "test"),
+    ("ddp", "dedupe"),
+    ("v", "view"),
+    ("run-script", "run"),
+    ("clean-install", "ci"),
+    ("clean-install-test", "install-ci-test"),
+    ("x", "exec"),
+    ("why", "explain"),
+    ("la", "ll"),
+    ("verison", "version"),
+    ("ic", "ci"),
+    ("innit", "init"),
+    ("in", "install"),
+    ("ins", "install"),
+    ("inst", "install"),
+    ("insta", "install"),
+    ("instal", "install"),
+    ("isnt", "install"),
+    ("isnta", "install"),
+    ("isntal", "install"),
+    ("isntall", "install"),
+    ("install-clean", "ci"),
+    ("isntall-clean", "ci"),
+    ("hlep", "help"),
+    ("dist-tags", "dist-tag"),
+    ("upgrade", "update"),
+    ("udpate", "update"),
+    ("rum", "run"),
+    ("sit", "install-ci-test"),
+    ("urn", "run"),
+    ("ogr", "org"),
+    ("add-user", "adduser"),
+];
+
+/// The command npm runs for the word `c`, as npm's `deref` finds it: camelCase as kebab-case,
+/// the exact name, an alias, else the one command or alias `c` abbreviates (none when it
+/// abbreviates several: npm refuses it).
+fn npm_command(c: &str) -> Option<&'static str> {
+    let mut kebab = String::new();
+    for ch in c.chars() {
+        if ch.is_ascii_uppercase() {
+            kebab.push('-');
+            kebab.push(ch.to_ascii_lowercase());
+        } else {
+            kebab.push(ch);
+        }
+    }
+    let alias = |a: &str| NPM_ALIASES.iter().find(|(k, _)| *k == a).map(|(_, v)| *v);
+    if let Some(exact) = NPM_COMMANDS.iter().find(|n| **n == kebab) {
+        return Some(exact);
+    }
+    if let Some(a) = alias(&kebab) {
+        return Some(a);
+    }
+    if kebab.is_empty() {
+        return None;
+    }
+    let mut hits = NPM_COMMANDS
+        .iter()
+        .copied()
+        .chain(NPM_ALIASES.iter().map(|(k, _)| *k))
+        .filter(|n| n.starts_with(&kebab));
+    let one = hits.next()?;
+    if hits.next().is_some() {
+        return None;
+    }
+    let mut name = one;
+    while let Some(a) = alias(name) {
+        name = a;
+    }
+    Some(name)
+}
+
 pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
     const RUNS: &[&str] = &[
         "script-shell",
@@ -602,7 +874,16 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
         "location",
         "call",
         "shell",
+        // Round 6: programs and scripts npm runs (`npm docs --browser=CMD`, `npm edit
+        // --editor=CMD`, the git it runs, `npm init`'s module).
+        "browser",
+        "editor",
+        "viewer",
+        "git",
+        "node-gyp",
+        "init-module",
     ];
+    runs_what_it_is_given(base, args, out);
     for w in args {
         if w.literal && w.text == "--" {
             break;
@@ -654,6 +935,45 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
 /// before or after the subcommand, up to `--`; a short cluster may end in `-Z`/`-C` with its
 /// value attached (`-vZfoo`). The key is left as written: `cargo build` rules keep matching.
 pub(super) fn cargo(args: &[Word], out: &mut Examined) {
+    // The subcommand: the first word that is neither an option nor a global option's value.
+    let subcommand = {
+        let mut j = 0;
+        loop {
+            match args.get(j) {
+                None => break None,
+                // `+toolchain` (rustup's) comes before everything.
+                Some(w) if j == 0 && w.text.starts_with('+') => j += 1,
+                Some(w) if w.text.starts_with('-') => {
+                    let separate = matches!(w.text.as_str(), "--config" | "-Z" | "-C" | "--color");
+                    j += if separate { 2 } else { 1 };
+                }
+                Some(_) => break Some(j),
+            }
+        }
+    };
+    // Round 6: `cargo +/path/to/toolchain` runs that directory's `bin/cargo` and `rustc`
+    // (rustup takes a path for a toolchain), not the cargo the rule names; `+nightly` names
+    // one the operator installed.
+    if let Some(w) = args.first().filter(|w| w.text.starts_with('+')) {
+        if !w.literal || w.text.contains(['/', '.']) {
+            out.effect(
+                EffectKind::Runs,
+                &w.text,
+                format!(
+                    "`cargo {}` runs the cargo and rustc of the toolchain at that path",
+                    w.text
+                ),
+            );
+        }
+    }
+    // `cargo rustc -- ARGS` and `cargo rustdoc -- ARGS` pass ARGS to rustc (`-C linker=PROG`).
+    if let Some(sub) = subcommand.and_then(|k| args.get(k)) {
+        if matches!(sub.text.as_str(), "rustc" | "rustdoc") {
+            if let Some(dash) = args.iter().position(|w| w.literal && w.text == "--") {
+                super::toolchain::rustc_options(&args[dash + 1..], out);
+            }
+        }
+    }
     let mut i = 0;
     while let Some(w) = args.get(i) {
         i += 1;
@@ -675,6 +995,40 @@ pub(super) fn cargo(args: &[Word], out: &mut Examined) {
         let t = w.text.as_str();
         if t == "--" {
             break;
+        }
+        // Round 6: `cargo install` writes its binaries into `--root DIR`'s `bin` (by default
+        // `~/.cargo/bin`, on the operator's PATH), building them from `--path DIR`.
+        // `cargo login`/`logout` write the token file in cargo's home.
+        if matches!(t, "login" | "logout") && Some(i - 1) == subcommand {
+            out.write(&Word::lit("~/.cargo/credentials.toml"));
+            continue;
+        }
+        if t == "install" && Some(i - 1) == subcommand {
+            let mut root = false;
+            let mut j = i;
+            while let Some(a) = args.get(j) {
+                j += 1;
+                let (name, value) = match a.text.split_once('=') {
+                    Some((n, v)) if a.literal => (n, Some(Word::lit(v))),
+                    _ => (a.text.as_str(), None),
+                };
+                if !matches!(name, "--root" | "--path") {
+                    continue;
+                }
+                let Some(v) = value.or_else(|| args.get(j).cloned()) else {
+                    continue;
+                };
+                if name == "--root" {
+                    root = true;
+                    out.write(&v);
+                } else {
+                    out.code_at(&v, "`cargo install --path` builds, and runs the build scripts of, the package at");
+                }
+            }
+            if !root {
+                out.write(&Word::lit("~/.cargo/bin"));
+            }
+            continue;
         }
         let (option, attached): (String, Option<&str>) = if let Some(long) = t.strip_prefix("--") {
             match long.split_once('=') {
@@ -1458,5 +1812,31 @@ pub(super) fn extractor(p: &Parsed, out: &mut Examined) {
         || opt(&["-i", "-p", "--pass-through", "-r"]);
     if extracts {
         out.unshown("the archive's members are written under names the line does not show".into());
+    }
+}
+
+/// Round 6: `python SCRIPT` runs the script: code at a path outside the roots is an effect, as
+/// for pytest (`python /tmp/e/x.py`); with no script (or `-`) and no `-c`/`-m`, python runs
+/// what it reads from its input (`cat /tmp/e/x.py | python`), which the line does not show.
+pub(super) fn python_script(p: &Parsed, out: &mut Examined) {
+    if p.has(&[
+        "-c",
+        "-m",
+        "-V",
+        "--version",
+        "-h",
+        "-?",
+        "--help",
+        "--help-all",
+    ]) {
+        return;
+    }
+    match p.operands.first() {
+        Some(w) if !(w.literal && w.text == "-") => out.code_at(w, "runs the script"),
+        _ => out.effect(
+            EffectKind::Runs,
+            "-",
+            "python runs the program it reads from its input, which the line does not show".into(),
+        ),
     }
 }

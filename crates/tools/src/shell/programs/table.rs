@@ -2,8 +2,8 @@
 //! dangerous ones do.
 
 use super::special::{
-    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, patch, pytest, rsync,
-    second_operand_written, sed, split, uudecode, wget,
+    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, patch, pytest,
+    python_script, rsync, second_operand_written, sed, split, uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -310,6 +310,25 @@ pub(super) const PROGRAMS: &[Program] = &[
         operands: Operands::Read,
         special: None,
     },
+    // `ranlib ARCHIVE` rewrites the archive's index in place.
+    Program {
+        names: &[
+            "ranlib",
+            "gcc-ranlib",
+            "llvm-ranlib",
+            "x86_64-linux-gnu-ranlib",
+        ],
+        spec: Spec {
+            long_arg: &["plugin"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: false,
+        options: &[("--plugin", Does::Runs)],
+        operands: Operands::Written,
+        special: None,
+    },
     Program {
         names: &["sponge"],
         spec: Spec {
@@ -409,7 +428,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     // Archivers: each its own options (pax's `-O` is a flag, cpio's takes a file), the same
     // test for extracting.
     Program {
-        names: &["7z", "7za", "7zr", "7zz", "ar"],
+        names: &["7z", "7za", "7zr", "7zz"],
         spec: Spec {
             lenient: true,
             ..Spec::NONE
@@ -883,14 +902,18 @@ pub(super) const PROGRAMS: &[Program] = &[
         names: &["python", "pypy"],
         spec: Spec {
             short_arg: "cmWXQ",
+            // Its one long option with a separate value: read as a flag, its value became
+            // the script and the script an argument (`python --check-hash-based-pycs always
+            // /tmp/e/x.py` ran /tmp/e/x.py unexamined).
+            long_arg: &["check-hash-based-pycs"],
             lenient: true,
             ..Spec::NONE
         },
         permute: false,
         abbrev: false,
-        options: &[("-c", Does::Runs), ("-m", Does::Runs)],
+        options: &[("-c", Does::Runs), ("-m", Does::Runs), ("-i", Does::Runs)],
         operands: Operands::Read,
-        special: None,
+        special: Some(python_script),
     },
     Program {
         names: &["node", "nodejs", "deno", "bun"],
