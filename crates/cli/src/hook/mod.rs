@@ -574,7 +574,9 @@ fn answer(
     }
     let exe = std::env::current_exe().map_err(Error::NoBinary)?;
     let policy_file = decider.policy_file();
-    Ok(match decider.decide(&call) {
+    // An allow here is told as the rewrite (below) and nothing else: its record's sync is
+    // left to `cordon exec`'s, made before the command starts (`Decider::decide_rewritten`).
+    Ok(match decider.decide_rewritten(&call) {
         Ok(Outcome::Allowed { reason, .. }) => Answer::Allow {
             reason,
             command: Some(exec_line(Some(&exe), policy_file.as_deref(), None, line)?),
