@@ -7,7 +7,7 @@
 #     time around `cordon hook claude` with $EPOCHREALTIME (no fork): RUNS real host runs, the
 #     wall time the host waited for each decision (allowed, recorded with an fsync, rewritten).
 #  2. The rewritten command: the exact line the hook gave the host (`cordon exec --from-hook
-#     … -c'LINE'`) against LINE itself, both through `bash -c` as the host runs them,
+#     … -c='LINE'`) against LINE itself, both through `bash -c` as the host runs them,
 #     interleaved by hyperfine: what the rewrite adds (sandbox set-up, audit record, exit).
 #  Added cost of an allowed call = median 1 + (median 2 rewritten - median 2 bare).
 #
