@@ -5,9 +5,9 @@
 #
 #  1. The hook as the host runs it: cordon's hook is wrapped in a shim (bash) that takes the
 #     time around `cordon hook claude` with $EPOCHREALTIME (no fork): RUNS real host runs, the
-#     wall time the host waited for each decision (allowed, recorded with an fsync, rewritten).
+#     wall time the host waited for each decision (allowed, recorded — its sync left to exec's —, rewritten).
 #  2. The rewritten command: the exact line the hook gave the host (`cordon exec --from-hook
-#     … -c'LINE'`) against LINE itself, both through `bash -c` as the host runs them,
+#     … -c='LINE'`) against LINE itself, both through `bash -c` as the host runs them,
 #     interleaved by hyperfine: what the rewrite adds (sandbox set-up, audit record, exit).
 #  Added cost of an allowed call = median 1 + (median 2 rewritten - median 2 bare).
 #

@@ -490,6 +490,61 @@ fn hook_args(args: &[std::ffi::OsString]) -> Option<(hook::Host, Option<PathBuf>
     Some((host, policy.map(PathBuf::from), deadline))
 }
 
+/// `cordon exec --from-hook [--policy FILE] [--host-grant ID] -c=LINE` read without clap: the
+/// exact shape `cordon hook` rewrites an allowed shell line to (`hook::exec_line`), which an
+/// agent host runs for every allowed shell call. Anything else — other options, another
+/// order, `-c` not attached by `=`, a value clap would refuse or read as a flag, a line that
+/// is not UTF-8 — is `None` and goes to clap, which stays the one that accepts, refuses and
+/// explains; `exec_args_agree_with_clap` checks that both read every shape taken here the
+/// same way.
+fn exec_args(args: &[std::ffi::OsString]) -> Option<ExecArgs> {
+    let [_, sub, from_hook, rest @ .., last] = args else {
+        return None;
+    };
+    if sub != "exec" || from_hook != "--from-hook" {
+        return None;
+    }
+    let line = last.to_str()?.strip_prefix("-c=")?;
+    if line.is_empty() {
+        return None;
+    }
+    let (mut policy, mut host_grant) = (None, None);
+    let mut order = 0;
+    for pair in rest.chunks(2) {
+        let [name, value] = pair else {
+            return None;
+        };
+        // An empty value or one that starts with `-` is clap's to refuse or to read as a flag.
+        if value.is_empty() || value.as_encoded_bytes().starts_with(b"-") {
+            return None;
+        }
+        // In the order the rewrite writes them, each once.
+        match name.to_str()? {
+            "--policy" if order < 1 => {
+                policy = Some(PathBuf::from(value));
+                order = 1;
+            }
+            "--host-grant" if order < 2 => {
+                host_grant = Some(value.to_str()?.to_string());
+                order = 2;
+            }
+            _ => return None,
+        }
+    }
+    Some(ExecArgs {
+        policy,
+        backend: None,
+        timeout: None,
+        approve_all: false,
+        strict: false,
+        session: None,
+        command: Some(line.to_string()),
+        argv: Vec::new(),
+        host_grant,
+        from_hook: true,
+    })
+}
+
 /// The network proxy serves as many connections at once as the open-file limit leaves room
 /// for: take what the system allows, not the 1024 most sessions start with. Where it cannot
 /// be raised, the proxy fits into what there is.
@@ -521,6 +576,14 @@ fn main() {
         init_tracing(0);
         raise_fd_limit();
         let code = hook::run(host, policy, deadline).unwrap_or_else(|e| report(&e));
+        std::process::exit(code);
+    }
+    // ... and rewrites each allowed shell line to `cordon exec --from-hook … -c=LINE`, which
+    // the host then runs: the same saving on the allowed call's other half.
+    if let Some(exec) = exec_args(&args) {
+        init_tracing(0);
+        raise_fd_limit();
+        let code = exec::run(exec).unwrap_or_else(|e| report(&e));
         std::process::exit(code);
     }
     let cli = match Cli::try_parse() {
@@ -592,6 +655,182 @@ mod tests {
                     },
             } => Some((host, policy, deadline)),
             _ => None,
+        }
+    }
+
+    /// What clap makes of ARGS when it is a `cordon exec` call without `-v`, as comparable
+    /// fields (every field of `ExecArgs`).
+    #[allow(clippy::type_complexity)]
+    fn exec_fields(
+        a: &ExecArgs,
+    ) -> (
+        Option<PathBuf>,
+        bool,
+        Option<Duration>,
+        bool,
+        bool,
+        Option<String>,
+        Option<String>,
+        Vec<String>,
+        Option<String>,
+        bool,
+    ) {
+        (
+            a.policy.clone(),
+            a.backend.is_some(),
+            a.timeout,
+            a.approve_all,
+            a.strict,
+            a.session.clone(),
+            a.command.clone(),
+            a.argv.clone(),
+            a.host_grant.clone(),
+            a.from_hook,
+        )
+    }
+
+    fn exec_by_clap(args: &[OsString]) -> Option<ExecArgs> {
+        match Cli::try_parse_from(args).ok()? {
+            Cli {
+                verbose: 0,
+                command: Cmd::Exec(a),
+            } => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The clap-less `exec` path: every shape it takes, clap reads the same way (all of
+    /// `ExecArgs`); every shape it leaves, clap handles. The lines `cordon hook` writes —
+    /// split into words by the real `sh`, as the host's shell splits them — are taken, so
+    /// the allowed call does not pay for clap again unnoticed.
+    #[test]
+    fn exec_args_agree_with_clap() {
+        let taken: &[&[&str]] = &[
+            &["exec", "--from-hook", "-c=ls"],
+            &[
+                "exec",
+                "--from-hook",
+                "--policy",
+                "/w/cordon.toml",
+                "-c=ls -la",
+            ],
+            &["exec", "--from-hook", "--host-grant", "ab12", "-c=git push"],
+            &[
+                "exec",
+                "--from-hook",
+                "--policy",
+                "p",
+                "--host-grant",
+                "ab12",
+                "-c=-x",
+            ],
+            &["exec", "--from-hook", "-c==x"],
+            &["exec", "--from-hook", "-c=-c=x"],
+            &[
+                "exec",
+                "--from-hook",
+                "--policy",
+                "a b",
+                "-c=a\nb 'c' \"d\"",
+            ],
+        ];
+        let left: &[&[&str]] = &[
+            &[],
+            &["exec"],
+            &["exec", "-c=ls"],
+            &["exec", "--from-hook"],
+            &["exec", "--from-hook", "-c="],
+            &["exec", "--from-hook", "-cls"],
+            &["exec", "--from-hook", "-c", "ls"],
+            &["exec", "--from-hook", "--policy=p", "-c=ls"],
+            &["exec", "--from-hook", "--policy", "", "-c=ls"],
+            &["exec", "--from-hook", "--policy", "-p", "-c=ls"],
+            &[
+                "exec",
+                "--from-hook",
+                "--policy",
+                "a",
+                "--policy",
+                "b",
+                "-c=ls",
+            ],
+            &[
+                "exec",
+                "--from-hook",
+                "--host-grant",
+                "g",
+                "--policy",
+                "p",
+                "-c=ls",
+            ],
+            &["exec", "--from-hook", "--backend", "none", "-c=ls"],
+            &["exec", "--from-hook", "--approve-all", "-c=ls"],
+            &["exec", "--from-hook", "--session", "s", "-c=ls"],
+            &["exec", "--from-hook", "-c=ls", "--", "x"],
+            &["exec", "--from-hook", "-c=ls", "--help"],
+            &["exec", "--from-hook", "--help"],
+            &["-v", "exec", "--from-hook", "-c=ls"],
+            &["exec", "--from-hook", "-v", "-c=ls"],
+            &["hook", "--from-hook", "-c=ls"],
+            &["check", "--from-hook", "-c=ls"],
+        ];
+        for words in taken {
+            let args = argv(words);
+            let fast = exec_args(&args);
+            assert!(fast.is_some(), "not taken: {words:?}");
+            let clap = exec_by_clap(&args);
+            assert!(clap.is_some(), "clap refuses {words:?}");
+            assert_eq!(
+                exec_fields(&fast.unwrap()),
+                exec_fields(&clap.unwrap()),
+                "{words:?}"
+            );
+        }
+        for words in left {
+            assert!(exec_args(&argv(words)).is_none(), "taken: {words:?}");
+        }
+        // A policy path that is not UTF-8 is a path all the same, to both.
+        let mut args = argv(&["exec", "--from-hook", "--policy"]);
+        args.push(OsString::from_vec(b"/w/\xff.toml".to_vec()));
+        args.push("-c=ls".into());
+        assert_eq!(
+            exec_args(&args).map(|a| exec_fields(&a)),
+            exec_by_clap(&args).map(|a| exec_fields(&a))
+        );
+        // A line that is not UTF-8 is clap's to refuse.
+        let mut args = argv(&["exec", "--from-hook"]);
+        args.push(OsString::from_vec(b"-c=\xff".to_vec()));
+        assert!(exec_args(&args).is_none());
+        // The lines the hook writes, split by the shell as the host's is.
+        for line in ["ls -la", "=x", "-x", "it's \"q\"\nnext", "a\\b $(c) `d`"] {
+            for grant in [None, Some("0123abcd")] {
+                let written = hook::exec_line(
+                    Some(std::path::Path::new("/usr/bin/cordon")),
+                    Some(std::path::Path::new("/w/it's cordon.toml")),
+                    grant,
+                    line,
+                )
+                .unwrap();
+                let out = std::process::Command::new("/bin/sh")
+                    .arg("-c")
+                    .arg(format!("set -- {written}; printf '%s\\0' \"$@\""))
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{written}");
+                let words: Vec<OsString> = out
+                    .stdout
+                    .split(|&b| b == 0)
+                    .filter(|w| !w.is_empty())
+                    .map(|w| OsString::from_vec(w.to_vec()))
+                    .collect();
+                let fast = exec_args(&words).unwrap_or_else(|| panic!("not taken: {words:?}"));
+                assert_eq!(fast.command.as_deref(), Some(line), "{written}");
+                assert_eq!(
+                    exec_fields(&fast),
+                    exec_fields(&exec_by_clap(&words).unwrap()),
+                    "{written}"
+                );
+            }
         }
     }
 

@@ -244,6 +244,10 @@ fn the_line_reaches_cordon_exec_byte_for_byte() {
         "echo 'héllo ✓ 日本' \"$HOME\" ${PWD}",
         "echo '' \"\" '''' \\' end",
         "cat <<'EOF'\nhere $x `y`\nEOF",
+        // clap strips one `=` after an attached short option's name (`-c=x` is `x`): the
+        // rewrite must not let it eat the line's own (bash runs `=echo` as a command name).
+        "=echo eaten",
+        "==echo",
     ];
     for host in ["claude", "codex", "gemini", "copilot", "opencode"] {
         for line in lines {
@@ -293,7 +297,22 @@ fn the_line_reaches_cordon_exec_byte_for_byte() {
                 records[0]["client"], client,
                 "the hook's record names the host"
             );
-            if line != "-not-a-command" && !line.contains("HOME") {
+            // Lines that bash itself refuses (no such command) fail both ways alike.
+            let refused_by_bash = line.starts_with('-') || line.starts_with('=');
+            if refused_by_bash {
+                assert_eq!(
+                    common::stdout(&ran),
+                    common::stdout(&direct),
+                    "{host} {line:?}: {}",
+                    common::stderr(&ran)
+                );
+                assert_eq!(
+                    ran.status.success(),
+                    direct.status.success(),
+                    "{host} {line:?}"
+                );
+            }
+            if !refused_by_bash && !line.contains("HOME") {
                 assert_eq!(
                     common::stdout(&ran),
                     common::stdout(&direct),
@@ -544,6 +563,135 @@ fn the_hooks_own_denials_are_recorded() {
         assert_eq!(recorded(check, tool), before + 1, "{check}: not recorded");
     }
     let verify = cordon_cmd(d.path())
+        .args(["audit", "verify"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{}", common::stderr(&verify));
+}
+
+/// Issue 23 (latency): the hook does not sync its record of an allowed shell line. That allow
+/// hands out nothing but `cordon exec` of the line, whose own record, appended to the same log
+/// and synced before the command starts, makes the hook's durable too (one `fsync` covers the
+/// whole file). Inside a real host the hook's sync was its slowest step: it commits the
+/// journal with whatever the host had just written (Claude Code's transcript), 4–16 ms in a
+/// traced host run against 0.4 ms alone. Traced with the real strace: no sync in the hook for
+/// the rewrite, one for an allowed Write (which the host acts on directly; and it shows that
+/// the trace sees the syncs made); the allow's record is in the log when the hook answers,
+/// and after the rewritten command ran, exec's record follows it and the chain verifies.
+#[test]
+fn the_hook_leaves_the_sync_of_a_rewritten_allow_to_exec() {
+    assert!(
+        Command::new("strace")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "install strace (Debian package `strace`): this test counts the hook's syncs"
+    );
+    let d = workspace();
+    let dir = d.path();
+    // A log of this test's own: other tests' hooks write the shared one meanwhile.
+    let state = tempfile::tempdir().unwrap();
+    let log = state.path().join("cordon/audit.jsonl");
+    let trace = state.path().join("trace");
+    let syncs = |stdin: &str| -> (Value, usize) {
+        let cordon = cordon_cmd(dir);
+        let mut c = Command::new("strace");
+        c.args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=fsync,fdatasync,sync_file_range,syncfs,sync,msync",
+            "-o",
+        ])
+        .arg(&trace)
+        .arg(cordon.get_program())
+        .args(["hook", "claude", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .current_dir(dir)
+        .env_remove("CORDON_POLICY")
+        .env_remove("CORDON_SESSION")
+        .envs(cordon.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("XDG_STATE_HOME", state.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+        let traced = std::fs::read_to_string(&trace).unwrap();
+        let n = traced
+            .lines()
+            .filter(|l| !l.contains("+++") && !l.contains("---"))
+            .count();
+        (serde_json::from_slice(&o.stdout).unwrap(), n)
+    };
+    let allowed = |v: &Value| v["hookSpecificOutput"]["permissionDecision"] == "allow";
+
+    // The control: an allowed Write is acted on by the host itself, so its record is synced.
+    let write = json!({"session_id": "s", "transcript_path": "/t", "cwd": dir,
+        "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": dir.join("new.txt"), "content": "x"}, "tool_use_id": "t"});
+    let (v, n) = syncs(&write.to_string());
+    assert!(allowed(&v), "{v}");
+    assert!(n >= 1, "the allowed Write's record was not synced");
+
+    let line = "echo synced-by-exec >> ran.txt";
+    let (v, n) = syncs(&claude_bash(dir, line));
+    assert!(allowed(&v), "{v}");
+    assert_eq!(
+        n,
+        0,
+        "the hook synced its record of a rewritten allow: {}",
+        std::fs::read_to_string(&trace).unwrap()
+    );
+    let records = |log: &Path| -> Vec<Value> {
+        std::fs::read_to_string(log)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let before = records(&log);
+    let last = before.last().unwrap();
+    assert_eq!(last["decision"], "allow", "{last}");
+    assert_eq!(last["client"], "claude-code", "{last}");
+
+    // The host runs the rewrite: exec's record (synced before the run) follows the hook's.
+    let command = v["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap();
+    let ran = Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .env("XDG_STATE_HOME", state.path())
+        .env("XDG_CONFIG_HOME", common::config_home())
+        .env("XDG_RUNTIME_DIR", runtime_dir())
+        .env_remove("CORDON_POLICY")
+        .env_remove("CORDON_SESSION")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", common::stderr(&ran));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("ran.txt")).unwrap(),
+        "synced-by-exec\n"
+    );
+    let after = records(&log);
+    assert!(
+        after[before.len()..]
+            .iter()
+            .any(|r| r["decision"] == "allow" && r["client"] != "claude-code"),
+        "exec recorded no run after the hook's record: {after:?}"
+    );
+    let verify = cordon_cmd(dir)
         .args(["audit", "verify"])
         .arg(&log)
         .output()

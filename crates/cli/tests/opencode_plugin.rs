@@ -112,7 +112,7 @@ fn the_real_hook_through_the_plugin_rewrites_and_denies() {
         c.starts_with(&format!(
             "'{}' exec --from-hook",
             env!("CARGO_BIN_EXE_cordon")
-        )) && c.ends_with("-c'ls -la'"),
+        )) && c.ends_with("-c='ls -la'"),
         "{c}"
     );
     assert_eq!(args["description"], "d", "other arguments are kept");

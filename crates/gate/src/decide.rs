@@ -97,6 +97,30 @@ impl Gate {
         }
     }
 
+    /// [`Gate::decide`] for an agent host's hook deciding a shell line whose allow hands out
+    /// nothing but `cordon exec` of that line (the rewrite): a shell call the engine allows
+    /// without asking anyone is returned once its record is written, without waiting for the
+    /// sync. The record reaches the disk with the sync of the record `cordon exec` appends
+    /// to the same file before it starts the command (a sync covers every record written to
+    /// the file before it), or with the kernel's writeback when the host never runs the
+    /// rewrite: a record lost to a crash is then one whose allow ran nothing (docs/
+    /// architecture.md, "The hook's record of a rewritten allow"). Every other call is decided
+    /// as [`Gate::decide`] decides it, durable when returned.
+    pub fn decide_rewritten(&self, call: &Call, asker: &mut dyn Asker) -> Decision {
+        let shell = matches!(call.what, What::Shell(_));
+        let (decision, durable) = self.decide_deferring(call, asker, shell);
+        if let Some(durable) = durable {
+            if !decision.is_allowed() {
+                // Not handed out as an allow (the session could not be saved): the record
+                // stands as written, made durable as any other.
+                let _ = durable.wait();
+            }
+            // An allow: the record is written; its sync is exec's (above). Dropping the wait
+            // syncs nothing and hands out nothing the sync would have guarded.
+        }
+        decision
+    }
+
     /// [`Gate::decide`] for an asynchronous asker (an MCP elicitation): the engine is not
     /// held while the person is asked, so other calls are decided meanwhile.
     pub async fn decide_async<A: AsyncAsker>(&self, call: &Call, asker: &mut A) -> Decision {

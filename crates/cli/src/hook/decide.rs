@@ -108,6 +108,19 @@ impl Decider {
     /// Decides `call` and records the decision: allowed, denied, or an ask handed to the
     /// host (recorded as such). `Err`: cordon could not decide or record (the call is denied).
     pub fn decide(&self, call: &Call) -> Decided {
+        self.decide_as(call, false)
+    }
+
+    /// [`Decider::decide`] for a shell line whose allow the host is told as a rewrite to
+    /// `cordon exec` of that line (nothing else is handed out): the allow's record is written
+    /// but not synced here; `cordon exec`'s own record, synced before the command starts,
+    /// makes it durable ([`cordon_gate::Gate::decide_rewritten`]). An ask or a denial is
+    /// durable when returned, as with [`Decider::decide`].
+    pub fn decide_rewritten(&self, call: &Call) -> Decided {
+        self.decide_as(call, matches!(call, Call::Shell { .. }))
+    }
+
+    fn decide_as(&self, call: &Call, rewritten: bool) -> Decided {
         let built = match call {
             Call::All(calls) => {
                 let mut worst: Option<Decided> = None;
@@ -126,7 +139,12 @@ impl Decider {
         let call = built?;
         // A host's gate never asks the asker: an ask comes back as one.
         let _deciding = self.recorded.as_ref().map(|r| r.deciding());
-        let d = self.gate.decide(&call, &mut cordon_gate::nobody());
+        let d = if rewritten {
+            self.gate
+                .decide_rewritten(&call, &mut cordon_gate::nobody())
+        } else {
+            self.gate.decide(&call, &mut cordon_gate::nobody())
+        };
         if let (Some(r), Some(o)) = (&self.recorded, d.outcome()) {
             // A denial needs no second record: whatever the host is told, it is blocked.
             if !matches!(o, Outcome::Denied { .. }) {

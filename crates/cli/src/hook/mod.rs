@@ -574,7 +574,9 @@ fn answer(
     }
     let exe = std::env::current_exe().map_err(Error::NoBinary)?;
     let policy_file = decider.policy_file();
-    Ok(match decider.decide(&call) {
+    // An allow here is told as the rewrite (below) and nothing else: its record's sync is
+    // left to `cordon exec`'s, made before the command starts (`Decider::decide_rewritten`).
+    Ok(match decider.decide_rewritten(&call) {
         Ok(Outcome::Allowed { reason, .. }) => Answer::Allow {
             reason,
             command: Some(exec_line(Some(&exe), policy_file.as_deref(), None, line)?),
@@ -671,7 +673,7 @@ pub fn quote(s: &str) -> String {
 }
 
 /// The command the host runs instead of `line`: `cordon exec --from-hook --policy P
-/// [--host-grant ID] -c'line'` (without `--from-hook` when `exe` is `None`: a line for a
+/// [--host-grant ID] -c='line'` (without `--from-hook` when `exe` is `None`: a line for a
 /// person to type). A line with a NUL byte is refused (no argument can carry it).
 pub fn exec_line(
     exe: Option<&Path>,
@@ -702,8 +704,10 @@ pub fn exec_line(
         out.push_str(" --host-grant ");
         out.push_str(id);
     }
-    // Attached (`-c'…'`): a line starting with `-` stays the option's value.
-    out.push_str(" -c");
+    // Attached (`-c='…'`): a line starting with `-` stays the option's value. The `=` is
+    // what clap strips after an attached short option's name, once: without it, a line that
+    // starts with `=` would lose that `=` (`-c'=rm x'` runs `rm x`, not the `=rm` decided).
+    out.push_str(" -c=");
     out.push_str(&quote(line));
     Ok(out)
 }
