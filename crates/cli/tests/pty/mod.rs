@@ -196,16 +196,84 @@ impl Pty {
         panic!("never saw {text:?} on the screen:\n{}", self.screen());
     }
 
+    /// Whether the child reads keys itself: it has switched the terminal's line editing and
+    /// echo off (raw mode), as a full-screen program does once its input handler is attached.
+    pub fn reads_keys(&self) -> bool {
+        self.lflag() & (libc::ICANON | libc::ECHO) == 0
+    }
+
+    /// Types `text` into a full-screen program's input box and presses Enter, each only when
+    /// the program is ready for it: once it reads keys itself ([`Pty::reads_keys`]), `text` is
+    /// typed; once the screen shows `shown` (a word of `text`) drawn after that, the text has
+    /// reached the box, and Enter is pressed. The tests used to type after fixed sleeps,
+    /// guessing when the program would be ready; a host drawing its prompt late under load is
+    /// now waited for (up to [`DEADLINE`]), and a quick one is not waited for at all.
+    pub fn submit(&mut self, text: &str, shown: &str) {
+        let end = Instant::now() + DEADLINE;
+        self.await_raw();
+        let from = self.screen.lock().unwrap().len();
+        self.send(text.as_bytes());
+        let drawn = || {
+            let s = self.screen.lock().unwrap();
+            String::from_utf8_lossy(&s[from..]).contains(shown)
+        };
+        while !drawn() {
+            assert!(
+                Instant::now() < end,
+                "the program never drew the typed {text:?} ({shown:?} not on the screen):\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.send(b"\r");
+    }
+
+    /// Presses `key` (Enter: `b"\r"`) in a full-screen program once it reads keys itself. A
+    /// key typed before, while the terminal still edits lines, is held by the kernel and
+    /// reaches the program translated (ICRNL makes Enter a `\n`).
+    pub fn press(&mut self, key: &[u8]) {
+        self.await_raw();
+        self.send(key);
+    }
+
+    /// Waits (up to [`DEADLINE`]) until [`Pty::reads_keys`].
+    fn await_raw(&self) {
+        let end = Instant::now() + DEADLINE;
+        while !self.reads_keys() {
+            assert!(
+                Instant::now() < end,
+                "the program never switched the terminal to raw mode:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Types `bytes`.
     pub fn send(&mut self, bytes: &[u8]) {
         self.master.write_all(bytes).unwrap();
         self.master.flush().unwrap();
     }
 
-    /// Kills the child (a program that does not end on its own), then returns the screen.
+    /// Kills the child (a program that does not end on its own) with every process of its
+    /// group, waits until none of them is left, then returns the screen. The child alone is
+    /// not enough: Copilot CLI's npm loader runs the native program as its child, which
+    /// outlived a kill of the loader and went on writing its session into HOME while the
+    /// test's next step walked HOME (a file gone under `Env::give`'s chown).
     pub fn kill(mut self) -> String {
-        let _ = self.child.kill();
+        // The child leads its own session and process group (setsid in `spawn`).
+        let group = self.child_pid();
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
         let _ = self.child.wait();
+        let end = Instant::now() + DEADLINE;
+        while let Some(pid) = live_in_group(group.as_raw_nonzero().get()) {
+            assert!(
+                Instant::now() < end,
+                "process {pid} of the killed program's group is still running:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         self.screen()
     }
 
@@ -239,4 +307,27 @@ impl Pty {
         let lflag = self.lflag();
         (status.code().unwrap_or(-1), self.screen(), lflag)
     }
+}
+
+/// A process of group `pgid` that is not yet dead (a zombie waiting for its parent's wait is
+/// dead: it runs nothing and writes nothing), from `/proc`.
+fn live_in_group(pgid: i32) -> Option<i32> {
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        // `PID (COMM) STATE PPID PGRP …`: COMM may hold spaces and parentheses, so the
+        // fields are counted from its last `)`.
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue; // gone meanwhile
+        };
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.len() > 2 && f[2].parse() == Ok(pgid) && f[0] != "Z" && f[0] != "X" {
+            return Some(pid);
+        }
+    }
+    None
 }
