@@ -5,7 +5,7 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -87,24 +87,25 @@ impl Pty {
     /// Starts `cmd` (any program: an agent host, say) on a new pty of 100×40 as its
     /// controlling terminal, stdin and stderr, and stdout unless `stdout` is given.
     pub fn spawn(mut cmd: std::process::Command, stdout: Option<Stdio>) -> Pty {
-        let (mut m, mut s) = (-1, -1);
-        let ws = libc::winsize {
+        // Both ends close-on-exec from the start: the tests of a binary run in parallel, and
+        // openpty's descriptors are inheritable, so every child another test spawned while
+        // this one lived got a copy of its master (and, while this spawn ran, of its slave)
+        // and kept this terminal open past its test. The child gets the slave as 0-2 (dup2
+        // leaves those inheritable).
+        use rustix::pty::OpenptFlags;
+        let flags = OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC;
+        let master = rustix::pty::openpt(flags).unwrap();
+        rustix::pty::grantpt(&master).unwrap();
+        rustix::pty::unlockpt(&master).unwrap();
+        let slave = rustix::pty::ioctl_tiocgptpeer(&master, flags).unwrap();
+        let ws = rustix::termios::Winsize {
             ws_row: 40,
             ws_col: 100,
             ws_xpixel: 0,
             ws_ypixel: 0,
         };
-        // SAFETY: `m` and `s` are live locals openpty writes the two new descriptors into; a
-        // null name buffer and null termios are allowed (no name, default modes); `ws` is a
-        // fully initialised winsize read by the call.
-        let r =
-            unsafe { libc::openpty(&mut m, &mut s, std::ptr::null_mut(), std::ptr::null(), &ws) };
-        assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
-        // SAFETY: openpty succeeded, so `m` and `s` are open descriptors it just created and
-        // nothing else in this process refers to; each is wrapped exactly once.
-        let master = unsafe { File::from_raw_fd(m) };
-        // SAFETY: as above.
-        let slave = unsafe { OwnedFd::from_raw_fd(s) };
+        rustix::termios::tcsetwinsize(&master, ws).unwrap();
+        let master = File::from(master);
         cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
             .stdout(stdout.unwrap_or_else(|| Stdio::from(slave.try_clone().unwrap())))
             .stderr(Stdio::from(slave));
