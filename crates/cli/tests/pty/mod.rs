@@ -278,6 +278,78 @@ impl Pty {
         self.screen()
     }
 
+    /// Whether the child exits within `limit` (it is reaped; [`Pty::finish`] still returns
+    /// its code).
+    pub fn exits_within(&mut self, limit: Duration) -> bool {
+        let end = Instant::now() + limit;
+        while Instant::now() < end {
+            if self.child.try_wait().unwrap().is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// The child's process tree as `/proc` shows it, one line per process: state, process
+    /// group, session, the foreground group of its terminal (tpgid) and its signal masks
+    /// (pending, blocked, ignored, caught): what a lost signal is told by.
+    pub fn tree(&self) -> String {
+        let mut ppid = Vec::new();
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            if let Some((_, rest)) = stat.rsplit_once(") ") {
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                if let Some(pp) = f.get(1).and_then(|v| v.parse::<i32>().ok()) {
+                    ppid.push((pid, pp, stat.clone()));
+                }
+            }
+        }
+        let mut tree = vec![self.pid()];
+        let mut i = 0;
+        while i < tree.len() {
+            let parent = tree[i];
+            tree.extend(
+                ppid.iter()
+                    .filter(|(_, pp, _)| *pp == parent)
+                    .map(|(p, _, _)| *p),
+            );
+            i += 1;
+        }
+        let mut out = String::new();
+        for pid in tree {
+            let Some((_, _, stat)) = ppid.iter().find(|(p, _, _)| *p == pid) else {
+                continue;
+            };
+            let (head, rest) = stat.rsplit_once(") ").unwrap_or((stat, ""));
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let masks: Vec<String> = std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| {
+                    ["SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt", "NSpid"]
+                        .iter()
+                        .any(|k| l.starts_with(k))
+                })
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                .collect();
+            out.push_str(&format!(
+                "{head}) state {} pgrp {} session {} tpgid {} | {}\n",
+                f.first().unwrap_or(&"?"),
+                f.get(2).unwrap_or(&"?"),
+                f.get(3).unwrap_or(&"?"),
+                f.get(5).unwrap_or(&"?"),
+                masks.join(", ")
+            ));
+        }
+        out
+    }
+
     /// Waits for the exit code, and returns it with the whole screen.
     pub fn finish(self) -> (i32, String) {
         let (code, screen, _) = self.finish_with_lflag();
