@@ -562,9 +562,9 @@ fn ctrl_c_as(ws: &Ws, backend: &str, ids: Option<(u32, u32)>) {
 }
 
 /// Types Ctrl-C and waits for the run to end: its code, screen and terminal modes, and, when
-/// it was still running 30 s after the key (a lost Ctrl-C: seen twice under load, on
-/// Landlock, the command's `sleep 100` ran out and the run ended 0), its process tree then,
-/// for the failure message.
+/// it was still running 30 s after the key (a lost Ctrl-C: the command's `sleep 100` runs out
+/// and the run ends 0), its process tree then, for the failure message. (That was seen with
+/// the test binary started with SIGINT ignored, which the pty's session now resets.)
 fn interrupt(mut p: Pty) -> (i32, String, libc::tcflag_t, String) {
     p.send(b"\x03");
     let tree = if p.exits_within(std::time::Duration::from_secs(30)) {

@@ -110,13 +110,29 @@ impl Pty {
             .stdout(stdout.unwrap_or_else(|| Stdio::from(slave.try_clone().unwrap())))
             .stderr(Stdio::from(slave));
         // SAFETY: the closure runs in the forked child before exec, where only
-        // async-signal-safe functions may be called: setsid and ioctl are plain system calls
-        // (POSIX lists both as async-signal-safe), it allocates nothing and takes no lock,
-        // and `last_os_error` only reads errno. fd 0 is the pty slave set as stdin above.
+        // async-signal-safe functions may be called: setsid, ioctl and signal are plain system
+        // calls (POSIX lists all three as async-signal-safe), it allocates nothing and takes
+        // no lock, and `last_os_error` only reads errno. fd 0 is the pty slave set as stdin
+        // above.
         unsafe {
             cmd.pre_exec(|| {
                 if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
                     return Err(std::io::Error::last_os_error());
+                }
+                // A person's new terminal session starts with every signal's default action.
+                // The test runner may not have: a background job of a non-interactive shell
+                // ignores SIGINT and SIGQUIT, an ignored action survives exec, and Ctrl-C on
+                // this terminal then reached a command that ignored it (stdio's Ctrl-C tests
+                // failed every time when the test binary was started with `&`).
+                for sig in [
+                    libc::SIGINT,
+                    libc::SIGQUIT,
+                    libc::SIGHUP,
+                    libc::SIGTSTP,
+                    libc::SIGTTIN,
+                    libc::SIGTTOU,
+                ] {
+                    libc::signal(sig, libc::SIG_DFL);
                 }
                 Ok(())
             });
