@@ -197,10 +197,20 @@ impl BinDir {
         BinDir(dir)
     }
 
-    /// Copies `src` in as `name` with `mode`; its path.
+    /// Copies `src` in as `name` with `mode`; its path. The copy is written by a `cp` of its
+    /// own, never by this process: the tests of a binary run in parallel, and a child another
+    /// test thread forked while this process had the copy open for writing keeps that
+    /// descriptor until its exec, so under load the copy's first run failed with ETXTBSY
+    /// ("Text file busy", credentials_escape). No child of this process can hold `cp`'s.
     pub fn copy(&self, src: &Path, name: &str, mode: u32) -> PathBuf {
         let dst = self.0.join(name);
-        fs::copy(src, &dst).unwrap_or_else(|e| panic!("copy {}: {e}", src.display()));
+        let st = std::process::Command::new("cp")
+            .arg("--")
+            .arg(src)
+            .arg(&dst)
+            .status()
+            .unwrap_or_else(|e| panic!("cp {}: {e}", src.display()));
+        assert!(st.success(), "cp {} {}: {st}", src.display(), dst.display());
         fs::set_permissions(&dst, fs::Permissions::from_mode(mode)).unwrap();
         dst
     }

@@ -14,7 +14,7 @@
 // bubblewrap and Landlock are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{chown_tree, describe, test_user};
+use cordon_e2e::{chown_tree, describe, test_user, BinDir};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -28,15 +28,11 @@ fn is_root() -> bool {
 }
 
 /// `cordon`, copied once into a world-readable directory: the repository may sit where the
-/// unprivileged user cannot enter. The directory is named after this process and removed at
-/// exit; one left by a run that was killed is removed by the next.
+/// unprivileged user cannot enter ([`BinDir`]: named after this process, removed at exit, one
+/// left by a run that was killed removed by the next, written so that no test's child can
+/// make it busy).
 fn cordon() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    extern "C" fn remove_bin() {
-        if let Some(dir) = BIN.get().and_then(|p| p.parent()) {
-            let _ = fs::remove_dir_all(dir);
-        }
-    }
     BIN.get_or_init(|| {
         let built = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
         assert!(
@@ -44,33 +40,7 @@ fn cordon() -> &'static Path {
             "{} does not exist: build it first with `cargo build -p cordon-cli`",
             built.display()
         );
-        const PREFIX: &str = "cordon-e2e-git-bin-";
-        for e in fs::read_dir("/tmp").into_iter().flatten().flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(pid) = name
-                .strip_prefix(PREFIX)
-                .and_then(|p| p.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            // SAFETY: kill with signal 0 only asks whether `pid` exists; it sends nothing.
-            let gone = unsafe { libc::kill(pid, 0) } != 0
-                && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-            if gone {
-                let _ = fs::remove_dir_all(e.path());
-            }
-        }
-        let dir = PathBuf::from(format!("/tmp/{PREFIX}{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-        let p = dir.join("cordon");
-        fs::copy(&built, &p).unwrap();
-        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
-        // SAFETY: `remove_bin` is an `extern "C" fn()` living for the whole program; it only
-        // removes this process's own directory.
-        unsafe { libc::atexit(remove_bin) };
-        p
+        BinDir::new("git-bin").copy(&built, "cordon", 0o755)
     })
 }
 

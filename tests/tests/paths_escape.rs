@@ -17,7 +17,7 @@
 // Landlock and bubblewrap are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{chown_tree, describe};
+use cordon_e2e::{chown_tree, describe, BinDir};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -52,7 +52,7 @@ fn is_root() -> bool {
 }
 
 /// `cordon`, copied once per test process into a world-readable directory (the repository
-/// may sit where the unprivileged user cannot enter).
+/// may sit where the unprivileged user cannot enter; [`BinDir`]).
 fn cordon() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -62,20 +62,7 @@ fn cordon() -> &'static Path {
             "{} does not exist: build it first with `cargo build -p cordon-cli`",
             src.display()
         );
-        let dir = PathBuf::from(format!("/tmp/cordon-e2e-paths-bin-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-        let dst = dir.join("cordon");
-        fs::copy(&src, &dst).unwrap();
-        fs::set_permissions(&dst, fs::Permissions::from_mode(0o755)).unwrap();
-        extern "C" fn remove() {
-            let _ = fs::remove_dir_all(format!("/tmp/cordon-e2e-paths-bin-{}", std::process::id()));
-        }
-        // SAFETY: `remove` is an `extern "C" fn()` that lives for the whole program, the only
-        // thing atexit needs; it only removes this process's own temporary directory.
-        unsafe { libc::atexit(remove) };
-        dst
+        BinDir::new("paths-bin").copy(&src, "cordon", 0o755)
     })
 }
 

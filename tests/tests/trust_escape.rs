@@ -10,7 +10,7 @@
 // bubblewrap and Landlock are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{describe, test_user};
+use cordon_e2e::{describe, test_user, BinDir};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -39,34 +39,18 @@ enum Who {
 }
 
 /// A copy of `cordon` in a world-readable directory (the repository may sit where the
-/// unprivileged user cannot enter), made once per test process: a copy written while another
-/// test thread forks would fail to start with ETXTBSY.
+/// unprivileged user cannot enter), made once per test process ([`BinDir`], which writes it
+/// so that no test thread's child can make it busy: ETXTBSY).
 fn cordon_copy() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    extern "C" fn remove() {
-        if let Some(p) = BIN.get() {
-            let _ = fs::remove_dir_all(p.parent().unwrap());
-        }
-    }
     BIN.get_or_init(|| {
-        let dir = PathBuf::from(format!("/tmp/cordon-e2e-trust-bin-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
         let built = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
-        let cordon = dir.join("cordon");
-        fs::copy(&built, &cordon).unwrap_or_else(|e| {
-            panic!(
-                "copy {}: {e} (build it with `cargo build -p cordon-cli`)",
-                built.display()
-            )
-        });
-        fs::set_permissions(&cordon, fs::Permissions::from_mode(0o755)).unwrap();
-        // SAFETY: registering a plain function to run at exit.
-        // SAFETY: `remove` is an `extern "C" fn()` that lives for the whole program, the only
-        // thing atexit needs; it only removes this process's own temporary directory.
-        unsafe { libc::atexit(remove) };
-        cordon
+        assert!(
+            built.is_file(),
+            "{} does not exist: build it with `cargo build -p cordon-cli`",
+            built.display()
+        );
+        BinDir::new("trust-bin").copy(&built, "cordon", 0o755)
     })
     .clone()
 }

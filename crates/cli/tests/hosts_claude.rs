@@ -198,7 +198,7 @@ fn interactive_trust(user: Option<(u32, u32)>) {
     // trust?"; words are drawn apart by cursor moves, so single words are looked for).
     let mut p = session(&mock);
     p.expect("safety");
-    p.send(b"\r"); // 1. Yes, I trust this folder
+    p.press(b"\r"); // 1. Yes, I trust this folder
     let end = std::time::Instant::now() + Duration::from_secs(120);
     let trusted = |path: &Path| {
         let v: serde_json::Value = std::fs::read_to_string(path)
@@ -227,10 +227,7 @@ fn interactive_trust(user: Option<(u32, u32)>) {
     // A new interactive session: no dialog now; a prompt typed, the model's `rm -rf` denied.
     let mut p = session(&mock);
     p.expect("shortcuts");
-    std::thread::sleep(Duration::from_secs(1));
-    p.send(b"run the scripted tool call");
-    std::thread::sleep(Duration::from_millis(500));
-    p.send(b"\r");
+    p.submit("run the scripted tool call", "scripted");
     mock.await_result(Duration::from_secs(180));
     let screen = p.kill();
     let results = mock.tool_results();

@@ -339,12 +339,9 @@ fn interactive(s: Copilot) {
             .envs(Copilot::provider(&mock));
         let mut p = pty::Pty::spawn(c, None);
         p.expect("Do you trust the files in this folder?");
-        p.send(b"\r"); // 1. Yes (this session)
+        p.press(b"\r"); // 1. Yes (this session)
         p.expect("Manual Approval");
-        std::thread::sleep(Duration::from_secs(1));
-        p.send(b"run the scripted tool call");
-        std::thread::sleep(Duration::from_millis(500));
-        p.send(b"\r");
+        p.submit("run the scripted tool call", "scripted");
         // Until the tool's result reaches the model.
         mock.await_result(Duration::from_secs(180));
         let screen = p.kill();

@@ -122,11 +122,10 @@ fn an_interactive_command_reads_the_terminal_through_a_pty_of_its_own() {
 fn ctrl_c_reaches_the_command_and_gives_130() {
     for backend in BACKENDS {
         let ws = Ws::new("allow");
-        let mut p = ws.pty(backend, &["/bin/sh", "-c", "echo ready; exec sleep 100"]);
+        let p = ws.pty(backend, &["/bin/sh", "-c", "echo ready; exec sleep 100"]);
         p.expect("ready");
-        p.send(b"\x03");
-        let (code, screen, lflag) = p.finish_with_lflag();
-        assert_eq!(code, 130, "{backend}: {screen}");
+        let (code, screen, lflag, tree) = interrupt(p);
+        assert_eq!(code, 130, "{backend}: {screen}\n{tree}");
         assert_eq!(
             lflag & COOKED,
             COOKED,
@@ -539,7 +538,7 @@ fn an_interactive_run_as_an_unprivileged_user() {
 /// Ctrl-C on the user's run: 130, and the terminal's modes back.
 fn ctrl_c_as(ws: &Ws, backend: &str, ids: Option<(u32, u32)>) {
     let policy = ws.policy();
-    let mut p = Pty::cordon_as(
+    let p = Pty::cordon_as(
         &ws.w(),
         &[
             "exec",
@@ -557,10 +556,24 @@ fn ctrl_c_as(ws: &Ws, backend: &str, ids: Option<(u32, u32)>) {
         ids,
     );
     p.expect("ready");
-    p.send(b"\x03");
-    let (code, screen, lflag) = p.finish_with_lflag();
-    assert_eq!(code, 130, "{backend}: {screen}");
+    let (code, screen, lflag, tree) = interrupt(p);
+    assert_eq!(code, 130, "{backend}: {screen}\n{tree}");
     assert_eq!(lflag & COOKED, COOKED, "{backend}: {screen}");
+}
+
+/// Types Ctrl-C and waits for the run to end: its code, screen and terminal modes, and, when
+/// it was still running 30 s after the key (a lost Ctrl-C: the command's `sleep 100` runs out
+/// and the run ends 0), its process tree then, for the failure message. (That was seen with
+/// the test binary started with SIGINT ignored, which the pty's session now resets.)
+fn interrupt(mut p: Pty) -> (i32, String, libc::tcflag_t, String) {
+    p.send(b"\x03");
+    let tree = if p.exits_within(std::time::Duration::from_secs(30)) {
+        String::new()
+    } else {
+        format!("30 s after Ctrl-C:\n{}", p.tree())
+    };
+    let (code, screen, lflag) = p.finish_with_lflag();
+    (code, screen, lflag, tree)
 }
 
 #[test]

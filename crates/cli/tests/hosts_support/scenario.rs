@@ -319,7 +319,17 @@ pub fn ask<H: Host>(s: &H) {
 pub fn missing_binary<H: Install>() {
     let bin = tempfile::tempdir().unwrap();
     let copy = bin.path().join("cordon");
-    std::fs::copy(env!("CARGO_BIN_EXE_cordon"), &copy).unwrap();
+    // Written by a `cp` of its own: a child another test thread forked while this process
+    // held the copy open for writing keeps that descriptor until its exec, and the copy's
+    // first run (the install just below) would fail with ETXTBSY (as cordon-e2e's
+    // `BinDir::copy` did in credentials_escape).
+    let st = Command::new("cp")
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_cordon"))
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(st.success(), "cp cordon {}: {st}", copy.display());
     let s = H::installed(None, &copy, &[]);
     std::fs::remove_file(&copy).unwrap();
     let r = turn(&s, H::shell("touch ran-without-cordon"));

@@ -5,7 +5,7 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -87,35 +87,52 @@ impl Pty {
     /// Starts `cmd` (any program: an agent host, say) on a new pty of 100×40 as its
     /// controlling terminal, stdin and stderr, and stdout unless `stdout` is given.
     pub fn spawn(mut cmd: std::process::Command, stdout: Option<Stdio>) -> Pty {
-        let (mut m, mut s) = (-1, -1);
-        let ws = libc::winsize {
+        // Both ends close-on-exec from the start: the tests of a binary run in parallel, and
+        // openpty's descriptors are inheritable, so every child another test spawned while
+        // this one lived got a copy of its master (and, while this spawn ran, of its slave)
+        // and kept this terminal open past its test. The child gets the slave as 0-2 (dup2
+        // leaves those inheritable).
+        use rustix::pty::OpenptFlags;
+        let flags = OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC;
+        let master = rustix::pty::openpt(flags).unwrap();
+        rustix::pty::grantpt(&master).unwrap();
+        rustix::pty::unlockpt(&master).unwrap();
+        let slave = rustix::pty::ioctl_tiocgptpeer(&master, flags).unwrap();
+        let ws = rustix::termios::Winsize {
             ws_row: 40,
             ws_col: 100,
             ws_xpixel: 0,
             ws_ypixel: 0,
         };
-        // SAFETY: `m` and `s` are live locals openpty writes the two new descriptors into; a
-        // null name buffer and null termios are allowed (no name, default modes); `ws` is a
-        // fully initialised winsize read by the call.
-        let r =
-            unsafe { libc::openpty(&mut m, &mut s, std::ptr::null_mut(), std::ptr::null(), &ws) };
-        assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
-        // SAFETY: openpty succeeded, so `m` and `s` are open descriptors it just created and
-        // nothing else in this process refers to; each is wrapped exactly once.
-        let master = unsafe { File::from_raw_fd(m) };
-        // SAFETY: as above.
-        let slave = unsafe { OwnedFd::from_raw_fd(s) };
+        rustix::termios::tcsetwinsize(&master, ws).unwrap();
+        let master = File::from(master);
         cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
             .stdout(stdout.unwrap_or_else(|| Stdio::from(slave.try_clone().unwrap())))
             .stderr(Stdio::from(slave));
         // SAFETY: the closure runs in the forked child before exec, where only
-        // async-signal-safe functions may be called: setsid and ioctl are plain system calls
-        // (POSIX lists both as async-signal-safe), it allocates nothing and takes no lock,
-        // and `last_os_error` only reads errno. fd 0 is the pty slave set as stdin above.
+        // async-signal-safe functions may be called: setsid, ioctl and signal are plain system
+        // calls (POSIX lists all three as async-signal-safe), it allocates nothing and takes
+        // no lock, and `last_os_error` only reads errno. fd 0 is the pty slave set as stdin
+        // above.
         unsafe {
             cmd.pre_exec(|| {
                 if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
                     return Err(std::io::Error::last_os_error());
+                }
+                // A person's new terminal session starts with every signal's default action.
+                // The test runner may not have: a background job of a non-interactive shell
+                // ignores SIGINT and SIGQUIT, an ignored action survives exec, and Ctrl-C on
+                // this terminal then reached a command that ignored it (stdio's Ctrl-C tests
+                // failed every time when the test binary was started with `&`).
+                for sig in [
+                    libc::SIGINT,
+                    libc::SIGQUIT,
+                    libc::SIGHUP,
+                    libc::SIGTSTP,
+                    libc::SIGTTIN,
+                    libc::SIGTTOU,
+                ] {
+                    libc::signal(sig, libc::SIG_DFL);
                 }
                 Ok(())
             });
@@ -196,17 +213,157 @@ impl Pty {
         panic!("never saw {text:?} on the screen:\n{}", self.screen());
     }
 
+    /// Whether the child reads keys itself: it has switched the terminal's line editing and
+    /// echo off (raw mode), as a full-screen program does once its input handler is attached.
+    pub fn reads_keys(&self) -> bool {
+        self.lflag() & (libc::ICANON | libc::ECHO) == 0
+    }
+
+    /// Types `text` into a full-screen program's input box and presses Enter, each only when
+    /// the program is ready for it: once it reads keys itself ([`Pty::reads_keys`]), `text` is
+    /// typed; once the screen shows `shown` (a word of `text`) drawn after that, the text has
+    /// reached the box, and Enter is pressed. The tests used to type after fixed sleeps,
+    /// guessing when the program would be ready; a host drawing its prompt late under load is
+    /// now waited for (up to [`DEADLINE`]), and a quick one is not waited for at all.
+    pub fn submit(&mut self, text: &str, shown: &str) {
+        let end = Instant::now() + DEADLINE;
+        self.await_raw();
+        let from = self.screen.lock().unwrap().len();
+        self.send(text.as_bytes());
+        let drawn = || {
+            let s = self.screen.lock().unwrap();
+            String::from_utf8_lossy(&s[from..]).contains(shown)
+        };
+        while !drawn() {
+            assert!(
+                Instant::now() < end,
+                "the program never drew the typed {text:?} ({shown:?} not on the screen):\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.send(b"\r");
+    }
+
+    /// Presses `key` (Enter: `b"\r"`) in a full-screen program once it reads keys itself. A
+    /// key typed before, while the terminal still edits lines, is held by the kernel and
+    /// reaches the program translated (ICRNL makes Enter a `\n`).
+    pub fn press(&mut self, key: &[u8]) {
+        self.await_raw();
+        self.send(key);
+    }
+
+    /// Waits (up to [`DEADLINE`]) until [`Pty::reads_keys`].
+    fn await_raw(&self) {
+        let end = Instant::now() + DEADLINE;
+        while !self.reads_keys() {
+            assert!(
+                Instant::now() < end,
+                "the program never switched the terminal to raw mode:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Types `bytes`.
     pub fn send(&mut self, bytes: &[u8]) {
         self.master.write_all(bytes).unwrap();
         self.master.flush().unwrap();
     }
 
-    /// Kills the child (a program that does not end on its own), then returns the screen.
+    /// Kills the child (a program that does not end on its own) with every process of its
+    /// group, waits until none of them is left, then returns the screen. The child alone is
+    /// not enough: Copilot CLI's npm loader runs the native program as its child, which
+    /// outlived a kill of the loader and went on writing its session into HOME while the
+    /// test's next step walked HOME (a file gone under `Env::give`'s chown).
     pub fn kill(mut self) -> String {
-        let _ = self.child.kill();
+        // The child leads its own session and process group (setsid in `spawn`).
+        let group = self.child_pid();
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
         let _ = self.child.wait();
+        let end = Instant::now() + DEADLINE;
+        while let Some(pid) = live_in_group(group.as_raw_nonzero().get()) {
+            assert!(
+                Instant::now() < end,
+                "process {pid} of the killed program's group is still running:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         self.screen()
+    }
+
+    /// Whether the child exits within `limit` (it is reaped; [`Pty::finish`] still returns
+    /// its code).
+    pub fn exits_within(&mut self, limit: Duration) -> bool {
+        let end = Instant::now() + limit;
+        while Instant::now() < end {
+            if self.child.try_wait().unwrap().is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// The child's process tree as `/proc` shows it, one line per process: state, process
+    /// group, session, the foreground group of its terminal (tpgid) and its signal masks
+    /// (pending, blocked, ignored, caught): what a lost signal is told by.
+    pub fn tree(&self) -> String {
+        let mut ppid = Vec::new();
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            if let Some((_, rest)) = stat.rsplit_once(") ") {
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                if let Some(pp) = f.get(1).and_then(|v| v.parse::<i32>().ok()) {
+                    ppid.push((pid, pp, stat.clone()));
+                }
+            }
+        }
+        let mut tree = vec![self.pid()];
+        let mut i = 0;
+        while i < tree.len() {
+            let parent = tree[i];
+            tree.extend(
+                ppid.iter()
+                    .filter(|(_, pp, _)| *pp == parent)
+                    .map(|(p, _, _)| *p),
+            );
+            i += 1;
+        }
+        let mut out = String::new();
+        for pid in tree {
+            let Some((_, _, stat)) = ppid.iter().find(|(p, _, _)| *p == pid) else {
+                continue;
+            };
+            let (head, rest) = stat.rsplit_once(") ").unwrap_or((stat, ""));
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let masks: Vec<String> = std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| {
+                    ["SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt", "NSpid"]
+                        .iter()
+                        .any(|k| l.starts_with(k))
+                })
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                .collect();
+            out.push_str(&format!(
+                "{head}) state {} pgrp {} session {} tpgid {} | {}\n",
+                f.first().unwrap_or(&"?"),
+                f.get(2).unwrap_or(&"?"),
+                f.get(3).unwrap_or(&"?"),
+                f.get(5).unwrap_or(&"?"),
+                masks.join(", ")
+            ));
+        }
+        out
     }
 
     /// Waits for the exit code, and returns it with the whole screen.
@@ -239,4 +396,27 @@ impl Pty {
         let lflag = self.lflag();
         (status.code().unwrap_or(-1), self.screen(), lflag)
     }
+}
+
+/// A process of group `pgid` that is not yet dead (a zombie waiting for its parent's wait is
+/// dead: it runs nothing and writes nothing), from `/proc`.
+fn live_in_group(pgid: i32) -> Option<i32> {
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        // `PID (COMM) STATE PPID PGRP …`: COMM may hold spaces and parentheses, so the
+        // fields are counted from its last `)`.
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue; // gone meanwhile
+        };
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.len() > 2 && f[2].parse() == Ok(pgid) && f[0] != "Z" && f[0] != "X" {
+            return Some(pid);
+        }
+    }
+    None
 }
