@@ -56,13 +56,16 @@ impl Gemini {
         let gemini = e.home().join(".gemini");
         std::fs::create_dir_all(&gemini).unwrap();
         // The operator's settings before install (install keeps every other key): an API
-        // key as the auth, no usage statistics, no update checks.
+        // key as the auth, no usage statistics, no update checks. Current key names only:
+        // Gemini CLI rewrites a file with a deprecated one (`general.disableAutoUpdate`) in
+        // place on its first run, a write that raced its own reading of the auth (an
+        // intermittent "Invalid auth method selected."; the likely cause, not proven).
         std::fs::write(
             gemini.join("settings.json"),
             json!({
                 "security": { "auth": { "selectedType": "gemini-api-key" } },
                 "privacy": { "usageStatisticsEnabled": false },
-                "general": { "disableAutoUpdate": true },
+                "general": { "enableAutoUpdate": false },
             })
             .to_string(),
         )
