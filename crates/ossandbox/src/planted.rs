@@ -608,7 +608,9 @@ impl Snapshot {
     /// them, the repository's files with the operator's, by `surface::git_config` (the file
     /// tools' reader). What it read before a file it could not is still watched.
     fn linked_hooks(&mut self, gd: &Path, root: &Path) {
-        use cordon_policy::surface::git_config::{operator_files, read, repository_files, Named};
+        use cordon_policy::surface::git_config::{
+            environment, operator_files, read, repository_files, Named,
+        };
         let mut dirs = Vec::new();
         let hooks = gd.join("hooks");
         if std::fs::symlink_metadata(&hooks).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -623,6 +625,7 @@ impl Snapshot {
         for f in files {
             let _ = read(&f, home.as_deref(), &mut named, 0);
         }
+        let _ = environment(home.as_deref(), &|v| std::env::var_os(v), &mut named);
         let top = match gd.file_name() {
             Some(n) if n == ".git" => gd.parent().unwrap_or(gd),
             _ => gd,

@@ -742,10 +742,12 @@ const UNREADABLE_WHY: &str = "git's configuration of a repository holding it can
 /// Where `real` (absolute, the links on the way resolved, as the file tools write it) is what
 /// git configuration points at outside a git directory: inside the directory `core.hooksPath`
 /// names, or a file an include names. Read as git reads it ([`git_config`]) from the
-/// operator's files ([`git_config::operator_files`]) and from each repository whose work tree
-/// (or bare git directory) holds `real`, nearest or not (`sub/.githooks` may be the hooks of
-/// the repository around `sub`'s). What cannot be read with certainty is a hit too. Not seen:
-/// a repository elsewhere naming `real` by an absolute or `../` path.
+/// operator's files ([`git_config::operator_files`]) and environment
+/// ([`git_config::environment`]), whose absolute hooks directory is every repository's, and
+/// from each repository whose work tree (or bare git directory) holds `real`, nearest or not
+/// (`sub/.githooks` may be the hooks of the repository around `sub`'s). What cannot be read
+/// with certainty is a hit too. Not seen: a repository elsewhere naming `real` by an absolute
+/// or `../` path, or a relative `core.hooksPath` taken from a `core.worktree` elsewhere.
 pub fn named_by_git_config(
     real: &Path,
     home: Option<&Path>,
@@ -764,6 +766,9 @@ pub fn named_by_git_config(
             return hit(UNREADABLE_WHY);
         }
     }
+    if git_config::environment(home, var, &mut operator).is_err() {
+        return hit(UNREADABLE_WHY);
+    }
     let included = |named: &Named| named.includes.iter().any(|i| resolve(i) == real);
     let hooks_at = |named: &Named, top: &Path| {
         named.hooks.iter().any(|h| {
@@ -773,6 +778,16 @@ pub fn named_by_git_config(
     };
     if included(&operator) {
         return hit(INCLUDED_WHY);
+    }
+    // The operator's absolute (or `~/`) hooks directory is every repository's, wherever the
+    // written file is: inside a repository or not (a root that is none; git runs them from a
+    // commit in any repository).
+    if operator
+        .hooks
+        .iter()
+        .any(|h| h.is_absolute() && real.starts_with(resolve(h)))
+    {
+        return hit(HOOKS_PATH_WHY);
     }
     for dir in real.ancestors().skip(1) {
         let (git_dir, top) = match repository_at(dir) {

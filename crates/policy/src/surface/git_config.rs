@@ -317,6 +317,132 @@ pub fn read(
     Ok(())
 }
 
+/// One `key = value` given to git outside a file, as `read` takes it from a file's entry:
+/// `core.hooksPath` a hooks directory, an include a file (absolute only: git refuses a relative
+/// include that does not come from a file, and stops).
+fn entry_outside_a_file(
+    key: &str,
+    value: Option<&str>,
+    home: Option<&Path>,
+    named: &mut Named,
+) -> Result<(), Unreadable> {
+    let key = key.trim().to_ascii_lowercase();
+    let include =
+        key == "include.path" || (key.starts_with("includeif.") && key.ends_with(".path"));
+    if key != "core.hookspath" && !include {
+        return Ok(());
+    }
+    let value = value.ok_or_else(|| Unreadable(format!("`{key}` without a value")))?;
+    if value.is_empty() {
+        return Ok(());
+    }
+    let path = interpolate(value, home)?;
+    if !include {
+        named.hooks.push(path);
+        return Ok(());
+    }
+    if path.is_relative() {
+        return Err(Unreadable(format!("`{key}` relative outside a file")));
+    }
+    if !named.includes.contains(&path) {
+        named.includes.push(path.clone());
+        read(&path, home, named, 1)?;
+    }
+    Ok(())
+}
+
+/// git's `sq_dequote_step`: a shell single-quoted word (`'a'\''b'` is `a'b`) at the start of
+/// `s`, and what follows it.
+fn sq_word(s: &str) -> Option<(String, &str)> {
+    let mut rest = s.strip_prefix('\'')?;
+    let mut word = String::new();
+    loop {
+        let end = rest.find('\'')?;
+        word.push_str(&rest[..end]);
+        rest = &rest[end + 1..];
+        // `'\''` and `'\!'` resume the quoted word with that character.
+        match rest.as_bytes() {
+            [b'\\', c @ (b'\'' | b'!'), b'\'', ..] => {
+                word.push(*c as char);
+                rest = &rest[3..];
+            }
+            _ => return Some((word, rest)),
+        }
+    }
+}
+
+/// What the environment gives git as configuration in every repository, read where git reads
+/// it (`config.c`'s `git_config_from_parameters`): `GIT_CONFIG_PARAMETERS` (what `git -c`
+/// passes to the programs it runs: `'key'='value'`, or the older `'key=value'`) and
+/// `GIT_CONFIG_COUNT` with `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`. A form git refuses is an
+/// error here too.
+pub fn environment(
+    home: Option<&Path>,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    named: &mut Named,
+) -> Result<(), Unreadable> {
+    let text = |name: &str| {
+        var(name)
+            .map(|v| {
+                v.into_string()
+                    .map_err(|_| Unreadable(format!("{name} is not UTF-8")))
+            })
+            .transpose()
+    };
+    if let Some(params) = text("GIT_CONFIG_PARAMETERS")? {
+        let bogus = || Unreadable("GIT_CONFIG_PARAMETERS: a form git refuses".into());
+        let mut rest = params.trim_start_matches(space_char);
+        while !rest.is_empty() {
+            let (key, after) = sq_word(rest).ok_or_else(bogus)?;
+            rest = after;
+            if let Some(after) = rest.strip_prefix('=') {
+                // `'key'='value'`, or `'key'=` (a key with no value).
+                let value = if after.starts_with('\'') {
+                    let (value, after) = sq_word(after).ok_or_else(bogus)?;
+                    rest = after;
+                    Some(value)
+                } else {
+                    rest = after;
+                    None
+                };
+                if !rest.is_empty() && !rest.starts_with(space_char) {
+                    return Err(bogus());
+                }
+                entry_outside_a_file(&key, value.as_deref(), home, named)?;
+            } else if rest.is_empty() || rest.starts_with(space_char) {
+                let (key, value) = match key.split_once('=') {
+                    Some((k, v)) => (k, Some(v)),
+                    None => (key.as_str(), None),
+                };
+                entry_outside_a_file(key, value, home, named)?;
+            } else {
+                return Err(bogus());
+            }
+            rest = rest.trim_start_matches(space_char);
+        }
+    }
+    if let Some(count) = text("GIT_CONFIG_COUNT")? {
+        let count: usize = count
+            .parse()
+            .map_err(|_| Unreadable(format!("GIT_CONFIG_COUNT `{count}` is not a count")))?;
+        for i in 0..count {
+            // A pair missing: git stops with an error before running anything.
+            let (Some(key), Some(value)) = (
+                text(&format!("GIT_CONFIG_KEY_{i}"))?,
+                text(&format!("GIT_CONFIG_VALUE_{i}"))?,
+            ) else {
+                break;
+            };
+            entry_outside_a_file(&key, Some(&value), home, named)?;
+        }
+    }
+    Ok(())
+}
+
+fn space_char(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
 /// The operator's own configuration files git reads in every repository: the system's, the
 /// global ones (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`), also where the environment
 /// moves them (`GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`).
@@ -438,6 +564,78 @@ mod tests {
         ] {
             assert!(hooks(bad).is_err(), "{bad:?}");
             assert_eq!(git_reads(bad), Err(()), "git: {bad:?}");
+        }
+    }
+
+    /// The environment's configuration (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`) is read
+    /// as the real git reads it: each case's `core.hooksPath` values are git's, and a form git
+    /// refuses is refused here.
+    #[test]
+    fn the_environments_configuration_is_read_as_git_reads_it() {
+        let home = tempfile::tempdir().unwrap();
+        let git = |env: &[(&str, &str)]| {
+            let o = std::process::Command::new("git")
+                .current_dir(home.path())
+                .env("HOME", home.path())
+                .env("XDG_CONFIG_HOME", home.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env_remove("GIT_CONFIG_GLOBAL")
+                .env_remove("GIT_CONFIG_PARAMETERS")
+                .env_remove("GIT_CONFIG_COUNT")
+                .envs(env.iter().copied())
+                .args(["config", "--get-all", "core.hookspath"])
+                .output()
+                .expect("git runs");
+            match o.status.code() {
+                Some(0) => Ok(String::from_utf8(o.stdout)
+                    .unwrap()
+                    .lines()
+                    .map(PathBuf::from)
+                    .collect::<Vec<_>>()),
+                Some(1) => Ok(vec![]),
+                _ => Err(()),
+            }
+        };
+        let ours = |env: &[(&str, &str)]| {
+            let mut named = Named::default();
+            let var = |k: &str| {
+                env.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            };
+            environment(None, &var, &mut named)
+                .map(|()| named.hooks)
+                .map_err(|_| ())
+        };
+        for env in [
+            &[("GIT_CONFIG_PARAMETERS", "'core.hookspath'='/a b'")][..],
+            &[("GIT_CONFIG_PARAMETERS", "'core.hooksPath=/x'")],
+            &[("GIT_CONFIG_PARAMETERS", "'Core.HooksPath'='/it'\\''s'")],
+            &[(
+                "GIT_CONFIG_PARAMETERS",
+                "'a.b'='c'  'core.hookspath'='/y' 'x.y'=",
+            )],
+            &[("GIT_CONFIG_PARAMETERS", "'core.x.hookspath'='/n'")],
+            &[
+                ("GIT_CONFIG_COUNT", "2"),
+                ("GIT_CONFIG_KEY_0", "alias.x"),
+                ("GIT_CONFIG_VALUE_0", "y"),
+                ("GIT_CONFIG_KEY_1", "CORE.hookspath"),
+                ("GIT_CONFIG_VALUE_1", "/z"),
+            ],
+        ] {
+            let want = git(env);
+            assert!(want.is_ok(), "git refuses {env:?}");
+            assert_eq!(ours(env), want, "{env:?}");
+        }
+        for bad in [
+            &[("GIT_CONFIG_PARAMETERS", "core.hookspath=/x")][..],
+            &[("GIT_CONFIG_PARAMETERS", "'core.hookspath'='/x")],
+            &[("GIT_CONFIG_PARAMETERS", "'core.hookspath'x")],
+            &[("GIT_CONFIG_COUNT", "x")],
+        ] {
+            assert_eq!(git(bad), Err(()), "git takes {bad:?}");
+            assert_eq!(ours(bad), Err(()), "{bad:?}");
         }
     }
 
