@@ -396,3 +396,92 @@ fn the_operators_hooks_path_is_on_the_surface_outside_any_repository() {
         hook.display()
     );
 }
+
+/// Round 6 (red21): git takes a relative `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM` or
+/// `XDG_CONFIG_HOME` at the top of the repository it runs in (seen with `git config
+/// --show-origin` from a subdirectory), so with `GIT_CONFIG_GLOBAL=.gitconfig.local` in the
+/// environment (a per-project setting, as direnv makes them) each repository's
+/// `.gitconfig.local` is the operator's global configuration: its `core.fsmonitor` runs at the
+/// next `git status`. cordon dropped relative values, and allowed the write.
+#[test]
+fn a_relative_global_git_configuration_is_on_the_surface() {
+    let d = workspace();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let ws = base.join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let policy = format!("{POLICY}[sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\n");
+    std::fs::write(base.join("cordon.toml"), policy).unwrap();
+    common::trust(&base);
+    let home = base.join("home");
+    std::fs::create_dir(&home).unwrap();
+    let git = |dir: &Path, env: &[(&str, &str)], args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .current_dir(dir)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GIT_CONFIG_GLOBAL")
+            .env_remove("GIT_CONFIG_COUNT")
+            .env_remove("GIT_CONFIG_PARAMETERS")
+            .envs(env.iter().copied())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {o:?}");
+    };
+    git(&ws, &[], &["init", "-q"]);
+    std::fs::create_dir(ws.join("sub")).unwrap();
+    let decide = |env: &[(&str, &str)], path: &str| {
+        let mut c = common::command(&base);
+        c.env("HOME", &home)
+            .env_remove("GIT_CONFIG_GLOBAL")
+            .env_remove("GIT_CONFIG_COUNT")
+            .env_remove("GIT_CONFIG_PARAMETERS")
+            .envs(env.iter().copied())
+            // Named: a relative XDG_CONFIG_HOME moves cordon's trust store too.
+            .args(["check", "--policy", "cordon.toml", "--json", "write_file"])
+            .arg(format!("path={path}"))
+            .arg("content=x");
+        let o = c.output().unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+        format!("{} {}", v["decision"], v["rule"])
+    };
+    let ask = "\"ask\" \"builtin:surface\"";
+    let allow = "\"allow\" \"default\"";
+    let global = [("GIT_CONFIG_GLOBAL", ".gitconfig.local")];
+    let xdg = [("XDG_CONFIG_HOME", "cfg")];
+    assert_eq!(decide(&[], "ws/.gitconfig.local"), allow);
+    assert_eq!(decide(&global, "ws/.gitconfig.local"), ask);
+    assert_eq!(decide(&global, "ws/sub/.gitconfig.local"), allow);
+    assert_eq!(decide(&xdg, "ws/cfg/git/config"), ask);
+    assert_eq!(decide(&global, "ws/x"), allow);
+    // What it names is on the surface too, as from the home's `.gitconfig`.
+    std::fs::write(ws.join(".gitconfig.local"), "[core]\n\thooksPath = hk\n").unwrap();
+    assert_eq!(decide(&global, "ws/hk/pre-commit"), ask);
+    // Why: the real git, run from a subdirectory, reads the top's file as its global one.
+    let ran = base.join("ran");
+    for (env, file) in [
+        (&global[..], ".gitconfig.local"),
+        (&xdg[..], "cfg/git/config"),
+    ] {
+        std::fs::create_dir_all(ws.join(file).parent().unwrap()).unwrap();
+        std::fs::write(
+            ws.join(file),
+            format!(
+                "[core]\n\tfsmonitor = \"echo {file} >> '{}'; false\"\n",
+                ran.display()
+            ),
+        )
+        .unwrap();
+        git(&ws.join("sub"), env, &["status", "--short"]);
+        std::fs::remove_file(ws.join(file)).unwrap();
+    }
+    let runs = std::fs::read_to_string(&ran).unwrap_or_default();
+    for file in [".gitconfig.local", "cfg/git/config"] {
+        assert!(
+            runs.lines().any(|l| l == file),
+            "git did not run {file}'s fsmonitor: {runs:?}"
+        );
+    }
+}

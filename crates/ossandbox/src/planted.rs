@@ -609,7 +609,7 @@ impl Snapshot {
     /// tools' reader). What it read before a file it could not is still watched.
     fn linked_hooks(&mut self, gd: &Path, root: &Path) {
         use cordon_policy::surface::git_config::{
-            environment, operator_files, read, repository_files, Named,
+            environment, operator_files, operator_files_at_top, read, repository_files, Named,
         };
         let mut dirs = Vec::new();
         let hooks = gd.join("hooks");
@@ -617,19 +617,28 @@ impl Snapshot {
             dirs.push(hooks);
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let mut named = Named::default();
-        let files = repository_files(gd)
-            .unwrap_or_default()
-            .into_iter()
-            .chain(operator_files(home.as_deref(), &|v| std::env::var_os(v)));
-        for f in files {
-            let _ = read(&f, home.as_deref(), &mut named, 0);
-        }
-        let _ = environment(home.as_deref(), &|v| std::env::var_os(v), &mut named);
+        let var = |v: &str| std::env::var_os(v);
         let top = match gd.file_name() {
             Some(n) if n == ".git" => gd.parent().unwrap_or(gd),
             _ => gd,
         };
+        // The operator's global files git takes at the top (a relative `GIT_CONFIG_GLOBAL`):
+        // read, and watched as an included file is.
+        let at_top: Vec<PathBuf> = operator_files_at_top(&var)
+            .iter()
+            .map(|f| top.join(f))
+            .collect();
+        let mut named = Named::default();
+        let files = repository_files(gd)
+            .unwrap_or_default()
+            .into_iter()
+            .chain(operator_files(home.as_deref(), &var))
+            .chain(at_top.iter().cloned());
+        for f in files {
+            let _ = read(&f, home.as_deref(), &mut named, 0);
+        }
+        let _ = environment(home.as_deref(), &var, &mut named);
+        named.includes.extend(at_top);
         dirs.extend(named.hooks.iter().map(|h| top.join(h)));
         let why = GIT_CONFIG_SURFACE
             .iter()

@@ -789,15 +789,26 @@ pub fn named_by_git_config(
     {
         return hit(HOOKS_PATH_WHY);
     }
+    let at_top = git_config::operator_files_at_top(var);
     for dir in real.ancestors().skip(1) {
         let (git_dir, top) = match repository_at(dir) {
             Ok(Some(found)) => found,
             Ok(None) => continue,
             Err(()) => return hit(UNREADABLE_WHY),
         };
+        // The operator's global files kept at this repository's top (a relative
+        // `GIT_CONFIG_GLOBAL`): its configuration as much as its own `config`.
+        let global_here: Vec<PathBuf> = at_top.iter().map(|f| top.join(f)).collect();
+        if global_here.iter().any(|f| resolve(f) == real) {
+            return hit(INCLUDED_WHY);
+        }
         let mut named = Named::default();
-        let read_all = repository_files(&git_dir)
-            .and_then(|files| files.iter().try_for_each(|f| read(f, home, &mut named, 0)));
+        let read_all = repository_files(&git_dir).and_then(|files| {
+            files
+                .iter()
+                .chain(&global_here)
+                .try_for_each(|f| read(f, home, &mut named, 0))
+        });
         if read_all.is_err() {
             return hit(UNREADABLE_WHY);
         }

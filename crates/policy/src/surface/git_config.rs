@@ -462,6 +462,25 @@ pub fn operator_files(
     files
 }
 
+/// The operator's configuration files git takes at the top of the repository it runs in:
+/// where `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM` or `XDG_CONFIG_HOME` is relative, git reads it
+/// from there (checked with git 2.47's `config --show-origin` from a subdirectory), so each
+/// repository's own file by that name is the operator's global configuration. Relative paths,
+/// for the caller to take at each repository's top.
+pub fn operator_files_at_top(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
+    let relative = |v: &str| {
+        var(v)
+            .map(PathBuf::from)
+            .filter(|p| !p.as_os_str().is_empty() && p.is_relative())
+    };
+    let mut files: Vec<PathBuf> = ["GIT_CONFIG_SYSTEM", "GIT_CONFIG_GLOBAL"]
+        .into_iter()
+        .filter_map(relative)
+        .collect();
+    files.extend(relative("XDG_CONFIG_HOME").map(|x| x.join("git/config")));
+    files
+}
+
 /// The configuration files of the repository whose git directory is `git_dir`: its common
 /// directory's `config` (where `commondir` points), and `config.worktree` in both.
 pub fn repository_files(git_dir: &Path) -> Result<Vec<PathBuf>, Unreadable> {
