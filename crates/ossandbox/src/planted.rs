@@ -639,7 +639,13 @@ impl Snapshot {
         }
         let _ = environment(home.as_deref(), &var, &mut named);
         named.includes.extend(at_top);
-        dirs.extend(named.hooks.iter().map(|h| top.join(h)));
+        // Where `core.worktree` moves the top, a relative one is taken from there too.
+        let tops: Vec<PathBuf> = std::iter::once(top.to_path_buf())
+            .chain(named.worktrees.iter().map(|w| gd.join(w)))
+            .collect();
+        for top in &tops {
+            dirs.extend(named.hooks.iter().map(|h| top.join(h)));
+        }
         let why = GIT_CONFIG_SURFACE
             .iter()
             .find(|(n, _)| *n == "hooks")

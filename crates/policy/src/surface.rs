@@ -747,7 +747,7 @@ const UNREADABLE_WHY: &str = "git's configuration of a repository holding it can
 /// from each repository whose work tree (or bare git directory) holds `real`, nearest or not
 /// (`sub/.githooks` may be the hooks of the repository around `sub`'s). What cannot be read
 /// with certainty is a hit too. Not seen: a repository elsewhere naming `real` by an absolute
-/// or `../` path, or a relative `core.hooksPath` taken from a `core.worktree` elsewhere.
+/// or `../` path, or by a `core.worktree` that puts its work tree elsewhere.
 pub fn named_by_git_config(
     real: &Path,
     home: Option<&Path>,
@@ -815,8 +815,13 @@ pub fn named_by_git_config(
         if included(&named) {
             return hit(INCLUDED_WHY);
         }
-        if hooks_at(&named, &top) || hooks_at(&operator, &top) {
-            return hit(HOOKS_PATH_WHY);
+        // The top git runs hooks at: the directory holding `.git`, or where `core.worktree`
+        // moves it (relative to the git directory).
+        let tops = std::iter::once(top).chain(named.worktrees.iter().map(|w| git_dir.join(w)));
+        for top in tops {
+            if hooks_at(&named, &top) || hooks_at(&operator, &top) {
+                return hit(HOOKS_PATH_WHY);
+            }
         }
     }
     None

@@ -1539,6 +1539,56 @@ fn the_directory_core_hooks_path_names_and_included_config_are_on_the_surface() 
     }
 }
 
+/// Round 6 (red21): a repository's `core.worktree` moves its work tree's top, and git runs
+/// hooks there: a relative `core.hooksPath` is taken from it (`ws/.git` with `core.worktree =
+/// ../sub` runs `ws/sub/.githooks/pre-commit`). cordon took it from the directory holding
+/// `.git` only, and allowed the write. (A `core.worktree` outside the repository's own
+/// ancestors stays unseen: docs/mcp.md.)
+#[test]
+fn a_relative_hooks_path_is_taken_from_the_core_worktree() {
+    let setup = |b: &Path| {
+        let ws = b.join("ws");
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        git(&ws, &["init", "-q"]);
+        git(&ws, &["config", "core.hooksPath", ".githooks"]);
+        git(&ws, &["config", "core.worktree", "../sub"]);
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    let ask = (Action::Ask, "builtin:surface".into());
+    assert_eq!(
+        fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/sub/.githooks/pre-commit", "content": "x"})
+        ),
+        ask
+    );
+    assert_eq!(
+        fx.verdict(FileOp::Write, json!({"path": "ws/sub/x", "content": "x"})),
+        allow()
+    );
+    // Why: the real git runs it, at a commit made from the work tree.
+    let ran = fx.p("ran");
+    let hooks = fx.p("ws/sub/.githooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let hook = hooks.join("pre-commit");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", ran.display())).unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = git(
+        &fx.p("ws/sub"),
+        &[
+            "--git-dir",
+            "../.git",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    assert!(ran.exists(), "git did not run {}", hook.display());
+}
+
 /// Round 6 (surface21): a link of the surface the operator keeps (`.envrc -> envrc.shared`,
 /// `.claude -> cc`, `.husky -> hk`, a dangling `.envrc` whose target is not written yet) makes
 /// its target what the tool runs: a write of the target asks like a write of the link's name.

@@ -20,6 +20,9 @@ pub struct Named {
     /// Every file an include names (existing or not: a file written there later is read as
     /// configuration), absolute. Conditional includes are taken whatever their condition.
     pub includes: Vec<PathBuf>,
+    /// Every `core.worktree` value set, as written (relative to the git directory): git runs
+    /// hooks at that work tree's top, so a relative `core.hooksPath` is taken from there too.
+    pub worktrees: Vec<PathBuf>,
 }
 
 /// Why a configuration could not be read with certainty.
@@ -279,6 +282,13 @@ pub fn read(
         let include =
             e.key == "path" && (e.section == "include" || e.section.starts_with("includeif."));
         let hooks = e.section == "core" && e.key == "hookspath";
+        if e.section == "core" && e.key == "worktree" {
+            // Taken as written (git does not expand `~` there).
+            if let Some(w) = e.value.as_deref().filter(|w| !w.is_empty()) {
+                named.worktrees.push(PathBuf::from(w));
+            }
+            continue;
+        }
         if !include && !hooks {
             continue;
         }
