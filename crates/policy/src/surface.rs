@@ -850,29 +850,42 @@ fn repository_at(dir: &Path) -> Result<Option<(PathBuf, PathBuf)>, ()> {
     }
 }
 
-/// `p` with every link resolved, also a dangling one at its end (`.envrc -> envrc.shared`
-/// before `envrc.shared` exists: a write there makes the link's target): the path a write
-/// through `p` would reach. Where nothing more resolves, `p` as far as it did.
+/// `p` with every link resolved, also a dangling one, at its end (`.envrc -> envrc.shared`
+/// before `envrc.shared` exists: a write there makes the link's target) or on the way
+/// (`.claude -> cfg` before `cfg` exists: a write of `cfg/settings.json` makes Claude Code's
+/// settings): the path a write through `p` would reach, walked name by name as the kernel
+/// walks it (a `..` after a link goes up from the link's target). Past the kernel's limit of
+/// links in one lookup (40), the rest is taken as written.
 pub fn resolve(p: &Path) -> PathBuf {
-    let mut p = p.to_path_buf();
-    // The kernel's limit of links followed in one lookup.
-    for _ in 0..40 {
-        if let Ok(real) = std::fs::canonicalize(&p) {
-            return real;
-        }
-        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
-            return p;
-        };
-        let Ok(parent) = std::fs::canonicalize(parent) else {
-            return p;
-        };
-        let here = parent.join(name);
-        match std::fs::read_link(&here) {
-            Ok(target) => p = parent.join(target),
-            Err(_) => return here,
+    use std::path::Component;
+    let mut todo: std::collections::VecDeque<std::ffi::OsString> = p
+        .components()
+        .map(|c| c.as_os_str().to_os_string())
+        .collect();
+    let mut at = PathBuf::new();
+    let mut links = 0;
+    while let Some(name) = todo.pop_front() {
+        match Path::new(&name).components().next() {
+            Some(Component::RootDir) => at = PathBuf::from("/"),
+            Some(Component::ParentDir) => {
+                at.pop();
+            }
+            Some(Component::Normal(n)) => {
+                let next = at.join(n);
+                match std::fs::read_link(&next) {
+                    Ok(target) if links < 40 => {
+                        links += 1;
+                        for c in target.components().rev() {
+                            todo.push_front(c.as_os_str().to_os_string());
+                        }
+                    }
+                    _ => at = next,
+                }
+            }
+            _ => {}
         }
     }
-    p
+    at
 }
 
 const LINKED_WHY: &str = "a link of the surface resolves to it (`.envrc -> envrc.shared`, `.claude -> cfg`): the program that reads the link's name reads this";

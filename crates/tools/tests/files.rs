@@ -1589,6 +1589,40 @@ fn a_relative_hooks_path_is_taken_from_the_core_worktree() {
     assert!(ran.exists(), "git did not run {}", hook.display());
 }
 
+/// Round 6 (red21): a link of the surface that dangles on the way (`.claude -> cfg` before
+/// `cfg` exists, `.husky -> hk/a` before `hk`): a write of `cfg/settings.json` makes the file
+/// Claude Code reads as `.claude/settings.json`. Only a link dangling at its last name was
+/// followed, and the write was allowed.
+#[test]
+fn a_write_through_a_surface_link_dangling_on_the_way_is_on_the_surface() {
+    let setup = |b: &Path| {
+        let ws = b.join("ws");
+        symlink("cfg", ws.join(".claude")).unwrap();
+        symlink("hk/a", ws.join(".husky")).unwrap();
+        symlink("../gd", ws.join(".git")).unwrap();
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    let ask = (Action::Ask, "builtin:surface".into());
+    for p in ["ws/cfg/settings.json", "ws/hk/a/pre-commit"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    assert_eq!(
+        fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/cfg/other", "content": "x"})
+        ),
+        allow()
+    );
+    // Why: written there, it is what the link's name reads.
+    std::fs::create_dir_all(fx.p("ws/cfg")).unwrap();
+    std::fs::write(fx.p("ws/cfg/settings.json"), "{\"hooks\":1}").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(fx.p("ws/.claude/settings.json")).unwrap(),
+        "{\"hooks\":1}"
+    );
+}
+
 /// Round 6 (surface21): a link of the surface the operator keeps (`.envrc -> envrc.shared`,
 /// `.claude -> cc`, `.husky -> hk`, a dangling `.envrc` whose target is not written yet) makes
 /// its target what the tool runs: a write of the target asks like a write of the link's name.
