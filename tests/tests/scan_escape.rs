@@ -771,7 +771,8 @@ fn hooks_git_runs_from_husky_or_a_linked_hooks_directory_are_watched() {
 /// repository it runs in, and runs its `core.fsmonitor` at `git status`), a `core.hooksPath`
 /// given in the environment (`GIT_CONFIG_COUNT`), and a repository whose `core.worktree`
 /// moves its top (a relative `core.hooksPath` is taken from there), a plant in each was left
-/// unreported before.
+/// unreported before. So was a hook in the operator's absolute `core.hooksPath` in a root that
+/// is no repository.
 #[test]
 fn the_scan_reads_git_configuration_as_git_does() {
     each(|fx| {
@@ -820,6 +821,31 @@ fn the_scan_reads_git_configuration_as_git_does() {
             );
             assert!(!p.exists(), "{} {name} still in place", fx.what());
         }
+        // No repository in the root at all: the operator's absolute hooks directory is still
+        // watched.
+        fs::remove_dir_all(fx.ws.join("c")).unwrap();
+        let out = fx
+            .exec_cmd("printf 'touch /tmp/x\\n' > gh/post-checkout")
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "core.hooksPath")
+            .env("GIT_CONFIG_VALUE_0", fx.ws.join("gh"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let p = fx.ws.join("gh/post-checkout");
+        assert!(
+            stderr(&out).contains(&format!("the run left {} (", p.display())),
+            "{} gh/post-checkout not reported: {}",
+            fx.what(),
+            stderr(&out)
+        );
+        assert!(!p.exists(), "{} gh/post-checkout still in place", fx.what());
     });
 }
 

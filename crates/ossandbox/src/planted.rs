@@ -429,6 +429,7 @@ impl Snapshot {
         };
         for root in roots {
             s.root_git_dir(root);
+            s.operator_hooks(root);
         }
         // The operator's home, where a root holds it: its dotfiles configure every shell, git
         // and ssh the operator runs (recorded whatever the walk's limit).
@@ -596,6 +597,36 @@ impl Snapshot {
             self.git_dir(&path, 0);
             self.index_gitlinks(&path);
             self.linked_hooks(&path, root);
+        }
+    }
+
+    /// The operator's absolute (or `~/`) `core.hooksPath`, from their own git configuration
+    /// or the environment's, is every repository's hooks directory: watched where a root holds
+    /// it, whether or not that root is a repository (`/work/tools/hooks` in a root
+    /// `/work/tools` that is none runs at a commit in any repository).
+    fn operator_hooks(&mut self, root: &Path) {
+        use cordon_policy::surface::git_config::{environment, operator_files, read, Named};
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let var = |v: &str| std::env::var_os(v);
+        let mut named = Named::default();
+        for f in operator_files(home.as_deref(), &var) {
+            let _ = read(&f, home.as_deref(), &mut named, 0);
+        }
+        let _ = environment(home.as_deref(), &var, &mut named);
+        let why = GIT_CONFIG_SURFACE
+            .iter()
+            .find(|(n, _)| *n == "hooks")
+            .map_or("programs git runs", |(_, why)| why);
+        for dir in named.hooks.iter().filter(|h| h.is_absolute()) {
+            let Some(real) = std::fs::canonicalize(dir)
+                .ok()
+                .filter(|r| r.starts_with(root) && r.is_dir())
+            else {
+                continue;
+            };
+            if self.note(real.clone(), What::GitConfig, why, true) {
+                self.list(&real, What::GitConfig, why, 0);
+            }
         }
     }
 
