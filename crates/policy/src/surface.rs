@@ -891,7 +891,7 @@ pub fn resolve(p: &Path) -> PathBuf {
 const LINKED_WHY: &str = "a link of the surface resolves to it (`.envrc -> envrc.shared`, `.claude -> cfg`): the program that reads the link's name reads this";
 
 /// Where `real` (absolute, links resolved) is what a link of the surface in one of the
-/// directories from `real`'s own up to `top` (a writable root) resolves to: the operator's
+/// directories from `real`'s own up to `/` (above the writable root too) resolves to: the operator's
 /// `.envrc -> envrc.shared` makes `envrc.shared` what direnv runs, `.claude -> cfg` makes
 /// `cfg/settings.json` Claude Code's settings, `.git -> ../gd` makes `gd/config` git's. Each
 /// entry of [`TOOL_FILES`], [`TOOL_DIRS`] and `.git/` + [`GIT_CONFIG`] is looked up in each of
@@ -899,7 +899,7 @@ const LINKED_WHY: &str = "a link of the surface resolves to it (`.envrc -> envrc
 /// listing per directory, a `stat` per name of a surface entry present in it). Not seen: a link in another directory
 /// (`sub/.envrc -> ../envrc.shared` for a write of `envrc.shared`) — the after-run scan
 /// watches those targets after a command; nothing after a file tool's write does.
-pub fn linked_from_surface(real: &Path, top: &Path) -> Option<Hit> {
+pub fn linked_from_surface(real: &Path) -> Option<Hit> {
     let git: Vec<String> = GIT_CONFIG
         .iter()
         .map(|(n, _)| format!(".git/{n}"))
@@ -910,11 +910,11 @@ pub fn linked_from_surface(real: &Path, top: &Path) -> Option<Hit> {
         .map(|(n, _)| (*n, false))
         .chain(TOOL_DIRS.iter().map(|(n, _)| (*n, true)))
         .chain(git.iter().map(|n| (n.as_str(), true)));
-    let dirs: Vec<&Path> = real
-        .ancestors()
-        .skip(1)
-        .take_while(|d| d.starts_with(top))
-        .collect();
+    // Up to `/`, not only to the root: the operator's `proj/.claude -> ws/cl` above the root
+    // `proj/ws` makes `ws/cl/settings.json` what Claude Code started in `proj` reads (and
+    // direnv runs the nearest `.envrc` up the tree). A listing returns many names per call,
+    // so a large directory above (`/tmp`) costs a few calls, not a stat per name.
+    let dirs: Vec<&Path> = real.ancestors().skip(1).collect();
     let entries: Vec<(&str, bool)> = entries.collect();
     let firsts: std::collections::HashSet<&str> = entries
         .iter()

@@ -1623,6 +1623,38 @@ fn a_write_through_a_surface_link_dangling_on_the_way_is_on_the_surface() {
     );
 }
 
+/// Round 6 (red21): a link of the surface in a directory above the root (the operator's
+/// `proj/.claude -> ws/cl` or `proj/.envrc -> ws/rc`, with the root `proj/ws`): Claude Code
+/// started in `proj` reads `ws/cl/settings.json` as its settings. Links were looked up only
+/// from the written file's directory up to the root, and the write was allowed.
+#[test]
+fn a_surface_link_above_the_root_pointing_into_it_is_followed() {
+    let setup = |b: &Path| {
+        symlink("ws/cl", b.join(".claude")).unwrap();
+        symlink("ws/rc", b.join(".envrc")).unwrap();
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    let ask = (Action::Ask, "builtin:surface".into());
+    for p in ["ws/cl/settings.json", "ws/rc"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    assert_eq!(
+        fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/cl/other", "content": "x"})
+        ),
+        allow()
+    );
+    // Why: written there, it is what the link's name reads.
+    std::fs::create_dir_all(fx.p("ws/cl")).unwrap();
+    std::fs::write(fx.p("ws/cl/settings.json"), "{}").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(fx.p(".claude/settings.json")).unwrap(),
+        "{}"
+    );
+}
+
 /// Round 6 (surface21): a link of the surface the operator keeps (`.envrc -> envrc.shared`,
 /// `.claude -> cc`, `.husky -> hk`, a dangling `.envrc` whose target is not written yet) makes
 /// its target what the tool runs: a write of the target asks like a write of the link's name.
