@@ -36,7 +36,8 @@ pub struct Unreadable(pub String);
 pub(crate) struct Entry {
     pub section: String,
     pub key: String,
-    pub value: Option<String>,
+    /// As bytes: a path git takes byte for byte (a Latin-1 name) is compared as it is.
+    pub value: Option<Vec<u8>>,
 }
 
 /// git's `isspace` (sane-ctype: space, `\t`, `\n`, `\r`; not `\v` or `\f`).
@@ -171,7 +172,7 @@ fn section_name(s: &mut Source) -> Result<String, String> {
 }
 
 /// A key starting with `first` and its value (git's `get_value` and `parse_value`).
-fn key_value(s: &mut Source, first: u8) -> Result<(String, Option<String>), String> {
+fn key_value(s: &mut Source, first: u8) -> Result<(String, Option<Vec<u8>>), String> {
     let mut key = vec![first.to_ascii_lowercase()];
     let mut c;
     loop {
@@ -203,7 +204,7 @@ fn key_value(s: &mut Source, first: u8) -> Result<(String, Option<String>), Stri
             if trim != 0 {
                 value.truncate(trim);
             }
-            return Ok((key, Some(String::from_utf8_lossy(&value).into_owned())));
+            return Ok((key, Some(value)));
         }
         if comment {
             continue;
@@ -245,15 +246,19 @@ fn key_value(s: &mut Source, first: u8) -> Result<(String, Option<String>), Stri
 
 /// A path value as git's `interpolate_path` takes it: `~/` at the home; `~user/` and
 /// `%(prefix)/` are not followed (an error: what they name is not known here).
-fn interpolate(value: &str, home: Option<&Path>) -> Result<PathBuf, Unreadable> {
-    if value == "~" || value.starts_with("~/") {
-        let home = home.ok_or_else(|| Unreadable(format!("`{value}` and no home is known")))?;
-        return Ok(home.join(value.trim_start_matches('~').trim_start_matches('/')));
+fn interpolate(value: &[u8], home: Option<&Path>) -> Result<PathBuf, Unreadable> {
+    use std::os::unix::ffi::OsStrExt;
+    let shown = String::from_utf8_lossy(value);
+    if value == b"~" || value.starts_with(b"~/") {
+        let home = home.ok_or_else(|| Unreadable(format!("`{shown}` and no home is known")))?;
+        let rest: &[u8] = &value[1..];
+        let rest = &rest[rest.iter().take_while(|&&c| c == b'/').count()..];
+        return Ok(home.join(std::ffi::OsStr::from_bytes(rest)));
     }
-    if value.starts_with('~') || value.starts_with("%(prefix)/") {
-        return Err(Unreadable(format!("`{value}` is not followed here")));
+    if value.starts_with(b"~") || value.starts_with(b"%(prefix)/") {
+        return Err(Unreadable(format!("`{shown}` is not followed here")));
     }
-    Ok(PathBuf::from(value))
+    Ok(PathBuf::from(std::ffi::OsStr::from_bytes(value)))
 }
 
 /// Reads `file` (and what it includes) into `named`. A file that does not exist is no error
@@ -285,7 +290,10 @@ pub fn read(
         if e.section == "core" && e.key == "worktree" {
             // Taken as written (git does not expand `~` there).
             if let Some(w) = e.value.as_deref().filter(|w| !w.is_empty()) {
-                named.worktrees.push(PathBuf::from(w));
+                use std::os::unix::ffi::OsStrExt;
+                named
+                    .worktrees
+                    .push(PathBuf::from(std::ffi::OsStr::from_bytes(w)));
             }
             continue;
         }
@@ -305,8 +313,8 @@ pub fn read(
         }
         // Newer git reads `:(optional)PATH` as PATH, older git as it is: both.
         let mut values = vec![value.clone()];
-        if let Some(rest) = value.strip_prefix(":(optional)") {
-            values.push(rest.to_string());
+        if let Some(rest) = value.strip_prefix(b":(optional)") {
+            values.push(rest.to_vec());
         }
         for value in values {
             let path = interpolate(&value, home)?;
@@ -346,7 +354,7 @@ fn entry_outside_a_file(
     if value.is_empty() {
         return Ok(());
     }
-    let path = interpolate(value, home)?;
+    let path = interpolate(value.as_bytes(), home)?;
     if !include {
         named.hooks.push(path);
         return Ok(());
@@ -523,7 +531,7 @@ mod tests {
         Ok(parse(text.as_bytes())?
             .into_iter()
             .filter(|e| e.section == "core" && e.key == "hookspath")
-            .map(|e| e.value.unwrap_or_default())
+            .map(|e| String::from_utf8_lossy(&e.value.unwrap_or_default()).into_owned())
             .collect())
     }
 
@@ -666,6 +674,31 @@ mod tests {
             assert_eq!(git(bad), Err(()), "git takes {bad:?}");
             assert_eq!(ours(bad), Err(()), "{bad:?}");
         }
+    }
+
+    /// A path git takes byte for byte (a Latin-1 `h\xe9`) is named as it is, not as
+    /// U+FFFD: the real git reads the same bytes, and the included file is found and read.
+    #[test]
+    fn values_that_are_not_utf8_are_kept_byte_for_byte() {
+        use std::os::unix::ffi::OsStrExt;
+        let d = tempfile::tempdir().unwrap();
+        let b = d.path();
+        let name = std::ffi::OsStr::from_bytes(b"inc\xe9.cfg");
+        std::fs::write(b.join("config"), b"[include]\n\tpath = inc\xe9.cfg\n").unwrap();
+        std::fs::write(b.join(name), b"[core]\n\thooksPath = h\xe9\n").unwrap();
+        let mut named = Named::default();
+        read(&b.join("config"), None, &mut named, 0).unwrap();
+        assert_eq!(named.includes, vec![b.join(name)]);
+        let hooks = std::ffi::OsStr::from_bytes(b"h\xe9");
+        assert_eq!(named.hooks, vec![PathBuf::from(hooks)]);
+        let o = std::process::Command::new("git")
+            .args(["config", "--includes", "--file"])
+            .arg(b.join("config"))
+            .args(["--get", "core.hookspath"])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git runs");
+        assert_eq!(o.stdout, b"h\xe9\n", "{o:?}");
     }
 
     #[test]
