@@ -766,6 +766,89 @@ fn hooks_git_runs_from_husky_or_a_linked_hooks_directory_are_watched() {
     });
 }
 
+/// Round 6 (red21): what the scan reads of git's configuration is what git reads. With the
+/// operator's `GIT_CONFIG_GLOBAL=.gitconfig.local` (relative: git takes it at the top of the
+/// repository it runs in, and runs its `core.fsmonitor` at `git status`), a `core.hooksPath`
+/// given in the environment (`GIT_CONFIG_COUNT`), and a repository whose `core.worktree`
+/// moves its top (a relative `core.hooksPath` is taken from there), a plant in each was left
+/// unreported before. So was a hook in the operator's absolute `core.hooksPath` in a root that
+/// is no repository.
+#[test]
+fn the_scan_reads_git_configuration_as_git_does() {
+    each(|fx| {
+        // The operator's directories (empty); the run writes in them.
+        for d in ["c/.git", "c/wt/.githooks", "gh"] {
+            fs::create_dir_all(fx.ws.join(d)).unwrap();
+        }
+        fs::write(
+            fx.ws.join("c/.git/config"),
+            "[core]\n\tbare = false\n\tworktree = ../wt\n\thooksPath = .githooks\n",
+        )
+        .unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let out = fx
+            .exec_cmd(
+                "printf '[core]\\n\\tfsmonitor = evil\\n' > c/.gitconfig.local && \
+                 printf 'touch /tmp/x\\n' > c/wt/.githooks/pre-commit && \
+                 printf 'touch /tmp/x\\n' > gh/pre-commit",
+            )
+            .env("GIT_CONFIG_GLOBAL", ".gitconfig.local")
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "core.hooksPath")
+            .env("GIT_CONFIG_VALUE_0", fx.ws.join("gh"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in [
+            "c/.gitconfig.local",
+            "c/wt/.githooks/pre-commit",
+            "gh/pre-commit",
+        ] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {} (", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+        // No repository in the root at all: the operator's absolute hooks directory is still
+        // watched.
+        fs::remove_dir_all(fx.ws.join("c")).unwrap();
+        let out = fx
+            .exec_cmd("printf 'touch /tmp/x\\n' > gh/post-checkout")
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "core.hooksPath")
+            .env("GIT_CONFIG_VALUE_0", fx.ws.join("gh"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let p = fx.ws.join("gh/post-checkout");
+        assert!(
+            stderr(&out).contains(&format!("the run left {} (", p.display())),
+            "{} gh/post-checkout not reported: {}",
+            fx.what(),
+            stderr(&out)
+        );
+        assert!(!p.exists(), "{} gh/post-checkout still in place", fx.what());
+    });
+}
+
 /// Issue 23: the scan's listings kept between runs (`LOGDIR/scans/listings-*`, so that a run's
 /// "before" snapshot reads only directories changed since) neither hide a plant nor take the
 /// operator's changes between runs for the run's. Once the project's directories are settled

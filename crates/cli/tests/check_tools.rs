@@ -289,3 +289,199 @@ fn check_decides_file_calls_with_the_mode_and_the_surface() {
     );
     assert!(!d.path().join("ws/.envrc").exists() && !d.path().join("notes/b.txt").exists());
 }
+
+/// Round 6 (red21): the operator's own git configuration names hooks for every repository,
+/// wherever they are: a `core.hooksPath` given absolute (or `~/`) in `~/.gitconfig`, or in
+/// the environment git reads (`GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n`, `GIT_CONFIG_PARAMETERS`,
+/// as `git -c` passes it on), is where the real git runs the operator's next commit's hooks
+/// from, in any repository. A write there asked only when the written file was inside a
+/// repository; in a root that is none it was allowed by the root's mode.
+#[test]
+fn the_operators_hooks_path_is_on_the_surface_outside_any_repository() {
+    let d = workspace();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    std::fs::create_dir(base.join("ws")).unwrap();
+    let policy = format!("{POLICY}[sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\n");
+    std::fs::write(base.join("cordon.toml"), policy).unwrap();
+    common::trust(&base);
+    let home = base.join("home");
+    std::fs::create_dir(&home).unwrap();
+    let hooks = base.join("ws/hooks");
+    let decide = |env: &[(&str, String)], path: &str| {
+        let mut c = common::command(&base);
+        c.env("HOME", &home)
+            .env_remove("GIT_CONFIG_GLOBAL")
+            .env_remove("GIT_CONFIG_COUNT")
+            .env_remove("GIT_CONFIG_PARAMETERS")
+            .args(["check", "--json", "write_file"])
+            .arg(format!("path={path}"))
+            .arg("content=x");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+        (
+            v["decision"].as_str().unwrap_or_default().to_string(),
+            v["rule"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    let ask = ("ask".to_string(), "builtin:surface".to_string());
+    let allow = ("allow".to_string(), "default".to_string());
+    let env_count = vec![
+        ("GIT_CONFIG_COUNT", "1".to_string()),
+        ("GIT_CONFIG_KEY_0", "Core.HooksPath".to_string()),
+        ("GIT_CONFIG_VALUE_0", hooks.display().to_string()),
+    ];
+    let env_params = vec![(
+        "GIT_CONFIG_PARAMETERS",
+        format!("'core.hookspath'='{}'", hooks.display()),
+    )];
+    std::fs::write(home.join(".gitconfig"), "").unwrap();
+    assert_eq!(decide(&[], "ws/hooks/pre-commit"), allow, "no hooksPath");
+    for env in [&env_count, &env_params] {
+        assert_eq!(decide(env, "ws/hooks/pre-commit"), ask, "{env:?}");
+        assert_eq!(decide(env, "ws/x"), allow, "{env:?}");
+    }
+    std::fs::write(
+        home.join(".gitconfig"),
+        format!("[core]\n\thooksPath = {}\n", hooks.display()),
+    )
+    .unwrap();
+    assert_eq!(decide(&[], "ws/hooks/pre-commit"), ask);
+    assert_eq!(decide(&[], "ws/hooks/deeper/x"), ask);
+    assert_eq!(decide(&[], "ws/x"), allow);
+    // Why: the real git runs what is written there, in a repository elsewhere, with each of
+    // those configurations.
+    std::fs::create_dir(&hooks).unwrap();
+    let ran = base.join("ran");
+    let hook = hooks.join("pre-commit");
+    std::fs::write(&hook, format!("#!/bin/sh\necho x >> '{}'\n", ran.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let repo = base.join("elsewhere");
+    let git = |env: &[(&str, String)], home: &Path, args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .current_dir(&repo)
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GIT_CONFIG_GLOBAL")
+            .env_remove("GIT_CONFIG_COUNT")
+            .env_remove("GIT_CONFIG_PARAMETERS")
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {o:?}");
+    };
+    std::fs::create_dir(&repo).unwrap();
+    git(&[], &home, &["init", "-q"]);
+    let empty = base.join("empty-home");
+    std::fs::create_dir(&empty).unwrap();
+    for (env, home) in [
+        (&vec![], &home),
+        (&env_count, &empty),
+        (&env_params, &empty),
+    ] {
+        git(env, home, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    }
+    let runs = std::fs::read_to_string(&ran).unwrap_or_default();
+    assert_eq!(
+        runs.lines().count(),
+        3,
+        "git did not run {} each time",
+        hook.display()
+    );
+}
+
+/// Round 6 (red21): git takes a relative `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM` or
+/// `XDG_CONFIG_HOME` at the top of the repository it runs in (seen with `git config
+/// --show-origin` from a subdirectory), so with `GIT_CONFIG_GLOBAL=.gitconfig.local` in the
+/// environment (a per-project setting, as direnv makes them) each repository's
+/// `.gitconfig.local` is the operator's global configuration: its `core.fsmonitor` runs at the
+/// next `git status`. cordon dropped relative values, and allowed the write.
+#[test]
+fn a_relative_global_git_configuration_is_on_the_surface() {
+    let d = workspace();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let ws = base.join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let policy = format!("{POLICY}[sandbox.paths.ws]\nroot = \"ws\"\nmode = \"rw\"\n");
+    std::fs::write(base.join("cordon.toml"), policy).unwrap();
+    common::trust(&base);
+    let home = base.join("home");
+    std::fs::create_dir(&home).unwrap();
+    let git = |dir: &Path, env: &[(&str, &str)], args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .current_dir(dir)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GIT_CONFIG_GLOBAL")
+            .env_remove("GIT_CONFIG_COUNT")
+            .env_remove("GIT_CONFIG_PARAMETERS")
+            .envs(env.iter().copied())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {o:?}");
+    };
+    git(&ws, &[], &["init", "-q"]);
+    std::fs::create_dir(ws.join("sub")).unwrap();
+    let decide = |env: &[(&str, &str)], path: &str| {
+        let mut c = common::command(&base);
+        c.env("HOME", &home)
+            .env_remove("GIT_CONFIG_GLOBAL")
+            .env_remove("GIT_CONFIG_COUNT")
+            .env_remove("GIT_CONFIG_PARAMETERS")
+            .envs(env.iter().copied())
+            // Named: a relative XDG_CONFIG_HOME moves cordon's trust store too.
+            .args(["check", "--policy", "cordon.toml", "--json", "write_file"])
+            .arg(format!("path={path}"))
+            .arg("content=x");
+        let o = c.output().unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+        format!("{} {}", v["decision"], v["rule"])
+    };
+    let ask = "\"ask\" \"builtin:surface\"";
+    let allow = "\"allow\" \"default\"";
+    let global = [("GIT_CONFIG_GLOBAL", ".gitconfig.local")];
+    let xdg = [("XDG_CONFIG_HOME", "cfg")];
+    assert_eq!(decide(&[], "ws/.gitconfig.local"), allow);
+    assert_eq!(decide(&global, "ws/.gitconfig.local"), ask);
+    assert_eq!(decide(&global, "ws/sub/.gitconfig.local"), allow);
+    assert_eq!(decide(&xdg, "ws/cfg/git/config"), ask);
+    assert_eq!(decide(&global, "ws/x"), allow);
+    // What it names is on the surface too, as from the home's `.gitconfig`.
+    std::fs::write(ws.join(".gitconfig.local"), "[core]\n\thooksPath = hk\n").unwrap();
+    assert_eq!(decide(&global, "ws/hk/pre-commit"), ask);
+    // Why: the real git, run from a subdirectory, reads the top's file as its global one.
+    let ran = base.join("ran");
+    for (env, file) in [
+        (&global[..], ".gitconfig.local"),
+        (&xdg[..], "cfg/git/config"),
+    ] {
+        std::fs::create_dir_all(ws.join(file).parent().unwrap()).unwrap();
+        std::fs::write(
+            ws.join(file),
+            format!(
+                "[core]\n\tfsmonitor = \"echo {file} >> '{}'; false\"\n",
+                ran.display()
+            ),
+        )
+        .unwrap();
+        git(&ws.join("sub"), env, &["status", "--short"]);
+        std::fs::remove_file(ws.join(file)).unwrap();
+    }
+    let runs = std::fs::read_to_string(&ran).unwrap_or_default();
+    for file in [".gitconfig.local", "cfg/git/config"] {
+        assert!(
+            runs.lines().any(|l| l == file),
+            "git did not run {file}'s fsmonitor: {runs:?}"
+        );
+    }
+}

@@ -429,6 +429,7 @@ impl Snapshot {
         };
         for root in roots {
             s.root_git_dir(root);
+            s.operator_hooks(root);
         }
         // The operator's home, where a root holds it: its dotfiles configure every shell, git
         // and ssh the operator runs (recorded whatever the walk's limit).
@@ -599,6 +600,36 @@ impl Snapshot {
         }
     }
 
+    /// The operator's absolute (or `~/`) `core.hooksPath`, from their own git configuration
+    /// or the environment's, is every repository's hooks directory: watched where a root holds
+    /// it, whether or not that root is a repository (`/work/tools/hooks` in a root
+    /// `/work/tools` that is none runs at a commit in any repository).
+    fn operator_hooks(&mut self, root: &Path) {
+        use cordon_policy::surface::git_config::{environment, operator_files, read, Named};
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let var = |v: &str| std::env::var_os(v);
+        let mut named = Named::default();
+        for f in operator_files(home.as_deref(), &var) {
+            let _ = read(&f, home.as_deref(), &mut named, 0);
+        }
+        let _ = environment(home.as_deref(), &var, &mut named);
+        let why = GIT_CONFIG_SURFACE
+            .iter()
+            .find(|(n, _)| *n == "hooks")
+            .map_or("programs git runs", |(_, why)| why);
+        for dir in named.hooks.iter().filter(|h| h.is_absolute()) {
+            let Some(real) = std::fs::canonicalize(dir)
+                .ok()
+                .filter(|r| r.starts_with(root) && r.is_dir())
+            else {
+                continue;
+            };
+            if self.note(real.clone(), What::GitConfig, why, true) {
+                self.list(&real, What::GitConfig, why, 0);
+            }
+        }
+    }
+
     /// A git directory's `hooks` kept as a link to a directory of the root (`.git/hooks ->
     /// ../githooks`, a tracked directory): git runs what is there, so it is watched where it
     /// really is, like a hooks directory. (The link itself is [`Snapshot::git_dir`]'s.)
@@ -608,26 +639,44 @@ impl Snapshot {
     /// them, the repository's files with the operator's, by `surface::git_config` (the file
     /// tools' reader). What it read before a file it could not is still watched.
     fn linked_hooks(&mut self, gd: &Path, root: &Path) {
-        use cordon_policy::surface::git_config::{operator_files, read, repository_files, Named};
+        use cordon_policy::surface::git_config::{
+            environment, operator_files, operator_files_at_top, read, repository_files, Named,
+        };
         let mut dirs = Vec::new();
         let hooks = gd.join("hooks");
         if std::fs::symlink_metadata(&hooks).is_ok_and(|m| m.file_type().is_symlink()) {
             dirs.push(hooks);
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let mut named = Named::default();
-        let files = repository_files(gd)
-            .unwrap_or_default()
-            .into_iter()
-            .chain(operator_files(home.as_deref(), &|v| std::env::var_os(v)));
-        for f in files {
-            let _ = read(&f, home.as_deref(), &mut named, 0);
-        }
+        let var = |v: &str| std::env::var_os(v);
         let top = match gd.file_name() {
             Some(n) if n == ".git" => gd.parent().unwrap_or(gd),
             _ => gd,
         };
-        dirs.extend(named.hooks.iter().map(|h| top.join(h)));
+        // The operator's global files git takes at the top (a relative `GIT_CONFIG_GLOBAL`):
+        // read, and watched as an included file is.
+        let at_top: Vec<PathBuf> = operator_files_at_top(&var)
+            .iter()
+            .map(|f| top.join(f))
+            .collect();
+        let mut named = Named::default();
+        let files = repository_files(gd)
+            .unwrap_or_default()
+            .into_iter()
+            .chain(operator_files(home.as_deref(), &var))
+            .chain(at_top.iter().cloned());
+        for f in files {
+            let _ = read(&f, home.as_deref(), &mut named, 0);
+        }
+        let _ = environment(home.as_deref(), &var, &mut named);
+        named.includes.extend(at_top);
+        // Where `core.worktree` moves the top, a relative one is taken from there too.
+        let tops: Vec<PathBuf> = std::iter::once(top.to_path_buf())
+            .chain(named.worktrees.iter().map(|w| gd.join(w)))
+            .collect();
+        for top in &tops {
+            dirs.extend(named.hooks.iter().map(|h| top.join(h)));
+        }
         let why = GIT_CONFIG_SURFACE
             .iter()
             .find(|(n, _)| *n == "hooks")

@@ -742,10 +742,12 @@ const UNREADABLE_WHY: &str = "git's configuration of a repository holding it can
 /// Where `real` (absolute, the links on the way resolved, as the file tools write it) is what
 /// git configuration points at outside a git directory: inside the directory `core.hooksPath`
 /// names, or a file an include names. Read as git reads it ([`git_config`]) from the
-/// operator's files ([`git_config::operator_files`]) and from each repository whose work tree
-/// (or bare git directory) holds `real`, nearest or not (`sub/.githooks` may be the hooks of
-/// the repository around `sub`'s). What cannot be read with certainty is a hit too. Not seen:
-/// a repository elsewhere naming `real` by an absolute or `../` path.
+/// operator's files ([`git_config::operator_files`]) and environment
+/// ([`git_config::environment`]), whose absolute hooks directory is every repository's, and
+/// from each repository whose work tree (or bare git directory) holds `real`, nearest or not
+/// (`sub/.githooks` may be the hooks of the repository around `sub`'s). What cannot be read
+/// with certainty is a hit too. Not seen: a repository elsewhere naming `real` by an absolute
+/// or `../` path, or by a `core.worktree` that puts its work tree elsewhere.
 pub fn named_by_git_config(
     real: &Path,
     home: Option<&Path>,
@@ -764,6 +766,9 @@ pub fn named_by_git_config(
             return hit(UNREADABLE_WHY);
         }
     }
+    if git_config::environment(home, var, &mut operator).is_err() {
+        return hit(UNREADABLE_WHY);
+    }
     let included = |named: &Named| named.includes.iter().any(|i| resolve(i) == real);
     let hooks_at = |named: &Named, top: &Path| {
         named.hooks.iter().any(|h| {
@@ -774,23 +779,49 @@ pub fn named_by_git_config(
     if included(&operator) {
         return hit(INCLUDED_WHY);
     }
+    // The operator's absolute (or `~/`) hooks directory is every repository's, wherever the
+    // written file is: inside a repository or not (a root that is none; git runs them from a
+    // commit in any repository).
+    if operator
+        .hooks
+        .iter()
+        .any(|h| h.is_absolute() && real.starts_with(resolve(h)))
+    {
+        return hit(HOOKS_PATH_WHY);
+    }
+    let at_top = git_config::operator_files_at_top(var);
     for dir in real.ancestors().skip(1) {
         let (git_dir, top) = match repository_at(dir) {
             Ok(Some(found)) => found,
             Ok(None) => continue,
             Err(()) => return hit(UNREADABLE_WHY),
         };
+        // The operator's global files kept at this repository's top (a relative
+        // `GIT_CONFIG_GLOBAL`): its configuration as much as its own `config`.
+        let global_here: Vec<PathBuf> = at_top.iter().map(|f| top.join(f)).collect();
+        if global_here.iter().any(|f| resolve(f) == real) {
+            return hit(INCLUDED_WHY);
+        }
         let mut named = Named::default();
-        let read_all = repository_files(&git_dir)
-            .and_then(|files| files.iter().try_for_each(|f| read(f, home, &mut named, 0)));
+        let read_all = repository_files(&git_dir).and_then(|files| {
+            files
+                .iter()
+                .chain(&global_here)
+                .try_for_each(|f| read(f, home, &mut named, 0))
+        });
         if read_all.is_err() {
             return hit(UNREADABLE_WHY);
         }
         if included(&named) {
             return hit(INCLUDED_WHY);
         }
-        if hooks_at(&named, &top) || hooks_at(&operator, &top) {
-            return hit(HOOKS_PATH_WHY);
+        // The top git runs hooks at: the directory holding `.git`, or where `core.worktree`
+        // moves it (relative to the git directory).
+        let tops = std::iter::once(top).chain(named.worktrees.iter().map(|w| git_dir.join(w)));
+        for top in tops {
+            if hooks_at(&named, &top) || hooks_at(&operator, &top) {
+                return hit(HOOKS_PATH_WHY);
+            }
         }
     }
     None
@@ -819,35 +850,48 @@ fn repository_at(dir: &Path) -> Result<Option<(PathBuf, PathBuf)>, ()> {
     }
 }
 
-/// `p` with every link resolved, also a dangling one at its end (`.envrc -> envrc.shared`
-/// before `envrc.shared` exists: a write there makes the link's target): the path a write
-/// through `p` would reach. Where nothing more resolves, `p` as far as it did.
+/// `p` with every link resolved, also a dangling one, at its end (`.envrc -> envrc.shared`
+/// before `envrc.shared` exists: a write there makes the link's target) or on the way
+/// (`.claude -> cfg` before `cfg` exists: a write of `cfg/settings.json` makes Claude Code's
+/// settings): the path a write through `p` would reach, walked name by name as the kernel
+/// walks it (a `..` after a link goes up from the link's target). Past the kernel's limit of
+/// links in one lookup (40), the rest is taken as written.
 pub fn resolve(p: &Path) -> PathBuf {
-    let mut p = p.to_path_buf();
-    // The kernel's limit of links followed in one lookup.
-    for _ in 0..40 {
-        if let Ok(real) = std::fs::canonicalize(&p) {
-            return real;
-        }
-        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
-            return p;
-        };
-        let Ok(parent) = std::fs::canonicalize(parent) else {
-            return p;
-        };
-        let here = parent.join(name);
-        match std::fs::read_link(&here) {
-            Ok(target) => p = parent.join(target),
-            Err(_) => return here,
+    use std::path::Component;
+    let mut todo: std::collections::VecDeque<std::ffi::OsString> = p
+        .components()
+        .map(|c| c.as_os_str().to_os_string())
+        .collect();
+    let mut at = PathBuf::new();
+    let mut links = 0;
+    while let Some(name) = todo.pop_front() {
+        match Path::new(&name).components().next() {
+            Some(Component::RootDir) => at = PathBuf::from("/"),
+            Some(Component::ParentDir) => {
+                at.pop();
+            }
+            Some(Component::Normal(n)) => {
+                let next = at.join(n);
+                match std::fs::read_link(&next) {
+                    Ok(target) if links < 40 => {
+                        links += 1;
+                        for c in target.components().rev() {
+                            todo.push_front(c.as_os_str().to_os_string());
+                        }
+                    }
+                    _ => at = next,
+                }
+            }
+            _ => {}
         }
     }
-    p
+    at
 }
 
 const LINKED_WHY: &str = "a link of the surface resolves to it (`.envrc -> envrc.shared`, `.claude -> cfg`): the program that reads the link's name reads this";
 
 /// Where `real` (absolute, links resolved) is what a link of the surface in one of the
-/// directories from `real`'s own up to `top` (a writable root) resolves to: the operator's
+/// directories from `real`'s own up to `/` (above the writable root too) resolves to: the operator's
 /// `.envrc -> envrc.shared` makes `envrc.shared` what direnv runs, `.claude -> cfg` makes
 /// `cfg/settings.json` Claude Code's settings, `.git -> ../gd` makes `gd/config` git's. Each
 /// entry of [`TOOL_FILES`], [`TOOL_DIRS`] and `.git/` + [`GIT_CONFIG`] is looked up in each of
@@ -855,7 +899,7 @@ const LINKED_WHY: &str = "a link of the surface resolves to it (`.envrc -> envrc
 /// listing per directory, a `stat` per name of a surface entry present in it). Not seen: a link in another directory
 /// (`sub/.envrc -> ../envrc.shared` for a write of `envrc.shared`) — the after-run scan
 /// watches those targets after a command; nothing after a file tool's write does.
-pub fn linked_from_surface(real: &Path, top: &Path) -> Option<Hit> {
+pub fn linked_from_surface(real: &Path) -> Option<Hit> {
     let git: Vec<String> = GIT_CONFIG
         .iter()
         .map(|(n, _)| format!(".git/{n}"))
@@ -866,11 +910,11 @@ pub fn linked_from_surface(real: &Path, top: &Path) -> Option<Hit> {
         .map(|(n, _)| (*n, false))
         .chain(TOOL_DIRS.iter().map(|(n, _)| (*n, true)))
         .chain(git.iter().map(|n| (n.as_str(), true)));
-    let dirs: Vec<&Path> = real
-        .ancestors()
-        .skip(1)
-        .take_while(|d| d.starts_with(top))
-        .collect();
+    // Up to `/`, not only to the root: the operator's `proj/.claude -> ws/cl` above the root
+    // `proj/ws` makes `ws/cl/settings.json` what Claude Code started in `proj` reads (and
+    // direnv runs the nearest `.envrc` up the tree). A listing returns many names per call,
+    // so a large directory above (`/tmp`) costs a few calls, not a stat per name.
+    let dirs: Vec<&Path> = real.ancestors().skip(1).collect();
     let entries: Vec<(&str, bool)> = entries.collect();
     let firsts: std::collections::HashSet<&str> = entries
         .iter()

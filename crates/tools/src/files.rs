@@ -517,7 +517,7 @@ impl FileTool {
             .or_else(|| completes_git_dir(dir, rel))
             .or(named)
             .or(at_home)
-            .or_else(|| linked_from_surface(real, dir))
+            .or_else(|| linked_from_surface(real))
             .or_else(|| named_by_git_config(real, home, &|v| std::env::var_os(v)))
         else {
             return Ok(None);

@@ -1539,6 +1539,122 @@ fn the_directory_core_hooks_path_names_and_included_config_are_on_the_surface() 
     }
 }
 
+/// Round 6 (red21): a repository's `core.worktree` moves its work tree's top, and git runs
+/// hooks there: a relative `core.hooksPath` is taken from it (`ws/.git` with `core.worktree =
+/// ../sub` runs `ws/sub/.githooks/pre-commit`). cordon took it from the directory holding
+/// `.git` only, and allowed the write. (A `core.worktree` outside the repository's own
+/// ancestors stays unseen: docs/mcp.md.)
+#[test]
+fn a_relative_hooks_path_is_taken_from_the_core_worktree() {
+    let setup = |b: &Path| {
+        let ws = b.join("ws");
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        git(&ws, &["init", "-q"]);
+        git(&ws, &["config", "core.hooksPath", ".githooks"]);
+        git(&ws, &["config", "core.worktree", "../sub"]);
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    let ask = (Action::Ask, "builtin:surface".into());
+    assert_eq!(
+        fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/sub/.githooks/pre-commit", "content": "x"})
+        ),
+        ask
+    );
+    assert_eq!(
+        fx.verdict(FileOp::Write, json!({"path": "ws/sub/x", "content": "x"})),
+        allow()
+    );
+    // Why: the real git runs it, at a commit made from the work tree.
+    let ran = fx.p("ran");
+    let hooks = fx.p("ws/sub/.githooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let hook = hooks.join("pre-commit");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", ran.display())).unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = git(
+        &fx.p("ws/sub"),
+        &[
+            "--git-dir",
+            "../.git",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    assert!(ran.exists(), "git did not run {}", hook.display());
+}
+
+/// Round 6 (red21): a link of the surface that dangles on the way (`.claude -> cfg` before
+/// `cfg` exists, `.husky -> hk/a` before `hk`): a write of `cfg/settings.json` makes the file
+/// Claude Code reads as `.claude/settings.json`. Only a link dangling at its last name was
+/// followed, and the write was allowed.
+#[test]
+fn a_write_through_a_surface_link_dangling_on_the_way_is_on_the_surface() {
+    let setup = |b: &Path| {
+        let ws = b.join("ws");
+        symlink("cfg", ws.join(".claude")).unwrap();
+        symlink("hk/a", ws.join(".husky")).unwrap();
+        symlink("../gd", ws.join(".git")).unwrap();
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    let ask = (Action::Ask, "builtin:surface".into());
+    for p in ["ws/cfg/settings.json", "ws/hk/a/pre-commit"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    assert_eq!(
+        fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/cfg/other", "content": "x"})
+        ),
+        allow()
+    );
+    // Why: written there, it is what the link's name reads.
+    std::fs::create_dir_all(fx.p("ws/cfg")).unwrap();
+    std::fs::write(fx.p("ws/cfg/settings.json"), "{\"hooks\":1}").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(fx.p("ws/.claude/settings.json")).unwrap(),
+        "{\"hooks\":1}"
+    );
+}
+
+/// Round 6 (red21): a link of the surface in a directory above the root (the operator's
+/// `proj/.claude -> ws/cl` or `proj/.envrc -> ws/rc`, with the root `proj/ws`): Claude Code
+/// started in `proj` reads `ws/cl/settings.json` as its settings. Links were looked up only
+/// from the written file's directory up to the root, and the write was allowed.
+#[test]
+fn a_surface_link_above_the_root_pointing_into_it_is_followed() {
+    let setup = |b: &Path| {
+        symlink("ws/cl", b.join(".claude")).unwrap();
+        symlink("ws/rc", b.join(".envrc")).unwrap();
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    let ask = (Action::Ask, "builtin:surface".into());
+    for p in ["ws/cl/settings.json", "ws/rc"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    assert_eq!(
+        fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/cl/other", "content": "x"})
+        ),
+        allow()
+    );
+    // Why: written there, it is what the link's name reads.
+    std::fs::create_dir_all(fx.p("ws/cl")).unwrap();
+    std::fs::write(fx.p("ws/cl/settings.json"), "{}").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(fx.p(".claude/settings.json")).unwrap(),
+        "{}"
+    );
+}
+
 /// Round 6 (surface21): a link of the surface the operator keeps (`.envrc -> envrc.shared`,
 /// `.claude -> cc`, `.husky -> hk`, a dangling `.envrc` whose target is not written yet) makes
 /// its target what the tool runs: a write of the target asks like a write of the link's name.

@@ -20,6 +20,9 @@ pub struct Named {
     /// Every file an include names (existing or not: a file written there later is read as
     /// configuration), absolute. Conditional includes are taken whatever their condition.
     pub includes: Vec<PathBuf>,
+    /// Every `core.worktree` value set, as written (relative to the git directory): git runs
+    /// hooks at that work tree's top, so a relative `core.hooksPath` is taken from there too.
+    pub worktrees: Vec<PathBuf>,
 }
 
 /// Why a configuration could not be read with certainty.
@@ -33,7 +36,8 @@ pub struct Unreadable(pub String);
 pub(crate) struct Entry {
     pub section: String,
     pub key: String,
-    pub value: Option<String>,
+    /// As bytes: a path git takes byte for byte (a Latin-1 name) is compared as it is.
+    pub value: Option<Vec<u8>>,
 }
 
 /// git's `isspace` (sane-ctype: space, `\t`, `\n`, `\r`; not `\v` or `\f`).
@@ -168,7 +172,7 @@ fn section_name(s: &mut Source) -> Result<String, String> {
 }
 
 /// A key starting with `first` and its value (git's `get_value` and `parse_value`).
-fn key_value(s: &mut Source, first: u8) -> Result<(String, Option<String>), String> {
+fn key_value(s: &mut Source, first: u8) -> Result<(String, Option<Vec<u8>>), String> {
     let mut key = vec![first.to_ascii_lowercase()];
     let mut c;
     loop {
@@ -200,7 +204,7 @@ fn key_value(s: &mut Source, first: u8) -> Result<(String, Option<String>), Stri
             if trim != 0 {
                 value.truncate(trim);
             }
-            return Ok((key, Some(String::from_utf8_lossy(&value).into_owned())));
+            return Ok((key, Some(value)));
         }
         if comment {
             continue;
@@ -242,15 +246,19 @@ fn key_value(s: &mut Source, first: u8) -> Result<(String, Option<String>), Stri
 
 /// A path value as git's `interpolate_path` takes it: `~/` at the home; `~user/` and
 /// `%(prefix)/` are not followed (an error: what they name is not known here).
-fn interpolate(value: &str, home: Option<&Path>) -> Result<PathBuf, Unreadable> {
-    if value == "~" || value.starts_with("~/") {
-        let home = home.ok_or_else(|| Unreadable(format!("`{value}` and no home is known")))?;
-        return Ok(home.join(value.trim_start_matches('~').trim_start_matches('/')));
+fn interpolate(value: &[u8], home: Option<&Path>) -> Result<PathBuf, Unreadable> {
+    use std::os::unix::ffi::OsStrExt;
+    let shown = String::from_utf8_lossy(value);
+    if value == b"~" || value.starts_with(b"~/") {
+        let home = home.ok_or_else(|| Unreadable(format!("`{shown}` and no home is known")))?;
+        let rest: &[u8] = &value[1..];
+        let rest = &rest[rest.iter().take_while(|&&c| c == b'/').count()..];
+        return Ok(home.join(std::ffi::OsStr::from_bytes(rest)));
     }
-    if value.starts_with('~') || value.starts_with("%(prefix)/") {
-        return Err(Unreadable(format!("`{value}` is not followed here")));
+    if value.starts_with(b"~") || value.starts_with(b"%(prefix)/") {
+        return Err(Unreadable(format!("`{shown}` is not followed here")));
     }
-    Ok(PathBuf::from(value))
+    Ok(PathBuf::from(std::ffi::OsStr::from_bytes(value)))
 }
 
 /// Reads `file` (and what it includes) into `named`. A file that does not exist is no error
@@ -279,6 +287,16 @@ pub fn read(
         let include =
             e.key == "path" && (e.section == "include" || e.section.starts_with("includeif."));
         let hooks = e.section == "core" && e.key == "hookspath";
+        if e.section == "core" && e.key == "worktree" {
+            // Taken as written (git does not expand `~` there).
+            if let Some(w) = e.value.as_deref().filter(|w| !w.is_empty()) {
+                use std::os::unix::ffi::OsStrExt;
+                named
+                    .worktrees
+                    .push(PathBuf::from(std::ffi::OsStr::from_bytes(w)));
+            }
+            continue;
+        }
         if !include && !hooks {
             continue;
         }
@@ -295,8 +313,8 @@ pub fn read(
         }
         // Newer git reads `:(optional)PATH` as PATH, older git as it is: both.
         let mut values = vec![value.clone()];
-        if let Some(rest) = value.strip_prefix(":(optional)") {
-            values.push(rest.to_string());
+        if let Some(rest) = value.strip_prefix(b":(optional)") {
+            values.push(rest.to_vec());
         }
         for value in values {
             let path = interpolate(&value, home)?;
@@ -317,6 +335,132 @@ pub fn read(
     Ok(())
 }
 
+/// One `key = value` given to git outside a file, as `read` takes it from a file's entry:
+/// `core.hooksPath` a hooks directory, an include a file (absolute only: git refuses a relative
+/// include that does not come from a file, and stops).
+fn entry_outside_a_file(
+    key: &str,
+    value: Option<&str>,
+    home: Option<&Path>,
+    named: &mut Named,
+) -> Result<(), Unreadable> {
+    let key = key.trim().to_ascii_lowercase();
+    let include =
+        key == "include.path" || (key.starts_with("includeif.") && key.ends_with(".path"));
+    if key != "core.hookspath" && !include {
+        return Ok(());
+    }
+    let value = value.ok_or_else(|| Unreadable(format!("`{key}` without a value")))?;
+    if value.is_empty() {
+        return Ok(());
+    }
+    let path = interpolate(value.as_bytes(), home)?;
+    if !include {
+        named.hooks.push(path);
+        return Ok(());
+    }
+    if path.is_relative() {
+        return Err(Unreadable(format!("`{key}` relative outside a file")));
+    }
+    if !named.includes.contains(&path) {
+        named.includes.push(path.clone());
+        read(&path, home, named, 1)?;
+    }
+    Ok(())
+}
+
+/// git's `sq_dequote_step`: a shell single-quoted word (`'a'\''b'` is `a'b`) at the start of
+/// `s`, and what follows it.
+fn sq_word(s: &str) -> Option<(String, &str)> {
+    let mut rest = s.strip_prefix('\'')?;
+    let mut word = String::new();
+    loop {
+        let end = rest.find('\'')?;
+        word.push_str(&rest[..end]);
+        rest = &rest[end + 1..];
+        // `'\''` and `'\!'` resume the quoted word with that character.
+        match rest.as_bytes() {
+            [b'\\', c @ (b'\'' | b'!'), b'\'', ..] => {
+                word.push(*c as char);
+                rest = &rest[3..];
+            }
+            _ => return Some((word, rest)),
+        }
+    }
+}
+
+/// What the environment gives git as configuration in every repository, read where git reads
+/// it (`config.c`'s `git_config_from_parameters`): `GIT_CONFIG_PARAMETERS` (what `git -c`
+/// passes to the programs it runs: `'key'='value'`, or the older `'key=value'`) and
+/// `GIT_CONFIG_COUNT` with `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`. A form git refuses is an
+/// error here too.
+pub fn environment(
+    home: Option<&Path>,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    named: &mut Named,
+) -> Result<(), Unreadable> {
+    let text = |name: &str| {
+        var(name)
+            .map(|v| {
+                v.into_string()
+                    .map_err(|_| Unreadable(format!("{name} is not UTF-8")))
+            })
+            .transpose()
+    };
+    if let Some(params) = text("GIT_CONFIG_PARAMETERS")? {
+        let bogus = || Unreadable("GIT_CONFIG_PARAMETERS: a form git refuses".into());
+        let mut rest = params.trim_start_matches(space_char);
+        while !rest.is_empty() {
+            let (key, after) = sq_word(rest).ok_or_else(bogus)?;
+            rest = after;
+            if let Some(after) = rest.strip_prefix('=') {
+                // `'key'='value'`, or `'key'=` (a key with no value).
+                let value = if after.starts_with('\'') {
+                    let (value, after) = sq_word(after).ok_or_else(bogus)?;
+                    rest = after;
+                    Some(value)
+                } else {
+                    rest = after;
+                    None
+                };
+                if !rest.is_empty() && !rest.starts_with(space_char) {
+                    return Err(bogus());
+                }
+                entry_outside_a_file(&key, value.as_deref(), home, named)?;
+            } else if rest.is_empty() || rest.starts_with(space_char) {
+                let (key, value) = match key.split_once('=') {
+                    Some((k, v)) => (k, Some(v)),
+                    None => (key.as_str(), None),
+                };
+                entry_outside_a_file(key, value, home, named)?;
+            } else {
+                return Err(bogus());
+            }
+            rest = rest.trim_start_matches(space_char);
+        }
+    }
+    if let Some(count) = text("GIT_CONFIG_COUNT")? {
+        let count: usize = count
+            .parse()
+            .map_err(|_| Unreadable(format!("GIT_CONFIG_COUNT `{count}` is not a count")))?;
+        for i in 0..count {
+            // A pair missing: git stops with an error before running anything.
+            let (Some(key), Some(value)) = (
+                text(&format!("GIT_CONFIG_KEY_{i}"))?,
+                text(&format!("GIT_CONFIG_VALUE_{i}"))?,
+            ) else {
+                break;
+            };
+            entry_outside_a_file(&key, Some(&value), home, named)?;
+        }
+    }
+    Ok(())
+}
+
+fn space_char(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
 /// The operator's own configuration files git reads in every repository: the system's, the
 /// global ones (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`), also where the environment
 /// moves them (`GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`).
@@ -333,6 +477,25 @@ pub fn operator_files(
         _ => files.extend(home.map(|h| h.join(".config/git/config"))),
     }
     files.extend(home.map(|h| h.join(".gitconfig")));
+    files
+}
+
+/// The operator's configuration files git takes at the top of the repository it runs in:
+/// where `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM` or `XDG_CONFIG_HOME` is relative, git reads it
+/// from there (checked with git 2.47's `config --show-origin` from a subdirectory), so each
+/// repository's own file by that name is the operator's global configuration. Relative paths,
+/// for the caller to take at each repository's top.
+pub fn operator_files_at_top(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
+    let relative = |v: &str| {
+        var(v)
+            .map(PathBuf::from)
+            .filter(|p| !p.as_os_str().is_empty() && p.is_relative())
+    };
+    let mut files: Vec<PathBuf> = ["GIT_CONFIG_SYSTEM", "GIT_CONFIG_GLOBAL"]
+        .into_iter()
+        .filter_map(relative)
+        .collect();
+    files.extend(relative("XDG_CONFIG_HOME").map(|x| x.join("git/config")));
     files
 }
 
@@ -368,7 +531,7 @@ mod tests {
         Ok(parse(text.as_bytes())?
             .into_iter()
             .filter(|e| e.section == "core" && e.key == "hookspath")
-            .map(|e| e.value.unwrap_or_default())
+            .map(|e| String::from_utf8_lossy(&e.value.unwrap_or_default()).into_owned())
             .collect())
     }
 
@@ -439,6 +602,103 @@ mod tests {
             assert!(hooks(bad).is_err(), "{bad:?}");
             assert_eq!(git_reads(bad), Err(()), "git: {bad:?}");
         }
+    }
+
+    /// The environment's configuration (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`) is read
+    /// as the real git reads it: each case's `core.hooksPath` values are git's, and a form git
+    /// refuses is refused here.
+    #[test]
+    fn the_environments_configuration_is_read_as_git_reads_it() {
+        let home = tempfile::tempdir().unwrap();
+        let git = |env: &[(&str, &str)]| {
+            let o = std::process::Command::new("git")
+                .current_dir(home.path())
+                .env("HOME", home.path())
+                .env("XDG_CONFIG_HOME", home.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env_remove("GIT_CONFIG_GLOBAL")
+                .env_remove("GIT_CONFIG_PARAMETERS")
+                .env_remove("GIT_CONFIG_COUNT")
+                .envs(env.iter().copied())
+                .args(["config", "--get-all", "core.hookspath"])
+                .output()
+                .expect("git runs");
+            match o.status.code() {
+                Some(0) => Ok(String::from_utf8(o.stdout)
+                    .unwrap()
+                    .lines()
+                    .map(PathBuf::from)
+                    .collect::<Vec<_>>()),
+                Some(1) => Ok(vec![]),
+                _ => Err(()),
+            }
+        };
+        let ours = |env: &[(&str, &str)]| {
+            let mut named = Named::default();
+            let var = |k: &str| {
+                env.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            };
+            environment(None, &var, &mut named)
+                .map(|()| named.hooks)
+                .map_err(|_| ())
+        };
+        for env in [
+            &[("GIT_CONFIG_PARAMETERS", "'core.hookspath'='/a b'")][..],
+            &[("GIT_CONFIG_PARAMETERS", "'core.hooksPath=/x'")],
+            &[("GIT_CONFIG_PARAMETERS", "'Core.HooksPath'='/it'\\''s'")],
+            &[(
+                "GIT_CONFIG_PARAMETERS",
+                "'a.b'='c'  'core.hookspath'='/y' 'x.y'=",
+            )],
+            &[("GIT_CONFIG_PARAMETERS", "'core.x.hookspath'='/n'")],
+            &[
+                ("GIT_CONFIG_COUNT", "2"),
+                ("GIT_CONFIG_KEY_0", "alias.x"),
+                ("GIT_CONFIG_VALUE_0", "y"),
+                ("GIT_CONFIG_KEY_1", "CORE.hookspath"),
+                ("GIT_CONFIG_VALUE_1", "/z"),
+            ],
+        ] {
+            let want = git(env);
+            assert!(want.is_ok(), "git refuses {env:?}");
+            assert_eq!(ours(env), want, "{env:?}");
+        }
+        for bad in [
+            &[("GIT_CONFIG_PARAMETERS", "core.hookspath=/x")][..],
+            &[("GIT_CONFIG_PARAMETERS", "'core.hookspath'='/x")],
+            &[("GIT_CONFIG_PARAMETERS", "'core.hookspath'x")],
+            &[("GIT_CONFIG_COUNT", "x")],
+        ] {
+            assert_eq!(git(bad), Err(()), "git takes {bad:?}");
+            assert_eq!(ours(bad), Err(()), "{bad:?}");
+        }
+    }
+
+    /// A path git takes byte for byte (a Latin-1 `h\xe9`) is named as it is, not as
+    /// U+FFFD: the real git reads the same bytes, and the included file is found and read.
+    #[test]
+    fn values_that_are_not_utf8_are_kept_byte_for_byte() {
+        use std::os::unix::ffi::OsStrExt;
+        let d = tempfile::tempdir().unwrap();
+        let b = d.path();
+        let name = std::ffi::OsStr::from_bytes(b"inc\xe9.cfg");
+        std::fs::write(b.join("config"), b"[include]\n\tpath = inc\xe9.cfg\n").unwrap();
+        std::fs::write(b.join(name), b"[core]\n\thooksPath = h\xe9\n").unwrap();
+        let mut named = Named::default();
+        read(&b.join("config"), None, &mut named, 0).unwrap();
+        assert_eq!(named.includes, vec![b.join(name)]);
+        let hooks = std::ffi::OsStr::from_bytes(b"h\xe9");
+        assert_eq!(named.hooks, vec![PathBuf::from(hooks)]);
+        let o = std::process::Command::new("git")
+            .args(["config", "--includes", "--file"])
+            .arg(b.join("config"))
+            .args(["--get", "core.hookspath"])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git runs");
+        assert_eq!(o.stdout, b"h\xe9\n", "{o:?}");
     }
 
     #[test]
