@@ -23,7 +23,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// A child's status and output, for assertion messages.
 pub fn describe(out: &Output) -> String {
@@ -40,7 +40,6 @@ pub fn describe(out: &Output) -> String {
 /// processes running in parallel may race to create it: the loser finds it made.
 pub fn test_user() -> (u32, u32) {
     use std::process::Command;
-    use std::sync::OnceLock;
     static IDS: OnceLock<(u32, u32)> = OnceLock::new();
     *IDS.get_or_init(|| {
         let id = |flag: &str| -> Option<u32> {
@@ -143,6 +142,20 @@ pub fn cordon_beside(beside: &Path) -> PathBuf {
         cordon.display()
     );
     cordon
+}
+
+/// The `cordon` binary cargo built next to `beside`, copied once per test process into a
+/// [`BinDir`] (`/tmp/cordon-e2e-cordon-PID`): the repository may sit where the unprivileged
+/// test user cannot enter. Made once, as a copy written while another test thread forks would
+/// fail to start with ETXTBSY. Test files that need no other binary beside it take this copy.
+pub fn cordon_copied(beside: &Path) -> &'static Path {
+    static BIN: OnceLock<(BinDir, PathBuf)> = OnceLock::new();
+    &BIN.get_or_init(|| {
+        let dir = BinDir::new("cordon");
+        let p = dir.copy(&cordon_beside(beside), "cordon", 0o755);
+        (dir, p)
+    })
+    .1
 }
 
 /// Directories of [`BinDir`]s, removed when the test process exits.

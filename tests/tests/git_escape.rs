@@ -14,64 +14,21 @@
 // bubblewrap and Landlock are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{chown_tree, describe, test_user};
+use cordon_e2e::{chown_tree, cordon_copied, describe, test_user};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
 fn is_root() -> bool {
     // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 
-/// `cordon`, copied once into a world-readable directory: the repository may sit where the
-/// unprivileged user cannot enter. The directory is named after this process and removed at
-/// exit; one left by a run that was killed is removed by the next.
+/// `cordon`, copied once per test process where the unprivileged user can run it.
 fn cordon() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    extern "C" fn remove_bin() {
-        if let Some(dir) = BIN.get().and_then(|p| p.parent()) {
-            let _ = fs::remove_dir_all(dir);
-        }
-    }
-    BIN.get_or_init(|| {
-        let built = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
-        assert!(
-            built.is_file(),
-            "{} does not exist: build it first with `cargo build -p cordon-cli`",
-            built.display()
-        );
-        const PREFIX: &str = "cordon-e2e-git-bin-";
-        for e in fs::read_dir("/tmp").into_iter().flatten().flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(pid) = name
-                .strip_prefix(PREFIX)
-                .and_then(|p| p.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            // SAFETY: kill with signal 0 only asks whether `pid` exists; it sends nothing.
-            let gone = unsafe { libc::kill(pid, 0) } != 0
-                && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-            if gone {
-                let _ = fs::remove_dir_all(e.path());
-            }
-        }
-        let dir = PathBuf::from(format!("/tmp/{PREFIX}{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-        let p = dir.join("cordon");
-        fs::copy(&built, &p).unwrap();
-        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
-        // SAFETY: `remove_bin` is an `extern "C" fn()` living for the whole program; it only
-        // removes this process's own directory.
-        unsafe { libc::atexit(remove_bin) };
-        p
-    })
+    cordon_copied(Path::new(env!("CARGO_BIN_EXE_cordon-attack")))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

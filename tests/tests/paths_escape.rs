@@ -17,13 +17,12 @@
 // Landlock and bubblewrap are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{chown_tree, describe};
+use cordon_e2e::{chown_tree, cordon_copied, describe};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {
@@ -51,32 +50,9 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// `cordon`, copied once per test process into a world-readable directory (the repository
-/// may sit where the unprivileged user cannot enter).
+/// `cordon`, copied once per test process where the unprivileged user can run it.
 fn cordon() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let src = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
-        assert!(
-            src.is_file(),
-            "{} does not exist: build it first with `cargo build -p cordon-cli`",
-            src.display()
-        );
-        let dir = PathBuf::from(format!("/tmp/cordon-e2e-paths-bin-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-        let dst = dir.join("cordon");
-        fs::copy(&src, &dst).unwrap();
-        fs::set_permissions(&dst, fs::Permissions::from_mode(0o755)).unwrap();
-        extern "C" fn remove() {
-            let _ = fs::remove_dir_all(format!("/tmp/cordon-e2e-paths-bin-{}", std::process::id()));
-        }
-        // SAFETY: `remove` is an `extern "C" fn()` that lives for the whole program, the only
-        // thing atexit needs; it only removes this process's own temporary directory.
-        unsafe { libc::atexit(remove) };
-        dst
-    })
+    cordon_copied(Path::new(env!("CARGO_BIN_EXE_cordon-attack")))
 }
 
 /// The unprivileged user's ids, `None` for the current user.

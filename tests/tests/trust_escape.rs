@@ -10,13 +10,13 @@
 // bubblewrap and Landlock are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{describe, test_user};
+use cordon_e2e::{cordon_copied, describe, test_user};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{mpsc, OnceLock};
+use std::sync::mpsc;
 use std::time::Duration;
 
 /// A policy that switches the sandbox off: what an attacker would leave behind.
@@ -38,37 +38,9 @@ enum Who {
     User,
 }
 
-/// A copy of `cordon` in a world-readable directory (the repository may sit where the
-/// unprivileged user cannot enter), made once per test process: a copy written while another
-/// test thread forks would fail to start with ETXTBSY.
+/// `cordon`, copied once per test process where the unprivileged user can run it.
 fn cordon_copy() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    extern "C" fn remove() {
-        if let Some(p) = BIN.get() {
-            let _ = fs::remove_dir_all(p.parent().unwrap());
-        }
-    }
-    BIN.get_or_init(|| {
-        let dir = PathBuf::from(format!("/tmp/cordon-e2e-trust-bin-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-        let built = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
-        let cordon = dir.join("cordon");
-        fs::copy(&built, &cordon).unwrap_or_else(|e| {
-            panic!(
-                "copy {}: {e} (build it with `cargo build -p cordon-cli`)",
-                built.display()
-            )
-        });
-        fs::set_permissions(&cordon, fs::Permissions::from_mode(0o755)).unwrap();
-        // SAFETY: registering a plain function to run at exit.
-        // SAFETY: `remove` is an `extern "C" fn()` that lives for the whole program, the only
-        // thing atexit needs; it only removes this process's own temporary directory.
-        unsafe { libc::atexit(remove) };
-        cordon
-    })
-    .clone()
+    cordon_copied(Path::new(env!("CARGO_BIN_EXE_cordon-attack"))).to_path_buf()
 }
 
 struct Fx {
