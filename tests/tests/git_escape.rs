@@ -14,17 +14,12 @@
 // bubblewrap and Landlock are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{chown_tree, cordon_copied, describe, test_user};
+use cordon_e2e::{chown_tree, cordon_copied, describe, is_root, test_user};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
 
 /// `cordon`, copied once per test process where the unprivileged user can run it.
 fn cordon() -> &'static Path {

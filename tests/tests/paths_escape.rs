@@ -17,7 +17,7 @@
 // Landlock and bubblewrap are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{chown_tree, cordon_copied, describe};
+use cordon_e2e::{chown_tree, cordon_copied, describe, is_root};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -43,11 +43,6 @@ impl Backend {
             Backend::Bwrap => "bwrap",
         }
     }
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
-    unsafe { libc::geteuid() == 0 }
 }
 
 /// `cordon`, copied once per test process where the unprivileged user can run it.

@@ -10,7 +10,7 @@
 // bubblewrap and Landlock are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{cordon_copied, describe, test_user};
+use cordon_e2e::{cordon_copied, describe, is_root, test_user};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -25,12 +25,6 @@ const EVIL: &str = "version = 1\n[sandbox]\nbackend = \"none\"\nrequire_os_sandb
 /// What the evil policy would let a command do: write outside the workspace.
 const ESCAPE: &str =
     "for d in .. ../.. ../../..; do echo escaped 2>/dev/null > $d/outside/escaped; done; true";
-
-fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Who {
