@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use cordon_ossandbox::{prepare, Cancel, Command, Enforcement, Io, Machine, Prepared};
+use cordon_ossandbox::{prepare, Cancel, Enforcement, Io, Machine, Prepared};
 use cordon_policy::{Backend, Policy};
 
 mod common;
