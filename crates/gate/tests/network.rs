@@ -531,7 +531,7 @@ fn a_log_deleted_under_a_live_proxy_is_followed_and_said() {
     let state = tempfile::tempdir().unwrap();
     let echo = echo_server();
     std::fs::create_dir(state.path().join("log")).unwrap();
-    let (gate, proxy, addr) = echo_only_proxy(state.path(), &state.path().join("log/audit.jsonl"));
+    let (_gate, proxy, addr) = echo_only_proxy(state.path(), &state.path().join("log/audit.jsonl"));
     let log = state.path().join("log/audit.jsonl");
     let ping = |s: &mut TcpStream| {
         s.write_all(b"x").unwrap();
@@ -611,7 +611,7 @@ fn a_connection_refused_on_a_full_disk_is_the_audit_logs_refusal_not_the_policys
     }
     let _u = Unmount(mnt.clone());
     let echo = echo_server();
-    let (gate, proxy, addr) = echo_only_proxy(state.path(), &mnt.join("audit.jsonl"));
+    let (_gate, proxy, addr) = echo_only_proxy(state.path(), &mnt.join("audit.jsonl"));
     let log = mnt.join("audit.jsonl");
     // One connection while there is room: the log exists, with its chain.
     let (code, first) = socks(addr, "echo.test", echo.port());
