@@ -115,6 +115,28 @@ pub fn no_namespaces_filters() -> Vec<seccompiler::BpfProgram> {
     vec![clone.try_into().unwrap(), clone3.try_into().unwrap()]
 }
 
+/// Runs `c` as on a kernel without usable namespaces: the child installs
+/// [`no_namespaces_filters`] before exec.
+#[cfg(target_os = "linux")]
+pub fn without_namespaces(c: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let filters = no_namespaces_filters();
+    // SAFETY: the closure runs in the forked child before exec. seccompiler::apply_filter
+    // makes only the prctl and seccomp system calls on a program built before the fork,
+    // without allocating; only its error path allocates (`to_string`), which after fork could
+    // hang on a lock another thread held, and a hung child fails the test by its timeout,
+    // never passes it.
+    unsafe {
+        c.pre_exec(move || {
+            for filter in &filters {
+                seccompiler::apply_filter(filter)
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Gives `p` and everything below it (links as themselves, never what they point to) to
 /// `uid:gid`: a fixture made by root for the unprivileged test user.
 pub fn chown_tree(p: &Path, uid: u32, gid: u32) {
