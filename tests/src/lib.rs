@@ -180,6 +180,73 @@ pub fn cordon_copied(beside: &Path) -> &'static Path {
     .1
 }
 
+/// A fresh tree for `cordon exec` of shell scripts, `/tmp/cordon-e2e-TAG-…/{ws,policies,state,
+/// home,tmp}` (world-readable; all but `policies` the unprivileged user's where `ids` is set),
+/// with `policies/cordon.toml`: `backend`, the OS sandbox required, the network denied, `ws`
+/// writable, every shell command allowed, the audit log in `state`. The directory (removed on
+/// drop) and its path.
+pub fn shell_workspace(
+    tag: &str,
+    backend: &str,
+    ids: Option<(u32, u32)>,
+) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("cordon-e2e-{tag}-"))
+        .tempdir_in("/tmp")
+        .unwrap();
+    let root = tmp.path().to_path_buf();
+    fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+    for d in ["ws", "policies", "state", "home", "tmp"] {
+        fs::create_dir(root.join(d)).unwrap();
+    }
+    fs::write(
+        root.join("policies/cordon.toml"),
+        format!(
+            "version = 1\n\
+             [sandbox]\nbackend = \"{backend}\"\nrequire_os_sandbox = true\nnetwork = \"deny\"\n\
+             [sandbox.paths.workspace]\nroot = \"../ws\"\nmode = \"rw\"\n\
+             [shell]\ndefault = \"allow\"\n\
+             [approval]\naudit_log = \"../state/audit.jsonl\"\n"
+        ),
+    )
+    .unwrap();
+    if let Some((uid, gid)) = ids {
+        for d in ["ws", "state", "home", "tmp"] {
+            chown_tree(&root.join(d), uid, gid);
+        }
+    }
+    (tmp, root)
+}
+
+/// `cordon exec --approve-all -- /bin/sh -c SCRIPT` under the policy of a
+/// [`shell_workspace`] at `root`, in its `ws`, with only PATH, HOME, LANG and TMPDIR set (HOME
+/// and TMPDIR the tree's), as the user of `ids`.
+pub fn shell_exec(
+    cordon: &Path,
+    root: &Path,
+    ids: Option<(u32, u32)>,
+    script: &str,
+) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    let mut c = std::process::Command::new(cordon);
+    c.arg("exec")
+        .arg("--policy")
+        .arg(root.join("policies/cordon.toml"))
+        .arg("--approve-all")
+        .args(["--", "/bin/sh", "-c", script])
+        .current_dir(root.join("ws"))
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", root.join("home"))
+        .env("LANG", "C.UTF-8")
+        .env("TMPDIR", root.join("tmp"))
+        .stdin(std::process::Stdio::null());
+    if let Some((uid, gid)) = ids {
+        c.uid(uid).gid(gid);
+    }
+    c
+}
+
 /// Directories of [`BinDir`]s, removed when the test process exits.
 static BIN_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
