@@ -23,7 +23,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// A child's status and output, for assertion messages.
 pub fn describe(out: &Output) -> String {
@@ -40,7 +40,6 @@ pub fn describe(out: &Output) -> String {
 /// processes running in parallel may race to create it: the loser finds it made.
 pub fn test_user() -> (u32, u32) {
     use std::process::Command;
-    use std::sync::OnceLock;
     static IDS: OnceLock<(u32, u32)> = OnceLock::new();
     *IDS.get_or_init(|| {
         let id = |flag: &str| -> Option<u32> {
@@ -116,6 +115,28 @@ pub fn no_namespaces_filters() -> Vec<seccompiler::BpfProgram> {
     vec![clone.try_into().unwrap(), clone3.try_into().unwrap()]
 }
 
+/// Runs `c` as on a kernel without usable namespaces: the child installs
+/// [`no_namespaces_filters`] before exec.
+#[cfg(target_os = "linux")]
+pub fn without_namespaces(c: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let filters = no_namespaces_filters();
+    // SAFETY: the closure runs in the forked child before exec. seccompiler::apply_filter
+    // makes only the prctl and seccomp system calls on a program built before the fork,
+    // without allocating; only its error path allocates (`to_string`), which after fork could
+    // hang on a lock another thread held, and a hung child fails the test by its timeout,
+    // never passes it.
+    unsafe {
+        c.pre_exec(move || {
+            for filter in &filters {
+                seccompiler::apply_filter(filter)
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Gives `p` and everything below it (links as themselves, never what they point to) to
 /// `uid:gid`: a fixture made by root for the unprivileged test user.
 pub fn chown_tree(p: &Path, uid: u32, gid: u32) {
@@ -143,6 +164,87 @@ pub fn cordon_beside(beside: &Path) -> PathBuf {
         cordon.display()
     );
     cordon
+}
+
+/// The `cordon` binary cargo built next to `beside`, copied once per test process into a
+/// [`BinDir`] (`/tmp/cordon-e2e-cordon-PID`): the repository may sit where the unprivileged
+/// test user cannot enter. Made once, as a copy written while another test thread forks would
+/// fail to start with ETXTBSY. Test files that need no other binary beside it take this copy.
+pub fn cordon_copied(beside: &Path) -> &'static Path {
+    static BIN: OnceLock<(BinDir, PathBuf)> = OnceLock::new();
+    &BIN.get_or_init(|| {
+        let dir = BinDir::new("cordon");
+        let p = dir.copy(&cordon_beside(beside), "cordon", 0o755);
+        (dir, p)
+    })
+    .1
+}
+
+/// A fresh tree for `cordon exec` of shell scripts, `/tmp/cordon-e2e-TAG-…/{ws,policies,state,
+/// home,tmp}` (world-readable; all but `policies` the unprivileged user's where `ids` is set),
+/// with `policies/cordon.toml`: `backend`, the OS sandbox required, the network denied, `ws`
+/// writable, every shell command allowed, the audit log in `state`. The directory (removed on
+/// drop) and its path.
+pub fn shell_workspace(
+    tag: &str,
+    backend: &str,
+    ids: Option<(u32, u32)>,
+) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("cordon-e2e-{tag}-"))
+        .tempdir_in("/tmp")
+        .unwrap();
+    let root = tmp.path().to_path_buf();
+    fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+    for d in ["ws", "policies", "state", "home", "tmp"] {
+        fs::create_dir(root.join(d)).unwrap();
+    }
+    fs::write(
+        root.join("policies/cordon.toml"),
+        format!(
+            "version = 1\n\
+             [sandbox]\nbackend = \"{backend}\"\nrequire_os_sandbox = true\nnetwork = \"deny\"\n\
+             [sandbox.paths.workspace]\nroot = \"../ws\"\nmode = \"rw\"\n\
+             [shell]\ndefault = \"allow\"\n\
+             [approval]\naudit_log = \"../state/audit.jsonl\"\n"
+        ),
+    )
+    .unwrap();
+    if let Some((uid, gid)) = ids {
+        for d in ["ws", "state", "home", "tmp"] {
+            chown_tree(&root.join(d), uid, gid);
+        }
+    }
+    (tmp, root)
+}
+
+/// `cordon exec --approve-all -- /bin/sh -c SCRIPT` under the policy of a
+/// [`shell_workspace`] at `root`, in its `ws`, with only PATH, HOME, LANG and TMPDIR set (HOME
+/// and TMPDIR the tree's), as the user of `ids`.
+pub fn shell_exec(
+    cordon: &Path,
+    root: &Path,
+    ids: Option<(u32, u32)>,
+    script: &str,
+) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    let mut c = std::process::Command::new(cordon);
+    c.arg("exec")
+        .arg("--policy")
+        .arg(root.join("policies/cordon.toml"))
+        .arg("--approve-all")
+        .args(["--", "/bin/sh", "-c", script])
+        .current_dir(root.join("ws"))
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", root.join("home"))
+        .env("LANG", "C.UTF-8")
+        .env("TMPDIR", root.join("tmp"))
+        .stdin(std::process::Stdio::null());
+    if let Some((uid, gid)) = ids {
+        c.uid(uid).gid(gid);
+    }
+    c
 }
 
 /// Directories of [`BinDir`]s, removed when the test process exits.

@@ -9,7 +9,7 @@
 // bubblewrap is Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::describe;
+use cordon_e2e::{cordon_beside, describe};
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -18,13 +18,7 @@ use std::process::{Command, Output, Stdio};
 /// `cordon`, built next to `cordon-attack` (`cargo build -p cordon-cli` or `cargo test
 /// --workspace`).
 fn cordon() -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
-    assert!(
-        p.is_file(),
-        "{} does not exist: build it first with `cargo build -p cordon-cli`",
-        p.display()
-    );
-    p
+    cordon_beside(Path::new(env!("CARGO_BIN_EXE_cordon-attack")))
 }
 
 struct Fixture {

@@ -14,34 +14,16 @@
 // bubblewrap and Landlock are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{chown_tree, describe, test_user, BinDir};
+use cordon_e2e::{chown_tree, cordon_copied, describe, is_root, test_user};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
-fn is_root() -> bool {
-    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// `cordon`, copied once into a world-readable directory: the repository may sit where the
-/// unprivileged user cannot enter ([`BinDir`]: named after this process, removed at exit, one
-/// left by a run that was killed removed by the next, written so that no test's child can
-/// make it busy).
+/// `cordon`, copied once per test process where the unprivileged user can run it.
 fn cordon() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let built = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
-        assert!(
-            built.is_file(),
-            "{} does not exist: build it first with `cargo build -p cordon-cli`",
-            built.display()
-        );
-        BinDir::new("git-bin").copy(&built, "cordon", 0o755)
-    })
+    cordon_copied(Path::new(env!("CARGO_BIN_EXE_cordon-attack")))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -166,21 +166,7 @@ impl Fixture {
             c.uid(uid).gid(gid);
         }
         if self.backend == Backend::LandlockNoNamespaces {
-            let filters = cordon_e2e::no_namespaces_filters();
-            // SAFETY: the closure runs in the forked child before exec.
-            // seccompiler::apply_filter makes only the prctl and seccomp system calls on a
-            // program built before the fork, without allocating; only its error path allocates
-            // (`to_string`), which after fork could hang on a lock another thread held, and a
-            // hung child fails the test by its timeout, never passes it.
-            unsafe {
-                c.pre_exec(move || {
-                    for filter in &filters {
-                        seccompiler::apply_filter(filter)
-                            .map_err(|e| std::io::Error::other(e.to_string()))?;
-                    }
-                    Ok(())
-                });
-            }
+            cordon_e2e::without_namespaces(&mut c);
         }
         c
     }
@@ -628,21 +614,7 @@ fn doctor_reports_the_namespaces(mode: Mode) {
             c.uid(uid).gid(gid);
         }
         if fallback {
-            let filters = cordon_e2e::no_namespaces_filters();
-            // SAFETY: the closure runs in the forked child before exec.
-            // seccompiler::apply_filter makes only the prctl and seccomp system calls on a
-            // program built before the fork, without allocating; only its error path allocates
-            // (`to_string`), which after fork could hang on a lock another thread held, and a
-            // hung child fails the test by its timeout, never passes it.
-            unsafe {
-                c.pre_exec(move || {
-                    for filter in &filters {
-                        seccompiler::apply_filter(filter)
-                            .map_err(|e| std::io::Error::other(e.to_string()))?;
-                    }
-                    Ok(())
-                });
-            }
+            cordon_e2e::without_namespaces(&mut c);
         }
         let out = c.output().unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()

@@ -11,7 +11,7 @@
 
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{chown_tree, cordon_beside, is_root, test_user, BinDir};
+use cordon_e2e::{chown_tree, cordon_copied, is_root, test_user};
 use serde_json::{json, Value};
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -20,21 +20,14 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 /// Generous: a loaded 2-core machine starts node under a sandbox slowly.
 const WAIT: Duration = Duration::from_secs(180);
 
+/// `cordon`, copied once per test process where the unprivileged user can run it.
 fn cordon() -> &'static Path {
-    static BIN: OnceLock<(BinDir, PathBuf)> = OnceLock::new();
-    &BIN.get_or_init(|| {
-        let dir = BinDir::new("mcp-bin");
-        let src = cordon_beside(Path::new(env!("CARGO_BIN_EXE_cordon-attack")));
-        let p = dir.copy(&src, "cordon", 0o755);
-        (dir, p)
-    })
-    .1
+    cordon_copied(Path::new(env!("CARGO_BIN_EXE_cordon-attack")))
 }
 
 /// Where `scripts/test-deps.sh` installed the third-party programs.

@@ -542,19 +542,7 @@ fn doctor_reports_the_proxy(mode: Mode) {
             c.uid(uid).gid(gid);
         }
         if no_namespaces {
-            let filters = cordon_e2e::no_namespaces_filters();
-            // SAFETY: the closure runs in the forked child before exec; it only installs
-            // already-compiled BPF programs (prctl and seccomp system calls; nothing allocated unless
-            // one fails).
-            unsafe {
-                c.pre_exec(move || {
-                    for filter in &filters {
-                        seccompiler::apply_filter(filter)
-                            .map_err(|e| std::io::Error::other(e.to_string()))?;
-                    }
-                    Ok(())
-                });
-            }
+            cordon_e2e::without_namespaces(&mut c);
         }
         String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned()
     };
@@ -612,17 +600,7 @@ mod doctor {
 fn without_namespaces_proxy_is_refused(mode: Mode) {
     let f = Fixture::new(mode, Backend::Landlock);
     let mut c = f.netrun(&[], &["/usr/bin/touch".into(), "started".into()]);
-    let filters = cordon_e2e::no_namespaces_filters();
-    // SAFETY: as above: the child only installs already-compiled BPF programs before exec.
-    unsafe {
-        c.pre_exec(move || {
-            for filter in &filters {
-                seccompiler::apply_filter(filter)
-                    .map_err(|e| std::io::Error::other(e.to_string()))?;
-            }
-            Ok(())
-        });
-    }
+    cordon_e2e::without_namespaces(&mut c);
     let out: Output = c.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(125), "[{mode:?}] {err}");

@@ -17,13 +17,12 @@
 // Landlock and bubblewrap are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{chown_tree, describe, BinDir};
+use cordon_e2e::{chown_tree, cordon_copied, describe, is_root};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {
@@ -46,24 +45,9 @@ impl Backend {
     }
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// `cordon`, copied once per test process into a world-readable directory (the repository
-/// may sit where the unprivileged user cannot enter; [`BinDir`]).
+/// `cordon`, copied once per test process where the unprivileged user can run it.
 fn cordon() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let src = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
-        assert!(
-            src.is_file(),
-            "{} does not exist: build it first with `cargo build -p cordon-cli`",
-            src.display()
-        );
-        BinDir::new("paths-bin").copy(&src, "cordon", 0o755)
-    })
+    cordon_copied(Path::new(env!("CARGO_BIN_EXE_cordon-attack")))
 }
 
 /// The unprivileged user's ids, `None` for the current user.

@@ -15,13 +15,12 @@
 
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{chown_tree, cordon_beside, describe, is_root, test_user, BinDir};
+use cordon_e2e::{
+    chown_tree, cordon_copied, describe, is_root, shell_exec, shell_workspace, test_user,
+};
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -30,15 +29,9 @@ enum Mode {
     User,
 }
 
+/// `cordon`, copied once per test process where the unprivileged user can run it.
 fn cordon() -> &'static Path {
-    static BIN: OnceLock<(BinDir, PathBuf)> = OnceLock::new();
-    &BIN.get_or_init(|| {
-        let dir = BinDir::new("scan-bin");
-        let src = cordon_beside(Path::new(env!("CARGO_BIN_EXE_cordon-attack")));
-        let p = dir.copy(&src, "cordon", 0o755);
-        (dir, p)
-    })
-    .1
+    cordon_copied(Path::new(env!("CARGO_BIN_EXE_cordon-attack")))
 }
 
 struct Fixture {
@@ -56,31 +49,7 @@ impl Fixture {
             Mode::Root => None,
             Mode::User => Some(test_user()),
         };
-        let tmp = tempfile::Builder::new()
-            .prefix("cordon-e2e-scan-")
-            .tempdir_in("/tmp")
-            .unwrap();
-        let root = tmp.path().to_path_buf();
-        fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
-        for d in ["ws", "policies", "state", "home", "tmp"] {
-            fs::create_dir(root.join(d)).unwrap();
-        }
-        fs::write(
-            root.join("policies/cordon.toml"),
-            format!(
-                "version = 1\n\
-                 [sandbox]\nbackend = \"{backend}\"\nrequire_os_sandbox = true\nnetwork = \"deny\"\n\
-                 [sandbox.paths.workspace]\nroot = \"../ws\"\nmode = \"rw\"\n\
-                 [shell]\ndefault = \"allow\"\n\
-                 [approval]\naudit_log = \"../state/audit.jsonl\"\n"
-            ),
-        )
-        .unwrap();
-        if let Some((uid, gid)) = ids {
-            for d in ["ws", "state", "home", "tmp"] {
-                chown_tree(&root.join(d), uid, gid);
-            }
-        }
+        let (tmp, root) = shell_workspace("scan", backend, ids);
         Fixture {
             ws: root.join("ws"),
             root,
@@ -91,23 +60,7 @@ impl Fixture {
     }
 
     fn exec_cmd(&self, script: &str) -> Command {
-        let mut c = Command::new(cordon());
-        c.arg("exec")
-            .arg("--policy")
-            .arg(self.root.join("policies/cordon.toml"))
-            .arg("--approve-all")
-            .args(["--", "/bin/sh", "-c", script])
-            .current_dir(&self.ws)
-            .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", self.root.join("home"))
-            .env("LANG", "C.UTF-8")
-            .env("TMPDIR", self.root.join("tmp"))
-            .stdin(Stdio::null());
-        if let Some((uid, gid)) = self.ids {
-            c.uid(uid).gid(gid);
-        }
-        c
+        shell_exec(cordon(), &self.root, self.ids, script)
     }
 
     fn exec(&self, script: &str) -> Output {

@@ -10,23 +10,16 @@
 
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{chown_tree, cordon_beside, is_root, test_user, BinDir};
+use cordon_e2e::{chown_tree, cordon_copied, is_root, test_user};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 
+/// `cordon`, copied once per test process where the unprivileged user can run it.
 fn cordon() -> &'static Path {
-    static BIN: OnceLock<(BinDir, PathBuf)> = OnceLock::new();
-    &BIN.get_or_init(|| {
-        let dir = BinDir::new("surface-bin");
-        let src = cordon_beside(Path::new(env!("CARGO_BIN_EXE_cordon-attack")));
-        let p = dir.copy(&src, "cordon", 0o755);
-        (dir, p)
-    })
-    .1
+    cordon_copied(Path::new(env!("CARGO_BIN_EXE_cordon-attack")))
 }
 
 #[test]

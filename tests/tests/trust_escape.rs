@@ -10,13 +10,13 @@
 // bubblewrap and Landlock are Linux.
 #![cfg(target_os = "linux")]
 
-use cordon_e2e::{describe, test_user, BinDir};
+use cordon_e2e::{cordon_copied, describe, is_root, test_user};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{mpsc, OnceLock};
+use std::sync::mpsc;
 use std::time::Duration;
 
 /// A policy that switches the sandbox off: what an attacker would leave behind.
@@ -26,33 +26,15 @@ const EVIL: &str = "version = 1\n[sandbox]\nbackend = \"none\"\nrequire_os_sandb
 const ESCAPE: &str =
     "for d in .. ../.. ../../..; do echo escaped 2>/dev/null > $d/outside/escaped; done; true";
 
-fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Who {
     Root,
     User,
 }
 
-/// A copy of `cordon` in a world-readable directory (the repository may sit where the
-/// unprivileged user cannot enter), made once per test process ([`BinDir`], which writes it
-/// so that no test thread's child can make it busy: ETXTBSY).
+/// `cordon`, copied once per test process where the unprivileged user can run it.
 fn cordon_copy() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let built = PathBuf::from(env!("CARGO_BIN_EXE_cordon-attack")).with_file_name("cordon");
-        assert!(
-            built.is_file(),
-            "{} does not exist: build it with `cargo build -p cordon-cli`",
-            built.display()
-        );
-        BinDir::new("trust-bin").copy(&built, "cordon", 0o755)
-    })
-    .clone()
+    cordon_copied(Path::new(env!("CARGO_BIN_EXE_cordon-attack"))).to_path_buf()
 }
 
 struct Fx {

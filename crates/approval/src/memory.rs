@@ -1,6 +1,7 @@
 //! Session memory ("approve for this session") and doom-loop detection.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::Hasher;
 
 use crate::request::Key;
 
@@ -116,20 +117,18 @@ impl DoomLoop {
 
 /// FNV-1a over the tool and every word, with separators so that word boundaries count.
 fn fingerprint(tool: &str, keys: &[Key]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |bytes: &[u8], sep: u8| {
-        for &b in bytes.iter().chain(std::iter::once(&sep)) {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    };
-    eat(tool.as_bytes(), 0);
+    // Only `Hasher::write`: the typed `write_*` methods hash native-endian integers.
+    let mut h = fnv::FnvHasher::default();
+    h.write(tool.as_bytes());
+    h.write(&[0]);
     for k in keys {
         for w in k.words() {
-            eat(w.as_bytes(), 0);
+            h.write(w.as_bytes());
+            h.write(&[0]);
         }
-        eat(&[], 1);
+        h.write(&[1]);
     }
-    h
+    h.finish()
 }
 
 #[cfg(test)]
@@ -166,6 +165,23 @@ mod tests {
         assert!(!m.covers("shell", &[a, b]));
         m.clear();
         assert!(m.is_empty());
+    }
+
+    /// The fingerprint is FNV-1a over the words with separators: pinned, and word boundaries
+    /// count ("git push" and "gitpush" differ, as do one key of two words and two of one).
+    #[test]
+    fn fingerprint_is_fnv1a_with_separators() {
+        assert_eq!(
+            fingerprint("shell", &[Key::split("git push")]),
+            0xd399_a66e_f76e_2e8c
+        );
+        let one = fingerprint("shell", &[Key::split("git push")]);
+        assert_ne!(one, fingerprint("shell", &[Key::split("gitpush")]));
+        assert_ne!(
+            one,
+            fingerprint("shell", &[Key::split("git"), Key::split("push")])
+        );
+        assert_ne!(one, fingerprint("shellgit", &[Key::split("push")]));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! and the MCP request id, and the log's chain intact.
 
 mod common;
+use common::pids_with;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -251,22 +252,6 @@ fn records(log: &Path) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-/// Host pids whose command line contains `marker`.
-fn pids_with(marker: &str) -> Vec<i32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
-            if String::from_utf8_lossy(&cmdline).contains(marker) {
-                out.push(pid);
-            }
-        }
-    }
-    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

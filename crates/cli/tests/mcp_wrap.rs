@@ -14,6 +14,7 @@
 //! server gone with the client, with the wrapper, and a dead server answered with errors.
 
 mod common;
+use common::pids_with;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -259,24 +260,6 @@ fn is_call(r: &Value) -> bool {
         && !r["by"]["tag"]
             .as_str()
             .is_some_and(|t| t.starts_with("mcp-server-"))
-}
-
-/// Host pids whose command line contains `marker`.
-fn pids_with(marker: &str) -> Vec<i32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
-            if String::from_utf8_lossy(&cmdline).contains(marker)
-                && pid != std::process::id() as i32
-            {
-                out.push(pid);
-            }
-        }
-    }
-    out
 }
 
 /// Waits (generously: a loaded machine) until no process carries `marker`.

@@ -13,6 +13,7 @@ use cordon_gate::network::start_proxy;
 use cordon_gate::{
     Answer, AskError, AsyncAsker, Command, Gate, Options, Output, Pending, Request, RunOptions,
 };
+use cordon_netproxy::ProxyHandle;
 use cordon_policy::Action;
 use std::path::Path;
 
@@ -432,29 +433,36 @@ fn the_proxy_variables_the_command_gets_replace_every_inherited_one() {
 /// by ONE sync, before the client hears of the connection (two in a row would double the time
 /// to its first byte). The log is on the real disk (a tmpfs may keep no attributes, and then
 /// every record is synced alone).
-#[test]
-fn a_connection_the_policy_allows_costs_one_sync_before_its_first_byte() {
-    let state =
-        tempfile::tempdir_in(std::env::var_os("BENCH_DIR").unwrap_or("/var/tmp".into())).unwrap();
-    let echo = echo_server();
+/// A gate in `state` whose policy allows only `echo.test` (at 127.0.0.1) and keeps its audit
+/// log at `log`, and its proxy serving on a loopback port: the gate, the proxy, its address.
+fn echo_only_proxy(state: &Path, log: &Path) -> (Arc<Gate>, ProxyHandle, SocketAddr) {
     std::fs::write(
-        state.path().join("cordon.toml"),
+        state.join("cordon.toml"),
         format!(
             "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"ro\"\n\
-             [approval]\naudit_log = \"{}/audit.jsonl\"\n\
+             [approval]\naudit_log = \"{}\"\n\
              [network]\ndefault = \"deny\"\nallow = [\"echo.test\"]\n\
              [network.hosts]\n\"echo.test\" = \"127.0.0.1\"\n",
-            state.path().display()
+            log.display()
         ),
     )
     .unwrap();
-    let mut o = Options::new(state.path().to_path_buf());
-    o.policy = Some(state.path().join("cordon.toml"));
+    let mut o = Options::new(state.to_path_buf());
+    o.policy = Some(state.join("cordon.toml"));
     let gate = Arc::new(Gate::open(o).unwrap());
     let proxy = start_proxy(gate.clone(), Script::default()).unwrap();
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
     proxy.serve(l).unwrap();
+    (gate, proxy, addr)
+}
+
+#[test]
+fn a_connection_the_policy_allows_costs_one_sync_before_its_first_byte() {
+    let state =
+        tempfile::tempdir_in(std::env::var_os("BENCH_DIR").unwrap_or("/var/tmp".into())).unwrap();
+    let echo = echo_server();
+    let (gate, proxy, addr) = echo_only_proxy(state.path(), &state.path().join("audit.jsonl"));
     let log = state.path().join("audit.jsonl");
     let lines = || {
         std::fs::read_to_string(&log)
@@ -523,24 +531,7 @@ fn a_log_deleted_under_a_live_proxy_is_followed_and_said() {
     let state = tempfile::tempdir().unwrap();
     let echo = echo_server();
     std::fs::create_dir(state.path().join("log")).unwrap();
-    std::fs::write(
-        state.path().join("cordon.toml"),
-        format!(
-            "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"ro\"\n\
-             [approval]\naudit_log = \"{}/log/audit.jsonl\"\n\
-             [network]\ndefault = \"deny\"\nallow = [\"echo.test\"]\n\
-             [network.hosts]\n\"echo.test\" = \"127.0.0.1\"\n",
-            state.path().display()
-        ),
-    )
-    .unwrap();
-    let mut o = Options::new(state.path().to_path_buf());
-    o.policy = Some(state.path().join("cordon.toml"));
-    let gate = Arc::new(Gate::open(o).unwrap());
-    let proxy = start_proxy(gate.clone(), Script::default()).unwrap();
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    proxy.serve(l).unwrap();
+    let (_gate, proxy, addr) = echo_only_proxy(state.path(), &state.path().join("log/audit.jsonl"));
     let log = state.path().join("log/audit.jsonl");
     let ping = |s: &mut TcpStream| {
         s.write_all(b"x").unwrap();
@@ -620,24 +611,7 @@ fn a_connection_refused_on_a_full_disk_is_the_audit_logs_refusal_not_the_policys
     }
     let _u = Unmount(mnt.clone());
     let echo = echo_server();
-    std::fs::write(
-        state.path().join("cordon.toml"),
-        format!(
-            "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"ro\"\n\
-             [approval]\naudit_log = \"{}/audit.jsonl\"\n\
-             [network]\ndefault = \"deny\"\nallow = [\"echo.test\"]\n\
-             [network.hosts]\n\"echo.test\" = \"127.0.0.1\"\n",
-            mnt.display()
-        ),
-    )
-    .unwrap();
-    let mut o = Options::new(state.path().to_path_buf());
-    o.policy = Some(state.path().join("cordon.toml"));
-    let gate = Arc::new(Gate::open(o).unwrap());
-    let proxy = start_proxy(gate.clone(), Script::default()).unwrap();
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    proxy.serve(l).unwrap();
+    let (_gate, proxy, addr) = echo_only_proxy(state.path(), &mnt.join("audit.jsonl"));
     let log = mnt.join("audit.jsonl");
     // One connection while there is room: the log exists, with its chain.
     let (code, first) = socks(addr, "echo.test", echo.port());

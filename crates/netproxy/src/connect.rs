@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 use cordon_policy::network::{is_internal, Host, Target};
 use tokio::net::TcpStream;
 
-use crate::{DecisionSync, Refused, Shared, Verdict};
+use crate::{over_cap_reason, Admission, DecisionSync, Refused, Shared, Verdict};
 
 /// Why a connection was not made.
 #[derive(Debug)]
@@ -58,6 +58,26 @@ pub(crate) struct Opening {
     /// An allowed connection's decision record, perhaps not yet durable: made durable with
     /// the open record ([`crate::Tracker::opened`]) before a byte goes through.
     pub decision: Option<DecisionSync>,
+}
+
+/// [`open`] for a connection let in to be served; one beyond the cap is refused without a
+/// decision. The caller keeps `admission` (its slot or refusing place) until the connection
+/// is done.
+pub(crate) async fn open_admitted(
+    shared: &Shared,
+    admission: &Admission,
+    host: &str,
+    port: u16,
+) -> Opening {
+    match admission {
+        Admission::Serve(_) => open(shared, host, port).await,
+        Admission::Refuse(_) => Opening {
+            target: None,
+            rule: String::new(),
+            result: Err(Refusal::OverCap(over_cap_reason(shared))),
+            decision: None,
+        },
+    }
 }
 
 /// Decides `host:port`, resolves it once, checks each address and connects to the first that

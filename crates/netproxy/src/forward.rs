@@ -15,9 +15,9 @@ use std::time::Instant;
 use cordon_policy::network::Target;
 use tokio::net::TcpStream;
 
-use crate::connect::{open, Opening, Refusal};
+use crate::connect::{open_admitted, Opening, Refusal};
 use crate::relay::{self, Counters};
-use crate::{over_cap_reason, Admission, Event, Fields, Protocol, Shared};
+use crate::{Admission, Event, Fields, Protocol, Shared};
 
 pub(crate) async fn serve(
     shared: Arc<Shared>,
@@ -34,15 +34,7 @@ pub(crate) async fn serve(
         result,
         decision,
         ..
-    } = match admission {
-        Admission::Serve(_) => open(&shared, &host, port).await,
-        Admission::Refuse(_) => Opening {
-            target: None,
-            rule: String::new(),
-            result: Err(Refusal::OverCap(over_cap_reason(&shared))),
-            decision: None,
-        },
-    };
+    } = open_admitted(&shared, &admission, &host, port).await;
     let (dest, addr) = match result {
         Ok(ok) => ok,
         Err(why) => {

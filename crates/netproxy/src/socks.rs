@@ -18,9 +18,9 @@ use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::connect::{open, Opening, Refusal};
+use crate::connect::{open_admitted, Opening, Refusal};
 use crate::relay::{self, Counters};
-use crate::{over_cap_reason, Admission, Event, Fields, Protocol, Shared};
+use crate::{Admission, Event, Fields, Protocol, Shared};
 
 pub(crate) const VERSION: u8 = 0x05;
 
@@ -69,16 +69,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
         rule,
         result,
         decision,
-    } = match admission {
-        Admission::Serve(_) => open(&shared, &host, port).await,
-        // Beyond the number served at once: refused without a decision.
-        Admission::Refuse(_) => Opening {
-            target: None,
-            rule: String::new(),
-            result: Err(Refusal::OverCap(over_cap_reason(&shared))),
-            decision: None,
-        },
-    };
+    } = open_admitted(&shared, &admission, &host, port).await;
     let host = target.map_or(host, |t| t.host.to_string());
     // Connected: the open record is made durable before the client hears of it; a connection
     // the log cannot show is refused (the destination closed before a byte went through).

@@ -39,6 +39,34 @@ async fn counting_server() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
     (addr, got)
 }
 
+/// A CONNECT tunnel, a plain HTTP request and a SOCKS connection to `dest.test:PORT` are each
+/// refused as a connection the audit log cannot record; the refusal's reason opens with `why`.
+async fn refused_as_unrecorded_by_each_protocol(addr: std::net::SocketAddr, port: u16, why: &str) {
+    let unrecorded = format!("the connection could not be recorded in the audit log ({why}");
+    let (status, body, _) = connect_tunnel(addr, &format!("dest.test:{port}")).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body.starts_with(&format!(
+            "cordon: the connection to dest.test:{port} is refused: {unrecorded}"
+        )),
+        "{body}"
+    );
+    assert!(
+        body.contains("free space or fix the log, then retry"),
+        "{body}"
+    );
+    let (status, body) = http_get(addr, &format!("http://dest.test:{port}/x"), &[]).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains(&unrecorded), "{body}");
+    let e = tokio_socks::tcp::Socks5Stream::connect(addr, ("dest.test", port))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, tokio_socks::Error::GeneralSocksServerFailure),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn a_connection_whose_open_record_fails_is_refused_before_its_first_byte() {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -73,23 +101,7 @@ fn a_connection_whose_open_record_fails_is_refused_before_its_first_byte() {
     let got = rt.block_on(async {
         let (dest, got) = counting_server().await;
         let port = dest.port();
-        let (status, body, _) = connect_tunnel(addr, &format!("dest.test:{port}")).await;
-        assert_eq!(status, 503, "{body}");
-        assert!(
-            body.starts_with(&format!("cordon: the connection to dest.test:{port} is refused: the connection could not be recorded in the audit log (")),
-            "{body}"
-        );
-        assert!(body.contains("free space or fix the log, then retry"), "{body}");
-        let (status, body) = http_get(addr, &format!("http://dest.test:{port}/x"), &[]).await;
-        assert_eq!(status, 503, "{body}");
-        assert!(body.contains("could not be recorded in the audit log"), "{body}");
-        let e = tokio_socks::tcp::Socks5Stream::connect(addr, ("dest.test", port))
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(e, tokio_socks::Error::GeneralSocksServerFailure),
-            "{e:?}"
-        );
+        refused_as_unrecorded_by_each_protocol(addr, port, "").await;
         // Give a byte that slipped through time to arrive.
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         got
@@ -194,22 +206,7 @@ fn a_connection_whose_decision_cannot_be_made_durable_is_refused_before_its_firs
     let got = rt.block_on(async {
         let (dest, got) = counting_server().await;
         let port = dest.port();
-        let (status, body, _) = connect_tunnel(addr, &format!("dest.test:{port}")).await;
-        assert_eq!(status, 503, "{body}");
-        assert!(
-            body.starts_with(&format!("cordon: the connection to dest.test:{port} is refused: the connection could not be recorded in the audit log ({SYNC_FAILED})")),
-            "{body}"
-        );
-        let (status, body) = http_get(addr, &format!("http://dest.test:{port}/x"), &[]).await;
-        assert_eq!(status, 503, "{body}");
-        assert!(body.contains(SYNC_FAILED), "{body}");
-        let e = tokio_socks::tcp::Socks5Stream::connect(addr, ("dest.test", port))
-            .await
-            .unwrap_err();
-        assert!(
-            matches!(e, tokio_socks::Error::GeneralSocksServerFailure),
-            "{e:?}"
-        );
+        refused_as_unrecorded_by_each_protocol(addr, port, &format!("{SYNC_FAILED})")).await;
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         got
     });

@@ -369,28 +369,9 @@ pub fn run_noting(
     }
 
     // Block the signals we forward and read them from a signalfd; the child unblocks them.
-    // (No safe wrapper: rustix keeps sigprocmask and signalfd out of its public API.)
-    // SAFETY: sigset_t is a plain bit array; all-zero is a valid (empty) set.
-    let mut forwarded: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: sigemptyset/sigaddset write only into `forwarded` (on this frame) and take valid
-    // signal numbers; sigprocmask reads it and writes no old set (null). Blocking affects this
-    // thread only; the child restores an empty mask before exec (step 8).
-    unsafe {
-        libc::sigemptyset(&mut forwarded);
-        for s in FORWARDED {
-            libc::sigaddset(&mut forwarded, s);
-        }
-        if libc::sigprocmask(libc::SIG_BLOCK, &forwarded, std::ptr::null_mut()) != 0 {
-            return Err(Error::Io(io::Error::last_os_error()));
-        }
-    }
-    // SAFETY: signalfd(-1, …) reads the set from this frame and returns a new descriptor.
-    let sigfd =
-        cvt(unsafe { libc::signalfd(-1, &forwarded, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) })
-            .map_err(Error::Io)?;
-    // SAFETY: `sigfd` was just returned by signalfd (checked non-negative) and nothing else
-    // holds it: the OwnedFd is its sole owner and closes it when the run returns.
-    let sigfd = unsafe { OwnedFd::from_raw_fd(sigfd) };
+    // Blocking affects this thread only; the child restores an empty mask before exec
+    // (step 8). The descriptor is closed when the run returns.
+    let sigfd = blocked_signalfd(&FORWARDED).map_err(Error::Io)?;
 
     // The child writes the index of a failed setup step here before reporting the errno.
     let (status_r, status_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
@@ -667,12 +648,7 @@ pub fn run_noting(
             break;
         }
         let next = [deadline, grace.map(|g| g.0)].into_iter().flatten().min();
-        let wait_ms = next.map_or(-1, |at| {
-            at.saturating_duration_since(now)
-                .as_millis()
-                .min(i32::MAX as u128 - 1) as i32
-                + 1
-        });
+        let wait_ms = poll_timeout(now, next);
         let mut fds = [
             libc::pollfd {
                 fd: pidfd.as_raw_fd(),
@@ -709,20 +685,7 @@ pub fn run_noting(
             break;
         }
         if fds[1].revents & libc::POLLIN != 0 {
-            // SAFETY: signalfd_siginfo is plain integers; all-zero is a valid value.
-            let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
-            let size = std::mem::size_of::<libc::signalfd_siginfo>();
-            // SAFETY: read writes at most `size` bytes into `info`, exactly its size; a
-            // signalfd returns whole records only. `sigfd` is open (owned here).
-            let r = unsafe {
-                libc::read(
-                    sigfd.as_raw_fd(),
-                    &mut info as *mut _ as *mut libc::c_void,
-                    size,
-                )
-            };
-            if r == size as isize {
-                let sig = info.ssi_signo as i32;
+            if let Some(sig) = read_signal(&sigfd) {
                 if sig == libc::SIGCHLD {
                     // Orphans re-parented to us are reaped as they exit, not at the end (none
                     // can be, in a PID namespace: another run's children are not ours to reap).
@@ -837,6 +800,62 @@ pub fn run_noting(
         Outcome::Signaled(libc::WTERMSIG(status))
     } else {
         Outcome::Exited(1)
+    })
+}
+
+/// Blocks `signals` in the calling thread (the child unblocks them before exec) and opens a
+/// non-blocking, close-on-exec signalfd that reads them: the runs' loops forward what
+/// arrives. (No safe wrapper: rustix keeps sigprocmask and signalfd out of its public API.)
+#[cfg(target_os = "linux")]
+fn blocked_signalfd(signals: &[libc::c_int]) -> io::Result<OwnedFd> {
+    // SAFETY: sigset_t is a plain bit array; all-zero is a valid (empty) set.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: sigemptyset/sigaddset write only into `set` (on this frame) and take valid
+    // signal numbers; sigprocmask reads it and writes no old set (null). Blocking affects
+    // this thread only.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        for &s in signals {
+            libc::sigaddset(&mut set, s);
+        }
+        if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    // SAFETY: signalfd(-1, …) reads the set from this frame and returns a new descriptor.
+    let fd = cvt(unsafe { libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) })?;
+    // SAFETY: `fd` was just returned by signalfd (checked non-negative) and nothing else
+    // holds it: the OwnedFd is its sole owner.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The next signal waiting on `sigfd` ([`blocked_signalfd`], non-blocking), if any.
+#[cfg(target_os = "linux")]
+fn read_signal(sigfd: &OwnedFd) -> Option<i32> {
+    // SAFETY: signalfd_siginfo is plain integers; all-zero is a valid value.
+    let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::signalfd_siginfo>();
+    // SAFETY: read writes at most `size` bytes into `info`, exactly its size; a signalfd
+    // returns whole records only. `sigfd` is open (borrowed for this call).
+    let r = unsafe {
+        libc::read(
+            sigfd.as_raw_fd(),
+            &mut info as *mut _ as *mut libc::c_void,
+            size,
+        )
+    };
+    (r == size as isize).then_some(info.ssi_signo as i32)
+}
+
+/// poll's timeout from `now` to `next` in milliseconds, rounded up (poll may not return
+/// before it has passed); -1, no timeout, without one.
+#[cfg(target_os = "linux")]
+fn poll_timeout(now: Instant, next: Option<Instant>) -> i32 {
+    next.map_or(-1, |at| {
+        at.saturating_duration_since(now)
+            .as_millis()
+            .min(i32::MAX as u128 - 1) as i32
+            + 1
     })
 }
 

@@ -7,24 +7,10 @@ use std::time::{Duration, Instant};
 use cordon_ossandbox::{prepare, Cancel, Command, Io, Machine, Outcome};
 use cordon_policy::{Backend, Policy};
 
-static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+mod common;
+use common::pids_with;
 
-/// Host pids whose command line contains `marker`.
-fn pids_with(marker: &str) -> Vec<i32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if String::from_utf8_lossy(&cmdline).contains(marker) {
-            out.push(pid);
-        }
-    }
-    out
-}
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn cancel_kills_the_tree(backend: Backend, n: u8) {
     // One run at a time: the runner without namespaces reaps (and kills) every child of this

@@ -7,35 +7,11 @@
 
 use std::time::{Duration, Instant};
 
-use cordon_ossandbox::{prepare, Cancel, Command, Enforcement, Io, Machine, Prepared};
+use cordon_ossandbox::{prepare, Cancel, Enforcement, Io, Machine, Prepared};
 use cordon_policy::{Backend, Policy};
 
-/// This process's children (every thread's), with their state letter and name from /proc.
-fn children() -> Vec<(i32, char, String)> {
-    let mut out = Vec::new();
-    for t in std::fs::read_dir("/proc/self/task")
-        .expect("tasks")
-        .flatten()
-    {
-        let Ok(s) = std::fs::read_to_string(t.path().join("children")) else {
-            continue;
-        };
-        for pid in s.split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            // "pid (comm) S …": the state follows the last ')'.
-            let state = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next())
-                .unwrap_or('?');
-            let comm = stat
-                .split_once('(')
-                .and_then(|(_, r)| r.rsplit_once(')'))
-                .map_or(String::new(), |(c, _)| c.to_string());
-            out.push((pid, state, comm));
-        }
-    }
-    out
-}
+mod common;
+use common::{children, command, lcg, pids_with};
 
 fn prepared(backend: Backend) -> (tempfile::TempDir, Prepared) {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -54,23 +30,6 @@ fn prepared_in(dir: &std::path::Path, backend: Backend) -> Prepared {
     .expect("policy");
     prepare(&policy, &Machine::probe(), backend)
         .unwrap_or_else(|e| panic!("{backend:?} must be usable here: {e}"))
-}
-
-fn command(dir: &std::path::Path, line: &str) -> Command {
-    Command {
-        program: "/bin/sh".into(),
-        args: vec!["-c".into(), line.into()],
-        cwd: dir.join("ws"),
-        timeout: None,
-    }
-}
-
-/// A small pseudo-random sequence (no dependency): the points at which runs are cancelled.
-fn lcg(seed: &mut u64) -> u64 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    *seed >> 33
 }
 
 /// One test at a time: each looks at every child of this process.
@@ -182,23 +141,6 @@ fn killed_runner() {
     let line = format!("sleep {marker} & sleep {marker}; wait");
     let _ = sandbox.run(command(dir, &line), Io::default());
     panic!("the runner was meant to be killed before its command ended");
-}
-
-/// Host pids whose command line contains `marker`.
-fn pids_with(marker: &str) -> Vec<i32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if String::from_utf8_lossy(&cmdline).contains(marker) {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 /// A runner (as `cordon exec` is) SIGKILLed at a random point of its sandbox's start-up

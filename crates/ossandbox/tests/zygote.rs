@@ -20,6 +20,9 @@ use cordon_ossandbox::{
 };
 use cordon_policy::{Backend, Policy};
 
+mod common;
+use common::{children, command, lcg, pids_with};
+
 /// One test at a time: some look at every child of this process, or every process.
 static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -38,15 +41,6 @@ fn reusing(dir: &Path, mode: &str) -> Prepared {
         .unwrap_or_else(|e| panic!("bwrap must be usable here: {e}"));
     p.reuse_sandbox();
     p
-}
-
-fn command(dir: &Path, line: &str) -> Command {
-    Command {
-        program: "/bin/sh".into(),
-        args: vec!["-c".into(), line.into()],
-        cwd: dir.join("ws"),
-        timeout: None,
-    }
 }
 
 /// Runs `line` with its stdout (and stderr) captured: the run and what it printed.
@@ -76,52 +70,6 @@ fn run_io(sandbox: &Prepared, dir: &Path, c: Command, mut io: Io) -> (Ran, Strin
 
 fn run(sandbox: &Prepared, dir: &Path, line: &str) -> (Ran, String) {
     run_io(sandbox, dir, command(dir, line), Io::default())
-}
-
-/// Host pids whose command line contains `marker` (any state, zombies included).
-fn pids_with(marker: &str) -> Vec<i32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if pid == std::process::id() as i32 {
-            continue;
-        }
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if String::from_utf8_lossy(&cmdline).contains(marker) {
-            out.push(pid);
-        }
-    }
-    out
-}
-
-/// This process's children (every thread's): pid, state letter, name.
-fn children() -> Vec<(i32, char, String)> {
-    let mut out = Vec::new();
-    for t in std::fs::read_dir("/proc/self/task")
-        .expect("tasks")
-        .flatten()
-    {
-        let Ok(s) = std::fs::read_to_string(t.path().join("children")) else {
-            continue;
-        };
-        for pid in s.split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let state = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next())
-                .unwrap_or('?');
-            let comm = stat
-                .split_once('(')
-                .and_then(|(_, r)| r.rsplit_once(')'))
-                .map_or(String::new(), |(c, _)| c.to_string());
-            out.push((pid, state, comm));
-        }
-    }
-    out
 }
 
 fn exit_code(ran: &Ran) -> i32 {
@@ -503,14 +451,6 @@ fn a_sigkilled_front_end_takes_its_sandbox_down() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// A small pseudo-random sequence (no dependency): the points at which runs are cancelled.
-fn lcg(seed: &mut u64) -> u64 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    *seed >> 33
 }
 
 #[test]

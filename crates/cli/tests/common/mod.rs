@@ -94,3 +94,22 @@ pub fn web_server() -> u16 {
     });
     port
 }
+
+/// Host pids, other than this test process, whose command line contains `marker`.
+pub fn pids_with(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if pid == std::process::id() as i32 {
+            continue;
+        }
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            if String::from_utf8_lossy(&cmdline).contains(marker) {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}

@@ -47,7 +47,7 @@
 
 use std::ffi::{CString, OsStr};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
@@ -211,27 +211,7 @@ pub fn run(
 
     // Forwarded signals are read from a signalfd; init waits for them (and SIGCHLD) with
     // sigtimedwait, so it needs no handlers; the command unblocks everything before exec.
-    // (No safe wrapper: rustix keeps sigprocmask and signalfd out of its public API.)
-    // SAFETY: sigset_t is a plain bit array; all-zero is a valid (empty) set.
-    let mut forwarded: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: sigemptyset/sigaddset write only into `forwarded` (this frame), with valid
-    // signal numbers; sigprocmask reads it and writes no old set (null). This thread only.
-    unsafe {
-        libc::sigemptyset(&mut forwarded);
-        for s in FORWARDED {
-            libc::sigaddset(&mut forwarded, s);
-        }
-        if libc::sigprocmask(libc::SIG_BLOCK, &forwarded, std::ptr::null_mut()) != 0 {
-            return Err(parent(io::Error::last_os_error()));
-        }
-    }
-    // SAFETY: signalfd(-1, …) reads the set from this frame and returns a new descriptor.
-    let sigfd =
-        cvt(unsafe { libc::signalfd(-1, &forwarded, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) })
-            .map_err(parent)?;
-    // SAFETY: `sigfd` was just returned by signalfd (checked non-negative) and nothing else
-    // holds it: the OwnedFd is its sole owner.
-    let sigfd = unsafe { OwnedFd::from_raw_fd(sigfd) };
+    let sigfd = super::blocked_signalfd(&FORWARDED).map_err(parent)?;
     let (report_r, report_w) =
         rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| parent(e.into()))?;
     // Non-blocking (the read end only; init's write end is a description of its own):
@@ -491,12 +471,7 @@ fn supervise(
                 continue;
             }
         }
-        let wait_ms = next.map_or(-1, |at| {
-            at.saturating_duration_since(now)
-                .as_millis()
-                .min(i32::MAX as u128 - 1) as i32
-                + 1
-        });
+        let wait_ms = super::poll_timeout(now, next);
         let mut fds = [
             libc::pollfd {
                 fd: pidfd.as_raw_fd(),
@@ -536,20 +511,8 @@ fn supervise(
             continue;
         }
         if fds[1].revents & libc::POLLIN != 0 {
-            // SAFETY: signalfd_siginfo is plain integers; all-zero is a valid value.
-            let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
-            let size = std::mem::size_of::<libc::signalfd_siginfo>();
-            // SAFETY: read writes at most `size` bytes into `info`, exactly its size (a
-            // signalfd returns whole records only); `sigfd` is open (borrowed).
-            let r = unsafe {
-                libc::read(
-                    sigfd.as_raw_fd(),
-                    &mut info as *mut _ as *mut libc::c_void,
-                    size,
-                )
-            };
-            if r == size as isize && killed.is_none() {
-                let sig = info.ssi_signo as i32;
+            // Read even after the kill, so that the descriptor does not stay readable.
+            if let Some(sig) = super::read_signal(sigfd).filter(|_| killed.is_none()) {
                 send(pidfd, sig);
                 grace.get_or_insert((Instant::now() + GRACE, sig));
             }
@@ -1209,14 +1172,6 @@ fn probe_result(user: bool, code: i32) -> Probe {
             "the kernel refused {}",
             STEPS.get(n as usize - 10).copied().unwrap_or("a step")
         )),
-    }
-}
-
-fn cvt(r: i32) -> io::Result<i32> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
     }
 }
 
