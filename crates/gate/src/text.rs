@@ -22,26 +22,11 @@ pub fn clean(s: &str) -> String {
 /// line and paragraph separators, and every space other than the ASCII one (a no-break space
 /// makes two words look like one).
 fn hidden(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00ad}'
-            | '\u{034f}'
-            | '\u{061c}'
-            | '\u{115f}'..='\u{1160}'
-            | '\u{17b4}'..='\u{17b5}'
-            | '\u{180b}'..='\u{180f}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{206f}'
-            | '\u{3164}'
-            | '\u{fe00}'..='\u{fe0f}'
-            | '\u{feff}'
-            | '\u{ffa0}'
-            | '\u{fff0}'..='\u{fffb}'
-            | '\u{1bca0}'..='\u{1bca3}'
-            | '\u{1d173}'..='\u{1d17a}'
-            | '\u{e0000}'..='\u{e0fff}'
-    ) || (c.is_whitespace() && !c.is_ascii())
+    cordon_policy::surface::default_ignorable(c)
+        // Not default-ignorable, but shown as a line break or as nothing: the line and
+        // paragraph separators, the interlinear annotation characters.
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{fff9}'..='\u{fffb}')
+        || (c.is_whitespace() && !c.is_ascii())
 }
 
 #[cfg(test)]

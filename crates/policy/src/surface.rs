@@ -1002,8 +1002,9 @@ pub fn folded(rel: &Path) -> Option<PathBuf> {
 }
 
 /// Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, the set the kernel's
-/// `utf8data` generator dropped).
-fn default_ignorable(c: char) -> bool {
+/// `utf8data` generator dropped): a case-folding file system drops them from a name, and a
+/// terminal shows them as nothing (`cordon_gate`'s escaping of what it prints uses this too).
+pub fn default_ignorable(c: char) -> bool {
     matches!(
         c,
         '\u{00ad}'
