@@ -453,37 +453,12 @@ fn with_stdout_redirected_the_terminals_lines_are_the_commands_input() {
     }
 }
 
-/// The unprivileged user to run as: `cordon-test` (created when missing, as the escape suite
-/// does) when the tests run as root, else the current user.
+/// The unprivileged user to run as when the tests run as root: the escape suite's
+/// `cordon-test` (`cordon_e2e::test_user`, created once when missing); else the current user.
 fn unprivileged() -> Option<(u32, u32)> {
-    if !rustix::process::geteuid().is_root() {
-        return None;
-    }
-    // Once per process: the tests of a binary run in parallel, and on a fresh machine two
-    // would each find no user, one `useradd` would fail on the other's lock of /etc/passwd,
-    // and its `id` could run before the other's user was written ("user cordon-test").
-    static IDS: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
-    Some(*IDS.get_or_init(|| {
-        let id = |flag: &str| -> Option<u32> {
-            let o = std::process::Command::new("id")
-                .args([flag, "cordon-test"])
-                .output()
-                .ok()?;
-            String::from_utf8(o.stdout).ok()?.trim().parse().ok()
-        };
-        if id("-u").is_none() {
-            let _ = std::process::Command::new("useradd")
-                .args([
-                    "--system",
-                    "--no-create-home",
-                    "--shell",
-                    "/usr/sbin/nologin",
-                    "cordon-test",
-                ])
-                .status();
-        }
-        (id("-u").expect("user cordon-test"), id("-g").unwrap())
-    }))
+    rustix::process::geteuid()
+        .is_root()
+        .then(cordon_e2e::test_user)
 }
 
 #[test]

@@ -15,7 +15,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -75,37 +75,13 @@ pub fn codex_config(project: &Path) -> String {
     )
 }
 
-/// The unprivileged user to run the host as: `cordon-test` (created when missing, as the
-/// other suites do) when the tests run as root, else none (already unprivileged).
+/// The unprivileged user to run the host as when the tests run as root: the escape suite's
+/// `cordon-test` (`cordon_e2e::test_user`, created once when missing); else none (already
+/// unprivileged).
 pub fn unprivileged() -> Option<(u32, u32)> {
-    if !rustix::process::geteuid().is_root() {
-        return None;
-    }
-    // Once per process: the tests of a binary run in parallel, and on a fresh machine two
-    // would each find no user, one `useradd` would fail on the other's lock of /etc/passwd,
-    // and its `id` could run before the other's user was written ("user cordon-test").
-    static IDS: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
-    Some(*IDS.get_or_init(|| {
-        let id = |flag: &str| -> Option<u32> {
-            let o = Command::new("id")
-                .args([flag, "cordon-test"])
-                .output()
-                .ok()?;
-            String::from_utf8(o.stdout).ok()?.trim().parse().ok()
-        };
-        if id("-u").is_none() {
-            let _ = Command::new("useradd")
-                .args([
-                    "--system",
-                    "--no-create-home",
-                    "--shell",
-                    "/usr/sbin/nologin",
-                    "cordon-test",
-                ])
-                .status();
-        }
-        (id("-u").expect("user cordon-test"), id("-g").unwrap())
-    }))
+    rustix::process::geteuid()
+        .is_root()
+        .then(cordon_e2e::test_user)
 }
 
 /// A decision that cannot be recorded: the policy file `policy` gets an audit log of its own
