@@ -4,7 +4,6 @@
 //! their start-up files and their input, `printf ':!cmd\n' | vim -es`).
 
 use super::{EffectKind, Examined, UNKNOWN_OPTION, UNSHOWN_NAMES};
-use crate::shell::options::{step, Spec, Stop};
 use crate::shell::words::Word;
 
 /// openssl's options whose argument is a file it writes.
@@ -90,16 +89,7 @@ pub(super) fn openssl(args: &[Word], out: &mut Examined) {
         let w = &args[i];
         i += 1;
         if !w.literal {
-            if matches!(step(args, i - 1, &Spec::NONE), Err(Stop::Dynamic(_))) {
-                out.effect(
-                    EffectKind::Runs,
-                    UNKNOWN_OPTION,
-                    format!(
-                        "`{}` is only known when the line runs and may be any option of `openssl`",
-                        w.text
-                    ),
-                );
-            }
+            super::toolchain::unknown_option(args, i - 1, "openssl", out);
             continue;
         }
         let t = w.text.as_str();

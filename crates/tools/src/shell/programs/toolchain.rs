@@ -38,6 +38,21 @@ fn dynamic(args: &[Word], i: usize) -> bool {
     matches!(step(args, i, &Spec::NONE), Err(Stop::Dynamic(_)))
 }
 
+/// `args[i]`, a word only known when the line runs: if it may be an option ([`dynamic`]), an
+/// effect of `program`'s that a rule naming the program lifts.
+pub(super) fn unknown_option(args: &[Word], i: usize, program: &str, out: &mut Examined) {
+    if dynamic(args, i) {
+        out.effect(
+            EffectKind::Runs,
+            UNKNOWN_OPTION,
+            format!(
+                "`{}` is only known when the line runs and may be any option of `{program}`",
+                args[i].text
+            ),
+        );
+    }
+}
+
 /// Flags of the C drivers that only choose what to print or how to compile.
 const CC_FLAGS: &[&str] = &[
     "-c",
@@ -161,15 +176,7 @@ pub(super) fn cc(base: &str, args: &[Word], out: &mut Examined) {
         let t = w.text.as_str();
         i += 1;
         if !w.literal {
-            if dynamic(args, i - 1) {
-                out.effect(
-                    EffectKind::Runs,
-                    UNKNOWN_OPTION,
-                    format!(
-                        "`{t}` is only known when the line runs and may be any option of `{base}`"
-                    ),
-                );
-            }
+            unknown_option(args, i - 1, base, out);
             operands.push(w);
             continue;
         }
@@ -387,15 +394,7 @@ pub(super) fn rustc(args: &[Word], out: &mut Examined) {
         let t = w.text.as_str();
         i += 1;
         if !w.literal {
-            if dynamic(args, i - 1) {
-                out.effect(
-                    EffectKind::Runs,
-                    UNKNOWN_OPTION,
-                    format!(
-                        "`{t}` is only known when the line runs and may be any option of `rustc`"
-                    ),
-                );
-            }
+            unknown_option(args, i - 1, "rustc", out);
             compiles = true;
             continue;
         }
@@ -556,15 +555,7 @@ pub(super) fn linker(base: &str, args: &[Word], out: &mut Examined) {
         let t = w.text.as_str();
         i += 1;
         if !w.literal {
-            if dynamic(args, i - 1) {
-                out.effect(
-                    EffectKind::Runs,
-                    UNKNOWN_OPTION,
-                    format!(
-                        "`{t}` is only known when the line runs and may be any option of `{base}`"
-                    ),
-                );
-            }
+            unknown_option(args, i - 1, base, out);
             continue;
         }
         if !t.starts_with(['-', '@']) || t == "-" {
