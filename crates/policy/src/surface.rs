@@ -850,42 +850,13 @@ fn repository_at(dir: &Path) -> Result<Option<(PathBuf, PathBuf)>, ()> {
     }
 }
 
-/// `p` with every link resolved, also a dangling one, at its end (`.envrc -> envrc.shared`
-/// before `envrc.shared` exists: a write there makes the link's target) or on the way
-/// (`.claude -> cfg` before `cfg` exists: a write of `cfg/settings.json` makes Claude Code's
-/// settings): the path a write through `p` would reach, walked name by name as the kernel
-/// walks it (a `..` after a link goes up from the link's target). Past the kernel's limit of
-/// links in one lookup (40), the rest is taken as written.
+/// Absolute `p` with every link resolved, also a dangling one, at its end (`.envrc ->
+/// envrc.shared` before `envrc.shared` exists: a write there makes the link's target) or on the
+/// way (`.claude -> cfg` before `cfg` exists: a write of `cfg/settings.json` makes Claude Code's
+/// settings): the path a write through `p` would reach, walked name by name as the kernel walks
+/// it ([`cordon_fs::links::Links::real`], the one such walk).
 pub fn resolve(p: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut todo: std::collections::VecDeque<std::ffi::OsString> = p
-        .components()
-        .map(|c| c.as_os_str().to_os_string())
-        .collect();
-    let mut at = PathBuf::new();
-    let mut links = 0;
-    while let Some(name) = todo.pop_front() {
-        match Path::new(&name).components().next() {
-            Some(Component::RootDir) => at = PathBuf::from("/"),
-            Some(Component::ParentDir) => {
-                at.pop();
-            }
-            Some(Component::Normal(n)) => {
-                let next = at.join(n);
-                match std::fs::read_link(&next) {
-                    Ok(target) if links < 40 => {
-                        links += 1;
-                        for c in target.components().rev() {
-                            todo.push_front(c.as_os_str().to_os_string());
-                        }
-                    }
-                    _ => at = next,
-                }
-            }
-            _ => {}
-        }
-    }
-    at
+    cordon_fs::links::Links::default().real(p)
 }
 
 const LINKED_WHY: &str = "a link of the surface resolves to it (`.envrc -> envrc.shared`, `.claude -> cfg`): the program that reads the link's name reads this";
