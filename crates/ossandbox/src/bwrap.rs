@@ -26,7 +26,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::profile::{placeholder_content, Access, PathRule, Profile};
+use crate::profile::{Access, PathRule, Profile};
 use crate::Error;
 
 /// The inner stage's program (`inner/main.rs`, built statically by `build.rs`).
@@ -174,37 +174,13 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
             .is_some_and(|p| p.access.write == r.access.write)
     };
     let rules: Vec<&PathRule> = rules.iter().copied().filter(|r| !redundant(r)).collect();
-    // Parents before children, so a deeper mount (a workspace under /tmp) lands on top.
-    // A read-only mount cannot be renamed, but a directory above it can, taking the mount
-    // along (`mv .git .git-old`, then a fresh, unprotected `.git/hooks`). Binding every
-    // directory between the writable root and a protected path onto itself makes each a
-    // mount point, which cannot be renamed either; their contents stay writable.
-    let mut anchors: Vec<PathBuf> = Vec::new();
-    for p in &profile.protected {
-        let Some(root) = rules
-            .iter()
-            .filter(|r| r.access.write && p.path.starts_with(&r.path))
-            .map(|r| r.path.as_path())
-            .max_by_key(|r| r.components().count())
-        else {
-            continue;
-        };
-        let mut cur = root.to_path_buf();
-        let rel: Vec<_> = p
-            .path
-            .strip_prefix(root)
-            .map(|r| r.components().collect())
-            .unwrap_or_default();
-        for c in rel.iter().take(rel.len().saturating_sub(1)) {
-            cur.push(c);
-            match std::fs::symlink_metadata(&cur) {
-                Ok(m) if m.is_dir() => anchors.push(cur.clone()),
-                _ => break,
-            }
-        }
-    }
-    anchors.sort();
-    anchors.dedup();
+    // Parents before children, so a deeper mount (a workspace under /tmp) lands on top; the
+    // protected paths' plan (crate::protect) anchors the directories above them among these.
+    let protect = crate::protect::plan(
+        &profile.protected,
+        &crate::protect::writable_roots(&rules),
+        cx.dry_run,
+    )?;
     let mut mounts: Vec<(&Path, &Path, bool, &str)> = rules
         .iter()
         .map(|r| {
@@ -224,14 +200,12 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
             "private /tmp: the run's own directory",
         ));
     }
-    mounts.extend(anchors.iter().map(|a| {
-        (
-            a.as_path(),
-            a.as_path(),
-            true,
-            "sandbox.protected: the directory above a protected path, kept from being renamed away",
-        )
-    }));
+    mounts.extend(
+        protect
+            .anchors
+            .iter()
+            .map(|a| (a.at.as_path(), a.at.as_path(), true, a.why.as_str())),
+    );
     mounts.sort_by_key(|(_, dest, _, _)| (dest.components().count(), dest.to_path_buf()));
     for (src, dest, write, why) in mounts {
         let opt = if write { "--bind" } else { "--ro-bind" };
@@ -279,70 +253,23 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
         }
     }
 
-    // Protected paths: re-bound read-only over the writable root. A symlink on the way could
-    // point the mount elsewhere, and a missing path could be created: cover the first
-    // symlink or missing component with a read-only /dev/null instead.
-    let mut placeholders = Vec::new();
-    for p in &profile.protected {
-        let root = rules
-            .iter()
-            .filter(|r| r.access.write && p.path.starts_with(&r.path))
-            .map(|r| r.path.clone())
-            .max_by_key(|r| r.components().count())
-            .ok_or_else(|| {
-                Error::other(format!(
-                    "protected path {} is not inside a writable root",
-                    p.path.display()
-                ))
-            })?;
-        match first_unsafe_component(&root, &p.path) {
-            None if p.hidden() => hide(&p.path, &p.origin, &mut push),
-            None => push(
-                &p.origin,
-                &["--ro-bind".as_ref(), p.path.as_os_str(), p.path.as_os_str()],
-            ),
-            Some((at, missing)) => {
-                let content = placeholder_content(&at).filter(|_| missing);
-                if missing && !cx.dry_run {
-                    // bwrap would create the mount point through the writable bind; make it
-                    // ourselves so that we know to remove it afterwards.
-                    // Through cordon_fs::safe: never through a link on the way (a concurrent
-                    // run of `cordon mcp` could have re-pointed a directory since the check).
-                    let (Some(dir), Some(name)) = (at.parent(), at.file_name()) else {
-                        return Err(Error::other(format!(
-                            "cannot create a placeholder for protected {}: no parent",
-                            at.display()
-                        )));
-                    };
-                    cordon_fs::safe::Dir::open_absolute(dir)
-                        .and_then(|d| {
-                            d.create_new(Path::new(name), content.unwrap_or_default(), 0o644)
-                        })
-                        .map_err(|e| {
-                            Error::other(format!(
-                                "cannot create a placeholder for protected {}: {e}",
-                                at.display()
-                            ))
-                        })?;
-                    placeholders.push(at.clone());
-                }
-                let why = if missing {
-                    format!("{}: missing, so its first missing component is covered and cannot be created", p.origin)
-                } else {
-                    format!(
-                        "{}: a symlink on the way is covered so it cannot redirect the mount",
-                        p.origin
-                    )
-                };
-                // A placeholder with content is its own source: git must read it.
-                let source: &OsStr = match content {
-                    Some(_) => at.as_os_str(),
-                    None => "/dev/null".as_ref(),
-                };
-                push(&why, &["--ro-bind".as_ref(), source, at.as_os_str()]);
+    // Protected paths: re-bound read-only over the writable root, or covered where a symlink
+    // on the way could point the mount elsewhere or a missing path could be created.
+    for m in &protect.covers {
+        let at = m.at.as_os_str();
+        match m.cover {
+            crate::protect::Cover::ReadOnly => push(&m.why, &["--ro-bind".as_ref(), at, at]),
+            crate::protect::Cover::Null => {
+                push(&m.why, &["--ro-bind".as_ref(), "/dev/null".as_ref(), at])
             }
+            crate::protect::Cover::EmptyDir => push(
+                &m.why,
+                &["--tmpfs".as_ref(), at, "--remount-ro".as_ref(), at],
+            ),
+            crate::protect::Cover::Anchor => push(&m.why, &["--bind".as_ref(), at, at]),
         }
     }
+    let placeholders = protect.placeholders;
 
     // The sandbox's root is bwrap's throwaway tmpfs, and Landlock inside grants nothing on it:
     // no `--remount-ro /` (it would cost a remount of every mount).
@@ -539,58 +466,6 @@ pub fn make_device_nodes(dir: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// A protected path the command must not even read (the audit log's directory, or the log's
-/// files when they lie directly in a writable root): an empty read-only tmpfs over a
-/// directory, `/dev/null` over a file.
-fn hide(path: &Path, why: &str, push: &mut impl FnMut(&str, &[&OsStr])) {
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-        push(
-            &format!("{why}: hidden (an empty read-only tmpfs)"),
-            &[
-                "--tmpfs".as_ref(),
-                path.as_os_str(),
-                "--remount-ro".as_ref(),
-                path.as_os_str(),
-            ],
-        );
-    } else {
-        push(
-            &format!("{why}: hidden (/dev/null in its place)"),
-            &["--ro-bind".as_ref(), "/dev/null".as_ref(), path.as_os_str()],
-        );
-    }
-}
-
-/// Whether `path` is still a placeholder as [`invocation`] created it (an empty regular file,
-/// or one holding exactly its [`placeholder_content`]): only then is it removed after the run.
-/// Removes the placeholder cordon made at `path`, if it still is one: through
-/// [`cordon_fs::safe`] (its directory opened from `/` without following a link), so a link a
-/// concurrent run put on the way (`.git -> /etc`) cannot make cordon delete a file elsewhere.
-pub fn remove_placeholder(path: &Path) {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-        return;
-    };
-    let Ok(dir) = cordon_fs::safe::Dir::open_absolute(dir) else {
-        return;
-    };
-    let want = placeholder_content(path).unwrap_or_default();
-    let still = dir
-        .read(Path::new(name), want.len() as u64)
-        .ok()
-        .flatten()
-        .is_some_and(|b| b == want);
-    if still {
-        let _ = dir.remove(Path::new(name));
-    }
-}
-
-#[cfg(test)]
-fn is_placeholder(path: &Path) -> bool {
-    let want = placeholder_content(path).unwrap_or_default();
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == want.len() as u64)
-        && (want.is_empty() || std::fs::read(path).is_ok_and(|b| b == want))
-}
-
 /// The inner stage's program in a sealed, executable memfd: bwrap runs it as
 /// `/proc/self/fd/N` inside the sandbox, so no file on the host has to be trusted to be it.
 pub fn inner_stage() -> Result<std::os::fd::OwnedFd, Error> {
@@ -704,22 +579,6 @@ fn system_links() -> Vec<(PathBuf, PathBuf)> {
         .collect()
 }
 
-/// The first component of `path` below `root` that is a symlink or does not exist, and
-/// whether it is missing. `None` when the whole path exists without symlinks.
-fn first_unsafe_component(root: &Path, path: &Path) -> Option<(PathBuf, bool)> {
-    let rel = path.strip_prefix(root).ok()?;
-    let mut cur = root.to_path_buf();
-    for c in rel.components() {
-        cur.push(c);
-        match std::fs::symlink_metadata(&cur) {
-            Err(_) => return Some((cur, true)),
-            Ok(m) if m.file_type().is_symlink() => return Some((cur, false)),
-            Ok(_) => {}
-        }
-    }
-    None
-}
-
 /// bwrap's options as the NUL-separated bytes `--args FD` reads.
 pub fn args_bytes(args: &[OsString]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -734,6 +593,7 @@ pub fn args_bytes(args: &[OsString]) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::profile::Protected;
+    use crate::protect::{is_placeholder, remove_placeholder};
     use cordon_policy::{Limits, Network};
 
     fn rule(path: &Path, write: bool) -> PathRule {

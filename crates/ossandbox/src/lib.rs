@@ -70,6 +70,7 @@ mod planted;
 mod probe;
 mod profile;
 #[cfg(target_os = "linux")]
+mod protect;
 mod proxy;
 mod render;
 #[cfg(target_os = "linux")]
@@ -893,7 +894,7 @@ fn execute_backend(
                 Ok(held) => pass.extend(held),
                 Err(e) => {
                     for p in &inv.placeholders {
-                        bwrap::remove_placeholder(p);
+                        protect::remove_placeholder(p);
                     }
                     return Err(e);
                 }
@@ -985,7 +986,7 @@ fn execute_backend(
             let outcome = run::run_noting(c, &spec, gaps);
             for p in &inv.placeholders {
                 // Only what we created: still the placeholder it was, never through a link.
-                bwrap::remove_placeholder(p);
+                protect::remove_placeholder(p);
             }
             outcome
         }

@@ -132,7 +132,7 @@ impl Zygote {
         }
         let cleanup = |e: Error| {
             for p in &placeholders {
-                crate::bwrap::remove_placeholder(p);
+                crate::protect::remove_placeholder(p);
             }
             e
         };
@@ -515,7 +515,7 @@ impl Zygote {
             let _ = thread.join();
         }
         for p in &self.placeholders {
-            crate::bwrap::remove_placeholder(p);
+            crate::protect::remove_placeholder(p);
         }
     }
 }
