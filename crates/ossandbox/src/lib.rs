@@ -442,20 +442,24 @@ fn choose_linux(
         Backend::Seatbelt => Err(Error::Refused("the seatbelt backend runs only on macOS".into())),
         Backend::None => unconfined("backend `none` was requested".into()),
         Backend::Bwrap => bwrap("backend `bwrap` was requested"),
-        Backend::Landlock => match protected {
+        // Protected paths are kept read-only by mounts the backend's init makes in the
+        // command's own mount namespace, where it can make one.
+        Backend::Landlock => match protected.filter(|_| !machine.own_namespaces) {
             Some(p) if p.origin.starts_with("sandbox.git") => Err(Error::Refused(format!(
-                "Landlock cannot keep the configuration of {} read-only inside a writable root ({}); use --backend bwrap (or auto), or set sandbox.git = \"writable\" (what a run leaves there is still moved aside and reported after it)",
+                "the Landlock backend cannot keep the configuration of {} read-only inside a writable root here ({}): it needs a mount namespace of its own, which {}; use --backend bwrap (or auto), or set sandbox.git = \"writable\" (what a run leaves there is still moved aside and reported after it)",
                 p.path
                     .ancestors()
                     .find(|a| a.file_name() == Some(".git".as_ref()))
                     .unwrap_or(&p.path)
                     .display(),
-                p.origin.split(':').next().unwrap_or(&p.origin)
+                p.origin.split(':').next().unwrap_or(&p.origin),
+                no_namespaces(machine)
             ))),
             Some(p) => Err(Error::Refused(format!(
-                "Landlock cannot keep {} ({}) read-only inside a writable root; use --backend bwrap (or auto), or keep it out of the writable roots",
+                "the Landlock backend cannot keep {} ({}) read-only inside a writable root here: it needs a mount namespace of its own, which {}; use --backend bwrap (or auto), or keep it out of the writable roots",
                 p.path.display(),
-                p.origin
+                p.origin,
+                no_namespaces(machine)
             ))),
             None => kernel(&|abi| Chosen::Landlock { abi }),
         },
@@ -465,6 +469,10 @@ fn choose_linux(
             (Some(_), root, None) if outer_protects(machine, profile) && (!root || root_covered) => {
                 landlock_as_root_inside()
             }
+            // A user's protected paths: Landlock's init keeps them read-only with mounts in
+            // the command's own mount namespace (about half bwrap's start-up cost). Root keeps
+            // bwrap, for the system's files (see `root_without_bwrap`).
+            (Some(_), false, _) if machine.own_namespaces => kernel(&|abi| Chosen::Landlock { abi }),
             (Some(p), _, _) => bwrap(&format!("{} ({}) must stay read-only inside a writable root, which needs bwrap", p.path.display(), p.origin)),
             (None, true, Some(_)) => bwrap("running as root"),
             // Root needs bwrap for the system's files; an outer sandbox that mounts them
@@ -488,6 +496,18 @@ fn choose_linux(
         }
     }
     Ok(choice)
+}
+
+/// Why the Landlock backend cannot make its mount namespace here (see
+/// [`Machine::own_namespaces`]).
+#[cfg(target_os = "linux")]
+fn no_namespaces(machine: &Machine) -> String {
+    match &machine.outer {
+        Some(o) => format!("{} may refuse", o.name),
+        None => {
+            "this kernel refuses to unprivileged users (a sysctl turns user namespaces off)".into()
+        }
+    }
 }
 
 /// Every protected path lies on a read-only mount of the outer sandbox (the path, or where it
@@ -824,7 +844,7 @@ fn execute_backend(
             landlock::host_rules(profile)?;
             // Own PID, IPC and mount namespaces (and user, network) first; the rules for /proc
             // are added by the namespace's init, to the /proc it mounts.
-            let (host, plan) = namespace_plan(profile, *abi);
+            let (host, mut plan) = namespace_plan(profile, *abi);
             let c = run::namespaces::Confinement {
                 landlock: match &built.landlock {
                     Some(held) => landlock::prepare_held(held, &host, *abi)?.fd,
@@ -833,12 +853,32 @@ fn execute_backend(
                 seccomp: built.seccomp(profile.network)?,
                 rlimits: rlimits(profile),
             };
+            // The protected paths' mounts, made by the namespace's init (the paths were
+            // checked by the caller right before, see `Prepared::run`); the placeholders made
+            // for them are removed after the run, whatever its end.
+            let rules: Vec<&PathRule> = profile.rules.iter().collect();
+            let protect =
+                protect::plan(&profile.protected, &protect::writable_roots(&rules), false)?;
+            plan.protect = protect.anchors.into_iter().chain(protect.covers).collect();
             // Taken by the namespaced run once it waited for it; what is left (the namespaces
             // were refused before) the run without them waits for.
             let mut release = spec.release.take();
-            match run::namespaces::run(c, &spec, &plan, &mut release) {
+            let ran = run::namespaces::run(c, &spec, &plan, &mut release);
+            for p in &protect.placeholders {
+                // Only what we created: still the placeholder it was, never through a link.
+                protect::remove_placeholder(p);
+            }
+            match ran {
                 Ok(outcome) => return Ok(outcome),
                 Err(run::namespaces::Attempt::Start(e)) => return Err(e),
+                // The protected paths are kept read-only by mounts in the command's own mount
+                // namespace; without one nothing would: refused, never run writable.
+                Err(run::namespaces::Attempt::Unavailable(e)) if !plan.protect.is_empty() => {
+                    return Err(Error::Refused(format!(
+                        "the Landlock backend keeps {} read-only with mounts in a mount namespace of the command's own, which this kernel refused ({e}); the run is refused (use --backend bwrap where bubblewrap can start, or allow unprivileged user namespaces)",
+                        profile.protected[0].path.display()
+                    )));
+                }
                 // Without a network namespace nothing keeps the command from going around
                 // the proxy: refused, never run with more network than the policy gives.
                 Err(run::namespaces::Attempt::Unavailable(e))
@@ -1018,6 +1058,7 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
                 file_rights: landlock::fs_rights(r.access, false, level).bits(),
             })
             .collect(),
+        protect: Vec::new(),
     };
     (
         Profile {
@@ -1150,6 +1191,7 @@ mod tests {
             bwrap: None,
             sandbox_exec: None,
             outer: None,
+            own_namespaces: false,
         }
     }
 
@@ -1162,6 +1204,7 @@ mod tests {
             bwrap: None,
             sandbox_exec: sandbox_exec.then(|| PathBuf::from("/usr/bin/sandbox-exec")),
             outer: None,
+            own_namespaces: false,
         }
     }
 
@@ -1335,7 +1378,7 @@ mod tests {
     }
 
     #[test]
-    fn protected_paths_never_run_on_landlock() {
+    fn protected_paths_run_on_landlock_only_where_its_mount_namespace_can_be_made() {
         for require in [true, false] {
             let e = refused(choose(
                 Backend::Landlock,
@@ -1343,7 +1386,54 @@ mod tests {
                 require,
                 &machine(7, true),
             ));
-            assert!(e.contains("/w/.git/hooks"), "{e}");
+            assert!(
+                e.contains("/w/.git/hooks") && e.contains("mount namespace of its own"),
+                "{e}"
+            );
+        }
+        // Where it can, the backend's init keeps them read-only with mounts: as root and as
+        // a user, when asked for by name.
+        for root in [false, true] {
+            let mut m = machine(7, true);
+            m.own_namespaces = true;
+            m.root = root;
+            let c = choose(Backend::Landlock, &profile(true), true, &m).unwrap();
+            assert_eq!(c.backend, Chosen::Landlock { abi: 7 });
+            assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        }
+    }
+
+    #[test]
+    fn auto_keeps_a_users_protected_paths_on_landlock_where_it_can_mount() {
+        let bw = Chosen::Bwrap {
+            bwrap: PathBuf::from("/usr/bin/bwrap"),
+            abi: 7,
+        };
+        let mut m = with_bwrap(machine(7, true), false);
+        m.own_namespaces = true;
+        let c = choose(Backend::Auto, &profile(true), true, &m).unwrap();
+        assert_eq!(
+            c.backend,
+            Chosen::Landlock { abi: 7 },
+            "a user's protected paths"
+        );
+        // Without bwrap as well: the mounts are cordon's own.
+        m.bwrap = None;
+        let c = choose(Backend::Auto, &profile(true), true, &m).unwrap();
+        assert_eq!(c.backend, Chosen::Landlock { abi: 7 });
+        // Root keeps bwrap (the system's files' modes), protected paths or not.
+        let mut m = with_bwrap(machine(7, true), true);
+        m.own_namespaces = true;
+        for protected in [true, false] {
+            let c = choose(Backend::Auto, &profile(protected), true, &m).unwrap();
+            assert_eq!(c.backend, bw, "root, protected = {protected}");
+        }
+        // Inside an outer sandbox (no own_namespaces): bwrap or a refusal, as before.
+        let m = nested(false, codex_outer(false));
+        assert!(!m.own_namespaces);
+        match choose(Backend::Auto, &profile(true), true, &m) {
+            Ok(c) => assert_ne!(c.backend, Chosen::Landlock { abi: 7 }),
+            Err(e) => assert_eq!(e.kind(), ErrorKind::Refused),
         }
     }
 

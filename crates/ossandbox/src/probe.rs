@@ -41,6 +41,12 @@ pub struct Machine {
     /// The sandbox cordon itself runs inside (an agent host's, a container's), as the kernel
     /// shows it to this process; `None` when nothing binds cordon.
     pub outer: Option<Outer>,
+    /// The Landlock backend can make its own mount namespace here, where it keeps protected
+    /// paths read-only with mounts: no outer sandbox, and (for a user) no sysctl that turns
+    /// unprivileged user namespaces off. A cheap reading (a few /proc files, no clone): a
+    /// kernel that refuses at run time anyway refuses the run, never runs it without the
+    /// mounts (`cordon doctor` proves it live).
+    pub own_namespaces: bool,
 }
 
 /// An outer sandbox around cordon: what it already enforces on every process inside it
@@ -246,7 +252,29 @@ impl Machine {
             outer: Outer::probe(),
             #[cfg(not(target_os = "linux"))]
             outer: None,
+            own_namespaces: false,
         }
+        .with_own_namespaces()
+    }
+
+    /// Sets [`Machine::own_namespaces`] from the outer sandbox found and the sysctls that
+    /// refuse unprivileged user namespaces (Debian's `unprivileged_userns_clone`, Ubuntu's
+    /// AppArmor restriction, a limit of 0 user or mount namespaces).
+    fn with_own_namespaces(mut self) -> Machine {
+        let sysctl = |name: &str| {
+            std::fs::read_to_string(Path::new("/proc/sys").join(name))
+                .ok()
+                .map(|v| v.trim().to_string())
+        };
+        let refused = |name: &str, off: &str| sysctl(name).is_some_and(|v| v == off);
+        self.own_namespaces = self.platform == Platform::Linux
+            && self.outer.is_none()
+            && !refused("user/max_mnt_namespaces", "0")
+            && (self.root
+                || !(refused("user/max_user_namespaces", "0")
+                    || refused("kernel/unprivileged_userns_clone", "0")
+                    || refused("kernel/apparmor_restrict_unprivileged_userns", "1")));
+        self
     }
 
     /// bubblewrap is installed and can start here (see [`Outer::bwrap_blocker`]).

@@ -18,7 +18,7 @@ use crate::profile::{placeholder_content, PathRule, Protected};
 use crate::Error;
 
 /// One mount of the plan, onto `at` (an absolute path inside a writable root).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cover {
     /// `at`, a directory above a protected path, bound onto itself, writable: a mount point
     /// cannot be renamed away.

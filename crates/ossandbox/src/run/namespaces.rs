@@ -88,6 +88,11 @@ pub struct Plan {
     pub proxy: Option<u16>,
     /// Landlock rules for the fresh /proc.
     pub proc_rules: Vec<ProcRule>,
+    /// The protected paths' mounts ([`crate::protect::Plan`]: its anchors, then its covers),
+    /// made by init in the command's mount namespace before the command exists. Landlock
+    /// forbids a restricted task every mount, umount and pivot_root, so the command cannot
+    /// undo them. Any failure refuses the run.
+    pub protect: Vec<crate::protect::Mount>,
 }
 
 /// What the child is confined by (built in the parent).
@@ -108,7 +113,7 @@ pub enum Attempt {
 }
 
 /// Steps whose failure the child reports; the index is the record's step byte.
-const STEPS: [&str; 23] = [
+const STEPS: [&str; 26] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -132,7 +137,14 @@ const STEPS: [&str; 23] = [
     "handing the proxy's listener to cordon",
     "signal mask",
     "waiting for cordon's go",
+    "opening a protected path without following links",
+    "mounting over a protected path",
+    "checking that the protected path shows its mount",
 ];
+
+/// The first of the protected-path steps (see [`protect`]); a `P` record before the `S` one
+/// names the mount (its index in [`Plan::protect`]).
+const PROTECT_STEP: u8 = 23;
 
 const REC: usize = 6;
 
@@ -169,6 +181,12 @@ pub fn run(
                 r.file_rights,
             ))
         })
+        .collect::<Result<_, Error>>()
+        .map_err(start)?;
+    let protect: Vec<(CString, crate::protect::Cover)> = plan
+        .protect
+        .iter()
+        .map(|m| Ok((cstring(m.at.as_os_str().as_bytes())?, m.cover)))
         .collect::<Result<_, Error>>()
         .map_err(start)?;
     let pid_max = format!("{TASK_CAP}\n");
@@ -255,6 +273,7 @@ pub fn run(
                 id: id.raw(),
                 pid_max: pid_max.as_bytes(),
                 proc_rules: &proc_rules,
+                protect: &protect,
                 ruleset,
                 rlimits,
                 drop_caps: drop_caps_all,
@@ -334,6 +353,7 @@ pub fn run(
     let _ = io::Read::read_to_end(&mut std::fs::File::from(report_r), &mut bytes);
     let mut exec_errno = None;
     let mut status = None;
+    let mut protecting = None;
     for rec in bytes.chunks_exact(REC) {
         let value = i32::from_ne_bytes([rec[2], rec[3], rec[4], rec[5]]);
         let step = STEPS.get(rec[1] as usize).copied().unwrap_or("setup");
@@ -344,11 +364,17 @@ pub fn run(
                     io::Error::from_raw_os_error(value)
                 ))))
             }
+            b'P' => protecting = plan.protect.get(value as usize),
             b'S' => {
-                return Err(start(Error::Setup(
-                    step,
-                    io::Error::from_raw_os_error(value),
-                )))
+                let e = io::Error::from_raw_os_error(value);
+                return Err(start(match protecting.filter(|_| rec[1] >= PROTECT_STEP) {
+                    Some(m) => Error::other(format!(
+                        "cannot keep {} read-only in the command's mount namespace ({}): {step}: {e}; the run is refused",
+                        m.at.display(),
+                        m.why
+                    )),
+                    None => Error::Setup(step, e),
+                }));
             }
             b'E' => exec_errno = Some(value),
             b'X' => status = Some(value),
@@ -609,6 +635,8 @@ struct InitData<'a> {
     id: RawIdentity<'a>,
     pid_max: &'a [u8],
     proc_rules: &'a [(CString, u64, u64)],
+    /// The protected paths' mounts, in order.
+    protect: &'a [(CString, crate::protect::Cover)],
     ruleset: RawFd,
     rlimits: &'a [(libc::__rlimit_resource_t, u64)],
     drop_caps: bool,
@@ -636,6 +664,105 @@ struct InitData<'a> {
 /// The command's stack between init's vfork and its exec: `command` uses a few kilobytes
 /// (the seccomp filters and the exec candidates are read from `InitData`, not copied).
 const COMMAND_STACK: usize = 256 * 1024;
+
+/// One mount of the protected-path plan onto `at`, from descriptors only: `at` is opened
+/// without following any link (a link planted since cordon's check refuses the run, it cannot
+/// redirect the mount), the mount is made on that descriptor with the mount API (`open_tree`
+/// or `fsmount`, `mount_setattr`, `move_mount`), and `at`, opened again the same way, must
+/// then show that very mount (a rename between the open and the mount refuses the run).
+/// Returns the failed step and errno.
+///
+/// # Safety
+/// Raw system calls only (rustix's, on `CStr`s: no allocation, no lock), so it may run in
+/// init between clone and exec. Every descriptor it opens is closed before it returns.
+unsafe fn protect(at: &std::ffi::CStr, cover: crate::protect::Cover) -> Result<(), (u8, i32)> {
+    use crate::protect::Cover;
+    use rustix::fs::{openat2, statx, AtFlags, Mode, OFlags, ResolveFlags, StatxFlags, CWD};
+    use rustix::mount::{
+        fsconfig_create, fsmount, fsopen, move_mount, open_tree, FsMountFlags, FsOpenFlags,
+        MountAttrFlags, MoveMountFlags, OpenTreeFlags,
+    };
+    let at_step = |step: u8| move |e: rustix::io::Errno| (step, e.raw_os_error());
+    let (open_step, mount_step, check_step) = (PROTECT_STEP, PROTECT_STEP + 1, PROTECT_STEP + 2);
+    let open = |p: &std::ffi::CStr| {
+        openat2(
+            CWD,
+            p,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        )
+    };
+    let dst = open(at).map_err(at_step(open_step))?;
+    let clone = OpenTreeFlags::OPEN_TREE_CLONE
+        | OpenTreeFlags::OPEN_TREE_CLOEXEC
+        | OpenTreeFlags::AT_EMPTY_PATH
+        | OpenTreeFlags::AT_RECURSIVE;
+    let tree = match cover {
+        // Onto itself: the same inode, so the profile's Landlock rules still apply to it.
+        Cover::Anchor | Cover::ReadOnly => open_tree(&dst, c"", clone),
+        Cover::Null => open(c"/dev/null").and_then(|null| open_tree(&null, c"", clone)),
+        Cover::EmptyDir => fsopen(c"tmpfs", FsOpenFlags::FSOPEN_CLOEXEC).and_then(|fs| {
+            fsconfig_create(&fs)?;
+            fsmount(
+                &fs,
+                FsMountFlags::FSMOUNT_CLOEXEC,
+                MountAttrFlags::MOUNT_ATTR_RDONLY
+                    | MountAttrFlags::MOUNT_ATTR_NOSUID
+                    | MountAttrFlags::MOUNT_ATTR_NODEV
+                    | MountAttrFlags::MOUNT_ATTR_NOEXEC,
+            )
+        }),
+    }
+    .map_err(at_step(mount_step))?;
+    if matches!(cover, Cover::ReadOnly | Cover::Null) {
+        // `struct mount_attr` (rustix has no mount_setattr): read-only, the whole tree.
+        #[repr(C)]
+        struct MountAttr {
+            attr_set: u64,
+            attr_clr: u64,
+            propagation: u64,
+            userns_fd: u64,
+        }
+        let attr = MountAttr {
+            attr_set: libc::MOUNT_ATTR_RDONLY,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        };
+        // SAFETY: mount_setattr reads the empty C string and one `struct mount_attr` (its
+        // exact layout, size passed) from this frame; `tree` is the detached mount above.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_mount_setattr,
+                std::os::fd::AsRawFd::as_raw_fd(&tree),
+                c"".as_ptr(),
+                libc::AT_EMPTY_PATH | libc::AT_RECURSIVE,
+                &attr as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            )
+        };
+        if r != 0 {
+            return Err((mount_step, errno()));
+        }
+    }
+    move_mount(
+        &tree,
+        c"",
+        &dst,
+        c"",
+        MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH,
+    )
+    .map_err(at_step(mount_step))?;
+    let shown = open(at).map_err(at_step(check_step))?;
+    let id = |fd: &OwnedFd| {
+        statx(fd, c"", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID).map(|s| s.stx_mnt_id)
+    };
+    if id(&shown).map_err(at_step(check_step))? != id(&tree).map_err(at_step(check_step))? {
+        return Err((check_step, libc::EXDEV));
+    }
+    Ok(())
+}
 
 /// The vfork'd command's entry (see `init`): `arg` is init's `InitData`.
 extern "C" fn command_entry(arg: *mut libc::c_void) -> libc::c_int {
@@ -791,6 +918,20 @@ unsafe fn init(d: &InitData) -> ! {
         unsafe { libc::close(fd) };
         if r != 0 {
             fail(b'S', 6);
+        }
+    }
+
+    // The protected paths' mounts, in this mount namespace only (made private above), before
+    // the command exists.
+    for (i, (at, cover)) in d.protect.iter().enumerate() {
+        // SAFETY: raw system calls on `at` (a CString in `d`) and this frame's descriptors.
+        if let Err((step, e)) = unsafe { protect(at, *cover) } {
+            // SAFETY: `d.report` is open; the records say which mount and why.
+            unsafe {
+                record(d.report, b'P', 0, i as i32);
+                *libc::__errno_location() = e;
+            }
+            fail(b'S', step);
         }
     }
 
