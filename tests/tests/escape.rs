@@ -1658,11 +1658,12 @@ fn fail_closed_without_landlock(mode: Mode, backend: Backend) {
 
 macro_rules! bwrap_tests {
     ($($f:ident,)*) => {
-        /// bwrap-only guarantees, with cordon running as root.
+        /// Guarantees of bwrap's view (and, for protected paths, of the Landlock backend's
+        /// mounts too), with cordon running as root.
         mod bwrap_only_as_root {
             $( #[test] fn $f() { super::$f(super::Mode::Root); } )*
         }
-        /// bwrap-only guarantees, with cordon running as an unprivileged user.
+        /// The same, with cordon running as an unprivileged user.
         mod bwrap_only_as_user {
             $( #[test] fn $f() { super::$f(super::Mode::User); } )*
         }
@@ -1690,8 +1691,16 @@ fn protected_policy(fx: &Fixture, backend: Backend) -> PathBuf {
     p
 }
 
+/// On both backends: bwrap's read-only mounts, and the Landlock backend's init's, made in the
+/// command's own mount namespace.
 fn protected_paths_stay_read_only(mode: Mode) {
-    let fx = Fixture::new(mode, Backend::Bwrap);
+    for backend in [Backend::Bwrap, Backend::Landlock] {
+        protected_paths_stay_read_only_on(mode, backend);
+    }
+}
+
+fn protected_paths_stay_read_only_on(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     fs::create_dir(fx.ws.join(".git")).unwrap();
     fs::write(fx.ws.join(".git/config"), "[core]\n").unwrap();
     fx.chown_to_user();
@@ -1704,12 +1713,13 @@ fn protected_paths_stay_read_only(mode: Mode) {
                   chmod 777 .git/config; \
                   echo fine > allowed.txt";
     let out = run(fx.cordon(
-        &protected_policy(&fx, Backend::Bwrap),
+        &protected_policy(&fx, backend),
         // The kernel layer is what is tested: the shell analysis asks for these writes to
         // the persistence surface, and --approve-all answers that ask.
         &["--approve-all"],
         &os(&["/bin/sh", "-c", script]),
     ));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert_eq!(
         fs::read_to_string(fx.ws.join(".git/config")).unwrap(),
         "[core]\n",
@@ -1735,16 +1745,6 @@ fn protected_paths_stay_read_only(mode: Mode) {
         "the rest of the workspace stays writable\n{}",
         describe(&out)
     );
-
-    // The Landlock backend cannot enforce this, so it refuses instead of pretending.
-    let out = run(fx.cordon(
-        &protected_policy(&fx, Backend::Landlock),
-        &[],
-        &os(&["/bin/sh", "-c", "touch ran"]),
-    ));
-    assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
-    assert!(has_cordon_line(&out), "{}", describe(&out));
-    assert!(!fx.ws.join("ran").exists());
 }
 
 fn tmp_is_private(mode: Mode) {
@@ -1825,14 +1825,20 @@ fn network_namespace_is_empty(mode: Mode) {
 /// A read-only mount moves with its parent directory: renaming `.git` away and building a
 /// fresh `.git/hooks` must fail, as must removing or renaming the protected paths themselves.
 fn protected_paths_cannot_be_moved_away(mode: Mode) {
-    let fx = Fixture::new(mode, Backend::Bwrap);
+    for backend in [Backend::Bwrap, Backend::Landlock] {
+        protected_paths_cannot_be_moved_away_on(mode, backend);
+    }
+}
+
+fn protected_paths_cannot_be_moved_away_on(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     fs::create_dir_all(fx.ws.join(".git/hooks")).unwrap();
     fs::write(fx.ws.join(".git/config"), "[core]\n").unwrap();
     fx.chown_to_user();
     let script = "mv .git .git-old; mv .git/hooks .git/h2; rm -rf .git/hooks; mv .git/config .git/c2; \
                   mkdir -p .git-new/hooks && echo evil > .git-new/hooks/pre-commit && mv .git-new .git; true";
     let out = run(fx.cordon(
-        &protected_policy(&fx, Backend::Bwrap),
+        &protected_policy(&fx, backend),
         // The kernel layer is what is tested: the shell analysis asks for these writes to
         // the persistence surface, and --approve-all answers that ask.
         &["--approve-all"],
@@ -1871,33 +1877,29 @@ fn policy_in_the_workspace_is_out_of_reach(mode: Mode) {
     let out = run(fx.cordon(&policy, &[], &os(&["/bin/sh", "-c", attack])));
     assert_eq!(out.status.code(), Some(126), "{}", describe(&out));
     let file = fx.script("attack.sh", attack);
-    let out = run(fx.cordon(&policy, &[], &os(&["/bin/sh", &file])));
-    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
-    assert_eq!(
-        fs::read_to_string(&policy).unwrap(),
-        text,
-        "{}",
-        describe(&out)
-    );
-    // cordon creates the rules file (header only) so that it is protected as a file.
-    let rules = fs::read_to_string(fx.ws.join("cordon.rules.toml")).unwrap();
-    assert!(
-        rules.starts_with("# Rules remembered by cordon") && !rules.contains("pattern"),
-        "the command remembered a rule for itself: {rules}\n{}",
-        describe(&out)
-    );
-    assert!(!fx.ws.join("gone.toml").exists());
-    // Landlock alone cannot keep it read-only: refused, saying why.
-    let ll = fx.ws.join("landlock.toml");
-    fs::write(&ll, policy_text("landlock", true, "")).unwrap();
-    fx.chown_to_user();
-    let out = run(fx.cordon(&ll, &[], &os(&["/bin/true"])));
-    assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("remembered rules, inside a writable root"),
-        "{}",
-        describe(&out)
-    );
+    // The same on the Landlock backend: its init keeps both files read-only with mounts in
+    // the command's own mount namespace.
+    for backend in ["bwrap", "landlock"] {
+        let text = policy_text(backend, true, "");
+        fs::write(&policy, &text).unwrap();
+        fx.chown_to_user();
+        let out = run(fx.cordon(&policy, &[], &os(&["/bin/sh", &file])));
+        assert_eq!(out.status.code(), Some(0), "{backend}\n{}", describe(&out));
+        assert_eq!(
+            fs::read_to_string(&policy).unwrap(),
+            text,
+            "{backend}\n{}",
+            describe(&out)
+        );
+        // cordon creates the rules file (header only) so that it is protected as a file.
+        let rules = fs::read_to_string(fx.ws.join("cordon.rules.toml")).unwrap();
+        assert!(
+            rules.starts_with("# Rules remembered by cordon") && !rules.contains("pattern"),
+            "{backend}: the command remembered a rule for itself: {rules}\n{}",
+            describe(&out)
+        );
+        assert!(!fx.ws.join("gone.toml").exists(), "{backend}");
+    }
 }
 
 /// A policy that names no audit log records in `$HOME/.local/state/cordon/` (no
@@ -1945,12 +1947,24 @@ fn default_audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert_eq!(fs::read_to_string(&log).unwrap().lines().count(), 3);
 
-    // Landlock alone cannot keep it read-only: refused, and nothing is recorded.
-    let out = home_run(&fx.policy_file("cordon-landlock.toml"), &["/bin/true"]);
-    assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
-    assert!(has_cordon_line(&out), "{}", describe(&out));
-    let lines = fs::read_to_string(&log).unwrap().lines().count();
-    assert_eq!(lines, 3, "a refused run must not be recorded as allowed");
+    // The Landlock backend keeps it out of reach too (its init's mounts): the attack run is
+    // recorded, and the log verifies.
+    let out = home_run(&fx.policy_file("cordon-landlock.toml"), &["/bin/sh", &file]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let mut verify = Command::new(&bins().cordon);
+    verify
+        .args(["audit", "verify", "--policy"])
+        .arg(fx.policy_file("cordon-landlock.toml"));
+    fx.prepare(&mut verify);
+    verify.env_remove("XDG_STATE_HOME");
+    let verify = run(verify);
+    assert_eq!(verify.status.code(), Some(0), "{}", describe(&verify));
+    assert!(
+        String::from_utf8_lossy(&verify.stdout).contains("4 record(s)"),
+        "{}\n{}",
+        describe(&out),
+        describe(&verify)
+    );
 }
 
 /// An audit log inside the workspace must survive the command it records.
@@ -1993,7 +2007,8 @@ fn audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
     // `/bin/true`, the line denied by the shell tool, the script.
     assert!(report.contains("3 record(s)"), "{report}");
 
-    // Landlock alone cannot keep it read-only: refused, and nothing is recorded.
+    // The Landlock backend keeps it out of reach too (its init's mounts): the attack run is
+    // recorded, and the log verifies.
     let ll = fx.policy_file("audited-landlock.toml");
     fs::write(
         &ll,
@@ -2004,11 +2019,24 @@ fn audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
         ),
     )
     .unwrap();
-    let out = run(fx.cordon(&ll, &[], &os(&["/bin/true"])));
-    assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
-    let lines = fs::read_to_string(fx.ws.join(".cordon/audit.jsonl"))
-        .unwrap()
-        .lines()
-        .count();
-    assert_eq!(lines, 3, "a refused run must not be recorded as allowed");
+    let out = run(fx.cordon(&ll, &[], &os(&["/bin/sh", &file])));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let verify = Command::new(&bins().cordon)
+        .args(["audit", "verify"])
+        .arg(fx.ws.join(".cordon/audit.jsonl"))
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&verify.stdout).into_owned()
+        + &String::from_utf8_lossy(&verify.stderr);
+    assert_eq!(
+        verify.status.code(),
+        Some(0),
+        "{report}\n{}",
+        describe(&out)
+    );
+    assert!(
+        report.contains("4 record(s)"),
+        "{report}\n{}",
+        describe(&out)
+    );
 }

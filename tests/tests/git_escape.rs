@@ -6,9 +6,9 @@
 //! Each case plants one thing under `cordon exec` (the real binary), then runs the operator's
 //! `git status` outside cordon, in a repository whose planted `core.fsmonitor` would touch a
 //! marker file. Every case runs as root and as an unprivileged user (`cordon-test` when the
-//! suite runs as root), on bwrap with `sandbox.git = "protect"` (the `.git` configuration
-//! surface is read-only) and on Landlock with the `.git` directory writable (the after-run scan
-//! is the only guard). Controls run the same plant without cordon and must touch the marker:
+//! suite runs as root), with `sandbox.git = "protect"` (the `.git` configuration surface is
+//! read-only: bwrap's mounts, or the Landlock backend's init's) on bwrap and on Landlock, and on
+//! Landlock with the `.git` directory writable (the after-run scan is the only guard). Controls run the same plant without cordon and must touch the marker:
 //! they prove each attack works.
 
 // bubblewrap and Landlock are Linux.
@@ -36,6 +36,8 @@ enum Who {
 enum Sandbox {
     /// bwrap, `sandbox.git = "protect"`.
     BwrapProtect,
+    /// Landlock, `sandbox.git = "protect"` (the mounts are made by the backend's own init).
+    LandlockProtect,
     /// Landlock, the `.git` directory writable like the rest of the workspace.
     LandlockWritable,
 }
@@ -72,6 +74,7 @@ impl Fixture {
         }
         let (backend, git) = match sandbox {
             Sandbox::BwrapProtect => ("bwrap", "git = \"protect\"\n"),
+            Sandbox::LandlockProtect => ("landlock", "git = \"protect\"\n"),
             Sandbox::LandlockWritable => ("landlock", ""),
         };
         fs::write(
@@ -324,7 +327,7 @@ fn run_plant(who: Who, sandbox: Sandbox, plant: &Plant) {
         describe(&status)
     );
     let reported = match sandbox {
-        Sandbox::BwrapProtect => plant.reported_protect,
+        Sandbox::BwrapProtect | Sandbox::LandlockProtect => plant.reported_protect,
         Sandbox::LandlockWritable => plant.reported_writable,
     };
     for path in reported {
@@ -391,6 +394,14 @@ macro_rules! plants {
         mod bwrap_protect_as_user {
             use super::*;
             $( #[test] fn $id() { run_plant(Who::User, Sandbox::BwrapProtect, &$plant); } )*
+        }
+        mod landlock_protect_as_root {
+            use super::*;
+            $( #[test] fn $id() { run_plant(Who::Root, Sandbox::LandlockProtect, &$plant); } )*
+        }
+        mod landlock_protect_as_user {
+            use super::*;
+            $( #[test] fn $id() { run_plant(Who::User, Sandbox::LandlockProtect, &$plant); } )*
         }
         mod landlock_writable_as_root {
             use super::*;
@@ -612,6 +623,14 @@ mod git_work {
         git_work(Who::User, Sandbox::BwrapProtect);
     }
     #[test]
+    fn landlock_protect_as_root() {
+        git_work(Who::Root, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        git_work(Who::User, Sandbox::LandlockProtect);
+    }
+    #[test]
     fn landlock_writable_as_root() {
         git_work(Who::Root, Sandbox::LandlockWritable);
     }
@@ -621,30 +640,38 @@ mod git_work {
     }
 }
 
-/// Landlock cannot keep part of a writable root read-only: `sandbox.git = "protect"` on it is
-/// refused before anything runs (125), naming the key; `auto` picks bwrap for it.
-fn landlock_refuses(who: Who) {
-    let fx = Fixture::new(who, Sandbox::BwrapProtect);
+/// `sandbox.git = "protect"` on the Landlock backend: its init keeps the surface read-only
+/// with mounts in the command's own mount namespace (as bwrap does), so the run goes ahead and
+/// a missing `commondir` cannot be created (its placeholder is gone after the run). `auto`
+/// picks Landlock for a user (half bwrap's start-up cost) and bwrap for root (the system's
+/// files): the filesystem at `/` tells them apart (bwrap's root is a tmpfs).
+fn landlock_protects(who: Who) {
+    let fx = Fixture::new(who, Sandbox::LandlockProtect);
     let policy = fx.root.join("policies/cordon.toml");
     let text = fs::read_to_string(&policy).unwrap();
-    fs::write(&policy, text.replace("\"bwrap\"", "\"landlock\"")).unwrap();
-    let out = fx.exec("echo ran > ran.txt");
-    assert_eq!(out.status.code(), Some(125), "{}", describe(&out));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let root_fs = "awk '$5 == \"/\" { print \"ROOT-FS\", $9 }' /proc/self/mountinfo";
+    let out = fx.exec(&format!(
+        "echo planted > .git/commondir; echo ran > ran.txt; {root_fs}"
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join("ran.txt").exists(), "{}", describe(&out));
     assert!(
-        stderr.starts_with("cordon: ")
-            && stderr.contains("Landlock cannot keep")
-            && stderr.contains("sandbox.git = \"protect\"")
-            && stderr.contains(&format!("{}/.git", fx.ws.display()))
-            && stderr.contains("--backend bwrap")
-            && stderr.contains("sandbox.git = \"writable\""),
+        String::from_utf8_lossy(&out.stderr).contains("Read-only file system"),
         "{}",
         describe(&out)
     );
-    assert!(!fx.ws.join("ran.txt").exists());
+    assert!(!fx.ws.join(".git/commondir").exists(), "{}", describe(&out));
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("ROOT-FS tmpfs"),
+        "not the Landlock backend's view\n{}",
+        describe(&out)
+    );
 
-    fs::write(&policy, text.replace("\"bwrap\"", "\"auto\"")).unwrap();
-    let out = fx.exec("echo planted > .git/commondir; echo ran > ran.txt");
+    fs::write(&policy, text.replace("\"landlock\"", "\"auto\"")).unwrap();
+    fs::remove_file(fx.ws.join("ran.txt")).unwrap();
+    let out = fx.exec(&format!(
+        "echo planted > .git/commondir; echo ran > ran.txt; {root_fs}"
+    ));
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert!(fx.ws.join("ran.txt").exists(), "{}", describe(&out));
     assert!(
@@ -653,17 +680,24 @@ fn landlock_refuses(who: Who) {
         describe(&out)
     );
     assert!(!fx.ws.join(".git/commondir").exists());
+    let on_bwrap = String::from_utf8_lossy(&out.stdout).contains("ROOT-FS tmpfs");
+    assert_eq!(
+        on_bwrap,
+        who == Who::Root,
+        "auto: bwrap for root, Landlock for a user\n{}",
+        describe(&out)
+    );
 }
 
-mod landlock_refuses_protect {
+mod landlock_protects_git {
     use super::*;
     #[test]
     fn as_root() {
-        landlock_refuses(Who::Root);
+        landlock_protects(Who::Root);
     }
     #[test]
     fn as_user() {
-        landlock_refuses(Who::User);
+        landlock_protects(Who::User);
     }
 }
 

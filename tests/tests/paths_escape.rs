@@ -7,8 +7,8 @@
 //!
 //! Every case runs as root and as an unprivileged user (`cordon-test`, created when missing;
 //! the current user when the suite does not run as root), on each backend the case concerns:
-//! a read-only root, a protected path or a hard link to one exist only on bwrap (the Landlock
-//! backend refuses protected paths), the others on both.
+//! a read-only root exists only on bwrap, the others (protected paths and hard links to them
+//! included: the Landlock backend's init keeps protected paths read-only with mounts) on both.
 //!
 //! The planting run is a real `cordon exec` under a policy that does not yet name (or
 //! protect) the path, as a project's policy gains entries over time; the hard-link cases also
@@ -394,26 +394,26 @@ const PROTECT_GIT: &str = "protected = [\".git/config\", \".git/hooks\"]\n";
 
 /// `.git/config` replaced by a link to a file the command controls: the operator's next git
 /// command reads the command's configuration.
-fn protected_file_replaced_by_a_link(mode: Mode) {
-    let fx = Fixture::new(mode, Backend::Bwrap);
+fn protected_file_replaced_by_a_link(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     git_workspace(&fx);
     fx.plant_directly(
         "printf '[core]\\n\\tfsmonitor = touch pwned\\n' > mine && rm .git/config && ln -s ../mine .git/config",
     );
-    let policy = fx.policy("git.toml", "bwrap", PROTECT_GIT);
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
     fx.assert_refused(&policy, "echo more >> mine", &fx.ws.join(".git/config"));
 }
 
 /// A file inside the protected `.git/hooks` replaced by a link to a workspace file the command
 /// keeps writing: the operator's next commit runs it.
-fn link_inside_a_protected_directory(mode: Mode) {
-    let fx = Fixture::new(mode, Backend::Bwrap);
+fn link_inside_a_protected_directory(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     git_workspace(&fx);
     fx.plant(
         &fx.plain(),
         "rm .git/hooks/pre-commit && ln -s ../../evil .git/hooks/pre-commit",
     );
-    let policy = fx.policy("git.toml", "bwrap", PROTECT_GIT);
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
     fx.assert_refused(
         &policy,
         "printf '#!/bin/sh\\ntouch pwned\\n' > evil",
@@ -423,11 +423,11 @@ fn link_inside_a_protected_directory(mode: Mode) {
 
 /// `.git` renamed and replaced by a link to the renamed copy, whose hooks are then writable
 /// under another name.
-fn protected_parent_renamed_and_linked(mode: Mode) {
-    let fx = Fixture::new(mode, Backend::Bwrap);
+fn protected_parent_renamed_and_linked(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     git_workspace(&fx);
     fx.plant(&fx.plain(), "mv .git .git-old && ln -s .git-old .git");
-    let policy = fx.policy("git.toml", "bwrap", PROTECT_GIT);
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
     fx.assert_refused(
         &policy,
         "echo 'touch pwned' > .git-old/hooks/pre-commit",
@@ -436,12 +436,13 @@ fn protected_parent_renamed_and_linked(mode: Mode) {
 }
 
 /// `.git` renamed and replaced by a fresh directory: nothing to refuse, and the missing
-/// protected paths stay unwritable (bwrap covers them with a read-only empty file).
-fn protected_parent_renamed_to_a_fresh_directory(mode: Mode) {
-    let fx = Fixture::new(mode, Backend::Bwrap);
+/// protected paths stay unwritable (covered with a read-only empty file, by bwrap or by the
+/// Landlock backend's init).
+fn protected_parent_renamed_to_a_fresh_directory(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     git_workspace(&fx);
     fx.plant_directly("mv .git .git-old && mkdir .git");
-    let policy = fx.policy("git.toml", "bwrap", PROTECT_GIT);
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
     let out = fx.exec(
         &policy,
         "mkdir .git/hooks; echo x > .git/hooks/pre-commit; echo x > .git/config; touch ran",
@@ -460,11 +461,11 @@ fn protected_parent_renamed_to_a_fresh_directory(mode: Mode) {
 
 /// A hard link to `.git/config` made by an earlier run that had no sandbox: writing the other
 /// name writes the protected file.
-fn hard_link_from_an_unconfined_run(mode: Mode) {
-    let fx = Fixture::new(mode, Backend::Bwrap);
+fn hard_link_from_an_unconfined_run(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     git_workspace(&fx);
     fx.plant_directly("ln .git/config x");
-    let policy = fx.policy("git.toml", "bwrap", PROTECT_GIT);
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
     fx.assert_refused(
         &policy,
         "printf '[core]\\n\\tfsmonitor = touch pwned\\n' > x",
@@ -478,20 +479,96 @@ fn hard_link_from_an_unconfined_run(mode: Mode) {
 
 /// A hard link to a file inside a protected directory (`.git/hooks/pre-commit`), made by an
 /// earlier sandboxed run under a policy that did not protect it yet.
-fn hard_link_into_a_protected_directory(mode: Mode) {
-    let fx = Fixture::new(mode, Backend::Bwrap);
+fn hard_link_into_a_protected_directory(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
     git_workspace(&fx);
     fx.plant(&fx.plain(), "ln .git/hooks/pre-commit hook");
-    let policy = fx.policy("git.toml", "bwrap", PROTECT_GIT);
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
     fx.assert_refused(
         &policy,
         "echo 'touch pwned' >> hook",
         &fx.ws.join(".git/hooks/pre-commit"),
     );
-    fx.assert_profile_refused(&policy, "bwrap", &fx.ws.join(".git/hooks/pre-commit"));
+    fx.assert_profile_refused(
+        &policy,
+        backend.name(),
+        &fx.ws.join(".git/hooks/pre-commit"),
+    );
     assert_eq!(
         fs::read_to_string(fx.ws.join(".git/hooks/pre-commit")).unwrap(),
         "#!/bin/sh\nexit 0\n"
+    );
+}
+
+/// What the command itself can try against the mounts that keep protected paths read-only
+/// (bwrap's, or the Landlock backend's init's): unmount a cover or a bind, rename a protected
+/// path or the directory above it, create a missing one (`.git/info/attributes` under
+/// `.git/info`, missing: covered), give a protected file a second name, write, chmod or
+/// truncate it. Each step prints its exit status; every one must fail and leave the files as
+/// they were. Landlock forbids mount, umount and pivot_root to a restricted task, and the
+/// command has no capability for them either.
+fn the_command_cannot_undo_the_mounts(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    git_workspace(&fx);
+    let protect = "protected = [\".git/config\", \".git/hooks\", \".git/info/attributes\"]\n";
+    let policy = fx.policy("git.toml", backend.name(), protect);
+    let steps = [
+        "umount .git/config",
+        "umount -l .git/config",
+        "umount .git/hooks",
+        "umount .git/info",
+        "mv .git/config .git/config-old",
+        "mv .git/hooks .git/hooks-old",
+        "mv .git .git-old",
+        "rm -f .git/config",
+        "rmdir .git/info",
+        "mkdir .git/info/x",
+        "ln .git/config second",
+        "ln .git/hooks/pre-commit second-hook",
+        "echo '[core] fsmonitor = touch pwned' >> .git/config",
+        "echo 'touch pwned' > .git/hooks/pre-commit",
+        "echo 'touch pwned' > .git/hooks/post-checkout",
+        "chmod 777 .git/config",
+        "truncate -s 0 .git/config",
+        "touch -d 2001-01-01 .git/config",
+    ];
+    let script: String = steps
+        .iter()
+        .map(|s| format!("{s} 2>/dev/null; echo \"STEP $? {s}\"\n"))
+        .collect::<String>()
+        + "touch ran\n";
+    let out = fx.exec(&policy, &script);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join("ran").exists(), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for step in steps {
+        let line = stdout
+            .lines()
+            .find(|l| l.ends_with(step))
+            .unwrap_or_else(|| panic!("no status for {step}\n{}", describe(&out)));
+        assert!(
+            !line.starts_with("STEP 0 "),
+            "{step} succeeded on {}\n{}",
+            backend.name(),
+            describe(&out)
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(fx.ws.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert_eq!(
+        fs::read_to_string(fx.ws.join(".git/hooks/pre-commit")).unwrap(),
+        "#!/bin/sh\nexit 0\n"
+    );
+    assert!(!fx.ws.join(".git/hooks/post-checkout").exists());
+    assert!(!fx.ws.join("second").exists() && !fx.ws.join("second-hook").exists());
+    // The placeholder covering the missing `.git/info` is gone after the run.
+    assert!(!fx.ws.join(".git/info").exists(), "{}", describe(&out));
+    let meta = fs::metadata(fx.ws.join(".git/config")).unwrap();
+    assert_ne!(
+        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+        0o777
     );
 }
 
@@ -519,10 +596,18 @@ cases! {
     bwrap_nested_rw_root_replaced_by_a_relative_link => |m| nested_rw_root_replaced_by_a_link(m, Backend::Bwrap, true);
     landlock_link_in_the_middle_of_a_root => |m| link_in_the_middle_of_a_root(m, Backend::Landlock);
     bwrap_link_in_the_middle_of_a_root => |m| link_in_the_middle_of_a_root(m, Backend::Bwrap);
-    bwrap_protected_file_replaced_by_a_link => protected_file_replaced_by_a_link;
-    bwrap_protected_parent_renamed_and_linked => protected_parent_renamed_and_linked;
-    bwrap_link_inside_a_protected_directory => link_inside_a_protected_directory;
-    bwrap_protected_parent_renamed_to_a_fresh_directory => protected_parent_renamed_to_a_fresh_directory;
-    bwrap_hard_link_from_an_unconfined_run => hard_link_from_an_unconfined_run;
-    bwrap_hard_link_into_a_protected_directory => hard_link_into_a_protected_directory;
+    bwrap_the_command_cannot_undo_the_mounts => |m| the_command_cannot_undo_the_mounts(m, Backend::Bwrap);
+    landlock_the_command_cannot_undo_the_mounts => |m| the_command_cannot_undo_the_mounts(m, Backend::Landlock);
+    bwrap_protected_file_replaced_by_a_link => |m| protected_file_replaced_by_a_link(m, Backend::Bwrap);
+    landlock_protected_file_replaced_by_a_link => |m| protected_file_replaced_by_a_link(m, Backend::Landlock);
+    bwrap_protected_parent_renamed_and_linked => |m| protected_parent_renamed_and_linked(m, Backend::Bwrap);
+    landlock_protected_parent_renamed_and_linked => |m| protected_parent_renamed_and_linked(m, Backend::Landlock);
+    bwrap_link_inside_a_protected_directory => |m| link_inside_a_protected_directory(m, Backend::Bwrap);
+    landlock_link_inside_a_protected_directory => |m| link_inside_a_protected_directory(m, Backend::Landlock);
+    bwrap_protected_parent_renamed_to_a_fresh_directory => |m| protected_parent_renamed_to_a_fresh_directory(m, Backend::Bwrap);
+    landlock_protected_parent_renamed_to_a_fresh_directory => |m| protected_parent_renamed_to_a_fresh_directory(m, Backend::Landlock);
+    bwrap_hard_link_from_an_unconfined_run => |m| hard_link_from_an_unconfined_run(m, Backend::Bwrap);
+    landlock_hard_link_from_an_unconfined_run => |m| hard_link_from_an_unconfined_run(m, Backend::Landlock);
+    bwrap_hard_link_into_a_protected_directory => |m| hard_link_into_a_protected_directory(m, Backend::Bwrap);
+    landlock_hard_link_into_a_protected_directory => |m| hard_link_into_a_protected_directory(m, Backend::Landlock);
 }

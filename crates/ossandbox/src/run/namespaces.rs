@@ -1352,6 +1352,102 @@ mod tests {
         assert!(exec_candidates(&spec("a\0b", None)).is_err());
     }
 
+    /// A run of `sh -c 'touch ran'` in `dir` under a Landlock ruleset that grants `dir` and
+    /// the system, with `protect`'s mounts.
+    fn run_protected(
+        dir: &std::path::Path,
+        protect: Vec<crate::protect::Mount>,
+    ) -> Result<Outcome, Attempt> {
+        use crate::profile::{Access, PathRule, Profile};
+        let rule = |p: &str, write: bool| PathRule {
+            path: p.into(),
+            access: Access {
+                write,
+                exec: true,
+                device: false,
+            },
+            origin: "test".into(),
+        };
+        let profile = Profile {
+            rules: vec![
+                rule("/usr", false),
+                rule("/etc", false),
+                rule(dir.to_str().unwrap(), true),
+            ]
+            .into_iter()
+            .chain(["/bin", "/lib", "/lib64"].map(|p| rule(p, false)))
+            .filter(|r| r.path.exists())
+            .collect(),
+            protected: vec![],
+            network: cordon_policy::Network::Allow,
+            limits: cordon_policy::Limits::default(),
+            forwards: Vec::new(),
+        };
+        let abi = crate::landlock::kernel_abi();
+        let c = Confinement {
+            landlock: crate::landlock::prepare(&profile, abi).unwrap().fd,
+            seccomp: crate::seccomp::compile(&crate::seccomp::rules(cordon_policy::Network::Allow))
+                .unwrap(),
+            rlimits: vec![],
+        };
+        let mut spec = spec("/bin/sh", None);
+        spec.args = vec!["-c".into(), "touch ran".into()];
+        spec.cwd = dir.to_path_buf();
+        let plan = Plan {
+            user: !rustix::process::geteuid().is_root(),
+            protect,
+            ..Plan::default()
+        };
+        run(c, &spec, &plan, &mut None)
+    }
+
+    #[test]
+    fn a_protect_mount_that_cannot_be_made_refuses_the_run() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(d.path()).unwrap();
+        // The control: without the mount the command runs.
+        assert!(matches!(
+            run_protected(&dir, vec![]),
+            Ok(Outcome::Exited(0))
+        ));
+        assert!(dir.join("ran").exists());
+        std::fs::remove_file(dir.join("ran")).unwrap();
+        // A path that is gone by the time init mounts (the parent checked it before; a run
+        // still going removed it since): refused, and the command never started.
+        let gone = dir.join("gone");
+        let mount = crate::protect::Mount {
+            at: gone.clone(),
+            cover: crate::protect::Cover::ReadOnly,
+            why: "sandbox.protected".into(),
+        };
+        match run_protected(&dir, vec![mount.clone()]) {
+            Err(Attempt::Start(e)) => {
+                let e = e.to_string();
+                assert!(
+                    e.contains(&format!("cannot keep {} read-only", gone.display()))
+                        && e.contains("opening a protected path without following links")
+                        && e.contains("the run is refused"),
+                    "{e}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!dir.join("ran").exists());
+        // A link planted on the way since: not followed, refused the same way.
+        std::fs::create_dir(dir.join("real")).unwrap();
+        std::os::unix::fs::symlink("real", dir.join("link")).unwrap();
+        let through = crate::protect::Mount {
+            at: dir.join("link/x"),
+            ..mount
+        };
+        std::fs::write(dir.join("real/x"), "").unwrap();
+        assert!(matches!(
+            run_protected(&dir, vec![through]),
+            Err(Attempt::Start(_))
+        ));
+        assert!(!dir.join("ran").exists());
+    }
+
     #[test]
     fn this_machine_makes_the_namespaces() {
         // The development and CI machines allow them (as root, and to users); the escape
