@@ -83,16 +83,24 @@ pub fn run() -> i32 {
     };
     println!("  {:<9} {landlock_line}", "landlock");
     let namespaces_ok = findings[4].ok;
+    // Protected paths on Landlock: mounts its init makes in the command's own mount namespace
+    // (the live probe made one; `own_namespaces` is the cheap reading `auto` goes by).
+    let protects = namespaces_ok && machine.own_namespaces;
     if landlock_ok && seccomp_ok {
         if namespaces_ok {
             println!("  {:<9} + own PID, IPC, mount namespaces (and a network one where network = \"deny\" below says so): other processes, the host's SysV IPC and sockets are out of reach, zombies are reaped, and the whole tree dies with the command, on SIGTERM (after a grace period) or with cordon", "");
-        } else {
+        }
+        if protects {
+            println!("  {:<9} + protected paths (sandbox.protected, sandbox.git = \"protect\", a ro root inside a rw root, the policy file and its cordon.rules.toml, the audit log and the trust store inside a rw root) kept read-only by bind mounts its init makes in that mount namespace before the command starts (the audit log hidden); Landlock forbids the command to mount or unmount", "");
+        }
+        if !namespaces_ok {
             println!("  {:<9} + no namespaces here: seccomp refuses prlimit64/setpriority/sched_set*/ioprio_set on other processes and all SysV IPC", "");
         }
     }
     let bwrap_line = match (findings[3].ok, landlock_ok && seccomp_ok) {
         (true, true) => "available: private mount view (protected paths stay read-only, private /tmp), PID/IPC/UTS namespaces (network: see below), with Landlock + seccomp inside",
         (true, false) => "bwrap runs, but Landlock and seccomp are needed inside as well: unavailable",
+        (false, _) if protects => "unavailable (see the bwrap probe above)",
         (false, _) => "unavailable (see the bwrap probe above); policies with sandbox.protected are refused",
     };
     println!("  {:<9} {bwrap_line}", "bwrap");
@@ -101,6 +109,7 @@ pub fn run() -> i32 {
     let auto = match (landlock_ok && seccomp_ok, findings[3].ok, root) {
         (false, _, _) => "none available: runs are refused unless require_os_sandbox = false",
         (true, true, true) => "bwrap (running as root: only read-only mounts keep root from changing system files' metadata)",
+        (true, _, false) if protects => "landlock (protected paths kept read-only by its own mounts)",
         (true, true, false) => "landlock; bwrap for policies with protected paths",
         (true, false, true) => "refused: as root only bwrap's read-only mounts keep system files' metadata safe, and bubblewrap is missing (Debian package `bubblewrap`); --backend landlock accepts the weaker backend",
         (true, false, false) => "landlock; policies with protected paths are refused",
@@ -174,8 +183,12 @@ pub fn run() -> i32 {
         "none"
     );
 
-    println!("what the landlock backend alone cannot do (bwrap closes all but the second):");
-    println!("  - keep a path inside a writable root read-only: policies with sandbox.protected or sandbox.git = \"protect\", a ro root inside a rw root, or the policy file, its cordon.rules.toml, the audit log or the trust store inside a rw root are refused");
+    println!(
+        "what the landlock backend alone cannot do (bwrap closes all but the unix-socket one):"
+    );
+    if !protects {
+        println!("  - keep a path inside a writable root read-only (it needs a mount namespace of its own, unavailable here): policies with sandbox.protected or sandbox.git = \"protect\", a ro root inside a rw root, or the policy file, its cordon.rules.toml, the audit log or the trust store inside a rw root are refused");
+    }
     if abi < 9 {
         println!("  - restrict connect() to unix socket files (Landlock ABI 9): while network = \"deny\", seccomp refuses socket() entirely; socketpair() still works");
     }
@@ -186,7 +199,7 @@ pub fn run() -> i32 {
     println!("  - let a program open a new pty itself (script, ssh -t, expect): the host's /dev/pts holds every terminal of the machine and is never granted; the command's own terminal is a pty cordon opens for it (bwrap: its /dev/pts is private)");
     println!("on both Linux backends, refused (exit 125) rather than followed: a root, extra_read or protected path reached through a symlink inside a writable root (a run could have planted it), and a protected file, or one in a protected directory, with a second name (a hard link)");
     println!("on every backend: writable roots that are, hold or lie in a system directory (/proc, /sys, /dev, /etc, /boot, /run, /usr, /bin, /sbin, /lib*, /var except /var/tmp, /nix, /root and /home themselves) are refused; LANG, LANGUAGE and LC_* pass only as locale names");
-    println!("bwrap also: /proc/sys and /proc/sysrq-trigger read-only; as root the sandbox's own device nodes; an audit log in a writable root hidden");
+    println!("bwrap also: /proc/sys and /proc/sysrq-trigger read-only; as root the sandbox's own device nodes; an audit log in a writable root hidden (by the landlock backend too, where it keeps protected paths)");
     println!("after every run, on every backend: what the run left in the writable roots that makes the operator's tools run code (a .git directory or its config, commondir, hooks, modules, worktrees; a bare repository; a gitlink; .envrc; editor tasks and settings; coding agents' hook and MCP settings: .claude, .mcp.json, .gemini, .codex) is moved aside, warned about and recorded in the audit log");
     println!("agent hosts (cordon hook):");
     if let Ok(cwd) = std::env::current_dir() {

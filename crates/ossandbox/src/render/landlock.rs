@@ -12,7 +12,7 @@
 //!   "scoped": ["abstract_unix_socket", "signal"],
 //!   "rules": [{"path": "/usr", "type": "dir", "access": ["execute", "read_file", "read_dir"],
 //!              "origin": "sandbox.system_read (programs)"}],
-//!   "protected_unenforceable": [{"path": …, "origin": …}],
+//!   "protected_mounts": [{"path": …, "mount": "read-only bind onto itself", "why": …}],
 //!   "notes": [...]
 //! }
 //! ```
@@ -21,6 +21,11 @@
 //! kernel's bit order. A rule on a file gets only the rights that apply to files, so each
 //! path's type is looked up on the machine that renders the ruleset; a path that does not
 //! exist there is rendered as a directory, and its `type` says `missing`.
+//!
+//! `protected_mounts` are the mounts the backend's init makes in the command's own mount
+//! namespace before the command starts ([`crate::protect`]), which keep protected paths
+//! read-only inside the writable roots (Landlock rules alone cannot): as planned on the
+//! machine that renders them (a missing path is covered where it would be created).
 
 use cordon_policy::Network;
 use landlock::{Access, AccessFs, AccessNet, BitFlags, Scope, ABI};
@@ -77,11 +82,35 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
         .map(|g| json!({"what": g.what, "needs_abi": g.needs_abi}))
         .collect();
 
-    let protected: Vec<Value> = profile
-        .protected
-        .iter()
-        .map(|p| json!({"path": p.path.to_string_lossy(), "origin": p.origin}))
-        .collect();
+    // The protected paths' mounts, as the init would make them (dry run: no placeholder is
+    // created here).
+    let rule_refs: Vec<&crate::profile::PathRule> = profile.rules.iter().collect();
+    let plan = crate::protect::plan(
+        &profile.protected,
+        &crate::protect::writable_roots(&rule_refs),
+        true,
+    );
+    let protected: Vec<Value> = match &plan {
+        Ok(plan) => plan
+            .anchors
+            .iter()
+            .chain(&plan.covers)
+            .map(|m| {
+                use crate::protect::Cover;
+                json!({
+                    "path": m.at.to_string_lossy(),
+                    "mount": match m.cover {
+                        Cover::Anchor => "bound onto itself (a mount point cannot be renamed away)",
+                        Cover::ReadOnly => "read-only bind onto itself",
+                        Cover::Null => "/dev/null, read-only",
+                        Cover::EmptyDir => "an empty read-only tmpfs",
+                    },
+                    "why": m.why,
+                })
+            })
+            .collect(),
+        Err(_) => vec![],
+    };
 
     let mut notes = vec![
         "Everything in handled_access_fs, handled_access_net and scoped is denied unless a rule grants it.".to_string(),
@@ -101,8 +130,10 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
             level as i32
         ));
     }
-    if !protected.is_empty() {
-        notes.push("Landlock cannot keep a path inside a writable root read-only: cordon refuses to run this policy on the Landlock backend (see protected_unenforceable).".to_string());
+    match &plan {
+        Ok(_) if !protected.is_empty() => notes.push("Landlock rules cannot keep a path inside a writable root read-only: the backend's init makes protected_mounts in the command's own mount namespace before the command starts, and Landlock forbids the command to mount or unmount (where that namespace cannot be made, cordon refuses to run this policy on the Landlock backend).".to_string()),
+        Ok(_) => {}
+        Err(e) => notes.push(format!("cordon refuses this policy on the Landlock backend: {e}")),
     }
 
     if profile.network == Network::Deny {
@@ -132,7 +163,7 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
         "handled_access_net": names(handled_net),
         "scoped": names(scoped),
         "rules": rules,
-        "protected_unenforceable": protected,
+        "protected_mounts": protected,
         "notes": notes,
     });
     if profile.network == Network::Proxy && abi >= 4 {

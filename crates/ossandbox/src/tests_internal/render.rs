@@ -847,7 +847,20 @@ fn landlock_shape() {
     let ws = &by_type("dir")["access"];
     assert!(ws.as_array().unwrap().contains(&"make_reg".into()));
     assert!(!ws.as_array().unwrap().contains(&"make_char".into()));
-    assert_eq!(v["protected_unenforceable"].as_array().unwrap().len(), 1);
+    // `.git` bound onto itself (not renamed away), the missing `.git/hooks` covered by a
+    // read-only placeholder (none is made by rendering).
+    let mounts = v["protected_mounts"].as_array().unwrap();
+    assert_eq!(mounts.len(), 2, "{mounts:?}");
+    assert!(mounts[0]["path"].as_str().unwrap().ends_with("ws/.git"));
+    assert!(mounts[1]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("ws/.git/hooks"));
+    assert_eq!(
+        mounts[1]["mount"], "read-only bind onto itself",
+        "{mounts:?}"
+    );
+    assert!(!dir.path().join("ws/.git/hooks").exists());
 
     let v = landlock::render(&landlock_profile(dir.path()), 3);
     assert_eq!(v["enforcement"], "partial");
