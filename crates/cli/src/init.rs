@@ -9,8 +9,8 @@
 //!
 //! Where the `.git` directory stays read-only: the file lies in the writable workspace, so a
 //! run under it must keep the policy itself read-only there, which needs a backend that can
-//! keep a path inside a writable root read-only (bwrap on Linux, Seatbelt on macOS; Landlock
-//! alone cannot, and refuses). A git repository's configuration surface is protected by the
+//! keep a path inside a writable root read-only (bwrap or Landlock with a mount namespace of its
+//! own on Linux, Seatbelt on macOS; Landlock without one refuses). A git repository's configuration surface is protected by the
 //! same backend (`sandbox.git = "protect"`), so that costs nothing more. `init` asks the
 //! backend chooser on this machine and says which backend will run the policy, or why none can.
 
@@ -33,8 +33,8 @@ system_read = true              # the OS directories programs need (/usr, /bin, 
 extra_read = []                 # more read-only paths, e.g. ["~/.cargo/registry"] (each must exist)
 env = []                        # environment variables passed to commands besides the built-in allow-list
 # Paths kept read-only inside the writable roots (relative ones apply in each root). Like
-# this file, they need bwrap or Seatbelt: Landlock alone cannot keep a path inside a writable
-# root read-only, so it refuses such a policy rather than pretend.
+# this file, they need bwrap, Landlock with a mount namespace of its own (its init keeps them
+# read-only with mounts), or Seatbelt; elsewhere Landlock refuses such a policy.
 protected = []
 {GIT}
 [sandbox.paths.workspace]       # one table per named root; file tools and the kernel see the same roots
@@ -175,7 +175,7 @@ const GIT_PROTECT: &str = r#"# This is a git repository: keep .git/config, .git/
 # configuration or code (commondir, info/, modules/, worktrees/, alternates) read-only, so a
 # command cannot plant code that your next `git status` runs. protected = [".git/hooks",
 # ".git/config"] alone would leave .git/commondir, which points git at another config. Git
-# work (add, commit, branch, rebase) stays writable. Needs bwrap or Seatbelt, like this file.
+# work (add, commit, branch, rebase) stays writable. Needs what this file needs (above).
 git = "protect"                 # protect | writable
 "#;
 

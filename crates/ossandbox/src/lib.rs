@@ -17,9 +17,11 @@
 //! once and each run forked inside it ([`Ran::path`] says which way a run went).
 //!
 //! A backend never claims protection it cannot enforce: [`prepare`] refuses (the CLI exits
-//! 125) when the kernel lacks what the policy needs and `require_os_sandbox` is set, and it
-//! always refuses protected paths on Landlock, which cannot keep a subpath of a writable root
-//! read-only.
+//! 125) when the kernel lacks what the policy needs and `require_os_sandbox` is set. Landlock
+//! rules cannot keep a subpath of a writable root read-only: the Landlock backend keeps
+//! protected paths with mounts its init makes in the command's own mount namespace
+//! ([`protect`], the plan the bwrap backend renders as options), and refuses them where that
+//! namespace cannot be made.
 //!
 //! On macOS the backend is Seatbelt: the profile becomes a `/usr/bin/sandbox-exec -p TEXT
 //! -DNAME=VALUE… -- PROG ARGS…` command (a plain function, tested on Linux), and a small
