@@ -810,6 +810,18 @@ mod tests {
         assert!(s.ok, "{s:?}");
     }
 
+    /// The cheap reading `auto` goes by agrees with the live probe on this machine (the
+    /// development and CI machines make the namespaces, outside any outer sandbox).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn own_namespaces_agrees_with_the_live_probe() {
+        use crate::run::namespaces::{probe, Probe};
+        let m = Machine::probe();
+        let live = matches!(probe(), Probe::Available { .. });
+        assert!(live, "{:?}", probe());
+        assert_eq!(m.own_namespaces, m.outer.is_none(), "{m:?}");
+    }
+
     #[test]
     fn there_is_no_sandbox_exec_on_linux() {
         let f = sandbox_exec_enforces();
