@@ -299,12 +299,17 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
 }
 
 /// Holds every bind source that lies in a writable root by the descriptor the path resolver
-/// opened (see [`crate::resolve`]), and names it to bwrap as `/proc/self/fd/N`: bwrap mounts
-/// that inode, whatever a process still running from an earlier run does to the name meanwhile.
-/// A source that became a symlink there is refused. Sources outside every writable root (system
-/// paths, `/dev/null`) stay paths. The descriptors must reach bwrap (the inner stage closes
-/// them before the command runs). What is left to a path: the mount points (destinations),
-/// which bwrap resolves inside the new root as it mounts.
+/// opened (see [`crate::resolve`]), and hands it to bwrap as `--bind-fd N` / `--ro-bind-fd N`.
+/// A source that became a symlink before it was opened is refused here. After that, whatever
+/// a process in the root (a concurrent run's command) does to the name cannot redirect the
+/// mount: bwrap mounts `/proc/self/fd/N` by the name that magic link reads as, so a plain
+/// `--bind /proc/self/fd/N` would mount whatever now stands at that name (a directory removed
+/// after it was opened reads as `NAME (deleted)`, and a symlink planted under that name was
+/// bound: `held_sources_cannot_be_redirected_by_the_name`); with `--bind-fd` bwrap compares
+/// the mounted inode with the descriptor's and refuses the run on any difference ("Race
+/// condition binding dirfd"), and closes the descriptor itself. Sources outside every
+/// writable root (system paths, `/dev/null`) stay paths. What is left to a path: the mount
+/// points (destinations), which bwrap resolves inside the new root as it mounts.
 pub fn hold_sources(
     inv: &mut Invocation,
     writable: &[PathBuf],
@@ -312,8 +317,12 @@ pub fn hold_sources(
     use std::os::fd::AsRawFd;
     let mut held = Vec::new();
     for opt in &mut inv.options {
-        let is_bind = matches!(opt.words[0].to_str(), Some("--bind" | "--ro-bind"));
-        if !is_bind || opt.words.len() != 3 {
+        let by_fd = match opt.words[0].to_str() {
+            Some("--bind") => "--bind-fd",
+            Some("--ro-bind") => "--ro-bind-fd",
+            _ => continue,
+        };
+        if opt.words.len() != 3 {
             continue;
         }
         let src = PathBuf::from(&opt.words[1]);
@@ -321,7 +330,8 @@ pub fn hold_sources(
             continue;
         }
         let fd = crate::resolve::open_for_rule(&src, writable)?;
-        opt.words[1] = format!("/proc/self/fd/{}", fd.as_raw_fd()).into();
+        opt.words[0] = by_fd.into();
+        opt.words[1] = fd.as_raw_fd().to_string().into();
         held.push(fd);
     }
     inv.args = inv
@@ -978,11 +988,12 @@ mod tests {
             .zip([ws.clone(), ws.join(".git"), ws.join(".git/hooks")])
         {
             use std::os::fd::AsRawFd;
-            let src = format!("/proc/self/fd/{}", fd.as_raw_fd());
+            let n = fd.as_raw_fd();
             assert!(
-                joined.contains(&format!("{src} {}", dest.display())),
+                joined.contains(&format!("-bind-fd {n} {}", dest.display())),
                 "{joined}"
             );
+            let src = format!("/proc/self/fd/{n}");
             assert_eq!(std::fs::read_link(&src).unwrap(), dest);
         }
         // A source that became a link since the view was derived is refused.
@@ -995,6 +1006,70 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A held source whose name changed after cordon opened it must not be mounted by its
+    /// new name. Deterministic form of the race: the held directory is removed (its
+    /// descriptor now reads as `NAME (deleted)`) and a symlink to a secret is planted under
+    /// that name, as a concurrent run's command in the same root could. With the old
+    /// `--ro-bind /proc/self/fd/N`, the real bwrap bound the secret (seen: the secret was
+    /// printed); with `--ro-bind-fd N` it refuses the run.
+    #[test]
+    fn held_sources_cannot_be_redirected_by_the_name() {
+        use std::os::fd::AsFd;
+        let Some(bwrap) = crate::probe::TRUSTED_BWRAP
+            .iter()
+            .map(Path::new)
+            .find(|p| p.is_file())
+        else {
+            panic!("bubblewrap is not installed (Debian package `bubblewrap`): the test needs it");
+        };
+        let d = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(d.path()).unwrap();
+        let ws = base.join("ws");
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::create_dir(base.join("secret")).unwrap();
+        std::fs::write(base.join("secret/s"), "SECRET\n").unwrap();
+        let profile = Profile {
+            rules: vec![rule(&ws, true)],
+            protected: vec![Protected {
+                path: ws.join(".git/hooks"),
+                origin: "p".into(),
+            }],
+            network: Network::Deny,
+            limits: Limits::default(),
+            forwards: Vec::new(),
+        };
+        let mut inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
+        let held = hold_sources(&mut inv, &crate::resolve::writable_roots(&profile)).unwrap();
+        let hooks = inv
+            .options
+            .iter()
+            .find(|o| o.words.len() == 3 && o.words[2] == ws.join(".git/hooks").as_os_str())
+            .expect("the protected directory's bind")
+            .words
+            .clone();
+        for fd in &held {
+            rustix::io::fcntl_setfd(fd.as_fd(), rustix::io::FdFlags::empty()).unwrap();
+        }
+        std::fs::remove_dir(ws.join(".git/hooks")).unwrap();
+        std::os::unix::fs::symlink(base.join("secret"), ws.join(".git/hooks (deleted)")).unwrap();
+        let out = std::process::Command::new(bwrap)
+            .args(["--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/mnt"])
+            .args([&hooks[0], &hooks[1]])
+            .args(["/mnt/hooks", "/bin/cat", "/mnt/hooks/s"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stdout.contains("SECRET") && !out.status.success(),
+            "bwrap mounted the name's new target: {:?} {stdout} {stderr}",
+            out.status
+        );
+        assert!(stderr.contains("Race condition"), "{stderr}");
+        drop(held);
     }
 
     #[test]

@@ -15,8 +15,8 @@
 //! writable root is refused, naming the link, its target and the root. A symlink elsewhere
 //! (`/bin`, the user's own link above a workspace) is followed component by component, so its
 //! target is walked by the same rule. The walk ends with an `O_PATH` descriptor, which the
-//! enforcement uses as it is: Landlock rules take descriptors, bwrap binds
-//! `/proc/self/fd/N`. Nothing re-resolves the name in between.
+//! enforcement uses as it is: Landlock rules take descriptors, bwrap is given `--bind-fd N`
+//! (and checks that what it mounted is that inode). Nothing re-resolves the name unchecked.
 //!
 //! Hard links: a read-only bind mount covers a name, not an inode. A protected file with a
 //! second name in a writable root (made by an earlier, unprotected run) is written through
