@@ -55,20 +55,28 @@ struct Cli {
 /// Diagnostics go to stderr only: stdout carries what a command prints (and, for `cordon
 /// mcp` and `cordon hook`, the protocol).
 fn init_tracing(verbose: u8) {
-    use tracing_subscriber::EnvFilter;
-    let level = match verbose {
-        0 => "warn",
-        1 => "info",
-        2 => "debug",
-        _ => "trace",
+    use tracing_subscriber::filter::{EnvFilter, LevelFilter};
+    let (name, level) = match verbose {
+        0 => ("warn", LevelFilter::WARN),
+        1 => ("info", LevelFilter::INFO),
+        2 => ("debug", LevelFilter::DEBUG),
+        _ => ("trace", LevelFilter::TRACE),
     };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
     let ansi = rustix::termios::isatty(std::io::stderr());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_ansi(ansi)
-        .try_init();
+        .with_ansi(ansi);
+    // `RUST_LOG`'s directives need an `EnvFilter`; without the variable the level alone is
+    // the same filter, and a plain level spares every start (each hook call, each rewritten
+    // exec) building and consulting one.
+    let _ = match std::env::var_os("RUST_LOG") {
+        Some(_) => fmt
+            .with_env_filter(
+                EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(name)),
+            )
+            .try_init(),
+        None => fmt.with_max_level(level).try_init(),
+    };
 }
 
 #[derive(Subcommand)]
