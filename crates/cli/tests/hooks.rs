@@ -841,3 +841,120 @@ fn a_dotdot_climbing_out_by_name_is_refused_whatever_the_links() {
         );
     }
 }
+
+/// The hook's start is cordon's own (`main.rs` `start`), not std's runtime start-up: no
+/// `/proc/self/maps` read and parsed for a stack-overflow guard, no signal stack mapped for
+/// the process or its deadline thread. An agent host starts cordon twice per allowed shell
+/// call, so that start-up was paid twice per call.
+#[test]
+fn the_hook_starts_without_std_s_stack_overflow_handler() {
+    assert!(
+        Command::new("strace")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "install strace (Debian package `strace`): this test traces the hook's start"
+    );
+    let d = workspace();
+    let dir = d.path();
+    let trace = dir.join("trace");
+    let input = dir.join("input.json");
+    std::fs::write(&input, claude_bash(dir, "echo started")).unwrap();
+    let cordon = cordon_cmd(dir);
+    let o = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=open,openat,sigaltstack", "-o"])
+        .arg(&trace)
+        .arg(cordon.get_program())
+        .args(["hook", "claude", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .current_dir(dir)
+        .env_remove("CORDON_POLICY")
+        .env_remove("CORDON_SESSION")
+        .envs(cordon.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{v}"
+    );
+    let traced = std::fs::read_to_string(&trace).unwrap();
+    // The control: the trace saw the hook's own opens (its policy), so it cannot pass empty.
+    assert!(traced.contains("cordon.toml"), "{traced}");
+    let startup: Vec<&str> = traced
+        .lines()
+        .filter(|l| l.contains("/proc/self/maps") || l.contains("sigaltstack("))
+        .collect();
+    assert!(startup.is_empty(), "std's start-up ran: {startup:#?}");
+}
+
+/// What std's start-up did that cordon needs, `start` does: a cordon started with stdout
+/// closed has `/dev/null` there — else the audit log, opened first, takes fd 1 and the
+/// command's output is relayed into it (seen: the log no longer verifies) — and a hook whose
+/// reader went away reports the broken pipe (exit 2, the host's "block") instead of dying of
+/// SIGPIPE.
+#[test]
+fn cordon_starts_with_its_standard_fds_open_and_sigpipe_ignored() {
+    let d = workspace();
+    let dir = d.path();
+    let state = tempfile::tempdir().unwrap();
+    let log = state.path().join("cordon/audit.jsonl");
+
+    // `sh` starts `cordon exec` with stdout closed.
+    let mut c = cordon_cmd(dir);
+    c.env("XDG_STATE_HOME", state.path())
+        .args(["exec", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .arg("-c")
+        .arg("echo relayed-$((6 * 7))");
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("\"$@\" >&-")
+        .arg("sh")
+        .arg(c.get_program())
+        .args(c.get_args())
+        .current_dir(dir)
+        .env_remove("CORDON_POLICY")
+        .env_remove("CORDON_SESSION")
+        .envs(c.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("relayed-42"), "{text}");
+    let verify = cordon_cmd(dir)
+        .args(["audit", "verify"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{}", common::stderr(&verify));
+
+    // A hook whose stdout is a pipe with its reader gone before cordon starts.
+    let input = dir.join("input.json");
+    std::fs::write(&input, claude_bash(dir, "echo piped")).unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let o = cordon_cmd(dir)
+        .args(["hook", "claude", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{:?} {}",
+        o.status,
+        common::stderr(&o)
+    );
+    assert!(
+        common::stderr(&o).contains("Broken pipe"),
+        "{}",
+        common::stderr(&o)
+    );
+}
