@@ -396,6 +396,64 @@ fn an_ask_approved_in_claude_code_runs_once() {
     );
 }
 
+/// The `cordon exec` of an ask the host's user approved loads its policy once: the grant is
+/// checked against the policy the run then decides and runs under, not against one loaded
+/// for the check alone (a second read and parse per approved call, made before the gate
+/// moved a dead run's trust entries aside, and free to differ from the run's). The grant's
+/// pin still reads the file as it is (its hash), so such a run reads the policy exactly once
+/// more than an allowed one.
+#[test]
+fn an_approved_ask_loads_its_policy_once() {
+    assert!(
+        Command::new("strace")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "install strace (Debian package `strace`): this test counts the policy's reads"
+    );
+    let ws = workspace();
+    let dir = ws.path();
+    let policy = dir.join("cordon.toml");
+    let trace = dir.join("trace");
+    // How often the host's run of `command` opened the policy file to read it (opens for a
+    // link check, `O_PATH`, read nothing).
+    let reads = |command: &str| -> usize {
+        let o = Command::new("strace")
+            .args(["-f", "-qq", "-e", "trace=open,openat,openat2", "-o"])
+            .arg(&trace)
+            .args(["bash", "-c", command])
+            .current_dir(dir)
+            .env("XDG_STATE_HOME", common::state_home())
+            .env("XDG_CONFIG_HOME", common::config_home())
+            .env("XDG_RUNTIME_DIR", runtime_dir())
+            .env_remove("CORDON_POLICY")
+            .env_remove("CORDON_SESSION")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        let quoted = format!("\"{}\"", policy.display());
+        std::fs::read_to_string(&trace)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(&quoted) && !l.contains("O_PATH") && !l.contains("= -1"))
+            .count()
+    };
+    let (allowed, v) = rewritten(dir, "claude", &claude_bash(dir, "echo allowed"));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow");
+    let (asked, v) = rewritten(dir, "claude", &claude_bash(dir, "git push; echo asked"));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask");
+    assert!(asked.contains("--host-grant"), "{asked}");
+    let once = reads(&allowed);
+    assert!(once >= 1, "the trace saw no read of {}", policy.display());
+    assert_eq!(
+        reads(&asked),
+        once + 1,
+        "{}",
+        std::fs::read_to_string(&trace).unwrap()
+    );
+}
+
 #[test]
 fn a_host_grant_is_bound_to_its_line_and_cannot_be_forged() {
     let ws = workspace();
