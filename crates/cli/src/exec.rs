@@ -27,26 +27,25 @@ pub fn run(args: ExecArgs) -> Exit {
         args.strict,
         args.session.clone(),
     );
-    // A host's user approved exactly this line (`cordon hook`): the grant is used up here,
-    // before anything else, and stands in for the person on the terminal.
-    let host_grant = match (&args.host_grant, &args.command) {
+    // A host's user approved exactly this line (`cordon hook`): the gate uses the grant up
+    // as it opens, checked against the policy it runs under, and the grant stands in for the
+    // person on the terminal. A grant that does not hold is a refusal (126); its directory
+    // failing, cordon's (125).
+    opts.host_grant = match (&args.host_grant, &args.command) {
         (None, _) => None,
-        (Some(id), Some(line)) => {
-            let policy = cordon_policy::Policy::discover(opts.policy.as_deref(), &opts.cwd)
-                .map_err(Error::failure)?;
-            // A grant that does not hold is a refusal (126); its directory failing, cordon's (125).
-            let host = cordon_gate::host_grant::consume(id, &policy, &opts.cwd, line)?;
-            Some(host)
-        }
+        (Some(id), Some(line)) => Some(cordon_gate::host_grant::Claim {
+            id: id.clone(),
+            line: line.clone(),
+        }),
         (Some(_), None) => return Err(Error::failure("--host-grant needs -c STRING")),
     };
-    opts.client = host_grant.clone();
     // A run an agent host started never asks on a terminal: the terminal there is the
     // host's, and its agent may type into it (answer its own question).
     let from_host = args.from_hook || args.host_grant.is_some();
     let terminal = !from_host && term::terminal_available();
     let session = opts.session.clone();
     let gate = Gate::open(opts)?;
+    let host_grant = gate.granted_by().map(str::to_string);
     for w in gate.warnings() {
         eprintln!("cordon: warning: {w}");
     }

@@ -4,6 +4,10 @@
 //! signal N; 124 on timeout; 125 cordon's own failure; 126 denied or not executable; 127 not
 //! found. Every refusal is one stderr line starting `cordon: `.
 
+// The process's entry is cordon's own `main` (below): std's runtime start-up is skipped, and
+// what of it cordon needs is done by `start`.
+#![cfg_attr(not(test), no_main)]
+
 mod audit;
 mod check;
 mod codex_sandbox;
@@ -55,20 +59,28 @@ struct Cli {
 /// Diagnostics go to stderr only: stdout carries what a command prints (and, for `cordon
 /// mcp` and `cordon hook`, the protocol).
 fn init_tracing(verbose: u8) {
-    use tracing_subscriber::EnvFilter;
-    let level = match verbose {
-        0 => "warn",
-        1 => "info",
-        2 => "debug",
-        _ => "trace",
+    use tracing_subscriber::filter::{EnvFilter, LevelFilter};
+    let (name, level) = match verbose {
+        0 => ("warn", LevelFilter::WARN),
+        1 => ("info", LevelFilter::INFO),
+        2 => ("debug", LevelFilter::DEBUG),
+        _ => ("trace", LevelFilter::TRACE),
     };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
     let ansi = rustix::termios::isatty(std::io::stderr());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_ansi(ansi)
-        .try_init();
+        .with_ansi(ansi);
+    // `RUST_LOG`'s directives need an `EnvFilter`; without the variable the level alone is
+    // the same filter, and a plain level spares every start (each hook call, each rewritten
+    // exec) building and consulting one.
+    let _ = match std::env::var_os("RUST_LOG") {
+        Some(_) => fmt
+            .with_env_filter(
+                EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(name)),
+            )
+            .try_init(),
+        None => fmt.with_max_level(level).try_init(),
+    };
 }
 
 #[derive(Subcommand)]
@@ -554,7 +566,58 @@ fn raise_fd_limit() {
     }
 }
 
-fn main() {
+/// The process's entry, in place of std's (`#![no_main]`): an agent host starts cordon twice
+/// per allowed shell call (`cordon hook`, then the rewritten `cordon exec`), and std's runtime
+/// start-up spends a good part of what cordon's own start costs on what cordon does not need —
+/// a stack-overflow handler for every thread, whose main-thread guard page glibc finds by
+/// reading and parsing `/proc/self/maps`, plus a signal stack mapped for each thread (and
+/// unmapped, with the other CPU's TLB flushed, as it ends). A stack overflow is then a plain
+/// SIGSEGV instead of a message and SIGABRT: the process dies either way, and a host takes a
+/// hook that dies as a block. What std's start-up does that cordon needs is done in
+/// [`start`]; the arguments std reads from glibc's `.init_array` call, not from here.
+#[cfg(not(test))]
+#[no_mangle]
+pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+    start();
+    run()
+}
+
+/// What std's runtime start-up does that cordon needs, done the same way.
+///
+/// - fds 0, 1 and 2 are open: one that is closed is opened on `/dev/null`, else the first
+///   file cordon opens (the audit log, a lock, the policy) would get that number, and the
+///   host's reply or a command's output would be written into it. A start where that fails
+///   is refused (125).
+/// - SIGPIPE is ignored: a host or reader that went away is an `EPIPE` cordon reports (and
+///   records), not a silent death. The sandbox's runners put SIGPIPE back to its default
+///   action for the command, as std's `Command` does.
+#[cfg(not(test))]
+fn start() {
+    for fd in 0..=2 {
+        // SAFETY: F_GETFD reads the descriptor's flags and changes nothing; any number is
+        // valid to ask about.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF)
+        {
+            // SAFETY: a NUL-terminated path and plain flags. The lowest free descriptor is
+            // `fd`, since 0..fd are open: anything else is a start cordon cannot trust.
+            let opened = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
+            if opened != fd {
+                std::process::exit(report(&Error::failure(format!(
+                    "file descriptor {fd} is closed and /dev/null cannot take its place: start cordon with stdin, stdout and stderr open"
+                ))));
+            }
+        }
+    }
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler; it fails only
+    // for an invalid signal number.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+}
+
+/// What `cordon` does with its arguments; never returns (every path ends in `exit`, which
+/// flushes stdout).
+#[cfg_attr(test, allow(dead_code))]
+fn run() -> ! {
     // `cordon __man DIR` writes the man pages (for packaging, and for the test that keeps
     // docs/man/ current). Outside clap, so that no help, completion or man page offers it.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();

@@ -396,6 +396,64 @@ fn an_ask_approved_in_claude_code_runs_once() {
     );
 }
 
+/// The `cordon exec` of an ask the host's user approved loads its policy once: the grant is
+/// checked against the policy the run then decides and runs under, not against one loaded
+/// for the check alone (a second read and parse per approved call, made before the gate
+/// moved a dead run's trust entries aside, and free to differ from the run's). The grant's
+/// pin still reads the file as it is (its hash), so such a run reads the policy exactly once
+/// more than an allowed one.
+#[test]
+fn an_approved_ask_loads_its_policy_once() {
+    assert!(
+        Command::new("strace")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "install strace (Debian package `strace`): this test counts the policy's reads"
+    );
+    let ws = workspace();
+    let dir = ws.path();
+    let policy = dir.join("cordon.toml");
+    let trace = dir.join("trace");
+    // How often the host's run of `command` opened the policy file to read it (opens for a
+    // link check, `O_PATH`, read nothing).
+    let reads = |command: &str| -> usize {
+        let o = Command::new("strace")
+            .args(["-f", "-qq", "-e", "trace=open,openat,openat2", "-o"])
+            .arg(&trace)
+            .args(["bash", "-c", command])
+            .current_dir(dir)
+            .env("XDG_STATE_HOME", common::state_home())
+            .env("XDG_CONFIG_HOME", common::config_home())
+            .env("XDG_RUNTIME_DIR", runtime_dir())
+            .env_remove("CORDON_POLICY")
+            .env_remove("CORDON_SESSION")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        let quoted = format!("\"{}\"", policy.display());
+        std::fs::read_to_string(&trace)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(&quoted) && !l.contains("O_PATH") && !l.contains("= -1"))
+            .count()
+    };
+    let (allowed, v) = rewritten(dir, "claude", &claude_bash(dir, "echo allowed"));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow");
+    let (asked, v) = rewritten(dir, "claude", &claude_bash(dir, "git push; echo asked"));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask");
+    assert!(asked.contains("--host-grant"), "{asked}");
+    let once = reads(&allowed);
+    assert!(once >= 1, "the trace saw no read of {}", policy.display());
+    assert_eq!(
+        reads(&asked),
+        once + 1,
+        "{}",
+        std::fs::read_to_string(&trace).unwrap()
+    );
+}
+
 #[test]
 fn a_host_grant_is_bound_to_its_line_and_cannot_be_forged() {
     let ws = workspace();
@@ -840,4 +898,121 @@ fn a_dotdot_climbing_out_by_name_is_refused_whatever_the_links() {
             "{host}: {text}"
         );
     }
+}
+
+/// The hook's start is cordon's own (`main.rs` `start`), not std's runtime start-up: no
+/// `/proc/self/maps` read and parsed for a stack-overflow guard, no signal stack mapped for
+/// the process or its deadline thread. An agent host starts cordon twice per allowed shell
+/// call, so that start-up was paid twice per call.
+#[test]
+fn the_hook_starts_without_std_s_stack_overflow_handler() {
+    assert!(
+        Command::new("strace")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "install strace (Debian package `strace`): this test traces the hook's start"
+    );
+    let d = workspace();
+    let dir = d.path();
+    let trace = dir.join("trace");
+    let input = dir.join("input.json");
+    std::fs::write(&input, claude_bash(dir, "echo started")).unwrap();
+    let cordon = cordon_cmd(dir);
+    let o = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=open,openat,sigaltstack", "-o"])
+        .arg(&trace)
+        .arg(cordon.get_program())
+        .args(["hook", "claude", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .current_dir(dir)
+        .env_remove("CORDON_POLICY")
+        .env_remove("CORDON_SESSION")
+        .envs(cordon.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{v}"
+    );
+    let traced = std::fs::read_to_string(&trace).unwrap();
+    // The control: the trace saw the hook's own opens (its policy), so it cannot pass empty.
+    assert!(traced.contains("cordon.toml"), "{traced}");
+    let startup: Vec<&str> = traced
+        .lines()
+        .filter(|l| l.contains("/proc/self/maps") || l.contains("sigaltstack("))
+        .collect();
+    assert!(startup.is_empty(), "std's start-up ran: {startup:#?}");
+}
+
+/// What std's start-up did that cordon needs, `start` does: a cordon started with stdout
+/// closed has `/dev/null` there — else the audit log, opened first, takes fd 1 and the
+/// command's output is relayed into it (seen: the log no longer verifies) — and a hook whose
+/// reader went away reports the broken pipe (exit 2, the host's "block") instead of dying of
+/// SIGPIPE.
+#[test]
+fn cordon_starts_with_its_standard_fds_open_and_sigpipe_ignored() {
+    let d = workspace();
+    let dir = d.path();
+    let state = tempfile::tempdir().unwrap();
+    let log = state.path().join("cordon/audit.jsonl");
+
+    // `sh` starts `cordon exec` with stdout closed.
+    let mut c = cordon_cmd(dir);
+    c.env("XDG_STATE_HOME", state.path())
+        .args(["exec", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .arg("-c")
+        .arg("echo relayed-$((6 * 7))");
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("\"$@\" >&-")
+        .arg("sh")
+        .arg(c.get_program())
+        .args(c.get_args())
+        .current_dir(dir)
+        .env_remove("CORDON_POLICY")
+        .env_remove("CORDON_SESSION")
+        .envs(c.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("relayed-42"), "{text}");
+    let verify = cordon_cmd(dir)
+        .args(["audit", "verify"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{}", common::stderr(&verify));
+
+    // A hook whose stdout is a pipe with its reader gone before cordon starts.
+    let input = dir.join("input.json");
+    std::fs::write(&input, claude_bash(dir, "echo piped")).unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let o = cordon_cmd(dir)
+        .args(["hook", "claude", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{:?} {}",
+        o.status,
+        common::stderr(&o)
+    );
+    assert!(
+        common::stderr(&o).contains("Broken pipe"),
+        "{}",
+        common::stderr(&o)
+    );
 }

@@ -117,6 +117,13 @@ pub fn issue(
     Ok(id)
 }
 
+/// A grant `cordon exec` was given to use: its id and the line it is to run.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    pub id: String,
+    pub line: String,
+}
+
 /// Consumes grant `id` for running `line` in `cwd` under `policy`: the grant is deleted
 /// first, then checked. Returns the host whose user approved.
 pub fn consume(id: &str, policy: &Policy, cwd: &Path, line: &str) -> Result<String, Error> {

@@ -154,6 +154,10 @@ pub struct Options {
     pub client: Option<String>,
     /// Who answers an ask (see [`FrontEnd`]).
     pub front_end: FrontEnd,
+    /// A host grant to use up (`cordon exec --host-grant ID -c LINE`): consumed against the
+    /// policy this gate discovers, the one it then runs under ([`host_grant::consume`]); the
+    /// host whose user approved becomes the client ([`Gate::granted_by`]).
+    pub host_grant: Option<host_grant::Claim>,
 }
 
 impl Options {
@@ -168,6 +172,7 @@ impl Options {
             session: None,
             client: None,
             front_end: FrontEnd::Terminal,
+            host_grant: None,
         }
     }
 }
@@ -697,6 +702,8 @@ pub struct Gate {
     audit_path: PathBuf,
     audit_session: String,
     toolbox: std::sync::OnceLock<Result<Toolbox, cordon_tools::tool::ToolError>>,
+    /// The host whose user approved the call of a consumed host grant.
+    granted_by: Option<String>,
 }
 
 fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {

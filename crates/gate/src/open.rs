@@ -33,6 +33,14 @@ impl Gate {
         }
         let store = TrustStore::from_env();
         let policy = Policy::discover_in(opts.policy.as_deref(), &cwd, &store)?;
+        // A host's user approved exactly this line (`cordon hook`): the grant is used up now,
+        // before anything else, and checked against this very policy, the one the gate then
+        // decides and runs under (not one loaded for the check alone, which would be a second
+        // load, before the dead runs' trust entries were moved aside, and could differ).
+        let granted_by = match &opts.host_grant {
+            Some(c) => Some(host_grant::consume(&c.id, &policy, &cwd, &c.line)?),
+            None => None,
+        };
         examples::check(&policy)?;
         let named = opts
             .policy
@@ -145,10 +153,12 @@ impl Gate {
             None => None,
         };
 
-        // An agent host is the client of every record its hook makes.
+        // An agent host is the client of every record its hook makes, and of the run its
+        // user approved through a grant.
+        let client = granted_by.clone().or_else(|| opts.client.clone());
         let client = match &opts.front_end {
-            FrontEnd::Host(host) => opts.client.clone().or_else(|| Some(host.clone())),
-            _ => opts.client.clone(),
+            FrontEnd::Host(host) => client.or_else(|| Some(host.clone())),
+            _ => client,
         };
         let (audit_path, audit_session) = if dry {
             (PathBuf::new(), String::new())
@@ -193,12 +203,19 @@ impl Gate {
             audit_path,
             audit_session,
             toolbox: std::sync::OnceLock::new(),
+            granted_by,
             policy,
         })
     }
 
     pub fn policy(&self) -> &Policy {
         &self.policy
+    }
+
+    /// The host whose user approved this gate's call, when it was opened with a host grant
+    /// ([`Options::host_grant`]), which it used up.
+    pub fn granted_by(&self) -> Option<&str> {
+        self.granted_by.as_deref()
     }
 
     /// The policy file to hand to a child `cordon exec --policy` (absolute); `None` for the
