@@ -2275,4 +2275,59 @@ mod tests {
         assert!(!root.join("sub/.opencode/plugin/x.js").exists());
         assert!(root.join(".github/hooks/cordon.json").exists());
     }
+
+    /// Round 7 (redsurf21): Jujutsu's configuration files, a dev container's, Zed's and
+    /// Helix's project settings (`surface::TOOL_FILES`/`TOOL_DIRS`) are watched; jj's working
+    /// state beside them is the run's.
+    #[test]
+    fn jujutsu_dev_container_zed_and_helix_settings_are_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        for dir in [".jj/repo/op_heads/heads", ".devcontainer", ".helix", "sub"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        std::fs::write(root.join(".jj/repo/config-id"), "0123456789abcdef0123").unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        for (f, text) in [
+            (".jj/repo/config.toml", "[ui]\npager = \"sh -c x\"\n"),
+            (".jj/repo/config-id", "ffffffffffffffffffff"),
+            (".jj/repo/op_heads/heads/y", ""),
+            (
+                ".devcontainer/devcontainer.json",
+                "{\"initializeCommand\":\"x\"}",
+            ),
+            (".devcontainer.json", "{}"),
+            (
+                ".helix/languages.toml",
+                "[language-server.x]\ncommand = \"x\"\n",
+            ),
+        ] {
+            std::fs::write(root.join(f), text).unwrap();
+        }
+        std::fs::create_dir_all(root.join("sub/.zed")).unwrap();
+        std::fs::write(root.join("sub/.zed/settings.json"), "{}").unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let mut paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        paths.sort();
+        let mut want: Vec<_> = [
+            ".devcontainer.json",
+            ".devcontainer/devcontainer.json",
+            ".helix/languages.toml",
+            ".jj/repo/config-id",
+            ".jj/repo/config.toml",
+            "sub/.zed",
+        ]
+        .iter()
+        .map(|f| root.join(f))
+        .collect();
+        want.sort();
+        assert_eq!(paths, want, "{found:#?}");
+        assert!(!root.join(".jj/repo/config.toml").exists());
+        assert_eq!(
+            std::fs::read_to_string(root.join(".jj/repo/config-id")).unwrap(),
+            "0123456789abcdef0123",
+            "a changed file's content from before the run is written back"
+        );
+        assert!(root.join(".jj/repo/op_heads/heads/y").exists());
+    }
 }

@@ -204,7 +204,29 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
         "Cursor starts the MCP servers it names (commands of the file's choosing)",
     ),
     (".cursor/hooks.json", "Cursor runs the hooks it configures"),
+    // Jujutsu (from jj-lib's `secure_config.rs`, not installable here): jj before 0.37 reads
+    // the repository's and the workspace's configuration from these files at every command;
+    // later ones read it from the operator's config directory through the `*config-id` file
+    // and, where that is missing, take (migrate) `config.toml` from here. Its `ui.pager`,
+    // `ui.editor`, diff tools, `fix.tools` and aliases are programs jj runs, a pager at a
+    // plain `jj log`. `git_target` names the git directory whose configuration jj's git
+    // subprocess reads.
+    (".jj/repo/config.toml", JJ),
+    (".jj/repo/config-id", JJ),
+    (".jj/workspace-config.toml", JJ),
+    (".jj/workspace-config-id", JJ),
+    (
+        ".jj/repo/store/git_target",
+        "Jujutsu runs git on the git directory it names (whose configuration runs programs)",
+    ),
+    // Dev containers (checked with the real `@devcontainers/cli` 0.89.0, the tool VS Code's
+    // "Reopen in Container" runs): `devcontainer up` ran `initializeCommand` on the host, as
+    // the operator, before any container existed. (`.devcontainer/` is a directory below.)
+    (".devcontainer.json", DEVCONTAINER),
 ];
+
+const JJ: &str = "Jujutsu runs the pager, editor, diff and fix tools and aliases this configuration names (a pager at a plain `jj log`)";
+const DEVCONTAINER: &str = "opening the dev container runs its `initializeCommand` on the host, and its mounts, run arguments and build files decide what the container reaches";
 
 const MISE: &str = "mise sources the env scripts and runs the hooks it names when a shell enters the directory (trust is by path)";
 
@@ -319,6 +341,23 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
         ".idea",
         "JetBrains IDEs run what it configures when the project opens or a file is saved (startup tasks, run configurations, file watchers, the SDK's interpreter)",
     ),
+    // `.devcontainer/devcontainer.json` and `.devcontainer/NAME/devcontainer.json`, and the
+    // Dockerfiles and compose files they name (`--privileged`, host mounts): every file.
+    (".devcontainer", DEVCONTAINER),
+    // Zed (docs, "worktree trust"; not installable here): `.zed/settings.json` names language
+    // servers, MCP servers and formatters Zed starts, `tasks.json` and `debug.json` commands;
+    // a worktree's trust is kept by path, so a trusted worktree's changed files are taken.
+    (
+        ".zed",
+        "Zed starts the language servers, MCP servers and tasks its project settings name (trust is by path)",
+    ),
+    // Helix (docs, "workspace trust"; not installable here): `.helix/languages.toml` names
+    // language servers and formatters Helix runs, `.helix/config.toml` editor settings; a
+    // workspace is trusted by path (or every one with `editor.insecure`).
+    (
+        ".helix",
+        "Helix runs the language servers and formatters its workspace configuration names (trust is by path)",
+    ),
     // mise reads every `*.toml` here as one of its configuration files (see `MISE`).
     (".config/mise/conf.d", MISE),
     (".mise/conf.d", MISE),
@@ -384,6 +423,33 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         ".config/direnv/direnvrc",
         "direnv runs it before every .envrc",
     ),
+    // Checked with direnv 2.32: a `[whitelist] prefix` here made a new `.envrc` run on `cd`
+    // without `direnv allow`. (`config.toml` is its name up to 2.21.)
+    (
+        ".config/direnv/direnv.toml",
+        "direnv runs every .envrc its whitelist names without asking",
+    ),
+    (
+        ".config/direnv/config.toml",
+        "direnv (up to 2.21) runs every .envrc its whitelist names without asking",
+    ),
+    (
+        ".config/helix/config.toml",
+        "Helix's configuration (`editor.insecure` takes every workspace's language servers)",
+    ),
+    (
+        ".config/helix/languages.toml",
+        "Helix runs the language servers and formatters it names",
+    ),
+    (
+        ".local/share/helix/trusted_workspaces",
+        "Helix runs the language servers and workspace configuration of each directory listed",
+    ),
+    (
+        ".config/zed/settings.json",
+        "Zed starts the language servers, MCP servers and formatters it names",
+    ),
+    (".config/zed/tasks.json", "Zed runs the tasks it names"),
     (
         ".claude.json",
         "Claude Code's user state: the MCP servers it starts and the projects it trusts",
@@ -522,6 +588,22 @@ pub const HOME_DIRS: &[(&str, &str)] = &[
     (
         ".config/nvim/plugin",
         "Neovim runs each file here at every start",
+    ),
+    // Checked with direnv 2.32: a file here is sourced before every `.envrc` (a new
+    // `lib/x.sh` ran at the next `cd`), and an `allow/` entry is what lets an `.envrc` run.
+    (
+        ".config/direnv/lib",
+        "direnv sources each file here before every .envrc",
+    ),
+    (
+        ".local/share/direnv/allow",
+        "direnv runs each .envrc an entry here allows",
+    ),
+    // jj 0.37 on keeps each repository's configuration here (`repos/ID/config.toml`, see
+    // `JJ`), besides the operator's `config.toml` and `conf.d/`.
+    (
+        ".config/jj",
+        "Jujutsu's configuration, each repository's too: the pager, editor and tools it runs",
     ),
     (
         ".ipython/profile_default/startup",
@@ -1074,6 +1156,15 @@ for cp in range(0x80, 0x110000):
             ".config/autostart/x.desktop",
             ".local/lib/python3.12/site-packages/x.pth",
             ".local/lib/python3.12/site-packages/usercustomize.py",
+            // Round 7: direnv's trust and libraries, Jujutsu, Helix, Zed.
+            ".config/direnv/direnv.toml",
+            ".config/direnv/lib/x.sh",
+            ".local/share/direnv/allow/0123abcd",
+            ".config/jj/repos/0123456789abcdef0123/config.toml",
+            ".config/jj/conf.d/x.toml",
+            ".config/helix/languages.toml",
+            ".local/share/helix/trusted_workspaces",
+            ".config/zed/settings.json",
         ] {
             assert!(classify_home(Path::new(p)).is_some(), "{p}");
         }
@@ -1199,6 +1290,22 @@ for cp in range(0x80, 0x110000):
             ".idea",
             ".idea/workspace.xml",
             "sub/.idea/runConfigurations/x.xml",
+            // Round 7: Jujutsu, dev containers, Zed, Helix.
+            ".jj/repo/config.toml",
+            "sub/.jj/repo/config-id",
+            ".jj/workspace-config.toml",
+            ".jj/workspace-config-id",
+            ".jj/repo/store/git_target",
+            ".jj/repo",
+            ".jj",
+            ".devcontainer.json",
+            ".devcontainer/devcontainer.json",
+            "sub/.devcontainer/py/devcontainer.json",
+            ".devcontainer/Dockerfile",
+            ".zed/settings.json",
+            ".zed/tasks.json",
+            ".helix/languages.toml",
+            "a/.helix/config.toml",
         ] {
             assert_eq!(hit(p), Some(Kind::Tool), "{p}");
         }
@@ -1218,6 +1325,10 @@ for cp in range(0x80, 0x110000):
             "tool-versions",
             "config.toml",
             ".cursor/rules/x.md",
+            ".jj/repo/op_heads/heads/x",
+            ".jj/working_copy/checkout",
+            "devcontainer.json",
+            "zed/settings.json",
         ] {
             assert_eq!(hit(p), None, "{p}");
         }

@@ -1788,3 +1788,42 @@ fn names_a_case_insensitive_file_system_folds_to_the_surface_are_on_it() {
         assert_eq!(got, allow(), "{p}");
     }
 }
+
+/// Round 7 (issue 21, redsurf21): the candidates session 35 left undecided, each decided by
+/// what the real program does (or, where it cannot be installed here, its source or
+/// documentation, quoted at its entry in `surface::TOOL_FILES`/`TOOL_DIRS`): Jujutsu's
+/// repository and workspace configuration, a dev container's configuration (the real
+/// `devcontainer up` ran `initializeCommand` on the host), Zed's and Helix's project
+/// settings (both trust a workspace by path). jj's working state is not on it.
+#[test]
+fn jujutsu_dev_container_zed_and_helix_settings_are_on_the_surface() {
+    let fx = Fx::new(WS);
+    for p in [
+        "ws/.jj/repo/config.toml",
+        "ws/.jj/repo/config-id",
+        "ws/sub/.jj/workspace-config.toml",
+        "ws/.jj/workspace-config-id",
+        "ws/.jj/repo/store/git_target",
+        "ws/.devcontainer.json",
+        "ws/.devcontainer/devcontainer.json",
+        "ws/.devcontainer/py/devcontainer.json",
+        "ws/.devcontainer/Dockerfile",
+        "ws/.zed/settings.json",
+        "ws/sub/.zed/tasks.json",
+        "ws/.helix/languages.toml",
+        "ws/.helix/config.toml",
+        "ws/.Helix/languages.toml",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    for p in [
+        "ws/.jj/repo/op_heads/heads/x",
+        "ws/.jj/working_copy/checkout",
+        "ws/devcontainer.json",
+        "ws/zed/settings.json",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}
