@@ -51,6 +51,9 @@ use crate::profile::GIT_CONFIG_SURFACE;
 const INCLUDED_WHY: &str =
     "git reads it as configuration (the repository's configuration includes it)";
 
+/// Why a file an `.envrc` loads is watched.
+const ENVRC_LOADS_WHY: &str = "an `.envrc` loads it (sources it, reads it as variables or runs it), and direnv checks only the `.envrc` itself: it is taken as it is at the next `cd`";
+
 mod listings;
 pub use listings::Listings;
 
@@ -430,6 +433,10 @@ impl Snapshot {
         for root in roots {
             s.root_git_dir(root);
             s.operator_hooks(root);
+            // An `.envrc` above the root may load a file in it (the walk reads those in it).
+            for dir in root.ancestors().skip(1) {
+                s.envrc_loads(dir, root);
+            }
         }
         // The operator's home, where a root holds it: its dotfiles configure every shell, git
         // and ssh the operator runs (recorded whatever the walk's limit).
@@ -700,6 +707,28 @@ impl Snapshot {
         }
     }
 
+    /// What the `.envrc` in `dir` loads for certain (`surface::envrc`: the files it sources
+    /// or reads as variables, a program it runs by path, `.env` for `dotenv`, the Nix files
+    /// `use flake` evaluates), where that lies in `root`: direnv checks only the `.envrc`
+    /// against its allow list. (The directories it puts on the PATH are not listed, nor the
+    /// other words it names: a build or a package install writes them in normal work,
+    /// `node_modules/.bin` or a venv's `bin`, and moving that aside would undo it; the file
+    /// tools ask for them.)
+    fn envrc_loads(&mut self, dir: &Path, root: &Path) {
+        let Ok(text) = std::fs::read(dir.join(".envrc")) else {
+            return;
+        };
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let named = cordon_policy::surface::envrc::read(&text, dir, home.as_deref());
+        let roots = [root.to_path_buf()];
+        for file in named.loaded {
+            let real = real_in(&file, &roots);
+            if real.starts_with(root) && !std::fs::metadata(&real).is_ok_and(|m| m.is_dir()) {
+                self.note(real, What::ToolFile, ENVRC_LOADS_WHY, true);
+            }
+        }
+    }
+
     /// A directory of a root that cordon's user cannot list (a command that made `x/.envrc`
     /// then `chmod 0300 x`: nothing lists `x`, direnv still opens `x/.envrc` on `cd x`) is
     /// recorded with its mode and ctime, so that one that appeared or changed is a finding
@@ -869,6 +898,9 @@ impl Snapshot {
                 }
                 if let Some((_, why)) = TOOL_FILES.iter().find(|(r, _)| name == *r) {
                     self.note_file(path.clone(), why, std::slice::from_ref(&root_of));
+                    if name == ".envrc" && !is_dir {
+                        self.envrc_loads(&dir, &root_of);
+                    }
                 }
                 // A settings directory that is not a directory (`ln -s cfg .claude`): the tool
                 // follows the link and reads its files from wherever it points, so the link
@@ -2329,5 +2361,61 @@ mod tests {
             "a changed file's content from before the run is written back"
         );
         assert!(root.join(".jj/repo/op_heads/heads/y").exists());
+    }
+
+    /// Round 7 (redsurf21): what an `.envrc` loads (`source_env_if_exists .envrc.local`,
+    /// `dotenv`, a script it runs, the Nix files of `use flake`) is watched, in the root and
+    /// from an `.envrc` above it; a directory it puts on the PATH is the run's (a build's
+    /// output), and so is the rest of the tree.
+    #[test]
+    fn what_an_envrc_loads_is_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path().canonicalize().unwrap();
+        let root = top.join("ws");
+        std::fs::create_dir_all(root.join("sub/bin")).unwrap();
+        std::fs::create_dir_all(root.join("scripts")).unwrap();
+        std::fs::write(top.join(".envrc"), "source_env_if_exists ws/shared.sh\n").unwrap();
+        std::fs::write(
+            root.join("sub/.envrc"),
+            "source_env_if_exists .envrc.local\ndotenv\nuse flake\nPATH_add bin\n\
+             ../scripts/init.sh\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("sub/.env"), "A=1\n").unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        for (f, text) in [
+            ("sub/.envrc.local", "echo planted"),
+            ("sub/.env", "LD_PRELOAD=/tmp/x.so\n"),
+            ("sub/flake.nix", "{ }"),
+            ("scripts/init.sh", "echo planted"),
+            ("shared.sh", "echo planted"),
+            ("sub/bin/tool", "built"),
+            ("sub/notes.txt", "x"),
+        ] {
+            std::fs::write(root.join(f), text).unwrap();
+        }
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let mut paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        paths.sort();
+        let mut want: Vec<_> = [
+            "scripts/init.sh",
+            "shared.sh",
+            "sub/.env",
+            "sub/.envrc.local",
+            "sub/flake.nix",
+        ]
+        .iter()
+        .map(|f| root.join(f))
+        .collect();
+        want.sort();
+        assert_eq!(paths, want, "{found:#?}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("sub/.env")).unwrap(),
+            "A=1\n",
+            "a changed file's content from before the run is written back"
+        );
+        assert!(!root.join("sub/.envrc.local").exists());
+        assert!(root.join("sub/bin/tool").exists());
+        assert!(root.join("sub/notes.txt").exists());
     }
 }

@@ -17,6 +17,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+pub mod envrc;
 pub mod git_config;
 
 /// A git directory's configuration surface: what git reads as configuration or runs, relative
@@ -249,7 +250,7 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     ),
     (
         ".env",
-        "variables; direnv and mise read it only when `.envrc` or a mise file (on the surface) says so",
+        "variables; direnv and mise read it only when `.envrc` or a mise file (on the surface) says so, and then it is what an `.envrc` loads (`named_by_envrc`)",
     ),
     (
         ".vscode/extensions.json",
@@ -811,6 +812,45 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
                 kind: Kind::Tool,
                 why,
             });
+        }
+    }
+    None
+}
+
+const ENVRC_WHY: &str = "an `.envrc` above it names it: direnv checks only the `.envrc` itself, so what it sources, reads (`dotenv`), runs or puts on the PATH is taken as it is at the next `cd`";
+const ENVRC_UNREADABLE_WHY: &str =
+    "an `.envrc` above it cannot be read, so that it names this file cannot be ruled out";
+
+/// Where `real` (absolute, links resolved, as the file tools write it) is what an `.envrc`
+/// in a directory above it names ([`envrc`]): a file it sources or reads, a program it runs,
+/// a directory it puts on the PATH, a Nix file `use flake` evaluates. Every `.envrc` up to
+/// `/` counts (the operator may `cd` into any of their directories); one that cannot be read
+/// is a hit.
+pub fn named_by_envrc(real: &Path, home: Option<&Path>) -> Option<Hit> {
+    let hit = |why| {
+        Some(Hit {
+            kind: Kind::Pointed,
+            why,
+        })
+    };
+    for dir in real.ancestors().skip(1) {
+        let text = match std::fs::read(dir.join(".envrc")) {
+            Ok(t) => t,
+            // (A directory, `.envrc/`, is nothing direnv loads.)
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound
+                        | std::io::ErrorKind::NotADirectory
+                        | std::io::ErrorKind::IsADirectory
+                ) =>
+            {
+                continue
+            }
+            Err(_) => return hit(ENVRC_UNREADABLE_WHY),
+        };
+        if envrc::names(&envrc::read(&text, dir, home), dir, real) {
+            return hit(ENVRC_WHY);
         }
     }
     None

@@ -1827,3 +1827,85 @@ fn jujutsu_dev_container_zed_and_helix_settings_are_on_the_surface() {
         assert_eq!(got, allow(), "{p}");
     }
 }
+
+/// Round 7 (redsurf21): direnv checks only the `.envrc` against its allow list. What an
+/// allowed `.envrc` sources (`source_env_if_exists .envrc.local`), reads as variables
+/// (`dotenv`: an `LD_PRELOAD` or `PATH` there is the operator's next command), puts first on
+/// the PATH (`PATH_add bin`: a `bin/ls` is their next `ls`) or evaluates (`use flake`) is
+/// taken as it is at the next `cd`: shown here with the real direnv, then the file tools ask
+/// for each (`surface::envrc`). They allowed all of it before.
+#[test]
+fn what_an_allowed_envrc_loads_is_on_the_surface() {
+    let fx = Fx::new(WS);
+    let ws = fx.p("ws");
+    let direnv = |args: &[&str]| {
+        let o = std::process::Command::new("direnv")
+            .args(args)
+            .current_dir(&ws)
+            .env("HOME", fx.p("outside"))
+            .env("XDG_DATA_HOME", fx.p("outside/data"))
+            .env("XDG_CONFIG_HOME", fx.p("outside/config"))
+            .env_remove("DIRENV_DIR")
+            .env_remove("DIRENV_FILE")
+            .output()
+            .expect("direnv is needed for this test (Debian package `direnv`)");
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    std::fs::write(
+        ws.join(".envrc"),
+        "source_env_if_exists .envrc.local\ndotenv_if_exists\nPATH_add bin\nexport ROOT=$PWD\n",
+    )
+    .unwrap();
+    direnv(&["allow", "."]);
+    // Written after the allow, as a run would write them.
+    std::fs::write(ws.join(".envrc.local"), "export RAN=$(echo sourced)\n").unwrap();
+    std::fs::write(ws.join(".env"), "FROM_ENV=read\n").unwrap();
+    std::fs::create_dir(ws.join("bin")).unwrap();
+    std::fs::write(ws.join("bin/ls"), "#!/bin/sh\necho planted-ls\n").unwrap();
+    std::fs::set_permissions(
+        ws.join("bin/ls"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let out = direnv(&["exec", ".", "sh", "-c", "echo $RAN $FROM_ENV; ls"]);
+    assert_eq!(
+        out, "sourced read\nplanted-ls\n",
+        "the allowed .envrc took them"
+    );
+    std::fs::write(
+        ws.join(".envrc"),
+        "source_env_if_exists .envrc.local\ndotenv_if_exists\nPATH_add bin\nuse flake\n\
+         export ROOT=$PWD\n",
+    )
+    .unwrap();
+    for p in [
+        "ws/.envrc.local",
+        "ws/.env",
+        "ws/bin/ls",
+        "ws/bin/new/x",
+        "ws/flake.nix",
+        "ws/nix/shell.nix",
+        "ws/flake.lock",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    assert_eq!(
+        fx.verdict(FileOp::Delete, path("ws/bin/ls")),
+        (Action::Ask, "builtin:surface".into())
+    );
+    // The rest of the tree is the run's; so is every file where no `.envrc` is above.
+    for p in ["ws/src/main.rs", "ws/README.md", "ws/binary", "ws/env"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+    std::fs::remove_file(ws.join(".envrc")).unwrap();
+    assert_eq!(
+        fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/.envrc.local", "content": "x"})
+        ),
+        allow()
+    );
+}
