@@ -856,6 +856,84 @@ pub fn named_by_envrc(real: &Path, home: Option<&Path>) -> Option<Hit> {
     None
 }
 
+const CONFIGURED_WHY: &str = "a configuration on the surface names it (a hook's, a task's, a runner's or git's program, a file it loads): the program reading that configuration runs or reads it outside the sandbox";
+
+/// Where `real` (absolute, links resolved) is a file a configuration on the surface names by
+/// a literal path ([`envrc::literal`], exact matches): each [`TOOL_FILES`] entry present in a
+/// directory above `real` (a Claude Code hook's `"$CLAUDE_PROJECT_DIR"/tools/guard.sh`,
+/// `.pre-commit-config.yaml`'s `entry: ./scripts/lint.sh`, `.yarnrc.yml`'s `yarnPath`,
+/// `.cargo/config.toml`'s `runner`), a word taken from that directory (where the hosts run
+/// their hooks and tasks) and from the file's own; and each repository's configuration whose
+/// work tree holds `real`, from its top (checked with git 2.47: `core.fsmonitor =
+/// scripts/fsmon.sh` ran from the top at a `git status` in a subdirectory; so do filters,
+/// aliases, pagers). Not seen: a path a configuration computes, the files a named script
+/// itself loads, and files in [`TOOL_DIRS`] naming others.
+pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
+    /// Configurations are small; a larger file is read this far.
+    const MAX: u64 = 1 << 20;
+    let read = |p: &Path| -> Option<Vec<u8>> {
+        use std::io::Read;
+        let f = std::fs::File::open(p).ok()?;
+        let mut text = Vec::new();
+        f.take(MAX).read_to_end(&mut text).ok()?;
+        Some(text)
+    };
+    let hit = Some(Hit {
+        kind: Kind::Pointed,
+        why: CONFIGURED_WHY,
+    });
+    for dir in real.ancestors().skip(1) {
+        // One listing per directory, then only the entries whose first name is there (an
+        // open per entry and directory cost about 350 failed opens a write).
+        let Ok(list) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let first = |entry: &str| entry.split('/').next().unwrap_or("").to_owned();
+        let wanted: Vec<String> = TOOL_FILES
+            .iter()
+            .map(|(e, _)| first(e))
+            .chain([".git".into(), "HEAD".into()])
+            .collect();
+        let here: Vec<String> = list
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| wanted.contains(n))
+            .collect();
+        for (entry, _) in TOOL_FILES.iter().filter(|(e, _)| here.contains(&first(e))) {
+            let file = dir.join(entry);
+            if file == real {
+                continue;
+            }
+            let Some(text) = read(&file) else {
+                continue;
+            };
+            let own = file.parent().unwrap_or(dir);
+            let named = envrc::literal(&text, &[dir, own], home);
+            if envrc::names_exactly(&named, dir, real) {
+                return hit;
+            }
+        }
+        let repository = here.iter().any(|n| n == ".git" || n == "HEAD");
+        let found = if repository {
+            repository_at(dir)
+        } else {
+            Ok(None)
+        };
+        if let Ok(Some((git_dir, top))) = found {
+            for file in git_config::repository_files(&git_dir).unwrap_or_default() {
+                let Some(text) = read(&file) else {
+                    continue;
+                };
+                let named = envrc::literal(&text, &[&top], home);
+                if envrc::names_exactly(&named, &top, real) {
+                    return hit;
+                }
+            }
+        }
+    }
+    None
+}
+
 const HOOKS_PATH_WHY: &str = "git runs every hook in the directory a repository's `core.hooksPath` names (at the next commit, checkout, merge or push)";
 const INCLUDED_WHY: &str =
     "git reads it as configuration: a repository's or the operator's git configuration includes it (`include.path`, `includeIf`)";

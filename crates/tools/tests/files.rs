@@ -1909,3 +1909,81 @@ fn what_an_allowed_envrc_loads_is_on_the_surface() {
         allow()
     );
 }
+
+/// Round 7 (redsurf21): a program a configuration on the surface names by a relative path is
+/// what that configuration's program runs, outside the sandbox: the real git ran a
+/// repository's `core.fsmonitor = scripts/fsmon.sh` from the top at a `git status` in a
+/// subdirectory, and Claude Code runs a hook's `"$CLAUDE_PROJECT_DIR"/tools/guard.sh` before
+/// every tool call (its hooks documentation's own form), pre-commit a `repo: local` hook's
+/// `entry`, yarn its `yarnPath` at any yarn command. The file tools allowed each write
+/// (`surface::named_by_configuration`); the project's other files stay the run's.
+#[test]
+fn a_program_a_surface_configuration_names_is_on_the_surface() {
+    let fx = Fx::new(WS);
+    let ws = fx.p("ws");
+    let git = |args: &[&str], dir: &Path| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", fx.p("outside"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("git is needed for this test (Debian package `git`)")
+    };
+    assert!(git(&["init", "-q"], &ws).success());
+    assert!(git(&["config", "core.fsmonitor", "scripts/fsmon.sh"], &ws).success());
+    std::fs::create_dir_all(ws.join("scripts")).unwrap();
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    let ran = fx.p("outside/ran");
+    std::fs::write(
+        ws.join("scripts/fsmon.sh"),
+        format!("#!/bin/sh\ntouch '{}'\n", ran.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        ws.join("scripts/fsmon.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let _ = git(&["status"], &ws.join("sub"));
+    assert!(
+        ran.exists(),
+        "the real git did not run the relative fsmonitor"
+    );
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    std::fs::write(
+        ws.join(".claude/settings.json"),
+        r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"\"$CLAUDE_PROJECT_DIR\"/tools/guard.sh"}]}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join(".pre-commit-config.yaml"),
+        "repos:\n- repo: local\n  hooks:\n  - id: lint\n    name: lint\n    entry: ./ci/lint.sh\n    language: script\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join(".yarnrc.yml"),
+        "yarnPath: .yarn/releases/yarn-4.5.0.cjs\n",
+    )
+    .unwrap();
+    for p in [
+        "ws/scripts/fsmon.sh",
+        "ws/tools/guard.sh",
+        "ws/ci/lint.sh",
+        "ws/.yarn/releases/yarn-4.5.0.cjs",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    for p in [
+        "ws/scripts/other.sh",
+        "ws/tools/x.sh",
+        "ws/src/main.rs",
+        "ws/sub/notes.md",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}

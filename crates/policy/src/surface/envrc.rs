@@ -134,6 +134,11 @@ pub fn read(text: &[u8], dir: &Path, home: Option<&Path>) -> Named {
                 }
                 None
             } else {
+                // An absolute word may be the rest of a quoted expansion (`"$ROOT"/conf/x.sh`
+                // splits at the quote): its tail too.
+                if let Some(rest) = w.strip_prefix('/') {
+                    named.tails.push(normal(Path::new(rest)));
+                }
                 Some(normal(&dir.join(w)))
             };
             if let Some(p) = path {
@@ -177,6 +182,58 @@ pub fn names(named: &Named, dir: &Path, real: &Path) -> bool {
                     && (rel.extension().is_some_and(|e| e == "nix")
                         || rel.file_name().is_some_and(|n| n == "flake.lock")))
         })
+}
+
+/// The literal names in a configuration's `text` (JSON, TOML, YAML, git's, a script), each
+/// word taken for a path from each of `dirs`, a word with a run-time expansion by its
+/// literal tail (`"$CLAUDE_PROJECT_DIR"/tools/guard.sh`, `${workspaceFolder}/run.sh`): for an
+/// exact match ([`names_exactly`]), since such files name directories, globs and settings as
+/// much as programs. [`Named::paths`] and [`Named::tails`] only.
+pub fn literal(text: &[u8], dirs: &[&Path], home: Option<&Path>) -> Named {
+    let mut named = Named::default();
+    let text = String::from_utf8_lossy(text);
+    let words = text
+        .split(|c: char| c.is_whitespace() || ";&|()<>'\"`=:,[]{}!\\".contains(c))
+        .filter(|w| !w.is_empty() && *w != "." && *w != "..");
+    for w in words {
+        if let Some(rest) = w.strip_prefix("~/") {
+            named.paths.extend(home.map(|h| normal(&h.join(rest))));
+        } else if w.contains('$') || w.contains(['*', '?', '~', '@']) {
+            let tail: PathBuf = w
+                .rsplit('/')
+                .take_while(|c| !c.contains(['$', '*', '?', '~', '@']))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            if tail.components().any(|c| matches!(c, Component::Normal(_))) {
+                named.tails.push(tail);
+            }
+        } else {
+            named.paths.extend(dirs.iter().map(|d| normal(&d.join(w))));
+            // An absolute word may be the rest of a quoted expansion (`"$DIR"/tools/x.sh`
+            // splits at the quote): its tail too.
+            if let Some(rest) = w.strip_prefix('/') {
+                named.tails.push(normal(Path::new(rest)));
+            }
+        }
+    }
+    named.paths.sort();
+    named.paths.dedup();
+    named.tails.sort();
+    named.tails.dedup();
+    named
+}
+
+/// Whether `real` below `dir` is exactly a path `named` names ([`literal`]).
+pub fn names_exactly(named: &Named, dir: &Path, real: &Path) -> bool {
+    named
+        .paths
+        .binary_search_by(|p| p.as_path().cmp(real))
+        .is_ok()
+        || real
+            .strip_prefix(dir)
+            .is_ok_and(|rel| named.tails.iter().any(|t| rel.ends_with(t)))
 }
 
 /// `$PWD`, `${PWD}`, `$(pwd)`, `$(pwd -P)` as `.`: direnv runs the `.envrc` in its directory.
@@ -227,7 +284,7 @@ mod tests {
         let n = named(
             "# PATH_add everything\nsource_env_if_exists .envrc.local\ndotenv\nuse flake\n\
              PATH_add bin\nexport PATH=$PWD/tools:$PATH\n. ./lib/setup.sh\n\
-             ./scripts/init.sh --quiet\nsource_env \"$ROOT/conf/env.sh\"\nwatch_file ~/x\n\
+             ./scripts/init.sh --quiet\nsource_env \"$ROOT/conf/env.sh\"\nsource_env \"$TOP\"/etc/more.sh\nwatch_file ~/x\n\
              export ROOT=$PWD\nlayout node\n",
         );
         let at = |p: &str| names(&n, Path::new("/p"), Path::new(p));
@@ -242,6 +299,7 @@ mod tests {
             "/p/lib/setup.sh",
             "/p/scripts/init.sh",
             "/p/sub/conf/env.sh",
+            "/p/etc/more.sh",
             "/h/x",
             "/p/node_modules/.bin/tsc",
         ] {
@@ -263,6 +321,33 @@ mod tests {
             assert!(loaded.contains(&PathBuf::from(p)), "{p}: {loaded:?}");
         }
         assert!(!loaded.contains(&PathBuf::from("/p/bin")));
+    }
+
+    #[test]
+    fn a_configurations_literal_names_are_matched_exactly() {
+        let text = br#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command",
+            "command":"\"$CLAUDE_PROJECT_DIR\"/tools/guard.sh --strict"}]}]},
+            "env":{"X":"scripts/lint.sh"},"permissions":{"allow":["Read(src/**)"]}}"#;
+        let n = literal(text, &[Path::new("/p"), Path::new("/p/.claude")], None);
+        let at = |p: &str| names_exactly(&n, Path::new("/p"), Path::new(p));
+        for p in [
+            "/p/tools/guard.sh",
+            "/p/sub/tools/guard.sh",
+            "/p/scripts/lint.sh",
+        ] {
+            assert!(at(p), "{p}");
+        }
+        for p in ["/p/src/main.rs", "/p/tools/other.sh", "/p/README.md"] {
+            assert!(!at(p), "{p}");
+        }
+        let git = b"[core]\n\tfsmonitor = scripts/fsmon.sh\n[alias]\n\tx = !./bin/x.sh\n";
+        let n = literal(git, &[Path::new("/r")], None);
+        assert!(names_exactly(
+            &n,
+            Path::new("/r"),
+            Path::new("/r/scripts/fsmon.sh")
+        ));
+        assert!(names_exactly(&n, Path::new("/r"), Path::new("/r/bin/x.sh")));
     }
 
     #[test]
