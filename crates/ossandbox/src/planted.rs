@@ -715,7 +715,8 @@ impl Snapshot {
     /// `node_modules/.bin` or a venv's `bin`, and moving that aside would undo it; the file
     /// tools ask for them.)
     fn envrc_loads(&mut self, dir: &Path, root: &Path) {
-        let Ok(text) = std::fs::read(dir.join(".envrc")) else {
+        // (Never blocking on a FIFO a run left there.)
+        let Ok(Some(text)) = cordon_fs::safe::read_followed(&dir.join(".envrc"), 1 << 20) else {
             return;
         };
         let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -1275,20 +1276,9 @@ pub fn scan_changed_since(roots: &[PathBuf], since: SystemTime) -> Option<Vec<Fi
 /// An index file's bytes: a regular file (links followed, as git does) of at most
 /// [`MAX_INDEX`] bytes, opened without blocking.
 fn read_index(path: &Path) -> Option<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .ok()?;
-    let m = f.metadata().ok()?;
-    if !m.is_file() || m.len() > MAX_INDEX {
-        return None;
-    }
-    let mut b = Vec::with_capacity(m.len() as usize);
-    f.take(MAX_INDEX).read_to_end(&mut b).ok()?;
-    Some(b)
+    cordon_fs::safe::read_followed(path, MAX_INDEX)
+        .ok()
+        .flatten()
 }
 
 /// Renames `path` aside (never over an existing name); a changed small regular file gets its
@@ -2417,5 +2407,43 @@ mod tests {
         assert!(!root.join("sub/.envrc.local").exists());
         assert!(root.join("sub/bin/tool").exists());
         assert!(root.join("sub/notes.txt").exists());
+    }
+
+    /// Round 7 (redsurf21): a FIFO a run leaves where the scan reads a configuration (the
+    /// root's `.git/config`, a bare repository's `commondir`, an `.envrc`) made the after-run
+    /// scan block on its open for good, and cordon with it. The scan now finishes, and reports
+    /// what changed.
+    #[test]
+    fn a_fifo_where_a_configuration_is_read_never_blocks_the_scan() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        for dir in ["bare/objects", "bare/refs", "sub"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        std::fs::write(root.join("bare/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::remove_file(root.join(".git/config")).unwrap();
+        for f in [".git/config", "bare/commondir", "sub/.envrc"] {
+            let made = std::process::Command::new("mkfifo")
+                .arg(root.join(f))
+                .status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo {f}");
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let at = root.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(Snapshot::take(std::slice::from_ref(&at)).findings_since(&before));
+        });
+        let found = rx
+            .recv_timeout(Duration::from_secs(120))
+            .expect("the scan blocked on a FIFO");
+        let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        for f in [".git/config", "bare/commondir", "sub/.envrc"] {
+            assert!(
+                paths.contains(&root.join(f)),
+                "{f} not reported: {found:#?}"
+            );
+        }
     }
 }

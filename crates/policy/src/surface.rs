@@ -834,19 +834,13 @@ pub fn named_by_envrc(real: &Path, home: Option<&Path>) -> Option<Hit> {
         })
     };
     for dir in real.ancestors().skip(1) {
-        let text = match std::fs::read(dir.join(".envrc")) {
-            Ok(t) => t,
+        // Never blocking on a FIFO a run left there: that is unreadable.
+        let file = dir.join(".envrc");
+        let text = match cordon_fs::safe::read_followed(&file, 1 << 20) {
+            Ok(Some(t)) => t,
+            Ok(None) => continue,
             // (A directory, `.envrc/`, is nothing direnv loads.)
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::NotFound
-                        | std::io::ErrorKind::NotADirectory
-                        | std::io::ErrorKind::IsADirectory
-                ) =>
-            {
-                continue
-            }
+            Err(_) if file.is_dir() => continue,
             Err(_) => return hit(ENVRC_UNREADABLE_WHY),
         };
         if envrc::names(&envrc::read(&text, dir, home), dir, real) {
@@ -869,15 +863,10 @@ const CONFIGURED_WHY: &str = "a configuration on the surface names it (a hook's,
 /// aliases, pagers). Not seen: a path a configuration computes, the files a named script
 /// itself loads, and files in [`TOOL_DIRS`] naming others.
 pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
-    /// Configurations are small; a larger file is read this far.
+    /// Configurations are small; a larger file is not read.
     const MAX: u64 = 1 << 20;
-    let read = |p: &Path| -> Option<Vec<u8>> {
-        use std::io::Read;
-        let f = std::fs::File::open(p).ok()?;
-        let mut text = Vec::new();
-        f.take(MAX).read_to_end(&mut text).ok()?;
-        Some(text)
-    };
+    // (Never blocking on a FIFO a run left at a configuration's name.)
+    let read = |p: &Path| cordon_fs::safe::read_followed(p, MAX).ok().flatten();
     let hit = Some(Hit {
         kind: Kind::Pointed,
         why: CONFIGURED_WHY,
@@ -1035,7 +1024,13 @@ fn repository_at(dir: &Path) -> Result<Option<(PathBuf, PathBuf)>, ()> {
     match std::fs::metadata(&dot_git) {
         Ok(m) if m.is_dir() => Ok(Some((dot_git, dir.to_path_buf()))),
         Ok(_) => {
-            let text = std::fs::read(&dot_git).map_err(|_| ())?;
+            // git takes a `.git` that is no regular file for no repository (`read_gitfile`'s
+            // S_ISREG check); read without blocking on a FIFO a run left there.
+            let text = match cordon_fs::safe::read_followed(&dot_git, 1 << 20) {
+                Ok(Some(t)) => t,
+                Ok(None) | Err(cordon_fs::safe::SafeError::NotFile { .. }) => return Ok(None),
+                Err(_) => return Err(()),
+            };
             let text = String::from_utf8_lossy(&text);
             match text.strip_prefix("gitdir:") {
                 Some(rest) => Ok(Some((dir.join(rest.trim()), dir.to_path_buf()))),

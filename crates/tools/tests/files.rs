@@ -1987,3 +1987,40 @@ fn a_program_a_surface_configuration_names_is_on_the_surface() {
         assert_eq!(got, allow(), "{p}");
     }
 }
+
+/// Round 7 (redsurf21): a FIFO a run leaves where the decision reads a configuration
+/// (`mkfifo sub/.git`, `.envrc`, `.git/config`, a surface settings file) made the decision
+/// block for good on its open: every write below `sub` hung, and behind `cordon hook` a host
+/// that gives up on a slow hook may go on without it. Each is now answered at once: a `.git`
+/// that is no regular file is no repository to git either; an `.envrc` or git configuration
+/// that cannot be read makes the write ask.
+#[test]
+fn a_fifo_where_a_configuration_is_read_never_blocks_the_decision() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let fx = Fx::new(WS);
+        let fifo = |rel: &str| {
+            let p = fx.p(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            let made = std::process::Command::new("mkfifo").arg(&p).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo {rel}");
+        };
+        fifo("ws/a/.git");
+        fifo("ws/b/.envrc");
+        fifo("ws/c/.claude/settings.json");
+        std::fs::create_dir_all(fx.p("ws/d/.git/objects")).unwrap();
+        std::fs::create_dir_all(fx.p("ws/d/.git/refs")).unwrap();
+        std::fs::write(fx.p("ws/d/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        fifo("ws/d/.git/config");
+        let got: Vec<_> = ["ws/a/x", "ws/b/x", "ws/c/x", "ws/d/x"]
+            .iter()
+            .map(|p| fx.verdict(FileOp::Write, json!({"path": p, "content": "x"})))
+            .collect();
+        let _ = tx.send(got);
+    });
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the decision blocked on a FIFO");
+    let ask = (Action::Ask, "builtin:surface".to_string());
+    assert_eq!(got, vec![allow(), ask.clone(), allow(), ask]);
+}
