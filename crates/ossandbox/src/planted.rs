@@ -823,6 +823,15 @@ impl Snapshot {
             let Some((listed, count)) = self.names(&dir, earlier, root) else {
                 if dir != root_of {
                     self.unlistable(&dir);
+                    // Gone meanwhile, or a link now: nothing of the root is there. Anything
+                    // else (a path longer than the kernel takes, `ENAMETOOLONG`) is a
+                    // directory the walk cannot see into: the scan is incomplete, which fails
+                    // closed as a walk past its limit does.
+                    if std::fs::symlink_metadata(&dir)
+                        .is_err_and(|e| e.kind() != std::io::ErrorKind::NotFound)
+                    {
+                        self.truncated = true;
+                    }
                 }
                 continue;
             };
@@ -2445,5 +2454,35 @@ mod tests {
                 "{f} not reported: {found:#?}"
             );
         }
+    }
+
+    /// Round 7 (redsurf21): a directory whose path is longer than the kernel takes (a run's
+    /// chain of 255-byte names, each made with a relative `mkdir`/`cd`) cannot be opened by
+    /// path, so the walk saw neither it nor an `.envrc` at its bottom, and said nothing: the
+    /// scan counted as complete. Now such a scan is incomplete, which fails closed (the
+    /// root's next run is refused until the operator has looked).
+    #[test]
+    fn a_directory_too_deep_to_open_by_path_makes_the_scan_incomplete() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        assert!(!before.truncated);
+        let made = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("n=$(printf 'd%.0s' $(seq 250)); for i in $(seq 20); do mkdir $n && cd -P $n || exit 1; done; echo x > .envrc")
+            .current_dir(&root)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let after = Snapshot::take(std::slice::from_ref(&root));
+        assert!(
+            after.truncated,
+            "the scan passed for complete: {:#?}",
+            after.findings_since(&before)
+        );
+        let _ = std::process::Command::new("rm")
+            .arg("-rf")
+            .arg(&root)
+            .status();
     }
 }
