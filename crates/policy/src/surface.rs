@@ -850,6 +850,9 @@ pub fn named_by_envrc(real: &Path, home: Option<&Path>) -> Option<Hit> {
     None
 }
 
+/// How many files of one settings directory [`named_by_configuration`] reads.
+pub const DIR_FILES: usize = 64;
+
 const CONFIGURED_WHY: &str = "a configuration on the surface names it (a hook's, a task's, a runner's or git's program, a file it loads): the program reading that configuration runs or reads it outside the sandbox";
 
 /// Where `real` (absolute, links resolved) is a file a configuration on the surface names by
@@ -860,8 +863,9 @@ const CONFIGURED_WHY: &str = "a configuration on the surface names it (a hook's,
 /// their hooks and tasks) and from the file's own; and each repository's configuration whose
 /// work tree holds `real`, from its top (checked with git 2.47: `core.fsmonitor =
 /// scripts/fsmon.sh` ran from the top at a `git status` in a subdirectory; so do filters,
-/// aliases, pagers). Not seen: a path a configuration computes, the files a named script
-/// itself loads, and files in [`TOOL_DIRS`] naming others.
+/// aliases, pagers). The files of a [`TOOL_DIRS`] directory there are read the same way (the
+/// first [`DIR_FILES`] by name, not below it). Not seen: a path a configuration computes, the
+/// files a named script itself loads.
 pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
     /// Configurations are small; a larger file is not read.
     const MAX: u64 = 1 << 20;
@@ -880,6 +884,7 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
         let first = |entry: &str| entry.split('/').next().unwrap_or("").to_owned();
         let wanted: Vec<String> = TOOL_FILES
             .iter()
+            .chain(TOOL_DIRS)
             .map(|(e, _)| first(e))
             .chain([".git".into(), "HEAD".into()])
             .collect();
@@ -900,6 +905,26 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
             let named = envrc::literal(&text, &[dir, own], home);
             if envrc::names_exactly(&named, dir, real) {
                 return hit;
+            }
+        }
+        // The files of a directory whose every file a tool runs (a Copilot hook's
+        // `"bash": "./scripts/audit.sh"` in `.github/hooks/x.json`, a husky hook running
+        // `./scripts/check.sh`): its own files, the first [`DIR_FILES`] by name.
+        for (entry, _) in TOOL_DIRS.iter().filter(|(e, _)| here.contains(&first(e))) {
+            let tool_dir = dir.join(entry);
+            let Ok(list) = std::fs::read_dir(&tool_dir) else {
+                continue;
+            };
+            let mut files: Vec<PathBuf> = list.flatten().map(|e| e.path()).collect();
+            files.sort();
+            for file in files.iter().take(DIR_FILES).filter(|f| f.as_path() != real) {
+                let Some(text) = read(file) else {
+                    continue;
+                };
+                let named = envrc::literal(&text, &[dir, &tool_dir], home);
+                if envrc::names_exactly(&named, dir, real) {
+                    return hit;
+                }
             }
         }
         let repository = here.iter().any(|n| n == ".git" || n == "HEAD");

@@ -1968,11 +1968,22 @@ fn a_program_a_surface_configuration_names_is_on_the_surface() {
         "yarnPath: .yarn/releases/yarn-4.5.0.cjs\n",
     )
     .unwrap();
+    // A file of a settings directory naming a script: a Copilot CLI hook, a husky hook.
+    std::fs::create_dir_all(ws.join(".github/hooks")).unwrap();
+    std::fs::write(
+        ws.join(".github/hooks/audit.json"),
+        r#"{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"./scripts/audit.sh"}]}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.join(".husky")).unwrap();
+    std::fs::write(ws.join(".husky/pre-commit"), "sh tools/check.sh\n").unwrap();
     for p in [
         "ws/scripts/fsmon.sh",
         "ws/tools/guard.sh",
         "ws/ci/lint.sh",
         "ws/.yarn/releases/yarn-4.5.0.cjs",
+        "ws/scripts/audit.sh",
+        "ws/tools/check.sh",
     ] {
         let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
         assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
