@@ -51,6 +51,10 @@ use crate::profile::GIT_CONFIG_SURFACE;
 const INCLUDED_WHY: &str =
     "git reads it as configuration (the repository's configuration includes it)";
 
+/// Why a program git's configuration names is watched.
+const CONFIGURED_WHY: &str =
+    "git's configuration names it as a program (core.fsmonitor, a filter, an alias): git runs it from the work tree's top";
+
 /// Why a file an `.envrc` loads is watched.
 const ENVRC_LOADS_WHY: &str = "an `.envrc` loads it (sources it, reads it as variables or runs it), and direnv checks only the `.envrc` itself: it is taken as it is at the next `cd`";
 
@@ -667,13 +671,28 @@ impl Snapshot {
             .map(|f| top.join(f))
             .collect();
         let mut named = Named::default();
-        let files = repository_files(gd)
+        let files: Vec<PathBuf> = repository_files(gd)
             .unwrap_or_default()
             .into_iter()
             .chain(operator_files(home.as_deref(), &var))
-            .chain(at_top.iter().cloned());
-        for f in files {
-            let _ = read(&f, home.as_deref(), &mut named, 0);
+            .chain(at_top.iter().cloned())
+            .collect();
+        for f in &files {
+            let _ = read(f, home.as_deref(), &mut named, 0);
+        }
+        // The programs it names by a path in the work tree (`core.fsmonitor =
+        // scripts/fsmon.sh`, a filter's, an alias's: git runs a relative one from the top),
+        // as the file tools read them (`surface::envrc::literal`, exact names).
+        for f in &files {
+            let Ok(Some(text)) = cordon_fs::safe::read_followed(f, 1 << 20) else {
+                continue;
+            };
+            let words = cordon_policy::surface::envrc::literal(&text, &[top], home.as_deref());
+            for p in words.paths.into_iter().filter(|p| p.starts_with(root)) {
+                if !std::fs::metadata(&p).is_ok_and(|m| m.is_dir()) {
+                    self.note(p, What::GitConfig, CONFIGURED_WHY, true);
+                }
+            }
         }
         let _ = environment(home.as_deref(), &var, &mut named);
         named.includes.extend(at_top);
@@ -2484,5 +2503,41 @@ mod tests {
             .arg("-rf")
             .arg(&root)
             .status();
+    }
+
+    /// Round 7 (redsurf21): a program the repository's configuration names by a path in the
+    /// work tree (`core.fsmonitor = scripts/fsmon.sh`, which the real git runs from the top at
+    /// every `git status`; a filter's program) is watched: a run that rewrote it, or made it,
+    /// had the operator's next `git status` run it outside the sandbox.
+    #[test]
+    fn a_program_the_git_configuration_names_is_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        git(&root, &["config", "core.fsmonitor", "scripts/fsmon.sh"]);
+        git(&root, &["config", "filter.x.clean", "tools/clean.sh %f"]);
+        std::fs::create_dir_all(root.join("scripts")).unwrap();
+        std::fs::write(root.join("scripts/fsmon.sh"), "#!/bin/sh\n").unwrap();
+        std::fs::write(root.join("scripts/other.sh"), "#!/bin/sh\n").unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::write(root.join("scripts/fsmon.sh"), "#!/bin/sh\nplanted\n").unwrap();
+        std::fs::write(root.join("scripts/other.sh"), "#!/bin/sh\nedited\n").unwrap();
+        std::fs::create_dir_all(root.join("tools")).unwrap();
+        std::fs::write(root.join("tools/clean.sh"), "planted").unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let mut paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            vec![root.join("scripts/fsmon.sh"), root.join("tools/clean.sh")],
+            "{found:#?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("scripts/fsmon.sh")).unwrap(),
+            "#!/bin/sh\n"
+        );
+        assert!(std::fs::read_to_string(root.join("scripts/other.sh"))
+            .unwrap()
+            .contains("edited"));
     }
 }
