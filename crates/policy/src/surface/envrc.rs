@@ -74,7 +74,10 @@ pub struct Named {
 /// The names `.envrc` text at `dir` gives ([`Named`]); `home` for `~/`.
 pub fn read(text: &[u8], dir: &Path, home: Option<&Path>) -> Named {
     let mut named = Named::default();
-    let text = String::from_utf8_lossy(text);
+    // A `\`-newline continues the line (`source_env \` then `  .envrc.local`).
+    let text = String::from_utf8_lossy(text)
+        .replace("\\\r\n", " ")
+        .replace("\\\n", " ");
     for line in text.lines() {
         let line = line.trim_start();
         if line.starts_with('#') {
@@ -285,7 +288,7 @@ mod tests {
             "# PATH_add everything\nsource_env_if_exists .envrc.local\ndotenv\nuse flake\n\
              PATH_add bin\nexport PATH=$PWD/tools:$PATH\n. ./lib/setup.sh\n\
              ./scripts/init.sh --quiet\nsource_env \"$ROOT/conf/env.sh\"\nsource_env \"$TOP\"/etc/more.sh\nwatch_file ~/x\n\
-             export ROOT=$PWD\nlayout node\n",
+             export ROOT=$PWD\nlayout node\nsource_env_if_exists \\\n  .envrc.private\n",
         );
         let at = |p: &str| names(&n, Path::new("/p"), Path::new(p));
         for p in [
@@ -302,6 +305,7 @@ mod tests {
             "/p/etc/more.sh",
             "/h/x",
             "/p/node_modules/.bin/tsc",
+            "/p/.envrc.private",
         ] {
             assert!(at(p), "{p}");
         }
