@@ -850,6 +850,55 @@ pub fn named_by_envrc(real: &Path, home: Option<&Path>) -> Option<Hit> {
     None
 }
 
+/// The directories a `.tool-versions` (`node path:./tools/node`) or a mise configuration
+/// (`[env] _.path = ["./bin"]`) puts on the PATH of a shell entering its directory, as written.
+/// A mise file that is no TOML names none (mise refuses it).
+fn path_dirs(entry: &str, text: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(text);
+    if entry == ".tool-versions" {
+        return text
+            .split_whitespace()
+            .filter_map(|w| w.strip_prefix("path:"))
+            .map(str::to_owned)
+            .collect();
+    }
+    if !TOOL_FILES
+        .iter()
+        .any(|(e, why)| *e == entry && *why == MISE)
+    {
+        return Vec::new();
+    }
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let mut dirs = Vec::new();
+    // `[env] _.path = …` and `[[env]] _.path = …`, a string or a list; a list entry may be a
+    // table with its `path`.
+    let envs = match doc.get("env") {
+        Some(toml::Value::Array(a)) => a.iter().collect(),
+        Some(v) => vec![v],
+        None => Vec::new(),
+    };
+    for env in envs {
+        let path = env.get("_").and_then(|u| u.get("path"));
+        let items = match path {
+            Some(toml::Value::Array(a)) => a.iter().collect(),
+            Some(v) => vec![v],
+            None => Vec::new(),
+        };
+        for item in items {
+            match item {
+                toml::Value::String(d) => dirs.push(d.clone()),
+                toml::Value::Table(t) => {
+                    dirs.extend(t.get("path").and_then(|p| p.as_str()).map(str::to_owned))
+                }
+                _ => {}
+            }
+        }
+    }
+    dirs
+}
+
 /// How many files of one settings directory [`named_by_configuration`] reads.
 pub const DIR_FILES: usize = 64;
 
@@ -904,6 +953,15 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
             let own = file.parent().unwrap_or(dir);
             let named = envrc::literal(&text, &[dir, own], home);
             if envrc::names_exactly(&named, dir, real) {
+                return hit;
+            }
+            // A directory put first on the PATH names every file below it: `.tool-versions`'
+            // `path:` versions (mise, asdf: its `bin`), mise's `[env] _.path`.
+            if path_dirs(entry, &text).iter().any(|d| {
+                // (mise's template for the project's directory.)
+                let d = d.strip_prefix("{{config_root}}").unwrap_or(d);
+                real.starts_with(envrc::normal(&dir.join(d.trim_start_matches('/'))))
+            }) {
                 return hit;
             }
         }

@@ -1975,6 +1975,13 @@ fn a_program_a_surface_configuration_names_is_on_the_surface() {
         r#"{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"./scripts/audit.sh"}]}}"#,
     )
     .unwrap();
+    // A directory put first on the PATH: everything below it is a command of the shell.
+    std::fs::write(ws.join(".tool-versions"), "node path:./tools/node\n").unwrap();
+    std::fs::write(
+        ws.join("mise.toml"),
+        "[tools]\npython = \"3.12\"\n[env]\n_.path = [\"./bin\", \"{{config_root}}/x\"]\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(ws.join(".husky")).unwrap();
     std::fs::write(ws.join(".husky/pre-commit"), "sh tools/check.sh\n").unwrap();
     for p in [
@@ -1984,6 +1991,9 @@ fn a_program_a_surface_configuration_names_is_on_the_surface() {
         "ws/.yarn/releases/yarn-4.5.0.cjs",
         "ws/scripts/audit.sh",
         "ws/tools/check.sh",
+        "ws/tools/node/bin/node",
+        "ws/bin/ls",
+        "ws/x/git",
     ] {
         let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
         assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
@@ -1991,6 +2001,7 @@ fn a_program_a_surface_configuration_names_is_on_the_surface() {
     for p in [
         "ws/scripts/other.sh",
         "ws/tools/x.sh",
+        "ws/tools/nodes/main.js",
         "ws/src/main.rs",
         "ws/sub/notes.md",
     ] {

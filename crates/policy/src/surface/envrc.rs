@@ -260,7 +260,7 @@ fn here(line: &str) -> String {
 
 /// `p` with `.` and `..` taken lexically, as direnv's shell takes a relative path from its
 /// directory (a link on the way is resolved by the caller's comparison of real paths).
-fn normal(p: &Path) -> PathBuf {
+pub fn normal(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
