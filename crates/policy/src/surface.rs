@@ -899,13 +899,15 @@ fn path_dirs(entry: &str, text: &[u8]) -> Vec<String> {
     dirs
 }
 
-/// How many files of one settings directory [`named_by_configuration`] reads.
+/// How many files of one settings directory [`named_by_configuration`] reads, and how many
+/// bytes of them in all (a file past what is left is not read).
 pub const DIR_FILES: usize = 64;
+const DIR_BYTES: u64 = 1 << 20;
 
 const CONFIGURED_WHY: &str = "a configuration on the surface names it (a hook's, a task's, a runner's or git's program, a file it loads): the program reading that configuration runs or reads it outside the sandbox";
 
 /// Where `real` (absolute, links resolved) is a file a configuration on the surface names by
-/// a literal path ([`envrc::literal`], exact matches): each [`TOOL_FILES`] entry present in a
+/// a literal path ([`envrc::names_literally`], exact matches): each [`TOOL_FILES`] entry present in a
 /// directory above `real` (a Claude Code hook's `"$CLAUDE_PROJECT_DIR"/tools/guard.sh`,
 /// `.pre-commit-config.yaml`'s `entry: ./scripts/lint.sh`, `.yarnrc.yml`'s `yarnPath`,
 /// `.cargo/config.toml`'s `runner`), a word taken from that directory (where the hosts run
@@ -951,8 +953,7 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
                 continue;
             };
             let own = file.parent().unwrap_or(dir);
-            let named = envrc::literal(&text, &[dir, own], home);
-            if envrc::names_exactly(&named, dir, real) {
+            if envrc::names_literally(&text, &[dir, own], home, dir, real) {
                 return hit;
             }
             // A directory put first on the PATH names every file below it: `.tool-versions`'
@@ -975,12 +976,15 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
             };
             let mut files: Vec<PathBuf> = list.flatten().map(|e| e.path()).collect();
             files.sort();
+            // (A bounded read: an IDE's `.idea/` holds large files, and this runs on every
+            // write.)
+            let mut budget = DIR_BYTES;
             for file in files.iter().take(DIR_FILES).filter(|f| f.as_path() != real) {
-                let Some(text) = read(file) else {
+                let Some(text) = cordon_fs::safe::read_followed(file, budget).ok().flatten() else {
                     continue;
                 };
-                let named = envrc::literal(&text, &[dir, &tool_dir], home);
-                if envrc::names_exactly(&named, dir, real) {
+                budget -= text.len() as u64;
+                if envrc::names_literally(&text, &[dir, &tool_dir], home, dir, real) {
                     return hit;
                 }
             }
@@ -996,8 +1000,7 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
                 let Some(text) = read(&file) else {
                     continue;
                 };
-                let named = envrc::literal(&text, &[&top], home);
-                if envrc::names_exactly(&named, &top, real) {
+                if envrc::names_literally(&text, &[&top], home, &top, real) {
                     return hit;
                 }
             }

@@ -187,35 +187,47 @@ pub fn names(named: &Named, dir: &Path, real: &Path) -> bool {
         })
 }
 
-/// The literal names in a configuration's `text` (JSON, TOML, YAML, git's, a script), each
-/// word taken for a path from each of `dirs`, a word with a run-time expansion by its
-/// literal tail (`"$CLAUDE_PROJECT_DIR"/tools/guard.sh`, `${workspaceFolder}/run.sh`): for an
-/// exact match ([`names_exactly`]), since such files name directories, globs and settings as
-/// much as programs. [`Named::paths`] and [`Named::tails`] only.
+/// The words of a configuration's text (JSON, TOML, YAML, git's, a script), as
+/// [`literal`] and [`names_literally`] read them.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_whitespace() || ";&|()<>'\"`=:,[]{}!\\".contains(c))
+        .filter(|w| !w.is_empty() && *w != "." && *w != "..")
+}
+
+/// Whether a word holds a run-time expansion (or a glob, a `~user`, an `@` form).
+fn expanded(w: &str) -> bool {
+    w.contains(['$', '*', '?', '~', '@'])
+}
+
+/// The literal tail of an expanded word: its components after the last one that expands
+/// (`"$CLAUDE_PROJECT_DIR"/tools/guard.sh` → `tools/guard.sh`); empty when there is none.
+fn tail_of(w: &str) -> &str {
+    match w.rfind(['$', '*', '?', '~', '@']) {
+        Some(i) => w[i..].find('/').map_or("", |j| &w[i + j + 1..]),
+        None => w,
+    }
+}
+
+/// The literal names in a configuration's `text`, each word taken for a path from each of
+/// `dirs`, a word with a run-time expansion by its literal tail
+/// (`"$CLAUDE_PROJECT_DIR"/tools/guard.sh`, `${workspaceFolder}/run.sh`), an absolute word
+/// by its tail too (it may be the rest of a quoted expansion, `"$DIR"/tools/x.sh` splitting
+/// at the quote). For an exact match, since such files name directories, globs and settings
+/// as much as programs. [`Named::paths`] and [`Named::tails`] only. (The after-run scan's
+/// form; a decision asks [`names_literally`], which allocates nothing for most words.)
 pub fn literal(text: &[u8], dirs: &[&Path], home: Option<&Path>) -> Named {
     let mut named = Named::default();
     let text = String::from_utf8_lossy(text);
-    let words = text
-        .split(|c: char| c.is_whitespace() || ";&|()<>'\"`=:,[]{}!\\".contains(c))
-        .filter(|w| !w.is_empty() && *w != "." && *w != "..");
-    for w in words {
+    for w in words(&text) {
         if let Some(rest) = w.strip_prefix("~/") {
             named.paths.extend(home.map(|h| normal(&h.join(rest))));
-        } else if w.contains('$') || w.contains(['*', '?', '~', '@']) {
-            let tail: PathBuf = w
-                .rsplit('/')
-                .take_while(|c| !c.contains(['$', '*', '?', '~', '@']))
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
+        } else if expanded(w) {
+            let tail = normal(Path::new(tail_of(w)));
             if tail.components().any(|c| matches!(c, Component::Normal(_))) {
                 named.tails.push(tail);
             }
         } else {
             named.paths.extend(dirs.iter().map(|d| normal(&d.join(w))));
-            // An absolute word may be the rest of a quoted expansion (`"$DIR"/tools/x.sh`
-            // splits at the quote): its tail too.
             if let Some(rest) = w.strip_prefix('/') {
                 named.tails.push(normal(Path::new(rest)));
             }
@@ -237,6 +249,62 @@ pub fn names_exactly(named: &Named, dir: &Path, real: &Path) -> bool {
         || real
             .strip_prefix(dir)
             .is_ok_and(|rel| named.tails.iter().any(|t| rel.ends_with(t)))
+}
+
+/// [`names_exactly`] of [`literal`]`(text, dirs, home)`, word by word, stopping at the first
+/// match and allocating only for a word that needs normalising (`./`, `..`, `~/`): this runs
+/// on every write, over every surface configuration above it (an IDE's `.idea/` files among
+/// them).
+pub fn names_literally(
+    text: &[u8],
+    dirs: &[&Path],
+    home: Option<&Path>,
+    dir: &Path,
+    real: &Path,
+) -> bool {
+    let text = String::from_utf8_lossy(text);
+    let rel = real.strip_prefix(dir).ok();
+    let below = |tail: &str| {
+        rel.is_some_and(|r| {
+            let t = Path::new(tail);
+            if tail.contains("..") || tail.starts_with("./") {
+                r.ends_with(normal(t))
+            } else {
+                r.ends_with(t)
+            }
+        })
+    };
+    for w in words(&text) {
+        if let Some(rest) = w.strip_prefix("~/") {
+            if home.is_some_and(|h| normal(&h.join(rest)) == real) {
+                return true;
+            }
+        } else if expanded(w) {
+            let tail = tail_of(w);
+            if Path::new(tail)
+                .components()
+                .any(|c| matches!(c, Component::Normal(_)))
+                && below(tail)
+            {
+                return true;
+            }
+        } else {
+            let plain = !w.contains("..") && !w.starts_with("./");
+            let named = |d: &&Path| {
+                if !plain {
+                    normal(&d.join(w)) == real
+                } else if w.starts_with('/') {
+                    Path::new(w) == real
+                } else {
+                    real.strip_prefix(d).is_ok_and(|r| r == Path::new(w))
+                }
+            };
+            if dirs.iter().any(named) || w.strip_prefix('/').is_some_and(below) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// `$PWD`, `${PWD}`, `$(pwd)`, `$(pwd -P)` as `.`: direnv runs the `.envrc` in its directory.
@@ -343,6 +411,19 @@ mod tests {
         }
         for p in ["/p/src/main.rs", "/p/tools/other.sh", "/p/README.md"] {
             assert!(!at(p), "{p}");
+        }
+        // The streaming form agrees with the listing form.
+        for p in [
+            "/p/tools/guard.sh",
+            "/p/sub/tools/guard.sh",
+            "/p/scripts/lint.sh",
+            "/p/src/main.rs",
+            "/p/tools/other.sh",
+            "/p/README.md",
+        ] {
+            let dirs = [Path::new("/p"), Path::new("/p/.claude")];
+            let streamed = names_literally(text, &dirs, None, Path::new("/p"), Path::new(p));
+            assert_eq!(streamed, at(p), "{p}");
         }
         let git = b"[core]\n\tfsmonitor = scripts/fsmon.sh\n[alias]\n\tx = !./bin/x.sh\n";
         let n = literal(git, &[Path::new("/r")], None);
