@@ -688,8 +688,11 @@ impl Snapshot {
                 continue;
             };
             let words = cordon_policy::surface::envrc::literal(&text, &[top], home.as_deref());
+            let roots = [root.to_path_buf()];
+            // (Where it really is: git follows a link the operator keeps on the way.)
             for p in words.paths.into_iter().filter(|p| p.starts_with(root)) {
-                if !std::fs::metadata(&p).is_ok_and(|m| m.is_dir()) {
+                let p = real_in(&p, &roots);
+                if p.starts_with(root) && !std::fs::metadata(&p).is_ok_and(|m| m.is_dir()) {
                     self.note(p, What::GitConfig, CONFIGURED_WHY, true);
                 }
             }
@@ -2516,7 +2519,10 @@ mod tests {
         git(&root, &["init", "-q"]);
         git(&root, &["config", "core.fsmonitor", "scripts/fsmon.sh"]);
         git(&root, &["config", "filter.x.clean", "tools/clean.sh %f"]);
+        // Through a link the operator keeps: git's shell follows it.
+        git(&root, &["config", "alias.y", "!hk/y.sh"]);
         std::fs::create_dir_all(root.join("scripts")).unwrap();
+        std::os::unix::fs::symlink("scripts", root.join("hk")).unwrap();
         std::fs::write(root.join("scripts/fsmon.sh"), "#!/bin/sh\n").unwrap();
         std::fs::write(root.join("scripts/other.sh"), "#!/bin/sh\n").unwrap();
         let before = Snapshot::take(std::slice::from_ref(&root));
@@ -2524,12 +2530,17 @@ mod tests {
         std::fs::write(root.join("scripts/other.sh"), "#!/bin/sh\nedited\n").unwrap();
         std::fs::create_dir_all(root.join("tools")).unwrap();
         std::fs::write(root.join("tools/clean.sh"), "planted").unwrap();
+        std::fs::write(root.join("scripts/y.sh"), "planted").unwrap();
         let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
         let mut paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
         paths.sort();
         assert_eq!(
             paths,
-            vec![root.join("scripts/fsmon.sh"), root.join("tools/clean.sh")],
+            vec![
+                root.join("scripts/fsmon.sh"),
+                root.join("scripts/y.sh"),
+                root.join("tools/clean.sh")
+            ],
             "{found:#?}"
         );
         assert_eq!(

@@ -2046,3 +2046,34 @@ fn a_fifo_where_a_configuration_is_read_never_blocks_the_decision() {
     let ask = (Action::Ask, "builtin:surface".to_string());
     assert_eq!(got, vec![allow(), ask.clone(), allow(), ask]);
 }
+
+/// Round 7 (redsurf21): a configuration that names a program through a link the operator
+/// keeps (`core.fsmonitor = hk/fsmon.sh` with `hk -> scripts`; an `.envrc` sourcing
+/// `lib/local.sh` with `lib -> shared`) names the file where the link leads: git and direnv
+/// follow it. The readers compared names only, and allowed the write there.
+#[test]
+fn a_configuration_naming_a_program_through_a_link_names_its_target() {
+    let setup = |b: &Path| {
+        for d in ["ws/scripts", "ws/shared", "ws/.git/objects", "ws/.git/refs"] {
+            std::fs::create_dir_all(b.join(d)).unwrap();
+        }
+        std::fs::write(b.join("ws/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(
+            b.join("ws/.git/config"),
+            "[core]\n\tfsmonitor = hk/fsmon.sh\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("scripts", b.join("ws/hk")).unwrap();
+        std::fs::write(b.join("ws/.envrc"), "source_env_if_exists lib/local.sh\n").unwrap();
+        std::os::unix::fs::symlink("shared", b.join("ws/lib")).unwrap();
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    for p in ["ws/scripts/fsmon.sh", "ws/shared/local.sh"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    for p in ["ws/scripts/other.sh", "ws/shared/other.sh"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}

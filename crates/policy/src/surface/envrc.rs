@@ -177,8 +177,18 @@ pub fn read(text: &[u8], dir: &Path, home: Option<&Path>) -> Named {
 /// Whether `real` (absolute, links resolved), below `dir`, the `.envrc`'s directory, is
 /// what `named` names.
 pub fn names(named: &Named, dir: &Path, real: &Path) -> bool {
+    // Through a link the operator keeps (`lib -> shared` for `source_env lib/local.sh`):
+    // direnv's shell follows it. Resolved only where the path's last name is one of `real`'s
+    // (a few `lstat`s for those words alone).
+    let through_link = |p: &PathBuf| {
+        let last = p.file_name();
+        last.is_some()
+            && real.iter().any(|n| Some(n) == last)
+            && real.starts_with(super::resolve(p))
+    };
     named.paths.iter().any(|p| real.starts_with(p))
         || named.loaded.iter().any(|p| real == p)
+        || named.paths.iter().chain(&named.loaded).any(through_link)
         || real.strip_prefix(dir).is_ok_and(|rel| {
             named.tails.iter().any(|t| rel.ends_with(t))
                 || (named.nix
@@ -281,10 +291,13 @@ pub fn names_literally(
             }
         } else if expanded(w) {
             let tail = tail_of(w);
-            if Path::new(tail)
+            let tail_path = Path::new(tail);
+            if tail_path
                 .components()
                 .any(|c| matches!(c, Component::Normal(_)))
-                && below(tail)
+                && (below(tail)
+                    || (tail_path.file_name() == real.file_name()
+                        && super::resolve(&normal(&dir.join(tail_path))) == real))
             {
                 return true;
             }
@@ -300,6 +313,15 @@ pub fn names_literally(
                 }
             };
             if dirs.iter().any(named) || w.strip_prefix('/').is_some_and(below) {
+                return true;
+            }
+            // Through a link the operator keeps (`hk -> scripts` for `hk/fsmon.sh`): the
+            // program follows it. Resolved only for a word ending in `real`'s name.
+            if Path::new(w).file_name() == real.file_name()
+                && dirs
+                    .iter()
+                    .any(|d| super::resolve(&normal(&d.join(w))) == real)
+            {
                 return true;
             }
         }
