@@ -45,14 +45,12 @@ pub fn trust_file(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
 /// A JSON file as Gemini reads it (`None`: absent). Gemini strips comments first; cordon does
 /// not, so a file with comments is reported as unreadable rather than guessed at.
 fn read_json(path: &Path) -> Result<Option<Value>, Error> {
-    match std::fs::read_to_string(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::failure(format!(
-            "cannot read {}: {e}",
-            path.display()
-        ))),
-        Ok(t) if t.trim().is_empty() => Ok(None),
-        Ok(t) => serde_json::from_str(&t)
+    // (Never blocking on a FIFO left at the name.)
+    match cordon_fs::safe::read_followed(path, 64 << 20) {
+        Ok(None) => Ok(None),
+        Err(e) => Err(Error::failure(format!("cannot read {e}"))),
+        Ok(Some(t)) if t.trim_ascii().is_empty() => Ok(None),
+        Ok(Some(t)) => serde_json::from_slice(&t)
             .map(Some)
             .map_err(|e| Error::failure(format!("cannot parse {} ({e})", path.display()))),
     }
@@ -161,6 +159,21 @@ mod tests {
             "GEMINI_CLI_SYSTEM_SETTINGS_PATH" => Some(sys.clone()),
             _ => None,
         })
+    }
+
+    /// A FIFO at a settings file is unreadable at once, not waited on.
+    #[test]
+    fn a_fifo_at_a_settings_file_is_not_waited_on() {
+        let t = tempfile::tempdir().unwrap();
+        let fifo = t.path().join("settings.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(read_json(&fifo).is_err()));
+        let refused = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("reading a FIFO blocked");
+        assert!(refused);
     }
 
     #[test]

@@ -718,9 +718,11 @@ fn gemini_hooks_off(
     let mut enabled: Option<(bool, &PathBuf)> = None;
     let mut disabled_in = None;
     for f in &files {
-        let Some(v) = std::fs::read_to_string(f)
+        // (Never blocking on a FIFO a run left at the project's settings.)
+        let Some(v) = cordon_fs::safe::read_followed(f, MAX_SETTINGS)
             .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .flatten()
+            .and_then(|t| serde_json::from_slice::<Value>(&t).ok())
         else {
             continue;
         };
@@ -825,15 +827,16 @@ fn claude_trust(cwd: &Path, var: &dyn Fn(&str) -> Option<String>) -> Trust {
         return Trust::Unknown("HOME is not set to an absolute path".into());
     };
     let shown = crate::term::clean(&file.display().to_string());
-    let config = match std::fs::read_to_string(&file) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Null,
+    // (Never blocking on a FIFO left at the name.)
+    let config = match cordon_fs::safe::read_followed(&file, MAX_SETTINGS) {
+        Ok(None) => Value::Null,
         Err(e) => {
             return Trust::Unknown(format!(
                 "cannot read {shown}: {}",
                 crate::term::clean(&e.to_string())
             ))
         }
-        Ok(t) => match serde_json::from_str(&t) {
+        Ok(Some(t)) => match serde_json::from_slice(&t) {
             Ok(v) => v,
             Err(_) => return Trust::Unknown(format!("{shown} is not valid JSON")),
         },

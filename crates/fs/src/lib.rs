@@ -10,7 +10,9 @@
 //! - [`safe`]: the one link-safe way to create, replace, move or remove a file: walk from a
 //!   trusted directory descriptor without following a link at any component
 //!   (`openat2(RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH)`, `O_NOFOLLOW` where openat2 is missing),
-//!   and refuse a link with a message that names it. (Owner: the boundary issue.)
+//!   and refuse a link with a message that names it; and [`safe::read_followed`], the one way
+//!   to read a configuration a run could have replaced (links followed as its program follows
+//!   them, never blocking on a FIFO). (Owner: the boundary issue.)
 //!
 //! This crate depends on nothing of cordon's, so `policy`, `approval`, `ossandbox`, `gate` and
 //! `cli` can all use it without an arrow going up.

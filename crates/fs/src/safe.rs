@@ -685,10 +685,77 @@ pub fn read(anchor: &Path, rel: &Path, max: u64) -> Result<Option<Vec<u8>>> {
     }
 }
 
+/// Reads the file `path` as the operator's tools read their configuration — links followed —
+/// but never blocking: opened `O_NONBLOCK`, so a FIFO or a device a run left at the name
+/// (`mkfifo .envrc`, `mkfifo sub/.git`) neither hangs cordon's decision nor its after-run
+/// scan. `None` when it is missing; [`SafeError::NotFile`] when it is not a regular file (a
+/// directory included); at most `max` bytes, [`SafeError::TooLarge`] beyond.
+pub fn read_followed(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
+    let fd = match rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) | Err(Errno::NOTDIR) => return Ok(None),
+        Err(e) => return Err(io_err(path, e)),
+    };
+    let st = rustix::fs::fstat(&fd).map_err(|e| io_err(path, e))?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(SafeError::NotFile {
+            path: path.to_path_buf(),
+            kind: kind_of(&st),
+        });
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd)
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_err(path, e))?;
+    if bytes.len() as u64 > max {
+        return Err(SafeError::TooLarge {
+            path: path.to_path_buf(),
+            max,
+        });
+    }
+    Ok(Some(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::{symlink, PermissionsExt};
+
+    /// A FIFO at a configuration's name is refused at once, not waited on (before, `mkfifo
+    /// sub/.git` hung every file-tool decision below `sub` for good).
+    #[test]
+    fn reading_a_configuration_never_blocks_on_a_fifo() {
+        let t = tempfile::tempdir().unwrap();
+        let fifo = t.path().join(".envrc");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, Mode::from_raw_mode(0o644)).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let at = fifo.clone();
+        std::thread::spawn(move || tx.send(read_followed(&at, 10).map_err(|e| e.to_string())));
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("reading a FIFO blocked");
+        assert!(got.unwrap_err().contains("not a regular file"));
+        std::fs::write(t.path().join("f"), "abc").unwrap();
+        symlink("f", t.path().join("l")).unwrap();
+        assert_eq!(
+            read_followed(&t.path().join("l"), 10).unwrap().unwrap(),
+            b"abc"
+        );
+        assert_eq!(read_followed(&t.path().join("missing"), 10).unwrap(), None);
+        assert!(matches!(
+            read_followed(&t.path().join("f"), 2),
+            Err(SafeError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            read_followed(t.path(), 2),
+            Err(SafeError::NotFile { .. })
+        ));
+    }
 
     fn tree() -> (tempfile::TempDir, Dir) {
         let t = tempfile::tempdir().unwrap();

@@ -51,6 +51,13 @@ use crate::profile::GIT_CONFIG_SURFACE;
 const INCLUDED_WHY: &str =
     "git reads it as configuration (the repository's configuration includes it)";
 
+/// Why a program git's configuration names is watched.
+const CONFIGURED_WHY: &str =
+    "git's configuration names it as a program (core.fsmonitor, a filter, an alias): git runs it from the work tree's top";
+
+/// Why a file an `.envrc` loads is watched.
+const ENVRC_LOADS_WHY: &str = "an `.envrc` loads it (sources it, reads it as variables or runs it), and direnv checks only the `.envrc` itself: it is taken as it is at the next `cd`";
+
 mod listings;
 pub use listings::Listings;
 
@@ -430,6 +437,10 @@ impl Snapshot {
         for root in roots {
             s.root_git_dir(root);
             s.operator_hooks(root);
+            // An `.envrc` above the root may load a file in it (the walk reads those in it).
+            for dir in root.ancestors().skip(1) {
+                s.envrc_loads(dir, root);
+            }
         }
         // The operator's home, where a root holds it: its dotfiles configure every shell, git
         // and ssh the operator runs (recorded whatever the walk's limit).
@@ -660,13 +671,31 @@ impl Snapshot {
             .map(|f| top.join(f))
             .collect();
         let mut named = Named::default();
-        let files = repository_files(gd)
+        let files: Vec<PathBuf> = repository_files(gd)
             .unwrap_or_default()
             .into_iter()
             .chain(operator_files(home.as_deref(), &var))
-            .chain(at_top.iter().cloned());
-        for f in files {
-            let _ = read(&f, home.as_deref(), &mut named, 0);
+            .chain(at_top.iter().cloned())
+            .collect();
+        for f in &files {
+            let _ = read(f, home.as_deref(), &mut named, 0);
+        }
+        // The programs it names by a path in the work tree (`core.fsmonitor =
+        // scripts/fsmon.sh`, a filter's, an alias's: git runs a relative one from the top),
+        // as the file tools read them (`surface::envrc::literal`, exact names).
+        for f in &files {
+            let Ok(Some(text)) = cordon_fs::safe::read_followed(f, 1 << 20) else {
+                continue;
+            };
+            let words = cordon_policy::surface::envrc::literal(&text, &[top], home.as_deref());
+            let roots = [root.to_path_buf()];
+            // (Where it really is: git follows a link the operator keeps on the way.)
+            for p in words.paths.into_iter().filter(|p| p.starts_with(root)) {
+                let p = real_in(&p, &roots);
+                if p.starts_with(root) && !std::fs::metadata(&p).is_ok_and(|m| m.is_dir()) {
+                    self.note(p, What::GitConfig, CONFIGURED_WHY, true);
+                }
+            }
         }
         let _ = environment(home.as_deref(), &var, &mut named);
         named.includes.extend(at_top);
@@ -696,6 +725,29 @@ impl Snapshot {
             let real = real_in(&file, std::slice::from_ref(&root.to_path_buf()));
             if real.starts_with(root) {
                 self.note(real, What::GitConfig, INCLUDED_WHY, true);
+            }
+        }
+    }
+
+    /// What the `.envrc` in `dir` loads for certain (`surface::envrc`: the files it sources
+    /// or reads as variables, a program it runs by path, `.env` for `dotenv`, the Nix files
+    /// `use flake` evaluates), where that lies in `root`: direnv checks only the `.envrc`
+    /// against its allow list. (The directories it puts on the PATH are not listed, nor the
+    /// other words it names: a build or a package install writes them in normal work,
+    /// `node_modules/.bin` or a venv's `bin`, and moving that aside would undo it; the file
+    /// tools ask for them.)
+    fn envrc_loads(&mut self, dir: &Path, root: &Path) {
+        // (Never blocking on a FIFO a run left there.)
+        let Ok(Some(text)) = cordon_fs::safe::read_followed(&dir.join(".envrc"), 1 << 20) else {
+            return;
+        };
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let named = cordon_policy::surface::envrc::read(&text, dir, home.as_deref());
+        let roots = [root.to_path_buf()];
+        for file in named.loaded {
+            let real = real_in(&file, &roots);
+            if real.starts_with(root) && !std::fs::metadata(&real).is_ok_and(|m| m.is_dir()) {
+                self.note(real, What::ToolFile, ENVRC_LOADS_WHY, true);
             }
         }
     }
@@ -793,6 +845,15 @@ impl Snapshot {
             let Some((listed, count)) = self.names(&dir, earlier, root) else {
                 if dir != root_of {
                     self.unlistable(&dir);
+                    // Gone meanwhile, or a link now: nothing of the root is there. Anything
+                    // else (a path longer than the kernel takes, `ENAMETOOLONG`) is a
+                    // directory the walk cannot see into: the scan is incomplete, which fails
+                    // closed as a walk past its limit does.
+                    if std::fs::symlink_metadata(&dir)
+                        .is_err_and(|e| e.kind() != std::io::ErrorKind::NotFound)
+                    {
+                        self.truncated = true;
+                    }
                 }
                 continue;
             };
@@ -869,6 +930,9 @@ impl Snapshot {
                 }
                 if let Some((_, why)) = TOOL_FILES.iter().find(|(r, _)| name == *r) {
                     self.note_file(path.clone(), why, std::slice::from_ref(&root_of));
+                    if name == ".envrc" && !is_dir {
+                        self.envrc_loads(&dir, &root_of);
+                    }
                 }
                 // A settings directory that is not a directory (`ln -s cfg .claude`): the tool
                 // follows the link and reads its files from wherever it points, so the link
@@ -1243,20 +1307,9 @@ pub fn scan_changed_since(roots: &[PathBuf], since: SystemTime) -> Option<Vec<Fi
 /// An index file's bytes: a regular file (links followed, as git does) of at most
 /// [`MAX_INDEX`] bytes, opened without blocking.
 fn read_index(path: &Path) -> Option<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .ok()?;
-    let m = f.metadata().ok()?;
-    if !m.is_file() || m.len() > MAX_INDEX {
-        return None;
-    }
-    let mut b = Vec::with_capacity(m.len() as usize);
-    f.take(MAX_INDEX).read_to_end(&mut b).ok()?;
-    Some(b)
+    cordon_fs::safe::read_followed(path, MAX_INDEX)
+        .ok()
+        .flatten()
 }
 
 /// Renames `path` aside (never over an existing name); a changed small regular file gets its
@@ -2274,5 +2327,228 @@ mod tests {
         assert!(!root.join("opencode.json").exists());
         assert!(!root.join("sub/.opencode/plugin/x.js").exists());
         assert!(root.join(".github/hooks/cordon.json").exists());
+    }
+
+    /// Round 7 (redsurf21): Jujutsu's configuration files, a dev container's, Zed's and
+    /// Helix's project settings (`surface::TOOL_FILES`/`TOOL_DIRS`) are watched; jj's working
+    /// state beside them is the run's.
+    #[test]
+    fn jujutsu_dev_container_zed_and_helix_settings_are_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        for dir in [".jj/repo/op_heads/heads", ".devcontainer", ".helix", "sub"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        std::fs::write(root.join(".jj/repo/config-id"), "0123456789abcdef0123").unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        for (f, text) in [
+            (".jj/repo/config.toml", "[ui]\npager = \"sh -c x\"\n"),
+            (".jj/repo/config-id", "ffffffffffffffffffff"),
+            (".jj/repo/op_heads/heads/y", ""),
+            (
+                ".devcontainer/devcontainer.json",
+                "{\"initializeCommand\":\"x\"}",
+            ),
+            (".devcontainer.json", "{}"),
+            (
+                ".helix/languages.toml",
+                "[language-server.x]\ncommand = \"x\"\n",
+            ),
+        ] {
+            std::fs::write(root.join(f), text).unwrap();
+        }
+        std::fs::create_dir_all(root.join("sub/.zed")).unwrap();
+        std::fs::write(root.join("sub/.zed/settings.json"), "{}").unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let mut paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        paths.sort();
+        let mut want: Vec<_> = [
+            ".devcontainer.json",
+            ".devcontainer/devcontainer.json",
+            ".helix/languages.toml",
+            ".jj/repo/config-id",
+            ".jj/repo/config.toml",
+            "sub/.zed",
+        ]
+        .iter()
+        .map(|f| root.join(f))
+        .collect();
+        want.sort();
+        assert_eq!(paths, want, "{found:#?}");
+        assert!(!root.join(".jj/repo/config.toml").exists());
+        assert_eq!(
+            std::fs::read_to_string(root.join(".jj/repo/config-id")).unwrap(),
+            "0123456789abcdef0123",
+            "a changed file's content from before the run is written back"
+        );
+        assert!(root.join(".jj/repo/op_heads/heads/y").exists());
+    }
+
+    /// Round 7 (redsurf21): what an `.envrc` loads (`source_env_if_exists .envrc.local`,
+    /// `dotenv`, a script it runs, the Nix files of `use flake`) is watched, in the root and
+    /// from an `.envrc` above it; a directory it puts on the PATH is the run's (a build's
+    /// output), and so is the rest of the tree.
+    #[test]
+    fn what_an_envrc_loads_is_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path().canonicalize().unwrap();
+        let root = top.join("ws");
+        std::fs::create_dir_all(root.join("sub/bin")).unwrap();
+        std::fs::create_dir_all(root.join("scripts")).unwrap();
+        std::fs::write(top.join(".envrc"), "source_env_if_exists ws/shared.sh\n").unwrap();
+        std::fs::write(
+            root.join("sub/.envrc"),
+            "source_env_if_exists .envrc.local\ndotenv\nuse flake\nPATH_add bin\n\
+             ../scripts/init.sh\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("sub/.env"), "A=1\n").unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        for (f, text) in [
+            ("sub/.envrc.local", "echo planted"),
+            ("sub/.env", "LD_PRELOAD=/tmp/x.so\n"),
+            ("sub/flake.nix", "{ }"),
+            ("scripts/init.sh", "echo planted"),
+            ("shared.sh", "echo planted"),
+            ("sub/bin/tool", "built"),
+            ("sub/notes.txt", "x"),
+        ] {
+            std::fs::write(root.join(f), text).unwrap();
+        }
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let mut paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        paths.sort();
+        let mut want: Vec<_> = [
+            "scripts/init.sh",
+            "shared.sh",
+            "sub/.env",
+            "sub/.envrc.local",
+            "sub/flake.nix",
+        ]
+        .iter()
+        .map(|f| root.join(f))
+        .collect();
+        want.sort();
+        assert_eq!(paths, want, "{found:#?}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("sub/.env")).unwrap(),
+            "A=1\n",
+            "a changed file's content from before the run is written back"
+        );
+        assert!(!root.join("sub/.envrc.local").exists());
+        assert!(root.join("sub/bin/tool").exists());
+        assert!(root.join("sub/notes.txt").exists());
+    }
+
+    /// Round 7 (redsurf21): a FIFO a run leaves where the scan reads a configuration (the
+    /// root's `.git/config`, a bare repository's `commondir`, an `.envrc`) made the after-run
+    /// scan block on its open for good, and cordon with it. The scan now finishes, and reports
+    /// what changed.
+    #[test]
+    fn a_fifo_where_a_configuration_is_read_never_blocks_the_scan() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        for dir in ["bare/objects", "bare/refs", "sub"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        std::fs::write(root.join("bare/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::remove_file(root.join(".git/config")).unwrap();
+        for f in [".git/config", "bare/commondir", "sub/.envrc"] {
+            let made = std::process::Command::new("mkfifo")
+                .arg(root.join(f))
+                .status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo {f}");
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let at = root.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(Snapshot::take(std::slice::from_ref(&at)).findings_since(&before));
+        });
+        let found = rx
+            .recv_timeout(Duration::from_secs(120))
+            .expect("the scan blocked on a FIFO");
+        let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        for f in [".git/config", "bare/commondir", "sub/.envrc"] {
+            assert!(
+                paths.contains(&root.join(f)),
+                "{f} not reported: {found:#?}"
+            );
+        }
+    }
+
+    /// Round 7 (redsurf21): a directory whose path is longer than the kernel takes (a run's
+    /// chain of 255-byte names, each made with a relative `mkdir`/`cd`) cannot be opened by
+    /// path, so the walk saw neither it nor an `.envrc` at its bottom, and said nothing: the
+    /// scan counted as complete. Now such a scan is incomplete, which fails closed (the
+    /// root's next run is refused until the operator has looked).
+    #[test]
+    fn a_directory_too_deep_to_open_by_path_makes_the_scan_incomplete() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        assert!(!before.truncated);
+        let made = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("n=$(printf 'd%.0s' $(seq 250)); for i in $(seq 20); do mkdir $n && cd -P $n || exit 1; done; echo x > .envrc")
+            .current_dir(&root)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let after = Snapshot::take(std::slice::from_ref(&root));
+        assert!(
+            after.truncated,
+            "the scan passed for complete: {:#?}",
+            after.findings_since(&before)
+        );
+        let _ = std::process::Command::new("rm")
+            .arg("-rf")
+            .arg(&root)
+            .status();
+    }
+
+    /// Round 7 (redsurf21): a program the repository's configuration names by a path in the
+    /// work tree (`core.fsmonitor = scripts/fsmon.sh`, which the real git runs from the top at
+    /// every `git status`; a filter's program) is watched: a run that rewrote it, or made it,
+    /// had the operator's next `git status` run it outside the sandbox.
+    #[test]
+    fn a_program_the_git_configuration_names_is_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        git(&root, &["config", "core.fsmonitor", "scripts/fsmon.sh"]);
+        git(&root, &["config", "filter.x.clean", "tools/clean.sh %f"]);
+        // Through a link the operator keeps: git's shell follows it.
+        git(&root, &["config", "alias.y", "!hk/y.sh"]);
+        std::fs::create_dir_all(root.join("scripts")).unwrap();
+        std::os::unix::fs::symlink("scripts", root.join("hk")).unwrap();
+        std::fs::write(root.join("scripts/fsmon.sh"), "#!/bin/sh\n").unwrap();
+        std::fs::write(root.join("scripts/other.sh"), "#!/bin/sh\n").unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::write(root.join("scripts/fsmon.sh"), "#!/bin/sh\nplanted\n").unwrap();
+        std::fs::write(root.join("scripts/other.sh"), "#!/bin/sh\nedited\n").unwrap();
+        std::fs::create_dir_all(root.join("tools")).unwrap();
+        std::fs::write(root.join("tools/clean.sh"), "planted").unwrap();
+        std::fs::write(root.join("scripts/y.sh"), "planted").unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let mut paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            vec![
+                root.join("scripts/fsmon.sh"),
+                root.join("scripts/y.sh"),
+                root.join("tools/clean.sh")
+            ],
+            "{found:#?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("scripts/fsmon.sh")).unwrap(),
+            "#!/bin/sh\n"
+        );
+        assert!(std::fs::read_to_string(root.join("scripts/other.sh"))
+            .unwrap()
+            .contains("edited"));
     }
 }

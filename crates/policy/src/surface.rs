@@ -17,6 +17,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+pub mod envrc;
 pub mod git_config;
 
 /// A git directory's configuration surface: what git reads as configuration or runs, relative
@@ -204,7 +205,29 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
         "Cursor starts the MCP servers it names (commands of the file's choosing)",
     ),
     (".cursor/hooks.json", "Cursor runs the hooks it configures"),
+    // Jujutsu (from jj-lib's `secure_config.rs`, not installable here): jj before 0.37 reads
+    // the repository's and the workspace's configuration from these files at every command;
+    // later ones read it from the operator's config directory through the `*config-id` file
+    // and, where that is missing, take (migrate) `config.toml` from here. Its `ui.pager`,
+    // `ui.editor`, diff tools, `fix.tools` and aliases are programs jj runs, a pager at a
+    // plain `jj log`. `git_target` names the git directory whose configuration jj's git
+    // subprocess reads.
+    (".jj/repo/config.toml", JJ),
+    (".jj/repo/config-id", JJ),
+    (".jj/workspace-config.toml", JJ),
+    (".jj/workspace-config-id", JJ),
+    (
+        ".jj/repo/store/git_target",
+        "Jujutsu runs git on the git directory it names (whose configuration runs programs)",
+    ),
+    // Dev containers (checked with the real `@devcontainers/cli` 0.89.0, the tool VS Code's
+    // "Reopen in Container" runs): `devcontainer up` ran `initializeCommand` on the host, as
+    // the operator, before any container existed. (`.devcontainer/` is a directory below.)
+    (".devcontainer.json", DEVCONTAINER),
 ];
+
+const JJ: &str = "Jujutsu runs the pager, editor, diff and fix tools and aliases this configuration names (a pager at a plain `jj log`)";
+const DEVCONTAINER: &str = "opening the dev container runs its `initializeCommand` on the host, and its mounts, run arguments and build files decide what the container reaches";
 
 const MISE: &str = "mise sources the env scripts and runs the hooks it names when a shell enters the directory (trust is by path)";
 
@@ -227,7 +250,7 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     ),
     (
         ".env",
-        "variables; direnv and mise read it only when `.envrc` or a mise file (on the surface) says so",
+        "variables; direnv and mise read it only when `.envrc` or a mise file (on the surface) says so, and then it is what an `.envrc` loads (`named_by_envrc`)",
     ),
     (
         ".vscode/extensions.json",
@@ -319,6 +342,23 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
         ".idea",
         "JetBrains IDEs run what it configures when the project opens or a file is saved (startup tasks, run configurations, file watchers, the SDK's interpreter)",
     ),
+    // `.devcontainer/devcontainer.json` and `.devcontainer/NAME/devcontainer.json`, and the
+    // Dockerfiles and compose files they name (`--privileged`, host mounts): every file.
+    (".devcontainer", DEVCONTAINER),
+    // Zed (docs, "worktree trust"; not installable here): `.zed/settings.json` names language
+    // servers, MCP servers and formatters Zed starts, `tasks.json` and `debug.json` commands;
+    // a worktree's trust is kept by path, so a trusted worktree's changed files are taken.
+    (
+        ".zed",
+        "Zed starts the language servers, MCP servers and tasks its project settings name (trust is by path)",
+    ),
+    // Helix (docs, "workspace trust"; not installable here): `.helix/languages.toml` names
+    // language servers and formatters Helix runs, `.helix/config.toml` editor settings; a
+    // workspace is trusted by path (or every one with `editor.insecure`).
+    (
+        ".helix",
+        "Helix runs the language servers and formatters its workspace configuration names (trust is by path)",
+    ),
     // mise reads every `*.toml` here as one of its configuration files (see `MISE`).
     (".config/mise/conf.d", MISE),
     (".mise/conf.d", MISE),
@@ -384,6 +424,33 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         ".config/direnv/direnvrc",
         "direnv runs it before every .envrc",
     ),
+    // Checked with direnv 2.32: a `[whitelist] prefix` here made a new `.envrc` run on `cd`
+    // without `direnv allow`. (`config.toml` is its name up to 2.21.)
+    (
+        ".config/direnv/direnv.toml",
+        "direnv runs every .envrc its whitelist names without asking",
+    ),
+    (
+        ".config/direnv/config.toml",
+        "direnv (up to 2.21) runs every .envrc its whitelist names without asking",
+    ),
+    (
+        ".config/helix/config.toml",
+        "Helix's configuration (`editor.insecure` takes every workspace's language servers)",
+    ),
+    (
+        ".config/helix/languages.toml",
+        "Helix runs the language servers and formatters it names",
+    ),
+    (
+        ".local/share/helix/trusted_workspaces",
+        "Helix runs the language servers and workspace configuration of each directory listed",
+    ),
+    (
+        ".config/zed/settings.json",
+        "Zed starts the language servers, MCP servers and formatters it names",
+    ),
+    (".config/zed/tasks.json", "Zed runs the tasks it names"),
     (
         ".claude.json",
         "Claude Code's user state: the MCP servers it starts and the projects it trusts",
@@ -522,6 +589,22 @@ pub const HOME_DIRS: &[(&str, &str)] = &[
     (
         ".config/nvim/plugin",
         "Neovim runs each file here at every start",
+    ),
+    // Checked with direnv 2.32: a file here is sourced before every `.envrc` (a new
+    // `lib/x.sh` ran at the next `cd`), and an `allow/` entry is what lets an `.envrc` run.
+    (
+        ".config/direnv/lib",
+        "direnv sources each file here before every .envrc",
+    ),
+    (
+        ".local/share/direnv/allow",
+        "direnv runs each .envrc an entry here allows",
+    ),
+    // jj 0.37 on keeps each repository's configuration here (`repos/ID/config.toml`, see
+    // `JJ`), besides the operator's `config.toml` and `conf.d/`.
+    (
+        ".config/jj",
+        "Jujutsu's configuration, each repository's too: the pager, editor and tools it runs",
     ),
     (
         ".ipython/profile_default/startup",
@@ -734,6 +817,198 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
     None
 }
 
+const ENVRC_WHY: &str = "an `.envrc` above it names it: direnv checks only the `.envrc` itself, so what it sources, reads (`dotenv`), runs or puts on the PATH is taken as it is at the next `cd`";
+const ENVRC_UNREADABLE_WHY: &str =
+    "an `.envrc` above it cannot be read, so that it names this file cannot be ruled out";
+
+/// Where `real` (absolute, links resolved, as the file tools write it) is what an `.envrc`
+/// in a directory above it names ([`envrc`]): a file it sources or reads, a program it runs,
+/// a directory it puts on the PATH, a Nix file `use flake` evaluates. Every `.envrc` up to
+/// `/` counts (the operator may `cd` into any of their directories); one that cannot be read
+/// is a hit.
+pub fn named_by_envrc(real: &Path, home: Option<&Path>) -> Option<Hit> {
+    let hit = |why| {
+        Some(Hit {
+            kind: Kind::Pointed,
+            why,
+        })
+    };
+    for dir in real.ancestors().skip(1) {
+        // Never blocking on a FIFO a run left there: that is unreadable.
+        let file = dir.join(".envrc");
+        let text = match cordon_fs::safe::read_followed(&file, 1 << 20) {
+            Ok(Some(t)) => t,
+            Ok(None) => continue,
+            // (A directory, `.envrc/`, is nothing direnv loads.)
+            Err(_) if file.is_dir() => continue,
+            Err(_) => return hit(ENVRC_UNREADABLE_WHY),
+        };
+        if envrc::names(&envrc::read(&text, dir, home), dir, real) {
+            return hit(ENVRC_WHY);
+        }
+    }
+    None
+}
+
+/// The directories a `.tool-versions` (`node path:./tools/node`) or a mise configuration
+/// (`[env] _.path = ["./bin"]`) puts on the PATH of a shell entering its directory, as written.
+/// A mise file that is no TOML names none (mise refuses it).
+fn path_dirs(entry: &str, text: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(text);
+    if entry == ".tool-versions" {
+        return text
+            .split_whitespace()
+            .filter_map(|w| w.strip_prefix("path:"))
+            .map(str::to_owned)
+            .collect();
+    }
+    if !TOOL_FILES
+        .iter()
+        .any(|(e, why)| *e == entry && *why == MISE)
+    {
+        return Vec::new();
+    }
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let mut dirs = Vec::new();
+    // `[env] _.path = …` and `[[env]] _.path = …`, a string or a list; a list entry may be a
+    // table with its `path`.
+    let envs = match doc.get("env") {
+        Some(toml::Value::Array(a)) => a.iter().collect(),
+        Some(v) => vec![v],
+        None => Vec::new(),
+    };
+    for env in envs {
+        let path = env.get("_").and_then(|u| u.get("path"));
+        let items = match path {
+            Some(toml::Value::Array(a)) => a.iter().collect(),
+            Some(v) => vec![v],
+            None => Vec::new(),
+        };
+        for item in items {
+            match item {
+                toml::Value::String(d) => dirs.push(d.clone()),
+                toml::Value::Table(t) => {
+                    dirs.extend(t.get("path").and_then(|p| p.as_str()).map(str::to_owned))
+                }
+                _ => {}
+            }
+        }
+    }
+    dirs
+}
+
+/// How many files of one settings directory [`named_by_configuration`] reads, and how many
+/// bytes of them in all (a file past what is left is not read).
+pub const DIR_FILES: usize = 64;
+const DIR_BYTES: u64 = 1 << 20;
+
+const CONFIGURED_WHY: &str = "a configuration on the surface names it (a hook's, a task's, a runner's or git's program, a file it loads): the program reading that configuration runs or reads it outside the sandbox";
+
+/// Where `real` (absolute, links resolved) is a file a configuration on the surface names by
+/// a literal path ([`envrc::names_literally`], exact matches): each [`TOOL_FILES`] entry present in a
+/// directory above `real` (a Claude Code hook's `"$CLAUDE_PROJECT_DIR"/tools/guard.sh`,
+/// `.pre-commit-config.yaml`'s `entry: ./scripts/lint.sh`, `.yarnrc.yml`'s `yarnPath`,
+/// `.cargo/config.toml`'s `runner`), a word taken from that directory (where the hosts run
+/// their hooks and tasks) and from the file's own; and each repository's configuration whose
+/// work tree holds `real`, from its top (checked with git 2.47: `core.fsmonitor =
+/// scripts/fsmon.sh` ran from the top at a `git status` in a subdirectory; so do filters,
+/// aliases, pagers). The files of a [`TOOL_DIRS`] directory there are read the same way (the
+/// first [`DIR_FILES`] by name, not below it). Not seen: a path a configuration computes, the
+/// files a named script itself loads.
+pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
+    /// Configurations are small; a larger file is not read.
+    const MAX: u64 = 1 << 20;
+    // (Never blocking on a FIFO a run left at a configuration's name.)
+    let read = |p: &Path| cordon_fs::safe::read_followed(p, MAX).ok().flatten();
+    let hit = Some(Hit {
+        kind: Kind::Pointed,
+        why: CONFIGURED_WHY,
+    });
+    for dir in real.ancestors().skip(1) {
+        // One listing per directory, then only the entries whose first name is there (an
+        // open per entry and directory cost about 350 failed opens a write).
+        let Ok(list) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let first = |entry: &str| entry.split('/').next().unwrap_or("").to_owned();
+        let wanted: Vec<String> = TOOL_FILES
+            .iter()
+            .chain(TOOL_DIRS)
+            .map(|(e, _)| first(e))
+            .chain([".git".into(), "HEAD".into()])
+            .collect();
+        let here: Vec<String> = list
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| wanted.contains(n))
+            .collect();
+        for (entry, _) in TOOL_FILES.iter().filter(|(e, _)| here.contains(&first(e))) {
+            let file = dir.join(entry);
+            if file == real {
+                continue;
+            }
+            let Some(text) = read(&file) else {
+                continue;
+            };
+            let own = file.parent().unwrap_or(dir);
+            if envrc::names_literally(&text, &[dir, own], home, dir, real) {
+                return hit;
+            }
+            // A directory put first on the PATH names every file below it: `.tool-versions`'
+            // `path:` versions (mise, asdf: its `bin`), mise's `[env] _.path`.
+            if path_dirs(entry, &text).iter().any(|d| {
+                // (mise's template for the project's directory.)
+                let d = d.strip_prefix("{{config_root}}").unwrap_or(d);
+                real.starts_with(envrc::normal(&dir.join(d.trim_start_matches('/'))))
+            }) {
+                return hit;
+            }
+        }
+        // The files of a directory whose every file a tool runs (a Copilot hook's
+        // `"bash": "./scripts/audit.sh"` in `.github/hooks/x.json`, a husky hook running
+        // `./scripts/check.sh`): its own files, the first [`DIR_FILES`] by name.
+        for (entry, _) in TOOL_DIRS.iter().filter(|(e, _)| here.contains(&first(e))) {
+            let tool_dir = dir.join(entry);
+            let Ok(list) = std::fs::read_dir(&tool_dir) else {
+                continue;
+            };
+            let mut files: Vec<PathBuf> = list.flatten().map(|e| e.path()).collect();
+            files.sort();
+            // (A bounded read: an IDE's `.idea/` holds large files, and this runs on every
+            // write.)
+            let mut budget = DIR_BYTES;
+            for file in files.iter().take(DIR_FILES).filter(|f| f.as_path() != real) {
+                let Some(text) = cordon_fs::safe::read_followed(file, budget).ok().flatten() else {
+                    continue;
+                };
+                budget -= text.len() as u64;
+                if envrc::names_literally(&text, &[dir, &tool_dir], home, dir, real) {
+                    return hit;
+                }
+            }
+        }
+        let repository = here.iter().any(|n| n == ".git" || n == "HEAD");
+        let found = if repository {
+            repository_at(dir)
+        } else {
+            Ok(None)
+        };
+        if let Ok(Some((git_dir, top))) = found {
+            for file in git_config::repository_files(&git_dir).unwrap_or_default() {
+                let Some(text) = read(&file) else {
+                    continue;
+                };
+                if envrc::names_literally(&text, &[&top], home, &top, real) {
+                    return hit;
+                }
+            }
+        }
+    }
+    None
+}
+
 const HOOKS_PATH_WHY: &str = "git runs every hook in the directory a repository's `core.hooksPath` names (at the next commit, checkout, merge or push)";
 const INCLUDED_WHY: &str =
     "git reads it as configuration: a repository's or the operator's git configuration includes it (`include.path`, `includeIf`)";
@@ -835,7 +1110,13 @@ fn repository_at(dir: &Path) -> Result<Option<(PathBuf, PathBuf)>, ()> {
     match std::fs::metadata(&dot_git) {
         Ok(m) if m.is_dir() => Ok(Some((dot_git, dir.to_path_buf()))),
         Ok(_) => {
-            let text = std::fs::read(&dot_git).map_err(|_| ())?;
+            // git takes a `.git` that is no regular file for no repository (`read_gitfile`'s
+            // S_ISREG check); read without blocking on a FIFO a run left there.
+            let text = match cordon_fs::safe::read_followed(&dot_git, 1 << 20) {
+                Ok(Some(t)) => t,
+                Ok(None) | Err(cordon_fs::safe::SafeError::NotFile { .. }) => return Ok(None),
+                Err(_) => return Err(()),
+            };
             let text = String::from_utf8_lossy(&text);
             match text.strip_prefix("gitdir:") {
                 Some(rest) => Ok(Some((dir.join(rest.trim()), dir.to_path_buf()))),
@@ -1074,6 +1355,15 @@ for cp in range(0x80, 0x110000):
             ".config/autostart/x.desktop",
             ".local/lib/python3.12/site-packages/x.pth",
             ".local/lib/python3.12/site-packages/usercustomize.py",
+            // Round 7: direnv's trust and libraries, Jujutsu, Helix, Zed.
+            ".config/direnv/direnv.toml",
+            ".config/direnv/lib/x.sh",
+            ".local/share/direnv/allow/0123abcd",
+            ".config/jj/repos/0123456789abcdef0123/config.toml",
+            ".config/jj/conf.d/x.toml",
+            ".config/helix/languages.toml",
+            ".local/share/helix/trusted_workspaces",
+            ".config/zed/settings.json",
         ] {
             assert!(classify_home(Path::new(p)).is_some(), "{p}");
         }
@@ -1199,6 +1489,22 @@ for cp in range(0x80, 0x110000):
             ".idea",
             ".idea/workspace.xml",
             "sub/.idea/runConfigurations/x.xml",
+            // Round 7: Jujutsu, dev containers, Zed, Helix.
+            ".jj/repo/config.toml",
+            "sub/.jj/repo/config-id",
+            ".jj/workspace-config.toml",
+            ".jj/workspace-config-id",
+            ".jj/repo/store/git_target",
+            ".jj/repo",
+            ".jj",
+            ".devcontainer.json",
+            ".devcontainer/devcontainer.json",
+            "sub/.devcontainer/py/devcontainer.json",
+            ".devcontainer/Dockerfile",
+            ".zed/settings.json",
+            ".zed/tasks.json",
+            ".helix/languages.toml",
+            "a/.helix/config.toml",
         ] {
             assert_eq!(hit(p), Some(Kind::Tool), "{p}");
         }
@@ -1218,6 +1524,10 @@ for cp in range(0x80, 0x110000):
             "tool-versions",
             "config.toml",
             ".cursor/rules/x.md",
+            ".jj/repo/op_heads/heads/x",
+            ".jj/working_copy/checkout",
+            "devcontainer.json",
+            "zed/settings.json",
         ] {
             assert_eq!(hit(p), None, "{p}");
         }

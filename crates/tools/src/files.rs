@@ -478,7 +478,7 @@ impl FileTool {
     ) -> Result<Option<String>, Stop> {
         use cordon_policy::surface::{
             classify, classify_home, classify_home_real, folded, linked_from_surface,
-            looks_like_git_dir, named_by_git_config, Kind,
+            looks_like_git_dir, named_by_configuration, named_by_envrc, named_by_git_config, Kind,
         };
         let dir = &self.roots().roots()[root].config.root;
         let Ok(rel) = real.strip_prefix(dir) else {
@@ -511,7 +511,8 @@ impl FileTool {
                 })
         });
         // What the surface points at: a link of it resolving here (`.envrc -> envrc.shared`),
-        // the directory `core.hooksPath` names, a file git's configuration includes.
+        // the directory `core.hooksPath` names, a file git's configuration includes, what an
+        // `.envrc` above loads, a file a configuration of the surface names.
         let home = self.shared.home.as_deref();
         let Some(hit) = on_surface(rel)
             .or_else(|| completes_git_dir(dir, rel))
@@ -519,6 +520,8 @@ impl FileTool {
             .or(at_home)
             .or_else(|| linked_from_surface(real))
             .or_else(|| named_by_git_config(real, home, &|v| std::env::var_os(v)))
+            .or_else(|| named_by_envrc(real, home))
+            .or_else(|| named_by_configuration(real, home))
         else {
             return Ok(None);
         };

@@ -1788,3 +1788,292 @@ fn names_a_case_insensitive_file_system_folds_to_the_surface_are_on_it() {
         assert_eq!(got, allow(), "{p}");
     }
 }
+
+/// Round 7 (issue 21, redsurf21): the candidates session 35 left undecided, each decided by
+/// what the real program does (or, where it cannot be installed here, its source or
+/// documentation, quoted at its entry in `surface::TOOL_FILES`/`TOOL_DIRS`): Jujutsu's
+/// repository and workspace configuration, a dev container's configuration (the real
+/// `devcontainer up` ran `initializeCommand` on the host), Zed's and Helix's project
+/// settings (both trust a workspace by path). jj's working state is not on it.
+#[test]
+fn jujutsu_dev_container_zed_and_helix_settings_are_on_the_surface() {
+    let fx = Fx::new(WS);
+    for p in [
+        "ws/.jj/repo/config.toml",
+        "ws/.jj/repo/config-id",
+        "ws/sub/.jj/workspace-config.toml",
+        "ws/.jj/workspace-config-id",
+        "ws/.jj/repo/store/git_target",
+        "ws/.devcontainer.json",
+        "ws/.devcontainer/devcontainer.json",
+        "ws/.devcontainer/py/devcontainer.json",
+        "ws/.devcontainer/Dockerfile",
+        "ws/.zed/settings.json",
+        "ws/sub/.zed/tasks.json",
+        "ws/.helix/languages.toml",
+        "ws/.helix/config.toml",
+        "ws/.Helix/languages.toml",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    for p in [
+        "ws/.jj/repo/op_heads/heads/x",
+        "ws/.jj/working_copy/checkout",
+        "ws/devcontainer.json",
+        "ws/zed/settings.json",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}
+
+/// Round 7 (redsurf21): direnv checks only the `.envrc` against its allow list. What an
+/// allowed `.envrc` sources (`source_env_if_exists .envrc.local`), reads as variables
+/// (`dotenv`: an `LD_PRELOAD` or `PATH` there is the operator's next command), puts first on
+/// the PATH (`PATH_add bin`: a `bin/ls` is their next `ls`) or evaluates (`use flake`) is
+/// taken as it is at the next `cd`: shown here with the real direnv, then the file tools ask
+/// for each (`surface::envrc`). They allowed all of it before.
+#[test]
+fn what_an_allowed_envrc_loads_is_on_the_surface() {
+    let fx = Fx::new(WS);
+    let ws = fx.p("ws");
+    let direnv = |args: &[&str]| {
+        let o = std::process::Command::new("direnv")
+            .args(args)
+            .current_dir(&ws)
+            .env("HOME", fx.p("outside"))
+            .env("XDG_DATA_HOME", fx.p("outside/data"))
+            .env("XDG_CONFIG_HOME", fx.p("outside/config"))
+            .env_remove("DIRENV_DIR")
+            .env_remove("DIRENV_FILE")
+            .output()
+            .expect("direnv is needed for this test (Debian package `direnv`)");
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    std::fs::write(
+        ws.join(".envrc"),
+        "source_env_if_exists .envrc.local\ndotenv_if_exists\nPATH_add bin\nexport ROOT=$PWD\n",
+    )
+    .unwrap();
+    direnv(&["allow", "."]);
+    // Written after the allow, as a run would write them.
+    std::fs::write(ws.join(".envrc.local"), "export RAN=$(echo sourced)\n").unwrap();
+    std::fs::write(ws.join(".env"), "FROM_ENV=read\n").unwrap();
+    std::fs::create_dir(ws.join("bin")).unwrap();
+    std::fs::write(ws.join("bin/ls"), "#!/bin/sh\necho planted-ls\n").unwrap();
+    std::fs::set_permissions(
+        ws.join("bin/ls"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let out = direnv(&["exec", ".", "sh", "-c", "echo $RAN $FROM_ENV; ls"]);
+    assert_eq!(
+        out, "sourced read\nplanted-ls\n",
+        "the allowed .envrc took them"
+    );
+    std::fs::write(
+        ws.join(".envrc"),
+        "source_env_if_exists .envrc.local\ndotenv_if_exists\nPATH_add bin\nuse flake\n\
+         export ROOT=$PWD\n",
+    )
+    .unwrap();
+    for p in [
+        "ws/.envrc.local",
+        "ws/.env",
+        "ws/bin/ls",
+        "ws/bin/new/x",
+        "ws/flake.nix",
+        "ws/nix/shell.nix",
+        "ws/flake.lock",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    assert_eq!(
+        fx.verdict(FileOp::Delete, path("ws/bin/ls")),
+        (Action::Ask, "builtin:surface".into())
+    );
+    // The rest of the tree is the run's; so is every file where no `.envrc` is above.
+    for p in ["ws/src/main.rs", "ws/README.md", "ws/binary", "ws/env"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+    std::fs::remove_file(ws.join(".envrc")).unwrap();
+    assert_eq!(
+        fx.verdict(
+            FileOp::Write,
+            json!({"path": "ws/.envrc.local", "content": "x"})
+        ),
+        allow()
+    );
+}
+
+/// Round 7 (redsurf21): a program a configuration on the surface names by a relative path is
+/// what that configuration's program runs, outside the sandbox: the real git ran a
+/// repository's `core.fsmonitor = scripts/fsmon.sh` from the top at a `git status` in a
+/// subdirectory, and Claude Code runs a hook's `"$CLAUDE_PROJECT_DIR"/tools/guard.sh` before
+/// every tool call (its hooks documentation's own form), pre-commit a `repo: local` hook's
+/// `entry`, yarn its `yarnPath` at any yarn command. The file tools allowed each write
+/// (`surface::named_by_configuration`); the project's other files stay the run's.
+#[test]
+fn a_program_a_surface_configuration_names_is_on_the_surface() {
+    let fx = Fx::new(WS);
+    let ws = fx.p("ws");
+    let git = |args: &[&str], dir: &Path| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", fx.p("outside"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("git is needed for this test (Debian package `git`)")
+    };
+    assert!(git(&["init", "-q"], &ws).success());
+    assert!(git(&["config", "core.fsmonitor", "scripts/fsmon.sh"], &ws).success());
+    std::fs::create_dir_all(ws.join("scripts")).unwrap();
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    let ran = fx.p("outside/ran");
+    std::fs::write(
+        ws.join("scripts/fsmon.sh"),
+        format!("#!/bin/sh\ntouch '{}'\n", ran.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        ws.join("scripts/fsmon.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let _ = git(&["status"], &ws.join("sub"));
+    assert!(
+        ran.exists(),
+        "the real git did not run the relative fsmonitor"
+    );
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    std::fs::write(
+        ws.join(".claude/settings.json"),
+        r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"\"$CLAUDE_PROJECT_DIR\"/tools/guard.sh"}]}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join(".pre-commit-config.yaml"),
+        "repos:\n- repo: local\n  hooks:\n  - id: lint\n    name: lint\n    entry: ./ci/lint.sh\n    language: script\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join(".yarnrc.yml"),
+        "yarnPath: .yarn/releases/yarn-4.5.0.cjs\n",
+    )
+    .unwrap();
+    // A file of a settings directory naming a script: a Copilot CLI hook, a husky hook.
+    std::fs::create_dir_all(ws.join(".github/hooks")).unwrap();
+    std::fs::write(
+        ws.join(".github/hooks/audit.json"),
+        r#"{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"./scripts/audit.sh"}]}}"#,
+    )
+    .unwrap();
+    // A directory put first on the PATH: everything below it is a command of the shell.
+    std::fs::write(ws.join(".tool-versions"), "node path:./tools/node\n").unwrap();
+    std::fs::write(
+        ws.join("mise.toml"),
+        "[tools]\npython = \"3.12\"\n[env]\n_.path = [\"./bin\", \"{{config_root}}/x\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.join(".husky")).unwrap();
+    std::fs::write(ws.join(".husky/pre-commit"), "sh tools/check.sh\n").unwrap();
+    for p in [
+        "ws/scripts/fsmon.sh",
+        "ws/tools/guard.sh",
+        "ws/ci/lint.sh",
+        "ws/.yarn/releases/yarn-4.5.0.cjs",
+        "ws/scripts/audit.sh",
+        "ws/tools/check.sh",
+        "ws/tools/node/bin/node",
+        "ws/bin/ls",
+        "ws/x/git",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    for p in [
+        "ws/scripts/other.sh",
+        "ws/tools/x.sh",
+        "ws/tools/nodes/main.js",
+        "ws/src/main.rs",
+        "ws/sub/notes.md",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}
+
+/// Round 7 (redsurf21): a FIFO a run leaves where the decision reads a configuration
+/// (`mkfifo sub/.git`, `.envrc`, `.git/config`, a surface settings file) made the decision
+/// block for good on its open: every write below `sub` hung, and behind `cordon hook` a host
+/// that gives up on a slow hook may go on without it. Each is now answered at once: a `.git`
+/// that is no regular file is no repository to git either; an `.envrc` or git configuration
+/// that cannot be read makes the write ask.
+#[test]
+fn a_fifo_where_a_configuration_is_read_never_blocks_the_decision() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let fx = Fx::new(WS);
+        let fifo = |rel: &str| {
+            let p = fx.p(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            let made = std::process::Command::new("mkfifo").arg(&p).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo {rel}");
+        };
+        fifo("ws/a/.git");
+        fifo("ws/b/.envrc");
+        fifo("ws/c/.claude/settings.json");
+        std::fs::create_dir_all(fx.p("ws/d/.git/objects")).unwrap();
+        std::fs::create_dir_all(fx.p("ws/d/.git/refs")).unwrap();
+        std::fs::write(fx.p("ws/d/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        fifo("ws/d/.git/config");
+        let got: Vec<_> = ["ws/a/x", "ws/b/x", "ws/c/x", "ws/d/x"]
+            .iter()
+            .map(|p| fx.verdict(FileOp::Write, json!({"path": p, "content": "x"})))
+            .collect();
+        let _ = tx.send(got);
+    });
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the decision blocked on a FIFO");
+    let ask = (Action::Ask, "builtin:surface".to_string());
+    assert_eq!(got, vec![allow(), ask.clone(), allow(), ask]);
+}
+
+/// Round 7 (redsurf21): a configuration that names a program through a link the operator
+/// keeps (`core.fsmonitor = hk/fsmon.sh` with `hk -> scripts`; an `.envrc` sourcing
+/// `lib/local.sh` with `lib -> shared`) names the file where the link leads: git and direnv
+/// follow it. The readers compared names only, and allowed the write there.
+#[test]
+fn a_configuration_naming_a_program_through_a_link_names_its_target() {
+    let setup = |b: &Path| {
+        for d in ["ws/scripts", "ws/shared", "ws/.git/objects", "ws/.git/refs"] {
+            std::fs::create_dir_all(b.join(d)).unwrap();
+        }
+        std::fs::write(b.join("ws/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(
+            b.join("ws/.git/config"),
+            "[core]\n\tfsmonitor = hk/fsmon.sh\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("scripts", b.join("ws/hk")).unwrap();
+        std::fs::write(b.join("ws/.envrc"), "source_env_if_exists lib/local.sh\n").unwrap();
+        std::os::unix::fs::symlink("shared", b.join("ws/lib")).unwrap();
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    for p in ["ws/scripts/fsmon.sh", "ws/shared/local.sh"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    for p in ["ws/scripts/other.sh", "ws/shared/other.sh"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}

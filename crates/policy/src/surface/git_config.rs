@@ -261,6 +261,9 @@ fn interpolate(value: &[u8], home: Option<&Path>) -> Result<PathBuf, Unreadable>
     Ok(PathBuf::from(std::ffi::OsStr::from_bytes(value)))
 }
 
+/// The largest configuration file read; a larger one is unreadable (every write asks).
+const MAX_CONFIG: u64 = 16 << 20;
+
 /// Reads `file` (and what it includes) into `named`. A file that does not exist is no error
 /// (git skips it); one that exists and cannot be read is.
 pub fn read(
@@ -275,12 +278,13 @@ pub fn read(
             file.display()
         )));
     }
-    let text = match std::fs::read(file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+    // Never blocking: a FIFO a run left there is unreadable, not waited on.
+    let text = match cordon_fs::safe::read_followed(file, MAX_CONFIG) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(()),
         // A directory by that name: git says "is a directory" and skips it.
         Err(_) if file.is_dir() => return Ok(()),
-        Err(e) => return Err(Unreadable(format!("{}: {e}", file.display()))),
+        Err(e) => return Err(Unreadable(e.to_string())),
     };
     let entries = parse(&text).map_err(|e| Unreadable(format!("{}: {e}", file.display())))?;
     for e in entries {
@@ -502,19 +506,14 @@ pub fn operator_files_at_top(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -
 /// The configuration files of the repository whose git directory is `git_dir`: its common
 /// directory's `config` (where `commondir` points), and `config.worktree` in both.
 pub fn repository_files(git_dir: &Path) -> Result<Vec<PathBuf>, Unreadable> {
-    let common = match std::fs::read(git_dir.join("commondir")) {
-        Ok(t) => {
+    let common = match cordon_fs::safe::read_followed(&git_dir.join("commondir"), MAX_CONFIG) {
+        Ok(Some(t)) => {
             let t = String::from_utf8_lossy(&t);
             let named = t.trim_end_matches(['\n', '\r']);
             git_dir.join(named)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => git_dir.to_path_buf(),
-        Err(e) => {
-            return Err(Unreadable(format!(
-                "{}: {e}",
-                git_dir.join("commondir").display()
-            )))
-        }
+        Ok(None) => git_dir.to_path_buf(),
+        Err(e) => return Err(Unreadable(e.to_string())),
     };
     let mut files = vec![common.join("config"), git_dir.join("config.worktree")];
     if common != git_dir {
