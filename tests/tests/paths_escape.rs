@@ -156,6 +156,19 @@ impl Fixture {
 
     /// `cordon exec --policy P -- /bin/sh -c SCRIPT` in the workspace, as the case's user.
     fn exec(&self, policy: &Path, script: &str) -> Output {
+        self.command(policy, script).output().unwrap()
+    }
+
+    /// [`Fixture::exec`], started: for runs that overlap.
+    fn spawn(&self, policy: &Path, script: &str) -> std::process::Child {
+        self.command(policy, script)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn command(&self, policy: &Path, script: &str) -> Command {
         let mut c = Command::new(cordon());
         c.arg("exec")
             .arg("--policy")
@@ -178,7 +191,23 @@ impl Fixture {
         if let Some((uid, gid)) = self.ids {
             c.uid(uid).gid(gid);
         }
-        c.output().unwrap()
+        c
+    }
+
+    /// Waits (generously: the machine is loaded) until the workspace holds `name`.
+    fn wait_for(&self, name: &str, run: &mut std::process::Child) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !self.ws.join(name).exists() {
+            if let Ok(Some(status)) = run.try_wait() {
+                let mut err = String::new();
+                if let Some(e) = run.stderr.as_mut() {
+                    let _ = std::io::Read::read_to_string(e, &mut err);
+                }
+                panic!("the run ended ({status}) before it made {name}: {err}");
+            }
+            assert!(std::time::Instant::now() < deadline, "no {name} after 120 s");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     /// Runs the planting script, which must succeed.
@@ -572,6 +601,62 @@ fn the_command_cannot_undo_the_mounts(mode: Mode, backend: Backend) {
     );
 }
 
+/// Two runs over the same workspace, overlapping: run A makes the placeholder that covers a
+/// missing protected path (`missing`, relative to the workspace: `.git/hooks`, or the missing
+/// `.git/info` above `.git/info/attributes`), run B (started while A runs) finds it there, then
+/// A ends. B must start (the placeholder in the way is no reason to refuse it), and A's removal
+/// of its placeholder must not take B's cover away (an unlink in the host's mount namespace
+/// detaches a mount on that name in every other namespace): B's command, after A ended, must
+/// still be unable to create the directory and a file in it. The last run out removes the
+/// placeholder.
+fn overlapping_runs_keep_each_others_covers(mode: Mode, backend: Backend, missing: &str) {
+    let fx = Fixture::new(mode, backend);
+    git_workspace(&fx);
+    fs::remove_dir_all(fx.ws.join(".git/hooks")).unwrap();
+    let protect = if missing == ".git/hooks" {
+        PROTECT_GIT
+    } else {
+        "protected = [\".git/config\", \".git/info/attributes\"]\n"
+    };
+    let policy = fx.policy("git.toml", backend.name(), protect);
+    let wait = |up: &str, go: &str| {
+        format!("touch {up}; while [ ! -e {go} ]; do sleep 0.05; done; ")
+    };
+    let mut a = fx.spawn(&policy, &wait("a-up", "a-go"));
+    fx.wait_for("a-up", &mut a);
+    assert!(fx.ws.join(missing).is_file(), "no placeholder at {missing}");
+    let script = wait("b-up", "b-go")
+        + &format!(
+            "mkdir {missing} 2>/dev/null; echo \"MKDIR $?\"; \
+             echo 'touch pwned' > {missing}/x 2>/dev/null; echo \"WRITE $?\""
+        );
+    let mut b = fx.spawn(&policy, &script);
+    fx.wait_for("b-up", &mut b);
+    fs::write(fx.ws.join("a-go"), "").unwrap();
+    let a = a.wait_with_output().unwrap();
+    assert_eq!(a.status.code(), Some(0), "{}", describe(&a));
+    fs::write(fx.ws.join("b-go"), "").unwrap();
+    let b = b.wait_with_output().unwrap();
+    assert_eq!(b.status.code(), Some(0), "{}", describe(&b));
+    let stdout = String::from_utf8_lossy(&b.stdout);
+    for step in ["MKDIR", "WRITE"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(step) && l != format!("{step} 0")),
+            "{step} {missing} succeeded in the run that outlived the other on {}\n{}",
+            backend.name(),
+            describe(&b)
+        );
+    }
+    // The last run out removed the placeholder.
+    assert!(
+        !fx.ws.join(missing).exists(),
+        "{missing} is left\n{}",
+        describe(&b)
+    );
+}
+
 macro_rules! cases {
     ($($name:ident => $body:expr;)*) => {
         mod as_root {
@@ -598,6 +683,10 @@ cases! {
     bwrap_link_in_the_middle_of_a_root => |m| link_in_the_middle_of_a_root(m, Backend::Bwrap);
     bwrap_the_command_cannot_undo_the_mounts => |m| the_command_cannot_undo_the_mounts(m, Backend::Bwrap);
     landlock_the_command_cannot_undo_the_mounts => |m| the_command_cannot_undo_the_mounts(m, Backend::Landlock);
+    bwrap_overlapping_runs_keep_each_others_covers => |m| overlapping_runs_keep_each_others_covers(m, Backend::Bwrap, ".git/hooks");
+    landlock_overlapping_runs_keep_each_others_covers => |m| overlapping_runs_keep_each_others_covers(m, Backend::Landlock, ".git/hooks");
+    bwrap_overlapping_runs_share_a_placeholder_above => |m| overlapping_runs_keep_each_others_covers(m, Backend::Bwrap, ".git/info");
+    landlock_overlapping_runs_share_a_placeholder_above => |m| overlapping_runs_keep_each_others_covers(m, Backend::Landlock, ".git/info");
     bwrap_protected_file_replaced_by_a_link => |m| protected_file_replaced_by_a_link(m, Backend::Bwrap);
     landlock_protected_file_replaced_by_a_link => |m| protected_file_replaced_by_a_link(m, Backend::Landlock);
     bwrap_protected_parent_renamed_and_linked => |m| protected_parent_renamed_and_linked(m, Backend::Bwrap);
