@@ -205,7 +205,10 @@ impl Fixture {
                 }
                 panic!("the run ended ({status}) before it made {name}: {err}");
             }
-            assert!(std::time::Instant::now() < deadline, "no {name} after 120 s");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no {name} after 120 s"
+            );
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
@@ -455,12 +458,49 @@ fn link_inside_a_protected_directory(mode: Mode, backend: Backend) {
 fn protected_parent_renamed_and_linked(mode: Mode, backend: Backend) {
     let fx = Fixture::new(mode, backend);
     git_workspace(&fx);
-    fx.plant(&fx.plain(), "mv .git .git-old && ln -s .git-old .git");
+    // Directly: a cordon run's after-run scan moves the link aside (the run after it then
+    // finds no `.git` and covers the missing name, which `protected_parent_removed` shows).
+    fx.plant_directly("mv .git .git-old && ln -s .git-old .git");
     let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
     fx.assert_refused(
         &policy,
         "echo 'touch pwned' > .git-old/hooks/pre-commit",
         &fx.ws.join(".git"),
+    );
+}
+
+/// `.git` gone (renamed away), two protected paths under it: the first one's placeholder
+/// (`.git`, an empty file) stands in the way of the second (`.git/hooks`), which is covered
+/// by it too. The run happens (it was refused before: cordon tried to make a second
+/// placeholder inside the first), the command cannot create `.git` nor anything in it, and
+/// the placeholder is gone after the run.
+fn protected_parent_removed(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    git_workspace(&fx);
+    fx.plant_directly("mv .git .git-old");
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
+    let out = fx.exec(
+        &policy,
+        "mkdir .git 2>/dev/null; echo \"MKDIR $?\"; \
+         mkdir .git/hooks 2>/dev/null; echo \"HOOKS $?\"; \
+         rm -f .git 2>/dev/null; echo \"RM $?\"; touch ran",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join("ran").exists());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for step in ["MKDIR", "HOOKS", "RM"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(step) && l != format!("{step} 0")),
+            "{step} succeeded\n{}",
+            describe(&out)
+        );
+    }
+    assert!(
+        fs::symlink_metadata(fx.ws.join(".git")).is_err(),
+        "{}",
+        describe(&out)
     );
 }
 
@@ -619,9 +659,8 @@ fn overlapping_runs_keep_each_others_covers(mode: Mode, backend: Backend, missin
         "protected = [\".git/config\", \".git/info/attributes\"]\n"
     };
     let policy = fx.policy("git.toml", backend.name(), protect);
-    let wait = |up: &str, go: &str| {
-        format!("touch {up}; while [ ! -e {go} ]; do sleep 0.05; done; ")
-    };
+    let wait =
+        |up: &str, go: &str| format!("touch {up}; while [ ! -e {go} ]; do sleep 0.05; done; ");
     let mut a = fx.spawn(&policy, &wait("a-up", "a-go"));
     fx.wait_for("a-up", &mut a);
     assert!(fx.ws.join(missing).is_file(), "no placeholder at {missing}");
@@ -644,9 +683,10 @@ fn overlapping_runs_keep_each_others_covers(mode: Mode, backend: Backend, missin
             stdout
                 .lines()
                 .any(|l| l.starts_with(step) && l != format!("{step} 0")),
-            "{step} {missing} succeeded in the run that outlived the other on {}\n{}",
+            "{step} {missing} succeeded in the run that outlived the other on {}\n{}\nthe other:\n{}",
             backend.name(),
-            describe(&b)
+            describe(&b),
+            describe(&a)
         );
     }
     // The last run out removed the placeholder.
@@ -693,6 +733,8 @@ cases! {
     landlock_protected_parent_renamed_and_linked => |m| protected_parent_renamed_and_linked(m, Backend::Landlock);
     bwrap_link_inside_a_protected_directory => |m| link_inside_a_protected_directory(m, Backend::Bwrap);
     landlock_link_inside_a_protected_directory => |m| link_inside_a_protected_directory(m, Backend::Landlock);
+    bwrap_protected_parent_removed => |m| protected_parent_removed(m, Backend::Bwrap);
+    landlock_protected_parent_removed => |m| protected_parent_removed(m, Backend::Landlock);
     bwrap_protected_parent_renamed_to_a_fresh_directory => |m| protected_parent_renamed_to_a_fresh_directory(m, Backend::Bwrap);
     landlock_protected_parent_renamed_to_a_fresh_directory => |m| protected_parent_renamed_to_a_fresh_directory(m, Backend::Landlock);
     bwrap_hard_link_from_an_unconfined_run => |m| hard_link_from_an_unconfined_run(m, Backend::Bwrap);
