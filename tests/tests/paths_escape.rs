@@ -697,6 +697,64 @@ fn overlapping_runs_keep_each_others_covers(mode: Mode, backend: Backend, missin
     );
 }
 
+/// A run whose cordon is SIGKILLed leaves its placeholder (`.git/hooks`, the missing hooks
+/// directory). The next run over the root is not refused for it, keeps it covered (its command
+/// cannot create `.git/hooks`), and, last out, removes it; the dead run's scan (done by that
+/// next run) leaves it in place rather than moving it aside as a plant.
+fn a_killed_runs_placeholder_is_removed_by_the_next(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    git_workspace(&fx);
+    fs::remove_dir_all(fx.ws.join(".git/hooks")).unwrap();
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
+    let mut a = fx.spawn(&policy, "touch a-up; while :; do sleep 1; done");
+    fx.wait_for("a-up", &mut a);
+    assert!(fx.ws.join(".git/hooks").is_file(), "no placeholder");
+    a.kill().unwrap();
+    a.wait().unwrap();
+    // Until the killed run's last process (its sandbox's init, or bwrap) is gone: nothing holds
+    // the directory's lock then.
+    let git = fs::File::open(fx.ws.join(".git")).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&git);
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            // SAFETY: as above.
+            unsafe { libc::flock(fd, libc::LOCK_UN) };
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the killed run still holds .git after 120 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        fx.ws.join(".git/hooks").is_file(),
+        "the placeholder is gone"
+    );
+    let out = fx.exec(
+        &policy,
+        "mkdir .git/hooks 2>/dev/null; echo \"MKDIR $?\"; touch ran",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join("ran").exists(), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("MKDIR ") && l != "MKDIR 0"),
+        "{}",
+        describe(&out)
+    );
+    let left: Vec<_> = fs::read_dir(fx.ws.join(".git"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("hooks"))
+        .collect();
+    assert!(left.is_empty(), "left: {left:?}\n{}", describe(&out));
+}
+
 macro_rules! cases {
     ($($name:ident => $body:expr;)*) => {
         mod as_root {
@@ -733,6 +791,8 @@ cases! {
     landlock_protected_parent_renamed_and_linked => |m| protected_parent_renamed_and_linked(m, Backend::Landlock);
     bwrap_link_inside_a_protected_directory => |m| link_inside_a_protected_directory(m, Backend::Bwrap);
     landlock_link_inside_a_protected_directory => |m| link_inside_a_protected_directory(m, Backend::Landlock);
+    bwrap_a_killed_runs_placeholder_is_removed_by_the_next => |m| a_killed_runs_placeholder_is_removed_by_the_next(m, Backend::Bwrap);
+    landlock_a_killed_runs_placeholder_is_removed_by_the_next => |m| a_killed_runs_placeholder_is_removed_by_the_next(m, Backend::Landlock);
     bwrap_protected_parent_removed => |m| protected_parent_removed(m, Backend::Bwrap);
     landlock_protected_parent_removed => |m| protected_parent_removed(m, Backend::Landlock);
     bwrap_protected_parent_renamed_to_a_fresh_directory => |m| protected_parent_renamed_to_a_fresh_directory(m, Backend::Bwrap);
