@@ -755,6 +755,51 @@ fn a_killed_runs_placeholder_is_removed_by_the_next(mode: Mode, backend: Backend
     assert!(left.is_empty(), "left: {left:?}\n{}", describe(&out));
 }
 
+/// `sandbox.git = "protect"` in a root whose `.git` is a gitdir file naming a git directory
+/// inside the same writable root (`git init --separate-git-dir`, a worktree's or submodule's
+/// git directory kept beside it): git reads that directory's config and runs its hooks, so
+/// they are kept read-only as a `.git` directory's would be, and the `.git` file itself too.
+fn a_gitdir_file_inside_the_root_is_protected(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    fs::create_dir_all(fx.ws.join("inner.git/hooks")).unwrap();
+    fs::write(fx.ws.join("inner.git/config"), "[core]\n").unwrap();
+    fs::write(fx.ws.join("inner.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(fx.ws.join(".git"), "gitdir: inner.git\n").unwrap();
+    fx.chown();
+    let policy = fx.policy("git.toml", backend.name(), "git = \"protect\"\n");
+    let steps = [
+        "echo 'touch pwned' > inner.git/hooks/pre-commit",
+        "echo '[core] fsmonitor = touch pwned' >> inner.git/config",
+        "echo x >> .git",
+        "mv inner.git inner-old.git",
+    ];
+    let script: String = steps
+        .iter()
+        .map(|s| format!("{s} 2>/dev/null; echo \"STEP $? {s}\"\n"))
+        .collect::<String>()
+        + "touch ran\n";
+    let out = fx.exec(&policy, &script);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join("ran").exists(), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for step in steps {
+        let line = stdout
+            .lines()
+            .find(|l| l.ends_with(step))
+            .unwrap_or_else(|| panic!("no status for {step}\n{}", describe(&out)));
+        assert!(
+            !line.starts_with("STEP 0 "),
+            "{step} succeeded on {}\n{}",
+            backend.name(),
+            describe(&out)
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(fx.ws.join("inner.git/config")).unwrap(),
+        "[core]\n"
+    );
+}
+
 macro_rules! cases {
     ($($name:ident => $body:expr;)*) => {
         mod as_root {
@@ -793,6 +838,8 @@ cases! {
     landlock_link_inside_a_protected_directory => |m| link_inside_a_protected_directory(m, Backend::Landlock);
     bwrap_a_killed_runs_placeholder_is_removed_by_the_next => |m| a_killed_runs_placeholder_is_removed_by_the_next(m, Backend::Bwrap);
     landlock_a_killed_runs_placeholder_is_removed_by_the_next => |m| a_killed_runs_placeholder_is_removed_by_the_next(m, Backend::Landlock);
+    bwrap_a_gitdir_file_inside_the_root_is_protected => |m| a_gitdir_file_inside_the_root_is_protected(m, Backend::Bwrap);
+    landlock_a_gitdir_file_inside_the_root_is_protected => |m| a_gitdir_file_inside_the_root_is_protected(m, Backend::Landlock);
     bwrap_protected_parent_removed => |m| protected_parent_removed(m, Backend::Bwrap);
     landlock_protected_parent_removed => |m| protected_parent_removed(m, Backend::Landlock);
     bwrap_protected_parent_renamed_to_a_fresh_directory => |m| protected_parent_renamed_to_a_fresh_directory(m, Backend::Bwrap);
