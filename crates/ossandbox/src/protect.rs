@@ -6,7 +6,9 @@
 //! Per protected path: a read-only bind of the path onto itself; or, when a component on the
 //! way is missing or a symlink, a read-only cover of that component (a symlink could point the
 //! mount elsewhere, a missing path could be created): `/dev/null`, or a placeholder file of
-//! cordon's made here (link-safely) and removed after the run; a hidden path is covered by an
+//! cordon's made here (link-safely) and removed by the last run that uses it ([`Placeholders`]);
+//! a file standing where a directory on the way would be is covered as it stands; a hidden path
+//! is covered by an
 //! empty read-only tmpfs (a directory) or `/dev/null` (a file). And every directory between
 //! the writable root and a protected path is bound onto itself: a read-only mount cannot be
 //! renamed, but a directory above it could, taking the mount along (`mv .git .git-old`, then
