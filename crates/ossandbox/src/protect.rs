@@ -435,3 +435,79 @@ pub(crate) fn is_placeholder(path: &Path) -> bool {
             && m.len() == want.len() as u64
     }) && (want.is_empty() || std::fs::read(path).is_ok_and(|b| b == want))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn protected(ws: &Path, rels: &[&str]) -> Vec<Protected> {
+        rels.iter()
+            .map(|r| Protected {
+                path: ws.join(r),
+                origin: "p".into(),
+            })
+            .collect()
+    }
+
+    /// Two runs' plans over one directory (as two overlapping runs make them): the first
+    /// makes the placeholders, the second finds them; the first to end leaves them (the
+    /// other still has its covers on them), the last removes them. The deeper path under a
+    /// placeholder is covered at the placeholder, not refused.
+    #[test]
+    fn the_last_plan_out_removes_the_placeholders() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        let paths = protected(&ws, &[".git/hooks", ".git/info/attributes"]);
+        let roots = [ws.as_path()];
+        let a = plan(&paths, &roots, false).unwrap();
+        let (hooks, info) = (ws.join(".git/hooks"), ws.join(".git/info"));
+        assert_eq!(a.placeholders.made(), [hooks.clone(), info.clone()]);
+        assert!(is_placeholder(&hooks) && is_placeholder(&info));
+        let b = plan(&paths, &roots, false).unwrap();
+        assert!(b.placeholders.made().is_empty());
+        assert_eq!(b.placeholders.found(), [hooks.clone(), info.clone()]);
+        let covers: Vec<_> = b.covers.iter().map(|m| (m.at.clone(), m.cover)).collect();
+        assert_eq!(
+            covers,
+            [
+                (hooks.clone(), Cover::ReadOnly),
+                (info.clone(), Cover::ReadOnly)
+            ]
+        );
+        drop(a);
+        assert!(
+            hooks.is_file() && info.is_file(),
+            "removed under the other run"
+        );
+        drop(b);
+        assert!(
+            !hooks.exists() && !info.exists(),
+            "left by the last run out"
+        );
+    }
+
+    /// An empty file of the operator's (mode 0644) is not a placeholder: covered as it is,
+    /// never removed.
+    #[test]
+    fn an_operators_empty_file_is_not_a_placeholder() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::write(ws.join(".git/config.worktree"), b"").unwrap();
+        std::fs::set_permissions(
+            ws.join(".git/config.worktree"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o644),
+        )
+        .unwrap();
+        let p = plan(
+            &protected(&ws, &[".git/config.worktree"]),
+            &[ws.as_path()],
+            false,
+        )
+        .unwrap();
+        assert!(p.placeholders.found().is_empty());
+        drop(p);
+        assert!(ws.join(".git/config.worktree").is_file());
+    }
+}
