@@ -800,6 +800,42 @@ fn a_gitdir_file_inside_the_root_is_protected(mode: Mode, backend: Backend) {
     );
 }
 
+/// A dead run's scan, done by a later run while another is still going, must not move aside
+/// the going run's placeholder: renaming it in the host's mount namespace detaches that run's
+/// cover. Run A (any policy) runs; run B covers the missing `.git/hooks` with a placeholder
+/// made after A began; A is SIGKILLed, so its after-run scan is left to the next run; run C
+/// then does A's scan (everything watched changed since A began). B's command, after that, must still be
+/// unable to create `.git/hooks`.
+fn a_dead_runs_scan_keeps_a_live_runs_cover(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    git_workspace(&fx);
+    fs::remove_dir_all(fx.ws.join(".git/hooks")).unwrap();
+    let mut a = fx.spawn(&fx.plain(), "touch a-up; while :; do sleep 1; done");
+    fx.wait_for("a-up", &mut a);
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
+    let mut b = fx.spawn(
+        &policy,
+        "touch b-up; while [ ! -e b-go ]; do sleep 0.05; done; \
+         mkdir .git/hooks 2>/dev/null; echo \"MKDIR $?\"",
+    );
+    fx.wait_for("b-up", &mut b);
+    // Killed once B's placeholder exists: its scan is left to C, and B does not do it first.
+    a.kill().unwrap();
+    a.wait().unwrap();
+    let c = fx.exec(&fx.plain(), "true");
+    assert_eq!(c.status.code(), Some(0), "{}", describe(&c));
+    fs::write(fx.ws.join("b-go"), "").unwrap();
+    let b = b.wait_with_output().unwrap();
+    assert_eq!(b.status.code(), Some(0), "{}", describe(&b));
+    let stdout = String::from_utf8_lossy(&b.stdout);
+    assert!(
+        stdout.lines().any(|l| l.starts_with("MKDIR ") && l != "MKDIR 0"),
+        "the live run's command created .git/hooks after the dead run's scan\n{}\nthe scanning run:\n{}",
+        describe(&b),
+        describe(&c)
+    );
+}
+
 macro_rules! cases {
     ($($name:ident => $body:expr;)*) => {
         mod as_root {
@@ -840,6 +876,8 @@ cases! {
     landlock_a_killed_runs_placeholder_is_removed_by_the_next => |m| a_killed_runs_placeholder_is_removed_by_the_next(m, Backend::Landlock);
     bwrap_a_gitdir_file_inside_the_root_is_protected => |m| a_gitdir_file_inside_the_root_is_protected(m, Backend::Bwrap);
     landlock_a_gitdir_file_inside_the_root_is_protected => |m| a_gitdir_file_inside_the_root_is_protected(m, Backend::Landlock);
+    bwrap_a_dead_runs_scan_keeps_a_live_runs_cover => |m| a_dead_runs_scan_keeps_a_live_runs_cover(m, Backend::Bwrap);
+    landlock_a_dead_runs_scan_keeps_a_live_runs_cover => |m| a_dead_runs_scan_keeps_a_live_runs_cover(m, Backend::Landlock);
     bwrap_protected_parent_removed => |m| protected_parent_removed(m, Backend::Bwrap);
     landlock_protected_parent_removed => |m| protected_parent_removed(m, Backend::Landlock);
     bwrap_protected_parent_renamed_to_a_fresh_directory => |m| protected_parent_renamed_to_a_fresh_directory(m, Backend::Bwrap);
