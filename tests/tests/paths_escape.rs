@@ -156,6 +156,19 @@ impl Fixture {
 
     /// `cordon exec --policy P -- /bin/sh -c SCRIPT` in the workspace, as the case's user.
     fn exec(&self, policy: &Path, script: &str) -> Output {
+        self.command(policy, script).output().unwrap()
+    }
+
+    /// [`Fixture::exec`], started: for runs that overlap.
+    fn spawn(&self, policy: &Path, script: &str) -> std::process::Child {
+        self.command(policy, script)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn command(&self, policy: &Path, script: &str) -> Command {
         let mut c = Command::new(cordon());
         c.arg("exec")
             .arg("--policy")
@@ -178,7 +191,26 @@ impl Fixture {
         if let Some((uid, gid)) = self.ids {
             c.uid(uid).gid(gid);
         }
-        c.output().unwrap()
+        c
+    }
+
+    /// Waits (generously: the machine is loaded) until the workspace holds `name`.
+    fn wait_for(&self, name: &str, run: &mut std::process::Child) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !self.ws.join(name).exists() {
+            if let Ok(Some(status)) = run.try_wait() {
+                let mut err = String::new();
+                if let Some(e) = run.stderr.as_mut() {
+                    let _ = std::io::Read::read_to_string(e, &mut err);
+                }
+                panic!("the run ended ({status}) before it made {name}: {err}");
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no {name} after 120 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     /// Runs the planting script, which must succeed.
@@ -426,12 +458,49 @@ fn link_inside_a_protected_directory(mode: Mode, backend: Backend) {
 fn protected_parent_renamed_and_linked(mode: Mode, backend: Backend) {
     let fx = Fixture::new(mode, backend);
     git_workspace(&fx);
-    fx.plant(&fx.plain(), "mv .git .git-old && ln -s .git-old .git");
+    // Directly: a cordon run's after-run scan moves the link aside (the run after it then
+    // finds no `.git` and covers the missing name, which `protected_parent_removed` shows).
+    fx.plant_directly("mv .git .git-old && ln -s .git-old .git");
     let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
     fx.assert_refused(
         &policy,
         "echo 'touch pwned' > .git-old/hooks/pre-commit",
         &fx.ws.join(".git"),
+    );
+}
+
+/// `.git` gone (renamed away), two protected paths under it: the first one's placeholder
+/// (`.git`, an empty file) stands in the way of the second (`.git/hooks`), which is covered
+/// by it too. The run happens (it was refused before: cordon tried to make a second
+/// placeholder inside the first), the command cannot create `.git` nor anything in it, and
+/// the placeholder is gone after the run.
+fn protected_parent_removed(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    git_workspace(&fx);
+    fx.plant_directly("mv .git .git-old");
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
+    let out = fx.exec(
+        &policy,
+        "mkdir .git 2>/dev/null; echo \"MKDIR $?\"; \
+         mkdir .git/hooks 2>/dev/null; echo \"HOOKS $?\"; \
+         rm -f .git 2>/dev/null; echo \"RM $?\"; touch ran",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join("ran").exists());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for step in ["MKDIR", "HOOKS", "RM"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(step) && l != format!("{step} 0")),
+            "{step} succeeded\n{}",
+            describe(&out)
+        );
+    }
+    assert!(
+        fs::symlink_metadata(fx.ws.join(".git")).is_err(),
+        "{}",
+        describe(&out)
     );
 }
 
@@ -572,6 +641,201 @@ fn the_command_cannot_undo_the_mounts(mode: Mode, backend: Backend) {
     );
 }
 
+/// Two runs over the same workspace, overlapping: run A makes the placeholder that covers a
+/// missing protected path (`missing`, relative to the workspace: `.git/hooks`, or the missing
+/// `.git/info` above `.git/info/attributes`), run B (started while A runs) finds it there, then
+/// A ends. B must start (the placeholder in the way is no reason to refuse it), and A's removal
+/// of its placeholder must not take B's cover away (an unlink in the host's mount namespace
+/// detaches a mount on that name in every other namespace): B's command, after A ended, must
+/// still be unable to create the directory and a file in it. The last run out removes the
+/// placeholder.
+fn overlapping_runs_keep_each_others_covers(mode: Mode, backend: Backend, missing: &str) {
+    let fx = Fixture::new(mode, backend);
+    git_workspace(&fx);
+    fs::remove_dir_all(fx.ws.join(".git/hooks")).unwrap();
+    let protect = if missing == ".git/hooks" {
+        PROTECT_GIT
+    } else {
+        "protected = [\".git/config\", \".git/info/attributes\"]\n"
+    };
+    let policy = fx.policy("git.toml", backend.name(), protect);
+    let wait =
+        |up: &str, go: &str| format!("touch {up}; while [ ! -e {go} ]; do sleep 0.05; done; ");
+    let mut a = fx.spawn(&policy, &wait("a-up", "a-go"));
+    fx.wait_for("a-up", &mut a);
+    assert!(fx.ws.join(missing).is_file(), "no placeholder at {missing}");
+    let script = wait("b-up", "b-go")
+        + &format!(
+            "mkdir {missing} 2>/dev/null; echo \"MKDIR $?\"; \
+             echo 'touch pwned' > {missing}/x 2>/dev/null; echo \"WRITE $?\""
+        );
+    let mut b = fx.spawn(&policy, &script);
+    fx.wait_for("b-up", &mut b);
+    fs::write(fx.ws.join("a-go"), "").unwrap();
+    let a = a.wait_with_output().unwrap();
+    assert_eq!(a.status.code(), Some(0), "{}", describe(&a));
+    fs::write(fx.ws.join("b-go"), "").unwrap();
+    let b = b.wait_with_output().unwrap();
+    assert_eq!(b.status.code(), Some(0), "{}", describe(&b));
+    let stdout = String::from_utf8_lossy(&b.stdout);
+    for step in ["MKDIR", "WRITE"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(step) && l != format!("{step} 0")),
+            "{step} {missing} succeeded in the run that outlived the other on {}\n{}\nthe other:\n{}",
+            backend.name(),
+            describe(&b),
+            describe(&a)
+        );
+    }
+    // The last run out removed the placeholder.
+    assert!(
+        !fx.ws.join(missing).exists(),
+        "{missing} is left\n{}",
+        describe(&b)
+    );
+}
+
+/// A run whose cordon is SIGKILLed leaves its placeholder (`.git/hooks`, the missing hooks
+/// directory). The next run over the root is not refused for it, keeps it covered (its command
+/// cannot create `.git/hooks`), and, last out, removes it; the dead run's scan (done by that
+/// next run) leaves it in place rather than moving it aside as a plant.
+fn a_killed_runs_placeholder_is_removed_by_the_next(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    git_workspace(&fx);
+    fs::remove_dir_all(fx.ws.join(".git/hooks")).unwrap();
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
+    let mut a = fx.spawn(&policy, "touch a-up; while :; do sleep 1; done");
+    fx.wait_for("a-up", &mut a);
+    assert!(fx.ws.join(".git/hooks").is_file(), "no placeholder");
+    a.kill().unwrap();
+    a.wait().unwrap();
+    // Until the killed run's last process (its sandbox's init, or bwrap) is gone: nothing holds
+    // the directory's lock then.
+    let git = fs::File::open(fx.ws.join(".git")).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&git);
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            // SAFETY: as above.
+            unsafe { libc::flock(fd, libc::LOCK_UN) };
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the killed run still holds .git after 120 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        fx.ws.join(".git/hooks").is_file(),
+        "the placeholder is gone"
+    );
+    let out = fx.exec(
+        &policy,
+        "mkdir .git/hooks 2>/dev/null; echo \"MKDIR $?\"; touch ran",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join("ran").exists(), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("MKDIR ") && l != "MKDIR 0"),
+        "{}",
+        describe(&out)
+    );
+    let left: Vec<_> = fs::read_dir(fx.ws.join(".git"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("hooks"))
+        .collect();
+    assert!(left.is_empty(), "left: {left:?}\n{}", describe(&out));
+}
+
+/// `sandbox.git = "protect"` in a root whose `.git` is a gitdir file naming a git directory
+/// inside the same writable root (`git init --separate-git-dir`, a worktree's or submodule's
+/// git directory kept beside it): git reads that directory's config and runs its hooks, so
+/// they are kept read-only as a `.git` directory's would be, and the `.git` file itself too.
+fn a_gitdir_file_inside_the_root_is_protected(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    fs::create_dir_all(fx.ws.join("inner.git/hooks")).unwrap();
+    fs::write(fx.ws.join("inner.git/config"), "[core]\n").unwrap();
+    fs::write(fx.ws.join("inner.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(fx.ws.join(".git"), "gitdir: inner.git\n").unwrap();
+    fx.chown();
+    let policy = fx.policy("git.toml", backend.name(), "git = \"protect\"\n");
+    let steps = [
+        "echo 'touch pwned' > inner.git/hooks/pre-commit",
+        "echo '[core] fsmonitor = touch pwned' >> inner.git/config",
+        "echo x >> .git",
+        "mv inner.git inner-old.git",
+    ];
+    let script: String = steps
+        .iter()
+        .map(|s| format!("{s} 2>/dev/null; echo \"STEP $? {s}\"\n"))
+        .collect::<String>()
+        + "touch ran\n";
+    let out = fx.exec(&policy, &script);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join("ran").exists(), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for step in steps {
+        let line = stdout
+            .lines()
+            .find(|l| l.ends_with(step))
+            .unwrap_or_else(|| panic!("no status for {step}\n{}", describe(&out)));
+        assert!(
+            !line.starts_with("STEP 0 "),
+            "{step} succeeded on {}\n{}",
+            backend.name(),
+            describe(&out)
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(fx.ws.join("inner.git/config")).unwrap(),
+        "[core]\n"
+    );
+}
+
+/// A dead run's scan, done by a later run while another is still going, must not move aside
+/// the going run's placeholder: renaming it in the host's mount namespace detaches that run's
+/// cover. Run A (any policy) runs; run B covers the missing `.git/hooks` with a placeholder
+/// made after A began; A is SIGKILLed, so its after-run scan is left to the next run; run C
+/// then does A's scan (everything watched changed since A began). B's command, after that, must still be
+/// unable to create `.git/hooks`.
+fn a_dead_runs_scan_keeps_a_live_runs_cover(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    git_workspace(&fx);
+    fs::remove_dir_all(fx.ws.join(".git/hooks")).unwrap();
+    let mut a = fx.spawn(&fx.plain(), "touch a-up; while :; do sleep 1; done");
+    fx.wait_for("a-up", &mut a);
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
+    let mut b = fx.spawn(
+        &policy,
+        "touch b-up; while [ ! -e b-go ]; do sleep 0.05; done; \
+         mkdir .git/hooks 2>/dev/null; echo \"MKDIR $?\"",
+    );
+    fx.wait_for("b-up", &mut b);
+    // Killed once B's placeholder exists: its scan is left to C, and B does not do it first.
+    a.kill().unwrap();
+    a.wait().unwrap();
+    let c = fx.exec(&fx.plain(), "true");
+    assert_eq!(c.status.code(), Some(0), "{}", describe(&c));
+    fs::write(fx.ws.join("b-go"), "").unwrap();
+    let b = b.wait_with_output().unwrap();
+    assert_eq!(b.status.code(), Some(0), "{}", describe(&b));
+    let stdout = String::from_utf8_lossy(&b.stdout);
+    assert!(
+        stdout.lines().any(|l| l.starts_with("MKDIR ") && l != "MKDIR 0"),
+        "the live run's command created .git/hooks after the dead run's scan\n{}\nthe scanning run:\n{}",
+        describe(&b),
+        describe(&c)
+    );
+}
+
 macro_rules! cases {
     ($($name:ident => $body:expr;)*) => {
         mod as_root {
@@ -598,12 +862,24 @@ cases! {
     bwrap_link_in_the_middle_of_a_root => |m| link_in_the_middle_of_a_root(m, Backend::Bwrap);
     bwrap_the_command_cannot_undo_the_mounts => |m| the_command_cannot_undo_the_mounts(m, Backend::Bwrap);
     landlock_the_command_cannot_undo_the_mounts => |m| the_command_cannot_undo_the_mounts(m, Backend::Landlock);
+    bwrap_overlapping_runs_keep_each_others_covers => |m| overlapping_runs_keep_each_others_covers(m, Backend::Bwrap, ".git/hooks");
+    landlock_overlapping_runs_keep_each_others_covers => |m| overlapping_runs_keep_each_others_covers(m, Backend::Landlock, ".git/hooks");
+    bwrap_overlapping_runs_share_a_placeholder_above => |m| overlapping_runs_keep_each_others_covers(m, Backend::Bwrap, ".git/info");
+    landlock_overlapping_runs_share_a_placeholder_above => |m| overlapping_runs_keep_each_others_covers(m, Backend::Landlock, ".git/info");
     bwrap_protected_file_replaced_by_a_link => |m| protected_file_replaced_by_a_link(m, Backend::Bwrap);
     landlock_protected_file_replaced_by_a_link => |m| protected_file_replaced_by_a_link(m, Backend::Landlock);
     bwrap_protected_parent_renamed_and_linked => |m| protected_parent_renamed_and_linked(m, Backend::Bwrap);
     landlock_protected_parent_renamed_and_linked => |m| protected_parent_renamed_and_linked(m, Backend::Landlock);
     bwrap_link_inside_a_protected_directory => |m| link_inside_a_protected_directory(m, Backend::Bwrap);
     landlock_link_inside_a_protected_directory => |m| link_inside_a_protected_directory(m, Backend::Landlock);
+    bwrap_a_killed_runs_placeholder_is_removed_by_the_next => |m| a_killed_runs_placeholder_is_removed_by_the_next(m, Backend::Bwrap);
+    landlock_a_killed_runs_placeholder_is_removed_by_the_next => |m| a_killed_runs_placeholder_is_removed_by_the_next(m, Backend::Landlock);
+    bwrap_a_gitdir_file_inside_the_root_is_protected => |m| a_gitdir_file_inside_the_root_is_protected(m, Backend::Bwrap);
+    landlock_a_gitdir_file_inside_the_root_is_protected => |m| a_gitdir_file_inside_the_root_is_protected(m, Backend::Landlock);
+    bwrap_a_dead_runs_scan_keeps_a_live_runs_cover => |m| a_dead_runs_scan_keeps_a_live_runs_cover(m, Backend::Bwrap);
+    landlock_a_dead_runs_scan_keeps_a_live_runs_cover => |m| a_dead_runs_scan_keeps_a_live_runs_cover(m, Backend::Landlock);
+    bwrap_protected_parent_removed => |m| protected_parent_removed(m, Backend::Bwrap);
+    landlock_protected_parent_removed => |m| protected_parent_removed(m, Backend::Landlock);
     bwrap_protected_parent_renamed_to_a_fresh_directory => |m| protected_parent_renamed_to_a_fresh_directory(m, Backend::Bwrap);
     landlock_protected_parent_renamed_to_a_fresh_directory => |m| protected_parent_renamed_to_a_fresh_directory(m, Backend::Landlock);
     bwrap_hard_link_from_an_unconfined_run => |m| hard_link_from_an_unconfined_run(m, Backend::Bwrap);

@@ -194,6 +194,25 @@ impl FileLock {
         })
     }
 
+    /// A shared lock on `file`, kept with it, waiting at most `deadline`.
+    pub fn shared(file: std::fs::File, deadline: Duration) -> Result<FileLock, Error> {
+        let waiter = take(file.as_fd(), Mode::Shared, deadline)?.keep();
+        Ok(FileLock {
+            file,
+            _waiter: waiter,
+        })
+    }
+
+    /// Releases the lock (explicitly, as a drop does) and gives the file back, unlocked: to
+    /// ask for another mode on the same open file description.
+    pub fn into_file(self) -> io::Result<std::fs::File> {
+        // A second descriptor of the same description: the lock goes with the explicit
+        // unlock of the drop, not with a close, so the copy holds nothing.
+        let file = self.file.try_clone()?;
+        drop(self);
+        Ok(file)
+    }
+
     /// The lock if nobody holds it, without waiting: `Err(file)` back when someone does.
     pub fn try_exclusive(file: std::fs::File) -> io::Result<Result<FileLock, std::fs::File>> {
         let got = try_exclusive(&file)?.map(Lock::keep).is_some();

@@ -62,13 +62,15 @@ pub struct Opt {
 }
 
 /// bwrap's options and the paths cordon created as mount points (to remove after the run).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Invocation {
     /// bwrap's options, flattened (what `--args` receives).
     pub args: Vec<OsString>,
     /// The same options grouped, each with why it is there.
     pub options: Vec<Opt>,
-    pub placeholders: Vec<PathBuf>,
+    /// The placeholders the protect mounts use: kept until bwrap is gone (see
+    /// [`crate::protect::Placeholders`]).
+    pub placeholders: crate::protect::Placeholders,
     /// As root: the (empty) directory the `--dev-bind` options take the sandbox's own device
     /// nodes from. They are made right before bwrap starts: on a tmpfs that cordon's pid 1
     /// mounts there in its own mount namespace, or, where there is no such pid 1, on disk by
@@ -720,7 +722,7 @@ mod tests {
             )),
             "{joined}"
         );
-        assert!(inv.placeholders.is_empty());
+        assert!(inv.placeholders.made().is_empty());
     }
 
     #[test]
@@ -839,7 +841,7 @@ mod tests {
             forwards: Vec::new(),
         };
         let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
-        assert_eq!(inv.placeholders, vec![ws.join(".git/hooks")]);
+        assert_eq!(inv.placeholders.made(), [ws.join(".git/hooks")]);
         assert!(ws.join(".git/hooks").is_file());
         let joined = strings(&inv.args).join(" ");
         // Inside a git directory the placeholder is its own source: git reads it as empty
@@ -885,7 +887,7 @@ mod tests {
             joined.contains(&format!("--ro-bind /dev/null {}", x.display())),
             "{joined}"
         );
-        for p in &inv.placeholders {
+        for p in inv.placeholders.made() {
             assert!(is_placeholder(p), "{}", p.display());
         }
         // Changed since: no longer cordon's, so it is not removed.
@@ -928,7 +930,7 @@ mod tests {
             forwards: Vec::new(),
         };
         let inv = invocation(&profile, &cx(&ws, Path::new("/tmp/x"))).unwrap();
-        assert!(inv.placeholders.is_empty());
+        assert!(inv.placeholders.made().is_empty());
         let joined = strings(&inv.args).join(" ");
         assert!(
             joined.contains(&format!("--ro-bind /dev/null {}/.git", ws.display())),

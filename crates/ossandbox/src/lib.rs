@@ -866,10 +866,9 @@ fn execute_backend(
             // were refused before) the run without them waits for.
             let mut release = spec.release.take();
             let ran = run::namespaces::run(c, &spec, &plan, &mut release);
-            for p in &protect.placeholders {
-                // Only what we created: still the placeholder it was, never through a link.
-                protect::remove_placeholder(p);
-            }
+            // The namespace and its mounts are gone: the placeholders go if no other run
+            // uses them (see `protect::Placeholders`).
+            drop(protect.placeholders);
             match ran {
                 Ok(outcome) => return Ok(outcome),
                 Err(run::namespaces::Attempt::Start(e)) => return Err(e),
@@ -934,12 +933,8 @@ fn execute_backend(
             let mut inv = bwrap::invocation(profile, &cx)?;
             match bwrap::hold_sources(&mut inv, &resolve::writable_roots(profile)) {
                 Ok(held) => pass.extend(held),
-                Err(e) => {
-                    for p in &inv.placeholders {
-                        protect::remove_placeholder(p);
-                    }
-                    return Err(e);
-                }
+                // The invocation's placeholders go with it (if no other run uses them).
+                Err(e) => return Err(e),
             }
             let args_fd = memfd(
                 "cordon-bwrap-args",
@@ -1026,10 +1021,9 @@ fn execute_backend(
                 ..Default::default()
             };
             let outcome = run::run_noting(c, &spec, gaps);
-            for p in &inv.placeholders {
-                // Only what we created: still the placeholder it was, never through a link.
-                protect::remove_placeholder(p);
-            }
+            // bwrap and its mounts are gone: the placeholders go if no other run uses them
+            // (see `protect::Placeholders`).
+            drop(inv);
             outcome
         }
     }

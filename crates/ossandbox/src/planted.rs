@@ -1104,6 +1104,11 @@ impl Snapshot {
             if now.id.0 == DIR || now.id.6 < secs {
                 continue;
             }
+            // A placeholder of a run still going (see `crate::protect::Placeholders`):
+            // moving it would detach that run's cover; it carries nothing to run.
+            if crate::protect::is_placeholder(path) {
+                continue;
+            }
             if now.what == What::TodoList && !runs_commands(now) {
                 continue;
             }
@@ -1140,6 +1145,13 @@ impl Snapshot {
             }
             // What an earlier check of this process moved aside or restored, unchanged since.
             if is_own(path, now) {
+                continue;
+            }
+            // A placeholder another run over the same root still has a cover mounted on (see
+            // `crate::protect::Placeholders`; this run's own are gone by now): moving it would
+            // detach that cover, and it carries nothing to run. Only a new one: a file the run
+            // emptied gets its earlier content back.
+            if change == Change::Appeared && crate::protect::is_placeholder(path) {
                 continue;
             }
             // Under a directory that appeared itself, only that directory is reported.

@@ -214,15 +214,65 @@ fn git_protected(root: &Path, name: &str) -> Vec<Protected> {
                 origin: origin(why),
             })
             .collect(),
-        Ok(_) => vec![Protected {
-            path: dot_git,
-            origin: origin("a gitdir file (or link) naming the repository git uses"),
-        }],
+        Ok(m) => {
+            // The git directory git uses through it, and the common one that names (a linked
+            // worktree's): where one lies in this root, its surface is kept read-only as a
+            // `.git` directory's is — git reads its config and runs its hooks.
+            let mut out = Vec::new();
+            let mut gitdir = if m.file_type().is_symlink() {
+                std::fs::canonicalize(&dot_git).ok()
+            } else {
+                named_gitdir(root, &dot_git)
+            };
+            let mut seen: Vec<PathBuf> = Vec::new();
+            while let Some(dir) = gitdir.take() {
+                if !dir.starts_with(root) || !dir.is_dir() || seen.contains(&dir) {
+                    break;
+                }
+                out.extend(GIT_CONFIG_SURFACE.iter().map(|(rel, why)| Protected {
+                    path: dir.join(rel),
+                    origin: origin(&format!("the git directory .git names: {why}")),
+                }));
+                gitdir = named_gitdir(&dir, &dir.join("commondir"));
+                seen.push(dir);
+            }
+            out.push(Protected {
+                path: dot_git,
+                origin: origin("a gitdir file (or link) naming the repository git uses"),
+            });
+            out
+        }
         Err(_) => vec![Protected {
             path: dot_git,
             origin: origin("no repository here; a new one would bring its own config"),
         }],
     }
+}
+
+/// The directory a gitdir file (`gitdir: PATH`) or a `commondir` file (`PATH`) names,
+/// relative to `base` where it is relative, canonical; `None` when the file cannot be read
+/// (a missing `commondir`: no common directory) or names nothing that exists.
+fn named_gitdir(base: &Path, file: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    use std::os::unix::ffi::OsStrExt;
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .ok()?
+        .take(4096)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    // As git reads them: an optional `gitdir: ` prefix (required in a gitdir file, absent in
+    // commondir), trailing whitespace ignored.
+    let text = bytes.strip_prefix(b"gitdir: ").unwrap_or(&bytes);
+    let end = text
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    let named = Path::new(std::ffi::OsStr::from_bytes(&text[..end]));
+    if named.as_os_str().is_empty() {
+        return None;
+    }
+    std::fs::canonicalize(base.join(named)).ok()
 }
 
 /// The canonical path of an existing file, asked of the kernel (see [`real_path_opened`]).

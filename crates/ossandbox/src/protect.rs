@@ -6,7 +6,9 @@
 //! Per protected path: a read-only bind of the path onto itself; or, when a component on the
 //! way is missing or a symlink, a read-only cover of that component (a symlink could point the
 //! mount elsewhere, a missing path could be created): `/dev/null`, or a placeholder file of
-//! cordon's made here (link-safely) and removed after the run; a hidden path is covered by an
+//! cordon's made here (link-safely) and removed by the last run that uses it ([`Placeholders`]);
+//! a file standing where a directory on the way would be is covered as it stands; a hidden path
+//! is covered by an
 //! empty read-only tmpfs (a directory) or `/dev/null` (a file). And every directory between
 //! the writable root and a protected path is bound onto itself: a read-only mount cannot be
 //! renamed, but a directory above it could, taking the mount along (`mv .git .git-old`, then
@@ -39,17 +41,103 @@ pub struct Mount {
     pub why: String,
 }
 
-/// The mounts for a profile's protected paths, and the placeholders made for them.
-#[derive(Debug, Clone, Default)]
+/// The mounts for a profile's protected paths, and the placeholders they use.
+#[derive(Debug, Default)]
 pub struct Plan {
     /// [`Cover::Anchor`]s, parents first. A backend that mounts other paths inside the
     /// writable roots mounts these among them by depth.
     pub anchors: Vec<Mount>,
     /// The protected paths' own covers, in the profile's order, after every other mount.
     pub covers: Vec<Mount>,
-    /// Files cordon created as mount points, removed after the run
-    /// ([`remove_placeholder`]).
-    pub placeholders: Vec<PathBuf>,
+    /// The placeholder files the covers are mounted on, held until the run's mounts are gone
+    /// (drop it then).
+    pub placeholders: Placeholders,
+}
+
+/// The placeholder files a run's covers are mounted on — made by this run, or found there
+/// (another run's, still running or killed) — and a shared `flock` on each directory that
+/// holds one, taken before the directory was looked at and kept for the run.
+///
+/// Why: a placeholder is a mount point in each run's own mount namespace, and unlinking it in
+/// the host's namespace detaches every mount on it, in every namespace. A run that removed
+/// its placeholders while another run over the same directory had them mounted would take
+/// that run's cover away: its command could then create the protected path. So a placeholder
+/// is removed only by the last run out: on drop, each directory's lock is asked for
+/// exclusively without waiting; granted, no other run holds the directory and its
+/// placeholders (made or found) are removed; refused, another run is still using them and
+/// removes them when it ends. A run that starts meanwhile waits for the remover's lock (a
+/// matter of an unlink), then sees the names as they are. The same rule removes the
+/// placeholders a SIGKILLed cordon left: the next run finds them and, last out, removes them.
+///
+/// The locks are on the directories themselves, whoever runs cordon (root and a user over one
+/// workspace share them). A command can `flock` its own writable directories too: a shared
+/// lock only keeps placeholders for a later run to remove, an exclusive one makes a run that
+/// starts meanwhile wait, then refuse (`LOCK_WAIT`), while the command lives.
+#[derive(Debug, Default)]
+pub struct Placeholders {
+    made: Vec<PathBuf>,
+    found: Vec<PathBuf>,
+    held: Vec<(PathBuf, cordon_fs::lock::FileLock)>,
+}
+
+/// How long a run waits for a directory whose placeholders another run is removing.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl Placeholders {
+    /// The placeholders this run made.
+    #[cfg(test)]
+    pub(crate) fn made(&self) -> &[PathBuf] {
+        &self.made
+    }
+
+    /// The placeholders this run found there (another run's).
+    #[cfg(test)]
+    pub(crate) fn found(&self) -> &[PathBuf] {
+        &self.found
+    }
+
+    /// Holds `dir` (the directory a placeholder is, or is to be, in) shared for the run.
+    fn hold(&mut self, dir: &Path) -> Result<(), Error> {
+        if self.held.iter().any(|(d, _)| d == dir) {
+            // Once per directory: a second description of ours would make our own exclusive
+            // request at the end fail.
+            return Ok(());
+        }
+        let why = |e: &dyn std::fmt::Display| {
+            Error::other(format!(
+                "cannot take the lock on {} that keeps the placeholders of cordon's runs over it from being removed while a run uses them: {e}; the run is refused",
+                dir.display()
+            ))
+        };
+        let opened = cordon_fs::safe::Dir::open_absolute(dir).map_err(|e| why(&e))?;
+        let file = std::os::fd::AsFd::as_fd(&opened)
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .map_err(|e| why(&e))?;
+        let lock = cordon_fs::lock::FileLock::shared(file, LOCK_WAIT).map_err(|e| why(&e))?;
+        self.held.push((dir.to_path_buf(), lock));
+        Ok(())
+    }
+}
+
+impl Drop for Placeholders {
+    fn drop(&mut self) {
+        for (dir, lock) in self.held.drain(..) {
+            let Ok(file) = lock.into_file() else {
+                continue;
+            };
+            // Not granted: another run holds the directory and removes them when it ends.
+            let Ok(Ok(_last)) = cordon_fs::lock::FileLock::try_exclusive(file) else {
+                continue;
+            };
+            for p in self.made.iter().chain(&self.found) {
+                if p.parent() == Some(dir.as_path()) {
+                    // Only what is still a placeholder, never through a link.
+                    remove_placeholder(p);
+                }
+            }
+        }
+    }
 }
 
 /// The writable roots a protected path is looked up in: each writable rule of `rules` whose
@@ -87,13 +175,9 @@ fn root_of<'a>(roots: &[&'a Path], path: &Path) -> Option<&'a Path> {
 /// removed.
 pub fn plan(protected: &[Protected], roots: &[&Path], dry_run: bool) -> Result<Plan, Error> {
     let mut plan = Plan::default();
-    let made = build(protected, roots, dry_run, &mut plan);
-    if made.is_err() {
-        for p in &plan.placeholders {
-            remove_placeholder(p);
-        }
-    }
-    made.map(|()| plan)
+    // On an error the plan is dropped: what it made is removed as at the end of a run.
+    build(protected, roots, dry_run, &mut plan)?;
+    Ok(plan)
 }
 
 fn build(
@@ -139,7 +223,12 @@ fn build(
                 p.path.display()
             ))
         })?;
-        let mount = match first_unsafe_component(root, &p.path) {
+        let place = if dry_run {
+            first_unsafe_component(root, &p.path)
+        } else {
+            settle(root, &p.path, &mut plan.placeholders)?
+        };
+        let mount = match place {
             None if p.hidden() => {
                 if std::fs::symlink_metadata(&p.path).is_ok_and(|m| m.is_dir()) {
                     Mount {
@@ -160,31 +249,17 @@ fn build(
                 cover: Cover::ReadOnly,
                 why: p.origin.clone(),
             },
-            Some((at, missing)) => {
+            Some((at, Unsafe::InTheWay)) => Mount {
+                at,
+                cover: Cover::ReadOnly,
+                why: format!(
+                    "{}: a file stands where a directory on the way would be (a placeholder of another run, or one a killed run left), so it is kept as it is and nothing can be created under it",
+                    p.origin
+                ),
+            },
+            Some((at, state)) => {
+                let missing = state == Unsafe::Missing;
                 let content = placeholder_content(&at).filter(|_| missing);
-                if missing && !dry_run {
-                    // The mount point would otherwise be created through the writable root;
-                    // made here so that we know to remove it afterwards. Through
-                    // cordon_fs::safe: never through a link on the way (a concurrent run of
-                    // `cordon mcp` could have re-pointed a directory since the check).
-                    let (Some(dir), Some(name)) = (at.parent(), at.file_name()) else {
-                        return Err(Error::other(format!(
-                            "cannot create a placeholder for protected {}: no parent",
-                            at.display()
-                        )));
-                    };
-                    cordon_fs::safe::Dir::open_absolute(dir)
-                        .and_then(|d| {
-                            d.create_new(Path::new(name), content.unwrap_or_default(), 0o644)
-                        })
-                        .map_err(|e| {
-                            Error::other(format!(
-                                "cannot create a placeholder for protected {}: {e}",
-                                at.display()
-                            ))
-                        })?;
-                    plan.placeholders.push(at.clone());
-                }
                 let why = if missing {
                     format!("{}: missing, so its first missing component is covered and cannot be created", p.origin)
                 } else {
@@ -205,25 +280,118 @@ fn build(
                 }
             }
         };
-        plan.covers.push(mount);
+        // One cover per place: a placeholder this run made for one path (`.git`, missing) is
+        // in the way of the next (`.git/hooks`).
+        if !plan.covers.iter().any(|m| m.at == mount.at) {
+            plan.covers.push(mount);
+        }
     }
     Ok(())
 }
 
-/// The first component of `path` below `root` that is a symlink or does not exist, and
-/// whether it is missing. `None` when the whole path exists without symlinks.
-fn first_unsafe_component(root: &Path, path: &Path) -> Option<(PathBuf, bool)> {
+/// What stands at the first component of a protected path that is not a plain directory on
+/// the way (or the path itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unsafe {
+    /// Nothing: a placeholder is made there (the plan's covers) and covered.
+    Missing,
+    /// A symlink: covered so that it cannot redirect the mount.
+    Link,
+    /// A file where a directory on the way would be (another run's placeholder, or one a
+    /// killed run left): nothing can be created under it while it is covered as it is.
+    InTheWay,
+}
+
+/// The first component of `path` below `root` that is a symlink, is missing, or is a file
+/// with more of `path` below it. `None` when the whole path exists without symlinks.
+fn first_unsafe_component(root: &Path, path: &Path) -> Option<(PathBuf, Unsafe)> {
     let rel = path.strip_prefix(root).ok()?;
     let mut cur = root.to_path_buf();
-    for c in rel.components() {
+    let n = rel.components().count();
+    for (i, c) in rel.components().enumerate() {
         cur.push(c);
         match std::fs::symlink_metadata(&cur) {
-            Err(_) => return Some((cur, true)),
-            Ok(m) if m.file_type().is_symlink() => return Some((cur, false)),
+            Err(_) => return Some((cur, Unsafe::Missing)),
+            Ok(m) if m.file_type().is_symlink() => return Some((cur, Unsafe::Link)),
+            Ok(m) if !m.is_dir() && i + 1 < n => return Some((cur, Unsafe::InTheWay)),
             Ok(_) => {}
         }
     }
     None
+}
+
+/// [`first_unsafe_component`] for a run: where it is missing or a placeholder (another run's)
+/// stands, the directory is held first ([`Placeholders`]) and the name looked at again under
+/// the hold; a missing one is made a placeholder, a placeholder found is recorded (the last
+/// run out removes it).
+fn settle(
+    root: &Path,
+    path: &Path,
+    held: &mut Placeholders,
+) -> Result<Option<(PathBuf, Unsafe)>, Error> {
+    // Twice at most: a name another run made between our look and our create is found the
+    // second time.
+    for _ in 0..2 {
+        let place = first_unsafe_component(root, path);
+        let at = match &place {
+            Some((at, Unsafe::Missing | Unsafe::InTheWay)) => at.clone(),
+            Some((_, Unsafe::Link)) => return Ok(place),
+            None if is_placeholder(path) => path.to_path_buf(),
+            None => return Ok(place),
+        };
+        let (Some(dir), Some(name)) = (at.parent(), at.file_name()) else {
+            return Err(Error::other(format!(
+                "cannot create a placeholder for protected {}: no parent",
+                at.display()
+            )));
+        };
+        let before = place.clone();
+        held.hold(dir)?;
+        // Under the hold: a run removing its placeholders has finished with this directory.
+        let place = first_unsafe_component(root, path);
+        if place != before {
+            continue;
+        }
+        match &place {
+            Some((at, Unsafe::Missing)) => {
+                let content = placeholder_content(at);
+                // The mount point would otherwise be created through the writable root;
+                // made here so that we know to remove it afterwards. Through
+                // cordon_fs::safe: never through a link on the way (a concurrent run of
+                // `cordon mcp` could have re-pointed a directory since the check).
+                let made = cordon_fs::safe::Dir::open_absolute(dir).and_then(|d| {
+                    d.create_new(
+                        Path::new(name),
+                        content.unwrap_or_default(),
+                        PLACEHOLDER_MODE,
+                    )
+                });
+                match made {
+                    Ok(_) => held.made.push(at.clone()),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                    Err(e) => {
+                        return Err(Error::other(format!(
+                            "cannot create a placeholder for protected {}: {e}",
+                            at.display()
+                        )))
+                    }
+                }
+            }
+            // A placeholder in the way, or the protected path itself one: another run's (or a
+            // killed run's), removed by the last run out.
+            Some((_, Unsafe::InTheWay)) | None
+                if is_placeholder(&at) && !held.made.contains(&at) =>
+            {
+                held.found.push(at.clone())
+            }
+            _ => {}
+        }
+        return Ok(place);
+    }
+    Err(Error::other(format!(
+        "cannot cover protected {}: the names on its way kept changing while cordon looked (another run making and removing placeholders there); the run is refused, retry it",
+        path.display()
+    )))
 }
 
 /// Removes the placeholder cordon made at `path`, if it still is one (an empty regular file,
@@ -248,9 +416,98 @@ pub fn remove_placeholder(path: &Path) {
     }
 }
 
-#[cfg(test)]
+/// The mode of a placeholder: read-only for everyone, never executable, and what tells one
+/// apart from an operator's empty file (an empty `.envrc` is `0644`).
+const PLACEHOLDER_MODE: u32 = 0o444;
+
+/// Whether `path` is a placeholder as cordon makes them (a regular file of one name, mode
+/// [`PLACEHOLDER_MODE`], empty or holding exactly its [`placeholder_content`]): what a run finds
+/// of another's, what the after-run scan leaves in place (it carries nothing to run, and it may
+/// be the mount point of another run's cover, which moving it would detach), and what is
+/// removed. A command can make such a file too: it is as harmless as cordon's.
 pub(crate) fn is_placeholder(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
     let want = placeholder_content(path).unwrap_or_default();
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == want.len() as u64)
-        && (want.is_empty() || std::fs::read(path).is_ok_and(|b| b == want))
+    std::fs::symlink_metadata(path).is_ok_and(|m| {
+        m.is_file()
+            && m.nlink() == 1
+            && m.mode() & 0o7777 == PLACEHOLDER_MODE
+            && m.len() == want.len() as u64
+    }) && (want.is_empty() || std::fs::read(path).is_ok_and(|b| b == want))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn protected(ws: &Path, rels: &[&str]) -> Vec<Protected> {
+        rels.iter()
+            .map(|r| Protected {
+                path: ws.join(r),
+                origin: "p".into(),
+            })
+            .collect()
+    }
+
+    /// Two runs' plans over one directory (as two overlapping runs make them): the first
+    /// makes the placeholders, the second finds them; the first to end leaves them (the
+    /// other still has its covers on them), the last removes them. The deeper path under a
+    /// placeholder is covered at the placeholder, not refused.
+    #[test]
+    fn the_last_plan_out_removes_the_placeholders() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        let paths = protected(&ws, &[".git/hooks", ".git/info/attributes"]);
+        let roots = [ws.as_path()];
+        let a = plan(&paths, &roots, false).unwrap();
+        let (hooks, info) = (ws.join(".git/hooks"), ws.join(".git/info"));
+        assert_eq!(a.placeholders.made(), [hooks.clone(), info.clone()]);
+        assert!(is_placeholder(&hooks) && is_placeholder(&info));
+        let b = plan(&paths, &roots, false).unwrap();
+        assert!(b.placeholders.made().is_empty());
+        assert_eq!(b.placeholders.found(), [hooks.clone(), info.clone()]);
+        let covers: Vec<_> = b.covers.iter().map(|m| (m.at.clone(), m.cover)).collect();
+        assert_eq!(
+            covers,
+            [
+                (hooks.clone(), Cover::ReadOnly),
+                (info.clone(), Cover::ReadOnly)
+            ]
+        );
+        drop(a);
+        assert!(
+            hooks.is_file() && info.is_file(),
+            "removed under the other run"
+        );
+        drop(b);
+        assert!(
+            !hooks.exists() && !info.exists(),
+            "left by the last run out"
+        );
+    }
+
+    /// An empty file of the operator's (mode 0644) is not a placeholder: covered as it is,
+    /// never removed.
+    #[test]
+    fn an_operators_empty_file_is_not_a_placeholder() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::write(ws.join(".git/config.worktree"), b"").unwrap();
+        std::fs::set_permissions(
+            ws.join(".git/config.worktree"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o644),
+        )
+        .unwrap();
+        let p = plan(
+            &protected(&ws, &[".git/config.worktree"]),
+            &[ws.as_path()],
+            false,
+        )
+        .unwrap();
+        assert!(p.placeholders.found().is_empty());
+        drop(p);
+        assert!(ws.join(".git/config.worktree").is_file());
+    }
 }

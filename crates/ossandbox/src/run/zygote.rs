@@ -71,7 +71,8 @@ pub(crate) struct Zygote {
     /// What bwrap made in the sandbox's `/tmp` to mount on (a root under `/tmp` is mounted
     /// there, at its own path): kept when `/tmp` is emptied.
     mount_points: Keep,
-    placeholders: Vec<PathBuf>,
+    /// Released once bwrap is gone (`protect::Placeholders`).
+    placeholders: crate::protect::Placeholders,
     /// The inner stage's program and the Landlock ruleset, as the zygote numbers them.
     inner_fd: RawFd,
     ruleset_fd: RawFd,
@@ -118,7 +119,9 @@ impl Zygote {
             outer_devices: choice.outer_devices,
         };
         let mut inv = crate::bwrap::invocation(&profile, &cx)?;
-        let placeholders = inv.placeholders.clone();
+        // Dropped on every early return below (bwrap is not running then, or has been joined):
+        // released as at the end of a run (`protect::Placeholders`).
+        let placeholders = std::mem::take(&mut inv.placeholders);
         let mut mount_points = Keep::default();
         for a in &inv.args {
             let a = Path::new(a);
@@ -130,28 +133,20 @@ impl Zygote {
                 }
             }
         }
-        let cleanup = |e: Error| {
-            for p in &placeholders {
-                crate::protect::remove_placeholder(p);
-            }
-            e
-        };
-        let held = crate::bwrap::hold_sources(&mut inv, &crate::resolve::writable_roots(&profile))
-            .map_err(cleanup)?;
+        let held = crate::bwrap::hold_sources(&mut inv, &crate::resolve::writable_roots(&profile))?;
         pass.extend(held);
         let args = crate::memfd(
             "cordon-bwrap-args",
             &crate::bwrap::args_bytes(&inv.args),
             crate::MemfdKind::Data,
-        )
-        .map_err(cleanup)?;
+        )?;
         let args_no = args.as_raw_fd();
         pass.push(args);
         let (host, inside) = crate::bwrap::split_rules(&profile);
-        let ruleset = crate::landlock::prepare(&host, abi).map_err(cleanup)?.fd;
+        let ruleset = crate::landlock::prepare(&host, abi)?.fd;
         let ruleset_fd = ruleset.as_raw_fd();
         pass.push(ruleset);
-        let inner = crate::bwrap::inner_stage().map_err(cleanup)?;
+        let inner = crate::bwrap::inner_stage()?;
         let inner_fd = inner.as_raw_fd();
         pass.push(inner);
         let (mine, theirs) = rustix::net::socketpair(
@@ -160,11 +155,11 @@ impl Zygote {
             rustix::net::SocketFlags::CLOEXEC,
             None,
         )
-        .map_err(|e| cleanup(Error::Io(e.into())))?;
+        .map_err(|e| Error::Io(e.into()))?;
         let sock_no = theirs.as_raw_fd();
         pass.push(theirs);
-        let (err_r, err_w) = crate::pipe().map_err(cleanup)?;
-        let null = std::fs::File::open("/dev/null").map_err(|e| cleanup(Error::Io(e)))?;
+        let (err_r, err_w) = crate::pipe()?;
+        let null = std::fs::File::open("/dev/null").map_err(Error::Io)?;
         let null = std::sync::Arc::new(OwnedFd::from(null));
         let spec = Spec {
             program: bwrap.clone().into_os_string(),
@@ -215,25 +210,23 @@ impl Zygote {
                         let _ = stop_rx.recv();
                     }
                 })
-                .map_err(|e| cleanup(Error::Io(e)))?
+                .map_err(Error::Io)?
         };
-        let started = started_rx.recv().map_err(|_| {
-            cleanup(Error::other(
-                "the zygote's keeper thread ended before starting bwrap",
-            ))
-        })?;
+        let started = started_rx
+            .recv()
+            .map_err(|_| Error::other("the zygote's keeper thread ended before starting bwrap"))?;
         drop(pass);
         let started = match started {
             Ok(s) => s,
             Err(pid1::Attempt::Failed(e)) => {
                 let _ = thread.join();
-                return Err(cleanup(e));
+                return Err(e);
             }
             Err(pid1::Attempt::Unavailable(e)) => {
                 let _ = thread.join();
-                return Err(cleanup(Error::other(format!(
+                return Err(Error::other(format!(
                     "no PID namespace of cordon's own for the zygote ({e})"
-                ))));
+                )));
             }
         };
         let mut z = Zygote {
@@ -514,9 +507,8 @@ impl Zygote {
             drop(stop);
             let _ = thread.join();
         }
-        for p in &self.placeholders {
-            crate::protect::remove_placeholder(p);
-        }
+        // bwrap is gone: its placeholders go if no other run uses them.
+        drop(std::mem::take(&mut self.placeholders));
     }
 }
 
