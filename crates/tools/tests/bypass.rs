@@ -3182,3 +3182,43 @@ fn a_link_the_line_makes_to_the_surface_asks() {
         "the real bash did not write the hook through the link"
     );
 }
+
+// ---- round 7 (issue 21's red team) --------------------------------------------------------
+
+/// Round 7. bash brace-expands a redirection's target, and a sequence of one (`{s..s}`) leaves
+/// one word, which it opens: `cat x > .git/hook{s..s}/pre-commit` writes the hook. The target
+/// was judged as the text `.git/hook{s..s}/pre-commit`, a name inside the roots that is no
+/// hook, and allowed.
+#[test]
+fn a_brace_expanded_redirection_target_is_not_taken_as_written() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "cat x > .git/hook{s..s}/pre-commit",
+        "cat x > .envr{c..c}",
+        "cat x >> .env{r..r}c",
+        "cat x 2> .git/hooks/pre-commi{t..t}",
+        "cat x &> .clau{d..d}e/settings.json",
+    ]);
+    let all = allow_all();
+    std::fs::create_dir_all(all.ws.join(".git/hooks")).unwrap();
+    all.never_allowed(&["echo x > .envr{c..c}", "ls >| .git/hook{s..s}/post-merge"]);
+    // A target without braces stays as it was.
+    f.all(
+        Action::Allow,
+        &["cat x > out.txt", "cat x > 'a b'", "ls > sub/list"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join("x"), "#!/bin/sh\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "cat x > .git/hook{s..s}/pre-commit",
+        &[]
+    ));
+    assert!(
+        ws.join(".git/hooks/pre-commit").is_file(),
+        "the real bash did not expand the target to the hook"
+    );
+}
