@@ -3222,3 +3222,42 @@ fn a_brace_expanded_redirection_target_is_not_taken_as_written() {
         "the real bash did not expand the target to the hook"
     );
 }
+
+/// Round 7. `compgen -W WORDLIST` expands each word of its list as bash expands a command's
+/// words, command substitutions included: `compgen -W '$(rm -rf src)' x` runs `rm`. Only
+/// `-C` and `-F` were taken as running code, so the line was allowed where the default allows,
+/// past a `rm` deny rule. Only the options known to list names (`-A`, the action letters,
+/// `-G`, `-P`, `-S`, `-X`, `-o`, `-p`, `-r`) pass now, for `complete` and `compopt` too.
+#[test]
+fn a_completion_word_list_is_code() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "compgen -W '$(rm -rf src)' x",
+        "compgen -W \"\\$(touch pwned)\" x",
+        "compgen -aW '`touch pwned`' x",
+        "compgen -o default -W '$(touch pwned)' x",
+        "complete -W '$(touch pwned)' ls",
+        "complete -C 'touch pwned' ls",
+        "complete -F f ls",
+        "compgen -V v -W x",
+        "compgen -Z x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "compgen -c",
+            "compgen -A function",
+            "compgen -b",
+            "compgen -G '*.rs'",
+            "compgen -d -P pre -S suf -X '*.o' sr",
+            "complete -p",
+            "compgen -abck",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "compgen -W '$(touch pwned)' x",
+        &[]
+    ));
+}

@@ -168,19 +168,25 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "alias" if args.iter().any(|w| !w.literal || w.text.contains('=')) => {
             out.opaque(whole.to_string());
         }
-        "enable" | "hash" | "compgen" | "mapfile" | "readarray" | "bind" => {
+        "compgen" | "complete" | "compopt" => {
+            if !completion_only_lists(args) {
+                out.opaque(whole.to_string());
+                // The word list's substitutions run: the deny rules see their commands.
+                if let Some(list) = args.iter().find(|w| w.literal && w.text.contains(['$', '`'])) {
+                    out.line(&Word::lit(&format!(": {}", list.text)));
+                }
+            }
+        }
+        "enable" | "hash" | "mapfile" | "readarray" | "bind" => {
             let flag = match base {
                 "enable" => 'f',
                 "hash" => 'p',
-                "compgen" => 'C',
                 "bind" => 'x',
                 _ => 'C',
             };
             let hit = args.iter().any(|w| {
                 !w.literal
-                    || (w.text.starts_with('-')
-                        && !w.text.starts_with("--")
-                        && (w.text.contains(flag) || (base == "compgen" && w.text.contains('F'))))
+                    || (w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains(flag))
             });
             if hit {
                 out.opaque(whole.to_string());
@@ -1041,6 +1047,43 @@ fn flock(args: &[Word], out: &mut Findings) {
         return;
     }
     out.argv(&args[start + 1..]);
+}
+
+/// Whether `compgen`/`complete`/`compopt` only list or name completions: every option is one
+/// known to do so. `-W WORDLIST` expands each word of its list as a command's words are, `$(…)`
+/// included (`compgen -W '$(rm -rf src)' x` runs `rm`), `-C` and `-F` run a command or a
+/// function, and an option this bash may add later is not known.
+fn completion_only_lists(args: &[Word]) -> bool {
+    // The action letters, `-p`/`-r` (print, remove), `-D`/`-E`/`-I` (which completion).
+    const FLAGS: &str = "abcdefgjksuvprDEI";
+    // Options whose argument is a name, a pattern or text bash does not expand.
+    const TAKE_ARG: &str = "AGoPSX";
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.literal {
+            return false;
+        }
+        let t = w.text.as_str();
+        if t == "--" || !t.starts_with('-') || t == "-" {
+            // The operands: the word to complete, or the names a spec is for.
+            return true;
+        }
+        for (at, c) in t.char_indices().skip(1) {
+            if FLAGS.contains(c) {
+                continue;
+            }
+            if !TAKE_ARG.contains(c) {
+                return false;
+            }
+            if at + c.len_utf8() == t.len() {
+                // Its argument is the next word.
+                i += 1;
+            }
+            break;
+        }
+    }
+    true
 }
 
 fn script(args: &[Word], out: &mut Findings) {
