@@ -3261,3 +3261,49 @@ fn a_completion_word_list_is_code() {
         &[]
     ));
 }
+
+/// Round 7. `history -w FILE` and `history -a FILE` write the shell's history list to FILE,
+/// and `history -s LINE` puts any text in that list first: the real bash wrote `touch pwned`
+/// into `.envrc` (direnv runs it). Without FILE they write `$HISTFILE` (an earlier call's or
+/// the line's value) or `~/.history`. `history` was allowed with any arguments where the
+/// default allows.
+#[test]
+fn history_writes_the_file_it_names() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "history -s 'touch pwned'; history -w .envrc",
+        "history -a .git/hooks/pre-commit",
+        "history -wa .envrc",
+        "history -w -- .envrc",
+        "HISTFILE=.envrc; history -s x; history -a",
+        "history -w",
+        "history -w /tmp/e",
+        "history -w \"$f\"",
+        "history -Z",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "history",
+            "history 5",
+            "history -c",
+            "history -d 1",
+            "history -s x",
+            "history -p x",
+            "history -w out.txt",
+            "history -r in.txt",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    assert!(!bash_creates_pwned(
+        ws,
+        "history -s 'touch pwned'; history -w .envrc",
+        &[]
+    ));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "the real bash did not write the line to .envrc"
+    );
+}

@@ -168,11 +168,15 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "alias" if args.iter().any(|w| !w.literal || w.text.contains('=')) => {
             out.opaque(whole.to_string());
         }
+        "history" => history(args, whole, &mut out),
         "compgen" | "complete" | "compopt" => {
             if !completion_only_lists(args) {
                 out.opaque(whole.to_string());
                 // The word list's substitutions run: the deny rules see their commands.
-                if let Some(list) = args.iter().find(|w| w.literal && w.text.contains(['$', '`'])) {
+                if let Some(list) = args
+                    .iter()
+                    .find(|w| w.literal && w.text.contains(['$', '`']))
+                {
                     out.line(&Word::lit(&format!(": {}", list.text)));
                 }
             }
@@ -186,7 +190,9 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             };
             let hit = args.iter().any(|w| {
                 !w.literal
-                    || (w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains(flag))
+                    || (w.text.starts_with('-')
+                        && !w.text.starts_with("--")
+                        && w.text.contains(flag))
             });
             if hit {
                 out.opaque(whole.to_string());
@@ -1047,6 +1053,47 @@ fn flock(args: &[Word], out: &mut Findings) {
         return;
     }
     out.argv(&args[start + 1..]);
+}
+
+/// `history`'s options as bash's `internal_getopt(list, "acd:npsrw")` reads them: `-a` and `-w`
+/// write the history list (which `-s TEXT` fills with any text) to the operand, else to
+/// `$HISTFILE` or `~/.history`: a write, judged as one (`history -s 'touch x'; history -w
+/// .envrc` makes an `.envrc` direnv runs). An option bash may add later, or a word only known
+/// when the line runs, is not known.
+fn history(args: &[Word], whole: &str, out: &mut Findings) {
+    let mut writes = false;
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        if !w.literal {
+            return out.opaque(whole.to_string());
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with('-') || t == "-" {
+            break;
+        }
+        i += 1;
+        for (at, c) in t.char_indices().skip(1) {
+            match c {
+                'a' | 'w' => writes = true,
+                'c' | 'n' | 'p' | 's' | 'r' => {}
+                'd' => {
+                    if at + 1 == t.len() {
+                        i += 1;
+                    }
+                    break;
+                }
+                _ => return out.opaque(whole.to_string()),
+            }
+        }
+    }
+    if writes {
+        let file = args.get(i).map_or("$HISTFILE", |w| w.text.as_str());
+        out.concerns.push(Concern::WriteRedirect(file.to_string()));
+    }
 }
 
 /// Whether `compgen`/`complete`/`compopt` only list or name completions: every option is one
