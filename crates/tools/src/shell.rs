@@ -1756,12 +1756,7 @@ impl<'a> Walker<'a> {
         }
         if writes {
             match &target {
-                Some(t)
-                    if t.literal
-                        && matches!(
-                            t.text.as_str(),
-                            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2"
-                        ) => {}
+                Some(t) if t.literal && writes_no_file(&t.text) => {}
                 Some(t) => self.concern(Concern::WriteRedirect(t.text.clone())),
                 None => self.concern(Concern::WriteRedirect(src.raw(node))),
             }
@@ -2138,4 +2133,13 @@ fn has_expansion(node: Node) -> bool {
         stack.extend(n.named_children(&mut cursor));
     }
     false
+}
+
+/// Whether writing to this path writes no file: the null device and the streams the line
+/// already has.
+fn writes_no_file(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2"
+    )
 }

@@ -3307,3 +3307,43 @@ fn history_writes_the_file_it_names() {
         "the real bash did not write the line to .envrc"
     );
 }
+
+/// Round 7. `script` writes what its command prints, framed by two lines of its own, to its
+/// operand and to the files of `-O`/`--log-out`, `-I`, `-B`, `-T` and `-t`: `script -qc 'cat x'
+/// .envrc` made an `.envrc` whose first line fails and whose next lines (x's) direnv runs. Only
+/// the command was judged.
+#[test]
+fn script_writes_its_typescript_and_logs() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "script -qc 'cat x' .envrc",
+        "script --command='cat x' .git/hooks/pre-commit",
+        "script -c 'cat x' -O .envrc",
+        "script --log-out=.envrc -c 'cat x'",
+        "script --log-o .envrc -c ls",
+        "script -I .envrc -c ls",
+        "script -B .envrc -c ls",
+        "script -T .envrc -c ls",
+        "script -t.envrc -c ls",
+        "script --timing=.envrc -c ls",
+        "script -c ls /tmp/e/log",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "script -qc 'cat x' /dev/null",
+            "script -c ls log.txt",
+            "script -qc ls",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    // The terminal's `\r` ends each line: a comment keeps it out of the name.
+    std::fs::write(ws.join("x"), "touch pwned #\n").unwrap();
+    assert!(!bash_creates_pwned(ws, "script -qc 'cat x' .envrc", &[]));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "the real script did not write x's line into .envrc"
+    );
+}

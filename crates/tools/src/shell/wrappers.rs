@@ -1149,16 +1149,40 @@ fn script(args: &[Word], out: &mut Findings) {
             "output-limit",
         ],
         long_flag: &[
-            "append", "return", "flush", "force", "quiet", "timing", "help", "version",
+            "append", "return", "flush", "force", "quiet", "help", "version",
         ],
+        long_opt: &["timing"],
         ..Spec::default()
     };
-    let (opts, _operands) = match scan_permuted(args, &spec) {
+    let (opts, operands) = match scan_permuted(args, &spec) {
         Ok(r) => r,
         Err(s) => return out.stop(s),
     };
     if has(&opts, &["-h", "-V", "--help", "--version"]) {
         return;
+    }
+    // The typescript (the operand) and the logs hold what the command prints, framed by
+    // script's own lines: a shell reading one runs those lines.
+    const LOGS: &[&str] = &[
+        "-O",
+        "--log-out",
+        "-I",
+        "--log-in",
+        "-B",
+        "--log-io",
+        "-T",
+        "--log-timing",
+        "-t",
+        "--timing",
+    ];
+    let logs = opts
+        .iter()
+        .filter(|o| LOGS.contains(&o.name.as_str()))
+        .filter_map(|o| o.arg.as_ref());
+    for file in logs.chain(operands.first()) {
+        if !(file.literal && super::writes_no_file(&file.text)) {
+            out.concerns.push(Concern::WriteRedirect(file.text.clone()));
+        }
     }
     match arg_of(&opts, &["-c", "--command"]) {
         Some(cmd) => out.line(cmd),
