@@ -3347,3 +3347,79 @@ fn script_writes_its_typescript_and_logs() {
         "the real script did not write x's line into .envrc"
     );
 }
+
+/// Round 7. git's revision options take `--output FILE` in every command that reads them, not
+/// only the diff family the table listed: the real git 2.39 wrote the file for `rev-list`,
+/// `shortlog`, `reflog`, `stash show`/`list` (`git stash show -p --output=.envrc` writes the
+/// stash's diff, whose context lines a shell runs) and `fast-export --export-marks`.
+/// `git cat-file --textconv`/`--filters` and `git grep --textconv` run the configured drivers,
+/// as `git log --textconv` does. All were allowed under a `git` rule.
+#[test]
+fn every_git_command_that_takes_output_writes_it() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "git rev-list --output .envrc HEAD",
+        "git rev-list --output=.git/hooks/pre-commit HEAD",
+        "git shortlog --output=.envrc HEAD",
+        "git reflog --output=.envrc",
+        "git reflog show --output .envrc",
+        "git stash show -p --output=.envrc",
+        "git stash list --output=.envrc",
+        "git log -g --output=.envrc",
+        "git fast-export --export-marks=.envrc HEAD",
+        "git fast-export --export-marks .envrc HEAD",
+        "git rev-list --output=/tmp/e/x HEAD",
+        "git cat-file --textconv HEAD:f",
+        "git cat-file --filters HEAD:f",
+        "git cat-file --batch --filters",
+        "git grep --textconv x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "git rev-list --count HEAD",
+            "git rev-list --output out.txt HEAD",
+            "git shortlog -sn",
+            "git reflog",
+            "git stash list",
+            "git stash show -p",
+            "git cat-file -p HEAD",
+            "git grep -n x",
+            "git log -- --output=.envrc",
+        ],
+    );
+    // The real git writes each.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(ws)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", ws)
+            .output()
+            .unwrap()
+    };
+    git(&["init", "-q"]);
+    std::fs::write(ws.join("f"), "a\n").unwrap();
+    git(&["add", "f"]);
+    git(&[
+        "-c",
+        "user.name=a",
+        "-c",
+        "user.email=a@b",
+        "commit",
+        "-qm",
+        "1",
+    ]);
+    for (args, made) in [
+        (&["rev-list", "--output", "o1", "HEAD"][..], "o1"),
+        (&["shortlog", "--output=o2", "HEAD"], "o2"),
+        (&["reflog", "--output=o3"], "o3"),
+        (&["fast-export", "--export-marks=o4", "HEAD"], "o4"),
+    ] {
+        git(args);
+        assert!(ws.join(made).is_file(), "git {args:?} did not write {made}");
+    }
+}

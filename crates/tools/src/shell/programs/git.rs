@@ -541,6 +541,22 @@ fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
         }
         found
     };
+    // Revision options (`setup_revisions`) take `--output FILE` in every command that reads
+    // them, not only the diff family below: the real git writes it for `rev-list`,
+    // `shortlog`, `reflog`, `stash show`/`list` and `cherry-pick`. These take the name only in
+    // full (`git rev-list --outp=F` is refused), as does fast-export's `--export-marks`.
+    let diff_family =
+        git_subcommand(sub).is_some_and(|g| g.options.iter().any(|(n, _)| *n == "--output"));
+    if !diff_family {
+        for f in values("output", "output".len()) {
+            out.write(&f);
+        }
+    }
+    if sub == "fast-export" {
+        for f in values("export-marks", "export-marks".len()) {
+            out.write(&f);
+        }
+    }
     match sub {
         "mailinfo" => {
             let p = parse(args, &lenient, true);
@@ -1055,7 +1071,21 @@ const GIT_SUBCOMMANDS: &[GitSubcommand] = &[
             lenient: true,
             ..Spec::NONE
         },
-        options: &[("-O", Does::Runs), ("--open-files-in-pager", Does::Runs)],
+        options: &[
+            ("-O", Does::Runs),
+            ("--open-files-in-pager", Does::Runs),
+            ("--textconv", Does::Runs),
+        ],
+        runs: false,
+    },
+    // `--textconv` and `--filters` run the drivers the configuration names.
+    GitSubcommand {
+        names: &["cat-file"],
+        spec: Spec {
+            lenient: true,
+            ..Spec::NONE
+        },
+        options: &[("--textconv", Does::Runs), ("--filters", Does::Runs)],
         runs: false,
     },
     GitSubcommand {
