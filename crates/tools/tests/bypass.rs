@@ -3423,3 +3423,33 @@ fn every_git_command_that_takes_output_writes_it() {
         assert!(ws.join(made).is_file(), "git {args:?} did not write {made}");
     }
 }
+
+/// Round 7. npm's option parser (nopt) reads a one-letter shorthand written with two dashes as
+/// the shorthand (`--C DIR` is `--prefix DIR`) and splits a cluster of single letters (`-sC
+/// DIR` is `-s -C DIR`): the real npm 11 ran the `test` script of the package at DIR, outside
+/// the roots, for `npm test --C DIR`, `--C=DIR`, `-sC DIR` and `-dC DIR`. Only `-C…` at the
+/// start of a word and long names of two letters or more were matched.
+#[test]
+fn npm_shorthands_in_every_spelling_are_judged() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    f.never_allowed(&[
+        "npm test --C /tmp/e",
+        "npm test --C=/tmp/e",
+        "npm test -sC /tmp/e",
+        "npm test -dC /tmp/e",
+        "npm run build -qC /tmp/e",
+        "npm i --g x",
+        "npm i -Dg x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "npm test",
+            "npm test -s",
+            "npm run build -d",
+            "npm ci",
+            "npm i -D x",
+            "npm test -- -C x",
+        ],
+    );
+}

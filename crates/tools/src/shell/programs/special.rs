@@ -903,14 +903,21 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
             continue;
         }
         let t = w.text.as_str();
+        // The shorthands of those settings: `-C` (`--prefix`), `-g` (`--global`), `-c`
+        // (`--call`). nopt splits a cluster of letters (`-sC DIR` is `-s -C DIR`) and takes a
+        // shorthand written as a long option too (`--C=DIR`): the real npm ran DIR's scripts.
+        let shorthand = |letters: &str| letters.contains(['C', 'g', 'c']);
         let hit = if let Some(long) = t.strip_prefix("--") {
             let name = long.split_once('=').map_or(long, |(n, _)| n);
             let name = name.strip_prefix("no-").unwrap_or(name);
-            (name.len() >= 2 && RUNS.iter().any(|r| r.starts_with(name)))
-                .then(|| format!("--{name}"))
+            let runs = match name.len() {
+                1 => shorthand(name),
+                0 => false,
+                _ => RUNS.iter().any(|r| r.starts_with(name)),
+            };
+            runs.then(|| format!("--{name}"))
         } else if let Some(short) = t.strip_prefix('-') {
-            (short.starts_with('C') || short.starts_with('g') || short == "c")
-                .then(|| t.to_string())
+            shorthand(short).then(|| t.to_string())
         } else {
             None
         };
