@@ -3453,3 +3453,44 @@ fn npm_shorthands_in_every_spelling_are_judged() {
         ],
     );
 }
+
+/// Round 7. More programs that write the files they name, which a default that allows let
+/// through: `link x .envrc` (coreutils: a hard link, x's content under the surface name),
+/// `shred` (overwrites its operands), `fallocate` (creates its operand) and `tar
+/// --volno-file=F` (the real tar 1.34 wrote F with `-t` too).
+#[test]
+fn more_programs_that_write_the_files_they_name_are_judged() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "link x .envrc",
+        "link x .git/hooks/pre-commit",
+        "link x /tmp/e/x",
+        "shred .git/config",
+        "shred -n1 -- .envrc",
+        "shred --remove .envrc",
+        "shred -u --remove=wipe .envrc",
+        "fallocate -l 10 .envrc",
+        "fallocate --length=1 .git/hooks/pre-commit",
+        "tar -tf a.tar --volno-file=.envrc",
+        "tar -tf a.tar --volno-file .git/config",
+        "tar -tf a.tar --volno=.envrc",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "link x y",
+            "shred -n1 scratch.bin",
+            "fallocate -l 1M disk.img",
+            "tar -tf a.tar",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x"), "touch pwned\n").unwrap();
+    assert!(!bash_creates_pwned(ws, "link x .envrc", &[]));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "the real link did not make .envrc"
+    );
+}

@@ -457,6 +457,7 @@ pub(super) fn tar(args: &[Word], out: &mut Examined) {
             "label",
             "listed-incremental",
             "index-file",
+            "volno-file",
             "transform",
             "xform",
             "strip-components",
@@ -520,6 +521,7 @@ pub(super) fn tar(args: &[Word], out: &mut Examined) {
             ("--index-file", Does::WritesArg),
             ("-g", Does::WritesArg),
             ("--listed-incremental", Does::WritesArg),
+            ("--volno-file", Does::WritesArg),
         ],
         out,
     );

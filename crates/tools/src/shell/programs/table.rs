@@ -252,6 +252,49 @@ pub(super) const PROGRAMS: &[Program] = &[
         operands: Operands::Written,
         special: None,
     },
+    // Round 7: `link FILE1 FILE2` makes FILE2 a hard link (FILE1's content under FILE2's
+    // name), `shred` overwrites its operands, `fallocate` creates its operand. Every operand
+    // is judged as written (`link`'s first too: never less strict).
+    Program {
+        names: &["link"],
+        spec: Spec {
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
+    Program {
+        names: &["shred"],
+        spec: Spec {
+            short_arg: "ns",
+            long_arg: &["iterations", "size", "random-source"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
+    Program {
+        names: &["fallocate"],
+        spec: Spec {
+            short_arg: "lo",
+            long_arg: &["length", "offset"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
     // The mode or owner operand is judged as a file too: inside the roots it is harmless,
     // and it is never less strict.
     Program {
