@@ -1087,7 +1087,8 @@ impl<'a> Walker<'a> {
                         src.raw(node).chars().take(40).collect::<String>()
                     )));
                 }
-                if kind != "raw_string" && kind != "ansi_c_string" {
+                if (kind != "raw_string" || quotes_are_plain_here(node)) && kind != "ansi_c_string"
+                {
                     self.hidden_substitutions(node, src);
                 }
                 if kind == "word" {
@@ -2142,4 +2143,24 @@ fn writes_no_file(path: &str) -> bool {
         path,
         "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2"
     )
+}
+
+/// Whether single quotes are plain characters where this `'…'` stands: inside `${…}` inside
+/// double quotes (`"${x:-'$(cmd)'}"`), bash expands what is between them, so a substitution
+/// there runs although the parser read a quoted string. (The pattern operators, `#`, `%`,
+/// `/`, do take them as quotes; asking there too is never less strict.) A substitution opens
+/// a new quoting context.
+fn quotes_are_plain_here(node: Node) -> bool {
+    let mut in_expansion = false;
+    let mut up = node.parent();
+    while let Some(n) = up {
+        match n.kind() {
+            "expansion" => in_expansion = true,
+            "string" if in_expansion => return true,
+            "command_substitution" | "process_substitution" | "program" => return false,
+            _ => {}
+        }
+        up = n.parent();
+    }
+    false
 }
