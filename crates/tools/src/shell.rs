@@ -1473,6 +1473,48 @@ impl<'a> Walker<'a> {
         self.children(node, src);
     }
 
+    /// `declare -a NAME='(…)'` (also `-A`, `typeset`, `readonly`, `local`, and a plain
+    /// `declare NAME='(…)'` when NAME is already an array, which an earlier call may have
+    /// made): bash takes the quoted text for a compound assignment, expands its words and
+    /// evaluates its subscripts (`declare -a a='($(rm x))'` runs `rm`). A value with a `$`, a
+    /// backquote or a subscript is code; its substitutions are read as commands.
+    fn quoted_compound_assignment(&mut self, node: Node, src: &Src) {
+        let Some(value) = node
+            .child_by_field_name("value")
+            .filter(|v| v.kind() != "array")
+        else {
+            return;
+        };
+        let word = resolve(&[value], src);
+        if !word.literal {
+            // A value only known when the line runs may be `(…)` after expansion, and bash then
+            // evaluates it as one (`declare -a a="$v"`, `declare a="$(cmd)"` when `a` is an
+            // array): unless the value visibly starts with another character.
+            let head = src.raw(value);
+            if head.trim_start_matches('"').starts_with(['$', '`', '(']) {
+                self.concern(Concern::Opaque(format!(
+                    "{}: a declaration evaluates a value that expands to `(…)` as a compound assignment when the variable is an array (as an earlier call may have made it), which can run commands",
+                    src.raw(node)
+                )));
+            }
+            return;
+        }
+        let text = word.text;
+        let Some(inner) = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')) else {
+            return;
+        };
+        if !inner.contains(['$', '`', '[']) {
+            return;
+        }
+        self.concern(Concern::Opaque(format!(
+            "{}: a declaration evaluates a quoted `(…)` as a compound assignment, which can run commands",
+            src.raw(node)
+        )));
+        if inner.contains(['$', '`']) {
+            self.nested(&Word::lit(&format!(": {inner}")));
+        }
+    }
+
     /// `NAME=value` (standalone, as a command prefix, or in a declaration).
     fn assignment(&mut self, node: Node, src: &Src, place: Place) {
         if let Some(name) = node.child_by_field_name("name") {
@@ -1500,6 +1542,9 @@ impl<'a> Walker<'a> {
             }
             if rebinds_commands(&var) && (!matches!(place, Place::Prefix) || self.prefix_persists) {
                 self.concern(Concern::Rebinding(text.clone()));
+            }
+            if matches!(place, Place::Declaration) {
+                self.quoted_compound_assignment(node, src);
             }
             // The value, for the uses that evaluate it: known only when it is a literal (each
             // element of an array).

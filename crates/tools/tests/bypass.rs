@@ -3494,3 +3494,103 @@ fn more_programs_that_write_the_files_they_name_are_judged() {
         "the real link did not make .envrc"
     );
 }
+
+/// Round 7. Inside a double-quoted `${x:-WORD}` (also `-`, `:+`, `+`, `:=`, `=`), bash takes
+/// single quotes as plain characters and expands what is between them: `echo "${x:-'$(rm -rf
+/// /)'}"` runs `rm`. The parser read `'…'` as a quoted string and never saw the substitution,
+/// so a `rm` deny rule did not apply, and a write in it (`cat "${x:-'$(cat y >
+/// .git/hooks/pre-commit)'}"`) was allowed under a `cat` rule.
+#[test]
+fn single_quotes_inside_a_double_quoted_expansion_do_not_quote() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "echo \"${x:-'$(rm -rf src)'}\"",
+            "x=1; echo \"${x:+'$(rm -rf src)'}\"",
+            "echo \"${x-'`rm -rf src`'}\"",
+            "echo \"${x:='$(rm x)'}\"",
+            "echo \"a${x:-'b$(rm x)c'}d\"",
+        ],
+    );
+    let typical = fixture(TYPICAL_RULES, "deny");
+    std::fs::create_dir_all(typical.ws.join(".git/hooks")).unwrap();
+    typical.never_allowed(&[
+        "cat \"${x:-'$(cat y > .git/hooks/pre-commit)'}\"",
+        "cat \"${x:-'$(ls)'}\"",
+    ]);
+    // Single quotes outside double quotes quote; inside a substitution they quote again.
+    typical.all(
+        Action::Allow,
+        &[
+            "cat ${x:-'$(rm x)'}",
+            "cat \"$(ls ${x:-'$(rm x)'})\"",
+            "cat \"${x:-'a b'}\"",
+            "cat \"${x%'.txt'}\"",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "echo \"${x:-'$(touch pwned)'}\"",
+        &[]
+    ));
+    assert!(!bash_creates_pwned(
+        dir.path(),
+        "echo ${x:-'$(touch pwned)'}",
+        &[]
+    ));
+}
+
+/// Round 7. `declare -a NAME='(…)'` (also `typeset`, `readonly -a`, `declare -A`, and a plain
+/// `declare NAME='(…)'` when NAME is already an array, which an earlier call may have made)
+/// evaluates the quoted text as a compound assignment: its words are expanded and its
+/// subscripts evaluated, so `declare -a a='($(rm -rf src))'` runs `rm` (the real bash ran the
+/// substitution in each form). The value was taken as a quoted string.
+#[test]
+fn a_quoted_compound_assignment_to_a_declaration_is_code() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "declare -a a='($(rm -rf src))'",
+            "typeset -a a='([$(rm x)]=1)'",
+            "readonly -a a='($(rm x))'",
+            "declare -ga a='($(rm x))'",
+            "declare -A a='([$(rm x)]=1)'",
+            "a=(); declare a='($(rm x))'",
+            "declare -a a=\"(\\$(rm x))\"",
+        ],
+    );
+    f.never_allowed(&[
+        "declare -a a='([i]=1)'",
+        "declare -a a='(`touch pwned`)'",
+        "declare a='($x)'",
+        // After expansion: `v='($(cmd))'` from an earlier call or the line.
+        "v='($(touch pwned))'; declare -a a=\"$v\"",
+        "declare -a a=$v",
+        "a=(); declare a=\"$(cat f)\"",
+        "typeset a=\"($y)\"",
+        "declare a=`cat f`",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "declare -a a=(1 2 3)",
+            "declare -a a='(1 2 3)'",
+            "declare x='(a b)'",
+            "declare -a a=([0]=x [1]=y)",
+            "declare x=\"a$y\"",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for line in [
+        "declare -a a='($(touch pwned))'",
+        "v='($(touch pwned))'; declare -a a=\"$v\"",
+    ] {
+        assert!(
+            bash_creates_pwned(dir.path(), line, &[]),
+            "bash did not run {line}"
+        );
+    }
+}
