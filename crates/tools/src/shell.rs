@@ -1485,6 +1485,9 @@ impl<'a> Walker<'a> {
         else {
             return;
         };
+        if !node.parent().is_some_and(|d| may_assign_an_array(d, src)) {
+            return;
+        }
         let word = resolve(&[value], src);
         if !word.literal {
             // A value only known when the line runs may be `(…)` after expansion, and bash then
@@ -2208,4 +2211,28 @@ fn quotes_are_plain_here(node: Node) -> bool {
         up = n.parent();
     }
     false
+}
+
+/// Whether a declaration may assign an array, and so evaluate a value `(…)` as a compound
+/// assignment: `declare`/`typeset` whenever the variable is one (an earlier call may have made
+/// it one), `local` when the function already made it a local array, and any of them with `-a`
+/// or `-A` (`export -a`, `readonly -a`). Checked with the real bash 5.2: `export a="$v"` and
+/// `readonly a="$v"` assign `a` the string, even where `a` is an array.
+fn may_assign_an_array(declaration: Node, src: &Src) -> bool {
+    let mut cursor = declaration.walk();
+    let mut keyword = None;
+    for c in declaration.children(&mut cursor) {
+        if !c.is_named() {
+            keyword.get_or_insert_with(|| src.raw(c));
+            continue;
+        }
+        if c.kind() == "variable_assignment" || c.kind() == "variable_name" {
+            continue;
+        }
+        let flag = resolve(&[c], src);
+        if !flag.literal || (flag.text.starts_with('-') && flag.text.contains(['a', 'A'])) {
+            return true;
+        }
+    }
+    matches!(keyword.as_deref(), Some("declare" | "typeset" | "local"))
 }
