@@ -3594,3 +3594,68 @@ fn a_quoted_compound_assignment_to_a_declaration_is_code() {
         );
     }
 }
+
+/// Round 7, under a `git` rule: `git merge-index PROG -a` runs PROG for every unmerged file (the
+/// real git 2.39 ran a planted program); `git interpret-trailers --in-place --trailer 'touch
+/// pwned #=x' .envrc` appends `touch pwned #=x: ` to the file, a line a shell runs; `git
+/// send-email` reads its options with Perl's Getopt::Long, which takes any unambiguous prefix
+/// and a single dash (`--sendm=CMD` and `-sendmail-cmd=CMD` ran CMD, as `--heade=CMD` did);
+/// `git shell -c` runs `git-receive-pack` and the operator's `~/git-shell-commands`.
+#[test]
+fn git_commands_that_run_a_program_or_write_a_file_they_are_given() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "git merge-index /tmp/e/x -a",
+        "git merge-index -o -q ./x -a",
+        "git merge-index sh -- f",
+        "git interpret-trailers --in-place --trailer 'touch pwned #=x' .envrc",
+        "git interpret-trailers --in-pl --trailer a=b .git/config",
+        "git interpret-trailers --trailer a=b --in-place .git/hooks/pre-commit",
+        "git send-email --sendm=/tmp/e/x x.patch",
+        "git send-email -sendmail-cmd=/tmp/e/x x.patch",
+        "git send-email --heade='touch pwned' x.patch",
+        "git send-email --to-cm x x.patch",
+        "git send-email -smtp-server=/tmp/e/x x.patch",
+        "git shell -c \"git-receive-pack '/tmp/e/r'\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "git interpret-trailers --trailer a=b msg.txt",
+            "git interpret-trailers --in-place --trailer a=b msg.txt",
+            "git send-email --to=a@b.example --cc=c@d.example -v2 --annotate x.patch",
+            "git send-email --smtp-server=smtp.example.org x.patch",
+        ],
+    );
+    // The real git runs the merge program.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-c", "user.name=a", "-c", "user.email=a@b"])
+            .args(args)
+            .current_dir(ws)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", ws)
+            .output()
+            .unwrap()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(ws.join("f"), "a\n").unwrap();
+    git(&["add", "f"]);
+    git(&["commit", "-qm", "1"]);
+    git(&["checkout", "-qb", "b"]);
+    std::fs::write(ws.join("f"), "b\n").unwrap();
+    git(&["commit", "-qam", "b"]);
+    git(&["checkout", "-q", "main"]);
+    std::fs::write(ws.join("f"), "c\n").unwrap();
+    git(&["commit", "-qam", "c"]);
+    git(&["merge", "b"]);
+    std::fs::write(ws.join("prog"), "#!/bin/sh\ntouch pwned\n").unwrap();
+    assert!(bash_creates_pwned(
+        ws,
+        "chmod +x prog && git merge-index ./prog -a",
+        &[("GIT_CONFIG_NOSYSTEM", "1"), ("HOME", ws.to_str().unwrap())]
+    ));
+}

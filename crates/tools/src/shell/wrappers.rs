@@ -831,7 +831,7 @@ fn git(args: &[Word], out: &mut Findings) {
     let rest = &args[i + 1..];
     let runs = matches!(
         sub.text.as_str(),
-        "rebase" | "bisect" | "submodule" | "filter-branch" | "send-email"
+        "rebase" | "bisect" | "submodule" | "filter-branch" | "send-email" | "merge-index"
     );
     // A word only known when the line runs may be `-x CMD` (or be the command): not read.
     if let Some(w) = rest.iter().find(|w| runs && !w.literal) {
@@ -922,24 +922,41 @@ fn git(args: &[Word], out: &mut Findings) {
                 );
             }
         }
+        // `git merge-index [-o] [-q] PROG (-a | [--] FILE…)` runs PROG for each unmerged file.
+        "merge-index" => {
+            if let Some(at) = rest
+                .iter()
+                .position(|w| !matches!(w.text.as_str(), "-o" | "-q"))
+            {
+                out.argv(&rest[at..=at]);
+            }
+        }
         "filter-branch" | "send-email" => {
+            let email = sub.text == "send-email";
             let mut j = 0;
             while let Some(w) = rest.get(j) {
                 j += 1;
                 if !w.literal {
                     continue;
                 }
-                let Some(long) = w.text.strip_prefix("--") else {
-                    continue;
+                // send-email's Getopt::Long also takes a long option after one dash.
+                let long = match w.text.strip_prefix("--") {
+                    Some(l) => l,
+                    None if email => match w.text.strip_prefix('-') {
+                        Some(l) => l,
+                        None => continue,
+                    },
+                    None => continue,
                 };
                 let (name, value) = match long.split_once('=') {
                     Some((n, v)) => (n, Some(Word::lit(v))),
                     None => (long, None),
                 };
-                let runs = name.ends_with("-filter")
-                    || name == "setup"
-                    || name.ends_with("-cmd")
-                    || name == "smtp-server";
+                let (runs, host) = if email {
+                    send_email_runs(name)
+                } else {
+                    (name.ends_with("-filter") || name == "setup", false)
+                };
                 if !runs {
                     continue;
                 }
@@ -952,13 +969,37 @@ fn git(args: &[Word], out: &mut Findings) {
                     }
                 };
                 // `--smtp-server` is a host unless it is a path to a program.
-                if name != "smtp-server" || value.text.contains('/') || !value.literal {
+                if !host || value.text.contains('/') || !value.literal {
                     shell_line(out, &value);
                 }
             }
         }
         _ => {}
     }
+}
+
+/// Whether `git send-email --NAME` is an option that runs a command (its value read by `sh
+/// -c`), and whether that option may be `--smtp-server` (a host, or a program when its value is
+/// a path). Perl's Getopt::Long takes any unambiguous prefix of a name (the real send-email ran
+/// `--sendm=CMD` and `--heade=CMD`): any prefix of these options counts, except `--to` and
+/// `--cc`, options of their own. An ambiguous prefix only makes send-email fail.
+fn send_email_runs(name: &str) -> (bool, bool) {
+    const RUNS: &[&str] = &[
+        "sendmail-cmd",
+        "smtp-server",
+        "to-cmd",
+        "cc-cmd",
+        "header-cmd",
+    ];
+    if name.is_empty() || matches!(name, "to" | "cc") {
+        return (false, false);
+    }
+    let hits: Vec<&str> = RUNS
+        .iter()
+        .copied()
+        .filter(|r| r.starts_with(name))
+        .collect();
+    (!hits.is_empty(), hits == ["smtp-server"])
 }
 
 fn watch(args: &[Word], out: &mut Findings) {

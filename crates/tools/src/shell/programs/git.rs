@@ -669,6 +669,35 @@ fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
             sub,
             format!("`git {sub}` runs a server and the programs it is configured or told to run (`--access-hook`, a web server, a browser)"),
         ),
+        // `--in-place` rewrites each file operand with the trailers appended (`--trailer
+        // 'touch pwned #=x'` adds a line a shell runs).
+        "interpret-trailers" => {
+            let spec = Spec {
+                long_arg: &["trailer", "where", "if-exists", "if-missing"],
+                long_flag: &[
+                    "in-place",
+                    "trim-empty",
+                    "only-trailers",
+                    "only-input",
+                    "unfold",
+                    "parse",
+                    "no-divider",
+                ],
+                lenient: true,
+                ..Spec::NONE
+            };
+            let p = parse(args, &spec, true);
+            if p.has(&["--in-place"]) {
+                for w in &p.operands {
+                    out.write(w);
+                }
+            }
+        }
+        // `git shell -c CMD` runs `git-receive-pack` (below) or a command of the operator's
+        // `~/git-shell-commands`.
+        "shell" => out.unshown(
+            "`git shell` runs `git-receive-pack` (which writes refs and runs the repository's receive hooks) or the operator's `~/git-shell-commands`".into(),
+        ),
         "receive-pack" => out.unshown(
             "`git receive-pack` writes refs and objects from its input and runs the repository's receive hooks (and, as configured, updates the work tree)".into(),
         ),
