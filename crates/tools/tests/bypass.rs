@@ -3659,3 +3659,42 @@ fn git_commands_that_run_a_program_or_write_a_file_they_are_given() {
         &[("GIT_CONFIG_NOSYSTEM", "1"), ("HOME", ws.to_str().unwrap())]
     ));
 }
+
+/// Round 7. `git quiltimport` applies a quilt series to the work tree (the real git 2.39 wrote
+/// the `.envrc` a patch of `--patches DIR` adds), and the importers `svn`, `p4`, `cvsimport`,
+/// `archimport` and `cvsexportcommit` check out or patch work trees too: names the line does
+/// not show. They were allowed under a `git` rule.
+#[test]
+fn git_importers_write_the_work_tree() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    f.never_allowed(&[
+        "git quiltimport --patches /tmp/e/p",
+        "git quiltimport",
+        "git svn rebase",
+        "git p4 sync",
+        "git cvsimport -C x y",
+        "git archimport x",
+        "git cvsexportcommit -w sub HEAD",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let patches = dir.path().join("p");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&patches).unwrap();
+    std::fs::write(
+        patches.join("p1.diff"),
+        "--- /dev/null\n+++ b/.envrc\n@@ -0,0 +1 @@\n+touch pwned\n",
+    )
+    .unwrap();
+    std::fs::write(patches.join("series"), "p1.diff\n").unwrap();
+    let line = format!(
+        "git init -q && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m 1 && git -c user.name=a -c user.email=a@b quiltimport --patches {} --author 'a <a@b>'",
+        patches.display()
+    );
+    let env = [("GIT_CONFIG_NOSYSTEM", "1"), ("HOME", ws.to_str().unwrap())];
+    assert!(!bash_creates_pwned(&ws, &line, &env));
+    assert!(
+        ws.join(".envrc").is_file(),
+        "the real quiltimport did not write .envrc"
+    );
+}

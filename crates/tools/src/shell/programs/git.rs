@@ -1156,7 +1156,8 @@ fn patch_writes(sub: &str, args: &[Word], out: &mut Examined) {
 /// Whether `git SUB ARGS` is certain to leave the work tree alone. The subcommands that write it
 /// from git's objects (`checkout`, `switch`, `restore`, `merge`, `pull`, `stash`, `reset
 /// --hard`, `cherry-pick`, `revert`, `rebase`, `read-tree`, `checkout-index`, `worktree add`,
-/// `clone`, `sparse-checkout`, `submodule`, `bisect`, `subtree`, `filter-branch`) write names
+/// `clone`, `sparse-checkout`, `submodule`, `bisect`, `subtree`, `filter-branch`, and the
+/// importers `quiltimport`, `svn`, `p4`, `cvsimport`, `archimport`, `cvsexportcommit`) write names
 /// the line does not show: whatever a commit holds (`git apply --cached p && git commit` put a
 /// `.envrc` there). Of them, only forms shown with the real git (2.47) to leave the work tree
 /// alone, also in a sparse repository whose patterns changed, are certain, taken exactly as
@@ -1218,6 +1219,14 @@ fn leaves_the_work_tree(sub: &str, args: &[Word]) -> bool {
         "bisect",
         "subtree",
         "filter-branch",
+        // Round 7: a quilt series applied to the work tree (the real `git quiltimport` wrote
+        // the `.envrc` a patch adds), and the importers that check out or patch one.
+        "quiltimport",
+        "svn",
+        "p4",
+        "cvsimport",
+        "archimport",
+        "cvsexportcommit",
     ];
     if !WRITERS.contains(&sub) {
         return true;
