@@ -1093,6 +1093,7 @@ impl<'a> Walker<'a> {
                 }
                 if kind == "word" {
                     self.named_descriptor(node, src);
+                    self.hidden_process_substitutions(node, src);
                 }
                 if self.arith {
                     let text = src.raw(node);
@@ -1213,6 +1214,54 @@ impl<'a> Walker<'a> {
         )));
         for cmd in inner {
             self.nested(&Word::lit(&cmd));
+        }
+    }
+
+    /// An unquoted word the parser took as plain text but that holds an unescaped `<(` or
+    /// `>(`: in the word of `${x:-WORD}` (`echo ${x:-<(cmd)}`) bash runs it as a process
+    /// substitution. The line is [`Concern::Unparsed`]; the commands inside are reported.
+    fn hidden_process_substitutions(&mut self, node: Node, src: &Src) {
+        if in_double_quotes(node) {
+            // `"${x:-<(cmd)}"` is text to bash.
+            return;
+        }
+        let text = src.raw(node);
+        let bytes = text.as_bytes();
+        let mut found = false;
+        let mut i = 0;
+        while i + 1 < bytes.len() {
+            match (bytes[i], bytes[i + 1]) {
+                (b'\\', _) => i += 2,
+                (b'<' | b'>', b'(') => {
+                    found = true;
+                    let mut depth = 0usize;
+                    let mut j = i + 1;
+                    while j < bytes.len() {
+                        match bytes[j] {
+                            b'\\' => j += 1,
+                            b'(' => depth += 1,
+                            b')' => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                        j += 1;
+                    }
+                    let inner = String::from_utf8_lossy(&bytes[i + 2..j.min(bytes.len())]);
+                    self.nested(&Word::lit(&inner));
+                    i = j + 1;
+                }
+                _ => i += 1,
+            }
+        }
+        if found {
+            self.concern(Concern::Unparsed(format!(
+                "process substitution the parser did not recognise in `{}`",
+                text.chars().take(40).collect::<String>()
+            )));
         }
     }
 
@@ -2235,4 +2284,18 @@ fn may_assign_an_array(declaration: Node, src: &Src) -> bool {
         }
     }
     matches!(keyword.as_deref(), Some("declare" | "typeset" | "local"))
+}
+
+/// Whether a node stands inside double quotes (a substitution opens a new context).
+fn in_double_quotes(node: Node) -> bool {
+    let mut up = node.parent();
+    while let Some(n) = up {
+        match n.kind() {
+            "string" => return true,
+            "command_substitution" | "process_substitution" | "program" => return false,
+            _ => {}
+        }
+        up = n.parent();
+    }
+    false
 }

@@ -3698,3 +3698,39 @@ fn git_importers_write_the_work_tree() {
         "the real quiltimport did not write .envrc"
     );
 }
+
+/// Round 7. bash runs a process substitution in the word of an unquoted `${x:-WORD}`: `echo
+/// ${x:-<(rm -rf src)}` runs `rm` (the real bash did), and `cat ${x:-<(cat y > .envrc)}`
+/// writes. The parser left `<(…)` there as text. (Inside double quotes it is text to bash
+/// too.)
+#[test]
+fn a_process_substitution_inside_an_expansion_runs() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "echo ${x:-<(rm -rf src)}",
+            "echo ${x:->(rm x)}",
+            "echo ${x-<(rm x)}",
+        ],
+    );
+    // The parser fails on this one: never allowed.
+    f.never_allowed(&["echo ${x:+pre<(rm x)post}"]);
+    let typical = fixture(TYPICAL_RULES, "deny");
+    typical.never_allowed(&["cat ${x:-<(cat y > .envrc)}", "cat ${x:-<(ls)}"]);
+    typical.all(
+        Action::Allow,
+        &[
+            "cat \"${x:-<(ls)}\"",
+            "cat ${x:-a\\<\\(b}",
+            "cat <(ls)",
+            "cat ${x:-default}",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "echo ${x:-<(touch pwned)}; sleep 1",
+        &[]
+    ));
+}
