@@ -169,16 +169,14 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             out.opaque(whole.to_string());
         }
         "history" => history(args, whole, &mut out),
-        "compgen" | "complete" | "compopt" => {
-            if !completion_only_lists(args) {
-                out.opaque(whole.to_string());
-                // The word list's substitutions run: the deny rules see their commands.
-                if let Some(list) = args
-                    .iter()
-                    .find(|w| w.literal && w.text.contains(['$', '`']))
-                {
-                    out.line(&Word::lit(&format!(": {}", list.text)));
-                }
+        "compgen" | "complete" | "compopt" if !completion_only_lists(args) => {
+            out.opaque(whole.to_string());
+            // The word list's substitutions run: the deny rules see their commands.
+            if let Some(list) = args
+                .iter()
+                .find(|w| w.literal && w.text.contains(['$', '`']))
+            {
+                out.line(&Word::lit(&format!(": {}", list.text)));
             }
         }
         "enable" | "hash" | "mapfile" | "readarray" | "bind" => {
