@@ -3734,3 +3734,48 @@ fn a_process_substitution_inside_an_expansion_runs() {
         &[]
     ));
 }
+
+/// Round 7. Compressors that name their output after what the line does not show: `gunzip -N
+/// x.gz` (also `gzip -dN`, `--name`, `unpigz -N`) restores the name stored in the archive (the
+/// real gzip wrote the stored name); `zstd -d pre-commit.zst --output-dir-flat .git/hooks`
+/// writes the hook; and `uncompress` (gzip's script, `gzip -d`) was not seen as a compressor.
+#[test]
+fn a_compressors_stored_or_redirected_name_is_judged() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "gunzip -N x.gz",
+        "gzip -dN x.gz",
+        "gzip -d --name x.gz",
+        "unpigz -N x.gz",
+        "zstd -d pre-commit.zst --output-dir-flat .git/hooks",
+        "zstd -d pre-commit.zst --output-dir-flat=.git/hooks",
+        "zstd -d x/pre-commit.zst --output-dir-mirror .git/hooks",
+        "unzstd .envrc.zst --output-dir-flat /tmp/e",
+        "uncompress .envrc.Z",
+        "uncompress -f .envrc.gz",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gunzip x.gz",
+            "gzip -N x",
+            "zstd -d x.zst --output-dir-flat out",
+            "uncompress x.Z",
+            "gunzip -c x.gz",
+        ],
+    );
+    // The real gzip restores the stored name.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join(".envrc"), "touch pwned\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "gzip -N .envrc && mv .envrc.gz x.gz && gunzip -N x.gz",
+        &[]
+    ));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "gunzip -N did not restore .envrc"
+    );
+}

@@ -376,7 +376,7 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
             linker(b, args, &mut out)
         }
         "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lzma" | "unlzma" | "zstd"
-        | "unzstd" | "pigz" | "unpigz" => compressor(base, args, &mut out),
+        | "unzstd" | "pigz" | "unpigz" | "uncompress" => compressor(base, args, &mut out),
         b => {
             if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&b)) {
                 program_table(name, program, args, &mut out);

@@ -1465,6 +1465,9 @@ pub(super) fn patch(p: &Parsed, out: &mut Examined) {
 /// the program derives — the operand without its suffix when decompressing (`gunzip
 /// .envrc.gz` writes `.envrc`), with the suffix when compressing (`gzip -S rc .env` writes
 /// `.envrc`). `-c`/`--stdout`, `-t`, `-l` write no file; `-r` names the files in a directory.
+/// Round 7: decompressing with `-N`/`--name` (gzip, pigz) restores the name stored in the
+/// archive, which the line does not show; zstd's `--output-dir-flat DIR` and
+/// `--output-dir-mirror DIR` put the derived names in DIR; `uncompress` is gzip's `gzip -d`.
 pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
     let spec = Spec {
         short_arg: "SboTFM",
@@ -1475,6 +1478,8 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
             "threads",
             "memlimit",
             "block-size",
+            "output-dir-flat",
+            "output-dir-mirror",
         ],
         long_flag: &[
             "stdout",
@@ -1503,6 +1508,14 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
     }
     for o in p.args(&["-o", "--output"]) {
         out.write(o);
+    }
+    let decompressing = p.has(&["-d", "--decompress", "--uncompress"])
+        || base.starts_with("un")
+        || base == "gunzip";
+    if decompressing && p.has(&["-N", "--name"]) {
+        out.unshown(format!(
+            "`{base} -N` names the file it writes after the name stored in the archive"
+        ));
     }
     if p.has(&["-r", "--recursive"]) || p.dynamic.is_some() {
         out.unshown(format!(
@@ -1533,24 +1546,46 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
         (".lzma", ""),
         (".zst", ""),
     ];
+    let flat: Vec<&Word> = p.args(&["--output-dir-flat"]).collect();
+    let mirror: Vec<&Word> = p.args(&["--output-dir-mirror"]).collect();
     for f in p.operands.iter().filter(|f| f.text != "-") {
         if !f.literal {
             out.unshown(format!("`{base}` writes a file named after `{}`", f.text));
             continue;
         }
         // Both ways, whichever mode the options chose: a name is only ever judged more.
+        let mut names = Vec::new();
         let lower = f.text.to_ascii_lowercase();
         for (end, to) in KNOWN {
             if lower.ends_with(end) && f.text.len() > end.len() {
-                out.writes
-                    .push(format!("{}{to}", &f.text[..f.text.len() - end.len()]));
+                names.push(format!("{}{to}", &f.text[..f.text.len() - end.len()]));
             }
         }
         for s in suffixes.iter().filter(|s| s.literal && !s.text.is_empty()) {
-            out.writes.push(format!("{}{}", f.text, s.text));
+            names.push(format!("{}{}", f.text, s.text));
             if let Some(stripped) = f.text.strip_suffix(s.text.as_str()) {
-                out.writes.push(stripped.to_string());
+                names.push(stripped.to_string());
             }
+        }
+        for name in names {
+            let file = name.rsplit('/').next().unwrap_or(&name);
+            for d in &flat {
+                out.write(&Word {
+                    text: format!("{}/{file}", d.text.trim_end_matches('/')),
+                    raw: String::new(),
+                    literal: d.literal,
+                    single: true,
+                });
+            }
+            for d in &mirror {
+                out.write(&Word {
+                    text: format!("{}/{name}", d.text.trim_end_matches('/')),
+                    raw: String::new(),
+                    literal: d.literal,
+                    single: true,
+                });
+            }
+            out.writes.push(name);
         }
     }
 }
