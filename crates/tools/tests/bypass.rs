@@ -3779,3 +3779,58 @@ fn a_compressors_stored_or_redirected_name_is_judged() {
         "gunzip -N did not restore .envrc"
     );
 }
+
+/// Round 7. `dpkg-deb -x PKG DIR` (also `-X`, `-R`, `-e`, and `dpkg -x`) extracts a package's
+/// files under names the line does not show: the real dpkg-deb 1.21 wrote the `.envrc` a
+/// package held. `dpkg -i`/`--unpack`/`--root=DIR` install one (and run its maintainer
+/// scripts). Allowed where the default allows.
+#[test]
+fn a_package_extraction_writes_names_the_line_does_not_show() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "dpkg-deb -x a.deb .",
+        "dpkg-deb --extract a.deb sub",
+        "dpkg-deb -X a.deb .",
+        "dpkg-deb --vextract a.deb .",
+        "dpkg-deb -R a.deb sub",
+        "dpkg-deb --raw-extract a.deb sub",
+        "dpkg-deb -e a.deb",
+        "dpkg-deb --control a.deb sub",
+        "dpkg -x a.deb .",
+        "dpkg --vextract a.deb .",
+        "dpkg -i a.deb",
+        "dpkg --root=. --unpack a.deb",
+        "dpkg-deb \"$op\" a.deb .",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "dpkg-deb -c a.deb",
+            "dpkg-deb -I a.deb",
+            "dpkg-deb -f a.deb Package",
+            "dpkg -l",
+            "dpkg -L bash",
+            "dpkg -S /bin/ls",
+        ],
+    );
+    // The real dpkg-deb writes what the package holds.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join("pkg/DEBIAN")).unwrap();
+    std::fs::write(
+        ws.join("pkg/DEBIAN/control"),
+        "Package: x\nVersion: 1\nArchitecture: all\nMaintainer: a <a@b>\nDescription: x\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join("pkg/.envrc"), "touch pwned\n").unwrap();
+    std::fs::create_dir_all(ws.join("out")).unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "dpkg-deb --build -Zgzip pkg x.deb >/dev/null && dpkg-deb -x x.deb out",
+        &[]
+    ));
+    assert!(
+        ws.join("out/.envrc").is_file(),
+        "the real dpkg-deb did not extract .envrc"
+    );
+}

@@ -1859,6 +1859,54 @@ pub(super) fn extractor(p: &Parsed, out: &mut Examined) {
     }
 }
 
+/// `dpkg-deb` and `dpkg`: extracting (`-x`, `-X`, `-R`, `-e`), building and installing write
+/// names the line does not show (the real `dpkg-deb -x` wrote the `.envrc` a package held), and
+/// installing runs the package's maintainer scripts. Only the actions known to read pass: they
+/// list, show or print a package or the database.
+pub(super) fn package(p: &Parsed, out: &mut Examined) {
+    const READS: &[&str] = &[
+        "-c",
+        "--contents",
+        "-I",
+        "--info",
+        "-f",
+        "--field",
+        "-W",
+        "--show",
+        "--fsys-tarfile",
+        "--ctrl-tarfile",
+        "-l",
+        "--list",
+        "-L",
+        "--listfiles",
+        "-s",
+        "--status",
+        "-S",
+        "--search",
+        "-p",
+        "--print-avail",
+        "--get-selections",
+        "--print-architecture",
+        "--print-foreign-architectures",
+        "-C",
+        "--audit",
+        "-V",
+        "--verify",
+        "--version",
+        "--help",
+        "-?",
+    ];
+    let writes = p.opts.iter().any(|o| {
+        !READS.contains(&o.name.as_str())
+            && !matches!(o.name.as_str(), "--admindir" | "--log" | "-D" | "--debug")
+    });
+    if p.dynamic.is_some() || writes || !p.has(READS) {
+        out.unshown(
+            "`dpkg`/`dpkg-deb` extracts, builds or installs a package: names the line does not show (and a package's maintainer scripts)".into(),
+        );
+    }
+}
+
 /// Round 6: `python SCRIPT` runs the script: code at a path outside the roots is an effect, as
 /// for pytest (`python /tmp/e/x.py`); with no script (or `-`) and no `-c`/`-m`, python runs
 /// what it reads from its input (`cat /tmp/e/x.py | python`), which the line does not show.

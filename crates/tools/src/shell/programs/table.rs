@@ -2,7 +2,7 @@
 //! dangerous ones do.
 
 use super::special::{
-    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, patch, pytest,
+    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, package, patch, pytest,
     python_script, rsync, second_operand_written, sed, split, uudecode, wget,
 };
 use super::{Does, Operands, Program};
@@ -496,6 +496,48 @@ pub(super) const PROGRAMS: &[Program] = &[
         options: &[],
         operands: Operands::Read,
         special: Some(extractor),
+    },
+    // Round 7: Debian packages. Only the actions known to read pass (`package`).
+    Program {
+        names: &["dpkg-deb", "dpkg"],
+        spec: Spec {
+            short_arg: "",
+            long_arg: &[
+                "root",
+                "instdir",
+                "admindir",
+                "log",
+                "path-include",
+                "path-exclude",
+            ],
+            long_flag: &[
+                "contents",
+                "info",
+                "field",
+                "show",
+                "fsys-tarfile",
+                "ctrl-tarfile",
+                "list",
+                "listfiles",
+                "status",
+                "search",
+                "print-avail",
+                "get-selections",
+                "print-architecture",
+                "print-foreign-architectures",
+                "audit",
+                "verify",
+                "version",
+                "help",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(package),
     },
     // `-O FILE` (and `-F FILE` when creating) write the archive.
     Program {
