@@ -3349,7 +3349,7 @@ fn script_writes_its_typescript_and_logs() {
 }
 
 /// Round 7. git's revision options take `--output FILE` in every command that reads them, not
-/// only the diff family the table listed: the real git 2.39 wrote the file for `rev-list`,
+/// only the diff family the table listed: the real git 2.47 wrote the file for `rev-list`,
 /// `shortlog`, `reflog`, `stash show`/`list` (`git stash show -p --output=.envrc` writes the
 /// stash's diff, whose context lines a shell runs) and `fast-export --export-marks`.
 /// `git cat-file --textconv`/`--filters` and `git grep --textconv` run the configured drivers,
@@ -3596,7 +3596,7 @@ fn a_quoted_compound_assignment_to_a_declaration_is_code() {
 }
 
 /// Round 7, under a `git` rule: `git merge-index PROG -a` runs PROG for every unmerged file (the
-/// real git 2.39 ran a planted program); `git interpret-trailers --in-place --trailer 'touch
+/// real git 2.47 ran a planted program); `git interpret-trailers --in-place --trailer 'touch
 /// pwned #=x' .envrc` appends `touch pwned #=x: ` to the file, a line a shell runs; `git
 /// send-email` reads its options with Perl's Getopt::Long, which takes any unambiguous prefix
 /// and a single dash (`--sendm=CMD` and `-sendmail-cmd=CMD` ran CMD, as `--heade=CMD` did);
@@ -3660,7 +3660,7 @@ fn git_commands_that_run_a_program_or_write_a_file_they_are_given() {
     ));
 }
 
-/// Round 7. `git quiltimport` applies a quilt series to the work tree (the real git 2.39 wrote
+/// Round 7. `git quiltimport` applies a quilt series to the work tree (the real git 2.47 wrote
 /// the `.envrc` a patch of `--patches DIR` adds), and the importers `svn`, `p4`, `cvsimport`,
 /// `archimport` and `cvsexportcommit` check out or patch work trees too: names the line does
 /// not show. They were allowed under a `git` rule.
