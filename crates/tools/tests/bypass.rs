@@ -3834,3 +3834,49 @@ fn a_package_extraction_writes_names_the_line_does_not_show() {
         "the real dpkg-deb did not extract .envrc"
     );
 }
+
+/// Round 7. `strace -o '|CMD'` (or `'!CMD'`) pipes the trace to `sh -c CMD`: the real strace
+/// ran it, so `strace -o '|rm -rf src' true` passed a `rm` deny rule and `strace -o '|cat >
+/// .envrc' ls` wrote the file. valgrind's tools write their reports where `--massif-out-file`,
+/// `--callgrind-out-file`, … say, with the command line in them (the real massif's report of
+/// `sh -c $'true\ntouch x'` ran `touch x` in bash, checked by hand); only `--log-file` and
+/// `--xml-file` were judged.
+#[test]
+fn a_tracers_output_option_may_run_or_write() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.all(
+        Action::Deny,
+        &[
+            "strace -o '|rm -rf src' true",
+            "strace -o '!rm x' true",
+            "strace --output='|rm x' true",
+            "strace -o'|rm x' true",
+        ],
+    );
+    f.never_allowed(&[
+        "strace -o '|cat > .envrc' ls",
+        "valgrind --tool=massif --massif-out-file=.envrc ls",
+        "valgrind --tool=callgrind --callgrind-out-file=.git/hooks/pre-commit ls",
+        "valgrind --tool=cachegrind --cachegrind-out-file=.envrc ls",
+        "valgrind --tool=dhat --dhat-out-file=.envrc ls",
+        "valgrind --xtree-memory-file=.envrc ls",
+        "valgrind --xtree-leak-file=.envrc ls",
+        "valgrind --log-file=.env%q{X}rc ls",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "strace -o trace.txt ls",
+            "strace -c ls",
+            "valgrind --tool=massif --massif-out-file=massif.out ls",
+            "valgrind --log-file=vg.%p.log ls",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "strace -o '|touch pwned' true",
+        &[]
+    ));
+}

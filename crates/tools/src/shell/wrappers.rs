@@ -93,7 +93,18 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
                 .filter(|o| wrapper.writes.contains(&o.name.as_str()))
                 .filter_map(|o| o.arg.as_ref())
             {
-                out.concerns.push(Concern::WriteRedirect(file.text.clone()));
+                match file.text.strip_prefix(['|', '!']) {
+                    // `strace -o '|CMD'` pipes the trace to `sh -c CMD`.
+                    Some(cmd) if base == "strace" => {
+                        out.inner.push(Inner::PosixLine(Word::lit(cmd)));
+                    }
+                    // valgrind's `%q{VAR}` puts a variable's value in the name.
+                    _ if base == "valgrind" && file.text.contains("%q") => out.opaque(format!(
+                        "valgrind names its file `{}` after an environment variable",
+                        file.text
+                    )),
+                    _ => out.concerns.push(Concern::WriteRedirect(file.text.clone())),
+                }
             }
         }
         prefix(

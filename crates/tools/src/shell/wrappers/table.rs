@@ -502,7 +502,17 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: HELP,
-        writes: &["--log-file", "--xml-file"],
+        // The tools' reports hold the command line (a shell reading one runs its lines).
+        writes: &[
+            "--log-file",
+            "--xml-file",
+            "--massif-out-file",
+            "--callgrind-out-file",
+            "--cachegrind-out-file",
+            "--dhat-out-file",
+            "--xtree-memory-file",
+            "--xtree-leak-file",
+        ],
         transparent: false,
     },
     PrefixWrapper {
