@@ -3880,3 +3880,46 @@ fn a_tracers_output_option_may_run_or_write() {
         &[]
     ));
 }
+
+/// Round 7. ssh runs a local command for `-o ProxyCommand=CMD` (and `LocalCommand`,
+/// `KnownHostsCommand`) before it reaches the network: the real OpenSSH ran it with the network
+/// down, so `ssh -o ProxyCommand='rm -rf src' x` passed a `rm` deny rule. `scp -S PROG` and
+/// `sftp -S PROG`/`-D PROG` run PROG; `-F FILE` reads a configuration that can name such
+/// commands; `ssh -E FILE` writes its log there.
+#[test]
+fn ssh_runs_the_local_commands_its_options_name() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "ssh -o ProxyCommand='rm -rf src' x",
+            "ssh -oProxyCommand='rm x' x",
+            "ssh -o 'ProxyCommand rm x' x",
+            "ssh -o proxycommand=\"rm x\" x",
+            "ssh -vo ProxyCommand='rm x' x",
+            "ssh -o PermitLocalCommand=yes -o LocalCommand='rm x' x",
+            "ssh -o KnownHostsCommand='rm x' x",
+            "scp -o ProxyCommand='rm x' a x:b",
+            "sftp -o ProxyCommand='rm x' x",
+            "scp -S rm a x:b",
+            "sftp -S rm x",
+            "sftp -D rm x",
+        ],
+    );
+    f.never_allowed(&["ssh -F cfg x", "ssh -E .envrc x", "ssh -o \"$o\" x"]);
+    f.all(
+        Action::Allow,
+        &[
+            "ssh -o BatchMode=yes -o ConnectTimeout=5 x true",
+            "ssh -p 2222 -i key x",
+            "scp -P 2222 a x:b",
+            "ssh -G x",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "timeout 20 ssh -o ProxyCommand='touch pwned' -o BatchMode=yes x true",
+        &[]
+    ));
+}

@@ -149,6 +149,7 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "watch" => watch(args, &mut out),
         "flock" => flock(args, &mut out),
         "script" => script(args, &mut out),
+        "ssh" | "scp" | "sftp" => ssh(base, args, &mut out),
         "su" => su(args, false, &mut out),
         "runuser" => su(args, true, &mut out),
         "sg" => sg(args, &mut out),
@@ -1237,6 +1238,147 @@ fn script(args: &[Word], out: &mut Findings) {
     match arg_of(&opts, &["-c", "--command"]) {
         Some(cmd) => out.line(cmd),
         None => out.opaque("script starts a shell that reads commands from standard input".into()),
+    }
+}
+
+/// ssh, scp and sftp run local commands their options name, before any network: `-o
+/// ProxyCommand=CMD` (the real OpenSSH ran CMD with the network down), `LocalCommand`,
+/// `KnownHostsCommand` (read as `sh -c` strings, so the deny rules see them), a provider
+/// library (`PKCS11Provider`, `SecurityKeyProvider`, `-I`), a configuration file (`-F`, which
+/// can name all of these), `scp -S PROG`, `sftp -S PROG`/`-D PROG`; `ssh -E FILE` writes the
+/// log. Only the `-o` settings known to choose how to connect, authenticate or forward pass.
+fn ssh(base: &str, args: &[Word], out: &mut Findings) {
+    const WITH_ARG: &[(&str, &str)] = &[
+        ("ssh", "bcDEeFIiJLlmOopQRSWwBP"),
+        ("scp", "cDFiJloPSX"),
+        ("sftp", "BbcDFiJloPRSsX"),
+    ];
+    const COMMANDS: &[&str] = &["proxycommand", "localcommand", "knownhostscommand"];
+    const PASS: &[&str] = &[
+        "addkeystoagent",
+        "addressfamily",
+        "batchmode",
+        "bindaddress",
+        "canonicalizehostname",
+        "certificatefile",
+        "checkhostip",
+        "ciphers",
+        "clearallforwardings",
+        "compression",
+        "connectionattempts",
+        "connecttimeout",
+        "controlmaster",
+        "controlpath",
+        "controlpersist",
+        "dynamicforward",
+        "escapechar",
+        "exitonforwardfailure",
+        "forwardagent",
+        "forwardx11",
+        "gatewayports",
+        "globalknownhostsfile",
+        "hashknownhosts",
+        "hostkeyalgorithms",
+        "hostkeyalias",
+        "hostname",
+        "identitiesonly",
+        "identityfile",
+        "ipqos",
+        "kbdinteractiveauthentication",
+        "kexalgorithms",
+        "localforward",
+        "loglevel",
+        "macs",
+        "numberofpasswordprompts",
+        "passwordauthentication",
+        "port",
+        "preferredauthentications",
+        "pubkeyacceptedalgorithms",
+        "pubkeyacceptedkeytypes",
+        "pubkeyauthentication",
+        "rekeylimit",
+        "remoteforward",
+        "requesttty",
+        "sendenv",
+        "serveraliveinterval",
+        "serveralivecountmax",
+        "setenv",
+        "stricthostkeychecking",
+        "tcpkeepalive",
+        "updatehostkeys",
+        "user",
+        "userknownhostsfile",
+        "verifyhostkeydns",
+        "visualhostkey",
+    ];
+    let takes = WITH_ARG
+        .iter()
+        .find(|(n, _)| *n == base)
+        .map_or("", |(_, t)| *t);
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.literal {
+            // May be any option (`-o ProxyCommand=…`).
+            return out.opaque(format!("`{}` may be any {base} option", w.text));
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            break;
+        }
+        let Some(cluster) = t.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            continue;
+        };
+        for (at, c) in cluster.char_indices() {
+            if c == 'I' && base == "ssh" {
+                out.opaque(format!("`{base} -I` loads a PKCS#11 library"));
+            }
+            if !takes.contains(c) {
+                continue;
+            }
+            let attached = &cluster[at + c.len_utf8()..];
+            let value = if attached.is_empty() {
+                let v = args.get(i).cloned();
+                i += 1;
+                v
+            } else {
+                Some(Word::lit(attached))
+            };
+            let Some(value) = value else { break };
+            match c {
+                'o' => {
+                    let text = value.text.trim_start();
+                    let key = text
+                        .split(|ch: char| ch == '=' || ch.is_whitespace())
+                        .next()
+                        .unwrap_or("")
+                        .to_ascii_lowercase();
+                    let setting = text[key.len()..].trim_start_matches([' ', '\t', '=']);
+                    if !value.literal || !PASS.contains(&key.as_str()) {
+                        out.opaque(format!(
+                            "`{base} -o {}` is not a setting known only to choose how to connect",
+                            value.text
+                        ));
+                    }
+                    if COMMANDS.contains(&key.as_str()) {
+                        out.inner.push(Inner::PosixLine(Word::lit(setting)));
+                    }
+                }
+                'F' => out.opaque(format!(
+                    "`{base} -F {}` reads a configuration that can name commands to run",
+                    value.text
+                )),
+                'E' if base == "ssh" => out
+                    .concerns
+                    .push(Concern::WriteRedirect(value.text.clone())),
+                'S' | 'D' if base != "ssh" => {
+                    out.opaque(format!("`{base} -{c}` runs the program it names"));
+                    out.argv(&[value]);
+                }
+                _ => {}
+            }
+            break;
+        }
     }
 }
 
