@@ -3923,3 +3923,26 @@ fn ssh_runs_the_local_commands_its_options_name() {
         &[]
     ));
 }
+
+/// Round 7. `crontab FILE` (or `-` from the input, or `-e`) installs the operator's crontab,
+/// which cron runs outside any sandbox (the real cron 3.0 `crontab -` wrote
+/// `/var/spool/cron/crontabs/root`); `crontab -r` removes it; `at`/`batch` queue a job the same
+/// way. `git maintenance start` asked for this since round 6; the programs themselves were
+/// allowed where the default allows. Listing (`crontab -l`) stays allowed.
+#[test]
+fn a_scheduler_entry_runs_outside_any_sandbox() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "crontab x",
+        "echo '* * * * * touch pwned' | crontab -",
+        "crontab -e",
+        "crontab -r",
+        "crontab -u root x",
+        "crontab -l -r",
+        "crontab \"$f\"",
+        "at now + 1 minute < x",
+        "at -f x now",
+        "batch < x",
+    ]);
+    f.all(Action::Allow, &["crontab -l", "crontab -u root -l", "atq"]);
+}

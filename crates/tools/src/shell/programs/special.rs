@@ -1859,6 +1859,26 @@ pub(super) fn extractor(p: &Parsed, out: &mut Examined) {
     }
 }
 
+/// `crontab FILE` (`-`, `-e`), `at` and `batch` install a job the operator's cron or atd runs
+/// later, outside any sandbox (the real `crontab -` wrote `/var/spool/cron/crontabs/root`), and
+/// `crontab -r` removes the operator's: only listing (`-l`, with `-u USER`) passes.
+pub(super) fn scheduler(p: &Parsed, out: &mut Examined) {
+    let lists = p.dynamic.is_none()
+        && p.operands.is_empty()
+        && p.has(&["-l"])
+        && p.opts
+            .iter()
+            .all(|o| matches!(o.name.as_str(), "-l" | "-u"));
+    if !lists {
+        out.effect(
+            EffectKind::Runs,
+            "schedule",
+            "a scheduler entry (crontab, at) runs later as the operator, outside any sandbox"
+                .into(),
+        );
+    }
+}
+
 /// `dpkg-deb` and `dpkg`: extracting (`-x`, `-X`, `-R`, `-e`), building and installing write
 /// names the line does not show (the real `dpkg-deb -x` wrote the `.envrc` a package held), and
 /// installing runs the package's maintainer scripts. Only the actions known to read pass: they

@@ -3,7 +3,7 @@
 
 use super::special::{
     awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, package, patch, pytest,
-    python_script, rsync, second_operand_written, sed, split, uudecode, wget,
+    python_script, rsync, scheduler, second_operand_written, sed, split, uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -496,6 +496,20 @@ pub(super) const PROGRAMS: &[Program] = &[
         options: &[],
         operands: Operands::Read,
         special: Some(extractor),
+    },
+    // Round 7: the operator's scheduler (`crontab`, `at`, `batch`): only listing passes.
+    Program {
+        names: &["crontab", "at", "batch"],
+        spec: Spec {
+            short_arg: "uqfMt",
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(scheduler),
     },
     // Round 7: Debian packages. Only the actions known to read pass (`package`).
     Program {
