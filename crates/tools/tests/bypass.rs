@@ -3946,3 +3946,19 @@ fn a_scheduler_entry_runs_outside_any_sandbox() {
     ]);
     f.all(Action::Allow, &["crontab -l", "crontab -u root -l", "atq"]);
 }
+
+/// Round 7. `jobs -x COMMAND ARGS` runs COMMAND (with job specs replaced by process group ids):
+/// the real bash ran it, so `jobs -x rm -rf src` passed a `rm` deny rule. It is a wrapper now.
+#[test]
+fn jobs_x_runs_its_command() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &["jobs -x rm -rf src", "jobs -x -- rm x", "jobs -x rm %1"],
+    );
+    f.never_allowed(&["jobs -x \"$c\" x", "jobs \"$o\" rm x"]);
+    f.all(Action::Allow, &["jobs", "jobs -l", "jobs -p", "jobs -x ls"]);
+    review().never_allowed(&["jobs -x touch x"]);
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(dir.path(), "jobs -x touch pwned", &[]));
+}

@@ -150,6 +150,7 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "flock" => flock(args, &mut out),
         "script" => script(args, &mut out),
         "ssh" | "scp" | "sftp" => ssh(base, args, &mut out),
+        "jobs" => jobs(args, &mut out),
         "su" => su(args, false, &mut out),
         "runuser" => su(args, true, &mut out),
         "sg" => sg(args, &mut out),
@@ -1238,6 +1239,31 @@ fn script(args: &[Word], out: &mut Findings) {
     match arg_of(&opts, &["-c", "--command"]) {
         Some(cmd) => out.line(cmd),
         None => out.opaque("script starts a shell that reads commands from standard input".into()),
+    }
+}
+
+/// `jobs -x COMMAND ARGS` runs COMMAND, its job specs (`%1`) replaced by process group ids
+/// (bash's `internal_getopt(list, "lpnxrs")`; `-x` allows no other option).
+fn jobs(args: &[Word], out: &mut Findings) {
+    let mut execute = false;
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        if !w.literal {
+            return out.stop(Stop::Dynamic(w.text.clone()));
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with('-') || t == "-" {
+            break;
+        }
+        execute |= t.contains('x');
+        i += 1;
+    }
+    if execute {
+        out.argv(&args[i..]);
     }
 }
 
