@@ -3962,3 +3962,36 @@ fn jobs_x_runs_its_command() {
     let dir = tempfile::tempdir().unwrap();
     assert!(bash_creates_pwned(dir.path(), "jobs -x touch pwned", &[]));
 }
+
+/// Round 7. `wget --use-askpass=CMD` runs CMD for a user name and password (the real wget 1.21
+/// ran it before connecting); `--save-cookies FILE`, `--rejected-log=FILE` and `--hsts-file`
+/// write FILE.
+#[test]
+fn wget_runs_its_askpass_and_writes_its_logs() {
+    let rules =
+        "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"wget\"\naction = \"allow\"\n";
+    let f = fixture(rules, "allow");
+    f.never_allowed(&[
+        "wget --use-askpass=/tmp/e/x http://index.example.org/",
+        "wget --use-a=/tmp/e/x http://index.example.org/",
+        "wget --use-askpass http://index.example.org/",
+        "wget --save-cookies .envrc http://index.example.org/",
+        "wget --save-cookies=.git/config http://index.example.org/",
+        "wget --rejected-log=.envrc http://index.example.org/",
+        "wget --hsts-file=.envrc http://index.example.org/",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "wget -q http://index.example.org/a.tar.gz",
+            "wget --save-cookies cookies.txt http://index.example.org/",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ask"), "#!/bin/sh\ntouch pwned\necho x\n").unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "chmod +x ask && timeout 20 wget -q --tries=1 --use-askpass=./ask http://127.0.0.1:1/",
+        &[]
+    ));
+}

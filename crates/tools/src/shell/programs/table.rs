@@ -1306,6 +1306,9 @@ pub(super) const PROGRAMS: &[Program] = &[
                 "tries",
                 "timeout",
                 "wait",
+                "save-cookies",
+                "rejected-log",
+                "hsts-file",
             ],
             long_flag: &[
                 "recursive",
@@ -1314,6 +1317,9 @@ pub(super) const PROGRAMS: &[Program] = &[
                 "force-directories",
                 "content-disposition",
                 "trust-server-names",
+                // Its command is attached only (`--use-askpass=CMD`), else taken from the
+                // environment.
+                "use-askpass",
             ],
             lenient: true,
             ..Spec::NONE
@@ -1332,6 +1338,11 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("-e", Does::Runs),
             ("--execute", Does::Runs),
             ("--config", Does::Runs),
+            // Round 7: the real wget ran the credential program before connecting.
+            ("--use-askpass", Does::Runs),
+            ("--save-cookies", Does::WritesArg),
+            ("--rejected-log", Does::WritesArg),
+            ("--hsts-file", Does::WritesArg),
         ],
         operands: Operands::Read,
         special: Some(wget),
