@@ -2264,9 +2264,11 @@ fn quotes_are_plain_here(node: Node) -> bool {
 
 /// Whether a declaration may assign an array, and so evaluate a value `(…)` as a compound
 /// assignment: `declare`/`typeset` whenever the variable is one (an earlier call may have made
-/// it one), `local` when the function already made it a local array, and any of them with `-a`
-/// or `-A` (`export -a`, `readonly -a`). Checked with the real bash 5.2: `export a="$v"` and
-/// `readonly a="$v"` assign `a` the string, even where `a` is an array.
+/// it one), `local` when the same function already made it a local array, and any of them with
+/// `-a` or `-A` (`export -a`, `readonly -a`). Checked with the real bash 5.2: `export a="$v"`
+/// and `readonly a="$v"` assign `a` the string, even where `a` is an array, and `local x="$v"`
+/// makes a new scalar unless this function's own `x` is already an array (a caller's or a
+/// global one does not count).
 fn may_assign_an_array(declaration: Node, src: &Src) -> bool {
     let mut cursor = declaration.walk();
     let mut keyword = None;
@@ -2283,7 +2285,26 @@ fn may_assign_an_array(declaration: Node, src: &Src) -> bool {
             return true;
         }
     }
-    matches!(keyword.as_deref(), Some("declare" | "typeset" | "local"))
+    match keyword.as_deref() {
+        Some("declare" | "typeset") => true,
+        Some("local") => local_array_before(declaration, src),
+        _ => false,
+    }
+}
+
+/// Whether the function around `node` may have made a local array before it: its text up to
+/// `node` has an array value or an `-a`/`-A` declaration (never less strict than the names).
+/// `local` outside a function is an error.
+fn local_array_before(node: Node, src: &Src) -> bool {
+    let mut up = node.parent();
+    while let Some(n) = up {
+        if n.kind() == "function_definition" {
+            let before = src.slice(n.start_byte(), node.start_byte());
+            return before.contains("=(") || before.contains("-a") || before.contains("-A");
+        }
+        up = n.parent();
+    }
+    false
 }
 
 /// Whether a node stands inside double quotes (a substitution opens a new context).

@@ -3572,6 +3572,9 @@ fn a_quoted_compound_assignment_to_a_declaration_is_code() {
         "a=(); declare a=\"$(cat f)\"",
         "typeset a=\"($y)\"",
         "declare a=`cat f`",
+        // `local` when this function made the name a local array before.
+        "f() { local -a x; local x=\"$v\"; }; f",
+        "f() { local x=(); local x=\"$(cat y)\"; }; f",
     ]);
     f.all(
         Action::Allow,
@@ -3581,12 +3584,14 @@ fn a_quoted_compound_assignment_to_a_declaration_is_code() {
             "declare x='(a b)'",
             "declare -a a=([0]=x [1]=y)",
             "declare x=\"a$y\"",
+            "f() { local x=\"$1\"; echo \"$x\"; }; f a",
         ],
     );
     let dir = tempfile::tempdir().unwrap();
     for line in [
         "declare -a a='($(touch pwned))'",
         "v='($(touch pwned))'; declare -a a=\"$v\"",
+        "v='($(touch pwned))'; f() { local -a x; local x=\"$v\"; }; f",
     ] {
         assert!(
             bash_creates_pwned(dir.path(), line, &[]),
