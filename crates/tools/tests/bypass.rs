@@ -3598,6 +3598,16 @@ fn a_quoted_compound_assignment_to_a_declaration_is_code() {
             "bash did not run {line}"
         );
     }
+    // A new local, a global array or an `export`: the string is assigned, nothing runs.
+    for line in [
+        "v='($(touch pwned))'; x=(1); f() { local x=\"$v\"; }; f",
+        "v='($(touch pwned))'; a=(); export a=\"$v\"",
+    ] {
+        assert!(
+            !bash_creates_pwned(dir.path(), line, &[]),
+            "bash ran {line}"
+        );
+    }
 }
 
 /// Round 7, under a `git` rule: `git merge-index PROG -a` runs PROG for every unmerged file (the
