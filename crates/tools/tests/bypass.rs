@@ -4010,3 +4010,45 @@ fn wget_runs_its_askpass_and_writes_its_logs() {
         &[]
     ));
 }
+
+/// Round 7. gpg starts the program `--agent-program` names when no agent runs (the real GnuPG
+/// 2.2 ran it for `-d`, also spelled `--agent-prog=`), and `--dirmngr-program`,
+/// `--photo-viewer` and `--exec-path` name programs it runs; `--options FILE` and `--homedir
+/// DIR` read a `gpg.conf` that can name them. `--logger-file`, `--status-file` and
+/// `--attribute-file` write their file.
+#[test]
+fn gpg_runs_the_programs_its_options_name() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "gpg --agent-program=/tmp/e/x -d f",
+        "gpg --agent-prog /tmp/e/x -d f",
+        "gpg --dirmngr-program=/tmp/e/x --recv-keys x",
+        "gpg --photo-viewer=x --list-keys",
+        "gpg --exec-path=/tmp/e --list-keys",
+        "gpg --options /tmp/e/cfg --list-keys",
+        "gpg --homedir /tmp/e -d f",
+        "gpg --logger-file .envrc --list-keys",
+        "gpg --status-file=.envrc -d f",
+        "gpg --attribute-file .git/hooks/pre-commit -d f",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gpg --list-keys",
+            "gpg -d f",
+            "gpg --batch --yes -o x.gpg -c f",
+            "gpg --verify f.sig f",
+            "gpg --homedir keys --list-keys",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join("h")).unwrap();
+    std::fs::write(ws.join("agent"), "#!/bin/sh\ntouch pwned\nexit 1\n").unwrap();
+    std::fs::write(ws.join("f"), "x").unwrap();
+    assert!(bash_creates_pwned(
+        ws,
+        "chmod +x agent && chmod 700 h && timeout 30 gpg --batch --homedir h --agent-program=./agent --pinentry-mode loopback --passphrase x -c -o f.gpg f",
+        &[]
+    ));
+}
