@@ -4052,3 +4052,36 @@ fn gpg_runs_the_programs_its_options_name() {
         &[]
     ));
 }
+
+/// Round 7. `cp --parents SRC… DIR` writes `DIR/SRC`, the source's whole path, not its last
+/// name: `cp --parents .git/hooks/pre-commit sub` wrote `sub/.git/hooks/pre-commit`, the hook
+/// of the repository `sub` (the real git ran it at the next commit there). It was judged as
+/// `sub/pre-commit`.
+#[test]
+fn cp_parents_writes_the_sources_whole_path() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "cp --parents .git/hooks/pre-commit sub",
+        "cp --par .git/hooks/pre-commit sub",
+        "cp --parents a/.claude/settings.json .",
+        "cp --parents -t sub .git/config",
+        "cp --parents x/* sub",
+        "cp --parents /tmp/e/.envrc sub",
+    ]);
+    f.all(Action::Allow, &["cp --parents src/a.rs build", "cp x sub/"]);
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(
+        ws.join(".git/hooks/pre-commit"),
+        "#!/bin/sh\ntouch ../pwned\n",
+    )
+    .unwrap();
+    let env = [("GIT_CONFIG_NOSYSTEM", "1"), ("HOME", ws.to_str().unwrap())];
+    assert!(bash_creates_pwned(
+        ws,
+        "git init -q sub && cp --parents .git/hooks/pre-commit sub && chmod +x sub/.git/hooks/pre-commit && git -C sub -c user.name=a -c user.email=a@b commit -q --allow-empty -m x",
+        &env
+    ));
+}

@@ -173,6 +173,23 @@ impl Examined {
         }
     }
 
+    /// `cp --parents`: the source's whole path under `dest` (a leading `/` dropped, `..` kept:
+    /// the writes are judged lexically).
+    pub(super) fn copied_with_path_into(&mut self, dest: &Word, src: &Word) {
+        if !dest.literal || dest.text.is_empty() {
+            return; // judged on its own, outside the roots
+        }
+        if !src.literal {
+            return self.unshown(format!(
+                "`{}` copied with its path into `{}` writes names only known when the line runs",
+                src.text, dest.text
+            ));
+        }
+        let dir = dest.text.trim_end_matches('/');
+        let path = src.text.trim_start_matches('/');
+        self.writes.push(format!("{dir}/{path}"));
+    }
+
     pub(super) fn write(&mut self, w: &Word) {
         if w.literal || w.text.contains(['$', '`']) {
             // A dynamic target's text keeps its `$`: judged outside the roots, as a
@@ -572,10 +589,22 @@ fn into_directory(name: &str, p: &Parsed, out: &mut Examined) {
     // `install -d` makes directories; `-T` says the destination is the file itself.
     let not_into_dir =
         p.has(&["-T", "--no-target-directory"]) || (base == "install" && p.has(&["-d"]));
+    // `cp --parents SRC DIR` writes `DIR/SRC`, the source's whole path (`cp --parents
+    // .git/hooks/pre-commit sub` writes the hook of the repository `sub`).
+    let parents = matches!(base, "cp" | "gcp")
+        && p.opts.iter().any(|o| {
+            o.name
+                .strip_prefix("--")
+                .is_some_and(|n| n.len() >= 3 && "parents".starts_with(n))
+        });
     if !not_into_dir {
         for d in &dests {
             for s in sources {
-                out.copied_into(d, s);
+                if parents {
+                    out.copied_with_path_into(d, s);
+                } else {
+                    out.copied_into(d, s);
+                }
             }
         }
     }
