@@ -4056,7 +4056,7 @@ fn gpg_runs_the_programs_its_options_name() {
 /// Round 7. `cp --parents SRC… DIR` writes `DIR/SRC`, the source's whole path, not its last
 /// name: `cp --parents .git/hooks/pre-commit sub` wrote `sub/.git/hooks/pre-commit`, the hook
 /// of the repository `sub` (the real git ran it at the next commit there). It was judged as
-/// `sub/pre-commit`.
+/// `sub/pre-commit`. `rsync -R`/`--relative` does the same.
 #[test]
 fn cp_parents_writes_the_sources_whole_path() {
     let f = allow_all();
@@ -4068,6 +4068,9 @@ fn cp_parents_writes_the_sources_whole_path() {
         "cp --parents -t sub .git/config",
         "cp --parents x/* sub",
         "cp --parents /tmp/e/.envrc sub",
+        "rsync -R .git/hooks/pre-commit sub/",
+        "rsync --relative .git/config sub/",
+        "rsync -vR a/.claude/settings.json .",
     ]);
     f.all(Action::Allow, &["cp --parents src/a.rs build", "cp x sub/"]);
     let dir = tempfile::tempdir().unwrap();

@@ -589,14 +589,22 @@ fn into_directory(name: &str, p: &Parsed, out: &mut Examined) {
     // `install -d` makes directories; `-T` says the destination is the file itself.
     let not_into_dir =
         p.has(&["-T", "--no-target-directory"]) || (base == "install" && p.has(&["-d"]));
-    // `cp --parents SRC DIR` writes `DIR/SRC`, the source's whole path (`cp --parents
-    // .git/hooks/pre-commit sub` writes the hook of the repository `sub`).
-    let parents = matches!(base, "cp" | "gcp")
+    // `cp --parents SRC DIR` (and `rsync -R`/`--relative`) writes `DIR/SRC`, the source's
+    // whole path (`cp --parents .git/hooks/pre-commit sub` writes the hook of the repository
+    // `sub`).
+    let parents = (matches!(base, "cp" | "gcp")
         && p.opts.iter().any(|o| {
             o.name
                 .strip_prefix("--")
                 .is_some_and(|n| n.len() >= 3 && "parents".starts_with(n))
-        });
+        }))
+        || (base == "rsync"
+            && (p.has(&["-R"])
+                || p.opts.iter().any(|o| {
+                    o.name
+                        .strip_prefix("--")
+                        .is_some_and(|n| n.len() >= 3 && "relative".starts_with(n))
+                })));
     if !not_into_dir {
         for d in &dests {
             for s in sources {
