@@ -4056,7 +4056,8 @@ fn gpg_runs_the_programs_its_options_name() {
 /// Round 7. `cp --parents SRC… DIR` writes `DIR/SRC`, the source's whole path, not its last
 /// name: `cp --parents .git/hooks/pre-commit sub` wrote `sub/.git/hooks/pre-commit`, the hook
 /// of the repository `sub` (the real git ran it at the next commit there). It was judged as
-/// `sub/pre-commit`. `rsync -R`/`--relative` does the same.
+/// `sub/pre-commit`. `rsync -R`/`--relative` does the same (by its manual; rsync is not
+/// installed here).
 #[test]
 fn cp_parents_writes_the_sources_whole_path() {
     let f = allow_all();
