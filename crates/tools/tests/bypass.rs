@@ -4089,3 +4089,39 @@ fn cp_parents_writes_the_sources_whole_path() {
         &env
     ));
 }
+
+/// Round 7. util-linux `rename FROM TO FILE…` renames each FILE to FILE with FROM replaced by
+/// TO, in the whole name: the real `rename.ul x .envrc x` made `.envrc`, and `rename.ul d/f
+/// .envrc d/f` moved a file out of its directory to `.envrc`. Debian's `rename` is Perl's
+/// `file-rename`, whose first operand is a Perl expression it runs. Both were allowed where the
+/// default allows.
+#[test]
+fn rename_writes_the_names_it_computes() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "rename.ul x .envrc x",
+        "rename.ul d/f .envrc d/f",
+        "rename.ul -v pre .git/hooks/pre sub/pre-commit",
+        "rename.ul -a x c .envrx",
+        "rename.ul -l z c .envrz",
+        "rename.ul -s x y link",
+        "rename.ul x y *",
+        "rename.ul \"$a\" b c",
+        "rename 's/x/.envrc/' x",
+        "file-rename 's/x/y/e' x",
+        "prename 's/x/y/' x",
+    ]);
+    f.all(
+        Action::Allow,
+        &["rename.ul .txt .md a.txt b.txt", "rename.ul -n x .envrc x"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x"), "touch pwned\n").unwrap();
+    assert!(!bash_creates_pwned(ws, "rename.ul x .envrc x", &[]));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "rename.ul did not make .envrc"
+    );
+}

@@ -1867,6 +1867,63 @@ pub(super) fn extractor(p: &Parsed, out: &mut Examined) {
     }
 }
 
+/// util-linux `rename FROM TO FILE…`: each FILE becomes FILE with the first FROM (`-l` the
+/// last, `-a` every one) replaced by TO, in the whole name (the real `rename.ul d/f .envrc d/f`
+/// moved the file to `.envrc`): each new name is a write. `-s` changes where links point, a
+/// name only known when the line runs may become anything.
+pub(super) fn rename(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-n", "--no-act", "-h", "--help", "-V", "--version"]) {
+        return;
+    }
+    let [from, to, files @ ..] = p.operands.as_slice() else {
+        return;
+    };
+    if p.has(&["-s", "--symlink"])
+        || p.dynamic.is_some()
+        || !from.literal
+        || !to.literal
+        || files.iter().any(|f| !f.literal)
+    {
+        return out.unshown("`rename` writes names only known when the line runs".into());
+    }
+    for f in files {
+        let name = &f.text;
+        let renamed = if from.text.is_empty() {
+            continue;
+        } else if p.has(&["-a", "--all"]) {
+            name.replace(&from.text, &to.text)
+        } else if p.has(&["-l", "--last"]) {
+            match name.rfind(&from.text) {
+                Some(at) => format!(
+                    "{}{}{}",
+                    &name[..at],
+                    to.text,
+                    &name[at + from.text.len()..]
+                ),
+                None => continue,
+            }
+        } else {
+            name.replacen(&from.text, &to.text, 1)
+        };
+        if &renamed != name {
+            out.write(&Word::lit(&renamed));
+        }
+    }
+}
+
+/// Perl's `rename` (Debian's `rename`, `file-rename`, `prename`): its first operand is Perl
+/// code it runs for each name (`s/x/…/e` runs anything).
+pub(super) fn perl_rename(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-h", "--help", "-V", "--version"]) {
+        return;
+    }
+    out.effect(
+        EffectKind::Runs,
+        "-e",
+        "Perl's `rename` runs its expression as Perl code".into(),
+    );
+}
+
 /// `crontab FILE` (`-`, `-e`), `at` and `batch` install a job the operator's cron or atd runs
 /// later, outside any sandbox (the real `crontab -` wrote `/var/spool/cron/crontabs/root`), and
 /// `crontab -r` removes the operator's: only listing (`-l`, with `-u USER`) passes.

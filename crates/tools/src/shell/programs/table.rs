@@ -2,8 +2,9 @@
 //! dangerous ones do.
 
 use super::special::{
-    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, package, patch, pytest,
-    python_script, rsync, scheduler, second_operand_written, sed, split, uudecode, wget,
+    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, package, patch,
+    perl_rename, pytest, python_script, rename, rsync, scheduler, second_operand_written, sed,
+    split, uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -521,6 +522,44 @@ pub(super) const PROGRAMS: &[Program] = &[
         options: &[],
         operands: Operands::Read,
         special: Some(extractor),
+    },
+    // Round 7: util-linux `rename FROM TO FILE…` (the names it computes are judged), and
+    // Perl's `rename` (Debian's), which runs its first operand as Perl.
+    Program {
+        names: &["rename.ul"],
+        spec: Spec {
+            long_flag: &[
+                "verbose",
+                "symlink",
+                "no-act",
+                "all",
+                "last",
+                "no-overwrite",
+                "interactive",
+                "help",
+                "version",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(rename),
+    },
+    Program {
+        names: &["rename", "file-rename", "prename", "perl-rename"],
+        spec: Spec {
+            short_arg: "eE",
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(perl_rename),
     },
     // Round 7: the operator's scheduler (`crontab`, `at`, `batch`): only listing passes.
     Program {
