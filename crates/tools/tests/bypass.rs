@@ -4125,3 +4125,43 @@ fn rename_writes_the_names_it_computes() {
         "rename.ul did not make .envrc"
     );
 }
+
+/// Round 7. binutils `objcopy IN [OUT]` writes OUT (IN itself without one), and
+/// `--dump-section NAME=FILE` writes FILE: the real objcopy 2.40 copied `x` to `.envrc` with
+/// `-I binary -O binary`, and dumped a section to the file named. `strip` rewrites its operands
+/// in place, or writes `-o FILE`. All were allowed where the default allows.
+#[test]
+fn objcopy_and_strip_write_the_files_they_name() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "objcopy -I binary -O binary x .envrc",
+        "objcopy --input-target=binary x .git/hooks/pre-commit",
+        "objcopy .envrc",
+        "objcopy --dump-section .data=.envrc x y",
+        "objcopy --dump-sec .data=.envrc x y",
+        "strip -o .envrc x",
+        "strip .git/hooks/pre-commit",
+        "x86_64-linux-gnu-objcopy x .envrc",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "objcopy -O binary app app.bin",
+            "strip -o app.stripped app",
+            "strip app",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x"), "touch pwned\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "objcopy -I binary -O binary x .envrc",
+        &[]
+    ));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "objcopy did not copy x to .envrc"
+    );
+}

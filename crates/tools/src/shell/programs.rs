@@ -395,6 +395,11 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lzma" | "unlzma" | "zstd"
         | "unzstd" | "pigz" | "unpigz" | "uncompress" => compressor(base, args, &mut out),
         b => {
+            // binutils' cross spellings (`x86_64-linux-gnu-objcopy`) are the same programs.
+            let b = ["objcopy", "strip"]
+                .into_iter()
+                .find(|t| is_tool(b, t))
+                .unwrap_or(b);
             if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&b)) {
                 program_table(name, program, args, &mut out);
             }

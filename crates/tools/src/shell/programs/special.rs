@@ -1867,6 +1867,16 @@ pub(super) fn extractor(p: &Parsed, out: &mut Examined) {
     }
 }
 
+/// `objcopy --dump-section NAME=FILE` writes the section to FILE.
+pub(super) fn objcopy(p: &Parsed, out: &mut Examined) {
+    for a in p.args(&["--dump-section"]) {
+        match a.text.split_once('=') {
+            Some((_, file)) if a.literal => out.write(&Word::lit(file)),
+            _ => out.write(a),
+        }
+    }
+}
+
 /// util-linux `rename FROM TO FILE…`: each FILE becomes FILE with the first FROM (`-l` the
 /// last, `-a` every one) replaced by TO, in the whole name (the real `rename.ul d/f .envrc d/f`
 /// moved the file to `.envrc`): each new name is a write. `-s` changes where links point, a

@@ -2,9 +2,9 @@
 //! dangerous ones do.
 
 use super::special::{
-    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, package, patch,
-    perl_rename, pytest, python_script, rename, rsync, scheduler, second_operand_written, sed,
-    split, uudecode, wget,
+    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, objcopy, package,
+    patch, perl_rename, pytest, python_script, rename, rsync, scheduler, second_operand_written,
+    sed, split, uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -522,6 +522,61 @@ pub(super) const PROGRAMS: &[Program] = &[
         options: &[],
         operands: Operands::Read,
         special: Some(extractor),
+    },
+    // Round 7: binutils. `objcopy IN [OUT]` writes OUT (IN without one), `strip` rewrites its
+    // operands or writes `-o FILE`: every operand is judged as written (never less strict).
+    Program {
+        names: &["objcopy"],
+        spec: Spec {
+            short_arg: "IOBFjRNKLGWb",
+            long_arg: &[
+                "input-target",
+                "output-target",
+                "binary-architecture",
+                "target",
+                "only-section",
+                "remove-section",
+                "strip-symbol",
+                "keep-symbol",
+                "localize-symbol",
+                "keep-global-symbol",
+                "weaken-symbol",
+                "byte",
+                "dump-section",
+                "add-section",
+                "update-section",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: Some(objcopy),
+    },
+    Program {
+        names: &["strip"],
+        spec: Spec {
+            short_arg: "IOFRNKo",
+            long_arg: &[
+                "input-target",
+                "output-target",
+                "target",
+                "remove-section",
+                "remove-relocations",
+                "strip-symbol",
+                "keep-section",
+                "keep-symbol",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg)],
+        operands: Operands::Written,
+        special: None,
     },
     // Round 7: util-linux `rename FROM TO FILE…` (the names it computes are judged), and
     // Perl's `rename` (Debian's), which runs its first operand as Perl.
