@@ -4165,3 +4165,39 @@ fn objcopy_and_strip_write_the_files_they_name() {
         "objcopy did not copy x to .envrc"
     );
 }
+
+/// Round 7. `lz4 [-d] IN OUT` writes its second operand (the real lz4 1.9 decompressed into
+/// `.envrc`), and with one operand (or `-m`) a name derived from it (`unlz4 .envrc.lz4`
+/// writes `.envrc` when its output is a terminal).
+#[test]
+fn lz4_writes_its_output_operand() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "lz4 -d x.lz4 .envrc",
+        "unlz4 x.lz4 .envrc",
+        "lz4 -dm .envrc.lz4",
+        "unlz4 .envrc.lz4",
+        "lz4 -d .git/hooks/pre-commit.lz4",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "lz4 -d x.lz4 out.txt",
+            "lz4cat x.lz4",
+            "lz4 -dc x.lz4",
+            "lz4 x x.lz4",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x"), "touch pwned\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "lz4 -q x x.lz4 && lz4 -q -d x.lz4 .envrc",
+        &[]
+    ));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "lz4 did not write .envrc"
+    );
+}

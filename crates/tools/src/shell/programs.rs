@@ -23,7 +23,7 @@ use super::options::{step, Opt, Spec, Step, Stop};
 use super::words::Word;
 use consoles::{editor, openssl, sqlite3, EDITORS};
 use git::git;
-use special::{cargo, compressor, dd, find, go, npm, tar, unzip, zip};
+use special::{cargo, compressor, dd, find, go, lz4, npm, tar, unzip, zip};
 use table::PROGRAMS;
 use toolchain::{ar, cc, is_cc, linker, rustc};
 
@@ -394,6 +394,7 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
         }
         "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lzma" | "unlzma" | "zstd"
         | "unzstd" | "pigz" | "unpigz" | "uncompress" => compressor(base, args, &mut out),
+        "lz4" | "unlz4" | "lz4c" => lz4(base, args, &mut out),
         b => {
             // binutils' cross spellings (`x86_64-linux-gnu-objcopy`) are the same programs.
             let b = ["objcopy", "strip"]

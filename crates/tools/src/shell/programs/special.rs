@@ -1590,6 +1590,47 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
     }
 }
 
+/// `lz4 [-d] IN OUT` writes OUT (the real lz4 1.9 decompressed into `.envrc`); with one operand,
+/// or each of `-m`'s, a name derived from it: the operand without `.lz4` (decompressing) or
+/// with it (compressing), both judged. `-c`, `-t`, `--list` and `lz4cat` write no file.
+pub(super) fn lz4(base: &str, args: &[Word], out: &mut Examined) {
+    let spec = Spec {
+        short_arg: "B",
+        long_flag: &[
+            "stdout",
+            "to-stdout",
+            "test",
+            "list",
+            "multiple",
+            "decompress",
+        ],
+        lenient: true,
+        ..Spec::NONE
+    };
+    let p = parse(args, &spec, true);
+    if p.has(&["-c", "--stdout", "--to-stdout", "-t", "--test", "--list"]) {
+        return;
+    }
+    if p.dynamic.is_some() || p.operands.iter().any(|w| !w.literal) {
+        return out.unshown(format!(
+            "`{base}` writes a name only known when the line runs"
+        ));
+    }
+    let files: Vec<&Word> = p.operands.iter().filter(|w| w.text != "-").collect();
+    if !p.has(&["-m", "--multiple"]) && p.operands.len() == 2 {
+        if p.operands[1].text != "stdout" {
+            out.write(&p.operands[1]);
+        }
+        return;
+    }
+    for f in files {
+        if let Some(stem) = f.text.strip_suffix(".lz4") {
+            out.write(&Word::lit(stem));
+        }
+        out.write(&Word::lit(&format!("{}.lz4", f.text)));
+    }
+}
+
 /// `chmod`/`chown`/`chgrp -R` change every file under the directories named, names the line
 /// does not show (a planted `.git/hooks/pre-commit` becomes executable).
 pub(super) fn modes(p: &Parsed, out: &mut Examined) {
