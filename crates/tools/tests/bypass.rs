@@ -4201,3 +4201,46 @@ fn lz4_writes_its_output_operand() {
         "lz4 did not write .envrc"
     );
 }
+
+/// Round 7. tmux and screen run the commands they are given in a terminal they keep (`tmux new
+/// -d CMD`, `run-shell`, `screen -dm CMD`; the real tmux 3.3 ran one), and `tmux send-keys`
+/// types into a session that may be the operator's own, outside any sandbox. They were
+/// allowed where the default allows, past a `rm` deny rule. Only listing passes.
+#[test]
+fn a_terminal_multiplexer_runs_what_it_is_given() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "tmux new-session -d 'rm -rf src'",
+        "tmux new -d rm x",
+        "tmux send-keys -t 0 'rm x' Enter",
+        "tmux run-shell 'rm x'",
+        "tmux -L x new -d ls",
+        "tmux",
+        "screen -dm rm x",
+        "screen -S s -X stuff 'rm x\\n'",
+        "screen",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "tmux -V",
+            "tmux ls",
+            "tmux list-sessions",
+            "tmux has-session -t x",
+            "screen -ls",
+            "screen -v",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let socket = format!("cordon-bypass-{}", std::process::id());
+    let line = format!("tmux -L {socket} -f /dev/null new-session -d 'touch pwned'");
+    let _ = bash_creates_pwned(dir.path(), &line, &[]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !dir.path().join("pwned").exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        dir.path().join("pwned").exists(),
+        "tmux did not run its command"
+    );
+}

@@ -151,6 +151,7 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "script" => script(args, &mut out),
         "ssh" | "scp" | "sftp" => ssh(base, args, &mut out),
         "jobs" => jobs(args, &mut out),
+        "tmux" | "screen" => multiplexer(base, args, &mut out),
         "su" => su(args, false, &mut out),
         "runuser" => su(args, true, &mut out),
         "sg" => sg(args, &mut out),
@@ -1239,6 +1240,55 @@ fn script(args: &[Word], out: &mut Findings) {
     match arg_of(&opts, &["-c", "--command"]) {
         Some(cmd) => out.line(cmd),
         None => out.opaque("script starts a shell that reads commands from standard input".into()),
+    }
+}
+
+/// tmux and screen run what they are given in a terminal they keep (`tmux new -d CMD`,
+/// `run-shell`, `screen -dm CMD`; the real tmux 3.3 ran one), and `tmux send-keys`/`screen -X
+/// stuff` type into a session that may be the operator's own, outside any sandbox. Only listing
+/// passes (`tmux ls`, `list-*`, `has-session`, `-V`; `screen -ls`, `-v`). The words they are
+/// given are also read as commands, for the deny rules.
+fn multiplexer(base: &str, args: &[Word], out: &mut Findings) {
+    const TMUX_LISTS: &[&str] = &[
+        "ls",
+        "list-sessions",
+        "lsw",
+        "list-windows",
+        "lsp",
+        "list-panes",
+        "lsc",
+        "list-clients",
+        "lscm",
+        "list-commands",
+        "has",
+        "has-session",
+    ];
+    let all_known = args.iter().all(|w| w.literal);
+    let lists = all_known
+        && match base {
+            "tmux" => {
+                args.len() == 1 && args[0].text == "-V"
+                    || args
+                        .iter()
+                        .position(|w| !w.text.starts_with('-'))
+                        .is_some_and(|i| i == 0 && TMUX_LISTS.contains(&args[0].text.as_str()))
+            }
+            _ => {
+                args.len() == 1
+                    && matches!(args[0].text.as_str(), "-ls" | "-list" | "-v" | "--version")
+            }
+        };
+    if lists {
+        return;
+    }
+    out.opaque(format!(
+        "`{base}` runs commands in a terminal it keeps, or types into a session that may be the operator's own"
+    ));
+    for w in args
+        .iter()
+        .filter(|w| w.literal && !w.text.starts_with('-'))
+    {
+        out.inner.push(Inner::PosixLine(w.clone()));
     }
 }
 
