@@ -4244,3 +4244,54 @@ fn a_terminal_multiplexer_runs_what_it_is_given() {
         "tmux did not run its command"
     );
 }
+
+/// Round 7. More programs that run the command they are given, missing from the wrapper table:
+/// a `rm` deny rule did not reach `eatmydata rm x`, `setarch x86_64 rm x`, `choom -n 1 rm x`,
+/// `faketime TIME rm x`, `ssh-agent rm x`, `dbus-launch rm x`, `torsocks rm x` or
+/// `systemd-run rm x`. `systemd-run` also hands its command to the operator's service manager,
+/// outside any sandbox (`--user --on-calendar` makes it a timer), so it asks as well.
+#[test]
+fn more_programs_that_run_their_argv_are_seen_through() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "eatmydata rm x",
+            "setarch x86_64 rm x",
+            "setarch x86_64 -R rm x",
+            "linux64 rm x",
+            "linux32 -R rm x",
+            "choom -n 100 rm x",
+            "choom -n 100 -- rm x",
+            "faketime '2020-01-01' rm x",
+            "faketime -f '+1d' rm x",
+            "ssh-agent rm x",
+            "ssh-agent -t 60 rm x",
+            "dbus-launch rm x",
+            "dbus-launch --exit-with-session rm x",
+            "torsocks rm x",
+            "systemd-run rm x",
+            "systemd-run --user --scope rm x",
+            "systemd-run --user --on-calendar=daily rm x",
+        ],
+    );
+    f.never_allowed(&[
+        "systemd-run --user --on-calendar=daily ls",
+        "setarch x86_64 \"$o\" ls",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "eatmydata ls",
+            "setarch x86_64 ls",
+            "choom -p 1",
+            "ssh-agent -k",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "setarch x86_64 -R touch pwned",
+        &[]
+    ));
+}

@@ -152,6 +152,58 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "ssh" | "scp" | "sftp" => ssh(base, args, &mut out),
         "jobs" => jobs(args, &mut out),
         "tmux" | "screen" => multiplexer(base, args, &mut out),
+        // `setarch ARCH [options] [command]`.
+        "setarch" => match args.split_first() {
+            Some((arch, _)) if !arch.single => out.stop(Stop::Dynamic(arch.text.clone())),
+            Some((_, rest)) => prefix(rest, &table::SETARCH, 0, &["--help"], &mut out),
+            None => {}
+        },
+        // Round 7: the command becomes a unit of the operator's service manager, outside any
+        // sandbox (`--user --on-calendar` makes it a timer): it asks, and it is reported.
+        "systemd-run" => {
+            out.opaque(
+                "`systemd-run` hands its command to the operator's service manager, outside any sandbox"
+                    .into(),
+            );
+            let spec = Spec {
+                short_arg: "upEMH",
+                short_flag: "GtPqrSd",
+                long_any_value: true,
+                long_flag: &[
+                    "user",
+                    "system",
+                    "scope",
+                    "remain-after-exit",
+                    "wait",
+                    "pipe",
+                    "pty",
+                    "quiet",
+                    "collect",
+                    "same-dir",
+                    "no-block",
+                    "no-ask-password",
+                    "shell",
+                    "on-clock-change",
+                    "on-timezone-change",
+                ],
+                long_arg: &[
+                    "unit",
+                    "property",
+                    "description",
+                    "slice",
+                    "setenv",
+                    "working-directory",
+                    "uid",
+                    "gid",
+                    "nice",
+                    "machine",
+                    "host",
+                    "service-type",
+                ],
+                ..Spec::NONE
+            };
+            prefix(args, &spec, 0, &["--help", "--version"], &mut out);
+        }
         "su" => su(args, false, &mut out),
         "runuser" => su(args, true, &mut out),
         "sg" => sg(args, &mut out),
