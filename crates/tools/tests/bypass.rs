@@ -4273,6 +4273,11 @@ fn more_programs_that_run_their_argv_are_seen_through() {
             "systemd-run rm x",
             "systemd-run --user --scope rm x",
             "systemd-run --user --on-calendar=daily rm x",
+            "uclampset -m 0 rm x",
+            "runcon ctx rm x",
+            "runcon -t t rm x",
+            "systemd-inhibit --what=idle rm x",
+            "systemd-inhibit rm x",
         ],
     );
     f.never_allowed(&[

@@ -152,6 +152,24 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "ssh" | "scp" | "sftp" => ssh(base, args, &mut out),
         "jobs" => jobs(args, &mut out),
         "tmux" | "screen" => multiplexer(base, args, &mut out),
+        // `runcon CONTEXT COMMAND…`, or `runcon [-c] [-u U] [-r R] [-t T] [-l L] COMMAND…`.
+        "runcon" => {
+            let spec = Spec {
+                short_arg: "urtl",
+                short_flag: "ch",
+                long_arg: &["user", "role", "type", "range"],
+                long_flag: &["compute", "help", "version"],
+                ..Spec::NONE
+            };
+            match args.first() {
+                Some(w) if !w.single => out.stop(Stop::Dynamic(w.text.clone())),
+                Some(w) if !w.text.starts_with('-') => {
+                    prefix(&args[1..], &Spec::NONE, 0, &[], &mut out)
+                }
+                Some(_) => prefix(args, &spec, 0, &["-h", "--help", "--version"], &mut out),
+                None => {}
+            }
+        }
         // `setarch ARCH [options] [command]`.
         "setarch" => match args.split_first() {
             Some((arch, _)) if !arch.single => out.stop(Stop::Dynamic(arch.text.clone())),

@@ -756,6 +756,46 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         transparent: false,
     },
     PrefixWrapper {
+        names: &["uclampset"],
+        spec: Spec {
+            short_arg: "mMp",
+            short_flag: "aRsvVh",
+            long_arg: &["pid"],
+            long_flag: &[
+                "all-tasks",
+                "reset-on-fork",
+                "system",
+                "verbose",
+                "help",
+                "version",
+            ],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["systemd-inhibit"],
+        spec: Spec {
+            long_arg: &["what", "who", "why", "mode"],
+            long_flag: &[
+                "list",
+                "no-pager",
+                "no-legend",
+                "no-ask-password",
+                "help",
+                "version",
+            ],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &["--list", "--help", "--version"],
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
         names: &["chronic"],
         spec: Spec {
             short_flag: "ev",
