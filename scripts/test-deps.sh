@@ -88,6 +88,14 @@ command -v zip >/dev/null || {
 command -v unzip >/dev/null || {
   retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq unzip
 }
+# redteam (issue 21, round 7): crates/tools/tests/bypass.rs runs the real lz4 (its output
+# operand), ssh (`-o ProxyCommand=`), gpg (`--agent-program`), wget (`--use-askpass`),
+# objcopy (binutils) and tmux (`new -d CMD`) to show what each writes or runs.
+for need in lz4:lz4 ssh:openssh-client gpg:gnupg wget:wget objcopy:binutils tmux:tmux; do
+  command -v "${need%%:*}" >/dev/null || {
+    retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need#*:}"
+  }
+done
 # redteam (issue 21, round 4): rustup's proxies (`cargo`, `rustc`) run the toolchain a
 # `rust-toolchain.toml` names by path; the test drives a copy of this machine's rustup (under
 # the prefix, so that an unprivileged user can run it too; /root is not theirs).

@@ -423,7 +423,14 @@ fn weigh(c: &Found) -> (Level, &'static str, String) {
     (Level::Ask, tag, reason)
 }
 
-/// Is a redirection target a literal path inside a writable root?
+/// Whether a target's text is the path bash opens: not empty, and without what bash expands
+/// when the line runs (`$x`, `` `…` ``, globs, `~`, and braces: `> .git/hook{s..s}/pre-commit`
+/// is one word after expansion, the hook). A quoted `{` in a name is taken as expanded too;
+/// such names are rare, and they only ask.
+fn known_path(target: &str) -> bool {
+    !target.is_empty() && !target.contains(['$', '`', '*', '?', '[', '~', '{'])
+}
+
 /// Whether a [`SimpleCommand::state_only`] builtin is allowed where no rule names it: all are,
 /// but `cd`/`pushd` only to an existing directory inside the writable roots (symlinks
 /// followed), and with `..` only as the line's one change of directory (its target is judged
@@ -464,7 +471,7 @@ fn state_only_allowed(c: &SimpleCommand, parsed: &ParsedLine, cx: &ShellContext)
     let up = Path::new(target.as_str())
         .components()
         .any(|p| p == Component::ParentDir);
-    if (up && changes > 1) || target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
+    if (up && changes > 1) || !known_path(target) {
         return false;
     }
     // Lexically outside every root: no need to ask the file system.
@@ -503,7 +510,7 @@ fn made_git_dirs(parsed: &ParsedLine, cx: &ShellContext) -> Vec<PathBuf> {
             Found::WriteRedirect(t) => Some(t.as_str()),
             _ => None,
         })
-        .filter(|t| !t.is_empty() && !t.contains(['$', '`', '*', '?', '[', '~']))
+        .filter(|t| known_path(t))
         .map(|t| lexical(&cx.cwd.join(t)))
         .filter(|p| p.file_name().is_some_and(|n| n == "HEAD"))
         .filter_map(|p| p.parent().map(Path::to_path_buf))
@@ -518,7 +525,7 @@ fn made_git_dirs(parsed: &ParsedLine, cx: &ShellContext) -> Vec<PathBuf> {
 /// for a caller that runs the line without the sandbox's kernel profile and after-run scan.
 fn writes_surface(target: &str, cx: &ShellContext, made: &[PathBuf]) -> Option<&'static str> {
     use cordon_policy::surface::{classify, classify_home, folded};
-    if target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
+    if !known_path(target) {
         return None;
     }
     let path = lexical(&cx.cwd.join(target));
@@ -548,7 +555,7 @@ fn writes_surface(target: &str, cx: &ShellContext, made: &[PathBuf]) -> Option<&
 }
 
 fn writes_inside(target: &str, cx: &ShellContext) -> bool {
-    if target.is_empty() || target.contains(['$', '`', '*', '?', '[', '~']) {
+    if !known_path(target) {
         return false;
     }
     let path = lexical(&cx.cwd.join(target));

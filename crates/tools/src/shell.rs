@@ -1087,11 +1087,13 @@ impl<'a> Walker<'a> {
                         src.raw(node).chars().take(40).collect::<String>()
                     )));
                 }
-                if kind != "raw_string" && kind != "ansi_c_string" {
+                if (kind != "raw_string" || quotes_are_plain_here(node)) && kind != "ansi_c_string"
+                {
                     self.hidden_substitutions(node, src);
                 }
                 if kind == "word" {
                     self.named_descriptor(node, src);
+                    self.hidden_process_substitutions(node, src);
                 }
                 if self.arith {
                     let text = src.raw(node);
@@ -1212,6 +1214,54 @@ impl<'a> Walker<'a> {
         )));
         for cmd in inner {
             self.nested(&Word::lit(&cmd));
+        }
+    }
+
+    /// An unquoted word the parser took as plain text but that holds an unescaped `<(` or
+    /// `>(`: in the word of `${x:-WORD}` (`echo ${x:-<(cmd)}`) bash runs it as a process
+    /// substitution. The line is [`Concern::Unparsed`]; the commands inside are reported.
+    fn hidden_process_substitutions(&mut self, node: Node, src: &Src) {
+        if in_double_quotes(node) {
+            // `"${x:-<(cmd)}"` is text to bash.
+            return;
+        }
+        let text = src.raw(node);
+        let bytes = text.as_bytes();
+        let mut found = false;
+        let mut i = 0;
+        while i + 1 < bytes.len() {
+            match (bytes[i], bytes[i + 1]) {
+                (b'\\', _) => i += 2,
+                (b'<' | b'>', b'(') => {
+                    found = true;
+                    let mut depth = 0usize;
+                    let mut j = i + 1;
+                    while j < bytes.len() {
+                        match bytes[j] {
+                            b'\\' => j += 1,
+                            b'(' => depth += 1,
+                            b')' => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                        j += 1;
+                    }
+                    let inner = String::from_utf8_lossy(&bytes[i + 2..j.min(bytes.len())]);
+                    self.nested(&Word::lit(&inner));
+                    i = j + 1;
+                }
+                _ => i += 1,
+            }
+        }
+        if found {
+            self.concern(Concern::Unparsed(format!(
+                "process substitution the parser did not recognise in `{}`",
+                text.chars().take(40).collect::<String>()
+            )));
         }
     }
 
@@ -1472,6 +1522,51 @@ impl<'a> Walker<'a> {
         self.children(node, src);
     }
 
+    /// `declare -a NAME='(…)'` (also `-A`, `typeset`, `readonly`, `local`, and a plain
+    /// `declare NAME='(…)'` when NAME is already an array, which an earlier call may have
+    /// made): bash takes the quoted text for a compound assignment, expands its words and
+    /// evaluates its subscripts (`declare -a a='($(rm x))'` runs `rm`). A value with a `$`, a
+    /// backquote or a subscript is code; its substitutions are read as commands.
+    fn quoted_compound_assignment(&mut self, node: Node, src: &Src) {
+        let Some(value) = node
+            .child_by_field_name("value")
+            .filter(|v| v.kind() != "array")
+        else {
+            return;
+        };
+        if !node.parent().is_some_and(|d| may_assign_an_array(d, src)) {
+            return;
+        }
+        let word = resolve(&[value], src);
+        if !word.literal {
+            // A value only known when the line runs may be `(…)` after expansion, and bash then
+            // evaluates it as one (`declare -a a="$v"`, `declare a="$(cmd)"` when `a` is an
+            // array): unless the value visibly starts with another character.
+            let head = src.raw(value);
+            if head.trim_start_matches('"').starts_with(['$', '`', '(']) {
+                self.concern(Concern::Opaque(format!(
+                    "{}: a declaration evaluates a value that expands to `(…)` as a compound assignment when the variable is an array (as an earlier call may have made it), which can run commands",
+                    src.raw(node)
+                )));
+            }
+            return;
+        }
+        let text = word.text;
+        let Some(inner) = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')) else {
+            return;
+        };
+        if !inner.contains(['$', '`', '[']) {
+            return;
+        }
+        self.concern(Concern::Opaque(format!(
+            "{}: a declaration evaluates a quoted `(…)` as a compound assignment, which can run commands",
+            src.raw(node)
+        )));
+        if inner.contains(['$', '`']) {
+            self.nested(&Word::lit(&format!(": {inner}")));
+        }
+    }
+
     /// `NAME=value` (standalone, as a command prefix, or in a declaration).
     fn assignment(&mut self, node: Node, src: &Src, place: Place) {
         if let Some(name) = node.child_by_field_name("name") {
@@ -1499,6 +1594,9 @@ impl<'a> Walker<'a> {
             }
             if rebinds_commands(&var) && (!matches!(place, Place::Prefix) || self.prefix_persists) {
                 self.concern(Concern::Rebinding(text.clone()));
+            }
+            if matches!(place, Place::Declaration) {
+                self.quoted_compound_assignment(node, src);
             }
             // The value, for the uses that evaluate it: known only when it is a literal (each
             // element of an array).
@@ -1756,12 +1854,7 @@ impl<'a> Walker<'a> {
         }
         if writes {
             match &target {
-                Some(t)
-                    if t.literal
-                        && matches!(
-                            t.text.as_str(),
-                            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2"
-                        ) => {}
+                Some(t) if t.literal && writes_no_file(&t.text) => {}
                 Some(t) => self.concern(Concern::WriteRedirect(t.text.clone())),
                 None => self.concern(Concern::WriteRedirect(src.raw(node))),
             }
@@ -2136,6 +2229,94 @@ fn has_expansion(node: Node) -> bool {
             return true;
         }
         stack.extend(n.named_children(&mut cursor));
+    }
+    false
+}
+
+/// Whether writing to this path writes no file: the null device and the streams the line
+/// already has.
+fn writes_no_file(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2"
+    )
+}
+
+/// Whether single quotes are plain characters where this `'…'` stands: inside `${…}` inside
+/// double quotes (`"${x:-'$(cmd)'}"`), bash expands what is between them, so a substitution
+/// there runs although the parser read a quoted string. (The pattern operators, `#`, `%`,
+/// `/`, do take them as quotes; asking there too is never less strict.) A substitution opens
+/// a new quoting context.
+fn quotes_are_plain_here(node: Node) -> bool {
+    let mut in_expansion = false;
+    let mut up = node.parent();
+    while let Some(n) = up {
+        match n.kind() {
+            "expansion" => in_expansion = true,
+            "string" if in_expansion => return true,
+            "command_substitution" | "process_substitution" | "program" => return false,
+            _ => {}
+        }
+        up = n.parent();
+    }
+    false
+}
+
+/// Whether a declaration may assign an array, and so evaluate a value `(…)` as a compound
+/// assignment: `declare`/`typeset` whenever the variable is one (an earlier call may have made
+/// it one), `local` when the same function already made it a local array, and any of them with
+/// `-a` or `-A` (`export -a`, `readonly -a`). Checked with the real bash 5.2: `export a="$v"`
+/// and `readonly a="$v"` assign `a` the string, even where `a` is an array, and `local x="$v"`
+/// makes a new scalar unless this function's own `x` is already an array (a caller's or a
+/// global one does not count).
+fn may_assign_an_array(declaration: Node, src: &Src) -> bool {
+    let mut cursor = declaration.walk();
+    let mut keyword = None;
+    for c in declaration.children(&mut cursor) {
+        if !c.is_named() {
+            keyword.get_or_insert_with(|| src.raw(c));
+            continue;
+        }
+        if c.kind() == "variable_assignment" || c.kind() == "variable_name" {
+            continue;
+        }
+        let flag = resolve(&[c], src);
+        if !flag.literal || (flag.text.starts_with('-') && flag.text.contains(['a', 'A'])) {
+            return true;
+        }
+    }
+    match keyword.as_deref() {
+        Some("declare" | "typeset") => true,
+        Some("local") => local_array_before(declaration, src),
+        _ => false,
+    }
+}
+
+/// Whether the function around `node` may have made a local array before it: its text up to
+/// `node` has an array value or an `-a`/`-A` declaration (never less strict than the names).
+/// `local` outside a function is an error.
+fn local_array_before(node: Node, src: &Src) -> bool {
+    let mut up = node.parent();
+    while let Some(n) = up {
+        if n.kind() == "function_definition" {
+            let before = src.slice(n.start_byte(), node.start_byte());
+            return before.contains("=(") || before.contains("-a") || before.contains("-A");
+        }
+        up = n.parent();
+    }
+    false
+}
+
+/// Whether a node stands inside double quotes (a substitution opens a new context).
+fn in_double_quotes(node: Node) -> bool {
+    let mut up = node.parent();
+    while let Some(n) = up {
+        match n.kind() {
+            "string" => return true,
+            "command_substitution" | "process_substitution" | "program" => return false,
+            _ => {}
+        }
+        up = n.parent();
     }
     false
 }

@@ -3182,3 +3182,1121 @@ fn a_link_the_line_makes_to_the_surface_asks() {
         "the real bash did not write the hook through the link"
     );
 }
+
+// ---- round 7 (issue 21's red team) --------------------------------------------------------
+
+/// Round 7. bash brace-expands a redirection's target, and a sequence of one (`{s..s}`) leaves
+/// one word, which it opens: `cat x > .git/hook{s..s}/pre-commit` writes the hook. The target
+/// was judged as the text `.git/hook{s..s}/pre-commit`, a name inside the roots that is no
+/// hook, and allowed.
+#[test]
+fn a_brace_expanded_redirection_target_is_not_taken_as_written() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "cat x > .git/hook{s..s}/pre-commit",
+        "cat x > .envr{c..c}",
+        "cat x >> .env{r..r}c",
+        "cat x 2> .git/hooks/pre-commi{t..t}",
+        "cat x &> .clau{d..d}e/settings.json",
+    ]);
+    let all = allow_all();
+    std::fs::create_dir_all(all.ws.join(".git/hooks")).unwrap();
+    all.never_allowed(&["echo x > .envr{c..c}", "ls >| .git/hook{s..s}/post-merge"]);
+    // A target without braces stays as it was.
+    f.all(
+        Action::Allow,
+        &["cat x > out.txt", "cat x > 'a b'", "ls > sub/list"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join("x"), "#!/bin/sh\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "cat x > .git/hook{s..s}/pre-commit",
+        &[]
+    ));
+    assert!(
+        ws.join(".git/hooks/pre-commit").is_file(),
+        "the real bash did not expand the target to the hook"
+    );
+}
+
+/// Round 7. `compgen -W WORDLIST` expands each word of its list as bash expands a command's
+/// words, command substitutions included: `compgen -W '$(rm -rf src)' x` runs `rm`. Only
+/// `-C` and `-F` were taken as running code, so the line was allowed where the default allows,
+/// past a `rm` deny rule. Only the options known to list names (`-A`, the action letters,
+/// `-G`, `-P`, `-S`, `-X`, `-o`, `-p`, `-r`) pass now, for `complete` and `compopt` too.
+#[test]
+fn a_completion_word_list_is_code() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "compgen -W '$(rm -rf src)' x",
+        "compgen -W \"\\$(touch pwned)\" x",
+        "compgen -aW '`touch pwned`' x",
+        "compgen -o default -W '$(touch pwned)' x",
+        "complete -W '$(touch pwned)' ls",
+        "complete -C 'touch pwned' ls",
+        "complete -F f ls",
+        "compgen -V v -W x",
+        "compgen -Z x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "compgen -c",
+            "compgen -A function",
+            "compgen -b",
+            "compgen -G '*.rs'",
+            "compgen -d -P pre -S suf -X '*.o' sr",
+            "complete -p",
+            "compgen -abck",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "compgen -W '$(touch pwned)' x",
+        &[]
+    ));
+}
+
+/// Round 7. `history -w FILE` and `history -a FILE` write the shell's history list to FILE,
+/// and `history -s LINE` puts any text in that list first: the real bash wrote `touch pwned`
+/// into `.envrc` (direnv runs it). Without FILE they write `$HISTFILE` (an earlier call's or
+/// the line's value) or `~/.history`. `history` was allowed with any arguments where the
+/// default allows.
+#[test]
+fn history_writes_the_file_it_names() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "history -s 'touch pwned'; history -w .envrc",
+        "history -a .git/hooks/pre-commit",
+        "history -wa .envrc",
+        "history -w -- .envrc",
+        "HISTFILE=.envrc; history -s x; history -a",
+        "history -w",
+        "history -w /tmp/e",
+        "history -w \"$f\"",
+        "history -Z",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "history",
+            "history 5",
+            "history -c",
+            "history -d 1",
+            "history -s x",
+            "history -p x",
+            "history -w out.txt",
+            "history -r in.txt",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    assert!(!bash_creates_pwned(
+        ws,
+        "history -s 'touch pwned'; history -w .envrc",
+        &[]
+    ));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "the real bash did not write the line to .envrc"
+    );
+}
+
+/// Round 7. `script` writes what its command prints, framed by two lines of its own, to its
+/// operand and to the files of `-O`/`--log-out`, `-I`, `-B`, `-T` and `-t`: `script -qc 'cat x'
+/// .envrc` made an `.envrc` whose first line fails and whose next lines (x's) direnv runs. Only
+/// the command was judged.
+#[test]
+fn script_writes_its_typescript_and_logs() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "script -qc 'cat x' .envrc",
+        "script --command='cat x' .git/hooks/pre-commit",
+        "script -c 'cat x' -O .envrc",
+        "script --log-out=.envrc -c 'cat x'",
+        "script --log-o .envrc -c ls",
+        "script -I .envrc -c ls",
+        "script -B .envrc -c ls",
+        "script -T .envrc -c ls",
+        "script -t.envrc -c ls",
+        "script --timing=.envrc -c ls",
+        "script -c ls /tmp/e/log",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "script -qc 'cat x' /dev/null",
+            "script -c ls log.txt",
+            "script -qc ls",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    // The terminal's `\r` ends each line: a comment keeps it out of the name.
+    std::fs::write(ws.join("x"), "touch pwned #\n").unwrap();
+    assert!(!bash_creates_pwned(ws, "script -qc 'cat x' .envrc", &[]));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "the real script did not write x's line into .envrc"
+    );
+}
+
+/// Round 7. git's revision options take `--output FILE` in every command that reads them, not
+/// only the diff family the table listed: the real git 2.47 wrote the file for `rev-list`,
+/// `shortlog`, `reflog`, `stash show`/`list` (`git stash show -p --output=.envrc` writes the
+/// stash's diff, whose context lines a shell runs) and `fast-export --export-marks`.
+/// `git cat-file --textconv`/`--filters` and `git grep --textconv` run the configured drivers,
+/// as `git log --textconv` does. All were allowed under a `git` rule.
+#[test]
+fn every_git_command_that_takes_output_writes_it() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "git rev-list --output .envrc HEAD",
+        "git rev-list --output=.git/hooks/pre-commit HEAD",
+        "git shortlog --output=.envrc HEAD",
+        "git reflog --output=.envrc",
+        "git reflog show --output .envrc",
+        "git stash show -p --output=.envrc",
+        "git stash list --output=.envrc",
+        "git log -g --output=.envrc",
+        "git fast-export --export-marks=.envrc HEAD",
+        "git fast-export --export-marks .envrc HEAD",
+        "git rev-list --output=/tmp/e/x HEAD",
+        "git cat-file --textconv HEAD:f",
+        "git cat-file --filters HEAD:f",
+        "git cat-file --batch --filters",
+        "git grep --textconv x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "git rev-list --count HEAD",
+            "git rev-list --output out.txt HEAD",
+            "git shortlog -sn",
+            "git reflog",
+            "git stash list",
+            "git stash show -p",
+            "git cat-file -p HEAD",
+            "git grep -n x",
+            "git log -- --output=.envrc",
+        ],
+    );
+    // The real git writes each.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(ws)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", ws)
+            .output()
+            .unwrap()
+    };
+    git(&["init", "-q"]);
+    std::fs::write(ws.join("f"), "a\n").unwrap();
+    git(&["add", "f"]);
+    git(&[
+        "-c",
+        "user.name=a",
+        "-c",
+        "user.email=a@b",
+        "commit",
+        "-qm",
+        "1",
+    ]);
+    for (args, made) in [
+        (&["rev-list", "--output", "o1", "HEAD"][..], "o1"),
+        (&["shortlog", "--output=o2", "HEAD"], "o2"),
+        (&["reflog", "--output=o3"], "o3"),
+        (&["fast-export", "--export-marks=o4", "HEAD"], "o4"),
+    ] {
+        git(args);
+        assert!(ws.join(made).is_file(), "git {args:?} did not write {made}");
+    }
+}
+
+/// Round 7. npm's option parser (nopt) reads a one-letter shorthand written with two dashes as
+/// the shorthand (`--C DIR` is `--prefix DIR`) and splits a cluster of single letters (`-sC
+/// DIR` is `-s -C DIR`): the real npm 11 ran the `test` script of the package at DIR, outside
+/// the roots, for `npm test --C DIR`, `--C=DIR`, `-sC DIR` and `-dC DIR`. Only `-C…` at the
+/// start of a word and long names of two letters or more were matched.
+#[test]
+fn npm_shorthands_in_every_spelling_are_judged() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    f.never_allowed(&[
+        "npm test --C /tmp/e",
+        "npm test --C=/tmp/e",
+        "npm test -sC /tmp/e",
+        "npm test -dC /tmp/e",
+        "npm run build -qC /tmp/e",
+        "npm i --g x",
+        "npm i -Dg x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "npm test",
+            "npm test -s",
+            "npm run build -d",
+            "npm ci",
+            "npm i -D x",
+            "npm test -- -C x",
+        ],
+    );
+}
+
+/// Round 7. More programs that write the files they name, which a default that allows let
+/// through: `link x .envrc` (coreutils: a hard link, x's content under the surface name),
+/// `shred` (overwrites its operands), `fallocate` (creates its operand) and `tar
+/// --volno-file=F` (the real tar 1.34 wrote F with `-t` too).
+#[test]
+fn more_programs_that_write_the_files_they_name_are_judged() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "link x .envrc",
+        "link x .git/hooks/pre-commit",
+        "link x /tmp/e/x",
+        "shred .git/config",
+        "shred -n1 -- .envrc",
+        "shred --remove .envrc",
+        "shred -u --remove=wipe .envrc",
+        "fallocate -l 10 .envrc",
+        "fallocate --length=1 .git/hooks/pre-commit",
+        "tar -tf a.tar --volno-file=.envrc",
+        "tar -tf a.tar --volno-file .git/config",
+        "tar -tf a.tar --volno=.envrc",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "link x y",
+            "shred -n1 scratch.bin",
+            "fallocate -l 1M disk.img",
+            "tar -tf a.tar",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x"), "touch pwned\n").unwrap();
+    assert!(!bash_creates_pwned(ws, "link x .envrc", &[]));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "the real link did not make .envrc"
+    );
+}
+
+/// Round 7. Inside a double-quoted `${x:-WORD}` (also `-`, `:+`, `+`, `:=`, `=`), bash takes
+/// single quotes as plain characters and expands what is between them: `echo "${x:-'$(rm -rf
+/// /)'}"` runs `rm`. The parser read `'…'` as a quoted string and never saw the substitution,
+/// so a `rm` deny rule did not apply, and a write in it (`cat "${x:-'$(cat y >
+/// .git/hooks/pre-commit)'}"`) was allowed under a `cat` rule.
+#[test]
+fn single_quotes_inside_a_double_quoted_expansion_do_not_quote() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "echo \"${x:-'$(rm -rf src)'}\"",
+            "x=1; echo \"${x:+'$(rm -rf src)'}\"",
+            "echo \"${x-'`rm -rf src`'}\"",
+            "echo \"${x:='$(rm x)'}\"",
+            "echo \"a${x:-'b$(rm x)c'}d\"",
+        ],
+    );
+    let typical = fixture(TYPICAL_RULES, "deny");
+    std::fs::create_dir_all(typical.ws.join(".git/hooks")).unwrap();
+    typical.never_allowed(&[
+        "cat \"${x:-'$(cat y > .git/hooks/pre-commit)'}\"",
+        "cat \"${x:-'$(ls)'}\"",
+    ]);
+    // Single quotes outside double quotes quote; inside a substitution they quote again.
+    typical.all(
+        Action::Allow,
+        &[
+            "cat ${x:-'$(rm x)'}",
+            "cat \"$(ls ${x:-'$(rm x)'})\"",
+            "cat \"${x:-'a b'}\"",
+            "cat \"${x%'.txt'}\"",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "echo \"${x:-'$(touch pwned)'}\"",
+        &[]
+    ));
+    assert!(!bash_creates_pwned(
+        dir.path(),
+        "echo ${x:-'$(touch pwned)'}",
+        &[]
+    ));
+}
+
+/// Round 7. `declare -a NAME='(…)'` (also `typeset`, `readonly -a`, `declare -A`, and a plain
+/// `declare NAME='(…)'` when NAME is already an array, which an earlier call may have made)
+/// evaluates the quoted text as a compound assignment: its words are expanded and its
+/// subscripts evaluated, so `declare -a a='($(rm -rf src))'` runs `rm` (the real bash ran the
+/// substitution in each form). The value was taken as a quoted string.
+#[test]
+fn a_quoted_compound_assignment_to_a_declaration_is_code() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "declare -a a='($(rm -rf src))'",
+            "typeset -a a='([$(rm x)]=1)'",
+            "readonly -a a='($(rm x))'",
+            "declare -ga a='($(rm x))'",
+            "declare -A a='([$(rm x)]=1)'",
+            "a=(); declare a='($(rm x))'",
+            "declare -a a=\"(\\$(rm x))\"",
+        ],
+    );
+    f.never_allowed(&[
+        "declare -a a='([i]=1)'",
+        "declare -a a='(`touch pwned`)'",
+        "declare a='($x)'",
+        // After expansion: `v='($(cmd))'` from an earlier call or the line.
+        "v='($(touch pwned))'; declare -a a=\"$v\"",
+        "declare -a a=$v",
+        "a=(); declare a=\"$(cat f)\"",
+        "typeset a=\"($y)\"",
+        "declare a=`cat f`",
+        // `local` when this function made the name a local array before.
+        "f() { local -a x; local x=\"$v\"; }; f",
+        "f() { local x=(); local x=\"$(cat y)\"; }; f",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "declare -a a=(1 2 3)",
+            "declare -a a='(1 2 3)'",
+            "declare x='(a b)'",
+            "declare -a a=([0]=x [1]=y)",
+            "declare x=\"a$y\"",
+            "f() { local x=\"$1\"; echo \"$x\"; }; f a",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for line in [
+        "declare -a a='($(touch pwned))'",
+        "v='($(touch pwned))'; declare -a a=\"$v\"",
+        "v='($(touch pwned))'; f() { local -a x; local x=\"$v\"; }; f",
+    ] {
+        assert!(
+            bash_creates_pwned(dir.path(), line, &[]),
+            "bash did not run {line}"
+        );
+    }
+    // A new local, a global array or an `export`: the string is assigned, nothing runs.
+    for line in [
+        "v='($(touch pwned))'; x=(1); f() { local x=\"$v\"; }; f",
+        "v='($(touch pwned))'; a=(); export a=\"$v\"",
+    ] {
+        assert!(
+            !bash_creates_pwned(dir.path(), line, &[]),
+            "bash ran {line}"
+        );
+    }
+}
+
+/// Round 7, under a `git` rule: `git merge-index PROG -a` runs PROG for every unmerged file (the
+/// real git 2.47 ran a planted program); `git interpret-trailers --in-place --trailer 'touch
+/// pwned #=x' .envrc` appends `touch pwned #=x: ` to the file, a line a shell runs; `git
+/// send-email` reads its options with Perl's Getopt::Long, which takes any unambiguous prefix
+/// and a single dash (`--sendm=CMD` and `-sendmail-cmd=CMD` ran CMD, as `--heade=CMD` did);
+/// `git shell -c` runs `git-receive-pack` and the operator's `~/git-shell-commands`.
+#[test]
+fn git_commands_that_run_a_program_or_write_a_file_they_are_given() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "git merge-index /tmp/e/x -a",
+        "git merge-index -o -q ./x -a",
+        "git merge-index sh -- f",
+        "git interpret-trailers --in-place --trailer 'touch pwned #=x' .envrc",
+        "git interpret-trailers --in-pl --trailer a=b .git/config",
+        "git interpret-trailers --trailer a=b --in-place .git/hooks/pre-commit",
+        "git send-email --sendm=/tmp/e/x x.patch",
+        "git send-email -sendmail-cmd=/tmp/e/x x.patch",
+        "git send-email --heade='touch pwned' x.patch",
+        "git send-email --to-cm x x.patch",
+        "git send-email -smtp-server=/tmp/e/x x.patch",
+        "git shell -c \"git-receive-pack '/tmp/e/r'\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "git interpret-trailers --trailer a=b msg.txt",
+            "git interpret-trailers --in-place --trailer a=b msg.txt",
+            "git send-email --to=a@b.example --cc=c@d.example -v2 --annotate x.patch",
+            "git send-email --smtp-server=smtp.example.org x.patch",
+        ],
+    );
+    // The real git runs the merge program.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-c", "user.name=a", "-c", "user.email=a@b"])
+            .args(args)
+            .current_dir(ws)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", ws)
+            .output()
+            .unwrap()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(ws.join("f"), "a\n").unwrap();
+    git(&["add", "f"]);
+    git(&["commit", "-qm", "1"]);
+    git(&["checkout", "-qb", "b"]);
+    std::fs::write(ws.join("f"), "b\n").unwrap();
+    git(&["commit", "-qam", "b"]);
+    git(&["checkout", "-q", "main"]);
+    std::fs::write(ws.join("f"), "c\n").unwrap();
+    git(&["commit", "-qam", "c"]);
+    git(&["merge", "b"]);
+    std::fs::write(ws.join("prog"), "#!/bin/sh\ntouch pwned\n").unwrap();
+    assert!(bash_creates_pwned(
+        ws,
+        "chmod +x prog && git merge-index ./prog -a",
+        &[("GIT_CONFIG_NOSYSTEM", "1"), ("HOME", ws.to_str().unwrap())]
+    ));
+}
+
+/// Round 7. `git quiltimport` applies a quilt series to the work tree (the real git 2.47 wrote
+/// the `.envrc` a patch of `--patches DIR` adds), and the importers `svn`, `p4`, `cvsimport`,
+/// `archimport` and `cvsexportcommit` check out or patch work trees too: names the line does
+/// not show. They were allowed under a `git` rule.
+#[test]
+fn git_importers_write_the_work_tree() {
+    let f = fixture(TYPICAL_RULES, "deny");
+    f.never_allowed(&[
+        "git quiltimport --patches /tmp/e/p",
+        "git quiltimport",
+        "git svn rebase",
+        "git p4 sync",
+        "git cvsimport -C x y",
+        "git archimport x",
+        "git cvsexportcommit -w sub HEAD",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let patches = dir.path().join("p");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&patches).unwrap();
+    std::fs::write(
+        patches.join("p1.diff"),
+        "--- /dev/null\n+++ b/.envrc\n@@ -0,0 +1 @@\n+touch pwned\n",
+    )
+    .unwrap();
+    std::fs::write(patches.join("series"), "p1.diff\n").unwrap();
+    let line = format!(
+        "git init -q && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m 1 && git -c user.name=a -c user.email=a@b quiltimport --patches {} --author 'a <a@b>'",
+        patches.display()
+    );
+    let env = [("GIT_CONFIG_NOSYSTEM", "1"), ("HOME", ws.to_str().unwrap())];
+    assert!(!bash_creates_pwned(&ws, &line, &env));
+    assert!(
+        ws.join(".envrc").is_file(),
+        "the real quiltimport did not write .envrc"
+    );
+}
+
+/// Round 7. bash runs a process substitution in the word of an unquoted `${x:-WORD}`: `echo
+/// ${x:-<(rm -rf src)}` runs `rm` (the real bash did), and `cat ${x:-<(cat y > .envrc)}`
+/// writes. The parser left `<(…)` there as text. (Inside double quotes it is text to bash
+/// too.)
+#[test]
+fn a_process_substitution_inside_an_expansion_runs() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "echo ${x:-<(rm -rf src)}",
+            "echo ${x:->(rm x)}",
+            "echo ${x-<(rm x)}",
+        ],
+    );
+    // The parser fails on this one: never allowed.
+    f.never_allowed(&["echo ${x:+pre<(rm x)post}"]);
+    let typical = fixture(TYPICAL_RULES, "deny");
+    typical.never_allowed(&["cat ${x:-<(cat y > .envrc)}", "cat ${x:-<(ls)}"]);
+    typical.all(
+        Action::Allow,
+        &[
+            "cat \"${x:-<(ls)}\"",
+            "cat ${x:-a\\<\\(b}",
+            "cat <(ls)",
+            "cat ${x:-default}",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "echo ${x:-<(touch pwned)}; sleep 1",
+        &[]
+    ));
+}
+
+/// Round 7. Compressors that name their output after what the line does not show: `gunzip -N
+/// x.gz` (also `gzip -dN`, `--name`, `unpigz -N`) restores the name stored in the archive (the
+/// real gzip wrote the stored name); `zstd -d pre-commit.zst --output-dir-flat .git/hooks`
+/// writes the hook; and `uncompress` (gzip's script, `gzip -d`) was not seen as a compressor.
+#[test]
+fn a_compressors_stored_or_redirected_name_is_judged() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "gunzip -N x.gz",
+        "gzip -dN x.gz",
+        "gzip -d --name x.gz",
+        "unpigz -N x.gz",
+        "zstd -d pre-commit.zst --output-dir-flat .git/hooks",
+        "zstd -d pre-commit.zst --output-dir-flat=.git/hooks",
+        "zstd -d x/pre-commit.zst --output-dir-mirror .git/hooks",
+        "unzstd .envrc.zst --output-dir-flat /tmp/e",
+        "uncompress .envrc.Z",
+        "uncompress -f .envrc.gz",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gunzip x.gz",
+            "gzip -N x",
+            "zstd -d x.zst --output-dir-flat out",
+            "uncompress x.Z",
+            "gunzip -c x.gz",
+        ],
+    );
+    // The real gzip restores the stored name.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join(".envrc"), "touch pwned\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "gzip -N .envrc && mv .envrc.gz x.gz && gunzip -N x.gz",
+        &[]
+    ));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "gunzip -N did not restore .envrc"
+    );
+}
+
+/// Round 7. `dpkg-deb -x PKG DIR` (also `-X`, `-R`, `-e`, and `dpkg -x`) extracts a package's
+/// files under names the line does not show: the real dpkg-deb 1.21 wrote the `.envrc` a
+/// package held. `dpkg -i`/`--unpack`/`--root=DIR` install one (and run its maintainer
+/// scripts). Allowed where the default allows.
+#[test]
+fn a_package_extraction_writes_names_the_line_does_not_show() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "dpkg-deb -x a.deb .",
+        "dpkg-deb --extract a.deb sub",
+        "dpkg-deb -X a.deb .",
+        "dpkg-deb --vextract a.deb .",
+        "dpkg-deb -R a.deb sub",
+        "dpkg-deb --raw-extract a.deb sub",
+        "dpkg-deb -e a.deb",
+        "dpkg-deb --control a.deb sub",
+        "dpkg -x a.deb .",
+        "dpkg --vextract a.deb .",
+        "dpkg -i a.deb",
+        "dpkg --root=. --unpack a.deb",
+        "dpkg-deb \"$op\" a.deb .",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "dpkg-deb -c a.deb",
+            "dpkg-deb -I a.deb",
+            "dpkg-deb -f a.deb Package",
+            "dpkg -l",
+            "dpkg -L bash",
+            "dpkg -S /bin/ls",
+        ],
+    );
+    // The real dpkg-deb writes what the package holds.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join("pkg/DEBIAN")).unwrap();
+    std::fs::write(
+        ws.join("pkg/DEBIAN/control"),
+        "Package: x\nVersion: 1\nArchitecture: all\nMaintainer: a <a@b>\nDescription: x\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join("pkg/.envrc"), "touch pwned\n").unwrap();
+    std::fs::create_dir_all(ws.join("out")).unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "dpkg-deb --build -Zgzip pkg x.deb >/dev/null && dpkg-deb -x x.deb out",
+        &[]
+    ));
+    assert!(
+        ws.join("out/.envrc").is_file(),
+        "the real dpkg-deb did not extract .envrc"
+    );
+}
+
+/// Round 7. `strace -o '|CMD'` (or `'!CMD'`) pipes the trace to `sh -c CMD`: the real strace
+/// ran it, so `strace -o '|rm -rf src' true` passed a `rm` deny rule and `strace -o '|cat >
+/// .envrc' ls` wrote the file. valgrind's tools write their reports where `--massif-out-file`,
+/// `--callgrind-out-file`, … say, with the command line in them (the real massif's report of
+/// `sh -c $'true\ntouch x'` ran `touch x` in bash, checked by hand); only `--log-file` and
+/// `--xml-file` were judged.
+#[test]
+fn a_tracers_output_option_may_run_or_write() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.all(
+        Action::Deny,
+        &[
+            "strace -o '|rm -rf src' true",
+            "strace -o '!rm x' true",
+            "strace --output='|rm x' true",
+            "strace -o'|rm x' true",
+        ],
+    );
+    f.never_allowed(&[
+        "strace -o '|cat > .envrc' ls",
+        "valgrind --tool=massif --massif-out-file=.envrc ls",
+        "valgrind --tool=callgrind --callgrind-out-file=.git/hooks/pre-commit ls",
+        "valgrind --tool=cachegrind --cachegrind-out-file=.envrc ls",
+        "valgrind --tool=dhat --dhat-out-file=.envrc ls",
+        "valgrind --xtree-memory-file=.envrc ls",
+        "valgrind --xtree-leak-file=.envrc ls",
+        "valgrind --log-file=.env%q{X}rc ls",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "strace -o trace.txt ls",
+            "strace -c ls",
+            "valgrind --tool=massif --massif-out-file=massif.out ls",
+            "valgrind --log-file=vg.%p.log ls",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "strace -o '|touch pwned' true",
+        &[]
+    ));
+}
+
+/// Round 7. ssh runs a local command for `-o ProxyCommand=CMD` (and `LocalCommand`,
+/// `KnownHostsCommand`) before it reaches the network: the real OpenSSH ran it with the network
+/// down, so `ssh -o ProxyCommand='rm -rf src' x` passed a `rm` deny rule. `scp -S PROG` and
+/// `sftp -S PROG`/`-D PROG` run PROG; `-F FILE` reads a configuration that can name such
+/// commands; `ssh -E FILE` writes its log there.
+#[test]
+fn ssh_runs_the_local_commands_its_options_name() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "ssh -o ProxyCommand='rm -rf src' x",
+            "ssh -oProxyCommand='rm x' x",
+            "ssh -o 'ProxyCommand rm x' x",
+            "ssh -o proxycommand=\"rm x\" x",
+            "ssh -vo ProxyCommand='rm x' x",
+            "ssh -o PermitLocalCommand=yes -o LocalCommand='rm x' x",
+            "ssh -o KnownHostsCommand='rm x' x",
+            "scp -o ProxyCommand='rm x' a x:b",
+            "sftp -o ProxyCommand='rm x' x",
+            "scp -S rm a x:b",
+            "sftp -S rm x",
+            "sftp -D rm x",
+        ],
+    );
+    f.never_allowed(&["ssh -F cfg x", "ssh -E .envrc x", "ssh -o \"$o\" x"]);
+    f.all(
+        Action::Allow,
+        &[
+            "ssh -o BatchMode=yes -o ConnectTimeout=5 x true",
+            "ssh -p 2222 -i key x",
+            "scp -P 2222 a x:b",
+            "ssh -G x",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "timeout 20 ssh -o ProxyCommand='touch pwned' -o BatchMode=yes x true",
+        &[]
+    ));
+}
+
+/// Round 7. `crontab FILE` (or `-` from the input, or `-e`) installs the operator's crontab,
+/// which cron runs outside any sandbox (the real cron 3.0 `crontab -` wrote
+/// `/var/spool/cron/crontabs/root`); `crontab -r` removes it; `at`/`batch` queue a job the same
+/// way. `git maintenance start` asked for this since round 6; the programs themselves were
+/// allowed where the default allows. Listing (`crontab -l`) stays allowed.
+#[test]
+fn a_scheduler_entry_runs_outside_any_sandbox() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "crontab x",
+        "echo '* * * * * touch pwned' | crontab -",
+        "crontab -e",
+        "crontab -r",
+        "crontab -u root x",
+        "crontab -l -r",
+        "crontab \"$f\"",
+        "at now + 1 minute < x",
+        "at -f x now",
+        "batch < x",
+    ]);
+    f.all(Action::Allow, &["crontab -l", "crontab -u root -l", "atq"]);
+}
+
+/// Round 7. `jobs -x COMMAND ARGS` runs COMMAND (with job specs replaced by process group ids):
+/// the real bash ran it, so `jobs -x rm -rf src` passed a `rm` deny rule. It is a wrapper now.
+#[test]
+fn jobs_x_runs_its_command() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &["jobs -x rm -rf src", "jobs -x -- rm x", "jobs -x rm %1"],
+    );
+    f.never_allowed(&["jobs -x \"$c\" x", "jobs \"$o\" rm x"]);
+    f.all(Action::Allow, &["jobs", "jobs -l", "jobs -p", "jobs -x ls"]);
+    review().never_allowed(&["jobs -x touch x"]);
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(dir.path(), "jobs -x touch pwned", &[]));
+}
+
+/// Round 7. `wget --use-askpass=CMD` runs CMD for a user name and password (the real wget 1.21
+/// ran it before connecting); `--save-cookies FILE`, `--rejected-log=FILE` and `--hsts-file`
+/// write FILE.
+#[test]
+fn wget_runs_its_askpass_and_writes_its_logs() {
+    let rules =
+        "[shell]\ndefault = \"ask\"\n[[shell.rules]]\npattern = \"wget\"\naction = \"allow\"\n";
+    let f = fixture(rules, "allow");
+    f.never_allowed(&[
+        "wget --use-askpass=/tmp/e/x http://index.example.org/",
+        "wget --use-a=/tmp/e/x http://index.example.org/",
+        "wget --use-askpass http://index.example.org/",
+        "wget --save-cookies .envrc http://index.example.org/",
+        "wget --save-cookies=.git/config http://index.example.org/",
+        "wget --rejected-log=.envrc http://index.example.org/",
+        "wget --hsts-file=.envrc http://index.example.org/",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "wget -q http://index.example.org/a.tar.gz",
+            "wget --save-cookies cookies.txt http://index.example.org/",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ask"), "#!/bin/sh\ntouch pwned\necho x\n").unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "chmod +x ask && timeout 20 wget -q --tries=1 --use-askpass=./ask http://127.0.0.1:1/",
+        &[]
+    ));
+}
+
+/// Round 7. gpg starts the program `--agent-program` names when no agent runs (the real GnuPG
+/// 2.2 ran it for `-d`, also spelled `--agent-prog=`), and `--dirmngr-program`,
+/// `--photo-viewer` and `--exec-path` name programs it runs; `--options FILE` and `--homedir
+/// DIR` read a `gpg.conf` that can name them. `--logger-file`, `--status-file` and
+/// `--attribute-file` write their file.
+#[test]
+fn gpg_runs_the_programs_its_options_name() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "gpg --agent-program=/tmp/e/x -d f",
+        "gpg --agent-prog /tmp/e/x -d f",
+        "gpg --dirmngr-program=/tmp/e/x --recv-keys x",
+        "gpg --photo-viewer=x --list-keys",
+        "gpg --exec-path=/tmp/e --list-keys",
+        "gpg --options /tmp/e/cfg --list-keys",
+        "gpg --homedir /tmp/e -d f",
+        "gpg --logger-file .envrc --list-keys",
+        "gpg --status-file=.envrc -d f",
+        "gpg --attribute-file .git/hooks/pre-commit -d f",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gpg --list-keys",
+            "gpg -d f",
+            "gpg --batch --yes -o x.gpg -c f",
+            "gpg --verify f.sig f",
+            "gpg --homedir keys --list-keys",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join("h")).unwrap();
+    std::fs::write(ws.join("agent"), "#!/bin/sh\ntouch pwned\nexit 1\n").unwrap();
+    std::fs::write(ws.join("f"), "x").unwrap();
+    assert!(bash_creates_pwned(
+        ws,
+        "chmod +x agent && chmod 700 h && timeout 30 gpg --batch --homedir h --agent-program=./agent --pinentry-mode loopback --passphrase x -c -o f.gpg f",
+        &[]
+    ));
+}
+
+/// Round 7. `cp --parents SRC… DIR` writes `DIR/SRC`, the source's whole path, not its last
+/// name: `cp --parents .git/hooks/pre-commit sub` wrote `sub/.git/hooks/pre-commit`, the hook
+/// of the repository `sub` (the real git ran it at the next commit there). It was judged as
+/// `sub/pre-commit`. `rsync -R`/`--relative` does the same (by its manual; rsync is not
+/// installed here).
+#[test]
+fn cp_parents_writes_the_sources_whole_path() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "cp --parents .git/hooks/pre-commit sub",
+        "cp --par .git/hooks/pre-commit sub",
+        "cp --parents a/.claude/settings.json .",
+        "cp --parents -t sub .git/config",
+        "cp --parents x/* sub",
+        "cp --parents /tmp/e/.envrc sub",
+        "rsync -R .git/hooks/pre-commit sub/",
+        "rsync --relative .git/config sub/",
+        "rsync -vR a/.claude/settings.json .",
+    ]);
+    f.all(Action::Allow, &["cp --parents src/a.rs build", "cp x sub/"]);
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(
+        ws.join(".git/hooks/pre-commit"),
+        "#!/bin/sh\ntouch ../pwned\n",
+    )
+    .unwrap();
+    let env = [("GIT_CONFIG_NOSYSTEM", "1"), ("HOME", ws.to_str().unwrap())];
+    assert!(bash_creates_pwned(
+        ws,
+        "git init -q sub && cp --parents .git/hooks/pre-commit sub && chmod +x sub/.git/hooks/pre-commit && git -C sub -c user.name=a -c user.email=a@b commit -q --allow-empty -m x",
+        &env
+    ));
+}
+
+/// Round 7. util-linux `rename FROM TO FILE…` renames each FILE to FILE with FROM replaced by
+/// TO, in the whole name: the real `rename.ul x .envrc x` made `.envrc`, and `rename.ul d/f
+/// .envrc d/f` moved a file out of its directory to `.envrc`. Debian's `rename` is Perl's
+/// `file-rename`, whose first operand is a Perl expression it runs. Both were allowed where the
+/// default allows.
+#[test]
+fn rename_writes_the_names_it_computes() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "rename.ul x .envrc x",
+        "rename.ul d/f .envrc d/f",
+        "rename.ul -v pre .git/hooks/pre sub/pre-commit",
+        "rename.ul -a x c .envrx",
+        "rename.ul -l z c .envrz",
+        "rename.ul -s x y link",
+        "rename.ul x y *",
+        "rename.ul \"$a\" b c",
+        "rename 's/x/.envrc/' x",
+        "file-rename 's/x/y/e' x",
+        "prename 's/x/y/' x",
+    ]);
+    f.all(
+        Action::Allow,
+        &["rename.ul .txt .md a.txt b.txt", "rename.ul -n x .envrc x"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x"), "touch pwned\n").unwrap();
+    assert!(!bash_creates_pwned(ws, "rename.ul x .envrc x", &[]));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "rename.ul did not make .envrc"
+    );
+}
+
+/// Round 7. binutils `objcopy IN [OUT]` writes OUT (IN itself without one), and
+/// `--dump-section NAME=FILE` writes FILE: the real objcopy 2.40 copied `x` to `.envrc` with
+/// `-I binary -O binary`, and dumped a section to the file named. `strip` rewrites its operands
+/// in place, or writes `-o FILE`. All were allowed where the default allows.
+#[test]
+fn objcopy_and_strip_write_the_files_they_name() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "objcopy -I binary -O binary x .envrc",
+        "objcopy --input-target=binary x .git/hooks/pre-commit",
+        "objcopy .envrc",
+        "objcopy --dump-section .data=.envrc x y",
+        "objcopy --dump-sec .data=.envrc x y",
+        "strip -o .envrc x",
+        "strip .git/hooks/pre-commit",
+        "x86_64-linux-gnu-objcopy x .envrc",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "objcopy -O binary app app.bin",
+            "strip -o app.stripped app",
+            "strip app",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x"), "touch pwned\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "objcopy -I binary -O binary x .envrc",
+        &[]
+    ));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "objcopy did not copy x to .envrc"
+    );
+}
+
+/// Round 7. `lz4 [-d] IN OUT` writes its second operand (the real lz4 1.9 decompressed into
+/// `.envrc`), and with one operand (or `-m`) a name derived from it (`unlz4 .envrc.lz4`
+/// writes `.envrc` when its output is a terminal).
+#[test]
+fn lz4_writes_its_output_operand() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "lz4 -d x.lz4 .envrc",
+        "unlz4 x.lz4 .envrc",
+        "lz4 -dm .envrc.lz4",
+        "unlz4 .envrc.lz4",
+        "lz4 -d .git/hooks/pre-commit.lz4",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "lz4 -d x.lz4 out.txt",
+            "lz4cat x.lz4",
+            "lz4 -dc x.lz4",
+            "lz4 x x.lz4",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::write(ws.join("x"), "touch pwned\n").unwrap();
+    assert!(!bash_creates_pwned(
+        ws,
+        "lz4 -q x x.lz4 && lz4 -q -d x.lz4 .envrc",
+        &[]
+    ));
+    assert!(
+        bash_creates_pwned(ws, "bash .envrc", &[]),
+        "lz4 did not write .envrc"
+    );
+}
+
+/// Round 7. tmux and screen run the commands they are given in a terminal they keep (`tmux new
+/// -d CMD`, `run-shell`, `screen -dm CMD`; the real tmux 3.3 ran one), and `tmux send-keys`
+/// types into a session that may be the operator's own, outside any sandbox. They were
+/// allowed where the default allows, past a `rm` deny rule. Only listing passes.
+#[test]
+fn a_terminal_multiplexer_runs_what_it_is_given() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "tmux new-session -d 'rm -rf src'",
+        "tmux new -d rm x",
+        "tmux send-keys -t 0 'rm x' Enter",
+        "tmux run-shell 'rm x'",
+        "tmux -L x new -d ls",
+        "tmux",
+        "screen -dm rm x",
+        "screen -S s -X stuff 'rm x\\n'",
+        "screen",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "tmux -V",
+            "tmux ls",
+            "tmux list-sessions",
+            "tmux has-session -t x",
+            "screen -ls",
+            "screen -v",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let socket = format!("cordon-bypass-{}", std::process::id());
+    let line = format!("tmux -L {socket} -f /dev/null new-session -d 'touch pwned'");
+    let _ = bash_creates_pwned(dir.path(), &line, &[]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !dir.path().join("pwned").exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        dir.path().join("pwned").exists(),
+        "tmux did not run its command"
+    );
+}
+
+/// Round 7. More programs that run the command they are given, missing from the wrapper table:
+/// a `rm` deny rule did not reach `eatmydata rm x`, `setarch x86_64 rm x`, `choom -n 1 rm x`,
+/// `faketime TIME rm x`, `ssh-agent rm x`, `dbus-launch rm x`, `torsocks rm x` or
+/// `systemd-run rm x`. `systemd-run` also hands its command to the operator's service manager,
+/// outside any sandbox (`--user --on-calendar` makes it a timer), so it asks as well.
+#[test]
+fn more_programs_that_run_their_argv_are_seen_through() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "eatmydata rm x",
+            "setarch x86_64 rm x",
+            "setarch x86_64 -R rm x",
+            "linux64 rm x",
+            "linux32 -R rm x",
+            "choom -n 100 rm x",
+            "choom -n 100 -- rm x",
+            "faketime '2020-01-01' rm x",
+            "faketime -f '+1d' rm x",
+            "ssh-agent rm x",
+            "ssh-agent -t 60 rm x",
+            "dbus-launch rm x",
+            "dbus-launch --exit-with-session rm x",
+            "torsocks rm x",
+            "systemd-run rm x",
+            "systemd-run --user --scope rm x",
+            "systemd-run --user --on-calendar=daily rm x",
+            "uclampset -m 0 rm x",
+            "runcon ctx rm x",
+            "runcon -t t rm x",
+            "systemd-inhibit --what=idle rm x",
+            "systemd-inhibit rm x",
+        ],
+    );
+    f.never_allowed(&[
+        "systemd-run --user --on-calendar=daily ls",
+        "setarch x86_64 \"$o\" ls",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "eatmydata ls",
+            "setarch x86_64 ls",
+            "choom -p 1",
+            "ssh-agent -k",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bash_creates_pwned(
+        dir.path(),
+        "setarch x86_64 -R touch pwned",
+        &[]
+    ));
+}

@@ -23,7 +23,7 @@ use super::options::{step, Opt, Spec, Step, Stop};
 use super::words::Word;
 use consoles::{editor, openssl, sqlite3, EDITORS};
 use git::git;
-use special::{cargo, compressor, dd, find, go, npm, tar, unzip, zip};
+use special::{cargo, compressor, dd, find, go, lz4, npm, tar, unzip, zip};
 use table::PROGRAMS;
 use toolchain::{ar, cc, is_cc, linker, rustc};
 
@@ -171,6 +171,23 @@ impl Examined {
                 self.writes.push(join(name));
             }
         }
+    }
+
+    /// `cp --parents`: the source's whole path under `dest` (a leading `/` dropped, `..` kept:
+    /// the writes are judged lexically).
+    pub(super) fn copied_with_path_into(&mut self, dest: &Word, src: &Word) {
+        if !dest.literal || dest.text.is_empty() {
+            return; // judged on its own, outside the roots
+        }
+        if !src.literal {
+            return self.unshown(format!(
+                "`{}` copied with its path into `{}` writes names only known when the line runs",
+                src.text, dest.text
+            ));
+        }
+        let dir = dest.text.trim_end_matches('/');
+        let path = src.text.trim_start_matches('/');
+        self.writes.push(format!("{dir}/{path}"));
     }
 
     pub(super) fn write(&mut self, w: &Word) {
@@ -376,8 +393,14 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
             linker(b, args, &mut out)
         }
         "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lzma" | "unlzma" | "zstd"
-        | "unzstd" | "pigz" | "unpigz" => compressor(base, args, &mut out),
+        | "unzstd" | "pigz" | "unpigz" | "uncompress" => compressor(base, args, &mut out),
+        "lz4" | "unlz4" | "lz4c" => lz4(base, args, &mut out),
         b => {
+            // binutils' cross spellings (`x86_64-linux-gnu-objcopy`) are the same programs.
+            let b = ["objcopy", "strip"]
+                .into_iter()
+                .find(|t| is_tool(b, t))
+                .unwrap_or(b);
             if let Some(program) = PROGRAMS.iter().find(|p| p.names.contains(&b)) {
                 program_table(name, program, args, &mut out);
             }
@@ -572,10 +595,30 @@ fn into_directory(name: &str, p: &Parsed, out: &mut Examined) {
     // `install -d` makes directories; `-T` says the destination is the file itself.
     let not_into_dir =
         p.has(&["-T", "--no-target-directory"]) || (base == "install" && p.has(&["-d"]));
+    // `cp --parents SRC DIR` (and `rsync -R`/`--relative`) writes `DIR/SRC`, the source's
+    // whole path (`cp --parents .git/hooks/pre-commit sub` writes the hook of the repository
+    // `sub`).
+    let parents = (matches!(base, "cp" | "gcp")
+        && p.opts.iter().any(|o| {
+            o.name
+                .strip_prefix("--")
+                .is_some_and(|n| n.len() >= 3 && "parents".starts_with(n))
+        }))
+        || (base == "rsync"
+            && (p.has(&["-R"])
+                || p.opts.iter().any(|o| {
+                    o.name
+                        .strip_prefix("--")
+                        .is_some_and(|n| n.len() >= 3 && "relative".starts_with(n))
+                })));
     if !not_into_dir {
         for d in &dests {
             for s in sources {
-                out.copied_into(d, s);
+                if parents {
+                    out.copied_with_path_into(d, s);
+                } else {
+                    out.copied_into(d, s);
+                }
             }
         }
     }

@@ -93,7 +93,18 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
                 .filter(|o| wrapper.writes.contains(&o.name.as_str()))
                 .filter_map(|o| o.arg.as_ref())
             {
-                out.concerns.push(Concern::WriteRedirect(file.text.clone()));
+                match file.text.strip_prefix(['|', '!']) {
+                    // `strace -o '|CMD'` pipes the trace to `sh -c CMD`.
+                    Some(cmd) if base == "strace" => {
+                        out.inner.push(Inner::PosixLine(Word::lit(cmd)));
+                    }
+                    // valgrind's `%q{VAR}` puts a variable's value in the name.
+                    _ if base == "valgrind" && file.text.contains("%q") => out.opaque(format!(
+                        "valgrind names its file `{}` after an environment variable",
+                        file.text
+                    )),
+                    _ => out.concerns.push(Concern::WriteRedirect(file.text.clone())),
+                }
             }
         }
         prefix(
@@ -138,6 +149,79 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "watch" => watch(args, &mut out),
         "flock" => flock(args, &mut out),
         "script" => script(args, &mut out),
+        "ssh" | "scp" | "sftp" => ssh(base, args, &mut out),
+        "jobs" => jobs(args, &mut out),
+        "tmux" | "screen" => multiplexer(base, args, &mut out),
+        // `runcon CONTEXT COMMAND…`, or `runcon [-c] [-u U] [-r R] [-t T] [-l L] COMMAND…`.
+        "runcon" => {
+            let spec = Spec {
+                short_arg: "urtl",
+                short_flag: "ch",
+                long_arg: &["user", "role", "type", "range"],
+                long_flag: &["compute", "help", "version"],
+                ..Spec::NONE
+            };
+            match args.first() {
+                Some(w) if !w.single => out.stop(Stop::Dynamic(w.text.clone())),
+                Some(w) if !w.text.starts_with('-') => {
+                    prefix(&args[1..], &Spec::NONE, 0, &[], &mut out)
+                }
+                Some(_) => prefix(args, &spec, 0, &["-h", "--help", "--version"], &mut out),
+                None => {}
+            }
+        }
+        // `setarch ARCH [options] [command]`.
+        "setarch" => match args.split_first() {
+            Some((arch, _)) if !arch.single => out.stop(Stop::Dynamic(arch.text.clone())),
+            Some((_, rest)) => prefix(rest, &table::SETARCH, 0, &["--help"], &mut out),
+            None => {}
+        },
+        // Round 7: the command becomes a unit of the operator's service manager, outside any
+        // sandbox (`--user --on-calendar` makes it a timer): it asks, and it is reported.
+        "systemd-run" => {
+            out.opaque(
+                "`systemd-run` hands its command to the operator's service manager, outside any sandbox"
+                    .into(),
+            );
+            let spec = Spec {
+                short_arg: "upEMH",
+                short_flag: "GtPqrSd",
+                long_any_value: true,
+                long_flag: &[
+                    "user",
+                    "system",
+                    "scope",
+                    "remain-after-exit",
+                    "wait",
+                    "pipe",
+                    "pty",
+                    "quiet",
+                    "collect",
+                    "same-dir",
+                    "no-block",
+                    "no-ask-password",
+                    "shell",
+                    "on-clock-change",
+                    "on-timezone-change",
+                ],
+                long_arg: &[
+                    "unit",
+                    "property",
+                    "description",
+                    "slice",
+                    "setenv",
+                    "working-directory",
+                    "uid",
+                    "gid",
+                    "nice",
+                    "machine",
+                    "host",
+                    "service-type",
+                ],
+                ..Spec::NONE
+            };
+            prefix(args, &spec, 0, &["--help", "--version"], &mut out);
+        }
         "su" => su(args, false, &mut out),
         "runuser" => su(args, true, &mut out),
         "sg" => sg(args, &mut out),
@@ -168,11 +252,21 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "alias" if args.iter().any(|w| !w.literal || w.text.contains('=')) => {
             out.opaque(whole.to_string());
         }
-        "enable" | "hash" | "compgen" | "mapfile" | "readarray" | "bind" => {
+        "history" => history(args, whole, &mut out),
+        "compgen" | "complete" | "compopt" if !completion_only_lists(args) => {
+            out.opaque(whole.to_string());
+            // The word list's substitutions run: the deny rules see their commands.
+            if let Some(list) = args
+                .iter()
+                .find(|w| w.literal && w.text.contains(['$', '`']))
+            {
+                out.line(&Word::lit(&format!(": {}", list.text)));
+            }
+        }
+        "enable" | "hash" | "mapfile" | "readarray" | "bind" => {
             let flag = match base {
                 "enable" => 'f',
                 "hash" => 'p',
-                "compgen" => 'C',
                 "bind" => 'x',
                 _ => 'C',
             };
@@ -180,7 +274,7 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
                 !w.literal
                     || (w.text.starts_with('-')
                         && !w.text.starts_with("--")
-                        && (w.text.contains(flag) || (base == "compgen" && w.text.contains('F'))))
+                        && w.text.contains(flag))
             });
             if hit {
                 out.opaque(whole.to_string());
@@ -819,7 +913,7 @@ fn git(args: &[Word], out: &mut Findings) {
     let rest = &args[i + 1..];
     let runs = matches!(
         sub.text.as_str(),
-        "rebase" | "bisect" | "submodule" | "filter-branch" | "send-email"
+        "rebase" | "bisect" | "submodule" | "filter-branch" | "send-email" | "merge-index"
     );
     // A word only known when the line runs may be `-x CMD` (or be the command): not read.
     if let Some(w) = rest.iter().find(|w| runs && !w.literal) {
@@ -910,24 +1004,41 @@ fn git(args: &[Word], out: &mut Findings) {
                 );
             }
         }
+        // `git merge-index [-o] [-q] PROG (-a | [--] FILE…)` runs PROG for each unmerged file.
+        "merge-index" => {
+            if let Some(at) = rest
+                .iter()
+                .position(|w| !matches!(w.text.as_str(), "-o" | "-q"))
+            {
+                out.argv(&rest[at..=at]);
+            }
+        }
         "filter-branch" | "send-email" => {
+            let email = sub.text == "send-email";
             let mut j = 0;
             while let Some(w) = rest.get(j) {
                 j += 1;
                 if !w.literal {
                     continue;
                 }
-                let Some(long) = w.text.strip_prefix("--") else {
-                    continue;
+                // send-email's Getopt::Long also takes a long option after one dash.
+                let long = match w.text.strip_prefix("--") {
+                    Some(l) => l,
+                    None if email => match w.text.strip_prefix('-') {
+                        Some(l) => l,
+                        None => continue,
+                    },
+                    None => continue,
                 };
                 let (name, value) = match long.split_once('=') {
                     Some((n, v)) => (n, Some(Word::lit(v))),
                     None => (long, None),
                 };
-                let runs = name.ends_with("-filter")
-                    || name == "setup"
-                    || name.ends_with("-cmd")
-                    || name == "smtp-server";
+                let (runs, host) = if email {
+                    send_email_runs(name)
+                } else {
+                    (name.ends_with("-filter") || name == "setup", false)
+                };
                 if !runs {
                     continue;
                 }
@@ -940,13 +1051,37 @@ fn git(args: &[Word], out: &mut Findings) {
                     }
                 };
                 // `--smtp-server` is a host unless it is a path to a program.
-                if name != "smtp-server" || value.text.contains('/') || !value.literal {
+                if !host || value.text.contains('/') || !value.literal {
                     shell_line(out, &value);
                 }
             }
         }
         _ => {}
     }
+}
+
+/// Whether `git send-email --NAME` is an option that runs a command (its value read by `sh
+/// -c`), and whether that option may be `--smtp-server` (a host, or a program when its value is
+/// a path). Perl's Getopt::Long takes any unambiguous prefix of a name (the real send-email ran
+/// `--sendm=CMD` and `--heade=CMD`): any prefix of these options counts, except `--to` and
+/// `--cc`, options of their own. An ambiguous prefix only makes send-email fail.
+fn send_email_runs(name: &str) -> (bool, bool) {
+    const RUNS: &[&str] = &[
+        "sendmail-cmd",
+        "smtp-server",
+        "to-cmd",
+        "cc-cmd",
+        "header-cmd",
+    ];
+    if name.is_empty() || matches!(name, "to" | "cc") {
+        return (false, false);
+    }
+    let hits: Vec<&str> = RUNS
+        .iter()
+        .copied()
+        .filter(|r| r.starts_with(name))
+        .collect();
+    (!hits.is_empty(), hits == ["smtp-server"])
 }
 
 fn watch(args: &[Word], out: &mut Findings) {
@@ -1043,6 +1178,84 @@ fn flock(args: &[Word], out: &mut Findings) {
     out.argv(&args[start + 1..]);
 }
 
+/// `history`'s options as bash's `internal_getopt(list, "acd:npsrw")` reads them: `-a` and `-w`
+/// write the history list (which `-s TEXT` fills with any text) to the operand, else to
+/// `$HISTFILE` or `~/.history`: a write, judged as one (`history -s 'touch x'; history -w
+/// .envrc` makes an `.envrc` direnv runs). An option bash may add later, or a word only known
+/// when the line runs, is not known.
+fn history(args: &[Word], whole: &str, out: &mut Findings) {
+    let mut writes = false;
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        if !w.literal {
+            return out.opaque(whole.to_string());
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with('-') || t == "-" {
+            break;
+        }
+        i += 1;
+        for (at, c) in t.char_indices().skip(1) {
+            match c {
+                'a' | 'w' => writes = true,
+                'c' | 'n' | 'p' | 's' | 'r' => {}
+                'd' => {
+                    if at + 1 == t.len() {
+                        i += 1;
+                    }
+                    break;
+                }
+                _ => return out.opaque(whole.to_string()),
+            }
+        }
+    }
+    if writes {
+        let file = args.get(i).map_or("$HISTFILE", |w| w.text.as_str());
+        out.concerns.push(Concern::WriteRedirect(file.to_string()));
+    }
+}
+
+/// Whether `compgen`/`complete`/`compopt` only list or name completions: every option is one
+/// known to do so. `-W WORDLIST` expands each word of its list as a command's words are, `$(…)`
+/// included (`compgen -W '$(rm -rf src)' x` runs `rm`), `-C` and `-F` run a command or a
+/// function, and an option this bash may add later is not known.
+fn completion_only_lists(args: &[Word]) -> bool {
+    // The action letters, `-p`/`-r` (print, remove), `-D`/`-E`/`-I` (which completion).
+    const FLAGS: &str = "abcdefgjksuvprDEI";
+    // Options whose argument is a name, a pattern or text bash does not expand.
+    const TAKE_ARG: &str = "AGoPSX";
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.literal {
+            return false;
+        }
+        let t = w.text.as_str();
+        if t == "--" || !t.starts_with('-') || t == "-" {
+            // The operands: the word to complete, or the names a spec is for.
+            return true;
+        }
+        for (at, c) in t.char_indices().skip(1) {
+            if FLAGS.contains(c) {
+                continue;
+            }
+            if !TAKE_ARG.contains(c) {
+                return false;
+            }
+            if at + c.len_utf8() == t.len() {
+                // Its argument is the next word.
+                i += 1;
+            }
+            break;
+        }
+    }
+    true
+}
+
 fn script(args: &[Word], out: &mut Findings) {
     let spec = Spec {
         short_arg: "cEBIOTmo",
@@ -1059,20 +1272,259 @@ fn script(args: &[Word], out: &mut Findings) {
             "output-limit",
         ],
         long_flag: &[
-            "append", "return", "flush", "force", "quiet", "timing", "help", "version",
+            "append", "return", "flush", "force", "quiet", "help", "version",
         ],
+        long_opt: &["timing"],
         ..Spec::default()
     };
-    let (opts, _operands) = match scan_permuted(args, &spec) {
+    let (opts, operands) = match scan_permuted(args, &spec) {
         Ok(r) => r,
         Err(s) => return out.stop(s),
     };
     if has(&opts, &["-h", "-V", "--help", "--version"]) {
         return;
     }
+    // The typescript (the operand) and the logs hold what the command prints, framed by
+    // script's own lines: a shell reading one runs those lines.
+    const LOGS: &[&str] = &[
+        "-O",
+        "--log-out",
+        "-I",
+        "--log-in",
+        "-B",
+        "--log-io",
+        "-T",
+        "--log-timing",
+        "-t",
+        "--timing",
+    ];
+    let logs = opts
+        .iter()
+        .filter(|o| LOGS.contains(&o.name.as_str()))
+        .filter_map(|o| o.arg.as_ref());
+    for file in logs.chain(operands.first()) {
+        if !(file.literal && super::writes_no_file(&file.text)) {
+            out.concerns.push(Concern::WriteRedirect(file.text.clone()));
+        }
+    }
     match arg_of(&opts, &["-c", "--command"]) {
         Some(cmd) => out.line(cmd),
         None => out.opaque("script starts a shell that reads commands from standard input".into()),
+    }
+}
+
+/// tmux and screen run what they are given in a terminal they keep (`tmux new -d CMD`,
+/// `run-shell`, `screen -dm CMD`; the real tmux 3.3 ran one), and `tmux send-keys`/`screen -X
+/// stuff` type into a session that may be the operator's own, outside any sandbox. Only listing
+/// passes (`tmux ls`, `list-*`, `has-session`, `-V`; `screen -ls`, `-v`). The words they are
+/// given are also read as commands, for the deny rules.
+fn multiplexer(base: &str, args: &[Word], out: &mut Findings) {
+    const TMUX_LISTS: &[&str] = &[
+        "ls",
+        "list-sessions",
+        "lsw",
+        "list-windows",
+        "lsp",
+        "list-panes",
+        "lsc",
+        "list-clients",
+        "lscm",
+        "list-commands",
+        "has",
+        "has-session",
+    ];
+    let all_known = args.iter().all(|w| w.literal);
+    let lists = all_known
+        && match base {
+            "tmux" => {
+                args.len() == 1 && args[0].text == "-V"
+                    || args
+                        .iter()
+                        .position(|w| !w.text.starts_with('-'))
+                        .is_some_and(|i| i == 0 && TMUX_LISTS.contains(&args[0].text.as_str()))
+            }
+            _ => {
+                args.len() == 1
+                    && matches!(args[0].text.as_str(), "-ls" | "-list" | "-v" | "--version")
+            }
+        };
+    if lists {
+        return;
+    }
+    out.opaque(format!(
+        "`{base}` runs commands in a terminal it keeps, or types into a session that may be the operator's own"
+    ));
+    for w in args
+        .iter()
+        .filter(|w| w.literal && !w.text.starts_with('-'))
+    {
+        out.inner.push(Inner::PosixLine(w.clone()));
+    }
+}
+
+/// `jobs -x COMMAND ARGS` runs COMMAND, its job specs (`%1`) replaced by process group ids
+/// (bash's `internal_getopt(list, "lpnxrs")`; `-x` allows no other option).
+fn jobs(args: &[Word], out: &mut Findings) {
+    let mut execute = false;
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        if !w.literal {
+            return out.stop(Stop::Dynamic(w.text.clone()));
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with('-') || t == "-" {
+            break;
+        }
+        execute |= t.contains('x');
+        i += 1;
+    }
+    if execute {
+        out.argv(&args[i..]);
+    }
+}
+
+/// ssh, scp and sftp run local commands their options name, before any network: `-o
+/// ProxyCommand=CMD` (the real OpenSSH ran CMD with the network down), `LocalCommand`,
+/// `KnownHostsCommand` (read as `sh -c` strings, so the deny rules see them), a provider
+/// library (`PKCS11Provider`, `SecurityKeyProvider`, `-I`), a configuration file (`-F`, which
+/// can name all of these), `scp -S PROG`, `sftp -S PROG`/`-D PROG`; `ssh -E FILE` writes the
+/// log. Only the `-o` settings known to choose how to connect, authenticate or forward pass.
+fn ssh(base: &str, args: &[Word], out: &mut Findings) {
+    const WITH_ARG: &[(&str, &str)] = &[
+        ("ssh", "bcDEeFIiJLlmOopQRSWwBP"),
+        ("scp", "cDFiJloPSX"),
+        ("sftp", "BbcDFiJloPRSsX"),
+    ];
+    const COMMANDS: &[&str] = &["proxycommand", "localcommand", "knownhostscommand"];
+    const PASS: &[&str] = &[
+        "addkeystoagent",
+        "addressfamily",
+        "batchmode",
+        "bindaddress",
+        "canonicalizehostname",
+        "certificatefile",
+        "checkhostip",
+        "ciphers",
+        "clearallforwardings",
+        "compression",
+        "connectionattempts",
+        "connecttimeout",
+        "controlmaster",
+        "controlpath",
+        "controlpersist",
+        "dynamicforward",
+        "escapechar",
+        "exitonforwardfailure",
+        "forwardagent",
+        "forwardx11",
+        "gatewayports",
+        "globalknownhostsfile",
+        "hashknownhosts",
+        "hostkeyalgorithms",
+        "hostkeyalias",
+        "hostname",
+        "identitiesonly",
+        "identityfile",
+        "ipqos",
+        "kbdinteractiveauthentication",
+        "kexalgorithms",
+        "localforward",
+        "loglevel",
+        "macs",
+        "numberofpasswordprompts",
+        "passwordauthentication",
+        "port",
+        "preferredauthentications",
+        "pubkeyacceptedalgorithms",
+        "pubkeyacceptedkeytypes",
+        "pubkeyauthentication",
+        "rekeylimit",
+        "remoteforward",
+        "requesttty",
+        "sendenv",
+        "serveraliveinterval",
+        "serveralivecountmax",
+        "setenv",
+        "stricthostkeychecking",
+        "tcpkeepalive",
+        "updatehostkeys",
+        "user",
+        "userknownhostsfile",
+        "verifyhostkeydns",
+        "visualhostkey",
+    ];
+    let takes = WITH_ARG
+        .iter()
+        .find(|(n, _)| *n == base)
+        .map_or("", |(_, t)| *t);
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if !w.literal {
+            // May be any option (`-o ProxyCommand=…`).
+            return out.opaque(format!("`{}` may be any {base} option", w.text));
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            break;
+        }
+        let Some(cluster) = t.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            continue;
+        };
+        for (at, c) in cluster.char_indices() {
+            if c == 'I' && base == "ssh" {
+                out.opaque(format!("`{base} -I` loads a PKCS#11 library"));
+            }
+            if !takes.contains(c) {
+                continue;
+            }
+            let attached = &cluster[at + c.len_utf8()..];
+            let value = if attached.is_empty() {
+                let v = args.get(i).cloned();
+                i += 1;
+                v
+            } else {
+                Some(Word::lit(attached))
+            };
+            let Some(value) = value else { break };
+            match c {
+                'o' => {
+                    let text = value.text.trim_start();
+                    let key = text
+                        .split(|ch: char| ch == '=' || ch.is_whitespace())
+                        .next()
+                        .unwrap_or("")
+                        .to_ascii_lowercase();
+                    let setting = text[key.len()..].trim_start_matches([' ', '\t', '=']);
+                    if !value.literal || !PASS.contains(&key.as_str()) {
+                        out.opaque(format!(
+                            "`{base} -o {}` is not a setting known only to choose how to connect",
+                            value.text
+                        ));
+                    }
+                    if COMMANDS.contains(&key.as_str()) {
+                        out.inner.push(Inner::PosixLine(Word::lit(setting)));
+                    }
+                }
+                'F' => out.opaque(format!(
+                    "`{base} -F {}` reads a configuration that can name commands to run",
+                    value.text
+                )),
+                'E' if base == "ssh" => out
+                    .concerns
+                    .push(Concern::WriteRedirect(value.text.clone())),
+                'S' | 'D' if base != "ssh" => {
+                    out.opaque(format!("`{base} -{c}` runs the program it names"));
+                    out.argv(&[value]);
+                }
+                _ => {}
+            }
+            break;
+        }
     }
 }
 

@@ -541,6 +541,22 @@ fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
         }
         found
     };
+    // Revision options (`setup_revisions`) take `--output FILE` in every command that reads
+    // them, not only the diff family below: the real git writes it for `rev-list`,
+    // `shortlog`, `reflog`, `stash show`/`list` and `cherry-pick`. These take the name only in
+    // full (`git rev-list --outp=F` is refused), as does fast-export's `--export-marks`.
+    let diff_family =
+        git_subcommand(sub).is_some_and(|g| g.options.iter().any(|(n, _)| *n == "--output"));
+    if !diff_family {
+        for f in values("output", "output".len()) {
+            out.write(&f);
+        }
+    }
+    if sub == "fast-export" {
+        for f in values("export-marks", "export-marks".len()) {
+            out.write(&f);
+        }
+    }
     match sub {
         "mailinfo" => {
             let p = parse(args, &lenient, true);
@@ -652,6 +668,35 @@ fn more_writes(sub: &str, args: &[Word], out: &mut Examined) {
             EffectKind::Runs,
             sub,
             format!("`git {sub}` runs a server and the programs it is configured or told to run (`--access-hook`, a web server, a browser)"),
+        ),
+        // `--in-place` rewrites each file operand with the trailers appended (`--trailer
+        // 'touch pwned #=x'` adds a line a shell runs).
+        "interpret-trailers" => {
+            let spec = Spec {
+                long_arg: &["trailer", "where", "if-exists", "if-missing"],
+                long_flag: &[
+                    "in-place",
+                    "trim-empty",
+                    "only-trailers",
+                    "only-input",
+                    "unfold",
+                    "parse",
+                    "no-divider",
+                ],
+                lenient: true,
+                ..Spec::NONE
+            };
+            let p = parse(args, &spec, true);
+            if p.has(&["--in-place"]) {
+                for w in &p.operands {
+                    out.write(w);
+                }
+            }
+        }
+        // `git shell -c CMD` runs `git-receive-pack` (below) or a command of the operator's
+        // `~/git-shell-commands`.
+        "shell" => out.unshown(
+            "`git shell` runs `git-receive-pack` (which writes refs and runs the repository's receive hooks) or the operator's `~/git-shell-commands`".into(),
         ),
         "receive-pack" => out.unshown(
             "`git receive-pack` writes refs and objects from its input and runs the repository's receive hooks (and, as configured, updates the work tree)".into(),
@@ -1055,7 +1100,21 @@ const GIT_SUBCOMMANDS: &[GitSubcommand] = &[
             lenient: true,
             ..Spec::NONE
         },
-        options: &[("-O", Does::Runs), ("--open-files-in-pager", Does::Runs)],
+        options: &[
+            ("-O", Does::Runs),
+            ("--open-files-in-pager", Does::Runs),
+            ("--textconv", Does::Runs),
+        ],
+        runs: false,
+    },
+    // `--textconv` and `--filters` run the drivers the configuration names.
+    GitSubcommand {
+        names: &["cat-file"],
+        spec: Spec {
+            lenient: true,
+            ..Spec::NONE
+        },
+        options: &[("--textconv", Does::Runs), ("--filters", Does::Runs)],
         runs: false,
     },
     GitSubcommand {
@@ -1097,7 +1156,8 @@ fn patch_writes(sub: &str, args: &[Word], out: &mut Examined) {
 /// Whether `git SUB ARGS` is certain to leave the work tree alone. The subcommands that write it
 /// from git's objects (`checkout`, `switch`, `restore`, `merge`, `pull`, `stash`, `reset
 /// --hard`, `cherry-pick`, `revert`, `rebase`, `read-tree`, `checkout-index`, `worktree add`,
-/// `clone`, `sparse-checkout`, `submodule`, `bisect`, `subtree`, `filter-branch`) write names
+/// `clone`, `sparse-checkout`, `submodule`, `bisect`, `subtree`, `filter-branch`, and the
+/// importers `quiltimport`, `svn`, `p4`, `cvsimport`, `archimport`, `cvsexportcommit`) write names
 /// the line does not show: whatever a commit holds (`git apply --cached p && git commit` put a
 /// `.envrc` there). Of them, only forms shown with the real git (2.47) to leave the work tree
 /// alone, also in a sparse repository whose patterns changed, are certain, taken exactly as
@@ -1159,6 +1219,14 @@ fn leaves_the_work_tree(sub: &str, args: &[Word]) -> bool {
         "bisect",
         "subtree",
         "filter-branch",
+        // Round 7: a quilt series applied to the work tree (the real `git quiltimport` wrote
+        // the `.envrc` a patch adds), and the importers that check out or patch one.
+        "quiltimport",
+        "svn",
+        "p4",
+        "cvsimport",
+        "archimport",
+        "cvsexportcommit",
     ];
     if !WRITERS.contains(&sub) {
         return true;

@@ -457,6 +457,7 @@ pub(super) fn tar(args: &[Word], out: &mut Examined) {
             "label",
             "listed-incremental",
             "index-file",
+            "volno-file",
             "transform",
             "xform",
             "strip-components",
@@ -520,6 +521,7 @@ pub(super) fn tar(args: &[Word], out: &mut Examined) {
             ("--index-file", Does::WritesArg),
             ("-g", Does::WritesArg),
             ("--listed-incremental", Does::WritesArg),
+            ("--volno-file", Does::WritesArg),
         ],
         out,
     );
@@ -903,14 +905,21 @@ pub(super) fn npm(base: &str, args: &[Word], out: &mut Examined) {
             continue;
         }
         let t = w.text.as_str();
+        // The shorthands of those settings: `-C` (`--prefix`), `-g` (`--global`), `-c`
+        // (`--call`). nopt splits a cluster of letters (`-sC DIR` is `-s -C DIR`) and takes a
+        // shorthand written as a long option too (`--C=DIR`): the real npm ran DIR's scripts.
+        let shorthand = |letters: &str| letters.contains(['C', 'g', 'c']);
         let hit = if let Some(long) = t.strip_prefix("--") {
             let name = long.split_once('=').map_or(long, |(n, _)| n);
             let name = name.strip_prefix("no-").unwrap_or(name);
-            (name.len() >= 2 && RUNS.iter().any(|r| r.starts_with(name)))
-                .then(|| format!("--{name}"))
+            let runs = match name.len() {
+                1 => shorthand(name),
+                0 => false,
+                _ => RUNS.iter().any(|r| r.starts_with(name)),
+            };
+            runs.then(|| format!("--{name}"))
         } else if let Some(short) = t.strip_prefix('-') {
-            (short.starts_with('C') || short.starts_with('g') || short == "c")
-                .then(|| t.to_string())
+            shorthand(short).then(|| t.to_string())
         } else {
             None
         };
@@ -1456,6 +1465,9 @@ pub(super) fn patch(p: &Parsed, out: &mut Examined) {
 /// the program derives — the operand without its suffix when decompressing (`gunzip
 /// .envrc.gz` writes `.envrc`), with the suffix when compressing (`gzip -S rc .env` writes
 /// `.envrc`). `-c`/`--stdout`, `-t`, `-l` write no file; `-r` names the files in a directory.
+/// Round 7: decompressing with `-N`/`--name` (gzip, pigz) restores the name stored in the
+/// archive, which the line does not show; zstd's `--output-dir-flat DIR` and
+/// `--output-dir-mirror DIR` put the derived names in DIR; `uncompress` is gzip's `gzip -d`.
 pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
     let spec = Spec {
         short_arg: "SboTFM",
@@ -1466,6 +1478,8 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
             "threads",
             "memlimit",
             "block-size",
+            "output-dir-flat",
+            "output-dir-mirror",
         ],
         long_flag: &[
             "stdout",
@@ -1494,6 +1508,14 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
     }
     for o in p.args(&["-o", "--output"]) {
         out.write(o);
+    }
+    let decompressing = p.has(&["-d", "--decompress", "--uncompress"])
+        || base.starts_with("un")
+        || base == "gunzip";
+    if decompressing && p.has(&["-N", "--name"]) {
+        out.unshown(format!(
+            "`{base} -N` names the file it writes after the name stored in the archive"
+        ));
     }
     if p.has(&["-r", "--recursive"]) || p.dynamic.is_some() {
         out.unshown(format!(
@@ -1524,25 +1546,88 @@ pub(super) fn compressor(base: &str, args: &[Word], out: &mut Examined) {
         (".lzma", ""),
         (".zst", ""),
     ];
+    let flat: Vec<&Word> = p.args(&["--output-dir-flat"]).collect();
+    let mirror: Vec<&Word> = p.args(&["--output-dir-mirror"]).collect();
     for f in p.operands.iter().filter(|f| f.text != "-") {
         if !f.literal {
             out.unshown(format!("`{base}` writes a file named after `{}`", f.text));
             continue;
         }
         // Both ways, whichever mode the options chose: a name is only ever judged more.
+        let mut names = Vec::new();
         let lower = f.text.to_ascii_lowercase();
         for (end, to) in KNOWN {
             if lower.ends_with(end) && f.text.len() > end.len() {
-                out.writes
-                    .push(format!("{}{to}", &f.text[..f.text.len() - end.len()]));
+                names.push(format!("{}{to}", &f.text[..f.text.len() - end.len()]));
             }
         }
         for s in suffixes.iter().filter(|s| s.literal && !s.text.is_empty()) {
-            out.writes.push(format!("{}{}", f.text, s.text));
+            names.push(format!("{}{}", f.text, s.text));
             if let Some(stripped) = f.text.strip_suffix(s.text.as_str()) {
-                out.writes.push(stripped.to_string());
+                names.push(stripped.to_string());
             }
         }
+        for name in names {
+            let file = name.rsplit('/').next().unwrap_or(&name);
+            for d in &flat {
+                out.write(&Word {
+                    text: format!("{}/{file}", d.text.trim_end_matches('/')),
+                    raw: String::new(),
+                    literal: d.literal,
+                    single: true,
+                });
+            }
+            for d in &mirror {
+                out.write(&Word {
+                    text: format!("{}/{name}", d.text.trim_end_matches('/')),
+                    raw: String::new(),
+                    literal: d.literal,
+                    single: true,
+                });
+            }
+            out.writes.push(name);
+        }
+    }
+}
+
+/// `lz4 [-d] IN OUT` writes OUT (the real lz4 1.9 decompressed into `.envrc`); with one operand,
+/// or each of `-m`'s, a name derived from it: the operand without `.lz4` (decompressing) or
+/// with it (compressing), both judged. `-c`, `-t`, `--list` and `lz4cat` write no file.
+pub(super) fn lz4(base: &str, args: &[Word], out: &mut Examined) {
+    let spec = Spec {
+        short_arg: "B",
+        long_flag: &[
+            "stdout",
+            "to-stdout",
+            "test",
+            "list",
+            "multiple",
+            "decompress",
+        ],
+        lenient: true,
+        ..Spec::NONE
+    };
+    let p = parse(args, &spec, true);
+    if p.has(&["-c", "--stdout", "--to-stdout", "-t", "--test", "--list"]) {
+        return;
+    }
+    if p.dynamic.is_some() || p.operands.iter().any(|w| !w.literal) {
+        return out.unshown(format!(
+            "`{base}` writes a name only known when the line runs"
+        ));
+    }
+    let files: Vec<&Word> = p.operands.iter().filter(|w| w.text != "-").collect();
+    if !p.has(&["-m", "--multiple"]) && p.operands.len() == 2 {
+        if p.operands[1].text != "stdout" {
+            out.write(&p.operands[1]);
+        }
+        return;
+    }
+    for f in files {
+        if let Some(stem) = f.text.strip_suffix(".lz4") {
+            out.write(&Word::lit(stem));
+        }
+        out.write(&Word::lit(&format!("{}.lz4", f.text)));
     }
 }
 
@@ -1777,6 +1862,14 @@ pub(super) fn uudecode(p: &Parsed, out: &mut Examined) {
 /// `gpg FILE.gpg` (and `--decrypt-files`) writes FILE, the name without its suffix, unless
 /// `-o` names the output or `-d` prints it.
 pub(super) fn gpg(p: &Parsed, out: &mut Examined) {
+    // A configuration (`gpg.conf` in `--homedir`, or `--options FILE`) can name the programs gpg
+    // starts (`agent-program`): code at that path, the project's inside the roots.
+    for w in p.args(&["--homedir", "--options"]) {
+        out.code_at(
+            w,
+            "reads a gpg configuration that can name programs gpg starts",
+        );
+    }
     if p.has(&["-o", "--output", "-d", "--decrypt"]) {
         return;
     }
@@ -1812,6 +1905,141 @@ pub(super) fn extractor(p: &Parsed, out: &mut Examined) {
         || opt(&["-i", "-p", "--pass-through", "-r"]);
     if extracts {
         out.unshown("the archive's members are written under names the line does not show".into());
+    }
+}
+
+/// `objcopy --dump-section NAME=FILE` writes the section to FILE.
+pub(super) fn objcopy(p: &Parsed, out: &mut Examined) {
+    for a in p.args(&["--dump-section"]) {
+        match a.text.split_once('=') {
+            Some((_, file)) if a.literal => out.write(&Word::lit(file)),
+            _ => out.write(a),
+        }
+    }
+}
+
+/// util-linux `rename FROM TO FILE…`: each FILE becomes FILE with the first FROM (`-l` the
+/// last, `-a` every one) replaced by TO, in the whole name (the real `rename.ul d/f .envrc d/f`
+/// moved the file to `.envrc`): each new name is a write. `-s` changes where links point, a
+/// name only known when the line runs may become anything.
+pub(super) fn rename(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-n", "--no-act", "-h", "--help", "-V", "--version"]) {
+        return;
+    }
+    let [from, to, files @ ..] = p.operands.as_slice() else {
+        return;
+    };
+    if p.has(&["-s", "--symlink"])
+        || p.dynamic.is_some()
+        || !from.literal
+        || !to.literal
+        || files.iter().any(|f| !f.literal)
+    {
+        return out.unshown("`rename` writes names only known when the line runs".into());
+    }
+    for f in files {
+        let name = &f.text;
+        let renamed = if from.text.is_empty() {
+            continue;
+        } else if p.has(&["-a", "--all"]) {
+            name.replace(&from.text, &to.text)
+        } else if p.has(&["-l", "--last"]) {
+            match name.rfind(&from.text) {
+                Some(at) => format!(
+                    "{}{}{}",
+                    &name[..at],
+                    to.text,
+                    &name[at + from.text.len()..]
+                ),
+                None => continue,
+            }
+        } else {
+            name.replacen(&from.text, &to.text, 1)
+        };
+        if &renamed != name {
+            out.write(&Word::lit(&renamed));
+        }
+    }
+}
+
+/// Perl's `rename` (Debian's `rename`, `file-rename`, `prename`): its first operand is Perl
+/// code it runs for each name (`s/x/…/e` runs anything).
+pub(super) fn perl_rename(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-h", "--help", "-V", "--version"]) {
+        return;
+    }
+    out.effect(
+        EffectKind::Runs,
+        "-e",
+        "Perl's `rename` runs its expression as Perl code".into(),
+    );
+}
+
+/// `crontab FILE` (`-`, `-e`), `at` and `batch` install a job the operator's cron or atd runs
+/// later, outside any sandbox (the real `crontab -` wrote `/var/spool/cron/crontabs/root`), and
+/// `crontab -r` removes the operator's: only listing (`-l`, with `-u USER`) passes.
+pub(super) fn scheduler(p: &Parsed, out: &mut Examined) {
+    let lists = p.dynamic.is_none()
+        && p.operands.is_empty()
+        && p.has(&["-l"])
+        && p.opts
+            .iter()
+            .all(|o| matches!(o.name.as_str(), "-l" | "-u"));
+    if !lists {
+        out.effect(
+            EffectKind::Runs,
+            "schedule",
+            "a scheduler entry (crontab, at) runs later as the operator, outside any sandbox"
+                .into(),
+        );
+    }
+}
+
+/// `dpkg-deb` and `dpkg`: extracting (`-x`, `-X`, `-R`, `-e`), building and installing write
+/// names the line does not show (the real `dpkg-deb -x` wrote the `.envrc` a package held), and
+/// installing runs the package's maintainer scripts. Only the actions known to read pass: they
+/// list, show or print a package or the database.
+pub(super) fn package(p: &Parsed, out: &mut Examined) {
+    const READS: &[&str] = &[
+        "-c",
+        "--contents",
+        "-I",
+        "--info",
+        "-f",
+        "--field",
+        "-W",
+        "--show",
+        "--fsys-tarfile",
+        "--ctrl-tarfile",
+        "-l",
+        "--list",
+        "-L",
+        "--listfiles",
+        "-s",
+        "--status",
+        "-S",
+        "--search",
+        "-p",
+        "--print-avail",
+        "--get-selections",
+        "--print-architecture",
+        "--print-foreign-architectures",
+        "-C",
+        "--audit",
+        "-V",
+        "--verify",
+        "--version",
+        "--help",
+        "-?",
+    ];
+    let writes = p.opts.iter().any(|o| {
+        !READS.contains(&o.name.as_str())
+            && !matches!(o.name.as_str(), "--admindir" | "--log" | "-D" | "--debug")
+    });
+    if p.dynamic.is_some() || writes || !p.has(READS) {
+        out.unshown(
+            "`dpkg`/`dpkg-deb` extracts, builds or installs a package: names the line does not show (and a package's maintainer scripts)".into(),
+        );
     }
 }
 

@@ -2,8 +2,9 @@
 //! dangerous ones do.
 
 use super::special::{
-    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, patch, pytest,
-    python_script, rsync, second_operand_written, sed, split, uudecode, wget,
+    awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, objcopy, package,
+    patch, perl_rename, pytest, python_script, rename, rsync, scheduler, second_operand_written,
+    sed, split, uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -252,6 +253,49 @@ pub(super) const PROGRAMS: &[Program] = &[
         operands: Operands::Written,
         special: None,
     },
+    // Round 7: `link FILE1 FILE2` makes FILE2 a hard link (FILE1's content under FILE2's
+    // name), `shred` overwrites its operands, `fallocate` creates its operand. Every operand
+    // is judged as written (`link`'s first too: never less strict).
+    Program {
+        names: &["link"],
+        spec: Spec {
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
+    Program {
+        names: &["shred"],
+        spec: Spec {
+            short_arg: "ns",
+            long_arg: &["iterations", "size", "random-source"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
+    Program {
+        names: &["fallocate"],
+        spec: Spec {
+            short_arg: "lo",
+            long_arg: &["length", "offset"],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: None,
+    },
     // The mode or owner operand is judged as a file too: inside the roots it is harmless,
     // and it is never less strict.
     Program {
@@ -386,13 +430,38 @@ pub(super) const PROGRAMS: &[Program] = &[
         names: &["gpg", "gpg2"],
         spec: Spec {
             short_arg: "ruo",
-            long_arg: &["recipient", "local-user", "output", "homedir"],
+            long_arg: &[
+                "recipient",
+                "local-user",
+                "output",
+                "homedir",
+                "agent-program",
+                "dirmngr-program",
+                "photo-viewer",
+                "exec-path",
+                "options",
+                "logger-file",
+                "status-file",
+                "attribute-file",
+            ],
             lenient: true,
             ..Spec::NONE
         },
         permute: true,
         abbrev: true,
-        options: &[("-o", Does::WritesArg), ("--output", Does::WritesArg)],
+        // Round 7: the programs gpg starts (the real GnuPG 2.2 ran `--agent-program` when no
+        // agent ran); the configuration that can name them is judged in `gpg`.
+        options: &[
+            ("-o", Does::WritesArg),
+            ("--output", Does::WritesArg),
+            ("--agent-program", Does::Runs),
+            ("--dirmngr-program", Does::Runs),
+            ("--photo-viewer", Does::Runs),
+            ("--exec-path", Does::Runs),
+            ("--logger-file", Does::WritesArg),
+            ("--status-file", Does::WritesArg),
+            ("--attribute-file", Does::WritesArg),
+        ],
         operands: Operands::Read,
         special: Some(gpg),
     },
@@ -453,6 +522,155 @@ pub(super) const PROGRAMS: &[Program] = &[
         options: &[],
         operands: Operands::Read,
         special: Some(extractor),
+    },
+    // Round 7: binutils. `objcopy IN [OUT]` writes OUT (IN without one), `strip` rewrites its
+    // operands or writes `-o FILE`: every operand is judged as written (never less strict).
+    Program {
+        names: &["objcopy"],
+        spec: Spec {
+            short_arg: "IOBFjRNKLGWb",
+            long_arg: &[
+                "input-target",
+                "output-target",
+                "binary-architecture",
+                "target",
+                "only-section",
+                "remove-section",
+                "strip-symbol",
+                "keep-symbol",
+                "localize-symbol",
+                "keep-global-symbol",
+                "weaken-symbol",
+                "byte",
+                "dump-section",
+                "add-section",
+                "update-section",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Written,
+        special: Some(objcopy),
+    },
+    Program {
+        names: &["strip"],
+        spec: Spec {
+            short_arg: "IOFRNKo",
+            long_arg: &[
+                "input-target",
+                "output-target",
+                "target",
+                "remove-section",
+                "remove-relocations",
+                "strip-symbol",
+                "keep-section",
+                "keep-symbol",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[("-o", Does::WritesArg)],
+        operands: Operands::Written,
+        special: None,
+    },
+    // Round 7: util-linux `rename FROM TO FILE…` (the names it computes are judged), and
+    // Perl's `rename` (Debian's), which runs its first operand as Perl.
+    Program {
+        names: &["rename.ul"],
+        spec: Spec {
+            long_flag: &[
+                "verbose",
+                "symlink",
+                "no-act",
+                "all",
+                "last",
+                "no-overwrite",
+                "interactive",
+                "help",
+                "version",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: true,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(rename),
+    },
+    Program {
+        names: &["rename", "file-rename", "prename", "perl-rename"],
+        spec: Spec {
+            short_arg: "eE",
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(perl_rename),
+    },
+    // Round 7: the operator's scheduler (`crontab`, `at`, `batch`): only listing passes.
+    Program {
+        names: &["crontab", "at", "batch"],
+        spec: Spec {
+            short_arg: "uqfMt",
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: false,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(scheduler),
+    },
+    // Round 7: Debian packages. Only the actions known to read pass (`package`).
+    Program {
+        names: &["dpkg-deb", "dpkg"],
+        spec: Spec {
+            short_arg: "",
+            long_arg: &[
+                "root",
+                "instdir",
+                "admindir",
+                "log",
+                "path-include",
+                "path-exclude",
+            ],
+            long_flag: &[
+                "contents",
+                "info",
+                "field",
+                "show",
+                "fsys-tarfile",
+                "ctrl-tarfile",
+                "list",
+                "listfiles",
+                "status",
+                "search",
+                "print-avail",
+                "get-selections",
+                "print-architecture",
+                "print-foreign-architectures",
+                "audit",
+                "verify",
+                "version",
+                "help",
+            ],
+            lenient: true,
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: false,
+        options: &[],
+        operands: Operands::Read,
+        special: Some(package),
     },
     // `-O FILE` (and `-F FILE` when creating) write the archive.
     Program {
@@ -1207,6 +1425,9 @@ pub(super) const PROGRAMS: &[Program] = &[
                 "tries",
                 "timeout",
                 "wait",
+                "save-cookies",
+                "rejected-log",
+                "hsts-file",
             ],
             long_flag: &[
                 "recursive",
@@ -1215,6 +1436,9 @@ pub(super) const PROGRAMS: &[Program] = &[
                 "force-directories",
                 "content-disposition",
                 "trust-server-names",
+                // Its command is attached only (`--use-askpass=CMD`), else taken from the
+                // environment.
+                "use-askpass",
             ],
             lenient: true,
             ..Spec::NONE
@@ -1233,6 +1457,11 @@ pub(super) const PROGRAMS: &[Program] = &[
             ("-e", Does::Runs),
             ("--execute", Does::Runs),
             ("--config", Does::Runs),
+            // Round 7: the real wget ran the credential program before connecting.
+            ("--use-askpass", Does::Runs),
+            ("--save-cookies", Does::WritesArg),
+            ("--rejected-log", Does::WritesArg),
+            ("--hsts-file", Does::WritesArg),
         ],
         operands: Operands::Read,
         special: Some(wget),

@@ -502,7 +502,17 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: HELP,
-        writes: &["--log-file", "--xml-file"],
+        // The tools' reports hold the command line (a shell reading one runs its lines).
+        writes: &[
+            "--log-file",
+            "--xml-file",
+            "--massif-out-file",
+            "--callgrind-out-file",
+            "--cachegrind-out-file",
+            "--dhat-out-file",
+            "--xtree-memory-file",
+            "--xtree-leak-file",
+        ],
         transparent: false,
     },
     PrefixWrapper {
@@ -649,6 +659,142 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         writes: &[],
         transparent: false,
     },
+    // Round 7: more programs that run their command as given (a `rm` deny rule did not
+    // reach `eatmydata rm x`).
+    PrefixWrapper {
+        names: &["eatmydata"],
+        spec: Spec {
+            long_flag: &["help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    // `linux64 [options] [command]`; `setarch ARCH …` is read in `setarch`.
+    PrefixWrapper {
+        names: &["linux32", "linux64", "i386", "x86_64"],
+        spec: SETARCH,
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["choom"],
+        spec: Spec {
+            short_arg: "np",
+            long_arg: &["adjust", "pid"],
+            long_flag: &["help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    // `faketime [-m] [-f] TIMESTAMP COMMAND…`
+    PrefixWrapper {
+        names: &["faketime"],
+        spec: Spec {
+            short_flag: "mf",
+            long_flag: &["exclude-monotonic", "help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 1,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["ssh-agent"],
+        spec: Spec {
+            short_arg: "aEPtO",
+            short_flag: "cDdks",
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &["-k"],
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["dbus-launch"],
+        spec: Spec {
+            long_arg: &["config-file", "autolaunch"],
+            long_flag: &[
+                "sh-syntax",
+                "csh-syntax",
+                "auto-syntax",
+                "binary-syntax",
+                "close-stderr",
+                "exit-with-session",
+                "exit-with-x11",
+                "help",
+                "version",
+            ],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["torsocks"],
+        spec: Spec {
+            short_arg: "uaPp",
+            short_flag: "iqd",
+            long_arg: &["user", "pass", "address", "port"],
+            long_flag: &["isolate", "quiet", "debug", "help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["uclampset"],
+        spec: Spec {
+            short_arg: "mMp",
+            short_flag: "aRsvVh",
+            long_arg: &["pid"],
+            long_flag: &[
+                "all-tasks",
+                "reset-on-fork",
+                "system",
+                "verbose",
+                "help",
+                "version",
+            ],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["systemd-inhibit"],
+        spec: Spec {
+            long_arg: &["what", "who", "why", "mode"],
+            long_flag: &[
+                "list",
+                "no-pager",
+                "no-legend",
+                "no-ask-password",
+                "help",
+                "version",
+            ],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &["--list", "--help", "--version"],
+        writes: &[],
+        transparent: false,
+    },
     PrefixWrapper {
         names: &["chronic"],
         spec: Spec {
@@ -661,6 +807,30 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         transparent: false,
     },
 ];
+
+/// setarch's options (after the architecture for `setarch`).
+pub(in crate::shell) const SETARCH: Spec = Spec {
+    short_flag: "vRFZLXBIST3",
+    long_flag: &[
+        "verbose",
+        "addr-no-randomize",
+        "fdpic-funcptrs",
+        "mmap-page-zero",
+        "addr-compat-layout",
+        "read-implies-exec",
+        "32bit",
+        "short-inode",
+        "whole-seconds",
+        "sticky-timeouts",
+        "3gb",
+        "4gb",
+        "uname-2.6",
+        "list",
+        "help",
+        "version",
+    ],
+    ..Spec::NONE
+};
 
 /// The table's entry for a command's basename.
 pub(in crate::shell) fn prefix_wrapper(base: &str) -> Option<&'static PrefixWrapper> {
