@@ -804,10 +804,7 @@ impl Snapshot {
                 &[dir, own],
                 home.as_deref(),
             );
-            let tails = named
-                .tails
-                .iter()
-                .flat_map(|t| [dir.join(t), own.join(t)]);
+            let tails = named.tails.iter().flat_map(|t| [dir.join(t), own.join(t)]);
             for p in named.paths.iter().cloned().chain(tails) {
                 if !p.starts_with(root) {
                     continue;
@@ -2647,7 +2644,10 @@ mod tests {
             "sub/.gemini/settings.json",
             r#"{"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"./tools/gem.sh"}]}]}}"#,
         );
-        w(".github/hooks/audit.json", r#"{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"./scripts/audit.sh"}]}}"#);
+        w(
+            ".github/hooks/audit.json",
+            r#"{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"./scripts/audit.sh"}]}}"#,
+        );
         w(".pre-commit-config.yaml", "repos:\n- repo: local\n  hooks:\n  - id: l\n    entry: ci/lint.sh\n    language: script\n");
         w("scripts/hook.sh", "#!/bin/sh\n");
         w("scripts/audit.sh", "#!/bin/sh\n");

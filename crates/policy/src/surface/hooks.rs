@@ -114,7 +114,8 @@ mod tests {
         assert!(n.contains(&"*/scripts/hook.sh".to_string()), "{n:?}");
         assert!(n.contains(&"/p/tools/status.sh".to_string()), "{n:?}");
         assert!(!n.iter().any(|p| p.contains("dist")), "{n:?}");
-        let codex = "notify = [\"python3\", \"ci/notify.py\"]\n[mcp_servers.x]\ncommand = \"build/srv\"\n";
+        let codex =
+            "notify = [\"python3\", \"ci/notify.py\"]\n[mcp_servers.x]\ncommand = \"build/srv\"\n";
         let n = named(".codex/config.toml", codex);
         assert!(n.contains(&"/p/ci/notify.py".to_string()), "{n:?}");
         assert!(!n.iter().any(|p| p.contains("build")), "{n:?}");
@@ -127,7 +128,10 @@ mod tests {
         let n = named(".gemini/settings.json", gemini);
         assert!(n.contains(&"/p/g.sh".to_string()), "{n:?}");
         assert!(n.contains(&"/p/dist/s.js".to_string()), "{n:?}");
-        let n = named(".pre-commit-config.yaml", "- id: x\n  entry: ./ci/lint.sh\n");
+        let n = named(
+            ".pre-commit-config.yaml",
+            "- id: x\n  entry: ./ci/lint.sh\n",
+        );
         assert!(n.contains(&"/p/ci/lint.sh".to_string()), "{n:?}");
     }
 }
