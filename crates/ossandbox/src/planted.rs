@@ -937,8 +937,8 @@ impl Snapshot {
             // `HEAD` and a `commondir` naming where they are.
             let has = |n: &str| names.iter().any(|(x, _)| x == n);
             // A host's or a hook manager's configuration here: the programs its hooks run.
-            let first = |e: &&str| e.split('/').next().is_some_and(|f| has(f));
-            if HOOK_CONFIGS.iter().chain(HOOK_DIRS).any(|e| first(&e)) {
+            let first = |e: &&str| e.split('/').next().is_some_and(has);
+            if HOOK_CONFIGS.iter().chain(HOOK_DIRS).any(first) {
                 self.hook_programs(&dir, &root_of);
             }
             if dir != root && cordon_policy::surface::is_git_dir_by(has) {
