@@ -447,7 +447,7 @@ impl Snapshot {
             // project's when the root is a subdirectory).
             for dir in root.ancestors().skip(1) {
                 s.envrc_loads(dir, root);
-                s.hook_programs(dir, root);
+                s.hook_programs(dir, root, &|_| true);
             }
         }
         // The operator's home, where a root holds it: its dotfiles configure every shell, git
@@ -770,12 +770,17 @@ impl Snapshot {
     /// but unreadable (a FIFO, past 1 MiB, no permission) could name any program: the scan is
     /// incomplete, which fails closed. (Not the MCP servers' commands nor the PATH: a build
     /// rewrites those in normal work; the file tools ask for them.)
-    fn hook_programs(&mut self, dir: &Path, root: &Path) {
-        use cordon_policy::surface::hooks::{hook_text, HOOK_CONFIGS, HOOK_DIRS};
+    /// Only the entries `present` takes (the walk has the directory's names: a `.github`
+    /// without Copilot's files costs no failed open per entry).
+    fn hook_programs(&mut self, dir: &Path, root: &Path, present: &dyn Fn(&&str) -> bool) {
+        use cordon_policy::surface::hooks::hook_text;
         const MAX: u64 = 1 << 20;
-        let mut configs: Vec<(&str, PathBuf)> =
-            HOOK_CONFIGS.iter().map(|e| (*e, dir.join(e))).collect();
-        for entry in HOOK_DIRS {
+        let mut configs: Vec<(&str, PathBuf)> = HOOK_CONFIGS
+            .iter()
+            .filter(|e| present(e))
+            .map(|e| (*e, dir.join(e)))
+            .collect();
+        for entry in HOOK_DIRS.iter().filter(|e| present(e)) {
             let Ok(list) = std::fs::read_dir(dir.join(entry)) else {
                 continue;
             };
@@ -939,7 +944,7 @@ impl Snapshot {
             // A host's or a hook manager's configuration here: the programs its hooks run.
             let first = |e: &&str| e.split('/').next().is_some_and(has);
             if HOOK_CONFIGS.iter().chain(HOOK_DIRS).any(first) {
-                self.hook_programs(&dir, &root_of);
+                self.hook_programs(&dir, &root_of, &first);
             }
             if dir != root && cordon_policy::surface::is_git_dir_by(has) {
                 self.note(
