@@ -447,7 +447,21 @@ impl Snapshot {
             // project's when the root is a subdirectory).
             for dir in root.ancestors().skip(1) {
                 s.envrc_loads(dir, root);
-                s.hook_programs(dir, root, &|_| true);
+                // (One `lstat` per first name, not a failed open per entry: above the root
+                // there is no listing.)
+                let mut here: Vec<&str> = Vec::new();
+                for e in HOOK_CONFIGS.iter().chain(HOOK_DIRS) {
+                    let first = e.split('/').next().unwrap_or(e);
+                    if !here.contains(&first) && std::fs::symlink_metadata(dir.join(first)).is_ok()
+                    {
+                        here.push(first);
+                    }
+                }
+                if !here.is_empty() {
+                    s.hook_programs(dir, root, &|e| {
+                        here.contains(&e.split('/').next().unwrap_or(e))
+                    });
+                }
             }
         }
         // The operator's home, where a root holds it: its dotfiles configure every shell, git
@@ -2710,5 +2724,26 @@ mod tests {
         )
         .unwrap();
         assert!(Snapshot::take(std::slice::from_ref(&root)).truncated);
+    }
+    /// A hook configuration above a root (the project's `.claude/settings.json` when the root
+    /// is a subdirectory of it, the user's `~/.claude/settings.json`) names programs in it too.
+    #[test]
+    fn a_hook_configuration_above_the_root_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path().canonicalize().unwrap();
+        let root = top.join("sub");
+        std::fs::create_dir_all(top.join(".claude")).unwrap();
+        std::fs::create_dir_all(root.join("scripts")).unwrap();
+        std::fs::write(
+            top.join(".claude/settings.json"),
+            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/sub/scripts/stop.sh"}]}]}}"#,
+        )
+        .unwrap();
+        std::fs::write(root.join("scripts/stop.sh"), "#!/bin/sh\n").unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::write(root.join("scripts/stop.sh"), "#!/bin/sh\nplanted\n").unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(paths, vec![root.join("scripts/stop.sh")], "{found:#?}");
     }
 }
