@@ -449,14 +449,17 @@ impl Snapshot {
                 s.envrc_loads(dir, root);
                 // (One `lstat` per first name, not a failed open per entry: above the root
                 // there is no listing.)
-                let mut here: Vec<&str> = Vec::new();
-                for e in HOOK_CONFIGS.iter().chain(HOOK_DIRS) {
-                    let first = e.split('/').next().unwrap_or(e);
-                    if !here.contains(&first) && std::fs::symlink_metadata(dir.join(first)).is_ok()
-                    {
-                        here.push(first);
-                    }
-                }
+                let mut firsts: Vec<&str> = HOOK_CONFIGS
+                    .iter()
+                    .chain(HOOK_DIRS)
+                    .map(|e| e.split('/').next().unwrap_or(e))
+                    .collect();
+                firsts.sort_unstable();
+                firsts.dedup();
+                let here: Vec<&str> = firsts
+                    .into_iter()
+                    .filter(|f| std::fs::symlink_metadata(dir.join(f)).is_ok())
+                    .collect();
                 if !here.is_empty() {
                     s.hook_programs(dir, root, &|e| {
                         here.contains(&e.split('/').next().unwrap_or(e))
