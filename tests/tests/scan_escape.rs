@@ -939,3 +939,81 @@ fn kept_listings_neither_hide_a_plant_nor_blame_the_operator() {
         assert!(!plant.exists(), "{}", fx.what());
     });
 }
+
+/// Issue 21 (scanhooks21): a sandboxed command rewrites the script a `.claude/settings.json`
+/// PreToolUse hook names (`"$CLAUDE_PROJECT_DIR"/scripts/hook.sh`) and makes the one a Gemini
+/// CLI hook names (`./tools/gem.sh`): the host would run each outside any sandbox at its next
+/// tool call. Both were left in place before; now the rewrite is undone and the new one moved
+/// aside, each reported. An unrelated script, and the MCP server's build output, stay the
+/// run's.
+#[test]
+fn the_programs_a_hosts_hooks_name_are_watched() {
+    each(|fx| {
+        for (rel, text) in [
+            (
+                ".claude/settings.json",
+                r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"\"$CLAUDE_PROJECT_DIR\"/scripts/hook.sh"}]}]},"mcpServers":{"x":{"command":"node","args":["dist/index.js"]}}}"#,
+            ),
+            (
+                ".gemini/settings.json",
+                r#"{"hooks":{"BeforeTool":[{"matcher":"run_shell_command","hooks":[{"type":"command","command":"./tools/gem.sh"}]}]}}"#,
+            ),
+            ("scripts/hook.sh", "#!/bin/sh\nexit 0\n"),
+            ("scripts/other.sh", "#!/bin/sh\n"),
+            ("dist/index.js", "built\n"),
+        ] {
+            let p = fx.ws.join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        }
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let out = fx.exec(
+            "printf '#!/bin/sh\\ntouch /tmp/x\\n' > scripts/hook.sh && mkdir tools && \
+             printf '#!/bin/sh\\ntouch /tmp/x\\n' > tools/gem.sh && chmod +x tools/gem.sh && \
+             echo edited >> scripts/other.sh && echo rebuilt > dist/index.js",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in ["scripts/hook.sh", "tools/gem.sh"] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {} (", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+        }
+        assert_eq!(
+            fs::read_to_string(fx.ws.join("scripts/hook.sh")).unwrap(),
+            "#!/bin/sh\nexit 0\n",
+            "{} the rewrite is not undone: {err}",
+            fx.what()
+        );
+        assert!(
+            !fx.ws.join("tools/gem.sh").exists(),
+            "{} tools/gem.sh still in place",
+            fx.what()
+        );
+        for name in ["scripts/other.sh", "dist/index.js"] {
+            assert!(
+                !err.contains(&fx.ws.join(name).display().to_string()),
+                "{} {name} reported: {err}",
+                fx.what()
+            );
+        }
+        assert!(fs::read_to_string(fx.ws.join("scripts/other.sh"))
+            .unwrap()
+            .contains("edited"));
+        assert_eq!(
+            fs::read_to_string(fx.ws.join("dist/index.js")).unwrap(),
+            "rebuilt\n"
+        );
+    });
+}

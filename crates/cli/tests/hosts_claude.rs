@@ -257,3 +257,60 @@ fn claude_write_takes_a_tilde_path_as_the_home() {
     );
     assert!(r.contains("cordon: "), "not cordon's refusal: {r}");
 }
+
+/// Issue 21 (scanhooks21): the operator's own PreToolUse hook runs
+/// `"$CLAUDE_PROJECT_DIR"/scripts/hook.sh` outside any sandbox at every Bash call. A sandboxed
+/// command (its write in a script, out of the line's analysis: what the analysis cannot see,
+/// the scan must catch) rewrites that script to touch a marker; the after-run scan puts the
+/// operator's version back, so the next call's hook does not run the rewrite.
+#[test]
+fn claude_a_rewritten_hook_script_does_not_run_at_the_next_call() {
+    rewritten_hook_script(None);
+}
+
+#[test]
+fn claude_a_rewritten_hook_script_as_an_unprivileged_user() {
+    rewritten_hook_script(unprivileged());
+}
+
+fn rewritten_hook_script(user: Option<(u32, u32)>) {
+    let s = Claude::new(user);
+    let dir = s.0.dir();
+    let settings = dir.join(".claude/settings.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    v["hooks"]["PreToolUse"]
+        .as_array_mut()
+        .expect("cordon install wrote a PreToolUse hook")
+        .push(json!({
+            "matcher": "Bash",
+            "hooks": [{ "type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/scripts/hook.sh" }]
+        }));
+    std::fs::write(&settings, v.to_string()).unwrap();
+    let hook = dir.join("scripts/hook.sh");
+    std::fs::create_dir(dir.join("scripts")).unwrap();
+    std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let marker = dir.join("rewritten-hook-ran");
+    std::fs::write(
+        dir.join("planter.sh"),
+        format!(
+            "printf '#!/bin/sh\\ntouch {}\\nexit 0\\n' > scripts/hook.sh\necho planted\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let r = turn(&s, Claude::shell("sh ./planter.sh"));
+    assert!(r.contains("planted"), "the planting call did not run: {r}");
+    let next = turn(&s, Claude::shell("echo next"));
+    assert!(next.contains("next"), "{next}");
+    assert!(
+        !marker.exists(),
+        "Claude Code ran the rewritten hook script outside the sandbox: {r}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&hook).unwrap(),
+        "#!/bin/sh\nexit 0\n",
+        "the rewrite was left in place: {r}"
+    );
+}

@@ -709,7 +709,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
             }
         }
         return Err(format!(
-            "the after-run scan of {} could not complete (more than {} entries, a root it cannot list, a directory too deep to open by path, or cordon was killed and the scan cannot finish now): files there that make your tools run code (.git/config, hooks, .envrc, agent settings, …) were not checked; look through them, then delete {} to run there again",
+            "the after-run scan of {} could not complete (more than {} entries, a root it cannot list, a directory too deep to open by path, a hook configuration it cannot read, or cordon was killed and the scan cannot finish now): files there that make your tools run code (.git/config, hooks, .envrc, agent settings, …) were not checked; look through them, then delete {} to run there again",
             clean(&list),
             cordon_ossandbox::SCAN_MAX_ENTRIES,
             clean(&dead.shown.display().to_string())
@@ -784,7 +784,7 @@ pub fn report(
 ) {
     for when in truncated {
         eprintln!(
-            "cordon: warning: the scan for files that make the operator's tools run code could not finish {when} the run (more than {SCAN_MAX_ENTRIES} entries, a root it cannot list, or a directory too deep to open by path): what lies beyond in {} was not checked",
+            "cordon: warning: the scan for files that make the operator's tools run code could not finish {when} the run (more than {SCAN_MAX_ENTRIES} entries, a root it cannot list, a directory too deep to open by path, or a hook configuration it cannot read): what lies beyond in {} was not checked",
             clean(&roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "))
         );
     }
@@ -860,7 +860,7 @@ impl Watch {
         let (findings, truncated) = self.watch.check();
         if truncated {
             eprintln!(
-                "cordon: warning: the scan for files that make the operator's tools run code could not finish while the MCP server ran (more than {SCAN_MAX_ENTRIES} entries, a root it cannot list, or a directory too deep to open by path): what lies beyond in {} was not checked",
+                "cordon: warning: the scan for files that make the operator's tools run code could not finish while the MCP server ran (more than {SCAN_MAX_ENTRIES} entries, a root it cannot list, a directory too deep to open by path, or a hook configuration it cannot read): what lies beyond in {} was not checked",
                 clean(&self.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "))
             );
         }

@@ -45,6 +45,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use cordon_policy::surface::hooks::{HOOK_CONFIGS, HOOK_DIRS};
+
 use crate::profile::GIT_CONFIG_SURFACE;
 
 /// Why a file git's configuration includes is watched.
@@ -54,6 +56,9 @@ const INCLUDED_WHY: &str =
 /// Why a program git's configuration names is watched.
 const CONFIGURED_WHY: &str =
     "git's configuration names it as a program (core.fsmonitor, a filter, an alias): git runs it from the work tree's top";
+
+/// Why a program a host's hook configuration names is watched.
+const HOOK_PROGRAM_WHY: &str = "an agent host's or a git hook manager's hook configuration names it (a Claude Code or Gemini CLI hook, a Copilot hook file, husky, a pre-commit entry): the host runs it outside any sandbox at its next tool call, git at the next commit";
 
 /// Why a file an `.envrc` loads is watched.
 const ENVRC_LOADS_WHY: &str = "an `.envrc` loads it (sources it, reads it as variables or runs it), and direnv checks only the `.envrc` itself: it is taken as it is at the next `cd`";
@@ -438,8 +443,28 @@ impl Snapshot {
             s.root_git_dir(root);
             s.operator_hooks(root);
             // An `.envrc` above the root may load a file in it (the walk reads those in it).
+            // So may a host's hook configuration above it (`~/.claude/settings.json`, the
+            // project's when the root is a subdirectory).
             for dir in root.ancestors().skip(1) {
                 s.envrc_loads(dir, root);
+                // (One `lstat` per first name, not a failed open per entry: above the root
+                // there is no listing.)
+                let mut firsts: Vec<&str> = HOOK_CONFIGS
+                    .iter()
+                    .chain(HOOK_DIRS)
+                    .map(|e| e.split('/').next().unwrap_or(e))
+                    .collect();
+                firsts.sort_unstable();
+                firsts.dedup();
+                let here: Vec<&str> = firsts
+                    .into_iter()
+                    .filter(|f| std::fs::symlink_metadata(dir.join(f)).is_ok())
+                    .collect();
+                if !here.is_empty() {
+                    s.hook_programs(dir, root, &|e| {
+                        here.contains(&e.split('/').next().unwrap_or(e))
+                    });
+                }
             }
         }
         // The operator's home, where a root holds it: its dotfiles configure every shell, git
@@ -752,6 +777,72 @@ impl Snapshot {
         }
     }
 
+    /// The programs the hook configurations in `dir` name (`surface::hooks`: an agent host's
+    /// hooks, Claude Code's status line, Codex's `notify`, Copilot's hook files, husky's hooks,
+    /// pre-commit's entries), where they lie in `root`: the host runs them outside any sandbox
+    /// at its next tool call, git at the next commit, as it runs a hook in `.git/hooks`. Read
+    /// as [`Snapshot::linked_hooks`] reads git's programs (`surface::envrc::literal`, exact
+    /// names; a word with an expansion, `"$CLAUDE_PROJECT_DIR"/scripts/hook.sh`, by its
+    /// literal tail from `dir` and from the file's own directory). A configuration present
+    /// but unreadable (a FIFO, past 1 MiB, no permission) could name any program: the scan is
+    /// incomplete, which fails closed. (Not the MCP servers' commands nor the PATH: a build
+    /// rewrites those in normal work; the file tools ask for them.)
+    /// Only the entries `present` takes (the walk has the directory's names: a `.github`
+    /// without Copilot's files costs no failed open per entry).
+    fn hook_programs(&mut self, dir: &Path, root: &Path, present: &dyn Fn(&&str) -> bool) {
+        use cordon_policy::surface::hooks::hook_text;
+        const MAX: u64 = 1 << 20;
+        let mut configs: Vec<(&str, PathBuf)> = HOOK_CONFIGS
+            .iter()
+            .filter(|e| present(e))
+            .map(|e| (*e, dir.join(e)))
+            .collect();
+        for entry in HOOK_DIRS.iter().filter(|e| present(e)) {
+            let Ok(list) = std::fs::read_dir(dir.join(entry)) else {
+                continue;
+            };
+            for e in list.flatten() {
+                // (husky's own `_` directory of stubs is git's hooks path, watched as such.)
+                if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                    configs.push((entry, e.path()));
+                }
+            }
+        }
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let roots = [root.to_path_buf()];
+        for (entry, file) in configs {
+            let text = match cordon_fs::safe::read_followed(&file, MAX) {
+                Ok(Some(text)) => text,
+                Ok(None) => continue,
+                Err(_) => {
+                    self.truncated = true;
+                    continue;
+                }
+            };
+            let name = file.file_name().and_then(|n| n.to_str()).unwrap_or(entry);
+            let own = file.parent().unwrap_or(dir);
+            let named = cordon_policy::surface::envrc::literal(
+                &hook_text(name, &text),
+                &[dir, own],
+                home.as_deref(),
+            );
+            let tails = named.tails.iter().flat_map(|t| [dir.join(t), own.join(t)]);
+            for p in named.paths.iter().cloned().chain(tails) {
+                // (Most words are no file: one `lstat` rules each out before the links on the
+                // way are resolved, which costs a `readlink` per component. One made by the run
+                // is found by the snapshot after it.)
+                if !p.starts_with(root) || std::fs::symlink_metadata(&p).is_err() {
+                    continue;
+                }
+                // (Where it really is: the host's shell follows a link the operator keeps.)
+                let p = real_in(&p, &roots);
+                if p.starts_with(root) && !std::fs::metadata(&p).is_ok_and(|m| m.is_dir()) {
+                    self.note(p, What::ToolFile, HOOK_PROGRAM_WHY, true);
+                }
+            }
+        }
+    }
+
     /// A directory of a root that cordon's user cannot list (a command that made `x/.envrc`
     /// then `chmod 0300 x`: nothing lists `x`, direnv still opens `x/.envrc` on `cd x`) is
     /// recorded with its mode and ctime, so that one that appeared or changed is a finding
@@ -870,6 +961,11 @@ impl Snapshot {
             // is (git follows a link there: `objects -> elsewhere` is still a repository), or
             // `HEAD` and a `commondir` naming where they are.
             let has = |n: &str| names.iter().any(|(x, _)| x == n);
+            // A host's or a hook manager's configuration here: the programs its hooks run.
+            let first = |e: &&str| e.split('/').next().is_some_and(has);
+            if HOOK_CONFIGS.iter().chain(HOOK_DIRS).any(first) {
+                self.hook_programs(&dir, &root_of, &first);
+            }
             if dir != root && cordon_policy::surface::is_git_dir_by(has) {
                 self.note(
                     dir.clone(),
@@ -2562,5 +2658,110 @@ mod tests {
         assert!(std::fs::read_to_string(root.join("scripts/other.sh"))
             .unwrap()
             .contains("edited"));
+    }
+    /// Issue 21 (scanhooks21): a program an agent host's hook configuration names (a Claude
+    /// Code PreToolUse hook's `"$CLAUDE_PROJECT_DIR"/scripts/hook.sh`, Gemini CLI's, a
+    /// Copilot hook file's, husky's and pre-commit's) is watched like git's hooks: the host
+    /// runs it outside any sandbox at its next tool call, so a run that rewrote or made it is
+    /// moved aside. An MCP server's command (a build's output) and an unrelated script are not.
+    #[test]
+    fn a_program_a_hosts_hook_configuration_names_is_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let w = |rel: &str, text: &str| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        w(
+            ".claude/settings.json",
+            r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"\"$CLAUDE_PROJECT_DIR\"/scripts/hook.sh"}]}]},"mcpServers":{"x":{"command":"node","args":["dist/index.js"]}}}"#,
+        );
+        w(
+            "sub/.gemini/settings.json",
+            r#"{"hooks":{"BeforeTool":[{"hooks":[{"type":"command","command":"./tools/gem.sh"}]}]}}"#,
+        );
+        w(
+            ".github/hooks/audit.json",
+            r#"{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"./scripts/audit.sh"}]}}"#,
+        );
+        w(".pre-commit-config.yaml", "repos:\n- repo: local\n  hooks:\n  - id: l\n    entry: ci/lint.sh\n    language: script\n");
+        w("scripts/hook.sh", "#!/bin/sh\n");
+        w("scripts/audit.sh", "#!/bin/sh\n");
+        w("scripts/other.sh", "#!/bin/sh\n");
+        w("dist/index.js", "built\n");
+        w("ci/lint.sh", "#!/bin/sh\n");
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        w("scripts/hook.sh", "#!/bin/sh\nplanted\n");
+        w("scripts/audit.sh", "#!/bin/sh\nplanted\n");
+        w("ci/lint.sh", "#!/bin/sh\nplanted\n");
+        w("sub/tools/gem.sh", "planted\n");
+        w("scripts/other.sh", "#!/bin/sh\nedited\n");
+        w("dist/index.js", "rebuilt\n");
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let mut paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            vec![
+                root.join("ci/lint.sh"),
+                root.join("scripts/audit.sh"),
+                root.join("scripts/hook.sh"),
+                root.join("sub/tools/gem.sh"),
+            ],
+            "{found:#?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("scripts/hook.sh")).unwrap(),
+            "#!/bin/sh\n"
+        );
+        assert!(!root.join("sub/tools/gem.sh").exists());
+        assert!(std::fs::read_to_string(root.join("scripts/other.sh"))
+            .unwrap()
+            .contains("edited"));
+        assert_eq!(
+            std::fs::read_to_string(root.join("dist/index.js")).unwrap(),
+            "rebuilt\n"
+        );
+    }
+
+    /// A hook configuration the scan cannot read (a FIFO, past the size bound) could name any
+    /// program: the scan is incomplete, which fails closed (the root's next run is refused).
+    #[test]
+    fn an_unreadable_hook_configuration_makes_the_scan_incomplete() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        assert!(!Snapshot::take(std::slice::from_ref(&root)).truncated);
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join(".claude/settings.json"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        assert!(Snapshot::take(std::slice::from_ref(&root)).truncated);
+    }
+    /// A hook configuration above a root (the project's `.claude/settings.json` when the root
+    /// is a subdirectory of it, the user's `~/.claude/settings.json`) names programs in it too.
+    #[test]
+    fn a_hook_configuration_above_the_root_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path().canonicalize().unwrap();
+        let root = top.join("sub");
+        std::fs::create_dir_all(top.join(".claude")).unwrap();
+        std::fs::create_dir_all(root.join("scripts")).unwrap();
+        std::fs::write(
+            top.join(".claude/settings.json"),
+            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/sub/scripts/stop.sh"}]}]}}"#,
+        )
+        .unwrap();
+        std::fs::write(root.join("scripts/stop.sh"), "#!/bin/sh\n").unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::write(root.join("scripts/stop.sh"), "#!/bin/sh\nplanted\n").unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(paths, vec![root.join("scripts/stop.sh")], "{found:#?}");
     }
 }

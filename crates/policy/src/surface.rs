@@ -19,6 +19,7 @@ use std::path::{Component, Path, PathBuf};
 
 pub mod envrc;
 pub mod git_config;
+pub mod hooks;
 
 /// A git directory's configuration surface: what git reads as configuration or runs, relative
 /// to a git directory (`.git`, a bare repository, `modules/NAME`, `worktrees/NAME`), and why

@@ -1,0 +1,137 @@
+//! The programs an agent host's hook configuration (and git's hook managers', pre-commit and
+//! husky) runs by itself, outside any sandbox, at the host's next tool call or the operator's
+//! next commit: what the after-run scan watches besides git's own hooks. Only these: an MCP
+//! server's or a launch configuration's command is often a build's output (`dist/index.js`),
+//! which a run rewrites in normal work; the file tools ask for those
+//! ([`super::named_by_configuration`]).
+
+use serde_json::Value;
+
+/// The configuration files whose hook entries run by themselves (each an entry of
+/// [`super::TOOL_FILES`] or [`super::HOME_FILES`]: a test holds it), relative to the
+/// directory the host runs its hooks from (the project's, or the home for the user's).
+pub const HOOK_CONFIGS: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".gemini/settings.json",
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".copilot/config.json",
+    ".copilot/settings.json",
+    ".copilot/settings.local.json",
+    ".github/copilot/settings.json",
+    ".github/copilot/settings.local.json",
+    ".cursor/hooks.json",
+    ".pre-commit-config.yaml",
+];
+
+/// The directories whose every file is a hook configuration or a hook itself (each an entry of
+/// [`super::TOOL_DIRS`]): Copilot's hook files, husky's hook scripts.
+pub const HOOK_DIRS: &[&str] = &[".github/hooks", ".copilot/hooks", ".husky"];
+
+/// The keys of a host's JSON or TOML settings whose strings are commands the host runs by
+/// itself: the hooks (Claude Code, Gemini CLI, Codex's `hooks.json`, Copilot, Cursor), Claude
+/// Code's status line (run at every turn) and Codex's `notify` (after every turn).
+const HOOK_KEYS: &[&str] = &["hooks", "statusLine", "notify"];
+
+/// The text of `config` (the file named `name`) that names the programs its hooks run, for
+/// [`super::envrc::literal`] to read word by word. A host's JSON or TOML: the strings under
+/// [`HOOK_KEYS`]. One that does not parse (a comment, a trailing comma, a truncated write): the
+/// whole text, since the host's own reader may take it (the fail-closed reading: more is
+/// watched, nothing is missed). A YAML or a script (pre-commit, husky): the whole text.
+pub fn hook_text(name: &str, config: &[u8]) -> Vec<u8> {
+    let parsed: Option<Value> = if name.ends_with(".json") {
+        serde_json::from_slice(config).ok()
+    } else if name.ends_with(".toml") {
+        std::str::from_utf8(config)
+            .ok()
+            .and_then(|t| toml::from_str::<toml::Value>(t).ok())
+            .and_then(|t| serde_json::to_value(t).ok())
+    } else {
+        return config.to_vec();
+    };
+    let Some(Value::Object(top)) = parsed else {
+        return config.to_vec();
+    };
+    let mut out = Vec::new();
+    for key in HOOK_KEYS {
+        if let Some(v) = top.get(*key) {
+            strings(v, &mut out);
+        }
+    }
+    out
+}
+
+/// Every string in `v`, one a line.
+fn strings(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::String(s) => {
+            out.extend_from_slice(s.as_bytes());
+            out.push(b'\n');
+        }
+        Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+        Value::Object(o) => o.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::surface::{envrc, HOME_FILES, TOOL_DIRS, TOOL_FILES};
+    use std::path::Path;
+
+    #[test]
+    fn each_hook_configuration_is_on_the_surface() {
+        for entry in HOOK_CONFIGS {
+            assert!(
+                TOOL_FILES.iter().chain(HOME_FILES).any(|(n, _)| n == entry),
+                "{entry}"
+            );
+        }
+        for entry in HOOK_DIRS {
+            assert!(TOOL_DIRS.iter().any(|(n, _)| n == entry), "{entry}");
+        }
+    }
+
+    fn named(name: &str, text: &str) -> Vec<String> {
+        let named = envrc::literal(&hook_text(name, text.as_bytes()), &[Path::new("/p")], None);
+        named
+            .paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .chain(named.tails.iter().map(|t| format!("*/{}", t.display())))
+            .collect()
+    }
+
+    #[test]
+    fn the_hooks_commands_are_read_and_not_the_mcp_servers() {
+        let claude = r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command",
+            "command":"\"$CLAUDE_PROJECT_DIR\"/scripts/hook.sh"}]}]},
+            "statusLine":{"type":"command","command":"tools/status.sh"},
+            "mcpServers":{"x":{"command":"node","args":["dist/index.js"]}}}"#;
+        let n = named(".claude/settings.json", claude);
+        assert!(n.contains(&"*/scripts/hook.sh".to_string()), "{n:?}");
+        assert!(n.contains(&"/p/tools/status.sh".to_string()), "{n:?}");
+        assert!(!n.iter().any(|p| p.contains("dist")), "{n:?}");
+        let codex =
+            "notify = [\"python3\", \"ci/notify.py\"]\n[mcp_servers.x]\ncommand = \"build/srv\"\n";
+        let n = named(".codex/config.toml", codex);
+        assert!(n.contains(&"/p/ci/notify.py".to_string()), "{n:?}");
+        assert!(!n.iter().any(|p| p.contains("build")), "{n:?}");
+    }
+
+    #[test]
+    fn a_configuration_that_does_not_parse_is_read_whole() {
+        // Gemini CLI takes comments in its settings; serde_json does not.
+        let gemini = "{ // mine\n \"hooks\": {\"BeforeTool\": [{\"hooks\": [{\"command\": \"./g.sh\"}]}]},\n \"mcpServers\": {\"x\": {\"command\": \"dist/s.js\"}} }";
+        let n = named(".gemini/settings.json", gemini);
+        assert!(n.contains(&"/p/g.sh".to_string()), "{n:?}");
+        assert!(n.contains(&"/p/dist/s.js".to_string()), "{n:?}");
+        let n = named(
+            ".pre-commit-config.yaml",
+            "- id: x\n  entry: ./ci/lint.sh\n",
+        );
+        assert!(n.contains(&"/p/ci/lint.sh".to_string()), "{n:?}");
+    }
+}
