@@ -1061,6 +1061,7 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
             })
             .collect(),
         protect: Vec::new(),
+        read_only: Some(read_only_tree(profile)),
     };
     (
         Profile {
@@ -1069,6 +1070,27 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
         },
         plan,
     )
+}
+
+/// The writable roots init gives write back to in the read-only mount tree: each writable
+/// rule but device nodes (writing those works on a read-only mount), at its real path, with
+/// the device and inode seen here. A root that cannot be resolved now is left out: it does
+/// not exist, so there is nothing to write in (its parent is read-only).
+#[cfg(target_os = "linux")]
+fn read_only_tree(profile: &Profile) -> Vec<run::namespaces::Writable> {
+    use std::os::unix::fs::MetadataExt;
+    resolve::writable_roots(profile)
+        .into_iter()
+        .filter_map(|p| {
+            let path = std::fs::canonicalize(&p).ok()?;
+            let m = std::fs::metadata(&path).ok()?;
+            Some(run::namespaces::Writable {
+                path,
+                dev: m.dev(),
+                ino: m.ino(),
+            })
+        })
+        .collect()
 }
 
 /// bwrap's `--add-seccomp-fd` programs, each in a memfd, and their descriptor numbers.
