@@ -1555,6 +1555,17 @@ mod tests {
         dir: &std::path::Path,
         protect: Vec<crate::protect::Mount>,
     ) -> Result<Outcome, Attempt> {
+        run_planned(
+            dir,
+            Plan {
+                protect,
+                ..Plan::default()
+            },
+        )
+    }
+
+    /// The same run with `plan`'s mounts (its `user` set here).
+    fn run_planned(dir: &std::path::Path, plan: Plan) -> Result<Outcome, Attempt> {
         use crate::profile::{Access, PathRule, Profile};
         let rule = |p: &str, write: bool| PathRule {
             path: p.into(),
@@ -1592,10 +1603,61 @@ mod tests {
         spec.cwd = dir.to_path_buf();
         let plan = Plan {
             user: !rustix::process::geteuid().is_root(),
-            protect,
-            ..Plan::default()
+            ..plan
         };
         run(c, &spec, &plan, &mut None)
+    }
+
+    #[test]
+    fn the_read_only_tree_gives_write_back_only_to_the_root_cordon_saw() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(d.path()).unwrap();
+        let seen = |p: &std::path::Path| {
+            let m = std::fs::metadata(p).unwrap();
+            Writable {
+                path: p.to_path_buf(),
+                dev: m.dev(),
+                ino: m.ino(),
+            }
+        };
+        let read_only = |w: Vec<Writable>| Plan {
+            read_only: Some(w),
+            ..Plan::default()
+        };
+        // The root given back: the command writes there, Landlock granting it too.
+        assert!(matches!(
+            run_planned(&dir, read_only(vec![seen(&dir)])),
+            Ok(Outcome::Exited(0))
+        ));
+        assert!(dir.join("ran").exists());
+        std::fs::remove_file(dir.join("ran")).unwrap();
+        // Not given back: Landlock grants the write, the read-only mount refuses it.
+        assert!(matches!(
+            run_planned(&dir, read_only(vec![])),
+            Ok(Outcome::Exited(1))
+        ));
+        assert!(!dir.join("ran").exists());
+        // Another directory at the root's path by mount time (the one cordon saw renamed
+        // away, a new one made): refused, naming the root, and the command never started.
+        let other = dir.join("other");
+        std::fs::create_dir(&other).unwrap();
+        let mut stale = seen(&other);
+        stale.ino = std::fs::metadata(&dir).unwrap().ino();
+        match run_planned(&dir, read_only(vec![stale])) {
+            Err(Attempt::Start(e)) => {
+                let e = e.to_string();
+                assert!(
+                    e.contains(&format!(
+                        "cannot give {} its write access back",
+                        other.display()
+                    )) && e.contains("the run is refused"),
+                    "{e}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!dir.join("ran").exists());
     }
 
     #[test]
