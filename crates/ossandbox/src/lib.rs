@@ -899,10 +899,16 @@ fn execute_backend(
                     )));
                 }
                 Err(run::namespaces::Attempt::Unavailable(e)) => gaps.push(format!(
-                    "no PID, IPC{} and mount namespaces of the command's own ({e}): other processes are visible in /proc, and a daemon that left the session is not killed should cordon itself be SIGKILLed{}",
+                    "no PID, IPC{} and mount namespaces of the command's own ({e}): other processes are visible in /proc, and a daemon that left the session is not killed should cordon itself be SIGKILLed{}{}",
                     if plan.net { ", network" } else { "" },
                     if plan.net {
                         "; the network stays closed by seccomp, which refuses every socket()"
+                    } else {
+                        ""
+                    },
+                    // The read-only mount tree needs that mount namespace.
+                    if rustix::process::geteuid().is_root() {
+                        "; no read-only mount tree either: root's command can change the modes, owners and times of root's files outside the writable roots"
                     } else {
                         ""
                     }
