@@ -147,10 +147,6 @@ const fn gap(mut c: Case, why: &'static str) -> Case {
 /// (read-only). bwrap keeps its namespace.
 const PROC_NET_GAP: &str = "without a network namespace (network = \"deny\" on Landlock ABI 6 and later) /proc/net shows the host's sockets read-only; the command cannot make a socket to use them (docs/network-enforcement.md)";
 
-/// Landlock has no access right for metadata changes (chmod, utime, xattr): a file the caller
-/// owns outside the roots keeps its content safe, but not its mode, times or user xattrs.
-const METADATA_GAP: &str = "Landlock cannot restrict chmod/utime/setxattr on files the caller owns; the bwrap backend's read-only mounts can";
-
 /// A case that needs harness plumbing (`PTY`, `INFILE`…), for legit cases.
 const fn needing(mut c: Case, needs: u32) -> Case {
     c.needs = needs;
@@ -256,14 +252,19 @@ suite! {
     create_outside: attack("create-outside", C, C, 0),
     overwrite_outside: attack("overwrite-outside", C, C, 0),
     truncate_outside: attack("truncate-outside", C, C, 0),
-    chmod_outside: gap(attack("chmod-outside", C, C, 0), METADATA_GAP),
+    chmod_outside: attack("chmod-outside", C, C, 0),
     // Only the owner (root, for /etc/passwd) may change modes.
-    chmod_etc_passwd: gap(attack("chmod-etc-passwd", C, N, 0), METADATA_GAP),
+    chmod_etc_passwd: attack("chmod-etc-passwd", C, N, 0),
+    // Landlock has no right for metadata: the init's read-only mount tree keeps root's
+    // command from a system file's or device node's mode, owner and times (EROFS).
+    chmod_dev_null: attack("chmod-dev-null", C, N, 0),
+    chown_etc_passwd: attack("chown-etc-passwd", C, N, 0),
+    utime_usr_bin: attack("utime-usr-bin", C, N, 0),
     setuid_chmod_workspace: attack("setuid-chmod-workspace", C, C, 0),
     setgid_fchmod_workspace: attack("setgid-fchmod-workspace", C, C, 0),
     setuid_create_workspace: attack("setuid-create-workspace", C, C, 0),
-    utime_outside: gap(attack("utime-outside", C, C, 0), METADATA_GAP),
-    setxattr_outside: gap(attack("setxattr-outside", C, C, 0), METADATA_GAP),
+    utime_outside: attack("utime-outside", C, C, 0),
+    setxattr_outside: attack("setxattr-outside", C, C, 0),
     // Only root may give a file away.
     chown_outside: attack("chown-outside", C, N, 0),
     mkdir_outside: attack("mkdir-outside", C, C, 0),
@@ -329,6 +330,9 @@ suite! {
     unix_connect_outside: attack("unix-connect-outside", C, C, UNIX),
     // Mounts and namespaces: users get EPERM from the kernel except for user namespaces.
     mount_tmpfs: attack("mount-tmpfs", C, N, 0),
+    // Undoing the read-only tree; no control: unconfined it would change the host's mounts.
+    remount_root_rw: attack("remount-root-rw", N, N, 0),
+    mount_setattr_rw: attack("mount-setattr-rw", N, N, 0),
     mount_bind_outside: attack("mount-bind-outside", C, N, 0),
     umount_probe: attack("umount-probe", C, N, 0),
     unshare_user: attack("unshare-user", C, C, 0),

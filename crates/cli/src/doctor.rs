@@ -91,6 +91,7 @@ pub fn run() -> i32 {
             println!("  {:<9} + own PID, IPC, mount namespaces (and a network one where network = \"deny\" below says so): other processes, the host's SysV IPC and sockets are out of reach, zombies are reaped, and the whole tree dies with the command, on SIGTERM (after a grace period) or with cordon", "");
         }
         if protects {
+            println!("  {:<9} + the whole mount tree read-only in that namespace but for the writable roots (and the fresh /proc, whose sys and sysrq-trigger stay read-only): no system file's or host device node's mode, owner or times can change, as root either (EROFS)", "");
             println!("  {:<9} + protected paths (sandbox.protected, sandbox.git = \"protect\", a ro root inside a rw root, the policy file and its cordon.rules.toml, the audit log and the trust store inside a rw root) kept read-only by bind mounts its init makes in that mount namespace before the command starts (the audit log hidden); Landlock forbids the command to mount or unmount", "");
         }
         if !namespaces_ok {
@@ -108,10 +109,11 @@ pub fn run() -> i32 {
     let root = rustix::process::geteuid().is_root();
     let auto = match (landlock_ok && seccomp_ok, findings[3].ok, root) {
         (false, _, _) => "none available: runs are refused unless require_os_sandbox = false",
-        (true, true, true) => "bwrap (running as root: only read-only mounts keep root from changing system files' metadata)",
+        (true, _, true) if protects => "landlock (running as root: its init's read-only mount tree keeps system files' metadata; protected paths kept read-only by its own mounts)",
+        (true, true, true) => "bwrap (running as root: only read-only mounts keep root from changing system files' metadata, and the landlock backend cannot make its mount namespace here)",
         (true, _, false) if protects => "landlock (protected paths kept read-only by its own mounts)",
         (true, true, false) => "landlock; bwrap for policies with protected paths",
-        (true, false, true) => "refused: as root only bwrap's read-only mounts keep system files' metadata safe, and bubblewrap is missing (Debian package `bubblewrap`); --backend landlock accepts the weaker backend",
+        (true, false, true) => "refused: as root only read-only mounts keep system files' metadata safe; the landlock backend cannot make its mount namespace here and bubblewrap is missing (Debian package `bubblewrap`); --backend landlock accepts the weaker backend",
         (true, false, false) => "landlock; policies with protected paths are refused",
     };
     // Inside an outer sandbox that leaves root no capabilities (Codex's, as root), bwrap
@@ -192,14 +194,16 @@ pub fn run() -> i32 {
     if abi < 9 {
         println!("  - restrict connect() to unix socket files (Landlock ABI 9): while network = \"deny\", seccomp refuses socket() entirely; socketpair() still works");
     }
-    println!("  - stop chmod/utime/setxattr on files the caller owns outside the roots (no Landlock right covers metadata; as root this includes system files and the host's /dev/null, so `auto` as root needs bwrap; set-id bits are refused by seccomp)");
+    if !protects {
+        println!("  - stop chmod/utime/setxattr on files the caller owns outside the roots (no Landlock right covers metadata, and the read-only mount tree needs a mount namespace of its own, unavailable here; as root this includes system files and the host's /dev/null, so `auto` as root needs bwrap; set-id bits are refused by seccomp)");
+    }
     if !namespaces_ok {
         println!("  - without namespaces (probe above): hide other processes and the host's sockets in /proc (memory, environment and fds stay protected by Landlock's ptrace rules), or kill a setsid daemon when cordon itself is SIGKILLed; pthread/renice calls naming a pid (not 0) are refused");
     }
     println!("  - let a program open a new pty itself (script, ssh -t, expect): the host's /dev/pts holds every terminal of the machine and is never granted; the command's own terminal is a pty cordon opens for it (bwrap: its /dev/pts is private)");
     println!("on both Linux backends, refused (exit 125) rather than followed: a root, extra_read or protected path reached through a symlink inside a writable root (a run could have planted it), and a protected file, or one in a protected directory, with a second name (a hard link)");
     println!("on every backend: writable roots that are, hold or lie in a system directory (/proc, /sys, /dev, /etc, /boot, /run, /usr, /bin, /sbin, /lib*, /var except /var/tmp, /nix, /root and /home themselves) are refused; LANG, LANGUAGE and LC_* pass only as locale names");
-    println!("bwrap also: /proc/sys and /proc/sysrq-trigger read-only; as root the sandbox's own device nodes; an audit log in a writable root hidden (by the landlock backend too, where it keeps protected paths)");
+    println!("bwrap also: /proc/sys and /proc/sysrq-trigger read-only (the landlock backend too, where it makes its mount namespace); as root the sandbox's own device nodes (landlock: the host's, read-only mount: they work, their metadata cannot change); an audit log in a writable root hidden (by the landlock backend too, where it keeps protected paths)");
     println!("after every run, on every backend: what the run left in the writable roots that makes the operator's tools run code (a .git directory or its config, commondir, hooks, modules, worktrees; a bare repository; a gitlink; .envrc; editor tasks and settings; coding agents' hook and MCP settings: .claude, .mcp.json, .gemini, .codex) is moved aside, warned about and recorded in the audit log");
     println!("agent hosts (cordon hook):");
     if let Ok(cwd) = std::env::current_dir() {

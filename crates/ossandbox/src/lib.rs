@@ -271,10 +271,11 @@ impl Choice {
 
 /// Picks the backend for `profile` on `machine`, or refuses.
 ///
-/// `auto` picks bwrap when the policy needs it (protected paths) or when running as root
-/// (root owns the system files, and only read-only mounts stop `chmod` on them; as root
-/// without bwrap, `auto` refuses and names `--backend landlock` to accept the weaker backend);
-/// otherwise Landlock + seccomp, which enforce everything else the policy says at a fraction
+/// `auto` needs read-only mounts when the policy has protected paths or when running as root
+/// (root owns the system files, and only read-only mounts stop `chmod` on them): the Landlock
+/// backend's init makes them where the command's own mount namespace can be made
+/// ([`Machine::own_namespaces`]), else bwrap does (as root without either, `auto` refuses and
+/// names `--backend landlock` to accept the weaker backend); otherwise Landlock + seccomp, which enforce everything else the policy says at a fraction
 /// of the start-up cost. A needed backend that is missing is a refusal, never a silent
 /// downgrade. A writable root that is, holds or lies in a system directory is refused
 /// whatever the backend ([`roots::check`]).
@@ -471,10 +472,14 @@ fn choose_linux(
             (Some(_), root, None) if outer_protects(machine, profile) && (!root || root_covered) => {
                 landlock_as_root_inside()
             }
-            // A user's protected paths: Landlock's init keeps them read-only with mounts in
-            // the command's own mount namespace (about half bwrap's start-up cost). Root keeps
-            // bwrap, for the system's files (see `root_without_bwrap`).
-            (Some(_), false, _) if machine.own_namespaces => kernel(&|abi| Chosen::Landlock { abi }),
+            // Where the command's own mount namespace can be made, Landlock's init keeps the
+            // protected paths read-only with mounts there, and makes the whole mount tree
+            // read-only but for the writable roots: root's command cannot change the system's
+            // files' modes, owners and times (EROFS), as under bwrap, at about half its
+            // start-up cost. Elsewhere root needs bwrap (see `root_without_bwrap`).
+            (_, _, _) if machine.own_namespaces && (protected.is_some() || machine.root) => {
+                kernel(&|abi| Chosen::Landlock { abi })
+            }
             (Some(p), _, _) => bwrap(&format!("{} ({}) must stay read-only inside a writable root, which needs bwrap", p.path.display(), p.origin)),
             (None, true, Some(_)) => bwrap("running as root"),
             // Root needs bwrap for the system's files; an outer sandbox that mounts them
@@ -482,7 +487,7 @@ fn choose_linux(
             (None, true, None) if root_covered => landlock_as_root_inside(),
             // Installed but unable to start (root without capabilities): say that, not "missing".
             (None, true, None) if machine.bwrap.is_some() => bwrap("running as root"),
-            (None, true, None) => Err(Error::Refused(root_without_bwrap())),
+            (None, true, None) => Err(Error::Refused(root_without_bwrap(machine))),
             _ => kernel(&|abi| Chosen::Landlock { abi }),
         },
     }?;
@@ -506,6 +511,7 @@ fn choose_linux(
 fn no_namespaces(machine: &Machine) -> String {
     match &machine.outer {
         Some(o) => format!("{} may refuse", o.name),
+        None if machine.root => "this kernel refuses (user.max_mnt_namespaces is 0)".into(),
         None => {
             "this kernel refuses to unprivileged users (a sysctl turns user namespaces off)".into()
         }
@@ -577,13 +583,15 @@ fn nested_network(
     }
 }
 
-/// Why `auto` refuses to run as root without bubblewrap: Landlock has no right for metadata,
-/// so root's command could `chmod` `/etc/shadow` or the system's programs; only bwrap's
-/// read-only mounts stop that. The weaker backend stays available when asked for by name.
+/// Why `auto` refuses to run as root without a mount namespace of its own and without
+/// bubblewrap: Landlock has no right for metadata, so root's command could `chmod`
+/// `/etc/shadow` or the system's programs; only read-only mounts stop that (the Landlock
+/// backend's init's, or bwrap's). The weaker backend stays available when asked for by name.
 #[cfg(target_os = "linux")]
-fn root_without_bwrap() -> String {
+fn root_without_bwrap(machine: &Machine) -> String {
     format!(
-        "running as root, `auto` needs bubblewrap (only its read-only mounts keep root's command from changing system files' modes, owners and times, e.g. chmod /etc/shadow), but it is not installed in {}; install the Debian package `bubblewrap`, or pass --backend landlock (sandbox.backend = \"landlock\") to accept the weaker Landlock backend",
+        "running as root, `auto` needs read-only mounts to keep root's command from changing system files' modes, owners and times (e.g. chmod /etc/shadow): the Landlock backend makes them in a mount namespace of the command's own, which {} here, and bubblewrap is not installed in {}; install the Debian package `bubblewrap`, or pass --backend landlock (sandbox.backend = \"landlock\") to accept the weaker Landlock backend",
+        no_namespaces(machine),
         probe::TRUSTED_BWRAP.join(", ")
     )
 }
@@ -890,10 +898,16 @@ fn execute_backend(
                     )));
                 }
                 Err(run::namespaces::Attempt::Unavailable(e)) => gaps.push(format!(
-                    "no PID, IPC{} and mount namespaces of the command's own ({e}): other processes are visible in /proc, and a daemon that left the session is not killed should cordon itself be SIGKILLed{}",
+                    "no PID, IPC{} and mount namespaces of the command's own ({e}): other processes are visible in /proc, and a daemon that left the session is not killed should cordon itself be SIGKILLed{}{}",
                     if plan.net { ", network" } else { "" },
                     if plan.net {
                         "; the network stays closed by seccomp, which refuses every socket()"
+                    } else {
+                        ""
+                    },
+                    // The read-only mount tree needs that mount namespace.
+                    if rustix::process::geteuid().is_root() {
+                        "; no read-only mount tree either: root's command can change the modes, owners and times of root's files outside the writable roots"
                     } else {
                         ""
                     }
@@ -1055,6 +1069,7 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
             })
             .collect(),
         protect: Vec::new(),
+        read_only: Some(read_only_tree(profile)),
     };
     (
         Profile {
@@ -1063,6 +1078,27 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
         },
         plan,
     )
+}
+
+/// The writable roots init gives write back to in the read-only mount tree: each writable
+/// rule but device nodes (writing those works on a read-only mount), at its real path, with
+/// the device and inode seen here. A root that cannot be resolved now is left out: it does
+/// not exist, so there is nothing to write in (its parent is read-only).
+#[cfg(target_os = "linux")]
+fn read_only_tree(profile: &Profile) -> Vec<run::namespaces::Writable> {
+    use std::os::unix::fs::MetadataExt;
+    resolve::writable_roots(profile)
+        .into_iter()
+        .filter_map(|p| {
+            let path = std::fs::canonicalize(&p).ok()?;
+            let m = std::fs::metadata(&path).ok()?;
+            Some(run::namespaces::Writable {
+                path,
+                dev: m.dev(),
+                ino: m.ino(),
+            })
+        })
+        .collect()
 }
 
 /// bwrap's `--add-seccomp-fd` programs, each in a memfd, and their descriptor numbers.
@@ -1400,7 +1436,7 @@ mod tests {
     }
 
     #[test]
-    fn auto_keeps_a_users_protected_paths_on_landlock_where_it_can_mount() {
+    fn auto_runs_protected_paths_and_root_on_landlock_where_it_can_mount() {
         let bw = Chosen::Bwrap {
             bwrap: PathBuf::from("/usr/bin/bwrap"),
             abi: 7,
@@ -1417,12 +1453,29 @@ mod tests {
         m.bwrap = None;
         let c = choose(Backend::Auto, &profile(true), true, &m).unwrap();
         assert_eq!(c.backend, Chosen::Landlock { abi: 7 });
-        // Root keeps bwrap (the system's files' modes), protected paths or not.
+        // Root too: the init's read-only mount tree keeps the system's files' modes, owners
+        // and times, protected paths or not; bwrap only where the namespace cannot be made.
         let mut m = with_bwrap(machine(7, true), true);
         m.own_namespaces = true;
         for protected in [true, false] {
             let c = choose(Backend::Auto, &profile(protected), true, &m).unwrap();
-            assert_eq!(c.backend, bw, "root, protected = {protected}");
+            assert_eq!(
+                c.backend,
+                Chosen::Landlock { abi: 7 },
+                "root, protected = {protected}"
+            );
+            assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+            // bwrap stays selectable by name.
+            let c = choose(Backend::Bwrap, &profile(protected), true, &m).unwrap();
+            assert_eq!(c.backend, bw);
+        }
+        m.own_namespaces = false;
+        for protected in [true, false] {
+            let c = choose(Backend::Auto, &profile(protected), true, &m).unwrap();
+            assert_eq!(
+                c.backend, bw,
+                "root without its own namespace, protected = {protected}"
+            );
         }
         // Inside an outer sandbox (no own_namespaces): bwrap or a refusal, as before.
         let m = nested(false, codex_outer(false));

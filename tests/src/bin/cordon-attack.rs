@@ -458,6 +458,74 @@ fn chmod_etc_passwd(_: &Ctx) -> Res {
     })
 }
 
+fn chmod_dev_null(_: &Ctx) -> Res {
+    // Its own mode again, as for /etc/passwd: success proves a device node of the host (root's)
+    // could be made world-readable or -writable.
+    let m = fs::metadata("/dev/null").map_err(|e| format!("stat /dev/null: {e}"))?;
+    let rc = unsafe { libc::chmod(c"/dev/null".as_ptr(), m.mode() & 0o7777) };
+    // The host's nodes live on its devtmpfs; bwrap as root makes nodes of its own on a
+    // plain tmpfs (mknod), whose mode is the sandbox's alone.
+    let dev = format!(
+        " {}:{} ",
+        libc::major(m.dev() as libc::dev_t),
+        libc::minor(m.dev() as libc::dev_t)
+    );
+    let own_node = fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains(&dev))
+        .any(|l| {
+            l.split(" - ")
+                .nth(1)
+                .is_some_and(|t| t.starts_with("tmpfs "))
+        });
+    if rc == 0 && own_node {
+        return Ok(Out::Blocked(
+            "chmod(/dev/null) changed only the sandbox's own node (on a tmpfs of its own, not the host's devtmpfs)".into(),
+        ));
+    }
+    strict("chmod(/dev/null, its own mode)", rc as i64, FS_RO, |_| {
+        "a device node's mode may be changed".into()
+    })
+}
+
+fn chown_etc_passwd(_: &Ctx) -> Res {
+    // Its own owner and group again: the owner needs no capability for that, so success
+    // proves the system file's ownership is within reach (changing nothing).
+    let m = fs::metadata("/etc/passwd").map_err(|e| format!("stat /etc/passwd: {e}"))?;
+    let rc = unsafe { libc::chown(c"/etc/passwd".as_ptr(), m.uid(), m.gid()) };
+    strict(
+        "chown(/etc/passwd, its own owner)",
+        rc as i64,
+        FS_RO,
+        |_| "a system file's owner may be changed".into(),
+    )
+}
+
+fn utime_usr_bin(_: &Ctx) -> Res {
+    // A system program's own times again (only its ctime moves): success proves its times
+    // could be forged.
+    let p = c"/usr/bin/true";
+    let m = fs::metadata("/usr/bin/true").map_err(|e| format!("stat /usr/bin/true: {e}"))?;
+    let times = [
+        libc::timespec {
+            tv_sec: m.atime(),
+            tv_nsec: m.atime_nsec(),
+        },
+        libc::timespec {
+            tv_sec: m.mtime(),
+            tv_nsec: m.mtime_nsec(),
+        },
+    ];
+    let rc = unsafe { libc::utimensat(libc::AT_FDCWD, p.as_ptr(), times.as_ptr(), 0) };
+    strict(
+        "utimensat(/usr/bin/true, its own times)",
+        rc as i64,
+        FS_RO,
+        |_| "a system program's times may be changed".into(),
+    )
+}
+
 fn setuid_chmod_workspace(_: &Ctx) -> Res {
     // A setuid file left in the workspace runs as its owner (root, when cordon runs as root)
     // for whoever starts it later, outside the sandbox.
@@ -1198,6 +1266,56 @@ fn mount_tmpfs(_: &Ctx) -> Res {
         return Ok(Out::Escaped("mounted a tmpfs (unmounted again)".into()));
     }
     filtered("mount(tmpfs)", rc as i64, SECCOMP)
+}
+
+fn remount_root_rw(_: &Ctx) -> Res {
+    // The sandbox's read-only root made writable again (never run unconfined: it would change
+    // the host's mount).
+    let rc = unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REMOUNT | libc::MS_BIND,
+            std::ptr::null(),
+        )
+    };
+    if rc == 0 {
+        return Ok(Out::Escaped("remounted / writable".into()));
+    }
+    filtered("mount(/, MS_REMOUNT|MS_BIND, writable)", rc as i64, SECCOMP)
+}
+
+fn mount_setattr_rw(_: &Ctx) -> Res {
+    // The same with the new mount API: clear MOUNT_ATTR_RDONLY on every mount (never run
+    // unconfined, as above).
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    let attr = MountAttr {
+        attr_set: 0,
+        attr_clr: libc::MOUNT_ATTR_RDONLY,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c"/".as_ptr(),
+            libc::AT_RECURSIVE,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if rc == 0 {
+        return Ok(Out::Escaped("cleared read-only on every mount".into()));
+    }
+    filtered("mount_setattr(/, AT_RECURSIVE, clear RDONLY)", rc, SECCOMP)
 }
 
 fn mount_bind_outside(c: &Ctx) -> Res {
@@ -3069,6 +3187,9 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("truncate-outside", truncate_outside),
     ("chmod-outside", chmod_outside),
     ("chmod-etc-passwd", chmod_etc_passwd),
+    ("chmod-dev-null", chmod_dev_null),
+    ("chown-etc-passwd", chown_etc_passwd),
+    ("utime-usr-bin", utime_usr_bin),
     ("utime-outside", utime_outside),
     ("setuid-chmod-workspace", setuid_chmod_workspace),
     ("setgid-fchmod-workspace", setgid_fchmod_workspace),
@@ -3122,6 +3243,8 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("abstract-connect", abstract_connect),
     ("unix-connect-outside", unix_connect_outside),
     ("mount-tmpfs", mount_tmpfs),
+    ("remount-root-rw", remount_root_rw),
+    ("mount-setattr-rw", mount_setattr_rw),
     ("mount-bind-outside", mount_bind_outside),
     ("umount-probe", umount_probe),
     ("unshare-user", unshare_user),

@@ -93,6 +93,20 @@ pub struct Plan {
     /// forbids a restricted task every mount, umount and pivot_root, so the command cannot
     /// undo them. Any failure refuses the run.
     pub protect: Vec<crate::protect::Mount>,
+    /// Init makes the whole mount tree read-only (`mount_setattr(/, AT_RECURSIVE,
+    /// MOUNT_ATTR_RDONLY)`) and gives write back only to these, each as it was (see
+    /// [`read_only_tree`]); /proc/sys and /proc/sysrq-trigger of the fresh /proc stay
+    /// read-only. `None`: the tree is left as it is.
+    pub read_only: Option<Vec<Writable>>,
+}
+
+/// A writable root of the policy (a real path, no link on the way), and the device and inode
+/// cordon saw there: init refuses the run if it finds another directory at that path.
+#[derive(Debug, Clone)]
+pub struct Writable {
+    pub path: std::path::PathBuf,
+    pub dev: u64,
+    pub ino: u64,
 }
 
 /// What the child is confined by (built in the parent).
@@ -113,7 +127,7 @@ pub enum Attempt {
 }
 
 /// Steps whose failure the child reports; the index is the record's step byte.
-const STEPS: [&str; 26] = [
+const STEPS: [&str; 29] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -140,7 +154,14 @@ const STEPS: [&str; 26] = [
     "opening a protected path without following links",
     "mounting over a protected path",
     "checking that the protected path shows its mount",
+    "making the mount tree read-only",
+    "giving a writable root its write access back",
+    "keeping /proc/sys and /proc/sysrq-trigger read-only",
 ];
+
+/// The read-only tree's steps (see [`read_only_tree`]); a `W` record before the `S` one names
+/// the writable root (its index in [`Plan::writable`]).
+const TREE_STEP: u8 = 26;
 
 /// The first of the protected-path steps (see [`protect`]); a `P` record before the `S` one
 /// names the mount (its index in [`Plan::protect`]).
@@ -189,6 +210,16 @@ pub fn run(
         .map(|m| Ok((cstring(m.at.as_os_str().as_bytes())?, m.cover)))
         .collect::<Result<_, Error>>()
         .map_err(start)?;
+    let writable: Vec<(CString, u64, u64)> = plan
+        .read_only
+        .iter()
+        .flatten()
+        .map(|w| Ok((cstring(w.path.as_os_str().as_bytes())?, w.dev, w.ino)))
+        .collect::<Result<_, Error>>()
+        .map_err(start)?;
+    // Init's descriptors for the writable roots (destination, clone), kept here: nothing is
+    // allocated after the clone.
+    let held: Vec<std::cell::Cell<RawFd>> = vec![std::cell::Cell::new(-1); 2 * writable.len()];
     let pid_max = format!("{TASK_CAP}\n");
     // The command's stack while it shares init's memory (init → command is a vfork, see
     // `init`), allocated here: nothing is allocated after the clone.
@@ -274,6 +305,9 @@ pub fn run(
                 pid_max: pid_max.as_bytes(),
                 proc_rules: &proc_rules,
                 protect: &protect,
+                read_only: plan.read_only.is_some(),
+                writable: &writable,
+                held: &held,
                 ruleset,
                 rlimits,
                 drop_caps: drop_caps_all,
@@ -354,6 +388,7 @@ pub fn run(
     let mut exec_errno = None;
     let mut status = None;
     let mut protecting = None;
+    let mut giving_back = None;
     for rec in bytes.chunks_exact(REC) {
         let value = i32::from_ne_bytes([rec[2], rec[3], rec[4], rec[5]]);
         let step = STEPS.get(rec[1] as usize).copied().unwrap_or("setup");
@@ -365,8 +400,20 @@ pub fn run(
                 ))))
             }
             b'P' => protecting = plan.protect.get(value as usize),
+            b'W' => giving_back = plan.read_only.iter().flatten().nth(value as usize),
             b'S' => {
                 let e = io::Error::from_raw_os_error(value);
+                if rec[1] >= TREE_STEP {
+                    return Err(start(Error::other(match giving_back.filter(|_| rec[1] == TREE_STEP + 1) {
+                        Some(w) => format!(
+                            "cannot give {} its write access back in the command's read-only mount tree: {step}: {e}; the run is refused",
+                            w.path.display()
+                        ),
+                        None => format!(
+                            "cannot make the command's mount tree read-only (what keeps root's command from changing system files' modes, owners and times): {step}: {e}; the run is refused"
+                        ),
+                    })));
+                }
                 return Err(start(match protecting.filter(|_| rec[1] >= PROTECT_STEP) {
                     Some(m) => Error::other(format!(
                         "cannot keep {} read-only in the command's mount namespace ({}): {step}: {e}; the run is refused",
@@ -637,6 +684,11 @@ struct InitData<'a> {
     proc_rules: &'a [(CString, u64, u64)],
     /// The protected paths' mounts, in order.
     protect: &'a [(CString, crate::protect::Cover)],
+    /// [`Plan::read_only`]: the tree read-only but for `writable` (path, device, inode).
+    read_only: bool,
+    writable: &'a [(CString, u64, u64)],
+    /// Two slots per writable root, for [`read_only_tree`]'s descriptors.
+    held: &'a [std::cell::Cell<RawFd>],
     ruleset: RawFd,
     rlimits: &'a [(libc::__rlimit_resource_t, u64)],
     drop_caps: bool,
@@ -764,6 +816,120 @@ unsafe fn protect(at: &std::ffi::CStr, cover: crate::protect::Cover) -> Result<(
     Ok(())
 }
 
+/// The whole mount tree read-only in one step, then write given back to each of `writable`
+/// (path, device, inode) as it was: each root is opened without following links (and must be
+/// the directory cordon saw), cloned with its submounts *before* the tree turns read-only (so
+/// each mount keeps its own flags: a read-only mount inside a writable root stays read-only,
+/// and nothing is cleared that the kernel locked), then the clone is moved back onto the root
+/// and the root, opened again, must show it (mount id). A root that no longer exists is
+/// skipped: nothing can be written there. Device nodes still work on a read-only mount; their
+/// modes, owners and times cannot change (EROFS), nor can any system file's.
+/// Returns the failed step, errno and the root's index (-1: none).
+///
+/// # Safety
+/// Raw system calls only, on `CStr`s and `held`'s cells (two per root): no allocation, no
+/// lock, so it may run in init between clone and exec. Descriptors left open on failure die
+/// with init, which `_exit`s.
+unsafe fn read_only_tree(
+    writable: &[(CString, u64, u64)],
+    held: &[std::cell::Cell<RawFd>],
+) -> Result<(), (u8, i32, i32)> {
+    use rustix::fs::{fstat, openat2, statx, AtFlags, Mode, OFlags, ResolveFlags, StatxFlags, CWD};
+    use rustix::mount::{move_mount, open_tree, MoveMountFlags, OpenTreeFlags};
+    use std::os::fd::{AsFd, BorrowedFd, IntoRawFd};
+    let (tree_step, back_step) = (TREE_STEP, TREE_STEP + 1);
+    let fail = |i: usize| move |e: rustix::io::Errno| (back_step, e.raw_os_error(), i as i32);
+    let open = |p: &std::ffi::CStr| {
+        openat2(
+            CWD,
+            p,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        )
+    };
+    for (i, (path, dev, ino)) in writable.iter().enumerate() {
+        let dst = match open(path) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => continue,
+            Err(e) => return Err(fail(i)(e)),
+        };
+        let st = fstat(&dst).map_err(fail(i))?;
+        if st.st_dev != *dev || st.st_ino != *ino {
+            return Err((back_step, libc::EXDEV, i as i32));
+        }
+        let clone = open_tree(
+            &dst,
+            c"",
+            OpenTreeFlags::OPEN_TREE_CLONE
+                | OpenTreeFlags::OPEN_TREE_CLOEXEC
+                | OpenTreeFlags::AT_EMPTY_PATH
+                | OpenTreeFlags::AT_RECURSIVE,
+        )
+        .map_err(fail(i))?;
+        held[2 * i].set(dst.into_raw_fd());
+        held[2 * i + 1].set(clone.into_raw_fd());
+    }
+    // `struct mount_attr` (rustix has no mount_setattr).
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    let attr = MountAttr {
+        attr_set: libc::MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: mount_setattr reads the C string "/" and one `struct mount_attr` (its exact
+    // layout, size passed) from this frame. This mount namespace only (its mounts are private).
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c"/".as_ptr(),
+            libc::AT_RECURSIVE,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if r != 0 {
+        return Err((tree_step, errno(), -1));
+    }
+    for (i, (path, _, _)) in writable.iter().enumerate() {
+        let (dst, clone) = (held[2 * i].get(), held[2 * i + 1].get());
+        if dst < 0 {
+            continue;
+        }
+        // SAFETY: both were opened above and are closed only below, once.
+        let (dst, clone) = unsafe { (BorrowedFd::borrow_raw(dst), BorrowedFd::borrow_raw(clone)) };
+        move_mount(
+            clone,
+            c"",
+            dst,
+            c"",
+            MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH,
+        )
+        .map_err(fail(i))?;
+        let shown = open(path).map_err(fail(i))?;
+        let id = |fd: BorrowedFd| {
+            statx(fd, c"", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID).map(|s| s.stx_mnt_id)
+        };
+        if id(shown.as_fd()).map_err(fail(i))? != id(clone).map_err(fail(i))? {
+            return Err((back_step, libc::EXDEV, i as i32));
+        }
+        // SAFETY: ours, closed once, here.
+        unsafe {
+            libc::close(held[2 * i].get());
+            libc::close(held[2 * i + 1].get());
+        }
+    }
+    Ok(())
+}
+
 /// The vfork'd command's entry (see `init`): `arg` is init's `InitData`.
 extern "C" fn command_entry(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the `&InitData` init passed to clone, alive (init is suspended until
@@ -875,6 +1041,21 @@ unsafe fn init(d: &InitData) -> ! {
     {
         ns_fail(4);
     }
+    // Everything read-only but the writable roots, before the fresh /proc (which stays
+    // writable, as bwrap's does, but for the two below).
+    if d.read_only {
+        // SAFETY: raw system calls on `d`'s CStrings and cells, and this frame.
+        if let Err((step, e, i)) = unsafe { read_only_tree(d.writable, d.held) } {
+            // SAFETY: `d.report` is open; the records say which root and why.
+            unsafe {
+                if i >= 0 {
+                    record(d.report, b'W', 0, i);
+                }
+                *libc::__errno_location() = e;
+            }
+            fail(b'S', step);
+        }
+    }
     // The mounts above are private, so this /proc (of the new PID namespace) stays in it.
     if !nsclone::mount_proc() {
         ns_fail(5);
@@ -882,6 +1063,22 @@ unsafe fn init(d: &InitData) -> ! {
     // The task cap; kernels before 6.14 have one global pid_max and refuse (the policy's
     // `processes` limit still applies there).
     let _ = write_file(c"/proc/sys/kernel/pid_max", d.pid_max);
+    // Then the kernel's settings and sysrq-trigger read-only, as bwrap keeps them as root
+    // (Landlock's /proc rules refuse writing them too: this is the layer under it).
+    if d.read_only {
+        for at in [c"/proc/sys", c"/proc/sysrq-trigger"] {
+            // SAFETY: raw system calls on a static C string and this frame's descriptors.
+            match unsafe { protect(at, crate::protect::Cover::ReadOnly) } {
+                // A kernel without magic SysRq has no sysrq-trigger: nothing to keep.
+                Ok(()) | Err((PROTECT_STEP, libc::ENOENT)) => {}
+                Err((_, e)) => {
+                    // SAFETY: as above.
+                    unsafe { *libc::__errno_location() = e };
+                    fail(b'S', TREE_STEP + 2);
+                }
+            }
+        }
+    }
     for (path, dir_rights, file_rights) in d.proc_rules {
         // SAFETY: open reads the NUL-terminated `path` (a CString in `d`); O_PATH opens
         // nothing for I/O. The descriptor is ours and closed below on every path.
@@ -1358,6 +1555,17 @@ mod tests {
         dir: &std::path::Path,
         protect: Vec<crate::protect::Mount>,
     ) -> Result<Outcome, Attempt> {
+        run_planned(
+            dir,
+            Plan {
+                protect,
+                ..Plan::default()
+            },
+        )
+    }
+
+    /// The same run with `plan`'s mounts (its `user` set here).
+    fn run_planned(dir: &std::path::Path, plan: Plan) -> Result<Outcome, Attempt> {
         use crate::profile::{Access, PathRule, Profile};
         let rule = |p: &str, write: bool| PathRule {
             path: p.into(),
@@ -1395,10 +1603,61 @@ mod tests {
         spec.cwd = dir.to_path_buf();
         let plan = Plan {
             user: !rustix::process::geteuid().is_root(),
-            protect,
-            ..Plan::default()
+            ..plan
         };
         run(c, &spec, &plan, &mut None)
+    }
+
+    #[test]
+    fn the_read_only_tree_gives_write_back_only_to_the_root_cordon_saw() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(d.path()).unwrap();
+        let seen = |p: &std::path::Path| {
+            let m = std::fs::metadata(p).unwrap();
+            Writable {
+                path: p.to_path_buf(),
+                dev: m.dev(),
+                ino: m.ino(),
+            }
+        };
+        let read_only = |w: Vec<Writable>| Plan {
+            read_only: Some(w),
+            ..Plan::default()
+        };
+        // The root given back: the command writes there, Landlock granting it too.
+        assert!(matches!(
+            run_planned(&dir, read_only(vec![seen(&dir)])),
+            Ok(Outcome::Exited(0))
+        ));
+        assert!(dir.join("ran").exists());
+        std::fs::remove_file(dir.join("ran")).unwrap();
+        // Not given back: Landlock grants the write, the read-only mount refuses it.
+        assert!(matches!(
+            run_planned(&dir, read_only(vec![])),
+            Ok(Outcome::Exited(1))
+        ));
+        assert!(!dir.join("ran").exists());
+        // Another directory at the root's path by mount time (the one cordon saw renamed
+        // away, a new one made): refused, naming the root, and the command never started.
+        let other = dir.join("other");
+        std::fs::create_dir(&other).unwrap();
+        let mut stale = seen(&other);
+        stale.ino = std::fs::metadata(&dir).unwrap().ino();
+        match run_planned(&dir, read_only(vec![stale])) {
+            Err(Attempt::Start(e)) => {
+                let e = e.to_string();
+                assert!(
+                    e.contains(&format!(
+                        "cannot give {} its write access back",
+                        other.display()
+                    )) && e.contains("the run is refused"),
+                    "{e}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!dir.join("ran").exists());
     }
 
     #[test]
