@@ -168,14 +168,11 @@ pub fn invocation(profile: &Profile, cx: &Context) -> Result<Invocation, Error> 
         .collect();
     // A path whose nearest enclosing rule mounts it the same way is already visible
     // (/usr/bin under /usr): one mount fewer each.
-    let redundant = |r: &PathRule| {
-        rules
-            .iter()
-            .filter(|p| p.path != r.path && r.path.starts_with(&p.path))
-            .max_by_key(|p| p.path.components().count())
-            .is_some_and(|p| p.access.write == r.access.write)
-    };
-    let rules: Vec<&PathRule> = rules.iter().copied().filter(|r| !redundant(r)).collect();
+    let rules: Vec<&PathRule> = rules
+        .iter()
+        .copied()
+        .filter(|r| !crate::protect::redundant(&rules, r))
+        .collect();
     // Parents before children, so a deeper mount (a workspace under /tmp) lands on top; the
     // protected paths' plan (crate::protect) anchors the directories above them among these.
     let protect = crate::protect::plan(

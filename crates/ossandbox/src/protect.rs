@@ -145,18 +145,22 @@ impl Drop for Placeholders {
 /// mount of its own in bwrap's view, so the directories between the outer root and the
 /// protected path are all anchored).
 pub fn writable_roots<'a>(rules: &[&'a PathRule]) -> Vec<&'a Path> {
-    let redundant = |r: &PathRule| {
-        rules
-            .iter()
-            .filter(|p| p.path != r.path && r.path.starts_with(&p.path))
-            .max_by_key(|p| p.path.components().count())
-            .is_some_and(|p| p.access.write == r.access.write)
-    };
     rules
         .iter()
-        .filter(|r| r.access.write && !redundant(r))
+        .filter(|r| r.access.write && !redundant(rules, r))
         .map(|r| r.path.as_path())
         .collect()
+}
+
+/// Whether `r`'s nearest enclosing rule in `rules` already mounts it the same way (/usr/bin
+/// under /usr, a writable directory inside a writable root): bwrap's view needs no mount of
+/// its own for it.
+pub fn redundant(rules: &[&PathRule], r: &PathRule) -> bool {
+    rules
+        .iter()
+        .filter(|p| p.path != r.path && r.path.starts_with(&p.path))
+        .max_by_key(|p| p.path.components().count())
+        .is_some_and(|p| p.access.write == r.access.write)
 }
 
 /// The deepest of `roots` that holds `path`.
