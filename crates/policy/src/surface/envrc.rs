@@ -350,19 +350,7 @@ fn here(line: &str) -> String {
 
 /// `p` with `.` and `..` taken lexically, as direnv's shell takes a relative path from its
 /// directory (a link on the way is resolved by the caller's comparison of real paths).
-pub fn normal(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use cordon_fs::links::lexical as normal;
 
 #[cfg(test)]
 mod tests {
