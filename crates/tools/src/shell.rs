@@ -1234,25 +1234,10 @@ impl<'a> Walker<'a> {
                 (b'\\', _) => i += 2,
                 (b'<' | b'>', b'(') => {
                     found = true;
-                    let mut depth = 0usize;
-                    let mut j = i + 1;
-                    while j < bytes.len() {
-                        match bytes[j] {
-                            b'\\' => j += 1,
-                            b'(' => depth += 1,
-                            b')' => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    break;
-                                }
-                            }
-                            _ => {}
-                        }
-                        j += 1;
-                    }
-                    let inner = String::from_utf8_lossy(&bytes[i + 2..j.min(bytes.len())]);
+                    let end = closing_paren(bytes, i + 1).unwrap_or(bytes.len());
+                    let inner = String::from_utf8_lossy(&bytes[i + 2..end]);
                     self.nested(&Word::lit(&inner));
-                    i = j + 1;
+                    i = end + 1;
                 }
                 _ => i += 1,
             }
@@ -2039,6 +2024,28 @@ fn ansi_c_string_closes_at_end(raw: &str) -> bool {
     false
 }
 
+/// The index of the `)` that closes the `(` at `open` in `bytes`, counting nested pairs and
+/// skipping what a backslash escapes; `None` when it is not closed.
+fn closing_paren(bytes: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut j = open;
+    while j < bytes.len() {
+        match bytes[j] {
+            b'\\' => j += 1,
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
 /// Unescaped `$(...)` and `` `...` `` in text: whether there is any, and the command
 /// text inside each one that is complete (`$((...))` arithmetic is searched, not parsed).
 fn find_substitutions(text: &str) -> (bool, Vec<String>) {
@@ -2052,25 +2059,7 @@ fn find_substitutions(text: &str) -> (bool, Vec<String>) {
             b'$' if bytes.get(i + 1) == Some(&b'(') => {
                 found = true;
                 let arith = bytes.get(i + 2) == Some(&b'(');
-                let mut depth = 0usize;
-                let mut j = i + 1;
-                let mut close = None;
-                while j < bytes.len() {
-                    match bytes[j] {
-                        b'\\' => j += 1,
-                        b'(' => depth += 1,
-                        b')' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                close = Some(j);
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                    j += 1;
-                }
-                match close {
+                match closing_paren(bytes, i + 1) {
                     Some(close) if !arith => {
                         inner.push(String::from_utf8_lossy(&bytes[i + 2..close]).into_owned());
                         i = close + 1;
