@@ -91,7 +91,8 @@ command -v unzip >/dev/null || {
 # redteam (issue 21, round 7): crates/tools/tests/bypass.rs runs the real lz4 (its output
 # operand), ssh (`-o ProxyCommand=`), gpg (`--agent-program`), wget (`--use-askpass`),
 # objcopy (binutils) and tmux (`new -d CMD`) to show what each writes or runs.
-for need in lz4:lz4 ssh:openssh-client gpg:gnupg wget:wget objcopy:binutils tmux:tmux; do
+# vim: crates/tools/tests/files.rs runs the real vim to show 'exrc' reading a project `.vimrc`.
+for need in lz4:lz4 ssh:openssh-client gpg:gnupg wget:wget objcopy:binutils tmux:tmux vim:vim; do
   command -v "${need%%:*}" >/dev/null || {
     retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need#*:}"
   }

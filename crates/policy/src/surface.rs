@@ -132,6 +132,10 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
     (".nvim.lua", "Neovim runs it with 'exrc' set"),
     (".nvimrc", "Neovim runs it with 'exrc' set"),
     (".exrc", "Vim and Neovim run it with 'exrc' set"),
+    // Vim's 'exrc' reads these from the current directory as it reads `.exrc` (`:help
+    // 'exrc'`; the real vim 9 ran a project `.vimrc`: files.rs::vims_exrc_files_are_on_the_surface).
+    (".vimrc", "Vim runs it with 'exrc' set"),
+    (".gvimrc", "Vim runs it with 'exrc' set"),
     // Build tools that run programs a configuration names.
     (
         ".cargo/config.toml",

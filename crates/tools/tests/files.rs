@@ -1828,6 +1828,40 @@ fn jujutsu_dev_container_zed_and_helix_settings_are_on_the_surface() {
     }
 }
 
+/// Vim with 'exrc' set reads `.vimrc` and `.gvimrc` in the directory it starts in, as it
+/// reads `.exrc` (`:help 'exrc'`): shown with the real vim (a project `.vimrc` wrote a file at
+/// the next start), then the file tools ask for each. `write_file .vimrc` was allowed before
+/// (redshell21's note: only `.exrc` and Neovim's files were on the project surface).
+#[test]
+fn vims_exrc_files_are_on_the_surface() {
+    let fx = Fx::new(WS);
+    let ws = fx.p("ws");
+    let home = fx.p("outside");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join(".vimrc"), "set exrc\n").unwrap();
+    let ran = fx.p("outside/ran");
+    std::fs::write(
+        ws.join(".vimrc"),
+        format!("call writefile(['ran'], '{}')\n", ran.display()),
+    )
+    .unwrap();
+    let status = std::process::Command::new("vim")
+        .args(["-X", "-c", "qa!"])
+        .current_dir(&ws)
+        .env("HOME", &home)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("vim (Debian package vim) is needed: this test runs the real program");
+    assert!(status.success(), "{status:?}");
+    assert!(ran.exists(), "vim did not run the project's .vimrc");
+    for p in ["ws/.vimrc", "ws/sub/.gvimrc", "ws/.exrc"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+}
+
 /// Round 7 (redsurf21): direnv checks only the `.envrc` against its allow list. What an
 /// allowed `.envrc` sources (`source_env_if_exists .envrc.local`), reads as variables
 /// (`dotenv`: an `LD_PRELOAD` or `PATH` there is the operator's next command), puts first on
