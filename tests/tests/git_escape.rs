@@ -700,6 +700,63 @@ mod landlock_protects_git {
     }
 }
 
+/// The operator's own git configuration in HOME, outside every rule: on the Landlock backend
+/// git must work (its init covers the files with `/dev/null`; unreadable, git would die with
+/// exit 128), and the command must not read their content. `~/.config/git/config` is a link
+/// to a file beside it: its name is covered, never followed.
+fn operators_git_config(who: Who) {
+    let fx = Fixture::new(who, Sandbox::LandlockProtect);
+    let out = fx.operator_sh(
+        "mkdir -p \"$HOME/.config/git\" && \
+         printf '[user]\\n\\tname = SECRET-GLOBAL\\n' > \"$HOME/.gitconfig\" && \
+         printf '[user]\\n\\temail = SECRET-XDG@example.org\\n' > \"$HOME/xdg-config\" && \
+         ln -s ../../xdg-config \"$HOME/.config/git/config\" && \
+         echo SECRET-IGNORE > \"$HOME/.config/git/ignore\" && \
+         echo '* SECRET-ATTR' > \"$HOME/.config/git/attributes\" && \
+         git config --global user.name",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "SECRET-GLOBAL",
+        "{}",
+        describe(&out)
+    );
+    let out = fx.exec(
+        "set -e; echo two > two.txt; git status --short; git add two.txt; git -c user.name=a -c user.email=a@b commit -q -m two; \
+         git log --oneline | wc -l; git check-attr -a one.txt; \
+         cat \"$HOME/.gitconfig\" \"$HOME/.config/git/config\" \"$HOME/.config/git/ignore\" \"$HOME/.config/git/attributes\"; \
+         echo GIT-CONFIG-OK",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(stdout.contains("GIT-CONFIG-OK"), "{}", describe(&out));
+    assert!(stdout.contains("?? two.txt"), "{}", describe(&out));
+    assert!(
+        !describe(&out).contains("SECRET") && !describe(&out).contains("unable to access"),
+        "the operator's configuration read, or git warned\n{}",
+        describe(&out)
+    );
+    let out = fx.operator_sh("git log --oneline | wc -l; cat \"$HOME/.gitconfig\"");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "2\n[user]\n\tname = SECRET-GLOBAL\n",
+        "{}",
+        describe(&out)
+    );
+}
+
+mod operators_git_config {
+    use super::*;
+    #[test]
+    fn as_root() {
+        operators_git_config(Who::Root);
+    }
+    #[test]
+    fn as_user() {
+        operators_git_config(Who::User);
+    }
+}
+
 /// The scan after the run reuses the listings of directories unchanged since the snapshot
 /// before it (when they were last changed well before it). Plants in directories that were
 /// settled before the run are still found: creating a name changes its directory.

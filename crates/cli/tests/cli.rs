@@ -208,6 +208,34 @@ fn protected_paths_run_on_landlock_with_its_own_mounts() {
     );
 }
 
+/// `cordon profile --format landlock` lists the init's `/dev/null` covers of the operator's git
+/// configuration (which git dies on when Landlock leaves it unreadable): an existing file in
+/// HOME, not a missing one.
+#[test]
+fn landlock_profile_lists_the_covers_of_the_operators_git_config() {
+    let d = workspace("version = 1\n[sandbox]\nbackend = \"landlock\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n");
+    let home = tempfile::tempdir().unwrap();
+    let home_path = home.path().canonicalize().unwrap();
+    std::fs::write(home_path.join(".gitconfig"), "[user]\n").unwrap();
+    let o = common::command(d.path())
+        .env("HOME", &home_path)
+        .args(["profile", "--format", "landlock"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let paths: Vec<&str> = v["user_config_mounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["path"].as_str().unwrap())
+        .collect();
+    let gitconfig = home_path.join(".gitconfig");
+    assert_eq!(paths, [gitconfig.to_str().unwrap()], "{v}");
+    assert_eq!(v["user_config_mounts"][0]["mount"], "/dev/null, read-only");
+}
+
 #[test]
 fn none_backend_needs_an_explicit_opt_out() {
     let d = workspace("version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[shell]\ndefault = \"allow\"\n");

@@ -178,19 +178,6 @@ fn decisions_follow_the_rules_it_wrote() {
 #[test]
 fn git_repository_configuration_stays_read_only_under_exec() {
     let d = tempfile::tempdir().unwrap();
-    // A home without a ~/.gitconfig: on the Landlock backend an existing one outside the roots
-    // is unreadable (EACCES), and git refuses to run on an unreadable configuration file
-    // (bwrap does not show the home at all: ENOENT). What this test checks is the repository's
-    // configuration; the operator's own (root's /root/.gitconfig here) is not its subject.
-    let home = tempfile::tempdir().unwrap();
-    let cordon = |dir: &Path, args: &[&str]| {
-        common::command(dir)
-            .env("HOME", home.path())
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    };
     git_init(d.path());
     let o = cordon(d.path(), &["init"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));

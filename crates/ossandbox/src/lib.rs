@@ -869,7 +869,14 @@ fn execute_backend(
             let rules: Vec<&PathRule> = profile.rules.iter().collect();
             let protect =
                 protect::plan(&profile.protected, &protect::writable_roots(&rules), false)?;
-            plan.protect = protect.anchors.into_iter().chain(protect.covers).collect();
+            // And the operator's per-user configuration git dies on when it cannot read it
+            // (see `protect::hidden_user_config`).
+            plan.protect = protect
+                .anchors
+                .into_iter()
+                .chain(protect.covers)
+                .chain(protect::hidden_user_config(&profile.rules, &spec.env))
+                .collect();
             // Taken by the namespaced run once it waited for it; what is left (the namespaces
             // were refused before) the run without them waits for.
             let mut release = spec.release.take();
@@ -881,8 +888,10 @@ fn execute_backend(
                 Ok(outcome) => return Ok(outcome),
                 Err(run::namespaces::Attempt::Start(e)) => return Err(e),
                 // The protected paths are kept read-only by mounts in the command's own mount
-                // namespace; without one nothing would: refused, never run writable.
-                Err(run::namespaces::Attempt::Unavailable(e)) if !plan.protect.is_empty() => {
+                // namespace; without one nothing would: refused, never run writable. (The
+                // per-user configuration covers alone are no protection: without them git
+                // dies on the unreadable file, as before.)
+                Err(run::namespaces::Attempt::Unavailable(e)) if !profile.protected.is_empty() => {
                     return Err(Error::Refused(format!(
                         "the Landlock backend keeps {} read-only with mounts in a mount namespace of the command's own, which this kernel refused ({e}); the run is refused (use --backend bwrap where bubblewrap can start, or allow unprivileged user namespaces)",
                         profile.protected[0].path.display()

@@ -14,6 +14,7 @@
 //! renamed, but a directory above it could, taking the mount along (`mv .git .git-old`, then
 //! a fresh, unprotected `.git/hooks`); a mount point cannot be renamed either.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::profile::{placeholder_content, PathRule, Protected};
@@ -293,6 +294,80 @@ fn build(
     Ok(())
 }
 
+/// Hidden per-user configuration a program dies on: files in the operator's home that the
+/// command's programs read on every start and treat an unreadable one as fatal. On the
+/// Landlock backend such a file exists but reading it is refused (EACCES), where bwrap does
+/// not show the home at all (ENOENT). git 2.47 checks `access(R_OK)` first, which Landlock
+/// does not refuse, then dies on the failed open ("unknown error occurred while reading the
+/// configuration files", exit 128) for its global config: `$GIT_CONFIG_GLOBAL` when set,
+/// else `~/.gitconfig` and `$XDG_CONFIG_HOME/git/config` (`~/.config/git/config` when that is
+/// unset or empty); and `git status`, `add` and `commit` die on its default excludes file,
+/// `$XDG_CONFIG_HOME/git/ignore` ("cannot use … as an exclude file"). Its `attributes` there
+/// only makes every `git add` and `diff` warn ("unable to access"): covered too, so git's
+/// output is what it is on bwrap. Each such file is covered by `/dev/null`, read-only, in the command's mount namespace:
+/// git reads an empty configuration, as it finds none on bwrap, and the file's content stays
+/// unreadable.
+///
+/// Only a file that exists (a regular file or a link: the link's own name is covered, never
+/// followed), is not under any rule that lets the command read it (there git reads it, and a
+/// writable root's files are the command's anyway), at an absolute path whose directory has
+/// no link on the way (resolved here; the init opens the name without following any link).
+/// `env` is the command's environment.
+pub fn hidden_user_config(rules: &[PathRule], env: &[(OsString, OsString)]) -> Vec<Mount> {
+    let var = |k: &str| {
+        env.iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.as_os_str())
+            .filter(|v| !v.is_empty())
+    };
+    let home = var("HOME").map(Path::new);
+    let xdg = var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(".config")))
+        .map(|x| x.join("git"));
+    let mut files: Vec<PathBuf> = match var("GIT_CONFIG_GLOBAL") {
+        Some(global) => vec![PathBuf::from(global)],
+        None => home
+            .map(|h| h.join(".gitconfig"))
+            .into_iter()
+            .chain(xdg.as_ref().map(|x| x.join("config")))
+            .collect(),
+    };
+    // The default core.excludesFile and core.attributesFile, whatever the global
+    // configuration.
+    files.extend(
+        xdg.into_iter()
+            .flat_map(|x| [x.join("ignore"), x.join("attributes")]),
+    );
+    let readable = |p: &Path| rules.iter().any(|r| p.starts_with(&r.path));
+    let mut mounts: Vec<Mount> = Vec::new();
+    for file in files {
+        let (Some(dir), Some(name)) = (file.parent(), file.file_name()) else {
+            continue;
+        };
+        if !file.is_absolute() || readable(&file) {
+            continue;
+        }
+        // The directory's real path (the operator's own home, outside every writable root,
+        // so the command cannot change it); the name itself is never followed.
+        let Ok(dir) = std::fs::canonicalize(dir) else {
+            continue;
+        };
+        let at = dir.join(name);
+        let exists =
+            std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_file() || m.file_type().is_symlink());
+        if !exists || readable(&at) || mounts.iter().any(|m| m.at == at) {
+            continue;
+        }
+        mounts.push(Mount {
+            at,
+            cover: Cover::Null,
+            why: "hidden per-user config a program dies on: git refuses to run when its global configuration or excludes file is unreadable (and warns on every add and diff when its attributes file is), so /dev/null, read-only, stands in its place (an empty file, as if absent, which it is on bwrap)".into(),
+        });
+    }
+    mounts
+}
+
 /// What stands at the first component of a protected path that is not a plain directory on
 /// the way (or the path itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -488,6 +563,61 @@ mod tests {
         assert!(
             !hooks.exists() && !info.exists(),
             "left by the last run out"
+        );
+    }
+
+    /// The per-user git files covered: only those that exist and no rule reads; a link's
+    /// own name; `GIT_CONFIG_GLOBAL` replaces both config files (not the excludes file).
+    #[test]
+    fn hidden_user_config_covers_only_unreadable_existing_files() {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().canonicalize().unwrap().join("home");
+        std::fs::create_dir_all(home.join(".config/git")).unwrap();
+        std::fs::write(home.join(".gitconfig"), b"[user]").unwrap();
+        std::fs::write(home.join("elsewhere"), b"[user]").unwrap();
+        std::os::unix::fs::symlink("../../elsewhere", home.join(".config/git/config")).unwrap();
+        let env = |vars: &[(&str, &Path)]| -> Vec<(OsString, OsString)> {
+            vars.iter()
+                .map(|(k, v)| (OsString::from(k), v.as_os_str().to_owned()))
+                .collect()
+        };
+        let at = |rules: &[PathRule], env: &[(OsString, OsString)]| -> Vec<PathBuf> {
+            hidden_user_config(rules, env)
+                .into_iter()
+                .inspect(|m| assert_eq!(m.cover, Cover::Null))
+                .map(|m| m.at)
+                .collect()
+        };
+        let home_env = env(&[("HOME", &home)]);
+        // ignore and attributes are missing: nothing to cover there.
+        assert_eq!(
+            at(&[], &home_env),
+            [home.join(".gitconfig"), home.join(".config/git/config")]
+        );
+        let rule = |p: &Path| PathRule {
+            path: p.to_path_buf(),
+            access: crate::profile::Access::READ,
+            origin: "r".into(),
+        };
+        assert!(at(&[rule(&home)], &home_env).is_empty());
+        assert_eq!(
+            at(&[rule(&home.join(".config"))], &home_env),
+            [home.join(".gitconfig")]
+        );
+        let xdg = home.join("xdg");
+        std::fs::create_dir_all(xdg.join("git")).unwrap();
+        std::fs::write(xdg.join("git/ignore"), b"*.o").unwrap();
+        let global = home.join("elsewhere");
+        assert_eq!(
+            at(
+                &[],
+                &env(&[
+                    ("HOME", &home),
+                    ("XDG_CONFIG_HOME", &xdg),
+                    ("GIT_CONFIG_GLOBAL", &global)
+                ])
+            ),
+            [global.clone(), xdg.join("git/ignore")]
         );
     }
 

@@ -13,6 +13,7 @@
 //!   "rules": [{"path": "/usr", "type": "dir", "access": ["execute", "read_file", "read_dir"],
 //!              "origin": "sandbox.system_read (programs)"}],
 //!   "protected_mounts": [{"path": …, "mount": "read-only bind onto itself", "why": …}],
+//!   "user_config_mounts": [{"path": "/root/.gitconfig", "mount": "/dev/null, read-only", "why": …}],
 //!   "notes": [...]
 //! }
 //! ```
@@ -26,6 +27,9 @@
 //! namespace before the command starts ([`crate::protect`]), which keep protected paths
 //! read-only inside the writable roots (Landlock rules alone cannot): as planned on the
 //! machine that renders them (a missing path is covered where it would be created).
+//! `user_config_mounts` are the init's covers of the operator's per-user configuration that a
+//! program dies on when it cannot read it ([`crate::protect::hidden_user_config`]), for the
+//! environment `cordon profile` runs in.
 
 use cordon_policy::Network;
 use landlock::{Access, AccessFs, AccessNet, BitFlags, Scope, ABI};
@@ -35,8 +39,13 @@ use crate::landlock::{enforcement, fs_rights, Enforcement};
 use crate::profile::Profile;
 
 /// Renders the ruleset that [`crate::landlock::prepare`] builds for `profile` on a kernel
-/// with Landlock ABI `abi`.
-pub fn render(profile: &Profile, abi: i32) -> Value {
+/// with Landlock ABI `abi`; `env` is the command's environment (HOME and the rest that say
+/// where the per-user configuration the init covers lies).
+pub fn render(
+    profile: &Profile,
+    abi: i32,
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+) -> Value {
     let level = ABI::from(abi);
     let handled_fs = AccessFs::from_all(level);
     // The same conditions as `prepare`.
@@ -90,27 +99,28 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
         &crate::protect::writable_roots(&rule_refs),
         true,
     );
+    let mount = |m: &crate::protect::Mount| {
+        use crate::protect::Cover;
+        json!({
+            "path": m.at.to_string_lossy(),
+            "mount": match m.cover {
+                Cover::Anchor => "bound onto itself (a mount point cannot be renamed away)",
+                Cover::ReadOnly => "read-only bind onto itself",
+                Cover::Null => "/dev/null, read-only",
+                Cover::EmptyDir => "an empty read-only tmpfs",
+            },
+            "why": m.why,
+        })
+    };
     let protected: Vec<Value> = match &plan {
-        Ok(plan) => plan
-            .anchors
-            .iter()
-            .chain(&plan.covers)
-            .map(|m| {
-                use crate::protect::Cover;
-                json!({
-                    "path": m.at.to_string_lossy(),
-                    "mount": match m.cover {
-                        Cover::Anchor => "bound onto itself (a mount point cannot be renamed away)",
-                        Cover::ReadOnly => "read-only bind onto itself",
-                        Cover::Null => "/dev/null, read-only",
-                        Cover::EmptyDir => "an empty read-only tmpfs",
-                    },
-                    "why": m.why,
-                })
-            })
-            .collect(),
+        Ok(plan) => plan.anchors.iter().chain(&plan.covers).map(mount).collect(),
         Err(_) => vec![],
     };
+    // The per-user configuration the init covers too.
+    let user_config: Vec<Value> = crate::protect::hidden_user_config(&profile.rules, env)
+        .iter()
+        .map(mount)
+        .collect();
 
     let mut notes = vec![
         "Everything in handled_access_fs, handled_access_net and scoped is denied unless a rule grants it.".to_string(),
@@ -132,7 +142,7 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
     }
     notes.push("Landlock has no right for metadata (chmod, chown, utime, xattrs): the backend's init makes the command's whole mount tree read-only in its own mount namespace and gives write back only to the writable roots (rules with write access, device nodes aside: writing them works on a read-only mount), and keeps /proc/sys and /proc/sysrq-trigger of its fresh /proc read-only; so no system file's or host device node's mode, owner or times can change, as root either. Where that namespace cannot be made, this does not hold, and `auto` as root picks bwrap.".to_string());
     match &plan {
-        Ok(_) if !protected.is_empty() => notes.push("Landlock rules cannot keep a path inside a writable root read-only: the backend's init makes protected_mounts in the command's own mount namespace before the command starts, and Landlock forbids the command to mount or unmount (where that namespace cannot be made, cordon refuses to run this policy on the Landlock backend).".to_string()),
+        Ok(_) if !profile.protected.is_empty() => notes.push("Landlock rules cannot keep a path inside a writable root read-only: the backend's init makes protected_mounts in the command's own mount namespace before the command starts, and Landlock forbids the command to mount or unmount (where that namespace cannot be made, cordon refuses to run this policy on the Landlock backend).".to_string()),
         Ok(_) => {}
         Err(e) => notes.push(format!("cordon refuses this policy on the Landlock backend: {e}")),
     }
@@ -165,6 +175,7 @@ pub fn render(profile: &Profile, abi: i32) -> Value {
         "scoped": names(scoped),
         "rules": rules,
         "protected_mounts": protected,
+        "user_config_mounts": user_config,
         "notes": notes,
     });
     if profile.network == Network::Proxy && abi >= 4 {

@@ -109,7 +109,14 @@ pub(crate) fn artifact(profile: &Profile, format: &Format) -> Result<String, Err
             )))
         }
         #[cfg(target_os = "linux")]
-        Format::Landlock { abi } => Ok(json_text(&landlock::render(profile, render_abi(*abi)))),
+        // The per-user configuration covers for this shell's HOME, XDG_CONFIG_HOME and
+        // GIT_CONFIG_GLOBAL (a run takes them from the command's environment, which passes
+        // HOME and, when `sandbox.env` lists them, the other two).
+        Format::Landlock { abi } => Ok(json_text(&landlock::render(
+            profile,
+            render_abi(*abi),
+            &std::env::vars_os().collect::<Vec<_>>(),
+        ))),
         #[cfg(target_os = "linux")]
         Format::Bwrap { cwd } => {
             let bwrap = crate::Machine::probe()

@@ -812,8 +812,8 @@ fn landlock_golden() {
     ] {
         let mut p = profile.clone();
         p.network = network;
-        let v = landlock::render(&p, abi);
-        assert_eq!(v, landlock::render(&p, abi), "deterministic");
+        let v = landlock::render(&p, abi, &[]);
+        assert_eq!(v, landlock::render(&p, abi, &[]), "deterministic");
         let text = crate::render::json_text(&v);
         golden(file, &text.replace(&prefix, "$TMP"));
     }
@@ -823,7 +823,7 @@ fn landlock_golden() {
 #[test]
 fn landlock_shape() {
     let dir = tempfile::tempdir().unwrap();
-    let v = landlock::render(&landlock_profile(dir.path()), 6);
+    let v = landlock::render(&landlock_profile(dir.path()), 6, &[]);
     assert_eq!(v["enforcement"], "full");
     assert_eq!(
         v["handled_access_net"],
@@ -862,7 +862,7 @@ fn landlock_shape() {
     );
     assert!(!dir.path().join("ws/.git/hooks").exists());
 
-    let v = landlock::render(&landlock_profile(dir.path()), 3);
+    let v = landlock::render(&landlock_profile(dir.path()), 3, &[]);
     assert_eq!(v["enforcement"], "partial");
     assert!(v["gaps"].as_array().unwrap().len() >= 2);
     assert_eq!(v["handled_access_net"], serde_json::json!([]));
@@ -874,7 +874,7 @@ fn landlock_for_the_default_policy() {
     let dir = tempfile::tempdir().unwrap();
     let profile = default_policy_profile(dir.path());
     let abi = crate::landlock::kernel_abi();
-    let v = landlock::render(&profile, abi);
+    let v = landlock::render(&profile, abi, &[]);
     // Every rule `prepare` adds; the host's /dev/pts is never one of them.
     let added = crate::landlock::host_rules(&profile).unwrap();
     assert_eq!(v["rules"].as_array().unwrap().len(), added.len());
@@ -900,7 +900,7 @@ fn forwarded_ports_in_the_renders() {
     let mut p = landlock_profile(dir.path());
     p.network = Network::Proxy;
     p.forwards = vec![5432, 6379];
-    let v = landlock::render(&p, 7);
+    let v = landlock::render(&p, 7, &[]);
     let ports: Vec<u64> = v["net_rules"]
         .as_array()
         .unwrap()
