@@ -57,7 +57,12 @@ fn staged(policy: &Path) -> tempfile::TempDir {
 }
 
 fn render(dir: &Path, format: &str) -> String {
+    // An empty home: the Landlock artifact lists the covers of the operator's own git
+    // configuration where it exists (`user_config_mounts`), which would make the shipped
+    // artifacts depend on the machine that generated them.
+    let home = tempfile::tempdir().unwrap();
     let out = common::command(dir)
+        .env("HOME", home.path())
         .args([
             "profile", "--format", format, "--abi", "7", "--arch", "x86_64",
         ])
