@@ -877,6 +877,12 @@ fn execute_backend(
                 .chain(protect.covers)
                 .chain(protect::hidden_user_config(&profile.rules, &spec.env))
                 .collect();
+            // The private TMPDIR at /tmp, as bwrap shows it, where nothing else the command
+            // needs lies under /tmp (programs that write /tmp by name work as on bwrap).
+            if let Some(w) = private_tmp_at_tmp(profile, tmp, &spec, &mut plan) {
+                w.at = Some("/tmp".into());
+                tmp_env_at_tmp(&mut spec.env, tmp);
+            }
             // Taken by the namespaced run once it waited for it; what is left (the namespaces
             // were refused before) the run without them waits for.
             let mut release = spec.release.take();
@@ -1023,14 +1029,7 @@ fn execute_backend(
             pass.push(ready_w);
             spec.program = bwrap_path.clone().into_os_string();
             spec.args = argv;
-            for (k, v) in spec.env.iter_mut() {
-                if k == "TMPDIR" {
-                    *v = "/tmp".into();
-                } else if let Ok(rest) = std::path::Path::new(v.as_os_str()).strip_prefix(tmp) {
-                    // A file handed in the private TMPDIR (`Io::files`): where bwrap binds it.
-                    *v = std::path::Path::new("/tmp").join(rest).into_os_string();
-                }
-            }
+            tmp_env_at_tmp(&mut spec.env, tmp);
 
             let c = run::Confinement {
                 rlimits: rlimits(profile),
@@ -1089,6 +1088,48 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
     )
 }
 
+/// `TMPDIR` and the paths in the private TMPDIR handed to the command (`Io::files`) as the
+/// command sees them where its private TMPDIR is its `/tmp` (bwrap; Landlock's read-only tree
+/// when [`private_tmp_at_tmp`]).
+#[cfg(target_os = "linux")]
+fn tmp_env_at_tmp(env: &mut [(std::ffi::OsString, std::ffi::OsString)], tmp: &std::path::Path) {
+    for (k, v) in env.iter_mut() {
+        if k == "TMPDIR" {
+            *v = "/tmp".into();
+        } else if let Ok(rest) = std::path::Path::new(v.as_os_str()).strip_prefix(tmp) {
+            *v = std::path::Path::new("/tmp").join(rest).into_os_string();
+        }
+    }
+}
+
+/// The read-only tree's entry for the run's private TMPDIR, when the command can be shown it
+/// at `/tmp` (covering the host's /tmp, which Landlock lets it neither list nor write): the
+/// tree is made, /tmp is a directory, and nothing else the command is given or starts in lies
+/// under /tmp (a root, a protected path's or a cover's mount, the working directory), since
+/// the cover would hide it. Otherwise the TMPDIR stays at its own path (`$TMPDIR`).
+#[cfg(target_os = "linux")]
+fn private_tmp_at_tmp<'a>(
+    profile: &Profile,
+    tmp: &std::path::Path,
+    spec: &run::Spec,
+    plan: &'a mut run::namespaces::Plan,
+) -> Option<&'a mut run::namespaces::Writable> {
+    let slash_tmp = std::path::Path::new("/tmp");
+    let tmp = std::fs::canonicalize(tmp).ok()?;
+    let under = |p: &std::path::Path| p.starts_with(slash_tmp) && !p.starts_with(&tmp);
+    let is_dir = std::fs::symlink_metadata(slash_tmp).is_ok_and(|m| m.is_dir());
+    if !is_dir
+        || !tmp.starts_with(slash_tmp)
+        || profile.rules.iter().any(|r| under(&r.path))
+        || plan.protect.iter().any(|m| under(&m.at))
+        || under(&spec.cwd)
+        || under(std::path::Path::new(&spec.program))
+    {
+        return None;
+    }
+    plan.read_only.iter_mut().flatten().find(|w| w.path == tmp)
+}
+
 /// The writable roots init gives write back to in the read-only mount tree: each writable
 /// rule but device nodes (writing those works on a read-only mount), at its real path, with
 /// the device and inode seen here. A root that cannot be resolved now is left out: it does
@@ -1105,6 +1146,7 @@ fn read_only_tree(profile: &Profile) -> Vec<run::namespaces::Writable> {
                 path,
                 dev: m.dev(),
                 ino: m.ino(),
+                at: None,
             })
         })
         .collect()

@@ -107,6 +107,9 @@ pub struct Writable {
     pub path: std::path::PathBuf,
     pub dev: u64,
     pub ino: u64,
+    /// Where the command sees it, when not at `path`: the run's private TMPDIR at `/tmp`, as
+    /// bwrap shows it (see `lib.rs::private_tmp_at_tmp`).
+    pub at: Option<std::path::PathBuf>,
 }
 
 /// What the child is confined by (built in the parent).
@@ -210,11 +213,18 @@ pub fn run(
         .map(|m| Ok((cstring(m.at.as_os_str().as_bytes())?, m.cover)))
         .collect::<Result<_, Error>>()
         .map_err(start)?;
-    let writable: Vec<(CString, u64, u64)> = plan
+    let writable: Vec<(CString, u64, u64, CString)> = plan
         .read_only
         .iter()
         .flatten()
-        .map(|w| Ok((cstring(w.path.as_os_str().as_bytes())?, w.dev, w.ino)))
+        .map(|w| {
+            let path = cstring(w.path.as_os_str().as_bytes())?;
+            let at = match &w.at {
+                Some(at) => cstring(at.as_os_str().as_bytes())?,
+                None => path.clone(),
+            };
+            Ok((path, w.dev, w.ino, at))
+        })
         .collect::<Result<_, Error>>()
         .map_err(start)?;
     // Init's descriptors for the writable roots (destination, clone), kept here: nothing is
@@ -686,7 +696,7 @@ struct InitData<'a> {
     protect: &'a [(CString, crate::protect::Cover)],
     /// [`Plan::read_only`]: the tree read-only but for `writable` (path, device, inode).
     read_only: bool,
-    writable: &'a [(CString, u64, u64)],
+    writable: &'a [(CString, u64, u64, CString)],
     /// Two slots per writable root, for [`read_only_tree`]'s descriptors.
     held: &'a [std::cell::Cell<RawFd>],
     ruleset: RawFd,
@@ -831,7 +841,7 @@ unsafe fn protect(at: &std::ffi::CStr, cover: crate::protect::Cover) -> Result<(
 /// lock, so it may run in init between clone and exec. Descriptors left open on failure die
 /// with init, which `_exit`s.
 unsafe fn read_only_tree(
-    writable: &[(CString, u64, u64)],
+    writable: &[(CString, u64, u64, CString)],
     held: &[std::cell::Cell<RawFd>],
 ) -> Result<(), (u8, i32, i32)> {
     use rustix::fs::{fstat, openat2, statx, AtFlags, Mode, OFlags, ResolveFlags, StatxFlags, CWD};
@@ -848,7 +858,7 @@ unsafe fn read_only_tree(
             ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
         )
     };
-    for (i, (path, dev, ino)) in writable.iter().enumerate() {
+    for (i, (path, dev, ino, at)) in writable.iter().enumerate() {
         let dst = match open(path) {
             Ok(fd) => fd,
             Err(rustix::io::Errno::NOENT) => continue,
@@ -867,6 +877,13 @@ unsafe fn read_only_tree(
                 | OpenTreeFlags::AT_RECURSIVE,
         )
         .map_err(fail(i))?;
+        // Shown elsewhere (the private TMPDIR at /tmp): the clone goes there instead, a
+        // directory opened the same way (a link there is a refusal).
+        let dst = if at.as_c_str() == path.as_c_str() {
+            dst
+        } else {
+            open(at).map_err(fail(i))?
+        };
         held[2 * i].set(dst.into_raw_fd());
         held[2 * i + 1].set(clone.into_raw_fd());
     }
@@ -899,7 +916,7 @@ unsafe fn read_only_tree(
     if r != 0 {
         return Err((tree_step, errno(), -1));
     }
-    for (i, (path, _, _)) in writable.iter().enumerate() {
+    for (i, (_, _, _, at)) in writable.iter().enumerate() {
         let (dst, clone) = (held[2 * i].get(), held[2 * i + 1].get());
         if dst < 0 {
             continue;
@@ -914,7 +931,7 @@ unsafe fn read_only_tree(
             MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH,
         )
         .map_err(fail(i))?;
-        let shown = open(path).map_err(fail(i))?;
+        let shown = open(at).map_err(fail(i))?;
         let id = |fd: BorrowedFd| {
             statx(fd, c"", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID).map(|s| s.stx_mnt_id)
         };
@@ -1619,6 +1636,7 @@ mod tests {
                 path: p.to_path_buf(),
                 dev: m.dev(),
                 ino: m.ino(),
+                at: None,
             }
         };
         let read_only = |w: Vec<Writable>| Plan {
