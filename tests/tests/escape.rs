@@ -260,6 +260,9 @@ suite! {
     chmod_dev_null: attack("chmod-dev-null", C, N, 0),
     chown_etc_passwd: attack("chown-etc-passwd", C, N, 0),
     utime_usr_bin: attack("utime-usr-bin", C, N, 0),
+    // A kernel /proc entry's mode is global (every /proc mount shows it): the fresh /proc is
+    // read-only as a whole (Landlock's init; bwrap's `--remount-ro /proc`).
+    chmod_proc_kallsyms: attack("chmod-proc-kallsyms", C, N, 0),
     setuid_chmod_workspace: attack("setuid-chmod-workspace", C, C, 0),
     setgid_fchmod_workspace: attack("setgid-fchmod-workspace", C, C, 0),
     setuid_create_workspace: attack("setuid-create-workspace", C, C, 0),

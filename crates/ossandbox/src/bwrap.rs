@@ -358,6 +358,14 @@ fn kernel_interfaces_read_only(push: &mut impl FnMut(&str, &[&OsStr])) {
             &["--ro-bind-try".as_ref(), p.as_ref(), p.as_ref()],
         );
     }
+    // Then the whole fresh /proc: a mode or owner set on an entry that is not a process's
+    // (kallsyms, acpi/*) is the kernel's own, shared by every /proc mount, and root owns it
+    // (chmod needs no capability). Landlock inside grants /proc read-only, so nothing else
+    // is taken away.
+    push(
+        "the fresh /proc read-only: its kernel entries' modes are the host's",
+        &["--remount-ro".as_ref(), "/proc".as_ref()],
+    );
 }
 
 /// The device nodes bwrap's `--dev` binds from the host.

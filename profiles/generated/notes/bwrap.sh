@@ -34,6 +34,8 @@ args=(
   --ro-bind-try /proc/sys /proc/sys
   # the kernel's writable /proc entries stay read-only (even for root)
   --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger
+  # the fresh /proc read-only: its kernel entries' modes are the host's
+  --remount-ro /proc
   # running as root: the sandbox's own /dev (its nodes, links and devpts; sandbox.system_read devices), so chmod/chown/utime cannot reach the host's nodes
   --dev-bind "$CORDON_TMP"/.cordon-dev /dev
   # sandbox.system_read (configuration)

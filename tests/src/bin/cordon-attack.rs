@@ -489,6 +489,22 @@ fn chmod_dev_null(_: &Ctx) -> Res {
     })
 }
 
+fn chmod_proc_kallsyms(_: &Ctx) -> Res {
+    // A /proc entry that is not a process's keeps its mode in the kernel, shared by every
+    // /proc mount of the host: root, its owner, needs no capability to chmod it (0666 on
+    // irq/*/smp_affinity or acpi/wakeup hands their writes to every user). Its own mode
+    // again, so success proves reach while changing nothing.
+    let p = c"/proc/kallsyms";
+    let m = fs::metadata("/proc/kallsyms").map_err(|e| format!("stat /proc/kallsyms: {e}"))?;
+    let rc = unsafe { libc::chmod(p.as_ptr(), m.mode() & 0o7777) };
+    strict(
+        "chmod(/proc/kallsyms, its own mode)",
+        rc as i64,
+        FS_RO,
+        |_| "a kernel /proc entry's mode, shared by the whole host, may be changed".into(),
+    )
+}
+
 fn chown_etc_passwd(_: &Ctx) -> Res {
     // Its own owner and group again: the owner needs no capability for that, so success
     // proves the system file's ownership is within reach (changing nothing).
@@ -3187,6 +3203,7 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("truncate-outside", truncate_outside),
     ("chmod-outside", chmod_outside),
     ("chmod-etc-passwd", chmod_etc_passwd),
+    ("chmod-proc-kallsyms", chmod_proc_kallsyms),
     ("chmod-dev-null", chmod_dev_null),
     ("chown-etc-passwd", chown_etc_passwd),
     ("utime-usr-bin", utime_usr_bin),

@@ -140,7 +140,7 @@ pub fn render(
             level as i32
         ));
     }
-    notes.push("Landlock has no right for metadata (chmod, chown, utime, xattrs): the backend's init makes the command's whole mount tree read-only in its own mount namespace and gives write back only to the writable roots (rules with write access, device nodes aside: writing them works on a read-only mount), and keeps /proc/sys and /proc/sysrq-trigger of its fresh /proc read-only; so no system file's or host device node's mode, owner or times can change, as root either. Where that namespace cannot be made, this does not hold, and `auto` as root picks bwrap.".to_string());
+    notes.push("Landlock has no right for metadata (chmod, chown, utime, xattrs): the backend's init makes the command's whole mount tree read-only in its own mount namespace and gives write back only to the writable roots (rules with write access, device nodes aside: writing them works on a read-only mount), and makes its fresh /proc read-only as a whole (the mode of a kernel entry such as /proc/kallsyms is the host's); so no system file's, kernel /proc entry's or host device node's mode, owner or times can change, as root either. Where that namespace cannot be made, this does not hold, and `auto` as root picks bwrap.".to_string());
     match &plan {
         Ok(_) if !profile.protected.is_empty() => notes.push("Landlock rules cannot keep a path inside a writable root read-only: the backend's init makes protected_mounts in the command's own mount namespace before the command starts, and Landlock forbids the command to mount or unmount (where that namespace cannot be made, cordon refuses to run this policy on the Landlock backend).".to_string()),
         Ok(_) => {}

@@ -95,8 +95,8 @@ pub struct Plan {
     pub protect: Vec<crate::protect::Mount>,
     /// Init makes the whole mount tree read-only (`mount_setattr(/, AT_RECURSIVE,
     /// MOUNT_ATTR_RDONLY)`) and gives write back only to these, each as it was (see
-    /// [`read_only_tree`]); /proc/sys and /proc/sysrq-trigger of the fresh /proc stay
-    /// read-only. `None`: the tree is left as it is.
+    /// [`read_only_tree`]); the fresh /proc is made read-only too. `None`: the tree is left
+    /// as it is.
     pub read_only: Option<Vec<Writable>>,
 }
 
@@ -159,7 +159,7 @@ const STEPS: [&str; 29] = [
     "checking that the protected path shows its mount",
     "making the mount tree read-only",
     "giving a writable root its write access back",
-    "keeping /proc/sys and /proc/sysrq-trigger read-only",
+    "keeping the fresh /proc read-only",
 ];
 
 /// The read-only tree's steps (see [`read_only_tree`]); a `W` record before the `S` one names
@@ -1058,8 +1058,8 @@ unsafe fn init(d: &InitData) -> ! {
     {
         ns_fail(4);
     }
-    // Everything read-only but the writable roots, before the fresh /proc (which stays
-    // writable, as bwrap's does, but for the two below).
+    // Everything read-only but the writable roots, before the fresh /proc (made read-only
+    // below, once init has set its pid_max).
     if d.read_only {
         // SAFETY: raw system calls on `d`'s CStrings and cells, and this frame.
         if let Err((step, e, i)) = unsafe { read_only_tree(d.writable, d.held) } {
@@ -1080,20 +1080,17 @@ unsafe fn init(d: &InitData) -> ! {
     // The task cap; kernels before 6.14 have one global pid_max and refuse (the policy's
     // `processes` limit still applies there).
     let _ = write_file(c"/proc/sys/kernel/pid_max", d.pid_max);
-    // Then the kernel's settings and sysrq-trigger read-only, as bwrap keeps them as root
-    // (Landlock's /proc rules refuse writing them too: this is the layer under it).
+    // Then the whole fresh /proc read-only (the kernel's settings and sysrq-trigger with it).
+    // A mode or owner set on a /proc entry that is not a process's (kallsyms, irq/*, bus/*,
+    // acpi/*) is the kernel's own, shared by every /proc mount: root, the owner, needs no
+    // capability to chmod it 0666 for the whole host. Landlock has no right for that, and
+    // its /proc rules grant reading only, so a read-only /proc takes nothing else away.
     if d.read_only {
-        for at in [c"/proc/sys", c"/proc/sysrq-trigger"] {
-            // SAFETY: raw system calls on a static C string and this frame's descriptors.
-            match unsafe { protect(at, crate::protect::Cover::ReadOnly) } {
-                // A kernel without magic SysRq has no sysrq-trigger: nothing to keep.
-                Ok(()) | Err((PROTECT_STEP, libc::ENOENT)) => {}
-                Err((_, e)) => {
-                    // SAFETY: as above.
-                    unsafe { *libc::__errno_location() = e };
-                    fail(b'S', TREE_STEP + 2);
-                }
-            }
+        // SAFETY: raw system calls on a static C string and this frame's descriptors.
+        if let Err((_, e)) = unsafe { protect(c"/proc", crate::protect::Cover::ReadOnly) } {
+            // SAFETY: as above.
+            unsafe { *libc::__errno_location() = e };
+            fail(b'S', TREE_STEP + 2);
         }
     }
     for (path, dir_rights, file_rights) in d.proc_rules {
