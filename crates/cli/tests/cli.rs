@@ -244,8 +244,9 @@ fn landlock_profile_lists_the_covers_of_the_operators_git_config() {
 #[test]
 fn landlocks_private_tmpdir_is_the_commands_tmp() {
     let policy = "version = 1\n[sandbox]\nbackend = \"landlock\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[shell]\ndefault = \"allow\"\n";
-    // A root outside /tmp (the tests' target directory), holding its policy.
-    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // A root outside /tmp, holding its policy (/var/tmp: the checkout, and with it the
+    // tests' target directory, may itself lie under /tmp).
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
     std::fs::write(d.path().join("cordon.toml"), policy).unwrap();
     common::trust(d.path());
     let marker = format!("cordon-tmp-test-{}", std::process::id());
