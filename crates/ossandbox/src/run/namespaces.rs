@@ -727,6 +727,110 @@ struct InitData<'a> {
 /// (the seccomp filters and the exec candidates are read from `InitData`, not copied).
 const COMMAND_STACK: usize = 256 * 1024;
 
+/// `p` opened `O_PATH` for a mount, following no link anywhere on the way (a link planted
+/// since cordon's check is a refusal, never a redirection of the mount).
+fn open_unfollowed(p: &std::ffi::CStr) -> rustix::io::Result<OwnedFd> {
+    use rustix::fs::{openat2, Mode, OFlags, ResolveFlags, CWD};
+    openat2(
+        CWD,
+        p,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+        ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+    )
+}
+
+/// A detached copy of the mount tree at `fd`, submounts included.
+fn clone_tree(fd: std::os::fd::BorrowedFd) -> rustix::io::Result<OwnedFd> {
+    use rustix::mount::{open_tree, OpenTreeFlags};
+    open_tree(
+        fd,
+        c"",
+        OpenTreeFlags::OPEN_TREE_CLONE
+            | OpenTreeFlags::OPEN_TREE_CLOEXEC
+            | OpenTreeFlags::AT_EMPTY_PATH
+            | OpenTreeFlags::AT_RECURSIVE,
+    )
+}
+
+/// `mount_setattr(dirfd, path, flags)` making the mounts it names read-only (rustix has no
+/// mount_setattr); the errno on failure.
+///
+/// # Safety
+/// One system call reading `path` and a `struct mount_attr` from this frame; no allocation.
+unsafe fn set_read_only(
+    dirfd: RawFd,
+    path: &std::ffi::CStr,
+    flags: libc::c_int,
+) -> Result<(), i32> {
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    let attr = MountAttr {
+        attr_set: libc::MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: mount_setattr reads the C string and one `struct mount_attr` (its exact layout,
+    // size passed) from this frame. It changes mounts of this mount namespace only.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            dirfd,
+            path.as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(errno())
+    }
+}
+
+/// Why [`move_and_check`] failed: the move itself, or the check that `at` shows the mount.
+enum Moved {
+    Move(i32),
+    Check(i32),
+}
+
+/// Moves the detached `tree` onto `dst`; then `at`, opened again without following links,
+/// must show that very mount (its mount id): a rename between the open and the mount is a
+/// refusal (EXDEV).
+fn move_and_check(
+    tree: std::os::fd::BorrowedFd,
+    dst: std::os::fd::BorrowedFd,
+    at: &std::ffi::CStr,
+) -> Result<(), Moved> {
+    use rustix::fs::{statx, AtFlags, StatxFlags};
+    use rustix::mount::{move_mount, MoveMountFlags};
+    use std::os::fd::AsFd;
+    move_mount(
+        tree,
+        c"",
+        dst,
+        c"",
+        MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH,
+    )
+    .map_err(|e| Moved::Move(e.raw_os_error()))?;
+    let check = |e: rustix::io::Errno| Moved::Check(e.raw_os_error());
+    let shown = open_unfollowed(at).map_err(check)?;
+    let id = |fd: std::os::fd::BorrowedFd| {
+        statx(fd, c"", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID).map(|s| s.stx_mnt_id)
+    };
+    if id(shown.as_fd()).map_err(check)? != id(tree).map_err(check)? {
+        return Err(Moved::Check(libc::EXDEV));
+    }
+    Ok(())
+}
+
 /// One mount of the protected-path plan onto `at`, from descriptors only: `at` is opened
 /// without following any link (a link planted since cordon's check refuses the run, it cannot
 /// redirect the mount), the mount is made on that descriptor with the mount API (`open_tree`
@@ -739,31 +843,17 @@ const COMMAND_STACK: usize = 256 * 1024;
 /// init between clone and exec. Every descriptor it opens is closed before it returns.
 unsafe fn protect(at: &std::ffi::CStr, cover: crate::protect::Cover) -> Result<(), (u8, i32)> {
     use crate::protect::Cover;
-    use rustix::fs::{openat2, statx, AtFlags, Mode, OFlags, ResolveFlags, StatxFlags, CWD};
     use rustix::mount::{
-        fsconfig_create, fsmount, fsopen, move_mount, open_tree, FsMountFlags, FsOpenFlags,
-        MountAttrFlags, MoveMountFlags, OpenTreeFlags,
+        fsconfig_create, fsmount, fsopen, FsMountFlags, FsOpenFlags, MountAttrFlags,
     };
+    use std::os::fd::AsFd;
     let at_step = |step: u8| move |e: rustix::io::Errno| (step, e.raw_os_error());
     let (open_step, mount_step, check_step) = (PROTECT_STEP, PROTECT_STEP + 1, PROTECT_STEP + 2);
-    let open = |p: &std::ffi::CStr| {
-        openat2(
-            CWD,
-            p,
-            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-            ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
-        )
-    };
-    let dst = open(at).map_err(at_step(open_step))?;
-    let clone = OpenTreeFlags::OPEN_TREE_CLONE
-        | OpenTreeFlags::OPEN_TREE_CLOEXEC
-        | OpenTreeFlags::AT_EMPTY_PATH
-        | OpenTreeFlags::AT_RECURSIVE;
+    let dst = open_unfollowed(at).map_err(at_step(open_step))?;
     let tree = match cover {
         // Onto itself: the same inode, so the profile's Landlock rules still apply to it.
-        Cover::Anchor | Cover::ReadOnly => open_tree(&dst, c"", clone),
-        Cover::Null => open(c"/dev/null").and_then(|null| open_tree(&null, c"", clone)),
+        Cover::Anchor | Cover::ReadOnly => clone_tree(dst.as_fd()),
+        Cover::Null => open_unfollowed(c"/dev/null").and_then(|null| clone_tree(null.as_fd())),
         Cover::EmptyDir => fsopen(c"tmpfs", FsOpenFlags::FSOPEN_CLOEXEC).and_then(|fs| {
             fsconfig_create(&fs)?;
             fsmount(
@@ -778,52 +868,20 @@ unsafe fn protect(at: &std::ffi::CStr, cover: crate::protect::Cover) -> Result<(
     }
     .map_err(at_step(mount_step))?;
     if matches!(cover, Cover::ReadOnly | Cover::Null) {
-        // `struct mount_attr` (rustix has no mount_setattr): read-only, the whole tree.
-        #[repr(C)]
-        struct MountAttr {
-            attr_set: u64,
-            attr_clr: u64,
-            propagation: u64,
-            userns_fd: u64,
-        }
-        let attr = MountAttr {
-            attr_set: libc::MOUNT_ATTR_RDONLY,
-            attr_clr: 0,
-            propagation: 0,
-            userns_fd: 0,
-        };
-        // SAFETY: mount_setattr reads the empty C string and one `struct mount_attr` (its
-        // exact layout, size passed) from this frame; `tree` is the detached mount above.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_mount_setattr,
+        // SAFETY: `tree` is the detached mount above, read-only as a whole.
+        unsafe {
+            set_read_only(
                 std::os::fd::AsRawFd::as_raw_fd(&tree),
-                c"".as_ptr(),
+                c"",
                 libc::AT_EMPTY_PATH | libc::AT_RECURSIVE,
-                &attr as *const MountAttr,
-                std::mem::size_of::<MountAttr>(),
             )
-        };
-        if r != 0 {
-            return Err((mount_step, errno()));
         }
+        .map_err(|e| (mount_step, e))?;
     }
-    move_mount(
-        &tree,
-        c"",
-        &dst,
-        c"",
-        MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH,
-    )
-    .map_err(at_step(mount_step))?;
-    let shown = open(at).map_err(at_step(check_step))?;
-    let id = |fd: &OwnedFd| {
-        statx(fd, c"", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID).map(|s| s.stx_mnt_id)
-    };
-    if id(&shown).map_err(at_step(check_step))? != id(&tree).map_err(at_step(check_step))? {
-        return Err((check_step, libc::EXDEV));
-    }
-    Ok(())
+    move_and_check(tree.as_fd(), dst.as_fd(), at).map_err(|m| match m {
+        Moved::Move(e) => (mount_step, e),
+        Moved::Check(e) => (check_step, e),
+    })
 }
 
 /// The whole mount tree read-only in one step, then write given back to each of `writable`
@@ -844,22 +902,12 @@ unsafe fn read_only_tree(
     writable: &[(CString, u64, u64, CString)],
     held: &[std::cell::Cell<RawFd>],
 ) -> Result<(), (u8, i32, i32)> {
-    use rustix::fs::{fstat, openat2, statx, AtFlags, Mode, OFlags, ResolveFlags, StatxFlags, CWD};
-    use rustix::mount::{move_mount, open_tree, MoveMountFlags, OpenTreeFlags};
+    use rustix::fs::fstat;
     use std::os::fd::{AsFd, BorrowedFd, IntoRawFd};
     let (tree_step, back_step) = (TREE_STEP, TREE_STEP + 1);
     let fail = |i: usize| move |e: rustix::io::Errno| (back_step, e.raw_os_error(), i as i32);
-    let open = |p: &std::ffi::CStr| {
-        openat2(
-            CWD,
-            p,
-            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-            ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
-        )
-    };
     for (i, (path, dev, ino, at)) in writable.iter().enumerate() {
-        let dst = match open(path) {
+        let dst = match open_unfollowed(path) {
             Ok(fd) => fd,
             Err(rustix::io::Errno::NOENT) => continue,
             Err(e) => return Err(fail(i)(e)),
@@ -868,54 +916,20 @@ unsafe fn read_only_tree(
         if st.st_dev != *dev || st.st_ino != *ino {
             return Err((back_step, libc::EXDEV, i as i32));
         }
-        let clone = open_tree(
-            &dst,
-            c"",
-            OpenTreeFlags::OPEN_TREE_CLONE
-                | OpenTreeFlags::OPEN_TREE_CLOEXEC
-                | OpenTreeFlags::AT_EMPTY_PATH
-                | OpenTreeFlags::AT_RECURSIVE,
-        )
-        .map_err(fail(i))?;
+        let clone = clone_tree(dst.as_fd()).map_err(fail(i))?;
         // Shown elsewhere (the private TMPDIR at /tmp): the clone goes there instead, a
         // directory opened the same way (a link there is a refusal).
         let dst = if at.as_c_str() == path.as_c_str() {
             dst
         } else {
-            open(at).map_err(fail(i))?
+            open_unfollowed(at).map_err(fail(i))?
         };
         held[2 * i].set(dst.into_raw_fd());
         held[2 * i + 1].set(clone.into_raw_fd());
     }
-    // `struct mount_attr` (rustix has no mount_setattr).
-    #[repr(C)]
-    struct MountAttr {
-        attr_set: u64,
-        attr_clr: u64,
-        propagation: u64,
-        userns_fd: u64,
-    }
-    let attr = MountAttr {
-        attr_set: libc::MOUNT_ATTR_RDONLY,
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: 0,
-    };
-    // SAFETY: mount_setattr reads the C string "/" and one `struct mount_attr` (its exact
-    // layout, size passed) from this frame. This mount namespace only (its mounts are private).
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            libc::AT_FDCWD,
-            c"/".as_ptr(),
-            libc::AT_RECURSIVE,
-            &attr as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        )
-    };
-    if r != 0 {
-        return Err((tree_step, errno(), -1));
-    }
+    // SAFETY: the whole tree from "/", in this mount namespace (its mounts are private).
+    unsafe { set_read_only(libc::AT_FDCWD, c"/", libc::AT_RECURSIVE) }
+        .map_err(|e| (tree_step, e, -1))?;
     for (i, (_, _, _, at)) in writable.iter().enumerate() {
         let (dst, clone) = (held[2 * i].get(), held[2 * i + 1].get());
         if dst < 0 {
@@ -923,21 +937,8 @@ unsafe fn read_only_tree(
         }
         // SAFETY: both were opened above and are closed only below, once.
         let (dst, clone) = unsafe { (BorrowedFd::borrow_raw(dst), BorrowedFd::borrow_raw(clone)) };
-        move_mount(
-            clone,
-            c"",
-            dst,
-            c"",
-            MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH,
-        )
-        .map_err(fail(i))?;
-        let shown = open(at).map_err(fail(i))?;
-        let id = |fd: BorrowedFd| {
-            statx(fd, c"", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID).map(|s| s.stx_mnt_id)
-        };
-        if id(shown.as_fd()).map_err(fail(i))? != id(clone).map_err(fail(i))? {
-            return Err((back_step, libc::EXDEV, i as i32));
-        }
+        move_and_check(clone, dst, at)
+            .map_err(|(Moved::Move(e) | Moved::Check(e))| (back_step, e, i as i32))?;
         // SAFETY: ours, closed once, here.
         unsafe {
             libc::close(held[2 * i].get());
