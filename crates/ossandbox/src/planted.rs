@@ -649,12 +649,18 @@ impl Snapshot {
             let _ = read(&f, home.as_deref(), &mut named, 0);
         }
         let _ = environment(home.as_deref(), &var, &mut named);
+        self.hooks_dirs(named.hooks.into_iter().filter(|h| h.is_absolute()), root);
+    }
+
+    /// Each of `dirs` that is a directory in `root` (where it really is), watched whole as a
+    /// hooks directory git's configuration names.
+    fn hooks_dirs(&mut self, dirs: impl IntoIterator<Item = PathBuf>, root: &Path) {
         let why = GIT_CONFIG_SURFACE
             .iter()
             .find(|(n, _)| *n == "hooks")
             .map_or("programs git runs", |(_, why)| why);
-        for dir in named.hooks.iter().filter(|h| h.is_absolute()) {
-            let Some(real) = std::fs::canonicalize(dir)
+        for dir in dirs {
+            let Some(real) = std::fs::canonicalize(&dir)
                 .ok()
                 .filter(|r| r.starts_with(root) && r.is_dir())
             else {
@@ -731,21 +737,7 @@ impl Snapshot {
         for top in &tops {
             dirs.extend(named.hooks.iter().map(|h| top.join(h)));
         }
-        let why = GIT_CONFIG_SURFACE
-            .iter()
-            .find(|(n, _)| *n == "hooks")
-            .map_or("programs git runs", |(_, why)| why);
-        for dir in dirs {
-            let Some(real) = std::fs::canonicalize(&dir)
-                .ok()
-                .filter(|r| r.starts_with(root) && r.is_dir())
-            else {
-                continue;
-            };
-            if self.note(real.clone(), What::GitConfig, why, true) {
-                self.list(&real, What::GitConfig, why, 0);
-            }
-        }
+        self.hooks_dirs(dirs, root);
         for file in named.includes {
             let real = real_in(&file, std::slice::from_ref(&root.to_path_buf()));
             if real.starts_with(root) {
