@@ -776,26 +776,13 @@ pub(super) fn judge_options(p: &Parsed, table: &[(&str, Does)], out: &mut Examin
 /// `tasks.json`, `.envrc`, `cordon.toml`, …): what a glob copied into a directory could write
 /// there. Where each is on the surface is the assessment's question.
 pub(super) fn surface_names() -> impl Iterator<Item = &'static str> {
-    use cordon_policy::surface::{
-        CORDON_FILES, GIT_CONFIG, HOME_DIRS, HOME_FILES, TOOL_DIRS, TOOL_FILES,
-    };
-    [".git"].into_iter().chain(
-        GIT_CONFIG
-            .iter()
-            .chain(TOOL_FILES)
-            .chain(TOOL_DIRS)
-            .chain(HOME_FILES)
-            .chain(HOME_DIRS)
-            .chain(CORDON_FILES)
-            .flat_map(|(n, _)| n.split('/')),
-    )
+    [".git"]
+        .into_iter()
+        .chain(surface_entries().flat_map(|(n, _)| n.split('/')))
 }
 
-/// The last component of each name on the persistence surface (`config`, `.envrc`,
-/// `settings.json`, `.husky`): what a program that writes one file under a name only it knows
-/// (`rustc --out-dir DIR`) could write. A directory's name written as a file holds nothing,
-/// and any name inside a surface directory is the surface already.
-pub(super) fn surface_file_names() -> impl Iterator<Item = &'static str> {
+/// Every named entry of the persistence surface's lists, with its reason.
+fn surface_entries() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
     use cordon_policy::surface::{
         CORDON_FILES, GIT_CONFIG, HOME_DIRS, HOME_FILES, TOOL_DIRS, TOOL_FILES,
     };
@@ -806,7 +793,14 @@ pub(super) fn surface_file_names() -> impl Iterator<Item = &'static str> {
         .chain(HOME_FILES)
         .chain(HOME_DIRS)
         .chain(CORDON_FILES)
-        .filter_map(|(n, _)| n.rsplit('/').find(|c| !c.is_empty()))
+}
+
+/// The last component of each name on the persistence surface (`config`, `.envrc`,
+/// `settings.json`, `.husky`): what a program that writes one file under a name only it knows
+/// (`rustc --out-dir DIR`) could write. A directory's name written as a file holds nothing,
+/// and any name inside a surface directory is the surface already.
+pub(super) fn surface_file_names() -> impl Iterator<Item = &'static str> {
+    surface_entries().filter_map(|(n, _)| n.rsplit('/').find(|c| !c.is_empty()))
 }
 
 /// Whether the glob `pattern` (`*`, `?`, `[…]`) matches `name`, as bash could match it:

@@ -180,12 +180,7 @@ pub(super) fn cc(base: &str, args: &[Word], out: &mut Examined) {
             operands.push(w);
             continue;
         }
-        if let Some(file) = t.strip_prefix('@').filter(|f| !f.is_empty()) {
-            out.effect(
-                EffectKind::Runs,
-                t,
-                format!("`{base}` reads more options from `{file}`, which the line does not show"),
-            );
+        if response_file(t, base, out) {
             continue;
         }
         if !t.starts_with('-') || t == "-" {
@@ -398,12 +393,7 @@ pub(super) fn rustc(args: &[Word], out: &mut Examined) {
             compiles = true;
             continue;
         }
-        if let Some(file) = t.strip_prefix('@').filter(|f| !f.is_empty()) {
-            out.effect(
-                EffectKind::Runs,
-                t,
-                format!("`rustc` reads more options from `{file}`, which the line does not show"),
-            );
+        if response_file(t, "rustc", out) {
             continue;
         }
         if !t.starts_with('-') || t == "-" {
@@ -667,4 +657,18 @@ pub(super) fn ar(args: &[Word], out: &mut Examined) {
             out.write(archive);
         }
     }
+}
+
+/// `@FILE`: the program reads more options from FILE, which the line does not show (a
+/// `Runs` effect: anything could be in it). True when `t` is one.
+fn response_file(t: &str, base: &str, out: &mut Examined) -> bool {
+    let Some(file) = t.strip_prefix('@').filter(|f| !f.is_empty()) else {
+        return false;
+    };
+    out.effect(
+        EffectKind::Runs,
+        t,
+        format!("`{base}` reads more options from `{file}`, which the line does not show"),
+    );
+    true
 }
