@@ -698,6 +698,22 @@ mod tests {
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStringExt;
 
+    /// The words the real `/bin/sh` makes of `line` (as a host's shell runs the hook's and
+    /// the rewrite's command lines).
+    fn sh_words(line: &str) -> Vec<OsString> {
+        let out = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!("set -- {line}; printf '%s\\0' \"$@\""))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{line}");
+        out.stdout
+            .split(|&b| b == 0)
+            .filter(|w| !w.is_empty())
+            .map(|w| OsString::from_vec(w.to_vec()))
+            .collect()
+    }
+
     fn argv(words: &[&str]) -> Vec<OsString> {
         std::iter::once("cordon")
             .chain(words.iter().copied())
@@ -874,18 +890,7 @@ mod tests {
                     line,
                 )
                 .unwrap();
-                let out = std::process::Command::new("/bin/sh")
-                    .arg("-c")
-                    .arg(format!("set -- {written}; printf '%s\\0' \"$@\""))
-                    .output()
-                    .unwrap();
-                assert!(out.status.success(), "{written}");
-                let words: Vec<OsString> = out
-                    .stdout
-                    .split(|&b| b == 0)
-                    .filter(|w| !w.is_empty())
-                    .map(|w| OsString::from_vec(w.to_vec()))
-                    .collect();
+                let words = sh_words(&written);
                 let fast = exec_args(&words).unwrap_or_else(|| panic!("not taken: {words:?}"));
                 assert_eq!(fast.command.as_deref(), Some(line), "{written}");
                 assert_eq!(
@@ -968,18 +973,7 @@ mod tests {
             )
             .unwrap();
             let (head, _) = line.split_once(" || ").unwrap();
-            let out = std::process::Command::new("/bin/sh")
-                .arg("-c")
-                .arg(format!("set -- {head}; printf '%s\\0' \"$@\""))
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{line}");
-            let installed: Vec<OsString> = out
-                .stdout
-                .split(|&b| b == 0)
-                .filter(|w| !w.is_empty())
-                .map(|w| OsString::from_vec(w.to_vec()))
-                .collect();
+            let installed = sh_words(head);
             let fast = hook_args(&installed);
             assert!(fast.is_some(), "{installed:?}");
             assert_eq!(fast, by_clap(&installed), "{installed:?}");
