@@ -247,6 +247,16 @@ pub fn assess(parsed: &ParsedLine, cx: &ShellContext) -> ShellReading {
                         "`{name}` runs its command as it is; that command is decided by its own rules"
                     ),
                 })
+            } else if c.reading {
+                // A canonical spelling of the command before it, there for the rules to see.
+                Some(Pass {
+                    check: "reading",
+                    reason: format!(
+                        "`{}` is how the rules read `{}`",
+                        c.words.join(" "),
+                        c.text
+                    ),
+                })
             } else if c.state_only && state_only_allowed(c, parsed, cx) {
                 // A builtin that only reads or sets the shell's state: allowed as a careful
                 // operator would (`true`, `[ -f x ]`, `set -e`, `cd src`), unless a rule names it.

@@ -183,6 +183,11 @@ pub struct SimpleCommand {
     /// (`cd` and `pushd` only to a directory inside the roots). What it changes is judged
     /// where it matters (a variable `read` sets, a `set` option: the line's other concerns).
     pub state_only: bool,
+    /// Another reading of the command before it, for the rules only: `rm -r -f /usr` is also
+    /// read as `rm -rf /usr`, one per operand (see `programs::rm_readings`), so that a deny rule
+    /// matches rm's meaning, not one spelling of it. It needs no decision of its own unless a
+    /// rule names it.
+    pub reading: bool,
 }
 
 /// The builtins that run no program and write no file, with literal arguments: their effect is
@@ -1396,6 +1401,7 @@ impl<'a> Walker<'a> {
             transparent: false,
             effects: Vec::new(),
             state_only: is_state_only(&words),
+            reading: false,
         });
         if !name.literal {
             return self.concern(Concern::DynamicCommand(name.text.clone()));
@@ -1454,6 +1460,21 @@ impl<'a> Walker<'a> {
             self.concern(c);
         }
         let base = name.text.rsplit('/').next().unwrap_or(&name.text);
+        if base == "rm" && !self.input_operands {
+            for key in programs::rm_readings(&name.text, &words[1..]) {
+                if key != self.out.commands[index].key {
+                    self.out.commands.push(SimpleCommand {
+                        words: key.clone(),
+                        key,
+                        text: text.clone(),
+                        transparent: false,
+                        effects: Vec::new(),
+                        state_only: false,
+                        reading: true,
+                    });
+                }
+            }
+        }
         let fx = rebind::effects(base, &words[1..], &text, parsed_declaration);
         self.effects(fx);
         for inner in outcome.inner {

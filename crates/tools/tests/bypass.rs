@@ -4300,3 +4300,89 @@ fn more_programs_that_run_their_argv_are_seen_through() {
         &[]
     ));
 }
+
+/// The default profile's `[shell]` section: its deny rules for `rm -rf /` and the like.
+fn default_profile() -> Fixture {
+    let text = cordon_policy::DEFAULT_POLICY;
+    let start = text.find("[shell]").unwrap();
+    let end = text[start..].find("[approval]").unwrap() + start;
+    fixture(&text[start..end], "deny")
+}
+
+/// Round 8: the default profile's rm rules (`rm -rf /`, `rm -[rRf]*[rRf] /*`) matched rm's
+/// words as spelled, so `rm -r -f /usr`, `--recursive --force`, `-R`, `-rfv`, `//usr`,
+/// `/usr/`, a second operand or `--` deleted what the rule denies. The real rm removes a tree
+/// for each spelling (run here on a tree of the test's own); the rules now see rm's meaning:
+/// the options as a set, each operand normalised lexically.
+#[test]
+fn rm_deny_rules_match_rms_meaning_not_its_spelling() {
+    let spellings = [
+        "rm -r -f {}",
+        "rm -R -f {}",
+        "rm -Rf {}",
+        "rm -f -R {}",
+        "rm --recursive --force {}",
+        "rm --rec --for {}",
+        "rm -rfv {}",
+        "rm -v -rf {}",
+        "rm -r {}",
+        "rm -rf -- {}",
+        "rm -rf x {}",
+        "rm {} -rf",
+        "rm -rf {}/",
+        "rm -rf {}//",
+        "rm -rf /{}",
+        "rm -rf /.{}",
+        "yes | rm -ri {}",
+        "rm -rf --one-file-system {}",
+    ];
+    // The real rm deletes the tree for each spelling.
+    let dir = tempfile::tempdir().unwrap();
+    let tree = std::fs::canonicalize(dir.path()).unwrap().join("usr");
+    for s in &spellings {
+        std::fs::create_dir_all(tree.join("lib/x")).unwrap();
+        std::fs::write(tree.join("lib/x/f"), "").unwrap();
+        let line = s.replace("{}", tree.to_str().unwrap());
+        let out = std::process::Command::new("bash")
+            .args(["-c", &line])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(!tree.exists(), "{line}: the real rm left the tree: {out:?}");
+    }
+    let f = default_profile();
+    let denied: Vec<String> = spellings
+        .iter()
+        .map(|s| s.replace("{}", "/usr"))
+        .chain(
+            [
+                "rm -r -f /",
+                "rm -rf //",
+                "rm -rf /.",
+                "rm --recursive --force --no-preserve-root /",
+                "rm -rf /usr/*",
+                "rm -rf /home/.",
+                "rm -rf /usr/lib/..",
+                // -i reads its answers from the input, which may say yes.
+                "rm -r -i /usr",
+            ]
+            .map(String::from),
+        )
+        .collect();
+    f.all(
+        Action::Deny,
+        &denied.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    f.all(
+        Action::Allow,
+        &[
+            "rm -rf target",
+            "rm -r -f target node_modules",
+            "rm -f x.o",
+            "rm x",
+            "rm -rf ./build/",
+            "rm -- -rf",
+            "rm ./-rf /usr",
+        ],
+    );
+}

@@ -23,12 +23,14 @@ use super::options::{step, Opt, Spec, Step, Stop};
 use super::words::Word;
 use consoles::{editor, openssl, sqlite3, EDITORS};
 use git::git;
+pub(super) use remove::rm_readings;
 use special::{cargo, compressor, dd, find, go, lz4, npm, tar, unzip, zip};
 use table::PROGRAMS;
 use toolchain::{ar, cc, is_cc, linker, rustc};
 
 mod consoles;
 mod git;
+mod remove;
 mod special;
 mod table;
 pub(super) mod toolchain;

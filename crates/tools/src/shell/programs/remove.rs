@@ -1,0 +1,131 @@
+//! rm as the rules read it: a deny rule is a pattern over words (`rm -[rRf]*[rRf] /*`), and rm
+//! means the same by many spellings (`rm -r -f /usr`, `--recursive --force`, `-R`, `-rfv`,
+//! `//usr/`, `rm -rf x /usr`). Each operand is read as one canonical command, `rm -rf PATH`
+//! (or `rm -f PATH`, `rm PATH`), which the rules see besides the command as written.
+
+use crate::shell::options::{has, scan_permuted, Spec};
+use crate::shell::words::Word;
+
+/// GNU rm's options (coreutils 9).
+const RM: Spec = Spec {
+    short_flag: "fiIrRdv",
+    long_flag: &[
+        "force",
+        "recursive",
+        "dir",
+        "verbose",
+        "one-file-system",
+        "no-preserve-root",
+        "help",
+        "version",
+    ],
+    long_opt: &["interactive", "preserve-root"],
+    ..Spec::NONE
+};
+
+/// The canonical readings of `rm ARGS`, one per operand and form (none when the options are
+/// not known before the line runs: rm then fails or the words are dynamic, which the line's
+/// other concerns judge).
+///
+/// The options are a set: recursion is `-rf` whatever else is given, since `-i`/`-I` take
+/// their answers from the input, which may say yes (`yes | rm -ri /usr`), and without a
+/// terminal rm asks nothing. Each operand is normalised lexically (`//usr/./` is `/usr`,
+/// `/usr/lib/..` is `/usr`, which GNU rm refuses but another rm may not), and an operand with
+/// a glob also stands for the directory whose entries it names (`/usr/*` is read as `/usr`).
+pub(in crate::shell) fn rm_readings(name: &str, args: &[Word]) -> Vec<Vec<String>> {
+    // A glob that starts with `/` expands to absolute paths only, never to an option: one
+    // operand for the rules (`rm -rf /usr/*`).
+    let args: Vec<Word> = args
+        .iter()
+        .map(|w| Word {
+            single: w.single || w.raw.starts_with('/'),
+            ..w.clone()
+        })
+        .collect();
+    let Ok((opts, operands)) = scan_permuted(&args, &RM) else {
+        return Vec::new();
+    };
+    let cluster = if has(&opts, &["-r", "-R", "--recursive"]) {
+        Some("-rf")
+    } else if has(&opts, &["-f", "--force"]) {
+        Some("-f")
+    } else {
+        None
+    };
+    let mut out = Vec::new();
+    for operand in &operands {
+        let mut forms = vec![normalise(&operand.text)];
+        if let Some(dir) = glob_parent(&operand.text) {
+            forms.push(normalise(&dir));
+        }
+        for form in forms {
+            let mut key = vec![name.to_string()];
+            key.extend(cluster.map(String::from));
+            key.push(form);
+            if !out.contains(&key) {
+                out.push(key);
+            }
+        }
+    }
+    out
+}
+
+/// `path` without empty and `.` components, `..` taken lexically; a relative result that
+/// starts with `-` keeps a `./` so that it never reads as an option.
+fn normalise(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            ".." if absolute => {}
+            _ => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) if joined.starts_with('-') => format!("./{joined}"),
+        (false, false) => joined,
+    }
+}
+
+/// The directory before the first component with a glob character (`/usr/*` -> `/usr`,
+/// `/*` -> `/`).
+fn glob_parent(path: &str) -> Option<String> {
+    let at = path.find(['*', '?', '['])?;
+    let cut = path[..at].rfind('/')?;
+    Some(if cut == 0 {
+        "/".to_string()
+    } else {
+        path[..cut].to_string()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalise;
+
+    #[test]
+    fn paths_are_normalised_lexically() {
+        for (path, want) in [
+            ("//usr", "/usr"),
+            ("/usr/", "/usr"),
+            ("/usr/.", "/usr"),
+            ("/./usr//", "/usr"),
+            ("/usr/lib/..", "/usr"),
+            ("/..", "/"),
+            ("//", "/"),
+            ("./build/", "build"),
+            ("a/../..", ".."),
+            ("./-rf", "./-rf"),
+            (".", "."),
+        ] {
+            assert_eq!(normalise(path), want, "{path}");
+        }
+    }
+}
