@@ -151,6 +151,12 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "script" => script(args, &mut out),
         "ssh" | "scp" | "sftp" => ssh(base, args, &mut out),
         "jobs" => jobs(args, &mut out),
+        "capsh" => capsh(args, &mut out),
+        "gdb" | "gdb-multiarch" => gdb(args, &mut out),
+        _ if runner(base).is_some_and(|r| !only_reports(r, args)) => {
+            let r = runner(base).map_or("", |r| r.why);
+            out.opaque(format!("`{base}` {r}"));
+        }
         "tmux" | "screen" => multiplexer(base, args, &mut out),
         // `runcon CONTEXT COMMAND…`, or `runcon [-c] [-u U] [-r R] [-t T] [-l L] COMMAND…`.
         "runcon" => {
@@ -1359,6 +1365,176 @@ fn multiplexer(base: &str, args: &[Word], out: &mut Findings) {
         .filter(|w| w.literal && !w.text.starts_with('-'))
     {
         out.inner.push(Inner::PosixLine(w.clone()));
+    }
+}
+
+/// A program that runs a command it is given in a way the analysis does not follow: the
+/// command is code in the program's own language, a string it splits or fills in itself, or is
+/// run by a server that may be the operator's, outside any sandbox. It asks (a deny rule
+/// could not see the command), unless its first word only reports.
+pub(super) struct Runner {
+    pub(super) names: &'static [&'static str],
+    /// First words after which it runs nothing (`--version`, `ps`).
+    pub(super) reports: &'static [&'static str],
+    pub(super) why: &'static str,
+}
+
+const VERSION: &[&str] = &["--version", "-V", "--help", "-h"];
+
+/// Round 8's runners (each ran the command it was given: capsh, gdb, perf, hyperfine,
+/// start-stop-daemon, expect and parallel checked with the real program).
+pub(super) const RUNNERS: &[Runner] = &[
+    Runner {
+        names: &["expect", "unbuffer-expect"],
+        reports: &["-v"],
+        why: "runs a Tcl script, whose `exec` and `spawn` run any command",
+    },
+    Runner {
+        names: &["perf"],
+        reports: &["--version", "version", "list", "help", "--help", "-h"],
+        why: "runs the command it measures, and `perf script` runs scripts",
+    },
+    Runner {
+        names: &["hyperfine"],
+        reports: VERSION,
+        why: "runs each command it is given through a shell, with parameters it fills in",
+    },
+    Runner {
+        names: &["parallel", "sem", "parset", "env_parallel"],
+        reports: &["--version", "--help", "--citation"],
+        why: "runs commands it builds from its arguments and input",
+    },
+    Runner {
+        names: &["start-stop-daemon"],
+        reports: &["--version", "--help", "-V", "-H", "--status", "-T"],
+        why: "starts a daemon that outlives the call",
+    },
+    Runner {
+        names: &[
+            "xterm",
+            "uxterm",
+            "urxvt",
+            "rxvt",
+            "x-terminal-emulator",
+            "gnome-terminal",
+            "konsole",
+            "xfce4-terminal",
+            "kitty",
+            "alacritty",
+            "wezterm",
+            "foot",
+        ],
+        reports: VERSION,
+        why: "is a terminal that runs a shell or the command it is given",
+    },
+    Runner {
+        names: &["entr"],
+        reports: &[],
+        why: "runs its command each time a file changes",
+    },
+    Runner {
+        names: &["tsp", "nq"],
+        reports: &["-l", "-h"],
+        why: "queues its command with a server that may be the operator's, outside any sandbox",
+    },
+    Runner {
+        names: &["mpirun", "mpiexec", "srun", "sbatch", "salloc", "qsub"],
+        reports: VERSION,
+        why: "launches its command on other machines or through a scheduler",
+    },
+    Runner {
+        names: &["docker", "podman", "nerdctl", "kubectl", "ctr", "lxc"],
+        reports: &[
+            "--version",
+            "version",
+            "--help",
+            "help",
+            "ps",
+            "images",
+            "info",
+            "top",
+            "logs",
+            "inspect",
+            "get",
+            "describe",
+        ],
+        why: "asks a container engine to run or change containers, outside any sandbox",
+    },
+    Runner {
+        names: &[
+            "flatpak-spawn",
+            "machinectl",
+            "systemd-nspawn",
+            "proot",
+            "bwrap",
+        ],
+        reports: VERSION,
+        why: "runs its command in another namespace or on the host, with its own view of the files",
+    },
+];
+
+pub(super) fn runner(base: &str) -> Option<&'static Runner> {
+    RUNNERS.iter().find(|r| r.names.contains(&base))
+}
+
+/// Whether `runner ARGS` only reports: its first word is a literal in [`Runner::reports`].
+fn only_reports(r: &Runner, args: &[Word]) -> bool {
+    args.first()
+        .is_some_and(|w| w.literal && r.reports.contains(&w.text.as_str()))
+}
+
+/// `capsh [OPTIONS] -- ARGS` (also `-+`) runs `/bin/bash ARGS` (`--shell=PATH` instead of
+/// bash), `==`/`=+` runs capsh again with the rest; without them it runs nothing. Its options
+/// are `--name[=value]` (libcap 2.66's `capsh --help`).
+fn capsh(args: &[Word], out: &mut Findings) {
+    let mut shell = Word::lit("/bin/bash");
+    for (i, w) in args.iter().enumerate() {
+        let value_only = w.raw.starts_with("--") && w.raw.contains('=');
+        if !w.single || (!w.literal && !value_only) {
+            return out.stop(Stop::Dynamic(w.text.clone()));
+        }
+        let rest = &args[i + 1..];
+        match w.text.as_str() {
+            "--" | "-+" => {
+                let mut argv = vec![shell];
+                argv.extend(rest.iter().cloned());
+                return out.argv(&argv);
+            }
+            "==" | "=+" => {
+                let mut argv = vec![Word::lit("capsh")];
+                argv.extend(rest.iter().cloned());
+                return out.argv(&argv);
+            }
+            t if t.starts_with("--shell=") => {
+                if !w.literal {
+                    return out.stop(Stop::Dynamic(w.text.clone()));
+                }
+                shell = Word::lit(&t["--shell=".len()..]);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// gdb runs what its commands say (`-ex 'shell CMD'`, `-x FILE`, `python …`, `run`) and the
+/// program it debugs; `--args PROG ARGS` names that program's command line, which the rules
+/// see. Anything but `--version`/`--help`/`--configuration` asks.
+fn gdb(args: &[Word], out: &mut Findings) {
+    if args.len() == 1
+        && args[0].literal
+        && matches!(
+            args[0].text.as_str(),
+            "--version" | "-version" | "--help" | "-help" | "--configuration"
+        )
+    {
+        return;
+    }
+    out.opaque("`gdb` runs the commands it is given (`-ex 'shell …'`, `-x FILE`, its init files) and the program it debugs".into());
+    if let Some(at) = args
+        .iter()
+        .position(|w| w.literal && matches!(w.text.as_str(), "--args" | "-args"))
+    {
+        out.argv(&args[at + 1..]);
     }
 }
 

@@ -97,7 +97,7 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         transparent: false,
     },
     PrefixWrapper {
-        names: &["catchsegv", "coproc", "busybox"],
+        names: &["catchsegv", "coproc", "busybox", "toybox"],
         spec: Spec::NONE,
         fixed: 0,
         no_inner: HELP,
@@ -792,6 +792,85 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         },
         fixed: 0,
         no_inner: &["--list", "--help", "--version"],
+        writes: &[],
+        transparent: false,
+    },
+    // Round 8: more programs that run their command as given (a `rm` deny rule did not
+    // reach `firejail rm x`). firejail's options take their value after `=` only.
+    PrefixWrapper {
+        names: &["firejail"],
+        spec: Spec {
+            short_flag: "c",
+            long_any_value: true,
+            lenient: true,
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &["--output", "--output-stderr", "--trace"],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["cgexec"],
+        spec: Spec {
+            short_arg: "g",
+            short_flag: "h",
+            long_flag: &["sticky"],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &["-h"],
+        writes: &[],
+        transparent: false,
+    },
+    // rlwrap's `-z FILTER` runs a filter program: not listed, so it stops the parse (asks).
+    PrefixWrapper {
+        names: &["rlwrap"],
+        spec: Spec {
+            short_arg: "bCDefgHlMOPqsStw",
+            short_opt: "amp",
+            short_flag: "chiInNoRrUvWA",
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &["-v", "-h"],
+        writes: &["-l"],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["cpulimit"],
+        spec: Spec {
+            short_arg: "lpePs",
+            short_flag: "zimqkrvhb",
+            long_arg: &["limit", "pid", "exe", "path", "signal"],
+            long_flag: &[
+                "lazy",
+                "include-children",
+                "monitor-forks",
+                "quiet",
+                "kill",
+                "restore",
+                "verbose",
+                "background",
+                "help",
+            ],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        // Watching a running process: no command of its own.
+        no_inner: &["-p", "--pid", "-e", "--exe", "-P", "--path", "-h", "--help"],
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["trickle"],
+        spec: Spec {
+            short_arg: "duwtln",
+            short_flag: "hvVs",
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &["-h", "-V"],
         writes: &[],
         transparent: false,
     },
