@@ -4527,3 +4527,78 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
         || Path::new("/usr/sbin").join(program).is_file()
 }
+
+/// Round 8: writers the table missed. `ssh-keygen -f FILE` writes FILE and FILE.pub (the real
+/// ssh-keygen made `.envrc`; `-s`/`-Y sign` write next to their operands, and without `-f` it
+/// reads the name from its input); `flock FILE CMD` creates FILE (the real flock made `.envrc`);
+/// curl ≥ 8.3's `-w '%output{FILE}'` writes FILE (per curl's manual: the curl here, 7.88, does
+/// not know it), and `-w @FILE` reads a format that may say so. `ssh-keygen -D`/`-w` load a
+/// library.
+#[test]
+fn ssh_keygen_flock_and_curl_write_out_write_the_files_they_name() {
+    let f = allow_all();
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "ssh-keygen -q -N '' -f .envrc",
+        "ssh-keygen -t ed25519 -N '' -C x -f .git/hooks/pre-commit",
+        "ssh-keygen -qN '' -f.envrc",
+        "ssh-keygen -p -N x -f .envrc",
+        "ssh-keygen -R host -f .envrc",
+        "ssh-keygen -t ed25519 -N ''",
+        "ssh-keygen -s ca -I id .git/hooks/x.pub",
+        "ssh-keygen -Y sign -f key -n file .git/hooks/x",
+        "ssh-keygen -D /tmp/e/lib.so",
+        "ssh-keygen -w /tmp/e/lib.so -t ecdsa-sk -f k",
+        "flock .envrc true",
+        "flock -n .git/hooks/pre-commit -c true",
+        "flock -x .envrc ls",
+        "wget -q -O- x | flock .envrc true",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "ssh-keygen -l -f key.pub",
+            "ssh-keygen -lf key.pub",
+            "ssh-keygen -y -f key",
+            "ssh-keygen -q -N '' -t ed25519 -f key",
+            "ssh-keygen -F host -f known",
+            "flock lock true",
+            "flock -n lock -c true",
+        ],
+    );
+    // curl, which the first policy denies, under an allow-all policy with the network open.
+    let f = fixture("[shell]\ndefault = \"allow\"\n", "allow");
+    std::fs::create_dir_all(f.ws.join(".git/hooks")).unwrap();
+    f.never_allowed(&[
+        "curl -w '%output{.envrc}%{url}' x",
+        "curl -w '%output{>>.envrc}x' x",
+        "curl --write-out='%output{.git/hooks/pre-commit}x' x",
+        "curl --write-o '%output{.envrc}x' x",
+        "curl -w @fmt x",
+        "curl -w \"$fmt\" x",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "curl -w '%{http_code}' x",
+            "curl -sS -w '%{http_code}\\n' x",
+        ],
+    );
+    // The real programs write the file.
+    let dir = tempfile::tempdir().unwrap();
+    for (line, file) in [
+        ("ssh-keygen -q -N '' -t ed25519 -f .envrc", ".envrc"),
+        ("ssh-keygen -q -N '' -t ed25519 -f .envrc", ".envrc.pub"),
+        ("flock lockfile true", "lockfile"),
+    ] {
+        let _ = std::fs::remove_file(dir.path().join(".envrc"));
+        let _ = std::fs::remove_file(dir.path().join(".envrc.pub"));
+        let out = std::process::Command::new("bash")
+            .args(["-c", line])
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(dir.path().join(file).exists(), "{line}: no {file}: {out:?}");
+    }
+}

@@ -554,15 +554,16 @@ const CASES: &[Case] = &[
         &[&["unbuffer", "rm", "x"], &["rm", "x"]],
         &[],
     ),
+    // flock creates its file (round 8).
     (
         "flock /tmp/l rm x",
         &[&["flock", "/tmp/l", "rm", "x"], &["rm", "x"]],
-        &[],
+        &[W],
     ),
     (
         "flock -w 3 /tmp/l -c 'rm x'",
         &[&["flock", "-w", "3", "/tmp/l", "-c", "rm x"], &["rm", "x"]],
-        &[],
+        &[W],
     ),
     (
         "script -qc 'rm x' /dev/null",

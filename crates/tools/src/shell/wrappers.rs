@@ -1165,11 +1165,21 @@ fn flock(args: &[Word], out: &mut Findings) {
         Ok(r) => r,
         Err(s) => return out.stop(s),
     };
-    if let Some(cmd) = arg_of(&opts, &["-c", "--command"]) {
+    let command = arg_of(&opts, &["-c", "--command"]);
+    // flock FILE -c STRING | flock FILE COMMAND ARGS | flock FD
+    let next = args.get(start + 1);
+    // With a command, the operand is a file flock opens with O_CREAT (round 8: the real flock
+    // made `.envrc`): a write. `flock FD` alone locks a descriptor.
+    if let Some(file) = args
+        .get(start)
+        .filter(|_| command.is_some() || next.is_some())
+    {
+        out.concerns.push(Concern::WriteRedirect(file.text.clone()));
+    }
+    if let Some(cmd) = command {
         return out.line(cmd);
     }
-    // flock FILE -c STRING | flock FILE COMMAND ARGS | flock FD
-    let Some(next) = args.get(start + 1) else {
+    let Some(next) = next else {
         return;
     };
     if !next.literal {

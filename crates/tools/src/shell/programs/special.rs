@@ -1826,6 +1826,31 @@ pub(super) fn wget(p: &Parsed, out: &mut Examined) {
 /// the name from the server's header, and URL globbing (`{a,b}`, `[1-3]`) makes the names
 /// `-o '#1'` or `-O` write.
 pub(super) fn curl(p: &Parsed, out: &mut Examined) {
+    // curl ≥ 8.3 (its manual, `-w`): `%output{FILE}` (`%output{>>FILE}` appends) in the
+    // write-out format sends what follows to FILE; `-w @FILE` (`@-`) reads the format from a
+    // file or the input. (A `%%` escape is still read as a write: the worst for us.)
+    for format in p.args(&["-w", "--write-out"]) {
+        if !format.literal || format.text.starts_with('@') {
+            out.unshown(format!(
+                "curl's write-out format `{}` is only known when it runs, and its `%output{{FILE}}` writes FILE",
+                format.text
+            ));
+            continue;
+        }
+        let mut rest = format.text.as_str();
+        while let Some(at) = rest.find("%output{") {
+            let after = &rest[at + "%output{".len()..];
+            let Some(end) = after.find('}') else {
+                out.unshown(format!(
+                    "curl's write-out format `{}` writes a file",
+                    format.text
+                ));
+                break;
+            };
+            out.write(&Word::lit(after[..end].trim_start_matches(">>")));
+            rest = &after[end..];
+        }
+    }
     let globbing = !p.has(&["-g", "--globoff"]);
     let globbed = globbing && p.operands.iter().any(|u| u.text.contains(['{', '[']));
     let remote = p.has(&["-O", "--remote-name", "--remote-name-all"]);
@@ -1848,6 +1873,57 @@ pub(super) fn curl(p: &Parsed, out: &mut Examined) {
                 "curl `{}` writes a name only known when the line runs",
                 url.text
             )),
+        }
+    }
+}
+
+/// ssh-keygen writes the key file `-f` names and `FILE.pub` (`-R`/`-H` rewrite a known-hosts
+/// file and keep `FILE.old`); `-s` writes `KEY-cert.pub` beside each key it signs, `-Y sign`
+/// writes `FILE.sig`; without `-f` a mode that writes reads the file's name from its input.
+/// The modes that only print write nothing.
+pub(super) fn ssh_keygen(p: &Parsed, out: &mut Examined) {
+    if p.has(&["-l", "-y", "-e", "-i", "-B", "-F", "-Q", "-L", "-D"]) {
+        return;
+    }
+    let beside = |w: &Word, suffix: &str| Word {
+        text: format!("{}{suffix}", w.text),
+        ..w.clone()
+    };
+    if p.has(&["-s"]) {
+        for key in &p.operands {
+            let stem = Word {
+                text: key
+                    .text
+                    .strip_suffix(".pub")
+                    .unwrap_or(&key.text)
+                    .to_string(),
+                ..key.clone()
+            };
+            out.write(&beside(&stem, "-cert.pub"));
+        }
+        return;
+    }
+    if let Some(action) = p.args(&["-Y"]).last() {
+        if !action.literal || action.text == "sign" {
+            for file in &p.operands {
+                out.write(&beside(file, ".sig"));
+            }
+        }
+        return;
+    }
+    match p.args(&["-f"]).last() {
+        Some(file) => {
+            out.write(file);
+            out.write(&beside(file, ".pub"));
+            if p.has(&["-R", "-H"]) {
+                out.write(&beside(file, ".old"));
+            }
+        }
+        None if p.has(&["-A"]) => {
+            out.unshown("ssh-keygen -A writes the host keys under /etc/ssh".into());
+        }
+        None => {
+            out.unshown("ssh-keygen reads the name of the key file it writes from its input".into())
         }
     }
 }

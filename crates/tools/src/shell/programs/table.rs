@@ -4,7 +4,7 @@
 use super::special::{
     awk, csplit, curl, extractor, gpg, in_place, less, make, mktemp, modes, objcopy, package,
     patch, perl_rename, pytest, python_script, rename, rsync, scheduler, second_operand_written,
-    sed, split, uudecode, wget,
+    sed, split, ssh_keygen, uudecode, wget,
 };
 use super::{Does, Operands, Program};
 use crate::shell::options::Spec;
@@ -1405,6 +1405,21 @@ pub(super) const PROGRAMS: &[Program] = &[
         ],
         operands: Operands::Read,
         special: Some(curl),
+    },
+    // Round 8: `-f FILE` is the key file it writes (and `FILE.pub`); `-D`/`-w` load a library.
+    Program {
+        names: &["ssh-keygen"],
+        spec: Spec {
+            // OpenSSH 9's getopt string: "ABHKLQUXceghiklopquvyb:C:D:E:F:I:J:M:N:O:P:R:V:Y:Z:a:f:g:j:m:n:r:s:t:w:z:".
+            short_arg: "bCDEFIJMNOPRVYZafgjmnrstwz",
+            short_flag: "ABHKLQUXceghiklopquvy",
+            ..Spec::NONE
+        },
+        permute: true,
+        abbrev: false,
+        options: &[("-D", Does::Runs), ("-w", Does::Runs)],
+        operands: Operands::Read,
+        special: Some(ssh_keygen),
     },
     Program {
         names: &["wget"],
