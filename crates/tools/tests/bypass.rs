@@ -4602,3 +4602,72 @@ fn ssh_keygen_flock_and_curl_write_out_write_the_files_they_name() {
         assert!(dir.path().join(file).exists(), "{line}: no {file}: {out:?}");
     }
 }
+
+/// Round 8: commands that persist through a daemon or the operator's settings, outside the
+/// roots. Under `network = "allow"` a sandboxed command reaches the host's unix sockets (a
+/// listener under /tmp got the bytes through `cordon exec`; refused under "deny"), so
+/// `systemctl --user enable/link/edit/set-environment`, `loginctl enable-linger` and `busctl
+/// call` reach the operator's service manager, which writes and runs outside any sandbox.
+/// rustup's `toolchain link`/`default`/`override set`/`set` change the toolchain the
+/// operator's cargo runs; `pip config set`, `gh alias set` (a `!` alias is a shell command),
+/// `gh auth setup-git` and `yarn`/`pnpm config set` change settings a later program obeys.
+/// Each asks; only the verbs known to read pass.
+#[test]
+fn settings_a_daemon_or_the_operators_tools_keep_ask() {
+    let f = allow_all();
+    f.never_allowed(&[
+        "systemctl --user enable x.service",
+        "systemctl --user link /tmp/e/x.service",
+        "systemctl --user edit x",
+        "systemctl --user set-environment LD_PRELOAD=/tmp/e/x.so",
+        "systemctl --user import-environment",
+        "systemctl --user start x",
+        "systemctl --user daemon-reload",
+        "systemctl -q --user enable --now x",
+        "systemctl --user \"$verb\" x",
+        "loginctl enable-linger",
+        "loginctl enable-linger root",
+        "busctl --user call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager StartUnit ss x.service replace",
+        "dbus-send --session --dest=org.freedesktop.systemd1 /x y.z",
+        "gdbus call --session --dest x --object-path /x --method y",
+        "rustup toolchain link evil /tmp/e",
+        "rustup default evil",
+        "rustup override set evil",
+        "rustup set profile minimal",
+        "rustup self uninstall -y",
+        "pip config set global.index-url http://index.example.org/",
+        "pip --isolated config set global.index-url x",
+        "pip config edit",
+        "pip3 config unset global.index-url",
+        "gh alias set co '!touch pwned'",
+        "gh alias import aliases.yml",
+        "gh auth setup-git",
+        "gh config set editor x",
+        "gh extension install x/y",
+        "yarn config set x y",
+        "pnpm config set x y",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "systemctl status",
+            "systemctl --user status x",
+            "systemctl --user list-units",
+            "systemctl is-active x",
+            "systemctl --version",
+            "loginctl list-sessions",
+            "loginctl show-user root",
+            "busctl --user list",
+            "rustup show",
+            "rustup toolchain list",
+            "rustup --version",
+            "rustup which cargo",
+            "pip list",
+            "pip config list",
+            "pip config get global.index-url",
+            "gh pr list",
+            "gh alias list",
+            "yarn config get x",
+        ],
+    );
+}

@@ -152,6 +152,10 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "ssh" | "scp" | "sftp" => ssh(base, args, &mut out),
         "jobs" => jobs(args, &mut out),
         "capsh" => capsh(args, &mut out),
+        _ if settings(base).is_some_and(|t| changes(t, args)) => {
+            let why = settings(base).map_or("", |t| t.why);
+            out.opaque(format!("`{whole}` {why}"));
+        }
         "gdb" | "gdb-multiarch" => gdb(args, &mut out),
         _ if runner(base).is_some_and(|r| !only_reports(r, args)) => {
             let r = runner(base).map_or("", |r| r.why);
@@ -1491,6 +1495,144 @@ pub(super) fn runner(base: &str) -> Option<&'static Runner> {
 fn only_reports(r: &Runner, args: &[Word]) -> bool {
     args.first()
         .is_some_and(|w| w.literal && r.reports.contains(&w.text.as_str()))
+}
+
+/// A program that keeps settings, or talks to a daemon, outside the roots: what it changes
+/// takes effect for the operator's later programs, outside any sandbox (and under `network =
+/// "allow"` a sandboxed command reaches the host's unix sockets, the service manager's
+/// included). Its verbs are its literal operands, options skipped.
+pub(super) struct Settings {
+    pub(super) names: &'static [&'static str],
+    /// When set, only these verb sequences pass (an allow-list: an option's argument taken
+    /// for a verb, or a verb not listed, asks); the program alone passes too.
+    pub(super) reads: Option<&'static [&'static [&'static str]]>,
+    /// Verb sequences that ask wherever they stand among the operands.
+    pub(super) changes: &'static [&'static [&'static str]],
+    pub(super) why: &'static str,
+}
+
+/// Round 8's settings and daemons.
+pub(super) const SETTINGS: &[Settings] = &[
+    Settings {
+        names: &["systemctl"],
+        reads: Some(&[
+            &["status"],
+            &["show"],
+            &["cat"],
+            &["help"],
+            &["list-units"],
+            &["list-unit-files"],
+            &["list-sockets"],
+            &["list-timers"],
+            &["list-jobs"],
+            &["list-dependencies"],
+            &["list-automounts"],
+            &["list-paths"],
+            &["is-active"],
+            &["is-enabled"],
+            &["is-failed"],
+            &["is-system-running"],
+            &["show-environment"],
+            &["get-default"],
+        ]),
+        changes: &[],
+        why: "asks the service manager, outside any sandbox, to change, start or persist units or its environment",
+    },
+    Settings {
+        names: &["loginctl"],
+        reads: Some(&[
+            &["list-sessions"],
+            &["session-status"],
+            &["show-session"],
+            &["list-users"],
+            &["user-status"],
+            &["show-user"],
+            &["list-seats"],
+            &["seat-status"],
+            &["show-seat"],
+            &["help"],
+        ]),
+        changes: &[],
+        why: "asks the login manager, outside any sandbox, to change sessions or users (`enable-linger` keeps the user's services running)",
+    },
+    Settings {
+        names: &["busctl"],
+        reads: Some(&[&["list"], &["status"], &["tree"], &["introspect"], &["help"]]),
+        changes: &[],
+        why: "calls a service on the bus, which acts outside any sandbox",
+    },
+    Settings {
+        names: &[
+            "dbus-send",
+            "gdbus",
+            "qdbus",
+            "dbus-update-activation-environment",
+        ],
+        reads: Some(&[]),
+        changes: &[],
+        why: "calls a service on the bus, which acts outside any sandbox",
+    },
+    Settings {
+        names: &["rustup"],
+        reads: Some(&[
+            &["show"],
+            &["which"],
+            &["help"],
+            &["toolchain", "list"],
+            &["target", "list"],
+            &["component", "list"],
+            &["completions"],
+        ]),
+        changes: &[],
+        why: "changes the toolchains and settings the operator's cargo and rustc use, outside any sandbox",
+    },
+    Settings {
+        names: &["pip", "pip3"],
+        reads: None,
+        changes: &[&["config", "set"], &["config", "unset"], &["config", "edit"]],
+        why: "changes pip's configuration, which the operator's later installs obey",
+    },
+    Settings {
+        names: &["gh"],
+        reads: None,
+        changes: &[
+            &["alias", "set"],
+            &["alias", "import"],
+            &["config", "set"],
+            &["auth", "setup-git"],
+            &["auth", "login"],
+            &["extension", "install"],
+            &["extension", "upgrade"],
+            &["ext", "install"],
+            &["extensions", "install"],
+        ],
+        why: "changes gh's settings (an alias may be a shell command, `setup-git` sets the operator's git credential helper), which the operator's later commands obey",
+    },
+];
+
+pub(super) fn settings(base: &str) -> Option<&'static Settings> {
+    SETTINGS.iter().find(|t| t.names.contains(&base))
+}
+
+/// Whether `PROGRAM ARGS` may change what [`Settings`] keeps: a verb only known when the line
+/// runs, a verb sequence in `changes`, or (with `reads`) one not listed.
+fn changes(t: &Settings, args: &[Word]) -> bool {
+    if args.iter().any(|w| !w.literal) {
+        return true;
+    }
+    let verbs: Vec<&str> = args
+        .iter()
+        .map(|w| w.text.as_str())
+        .filter(|w| !w.starts_with('-'))
+        .collect();
+    if t.changes
+        .iter()
+        .any(|c| verbs.windows(c.len()).any(|v| v == *c))
+    {
+        return true;
+    }
+    t.reads
+        .is_some_and(|reads| !verbs.is_empty() && !reads.iter().any(|r| verbs.starts_with(r)))
 }
 
 /// `capsh [OPTIONS] -- ARGS` (also `-+`) runs `/bin/bash ARGS` (`--shell=PATH` instead of
