@@ -136,6 +136,13 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
     // 'exrc'`; the real vim 9 ran a project `.vimrc`: files.rs::vims_exrc_files_are_on_the_surface).
     (".vimrc", "Vim runs it with 'exrc' set"),
     (".gvimrc", "Vim runs it with 'exrc' set"),
+    // Python's pdb reads `.pdbrc` from the directory it starts in, besides the home's, and runs
+    // its lines as debugger commands, Python statements included (the real python 3.11 did:
+    // tools' bypass.rs::a_project_pdbrc_is_on_the_surface).
+    (
+        ".pdbrc",
+        "pdb runs the commands and Python statements it holds at `python -m pdb` or a `breakpoint()` started here",
+    ),
     // Build tools that run programs a configuration names.
     (
         ".cargo/config.toml",
