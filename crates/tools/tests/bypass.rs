@@ -4671,3 +4671,31 @@ fn settings_a_daemon_or_the_operators_tools_keep_ask() {
         ],
     );
 }
+
+/// Round 8: Python's pdb runs the `.pdbrc` of the directory it starts in (Python statements
+/// included) besides the home's: the operator's next `python -m pdb` or `breakpoint()` in the
+/// project runs what a command wrote there, outside any sandbox (the real python 3 ran it here).
+#[test]
+fn a_project_pdbrc_is_on_the_surface() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    std::fs::write(
+        dir.path().join(".pdbrc"),
+        format!("import pathlib; pathlib.Path({:?}).touch()\nc\n", marker),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("t.py"), "x = 1\n").unwrap();
+    let out = std::process::Command::new("python3")
+        .args(["-m", "pdb", "t.py"])
+        .current_dir(dir.path())
+        .env("HOME", dir.path().join("no-home"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        marker.exists(),
+        "pdb did not run the project's .pdbrc: {out:?}"
+    );
+    let f = allow_all();
+    f.never_allowed(&["cat x > .pdbrc", "cp x sub/.pdbrc", "echo c >> .pdbrc"]);
+}
