@@ -178,6 +178,34 @@ pub struct Concern {
     pub lift: Option<(Vec<String>, String)>,
 }
 
+/// A reading's path (`rm -rf ../../usr`) as an absolute one where its base is known: the
+/// working directory (unless the line moves), the home for `~`; under a base only known when
+/// the line runs (`~user`), the worst: what follows its last `..`, from `/`.
+fn anchored(path: &str, cx: &ShellContext, moves: bool) -> String {
+    let (base, rest): (Option<&Path>, &str) = if let Some(rest) = path.strip_prefix("~+") {
+        if moves {
+            return path.to_string();
+        }
+        (Some(&cx.cwd), rest)
+    } else if path == "~" || path.starts_with("~/") {
+        (cx.home.as_deref(), &path[1..])
+    } else if path.starts_with('~') {
+        (None, path.find('/').map_or("", |at| &path[at..]))
+    } else if path.starts_with('/') || moves {
+        return path.to_string();
+    } else {
+        (Some(&cx.cwd), path)
+    };
+    let joined = match base {
+        Some(base) => format!("{}/{rest}", base.display()),
+        None => match rest.rfind("/..") {
+            Some(at) => rest[at + 3..].to_string(),
+            None => return path.to_string(),
+        },
+    };
+    crate::shell::lexical_path(&format!("/{joined}"))
+}
+
 /// A command that needs no decision of its own unless a rule names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pass {
@@ -227,6 +255,13 @@ impl ShellReading {
 /// Reads a parsed line in its context: every command with its key, and the concerns.
 pub fn assess(parsed: &ParsedLine, cx: &ShellContext) -> ShellReading {
     let planted = plantable_path_entries(cx);
+    // After `cd` (`pushd`, `popd`) a relative target is relative to a directory the line
+    // chose: it is not judged inside the roots.
+    let moves = parsed.commands.iter().any(|c| {
+        c.words
+            .first()
+            .is_some_and(|w| matches!(cordon_policy::basename(w), "cd" | "pushd" | "popd"))
+    });
     let mut concerns = Vec::new();
     let commands: Vec<CommandReading> = parsed
         .commands
@@ -235,6 +270,12 @@ pub fn assess(parsed: &ParsedLine, cx: &ShellContext) -> ShellReading {
             let mut key = c.key.clone();
             if let (Some(k), Some(w)) = (key.first_mut(), c.words.first()) {
                 k.clone_from(w);
+            }
+            if c.reading {
+                // A reading's path, from where it is: the working directory, the home.
+                if let Some(path) = key.last_mut() {
+                    *path = anchored(path, cx, moves);
+                }
             }
             let name = c.words.first().map_or("", String::as_str);
             // A wrapper that runs its command as it is (`timeout`, `nice`, `bash -c`) is decided
@@ -292,13 +333,6 @@ pub fn assess(parsed: &ParsedLine, cx: &ShellContext) -> ShellReading {
             }
         })
         .collect();
-    // After `cd` (`pushd`, `popd`) a relative target is relative to a directory the line
-    // chose: it is not judged inside the roots.
-    let moves = parsed.commands.iter().any(|c| {
-        c.words
-            .first()
-            .is_some_and(|w| matches!(cordon_policy::basename(w), "cd" | "pushd" | "popd"))
-    });
     let made = made_git_dirs(parsed, cx);
     // Code found at a path inside the writable roots is the project's: no effect there.
     let in_project = |path: &str| (!moves || path.starts_with('/')) && writes_inside(path, cx);

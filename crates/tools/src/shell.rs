@@ -113,6 +113,7 @@ mod wrappers;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use programs::lexical_path;
 pub use programs::{Effect, EffectKind};
 pub use rebind::{rebinds_commands, BUILTINS};
 use values::Values;
@@ -1462,7 +1463,9 @@ impl<'a> Walker<'a> {
         let base = name.text.rsplit('/').next().unwrap_or(&name.text);
         if base == "rm" && !self.input_operands {
             for key in programs::rm_readings(&name.text, &words[1..]) {
-                if key != self.out.commands[index].key {
+                // A relative or home path differs once the assessment anchors it.
+                let anchored = key.last().is_some_and(|p| !p.starts_with('/'));
+                if anchored || key != self.out.commands[index].key {
                     self.out.commands.push(SimpleCommand {
                         words: key.clone(),
                         key,

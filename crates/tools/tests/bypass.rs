@@ -4365,6 +4365,15 @@ fn rm_deny_rules_match_rms_meaning_not_its_spelling() {
                 "rm -rf /usr/lib/..",
                 // -i reads its answers from the input, which may say yes.
                 "rm -r -i /usr",
+                // Relative to the working directory, the home, or a user's home.
+                "rm -rf ../../../../../../../../../../usr",
+                "rm -rf ./../../../../../../../../../../usr/",
+                "rm -rf ~/../../../../../../../../../../usr",
+                "rm -rf ~+/../../../../../../../../../../usr",
+                "rm -rf ~root/../usr",
+                "rm -rf ~nosuchuser/../../../../../../../../../../usr",
+                // A locale string is its text where no catalogue translates it.
+                "rm -rf $\"/usr\"",
             ]
             .map(String::from),
         )
@@ -4383,6 +4392,9 @@ fn rm_deny_rules_match_rms_meaning_not_its_spelling() {
             "rm -rf ./build/",
             "rm -- -rf",
             "rm ./-rf /usr",
+            "rm -rf ../sibling",
+            "rm -rf ~/build",
+            "rm -rf $\"build\"",
         ],
     );
 }

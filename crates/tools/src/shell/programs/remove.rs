@@ -34,12 +34,21 @@ const RM: Spec = Spec {
 /// a glob also stands for the directory whose entries it names (`/usr/*` is read as `/usr`).
 pub(in crate::shell) fn rm_readings(name: &str, args: &[Word]) -> Vec<Vec<String>> {
     // A glob that starts with `/` expands to absolute paths only, never to an option: one
-    // operand for the rules (`rm -rf /usr/*`).
+    // operand for the rules (`rm -rf /usr/*`). `$"…"` is its text where no message catalogue
+    // translates it.
     let args: Vec<Word> = args
         .iter()
-        .map(|w| Word {
-            single: w.single || w.raw.starts_with('/'),
-            ..w.clone()
+        .map(|w| match locale_text(&w.raw) {
+            Some(inner) => Word {
+                text: inner.to_string(),
+                literal: true,
+                single: true,
+                ..w.clone()
+            },
+            None => Word {
+                single: w.single || w.raw.starts_with('/'),
+                ..w.clone()
+            },
         })
         .collect();
     let Ok((opts, operands)) = scan_permuted(&args, &RM) else {
@@ -54,8 +63,14 @@ pub(in crate::shell) fn rm_readings(name: &str, args: &[Word]) -> Vec<Vec<String
     };
     let mut out = Vec::new();
     for operand in &operands {
-        let mut forms = vec![normalise(&operand.text)];
-        if let Some(dir) = glob_parent(&operand.text) {
+        let text = operand.text.as_str();
+        // A home (`~`, `~user`, `~+`) is the base `..` climbs from: anchored by the assessment.
+        let mut forms = vec![if text.starts_with('~') {
+            text.to_string()
+        } else {
+            normalise(text)
+        }];
+        if let Some(dir) = glob_parent(text) {
             forms.push(normalise(&dir));
         }
         for form in forms {
@@ -70,9 +85,16 @@ pub(in crate::shell) fn rm_readings(name: &str, args: &[Word]) -> Vec<Vec<String
     out
 }
 
+/// The text of a `$"…"` word without expansions or escapes inside.
+fn locale_text(raw: &str) -> Option<&str> {
+    raw.strip_prefix("$\"")
+        .and_then(|r| r.strip_suffix('"'))
+        .filter(|inner| !inner.contains(['$', '`', '\\', '"']))
+}
+
 /// `path` without empty and `.` components, `..` taken lexically; a relative result that
 /// starts with `-` keeps a `./` so that it never reads as an option.
-fn normalise(path: &str) -> String {
+pub(crate) fn normalise(path: &str) -> String {
     let absolute = path.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
