@@ -102,11 +102,11 @@ fn bad_policy_exits_125_with_location() {
 
 #[test]
 fn failing_policy_example_exits_125() {
-    let d = workspace("version = 1\n[[shell.rules]]\npattern = \"rm -rf\"\naction = \"deny\"\nmatch = [\"rm -r x\"]\n");
+    let d = workspace("version = 1\n[[shell.rules]]\npattern = \"rm -rf\"\naction = \"deny\"\nmatch = [\"rm -i x\"]\n");
     let o = cordon(d.path(), &["exec", "--", "true"]);
     assert_eq!(o.status.code(), Some(125));
     assert!(
-        stderr(&o).contains("/cordon.toml:5:10: example `rm -r x` does not match"),
+        stderr(&o).contains("/cordon.toml:5:10: example `rm -i x` does not match"),
         "{}",
         stderr(&o)
     );
@@ -384,7 +384,7 @@ fn nothing_outlives_the_run_not_even_a_new_session() {
 
 #[test]
 fn policy_test_reports_every_example() {
-    let d = workspace("version = 1\n[[shell.rules]]\npattern = \"rm -rf\"\naction = \"deny\"\nmatch = [\"rm -rf x\", \"rm -r x\", \"sudo rm -rf /\"]\nnot_match = [\"echo rm -rf\"]\n");
+    let d = workspace("version = 1\n[[shell.rules]]\npattern = \"rm -rf\"\naction = \"deny\"\nmatch = [\"rm -rf x\", \"rm -i x\", \"sudo rm -rf /\"]\nnot_match = [\"echo rm -rf\"]\n");
     let o = cordon(d.path(), &["policy", "test"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -392,7 +392,7 @@ fn policy_test_reports_every_example() {
     assert_eq!(lines.len(), 5, "{out}");
     assert!(
         lines[1].starts_with("FAIL ")
-            && lines[1].contains("cordon.toml:5:22: example `rm -r x` does not match"),
+            && lines[1].contains("cordon.toml:5:22: example `rm -i x` does not match"),
         "{out}"
     );
     assert!(
