@@ -93,9 +93,10 @@ command -v unzip >/dev/null || {
 # objcopy (binutils) and tmux (`new -d CMD`) to show what each writes or runs.
 # vim: crates/tools/tests/files.rs runs the real vim to show 'exrc' reading a project `.vimrc`.
 # Round 8: the same test file runs capsh (`--`), gdb (`-ex 'shell …'`), hyperfine, expect
-# (`exec`) and GNU parallel to show each runs the command it is given (perf where installed).
+# (`exec`), GNU parallel and `direnv exec` to show each runs the command it is given (perf
+# where installed).
 for need in lz4:lz4 ssh:openssh-client gpg:gnupg wget:wget objcopy:binutils tmux:tmux vim:vim \
-  capsh:libcap2-bin gdb:gdb hyperfine:hyperfine expect:expect parallel:parallel; do
+  capsh:libcap2-bin gdb:gdb hyperfine:hyperfine expect:expect parallel:parallel direnv:direnv; do
   command -v "${need%%:*}" >/dev/null || {
     retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need#*:}"
   }

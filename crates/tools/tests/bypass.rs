@@ -4711,3 +4711,90 @@ fn a_project_pdbrc_is_on_the_surface() {
     let f = allow_all();
     f.never_allowed(&["cat x > .pdbrc", "cp x sub/.pdbrc", "echo c >> .pdbrc"]);
 }
+
+/// Round 8, the long tail of runners: environment and project managers that run their argv
+/// (`uv run`, `poetry run`, `pipenv run`, `pdm run`, `hatch run`, `conda run`, `direnv exec
+/// DIR`, `pyenv exec`, `mise exec --`, `asdf exec`, `ip netns exec NS`) and small argv
+/// wrappers (`run0`, `chpst`, `daemonize`, `ifne`, `zrun`, `timelimit`, `lckdo FILE`,
+/// `with-lock-ex FILE`) let a `rm` deny rule miss their command: now seen through. Watchers,
+/// detachers and relays that run a string or outlive the call (`watchexec`, `nodemon`,
+/// `reflex`, `dtach`, `abduco`, `socat EXEC:`, `ncat -e`, `nix-shell --run`, `nix run`,
+/// `vipe`, `schedtool -e`, `pee`) ask.
+#[test]
+fn the_long_tail_of_runners_is_seen_through_or_asks() {
+    let f = allow_all();
+    f.all(
+        Action::Deny,
+        &[
+            "uv run rm x",
+            "uv run --with pytest -- rm x",
+            "uv run -p 3.12 rm x",
+            "poetry run rm x",
+            "pipenv run rm x",
+            "pdm run rm x",
+            "hatch run rm x",
+            "conda run -n base rm x",
+            "direnv exec . rm x",
+            "pyenv exec rm x",
+            "rbenv exec rm x",
+            "mise exec -- rm x",
+            "mise x node@20 -- rm x",
+            "asdf exec rm x",
+            "ip netns exec ns rm x",
+            "run0 rm x",
+            "chpst -u nobody rm x",
+            "daemonize /bin/rm x",
+            "ifne rm x",
+            "zrun rm x",
+            "timelimit -t 5 rm x",
+            "lckdo /tmp/l rm x",
+            "with-lock-ex /tmp/l rm x",
+        ],
+    );
+    f.never_allowed(&[
+        "watchexec rm x",
+        "nodemon --exec 'rm x'",
+        "reflex -- rm x",
+        "dtach -n /tmp/s rm x",
+        "abduco -n s rm x",
+        "socat - EXEC:'rm x'",
+        "ncat -e '/bin/rm x' h 1",
+        "nix-shell --run 'rm x'",
+        "nix run x -- rm",
+        "vipe",
+        "schedtool -e rm x",
+        "pee 'rm x'",
+        "uv run --unknown-option x rm",
+        "poetry run \"$c\"",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "uv run pytest",
+            "uv run --frozen pytest -q",
+            "uv sync",
+            "poetry run pytest",
+            "poetry install",
+            "pipenv run python x.py",
+            "conda run -n base python x.py",
+            "direnv exec . make",
+            "mise exec -- node x.js",
+            "pyenv versions",
+            "ip addr",
+        ],
+    );
+    // The real `direnv exec DIR CMD` runs CMD (pyenv's `exec` and `ip netns exec` did too,
+    // checked by hand: pyenv is not on every user's PATH, and a namespace needs root).
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let out = std::process::Command::new("direnv")
+        .args(["exec", ".", "touch"])
+        .arg(&marker)
+        .current_dir(dir.path())
+        .output()
+        .expect("direnv is not installed: run scripts/test-deps.sh");
+    assert!(
+        marker.exists(),
+        "direnv exec did not run its command: {out:?}"
+    );
+}

@@ -152,6 +152,88 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "ssh" | "scp" | "sftp" => ssh(base, args, &mut out),
         "jobs" => jobs(args, &mut out),
         "capsh" => capsh(args, &mut out),
+        // `lckdo [-q] [-w] FILE CMD…`, `with-lock-ex -w|-q|-f FILE CMD…`: the lock file is
+        // created, as flock's.
+        "lckdo" | "with-lock-ex" => {
+            let spec = Spec {
+                short_flag: "qwf",
+                ..Spec::NONE
+            };
+            match scan(args, &spec) {
+                Ok((_, start)) => {
+                    if let Some(file) = args.get(start) {
+                        out.concerns.push(Concern::WriteRedirect(file.text.clone()));
+                    }
+                    prefix(
+                        args.get(start..).unwrap_or(&[]),
+                        &Spec::NONE,
+                        1,
+                        &[],
+                        &mut out,
+                    );
+                }
+                Err(s) => out.stop(s),
+            }
+        }
+        // run0 runs its command as a transient unit of the system's service manager, as
+        // systemd-run does: outside any sandbox.
+        "run0" => {
+            out.opaque(
+                "`run0` hands its command to the service manager, outside any sandbox".into(),
+            );
+            let spec = Spec {
+                short_arg: "ugD",
+                long_arg: &[
+                    "user",
+                    "group",
+                    "nice",
+                    "chdir",
+                    "setenv",
+                    "unit",
+                    "property",
+                    "description",
+                    "slice",
+                    "slice-inherit",
+                    "machine",
+                    "background",
+                ],
+                long_flag: &["no-ask-password", "help", "version"],
+                ..Spec::NONE
+            };
+            prefix(args, &spec, 0, &["--help", "--version"], &mut out);
+        }
+        b if verb_runner(b).is_some() => {
+            if let Some(r) = verb_runner(b) {
+                run_verb(r, args, &mut out);
+            }
+        }
+        // `pee CMD…` runs each argument with `sh -c`, its input copied to each.
+        "pee" => {
+            for w in args {
+                if !w.literal {
+                    out.stop(Stop::Dynamic(w.text.clone()));
+                    break;
+                }
+                if !w.text.starts_with('-') {
+                    out.inner.push(Inner::PosixLine(w.clone()));
+                }
+            }
+        }
+        // netcat's `-e`/`-c` (ncat's `--exec`, `--sh-exec`, `--lua-exec`) run a program for
+        // each connection.
+        "nc" | "ncat" | "netcat" | "nc.traditional" | "nc.openbsd"
+            if args.iter().any(|w| {
+                !w.literal
+                    || w.text.starts_with("--exec")
+                    || w.text.starts_with("--sh-exec")
+                    || w.text.starts_with("--lua-exec")
+                    || (w.text.starts_with('-')
+                        && !w.text.starts_with("--")
+                        && w.text.contains(['e', 'c']))
+            }) =>
+        {
+            out.opaque(format!("`{base}` runs a program for each connection"));
+        }
         _ if settings(base).is_some_and(|t| changes(t, args)) => {
             let why = settings(base).map_or("", |t| t.why);
             out.opaque(format!("`{whole}` {why}"));
@@ -1475,6 +1557,31 @@ pub(super) const RUNNERS: &[Runner] = &[
         why: "asks a container engine to run or change containers, outside any sandbox",
     },
     Runner {
+        names: &["watchexec", "nodemon", "reflex"],
+        reports: VERSION,
+        why: "runs its command each time a file changes, a string it splits itself",
+    },
+    Runner {
+        names: &["dtach", "abduco"],
+        reports: VERSION,
+        why: "starts its command detached, in a session that outlives the call",
+    },
+    Runner {
+        names: &["socat"],
+        reports: &["-V", "-h", "--version", "--help"],
+        why: "runs the programs its `EXEC:`/`SYSTEM:` addresses name",
+    },
+    Runner {
+        names: &["nix", "nix-shell", "nix-build", "nix-env"],
+        reports: &["--version", "--help"],
+        why: "builds and runs what its expressions say, through the nix daemon outside any sandbox",
+    },
+    Runner {
+        names: &["vipe", "schedtool"],
+        reports: VERSION,
+        why: "runs a program it is given (its editor, `-e CMD`)",
+    },
+    Runner {
         names: &[
             "flatpak-spawn",
             "machinectl",
@@ -1486,6 +1593,227 @@ pub(super) const RUNNERS: &[Runner] = &[
         why: "runs its command in another namespace or on the host, with its own view of the files",
     },
 ];
+
+/// A manager that runs its argv after a verb: `uv run CMD…`, `direnv exec DIR CMD…`, `ip netns
+/// exec NS CMD…` (round 8: each let a `rm` deny rule miss `rm x`). Other verbs are its own
+/// business; an option not listed stops the parse (asks).
+pub(super) struct VerbRunner {
+    pub(super) names: &'static [&'static str],
+    pub(super) verbs: &'static [&'static [&'static str]],
+    pub(super) spec: Spec,
+    /// Operands between the verb and the command (`direnv exec DIR`).
+    pub(super) fixed: usize,
+    /// The command follows `--` (`mise exec TOOL@V -- CMD`), or is `-c STRING`.
+    pub(super) after_dashes: bool,
+}
+
+pub(super) const VERB_RUNNERS: &[VerbRunner] = &[
+    VerbRunner {
+        names: &["uv"],
+        verbs: &[&["run"]],
+        spec: Spec {
+            short_arg: "pPC",
+            short_flag: "qvm",
+            long_arg: &[
+                "extra",
+                "with",
+                "with-editable",
+                "with-requirements",
+                "package",
+                "python",
+                "index",
+                "index-url",
+                "default-index",
+                "extra-index-url",
+                "find-links",
+                "env-file",
+                "directory",
+                "project",
+                "config-file",
+                "cache-dir",
+                "group",
+                "only-group",
+                "no-group",
+                "color",
+                "keyring-provider",
+                "resolution",
+                "prerelease",
+                "index-strategy",
+                "link-mode",
+                "refresh-package",
+                "reinstall-package",
+                "upgrade-package",
+                "no-binary-package",
+                "no-build-package",
+                "exclude-newer",
+                "python-platform",
+                "allow-insecure-host",
+                "config-setting",
+            ],
+            long_flag: &[
+                "all-extras",
+                "no-dev",
+                "dev",
+                "only-dev",
+                "all-groups",
+                "no-default-groups",
+                "module",
+                "script",
+                "gui-script",
+                "no-sync",
+                "frozen",
+                "locked",
+                "isolated",
+                "active",
+                "no-project",
+                "no-editable",
+                "no-env-file",
+                "exact",
+                "inexact",
+                "offline",
+                "no-cache",
+                "quiet",
+                "verbose",
+                "native-tls",
+                "upgrade",
+                "refresh",
+                "reinstall",
+                "no-build",
+                "no-binary",
+                "no-build-isolation",
+                "compile-bytecode",
+                "no-python-downloads",
+                "managed-python",
+                "no-managed-python",
+                "no-progress",
+                "no-config",
+            ],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        after_dashes: false,
+    },
+    VerbRunner {
+        names: &["poetry"],
+        verbs: &[&["run"]],
+        spec: Spec {
+            short_arg: "CP",
+            short_flag: "qvn",
+            long_arg: &["directory", "project"],
+            long_flag: &[
+                "quiet",
+                "verbose",
+                "no-interaction",
+                "no-plugins",
+                "no-cache",
+                "ansi",
+                "no-ansi",
+            ],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        after_dashes: false,
+    },
+    VerbRunner {
+        names: &["pipenv", "pyenv", "rbenv", "nodenv", "asdf", "hatch"],
+        verbs: &[&["run"], &["exec"]],
+        spec: Spec::NONE,
+        fixed: 0,
+        after_dashes: false,
+    },
+    VerbRunner {
+        names: &["pdm"],
+        verbs: &[&["run"]],
+        spec: Spec {
+            short_arg: "p",
+            short_flag: "sgvq",
+            long_arg: &["project", "venv"],
+            long_flag: &["site-packages", "global", "verbose", "quiet", "recreate"],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        after_dashes: false,
+    },
+    VerbRunner {
+        names: &["conda", "mamba", "micromamba"],
+        verbs: &[&["run"]],
+        spec: Spec {
+            short_arg: "np",
+            short_flag: "v",
+            long_arg: &["name", "prefix", "cwd"],
+            long_flag: &[
+                "no-capture-output",
+                "live-stream",
+                "dev",
+                "debug-wrapper-scripts",
+                "verbose",
+            ],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        after_dashes: false,
+    },
+    VerbRunner {
+        names: &["direnv"],
+        verbs: &[&["exec"]],
+        spec: Spec::NONE,
+        fixed: 1,
+        after_dashes: false,
+    },
+    VerbRunner {
+        names: &["mise", "rtx"],
+        verbs: &[&["exec"], &["x"]],
+        spec: Spec::NONE,
+        fixed: 0,
+        after_dashes: true,
+    },
+    VerbRunner {
+        names: &["ip"],
+        verbs: &[&["netns", "exec"]],
+        spec: Spec::NONE,
+        fixed: 1,
+        after_dashes: false,
+    },
+];
+
+pub(super) fn verb_runner(base: &str) -> Option<&'static VerbRunner> {
+    VERB_RUNNERS.iter().find(|r| r.names.contains(&base))
+}
+
+/// `PROGRAM VERB [OPTIONS] [FIXED…] CMD…`: the command, where the verb is one that runs it.
+fn run_verb(r: &VerbRunner, args: &[Word], out: &mut Findings) {
+    let Some(verb) = r.verbs.iter().find(|v| {
+        v.len() <= args.len() && v.iter().zip(args).all(|(v, w)| w.literal && w.text == *v)
+    }) else {
+        return;
+    };
+    let rest = &args[verb.len()..];
+    if r.after_dashes {
+        // Without `--` or `-c` it runs the user's shell.
+        if let Some(at) = rest.iter().position(|w| w.literal && w.text == "--") {
+            return out.argv(&rest[at + 1..]);
+        }
+        if let Some(at) = rest
+            .iter()
+            .position(|w| w.literal && (w.text == "-c" || w.text == "--command"))
+        {
+            if let Some(s) = rest.get(at + 1) {
+                out.line(s);
+            }
+            return;
+        }
+        if rest.iter().any(|w| !w.literal) {
+            out.stop(Stop::Dynamic(join_raw(rest)));
+        }
+        return;
+    }
+    // `hatch run ENV:SCRIPT`: a script the project's configuration names, not a program.
+    if r.names.contains(&"hatch") && rest.first().is_some_and(|w| w.text.contains(':')) {
+        return out
+            .opaque("`hatch run ENV:…` runs a script the project's configuration names".into());
+    }
+    prefix(rest, &r.spec, r.fixed, &[], out);
+}
 
 pub(super) fn runner(base: &str) -> Option<&'static Runner> {
     RUNNERS.iter().find(|r| r.names.contains(&base))

@@ -874,6 +874,62 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         writes: &[],
         transparent: false,
     },
+    // Round 8's long tail (`ifne rm x`, `timelimit -t 5 rm x` ran past a rm deny rule).
+    PrefixWrapper {
+        names: &["chpst"],
+        spec: Spec {
+            short_arg: "uUe/nlLmdopfc",
+            short_flag: "vP012",
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &[],
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["daemonize"],
+        spec: Spec {
+            short_arg: "ceEoplu",
+            short_flag: "av",
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &[],
+        writes: &["-e", "-o", "-p", "-l"],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["ifne"],
+        spec: Spec {
+            short_flag: "n",
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &[],
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["zrun"],
+        spec: Spec::NONE,
+        fixed: 0,
+        no_inner: &[],
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["timelimit"],
+        spec: Spec {
+            short_arg: "SsTt",
+            short_flag: "pq",
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &[],
+        writes: &[],
+        transparent: false,
+    },
     PrefixWrapper {
         names: &["chronic"],
         spec: Spec {
