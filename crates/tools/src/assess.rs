@@ -178,32 +178,71 @@ pub struct Concern {
     pub lift: Option<(Vec<String>, String)>,
 }
 
-/// A reading's path (`rm -rf ../../usr`) as an absolute one where its base is known: the
-/// working directory (unless the line moves), the home for `~`; under a base only known when
-/// the line runs (`~user`), the worst: what follows its last `..`, from `/`.
-fn anchored(path: &str, cx: &ShellContext, moves: bool) -> String {
-    let (base, rest): (Option<&Path>, &str) = if let Some(rest) = path.strip_prefix("~+") {
-        if moves {
-            return path.to_string();
+/// Where the line may be before each command: the working directory, and each directory a
+/// `cd`/`pushd` before it names literally (from each place it may already be; a `cd` that
+/// fails, or one in a branch or a subshell, may leave it anywhere of these). A target only
+/// known at run time adds none.
+fn cd_bases(parsed: &ParsedLine, cx: &ShellContext) -> Vec<Vec<PathBuf>> {
+    const MAX_BASES: usize = 16;
+    let mut bases = vec![cx.cwd.clone()];
+    let mut at = Vec::with_capacity(parsed.commands.len());
+    for c in &parsed.commands {
+        at.push(bases.clone());
+        let is_cd = c
+            .words
+            .first()
+            .is_some_and(|w| matches!(cordon_policy::basename(w), "cd" | "pushd"));
+        if !is_cd || c.reading {
+            continue;
         }
-        (Some(&cx.cwd), rest)
+        let Some(target) = c.words.iter().skip(1).find(|w| !w.starts_with('-')) else {
+            continue;
+        };
+        if target.contains(['$', '`', '*', '?', '[', '{', '\\']) {
+            continue;
+        }
+        let new: Vec<PathBuf> = if let Some(rest) = target.strip_prefix('~') {
+            match (&cx.home, rest.is_empty() || rest.starts_with('/')) {
+                (Some(home), true) => vec![home.join(rest.trim_start_matches('/'))],
+                _ => Vec::new(),
+            }
+        } else {
+            bases.iter().map(|b| b.join(target)).collect()
+        };
+        for b in new {
+            let b = PathBuf::from(crate::shell::lexical_path(&b.to_string_lossy()));
+            if !bases.contains(&b) && bases.len() < MAX_BASES {
+                bases.push(b);
+            }
+        }
+    }
+    at
+}
+
+/// A reading's path (`rm -rf ../../usr`) as absolute ones, one for each base it may be
+/// relative to (`bases`, for `~+` too), the home for `~`; under a base only known when the line
+/// runs (`~user`), the worst: what follows its last `..`, from `/`.
+fn anchored(path: &str, cx: &ShellContext, bases: &[PathBuf]) -> Vec<String> {
+    let join =
+        |base: &Path, rest: &str| crate::shell::lexical_path(&format!("{}/{rest}", base.display()));
+    if let Some(rest) = path.strip_prefix("~+") {
+        bases.iter().map(|b| join(b, rest)).collect()
     } else if path == "~" || path.starts_with("~/") {
-        (cx.home.as_deref(), &path[1..])
+        match &cx.home {
+            Some(home) => vec![join(home, &path[1..])],
+            None => vec![path.to_string()],
+        }
     } else if path.starts_with('~') {
-        (None, path.find('/').map_or("", |at| &path[at..]))
-    } else if path.starts_with('/') || moves {
-        return path.to_string();
+        let rest = path.find('/').map_or("", |at| &path[at..]);
+        match rest.rfind("/..") {
+            Some(at) => vec![join(Path::new("/"), &rest[at + 3..])],
+            None => vec![path.to_string()],
+        }
+    } else if path.starts_with('/') {
+        vec![path.to_string()]
     } else {
-        (Some(&cx.cwd), path)
-    };
-    let joined = match base {
-        Some(base) => format!("{}/{rest}", base.display()),
-        None => match rest.rfind("/..") {
-            Some(at) => rest[at + 3..].to_string(),
-            None => return path.to_string(),
-        },
-    };
-    crate::shell::lexical_path(&format!("/{joined}"))
+        bases.iter().map(|b| join(b, path)).collect()
+    }
 }
 
 /// A command that needs no decision of its own unless a rule names it.
@@ -263,20 +302,28 @@ pub fn assess(parsed: &ParsedLine, cx: &ShellContext) -> ShellReading {
             .is_some_and(|w| matches!(cordon_policy::basename(w), "cd" | "pushd" | "popd"))
     });
     let mut concerns = Vec::new();
+    let bases = cd_bases(parsed, cx);
     let commands: Vec<CommandReading> = parsed
         .commands
         .iter()
-        .map(|c| {
+        .zip(&bases)
+        .flat_map(|(c, bases)| {
             let mut key = c.key.clone();
             if let (Some(k), Some(w)) = (key.first_mut(), c.words.first()) {
                 k.clone_from(w);
             }
-            if c.reading {
-                // A reading's path, from where it is: the working directory, the home.
-                if let Some(path) = key.last_mut() {
-                    *path = anchored(path, cx, moves);
-                }
-            }
+            // A reading's path, from where it may be: the working directory and where the
+            // line's `cd`s may have gone, the home (one reading for each).
+            let keys: Vec<Vec<String>> = match key.split_last() {
+                Some((path, head)) if c.reading => anchored(path, cx, bases)
+                    .into_iter()
+                    .map(|p| head.iter().cloned().chain([p]).collect())
+                    .collect(),
+                _ => vec![key],
+            };
+            keys.into_iter().map(move |key| (c, key))
+        })
+        .map(|(c, key)| {
             let name = c.words.first().map_or("", String::as_str);
             // A wrapper that runs its command as it is (`timeout`, `nice`, `bash -c`) is decided
             // by that command, unless a rule names the wrapper; only the real program, not one

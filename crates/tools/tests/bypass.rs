@@ -4374,6 +4374,15 @@ fn rm_deny_rules_match_rms_meaning_not_its_spelling() {
                 "rm -rf ~nosuchuser/../../../../../../../../../../usr",
                 // A locale string is its text where no catalogue translates it.
                 "rm -rf $\"/usr\"",
+                // From where the line's cd took it (or may have).
+                "cd /; rm -rf usr",
+                "cd / && rm -rf ./usr/",
+                "pushd /; rm -rf usr",
+                "cd /tmp; cd ..; rm -rf usr",
+                "cd / || true; rm -rf usr",
+                "if true; then cd /; fi; rm -rf usr",
+                "(cd / && rm -rf usr)",
+                "cd /usr && rm -rf lib/..",
             ]
             .map(String::from),
         )
@@ -4395,6 +4404,11 @@ fn rm_deny_rules_match_rms_meaning_not_its_spelling() {
             "rm -rf ../sibling",
             "rm -rf ~/build",
             "rm -rf $\"build\"",
+            "cd sub && rm -rf ../target",
+            "cd sub && rm -rf build",
+            "cd /tmp && rm -rf build",
+            "cd \"$d\" && rm -rf build",
+            "cd ~ && rm -rf .cache/x",
         ],
     );
 }
