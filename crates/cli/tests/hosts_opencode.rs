@@ -276,3 +276,30 @@ fn opencode_apply_patch_path_is_read_as_opencode_trims_it() {
         "not cordon's refusal: {r}"
     );
 }
+
+/// Round 8 of issue 21: a subagent's tool call (`task`, the `general` agent) comes to
+/// cordon's plugin as the session's own do: its `rm -rf` is denied and does not run.
+#[test]
+fn opencode_a_subagents_calls_are_decided_too() {
+    let s = Opencode::new(None);
+    let keep = s.0.dir().join("keep");
+    std::fs::create_dir(&keep).unwrap();
+    let mock = Mock::script(vec![
+        Turn {
+            tool: "task".into(),
+            input: json!({ "subagent_type": "general", "description": "clean up", "prompt": "clean up" }),
+        },
+        Turn {
+            tool: "bash".into(),
+            input: json!({ "command": "rm -rf keep", "description": "clean" }),
+        },
+    ]);
+    let o = s.run(&mock);
+    let results = mock.tool_results();
+    assert!(keep.is_dir(), "the subagent ran rm -rf: {results:?}");
+    assert!(
+        results.iter().any(|r| r.contains("destroys files")),
+        "not cordon's denial: {results:?}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
