@@ -1,11 +1,13 @@
 //! Codex's `PreToolUse` hook, as data.
 //!
 //! Follows codex-rs `hooks/src/schema.rs` and `hooks/src/engine/output_parser.rs` (Codex
-//! 0.155–0.160, 2026): the input has `session_id`, `turn_id`, `transcript_path` (string or
-//! null), `cwd`, `hook_event_name` = `"PreToolUse"`, `model`, `permission_mode`, `tool_name`,
-//! `tool_input`, `tool_use_id` (and `agent_id`/`agent_type` for subagents). The shell tool is
-//! `tool_name` = `"Bash"` with `tool_input` = { `command` } (unified exec is presented the same
-//! way); `apply_patch` carries the patch text in `command`.
+//! 0.155–0.171, 2026; 0.171 driven for real in `hosts_codex.rs`): the input has `session_id`,
+//! `turn_id`, `transcript_path` (string or null), `cwd`, `hook_event_name` = `"PreToolUse"`,
+//! `model`, `permission_mode`, `tool_name`, `tool_input`, `tool_use_id` (and
+//! `agent_id`/`agent_type` for subagents). The shell tool is `tool_name` = `"Bash"` with
+//! `tool_input` = { `command` } (unified exec is presented the same way: `exec_command`'s
+//! `workdir` is the input's `cwd`, its `tty` is not shown, and `write_stdin` runs no hook);
+//! `apply_patch` carries the patch text in `command`.
 //!
 //! The answer: `hookSpecificOutput` { `hookEventName`, `permissionDecision`,
 //! `permissionDecisionReason`, `updatedInput` } with unknown fields refused by Codex. A deny
