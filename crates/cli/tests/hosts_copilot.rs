@@ -427,3 +427,30 @@ fn copilot_file_paths_are_read_as_copilot_reads_them() {
     assert!(!dir.join(".envrc").exists(), "{r}");
     assert!(r.contains("cordon: "), "not cordon's refusal: {r}");
 }
+
+/// Round 8 of issue 21: a subagent's tool call (`task`, the `general-purpose` agent) comes to cordon's hook as the
+/// session's own do: its `rm -rf` is denied and does not run.
+#[test]
+fn copilot_a_subagents_calls_are_decided_too() {
+    let s = Copilot::new(None);
+    let keep = s.0.dir().join("keep");
+    std::fs::create_dir(&keep).unwrap();
+    let mock = Mock::script(vec![
+        Turn {
+            tool: "task".into(),
+            input: json!({ "agent_type": "general-purpose", "description": "clean up", "prompt": "clean up", "mode": "sync", "name": "cleaner" }),
+        },
+        Turn {
+            tool: "bash".into(),
+            input: json!({ "command": "rm -rf keep", "description": "clean" }),
+        },
+    ]);
+    let o = s.run(&mock);
+    let results = mock.tool_results();
+    assert!(keep.is_dir(), "the subagent ran rm -rf: {results:?}");
+    assert!(
+        results.iter().any(|r| r.contains("destroys files")),
+        "not cordon's denial: {results:?}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

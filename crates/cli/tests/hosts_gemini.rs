@@ -339,3 +339,36 @@ fn gemini_file_paths_are_read_as_gemini_reads_them() {
         assert!(r.contains("cordon: "), "{named}: not cordon's refusal: {r}");
     }
 }
+
+/// Round 8 of issue 21: a subagent's tool call (`invoke_agent`, the `generalist` agent, which
+/// has every tool) comes to cordon's hook as the session's own do: its write of `.envrc` is
+/// refused and does not happen.
+#[test]
+fn gemini_a_subagents_calls_are_decided_too() {
+    let s = Gemini::new(None);
+    let envrc = s.0.dir().join(".envrc");
+    let mock = Mock::script(vec![
+        Turn {
+            tool: "invoke_agent".into(),
+            input: json!({ "agent_name": "generalist", "prompt": "write the file" }),
+        },
+        Turn {
+            tool: "write_file".into(),
+            input: json!({ "file_path": envrc, "content": "touch planted\n" }),
+        },
+    ]);
+    let o = s.run(&mock);
+    let results = mock.tool_results();
+    assert!(
+        !envrc.exists(),
+        "the subagent wrote {}: {results:?}",
+        envrc.display()
+    );
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("cordon: needs a person's approval") && r.contains(".envrc")),
+        "not cordon's refusal: {results:?}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

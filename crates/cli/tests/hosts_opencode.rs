@@ -38,15 +38,32 @@ impl Host for Opencode {
 
     /// `opencode run` against `mock`: its `anthropic` provider's `baseURL` is the mock.
     fn run(&self, mock: &Mock) -> Output {
-        let config = json!({
+        self.run_model(mock, None, json!({}))
+    }
+}
+
+impl Opencode {
+    /// As [`Host::run`] with the model `model` (None: claude-sonnet-4-5), declared in the
+    /// mock's provider (opencode picks the tools it offers by the model's name: a `gpt-`
+    /// model gets `apply_patch` in place of `edit` and `write`), and the keys of `more` added
+    /// to opencode's config.
+    fn run_model(&self, mock: &Mock, model: Option<&str>, more: serde_json::Value) -> Output {
+        let mut provider = json!({ "options": {
+            "baseURL": format!("{}/v1", mock.base_url()),
+            "apiKey": "cordon-test-key",
+        }});
+        if let Some(m) = model {
+            provider["models"] = json!({ m: {} });
+        }
+        let mut config = json!({
             "autoupdate": false,
             "share": "disabled",
-            "provider": { "anthropic": { "options": {
-                "baseURL": format!("{}/v1", mock.base_url()),
-                "apiKey": "cordon-test-key",
-            }}},
-            "model": "anthropic/claude-sonnet-4-5",
+            "provider": { "anthropic": provider },
+            "model": format!("anthropic/{}", model.unwrap_or("claude-sonnet-4-5")),
         });
+        for (k, v) in more.as_object().into_iter().flatten() {
+            config[k] = v.clone();
+        }
         let mut c = self.0.host("opencode");
         c.args(["run", "run the scripted tool call"])
             .env("OPENCODE_CONFIG_CONTENT", config.to_string())
@@ -211,5 +228,78 @@ fn mcp(s: Opencode) {
         offered.iter().any(|t| t == "fs_edit_file")
             && !offered.iter().any(|t| t == "fs_write_file"),
         "{offered:?}"
+    );
+}
+
+/// Issue 21 class 5 (round 8): opencode's `apply_patch` (offered to a `gpt-` model in place
+/// of `edit` and `write`) takes a header's path trimmed as JavaScript trims, U+FEFF
+/// included: `*** Add File:\u{feff}/x` adds `/x`. The operator has switched opencode's own
+/// check of paths outside the project off (`external_directory`), leaving that to cordon:
+/// before the fix cordon took the path as the relative name `\u{feff}/x`, allowed it, and
+/// opencode wrote the file into the home; now cordon refuses it and nothing is written. A
+/// file in the project is still added.
+#[test]
+fn opencode_apply_patch_path_is_read_as_opencode_trims_it() {
+    let s = Opencode::new(None);
+    let patch = |path: &str| {
+        let t = Turn {
+            tool: "apply_patch".into(),
+            input: json!({
+                "patchText": format!("*** Begin Patch\n*** Add File:{path}\n+hi\n*** End Patch")
+            }),
+        };
+        let mock = Mock::start(t.clone());
+        let o = s.run_model(
+            &mock,
+            Some("gpt-5-mock"),
+            json!({ "permission": { "external_directory": "allow" } }),
+        );
+        mock.the_one_result("opencode", &t.tool, &o)
+    };
+    let inside = s.0.dir().join("inside.txt");
+    let r = patch(" inside.txt");
+    assert!(
+        inside.is_file(),
+        "opencode did not add {}: {r}",
+        inside.display()
+    );
+
+    let outside = s.0.home().join("planted-by-bom.txt");
+    let r = patch(&format!("\u{feff}{}", outside.display()));
+    assert!(
+        !outside.exists(),
+        "opencode wrote {}: {r}",
+        outside.display()
+    );
+    assert!(
+        r.contains("cordon: denied") && r.contains("outside every root"),
+        "not cordon's refusal: {r}"
+    );
+}
+
+/// Round 8 of issue 21: a subagent's tool call (`task`, the `general` agent) comes to
+/// cordon's plugin as the session's own do: its `rm -rf` is denied and does not run.
+#[test]
+fn opencode_a_subagents_calls_are_decided_too() {
+    let s = Opencode::new(None);
+    let keep = s.0.dir().join("keep");
+    std::fs::create_dir(&keep).unwrap();
+    let mock = Mock::script(vec![
+        Turn {
+            tool: "task".into(),
+            input: json!({ "subagent_type": "general", "description": "clean up", "prompt": "clean up" }),
+        },
+        Turn {
+            tool: "bash".into(),
+            input: json!({ "command": "rm -rf keep", "description": "clean" }),
+        },
+    ]);
+    let o = s.run(&mock);
+    let results = mock.tool_results();
+    assert!(keep.is_dir(), "the subagent ran rm -rf: {results:?}");
+    assert!(
+        results.iter().any(|r| r.contains("destroys files")),
+        "not cordon's denial: {results:?}\n{}",
+        String::from_utf8_lossy(&o.stderr)
     );
 }

@@ -11,8 +11,12 @@
 //! `content`) writes; `Edit` (`file_path`, `old_string`, `new_string`, `replace_all`) edits;
 //! `MultiEdit` (`file_path`) and `NotebookEdit` (`notebook_path`) are decided as writes of the
 //! file; `Glob` and `Grep` (`path`, default the cwd) as listings. `WebFetch` and `WebSearch`
-//! reach the network: denied under `sandbox.network = "deny"`. Any other tool (Task, MCP
-//! tools) defers to Claude Code unless the policy has `[tools.NAME]`.
+//! reach the network: denied under `sandbox.network = "deny"`. `Monitor` (`command`, run in a
+//! shell like Bash's, or `ws`, a WebSocket) is a shell call, or reaches the network. Any other
+//! tool (Agent, REPL, Workflow, MCP tools) defers to Claude Code unless the policy has
+//! `[tools.NAME]`: what a subagent, the REPL's `sh`/`put` or a workflow's agents do comes to
+//! the hook as its own Bash, Write… call (checked with the real Claude Code 2.1.197, round 8
+//! of issue 21).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -98,6 +102,15 @@ pub fn parse(v: Value) -> Result<Input, Error> {
                 cwd: cwd.clone(),
             },
         },
+        // Monitor (behind a feature flag in 2.1.197) runs `command` in a shell, as Bash does,
+        // streaming its lines; without one it opens the WebSocket `ws`.
+        "Monitor" if ti.get("command").is_some() => Mapped::Call {
+            call: Call::Shell {
+                line: string(ti, "command")?.to_string(),
+                cwd: cwd.clone(),
+            },
+        },
+        "Monitor" => Mapped::Network(input.tool_name.clone()),
         "Read" => tool("read_file", json!({ "path": file("file_path")? })),
         "Write" => tool(
             "write_file",

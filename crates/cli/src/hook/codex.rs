@@ -1,11 +1,13 @@
 //! Codex's `PreToolUse` hook, as data.
 //!
 //! Follows codex-rs `hooks/src/schema.rs` and `hooks/src/engine/output_parser.rs` (Codex
-//! 0.155–0.160, 2026): the input has `session_id`, `turn_id`, `transcript_path` (string or
-//! null), `cwd`, `hook_event_name` = `"PreToolUse"`, `model`, `permission_mode`, `tool_name`,
-//! `tool_input`, `tool_use_id` (and `agent_id`/`agent_type` for subagents). The shell tool is
-//! `tool_name` = `"Bash"` with `tool_input` = { `command` } (unified exec is presented the same
-//! way); `apply_patch` carries the patch text in `command`.
+//! 0.155–0.171, 2026; 0.171 driven for real in `hosts_codex.rs`): the input has `session_id`,
+//! `turn_id`, `transcript_path` (string or null), `cwd`, `hook_event_name` = `"PreToolUse"`,
+//! `model`, `permission_mode`, `tool_name`, `tool_input`, `tool_use_id` (and
+//! `agent_id`/`agent_type` for subagents). The shell tool is `tool_name` = `"Bash"` with
+//! `tool_input` = { `command` } (unified exec is presented the same way: `exec_command`'s
+//! `workdir` is the input's `cwd`, its `tty` is not shown, and `write_stdin` runs no hook);
+//! `apply_patch` carries the patch text in `command`.
 //!
 //! The answer: `hookSpecificOutput` { `hookEventName`, `permissionDecision`,
 //! `permissionDecisionReason`, `updatedInput` } with unknown fields refused by Codex. A deny
@@ -74,13 +76,20 @@ pub struct PreToolUseCommandOutput {
 /// writes, `*** Update File: P` edits (decided as a write), `*** Delete File: P` deletes,
 /// `*** Move to: P` writes P. A patch naming no file is malformed.
 ///
-/// Read at least as leniently as Codex reads it (codex-rs `apply-patch/src/parser.rs`): Codex
-/// trims a header line before matching its marker (` *** Add File: /x` adds `/x`) and keeps
-/// the rest of the trimmed line as the path. cordon must never see fewer files than Codex
-/// writes, so it takes every line that could be a header under any reading — trimmed,
-/// markers in any case, any space after the colon — and for each both the path as Codex takes
-/// it and the path trimmed. A line Codex reads as content (an added or context line) may thus
-/// name a file too: one call more to decide, never one less.
+/// Read at least as leniently as each host that applies this format reads it, every reading
+/// decided (one call more to decide, never one less):
+/// - Codex (codex-rs `apply-patch/src/parser.rs`) trims a header line with Rust's
+///   `str::trim` before matching its marker (` *** Add File: /x` adds `/x`) and keeps the
+///   rest after `MARKER ` as the path;
+/// - opencode (its `apply_patch`/`patch` tools, this format parsed in TypeScript) takes the
+///   rest after `MARKER:` trimmed by JavaScript's `String.prototype.trim`, which also drops
+///   U+FEFF (`*** Add File:\u{feff}/x` adds `/x`), a character Rust keeps;
+/// - Codex's newer releases resolve `~` and `~/P` from the home (`codex-utils-absolute-path`),
+///   0.171 as names in the cwd: both are decided ([`home_reading`]).
+///
+/// So every line that could be a header under any reading is taken — trimmed either way,
+/// markers in any case, any space after the colon. A line a host reads as content (an added
+/// or context line) may thus name a file too.
 pub fn patch_calls(patch: &str, cwd: &std::path::Path) -> Result<Call, Error> {
     const MARKERS: [(&str, &str); 4] = [
         ("*** add file:", "write_file"),
@@ -88,36 +97,53 @@ pub fn patch_calls(patch: &str, cwd: &std::path::Path) -> Result<Call, Error> {
         ("*** move to:", "write_file"),
         ("*** delete file:", "delete_file"),
     ];
+    /// JavaScript's `trim` (White_Space and U+FEFF), a superset of Rust's.
+    fn js_trim(s: &str) -> &str {
+        s.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+    }
+    /// The rest of `line` after `marker` (any case), if it starts with it.
+    fn after<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
+        let head = line.get(..marker.len())?;
+        head.eq_ignore_ascii_case(marker)
+            .then(|| &line[marker.len()..])
+    }
     let mut calls = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    // Codex splits with `str::lines` after trimming the whole text; a lone CR is a line end
-    // to no one, but a header behind one is taken too (more, never fewer).
-    for line in patch.split(['\n', '\r']) {
-        let line = line.trim();
+    // Codex splits with `str::lines` after trimming the whole text, opencode on `\n`; a lone
+    // CR is a line end to neither, but a header behind one is taken too (more, never fewer).
+    for raw in patch.split(['\n', '\r']) {
         for (marker, tool) in MARKERS {
-            let Some(head) = line.get(..marker.len()) else {
+            // Trimmed as JavaScript trims: the line starts where Rust's trim would start it
+            // too, or earlier (a leading U+FEFF), so no header is missed.
+            let Some(loose) = after(js_trim(raw), marker) else {
                 continue;
             };
-            if !head.eq_ignore_ascii_case(marker) {
-                continue;
+            let mut paths = vec![js_trim(loose), loose.trim()];
+            // Codex's path: what follows "MARKER " in the line trimmed by Rust.
+            if let Some(rest) = after(raw.trim(), marker) {
+                paths.push(rest.strip_prefix(' ').unwrap_or(rest));
+                paths.push(rest.trim());
             }
-            let rest = &line[marker.len()..];
-            // Codex's path: what follows "MARKER " (the line already trimmed).
-            let exact = rest.strip_prefix(' ').unwrap_or(rest);
-            for path in [exact, rest.trim()] {
-                if path.is_empty() || !seen.insert((tool, path.to_string())) {
+            for path in paths {
+                if path.is_empty() {
                     continue;
                 }
-                let path = host_path(cwd, path).to_string_lossy().into_owned();
-                let args = if tool == "delete_file" {
-                    json!({ "path": path })
-                } else {
-                    json!({ "path": path, "content": "" })
-                };
-                calls.push(Call::Tool {
-                    tool: tool.into(),
-                    args,
-                });
+                let home = home_reading(path)?;
+                for path in std::iter::once(host_path(cwd, path)).chain(home) {
+                    let path = path.to_string_lossy().into_owned();
+                    if !seen.insert((tool, path.clone())) {
+                        continue;
+                    }
+                    let args = if tool == "delete_file" {
+                        json!({ "path": path })
+                    } else {
+                        json!({ "path": path, "content": "" })
+                    };
+                    calls.push(Call::Tool {
+                        tool: tool.into(),
+                        args,
+                    });
+                }
             }
         }
     }
@@ -125,6 +151,26 @@ pub fn patch_calls(patch: &str, cwd: &std::path::Path) -> Result<Call, Error> {
         return Err(Error::NoPatchFile);
     }
     Ok(Call::All(calls))
+}
+
+/// `~` or `~/P` (any number of slashes) as the home's path, as Codex's newer releases resolve
+/// a patch path: from `HOME`, which the hook inherits from the host. With no HOME to take it
+/// from, cordon cannot know the file: an error, which blocks the call.
+fn home_reading(path: &str) -> Result<Option<std::path::PathBuf>, Error> {
+    let rest = match path.strip_prefix('~') {
+        Some("") => "",
+        Some(r) if r.starts_with('/') => r.trim_start_matches('/'),
+        _ => return Ok(None),
+    };
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or(Error::NoHome)?;
+    let home = std::path::PathBuf::from(home);
+    Ok(Some(if rest.is_empty() {
+        home
+    } else {
+        home.join(rest)
+    }))
 }
 
 pub fn parse(v: Value) -> Result<Input, Error> {

@@ -417,6 +417,9 @@ pub enum Error {
     RelativeCwd,
     #[error("apply_patch names no file (no `*** Add/Update/Delete File:` line)")]
     NoPatchFile,
+    /// A patch path under `~`, which the host takes from the home, and no HOME to take it from.
+    #[error("apply_patch names a path under `~`, and HOME is not set: cordon cannot tell which file it is")]
+    NoHome,
     #[error("a NUL byte cannot be passed to a shell")]
     NulByte,
     /// A path the rewritten command must name is not UTF-8 (`the cordon binary's`, `the

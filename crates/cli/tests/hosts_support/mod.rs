@@ -137,17 +137,52 @@ pub struct Mock {
     requests: Arc<Mutex<Vec<Value>>>,
 }
 
+/// The tool calls the mock asks for, in order: each request that offers the next one's tool
+/// and has no tool result in it (a fresh conversation: the host's, or a subagent's the host
+/// started) gets it. The last is asked for again by every such request (a host that repeats
+/// a request gets the same answer, as with one turn).
+struct Script {
+    turns: Vec<Turn>,
+    issued: Mutex<usize>,
+}
+
+impl Script {
+    /// The call `req` is answered with, and its number (from 1), if any.
+    fn next(&self, req: &Value) -> Option<(Turn, usize)> {
+        if has_tool_result(req) {
+            return None;
+        }
+        let mut issued = self.issued.lock().unwrap();
+        let i = *issued;
+        let t = self.turns.get(i).filter(|t| offers(req, &t.tool))?;
+        if i + 1 < self.turns.len() {
+            *issued += 1;
+        }
+        Some((t.clone(), i + 1))
+    }
+}
+
 impl Mock {
     pub fn start(turn: Turn) -> Mock {
+        Mock::script(vec![turn])
+    }
+
+    /// A mock that asks for `turns` one after the other ([`Script`]): a call the host makes
+    /// from inside another (a subagent's), or a follow-up in a new session.
+    pub fn script(turns: Vec<Turn>) -> Mock {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let seen = requests.clone();
+        let script = Arc::new(Script {
+            turns,
+            issued: Mutex::new(0),
+        });
         std::thread::spawn(move || {
             for s in l.incoming().flatten() {
-                let (seen, turn) = (seen.clone(), turn.clone());
+                let (seen, script) = (seen.clone(), script.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(s, &turn, &seen);
+                    let _ = serve(s, &script, &seen);
                 });
             }
         });
@@ -288,7 +323,7 @@ fn has_tool_result(body: &Value) -> bool {
 }
 
 /// One request on `s` (the answer closes the connection).
-fn serve(s: TcpStream, turn: &Turn, seen: &Mutex<Vec<Value>>) -> std::io::Result<()> {
+fn serve(s: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) -> std::io::Result<()> {
     let mut r = BufReader::new(s.try_clone()?);
     let mut line = String::new();
     r.read_line(&mut line)?;
@@ -326,10 +361,10 @@ fn serve(s: TcpStream, turn: &Turn, seen: &Mutex<Vec<Value>>) -> std::io::Result
     }
     let mut w = s;
     if path.starts_with("/v1/responses") {
-        return responses(&mut w, &body, turn, seen);
+        return responses(&mut w, &body, script, seen);
     }
     if path.starts_with("/v1beta/models/") {
-        return gemini(&mut w, &path, &body, turn, seen);
+        return gemini(&mut w, &path, &body, script, seen);
     }
     if !path.starts_with("/v1/messages") || path.starts_with("/v1/messages/count_tokens") {
         let b = if path.starts_with("/v1/messages/count_tokens") {
@@ -346,9 +381,20 @@ fn serve(s: TcpStream, turn: &Turn, seen: &Mutex<Vec<Value>>) -> std::io::Result
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     seen.lock().unwrap().push(req.clone());
     let model = req["model"].as_str().unwrap_or("mock").to_string();
-    let call = offers(&req, &turn.tool) && !has_tool_result(&req);
+    let next = script.next(&req);
+    let call = next.is_some();
+    let (turn, n) = next.unwrap_or_else(|| {
+        (
+            Turn {
+                tool: String::new(),
+                input: Value::Null,
+            },
+            0,
+        )
+    });
+    let id = format!("toolu_cordon_{n}");
     let content = if call {
-        json!([{ "type": "tool_use", "id": "toolu_cordon_1", "name": turn.tool, "input": turn.input }])
+        json!([{ "type": "tool_use", "id": id, "name": turn.tool, "input": turn.input }])
     } else {
         json!([{ "type": "text", "text": "done" }])
     };
@@ -368,7 +414,7 @@ fn serve(s: TcpStream, turn: &Turn, seen: &Mutex<Vec<Value>>) -> std::io::Result
             push(
                 "content_block_start",
                 json!({"type": "content_block_start", "index": 0, "content_block":
-                    {"type": "tool_use", "id": "toolu_cordon_1", "name": turn.tool, "input": {}}}),
+                    {"type": "tool_use", "id": id, "name": turn.tool, "input": {}}}),
             );
             push(
                 "content_block_delta",
@@ -419,18 +465,21 @@ fn serve(s: TcpStream, turn: &Turn, seen: &Mutex<Vec<Value>>) -> std::io::Result
 fn responses(
     w: &mut TcpStream,
     body: &[u8],
-    turn: &Turn,
+    script: &Script,
     seen: &Mutex<Vec<Value>>,
 ) -> std::io::Result<()> {
     let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     seen.lock().unwrap().push(req.clone());
-    let item = if offers(&req, &turn.tool) && !has_tool_result(&req) {
+    let item = if let Some((turn, n)) = script.next(&req) {
         match &turn.input {
             // A freeform (custom) tool, such as Codex's apply_patch: its input is raw text.
-            Value::String(text) => json!({"type": "custom_tool_call", "id": "ctc_cordon_1",
-                "call_id": "call_cordon_1", "name": turn.tool, "input": text}),
-            _ => json!({"type": "function_call", "id": "fc_cordon_1", "call_id": "call_cordon_1",
-                "name": turn.tool, "arguments": turn.input.to_string()}),
+            Value::String(text) => {
+                json!({"type": "custom_tool_call", "id": format!("ctc_cordon_{n}"),
+                "call_id": format!("call_cordon_{n}"), "name": turn.tool, "input": text})
+            }
+            _ => json!({"type": "function_call", "id": format!("fc_cordon_{n}"),
+                "call_id": format!("call_cordon_{n}"), "name": turn.tool,
+                "arguments": turn.input.to_string()}),
         }
     } else {
         json!({"type": "message", "role": "assistant", "id": "msg_cordon",
@@ -468,12 +517,12 @@ fn gemini(
     w: &mut TcpStream,
     path: &str,
     body: &[u8],
-    turn: &Turn,
+    script: &Script,
     seen: &Mutex<Vec<Value>>,
 ) -> std::io::Result<()> {
     let req: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     seen.lock().unwrap().push(req.clone());
-    let parts = if offers(&req, &turn.tool) && !has_tool_result(&req) {
+    let parts = if let Some((turn, _)) = script.next(&req) {
         json!([{ "functionCall": { "name": turn.tool, "args": turn.input } }])
     } else {
         json!([{ "text": "done" }])
