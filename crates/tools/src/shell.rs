@@ -1432,15 +1432,17 @@ impl<'a> Walker<'a> {
             }
             return;
         }
-        let outcome = wrappers::analyse(&name.text, &words[1..], &text, self.inherited);
-        let examined = if self.input_operands {
-            // The operands xargs adds may be any file names, or options.
+        // The operands xargs adds may be any file names, or options, and a runner reads them
+        // as it reads its own words: `xargs sh -c` takes its script from the input.
+        let args: Vec<Word> = if self.input_operands {
             let mut args = words[1..].to_vec();
             args.push(programs::input_operands());
-            programs::examine(&name.text, &args)
+            args
         } else {
-            programs::examine(&name.text, &words[1..])
+            words[1..].to_vec()
         };
+        let outcome = wrappers::analyse(&name.text, &args, &text, self.inherited);
+        let examined = programs::examine(&name.text, &args);
         let command = &mut self.out.commands[index];
         command.transparent = outcome.transparent && !outcome.inner.is_empty();
         if let Some(key) = examined.key {

@@ -4812,3 +4812,44 @@ fn the_long_tail_of_runners_is_seen_through_or_asks() {
         "direnv exec did not run its command: {out:?}"
     );
 }
+
+/// xargs appends its input to its command's words, and a runner reads those words as it reads
+/// its own: `xargs sh -c` takes its script from the input (redhost21, round 8: the real Claude
+/// Code ran `printf %s "rm -rf keep" | xargs -0 sh -c` under a policy that denies `rm -rf`,
+/// and it was allowed). The appended words are only known when the line runs, so the script is
+/// too: the line asks.
+#[test]
+fn xargs_input_that_becomes_a_runners_command_is_never_allowed() {
+    // The real xargs hands its input to sh -c as the script, and the script runs.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("keep")).unwrap();
+    let out = std::process::Command::new("bash")
+        .args(["-c", "printf %s 'rm -rf keep' | xargs -0 sh -c"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        !dir.path().join("keep").exists(),
+        "the real xargs did not run its input as sh -c's script: {out:?}"
+    );
+    let lines = [
+        "printf %s \"rm -rf keep\" | xargs -0 sh -c",
+        "xargs sh -c",
+        "xargs bash -c",
+        "xargs -n1 sh -c",
+        "xargs env sh -c",
+        "xargs nice sh -c",
+        "xargs timeout 5 sh -c",
+    ];
+    allow_all().never_allowed(&lines);
+    // The input as sh -c's $0 and arguments, not its script, and xargs feeding plain programs.
+    allow_all().all(
+        Action::Allow,
+        &[
+            "xargs sh -c 'echo \"$@\"' sh",
+            "find . -name '*.rs' | xargs wc -l",
+            "xargs -0 cat",
+            "xargs grep -l foo",
+        ],
+    );
+}
