@@ -87,6 +87,12 @@ pub fn run(args: ExecArgs) -> Exit {
         output: Output::Inherit,
         cancel: None,
         ask,
+        // A command a host runs reads nothing, unless a person types into it through the host:
+        // an agent's keys (Codex's `write_stdin`, Copilot's `write_bash`) reach no hook.
+        input: match (from_host, args.input.as_deref()) {
+            (true, None) => cordon_gate::Input::Nothing,
+            _ => cordon_gate::Input::Inherit,
+        },
     };
     let ran = gate.run_provisional(&call, decision, opts)?;
     if ran.timed_out {

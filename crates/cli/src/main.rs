@@ -207,6 +207,11 @@ struct ExecArgs {
     /// the host's — one its agent may type into.
     #[arg(long, hide = true)]
     from_hook: bool,
+    /// With --from-hook: a person types into the command through the host (`typed`: Gemini
+    /// CLI's interactive shell). Without it, a command a host runs reads nothing: what an
+    /// agent types into it later is no line the hook decided.
+    #[arg(long, value_name = "WHO", value_parser = ["typed"], requires = "from_hook", hide = true)]
+    input: Option<String>,
 }
 
 #[derive(Args)]
@@ -502,7 +507,8 @@ fn hook_args(args: &[std::ffi::OsString]) -> Option<(hook::Host, Option<PathBuf>
     Some((host, policy.map(PathBuf::from), deadline))
 }
 
-/// `cordon exec --from-hook [--policy FILE] [--host-grant ID] -c=LINE` read without clap: the
+/// `cordon exec --from-hook [--policy FILE] [--host-grant ID] [--input typed] -c=LINE` read
+/// without clap: the
 /// exact shape `cordon hook` rewrites an allowed shell line to (`hook::exec_line`), which an
 /// agent host runs for every allowed shell call. Anything else — other options, another
 /// order, `-c` not attached by `=`, a value clap would refuse or read as a flag, a line that
@@ -520,7 +526,7 @@ fn exec_args(args: &[std::ffi::OsString]) -> Option<ExecArgs> {
     if line.is_empty() {
         return None;
     }
-    let (mut policy, mut host_grant) = (None, None);
+    let (mut policy, mut host_grant, mut input) = (None, None, None);
     let mut order = 0;
     for pair in rest.chunks(2) {
         let [name, value] = pair else {
@@ -540,6 +546,10 @@ fn exec_args(args: &[std::ffi::OsString]) -> Option<ExecArgs> {
                 host_grant = Some(value.to_str()?.to_string());
                 order = 2;
             }
+            "--input" if order < 3 && value == "typed" => {
+                input = Some("typed".to_string());
+                order = 3;
+            }
             _ => return None,
         }
     }
@@ -554,6 +564,7 @@ fn exec_args(args: &[std::ffi::OsString]) -> Option<ExecArgs> {
         argv: Vec::new(),
         host_grant,
         from_hook: true,
+        input,
     })
 }
 
@@ -753,6 +764,7 @@ mod tests {
         Vec<String>,
         Option<String>,
         bool,
+        Option<String>,
     ) {
         (
             a.policy.clone(),
@@ -765,6 +777,7 @@ mod tests {
             a.argv.clone(),
             a.host_grant.clone(),
             a.from_hook,
+            a.input.clone(),
         )
     }
 
@@ -805,6 +818,18 @@ mod tests {
             ],
             &["exec", "--from-hook", "-c==x"],
             &["exec", "--from-hook", "-c=-c=x"],
+            &["exec", "--from-hook", "--input", "typed", "-c=ls"],
+            &[
+                "exec",
+                "--from-hook",
+                "--policy",
+                "p",
+                "--host-grant",
+                "ab12",
+                "--input",
+                "typed",
+                "-c=ls",
+            ],
             &[
                 "exec",
                 "--from-hook",
@@ -843,6 +868,16 @@ mod tests {
                 "-c=ls",
             ],
             &["exec", "--from-hook", "--backend", "none", "-c=ls"],
+            &["exec", "--from-hook", "--input", "keys", "-c=ls"],
+            &[
+                "exec",
+                "--from-hook",
+                "--input",
+                "typed",
+                "--policy",
+                "p",
+                "-c=ls",
+            ],
             &["exec", "--from-hook", "--approve-all", "-c=ls"],
             &["exec", "--from-hook", "--session", "s", "-c=ls"],
             &["exec", "--from-hook", "-c=ls", "--", "x"],
@@ -882,11 +917,17 @@ mod tests {
         assert!(exec_args(&args).is_none());
         // The lines the hook writes, split by the shell as the host's is.
         for line in ["ls -la", "=x", "-x", "it's \"q\"\nnext", "a\\b $(c) `d`"] {
-            for grant in [None, Some("0123abcd")] {
+            for (grant, typed) in [
+                (None, false),
+                (Some("0123abcd"), false),
+                (None, true),
+                (Some("0123abcd"), true),
+            ] {
                 let written = hook::exec_line(
                     Some(std::path::Path::new("/usr/bin/cordon")),
                     Some(std::path::Path::new("/w/it's cordon.toml")),
                     grant,
+                    typed,
                     line,
                 )
                 .unwrap();

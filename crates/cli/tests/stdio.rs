@@ -567,3 +567,83 @@ fn a_signal_that_kills_cordon_still_restores_the_terminal() {
         );
     }
 }
+
+/// A command an agent host runs (`cordon exec --from-hook`, the hook's rewrite) reads nothing:
+/// stdin is at end of file and its terminal's reads end at once. What the host's agent types
+/// into it later reaches no hook (Codex's `write_stdin`, Copilot's `write_bash`): the real
+/// Codex let `write_stdin` type `!rm -rf keep` into an allowed `less`, which ran it (round 8
+/// of issue 21, redhost21). Gemini CLI's rewrite says `--input typed` (a person types into its
+/// interactive shell): that command reads its input as before.
+#[test]
+fn a_command_a_host_runs_reads_nothing_typed_into_it() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let policy = ws.dir.path().join(format!("{backend}.toml"));
+        let text = std::fs::read_to_string(ws.policy()).unwrap().replacen(
+            "[sandbox.paths.w]",
+            &format!("[sandbox]\nbackend = \"{backend}\"\n[sandbox.paths.w]"),
+            1,
+        );
+        std::fs::write(&policy, text).unwrap();
+        let policy = policy.display().to_string();
+        let line = "-c=echo ready; read x; echo \"got:$x\"; read y < /dev/tty; echo \"tty:$y\"";
+        // Piped, as a host without a terminal gives it.
+        for (typed, want) in [(false, "got:\n"), (true, "got:rm -rf keep\n")] {
+            let mut args = vec!["exec", "--from-hook", "--policy", &policy];
+            if typed {
+                args.extend(["--input", "typed"]);
+            }
+            args.push(line);
+            let mut c = common::command(&ws.w());
+            c.args(&args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = c.spawn().unwrap();
+            {
+                use std::io::Write;
+                let mut stdin = child.stdin.take().unwrap();
+                stdin.write_all(b"rm -rf keep\n").unwrap();
+            }
+            let out = child.wait_with_output().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                stdout.contains(want),
+                "{backend}, typed {typed}: {stdout:?} {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        // On a terminal, as Codex's `tty: true` gives it: the keys sent never reach it.
+        for typed in [false, true] {
+            let mut args = vec!["--from-hook", "--policy", &policy];
+            if typed {
+                args.extend(["--input", "typed"]);
+            }
+            args.push(line);
+            let mut p = Pty::exec(&ws.w(), &args, &[]);
+            p.expect("ready");
+            p.send(b"rm -rf keep\r");
+            if typed {
+                p.expect("got:rm -rf keep");
+                p.send(b"second\r");
+            }
+            let (code, screen) = p.finish();
+            assert_eq!(code, 0, "{backend}, typed {typed}: {screen}");
+            match typed {
+                false => {
+                    assert!(
+                        screen.contains("got:\r\n") && screen.contains("tty:\r\n"),
+                        "{backend}: the command read what was typed: {screen}"
+                    );
+                    assert!(!screen.contains("got:rm"), "{backend}: {screen}");
+                }
+                // bwrap's --new-session leaves the command no controlling terminal (see
+                // the first test): only Landlock's reads /dev/tty.
+                true if backend == "landlock" => {
+                    assert!(screen.contains("tty:second"), "{backend}: {screen}")
+                }
+                true => assert!(screen.contains("tty:\r\n"), "{backend}: {screen}"),
+            }
+        }
+    }
+}

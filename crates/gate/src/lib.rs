@@ -629,6 +629,8 @@ pub struct RunOptions {
     /// taken from it meanwhile (its output waits) and given back after the answer. `None`: such
     /// a connection is denied, and recorded as denied.
     pub ask: Option<SharedAsker>,
+    /// What the command reads: cordon's own stdin and terminal, or nothing at all.
+    pub input: Input,
 }
 
 /// An asker shared by the threads that decide a run's connections.
@@ -641,8 +643,22 @@ impl std::fmt::Debug for RunOptions {
             .field("output", &self.output)
             .field("cancel", &self.cancel)
             .field("ask", &self.ask.is_some())
+            .field("input", &self.input)
             .finish()
     }
+}
+
+/// What a shell call's command reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Input {
+    /// cordon's own stdin, and its terminal's keys where the run is interactive.
+    #[default]
+    Inherit,
+    /// Nothing: stdin is at end of file, and a terminal the command is given (its own pty,
+    /// for output) reads end of file too. For a command an agent host runs, where whatever
+    /// is typed into it later (Codex's `write_stdin`, Copilot's `write_bash`) would be
+    /// commands no hook decides: what the policy allowed is the line, not the keys.
+    Nothing,
 }
 
 /// Where a shell call's output goes.

@@ -110,6 +110,8 @@ impl Gate {
             output: Output::Inherit,
             cancel,
             ask: None,
+            // The wrapped server's stdin is its MCP client's channel.
+            input: Input::Inherit,
         };
         // The engine's writer where it has one (its records share syncs), else the gate's log.
         let log = match lock(&self.engine).audit_log() {

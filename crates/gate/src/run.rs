@@ -151,6 +151,13 @@ impl Gate {
             listings,
             ..Default::default()
         };
+        if opts.input == Input::Nothing && io.stdio.fds[0].is_none() {
+            // A pipe whose write end is closed at once: end of file, nothing to read.
+            let (stdin, _) = capture::pipe().map_err(|e| {
+                Error::failure(format!("cannot give the command an empty stdin: {e}"))
+            })?;
+            io.stdio.fds[0] = Some(Arc::new(stdin));
+        }
         let capture = match opts.output {
             Output::Inherit => None,
             Output::Capture { limit } => Some(

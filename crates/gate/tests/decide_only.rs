@@ -36,6 +36,7 @@ fn decides_and_records_but_never_runs() {
             output: Output::Capture { limit: 1024 },
             cancel: None,
             ask: None,
+            ..RunOptions::default()
         },
     );
     let Err(e) = ran else {

@@ -60,6 +60,7 @@ fn capture(limit: usize) -> RunOptions {
         output: Output::Capture { limit },
         cancel: None,
         ask: None,
+        ..RunOptions::default()
     }
 }
 

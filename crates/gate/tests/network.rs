@@ -260,6 +260,7 @@ fn through_the_proxy(backend: &str) {
                 output: Output::Capture { limit: 1 << 16 },
                 cancel: None,
                 ask: None,
+                ..RunOptions::default()
             },
         )
         .unwrap_or_else(|e| panic!("{e}"))

@@ -516,8 +516,10 @@ impl Relay {
             let foreground = foreground && stdin_tty == Some(TerminalInput::Pty);
             let (master, slave) = open_pty(first, foreground)?;
             set_nonblocking(master.as_raw_fd())?;
-            if stdin_tty == Some(TerminalInput::Nothing) {
-                // Its terminal has no input: a read ends at once, with end-of-file.
+            if stdin_tty == Some(TerminalInput::Nothing) || kinds[0] != Kind::Terminal {
+                // Its terminal has no input (cordon does not read the operator's terminal, or
+                // stdin is not a terminal and the pty is only for output): a read ends at
+                // once, with end-of-file, rather than waiting for keys that never come.
                 // SAFETY: `t` is a zeroed termios on our stack (a valid value) tcgetattr fills;
                 // write reads one byte from `eof`, a live local u8. A failed write leaves a
                 // command that reads its terminal waiting until the run ends, nothing worse.

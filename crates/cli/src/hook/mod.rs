@@ -90,6 +90,14 @@ impl Host {
         }
     }
 
+    /// A person can type into the shell commands this host runs: Gemini CLI's interactive
+    /// shell, focused by its user. Its agent has no tool that types into a command. The
+    /// others' agents do (Codex's `write_stdin`, Copilot's `write_bash`) or no one does
+    /// (Claude Code, opencode): their commands read nothing (`exec_line`).
+    pub fn typed_input(self) -> bool {
+        self == Host::Gemini
+    }
+
     /// The hosts whose hooks live in a JSON settings file shared with the operator's other
     /// settings (`install.rs`). Copilot CLI and opencode are wired by a file of cordon's own
     /// (`install_file.rs`).
@@ -582,7 +590,13 @@ fn answer(
     Ok(match decider.decide_rewritten(&call) {
         Ok(Outcome::Allowed { reason, .. }) => Answer::Allow {
             reason,
-            command: Some(exec_line(Some(&exe), policy_file.as_deref(), None, line)?),
+            command: Some(exec_line(
+                Some(&exe),
+                policy_file.as_deref(),
+                None,
+                host.typed_input(),
+                line,
+            )?),
         },
         Ok(Outcome::Ask(p)) => {
             let reason = p.reason;
@@ -596,7 +610,7 @@ fn answer(
             } else {
                 format!(
                     "to run it once, a person runs it in a terminal, where cordon asks: {}",
-                    exec_line(None, policy_file.as_deref(), None, line)?
+                    exec_line(None, policy_file.as_deref(), None, false, line)?
                 )
             };
             let command = if host == Host::Claude {
@@ -611,6 +625,7 @@ fn answer(
                     Some(&exe),
                     policy_file.as_deref(),
                     Some(&id),
+                    host.typed_input(),
                     line,
                 )?)
             } else {
@@ -676,12 +691,16 @@ pub fn quote(s: &str) -> String {
 }
 
 /// The command the host runs instead of `line`: `cordon exec --from-hook --policy P
-/// [--host-grant ID] -c='line'` (without `--from-hook` when `exe` is `None`: a line for a
-/// person to type). A line with a NUL byte is refused (no argument can carry it).
+/// [--host-grant ID] [--input typed] -c='line'` (without `--from-hook` when `exe` is `None`: a
+/// line for a person to type). `typed`: a person can type into the command through the host
+/// (Gemini CLI's interactive shell); otherwise the command reads nothing, as what the host's
+/// agent types into it later (Codex's `write_stdin`, Copilot's `write_bash`) reaches no hook.
+/// A line with a NUL byte is refused (no argument can carry it).
 pub fn exec_line(
     exe: Option<&Path>,
     policy: Option<&Path>,
     grant: Option<&str>,
+    typed: bool,
     line: &str,
 ) -> Result<String, Error> {
     if line.contains('\0') {
@@ -706,6 +725,9 @@ pub fn exec_line(
     if let Some(id) = grant {
         out.push_str(" --host-grant ");
         out.push_str(id);
+    }
+    if typed && exe.is_some() {
+        out.push_str(" --input typed");
     }
     // Attached (`-c='…'`): a line starting with `-` stays the option's value. The `=` is
     // what clap strips after an attached short option's name, once: without it, a line that
@@ -816,7 +838,7 @@ mod tests {
 
     #[test]
     fn nul_is_refused() {
-        assert!(exec_line(Some(Path::new("/c")), None, None, "a\0b").is_err());
+        assert!(exec_line(Some(Path::new("/c")), None, None, false, "a\0b").is_err());
     }
 
     /// The hook's deadline passes after the worker recorded `allow` (and, for a second call,

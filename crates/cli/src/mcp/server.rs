@@ -237,6 +237,7 @@ async fn run_command(
         },
         cancel: Some(cancel.clone()),
         ask,
+        ..RunOptions::default()
     };
     // Dropped (the request abandoned) or cancelled: the tree is killed either way.
     let _kill = KillOnDrop(cancel.clone());
@@ -267,6 +268,7 @@ async fn file_tool(gate: &Arc<Gate>, call: Call, decision: Decision) -> CallTool
         },
         cancel: None,
         ask: None,
+        ..RunOptions::default()
     };
     match tokio::task::spawn_blocking(move || gate.run(&call, &decision, opts)).await {
         Ok(Ok(ran)) if ran.exit_code == 0 => tools::file_result(&ran.stdout),
