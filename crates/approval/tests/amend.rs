@@ -265,6 +265,40 @@ fn append_never_writes_through_a_symlink() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "");
 }
 
+/// The rules file is appended to and truncated in place (under its lock), so a second name
+/// would be changed with it: a command that can write the policy's directory (a run under
+/// another policy, or from a parent directory) hard-links the rules file's name to a file of
+/// its choice, and the operator's next "approve always" writes rules into that file, behind
+/// the after-run scan. Refused, naming the count, and neither name is touched.
+#[test]
+fn append_and_retract_never_write_through_a_hard_link() {
+    let d = tempfile::tempdir().unwrap();
+    let st = store(&d);
+    let other = d.path().join("other");
+    // Empty: a rules file that would be accepted and appended to.
+    std::fs::write(&other, "").unwrap();
+    let rules = d.path().join("cordon.rules.toml");
+    std::fs::hard_link(&other, &rules).unwrap();
+    let refused = |e: Error| {
+        assert!(
+            matches!(&e, Error::RulesFile { source, .. } if source.to_string().contains("2 names")),
+            "{e:?}"
+        );
+    };
+    refused(amend::append(&rules, &st, &am("cargo test")).unwrap_err());
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "");
+    // A rule cordon wrote, then a second name for the file: taking it back would cut the
+    // other name short too.
+    std::fs::remove_file(&rules).unwrap();
+    let wrote = amend::append(&rules, &st, &am("cargo test"))
+        .unwrap()
+        .unwrap();
+    std::fs::remove_file(&other).unwrap();
+    std::fs::hard_link(&rules, &other).unwrap();
+    refused(amend::retract(&rules, &st, &wrote).unwrap_err());
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), wrote);
+}
+
 /// Rules a command planted or edited (content the trust store does not pin) are refused by
 /// `load`, and `append` never builds on (and so never re-pins) them; what cordon itself wrote,
 /// and what the operator trusted, loads.
