@@ -502,11 +502,20 @@ pub fn append(
         format!("{text}{add}")
     };
     RulesFile::parse(&full, &name, &base)?;
+    let mut kept = text.len() as u64;
     if text.trim().is_empty() && !text.is_empty() {
         file.set_len(0).map_err(io)?; // whitespace only: start clean
+        kept = 0;
     }
-    (&file).write_all(add.as_bytes()).map_err(io)?;
-    file.sync_data().map_err(io)?;
+    if let Err(e) = (&file)
+        .write_all(add.as_bytes())
+        .and_then(|()| file.sync_data())
+    {
+        // A full disk cut the rule short: a torn tail is neither the pinned content nor valid
+        // rules, and would refuse every later run until edited by hand. Still under the lock.
+        let _ = file.set_len(kept);
+        return Err(io(e));
+    }
     pin(
         FileText {
             text: full,
