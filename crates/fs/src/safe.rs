@@ -457,9 +457,15 @@ impl Dir {
             e => io_err(&self.path.join(rel), e),
         })?;
         let mut file = std::fs::File::from(fd);
-        file.write_all(bytes)
+        if let Err(e) = file
+            .write_all(bytes)
             .and_then(|()| if sync { file.sync_all() } else { Ok(()) })
-            .map_err(|e| io_err(&self.path.join(rel), e))?;
+        {
+            // Made by this call (O_EXCL) and cut short (a full disk): a partial file would
+            // hold space, or pass for whole. unlinkat removes the name, never a link's target.
+            let _ = rustix::fs::unlinkat(&dir.fd, name, AtFlags::empty());
+            return Err(io_err(&self.path.join(rel), e));
+        }
         Ok(file)
     }
 
