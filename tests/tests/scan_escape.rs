@@ -167,6 +167,63 @@ fn a_killed_cordon_does_not_skip_the_scan() {
     });
 }
 
+/// Class 4 with the audit log directly in the writable root (`approval.audit_log =
+/// "audit.jsonl"` beside a project's policy). The run was kept from the log, its head and its
+/// lock, but not from `scans/` beside them, where its own after-run scan marker lies: it
+/// removed the marker, cordon was killed, and the next run did not scan (the plant stayed and
+/// went into that run's "before" snapshot).
+#[test]
+fn a_killed_cordon_is_scanned_when_its_audit_log_lies_in_the_root() {
+    each(|fx| {
+        let policy = fx.root.join("policies/cordon.toml");
+        let text = fs::read_to_string(&policy)
+            .unwrap()
+            .replace("../state/audit.jsonl", "../ws/audit.jsonl");
+        fs::write(&policy, text).unwrap();
+        let mut child = fx
+            .exec_cmd(
+                "mkdir -p sub && echo 'echo pwned' > sub/.envrc; \
+                 rm -rf scans/* scans 2>/dev/null; ls scans > /dev/null 2>&1; echo $? > tried; \
+                 exec sleep 300",
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let tried = fx.ws.join("tried");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while fs::read_to_string(&tried).map_or(true, |t| !t.ends_with('\n')) {
+            assert!(
+                Instant::now() < deadline,
+                "{} the command never got to its removal",
+                fx.what()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            err.contains("ended before its after-run scan") && err.contains("sub/.envrc"),
+            "{} the killed run's plant was not reported: {err}",
+            fx.what()
+        );
+        assert!(
+            !fx.ws.join("sub/.envrc").exists(),
+            "{} sub/.envrc still in place",
+            fx.what()
+        );
+    });
+}
+
 /// Class 6: a mode-000 directory in the private TMPDIR does not outlive the run.
 #[test]
 fn a_locked_directory_in_the_private_tmpdir_is_swept() {
