@@ -247,6 +247,62 @@ fn a_locked_directory_in_the_private_tmpdir_is_swept() {
     });
 }
 
+/// Class 6: a tree in the private TMPDIR deeper than cordon's open-file limit (made from the
+/// last directory's descriptor, so no path length limit applies). The run's own removal ran
+/// out of descriptors and left it, silently; the next run's sweep overflowed its thread's stack
+/// and cordon died of SIGSEGV, on that run and every later one.
+#[test]
+fn a_tree_deeper_than_the_open_file_limit_in_the_private_tmpdir_is_swept() {
+    const DEEP: &str = concat!(
+        "exec /usr/bin/python3 -c \"",
+        "import os\n",
+        "fd = os.open(os.environ['TMPDIR'], os.O_RDONLY)\n",
+        "for _ in range(5000):\n",
+        "    os.mkdir('d', dir_fd=fd)\n",
+        "    nxt = os.open('d', os.O_RDONLY, dir_fd=fd)\n",
+        "    os.close(fd)\n",
+        "    fd = nxt\n",
+        "\""
+    );
+    each(|fx| {
+        for script in [DEEP, "true"] {
+            let mut c = fx.exec_cmd(script);
+            // SAFETY: setrlimit is async-signal-safe and touches only the child.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut c, || {
+                    let mut l = libc::rlimit {
+                        rlim_cur: 0,
+                        rlim_max: 0,
+                    };
+                    if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    l.rlim_cur = l.rlim_cur.min(1024);
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &l) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            let out = c.output().unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{} {script:.20}: {}",
+                fx.what(),
+                describe(&out)
+            );
+        }
+        let uid = fx.ids.map_or(0, |(uid, _)| uid);
+        let left: Vec<_> = fs::read_dir(fx.root.join("tmp").join(format!("cordon-{uid}")))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "{} left in TMPDIR: {left:?}", fx.what());
+    });
+}
+
 /// Class 3: with the home as the writable root, its dotfiles are watched: a planted
 /// `~/.gitconfig` (whose fsmonitor the operator's next `git status` anywhere would run),
 /// `~/.bashrc`, `~/.ssh/config`, `~/.claude.json` are reported and moved aside.
