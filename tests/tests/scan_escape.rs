@@ -167,6 +167,63 @@ fn a_killed_cordon_does_not_skip_the_scan() {
     });
 }
 
+/// Class 4 with the audit log directly in the writable root (`approval.audit_log =
+/// "audit.jsonl"` beside a project's policy). The run was kept from the log, its head and its
+/// lock, but not from `scans/` beside them, where its own after-run scan marker lies: it
+/// removed the marker, cordon was killed, and the next run did not scan (the plant stayed and
+/// went into that run's "before" snapshot).
+#[test]
+fn a_killed_cordon_is_scanned_when_its_audit_log_lies_in_the_root() {
+    each(|fx| {
+        let policy = fx.root.join("policies/cordon.toml");
+        let text = fs::read_to_string(&policy)
+            .unwrap()
+            .replace("../state/audit.jsonl", "../ws/audit.jsonl");
+        fs::write(&policy, text).unwrap();
+        let mut child = fx
+            .exec_cmd(
+                "mkdir -p sub && echo 'echo pwned' > sub/.envrc; \
+                 rm -rf scans/* scans 2>/dev/null; ls scans > /dev/null 2>&1; echo $? > tried; \
+                 exec sleep 300",
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let tried = fx.ws.join("tried");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while fs::read_to_string(&tried).map_or(true, |t| !t.ends_with('\n')) {
+            assert!(
+                Instant::now() < deadline,
+                "{} the command never got to its removal",
+                fx.what()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            err.contains("ended before its after-run scan") && err.contains("sub/.envrc"),
+            "{} the killed run's plant was not reported: {err}",
+            fx.what()
+        );
+        assert!(
+            !fx.ws.join("sub/.envrc").exists(),
+            "{} sub/.envrc still in place",
+            fx.what()
+        );
+    });
+}
+
 /// Class 6: a mode-000 directory in the private TMPDIR does not outlive the run.
 #[test]
 fn a_locked_directory_in_the_private_tmpdir_is_swept() {
@@ -180,6 +237,62 @@ fn a_locked_directory_in_the_private_tmpdir_is_swept() {
             describe(&out)
         );
         // cordon keeps its private TMPDIRs in $TMPDIR/cordon-<uid>.
+        let uid = fx.ids.map_or(0, |(uid, _)| uid);
+        let left: Vec<_> = fs::read_dir(fx.root.join("tmp").join(format!("cordon-{uid}")))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "{} left in TMPDIR: {left:?}", fx.what());
+    });
+}
+
+/// Class 6: a tree in the private TMPDIR deeper than cordon's open-file limit (made from the
+/// last directory's descriptor, so no path length limit applies). The run's own removal ran
+/// out of descriptors and left it, silently; the next run's sweep overflowed its thread's stack
+/// and cordon died of SIGSEGV, on that run and every later one.
+#[test]
+fn a_tree_deeper_than_the_open_file_limit_in_the_private_tmpdir_is_swept() {
+    const DEEP: &str = concat!(
+        "exec /usr/bin/python3 -c \"",
+        "import os\n",
+        "fd = os.open(os.environ['TMPDIR'], os.O_RDONLY)\n",
+        "for _ in range(5000):\n",
+        "    os.mkdir('d', dir_fd=fd)\n",
+        "    nxt = os.open('d', os.O_RDONLY, dir_fd=fd)\n",
+        "    os.close(fd)\n",
+        "    fd = nxt\n",
+        "\""
+    );
+    each(|fx| {
+        for script in [DEEP, "true"] {
+            let mut c = fx.exec_cmd(script);
+            // SAFETY: setrlimit is async-signal-safe and touches only the child.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut c, || {
+                    let mut l = libc::rlimit {
+                        rlim_cur: 0,
+                        rlim_max: 0,
+                    };
+                    if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    l.rlim_cur = l.rlim_cur.min(1024);
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &l) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            let out = c.output().unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{} {script:.20}: {}",
+                fx.what(),
+                describe(&out)
+            );
+        }
         let uid = fx.ids.map_or(0, |(uid, _)| uid);
         let left: Vec<_> = fs::read_dir(fx.root.join("tmp").join(format!("cordon-{uid}")))
             .unwrap()

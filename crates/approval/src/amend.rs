@@ -502,11 +502,20 @@ pub fn append(
         format!("{text}{add}")
     };
     RulesFile::parse(&full, &name, &base)?;
+    let mut kept = text.len() as u64;
     if text.trim().is_empty() && !text.is_empty() {
         file.set_len(0).map_err(io)?; // whitespace only: start clean
+        kept = 0;
     }
-    (&file).write_all(add.as_bytes()).map_err(io)?;
-    file.sync_data().map_err(io)?;
+    if let Err(e) = (&file)
+        .write_all(add.as_bytes())
+        .and_then(|()| file.sync_data())
+    {
+        // A full disk cut the rule short: a torn tail is neither the pinned content nor valid
+        // rules, and would refuse every later run until edited by hand. Still under the lock.
+        let _ = file.set_len(kept);
+        return Err(io(e));
+    }
     pin(
         FileText {
             text: full,
@@ -522,11 +531,26 @@ pub fn append(
 /// symlink at any component of its path: cordon (maybe as root) would otherwise write a rule
 /// to whatever a link planted at its name, or at a directory on the way, points at. The path
 /// is the policy's directory (canonical when the policy was loaded) and the file name, so a
-/// link found there now was put there since. Only a regular file is accepted.
+/// link found there now was put there since. Only a regular file with one name is accepted:
+/// it is appended to and truncated in place, which would change a second name's file too (a
+/// hard link a command made to a file of its choice, written behind the after-run scan).
 fn open_rules_file(path: &Path, create: bool) -> Result<File, Error> {
     let (dir, name) = rules_dir(path)?;
-    dir.open_read_append(Path::new(name), 0o644, create)
-        .map_err(|e| rules_error(path, e))
+    let file = dir
+        .open_read_append(Path::new(name), 0o644, create)
+        .map_err(|e| rules_error(path, e))?;
+    let io = |source| Error::RulesFile {
+        path: path.to_path_buf(),
+        source,
+    };
+    let names = std::os::unix::fs::MetadataExt::nlink(&file.metadata().map_err(io)?);
+    if names != 1 {
+        return Err(io(std::io::Error::other(format!(
+            "it has {names} names (hard links), and cordon changes it in place, which would change the file under the other names too (a sandboxed command could have linked it); find the other names with `find / -xdev -samefile {}` and remove those you did not make",
+            path.display()
+        ))));
+    }
+    Ok(file)
 }
 
 /// The rules file's directory, walked from `/` without following a link, and its name.

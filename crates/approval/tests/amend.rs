@@ -265,6 +265,40 @@ fn append_never_writes_through_a_symlink() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "");
 }
 
+/// The rules file is appended to and truncated in place (under its lock), so a second name
+/// would be changed with it: a command that can write the policy's directory (a run under
+/// another policy, or from a parent directory) hard-links the rules file's name to a file of
+/// its choice, and the operator's next "approve always" writes rules into that file, behind
+/// the after-run scan. Refused, naming the count, and neither name is touched.
+#[test]
+fn append_and_retract_never_write_through_a_hard_link() {
+    let d = tempfile::tempdir().unwrap();
+    let st = store(&d);
+    let other = d.path().join("other");
+    // Empty: a rules file that would be accepted and appended to.
+    std::fs::write(&other, "").unwrap();
+    let rules = d.path().join("cordon.rules.toml");
+    std::fs::hard_link(&other, &rules).unwrap();
+    let refused = |e: Error| {
+        assert!(
+            matches!(&e, Error::RulesFile { source, .. } if source.to_string().contains("2 names")),
+            "{e:?}"
+        );
+    };
+    refused(amend::append(&rules, &st, &am("cargo test")).unwrap_err());
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "");
+    // A rule cordon wrote, then a second name for the file: taking it back would cut the
+    // other name short too.
+    std::fs::remove_file(&rules).unwrap();
+    let wrote = amend::append(&rules, &st, &am("cargo test"))
+        .unwrap()
+        .unwrap();
+    std::fs::remove_file(&other).unwrap();
+    std::fs::hard_link(&rules, &other).unwrap();
+    refused(amend::retract(&rules, &st, &wrote).unwrap_err());
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), wrote);
+}
+
 /// Rules a command planted or edited (content the trust store does not pin) are refused by
 /// `load`, and `append` never builds on (and so never re-pins) them; what cordon itself wrote,
 /// and what the operator trusted, loads.
@@ -382,4 +416,66 @@ fn a_link_at_each_component_of_the_rules_path_is_refused_and_named() {
     assert!(amend::append(&file, &s, &am("cargo test"))
         .unwrap()
         .is_some());
+}
+
+const CHILD_PATH: &str = "CORDON_TEST_AMEND_CHILD_PATH";
+
+/// A rule whose write the disk cut short (ENOSPC; here RLIMIT_FSIZE, which the kernel reports
+/// the same way to `write`) leaves the rules file as it was: the remembered rules still load,
+/// and the next "approve always" appends to whole content. A torn tail was neither the pinned
+/// content nor valid rules: every later run refused the file until it was edited by hand.
+#[test]
+fn a_rule_cut_short_by_a_full_disk_leaves_the_file_as_it_was() {
+    let d = tempfile::tempdir().unwrap();
+    let st = store(&d);
+    let path = d.path().join("cordon.rules.toml");
+    amend::append(&path, &st, &am("cargo build"))
+        .unwrap()
+        .unwrap();
+    let before = std::fs::read_to_string(&path).unwrap();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "full_disk_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_PATH, &path)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(42), "the child's checks failed");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    amend::load(&path, &st).unwrap();
+    amend::append(&path, &st, &am("cargo test"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(amend::load(&path, &st).unwrap().shell.len(), 2);
+}
+
+/// The child of the test above (does nothing in a normal run).
+#[test]
+fn full_disk_child() {
+    let Ok(path) = std::env::var(CHILD_PATH) else {
+        return;
+    };
+    let path = std::path::PathBuf::from(path);
+    let st = TrustStore::at(path.parent().unwrap().join("config/cordon"));
+    let len = std::fs::metadata(&path).unwrap().len();
+    // SAFETY: SIG_IGN installs no handler, so no code of ours runs in signal context; it only
+    // turns the SIGXFSZ an oversized write would raise into EFBIG. This is a child process of
+    // its own: the disposition affects nothing else.
+    let old = unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+    assert_ne!(old, libc::SIG_ERR);
+    rustix::process::setrlimit(
+        rustix::process::Resource::Fsize,
+        rustix::process::Rlimit {
+            current: Some(len + 20),
+            maximum: None,
+        },
+    )
+    .unwrap();
+    let long = format!("echo {}", "y".repeat(200));
+    amend::append(&path, &st, &am(&long)).unwrap_err();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
+    std::process::exit(42);
 }

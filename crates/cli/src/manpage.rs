@@ -3,7 +3,6 @@
 //! status, environment, files), and `cordon-SUBCOMMAND.1` for each visible subcommand.
 //! `crates/cli/tests/manpage.rs` keeps the checked-in `docs/man/` equal to this output.
 
-use std::io::Write;
 use std::path::Path;
 
 /// What `cordon.1` says beyond the options: roff, written by hand.
@@ -53,12 +52,19 @@ rules remembered by "approve always", beside the policy file.
 \fBbwrap\fR(1), \fBsandbox\-exec\fR(1), \fBlandlock\fR(7), \fBseccomp\fR(2); the reference in the project's \fIdocs/\fR.
 "#;
 
-/// Writes `cordon.1` and a page per visible subcommand (recursively) into `dir`.
+/// Writes `cordon.1` and a page per visible subcommand (recursively) into `dir`, each through
+/// [`cordon_fs::safe`]: the directory is often in a project a sandboxed command can write, and
+/// a link it planted at a page's name is refused by name, never written through.
 pub fn write_all(cmd: clap::Command, dir: &Path) -> std::io::Result<()> {
+    let out_dir = cordon_fs::safe::Dir::anchor(dir).map_err(safe_error)?;
     let mut cmd = cmd.disable_help_subcommand(true);
     cmd.build();
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        clap_mangen::generate_to(sub.clone(), dir)?;
+        // As `clap_mangen::generate_to` does: each subcommand built on its own, its own
+        // subcommands first.
+        let mut sub = sub.clone().disable_help_subcommand(true);
+        sub.build();
+        write_pages(sub, &out_dir)?;
     }
     let man = clap_mangen::Man::new(cmd);
     let mut out = Vec::new();
@@ -70,7 +76,30 @@ pub fn write_all(cmd: clap::Command, dir: &Path) -> std::io::Result<()> {
     man.render_subcommands_section(&mut out)?;
     out.extend_from_slice(EXTRA.as_bytes());
     man.render_version_section(&mut out)?;
-    let mut f = std::fs::File::create(dir.join(man.get_filename()))?;
-    f.write_all(&out)?;
-    f.sync_all()
+    write_page(&out_dir, &man, &out)
+}
+
+/// The pages of `cmd`'s visible subcommands (recursively), then `cmd`'s own.
+fn write_pages(cmd: clap::Command, dir: &cordon_fs::safe::Dir) -> std::io::Result<()> {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
+        write_pages(sub, dir)?;
+    }
+    let man = clap_mangen::Man::new(cmd);
+    let mut out = Vec::new();
+    man.render(&mut out)?;
+    write_page(dir, &man, &out)
+}
+
+fn write_page(
+    dir: &cordon_fs::safe::Dir,
+    man: &clap_mangen::Man,
+    page: &[u8],
+) -> std::io::Result<()> {
+    dir.write(Path::new(&man.get_filename()), page, 0o644)
+        .map_err(safe_error)
+}
+
+/// A link-safe write's refusal (which names the link) as an I/O error.
+fn safe_error(e: cordon_fs::safe::SafeError) -> std::io::Error {
+    std::io::Error::new(e.kind(), e.to_string())
 }

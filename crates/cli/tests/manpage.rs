@@ -85,6 +85,31 @@ fn the_main_page_says_what_clap_does_not() {
     assert!(!out.path().join("cordon-__man.1").exists());
 }
 
+/// Issue 21, class 1: the pages are written into a directory the operator names, often in the
+/// project (docs/man/), which a sandboxed command can write. A link it planted at a page's
+/// name (`cordon-exec.1 -> ~/.bashrc`) must not get the page written over its target: refused,
+/// naming the link, the target untouched.
+#[test]
+fn pages_are_never_written_through_a_planted_link() {
+    let out = tempfile::tempdir().unwrap();
+    let victim = out.path().join("victim");
+    std::fs::write(&victim, "keep").unwrap();
+    for name in ["cordon.1", "cordon-exec.1"] {
+        let dir = out.path().join(name.replace('.', "-"));
+        std::fs::create_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join(name)).unwrap();
+        let o = common::cordon(out.path(), &["__man", dir.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(125), "{name}: {}", common::stderr(&o));
+        assert!(
+            common::stderr(&o)
+                .contains(&format!("{} is a symbolic link", dir.join(name).display())),
+            "{name}: {}",
+            common::stderr(&o)
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep", "{name}");
+    }
+}
+
 #[test]
 fn completions_for_each_shell() {
     let d = tempfile::tempdir().unwrap();

@@ -129,6 +129,9 @@ thread_local! {
 /// How old a dead writer's temporary file must be before [`Dir::sweep_temps`] removes it.
 const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// How many directories deep [`Dir::remove_tree`] holds open at once.
+const REMOVE_DEPTH: usize = 32;
+
 const DIR_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::DIRECTORY)
     .union(OFlags::NOFOLLOW)
@@ -454,9 +457,15 @@ impl Dir {
             e => io_err(&self.path.join(rel), e),
         })?;
         let mut file = std::fs::File::from(fd);
-        file.write_all(bytes)
+        if let Err(e) = file
+            .write_all(bytes)
             .and_then(|()| if sync { file.sync_all() } else { Ok(()) })
-            .map_err(|e| io_err(&self.path.join(rel), e))?;
+        {
+            // Made by this call (O_EXCL) and cut short (a full disk): a partial file would
+            // hold space, or pass for whole. unlinkat removes the name, never a link's target.
+            let _ = rustix::fs::unlinkat(&dir.fd, name, AtFlags::empty());
+            return Err(io_err(&self.path.join(rel), e));
+        }
         Ok(file)
     }
 
@@ -573,6 +582,12 @@ impl Dir {
     /// itself). Directories the caller owns but cannot read or enter (mode 000, left so by a
     /// command to survive the sweep) are made 0700 first, through a descriptor of that very
     /// directory, so no link swapped in meanwhile is changed instead.
+    ///
+    /// The depth is the command's choice (`mkdirat` from the last directory's descriptor knows
+    /// no path length limit), so the walk holds at most [`REMOVE_DEPTH`] directories open and
+    /// as many stack frames: a directory deeper than that is moved up to `rel` itself (a rename
+    /// inside the tree being removed) and taken in a later pass. One descriptor and one frame
+    /// per level ran out of descriptors (the tree stayed) or overflowed a thread's stack.
     pub fn remove_tree(&self, rel: &Path) -> Result<()> {
         let (dir, name) = self.parent_of(rel)?;
         dir.remove_entry(name)
@@ -591,23 +606,30 @@ impl Dir {
                 Err(e) => Err(io_err(&shown, e)),
             };
         }
+        let top = self.open_to_empty(name, &st)?;
+        let mut moved_up = 0u64;
+        loop {
+            let before = moved_up;
+            top.empty(&top, 1, &mut moved_up)?;
+            if moved_up == before {
+                break;
+            }
+        }
+        match rustix::fs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(io_err(&shown, e)),
+        }
+    }
+
+    /// The directory `name` (whose `lstat` is `st`), opened and made listable and writable.
+    fn open_to_empty(&self, name: &OsStr, st: &Stat) -> Result<Dir> {
         let sub = match self.dir(Path::new(name)) {
             Ok(d) => d,
             Err(SafeError::Io { source, .. })
                 if source.kind() == std::io::ErrorKind::PermissionDenied =>
             {
                 self.make_accessible(name)?;
-                self.dir(Path::new(name))?
-            }
-            Err(e) => return Err(e),
-        };
-        let listed = match sub.entries() {
-            Ok(l) => l,
-            Err(SafeError::Io { source, .. })
-                if source.kind() == std::io::ErrorKind::PermissionDenied =>
-            {
-                self.make_accessible(name)?;
-                sub.entries()?
+                return self.dir(Path::new(name));
             }
             Err(e) => return Err(e),
         };
@@ -615,12 +637,60 @@ impl Dir {
         if st.st_mode & 0o700 != 0o700 {
             self.make_accessible(name)?;
         }
-        for (entry, _) in listed {
-            sub.remove_entry(&entry)?;
+        Ok(sub)
+    }
+
+    /// Removes everything in this directory, `depth` levels below `top`; a directory deeper
+    /// than [`REMOVE_DEPTH`] is renamed into `top` (counted in `moved_up`) instead.
+    fn empty(&self, top: &Dir, depth: usize, moved_up: &mut u64) -> Result<()> {
+        for (entry, _) in self.entries()? {
+            let shown = self.path.join(&entry);
+            let st = match rustix::fs::statat(&self.fd, &entry, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => st,
+                Err(Errno::NOENT) => continue,
+                Err(e) => return Err(io_err(&shown, e)),
+            };
+            if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+                match rustix::fs::unlinkat(&self.fd, &entry, AtFlags::empty()) {
+                    Ok(()) | Err(Errno::NOENT) => continue,
+                    Err(e) => return Err(io_err(&shown, e)),
+                }
+            }
+            if depth >= REMOVE_DEPTH {
+                // Moving a directory rewrites its `..`: it must be writable.
+                if st.st_mode & 0o700 != 0o700 {
+                    self.make_accessible(&entry)?;
+                }
+                self.move_up(&entry, top, moved_up)?;
+                continue;
+            }
+            let sub = self.open_to_empty(&entry, &st)?;
+            sub.empty(top, depth + 1, moved_up)?;
+            drop(sub);
+            match rustix::fs::unlinkat(&self.fd, &entry, AtFlags::REMOVEDIR) {
+                Ok(()) | Err(Errno::NOENT) => {}
+                Err(e) => return Err(io_err(&shown, e)),
+            }
         }
-        match rustix::fs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR) {
-            Ok(()) | Err(Errno::NOENT) => Ok(()),
-            Err(e) => Err(io_err(&shown, e)),
+        Ok(())
+    }
+
+    /// Renames the directory `name` into `top` under a name not taken there (never over one).
+    fn move_up(&self, name: &OsStr, top: &Dir, moved_up: &mut u64) -> Result<()> {
+        loop {
+            *moved_up += 1;
+            let to = format!(".cordon-removing.{}", *moved_up);
+            match rustix::fs::renameat_with(
+                &self.fd,
+                name,
+                &top.fd,
+                to.as_str(),
+                RenameFlags::NOREPLACE,
+            ) {
+                Ok(()) => return Ok(()),
+                Err(Errno::EXIST) => continue,
+                Err(e) => return Err(io_err(&self.path.join(name), e)),
+            }
         }
     }
 

@@ -109,7 +109,7 @@ pub fn listings(roots: &[PathBuf], log: &Path) -> Option<cordon_ossandbox::Listi
 fn scans_beside(log: &Path) -> Option<PathBuf> {
     log.parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .map(|d| d.join("scans"))
+        .map(|d| d.join(cordon_policy::SCANS_DIR))
 }
 
 /// Before policy discovery: the trust-store part of the scans of dead runs whose markers lie
@@ -583,7 +583,7 @@ impl Marker {
         let mut tries = 0;
         let (dir, file) = loop {
             let made = cordon_fs::safe::Dir::anchor(parent)
-                .and_then(|d| d.create_dirs(Path::new("scans"), 0o700))
+                .and_then(|d| d.create_dirs(Path::new(cordon_policy::SCANS_DIR), 0o700))
                 .map_err(|e| (e.is_not_found(), e.to_string()))
                 .and_then(|d| {
                     write_new(&d, &fresh, text.as_bytes())
@@ -632,7 +632,11 @@ impl Marker {
         let _ = self.dir.remove(&self.name);
         if let Some(parent) = self.dir.path().parent() {
             if let Ok(p) = cordon_fs::safe::Dir::anchor(parent) {
-                let _ = rustix::fs::unlinkat(&p, "scans", rustix::fs::AtFlags::REMOVEDIR);
+                let _ = rustix::fs::unlinkat(
+                    &p,
+                    cordon_policy::SCANS_DIR,
+                    rustix::fs::AtFlags::REMOVEDIR,
+                );
             }
         }
     }

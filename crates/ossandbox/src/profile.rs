@@ -573,7 +573,15 @@ impl Profile {
                         // The writer creates its lock before any run; another policy's log
                         // may predate it.
                         let lock = Some(beside(".lock")).filter(|l| own || l.exists());
-                        for path in [log.clone(), beside(".head")].into_iter().chain(lock) {
+                        // The after-run scans' markers and kept listings lie beside the log: a
+                        // run that removed its own marker, its cordon then killed, was never
+                        // scanned.
+                        let scans = log.parent().map(|d| d.join(cordon_policy::SCANS_DIR));
+                        for path in [log.clone(), beside(".head")]
+                            .into_iter()
+                            .chain(lock)
+                            .chain(scans)
+                        {
                             protected.push(Protected {
                                 path,
                                 origin: format!(
@@ -820,14 +828,16 @@ mod tests {
         // Not even readable: every earlier command line is in it.
         assert!(prof.protected[0].hidden());
         // Directly in the writable root: protecting the directory would make the whole root
-        // read-only, so only the log, its head and the writer's lock are protected (hidden).
+        // read-only, so only the log, its head, the writer's lock and the scans' markers
+        // beside them are protected (hidden).
         let text = format!("{ws}[approval]\naudit_log = \"audit.jsonl\"\n");
         assert_eq!(
             paths(&text, d.path()),
             vec![
                 real.join("audit.jsonl"),
                 real.join("audit.jsonl.head"),
-                real.join("audit.jsonl.lock")
+                real.join("audit.jsonl.lock"),
+                real.join("scans")
             ]
         );
         let prof = Profile::from_policy(&policy(&text, d.path()));
@@ -842,7 +852,8 @@ mod tests {
             vec![
                 real.join("logs/audit.jsonl"),
                 real.join("logs/audit.jsonl.head"),
-                real.join("logs/audit.jsonl.lock")
+                real.join("logs/audit.jsonl.lock"),
+                real.join("logs/scans")
             ]
         );
         // Outside every writable root there is nothing to protect.

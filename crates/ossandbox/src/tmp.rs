@@ -274,9 +274,9 @@ impl PrivateTmp {
 
 impl Drop for PrivateTmp {
     fn drop(&mut self) {
-        remove(&self.path);
+        warn_unless_removed(&self.path);
         if let Some(fresh) = &self.fresh {
-            remove(fresh);
+            warn_unless_removed(fresh);
         }
     }
 }
@@ -350,18 +350,44 @@ fn sweep_one(user: &UserDir, name: &OsStr) {
     }
     // Released when the lock is dropped, after the removal.
     if let Ok(Ok(_gone)) = cordon_fs::lock::FileLock::try_exclusive(std::fs::File::from(fd)) {
-        let _ = user.dir.remove_tree(Path::new(name));
+        if let Err(e) = user.dir.remove_tree(Path::new(name)) {
+            eprintln!(
+                "cordon: warning: {}",
+                not_removed(&user.path().join(name), &e)
+            );
+        }
     }
 }
 
 /// Removes a private TMPDIR through [`cordon_fs::safe`]: never following a link the command
 /// left inside, and opening up (0700, through a descriptor of that very directory) what it
 /// left unreadable or unsearchable (`chmod 000 dir`), which `remove_dir_all` gives up on.
-fn remove(path: &Path) {
+fn remove(path: &Path) -> Result<(), cordon_fs::safe::SafeError> {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return;
+        return Ok(());
     };
-    let _ = Dir::anchor(parent).and_then(|d| d.remove_tree(Path::new(name)));
+    Dir::anchor(parent).and_then(|d| d.remove_tree(Path::new(name)))
+}
+
+/// [`remove`], saying on stderr what stayed: a run's files must not outlive it unseen.
+fn warn_unless_removed(path: &Path) {
+    if let Err(e) = remove(path) {
+        eprintln!("cordon: warning: {}", not_removed(path, &e));
+    }
+}
+
+/// The one line for a private TMPDIR that could not be removed. It names the directory (a name
+/// cordon chose) and the error, never a name inside (the command's choice, which could hold
+/// terminal escapes).
+fn not_removed(path: &Path, e: &cordon_fs::safe::SafeError) -> String {
+    let why = match e {
+        cordon_fs::safe::SafeError::Io { source, .. } => source.to_string(),
+        _ => "something in it is not what cordon can remove".into(),
+    };
+    format!(
+        "could not remove {}, a run's private TMPDIR ({why}); the next run tries again, or remove it yourself (`chmod -R u+rwx` it, then `rm -rf` it)",
+        path.display()
+    )
 }
 
 #[cfg(test)]
@@ -451,5 +477,53 @@ mod tests {
         let _t = PrivateTmp::create(base.path()).unwrap();
         let mode = std::fs::metadata(&user).unwrap().permissions().mode() & 0o7777;
         assert_eq!(mode, 0o700);
+    }
+
+    /// What the sweep cannot remove is said, naming the private TMPDIR and never a name in it.
+    /// A command cannot make this happen (as root it has no CAP_LINUX_IMMUTABLE, and a user's
+    /// tree is the user's to open up), so the test makes it from outside: as root an immutable
+    /// file, as a user a parent it cannot write.
+    #[test]
+    fn what_cannot_be_removed_is_named_without_the_names_inside() {
+        let base = tempfile::tempdir().unwrap();
+        let t = PrivateTmp::create(base.path()).unwrap();
+        let inside = t.path().join("x\x1b]0;owned\x07");
+        std::fs::write(&inside, "x").unwrap();
+        let root = rustix::process::geteuid().is_root();
+        let user = t.path().parent().unwrap().to_path_buf();
+        let chattr = |flag: &str| {
+            let ok = std::process::Command::new("chattr")
+                .arg(flag)
+                .arg(&inside)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "chattr {flag}");
+        };
+        if root {
+            chattr("+i");
+        } else {
+            std::fs::set_permissions(&user, std::fs::Permissions::from_mode(0o500)).unwrap();
+        }
+        let e = remove(t.path()).unwrap_err();
+        if root {
+            chattr("-i");
+        } else {
+            std::fs::set_permissions(&user, std::fs::Permissions::from_mode(0o700)).unwrap();
+        }
+        let said = not_removed(t.path(), &e);
+        assert!(
+            said.starts_with(&format!(
+                "could not remove {}, a run's private TMPDIR (",
+                t.path().display()
+            )),
+            "{said}"
+        );
+        assert!(
+            said.contains("Operation not permitted") || said.contains("Permission denied"),
+            "{said}"
+        );
+        assert!(!said.contains('\x1b') && !said.contains("owned"), "{said}");
+        drop(t);
     }
 }

@@ -67,6 +67,12 @@ pub const DEFAULT_POLICY_FILE: &str = "cordon.toml";
 /// The file "approve always" rules are kept in, beside the policy file.
 pub const RULES_FILE_NAME: &str = "cordon.rules.toml";
 
+/// The directory beside an audit log where the after-run scans of the runs recording to it
+/// keep their markers and kept listings (`LOGDIR/scans`): cordon's own, kept from every run
+/// and every tool call as the log is (a run that removed its own scan's marker, its cordon
+/// then killed, was never scanned).
+pub const SCANS_DIR: &str = "scans";
+
 /// How locations in the embedded default are named.
 pub const DEFAULT_POLICY_NAME: &str = "<embedded profiles/default.toml>";
 

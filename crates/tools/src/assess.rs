@@ -100,9 +100,9 @@ pub fn policy_files(
         out.push(file);
     }
     out.extend(policy.rules_file());
-    // The log, its head file and its directory, unless a writable root is that directory or
-    // lies inside it (then every write there would be refused; the OS sandbox draws the same
-    // line).
+    // The log, its head file, its writer's lock, the after-run scans' markers beside it and
+    // its directory, unless a writable root is that directory or lies inside it (then every
+    // write there would be refused; the OS sandbox draws the same line).
     let writable: Vec<&Path> = policy
         .sandbox
         .paths
@@ -120,6 +120,12 @@ pub fn policy_files(
     ) {
         out.push(log.to_path_buf());
         out.push(audit_head_path(log));
+        let mut lock = log.as_os_str().to_os_string();
+        lock.push(".lock");
+        out.push(PathBuf::from(lock));
+        if let Some(parent) = log.parent() {
+            out.push(parent.join(cordon_policy::SCANS_DIR));
+        }
         let dir = log
             .parent()
             .filter(|d| !writable.iter().any(|w| w.starts_with(d)));

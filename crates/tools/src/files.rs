@@ -25,8 +25,9 @@
 //! - `mode`: writes (write, edit, delete) to a read-only root;
 //! - `protected`: writes to a `sandbox.protected` path inside a writable root;
 //! - `policy_file`: writes (write, edit, delete) to cordon's own files, wherever they are: the
-//!   policy file and its `cordon.rules.toml`, the audit log (with its head file and, unless a
-//!   writable root is there, its directory), the trust store and the session store
+//!   policy file and its `cordon.rules.toml`, the audit log (with its head and lock files, the
+//!   after-run scans' `scans/` beside it and, unless a writable root is there, its directory),
+//!   the trust store and the session store
 //!   ([`crate::assess::policy_files`]);
 //! - `suffix`: files whose name does not end with one of the root's `suffixes` (for a read
 //!   through a symlink, the name of the file actually read counts);

@@ -44,6 +44,11 @@ struct Fixture {
 }
 
 fn fixture(rules: &str, network: &str) -> Fixture {
+    fixture_logging(rules, network, ".cordon/audit.jsonl")
+}
+
+/// [`fixture`] with the audit log at `log` (relative to the workspace).
+fn fixture_logging(rules: &str, network: &str, log: &str) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let base = std::fs::canonicalize(dir.path()).unwrap();
     let ws = base.join("ws");
@@ -51,7 +56,7 @@ fn fixture(rules: &str, network: &str) -> Fixture {
     std::fs::create_dir_all(ws.join("sub")).unwrap();
     std::fs::create_dir_all(&home).unwrap();
     let text = format!(
-        "version = 1\n{rules}\n[sandbox]\nnetwork = \"{network}\"\n[sandbox.paths.ws]\nroot = \".\"\nmode = \"rw\"\n[approval]\naudit_log = \".cordon/audit.jsonl\"\n"
+        "version = 1\n{rules}\n[sandbox]\nnetwork = \"{network}\"\n[sandbox.paths.ws]\nroot = \".\"\nmode = \"rw\"\n[approval]\naudit_log = \"{log}\"\n"
     );
     let file = ws.join("cordon.toml");
     std::fs::write(&file, text).unwrap();
@@ -562,6 +567,44 @@ fn the_policy_files_are_named_from_the_policy_and_environment() {
     // A log directly in a writable root protects the log, not the whole root.
     assert!(!files.contains(&f.ws), "{files:?}");
     assert!(!files.iter().any(|p| p == Path::new("/")));
+}
+
+/// A log directly in the writable root: its writer's lock and the after-run scans' `scans/`
+/// beside it are cordon's own too, as the kernel keeps them. A tool call that replaced or
+/// removed a live run's scan marker there left that run unscanned once its cordon was killed.
+#[test]
+fn a_log_directly_in_the_root_keeps_its_lock_and_the_scans_markers() {
+    let f = fixture_logging(REVIEW_RULES, "deny", "audit.jsonl");
+    f.all(
+        Action::Deny,
+        &[
+            "echo x > audit.jsonl",
+            "echo x > audit.jsonl.lock",
+            "echo x > scans/run-1-2-0",
+        ],
+    );
+    f.all(Action::Allow, &["echo x > notes.txt"]);
+    let tools = FileTools::new(&f.policy, Limits::default()).unwrap();
+    std::fs::create_dir(f.ws.join("scans")).unwrap();
+    std::fs::write(f.ws.join("scans/run-1-2-0"), "marker").unwrap();
+    for (op, path) in [
+        (FileOp::Write, "ws/scans/run-1-2-0"),
+        (FileOp::Delete, "ws/scans/run-1-2-0"),
+        (FileOp::Write, "ws/audit.jsonl.lock"),
+    ] {
+        let args = match op {
+            FileOp::Write => json!({"path": path, "content": "x"}),
+            _ => json!({"path": path}),
+        };
+        let a = tools.tool(op).assess(&args).unwrap();
+        let refusal = a.refusal();
+        assert!(
+            refusal
+                .as_ref()
+                .is_some_and(|d| d.rule.to_string().contains("policy_file")),
+            "{op:?} {path}: {refusal:?}"
+        );
+    }
 }
 
 /// A `-c` string of a shell other than bash is checked with bash's reading; where a POSIX
