@@ -344,6 +344,36 @@ fn child_gets_the_policy_limits() {
     );
 }
 
+/// A policy limit above cordon's own hard limit is the hard limit (the stricter one), not a
+/// refusal of every run: under `ulimit -n 1024` the default's `open_files = 4096` made every
+/// run fail (125, "resource limits: Operation not permitted", saying neither what nor what to
+/// do; found by redwrite21).
+#[test]
+fn a_policy_limit_above_the_hard_limit_is_the_hard_limit() {
+    let d = workspace(
+        "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[sandbox.limits]\nopen_files = 4096\n[shell]\ndefault = \"allow\"\n",
+    );
+    let mut c = common::command(d.path());
+    c.args(["exec", "-c", "ulimit -n; ulimit -Hn"]);
+    // SAFETY: setrlimit between fork and exec touches only the child's own limits.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        c.pre_exec(|| {
+            let l = libc::rlimit {
+                rlim_cur: 1024,
+                rlim_max: 1024,
+            };
+            match libc::setrlimit(libc::RLIMIT_NOFILE, &l) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "1024\n1024\n");
+}
+
 #[test]
 fn policy_timeout_kills_the_tree() {
     let d = workspace(

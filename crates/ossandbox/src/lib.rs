@@ -632,6 +632,11 @@ pub(crate) type RlimitResource = libc::c_int;
 
 /// Resource limits for the child, from the profile; core dumps are always off (a core dump
 /// may hold secrets, and a `|`-pipe core_pattern runs a helper outside the sandbox).
+///
+/// A limit is at most what cordon's own hard limit already is: the child inherits that one,
+/// and cannot be given more (`setrlimit` refuses, EPERM). The lower one is the stricter, so
+/// the policy's "at most N" still holds; refusing every run under `ulimit -Hn 1024` because
+/// the default says 4,096 open files protected nothing.
 fn rlimits(profile: &Profile) -> Vec<(RlimitResource, u64)> {
     let mut out = vec![(libc::RLIMIT_CORE, 0)];
     let l = &profile.limits;
@@ -643,10 +648,24 @@ fn rlimits(profile: &Profile) -> Vec<(RlimitResource, u64)> {
         (libc::RLIMIT_CPU, l.cpu_time),
     ] {
         if let Some(v) = v {
-            out.push((res, v));
+            out.push((res, v.min(hard_limit(res))));
         }
     }
     out
+}
+
+/// This process's hard limit for `res` (`u64::MAX`: unlimited, or unknown — the child's
+/// `setrlimit` then says what failed).
+fn hard_limit(res: RlimitResource) -> u64 {
+    let mut l = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `l` is a plain struct on our stack that getrlimit only writes into.
+    match unsafe { libc::getrlimit(res, &mut l) } {
+        0 if l.rlim_max != libc::RLIM_INFINITY => l.rlim_max,
+        _ => u64::MAX,
+    }
 }
 
 /// What a prepared sandbox builds once for all its runs, because it depends on the policy and
