@@ -94,8 +94,11 @@ pub fn run() -> i32 {
             println!("  {:<9} + the whole mount tree read-only in that namespace but for the writable roots (and the fresh /proc, read-only as a whole): no system file's, kernel /proc entry's or host device node's mode, owner or times can change, as root either (EROFS)", "");
             println!("  {:<9} + protected paths (sandbox.protected, sandbox.git = \"protect\", a ro root inside a rw root, the policy file and its cordon.rules.toml, the audit log and the trust store inside a rw root) kept read-only by bind mounts its init makes in that mount namespace before the command starts (the audit log hidden); Landlock forbids the command to mount or unmount", "");
         }
-        if !namespaces_ok {
-            println!("  {:<9} + no namespaces here: seccomp refuses prlimit64/setpriority/sched_set*/ioprio_set on other processes and all SysV IPC", "");
+        if !namespaces_ok && machine.own_namespaces {
+            // What `cordon profile` reports rests on `own_namespaces`: a run never gets less.
+            println!("  {:<9} + the kernel refused the namespaces (probe above) although this machine's settings allow them: every landlock run is refused (exit 125) rather than run without them and the read-only mount tree; find what refuses them, or use --backend bwrap", "");
+        } else if !namespaces_ok {
+            println!("  {:<9} + no namespaces here: the landlock backend falls back to seccomp filters, which refuse prlimit64/setpriority/sched_set*/ioprio_set on other processes and all SysV IPC", "");
         }
     }
     let bwrap_line = match (findings[3].ok, landlock_ok && seccomp_ok) {
@@ -197,7 +200,7 @@ pub fn run() -> i32 {
     if !protects {
         println!("  - stop chmod/utime/setxattr on files the caller owns outside the roots (no Landlock right covers metadata, and the read-only mount tree needs a mount namespace of its own, unavailable here; as root this includes system files and the host's /dev/null, so `auto` as root needs bwrap; set-id bits are refused by seccomp)");
     }
-    if !namespaces_ok {
+    if !namespaces_ok && !machine.own_namespaces {
         println!("  - without namespaces (probe above): hide other processes and the host's sockets in /proc (memory, environment and fds stay protected by Landlock's ptrace rules), or kill a setsid daemon when cordon itself is SIGKILLed; pthread/renice calls naming a pid (not 0) are refused");
     }
     println!("  - let a program open a new pty itself (script, ssh -t, expect): the host's /dev/pts holds every terminal of the machine and is never granted; the command's own terminal is a pty cordon opens for it (bwrap: its /dev/pts is private)");

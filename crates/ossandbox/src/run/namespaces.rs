@@ -30,7 +30,8 @@
 //! ```
 //!
 //! Report records (6 bytes: tag, step, errno or wait status as i32) on a close-on-exec pipe:
-//! `N` the namespaces could not be made (the caller falls back to seccomp argument filters),
+//! `N` the namespaces could not be made (the caller refuses the run, or falls back to seccomp
+//! argument filters where the probe said no: `lib.rs::without_namespaces`),
 //! `S` a confinement step failed, `E` every exec failed, `X` the command's wait status.
 //!
 //! The clone itself, the maps and the tie to cordon are [`super::nsclone`]'s, shared with
