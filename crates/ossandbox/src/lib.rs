@@ -102,7 +102,7 @@ pub use planted::{
     What as FindingKind, MAX_ENTRIES as SCAN_MAX_ENTRIES,
 };
 pub use probe::{Finding as ProbeResult, Machine, Outer, Platform};
-pub use profile::{Access, PathRule, Profile, Protected, PROXY_PORT};
+pub use profile::{Access, PathRule, Profile, Protected, PROXY_PORT, PTY_MAX};
 pub use render::Format;
 #[cfg(target_os = "linux")]
 pub use run::{block_forwarded_signals, SignalMask};
@@ -1098,11 +1098,14 @@ fn without_namespaces(
 #[cfg(target_os = "linux")]
 fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Plan) {
     let level = ::landlock::ABI::from(abi);
+    // The rules for what init mounts fresh, added there: /proc, and the system rule for the
+    // devpts (the command's own instance on /dev/pts, never the host's, see
+    // `landlock::HOST_PTYS`).
     let (proc_rules, host): (Vec<PathRule>, Vec<PathRule>) = profile
         .rules
         .iter()
         .cloned()
-        .partition(|r| r.path.starts_with("/proc"));
+        .partition(|r| r.path.starts_with("/proc") || landlock::is_host_ptys_rule(r));
     let plan = run::namespaces::Plan {
         user: !rustix::process::geteuid().is_root(),
         // "deny" needs a network namespace only where Landlock cannot refuse TCP and
@@ -1120,6 +1123,7 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
             .collect(),
         protect: Vec::new(),
         read_only: Some(read_only_tree(profile)),
+        pts: true,
     };
     (
         Profile {
