@@ -697,6 +697,62 @@ fn overlapping_runs_keep_each_others_covers(mode: Mode, backend: Backend, missin
     );
 }
 
+/// The lock cordon's runs take for a directory that holds placeholders (see
+/// `protect::lock_file`): a file per directory identity in /run/lock, out of the commands'
+/// reach.
+fn placeholder_lock(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(dir).unwrap();
+    PathBuf::from(format!(
+        "/run/lock/cordon-placeholders-{}-{}-{}",
+        m.uid(),
+        m.dev(),
+        m.ino()
+    ))
+}
+
+/// A command that `flock`s its own directory (exclusively, for 30 s) cannot make a run that
+/// needs a placeholder there wait or refuse: the runs' locks are not on the directory, which a
+/// command can open, but in /run/lock, which it cannot (on the directory, such a run waited
+/// 10 s and was refused). The lock file is the directory owner's, 0600.
+fn a_commands_flock_on_its_directory_stops_no_run(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    git_workspace(&fx);
+    fs::remove_dir_all(fx.ws.join(".git/hooks")).unwrap();
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
+    // The command that holds the lock runs without protected paths: no lock of cordon's own.
+    let mut holder = fx.spawn(
+        &fx.plain(),
+        "exec flock -x .git sh -c 'touch a-up; sleep 30'",
+    );
+    fx.wait_for("a-up", &mut holder);
+    let out = fx.exec(
+        &policy,
+        "mkdir .git/hooks 2>/dev/null; echo \"MKDIR $?\"; touch ran",
+    );
+    let _ = holder.kill();
+    let held = holder.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\nthe holder:\n{}",
+        describe(&out),
+        describe(&held)
+    );
+    assert!(fx.ws.join("ran").exists(), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .any(|l| l.starts_with("MKDIR ") && l != "MKDIR 0"),
+        "{}",
+        describe(&out)
+    );
+    use std::os::unix::fs::MetadataExt;
+    let lock = fs::metadata(placeholder_lock(&fx.ws.join(".git"))).unwrap();
+    let owner = fs::metadata(fx.ws.join(".git")).unwrap().uid();
+    assert_eq!((lock.uid(), lock.mode() & 0o7777), (owner, 0o600));
+}
+
 /// A run whose cordon is SIGKILLed leaves its placeholder (`.git/hooks`, the missing hooks
 /// directory). The next run over the root is not refused for it, keeps it covered (its command
 /// cannot create `.git/hooks`), and, last out, removes it; the dead run's scan (done by that
@@ -713,7 +769,7 @@ fn a_killed_runs_placeholder_is_removed_by_the_next(mode: Mode, backend: Backend
     a.wait().unwrap();
     // Until the killed run's last process (its sandbox's init, or bwrap) is gone: nothing holds
     // the directory's lock then.
-    let git = fs::File::open(fx.ws.join(".git")).unwrap();
+    let git = fs::File::open(placeholder_lock(&fx.ws.join(".git"))).unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
         let fd = std::os::fd::AsRawFd::as_raw_fd(&git);
@@ -874,6 +930,8 @@ cases! {
     landlock_link_inside_a_protected_directory => |m| link_inside_a_protected_directory(m, Backend::Landlock);
     bwrap_a_killed_runs_placeholder_is_removed_by_the_next => |m| a_killed_runs_placeholder_is_removed_by_the_next(m, Backend::Bwrap);
     landlock_a_killed_runs_placeholder_is_removed_by_the_next => |m| a_killed_runs_placeholder_is_removed_by_the_next(m, Backend::Landlock);
+    bwrap_a_commands_flock_on_its_directory_stops_no_run => |m| a_commands_flock_on_its_directory_stops_no_run(m, Backend::Bwrap);
+    landlock_a_commands_flock_on_its_directory_stops_no_run => |m| a_commands_flock_on_its_directory_stops_no_run(m, Backend::Landlock);
     bwrap_a_gitdir_file_inside_the_root_is_protected => |m| a_gitdir_file_inside_the_root_is_protected(m, Backend::Bwrap);
     landlock_a_gitdir_file_inside_the_root_is_protected => |m| a_gitdir_file_inside_the_root_is_protected(m, Backend::Landlock);
     bwrap_a_dead_runs_scan_keeps_a_live_runs_cover => |m| a_dead_runs_scan_keeps_a_live_runs_cover(m, Backend::Bwrap);
