@@ -626,6 +626,10 @@ fn doctor_reports_the_namespaces(mode: Mode) {
         "[{mode:?}] {text}"
     );
     assert!(text.contains("+ own PID, IPC, mount"), "[{mode:?}] {text}");
+    assert!(
+        text.contains("+ a devpts instance of the command's own on /dev/pts"),
+        "[{mode:?}] {text}"
+    );
     let text = doctor(true);
     assert!(
         text.lines()
@@ -634,6 +638,13 @@ fn doctor_reports_the_namespaces(mode: Mode) {
     );
     assert!(
         text.contains("falls back to seccomp") && text.contains("hide other processes"),
+        "[{mode:?}] {text}"
+    );
+    // Without them no devpts of the command's own either: the host's is never granted.
+    assert!(
+        text.contains("let a program open a new pty itself")
+            && text.contains("/dev/pts holds every terminal of the machine and is never granted")
+            && !text.contains("+ a devpts instance of the command's own"),
         "[{mode:?}] {text}"
     );
 }
