@@ -169,6 +169,24 @@ impl Fixture {
     }
 
     fn command(&self, policy: &Path, script: &str) -> Command {
+        let mut c = self.command_in(policy, script, "");
+        if let Some((uid, gid)) = self.ids {
+            c.uid(uid).gid(gid);
+        }
+        c
+    }
+
+    /// [`Fixture::command`] as root whatever the case's user, with its own TMPDIR, state and
+    /// trust store (`root-tmp`, …, made here): a run of root's beside the user's.
+    fn command_as_root(&self, policy: &Path, script: &str) -> Command {
+        for d in ["tmp", "state", "config"] {
+            fs::create_dir_all(self.root.join(format!("root-{d}"))).unwrap();
+        }
+        self.command_in(policy, script, "root-")
+    }
+
+    /// The command both build, its directories named with `prefix`.
+    fn command_in(&self, policy: &Path, script: &str, prefix: &str) -> Command {
         let mut c = Command::new(cordon());
         c.arg("exec")
             .arg("--policy")
@@ -182,15 +200,12 @@ impl Fixture {
             .env("PATH", "/usr/local/bin:/usr/bin:/bin")
             .env("HOME", &self.ws)
             .env("LANG", "C.UTF-8")
-            .env("TMPDIR", self.root.join("tmp"))
-            .env("XDG_STATE_HOME", self.root.join("state"))
+            .env("TMPDIR", self.root.join(format!("{prefix}tmp")))
+            .env("XDG_STATE_HOME", self.root.join(format!("{prefix}state")))
             // The trust store outside the workspace too: under HOME it would be a protected
             // path in the writable root, which the Landlock backend refuses.
-            .env("XDG_CONFIG_HOME", self.root.join("config"))
+            .env("XDG_CONFIG_HOME", self.root.join(format!("{prefix}config")))
             .stdin(Stdio::null());
-        if let Some((uid, gid)) = self.ids {
-            c.uid(uid).gid(gid);
-        }
         c
     }
 
@@ -714,7 +729,7 @@ fn placeholder_lock(dir: &Path) -> PathBuf {
 /// A command that `flock`s its own directory (exclusively, for 30 s) cannot make a run that
 /// needs a placeholder there wait or refuse: the runs' locks are not on the directory, which a
 /// command can open, but in /run/lock, which it cannot (on the directory, such a run waited
-/// 10 s and was refused). The lock file is the directory owner's, 0600.
+/// 10 s and was refused). The lock file is the directory owner's, 0644.
 fn a_commands_flock_on_its_directory_stops_no_run(mode: Mode, backend: Backend) {
     let fx = Fixture::new(mode, backend);
     git_workspace(&fx);
@@ -750,7 +765,63 @@ fn a_commands_flock_on_its_directory_stops_no_run(mode: Mode, backend: Backend) 
     use std::os::unix::fs::MetadataExt;
     let lock = fs::metadata(placeholder_lock(&fx.ws.join(".git"))).unwrap();
     let owner = fs::metadata(fx.ws.join(".git")).unwrap().uid();
-    assert_eq!((lock.uid(), lock.mode() & 0o7777), (owner, 0o600));
+    assert_eq!((lock.uid(), lock.mode() & 0o7777), (owner, 0o644));
+}
+
+/// Root's run and a user's over the user's workspace, where root made `.git` (root's `git
+/// init` there): root's run makes the `.git/hooks` placeholder, the user's run (started while
+/// root's runs) finds it and must take the same lock, a file of root's in /run/lock — which it
+/// can, read-only (0644). The user's run must start and keep the cover; root's next run removes
+/// the placeholder. (With the lock file 0600 the user's run could not open it, and was refused.)
+fn root_and_a_users_run_share_a_root_made_placeholder(backend: Backend) {
+    let fx = Fixture::new(Mode::User, backend);
+    git_workspace(&fx);
+    fs::remove_dir_all(fx.ws.join(".git/hooks")).unwrap();
+    for p in [".git", ".git/config"] {
+        std::os::unix::fs::chown(fx.ws.join(p), Some(0), Some(0)).unwrap();
+    }
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
+    let mut root_run = fx
+        .command_as_root(&policy, "while [ ! -e a-go ]; do sleep 0.05; done")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Root's command cannot write in the user's workspace (no capabilities): its placeholder
+    // says that it holds the lock and has its mounts.
+    fx.wait_for(".git/hooks", &mut root_run);
+    assert!(fx.ws.join(".git/hooks").is_file(), "no placeholder");
+    let script = "touch b-up; while [ ! -e b-go ]; do sleep 0.05; done; \
+                  mkdir .git/hooks 2>/dev/null; echo \"MKDIR $?\"";
+    let mut user_run = fx.spawn(&policy, script);
+    fx.wait_for("b-up", &mut user_run);
+    fs::write(fx.ws.join("a-go"), "").unwrap();
+    let root_out = root_run.wait_with_output().unwrap();
+    assert_eq!(root_out.status.code(), Some(0), "{}", describe(&root_out));
+    fs::write(fx.ws.join("b-go"), "").unwrap();
+    let out = user_run.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .any(|l| l.starts_with("MKDIR ") && l != "MKDIR 0"),
+        "{}",
+        describe(&out)
+    );
+    // The user cannot remove a name in root's directory: root's next run, last out, does.
+    let again = fx.command_as_root(&policy, "true").output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", describe(&again));
+    assert!(!fx.ws.join(".git/hooks").exists(), "{}", describe(&again));
+}
+
+#[test]
+fn landlock_root_and_a_users_run_share_a_root_made_placeholder() {
+    root_and_a_users_run_share_a_root_made_placeholder(Backend::Landlock);
+}
+
+#[test]
+fn bwrap_root_and_a_users_run_share_a_root_made_placeholder() {
+    root_and_a_users_run_share_a_root_made_placeholder(Backend::Bwrap);
 }
 
 /// A run whose cordon is SIGKILLed leaves its placeholder (`.git/hooks`, the missing hooks

@@ -130,9 +130,12 @@ pub const LOCKS: &str = "/run/lock";
 ///   file left for a removed directory of another owner would otherwise be found by a new
 ///   directory with its number, and refused (or not openable) there. A file left by the same
 ///   owner's removed directory is merely shared.
-/// - Mode 0600, owned by `dir`'s owner: root's run fchowns the file it made to that owner,
-///   so that owner's runs can open it as well (root opens anything). So root's and a user's
-///   runs over the user's workspace share one lock, and no other user can open it.
+/// - Owned by `dir`'s owner (root's run fchowns the file it made to that owner), mode 0644:
+///   a `flock` needs only a read-only descriptor, so every run that finds a placeholder in
+///   that directory can take it: root's and the owner's, and a user's run in its workspace
+///   where root made a subdirectory (root's `git init`) and root's run left a placeholder.
+///   Any local user can open it, as any who could open the directory could lock that before;
+///   the commands, whom this is about, cannot reach `/run/lock`.
 /// - A file already there must be owned by root, `dir`'s owner or the caller: one another
 ///   user planted (to stop these runs) is refused, with its name. (In a sticky directory
 ///   nobody else can remove or replace it.)
@@ -165,7 +168,7 @@ fn lock_file(dir: &cordon_fs::safe::Dir) -> Result<std::fs::File, Error> {
     let rel = Path::new(&name);
     let file = match locks.open_file(rel) {
         Ok(Some(f)) => f,
-        Ok(None) => match locks.create_new(rel, b"", 0o600) {
+        Ok(None) => match locks.create_new(rel, b"", 0o644) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => locks
                 .open_file(rel)
@@ -593,7 +596,7 @@ mod tests {
     use super::*;
 
     /// The placeholder lock of a directory (see `lock_file`): in /run/lock, the directory
-    /// owner's, 0600 (root's run hands the file it made over); a file there of another user
+    /// owner's, 0644 (root's run hands the file it made over); a file there of another user
     /// is refused, with its name. Needs root (CI runs as root) to own files for others.
     #[test]
     fn placeholder_locks_are_the_directory_owners_and_refuse_another_users() {
@@ -616,7 +619,7 @@ mod tests {
         let opened = cordon_fs::safe::Dir::open_absolute(&dir).unwrap();
         drop(lock_file(&opened).unwrap());
         let l = std::fs::metadata(&name).unwrap();
-        assert_eq!((l.uid(), l.mode() & 0o7777), (owner, 0o600));
+        assert_eq!((l.uid(), l.mode() & 0o7777), (owner, 0o644));
         // Another user's file in its place: refused.
         std::os::unix::fs::chown(&name, Some(other), Some(other)).unwrap();
         let e = lock_file(&opened).unwrap_err().to_string();
