@@ -426,6 +426,7 @@ suite! {
     stdin_fchmod: attack("stdin-fchmod", C, C, INFILE),
     stdin_fsetxattr: attack("stdin-fsetxattr", C, C, INFILE),
     legit_tty: needing(legit("legit-tty"), PTY),
+    legit_own_pty: needing(legit("legit-own-pty"), PTY),
     legit_stdin_file: needing(legit("legit-stdin-file"), INFILE),
 }
 

@@ -626,6 +626,10 @@ fn doctor_reports_the_namespaces(mode: Mode) {
         "[{mode:?}] {text}"
     );
     assert!(text.contains("+ own PID, IPC, mount"), "[{mode:?}] {text}");
+    assert!(
+        text.contains("+ a devpts instance of the command's own on /dev/pts"),
+        "[{mode:?}] {text}"
+    );
     let text = doctor(true);
     assert!(
         text.lines()
@@ -634,6 +638,13 @@ fn doctor_reports_the_namespaces(mode: Mode) {
     );
     assert!(
         text.contains("falls back to seccomp") && text.contains("hide other processes"),
+        "[{mode:?}] {text}"
+    );
+    // Without them no devpts of the command's own either: the host's is never granted.
+    assert!(
+        text.contains("let a program open a new pty itself")
+            && text.contains("/dev/pts holds every terminal of the machine and is never granted")
+            && !text.contains("+ a devpts instance of the command's own"),
         "[{mode:?}] {text}"
     );
 }
@@ -866,5 +877,57 @@ mod fallback_after_clone {
     #[test]
     fn mount_refused_as_user() {
         super::fallback_when_mount_is_refused(super::Mode::User);
+    }
+}
+
+/// Where nothing in this machine's settings refuses the namespaces (the probe `auto` and
+/// `cordon profile` go by says yes) but the kernel refuses them at run time, the Landlock run
+/// is refused (125): it never runs without the read-only mount tree and the namespaces that
+/// `profile` and `doctor` report. A real refusal: cordon starts in the deepest PID namespace
+/// the kernel allows (32 levels), so init's `clone(CLONE_NEWPID)` fails with ENOSPC — no
+/// seccomp filter, no_new_privs or user namespace the probe could see.
+fn refused_when_the_clone_fails_where_the_probe_said_yes(mode: Mode) {
+    let fx = Fixture::new(mode, Backend::Landlock);
+    let inner = fx.cordon(&os(&["/usr/bin/touch", "started"]));
+    // Nest PID namespaces while the kernel makes another one, then exec the argv.
+    let nest = r#"if /usr/bin/unshare -p -f /bin/true 2>/dev/null; then exec /usr/bin/unshare -p -f /bin/sh -c "$0" "$0" "$@"; fi; exec "$@""#;
+    let mut c = Command::new("/bin/sh");
+    c.args(["-c", nest, nest]);
+    if let Some((uid, gid)) = fx.ids {
+        c.arg("/usr/bin/setpriv")
+            .arg(format!("--reuid={uid}"))
+            .arg(format!("--regid={gid}"))
+            .args(["--clear-groups", "--"]);
+    }
+    c.arg(inner.get_program())
+        .args(inner.get_args())
+        .current_dir(&fx.ws)
+        .env_clear()
+        .stdin(Stdio::null());
+    for (k, v) in inner.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    let (status, out) = run_bounded(c, &fx.root, Duration::from_secs(120));
+    assert_eq!(status.code(), Some(125), "[{mode:?}] {out}");
+    assert!(
+        out.contains("could not make the command's own namespaces"),
+        "[{mode:?}] {out}"
+    );
+    assert!(
+        !fx.ws.join("started").exists(),
+        "[{mode:?}] the command ran: {out}"
+    );
+}
+
+mod refused_after_clone {
+    #[test]
+    fn where_the_probe_said_yes_as_root() {
+        super::refused_when_the_clone_fails_where_the_probe_said_yes(super::Mode::Root);
+    }
+    #[test]
+    fn where_the_probe_said_yes_as_user() {
+        super::refused_when_the_clone_fails_where_the_probe_said_yes(super::Mode::User);
     }
 }

@@ -169,6 +169,24 @@ impl Fixture {
     }
 
     fn command(&self, policy: &Path, script: &str) -> Command {
+        let mut c = self.command_in(policy, script, "");
+        if let Some((uid, gid)) = self.ids {
+            c.uid(uid).gid(gid);
+        }
+        c
+    }
+
+    /// [`Fixture::command`] as root whatever the case's user, with its own TMPDIR, state and
+    /// trust store (`root-tmp`, …, made here): a run of root's beside the user's.
+    fn command_as_root(&self, policy: &Path, script: &str) -> Command {
+        for d in ["tmp", "state", "config"] {
+            fs::create_dir_all(self.root.join(format!("root-{d}"))).unwrap();
+        }
+        self.command_in(policy, script, "root-")
+    }
+
+    /// The command both build, its directories named with `prefix`.
+    fn command_in(&self, policy: &Path, script: &str, prefix: &str) -> Command {
         let mut c = Command::new(cordon());
         c.arg("exec")
             .arg("--policy")
@@ -182,15 +200,12 @@ impl Fixture {
             .env("PATH", "/usr/local/bin:/usr/bin:/bin")
             .env("HOME", &self.ws)
             .env("LANG", "C.UTF-8")
-            .env("TMPDIR", self.root.join("tmp"))
-            .env("XDG_STATE_HOME", self.root.join("state"))
+            .env("TMPDIR", self.root.join(format!("{prefix}tmp")))
+            .env("XDG_STATE_HOME", self.root.join(format!("{prefix}state")))
             // The trust store outside the workspace too: under HOME it would be a protected
             // path in the writable root, which the Landlock backend refuses.
-            .env("XDG_CONFIG_HOME", self.root.join("config"))
+            .env("XDG_CONFIG_HOME", self.root.join(format!("{prefix}config")))
             .stdin(Stdio::null());
-        if let Some((uid, gid)) = self.ids {
-            c.uid(uid).gid(gid);
-        }
         c
     }
 
@@ -697,6 +712,118 @@ fn overlapping_runs_keep_each_others_covers(mode: Mode, backend: Backend, missin
     );
 }
 
+/// The lock cordon's runs take for a directory that holds placeholders (see
+/// `protect::lock_file`): a file per directory identity in /run/lock, out of the commands'
+/// reach.
+fn placeholder_lock(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(dir).unwrap();
+    PathBuf::from(format!(
+        "/run/lock/cordon-placeholders-{}-{}-{}",
+        m.uid(),
+        m.dev(),
+        m.ino()
+    ))
+}
+
+/// A command that `flock`s its own directory (exclusively, for 30 s) cannot make a run that
+/// needs a placeholder there wait or refuse: the runs' locks are not on the directory, which a
+/// command can open, but in /run/lock, which it cannot (on the directory, such a run waited
+/// 10 s and was refused). The lock file is the directory owner's, 0644.
+fn a_commands_flock_on_its_directory_stops_no_run(mode: Mode, backend: Backend) {
+    let fx = Fixture::new(mode, backend);
+    git_workspace(&fx);
+    fs::remove_dir_all(fx.ws.join(".git/hooks")).unwrap();
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
+    // The command that holds the lock runs without protected paths: no lock of cordon's own.
+    let mut holder = fx.spawn(
+        &fx.plain(),
+        "exec flock -x .git sh -c 'touch a-up; sleep 30'",
+    );
+    fx.wait_for("a-up", &mut holder);
+    let out = fx.exec(
+        &policy,
+        "mkdir .git/hooks 2>/dev/null; echo \"MKDIR $?\"; touch ran",
+    );
+    let _ = holder.kill();
+    let held = holder.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\nthe holder:\n{}",
+        describe(&out),
+        describe(&held)
+    );
+    assert!(fx.ws.join("ran").exists(), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .any(|l| l.starts_with("MKDIR ") && l != "MKDIR 0"),
+        "{}",
+        describe(&out)
+    );
+    use std::os::unix::fs::MetadataExt;
+    let lock = fs::metadata(placeholder_lock(&fx.ws.join(".git"))).unwrap();
+    let owner = fs::metadata(fx.ws.join(".git")).unwrap().uid();
+    assert_eq!((lock.uid(), lock.mode() & 0o7777), (owner, 0o644));
+}
+
+/// Root's run and a user's over the user's workspace, where root made `.git` (root's `git
+/// init` there): root's run makes the `.git/hooks` placeholder, the user's run (started while
+/// root's runs) finds it and must take the same lock, a file of root's in /run/lock — which it
+/// can, read-only (0644). The user's run must start and keep the cover; root's next run removes
+/// the placeholder. (With the lock file 0600 the user's run could not open it, and was refused.)
+fn root_and_a_users_run_share_a_root_made_placeholder(backend: Backend) {
+    let fx = Fixture::new(Mode::User, backend);
+    git_workspace(&fx);
+    fs::remove_dir_all(fx.ws.join(".git/hooks")).unwrap();
+    for p in [".git", ".git/config"] {
+        std::os::unix::fs::chown(fx.ws.join(p), Some(0), Some(0)).unwrap();
+    }
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
+    let mut root_run = fx
+        .command_as_root(&policy, "while [ ! -e a-go ]; do sleep 0.05; done")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Root's command cannot write in the user's workspace (no capabilities): its placeholder
+    // says that it holds the lock and has its mounts.
+    fx.wait_for(".git/hooks", &mut root_run);
+    assert!(fx.ws.join(".git/hooks").is_file(), "no placeholder");
+    let script = "touch b-up; while [ ! -e b-go ]; do sleep 0.05; done; \
+                  mkdir .git/hooks 2>/dev/null; echo \"MKDIR $?\"";
+    let mut user_run = fx.spawn(&policy, script);
+    fx.wait_for("b-up", &mut user_run);
+    fs::write(fx.ws.join("a-go"), "").unwrap();
+    let root_out = root_run.wait_with_output().unwrap();
+    assert_eq!(root_out.status.code(), Some(0), "{}", describe(&root_out));
+    fs::write(fx.ws.join("b-go"), "").unwrap();
+    let out = user_run.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .any(|l| l.starts_with("MKDIR ") && l != "MKDIR 0"),
+        "{}",
+        describe(&out)
+    );
+    // The user cannot remove a name in root's directory: root's next run, last out, does.
+    let again = fx.command_as_root(&policy, "true").output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", describe(&again));
+    assert!(!fx.ws.join(".git/hooks").exists(), "{}", describe(&again));
+}
+
+#[test]
+fn landlock_root_and_a_users_run_share_a_root_made_placeholder() {
+    root_and_a_users_run_share_a_root_made_placeholder(Backend::Landlock);
+}
+
+#[test]
+fn bwrap_root_and_a_users_run_share_a_root_made_placeholder() {
+    root_and_a_users_run_share_a_root_made_placeholder(Backend::Bwrap);
+}
+
 /// A run whose cordon is SIGKILLed leaves its placeholder (`.git/hooks`, the missing hooks
 /// directory). The next run over the root is not refused for it, keeps it covered (its command
 /// cannot create `.git/hooks`), and, last out, removes it; the dead run's scan (done by that
@@ -713,7 +840,7 @@ fn a_killed_runs_placeholder_is_removed_by_the_next(mode: Mode, backend: Backend
     a.wait().unwrap();
     // Until the killed run's last process (its sandbox's init, or bwrap) is gone: nothing holds
     // the directory's lock then.
-    let git = fs::File::open(fx.ws.join(".git")).unwrap();
+    let git = fs::File::open(placeholder_lock(&fx.ws.join(".git"))).unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
         let fd = std::os::fd::AsRawFd::as_raw_fd(&git);
@@ -874,6 +1001,8 @@ cases! {
     landlock_link_inside_a_protected_directory => |m| link_inside_a_protected_directory(m, Backend::Landlock);
     bwrap_a_killed_runs_placeholder_is_removed_by_the_next => |m| a_killed_runs_placeholder_is_removed_by_the_next(m, Backend::Bwrap);
     landlock_a_killed_runs_placeholder_is_removed_by_the_next => |m| a_killed_runs_placeholder_is_removed_by_the_next(m, Backend::Landlock);
+    bwrap_a_commands_flock_on_its_directory_stops_no_run => |m| a_commands_flock_on_its_directory_stops_no_run(m, Backend::Bwrap);
+    landlock_a_commands_flock_on_its_directory_stops_no_run => |m| a_commands_flock_on_its_directory_stops_no_run(m, Backend::Landlock);
     bwrap_a_gitdir_file_inside_the_root_is_protected => |m| a_gitdir_file_inside_the_root_is_protected(m, Backend::Bwrap);
     landlock_a_gitdir_file_inside_the_root_is_protected => |m| a_gitdir_file_inside_the_root_is_protected(m, Backend::Landlock);
     bwrap_a_dead_runs_scan_keeps_a_live_runs_cover => |m| a_dead_runs_scan_keeps_a_live_runs_cover(m, Backend::Bwrap);

@@ -90,12 +90,18 @@ pub fn run() -> i32 {
         if namespaces_ok {
             println!("  {:<9} + own PID, IPC, mount namespaces (and a network one where network = \"deny\" below says so): other processes, the host's SysV IPC and sockets are out of reach, zombies are reaped, and the whole tree dies with the command, on SIGTERM (after a grace period) or with cordon", "");
         }
+        if namespaces_ok {
+            println!("  {:<9} + a devpts instance of the command's own on /dev/pts (at most {} ptys): a pty it makes (script, ssh -t, expect) is its own, and the host's terminals are not in its view", "", cordon_ossandbox::PTY_MAX.to_string_lossy());
+        }
         if protects {
             println!("  {:<9} + the whole mount tree read-only in that namespace but for the writable roots (and the fresh /proc, read-only as a whole): no system file's, kernel /proc entry's or host device node's mode, owner or times can change, as root either (EROFS)", "");
             println!("  {:<9} + protected paths (sandbox.protected, sandbox.git = \"protect\", a ro root inside a rw root, the policy file and its cordon.rules.toml, the audit log and the trust store inside a rw root) kept read-only by bind mounts its init makes in that mount namespace before the command starts (the audit log hidden); Landlock forbids the command to mount or unmount", "");
         }
-        if !namespaces_ok {
-            println!("  {:<9} + no namespaces here: seccomp refuses prlimit64/setpriority/sched_set*/ioprio_set on other processes and all SysV IPC", "");
+        if !namespaces_ok && machine.own_namespaces {
+            // What `cordon profile` reports rests on `own_namespaces`: a run never gets less.
+            println!("  {:<9} + the kernel refused the namespaces (probe above) although this machine's settings allow them: every landlock run is refused (exit 125) rather than run without them and the read-only mount tree; find what refuses them, or use --backend bwrap", "");
+        } else if !namespaces_ok {
+            println!("  {:<9} + no namespaces here: the landlock backend falls back to seccomp filters, which refuse prlimit64/setpriority/sched_set*/ioprio_set on other processes and all SysV IPC", "");
         }
     }
     let bwrap_line = match (findings[3].ok, landlock_ok && seccomp_ok) {
@@ -197,10 +203,12 @@ pub fn run() -> i32 {
     if !protects {
         println!("  - stop chmod/utime/setxattr on files the caller owns outside the roots (no Landlock right covers metadata, and the read-only mount tree needs a mount namespace of its own, unavailable here; as root this includes system files and the host's /dev/null, so `auto` as root needs bwrap; set-id bits are refused by seccomp)");
     }
-    if !namespaces_ok {
+    if !namespaces_ok && !machine.own_namespaces {
         println!("  - without namespaces (probe above): hide other processes and the host's sockets in /proc (memory, environment and fds stay protected by Landlock's ptrace rules), or kill a setsid daemon when cordon itself is SIGKILLed; pthread/renice calls naming a pid (not 0) are refused");
     }
-    println!("  - let a program open a new pty itself (script, ssh -t, expect): the host's /dev/pts holds every terminal of the machine and is never granted; the command's own terminal is a pty cordon opens for it (bwrap: its /dev/pts is private)");
+    if !namespaces_ok && !machine.own_namespaces {
+        println!("  - without namespaces: let a program open a new pty itself (script, ssh -t, expect): the host's /dev/pts holds every terminal of the machine and is never granted; the command's own terminal is a pty cordon opens for it (bwrap: its /dev/pts is private)");
+    }
     println!("on both Linux backends, refused (exit 125) rather than followed: a root, extra_read or protected path reached through a symlink inside a writable root (a run could have planted it), and a protected file, or one in a protected directory, with a second name (a hard link)");
     println!("on every backend: writable roots that are, hold or lie in a system directory (/proc, /sys, /dev, /etc, /boot, /run, /usr, /bin, /sbin, /lib*, /var except /var/tmp, /nix, /root and /home themselves) are refused; LANG, LANGUAGE and LC_* pass only as locale names");
     println!("bwrap also: the fresh /proc read-only (the landlock backend too, where it makes its mount namespace); as root the sandbox's own device nodes (landlock: the host's, read-only mount: they work, their metadata cannot change); an audit log in a writable root hidden (by the landlock backend too, where it keeps protected paths)");

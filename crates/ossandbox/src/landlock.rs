@@ -103,13 +103,16 @@ pub fn fs_rights(access: crate::profile::Access, is_dir: bool, abi: ABI) -> BitF
     rights & known
 }
 
-/// The host's devpts: the terminals of every session on the machine. The Landlock backend
-/// shares the host's `/dev`, and a Landlock rule cannot tell a new pty from another user's
-/// or the operator's other terminals, so nothing there is granted: the command's terminal
-/// is a pty cordon opened for it and passes as a descriptor (see [`crate::stdio`]). Opening
-/// `/dev/ptmx` still works, but the new pty's slave cannot be opened, so programs that make
-/// their own pty (`script`, `ssh -t`) fail. bwrap mounts a private devpts, where the
-/// profile's rule stays (granted by its inner stage).
+/// The host's devpts: the terminals of every session on the machine. A Landlock rule cannot
+/// tell a new pty from another user's or the operator's other terminals, so nothing of the
+/// host's devpts is granted: the command's terminal is a pty cordon opened for it and passes
+/// as a descriptor (see [`crate::stdio`]). Where the backend has its own namespaces, its init
+/// mounts a devpts instance of the command's own here and adds the profile's rule to it
+/// (`run::namespaces::own_devpts`): `/dev/ptmx` opens that instance, so a pty the command
+/// makes (`script`, `ssh -t`) is its own and works. Without the namespaces (the seccomp
+/// fallback) the rule is left out: opening `/dev/ptmx` then makes a host pty whose slave
+/// cannot be opened. bwrap mounts a private devpts, where the profile's rule stays (granted
+/// by its inner stage).
 pub const HOST_PTYS: &str = "/dev/pts";
 
 /// Is this the system rule for [`HOST_PTYS`], which [`prepare`] leaves out?

@@ -102,7 +102,7 @@ pub use planted::{
     What as FindingKind, MAX_ENTRIES as SCAN_MAX_ENTRIES,
 };
 pub use probe::{Finding as ProbeResult, Machine, Outer, Platform};
-pub use profile::{Access, PathRule, Profile, Protected, PROXY_PORT};
+pub use profile::{Access, PathRule, Profile, Protected, PROXY_PORT, PTY_MAX};
 pub use render::Format;
 #[cfg(target_os = "linux")]
 pub use run::{block_forwarded_signals, SignalMask};
@@ -260,6 +260,11 @@ pub(crate) struct Choice {
     /// `mknod` fresh ones (that needs CAP_MKNOD in the machine's own namespace). Named in
     /// `warnings`.
     pub outer_devices: bool,
+    /// The probe said the Landlock backend's own namespaces can be made here
+    /// ([`Machine::own_namespaces`]), and `cordon profile` and `doctor` report what they hold
+    /// (the read-only mount tree, the protected paths' mounts, the private `/tmp`): a clone
+    /// the kernel refuses at run time refuses the run, never runs it with less.
+    pub namespaces: bool,
 }
 
 impl Choice {
@@ -338,6 +343,7 @@ fn unconfined(why: String, require: bool) -> Result<Choice, Error> {
             )],
             outer_network: false,
             outer_devices: false,
+            namespaces: false,
         })
     }
 }
@@ -391,6 +397,7 @@ fn choose_linux(
                         warnings: vec![format!("{why}; running with PARTIAL confinement because require_os_sandbox = false")],
                         outer_network: false,
             outer_devices: false,
+            namespaces: false,
                     })
                 }
             }
@@ -399,6 +406,7 @@ fn choose_linux(
                 warnings: vec![],
                 outer_network: false,
                 outer_devices: false,
+                namespaces: false,
             }),
         }
     };
@@ -492,6 +500,7 @@ fn choose_linux(
         },
     }?;
     let mut choice = nested_network(choice, profile, machine)?;
+    choice.namespaces = machine.own_namespaces && matches!(choice.backend, Chosen::Landlock { .. });
     // bwrap as root in a user namespace (an outer sandbox's): no mknod for fresh device nodes.
     if let (Chosen::Bwrap { .. }, true, Some(o)) = (&choice.backend, machine.root, &machine.outer) {
         if o.user_namespace {
@@ -620,6 +629,7 @@ fn choose_seatbelt(profile: &Profile, machine: &Machine) -> Result<Choice, Error
         warnings: vec![],
         outer_network: false,
         outer_devices: false,
+        namespaces: false,
     })
 }
 
@@ -912,40 +922,13 @@ fn execute_backend(
             match ran {
                 Ok(outcome) => return Ok(outcome),
                 Err(run::namespaces::Attempt::Start(e)) => return Err(e),
-                // The protected paths are kept read-only by mounts in the command's own mount
-                // namespace; without one nothing would: refused, never run writable. (The
-                // per-user configuration covers alone are no protection: without them git
-                // dies on the unreadable file, as before.)
-                Err(run::namespaces::Attempt::Unavailable(e)) if !profile.protected.is_empty() => {
-                    return Err(Error::Refused(format!(
-                        "the Landlock backend keeps {} read-only with mounts in a mount namespace of the command's own, which this kernel refused ({e}); the run is refused (use --backend bwrap where bubblewrap can start, or allow unprivileged user namespaces)",
-                        profile.protected[0].path.display()
-                    )));
-                }
-                // Without a network namespace nothing keeps the command from going around
-                // the proxy: refused, never run with more network than the policy gives.
-                Err(run::namespaces::Attempt::Unavailable(e))
-                    if profile.network == cordon_policy::Network::Proxy =>
-                {
-                    return Err(Error::Refused(format!(
-                        "sandbox.network = \"proxy\" needs a network namespace of the command's own, which this kernel refused ({e}); without one the command could go around the proxy, so the run is refused (use --backend bwrap where bubblewrap can make it, or allow unprivileged user namespaces)"
-                    )));
-                }
-                Err(run::namespaces::Attempt::Unavailable(e)) => gaps.push(format!(
-                    "no PID, IPC{} and mount namespaces of the command's own ({e}): other processes are visible in /proc, and a daemon that left the session is not killed should cordon itself be SIGKILLed{}{}",
-                    if plan.net { ", network" } else { "" },
-                    if plan.net {
-                        "; the network stays closed by seccomp, which refuses every socket()"
-                    } else {
-                        ""
-                    },
-                    // The read-only mount tree needs that mount namespace.
-                    if rustix::process::geteuid().is_root() {
-                        "; no read-only mount tree either: root's command can change the modes, owners and times of root's files outside the writable roots"
-                    } else {
-                        ""
-                    }
-                )),
+                Err(run::namespaces::Attempt::Unavailable(e)) => gaps.push(without_namespaces(
+                    choice.namespaces,
+                    profile,
+                    plan.net,
+                    rustix::process::geteuid().is_root(),
+                    &e,
+                )?),
             }
             // No namespaces here: seccomp keeps other processes and SysV IPC out of reach.
             let mut rules = seccomp::rules(profile.network);
@@ -1070,16 +1053,78 @@ fn execute_backend(
     }
 }
 
+/// What a Landlock run does when the kernel refuses its namespaces at run time (`e`): the gap
+/// to name for the run without them, or the refusal.
+///
+/// - Where the probe said they can be made (`promised`, [`Choice::namespaces`]), `cordon
+///   profile` and `doctor` report what they hold (the read-only mount tree, the protected
+///   paths' mounts, the private `/tmp`): refused, never run with less than they report.
+/// - The protected paths are kept read-only only by mounts there: refused, never run writable.
+///   (The per-user configuration covers alone are no protection: without them git dies on the
+///   unreadable file, as before.)
+/// - `sandbox.network = "proxy"`: without a network namespace the command could go around the
+///   proxy: refused.
+/// - Otherwise (an outer sandbox, where the probe said no and the report says so) the run goes
+///   on under seccomp's argument filters, with what it lacks named.
+#[cfg(target_os = "linux")]
+fn without_namespaces(
+    promised: bool,
+    profile: &Profile,
+    net: bool,
+    root: bool,
+    e: &std::io::Error,
+) -> Result<String, Error> {
+    if promised {
+        return Err(Error::Refused(format!(
+            "the Landlock backend could not make the command's own namespaces ({e}), although this machine's settings allow them and `cordon profile`/`doctor` report what they hold ({}); the run is refused rather than run with less (run `cordon doctor` to see why the kernel refuses, or use --backend bwrap)",
+            if root {
+                "the read-only mount tree that keeps root's command from changing system files"
+            } else {
+                "the read-only mount tree, the protected paths' mounts"
+            }
+        )));
+    }
+    if let Some(p) = profile.protected.first() {
+        return Err(Error::Refused(format!(
+            "the Landlock backend keeps {} read-only with mounts in a mount namespace of the command's own, which this kernel refused ({e}); the run is refused (use --backend bwrap where bubblewrap can start, or allow unprivileged user namespaces)",
+            p.path.display()
+        )));
+    }
+    if profile.network == cordon_policy::Network::Proxy {
+        return Err(Error::Refused(format!(
+            "sandbox.network = \"proxy\" needs a network namespace of the command's own, which this kernel refused ({e}); without one the command could go around the proxy, so the run is refused (use --backend bwrap where bubblewrap can make it, or allow unprivileged user namespaces)"
+        )));
+    }
+    Ok(format!(
+        "no PID, IPC{} and mount namespaces of the command's own ({e}): other processes are visible in /proc, and a daemon that left the session is not killed should cordon itself be SIGKILLed{}{}",
+        if net { ", network" } else { "" },
+        if net {
+            "; the network stays closed by seccomp, which refuses every socket()"
+        } else {
+            ""
+        },
+        // The read-only mount tree needs that mount namespace.
+        if root {
+            "; no read-only mount tree either: root's command can change the modes, owners and times of root's files outside the writable roots"
+        } else {
+            ""
+        }
+    ))
+}
+
 /// The Landlock backend's namespaces for `profile`: the profile without its /proc rules (the
 /// host's /proc is covered by a fresh one) and the plan that re-adds them there.
 #[cfg(target_os = "linux")]
 fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Plan) {
     let level = ::landlock::ABI::from(abi);
+    // The rules for what init mounts fresh, added there: /proc, and the system rule for the
+    // devpts (the command's own instance on /dev/pts, never the host's, see
+    // `landlock::HOST_PTYS`).
     let (proc_rules, host): (Vec<PathRule>, Vec<PathRule>) = profile
         .rules
         .iter()
         .cloned()
-        .partition(|r| r.path.starts_with("/proc"));
+        .partition(|r| r.path.starts_with("/proc") || landlock::is_host_ptys_rule(r));
     let plan = run::namespaces::Plan {
         user: !rustix::process::geteuid().is_root(),
         // "deny" needs a network namespace only where Landlock cannot refuse TCP and
@@ -1097,6 +1142,7 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
             .collect(),
         protect: Vec::new(),
         read_only: Some(read_only_tree(profile)),
+        pts: true,
     };
     (
         Profile {
@@ -1310,6 +1356,40 @@ mod tests {
         }
     }
 
+    /// A clone refused at run time: refused where the probe said the namespaces can be made
+    /// (what `profile` and `doctor` reported), for root and a user alike; elsewhere the run
+    /// goes on under seccomp with the gap named, unless what it needs lives only there.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_clone_refused_at_run_time_refuses_where_the_probe_said_yes() {
+        let e = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        for root in [false, true] {
+            let r = without_namespaces(true, &profile(false), true, root, &e);
+            assert!(
+                matches!(&r, Err(Error::Refused(m)) if m.contains("could not make the command's own namespaces")),
+                "{r:?}"
+            );
+            let gap = without_namespaces(false, &profile(false), true, root, &e).unwrap();
+            assert!(
+                gap.contains("no PID, IPC, network and mount namespaces"),
+                "{gap}"
+            );
+            assert_eq!(gap.contains("no read-only mount tree"), root, "{gap}");
+            let r = without_namespaces(false, &profile(true), true, root, &e);
+            assert!(
+                matches!(&r, Err(Error::Refused(m)) if m.contains("keeps /w/.git/hooks read-only")),
+                "{r:?}"
+            );
+            let mut proxy = profile(false);
+            proxy.network = Network::Proxy;
+            let r = without_namespaces(false, &proxy, true, root, &e);
+            assert!(
+                matches!(&r, Err(Error::Refused(m)) if m.contains("needs a network namespace")),
+                "{r:?}"
+            );
+        }
+    }
+
     #[test]
     fn macos_picks_seatbelt_and_never_falls_back() {
         let sb = Chosen::Seatbelt {
@@ -1406,6 +1486,7 @@ mod tests {
             warnings: vec![],
             outer_network: false,
             outer_devices: false,
+            namespaces: false,
         };
         let tmp = std::path::Path::new("/nonexistent");
         let mut proxy = profile(false);
@@ -1431,6 +1512,7 @@ mod tests {
             warnings: vec![],
             outer_network: false,
             outer_devices: false,
+            namespaces: false,
         };
         let e = refused(&proxy, &unconfined, spec(handoff(PROXY_PORT)));
         assert!(e.contains("cannot run unconfined"), "{e}");
@@ -1502,6 +1584,11 @@ mod tests {
             let c = choose(Backend::Landlock, &profile(true), true, &m).unwrap();
             assert_eq!(c.backend, Chosen::Landlock { abi: 7 });
             assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+            // And the run refuses a clone the kernel refuses anyway (see `without_namespaces`).
+            assert!(c.namespaces, "{c:?}");
+            m.own_namespaces = false;
+            let c = choose(Backend::Landlock, &profile(false), true, &m).unwrap();
+            assert!(!c.namespaces, "{c:?}");
         }
     }
 

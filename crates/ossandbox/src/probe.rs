@@ -558,7 +558,7 @@ pub fn own_namespaces() -> Finding {
         Probe::Unavailable(why) => Finding {
             name: "namespaces",
             ok: false,
-            detail: format!("{why}; the landlock backend falls back to seccomp filters (see below)"),
+            detail: format!("{why}; what landlock runs do then: see the backends below"),
         },
     }
 }

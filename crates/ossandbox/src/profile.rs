@@ -156,9 +156,14 @@ pub const SYSTEM_READ: &[&str] = &[
     "/sys/devices/system/cpu",
 ];
 
+/// The most ptys a run's own devpts holds at once (its `max=`): the Landlock init's instance
+/// (`run::namespaces::own_devpts`). Its ptys come from the pool every devpts instance but the
+/// host's shares (the host's keeps `kernel.pty.reserve`), so one run cannot take them all.
+pub const PTY_MAX: &std::ffi::CStr = c"256";
+
 /// Device nodes programs use: read, write and (for terminals) ioctl. `/dev/pts` is granted
-/// only where it is private (bwrap's devpts); the Landlock backend leaves it out, see
-/// [`crate::landlock::HOST_PTYS`].
+/// only where it is private (bwrap's devpts, the Landlock init's own instance); the Landlock
+/// backend without its namespaces leaves it out, see [`crate::landlock::HOST_PTYS`].
 pub const SYSTEM_DEVICES: &[&str] = &[
     "/dev/full",
     "/dev/null",

@@ -56,7 +56,7 @@ pub struct Plan {
 }
 
 /// The placeholder files a run's covers are mounted on — made by this run, or found there
-/// (another run's, still running or killed) — and a shared `flock` on each directory that
+/// (another run's, still running or killed) — and a shared `flock` for each directory that
 /// holds one, taken before the directory was looked at and kept for the run.
 ///
 /// Why: a placeholder is a mount point in each run's own mount namespace, and unlinking it in
@@ -70,10 +70,11 @@ pub struct Plan {
 /// matter of an unlink), then sees the names as they are. The same rule removes the
 /// placeholders a SIGKILLed cordon left: the next run finds them and, last out, removes them.
 ///
-/// The locks are on the directories themselves, whoever runs cordon (root and a user over one
-/// workspace share them). A command can `flock` its own writable directories too: a shared
-/// lock only keeps placeholders for a later run to remove, an exclusive one makes a run that
-/// starts meanwhile wait, then refuse (`LOCK_WAIT`), while the command lives.
+/// The locks are out of the commands' reach: one file per directory identity (device, inode)
+/// in `/run/lock` ([`LOCKS`]), which no profile grants and bwrap does not mount, so a command
+/// cannot `flock` them (on the directory itself, a command's exclusive `flock` made every run
+/// that started meanwhile wait 10 s and refuse). See [`lock_file`] for who makes them, and why
+/// root's and a user's runs over one workspace share them.
 #[derive(Debug, Default)]
 pub struct Placeholders {
     made: Vec<PathBuf>,
@@ -111,14 +112,89 @@ impl Placeholders {
             ))
         };
         let opened = cordon_fs::safe::Dir::open_absolute(dir).map_err(|e| why(&e))?;
-        let file = std::os::fd::AsFd::as_fd(&opened)
-            .try_clone_to_owned()
-            .map(std::fs::File::from)
-            .map_err(|e| why(&e))?;
+        let file = lock_file(&opened).map_err(|e| why(&e))?;
         let lock = cordon_fs::lock::FileLock::shared(file, LOCK_WAIT).map_err(|e| why(&e))?;
         self.held.push((dir.to_path_buf(), lock));
         Ok(())
     }
+}
+
+/// Where the placeholder locks live: the system's directory for lock files (root's, sticky,
+/// writable by every user), which no profile grants and bwrap does not mount.
+pub const LOCKS: &str = "/run/lock";
+
+/// The lock file for the directory `dir`: `cordon-placeholders-OWNER-DEV-INO` in [`LOCKS`]
+/// (`dir`'s owner's uid, its device and inode), made when missing, never through a link.
+///
+/// - The owner is in the name because an inode number is reused once a directory is gone: a
+///   file left for a removed directory of another owner would otherwise be found by a new
+///   directory with its number, and refused (or not openable) there. A file left by the same
+///   owner's removed directory is merely shared.
+/// - Owned by `dir`'s owner (root's run fchowns the file it made to that owner), mode 0644:
+///   a `flock` needs only a read-only descriptor, so every run that finds a placeholder in
+///   that directory can take it: root's and the owner's, and a user's run in its workspace
+///   where root made a subdirectory (root's `git init`) and root's run left a placeholder.
+///   Any local user can open it, as any who could open the directory could lock that before;
+///   the commands, whom this is about, cannot reach `/run/lock`.
+/// - A file already there must be owned by root, `dir`'s owner or the caller: one another
+///   user planted (to stop these runs) is refused, with its name. (In a sticky directory
+///   nobody else can remove or replace it.)
+/// - Where [`LOCKS`] is not root's sticky directory (missing, as inside some outer sandboxes),
+///   the lock is the directory itself, as before: correct, but a command that `flock`s its
+///   directory then makes a run that starts meanwhile wait and refuse.
+fn lock_file(dir: &cordon_fs::safe::Dir) -> Result<std::fs::File, Error> {
+    use std::os::fd::AsFd;
+    let at = dir.stat().map_err(|e| Error::other(e.to_string()))?;
+    let locks = cordon_fs::safe::Dir::anchor_nofollow(Path::new(LOCKS))
+        .ok()
+        .filter(|l| {
+            l.stat().is_ok_and(|st| {
+                st.st_uid == 0 && st.st_mode & 0o1000 != 0 && st.st_mode & 0o002 != 0
+            })
+        });
+    let Some(locks) = locks else {
+        return dir
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .map_err(|e| Error::other(e.to_string()));
+    };
+    let name = format!(
+        "cordon-placeholders-{}-{}-{}",
+        at.st_uid, at.st_dev, at.st_ino
+    );
+    // Opened without O_CREAT when it is there (`fs.protected_regular` refuses O_CREAT on
+    // another user's file in a sticky directory, root included), made exclusively when not.
+    let rel = Path::new(&name);
+    let file = match locks.open_file(rel) {
+        Ok(Some(f)) => f,
+        Ok(None) => match locks.create_new(rel, b"", 0o644) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => locks
+                .open_file(rel)
+                .map_err(|e| Error::other(e.to_string()))?
+                .ok_or_else(|| Error::other(format!("{LOCKS}/{name} came and went")))?,
+            Err(e) => return Err(Error::other(e.to_string())),
+        },
+        Err(e) => return Err(Error::other(e.to_string())),
+    };
+    let st = rustix::fs::fstat(&file).map_err(|e| Error::other(e.to_string()))?;
+    let me = rustix::process::geteuid().as_raw();
+    if st.st_uid == 0 && me == 0 && at.st_uid != 0 {
+        rustix::fs::fchown(&file, Some(rustix::fs::Uid::from_raw(at.st_uid)), None).map_err(
+            |e| {
+                Error::other(format!(
+                    "cannot give {LOCKS}/{name} to the directory's owner: {e}"
+                ))
+            },
+        )?;
+    } else if ![0, at.st_uid, me].contains(&st.st_uid) {
+        return Err(Error::other(format!(
+            "{LOCKS}/{name} belongs to uid {}, neither root, the directory's owner nor you (another user made it to stop these runs); remove it as root",
+            st.st_uid
+        )));
+    }
+    Ok(file)
 }
 
 impl Drop for Placeholders {
@@ -518,6 +594,38 @@ pub(crate) fn is_placeholder(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The placeholder lock of a directory (see `lock_file`): in /run/lock, the directory
+    /// owner's, 0644 (root's run hands the file it made over); a file there of another user
+    /// is refused, with its name. Needs root (CI runs as root) to own files for others.
+    #[test]
+    fn placeholder_locks_are_the_directory_owners_and_refuse_another_users() {
+        use std::os::unix::fs::MetadataExt;
+        assert!(
+            rustix::process::geteuid().is_root(),
+            "this test must run as root (CI runs as root)"
+        );
+        let d = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(d.path()).unwrap();
+        let (owner, other) = (54_321, 54_322);
+        std::os::unix::fs::chown(&dir, Some(owner), Some(owner)).unwrap();
+        let m = std::fs::metadata(&dir).unwrap();
+        let name = Path::new(LOCKS).join(format!(
+            "cordon-placeholders-{owner}-{}-{}",
+            m.dev(),
+            m.ino()
+        ));
+        let _ = std::fs::remove_file(&name);
+        let opened = cordon_fs::safe::Dir::open_absolute(&dir).unwrap();
+        drop(lock_file(&opened).unwrap());
+        let l = std::fs::metadata(&name).unwrap();
+        assert_eq!((l.uid(), l.mode() & 0o7777), (owner, 0o644));
+        // Another user's file in its place: refused.
+        std::os::unix::fs::chown(&name, Some(other), Some(other)).unwrap();
+        let e = lock_file(&opened).unwrap_err().to_string();
+        assert!(e.contains(&format!("belongs to uid {other}")), "{e}");
+        std::fs::remove_file(&name).unwrap();
+    }
 
     fn protected(ws: &Path, rels: &[&str]) -> Vec<Protected> {
         rels.iter()

@@ -77,6 +77,7 @@ pub fn describe(policy: &Policy) -> Result<Prepared, Error> {
         warnings: vec!["prepared to be shown, not run".into()],
         outer_network: false,
         outer_devices: false,
+        namespaces: false,
     };
     Ok(prepared(
         policy,

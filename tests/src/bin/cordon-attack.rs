@@ -2745,6 +2745,68 @@ fn legit_tty(_: &Ctx) -> Res {
     ok("terminal modes, window size, /dev/tty")
 }
 
+/// A program can make a pty of its own (`script`, `ssh -t`, `expect` do): openpty's steps,
+/// the slave opened by its name and a line through it. Where the command has namespaces of
+/// its own, the pty is in a devpts instance of the command's own: `/dev/pts` holds only its
+/// `ptmx` and the ptys the command made (the harness's terminal, in the host's devpts, is not
+/// there), and the slave lies on that very instance.
+fn legit_own_pty(_: &Ctx) -> Res {
+    let last = || std::io::Error::last_os_error();
+    let m = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) };
+    check(m >= 0, &format!("posix_openpt: {}", last()))?;
+    check(
+        unsafe { libc::grantpt(m) } == 0,
+        &format!("grantpt: {}", last()),
+    )?;
+    check(
+        unsafe { libc::unlockpt(m) } == 0,
+        &format!("unlockpt: {}", last()),
+    )?;
+    let mut name = [0 as libc::c_char; 64];
+    check(
+        unsafe { libc::ptsname_r(m, name.as_mut_ptr(), name.len()) } == 0,
+        &format!("ptsname_r: {}", last()),
+    )?;
+    let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
+    let slave = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(&name)
+        .map_err(|e| format!("open the new pty's slave {name}: {e}"))?;
+    (&slave)
+        .write_all(b"own-pty\n")
+        .map_err(|e| format!("write {name}: {e}"))?;
+    let mut buf = [0u8; 64];
+    let n = unsafe { libc::read(m, buf.as_mut_ptr().cast(), buf.len()) };
+    check(
+        n > 0 && buf[..n as usize].starts_with(b"own-pty"),
+        &format!("read the line back from the master: {n} bytes ({})", last()),
+    )?;
+    if NAMESPACED.load(std::sync::atomic::Ordering::Relaxed) {
+        let pts = fs::metadata("/dev/pts").map_err(|e| format!("stat /dev/pts: {e}"))?;
+        let own = slave.metadata().map_err(|e| format!("fstat {name}: {e}"))?;
+        check(
+            own.dev() == pts.dev(),
+            &format!("{name} is not on the /dev/pts the command sees"),
+        )?;
+        let mine = Path::new(&name).file_name().map(|n| n.to_os_string());
+        for e in fs::read_dir("/dev/pts").map_err(|e| format!("list /dev/pts: {e}"))? {
+            let e = e.map_err(|e| format!("list /dev/pts: {e}"))?.file_name();
+            check(
+                e == "ptmx" || Some(&e) == mine.as_ref(),
+                &format!("/dev/pts holds {e:?}, a pty the command did not make (the host's?)"),
+            )?;
+        }
+    }
+    unsafe { libc::close(m) };
+    ok(format!(
+        "a pty of its own ({name}), in its own devpts where namespaced"
+    ))
+}
+
 /// What the harness puts in the stdin file: the command reads all of it.
 const STDIN_FILE_LINE: &str = "cordon-e2e stdin line\n";
 
@@ -3345,6 +3407,7 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("stdin-fchmod", stdin_fchmod),
     ("stdin-fsetxattr", stdin_fsetxattr),
     ("legit-tty", legit_tty),
+    ("legit-own-pty", legit_own_pty),
     ("legit-stdin-file", legit_stdin_file),
 ];
 

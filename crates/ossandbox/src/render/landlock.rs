@@ -60,12 +60,12 @@ pub fn render(
         BitFlags::EMPTY
     };
 
-    // The rules `prepare` adds: without the host's /dev/pts (see `landlock::host_rules`).
+    // The rules the backend adds: `prepare`'s, and init's for what it mounts fresh (/proc, the
+    // command's own devpts on /dev/pts; never the host's, see `landlock::HOST_PTYS`).
     let ptys = std::path::Path::new(crate::landlock::HOST_PTYS);
     let rules: Vec<Value> = profile
         .rules
         .iter()
-        .filter(|r| !crate::landlock::is_host_ptys_rule(r))
         .map(|rule| {
             let (kind, is_dir) = match std::fs::metadata(&rule.path) {
                 Ok(m) if m.is_dir() => ("dir", true),
@@ -76,7 +76,11 @@ pub fn render(
                 "path": rule.path.to_string_lossy(),
                 "type": kind,
                 "access": names(fs_rights(rule.access, is_dir, level)),
-                "origin": rule.origin,
+                "origin": if crate::landlock::is_host_ptys_rule(rule) {
+                    format!("{} (added by init to the command's own devpts)", rule.origin)
+                } else {
+                    rule.origin.clone()
+                },
             })
         })
         .collect();
@@ -127,7 +131,7 @@ pub fn render(
         "A path's type (dir, file) was looked up on the machine that rendered this; a missing path is rendered as a directory (the kernel needs the path to exist when the ruleset is built).".to_string(),
     ];
     if profile.rules.iter().any(|r| r.path == ptys) {
-        notes.push(format!("The host's {} (every session's terminals) is not granted: the command's terminal is a pty cordon opens for it and passes as a descriptor; programs that open a new pty themselves (script, ssh -t) cannot use it on this backend.", crate::landlock::HOST_PTYS));
+        notes.push(format!("{} is the command's own: the backend's init mounts a devpts instance of its own there (ptmxmode=0666, mode=620, at most {} ptys) and adds this rule to it, so a pty the command makes (script, ssh -t, expect) is its own and the host's terminals (every session's) are not in its view; the command's terminal is a pty cordon opens for it and passes as a descriptor. Where that namespace cannot be made, the rule is left out and such programs get no pty.", crate::landlock::HOST_PTYS, crate::profile::PTY_MAX.to_string_lossy()));
     }
     if let Err(e) = crate::landlock::host_rules(profile) {
         notes.push(format!(

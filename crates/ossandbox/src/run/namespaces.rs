@@ -30,7 +30,8 @@
 //! ```
 //!
 //! Report records (6 bytes: tag, step, errno or wait status as i32) on a close-on-exec pipe:
-//! `N` the namespaces could not be made (the caller falls back to seccomp argument filters),
+//! `N` the namespaces could not be made (the caller refuses the run, or falls back to seccomp
+//! argument filters where the probe said no: `lib.rs::without_namespaces`),
 //! `S` a confinement step failed, `E` every exec failed, `X` the command's wait status.
 //!
 //! The clone itself, the maps and the tie to cordon are [`super::nsclone`]'s, shared with
@@ -86,8 +87,11 @@ pub struct Plan {
     /// makes the proxy's listener on this port there before the command starts (see
     /// [`crate::proxy`]); the run needs the spec's [`super::ProxyHandoff`].
     pub proxy: Option<u16>,
-    /// Landlock rules for the fresh /proc.
+    /// Landlock rules for the fresh /proc, and for the devpts instance on /dev/pts when
+    /// [`Plan::pts`] (rules belong to inodes: init adds them once it mounted these).
     pub proc_rules: Vec<ProcRule>,
+    /// Init mounts a devpts instance of the command's own on /dev/pts (see [`own_devpts`]).
+    pub pts: bool,
     /// The protected paths' mounts ([`crate::protect::Plan`]: its anchors, then its covers),
     /// made by init in the command's mount namespace before the command exists. Landlock
     /// forbids a restricted task every mount, umount and pivot_root, so the command cannot
@@ -130,7 +134,7 @@ pub enum Attempt {
 }
 
 /// Steps whose failure the child reports; the index is the record's step byte.
-const STEPS: [&str; 29] = [
+const STEPS: [&str; 30] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -160,7 +164,11 @@ const STEPS: [&str; 29] = [
     "making the mount tree read-only",
     "giving a writable root its write access back",
     "keeping the fresh /proc read-only",
+    "mounting a devpts instance of the command's own on /dev/pts",
 ];
+
+/// The step of [`own_devpts`].
+const PTS_STEP: u8 = 29;
 
 /// The read-only tree's steps (see [`read_only_tree`]); a `W` record before the `S` one names
 /// the writable root (its index in [`Plan::writable`]).
@@ -316,6 +324,7 @@ pub fn run(
                 proc_rules: &proc_rules,
                 protect: &protect,
                 read_only: plan.read_only.is_some(),
+                pts: plan.pts,
                 writable: &writable,
                 held: &held,
                 ruleset,
@@ -413,6 +422,11 @@ pub fn run(
             b'W' => giving_back = plan.read_only.iter().flatten().nth(value as usize),
             b'S' => {
                 let e = io::Error::from_raw_os_error(value);
+                if rec[1] == PTS_STEP {
+                    return Err(start(Error::other(format!(
+                        "cannot give the command a devpts instance of its own on /dev/pts (without it a pty the command makes would be the host's, allocated from every terminal's pool): {step}: {e}; the run is refused"
+                    ))));
+                }
                 if rec[1] >= TREE_STEP {
                     return Err(start(Error::other(match giving_back.filter(|_| rec[1] == TREE_STEP + 1) {
                         Some(w) => format!(
@@ -696,6 +710,8 @@ struct InitData<'a> {
     protect: &'a [(CString, crate::protect::Cover)],
     /// [`Plan::read_only`]: the tree read-only but for `writable` (path, device, inode).
     read_only: bool,
+    /// [`Plan::pts`].
+    pts: bool,
     writable: &'a [(CString, u64, u64, CString)],
     /// Two slots per writable root, for [`read_only_tree`]'s descriptors.
     held: &'a [std::cell::Cell<RawFd>],
@@ -882,6 +898,44 @@ unsafe fn protect(at: &std::ffi::CStr, cover: crate::protect::Cover) -> Result<(
         Moved::Move(e) => (mount_step, e),
         Moved::Check(e) => (check_step, e),
     })
+}
+
+/// A devpts instance of the command's own on `/dev/pts`, with the options bwrap's `--dev`
+/// gives its own (`ptmxmode=0666,mode=620`; a mount made with the mount API is always a new
+/// instance). The host's `/dev/ptmx` then opens this instance: since Linux 4.7 the kernel
+/// takes the devpts mounted at `pts` beside the `ptmx` node that was opened (and where
+/// `/dev/ptmx` is a link to `pts/ptmx`, it names this instance's node). So a pty the command
+/// makes is its own, counted in its own instance, and its slave can be opened (`script`,
+/// `ssh -t`, `expect` work); the host's terminals are not in the command's view at all. Not
+/// read-only: nothing of the host is in it. `/dev/pts` is opened without following links and
+/// must show the mount afterwards (mount id). Returns the errno.
+///
+/// # Safety
+/// Raw system calls only (rustix's, on `CStr`s: no allocation, no lock), so it may run in
+/// init between clone and exec. Every descriptor it opens is closed before it returns.
+unsafe fn own_devpts() -> Result<(), i32> {
+    use rustix::mount::{
+        fsconfig_create, fsconfig_set_string, fsmount, fsopen, FsMountFlags, FsOpenFlags,
+        MountAttrFlags,
+    };
+    use std::os::fd::AsFd;
+    let errno = |e: rustix::io::Errno| e.raw_os_error();
+    let dst = open_unfollowed(c"/dev/pts").map_err(errno)?;
+    let fs = fsopen(c"devpts", FsOpenFlags::FSOPEN_CLOEXEC).map_err(errno)?;
+    fsconfig_set_string(&fs, c"ptmxmode", c"0666").map_err(errno)?;
+    fsconfig_set_string(&fs, c"mode", c"620").map_err(errno)?;
+    // A run's ptys come from the pool every devpts instance but the host's shares (the host's
+    // own keeps `kernel.pty.reserve`): a cap per run, so one run cannot take them all.
+    fsconfig_set_string(&fs, c"max", crate::profile::PTY_MAX).map_err(errno)?;
+    fsconfig_create(&fs).map_err(errno)?;
+    let tree = fsmount(
+        &fs,
+        FsMountFlags::FSMOUNT_CLOEXEC,
+        MountAttrFlags::MOUNT_ATTR_NOSUID | MountAttrFlags::MOUNT_ATTR_NOEXEC,
+    )
+    .map_err(errno)?;
+    move_and_check(tree.as_fd(), dst.as_fd(), c"/dev/pts")
+        .map_err(|(Moved::Move(e) | Moved::Check(e))| e)
 }
 
 /// The whole mount tree read-only in one step, then write given back to each of `writable`
@@ -1092,6 +1146,16 @@ unsafe fn init(d: &InitData) -> ! {
             // SAFETY: as above.
             unsafe { *libc::__errno_location() = e };
             fail(b'S', TREE_STEP + 2);
+        }
+    }
+    // The command's own devpts, after the read-only tree (its ptys are its own, as under
+    // bwrap's `--dev`) and before the rules (one is for it).
+    if d.pts {
+        // SAFETY: raw system calls on static C strings and this frame's descriptors.
+        if let Err(e) = unsafe { own_devpts() } {
+            // SAFETY: as above.
+            unsafe { *libc::__errno_location() = e };
+            fail(b'S', PTS_STEP);
         }
     }
     for (path, dir_rights, file_rights) in d.proc_rules {

@@ -875,15 +875,28 @@ fn landlock_for_the_default_policy() {
     let profile = default_policy_profile(dir.path());
     let abi = crate::landlock::kernel_abi();
     let v = landlock::render(&profile, abi, &[]);
-    // Every rule `prepare` adds; the host's /dev/pts is never one of them.
+    // Every rule `prepare` adds, and the one init adds to the command's own devpts (the
+    // host's /dev/pts is never one of `prepare`'s).
     let added = crate::landlock::host_rules(&profile).unwrap();
-    assert_eq!(v["rules"].as_array().unwrap().len(), added.len());
+    assert_eq!(v["rules"].as_array().unwrap().len(), added.len() + 1);
     assert_eq!(added.len(), profile.rules.len() - 1);
-    assert!(v["rules"]
+    assert!(added
+        .iter()
+        .all(|r| r.path != std::path::Path::new("/dev/pts")));
+    let pts: Vec<_> = v["rules"]
         .as_array()
         .unwrap()
         .iter()
-        .all(|r| r["path"] != "/dev/pts"));
+        .filter(|r| r["path"] == "/dev/pts")
+        .collect();
+    assert!(
+        pts.len() == 1
+            && pts[0]["origin"]
+                .as_str()
+                .unwrap()
+                .contains("command's own devpts"),
+        "{pts:?}"
+    );
     assert!(v["rules"]
         .as_array()
         .unwrap()
