@@ -253,6 +253,34 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
         Err(refused) => return refused,
     };
     let counters = Arc::new(Counters::default());
+    // A host a `[[network.requests]]` rule names has each request decided, whether it comes
+    // through a terminated tunnel or, as here, in plain http:// (else `DELETE http://HOST/`
+    // went through on the connection's decision alone).
+    if let Ok(target) = cordon_policy::network::Target::new(&host, port) {
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
+        let refused = crate::terminate::ruled_request(
+            &shared,
+            (Protocol::Http, "http"),
+            req.method().as_str(),
+            &target,
+            path,
+        )
+        .await;
+        if let Some(refused) = refused {
+            // Dropping `dest` closes the destination connection before a byte went through.
+            close(
+                &shared,
+                &track,
+                &host,
+                port,
+                addr,
+                &rule,
+                "its request was refused",
+                &counters,
+            );
+            return refused;
+        }
+    }
     let io = TokioIo::new(Counted::new(dest, counters.clone()));
     let handshake = hyper::client::conn::http1::Builder::new()
         .max_buf_size(shared.limits().header_bytes.max(8192))

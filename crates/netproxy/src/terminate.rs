@@ -585,6 +585,110 @@ where
 }
 
 /// One request inside a terminated tunnel.
+/// A refused request: its record (`METHOD PATH: reason`, under `protocol`) and the answer,
+/// which closes the client's connection. `how` is the record's protocol and the scheme the
+/// answer names.
+#[allow(clippy::too_many_arguments)]
+fn refuse_request(
+    shared: &Shared,
+    how: (Protocol, &str),
+    method: &str,
+    target: &Target,
+    path: &str,
+    status: StatusCode,
+    reason: String,
+    rule: &str,
+) -> Response<Body> {
+    let (protocol, scheme) = how;
+    let host = target.host.to_string();
+    let port = target.port;
+    let track = shared.track(protocol, std::time::Instant::now());
+    let shown = format!("{method} {path}: {reason}");
+    track.record(
+        shared,
+        Event::Close,
+        Fields {
+            host: &host,
+            port,
+            addr: None,
+            allowed: false,
+            rule,
+            reason: &shown,
+            bytes: (0, 0),
+        },
+    );
+    let mut r = text(
+        status,
+        format!("cordon: {method} {scheme}://{host}:{port}{path} is refused: {reason}\n"),
+    );
+    r.headers_mut()
+        .insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+/// The engine's decision on one request where a `[[network.requests]]` rule names its host
+/// and port, inside a terminated tunnel or as a plain `http://` request alike: `Some` answer
+/// when it is refused (recorded, and noted for the run's summary). Elsewhere (a credential's
+/// host alone) the connection's decision covers its requests, and no record per request (an
+/// fsync each) is made: `None`.
+pub(crate) async fn ruled_request(
+    shared: &Arc<Shared>,
+    how: (Protocol, &str),
+    method: &str,
+    target: &Target,
+    path: &str,
+) -> Option<Response<Body>> {
+    let t = shared.config.termination.as_deref()?;
+    if !t.ruled.iter().any(|h| h.matches(target)) {
+        return None;
+    }
+    let host = target.host.to_string();
+    let port = target.port;
+    let verdict = shared
+        .decide
+        .decide_request(method, &host, port, path)
+        .await;
+    match verdict {
+        Verdict::Allow { .. } => None,
+        Verdict::Unrecorded { reason } => {
+            // Not the policy's refusal: the audit log's. Not noted among the destinations
+            // the policy refused (no `[network]` line would allow it).
+            let why = crate::connect::Refusal::Unrecorded(Error::unrecorded(reason)).to_string();
+            Some(refuse_request(
+                shared,
+                how,
+                method,
+                target,
+                path,
+                StatusCode::SERVICE_UNAVAILABLE,
+                why,
+                "",
+            ))
+        }
+        Verdict::Deny { reason, rule } => {
+            let why = format!("refused by the policy: {reason}");
+            shared.note_refused(crate::Refused {
+                host: host.clone(),
+                port,
+                addr: None,
+                reason: format!("{method} {}: {why}", path.split('?').next().unwrap_or("/")),
+                allow: String::new(),
+                count: 0,
+            });
+            Some(refuse_request(
+                shared,
+                how,
+                method,
+                target,
+                path,
+                StatusCode::FORBIDDEN,
+                why,
+                &rule,
+            ))
+        }
+    }
+}
+
 async fn request(
     shared: &Arc<Shared>,
     upstream: &Upstream,
@@ -605,30 +709,6 @@ async fn request(
         .map_or("/", |p| p.as_str())
         .to_string();
     let method = req.method().to_string();
-    let refuse = |status: StatusCode, reason: String, rule: &str| {
-        let track = shared.track(Protocol::HttpsRequest, std::time::Instant::now());
-        let shown = format!("{method} {path}: {reason}");
-        track.record(
-            shared,
-            Event::Close,
-            Fields {
-                host: &host,
-                port,
-                addr: None,
-                allowed: false,
-                rule,
-                reason: &shown,
-                bytes: (0, 0),
-            },
-        );
-        let mut r = text(
-            status,
-            format!("cordon: {method} https://{host}:{port}{path} is refused: {reason}\n"),
-        );
-        r.headers_mut()
-            .insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
-        r
-    };
     // The request must be for the tunnel's host: the upstream (a CDN, a shared front end)
     // routes by `Host` or an absolute-form target, so another name there would take the
     // credential's value, and the request rules decided for this host, to that name's site.
@@ -647,39 +727,27 @@ async fn request(
             allow: String::new(),
             count: 0,
         });
-        return refuse(StatusCode::FORBIDDEN, why, "");
+        return refuse_request(
+            shared,
+            (Protocol::HttpsRequest, "https"),
+            &method,
+            target,
+            &path,
+            StatusCode::FORBIDDEN,
+            why,
+            "",
+        );
     }
-    // Decided one by one only where a request rule names the host: elsewhere (a credential's
-    // host alone) the connection's decision covers its requests, and no record per request
-    // (an fsync each) is made.
-    let ruled = t.ruled.iter().any(|h| h.matches(target));
-    let verdict = if ruled {
-        shared
-            .decide
-            .decide_request(&method, &host, port, &path)
-            .await
-    } else {
-        Verdict::Allow {
-            rule: String::new(),
-        }
-    };
-    if let Verdict::Unrecorded { reason } = verdict {
-        // Not the policy's refusal: the audit log's. Not noted among the destinations the
-        // policy refused (no `[network]` line would allow it).
-        let why = crate::connect::Refusal::Unrecorded(Error::unrecorded(reason)).to_string();
-        return refuse(StatusCode::SERVICE_UNAVAILABLE, why, "");
-    }
-    if let Verdict::Deny { reason, rule } = verdict {
-        let why = format!("refused by the policy: {reason}");
-        shared.note_refused(crate::Refused {
-            host: host.clone(),
-            port,
-            addr: None,
-            reason: format!("{method} {}: {why}", path.split('?').next().unwrap_or("/")),
-            allow: String::new(),
-            count: 0,
-        });
-        return refuse(StatusCode::FORBIDDEN, why, &rule);
+    if let Some(refused) = ruled_request(
+        shared,
+        (Protocol::HttpsRequest, "https"),
+        &method,
+        target,
+        &path,
+    )
+    .await
+    {
+        return refused;
     }
     inject(t, &mut req, target);
     crate::http::strip_hop_by_hop(req.headers_mut());

@@ -473,3 +473,54 @@ fn a_request_naming_another_host_inside_a_terminated_tunnel_is_refused() {
     let log = s.finish();
     assert!(!log.contains(TOKEN));
 }
+
+/// Round 8 (issue 21): `[[network.requests]]` decide each request to the hosts they name, but a
+/// plain `http://` request to such a host (the policy allows it on every port; the rule names
+/// no port) went through the forwarding path, which decided only the connection: `DELETE
+/// http://api.test/repos/a` reached the host although a rule denies DELETE there. Plain
+/// requests to a ruled host are decided one by one as inside a terminated tunnel.
+#[test]
+fn plain_http_requests_to_a_ruled_host_are_decided_one_by_one() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let plain = rt.block_on(head_echo_server());
+    let port = plain.port();
+    let (_, up_ca, _) = rt.block_on(upstream(&["api.test"]));
+    let policy = "version = 1\n[network]\nallow = [\"api.test\"]\n\
+         [network.hosts]\n\"api.test\" = \"127.0.0.1\"\n\
+         [[network.requests]]\nmethod = \"GET\"\nurl = \"api.test/repos/**\"\naction = \"allow\"\n\
+         [[network.requests]]\nmethod = \"DELETE\"\nurl = \"api.test\"\naction = \"deny\"\nreason = \"no deleting\"\n";
+    let parsed = Policy::parse(
+        &format!("{policy}[sandbox]\nnetwork = \"proxy\"\n"),
+        "t.toml",
+        std::path::Path::new("/"),
+    )
+    .unwrap();
+    let ruled = parsed
+        .network
+        .requests
+        .iter()
+        .map(|r| r.host.clone())
+        .collect();
+    let termination = Arc::new(Termination::new(vec![], ruled, up_ca.as_bytes()).unwrap());
+    let s = Setup::with_config(policy, vec![], |c| {
+        c.termination = Some(termination.clone())
+    });
+    let ca = s.dir.path().join("run-ca.pem");
+    std::fs::write(&ca, termination.ca_pem()).unwrap();
+    let url = |p: &str| format!("http://api.test:{port}{p}");
+    let (code, body) = curl_method(s.addr, &ca, "GET", &url("/repos/a?x=1"));
+    assert_eq!(code, 200, "{body}");
+    assert!(body.starts_with("GET /repos/a?x=1 HTTP/1.1"), "{body}");
+    let (code, body) = curl_method(s.addr, &ca, "DELETE", &url("/repos/a"));
+    assert_eq!(code, 403, "a denied request reached the host: {body}");
+    assert!(body.contains("no deleting"), "{body}");
+    let log = s.finish();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"tool\":\"http\"") && l.contains("DELETE")),
+        "the denied request's decision is recorded:\n{log}"
+    );
+}

@@ -254,6 +254,12 @@ mod forward_tests {
                 "the sandbox's own loopback",
             ),
             ("\"127.0.0.1\" = \"db.internal:5432\"\n", "has no port"),
+            // Round 8 (issue 21): the forward's raw bytes would carry requests no rule decides.
+            (
+                "\"127.0.0.1:8443\" = \"api.example.org:443\"\n\
+                 [[network.requests]]\nmethod = \"DELETE\"\nurl = \"api.example.org/**\"\naction = \"deny\"\n",
+                "named by the request rule `api.example.org`",
+            ),
             ("\"127.0.0.1:5432\" = \"db.internal\"\n", "has no port"),
             (
                 "\"127.0.0.1:5432\" = \"a:1\"\n\"[::1]:5432\" = \"b:2\"\n",
