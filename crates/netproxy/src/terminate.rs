@@ -644,10 +644,43 @@ pub(crate) async fn ruled_request(
     }
     let host = target.host.to_string();
     let port = target.port;
-    let verdict = shared
-        .decide
-        .decide_request(method, &host, port, path)
-        .await;
+    // Each reading the server may route the path as is decided; the first that is not
+    // allowed refuses the request. A path no list of readings can cover is refused.
+    let readings = match cordon_policy::requests::request_paths(path) {
+        Ok(r) => r,
+        Err(why) => {
+            shared.note_refused(crate::Refused {
+                host: host.clone(),
+                port,
+                addr: None,
+                reason: format!("{method} {}: {why}", path.split('?').next().unwrap_or("/")),
+                allow: String::new(),
+                count: 0,
+            });
+            return Some(refuse_request(
+                shared,
+                how,
+                method,
+                target,
+                path,
+                StatusCode::BAD_REQUEST,
+                why,
+                "",
+            ));
+        }
+    };
+    let mut verdict = Verdict::Allow {
+        rule: String::new(),
+    };
+    for reading in &readings {
+        verdict = shared
+            .decide
+            .decide_request(method, &host, port, reading)
+            .await;
+        if !matches!(verdict, Verdict::Allow { .. }) {
+            break;
+        }
+    }
     match verdict {
         Verdict::Allow { .. } => None,
         Verdict::Unrecorded { reason } => {

@@ -524,3 +524,105 @@ fn plain_http_requests_to_a_ruled_host_are_decided_one_by_one() {
         "the denied request's decision is recorded:\n{log}"
     );
 }
+
+/// Round 8 (issue 21): a request rule is matched against the path the server will read.
+/// Servers remove dot segments (RFC 3986 §5.2.4), decode percent-encoded unreserved
+/// characters, and many decode `%2F` or take `\` as `/`, so `DELETE /repos/../admin/x`,
+/// `/%61dmin/x`, `/admin%2Fx`, `//admin/x` or `/admin\x` was matched as another path than the
+/// one denied and reached the host. Each reading is decided (the most restrictive wins), and a
+/// path whose readings have dot or empty segments is refused, saying which form to send.
+#[test]
+fn a_request_rule_is_not_walked_around_by_the_paths_spelling() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (up, up_ca, _seen) = rt.block_on(upstream(&["api.test"]));
+    let port = up.port();
+    let policy = "version = 1\n[network]\nallow = [\"api.test\"]\n\
+         [network.hosts]\n\"api.test\" = \"127.0.0.1\"\n\
+         [[network.requests]]\nmethod = \"DELETE\"\nurl = \"api.test/admin/**\"\naction = \"deny\"\nreason = \"no admin\"\n";
+    let parsed = Policy::parse(
+        &format!("{policy}[sandbox]\nnetwork = \"proxy\"\n"),
+        "t.toml",
+        std::path::Path::new("/"),
+    )
+    .unwrap();
+    let ruled = parsed
+        .network
+        .requests
+        .iter()
+        .map(|r| r.host.clone())
+        .collect();
+    let termination = Arc::new(
+        Termination::new(
+            vec![secret("gh", PLACEHOLDER, "api.test", true)],
+            ruled,
+            up_ca.as_bytes(),
+        )
+        .unwrap(),
+    );
+    let s = Setup::with_config(policy, vec![], |c| {
+        c.termination = Some(termination.clone())
+    });
+    let ca = s.dir.path().join("run-ca.pem");
+    std::fs::write(&ca, termination.ca_pem()).unwrap();
+    let url = |p: &str| format!("https://api.test:{port}{p}");
+    // Controls: the rule denies the plain spelling, and other paths go.
+    let (code, body) = curl_as_is(s.addr, &ca, "DELETE", &url("/admin/x"));
+    assert_eq!(code, 403, "{body}");
+    let (code, body) = curl_as_is(s.addr, &ca, "DELETE", &url("/repos/x"));
+    assert_eq!((code, body.as_str()), (200, "ok /repos/x"));
+    // An encoded slash inside a segment (GitLab's `projects/group%2Fname`) still goes.
+    let (code, body) = curl_as_is(s.addr, &ca, "DELETE", &url("/projects/a%2Fb"));
+    assert_eq!((code, body.as_str()), (200, "ok /projects/a%2Fb"));
+    for path in [
+        "/repos/../admin/x",
+        "/./admin/x",
+        "/repos/%2e%2e/admin/x",
+        "/%61dmin/x",
+        "/ADMIN/../admin/x",
+        "/admin%2Fx",
+        "/admin%2fx",
+        "//admin/x",
+        "/admin//x",
+        "/admin\\x",
+        "/admin%5Cx",
+        "/repos/..%2Fadmin/x",
+    ] {
+        let (code, body) = curl_as_is(s.addr, &ca, "DELETE", &url(path));
+        assert!(
+            code == 403 || code == 400,
+            "DELETE {path} reached the host ({code}): {body}"
+        );
+        assert!(!body.starts_with("ok "), "{path}: {body}");
+    }
+    s.finish();
+}
+
+/// curl with `-X METHOD` and `--path-as-is` (the path sent as written); (status, body).
+fn curl_as_is(proxy: SocketAddr, ca: &std::path::Path, method: &str, url: &str) -> (u16, String) {
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sS",
+            "--path-as-is",
+            "--max-time",
+            "60",
+            "-o",
+            "-",
+            "-w",
+            "\n%{http_code}",
+            "-X",
+            method,
+        ])
+        .arg("--proxy")
+        .arg(format!("http://{proxy}"))
+        .arg("--cacert")
+        .arg(ca)
+        .arg(url)
+        .output()
+        .expect("curl runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (code.trim().parse().unwrap_or(0), body.to_string())
+}
