@@ -257,15 +257,8 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
     // through a terminated tunnel or, as here, in plain http:// (else `DELETE http://HOST/`
     // went through on the connection's decision alone).
     if let Ok(target) = cordon_policy::network::Target::new(&host, port) {
-        let path = uri.path_and_query().map_or("/", |p| p.as_str());
-        let refused = crate::terminate::ruled_request(
-            &shared,
-            (Protocol::Http, "http"),
-            req.method().as_str(),
-            &target,
-            path,
-        )
-        .await;
+        let refused =
+            crate::terminate::ruled_request(&shared, (Protocol::Http, "http"), &req, &target).await;
         if let Some(refused) = refused {
             // Dropping `dest` closes the destination connection before a byte went through.
             close(

@@ -631,13 +631,14 @@ fn refuse_request(
 /// when it is refused (recorded, and noted for the run's summary). Elsewhere (a credential's
 /// host alone) the connection's decision covers its requests, and no record per request (an
 /// fsync each) is made: `None`.
-pub(crate) async fn ruled_request(
+pub(crate) async fn ruled_request<B>(
     shared: &Arc<Shared>,
     how: (Protocol, &str),
-    method: &str,
+    req: &Request<B>,
     target: &Target,
-    path: &str,
 ) -> Option<Response<Body>> {
+    let method = req.method().as_str();
+    let path = req.uri().path_and_query().map_or("/", |p| p.as_str());
     let t = shared.config.termination.as_deref()?;
     if !t.ruled.iter().any(|h| h.matches(target)) {
         return None;
@@ -669,16 +670,43 @@ pub(crate) async fn ruled_request(
             ));
         }
     };
+    // The method the server runs may be another one, named in a header or in the query's
+    // `_method` (Rails, Laravel, Express's method-override, Google's APIs): each is decided.
+    let mut methods = vec![method.to_ascii_uppercase()];
+    for name in [
+        "x-http-method-override",
+        "x-http-method",
+        "x-method-override",
+    ] {
+        for v in req.headers().get_all(name) {
+            let named = String::from_utf8_lossy(v.as_bytes()).into_owned();
+            methods.extend(named.split(',').map(|m| m.trim().to_ascii_uppercase()));
+        }
+    }
+    if let Some(query) = req.uri().query() {
+        for pair in query.split('&') {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            if k.eq_ignore_ascii_case("_method") {
+                methods.push(v.to_ascii_uppercase());
+            }
+        }
+    }
+    methods.retain(|m| !m.is_empty());
+    methods.dedup();
     let mut verdict = Verdict::Allow {
         rule: String::new(),
     };
-    for reading in &readings {
-        verdict = shared
-            .decide
-            .decide_request(method, &host, port, reading)
-            .await;
-        if !matches!(verdict, Verdict::Allow { .. }) {
-            break;
+    // What the refusal says it was read as, where that is not the request as sent.
+    let mut read_as = String::new();
+    'decide: for m in &methods {
+        for reading in &readings {
+            verdict = shared.decide.decide_request(m, &host, port, reading).await;
+            if !matches!(verdict, Verdict::Allow { .. }) {
+                if (m.as_str(), reading.as_str()) != (methods[0].as_str(), readings[0].as_str()) {
+                    read_as = format!(" (read as {m} {reading})");
+                }
+                break 'decide;
+            }
         }
     }
     match verdict {
@@ -699,7 +727,7 @@ pub(crate) async fn ruled_request(
             ))
         }
         Verdict::Deny { reason, rule } => {
-            let why = format!("refused by the policy: {reason}");
+            let why = format!("refused by the policy{read_as}: {reason}");
             shared.note_refused(crate::Refused {
                 host: host.clone(),
                 port,
@@ -771,14 +799,8 @@ async fn request(
             "",
         );
     }
-    if let Some(refused) = ruled_request(
-        shared,
-        (Protocol::HttpsRequest, "https"),
-        &method,
-        target,
-        &path,
-    )
-    .await
+    if let Some(refused) =
+        ruled_request(shared, (Protocol::HttpsRequest, "https"), &req, target).await
     {
         return refused;
     }

@@ -576,6 +576,29 @@ fn a_request_rule_is_not_walked_around_by_the_paths_spelling() {
     // An encoded slash inside a segment (GitLab's `projects/group%2Fname`) still goes.
     let (code, body) = curl_as_is(s.addr, &ca, "DELETE", &url("/projects/a%2Fb"));
     assert_eq!((code, body.as_str()), (200, "ok /projects/a%2Fb"));
+    // A method override (header or `_method` in the query, which Rails, Laravel, Express's
+    // method-override and Google's APIs honour) is the method the server runs.
+    for (extra, u) in [
+        ("X-HTTP-Method-Override: DELETE", url("/admin/x")),
+        ("X-HTTP-Method: delete", url("/admin/x")),
+        ("X-Method-Override: DELETE", url("/admin/x")),
+        ("X-Unrelated: 1", url("/admin/x?_method=DELETE")),
+    ] {
+        let out = std::process::Command::new("curl")
+            .args(["-sS", "--max-time", "60", "-o", "-", "-w", "\n%{http_code}"])
+            .args(["-X", "POST", "-H", extra, "--proxy"])
+            .arg(format!("http://{}", s.addr))
+            .arg("--cacert")
+            .arg(&ca)
+            .arg(&u)
+            .output()
+            .expect("curl runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            text.ends_with("\n403"),
+            "POST {u} with {extra} reached the host: {text}"
+        );
+    }
     for path in [
         "/repos/../admin/x",
         "/./admin/x",
