@@ -647,7 +647,19 @@ pub(crate) async fn ruled_request<B>(
     let port = target.port;
     // Each reading the server may route the path as is decided; the first that is not
     // allowed refuses the request. A path no list of readings can cover is refused.
-    let readings = match cordon_policy::requests::request_paths(path) {
+    // Symfony and IIS route by a path in `X-Original-URL` / `X-Rewrite-URL`: their readings
+    // are decided too.
+    let mut paths = vec![path.to_string()];
+    for name in ["x-original-url", "x-rewrite-url"] {
+        for v in req.headers().get_all(name) {
+            paths.push(String::from_utf8_lossy(v.as_bytes()).into_owned());
+        }
+    }
+    let readings = paths.iter().try_fold(Vec::new(), |mut all, p| {
+        all.extend(cordon_policy::requests::request_paths(p)?);
+        Ok::<_, String>(all)
+    });
+    let readings = match readings {
         Ok(r) => r,
         Err(why) => {
             shared.note_refused(crate::Refused {
