@@ -269,6 +269,21 @@ pub fn rules(network: Network) -> Vec<SyscallRule> {
             why: "network denied; connected unix socket pairs reach nothing outside",
         });
     }
+    if network == Network::Allow {
+        // The network, not the host's other processes: a socket file of the operator's
+        // session (`/run/user/UID/bus`, whose systemd runs `systemd-run --user` commands
+        // outside any sandbox; a container daemon's socket, root on the host) is reached by
+        // connect(), which Landlock before ABI 9 does not check. Round 8 of issue 21.
+        out.push(SyscallRule {
+            name: "socket",
+            errno: libc::EPERM,
+            when: vec![vec![ArgCheck::Eq32 {
+                index: 0,
+                value: libc::AF_UNIX as u32,
+            }]],
+            why: "sandbox.network = \"allow\" gives the network, not the host's unix socket files (a session bus, a container daemon), whose connect() Landlock before ABI 9 does not check; socketpair(AF_UNIX) stays",
+        });
+    }
     out.sort_by(|a, b| a.name.cmp(b.name));
     out
 }
@@ -606,12 +621,33 @@ mod tests {
         );
     }
 
+    /// "allow" keeps every socket family but unix (round 8 of issue 21: a host socket file
+    /// such as the session bus was reached on Landlock), and socketpair(AF_UNIX).
     #[test]
-    fn network_allow_keeps_sockets() {
+    fn network_allow_keeps_sockets_but_unix_ones() {
         assert!(rules(Network::Deny).iter().any(|r| r.name == "socket"));
-        assert!(!rules(Network::Allow)
-            .iter()
-            .any(|r| r.name == "socket" || r.name == "socketpair"));
+        assert!(!rules(Network::Allow).iter().any(|r| r.name == "socketpair"));
+        let prog = &compile(&rules(Network::Allow)).unwrap()[0];
+        let arch = if cfg!(target_arch = "x86_64") {
+            62 | 0x8000_0000 | 0x4000_0000
+        } else {
+            183 | 0x8000_0000 | 0x4000_0000
+        };
+        let call = |nr: libc::c_long, domain: i32| {
+            let data = bpf::tests::seccomp_data(arch, nr as u32, [domain as u64, 1, 0, 0, 0, 0]);
+            bpf::tests::execute(prog, &data)
+        };
+        for domain in [libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK] {
+            assert_eq!(call(libc::SYS_socket, domain), libc::SECCOMP_RET_ALLOW);
+        }
+        assert_eq!(
+            call(libc::SYS_socket, libc::AF_UNIX),
+            libc::SECCOMP_RET_ERRNO | libc::EPERM as u32
+        );
+        assert_eq!(
+            call(libc::SYS_socketpair, libc::AF_UNIX),
+            libc::SECCOMP_RET_ALLOW
+        );
     }
 
     #[test]
