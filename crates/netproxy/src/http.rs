@@ -11,7 +11,6 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use crate::connect::{open, Opening, Refusal};
@@ -152,24 +151,32 @@ async fn connect(shared: Arc<Shared>, mut req: Request<Incoming>, slot: Slot) ->
             }
             Ok(upgraded) => match upgraded.downcast::<TokioIo<TcpStream>>() {
                 // The client's own socket again: relay without hyper's buffering in between,
-                // after the bytes it already sent past the request head.
+                // after the bytes it already sent past the request head (and the rest of a
+                // ClientHello, whose name must be the tunnel's host).
                 Ok(parts) => {
-                    let mut pre = None;
-                    if !parts.read_buf.is_empty() {
-                        if let Err(e) = dest.write_all(&parts.read_buf).await {
-                            pre = Some(format!("relay ended: {e}"));
-                        }
-                    }
-                    match pre {
-                        Some(e) => Some(e),
+                    let mut client = parts.io.into_inner();
+                    match first_flight(
+                        &shared2,
+                        &mut client,
+                        &mut dest,
+                        &parts.read_buf,
+                        &host2,
+                        port,
+                    )
+                    .await
+                    {
+                        Some(ended) => Some(ended),
                         None => {
-                            let client = parts.io.into_inner();
                             relay::relay_tcp(&shared2, client, dest.into_inner(), &counters).await
                         }
                     }
                 }
                 Err(upgraded) => {
-                    relay::relay(&shared2, TokioIo::new(upgraded), dest, &counters).await
+                    let mut client = TokioIo::new(upgraded);
+                    match first_flight(&shared2, &mut client, &mut dest, &[], &host2, port).await {
+                        Some(ended) => Some(ended),
+                        None => relay::relay(&shared2, client, dest, &counters).await,
+                    }
                 }
             },
             Err(e) => Some(format!("the client left before the tunnel opened: {e}")),
@@ -349,6 +356,41 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
             StatusCode::BAD_GATEWAY,
             format!("cordon: {host}:{port}: forwarding failed: {e}\n"),
         ),
+    }
+}
+
+/// The start of a tunnel cordon does not terminate ([`crate::sni`]): `Some(why)` when it ended
+/// there (a ClientHello naming another host is noted for the run's summary), `None` when the
+/// relay goes on.
+pub(crate) async fn first_flight<C, D>(
+    shared: &Shared,
+    client: &mut C,
+    dest: &mut D,
+    pre: &[u8],
+    host: &str,
+    port: u16,
+) -> Option<String>
+where
+    C: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    D: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let Ok(target) = cordon_policy::network::Target::new(host, port) else {
+        return Some(format!("closed: {host}:{port} is not a host and port"));
+    };
+    match crate::sni::first_flight(client, dest, pre, &target).await {
+        Err(e) => Some(format!("relay ended: {e}")),
+        Ok(Ok(())) => None,
+        Ok(Err(why)) => {
+            shared.note_refused(crate::Refused {
+                host: host.to_string(),
+                port,
+                addr: None,
+                reason: why.clone(),
+                allow: String::new(),
+                count: 0,
+            });
+            Some(format!("closed before a byte went on: {why}"))
+        }
     }
 }
 
