@@ -406,6 +406,11 @@ suite! {
     sysv_msgq: attack("sysv-msgq", C, C, SYSV),
     sysv_msgq_id: attack("sysv-msgq-id", C, C, SYSV),
     sysv_sem: attack("sysv-sem", C, C, SYSV),
+    // Round 8 (issue 21): POSIX shared memory (a file in the host's /dev/shm) and message
+    // queues of the host.
+    posix_shm_read: attack("posix-shm-read", C, C, SYSV),
+    posix_shm_write: attack("posix-shm-write", C, C, SYSV),
+    posix_mq_open: attack("posix-mq-open", C, C, SYSV),
     proc_list_host: attack("proc-list-host", C, C, VICTIM),
     proc_net_tcp: gap(attack("proc-net-tcp", C, C, TCP), PROC_NET_GAP),
     // issue 12 class 4: what the command inherits. Another terminal of the same user (on
@@ -901,6 +906,10 @@ struct HostIpc {
     msq: i32,
     sem: i32,
     sem_key: i32,
+    /// Round 8 (issue 21): POSIX IPC of the host, open to everyone: a file in /dev/shm
+    /// (what `shm_open` makes) and a message queue (`mq_open`, the IPC namespace's mqueue).
+    posix_shm: PathBuf,
+    mq: std::ffi::CString,
 }
 
 impl HostIpc {
@@ -928,11 +937,27 @@ impl HostIpc {
             let sem_key = 0x1000_0000 | base;
             let sem = libc::semget(sem_key, 1, libc::IPC_CREAT | libc::IPC_EXCL | 0o666);
             assert!(sem >= 0, "semget: {}", std::io::Error::last_os_error());
+            let posix_shm = PathBuf::from(format!("/dev/shm/cordon-e2e-{base:x}"));
+            fs::write(&posix_shm, "CORDON-HOST-POSIX-SHM").unwrap();
+            fs::set_permissions(&posix_shm, fs::Permissions::from_mode(0o666)).unwrap();
+            let mq = std::ffi::CString::new(format!("/cordon-e2e-{base:x}")).unwrap();
+            let old = libc::umask(0);
+            let q = libc::mq_open(
+                mq.as_ptr(),
+                libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
+                0o666 as libc::mode_t,
+                std::ptr::null_mut::<libc::mq_attr>(),
+            );
+            libc::umask(old);
+            assert!(q >= 0, "mq_open: {}", std::io::Error::last_os_error());
+            libc::mq_close(q);
             HostIpc {
                 shm,
                 msq,
                 sem,
                 sem_key,
+                posix_shm,
+                mq,
             }
         }
     }
@@ -962,6 +987,12 @@ impl HostIpc {
         ]
         .iter()
         .flat_map(|(k, v)| [OsString::from(k), OsString::from(v.to_string())])
+        .chain([
+            OsString::from("--posix-shm"),
+            self.posix_shm.clone().into(),
+            OsString::from("--mq"),
+            OsString::from(self.mq.to_str().unwrap()),
+        ])
         .collect()
     }
 }
@@ -975,7 +1006,9 @@ impl Drop for HostIpc {
             libc::shmctl(self.shm, libc::IPC_RMID, std::ptr::null_mut());
             libc::msgctl(self.msq, libc::IPC_RMID, std::ptr::null_mut());
             libc::semctl(self.sem, 0, libc::IPC_RMID);
+            libc::mq_unlink(self.mq.as_ptr());
         }
+        let _ = fs::remove_file(&self.posix_shm);
     }
 }
 

@@ -2338,6 +2338,28 @@ fn sysv_msgq_id(c: &Ctx) -> Res {
     sysv("msgctl(host queue id, IPC_STAT)", rc as i64)
 }
 
+/// Round 8 (issue 21): a POSIX shared memory object of the host (a file in /dev/shm, 0666).
+fn posix_shm_read(c: &Ctx) -> Res {
+    let p = PathBuf::from(c.get("posix-shm")?);
+    read_attack("open(the host's /dev/shm object, O_RDONLY)", &p, FS)
+}
+
+fn posix_shm_write(c: &Ctx) -> Res {
+    let p = PathBuf::from(c.get("posix-shm")?);
+    open_write_attack("open(the host's /dev/shm object, O_WRONLY)", &p, FS_RO)
+}
+
+/// A POSIX message queue of the host (0666): another IPC namespace does not have it.
+fn posix_mq_open(c: &Ctx) -> Res {
+    let name = CString::new(c.get("mq")?).map_err(|e| e.to_string())?;
+    let q = unsafe { libc::mq_open(name.as_ptr(), libc::O_WRONLY) };
+    if q >= 0 {
+        unsafe { libc::mq_close(q) };
+        return Ok(Out::Escaped("mq_open(the host's queue) succeeded".into()));
+    }
+    sysv("mq_open(the host's queue)", -1)
+}
+
 fn sysv_sem(c: &Ctx) -> Res {
     let key: i32 = c.num("sem-key")?;
     let id = unsafe { libc::semget(key, 0, 0) };
@@ -3328,6 +3350,9 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("sysv-msgq", sysv_msgq),
     ("sysv-msgq-id", sysv_msgq_id),
     ("sysv-sem", sysv_sem),
+    ("posix-shm-read", posix_shm_read),
+    ("posix-shm-write", posix_shm_write),
+    ("posix-mq-open", posix_mq_open),
     ("proc-list-host", proc_list_host),
     ("proc-net-tcp", proc_net_tcp),
     // issue 12 class 4: what the command inherits.
