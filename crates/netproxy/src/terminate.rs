@@ -655,9 +655,19 @@ pub(crate) async fn ruled_request<B>(
             paths.push(String::from_utf8_lossy(v.as_bytes()).into_owned());
         }
     }
-    let readings = paths.iter().try_fold(Vec::new(), |mut all, p| {
-        all.extend(cordon_policy::requests::request_paths(p)?);
-        Ok::<_, String>(all)
+    let readings = if paths.len() > 3 {
+        Err(format!(
+            "the request names {} paths (X-Original-URL, X-Rewrite-URL); at most 3 are decided",
+            paths.len()
+        ))
+    } else {
+        Ok(())
+    };
+    let readings = readings.and_then(|()| {
+        paths.iter().try_fold(Vec::new(), |mut all, p| {
+            all.extend(cordon_policy::requests::request_paths(p)?);
+            Ok::<_, String>(all)
+        })
     });
     let readings = match readings {
         Ok(r) => r,
@@ -705,6 +715,23 @@ pub(crate) async fn ruled_request<B>(
     }
     methods.retain(|m| !m.is_empty());
     methods.dedup();
+    // Each is a decision of its own (a record each): a request naming more is refused.
+    if methods.len() > 4 {
+        let why = format!(
+            "the request names {} methods (override headers, `_method`); at most 4 are decided",
+            methods.len()
+        );
+        return Some(refuse_request(
+            shared,
+            how,
+            method,
+            target,
+            path,
+            StatusCode::BAD_REQUEST,
+            why,
+            "",
+        ));
+    }
     let mut verdict = Verdict::Allow {
         rule: String::new(),
     };

@@ -599,6 +599,24 @@ fn a_request_rule_is_not_walked_around_by_the_paths_spelling() {
             "POST {u} with {extra} reached the host: {text}"
         );
     }
+    // Each override is a decision (and a record) of its own: a request naming many is refused.
+    let out = std::process::Command::new("curl")
+        .args(["-sS", "--max-time", "60", "-o", "-", "-w", "\n%{http_code}"])
+        .args([
+            "-X",
+            "POST",
+            "-H",
+            "X-HTTP-Method-Override: A, B, C, D, E",
+            "--proxy",
+        ])
+        .arg(format!("http://{}", s.addr))
+        .arg("--cacert")
+        .arg(&ca)
+        .arg(url("/repos/x"))
+        .output()
+        .expect("curl runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.ends_with("\n400"), "{text}");
     // A path override (Symfony and IIS route by `X-Original-URL` / `X-Rewrite-URL`).
     for extra in ["X-Original-URL: /admin/x", "X-Rewrite-URL: /admin/x?y=1"] {
         let out = std::process::Command::new("curl")
