@@ -2338,6 +2338,27 @@ fn sysv_msgq_id(c: &Ctx) -> Res {
     sysv("msgctl(host queue id, IPC_STAT)", rc as i64)
 }
 
+/// Round 8 (issue 21): an inotify watch on a directory outside the roots, which the command
+/// may not list: its events would name every file made, opened or changed there.
+fn inotify_outside(c: &Ctx) -> Res {
+    let dir = c.outside()?;
+    let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("inotify_init1: {}", ename(errno())));
+    }
+    let mask = libc::IN_CREATE | libc::IN_OPEN | libc::IN_MODIFY | libc::IN_ACCESS;
+    let wd = unsafe { libc::inotify_add_watch(fd, cstr(&dir).as_ptr(), mask) };
+    let e = errno();
+    close(fd as i64);
+    if wd >= 0 {
+        return Ok(Out::Escaped(format!(
+            "inotify_add_watch({}): the names of files made or opened there show in its events",
+            dir.display()
+        )));
+    }
+    fs_err("inotify_add_watch(outside dir)", e, FS)
+}
+
 /// Round 8 (issue 21): a POSIX shared memory object of the host (a file in /dev/shm, 0666).
 fn posix_shm_read(c: &Ctx) -> Res {
     let p = PathBuf::from(c.get("posix-shm")?);
@@ -3350,6 +3371,7 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("sysv-msgq", sysv_msgq),
     ("sysv-msgq-id", sysv_msgq_id),
     ("sysv-sem", sysv_sem),
+    ("inotify-outside", inotify_outside),
     ("posix-shm-read", posix_shm_read),
     ("posix-shm-write", posix_shm_write),
     ("posix-mq-open", posix_mq_open),
