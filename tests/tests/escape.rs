@@ -251,6 +251,8 @@ suite! {
     // Links and renames across the boundary.
     symlink_dir_write: attack("symlink-dir-write", C, C, 0),
     hardlink_out: attack("hardlink-out", C, C, 0),
+    // Round 8 (issue 21): the same from an O_PATH descriptor (its /proc/self/fd link).
+    hardlink_procfd: attack("hardlink-procfd", C, C, 0),
     rename_in: attack("rename-in", C, C, 0),
     rename_out: attack("rename-out", C, C, 0),
     // Writing outside the roots.

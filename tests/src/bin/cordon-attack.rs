@@ -352,6 +352,60 @@ fn hardlink_out(c: &Ctx) -> Res {
     fs_err("link(outside file, workspace)", errno(), FS_LINK)
 }
 
+/// Round 8 (issue 21): the same link made from an `O_PATH` descriptor of the outside file,
+/// through its `/proc/self/fd` magic link (`linkat` with `AT_SYMLINK_FOLLOW`, which needs no
+/// capability), and with `AT_EMPTY_PATH`.
+fn hardlink_procfd(c: &Ctx) -> Res {
+    let p = c.outside_existing("secret.txt")?;
+    let fd = unsafe { libc::open(cstr(&p).as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return fs_err("open(outside file, O_PATH)", errno(), FS);
+    }
+    let link = PathBuf::from(format!("procfd-link-{}", pid()));
+    let magic = cstr(format!("/proc/self/fd/{fd}"));
+    let rc = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            magic.as_ptr(),
+            libc::AT_FDCWD,
+            cstr(&link).as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    let e = errno();
+    let rc = if rc == 0 {
+        rc
+    } else if FS_LINK.contains(&e) {
+        // AT_EMPTY_PATH (CAP_DAC_READ_SEARCH, root's): one refusal each is needed.
+        let r = unsafe {
+            libc::linkat(
+                fd,
+                c"".as_ptr(),
+                libc::AT_FDCWD,
+                cstr(&link).as_ptr(),
+                libc::AT_EMPTY_PATH,
+            )
+        };
+        if r != 0 && !FS_LINK.contains(&errno()) && errno() != libc::ENOENT {
+            close(fd as i64);
+            return fs_err("linkat(O_PATH fd, AT_EMPTY_PATH)", errno(), FS_LINK);
+        }
+        r
+    } else {
+        close(fd as i64);
+        return fs_err("linkat(/proc/self/fd/N, AT_SYMLINK_FOLLOW)", e, FS_LINK);
+    };
+    close(fd as i64);
+    if rc == 0 {
+        let d = fs::read(&link).unwrap_or_default();
+        return Ok(Out::Escaped(format!(
+            "hard link to the outside file made from its O_PATH descriptor; reads {}",
+            preview(&d)
+        )));
+    }
+    fs_err("linkat(outside file's O_PATH fd, workspace)", e, FS_LINK)
+}
+
 fn rename_in(c: &Ctx) -> Res {
     let p = c.outside_existing("victim.txt")?;
     let dst = PathBuf::from(format!("stolen-{}", pid()));
@@ -3372,6 +3426,7 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("sysv-msgq-id", sysv_msgq_id),
     ("sysv-sem", sysv_sem),
     ("inotify-outside", inotify_outside),
+    ("hardlink-procfd", hardlink_procfd),
     ("posix-shm-read", posix_shm_read),
     ("posix-shm-write", posix_shm_write),
     ("posix-mq-open", posix_mq_open),
