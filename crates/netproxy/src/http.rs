@@ -162,6 +162,7 @@ async fn connect(shared: Arc<Shared>, mut req: Request<Incoming>, slot: Slot) ->
                         &parts.read_buf,
                         &host2,
                         port,
+                        &counters,
                     )
                     .await
                     {
@@ -173,7 +174,17 @@ async fn connect(shared: Arc<Shared>, mut req: Request<Incoming>, slot: Slot) ->
                 }
                 Err(upgraded) => {
                     let mut client = TokioIo::new(upgraded);
-                    match first_flight(&shared2, &mut client, &mut dest, &[], &host2, port).await {
+                    match first_flight(
+                        &shared2,
+                        &mut client,
+                        &mut dest,
+                        &[],
+                        &host2,
+                        port,
+                        &counters,
+                    )
+                    .await
+                    {
                         Some(ended) => Some(ended),
                         None => relay::relay(&shared2, client, dest, &counters).await,
                     }
@@ -369,6 +380,7 @@ pub(crate) async fn first_flight<C, D>(
     pre: &[u8],
     host: &str,
     port: u16,
+    counters: &Counters,
 ) -> Option<String>
 where
     C: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
@@ -377,7 +389,27 @@ where
     let Ok(target) = cordon_policy::network::Target::new(host, port) else {
         return Some(format!("closed: {host}:{port} is not a host and port"));
     };
-    match crate::sni::first_flight(client, dest, pre, &target).await {
+    // A tunnel still waiting for its first bytes ends as a relaying one does: idle, or at the
+    // proxy's shutdown.
+    let started = crate::relay::first(
+        async { Ok(crate::sni::first_flight(client, dest, pre, &target).await) },
+        crate::relay::first(
+            async {
+                shared.shutting_down().await;
+                Err("the proxy shut down".to_string())
+            },
+            async {
+                relay::idle(shared, counters).await;
+                Err("idle timeout".to_string())
+            },
+        ),
+    )
+    .await;
+    let started = match started {
+        Ok(s) => s,
+        Err(ended) => return Some(ended),
+    };
+    match started {
         Err(e) => Some(format!("relay ended: {e}")),
         Ok(Ok(())) => None,
         Ok(Err(why)) => {

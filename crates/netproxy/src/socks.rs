@@ -149,6 +149,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
                         &[],
                         &host,
                         port,
+                        &counters,
                     )
                     .await
                     {

@@ -584,7 +584,6 @@ where
     .await
 }
 
-/// One request inside a terminated tunnel.
 /// A refused request: its record (`METHOD PATH: reason`, under `protocol`) and the answer,
 /// which closes the client's connection. `how` is the record's protocol and the scheme the
 /// answer names.
@@ -789,6 +788,7 @@ pub(crate) async fn ruled_request<B>(
     }
 }
 
+/// One request inside a terminated tunnel.
 async fn request(
     shared: &Arc<Shared>,
     upstream: &Upstream,
