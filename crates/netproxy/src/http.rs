@@ -460,7 +460,9 @@ pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(|s| s.trim().to_ascii_lowercase())
-        .filter(|s| !s.is_empty())
+        // `Host` is end to end whatever `Connection` says: removed, a request checked for its
+        // host would reach the front end's default site instead (round 8 of issue 21).
+        .filter(|s| !s.is_empty() && s != "host")
         .collect();
     for name in named {
         headers.remove(name.as_str());

@@ -470,6 +470,24 @@ fn a_request_naming_another_host_inside_a_terminated_tunnel_is_refused() {
         let (code, body) = curl(s.addr, &ca, &api, &[auth.clone(), format!("Host: {host}")]);
         assert_eq!((code, body.as_str()), (200, "ok /repos/x"), "Host: {host}");
     }
+    // Round 8 (issue 21): `Connection: host` named the checked Host header as hop-by-hop, and
+    // the request went upstream without one (to the front end's default site).
+    seen.lock().unwrap().clear();
+    let (code, body) = curl(
+        s.addr,
+        &ca,
+        &api,
+        &[auth.clone(), "Connection: host".into()],
+    );
+    assert_eq!((code, body.as_str()), (200, "ok /repos/x"));
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|v| v == &format!("api.test:{port}")),
+        "the request went upstream without its Host: {:?}",
+        seen.lock().unwrap()
+    );
     let log = s.finish();
     assert!(!log.contains(TOKEN));
 }
