@@ -354,8 +354,18 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
         None => hyper::Uri::from_static("/"),
     };
     strip_hop_by_hop(&mut parts.headers);
-    if let Ok(v) = HeaderValue::from_str(authority.as_str()) {
-        parts.headers.insert(header::HOST, v);
+    // `Host` is the decided host and port alone: never the client's own, never the URI's
+    // userinfo (`http://other.test@api.test/` sent `Host: other.test@api.test`).
+    parts.headers.remove(header::HOST);
+    let named = match authority.port() {
+        Some(p) => format!("{}:{}", authority.host(), p.as_str()),
+        None => authority.host().to_string(),
+    };
+    match HeaderValue::from_str(&named) {
+        Ok(v) => {
+            parts.headers.insert(header::HOST, v);
+        }
+        Err(_) => return text(StatusCode::BAD_REQUEST, "cordon: bad request host\n".into()),
     }
     match sender.send_request(Request::from_parts(parts, body)).await {
         Ok(resp) => {

@@ -598,3 +598,30 @@ fn a_tls_client_naming_another_host_in_a_tunnel_is_refused() {
         "the refusal is recorded:\n{log}"
     );
 }
+
+/// Round 8 (issue 21): a plain request's `Host` upstream is the decided host and port alone:
+/// the URI's userinfo (`http://other.test@web.test/`) went into it.
+#[test]
+fn a_plain_requests_host_is_the_decided_host_alone() {
+    let rt = rt();
+    let web = rt.block_on(head_echo_server());
+    let s = Setup::new(
+        &policy(
+            "[network]\nallow = [\"web.test\"]\n[network.hosts]\n\"web.test\" = \"127.0.0.1\"\n",
+        ),
+        vec![],
+    );
+    let (status, body) = rt.block_on(http_get(
+        s.addr,
+        &format!("http://other.test@web.test:{}/p", web.port()),
+        &[],
+    ));
+    assert_eq!(status, 200, "{body}");
+    let lower = body.to_ascii_lowercase();
+    assert!(
+        lower.contains(&format!("\r\nhost: web.test:{}\r\n", web.port())),
+        "{body}"
+    );
+    assert!(!lower.contains("other.test"), "{body}");
+    s.finish();
+}
