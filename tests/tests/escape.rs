@@ -275,6 +275,8 @@ suite! {
     setuid_create_workspace: attack("setuid-create-workspace", C, C, 0),
     utime_outside: attack("utime-outside", C, C, 0),
     setxattr_outside: attack("setxattr-outside", C, C, 0),
+    // Round 8 (issue 21): reading an attribute's value is not checked by Landlock either.
+    getxattr_outside: attack("getxattr-outside", C, C, 0),
     // Only root may give a file away.
     chown_outside: attack("chown-outside", C, N, 0),
     mkdir_outside: attack("mkdir-outside", C, C, 0),
@@ -588,6 +590,8 @@ impl Fixture {
         fs::create_dir(root.join("state")).unwrap();
         fs::create_dir(outside.join("emptydir")).unwrap();
         fs::write(outside.join("secret.txt"), SECRET).unwrap();
+        // The attribute `getxattr-outside` reads.
+        xattr_set(&outside.join("secret.txt"), XATTR, b"CORDON-OUTSIDE-XATTR");
         fs::set_permissions(
             outside.join("secret.txt"),
             fs::Permissions::from_mode(0o600),
@@ -1179,6 +1183,23 @@ fn lflag(fd: RawFd) -> libc::tcflag_t {
     // SAFETY: `t` is a live termios tcgetattr writes into.
     assert_eq!(unsafe { libc::tcgetattr(fd, &mut t) }, 0);
     t.c_lflag
+}
+
+fn xattr_set(p: &Path, name: &str, value: &[u8]) {
+    let path = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    let name = std::ffi::CString::new(name).unwrap();
+    // SAFETY: `path` and `name` are live NUL-terminated strings, `value` a live slice of the
+    // length given.
+    let rc = unsafe {
+        libc::setxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    assert_eq!(rc, 0, "setxattr: {}", std::io::Error::last_os_error());
 }
 
 fn has_xattr(p: &Path) -> bool {

@@ -153,6 +153,28 @@ pub fn rules(network: Network) -> Vec<SyscallRule> {
             why,
         })
         .collect();
+    // Round 8 of issue 21: Landlock does not check reading extended attributes, so the value
+    // of a file's attribute outside the roots (a browser download's `user.xdg.origin.url`,
+    // with its tokens) was read by name. No path can be told apart here: every read of an
+    // attribute answers "not supported", as a file system without them does, which copying
+    // tools (cp -a, tar, Python's shutil) take in their stride.
+    for name in [
+        "getxattr",
+        "lgetxattr",
+        "fgetxattr",
+        "getxattrat",
+        "listxattr",
+        "llistxattr",
+        "flistxattr",
+        "listxattrat",
+    ] {
+        out.push(SyscallRule {
+            name,
+            errno: libc::EOPNOTSUPP,
+            when: vec![],
+            why: "reads extended attributes, which Landlock does not check (a file's outside the roots would be read); answered as a file system without them",
+        });
+    }
     out.push(SyscallRule {
         name: "clone",
         errno: libc::EPERM,
@@ -468,6 +490,16 @@ pub fn syscall_number(name: &str) -> Option<i64> {
         "openat" => libc::SYS_openat,
         "openat2" => libc::SYS_openat2,
         "mknodat" => libc::SYS_mknodat,
+        "getxattr" => libc::SYS_getxattr,
+        "lgetxattr" => libc::SYS_lgetxattr,
+        "fgetxattr" => libc::SYS_fgetxattr,
+        "listxattr" => libc::SYS_listxattr,
+        "llistxattr" => libc::SYS_llistxattr,
+        "flistxattr" => libc::SYS_flistxattr,
+        // Linux 6.13's *at forms, the same number on every architecture (the unified table);
+        // the libc crate does not name them yet.
+        "getxattrat" => 464,
+        "listxattrat" => 465,
         #[cfg(target_arch = "x86_64")]
         "chmod" => libc::SYS_chmod,
         #[cfg(target_arch = "x86_64")]

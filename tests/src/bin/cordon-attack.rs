@@ -2392,6 +2392,69 @@ fn sysv_msgq_id(c: &Ctx) -> Res {
     sysv("msgctl(host queue id, IPC_STAT)", rc as i64)
 }
 
+/// Round 8 (issue 21): the value of an extended attribute of a file outside the roots (the
+/// harness set `user.cordon-e2e` on `secret.txt`), which Landlock does not check: by path, by
+/// the link-following and not-following calls, and listed.
+fn getxattr_outside(c: &Ctx) -> Res {
+    let p = cstr(c.outside_existing("secret.txt")?);
+    let name = c"user.cordon-e2e";
+    let mut buf = [0u8; 256];
+    let blocked: &[i32] = &[libc::EOPNOTSUPP, libc::EPERM, libc::EACCES];
+    for (what, rc) in [
+        ("getxattr(outside file)", unsafe {
+            libc::getxattr(
+                p.as_ptr(),
+                name.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        }),
+        ("lgetxattr(outside file)", unsafe {
+            libc::lgetxattr(
+                p.as_ptr(),
+                name.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        }),
+        ("listxattr(outside file)", unsafe {
+            libc::listxattr(p.as_ptr(), buf.as_mut_ptr().cast(), buf.len())
+        }),
+        // getxattrat (Linux 6.13, 464): path, no flags, and `struct xattr_args` {value, size,
+        // flags}.
+        ("getxattrat(outside file)", unsafe {
+            let args: [u64; 2] = [buf.as_mut_ptr() as u64, buf.len() as u64];
+            libc::syscall(
+                464,
+                libc::AT_FDCWD,
+                p.as_ptr(),
+                0,
+                name.as_ptr(),
+                args.as_ptr(),
+                16usize,
+            ) as isize
+        }),
+    ] {
+        if rc >= 0 {
+            return Ok(Out::Escaped(format!(
+                "{what}: read {}",
+                preview(&buf[..(rc as usize).min(buf.len())])
+            )));
+        }
+        let e = errno();
+        // A kernel before 6.13 has no getxattrat: nothing to read it with there.
+        if what.starts_with("getxattrat") && e == libc::ENOSYS {
+            continue;
+        }
+        if !blocked.contains(&e) {
+            return fs_err(what, e, blocked);
+        }
+    }
+    Ok(Out::Blocked(
+        "every read of the outside file's extended attributes was refused".into(),
+    ))
+}
+
 /// Round 8 (issue 21): an inotify watch on a directory outside the roots, which the command
 /// may not list: its events would name every file made, opened or changed there.
 fn inotify_outside(c: &Ctx) -> Res {
@@ -3426,6 +3489,7 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("sysv-msgq-id", sysv_msgq_id),
     ("sysv-sem", sysv_sem),
     ("inotify-outside", inotify_outside),
+    ("getxattr-outside", getxattr_outside),
     ("hardlink-procfd", hardlink_procfd),
     ("posix-shm-read", posix_shm_read),
     ("posix-shm-write", posix_shm_write),
