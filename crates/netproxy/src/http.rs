@@ -274,23 +274,30 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
     // A host a `[[network.requests]]` rule names has each request decided, whether it comes
     // through a terminated tunnel or, as here, in plain http:// (else `DELETE http://HOST/`
     // went through on the connection's decision alone).
-    if let Ok(target) = cordon_policy::network::Target::new(&host, port) {
-        let refused =
-            crate::terminate::ruled_request(&shared, (Protocol::Http, "http"), &req, &target).await;
-        if let Some(refused) = refused {
-            // Dropping `dest` closes the destination connection before a byte went through.
-            close(
-                &shared,
-                &track,
-                &host,
-                port,
-                addr,
-                &rule,
-                "its request was refused",
-                &counters,
-            );
-            return refused;
+    let refused = match cordon_policy::network::Target::new(&host, port) {
+        Ok(target) => {
+            crate::terminate::ruled_request(&shared, (Protocol::Http, "http"), &req, &target).await
         }
+        // The connection was decided for this host and port, so this is not expected; refused
+        // rather than sent on undecided.
+        Err(e) => Some(text(
+            StatusCode::BAD_REQUEST,
+            format!("cordon: {host}:{port}: {e}\n"),
+        )),
+    };
+    if let Some(refused) = refused {
+        // Dropping `dest` closes the destination connection before a byte went through.
+        close(
+            &shared,
+            &track,
+            &host,
+            port,
+            addr,
+            &rule,
+            "its request was refused",
+            &counters,
+        );
+        return refused;
     }
     let io = TokioIo::new(Counted::new(dest, counters.clone()));
     let handshake = hyper::client::conn::http1::Builder::new()
