@@ -147,6 +147,11 @@ const fn gap(mut c: Case, why: &'static str) -> Case {
 /// (read-only). bwrap keeps its namespace.
 const PROC_NET_GAP: &str = "without a network namespace (network = \"deny\" on Landlock ABI 6 and later) /proc/net shows the host's sockets read-only; the command cannot make a socket to use them (docs/network-enforcement.md)";
 
+/// Round 8 (issue 21): Landlock has no right for inotify, so the command can watch a directory
+/// outside its roots that it may not list, and learn the names of the files made, opened or
+/// changed there (the operator's home, as root any directory); never their contents.
+const INOTIFY_GAP: &str = "Landlock does not mediate inotify_add_watch: a directory outside the roots can be watched and the names of files made, opened or changed there learnt, not their contents (docs/backends.md; bwrap hides such paths)";
+
 /// A case that needs harness plumbing (`PTY`, `INFILE`…), for legit cases.
 const fn needing(mut c: Case, needs: u32) -> Case {
     c.needs = needs;
@@ -246,6 +251,8 @@ suite! {
     // Links and renames across the boundary.
     symlink_dir_write: attack("symlink-dir-write", C, C, 0),
     hardlink_out: attack("hardlink-out", C, C, 0),
+    // Round 8 (issue 21): the same from an O_PATH descriptor (its /proc/self/fd link).
+    hardlink_procfd: attack("hardlink-procfd", C, C, 0),
     rename_in: attack("rename-in", C, C, 0),
     rename_out: attack("rename-out", C, C, 0),
     // Writing outside the roots.
@@ -268,6 +275,8 @@ suite! {
     setuid_create_workspace: attack("setuid-create-workspace", C, C, 0),
     utime_outside: attack("utime-outside", C, C, 0),
     setxattr_outside: attack("setxattr-outside", C, C, 0),
+    // Round 8 (issue 21): reading an attribute's value is not checked by Landlock either.
+    getxattr_outside: attack("getxattr-outside", C, C, 0),
     // Only root may give a file away.
     chown_outside: attack("chown-outside", C, N, 0),
     mkdir_outside: attack("mkdir-outside", C, C, 0),
@@ -406,6 +415,13 @@ suite! {
     sysv_msgq: attack("sysv-msgq", C, C, SYSV),
     sysv_msgq_id: attack("sysv-msgq-id", C, C, SYSV),
     sysv_sem: attack("sysv-sem", C, C, SYSV),
+    // Round 8 (issue 21): POSIX shared memory (a file in the host's /dev/shm) and message
+    // queues of the host.
+    // Round 8 (issue 21): Landlock does not mediate inotify; bwrap's view has no such path.
+    inotify_outside: gap(attack("inotify-outside", C, C, 0), INOTIFY_GAP),
+    posix_shm_read: attack("posix-shm-read", C, C, SYSV),
+    posix_shm_write: attack("posix-shm-write", C, C, SYSV),
+    posix_mq_open: attack("posix-mq-open", C, C, SYSV),
     proc_list_host: attack("proc-list-host", C, C, VICTIM),
     proc_net_tcp: gap(attack("proc-net-tcp", C, C, TCP), PROC_NET_GAP),
     // issue 12 class 4: what the command inherits. Another terminal of the same user (on
@@ -575,6 +591,8 @@ impl Fixture {
         fs::create_dir(root.join("state")).unwrap();
         fs::create_dir(outside.join("emptydir")).unwrap();
         fs::write(outside.join("secret.txt"), SECRET).unwrap();
+        // The attribute `getxattr-outside` reads.
+        xattr_set(&outside.join("secret.txt"), XATTR, b"CORDON-OUTSIDE-XATTR");
         fs::set_permissions(
             outside.join("secret.txt"),
             fs::Permissions::from_mode(0o600),
@@ -902,6 +920,10 @@ struct HostIpc {
     msq: i32,
     sem: i32,
     sem_key: i32,
+    /// Round 8 (issue 21): POSIX IPC of the host, open to everyone: a file in /dev/shm
+    /// (what `shm_open` makes) and a message queue (`mq_open`, the IPC namespace's mqueue).
+    posix_shm: PathBuf,
+    mq: std::ffi::CString,
 }
 
 impl HostIpc {
@@ -929,11 +951,27 @@ impl HostIpc {
             let sem_key = 0x1000_0000 | base;
             let sem = libc::semget(sem_key, 1, libc::IPC_CREAT | libc::IPC_EXCL | 0o666);
             assert!(sem >= 0, "semget: {}", std::io::Error::last_os_error());
+            let posix_shm = PathBuf::from(format!("/dev/shm/cordon-e2e-{base:x}"));
+            fs::write(&posix_shm, "CORDON-HOST-POSIX-SHM").unwrap();
+            fs::set_permissions(&posix_shm, fs::Permissions::from_mode(0o666)).unwrap();
+            let mq = std::ffi::CString::new(format!("/cordon-e2e-{base:x}")).unwrap();
+            let old = libc::umask(0);
+            let q = libc::mq_open(
+                mq.as_ptr(),
+                libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
+                0o666 as libc::mode_t,
+                std::ptr::null_mut::<libc::mq_attr>(),
+            );
+            libc::umask(old);
+            assert!(q >= 0, "mq_open: {}", std::io::Error::last_os_error());
+            libc::mq_close(q);
             HostIpc {
                 shm,
                 msq,
                 sem,
                 sem_key,
+                posix_shm,
+                mq,
             }
         }
     }
@@ -963,6 +1001,12 @@ impl HostIpc {
         ]
         .iter()
         .flat_map(|(k, v)| [OsString::from(k), OsString::from(v.to_string())])
+        .chain([
+            OsString::from("--posix-shm"),
+            self.posix_shm.clone().into(),
+            OsString::from("--mq"),
+            OsString::from(self.mq.to_str().unwrap()),
+        ])
         .collect()
     }
 }
@@ -976,7 +1020,9 @@ impl Drop for HostIpc {
             libc::shmctl(self.shm, libc::IPC_RMID, std::ptr::null_mut());
             libc::msgctl(self.msq, libc::IPC_RMID, std::ptr::null_mut());
             libc::semctl(self.sem, 0, libc::IPC_RMID);
+            libc::mq_unlink(self.mq.as_ptr());
         }
+        let _ = fs::remove_file(&self.posix_shm);
     }
 }
 
@@ -1138,6 +1184,23 @@ fn lflag(fd: RawFd) -> libc::tcflag_t {
     // SAFETY: `t` is a live termios tcgetattr writes into.
     assert_eq!(unsafe { libc::tcgetattr(fd, &mut t) }, 0);
     t.c_lflag
+}
+
+fn xattr_set(p: &Path, name: &str, value: &[u8]) {
+    let path = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    let name = std::ffi::CString::new(name).unwrap();
+    // SAFETY: `path` and `name` are live NUL-terminated strings, `value` a live slice of the
+    // length given.
+    let rc = unsafe {
+        libc::setxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    assert_eq!(rc, 0, "setxattr: {}", std::io::Error::last_os_error());
 }
 
 fn has_xattr(p: &Path) -> bool {

@@ -980,3 +980,111 @@ fn controls_deny_attacks_escape_unconfined() {
         "fd-scan: {out}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Round 8 (issue 21): sandbox.network = "allow" and the host's unix socket files
+
+macro_rules! allow_matrix {
+    ($($f:ident),* $(,)?) => {
+        mod allow_landlock_as_root { $( #[test] fn $f() { super::$f(super::Mode::Root, super::Backend::Landlock); } )* }
+        mod allow_landlock_as_user { $( #[test] fn $f() { super::$f(super::Mode::User, super::Backend::Landlock); } )* }
+        mod allow_bwrap_as_root { $( #[test] fn $f() { super::$f(super::Mode::Root, super::Backend::Bwrap); } )* }
+        mod allow_bwrap_as_user { $( #[test] fn $f() { super::$f(super::Mode::User, super::Backend::Bwrap); } )* }
+    };
+}
+
+allow_matrix!(allow_reaches_no_host_unix_socket_file);
+
+/// A listening socket file of the host outside every root, where the operator's session
+/// keeps its buses and daemons (`/run/user/UID/bus`, whose systemd runs `systemd-run --user`
+/// commands outside any sandbox; `/run/docker.sock`, root on the host): a directory of its own
+/// under /run, the socket connectable by anyone unconfined.
+struct RunSocket {
+    dir: PathBuf,
+    path: PathBuf,
+    listener: std::os::unix::net::UnixListener,
+}
+
+impl RunSocket {
+    fn new() -> RunSocket {
+        let dir = PathBuf::from(format!("/run/{}", abstract_name()));
+        fs::create_dir(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        let path = dir.join("bus");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o777)).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        RunSocket {
+            dir,
+            path,
+            listener,
+        }
+    }
+
+    fn arrived(&self) -> bool {
+        self.listener.accept().is_ok()
+    }
+}
+
+impl Drop for RunSocket {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Under `network = "allow"` the command has the network, not the host's other processes: a
+/// socket file of the host's session outside the roots is not reached on either backend (the
+/// Landlock backend reached it before round 8: Landlock before ABI 9 does not check
+/// `connect()` to a socket file, and seccomp let `socket(AF_UNIX)` through under "allow";
+/// bwrap's view has no host /run). socketpair(AF_UNIX) still works; TCP to the host's loopback
+/// does too (the network is allowed).
+fn allow_reaches_no_host_unix_socket_file(mode: Mode, backend: Backend) {
+    assert!(
+        is_root(),
+        "the socket goes under /run: run as root (CI does)"
+    );
+    let f = Fixture::with_network(mode, backend, "allow");
+    let sock = RunSocket::new();
+    let (out, err) = f.attack(
+        "unix-connect-outside",
+        &["--socket", sock.path.to_str().unwrap()],
+    );
+    assert!(
+        out.starts_with("BLOCKED: "),
+        "[{mode:?} {backend:?}] {out}{err}"
+    );
+    assert!(
+        !sock.arrived(),
+        "[{mode:?} {backend:?}] the host's socket got a connection"
+    );
+    let (out, err) = f.attack("legit-socketpair", &[]);
+    assert!(out.starts_with("OK: "), "[{mode:?} {backend:?}] {out}{err}");
+    let host = HostServers::new();
+    let (out, err) = f.attack("net-tcp-connect", &["--addr", &host.addr("tcp4")]);
+    assert!(
+        out.starts_with("ESCAPED: "),
+        "[{mode:?} {backend:?}] under \"allow\" the host's loopback is reachable: {out}{err}"
+    );
+}
+
+/// The control: unconfined, as the test user too, the attack reaches the socket file.
+#[test]
+fn control_a_host_unix_socket_file_is_reached_unconfined() {
+    assert!(
+        is_root(),
+        "the socket goes under /run: run as root (CI does)"
+    );
+    let sock = RunSocket::new();
+    let mut c = Command::new(&bins().attack);
+    c.args([
+        "unix-connect-outside",
+        "--socket",
+        sock.path.to_str().unwrap(),
+    ])
+    .stdin(Stdio::null());
+    let (uid, gid) = cordon_e2e::test_user();
+    c.uid(uid).gid(gid);
+    let out = String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned();
+    assert!(out.starts_with("ESCAPED: "), "{out}");
+    assert!(sock.arrived());
+}

@@ -146,12 +146,32 @@ fn check_request(
             .ok_or_else(|| Error::failure("not a tool call"))?;
         return Ok((tool_text(&xc, a, json), xc.action()));
     }
-    let call = gate.http_request(method, &host, target.port, path)?;
-    let a = call
-        .tool_assessment()
-        .ok_or_else(|| Error::failure("not a tool call"))?;
-    let x = gate.explain(&call)?;
-    Ok((tool_text(&x, a, json), x.action()))
+    // Each path a server may read it as, as the proxy decides it (the first that is not
+    // allowed is shown); one no reading can cover is refused, as the proxy refuses it.
+    let readings = cordon_policy::requests::request_paths(path).map_err(|why| {
+        cordon_gate::Error::new(
+            cordon_gate::EXIT_DENIED,
+            format!(
+                "network: {method} {}: {}; the proxy refuses such a request",
+                cordon_gate::clean(url),
+                cordon_gate::clean(&why)
+            ),
+        )
+    })?;
+    let mut shown = None;
+    for reading in &readings {
+        let call = gate.http_request(method, &host, target.port, reading)?;
+        let a = call
+            .tool_assessment()
+            .ok_or_else(|| Error::failure("not a tool call"))?;
+        let x = gate.explain(&call)?;
+        let action = x.action();
+        shown = Some((tool_text(&x, a, json), action));
+        if action != Action::Allow {
+            break;
+        }
+    }
+    shown.ok_or_else(|| Error::failure("network: no path to decide"))
 }
 
 /// `cordon check TOOL key=value…` for a file tool or a `[tools.NAME]` tool: the decision on

@@ -187,7 +187,8 @@ fn a_request_is_checked_by_method_and_url() {
         "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[network]\nallow = [\"api.example.org\"]\n\
          [[network.requests]]\nmethod = \"GET\"\nurl = \"api.example.org/repos/**\"\naction = \"allow\"\n\
          [[network.requests]]\nmethod = \"POST\"\nurl = \"api.example.org\"\naction = \"ask\"\n\
-         [[network.requests]]\nmethod = \"DELETE\"\nurl = \"api.example.org\"\naction = \"deny\"\n",
+         [[network.requests]]\nmethod = \"DELETE\"\nurl = \"api.example.org\"\naction = \"deny\"\n\
+         [[network.requests]]\nmethod = \"*\"\nurl = \"api.example.org/admin/**\"\naction = \"deny\"\n",
     )
     .unwrap();
     common::trust(d.path());
@@ -216,6 +217,19 @@ fn a_request_is_checked_by_method_and_url() {
             "deny",
             "api.example.org:443/repos/a",
         ),
+        // Round 8 (issue 21): decided on what the server reads, as the proxy decides it.
+        (
+            "GET",
+            "https://api.example.org/%61dmin/x",
+            "deny",
+            "api.example.org:443/admin/x",
+        ),
+        (
+            "GET",
+            "https://api.example.org/admin;x/y",
+            "deny",
+            "api.example.org:443/admin/y",
+        ),
     ] {
         let o = cordon(d.path(), &["check", "--json", "network", method, url]);
         let v: Value =
@@ -229,6 +243,19 @@ fn a_request_is_checked_by_method_and_url() {
             .unwrap() as i32;
         assert_eq!(o.status.code(), Some(code));
     }
+    // A path servers resolve differently is refused, as the proxy refuses it.
+    let o = cordon(
+        d.path(),
+        &[
+            "check",
+            "network",
+            "GET",
+            "https://api.example.org/repos/../admin/x",
+        ],
+    );
+    // Refused (126), as the gate refuses what it cannot decide.
+    assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+    assert!(stderr(&o).contains("`..` segment"), "{}", stderr(&o));
     // The connection decides first.
     let o = cordon(
         d.path(),

@@ -11,7 +11,6 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use crate::connect::{open, Opening, Refusal};
@@ -152,24 +151,43 @@ async fn connect(shared: Arc<Shared>, mut req: Request<Incoming>, slot: Slot) ->
             }
             Ok(upgraded) => match upgraded.downcast::<TokioIo<TcpStream>>() {
                 // The client's own socket again: relay without hyper's buffering in between,
-                // after the bytes it already sent past the request head.
+                // after the bytes it already sent past the request head (and the rest of a
+                // ClientHello, whose name must be the tunnel's host).
                 Ok(parts) => {
-                    let mut pre = None;
-                    if !parts.read_buf.is_empty() {
-                        if let Err(e) = dest.write_all(&parts.read_buf).await {
-                            pre = Some(format!("relay ended: {e}"));
-                        }
-                    }
-                    match pre {
-                        Some(e) => Some(e),
+                    let mut client = parts.io.into_inner();
+                    match first_flight(
+                        &shared2,
+                        &mut client,
+                        &mut dest,
+                        &parts.read_buf,
+                        &host2,
+                        port,
+                        &counters,
+                    )
+                    .await
+                    {
+                        Some(ended) => Some(ended),
                         None => {
-                            let client = parts.io.into_inner();
                             relay::relay_tcp(&shared2, client, dest.into_inner(), &counters).await
                         }
                     }
                 }
                 Err(upgraded) => {
-                    relay::relay(&shared2, TokioIo::new(upgraded), dest, &counters).await
+                    let mut client = TokioIo::new(upgraded);
+                    match first_flight(
+                        &shared2,
+                        &mut client,
+                        &mut dest,
+                        &[],
+                        &host2,
+                        port,
+                        &counters,
+                    )
+                    .await
+                    {
+                        Some(ended) => Some(ended),
+                        None => relay::relay(&shared2, client, dest, &counters).await,
+                    }
                 }
             },
             Err(e) => Some(format!("the client left before the tunnel opened: {e}")),
@@ -253,6 +271,34 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
         Err(refused) => return refused,
     };
     let counters = Arc::new(Counters::default());
+    // A host a `[[network.requests]]` rule names has each request decided, whether it comes
+    // through a terminated tunnel or, as here, in plain http:// (else `DELETE http://HOST/`
+    // went through on the connection's decision alone).
+    let refused = match cordon_policy::network::Target::new(&host, port) {
+        Ok(target) => {
+            crate::terminate::ruled_request(&shared, (Protocol::Http, "http"), &req, &target).await
+        }
+        // The connection was decided for this host and port, so this is not expected; refused
+        // rather than sent on undecided.
+        Err(e) => Some(text(
+            StatusCode::BAD_REQUEST,
+            format!("cordon: {host}:{port}: {e}\n"),
+        )),
+    };
+    if let Some(refused) = refused {
+        // Dropping `dest` closes the destination connection before a byte went through.
+        close(
+            &shared,
+            &track,
+            &host,
+            port,
+            addr,
+            &rule,
+            "its request was refused",
+            &counters,
+        );
+        return refused;
+    }
     let io = TokioIo::new(Counted::new(dest, counters.clone()));
     let handshake = hyper::client::conn::http1::Builder::new()
         .max_buf_size(shared.limits().header_bytes.max(8192))
@@ -315,8 +361,18 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
         None => hyper::Uri::from_static("/"),
     };
     strip_hop_by_hop(&mut parts.headers);
-    if let Ok(v) = HeaderValue::from_str(authority.as_str()) {
-        parts.headers.insert(header::HOST, v);
+    // `Host` is the decided host and port alone: never the client's own, never the URI's
+    // userinfo (`http://other.test@api.test/` sent `Host: other.test@api.test`).
+    parts.headers.remove(header::HOST);
+    let named = match authority.port() {
+        Some(p) => format!("{}:{}", authority.host(), p.as_str()),
+        None => authority.host().to_string(),
+    };
+    match HeaderValue::from_str(&named) {
+        Ok(v) => {
+            parts.headers.insert(header::HOST, v);
+        }
+        Err(_) => return text(StatusCode::BAD_REQUEST, "cordon: bad request host\n".into()),
     }
     match sender.send_request(Request::from_parts(parts, body)).await {
         Ok(resp) => {
@@ -328,6 +384,62 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
             StatusCode::BAD_GATEWAY,
             format!("cordon: {host}:{port}: forwarding failed: {e}\n"),
         ),
+    }
+}
+
+/// The start of a tunnel cordon does not terminate ([`crate::sni`]): `Some(why)` when it ended
+/// there (a ClientHello naming another host is noted for the run's summary), `None` when the
+/// relay goes on.
+pub(crate) async fn first_flight<C, D>(
+    shared: &Shared,
+    client: &mut C,
+    dest: &mut D,
+    pre: &[u8],
+    host: &str,
+    port: u16,
+    counters: &Counters,
+) -> Option<String>
+where
+    C: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    D: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let Ok(target) = cordon_policy::network::Target::new(host, port) else {
+        return Some(format!("closed: {host}:{port} is not a host and port"));
+    };
+    // A tunnel still waiting for its first bytes ends as a relaying one does: idle, or at the
+    // proxy's shutdown.
+    let started = crate::relay::first(
+        async { Ok(crate::sni::first_flight(client, dest, pre, &target).await) },
+        crate::relay::first(
+            async {
+                shared.shutting_down().await;
+                Err("the proxy shut down".to_string())
+            },
+            async {
+                relay::idle(shared, counters).await;
+                Err("idle timeout".to_string())
+            },
+        ),
+    )
+    .await;
+    let started = match started {
+        Ok(s) => s,
+        Err(ended) => return Some(ended),
+    };
+    match started {
+        Err(e) => Some(format!("relay ended: {e}")),
+        Ok(Ok(())) => None,
+        Ok(Err(why)) => {
+            shared.note_refused(crate::Refused {
+                host: host.to_string(),
+                port,
+                addr: None,
+                reason: why.clone(),
+                allow: String::new(),
+                count: 0,
+            });
+            Some(format!("closed before a byte went on: {why}"))
+        }
     }
 }
 
@@ -365,7 +477,9 @@ pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(|s| s.trim().to_ascii_lowercase())
-        .filter(|s| !s.is_empty())
+        // `Host` is end to end whatever `Connection` says: removed, a request checked for its
+        // host would reach the front end's default site instead (round 8 of issue 21).
+        .filter(|s| !s.is_empty() && s != "host")
         .collect();
     for name in named {
         headers.remove(name.as_str());

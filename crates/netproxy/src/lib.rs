@@ -45,6 +45,7 @@ mod connect;
 mod forward;
 mod http;
 mod relay;
+mod sni;
 mod socks;
 mod terminate;
 

@@ -140,7 +140,25 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, admission:
                     )
                     .await
                 }
-                None => relay::relay_tcp(&shared, stream, dest, &counters).await,
+                None => {
+                    let mut dest = relay::Counted::new(dest, counters.clone());
+                    match crate::http::first_flight(
+                        &shared,
+                        &mut stream,
+                        &mut dest,
+                        &[],
+                        &host,
+                        port,
+                        &counters,
+                    )
+                    .await
+                    {
+                        Some(ended) => Some(ended),
+                        None => {
+                            relay::relay_tcp(&shared, stream, dest.into_inner(), &counters).await
+                        }
+                    }
+                }
             };
             track.record(
                 &shared,

@@ -584,6 +584,210 @@ where
     .await
 }
 
+/// A refused request: its record (`METHOD PATH: reason`, under `protocol`) and the answer,
+/// which closes the client's connection. `how` is the record's protocol and the scheme the
+/// answer names.
+#[allow(clippy::too_many_arguments)]
+fn refuse_request(
+    shared: &Shared,
+    how: (Protocol, &str),
+    method: &str,
+    target: &Target,
+    path: &str,
+    status: StatusCode,
+    reason: String,
+    rule: &str,
+) -> Response<Body> {
+    let (protocol, scheme) = how;
+    let host = target.host.to_string();
+    let port = target.port;
+    let track = shared.track(protocol, std::time::Instant::now());
+    let shown = format!("{method} {path}: {reason}");
+    track.record(
+        shared,
+        Event::Close,
+        Fields {
+            host: &host,
+            port,
+            addr: None,
+            allowed: false,
+            rule,
+            reason: &shown,
+            bytes: (0, 0),
+        },
+    );
+    let mut r = text(
+        status,
+        format!("cordon: {method} {scheme}://{host}:{port}{path} is refused: {reason}\n"),
+    );
+    r.headers_mut()
+        .insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+/// The engine's decision on one request where a `[[network.requests]]` rule names its host
+/// and port, inside a terminated tunnel or as a plain `http://` request alike: `Some` answer
+/// when it is refused (recorded, and noted for the run's summary). Elsewhere (a credential's
+/// host alone) the connection's decision covers its requests, and no record per request (an
+/// fsync each) is made: `None`.
+pub(crate) async fn ruled_request<B>(
+    shared: &Arc<Shared>,
+    how: (Protocol, &str),
+    req: &Request<B>,
+    target: &Target,
+) -> Option<Response<Body>> {
+    let method = req.method().as_str();
+    let path = req.uri().path_and_query().map_or("/", |p| p.as_str());
+    let t = shared.config.termination.as_deref()?;
+    if !t.ruled.iter().any(|h| h.matches(target)) {
+        return None;
+    }
+    let host = target.host.to_string();
+    let port = target.port;
+    // Each reading the server may route the path as is decided; the first that is not
+    // allowed refuses the request. A path no list of readings can cover is refused.
+    // Symfony and IIS route by a path in `X-Original-URL` / `X-Rewrite-URL`: their readings
+    // are decided too.
+    let mut paths = vec![path.to_string()];
+    for name in ["x-original-url", "x-rewrite-url"] {
+        for v in req.headers().get_all(name) {
+            paths.push(String::from_utf8_lossy(v.as_bytes()).into_owned());
+        }
+    }
+    let readings = if paths.len() > 3 {
+        Err(format!(
+            "the request names {} paths (X-Original-URL, X-Rewrite-URL); at most 3 are decided",
+            paths.len()
+        ))
+    } else {
+        Ok(())
+    };
+    let readings = readings.and_then(|()| {
+        paths.iter().try_fold(Vec::new(), |mut all, p| {
+            all.extend(cordon_policy::requests::request_paths(p)?);
+            Ok::<_, String>(all)
+        })
+    });
+    let readings = match readings {
+        Ok(r) => r,
+        Err(why) => {
+            shared.note_refused(crate::Refused {
+                host: host.clone(),
+                port,
+                addr: None,
+                reason: format!("{method} {}: {why}", path.split('?').next().unwrap_or("/")),
+                allow: String::new(),
+                count: 0,
+            });
+            return Some(refuse_request(
+                shared,
+                how,
+                method,
+                target,
+                path,
+                StatusCode::BAD_REQUEST,
+                why,
+                "",
+            ));
+        }
+    };
+    // The method the server runs may be another one, named in a header or in the query's
+    // `_method` (Rails, Laravel, Express's method-override, Google's APIs): each is decided.
+    let mut methods = vec![method.to_ascii_uppercase()];
+    for name in [
+        "x-http-method-override",
+        "x-http-method",
+        "x-method-override",
+    ] {
+        for v in req.headers().get_all(name) {
+            let named = String::from_utf8_lossy(v.as_bytes()).into_owned();
+            methods.extend(named.split(',').map(|m| m.trim().to_ascii_uppercase()));
+        }
+    }
+    if let Some(query) = req.uri().query() {
+        for pair in query.split('&') {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            if k.eq_ignore_ascii_case("_method") {
+                methods.push(v.to_ascii_uppercase());
+            }
+        }
+    }
+    methods.retain(|m| !m.is_empty());
+    methods.dedup();
+    // Each is a decision of its own (a record each): a request naming more is refused.
+    if methods.len() > 4 {
+        let why = format!(
+            "the request names {} methods (override headers, `_method`); at most 4 are decided",
+            methods.len()
+        );
+        return Some(refuse_request(
+            shared,
+            how,
+            method,
+            target,
+            path,
+            StatusCode::BAD_REQUEST,
+            why,
+            "",
+        ));
+    }
+    let mut verdict = Verdict::Allow {
+        rule: String::new(),
+    };
+    // What the refusal says it was read as, where that is not the request as sent.
+    let mut read_as = String::new();
+    'decide: for m in &methods {
+        for reading in &readings {
+            verdict = shared.decide.decide_request(m, &host, port, reading).await;
+            if !matches!(verdict, Verdict::Allow { .. }) {
+                if (m.as_str(), reading.as_str()) != (methods[0].as_str(), readings[0].as_str()) {
+                    read_as = format!(" (read as {m} {reading})");
+                }
+                break 'decide;
+            }
+        }
+    }
+    match verdict {
+        Verdict::Allow { .. } => None,
+        Verdict::Unrecorded { reason } => {
+            // Not the policy's refusal: the audit log's. Not noted among the destinations
+            // the policy refused (no `[network]` line would allow it).
+            let why = crate::connect::Refusal::Unrecorded(Error::unrecorded(reason)).to_string();
+            Some(refuse_request(
+                shared,
+                how,
+                method,
+                target,
+                path,
+                StatusCode::SERVICE_UNAVAILABLE,
+                why,
+                "",
+            ))
+        }
+        Verdict::Deny { reason, rule } => {
+            let why = format!("refused by the policy{read_as}: {reason}");
+            shared.note_refused(crate::Refused {
+                host: host.clone(),
+                port,
+                addr: None,
+                reason: format!("{method} {}: {why}", path.split('?').next().unwrap_or("/")),
+                allow: String::new(),
+                count: 0,
+            });
+            Some(refuse_request(
+                shared,
+                how,
+                method,
+                target,
+                path,
+                StatusCode::FORBIDDEN,
+                why,
+                &rule,
+            ))
+        }
+    }
+}
+
 /// One request inside a terminated tunnel.
 async fn request(
     shared: &Arc<Shared>,
@@ -605,30 +809,6 @@ async fn request(
         .map_or("/", |p| p.as_str())
         .to_string();
     let method = req.method().to_string();
-    let refuse = |status: StatusCode, reason: String, rule: &str| {
-        let track = shared.track(Protocol::HttpsRequest, std::time::Instant::now());
-        let shown = format!("{method} {path}: {reason}");
-        track.record(
-            shared,
-            Event::Close,
-            Fields {
-                host: &host,
-                port,
-                addr: None,
-                allowed: false,
-                rule,
-                reason: &shown,
-                bytes: (0, 0),
-            },
-        );
-        let mut r = text(
-            status,
-            format!("cordon: {method} https://{host}:{port}{path} is refused: {reason}\n"),
-        );
-        r.headers_mut()
-            .insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
-        r
-    };
     // The request must be for the tunnel's host: the upstream (a CDN, a shared front end)
     // routes by `Host` or an absolute-form target, so another name there would take the
     // credential's value, and the request rules decided for this host, to that name's site.
@@ -647,39 +827,21 @@ async fn request(
             allow: String::new(),
             count: 0,
         });
-        return refuse(StatusCode::FORBIDDEN, why, "");
+        return refuse_request(
+            shared,
+            (Protocol::HttpsRequest, "https"),
+            &method,
+            target,
+            &path,
+            StatusCode::FORBIDDEN,
+            why,
+            "",
+        );
     }
-    // Decided one by one only where a request rule names the host: elsewhere (a credential's
-    // host alone) the connection's decision covers its requests, and no record per request
-    // (an fsync each) is made.
-    let ruled = t.ruled.iter().any(|h| h.matches(target));
-    let verdict = if ruled {
-        shared
-            .decide
-            .decide_request(&method, &host, port, &path)
-            .await
-    } else {
-        Verdict::Allow {
-            rule: String::new(),
-        }
-    };
-    if let Verdict::Unrecorded { reason } = verdict {
-        // Not the policy's refusal: the audit log's. Not noted among the destinations the
-        // policy refused (no `[network]` line would allow it).
-        let why = crate::connect::Refusal::Unrecorded(Error::unrecorded(reason)).to_string();
-        return refuse(StatusCode::SERVICE_UNAVAILABLE, why, "");
-    }
-    if let Verdict::Deny { reason, rule } = verdict {
-        let why = format!("refused by the policy: {reason}");
-        shared.note_refused(crate::Refused {
-            host: host.clone(),
-            port,
-            addr: None,
-            reason: format!("{method} {}: {why}", path.split('?').next().unwrap_or("/")),
-            allow: String::new(),
-            count: 0,
-        });
-        return refuse(StatusCode::FORBIDDEN, why, &rule);
+    if let Some(refused) =
+        ruled_request(shared, (Protocol::HttpsRequest, "https"), &req, target).await
+    {
+        return refused;
     }
     inject(t, &mut req, target);
     crate::http::strip_hop_by_hop(req.headers_mut());

@@ -470,6 +470,235 @@ fn a_request_naming_another_host_inside_a_terminated_tunnel_is_refused() {
         let (code, body) = curl(s.addr, &ca, &api, &[auth.clone(), format!("Host: {host}")]);
         assert_eq!((code, body.as_str()), (200, "ok /repos/x"), "Host: {host}");
     }
+    // Round 8 (issue 21): `Connection: host` named the checked Host header as hop-by-hop, and
+    // the request went upstream without one (to the front end's default site).
+    seen.lock().unwrap().clear();
+    let (code, body) = curl(
+        s.addr,
+        &ca,
+        &api,
+        &[auth.clone(), "Connection: host".into()],
+    );
+    assert_eq!((code, body.as_str()), (200, "ok /repos/x"));
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|v| v == &format!("api.test:{port}")),
+        "the request went upstream without its Host: {:?}",
+        seen.lock().unwrap()
+    );
     let log = s.finish();
     assert!(!log.contains(TOKEN));
+}
+
+/// Round 8 (issue 21): `[[network.requests]]` decide each request to the hosts they name, but a
+/// plain `http://` request to such a host (the policy allows it on every port; the rule names
+/// no port) went through the forwarding path, which decided only the connection: `DELETE
+/// http://api.test/repos/a` reached the host although a rule denies DELETE there. Plain
+/// requests to a ruled host are decided one by one as inside a terminated tunnel.
+#[test]
+fn plain_http_requests_to_a_ruled_host_are_decided_one_by_one() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let plain = rt.block_on(head_echo_server());
+    let port = plain.port();
+    let (_, up_ca, _) = rt.block_on(upstream(&["api.test"]));
+    let policy = "version = 1\n[network]\nallow = [\"api.test\"]\n\
+         [network.hosts]\n\"api.test\" = \"127.0.0.1\"\n\
+         [[network.requests]]\nmethod = \"GET\"\nurl = \"api.test/repos/**\"\naction = \"allow\"\n\
+         [[network.requests]]\nmethod = \"DELETE\"\nurl = \"api.test\"\naction = \"deny\"\nreason = \"no deleting\"\n";
+    let parsed = Policy::parse(
+        &format!("{policy}[sandbox]\nnetwork = \"proxy\"\n"),
+        "t.toml",
+        std::path::Path::new("/"),
+    )
+    .unwrap();
+    let ruled = parsed
+        .network
+        .requests
+        .iter()
+        .map(|r| r.host.clone())
+        .collect();
+    let termination = Arc::new(Termination::new(vec![], ruled, up_ca.as_bytes()).unwrap());
+    let s = Setup::with_config(policy, vec![], |c| {
+        c.termination = Some(termination.clone())
+    });
+    let ca = s.dir.path().join("run-ca.pem");
+    std::fs::write(&ca, termination.ca_pem()).unwrap();
+    let url = |p: &str| format!("http://api.test:{port}{p}");
+    let (code, body) = curl_method(s.addr, &ca, "GET", &url("/repos/a?x=1"));
+    assert_eq!(code, 200, "{body}");
+    assert!(body.starts_with("GET /repos/a?x=1 HTTP/1.1"), "{body}");
+    let (code, body) = curl_method(s.addr, &ca, "DELETE", &url("/repos/a"));
+    assert_eq!(code, 403, "a denied request reached the host: {body}");
+    assert!(body.contains("no deleting"), "{body}");
+    let log = s.finish();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"tool\":\"http\"") && l.contains("DELETE")),
+        "the denied request's decision is recorded:\n{log}"
+    );
+}
+
+/// Round 8 (issue 21): a request rule is matched against the path the server will read.
+/// Servers remove dot segments (RFC 3986 §5.2.4), decode percent-encoded unreserved
+/// characters, and many decode `%2F` or take `\` as `/`, so `DELETE /repos/../admin/x`,
+/// `/%61dmin/x`, `/admin%2Fx`, `//admin/x` or `/admin\x` was matched as another path than the
+/// one denied and reached the host. Each reading is decided (the most restrictive wins), and a
+/// path whose readings have dot or empty segments is refused, saying which form to send.
+#[test]
+fn a_request_rule_is_not_walked_around_by_the_paths_spelling() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (up, up_ca, _seen) = rt.block_on(upstream(&["api.test"]));
+    let port = up.port();
+    let policy = "version = 1\n[network]\nallow = [\"api.test\"]\n\
+         [network.hosts]\n\"api.test\" = \"127.0.0.1\"\n\
+         [[network.requests]]\nmethod = \"DELETE\"\nurl = \"api.test/admin/**\"\naction = \"deny\"\nreason = \"no admin\"\n";
+    let parsed = Policy::parse(
+        &format!("{policy}[sandbox]\nnetwork = \"proxy\"\n"),
+        "t.toml",
+        std::path::Path::new("/"),
+    )
+    .unwrap();
+    let ruled = parsed
+        .network
+        .requests
+        .iter()
+        .map(|r| r.host.clone())
+        .collect();
+    let termination = Arc::new(
+        Termination::new(
+            vec![secret("gh", PLACEHOLDER, "api.test", true)],
+            ruled,
+            up_ca.as_bytes(),
+        )
+        .unwrap(),
+    );
+    let s = Setup::with_config(policy, vec![], |c| {
+        c.termination = Some(termination.clone())
+    });
+    let ca = s.dir.path().join("run-ca.pem");
+    std::fs::write(&ca, termination.ca_pem()).unwrap();
+    let url = |p: &str| format!("https://api.test:{port}{p}");
+    // Controls: the rule denies the plain spelling, and other paths go.
+    let (code, body) = curl_as_is(s.addr, &ca, "DELETE", &url("/admin/x"));
+    assert_eq!(code, 403, "{body}");
+    let (code, body) = curl_as_is(s.addr, &ca, "DELETE", &url("/repos/x"));
+    assert_eq!((code, body.as_str()), (200, "ok /repos/x"));
+    // An encoded slash inside a segment (GitLab's `projects/group%2Fname`) still goes.
+    let (code, body) = curl_as_is(s.addr, &ca, "DELETE", &url("/projects/a%2Fb"));
+    assert_eq!((code, body.as_str()), (200, "ok /projects/a%2Fb"));
+    // A method override (header or `_method` in the query, which Rails, Laravel, Express's
+    // method-override and Google's APIs honour) is the method the server runs.
+    for (extra, u) in [
+        ("X-HTTP-Method-Override: DELETE", url("/admin/x")),
+        ("X-HTTP-Method: delete", url("/admin/x")),
+        ("X-Method-Override: DELETE", url("/admin/x")),
+        ("X-Unrelated: 1", url("/admin/x?_method=DELETE")),
+    ] {
+        let out = std::process::Command::new("curl")
+            .args(["-sS", "--max-time", "60", "-o", "-", "-w", "\n%{http_code}"])
+            .args(["-X", "POST", "-H", extra, "--proxy"])
+            .arg(format!("http://{}", s.addr))
+            .arg("--cacert")
+            .arg(&ca)
+            .arg(&u)
+            .output()
+            .expect("curl runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            text.ends_with("\n403"),
+            "POST {u} with {extra} reached the host: {text}"
+        );
+    }
+    // Each override is a decision (and a record) of its own: a request naming many is refused.
+    let out = std::process::Command::new("curl")
+        .args(["-sS", "--max-time", "60", "-o", "-", "-w", "\n%{http_code}"])
+        .args([
+            "-X",
+            "POST",
+            "-H",
+            "X-HTTP-Method-Override: A, B, C, D, E",
+            "--proxy",
+        ])
+        .arg(format!("http://{}", s.addr))
+        .arg("--cacert")
+        .arg(&ca)
+        .arg(url("/repos/x"))
+        .output()
+        .expect("curl runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.ends_with("\n400"), "{text}");
+    // A path override (Symfony and IIS route by `X-Original-URL` / `X-Rewrite-URL`).
+    for extra in ["X-Original-URL: /admin/x", "X-Rewrite-URL: /admin/x?y=1"] {
+        let out = std::process::Command::new("curl")
+            .args(["-sS", "--max-time", "60", "-o", "-", "-w", "\n%{http_code}"])
+            .args(["-X", "DELETE", "-H", extra, "--proxy"])
+            .arg(format!("http://{}", s.addr))
+            .arg("--cacert")
+            .arg(&ca)
+            .arg(url("/repos/x"))
+            .output()
+            .expect("curl runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            text.ends_with("\n403"),
+            "DELETE /repos/x with {extra} reached the host: {text}"
+        );
+    }
+    for path in [
+        "/repos/../admin/x",
+        "/./admin/x",
+        "/repos/%2e%2e/admin/x",
+        "/%61dmin/x",
+        "/ADMIN/../admin/x",
+        "/admin%2Fx",
+        "/admin%2fx",
+        "//admin/x",
+        "/admin//x",
+        "/admin\\x",
+        "/admin%5Cx",
+        "/repos/..%2Fadmin/x",
+    ] {
+        let (code, body) = curl_as_is(s.addr, &ca, "DELETE", &url(path));
+        assert!(
+            code == 403 || code == 400,
+            "DELETE {path} reached the host ({code}): {body}"
+        );
+        assert!(!body.starts_with("ok "), "{path}: {body}");
+    }
+    s.finish();
+}
+
+/// curl with `-X METHOD` and `--path-as-is` (the path sent as written); (status, body).
+fn curl_as_is(proxy: SocketAddr, ca: &std::path::Path, method: &str, url: &str) -> (u16, String) {
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sS",
+            "--path-as-is",
+            "--max-time",
+            "60",
+            "-o",
+            "-",
+            "-w",
+            "\n%{http_code}",
+            "-X",
+            method,
+        ])
+        .arg("--proxy")
+        .arg(format!("http://{proxy}"))
+        .arg("--cacert")
+        .arg(ca)
+        .arg(url)
+        .output()
+        .expect("curl runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (code.trim().parse().unwrap_or(0), body.to_string())
 }

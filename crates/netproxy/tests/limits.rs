@@ -271,3 +271,41 @@ fn a_thousand_tunnels_at_once_are_served_or_refused_and_all_recorded() {
     // The served: a decision, an open and a close; the refused: a close.
     assert_eq!(log.lines().count(), 100 * 3 + 900, "{log}");
 }
+
+/// A tunnel where neither side has said a word yet is idle too (round 8 of issue 21: the
+/// wait for a tunnel's first bytes, which reads a ClientHello's name, had no idle timeout, so
+/// such a tunnel stayed open, holding a slot, until the client left).
+#[test]
+fn a_tunnel_silent_from_the_start_is_closed_when_idle() {
+    let rt = rt();
+    let echo = rt.block_on(echo_server("127.0.0.1:0"));
+    let limits = Limits {
+        idle_timeout: Duration::from_millis(300),
+        ..Limits::default()
+    };
+    let s = Setup::with_limits(POLICY, vec![], limits);
+    let proxy = s.addr;
+    rt.block_on(async {
+        let (status, _, t) = connect_tunnel(proxy, &format!("echo.test:{}", echo.port())).await;
+        assert_eq!(status, 200);
+        let mut t = t.unwrap();
+        let mut rest = Vec::new();
+        tokio::time::timeout(Duration::from_secs(60), t.read_to_end(&mut rest))
+            .await
+            .expect("the silent tunnel was not closed")
+            .unwrap();
+        assert!(rest.is_empty());
+        let mut c = tokio_socks::tcp::Socks5Stream::connect(proxy, ("echo.test", echo.port()))
+            .await
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(60), c.read_to_end(&mut rest))
+            .await
+            .expect("the silent SOCKS5 tunnel was not closed")
+            .unwrap();
+    });
+    let records = s.record.closes(2);
+    for close in records.iter().filter(|r| r.event == Event::Close) {
+        assert_eq!(close.reason, "idle timeout", "{close:?}");
+    }
+    s.finish();
+}

@@ -526,3 +526,102 @@ fn shutdown_reports_each_refused_destination_with_the_line_that_allows_it() {
     assert_eq!((r[2].host.as_str(), r[2].allow.as_str()), ("bad.test", ""));
     s.finish();
 }
+
+/// Round 8 (issue 21): domain fronting through a tunnel cordon does not terminate. A shared
+/// front end (a CDN) routes TLS by the name in the ClientHello (SNI), so a tunnel decided for
+/// an allowed host that shares the front end with another site reached that site when the
+/// client named it: `CONNECT front.test` then TLS for `tls.test`, a host the policy does not
+/// list. The SNI is sent in the clear: a tunnel whose ClientHello names another host, or hides
+/// the name (encrypted client hello), is closed before a byte goes on, and recorded; a
+/// ClientHello for the tunnel's own host (any spelling) goes, through SOCKS5 too.
+#[test]
+fn a_tls_client_naming_another_host_in_a_tunnel_is_refused() {
+    let rt = rt();
+    let (tls, client) = rt.block_on(tls_server());
+    let s = Setup::new(
+        &policy(&format!(
+            "[network]\nallow = [\"front.test:{p}\", \"tls.test:{p}\"]\n\
+             [network.hosts]\n\"front.test\" = \"127.0.0.1\"\n\"tls.test\" = \"127.0.0.1\"\n",
+            p = tls.port()
+        )),
+        vec![],
+    );
+    let proxy = s.addr;
+    rt.block_on(async {
+        let connector = tokio_rustls::TlsConnector::from(client.clone());
+        // The front's tunnel, TLS naming another site behind it.
+        let (status, _, tunnel) =
+            connect_tunnel(proxy, &format!("front.test:{}", tls.port())).await;
+        assert_eq!(status, 200);
+        let name = rustls::pki_types::ServerName::try_from("tls.test").unwrap();
+        let fronted = async {
+            let mut t = connector.connect(name.clone(), tunnel.unwrap()).await?;
+            t.write_all(b"fronted\n").await?;
+            let mut got = String::new();
+            t.read_to_string(&mut got).await?;
+            Ok::<_, std::io::Error>(got)
+        }
+        .await;
+        assert!(
+            fronted.is_err(),
+            "a tunnel decided for front.test reached tls.test: {fronted:?}"
+        );
+        // The same through SOCKS5.
+        let socks = tokio_socks::tcp::Socks5Stream::connect(proxy, ("front.test", tls.port()))
+            .await
+            .unwrap();
+        let fronted = async {
+            let mut t = connector.connect(name.clone(), socks).await?;
+            t.write_all(b"fronted\n").await?;
+            let mut got = String::new();
+            t.read_to_string(&mut got).await?;
+            Ok::<_, std::io::Error>(got)
+        }
+        .await;
+        assert!(fronted.is_err(), "SOCKS5: {fronted:?}");
+        // The tunnel's own host, in another spelling, goes.
+        let (status, _, tunnel) = connect_tunnel(proxy, &format!("TLS.test.:{}", tls.port())).await;
+        assert_eq!(status, 200);
+        let mut t = connector
+            .connect(name.clone(), tunnel.unwrap())
+            .await
+            .unwrap();
+        t.write_all(b"own\n").await.unwrap();
+        let mut got = String::new();
+        t.read_to_string(&mut got).await.unwrap();
+        assert_eq!(got, "hello own");
+    });
+    let log = s.finish();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("front.test") && l.contains("names tls.test")),
+        "the refusal is recorded:\n{log}"
+    );
+}
+
+/// Round 8 (issue 21): a plain request's `Host` upstream is the decided host and port alone:
+/// the URI's userinfo (`http://other.test@web.test/`) went into it.
+#[test]
+fn a_plain_requests_host_is_the_decided_host_alone() {
+    let rt = rt();
+    let web = rt.block_on(head_echo_server());
+    let s = Setup::new(
+        &policy(
+            "[network]\nallow = [\"web.test\"]\n[network.hosts]\n\"web.test\" = \"127.0.0.1\"\n",
+        ),
+        vec![],
+    );
+    let (status, body) = rt.block_on(http_get(
+        s.addr,
+        &format!("http://other.test@web.test:{}/p", web.port()),
+        &[],
+    ));
+    assert_eq!(status, 200, "{body}");
+    let lower = body.to_ascii_lowercase();
+    assert!(
+        lower.contains(&format!("\r\nhost: web.test:{}\r\n", web.port())),
+        "{body}"
+    );
+    assert!(!lower.contains("other.test"), "{body}");
+    s.finish();
+}

@@ -153,6 +153,28 @@ pub fn rules(network: Network) -> Vec<SyscallRule> {
             why,
         })
         .collect();
+    // Round 8 of issue 21: Landlock does not check reading extended attributes, so the value
+    // of a file's attribute outside the roots (a browser download's `user.xdg.origin.url`,
+    // with its tokens) was read by name. No path can be told apart here: every read of an
+    // attribute answers "not supported", as a file system without them does, which copying
+    // tools (cp -a, tar, Python's shutil) take in their stride.
+    for name in [
+        "getxattr",
+        "lgetxattr",
+        "fgetxattr",
+        "getxattrat",
+        "listxattr",
+        "llistxattr",
+        "flistxattr",
+        "listxattrat",
+    ] {
+        out.push(SyscallRule {
+            name,
+            errno: libc::EOPNOTSUPP,
+            when: vec![],
+            why: "reads extended attributes, which Landlock does not check (a file's outside the roots would be read); answered as a file system without them",
+        });
+    }
     out.push(SyscallRule {
         name: "clone",
         errno: libc::EPERM,
@@ -267,6 +289,21 @@ pub fn rules(network: Network) -> Vec<SyscallRule> {
                 value: libc::AF_UNIX as u32,
             }]],
             why: "network denied; connected unix socket pairs reach nothing outside",
+        });
+    }
+    if network == Network::Allow {
+        // The network, not the host's other processes: a socket file of the operator's
+        // session (`/run/user/UID/bus`, whose systemd runs `systemd-run --user` commands
+        // outside any sandbox; a container daemon's socket, root on the host) is reached by
+        // connect(), which Landlock before ABI 9 does not check. Round 8 of issue 21.
+        out.push(SyscallRule {
+            name: "socket",
+            errno: libc::EPERM,
+            when: vec![vec![ArgCheck::Eq32 {
+                index: 0,
+                value: libc::AF_UNIX as u32,
+            }]],
+            why: "sandbox.network = \"allow\" gives the network, not the host's unix socket files (a session bus, a container daemon), whose connect() Landlock before ABI 9 does not check; socketpair(AF_UNIX) stays",
         });
     }
     out.sort_by(|a, b| a.name.cmp(b.name));
@@ -453,6 +490,16 @@ pub fn syscall_number(name: &str) -> Option<i64> {
         "openat" => libc::SYS_openat,
         "openat2" => libc::SYS_openat2,
         "mknodat" => libc::SYS_mknodat,
+        "getxattr" => libc::SYS_getxattr,
+        "lgetxattr" => libc::SYS_lgetxattr,
+        "fgetxattr" => libc::SYS_fgetxattr,
+        "listxattr" => libc::SYS_listxattr,
+        "llistxattr" => libc::SYS_llistxattr,
+        "flistxattr" => libc::SYS_flistxattr,
+        // Linux 6.13's *at forms, the same number on every architecture (the unified table);
+        // the libc crate does not name them yet.
+        "getxattrat" => 464,
+        "listxattrat" => 465,
         #[cfg(target_arch = "x86_64")]
         "chmod" => libc::SYS_chmod,
         #[cfg(target_arch = "x86_64")]
@@ -606,12 +653,33 @@ mod tests {
         );
     }
 
+    /// "allow" keeps every socket family but unix (round 8 of issue 21: a host socket file
+    /// such as the session bus was reached on Landlock), and socketpair(AF_UNIX).
     #[test]
-    fn network_allow_keeps_sockets() {
+    fn network_allow_keeps_sockets_but_unix_ones() {
         assert!(rules(Network::Deny).iter().any(|r| r.name == "socket"));
-        assert!(!rules(Network::Allow)
-            .iter()
-            .any(|r| r.name == "socket" || r.name == "socketpair"));
+        assert!(!rules(Network::Allow).iter().any(|r| r.name == "socketpair"));
+        let prog = &compile(&rules(Network::Allow)).unwrap()[0];
+        let arch = if cfg!(target_arch = "x86_64") {
+            62 | 0x8000_0000 | 0x4000_0000
+        } else {
+            183 | 0x8000_0000 | 0x4000_0000
+        };
+        let call = |nr: libc::c_long, domain: i32| {
+            let data = bpf::tests::seccomp_data(arch, nr as u32, [domain as u64, 1, 0, 0, 0, 0]);
+            bpf::tests::execute(prog, &data)
+        };
+        for domain in [libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK] {
+            assert_eq!(call(libc::SYS_socket, domain), libc::SECCOMP_RET_ALLOW);
+        }
+        assert_eq!(
+            call(libc::SYS_socket, libc::AF_UNIX),
+            libc::SECCOMP_RET_ERRNO | libc::EPERM as u32
+        );
+        assert_eq!(
+            call(libc::SYS_socketpair, libc::AF_UNIX),
+            libc::SECCOMP_RET_ALLOW
+        );
     }
 
     #[test]

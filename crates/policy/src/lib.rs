@@ -1217,6 +1217,14 @@ impl Cx<'_> {
                     listen.port, other.location
                 )));
             }
+            // A forward relays bytes as they are: the requests on it could not be decided one
+            // by one, so a request rule for its destination would be walked around.
+            if let Some(r) = requests.iter().find(|r| r.host.matches(&target)) {
+                return Err(bad(format!(
+                    "its destination {target} is named by the request rule `{}` ({}), which a forwarded port (bytes relayed as they are) would walk around",
+                    r.host.written, r.rule.location
+                )));
+            }
             forwards.push(network::Forward {
                 port: listen.port,
                 to: target,

@@ -47,6 +47,82 @@ pub struct RequestRule {
     pub rule: ShellRule,
 }
 
+/// The paths a server may read a request's `path` (its query left off) as, for the request
+/// rules to decide each: the rules must match what the server routes, not the spelling.
+///
+/// Percent-encoded unreserved characters are decoded (RFC 3986 §6.2.2.2: the same path) and
+/// other escapes upper-cased. Servers differ beyond that, so a path that reads as another
+/// one under some server is given as each of its readings: `%2F` kept and decoded (GitLab
+/// reads `projects/a%2Fb` as one segment, a front end that decodes it as two), and path
+/// parameters (`/admin;x/y`, which Tomcat and Spring route as `/admin/y`) kept and dropped.
+/// What servers resolve in ways that cannot be listed — a `.` or `..` segment (after
+/// decoding), an empty segment (`//`, which some merge), a `\` or `%5C` (a `/` to some), a `%`
+/// not followed by two hex digits — is an error that names it: such a request is refused
+/// rather than decided on a spelling the server will not read.
+pub fn request_paths(path: &str) -> Result<Vec<String>, String> {
+    let path = path.split(['?', '#']).next().unwrap_or("/");
+    if path.contains('\\') {
+        return Err("the path holds a `\\`, which some servers read as `/`".into());
+    }
+    let bytes = path.as_bytes();
+    let mut kept = String::with_capacity(path.len() + 1);
+    if !path.starts_with('/') {
+        kept.push('/');
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b != b'%' {
+            kept.push(char::from(b));
+            i += 1;
+            continue;
+        }
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .ok_or("the path holds a `%` not followed by two hex digits")?;
+        if hex.is_ascii_alphanumeric() || b"-._~".contains(&hex) {
+            kept.push(char::from(hex));
+        } else if hex == b'\\' {
+            return Err("the path holds `%5C`, which some servers read as `/`".into());
+        } else {
+            kept.push_str(&format!("%{hex:02X}"));
+        }
+        i += 3;
+    }
+    let mut readings = vec![kept.clone()];
+    if kept.contains("%2F") {
+        readings.push(kept.replace("%2F", "/"));
+    }
+    for r in readings.clone() {
+        if r.contains(';') {
+            let dropped: Vec<&str> = r
+                .split('/')
+                .map(|seg| seg.split(';').next().unwrap_or(""))
+                .collect();
+            readings.push(dropped.join("/"));
+        }
+    }
+    readings.dedup();
+    for r in &readings {
+        let segments: Vec<&str> = r.split('/').skip(1).collect();
+        for (n, seg) in segments.iter().enumerate() {
+            if *seg == "." || *seg == ".." {
+                return Err(format!(
+                    "the path reads as `{r}`, whose `{seg}` segment servers resolve; send the path the server is to read"
+                ));
+            }
+            if seg.is_empty() && n + 1 != segments.len() {
+                return Err(format!(
+                    "the path reads as `{r}`, whose empty segment (`//`) some servers merge; send the path without it"
+                ));
+            }
+        }
+    }
+    Ok(readings)
+}
+
 /// The key of a request: `["http", METHOD, "HOST:PORT/PATH"]`, the query left out.
 pub fn request_key(method: &str, target: &network::Target, path: &str) -> Vec<String> {
     let path = path.split('?').next().unwrap_or("/");
@@ -187,6 +263,37 @@ mod tests {
         assert!(!r[0].rule.pattern.matches(&words));
     }
 
+    /// Round 8 (issue 21): the readings a server may route a path as.
+    #[test]
+    fn a_paths_readings_are_what_servers_route() {
+        let r = |p: &str| super::request_paths(p);
+        assert_eq!(r("/repos/a/b?x=1").unwrap(), ["/repos/a/b"]);
+        assert_eq!(r("/").unwrap(), ["/"]);
+        assert_eq!(r("/repos/").unwrap(), ["/repos/"]);
+        assert_eq!(r("/%61dmin/%7e%2d").unwrap(), ["/admin/~-"]);
+        assert_eq!(r("/a%c3%a9").unwrap(), ["/a%C3%A9"]);
+        assert_eq!(
+            r("/projects/a%2fb").unwrap(),
+            ["/projects/a%2Fb", "/projects/a/b"]
+        );
+        assert_eq!(r("/admin;x/y").unwrap(), ["/admin;x/y", "/admin/y"]);
+        for bad in [
+            "/a/../admin",
+            "/./admin",
+            "/a/%2e%2E/admin",
+            "/a/..%2fadmin",
+            "/public/..;/admin",
+            "//admin",
+            "/admin//x",
+            "/admin\\x",
+            "/admin%5cx",
+            "/admin%zz",
+            "/admin%2",
+        ] {
+            assert!(r(bad).is_err(), "{bad}: {:?}", r(bad));
+        }
+    }
+
     #[test]
     fn mistakes_refused() {
         for (tail, needle) in [
@@ -254,6 +361,12 @@ mod forward_tests {
                 "the sandbox's own loopback",
             ),
             ("\"127.0.0.1\" = \"db.internal:5432\"\n", "has no port"),
+            // Round 8 (issue 21): the forward's raw bytes would carry requests no rule decides.
+            (
+                "\"127.0.0.1:8443\" = \"api.example.org:443\"\n\
+                 [[network.requests]]\nmethod = \"DELETE\"\nurl = \"api.example.org/**\"\naction = \"deny\"\n",
+                "named by the request rule `api.example.org`",
+            ),
             ("\"127.0.0.1:5432\" = \"db.internal\"\n", "has no port"),
             (
                 "\"127.0.0.1:5432\" = \"a:1\"\n\"[::1]:5432\" = \"b:2\"\n",

@@ -352,6 +352,60 @@ fn hardlink_out(c: &Ctx) -> Res {
     fs_err("link(outside file, workspace)", errno(), FS_LINK)
 }
 
+/// Round 8 (issue 21): the same link made from an `O_PATH` descriptor of the outside file,
+/// through its `/proc/self/fd` magic link (`linkat` with `AT_SYMLINK_FOLLOW`, which needs no
+/// capability), and with `AT_EMPTY_PATH`.
+fn hardlink_procfd(c: &Ctx) -> Res {
+    let p = c.outside_existing("secret.txt")?;
+    let fd = unsafe { libc::open(cstr(&p).as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return fs_err("open(outside file, O_PATH)", errno(), FS);
+    }
+    let link = PathBuf::from(format!("procfd-link-{}", pid()));
+    let magic = cstr(format!("/proc/self/fd/{fd}"));
+    let rc = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            magic.as_ptr(),
+            libc::AT_FDCWD,
+            cstr(&link).as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    let e = errno();
+    let rc = if rc == 0 {
+        rc
+    } else if FS_LINK.contains(&e) {
+        // AT_EMPTY_PATH (CAP_DAC_READ_SEARCH, root's): one refusal each is needed.
+        let r = unsafe {
+            libc::linkat(
+                fd,
+                c"".as_ptr(),
+                libc::AT_FDCWD,
+                cstr(&link).as_ptr(),
+                libc::AT_EMPTY_PATH,
+            )
+        };
+        if r != 0 && !FS_LINK.contains(&errno()) && errno() != libc::ENOENT {
+            close(fd as i64);
+            return fs_err("linkat(O_PATH fd, AT_EMPTY_PATH)", errno(), FS_LINK);
+        }
+        r
+    } else {
+        close(fd as i64);
+        return fs_err("linkat(/proc/self/fd/N, AT_SYMLINK_FOLLOW)", e, FS_LINK);
+    };
+    close(fd as i64);
+    if rc == 0 {
+        let d = fs::read(&link).unwrap_or_default();
+        return Ok(Out::Escaped(format!(
+            "hard link to the outside file made from its O_PATH descriptor; reads {}",
+            preview(&d)
+        )));
+    }
+    fs_err("linkat(outside file's O_PATH fd, workspace)", e, FS_LINK)
+}
+
 fn rename_in(c: &Ctx) -> Res {
     let p = c.outside_existing("victim.txt")?;
     let dst = PathBuf::from(format!("stolen-{}", pid()));
@@ -2338,6 +2392,112 @@ fn sysv_msgq_id(c: &Ctx) -> Res {
     sysv("msgctl(host queue id, IPC_STAT)", rc as i64)
 }
 
+/// Round 8 (issue 21): the value of an extended attribute of a file outside the roots (the
+/// harness set `user.cordon-e2e` on `secret.txt`), which Landlock does not check: by path, by
+/// the link-following and not-following calls, and listed.
+fn getxattr_outside(c: &Ctx) -> Res {
+    let p = cstr(c.outside_existing("secret.txt")?);
+    let name = c"user.cordon-e2e";
+    let mut buf = [0u8; 256];
+    let blocked: &[i32] = &[libc::EOPNOTSUPP, libc::EPERM, libc::EACCES];
+    for (what, rc) in [
+        ("getxattr(outside file)", unsafe {
+            libc::getxattr(
+                p.as_ptr(),
+                name.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        }),
+        ("lgetxattr(outside file)", unsafe {
+            libc::lgetxattr(
+                p.as_ptr(),
+                name.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        }),
+        ("listxattr(outside file)", unsafe {
+            libc::listxattr(p.as_ptr(), buf.as_mut_ptr().cast(), buf.len())
+        }),
+        // getxattrat (Linux 6.13, 464): path, no flags, and `struct xattr_args` {value, size,
+        // flags}.
+        ("getxattrat(outside file)", unsafe {
+            let args: [u64; 2] = [buf.as_mut_ptr() as u64, buf.len() as u64];
+            libc::syscall(
+                464,
+                libc::AT_FDCWD,
+                p.as_ptr(),
+                0,
+                name.as_ptr(),
+                args.as_ptr(),
+                16usize,
+            ) as isize
+        }),
+    ] {
+        if rc >= 0 {
+            return Ok(Out::Escaped(format!(
+                "{what}: read {}",
+                preview(&buf[..(rc as usize).min(buf.len())])
+            )));
+        }
+        let e = errno();
+        // A kernel before 6.13 has no getxattrat: nothing to read it with there.
+        if what.starts_with("getxattrat") && e == libc::ENOSYS {
+            continue;
+        }
+        if !blocked.contains(&e) {
+            return fs_err(what, e, blocked);
+        }
+    }
+    Ok(Out::Blocked(
+        "every read of the outside file's extended attributes was refused".into(),
+    ))
+}
+
+/// Round 8 (issue 21): an inotify watch on a directory outside the roots, which the command
+/// may not list: its events would name every file made, opened or changed there.
+fn inotify_outside(c: &Ctx) -> Res {
+    let dir = c.outside()?;
+    let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("inotify_init1: {}", ename(errno())));
+    }
+    let mask = libc::IN_CREATE | libc::IN_OPEN | libc::IN_MODIFY | libc::IN_ACCESS;
+    let wd = unsafe { libc::inotify_add_watch(fd, cstr(&dir).as_ptr(), mask) };
+    let e = errno();
+    close(fd as i64);
+    if wd >= 0 {
+        return Ok(Out::Escaped(format!(
+            "inotify_add_watch({}): the names of files made or opened there show in its events",
+            dir.display()
+        )));
+    }
+    fs_err("inotify_add_watch(outside dir)", e, FS)
+}
+
+/// Round 8 (issue 21): a POSIX shared memory object of the host (a file in /dev/shm, 0666).
+fn posix_shm_read(c: &Ctx) -> Res {
+    let p = PathBuf::from(c.get("posix-shm")?);
+    read_attack("open(the host's /dev/shm object, O_RDONLY)", &p, FS)
+}
+
+fn posix_shm_write(c: &Ctx) -> Res {
+    let p = PathBuf::from(c.get("posix-shm")?);
+    open_write_attack("open(the host's /dev/shm object, O_WRONLY)", &p, FS_RO)
+}
+
+/// A POSIX message queue of the host (0666): another IPC namespace does not have it.
+fn posix_mq_open(c: &Ctx) -> Res {
+    let name = CString::new(c.get("mq")?).map_err(|e| e.to_string())?;
+    let q = unsafe { libc::mq_open(name.as_ptr(), libc::O_WRONLY) };
+    if q >= 0 {
+        unsafe { libc::mq_close(q) };
+        return Ok(Out::Escaped("mq_open(the host's queue) succeeded".into()));
+    }
+    sysv("mq_open(the host's queue)", -1)
+}
+
 fn sysv_sem(c: &Ctx) -> Res {
     let key: i32 = c.num("sem-key")?;
     let id = unsafe { libc::semget(key, 0, 0) };
@@ -3390,6 +3550,12 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("sysv-msgq", sysv_msgq),
     ("sysv-msgq-id", sysv_msgq_id),
     ("sysv-sem", sysv_sem),
+    ("inotify-outside", inotify_outside),
+    ("getxattr-outside", getxattr_outside),
+    ("hardlink-procfd", hardlink_procfd),
+    ("posix-shm-read", posix_shm_read),
+    ("posix-shm-write", posix_shm_write),
+    ("posix-mq-open", posix_mq_open),
     ("proc-list-host", proc_list_host),
     ("proc-net-tcp", proc_net_tcp),
     // issue 12 class 4: what the command inherits.
