@@ -1051,10 +1051,10 @@ pub fn named_by_git_config(
     }
     let included = |named: &Named| named.includes.iter().any(|i| resolve(i) == real);
     let hooks_at = |named: &Named, top: &Path| {
-        named.hooks.iter().any(|h| {
-            let dir = resolve(&top.join(h));
-            real.starts_with(&dir)
-        })
+        named
+            .hooks
+            .iter()
+            .find_map(|h| in_hooks_dir(real, &top.join(h)))
     };
     if included(&operator) {
         return hit(INCLUDED_WHY);
@@ -1062,12 +1062,13 @@ pub fn named_by_git_config(
     // The operator's absolute (or `~/`) hooks directory is every repository's, wherever the
     // written file is: inside a repository or not (a root that is none; git runs them from a
     // commit in any repository).
-    if operator
+    if let Some(why) = operator
         .hooks
         .iter()
-        .any(|h| h.is_absolute() && real.starts_with(resolve(h)))
+        .filter(|h| h.is_absolute())
+        .find_map(|h| in_hooks_dir(real, h))
     {
-        return hit(HOOKS_PATH_WHY);
+        return hit(why);
     }
     let at_top = git_config::operator_files_at_top(var);
     for dir in real.ancestors().skip(1) {
@@ -1099,12 +1100,29 @@ pub fn named_by_git_config(
         // moves it (relative to the git directory).
         let tops = std::iter::once(top).chain(named.worktrees.iter().map(|w| git_dir.join(w)));
         for top in tops {
-            if hooks_at(&named, &top) || hooks_at(&operator, &top) {
-                return hit(HOOKS_PATH_WHY);
+            if let Some(why) = hooks_at(&named, &top).or_else(|| hooks_at(&operator, &top)) {
+                return hit(why);
             }
         }
     }
     None
+}
+
+/// Whether `real` is what git runs as a hook from the hooks directory `dir`: a file in it, or
+/// what a link in it resolves to (`.githooks/pre-commit -> ../scripts/lint.sh`: git runs the
+/// linked script); why. A directory too large to list ([`links_below`]) is a hit too.
+fn in_hooks_dir(real: &Path, dir: &Path) -> Option<&'static str> {
+    if real.starts_with(resolve(dir)) {
+        return Some(HOOKS_PATH_WHY);
+    }
+    match links_below(dir) {
+        Ok(links) => links
+            .iter()
+            .map(|l| resolve(l))
+            .any(|t| t == real || real.starts_with(&t))
+            .then_some(HOOKS_PATH_WHY),
+        Err(()) => Some(LINKS_UNLISTED_WHY),
+    }
 }
 
 /// The repository at `dir`: its git directory and the directory hooks run in (the work
@@ -1153,9 +1171,11 @@ const LINKED_WHY: &str = "a link of the surface resolves to it (`.envrc -> envrc
 /// `cfg/settings.json` Claude Code's settings, `.git -> ../gd` makes `gd/config` git's. Each
 /// entry of [`TOOL_FILES`], [`TOOL_DIRS`] and `.git/` + [`GIT_CONFIG`] is looked up in each of
 /// those directories; one with a link on its way is resolved and compared. Bounded (one
-/// listing per directory, a `stat` per name of a surface entry present in it). Not seen: a link in another directory
-/// (`sub/.envrc -> ../envrc.shared` for a write of `envrc.shared`) — the after-run scan
-/// watches those targets after a command; nothing after a file tool's write does.
+/// listing per directory, a `stat` per name of a surface entry present in it, and a listing
+/// of each surface directory present there, for the links inside it: [`links_below`]). Not
+/// seen: a link at a surface name in another directory (`sub/.envrc -> ../envrc.shared` for a
+/// write of `envrc.shared`) — the after-run scan watches those targets after a command;
+/// nothing after a file tool's write does.
 pub fn linked_from_surface(real: &Path) -> Option<Hit> {
     let git: Vec<String> = GIT_CONFIG
         .iter()
@@ -1210,19 +1230,86 @@ pub fn linked_from_surface(real: &Path) -> Option<Hit> {
                     })
                     .take_while(Option::is_some)
                     .any(|m| m.is_some_and(|m| m.file_type().is_symlink()));
-            if !linked {
-                continue;
+            if linked {
+                let target = resolve(&dir.join(entry));
+                if target == real || (*below && real.starts_with(&target)) {
+                    return Some(Hit {
+                        kind: Kind::Pointed,
+                        why: LINKED_WHY,
+                    });
+                }
             }
-            let target = resolve(&dir.join(entry));
-            if target == real || (*below && real.starts_with(&target)) {
-                return Some(Hit {
-                    kind: Kind::Pointed,
-                    why: LINKED_WHY,
-                });
+            // A link *inside* a directory whose every file is read (`.git/hooks/pre-commit ->
+            // ../../scripts/pre-commit`, the usual way a project shares its hooks; `.husky/x
+            // -> ../scripts/x`): the directory lies beside `real`, not above it, but where it
+            // is is known, so its links are found with a listing or two, not a walk of the
+            // root. (Checked with git 2.47: `git commit` runs the linked script.)
+            if *below {
+                match links_below(&dir.join(entry)) {
+                    Ok(links) => {
+                        if links.iter().any(|l| {
+                            let target = resolve(l);
+                            target == real || real.starts_with(&target)
+                        }) {
+                            return Some(Hit {
+                                kind: Kind::Pointed,
+                                why: LINKED_WHY,
+                            });
+                        }
+                    }
+                    Err(()) => {
+                        return Some(Hit {
+                            kind: Kind::Pointed,
+                            why: LINKS_UNLISTED_WHY,
+                        })
+                    }
+                }
             }
         }
     }
     None
+}
+
+const LINKS_UNLISTED_WHY: &str = "a directory of the surface beside it holds too many entries to list (or cannot be listed), so that a link there resolves to it cannot be ruled out";
+
+/// How many entries [`links_below`] lists in one directory of the surface before giving up.
+const LINKS_BELOW_BUDGET: usize = 4096;
+
+/// The links at any depth in `dir` (one of the surface's directories whose every file is read),
+/// not following any: every link a program reading that directory would follow. The object
+/// store, refs and logs of a git directory below it (`modules/NAME/objects`) are git's working
+/// state, not read as configuration, and are skipped. `Err` where more than
+/// [`LINKS_BELOW_BUDGET`] entries lie there or a directory cannot be listed: the caller cannot
+/// rule a link out. A `dir` that is missing, a link itself or no directory holds none.
+fn links_below(dir: &Path) -> Result<Vec<PathBuf>, ()> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        _ => return Ok(Vec::new()),
+    }
+    let mut links = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    let mut seen = 0;
+    while let Some(at) = todo.pop() {
+        for e in std::fs::read_dir(&at).map_err(|_| ())? {
+            let e = e.map_err(|_| ())?;
+            seen += 1;
+            if seen > LINKS_BELOW_BUDGET {
+                return Err(());
+            }
+            let ft = e.file_type().map_err(|_| ())?;
+            if ft.is_symlink() {
+                links.push(e.path());
+            } else if ft.is_dir()
+                && !matches!(
+                    e.file_name().to_str(),
+                    Some("objects" | "refs" | "logs" | "lfs")
+                )
+            {
+                todo.push(e.path());
+            }
+        }
+    }
+    Ok(links)
 }
 
 /// `rel` as a file system that ignores case compares it, when that differs: macOS by default,

@@ -1701,6 +1701,60 @@ fn a_write_to_what_a_surface_link_resolves_to_is_on_the_surface() {
     }
 }
 
+/// Round 8 (redsurf21): a link *inside* a directory whose every file a program runs — the
+/// usual way a project shares its hooks, `ln -s ../../scripts/pre-commit .git/hooks/` — makes
+/// its target a hook, though the directory lies beside the written file, not above it: the
+/// real git runs the linked script at `git commit`. Before, a write of `scripts/pre-commit`
+/// (and of a husky hook's or a `core.hooksPath` hook's target) was allowed by the root's mode.
+/// A script no hook links stays allowed.
+#[test]
+fn a_link_inside_a_surface_directory_beside_the_write_makes_its_target_the_surface() {
+    let setup = |b: &Path| {
+        let ws = b.join("ws");
+        git(&ws, &["init", "-q"]);
+        std::fs::create_dir_all(ws.join("scripts")).unwrap();
+        std::fs::create_dir_all(ws.join("tools")).unwrap();
+        std::fs::create_dir_all(ws.join(".husky")).unwrap();
+        std::fs::create_dir_all(ws.join(".githooks")).unwrap();
+        symlink("../../scripts/pre-commit", ws.join(".git/hooks/pre-commit")).unwrap();
+        symlink("../scripts/hk.sh", ws.join(".husky/pre-push")).unwrap();
+        symlink("../tools", ws.join(".githooks/lib")).unwrap();
+        symlink("../tools/run.sh", ws.join(".githooks/post-checkout")).unwrap();
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    let ws = fx.p("ws");
+    // What git does with the operator's link: it runs the linked script at the next commit.
+    let marker = fx.p("outside/ran");
+    std::fs::write(
+        ws.join("scripts/pre-commit"),
+        format!("#!/bin/sh\ntouch {}\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        ws.join("scripts/pre-commit"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    git(&ws, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    assert!(marker.exists(), "git ran no linked pre-commit hook");
+    let ask = (Action::Ask, "builtin:surface".into());
+    for p in ["ws/scripts/pre-commit", "ws/scripts/hk.sh"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    // The same inside the directory a repository's `core.hooksPath` names.
+    git(&ws, &["config", "core.hooksPath", ".githooks"]);
+    for p in ["ws/tools/run.sh", "ws/tools/any.sh"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    git(&ws, &["config", "--unset", "core.hooksPath"]);
+    for p in ["ws/scripts/other.sh", "ws/src/main.rs", "ws/tools/any.sh"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}
+
 /// Round 6 (surface21): where the line is drawn for a virtual environment in a root
 /// (`surface::NOT_ON_SURFACE`): a `.pth` file there runs at every start of its python (shown
 /// with the real `python3 -m venv`), but its `bin/python` and `bin/activate` are the run's to
