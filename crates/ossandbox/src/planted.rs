@@ -85,22 +85,15 @@ pub const TOOL_FILES: &[(&str, &str)] = cordon_policy::surface::TOOL_FILES;
 pub const TOOL_DIRS: &[(&str, &str)] = cordon_policy::surface::TOOL_DIRS;
 
 /// The todo lists of an interrupted rebase, cherry-pick or revert, in a git directory: git
-/// runs their `exec` lines when the operator continues.
-const TODO_LISTS: &[&str] = &["rebase-merge/git-rebase-todo", "sequencer/todo"];
-const TODO_WHY: &str = "a todo list with `exec` lines: the operator's `git rebase --continue` (or `cherry-pick --continue`) runs them";
+/// runs their `exec` lines when the operator continues (the surface's).
+use cordon_policy::surface::{GIT_TODO_LISTS as TODO_LISTS, GIT_TODO_WHY as TODO_WHY};
 
 /// Whether a todo list holds a line git executes (`exec`/`x`), or is too large to tell.
 fn runs_commands(todo: &Seen) -> bool {
     let Some(text) = &todo.content else {
         return todo.id.0 != DIR; // unreadable or too large: assume it does
     };
-    text.split(|&b| b == b'\n').any(|line| {
-        let line = line.trim_ascii_start();
-        line.starts_with(b"exec ")
-            || line.starts_with(b"x ")
-            || line.starts_with(b"exec\t")
-            || line.starts_with(b"x\t")
-    })
+    cordon_policy::surface::todo_runs_commands(text)
 }
 
 const GIT_DIR_WHY: &str = "git finds a repository here and runs its config (a gitlink, a shell prompt or a `git status` in this directory is enough)";

@@ -63,6 +63,30 @@ pub const GIT_CONFIG: &[(&str, &str)] = &[
     ),
 ];
 
+/// The todo lists of an interrupted rebase, cherry-pick or revert, relative to a git directory:
+/// git runs their `exec` lines when the operator continues (checked with git 2.47: an `exec`
+/// line added to `rebase-merge/git-rebase-todo` during an `edit` stop ran at `git rebase
+/// --continue`). Git's working state otherwise — a sandboxed `git rebase` writes them — so
+/// they stay out of [`GIT_CONFIG`] (and the kernel profile): the after-run scan watches them
+/// when they hold such a line ([`todo_runs_commands`]), and the file tools ask for any write.
+pub const GIT_TODO_LISTS: &[&str] = &["rebase-merge/git-rebase-todo", "sequencer/todo"];
+
+/// Why a todo list ([`GIT_TODO_LISTS`]) is on the surface.
+pub const GIT_TODO_WHY: &str = "a todo list with `exec` lines: the operator's `git rebase --continue` (or `cherry-pick --continue`) runs them";
+
+/// Whether the text of a todo list ([`GIT_TODO_LISTS`]) holds a line git executes: `exec` or
+/// `x` after blanks, as git's `parse_insn_line` reads it (this skips more than git's spaces
+/// and tabs: a line read as a command here may be one git refuses, never the other way).
+pub fn todo_runs_commands(text: &[u8]) -> bool {
+    text.split(|&b| b == b'\n').any(|line| {
+        let line = line.trim_ascii_start();
+        line.starts_with(b"exec ")
+            || line.starts_with(b"x ")
+            || line.starts_with(b"exec\t")
+            || line.starts_with(b"x\t")
+    })
+}
+
 /// Files, relative to any directory of a root, that a tool of the operator's runs or takes
 /// settings from, and why each matters. Almost every name starts with a dot (the after-run scan
 /// skips other plain files by name alone, without a `stat`); the few that do not are
@@ -711,6 +735,9 @@ pub enum Kind {
     Tool,
     /// One of [`CORDON_FILES`].
     Cordon,
+    /// A todo list of an interrupted rebase or cherry-pick ([`GIT_TODO_LISTS`]): git's working
+    /// state, which the kernel does not keep read-only, asked for.
+    GitTodo,
     /// One of [`HOME_FILES`], at the operator's home.
     Home,
     /// What the surface points at, outside the names above: the directory a repository's
@@ -734,6 +761,20 @@ fn git_config(rel: &[&str]) -> Option<&'static str> {
         let parts: Vec<&str> = name.split('/').collect();
         (rel.len() >= parts.len() && rel[..parts.len()] == parts[..]).then_some(*why)
     })
+}
+
+/// Whether `rel`, a path below a git directory, is one of its todo lists ([`GIT_TODO_LISTS`],
+/// also in `modules/NAME/` and `worktrees/NAME/`): asked, as git's working state the kernel
+/// does not keep read-only.
+fn git_todo(rel: &[&str]) -> Option<Hit> {
+    let rel = rel.join("/");
+    GIT_TODO_LISTS
+        .iter()
+        .any(|t| rel == *t || rel.ends_with(&format!("/{t}")))
+        .then_some(Hit {
+            kind: Kind::GitTodo,
+            why: GIT_TODO_WHY,
+        })
 }
 
 /// Where `rel` (a path relative to a writable root, as the file tools resolved it: no `..`)
@@ -760,11 +801,14 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
                 why: GIT_DIR_WHY,
             });
         }
-        // The rest (objects, refs, index, HEAD) is git's working state: not run by git.
-        return git_config(below).map(|why| Hit {
-            kind: Kind::Git,
-            why,
-        });
+        // The rest (objects, refs, index, HEAD) is git's working state: not run by git,
+        // but for a todo list's `exec` lines at the operator's `--continue`.
+        return git_config(below)
+            .map(|why| Hit {
+                kind: Kind::Git,
+                why,
+            })
+            .or_else(|| git_todo(below));
     }
     // Inside a bare repository of the root.
     for i in 0..parts.len() {
@@ -775,6 +819,9 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
                     kind: Kind::Git,
                     why,
                 });
+            }
+            if let Some(hit) = git_todo(&parts[i..]) {
+                return Some(hit);
             }
         }
     }

@@ -1755,6 +1755,62 @@ fn a_link_inside_a_surface_directory_beside_the_write_makes_its_target_the_surfa
     }
 }
 
+/// Round 8 (redsurf21): the todo list of an interrupted rebase is git's working state, but the
+/// real git runs an `exec` line added to it at the operator's `git rebase --continue`; the
+/// after-run scan watched it, the file tools allowed writing it (under `sandbox.git =
+/// "protect"` too). A write there now asks, in a bare repository too; `done` and the index,
+/// which git runs nothing from, stay allowed.
+#[test]
+fn a_rebase_todo_list_is_on_the_surface() {
+    let body = format!("[sandbox]\ngit = \"protect\"\n{WS}");
+    let setup = |b: &Path| {
+        let ws = b.join("ws");
+        git(&ws, &["init", "-q"]);
+        for i in 1..=3 {
+            std::fs::write(ws.join(format!("f{i}")), "x").unwrap();
+            git(&ws, &["add", "."]);
+            git(&ws, &["commit", "-q", "-m", &format!("c{i}")]);
+        }
+        let o = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(["rebase", "-q", "-i", "HEAD~2"])
+            .current_dir(&ws)
+            .env("GIT_SEQUENCE_EDITOR", "sed -i 1s/^pick/edit/")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        git(&ws, &["init", "-q", "--bare", "ev"]);
+    };
+    let fx = Fx::with(&body, Limits::default(), setup);
+    let ws = fx.p("ws");
+    let todo = ws.join(".git/rebase-merge/git-rebase-todo");
+    assert!(todo.exists(), "no rebase stopped");
+    // What git does with an `exec` line written there: it runs it at `--continue`.
+    let marker = fx.p("outside/ran");
+    let mut text = std::fs::read_to_string(&todo).unwrap();
+    text.push_str(&format!("exec touch {}\n", marker.display()));
+    std::fs::write(&todo, text).unwrap();
+    git(&ws, &["rebase", "--continue"]);
+    assert!(marker.exists(), "git ran no exec line");
+    let ask = (Action::Ask, "builtin:surface".into());
+    for p in [
+        "ws/.git/rebase-merge/git-rebase-todo",
+        "ws/.git/sequencer/todo",
+        "ws/sub/.git/rebase-merge/git-rebase-todo",
+        "ws/.GIT/sequencer/todo",
+        "ws/ev/rebase-merge/git-rebase-todo",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    for p in ["ws/.git/rebase-merge/done", "ws/.git/index", "ws/f1"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}
+
 /// Round 6 (surface21): where the line is drawn for a virtual environment in a root
 /// (`surface::NOT_ON_SURFACE`): a `.pth` file there runs at every start of its python (shown
 /// with the real `python3 -m venv`), but its `bin/python` and `bin/activate` are the run's to
