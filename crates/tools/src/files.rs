@@ -543,8 +543,29 @@ impl FileTool {
 
     /// Reads and listings of cordon's own files are refused too (docs/mcp.md): the policy says
     /// what the agent may not do, the log what it did, the stores what was trusted.
-    fn check_own(&self, real: &std::path::Path, key: &str) -> Result<(), Stop> {
-        match self.shared.policy_files.iter().find(|p| real.starts_with(p)) {
+    /// A regular file with more than one link is compared with cordon's own files by inode
+    /// too (`st`): a hard link elsewhere in a root (`ln cordon.toml notes.txt`) is the same
+    /// file under a name the path check does not know.
+    fn check_own(
+        &self,
+        real: &std::path::Path,
+        key: &str,
+        st: Option<&rustix::fs::Stat>,
+    ) -> Result<(), Stop> {
+        use std::os::unix::fs::MetadataExt;
+        let same_file = |p: &std::path::PathBuf| {
+            st.filter(|st| st.st_nlink > 1 && file_type(st) == FileType::RegularFile)
+                .is_some_and(|st| {
+                    std::fs::metadata(p)
+                        .is_ok_and(|m| m.is_file() && m.dev() == st.st_dev && m.ino() == st.st_ino)
+                })
+        };
+        match self
+            .shared
+            .policy_files
+            .iter()
+            .find(|p| real.starts_with(p) || same_file(p))
+        {
             Some(p) => Err(Stop::Deny(Refusal::new(
                 "policy_file",
                 format!(
@@ -634,7 +655,7 @@ impl FileTool {
             rustix::fs::fstat(&fd).map_err(|e| Stop::Fail(io_err(self.op.name(), "stat", e)))?;
         let (root, real) = self.roots().locate(fd.as_fd())?;
         let key = self.roots().key(root, &real)?;
-        self.check_own(&real, &key)?;
+        self.check_own(&real, &key, Some(&st))?;
         match file_type(&st) {
             FileType::RegularFile => {}
             FileType::Directory => {
@@ -682,7 +703,7 @@ impl FileTool {
         };
         let (root, real) = self.roots().locate(fd.as_fd())?;
         let key = self.roots().key(root, &real)?;
-        self.check_own(&real, &key)?;
+        self.check_own(&real, &key, None)?;
         let a = Assessment::new(
             self.op.name(),
             json!({ "path": key }),

@@ -1238,8 +1238,22 @@ fn cordon_own_files_are_not_read() {
     std::fs::write(base.join("ws/cordon.rules.toml"), "version = 1\n").unwrap();
     let mut policy = Policy::parse(&text, "cordon.toml", &base).unwrap();
     policy.path = Some(base.join("ws/cordon.toml"));
+    // Round 8 (redsurf21): a hard link elsewhere in the root is the same file by another name
+    // (read as `notes.txt` before); one to an unrelated file stays readable.
+    std::fs::hard_link(base.join("ws/cordon.toml"), base.join("ws/notes.txt")).unwrap();
+    std::fs::create_dir(base.join("ws/d")).unwrap();
+    std::fs::hard_link(base.join("ws/cordon.rules.toml"), base.join("ws/d/r")).unwrap();
+    std::fs::write(base.join("ws/a"), "x").unwrap();
+    std::fs::hard_link(base.join("ws/a"), base.join("ws/b")).unwrap();
     let tools = FileTools::new(&policy, Limits::default()).unwrap();
-    for p in ["ws/cordon.toml", "ws/cordon.rules.toml"] {
+    let a = tools.tool(FileOp::Read).assess(&path("ws/b")).unwrap();
+    assert_eq!(decide(&policy, &a).action, Action::Allow);
+    for p in [
+        "ws/cordon.toml",
+        "ws/cordon.rules.toml",
+        "ws/notes.txt",
+        "ws/d/r",
+    ] {
         let a = tools.tool(FileOp::Read).assess(&path(p)).unwrap();
         assert_eq!(
             (
