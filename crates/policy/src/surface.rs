@@ -313,6 +313,23 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
         ".run/app.run.xml",
         "a JetBrains run configuration kept as a project file: it runs when the operator runs it, or at project open when a startup task names it, and the startup tasks are kept in `.idea` (on the surface); so it is as the project's own scripts a startup task runs",
     ),
+    // Round 8 (redsurf21): the project's own code that the operator's build, test runner or
+    // editor runs by design. An editor's language tooling runs it on opening a trusted
+    // workspace (rust-analyzer builds `build.rs` and proc macros, VS Code's ESLint extension
+    // loads `eslint.config.js`), as it runs a venv's or `node_modules`' code: asking for these
+    // would ask for most of a project's writes, so the line is the venv's.
+    (
+        "build.rs",
+        "the project's code: cargo and rust-analyzer build and run it as they build the crate (also proc macros, `eslint.config.js`, `conftest.py`, `Makefile`, `justfile`, `Taskfile.yml`)",
+    ),
+    (
+        "package.json",
+        "its scripts run at the operator's `npm install`/`npm run`, which install or run the project's code anyway (a dependency's lifecycle scripts as much); the `.npmrc` and `.yarnrc.yml` that choose the shell and the package manager are on the surface",
+    ),
+    (
+        "bunfig.toml",
+        "its `preload` scripts run at `bun run`/`bun test`, which run the project's code anyway (from bun's docs; bun is not installable here)",
+    ),
     (
         ".pnpmfile.cjs",
         "run by `pnpm install`, which runs the project's own lifecycle scripts anyway (also gradle.properties, .mvn/jvm.config, .mvn/extensions.xml, Directory.Build.props, justfile: read by a build of the project)",
