@@ -225,6 +225,54 @@ fn the_homes_dotfiles_are_watched_when_a_root_holds_it() {
     });
 }
 
+/// Round 8 (redsurf21): with the home as the writable root, what runs code at the operator's
+/// ordinary commands beyond the shells' and git's dotfiles: a program in `~/.local/bin`
+/// (first on a login shell's PATH: the real `bash -l` with Debian's `.profile` takes
+/// `~/.local/bin/git` for `git`), a Neovim `lua/` module, a fish function, `~/.gdbinit` (the
+/// real gdb runs its `shell` lines at start), `~/.kube/config`'s exec plugin, `~/.aws/config`'s
+/// `credential_process`. Each was left in place, unreported, before.
+#[test]
+fn the_homes_programs_and_editor_code_are_watched_when_a_root_holds_it() {
+    const NAMES: [&str; 6] = [
+        ".local/bin/git",
+        ".config/nvim/lua/plugins.lua",
+        ".config/fish/functions/ls.fish",
+        ".gdbinit",
+        ".kube/config",
+        ".aws/config",
+    ];
+    each(|fx| {
+        let line = NAMES
+            .iter()
+            .map(|n| format!("mkdir -p \"$(dirname {n})\" && echo 'touch /tmp/x' > {n}"))
+            .collect::<Vec<_>>()
+            .join(" && ");
+        let mut c = fx.exec_cmd(&line);
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in NAMES {
+            let p = fx.ws.join(name);
+            // A watched directory that appeared with the run is reported (and moved aside)
+            // whole: the file, or the directory of the home's surface holding it.
+            let reported = p
+                .ancestors()
+                .take_while(|a| *a != fx.ws)
+                .any(|a| err.contains(&format!("the run left {} (", a.display())));
+            assert!(reported, "{} {name} not reported: {err}", fx.what());
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+    });
+}
+
 /// Red team, opencode: its TUI loads the plugins a `tui.json` (or `tui.jsonc`) names, found up
 /// from the directory it starts in and in `.opencode/` (opencode's `ConfigPaths.projectFiles
 /// ("tui", …)`), into its own process, outside any sandbox. A run that leaves one is reported

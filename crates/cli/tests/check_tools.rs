@@ -485,3 +485,85 @@ fn a_relative_global_git_configuration_is_on_the_surface() {
         );
     }
 }
+
+/// Round 8 (redsurf21): with the home as a writable root, the home's surface is more than any
+/// list names — `~/.local/bin/git` (the real `bash -l` with Debian's `.profile` takes it for
+/// `git`), `~/.gdbinit` (the real gdb runs its `shell` lines at start), a Neovim `lua/` module,
+/// `~/.kube/config` — and each was allowed by the root's mode. Every write under a dot-name of
+/// the home or `~/bin` now asks; a project's files at the home stay allowed.
+#[test]
+fn every_dotfile_of_a_home_root_is_on_the_surface() {
+    let d = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let home = base.join("home");
+    std::fs::create_dir_all(home.join(".local/bin")).unwrap();
+    let policy = base.join("p.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox.paths.home]\nroot = \"{}\"\nmode = \"rw\"\n",
+            home.display()
+        ),
+    )
+    .unwrap();
+    // What the operator's programs do with these files.
+    std::fs::copy("/etc/skel/.profile", home.join(".profile")).unwrap();
+    std::fs::write(home.join(".local/bin/git"), "#!/bin/sh\necho planted\n").unwrap();
+    std::fs::set_permissions(
+        home.join(".local/bin/git"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let marker = base.join("ran");
+    std::fs::write(
+        home.join(".gdbinit"),
+        format!("shell touch {}\n", marker.display()),
+    )
+    .unwrap();
+    let o = std::process::Command::new("bash")
+        .args(["-lc", "git --version"])
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o).trim(), "planted", "{}", stderr(&o));
+    let o = std::process::Command::new("gdb")
+        .args(["-batch", "-ex", "quit"])
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(marker.exists(), "gdb ran no ~/.gdbinit");
+    let decide = |rel: &str| {
+        let o = common::command(&base)
+            .env("HOME", &home)
+            .args(["check", "--json", "--policy"])
+            .arg(&policy)
+            .arg("write_file")
+            .arg(format!("path={}", home.join(rel).display()))
+            .arg("content=x")
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+        (
+            v["decision"].as_str().unwrap_or_default().to_string(),
+            v["rule"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    let ask = ("ask".to_string(), "builtin:surface".to_string());
+    for rel in [
+        ".local/bin/git",
+        "bin/ls",
+        ".gdbinit",
+        ".config/nvim/lua/plugins.lua",
+        ".kube/config",
+        ".config/anything/at/all",
+    ] {
+        assert_eq!(decide(rel), ask, "{rel}");
+    }
+    for rel in ["proj/src/main.rs", "proj/README.md", "notes.txt"] {
+        assert_eq!(decide(rel).0, "allow", "{rel}");
+    }
+}

@@ -434,6 +434,43 @@ pub const HOME_FILES: &[(&str, &str)] = &[
     ),
     (".ssh/rc", "sshd runs it at every login"),
     (".ssh/authorized_keys", "who may log in as the operator"),
+    // Round 8 (redsurf21): programs of the operator's that run a command this file names at
+    // their ordinary start, wherever they are run.
+    (
+        ".ssh/environment",
+        "sshd sets these variables (LD_PRELOAD among them) at every login where PermitUserEnvironment is on",
+    ),
+    (".gdbinit", "gdb runs its commands (`shell …`) at every start"),
+    (
+        ".config/gdb/gdbinit",
+        "gdb runs its commands (`shell …`) at every start",
+    ),
+    (
+        ".kube/config",
+        "kubectl runs a user's `exec` credential plugin at every command",
+    ),
+    (
+        ".aws/config",
+        "the AWS CLI and SDKs run a profile's `credential_process` at every call",
+    ),
+    (
+        ".docker/config.json",
+        "docker runs the `docker-credential-*` helpers and `cliPluginsExtraDirs` plugins it names",
+    ),
+    (
+        ".config/gh/config.yml",
+        "gh runs its `!` aliases through the shell",
+    ),
+    (
+        ".gnupg/gpg-agent.conf",
+        "gpg-agent runs the `pinentry-program` it names whenever a key needs a passphrase",
+    ),
+    (
+        ".ipython/profile_default/ipython_config.py",
+        "IPython runs it at every start",
+    ),
+    (".xprofile", "the display manager sources it at every graphical login"),
+    (".xsessionrc", "Debian's X session sources it at every graphical login"),
     (".bashrc", "bash runs it in every interactive shell"),
     (".bash_profile", "bash runs it in every login shell"),
     (".bash_login", "bash runs it in every login shell"),
@@ -631,10 +668,27 @@ pub const HOME_DIRS: &[(&str, &str)] = &[
         ".config/fish/conf.d",
         "fish runs each file here in every shell",
     ),
-    (".vim/plugin", "Vim runs each file here at every start"),
+    // Round 8 (redsurf21): the whole of an editor's configuration directory is code it runs:
+    // `plugin/`, `after/`, `ftplugin/` at start or on opening a file, `autoload/` and Neovim's
+    // `lua/` whatever `init.lua` requires.
+    (".vim", "Vim runs the files here (plugin, after, ftplugin, autoload) at start and on opening a file"),
     (
-        ".config/nvim/plugin",
-        "Neovim runs each file here at every start",
+        ".config/nvim",
+        "Neovim runs the files here (init, plugin, after, ftplugin, lua modules init requires) at start and on opening a file",
+    ),
+    (".emacs.d", "Emacs loads the files here at every start"),
+    (".config/emacs", "Emacs loads the files here at every start"),
+    (
+        ".config/fish/functions",
+        "fish autoloads a function from here when a command of that name runs (`ls.fish` is `ls`)",
+    ),
+    // On the PATH of every login shell: Debian's `/etc/skel/.profile` puts `~/bin` and
+    // `~/.local/bin` first when they exist (the real `bash -l` then took `~/.local/bin/git` for
+    // `git`). (`~/bin` is the file tools' by [`home_dotted`]; as an entry here it would make
+    // the shell analysis read every link to `/bin/…` as one to the home's surface.)
+    (
+        ".local/bin",
+        "first on the PATH of every login shell (Debian's .profile): a program here is taken before the system's by name",
     ),
     // Checked with direnv 2.32: a file here is sourced before every `.envrc` (a new
     // `lib/x.sh` ran at the next `cd`), and an `allow/` entry is what lets an `.envrc` run.
@@ -682,6 +736,25 @@ pub const CORDON_FILES: &[(&str, &str)] = &[
         "cordon's remembered rules (used beside a policy once trusted)",
     ),
 ];
+
+const HOME_DOT_WHY: &str = "a dotfile or dot-directory of the operator's home (or `~/bin`): the home's surface is every program's configuration, more than any list names, so a file tool's write there is asked whatever the name";
+
+/// Where `rel`, relative to the operator's home, is under one of its dot-names (`.config/…`,
+/// `.kube/…`) or `bin/`: what configures or runs every program of the operator's, more than
+/// [`HOME_FILES`] and [`HOME_DIRS`] can list. The file tools ask for every such write (an
+/// agent's work at the home lies in its projects); the after-run scan keeps to the lists, as a
+/// command's own caches and histories there change in normal work.
+pub fn home_dotted(rel: &Path) -> Option<Hit> {
+    let first = rel.components().next()?;
+    let Component::Normal(first) = first else {
+        return None;
+    };
+    let first = first.as_encoded_bytes();
+    (first.starts_with(b".") || first == b"bin").then_some(Hit {
+        kind: Kind::Home,
+        why: HOME_DOT_WHY,
+    })
+}
 
 /// Where `rel`, relative to the operator's home, lies on the home's surface ([`HOME_FILES`],
 /// a file in [`HOME_DIRS`], a user site-packages' startup file).

@@ -477,7 +477,7 @@ impl FileTool {
         key: &str,
     ) -> Result<Option<String>, Stop> {
         use cordon_policy::surface::{
-            classify, classify_home, classify_home_real, folded, linked_from_surface,
+            classify, classify_home, classify_home_real, folded, home_dotted, linked_from_surface,
             looks_like_git_dir, named_by_configuration, named_by_envrc, named_by_git_config, Kind,
         };
         let dir = &self.roots().roots()[root].config.root;
@@ -503,7 +503,11 @@ impl FileTool {
         let at_home = self.shared.home.as_deref().and_then(|h| {
             real.strip_prefix(h)
                 .ok()
-                .and_then(|rel| classify_home(rel).or_else(|| classify_home(&folded(rel)?)))
+                .and_then(|rel| {
+                    classify_home(rel)
+                        .or_else(|| classify_home(&folded(rel)?))
+                        .or_else(|| home_dotted(rel))
+                })
                 .or_else(|| {
                     real.starts_with(h)
                         .then(|| classify_home_real(h, real))
