@@ -567,3 +567,83 @@ fn every_dotfile_of_a_home_root_is_on_the_surface() {
         assert_eq!(decide(rel).0, "allow", "{rel}");
     }
 }
+
+/// Round 8 (redsurf21): a directory the environment makes the operator's configuration
+/// directory (`XDG_CONFIG_HOME`) inside a root holds git's global configuration — the real git
+/// runs its `core.fsmonitor` at a `git status` in any repository — and the after-run scan
+/// watched it there, but the file tools allowed `write_file cfg/git/config` (and every other
+/// file there) by the root's mode. Every write there now asks, as under the home's `.config`.
+#[test]
+fn a_configuration_directory_the_environment_moves_into_a_root_is_on_the_surface() {
+    let d = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let ws = base.join("ws");
+    std::fs::create_dir_all(ws.join("cfg/git")).unwrap();
+    std::fs::create_dir_all(base.join("home")).unwrap();
+    std::fs::create_dir_all(base.join("repo")).unwrap();
+    let policy = base.join("p.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox.paths.ws]\nroot = \"{}\"\nmode = \"rw\"\n",
+            ws.display()
+        ),
+    )
+    .unwrap();
+    // What git does with it.
+    let marker = base.join("ran");
+    std::fs::write(
+        ws.join("cfg/git/config"),
+        format!(
+            "[core]\n\tfsmonitor = \"touch {}; false\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(base.join("repo"))
+            .env("HOME", base.join("home"))
+            .env("XDG_CONFIG_HOME", ws.join("cfg"))
+            .env_remove("GIT_CONFIG_GLOBAL")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+    };
+    git(&["init", "-q"]);
+    git(&["status", "--short"]);
+    assert!(
+        marker.exists(),
+        "git ran no fsmonitor from $XDG_CONFIG_HOME/git/config"
+    );
+    let decide = |rel: &str, xdg: &Path| {
+        let o = common::command(&base)
+            .env("HOME", base.join("home"))
+            .env("XDG_CONFIG_HOME", xdg)
+            .args(["check", "--json", "--policy"])
+            .arg(&policy)
+            .arg("write_file")
+            .arg(format!("path={}", ws.join(rel).display()))
+            .arg("content=x")
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+        (
+            v["decision"].as_str().unwrap_or_default().to_string(),
+            v["rule"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    let ask = ("ask".to_string(), "builtin:surface".to_string());
+    for rel in ["cfg/git/config", "cfg/nvim/lua/x.lua", "cfg/anything"] {
+        assert_eq!(decide(rel, &ws.join("cfg")), ask, "{rel}");
+    }
+    // Elsewhere in the root, and the same file where the environment names another place.
+    assert_eq!(decide("src/main.rs", &ws.join("cfg")).0, "allow");
+    assert_eq!(
+        decide("cfg/anything", &base.join("home/.config")).0,
+        "allow"
+    );
+}

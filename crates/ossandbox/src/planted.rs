@@ -529,7 +529,7 @@ impl Snapshot {
     /// `~/.codex/hooks.json`), whatever the walk's limit. One that does not exist is not
     /// watched (a run could create it; the host then reads it).
     fn host_homes(&mut self, roots: &[PathBuf], var: &dyn Fn(&str) -> Option<OsString>) {
-        use cordon_policy::surface::{HOME_FILES, HOST_HOMES};
+        use cordon_policy::surface::{HOME_DIRS, HOME_FILES, HOST_HOMES};
         for (name, below_home) in HOST_HOMES {
             let Some(dir) = var(name)
                 .map(PathBuf::from)
@@ -545,7 +545,8 @@ impl Snapshot {
                     self.note(dir.join(rest), What::ToolFile, why, true);
                 }
             }
-            for (rel, why) in TOOL_DIRS {
+            // (`HOME_DIRS` too: `$XDG_CONFIG_HOME/systemd/user`, `…/nvim`, `…/direnv/lib`.)
+            for (rel, why) in TOOL_DIRS.iter().chain(HOME_DIRS) {
                 if let Some(rest) = below(rel) {
                     let tool_dir = dir.join(rest);
                     if self.note(tool_dir.clone(), What::ToolFile, why, true) {
@@ -2187,12 +2188,13 @@ mod tests {
     /// A directory on the way that became a symlink (a process that outlived the run) does
     /// not send the rename elsewhere.
     /// A host directory the environment moved into a root (`CODEX_HOME=root/ch`) is watched as
-    /// it is at the home: its hooks file, and every file of its plugin directory.
+    /// it is at the home: its hooks file, every file of its plugin directory, and (round 8)
+    /// every file of a home directory there (`$XDG_CONFIG_HOME/systemd/user`).
     #[test]
     fn a_host_home_moved_into_a_root_is_watched() {
         let d = tempfile::tempdir().unwrap();
         let root = d.path().canonicalize().unwrap();
-        for dir in ["ch", "cfg/opencode/plugin"] {
+        for dir in ["ch", "cfg/opencode/plugin", "cfg/systemd/user"] {
             std::fs::create_dir_all(root.join(dir)).unwrap();
         }
         let var = |n: &str| match n {
@@ -2209,6 +2211,8 @@ mod tests {
         let before = snap();
         std::fs::write(root.join("ch/hooks.json"), "{}").unwrap();
         std::fs::write(root.join("cfg/opencode/plugin/x.js"), "").unwrap();
+        // Round 8: a directory of the home's surface there too (`HOME_DIRS`).
+        std::fs::write(root.join("cfg/systemd/user/x.service"), "").unwrap();
         let mut found: Vec<_> = snap()
             .findings_since(&before)
             .into_iter()
@@ -2219,6 +2223,7 @@ mod tests {
             found,
             [
                 root.join("cfg/opencode/plugin/x.js"),
+                root.join("cfg/systemd/user/x.service"),
                 root.join("ch/hooks.json")
             ]
         );

@@ -636,6 +636,27 @@ pub fn host_settings(
     })
 }
 
+const MOVED_HOME_WHY: &str = "in a directory the environment makes a host's home or the operator's configuration directory (`XDG_CONFIG_HOME`, `CODEX_HOME`, …): every file there configures a program of the operator's (git's global configuration in `$XDG_CONFIG_HOME/git/config`)";
+
+/// Where `real` (absolute, links resolved) lies in a directory that `var` (the environment)
+/// moves a part of the home to ([`HOST_HOMES`]: `$XDG_CONFIG_HOME` is `~/.config`): on the
+/// home's surface there as at the home ([`classify_home`]), and as every file under a
+/// dot-name of the home is to the file tools ([`home_dotted`]), asked whatever its name.
+pub fn in_moved_home(real: &Path, var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<Hit> {
+    HOST_HOMES.iter().find_map(|(name, below_home)| {
+        let dir = var(name)
+            .map(PathBuf::from)
+            .filter(|d| d.is_absolute())
+            .map(|d| std::fs::canonicalize(&d).unwrap_or(d))?;
+        let rest = real.strip_prefix(&dir).ok()?;
+        let rel = Path::new(below_home).join(rest);
+        classify_home(&rel).or(Some(Hit {
+            kind: Kind::Home,
+            why: MOVED_HOME_WHY,
+        }))
+    })
+}
+
 /// The reason the surface gives for `entry`.
 fn why_of(entry: &str) -> Option<&'static str> {
     TOOL_FILES

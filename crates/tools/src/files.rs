@@ -477,8 +477,9 @@ impl FileTool {
         key: &str,
     ) -> Result<Option<String>, Stop> {
         use cordon_policy::surface::{
-            classify, classify_home, classify_home_real, folded, home_dotted, linked_from_surface,
-            looks_like_git_dir, named_by_configuration, named_by_envrc, named_by_git_config, Kind,
+            classify, classify_home, classify_home_real, folded, home_dotted, in_moved_home,
+            linked_from_surface, looks_like_git_dir, named_by_configuration, named_by_envrc,
+            named_by_git_config, Kind,
         };
         let dir = &self.roots().roots()[root].config.root;
         let Ok(rel) = real.strip_prefix(dir) else {
@@ -522,6 +523,7 @@ impl FileTool {
             .or_else(|| completes_git_dir(dir, rel))
             .or(named)
             .or(at_home)
+            .or_else(|| in_moved_home(real, &|v| std::env::var_os(v)))
             .or_else(|| linked_from_surface(real))
             .or_else(|| named_by_git_config(real, home, &|v| std::env::var_os(v)))
             .or_else(|| named_by_envrc(real, home))
