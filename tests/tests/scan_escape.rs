@@ -273,6 +273,35 @@ fn the_homes_programs_and_editor_code_are_watched_when_a_root_holds_it() {
     });
 }
 
+/// Round 8 (redsurf21): the operator's git configuration where the environment puts it in a
+/// root (`GIT_CONFIG_GLOBAL=ROOT/gcfg`): git reads it in every repository, so a run that
+/// leaves a `core.fsmonitor` there has the operator's next `git status` anywhere run it. It
+/// was left in place, unreported.
+#[test]
+fn the_operators_git_configuration_in_a_root_is_watched() {
+    each(|fx| {
+        let mut c =
+            fx.exec_cmd("printf '[core]\\n\\tfsmonitor = \"touch /tmp/x; false\"\\n' > gcfg");
+        c.env("GIT_CONFIG_GLOBAL", fx.ws.join("gcfg"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let p = fx.ws.join("gcfg");
+        assert!(
+            stderr(&out).contains(&format!("the run left {} (", p.display())),
+            "{} not reported: {}",
+            fx.what(),
+            stderr(&out)
+        );
+        assert!(!p.exists(), "{} still in place", fx.what());
+    });
+}
+
 /// Red team, opencode: its TUI loads the plugins a `tui.json` (or `tui.jsonc`) names, found up
 /// from the directory it starts in and in `.opencode/` (opencode's `ConfigPaths.projectFiles
 /// ("tui", …)`), into its own process, outside any sandbox. A run that leaves one is reported

@@ -456,14 +456,22 @@ fn a_relative_global_git_configuration_is_on_the_surface() {
     assert_eq!(decide(&global, "ws/sub/.gitconfig.local"), allow);
     assert_eq!(decide(&xdg, "ws/cfg/git/config"), ask);
     assert_eq!(decide(&global, "ws/x"), allow);
+    // Round 8 (redsurf21): an absolute one in a root is the operator's file as much (it was
+    // allowed: only what it includes was looked at).
+    let absolute = ws.join("gcfg").display().to_string();
+    for var in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"] {
+        assert_eq!(decide(&[(var, absolute.as_str())], "ws/gcfg"), ask, "{var}");
+    }
     // What it names is on the surface too, as from the home's `.gitconfig`.
     std::fs::write(ws.join(".gitconfig.local"), "[core]\n\thooksPath = hk\n").unwrap();
     assert_eq!(decide(&global, "ws/hk/pre-commit"), ask);
     // Why: the real git, run from a subdirectory, reads the top's file as its global one.
     let ran = base.join("ran");
+    let absolute_global = [("GIT_CONFIG_GLOBAL", absolute.as_str())];
     for (env, file) in [
         (&global[..], ".gitconfig.local"),
         (&xdg[..], "cfg/git/config"),
+        (&absolute_global[..], "gcfg"),
     ] {
         std::fs::create_dir_all(ws.join(file).parent().unwrap()).unwrap();
         std::fs::write(
@@ -478,7 +486,7 @@ fn a_relative_global_git_configuration_is_on_the_surface() {
         std::fs::remove_file(ws.join(file)).unwrap();
     }
     let runs = std::fs::read_to_string(&ran).unwrap_or_default();
-    for file in [".gitconfig.local", "cfg/git/config"] {
+    for file in [".gitconfig.local", "cfg/git/config", "gcfg"] {
         assert!(
             runs.lines().any(|l| l == file),
             "git did not run {file}'s fsmonitor: {runs:?}"

@@ -88,6 +88,8 @@ pub const TOOL_DIRS: &[(&str, &str)] = cordon_policy::surface::TOOL_DIRS;
 /// runs their `exec` lines when the operator continues (the surface's).
 use cordon_policy::surface::{GIT_TODO_LISTS as TODO_LISTS, GIT_TODO_WHY as TODO_WHY};
 
+const OPERATORS_GIT_WHY: &str = "git's configuration of the operator's (where GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM or XDG_CONFIG_HOME put it): its core.fsmonitor, hooksPath and aliases run in every repository";
+
 /// Whether a todo list holds a line git executes (`exec`/`x`), or is too large to tell.
 fn runs_commands(todo: &Seen) -> bool {
     let Some(text) = &todo.content else {
@@ -639,8 +641,15 @@ impl Snapshot {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let var = |v: &str| std::env::var_os(v);
         let mut named = Named::default();
+        let roots = [root.to_path_buf()];
         for f in operator_files(home.as_deref(), &var) {
             let _ = read(&f, home.as_deref(), &mut named, 0);
+            // The operator's file itself, where the environment puts it in the root
+            // (`GIT_CONFIG_GLOBAL=/work/proj/gitconfig`, `$XDG_CONFIG_HOME/git/config`).
+            let real = real_in(&f, &roots);
+            if real.starts_with(root) {
+                self.note_file(real, OPERATORS_GIT_WHY, &roots);
+            }
         }
         let _ = environment(home.as_deref(), &var, &mut named);
         self.hooks_dirs(named.hooks.into_iter().filter(|h| h.is_absolute()), root);

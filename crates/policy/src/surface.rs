@@ -1175,6 +1175,7 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
 const HOOKS_PATH_WHY: &str = "git runs every hook in the directory a repository's `core.hooksPath` names (at the next commit, checkout, merge or push)";
 const INCLUDED_WHY: &str =
     "git reads it as configuration: a repository's or the operator's git configuration includes it (`include.path`, `includeIf`)";
+const OPERATORS_WHY: &str = "git reads it as the operator's own configuration in every repository (where `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM` or `XDG_CONFIG_HOME` put it)";
 const UNREADABLE_WHY: &str = "git's configuration of a repository holding it cannot be read with certainty, so a `core.hooksPath` or include naming it cannot be ruled out";
 
 /// Where `real` (absolute, the links on the way resolved, as the file tools write it) is what
@@ -1200,6 +1201,11 @@ pub fn named_by_git_config(
     };
     let mut operator = Named::default();
     for f in git_config::operator_files(home, var) {
+        // The operator's own file itself, where the environment puts it in a root
+        // (`GIT_CONFIG_GLOBAL=/work/proj/gitconfig`): git reads it in every repository.
+        if resolve(&f) == real {
+            return hit(OPERATORS_WHY);
+        }
         if read(&f, home, &mut operator, 0).is_err() {
             return hit(UNREADABLE_WHY);
         }
