@@ -655,3 +655,82 @@ fn a_configuration_directory_the_environment_moves_into_a_root_is_on_the_surface
         "allow"
     );
 }
+
+/// Round 8 (redsurf21): what the operator's environment makes a program load from a root — a
+/// program in a directory on the PATH (the real bash runs `ROOT/bin/git` for `git`), a module
+/// in a `PYTHONPATH` directory (the real python imports `ROOT/lib/json.py` for `json`), the
+/// program a command variable (`GIT_SSH_COMMAND`) names — was written by the root's
+/// mode. Each now asks; a file beside them that nothing names stays allowed.
+#[test]
+fn what_the_operators_environment_loads_from_a_root_is_on_the_surface() {
+    let d = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let ws = base.join("ws");
+    for dir in ["bin", "lib", "src"] {
+        std::fs::create_dir_all(ws.join(dir)).unwrap();
+    }
+    let policy = base.join("p.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox.paths.ws]\nroot = \"{}\"\nmode = \"rw\"\n",
+            ws.display()
+        ),
+    )
+    .unwrap();
+    let path = format!("{}:/usr/bin:/bin", ws.join("bin").display());
+    let pythonpath = ws.join("lib").display().to_string();
+    // What the operator's programs do with them.
+    std::fs::write(ws.join("bin/git"), "#!/bin/sh\necho planted\n").unwrap();
+    std::fs::set_permissions(
+        ws.join("bin/git"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(ws.join("lib/json.py"), "print('planted')\n").unwrap();
+    let o = std::process::Command::new("/bin/bash")
+        .args(["-c", "git --version"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o).trim(), "planted", "{}", stderr(&o));
+    let o = std::process::Command::new("python3")
+        .args(["-c", "import json"])
+        .env("PYTHONPATH", &pythonpath)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o).trim(), "planted", "{}", stderr(&o));
+    let ssh = format!("{} -v", ws.join("src/ssh.sh").display());
+    let decide = |rel: &str| {
+        let o = common::command(&base)
+            .env("PATH", &path)
+            .env("PYTHONPATH", &pythonpath)
+            .env("GIT_SSH_COMMAND", &ssh)
+            .args(["check", "--json", "--policy"])
+            .arg(&policy)
+            .arg("write_file")
+            .arg(format!("path={}", ws.join(rel).display()))
+            .arg("content=x")
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+        (
+            v["decision"].as_str().unwrap_or_default().to_string(),
+            v["rule"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    let ask = ("ask".to_string(), "builtin:surface".to_string());
+    for rel in [
+        "bin/git",
+        "bin/ls",
+        "lib/json.py",
+        "lib/pkg/mod.py",
+        "src/ssh.sh",
+    ] {
+        assert_eq!(decide(rel), ask, "{rel}");
+    }
+    for rel in ["bin/sub/x", "src/main.rs", "README.md"] {
+        assert_eq!(decide(rel).0, "allow", "{rel}");
+    }
+}

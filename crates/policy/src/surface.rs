@@ -636,6 +636,100 @@ pub fn host_settings(
     })
 }
 
+/// Variables of the operator's environment that name directories a program takes code from
+/// at its ordinary start, every file below (a module in `PYTHONPATH` shadows the standard
+/// library's at every `python` start, a library in `LD_LIBRARY_PATH` every program's), a list
+/// as PATH is.
+pub const ENV_LOAD_DIRS: &[&str] = &[
+    "PYTHONPATH",
+    "NODE_PATH",
+    "PERL5LIB",
+    "RUBYLIB",
+    "LD_LIBRARY_PATH",
+    "GIT_EXEC_PATH",
+    "ZDOTDIR",
+];
+
+/// Variables of the operator's environment that name a file a program runs or sources at its
+/// ordinary start, or a program run by path (the first word of a command).
+pub const ENV_LOAD_FILES: &[&str] = &[
+    "LD_PRELOAD",
+    "BASH_ENV",
+    "ENV",
+    "PYTHONSTARTUP",
+    "EDITOR",
+    "VISUAL",
+    "GIT_EDITOR",
+    "PAGER",
+    "GIT_PAGER",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "SHELL",
+];
+
+const ENV_PATH_WHY: &str = "a directory on the operator's PATH: a program written here is taken by its name before the system's (a `git` here runs at the next `git`)";
+const ENV_DIR_WHY: &str = "below a directory the operator's environment makes a program load code from (PYTHONPATH, LD_LIBRARY_PATH, NODE_PATH, ZDOTDIR, …): a file here is taken at that program's next start";
+const ENV_FILE_WHY: &str = "a file the operator's environment names as one a program runs or sources (LD_PRELOAD, BASH_ENV, PYTHONSTARTUP, EDITOR, PAGER, GIT_SSH, …)";
+
+/// Where `real` (absolute, links resolved) is what the operator's environment (`var`, as
+/// cordon was started: a host's or the operator's shell's) makes a program run outside any
+/// sandbox: a program directly in a directory on the PATH, a file below one of
+/// [`ENV_LOAD_DIRS`], or a file [`ENV_LOAD_FILES`] names (a command's first word). Relative
+/// entries are left out (they name a different place from each directory; direnv's `PATH_add`
+/// is [`named_by_envrc`]'s).
+pub fn named_by_environment(
+    real: &Path,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<Hit> {
+    let mut links = cordon_fs::links::Links::default();
+    let mut canonical = |p: &Path| -> Option<PathBuf> { p.is_absolute().then(|| links.real(p)) };
+    let hit = |why| {
+        Some(Hit {
+            kind: Kind::Pointed,
+            why,
+        })
+    };
+    let list = |name: &str| -> Vec<PathBuf> {
+        var(name)
+            .map(|v| std::env::split_paths(&v).collect())
+            .unwrap_or_default()
+    };
+    let parent = real.parent();
+    for dir in list("PATH") {
+        if canonical(&dir).is_some_and(|d| Some(d.as_path()) == parent) {
+            return hit(ENV_PATH_WHY);
+        }
+    }
+    for name in ENV_LOAD_DIRS {
+        for dir in list(name) {
+            if canonical(&dir).is_some_and(|d| real.starts_with(d)) {
+                return hit(ENV_DIR_WHY);
+            }
+        }
+    }
+    for name in ENV_LOAD_FILES {
+        let Some(value) = var(name) else {
+            continue;
+        };
+        let value = value.to_string_lossy().into_owned();
+        // `LD_PRELOAD` is a list (spaces or colons); a command's program is its first word.
+        let words: Vec<&str> = if *name == "LD_PRELOAD" {
+            value.split([' ', ':']).collect()
+        } else {
+            value.split_whitespace().take(1).collect()
+        };
+        for w in words {
+            let w = w.trim_matches(['"', '\'']);
+            if canonical(Path::new(w)).is_some_and(|f| f == real) {
+                return hit(ENV_FILE_WHY);
+            }
+        }
+    }
+    None
+}
+
 const MOVED_HOME_WHY: &str = "in a directory the environment makes a host's home or the operator's configuration directory (`XDG_CONFIG_HOME`, `CODEX_HOME`, …): every file there configures a program of the operator's (git's global configuration in `$XDG_CONFIG_HOME/git/config`)";
 
 /// Where `real` (absolute, links resolved) lies in a directory that `var` (the environment)
