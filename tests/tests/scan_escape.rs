@@ -302,6 +302,75 @@ fn the_operators_git_configuration_in_a_root_is_watched() {
     });
 }
 
+/// Round 8 (redsurf21): the operator links a project script as a hook, the usual way a
+/// project shares its hooks (`ln -s ../../scripts/pre-commit .git/hooks/pre-commit`,
+/// `.husky/pre-push -> ../scripts/hk.sh`): git runs the target at the next commit. A run that
+/// rewrote the target left the link alone and was not reported; the target's earlier content
+/// is now restored and the change reported, and a script no hook links stays as written.
+#[test]
+fn the_target_of_a_hook_link_is_watched() {
+    each(|fx| {
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .arg(&fx.ws)
+            .output()
+            .unwrap();
+        assert!(git.status.success(), "{git:?}");
+        for (rel, text) in [
+            ("scripts/pre-commit", "#!/bin/sh\nexit 0\n"),
+            ("scripts/hk.sh", "#!/bin/sh\nexit 0\n"),
+            ("scripts/other.sh", "#!/bin/sh\n"),
+        ] {
+            let p = fx.ws.join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        }
+        fs::create_dir_all(fx.ws.join(".husky")).unwrap();
+        std::os::unix::fs::symlink(
+            "../../scripts/pre-commit",
+            fx.ws.join(".git/hooks/pre-commit"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("../scripts/hk.sh", fx.ws.join(".husky/pre-push")).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let out = fx.exec(
+            "echo 'touch /tmp/x' >> scripts/pre-commit && echo 'touch /tmp/x' >> scripts/hk.sh && \
+             echo edited >> scripts/other.sh",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in ["scripts/pre-commit", "scripts/hk.sh"] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {} (", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert_eq!(
+                fs::read_to_string(&p).unwrap(),
+                "#!/bin/sh\nexit 0\n",
+                "{} {name} not restored",
+                fx.what()
+            );
+        }
+        assert!(
+            fs::read_to_string(fx.ws.join("scripts/other.sh"))
+                .unwrap()
+                .ends_with("edited\n"),
+            "{} an unlinked script was undone",
+            fx.what()
+        );
+    });
+}
+
 /// Red team, opencode: its TUI loads the plugins a `tui.json` (or `tui.jsonc`) names, found up
 /// from the directory it starts in and in `.opencode/` (opencode's `ConfigPaths.projectFiles
 /// ("tui", …)`), into its own process, outside any sandbox. A run that leaves one is reported

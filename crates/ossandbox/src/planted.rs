@@ -222,6 +222,9 @@ pub struct Snapshot {
     pub entries: usize,
     /// Directories read (the rest were known unchanged from an earlier snapshot).
     pub listed: usize,
+    /// The writable roots the snapshot is of: where the target of a link in a watched
+    /// directory is watched too ([`Snapshot::list`]).
+    roots: Vec<PathBuf>,
 }
 
 /// A directory's entries that the walk looks at ([`kept`]: its subdirectories and the names it
@@ -432,6 +435,7 @@ impl Snapshot {
             started: Some(SystemTime::now()),
             // As many directories as last time, most likely: no rehash while walking.
             listings: HashMap::with_capacity(earlier.map_or(0, |e| e.listings.len())),
+            roots: roots.to_vec(),
             ..Snapshot::default()
         };
         for root in roots {
@@ -1151,8 +1155,22 @@ impl Snapshot {
                 continue;
             }
             self.note(path.clone(), what, why, true);
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
+            let kind = e.file_type();
+            if kind.as_ref().is_ok_and(|t| t.is_dir()) {
                 self.list(&path, what, why, depth + 1);
+            }
+            // A link in it to a file of a root (the operator's `.git/hooks/pre-commit ->
+            // ../../scripts/pre-commit`, `.husky/pre-push -> ../scripts/hk.sh`): the program
+            // runs the target, which a run can rewrite without touching the link. Watched where
+            // it really is, so a change is undone there and the link stays.
+            if kind.is_ok_and(|t| t.is_symlink()) {
+                let target = std::fs::canonicalize(&path)
+                    .ok()
+                    .filter(|t| self.roots.iter().any(|r| t.starts_with(r)))
+                    .filter(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()));
+                if let Some(t) = target {
+                    self.note(t, what, why, true);
+                }
             }
         }
     }
