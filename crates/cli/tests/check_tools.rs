@@ -648,6 +648,19 @@ fn a_configuration_directory_the_environment_moves_into_a_root_is_on_the_surface
     for rel in ["cfg/git/config", "cfg/nvim/lua/x.lua", "cfg/anything"] {
         assert_eq!(decide(rel, &ws.join("cfg")), ask, "{rel}");
     }
+    // And where `XDG_DATA_HOME` moves `~/.local/share` (direnv's allow list).
+    let o = common::command(&base)
+        .env("HOME", base.join("home"))
+        .env("XDG_DATA_HOME", ws.join("data"))
+        .args(["check", "--json", "--policy"])
+        .arg(&policy)
+        .arg("write_file")
+        .arg(format!("path={}", ws.join("data/direnv/allow/x").display()))
+        .arg("content=x")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["decision"], "ask", "{}", stderr(&o));
     // Elsewhere in the root, and the same file where the environment names another place.
     assert_eq!(decide("src/main.rs", &ws.join("cfg")).0, "allow");
     assert_eq!(

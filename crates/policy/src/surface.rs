@@ -603,6 +603,9 @@ pub const HOST_HOMES: &[(&str, &str)] = &[
     ("CODEX_HOME", ".codex"),
     ("COPILOT_HOME", ".copilot"),
     ("XDG_CONFIG_HOME", ".config"),
+    // direnv's allow list and Helix's trusted workspaces (`HOME_DIRS`, `HOME_FILES`) move with
+    // it: an allow entry written there runs a new `.envrc` unasked.
+    ("XDG_DATA_HOME", ".local/share"),
     // opencode takes its global directory from here instead of `$XDG_CONFIG_HOME/opencode`.
     ("OPENCODE_CONFIG_DIR", ".config/opencode"),
 ];
