@@ -261,6 +261,7 @@ fn fold_name(name: &std::ffi::OsStr) -> Option<OsString> {
 
 fn watched_as_is(name: &[u8]) -> bool {
     name.starts_with(b".")
+        || cordon_policy::surface::tool_suffix(name).is_some()
         || TOOL_FILES
             .iter()
             .chain(TOOL_DIRS)
@@ -1028,6 +1029,12 @@ impl Snapshot {
                     if name == ".envrc" && !is_dir {
                         self.envrc_loads(&dir, &root_of);
                     }
+                } else if let Some(why) = (!is_dir)
+                    .then(|| cordon_policy::surface::tool_suffix(name.as_encoded_bytes()))
+                    .flatten()
+                {
+                    // (`proj.code-workspace`: a tool's file by how its name ends.)
+                    self.note_file(path.clone(), why, std::slice::from_ref(&root_of));
                 }
                 // A settings directory that is not a directory (`ln -s cfg .claude`): the tool
                 // follows the link and reads its files from wherever it points, so the link
@@ -2452,6 +2459,30 @@ mod tests {
         assert!(!root.join("opencode.json").exists());
         assert!(!root.join("sub/.opencode/plugin/x.js").exists());
         assert!(root.join(".github/hooks/cordon.json").exists());
+    }
+    /// Round 8 (redsurf21): a VS Code workspace file is a tool's file by how its name ends
+    /// (`surface::TOOL_SUFFIXES`): one a run leaves, changed or new, is found; a file that only
+    /// mentions the name is not.
+    #[test]
+    fn a_vs_code_workspace_file_is_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("team.code-workspace"), "{}").unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::write(root.join("team.code-workspace"), "{\"tasks\":{}}").unwrap();
+        std::fs::write(root.join("sub/x.code-workspace"), "{}").unwrap();
+        std::fs::write(root.join("sub/code-workspace.md"), "").unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let mut paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            [
+                root.join("sub/x.code-workspace"),
+                root.join("team.code-workspace")
+            ]
+        );
     }
 
     /// Round 7 (redsurf21): Jujutsu's configuration files, a dev container's, Zed's and

@@ -255,6 +255,28 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
     (".devcontainer.json", DEVCONTAINER),
 ];
 
+/// Files of a tool's, relative to any directory of a root, known by how their name ends (the
+/// rest of the name is the project's to choose), and why each matters. The after-run scan
+/// looks at these names too.
+pub const TOOL_SUFFIXES: &[(&str, &str)] = &[
+    // VS Code's multi-root workspace file (`code proj.code-workspace`, "Open Workspace from
+    // File"): its `settings` are `.vscode/settings.json`'s (terminal env, interpreters), its
+    // `tasks` and `launch` `.vscode/tasks.json`'s and `launch.json`'s, a task with
+    // `runOn: folderOpen` among them.
+    (
+        ".code-workspace",
+        "VS Code applies the settings, tasks and launch configurations of a workspace file it opens (a task may run on opening)",
+    ),
+];
+
+/// Why `name` (a file name) is a tool's file by how it ends ([`TOOL_SUFFIXES`]).
+pub fn tool_suffix(name: &[u8]) -> Option<&'static str> {
+    TOOL_SUFFIXES
+        .iter()
+        .find(|(suffix, _)| name.ends_with(suffix.as_bytes()))
+        .map(|(_, why)| *why)
+}
+
 const JJ: &str = "Jujutsu runs the pager, editor, diff and fix tools and aliases this configuration names (a pager at a plain `jj log`)";
 const DEVCONTAINER: &str = "opening the dev container runs its `initializeCommand` on the host, and its mounts, run arguments and build files decide what the container reaches";
 
@@ -1050,6 +1072,12 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
                 why,
             });
         }
+    }
+    if let Some(why) = tool_suffix(name.as_bytes()) {
+        return Some(Hit {
+            kind: Kind::Tool,
+            why,
+        });
     }
     // A file in a directory whose every file a tool runs (`.github/hooks/x.json`), or that
     // directory itself.

@@ -1825,6 +1825,23 @@ fn a_rebase_todo_list_is_on_the_surface() {
     }
 }
 
+/// Round 8 (redsurf21): a VS Code workspace file (`*.code-workspace`) carries the settings,
+/// tasks and launch configurations `.vscode/` does, applied when VS Code opens it; it was
+/// allowed by the root's mode whatever it held.
+#[test]
+fn a_vs_code_workspace_file_is_on_the_surface() {
+    let fx = Fx::new(WS);
+    let ask = (Action::Ask, "builtin:surface".into());
+    for p in ["ws/team.code-workspace", "ws/sub/x.code-workspace"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "{}"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    for p in ["ws/code-workspace.md", "ws/src/main.rs"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}
+
 /// Round 6 (surface21): where the line is drawn for a virtual environment in a root
 /// (`surface::NOT_ON_SURFACE`): a `.pth` file there runs at every start of its python (shown
 /// with the real `python3 -m venv`), but its `bin/python` and `bin/activate` are the run's to
