@@ -574,6 +574,18 @@ fn every_dotfile_of_a_home_root_is_on_the_surface() {
     for rel in ["proj/src/main.rs", "proj/README.md", "notes.txt"] {
         assert_eq!(decide(rel).0, "allow", "{rel}");
     }
+    // A root of its own under a dot-name of the home (a dotfiles checkout) is a project: its
+    // files are not all asked, only the home's listed surface.
+    std::fs::create_dir_all(home.join(".dotfiles")).unwrap();
+    std::fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox.paths.dots]\nroot = \"{}\"\nmode = \"rw\"\n",
+            home.join(".dotfiles").display()
+        ),
+    )
+    .unwrap();
+    assert_eq!(decide(".dotfiles/README.md").0, "allow");
 }
 
 /// Round 8 (redsurf21): a directory the environment makes the operator's configuration

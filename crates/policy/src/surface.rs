@@ -881,7 +881,7 @@ const HOME_DOT_WHY: &str = "a dotfile or dot-directory of the operator's home (o
 
 /// Where `rel`, relative to the operator's home, is under one of its dot-names (`.config/…`,
 /// `.kube/…`) or `bin/`: what configures or runs every program of the operator's, more than
-/// [`HOME_FILES`] and [`HOME_DIRS`] can list. The file tools ask for every such write (an
+/// [`HOME_FILES`] and [`HOME_DIRS`] can list. The file tools ask for every such write where a root holds the home (an
 /// agent's work at the home lies in its projects); the after-run scan keeps to the lists, as a
 /// command's own caches and histories there change in normal work.
 pub fn home_dotted(rel: &Path) -> Option<Hit> {

@@ -507,7 +507,9 @@ impl FileTool {
                 .and_then(|rel| {
                     classify_home(rel)
                         .or_else(|| classify_home(&folded(rel)?))
-                        .or_else(|| home_dotted(rel))
+                        // Where the root holds the home (not a project kept under a dot-name
+                        // of it, `~/.dotfiles`, which the operator made a root of its own).
+                        .or_else(|| h.starts_with(dir).then(|| home_dotted(rel)).flatten())
                 })
                 .or_else(|| {
                     real.starts_with(h)
