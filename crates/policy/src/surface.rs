@@ -721,10 +721,17 @@ pub fn named_by_environment(
             .map(|v| std::env::split_paths(&v).collect())
             .unwrap_or_default()
     };
-    let parent = real.parent();
-    for dir in list("PATH") {
-        if canonical(&dir).is_some_and(|d| Some(d.as_path()) == parent) {
-            return hit(ENV_PATH_WHY);
+    // The PATH is long and set everywhere: its entries are compared with the written file's
+    // directory by name, and by inode where both exist (an entry through a link), one `stat`
+    // each instead of a walk of each entry's links.
+    if let Some(parent) = real.parent() {
+        use std::os::unix::fs::MetadataExt;
+        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let here = id(parent);
+        for dir in list("PATH").iter().filter(|d| d.is_absolute()) {
+            if cordon_fs::links::lexical(dir) == parent || (here.is_some() && id(dir) == here) {
+                return hit(ENV_PATH_WHY);
+            }
         }
     }
     for name in ENV_LOAD_DIRS {
