@@ -338,6 +338,152 @@ fn the_homes_dotfiles_are_watched_when_a_root_holds_it() {
     });
 }
 
+/// Round 8 (redsurf21): with the home as the writable root, what runs code at the operator's
+/// ordinary commands beyond the shells' and git's dotfiles: a program in `~/.local/bin`
+/// (first on a login shell's PATH: the real `bash -l` with Debian's `.profile` takes
+/// `~/.local/bin/git` for `git`), a Neovim `lua/` module, a fish function, `~/.gdbinit` (the
+/// real gdb runs its `shell` lines at start), `~/.kube/config`'s exec plugin, `~/.aws/config`'s
+/// `credential_process`. Each was left in place, unreported, before.
+#[test]
+fn the_homes_programs_and_editor_code_are_watched_when_a_root_holds_it() {
+    const NAMES: [&str; 6] = [
+        ".local/bin/git",
+        ".config/nvim/lua/plugins.lua",
+        ".config/fish/functions/ls.fish",
+        ".gdbinit",
+        ".kube/config",
+        ".aws/config",
+    ];
+    each(|fx| {
+        let line = NAMES
+            .iter()
+            .map(|n| format!("mkdir -p \"$(dirname {n})\" && echo 'touch /tmp/x' > {n}"))
+            .collect::<Vec<_>>()
+            .join(" && ");
+        let mut c = fx.exec_cmd(&line);
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in NAMES {
+            let p = fx.ws.join(name);
+            // A watched directory that appeared with the run is reported (and moved aside)
+            // whole: the file, or the directory of the home's surface holding it.
+            let reported = p
+                .ancestors()
+                .take_while(|a| *a != fx.ws)
+                .any(|a| err.contains(&format!("the run left {} (", a.display())));
+            assert!(reported, "{} {name} not reported: {err}", fx.what());
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+    });
+}
+
+/// Round 8 (redsurf21): the operator's git configuration where the environment puts it in a
+/// root (`GIT_CONFIG_GLOBAL=ROOT/gcfg`): git reads it in every repository, so a run that
+/// leaves a `core.fsmonitor` there has the operator's next `git status` anywhere run it. It
+/// was left in place, unreported.
+#[test]
+fn the_operators_git_configuration_in_a_root_is_watched() {
+    each(|fx| {
+        let mut c =
+            fx.exec_cmd("printf '[core]\\n\\tfsmonitor = \"touch /tmp/x; false\"\\n' > gcfg");
+        c.env("GIT_CONFIG_GLOBAL", fx.ws.join("gcfg"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let p = fx.ws.join("gcfg");
+        assert!(
+            stderr(&out).contains(&format!("the run left {} (", p.display())),
+            "{} not reported: {}",
+            fx.what(),
+            stderr(&out)
+        );
+        assert!(!p.exists(), "{} still in place", fx.what());
+    });
+}
+
+/// Round 8 (redsurf21): the operator links a project script as a hook, the usual way a
+/// project shares its hooks (`ln -s ../../scripts/pre-commit .git/hooks/pre-commit`,
+/// `.husky/pre-push -> ../scripts/hk.sh`): git runs the target at the next commit. A run that
+/// rewrote the target left the link alone and was not reported; the target's earlier content
+/// is now restored and the change reported, and a script no hook links stays as written.
+#[test]
+fn the_target_of_a_hook_link_is_watched() {
+    each(|fx| {
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .arg(&fx.ws)
+            .output()
+            .unwrap();
+        assert!(git.status.success(), "{git:?}");
+        for (rel, text) in [
+            ("scripts/pre-commit", "#!/bin/sh\nexit 0\n"),
+            ("scripts/hk.sh", "#!/bin/sh\nexit 0\n"),
+            ("scripts/other.sh", "#!/bin/sh\n"),
+        ] {
+            let p = fx.ws.join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        }
+        fs::create_dir_all(fx.ws.join(".husky")).unwrap();
+        std::os::unix::fs::symlink(
+            "../../scripts/pre-commit",
+            fx.ws.join(".git/hooks/pre-commit"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("../scripts/hk.sh", fx.ws.join(".husky/pre-push")).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let out = fx.exec(
+            "echo 'touch /tmp/x' >> scripts/pre-commit && echo 'touch /tmp/x' >> scripts/hk.sh && \
+             echo edited >> scripts/other.sh",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in ["scripts/pre-commit", "scripts/hk.sh"] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {} (", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+            assert_eq!(
+                fs::read_to_string(&p).unwrap(),
+                "#!/bin/sh\nexit 0\n",
+                "{} {name} not restored",
+                fx.what()
+            );
+        }
+        assert!(
+            fs::read_to_string(fx.ws.join("scripts/other.sh"))
+                .unwrap()
+                .ends_with("edited\n"),
+            "{} an unlinked script was undone",
+            fx.what()
+        );
+    });
+}
+
 /// Red team, opencode: its TUI loads the plugins a `tui.json` (or `tui.jsonc`) names, found up
 /// from the directory it starts in and in `.opencode/` (opencode's `ConfigPaths.projectFiles
 /// ("tui", …)`), into its own process, outside any sandbox. A run that leaves one is reported

@@ -456,14 +456,22 @@ fn a_relative_global_git_configuration_is_on_the_surface() {
     assert_eq!(decide(&global, "ws/sub/.gitconfig.local"), allow);
     assert_eq!(decide(&xdg, "ws/cfg/git/config"), ask);
     assert_eq!(decide(&global, "ws/x"), allow);
+    // Round 8 (redsurf21): an absolute one in a root is the operator's file as much (it was
+    // allowed: only what it includes was looked at).
+    let absolute = ws.join("gcfg").display().to_string();
+    for var in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"] {
+        assert_eq!(decide(&[(var, absolute.as_str())], "ws/gcfg"), ask, "{var}");
+    }
     // What it names is on the surface too, as from the home's `.gitconfig`.
     std::fs::write(ws.join(".gitconfig.local"), "[core]\n\thooksPath = hk\n").unwrap();
     assert_eq!(decide(&global, "ws/hk/pre-commit"), ask);
     // Why: the real git, run from a subdirectory, reads the top's file as its global one.
     let ran = base.join("ran");
+    let absolute_global = [("GIT_CONFIG_GLOBAL", absolute.as_str())];
     for (env, file) in [
         (&global[..], ".gitconfig.local"),
         (&xdg[..], "cfg/git/config"),
+        (&absolute_global[..], "gcfg"),
     ] {
         std::fs::create_dir_all(ws.join(file).parent().unwrap()).unwrap();
         std::fs::write(
@@ -478,10 +486,276 @@ fn a_relative_global_git_configuration_is_on_the_surface() {
         std::fs::remove_file(ws.join(file)).unwrap();
     }
     let runs = std::fs::read_to_string(&ran).unwrap_or_default();
-    for file in [".gitconfig.local", "cfg/git/config"] {
+    for file in [".gitconfig.local", "cfg/git/config", "gcfg"] {
         assert!(
             runs.lines().any(|l| l == file),
             "git did not run {file}'s fsmonitor: {runs:?}"
         );
+    }
+}
+
+/// Round 8 (redsurf21): with the home as a writable root, the home's surface is more than any
+/// list names — `~/.local/bin/git` (the real `bash -l` with Debian's `.profile` takes it for
+/// `git`), `~/.gdbinit` (the real gdb runs its `shell` lines at start), a Neovim `lua/` module,
+/// `~/.kube/config` — and each was allowed by the root's mode. Every write under a dot-name of
+/// the home or `~/bin` now asks; a project's files at the home stay allowed.
+#[test]
+fn every_dotfile_of_a_home_root_is_on_the_surface() {
+    let d = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let home = base.join("home");
+    std::fs::create_dir_all(home.join(".local/bin")).unwrap();
+    let policy = base.join("p.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox.paths.home]\nroot = \"{}\"\nmode = \"rw\"\n",
+            home.display()
+        ),
+    )
+    .unwrap();
+    // What the operator's programs do with these files.
+    std::fs::copy("/etc/skel/.profile", home.join(".profile")).unwrap();
+    std::fs::write(home.join(".local/bin/git"), "#!/bin/sh\necho planted\n").unwrap();
+    std::fs::set_permissions(
+        home.join(".local/bin/git"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let marker = base.join("ran");
+    std::fs::write(
+        home.join(".gdbinit"),
+        format!("shell touch {}\n", marker.display()),
+    )
+    .unwrap();
+    let o = std::process::Command::new("bash")
+        .args(["-lc", "git --version"])
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o).trim(), "planted", "{}", stderr(&o));
+    let o = std::process::Command::new("gdb")
+        .args(["-batch", "-ex", "quit"])
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(marker.exists(), "gdb ran no ~/.gdbinit");
+    let decide = |rel: &str| {
+        let o = common::command(&base)
+            .env("HOME", &home)
+            .args(["check", "--json", "--policy"])
+            .arg(&policy)
+            .arg("write_file")
+            .arg(format!("path={}", home.join(rel).display()))
+            .arg("content=x")
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+        (
+            v["decision"].as_str().unwrap_or_default().to_string(),
+            v["rule"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    let ask = ("ask".to_string(), "builtin:surface".to_string());
+    for rel in [
+        ".local/bin/git",
+        "bin/ls",
+        ".gdbinit",
+        ".config/nvim/lua/plugins.lua",
+        ".kube/config",
+        ".config/anything/at/all",
+    ] {
+        assert_eq!(decide(rel), ask, "{rel}");
+    }
+    for rel in ["proj/src/main.rs", "proj/README.md", "notes.txt"] {
+        assert_eq!(decide(rel).0, "allow", "{rel}");
+    }
+    // A root of its own under a dot-name of the home (a dotfiles checkout) is a project: its
+    // files are not all asked, only the home's listed surface.
+    std::fs::create_dir_all(home.join(".dotfiles")).unwrap();
+    std::fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox.paths.dots]\nroot = \"{}\"\nmode = \"rw\"\n",
+            home.join(".dotfiles").display()
+        ),
+    )
+    .unwrap();
+    assert_eq!(decide(".dotfiles/README.md").0, "allow");
+}
+
+/// Round 8 (redsurf21): a directory the environment makes the operator's configuration
+/// directory (`XDG_CONFIG_HOME`) inside a root holds git's global configuration — the real git
+/// runs its `core.fsmonitor` at a `git status` in any repository — and the after-run scan
+/// watched it there, but the file tools allowed `write_file cfg/git/config` (and every other
+/// file there) by the root's mode. Every write there now asks, as under the home's `.config`.
+#[test]
+fn a_configuration_directory_the_environment_moves_into_a_root_is_on_the_surface() {
+    let d = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let ws = base.join("ws");
+    std::fs::create_dir_all(ws.join("cfg/git")).unwrap();
+    std::fs::create_dir_all(base.join("home")).unwrap();
+    std::fs::create_dir_all(base.join("repo")).unwrap();
+    let policy = base.join("p.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox.paths.ws]\nroot = \"{}\"\nmode = \"rw\"\n",
+            ws.display()
+        ),
+    )
+    .unwrap();
+    // What git does with it.
+    let marker = base.join("ran");
+    std::fs::write(
+        ws.join("cfg/git/config"),
+        format!(
+            "[core]\n\tfsmonitor = \"touch {}; false\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(base.join("repo"))
+            .env("HOME", base.join("home"))
+            .env("XDG_CONFIG_HOME", ws.join("cfg"))
+            .env_remove("GIT_CONFIG_GLOBAL")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+    };
+    git(&["init", "-q"]);
+    git(&["status", "--short"]);
+    assert!(
+        marker.exists(),
+        "git ran no fsmonitor from $XDG_CONFIG_HOME/git/config"
+    );
+    let decide = |rel: &str, xdg: &Path| {
+        let o = common::command(&base)
+            .env("HOME", base.join("home"))
+            .env("XDG_CONFIG_HOME", xdg)
+            .args(["check", "--json", "--policy"])
+            .arg(&policy)
+            .arg("write_file")
+            .arg(format!("path={}", ws.join(rel).display()))
+            .arg("content=x")
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+        (
+            v["decision"].as_str().unwrap_or_default().to_string(),
+            v["rule"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    let ask = ("ask".to_string(), "builtin:surface".to_string());
+    for rel in ["cfg/git/config", "cfg/nvim/lua/x.lua", "cfg/anything"] {
+        assert_eq!(decide(rel, &ws.join("cfg")), ask, "{rel}");
+    }
+    // And where `XDG_DATA_HOME` moves `~/.local/share` (direnv's allow list).
+    let o = common::command(&base)
+        .env("HOME", base.join("home"))
+        .env("XDG_DATA_HOME", ws.join("data"))
+        .args(["check", "--json", "--policy"])
+        .arg(&policy)
+        .arg("write_file")
+        .arg(format!("path={}", ws.join("data/direnv/allow/x").display()))
+        .arg("content=x")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["decision"], "ask", "{}", stderr(&o));
+    // Elsewhere in the root, and the same file where the environment names another place.
+    assert_eq!(decide("src/main.rs", &ws.join("cfg")).0, "allow");
+    assert_eq!(
+        decide("cfg/anything", &base.join("home/.config")).0,
+        "allow"
+    );
+}
+
+/// Round 8 (redsurf21): what the operator's environment makes a program load from a root — a
+/// program in a directory on the PATH (the real bash runs `ROOT/bin/git` for `git`), a module
+/// in a `PYTHONPATH` directory (the real python imports `ROOT/lib/json.py` for `json`), the
+/// program a command variable (`GIT_SSH_COMMAND`) names — was written by the root's
+/// mode. Each now asks; a file beside them that nothing names stays allowed.
+#[test]
+fn what_the_operators_environment_loads_from_a_root_is_on_the_surface() {
+    let d = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let ws = base.join("ws");
+    for dir in ["bin", "lib", "src"] {
+        std::fs::create_dir_all(ws.join(dir)).unwrap();
+    }
+    let policy = base.join("p.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox.paths.ws]\nroot = \"{}\"\nmode = \"rw\"\n",
+            ws.display()
+        ),
+    )
+    .unwrap();
+    let path = format!("{}:/usr/bin:/bin", ws.join("bin").display());
+    let pythonpath = ws.join("lib").display().to_string();
+    // What the operator's programs do with them.
+    std::fs::write(ws.join("bin/git"), "#!/bin/sh\necho planted\n").unwrap();
+    std::fs::set_permissions(
+        ws.join("bin/git"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(ws.join("lib/json.py"), "print('planted')\n").unwrap();
+    let o = std::process::Command::new("/bin/bash")
+        .args(["-c", "git --version"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o).trim(), "planted", "{}", stderr(&o));
+    let o = std::process::Command::new("python3")
+        .args(["-c", "import json"])
+        .env("PYTHONPATH", &pythonpath)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o).trim(), "planted", "{}", stderr(&o));
+    let ssh = format!("{} -v", ws.join("src/ssh.sh").display());
+    let decide = |rel: &str| {
+        let o = common::command(&base)
+            .env("PATH", &path)
+            .env("PYTHONPATH", &pythonpath)
+            .env("GIT_SSH_COMMAND", &ssh)
+            .args(["check", "--json", "--policy"])
+            .arg(&policy)
+            .arg("write_file")
+            .arg(format!("path={}", ws.join(rel).display()))
+            .arg("content=x")
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+        (
+            v["decision"].as_str().unwrap_or_default().to_string(),
+            v["rule"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    let ask = ("ask".to_string(), "builtin:surface".to_string());
+    for rel in [
+        "bin/git",
+        "bin/ls",
+        "lib/json.py",
+        "lib/pkg/mod.py",
+        "src/ssh.sh",
+    ] {
+        assert_eq!(decide(rel), ask, "{rel}");
+    }
+    for rel in ["bin/sub/x", "src/main.rs", "README.md"] {
+        assert_eq!(decide(rel).0, "allow", "{rel}");
     }
 }

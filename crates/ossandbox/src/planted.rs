@@ -85,22 +85,17 @@ pub const TOOL_FILES: &[(&str, &str)] = cordon_policy::surface::TOOL_FILES;
 pub const TOOL_DIRS: &[(&str, &str)] = cordon_policy::surface::TOOL_DIRS;
 
 /// The todo lists of an interrupted rebase, cherry-pick or revert, in a git directory: git
-/// runs their `exec` lines when the operator continues.
-const TODO_LISTS: &[&str] = &["rebase-merge/git-rebase-todo", "sequencer/todo"];
-const TODO_WHY: &str = "a todo list with `exec` lines: the operator's `git rebase --continue` (or `cherry-pick --continue`) runs them";
+/// runs their `exec` lines when the operator continues (the surface's).
+use cordon_policy::surface::{GIT_TODO_LISTS as TODO_LISTS, GIT_TODO_WHY as TODO_WHY};
+
+const OPERATORS_GIT_WHY: &str = "git's configuration of the operator's (where GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM or XDG_CONFIG_HOME put it): its core.fsmonitor, hooksPath and aliases run in every repository";
 
 /// Whether a todo list holds a line git executes (`exec`/`x`), or is too large to tell.
 fn runs_commands(todo: &Seen) -> bool {
     let Some(text) = &todo.content else {
         return todo.id.0 != DIR; // unreadable or too large: assume it does
     };
-    text.split(|&b| b == b'\n').any(|line| {
-        let line = line.trim_ascii_start();
-        line.starts_with(b"exec ")
-            || line.starts_with(b"x ")
-            || line.starts_with(b"exec\t")
-            || line.starts_with(b"x\t")
-    })
+    cordon_policy::surface::todo_runs_commands(text)
 }
 
 const GIT_DIR_WHY: &str = "git finds a repository here and runs its config (a gitlink, a shell prompt or a `git status` in this directory is enough)";
@@ -227,6 +222,9 @@ pub struct Snapshot {
     pub entries: usize,
     /// Directories read (the rest were known unchanged from an earlier snapshot).
     pub listed: usize,
+    /// The writable roots the snapshot is of: where the target of a link in a watched
+    /// directory is watched too ([`Snapshot::list`]).
+    roots: Vec<PathBuf>,
 }
 
 /// A directory's entries that the walk looks at ([`kept`]: its subdirectories and the names it
@@ -263,6 +261,7 @@ fn fold_name(name: &std::ffi::OsStr) -> Option<OsString> {
 
 fn watched_as_is(name: &[u8]) -> bool {
     name.starts_with(b".")
+        || cordon_policy::surface::tool_suffix(name).is_some()
         || TOOL_FILES
             .iter()
             .chain(TOOL_DIRS)
@@ -437,6 +436,7 @@ impl Snapshot {
             started: Some(SystemTime::now()),
             // As many directories as last time, most likely: no rehash while walking.
             listings: HashMap::with_capacity(earlier.map_or(0, |e| e.listings.len())),
+            roots: roots.to_vec(),
             ..Snapshot::default()
         };
         for root in roots {
@@ -536,7 +536,7 @@ impl Snapshot {
     /// `~/.codex/hooks.json`), whatever the walk's limit. One that does not exist is not
     /// watched (a run could create it; the host then reads it).
     fn host_homes(&mut self, roots: &[PathBuf], var: &dyn Fn(&str) -> Option<OsString>) {
-        use cordon_policy::surface::{HOME_FILES, HOST_HOMES};
+        use cordon_policy::surface::{HOME_DIRS, HOME_FILES, HOST_HOMES};
         for (name, below_home) in HOST_HOMES {
             let Some(dir) = var(name)
                 .map(PathBuf::from)
@@ -552,7 +552,8 @@ impl Snapshot {
                     self.note(dir.join(rest), What::ToolFile, why, true);
                 }
             }
-            for (rel, why) in TOOL_DIRS {
+            // (`HOME_DIRS` too: `$XDG_CONFIG_HOME/systemd/user`, `…/nvim`, `…/direnv/lib`.)
+            for (rel, why) in TOOL_DIRS.iter().chain(HOME_DIRS) {
                 if let Some(rest) = below(rel) {
                     let tool_dir = dir.join(rest);
                     if self.note(tool_dir.clone(), What::ToolFile, why, true) {
@@ -645,8 +646,15 @@ impl Snapshot {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let var = |v: &str| std::env::var_os(v);
         let mut named = Named::default();
+        let roots = [root.to_path_buf()];
         for f in operator_files(home.as_deref(), &var) {
             let _ = read(&f, home.as_deref(), &mut named, 0);
+            // The operator's file itself, where the environment puts it in the root
+            // (`GIT_CONFIG_GLOBAL=/work/proj/gitconfig`, `$XDG_CONFIG_HOME/git/config`).
+            let real = real_in(&f, &roots);
+            if real.starts_with(root) {
+                self.note_file(real, OPERATORS_GIT_WHY, &roots);
+            }
         }
         let _ = environment(home.as_deref(), &var, &mut named);
         self.hooks_dirs(named.hooks.into_iter().filter(|h| h.is_absolute()), root);
@@ -1021,6 +1029,12 @@ impl Snapshot {
                     if name == ".envrc" && !is_dir {
                         self.envrc_loads(&dir, &root_of);
                     }
+                } else if let Some(why) = (!is_dir)
+                    .then(|| cordon_policy::surface::tool_suffix(name.as_encoded_bytes()))
+                    .flatten()
+                {
+                    // (`proj.code-workspace`: a tool's file by how its name ends.)
+                    self.note_file(path.clone(), why, std::slice::from_ref(&root_of));
                 }
                 // A settings directory that is not a directory (`ln -s cfg .claude`): the tool
                 // follows the link and reads its files from wherever it points, so the link
@@ -1148,8 +1162,22 @@ impl Snapshot {
                 continue;
             }
             self.note(path.clone(), what, why, true);
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
+            let kind = e.file_type();
+            if kind.as_ref().is_ok_and(|t| t.is_dir()) {
                 self.list(&path, what, why, depth + 1);
+            }
+            // A link in it to a file of a root (the operator's `.git/hooks/pre-commit ->
+            // ../../scripts/pre-commit`, `.husky/pre-push -> ../scripts/hk.sh`): the program
+            // runs the target, which a run can rewrite without touching the link. Watched where
+            // it really is, so a change is undone there and the link stays.
+            if kind.is_ok_and(|t| t.is_symlink()) {
+                let target = std::fs::canonicalize(&path)
+                    .ok()
+                    .filter(|t| self.roots.iter().any(|r| t.starts_with(r)))
+                    .filter(|t| std::fs::metadata(t).is_ok_and(|m| m.is_file()));
+                if let Some(t) = target {
+                    self.note(t, what, why, true);
+                }
             }
         }
     }
@@ -2194,12 +2222,13 @@ mod tests {
     /// A directory on the way that became a symlink (a process that outlived the run) does
     /// not send the rename elsewhere.
     /// A host directory the environment moved into a root (`CODEX_HOME=root/ch`) is watched as
-    /// it is at the home: its hooks file, and every file of its plugin directory.
+    /// it is at the home: its hooks file, every file of its plugin directory, and (round 8)
+    /// every file of a home directory there (`$XDG_CONFIG_HOME/systemd/user`).
     #[test]
     fn a_host_home_moved_into_a_root_is_watched() {
         let d = tempfile::tempdir().unwrap();
         let root = d.path().canonicalize().unwrap();
-        for dir in ["ch", "cfg/opencode/plugin"] {
+        for dir in ["ch", "cfg/opencode/plugin", "cfg/systemd/user"] {
             std::fs::create_dir_all(root.join(dir)).unwrap();
         }
         let var = |n: &str| match n {
@@ -2216,6 +2245,8 @@ mod tests {
         let before = snap();
         std::fs::write(root.join("ch/hooks.json"), "{}").unwrap();
         std::fs::write(root.join("cfg/opencode/plugin/x.js"), "").unwrap();
+        // Round 8: a directory of the home's surface there too (`HOME_DIRS`).
+        std::fs::write(root.join("cfg/systemd/user/x.service"), "").unwrap();
         let mut found: Vec<_> = snap()
             .findings_since(&before)
             .into_iter()
@@ -2226,6 +2257,7 @@ mod tests {
             found,
             [
                 root.join("cfg/opencode/plugin/x.js"),
+                root.join("cfg/systemd/user/x.service"),
                 root.join("ch/hooks.json")
             ]
         );
@@ -2427,6 +2459,30 @@ mod tests {
         assert!(!root.join("opencode.json").exists());
         assert!(!root.join("sub/.opencode/plugin/x.js").exists());
         assert!(root.join(".github/hooks/cordon.json").exists());
+    }
+    /// Round 8 (redsurf21): a VS Code workspace file is a tool's file by how its name ends
+    /// (`surface::TOOL_SUFFIXES`): one a run leaves, changed or new, is found; a file that only
+    /// mentions the name is not.
+    #[test]
+    fn a_vs_code_workspace_file_is_watched() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("team.code-workspace"), "{}").unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::write(root.join("team.code-workspace"), "{\"tasks\":{}}").unwrap();
+        std::fs::write(root.join("sub/x.code-workspace"), "{}").unwrap();
+        std::fs::write(root.join("sub/code-workspace.md"), "").unwrap();
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let mut paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            [
+                root.join("sub/x.code-workspace"),
+                root.join("team.code-workspace")
+            ]
+        );
     }
 
     /// Round 7 (redsurf21): Jujutsu's configuration files, a dev container's, Zed's and

@@ -63,6 +63,30 @@ pub const GIT_CONFIG: &[(&str, &str)] = &[
     ),
 ];
 
+/// The todo lists of an interrupted rebase, cherry-pick or revert, relative to a git directory:
+/// git runs their `exec` lines when the operator continues (checked with git 2.47: an `exec`
+/// line added to `rebase-merge/git-rebase-todo` during an `edit` stop ran at `git rebase
+/// --continue`). Git's working state otherwise — a sandboxed `git rebase` writes them — so
+/// they stay out of [`GIT_CONFIG`] (and the kernel profile): the after-run scan watches them
+/// when they hold such a line ([`todo_runs_commands`]), and the file tools ask for any write.
+pub const GIT_TODO_LISTS: &[&str] = &["rebase-merge/git-rebase-todo", "sequencer/todo"];
+
+/// Why a todo list ([`GIT_TODO_LISTS`]) is on the surface.
+pub const GIT_TODO_WHY: &str = "a todo list with `exec` lines: the operator's `git rebase --continue` (or `cherry-pick --continue`) runs them";
+
+/// Whether the text of a todo list ([`GIT_TODO_LISTS`]) holds a line git executes: `exec` or
+/// `x` after blanks, as git's `parse_insn_line` reads it (this skips more than git's spaces
+/// and tabs: a line read as a command here may be one git refuses, never the other way).
+pub fn todo_runs_commands(text: &[u8]) -> bool {
+    text.split(|&b| b == b'\n').any(|line| {
+        let line = line.trim_ascii_start();
+        line.starts_with(b"exec ")
+            || line.starts_with(b"x ")
+            || line.starts_with(b"exec\t")
+            || line.starts_with(b"x\t")
+    })
+}
+
 /// Files, relative to any directory of a root, that a tool of the operator's runs or takes
 /// settings from, and why each matters. Almost every name starts with a dot (the after-run scan
 /// skips other plain files by name alone, without a `stat`); the few that do not are
@@ -238,6 +262,28 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
     (".devcontainer.json", DEVCONTAINER),
 ];
 
+/// Files of a tool's, relative to any directory of a root, known by how their name ends (the
+/// rest of the name is the project's to choose), and why each matters. The after-run scan
+/// looks at these names too.
+pub const TOOL_SUFFIXES: &[(&str, &str)] = &[
+    // VS Code's multi-root workspace file (`code proj.code-workspace`, "Open Workspace from
+    // File"): its `settings` are `.vscode/settings.json`'s (terminal env, interpreters), its
+    // `tasks` and `launch` `.vscode/tasks.json`'s and `launch.json`'s, a task with
+    // `runOn: folderOpen` among them.
+    (
+        ".code-workspace",
+        "VS Code applies the settings, tasks and launch configurations of a workspace file it opens (a task may run on opening)",
+    ),
+];
+
+/// Why `name` (a file name) is a tool's file by how it ends ([`TOOL_SUFFIXES`]).
+pub fn tool_suffix(name: &[u8]) -> Option<&'static str> {
+    TOOL_SUFFIXES
+        .iter()
+        .find(|(suffix, _)| name.ends_with(suffix.as_bytes()))
+        .map(|(_, why)| *why)
+}
+
 const JJ: &str = "Jujutsu runs the pager, editor, diff and fix tools and aliases this configuration names (a pager at a plain `jj log`)";
 const DEVCONTAINER: &str = "opening the dev container runs its `initializeCommand` on the host, and its mounts, run arguments and build files decide what the container reaches";
 
@@ -295,6 +341,23 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     (
         ".run/app.run.xml",
         "a JetBrains run configuration kept as a project file: it runs when the operator runs it, or at project open when a startup task names it, and the startup tasks are kept in `.idea` (on the surface); so it is as the project's own scripts a startup task runs",
+    ),
+    // Round 8 (redsurf21): the project's own code that the operator's build, test runner or
+    // editor runs by design. An editor's language tooling runs it on opening a trusted
+    // workspace (rust-analyzer builds `build.rs` and proc macros, VS Code's ESLint extension
+    // loads `eslint.config.js`), as it runs a venv's or `node_modules`' code: asking for these
+    // would ask for most of a project's writes, so the line is the venv's.
+    (
+        "build.rs",
+        "the project's code: cargo and rust-analyzer build and run it as they build the crate (also proc macros, `eslint.config.js`, `conftest.py`, `Makefile`, `justfile`, `Taskfile.yml`)",
+    ),
+    (
+        "package.json",
+        "its scripts run at the operator's `npm install`/`npm run`, which install or run the project's code anyway (a dependency's lifecycle scripts as much); the `.npmrc` and `.yarnrc.yml` that choose the shell and the package manager are on the surface",
+    ),
+    (
+        "bunfig.toml",
+        "its `preload` scripts run at `bun run`/`bun test`, which run the project's code anyway (from bun's docs; bun is not installable here)",
     ),
     (
         ".pnpmfile.cjs",
@@ -400,6 +463,43 @@ pub const HOME_FILES: &[(&str, &str)] = &[
     ),
     (".ssh/rc", "sshd runs it at every login"),
     (".ssh/authorized_keys", "who may log in as the operator"),
+    // Round 8 (redsurf21): programs of the operator's that run a command this file names at
+    // their ordinary start, wherever they are run.
+    (
+        ".ssh/environment",
+        "sshd sets these variables (LD_PRELOAD among them) at every login where PermitUserEnvironment is on",
+    ),
+    (".gdbinit", "gdb runs its commands (`shell …`) at every start"),
+    (
+        ".config/gdb/gdbinit",
+        "gdb runs its commands (`shell …`) at every start",
+    ),
+    (
+        ".kube/config",
+        "kubectl runs a user's `exec` credential plugin at every command",
+    ),
+    (
+        ".aws/config",
+        "the AWS CLI and SDKs run a profile's `credential_process` at every call",
+    ),
+    (
+        ".docker/config.json",
+        "docker runs the `docker-credential-*` helpers and `cliPluginsExtraDirs` plugins it names",
+    ),
+    (
+        ".config/gh/config.yml",
+        "gh runs its `!` aliases through the shell",
+    ),
+    (
+        ".gnupg/gpg-agent.conf",
+        "gpg-agent runs the `pinentry-program` it names whenever a key needs a passphrase",
+    ),
+    (
+        ".ipython/profile_default/ipython_config.py",
+        "IPython runs it at every start",
+    ),
+    (".xprofile", "the display manager sources it at every graphical login"),
+    (".xsessionrc", "Debian's X session sources it at every graphical login"),
     (".bashrc", "bash runs it in every interactive shell"),
     (".bash_profile", "bash runs it in every login shell"),
     (".bash_login", "bash runs it in every login shell"),
@@ -532,6 +632,9 @@ pub const HOST_HOMES: &[(&str, &str)] = &[
     ("CODEX_HOME", ".codex"),
     ("COPILOT_HOME", ".copilot"),
     ("XDG_CONFIG_HOME", ".config"),
+    // direnv's allow list and Helix's trusted workspaces (`HOME_DIRS`, `HOME_FILES`) move with
+    // it: an allow entry written there runs a new `.envrc` unasked.
+    ("XDG_DATA_HOME", ".local/share"),
     // opencode takes its global directory from here instead of `$XDG_CONFIG_HOME/opencode`.
     ("OPENCODE_CONFIG_DIR", ".config/opencode"),
 ];
@@ -562,6 +665,128 @@ pub fn host_settings(
                 .then(|| why_of(entry))
                 .flatten()
         })
+    })
+}
+
+/// Variables of the operator's environment that name directories a program takes code from
+/// at its ordinary start, every file below (a module in `PYTHONPATH` shadows the standard
+/// library's at every `python` start, a library in `LD_LIBRARY_PATH` every program's), a list
+/// as PATH is.
+pub const ENV_LOAD_DIRS: &[&str] = &[
+    "PYTHONPATH",
+    "NODE_PATH",
+    "PERL5LIB",
+    "RUBYLIB",
+    "LD_LIBRARY_PATH",
+    "GIT_EXEC_PATH",
+    "ZDOTDIR",
+];
+
+/// Variables of the operator's environment that name a file a program runs or sources at its
+/// ordinary start, or a program run by path (the first word of a command).
+pub const ENV_LOAD_FILES: &[&str] = &[
+    "LD_PRELOAD",
+    "BASH_ENV",
+    "ENV",
+    "PYTHONSTARTUP",
+    "EDITOR",
+    "VISUAL",
+    "GIT_EDITOR",
+    "PAGER",
+    "GIT_PAGER",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "SHELL",
+];
+
+const ENV_PATH_WHY: &str = "a directory on the operator's PATH: a program written here is taken by its name before the system's (a `git` here runs at the next `git`)";
+const ENV_DIR_WHY: &str = "below a directory the operator's environment makes a program load code from (PYTHONPATH, LD_LIBRARY_PATH, NODE_PATH, ZDOTDIR, …): a file here is taken at that program's next start";
+const ENV_FILE_WHY: &str = "a file the operator's environment names as one a program runs or sources (LD_PRELOAD, BASH_ENV, PYTHONSTARTUP, EDITOR, PAGER, GIT_SSH, …)";
+
+/// Where `real` (absolute, links resolved) is what the operator's environment (`var`, as
+/// cordon was started: a host's or the operator's shell's) makes a program run outside any
+/// sandbox: a program directly in a directory on the PATH, a file below one of
+/// [`ENV_LOAD_DIRS`], or a file [`ENV_LOAD_FILES`] names (a command's first word). Relative
+/// entries are left out (they name a different place from each directory; direnv's `PATH_add`
+/// is [`named_by_envrc`]'s).
+pub fn named_by_environment(
+    real: &Path,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<Hit> {
+    let mut links = cordon_fs::links::Links::default();
+    let mut canonical = |p: &Path| -> Option<PathBuf> { p.is_absolute().then(|| links.real(p)) };
+    let hit = |why| {
+        Some(Hit {
+            kind: Kind::Pointed,
+            why,
+        })
+    };
+    let list = |name: &str| -> Vec<PathBuf> {
+        var(name)
+            .map(|v| std::env::split_paths(&v).collect())
+            .unwrap_or_default()
+    };
+    // The PATH is long and set everywhere: its entries are compared with the written file's
+    // directory by name, and by inode where both exist (an entry through a link), one `stat`
+    // each instead of a walk of each entry's links.
+    if let Some(parent) = real.parent() {
+        use std::os::unix::fs::MetadataExt;
+        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let here = id(parent);
+        for dir in list("PATH").iter().filter(|d| d.is_absolute()) {
+            if cordon_fs::links::lexical(dir) == parent || (here.is_some() && id(dir) == here) {
+                return hit(ENV_PATH_WHY);
+            }
+        }
+    }
+    for name in ENV_LOAD_DIRS {
+        for dir in list(name) {
+            if canonical(&dir).is_some_and(|d| real.starts_with(d)) {
+                return hit(ENV_DIR_WHY);
+            }
+        }
+    }
+    for name in ENV_LOAD_FILES {
+        let Some(value) = var(name) else {
+            continue;
+        };
+        let value = value.to_string_lossy().into_owned();
+        // `LD_PRELOAD` is a list (spaces or colons); a command's program is its first word.
+        let words: Vec<&str> = if *name == "LD_PRELOAD" {
+            value.split([' ', ':']).collect()
+        } else {
+            value.split_whitespace().take(1).collect()
+        };
+        for w in words {
+            let w = w.trim_matches(['"', '\'']);
+            if canonical(Path::new(w)).is_some_and(|f| f == real) {
+                return hit(ENV_FILE_WHY);
+            }
+        }
+    }
+    None
+}
+
+const MOVED_HOME_WHY: &str = "in a directory the environment makes a host's home or the operator's configuration directory (`XDG_CONFIG_HOME`, `CODEX_HOME`, …): every file there configures a program of the operator's (git's global configuration in `$XDG_CONFIG_HOME/git/config`)";
+
+/// Where `real` (absolute, links resolved) lies in a directory that `var` (the environment)
+/// moves a part of the home to ([`HOST_HOMES`]: `$XDG_CONFIG_HOME` is `~/.config`): on the
+/// home's surface there as at the home ([`classify_home`]), and as every file under a
+/// dot-name of the home is to the file tools ([`home_dotted`]), asked whatever its name.
+pub fn in_moved_home(real: &Path, var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<Hit> {
+    HOST_HOMES.iter().find_map(|(name, below_home)| {
+        let dir = var(name)
+            .map(PathBuf::from)
+            .filter(|d| d.is_absolute())
+            .map(|d| std::fs::canonicalize(&d).unwrap_or(d))?;
+        let rest = real.strip_prefix(&dir).ok()?;
+        let rel = Path::new(below_home).join(rest);
+        classify_home(&rel).or(Some(Hit {
+            kind: Kind::Home,
+            why: MOVED_HOME_WHY,
+        }))
     })
 }
 
@@ -597,10 +822,27 @@ pub const HOME_DIRS: &[(&str, &str)] = &[
         ".config/fish/conf.d",
         "fish runs each file here in every shell",
     ),
-    (".vim/plugin", "Vim runs each file here at every start"),
+    // Round 8 (redsurf21): the whole of an editor's configuration directory is code it runs:
+    // `plugin/`, `after/`, `ftplugin/` at start or on opening a file, `autoload/` and Neovim's
+    // `lua/` whatever `init.lua` requires.
+    (".vim", "Vim runs the files here (plugin, after, ftplugin, autoload) at start and on opening a file"),
     (
-        ".config/nvim/plugin",
-        "Neovim runs each file here at every start",
+        ".config/nvim",
+        "Neovim runs the files here (init, plugin, after, ftplugin, lua modules init requires) at start and on opening a file",
+    ),
+    (".emacs.d", "Emacs loads the files here at every start"),
+    (".config/emacs", "Emacs loads the files here at every start"),
+    (
+        ".config/fish/functions",
+        "fish autoloads a function from here when a command of that name runs (`ls.fish` is `ls`)",
+    ),
+    // On the PATH of every login shell: Debian's `/etc/skel/.profile` puts `~/bin` and
+    // `~/.local/bin` first when they exist (the real `bash -l` then took `~/.local/bin/git` for
+    // `git`). (`~/bin` is the file tools' by [`home_dotted`]; as an entry here it would make
+    // the shell analysis read every link to `/bin/…` as one to the home's surface.)
+    (
+        ".local/bin",
+        "first on the PATH of every login shell (Debian's .profile): a program here is taken before the system's by name",
     ),
     // Checked with direnv 2.32: a file here is sourced before every `.envrc` (a new
     // `lib/x.sh` ran at the next `cd`), and an `allow/` entry is what lets an `.envrc` run.
@@ -648,6 +890,25 @@ pub const CORDON_FILES: &[(&str, &str)] = &[
         "cordon's remembered rules (used beside a policy once trusted)",
     ),
 ];
+
+const HOME_DOT_WHY: &str = "a dotfile or dot-directory of the operator's home (or `~/bin`): the home's surface is every program's configuration, more than any list names, so a file tool's write there is asked whatever the name";
+
+/// Where `rel`, relative to the operator's home, is under one of its dot-names (`.config/…`,
+/// `.kube/…`) or `bin/`: what configures or runs every program of the operator's, more than
+/// [`HOME_FILES`] and [`HOME_DIRS`] can list. The file tools ask for every such write where a root holds the home (an
+/// agent's work at the home lies in its projects); the after-run scan keeps to the lists, as a
+/// command's own caches and histories there change in normal work.
+pub fn home_dotted(rel: &Path) -> Option<Hit> {
+    let first = rel.components().next()?;
+    let Component::Normal(first) = first else {
+        return None;
+    };
+    let first = first.as_encoded_bytes();
+    (first.starts_with(b".") || first == b"bin").then_some(Hit {
+        kind: Kind::Home,
+        why: HOME_DOT_WHY,
+    })
+}
 
 /// Where `rel`, relative to the operator's home, lies on the home's surface ([`HOME_FILES`],
 /// a file in [`HOME_DIRS`], a user site-packages' startup file).
@@ -718,6 +979,9 @@ pub enum Kind {
     Tool,
     /// One of [`CORDON_FILES`].
     Cordon,
+    /// A todo list of an interrupted rebase or cherry-pick ([`GIT_TODO_LISTS`]): git's working
+    /// state, which the kernel does not keep read-only, asked for.
+    GitTodo,
     /// One of [`HOME_FILES`], at the operator's home.
     Home,
     /// What the surface points at, outside the names above: the directory a repository's
@@ -741,6 +1005,20 @@ fn git_config(rel: &[&str]) -> Option<&'static str> {
         let parts: Vec<&str> = name.split('/').collect();
         (rel.len() >= parts.len() && rel[..parts.len()] == parts[..]).then_some(*why)
     })
+}
+
+/// Whether `rel`, a path below a git directory, is one of its todo lists ([`GIT_TODO_LISTS`],
+/// also in `modules/NAME/` and `worktrees/NAME/`): asked, as git's working state the kernel
+/// does not keep read-only.
+fn git_todo(rel: &[&str]) -> Option<Hit> {
+    let rel = rel.join("/");
+    GIT_TODO_LISTS
+        .iter()
+        .any(|t| rel == *t || rel.ends_with(&format!("/{t}")))
+        .then_some(Hit {
+            kind: Kind::GitTodo,
+            why: GIT_TODO_WHY,
+        })
 }
 
 /// Where `rel` (a path relative to a writable root, as the file tools resolved it: no `..`)
@@ -767,11 +1045,14 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
                 why: GIT_DIR_WHY,
             });
         }
-        // The rest (objects, refs, index, HEAD) is git's working state: not run by git.
-        return git_config(below).map(|why| Hit {
-            kind: Kind::Git,
-            why,
-        });
+        // The rest (objects, refs, index, HEAD) is git's working state: not run by git,
+        // but for a todo list's `exec` lines at the operator's `--continue`.
+        return git_config(below)
+            .map(|why| Hit {
+                kind: Kind::Git,
+                why,
+            })
+            .or_else(|| git_todo(below));
     }
     // Inside a bare repository of the root.
     for i in 0..parts.len() {
@@ -782,6 +1063,9 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
                     kind: Kind::Git,
                     why,
                 });
+            }
+            if let Some(hit) = git_todo(&parts[i..]) {
+                return Some(hit);
             }
         }
     }
@@ -802,6 +1086,12 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
                 why,
             });
         }
+    }
+    if let Some(why) = tool_suffix(name.as_bytes()) {
+        return Some(Hit {
+            kind: Kind::Tool,
+            why,
+        });
     }
     // A file in a directory whose every file a tool runs (`.github/hooks/x.json`), or that
     // directory itself.
@@ -1024,6 +1314,7 @@ pub fn named_by_configuration(real: &Path, home: Option<&Path>) -> Option<Hit> {
 const HOOKS_PATH_WHY: &str = "git runs every hook in the directory a repository's `core.hooksPath` names (at the next commit, checkout, merge or push)";
 const INCLUDED_WHY: &str =
     "git reads it as configuration: a repository's or the operator's git configuration includes it (`include.path`, `includeIf`)";
+const OPERATORS_WHY: &str = "git reads it as the operator's own configuration in every repository (where `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM` or `XDG_CONFIG_HOME` put it)";
 const UNREADABLE_WHY: &str = "git's configuration of a repository holding it cannot be read with certainty, so a `core.hooksPath` or include naming it cannot be ruled out";
 
 /// Where `real` (absolute, the links on the way resolved, as the file tools write it) is what
@@ -1049,6 +1340,11 @@ pub fn named_by_git_config(
     };
     let mut operator = Named::default();
     for f in git_config::operator_files(home, var) {
+        // The operator's own file itself, where the environment puts it in a root
+        // (`GIT_CONFIG_GLOBAL=/work/proj/gitconfig`): git reads it in every repository.
+        if resolve(&f) == real {
+            return hit(OPERATORS_WHY);
+        }
         if read(&f, home, &mut operator, 0).is_err() {
             return hit(UNREADABLE_WHY);
         }
@@ -1058,10 +1354,10 @@ pub fn named_by_git_config(
     }
     let included = |named: &Named| named.includes.iter().any(|i| resolve(i) == real);
     let hooks_at = |named: &Named, top: &Path| {
-        named.hooks.iter().any(|h| {
-            let dir = resolve(&top.join(h));
-            real.starts_with(&dir)
-        })
+        named
+            .hooks
+            .iter()
+            .find_map(|h| in_hooks_dir(real, &top.join(h)))
     };
     if included(&operator) {
         return hit(INCLUDED_WHY);
@@ -1069,12 +1365,13 @@ pub fn named_by_git_config(
     // The operator's absolute (or `~/`) hooks directory is every repository's, wherever the
     // written file is: inside a repository or not (a root that is none; git runs them from a
     // commit in any repository).
-    if operator
+    if let Some(why) = operator
         .hooks
         .iter()
-        .any(|h| h.is_absolute() && real.starts_with(resolve(h)))
+        .filter(|h| h.is_absolute())
+        .find_map(|h| in_hooks_dir(real, h))
     {
-        return hit(HOOKS_PATH_WHY);
+        return hit(why);
     }
     let at_top = git_config::operator_files_at_top(var);
     for dir in real.ancestors().skip(1) {
@@ -1106,12 +1403,29 @@ pub fn named_by_git_config(
         // moves it (relative to the git directory).
         let tops = std::iter::once(top).chain(named.worktrees.iter().map(|w| git_dir.join(w)));
         for top in tops {
-            if hooks_at(&named, &top) || hooks_at(&operator, &top) {
-                return hit(HOOKS_PATH_WHY);
+            if let Some(why) = hooks_at(&named, &top).or_else(|| hooks_at(&operator, &top)) {
+                return hit(why);
             }
         }
     }
     None
+}
+
+/// Whether `real` is what git runs as a hook from the hooks directory `dir`: a file in it, or
+/// what a link in it resolves to (`.githooks/pre-commit -> ../scripts/lint.sh`: git runs the
+/// linked script); why. A directory too large to list ([`links_below`]) is a hit too.
+fn in_hooks_dir(real: &Path, dir: &Path) -> Option<&'static str> {
+    if real.starts_with(resolve(dir)) {
+        return Some(HOOKS_PATH_WHY);
+    }
+    match links_below(dir) {
+        Ok(links) => links
+            .iter()
+            .map(|l| resolve(l))
+            .any(|t| t == real || real.starts_with(&t))
+            .then_some(HOOKS_PATH_WHY),
+        Err(()) => Some(LINKS_UNLISTED_WHY),
+    }
 }
 
 /// The repository at `dir`: its git directory and the directory hooks run in (the work
@@ -1160,9 +1474,11 @@ const LINKED_WHY: &str = "a link of the surface resolves to it (`.envrc -> envrc
 /// `cfg/settings.json` Claude Code's settings, `.git -> ../gd` makes `gd/config` git's. Each
 /// entry of [`TOOL_FILES`], [`TOOL_DIRS`] and `.git/` + [`GIT_CONFIG`] is looked up in each of
 /// those directories; one with a link on its way is resolved and compared. Bounded (one
-/// listing per directory, a `stat` per name of a surface entry present in it). Not seen: a link in another directory
-/// (`sub/.envrc -> ../envrc.shared` for a write of `envrc.shared`) — the after-run scan
-/// watches those targets after a command; nothing after a file tool's write does.
+/// listing per directory, a `stat` per name of a surface entry present in it, and a listing
+/// of each surface directory present there, for the links inside it: [`links_below`]). Not
+/// seen: a link at a surface name in another directory (`sub/.envrc -> ../envrc.shared` for a
+/// write of `envrc.shared`) — the after-run scan watches those targets after a command;
+/// nothing after a file tool's write does.
 pub fn linked_from_surface(real: &Path) -> Option<Hit> {
     let git: Vec<String> = GIT_CONFIG
         .iter()
@@ -1217,19 +1533,86 @@ pub fn linked_from_surface(real: &Path) -> Option<Hit> {
                     })
                     .take_while(Option::is_some)
                     .any(|m| m.is_some_and(|m| m.file_type().is_symlink()));
-            if !linked {
-                continue;
+            if linked {
+                let target = resolve(&dir.join(entry));
+                if target == real || (*below && real.starts_with(&target)) {
+                    return Some(Hit {
+                        kind: Kind::Pointed,
+                        why: LINKED_WHY,
+                    });
+                }
             }
-            let target = resolve(&dir.join(entry));
-            if target == real || (*below && real.starts_with(&target)) {
-                return Some(Hit {
-                    kind: Kind::Pointed,
-                    why: LINKED_WHY,
-                });
+            // A link *inside* a directory whose every file is read (`.git/hooks/pre-commit ->
+            // ../../scripts/pre-commit`, the usual way a project shares its hooks; `.husky/x
+            // -> ../scripts/x`): the directory lies beside `real`, not above it, but where it
+            // is is known, so its links are found with a listing or two, not a walk of the
+            // root. (Checked with git 2.47: `git commit` runs the linked script.)
+            if *below {
+                match links_below(&dir.join(entry)) {
+                    Ok(links) => {
+                        if links.iter().any(|l| {
+                            let target = resolve(l);
+                            target == real || real.starts_with(&target)
+                        }) {
+                            return Some(Hit {
+                                kind: Kind::Pointed,
+                                why: LINKED_WHY,
+                            });
+                        }
+                    }
+                    Err(()) => {
+                        return Some(Hit {
+                            kind: Kind::Pointed,
+                            why: LINKS_UNLISTED_WHY,
+                        })
+                    }
+                }
             }
         }
     }
     None
+}
+
+const LINKS_UNLISTED_WHY: &str = "a directory of the surface beside it holds too many entries to list (or cannot be listed), so that a link there resolves to it cannot be ruled out";
+
+/// How many entries [`links_below`] lists in one directory of the surface before giving up.
+const LINKS_BELOW_BUDGET: usize = 4096;
+
+/// The links at any depth in `dir` (one of the surface's directories whose every file is read),
+/// not following any: every link a program reading that directory would follow. The object
+/// store, refs and logs of a git directory below it (`modules/NAME/objects`) are git's working
+/// state, not read as configuration, and are skipped. `Err` where more than
+/// [`LINKS_BELOW_BUDGET`] entries lie there or a directory cannot be listed: the caller cannot
+/// rule a link out. A `dir` that is missing, a link itself or no directory holds none.
+fn links_below(dir: &Path) -> Result<Vec<PathBuf>, ()> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        _ => return Ok(Vec::new()),
+    }
+    let mut links = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    let mut seen = 0;
+    while let Some(at) = todo.pop() {
+        for e in std::fs::read_dir(&at).map_err(|_| ())? {
+            let e = e.map_err(|_| ())?;
+            seen += 1;
+            if seen > LINKS_BELOW_BUDGET {
+                return Err(());
+            }
+            let ft = e.file_type().map_err(|_| ())?;
+            if ft.is_symlink() {
+                links.push(e.path());
+            } else if ft.is_dir()
+                && !matches!(
+                    e.file_name().to_str(),
+                    Some("objects" | "refs" | "logs" | "lfs")
+                )
+            {
+                todo.push(e.path());
+            }
+        }
+    }
+    Ok(links)
 }
 
 /// `rel` as a file system that ignores case compares it, when that differs: macOS by default,

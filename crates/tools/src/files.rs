@@ -478,8 +478,9 @@ impl FileTool {
         key: &str,
     ) -> Result<Option<String>, Stop> {
         use cordon_policy::surface::{
-            classify, classify_home, classify_home_real, folded, linked_from_surface,
-            looks_like_git_dir, named_by_configuration, named_by_envrc, named_by_git_config, Kind,
+            classify, classify_home, classify_home_real, folded, home_dotted, in_moved_home,
+            linked_from_surface, looks_like_git_dir, named_by_configuration, named_by_environment,
+            named_by_envrc, named_by_git_config, Kind,
         };
         let dir = &self.roots().roots()[root].config.root;
         let Ok(rel) = real.strip_prefix(dir) else {
@@ -504,7 +505,13 @@ impl FileTool {
         let at_home = self.shared.home.as_deref().and_then(|h| {
             real.strip_prefix(h)
                 .ok()
-                .and_then(|rel| classify_home(rel).or_else(|| classify_home(&folded(rel)?)))
+                .and_then(|rel| {
+                    classify_home(rel)
+                        .or_else(|| classify_home(&folded(rel)?))
+                        // Where the root holds the home (not a project kept under a dot-name
+                        // of it, `~/.dotfiles`, which the operator made a root of its own).
+                        .or_else(|| h.starts_with(dir).then(|| home_dotted(rel)).flatten())
+                })
                 .or_else(|| {
                     real.starts_with(h)
                         .then(|| classify_home_real(h, real))
@@ -519,6 +526,8 @@ impl FileTool {
             .or_else(|| completes_git_dir(dir, rel))
             .or(named)
             .or(at_home)
+            .or_else(|| in_moved_home(real, &|v| std::env::var_os(v)))
+            .or_else(|| named_by_environment(real, &|v| std::env::var_os(v)))
             .or_else(|| linked_from_surface(real))
             .or_else(|| named_by_git_config(real, home, &|v| std::env::var_os(v)))
             .or_else(|| named_by_envrc(real, home))
@@ -544,8 +553,29 @@ impl FileTool {
 
     /// Reads and listings of cordon's own files are refused too (docs/mcp.md): the policy says
     /// what the agent may not do, the log what it did, the stores what was trusted.
-    fn check_own(&self, real: &std::path::Path, key: &str) -> Result<(), Stop> {
-        match self.shared.policy_files.iter().find(|p| real.starts_with(p)) {
+    /// A regular file with more than one link is compared with cordon's own files by inode
+    /// too (`st`): a hard link elsewhere in a root (`ln cordon.toml notes.txt`) is the same
+    /// file under a name the path check does not know.
+    fn check_own(
+        &self,
+        real: &std::path::Path,
+        key: &str,
+        st: Option<&rustix::fs::Stat>,
+    ) -> Result<(), Stop> {
+        use std::os::unix::fs::MetadataExt;
+        let same_file = |p: &std::path::PathBuf| {
+            st.filter(|st| st.st_nlink > 1 && file_type(st) == FileType::RegularFile)
+                .is_some_and(|st| {
+                    std::fs::metadata(p)
+                        .is_ok_and(|m| m.is_file() && m.dev() == st.st_dev && m.ino() == st.st_ino)
+                })
+        };
+        match self
+            .shared
+            .policy_files
+            .iter()
+            .find(|p| real.starts_with(p) || same_file(p))
+        {
             Some(p) => Err(Stop::Deny(Refusal::new(
                 "policy_file",
                 format!(
@@ -635,7 +665,7 @@ impl FileTool {
             rustix::fs::fstat(&fd).map_err(|e| Stop::Fail(io_err(self.op.name(), "stat", e)))?;
         let (root, real) = self.roots().locate(fd.as_fd())?;
         let key = self.roots().key(root, &real)?;
-        self.check_own(&real, &key)?;
+        self.check_own(&real, &key, Some(&st))?;
         match file_type(&st) {
             FileType::RegularFile => {}
             FileType::Directory => {
@@ -683,7 +713,7 @@ impl FileTool {
         };
         let (root, real) = self.roots().locate(fd.as_fd())?;
         let key = self.roots().key(root, &real)?;
-        self.check_own(&real, &key)?;
+        self.check_own(&real, &key, None)?;
         let a = Assessment::new(
             self.op.name(),
             json!({ "path": key }),

@@ -1238,8 +1238,22 @@ fn cordon_own_files_are_not_read() {
     std::fs::write(base.join("ws/cordon.rules.toml"), "version = 1\n").unwrap();
     let mut policy = Policy::parse(&text, "cordon.toml", &base).unwrap();
     policy.path = Some(base.join("ws/cordon.toml"));
+    // Round 8 (redsurf21): a hard link elsewhere in the root is the same file by another name
+    // (read as `notes.txt` before); one to an unrelated file stays readable.
+    std::fs::hard_link(base.join("ws/cordon.toml"), base.join("ws/notes.txt")).unwrap();
+    std::fs::create_dir(base.join("ws/d")).unwrap();
+    std::fs::hard_link(base.join("ws/cordon.rules.toml"), base.join("ws/d/r")).unwrap();
+    std::fs::write(base.join("ws/a"), "x").unwrap();
+    std::fs::hard_link(base.join("ws/a"), base.join("ws/b")).unwrap();
     let tools = FileTools::new(&policy, Limits::default()).unwrap();
-    for p in ["ws/cordon.toml", "ws/cordon.rules.toml"] {
+    let a = tools.tool(FileOp::Read).assess(&path("ws/b")).unwrap();
+    assert_eq!(decide(&policy, &a).action, Action::Allow);
+    for p in [
+        "ws/cordon.toml",
+        "ws/cordon.rules.toml",
+        "ws/notes.txt",
+        "ws/d/r",
+    ] {
         let a = tools.tool(FileOp::Read).assess(&path(p)).unwrap();
         assert_eq!(
             (
@@ -1696,6 +1710,133 @@ fn a_write_to_what_a_surface_link_resolves_to_is_on_the_surface() {
         "ws/a/b/other.sh",
         "ws/shared/rc",
     ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}
+
+/// Round 8 (redsurf21): a link *inside* a directory whose every file a program runs — the
+/// usual way a project shares its hooks, `ln -s ../../scripts/pre-commit .git/hooks/` — makes
+/// its target a hook, though the directory lies beside the written file, not above it: the
+/// real git runs the linked script at `git commit`. Before, a write of `scripts/pre-commit`
+/// (and of a husky hook's or a `core.hooksPath` hook's target) was allowed by the root's mode.
+/// A script no hook links stays allowed.
+#[test]
+fn a_link_inside_a_surface_directory_beside_the_write_makes_its_target_the_surface() {
+    let setup = |b: &Path| {
+        let ws = b.join("ws");
+        git(&ws, &["init", "-q"]);
+        std::fs::create_dir_all(ws.join("scripts")).unwrap();
+        std::fs::create_dir_all(ws.join("tools")).unwrap();
+        std::fs::create_dir_all(ws.join(".husky")).unwrap();
+        std::fs::create_dir_all(ws.join(".githooks")).unwrap();
+        symlink("../../scripts/pre-commit", ws.join(".git/hooks/pre-commit")).unwrap();
+        symlink("../scripts/hk.sh", ws.join(".husky/pre-push")).unwrap();
+        symlink("../tools", ws.join(".githooks/lib")).unwrap();
+        symlink("../tools/run.sh", ws.join(".githooks/post-checkout")).unwrap();
+    };
+    let fx = Fx::with(WS, Limits::default(), setup);
+    let ws = fx.p("ws");
+    // What git does with the operator's link: it runs the linked script at the next commit.
+    let marker = fx.p("outside/ran");
+    std::fs::write(
+        ws.join("scripts/pre-commit"),
+        format!("#!/bin/sh\ntouch {}\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        ws.join("scripts/pre-commit"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    git(&ws, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    assert!(marker.exists(), "git ran no linked pre-commit hook");
+    let ask = (Action::Ask, "builtin:surface".into());
+    for p in ["ws/scripts/pre-commit", "ws/scripts/hk.sh"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    // The same inside the directory a repository's `core.hooksPath` names.
+    git(&ws, &["config", "core.hooksPath", ".githooks"]);
+    for p in ["ws/tools/run.sh", "ws/tools/any.sh"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    git(&ws, &["config", "--unset", "core.hooksPath"]);
+    for p in ["ws/scripts/other.sh", "ws/src/main.rs", "ws/tools/any.sh"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}
+
+/// Round 8 (redsurf21): the todo list of an interrupted rebase is git's working state, but the
+/// real git runs an `exec` line added to it at the operator's `git rebase --continue`; the
+/// after-run scan watched it, the file tools allowed writing it (under `sandbox.git =
+/// "protect"` too). A write there now asks, in a bare repository too; `done` and the index,
+/// which git runs nothing from, stay allowed.
+#[test]
+fn a_rebase_todo_list_is_on_the_surface() {
+    let body = format!("[sandbox]\ngit = \"protect\"\n{WS}");
+    let setup = |b: &Path| {
+        let ws = b.join("ws");
+        git(&ws, &["init", "-q"]);
+        for i in 1..=3 {
+            std::fs::write(ws.join(format!("f{i}")), "x").unwrap();
+            git(&ws, &["add", "."]);
+            git(&ws, &["commit", "-q", "-m", &format!("c{i}")]);
+        }
+        let o = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(["rebase", "-q", "-i", "HEAD~2"])
+            .current_dir(&ws)
+            .env("GIT_SEQUENCE_EDITOR", "sed -i 1s/^pick/edit/")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        git(&ws, &["init", "-q", "--bare", "ev"]);
+    };
+    let fx = Fx::with(&body, Limits::default(), setup);
+    let ws = fx.p("ws");
+    let todo = ws.join(".git/rebase-merge/git-rebase-todo");
+    assert!(todo.exists(), "no rebase stopped");
+    // What git does with an `exec` line written there: it runs it at `--continue`.
+    let marker = fx.p("outside/ran");
+    let mut text = std::fs::read_to_string(&todo).unwrap();
+    text.push_str(&format!("exec touch {}\n", marker.display()));
+    std::fs::write(&todo, text).unwrap();
+    git(&ws, &["rebase", "--continue"]);
+    assert!(marker.exists(), "git ran no exec line");
+    let ask = (Action::Ask, "builtin:surface".into());
+    for p in [
+        "ws/.git/rebase-merge/git-rebase-todo",
+        "ws/.git/sequencer/todo",
+        "ws/sub/.git/rebase-merge/git-rebase-todo",
+        "ws/.GIT/sequencer/todo",
+        "ws/ev/rebase-merge/git-rebase-todo",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    for p in ["ws/.git/rebase-merge/done", "ws/.git/index", "ws/f1"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, allow(), "{p}");
+    }
+}
+
+/// Round 8 (redsurf21): a VS Code workspace file (`*.code-workspace`) carries the settings,
+/// tasks and launch configurations `.vscode/` does, applied when VS Code opens it; it was
+/// allowed by the root's mode whatever it held.
+#[test]
+fn a_vs_code_workspace_file_is_on_the_surface() {
+    let fx = Fx::new(WS);
+    let ask = (Action::Ask, "builtin:surface".into());
+    for p in ["ws/team.code-workspace", "ws/sub/x.code-workspace"] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "{}"}));
+        assert_eq!(got, ask, "{p}");
+    }
+    for p in ["ws/code-workspace.md", "ws/src/main.rs"] {
         let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
         assert_eq!(got, allow(), "{p}");
     }
