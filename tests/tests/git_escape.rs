@@ -806,3 +806,88 @@ mod settled_directories {
         plants_in_settled_directories(Who::User, Sandbox::LandlockWritable);
     }
 }
+
+/// A project that shares its hooks by links (`.git/hooks/pre-commit ->
+/// ../../scripts/pre-commit`, and one whose script does not exist yet): under `git =
+/// "protect"` the targets are kept read-only too, with the directories to them, so the run
+/// cannot change what the operator's next `git commit` runs — neither the script, nor a new
+/// one where the link dangles, nor by moving `scripts` away. Before, such a project's runs
+/// were refused whole (125: "a sandboxed run could change what it points at"). Without
+/// `protect`, the scan restores the script (redsurf21, round 8).
+fn linked_hooks(who: Who, sandbox: Sandbox) {
+    let fx = Fixture::new(who, sandbox);
+    let out = fx.operator_sh(
+        "mkdir -p scripts && printf '#!/bin/sh\\nexit 0\\n' > scripts/pre-commit && chmod +x scripts/pre-commit \
+         && ln -s ../../scripts/pre-commit .git/hooks/pre-commit \
+         && ln -s ../../scripts/post-commit .git/hooks/post-commit",
+    );
+    assert!(out.status.success(), "{}", describe(&out));
+    let m = fx.marker.display().to_string();
+    let out = fx.exec(&format!(
+        "printf '#!/bin/sh\\ntouch {m}\\n' > scripts/pre-commit; \
+         printf '#!/bin/sh\\ntouch {m}\\n' > scripts/post-commit; chmod +x scripts/post-commit; \
+         mv scripts scripts.old && mkdir scripts && printf '#!/bin/sh\\ntouch {m}\\n' > scripts/pre-commit; true"
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let commit = fx.operator_sh("git commit -q --allow-empty -m two");
+    assert!(commit.status.success(), "{}", describe(&commit));
+    assert!(
+        !fx.marked(),
+        "the operator's git commit ran what the run wrote\nrun: {}\ncommit: {}",
+        describe(&out),
+        describe(&commit)
+    );
+    if sandbox != Sandbox::LandlockWritable {
+        // Kept by the kernel: nothing for the scan to put back.
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("cordon: warning:"),
+            "{}",
+            describe(&out)
+        );
+    }
+}
+
+mod linked_hooks {
+    use super::*;
+    #[test]
+    fn bwrap_protect_as_root() {
+        linked_hooks(Who::Root, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn bwrap_protect_as_user() {
+        linked_hooks(Who::User, Sandbox::BwrapProtect);
+    }
+    #[test]
+    fn landlock_protect_as_root() {
+        linked_hooks(Who::Root, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_protect_as_user() {
+        linked_hooks(Who::User, Sandbox::LandlockProtect);
+    }
+    #[test]
+    fn landlock_writable_as_root() {
+        linked_hooks(Who::Root, Sandbox::LandlockWritable);
+    }
+    #[test]
+    fn landlock_writable_as_user() {
+        linked_hooks(Who::User, Sandbox::LandlockWritable);
+    }
+    /// Without cordon, the same writes make the operator's next commit run them.
+    #[test]
+    fn control() {
+        let fx = Fixture::new(Who::Root, Sandbox::LandlockWritable);
+        let m = fx.marker.display().to_string();
+        let out = fx.operator_sh(&format!(
+            "mkdir -p scripts && ln -s ../../scripts/pre-commit .git/hooks/pre-commit \
+             && printf '#!/bin/sh\\ntouch {m}\\n' > scripts/pre-commit && chmod +x scripts/pre-commit \
+             && git commit -q --allow-empty -m two"
+        ));
+        assert!(out.status.success(), "{}", describe(&out));
+        assert!(
+            fx.marked(),
+            "the linked hook did not run\n{}",
+            describe(&out)
+        );
+    }
+}

@@ -212,13 +212,17 @@ fn git_protected(root: &Path, name: &str) -> Vec<Protected> {
     let origin =
         |what: &str| format!("sandbox.git = \"protect\" (in sandbox.paths.{name}): {what}");
     match std::fs::symlink_metadata(&dot_git) {
-        Ok(m) if m.is_dir() => GIT_CONFIG_SURFACE
-            .iter()
-            .map(|(rel, why)| Protected {
-                path: dot_git.join(rel),
-                origin: origin(why),
-            })
-            .collect(),
+        Ok(m) if m.is_dir() => {
+            let mut out: Vec<Protected> = GIT_CONFIG_SURFACE
+                .iter()
+                .map(|(rel, why)| Protected {
+                    path: dot_git.join(rel),
+                    origin: origin(why),
+                })
+                .collect();
+            out.extend(linked_from(&dot_git, root, &origin));
+            out
+        }
         Ok(m) => {
             // The git directory git uses through it, and the common one that names (a linked
             // worktree's): where one lies in this root, its surface is kept read-only as a
@@ -238,6 +242,7 @@ fn git_protected(root: &Path, name: &str) -> Vec<Protected> {
                     path: dir.join(rel),
                     origin: origin(&format!("the git directory .git names: {why}")),
                 }));
+                out.extend(linked_from(&dir, root, &origin));
                 gitdir = named_gitdir(&dir, &dir.join("commondir"));
                 seen.push(dir);
             }
@@ -252,6 +257,34 @@ fn git_protected(root: &Path, name: &str) -> Vec<Protected> {
             origin: origin("no repository here; a new one would bring its own config"),
         }],
     }
+}
+
+/// What the links inside the git directory `dir`'s surface directories (`hooks/pre-commit ->
+/// ../../scripts/pre-commit`, the usual way a project shares its hooks) resolve to in `root`:
+/// git runs or reads it as if it were there, so it is kept read-only as the link is — the
+/// kernel as the file tools and the scan (`surface::links_below`, the one walk). A target that
+/// does not exist yet is covered too (the command would create it). Where a directory cannot
+/// be listed whole, its links are left to the file tools and the scan, which fail closed.
+fn linked_from(dir: &Path, root: &Path, origin: &dyn Fn(&str) -> String) -> Vec<Protected> {
+    let mut out: Vec<Protected> = Vec::new();
+    for (rel, _) in GIT_CONFIG_SURFACE {
+        let Some(links) = cordon_policy::surface::links_below(&dir.join(rel)) else {
+            continue;
+        };
+        for link in links {
+            let target = cordon_policy::surface::resolve(&link);
+            if target.starts_with(root) && !out.iter().any(|p| p.path == target) {
+                out.push(Protected {
+                    origin: origin(&format!(
+                        "{} links to it: git runs or reads it from there",
+                        link.display()
+                    )),
+                    path: target,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The directory a gitdir file (`gitdir: PATH`) or a `commondir` file (`PATH`) names,

@@ -231,6 +231,7 @@ pub(crate) fn check_named(named: &[(PathBuf, String)], profile: &Profile) -> Res
 /// that does not exist is fine: bwrap covers its first missing component.
 pub fn check_protected(profile: &Profile) -> Result<(), Error> {
     let writable = writable_roots(profile);
+    let kept: Vec<PathBuf> = profile.protected.iter().map(|p| p.path.clone()).collect();
     let mut budget = MAX_PROTECTED_ENTRIES;
     for p in &profile.protected {
         let opened = match resolve(&p.path, &writable) {
@@ -257,6 +258,7 @@ pub fn check_protected(profile: &Profile) -> Result<(), Error> {
             &opened.real,
             opened.stat,
             &writable,
+            &kept,
             &mut budget,
         )?;
     }
@@ -264,13 +266,15 @@ pub fn check_protected(profile: &Profile) -> Result<(), Error> {
 }
 
 /// One protected entry (and, for a directory, everything beneath it, within `budget`); `fd`
-/// opens `real` when it is a directory, and is not used otherwise.
+/// opens `real` when it is a directory, and is not used otherwise. `kept`: every protected
+/// path of the profile.
 fn inspect(
     p: &Protected,
     fd: &OwnedFd,
     real: &Path,
     stat: Stat,
     writable: &[PathBuf],
+    kept: &[PathBuf],
     budget: &mut usize,
 ) -> Result<(), Error> {
     match FileType::from_raw_mode(stat.st_mode) {
@@ -316,7 +320,13 @@ fn inspect(
                         let lands = crate::profile::canonical(&real.join(&target), &|q| {
                             std::fs::canonicalize(q)
                         });
-                        if let Some(root) = root_of(&lands, writable) {
+                        // A link whose target is protected too, reached with no other link
+                        // on the way (`.git/hooks/pre-commit -> ../../scripts/pre-commit`,
+                        // the target kept read-only by `sandbox.git = "protect"`, the
+                        // directories to it anchored): the run cannot change what it runs.
+                        let kept_target = kept.contains(&lands)
+                            && cordon_fs::links::lexical(&real.join(&target)) == lands;
+                        if let Some(root) = root_of(&lands, writable).filter(|_| !kept_target) {
                             return Err(Error::Refused(format!(
                                 "{} lies in the protected {} ({}) but is a symlink to {}, inside the writable root {}: a sandboxed run could change what it points at; replace the link with the file",
                                 at.display(),
@@ -338,9 +348,9 @@ fn inspect(
                             Mode::empty(),
                         )
                         .map_err(|e| cannot_check(p, &at, e))?;
-                        inspect(p, &child, &at, st, writable, budget)?;
+                        inspect(p, &child, &at, st, writable, kept, budget)?;
                     }
-                    _ => inspect(p, fd, &at, st, writable, budget)?,
+                    _ => inspect(p, fd, &at, st, writable, kept, budget)?,
                 }
             }
             Ok(())

@@ -1419,12 +1419,12 @@ fn in_hooks_dir(real: &Path, dir: &Path) -> Option<&'static str> {
         return Some(HOOKS_PATH_WHY);
     }
     match links_below(dir) {
-        Ok(links) => links
+        Some(links) => links
             .iter()
             .map(|l| resolve(l))
             .any(|t| t == real || real.starts_with(&t))
             .then_some(HOOKS_PATH_WHY),
-        Err(()) => Some(LINKS_UNLISTED_WHY),
+        None => Some(LINKS_UNLISTED_WHY),
     }
 }
 
@@ -1549,7 +1549,7 @@ pub fn linked_from_surface(real: &Path) -> Option<Hit> {
             // root. (Checked with git 2.47: `git commit` runs the linked script.)
             if *below {
                 match links_below(&dir.join(entry)) {
-                    Ok(links) => {
+                    Some(links) => {
                         if links.iter().any(|l| {
                             let target = resolve(l);
                             target == real || real.starts_with(&target)
@@ -1560,7 +1560,7 @@ pub fn linked_from_surface(real: &Path) -> Option<Hit> {
                             });
                         }
                     }
-                    Err(()) => {
+                    None => {
                         return Some(Hit {
                             kind: Kind::Pointed,
                             why: LINKS_UNLISTED_WHY,
@@ -1581,25 +1581,25 @@ const LINKS_BELOW_BUDGET: usize = 4096;
 /// The links at any depth in `dir` (one of the surface's directories whose every file is read),
 /// not following any: every link a program reading that directory would follow. The object
 /// store, refs and logs of a git directory below it (`modules/NAME/objects`) are git's working
-/// state, not read as configuration, and are skipped. `Err` where more than
+/// state, not read as configuration, and are skipped. `None` where more than
 /// [`LINKS_BELOW_BUDGET`] entries lie there or a directory cannot be listed: the caller cannot
 /// rule a link out. A `dir` that is missing, a link itself or no directory holds none.
-fn links_below(dir: &Path) -> Result<Vec<PathBuf>, ()> {
+pub fn links_below(dir: &Path) -> Option<Vec<PathBuf>> {
     match std::fs::symlink_metadata(dir) {
         Ok(m) if m.is_dir() => {}
-        _ => return Ok(Vec::new()),
+        _ => return Some(Vec::new()),
     }
     let mut links = Vec::new();
     let mut todo = vec![dir.to_path_buf()];
     let mut seen = 0;
     while let Some(at) = todo.pop() {
-        for e in std::fs::read_dir(&at).map_err(|_| ())? {
-            let e = e.map_err(|_| ())?;
+        for e in std::fs::read_dir(&at).ok()? {
+            let e = e.ok()?;
             seen += 1;
             if seen > LINKS_BELOW_BUDGET {
-                return Err(());
+                return None;
             }
-            let ft = e.file_type().map_err(|_| ())?;
+            let ft = e.file_type().ok()?;
             if ft.is_symlink() {
                 links.push(e.path());
             } else if ft.is_dir()
@@ -1612,7 +1612,7 @@ fn links_below(dir: &Path) -> Result<Vec<PathBuf>, ()> {
             }
         }
     }
-    Ok(links)
+    Some(links)
 }
 
 /// `rel` as a file system that ignores case compares it, when that differs: macOS by default,
