@@ -8,8 +8,12 @@
 //! capabilities, a seccomp filter refusing inet and netlink sockets, and everything but the
 //! project and /tmp read-only. As an unprivileged user cordon stacks its own sandbox inside
 //! (bubblewrap in Codex's network namespace; see `cordon_ossandbox::Outer`), and only needs
-//! its audit log's directory writable: install adds it to
-//! `sandbox_workspace_write.writable_roots` (cordon hides it from the commands it runs). As
+//! one directory of its own writable: install adds `LOGDIR/codex`
+//! ([`cordon_policy::CODEX_STATE_DIR`]) to `sandbox_workspace_write.writable_roots`, where the
+//! runs Codex's hook rewrites (`cordon exec --state codex`) keep their audit log and scans.
+//! Never the log's own directory: everything Codex runs without cordon (a `!` command, an MCP
+//! server, a call whose hook timed out) writes what Codex's sandbox lets it, and there lie the
+//! hook's log, the scans every other run acts on, sessions and host grants. As
 //! root Codex's sandbox leaves cordon no capabilities, so bubblewrap cannot start and the
 //! protected paths (cordon.rules.toml, .git's configuration) cannot be kept: install hands the
 //! sandboxing to cordon (`sandbox_mode = "danger-full-access"`) and says what that costs.
@@ -75,8 +79,9 @@ fn read(anchor: &Path, rel: &Path) -> Result<(DocumentMut, Option<String>), Erro
     Ok((doc, text))
 }
 
-/// The directory of the audit log `policy` records to (the one `cordon exec` opens inside
-/// Codex's sandbox), when it lies outside the project (inside, it is writable already).
+/// The directory `cordon exec` writes inside Codex's sandbox: `LOGDIR/codex` beside the audit
+/// log `policy` records to (see the module's documentation), when it lies outside the project
+/// (inside, it is writable already).
 pub fn audit_dir(policy: Option<&Path>, cwd: &Path) -> Result<Option<PathBuf>, Error> {
     let policy = cordon_policy::Policy::discover(policy, cwd).map_err(Error::failure)?;
     let Some(log) = policy.approval.audit_log.path() else {
@@ -85,7 +90,7 @@ pub fn audit_dir(policy: Option<&Path>, cwd: &Path) -> Result<Option<PathBuf>, E
     Ok(log
         .parent()
         .filter(|d| !d.starts_with(cwd))
-        .map(Path::to_path_buf))
+        .map(|d| d.join(cordon_policy::CODEX_STATE_DIR)))
 }
 
 /// Writes (`add`) or removes cordon's part of Codex's config beside the hooks file
@@ -109,7 +114,12 @@ pub fn apply(
             .is_some_and(|p| p.contains(MARK))
     };
     let dir = audit_dir.map(|d| d.to_string_lossy().into_owned());
-    // cordon's writable root for its audit log, and a sandbox_mode it wrote, go first.
+    // What install wrote before the state apart: the log's own directory, which an upgrade
+    // must take out of Codex's reach.
+    let before = audit_dir
+        .and_then(Path::parent)
+        .map(|d| d.to_string_lossy().into_owned());
+    // cordon's writable root for its state, and a sandbox_mode it wrote, go first.
     if ours(&doc) {
         doc.remove("sandbox_mode");
     }
@@ -119,7 +129,7 @@ pub fn apply(
             .and_then(Item::as_table_mut),
     ) {
         if let Some(roots) = t.get_mut("writable_roots").and_then(Item::as_array_mut) {
-            roots.retain(|v| v.as_str() != Some(dir));
+            roots.retain(|v| v.as_str() != Some(dir) && v.as_str() != before.as_deref());
             if roots.is_empty() {
                 t.remove("writable_roots");
             }
@@ -161,7 +171,7 @@ pub fn apply(
                 said.push(format!(
                     "{shown}: Codex's sandbox stays on and cordon runs inside it, adding its own{}",
                     dir.as_ref().map_or(String::new(), |d| format!(
-                        " (sandbox_workspace_write.writable_roots += {}, where cordon keeps its audit log; cordon hides it from the commands it runs)",
+                        " (sandbox_workspace_write.writable_roots += {}, where the runs Codex starts keep cordon's state apart from the hook's; cordon hides it from the commands it runs)",
                         crate::term::clean(d)
                     ))
                 ));
@@ -204,5 +214,48 @@ pub fn report(anchor: &Path, hooks: &Path) -> String {
             Some(m) => format!("; Codex's sandbox: {} here, cordon runs inside it", crate::term::clean(m)),
             None => "; Codex's sandbox: Codex's default here (workspace-write for a trusted project), cordon runs inside it".into(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An install from before the state apart made the log's own directory writable in
+    /// Codex's sandbox: a new install replaces it with the directory apart, and uninstall
+    /// takes both away; the operator's own roots stay.
+    #[test]
+    fn install_takes_the_logs_own_directory_out_of_codexs_writable_roots() {
+        let d = tempfile::tempdir().unwrap();
+        let logdir = d.path().join("state/cordon");
+        let apart = logdir.join(cordon_policy::CODEX_STATE_DIR);
+        std::fs::create_dir_all(d.path().join(".codex")).unwrap();
+        let config = d.path().join(".codex/config.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[sandbox_workspace_write]\nwritable_roots = [\"{}\", \"/mine\"]\n",
+                logdir.display()
+            ),
+        )
+        .unwrap();
+        let hooks = Path::new(".codex/hooks.json");
+        let roots = || {
+            let doc: DocumentMut = std::fs::read_to_string(&config).unwrap().parse().unwrap();
+            doc.get("sandbox_workspace_write")
+                .and_then(|t| t.get("writable_roots"))
+                .and_then(Item::as_array)
+                .map(|a| {
+                    a.iter()
+                        .map(|v| v.as_str().unwrap().to_string())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        };
+        apply(d.path(), hooks, Sandbox::Codex, Some(&apart), true).unwrap();
+        assert_eq!(roots(), ["/mine".to_string(), apart.display().to_string()]);
+        assert!(apart.is_dir());
+        apply(d.path(), hooks, Sandbox::Codex, Some(&apart), false).unwrap();
+        assert_eq!(roots(), ["/mine".to_string()]);
     }
 }
