@@ -652,7 +652,7 @@ fn the_hook_leaves_the_sync_of_a_rewritten_allow_to_exec() {
     let state = tempfile::tempdir().unwrap();
     let log = state.path().join("cordon/audit.jsonl");
     let trace = state.path().join("trace");
-    let syncs = |stdin: &str| -> (Value, usize) {
+    let syncs = |host: &str, stdin: &str| -> (Value, usize) {
         let cordon = cordon_cmd(dir);
         let mut c = Command::new("strace");
         c.args([
@@ -664,7 +664,7 @@ fn the_hook_leaves_the_sync_of_a_rewritten_allow_to_exec() {
         ])
         .arg(&trace)
         .arg(cordon.get_program())
-        .args(["hook", "claude", "--policy"])
+        .args(["hook", host, "--policy"])
         .arg(dir.join("cordon.toml"))
         .current_dir(dir)
         .env_remove("CORDON_POLICY")
@@ -696,12 +696,12 @@ fn the_hook_leaves_the_sync_of_a_rewritten_allow_to_exec() {
     let write = json!({"session_id": "s", "transcript_path": "/t", "cwd": dir,
         "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Write",
         "tool_input": {"file_path": dir.join("new.txt"), "content": "x"}, "tool_use_id": "t"});
-    let (v, n) = syncs(&write.to_string());
+    let (v, n) = syncs("claude", &write.to_string());
     assert!(allowed(&v), "{v}");
     assert!(n >= 1, "the allowed Write's record was not synced");
 
     let line = "echo synced-by-exec >> ran.txt";
-    let (v, n) = syncs(&claude_bash(dir, line));
+    let (v, n) = syncs("claude", &claude_bash(dir, line));
     assert!(allowed(&v), "{v}");
     assert_eq!(
         n,
@@ -755,6 +755,22 @@ fn the_hook_leaves_the_sync_of_a_rewritten_allow_to_exec() {
         .output()
         .unwrap();
     assert_eq!(verify.status.code(), Some(0), "{}", common::stderr(&verify));
+
+    // Under Codex the rewrite runs inside Codex's sandbox and records apart (`--state codex`,
+    // docs/hooks.md): its sync covers nothing of this log, so the hook syncs its own record.
+    let codex = json!({"session_id": "s", "turn_id": "t", "transcript_path": null, "cwd": dir,
+        "hook_event_name": "PreToolUse", "model": "m", "permission_mode": "default",
+        "tool_name": "Bash", "tool_input": {"command": line}, "tool_use_id": "c"});
+    let (v, n) = syncs("codex", &codex.to_string());
+    assert!(allowed(&v), "{v}");
+    let command = v["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap();
+    assert!(command.contains(" --state codex "), "{command}");
+    assert!(
+        n >= 1,
+        "the Codex hook left its record of a rewritten allow to a sync that never covers it"
+    );
 }
 
 /// Issue 21, class 1: the host-grant directory lies below XDG_RUNTIME_DIR (or HOME), where an

@@ -587,7 +587,14 @@ fn answer(
     let policy_file = decider.policy_file();
     // An allow here is told as the rewrite (below) and nothing else: its record's sync is
     // left to `cordon exec`'s, made before the command starts (`Decider::decide_rewritten`).
-    Ok(match decider.decide_rewritten(&call) {
+    // Not under Codex: that run records apart (`--state codex`), and its sync covers nothing
+    // of this log, so the hook syncs its own record.
+    let decided = if host == Host::Codex {
+        decider.decide(&call)
+    } else {
+        decider.decide_rewritten(&call)
+    };
+    Ok(match decided {
         Ok(Outcome::Allowed { reason, .. }) => Answer::Allow {
             reason,
             command: Some(exec_line(
