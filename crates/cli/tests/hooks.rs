@@ -214,18 +214,23 @@ fn run_as_host(dir: &Path, command: &str) -> Output {
 }
 
 /// The audit records of the default log (the fixtures' policy sets none) whose arguments are
-/// exactly `bash -c LINE` in `dir`.
+/// exactly `bash -c LINE` in `dir`, then those of the log apart beside it, where the runs
+/// Codex's hook rewrites record (`--state codex`).
 fn records_of(dir: &Path, line: &str) -> Vec<Value> {
     let args = json!({"argv": ["/usr/bin/bash", "-c", line], "cwd": dir});
     let digest = cordon_approval::audit::sha256_hex(
         cordon_approval::audit::canonical_json(&args).as_bytes(),
     );
-    let log = common::state_home().join("cordon/audit.jsonl");
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|r| r["args_digest"] == digest)
+    let logs = ["cordon/audit.jsonl", "cordon/codex/audit.jsonl"];
+    logs.iter()
+        .flat_map(|l| {
+            std::fs::read_to_string(common::state_home().join(l))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|r| r["args_digest"] == digest)
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
