@@ -268,10 +268,22 @@ fn user_inside_codex_workspace_write_deny_allow_ask_file_tool() {
 fn what_codex_runs_without_cordon_cannot_write_cordons_state() {
     let (s, _) = Setup::installed(unprivileged(), &[]);
     let state = s.0.home().join(".state/cordon");
-    // A hooked run first: the hook records in the log, the run it rewrote in the state apart.
-    std::fs::write(s.dir().join("hooked.sh"), "echo hooked-ran\n").unwrap();
+    // A hooked run first: the hook records in the log, the run it rewrote in the state apart,
+    // which cordon keeps from the command it runs (in a script: only the sandbox stops it).
+    std::fs::write(
+        s.dir().join("hooked.sh"),
+        format!(
+            "echo hooked-ran\necho x > {} || echo hooked-refused-apart\n",
+            state.join("codex/from-hooked").display()
+        ),
+    )
+    .unwrap();
     let r = turn(&s, "sh ./hooked.sh", WW);
-    assert!(r.contains("hooked-ran"), "{r}");
+    assert!(
+        r.contains("hooked-ran") && r.contains("hooked-refused-apart"),
+        "{r}"
+    );
+    assert!(!state.join("codex/from-hooked").exists(), "{r}");
     let records = |log: &Path| std::fs::read_to_string(log).unwrap_or_default();
     let (main, apart) = (state.join("audit.jsonl"), state.join("codex/audit.jsonl"));
     assert!(
