@@ -209,11 +209,40 @@ pub fn report(anchor: &Path, hooks: &Path) -> String {
     let rel = config_rel(hooks);
     match read(anchor, &rel) {
         Err(e) => format!("; Codex's sandbox: UNKNOWN ({e})"),
-        Ok((doc, _)) => match doc.get("sandbox_mode").and_then(Item::as_str) {
-            Some("danger-full-access") => "; Codex's sandbox: OFF here (sandbox_mode = \"danger-full-access\"): cordon alone confines what the hook allows, and what the hook does not see runs unconfined".into(),
-            Some(m) => format!("; Codex's sandbox: {} here, cordon runs inside it", crate::term::clean(m)),
-            None => "; Codex's sandbox: Codex's default here (workspace-write for a trusted project), cordon runs inside it".into(),
-        },
+        Ok((doc, _)) => {
+            let mode = match doc.get("sandbox_mode").and_then(Item::as_str) {
+                Some("danger-full-access") => "; Codex's sandbox: OFF here (sandbox_mode = \"danger-full-access\"): cordon alone confines what the hook allows, and what the hook does not see runs unconfined".into(),
+                Some(m) => format!("; Codex's sandbox: {} here, cordon runs inside it", crate::term::clean(m)),
+                None => "; Codex's sandbox: Codex's default here (workspace-write for a trusted project), cordon runs inside it".into(),
+            };
+            mode + &state_exposed(&doc)
+        }
+    }
+}
+
+/// An install from before the state apart made the log's own directory a writable root,
+/// where what Codex runs without cordon can rewrite the hook's log and the scans' markers:
+/// doctor names it and the step that takes it away. Known by what it holds (an audit log)
+/// and its name (not the directory apart).
+fn state_exposed(doc: &DocumentMut) -> String {
+    let roots = doc
+        .get("sandbox_workspace_write")
+        .and_then(|t| t.get("writable_roots"))
+        .and_then(Item::as_array);
+    let exposed = roots
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(Path::new))
+        .find(|r| {
+            r.file_name() != Some(cordon_policy::CODEX_STATE_DIR.as_ref())
+                && r.join("audit.jsonl").is_file()
+        });
+    match exposed {
+        Some(r) => format!(
+            "; EXPOSED: Codex's sandbox makes cordon's state {} writable to what Codex runs without cordon (an install from before the state apart): run `cordon install codex` again",
+            crate::term::clean(&r.display().to_string())
+        ),
+        None => String::new(),
     }
 }
 
@@ -257,5 +286,37 @@ mod tests {
         assert!(apart.is_dir());
         apply(d.path(), hooks, Sandbox::Codex, Some(&apart), false).unwrap();
         assert_eq!(roots(), ["/mine".to_string()]);
+    }
+
+    /// doctor names an old install's exposed state directory, and is quiet after a new one.
+    #[test]
+    fn doctor_names_the_logs_own_directory_as_a_writable_root() {
+        let d = tempfile::tempdir().unwrap();
+        let logdir = d.path().join("state/cordon");
+        let apart = logdir.join(cordon_policy::CODEX_STATE_DIR);
+        std::fs::create_dir_all(&apart).unwrap();
+        std::fs::write(logdir.join("audit.jsonl"), "").unwrap();
+        std::fs::write(apart.join("audit.jsonl"), "").unwrap();
+        std::fs::create_dir_all(d.path().join(".codex")).unwrap();
+        let config = d.path().join(".codex/config.toml");
+        let hooks = Path::new(".codex/hooks.json");
+        let with = |root: &Path| {
+            std::fs::write(
+                &config,
+                format!(
+                    "[sandbox_workspace_write]\nwritable_roots = [\"/mine\", \"{}\"]\n",
+                    root.display()
+                ),
+            )
+            .unwrap();
+            report(d.path(), hooks)
+        };
+        let old = with(&logdir);
+        assert!(
+            old.contains("EXPOSED") && old.contains(&logdir.display().to_string()),
+            "{old}"
+        );
+        let new = with(&apart);
+        assert!(!new.contains("EXPOSED"), "{new}");
     }
 }
