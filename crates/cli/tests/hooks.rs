@@ -1080,3 +1080,32 @@ fn cordon_starts_with_its_standard_fds_open_and_sigpipe_ignored() {
         common::stderr(&o)
     );
 }
+
+/// A run Codex's hook rewrote (`--state codex`) records in the directory apart that `cordon
+/// install codex` makes writable in Codex's sandbox; where it cannot (here the state directory
+/// is a file, as a read-only one is inside Codex's sandbox), the run is refused and the line
+/// names the step that makes it.
+#[test]
+fn a_codex_run_without_its_state_apart_is_refused_naming_install() {
+    let d = workspace();
+    let dir = d.path();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(state.path().join("cordon"), "").unwrap();
+    let o = cordon_cmd(dir)
+        .args(["exec", "--from-hook", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .args(["--state", "codex", "-c=touch ran"])
+        .env("XDG_STATE_HOME", state.path())
+        .env_remove("CORDON_POLICY")
+        .env_remove("CORDON_SESSION")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(!dir.join("ran").exists());
+    assert!(
+        err.contains("cordon/codex") && err.contains("`cordon install codex`"),
+        "{err}"
+    );
+}

@@ -187,6 +187,7 @@ impl Gate {
                 &mut engine,
                 session_id.as_deref(),
                 client.as_deref(),
+                opts.codex_state,
             )?
         };
         let inherited = inherited(&policy);
@@ -272,6 +273,7 @@ fn open_audit(
     engine: &mut Engine,
     session_id: Option<&str>,
     client: Option<&str>,
+    codex_state: bool,
 ) -> Result<(PathBuf, String), Error> {
     let log = &policy.approval.audit_log;
     let Some(path) = log.path().map(Path::to_path_buf) else {
@@ -297,6 +299,10 @@ fn open_audit(
     };
     let mut audit = opened.map_err(|e| {
             let hint = match log {
+                // Inside Codex's sandbox only install's directory apart is writable.
+                _ if codex_state => {
+                    " (the state apart of the runs inside Codex's sandbox: `cordon install codex` creates it and makes it writable there)"
+                }
                 cordon_policy::AuditLog::Default(_) => {
                     " (the default place; set approval.audit_log in the policy, or XDG_STATE_HOME, to record elsewhere)"
                 }
