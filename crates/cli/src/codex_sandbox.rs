@@ -8,8 +8,12 @@
 //! capabilities, a seccomp filter refusing inet and netlink sockets, and everything but the
 //! project and /tmp read-only. As an unprivileged user cordon stacks its own sandbox inside
 //! (bubblewrap in Codex's network namespace; see `cordon_ossandbox::Outer`), and only needs
-//! its audit log's directory writable: install adds it to
-//! `sandbox_workspace_write.writable_roots` (cordon hides it from the commands it runs). As
+//! one directory of its own writable: install adds `LOGDIR/codex`
+//! ([`cordon_policy::CODEX_STATE_DIR`]) to `sandbox_workspace_write.writable_roots`, where the
+//! runs Codex's hook rewrites (`cordon exec --state codex`) keep their audit log and scans.
+//! Never the log's own directory: everything Codex runs without cordon (a `!` command, an MCP
+//! server, a call whose hook timed out) writes what Codex's sandbox lets it, and there lie the
+//! hook's log, the scans every other run acts on, sessions and host grants. As
 //! root Codex's sandbox leaves cordon no capabilities, so bubblewrap cannot start and the
 //! protected paths (cordon.rules.toml, .git's configuration) cannot be kept: install hands the
 //! sandboxing to cordon (`sandbox_mode = "danger-full-access"`) and says what that costs.
@@ -75,8 +79,9 @@ fn read(anchor: &Path, rel: &Path) -> Result<(DocumentMut, Option<String>), Erro
     Ok((doc, text))
 }
 
-/// The directory of the audit log `policy` records to (the one `cordon exec` opens inside
-/// Codex's sandbox), when it lies outside the project (inside, it is writable already).
+/// The directory `cordon exec` writes inside Codex's sandbox: `LOGDIR/codex` beside the audit
+/// log `policy` records to (see the module's documentation), when it lies outside the project
+/// (inside, it is writable already).
 pub fn audit_dir(policy: Option<&Path>, cwd: &Path) -> Result<Option<PathBuf>, Error> {
     let policy = cordon_policy::Policy::discover(policy, cwd).map_err(Error::failure)?;
     let Some(log) = policy.approval.audit_log.path() else {
@@ -85,7 +90,7 @@ pub fn audit_dir(policy: Option<&Path>, cwd: &Path) -> Result<Option<PathBuf>, E
     Ok(log
         .parent()
         .filter(|d| !d.starts_with(cwd))
-        .map(Path::to_path_buf))
+        .map(|d| d.join(cordon_policy::CODEX_STATE_DIR)))
 }
 
 /// Writes (`add`) or removes cordon's part of Codex's config beside the hooks file
@@ -109,7 +114,12 @@ pub fn apply(
             .is_some_and(|p| p.contains(MARK))
     };
     let dir = audit_dir.map(|d| d.to_string_lossy().into_owned());
-    // cordon's writable root for its audit log, and a sandbox_mode it wrote, go first.
+    // What install wrote before the state apart: the log's own directory, which an upgrade
+    // must take out of Codex's reach.
+    let before = audit_dir
+        .and_then(Path::parent)
+        .map(|d| d.to_string_lossy().into_owned());
+    // cordon's writable root for its state, and a sandbox_mode it wrote, go first.
     if ours(&doc) {
         doc.remove("sandbox_mode");
     }
@@ -119,7 +129,7 @@ pub fn apply(
             .and_then(Item::as_table_mut),
     ) {
         if let Some(roots) = t.get_mut("writable_roots").and_then(Item::as_array_mut) {
-            roots.retain(|v| v.as_str() != Some(dir));
+            roots.retain(|v| v.as_str() != Some(dir) && v.as_str() != before.as_deref());
             if roots.is_empty() {
                 t.remove("writable_roots");
             }
@@ -161,7 +171,7 @@ pub fn apply(
                 said.push(format!(
                     "{shown}: Codex's sandbox stays on and cordon runs inside it, adding its own{}",
                     dir.as_ref().map_or(String::new(), |d| format!(
-                        " (sandbox_workspace_write.writable_roots += {}, where cordon keeps its audit log; cordon hides it from the commands it runs)",
+                        " (sandbox_workspace_write.writable_roots += {}, where the runs Codex starts keep cordon's state apart from the hook's; cordon hides it from the commands it runs)",
                         crate::term::clean(d)
                     ))
                 ));
@@ -199,10 +209,114 @@ pub fn report(anchor: &Path, hooks: &Path) -> String {
     let rel = config_rel(hooks);
     match read(anchor, &rel) {
         Err(e) => format!("; Codex's sandbox: UNKNOWN ({e})"),
-        Ok((doc, _)) => match doc.get("sandbox_mode").and_then(Item::as_str) {
-            Some("danger-full-access") => "; Codex's sandbox: OFF here (sandbox_mode = \"danger-full-access\"): cordon alone confines what the hook allows, and what the hook does not see runs unconfined".into(),
-            Some(m) => format!("; Codex's sandbox: {} here, cordon runs inside it", crate::term::clean(m)),
-            None => "; Codex's sandbox: Codex's default here (workspace-write for a trusted project), cordon runs inside it".into(),
-        },
+        Ok((doc, _)) => {
+            let mode = match doc.get("sandbox_mode").and_then(Item::as_str) {
+                Some("danger-full-access") => "; Codex's sandbox: OFF here (sandbox_mode = \"danger-full-access\"): cordon alone confines what the hook allows, and what the hook does not see runs unconfined".into(),
+                Some(m) => format!("; Codex's sandbox: {} here, cordon runs inside it", crate::term::clean(m)),
+                None => "; Codex's sandbox: Codex's default here (workspace-write for a trusted project), cordon runs inside it".into(),
+            };
+            mode + &state_exposed(&doc)
+        }
+    }
+}
+
+/// An install from before the state apart made the log's own directory a writable root,
+/// where what Codex runs without cordon can rewrite the hook's log and the scans' markers:
+/// doctor names it and the step that takes it away. Known by what it holds (an audit log)
+/// and its name (not the directory apart).
+fn state_exposed(doc: &DocumentMut) -> String {
+    let roots = doc
+        .get("sandbox_workspace_write")
+        .and_then(|t| t.get("writable_roots"))
+        .and_then(Item::as_array);
+    let exposed = roots
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(Path::new))
+        .find(|r| {
+            r.file_name() != Some(cordon_policy::CODEX_STATE_DIR.as_ref())
+                && r.join("audit.jsonl").is_file()
+        });
+    match exposed {
+        Some(r) => format!(
+            "; EXPOSED: Codex's sandbox makes cordon's state {} writable to what Codex runs without cordon (an install from before the state apart): run `cordon install codex` again",
+            crate::term::clean(&r.display().to_string())
+        ),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An install from before the state apart made the log's own directory writable in
+    /// Codex's sandbox: a new install replaces it with the directory apart, and uninstall
+    /// takes both away; the operator's own roots stay.
+    #[test]
+    fn install_takes_the_logs_own_directory_out_of_codexs_writable_roots() {
+        let d = tempfile::tempdir().unwrap();
+        let logdir = d.path().join("state/cordon");
+        let apart = logdir.join(cordon_policy::CODEX_STATE_DIR);
+        std::fs::create_dir_all(d.path().join(".codex")).unwrap();
+        let config = d.path().join(".codex/config.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[sandbox_workspace_write]\nwritable_roots = [\"{}\", \"/mine\"]\n",
+                logdir.display()
+            ),
+        )
+        .unwrap();
+        let hooks = Path::new(".codex/hooks.json");
+        let roots = || {
+            let doc: DocumentMut = std::fs::read_to_string(&config).unwrap().parse().unwrap();
+            doc.get("sandbox_workspace_write")
+                .and_then(|t| t.get("writable_roots"))
+                .and_then(Item::as_array)
+                .map(|a| {
+                    a.iter()
+                        .map(|v| v.as_str().unwrap().to_string())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        };
+        apply(d.path(), hooks, Sandbox::Codex, Some(&apart), true).unwrap();
+        assert_eq!(roots(), ["/mine".to_string(), apart.display().to_string()]);
+        assert!(apart.is_dir());
+        apply(d.path(), hooks, Sandbox::Codex, Some(&apart), false).unwrap();
+        assert_eq!(roots(), ["/mine".to_string()]);
+    }
+
+    /// doctor names an old install's exposed state directory, and is quiet after a new one.
+    #[test]
+    fn doctor_names_the_logs_own_directory_as_a_writable_root() {
+        let d = tempfile::tempdir().unwrap();
+        let logdir = d.path().join("state/cordon");
+        let apart = logdir.join(cordon_policy::CODEX_STATE_DIR);
+        std::fs::create_dir_all(&apart).unwrap();
+        std::fs::write(logdir.join("audit.jsonl"), "").unwrap();
+        std::fs::write(apart.join("audit.jsonl"), "").unwrap();
+        std::fs::create_dir_all(d.path().join(".codex")).unwrap();
+        let config = d.path().join(".codex/config.toml");
+        let hooks = Path::new(".codex/hooks.json");
+        let with = |root: &Path| {
+            std::fs::write(
+                &config,
+                format!(
+                    "[sandbox_workspace_write]\nwritable_roots = [\"/mine\", \"{}\"]\n",
+                    root.display()
+                ),
+            )
+            .unwrap();
+            report(d.path(), hooks)
+        };
+        let old = with(&logdir);
+        assert!(
+            old.contains("EXPOSED") && old.contains(&logdir.display().to_string()),
+            "{old}"
+        );
+        let new = with(&apart);
+        assert!(!new.contains("EXPOSED"), "{new}");
     }
 }

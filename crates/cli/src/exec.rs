@@ -42,6 +42,8 @@ pub fn run(args: ExecArgs) -> Exit {
     // A run an agent host started never asks on a terminal: the terminal there is the
     // host's, and its agent may type into it (answer its own question).
     let from_host = args.from_hook || args.host_grant.is_some();
+    // Inside Codex's sandbox: this run's state apart from the hook's (see `cordon_gate::Options`).
+    opts.codex_state = args.state.is_some();
     let terminal = !from_host && term::terminal_available();
     let session = opts.session.clone();
     let gate = Gate::open(opts)?;

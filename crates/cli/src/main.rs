@@ -212,6 +212,11 @@ struct ExecArgs {
     /// agent types into it later is no line the hook decided.
     #[arg(long, value_name = "WHO", value_parser = ["typed"], requires = "from_hook", hide = true)]
     input: Option<String>,
+    /// With --from-hook: the run happens inside Codex's own sandbox (`codex`), where what
+    /// Codex runs without cordon can write too: it records to and scans from cordon's state
+    /// apart (`LOGDIR/codex`), never the hook's log and the state beside it.
+    #[arg(long, value_name = "HOST", value_parser = ["codex"], requires = "from_hook", hide = true)]
+    state: Option<String>,
 }
 
 #[derive(Args)]
@@ -507,7 +512,8 @@ fn hook_args(args: &[std::ffi::OsString]) -> Option<(hook::Host, Option<PathBuf>
     Some((host, policy.map(PathBuf::from), deadline))
 }
 
-/// `cordon exec --from-hook [--policy FILE] [--host-grant ID] [--input typed] -c=LINE` read
+/// `cordon exec --from-hook [--policy FILE] [--host-grant ID] [--input typed] [--state codex]
+/// -c=LINE` read
 /// without clap: the
 /// exact shape `cordon hook` rewrites an allowed shell line to (`hook::exec_line`), which an
 /// agent host runs for every allowed shell call. Anything else — other options, another
@@ -526,7 +532,7 @@ fn exec_args(args: &[std::ffi::OsString]) -> Option<ExecArgs> {
     if line.is_empty() {
         return None;
     }
-    let (mut policy, mut host_grant, mut input) = (None, None, None);
+    let (mut policy, mut host_grant, mut input, mut state) = (None, None, None, None);
     let mut order = 0;
     for pair in rest.chunks(2) {
         let [name, value] = pair else {
@@ -550,6 +556,10 @@ fn exec_args(args: &[std::ffi::OsString]) -> Option<ExecArgs> {
                 input = Some("typed".to_string());
                 order = 3;
             }
+            "--state" if order < 4 && value == "codex" => {
+                state = Some("codex".to_string());
+                order = 4;
+            }
             _ => return None,
         }
     }
@@ -565,6 +575,7 @@ fn exec_args(args: &[std::ffi::OsString]) -> Option<ExecArgs> {
         host_grant,
         from_hook: true,
         input,
+        state,
     })
 }
 
@@ -765,6 +776,7 @@ mod tests {
         Option<String>,
         bool,
         Option<String>,
+        Option<String>,
     ) {
         (
             a.policy.clone(),
@@ -778,6 +790,7 @@ mod tests {
             a.host_grant.clone(),
             a.from_hook,
             a.input.clone(),
+            a.state.clone(),
         )
     }
 
@@ -819,6 +832,16 @@ mod tests {
             &["exec", "--from-hook", "-c==x"],
             &["exec", "--from-hook", "-c=-c=x"],
             &["exec", "--from-hook", "--input", "typed", "-c=ls"],
+            &["exec", "--from-hook", "--state", "codex", "-c=ls"],
+            &[
+                "exec",
+                "--from-hook",
+                "--policy",
+                "p",
+                "--state",
+                "codex",
+                "-c=ls",
+            ],
             &[
                 "exec",
                 "--from-hook",
@@ -869,6 +892,16 @@ mod tests {
             ],
             &["exec", "--from-hook", "--backend", "none", "-c=ls"],
             &["exec", "--from-hook", "--input", "keys", "-c=ls"],
+            &["exec", "--from-hook", "--state", "other", "-c=ls"],
+            &[
+                "exec",
+                "--from-hook",
+                "--state",
+                "codex",
+                "--input",
+                "typed",
+                "-c=ls",
+            ],
             &[
                 "exec",
                 "--from-hook",
@@ -917,17 +950,19 @@ mod tests {
         assert!(exec_args(&args).is_none());
         // The lines the hook writes, split by the shell as the host's is.
         for line in ["ls -la", "=x", "-x", "it's \"q\"\nnext", "a\\b $(c) `d`"] {
-            for (grant, typed) in [
-                (None, false),
-                (Some("0123abcd"), false),
-                (None, true),
-                (Some("0123abcd"), true),
+            for (grant, typed, codex) in [
+                (None, false, false),
+                (Some("0123abcd"), false, false),
+                (None, true, false),
+                (Some("0123abcd"), true, false),
+                (None, false, true),
             ] {
                 let written = hook::exec_line(
                     Some(std::path::Path::new("/usr/bin/cordon")),
                     Some(std::path::Path::new("/w/it's cordon.toml")),
                     grant,
                     typed,
+                    codex,
                     line,
                 )
                 .unwrap();

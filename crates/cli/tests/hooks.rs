@@ -214,18 +214,23 @@ fn run_as_host(dir: &Path, command: &str) -> Output {
 }
 
 /// The audit records of the default log (the fixtures' policy sets none) whose arguments are
-/// exactly `bash -c LINE` in `dir`.
+/// exactly `bash -c LINE` in `dir`, then those of the log apart beside it, where the runs
+/// Codex's hook rewrites record (`--state codex`).
 fn records_of(dir: &Path, line: &str) -> Vec<Value> {
     let args = json!({"argv": ["/usr/bin/bash", "-c", line], "cwd": dir});
     let digest = cordon_approval::audit::sha256_hex(
         cordon_approval::audit::canonical_json(&args).as_bytes(),
     );
-    let log = common::state_home().join("cordon/audit.jsonl");
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|r| r["args_digest"] == digest)
+    let logs = ["cordon/audit.jsonl", "cordon/codex/audit.jsonl"];
+    logs.iter()
+        .flat_map(|l| {
+            std::fs::read_to_string(common::state_home().join(l))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|r| r["args_digest"] == digest)
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
@@ -652,7 +657,7 @@ fn the_hook_leaves_the_sync_of_a_rewritten_allow_to_exec() {
     let state = tempfile::tempdir().unwrap();
     let log = state.path().join("cordon/audit.jsonl");
     let trace = state.path().join("trace");
-    let syncs = |stdin: &str| -> (Value, usize) {
+    let syncs = |host: &str, stdin: &str| -> (Value, usize) {
         let cordon = cordon_cmd(dir);
         let mut c = Command::new("strace");
         c.args([
@@ -664,7 +669,7 @@ fn the_hook_leaves_the_sync_of_a_rewritten_allow_to_exec() {
         ])
         .arg(&trace)
         .arg(cordon.get_program())
-        .args(["hook", "claude", "--policy"])
+        .args(["hook", host, "--policy"])
         .arg(dir.join("cordon.toml"))
         .current_dir(dir)
         .env_remove("CORDON_POLICY")
@@ -696,12 +701,12 @@ fn the_hook_leaves_the_sync_of_a_rewritten_allow_to_exec() {
     let write = json!({"session_id": "s", "transcript_path": "/t", "cwd": dir,
         "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Write",
         "tool_input": {"file_path": dir.join("new.txt"), "content": "x"}, "tool_use_id": "t"});
-    let (v, n) = syncs(&write.to_string());
+    let (v, n) = syncs("claude", &write.to_string());
     assert!(allowed(&v), "{v}");
     assert!(n >= 1, "the allowed Write's record was not synced");
 
     let line = "echo synced-by-exec >> ran.txt";
-    let (v, n) = syncs(&claude_bash(dir, line));
+    let (v, n) = syncs("claude", &claude_bash(dir, line));
     assert!(allowed(&v), "{v}");
     assert_eq!(
         n,
@@ -755,6 +760,22 @@ fn the_hook_leaves_the_sync_of_a_rewritten_allow_to_exec() {
         .output()
         .unwrap();
     assert_eq!(verify.status.code(), Some(0), "{}", common::stderr(&verify));
+
+    // Under Codex the rewrite runs inside Codex's sandbox and records apart (`--state codex`,
+    // docs/hooks.md): its sync covers nothing of this log, so the hook syncs its own record.
+    let codex = json!({"session_id": "s", "turn_id": "t", "transcript_path": null, "cwd": dir,
+        "hook_event_name": "PreToolUse", "model": "m", "permission_mode": "default",
+        "tool_name": "Bash", "tool_input": {"command": line}, "tool_use_id": "c"});
+    let (v, n) = syncs("codex", &codex.to_string());
+    assert!(allowed(&v), "{v}");
+    let command = v["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap();
+    assert!(command.contains(" --state codex "), "{command}");
+    assert!(
+        n >= 1,
+        "the Codex hook left its record of a rewritten allow to a sync that never covers it"
+    );
 }
 
 /// Issue 21, class 1: the host-grant directory lies below XDG_RUNTIME_DIR (or HOME), where an
@@ -1057,5 +1078,34 @@ fn cordon_starts_with_its_standard_fds_open_and_sigpipe_ignored() {
         common::stderr(&o).contains("Broken pipe"),
         "{}",
         common::stderr(&o)
+    );
+}
+
+/// A run Codex's hook rewrote (`--state codex`) records in the directory apart that `cordon
+/// install codex` makes writable in Codex's sandbox; where it cannot (here the state directory
+/// is a file, as a read-only one is inside Codex's sandbox), the run is refused and the line
+/// names the step that makes it.
+#[test]
+fn a_codex_run_without_its_state_apart_is_refused_naming_install() {
+    let d = workspace();
+    let dir = d.path();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(state.path().join("cordon"), "").unwrap();
+    let o = cordon_cmd(dir)
+        .args(["exec", "--from-hook", "--policy"])
+        .arg(dir.join("cordon.toml"))
+        .args(["--state", "codex", "-c=touch ran"])
+        .env("XDG_STATE_HOME", state.path())
+        .env_remove("CORDON_POLICY")
+        .env_remove("CORDON_SESSION")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(!dir.join("ran").exists());
+    assert!(
+        err.contains("cordon/codex") && err.contains("`cordon install codex`"),
+        "{err}"
     );
 }

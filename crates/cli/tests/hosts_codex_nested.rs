@@ -258,6 +258,80 @@ fn user_inside_codex_workspace_write_deny_allow_ask_file_tool() {
     file_tool(&s, WW);
 }
 
+/// Issue 21 (round 8): what Codex runs without cordon — its hook skipped, as for a call whose
+/// hook timed out, a user's `!` command or an MCP server — runs in Codex's sandbox with the
+/// writable roots install added. None of them may hold state cordon trusts elsewhere: the
+/// hook's audit log and the scans' markers and listings beside it (which every later run acts
+/// on: a marker deleted is a dead run never scanned). Only the state apart, where the runs
+/// Codex starts record, is writable there; the hook's log stays intact.
+#[test]
+fn what_codex_runs_without_cordon_cannot_write_cordons_state() {
+    let (s, _) = Setup::installed(unprivileged(), &[]);
+    let state = s.0.home().join(".state/cordon");
+    // A hooked run first: the hook records in the log, the run it rewrote in the state apart,
+    // which cordon keeps from the command it runs (in a script: only the sandbox stops it).
+    std::fs::write(
+        s.dir().join("hooked.sh"),
+        format!(
+            "echo hooked-ran\necho x > {} || echo hooked-refused-apart\n",
+            state.join("codex/from-hooked").display()
+        ),
+    )
+    .unwrap();
+    let r = turn(&s, "sh ./hooked.sh", WW);
+    assert!(
+        r.contains("hooked-ran") && r.contains("hooked-refused-apart"),
+        "{r}"
+    );
+    assert!(!state.join("codex/from-hooked").exists(), "{r}");
+    let records = |log: &Path| std::fs::read_to_string(log).unwrap_or_default();
+    let (main, apart) = (state.join("audit.jsonl"), state.join("codex/audit.jsonl"));
+    assert!(
+        records(&main).contains("hooked.sh"),
+        "the hook's record: {main:?}"
+    );
+    assert!(
+        records(&apart).contains("hooked.sh"),
+        "the run's record: {apart:?}"
+    );
+    let before = records(&main);
+    // Codex skips the hook now: the call runs in Codex's sandbox alone.
+    std::fs::remove_file(s.dir().join(".codex/hooks.json")).unwrap();
+    let mut script = String::new();
+    for f in ["audit.jsonl", "scans/forged", "forged"] {
+        let p = state.join(f);
+        script.push_str(&format!(
+            "echo forged >> {p} && echo 'wrote {f}' || echo 'refused {f}'\n",
+            p = p.display()
+        ));
+    }
+    script.push_str(&format!(
+        "echo x > {} && echo wrote-apart\n",
+        state.join("codex/probe").display()
+    ));
+    std::fs::write(s.dir().join("forge.sh"), script).unwrap();
+    let r = turn(&s, "sh ./forge.sh", WW);
+    // The write apart proves the command ran, in Codex's sandbox with install's root.
+    assert!(r.contains("wrote-apart"), "{r}");
+    for f in ["audit.jsonl", "scans/forged", "forged"] {
+        assert!(r.contains(&format!("refused {f}")), "{f}: {r}");
+    }
+    assert_eq!(records(&main), before);
+    assert!(!state.join("scans/forged").exists() && !state.join("forged").exists());
+    let o = s
+        .cordon()
+        .args(["audit", "verify"])
+        .arg(&main)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}{}",
+        common::stdout(&o),
+        common::stderr(&o)
+    );
+}
+
 /// The same user with `codex exec`'s own default (no `-s`).
 #[test]
 fn user_inside_codex_exec_default() {
@@ -327,7 +401,7 @@ fn install_and_uninstall_touch_only_their_own_codex_settings() {
         .unwrap();
     assert!(o.status.success(), "{}", common::stderr(&o));
     let text = std::fs::read_to_string(&config).unwrap();
-    let state = s.0.home().join(".state/cordon");
+    let state = s.0.home().join(".state/cordon/codex");
     assert!(!text.contains("sandbox_mode"), "{text}");
     assert!(
         text.contains(&format!("writable_roots = [\"{}\"]", state.display())),

@@ -158,6 +158,11 @@ pub struct Options {
     /// policy this gate discovers, the one it then runs under ([`host_grant::consume`]); the
     /// host whose user approved becomes the client ([`Gate::granted_by`]).
     pub host_grant: Option<host_grant::Claim>,
+    /// A run Codex starts inside its own sandbox (`cordon exec --state codex`, as Codex's hook
+    /// rewrites a call): it records to `LOGDIR/codex/audit.jsonl` and keeps its scans there
+    /// ([`cordon_policy::CODEX_STATE_DIR`]), the one directory install makes writable in
+    /// Codex's sandbox; the policy's own log joins the logs kept from the command.
+    pub codex_state: bool,
 }
 
 impl Options {
@@ -173,6 +178,7 @@ impl Options {
             client: None,
             front_end: FrontEnd::Terminal,
             host_grant: None,
+            codex_state: false,
         }
     }
 }

@@ -32,7 +32,10 @@ impl Gate {
             after_run::before_discovery();
         }
         let store = TrustStore::from_env();
-        let policy = Policy::discover_in(opts.policy.as_deref(), &cwd, &store)?;
+        let mut policy = Policy::discover_in(opts.policy.as_deref(), &cwd, &store)?;
+        if opts.codex_state {
+            codex_state(&mut policy);
+        }
         // A host's user approved exactly this line (`cordon hook`): the grant is used up now,
         // before anything else, and checked against this very policy, the one the gate then
         // decides and runs under (not one loaded for the check alone, which would be a second
@@ -184,6 +187,7 @@ impl Gate {
                 &mut engine,
                 session_id.as_deref(),
                 client.as_deref(),
+                opts.codex_state,
             )?
         };
         let inherited = inherited(&policy);
@@ -269,6 +273,7 @@ fn open_audit(
     engine: &mut Engine,
     session_id: Option<&str>,
     client: Option<&str>,
+    codex_state: bool,
 ) -> Result<(PathBuf, String), Error> {
     let log = &policy.approval.audit_log;
     let Some(path) = log.path().map(Path::to_path_buf) else {
@@ -294,6 +299,10 @@ fn open_audit(
     };
     let mut audit = opened.map_err(|e| {
             let hint = match log {
+                // Inside Codex's sandbox only install's directory apart is writable.
+                _ if codex_state => {
+                    " (the state apart of the runs inside Codex's sandbox: `cordon install codex` creates it and makes it writable there)"
+                }
                 cordon_policy::AuditLog::Default(_) => {
                     " (the default place; set approval.audit_log in the policy, or XDG_STATE_HOME, to record elsewhere)"
                 }
@@ -310,6 +319,30 @@ fn open_audit(
     let session = audit.session().to_string();
     engine.set_audit(audit);
     Ok((path, session))
+}
+
+/// A run inside Codex's sandbox records apart ([`cordon_policy::CODEX_STATE_DIR`]): everything
+/// Codex runs without cordon can write where this run writes, so that is never the log the
+/// hook records to, nor the scans, sessions and grants beside it. The policy's own log (and
+/// its directory) is still kept from the command, with the other logs.
+fn codex_state(policy: &mut Policy) {
+    use cordon_policy::AuditLog;
+    let apart = |log: &Path| {
+        log.parent()
+            .map(|d| d.join(cordon_policy::CODEX_STATE_DIR).join("audit.jsonl"))
+    };
+    let moved = match &policy.approval.audit_log {
+        AuditLog::Configured(l) => apart(l).map(|a| (l.clone(), AuditLog::Configured(a))),
+        AuditLog::Default(l) => apart(l).map(|a| (l.clone(), AuditLog::Default(a))),
+        // Nowhere to record: opening the log refuses, saying so.
+        AuditLog::Nowhere => None,
+    };
+    if let Some((own, log)) = moved {
+        if !policy.approval.other_audit_logs.contains(&own) {
+            policy.approval.other_audit_logs.push(own);
+        }
+        policy.approval.audit_log = log;
+    }
 }
 
 /// A policy or audit log named through a symlink in a writable root: the command could

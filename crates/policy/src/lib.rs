@@ -73,6 +73,15 @@ pub const RULES_FILE_NAME: &str = "cordon.rules.toml";
 /// then killed, was never scanned).
 pub const SCANS_DIR: &str = "scans";
 
+/// The directory beside an audit log where the `cordon exec` runs Codex starts inside its own
+/// sandbox keep their state (`LOGDIR/codex`: their audit log, their scans' markers and
+/// listings), apart from the rest of cordon's state. `cordon install codex` makes it, and only
+/// it, writable in Codex's sandbox, where everything Codex runs without cordon (a `!` command,
+/// an MCP server, a call whose hook timed out) can write it too: so nothing outside it — the
+/// hook's own log, the scans other runs act on, sessions, host grants — is in their reach, and
+/// what lies in it is worth no more than what Codex's sandbox lets them do anyway.
+pub const CODEX_STATE_DIR: &str = "codex";
+
 /// How locations in the embedded default are named.
 pub const DEFAULT_POLICY_NAME: &str = "<embedded profiles/default.toml>";
 

@@ -587,7 +587,14 @@ fn answer(
     let policy_file = decider.policy_file();
     // An allow here is told as the rewrite (below) and nothing else: its record's sync is
     // left to `cordon exec`'s, made before the command starts (`Decider::decide_rewritten`).
-    Ok(match decider.decide_rewritten(&call) {
+    // Not under Codex: that run records apart (`--state codex`), and its sync covers nothing
+    // of this log, so the hook syncs its own record.
+    let decided = if host == Host::Codex {
+        decider.decide(&call)
+    } else {
+        decider.decide_rewritten(&call)
+    };
+    Ok(match decided {
         Ok(Outcome::Allowed { reason, .. }) => Answer::Allow {
             reason,
             command: Some(exec_line(
@@ -595,6 +602,7 @@ fn answer(
                 policy_file.as_deref(),
                 None,
                 host.typed_input(),
+                host == Host::Codex,
                 line,
             )?),
         },
@@ -610,7 +618,7 @@ fn answer(
             } else {
                 format!(
                     "to run it once, a person runs it in a terminal, where cordon asks: {}",
-                    exec_line(None, policy_file.as_deref(), None, false, line)?
+                    exec_line(None, policy_file.as_deref(), None, false, false, line)?
                 )
             };
             let command = if host == Host::Claude {
@@ -626,6 +634,7 @@ fn answer(
                     policy_file.as_deref(),
                     Some(&id),
                     host.typed_input(),
+                    host == Host::Codex,
                     line,
                 )?)
             } else {
@@ -691,16 +700,20 @@ pub fn quote(s: &str) -> String {
 }
 
 /// The command the host runs instead of `line`: `cordon exec --from-hook --policy P
-/// [--host-grant ID] [--input typed] -c='line'` (without `--from-hook` when `exe` is `None`: a
-/// line for a person to type). `typed`: a person can type into the command through the host
-/// (Gemini CLI's interactive shell); otherwise the command reads nothing, as what the host's
-/// agent types into it later (Codex's `write_stdin`, Copilot's `write_bash`) reaches no hook.
+/// [--host-grant ID] [--input typed] [--state codex] -c='line'` (without `--from-hook` when
+/// `exe` is `None`: a line for a person to type). `typed`: a person can type into the command
+/// through the host (Gemini CLI's interactive shell); otherwise the command reads nothing, as
+/// what the host's agent types into it later (Codex's `write_stdin`, Copilot's `write_bash`)
+/// reaches no hook. `codex`: the host runs it inside Codex's sandbox, where what Codex runs
+/// without cordon writes as well, so the run keeps its state apart
+/// ([`cordon_policy::CODEX_STATE_DIR`]).
 /// A line with a NUL byte is refused (no argument can carry it).
 pub fn exec_line(
     exe: Option<&Path>,
     policy: Option<&Path>,
     grant: Option<&str>,
     typed: bool,
+    codex: bool,
     line: &str,
 ) -> Result<String, Error> {
     if line.contains('\0') {
@@ -728,6 +741,9 @@ pub fn exec_line(
     }
     if typed && exe.is_some() {
         out.push_str(" --input typed");
+    }
+    if codex && exe.is_some() {
+        out.push_str(" --state codex");
     }
     // Attached (`-c='…'`): a line starting with `-` stays the option's value. The `=` is
     // what clap strips after an attached short option's name, once: without it, a line that
@@ -838,7 +854,7 @@ mod tests {
 
     #[test]
     fn nul_is_refused() {
-        assert!(exec_line(Some(Path::new("/c")), None, None, false, "a\0b").is_err());
+        assert!(exec_line(Some(Path::new("/c")), None, None, false, false, "a\0b").is_err());
     }
 
     /// The hook's deadline passes after the worker recorded `allow` (and, for a second call,
