@@ -950,19 +950,21 @@ mod tests {
         assert!(exec_args(&args).is_none());
         // The lines the hook writes, split by the shell as the host's is.
         for line in ["ls -la", "=x", "-x", "it's \"q\"\nnext", "a\\b $(c) `d`"] {
-            for (grant, typed, codex) in [
-                (None, false, false),
-                (Some("0123abcd"), false, false),
-                (None, true, false),
-                (Some("0123abcd"), true, false),
-                (None, false, true),
-            ] {
+            let hosts = [
+                hook::Host::Claude,
+                hook::Host::Codex,
+                hook::Host::Gemini,
+                hook::Host::Copilot,
+                hook::Host::Opencode,
+            ];
+            for (host, grant) in hosts
+                .into_iter()
+                .flat_map(|h| [(h, None), (h, Some("0123abcd"))])
+            {
                 let written = hook::exec_line(
-                    Some(std::path::Path::new("/usr/bin/cordon")),
+                    Some((std::path::Path::new("/usr/bin/cordon"), host)),
                     Some(std::path::Path::new("/w/it's cordon.toml")),
                     grant,
-                    typed,
-                    codex,
                     line,
                 )
                 .unwrap();

@@ -598,11 +598,9 @@ fn answer(
         Ok(Outcome::Allowed { reason, .. }) => Answer::Allow {
             reason,
             command: Some(exec_line(
-                Some(&exe),
+                Some((&exe, host)),
                 policy_file.as_deref(),
                 None,
-                host.typed_input(),
-                host == Host::Codex,
                 line,
             )?),
         },
@@ -618,7 +616,7 @@ fn answer(
             } else {
                 format!(
                     "to run it once, a person runs it in a terminal, where cordon asks: {}",
-                    exec_line(None, policy_file.as_deref(), None, false, false, line)?
+                    exec_line(None, policy_file.as_deref(), None, line)?
                 )
             };
             let command = if host == Host::Claude {
@@ -630,11 +628,9 @@ fn answer(
                     host.client(),
                 )?;
                 Some(exec_line(
-                    Some(&exe),
+                    Some((&exe, host)),
                     policy_file.as_deref(),
                     Some(&id),
-                    host.typed_input(),
-                    host == Host::Codex,
                     line,
                 )?)
             } else {
@@ -699,35 +695,33 @@ pub fn quote(s: &str) -> String {
     q
 }
 
-/// The command the host runs instead of `line`: `cordon exec --from-hook --policy P
-/// [--host-grant ID] [--input typed] [--state codex] -c='line'` (without `--from-hook` when
-/// `exe` is `None`: a line for a person to type). `typed`: a person can type into the command
-/// through the host (Gemini CLI's interactive shell); otherwise the command reads nothing, as
-/// what the host's agent types into it later (Codex's `write_stdin`, Copilot's `write_bash`)
-/// reaches no hook. `codex`: the host runs it inside Codex's sandbox, where what Codex runs
-/// without cordon writes as well, so the run keeps its state apart
-/// ([`cordon_policy::CODEX_STATE_DIR`]).
+/// The command `host` runs instead of `line`, with cordon at `exe`: `cordon exec --from-hook
+/// --policy P [--host-grant ID] [--input typed] [--state codex] -c='line'` (without
+/// `--from-hook` when `by` is `None`: a line for a person to type). `--input typed`: a person
+/// can type into the command through the host (Gemini CLI's interactive shell, see
+/// [`Host::typed_input`]); otherwise the command reads nothing, as what the host's agent types
+/// into it later (Codex's `write_stdin`, Copilot's `write_bash`) reaches no hook. `--state
+/// codex`: Codex runs it inside its own sandbox, where what Codex runs without cordon writes
+/// as well, so the run keeps its state apart ([`cordon_policy::CODEX_STATE_DIR`]).
 /// A line with a NUL byte is refused (no argument can carry it).
 pub fn exec_line(
-    exe: Option<&Path>,
+    by: Option<(&Path, Host)>,
     policy: Option<&Path>,
     grant: Option<&str>,
-    typed: bool,
-    codex: bool,
     line: &str,
 ) -> Result<String, Error> {
     if line.contains('\0') {
         return Err(Error::NulByte);
     }
     // `None`: the bare name, for a person to type.
-    let mut out = match exe {
-        Some(exe) => quote(exe.to_str().ok_or(Error::NotUtf8("the cordon binary's"))?),
+    let mut out = match by {
+        Some((exe, _)) => quote(exe.to_str().ok_or(Error::NotUtf8("the cordon binary's"))?),
         None => "cordon".to_string(),
     };
     out.push_str(" exec");
     // For the host to run (not a person to type): cordon must never ask on the host's
     // terminal, which its agent may type into.
-    if exe.is_some() {
+    if by.is_some() {
         out.push_str(" --from-hook");
     }
     if let Some(p) = policy {
@@ -739,10 +733,11 @@ pub fn exec_line(
         out.push_str(" --host-grant ");
         out.push_str(id);
     }
-    if typed && exe.is_some() {
+    let host = by.map(|(_, host)| host);
+    if host.is_some_and(Host::typed_input) {
         out.push_str(" --input typed");
     }
-    if codex && exe.is_some() {
+    if host == Some(Host::Codex) {
         out.push_str(" --state codex");
     }
     // Attached (`-c='…'`): a line starting with `-` stays the option's value. The `=` is
@@ -854,7 +849,7 @@ mod tests {
 
     #[test]
     fn nul_is_refused() {
-        assert!(exec_line(Some(Path::new("/c")), None, None, false, false, "a\0b").is_err());
+        assert!(exec_line(Some((Path::new("/c"), Host::Claude)), None, None, "a\0b").is_err());
     }
 
     /// The hook's deadline passes after the worker recorded `allow` (and, for a second call,
