@@ -662,6 +662,27 @@ fn meet(a: &Path, b: &Path) -> bool {
 
 /// The scans of dead runs over `roots` (see the module's documentation).
 fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(), String> {
+    // First the moves a dead scan began and did not finish (journaled beside the markers,
+    // `cordon_ossandbox::Journal`): the run's file aside, the earlier content back, reported
+    // as that scan would have. What is put back is this process's own, so the dead run's scan
+    // below does not take it for the run's change.
+    let moved = cordon_ossandbox::Journal::beside(dir).recover(roots);
+    for f in &moved {
+        eprintln!(
+            "cordon: warning: an earlier run's cordon ended during its after-run scan; {}",
+            clean(&f.message())
+        );
+    }
+    if !moved.is_empty() {
+        record(
+            "shell",
+            &moved,
+            None,
+            log,
+            Some(session),
+            "after-run-recovered",
+        );
+    }
     for dead in dead_markers(dir) {
         let Said {
             started,

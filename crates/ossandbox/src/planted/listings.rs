@@ -57,6 +57,11 @@ impl Listings {
         }
     }
 
+    /// The journal of the scan's moves ([`super::Journal`]), kept in the same directory.
+    pub fn journal(&self) -> super::Journal {
+        super::Journal::beside(&self.dir)
+    }
+
     /// The file's path.
     pub fn path(&self) -> PathBuf {
         self.dir.join(&self.name)
