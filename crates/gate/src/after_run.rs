@@ -669,7 +669,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
     let moved = cordon_ossandbox::Journal::beside(dir).recover(roots);
     for f in &moved {
         eprintln!(
-            "cordon: warning: an earlier run's cordon ended during its after-run scan; {}",
+            "cordon: warning: an earlier run's after-run scan was cut short in a move (cordon killed, or the disk full); {}",
             clean(&f.message())
         );
     }
