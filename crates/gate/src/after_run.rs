@@ -854,7 +854,11 @@ impl crate::Gate {
         let sandbox = self.sandbox.as_ref().filter(|_| self.front_end.runs())?;
         let roots = sandbox.writable_roots().to_vec();
         Some(Watch {
-            watch: cordon_ossandbox::Watch::start(&roots),
+            // Each move journaled beside the markers, as the end scan's are.
+            watch: cordon_ossandbox::Watch::start_journaled(
+                &roots,
+                scans_beside(&self.audit_path).map(|d| cordon_ossandbox::Journal::beside(&d)),
+            ),
             roots,
             log: self.audit_path.clone(),
             session: self.audit_session.clone(),

@@ -1237,7 +1237,9 @@ impl Snapshot {
         out
     }
 
-    /// What appeared or changed since `before`, each quarantined where that is safe.
+    /// What appeared or changed since `before`, each quarantined where that is safe (not
+    /// journaled: the tests' short form).
+    #[cfg(test)]
     pub fn findings_since(&self, before: &Snapshot) -> Vec<Finding> {
         self.findings_journaled(before, None)
     }
@@ -1353,15 +1355,24 @@ pub struct Watch {
     baseline: Snapshot,
     /// The default trust-store places in the roots that did not exist at the start.
     stores: Vec<MissingPlace>,
+    /// Where each move is journaled first (see [`Journal`]).
+    journal: Option<Journal>,
 }
 
 impl Watch {
     /// Watches `roots` (absolute, canonical) from now on.
     pub fn start(roots: &[PathBuf]) -> Watch {
+        Watch::start_journaled(roots, None)
+    }
+
+    /// [`Watch::start`], each move journaled first in `journal`: a cordon killed in the middle
+    /// of one leaves it for the next run over the roots to finish.
+    pub fn start_journaled(roots: &[PathBuf], journal: Option<Journal>) -> Watch {
         Watch {
             roots: roots.to_vec(),
             stores: MissingPlace::trust_stores_in(roots),
             baseline: Snapshot::take(roots),
+            journal,
         }
     }
 
@@ -1372,7 +1383,7 @@ impl Watch {
     pub fn check(&mut self) -> (Vec<Finding>, bool) {
         let _one = scanning();
         let now = Snapshot::take_with(&self.roots, MAX_ENTRIES, Some(&self.baseline));
-        let mut findings = now.findings_since(&self.baseline);
+        let mut findings = now.findings_journaled(&self.baseline, self.journal.as_ref());
         findings.extend(self.stores.iter().filter_map(MissingPlace::check));
         let truncated = now.truncated;
         // The new baseline is the snapshot the findings came from, not one taken after the
