@@ -303,14 +303,29 @@ fn lock_if_free(d: &cordon_fs::safe::Dir, name: &Path) -> Result<Option<ProcessL
 /// The markers in `dir` whose cordon is gone (see the module's documentation); removes a
 /// leftover `.new-` marker of a cordon that died before its run.
 fn dead_markers(dir: &Path) -> Vec<Dead> {
+    dead_markers_and_moves(dir).0
+}
+
+/// [`dead_markers`], and whether the directory holds a scan's journaled move
+/// (`cordon_ossandbox::Journal`): one listing for both, so a run with nothing to recover
+/// reads the directory once, as before the journal.
+fn dead_markers_and_moves(dir: &Path) -> (Vec<Dead>, bool) {
     let Ok(d) = cordon_fs::safe::Dir::anchor(dir) else {
-        return Vec::new(); // no marker was ever left
+        return (Vec::new(), false); // no marker was ever left
     };
     let Ok(names) = d.entries() else {
-        return Vec::new();
+        return (Vec::new(), false);
     };
     let mut dead = Vec::new();
+    let mut moves = false;
     for (name, _) in names {
+        if name
+            .as_encoded_bytes()
+            .starts_with(cordon_ossandbox::Journal::PREFIX.as_bytes())
+        {
+            moves = true;
+            continue;
+        }
         let rel = PathBuf::from(&name);
         if name.to_string_lossy().starts_with(".new-") {
             // A marker whose cordon died before renaming it into place (before its run): gone
@@ -379,7 +394,7 @@ fn dead_markers(dir: &Path) -> Vec<Dead> {
             lock: Ok(lock),
         });
     }
-    dead
+    (dead, moves)
 }
 
 /// A run's pending scan, held until [`Pending::finish`]: its marker, and the copies of its
@@ -666,7 +681,12 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
     // `cordon_ossandbox::Journal`): the run's file aside, the earlier content back, reported
     // as that scan would have. What is put back is this process's own, so the dead run's scan
     // below does not take it for the run's change.
-    let moved = cordon_ossandbox::Journal::beside(dir).recover(roots);
+    let (dead, moves) = dead_markers_and_moves(dir);
+    let moved = if moves {
+        cordon_ossandbox::Journal::beside(dir).recover(roots)
+    } else {
+        Vec::new()
+    };
     for f in &moved {
         eprintln!(
             "cordon: warning: an earlier run's after-run scan was cut short in a move (cordon killed, or the disk full); {}",
@@ -683,7 +703,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
             "after-run-recovered",
         );
     }
-    for dead in dead_markers(dir) {
+    for dead in dead {
         let Said {
             started,
             state,

@@ -439,6 +439,9 @@ fn unique() -> String {
 }
 
 impl Journal {
+    /// How an entry's name begins.
+    pub const PREFIX: &'static str = "journal-";
+
     /// The journal in `dir` (the after-run markers' directory, which no run reaches).
     pub fn beside(dir: &Path) -> Journal {
         Journal {
@@ -459,7 +462,7 @@ impl Journal {
         let dir = Dir::anchor(&self.dir)
             .or_else(|_| cordon_fs::safe::create_path(&self.dir, 0o700))
             .map_err(std::io::Error::other)?;
-        let name = PathBuf::from(format!("journal-{}", unique()));
+        let name = PathBuf::from(format!("{}{}", Journal::PREFIX, unique()));
         // Created empty and locked before anything is written: an entry is never unlocked
         // while its cordon lives, and one whose cordon died before its text was whole does
         // not parse (recovery removes it; nothing was moved yet).
@@ -504,7 +507,7 @@ impl Journal {
         };
         let mut out = Vec::new();
         for (n, _) in names {
-            if !n.as_bytes().starts_with(b"journal-") {
+            if !n.as_bytes().starts_with(Journal::PREFIX.as_bytes()) {
                 continue;
             }
             let rel = PathBuf::from(&n);
