@@ -467,7 +467,7 @@ impl Journal {
         // while its cordon lives, and one whose cordon died before its text was whole does
         // not parse (recovery removes it; nothing was moved yet).
         let file = dir
-            .create_new(&name, b"", 0o600)
+            .create_new_unsynced(&name, b"", 0o600)
             .map_err(std::io::Error::other)?;
         let lock = match ProcessLock::try_take(file) {
             Ok(Some(l)) => l,
