@@ -877,7 +877,8 @@ impl crate::Gate {
             // Each move journaled beside the markers, as the end scan's are.
             watch: cordon_ossandbox::Watch::start_journaled(
                 &roots,
-                scans_beside(&self.audit_path).map(|d| cordon_ossandbox::Journal::beside(&d)),
+                scans_beside(&self.audit_path)
+                    .map(|d| cordon_ossandbox::Journal::beside(&d).of(&roots)),
             ),
             roots,
             log: self.audit_path.clone(),

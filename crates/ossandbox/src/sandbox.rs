@@ -491,7 +491,7 @@ impl Before {
             .collect();
         // Each move journaled beside the listings (out of every run's reach): a cordon killed
         // in the middle of one leaves it for the next run to finish.
-        let journal = self.listings.as_ref().map(crate::Listings::journal);
+        let journal = self.listings.as_ref().map(|l| l.journal(roots));
         let mut findings = after.findings_journaled(before, journal.as_ref());
         findings.extend(stores);
         // For the next run's "before": what this walk read (a directory cordon just moved a

@@ -31,7 +31,8 @@
 //! overwrites: a name the operator has since filled with other content is left alone, and the
 //! entry is kept under `kept-…` with the earlier content, which the warning names. An entry is
 //! acted on only when it is a regular file this user wrote (not a link, not writable by
-//! others) and its path lies in one of the recovering run's roots.
+//! others) and its path, or the roots of the run that made it, meet the recovering run's
+//! roots.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -49,6 +50,8 @@ const HEAD: &str = "cordon scan journal v1";
 #[derive(Debug, Clone)]
 pub struct Journal {
     dir: PathBuf,
+    /// The writable roots of the run whose moves go here.
+    roots: Vec<PathBuf>,
 }
 
 /// The content a moved file gets back, with its earlier mode and owner.
@@ -62,6 +65,9 @@ pub(crate) struct Earlier {
 /// One move (and restore) of the scan, from its journal entry or about to be journaled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Move {
+    /// The writable roots of the run whose scan moves it: a run over roots that meet them
+    /// finishes it (its path may lie beyond them, at a watched link's target).
+    pub roots: Vec<PathBuf>,
     pub path: PathBuf,
     pub what: What,
     pub why: String,
@@ -107,6 +113,9 @@ impl Move {
             self.id.1,
             hex(self.staging.as_bytes()),
         );
+        for r in &self.roots {
+            t.push_str(&format!("root {}\n", hex(r.as_os_str().as_bytes())));
+        }
         if let Some(e) = &self.earlier {
             t.push_str(&format!(
                 "earlier {:o} {} {} {}\n",
@@ -126,8 +135,10 @@ impl Move {
         }
         let (mut path, mut what, mut why, mut change, mut id, mut staging, mut earlier) =
             (None, None, None, None, None, None, None);
+        let mut roots = Vec::new();
         for l in lines {
             match l.split_once(' ')? {
+                ("root", h) => roots.push(PathBuf::from(OsString::from_vec(unhex(h)?))),
                 ("path", h) => path = Some(PathBuf::from(OsString::from_vec(unhex(h)?))),
                 ("what", t) => what = Some(What::from_tag(t)?),
                 ("why", h) => why = Some(String::from_utf8(unhex(h)?).ok()?),
@@ -159,6 +170,7 @@ impl Move {
             return None;
         }
         Some(Move {
+            roots,
             path,
             what: what?,
             why: why?,
@@ -446,7 +458,19 @@ impl Journal {
     pub fn beside(dir: &Path) -> Journal {
         Journal {
             dir: dir.to_path_buf(),
+            roots: Vec::new(),
         }
+    }
+
+    /// This journal, for the moves of a run over `roots` (absolute, canonical).
+    pub fn of(mut self, roots: &[PathBuf]) -> Journal {
+        self.roots = roots.to_vec();
+        self
+    }
+
+    /// The roots its moves are recorded under.
+    pub(crate) fn roots(&self) -> &[PathBuf] {
+        &self.roots
     }
 
     /// A staging name for the earlier content of `name`.
@@ -514,7 +538,10 @@ impl Journal {
             let Some((lock, m)) = dead_entry(&dir, &rel) else {
                 continue;
             };
-            if !roots.iter().any(|r| m.path.starts_with(r)) {
+            let meet = |a: &Path, b: &Path| a.starts_with(b) || b.starts_with(a);
+            let ours = roots.iter().any(|r| m.path.starts_with(r))
+                || m.roots.iter().any(|t| roots.iter().any(|r| meet(t, r)));
+            if !ours {
                 continue; // another root's: the next run over it finishes it
             }
             let (handling, left) = m.finish(Some(&self.dir.join(&rel)));

@@ -57,9 +57,10 @@ impl Listings {
         }
     }
 
-    /// The journal of the scan's moves ([`super::Journal`]), kept in the same directory.
-    pub fn journal(&self) -> super::Journal {
-        super::Journal::beside(&self.dir)
+    /// The journal of the scan's moves over `roots` ([`super::Journal`]), kept in the same
+    /// directory.
+    pub fn journal(&self, roots: &[PathBuf]) -> super::Journal {
+        super::Journal::beside(&self.dir).of(roots)
     }
 
     /// The file's path.
