@@ -17,6 +17,7 @@
 //! ```text
 //!  LOGDIR/scans/run-PID-STAMP     roots, start time, state (running | incomplete)
 //!  LOGDIR/scans/listings-HASH     what the last completed scan over those roots read
+//!  LOGDIR/scans/journal-PID-…     a move of a scan under way (`cordon_ossandbox::Journal`)
 //! ```
 //!
 //! the marker removed when the scan completed (the listings stay: the next run's "before"
@@ -26,6 +27,11 @@
 //! changed since that run began (ctime, which a command cannot set back) is moved aside and
 //! recorded — and refuses to run while a scan could not complete (the walk's limit), until the
 //! operator has looked and deleted the marker.
+//!
+//! Before those scans, a later run finishes the moves a dead scan began over roots that meet
+//! its own (each journaled, with the earlier content a changed file gets back, before the
+//! file is touched): a cordon killed between moving a file aside and restoring it, or a
+//! restore a full disk refused, loses nothing.
 //!
 //! One part of a dead run's scan cannot wait for the next run over the same roots: a default
 //! place of cordon's trust store that lay missing in its roots (`~/.config/cordon` while

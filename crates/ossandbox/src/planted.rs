@@ -15,7 +15,8 @@
 //!              Finding per path that appeared or changed
 //!                             │
 //!              quarantine: rename to NAME.cordon-quarantine[-N]
-//!              (a changed small file gets its earlier content back)
+//!              (a changed small file gets its earlier content back;
+//!               each move journaled first, see `journal.rs`)
 //! ```
 //!
 //! What is watched, in each writable root (a walk that follows no symlinks, stops after
