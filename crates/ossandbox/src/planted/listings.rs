@@ -57,6 +57,12 @@ impl Listings {
         }
     }
 
+    /// The journal of the scan's moves over `roots` ([`super::Journal`]), kept in the same
+    /// directory.
+    pub fn journal(&self, roots: &[PathBuf]) -> super::Journal {
+        super::Journal::beside(&self.dir).of(roots)
+    }
+
     /// The file's path.
     pub fn path(&self) -> PathBuf {
         self.dir.join(&self.name)
