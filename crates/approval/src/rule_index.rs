@@ -12,7 +12,7 @@
 //! What stays linear: many *different* globs without a literal prefix (`*.rs`, `[ab]*`, …)
 //! leaving the same node are each tried for a word that reaches it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use cordon_policy::verdict::Known;
@@ -281,6 +281,9 @@ struct Walk<'a, S> {
     last_unknown: usize,
     acc: Verdict,
     budget: usize,
+    /// States already walked: a state's rules are the same each time it is reached, and
+    /// wildcards reach the same nodes by many paths.
+    seen: HashSet<(usize, usize, Option<usize>)>,
 }
 
 impl RuleIndex {
@@ -291,6 +294,10 @@ impl RuleIndex {
     /// origin`), so, before the last unknown word, any run of words whose first is an option
     /// may stand anywhere after the program name. Only the rules matched this way are walked.
     pub(crate) fn could<S: AsRef<str>>(&self, words: &[S], known: &[Known]) -> Could {
+        self.could_within(words, known, COULD_BUDGET)
+    }
+
+    fn could_within<S: AsRef<str>>(&self, words: &[S], known: &[Known], budget: usize) -> Could {
         let Some(last_unknown) = known.iter().rposition(|k| *k != Known::Literal) else {
             return Could::default();
         };
@@ -299,7 +306,8 @@ impl RuleIndex {
             known,
             last_unknown,
             acc: Verdict::default(),
-            budget: COULD_BUDGET,
+            budget,
+            seen: HashSet::new(),
         };
         for root in [BASENAME_ROOT, WHOLE_ROOT] {
             self.could_visit(root, 0, None, &mut walk);
@@ -307,7 +315,8 @@ impl RuleIndex {
         Could {
             first_deny: walk.acc.first_deny,
             last_ask: walk.acc.last_ask,
-            gave_up: walk.budget == 0,
+            // A deny found ends the walk early: it decides whatever else could match.
+            gave_up: walk.budget == 0 && walk.acc.first_deny.is_none(),
         }
     }
 
@@ -321,12 +330,16 @@ impl RuleIndex {
         moved: Option<usize>,
         w: &mut Walk<S>,
     ) {
-        if w.budget == 0 {
+        if w.budget == 0 || !w.seen.insert((at, depth, moved)) {
             return;
         }
         w.budget -= 1;
         let node = &self.nodes[at];
         w.acc.merge(node.prefix);
+        if w.acc.first_deny.is_some() {
+            w.budget = 0;
+            return;
+        }
         let Some(word) = w.words.get(depth) else {
             w.acc.merge(node.exact);
             return;
@@ -335,12 +348,12 @@ impl RuleIndex {
         if moved.is_none() && depth >= 1 {
             // An unknown word further on, read here as options: one option for a single word,
             // a run of words starting with one for any words.
-            for i in depth..=w.last_unknown {
-                let kind = known.get(i).copied().unwrap_or_default();
+            let ahead = words.iter().zip(known).enumerate();
+            for (i, (spelled, &kind)) in ahead.take(w.last_unknown + 1).skip(depth) {
                 if kind == Known::Literal {
                     continue;
                 }
-                let spelled = words[i].as_ref();
+                let spelled = spelled.as_ref();
                 let fits = |token: &str| may_be(spelled, token);
                 let next: Vec<usize> = self
                     .edges(at)
@@ -413,6 +426,7 @@ impl RuleIndex {
             if w.budget == 0 {
                 return;
             }
+            w.budget -= 1;
             then(self, to, w);
             self.any_run(to, fits, w, then);
         }
@@ -450,6 +464,41 @@ impl RuleIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn index(rules: &[(&str, &str)]) -> RuleIndex {
+        let body: String = rules
+            .iter()
+            .map(|(p, a)| format!("[[shell.rules]]\npattern = \"{p}\"\naction = \"{a}\"\n"))
+            .collect();
+        let policy = cordon_policy::Policy::parse(
+            &format!("version = 1\n{body}"),
+            "p.toml",
+            std::path::Path::new("/"),
+        )
+        .unwrap();
+        RuleIndex::new(&policy.shell.rules)
+    }
+
+    /// A walk that runs out of budget says anything could match (the caller asks), unless it
+    /// found a deny first.
+    #[test]
+    fn a_walk_out_of_budget_gives_up_and_a_deny_found_first_stands() {
+        let rules: Vec<(String, &str)> = (0..50)
+            .map(|i| (format!("x a{i} b{i}"), "allow"))
+            .chain([("x a49 b49 c".to_string(), "ask")])
+            .collect();
+        let refs: Vec<(&str, &str)> = rules.iter().map(|(p, a)| (p.as_str(), *a)).collect();
+        let ix = index(&refs);
+        let words = ["x", "$a"];
+        let known = [Known::Literal, Known::AnyWords];
+        let all = ix.could_within(&words, &known, COULD_BUDGET);
+        assert!(!all.gave_up && all.last_ask == Some(50), "{all:?}");
+        let short = ix.could_within(&words, &known, 5);
+        assert!(short.gave_up, "{short:?}");
+        let ix = index(&[("x a", "deny"), ("x b c d e", "allow")]);
+        let found = ix.could_within(&words, &known, 50);
+        assert!(!found.gave_up && found.first_deny == Some(0), "{found:?}");
+    }
 
     #[test]
     fn verdicts_merge_by_policy_order() {
