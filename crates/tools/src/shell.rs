@@ -211,8 +211,10 @@ fn known_of(key: &[String], words: &[Word]) -> Vec<Known> {
                 .iter()
                 .filter(|w| !w.literal && programs::locale_text(&w.raw).is_none())
                 .filter(|w| w.text == *k || (w.text.len() > 1 && k.contains(&w.text)))
+                // `"$@"`, `"${a[@]}"`, `"${!a[@]}"` are as many words as there are elements,
+                // quoted or not (any `@` in an expansion is taken so: an ask at worst).
                 .map(|w| {
-                    if w.single {
+                    if w.single && !w.text.contains('@') {
                         Known::OneWord
                     } else {
                         Known::AnyWords

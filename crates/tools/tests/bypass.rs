@@ -4971,10 +4971,18 @@ fn a_deny_or_ask_rule_a_run_time_word_could_match_is_never_passed_by_an_allow() 
         bash_argv("git", r#"git push "$f""#, &[("f", "--force")]),
         Some(vec!["push".to_string(), "--force".to_string()])
     );
+    // A quoted `$@` or `${a[@]}` is any number of words.
+    assert_eq!(
+        bash_argv("rm", r#"set -- -rf /usr; rm "$@""#, &[]),
+        rm_rf_usr
+    );
     let f = fixture(RUN_TIME_RULES, "deny");
     f.all(
         Action::Ask,
         &[
+            r#"rm "$@""#,
+            r#"rm "${a[@]}""#,
+            r#"rm "${a[@]:1}""#,
             r#"rm -rf "$x""#,
             "rm -rf $x",
             "rm -rf $(cat list)",
