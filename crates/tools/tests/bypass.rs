@@ -4992,6 +4992,7 @@ fn a_deny_or_ask_rule_a_run_time_word_could_match_is_never_passed_by_an_allow() 
             "xargs rm -r",
             "find . -name x | xargs rm -r",
             r#"rm -r "$d" -f"#,
+            r#"rm -r "$d""#,
             r#"git push "$f""#,
             r#"git push origin "$f""#,
             "git $cmd",
@@ -5012,6 +5013,9 @@ fn a_deny_or_ask_rule_a_run_time_word_could_match_is_never_passed_by_an_allow() 
             "rm -rf build/*",
             "rm -rf *.o",
             "rm -rf target",
+            // No default rule denies a delete that is not recursive, whatever the operand.
+            r#"rm "$f""#,
+            r#"rm -f "$f""#,
             r#"echo "$x""#,
         ],
     );
