@@ -479,14 +479,20 @@ impl Engine {
             .map(|key| match self.rules.decide_key(&req.tool, key.words()) {
                 Some(verdict) => KeyExplained {
                     key: key.clone(),
-                    verdict,
+                    verdict: self.rules.unsure(&req.tool, key, verdict),
                     by_default: false,
                 },
-                None => KeyExplained {
-                    key: key.clone(),
-                    verdict: self.default_for(req),
-                    by_default: true,
-                },
+                None => {
+                    // A could-match names a rule: the key is no longer decided by the default.
+                    let default = self.default_for(req);
+                    let action = default.action;
+                    let verdict = self.rules.unsure(&req.tool, key, default);
+                    KeyExplained {
+                        key: key.clone(),
+                        by_default: verdict.action == action,
+                        verdict,
+                    }
+                }
             })
             .collect();
         // Keys that pass unless a rule names them come last: among equals the first decides
@@ -494,14 +500,17 @@ impl Engine {
         keys.extend(req.passing.iter().map(|p| {
             KeyExplained {
                 key: p.key.clone(),
-                verdict: self
-                    .rules
-                    .decide_key(&req.tool, p.key.words())
-                    .unwrap_or_else(|| KeyVerdict {
-                        action: Action::Allow,
-                        by: By::Tool(RuleRef::Builtin(p.check)),
-                        reason: p.reason.clone(),
-                    }),
+                verdict: self.rules.unsure(
+                    &req.tool,
+                    &p.key,
+                    self.rules
+                        .decide_key(&req.tool, p.key.words())
+                        .unwrap_or_else(|| KeyVerdict {
+                            action: Action::Allow,
+                            by: By::Tool(RuleRef::Builtin(p.check)),
+                            reason: p.reason.clone(),
+                        }),
+                ),
                 by_default: false,
             }
         }));

@@ -204,6 +204,7 @@ mod toolrules;
 
 pub use amend::Amendment;
 pub use batch::{Batch, Resolved};
+pub use cordon_policy::verdict::Known;
 pub use engine::{
     refusal_record, Asker, AsyncAsker, Decided, Disabled, Durable, Engine, RuleStore,
 };

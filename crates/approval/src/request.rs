@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use cordon_policy::verdict::Known;
 use cordon_policy::Action;
 use serde::Serialize;
 
@@ -14,18 +15,29 @@ pub use cordon_policy::verdict::FileAccess;
 /// (quoting resolved); for other tools, the tool's name and the object it touches, e.g.
 /// `["write_file", "notes/a.txt"]`. Rules match keys as token prefixes; session grants are
 /// kept per key.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(transparent)]
-pub struct Key(Vec<String>);
+///
+/// For a shell command, which words only the running shell knows ([`Known`]): the engine asks
+/// where a deny or ask rule could match some value of them. Keys compare, hash and serialize
+/// by their words alone: a grant is given for what the person saw, and a grant read back from
+/// a file has no marks.
+#[derive(Debug, Clone)]
+pub struct Key {
+    words: Vec<String>,
+    /// Parallel to `words`; empty when every word is literal.
+    known: Vec<Known>,
+}
 
 impl Key {
-    /// A key from its words.
+    /// A key from its words, all of them literal.
     pub fn new<I, S>(words: I) -> Key
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        Key(words.into_iter().map(Into::into).collect())
+        Key {
+            words: words.into_iter().map(Into::into).collect(),
+            known: Vec::new(),
+        }
     }
 
     /// A key from a line split at ASCII whitespace (tests and simple callers; no quoting).
@@ -33,9 +45,58 @@ impl Key {
         Key::new(line.split_whitespace())
     }
 
+    /// Sets how much of each word is known (parallel to the words). A list of another length
+    /// is a caller's mistake; the words it does not cover count as any words (fail closed).
+    pub fn with_known(mut self, mut known: Vec<Known>) -> Key {
+        known.resize(self.words.len(), Known::AnyWords);
+        self.known = if known.iter().all(|k| *k == Known::Literal) {
+            Vec::new()
+        } else {
+            known
+        };
+        self
+    }
+
     /// The words.
     pub fn words(&self) -> &[String] {
-        &self.0
+        &self.words
+    }
+
+    /// How much of each word is known; empty when every word is literal.
+    pub fn known(&self) -> &[Known] {
+        &self.known
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.words == other.words
+    }
+}
+
+impl Eq for Key {}
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.words.hash(state);
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
+        self.words.cmp(&other.words)
+    }
+}
+
+impl Serialize for Key {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.words.serialize(serializer)
     }
 }
 
@@ -43,7 +104,7 @@ impl fmt::Display for Key {
     /// The words joined by spaces; a word that is empty or contains whitespace or a quote is
     /// shown in single quotes, so that the display is unambiguous to a reader.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&cordon_policy::present::show_words(&self.0))
+        f.write_str(&cordon_policy::present::show_words(&self.words))
     }
 }
 

@@ -12,9 +12,10 @@
 //! What stays linear: many *different* globs without a literal prefix (`*.rs`, `[ab]*`, …)
 //! leaving the same node are each tried for a word that reaches it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
+use cordon_policy::verdict::Known;
 use cordon_policy::{basename, is_glob, literal_prefix, Action, Pattern, ShellRule};
 
 /// Rules compared with the basename of the command name (a first token without `/`).
@@ -27,6 +28,9 @@ const WHOLE_ROOT: usize = 1;
 struct Verdict {
     last: Option<usize>,
     first_deny: Option<usize>,
+    /// The last ask: what a word only known at run time could bring in (see
+    /// [`RuleIndex::could`]).
+    last_ask: Option<usize>,
 }
 
 impl Verdict {
@@ -36,10 +40,14 @@ impl Verdict {
         if action == Action::Deny && self.first_deny.is_none() {
             self.first_deny = Some(index);
         }
+        if action == Action::Ask {
+            self.last_ask = Some(index);
+        }
     }
 
     fn merge(&mut self, other: Verdict) {
         self.last = self.last.max(other.last);
+        self.last_ask = self.last_ask.max(other.last_ask);
         self.first_deny = match (self.first_deny, other.first_deny) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -222,9 +230,275 @@ impl RuleIndex {
     }
 }
 
+/// The deny and ask rules some value of a command's unknown words could match; see
+/// [`RuleIndex::could`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Could {
+    pub(crate) first_deny: Option<usize>,
+    pub(crate) last_ask: Option<usize>,
+    /// The walk gave up (its budget spent): anything could match.
+    pub(crate) gave_up: bool,
+}
+
+/// Whether a value of the unknown word spelled `word` could match rule token `token`. Only a
+/// plain glob (`*.o`, `build/*`: no expansion, quote, brace or tilde) is narrowed: bash's
+/// pathname expansion gives names that match it, or the word itself, and its `*`, `?` and
+/// `[…]` never match a `/`, so every value has the glob's `/`s and starts with its literal
+/// prefix (`*` is never `/usr`). Anything else may be any word.
+fn may_be(word: &str, token: &str) -> bool {
+    let plain = !word.contains(['$', '`', '"', '\'', '\\', '{', '}', '(', ')'])
+        && !word.starts_with('~')
+        && !word.contains("**")
+        && !word.contains(['[', ']']);
+    if !plain {
+        return true;
+    }
+    if !is_glob(token) {
+        return token == word || Pattern::exact(word).map_or(true, |p| p.matches(&[token]));
+    }
+    let (w, t) = (literal_prefix(word), literal_prefix(token));
+    if !(w.starts_with(t) || t.starts_with(w)) {
+        return false;
+    }
+    // A token's own `*` does not cross a `/` either (a rule `/*` is not `/usr/lib`); `**` and
+    // classes are left alone.
+    token.contains("**")
+        || token.contains(['[', ']'])
+        || word.matches('/').count() == token.matches('/').count()
+}
+
+/// Nodes a could-match walk may visit: a wildcard visits whole subtrees, so a policy of
+/// thousands of rules and a line of many unknown words could cost much; past this, the walk
+/// says anything could match (an ask, never an allow).
+const COULD_BUDGET: usize = 200_000;
+
+struct Walk<'a, S> {
+    words: &'a [S],
+    known: &'a [Known],
+    /// The last unknown word: up to it, an unknown word's value may be options that the
+    /// program reads before the words ahead of it (GNU programs read options anywhere; cordon's
+    /// canonical forms put them first).
+    last_unknown: usize,
+    acc: Verdict,
+    budget: usize,
+    /// States already walked: a state's rules are the same each time it is reached, and
+    /// wildcards reach the same nodes by many paths.
+    seen: HashSet<(usize, usize, Option<usize>)>,
+}
+
+impl RuleIndex {
+    /// The rules that could match the command when each unknown word ([`Known`], parallel to
+    /// `words`) stands for any value: a [`Known::OneWord`] for any one word, a
+    /// [`Known::AnyWords`] for any number of words. Either may also be options read before the
+    /// words ahead of it (`git push origin "$f"` with f=`--force` is `git push --force
+    /// origin`), so, before the last unknown word, any run of words whose first is an option
+    /// may stand anywhere after the program name. Only the rules matched this way are walked.
+    pub(crate) fn could<S: AsRef<str>>(&self, words: &[S], known: &[Known]) -> Could {
+        self.could_within(words, known, COULD_BUDGET)
+    }
+
+    fn could_within<S: AsRef<str>>(&self, words: &[S], known: &[Known], budget: usize) -> Could {
+        let Some(last_unknown) = known.iter().rposition(|k| *k != Known::Literal) else {
+            return Could::default();
+        };
+        let mut walk = Walk {
+            words,
+            known,
+            last_unknown,
+            acc: Verdict::default(),
+            budget,
+            seen: HashSet::new(),
+        };
+        for root in [BASENAME_ROOT, WHOLE_ROOT] {
+            self.could_visit(root, 0, None, &mut walk);
+        }
+        Could {
+            first_deny: walk.acc.first_deny,
+            last_ask: walk.acc.last_ask,
+            // A deny found ends the walk early: it decides whatever else could match.
+            gave_up: walk.budget == 0 && walk.acc.first_deny.is_none(),
+        }
+    }
+
+    /// Collects node `at`, reached by the first `depth` words; `moved`: the unknown word whose
+    /// value was read as options ahead of its place (one float per walk is enough: a run of
+    /// any options covers several).
+    fn could_visit<S: AsRef<str>>(
+        &self,
+        at: usize,
+        depth: usize,
+        moved: Option<usize>,
+        w: &mut Walk<S>,
+    ) {
+        if w.budget == 0 || !w.seen.insert((at, depth, moved)) {
+            return;
+        }
+        w.budget -= 1;
+        let node = &self.nodes[at];
+        w.acc.merge(node.prefix);
+        if w.acc.first_deny.is_some() {
+            w.budget = 0;
+            return;
+        }
+        let Some(word) = w.words.get(depth) else {
+            w.acc.merge(node.exact);
+            return;
+        };
+        let (words, known) = (w.words, w.known);
+        if moved.is_none() && depth >= 1 {
+            // An unknown word further on, read here as options: one option for a single word,
+            // a run of words starting with one for any words.
+            let ahead = words.iter().zip(known).enumerate();
+            for (i, (spelled, &kind)) in ahead.take(w.last_unknown + 1).skip(depth) {
+                if kind == Known::Literal {
+                    continue;
+                }
+                let spelled = spelled.as_ref();
+                let fits = |token: &str| may_be(spelled, token);
+                let next: Vec<usize> = self
+                    .edges(at)
+                    .filter(|(token, _)| {
+                        (token.starts_with('-')
+                            || (is_glob(token) && literal_prefix(token).is_empty()))
+                            && fits(token)
+                    })
+                    .map(|(_, to)| to)
+                    .collect();
+                for to in next {
+                    self.could_visit(to, depth, Some(i), w);
+                    if kind == Known::AnyWords {
+                        self.any_run(to, &fits, w, &mut |index, to, w| {
+                            index.could_visit(to, depth, Some(i), w)
+                        });
+                    }
+                }
+            }
+        }
+        let word = word.as_ref();
+        match known.get(depth).copied().unwrap_or_default() {
+            // A single word read ahead as an option is not here any more.
+            Known::OneWord if moved == Some(depth) => self.could_visit(at, depth + 1, moved, w),
+            Known::Literal => {
+                let first = if depth == 0 && at == BASENAME_ROOT {
+                    basename(word)
+                } else {
+                    word
+                };
+                let next: Vec<usize> = self.matching_edges(node, first).collect();
+                for to in next {
+                    self.could_visit(to, depth + 1, moved, w);
+                }
+            }
+            Known::OneWord => {
+                let next: Vec<usize> = self
+                    .edges(at)
+                    .filter(|(token, _)| may_be(word, token))
+                    .map(|(_, to)| to)
+                    .collect();
+                for to in next {
+                    self.could_visit(to, depth + 1, moved, w);
+                }
+            }
+            Known::AnyWords => {
+                self.could_visit(at, depth + 1, moved, w);
+                self.any_run(at, &|t| may_be(word, t), w, &mut |index, to, w| {
+                    index.could_visit(to, depth + 1, moved, w)
+                });
+            }
+        }
+    }
+
+    /// Calls `then` on every node below `at` (one or more edges away) by edges whose token
+    /// passes `fits`.
+    fn any_run<S: AsRef<str>>(
+        &self,
+        at: usize,
+        fits: &dyn Fn(&str) -> bool,
+        w: &mut Walk<S>,
+        then: &mut dyn FnMut(&RuleIndex, usize, &mut Walk<S>),
+    ) {
+        let next: Vec<usize> = self
+            .edges(at)
+            .filter(|(token, _)| fits(token))
+            .map(|(_, to)| to)
+            .collect();
+        for to in next {
+            if w.budget == 0 {
+                return;
+            }
+            w.budget -= 1;
+            then(self, to, w);
+            self.any_run(to, fits, w, then);
+        }
+    }
+
+    /// Every edge leaving `at`: its token and the node it leads to.
+    fn edges(&self, at: usize) -> impl Iterator<Item = (&str, usize)> + '_ {
+        let node = &self.nodes[at];
+        node.literal
+            .iter()
+            .map(|(t, &to)| (&**t, to))
+            .chain(node.globs.values().flatten().map(|e| (&*e.token, e.to)))
+    }
+
+    /// The nodes a literal word leads to from `node`.
+    fn matching_edges<'a>(
+        &'a self,
+        node: &'a Node,
+        word: &'a str,
+    ) -> impl Iterator<Item = usize> + 'a {
+        let literal = node.literal.get(word).copied();
+        let globs = node.prefix_lens.iter().flat_map(move |&len| {
+            word.get(..len)
+                .filter(|_| len <= word.len())
+                .and_then(|prefix| node.globs.get(prefix))
+                .into_iter()
+                .flatten()
+                .filter(move |e| e.matches(word))
+                .map(|e| e.to)
+        });
+        literal.into_iter().chain(globs)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn index(rules: &[(&str, &str)]) -> RuleIndex {
+        let body: String = rules
+            .iter()
+            .map(|(p, a)| format!("[[shell.rules]]\npattern = \"{p}\"\naction = \"{a}\"\n"))
+            .collect();
+        let policy = cordon_policy::Policy::parse(
+            &format!("version = 1\n{body}"),
+            "p.toml",
+            std::path::Path::new("/"),
+        )
+        .unwrap();
+        RuleIndex::new(&policy.shell.rules)
+    }
+
+    /// A walk that runs out of budget says anything could match (the caller asks), unless it
+    /// found a deny first.
+    #[test]
+    fn a_walk_out_of_budget_gives_up_and_a_deny_found_first_stands() {
+        let rules: Vec<(String, &str)> = (0..50)
+            .map(|i| (format!("x a{i} b{i}"), "allow"))
+            .chain([("x a49 b49 c".to_string(), "ask")])
+            .collect();
+        let refs: Vec<(&str, &str)> = rules.iter().map(|(p, a)| (p.as_str(), *a)).collect();
+        let ix = index(&refs);
+        let words = ["x", "$a"];
+        let known = [Known::Literal, Known::AnyWords];
+        let all = ix.could_within(&words, &known, COULD_BUDGET);
+        assert!(!all.gave_up && all.last_ask == Some(50), "{all:?}");
+        let short = ix.could_within(&words, &known, 5);
+        assert!(short.gave_up, "{short:?}");
+        let ix = index(&[("x a", "deny"), ("x b c d e", "allow")]);
+        let found = ix.could_within(&words, &known, 50);
+        assert!(!found.gave_up && found.first_deny == Some(0), "{found:?}");
+    }
 
     #[test]
     fn verdicts_merge_by_policy_order() {
@@ -239,7 +513,8 @@ mod tests {
             a,
             Verdict {
                 last: Some(7),
-                first_deny: Some(1)
+                first_deny: Some(1),
+                last_ask: Some(7),
             }
         );
     }

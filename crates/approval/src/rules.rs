@@ -1,5 +1,6 @@
 use std::fmt;
 
+use cordon_policy::verdict::Known;
 use cordon_policy::{basename, Action, ApprovalMode, Shell, ShellRule};
 pub use cordon_policy::{names_system_program, SYSTEM_BIN_DIRS};
 
@@ -109,6 +110,43 @@ impl RuleSet {
             });
         }
         Some(decision)
+    }
+
+    /// A deny or ask rule that could match the command for some value of its words only known
+    /// at run time ([`Known`], parallel to `words`; see `RuleIndex::could`), where the rules
+    /// would otherwise allow it: the first such deny, else the last such ask unless an allow
+    /// after it surely matches whatever the values are (a prefix rule whose tokens all stand
+    /// before the first unknown word). `Some(None)`: the walk gave up, anything could match.
+    pub fn could_match<S: AsRef<str>>(
+        &self,
+        words: &[S],
+        known: &[Known],
+    ) -> Option<Option<usize>> {
+        let could = self.index.could(words, known);
+        if could.gave_up {
+            return Some(None);
+        }
+        if let Some(deny) = could.first_deny {
+            return Some(Some(deny));
+        }
+        let ask = could.last_ask?;
+        let first_unknown = known.iter().position(|k| *k != Known::Literal)?;
+        let sure = self.index.decide(words).filter(|&i| {
+            let rule = &self.rules[i];
+            i > ask
+                && rule.action == Action::Allow
+                && !rule.pattern.is_exact()
+                && rule.pattern.as_str().split(' ').count() <= first_unknown
+        });
+        match sure {
+            Some(_) => None,
+            None => Some(Some(ask)),
+        }
+    }
+
+    /// Rule `i`'s decision (for a caller that has its index).
+    pub fn decision_at(&self, i: usize) -> Decision {
+        self.decision_of(i)
     }
 
     /// Rules that never decide because another one matches every command they match and wins

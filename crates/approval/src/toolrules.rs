@@ -24,9 +24,10 @@ use cordon_policy::{
 use globset::{GlobBuilder, GlobMatcher};
 
 use crate::outcome::By;
-use crate::request::FileAccess;
+use crate::request::{FileAccess, Key};
 use crate::Error;
 use crate::{Decision, RuleRef, RuleSet};
+use cordon_policy::verdict::Known;
 
 /// Where a group of rules came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,6 +313,56 @@ impl Rules {
             }
         }
         found
+    }
+
+    /// `verdict`, a shell key's allow, made an ask where a deny or ask rule could match the
+    /// key for some value of its words only known at run time (`rm -rf "$x"` could be `rm -rf
+    /// /usr`): a line is allowed only when the rules allow it whatever the values are. Never a
+    /// deny (the value may be harmless), and never less than `verdict`.
+    pub fn unsure(&self, tool: &str, key: &Key, given: KeyVerdict) -> KeyVerdict {
+        let known = key.known();
+        if tool != "shell" || known.is_empty() || given.action != Action::Allow {
+            return given;
+        }
+        let unknown: Vec<&str> = key
+            .words()
+            .iter()
+            .zip(known)
+            .filter(|(_, k)| **k != Known::Literal)
+            .map(|(w, _)| w.as_str())
+            .collect();
+        let words = format!("`{}`", unknown.join("`, `"));
+        let is = if unknown.len() == 1 { "is" } else { "are" };
+        for g in self.groups_for(tool) {
+            let Some(could) = g.set.could_match(key.words(), known) else {
+                continue;
+            };
+            let Some(i) = could else {
+                return KeyVerdict {
+                    action: Action::Ask,
+                    by: By::Tool(RuleRef::Builtin("unknown-words")),
+                    reason: format!(
+                        "`{key}`: {words} {is} only known when the line runs, and too many rules could match what {} {is}; asking",
+                        if unknown.len() == 1 { "it" } else { "they" }
+                    ),
+                };
+            };
+            let rule = &g.set.rules()[i];
+            let mut v = verdict(g.set.decision_at(i), g.origin);
+            let does = if rule.action == Action::Deny {
+                "denies"
+            } else {
+                "asks for"
+            };
+            v.reason = format!(
+                "`{key}` could be a command that rule `{}` ({}) {does}: {words} {is} only known when the line runs; asking",
+                rule.pattern.as_str(),
+                rule.location
+            );
+            v.action = Action::Ask;
+            return v;
+        }
+        given
     }
 
     /// A deny rule that names an option matches wherever the option stands: programs read

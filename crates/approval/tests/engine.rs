@@ -751,3 +751,74 @@ fn a_file_call_is_decided_from_its_facts_with_the_roots() {
     assert_eq!(e.explain(&hook).action(), Action::Allow);
     assert!(e.explain(&hook).session_grant);
 }
+
+/// A shell key whose words marked `?` (any one word) or `+` (any words) are only known at run
+/// time; the marks are dropped from the words.
+fn unknown(line: &str) -> Request {
+    use cordon_approval::Known;
+    let (words, known): (Vec<&str>, Vec<Known>) = line
+        .split_whitespace()
+        .map(|w| match (w.strip_suffix('?'), w.strip_suffix('+')) {
+            (Some(w), _) => (w, Known::OneWord),
+            (_, Some(w)) => (w, Known::AnyWords),
+            _ => (w, Known::Literal),
+        })
+        .unzip();
+    Request::shell("id", vec![Key::new(words).with_known(known)])
+}
+
+/// Issue 21 round 8: a rule was matched against an unknown word's spelling, so `git push "$f"`
+/// was allowed under a deny on `git push --force`. Where a deny or ask rule could match some
+/// value of the unknown words, the allow is an ask (never a deny); a rule that no value could
+/// reach leaves it allowed; an ask or deny stays what it was.
+#[test]
+fn a_rule_an_unknown_word_could_match_makes_an_allow_an_ask() {
+    let mut e = engine(&format!(
+        "[shell]\ndefault = \"allow\"\n{}{}{}{}",
+        r("git push --force", "deny"),
+        r("npm publish", "ask"),
+        r("rm -[rRf]*[rRf] /*", "deny"),
+        r("git status", "allow"),
+    ));
+    for line in [
+        "git push \"$f\"?",
+        "git push origin \"$f\"?",
+        "git $cmd+",
+        "git push $opts+ origin",
+        "npm \"$verb\"?",
+        "rm -rf \"$x\"?",
+        "rm {xargs-input}+",
+    ] {
+        let o = e.evaluate(&unknown(line));
+        assert_eq!(kind(&o), "ask", "{line}: {o:?}");
+    }
+    // The same words, all known: what they spell.
+    assert_eq!(kind(&e.evaluate(&sh("git push \"$f\""))), "allow");
+    // No value reaches a rule.
+    for line in [
+        "git commit -m \"$msg\"?",
+        "git status \"$x\"?",
+        "ls \"$dir\"?",
+        "npm run \"$s\"?",
+        "rm -rf *.o+",
+        "rm -rf build/*+",
+        "cargo build $flags+",
+    ] {
+        let o = e.evaluate(&unknown(line));
+        assert_eq!(kind(&o), "allow", "{line}: {o:?}");
+    }
+    // The reason names the rule and the word.
+    let o = e.evaluate(&unknown("git push \"$f\"?"));
+    let Outcome::Ask(p) = &o else { unreachable!() };
+    assert!(
+        p.reason.contains("git push --force") && p.reason.contains("\"$f\""),
+        "{}",
+        p.reason
+    );
+    // A deny stays a deny; an ask never becomes an allow.
+    assert_eq!(
+        kind(&e.evaluate(&unknown("git push --force \"$x\"?"))),
+        "deny"
+    );
+    assert_eq!(kind(&e.evaluate(&unknown("npm publish \"$x\"?"))), "ask");
+}

@@ -180,7 +180,7 @@ fn shell_request(
         .commands
         .iter()
         .filter(|c| c.passes.is_none())
-        .map(|c| Key::new(c.key.clone()))
+        .map(|c| Key::new(c.key.clone()).with_known(c.command.known.clone()))
         .collect();
     let id = cordon_approval::audit::new_id().unwrap_or_default(); // empty: the log picks one
     let mut req =
@@ -188,7 +188,7 @@ fn shell_request(
     for c in &a.commands {
         if let Some(p) = &c.passes {
             req = req.with_passing(cordon_approval::Passing {
-                key: Key::new(c.key.clone()),
+                key: Key::new(c.key.clone()).with_known(c.command.known.clone()),
                 check: p.check,
                 reason: p.reason.clone(),
             });

@@ -6,6 +6,21 @@ use std::fmt;
 
 use crate::{Action, Location};
 
+/// How much of one command word is known before the line runs. A rule is matched against a
+/// word's text; a word whose value only the running shell knows (`"$x"`, `$(cat f)`, `*.rs`,
+/// the input xargs appends) is matched as written, so a deny rule would never see the value.
+/// The approval layer asks where a deny or ask rule could match some value of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Known {
+    /// The value is the text.
+    #[default]
+    Literal,
+    /// Any one word (`"$x"`, `"$(cat f)"`, a `find -exec` `{}`).
+    OneWord,
+    /// Any number of words, options included (unquoted `$x`, a glob bash expands, xargs input).
+    AnyWords,
+}
+
 /// What decided: a rule (with its location and pattern) or the default.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuleRef {

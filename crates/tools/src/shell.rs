@@ -101,6 +101,8 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, Parser, Tree};
 
+pub use cordon_policy::verdict::Known;
+
 mod heredoc;
 mod options;
 mod programs;
@@ -189,6 +191,39 @@ pub struct SimpleCommand {
     /// matches rm's meaning, not one spelling of it. It needs no decision of its own unless a
     /// rule names it.
     pub reading: bool,
+    /// How much of each word of `key` is known before the line runs (parallel to it): a word
+    /// whose value only the running shell knows (`"$x"`, `$(cat f)`, a glob, xargs input) is in
+    /// `key` as written, and the approval layer asks where a deny or ask rule could match some
+    /// value of it.
+    pub known: Vec<Known>,
+}
+
+/// How much of each key word is known: a key word that is, or contains, the text of a word
+/// whose value is only known at run time stands for any one word, or any words where bash
+/// splits or expands it (unquoted, a glob, xargs input). Canonical forms keep such a word's
+/// text, so it is found again after reordering; a literal word that happens to be spelled like
+/// it counts as unknown too (an ask at worst). A locale string without expansions (`$"build"`)
+/// is its text where no message catalogue translates it, as rm's readings take it.
+fn known_of(key: &[String], words: &[Word]) -> Vec<Known> {
+    key.iter()
+        .map(|k| {
+            words
+                .iter()
+                .filter(|w| !w.literal && programs::locale_text(&w.raw).is_none())
+                .filter(|w| w.text == *k || (w.text.len() > 1 && k.contains(&w.text)))
+                // `"$@"`, `"${a[@]}"`, `"${!a[@]}"` are as many words as there are elements,
+                // quoted or not (any `@` in an expansion is taken so: an ask at worst).
+                .map(|w| {
+                    if w.single && !w.text.contains('@') {
+                        Known::OneWord
+                    } else {
+                        Known::AnyWords
+                    }
+                })
+                .max()
+                .unwrap_or(Known::Literal)
+        })
+        .collect()
 }
 
 /// The builtins that run no program and write no file, with literal arguments: their effect is
@@ -1395,6 +1430,7 @@ impl<'a> Walker<'a> {
         }
         let index = self.out.commands.len();
         let plain: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
+        let known = known_of(&plain, &words);
         self.out.commands.push(SimpleCommand {
             key: plain.clone(),
             words: plain,
@@ -1403,6 +1439,7 @@ impl<'a> Walker<'a> {
             effects: Vec::new(),
             state_only: is_state_only(&words),
             reading: false,
+            known,
         });
         if !name.literal {
             return self.concern(Concern::DynamicCommand(name.text.clone()));
@@ -1455,6 +1492,11 @@ impl<'a> Walker<'a> {
                 command.key.push(input);
             }
         }
+        // Canonical forms reorder and rename words: find each key word's origin again.
+        command.known = known_of(&command.key, &args);
+        if let Some(k) = command.known.first_mut() {
+            *k = known_of(std::slice::from_ref(&name.text), std::slice::from_ref(name))[0];
+        }
         command.effects = examined.effects;
         for path in examined.writes {
             self.concern(Concern::WriteRedirect(path));
@@ -1468,6 +1510,7 @@ impl<'a> Walker<'a> {
                 // A relative or home path differs once the assessment anchors it.
                 let anchored = key.last().is_some_and(|p| !p.starts_with('/'));
                 if anchored || key != self.out.commands[index].key {
+                    let known = known_of(&key, &words);
                     self.out.commands.push(SimpleCommand {
                         words: key.clone(),
                         key,
@@ -1476,6 +1519,7 @@ impl<'a> Walker<'a> {
                         effects: Vec::new(),
                         state_only: false,
                         reading: true,
+                        known,
                     });
                 }
             }

@@ -4896,3 +4896,164 @@ fn xargs_input_that_becomes_a_runners_command_is_never_allowed() {
         ],
     );
 }
+
+// ---- round 8: words only known at run time ------------------------------------------------
+
+/// The default profile's rm rules, a deny on a git option and an ask, default allow.
+const RUN_TIME_RULES: &str = r#"
+[shell]
+default = "allow"
+[[shell.rules]]
+pattern = "rm -rf /"
+action = "deny"
+[[shell.rules]]
+pattern = "rm -[rRf]*[rRf] /*"
+action = "deny"
+[[shell.rules]]
+pattern = "git push --force"
+action = "deny"
+[[shell.rules]]
+pattern = "npm publish"
+action = "ask"
+"#;
+
+/// The argv `line` gives `prog` in the real bash, with `env` set (a stub `prog` records it).
+fn bash_argv(prog: &str, line: &str, env: &[(&str, &str)]) -> Option<Vec<String>> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let stub = dir.path().join("bin");
+    std::fs::create_dir(&stub).unwrap();
+    let out = dir.path().join("argv");
+    std::fs::write(
+        stub.join(prog),
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '{}'\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(stub.join(prog), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(line)
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", format!("{}:/usr/bin:/bin", stub.display()))
+        .stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.status().unwrap();
+    let text = std::fs::read_to_string(out).ok()?;
+    Some(text.lines().map(String::from).collect())
+}
+
+/// A rule matched a word's spelling, so a deny or ask rule never saw what `"$x"`, `$(cat f)`,
+/// `$x` or xargs' input stand for: `rm -rf "$x"` was allowed under the default profile's rm
+/// rules, `git push "$f"` under a deny on `git push --force`. A line is allowed only if no
+/// deny or ask rule could match it for some value of those words: these ask (never deny: the
+/// value may be harmless).
+#[test]
+fn a_deny_or_ask_rule_a_run_time_word_could_match_is_never_passed_by_an_allow() {
+    // The real bash, given the value, runs exactly what the rule denies.
+    let rm_rf_usr = Some(vec!["-rf".to_string(), "/usr".to_string()]);
+    assert_eq!(
+        bash_argv("rm", r#"rm -rf "$x""#, &[("x", "/usr")]),
+        rm_rf_usr
+    );
+    assert_eq!(bash_argv("rm", "echo /usr | xargs rm -rf", &[]), rm_rf_usr);
+    // xargs' input adds operands, options included.
+    assert_eq!(
+        bash_argv("rm", r"printf -- '-f\n/usr\n' | xargs rm -r", &[]),
+        Some(vec!["-r".to_string(), "-f".to_string(), "/usr".to_string()])
+    );
+    assert_eq!(
+        bash_argv("git", r#"git push "$f""#, &[("f", "--force")]),
+        Some(vec!["push".to_string(), "--force".to_string()])
+    );
+    // A quoted `$@` or `${a[@]}` is any number of words.
+    assert_eq!(
+        bash_argv("rm", r#"set -- -rf /usr; rm "$@""#, &[]),
+        rm_rf_usr
+    );
+    let f = fixture(RUN_TIME_RULES, "deny");
+    f.all(
+        Action::Ask,
+        &[
+            r#"rm "$@""#,
+            r#"rm "${a[@]}""#,
+            r#"rm "${a[@]:1}""#,
+            r#"rm -rf "$x""#,
+            "rm -rf $x",
+            "rm -rf $(cat list)",
+            r#"rm -rf "$(cat list)""#,
+            "rm -rf `cat list`",
+            "echo /usr | xargs rm -rf",
+            "xargs rm -r",
+            "find . -name x | xargs rm -r",
+            r#"rm -r "$d" -f"#,
+            r#"rm -r "$d""#,
+            r#"git push "$f""#,
+            r#"git push origin "$f""#,
+            "git $cmd",
+            "git push $opts origin main",
+            r#"npm "$verb""#,
+            "npm $verb",
+        ],
+    );
+    // Where no deny or ask rule could match any value, the line stays allowed.
+    f.all(
+        Action::Allow,
+        &[
+            "cargo build --release",
+            r#"git commit -m "$msg""#,
+            r#"ls "$dir""#,
+            "git push origin main",
+            "npm run test",
+            "rm -rf build/*",
+            "rm -rf *.o",
+            "rm -rf target",
+            // No default rule denies a delete that is not recursive, whatever the operand.
+            r#"rm "$f""#,
+            r#"rm -f "$f""#,
+            r#"echo "$x""#,
+        ],
+    );
+    // The reason names the rule and the word.
+    let (_, why) = f.decide(r#"rm -rf "$x""#);
+    assert!(why.contains("rm -rf /") && why.contains("$x"), "{why}");
+    assert!(why.contains("only known when the line runs"), "{why}");
+    // A deny still denies, and an ask stays an ask.
+    f.all(Action::Deny, &["rm -rf /usr", r#"git push --force "$x""#]);
+    f.all(Action::Ask, &[r#"npm publish "$x""#]);
+}
+
+/// An ask rule that a later allow rule overrides for every value is not brought back by an
+/// unknown word; one the allow does not cover is.
+#[test]
+fn an_allow_after_an_ask_covers_the_unknown_words_only_when_it_matches_them_all() {
+    let f = fixture(
+        r#"
+[shell]
+default = "ask"
+[[shell.rules]]
+pattern = "pkg publish"
+action = "ask"
+[[shell.rules]]
+pattern = "pkg"
+action = "allow"
+[[shell.rules]]
+pattern = "svc stop"
+action = "allow"
+[[shell.rules]]
+pattern = "svc stop --all"
+action = "ask"
+"#,
+        "deny",
+    );
+    f.all(
+        Action::Allow,
+        &[r#"pkg "$verb""#, "pkg $verb", "svc stop web"],
+    );
+    f.all(Action::Ask, &[r#"svc stop "$x""#, "svc $x"]);
+}

@@ -24,7 +24,7 @@ use super::words::Word;
 use consoles::{editor, openssl, sqlite3, EDITORS};
 use git::git;
 pub(crate) use remove::normalise as lexical_path;
-pub(super) use remove::rm_readings;
+pub(super) use remove::{locale_text, rm_readings};
 use special::{cargo, compressor, dd, find, go, lz4, npm, tar, unzip, zip};
 use table::PROGRAMS;
 use toolchain::{ar, cc, is_cc, linker, rustc};

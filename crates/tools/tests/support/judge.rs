@@ -73,13 +73,13 @@ pub fn request(reading: &cordon_tools::assess::ShellReading) -> Request {
         .commands
         .iter()
         .filter(|c| c.passes.is_none())
-        .map(|c| Key::new(c.key.clone()))
+        .map(|c| Key::new(c.key.clone()).with_known(c.command.known.clone()))
         .collect();
     let mut req = Request::shell("t", keys);
     for c in &reading.commands {
         if let Some(p) = &c.passes {
             req = req.with_passing(Passing {
-                key: Key::new(c.key.clone()),
+                key: Key::new(c.key.clone()).with_known(c.command.known.clone()),
                 check: p.check,
                 reason: p.reason.clone(),
             });

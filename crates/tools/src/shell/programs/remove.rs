@@ -45,6 +45,14 @@ pub(in crate::shell) fn rm_readings(name: &str, args: &[Word]) -> Vec<Vec<String
                 single: true,
                 ..w.clone()
             },
+            // A word only known at run time is read as the operand it is spelled as (its
+            // reading keeps the spelling, which the approval layer treats as any value, options
+            // included): without a reading, `rm -r "$d" -f` was never read as `rm -rf "$d"`.
+            None if !w.literal && !w.text.starts_with('-') => Word {
+                single: true,
+                literal: true,
+                ..w.clone()
+            },
             None => Word {
                 single: w.single || w.raw.starts_with('/'),
                 ..w.clone()
@@ -86,7 +94,7 @@ pub(in crate::shell) fn rm_readings(name: &str, args: &[Word]) -> Vec<Vec<String
 }
 
 /// The text of a `$"…"` word without expansions or escapes inside.
-fn locale_text(raw: &str) -> Option<&str> {
+pub(in crate::shell) fn locale_text(raw: &str) -> Option<&str> {
     raw.strip_prefix("$\"")
         .and_then(|r| r.strip_suffix('"'))
         .filter(|inner| !inner.contains(['$', '`', '\\', '"']))
