@@ -710,17 +710,21 @@ fn what_controls_the_terminal_never_reaches_it_and_the_text_does() {
         let p = ws.pty(backend, &["cat", "attacks"]);
         let (code, screen) = p.finish();
         assert_eq!(code, 0, "{backend}: {screen:?}");
-        for n in 0..CONTROL.len() {
+        for (n, attack) in CONTROL.iter().enumerate() {
             assert!(
                 screen.contains(&format!("[{n}::{n}]\r\n")),
                 "{backend}: {:?} reached the terminal: {screen:?}",
-                String::from_utf8_lossy(CONTROL[n])
+                String::from_utf8_lossy(attack)
             );
         }
-        let c1 = screen.split("[c1:").nth(1).and_then(|s| s.split(":c1]").next());
+        let c1 = screen
+            .split("[c1:")
+            .nth(1)
+            .and_then(|s| s.split(":c1]").next());
         let c1 = c1.unwrap_or_else(|| panic!("{backend}: no C1 line: {screen:?}"));
         assert!(
-            !c1.chars().any(|c| c == '\x1b' || ('\u{80}'..='\u{9f}').contains(&c)),
+            !c1.chars()
+                .any(|c| c == '\x1b' || ('\u{80}'..='\u{9f}').contains(&c)),
             "{backend}: a C1 control reached the terminal: {c1:?}"
         );
         assert!(!screen.contains('\x1b'), "{backend}: {screen:?}");
@@ -733,7 +737,11 @@ fn what_controls_the_terminal_never_reaches_it_and_the_text_does() {
             .status()
             .unwrap();
         assert!(st.success(), "{backend}: {st}");
-        assert_eq!(std::fs::read(&out).unwrap(), all, "{backend}: the file differs");
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            all,
+            "{backend}: the file differs"
+        );
     }
 }
 
@@ -752,8 +760,8 @@ fn tput(name: &str) -> String {
 fn what_full_screen_programs_draw_with_arrives_unchanged() {
     let caps = [
         "clear", "civis", "cnorm", "setaf 1", "setab 4", "bold", "sgr0", "smkx", "rmkx", "smacs",
-        "rmacs", "el", "ed", "cup 3 4", "csr 2 10", "ri", "sc", "rc", "home", "dch 2",
-        "ich 3", "il 1", "dl 1", "ech 4", "hpa 7", "vpa 9", "cuu 2", "cud 2", "cuf 2", "cub 2",
+        "rmacs", "el", "ed", "cup 3 4", "csr 2 10", "ri", "sc", "rc", "home", "dch 2", "ich 3",
+        "il 1", "dl 1", "ech 4", "hpa 7", "vpa 9", "cuu 2", "cud 2", "cuf 2", "cub 2",
     ];
     for backend in BACKENDS {
         let ws = Ws::new("allow");
@@ -769,7 +777,10 @@ fn what_full_screen_programs_draw_with_arrives_unchanged() {
             // `clear` also erases the scrollback (E3, `CSI 3 J`), where the operator's earlier
             // output (cordon's own lines among it) is: that part not.
             let want = format!("<{c}>{}", tput(c).replace("\x1b[3J", ""));
-            assert!(screen.contains(&want), "{backend}: {want:?} not in {screen:?}");
+            assert!(
+                screen.contains(&want),
+                "{backend}: {want:?} not in {screen:?}"
+            );
         }
         // smcup and rmcup also push and pop the window title (`CSI 22;0;0t`): that part not.
         assert!(

@@ -75,7 +75,27 @@ const MODES: [(u16, Option<bool>); 9] = [
 ];
 
 /// CSI finals that draw or move and report nothing (with no marker and no intermediate).
-const CSI: &[u8] = b"ABCDEFGHIJKLMPSTXZ@`adefmrsu";
+fn draws(final_byte: u8) -> bool {
+    matches!(
+        final_byte,
+        b'A'..=b'M'
+            | b'P'
+            | b'S'
+            | b'T'
+            | b'X'
+            | b'Z'
+            | b'@'
+            | b'`'
+            | b'a'
+            | b'd'
+            | b'e'
+            | b'f'
+            | b'm'
+            | b'r'
+            | b's'
+            | b'u'
+    )
+}
 
 impl Filter {
     pub(crate) fn new() -> Filter {
@@ -129,7 +149,9 @@ impl Filter {
         modes.sort_by_key(|m| !matches!(m, 47 | 1047 | 1049));
         for m in modes {
             if let Some(&(_, Some(set))) = MODES.iter().find(|(n, _)| *n == m) {
-                out.extend_from_slice(format!("\x1b[?{m}{}", if set { 'h' } else { 'l' }).as_bytes());
+                out.extend_from_slice(
+                    format!("\x1b[?{m}{}", if set { 'h' } else { 'l' }).as_bytes(),
+                );
             }
         }
         if l.sgr {
@@ -176,9 +198,25 @@ fn write_params(out: &mut Vec<u8>, params: &Params) {
             if j > 0 {
                 out.push(b':');
             }
-            out.extend_from_slice(v.to_string().as_bytes());
+            push_number(out, *v);
         }
     }
+}
+
+/// Appends `v` in decimal (no allocation: this runs for each parameter of each sequence).
+fn push_number(out: &mut Vec<u8>, v: u16) {
+    let mut digits = [0u8; 5];
+    let mut at = digits.len();
+    let mut v = v;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// `CSI` with no parameters, or one that is 0 (what the parser makes of none).
@@ -218,13 +256,14 @@ impl Perform for Sink<'_> {
                     if let [m] = p {
                         if MODES.iter().any(|(n, _)| n == m) {
                             self.left.mode(*m, set);
-                            self.out
-                                .extend_from_slice(format!("\x1b[?{m}{}", action as char).as_bytes());
+                            self.out.extend_from_slice(b"\x1b[?");
+                            push_number(self.out, *m);
+                            self.out.push(action);
                         }
                     }
                 }
             }
-            ([], _) if CSI.contains(&action) => {
+            ([], _) if draws(action) => {
                 if action != b'm' && params.iter().any(|p| p.len() > 1) {
                     return; // sub-parameters mean something only in SGR
                 }
