@@ -836,3 +836,38 @@ fn modes_the_command_left_on_are_undone_after_the_run() {
         assert!(screen.ends_with("\x1b[?1049l"), "{backend}: {screen:?}");
     }
 }
+
+#[test]
+fn the_real_vim_still_edits_on_the_terminal() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        std::fs::write(ws.w().join("v.txt"), "hello vim\nsecond line\n").unwrap();
+        let policy = ws.policy();
+        // vim can run a shell: the rules ask about it, and nobody here is to answer.
+        let args = [
+            "exec",
+            "--approve-all",
+            "--policy",
+            &policy,
+            "--backend",
+            backend,
+            "--",
+            "vim",
+            "-u",
+            "NONE",
+            "-N",
+            "v.txt",
+        ];
+        let mut p = Pty::cordon(&ws.w(), &args, &[]);
+        p.expect("second line");
+        p.press(b"ddx:wq\r");
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen:?}");
+        assert_eq!(
+            std::fs::read_to_string(ws.w().join("v.txt")).unwrap(),
+            "econd line\n",
+            "{backend}: {screen:?}"
+        );
+        assert!(screen.contains("\x1b[?1049h"), "{backend}: {screen:?}");
+    }
+}

@@ -11,7 +11,8 @@
 //!
 //! So the relay's output into a terminal goes through [`Filter`]: a streaming parser (the
 //! `anstyle-parse` crate, the state machine of vt100.net's DEC parser that `vte` implements)
-//! whose state survives from one read to the next, and an allow-list over what it parses. What
+//! whose state survives from one read to the next, in memory of a fixed size whatever the
+//! command prints (an OSC string is cut at 1 KiB), and an allow-list over what it parses. What
 //! passes is written again from the parsed form (a sequence the parser did not understand
 //! whole cannot pass by accident); everything else is dropped:
 //!
@@ -371,6 +372,58 @@ mod tests {
             );
             assert_eq!(each_byte(&input), whole, "{a:?} split byte by byte");
         }
+    }
+
+    /// What this thread has allocated, in bytes (the filter runs on one thread).
+    mod counted {
+        use std::alloc::{GlobalAlloc, Layout, System};
+        use std::cell::Cell;
+
+        thread_local!(pub(super) static ALLOCATED: Cell<usize> = const { Cell::new(0) });
+
+        struct Counting;
+
+        // SAFETY: every call is passed to the system allocator with the caller's own arguments;
+        // the counter is a const-initialised thread-local Cell, which allocates nothing.
+        unsafe impl GlobalAlloc for Counting {
+            unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+                ALLOCATED.with(|a| a.set(a.get() + l.size()));
+                // SAFETY: the caller's layout, as GlobalAlloc::alloc requires.
+                unsafe { System.alloc(l) }
+            }
+            unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+                // SAFETY: `p` came from `alloc`/`realloc` above with layout `l`.
+                unsafe { System.dealloc(p, l) }
+            }
+            unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+                ALLOCATED.with(|a| a.set(a.get() + new));
+                // SAFETY: the caller's pointer, layout and size, as GlobalAlloc::realloc requires.
+                unsafe { System.realloc(p, l, new) }
+            }
+        }
+
+        #[global_allocator]
+        static COUNTING: Counting = Counting;
+    }
+
+    #[test]
+    fn an_endless_osc_string_takes_no_memory() {
+        // cordon runs outside the sandbox: a command that opens an OSC string and never ends
+        // it must not make cordon's memory grow with what it prints.
+        let mut f = Filter::new();
+        let mut out = Vec::with_capacity(1 << 16);
+        f.feed(b"\x1b]0;", &mut out);
+        let chunk = vec![b'y'; 1 << 16];
+        let before = counted::ALLOCATED.with(|a| a.get());
+        for _ in 0..64 {
+            f.feed(&chunk, &mut out);
+        }
+        let grew = counted::ALLOCATED.with(|a| a.get()) - before;
+        assert!(out.is_empty());
+        assert!(
+            grew < 4096,
+            "{grew} bytes allocated for 4 MiB of OSC string"
+        );
     }
 
     #[test]
