@@ -729,6 +729,19 @@ fn what_controls_the_terminal_never_reaches_it_and_the_text_does() {
         );
         assert!(!screen.contains('\x1b'), "{backend}: {screen:?}");
 
+        // stderr on the terminal while stdout goes into a file: filtered all the same.
+        let policy = ws.policy();
+        let args = ["--policy", &policy, "--backend", backend, "--"];
+        let argv = ["/bin/sh", "-c", "cat attacks >&2; echo into-the-file"];
+        let into = ws.dir.path().join("stdout");
+        let stdout = Some(Stdio::from(File::create(&into).unwrap()));
+        let p = Pty::exec_with_stdout(&ws.w(), &[&args[..], &argv[..]].concat(), &[], stdout);
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen:?}");
+        assert!(screen.contains("[0::0]"), "{backend}: {screen:?}");
+        assert!(!screen.contains('\x1b'), "{backend}: {screen:?}");
+        assert_eq!(std::fs::read_to_string(&into).unwrap(), "into-the-file\n");
+
         // Into a file, every byte as written.
         let out = ws.dir.path().join("out");
         let st = ws
