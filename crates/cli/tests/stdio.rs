@@ -679,11 +679,11 @@ const CONTROL: &[&[u8]] = &[
     b"\x1bXstring\x1b\\",
     b"\x1bc",
     // Modes that act after the run: mouse and focus reporting (events typed into the shell),
-    // a keyboard protocol, insert mode, the scrollback erased, a shifted character set.
+    // a keyboard protocol, newline mode and local echo, the scrollback erased, a shifted character set.
     b"\x1b[?1000h\x1b[?1006h",
     b"\x1b[?1004h",
     b"\x1b[>1u",
-    b"\x1b[4h",
+    b"\x1b[20h\x1b[12l",
     b"\x1b[3J",
     b"\x0e",
 ];
@@ -774,7 +774,8 @@ fn what_full_screen_programs_draw_with_arrives_unchanged() {
     let caps = [
         "clear", "civis", "cnorm", "setaf 1", "setab 4", "bold", "sgr0", "smkx", "rmkx", "smacs",
         "rmacs", "el", "ed", "cup 3 4", "csr 2 10", "ri", "sc", "rc", "home", "dch 2", "ich 3",
-        "il 1", "dl 1", "ech 4", "hpa 7", "vpa 9", "cuu 2", "cud 2", "cuf 2", "cub 2",
+        "il 1", "dl 1", "ech 4", "hpa 7", "vpa 9", "cuu 2", "cud 2", "cuf 2", "cub 2", "smir",
+        "rmir",
     ];
     for backend in BACKENDS {
         let ws = Ws::new("allow");

@@ -21,8 +21,9 @@
 //!  text (UTF-8), TAB LF CR BS BEL                 other C0 (SO/SI shift charsets), C1 in any form
 //!  CSI A-G H I J(0-2) K L M P S T X Z @ ` a d e f  CSI 3 J (erases the scrollback), queries
 //!  CSI m (SGR), CSI r, CSI s, CSI u (no params)    (c n t x $p ? u …), every other CSI, any CSI
+//!  CSI 4 h/l (insert mode)                        other ANSI modes (CSI 12 l: local echo),
 //!  CSI ? 1 7 12 25 47 1047 1048 1049 2004 h/l       with an intermediate or a < = > marker,
-//!  ESC 7 8 = > M D E, ESC ( B, ESC ( 0             mouse 1000-1016, focus 1004, other modes
+//!  ESC 7 8 = > M D E, ESC ( B, ESC ( 0             mouse 1000-1016, focus 1004, other DEC modes
 //!                                                 every OSC (titles, OSC 8, 52, colours),
 //!                                                 DCS, SOS, PM, APC, other ESC sequences
 //! ```
@@ -30,7 +31,8 @@
 //! Full-screen programs (less, vim, top: their terminfo strings) need only what passes. A
 //! sequence cut by the end of the run is dropped whole: nothing half-sent. When the run ends,
 //! [`Filter::finish`] undoes what the command left on: alternate screen, hidden cursor, colours,
-//! application keypad and cursor keys, autowrap off, line-drawing set, scroll region, bracketed
+//! application keypad and cursor keys, autowrap off, insert mode, line-drawing set, scroll
+//! region, bracketed
 //! paste (on is the mode a shell leaves while it runs a command: off).
 //!
 //! Only a terminal gets this: a file, a pipe or a socket gets the bytes exactly as written
@@ -54,6 +56,8 @@ struct Left {
     modes: Vec<u16>,
     sgr: bool,
     keypad: bool,
+    /// Insert mode (IRM, `CSI 4 h`: terminfo's `smir`).
+    insert: bool,
     line_drawing: bool,
     scroll_region: bool,
 }
@@ -154,6 +158,9 @@ impl Filter {
                     format!("\x1b[?{m}{}", if set { 'h' } else { 'l' }).as_bytes(),
                 );
             }
+        }
+        if l.insert {
+            out.extend_from_slice(b"\x1b[4l");
         }
         if l.sgr {
             out.extend_from_slice(b"\x1b[m");
@@ -264,6 +271,12 @@ impl Perform for Sink<'_> {
                     }
                 }
             }
+            // Of the ANSI modes only insert (4), which ncurses may draw with.
+            ([], b'h' | b'l') if params.iter().all(|p| p == [4]) => {
+                self.left.insert = action == b'h';
+                self.out.extend_from_slice(b"\x1b[4");
+                self.out.push(action);
+            }
             ([], _) if draws(action) => {
                 if action != b'm' && params.iter().any(|p| p.len() > 1) {
                     return; // sub-parameters mean something only in SGR
@@ -347,7 +360,8 @@ mod tests {
             b"\x1b[?1004h",
             b"\x1b[3J",
             b"\x1b[>1u",
-            b"\x1b[4h",
+            b"\x1b[20h",
+            b"\x1b[4;12h",
             b"\x1bP$qm\x1b\\",
             b"\x1bP+q544e\x1b\\",
             b"\x1bPtmux;\x1b\x1b]52;c;eA==\x07\x1b\\",
@@ -435,10 +449,11 @@ mod tests {
     #[test]
     fn modes_left_on_are_undone_and_only_those() {
         assert_eq!(filter(&[b"\x1b[?1049h\x1b[?1049l\x1b[31m\x1b[0m"]).1, b"");
-        let (_, reset) = filter(&[b"\x1b[?1049h\x1b[?25l\x1b[?7l\x1b[1m\x1b=\x1b(0\x1b[2;5r"]);
+        let (_, reset) =
+            filter(&[b"\x1b[?1049h\x1b[?25l\x1b[?7l\x1b[1m\x1b=\x1b(0\x1b[2;5r\x1b[4h"]);
         assert_eq!(
             reset,
-            b"\x1b7\x1b[r\x1b8\x1b[?1049l\x1b[?25h\x1b[?7h\x1b[m\x1b(B\x1b>".to_vec()
+            b"\x1b7\x1b[r\x1b8\x1b[?1049l\x1b[?25h\x1b[?7h\x1b[4l\x1b[m\x1b(B\x1b>".to_vec()
         );
     }
 }
