@@ -28,7 +28,7 @@
 //!                                                 DCS, SOS, PM, APC, other ESC sequences
 //! ```
 //!
-//! Full-screen programs (less, vim, top: their terminfo strings) need only what passes. A
+//! Full-screen programs draw with what passes (the real less and vim are tested through it). A
 //! sequence cut by the end of the run is dropped whole: nothing half-sent. When the run ends,
 //! [`Filter::finish`] undoes what the command left on: alternate screen, hidden cursor, colours,
 //! application keypad and cursor keys, autowrap off, insert mode, line-drawing set, scroll
