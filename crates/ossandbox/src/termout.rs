@@ -17,23 +17,22 @@
 //! whole cannot pass by accident); everything else is dropped:
 //!
 //! ```text
-//!  passes                                         dropped
-//!  text (UTF-8), TAB LF CR BS BEL                 other C0 (SO/SI shift charsets), C1 in any form
-//!  CSI A-G H I J(0-2) K L M P S T X Z @ ` a d e f  CSI 3 J (erases the scrollback), queries
-//!  CSI m (SGR), CSI r, CSI s, CSI u (no params)    (c n t x $p ? u …), every other CSI, any CSI
-//!  CSI 4 h/l (insert mode)                        other ANSI modes (CSI 12 l: local echo),
-//!  CSI ? 1 7 12 25 47 1047 1048 1049 2004 h/l       with an intermediate or a < = > marker,
-//!  ESC 7 8 = > M D E, ESC ( B, ESC ( 0             mouse 1000-1016, focus 1004, other DEC modes
-//!                                                 every OSC (titles, OSC 8, 52, colours),
-//!                                                 DCS, SOS, PM, APC, other ESC sequences
+//!  passes                                      dropped
+//!  text (UTF-8), TAB LF CR BS BEL              other C0 (SO/SI shift charsets), C1 in any form
+//!  CSI A-M P S T X Z @ ` a d e f (J: 0-2 only)  CSI 3 J (erases the scrollback), queries
+//!  CSI m (SGR), CSI r, CSI s and u (no params)  (c n t x $p ? u …), every other CSI, any CSI
+//!  CSI 4 h/l (insert mode)                      with an intermediate or a < = > marker,
+//!  CSI ? 1 7 12 25 47 1047 1048 1049 2004 h/l   other ANSI modes (CSI 12 l: local echo),
+//!  ESC 7 8 = > M D E, ESC ( B, ESC ( 0          mouse 1000-1016, focus 1004, other DEC modes,
+//!                                              every OSC (titles, OSC 8, 52, colours),
+//!                                              DCS, SOS, PM, APC, other ESC sequences
 //! ```
 //!
 //! Full-screen programs draw with what passes (the real less and vim are tested through it). A
 //! sequence cut by the end of the run is dropped whole: nothing half-sent. When the run ends,
 //! [`Filter::finish`] undoes what the command left on: alternate screen, hidden cursor, colours,
 //! application keypad and cursor keys, autowrap off, insert mode, line-drawing set, scroll
-//! region, bracketed
-//! paste (on is the mode a shell leaves while it runs a command: off).
+//! region, bracketed paste (on; a shell turns it off while it runs a command).
 //!
 //! Only a terminal gets this: a file, a pipe or a socket gets the bytes exactly as written
 //! (`cordon exec -- cmd | cat` is the way to send them raw to a terminal, knowingly).
