@@ -651,3 +651,237 @@ fn a_command_a_host_runs_reads_nothing_typed_into_it() {
         }
     }
 }
+
+/// Escape sequences that act on the operator's terminal rather than draw on it (issue 21):
+/// each must vanish, and the text around it must arrive.
+const CONTROL: &[&[u8]] = &[
+    // The clipboard (OSC 52), BEL- and ST-terminated: the operator pastes `curl x|sh`.
+    b"\x1b]52;c;Y3VybCB4fHNoCg==\x07",
+    b"\x1b]52;c;Y3VybCB4fHNoCg==\x1b\\",
+    // Title and icon, a hyperlink that shows one thing and opens another, a colour query.
+    b"\x1b]0;innocent\x07",
+    b"\x1b]8;;http://evil.example/\x1b\\\x1b]8;;\x1b\\",
+    b"\x1b]11;?\x07",
+    // Queries the terminal answers as typed input: DSR, DA, secondary DA, window title report,
+    // DECRQSS, XTGETTCAP, DECRQM, the kitty keyboard query.
+    b"\x1b[6n",
+    b"\x1b[c",
+    b"\x1b[>c",
+    b"\x1b[21t",
+    b"\x1bP$qm\x1b\\",
+    b"\x1bP+q544e\x1b\\",
+    b"\x1b[?2004$p",
+    b"\x1b[?u",
+    // tmux passthrough, kitty graphics naming a file, PM, SOS, a full reset.
+    b"\x1bPtmux;\x1b\x1b]52;c;eA==\x07\x1b\\",
+    b"\x1b_Gf=100,t=f;L2V0Yy9wYXNzd2Q=\x1b\\",
+    b"\x1b^private\x1b\\",
+    b"\x1bXstring\x1b\\",
+    b"\x1bc",
+    // Modes that act after the run: mouse and focus reporting (events typed into the shell),
+    // a keyboard protocol, newline mode and local echo, the scrollback erased, a shifted character set.
+    b"\x1b[?1000h\x1b[?1006h",
+    b"\x1b[?1004h",
+    b"\x1b[>1u",
+    b"\x1b[20h\x1b[12l",
+    b"\x1b[3J",
+    b"\x0e",
+];
+
+/// `[N:` CONTROL[N] `:N]` on a line each, into `w/attacks`.
+fn write_attacks(w: &Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for (n, a) in CONTROL.iter().enumerate() {
+        all.extend_from_slice(format!("[{n}:").as_bytes());
+        all.extend_from_slice(a);
+        all.extend_from_slice(format!(":{n}]\n").as_bytes());
+    }
+    // C1 controls, 8-bit and in UTF-8 (CSI, OSC): no terminal may see them as controls.
+    all.extend_from_slice(b"[c1:\x9b6n\x9d52;c;eA==\x07\xc2\x9b6n:c1]\n");
+    std::fs::write(w.join("attacks"), &all).unwrap();
+    all
+}
+
+#[test]
+fn what_controls_the_terminal_never_reaches_it_and_the_text_does() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let all = write_attacks(&ws.w());
+        let p = ws.pty(backend, &["cat", "attacks"]);
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen:?}");
+        for (n, attack) in CONTROL.iter().enumerate() {
+            assert!(
+                screen.contains(&format!("[{n}::{n}]\r\n")),
+                "{backend}: {:?} reached the terminal: {screen:?}",
+                String::from_utf8_lossy(attack)
+            );
+        }
+        let c1 = screen
+            .split("[c1:")
+            .nth(1)
+            .and_then(|s| s.split(":c1]").next());
+        let c1 = c1.unwrap_or_else(|| panic!("{backend}: no C1 line: {screen:?}"));
+        assert!(
+            !c1.chars()
+                .any(|c| c == '\x1b' || ('\u{80}'..='\u{9f}').contains(&c)),
+            "{backend}: a C1 control reached the terminal: {c1:?}"
+        );
+        assert!(!screen.contains('\x1b'), "{backend}: {screen:?}");
+
+        // stderr on the terminal while stdout goes into a file: filtered all the same.
+        let policy = ws.policy();
+        let args = ["--policy", &policy, "--backend", backend, "--"];
+        let argv = ["/bin/sh", "-c", "cat attacks >&2; echo into-the-file"];
+        let into = ws.dir.path().join("stdout");
+        let stdout = Some(Stdio::from(File::create(&into).unwrap()));
+        let p = Pty::exec_with_stdout(&ws.w(), &[&args[..], &argv[..]].concat(), &[], stdout);
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen:?}");
+        assert!(screen.contains("[0::0]"), "{backend}: {screen:?}");
+        assert!(!screen.contains('\x1b'), "{backend}: {screen:?}");
+        assert_eq!(std::fs::read_to_string(&into).unwrap(), "into-the-file\n");
+
+        // Into a file, every byte as written.
+        let out = ws.dir.path().join("out");
+        let st = ws
+            .command(backend, &["cat", "attacks"])
+            .stdout(File::create(&out).unwrap())
+            .status()
+            .unwrap();
+        assert!(st.success(), "{backend}: {st}");
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            all,
+            "{backend}: the file differs"
+        );
+    }
+}
+
+/// What `tput NAME` prints for this terminal type, as full-screen programs send it.
+fn tput(name: &str) -> String {
+    let out = std::process::Command::new("tput")
+        .args(name.split(' '))
+        .env("TERM", "xterm")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "tput {name}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn what_full_screen_programs_draw_with_arrives_unchanged() {
+    let caps = [
+        "clear", "civis", "cnorm", "setaf 1", "setab 4", "bold", "sgr0", "smkx", "rmkx", "smacs",
+        "rmacs", "el", "ed", "cup 3 4", "csr 2 10", "ri", "sc", "rc", "home", "dch 2", "ich 3",
+        "il 1", "dl 1", "ech 4", "hpa 7", "vpa 9", "cuu 2", "cud 2", "cuf 2", "cub 2", "smir",
+        "rmir",
+    ];
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let script = caps
+            .iter()
+            .map(|c| format!("printf '<%s>' '{c}'; tput {c}; "))
+            .collect::<String>()
+            + "tput smcup; echo in-alt; tput rmcup; echo done";
+        let p = ws.pty(backend, &["/bin/sh", "-c", &script]);
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen:?}");
+        for c in caps {
+            // `clear` also erases the scrollback (E3, `CSI 3 J`), where the operator's earlier
+            // output (cordon's own lines among it) is: that part not.
+            let want = format!("<{c}>{}", tput(c).replace("\x1b[3J", ""));
+            assert!(
+                screen.contains(&want),
+                "{backend}: {want:?} not in {screen:?}"
+            );
+        }
+        // smcup and rmcup also push and pop the window title (`CSI 22;0;0t`): that part not.
+        assert!(
+            screen.contains("\x1b[?1049hin-alt\r\n\x1b[?1049ldone"),
+            "{backend}: {screen:?}"
+        );
+    }
+}
+
+#[test]
+fn the_real_less_still_works_on_the_terminal() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let text: String = (0..200).map(|n| format!("line-{n}\n")).collect();
+        std::fs::write(ws.w().join("long.txt"), text).unwrap();
+        let mut p = ws.pty(backend, &["less", "long.txt"]);
+        p.expect("line-38");
+        p.press(b" ");
+        p.expect("line-77");
+        p.press(b"q");
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen:?}");
+        assert!(screen.contains("\x1b[?1049h"), "{backend}: {screen:?}");
+        // less left the alternate screen itself: nothing to undo, and nothing undone.
+        assert_eq!(
+            screen.matches("\x1b[?1049l").count(),
+            1,
+            "{backend}: {screen:?}"
+        );
+    }
+}
+
+#[test]
+fn modes_the_command_left_on_are_undone_after_the_run() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let script = r"printf '\033[?1049h\033[?25l\033[31m\033[?2004h\033=\033(0lef\033[2;5r'";
+        let p = ws.pty(backend, &["/bin/sh", "-c", script]);
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen:?}");
+        let left = "\x1b[?1049h\x1b[?25l\x1b[31m\x1b[?2004h\x1b=\x1b(0lef\x1b[2;5r";
+        let undo = "\x1b7\x1b[r\x1b8\x1b[?1049l\x1b[?25h\x1b[?2004l\x1b[m\x1b(B\x1b>";
+        assert!(
+            screen.contains(&format!("{left}{undo}")),
+            "{backend}: {screen:?}"
+        );
+
+        // A command that puts back what it changed gets nothing added.
+        let script = r"printf '\033[?1049h\033[?25l\033[31mx\033[m\033[?25h\033[?1049l'";
+        let p = ws.pty(backend, &["/bin/sh", "-c", script]);
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen:?}");
+        assert!(screen.ends_with("\x1b[?1049l"), "{backend}: {screen:?}");
+    }
+}
+
+#[test]
+fn the_real_vim_still_edits_on_the_terminal() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        std::fs::write(ws.w().join("v.txt"), "hello vim\nsecond line\n").unwrap();
+        let policy = ws.policy();
+        // vim can run a shell: the rules ask about it, and nobody here is to answer.
+        let args = [
+            "exec",
+            "--approve-all",
+            "--policy",
+            &policy,
+            "--backend",
+            backend,
+            "--",
+            "vim",
+            "-u",
+            "NONE",
+            "-N",
+            "v.txt",
+        ];
+        let mut p = Pty::cordon(&ws.w(), &args, &[]);
+        p.expect("second line");
+        p.press(b"ddx:wq\r");
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen:?}");
+        assert_eq!(
+            std::fs::read_to_string(ws.w().join("v.txt")).unwrap(),
+            "econd line\n",
+            "{backend}: {screen:?}"
+        );
+        assert!(screen.contains("\x1b[?1049h"), "{backend}: {screen:?}");
+    }
+}

@@ -85,6 +85,8 @@ mod seatbelt;
 mod seccomp;
 #[cfg(target_os = "linux")]
 mod stdio;
+#[cfg(target_os = "linux")]
+mod termout;
 mod tmp;
 
 #[cfg(all(test, target_os = "linux"))]

@@ -32,6 +32,11 @@
 //! interactive run (stdout a terminal too); `TerminalInput` says what happens in pipelines and
 //! redirections.
 //!
+//! What the command writes to the terminal passes through [`crate::termout`]'s filter: text and
+//! what draws reach the operator's terminal, sequences that control it (clipboard, queries
+//! answered as typed input, titles, links, modes that outlive the run) do not, and what the
+//! command left on is undone when the run ends. A file, a pipe or a socket gets every byte.
+//!
 //! The terminal can be lent for a while ([`TerminalSwitch`]): cordon asks the operator about a
 //! connection the command's program opened (`sandbox.network = "proxy"` with `ask`) while the
 //! command runs. The relay then leaves the terminal alone — nothing read from it, nothing of the
@@ -49,6 +54,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+use crate::termout::Filter;
 
 /// How long the relay keeps copying after the run ended, at most.
 pub const DRAIN: Duration = Duration::from_secs(2);
@@ -355,6 +362,8 @@ struct Output {
     /// `from` is a pipe and `to` a regular file: move the data with splice(2), without
     /// copying it through cordon (cleared when the kernel refuses, e.g. for `O_APPEND`).
     splice: bool,
+    /// `to` is the operator's terminal: only what draws passes ([`crate::termout`]).
+    terminal: Option<Filter>,
 }
 
 /// The relay for one run: started before the command, finished after it.
@@ -546,6 +555,7 @@ impl Relay {
                 from: Some(dup(master.as_raw_fd())?),
                 to: dup(out_to)?,
                 splice: false,
+                terminal: Some(Filter::new()),
             });
             if foreground {
                 raw = Some(RawMode::enter(0)?);
@@ -603,6 +613,7 @@ impl Relay {
                 from: Some(r),
                 to: dup(f as RawFd)?,
                 splice: is_regular(f as RawFd),
+                terminal: None,
             });
             fds[f] = Some(Arc::new(w));
         }
@@ -769,18 +780,36 @@ impl Drop for Relay {
     }
 }
 
-/// The relay thread: one poll loop over every stream until `stop` closes, then a bounded
-/// drain of the outputs.
+/// The relay thread: copies until the run's end (see [`copy`]), then undoes on the operator's
+/// terminal the modes the command left on.
 fn relay(
     stop: OwnedFd,
-    mut input: Option<Input>,
+    input: Option<Input>,
     mut outputs: Vec<Output>,
+    winch: Option<(OwnedFd, (OwnedFd, OwnedFd))>,
+    lending: Option<Lending>,
+) {
+    copy(stop, input, &mut outputs, winch, lending);
+    for o in &outputs {
+        if let Some(f) = &o.terminal {
+            let _ = write_all(o.to.as_raw_fd(), &f.finish());
+        }
+    }
+}
+
+/// One poll loop over every stream until `stop` closes, then a bounded drain of the outputs.
+fn copy(
+    stop: OwnedFd,
+    mut input: Option<Input>,
+    outputs: &mut [Output],
     winch: Option<(OwnedFd, (OwnedFd, OwnedFd))>,
     mut lending: Option<Lending>,
 ) {
     const CHUNK: usize = 64 * 1024;
     let mut deadline: Option<Instant> = None;
     let mut buf = vec![0u8; CHUNK];
+    // What of a chunk may reach the terminal, for an output that goes there.
+    let mut shown = Vec::with_capacity(CHUNK);
     // The terminal is lent: its streams are left alone, and the drain waits for it.
     let mut lent = false;
     loop {
@@ -976,7 +1005,15 @@ fn relay(
                                 break;
                             }
                             Ok(k) => {
-                                if write_all(o.to.as_raw_fd(), &buf[..k]).is_err() {
+                                let out = match &mut o.terminal {
+                                    Some(f) => {
+                                        shown.clear();
+                                        f.feed(&buf[..k], &mut shown);
+                                        &shown[..]
+                                    }
+                                    None => &buf[..k],
+                                };
+                                if write_all(o.to.as_raw_fd(), out).is_err() {
                                     // The operator's side is gone: closing our end gives the
                                     // command EPIPE, as writing there directly would have.
                                     o.from = None;

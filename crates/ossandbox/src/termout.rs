@@ -1,0 +1,458 @@
+//! What the command prints to the operator's terminal: drawing passes, control does not.
+//!
+//! The command is the adversary, and a terminal obeys what it is sent. Relayed unchanged, the
+//! command's output could set the operator's clipboard (OSC 52, then pasted as a command), ask
+//! the terminal a question whose answer the terminal types back as input (DSR `CSI 6 n`, DA,
+//! DECRQSS, XTGETTCAP, window and colour reports: an answer that arrives after the run goes to
+//! the operator's shell as typed text), show one link and open another (OSC 8), retitle the
+//! window, reach tmux behind its back (`DCS tmux;`), or leave the terminal in a mode that acts
+//! after the run (mouse or focus reporting that types events into the shell, a keyboard
+//! protocol, a scroll region, insert mode, line-drawing characters).
+//!
+//! So the relay's output into a terminal goes through [`Filter`]: a streaming parser (the
+//! `anstyle-parse` crate, the state machine of vt100.net's DEC parser that `vte` implements)
+//! whose state survives from one read to the next, in memory of a fixed size whatever the
+//! command prints (an OSC string is cut at 1 KiB), and an allow-list over what it parses. What
+//! passes is written again from the parsed form (a sequence the parser did not understand
+//! whole cannot pass by accident); everything else is dropped:
+//!
+//! ```text
+//!  passes                                      dropped
+//!  text (UTF-8), TAB LF CR BS BEL              other C0 (SO/SI shift charsets), C1 in any form
+//!  CSI A-M P S T X Z @ ` a d e f (J: 0-2 only)  CSI 3 J (erases the scrollback), queries
+//!  CSI m (SGR), CSI r, CSI s and u (no params)  (c n t x $p ? u …), every other CSI, any CSI
+//!  CSI 4 h/l (insert mode)                      with an intermediate or a < = > marker,
+//!  CSI ? 1 7 12 25 47 1047 1048 1049 2004 h/l   other ANSI modes (CSI 12 l: local echo),
+//!  ESC 7 8 = > M D E, ESC ( B, ESC ( 0          mouse 1000-1016, focus 1004, other DEC modes,
+//!                                              every OSC (titles, OSC 8, 52, colours),
+//!                                              DCS, SOS, PM, APC, other ESC sequences
+//! ```
+//!
+//! Full-screen programs draw with what passes (the real less and vim are tested through it). A
+//! sequence cut by the end of the run is dropped whole: nothing half-sent. When the run ends,
+//! [`Filter::finish`] undoes what the command left on: alternate screen, hidden cursor, colours,
+//! application keypad and cursor keys, autowrap off, insert mode, line-drawing set, scroll
+//! region, bracketed paste (on; a shell turns it off while it runs a command).
+//!
+//! Only a terminal gets this: a file, a pipe or a socket gets the bytes exactly as written
+//! (`cordon exec -- cmd | cat` is the way to send them raw to a terminal, knowingly).
+
+use anstyle_parse::{Params, Parser, Perform};
+
+/// Filters one stream of output bound for a terminal.
+#[derive(Default)]
+pub(crate) struct Filter {
+    parser: Parser,
+    /// The parser is between sequences and characters: a plain byte can be copied as is.
+    ground: bool,
+    left: Left,
+}
+
+/// What the command turned on that would outlive its run.
+#[derive(Default)]
+struct Left {
+    /// DEC private modes now the opposite of a shell's (the mode numbers below).
+    modes: Vec<u16>,
+    sgr: bool,
+    keypad: bool,
+    /// Insert mode (IRM, `CSI 4 h`: terminfo's `smir`).
+    insert: bool,
+    line_drawing: bool,
+    scroll_region: bool,
+}
+
+/// DEC private modes that pass, each with the state a shell's prompt expects (`true`: set),
+/// which [`Filter::finish`] puts back. 1: application cursor keys; 7: autowrap; 25: cursor
+/// shown; 47, 1047, 1049: the alternate screen; 2004: bracketed paste (a shell turns it off
+/// while a command runs, on at its prompt). 12 (a blinking cursor, in terminfo's `cnorm`) and
+/// 1048 (saves the cursor) change nothing that acts later: not undone.
+const MODES: [(u16, Option<bool>); 9] = [
+    (1, Some(false)),
+    (7, Some(true)),
+    (12, None),
+    (25, Some(true)),
+    (47, Some(false)),
+    (1047, Some(false)),
+    (1048, None),
+    (1049, Some(false)),
+    (2004, Some(false)),
+];
+
+/// CSI finals that draw or move and report nothing (with no marker and no intermediate).
+fn draws(final_byte: u8) -> bool {
+    matches!(
+        final_byte,
+        b'A'..=b'M'
+            | b'P'
+            | b'S'
+            | b'T'
+            | b'X'
+            | b'Z'
+            | b'@'
+            | b'`'
+            | b'a'
+            | b'd'
+            | b'e'
+            | b'f'
+            | b'm'
+            | b'r'
+            | b's'
+            | b'u'
+    )
+}
+
+impl Filter {
+    pub(crate) fn new() -> Filter {
+        Filter {
+            ground: true,
+            ..Filter::default()
+        }
+    }
+
+    /// Appends to `out` what of `input` may reach the terminal.
+    pub(crate) fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        let mut i = 0;
+        while i < input.len() {
+            if self.ground {
+                // Most output is plain text: copied without a call per byte. In the ground
+                // state the parser would print or execute these and stay there.
+                let start = i;
+                while i < input.len() && plain(input[i]) {
+                    i += 1;
+                }
+                out.extend_from_slice(&input[start..i]);
+                if i == input.len() {
+                    break;
+                }
+            }
+            let b = input[i];
+            i += 1;
+            let mut sink = Sink {
+                out,
+                left: &mut self.left,
+                ground: false,
+            };
+            self.parser.advance(&mut sink, b);
+            // Back in the ground state after a character or a whole sequence; a C0 control
+            // other than ESC leaves the ground state as it was.
+            self.ground = sink.ground || (self.ground && b < 0x80 && b != 0x1b);
+        }
+    }
+
+    /// The sequences that undo what the command left on (empty if nothing); the filter's
+    /// unfinished sequence, if any, is dropped.
+    pub(crate) fn finish(&self) -> Vec<u8> {
+        let l = &self.left;
+        let mut out = Vec::new();
+        if l.scroll_region {
+            // DECSTBM homes the cursor: saved and restored around it.
+            out.extend_from_slice(b"\x1b7\x1b[r\x1b8");
+        }
+        // Leaving the alternate screen first, so what follows acts on the operator's screen.
+        let mut modes = l.modes.clone();
+        modes.sort_by_key(|m| !matches!(m, 47 | 1047 | 1049));
+        for m in modes {
+            if let Some(&(_, Some(set))) = MODES.iter().find(|(n, _)| *n == m) {
+                out.extend_from_slice(
+                    format!("\x1b[?{m}{}", if set { 'h' } else { 'l' }).as_bytes(),
+                );
+            }
+        }
+        if l.insert {
+            out.extend_from_slice(b"\x1b[4l");
+        }
+        if l.sgr {
+            out.extend_from_slice(b"\x1b[m");
+        }
+        if l.line_drawing {
+            out.extend_from_slice(b"\x1b(B");
+        }
+        if l.keypad {
+            out.extend_from_slice(b"\x1b>");
+        }
+        out
+    }
+}
+
+/// Bytes the ground state prints (ASCII) or executes harmlessly (TAB, LF, CR).
+fn plain(b: u8) -> bool {
+    (0x20..0x7f).contains(&b) || matches!(b, b'\t' | b'\n' | b'\r')
+}
+
+struct Sink<'a> {
+    out: &'a mut Vec<u8>,
+    left: &'a mut Left,
+    /// Set by a callback after which the parser is in the ground state.
+    ground: bool,
+}
+
+impl Left {
+    fn mode(&mut self, m: u16, set: bool) {
+        let shell = MODES.iter().find(|(n, _)| *n == m).and_then(|(_, s)| *s);
+        self.modes.retain(|&n| n != m);
+        if shell.is_some_and(|s| s != set) {
+            self.modes.push(m);
+        }
+    }
+}
+
+fn write_params(out: &mut Vec<u8>, params: &Params) {
+    for (k, p) in params.iter().enumerate() {
+        if k > 0 {
+            out.push(b';');
+        }
+        for (j, v) in p.iter().enumerate() {
+            if j > 0 {
+                out.push(b':');
+            }
+            push_number(out, *v);
+        }
+    }
+}
+
+/// Appends `v` in decimal (no allocation: this runs for each parameter of each sequence).
+fn push_number(out: &mut Vec<u8>, v: u16) {
+    let mut digits = [0u8; 5];
+    let mut at = digits.len();
+    let mut v = v;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// `CSI` with no parameters, or one that is 0 (what the parser makes of none).
+fn no_params(params: &Params) -> bool {
+    params.is_empty() || (params.len() == 1 && params.iter().next() == Some(&[0][..]))
+}
+
+impl Perform for Sink<'_> {
+    fn print(&mut self, c: char) {
+        self.ground = true;
+        // U+0080-U+009F: C1 controls in UTF-8, which some terminals obey (CSI, OSC, DCS).
+        if !('\u{80}'..='\u{9f}').contains(&c) {
+            let mut b = [0; 4];
+            self.out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+        }
+    }
+
+    fn execute(&mut self, byte: u8) {
+        // CAN and SUB end any sequence (the parser is back in the ground state).
+        if matches!(byte, 0x18 | 0x1a) {
+            self.ground = true;
+        }
+        if matches!(byte, 0x07 | 0x08 | b'\t' | b'\n' | b'\r') {
+            self.out.push(byte);
+        }
+    }
+
+    fn csi_dispatch(&mut self, params: &Params, intermediates: &[u8], ignore: bool, action: u8) {
+        self.ground = true;
+        if ignore {
+            return; // more parameters or intermediates than the parser keeps: not understood
+        }
+        match (intermediates, action) {
+            (b"?", b'h' | b'l') => {
+                let set = action == b'h';
+                for p in params.iter() {
+                    if let [m] = p {
+                        if MODES.iter().any(|(n, _)| n == m) {
+                            self.left.mode(*m, set);
+                            self.out.extend_from_slice(b"\x1b[?");
+                            push_number(self.out, *m);
+                            self.out.push(action);
+                        }
+                    }
+                }
+            }
+            // Of the ANSI modes only insert (4), which ncurses may draw with.
+            ([], b'h' | b'l') if params.iter().all(|p| p == [4]) => {
+                self.left.insert = action == b'h';
+                self.out.extend_from_slice(b"\x1b[4");
+                self.out.push(action);
+            }
+            ([], _) if draws(action) => {
+                if action != b'm' && params.iter().any(|p| p.len() > 1) {
+                    return; // sub-parameters mean something only in SGR
+                }
+                match action {
+                    b's' | b'u' if !no_params(params) => return, // DECSLRM, not a cursor save
+                    b'J' if params.iter().any(|p| p[0] > 2) => return, // 3: the scrollback
+                    b'm' => self.left.sgr = !no_params(params),
+                    b'r' => self.left.scroll_region = !no_params(params),
+                    _ => {}
+                }
+                self.out.extend_from_slice(b"\x1b[");
+                if !no_params(params) {
+                    write_params(self.out, params);
+                }
+                self.out.push(action);
+            }
+            _ => {}
+        }
+    }
+
+    fn esc_dispatch(&mut self, intermediates: &[u8], ignore: bool, byte: u8) {
+        self.ground = true;
+        if ignore {
+            return;
+        }
+        match (intermediates, byte) {
+            ([], b'7' | b'8' | b'M' | b'D' | b'E') => {}
+            ([], b'=') => self.left.keypad = true,
+            ([], b'>') => self.left.keypad = false,
+            (b"(", b'0') => self.left.line_drawing = true,
+            (b"(", b'B') => self.left.line_drawing = false,
+            _ => return,
+        }
+        self.out.push(0x1b);
+        self.out.extend_from_slice(intermediates);
+        self.out.push(byte);
+    }
+    // OSC, DCS (hook, put, unhook), SOS, PM and APC: nothing of them is written.
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter(chunks: &[&[u8]]) -> (Vec<u8>, Vec<u8>) {
+        let mut f = Filter::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            f.feed(c, &mut out);
+        }
+        (out, f.finish())
+    }
+
+    fn each_byte(input: &[u8]) -> Vec<u8> {
+        let chunks: Vec<&[u8]> = input.chunks(1).collect();
+        filter(&chunks).0
+    }
+
+    #[test]
+    fn text_and_drawing_pass_as_written() {
+        let s = "plain text\r\n\tüñí €\x08\x07 \x1b[31mred\x1b[m \x1b[1;38:5:208m \
+                 \x1b[4;5H\x1b[H\x1b[2J\x1b[K\x1b[?1049h\x1b[?25l\x1b7\x1b8\x1b(0q\x1b(B\x1b[s\x1b[u";
+        assert_eq!(filter(&[s.as_bytes()]).0, s.as_bytes());
+        assert_eq!(each_byte(s.as_bytes()), s.as_bytes());
+    }
+
+    #[test]
+    fn control_sequences_are_dropped_even_split_across_reads() {
+        let attacks: &[&[u8]] = &[
+            b"\x1b]52;c;Y3VybCB4fHNoCg==\x07",
+            b"\x1b]52;c;Y3VybCB4fHNoCg==\x1b\\",
+            b"\x1b]0;title\x07",
+            b"\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\",
+            b"\x1b]11;?\x07",
+            b"\x1b[6n",
+            b"\x1b[c",
+            b"\x1b[>c",
+            b"\x1b[21t",
+            b"\x1b[?1000h",
+            b"\x1b[?1004h",
+            b"\x1b[3J",
+            b"\x1b[>1u",
+            b"\x1b[20h",
+            b"\x1b[4;12h",
+            b"\x1bP$qm\x1b\\",
+            b"\x1bP+q544e\x1b\\",
+            b"\x1bPtmux;\x1b\x1b]52;c;eA==\x07\x1b\\",
+            b"\x1b_Gf=100;/etc/passwd\x1b\\",
+            b"\x1b^pm\x1b\\",
+            b"\x1bXsos\x1b\\",
+            b"\x1bc",
+            b"\x0e",
+            "\u{9b}6n".as_bytes(),
+            b"\x9b6n",
+            b"\x9d52;c;eA==\x07",
+        ];
+        for a in attacks {
+            let mut input = b"before".to_vec();
+            input.extend_from_slice(a);
+            input.extend_from_slice(b"after");
+            let whole = filter(&[&input]).0;
+            let text = String::from_utf8_lossy(&whole);
+            assert!(
+                !whole.contains(&0x1b) && text.starts_with("before") && text.ends_with("after"),
+                "{a:?} gave {text:?}"
+            );
+            assert_eq!(each_byte(&input), whole, "{a:?} split byte by byte");
+        }
+    }
+
+    /// What this thread has allocated, in bytes (the filter runs on one thread).
+    mod counted {
+        use std::alloc::{GlobalAlloc, Layout, System};
+        use std::cell::Cell;
+
+        thread_local!(pub(super) static ALLOCATED: Cell<usize> = const { Cell::new(0) });
+
+        struct Counting;
+
+        // SAFETY: every call is passed to the system allocator with the caller's own arguments;
+        // the counter is a const-initialised thread-local Cell, which allocates nothing.
+        unsafe impl GlobalAlloc for Counting {
+            unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+                ALLOCATED.with(|a| a.set(a.get() + l.size()));
+                // SAFETY: the caller's layout, as GlobalAlloc::alloc requires.
+                unsafe { System.alloc(l) }
+            }
+            unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+                // SAFETY: `p` came from `alloc`/`realloc` above with layout `l`.
+                unsafe { System.dealloc(p, l) }
+            }
+            unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+                ALLOCATED.with(|a| a.set(a.get() + new));
+                // SAFETY: the caller's pointer, layout and size, as GlobalAlloc::realloc requires.
+                unsafe { System.realloc(p, l, new) }
+            }
+        }
+
+        #[global_allocator]
+        static COUNTING: Counting = Counting;
+    }
+
+    #[test]
+    fn an_endless_osc_string_takes_no_memory() {
+        // cordon runs outside the sandbox: a command that opens an OSC string and never ends
+        // it must not make cordon's memory grow with what it prints.
+        let mut f = Filter::new();
+        let mut out = Vec::with_capacity(1 << 16);
+        f.feed(b"\x1b]0;", &mut out);
+        let chunk = vec![b'y'; 1 << 16];
+        let before = counted::ALLOCATED.with(|a| a.get());
+        for _ in 0..64 {
+            f.feed(&chunk, &mut out);
+        }
+        let grew = counted::ALLOCATED.with(|a| a.get()) - before;
+        assert!(out.is_empty());
+        assert!(
+            grew < 4096,
+            "{grew} bytes allocated for 4 MiB of OSC string"
+        );
+    }
+
+    #[test]
+    fn a_sequence_cut_by_the_end_is_not_sent() {
+        let (out, _) = filter(&[b"ok\x1b]52;c;eA=", b"=\x1b[3"]);
+        assert_eq!(out, b"ok");
+    }
+
+    #[test]
+    fn modes_left_on_are_undone_and_only_those() {
+        assert_eq!(filter(&[b"\x1b[?1049h\x1b[?1049l\x1b[31m\x1b[0m"]).1, b"");
+        let (_, reset) =
+            filter(&[b"\x1b[?1049h\x1b[?25l\x1b[?7l\x1b[1m\x1b=\x1b(0\x1b[2;5r\x1b[4h"]);
+        assert_eq!(
+            reset,
+            b"\x1b7\x1b[r\x1b8\x1b[?1049l\x1b[?25h\x1b[?7h\x1b[4l\x1b[m\x1b(B\x1b>".to_vec()
+        );
+    }
+}
