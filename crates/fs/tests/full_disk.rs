@@ -18,17 +18,22 @@ fn a_write_cut_short_keeps_the_old_content_and_leaves_nothing_beside_it() {
     // test.
     let old = unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     assert_ne!(old, libc::SIG_ERR);
-    rustix::process::setrlimit(
-        rustix::process::Resource::Fsize,
-        rustix::process::Rlimit {
-            current: Some(100),
-            maximum: None,
-        },
-    )
-    .unwrap();
-    let e = d
-        .write(Path::new("settings.json"), &[b'x'; 1000], 0o600)
-        .unwrap_err();
+    let limit = |current| {
+        rustix::process::setrlimit(
+            rustix::process::Resource::Fsize,
+            rustix::process::Rlimit {
+                current,
+                maximum: None,
+            },
+        )
+        .unwrap()
+    };
+    limit(Some(100));
+    let written = d.write(Path::new("settings.json"), &[b'x'; 1000], 0o600);
+    // Lifted before anything else is written: the limit is the whole process's, and the test
+    // harness's own output may go to a file (`cargo test > log`), which it would cut short.
+    limit(None);
+    let e = written.unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::FileTooLarge, "{e}");
     assert_eq!(
         std::fs::read_to_string(t.path().join("settings.json")).unwrap(),

@@ -18,7 +18,13 @@
 //! use cordon_tools::shell;
 //!
 //! let parsed = shell::parse(r#"echo "rm x" && env LD_PRELOAD=/tmp/x.so \rm -rf $(pwd)"#);
-//! let commands: Vec<Vec<String>> = parsed.commands.into_iter().map(|c| c.words).collect();
+//! // What bash runs (not the other readings kept for the rules: `rm`'s meaning).
+//! let commands: Vec<Vec<String>> = parsed
+//!     .commands
+//!     .into_iter()
+//!     .filter(|c| !c.reading)
+//!     .map(|c| c.words)
+//!     .collect();
 //! assert_eq!(
 //!     commands,
 //!     [
