@@ -153,7 +153,7 @@ pub fn before_discovery() {
                     &[],
                     Some(&their_log),
                 );
-                let _ = dead.rewrite(&text);
+                let _ = dead.rewrite(&text, &said.kept);
             }
         }
     }
@@ -218,13 +218,19 @@ impl Dead {
     /// cordon would take it for a dead run's and do the same scan alongside this one. A kill
     /// between the write and the truncation leaves a text that is no marker: refused, naming
     /// the file, never acted on.
-    fn rewrite(&self, text: &str) -> std::io::Result<()> {
+    /// What the run kept (`kept`, [`Pending::keep`]) stays after it.
+    fn rewrite(&self, text: &str, kept: &[u8]) -> std::io::Result<()> {
         use std::os::unix::fs::FileExt;
         let Ok(lock) = &self.lock else {
             return Ok(()); // never read, never rewritten: refused as it is
         };
-        lock.file().write_all_at(text.as_bytes(), 0)?;
-        lock.file().set_len(text.len() as u64)
+        let mut all = text.as_bytes().to_vec();
+        if !kept.is_empty() {
+            all.extend_from_slice(KEPT_LINE);
+            all.extend_from_slice(kept);
+        }
+        lock.file().write_all_at(&all, 0)?;
+        lock.file().set_len(all.len() as u64)
     }
 
     /// Its text, parsed; `Err` with the refusal when it is not a marker cordon wrote.
@@ -237,18 +243,37 @@ impl Dead {
                 self.shown.display()
             )
         })?;
-        let text = read_locked(lock.file(), 1 << 20)
-            .ok()
-            .flatten()
-            .and_then(|b| String::from_utf8(b).ok());
-        let Some(m) = text.as_deref().and_then(parse_marker) else {
+        let bytes = read_locked(lock.file(), MARKER_MAX).ok().flatten();
+        let (text, kept) = bytes.as_deref().map_or((None, &[][..]), split_kept);
+        let Some(mut m) = text
+            .and_then(|t| std::str::from_utf8(t).ok())
+            .and_then(parse_marker)
+        else {
             return Err(format!(
                 "{} is not a marker cordon wrote; delete it after checking what it is",
                 self.shown.display()
             ));
         };
+        m.kept = kept.to_vec();
         Ok(m)
     }
+}
+
+/// A marker's bytes: its text, and what its run kept after it ([`Pending::keep`]; empty
+/// when nothing was). The text's lines are ASCII words and hex, so the first line that says
+/// `kept` begins the kept part.
+fn split_kept(bytes: &[u8]) -> (Option<&[u8]>, &[u8]) {
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at..].starts_with(KEPT_LINE) {
+            return (Some(&bytes[..at]), &bytes[at + KEPT_LINE.len()..]);
+        }
+        match bytes[at..].iter().position(|&b| b == b'\n') {
+            Some(n) => at += n + 1,
+            None => break,
+        }
+    }
+    (Some(bytes), &[])
 }
 
 /// At most `max` bytes of `file` from its start (`None`: more than that).
@@ -408,6 +433,21 @@ fn dead_markers_and_moves(dir: &Path) -> (Vec<Dead>, bool) {
 pub struct Pending(Marker, Vec<Marker>);
 
 impl Pending {
+    /// Keeps `kept` (`cordon_ossandbox::Kept`: the earlier contents of the watched files the
+    /// run's "before" snapshot read) after the marker's text, through its locked descriptor:
+    /// one write, no sync (it guards against cordon being killed, like the marker itself).
+    /// A dead run's scan puts them back ([`recover`]).
+    pub fn keep(&self, kept: &[u8]) {
+        use std::os::unix::fs::FileExt;
+        let mut tail = KEPT_LINE.to_vec();
+        tail.extend_from_slice(kept);
+        if let Err(e) = self.0._lock.file().write_all_at(&tail, self.0.end) {
+            // The old behaviour then: a cordon killed during the run leaves the run's
+            // changes moved aside, not restored.
+            tracing::debug!(error = %e, "the earlier contents are not kept");
+        }
+    }
+
     /// The scan completed (`truncated` empty): the marker goes; else it stays, saying so, and
     /// the next run there is refused until the operator has looked. The copies go either way:
     /// the scan checked the trust-store places.
@@ -465,9 +505,15 @@ struct Marker {
     roots: Vec<PathBuf>,
     log: PathBuf,
     started: std::time::SystemTime,
+    /// Where its text ends: what the run keeps ([`Pending::keep`]) is written after it.
+    end: u64,
 }
 
 const MARKER_HEAD: &str = "cordon after-run scan marker v1";
+/// After a marker's text: what its run kept ([`Pending::keep`]), to its end.
+const KEPT_LINE: &[u8] = b"kept\n";
+/// A marker is read whole: its text, and at most 1 MiB kept (`cordon_ossandbox::Kept`).
+const MARKER_MAX: usize = 3 << 20;
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -526,6 +572,8 @@ struct Said {
     roots: Vec<PathBuf>,
     stores: Vec<MissingPlace>,
     log: Option<PathBuf>,
+    /// What its run kept ([`Pending::keep`]).
+    kept: Vec<u8>,
 }
 
 /// A marker's text, parsed; `None` when it is not one.
@@ -574,6 +622,7 @@ fn parse_marker(text: &str) -> Option<Said> {
         roots,
         stores,
         log,
+        kept: Vec::new(),
     })
 }
 
@@ -639,6 +688,7 @@ impl Marker {
             roots: roots.to_vec(),
             log: log.to_path_buf(),
             started,
+            end: text.len() as u64,
         })
     }
 
@@ -716,6 +766,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
             roots: theirs,
             stores,
             log: their_log,
+            kept,
         } = dead.parsed()?;
         // Its trust-store places first, wherever its roots lie: a later gate's discovery
         // would take what was planted there.
@@ -726,7 +777,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
                 continue;
             }
             let text = marker_text(&theirs, started, &state, &[], their_log.as_deref());
-            let _ = dead.rewrite(&text);
+            let _ = dead.rewrite(&text, &kept);
         }
         if !theirs.iter().any(|t| roots.iter().any(|r| meet(t, r))) {
             continue; // another project's: its next run scans it
@@ -738,7 +789,13 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
             .join(", ");
         if state != "incomplete" {
             // The dead run's scan, now: everything watched that changed since it began.
-            if let Some(findings) = cordon_ossandbox::scan_changed_since(&theirs, started) {
+            // A changed file gets the earlier content the run kept; each move journaled
+            // first, so a kill of this cordon in the middle of it loses nothing either.
+            let kept = cordon_ossandbox::Kept::read(&kept);
+            let journal = cordon_ossandbox::Journal::beside(dir).of(&theirs);
+            if let Some(findings) =
+                cordon_ossandbox::scan_changed_since(&theirs, started, &kept, Some(&journal))
+            {
                 for f in &findings {
                     eprintln!(
                         "cordon: warning: an earlier run's cordon ended before its after-run scan; {}",
