@@ -1260,7 +1260,7 @@ mod tests {
             &[],
             said.log.as_deref(),
         );
-        dead.rewrite(&shorter).unwrap();
+        dead.rewrite(&shorter, &[]).unwrap();
         use std::os::unix::fs::MetadataExt;
         let named = std::fs::metadata(&path).unwrap();
         let locked = rustix::fs::fstat(dead.lock.as_ref().unwrap().file()).unwrap();
@@ -1415,5 +1415,47 @@ mod tests {
         recover(&base.join("state/scans"), &[base.join("ws")], &log, "s").unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
         assert!(!base.join("ws/victim.cordon-quarantine").exists());
+    }
+
+    /// What a run kept after its marker's text ([`Pending::keep`]) reads back whole, whatever
+    /// bytes it holds (a line `kept`, newlines, anything), and stays when the marker is
+    /// rewritten with its trust-store part done (a later gate's [`before_discovery`] does
+    /// that before the next run over its roots, which restores from it).
+    #[test]
+    fn a_markers_kept_part_reads_back_and_survives_its_rewrite() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("scans");
+        std::fs::create_dir(&dir).unwrap();
+        let t = std::time::UNIX_EPOCH + std::time::Duration::new(1_700_000_000, 42);
+        let stores = [MissingPlace::recorded(
+            "/h".into(),
+            "/h/.config/cordon".into(),
+            vec![],
+        )];
+        let text = marker_text(&["/h".into()], t, "running", &stores, None);
+        let kept: Vec<u8> = (0..=255u8).chain(*b"\nkept\nstate x\n").collect();
+        let mut bytes = text.into_bytes();
+        bytes.extend_from_slice(KEPT_LINE);
+        bytes.extend_from_slice(&kept);
+        std::fs::write(dir.join("run-1-0-0"), &bytes).unwrap();
+        let dead = dead_markers(&dir);
+        assert_eq!(dead.len(), 1);
+        let said = dead[0].parsed().unwrap();
+        assert_eq!((said.kept.as_slice(), said.stores.len()), (&kept[..], 1));
+        let text = marker_text(&said.roots, said.started, &said.state, &[], None);
+        dead[0].rewrite(&text, &said.kept).unwrap();
+        drop(dead);
+        let dead = dead_markers(&dir);
+        let again = dead[0].parsed().unwrap();
+        assert!(again.stores.is_empty());
+        assert_eq!((again.kept, again.started), (kept, t));
+        // A marker with nothing kept reads as before.
+        std::fs::write(
+            dir.join("run-1-0-0"),
+            marker_text(&["/h".into()], t, "running", &[], None),
+        )
+        .unwrap();
+        drop(dead);
+        assert!(dead_markers(&dir)[0].parsed().unwrap().kept.is_empty());
     }
 }

@@ -1304,22 +1304,22 @@ impl Snapshot {
             if seen.id.0 != FILE {
                 continue;
             }
-            let Some(e) = seen.earlier() else {
+            let p = path.as_os_str().as_bytes();
+            let Some(content) = seen
+                .content
+                .as_ref()
+                .filter(|c| body.len() + 20 + p.len() + c.len() <= KEEP_TOTAL)
+            else {
                 left_out += 1;
                 continue;
             };
-            let p = path.as_os_str().as_bytes();
-            if body.len() + 20 + p.len() + e.content.len() > KEEP_TOTAL {
-                left_out += 1;
-                continue;
-            }
             word(&mut body, p.len());
             body.extend_from_slice(p);
-            word(&mut body, e.mode as usize);
-            word(&mut body, e.owner.0 as usize);
-            word(&mut body, e.owner.1 as usize);
-            word(&mut body, e.content.len());
-            body.extend_from_slice(&e.content);
+            word(&mut body, seen.mode as usize);
+            word(&mut body, seen.owner.0 as usize);
+            word(&mut body, seen.owner.1 as usize);
+            word(&mut body, content.len());
+            body.extend_from_slice(content);
         }
         let mut out = KEEP_HEAD.to_vec();
         word(&mut out, body.len());
