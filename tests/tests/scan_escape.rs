@@ -4,7 +4,8 @@
 //! * A settings directory that is a link (`ln -s cfg .claude`) and a bare repository whose
 //!   `objects` is a link are reported and moved aside (class 3).
 //! * A cordon killed with SIGKILL while its command runs (an agent host's timeout) does not
-//!   skip the scan: the next run does it first and moves the plant aside (class 4).
+//!   skip the scan: the next run does it first and moves the plant aside, and gives a changed
+//!   file the earlier content its run kept (class 4).
 //! * A directory the command made unlistable (`chmod 0300 x` after planting `x/.envrc`) does not
 //!   hide the plant: as the user, cordon cannot list it either and moves it aside whole
 //!   (class 3).

@@ -15,7 +15,8 @@
 //! one a check had just locked, look live):
 //!
 //! ```text
-//!  LOGDIR/scans/run-PID-STAMP     roots, start time, state (running | incomplete)
+//!  LOGDIR/scans/run-PID-STAMP     roots, start time, state (running | incomplete), and
+//!                                 the earlier contents of the watched files (`kept`)
 //!  LOGDIR/scans/listings-HASH     what the last completed scan over those roots read
 //!  LOGDIR/scans/journal-PID-…     a move of a scan under way (`cordon_ossandbox::Journal`)
 //! ```
@@ -25,8 +26,10 @@
 //! later run that finds an unlocked marker (its cordon is
 //! gone) over one of its own roots does the dead run's scan first — everything watched that
 //! changed since that run began (ctime, which a command cannot set back) is moved aside and
-//! recorded — and refuses to run while a scan could not complete (the walk's limit), until the
-//! operator has looked and deleted the marker.
+//! recorded, a changed file given back the earlier content its run kept after its marker's
+//! text once its "before" snapshot had read it ([`Pending::keep`]) — and refuses to run
+//! while a scan could not complete (the walk's limit), until the operator has looked and
+//! deleted the marker.
 //!
 //! Before those scans, a later run finishes the moves a dead scan began over roots that meet
 //! its own (each journaled, with the earlier content a changed file gets back, before the

@@ -162,7 +162,9 @@ pub struct Io {
 }
 
 /// Where a run keeps the earlier contents of its watched files ([`Io::keep`]).
-pub struct Keep(Box<dyn FnOnce(&[u8]) + Send>);
+pub struct Keep(KeepFn);
+
+type KeepFn = Box<dyn FnOnce(&[u8]) + Send>;
 
 impl Keep {
     pub fn new(f: impl FnOnce(&[u8]) + Send + 'static) -> Keep {
