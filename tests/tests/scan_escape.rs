@@ -1565,6 +1565,10 @@ fn a_cordon_killed_during_the_run_gets_the_earlier_content_back() {
                 "{\"hooks\":{\"PreToolUse\":[]}}\n"
             };
             assert!(
+                err.contains("if you changed it yourself since that run began, your version is the one moved aside"),
+                "{what} the warning does not say whose version may be aside: {err}"
+            );
+            assert!(
                 aside(".claude").iter().any(|c| c == expected),
                 "{what} the moved-aside settings are not kept: {:?}",
                 aside(".claude")

@@ -800,8 +800,15 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
                 cordon_ossandbox::scan_changed_since(&theirs, started, &kept, Some(&journal))
             {
                 for f in &findings {
+                    // Changed since the run began, by ctime: an edit of the operator's after
+                    // the kill looks the same, and is what went aside then.
+                    let yours = if matches!(f.handling, Handling::Restored(_)) {
+                        " (if you changed it yourself since that run began, your version is the one moved aside)"
+                    } else {
+                        ""
+                    };
                     eprintln!(
-                        "cordon: warning: an earlier run's cordon ended before its after-run scan; {}",
+                        "cordon: warning: an earlier run's cordon ended before its after-run scan; {}{yours}",
                         clean(&f.message())
                     );
                 }
