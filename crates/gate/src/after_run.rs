@@ -802,10 +802,17 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
                 for f in &findings {
                     // Changed since the run began, by ctime: an edit of the operator's after
                     // the kill looks the same, and is what went aside then.
-                    let yours = if matches!(f.handling, Handling::Restored(_)) {
-                        " (if you changed it yourself since that run began, your version is the one moved aside)"
-                    } else {
-                        ""
+                    let yours = match f.handling {
+                        Handling::Restored(_) => " (if you changed it yourself since that run began, your version is the one moved aside)",
+                        // The run kept contents, but not this one's: too large.
+                        Handling::Quarantined(_)
+                            if f.change == Change::Changed
+                                && !kept.is_empty()
+                                && !kept.holds(&f.path) =>
+                        {
+                            " (its earlier content was not kept: larger than 64 KiB, or past the 1 MiB a run keeps in all)"
+                        }
+                        _ => "",
                     };
                     eprintln!(
                         "cordon: warning: an earlier run's cordon ended before its after-run scan; {}{yours}",

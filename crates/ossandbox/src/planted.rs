@@ -1558,6 +1558,16 @@ impl Kept {
         Kept::parse(bytes).unwrap_or_default()
     }
 
+    /// Whether anything was kept (the run's kept part was whole, and held a file).
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Whether the earlier content of `path` was kept.
+    pub fn holds(&self, path: &Path) -> bool {
+        self.files.contains_key(path)
+    }
+
     fn parse(bytes: &[u8]) -> Option<Kept> {
         let rest = bytes.strip_prefix(KEEP_HEAD)?;
         let word = |b: &[u8], at: usize| -> Option<usize> {
