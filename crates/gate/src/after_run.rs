@@ -15,7 +15,8 @@
 //! one a check had just locked, look live):
 //!
 //! ```text
-//!  LOGDIR/scans/run-PID-STAMP     roots, start time, state (running | incomplete)
+//!  LOGDIR/scans/run-PID-STAMP     roots, start time, state (running | incomplete), and
+//!                                 the earlier contents of the watched files (`kept`)
 //!  LOGDIR/scans/listings-HASH     what the last completed scan over those roots read
 //!  LOGDIR/scans/journal-PID-…     a move of a scan under way (`cordon_ossandbox::Journal`)
 //! ```
@@ -25,8 +26,10 @@
 //! later run that finds an unlocked marker (its cordon is
 //! gone) over one of its own roots does the dead run's scan first — everything watched that
 //! changed since that run began (ctime, which a command cannot set back) is moved aside and
-//! recorded — and refuses to run while a scan could not complete (the walk's limit), until the
-//! operator has looked and deleted the marker.
+//! recorded, a changed file given back the earlier content its run kept after its marker's
+//! text once its "before" snapshot had read it ([`Pending::keep`]) — and refuses to run
+//! while a scan could not complete (the walk's limit), until the operator has looked and
+//! deleted the marker.
 //!
 //! Before those scans, a later run finishes the moves a dead scan began over roots that meet
 //! its own (each journaled, with the earlier content a changed file gets back, before the
@@ -153,7 +156,7 @@ pub fn before_discovery() {
                     &[],
                     Some(&their_log),
                 );
-                let _ = dead.rewrite(&text);
+                let _ = dead.rewrite(&text, &said.kept);
             }
         }
     }
@@ -218,13 +221,19 @@ impl Dead {
     /// cordon would take it for a dead run's and do the same scan alongside this one. A kill
     /// between the write and the truncation leaves a text that is no marker: refused, naming
     /// the file, never acted on.
-    fn rewrite(&self, text: &str) -> std::io::Result<()> {
+    /// What the run kept (`kept`, [`Pending::keep`]) stays after it.
+    fn rewrite(&self, text: &str, kept: &[u8]) -> std::io::Result<()> {
         use std::os::unix::fs::FileExt;
         let Ok(lock) = &self.lock else {
             return Ok(()); // never read, never rewritten: refused as it is
         };
-        lock.file().write_all_at(text.as_bytes(), 0)?;
-        lock.file().set_len(text.len() as u64)
+        let mut all = text.as_bytes().to_vec();
+        if !kept.is_empty() {
+            all.extend_from_slice(KEPT_LINE);
+            all.extend_from_slice(kept);
+        }
+        lock.file().write_all_at(&all, 0)?;
+        lock.file().set_len(all.len() as u64)
     }
 
     /// Its text, parsed; `Err` with the refusal when it is not a marker cordon wrote.
@@ -237,18 +246,37 @@ impl Dead {
                 self.shown.display()
             )
         })?;
-        let text = read_locked(lock.file(), 1 << 20)
-            .ok()
-            .flatten()
-            .and_then(|b| String::from_utf8(b).ok());
-        let Some(m) = text.as_deref().and_then(parse_marker) else {
+        let bytes = read_locked(lock.file(), MARKER_MAX).ok().flatten();
+        let (text, kept) = bytes.as_deref().map_or((None, &[][..]), split_kept);
+        let Some(mut m) = text
+            .and_then(|t| std::str::from_utf8(t).ok())
+            .and_then(parse_marker)
+        else {
             return Err(format!(
                 "{} is not a marker cordon wrote; delete it after checking what it is",
                 self.shown.display()
             ));
         };
+        m.kept = kept.to_vec();
         Ok(m)
     }
+}
+
+/// A marker's bytes: its text, and what its run kept after it ([`Pending::keep`]; empty
+/// when nothing was). The text's lines are ASCII words and hex, so the first line that says
+/// `kept` begins the kept part.
+fn split_kept(bytes: &[u8]) -> (Option<&[u8]>, &[u8]) {
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at..].starts_with(KEPT_LINE) {
+            return (Some(&bytes[..at]), &bytes[at + KEPT_LINE.len()..]);
+        }
+        match bytes[at..].iter().position(|&b| b == b'\n') {
+            Some(n) => at += n + 1,
+            None => break,
+        }
+    }
+    (Some(bytes), &[])
 }
 
 /// At most `max` bytes of `file` from its start (`None`: more than that).
@@ -408,6 +436,21 @@ fn dead_markers_and_moves(dir: &Path) -> (Vec<Dead>, bool) {
 pub struct Pending(Marker, Vec<Marker>);
 
 impl Pending {
+    /// Keeps `kept` (`cordon_ossandbox::Kept`: the earlier contents of the watched files the
+    /// run's "before" snapshot read) after the marker's text, through its locked descriptor:
+    /// one write, no sync (it guards against cordon being killed, like the marker itself).
+    /// A dead run's scan puts them back ([`recover`]).
+    pub fn keep(&self, kept: &[u8]) {
+        use std::os::unix::fs::FileExt;
+        let mut tail = KEPT_LINE.to_vec();
+        tail.extend_from_slice(kept);
+        if let Err(e) = self.0._lock.file().write_all_at(&tail, self.0.end) {
+            // The old behaviour then: a cordon killed during the run leaves the run's
+            // changes moved aside, not restored.
+            tracing::debug!(error = %e, "the earlier contents are not kept");
+        }
+    }
+
     /// The scan completed (`truncated` empty): the marker goes; else it stays, saying so, and
     /// the next run there is refused until the operator has looked. The copies go either way:
     /// the scan checked the trust-store places.
@@ -465,9 +508,15 @@ struct Marker {
     roots: Vec<PathBuf>,
     log: PathBuf,
     started: std::time::SystemTime,
+    /// Where its text ends: what the run keeps ([`Pending::keep`]) is written after it.
+    end: u64,
 }
 
 const MARKER_HEAD: &str = "cordon after-run scan marker v1";
+/// After a marker's text: what its run kept ([`Pending::keep`]), to its end.
+const KEPT_LINE: &[u8] = b"kept\n";
+/// A marker is read whole: its text, and at most 1 MiB kept (`cordon_ossandbox::Kept`).
+const MARKER_MAX: usize = 3 << 20;
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -526,6 +575,8 @@ struct Said {
     roots: Vec<PathBuf>,
     stores: Vec<MissingPlace>,
     log: Option<PathBuf>,
+    /// What its run kept ([`Pending::keep`]).
+    kept: Vec<u8>,
 }
 
 /// A marker's text, parsed; `None` when it is not one.
@@ -574,6 +625,7 @@ fn parse_marker(text: &str) -> Option<Said> {
         roots,
         stores,
         log,
+        kept: Vec::new(),
     })
 }
 
@@ -639,6 +691,7 @@ impl Marker {
             roots: roots.to_vec(),
             log: log.to_path_buf(),
             started,
+            end: text.len() as u64,
         })
     }
 
@@ -716,6 +769,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
             roots: theirs,
             stores,
             log: their_log,
+            kept,
         } = dead.parsed()?;
         // Its trust-store places first, wherever its roots lie: a later gate's discovery
         // would take what was planted there.
@@ -726,7 +780,7 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
                 continue;
             }
             let text = marker_text(&theirs, started, &state, &[], their_log.as_deref());
-            let _ = dead.rewrite(&text);
+            let _ = dead.rewrite(&text, &kept);
         }
         if !theirs.iter().any(|t| roots.iter().any(|r| meet(t, r))) {
             continue; // another project's: its next run scans it
@@ -738,10 +792,30 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
             .join(", ");
         if state != "incomplete" {
             // The dead run's scan, now: everything watched that changed since it began.
-            if let Some(findings) = cordon_ossandbox::scan_changed_since(&theirs, started) {
+            // A changed file gets the earlier content the run kept; each move journaled
+            // first, so a kill of this cordon in the middle of it loses nothing either.
+            let kept = cordon_ossandbox::Kept::read(&kept);
+            let journal = cordon_ossandbox::Journal::beside(dir).of(&theirs);
+            if let Some(findings) =
+                cordon_ossandbox::scan_changed_since(&theirs, started, &kept, Some(&journal))
+            {
                 for f in &findings {
+                    // Changed since the run began, by ctime: an edit of the operator's after
+                    // the kill looks the same, and is what went aside then.
+                    let yours = match f.handling {
+                        Handling::Restored(_) => " (if you changed it yourself since that run began, your version is the one moved aside)",
+                        // The run kept contents, but not this one's: too large.
+                        Handling::Quarantined(_)
+                            if f.change == Change::Changed
+                                && !kept.is_empty()
+                                && !kept.holds(&f.path) =>
+                        {
+                            " (its earlier content was not kept: larger than 64 KiB, or past the 1 MiB a run keeps in all)"
+                        }
+                        _ => "",
+                    };
                     eprintln!(
-                        "cordon: warning: an earlier run's cordon ended before its after-run scan; {}",
+                        "cordon: warning: an earlier run's cordon ended before its after-run scan; {}{yours}",
                         clean(&f.message())
                     );
                 }
@@ -1203,7 +1277,7 @@ mod tests {
             &[],
             said.log.as_deref(),
         );
-        dead.rewrite(&shorter).unwrap();
+        dead.rewrite(&shorter, &[]).unwrap();
         use std::os::unix::fs::MetadataExt;
         let named = std::fs::metadata(&path).unwrap();
         let locked = rustix::fs::fstat(dead.lock.as_ref().unwrap().file()).unwrap();
@@ -1358,5 +1432,47 @@ mod tests {
         recover(&base.join("state/scans"), &[base.join("ws")], &log, "s").unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
         assert!(!base.join("ws/victim.cordon-quarantine").exists());
+    }
+
+    /// What a run kept after its marker's text ([`Pending::keep`]) reads back whole, whatever
+    /// bytes it holds (a line `kept`, newlines, anything), and stays when the marker is
+    /// rewritten with its trust-store part done (a later gate's [`before_discovery`] does
+    /// that before the next run over its roots, which restores from it).
+    #[test]
+    fn a_markers_kept_part_reads_back_and_survives_its_rewrite() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("scans");
+        std::fs::create_dir(&dir).unwrap();
+        let t = std::time::UNIX_EPOCH + std::time::Duration::new(1_700_000_000, 42);
+        let stores = [MissingPlace::recorded(
+            "/h".into(),
+            "/h/.config/cordon".into(),
+            vec![],
+        )];
+        let text = marker_text(&["/h".into()], t, "running", &stores, None);
+        let kept: Vec<u8> = (0..=255u8).chain(*b"\nkept\nstate x\n").collect();
+        let mut bytes = text.into_bytes();
+        bytes.extend_from_slice(KEPT_LINE);
+        bytes.extend_from_slice(&kept);
+        std::fs::write(dir.join("run-1-0-0"), &bytes).unwrap();
+        let dead = dead_markers(&dir);
+        assert_eq!(dead.len(), 1);
+        let said = dead[0].parsed().unwrap();
+        assert_eq!((said.kept.as_slice(), said.stores.len()), (&kept[..], 1));
+        let text = marker_text(&said.roots, said.started, &said.state, &[], None);
+        dead[0].rewrite(&text, &said.kept).unwrap();
+        drop(dead);
+        let dead = dead_markers(&dir);
+        let again = dead[0].parsed().unwrap();
+        assert!(again.stores.is_empty());
+        assert_eq!((again.kept, again.started), (kept, t));
+        // A marker with nothing kept reads as before.
+        std::fs::write(
+            dir.join("run-1-0-0"),
+            marker_text(&["/h".into()], t, "running", &[], None),
+        )
+        .unwrap();
+        drop(dead);
+        assert!(dead_markers(&dir)[0].parsed().unwrap().kept.is_empty());
     }
 }

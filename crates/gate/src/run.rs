@@ -124,7 +124,19 @@ impl Gate {
         let listings = pending
             .as_ref()
             .and_then(|_| after_run::listings(sandbox.writable_roots(), &self.audit_path));
+        // Beside the marker too, written once the "before" snapshot read them: the earlier
+        // contents of the watched files, which the next run puts back if this cordon is
+        // killed during the run.
+        let keep = pending.is_some();
         let pending = Arc::new(Mutex::new(pending));
+        let keep = keep.then(|| {
+            let slot = pending.clone();
+            cordon_ossandbox::Keep::new(move |kept| {
+                if let Some(p) = lock(&slot).as_ref() {
+                    p.keep(kept);
+                }
+            })
+        });
         let release = release.map(|release| {
             let slot = pending.clone();
             cordon_ossandbox::Release::new(move || {
@@ -149,6 +161,7 @@ impl Gate {
             cancel: opts.cancel.as_ref().map(Cancel::fd),
             release,
             listings,
+            keep,
             ..Default::default()
         };
         if opts.input == Input::Nothing && io.stdio.fds[0].is_none() {

@@ -100,7 +100,7 @@ pub use network::{
     FILTERS_MIN_ABI as NETWORK_FILTERS_MIN_ABI,
 };
 pub use planted::{
-    scan_changed_since, Change, Finding, Handling, Journal, Listings, MissingPlace, Watch,
+    scan_changed_since, Change, Finding, Handling, Journal, Kept, Listings, MissingPlace, Watch,
     What as FindingKind, MAX_ENTRIES as SCAN_MAX_ENTRIES,
 };
 pub use probe::{Finding as ProbeResult, Machine, Outer, Platform};
@@ -110,7 +110,8 @@ pub use render::Format;
 pub use run::{block_forwarded_signals, SignalMask};
 pub use run::{Cancel, ChildStdio, Outcome, ProxyHandoff, Release};
 pub use sandbox::{
-    describe, inherited_names, prepare, Command, Enforcement, Io, Prepared, Ran, RunFile, RunPath,
+    describe, inherited_names, prepare, Command, Enforcement, Io, Keep, Prepared, Ran, RunFile,
+    RunPath,
 };
 #[cfg(target_os = "linux")]
 pub use stdio::{Lent, TerminalSwitch};

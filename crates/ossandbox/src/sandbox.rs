@@ -155,6 +155,27 @@ pub struct Io {
     /// ([`crate::Listings`]): the run's "before" snapshot reads only the directories changed
     /// since, and a scan that completed keeps its own. `None`: every directory is read.
     pub listings: Option<crate::Listings>,
+    /// Called once with the earlier contents the run's "before" snapshot read
+    /// ([`crate::planted::Snapshot::kept`]), to keep them where no run reaches: a cordon
+    /// killed during the run leaves the next run what to put back ([`crate::Kept`]).
+    pub keep: Option<Keep>,
+}
+
+/// Where a run keeps the earlier contents of its watched files ([`Io::keep`]).
+pub struct Keep(KeepFn);
+
+type KeepFn = Box<dyn FnOnce(&[u8]) + Send>;
+
+impl Keep {
+    pub fn new(f: impl FnOnce(&[u8]) + Send + 'static) -> Keep {
+        Keep(Box::new(f))
+    }
+}
+
+impl std::fmt::Debug for Keep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Keep")
+    }
 }
 
 /// A file [`Io::files`] hands to a run.
@@ -405,6 +426,9 @@ impl Prepared {
         // What the run leaves that the operator's tools run (a `.git` config, `.envrc`, …) is
         // found by comparing with this, and moved aside.
         let before = Before::take(&self.writable, io.listings);
+        if let Some(keep) = io.keep {
+            (keep.0)(&before.snapshot.kept());
+        }
         let mut gaps = Vec::new();
         let exit = crate::execute(
             &self.choice,
