@@ -204,7 +204,16 @@ impl Gate {
         };
         let ran = match result {
             Ok(ran) => ran,
-            Err(e) => return Err(failed(e, &stderr)),
+            Err(e) => {
+                // `Sandbox::run` fails only before the command started (a failure after is its
+                // `Ran::exit`, scanned): nothing to scan after it. The marker left would make
+                // the next run take what the operator changed meanwhile (the fix the refusal
+                // asked for) for this run's doing, and move it aside.
+                if let Some(p) = lock(&pending).take() {
+                    p.finish(&[]);
+                }
+                return Err(failed(e, &stderr));
+            }
         };
         // The enforcement of this run, beside its decision's record (the audit record of the
         // decision is written before the run; this is what the kernel then applied).
