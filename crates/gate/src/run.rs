@@ -118,6 +118,7 @@ impl Gate {
             sandbox.writable_roots(),
             &self.audit_path,
             &self.audit_session,
+            self.state_apart,
         )
         .map_err(Error::failure)?;
         // Beside the marker, out of every run's reach: what the last completed scan read.
