@@ -306,11 +306,12 @@ fn forged_entry(path: &Path, id: (u64, u64), owner: (u32, u32), content: &str) -
 /// journals in `LOGDIR/codex`: a directory processes Codex runs without cordon can write. A
 /// command the user lets escalate runs that cordon outside Codex's sandbox, and its recovery
 /// finished a forged entry: it wrote `~/.bash_login` and replaced `~/.bashrc` (moved aside by
-/// its inode, the forged content written in its place). An entry there is reported and kept,
-/// nothing moved or written; in the log's own directory, which no command reaches, the same
+/// its inode, the forged content written in its place), and did the scan of a forged dead
+/// run over a root that holds the home (every watched dotfile moved aside). An entry there is
+/// reported and kept, nothing moved or written, a marker's roots must lie within the run's; in the log's own directory, which no command reaches, the same
 /// entry is finished (the control: the forgery is well formed).
 #[test]
-fn a_forged_journal_entry_in_codexs_state_writes_nothing() {
+fn a_forged_journal_entry_or_marker_in_codexs_state_writes_nothing() {
     use std::os::unix::fs::MetadataExt;
     each(|fx| {
         let home = fx.root.join("home");
@@ -392,6 +393,38 @@ fn a_forged_journal_entry_in_codexs_state_writes_nothing() {
         );
         for kept in ["kept-f1", "kept-f2"] {
             assert!(apart.join(kept).is_file(), "{} {kept} missing", fx.what());
+        }
+        // A forged dead run's marker there whose root holds the home (and this run's root):
+        // the dead run's scan moved every watched dotfile of the home aside.
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        fs::write(home.join(".gitconfig"), "[user]\n\tname = operator\n").unwrap();
+        forge(
+            &apart,
+            "run-1-forged-0",
+            format!(
+                "cordon after-run scan marker v1\nstarted 1 0\nstate running\nroot {}\n",
+                hex(std::os::unix::ffi::OsStrExt::as_bytes(fx.root.as_os_str()))
+            ),
+        );
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.root.join("state"), uid, gid);
+            chown_tree(&home, uid, gid);
+        }
+        let out = hook_run(true);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        for dotfile in [".bashrc", ".gitconfig"] {
+            assert!(
+                home.join(dotfile).is_file(),
+                "{} the forged marker moved {dotfile} aside: {}",
+                fx.what(),
+                describe(&out)
+            );
         }
         // The control: the same entry beside the log itself is finished.
         let own = fx.root.join("state/scans");

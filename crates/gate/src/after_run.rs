@@ -734,6 +734,19 @@ fn recover(
             stores,
             log: their_log,
         } = dead.parsed()?;
+        // A marker in a directory others can write (Codex's state apart) is trusted no
+        // further than those writers reach: its roots within this run's (a forged root of
+        // the whole home, which holds this run's, moved every watched dotfile there aside:
+        // ~/.bashrc, ~/.gitconfig), its trust-store lines ignored (they act on the operator's
+        // store). Its own runs' markers name their roots, within this run's.
+        if forgeable
+            && !theirs
+                .iter()
+                .all(|t| roots.iter().any(|r| t.starts_with(r)))
+        {
+            continue;
+        }
+        let stores = if forgeable { Vec::new() } else { stores };
         // Its trust-store places first, wherever its roots lie: a later gate's discovery
         // would take what was planted there.
         if !stores.is_empty() {
