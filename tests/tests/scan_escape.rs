@@ -224,61 +224,76 @@ fn a_killed_cordon_is_scanned_when_its_audit_log_lies_in_the_root() {
     });
 }
 
-/// A run refused before its command started (here a protected path found re-pointed through
-/// a link) leaves nothing to scan: the next run does not take what the operator changed
-/// meanwhile for the refused run's doing. Its marker stayed, and the next run moved the
-/// operator's fresh `.envrc` (or `.git/config`, breaking the repository) aside as "the run
-/// left".
+/// A run refused before its command started leaves nothing to scan: the next run does not
+/// take what the operator changed meanwhile for the refused run's doing. Its marker stayed,
+/// and the next run moved the operator's fresh `.envrc` (or `.git/config`, breaking the
+/// repository) aside as "the run left". Two refusals: a protected path found re-pointed
+/// through a link (in the sandbox's run), and a credential cordon cannot read (before the
+/// network proxy starts).
 #[test]
 fn a_run_refused_before_its_command_blames_the_operator_for_nothing() {
     each(|fx| {
         let policy = fx.root.join("policies/cordon.toml");
-        let text = fs::read_to_string(&policy).unwrap();
-        fs::write(
-            &policy,
-            text.replace("[sandbox]\n", "[sandbox]\nprotected = [\"guard\"]\n"),
-        )
-        .unwrap();
-        fs::create_dir(fx.ws.join("elsewhere")).unwrap();
-        std::os::unix::fs::symlink("elsewhere", fx.ws.join("guard")).unwrap();
-        if let Some((uid, gid)) = fx.ids {
-            chown_tree(&fx.ws, uid, gid);
+        let plain = fs::read_to_string(&policy).unwrap();
+        let refusals: [(String, &dyn Fn()); 2] = [
+            (
+                plain.replace("[sandbox]\n", "[sandbox]\nprotected = [\"guard\"]\n"),
+                &|| {
+                    fs::create_dir_all(fx.ws.join("elsewhere")).unwrap();
+                    std::os::unix::fs::symlink("elsewhere", fx.ws.join("guard")).unwrap();
+                },
+            ),
+            (
+                plain.replace("network = \"deny\"", "network = \"proxy\"")
+                    + "[credentials.tok]\nenv = \"TOK\"\nfrom = \"env:CORDON_E2E_UNSET\"\nhosts = [\"api.example.org\"]\n",
+                &|| {},
+            ),
+        ];
+        for (refused, prepare) in refusals {
+            fs::write(&policy, refused).unwrap();
+            prepare();
+            if let Some((uid, gid)) = fx.ids {
+                chown_tree(&fx.ws, uid, gid);
+            }
+            let out = fx.exec("echo ran > ran");
+            assert_eq!(
+                out.status.code(),
+                Some(125),
+                "{} {}",
+                fx.what(),
+                describe(&out)
+            );
+            assert!(!fx.ws.join("ran").exists(), "{} the command ran", fx.what());
+            // The operator reads the refusal, fixes the policy or the link, and writes their
+            // .envrc.
+            fs::write(&policy, &plain).unwrap();
+            let _ = fs::remove_file(fx.ws.join("guard"));
+            fs::write(fx.ws.join(".envrc"), "operator\n").unwrap();
+            if let Some((uid, gid)) = fx.ids {
+                chown_tree(&fx.ws, uid, gid);
+            }
+            let out = fx.exec("true");
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{} {}",
+                fx.what(),
+                describe(&out)
+            );
+            assert!(
+                !stderr(&out).contains("warning"),
+                "{} {}",
+                fx.what(),
+                describe(&out)
+            );
+            assert_eq!(
+                fs::read_to_string(fx.ws.join(".envrc")).ok().as_deref(),
+                Some("operator\n"),
+                "{} the operator's .envrc was moved aside",
+                fx.what()
+            );
+            fs::remove_file(fx.ws.join(".envrc")).unwrap();
         }
-        let out = fx.exec("echo ran > ran");
-        assert_eq!(
-            out.status.code(),
-            Some(125),
-            "{} {}",
-            fx.what(),
-            describe(&out)
-        );
-        assert!(!fx.ws.join("ran").exists(), "{} the command ran", fx.what());
-        // The operator reads the refusal, removes the link and writes their .envrc.
-        fs::remove_file(fx.ws.join("guard")).unwrap();
-        fs::write(fx.ws.join(".envrc"), "operator\n").unwrap();
-        if let Some((uid, gid)) = fx.ids {
-            chown_tree(&fx.ws, uid, gid);
-        }
-        let out = fx.exec("true");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{} {}",
-            fx.what(),
-            describe(&out)
-        );
-        assert!(
-            !stderr(&out).contains("warning"),
-            "{} {}",
-            fx.what(),
-            describe(&out)
-        );
-        assert_eq!(
-            fs::read_to_string(fx.ws.join(".envrc")).ok().as_deref(),
-            Some("operator\n"),
-            "{} the operator's .envrc was moved aside",
-            fx.what()
-        );
     });
 }
 

@@ -126,6 +126,16 @@ impl Gate {
             .as_ref()
             .and_then(|_| after_run::listings(sandbox.writable_roots(), &self.audit_path));
         let pending = Arc::new(Mutex::new(pending));
+        // Every error returned from here on comes before the command started (a failure after
+        // is `Ran::exit`, and the run's scan is done): nothing to scan after it. The marker
+        // left would make the next run take what the operator changed meanwhile (the fix the
+        // refusal asked for) for this run's doing, and move it aside.
+        let not_started = |e: Error| {
+            if let Some(p) = lock(&pending).take() {
+                p.finish(&[]);
+            }
+            e
+        };
         let release = release.map(|release| {
             let slot = pending.clone();
             cordon_ossandbox::Release::new(move || {
@@ -154,16 +164,17 @@ impl Gate {
         };
         if opts.input == Input::Nothing && io.stdio.fds[0].is_none() {
             // A pipe whose write end is closed at once: end of file, nothing to read.
-            let (stdin, _) = capture::pipe().map_err(|e| {
-                Error::failure(format!("cannot give the command an empty stdin: {e}"))
-            })?;
+            let (stdin, _) = capture::pipe()
+                .map_err(|e| Error::failure(format!("cannot give the command an empty stdin: {e}")))
+                .map_err(not_started)?;
             io.stdio.fds[0] = Some(Arc::new(stdin));
         }
         let capture = match opts.output {
             Output::Inherit => None,
             Output::Capture { limit } => Some(
                 capture::Capture::start(&mut io.stdio, limit)
-                    .map_err(|e| Error::failure(format!("cannot capture the output: {e}")))?,
+                    .map_err(|e| Error::failure(format!("cannot capture the output: {e}")))
+                    .map_err(not_started)?,
             ),
         };
         tracing::debug!(request = %id, argv = ?argv, "run");
@@ -183,7 +194,8 @@ impl Gate {
                 io.proxy = Some((handoff, vars));
                 io.files = files;
                 sandbox.run(command, io)
-            })?
+            })
+            .map_err(not_started)?
         } else {
             sandbox.run(command, io)
         };
@@ -205,16 +217,8 @@ impl Gate {
         };
         let ran = match result {
             Ok(ran) => ran,
-            Err(e) => {
-                // `Sandbox::run` fails only before the command started (a failure after is its
-                // `Ran::exit`, scanned): nothing to scan after it. The marker left would make
-                // the next run take what the operator changed meanwhile (the fix the refusal
-                // asked for) for this run's doing, and move it aside.
-                if let Some(p) = lock(&pending).take() {
-                    p.finish(&[]);
-                }
-                return Err(failed(e, &stderr));
-            }
+            // `Sandbox::run` fails only before the command started.
+            Err(e) => return Err(not_started(failed(e, &stderr))),
         };
         // The enforcement of this run, beside its decision's record (the audit record of the
         // decision is written before the run; this is what the kernel then applied).
