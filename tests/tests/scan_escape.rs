@@ -225,6 +225,252 @@ fn a_killed_cordon_is_scanned_when_its_audit_log_lies_in_the_root() {
     });
 }
 
+/// A run refused before its command started leaves nothing to scan: the next run does not
+/// take what the operator changed meanwhile for the refused run's doing. Its marker stayed,
+/// and the next run moved the operator's fresh `.envrc` (or `.git/config`, breaking the
+/// repository) aside as "the run left". Two refusals: a protected path found re-pointed
+/// through a link (in the sandbox's run), and a credential cordon cannot read (before the
+/// network proxy starts).
+#[test]
+fn a_run_refused_before_its_command_blames_the_operator_for_nothing() {
+    each(|fx| {
+        let policy = fx.root.join("policies/cordon.toml");
+        let plain = fs::read_to_string(&policy).unwrap();
+        let refusals: [(String, &dyn Fn()); 2] = [
+            (
+                plain.replace("[sandbox]\n", "[sandbox]\nprotected = [\"guard\"]\n"),
+                &|| {
+                    fs::create_dir_all(fx.ws.join("elsewhere")).unwrap();
+                    std::os::unix::fs::symlink("elsewhere", fx.ws.join("guard")).unwrap();
+                },
+            ),
+            (
+                plain.replace("network = \"deny\"", "network = \"proxy\"")
+                    + "[credentials.tok]\nenv = \"TOK\"\nfrom = \"env:CORDON_E2E_UNSET\"\nhosts = [\"api.example.org\"]\n",
+                &|| {},
+            ),
+        ];
+        for (refused, prepare) in refusals {
+            fs::write(&policy, refused).unwrap();
+            prepare();
+            if let Some((uid, gid)) = fx.ids {
+                chown_tree(&fx.ws, uid, gid);
+            }
+            let out = fx.exec("echo ran > ran");
+            assert_eq!(
+                out.status.code(),
+                Some(125),
+                "{} {}",
+                fx.what(),
+                describe(&out)
+            );
+            assert!(!fx.ws.join("ran").exists(), "{} the command ran", fx.what());
+            // The operator reads the refusal, fixes the policy or the link, and writes their
+            // .envrc.
+            fs::write(&policy, &plain).unwrap();
+            let _ = fs::remove_file(fx.ws.join("guard"));
+            fs::write(fx.ws.join(".envrc"), "operator\n").unwrap();
+            if let Some((uid, gid)) = fx.ids {
+                chown_tree(&fx.ws, uid, gid);
+            }
+            let out = fx.exec("true");
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{} {}",
+                fx.what(),
+                describe(&out)
+            );
+            assert!(
+                !stderr(&out).contains("warning"),
+                "{} {}",
+                fx.what(),
+                describe(&out)
+            );
+            assert_eq!(
+                fs::read_to_string(fx.ws.join(".envrc")).ok().as_deref(),
+                Some("operator\n"),
+                "{} the operator's .envrc was moved aside",
+                fx.what()
+            );
+            fs::remove_file(fx.ws.join(".envrc")).unwrap();
+        }
+    });
+}
+
+/// A journal entry of the scan as a process outside cordon writes it in Codex's state apart
+/// (`LOGDIR/codex/scans`, writable inside Codex's sandbox): the entry names any path and the
+/// content cordon is to write back there, and the roots of its run (`/` meets every run's).
+fn forged_entry(path: &Path, id: (u64, u64), owner: (u32, u32), content: &str) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    format!(
+        "cordon scan journal v1\npath {}\nwhat tool-file\nwhy {}\nchange changed\nid {} {}\nstaging {}\nroot {}\nearlier 755 {} {} {}\n",
+        hex(path.as_os_str().as_bytes()),
+        hex(b"forged"),
+        id.0,
+        id.1,
+        hex(b".forged-staging"),
+        hex(b"/"),
+        owner.0,
+        owner.1,
+        hex(content.as_bytes()),
+    )
+}
+
+/// Codex's hook rewrites a call to `cordon exec --from-hook --state codex`, which records and
+/// journals in `LOGDIR/codex`: a directory processes Codex runs without cordon can write. A
+/// command the user lets escalate runs that cordon outside Codex's sandbox, and its recovery
+/// finished a forged entry: it wrote `~/.bash_login` and replaced `~/.bashrc` (moved aside by
+/// its inode, the forged content written in its place), and did the scan of a forged dead
+/// run over a root that holds the home (every watched dotfile moved aside). An entry there is
+/// reported and kept, nothing moved or written, a marker's roots must lie within the run's; in the log's own directory, which no command reaches, the same
+/// entry is finished (the control: the forgery is well formed).
+#[test]
+fn a_forged_journal_entry_or_marker_in_codexs_state_writes_nothing() {
+    use std::os::unix::fs::MetadataExt;
+    each(|fx| {
+        let home = fx.root.join("home");
+        let rc = home.join(".bashrc");
+        fs::write(&rc, "operator\n").unwrap();
+        let apart = fx.root.join("state/codex/scans");
+        fs::create_dir_all(&apart).unwrap();
+        let m = fs::metadata(&rc).unwrap();
+        let login = home.join(".bash_login");
+        let owner = fx.ids.unwrap_or((0, 0));
+        let forge = |dir: &Path, name: &str, text: String| {
+            let p = dir.join(name);
+            fs::write(&p, text).unwrap();
+            fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        };
+        forge(
+            &apart,
+            "journal-f1",
+            forged_entry(&login, (1, 1), owner, "echo PWNED\n"),
+        );
+        forge(
+            &apart,
+            "journal-f2",
+            forged_entry(&rc, (m.dev(), m.ino()), owner, "echo PWNED\n"),
+        );
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.root.join("state"), uid, gid);
+            chown_tree(&home, uid, gid);
+        }
+        let hook_run = |apart: bool| {
+            // As Codex's hook rewrites the call: `exec --from-hook [--state codex] -c=LINE`,
+            // in the fixture's environment and as its user.
+            let base = fx.exec_cmd("true");
+            let mut cmd = Command::new(base.get_program());
+            cmd.args(["exec", "--from-hook", "--policy"])
+                .arg(fx.root.join("policies/cordon.toml"));
+            if apart {
+                cmd.args(["--state", "codex"]);
+            }
+            cmd.arg("-c=true").current_dir(&fx.ws).env_clear();
+            for (k, v) in base.get_envs() {
+                if let Some(v) = v {
+                    cmd.env(k, v);
+                }
+            }
+            if let Some((uid, gid)) = fx.ids {
+                use std::os::unix::process::CommandExt;
+                cmd.uid(uid).gid(gid);
+            }
+            cmd.stdin(Stdio::null()).output().unwrap()
+        };
+        let out = hook_run(true);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            !login.exists(),
+            "{} the forged entry wrote {}: {}",
+            fx.what(),
+            login.display(),
+            describe(&out)
+        );
+        assert_eq!(
+            fs::read_to_string(&rc).unwrap(),
+            "operator\n",
+            "{} the forged entry replaced .bashrc: {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            stderr(&out).contains("moved and wrote nothing"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        for kept in ["kept-f1", "kept-f2"] {
+            assert!(apart.join(kept).is_file(), "{} {kept} missing", fx.what());
+        }
+        // A forged dead run's marker there whose root holds the home (and this run's root):
+        // the dead run's scan moved every watched dotfile of the home aside.
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        fs::write(home.join(".gitconfig"), "[user]\n\tname = operator\n").unwrap();
+        forge(
+            &apart,
+            "run-1-forged-0",
+            format!(
+                "cordon after-run scan marker v1\nstarted 1 0\nstate running\nroot {}\n",
+                hex(std::os::unix::ffi::OsStrExt::as_bytes(fx.root.as_os_str()))
+            ),
+        );
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.root.join("state"), uid, gid);
+            chown_tree(&home, uid, gid);
+        }
+        let out = hook_run(true);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        for dotfile in [".bashrc", ".gitconfig"] {
+            assert!(
+                home.join(dotfile).is_file(),
+                "{} the forged marker moved {dotfile} aside: {}",
+                fx.what(),
+                describe(&out)
+            );
+        }
+        // The control: the same entry beside the log itself is finished.
+        let own = fx.root.join("state/scans");
+        fs::create_dir_all(&own).unwrap();
+        forge(
+            &own,
+            "journal-f1",
+            forged_entry(&login, (1, 1), owner, "echo PWNED\n"),
+        );
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.root.join("state"), uid, gid);
+        }
+        let out = hook_run(false);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert_eq!(
+            fs::read_to_string(&login).ok().as_deref(),
+            Some("echo PWNED\n"),
+            "{} the control entry was not finished: {}",
+            fx.what(),
+            describe(&out)
+        );
+    });
+}
+
 /// Class 6: a mode-000 directory in the private TMPDIR does not outlive the run.
 #[test]
 fn a_locked_directory_in_the_private_tmpdir_is_swept() {

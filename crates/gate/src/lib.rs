@@ -723,6 +723,9 @@ pub struct Gate {
     session: Option<String>,
     audit_path: PathBuf,
     audit_session: String,
+    /// The log is the state apart of the runs inside Codex's sandbox ([`Options::codex_state`]),
+    /// which processes outside cordon can write: its journaled moves are never finished.
+    state_apart: bool,
     toolbox: std::sync::OnceLock<Result<Toolbox, cordon_tools::tool::ToolError>>,
     /// The host whose user approved the call of a consumed host grant.
     granted_by: Option<String>,

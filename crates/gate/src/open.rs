@@ -205,6 +205,7 @@ impl Gate {
             store,
             session: opts.session,
             audit_path,
+            state_apart: opts.codex_state,
             audit_session,
             toolbox: std::sync::OnceLock::new(),
             granted_by,

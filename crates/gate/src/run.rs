@@ -118,6 +118,7 @@ impl Gate {
             sandbox.writable_roots(),
             &self.audit_path,
             &self.audit_session,
+            self.state_apart,
         )
         .map_err(Error::failure)?;
         // Beside the marker, out of every run's reach: what the last completed scan read.
@@ -137,6 +138,16 @@ impl Gate {
                 }
             })
         });
+        // Every error returned from here on comes before the command started (a failure after
+        // is `Ran::exit`, and the run's scan is done): nothing to scan after it. The marker
+        // left would make the next run take what the operator changed meanwhile (the fix the
+        // refusal asked for) for this run's doing, and move it aside.
+        let not_started = |e: Error| {
+            if let Some(p) = lock(&pending).take() {
+                p.finish(&[]);
+            }
+            e
+        };
         let release = release.map(|release| {
             let slot = pending.clone();
             cordon_ossandbox::Release::new(move || {
@@ -166,16 +177,17 @@ impl Gate {
         };
         if opts.input == Input::Nothing && io.stdio.fds[0].is_none() {
             // A pipe whose write end is closed at once: end of file, nothing to read.
-            let (stdin, _) = capture::pipe().map_err(|e| {
-                Error::failure(format!("cannot give the command an empty stdin: {e}"))
-            })?;
+            let (stdin, _) = capture::pipe()
+                .map_err(|e| Error::failure(format!("cannot give the command an empty stdin: {e}")))
+                .map_err(not_started)?;
             io.stdio.fds[0] = Some(Arc::new(stdin));
         }
         let capture = match opts.output {
             Output::Inherit => None,
             Output::Capture { limit } => Some(
                 capture::Capture::start(&mut io.stdio, limit)
-                    .map_err(|e| Error::failure(format!("cannot capture the output: {e}")))?,
+                    .map_err(|e| Error::failure(format!("cannot capture the output: {e}")))
+                    .map_err(not_started)?,
             ),
         };
         tracing::debug!(request = %id, argv = ?argv, "run");
@@ -195,7 +207,8 @@ impl Gate {
                 io.proxy = Some((handoff, vars));
                 io.files = files;
                 sandbox.run(command, io)
-            })?
+            })
+            .map_err(not_started)?
         } else {
             sandbox.run(command, io)
         };
@@ -217,7 +230,8 @@ impl Gate {
         };
         let ran = match result {
             Ok(ran) => ran,
-            Err(e) => return Err(failed(e, &stderr)),
+            // `Sandbox::run` fails only before the command started.
+            Err(e) => return Err(not_started(failed(e, &stderr))),
         };
         // The enforcement of this run, beside its decision's record (the audit record of the
         // decision is written before the run; this is what the kernel then applied).

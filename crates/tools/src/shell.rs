@@ -205,11 +205,15 @@ pub struct SimpleCommand {
 /// it counts as unknown too (an ask at worst). A locale string without expansions (`$"build"`)
 /// is its text where no message catalogue translates it, as rm's readings take it.
 fn known_of(key: &[String], words: &[Word]) -> Vec<Known> {
+    // Chosen once: a line of many literal words has a long key and many words.
+    let unknown: Vec<&Word> = words
+        .iter()
+        .filter(|w| (!w.literal && programs::locale_text(&w.raw).is_none()) || run_time_tilde(w))
+        .collect();
     key.iter()
         .map(|k| {
-            words
+            unknown
                 .iter()
-                .filter(|w| !w.literal && programs::locale_text(&w.raw).is_none())
                 .filter(|w| w.text == *k || (w.text.len() > 1 && k.contains(&w.text)))
                 // `"$@"`, `"${a[@]}"`, `"${!a[@]}"` are as many words as there are elements,
                 // quoted or not (any `@` in an expansion is taken so: an ask at worst).
@@ -224,6 +228,15 @@ fn known_of(key: &[String], words: &[Word]) -> Vec<Known> {
                 .unwrap_or(Known::Literal)
         })
         .collect()
+}
+
+/// Whether `w` starts with a tilde prefix whose directory only the running shell knows: a
+/// user's home (`~root`), the previous directory (`~-`, `$OLDPWD`), the directory stack
+/// (`~1`, `~+1`). The parser keeps such a word literal; `~` and `~+` are the home and the
+/// working directory, which the assessment anchors.
+fn run_time_tilde(w: &Word) -> bool {
+    let prefix = w.raw.split('/').next().unwrap_or_default();
+    prefix.starts_with('~') && prefix != "~" && prefix != "~+"
 }
 
 /// The builtins that run no program and write no file, with literal arguments: their effect is

@@ -4976,10 +4976,38 @@ fn a_deny_or_ask_rule_a_run_time_word_could_match_is_never_passed_by_an_allow() 
         bash_argv("rm", r#"set -- -rf /usr; rm "$@""#, &[]),
         rm_rf_usr
     );
+    // A tilde prefix other than the home's and the working directory's is a directory only
+    // known when the line runs (a user's home, the previous directory).
+    assert_eq!(bash_argv("rm", "rm -rf ~root", &[]).unwrap()[1], "/root");
+    assert_eq!(
+        bash_argv("rm", "cd /usr; cd /tmp; rm -rf ~-", &[]),
+        rm_rf_usr
+    );
+    // xargs -I R puts its input where R is, whatever R is spelled.
+    assert_eq!(
+        bash_argv("rm", "echo /usr | xargs -I % rm -rf %", &[]),
+        rm_rf_usr
+    );
+    assert_eq!(
+        bash_argv("rm", "echo /usr | xargs -iX rm -rf X", &[]),
+        rm_rf_usr
+    );
     let f = fixture(RUN_TIME_RULES, "deny");
     f.all(
         Action::Ask,
         &[
+            "rm -rf ~root",
+            "rm -rf ~nobody",
+            "rm -rf ~-",
+            "cd /usr; cd /tmp; rm -rf ~-",
+            "rm -rf ~1",
+            "rm -rf ~+1",
+            "echo /usr | xargs -I % rm -rf %",
+            "echo /usr | xargs -I% rm -rf %",
+            "echo /usr | xargs -I X rm -rf X",
+            "echo /usr | xargs -iX rm -rf X",
+            "echo /usr | xargs --replace=X rm -rf X",
+            "echo /usr | xargs -I '*' rm -rf '*'",
             r#"rm "$@""#,
             r#"rm "${a[@]}""#,
             r#"rm "${a[@]:1}""#,
@@ -5013,6 +5041,8 @@ fn a_deny_or_ask_rule_a_run_time_word_could_match_is_never_passed_by_an_allow() 
             "rm -rf build/*",
             "rm -rf *.o",
             "rm -rf target",
+            "rm -rf ~/build",
+            "rm -rf '~root'",
             // No default rule denies a delete that is not recursive, whatever the operand.
             r#"rm "$f""#,
             r#"rm -f "$f""#,

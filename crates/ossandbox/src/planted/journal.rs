@@ -523,6 +523,20 @@ impl Journal {
     /// Finishes the moves of scans whose cordon died (their entries unlocked) over paths in
     /// `roots`; each one a finding, as the dead scan would have reported it.
     pub fn recover(&self, roots: &[PathBuf]) -> Vec<Finding> {
+        self.recover_acting(roots, true)
+    }
+
+    /// The entries [`Journal::recover`] would finish, each kept (under `kept-…`) and reported,
+    /// nothing moved or written: for a journal in a directory that something other than
+    /// cordon may have written (Codex's sandbox writes `LOGDIR/codex`). An entry is a path
+    /// and content cordon writes there; forged, and acted on by a cordon that runs outside
+    /// that sandbox (a Codex command the user let escalate), it wrote any file of the user's
+    /// (`~/.bash_login`) or replaced one (`~/.bashrc`, its inode named by the entry).
+    pub fn keep_unfinished(&self, roots: &[PathBuf]) -> Vec<Finding> {
+        self.recover_acting(roots, false)
+    }
+
+    fn recover_acting(&self, roots: &[PathBuf], act: bool) -> Vec<Finding> {
         let Ok(dir) = Dir::anchor(&self.dir) else {
             return Vec::new(); // nothing was ever journaled
         };
@@ -544,7 +558,18 @@ impl Journal {
             if !ours {
                 continue; // another root's: the next run over it finishes it
             }
-            let (handling, left) = m.finish(Some(&self.dir.join(&rel)));
+            let (handling, left) = if act {
+                m.finish(Some(&self.dir.join(&rel)))
+            } else {
+                let kept = kept_path(&self.dir.join(&rel));
+                (
+                    Handling::Reported(format!(
+                        "its journal lies where a process outside cordon can write (the state apart of the runs inside Codex's sandbox), so cordon moved and wrote nothing from it; the entry is kept in {}: check the path, and write the earlier content back yourself if it is yours",
+                        kept.display()
+                    )),
+                    Left::Keep,
+                )
+            };
             leave(&dir, &rel, left);
             drop(lock);
             out.push(Finding {

@@ -763,7 +763,9 @@ fn xargs(args: &[Word], out: &mut Findings) {
         }
     }
     // With -I R (or -i / --replace, R = `{}`), every word containing R is replaced by
-    // input: its value is unknown.
+    // input: its value is unknown. R is spelled `{}` in the word, as find's is: the rules'
+    // could-match walk narrows a plain word as a glob (`*` keeps its `/`s), and `%` or `X`
+    // spelled as written was narrowed to itself (`xargs -I % rm -rf %` passed `rm -rf /*`).
     let replace: Option<String> = opts.iter().rev().find_map(|o| match o.name.as_str() {
         "-I" => o.arg.as_ref().map(|a| a.text.clone()),
         "-i" | "--replace" => Some(
@@ -782,7 +784,11 @@ fn xargs(args: &[Word], out: &mut Findings) {
         Some(r) => {
             for w in &mut inner {
                 if w.text.contains(&r) {
-                    *w = w.made_dynamic();
+                    *w = Word {
+                        text: w.text.replace(&r, "{}"),
+                        raw: w.raw.replace(&r, "{}"),
+                        ..w.made_dynamic()
+                    };
                 }
             }
         }
