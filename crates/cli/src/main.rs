@@ -613,6 +613,9 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
 /// - SIGPIPE is ignored: a host or reader that went away is an `EPIPE` cordon reports (and
 ///   records), not a silent death. The sandbox's runners put SIGPIPE back to its default
 ///   action for the command, as std's `Command` does.
+/// - SIGXFSZ is ignored too: under a file-size limit (`ulimit -f`) the audit log reaches, a
+///   write is an `EFBIG` cordon refuses with a line that says so, not a death without a
+///   word. The runners put it back for the command as well.
 #[cfg(not(test))]
 fn start() {
     for fd in 0..=2 {
@@ -633,7 +636,10 @@ fn start() {
     }
     // SAFETY: setting a signal's disposition to SIG_IGN installs no handler; it fails only
     // for an invalid signal number.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
 }
 
 /// What `cordon` does with its arguments; never returns (every path ends in `exit`, which

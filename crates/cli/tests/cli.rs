@@ -374,6 +374,55 @@ fn a_policy_limit_above_the_hard_limit_is_the_hard_limit() {
     assert_eq!(String::from_utf8_lossy(&o.stdout), "1024\n1024\n");
 }
 
+/// Under a file-size limit (`ulimit -f`) that cordon's own writes reach, cordon refuses with a
+/// line that says so instead of dying of SIGXFSZ without a word (redmine21); the command still
+/// gets SIGXFSZ's default action (the runners put it back, as SIGPIPE's).
+#[test]
+fn a_file_size_limit_is_a_refusal_with_a_line_not_a_silent_death() {
+    // Its own audit log, small: the shared one of the tests' state directory is large.
+    let d = workspace(
+        "version = 1\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n[shell]\ndefault = \"allow\"\n[approval]\naudit_log = \"log/audit.jsonl\"\n",
+    );
+    let run = |bytes: u64, line: &str| {
+        let mut c = common::command(d.path());
+        c.args(["exec", "-c", line]);
+        // SAFETY: setrlimit between fork and exec touches only the child's own limits.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            c.pre_exec(move || {
+                let l = libc::rlimit {
+                    rlim_cur: bytes,
+                    rlim_max: bytes,
+                };
+                match libc::setrlimit(libc::RLIMIT_FSIZE, &l) {
+                    0 => Ok(()),
+                    _ => Err(std::io::Error::last_os_error()),
+                }
+            });
+        }
+        c.output().unwrap()
+    };
+    let o = run(64, "true");
+    assert_eq!(o.status.code(), Some(125), "{o:?}");
+    assert!(
+        stderr(&o).starts_with("cordon: ") && stderr(&o).contains("File too large"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(
+        1 << 20,
+        "head -c 2000000 /dev/zero > big; echo \"inner=$?\"",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // 128 + SIGXFSZ (25): the command died of the signal, as it would outside cordon.
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "inner=153\n",
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn policy_timeout_kills_the_tree() {
     let d = workspace(

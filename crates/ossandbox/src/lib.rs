@@ -1288,7 +1288,17 @@ pub(crate) fn memfd(
         )))
     })?;
     let mut f = std::fs::File::from(fd);
-    f.write_all(bytes)?;
+    f.write_all(bytes).map_err(|e| {
+        Error::Io(std::io::Error::other(format!(
+            "cannot write {name} ({} bytes) into its memfd: {e}{}",
+            bytes.len(),
+            if e.raw_os_error() == Some(libc::EFBIG) {
+                " (a memfd counts against the file-size limit: raise `ulimit -f`)"
+            } else {
+                ""
+            }
+        )))
+    })?;
     f.rewind()?;
     if kind == MemfdKind::Program {
         let seals = SealFlags::SEAL | SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE;

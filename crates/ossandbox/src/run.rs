@@ -521,6 +521,7 @@ pub fn run_noting(
                         return Err(fail(8));
                     }
                     libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+                    libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
                 }
                 Ok(())
             };

@@ -107,6 +107,7 @@ pub fn run(spec: &Spec, rlimits: &[(RlimitResource, u64)]) -> Result<Outcome, Er
                 libc::signal(s, libc::SIG_DFL);
             }
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
             let mut empty: libc::sigset_t = 0;
             libc::sigemptyset(&mut empty);
             if libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {

@@ -1454,6 +1454,7 @@ unsafe fn command(d: &InitData) -> ! {
             fail(21);
         }
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
     }
     // Like execvp: a missing candidate tries the next; a refused one is remembered.
     let mut err = libc::ENOENT;

@@ -494,6 +494,7 @@ unsafe fn exec_bwrap(d: &Data) -> ! {
             fail(10);
         }
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
     }
     // SAFETY: execve reads the NUL-terminated program path and the null-terminated argv and
     // envp arrays, all built before the clone. It returns only on failure.
