@@ -527,15 +527,8 @@ const KEPT_LINE: &[u8] = b"kept\n";
 /// A marker is read whole: its text, and at most 1 MiB kept (`cordon_ossandbox::Kept`).
 const MARKER_MAX: usize = 3 << 20;
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
+    hex::decode(s).ok()
 }
 
 fn marker_text(
@@ -555,18 +548,18 @@ fn marker_text(
         t.subsec_nanos()
     );
     for r in roots {
-        text.push_str(&format!("root {}\n", hex(r.as_os_str().as_bytes())));
+        text.push_str(&format!("root {}\n", hex::encode(r.as_os_str().as_bytes())));
     }
     if let Some(log) = log {
-        text.push_str(&format!("log {}\n", hex(log.as_os_str().as_bytes())));
+        text.push_str(&format!("log {}\n", hex::encode(log.as_os_str().as_bytes())));
     }
     for s in stores {
         let (root, place, before) = s.parts();
         let before: Vec<String> = before.iter().map(|(d, i)| format!("{d}:{i}")).collect();
         text.push_str(&format!(
             "store {} {} {}\n",
-            hex(root.as_os_str().as_bytes()),
-            hex(place.as_os_str().as_bytes()),
+            hex::encode(root.as_os_str().as_bytes()),
+            hex::encode(place.as_os_str().as_bytes()),
             if before.is_empty() {
                 "-".to_string()
             } else {

@@ -87,15 +87,8 @@ pub(crate) struct Entry {
     _lock: ProcessLock,
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
+    hex::decode(s).ok()
 }
 
 impl Move {
@@ -106,15 +99,15 @@ impl Move {
         };
         let mut t = format!(
             "{HEAD}\npath {}\nwhat {}\nwhy {}\nchange {change}\nid {} {}\nstaging {}\n",
-            hex(self.path.as_os_str().as_bytes()),
+            hex::encode(self.path.as_os_str().as_bytes()),
             self.what.tag(),
-            hex(self.why.as_bytes()),
+            hex::encode(self.why.as_bytes()),
             self.id.0,
             self.id.1,
-            hex(self.staging.as_bytes()),
+            hex::encode(self.staging.as_bytes()),
         );
         for r in &self.roots {
-            t.push_str(&format!("root {}\n", hex(r.as_os_str().as_bytes())));
+            t.push_str(&format!("root {}\n", hex::encode(r.as_os_str().as_bytes())));
         }
         if let Some(e) = &self.earlier {
             t.push_str(&format!(
@@ -122,7 +115,7 @@ impl Move {
                 e.mode,
                 e.owner.0,
                 e.owner.1,
-                hex(&e.content)
+                hex::encode(&e.content)
             ));
         }
         t
