@@ -551,7 +551,10 @@ fn marker_text(
         text.push_str(&format!("root {}\n", hex::encode(r.as_os_str().as_bytes())));
     }
     if let Some(log) = log {
-        text.push_str(&format!("log {}\n", hex::encode(log.as_os_str().as_bytes())));
+        text.push_str(&format!(
+            "log {}\n",
+            hex::encode(log.as_os_str().as_bytes())
+        ));
     }
     for s in stores {
         let (root, place, before) = s.parts();
