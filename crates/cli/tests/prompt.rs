@@ -493,6 +493,39 @@ fn the_box_escapes_characters_a_terminal_shows_as_nothing() {
     assert!(hidden.iter().all(|c| !screen.contains(*c)), "{screen}");
 }
 
+/// What runs is shown as what it is, not as what it looks like (issue 21, round 9): `\u{441}url`
+/// (a Cyrillic `с`) is a program other than `curl`, `\u{440}\u{455}` is not `ps`, a slash
+/// with a combining long solidus on it is no slash, and a word struck through with U+0336 is
+/// still run. Each was written raw into the box before.
+#[test]
+fn the_box_marks_letters_and_marks_that_pass_for_others() {
+    let d = workspace("60s");
+    let mut p = exec(
+        d.path(),
+        &[
+            "-c",
+            "\u{441}url x; \u{440}\u{455} aux; touch /\u{338}tmp/a; touch rm\u{336}",
+        ],
+    );
+    p.expect(PROMPT);
+    let screen = p.screen();
+    for c in ['\u{441}', '\u{440}', '\u{455}', '\u{338}', '\u{336}'] {
+        assert!(
+            !screen.contains(c),
+            "U+{:04X} reached the terminal raw:\n{screen}",
+            c as u32
+        );
+        assert!(
+            screen.contains(&c.escape_default().to_string()),
+            "U+{:04X} is not shown escaped:\n{screen}",
+            c as u32
+        );
+    }
+    p.send(b"n");
+    let (code, _) = p.finish();
+    assert_eq!(code, 126);
+}
+
 #[test]
 fn refusals_stay_one_line_whatever_the_command_contains() {
     let d = workspace("60s");
