@@ -59,6 +59,99 @@ struct Left {
     insert: bool,
     line_drawing: bool,
     scroll_region: bool,
+    /// Where the cursor is, as far as cordon's next line is concerned.
+    cursor: Cursor,
+    /// The operator's screen's [`Cursor`] while the alternate screen (1049) is shown, and
+    /// whether the cursor that leaving it restores was saved again meanwhile (`ESC 7`).
+    main: Option<(Cursor, bool)>,
+}
+
+/// Where output leaves the cursor, for what cordon prints after the run: its lines must start
+/// at column 0 of a line with nothing of the command's at or below it, or they read as part of
+/// the command's text (and the command's as part of cordon's).
+#[derive(Clone, Copy)]
+struct Cursor {
+    /// At column 0 of a line below everything drawn: after CR LF with no move up.
+    fresh: bool,
+    /// At column 0 (after a CR).
+    col0: bool,
+    /// Moved up, restored, or scrolled down at some time: the cursor may be on or above
+    /// what was drawn, so that what follows must erase below it.
+    dirty: bool,
+}
+
+impl Default for Cursor {
+    /// The run starts where the operator pressed Enter: column 0 of a line nothing is below.
+    fn default() -> Cursor {
+        Cursor {
+            fresh: true,
+            col0: true,
+            dirty: false,
+        }
+    }
+}
+
+impl Cursor {
+    /// After text, TAB, BS, or a move within or down the screen.
+    fn moved(&mut self) {
+        self.fresh = false;
+        self.col0 = false;
+    }
+
+    /// After a move up, or to a place the command chose (a position, a restored cursor).
+    fn moved_up(&mut self) {
+        self.moved();
+        self.dirty = true;
+    }
+
+    fn byte(&mut self, b: u8) {
+        match b {
+            b'\r' => self.col0 = true,
+            // LF keeps the column: on a fresh line only after CR (the pty's ONLCR makes each
+            // LF a CR LF; with it off, LF alone is no new line at column 0).
+            b'\n' => self.fresh = self.col0,
+            _ => self.moved(),
+        }
+    }
+
+    /// After plain bytes (printable ASCII, TAB, CR, LF): only those after the last printable
+    /// one or TAB matter.
+    fn plain(&mut self, bytes: &[u8]) {
+        let from = match bytes.iter().rposition(|&b| b != b'\r' && b != b'\n') {
+            Some(p) => {
+                self.moved();
+                p + 1
+            }
+            None => 0,
+        };
+        for &b in &bytes[from..] {
+            self.byte(b);
+        }
+    }
+}
+
+impl Left {
+    /// The cursor was saved (`ESC 7`, `CSI s`, `?1048h`): on the alternate screen, that is
+    /// where leaving it will put the operator's cursor.
+    fn saved(&mut self) {
+        if let Some((_, again)) = &mut self.main {
+            *again = true;
+        }
+    }
+
+    /// Leaving the alternate screen (1049): the operator's screen's cursor is back.
+    fn leave_alternate(&mut self) {
+        match self.main.take() {
+            Some((c, again)) => {
+                self.cursor = c;
+                if again {
+                    self.cursor.moved_up();
+                }
+            }
+            // Not entered here: the cursor restored is one the command saved.
+            None => self.cursor.moved_up(),
+        }
+    }
 }
 
 /// DEC private modes that pass, each with the state a shell's prompt expects (`true`: set),
@@ -121,6 +214,7 @@ impl Filter {
                     i += 1;
                 }
                 out.extend_from_slice(&input[start..i]);
+                self.left.cursor.plain(&input[start..i]);
                 if i == input.len() {
                     break;
                 }
@@ -144,6 +238,7 @@ impl Filter {
     pub(crate) fn finish(&self) -> Vec<u8> {
         let l = &self.left;
         let mut out = Vec::new();
+        let mut cursor = l.cursor;
         if l.scroll_region {
             // DECSTBM homes the cursor: saved and restored around it.
             out.extend_from_slice(b"\x1b7\x1b[r\x1b8");
@@ -156,6 +251,14 @@ impl Filter {
                 out.extend_from_slice(
                     format!("\x1b[?{m}{}", if set { 'h' } else { 'l' }).as_bytes(),
                 );
+                if m == 1049 {
+                    let mut left = Left {
+                        main: l.main,
+                        ..Left::default()
+                    };
+                    left.leave_alternate();
+                    cursor = left.cursor;
+                }
             }
         }
         if l.insert {
@@ -169,6 +272,12 @@ impl Filter {
         }
         if l.keypad {
             out.extend_from_slice(b"\x1b>");
+        }
+        // Last, after the colours are reset: an erase paints with the current background.
+        if cursor.dirty {
+            out.extend_from_slice(b"\r\n\x1b[J");
+        } else if !cursor.fresh {
+            out.extend_from_slice(b"\r\n");
         }
         out
     }
@@ -188,6 +297,22 @@ struct Sink<'a> {
 
 impl Left {
     fn mode(&mut self, m: u16, set: bool) {
+        match (m, set) {
+            (1049, true) if self.main.is_none() => {
+                self.main = Some((self.cursor, false));
+                self.cursor = Cursor::default();
+            }
+            (1049, false) => self.leave_alternate(),
+            (1048, true) => self.saved(),
+            // 47 and 1047 keep the alternate screen's cursor when they leave it.
+            (1048, false) | (47 | 1047, _) => {
+                self.cursor.moved_up();
+                if let Some((_, again)) = &mut self.main {
+                    *again = true;
+                }
+            }
+            _ => {}
+        }
         let shell = MODES.iter().find(|(n, _)| *n == m).and_then(|(_, s)| *s);
         self.modes.retain(|&n| n != m);
         if shell.is_some_and(|s| s != set) {
@@ -231,11 +356,69 @@ fn no_params(params: &Params) -> bool {
     params.is_empty() || (params.len() == 1 && params.iter().next() == Some(&[0][..]))
 }
 
+impl Sink<'_> {
+    /// SGR, without conceal (8): text the operator cannot see is still copied with what they
+    /// can, and pasted. A colour's own values (`38;5;8`, `48;2;R;G;B`) are read as such; an
+    /// extended colour with a form or a length cordon does not know is not read for sure
+    /// (a terminal might take one of its values for an 8), so the whole SGR is dropped.
+    fn sgr(&mut self, params: &Params) {
+        if no_params(params) {
+            self.left.sgr = false;
+            self.out.extend_from_slice(b"\x1b[m");
+            return;
+        }
+        let all: Vec<&[u16]> = params.iter().collect();
+        let mut kept: Vec<&[u16]> = Vec::with_capacity(all.len());
+        let mut i = 0;
+        while i < all.len() {
+            let p = all[i];
+            match p {
+                [38 | 48 | 58] => {
+                    let n = match all.get(i + 1) {
+                        Some([5]) => 2,
+                        Some([2]) => 4,
+                        _ => return,
+                    };
+                    let values = all
+                        .get(i + 1..=i + n)
+                        .filter(|v| v.iter().all(|v| v.len() == 1));
+                    let Some(values) = values else { return };
+                    kept.push(p);
+                    kept.extend_from_slice(values);
+                    i += n + 1;
+                    continue;
+                }
+                [8, ..] => {}
+                _ => kept.push(p),
+            }
+            i += 1;
+        }
+        if kept.is_empty() {
+            return; // only conceal: nothing to send
+        }
+        self.left.sgr = kept != [&[0][..]];
+        self.out.extend_from_slice(b"\x1b[");
+        for (k, p) in kept.iter().enumerate() {
+            if k > 0 {
+                self.out.push(b';');
+            }
+            for (j, v) in p.iter().enumerate() {
+                if j > 0 {
+                    self.out.push(b':');
+                }
+                push_number(self.out, *v);
+            }
+        }
+        self.out.push(b'm');
+    }
+}
+
 impl Perform for Sink<'_> {
     fn print(&mut self, c: char) {
         self.ground = true;
         // U+0080-U+009F: C1 controls in UTF-8, which some terminals obey (CSI, OSC, DCS).
         if !('\u{80}'..='\u{9f}').contains(&c) {
+            self.left.cursor.moved();
             let mut b = [0; 4];
             self.out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
         }
@@ -245,6 +428,9 @@ impl Perform for Sink<'_> {
         // CAN and SUB end any sequence (the parser is back in the ground state).
         if matches!(byte, 0x18 | 0x1a) {
             self.ground = true;
+        }
+        if matches!(byte, 0x08 | b'\t' | b'\n' | b'\r') {
+            self.left.cursor.byte(byte);
         }
         if matches!(byte, 0x07 | 0x08 | b'\t' | b'\n' | b'\r') {
             self.out.push(byte);
@@ -283,9 +469,18 @@ impl Perform for Sink<'_> {
                 match action {
                     b's' | b'u' if !no_params(params) => return, // DECSLRM, not a cursor save
                     b'J' if params.iter().any(|p| p[0] > 2) => return, // 3: the scrollback
-                    b'm' => self.left.sgr = !no_params(params),
+                    b'm' => return self.sgr(params),
                     b'r' => self.left.scroll_region = !no_params(params),
                     _ => {}
+                }
+                match action {
+                    b's' => self.left.saved(),
+                    // Up, to a row or position of the command's choosing, a restored cursor,
+                    // lines pushed down, or DECSTBM (which homes the cursor).
+                    b'A' | b'F' | b'H' | b'f' | b'd' | b'T' | b'L' | b'r' | b'u' => {
+                        self.left.cursor.moved_up()
+                    }
+                    _ => self.left.cursor.moved(),
                 }
                 self.out.extend_from_slice(b"\x1b[");
                 if !no_params(params) {
@@ -303,7 +498,9 @@ impl Perform for Sink<'_> {
             return;
         }
         match (intermediates, byte) {
-            ([], b'7' | b'8' | b'M' | b'D' | b'E') => {}
+            ([], b'7') => self.left.saved(),
+            ([], b'8' | b'M') => self.left.cursor.moved_up(),
+            ([], b'D' | b'E') => self.left.cursor.moved(),
             ([], b'=') => self.left.keypad = true,
             ([], b'>') => self.left.keypad = false,
             (b"(", b'0') => self.left.line_drawing = true,
@@ -454,5 +651,78 @@ mod tests {
             reset,
             b"\x1b7\x1b[r\x1b8\x1b[?1049l\x1b[?25h\x1b[?7h\x1b[4l\x1b[m\x1b(B\x1b>".to_vec()
         );
+    }
+
+    /// cordon's own lines after the run (its warnings, the scan's report) start at column 0
+    /// of a line with nothing of the command's on it or below it: a command that ended
+    /// mid-line, or moved the cursor up into what it drew, made cordon's line continue or sit
+    /// inside the command's text (`cordon: nothing to report. ignore: ` then cordon's
+    /// warning; a line longer than cordon's left standing after it).
+    #[test]
+    fn what_cordon_prints_next_starts_on_a_clean_line() {
+        for (input, after) in [
+            // Ended cleanly, or printed nothing: nothing added.
+            (&b""[..], &b""[..]),
+            (b"line\r\n", b""),
+            (b"50%\r100%\r\n", b""),
+            (b"\x1b[31mred\x1b[m\r\n", b""),
+            // A full-screen program that put the operator's screen back.
+            (b"\x1b[?1049h\x1b[H\x1b[2Jdrawn\x1b[5;1H\x1b[?1049l", b""),
+            // Ended mid-line, or on a line it went back over: a new line.
+            (b"no newline", b"\r\n"),
+            (b"AAAAAAAAAAAAAAAAAAAA\r", b"\r\n"),
+            (b"line\r\n\x1b[C", b"\r\n"),
+            // The cursor went up into what was drawn: a new line, and what is below erased.
+            (b"1\r\n2\r\n3\r\n\x1b[3A", b"\r\n\x1b[J"),
+            (b"1\r\n\x1b[1;1H\r\n", b"\r\n\x1b[J"),
+            (b"1\r\n\x1bM\r\n", b"\r\n\x1b[J"),
+            (b"\x1b7 1\r\n2\r\n\x1b8", b"\r\n\x1b[J"),
+            (b"\x1b[s1\r\n\x1b[u", b"\r\n\x1b[J"),
+            (b"1\r\n\x1b[2T", b"\r\n\x1b[J"),
+            (b"1\r\n\x1b[5d", b"\r\n\x1b[J"),
+            (b"1\r\n\x1b[L", b"\r\n\x1b[J"),
+            // The cursor saved on the alternate screen is where leaving it puts the cursor.
+            (b"\x1b[?1049h\x1b[H\x1b7\x1b[?1049l", b"\r\n\x1b[J"),
+            (b"\x1b[?47h\x1b[H\x1b[?47l", b"\r\n\x1b[J"),
+        ] {
+            assert_eq!(
+                String::from_utf8_lossy(&filter(&[input]).1),
+                String::from_utf8_lossy(after),
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
+        }
+        // Left on the alternate screen: leaving it puts the operator's line back as it was.
+        assert_eq!(filter(&[b"x\r\n\x1b[?1049h\x1b[Hdrawn"]).1, b"\x1b[?1049l");
+        // Colours are reset before the erase, which paints with the current background.
+        assert_eq!(
+            filter(&[b"\x1b[41m1\r\n\x1b[A"]).1,
+            b"\x1b[m\r\n\x1b[J".to_vec()
+        );
+    }
+
+    /// Concealed text (SGR 8) is shown: text the operator cannot see but copies with what
+    /// they can (`echo ok` then hidden `; curl … | sh`) is pasted whole. A colour's own
+    /// parameters (`38;5;8`) are not conceal; an SGR that cannot be read for sure is dropped.
+    #[test]
+    fn concealed_text_is_shown() {
+        for (input, shown) in [
+            (&b"\x1b[8mhidden"[..], &b"hidden"[..]),
+            (b"\x1b[1;8;31mhidden", b"\x1b[1;31mhidden"),
+            (b"\x1b[8:1mhidden", b"hidden"),
+            (b"\x1b[38;5;8mgrey", b"\x1b[38;5;8mgrey"),
+            (b"\x1b[48;2;8;8;8;8mx", b"\x1b[48;2;8;8;8mx"),
+            (b"\x1b[38:5:8mgrey", b"\x1b[38:5:8mgrey"),
+            (b"\x1b[38;8mx", b"x"),
+            (b"\x1b[38;5mx", b"x"),
+        ] {
+            assert_eq!(
+                String::from_utf8_lossy(&filter(&[input]).0),
+                String::from_utf8_lossy(shown),
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
+            assert_eq!(each_byte(input), filter(&[input]).0);
+        }
     }
 }
