@@ -188,7 +188,9 @@ impl Prompt {
             out.write_all(TERMINAL_RESET).map_err(lost)?;
         }
         let boxed = self.render(req, pending, term::width(&out));
-        write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
+        // On a new line, with everything below it erased: the command may have left the
+        // cursor over lines it drew, whose longer ends would stand after the box's own text.
+        write!(out, "\r\n\x1b[J{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
         term::discard_typeahead(&out).map_err(lost)?;
         if unexpected {
             // A question that comes up in the middle of a run lands on someone busy typing for
@@ -283,7 +285,7 @@ impl Prompt {
                     let _ = write!(out, "\r\x1b[K");
                     raw.cooked(|| page(&text, deadline)).map_err(lost)?;
                     let _ = signals.take(); // Ctrl-C inside the pager belongs to the pager
-                    write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
+                    write!(out, "\r\n\x1b[J{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
                     term::discard_typeahead(&out).map_err(lost)?;
                 }
                 b'x' | b'X' if self.mid_run => {
