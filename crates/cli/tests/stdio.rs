@@ -895,6 +895,41 @@ fn cordons_next_line_starts_clean_whatever_the_command_left() {
     }
 }
 
+/// Outside a UTF-8 locale the bytes 0x80-0x9F are taken out of what the command prints
+/// (issue 21, round 9): xterm outside UTF-8 mode reads them as C1 controls, and valid UTF-8
+/// carries them, so `Û6n` (C3 9B `6n`) reached such a terminal as the query `CSI 6 n` and
+/// `Ý` (C3 9D) opened an OSC. In a UTF-8 locale they are parts of characters and pass.
+#[test]
+fn c1_bytes_inside_utf8_never_reach_a_terminal_outside_a_utf8_locale() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let policy = ws.policy();
+        let script = r"printf 'a\303\2336n b\303\23552;c;eA==\007 c\n'";
+        let args = [
+            "exec",
+            "--policy",
+            &policy,
+            "--backend",
+            backend,
+            "--",
+            "/bin/sh",
+            "-c",
+            script,
+        ];
+        for (lang, passes) in [("C", false), ("en_US.ISO-8859-1", false), ("C.UTF-8", true)] {
+            let p = Pty::cordon(&ws.w(), &args, &[("LANG", lang)]);
+            let (code, screen) = p.finish();
+            assert_eq!(code, 0, "{backend} {lang}: {screen:?}");
+            assert!(screen.contains('c'), "{backend} {lang}: {screen:?}");
+            assert_eq!(
+                screen.contains('\u{db}') || screen.contains('\u{dd}'),
+                passes,
+                "{backend} {lang}: {screen:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_real_vim_still_edits_on_the_terminal() {
     for backend in BACKENDS {

@@ -46,6 +46,23 @@ pub(crate) struct Filter {
     /// The parser is between sequences and characters: a plain byte can be copied as is.
     ground: bool,
     left: Left,
+    /// The terminal may read bytes 0x80-0x9F as C1 controls (CSI, OSC, DCS): the locale is
+    /// not UTF-8 ([`utf8_locale`]). Valid UTF-8 then carries them (`Û` is C3 9B, a CSI to such
+    /// a terminal), so they are taken out of everything sent.
+    eight_bit: bool,
+}
+
+/// Whether the locale cordon runs in (`LC_ALL`, else `LC_CTYPE`, else `LANG`, as the C
+/// library picks) says UTF-8. Otherwise (C, POSIX, none, Latin-1) the terminal is taken to be
+/// one that may obey 8-bit C1 controls, as xterm does outside UTF-8 mode: the worse reading.
+pub(crate) fn utf8_locale(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+    ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|k| var(k).filter(|v| !v.is_empty()))
+        .is_some_and(|v| {
+            let v = v.to_string_lossy().to_ascii_lowercase();
+            v.contains("utf-8") || v.contains("utf8")
+        })
 }
 
 /// What the command turned on that would outlive its run.
@@ -195,6 +212,7 @@ fn draws(final_byte: u8) -> bool {
 }
 
 impl Filter {
+    /// A filter for a UTF-8 terminal.
     pub(crate) fn new() -> Filter {
         Filter {
             ground: true,
@@ -202,8 +220,31 @@ impl Filter {
         }
     }
 
+    /// A filter for the terminal of cordon's locale ([`utf8_locale`]).
+    pub(crate) fn for_locale() -> Filter {
+        Filter {
+            eight_bit: !utf8_locale(|k| std::env::var_os(k)),
+            ..Filter::new()
+        }
+    }
+
     /// Appends to `out` what of `input` may reach the terminal.
     pub(crate) fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        let start = out.len();
+        self.feed_utf8(input, out);
+        if self.eight_bit {
+            let mut at = start;
+            for k in start..out.len() {
+                if !(0x80..=0x9f).contains(&out[k]) {
+                    out[at] = out[k];
+                    at += 1;
+                }
+            }
+            out.truncate(at);
+        }
+    }
+
+    fn feed_utf8(&mut self, input: &[u8], out: &mut Vec<u8>) {
         let mut i = 0;
         while i < input.len() {
             if self.ground {
@@ -724,5 +765,47 @@ mod tests {
             );
             assert_eq!(each_byte(input), filter(&[input]).0);
         }
+    }
+
+    /// Outside a UTF-8 locale the terminal may read 0x80-0x9F as C1 controls, and valid UTF-8
+    /// carries those bytes: `Û6n` (C3 9B) is `CSI 6 n` to xterm in Latin-1, `Ý52;c;…` (C3 9D)
+    /// an OSC 52. They are taken out there, and only there.
+    #[test]
+    fn c1_bytes_inside_utf8_are_taken_out_outside_a_utf8_locale() {
+        let input = "a\u{db}6n \u{dd}52;c;eA==\u{7} \u{d0}q \u{20ac}".as_bytes();
+        let mut f = Filter {
+            eight_bit: true,
+            ..Filter::new()
+        };
+        let mut out = Vec::new();
+        for b in input.chunks(1) {
+            f.feed(b, &mut out);
+        }
+        assert!(
+            !out.iter().any(|b| (0x80..=0x9f).contains(b)),
+            "{:?}",
+            String::from_utf8_lossy(&out)
+        );
+        assert!(out.starts_with(b"a\xc36n"), "{out:?}");
+        // A UTF-8 terminal reads them as parts of characters: they pass.
+        assert_eq!(filter(&[input]).0, input);
+
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        assert!(utf8_locale(env(&[("LANG", "C.UTF-8")])));
+        assert!(utf8_locale(env(&[
+            ("LANG", "C"),
+            ("LC_CTYPE", "en_US.utf8")
+        ])));
+        assert!(utf8_locale(env(&[("LC_ALL", ""), ("LANG", "de_DE.UTF-8")])));
+        assert!(!utf8_locale(env(&[("LC_ALL", "C"), ("LANG", "C.UTF-8")])));
+        assert!(!utf8_locale(env(&[("LANG", "en_US.ISO-8859-1")])));
+        assert!(!utf8_locale(env(&[])));
     }
 }
