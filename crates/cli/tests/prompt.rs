@@ -526,6 +526,40 @@ fn the_box_marks_letters_and_marks_that_pass_for_others() {
     assert_eq!(code, 126);
 }
 
+/// Outside a UTF-8 locale every non-ASCII character of what runs is shown escaped (issue 21,
+/// round 9): the terminal may read the bytes 0x80-0x9F as C1 controls, and a UTF-8 character
+/// carries them, so `touch Û6n` (C3 9B) wrote the query `CSI 6 n` into such a terminal from
+/// inside the box, and `Ý` (C3 9D) an OSC that swallows the box up to a `Ŝ` (C5 9C, ST).
+#[test]
+fn outside_a_utf8_locale_the_box_shows_no_byte_a_terminal_reads_as_c1() {
+    let d = workspace("60s");
+    let mut p = Pty::exec(
+        d.path(),
+        &[
+            "--",
+            "touch",
+            "\u{db}6n",
+            "\u{dd}52;c;eA==\u{15c}",
+            "\u{e9}",
+        ],
+        &[("PAGER", "cat"), ("LANG", "C")],
+    );
+    p.expect(PROMPT);
+    let screen = p.screen();
+    for (raw, shown) in [
+        ('\u{db}', "\\u{db}6n"),
+        ('\u{dd}', "\\u{dd}52"),
+        ('\u{15c}', "\\u{15c}"),
+        ('\u{e9}', "\\u{e9}"),
+    ] {
+        assert!(!screen.contains(raw), "{raw:?} written raw:\n{screen}");
+        assert!(screen.contains(shown), "{shown} not shown:\n{screen}");
+    }
+    p.send(b"n");
+    let (code, _) = p.finish();
+    assert_eq!(code, 126);
+}
+
 #[test]
 fn refusals_stay_one_line_whatever_the_command_contains() {
     let d = workspace("60s");

@@ -6,8 +6,15 @@
 /// (`rm\u{200b} -rf` is not `rm -rf`; a tag character spells hidden words). So are letters
 /// that pass for Latin ones where a Latin word is expected (`\u{441}url` is not `curl`) and
 /// combining marks that change a sign or are drawn beyond their own ([`lookalike`],
-/// [`mark_shown_raw`]).
+/// [`mark_shown_raw`]). Outside a UTF-8 locale every non-ASCII character is escaped: the
+/// terminal may read the bytes 0x80-0x9F as C1 controls, and UTF-8 carries them (`Û` is C3
+/// 9B, a CSI there; [`cordon_ossandbox::locale_is_utf8`]).
 pub fn clean(s: &str) -> String {
+    clean_for(s, cordon_ossandbox::locale_is_utf8())
+}
+
+/// [`clean`] for a terminal that reads UTF-8 (`utf8`) or may not.
+fn clean_for(s: &str, utf8: bool) -> String {
     let chars: Vec<char> = s.chars().collect();
     let mut out = String::with_capacity(s.len());
     // Each run of characters between white space is one word for the lookalike test.
@@ -29,6 +36,7 @@ pub fn clean(s: &str) -> String {
             lookalike_word = letters.peek().is_some() && letters.all(|&c| passes_for_latin(c));
         }
         let escape = c.is_control()
+            || (!utf8 && !c.is_ascii())
             || hidden(c)
             || lookalike(c, latin_word || lookalike_word)
             || (combining(c) && !mark_shown_raw(c, marks));
@@ -154,7 +162,11 @@ fn hidden(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::clean;
+    use super::clean_for;
+
+    fn clean(s: &str) -> String {
+        clean_for(s, true)
+    }
 
     #[test]
     fn invisible_and_format_characters_are_escaped() {
@@ -210,7 +222,11 @@ mod tests {
 
 #[cfg(test)]
 mod lookalikes {
-    use super::clean;
+    use super::clean_for;
+
+    fn clean(s: &str) -> String {
+        clean_for(s, true)
+    }
 
     /// A letter of another script inside a word of ASCII letters, or a word made only of
     /// letters that look like Latin ones, is shown escaped: `сurl` (a Cyrillic `с`) is
@@ -271,4 +287,16 @@ mod lookalikes {
             assert_eq!(clean(text), text, "{text:?}");
         }
     }
+}
+
+/// Outside a UTF-8 locale nothing but ASCII is written: `Û` (C3 9B) is a CSI to a terminal
+/// that reads 8-bit C1 controls.
+#[cfg(test)]
+#[test]
+fn outside_utf8_every_non_ascii_character_is_escaped() {
+    assert_eq!(
+        clean_for("touch \u{db}6n caf\u{e9} \u{2014}", false),
+        "touch \\u{db}6n caf\\u{e9} \\u{2014}"
+    );
+    assert_eq!(clean_for("plain ascii", false), "plain ascii");
 }

@@ -47,22 +47,9 @@ pub(crate) struct Filter {
     ground: bool,
     left: Left,
     /// The terminal may read bytes 0x80-0x9F as C1 controls (CSI, OSC, DCS): the locale is
-    /// not UTF-8 ([`utf8_locale`]). Valid UTF-8 then carries them (`Û` is C3 9B, a CSI to such
+    /// not UTF-8 ([`crate::locale_is_utf8`]). Valid UTF-8 then carries them (`Û` is C3 9B, a CSI to such
     /// a terminal), so they are taken out of everything sent.
     eight_bit: bool,
-}
-
-/// Whether the locale cordon runs in (`LC_ALL`, else `LC_CTYPE`, else `LANG`, as the C
-/// library picks) says UTF-8. Otherwise (C, POSIX, none, Latin-1) the terminal is taken to be
-/// one that may obey 8-bit C1 controls, as xterm does outside UTF-8 mode: the worse reading.
-pub(crate) fn utf8_locale(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
-    ["LC_ALL", "LC_CTYPE", "LANG"]
-        .iter()
-        .find_map(|k| var(k).filter(|v| !v.is_empty()))
-        .is_some_and(|v| {
-            let v = v.to_string_lossy().to_ascii_lowercase();
-            v.contains("utf-8") || v.contains("utf8")
-        })
 }
 
 /// What the command turned on that would outlive its run.
@@ -220,10 +207,10 @@ impl Filter {
         }
     }
 
-    /// A filter for the terminal of cordon's locale ([`utf8_locale`]).
+    /// A filter for the terminal of cordon's locale ([`crate::locale_is_utf8`]).
     pub(crate) fn for_locale() -> Filter {
         Filter {
-            eight_bit: !utf8_locale(|k| std::env::var_os(k)),
+            eight_bit: !crate::locale_is_utf8(),
             ..Filter::new()
         }
     }
@@ -790,6 +777,7 @@ mod tests {
         // A UTF-8 terminal reads them as parts of characters: they pass.
         assert_eq!(filter(&[input]).0, input);
 
+        use crate::locale::utf8_locale;
         let env = |pairs: &'static [(&'static str, &'static str)]| {
             move |k: &str| {
                 pairs

@@ -74,13 +74,10 @@ impl Pty {
         ids: Option<(u32, u32)>,
     ) -> Pty {
         let mut cmd = crate::common::command(dir);
-        // The terminal is a UTF-8 one, whatever the locale the tests run in (outside a UTF-8
-        // locale cordon takes the bytes 0x80-0x9F out of what the command prints).
+        // The locale is a UTF-8 one (`common::command`): outside one, cordon takes the bytes
+        // 0x80-0x9F out of what the command prints and escapes what it shows itself.
         cmd.args(args)
             .env("TERM", "xterm")
-            .env_remove("LC_ALL")
-            .env_remove("LC_CTYPE")
-            .env("LANG", "C.UTF-8")
             .envs(env.iter().copied());
         if let Some((uid, gid)) = ids {
             use std::os::unix::process::CommandExt;
