@@ -395,41 +395,37 @@ impl Sink<'_> {
             self.out.extend_from_slice(b"\x1b[m");
             return;
         }
-        let all: Vec<&[u16]> = params.iter().collect();
-        let mut kept: Vec<&[u16]> = Vec::with_capacity(all.len());
-        let mut i = 0;
-        while i < all.len() {
-            let p = all[i];
-            match p {
-                [38 | 48 | 58] => {
-                    let n = match all.get(i + 1) {
-                        Some([5]) => 2,
-                        Some([2]) => 4,
-                        _ => return,
-                    };
-                    let values = all
-                        .get(i + 1..=i + n)
-                        .filter(|v| v.iter().all(|v| v.len() == 1));
-                    let Some(values) = values else { return };
-                    kept.push(p);
-                    kept.extend_from_slice(values);
-                    i += n + 1;
-                    continue;
-                }
-                [8, ..] => {}
-                _ => kept.push(p),
-            }
-            i += 1;
+        // One pass to read it (no allocation: this runs for each SGR of coloured output),
+        // a second to write it only when there is a conceal to leave out.
+        let mut conceal = false;
+        let mut any = false;
+        let mut reset_only = true;
+        for (kept, p) in SgrParams::new(params) {
+            let Some(kept) = kept else { return };
+            conceal |= !kept;
+            any |= kept;
+            reset_only &= !kept || p == [0];
         }
-        if kept.is_empty() {
+        if !any {
             return; // only conceal: nothing to send
         }
-        self.left.sgr = kept != [&[0][..]];
+        self.left.sgr = !reset_only;
+        if !conceal {
+            self.out.extend_from_slice(b"\x1b[");
+            write_params(self.out, params);
+            self.out.push(b'm');
+            return;
+        }
         self.out.extend_from_slice(b"\x1b[");
-        for (k, p) in kept.iter().enumerate() {
-            if k > 0 {
+        let mut first = true;
+        for (kept, p) in SgrParams::new(params) {
+            if kept != Some(true) {
+                continue;
+            }
+            if !first {
                 self.out.push(b';');
             }
+            first = false;
             for (j, v) in p.iter().enumerate() {
                 if j > 0 {
                     self.out.push(b':');
@@ -438,6 +434,60 @@ impl Sink<'_> {
             }
         }
         self.out.push(b'm');
+    }
+}
+
+/// An SGR's parameters, each with whether it is kept: `Some(false)` for conceal (8), `None`
+/// where the SGR cannot be read for sure (an extended colour of a form or length cordon does
+/// not know: a terminal might read one of its values as an 8). A colour's own values
+/// (`38;5;N`, `38;2;R;G;B`, and 48 and 58 alike) are kept with it.
+struct SgrParams<'a, I: Iterator<Item = &'a [u16]>> {
+    params: I,
+    /// Values of an extended colour still to come, and whether its form was read.
+    colour: Option<usize>,
+}
+
+impl<'a> SgrParams<'a, anstyle_parse::ParamsIter<'a>> {
+    fn new(params: &'a Params) -> Self {
+        SgrParams {
+            params: params.iter(),
+            colour: None,
+        }
+    }
+}
+
+impl<'a, I: Iterator<Item = &'a [u16]>> Iterator for SgrParams<'a, I> {
+    type Item = (Option<bool>, &'a [u16]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let p = self.params.next();
+        let Some(p) = p else {
+            // The params ended inside an extended colour: not read for sure.
+            return self.colour.take().map(|_| (None, &[][..]));
+        };
+        let kept = match (self.colour, p) {
+            // After 38/48/58: the form, then its values, one number each.
+            (Some(0), [5]) => {
+                self.colour = Some(1);
+                Some(true)
+            }
+            (Some(0), [2]) => {
+                self.colour = Some(3);
+                Some(true)
+            }
+            (Some(0), _) | (Some(_), [] | [_, _, ..]) => None,
+            (Some(n), [_]) => {
+                self.colour = (n > 1).then_some(n - 1);
+                Some(true)
+            }
+            (None, [38 | 48 | 58]) => {
+                self.colour = Some(0);
+                Some(true)
+            }
+            (None, [8, ..]) => Some(false),
+            (None, _) => Some(true),
+        };
+        Some((kept, p))
     }
 }
 
@@ -743,6 +793,9 @@ mod tests {
             (b"\x1b[38:5:8mgrey", b"\x1b[38:5:8mgrey"),
             (b"\x1b[38;8mx", b"x"),
             (b"\x1b[38;5mx", b"x"),
+            (b"\x1b[0;8mx", b"\x1b[0mx"),
+            (b"\x1b[38;2;1;2mx", b"x"),
+            (b"\x1b[38;5;1:2mx", b"x"),
         ] {
             assert_eq!(
                 String::from_utf8_lossy(&filter(&[input]).0),
