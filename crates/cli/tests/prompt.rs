@@ -158,6 +158,17 @@ fn v_shows_everything_in_the_pager() {
     );
     p.send(b"v");
     p.expect("(default) touch f29"); // the pager (PAGER=cat) printed all of it
+                                     // Keys typed before the box is drawn again are discarded: `y` only once it asks again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !p
+        .screen()
+        .rsplit("(default) touch f29")
+        .next()
+        .is_some_and(|after| after.contains(PROMPT))
+    {
+        assert!(std::time::Instant::now() < deadline, "{}", p.screen());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     p.send(b"y");
     let (code, screen) = p.finish();
     assert_eq!(code, 0, "{screen}");
