@@ -35,8 +35,11 @@ pub const UNEXPECTED_GRACE: Duration = Duration::from_millis(1000);
 
 /// Resets what a command may have left the terminal in: CAN and ST end an unfinished escape
 /// or control string, DECSTR (soft reset) and the explicit resets undo a scroll region,
-/// attributes, character sets and a hidden cursor.
-const TERMINAL_RESET: &[u8] = b"\x18\x1b\\\x1b[!p\x1b[0m\x1b[r\x1b(B\x0f\x1b[?25h";
+/// attributes, character sets and a hidden cursor. The scroll region's reset homes the
+/// cursor: saved and restored around it, so that the box comes below what the command showed
+/// last (what is below the cursor is erased before the box is drawn) instead of over the
+/// whole screen.
+const TERMINAL_RESET: &[u8] = b"\x18\x1b\\\x1b[!p\x1b[0m\x1b7\x1b[r\x1b8\x1b(B\x0f\x1b[?25h";
 
 /// Preview lines shown in the box; the rest is counted and left to `v`.
 pub const PREVIEW_LINES: usize = 20;
@@ -97,10 +100,9 @@ impl Prompt {
         for part in wrap(&term::clean(&req.presentation.summary), inner) {
             line(self.paint("1", &part));
         }
-        line(format!(
-            "why: {}",
-            fit(&format!("{} [{}]", pending.reason, pending.by))
-        ));
+        // Cut with its label, so that the line fits the box (the label pushed it past the
+        // terminal's width, which wrapped it under the box's border).
+        line(fit(&format!("why: {} [{}]", pending.reason, pending.by)));
         let body = req.presentation.preview.to_string();
         if !body.is_empty() {
             line(String::new());

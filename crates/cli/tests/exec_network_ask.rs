@@ -90,7 +90,7 @@ fn a_connection_is_asked_on_the_terminal_and_the_command_gets_it_back() {
     // What the command may have left the terminal in is reset before the box.
     let boxed = screen.find("cordon: approval needed (network)").unwrap();
     assert!(
-        screen[..boxed].contains("\x18\x1b\\\x1b[!p\x1b[0m\x1b[r"),
+        screen[..boxed].contains("\x18\x1b\\\x1b[!p\x1b[0m\x1b7\x1b[r\x1b8"),
         "{screen:?}"
     );
     // The prompt has the terminal in single-key mode: the relay let go of it.
