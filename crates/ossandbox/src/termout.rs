@@ -32,7 +32,15 @@
 //! sequence cut by the end of the run is dropped whole: nothing half-sent. When the run ends,
 //! [`Filter::finish`] undoes what the command left on: alternate screen, hidden cursor, colours,
 //! application keypad and cursor keys, autowrap off, insert mode, line-drawing set, scroll
-//! region, bracketed paste (on; a shell turns it off while it runs a command).
+//! region, bracketed paste (on; a shell turns it off while it runs a command); then it gives
+//! cordon's next lines a clean place (a new line if the command ended mid-line, and the screen
+//! below erased if it moved the cursor up or to a place of its choosing), so that they neither
+//! continue the command's last line nor sit among its text.
+//!
+//! Two things are changed rather than passed or dropped: conceal (SGR 8) is left out of an SGR,
+//! since hidden text is still copied with what the operator sees; and outside a UTF-8 locale the
+//! bytes 0x80-0x9F are taken out of everything sent, since such a terminal may read them as C1
+//! controls and valid UTF-8 carries them.
 //!
 //! Only a terminal gets this: a file, a pipe or a socket gets the bytes exactly as written
 //! (`cordon exec -- cmd | cat` is the way to send them raw to a terminal, knowingly).
