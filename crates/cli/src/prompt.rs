@@ -35,8 +35,11 @@ pub const UNEXPECTED_GRACE: Duration = Duration::from_millis(1000);
 
 /// Resets what a command may have left the terminal in: CAN and ST end an unfinished escape
 /// or control string, DECSTR (soft reset) and the explicit resets undo a scroll region,
-/// attributes, character sets and a hidden cursor.
-const TERMINAL_RESET: &[u8] = b"\x18\x1b\\\x1b[!p\x1b[0m\x1b[r\x1b(B\x0f\x1b[?25h";
+/// attributes, character sets and a hidden cursor. The scroll region's reset homes the
+/// cursor: saved and restored around it, so that the box comes below what the command showed
+/// last (what is below the cursor is erased before the box is drawn) instead of over the
+/// whole screen.
+const TERMINAL_RESET: &[u8] = b"\x18\x1b\\\x1b[!p\x1b[0m\x1b7\x1b[r\x1b8\x1b(B\x0f\x1b[?25h";
 
 /// Preview lines shown in the box; the rest is counted and left to `v`.
 pub const PREVIEW_LINES: usize = 20;
@@ -97,10 +100,9 @@ impl Prompt {
         for part in wrap(&term::clean(&req.presentation.summary), inner) {
             line(self.paint("1", &part));
         }
-        line(format!(
-            "why: {}",
-            fit(&format!("{} [{}]", pending.reason, pending.by))
-        ));
+        // Cut with its label, so that the line fits the box (the label pushed it past the
+        // terminal's width, which wrapped it under the box's border).
+        line(fit(&format!("why: {} [{}]", pending.reason, pending.by)));
         let body = req.presentation.preview.to_string();
         if !body.is_empty() {
             line(String::new());
@@ -188,7 +190,9 @@ impl Prompt {
             out.write_all(TERMINAL_RESET).map_err(lost)?;
         }
         let boxed = self.render(req, pending, term::width(&out));
-        write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
+        // On a new line, with everything below it erased: the command may have left the
+        // cursor over lines it drew, whose longer ends would stand after the box's own text.
+        write!(out, "\r\n\x1b[J{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
         term::discard_typeahead(&out).map_err(lost)?;
         if unexpected {
             // A question that comes up in the middle of a run lands on someone busy typing for
@@ -283,7 +287,7 @@ impl Prompt {
                     let _ = write!(out, "\r\x1b[K");
                     raw.cooked(|| page(&text, deadline)).map_err(lost)?;
                     let _ = signals.take(); // Ctrl-C inside the pager belongs to the pager
-                    write!(out, "\r\n{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
+                    write!(out, "\r\n\x1b[J{}\r\n", boxed.replace('\n', "\r\n")).map_err(lost)?;
                     term::discard_typeahead(&out).map_err(lost)?;
                 }
                 b'x' | b'X' if self.mid_run => {

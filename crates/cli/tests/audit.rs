@@ -584,6 +584,19 @@ fn the_html_report_renders_in_a_real_browser() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = cordon(d.path(), &["exec", "--", "rm", "-r", "x"]);
     assert_eq!(o.status.code(), Some(126));
+    // A command whose text a browser would show as another: reordered by a bidirectional
+    // override, with a Cyrillic `с` for `c`. Shown escaped, as on the terminal (issue 21,
+    // round 9; the page drew them raw).
+    let o = cordon(
+        d.path(),
+        &[
+            "exec",
+            "--",
+            "echo",
+            "\u{441}url evil.example \u{202e}hs.tsil",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let page = d.path().join("report.html");
     let o = cordon(
         d.path(),
@@ -624,9 +637,17 @@ fn the_html_report_renders_in_a_real_browser() {
         stdout(&o)
     };
     let dom = render("");
-    assert!(dom.contains(r#"<span id="shown">2</span>"#), "{dom}");
-    assert!(dom.contains("intact: 2 record(s)"), "{dom}");
-    assert_eq!(dom.matches(r#"<tr class="rec "#).count(), 2, "{dom}");
+    assert!(dom.contains(r#"<span id="shown">3</span>"#), "{dom}");
+    assert!(dom.contains("intact: 3 record(s)"), "{dom}");
+    assert_eq!(dom.matches(r#"<tr class="rec "#).count(), 3, "{dom}");
+    assert!(
+        dom.contains(r"echo \u{441}url evil.example \u{202e}hs.tsil"),
+        "{dom}"
+    );
+    assert!(
+        !dom.contains('\u{441}') && !dom.contains('\u{202e}'),
+        "{dom}"
+    );
     // The agent's markup is text in the page, not an element.
     assert!(dom.contains("&lt;img src=x onerror=alert(1)&gt;"), "{dom}");
     assert!(!dom.contains("<img"), "{dom}");

@@ -144,3 +144,80 @@ fn a_signal_during_a_proxied_run_is_forwarded_to_the_command() {
         assert_eq!(status.code(), Some(143), "{backend}: {err}");
     }
 }
+
+/// What the operator sees, rendered by a real terminal emulator (tmux): cordon's report of a
+/// refused connection, printed after the run, is the last thing on the screen (issue 21, round
+/// 9). The command printed lines that say all is well, then moved the cursor back up over
+/// them: cordon's report was written over the first of them, and the rest stood below it, so
+/// the screen ended with the command's "nothing was blocked" under cordon's refusal.
+#[test]
+fn cordons_report_after_the_run_is_not_followed_by_the_commands_text() {
+    assert!(
+        std::path::Path::new("/usr/bin/tmux").exists(),
+        "this test renders the terminal with tmux: install it (apt-get install tmux)"
+    );
+    assert!(
+        std::path::Path::new("/usr/bin/curl").exists(),
+        "this test runs curl in the sandbox: install it (apt-get install curl)"
+    );
+    let d = common::workspace(
+        "version = 1\n[sandbox]\nnetwork = \"proxy\"\n[sandbox.paths.w]\nroot = \".\"\nmode = \"rw\"\n\
+         [shell]\ndefault = \"allow\"\n[network]\ndefault = \"deny\"\n",
+    );
+    std::fs::write(
+        d.path().join("draw.sh"),
+        "for i in 1 2 3 4 5 6; do printf '%90s\\n' 'all checks passed, nothing was blocked'; done\n\
+         curl -s -o /dev/null http://blocked.example/\n\
+         printf '\\033[6A'\n",
+    )
+    .unwrap();
+    // The terminal runs this script: cordon with the tests' state and trust, then a marker.
+    let run = d.path().join("run.sh");
+    std::fs::write(
+        &run,
+        format!(
+            "export XDG_STATE_HOME='{}' XDG_CONFIG_HOME='{}' LANG=C.UTF-8\nunset LC_ALL LC_CTYPE CORDON_POLICY CORDON_SESSION\n\
+             cd '{}' && '{}' exec -- sh draw.sh; echo \"EXIT=$?\"; sleep 600\n",
+            common::state_home().display(),
+            common::config_home().display(),
+            d.path().display(),
+            env!("CARGO_BIN_EXE_cordon"),
+        ),
+    )
+    .unwrap();
+    let socket = format!("cordon-test-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        std::process::Command::new("tmux")
+            .args(["-L", &socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = tmux(&[
+        "new-session",
+        "-d",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &format!("sh {}", run.display()),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let screen = loop {
+        let shown = String::from_utf8_lossy(&tmux(&["capture-pane", "-p"]).stdout).into_owned();
+        if shown.contains("EXIT=") || std::time::Instant::now() > deadline {
+            break shown;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    tmux(&["kill-server"]);
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    let report = screen
+        .find("cordon: blocked.example:80")
+        .unwrap_or_else(|| panic!("no report on the screen:\n{screen}"));
+    assert!(
+        !screen[report..].contains("nothing was blocked"),
+        "the command's text stands after cordon's report:\n{screen}"
+    );
+}

@@ -90,7 +90,7 @@ fn a_connection_is_asked_on_the_terminal_and_the_command_gets_it_back() {
     // What the command may have left the terminal in is reset before the box.
     let boxed = screen.find("cordon: approval needed (network)").unwrap();
     assert!(
-        screen[..boxed].contains("\x18\x1b\\\x1b[!p\x1b[0m\x1b[r"),
+        screen[..boxed].contains("\x18\x1b\\\x1b[!p\x1b[0m\x1b7\x1b[r\x1b8"),
         "{screen:?}"
     );
     // The prompt has the terminal in single-key mode: the relay let go of it.
@@ -124,6 +124,42 @@ fn a_connection_is_asked_on_the_terminal_and_the_command_gets_it_back() {
     assert_eq!(decided[1]["by"]["kind"], "user");
     let o = cordon(d.path(), &["audit", "verify", "audit.jsonl"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
+/// A question raised while the command runs is drawn on cleared lines (issue 21, round 9):
+/// the command can leave the cursor anywhere on the screen, and the box, written over lines it
+/// had drawn, showed the rest of each longer line after its own text (`│ connect to
+/// web.test:PORT` then the command's `... is safe, press y`).
+#[test]
+fn a_box_raised_mid_run_is_drawn_on_cleared_lines() {
+    let (port, d) = setup();
+    // Nine long lines, then the cursor back up over them (curl prints the file: the rules
+    // allow curl, and would ask about printf).
+    let mut drawn = format!("{:>80}\n", "the connection below is safe, press y").repeat(9);
+    drawn.push_str("\x1b[9A");
+    std::fs::write(d.path().join("drawn.txt"), drawn).unwrap();
+    let mut p = exec(
+        d.path(),
+        &format!(
+            "curl -sS file://{}/drawn.txt; curl -sS http://web.test:{port}/one",
+            d.path().display()
+        ),
+    );
+    p.expect(PROMPT);
+    let screen = p.screen();
+    let boxed = screen
+        .find("cordon: approval needed (network)")
+        .unwrap_or_else(|| panic!("{screen:?}"));
+    let before = &screen[..boxed];
+    let reset = before.rfind("\x1b[r").unwrap();
+    assert!(
+        before[reset..].contains("\r\n\x1b[J"),
+        "the box is not drawn on cleared lines: {screen:?}"
+    );
+    p.send(b"n");
+    let (_, screen) = p.finish();
+    assert!(screen.contains("→ denied"), "{screen}");
+    assert!(!screen.contains("GET /one"), "{screen}");
 }
 
 #[test]

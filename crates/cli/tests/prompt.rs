@@ -158,6 +158,17 @@ fn v_shows_everything_in_the_pager() {
     );
     p.send(b"v");
     p.expect("(default) touch f29"); // the pager (PAGER=cat) printed all of it
+                                     // Keys typed before the box is drawn again are discarded: `y` only once it asks again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !p
+        .screen()
+        .rsplit("(default) touch f29")
+        .next()
+        .is_some_and(|after| after.contains(PROMPT))
+    {
+        assert!(std::time::Instant::now() < deadline, "{}", p.screen());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     p.send(b"y");
     let (code, screen) = p.finish();
     assert_eq!(code, 0, "{screen}");
@@ -491,6 +502,73 @@ fn the_box_escapes_characters_a_terminal_shows_as_nothing() {
     let (code, screen) = p.finish();
     assert_eq!(code, 126, "{screen}");
     assert!(hidden.iter().all(|c| !screen.contains(*c)), "{screen}");
+}
+
+/// What runs is shown as what it is, not as what it looks like (issue 21, round 9): `\u{441}url`
+/// (a Cyrillic `с`) is a program other than `curl`, `\u{440}\u{455}` is not `ps`, a slash
+/// with a combining long solidus on it is no slash, and a word struck through with U+0336 is
+/// still run. Each was written raw into the box before.
+#[test]
+fn the_box_marks_letters_and_marks_that_pass_for_others() {
+    let d = workspace("60s");
+    let mut p = exec(
+        d.path(),
+        &[
+            "-c",
+            "\u{441}url x; \u{440}\u{455} aux; touch /\u{338}tmp/a; touch rm\u{336}",
+        ],
+    );
+    p.expect(PROMPT);
+    let screen = p.screen();
+    for c in ['\u{441}', '\u{440}', '\u{455}', '\u{338}', '\u{336}'] {
+        assert!(
+            !screen.contains(c),
+            "U+{:04X} reached the terminal raw:\n{screen}",
+            c as u32
+        );
+        assert!(
+            screen.contains(&c.escape_default().to_string()),
+            "U+{:04X} is not shown escaped:\n{screen}",
+            c as u32
+        );
+    }
+    p.send(b"n");
+    let (code, _) = p.finish();
+    assert_eq!(code, 126);
+}
+
+/// Outside a UTF-8 locale every non-ASCII character of what runs is shown escaped (issue 21,
+/// round 9): the terminal may read the bytes 0x80-0x9F as C1 controls, and a UTF-8 character
+/// carries them, so `touch Û6n` (C3 9B) wrote the query `CSI 6 n` into such a terminal from
+/// inside the box, and `Ý` (C3 9D) an OSC that swallows the box up to a `Ŝ` (C5 9C, ST).
+#[test]
+fn outside_a_utf8_locale_the_box_shows_no_byte_a_terminal_reads_as_c1() {
+    let d = workspace("60s");
+    let mut p = Pty::exec(
+        d.path(),
+        &[
+            "--",
+            "touch",
+            "\u{db}6n",
+            "\u{dd}52;c;eA==\u{15c}",
+            "\u{e9}",
+        ],
+        &[("PAGER", "cat"), ("LANG", "C")],
+    );
+    p.expect(PROMPT);
+    let screen = p.screen();
+    for (raw, shown) in [
+        ('\u{db}', "\\u{db}6n"),
+        ('\u{dd}', "\\u{dd}52"),
+        ('\u{15c}', "\\u{15c}"),
+        ('\u{e9}', "\\u{e9}"),
+    ] {
+        assert!(!screen.contains(raw), "{raw:?} written raw:\n{screen}");
+        assert!(screen.contains(shown), "{shown} not shown:\n{screen}");
+    }
+    p.send(b"n");
+    let (code, _) = p.finish();
+    assert_eq!(code, 126);
 }
 
 #[test]

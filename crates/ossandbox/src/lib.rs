@@ -67,6 +67,7 @@ mod env;
 mod handoff;
 #[cfg(target_os = "linux")]
 mod landlock;
+mod locale;
 mod network;
 mod planted;
 mod probe;
@@ -95,6 +96,7 @@ mod tests_internal;
 use cordon_policy::Backend;
 
 pub use env::is_proxy_variable;
+pub use locale::locale_is_utf8;
 pub use network::{
     isolation as network_isolation, Isolation as NetworkIsolation,
     FILTERS_MIN_ABI as NETWORK_FILTERS_MIN_ABI,

@@ -555,7 +555,7 @@ impl Relay {
                 from: Some(dup(master.as_raw_fd())?),
                 to: dup(out_to)?,
                 splice: false,
-                terminal: Some(Filter::new()),
+                terminal: Some(Filter::for_locale()),
             });
             if foreground {
                 raw = Some(RawMode::enter(0)?);

@@ -32,7 +32,15 @@
 //! sequence cut by the end of the run is dropped whole: nothing half-sent. When the run ends,
 //! [`Filter::finish`] undoes what the command left on: alternate screen, hidden cursor, colours,
 //! application keypad and cursor keys, autowrap off, insert mode, line-drawing set, scroll
-//! region, bracketed paste (on; a shell turns it off while it runs a command).
+//! region, bracketed paste (on; a shell turns it off while it runs a command); then it gives
+//! cordon's next lines a clean place (a new line if the command ended mid-line, and the screen
+//! below erased if it moved the cursor up or to a place of its choosing), so that they neither
+//! continue the command's last line nor sit among its text.
+//!
+//! Two things are changed rather than passed or dropped: conceal (SGR 8) is left out of an SGR,
+//! since hidden text is still copied with what the operator sees; and outside a UTF-8 locale the
+//! bytes 0x80-0x9F are taken out of everything sent, since such a terminal may read them as C1
+//! controls and valid UTF-8 carries them.
 //!
 //! Only a terminal gets this: a file, a pipe or a socket gets the bytes exactly as written
 //! (`cordon exec -- cmd | cat` is the way to send them raw to a terminal, knowingly).
@@ -46,6 +54,10 @@ pub(crate) struct Filter {
     /// The parser is between sequences and characters: a plain byte can be copied as is.
     ground: bool,
     left: Left,
+    /// The terminal may read bytes 0x80-0x9F as C1 controls (CSI, OSC, DCS): the locale is
+    /// not UTF-8 ([`crate::locale_is_utf8`]). Valid UTF-8 then carries them (`Û` is C3 9B, a CSI to such
+    /// a terminal), so they are taken out of everything sent.
+    eight_bit: bool,
 }
 
 /// What the command turned on that would outlive its run.
@@ -59,6 +71,99 @@ struct Left {
     insert: bool,
     line_drawing: bool,
     scroll_region: bool,
+    /// Where the cursor is, as far as cordon's next line is concerned.
+    cursor: Cursor,
+    /// The operator's screen's [`Cursor`] while the alternate screen (1049) is shown, and
+    /// whether the cursor that leaving it restores was saved again meanwhile (`ESC 7`).
+    main: Option<(Cursor, bool)>,
+}
+
+/// Where output leaves the cursor, for what cordon prints after the run: its lines must start
+/// at column 0 of a line with nothing of the command's at or below it, or they read as part of
+/// the command's text (and the command's as part of cordon's).
+#[derive(Clone, Copy)]
+struct Cursor {
+    /// At column 0 of a line below everything drawn: after CR LF with no move up.
+    fresh: bool,
+    /// At column 0 (after a CR).
+    col0: bool,
+    /// Moved up, restored, or scrolled down at some time: the cursor may be on or above
+    /// what was drawn, so that what follows must erase below it.
+    dirty: bool,
+}
+
+impl Default for Cursor {
+    /// The run starts where the operator pressed Enter: column 0 of a line nothing is below.
+    fn default() -> Cursor {
+        Cursor {
+            fresh: true,
+            col0: true,
+            dirty: false,
+        }
+    }
+}
+
+impl Cursor {
+    /// After text, TAB, BS, or a move within or down the screen.
+    fn moved(&mut self) {
+        self.fresh = false;
+        self.col0 = false;
+    }
+
+    /// After a move up, or to a place the command chose (a position, a restored cursor).
+    fn moved_up(&mut self) {
+        self.moved();
+        self.dirty = true;
+    }
+
+    fn byte(&mut self, b: u8) {
+        match b {
+            b'\r' => self.col0 = true,
+            // LF keeps the column: on a fresh line only after CR (the pty's ONLCR makes each
+            // LF a CR LF; with it off, LF alone is no new line at column 0).
+            b'\n' => self.fresh = self.col0,
+            _ => self.moved(),
+        }
+    }
+
+    /// After plain bytes (printable ASCII, TAB, CR, LF): only those after the last printable
+    /// one or TAB matter.
+    fn plain(&mut self, bytes: &[u8]) {
+        let from = match bytes.iter().rposition(|&b| b != b'\r' && b != b'\n') {
+            Some(p) => {
+                self.moved();
+                p + 1
+            }
+            None => 0,
+        };
+        for &b in &bytes[from..] {
+            self.byte(b);
+        }
+    }
+}
+
+impl Left {
+    /// The cursor was saved (`ESC 7`, `CSI s`, `?1048h`): on the alternate screen, that is
+    /// where leaving it will put the operator's cursor.
+    fn saved(&mut self) {
+        if let Some((_, again)) = &mut self.main {
+            *again = true;
+        }
+    }
+
+    /// Leaving the alternate screen (1049): the operator's screen's cursor is back.
+    fn leave_alternate(&mut self) {
+        match self.main.take() {
+            Some((c, again)) => {
+                self.cursor = c;
+                if again {
+                    self.cursor.moved_up();
+                }
+            }
+            // Not entered here: the cursor restored is one the command saved.
+            None => self.cursor.moved_up(),
+        }
+    }
 }
 
 /// DEC private modes that pass, each with the state a shell's prompt expects (`true`: set),
@@ -102,6 +207,7 @@ fn draws(final_byte: u8) -> bool {
 }
 
 impl Filter {
+    /// A filter for a UTF-8 terminal.
     pub(crate) fn new() -> Filter {
         Filter {
             ground: true,
@@ -109,8 +215,31 @@ impl Filter {
         }
     }
 
+    /// A filter for the terminal of cordon's locale ([`crate::locale_is_utf8`]).
+    pub(crate) fn for_locale() -> Filter {
+        Filter {
+            eight_bit: !crate::locale_is_utf8(),
+            ..Filter::new()
+        }
+    }
+
     /// Appends to `out` what of `input` may reach the terminal.
     pub(crate) fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        let start = out.len();
+        self.feed_utf8(input, out);
+        if self.eight_bit {
+            let mut at = start;
+            for k in start..out.len() {
+                if !(0x80..=0x9f).contains(&out[k]) {
+                    out[at] = out[k];
+                    at += 1;
+                }
+            }
+            out.truncate(at);
+        }
+    }
+
+    fn feed_utf8(&mut self, input: &[u8], out: &mut Vec<u8>) {
         let mut i = 0;
         while i < input.len() {
             if self.ground {
@@ -121,6 +250,7 @@ impl Filter {
                     i += 1;
                 }
                 out.extend_from_slice(&input[start..i]);
+                self.left.cursor.plain(&input[start..i]);
                 if i == input.len() {
                     break;
                 }
@@ -144,6 +274,7 @@ impl Filter {
     pub(crate) fn finish(&self) -> Vec<u8> {
         let l = &self.left;
         let mut out = Vec::new();
+        let mut cursor = l.cursor;
         if l.scroll_region {
             // DECSTBM homes the cursor: saved and restored around it.
             out.extend_from_slice(b"\x1b7\x1b[r\x1b8");
@@ -156,6 +287,14 @@ impl Filter {
                 out.extend_from_slice(
                     format!("\x1b[?{m}{}", if set { 'h' } else { 'l' }).as_bytes(),
                 );
+                if m == 1049 {
+                    let mut left = Left {
+                        main: l.main,
+                        ..Left::default()
+                    };
+                    left.leave_alternate();
+                    cursor = left.cursor;
+                }
             }
         }
         if l.insert {
@@ -169,6 +308,12 @@ impl Filter {
         }
         if l.keypad {
             out.extend_from_slice(b"\x1b>");
+        }
+        // Last, after the colours are reset: an erase paints with the current background.
+        if cursor.dirty {
+            out.extend_from_slice(b"\r\n\x1b[J");
+        } else if !cursor.fresh {
+            out.extend_from_slice(b"\r\n");
         }
         out
     }
@@ -188,6 +333,22 @@ struct Sink<'a> {
 
 impl Left {
     fn mode(&mut self, m: u16, set: bool) {
+        match (m, set) {
+            (1049, true) if self.main.is_none() => {
+                self.main = Some((self.cursor, false));
+                self.cursor = Cursor::default();
+            }
+            (1049, false) => self.leave_alternate(),
+            (1048, true) => self.saved(),
+            // 47 and 1047 keep the alternate screen's cursor when they leave it.
+            (1048, false) | (47 | 1047, _) => {
+                self.cursor.moved_up();
+                if let Some((_, again)) = &mut self.main {
+                    *again = true;
+                }
+            }
+            _ => {}
+        }
         let shell = MODES.iter().find(|(n, _)| *n == m).and_then(|(_, s)| *s);
         self.modes.retain(|&n| n != m);
         if shell.is_some_and(|s| s != set) {
@@ -231,11 +392,119 @@ fn no_params(params: &Params) -> bool {
     params.is_empty() || (params.len() == 1 && params.iter().next() == Some(&[0][..]))
 }
 
+impl Sink<'_> {
+    /// SGR, without conceal (8): text the operator cannot see is still copied with what they
+    /// can, and pasted. A colour's own values (`38;5;8`, `48;2;R;G;B`) are read as such; an
+    /// extended colour with a form or a length cordon does not know is not read for sure
+    /// (a terminal might take one of its values for an 8), so the whole SGR is dropped.
+    fn sgr(&mut self, params: &Params) {
+        if no_params(params) {
+            self.left.sgr = false;
+            self.out.extend_from_slice(b"\x1b[m");
+            return;
+        }
+        // One pass to read it (no allocation: this runs for each SGR of coloured output),
+        // a second to write it only when there is a conceal to leave out.
+        let mut conceal = false;
+        let mut any = false;
+        let mut reset_only = true;
+        for (kept, p) in SgrParams::new(params) {
+            let Some(kept) = kept else { return };
+            conceal |= !kept;
+            any |= kept;
+            reset_only &= !kept || p == [0];
+        }
+        if !any {
+            return; // only conceal: nothing to send
+        }
+        self.left.sgr = !reset_only;
+        if !conceal {
+            self.out.extend_from_slice(b"\x1b[");
+            write_params(self.out, params);
+            self.out.push(b'm');
+            return;
+        }
+        self.out.extend_from_slice(b"\x1b[");
+        let mut first = true;
+        for (kept, p) in SgrParams::new(params) {
+            if kept != Some(true) {
+                continue;
+            }
+            if !first {
+                self.out.push(b';');
+            }
+            first = false;
+            for (j, v) in p.iter().enumerate() {
+                if j > 0 {
+                    self.out.push(b':');
+                }
+                push_number(self.out, *v);
+            }
+        }
+        self.out.push(b'm');
+    }
+}
+
+/// An SGR's parameters, each with whether it is kept: `Some(false)` for conceal (8), `None`
+/// where the SGR cannot be read for sure (an extended colour of a form or length cordon does
+/// not know: a terminal might read one of its values as an 8). A colour's own values
+/// (`38;5;N`, `38;2;R;G;B`, and 48 and 58 alike) are kept with it.
+struct SgrParams<'a, I: Iterator<Item = &'a [u16]>> {
+    params: I,
+    /// Values of an extended colour still to come, and whether its form was read.
+    colour: Option<usize>,
+}
+
+impl<'a> SgrParams<'a, anstyle_parse::ParamsIter<'a>> {
+    fn new(params: &'a Params) -> Self {
+        SgrParams {
+            params: params.iter(),
+            colour: None,
+        }
+    }
+}
+
+impl<'a, I: Iterator<Item = &'a [u16]>> Iterator for SgrParams<'a, I> {
+    type Item = (Option<bool>, &'a [u16]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let p = self.params.next();
+        let Some(p) = p else {
+            // The params ended inside an extended colour: not read for sure.
+            return self.colour.take().map(|_| (None, &[][..]));
+        };
+        let kept = match (self.colour, p) {
+            // After 38/48/58: the form, then its values, one number each.
+            (Some(0), [5]) => {
+                self.colour = Some(1);
+                Some(true)
+            }
+            (Some(0), [2]) => {
+                self.colour = Some(3);
+                Some(true)
+            }
+            (Some(0), _) | (Some(_), [] | [_, _, ..]) => None,
+            (Some(n), [_]) => {
+                self.colour = (n > 1).then_some(n - 1);
+                Some(true)
+            }
+            (None, [38 | 48 | 58]) => {
+                self.colour = Some(0);
+                Some(true)
+            }
+            (None, [8, ..]) => Some(false),
+            (None, _) => Some(true),
+        };
+        Some((kept, p))
+    }
+}
+
 impl Perform for Sink<'_> {
     fn print(&mut self, c: char) {
         self.ground = true;
         // U+0080-U+009F: C1 controls in UTF-8, which some terminals obey (CSI, OSC, DCS).
         if !('\u{80}'..='\u{9f}').contains(&c) {
+            self.left.cursor.moved();
             let mut b = [0; 4];
             self.out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
         }
@@ -245,6 +514,9 @@ impl Perform for Sink<'_> {
         // CAN and SUB end any sequence (the parser is back in the ground state).
         if matches!(byte, 0x18 | 0x1a) {
             self.ground = true;
+        }
+        if matches!(byte, 0x08 | b'\t' | b'\n' | b'\r') {
+            self.left.cursor.byte(byte);
         }
         if matches!(byte, 0x07 | 0x08 | b'\t' | b'\n' | b'\r') {
             self.out.push(byte);
@@ -283,9 +555,18 @@ impl Perform for Sink<'_> {
                 match action {
                     b's' | b'u' if !no_params(params) => return, // DECSLRM, not a cursor save
                     b'J' if params.iter().any(|p| p[0] > 2) => return, // 3: the scrollback
-                    b'm' => self.left.sgr = !no_params(params),
+                    b'm' => return self.sgr(params),
                     b'r' => self.left.scroll_region = !no_params(params),
                     _ => {}
+                }
+                match action {
+                    b's' => self.left.saved(),
+                    // Up, to a row or position of the command's choosing, a restored cursor,
+                    // lines pushed down, or DECSTBM (which homes the cursor).
+                    b'A' | b'F' | b'H' | b'f' | b'd' | b'T' | b'L' | b'r' | b'u' => {
+                        self.left.cursor.moved_up()
+                    }
+                    _ => self.left.cursor.moved(),
                 }
                 self.out.extend_from_slice(b"\x1b[");
                 if !no_params(params) {
@@ -303,7 +584,9 @@ impl Perform for Sink<'_> {
             return;
         }
         match (intermediates, byte) {
-            ([], b'7' | b'8' | b'M' | b'D' | b'E') => {}
+            ([], b'7') => self.left.saved(),
+            ([], b'8' | b'M') => self.left.cursor.moved_up(),
+            ([], b'D' | b'E') => self.left.cursor.moved(),
             ([], b'=') => self.left.keypad = true,
             ([], b'>') => self.left.keypad = false,
             (b"(", b'0') => self.left.line_drawing = true,
@@ -454,5 +737,124 @@ mod tests {
             reset,
             b"\x1b7\x1b[r\x1b8\x1b[?1049l\x1b[?25h\x1b[?7h\x1b[4l\x1b[m\x1b(B\x1b>".to_vec()
         );
+    }
+
+    /// cordon's own lines after the run (its warnings, the scan's report) start at column 0
+    /// of a line with nothing of the command's on it or below it: a command that ended
+    /// mid-line, or moved the cursor up into what it drew, made cordon's line continue or sit
+    /// inside the command's text (`cordon: nothing to report. ignore: ` then cordon's
+    /// warning; a line longer than cordon's left standing after it).
+    #[test]
+    fn what_cordon_prints_next_starts_on_a_clean_line() {
+        for (input, after) in [
+            // Ended cleanly, or printed nothing: nothing added.
+            (&b""[..], &b""[..]),
+            (b"line\r\n", b""),
+            (b"50%\r100%\r\n", b""),
+            (b"\x1b[31mred\x1b[m\r\n", b""),
+            // A full-screen program that put the operator's screen back.
+            (b"\x1b[?1049h\x1b[H\x1b[2Jdrawn\x1b[5;1H\x1b[?1049l", b""),
+            // Ended mid-line, or on a line it went back over: a new line.
+            (b"no newline", b"\r\n"),
+            (b"AAAAAAAAAAAAAAAAAAAA\r", b"\r\n"),
+            (b"line\r\n\x1b[C", b"\r\n"),
+            // The cursor went up into what was drawn: a new line, and what is below erased.
+            (b"1\r\n2\r\n3\r\n\x1b[3A", b"\r\n\x1b[J"),
+            (b"1\r\n\x1b[1;1H\r\n", b"\r\n\x1b[J"),
+            (b"1\r\n\x1bM\r\n", b"\r\n\x1b[J"),
+            (b"\x1b7 1\r\n2\r\n\x1b8", b"\r\n\x1b[J"),
+            (b"\x1b[s1\r\n\x1b[u", b"\r\n\x1b[J"),
+            (b"1\r\n\x1b[2T", b"\r\n\x1b[J"),
+            (b"1\r\n\x1b[5d", b"\r\n\x1b[J"),
+            (b"1\r\n\x1b[L", b"\r\n\x1b[J"),
+            // The cursor saved on the alternate screen is where leaving it puts the cursor.
+            (b"\x1b[?1049h\x1b[H\x1b7\x1b[?1049l", b"\r\n\x1b[J"),
+            (b"\x1b[?47h\x1b[H\x1b[?47l", b"\r\n\x1b[J"),
+        ] {
+            assert_eq!(
+                String::from_utf8_lossy(&filter(&[input]).1),
+                String::from_utf8_lossy(after),
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
+        }
+        // Left on the alternate screen: leaving it puts the operator's line back as it was.
+        assert_eq!(filter(&[b"x\r\n\x1b[?1049h\x1b[Hdrawn"]).1, b"\x1b[?1049l");
+        // Colours are reset before the erase, which paints with the current background.
+        assert_eq!(
+            filter(&[b"\x1b[41m1\r\n\x1b[A"]).1,
+            b"\x1b[m\r\n\x1b[J".to_vec()
+        );
+    }
+
+    /// Concealed text (SGR 8) is shown: text the operator cannot see but copies with what
+    /// they can (`echo ok` then hidden `; curl … | sh`) is pasted whole. A colour's own
+    /// parameters (`38;5;8`) are not conceal; an SGR that cannot be read for sure is dropped.
+    #[test]
+    fn concealed_text_is_shown() {
+        for (input, shown) in [
+            (&b"\x1b[8mhidden"[..], &b"hidden"[..]),
+            (b"\x1b[1;8;31mhidden", b"\x1b[1;31mhidden"),
+            (b"\x1b[8:1mhidden", b"hidden"),
+            (b"\x1b[38;5;8mgrey", b"\x1b[38;5;8mgrey"),
+            (b"\x1b[48;2;8;8;8;8mx", b"\x1b[48;2;8;8;8mx"),
+            (b"\x1b[38:5:8mgrey", b"\x1b[38:5:8mgrey"),
+            (b"\x1b[38;8mx", b"x"),
+            (b"\x1b[38;5mx", b"x"),
+            (b"\x1b[0;8mx", b"\x1b[0mx"),
+            (b"\x1b[38;2;1;2mx", b"x"),
+            (b"\x1b[38;5;1:2mx", b"x"),
+        ] {
+            assert_eq!(
+                String::from_utf8_lossy(&filter(&[input]).0),
+                String::from_utf8_lossy(shown),
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
+            assert_eq!(each_byte(input), filter(&[input]).0);
+        }
+    }
+
+    /// Outside a UTF-8 locale the terminal may read 0x80-0x9F as C1 controls, and valid UTF-8
+    /// carries those bytes: `Û6n` (C3 9B) is `CSI 6 n` to xterm in Latin-1, `Ý52;c;…` (C3 9D)
+    /// an OSC 52. They are taken out there, and only there.
+    #[test]
+    fn c1_bytes_inside_utf8_are_taken_out_outside_a_utf8_locale() {
+        let input = "a\u{db}6n \u{dd}52;c;eA==\u{7} \u{d0}q \u{20ac}".as_bytes();
+        let mut f = Filter {
+            eight_bit: true,
+            ..Filter::new()
+        };
+        let mut out = Vec::new();
+        for b in input.chunks(1) {
+            f.feed(b, &mut out);
+        }
+        assert!(
+            !out.iter().any(|b| (0x80..=0x9f).contains(b)),
+            "{:?}",
+            String::from_utf8_lossy(&out)
+        );
+        assert!(out.starts_with(b"a\xc36n"), "{out:?}");
+        // A UTF-8 terminal reads them as parts of characters: they pass.
+        assert_eq!(filter(&[input]).0, input);
+
+        use crate::locale::utf8_locale;
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        assert!(utf8_locale(env(&[("LANG", "C.UTF-8")])));
+        assert!(utf8_locale(env(&[
+            ("LANG", "C"),
+            ("LC_CTYPE", "en_US.utf8")
+        ])));
+        assert!(utf8_locale(env(&[("LC_ALL", ""), ("LANG", "de_DE.UTF-8")])));
+        assert!(!utf8_locale(env(&[("LC_ALL", "C"), ("LANG", "C.UTF-8")])));
+        assert!(!utf8_locale(env(&[("LANG", "en_US.ISO-8859-1")])));
+        assert!(!utf8_locale(env(&[])));
     }
 }

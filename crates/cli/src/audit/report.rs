@@ -183,15 +183,18 @@ pub(super) fn html(file: &Path, out: &Path) -> Exit {
     for n in &report.notes {
         problems.push_str(&format!("<li class=note>note: {}</li>", html_text(n)));
     }
+    // What a record says of the call is shown escaped, as on the terminal: the browser would
+    // reorder a line at a bidirectional override, hide a zero-width character and draw a
+    // lookalike letter as the letter it imitates (`textContent` only keeps it from being markup).
     let data: Vec<serde_json::Value> = recs
         .iter()
         .map(|r| {
             serde_json::json!({
-                "time": r.time, "seq": r.seq, "session": r.session,
-                "kind": kind_of(r).as_str(), "tool": r.tool,
-                "decision": r.decision.as_str(), "deferred_to": r.deferred_to,
-                "by": r.by.to_string(), "preview": r.preview, "reason": r.reason,
-                "repair": r.repair,
+                "time": r.time, "seq": r.seq, "session": clean(&r.session),
+                "kind": kind_of(r).as_str(), "tool": clean(&r.tool),
+                "decision": r.decision.as_str(), "deferred_to": r.deferred_to.as_deref().map(clean),
+                "by": clean(&r.by.to_string()), "preview": clean(&r.preview),
+                "reason": clean(&r.reason), "repair": r.repair.as_deref().map(clean),
             })
         })
         .collect();

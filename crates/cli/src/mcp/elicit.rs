@@ -11,6 +11,7 @@
 use std::time::{Duration, Instant};
 
 use cordon_approval::{Answer, AskError, Asker, AsyncAsker, Pending, Request};
+use cordon_gate::clean;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{json, Value};
@@ -55,8 +56,28 @@ pub fn answer(content: Option<&Value>) -> Result<Answer, AskError> {
 /// The message the person reads.
 pub fn message(tool: &str, preview: &str, why: &str) -> String {
     format!(
-        "cordon: the agent wants to run a `{tool}` call that needs your approval.\n\n{preview}\n\nWhy you are asked: {why}"
+        "cordon: the agent wants to run a `{}` call that needs your approval.\n\n{}\n\nWhy you are asked: {}",
+        clean(tool),
+        clean_lines(preview),
+        clean(why)
     )
+}
+
+/// The message for a connection a command opens while it runs.
+fn connection_message(summary: &str, preview: &str, why: &str) -> String {
+    format!(
+        "cordon: a command the agent runs wants to {}, which needs your approval.\n\n{}\n\nWhy you are asked: {}",
+        clean(summary),
+        clean_lines(preview),
+        clean(why)
+    )
+}
+
+/// `text` escaped line by line: the client shows the message, often on a terminal, so what
+/// the call, a rule or a tool put in it is escaped as in cordon's own box; its line breaks
+/// stay (the preview is one line per command).
+fn clean_lines(text: &str) -> String {
+    text.lines().map(clean).collect::<Vec<_>>().join("\n")
 }
 
 /// The form request (its message and schema).
@@ -169,9 +190,10 @@ impl Asker for ConnectionElicit {
         deadline: Instant,
         withdrawn: &dyn Fn() -> bool,
     ) -> Result<Answer, AskError> {
-        let message = format!(
-            "cordon: a command the agent runs wants to {}, which needs your approval.\n\n{}\n\nWhy you are asked: {}",
-            request.presentation.summary, request.presentation.preview, pending.reason
+        let message = connection_message(
+            &request.presentation.summary,
+            &request.presentation.preview.to_string(),
+            &pending.reason,
         );
         let params = params(message)?;
         let peer = self.peer.clone();
@@ -237,5 +259,23 @@ mod tests {
         let s = serde_json::to_value(schema().unwrap()).unwrap();
         assert_eq!(s["required"], json!(["decision"]));
         assert_eq!(s["properties"]["decision"]["oneOf"][2]["const"], "deny");
+    }
+
+    /// The form's text is shown by the client, often in a terminal: every part of it is
+    /// escaped as cordon's own box is (a rule's reason with an ANSI sequence, a tool name or a
+    /// summary with a bidirectional override or a lookalike letter was written raw before).
+    #[test]
+    fn what_the_form_shows_is_escaped() {
+        let hostile = "\u{1b}[8mx\u{202e}y\u{441}url\u{200b}\u{85}";
+        let m = message(hostile, &format!("a\n{hostile}"), hostile);
+        let c = connection_message(hostile, hostile, hostile);
+        for m in [m, c] {
+            for raw in ['\u{1b}', '\u{202e}', '\u{441}', '\u{200b}', '\u{85}'] {
+                assert!(!m.contains(raw), "U+{:04X} raw in {m:?}", raw as u32);
+            }
+            assert!(m.contains("\\u{202e}"), "{m:?}");
+            // The preview's own lines stay lines.
+            assert!(m.contains('\n'), "{m:?}");
+        }
     }
 }

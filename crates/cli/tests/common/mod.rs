@@ -16,7 +16,12 @@ pub fn cordon(dir: &Path, args: &[&str]) -> Output {
 /// directories, never the user's.
 pub fn command(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cordon"));
+    // A UTF-8 locale whatever the tests run in: outside one, cordon escapes every non-ASCII
+    // character it shows (`cordon_gate::clean`).
     c.current_dir(dir)
+        .env_remove("LC_ALL")
+        .env_remove("LC_CTYPE")
+        .env("LANG", "C.UTF-8")
         .env_remove("CORDON_POLICY")
         .env_remove("CORDON_SESSION")
         .env("XDG_STATE_HOME", state_home())

@@ -74,6 +74,8 @@ impl Pty {
         ids: Option<(u32, u32)>,
     ) -> Pty {
         let mut cmd = crate::common::command(dir);
+        // The locale is a UTF-8 one (`common::command`): outside one, cordon takes the bytes
+        // 0x80-0x9F out of what the command prints and escapes what it shows itself.
         cmd.args(args)
             .env("TERM", "xterm")
             .envs(env.iter().copied());
