@@ -300,6 +300,9 @@ impl Watch {
     fn line_end(&mut self, line: &[u8], by_cr: bool) -> Result<State, String> {
         match self.state {
             State::First | State::Next => self.request_line(line),
+            // A server that does not take an LF alone as a line's end reads on past where
+            // this reading ended the head (into what it took as the body).
+            State::Head if !by_cr => Err("a header line of a plain HTTP request ends with an LF alone; servers read that in different ways".into()),
             State::Head => self.field(line),
             State::ChunkSize => {
                 if !by_cr {
@@ -733,7 +736,6 @@ mod tests {
     fn another_host_is_refused_before_its_line_ends() {
         for fronted in [
             &b"GET / HTTP/1.1\r\nHost: other.test\r\n\r\n"[..],
-            b"GET / HTTP/1.1\nHost: other.test\n\n",
             b"\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
             b"GET http://other.test/ HTTP/1.1\r\nHost: front.test\r\n\r\n",
             b"GET http://other.test/\r\n",
@@ -772,6 +774,8 @@ mod tests {
                 "two Host",
             ),
             (b"GET / HTTP/1.1\rHost: other.test\r\n\r\n", "CR alone"),
+            (b"GET / HTTP/1.1\nHost: front.test\n\n", "LF alone"),
+            (b"POST / HTTP/1.1\r\nHost: front.test\r\nTransfer-Encoding: chunked\r\nX: a\n\n5\r\n\r\nHost: other.test\r\n\r\n", "LF alone"),
             (
                 b"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
                 "two ways",
