@@ -105,6 +105,8 @@ pub(crate) struct Watch {
     requests: u64,
     /// The first line has its method token and a space.
     spaced: bool,
+    /// A CR in the first line, held until the next byte.
+    first_cr: bool,
 }
 
 impl Watch {
@@ -120,6 +122,7 @@ impl Watch {
             saw_request: false,
             requests: 0,
             spaced: false,
+            first_cr: false,
         }
     }
 
@@ -198,6 +201,39 @@ impl Watch {
                 }
                 State::First | State::Next | State::Head | State::ChunkSize | State::Trailers => {
                     let b = input[i];
+                    if std::mem::take(&mut self.first_cr) {
+                        if b == b'\n' {
+                            // CRLF: the first line ends here.
+                            let line = std::mem::take(&mut self.line);
+                            out.push(b'\r');
+                            match self.line_end(&line, true) {
+                                Err(why) => return Step::Refuse(why),
+                                Ok(State::Raw) => {
+                                    self.state = State::Raw;
+                                    out.extend_from_slice(&input[i..]);
+                                    return Step::Raw;
+                                }
+                                Ok(next) => {
+                                    out.push(b);
+                                    i += 1;
+                                    self.state = next;
+                                }
+                            }
+                            continue;
+                        }
+                        // A CR alone inside what may be a request line: a server may take it
+                        // for a space (Apache's `HttpProtocolOptions Unsafe`), so it is read
+                        // as one.
+                        self.line.push(b'\r');
+                        out.push(b'\r');
+                        self.spaced = true;
+                    }
+                    if b == b'\r' && self.state == State::First && !self.line.is_empty() {
+                        // Held until the next byte shows whether it ends the line.
+                        self.first_cr = true;
+                        i += 1;
+                        continue;
+                    }
                     if let Some(next) = self.cr.take() {
                         if b != b'\n' {
                             return Step::Refuse(
@@ -245,7 +281,7 @@ impl Watch {
                     i += 1;
                     // Once the method token and its space were seen, the first line may be a
                     // request's until it ends (this keeps the check linear).
-                    if self.state == State::First && !self.spaced && (b == b' ' || b == b'\t') {
+                    if self.state == State::First && !self.spaced && space(b) {
                         self.spaced = maybe_request_line(&self.line);
                     }
                     if self.state == State::First && !self.spaced && !maybe_request_line(&self.line)
@@ -347,7 +383,7 @@ impl Watch {
             return Ok(self.state);
         }
         let parts: Vec<&[u8]> = line
-            .split(|b| *b == b' ' || *b == b'\t')
+            .split(|b| space(*b) || *b == b'\r')
             .filter(|p| !p.is_empty())
             .collect();
         let first = self.state == State::First;
@@ -545,9 +581,15 @@ fn maybe_request_line(line: &[u8]) -> bool {
     };
     match line.get(token) {
         None => true,
-        Some(b' ' | b'\t') => token > 0,
+        Some(b) if space(*b) => token > 0,
         Some(_) => false,
     }
+}
+
+/// What a server may take as the space between a request line's parts: SP and HTAB, and
+/// VT and FF for a server that splits at any white space (Apache's `Unsafe`).
+fn space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | 0x0b | 0x0c)
 }
 
 /// RFC 9110 §5.6.2's token characters.
@@ -739,6 +781,9 @@ mod tests {
             b"\r\n\r\nGET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
             b"GET http://other.test/ HTTP/1.1\r\nHost: front.test\r\n\r\n",
             b"GET http://other.test/\r\n",
+            // White space a lenient server splits at: VT, FF, a CR alone.
+            b"GET\x0b/\x0cHTTP/1.1\r\nHost: other.test\r\n\r\n",
+            b"GET\r/\rHTTP/1.1\r\nHost: other.test\r\n\r\n",
             b"get / http/1.1\r\nhOsT:  other.test:80 \r\n\r\n",
             b"GET / HTTP/1.1\r\nHost: front.test@other.test\r\n\r\n",
             b"GET / HTTP/1.1\r\nHost: front.test:8080\r\n\r\n",
@@ -773,7 +818,8 @@ mod tests {
                 b"GET / HTTP/1.1\r\nHost: front.test\r\nHost: front.test\r\n\r\n",
                 "two Host",
             ),
-            (b"GET / HTTP/1.1\rHost: other.test\r\n\r\n", "CR alone"),
+            (b"GET / HTTP/1.1\rHost: other.test\r\n\r\n", "not a request line"),
+            (b"GET / HTTP/1.1\r\nHost: front.test\rX: y\r\n\r\n", "CR alone"),
             (b"GET / HTTP/1.1\nHost: front.test\n\n", "LF alone"),
             (b"POST / HTTP/1.1\r\nHost: front.test\r\nTransfer-Encoding: chunked\r\nX: a\n\n5\r\n\r\nHost: other.test\r\n\r\n", "LF alone"),
             (
