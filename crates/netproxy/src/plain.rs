@@ -107,6 +107,8 @@ pub(crate) struct Watch {
     spaced: bool,
     /// A CR in the first line, held until the next byte.
     first_cr: bool,
+    /// How many spaces or tabs start the first line.
+    lead: usize,
 }
 
 impl Watch {
@@ -123,6 +125,7 @@ impl Watch {
             requests: 0,
             spaced: false,
             first_cr: false,
+            lead: 0,
         }
     }
 
@@ -205,6 +208,7 @@ impl Watch {
                         if b == b'\n' {
                             // CRLF: the first line ends here.
                             let line = std::mem::take(&mut self.line);
+                            self.lead = 0;
                             out.push(b'\r');
                             match self.line_end(&line, true) {
                                 Err(why) => return Step::Refuse(why),
@@ -247,6 +251,7 @@ impl Watch {
                     }
                     if b == b'\r' || b == b'\n' {
                         let line = std::mem::take(&mut self.line);
+                        self.lead = 0;
                         match self.line_end(&line, b == b'\r') {
                             Err(why) => return Step::Refuse(why),
                             Ok(State::Raw) => {
@@ -279,13 +284,19 @@ impl Watch {
                     self.line.push(b);
                     out.push(b);
                     i += 1;
+                    // White space before the method: servers refuse it, but one that trims it
+                    // may exist, so the line is read on (it goes on as it comes all the same).
+                    if self.state == State::First && self.lead + 1 == self.line.len() && space(b) {
+                        self.lead += 1;
+                        continue;
+                    }
                     // Once the method token and its space were seen, the first line may be a
                     // request's until it ends (this keeps the check linear).
+                    let method = &self.line[self.lead..];
                     if self.state == State::First && !self.spaced && space(b) {
-                        self.spaced = maybe_request_line(&self.line);
+                        self.spaced = maybe_request_line(method);
                     }
-                    if self.state == State::First && !self.spaced && !maybe_request_line(&self.line)
-                    {
+                    if self.state == State::First && !self.spaced && !maybe_request_line(method) {
                         // Not HTTP: the rest goes on unread.
                         self.state = State::Raw;
                         out.extend_from_slice(&input[i..]);
@@ -386,6 +397,10 @@ impl Watch {
             .split(|b| space(*b) || *b == b'\r')
             .filter(|p| !p.is_empty())
             .collect();
+        if parts.is_empty() {
+            // White space alone: an empty line to a server that trims it.
+            return Ok(self.state);
+        }
         let first = self.state == State::First;
         let not_a_request = || {
             if first {
@@ -784,6 +799,8 @@ mod tests {
             // White space a lenient server splits at: VT, FF, a CR alone.
             b"GET\x0b/\x0cHTTP/1.1\r\nHost: other.test\r\n\r\n",
             b"GET\r/\rHTTP/1.1\r\nHost: other.test\r\n\r\n",
+            // White space before the method, for a server that trims it.
+            b" \tGET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
             b"get / http/1.1\r\nhOsT:  other.test:80 \r\n\r\n",
             b"GET / HTTP/1.1\r\nHost: front.test@other.test\r\n\r\n",
             b"GET / HTTP/1.1\r\nHost: front.test:8080\r\n\r\n",
@@ -888,6 +905,9 @@ mod tests {
                 assert_eq!((step, out), (Step::Raw, other.to_vec()));
             }
         }
+        // A line of white space alone, then a request for the tunnel's host.
+        let blank = b" \t\r\nGET / HTTP/1.1\r\nHost: front.test\r\n\r\n";
+        assert_eq!(run(blank), (Step::Go, blank.to_vec()));
         // Leading CRs and LFs in any order, as servers skip them.
         let crs = b"\r\r\n\r";
         assert_eq!(run(crs), (Step::Go, crs.to_vec()));
