@@ -310,6 +310,7 @@ matrix!(
     a_proxy_that_is_gone_refuses_the_run,
     curl_reaches_a_listed_loopback_service_through_the_proxy,
     curl_through_a_tunnel_reaches_only_the_tunnels_host,
+    a_python_front_end_is_not_fronted_through_a_tunnel,
 );
 
 /// A plain HTTP server on the host's 127.0.0.1 that answers every request with `body`; its
@@ -548,6 +549,122 @@ fn curl_through_a_tunnel_reaches_only_the_tunnels_host(mode: Mode, backend: Back
         others.load(std::sync::atomic::Ordering::SeqCst),
         0,
         "a request for another host reached the front end: {text}"
+    );
+}
+
+/// Python's `http.server` on the host's 127.0.0.1 as a front end shared by sites: answers
+/// `site HOST` for the Host each request names. It reads the request line as Latin-1 and
+/// splits it with `str.split()`, at white space no HTTP grammar has. Killed on drop.
+struct PythonFrontEnd {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl PythonFrontEnd {
+    fn start() -> PythonFrontEnd {
+        use std::io::BufRead;
+        let mut child = Command::new("/usr/bin/python3")
+            .args([
+                "-c",
+                "import http.server\n\
+                 class H(http.server.BaseHTTPRequestHandler):\n\
+                 \x20   protocol_version = 'HTTP/1.1'\n\
+                 \x20   def do_GET(self):\n\
+                 \x20       b = ('site %s' % self.headers.get('Host')).encode()\n\
+                 \x20       self.send_response(200)\n\
+                 \x20       self.send_header('content-length', str(len(b)))\n\
+                 \x20       self.end_headers()\n\
+                 \x20       self.wfile.write(b)\n\
+                 \x20   def log_message(self, *a): pass\n\
+                 s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)\n\
+                 print(s.server_address[1], flush=True)\n\
+                 s.serve_forever()\n",
+            ])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("/usr/bin/python3 runs (this test needs it)");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the server's port");
+        PythonFrontEnd { child, port }
+    }
+}
+
+impl Drop for PythonFrontEnd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Round 9 of issue 21: through a CONNECT tunnel to the listed `front.test`, a request whose
+/// line is split at `\x1c` or NEL, and that names `Host: other.test`, reached Python's
+/// http.server's site for other.test: the proxy took the line for another protocol and let the
+/// rest through unread. The command is Python too, as root and as a user, on both backends.
+fn a_python_front_end_is_not_fronted_through_a_tunnel(mode: Mode, backend: Backend) {
+    let f = Fixture::new(mode, backend);
+    let front = PythonFrontEnd::start();
+    let port = front.port;
+    let state = f.root.join("state");
+    fs::create_dir(&state).unwrap();
+    if let Some((uid, gid)) = f.ids {
+        std::os::unix::fs::lchown(&state, Some(uid), Some(gid)).unwrap();
+    }
+    let policy = f.root.join("front.toml");
+    fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox]\nrequire_os_sandbox = true\nnetwork = \"proxy\"\n\
+             [sandbox.paths.workspace]\nroot = \"ws\"\nmode = \"rw\"\n\
+             [shell]\ndefault = \"allow\"\n\
+             [approval]\naudit_log = \"{}\"\n\
+             [network]\nallow = [\"front.test:{port}\"]\n\
+             [network.hosts]\n\"front.test\" = \"127.0.0.1\"\n",
+            state.join("audit.jsonl").display()
+        ),
+    )
+    .unwrap();
+    // One tunnel per separator; each answer (or what ended it) on a line of its own.
+    let client = format!(
+        "import os, socket\n\
+         h, p = os.environ['http_proxy'].split('//')[1].rstrip('/').rsplit(':', 1)\n\
+         for sep in (b' ', b'\\x1c', b'\\x1f', b'\\x85', b'\\xa0', b'\\x0b'):\n\
+         \x20   s = socket.create_connection((h.strip('[]'), int(p)))\n\
+         \x20   s.sendall(b'CONNECT front.test:{port} HTTP/1.1\\r\\nHost: front.test:{port}\\r\\n\\r\\n')\n\
+         \x20   r = b''\n\
+         \x20   while b'\\r\\n\\r\\n' not in r:\n\
+         \x20       r += s.recv(1)\n\
+         \x20   s.sendall(b'GET' + sep + b'/' + sep + b'HTTP/1.1\\r\\nHost: other.test\\r\\n\\r\\n')\n\
+         \x20   out = b''\n\
+         \x20   while True:\n\
+         \x20       d = s.recv(4096)\n\
+         \x20       if not d or b'site' in out + d:\n\
+         \x20           out += d\n\
+         \x20           break\n\
+         \x20       out += d\n\
+         \x20   print(repr(sep), out.split(b'\\r\\n\\r\\n')[-1].decode('latin-1').strip())\n"
+    );
+    // In a script in the workspace: what the analysis cannot see is what the proxy must stop.
+    let script = f.ws.join("front.py");
+    fs::write(&script, client).unwrap();
+    if let Some((uid, gid)) = f.ids {
+        std::os::unix::fs::lchown(&script, Some(uid), Some(gid)).unwrap();
+    }
+    let o = f.cordon_exec(&policy, &state, &["/usr/bin/python3", "front.py"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let text = format!(
+        "[{mode:?} {backend:?}] status {:?}\nstdout: {out}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!out.contains("site other.test"), "ESCAPED: {text}");
+    assert_eq!(out.lines().count(), 6, "{text}");
+    assert!(
+        out.lines()
+            .all(|l| l.contains("cordon: the request is refused: the request's Host `other.test`")),
+        "{text}"
     );
 }
 

@@ -413,7 +413,7 @@ impl Watch {
                 ))
             }
         };
-        if !first && (line[0] == b' ' || line[0] == b'\t' || !parts[0].iter().all(|b| tchar(*b))) {
+        if !first && (space(line[0]) || !parts[0].iter().all(|b| tchar(*b))) {
             return not_a_request();
         }
         let versioned = parts[1..]
@@ -601,10 +601,13 @@ fn maybe_request_line(line: &[u8]) -> bool {
     }
 }
 
-/// What a server may take as the space between a request line's parts: SP and HTAB, and
-/// VT and FF for a server that splits at any white space (Apache's `Unsafe`).
+/// What a server may take as the space between a request line's parts: SP and HTAB, VT and
+/// FF for one that splits at C's white space (Apache's `Unsafe`), and the file, group, record
+/// and unit separators, NEL and NBSP for one that splits at Python's (`http.server` reads the
+/// line as Latin-1 and splits it with `str.split()`: `GET\x1c/\x1cHTTP/1.1` with
+/// `Host: other` reached other behind it, round 9 of issue 21).
 fn space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | 0x0b | 0x0c)
+    matches!(b, b' ' | b'\t' | 0x0b | 0x0c | 0x1c..=0x1f | 0x85 | 0xa0)
 }
 
 /// RFC 9110 §5.6.2's token characters.
@@ -801,6 +804,9 @@ mod tests {
             b"GET\r/\rHTTP/1.1\r\nHost: other.test\r\n\r\n",
             // White space before the method, for a server that trims it.
             b" \tGET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
+            // ... and at what Python's str.split() takes for white space.
+            b"GET\x1c/\x1dHTTP/1.1\r\nHost: other.test\r\n\r\n",
+            b"GET\x85/\xa0HTTP/1.1\r\nHost: other.test\r\n\r\n",
             b"get / http/1.1\r\nhOsT:  other.test:80 \r\n\r\n",
             b"GET / HTTP/1.1\r\nHost: front.test@other.test\r\n\r\n",
             b"GET / HTTP/1.1\r\nHost: front.test:8080\r\n\r\n",
