@@ -600,9 +600,9 @@ impl Drop for PythonFrontEnd {
 }
 
 /// Round 9 of issue 21: through a CONNECT tunnel to the listed `front.test`, a request whose
-/// line is split at `\x1c` or NEL, and that names `Host: other.test`, reached Python's
-/// http.server's site for other.test: the proxy took the line for another protocol and let the
-/// rest through unread. The command is Python too, as root and as a user, on both backends.
+/// line is split at `\x1c` or NEL, or starts with a space, and that names `Host: other.test`,
+/// reached Python's http.server's site for other.test: the proxy took the line for another
+/// protocol and let the rest through unread. The command is Python too, as root and as a user, on both backends.
 fn a_python_front_end_is_not_fronted_through_a_tunnel(mode: Mode, backend: Backend) {
     let f = Fixture::new(mode, backend);
     let front = PythonFrontEnd::start();
@@ -630,13 +630,13 @@ fn a_python_front_end_is_not_fronted_through_a_tunnel(mode: Mode, backend: Backe
     let client = format!(
         "import os, socket\n\
          h, p = os.environ['http_proxy'].split('//')[1].rstrip('/').rsplit(':', 1)\n\
-         for sep in (b' ', b'\\x1c', b'\\x1f', b'\\x85', b'\\xa0', b'\\x0b'):\n\
+         for line in (b'GET / ', b'GET\\x1c/\\x1c', b'GET\\x1f/\\x1f', b'GET\\x85/\\x85', b'GET\\xa0/\\xa0', b'GET\\x0b/\\x0b', b' GET / '):\n\
          \x20   s = socket.create_connection((h.strip('[]'), int(p)))\n\
          \x20   s.sendall(b'CONNECT front.test:{port} HTTP/1.1\\r\\nHost: front.test:{port}\\r\\n\\r\\n')\n\
          \x20   r = b''\n\
          \x20   while b'\\r\\n\\r\\n' not in r:\n\
          \x20       r += s.recv(1)\n\
-         \x20   s.sendall(b'GET' + sep + b'/' + sep + b'HTTP/1.1\\r\\nHost: other.test\\r\\n\\r\\n')\n\
+         \x20   s.sendall(line + b'HTTP/1.1\\r\\nHost: other.test\\r\\n\\r\\n')\n\
          \x20   out = b''\n\
          \x20   while True:\n\
          \x20       d = s.recv(4096)\n\
@@ -644,7 +644,7 @@ fn a_python_front_end_is_not_fronted_through_a_tunnel(mode: Mode, backend: Backe
          \x20           out += d\n\
          \x20           break\n\
          \x20       out += d\n\
-         \x20   print(repr(sep), out.split(b'\\r\\n\\r\\n')[-1].decode('latin-1').strip())\n"
+         \x20   print(repr(line), out.split(b'\\r\\n\\r\\n')[-1].decode('latin-1').strip())\n"
     );
     // In a script in the workspace: what the analysis cannot see is what the proxy must stop.
     let script = f.ws.join("front.py");
@@ -660,7 +660,7 @@ fn a_python_front_end_is_not_fronted_through_a_tunnel(mode: Mode, backend: Backe
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(!out.contains("site other.test"), "ESCAPED: {text}");
-    assert_eq!(out.lines().count(), 6, "{text}");
+    assert_eq!(out.lines().count(), 7, "{text}");
     assert!(
         out.lines()
             .all(|l| l.contains("cordon: the request is refused: the request's Host `other.test`")),
