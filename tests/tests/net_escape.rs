@@ -168,6 +168,39 @@ impl Fixture {
         c
     }
 
+    /// `cordon exec --policy POLICY --backend B -- argv…` in the workspace as the mode's user,
+    /// with cordon's state and configuration in `state`, and an operator's `NO_PROXY` for
+    /// loopback (inside the sandbox, loopback is the sandbox's own).
+    fn cordon_exec(&self, policy: &Path, state: &Path, argv: &[&str]) -> Output {
+        let mut c = Command::new(&bins().cordon);
+        c.arg("exec")
+            .arg("--policy")
+            .arg(policy)
+            .args([
+                "--backend",
+                match self.backend {
+                    Backend::Landlock => "landlock",
+                    Backend::Bwrap => "bwrap",
+                },
+            ])
+            .arg("--")
+            .args(argv)
+            .current_dir(&self.ws)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &self.ws)
+            .env("XDG_STATE_HOME", state)
+            .env("XDG_CONFIG_HOME", state)
+            .env("NO_PROXY", "localhost,127.0.0.1,::1")
+            .env("no_proxy", "localhost,127.0.0.1,::1")
+            .env("npm_config_noproxy", "localhost,127.0.0.1,::1")
+            .stdin(Stdio::null());
+        if let Some((uid, gid)) = self.ids {
+            c.uid(uid).gid(gid);
+        }
+        c.output().unwrap()
+    }
+
     /// One attack under the proxy profile: its stdout line and the runner's stderr.
     fn attack(&self, name: &str, extra: &[&str]) -> (String, String) {
         let mut argv: Vec<OsString> = vec![bins().attack.clone().into(), name.into()];
@@ -276,6 +309,8 @@ matrix!(
     binds_and_other_socket_families_are_refused,
     a_proxy_that_is_gone_refuses_the_run,
     curl_reaches_a_listed_loopback_service_through_the_proxy,
+    curl_through_a_tunnel_reaches_only_the_tunnels_host,
+    a_python_front_end_is_not_fronted_through_a_tunnel,
 );
 
 /// A plain HTTP server on the host's 127.0.0.1 that answers every request with `body`; its
@@ -342,32 +377,11 @@ fn curl_reaches_a_listed_loopback_service_through_the_proxy(mode: Mode, backend:
     )
     .unwrap();
     let run = |url: &str| -> Output {
-        let mut c = Command::new(&bins().cordon);
-        c.arg("exec")
-            .arg("--policy")
-            .arg(&policy)
-            .args([
-                "--backend",
-                match backend {
-                    Backend::Landlock => "landlock",
-                    Backend::Bwrap => "bwrap",
-                },
-            ])
-            .args(["--", "/usr/bin/curl", "-sS", "--max-time", "60", url])
-            .current_dir(&f.ws)
-            .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", &f.ws)
-            .env("XDG_STATE_HOME", &state)
-            .env("XDG_CONFIG_HOME", &state)
-            .env("NO_PROXY", "localhost,127.0.0.1,::1")
-            .env("no_proxy", "localhost,127.0.0.1,::1")
-            .env("npm_config_noproxy", "localhost,127.0.0.1,::1")
-            .stdin(Stdio::null());
-        if let Some((uid, gid)) = f.ids {
-            c.uid(uid).gid(gid);
-        }
-        c.output().unwrap()
+        f.cordon_exec(
+            &policy,
+            &state,
+            &["/usr/bin/curl", "-sS", "--max-time", "60", url],
+        )
     };
     let text = |o: &Output| {
         format!(
@@ -417,6 +431,241 @@ fn curl_reaches_a_listed_loopback_service_through_the_proxy(mode: Mode, backend:
     // Nothing reached the unlisted port.
     unlisted.set_nonblocking(true).unwrap();
     assert!(unlisted.accept().is_err(), "{}", text(&o));
+}
+
+/// A front end on the host's 127.0.0.1 shared by sites: answers each request (keep-alive)
+/// with `site HOST` for the Host it names, and counts the requests it was asked for a host
+/// other than `front.test`.
+fn host_front_end() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let others = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = others.clone();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(s) = s else { continue };
+            let count = count.clone();
+            std::thread::spawn(move || {
+                let mut w = s.try_clone().unwrap();
+                let mut r = BufReader::new(s);
+                loop {
+                    let mut host = String::new();
+                    loop {
+                        let mut line = String::new();
+                        if r.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        if let Some(h) = line.to_ascii_lowercase().strip_prefix("host:") {
+                            host = h.trim().to_string();
+                        }
+                    }
+                    if !host.starts_with("front.test") {
+                        count.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let body = format!("site {host}");
+                    let reply = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if w.write_all(reply.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, others)
+}
+
+/// Round 9 of issue 21: plain HTTP fronting through a tunnel, with real curl under `cordon
+/// exec`. `curl -p` (a CONNECT tunnel for http://) to the listed `front.test` with
+/// `Host: other.test` reached the front end's site for other.test, which the policy does not
+/// list; now the request is refused before its head ends (403 naming why), and the run ends
+/// with a line naming it. The tunnel's own host still goes.
+fn curl_through_a_tunnel_reaches_only_the_tunnels_host(mode: Mode, backend: Backend) {
+    assert!(
+        Path::new("/usr/bin/curl").exists(),
+        "this test runs curl in the sandbox: install it (apt-get install curl)"
+    );
+    let f = Fixture::new(mode, backend);
+    let (port, others) = host_front_end();
+    let state = f.root.join("state");
+    fs::create_dir(&state).unwrap();
+    if let Some((uid, gid)) = f.ids {
+        std::os::unix::fs::lchown(&state, Some(uid), Some(gid)).unwrap();
+    }
+    let policy = f.root.join("front.toml");
+    fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox]\nrequire_os_sandbox = true\nnetwork = \"proxy\"\n\
+             [sandbox.paths.workspace]\nroot = \"ws\"\nmode = \"rw\"\n\
+             [shell]\ndefault = \"allow\"\n\
+             [approval]\naudit_log = \"{}\"\n\
+             [network]\nallow = [\"front.test:{port}\"]\n\
+             [network.hosts]\n\"front.test\" = \"127.0.0.1\"\n",
+            state.join("audit.jsonl").display()
+        ),
+    )
+    .unwrap();
+    let url = format!("http://front.test:{port}/");
+    let curl = |extra: &[&str]| {
+        let mut argv = vec!["/usr/bin/curl", "-sS", "-p", "--max-time", "60"];
+        argv.extend_from_slice(extra);
+        argv.push(&url);
+        let o = f.cordon_exec(&policy, &state, &argv);
+        let text = format!(
+            "[{mode:?} {backend:?}] status {:?}\nstdout: {}\nstderr: {}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+            text,
+        )
+    };
+    let (out, _, text) = curl(&[]);
+    assert_eq!(out, format!("site front.test:{port}"), "{text}");
+    let (out, err, text) = curl(&["-H", "Host: other.test"]);
+    assert!(!out.contains("site other.test"), "ESCAPED: {text}");
+    assert!(
+        out.starts_with("cordon: the request is refused: the request's Host `other.test` is not the tunnel's host"),
+        "{text}"
+    );
+    assert!(
+        err.lines().any(|l| l.starts_with(&format!(
+            "cordon: front.test:{port}: the request's Host `other.test`"
+        ))),
+        "no end-of-run line: {text}"
+    );
+    assert_eq!(
+        others.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "a request for another host reached the front end: {text}"
+    );
+}
+
+/// Python's `http.server` on the host's 127.0.0.1 as a front end shared by sites: answers
+/// `site HOST` for the Host each request names. It reads the request line as Latin-1 and
+/// splits it with `str.split()`, at white space no HTTP grammar has. Killed on drop.
+struct PythonFrontEnd {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl PythonFrontEnd {
+    fn start() -> PythonFrontEnd {
+        use std::io::BufRead;
+        let mut child = Command::new("/usr/bin/python3")
+            .args([
+                "-c",
+                "import http.server\n\
+                 class H(http.server.BaseHTTPRequestHandler):\n\
+                 \x20   protocol_version = 'HTTP/1.1'\n\
+                 \x20   def do_GET(self):\n\
+                 \x20       b = ('site %s' % self.headers.get('Host')).encode()\n\
+                 \x20       self.send_response(200)\n\
+                 \x20       self.send_header('content-length', str(len(b)))\n\
+                 \x20       self.end_headers()\n\
+                 \x20       self.wfile.write(b)\n\
+                 \x20   def log_message(self, *a): pass\n\
+                 s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)\n\
+                 print(s.server_address[1], flush=True)\n\
+                 s.serve_forever()\n",
+            ])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("/usr/bin/python3 runs (this test needs it)");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the server's port");
+        PythonFrontEnd { child, port }
+    }
+}
+
+impl Drop for PythonFrontEnd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Round 9 of issue 21: through a CONNECT tunnel to the listed `front.test`, a request whose
+/// line is split at `\x1c` or NEL, or starts with a space, and that names `Host: other.test`,
+/// reached Python's http.server's site for other.test: the proxy took the line for another
+/// protocol and let the rest through unread. The command is Python too, as root and as a user, on both backends.
+fn a_python_front_end_is_not_fronted_through_a_tunnel(mode: Mode, backend: Backend) {
+    let f = Fixture::new(mode, backend);
+    let front = PythonFrontEnd::start();
+    let port = front.port;
+    let state = f.root.join("state");
+    fs::create_dir(&state).unwrap();
+    if let Some((uid, gid)) = f.ids {
+        std::os::unix::fs::lchown(&state, Some(uid), Some(gid)).unwrap();
+    }
+    let policy = f.root.join("front.toml");
+    fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox]\nrequire_os_sandbox = true\nnetwork = \"proxy\"\n\
+             [sandbox.paths.workspace]\nroot = \"ws\"\nmode = \"rw\"\n\
+             [shell]\ndefault = \"allow\"\n\
+             [approval]\naudit_log = \"{}\"\n\
+             [network]\nallow = [\"front.test:{port}\"]\n\
+             [network.hosts]\n\"front.test\" = \"127.0.0.1\"\n",
+            state.join("audit.jsonl").display()
+        ),
+    )
+    .unwrap();
+    // One tunnel per separator; each answer (or what ended it) on a line of its own.
+    let client = format!(
+        "import os, socket\n\
+         h, p = os.environ['http_proxy'].split('//')[1].rstrip('/').rsplit(':', 1)\n\
+         for line in (b'GET / ', b'GET\\x1c/\\x1c', b'GET\\x1f/\\x1f', b'GET\\x85/\\x85', b'GET\\xa0/\\xa0', b'GET\\x0b/\\x0b', b' GET / '):\n\
+         \x20   s = socket.create_connection((h.strip('[]'), int(p)))\n\
+         \x20   s.sendall(b'CONNECT front.test:{port} HTTP/1.1\\r\\nHost: front.test:{port}\\r\\n\\r\\n')\n\
+         \x20   r = b''\n\
+         \x20   while b'\\r\\n\\r\\n' not in r:\n\
+         \x20       r += s.recv(1)\n\
+         \x20   s.sendall(line + b'HTTP/1.1\\r\\nHost: other.test\\r\\n\\r\\n')\n\
+         \x20   out = b''\n\
+         \x20   while True:\n\
+         \x20       d = s.recv(4096)\n\
+         \x20       if not d or b'site' in out + d:\n\
+         \x20           out += d\n\
+         \x20           break\n\
+         \x20       out += d\n\
+         \x20   print(repr(line), out.split(b'\\r\\n\\r\\n')[-1].decode('latin-1').strip())\n"
+    );
+    // In a script in the workspace: what the analysis cannot see is what the proxy must stop.
+    let script = f.ws.join("front.py");
+    fs::write(&script, client).unwrap();
+    if let Some((uid, gid)) = f.ids {
+        std::os::unix::fs::lchown(&script, Some(uid), Some(gid)).unwrap();
+    }
+    let o = f.cordon_exec(&policy, &state, &["/usr/bin/python3", "front.py"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let text = format!(
+        "[{mode:?} {backend:?}] status {:?}\nstdout: {out}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!out.contains("site other.test"), "ESCAPED: {text}");
+    assert_eq!(out.lines().count(), 7, "{text}");
+    assert!(
+        out.lines()
+            .all(|l| l.contains("cordon: the request is refused: the request's Host `other.test`")),
+        "{text}"
+    );
 }
 
 /// The command's first action, a connect to the proxy's port on 127.0.0.1 and on [::1],

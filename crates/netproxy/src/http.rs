@@ -387,9 +387,9 @@ async fn forward(shared: Arc<Shared>, req: Request<Incoming>, slot: Slot) -> Res
     }
 }
 
-/// The start of a tunnel cordon does not terminate ([`crate::sni`]): `Some(why)` when it ended
-/// there (a ClientHello naming another host is noted for the run's summary), `None` when the
-/// relay goes on.
+/// The start of a tunnel cordon does not terminate ([`crate::sni`], [`crate::plain`]):
+/// `Some(why)` when it ended there (a ClientHello or a plain request naming another host is
+/// noted for the run's summary), `None` when the relay goes on.
 pub(crate) async fn first_flight<C, D>(
     shared: &Shared,
     client: &mut C,
@@ -406,10 +406,29 @@ where
     let Ok(target) = cordon_policy::network::Target::new(host, port) else {
         return Some(format!("closed: {host}:{port} is not a host and port"));
     };
-    // A tunnel still waiting for its first bytes ends as a relaying one does: idle, or at the
-    // proxy's shutdown.
+    // A tunnel still waiting for its first bytes, or read as plain HTTP, ends as a relaying
+    // one does: idle, or at the proxy's shutdown.
     let started = crate::relay::first(
-        async { Ok(crate::sni::first_flight(client, dest, pre, &target).await) },
+        async {
+            Ok(
+                match crate::sni::first_flight(client, dest, pre, &target).await {
+                    Ok(crate::sni::Flight::Plain(first)) => {
+                        match crate::plain::watch(client, dest, &first, &target).await {
+                            Ok(crate::plain::Watched::Raw) => Ok(None),
+                            Ok(crate::plain::Watched::Ended(None)) => Ok(Some(None)),
+                            Ok(crate::plain::Watched::Ended(Some(why))) => Ok(Some(Some(why))),
+                            Ok(crate::plain::Watched::Refused(why)) => Err((why, "closed")),
+                            Err(e) => Ok(Some(Some(format!("relay ended: {e}")))),
+                        }
+                    }
+                    Ok(crate::sni::Flight::Relay) => Ok(None),
+                    Ok(crate::sni::Flight::Refuse(why)) => {
+                        Err((why, "closed before a byte went on"))
+                    }
+                    Err(e) => Ok(Some(Some(format!("relay ended: {e}")))),
+                },
+            )
+        },
         crate::relay::first(
             async {
                 shared.shutting_down().await;
@@ -422,14 +441,13 @@ where
         ),
     )
     .await;
-    let started = match started {
-        Ok(s) => s,
-        Err(ended) => return Some(ended),
-    };
+    // Ok(Ok(None)): relay on; Ok(Ok(Some(ended))): it ended there; Ok(Err(why)): refused.
     match started {
-        Err(e) => Some(format!("relay ended: {e}")),
-        Ok(Ok(())) => None,
-        Ok(Err(why)) => {
+        Err(ended) => Some(ended),
+        Ok(Ok(None)) => None,
+        Ok(Ok(Some(None))) => Some(String::new()),
+        Ok(Ok(Some(Some(ended)))) => Some(ended),
+        Ok(Err((why, how))) => {
             shared.note_refused(crate::Refused {
                 host: host.to_string(),
                 port,
@@ -438,7 +456,7 @@ where
                 allow: String::new(),
                 count: 0,
             });
-            Some(format!("closed before a byte went on: {why}"))
+            Some(format!("{how}: {why}"))
         }
     }
 }

@@ -44,6 +44,7 @@
 mod connect;
 mod forward;
 mod http;
+mod plain;
 mod relay;
 mod sni;
 mod socks;

@@ -32,14 +32,13 @@ const HELLO_TIME: Duration = Duration::from_secs(30);
 
 /// Reads the first flight of a tunnel between `client` and `dest` and passes it on, once a
 /// ClientHello in it, if it starts with one (a TLS handshake record header), names the tunnel's `target` (or no name). `pre`:
-/// bytes of the client's already read (after the CONNECT head). `Ok(Err(why))`: the tunnel is
-/// to be closed, `why` says so in one line.
+/// bytes of the client's already read (after the CONNECT head).
 pub(crate) async fn first_flight<C, D>(
     client: &mut C,
     dest: &mut D,
     pre: &[u8],
     target: &Target,
-) -> std::io::Result<Result<(), String>>
+) -> std::io::Result<Flight>
 where
     C: AsyncRead + AsyncWrite + Unpin,
     D: AsyncRead + AsyncWrite + Unpin,
@@ -59,7 +58,7 @@ where
             Side::Dest(n) => {
                 // The server spoke first: no ClientHello comes before its greeting.
                 client.write_all(&b[..n]).await?;
-                return Ok(Ok(()));
+                return Ok(Flight::Relay);
             }
         }
     }
@@ -83,7 +82,7 @@ where
             // Nothing of it goes on before it is read: one byte and a pause must not carry
             // the rest past the check.
             Err(_) => {
-                return Ok(Err(
+                return Ok(Flight::Refuse(
                     "the tunnel's first bytes (a TLS record's?) did not arrive in 30 s".into(),
                 ))
             }
@@ -111,13 +110,24 @@ where
             Ok(Hello { name: None, .. }) => None,
         };
         if let Some(why) = why {
-            return Ok(Err(why));
+            return Ok(Flight::Refuse(why));
         }
-    }
-    if !up.is_empty() {
         dest.write_all(&up).await?;
+        return Ok(Flight::Relay);
     }
-    Ok(Ok(()))
+    // Not TLS: plain HTTP is read as it goes on ([`crate::plain`]), anything else relayed.
+    Ok(Flight::Plain(up))
+}
+
+/// What a tunnel goes on with after its first flight.
+pub(crate) enum Flight {
+    /// Bytes as they are (what was read is passed on).
+    Relay,
+    /// The client spoke first and not TLS: these bytes (not passed on yet) start what
+    /// [`crate::plain::watch`] reads.
+    Plain(Vec<u8>),
+    /// Closed: why, in one line.
+    Refuse(String),
 }
 
 /// Which side of a tunnel sent its first bytes, and how many.

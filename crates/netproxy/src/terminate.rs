@@ -363,37 +363,41 @@ fn misplaced_basic<'a, B>(
 /// dot, IPv4-mapped IPv6), with the tunnel's port or none. A `Host` that is not a host at all
 /// (`user@host`, an empty value, several values in one) is refused too.
 pub(crate) fn foreign_authority<B>(req: &Request<B>, target: &Target) -> Option<String> {
-    let named = |what: &str, value: &str| -> Option<String> {
-        let wrong = || {
-            Some(format!(
-                "the request's {what} `{value}` is not the tunnel's host {target}; a request goes only to the host its connection was decided for"
-            ))
-        };
-        let Ok(authority) = value.parse::<hyper::http::uri::Authority>() else {
-            return wrong();
-        };
-        if authority.as_str().contains('@') {
-            return wrong();
-        }
-        let port = authority.port_u16().unwrap_or(target.port);
-        match Target::new(authority.host(), port) {
-            Ok(t) if t == *target => None,
-            _ => wrong(),
-        }
-    };
     for v in req.headers().get_all(hyper::header::HOST) {
         let Ok(text) = v.to_str() else {
             return Some(format!(
                 "the request's Host header is not text; the tunnel's host is {target}"
             ));
         };
-        if let Some(why) = named("Host", text) {
+        if let Some(why) = names_another("Host", text, target) {
             return Some(why);
         }
     }
     match req.uri().authority() {
-        Some(a) => named("target", a.as_str()),
+        Some(a) => names_another("target", a.as_str(), target),
         None => None,
+    }
+}
+
+/// Why `value`, the authority a request names in its `what` (its Host header or its target),
+/// is not the tunnel's `target`; `None` when it is (the port may be left out).
+pub(crate) fn names_another(what: &str, value: &str, target: &Target) -> Option<String> {
+    let wrong = || {
+        Some(format!(
+            "the request's {what} `{}` is not the tunnel's host {target}; a request goes only to the host its connection was decided for",
+            value.escape_debug()
+        ))
+    };
+    let Ok(authority) = value.parse::<hyper::http::uri::Authority>() else {
+        return wrong();
+    };
+    if authority.as_str().contains('@') {
+        return wrong();
+    }
+    let port = authority.port_u16().unwrap_or(target.port);
+    match Target::new(authority.host(), port) {
+        Ok(t) if t == *target => None,
+        _ => wrong(),
     }
 }
 
