@@ -5087,3 +5087,69 @@ action = "ask"
     );
     f.all(Action::Ask, &[r#"svc stop "$x""#, "svc $x"]);
 }
+
+/// Round 9. A wrapper given no command runs the user's shell, which reads its commands from
+/// the input: `echo 'rm -rf /usr' | unshare -r` ran `rm` under the default profile's allow.
+/// The real `unshare -r`, `newgrp`, `sg GROUP` and `fakeroot` ran the input's `touch` here
+/// (as root and as a user; `chroot /` and `nsenter -t PID -m` did too, as root).
+#[test]
+fn a_wrapper_given_no_command_runs_a_shell_that_reads_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let group = String::from_utf8(
+        std::process::Command::new("id")
+            .arg("-gn")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    for wrapper in [
+        "unshare -r".to_string(),
+        "newgrp".to_string(),
+        format!("sg {}", group.trim()),
+        "fakeroot".to_string(),
+    ] {
+        let marker = dir.path().join("ran");
+        let _ = std::fs::remove_file(&marker);
+        let line = format!("echo 'touch ran' | {wrapper}");
+        let out = std::process::Command::new("bash")
+            .args(["-c", &line])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            marker.exists(),
+            "{line}: the shell did not run the input: {out:?}"
+        );
+    }
+    let lines = [
+        "echo 'rm -rf /usr' | unshare",
+        "echo 'rm -rf /usr' | unshare -r -n",
+        "echo 'rm -rf /usr' | chroot /",
+        "echo 'rm -rf /usr' | chroot --userspec=0:0 /",
+        "echo 'rm -rf /usr' | nsenter -t 1 -m",
+        "echo 'rm -rf /usr' | nsenter --all --target 1",
+        "echo 'rm -rf /usr' | newgrp",
+        "echo 'rm -rf /usr' | newgrp root",
+        "echo 'rm -rf /usr' | sg root",
+        "echo 'rm -rf /usr' | fakeroot",
+        "echo 'rm -rf /usr' | fakeroot --",
+        "echo 'rm -rf /usr' | pkexec",
+        "echo 'rm -rf /usr' | firejail",
+        "echo 'rm -rf /usr' | firejail --noprofile",
+    ];
+    let default = fixture("[shell]\ndefault = \"allow\"\n", "deny");
+    default.never_allowed(&lines);
+    allow_all().never_allowed(&lines);
+    // With a command, or only reporting, they stay as they were.
+    allow_all().all(
+        Action::Allow,
+        &[
+            "unshare -r ls",
+            "chroot / ls",
+            "unshare --help",
+            "fakeroot -v",
+        ],
+    );
+    allow_all().all(Action::Deny, &["unshare -r rm x", "sg root 'rm x'"]);
+}

@@ -114,6 +114,11 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             wrapper.no_inner,
             &mut out,
         );
+        if SHELL_WITHOUT_COMMAND.contains(&base) && runs_no_command(args, wrapper) {
+            out.opaque(format!(
+                "{base} given no command starts the user's shell, which reads its commands from the input"
+            ));
+        }
         out.transparent = wrapper.transparent;
         return out;
     }
@@ -317,6 +322,10 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "su" => su(args, false, &mut out),
         "runuser" => su(args, true, &mut out),
         "sg" => sg(args, &mut out),
+        // newgrp takes no command: it always starts a shell, which reads the input.
+        "newgrp" => {
+            out.opaque("newgrp starts a shell that reads commands from standard input".into())
+        }
         "export" | "declare" | "typeset" | "local" | "readonly" => {
             declaration(base, args, whole, inherited, &mut out)
         }
@@ -467,6 +476,21 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         _ => {}
     }
     out
+}
+
+/// Wrappers that, given no command, start the user's shell (`$SHELL`, or bash), which reads
+/// its commands from the input: round 9, `echo 'rm -rf /usr' | unshare -r` ran `rm` (the real
+/// unshare, chroot, nsenter and fakeroot did; pkexec and firejail say so in their manuals).
+const SHELL_WITHOUT_COMMAND: &[&str] = &[
+    "unshare", "chroot", "nsenter", "fakeroot", "pkexec", "firejail",
+];
+
+/// Whether `WRAPPER ARGS` parses, does not only report, and has no command after its fixed
+/// operands.
+fn runs_no_command(args: &[Word], wrapper: &table::PrefixWrapper) -> bool {
+    scan(args, &wrapper.spec).is_ok_and(|(opts, start)| {
+        !has(&opts, wrapper.no_inner) && args.len() <= start + wrapper.fixed
+    })
 }
 
 /// `WRAPPER [OPTIONS] [FIXED OPERANDS...] COMMAND [ARGS...]`.
@@ -2230,7 +2254,12 @@ fn su(args: &[Word], runuser: bool, out: &mut Findings) {
 }
 
 fn sg(args: &[Word], out: &mut Findings) {
-    // sg GROUP [-c] COMMAND
+    // sg GROUP [-c] COMMAND; without a command it starts a shell reading the input.
+    if args.len() <= 1 {
+        return out.opaque(
+            "sg without a command starts a shell that reads commands from standard input".into(),
+        );
+    }
     let mut rest = args.get(1..).unwrap_or(&[]);
     if let Some(first) = rest.first() {
         if first.literal && first.text == "-c" {
