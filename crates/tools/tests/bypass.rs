@@ -5153,3 +5153,59 @@ fn a_wrapper_given_no_command_runs_a_shell_that_reads_the_input() {
     );
     allow_all().all(Action::Deny, &["unshare -r rm x", "sg root 'rm x'"]);
 }
+
+/// Round 9. The package runners run a program on the PATH when no package of that name is
+/// installed: the real `npx --offline touch M` (npm 11) and `npx -c 'touch M'` ran touch, and
+/// the default profile allowed `npx rm -rf /usr`. Their command is read as a command now;
+/// `bunx`, `bun x`, `pnpm dlx|exec`, `yarn exec|dlx` and `npm exec|x` by their manuals.
+#[test]
+fn the_package_runners_command_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for line in ["npx --offline touch ran", "npx --offline -c 'touch ran'"] {
+        let marker = dir.path().join("ran");
+        let _ = std::fs::remove_file(&marker);
+        let out = std::process::Command::new("bash")
+            .args(["-c", line])
+            .current_dir(dir.path())
+            .env("npm_config_cache", dir.path().join("cache"))
+            .env("npm_config_update_notifier", "false")
+            .output()
+            .expect("bash");
+        assert!(marker.exists(), "{line}: did not run touch: {out:?}");
+    }
+    let default = fixture("[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"rm -rf /usr\"\naction = \"deny\"\n", "deny");
+    default.all(
+        Action::Deny,
+        &[
+            "npx rm -rf /usr",
+            "npx --yes rm -rf /usr",
+            "npx -y -p left-pad rm -rf /usr",
+            "npx --package=left-pad rm -rf /usr",
+            "npx -c 'rm -rf /usr'",
+            "npx --call 'rm -rf /usr'",
+            "bunx rm -rf /usr",
+            "bun x rm -rf /usr",
+            "pnpm dlx rm -rf /usr",
+            "pnpm exec rm -rf /usr",
+            "yarn exec rm -rf /usr",
+            "yarn dlx rm -rf /usr",
+            "npm exec -- rm -rf /usr",
+            "npm x -- rm -rf /usr",
+            "npm exec -c 'rm -rf /usr'",
+        ],
+    );
+    default.never_allowed(&[
+        "npx --some-new-option rm -rf /usr",
+        r#"npx "$c" -rf /usr"#,
+        "npm exec rm -rf /usr",
+    ]);
+    default.all(
+        Action::Allow,
+        &[
+            "npx eslint .",
+            "npx --yes prettier --check .",
+            "bunx tsc --noEmit",
+            "bun x tsc",
+        ],
+    );
+}

@@ -322,6 +322,8 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "su" => su(args, false, &mut out),
         "runuser" => su(args, true, &mut out),
         "sg" => sg(args, &mut out),
+        "npx" | "bunx" => package_runner(args, &mut out),
+        "bun" | "npm" | "pnpm" | "yarn" => package_manager_runs(base, args, &mut out),
         // newgrp takes no command: it always starts a shell, which reads the input.
         "newgrp" => {
             out.opaque("newgrp starts a shell that reads commands from standard input".into())
@@ -491,6 +493,92 @@ fn runs_no_command(args: &[Word], wrapper: &table::PrefixWrapper) -> bool {
     scan(args, &wrapper.spec).is_ok_and(|(opts, start)| {
         !has(&opts, wrapper.no_inner) && args.len() <= start + wrapper.fixed
     })
+}
+
+/// `npx [OPTIONS] COMMAND [ARGS…]`, `npx -c STRING` (and `bunx`): npm runs a package's
+/// binary of that name, or, when no package has it, the program on the PATH (round 9: the real
+/// `npx --offline touch M` ran touch, and the default profile allowed `npx rm -rf /usr`). The
+/// command is read as a command; an option not listed stops the parse (asks). npm takes its own
+/// options only before the first operand under npx.
+fn package_runner(args: &[Word], out: &mut Findings) {
+    let spec = Spec {
+        short_arg: "pcw",
+        short_flag: "yq",
+        long_arg: &[
+            "package",
+            "call",
+            "workspace",
+            "loglevel",
+            "registry",
+            "cache",
+        ],
+        long_flag: &[
+            "yes",
+            "no",
+            "offline",
+            "prefer-offline",
+            "prefer-online",
+            "quiet",
+            "silent",
+            "verbose",
+            "workspaces",
+            "include-workspace-root",
+            "no-install",
+            "ignore-existing",
+            "bun",
+            "help",
+            "version",
+        ],
+        ..Spec::NONE
+    };
+    let (opts, start) = match scan(args, &spec) {
+        Ok(r) => r,
+        Err(s) => return out.stop(s),
+    };
+    if let Some(line) = arg_of(&opts, &["-c", "--call"]) {
+        return out.line(line);
+    }
+    out.argv(args.get(start..).unwrap_or(&[]));
+}
+
+/// The run verbs of the package managers: `bun x`, `npm exec|x`, `pnpm exec|dlx`, `yarn
+/// exec|dlx`. `npm exec` parses npm's options after the command too, up to `--` (the real npm
+/// 11 gave `ls -la` no `-la`): the words after the verb are read as the command whatever they
+/// are, for the deny rules, and the program table's concern still asks for these verbs.
+fn package_manager_runs(base: &str, args: &[Word], out: &mut Findings) {
+    let Some(verb) = args.first().filter(|w| w.literal) else {
+        return;
+    };
+    let rest = &args[1..];
+    match (base, verb.text.as_str()) {
+        ("bun", "x") => package_runner(rest, out),
+        ("npm", "exec" | "x") | ("pnpm", "exec" | "dlx") | ("yarn", "exec" | "dlx") => {
+            if let Some(at) = rest.iter().position(|w| w.literal && w.text == "--") {
+                return out.argv(&rest[at + 1..]);
+            }
+            if let Some(at) = rest
+                .iter()
+                .position(|w| w.literal && (w.text == "-c" || w.text == "--call"))
+            {
+                if let Some(line) = rest.get(at + 1) {
+                    out.line(line);
+                }
+                return;
+            }
+            // Options (and a `--package` value) before the command are the manager's.
+            let mut i = 0;
+            while let Some(w) = rest.get(i) {
+                if !(w.literal && w.text.starts_with('-')) {
+                    break;
+                }
+                let takes_value =
+                    matches!(w.text.as_str(), "-p" | "--package" | "-w" | "--workspace");
+                i += if takes_value { 2 } else { 1 };
+            }
+            out.argv(rest.get(i..).unwrap_or(&[]));
+        }
+        _ => {}
+    }
 }
 
 /// `WRAPPER [OPTIONS] [FIXED OPERANDS...] COMMAND [ARGS...]`.
