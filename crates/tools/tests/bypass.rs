@@ -5209,3 +5209,102 @@ fn the_package_runners_command_is_read() {
         ],
     );
 }
+
+/// Round 9. Writes to the null device and to the line's own output streams (`/dev/stdout`,
+/// `/dev/stderr`, `/dev/fd/1`, `/dev/fd/2`) are no files of the tree, for the programs that
+/// open their output where it is: under strace, the real tee, curl 7.88, wget 1.21, sort, uniq
+/// and dd each opened `/dev/null` with `O_WRONLY|O_CREAT` and renamed, unlinked or made
+/// nothing. (A stream the line sends to a file is that redirection's write, judged on its
+/// own.) They asked before. What replaces its destination (`mv`, `install`, `ln`, `cp
+/// --remove-destination`) and `curl --output-dir DIR -o /dev/null`, which the real curl
+/// wrote as `DIR//dev/null`, are judged as before, and so is `/dev/fd/3`.
+#[test]
+fn writes_to_the_null_device_or_the_lines_streams_are_no_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("src"), "b\na\n").unwrap();
+    let url = format!("file://{}", d.join("src").display());
+    let traced = |line: &str| -> String {
+        let out = std::process::Command::new("strace")
+            .args([
+                "-f",
+                "-qq",
+                "-e",
+                "trace=%file",
+                "-o",
+                "trace",
+                "bash",
+                "-c",
+                line,
+            ])
+            .current_dir(d)
+            .output()
+            .expect("strace is not installed: run scripts/test-deps.sh");
+        assert!(out.status.success(), "{line}: {out:?}");
+        std::fs::read_to_string(d.join("trace")).unwrap()
+    };
+    for line in [
+        "echo x | tee /dev/null /dev/stdout >&2".to_string(),
+        format!("curl -s -o /dev/null -D /dev/stderr {url}"),
+        // wget has no `file:` scheme: it opens `-O`'s file first, then fails the download.
+        format!("wget -q -O /dev/null {url} || true"),
+        "sort -o /dev/null src".to_string(),
+        "uniq src /dev/null".to_string(),
+        "dd if=src of=/dev/null status=none".to_string(),
+    ] {
+        let trace = traced(&line);
+        let opened = trace
+            .lines()
+            .any(|l| l.contains("\"/dev/null\"") || l.contains("\"/dev/stderr\""));
+        let replaced = trace.lines().any(|l| {
+            l.contains("/dev/")
+                && [
+                    "rename",
+                    "unlink",
+                    "mkdir",
+                    "link(",
+                    "linkat",
+                    "chmod",
+                    "truncate(",
+                ]
+                .iter()
+                .any(|s| l.contains(s))
+        });
+        assert!(opened && !replaced, "{line}:\n{trace}");
+    }
+    let trace = traced(&format!(
+        "curl -s --create-dirs --output-dir out -o /dev/null {url}"
+    ));
+    assert!(d.join("out/dev/null").is_file(), "{trace}");
+
+    let f = fixture("[shell]\ndefault = \"allow\"\n", "allow");
+    f.all(
+        Action::Allow,
+        &[
+            "curl -o /dev/null https://example.org",
+            "curl -sS -o /dev/null -w '%{http_code}' https://example.org",
+            "curl --output /dev/null -D /dev/stderr https://example.org",
+            "wget -O /dev/null https://example.org",
+            "ls | tee /dev/null",
+            "ls | tee -a /dev/stderr /dev/fd/2",
+            "sort -o /dev/stdout x",
+            "uniq x /dev/null",
+            "dd if=x of=/dev/null",
+        ],
+    );
+    f.never_allowed(&[
+        "cp x /dev/null",
+        "mv x /dev/null",
+        "install x /dev/null",
+        "ln -sf x /dev/null",
+        "curl --output-dir .git -o /dev/null https://example.org",
+        "curl --output-d .git -o /dev/null https://example.org",
+        "curl --output- .git -o /dev/null https://example.org",
+        "ls | tee /dev/fd/3",
+        "exec 3>.envrc; ls | tee /dev/fd/3",
+        "ls | tee /dev/null > .envrc",
+        "{ curl -o /dev/stdout https://example.org; } > .envrc",
+        "ls | tee /dev/nul",
+        "ls | tee /dev/null/../../.envrc",
+    ]);
+}
