@@ -5308,3 +5308,90 @@ fn writes_to_the_null_device_or_the_lines_streams_are_no_files() {
         "ls | tee /dev/null/../../.envrc",
     ]);
 }
+
+/// Round 9. find's `{}` is a path find names: the start path itself or one below it, as
+/// spelled from the start path (`./x` for `.`: the real find -exec gave rm `.` and `./keep`
+/// here). It was read as any word, so `find . -exec rm -rf {} +` asked under the default
+/// profile's `rm -rf /` rule (a false ask). Now it stands for the start path and what is below
+/// it, and a rule that any such path could match is still never passed; `-L`/`-H` (links
+/// followed below), `-execdir` (run from each file's directory), several start paths and a
+/// `{}` inside a longer word keep the old reading (any word).
+#[test]
+fn find_exec_braces_are_the_start_path_or_below_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("keep")).unwrap();
+    let out = std::process::Command::new("bash")
+        .args(["-c", "find . -exec printf '%s\\n' {} +"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), ".\n./keep\n");
+
+    let default_rm = "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"rm -rf /\"\naction = \"deny\"\n[[shell.rules]]\npattern = \"rm -[rRf]*[rRf] /*\"\naction = \"deny\"\n";
+    let f = fixture(default_rm, "deny");
+    std::fs::create_dir_all(f.ws.join("build")).unwrap();
+    f.all(
+        Action::Allow,
+        &[
+            "find . -exec rm -rf {} +",
+            "find . -name '*.o' -exec rm -f {} +",
+            "find build -mindepth 1 -exec rm -rf {} \\;",
+            "find ./build -exec rm -rf {} +",
+            "find /tmp/x -exec rm -rf {} +",
+        ],
+    );
+    f.never_allowed(&[
+        "find / -exec rm -rf {} +",
+        "find /usr -exec rm -rf {} +",
+        "find //usr -exec rm -rf {} +",
+        "find /usr/ -exec rm -rf {} +",
+        "find /usr/. -exec rm -rf {} +",
+        "find ../.. -exec rm -rf {} +",
+        "find ../../.. -exec rm -rf {} \\;",
+        "cd /; find usr -exec rm -rf {} +",
+        "find -L . -exec rm -rf {} +",
+        "find -H . -exec rm -rf {} +",
+        "find . -follow -exec rm -rf {} +",
+        "find . -execdir rm -rf {} +",
+        "find . /usr -exec rm -rf {} +",
+        "find . -exec rm -rf {}/../../.. +",
+        "find \"$d\" -exec rm -rf {} +",
+        "find . -files0-from list -exec rm -rf {} +",
+    ]);
+    // A rule on the start path or a path below it is one find could give; one beside it is not.
+    let chmod = fixture(
+        "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"chmod 777 ./keep\"\naction = \"deny\"\n",
+        "deny",
+    );
+    chmod.all(Action::Ask, &["find . -exec chmod 777 {} +"]);
+    for (template, action, want) in [
+        ("rm -rf /**/keep", "deny", Action::Ask),
+        ("rm -rf WS/keep", "deny", Action::Ask),
+        ("rm -rf WS/*", "ask", Action::Ask),
+        ("rm -rf PARENT/*", "ask", Action::Ask),
+        ("rm -rf WS", "deny", Action::Ask),
+        ("rm -rf WS-other/*", "ask", Action::Allow),
+        ("rm -rf PARENT/other", "deny", Action::Allow),
+    ] {
+        // The rule names the workspace the line runs in.
+        let g = fixture("[shell]\ndefault = \"allow\"\n", "deny");
+        let pattern = template
+            .replace("WS", &g.ws.display().to_string())
+            .replace("PARENT", &g.ws.parent().unwrap().display().to_string());
+        let rules = format!(
+            "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"{pattern}\"\naction = \"{action}\"\n"
+        );
+        std::fs::write(g.ws.join("cordon.toml"), format!(
+            "version = 1\n{rules}\n[sandbox]\nnetwork = \"deny\"\n[sandbox.paths.ws]\nroot = \".\"\nmode = \"rw\"\n[approval]\naudit_log = \".cordon/audit.jsonl\"\n"
+        )).unwrap();
+        let policy = Policy::load(&g.ws.join("cordon.toml")).unwrap();
+        let rules = RuleSet::new(&policy.shell);
+        let line = "find . -exec rm -rf {} +";
+        let a = assess(&parse_in(line, &inherited()), &rules, &g.cx);
+        assert_eq!(
+            a.decision.action, want,
+            "{line} under {pattern} ({action}): {}",
+            a.decision.reason
+        );
+    }
+}

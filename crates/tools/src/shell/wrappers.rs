@@ -14,6 +14,7 @@ use super::variables::{
 };
 use super::words::{arithmetic_targets, join_raw, split_env_string, Word};
 use super::{Concern, Inherited};
+use cordon_policy::verdict::FOUND;
 use table::prefix_wrapper;
 
 mod table;
@@ -954,6 +955,7 @@ const FIND_ARG_TESTS: &[&str] = &[
 ];
 
 fn find(args: &[Word], out: &mut Findings) {
+    let found = found_placeholder(args);
     let mut i = 0;
     while i < args.len() {
         let w = &args[i];
@@ -981,15 +983,15 @@ fn find(args: &[Word], out: &mut Findings) {
                 }
                 j += 1;
             }
-            // find replaces `{}` by each file name: such words have no known value.
+            // find replaces `{}` by each file name: such words have no known value, but a
+            // `{}` alone under `-exec`/`-ok` is the start path or a path below it.
+            let dir = matches!(w.text.as_str(), "-execdir" | "-okdir");
             let inner: Vec<Word> = args[start..j]
                 .iter()
-                .map(|w| {
-                    if w.text.contains("{}") {
-                        w.made_dynamic()
-                    } else {
-                        w.clone()
-                    }
+                .map(|w| match &found {
+                    Some(found) if w.literal && w.text == "{}" && !dir => found.clone(),
+                    _ if w.text.contains("{}") => w.made_dynamic(),
+                    _ => w.clone(),
                 })
                 .collect();
             out.argv(&inner);
@@ -998,6 +1000,53 @@ fn find(args: &[Word], out: &mut Findings) {
         }
         i += 1;
     }
+}
+
+/// What find's `{}` stands for under `-exec`/`-ok` (round 9): find names the start path itself
+/// and the paths below it, spelled from it (`.`, `./keep`), so with one literal start path P
+/// (`.` when none is given) the word is `P/{found}` ([`FOUND`]), which the rules match as P or
+/// any path below P. Not when find follows links below the start (`-L`, `-H`, `-follow`: a
+/// path below may lead anywhere), takes its start paths from a file (`-files0-from`), has
+/// several start paths (`+` mixes them in one command), or an absolute one not in its
+/// lexical form (`//usr`: its spellings would differ from the rule's view).
+fn found_placeholder(args: &[Word]) -> Option<Word> {
+    let mut i = 0;
+    // `find [-H] [-L] [-P] [-D OPTS] [-OLEVEL] [START…] [EXPRESSION]`.
+    while let Some(w) = args.get(i) {
+        match w.text.as_str() {
+            "-P" => i += 1,
+            "-D" => i += 2,
+            t if t.starts_with("-O") => i += 1,
+            _ => break,
+        }
+    }
+    let starts: Vec<&Word> = args[i.min(args.len())..]
+        .iter()
+        .take_while(|w| !w.text.starts_with(['-', '(', ')', '!', ',']))
+        .collect();
+    let follows = args.iter().any(|w| {
+        matches!(w.text.as_str(), "-L" | "-H" | "-follow" | "-files0-from")
+            || !w.literal && w.text.starts_with('-')
+    });
+    if follows || starts.len() > 1 || starts.iter().any(|w| !w.literal) {
+        return None;
+    }
+    let start = starts.first().map_or(".", |w| w.text.as_str());
+    let lexical = cordon_fs::links::lexical_text(start);
+    if start.starts_with('/') && lexical != start {
+        return None;
+    }
+    let text = match lexical.as_str() {
+        "." => FOUND.to_string(),
+        "/" => format!("/{FOUND}"),
+        p => format!("{p}/{FOUND}"),
+    };
+    Some(Word {
+        raw: text.clone(),
+        text,
+        literal: false,
+        single: true,
+    })
 }
 
 /// fd's short options that take a value: in a cluster, the rest of the word is that value
