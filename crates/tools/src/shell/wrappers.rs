@@ -491,8 +491,26 @@ const SHELL_WITHOUT_COMMAND: &[&str] = &[
 /// Whether `WRAPPER ARGS` parses, does not only report, and has no command after its fixed
 /// operands.
 fn runs_no_command(args: &[Word], wrapper: &table::PrefixWrapper) -> bool {
+    // firejail's listing and file-transfer options act on other sandboxes and start nothing.
+    let reports = |o: &str| {
+        let name = o.split_once('=').map_or(o, |(n, _)| n);
+        matches!(
+            name,
+            "--list"
+                | "--tree"
+                | "--top"
+                | "--netstats"
+                | "--ls"
+                | "--get"
+                | "--put"
+                | "--shutdown"
+        ) || name.ends_with(".print")
+            || name.starts_with("--debug")
+    };
     scan(args, &wrapper.spec).is_ok_and(|(opts, start)| {
-        !has(&opts, wrapper.no_inner) && args.len() <= start + wrapper.fixed
+        !has(&opts, wrapper.no_inner)
+            && args.len() <= start + wrapper.fixed
+            && !(wrapper.names.contains(&"firejail") && opts.iter().any(|o| reports(&o.name)))
     })
 }
 
