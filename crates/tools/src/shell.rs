@@ -1377,9 +1377,16 @@ impl<'a> Walker<'a> {
         let newline_inside = kids.windows(2).any(|w| {
             let gap = src.slice(w[0].1.end_byte(), w[1].1.start_byte());
             gap.replace("\\\n", "").contains('\n')
-        }) || kids
-            .iter()
-            .any(|(_, k)| k.kind() == "word" && src.raw(*k).replace("\\\n", "").contains('\n'));
+        }) || kids.iter().any(|(_, k)| {
+            // A name's word too: after an assignment alone on its line the parser read
+            // `x=1` newline `[ …` as one command named `\n[` (round 9).
+            let word = match k.kind() {
+                "word" => Some(*k),
+                "command_name" => k.child(0).filter(|c| c.kind() == "word"),
+                _ => None,
+            };
+            word.is_some_and(|w| src.raw(w).replace("\\\n", "").contains('\n'))
+        });
         if newline_inside {
             self.concern(Concern::Unparsed(format!(
                 "a newline the parser read inside one command near `{}`",

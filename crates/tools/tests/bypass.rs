@@ -5395,3 +5395,31 @@ fn find_exec_braces_are_the_start_path_or_below_it() {
         );
     }
 }
+
+/// Round 9 (found by the tricky-constructs oracle): after an assignment alone on its line, the
+/// parser read the newline into the next command's name (`\n[`), so `[ -v 'a[$(cmd)]' ]` was
+/// not seen as `[`, and `IFS=r` newline `[ -v 'a[$(rm src)]' ]` was allowed while bash ran
+/// `rm src` (the real bash ran the substitution in each line below).
+#[test]
+fn a_newline_read_into_a_command_name_is_not_the_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        "IFS=r\n[ -v 'a[$(touch pwned)]' ]",
+        "x=1\n[ -v 'a[$(touch pwned)]' ]",
+        "x=\n[ -v 'a[$(touch pwned)]' ]",
+        "x=(1)\n[ -v 'a[$(touch pwned)]' ]",
+        "x=1 \n[ -v 'a[$(touch pwned)]' ]",
+        "x=1\n\n[ -v 'a[$(touch pwned)]' ]",
+    ];
+    for line in lines {
+        assert!(
+            bash_creates_pwned(dir.path(), line, &[]),
+            "bash did not run the substitution of {line:?}"
+        );
+    }
+    allow_all().never_allowed(&lines);
+    review().never_allowed(&lines);
+    // What the parser does not join stays as it was (`x=1` newline `[ -f x ]` now asks: the
+    // parser's reading cannot be trusted there).
+    allow_all().all(Action::Allow, &["x=1\nls", "x=1; [ -f x ]"]);
+}
