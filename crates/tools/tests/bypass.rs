@@ -5423,3 +5423,21 @@ fn a_newline_read_into_a_command_name_is_not_the_name() {
     // parser's reading cannot be trusted there).
     allow_all().all(Action::Allow, &["x=1\nls", "x=1; [ -f x ]"]);
 }
+
+/// Round 9 (found by the tricky-constructs oracle): `bash --rcfile FILE -ic CMD` (and
+/// `--init-file`) runs FILE's commands first (the real bash ran the file's `touch`), and the
+/// line was read as CMD alone.
+#[test]
+fn a_start_up_file_named_to_bash_is_code() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("e"), "touch pwned\n").unwrap();
+    let lines = ["bash --rcfile e -ic true", "bash --init-file e -i -c true"];
+    for line in lines {
+        assert!(
+            bash_creates_pwned(dir.path(), line, &[("HOME", "/nonexistent")]),
+            "{line}"
+        );
+    }
+    allow_all().never_allowed(&lines);
+    allow_all().never_allowed(&["bash --rcfile=e -ic true", "bash --rcf e -ic ls"]);
+}

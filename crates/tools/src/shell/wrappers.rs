@@ -2504,6 +2504,14 @@ fn shell(base: &str, args: &[Word], out: &mut Findings) {
         Ok(r) => r,
         Err(s) => return out.stop(s),
     };
+    if let Some(file) = arg_of(&opts, &["--rcfile", "--init-file"]) {
+        // Round 9 (the tricky-constructs oracle): `bash --rcfile FILE -ic ls` ran FILE's
+        // commands before `ls`, and the line was read as `ls` alone.
+        out.opaque(format!(
+            "{base} runs `{}` as its start-up file, code the line does not show",
+            file.text
+        ));
+    }
     if allexport(&opts) {
         // `bash -a -c '…'`: every assignment in the string is exported.
         out.concerns
