@@ -5441,3 +5441,86 @@ fn a_start_up_file_named_to_bash_is_code() {
     allow_all().never_allowed(&lines);
     allow_all().never_allowed(&["bash --rcfile=e -ic true", "bash --rcf e -ic ls"]);
 }
+
+/// Round 9: more programs that run the command they are given. The dynamic loader runs the
+/// program it is given (the real `/lib64/ld-linux-x86-64.so.2 /usr/bin/touch M` made M), and
+/// `setarch ARCH`/`linux64` without a command start a shell reading the input (the real ones
+/// ran the input's `touch`), as `mise exec` does by its manual; `fakechroot`, `systemd-cat`,
+/// `run-one` and its kin, `pixi run`, `rye run` and `guix shell --` run their argv (by their
+/// manuals; systemd-cat needs a journal, which this machine lacks). Containers and remote
+/// shells (`flatpak run`, `apptainer`/`singularity exec`, `distrobox enter`, `toolbox run`,
+/// `lxc-attach`, `pdsh`) and GNU dc (`!` runs a shell command) ask.
+#[test]
+fn the_dynamic_loader_and_more_runners_are_read_or_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let loader = ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]
+        .into_iter()
+        .find(|l| Path::new(l).exists())
+        .expect("no dynamic loader at a known path");
+    assert!(bash_creates_pwned(
+        dir.path(),
+        &format!("{loader} /usr/bin/touch pwned"),
+        &[]
+    ));
+    for wrapper in ["setarch $(uname -m)", "linux64"] {
+        assert!(
+            bash_creates_pwned(dir.path(), &format!("echo 'touch pwned' | {wrapper}"), &[]),
+            "{wrapper}"
+        );
+    }
+    let f = fixture(
+        "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"rm -[rRf]*[rRf] /*\"\naction = \"deny\"\n",
+        "deny",
+    );
+    f.all(
+        Action::Deny,
+        &[
+            "/lib64/ld-linux-x86-64.so.2 /bin/rm -rf /usr",
+            "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path /lib /bin/rm -rf /usr",
+            "/lib/ld-musl-x86_64.so.1 /bin/rm -rf /usr",
+            "fakechroot rm -rf /usr",
+            "fakechroot -s -e debootstrap rm -rf /usr",
+            "systemd-cat rm -rf /usr",
+            "systemd-cat -t tag -p info rm -rf /usr",
+            "run-one rm -rf /usr",
+            "run-this-one rm -rf /usr",
+            "keep-one-running rm -rf /usr",
+            "run-one-until-success rm -rf /usr",
+            "pixi run rm -rf /usr",
+            "rye run rm -rf /usr",
+            "guix shell -- rm -rf /usr",
+            "guix shell coreutils -- rm -rf /usr",
+        ],
+    );
+    f.never_allowed(&[
+        "/lib64/ld-linux-x86-64.so.2 --preload /tmp/x.so /bin/ls",
+        "/lib64/ld-linux-x86-64.so.2 --argv0 rm /bin/busybox -rf /usr",
+        "echo 'rm -rf /usr' | setarch x86_64",
+        "echo 'rm -rf /usr' | linux64",
+        "echo 'rm -rf /usr' | fakechroot",
+        "echo 'rm -rf /usr' | mise exec",
+        "echo 'rm -rf /usr' | guix shell",
+        "flatpak run --command=rm org.x.App -rf /usr",
+        "apptainer exec img.sif rm -rf /usr",
+        "singularity exec img.sif rm -rf /usr",
+        "distrobox enter box -- rm -rf /usr",
+        "toolbox run rm -rf /usr",
+        "lxc-attach -n c -- rm -rf /usr",
+        "pdsh -w host rm -rf /usr",
+        "dc -e '!rm -rf /usr'",
+        "echo '!rm -rf /usr' | dc",
+        "dc script.dc",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "/lib64/ld-linux-x86-64.so.2 --list /bin/ls",
+            "/lib64/ld-linux-x86-64.so.2 --version",
+            "pixi run pytest",
+            "systemd-cat -t build make",
+            "setarch x86_64 -R ls",
+            "dc -e '2 3 + p'",
+            "flatpak list",
+        ],
+    );
+}

@@ -87,6 +87,10 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
     if base == "exec" {
         exec_name(args, &mut out);
     }
+    if is_loader(base) {
+        loader(args, &mut out);
+        return out;
+    }
     if let Some(wrapper) = prefix_wrapper(base) {
         if let Ok((opts, _)) = scan(args, &wrapper.spec) {
             for file in opts
@@ -245,6 +249,7 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             out.opaque(format!("`{whole}` {why}"));
         }
         "gdb" | "gdb-multiarch" => gdb(args, &mut out),
+        "dc" => dc(args, &mut out),
         _ if runner(base).is_some_and(|r| !only_reports(r, args)) => {
             let r = runner(base).map_or("", |r| r.why);
             out.opaque(format!("`{base}` {r}"));
@@ -271,7 +276,17 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         // `setarch ARCH [options] [command]`.
         "setarch" => match args.split_first() {
             Some((arch, _)) if !arch.single => out.stop(Stop::Dynamic(arch.text.clone())),
-            Some((_, rest)) => prefix(rest, &table::SETARCH, 0, &["--help"], &mut out),
+            Some((_, rest)) => {
+                prefix(rest, &table::SETARCH, 0, &["--help"], &mut out);
+                let shell = scan(rest, &table::SETARCH)
+                    .is_ok_and(|(opts, start)| !has(&opts, &["--help"]) && rest.len() <= start);
+                if shell {
+                    out.opaque(
+                        "setarch given no command starts a shell, which reads its commands from the input"
+                            .into(),
+                    );
+                }
+            }
             None => {}
         },
         // Round 7: the command becomes a unit of the operator's service manager, outside any
@@ -485,7 +500,17 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
 /// its commands from the input: round 9, `echo 'rm -rf /usr' | unshare -r` ran `rm` (the real
 /// unshare, chroot, nsenter and fakeroot did; pkexec and firejail say so in their manuals).
 const SHELL_WITHOUT_COMMAND: &[&str] = &[
-    "unshare", "chroot", "nsenter", "fakeroot", "pkexec", "firejail",
+    "linux32",
+    "linux64",
+    "i386",
+    "x86_64",
+    "fakechroot",
+    "unshare",
+    "chroot",
+    "nsenter",
+    "fakeroot",
+    "pkexec",
+    "firejail",
 ];
 
 /// Whether `WRAPPER ARGS` parses, does not only report, and has no command after its fixed
@@ -597,6 +622,86 @@ fn package_manager_runs(base: &str, args: &[Word], out: &mut Findings) {
             out.argv(rest.get(i..).unwrap_or(&[]));
         }
         _ => {}
+    }
+}
+
+/// The dynamic loader run as a program (`ld-linux-x86-64.so.2`, `ld-musl-x86_64.so.1`,
+/// `ld64.so.2`): it runs the program it is given (round 9: the real loader ran `touch`).
+fn is_loader(base: &str) -> bool {
+    (base.starts_with("ld-linux") || base.starts_with("ld-musl") || base.starts_with("ld64.so"))
+        && base.contains(".so")
+}
+
+/// `LOADER [OPTIONS] PROGRAM [ARGS…]`. The options that only list or point the search path are
+/// read; `--preload`/`--audit` (load a library into the program) and `--argv0` (a multi-call
+/// program acts on that name) are not listed, so they stop the parse (asks).
+fn loader(args: &[Word], out: &mut Findings) {
+    let spec = Spec {
+        long_arg: &[
+            "library-path",
+            "inhibit-rpath",
+            "glibc-hwcaps-prepend",
+            "glibc-hwcaps-mask",
+        ],
+        long_flag: &[
+            "inhibit-cache",
+            "list",
+            "verify",
+            "list-tunables",
+            "list-diagnostics",
+            "help",
+            "version",
+        ],
+        ..Spec::NONE
+    };
+    prefix(
+        args,
+        &spec,
+        0,
+        &[
+            "--list",
+            "--verify",
+            "--list-tunables",
+            "--list-diagnostics",
+            "--help",
+            "--version",
+        ],
+        out,
+    );
+}
+
+/// GNU dc: `!` runs the rest of its line as a shell command, in an expression (`-e`), a file
+/// (`-f`, an operand) or the input (no expression given). Only expressions on the line without
+/// `!` are known to run nothing.
+fn dc(args: &[Word], out: &mut Findings) {
+    let spec = Spec {
+        short_arg: "ef",
+        short_flag: "Vh",
+        long_arg: &["expression", "file"],
+        long_flag: &["version", "help"],
+        ..Spec::NONE
+    };
+    let (opts, operands) = match scan_permuted(args, &spec) {
+        Ok(r) => r,
+        Err(s) => return out.stop(s),
+    };
+    if has(&opts, &["-V", "-h", "--version", "--help"]) {
+        return;
+    }
+    let exprs: Vec<&Word> = opts
+        .iter()
+        .filter(|o| matches!(o.name.as_str(), "-e" | "--expression"))
+        .filter_map(|o| o.arg.as_ref())
+        .collect();
+    let files = operands.len()
+        + opts
+            .iter()
+            .filter(|o| matches!(o.name.as_str(), "-f" | "--file"))
+            .count();
+    if exprs.is_empty() || files > 0 || exprs.iter().any(|e| !e.literal || e.text.contains('!')) {
+        out.opaque(
+            "dc runs the shell command of a `!` in its program, which is not checked".into(),
+        );
     }
 }
 
@@ -1766,6 +1871,38 @@ pub(super) const RUNNERS: &[Runner] = &[
         reports: VERSION,
         why: "runs a program it is given (its editor, `-e CMD`)",
     },
+    // Round 9: more of the same kind, by their manuals (none is installed here).
+    Runner {
+        names: &[
+            "flatpak",
+            "apptainer",
+            "singularity",
+            "distrobox",
+            "distrobox-enter",
+            "toolbox",
+            "lxc-attach",
+            "lxc-execute",
+        ],
+        reports: &[
+            "--version",
+            "--help",
+            "-h",
+            "version",
+            "help",
+            "list",
+            "info",
+            "search",
+            "remotes",
+            "ps",
+            "inspect",
+        ],
+        why: "runs its command in a container or an application sandbox of its own, with its own view of the files",
+    },
+    Runner {
+        names: &["pdsh", "pdcp", "clush"],
+        reports: VERSION,
+        why: "runs its command on other hosts",
+    },
     Runner {
         names: &[
             "flatpak-spawn",
@@ -1952,6 +2089,22 @@ pub(super) const VERB_RUNNERS: &[VerbRunner] = &[
         fixed: 0,
         after_dashes: true,
     },
+    // Round 9: the same verbs of pixi and rye, and guix's `shell`/`environment` (its command
+    // follows `--`; without one it starts a shell).
+    VerbRunner {
+        names: &["pixi", "rye"],
+        verbs: &[&["run"]],
+        spec: Spec::NONE,
+        fixed: 0,
+        after_dashes: false,
+    },
+    VerbRunner {
+        names: &["guix"],
+        verbs: &[&["shell"], &["environment"]],
+        spec: Spec::NONE,
+        fixed: 0,
+        after_dashes: true,
+    },
     VerbRunner {
         names: &["ip"],
         verbs: &[&["netns", "exec"]],
@@ -1988,9 +2141,14 @@ fn run_verb(r: &VerbRunner, args: &[Word], out: &mut Findings) {
             return;
         }
         if rest.iter().any(|w| !w.literal) {
-            out.stop(Stop::Dynamic(join_raw(rest)));
+            return out.stop(Stop::Dynamic(join_raw(rest)));
         }
-        return;
+        // Round 9: `echo CMD | mise exec` ran the user's shell on the input.
+        return out.opaque(format!(
+            "`{} {}` without `--` starts the user's shell, which reads its commands from the input",
+            r.names[0],
+            verb.join(" ")
+        ));
     }
     // `hatch run ENV:SCRIPT`: a script the project's configuration names, not a program.
     if r.names.contains(&"hatch") && rest.first().is_some_and(|w| w.text.contains(':')) {
