@@ -5524,3 +5524,56 @@ fn the_dynamic_loader_and_more_runners_are_read_or_ask() {
         ],
     );
 }
+
+/// Round 9: `gpg --use-embedded-filename FILE` (any abbreviation down to `--use-e`) writes the
+/// name stored in the encrypted packet, which the line does not show: the real GnuPG 2.2 wrote
+/// `.envrc` from `x.gpg` (with `-d` too). It was allowed.
+#[test]
+fn gpgs_embedded_file_name_is_a_name_the_line_does_not_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = d.join("gh");
+    std::fs::create_dir(&home).unwrap();
+    let gpg = |args: &[&str]| {
+        let out = std::process::Command::new("gpg")
+            .arg("--homedir")
+            .arg(&home)
+            .args([
+                "--batch",
+                "--passphrase",
+                "p",
+                "--pinentry-mode",
+                "loopback",
+            ])
+            .args(args)
+            .current_dir(d)
+            .output()
+            .expect("gpg is not installed: run scripts/test-deps.sh");
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    };
+    std::fs::write(d.join(".envrc"), "echo hi\n").unwrap();
+    gpg(&["-o", "x.gpg", "-c", ".envrc"]);
+    for args in [
+        &["--use-embedded-filename", "x.gpg"][..],
+        &["-d", "--use-e", "x.gpg"],
+    ] {
+        std::fs::remove_file(d.join(".envrc")).unwrap();
+        gpg(args);
+        assert!(d.join(".envrc").exists(), "{args:?} did not write .envrc");
+    }
+    let f = fixture("[shell]\ndefault = \"allow\"\n", "deny");
+    f.never_allowed(&[
+        "gpg --use-embedded-filename x.gpg",
+        "gpg -d --use-embedded-filename x.gpg",
+        "gpg --use-e x.gpg",
+        "gpg --batch --use-embedded x.gpg",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gpg --verify x.sig x",
+            "gpg -d x.gpg",
+            "gpg --no-use-embedded-filename x.gpg",
+        ],
+    );
+}
