@@ -5577,3 +5577,84 @@ fn gpgs_embedded_file_name_is_a_name_the_line_does_not_show() {
         ],
     );
 }
+
+/// Round 9: the default profile's `git push --force*` rule missed force pushes in other
+/// spellings: `-f` (git's own short name for `--force`), a `+` refspec (`git push origin
+/// +main` forces that ref) and `--mirror` (forces every ref); its `git clean -*f*` rule missed
+/// `git clean -i`, which deletes what the input agrees to without `-f` (as `yes | rm -i`).
+/// Checked with the real git: `-f` and `+main` replaced a diverged remote branch, a plain push
+/// was refused, and `printf 'c\n' | git clean -i` removed the untracked file.
+#[test]
+fn git_force_pushes_and_interactive_cleans_in_every_spelling_meet_the_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sh = |script: &str| {
+        let out = std::process::Command::new("bash")
+            .args(["-ec", script])
+            .current_dir(d)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+        )
+    };
+    let (ok, _) = sh(
+        "git init -q --bare remote.git && git init -q -b main w && cd w \
+         && git commit -q --allow-empty -m a && git remote add origin ../remote.git \
+         && git push -q origin main && git commit -q --amend --allow-empty -m b",
+    );
+    assert!(ok);
+    assert!(
+        !sh("cd w && git push -q origin main 2>/dev/null").0,
+        "a plain push went through"
+    );
+    for push in ["git push -q -f origin main", "git push -q origin +main"] {
+        assert!(
+            sh(&format!(
+                "cd w && git commit -q --amend --allow-empty -m c && {push}"
+            ))
+            .0,
+            "{push}"
+        );
+    }
+    let (_, left) = sh("cd w && touch junk && printf 'c\\n' | git clean -i >/dev/null; ls");
+    assert!(!left.contains("junk"), "git clean -i left junk: {left}");
+
+    let f = fixture(
+        "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"git push --force*\"\naction = \"deny\"\n[[shell.rules]]\npattern = \"git clean -*f*\"\naction = \"deny\"\n",
+        "deny",
+    );
+    f.all(
+        Action::Deny,
+        &[
+            "git push -f",
+            "git push -f origin main",
+            "git push origin main -f",
+            "git push -qf origin main",
+            "git push origin +main",
+            "git push origin +HEAD:main",
+            "git push --mirror",
+            "git push --mirror origin",
+            "git clean -i",
+            "git clean -di",
+            "git clean --interactive",
+        ],
+    );
+    f.all(
+        Action::Allow,
+        &[
+            "git push",
+            "git push origin main",
+            "git push -u origin main",
+            "git clean -n",
+            "git clean -nd",
+        ],
+    );
+}

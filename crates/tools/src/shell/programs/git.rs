@@ -484,7 +484,7 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
                 );
             }
             if p.dynamic.is_none() {
-                key.extend(p.option_words.iter().cloned());
+                key.extend(meaning(&sub.text, &p));
                 key.extend(p.operands.iter().map(|w| w.text.clone()));
             } else {
                 key.extend(sub_args.iter().map(|w| w.text.clone()));
@@ -1297,4 +1297,24 @@ fn leaves_the_work_tree(sub: &str, args: &[Word]) -> bool {
         "worktree" => first != Some("add"),
         _ => false,
     }
+}
+
+/// A subcommand's option words as the rules read them (round 9): `git push -f` (git's short
+/// name for `--force`, alone or in a cluster), a `+` refspec (it forces its ref) and `--mirror`
+/// (it forces every ref) are also read as `--force`; so is `git clean -i`, which deletes what
+/// the input agrees to without `-f`, as `yes | rm -i` does. The default profile's rules (`git
+/// push --force*`, `git clean -*f*`) then see the meaning, not the spelling.
+fn meaning(sub: &str, p: &super::Parsed) -> Vec<String> {
+    let mut words = p.option_words.clone();
+    let forces = match sub {
+        "push" => {
+            p.has(&["-f", "--mirror"]) || p.operands.iter().skip(1).any(|w| w.text.starts_with('+'))
+        }
+        "clean" => p.has(&["-i", "--interactive"]),
+        _ => false,
+    };
+    if forces && !words.iter().any(|w| w.starts_with("--force")) {
+        words.insert(0, "--force".to_string());
+    }
+    words
 }
