@@ -5658,3 +5658,42 @@ fn git_force_pushes_and_interactive_cleans_in_every_spelling_meet_the_rules() {
         ],
     );
 }
+
+/// Round 9: just and task (go-task) run the recipes of the file they are pointed at, or of the
+/// one a directory holds, as `make -f`/`-C` do (which ask): `just --justfile F`, `-f`,
+/// `--working-directory`/`-d`, `--shell`/`--shell-arg`/`--shell-command`/`--command`/`-c`,
+/// `--dotenv-path`, `task --taskfile`/`-t`, `--dir`/`-d`, `--global`/`-g` were allowed under the
+/// default profile (by their manuals: neither is installed here). The project's own `just
+/// build`/`task test` stay allowed.
+#[test]
+fn just_and_task_pointed_at_another_file_ask() {
+    let f = fixture("[shell]\ndefault = \"allow\"\n", "deny");
+    f.never_allowed(&[
+        "just -f /tmp/j build",
+        "just --justfile=/tmp/j build",
+        "just --just /tmp/j",
+        "just -d / build",
+        "just --working-directory / build",
+        "just --shell sh --shell-arg -c build",
+        "just --command 'rm -rf /usr'",
+        "just -c 'rm x'",
+        "just --dotenv-path /tmp/e build",
+        "task -t /tmp/t.yml build",
+        "task --taskfile /tmp/t.yml",
+        "task -d / build",
+        "task --dir=/ build",
+        "task -g build",
+        "task --global build",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "just",
+            "just build",
+            "just --list",
+            "task",
+            "task test",
+            "task --list",
+        ],
+    );
+}
