@@ -1518,6 +1518,7 @@ impl<'a> Walker<'a> {
             *k = known_of(std::slice::from_ref(&name.text), std::slice::from_ref(name))[0];
         }
         command.effects = examined.effects;
+        let examined_readings = examined.readings;
         for path in examined.writes {
             self.concern(Concern::WriteRedirect(path));
         }
@@ -1542,6 +1543,21 @@ impl<'a> Walker<'a> {
                         known,
                     });
                 }
+            }
+        }
+        for key in examined_readings {
+            if key != self.out.commands[index].key {
+                let known = known_of(&key, &words);
+                self.out.commands.push(SimpleCommand {
+                    words: key.clone(),
+                    key,
+                    text: text.clone(),
+                    transparent: false,
+                    effects: Vec::new(),
+                    state_only: false,
+                    reading: true,
+                    known,
+                });
             }
         }
         let fx = rebind::effects(base, &words[1..], &text, parsed_declaration);

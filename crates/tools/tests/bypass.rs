@@ -5697,3 +5697,16 @@ fn just_and_task_pointed_at_another_file_ask() {
         ],
     );
 }
+
+/// A rule on the spelling still matches after round 9's force reading: `git push -f` under a
+/// rule `git push -f` (as `cordon init` writes) and `git push -f origin main` under `git push
+/// -f origin main`.
+#[test]
+fn a_rule_on_gits_short_force_still_matches_it() {
+    let f = fixture(
+        "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"git push -f\"\naction = \"deny\"\n[[shell.rules]]\npattern = \"git clean -i\"\naction = \"ask\"\n",
+        "deny",
+    );
+    f.all(Action::Deny, &["git push -f", "git push -f origin main"]);
+    f.all(Action::Ask, &["git clean -i"]);
+}

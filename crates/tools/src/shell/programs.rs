@@ -91,6 +91,9 @@ pub(super) struct Examined {
     pub(super) writes: Vec<String>,
     /// What else it does.
     pub(super) effects: Vec<Effect>,
+    /// Other readings of the command for the rules only: a canonical spelling of its meaning
+    /// (`git push -f` is also `git push --force`), as rm's readings are.
+    pub(super) readings: Vec<Vec<String>>,
 }
 
 impl Examined {

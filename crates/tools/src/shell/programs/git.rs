@@ -484,8 +484,13 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
                 );
             }
             if p.dynamic.is_none() {
-                key.extend(meaning(&sub.text, &p));
+                key.extend(p.option_words.iter().cloned());
                 key.extend(p.operands.iter().map(|w| w.text.clone()));
+                if forces(&sub.text, &p) {
+                    let mut reading = key.clone();
+                    reading.insert(2, "--force".to_string());
+                    out.readings.push(reading);
+                }
             } else {
                 key.extend(sub_args.iter().map(|w| w.text.clone()));
             }
@@ -1299,22 +1304,21 @@ fn leaves_the_work_tree(sub: &str, args: &[Word]) -> bool {
     }
 }
 
-/// A subcommand's option words as the rules read them (round 9): `git push -f` (git's short
-/// name for `--force`, alone or in a cluster), a `+` refspec (it forces its ref) and `--mirror`
-/// (it forces every ref) are also read as `--force`; so is `git clean -i`, which deletes what
-/// the input agrees to without `-f`, as `yes | rm -i` does. The default profile's rules (`git
-/// push --force*`, `git clean -*f*`) then see the meaning, not the spelling.
-fn meaning(sub: &str, p: &super::Parsed) -> Vec<String> {
-    let mut words = p.option_words.clone();
-    let forces = match sub {
+/// Whether the command forces what the rules know as `--force` (round 9): `git push -f`
+/// (git's short name for it, alone or in a cluster), a `+` refspec (it forces its ref) and
+/// `--mirror` (it forces every ref); `git clean -i`, which deletes what the input agrees to
+/// without `-f`, as `yes | rm -i` does. Such a command is also read as `git SUB --force …`, so
+/// that the default profile's rules (`git push --force*`, `git clean -*f*`) see the meaning,
+/// not the spelling, and a rule on the spelling (`git push -f`) still matches the command.
+fn forces(sub: &str, p: &super::Parsed) -> bool {
+    if p.option_words.iter().any(|w| w.starts_with("--force")) {
+        return false; // read so already
+    }
+    match sub {
         "push" => {
             p.has(&["-f", "--mirror"]) || p.operands.iter().skip(1).any(|w| w.text.starts_with('+'))
         }
         "clean" => p.has(&["-i", "--interactive"]),
         _ => false,
-    };
-    if forces && !words.iter().any(|w| w.starts_with("--force")) {
-        words.insert(0, "--force".to_string());
     }
-    words
 }
