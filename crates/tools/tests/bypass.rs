@@ -5710,3 +5710,40 @@ fn a_rule_on_gits_short_force_still_matches_it() {
     f.all(Action::Deny, &["git push -f", "git push -f origin main"]);
     f.all(Action::Ask, &["git clean -i"]);
 }
+
+/// Round 9: programs that are what a deny rule names under another name. `mke2fs` is the
+/// program `mkfs.ext2`/`mkfs.ext4` link to (checked below), `mkdosfs` is `mkfs.fat`'s; `halt`,
+/// `poweroff`, `reboot`, `shutdown` and `telinit` are all links to systemctl here, which acts
+/// on the name (`telinit 0` powers off, `telinit 6` reboots), as `systemctl poweroff`/`reboot`
+/// do. The default profile's `mkfs*`, `shutdown` and `reboot` rules missed the other names.
+/// Each is also read as the name the rule knows (a reading: it passes unless a rule names it).
+#[test]
+fn a_program_under_another_name_meets_the_rule_on_that_name() {
+    let real = |p: &str| std::fs::canonicalize(p).unwrap();
+    assert_eq!(real("/sbin/mkfs.ext2"), real("/sbin/mke2fs"));
+    let f = fixture(
+        "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"mkfs*\"\naction = \"deny\"\n[[shell.rules]]\npattern = \"shutdown\"\naction = \"deny\"\n[[shell.rules]]\npattern = \"reboot\"\naction = \"deny\"\n",
+        "deny",
+    );
+    f.all(
+        Action::Deny,
+        &[
+            "mke2fs /dev/sda1",
+            "/sbin/mke2fs -t ext4 /dev/sda1",
+            "mkdosfs /dev/sdb1",
+            "halt",
+            "poweroff",
+            "poweroff -f",
+            "telinit 0",
+            "init 6",
+            "systemctl poweroff",
+            "systemctl halt",
+            "systemctl reboot",
+            "systemctl --no-block kexec",
+        ],
+    );
+    f.all(
+        Action::Allow,
+        &["telinit q", "systemctl status", "mke2fs_wrapper x"],
+    );
+}
