@@ -96,7 +96,8 @@ command -v unzip >/dev/null || {
 # (`exec`), GNU parallel and `direnv exec` to show each runs the command it is given (perf
 # where installed).
 for need in lz4:lz4 ssh:openssh-client gpg:gnupg wget:wget objcopy:binutils tmux:tmux vim:vim \
-  capsh:libcap2-bin gdb:gdb hyperfine:hyperfine expect:expect parallel:parallel direnv:direnv; do
+  capsh:libcap2-bin gdb:gdb hyperfine:hyperfine expect:expect parallel:parallel direnv:direnv \
+  strace:strace fakeroot:fakeroot; do
   command -v "${need%%:*}" >/dev/null || {
     retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need#*:}"
   }

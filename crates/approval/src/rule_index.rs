@@ -15,7 +15,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
-use cordon_policy::verdict::Known;
+use cordon_policy::verdict::{Known, FOUND};
 use cordon_policy::{basename, is_glob, literal_prefix, Action, Pattern, ShellRule};
 
 /// Rules compared with the basename of the command name (a first token without `/`).
@@ -246,6 +246,9 @@ pub(crate) struct Could {
 /// `[…]` never match a `/`, so every value has the glob's `/`s and starts with its literal
 /// prefix (`*` is never `/usr`). Anything else may be any word.
 fn may_be(word: &str, token: &str) -> bool {
+    if let Some(start) = found_start(word) {
+        return found_may_be(start, token);
+    }
     let plain = !word.contains(['$', '`', '"', '\'', '\\', '{', '}', '(', ')'])
         && !word.starts_with('~')
         && !word.contains("**")
@@ -265,6 +268,71 @@ fn may_be(word: &str, token: &str) -> bool {
     token.contains("**")
         || token.contains(['[', ']'])
         || word.matches('/').count() == token.matches('/').count()
+}
+
+/// The start path of a find `{}` spelled `P/{found}` ([`FOUND`]), when P is a plain path (no
+/// expansion, quote, glob, brace or tilde: only find's placeholder is spelled so, a word with
+/// any of those keeps its old reading as any word).
+fn found_start(word: &str) -> Option<&str> {
+    let start = if word == FOUND {
+        "."
+    } else {
+        match word.strip_suffix(FOUND)?.strip_suffix('/')? {
+            "" => "/",
+            p => p,
+        }
+    };
+    let plain = !start.contains([
+        '$', '`', '"', '\'', '\\', '{', '}', '(', ')', '*', '?', '[', ']',
+    ]) && !start.starts_with(['~', '-']);
+    plain.then_some(start)
+}
+
+/// Whether a path find gives from `start` (normalised lexically: `start` itself or one below
+/// it, spelled from the start path) could match rule token `token`. An exact token is compared
+/// by its lexical form (so every spelling of a value counts); a glob's `*` and `?` never match
+/// a `/`, so a token with fewer `/`s than `start` matches nothing find gives, one with as many
+/// can only be `start`, and one with more must share its literal prefix with `start/`. Where
+/// that is not certain (a relative start, `**`, classes, braces) it could.
+fn found_may_be(start: &str, token: &str) -> bool {
+    let absolute = start.starts_with('/');
+    // find's paths start with the start path, never with `-`.
+    if token.starts_with('-') {
+        return false;
+    }
+    if !is_glob(token) {
+        let t = cordon_fs::links::lexical_text(token);
+        return match (absolute, t.starts_with('/')) {
+            (true, true) => start == "/" || t == start || t.starts_with(&format!("{start}/")),
+            (false, false) if start == "." => t != ".." && !t.starts_with("../"),
+            (false, false) => t == start || t.starts_with(&format!("{start}/")),
+            _ => false,
+        };
+    }
+    if token.contains("**") || token.contains(['[', ']', '{', '}', '\\']) {
+        return true;
+    }
+    if !absolute {
+        // Relative paths never start with `/`; beyond that, not narrowed.
+        return !token.starts_with('/');
+    }
+    if !token.starts_with('/') {
+        // Every path find gives starts with `/`, which neither a literal other than `/` nor
+        // `*`/`?` matches.
+        return false;
+    }
+    if start == "/" {
+        return true;
+    }
+    let (c_start, c_token) = (start.matches('/').count(), token.matches('/').count());
+    if c_token < c_start {
+        return false;
+    }
+    if c_token == c_start {
+        return Pattern::exact(token).map_or(true, |p| p.matches(&[start]));
+    }
+    let (prefix, below) = (literal_prefix(token), format!("{start}/"));
+    prefix.starts_with(&below) || below.starts_with(prefix)
 }
 
 /// Nodes a could-match walk may visit: a wildcard visits whole subtrees, so a policy of
@@ -464,6 +532,44 @@ impl RuleIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_find_placeholder_is_its_start_path_or_below_it() {
+        let could = |word: &str, token: &str| may_be(word, token);
+        // Below `/srv/ws`: itself, and what lies under it.
+        for token in [
+            "/srv/ws",
+            "/srv/ws/a",
+            "/srv/ws/a/b",
+            "/srv/*",
+            "/srv/ws/*",
+            "/srv/w*/x",
+            "//srv/ws/./a",
+            "/**",
+        ] {
+            assert!(could("/srv/ws/{found}", token), "{token}");
+        }
+        for token in [
+            "/",
+            "/srv",
+            "/*",
+            "/srv/other",
+            "/srv/wsx/*",
+            "/srv/ws/..",
+            "ws",
+            "*",
+            "-rf",
+            "/usr/*/*",
+        ] {
+            assert!(!could("/srv/ws/{found}", token), "{token}");
+        }
+        // `/` and `.`: everything absolute, everything relative that does not climb.
+        assert!(could("/{found}", "/") && could("/{found}", "/*") && !could("/{found}", "x"));
+        assert!(could("{found}", "x") && could("{found}", "./x") && could("{found}", "*"));
+        assert!(!could("{found}", "/x") && !could("{found}", "../x") && !could("{found}", "/*"));
+        // Only a plain start path is read so; anything else is any word.
+        assert!(could("$d/{found}", "/") && could("*/{found}", "/") && could("~/{found}", "/"));
+    }
 
     fn index(rules: &[(&str, &str)]) -> RuleIndex {
         let body: String = rules

@@ -104,6 +104,38 @@ impl Links {
     }
 }
 
+/// A path's text without empty and `.` components, `..` taken lexically: a relative path keeps
+/// the `..`s it starts with (`../x`), an absolute one drops those above `/`; an empty relative
+/// result is `.`. The rules' view of a path spelled in a shell line (rm's readings, find's
+/// start paths), where [`lexical`] would drop a relative path's leading `..`.
+///
+/// ```
+/// use cordon_fs::links::lexical_text;
+/// assert_eq!(lexical_text("//usr/./lib/.."), "/usr");
+/// assert_eq!(lexical_text("./../a//b/"), "../a/b");
+/// assert_eq!(lexical_text("a/.."), ".");
+/// ```
+pub fn lexical_text(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            ".." if absolute => {}
+            _ => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) => joined,
+    }
+}
+
 /// `path` with `.` removed and `..` taken by name (the path need not exist), as Node's
 /// `path.resolve` and the shell's `cd` read it; links are not looked at ([`Links::real`] is
 /// what the kernel makes of a path).

@@ -21,6 +21,12 @@ pub enum Known {
     AnyWords,
 }
 
+/// The spelling of a `find -exec` `{}` whose start path is known: `P/{found}` (`{found}`
+/// alone for `.`), with P the start path normalised lexically, stands for P itself or any path
+/// below it, as find names them (never one with `..` past P: find does not climb). Only a
+/// [`Known::OneWord`] so spelled is read this way; the approval layer matches rules on it.
+pub const FOUND: &str = "{found}";
+
 /// What decided: a rule (with its location and pattern) or the default.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuleRef {

@@ -8,7 +8,7 @@
 use cordon_fs::links::{lexical, Links};
 use std::path::{Component, Path, PathBuf};
 
-use cordon_policy::{names_system_program, Action, Network, Policy};
+use cordon_policy::{basename, names_system_program, Action, Network, Policy};
 
 pub use crate::shell::Concern as Found;
 use crate::shell::{ParsedLine, SimpleCommand};
@@ -320,8 +320,10 @@ pub fn assess(parsed: &ParsedLine, cx: &ShellContext) -> ShellReading {
             }
             // A reading's path, from where it may be: the working directory and where the
             // line's `cd`s may have gone, the home (one reading for each).
+            // Only rm's readings end in a path (git's end in what the command named).
+            let path_reading = c.reading && c.words.first().is_some_and(|w| basename(w) == "rm");
             let keys: Vec<Vec<String>> = match key.split_last() {
-                Some((path, head)) if c.reading => anchored(path, cx, bases)
+                Some((path, head)) if path_reading => anchored(path, cx, bases)
                     .into_iter()
                     .map(|p| head.iter().cloned().chain([p]).collect())
                     .collect(),

@@ -1377,9 +1377,16 @@ impl<'a> Walker<'a> {
         let newline_inside = kids.windows(2).any(|w| {
             let gap = src.slice(w[0].1.end_byte(), w[1].1.start_byte());
             gap.replace("\\\n", "").contains('\n')
-        }) || kids
-            .iter()
-            .any(|(_, k)| k.kind() == "word" && src.raw(*k).replace("\\\n", "").contains('\n'));
+        }) || kids.iter().any(|(_, k)| {
+            // A name's word too: after an assignment alone on its line the parser read
+            // `x=1` newline `[ …` as one command named `\n[` (round 9).
+            let word = match k.kind() {
+                "word" => Some(*k),
+                "command_name" => k.child(0).filter(|c| c.kind() == "word"),
+                _ => None,
+            };
+            word.is_some_and(|w| src.raw(w).replace("\\\n", "").contains('\n'))
+        });
         if newline_inside {
             self.concern(Concern::Unparsed(format!(
                 "a newline the parser read inside one command near `{}`",
@@ -1511,6 +1518,7 @@ impl<'a> Walker<'a> {
             *k = known_of(std::slice::from_ref(&name.text), std::slice::from_ref(name))[0];
         }
         command.effects = examined.effects;
+        let examined_readings = examined.readings;
         for path in examined.writes {
             self.concern(Concern::WriteRedirect(path));
         }
@@ -1535,6 +1543,21 @@ impl<'a> Walker<'a> {
                         known,
                     });
                 }
+            }
+        }
+        for key in examined_readings {
+            if key != self.out.commands[index].key {
+                let known = known_of(&key, &words);
+                self.out.commands.push(SimpleCommand {
+                    words: key.clone(),
+                    key,
+                    text: text.clone(),
+                    transparent: false,
+                    effects: Vec::new(),
+                    state_only: false,
+                    reading: true,
+                    known,
+                });
             }
         }
         let fx = rebind::effects(base, &words[1..], &text, parsed_declaration);

@@ -5087,3 +5087,663 @@ action = "ask"
     );
     f.all(Action::Ask, &[r#"svc stop "$x""#, "svc $x"]);
 }
+
+/// Round 9. A wrapper given no command runs the user's shell, which reads its commands from
+/// the input: `echo 'rm -rf /usr' | unshare -r` ran `rm` under the default profile's allow.
+/// The real `unshare -r`, `newgrp`, `sg GROUP` and `fakeroot` ran the input's `touch` here
+/// (as root and as a user; `chroot /` and `nsenter -t PID -m` did too, as root).
+#[test]
+fn a_wrapper_given_no_command_runs_a_shell_that_reads_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let group = String::from_utf8(
+        std::process::Command::new("id")
+            .arg("-gn")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    for wrapper in [
+        "unshare -r".to_string(),
+        "newgrp".to_string(),
+        format!("sg {}", group.trim()),
+        "fakeroot".to_string(),
+    ] {
+        let marker = dir.path().join("ran");
+        let _ = std::fs::remove_file(&marker);
+        let line = format!("echo 'touch ran' | {wrapper}");
+        let out = std::process::Command::new("bash")
+            .args(["-c", &line])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            marker.exists(),
+            "{line}: the shell did not run the input: {out:?}"
+        );
+    }
+    let lines = [
+        "echo 'rm -rf /usr' | unshare",
+        "echo 'rm -rf /usr' | unshare -r -n",
+        "echo 'rm -rf /usr' | chroot /",
+        "echo 'rm -rf /usr' | chroot --userspec=0:0 /",
+        "echo 'rm -rf /usr' | nsenter -t 1 -m",
+        "echo 'rm -rf /usr' | nsenter --all --target 1",
+        "echo 'rm -rf /usr' | newgrp",
+        "echo 'rm -rf /usr' | newgrp root",
+        "echo 'rm -rf /usr' | sg root",
+        "echo 'rm -rf /usr' | fakeroot",
+        "echo 'rm -rf /usr' | fakeroot --",
+        "echo 'rm -rf /usr' | pkexec",
+        "echo 'rm -rf /usr' | firejail",
+        "echo 'rm -rf /usr' | firejail --noprofile",
+    ];
+    let default = fixture("[shell]\ndefault = \"allow\"\n", "deny");
+    default.never_allowed(&lines);
+    allow_all().never_allowed(&lines);
+    // With a command, or only reporting, they stay as they were.
+    allow_all().all(
+        Action::Allow,
+        &[
+            "unshare -r ls",
+            "chroot / ls",
+            "unshare --help",
+            "fakeroot -v",
+        ],
+    );
+    allow_all().all(Action::Deny, &["unshare -r rm x", "sg root 'rm x'"]);
+}
+
+/// Round 9. The package runners run a program on the PATH when no package of that name is
+/// installed: the real `npx --offline touch M` (npm 11) and `npx -c 'touch M'` ran touch, and
+/// the default profile allowed `npx rm -rf /usr`. Their command is read as a command now;
+/// `bunx`, `bun x`, `pnpm dlx|exec`, `yarn exec|dlx` and `npm exec|x` by their manuals.
+#[test]
+fn the_package_runners_command_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for line in ["npx --offline touch ran", "npx --offline -c 'touch ran'"] {
+        let marker = dir.path().join("ran");
+        let _ = std::fs::remove_file(&marker);
+        let out = std::process::Command::new("bash")
+            .args(["-c", line])
+            .current_dir(dir.path())
+            .env("npm_config_cache", dir.path().join("cache"))
+            .env("npm_config_update_notifier", "false")
+            .output()
+            .expect("bash");
+        assert!(marker.exists(), "{line}: did not run touch: {out:?}");
+    }
+    let default = fixture("[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"rm -rf /usr\"\naction = \"deny\"\n", "deny");
+    default.all(
+        Action::Deny,
+        &[
+            "npx rm -rf /usr",
+            "npx --yes rm -rf /usr",
+            "npx -y -p left-pad rm -rf /usr",
+            "npx --package=left-pad rm -rf /usr",
+            "npx -c 'rm -rf /usr'",
+            "npx --call 'rm -rf /usr'",
+            "bunx rm -rf /usr",
+            "bun x rm -rf /usr",
+            "pnpm dlx rm -rf /usr",
+            "pnpm exec rm -rf /usr",
+            "yarn exec rm -rf /usr",
+            "yarn dlx rm -rf /usr",
+            "npm exec -- rm -rf /usr",
+            "npm x -- rm -rf /usr",
+            "npm exec -c 'rm -rf /usr'",
+        ],
+    );
+    default.never_allowed(&[
+        "npx --some-new-option rm -rf /usr",
+        r#"npx "$c" -rf /usr"#,
+        "npm exec rm -rf /usr",
+    ]);
+    default.all(
+        Action::Allow,
+        &[
+            "npx eslint .",
+            "npx --yes prettier --check .",
+            "bunx tsc --noEmit",
+            "bun x tsc",
+        ],
+    );
+}
+
+/// Round 9. Writes to the null device and to the line's own output streams (`/dev/stdout`,
+/// `/dev/stderr`, `/dev/fd/1`, `/dev/fd/2`) are no files of the tree, for the programs that
+/// open their output where it is: under strace, the real tee, curl 7.88, wget 1.21, sort, uniq
+/// and dd each opened `/dev/null` with `O_WRONLY|O_CREAT` and renamed, unlinked or made
+/// nothing. (A stream the line sends to a file is that redirection's write, judged on its
+/// own.) They asked before. What replaces its destination (`mv`, `install`, `ln`, `cp
+/// --remove-destination`) and `curl --output-dir DIR -o /dev/null`, which the real curl
+/// wrote as `DIR//dev/null`, are judged as before, and so is `/dev/fd/3`.
+#[test]
+fn writes_to_the_null_device_or_the_lines_streams_are_no_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("src"), "b\na\n").unwrap();
+    let url = format!("file://{}", d.join("src").display());
+    let traced = |line: &str| -> String {
+        let out = std::process::Command::new("strace")
+            .args([
+                "-f",
+                "-qq",
+                "-e",
+                "trace=%file",
+                "-o",
+                "trace",
+                "bash",
+                "-c",
+                line,
+            ])
+            .current_dir(d)
+            .output()
+            .expect("strace is not installed: run scripts/test-deps.sh");
+        assert!(out.status.success(), "{line}: {out:?}");
+        std::fs::read_to_string(d.join("trace")).unwrap()
+    };
+    for line in [
+        "echo x | tee /dev/null /dev/stdout >&2".to_string(),
+        format!("curl -s -o /dev/null -D /dev/stderr {url}"),
+        // wget has no `file:` scheme: it opens `-O`'s file first, then fails the download.
+        format!("wget -q -O /dev/null {url} || true"),
+        "sort -o /dev/null src".to_string(),
+        "uniq src /dev/null".to_string(),
+        "dd if=src of=/dev/null status=none".to_string(),
+    ] {
+        let trace = traced(&line);
+        let opened = trace
+            .lines()
+            .any(|l| l.contains("\"/dev/null\"") || l.contains("\"/dev/stderr\""));
+        let replaced = trace.lines().any(|l| {
+            l.contains("/dev/")
+                && [
+                    "rename",
+                    "unlink",
+                    "mkdir",
+                    "link(",
+                    "linkat",
+                    "chmod",
+                    "truncate(",
+                ]
+                .iter()
+                .any(|s| l.contains(s))
+        });
+        assert!(opened && !replaced, "{line}:\n{trace}");
+    }
+    let trace = traced(&format!(
+        "curl -s --create-dirs --output-dir out -o /dev/null {url}"
+    ));
+    assert!(d.join("out/dev/null").is_file(), "{trace}");
+
+    let f = fixture("[shell]\ndefault = \"allow\"\n", "allow");
+    f.all(
+        Action::Allow,
+        &[
+            "curl -o /dev/null https://example.org",
+            "curl -sS -o /dev/null -w '%{http_code}' https://example.org",
+            "curl --output /dev/null -D /dev/stderr https://example.org",
+            "wget -O /dev/null https://example.org",
+            "ls | tee /dev/null",
+            "ls | tee -a /dev/stderr /dev/fd/2",
+            "sort -o /dev/stdout x",
+            "uniq x /dev/null",
+            "dd if=x of=/dev/null",
+        ],
+    );
+    f.never_allowed(&[
+        "cp x /dev/null",
+        "mv x /dev/null",
+        "install x /dev/null",
+        "ln -sf x /dev/null",
+        "curl --output-dir .git -o /dev/null https://example.org",
+        "curl --output-d .git -o /dev/null https://example.org",
+        "curl --output- .git -o /dev/null https://example.org",
+        "ls | tee /dev/fd/3",
+        "exec 3>.envrc; ls | tee /dev/fd/3",
+        "ls | tee /dev/null > .envrc",
+        "{ curl -o /dev/stdout https://example.org; } > .envrc",
+        "ls | tee /dev/nul",
+        "ls | tee /dev/null/../../.envrc",
+    ]);
+}
+
+/// Round 9. find's `{}` is a path find names: the start path itself or one below it, as
+/// spelled from the start path (`./x` for `.`: the real find -exec gave rm `.` and `./keep`
+/// here). It was read as any word, so `find . -exec rm -rf {} +` asked under the default
+/// profile's `rm -rf /` rule (a false ask). Now it stands for the start path and what is below
+/// it, and a rule that any such path could match is still never passed; `-L`/`-H` (links
+/// followed below), `-execdir` (run from each file's directory), several start paths and a
+/// `{}` inside a longer word keep the old reading (any word).
+#[test]
+fn find_exec_braces_are_the_start_path_or_below_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("keep")).unwrap();
+    let out = std::process::Command::new("bash")
+        .args(["-c", "find . -exec printf '%s\\n' {} +"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), ".\n./keep\n");
+
+    let default_rm = "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"rm -rf /\"\naction = \"deny\"\n[[shell.rules]]\npattern = \"rm -[rRf]*[rRf] /*\"\naction = \"deny\"\n";
+    let f = fixture(default_rm, "deny");
+    std::fs::create_dir_all(f.ws.join("build")).unwrap();
+    f.all(
+        Action::Allow,
+        &[
+            "find . -exec rm -rf {} +",
+            "find . -name '*.o' -exec rm -f {} +",
+            "find build -mindepth 1 -exec rm -rf {} \\;",
+            "find ./build -exec rm -rf {} +",
+            "find /tmp/x -exec rm -rf {} +",
+        ],
+    );
+    f.never_allowed(&[
+        "find / -exec rm -rf {} +",
+        "find /usr -exec rm -rf {} +",
+        "find //usr -exec rm -rf {} +",
+        "find /usr/ -exec rm -rf {} +",
+        "find /usr/. -exec rm -rf {} +",
+        "find ../.. -exec rm -rf {} +",
+        "find ../../.. -exec rm -rf {} \\;",
+        "cd /; find usr -exec rm -rf {} +",
+        "find -L . -exec rm -rf {} +",
+        "find -H . -exec rm -rf {} +",
+        "find . -follow -exec rm -rf {} +",
+        "find . -execdir rm -rf {} +",
+        "find . /usr -exec rm -rf {} +",
+        "find . -exec rm -rf {}/../../.. +",
+        "find \"$d\" -exec rm -rf {} +",
+        "find . -files0-from list -exec rm -rf {} +",
+    ]);
+    // A rule on the start path or a path below it is one find could give; one beside it is not.
+    let chmod = fixture(
+        "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"chmod 777 ./keep\"\naction = \"deny\"\n",
+        "deny",
+    );
+    chmod.all(Action::Ask, &["find . -exec chmod 777 {} +"]);
+    for (template, action, want) in [
+        ("rm -rf /**/keep", "deny", Action::Ask),
+        ("rm -rf WS/keep", "deny", Action::Ask),
+        ("rm -rf WS/*", "ask", Action::Ask),
+        ("rm -rf PARENT/*", "ask", Action::Ask),
+        ("rm -rf WS", "deny", Action::Ask),
+        ("rm -rf WS-other/*", "ask", Action::Allow),
+        ("rm -rf PARENT/other", "deny", Action::Allow),
+    ] {
+        // The rule names the workspace the line runs in.
+        let g = fixture("[shell]\ndefault = \"allow\"\n", "deny");
+        let pattern = template
+            .replace("WS", &g.ws.display().to_string())
+            .replace("PARENT", &g.ws.parent().unwrap().display().to_string());
+        let rules = format!(
+            "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"{pattern}\"\naction = \"{action}\"\n"
+        );
+        std::fs::write(g.ws.join("cordon.toml"), format!(
+            "version = 1\n{rules}\n[sandbox]\nnetwork = \"deny\"\n[sandbox.paths.ws]\nroot = \".\"\nmode = \"rw\"\n[approval]\naudit_log = \".cordon/audit.jsonl\"\n"
+        )).unwrap();
+        let policy = Policy::load(&g.ws.join("cordon.toml")).unwrap();
+        let rules = RuleSet::new(&policy.shell);
+        let line = "find . -exec rm -rf {} +";
+        let a = assess(&parse_in(line, &inherited()), &rules, &g.cx);
+        assert_eq!(
+            a.decision.action, want,
+            "{line} under {pattern} ({action}): {}",
+            a.decision.reason
+        );
+    }
+}
+
+/// Round 9 (found by the tricky-constructs oracle): after an assignment alone on its line, the
+/// parser read the newline into the next command's name (`\n[`), so `[ -v 'a[$(cmd)]' ]` was
+/// not seen as `[`, and `IFS=r` newline `[ -v 'a[$(rm src)]' ]` was allowed while bash ran
+/// `rm src` (the real bash ran the substitution in each line below).
+#[test]
+fn a_newline_read_into_a_command_name_is_not_the_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        "IFS=r\n[ -v 'a[$(touch pwned)]' ]",
+        "x=1\n[ -v 'a[$(touch pwned)]' ]",
+        "x=\n[ -v 'a[$(touch pwned)]' ]",
+        "x=(1)\n[ -v 'a[$(touch pwned)]' ]",
+        "x=1 \n[ -v 'a[$(touch pwned)]' ]",
+        "x=1\n\n[ -v 'a[$(touch pwned)]' ]",
+    ];
+    for line in lines {
+        assert!(
+            bash_creates_pwned(dir.path(), line, &[]),
+            "bash did not run the substitution of {line:?}"
+        );
+    }
+    allow_all().never_allowed(&lines);
+    review().never_allowed(&lines);
+    // What the parser does not join stays as it was (`x=1` newline `[ -f x ]` now asks: the
+    // parser's reading cannot be trusted there).
+    allow_all().all(Action::Allow, &["x=1\nls", "x=1; [ -f x ]"]);
+}
+
+/// Round 9 (found by the tricky-constructs oracle): `bash --rcfile FILE -ic CMD` (and
+/// `--init-file`) runs FILE's commands first (the real bash ran the file's `touch`), and the
+/// line was read as CMD alone.
+#[test]
+fn a_start_up_file_named_to_bash_is_code() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("e"), "touch pwned\n").unwrap();
+    let lines = ["bash --rcfile e -ic true", "bash --init-file e -i -c true"];
+    for line in lines {
+        assert!(
+            bash_creates_pwned(dir.path(), line, &[("HOME", "/nonexistent")]),
+            "{line}"
+        );
+    }
+    allow_all().never_allowed(&lines);
+    allow_all().never_allowed(&["bash --rcfile=e -ic true", "bash --rcf e -ic ls"]);
+}
+
+/// Round 9: more programs that run the command they are given. The dynamic loader runs the
+/// program it is given (the real `/lib64/ld-linux-x86-64.so.2 /usr/bin/touch M` made M), and
+/// `setarch ARCH`/`linux64` without a command start a shell reading the input (the real ones
+/// ran the input's `touch`), as `mise exec` does by its manual; `fakechroot`, `systemd-cat`,
+/// `run-one` and its kin, `pixi run`, `rye run` and `guix shell --` run their argv (by their
+/// manuals; systemd-cat needs a journal, which this machine lacks). Containers and remote
+/// shells (`flatpak run`, `apptainer`/`singularity exec`, `distrobox enter`, `toolbox run`,
+/// `lxc-attach`, `pdsh`) and GNU dc (`!` runs a shell command) ask.
+#[test]
+fn the_dynamic_loader_and_more_runners_are_read_or_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let loader = ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]
+        .into_iter()
+        .find(|l| Path::new(l).exists())
+        .expect("no dynamic loader at a known path");
+    assert!(bash_creates_pwned(
+        dir.path(),
+        &format!("{loader} /usr/bin/touch pwned"),
+        &[]
+    ));
+    for wrapper in ["setarch $(uname -m)", "linux64"] {
+        assert!(
+            bash_creates_pwned(dir.path(), &format!("echo 'touch pwned' | {wrapper}"), &[]),
+            "{wrapper}"
+        );
+    }
+    let f = fixture(
+        "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"rm -[rRf]*[rRf] /*\"\naction = \"deny\"\n",
+        "deny",
+    );
+    f.all(
+        Action::Deny,
+        &[
+            "/lib64/ld-linux-x86-64.so.2 /bin/rm -rf /usr",
+            "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path /lib /bin/rm -rf /usr",
+            "/lib/ld-musl-x86_64.so.1 /bin/rm -rf /usr",
+            "fakechroot rm -rf /usr",
+            "fakechroot -s -e debootstrap rm -rf /usr",
+            "systemd-cat rm -rf /usr",
+            "systemd-cat -t tag -p info rm -rf /usr",
+            "run-one rm -rf /usr",
+            "run-this-one rm -rf /usr",
+            "keep-one-running rm -rf /usr",
+            "run-one-until-success rm -rf /usr",
+            "pixi run rm -rf /usr",
+            "rye run rm -rf /usr",
+            "guix shell -- rm -rf /usr",
+            "guix shell coreutils -- rm -rf /usr",
+        ],
+    );
+    f.never_allowed(&[
+        "/lib64/ld-linux-x86-64.so.2 --preload /tmp/x.so /bin/ls",
+        "/lib64/ld-linux-x86-64.so.2 --argv0 rm /bin/busybox -rf /usr",
+        "echo 'rm -rf /usr' | setarch x86_64",
+        "echo 'rm -rf /usr' | linux64",
+        "echo 'rm -rf /usr' | fakechroot",
+        "echo 'rm -rf /usr' | mise exec",
+        "echo 'rm -rf /usr' | guix shell",
+        "flatpak run --command=rm org.x.App -rf /usr",
+        "apptainer exec img.sif rm -rf /usr",
+        "singularity exec img.sif rm -rf /usr",
+        "distrobox enter box -- rm -rf /usr",
+        "toolbox run rm -rf /usr",
+        "lxc-attach -n c -- rm -rf /usr",
+        "pdsh -w host rm -rf /usr",
+        "dc -e '!rm -rf /usr'",
+        "echo '!rm -rf /usr' | dc",
+        "dc script.dc",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "/lib64/ld-linux-x86-64.so.2 --list /bin/ls",
+            "/lib64/ld-linux-x86-64.so.2 --version",
+            "pixi run pytest",
+            "systemd-cat -t build make",
+            "setarch x86_64 -R ls",
+            "dc -e '2 3 + p'",
+            "flatpak list",
+        ],
+    );
+}
+
+/// Round 9: `gpg --use-embedded-filename FILE` (any abbreviation down to `--use-e`) writes the
+/// name stored in the encrypted packet, which the line does not show: the real GnuPG 2.2 wrote
+/// `.envrc` from `x.gpg` (with `-d` too). It was allowed.
+#[test]
+fn gpgs_embedded_file_name_is_a_name_the_line_does_not_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = d.join("gh");
+    std::fs::create_dir(&home).unwrap();
+    let gpg = |args: &[&str]| {
+        let out = std::process::Command::new("gpg")
+            .arg("--homedir")
+            .arg(&home)
+            .args([
+                "--batch",
+                "--passphrase",
+                "p",
+                "--pinentry-mode",
+                "loopback",
+            ])
+            .args(args)
+            .current_dir(d)
+            .output()
+            .expect("gpg is not installed: run scripts/test-deps.sh");
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    };
+    std::fs::write(d.join(".envrc"), "echo hi\n").unwrap();
+    gpg(&["-o", "x.gpg", "-c", ".envrc"]);
+    for args in [
+        &["--use-embedded-filename", "x.gpg"][..],
+        &["-d", "--use-e", "x.gpg"],
+    ] {
+        std::fs::remove_file(d.join(".envrc")).unwrap();
+        gpg(args);
+        assert!(d.join(".envrc").exists(), "{args:?} did not write .envrc");
+    }
+    let f = fixture("[shell]\ndefault = \"allow\"\n", "deny");
+    f.never_allowed(&[
+        "gpg --use-embedded-filename x.gpg",
+        "gpg -d --use-embedded-filename x.gpg",
+        "gpg --use-e x.gpg",
+        "gpg --batch --use-embedded x.gpg",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "gpg --verify x.sig x",
+            "gpg -d x.gpg",
+            "gpg --no-use-embedded-filename x.gpg",
+        ],
+    );
+}
+
+/// Round 9: the default profile's `git push --force*` rule missed force pushes in other
+/// spellings: `-f` (git's own short name for `--force`), a `+` refspec (`git push origin
+/// +main` forces that ref) and `--mirror` (forces every ref); its `git clean -*f*` rule missed
+/// `git clean -i`, which deletes what the input agrees to without `-f` (as `yes | rm -i`).
+/// Checked with the real git: `-f` and `+main` replaced a diverged remote branch, a plain push
+/// was refused, and `printf 'c\n' | git clean -i` removed the untracked file.
+#[test]
+fn git_force_pushes_and_interactive_cleans_in_every_spelling_meet_the_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sh = |script: &str| {
+        let out = std::process::Command::new("bash")
+            .args(["-ec", script])
+            .current_dir(d)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+        )
+    };
+    let (ok, _) = sh(
+        "git init -q --bare remote.git && git init -q -b main w && cd w \
+         && git commit -q --allow-empty -m a && git remote add origin ../remote.git \
+         && git push -q origin main && git commit -q --amend --allow-empty -m b",
+    );
+    assert!(ok);
+    assert!(
+        !sh("cd w && git push -q origin main 2>/dev/null").0,
+        "a plain push went through"
+    );
+    for push in ["git push -q -f origin main", "git push -q origin +main"] {
+        assert!(
+            sh(&format!(
+                "cd w && git commit -q --amend --allow-empty -m c && {push}"
+            ))
+            .0,
+            "{push}"
+        );
+    }
+    let (_, left) = sh("cd w && touch junk && printf 'c\\n' | git clean -i >/dev/null; ls");
+    assert!(!left.contains("junk"), "git clean -i left junk: {left}");
+
+    let f = fixture(
+        "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"git push --force*\"\naction = \"deny\"\n[[shell.rules]]\npattern = \"git clean -*f*\"\naction = \"deny\"\n",
+        "deny",
+    );
+    f.all(
+        Action::Deny,
+        &[
+            "git push -f",
+            "git push -f origin main",
+            "git push origin main -f",
+            "git push -qf origin main",
+            "git push origin +main",
+            "git push origin +HEAD:main",
+            "git push --mirror",
+            "git push --mirror origin",
+            "git clean -i",
+            "git clean -di",
+            "git clean --interactive",
+        ],
+    );
+    f.all(
+        Action::Allow,
+        &[
+            "git push",
+            "git push origin main",
+            "git push -u origin main",
+            "git clean -n",
+            "git clean -nd",
+        ],
+    );
+}
+
+/// Round 9: just and task (go-task) run the recipes of the file they are pointed at, or of the
+/// one a directory holds, as `make -f`/`-C` do (which ask): `just --justfile F`, `-f`,
+/// `--working-directory`/`-d`, `--shell`/`--shell-arg`/`--shell-command`/`--command`/`-c`,
+/// `--dotenv-path`, `task --taskfile`/`-t`, `--dir`/`-d`, `--global`/`-g` were allowed under the
+/// default profile (by their manuals: neither is installed here). The project's own `just
+/// build`/`task test` stay allowed.
+#[test]
+fn just_and_task_pointed_at_another_file_ask() {
+    let f = fixture("[shell]\ndefault = \"allow\"\n", "deny");
+    f.never_allowed(&[
+        "just -f /tmp/j build",
+        "just --justfile=/tmp/j build",
+        "just --just /tmp/j",
+        "just -d / build",
+        "just --working-directory / build",
+        "just --shell sh --shell-arg -c build",
+        "just --command 'rm -rf /usr'",
+        "just -c 'rm x'",
+        "just --dotenv-path /tmp/e build",
+        "task -t /tmp/t.yml build",
+        "task --taskfile /tmp/t.yml",
+        "task -d / build",
+        "task --dir=/ build",
+        "task -g build",
+        "task --global build",
+    ]);
+    f.all(
+        Action::Allow,
+        &[
+            "just",
+            "just build",
+            "just --list",
+            "task",
+            "task test",
+            "task --list",
+        ],
+    );
+}
+
+/// A rule on the spelling still matches after round 9's force reading: `git push -f` under a
+/// rule `git push -f` (as `cordon init` writes) and `git push -f origin main` under `git push
+/// -f origin main`.
+#[test]
+fn a_rule_on_gits_short_force_still_matches_it() {
+    let f = fixture(
+        "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"git push -f\"\naction = \"deny\"\n[[shell.rules]]\npattern = \"git clean -i\"\naction = \"ask\"\n",
+        "deny",
+    );
+    f.all(Action::Deny, &["git push -f", "git push -f origin main"]);
+    f.all(Action::Ask, &["git clean -i"]);
+}
+
+/// Round 9: programs that are what a deny rule names under another name. `mke2fs` is the
+/// program `mkfs.ext2`/`mkfs.ext4` link to (checked below), `mkdosfs` is `mkfs.fat`'s; `halt`,
+/// `poweroff`, `reboot`, `shutdown` and `telinit` are all links to systemctl here, which acts
+/// on the name (`telinit 0` powers off, `telinit 6` reboots), as `systemctl poweroff`/`reboot`
+/// do. The default profile's `mkfs*`, `shutdown` and `reboot` rules missed the other names.
+/// Each is also read as the name the rule knows (a reading: it passes unless a rule names it).
+#[test]
+fn a_program_under_another_name_meets_the_rule_on_that_name() {
+    let real = |p: &str| std::fs::canonicalize(p).unwrap();
+    assert_eq!(real("/sbin/mkfs.ext2"), real("/sbin/mke2fs"));
+    let f = fixture(
+        "[shell]\ndefault = \"allow\"\n[[shell.rules]]\npattern = \"mkfs*\"\naction = \"deny\"\n[[shell.rules]]\npattern = \"shutdown\"\naction = \"deny\"\n[[shell.rules]]\npattern = \"reboot\"\naction = \"deny\"\n",
+        "deny",
+    );
+    f.all(
+        Action::Deny,
+        &[
+            "mke2fs /dev/sda1",
+            "/sbin/mke2fs -t ext4 /dev/sda1",
+            "mkdosfs /dev/sdb1",
+            "halt",
+            "poweroff",
+            "poweroff -f",
+            "telinit 0",
+            "init 6",
+            "systemctl poweroff",
+            "systemctl halt",
+            "systemctl reboot",
+            "systemctl --no-block kexec",
+        ],
+    );
+    f.all(
+        Action::Allow,
+        &["telinit q", "systemctl status", "mke2fs_wrapper x"],
+    );
+}

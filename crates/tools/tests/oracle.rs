@@ -42,10 +42,12 @@ struct Judge {
 
 impl Judge {
     fn new(ws: &std::path::Path) -> Judge {
-        let text = format!(
-            "version = 1\n{}\n[sandbox.paths.ws]\nroot = \".\"\nmode = \"rw\"\n",
-            review::REVIEW_RULES
-        );
+        Judge::with_rules(ws, review::REVIEW_RULES)
+    }
+
+    fn with_rules(ws: &std::path::Path, rules: &str) -> Judge {
+        let text =
+            format!("version = 1\n{rules}\n[sandbox.paths.ws]\nroot = \".\"\nmode = \"rw\"\n");
         let policy = Policy::parse(&text, "cordon.toml", ws).unwrap();
         let mut cx = ShellContext::for_policy(&policy, ws.to_path_buf());
         cx.search_path = Vec::new();
@@ -384,3 +386,343 @@ const READ_ONLY: &[&str] = &[
     "find . -name '*.py' | xargs grep hi",
     "cat x | grep hi",
 ];
+
+// ---- round 9: bash's tricky constructs ---------------------------------------------------
+
+/// Rules that allow every command but `rm` and `curl`: what the shell tool itself objects to is
+/// all that stands between a line and bash.
+const ALLOW_ALL_BUT_RM: &str = r#"
+[shell]
+default = "allow"
+[[shell.rules]]
+pattern = "rm"
+action = "deny"
+[[shell.rules]]
+pattern = "curl"
+action = "deny"
+"#;
+
+/// State a line may set before its body: variables holding code or names, namerefs, aliases,
+/// functions shadowing commands, traps, the prompt and trace hooks, options that change how
+/// later words are read (`set -k`, `extglob`, `globstar`), where `cd` searches (`CDPATH`), the
+/// startup files a later shell reads (`BASH_ENV`, `ENV`), the command hash, descriptors.
+const SETUP: &[&str] = &[
+    "",
+    "x=rm",
+    "x='rm src'",
+    "x='$(rm src)'",
+    "x='a[$(rm src)]'",
+    "x=src",
+    "x=..",
+    "a=(rm src)",
+    "set -- rm src",
+    "declare -n r=x",
+    "x=rm; declare -n r=x",
+    "IFS=r",
+    "alias ls='rm src'",
+    "shopt -s expand_aliases; alias ls='rm src'",
+    "ls() { rm src; }",
+    "function cat { rm src; }",
+    "command_not_found_handle() { rm src; }",
+    "trap 'rm src' EXIT",
+    "trap 'rm src' DEBUG",
+    "trap 'rm src' ERR",
+    "trap \"$x\" EXIT",
+    "PROMPT_COMMAND='rm src'",
+    "PS4='$(rm src)'; set -x",
+    "set -k",
+    "set -a",
+    "set -o posix",
+    "shopt -s extglob",
+    "shopt -s globstar",
+    "shopt -s dotglob nullglob",
+    "shopt -s extdebug",
+    "CDPATH=..",
+    "CDPATH=/",
+    "HOME=..",
+    "OLDPWD=..",
+    "echo 'rm src' > e",
+    "BASH_ENV=e",
+    "export BASH_ENV=e",
+    "export ENV=e",
+    "hash -p /bin/rm ls",
+    "enable -n echo",
+    "exec 3>../o",
+    "exec 3>o",
+    "cd src",
+    "cd ..",
+    "pushd .. >/dev/null",
+    "declare -i n",
+    "printf -v x rm",
+    "read x <<< rm",
+    "mapfile -t a <<< rm",
+    "TIMEFORMAT='$(rm src)'",
+    "HISTFILE=../h",
+    "set -o history",
+    "readonly x=rm",
+    "umask 0",
+    "y=$(ls)",
+    "x=RM",
+    "x=xrm",
+    "shopt -s lastpipe",
+    "set -o allexport",
+    "echo 'rm src' > .bashrc; HOME=.",
+    "echo 'rm src' > .profile; HOME=.",
+    "echo 'rm src' > .bash_profile; HOME=.",
+    "exec {fd}<e",
+    "declare -A m",
+];
+
+/// What runs after the setup: every way bash reads a word as code, a name, a path or a
+/// command that the earlier rounds found, and their plain forms. (`bash FILE` is not here: a
+/// script named as an operand runs unread by design, the kernel being the boundary, as the
+/// docs say; a script bash finds on its own, `BASH_ENV`, `--rcfile`, `~/.bashrc`, is.)
+const BODY: &[&str] = &[
+    "ls",
+    "ls src",
+    "cat x",
+    "echo $x",
+    "$x src",
+    "\"$x\"",
+    "${x} src",
+    "echo ${!x}",
+    "echo ${x@P}",
+    "echo ${x@E}",
+    "echo ${x@Q}",
+    "echo ${x@A}",
+    "echo $r",
+    "r=rm; echo $x",
+    "\"${a[@]}\"",
+    "${a[*]}",
+    "\"$@\"",
+    "$1 $2",
+    "echo $(( x ))",
+    "echo $(( a[$x] ))",
+    "(( x ))",
+    "let x",
+    "[[ $x -eq 1 ]]",
+    "[[ -v $x ]]",
+    "[[ -v a[$(rm src)] ]]",
+    "test -v \"$x\"",
+    "[ -v 'a[$(rm src)]' ]",
+    "echo $[ x ]",
+    "n=$x",
+    "n='a[$(rm src)]'",
+    "printf -v 'a[$(rm src)]' x",
+    "printf -v \"$x\" x",
+    "read 'a[$(rm src)]' < x",
+    "read -a \"$x\" < x",
+    "mapfile -C 'rm src' -c 1 < x",
+    "mapfile -C \"$x\" -c 1 < x",
+    "cat <<< $x",
+    "cat <(rm src)",
+    "cat < <(ls)",
+    "echo >(rm src)",
+    "eval \"$x\"",
+    "eval $x",
+    "source e",
+    ". e",
+    "source /dev/stdin <<< 'rm src'",
+    "bash -c ls",
+    "sh -c ls",
+    "cd src && ls",
+    "cd; touch y",
+    "cd home && touch y",
+    "cd - && touch y",
+    "cd ~ && touch y",
+    "cd \"$x\" && touch y",
+    "touch ~+/../y",
+    "touch ~/y",
+    "touch ../y",
+    "touch \"$x\"/y",
+    "mkdir -p ../d",
+    "echo hi > ../y",
+    "echo hi >| ../y",
+    "echo hi &> ../y",
+    "echo hi >> ~/y",
+    "echo hi > \"$x\"",
+    "echo hi > $x/y",
+    "echo hi >&3",
+    "echo hi > /dev/fd/3",
+    "echo hi > /dev/stdout",
+    "echo hi > /dev/tcp/127.0.0.1/9",
+    "ls !(x)",
+    "ls **/x",
+    "ls ../*",
+    "echo ~+",
+    "echo {rm,src}",
+    "{rm,src}",
+    "{ls,src}",
+    "$'\\x72m' src",
+    "r\\m src",
+    "$(echo) rm src",
+    "${u} rm src",
+    "$u$x src",
+    "coproc rm src",
+    "coproc ls",
+    "exec ls",
+    "command rm src",
+    "builtin echo x",
+    "nosuch",
+    "history -w",
+    "time ls",
+    "ls & wait",
+    "x=1 ls",
+    "ls BASH_ENV=e",
+    "bash -c ls BASH_ENV=e",
+    "BASH_ENV=e bash -c ls",
+    "ENV=e sh -c ls",
+    "PATH=src ls",
+    "echo ${x:-$(rm src)}",
+    "echo ${x/$(rm src)/}",
+    ": ${x:=$(rm src)}",
+    "echo \"${x:-'$(rm src)'}\"",
+    "case $x in $(rm src)) ;; esac",
+    "for i in $x; do $i; done",
+    "echo \"${a[@]/#/$(rm src)}\"",
+    "echo ${x[$(rm src)]}",
+    "echo src | xargs rm",
+    "find . -exec rm {} +",
+    "find src -exec ls {} +",
+    "find . -exec echo {} +",
+    "env $x",
+    "env -S \"$x\"",
+    "timeout 1 $x",
+    "nice $x src",
+    "getopts a \"$x\"",
+    "ls > /dev/null",
+    "ls | tee /dev/null",
+    "unset 'a[$(rm src)]'",
+    "unset \"$x\"",
+    "declare -p x",
+    "export \"$x\"=1",
+    "declare \"$x\"=1",
+    "typeset -n r=x; echo $r",
+    "f() { ls; }; f",
+    "${x,,} src",
+    "${x^^} src",
+    "${x:1} src",
+    "${x#x} src",
+    "${x/x/} src",
+    "$(<e) src",
+    "`<e` src",
+    "read -r l < e; $l",
+    "while read -r l; do $l; done < e",
+    "source <(cat e)",
+    ". ./e",
+    "bash < e",
+    "sh < e",
+    "cat e | bash",
+    "m[$(rm src)]=1",
+    "b=([$(rm src)]=1)",
+    "{r..r}m src",
+    "r{m..m} src",
+    "$'\\162m' src",
+    "$'\\u0072m' src",
+    "\"r\"'m' src",
+    "../bin/r? src",
+    "../b*/rm src",
+    "command -p rm src",
+    "exec -c rm src",
+    "[[ $x == $(rm src) ]]",
+    "[[ x =~ $(rm src) ]]",
+    "for ((i=a[$(rm src)]; 0; )); do :; done",
+    "echo ${#a[$(rm src)]}",
+    "echo rm | read x; $x src",
+    "ls() { rm src; }; export -f ls; bash -c ls",
+    "env 'BASH_FUNC_ls%%=() { rm src; }' bash -c ls",
+    "bash --rcfile e -ic ls",
+    "bash --init-file e -ic ls",
+    "bash -ic ls",
+    "bash -lc ls",
+    "sh -lc ls",
+    "sh -ic ls",
+    "find . -fprint ../y",
+    "find . -fls ../y",
+    "find . -fprintf ../y x",
+    "sed -n 'w ../y' x",
+    "sed 's/a/b/w ../y' x",
+    "sed -n '1e rm src' x",
+    "sort -o ../y x",
+    "head -c1 x > ../y",
+    "env -C .. touch y",
+    "timeout 1 touch ../y",
+    "mkdir -p src/../../d",
+    "touch src/../../y",
+    "cd src/../.. && touch y",
+    "touch $PWD/../y",
+    "touch \"$OLDPWD/y\"",
+    "eval \"$(cat <&$fd)\"",
+    "xargs sh -c < e",
+    "xargs -a e",
+    "find . -exec sh -c 'rm src' \\;",
+    "printf -v x '%s' rm; $x src",
+];
+
+/// How the setup and the body are put together.
+fn tricky_line(pick: &mut dyn FnMut(usize) -> usize) -> String {
+    let setup = SETUP[pick(SETUP.len())];
+    let body = BODY[pick(BODY.len())];
+    // An alias takes effect from the next line; a function's body runs where it is called.
+    let line = match (setup.is_empty(), pick(3)) {
+        (true, _) => body.to_string(),
+        (false, 0) => format!("{setup}; {body}"),
+        (false, 1) => format!("{setup}\n{body}"),
+        (false, _) => format!("{setup} && {body}"),
+    };
+    match pick(8) {
+        0 => format!("bash -c {}", squote(&line)),
+        1 => format!("( {line} )"),
+        2 => format!("g() {{ {line}\n}}; g"),
+        3 => format!("{line}\nls"),
+        _ => line,
+    }
+}
+
+/// The property, over bash's tricky constructs (round 9): every line cordon allows, under the
+/// review's rules or under rules that allow all but `rm` and `curl`, run by the real bash
+/// under strace, executes only programs those rules allow and writes nowhere but the
+/// workspace. A line cordon asks about is not run.
+#[test]
+fn what_cordon_allows_of_bashs_tricky_constructs_bash_does_only_what_the_rules_allow() {
+    oracle::require_tools();
+    let sandbox = oracle::Sandbox::new();
+    let judges = [
+        Judge::new(&sandbox.ws),
+        Judge::with_rules(&sandbox.ws, ALLOW_ALL_BUT_RM),
+    ];
+    let mut runner = TestRunner::new(Config {
+        cases: cases() / 2,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let allowed = std::cell::Cell::new(0u32);
+    let result = runner.run(&prop::collection::vec(any::<u16>(), 4..8), |choices| {
+        let mut at = 0;
+        let mut pick = |n: usize| {
+            let c = choices[at % choices.len()] as usize;
+            at += 1;
+            c % n
+        };
+        let line = tricky_line(&mut pick);
+        for judge in &judges {
+            if judge.line(&line).decision.action != Action::Allow {
+                continue;
+            }
+            allowed.set(allowed.get() + 1);
+            let v = violations(judge, &sandbox, &line);
+            if !v.is_empty() {
+                return Err(TestCaseError::fail(format!(
+                    "cordon allowed {line:?}, and bash:\n  {}",
+                    v.join("\n  ")
+                )));
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    eprintln!("{} tricky lines allowed and run under bash", allowed.get());
+    assert!(allowed.get() > 0, "no tricky line was allowed");
+}

@@ -91,6 +91,9 @@ pub(super) struct Examined {
     pub(super) writes: Vec<String>,
     /// What else it does.
     pub(super) effects: Vec<Effect>,
+    /// Other readings of the command for the rules only: a canonical spelling of its meaning
+    /// (`git push -f` is also `git push --force`), as rm's readings are.
+    pub(super) readings: Vec<Vec<String>>,
 }
 
 impl Examined {
@@ -420,7 +423,63 @@ pub(super) fn examine(name: &str, args: &[Word]) -> Examined {
             }
         }
     }
+    if opens_in_place(base, args) {
+        out.writes.retain(|w| !super::writes_no_file(w));
+    }
+    if let Some(reading) = another_name(base, args) {
+        out.readings.push(reading);
+    }
     out
+}
+
+/// The name a rule knows this command by, when it is that program under another name (round
+/// 9): `mke2fs` is what `mkfs.ext2`/`mkfs.ext4` link to and `mkdosfs` is `mkfs.fat`; `halt`,
+/// `poweroff` and `telinit`/`init 0` power off as `shutdown` does and `telinit`/`init 6`
+/// reboots (all are systemctl acting on its name), as do `systemctl poweroff|halt` and
+/// `systemctl reboot|kexec`. The reading is `NAME ARGS…` (the level only for `telinit`, the
+/// verb's options dropped for systemctl).
+fn another_name(base: &str, args: &[Word]) -> Option<Vec<String>> {
+    let with = |name: &str| {
+        let mut key = vec![name.to_string()];
+        key.extend(args.iter().map(|w| w.text.clone()));
+        Some(key)
+    };
+    match base {
+        "mke2fs" => with("mkfs.ext2"),
+        "mkdosfs" => with("mkfs.fat"),
+        "mkntfs" => with("mkfs.ntfs"),
+        "mkexfatfs" => with("mkfs.exfat"),
+        "halt" | "poweroff" => with("shutdown"),
+        "telinit" | "init" => match args.first().map(|w| w.text.as_str()) {
+            Some("0") => Some(vec!["shutdown".to_string()]),
+            Some("6") => Some(vec!["reboot".to_string()]),
+            _ => None,
+        },
+        "systemctl" => {
+            let verb = args.iter().find(|w| !w.text.starts_with('-'))?;
+            match verb.text.as_str() {
+                "poweroff" | "halt" => Some(vec!["shutdown".to_string()]),
+                "reboot" | "kexec" | "soft-reboot" => Some(vec!["reboot".to_string()]),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether every file this command writes through its options and operands is opened where
+/// it is (`O_WRONLY|O_CREAT`), never renamed over, unlinked or made a directory: then the null
+/// device and the line's own streams among them are no files of the tree (round 9: under
+/// strace the real tee, curl 7.88, wget 1.21, sort, uniq and dd did only that; `mv`, `install`,
+/// `ln` and `cp --remove-destination` replace the path, so they are not here). curl puts `-o`
+/// under `--output-dir` (the real curl wrote `DIR//dev/null`), so not with that option, which
+/// nothing but its name or an abbreviation (`--output-`: the real curl took it) spells.
+fn opens_in_place(base: &str, args: &[Word]) -> bool {
+    match base {
+        "tee" | "wget" | "sort" | "uniq" | "dd" => true,
+        "curl" => !args.iter().any(|w| w.text.starts_with("--output-")),
+        _ => false,
+    }
 }
 
 /// Whether `base` is `tool` or a cross toolchain's spelling of it (`x86_64-linux-gnu-ld`).

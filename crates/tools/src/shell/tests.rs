@@ -378,7 +378,7 @@ const CASES: &[Case] = &[
                 "{}",
                 ";",
             ],
-            &["sh", "-c", "rm \"$1\"", "_", "{}"],
+            &["sh", "-c", "rm \"$1\"", "_", "{found}"],
             &["rm", "\"$1\""],
         ],
         &[],
@@ -476,7 +476,7 @@ const CASES: &[Case] = &[
     ("xargs", &[&["xargs"], &["echo"]], &[]),
     (
         "find . -exec rm {} \\;",
-        &[&["find", ".", "-exec", "rm", "{}", ";"], &["rm", "{}"]],
+        &[&["find", ".", "-exec", "rm", "{}", ";"], &["rm", "{found}"]],
         &[],
     ),
     (
@@ -493,13 +493,13 @@ const CASES: &[Case] = &[
         "find / -ok chmod 777 {} ';'",
         &[
             &["find", "/", "-ok", "chmod", "777", "{}", ";"],
-            &["chmod", "777", "{}"],
+            &["chmod", "777", "/{found}"],
         ],
         &[W],
     ),
     (
         "find . -exec {} \\;",
-        &[&["find", ".", "-exec", "{}", ";"], &["{}"]],
+        &[&["find", ".", "-exec", "{}", ";"], &["{found}"]],
         &[D],
     ),
     (
@@ -1737,7 +1737,7 @@ fn argv_form() {
         ]
     );
     let p = parse_argv(&argv(&["find", ".", "-exec", "rm", "{}", ";"]));
-    assert_eq!(words(&p)[1], argv(&["rm", "{}"]));
+    assert_eq!(words(&p)[1], argv(&["rm", "{found}"]));
     let p = parse_argv(&argv(&["bash", "-c", "if"]));
     assert!(!p.is_parsed());
     assert!(!parse_argv(&argv(&["ls", "a\0b"])).is_parsed());

@@ -14,6 +14,7 @@ use super::variables::{
 };
 use super::words::{arithmetic_targets, join_raw, split_env_string, Word};
 use super::{Concern, Inherited};
+use cordon_policy::verdict::FOUND;
 use table::prefix_wrapper;
 
 mod table;
@@ -86,6 +87,10 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
     if base == "exec" {
         exec_name(args, &mut out);
     }
+    if is_loader(base) {
+        loader(args, &mut out);
+        return out;
+    }
     if let Some(wrapper) = prefix_wrapper(base) {
         if let Ok((opts, _)) = scan(args, &wrapper.spec) {
             for file in opts
@@ -114,6 +119,11 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             wrapper.no_inner,
             &mut out,
         );
+        if SHELL_WITHOUT_COMMAND.contains(&base) && runs_no_command(args, wrapper) {
+            out.opaque(format!(
+                "{base} given no command starts the user's shell, which reads its commands from the input"
+            ));
+        }
         out.transparent = wrapper.transparent;
         return out;
     }
@@ -239,6 +249,7 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
             out.opaque(format!("`{whole}` {why}"));
         }
         "gdb" | "gdb-multiarch" => gdb(args, &mut out),
+        "dc" => dc(args, &mut out),
         _ if runner(base).is_some_and(|r| !only_reports(r, args)) => {
             let r = runner(base).map_or("", |r| r.why);
             out.opaque(format!("`{base}` {r}"));
@@ -265,7 +276,17 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         // `setarch ARCH [options] [command]`.
         "setarch" => match args.split_first() {
             Some((arch, _)) if !arch.single => out.stop(Stop::Dynamic(arch.text.clone())),
-            Some((_, rest)) => prefix(rest, &table::SETARCH, 0, &["--help"], &mut out),
+            Some((_, rest)) => {
+                prefix(rest, &table::SETARCH, 0, &["--help"], &mut out);
+                let shell = scan(rest, &table::SETARCH)
+                    .is_ok_and(|(opts, start)| !has(&opts, &["--help"]) && rest.len() <= start);
+                if shell {
+                    out.opaque(
+                        "setarch given no command starts a shell, which reads its commands from the input"
+                            .into(),
+                    );
+                }
+            }
             None => {}
         },
         // Round 7: the command becomes a unit of the operator's service manager, outside any
@@ -317,6 +338,12 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         "su" => su(args, false, &mut out),
         "runuser" => su(args, true, &mut out),
         "sg" => sg(args, &mut out),
+        "npx" | "bunx" => package_runner(args, &mut out),
+        "bun" | "npm" | "pnpm" | "yarn" => package_manager_runs(base, args, &mut out),
+        // newgrp takes no command: it always starts a shell, which reads the input.
+        "newgrp" => {
+            out.opaque("newgrp starts a shell that reads commands from standard input".into())
+        }
         "export" | "declare" | "typeset" | "local" | "readonly" => {
             declaration(base, args, whole, inherited, &mut out)
         }
@@ -467,6 +494,215 @@ pub(super) fn analyse(name: &str, args: &[Word], whole: &str, inherited: &Inheri
         _ => {}
     }
     out
+}
+
+/// Wrappers that, given no command, start the user's shell (`$SHELL`, or bash), which reads
+/// its commands from the input: round 9, `echo 'rm -rf /usr' | unshare -r` ran `rm` (the real
+/// unshare, chroot, nsenter and fakeroot did; pkexec and firejail say so in their manuals).
+const SHELL_WITHOUT_COMMAND: &[&str] = &[
+    "linux32",
+    "linux64",
+    "i386",
+    "x86_64",
+    "fakechroot",
+    "unshare",
+    "chroot",
+    "nsenter",
+    "fakeroot",
+    "pkexec",
+    "firejail",
+];
+
+/// Whether `WRAPPER ARGS` parses, does not only report, and has no command after its fixed
+/// operands.
+fn runs_no_command(args: &[Word], wrapper: &table::PrefixWrapper) -> bool {
+    // firejail's listing and file-transfer options act on other sandboxes and start nothing.
+    let reports = |o: &str| {
+        let name = o.split_once('=').map_or(o, |(n, _)| n);
+        matches!(
+            name,
+            "--list"
+                | "--tree"
+                | "--top"
+                | "--netstats"
+                | "--ls"
+                | "--get"
+                | "--put"
+                | "--shutdown"
+        ) || name.ends_with(".print")
+            || name.starts_with("--debug")
+    };
+    scan(args, &wrapper.spec).is_ok_and(|(opts, start)| {
+        !has(&opts, wrapper.no_inner)
+            && args.len() <= start + wrapper.fixed
+            && !(wrapper.names.contains(&"firejail") && opts.iter().any(|o| reports(&o.name)))
+    })
+}
+
+/// `npx [OPTIONS] COMMAND [ARGS…]`, `npx -c STRING` (and `bunx`): npm runs a package's
+/// binary of that name, or, when no package has it, the program on the PATH (round 9: the real
+/// `npx --offline touch M` ran touch, and the default profile allowed `npx rm -rf /usr`). The
+/// command is read as a command; an option not listed stops the parse (asks). npm takes its own
+/// options only before the first operand under npx.
+fn package_runner(args: &[Word], out: &mut Findings) {
+    let spec = Spec {
+        short_arg: "pcw",
+        short_flag: "yq",
+        long_arg: &[
+            "package",
+            "call",
+            "workspace",
+            "loglevel",
+            "registry",
+            "cache",
+        ],
+        long_flag: &[
+            "yes",
+            "no",
+            "offline",
+            "prefer-offline",
+            "prefer-online",
+            "quiet",
+            "silent",
+            "verbose",
+            "workspaces",
+            "include-workspace-root",
+            "no-install",
+            "ignore-existing",
+            "bun",
+            "help",
+            "version",
+        ],
+        ..Spec::NONE
+    };
+    let (opts, start) = match scan(args, &spec) {
+        Ok(r) => r,
+        Err(s) => return out.stop(s),
+    };
+    if let Some(line) = arg_of(&opts, &["-c", "--call"]) {
+        return out.line(line);
+    }
+    out.argv(args.get(start..).unwrap_or(&[]));
+}
+
+/// The run verbs of the package managers: `bun x`, `npm exec|x`, `pnpm exec|dlx`, `yarn
+/// exec|dlx`. `npm exec` parses npm's options after the command too, up to `--` (the real npm
+/// 11 gave `ls -la` no `-la`): the words after the verb are read as the command whatever they
+/// are, for the deny rules, and the program table's concern still asks for these verbs.
+fn package_manager_runs(base: &str, args: &[Word], out: &mut Findings) {
+    let Some(verb) = args.first().filter(|w| w.literal) else {
+        return;
+    };
+    let rest = &args[1..];
+    match (base, verb.text.as_str()) {
+        ("bun", "x") => package_runner(rest, out),
+        ("npm", "exec" | "x") | ("pnpm", "exec" | "dlx") | ("yarn", "exec" | "dlx") => {
+            if let Some(at) = rest.iter().position(|w| w.literal && w.text == "--") {
+                return out.argv(&rest[at + 1..]);
+            }
+            if let Some(at) = rest
+                .iter()
+                .position(|w| w.literal && (w.text == "-c" || w.text == "--call"))
+            {
+                if let Some(line) = rest.get(at + 1) {
+                    out.line(line);
+                }
+                return;
+            }
+            // Options (and a `--package` value) before the command are the manager's.
+            let mut i = 0;
+            while let Some(w) = rest.get(i) {
+                if !(w.literal && w.text.starts_with('-')) {
+                    break;
+                }
+                let takes_value =
+                    matches!(w.text.as_str(), "-p" | "--package" | "-w" | "--workspace");
+                i += if takes_value { 2 } else { 1 };
+            }
+            out.argv(rest.get(i..).unwrap_or(&[]));
+        }
+        _ => {}
+    }
+}
+
+/// The dynamic loader run as a program (`ld-linux-x86-64.so.2`, `ld-musl-x86_64.so.1`,
+/// `ld64.so.2`): it runs the program it is given (round 9: the real loader ran `touch`).
+fn is_loader(base: &str) -> bool {
+    (base.starts_with("ld-linux") || base.starts_with("ld-musl") || base.starts_with("ld64.so"))
+        && base.contains(".so")
+}
+
+/// `LOADER [OPTIONS] PROGRAM [ARGS…]`. The options that only list or point the search path are
+/// read; `--preload`/`--audit` (load a library into the program) and `--argv0` (a multi-call
+/// program acts on that name) are not listed, so they stop the parse (asks).
+fn loader(args: &[Word], out: &mut Findings) {
+    let spec = Spec {
+        long_arg: &[
+            "library-path",
+            "inhibit-rpath",
+            "glibc-hwcaps-prepend",
+            "glibc-hwcaps-mask",
+        ],
+        long_flag: &[
+            "inhibit-cache",
+            "list",
+            "verify",
+            "list-tunables",
+            "list-diagnostics",
+            "help",
+            "version",
+        ],
+        ..Spec::NONE
+    };
+    prefix(
+        args,
+        &spec,
+        0,
+        &[
+            "--list",
+            "--verify",
+            "--list-tunables",
+            "--list-diagnostics",
+            "--help",
+            "--version",
+        ],
+        out,
+    );
+}
+
+/// GNU dc: `!` runs the rest of its line as a shell command, in an expression (`-e`), a file
+/// (`-f`, an operand) or the input (no expression given). Only expressions on the line without
+/// `!` are known to run nothing.
+fn dc(args: &[Word], out: &mut Findings) {
+    let spec = Spec {
+        short_arg: "ef",
+        short_flag: "Vh",
+        long_arg: &["expression", "file"],
+        long_flag: &["version", "help"],
+        ..Spec::NONE
+    };
+    let (opts, operands) = match scan_permuted(args, &spec) {
+        Ok(r) => r,
+        Err(s) => return out.stop(s),
+    };
+    if has(&opts, &["-V", "-h", "--version", "--help"]) {
+        return;
+    }
+    let exprs: Vec<&Word> = opts
+        .iter()
+        .filter(|o| matches!(o.name.as_str(), "-e" | "--expression"))
+        .filter_map(|o| o.arg.as_ref())
+        .collect();
+    let files = operands.len()
+        + opts
+            .iter()
+            .filter(|o| matches!(o.name.as_str(), "-f" | "--file"))
+            .count();
+    if exprs.is_empty() || files > 0 || exprs.iter().any(|e| !e.literal || e.text.contains('!')) {
+        out.opaque(
+            "dc runs the shell command of a `!` in its program, which is not checked".into(),
+        );
+    }
 }
 
 /// `WRAPPER [OPTIONS] [FIXED OPERANDS...] COMMAND [ARGS...]`.
@@ -842,6 +1078,7 @@ const FIND_ARG_TESTS: &[&str] = &[
 ];
 
 fn find(args: &[Word], out: &mut Findings) {
+    let found = found_placeholder(args);
     let mut i = 0;
     while i < args.len() {
         let w = &args[i];
@@ -869,15 +1106,15 @@ fn find(args: &[Word], out: &mut Findings) {
                 }
                 j += 1;
             }
-            // find replaces `{}` by each file name: such words have no known value.
+            // find replaces `{}` by each file name: such words have no known value, but a
+            // `{}` alone under `-exec`/`-ok` is the start path or a path below it.
+            let dir = matches!(w.text.as_str(), "-execdir" | "-okdir");
             let inner: Vec<Word> = args[start..j]
                 .iter()
-                .map(|w| {
-                    if w.text.contains("{}") {
-                        w.made_dynamic()
-                    } else {
-                        w.clone()
-                    }
+                .map(|w| match &found {
+                    Some(found) if w.literal && w.text == "{}" && !dir => found.clone(),
+                    _ if w.text.contains("{}") => w.made_dynamic(),
+                    _ => w.clone(),
                 })
                 .collect();
             out.argv(&inner);
@@ -886,6 +1123,53 @@ fn find(args: &[Word], out: &mut Findings) {
         }
         i += 1;
     }
+}
+
+/// What find's `{}` stands for under `-exec`/`-ok` (round 9): find names the start path itself
+/// and the paths below it, spelled from it (`.`, `./keep`), so with one literal start path P
+/// (`.` when none is given) the word is `P/{found}` ([`FOUND`]), which the rules match as P or
+/// any path below P. Not when find follows links below the start (`-L`, `-H`, `-follow`: a
+/// path below may lead anywhere), takes its start paths from a file (`-files0-from`), has
+/// several start paths (`+` mixes them in one command), or an absolute one not in its
+/// lexical form (`//usr`: its spellings would differ from the rule's view).
+fn found_placeholder(args: &[Word]) -> Option<Word> {
+    let mut i = 0;
+    // `find [-H] [-L] [-P] [-D OPTS] [-OLEVEL] [START…] [EXPRESSION]`.
+    while let Some(w) = args.get(i) {
+        match w.text.as_str() {
+            "-P" => i += 1,
+            "-D" => i += 2,
+            t if t.starts_with("-O") => i += 1,
+            _ => break,
+        }
+    }
+    let starts: Vec<&Word> = args[i.min(args.len())..]
+        .iter()
+        .take_while(|w| !w.text.starts_with(['-', '(', ')', '!', ',']))
+        .collect();
+    let follows = args.iter().any(|w| {
+        matches!(w.text.as_str(), "-L" | "-H" | "-follow" | "-files0-from")
+            || !w.literal && w.text.starts_with('-')
+    });
+    if follows || starts.len() > 1 || starts.iter().any(|w| !w.literal) {
+        return None;
+    }
+    let start = starts.first().map_or(".", |w| w.text.as_str());
+    let lexical = cordon_fs::links::lexical_text(start);
+    if start.starts_with('/') && lexical != start {
+        return None;
+    }
+    let text = match lexical.as_str() {
+        "." => FOUND.to_string(),
+        "/" => format!("/{FOUND}"),
+        p => format!("{p}/{FOUND}"),
+    };
+    Some(Word {
+        raw: text.clone(),
+        text,
+        literal: false,
+        single: true,
+    })
 }
 
 /// fd's short options that take a value: in a cluster, the rest of the word is that value
@@ -1587,6 +1871,38 @@ pub(super) const RUNNERS: &[Runner] = &[
         reports: VERSION,
         why: "runs a program it is given (its editor, `-e CMD`)",
     },
+    // Round 9: more of the same kind, by their manuals (none is installed here).
+    Runner {
+        names: &[
+            "flatpak",
+            "apptainer",
+            "singularity",
+            "distrobox",
+            "distrobox-enter",
+            "toolbox",
+            "lxc-attach",
+            "lxc-execute",
+        ],
+        reports: &[
+            "--version",
+            "--help",
+            "-h",
+            "version",
+            "help",
+            "list",
+            "info",
+            "search",
+            "remotes",
+            "ps",
+            "inspect",
+        ],
+        why: "runs its command in a container or an application sandbox of its own, with its own view of the files",
+    },
+    Runner {
+        names: &["pdsh", "pdcp", "clush"],
+        reports: VERSION,
+        why: "runs its command on other hosts",
+    },
     Runner {
         names: &[
             "flatpak-spawn",
@@ -1773,6 +2089,22 @@ pub(super) const VERB_RUNNERS: &[VerbRunner] = &[
         fixed: 0,
         after_dashes: true,
     },
+    // Round 9: the same verbs of pixi and rye, and guix's `shell`/`environment` (its command
+    // follows `--`; without one it starts a shell).
+    VerbRunner {
+        names: &["pixi", "rye"],
+        verbs: &[&["run"]],
+        spec: Spec::NONE,
+        fixed: 0,
+        after_dashes: false,
+    },
+    VerbRunner {
+        names: &["guix"],
+        verbs: &[&["shell"], &["environment"]],
+        spec: Spec::NONE,
+        fixed: 0,
+        after_dashes: true,
+    },
     VerbRunner {
         names: &["ip"],
         verbs: &[&["netns", "exec"]],
@@ -1809,9 +2141,14 @@ fn run_verb(r: &VerbRunner, args: &[Word], out: &mut Findings) {
             return;
         }
         if rest.iter().any(|w| !w.literal) {
-            out.stop(Stop::Dynamic(join_raw(rest)));
+            return out.stop(Stop::Dynamic(join_raw(rest)));
         }
-        return;
+        // Round 9: `echo CMD | mise exec` ran the user's shell on the input.
+        return out.opaque(format!(
+            "`{} {}` without `--` starts the user's shell, which reads its commands from the input",
+            r.names[0],
+            verb.join(" ")
+        ));
     }
     // `hatch run ENV:SCRIPT`: a script the project's configuration names, not a program.
     if r.names.contains(&"hatch") && rest.first().is_some_and(|w| w.text.contains(':')) {
@@ -2230,7 +2567,12 @@ fn su(args: &[Word], runuser: bool, out: &mut Findings) {
 }
 
 fn sg(args: &[Word], out: &mut Findings) {
-    // sg GROUP [-c] COMMAND
+    // sg GROUP [-c] COMMAND; without a command it starts a shell reading the input.
+    if args.len() <= 1 {
+        return out.opaque(
+            "sg without a command starts a shell that reads commands from standard input".into(),
+        );
+    }
     let mut rest = args.get(1..).unwrap_or(&[]);
     if let Some(first) = rest.first() {
         if first.literal && first.text == "-c" {
@@ -2320,6 +2662,14 @@ fn shell(base: &str, args: &[Word], out: &mut Findings) {
         Ok(r) => r,
         Err(s) => return out.stop(s),
     };
+    if let Some(file) = arg_of(&opts, &["--rcfile", "--init-file"]) {
+        // Round 9 (the tricky-constructs oracle): `bash --rcfile FILE -ic ls` ran FILE's
+        // commands before `ls`, and the line was read as `ls` alone.
+        out.opaque(format!(
+            "{base} runs `{}` as its start-up file, code the line does not show",
+            file.text
+        ));
+    }
     if allexport(&opts) {
         // `bash -a -c '…'`: every assignment in the string is exported.
         out.concerns

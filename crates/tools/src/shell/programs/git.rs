@@ -486,6 +486,11 @@ pub(super) fn git(args: &[Word], out: &mut Examined) {
             if p.dynamic.is_none() {
                 key.extend(p.option_words.iter().cloned());
                 key.extend(p.operands.iter().map(|w| w.text.clone()));
+                if forces(&sub.text, &p) {
+                    let mut reading = key.clone();
+                    reading.insert(2, "--force".to_string());
+                    out.readings.push(reading);
+                }
             } else {
                 key.extend(sub_args.iter().map(|w| w.text.clone()));
             }
@@ -1295,6 +1300,25 @@ fn leaves_the_work_tree(sub: &str, args: &[Word]) -> bool {
         }
         "bisect" => matches!(first, Some("log" | "terms")),
         "worktree" => first != Some("add"),
+        _ => false,
+    }
+}
+
+/// Whether the command forces what the rules know as `--force` (round 9): `git push -f`
+/// (git's short name for it, alone or in a cluster), a `+` refspec (it forces its ref) and
+/// `--mirror` (it forces every ref); `git clean -i`, which deletes what the input agrees to
+/// without `-f`, as `yes | rm -i` does. Such a command is also read as `git SUB --force …`, so
+/// that the default profile's rules (`git push --force*`, `git clean -*f*`) see the meaning,
+/// not the spelling, and a rule on the spelling (`git push -f`) still matches the command.
+fn forces(sub: &str, p: &super::Parsed) -> bool {
+    if p.option_words.iter().any(|w| w.starts_with("--force")) {
+        return false; // read so already
+    }
+    match sub {
+        "push" => {
+            p.has(&["-f", "--mirror"]) || p.operands.iter().skip(1).any(|w| w.text.starts_with('+'))
+        }
+        "clean" => p.has(&["-i", "--interactive"]),
         _ => false,
     }
 }

@@ -100,27 +100,15 @@ pub(in crate::shell) fn locale_text(raw: &str) -> Option<&str> {
         .filter(|inner| !inner.contains(['$', '`', '\\', '"']))
 }
 
-/// `path` without empty and `.` components, `..` taken lexically; a relative result that
-/// starts with `-` keeps a `./` so that it never reads as an option.
+/// `path` without empty and `.` components, `..` taken lexically
+/// ([`cordon_fs::links::lexical_text`]); a relative result that starts with `-` keeps a `./`
+/// so that it never reads as an option.
 pub(crate) fn normalise(path: &str) -> String {
-    let absolute = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." if parts.last().is_some_and(|p| *p != "..") => {
-                parts.pop();
-            }
-            ".." if absolute => {}
-            _ => parts.push(part),
-        }
-    }
-    let joined = parts.join("/");
-    match (absolute, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".to_string(),
-        (false, false) if joined.starts_with('-') => format!("./{joined}"),
-        (false, false) => joined,
+    let text = cordon_fs::links::lexical_text(path);
+    if text.starts_with('-') {
+        format!("./{text}")
+    } else {
+        text
     }
 }
 

@@ -1946,6 +1946,18 @@ pub(super) fn gpg(p: &Parsed, out: &mut Examined) {
             "reads a gpg configuration that can name programs gpg starts",
         );
     }
+    // Round 9: `--use-embedded-filename` (gpg takes any unambiguous abbreviation, `--use-e`
+    // with the real GnuPG 2.2) writes the name stored in the packet, `-d` or not.
+    let embedded = p.option_words.iter().any(|o| {
+        let name = o.strip_prefix("--").unwrap_or("");
+        let name = name.split_once('=').map_or(name, |(n, _)| n);
+        name.len() >= 3 && "use-embedded-filename".starts_with(name)
+    });
+    if embedded {
+        out.unshown(
+            "gpg `--use-embedded-filename` writes the name stored in the encrypted file".into(),
+        );
+    }
     if p.has(&["-o", "--output", "-d", "--decrypt"]) {
         return;
     }

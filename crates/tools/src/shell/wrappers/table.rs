@@ -681,6 +681,56 @@ pub(in crate::shell) const PREFIX_WRAPPERS: &[PrefixWrapper] = &[
         writes: &[],
         transparent: false,
     },
+    // Round 9, by their manuals: fakechroot (LD_PRELOAD), systemd-cat (the command's output
+    // to the journal), run-one and its kin (one instance at a time).
+    PrefixWrapper {
+        names: &["fakechroot"],
+        spec: Spec {
+            short_arg: "ldecb",
+            short_flag: "shv",
+            long_arg: &["lib", "elfloader", "environment", "config-dir", "bindir"],
+            long_flag: &["use-system-libs", "help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: &["-h", "-v", "--help", "--version"],
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &["systemd-cat"],
+        spec: Spec {
+            short_arg: "tp",
+            long_arg: &[
+                "identifier",
+                "priority",
+                "stderr-priority",
+                "level-prefix",
+                "namespace",
+            ],
+            long_flag: &["help", "version"],
+            ..Spec::NONE
+        },
+        fixed: 0,
+        no_inner: HELP,
+        writes: &[],
+        transparent: false,
+    },
+    PrefixWrapper {
+        names: &[
+            "run-one",
+            "run-this-one",
+            "keep-one-running",
+            "run-one-constantly",
+            "run-one-until-success",
+            "run-one-until-failure",
+        ],
+        spec: Spec::NONE,
+        fixed: 0,
+        no_inner: &[],
+        writes: &[],
+        transparent: false,
+    },
     PrefixWrapper {
         names: &["choom"],
         spec: Spec {
