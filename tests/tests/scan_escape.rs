@@ -1850,3 +1850,88 @@ fn a_cordon_killed_during_the_run_gets_the_earlier_content_back() {
         }
     });
 }
+
+/// Round 9 (redsurf22): a run that removes a surface file the operator had — a secret
+/// scanner's `pre-commit`, cordon's own hook in `.claude/settings.json`, an `.envrc` — was not
+/// reported. Under `sandbox.git = "writable"` every one can be removed; under "protect" the
+/// kernel keeps the hook (read-only bind: the `rm` fails) and the rest are removed. What was
+/// removed is reported and written back as it was.
+#[test]
+fn what_the_run_removed_is_reported_and_written_back() {
+    each(|fx| {
+        for protect in [false, true] {
+            if protect {
+                let p = fx.root.join("policies/cordon.toml");
+                let text = fs::read_to_string(&p).unwrap().replace(
+                    "require_os_sandbox = true\n",
+                    "require_os_sandbox = true\ngit = \"protect\"\n",
+                );
+                fs::write(&p, text).unwrap();
+            }
+            let hook = fx.ws.join(".git/hooks/pre-commit");
+            let _ = fs::remove_dir_all(fx.ws.join(".git"));
+            for d in [".git/hooks", ".claude"] {
+                fs::create_dir_all(fx.ws.join(d)).unwrap();
+            }
+            fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+            fs::create_dir_all(fx.ws.join(".git/objects")).unwrap();
+            fs::create_dir_all(fx.ws.join(".git/refs")).unwrap();
+            fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+            fs::write(fx.ws.join(".claude/settings.json"), "{\"hooks\":1}\n").unwrap();
+            fs::write(fx.ws.join(".envrc"), "export A=1\n").unwrap();
+            if let Some((uid, gid)) = fx.ids {
+                chown_tree(&fx.ws, uid, gid);
+            }
+            let out = fx.exec(
+                "rm -f .git/hooks/pre-commit 2>/dev/null; rm -rf .claude && rm .envrc && \
+                 test ! -e .claude && test ! -e .envrc && \
+                 if test -e .git/hooks/pre-commit; then echo kept; else echo gone; fi",
+            );
+            let what = format!("{} protect={protect}", fx.what());
+            assert_eq!(out.status.code(), Some(0), "{what} {}", describe(&out));
+            let err = stderr(&out);
+            let said = String::from_utf8_lossy(&out.stdout);
+            // Where the kernel keeps the hook, nothing is removed to report.
+            assert_eq!(said.trim(), if protect { "kept" } else { "gone" }, "{what}");
+            let mut removed = vec![".claude/settings.json", ".envrc"];
+            if !protect {
+                removed.push(".git/hooks/pre-commit");
+            }
+            for name in removed {
+                let p = fx.ws.join(name);
+                assert!(
+                    err.contains(&format!("the run removed {} (", p.display())),
+                    "{what} {name} not reported: {err}"
+                );
+            }
+            assert_eq!(
+                fs::read_to_string(fx.ws.join(".claude/settings.json")).unwrap_or_default(),
+                "{\"hooks\":1}\n",
+                "{what}: {err}"
+            );
+            assert_eq!(
+                fs::read_to_string(fx.ws.join(".envrc")).unwrap_or_default(),
+                "export A=1\n",
+                "{what}: {err}"
+            );
+            assert_eq!(
+                fs::read_to_string(&hook).unwrap_or_default(),
+                "#!/bin/sh\nexec scan-secrets\n",
+                "{what}: {err}"
+            );
+            let m = fs::metadata(&hook).unwrap();
+            assert_eq!(m.permissions().mode() & 0o777, 0o755, "{what}");
+            if let Some((uid, _)) = fx.ids {
+                use std::os::unix::fs::MetadataExt;
+                assert_eq!(m.uid(), uid, "{what}");
+                assert_eq!(
+                    fs::metadata(fx.ws.join(".claude/settings.json")).unwrap().uid(),
+                    uid,
+                    "{what}"
+                );
+            }
+        }
+    });
+}
