@@ -588,6 +588,77 @@ fn every_dotfile_of_a_home_root_is_on_the_surface() {
     assert_eq!(decide(".dotfiles/README.md").0, "allow");
 }
 
+/// Round 9 (redsurf22): the operator keeps dotfiles in a checkout that is a root, linked into
+/// the home as GNU stow does, the link at the file's own name (`~/.bashrc ->
+/// dotfiles/bashrc`), the home itself in no root. `write_file dotfiles/bashrc` was allowed by
+/// the root's mode, and the real `bash -i` ran it. The home's surface is now resolved through
+/// a link at its end too (and a dangling one, whose target the write creates), wherever the
+/// checkout lies (under the home or not).
+#[test]
+fn a_dotfile_kept_in_a_root_through_a_link_at_its_name_is_on_the_surface() {
+    let d = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let home = base.join("home");
+    for (dots, under_home) in [(home.join("dotfiles"), true), (base.join("dots"), false)] {
+        let _ = std::fs::remove_dir_all(&home);
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(dots.join("nvim")).unwrap();
+        let policy = base.join("p.toml");
+        std::fs::write(
+            &policy,
+            format!(
+                "version = 1\n[sandbox.paths.dots]\nroot = \"{}\"\nmode = \"rw\"\n",
+                dots.display()
+            ),
+        )
+        .unwrap();
+        let marker = base.join("ran");
+        let _ = std::fs::remove_file(&marker);
+        std::fs::write(dots.join("bashrc"), format!("touch {}\n", marker.display())).unwrap();
+        std::os::unix::fs::symlink(dots.join("bashrc"), home.join(".bashrc")).unwrap();
+        // Dangling: the write would create what git reads as its global configuration.
+        std::os::unix::fs::symlink(dots.join("gitconfig"), home.join(".gitconfig")).unwrap();
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::os::unix::fs::symlink(
+            dots.join("claude.json"),
+            home.join(".claude/settings.json"),
+        )
+        .unwrap();
+        // What the operator's shell does with the link.
+        let o = std::process::Command::new("bash")
+            .args(["-ic", "true"])
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(marker.exists(), "bash ran no ~/.bashrc: {}", stderr(&o));
+        let decide = |file: &str| {
+            let o = common::command(&base)
+                .env("HOME", &home)
+                .args(["check", "--json", "--policy"])
+                .arg(&policy)
+                .arg("write_file")
+                .arg(format!("path={}", dots.join(file).display()))
+                .arg("content=x")
+                .output()
+                .unwrap();
+            let v: Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+            (
+                v["decision"].as_str().unwrap_or_default().to_string(),
+                v["rule"].as_str().unwrap_or_default().to_string(),
+            )
+        };
+        let ask = ("ask".to_string(), "builtin:surface".to_string());
+        for file in ["bashrc", "gitconfig", "claude.json"] {
+            assert_eq!(decide(file), ask, "{file} (under the home: {under_home})");
+        }
+        assert_eq!(decide("README.md").0, "allow", "under the home: {under_home}");
+    }
+}
+
 /// Round 8 (redsurf21): a directory the environment makes the operator's configuration
 /// directory (`XDG_CONFIG_HOME`) inside a root holds git's global configuration — the real git
 /// runs its `core.fsmonitor` at a `git status` in any repository — and the after-run scan

@@ -537,6 +537,22 @@ impl Snapshot {
             .map(PathBuf::from)
             .filter(|h| h.is_absolute())
             .and_then(|h| std::fs::canonicalize(h).ok());
+        // The home in no root, but some of its surface kept in one through the operator's
+        // links (GNU stow's `~/.bashrc -> dotfiles/bashrc`, `~/.config/nvim ->
+        // ../dotfiles/nvim`, with `dotfiles` the root): watched where it really is.
+        if let Some(home) = home
+            .as_ref()
+            .filter(|h| !roots.iter().any(|r| h.starts_with(r)))
+        {
+            for l in cordon_policy::surface::home_linked(home) {
+                if !roots.iter().any(|r| l.real.starts_with(r)) {
+                    continue;
+                }
+                if s.note(l.real.clone(), What::ToolFile, l.why, true) && l.dir {
+                    s.list(&l.real, What::ToolFile, l.why, 0);
+                }
+            }
+        }
         if let Some(home) = home.filter(|h| roots.iter().any(|r| h.starts_with(r))) {
             // Each recorded where it really is (the links on the way resolved, the last
             // component as it is) when that lies in a root: `~/.config` is often a link into a

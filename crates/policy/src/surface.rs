@@ -936,37 +936,61 @@ pub fn classify_home(rel: &Path) -> Option<Hit> {
 }
 
 /// Where `real` (a path with every link resolved, as the file tools write it) is an entry of
-/// the home's surface reached through a link on the way — [`HOME_FILES`], [`TOOL_FILES`] or a
-/// file in [`TOOL_DIRS`] at `home` (canonical): with `~/.config -> dotfiles/config`,
-/// `dotfiles/config/git/config` is git's global configuration, a path no name marks.
+/// the home's surface reached through a link — [`HOME_FILES`], [`TOOL_FILES`] or a file in
+/// [`TOOL_DIRS`] or [`HOME_DIRS`] at `home` (canonical) — on the way or at its end: with
+/// `~/.config -> dotfiles/config`, `dotfiles/config/git/config` is git's global configuration,
+/// and with GNU stow's `~/.bashrc -> dotfiles/bashrc`, `dotfiles/bashrc` is what bash runs
+/// (also before it exists: a write through a dangling link creates it), paths no name marks.
+/// Wherever `real` lies: the dotfiles kept outside the home (`/work/dotfiles`) too.
 pub fn classify_home_real(home: &Path, real: &Path) -> Option<Hit> {
-    let resolved = |rel: &str| {
-        let named = home.join(rel);
-        Some(
-            std::fs::canonicalize(named.parent()?)
-                .ok()?
-                .join(named.file_name()?),
-        )
-    };
+    home_linked(home)
+        .into_iter()
+        .find(|l| if l.dir { real.starts_with(&l.real) } else { l.real == real })
+        .map(|l| Hit {
+            kind: l.kind,
+            why: l.why,
+        })
+}
+
+/// An entry of the home's surface that the operator's links put elsewhere ([`home_linked`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HomeLinked {
+    /// Where it really is.
+    pub real: PathBuf,
+    /// A directory whose every file is on the surface ([`HOME_DIRS`], [`TOOL_DIRS`]).
+    pub dir: bool,
+    pub kind: Kind,
+    pub why: &'static str,
+}
+
+/// Each entry of the home's surface ([`HOME_FILES`], [`TOOL_FILES`], [`HOME_DIRS`],
+/// [`TOOL_DIRS`] at `home`, canonical) that a link on the way or at its end puts elsewhere,
+/// where it really is: one walk of the links (each name looked up once), the entries the
+/// operator keeps in a dotfiles checkout. The file tools ask for a write there; the after-run
+/// scan watches those that lie in a root when the home itself is in none.
+pub fn home_linked(home: &Path) -> Vec<HomeLinked> {
+    let mut links = cordon_fs::links::Links::default();
     let files = HOME_FILES
         .iter()
-        .map(|e| (e, Kind::Home))
-        .chain(TOOL_FILES.iter().map(|e| (e, Kind::Tool)));
-    for ((rel, why), kind) in files {
-        if resolved(rel).is_some_and(|r| r == real) {
-            return Some(Hit { kind, why });
-        }
-    }
+        .map(|e| (e, Kind::Home, false))
+        .chain(TOOL_FILES.iter().map(|e| (e, Kind::Tool, false)));
     let dirs = TOOL_DIRS
         .iter()
-        .map(|e| (e, Kind::Tool))
-        .chain(HOME_DIRS.iter().map(|e| (e, Kind::Home)));
-    for ((rel, why), kind) in dirs {
-        if resolved(rel).is_some_and(|d| real.starts_with(d)) {
-            return Some(Hit { kind, why });
-        }
-    }
-    None
+        .map(|e| (e, Kind::Tool, true))
+        .chain(HOME_DIRS.iter().map(|e| (e, Kind::Home, true)));
+    files
+        .chain(dirs)
+        .filter_map(|((rel, why), kind, dir)| {
+            let named = home.join(rel);
+            let real = links.real(&named);
+            (real != named).then_some(HomeLinked {
+                real,
+                dir,
+                kind,
+                why,
+            })
+        })
+        .collect()
 }
 
 /// What part of the surface a path is.
