@@ -1935,3 +1935,59 @@ fn what_the_run_removed_is_reported_and_written_back() {
         }
     });
 }
+
+/// Round 9 (redsurf22): the home in no root, the operator's dotfiles checkout a root, linked
+/// into the home as GNU stow does (`~/.bashrc -> ws/dotfiles/bashrc`, `~/.config/nvim ->
+/// ws/dotfiles/nvim`, a dangling `~/.gitconfig -> ws/dotfiles/gitconfig`). A run's change
+/// there was not reported: the home's surface was watched only where a root held the home.
+/// Each is now watched where it really is: the change undone, the new files moved aside.
+#[test]
+fn the_homes_surface_linked_into_a_root_is_watched() {
+    each(|fx| {
+        let home = fx.root.join("home");
+        let dots = fx.ws.join("dotfiles");
+        fs::create_dir_all(dots.join("nvim")).unwrap();
+        fs::create_dir_all(home.join(".config")).unwrap();
+        fs::write(dots.join("bashrc"), "# operator's\n").unwrap();
+        for (target, link) in [
+            ("bashrc", ".bashrc"),
+            ("gitconfig", ".gitconfig"),
+            ("nvim", ".config/nvim"),
+        ] {
+            std::os::unix::fs::symlink(dots.join(target), home.join(link)).unwrap();
+        }
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+            chown_tree(&home, uid, gid);
+        }
+        let out = fx.exec(
+            "echo 'touch /tmp/x' >> dotfiles/bashrc && \
+             printf '[core]\\n\\tfsmonitor = x\\n' > dotfiles/gitconfig && \
+             mkdir dotfiles/nvim/plugin && echo 'os.execute(\"x\")' > dotfiles/nvim/plugin/x.lua",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in ["bashrc", "gitconfig", "nvim/plugin"] {
+            let p = dots.join(name);
+            assert!(
+                err.contains(&format!("the run left {} (", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+        }
+        assert_eq!(
+            fs::read_to_string(dots.join("bashrc")).unwrap(),
+            "# operator's\n",
+            "{} {err}",
+            fx.what()
+        );
+        assert!(!dots.join("gitconfig").exists(), "{} {err}", fx.what());
+        assert!(!dots.join("nvim/plugin").exists(), "{} {err}", fx.what());
+    });
+}
