@@ -167,6 +167,34 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
         ".pdbrc",
         "pdb runs the commands and Python statements it holds at `python -m pdb` or a `breakpoint()` started here",
     ),
+    // Round 9 (redsurf22): language shells that run a startup file from the directory they
+    // start in, besides the home's. Checked with the real programs (tools'
+    // files.rs::ruby_and_r_startup_files_are_on_the_surface): irb 1.4 takes the first of
+    // `~/.irbrc` and these (`IRB.rc_file_generators`), pry 0.13 loads `./.pryrc` too, R 4.2
+    // sources `./.Rprofile` (or the `R_PROFILE_USER` a `./.Renviron` names) at every start,
+    // `Rscript` included.
+    (".irbrc", IRB),
+    ("irb.rc", IRB),
+    ("_irbrc", IRB),
+    ("$irbrc", IRB),
+    (".config/irb/irbrc", IRB),
+    (".pryrc", "pry runs it at every start here, besides the home's"),
+    (
+        ".Rprofile",
+        "R (and Rscript) runs it at every start here (the user profile is looked for here before the home)",
+    ),
+    (
+        ".Renviron",
+        "R reads it at every start here: its variables (R_PROFILE_USER, R_LIBS, LD_PRELOAD) choose the code R runs",
+    ),
+    // From their documentation (neither is installable here in a reasonable size): GHCi runs
+    // `./.ghci` (its `:!` shell commands and `:def` macros) unless `-ignore-dot-ghci`, and
+    // Octave runs `./.octaverc` after the home's at every start.
+    (
+        ".ghci",
+        "GHCi runs its commands (`:!` shell commands among them) at every start here",
+    ),
+    (".octaverc", "Octave runs it at every start here"),
     // Build tools that run programs a configuration names.
     (
         ".cargo/config.toml",
@@ -284,6 +312,7 @@ pub fn tool_suffix(name: &[u8]) -> Option<&'static str> {
         .map(|(_, why)| *why)
 }
 
+const IRB: &str = "irb runs it at every start here where the home has no `.irbrc` (the first of its startup files it finds)";
 const JJ: &str = "Jujutsu runs the pager, editor, diff and fix tools and aliases this configuration names (a pager at a plain `jj log`)";
 const DEVCONTAINER: &str = "opening the dev container runs its `initializeCommand` on the host, and its mounts, run arguments and build files decide what the container reaches";
 
@@ -358,6 +387,23 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     (
         "bunfig.toml",
         "its `preload` scripts run at `bun run`/`bun test`, which run the project's code anyway (from bun's docs; bun is not installable here)",
+    ),
+    // Round 9 (redsurf22), with the real programs where they are here.
+    (
+        ".editorconfig",
+        "indentation, charset and line-end settings: no key names a program (EditorConfig's spec; editors' plugins read only those)",
+    ),
+    (
+        ".dir-locals.el",
+        "Emacs asks before it applies an `eval` form or a risky variable from it (`enable-local-variables` is `t`: unsafe values are asked, each time until the operator marks that value safe); a safe `compile-command` runs only at the operator's `M-x compile`, which builds the project anyway",
+    ),
+    (
+        ".gdbinit",
+        "gdb declines a `.gdbinit` in the directory it starts in unless `auto-load safe-path` names it (checked: gdb 13 printed `auto-loading has been declined` and ran nothing); the home's is on the surface (lldb's `.lldbinit` likewise by its `target.load-cwd-lldbinit` default, from its docs)",
+    ),
+    (
+        ".pylintrc",
+        "its `init-hook` is Python that pylint runs, as an editor's linter runs a project's `eslint.config.js`: the project's code run by a tool on the project (the line `build.rs` draws; also `pyproject.toml`'s `[tool.pylint]`, `setup.cfg`, `tox.ini`)",
     ),
     (
         ".pnpmfile.cjs",
