@@ -1927,7 +1927,9 @@ fn what_the_run_removed_is_reported_and_written_back() {
                 use std::os::unix::fs::MetadataExt;
                 assert_eq!(m.uid(), uid, "{what}");
                 assert_eq!(
-                    fs::metadata(fx.ws.join(".claude/settings.json")).unwrap().uid(),
+                    fs::metadata(fx.ws.join(".claude/settings.json"))
+                        .unwrap()
+                        .uid(),
                     uid,
                     "{what}"
                 );

@@ -619,11 +619,8 @@ fn a_dotfile_kept_in_a_root_through_a_link_at_its_name_is_on_the_surface() {
         // Dangling: the write would create what git reads as its global configuration.
         std::os::unix::fs::symlink(dots.join("gitconfig"), home.join(".gitconfig")).unwrap();
         std::fs::create_dir_all(home.join(".claude")).unwrap();
-        std::os::unix::fs::symlink(
-            dots.join("claude.json"),
-            home.join(".claude/settings.json"),
-        )
-        .unwrap();
+        std::os::unix::fs::symlink(dots.join("claude.json"), home.join(".claude/settings.json"))
+            .unwrap();
         // What the operator's shell does with the link.
         let o = std::process::Command::new("bash")
             .args(["-ic", "true"])
@@ -655,7 +652,11 @@ fn a_dotfile_kept_in_a_root_through_a_link_at_its_name_is_on_the_surface() {
         for file in ["bashrc", "gitconfig", "claude.json"] {
             assert_eq!(decide(file), ask, "{file} (under the home: {under_home})");
         }
-        assert_eq!(decide("README.md").0, "allow", "under the home: {under_home}");
+        assert_eq!(
+            decide("README.md").0,
+            "allow",
+            "under the home: {under_home}"
+        );
     }
 }
 

@@ -1104,7 +1104,11 @@ impl Snapshot {
                         }
                     }
                 }
-                if let Some((_, why)) = TOOL_FILES.iter().find(|(r, _)| name == *r) {
+                let is = |r: &str| {
+                    name.to_str()
+                        .is_some_and(|n| cordon_policy::surface::name_is(n, r))
+                };
+                if let Some((_, why)) = TOOL_FILES.iter().find(|(r, _)| is(r)) {
                     self.note_file(path.clone(), why, std::slice::from_ref(&root_of));
                     if name == ".envrc" && !is_dir {
                         self.envrc_loads(&dir, &root_of);
@@ -1135,7 +1139,7 @@ impl Snapshot {
                     }
                     // A directory whose every file a tool runs, kept as a link itself (`.husky ->
                     // hooks`): the link, and what is there.
-                    if let Some((_, why)) = TOOL_DIRS.iter().find(|(r, _)| name == *r) {
+                    if let Some((_, why)) = TOOL_DIRS.iter().find(|(r, _)| is(r)) {
                         self.note(path.clone(), What::ToolFile, why, true);
                         let real = std::fs::canonicalize(&path)
                             .ok()
@@ -2560,6 +2564,127 @@ mod tests {
             paths,
             vec![root.join("d3/.envrc"), root.join("d7/e/.envrc")]
         );
+    }
+
+    /// Consistency by construction (round 9, redsurf22): every entry of the surface list,
+    /// planted where each layer looks for it — at a root's top, in a subdirectory, in a
+    /// nested repository, a bare one, a linked worktree's and a submodule's git directory — is
+    /// on the file tools' surface (`surface::classify`, which `cordon check`, MCP and every
+    /// hook host's Write/Edit decide from) and found by the scan, both when it appears and
+    /// when the operator had it and the run removes it. (The kernel profile takes
+    /// `GIT_CONFIG_SURFACE` itself, the same list: `profile::GIT_CONFIG_SURFACE`.)
+    #[test]
+    fn every_entry_of_the_surface_is_seen_by_the_file_tools_and_the_scan() {
+        use cordon_policy::surface::{classify, looks_like_git_dir, GIT_CONFIG, TOOL_SUFFIXES};
+        assert_eq!(GIT_CONFIG_SURFACE, GIT_CONFIG);
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        std::fs::create_dir(root.join("sub")).unwrap();
+        git(&root.join("sub"), &["init", "-q"]);
+        git(&root, &["init", "-q", "--bare", "b.git"]);
+        // A linked worktree's and a submodule's git directory: `HEAD` and `commondir`.
+        for gd in [".git/worktrees/w", ".git/modules/m"] {
+            std::fs::create_dir_all(root.join(gd)).unwrap();
+            std::fs::write(root.join(gd).join("HEAD"), "ref: refs/heads/main\n").unwrap();
+            std::fs::write(root.join(gd).join("commondir"), "../..\n").unwrap();
+        }
+        let mut plants: Vec<String> = Vec::new();
+        for (entry, _) in TOOL_FILES {
+            plants.push(entry.to_string());
+            plants.push(format!("d/e/{entry}"));
+            // As a file system that ignores case opens it for the tool (`.RPROFILE`,
+            // `.VSCODE/tasks.json`: the walk names the rest as the list does, which such a
+            // file system finds whatever its case on disk).
+            let (first, rest) = entry
+                .split_once('/')
+                .map_or((*entry, None), |(f, r)| (f, Some(r)));
+            let upper = first.to_uppercase();
+            plants.push(match rest {
+                Some(rest) => format!("u/{upper}/{rest}"),
+                None => format!("u/{upper}"),
+            });
+        }
+        for (entry, _) in TOOL_DIRS {
+            plants.push(format!("{entry}/x"));
+            plants.push(format!("d/e/{entry}/x"));
+        }
+        for (suffix, _) in TOOL_SUFFIXES {
+            plants.push(format!("d/p{suffix}"));
+        }
+        for (entry, _) in GIT_CONFIG {
+            // A directory of the list gets a file in it.
+            let file = match *entry {
+                "hooks" | "info" | "branches" | "remotes" => format!("{entry}/x"),
+                "modules" => "modules/n/config".into(),
+                "worktrees" => "worktrees/v/config.worktree".into(),
+                e => e.into(),
+            };
+            for gd in [
+                ".git",
+                "sub/.git",
+                "b.git",
+                ".git/worktrees/w",
+                ".git/modules/m",
+            ] {
+                // (`modules/` and `worktrees/` of the two nested git directories themselves
+                // hold the plant's own repository; one level is enough there.)
+                plants.push(format!("{gd}/{file}"));
+            }
+        }
+        // As the file tools read a path: as written and folded (`files.rs`'s `on_surface`).
+        let rel_on_surface = |rel: &str| {
+            let rel = Path::new(rel);
+            [Some(rel.to_path_buf()), cordon_policy::surface::folded(rel)]
+                .into_iter()
+                .flatten()
+                .any(|rel| classify(&rel, &|dir| looks_like_git_dir(&root.join(dir))).is_some())
+        };
+        let missed: Vec<&String> = plants.iter().filter(|p| !rel_on_surface(p)).collect();
+        assert!(
+            missed.is_empty(),
+            "not on the file tools' surface: {missed:#?}"
+        );
+
+        let reported = |found: &[Finding], p: &str| {
+            let path = root.join(p);
+            found.iter().any(|f| path.starts_with(&f.path))
+        };
+        let plant = |p: &str| {
+            let path = root.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            // (A name an earlier plant made a directory of stays one.)
+            if !path.is_dir() {
+                std::fs::write(&path, "x").unwrap();
+            }
+        };
+        // Each one alone: a finding for one must not stand for another.
+        for p in &plants {
+            let before = Snapshot::take(std::slice::from_ref(&root));
+            plant(p);
+            let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+            assert!(reported(&found, p), "{p} appeared unseen: {found:#?}");
+            // What the scan moved aside is gone; what it restored is the earlier content.
+            for f in &found {
+                if let Handling::Quarantined(to) = &f.handling {
+                    let _ = std::fs::rename(to, &f.path);
+                }
+            }
+            // The operator's now, removed by the run.
+            let before = Snapshot::take(std::slice::from_ref(&root));
+            let path = root.join(p);
+            if path.is_file() {
+                std::fs::remove_file(&path).unwrap();
+                let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+                assert!(
+                    found
+                        .iter()
+                        .any(|f| f.change == Change::Removed && path.starts_with(&f.path)),
+                    "{p} removed unseen: {found:#?}"
+                );
+                assert!(path.exists(), "{p} not written back: {found:#?}");
+            }
+        }
     }
 
     /// Round 9 (redsurf22): a surface file the run removed was not reported at all — a

@@ -991,7 +991,13 @@ pub fn classify_home(rel: &Path) -> Option<Hit> {
 pub fn classify_home_real(home: &Path, real: &Path) -> Option<Hit> {
     home_linked(home)
         .into_iter()
-        .find(|l| if l.dir { real.starts_with(&l.real) } else { l.real == real })
+        .find(|l| {
+            if l.dir {
+                real.starts_with(&l.real)
+            } else {
+                l.real == real
+            }
+        })
         .map(|l| Hit {
             kind: l.kind,
             why: l.why,
@@ -1150,7 +1156,7 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
     // or replacing it is replacing what is inside).
     for (tool, why) in TOOL_FILES {
         let t: Vec<&str> = tool.split('/').collect();
-        if parts.len() >= t.len() && parts[parts.len() - t.len()..] == t[..] {
+        if parts.len() >= t.len() && names_are(&parts[parts.len() - t.len()..], &t) {
             return Some(Hit {
                 kind: Kind::Tool,
                 why,
@@ -1167,7 +1173,9 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
     // directory itself.
     for (tool, why) in TOOL_DIRS {
         let t: Vec<&str> = tool.split('/').collect();
-        if (0..parts.len()).any(|i| parts.len() - i >= t.len() && parts[i..i + t.len()] == t[..]) {
+        if (0..parts.len())
+            .any(|i| parts.len() - i >= t.len() && names_are(&parts[i..i + t.len()], &t))
+        {
             return Some(Hit {
                 kind: Kind::Tool,
                 why,
@@ -1179,7 +1187,7 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
     // Claude Code's settings).
     for (tool, why) in TOOL_FILES.iter().chain(TOOL_DIRS) {
         let t: Vec<&str> = tool.split('/').collect();
-        if (1..t.len()).any(|k| parts.len() >= k && parts[parts.len() - k..] == t[..k]) {
+        if (1..t.len()).any(|k| parts.len() >= k && names_are(&parts[parts.len() - k..], &t[..k])) {
             return Some(Hit {
                 kind: Kind::Tool,
                 why,
@@ -1187,6 +1195,21 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
         }
     }
     None
+}
+
+/// Whether `name` (as on disk, or as [`folded`] reads it) is the list's `entry` name: as
+/// written, or folded as the name is (R's `.Rprofile` is `.rprofile` to a file system that
+/// ignores case, which opens it for `.RPROFILE`). Only an entry with an upper-case letter
+/// costs a fold.
+pub fn name_is(name: &str, entry: &str) -> bool {
+    name == entry
+        || (entry.bytes().any(|c| c.is_ascii_uppercase())
+            && folded(Path::new(entry)).is_some_and(|f| f.as_os_str() == name))
+}
+
+/// [`name_is`] for each name of two paths' parts.
+fn names_are(names: &[&str], entry: &[&str]) -> bool {
+    names.len() == entry.len() && names.iter().zip(entry).all(|(n, e)| name_is(n, e))
 }
 
 const ENVRC_WHY: &str = "an `.envrc` above it names it: direnv checks only the `.envrc` itself, so what it sources, reads (`dotenv`), runs or puts on the PATH is taken as it is at the next `cd`";

@@ -2042,13 +2042,19 @@ fn ruby_and_r_startup_files_are_on_the_surface() {
     let write = |name: &str, text: String| std::fs::write(ws.join(name), text).unwrap();
     write(
         ".irbrc",
-        format!("File.write({:?}, \"1\")\n", ran("irb").display().to_string()),
+        format!(
+            "File.write({:?}, \"1\")\n",
+            ran("irb").display().to_string()
+        ),
     );
     run("irb", &["--noprompt"], "exit\n");
     assert!(ran("irb").exists(), "irb did not run the project's .irbrc");
     write(
         ".pryrc",
-        format!("File.write({:?}, \"1\")\n", ran("pry").display().to_string()),
+        format!(
+            "File.write({:?}, \"1\")\n",
+            ran("pry").display().to_string()
+        ),
     );
     run("pry", &[], "exit\n");
     assert!(ran("pry").exists(), "pry did not run the project's .pryrc");
@@ -2061,7 +2067,10 @@ fn ruby_and_r_startup_files_are_on_the_surface() {
     std::fs::remove_file(ws.join(".Rprofile")).unwrap();
     write(
         "other.R",
-        format!("writeLines(\"1\", {:?})\n", ran("Renviron").display().to_string()),
+        format!(
+            "writeLines(\"1\", {:?})\n",
+            ran("Renviron").display().to_string()
+        ),
     );
     write(
         ".Renviron",
@@ -2098,7 +2107,12 @@ fn ruby_and_r_startup_files_are_on_the_surface() {
         .unwrap();
     assert!(o.status.success(), "{o:?}");
     assert!(!marker.exists(), "gdb ran the project's .gdbinit");
-    for p in ["ws/.editorconfig", "ws/.dir-locals.el", "ws/.gdbinit", "ws/.pylintrc"] {
+    for p in [
+        "ws/.editorconfig",
+        "ws/.dir-locals.el",
+        "ws/.gdbinit",
+        "ws/.pylintrc",
+    ] {
         let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
         assert_eq!(got.0, Action::Allow, "{p}");
     }
