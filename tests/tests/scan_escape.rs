@@ -1993,3 +1993,66 @@ fn the_homes_surface_linked_into_a_root_is_watched() {
         assert!(!dots.join("nvim/plugin").exists(), "{} {err}", fx.what());
     });
 }
+
+/// Consistency by construction (round 9, redsurf22), the home as the writable root: every entry
+/// of the home's surface (`surface::HOME_FILES`, a file in each of `HOME_DIRS`, a user
+/// site-packages' `.pth`), written by one run, is reported by the scan and moved aside, and
+/// the file tools (`cordon check write_file`, which MCP and every hook host's Write/Edit
+/// decide by) ask for each; a project's file at the home stays allowed.
+#[test]
+fn every_entry_of_the_homes_surface_is_seen_by_the_scan_and_the_file_tools() {
+    each(|fx| {
+        use cordon_policy::surface::{HOME_DIRS, HOME_FILES};
+        let mut names: Vec<String> = HOME_FILES.iter().map(|(n, _)| n.to_string()).collect();
+        names.extend(HOME_DIRS.iter().map(|(d, _)| format!("{d}/x")));
+        names.push(".local/lib/python3.11/site-packages/x.pth".into());
+        let line = names
+            .iter()
+            .map(|n| format!("mkdir -p \"$(dirname '{n}')\" && echo x > '{n}'"))
+            .collect::<Vec<_>>()
+            .join(" && ");
+        let mut c = fx.exec_cmd(&line);
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in &names {
+            let p = fx.ws.join(name);
+            let reported = p
+                .ancestors()
+                .take_while(|a| *a != fx.ws)
+                .any(|a| err.contains(&format!("the run left {} (", a.display())));
+            assert!(reported, "{} {name} not reported: {err}", fx.what());
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+        if fx.ids.is_some() || fx.backend != "landlock" {
+            return; // the file tools' decision depends on neither
+        }
+        let decide = |name: &str| {
+            let o = Command::new(cordon())
+                .args(["check", "--json", "--policy"])
+                .arg(fx.root.join("policies/cordon.toml"))
+                .arg("write_file")
+                .arg(format!("path={}", fx.ws.join(name).display()))
+                .arg("content=x")
+                .env("HOME", &fx.ws)
+                .env("XDG_CONFIG_HOME", fx.root.join("home/.config"))
+                .output()
+                .unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("{e}: {}", describe(&o)));
+            v["decision"].as_str().unwrap_or_default().to_string()
+        };
+        for name in &names {
+            assert_eq!(decide(name), "ask", "{name}");
+        }
+        assert_eq!(decide("proj/src/main.rs"), "allow");
+    });
+}
