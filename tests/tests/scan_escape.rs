@@ -2056,3 +2056,72 @@ fn every_entry_of_the_homes_surface_is_seen_by_the_scan_and_the_file_tools() {
         assert_eq!(decide("proj/src/main.rs"), "allow");
     });
 }
+
+/// Round 9 (redsurf22): with `load_dotenv = true` in the operator's direnv configuration, direnv
+/// takes a directory's `.env` at `cd` as it runs an `.envrc` (checked with direnv 2.32: under a
+/// `[whitelist] prefix` a changed one is taken without asking). A run's new or changed `.env`
+/// was not reported. It is watched where that configuration says so, and only there.
+#[test]
+fn a_dotenv_is_watched_where_the_operators_direnv_loads_it() {
+    each(|fx| {
+        let config = fx.root.join("home/.config");
+        fs::create_dir_all(fx.ws.join("sub")).unwrap();
+        fs::write(fx.ws.join("sub/.env"), "A=1\n").unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let script = "echo 'LD_PRELOAD=/tmp/x.so' > .env && echo 'PATH=/tmp/bin' >> sub/.env";
+        // Without it: a `.env` is the project's variables, not watched.
+        let mut c = fx.exec_cmd(script);
+        c.env("XDG_CONFIG_HOME", &config);
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            !stderr(&out).contains(".env"),
+            "{} {}",
+            fx.what(),
+            stderr(&out)
+        );
+        fs::write(fx.ws.join("sub/.env"), "A=1\n").unwrap();
+        fs::remove_file(fx.ws.join(".env")).unwrap();
+        fs::create_dir_all(config.join("direnv")).unwrap();
+        fs::write(
+            config.join("direnv/direnv.toml"),
+            "[global]\nload_dotenv = true\n",
+        )
+        .unwrap();
+        let mut c = fx.exec_cmd(script);
+        c.env("XDG_CONFIG_HOME", &config);
+        let out = c.output().unwrap();
+        fs::remove_dir_all(config.join("direnv")).unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in [".env", "sub/.env"] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {} (", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+        }
+        assert!(!fx.ws.join(".env").exists(), "{} {err}", fx.what());
+        assert_eq!(
+            fs::read_to_string(fx.ws.join("sub/.env")).unwrap(),
+            "A=1\n",
+            "{} {err}",
+            fx.what()
+        );
+    });
+}

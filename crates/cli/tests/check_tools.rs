@@ -831,3 +831,78 @@ fn what_the_operators_environment_loads_from_a_root_is_on_the_surface() {
         assert_eq!(decide(rel).0, "allow", "{rel}");
     }
 }
+
+/// Round 9 (redsurf22): with `load_dotenv = true` in the operator's direnv configuration, the
+/// real direnv takes a directory's `.env` at `cd` as it runs an `.envrc` — under a
+/// `[whitelist] prefix`, a changed one without asking — and `write_file .env` was allowed by
+/// the root's mode. It asks where that configuration says so; elsewhere `.env` is the
+/// project's variables (`surface::NOT_ON_SURFACE`) and stays allowed.
+#[test]
+fn a_dotenv_the_operators_direnv_loads_is_on_the_surface() {
+    let d = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let ws = base.join("ws");
+    let home = base.join("home");
+    let config = base.join("config");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::create_dir_all(config.join("direnv")).unwrap();
+    let policy = base.join("p.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox.paths.ws]\nroot = \"{}\"\nmode = \"rw\"\n",
+            ws.display()
+        ),
+    )
+    .unwrap();
+    let decide = |rel: &str| {
+        let o = common::command(&base)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", &config)
+            .env_remove("DIRENV_CONFIG")
+            .args(["check", "--json", "--policy"])
+            .arg(&policy)
+            .arg("write_file")
+            .arg(format!("path={}", ws.join(rel).display()))
+            .arg("content=x")
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+        v["decision"].as_str().unwrap_or_default().to_string()
+    };
+    assert_eq!(decide(".env"), "allow");
+    std::fs::write(
+        config.join("direnv/direnv.toml"),
+        format!(
+            "[global]\nload_dotenv = true\n[whitelist]\nprefix = [\"{}\"]\n",
+            ws.display()
+        ),
+    )
+    .unwrap();
+    // What the real direnv does with a `.env` there, written after the whitelist.
+    std::fs::write(ws.join("sub/.env"), "PLANTED=yes\n").unwrap();
+    let o = std::process::Command::new("direnv")
+        .args(["export", "json"])
+        .current_dir(ws.join("sub"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", &config)
+        .env("XDG_DATA_HOME", base.join("data"))
+        .output()
+        .expect("direnv is needed for this test (Debian package `direnv`)");
+    assert!(
+        stdout(&o).contains("\"PLANTED\": \"yes\""),
+        "direnv did not load the .env: {} {}",
+        stdout(&o),
+        stderr(&o)
+    );
+    for rel in [".env", "sub/.env"] {
+        assert_eq!(decide(rel), "ask", "{rel}");
+    }
+    assert_eq!(decide("sub/.env.example"), "allow");
+    // A configuration that cannot be read as TOML: direnv's reading cannot be ruled out.
+    std::fs::write(config.join("direnv/direnv.toml"), "[global\n").unwrap();
+    assert_eq!(decide(".env"), "ask");
+}

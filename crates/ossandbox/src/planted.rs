@@ -289,6 +289,9 @@ pub struct Snapshot {
     /// The writable roots the snapshot is of: where the target of a link in a watched
     /// directory is watched too ([`Snapshot::list`]).
     roots: Vec<PathBuf>,
+    /// The operator's direnv loads `.env` files as it runs `.envrc`
+    /// (`cordon_policy::surface::dotenv_by_direnv`): each is watched as `.envrc` is.
+    dotenv: bool,
 }
 
 /// A directory's entries that the walk looks at ([`kept`]: its subdirectories and the names it
@@ -537,6 +540,8 @@ impl Snapshot {
             .map(PathBuf::from)
             .filter(|h| h.is_absolute())
             .and_then(|h| std::fs::canonicalize(h).ok());
+        s.dotenv =
+            cordon_policy::surface::dotenv_by_direnv(home.as_deref(), &|v| std::env::var_os(v));
         // The home in no root, but some of its surface kept in one through the operator's
         // links (GNU stow's `~/.bashrc -> dotfiles/bashrc`, `~/.config/nvim ->
         // ../dotfiles/nvim`, with `dotfiles` the root): watched where it really is.
@@ -1113,6 +1118,9 @@ impl Snapshot {
                     if name == ".envrc" && !is_dir {
                         self.envrc_loads(&dir, &root_of);
                     }
+                } else if self.dotenv && !is_dir && name == ".env" {
+                    let why = cordon_policy::surface::DOTENV_BY_DIRENV_WHY;
+                    self.note_file(path.clone(), why, std::slice::from_ref(&root_of));
                 } else if let Some(why) = (!is_dir)
                     .then(|| cordon_policy::surface::tool_suffix(name.as_encoded_bytes()))
                     .flatten()

@@ -337,7 +337,7 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     ),
     (
         ".env",
-        "variables; direnv and mise read it only when `.envrc` or a mise file (on the surface) says so, and then it is what an `.envrc` loads (`named_by_envrc`)",
+        "variables; direnv and mise read it only when `.envrc` or a mise file (on the surface) says so, and then it is what an `.envrc` loads (`named_by_envrc`) — or when the operator's direnv configuration sets `load_dotenv`: then it is on the surface as `.envrc` is ([`dotenv_by_direnv`])",
     ),
     (
         ".vscode/extensions.json",
@@ -1244,6 +1244,58 @@ pub fn named_by_envrc(real: &Path, home: Option<&Path>) -> Option<Hit> {
     }
     None
 }
+
+const DOTENV_WHY: &str = "the operator's direnv loads `.env` files (`load_dotenv = true`) as it runs `.envrc`: its variables (PATH, LD_PRELOAD, BASH_ENV) are the next shell's in this directory";
+
+/// Whether the operator's direnv loads a directory's `.env` as it runs an `.envrc`: its
+/// configuration (`$DIRENV_CONFIG`, else `$XDG_CONFIG_HOME/direnv`, else `~/.config/direnv`;
+/// `direnv.toml`, or `config.toml` up to 2.21) sets `[global] load_dotenv = true`. Checked
+/// with direnv 2.32: a `.env` alone is then taken at `cd` once allowed, and under a
+/// `[whitelist] prefix` a changed one without asking. A configuration that cannot be read or
+/// parsed counts as setting it (direnv's reading cannot be ruled out).
+pub fn dotenv_by_direnv(
+    home: Option<&Path>,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> bool {
+    let dir = var("DIRENV_CONFIG")
+        .map(PathBuf::from)
+        .or_else(|| var("XDG_CONFIG_HOME").map(|c| PathBuf::from(c).join("direnv")))
+        .or_else(|| home.map(|h| h.join(".config/direnv")));
+    let Some(dir) = dir.filter(|d| d.is_absolute()) else {
+        return false;
+    };
+    ["direnv.toml", "config.toml"].iter().any(|name| {
+        match cordon_fs::safe::read_followed(&dir.join(name), 1 << 20) {
+            Ok(None) => false,
+            Ok(Some(text)) => String::from_utf8(text)
+                .ok()
+                .and_then(|t| t.parse::<toml::Table>().ok())
+                .is_none_or(|doc| {
+                    doc.get("global")
+                        .and_then(|g| g.get("load_dotenv"))
+                        .and_then(toml::Value::as_bool)
+                        .unwrap_or(false)
+                }),
+            Err(e) => !e.is_not_found(),
+        }
+    })
+}
+
+/// Where `real` (absolute, links resolved) is a `.env` the operator's direnv loads
+/// ([`dotenv_by_direnv`]).
+pub fn named_dotenv(
+    real: &Path,
+    home: Option<&Path>,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<Hit> {
+    (real.file_name().is_some_and(|n| n == ".env") && dotenv_by_direnv(home, var)).then_some(Hit {
+        kind: Kind::Tool,
+        why: DOTENV_WHY,
+    })
+}
+
+/// Why a `.env` is watched where the operator's direnv loads it.
+pub const DOTENV_BY_DIRENV_WHY: &str = DOTENV_WHY;
 
 /// The directories a `.tool-versions` (`node path:./tools/node`) or a mise configuration
 /// (`[env] _.path = ["./bin"]`) puts on the PATH of a shell entering its directory, as written.

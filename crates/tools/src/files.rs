@@ -480,7 +480,7 @@ impl FileTool {
         use cordon_policy::surface::{
             classify, classify_home, classify_home_real, folded, home_dotted, in_moved_home,
             linked_from_surface, looks_like_git_dir, named_by_configuration, named_by_environment,
-            named_by_envrc, named_by_git_config, Kind,
+            named_by_envrc, named_by_git_config, named_dotenv, Kind,
         };
         let dir = &self.roots().roots()[root].config.root;
         let Ok(rel) = real.strip_prefix(dir) else {
@@ -527,6 +527,7 @@ impl FileTool {
             .or_else(|| linked_from_surface(real))
             .or_else(|| named_by_git_config(real, home, &|v| std::env::var_os(v)))
             .or_else(|| named_by_envrc(real, home))
+            .or_else(|| named_dotenv(real, home, &|v| std::env::var_os(v)))
             .or_else(|| named_by_configuration(real, home))
         else {
             return Ok(None);
