@@ -1021,6 +1021,45 @@ pub struct HomeLinked {
 /// operator keeps in a dotfiles checkout. The file tools ask for a write there; the after-run
 /// scan watches those that lie in a root when the home itself is in none.
 pub fn home_linked(home: &Path) -> Vec<HomeLinked> {
+    use std::collections::HashMap;
+    // Most entries are not there, and most that are hold no link: one listing of the home,
+    // then an `lstat` per name on the way below a directory that is there (each once), and
+    // the walk of the links only for an entry with a link on its way.
+    let Ok(list) = std::fs::read_dir(home) else {
+        return Vec::new();
+    };
+    // name on the way → whether it is a link (`None`: not there)
+    let mut names: HashMap<PathBuf, Option<bool>> = list
+        .flatten()
+        .map(|e| {
+            let link = e.file_type().is_ok_and(|t| t.is_symlink());
+            (home.join(e.file_name()), Some(link))
+        })
+        .collect();
+    let mut linked_on_the_way = |rel: &str| {
+        let mut at = home.to_path_buf();
+        for (i, part) in rel.split('/').enumerate() {
+            at.push(part);
+            let known = match names.get(&at) {
+                Some(k) => *k,
+                // (The home's own names are all known from its listing.)
+                None if i == 0 => None,
+                None => {
+                    let k = std::fs::symlink_metadata(&at)
+                        .ok()
+                        .map(|m| m.file_type().is_symlink());
+                    names.insert(at.clone(), k);
+                    k
+                }
+            };
+            match known {
+                None => return false,
+                Some(true) => return true,
+                Some(false) => {}
+            }
+        }
+        false
+    };
     let mut links = cordon_fs::links::Links::default();
     let files = HOME_FILES
         .iter()
@@ -1033,6 +1072,9 @@ pub fn home_linked(home: &Path) -> Vec<HomeLinked> {
     files
         .chain(dirs)
         .filter_map(|((rel, why), kind, dir)| {
+            if !linked_on_the_way(rel) {
+                return None;
+            }
             let named = home.join(rel);
             let real = links.real(&named);
             (real != named).then_some(HomeLinked {
