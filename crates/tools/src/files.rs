@@ -535,14 +535,27 @@ impl FileTool {
         match hit.kind {
             Kind::Cordon => Err(Stop::Deny(Refusal::new(
                 "policy_file",
-                format!("`{key}` is a cordon file ({}): a person edits it, not the agent", hit.why),
-            ))),
-            Kind::Git if self.shared.git_protected => Err(Stop::Deny(Refusal::new(
-                "protected",
                 format!(
-                    "`{key}` is inside a git directory and sandbox.git = \"protect\" keeps it read-only ({})",
+                    "`{key}` is a cordon file ({}): a person edits it, not the agent",
                     hit.why
                 ),
+            ))),
+            // The kernel keeps only the root's own `.git` read-only (`profile::git_protected`);
+            // a nested or bare repository's configuration is the after-run scan's, and the
+            // refusal says so rather than claim a protection the kernel does not apply.
+            Kind::Git if self.shared.git_protected => Err(Stop::Deny(Refusal::new(
+                "protected",
+                if rel.starts_with(".git") {
+                    format!(
+                        "`{key}` is inside a git directory and sandbox.git = \"protect\" keeps it read-only ({})",
+                        hit.why
+                    )
+                } else {
+                    format!(
+                        "`{key}` is git's configuration of a nested or bare repository, which sandbox.git = \"protect\" keeps from the agent's file tools ({}); the kernel keeps only the root's own .git read-only, and the after-run scan undoes a command's change here",
+                        hit.why
+                    )
+                },
             ))),
             _ => Ok(Some(hit.why.to_string())),
         }

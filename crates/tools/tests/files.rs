@@ -1225,6 +1225,19 @@ fn the_persistence_surface_is_never_allowed_by_the_roots_mode_alone() {
         fx.verdict(FileOp::Write, json!({"path": "ws/.envrc", "content": "x"})),
         (Action::Ask, "builtin:surface".into())
     );
+    // Round 9 (redsurf22): the refusal claims the kernel's read-only binds only where the
+    // kernel makes them, the root's own `.git` (`profile::git_protected`); a sandboxed
+    // command writes a nested repository's configuration (the scan undoes it).
+    let reason = |p: &str| {
+        let a = fx.ok(FileOp::Write, json!({"path": p, "content": "x"}));
+        fx.decide(&a).reason
+    };
+    assert!(reason("ws/.git/config").contains("keeps it read-only"));
+    for p in ["ws/sub/.git/config", "ws/ev/config"] {
+        let r = reason(p);
+        assert!(!r.contains("keeps it read-only"), "{p}: {r}");
+        assert!(r.contains("after-run scan"), "{p}: {r}");
+    }
 }
 
 /// docs/mcp.md: the file tools refuse cordon's own files, reads and listings too.
