@@ -2125,3 +2125,76 @@ fn a_dotenv_is_watched_where_the_operators_direnv_loads_it() {
         );
     });
 }
+
+/// Round 9 (redsurf22): with the home as the writable root, bash-completion (which Debian's
+/// skeleton `.bashrc` loads) runs `~/.bash_completion` in every interactive shell and
+/// `~/.local/share/bash-completion/completions/CMD` when `CMD` is first completed: shown
+/// here with the real bash. A run's plant of either was not reported.
+#[test]
+fn the_homes_bash_completions_are_watched_when_a_root_holds_it() {
+    assert!(
+        Path::new("/usr/share/bash-completion/bash_completion").exists(),
+        "bash-completion (Debian package) is needed: this test runs the real one"
+    );
+    // What the real bash does with them, in a home of the test's own.
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path();
+    fs::copy("/etc/skel/.bashrc", home.join(".bashrc")).unwrap();
+    fs::create_dir_all(home.join(".local/share/bash-completion/completions")).unwrap();
+    fs::write(
+        home.join(".bash_completion"),
+        format!("touch {}\n", home.join("ran-rc").display()),
+    )
+    .unwrap();
+    fs::write(
+        home.join(".local/share/bash-completion/completions/zzcmd"),
+        format!("touch {}\n", home.join("ran-cmd").display()),
+    )
+    .unwrap();
+    let o = Command::new("bash")
+        .args(["-ic", "_completion_loader zzcmd; true"])
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", "/usr/bin:/bin")
+        .env("TERM", "dumb")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(home.join("ran-rc").exists(), "{}", describe(&o));
+    assert!(home.join("ran-cmd").exists(), "{}", describe(&o));
+    each(|fx| {
+        let names = [
+            ".bash_completion",
+            ".local/share/bash-completion/completions/git",
+        ];
+        fs::create_dir_all(fx.ws.join(".local/share")).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let mut c = fx.exec_cmd(
+            "echo 'touch /tmp/x' > .bash_completion && \
+             mkdir -p .local/share/bash-completion/completions && \
+             echo 'touch /tmp/x' > .local/share/bash-completion/completions/git",
+        );
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in names {
+            let p = fx.ws.join(name);
+            let reported = p
+                .ancestors()
+                .take_while(|a| *a != fx.ws)
+                .any(|a| err.contains(&format!("the run left {} (", a.display())));
+            assert!(reported, "{} {name} not reported: {err}", fx.what());
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+    });
+}

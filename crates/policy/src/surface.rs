@@ -545,6 +545,24 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         "IPython runs it at every start",
     ),
     (".xprofile", "the display manager sources it at every graphical login"),
+    // Round 9 (redsurf22). Checked with the real bash 5.2 and bash-completion 2.11 (Debian's
+    // skeleton `.bashrc` loads it): `~/.bash_completion` ran at every interactive shell. The
+    // rest from their documentation (not installed here).
+    (
+        ".bash_completion",
+        "bash-completion sources it in every interactive shell",
+    ),
+    (".xinitrc", "startx runs it as the X session"),
+    (".xsession", "the display manager runs it as the X session"),
+    (".screenrc", "GNU screen runs its `exec` and `screen` commands at every start"),
+    (
+        ".hgrc",
+        "Mercurial runs the hooks and loads the extensions it names at any hg command (prompts too)",
+    ),
+    (
+        ".config/hg/hgrc",
+        "Mercurial runs the hooks and loads the extensions it names at any hg command (prompts too)",
+    ),
     (".xsessionrc", "Debian's X session sources it at every graphical login"),
     (".bashrc", "bash runs it in every interactive shell"),
     (".bash_profile", "bash runs it in every login shell"),
@@ -910,6 +928,20 @@ pub const HOME_DIRS: &[(&str, &str)] = &[
         ".ipython/profile_default/startup",
         "IPython runs each file here at every start",
     ),
+    // Round 9 (redsurf22): checked with the real bash-completion 2.11: a file named for a
+    // command here ran when that command's completion was first asked for (a tab press).
+    (
+        ".local/share/bash-completion",
+        "bash-completion sources the file named for a command here when that command is first completed (a tab press)",
+    ),
+    // From their documentation: a desktop entry here overrides the system's of that name (its
+    // `Exec` runs when the operator starts that program from the menu); Jupyter runs its
+    // `jupyter_*_config.py` files at every start.
+    (
+        ".local/share/applications",
+        "a desktop entry here replaces the system's of that name: its `Exec` runs when the operator starts that program from the menu",
+    ),
+    (".jupyter", "Jupyter runs the `jupyter_*_config.py` files here at every start"),
 ];
 
 /// In a user site-packages directory (`~/.local/lib/pythonX.Y/site-packages`), what every start
