@@ -657,6 +657,21 @@ fn a_dotfile_kept_in_a_root_through_a_link_at_its_name_is_on_the_surface() {
             "allow",
             "under the home: {under_home}"
         );
+        // A tool no list names, linked at a name in `~/.config`: its directory is the home's
+        // configuration, as `~/.config/kitty/` itself is.
+        std::fs::create_dir_all(dots.join("kitty")).unwrap();
+        std::fs::create_dir_all(home.join(".config")).unwrap();
+        std::os::unix::fs::symlink(dots.join("kitty"), home.join(".config/kitty")).unwrap();
+        assert_eq!(
+            decide("kitty/kitty.conf"),
+            ask,
+            "under the home: {under_home}"
+        );
+        assert_eq!(decide("kittyx/notes").0, "allow");
+        // A link at a dot-name naming the root itself: a project of its own, as a root
+        // under `~/.dotfiles` is.
+        std::os::unix::fs::symlink(&dots, home.join(".dots")).unwrap();
+        assert_eq!(decide("notes/todo.md").0, "allow");
     }
 }
 

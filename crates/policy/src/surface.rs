@@ -1019,8 +1019,9 @@ pub fn classify_home(rel: &Path) -> Option<Hit> {
 /// `~/.config -> dotfiles/config`, `dotfiles/config/git/config` is git's global configuration,
 /// and with GNU stow's `~/.bashrc -> dotfiles/bashrc`, `dotfiles/bashrc` is what bash runs
 /// (also before it exists: a write through a dangling link creates it), paths no name marks.
-/// Wherever `real` lies: the dotfiles kept outside the home (`/work/dotfiles`) too.
-pub fn classify_home_real(home: &Path, real: &Path) -> Option<Hit> {
+/// Wherever `real` lies: the dotfiles kept outside the home (`/work/dotfiles`) too. And a
+/// file below what a link at a dot-name of the home puts in `root` ([`home_dot_links`]).
+pub fn classify_home_real(home: &Path, real: &Path, root: &Path) -> Option<Hit> {
     home_linked(home)
         .into_iter()
         .find(|l| {
@@ -1034,6 +1035,49 @@ pub fn classify_home_real(home: &Path, real: &Path) -> Option<Hit> {
             kind: l.kind,
             why: l.why,
         })
+        .or_else(|| {
+            // (Not a link that names the root or a directory above it: the operator made a
+            // root of that, a project of its own, as a root under `~/.dotfiles` is.)
+            home_dot_links(home)
+                .iter()
+                .any(|t| real.starts_with(t) && !root.starts_with(t))
+                .then_some(Hit {
+                    kind: Kind::Home,
+                    why: HOME_DOT_WHY,
+                })
+        })
+}
+
+/// Where the operator's links at the home's own names put its configuration: the targets of
+/// the links at a dot-name of the home or `~/bin`, and at a name directly in `~/.config`,
+/// `~/.local/share` or `~/.local/bin` (`~/.config/kitty -> ~/dots/kitty`, a tool no list
+/// names). What lies below one is the home's configuration, as a file under a dot-name of the
+/// home is ([`home_dotted`]): the file tools ask for it wherever it lies. One listing of each
+/// of those directories, a `readlink` per link.
+pub fn home_dot_links(home: &Path) -> Vec<PathBuf> {
+    let mut links = cordon_fs::links::Links::default();
+    let mut out = Vec::new();
+    let mut scan = |dir: &Path, any_name: bool| {
+        let Ok(list) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in list.flatten() {
+            let name = e.file_name();
+            let dotted = name.as_encoded_bytes().starts_with(b".") || name == "bin";
+            if (any_name || dotted) && e.file_type().is_ok_and(|t| t.is_symlink()) {
+                out.push(links.real(&e.path()));
+            }
+        }
+    };
+    scan(home, false);
+    for sub in [".config", ".local/share", ".local/bin"] {
+        let dir = home.join(sub);
+        // (Itself a link: its target is what the home's listing found.)
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            scan(&dir, true);
+        }
+    }
+    out
 }
 
 /// An entry of the home's surface that the operator's links put elsewhere ([`home_linked`]).

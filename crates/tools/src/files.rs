@@ -512,7 +512,7 @@ impl FileTool {
                         // of it, `~/.dotfiles`, which the operator made a root of its own).
                         .or_else(|| h.starts_with(dir).then(|| home_dotted(rel)).flatten())
                 })
-                .or_else(|| classify_home_real(h, real))
+                .or_else(|| classify_home_real(h, real, dir))
         });
         // What the surface points at: a link of it resolving here (`.envrc -> envrc.shared`),
         // the directory `core.hooksPath` names, a file git's configuration includes, what an
