@@ -732,6 +732,25 @@ pub fn host_settings(
     })
 }
 
+/// Where `real` (absolute, links resolved) is one of the hosts' settings ([`HOST_SETTINGS`])
+/// through a link the operator keeps (GNU stow's `~/.claude/settings.json ->
+/// dots/claude.json`, a project's `.claude -> cfg`), a path no name marks: each entry at each
+/// of `dirs` (the home, the directories from the host's working directory up), resolved, is
+/// `real` or (a directory of them) holds it. Why it matters.
+pub fn host_settings_linked(real: &Path, dirs: &[PathBuf]) -> Option<&'static str> {
+    let mut links = cordon_fs::links::Links::default();
+    for dir in dirs {
+        for entry in HOST_SETTINGS {
+            let named = dir.join(entry);
+            let r = links.real(&named);
+            if r != named && real.starts_with(&r) {
+                return why_of(entry);
+            }
+        }
+    }
+    None
+}
+
 /// Variables of the operator's environment that name directories a program takes code from
 /// at its ordinary start, every file below (a module in `PYTHONPATH` shadows the standard
 /// library's at every `python` start, a library in `LD_LIBRARY_PATH` every program's), a list
