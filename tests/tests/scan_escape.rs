@@ -1850,3 +1850,351 @@ fn a_cordon_killed_during_the_run_gets_the_earlier_content_back() {
         }
     });
 }
+
+/// Round 9 (redsurf22): a run that removes a surface file the operator had — a secret
+/// scanner's `pre-commit`, cordon's own hook in `.claude/settings.json`, an `.envrc` — was not
+/// reported. Under `sandbox.git = "writable"` every one can be removed; under "protect" the
+/// kernel keeps the hook (read-only bind: the `rm` fails) and the rest are removed. What was
+/// removed is reported and written back as it was.
+#[test]
+fn what_the_run_removed_is_reported_and_written_back() {
+    each(|fx| {
+        for protect in [false, true] {
+            if protect {
+                let p = fx.root.join("policies/cordon.toml");
+                let text = fs::read_to_string(&p).unwrap().replace(
+                    "require_os_sandbox = true\n",
+                    "require_os_sandbox = true\ngit = \"protect\"\n",
+                );
+                fs::write(&p, text).unwrap();
+            }
+            let hook = fx.ws.join(".git/hooks/pre-commit");
+            let _ = fs::remove_dir_all(fx.ws.join(".git"));
+            for d in [".git/hooks", ".claude"] {
+                fs::create_dir_all(fx.ws.join(d)).unwrap();
+            }
+            fs::write(fx.ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+            fs::create_dir_all(fx.ws.join(".git/objects")).unwrap();
+            fs::create_dir_all(fx.ws.join(".git/refs")).unwrap();
+            fs::write(&hook, "#!/bin/sh\nexec scan-secrets\n").unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+            fs::write(fx.ws.join(".claude/settings.json"), "{\"hooks\":1}\n").unwrap();
+            fs::write(fx.ws.join(".envrc"), "export A=1\n").unwrap();
+            if let Some((uid, gid)) = fx.ids {
+                chown_tree(&fx.ws, uid, gid);
+            }
+            let out = fx.exec(
+                "rm -f .git/hooks/pre-commit 2>/dev/null; rm -rf .claude && rm .envrc && \
+                 test ! -e .claude && test ! -e .envrc && \
+                 if test -e .git/hooks/pre-commit; then echo kept; else echo gone; fi",
+            );
+            let what = format!("{} protect={protect}", fx.what());
+            assert_eq!(out.status.code(), Some(0), "{what} {}", describe(&out));
+            let err = stderr(&out);
+            let said = String::from_utf8_lossy(&out.stdout);
+            // Where the kernel keeps the hook, nothing is removed to report.
+            assert_eq!(said.trim(), if protect { "kept" } else { "gone" }, "{what}");
+            let mut removed = vec![".claude/settings.json", ".envrc"];
+            if !protect {
+                removed.push(".git/hooks/pre-commit");
+            }
+            for name in removed {
+                let p = fx.ws.join(name);
+                assert!(
+                    err.contains(&format!("the run removed {} (", p.display())),
+                    "{what} {name} not reported: {err}"
+                );
+            }
+            assert_eq!(
+                fs::read_to_string(fx.ws.join(".claude/settings.json")).unwrap_or_default(),
+                "{\"hooks\":1}\n",
+                "{what}: {err}"
+            );
+            assert_eq!(
+                fs::read_to_string(fx.ws.join(".envrc")).unwrap_or_default(),
+                "export A=1\n",
+                "{what}: {err}"
+            );
+            assert_eq!(
+                fs::read_to_string(&hook).unwrap_or_default(),
+                "#!/bin/sh\nexec scan-secrets\n",
+                "{what}: {err}"
+            );
+            let m = fs::metadata(&hook).unwrap();
+            assert_eq!(m.permissions().mode() & 0o777, 0o755, "{what}");
+            if let Some((uid, _)) = fx.ids {
+                use std::os::unix::fs::MetadataExt;
+                assert_eq!(m.uid(), uid, "{what}");
+                assert_eq!(
+                    fs::metadata(fx.ws.join(".claude/settings.json"))
+                        .unwrap()
+                        .uid(),
+                    uid,
+                    "{what}"
+                );
+            }
+        }
+    });
+}
+
+/// Round 9 (redsurf22): the home in no root, the operator's dotfiles checkout a root, linked
+/// into the home as GNU stow does (`~/.bashrc -> ws/dotfiles/bashrc`, `~/.config/nvim ->
+/// ws/dotfiles/nvim`, a dangling `~/.gitconfig -> ws/dotfiles/gitconfig`). A run's change
+/// there was not reported: the home's surface was watched only where a root held the home.
+/// Each is now watched where it really is: the change undone, the new files moved aside.
+#[test]
+fn the_homes_surface_linked_into_a_root_is_watched() {
+    each(|fx| {
+        let home = fx.root.join("home");
+        let dots = fx.ws.join("dotfiles");
+        fs::create_dir_all(dots.join("nvim")).unwrap();
+        fs::create_dir_all(home.join(".config")).unwrap();
+        fs::write(dots.join("bashrc"), "# operator's\n").unwrap();
+        for (target, link) in [
+            ("bashrc", ".bashrc"),
+            ("gitconfig", ".gitconfig"),
+            ("nvim", ".config/nvim"),
+        ] {
+            std::os::unix::fs::symlink(dots.join(target), home.join(link)).unwrap();
+        }
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+            chown_tree(&home, uid, gid);
+        }
+        let out = fx.exec(
+            "echo 'touch /tmp/x' >> dotfiles/bashrc && \
+             printf '[core]\\n\\tfsmonitor = x\\n' > dotfiles/gitconfig && \
+             mkdir dotfiles/nvim/plugin && echo 'os.execute(\"x\")' > dotfiles/nvim/plugin/x.lua",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in ["bashrc", "gitconfig", "nvim/plugin"] {
+            let p = dots.join(name);
+            assert!(
+                err.contains(&format!("the run left {} (", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+        }
+        assert_eq!(
+            fs::read_to_string(dots.join("bashrc")).unwrap(),
+            "# operator's\n",
+            "{} {err}",
+            fx.what()
+        );
+        assert!(!dots.join("gitconfig").exists(), "{} {err}", fx.what());
+        assert!(!dots.join("nvim/plugin").exists(), "{} {err}", fx.what());
+    });
+}
+
+/// Consistency by construction (round 9, redsurf22), the home as the writable root: every entry
+/// of the home's surface (`surface::HOME_FILES`, a file in each of `HOME_DIRS`, a user
+/// site-packages' `.pth`), written by one run, is reported by the scan and moved aside, and
+/// the file tools (`cordon check write_file`, which MCP and every hook host's Write/Edit
+/// decide by) ask for each; a project's file at the home stays allowed.
+#[test]
+fn every_entry_of_the_homes_surface_is_seen_by_the_scan_and_the_file_tools() {
+    each(|fx| {
+        use cordon_policy::surface::{HOME_DIRS, HOME_FILES};
+        let mut names: Vec<String> = HOME_FILES.iter().map(|(n, _)| n.to_string()).collect();
+        names.extend(HOME_DIRS.iter().map(|(d, _)| format!("{d}/x")));
+        names.push(".local/lib/python3.11/site-packages/x.pth".into());
+        let line = names
+            .iter()
+            .map(|n| format!("mkdir -p \"$(dirname '{n}')\" && echo x > '{n}'"))
+            .collect::<Vec<_>>()
+            .join(" && ");
+        let mut c = fx.exec_cmd(&line);
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in &names {
+            let p = fx.ws.join(name);
+            let reported = p
+                .ancestors()
+                .take_while(|a| *a != fx.ws)
+                .any(|a| err.contains(&format!("the run left {} (", a.display())));
+            assert!(reported, "{} {name} not reported: {err}", fx.what());
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+        if fx.ids.is_some() || fx.backend != "landlock" {
+            return; // the file tools' decision depends on neither
+        }
+        let decide = |name: &str| {
+            let o = Command::new(cordon())
+                .args(["check", "--json", "--policy"])
+                .arg(fx.root.join("policies/cordon.toml"))
+                .arg("write_file")
+                .arg(format!("path={}", fx.ws.join(name).display()))
+                .arg("content=x")
+                .env("HOME", &fx.ws)
+                .env("XDG_CONFIG_HOME", fx.root.join("home/.config"))
+                .output()
+                .unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("{e}: {}", describe(&o)));
+            v["decision"].as_str().unwrap_or_default().to_string()
+        };
+        for name in &names {
+            assert_eq!(decide(name), "ask", "{name}");
+        }
+        assert_eq!(decide("proj/src/main.rs"), "allow");
+    });
+}
+
+/// Round 9 (redsurf22): with `load_dotenv = true` in the operator's direnv configuration, direnv
+/// takes a directory's `.env` at `cd` as it runs an `.envrc` (checked with direnv 2.32: under a
+/// `[whitelist] prefix` a changed one is taken without asking). A run's new or changed `.env`
+/// was not reported. It is watched where that configuration says so, and only there.
+#[test]
+fn a_dotenv_is_watched_where_the_operators_direnv_loads_it() {
+    each(|fx| {
+        let config = fx.root.join("home/.config");
+        fs::create_dir_all(fx.ws.join("sub")).unwrap();
+        fs::write(fx.ws.join("sub/.env"), "A=1\n").unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let script = "echo 'LD_PRELOAD=/tmp/x.so' > .env && echo 'PATH=/tmp/bin' >> sub/.env";
+        // Without it: a `.env` is the project's variables, not watched.
+        let mut c = fx.exec_cmd(script);
+        c.env("XDG_CONFIG_HOME", &config);
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            !stderr(&out).contains(".env"),
+            "{} {}",
+            fx.what(),
+            stderr(&out)
+        );
+        fs::write(fx.ws.join("sub/.env"), "A=1\n").unwrap();
+        fs::remove_file(fx.ws.join(".env")).unwrap();
+        fs::create_dir_all(config.join("direnv")).unwrap();
+        fs::write(
+            config.join("direnv/direnv.toml"),
+            "[global]\nload_dotenv = true\n",
+        )
+        .unwrap();
+        let mut c = fx.exec_cmd(script);
+        c.env("XDG_CONFIG_HOME", &config);
+        let out = c.output().unwrap();
+        fs::remove_dir_all(config.join("direnv")).unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in [".env", "sub/.env"] {
+            let p = fx.ws.join(name);
+            assert!(
+                err.contains(&format!("the run left {} (", p.display())),
+                "{} {name} not reported: {err}",
+                fx.what()
+            );
+        }
+        assert!(!fx.ws.join(".env").exists(), "{} {err}", fx.what());
+        assert_eq!(
+            fs::read_to_string(fx.ws.join("sub/.env")).unwrap(),
+            "A=1\n",
+            "{} {err}",
+            fx.what()
+        );
+    });
+}
+
+/// Round 9 (redsurf22): with the home as the writable root, bash-completion (which Debian's
+/// skeleton `.bashrc` loads) runs `~/.bash_completion` in every interactive shell and
+/// `~/.local/share/bash-completion/completions/CMD` when `CMD` is first completed: shown
+/// here with the real bash. A run's plant of either was not reported.
+#[test]
+fn the_homes_bash_completions_are_watched_when_a_root_holds_it() {
+    assert!(
+        Path::new("/usr/share/bash-completion/bash_completion").exists(),
+        "bash-completion (Debian package) is needed: this test runs the real one"
+    );
+    // What the real bash does with them, in a home of the test's own.
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path();
+    fs::copy("/etc/skel/.bashrc", home.join(".bashrc")).unwrap();
+    fs::create_dir_all(home.join(".local/share/bash-completion/completions")).unwrap();
+    fs::write(
+        home.join(".bash_completion"),
+        format!("touch {}\n", home.join("ran-rc").display()),
+    )
+    .unwrap();
+    fs::write(
+        home.join(".local/share/bash-completion/completions/zzcmd"),
+        format!("touch {}\n", home.join("ran-cmd").display()),
+    )
+    .unwrap();
+    let o = Command::new("bash")
+        .args(["-ic", "_completion_loader zzcmd; true"])
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", "/usr/bin:/bin")
+        .env("TERM", "dumb")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(home.join("ran-rc").exists(), "{}", describe(&o));
+    assert!(home.join("ran-cmd").exists(), "{}", describe(&o));
+    each(|fx| {
+        let names = [
+            ".bash_completion",
+            ".local/share/bash-completion/completions/git",
+        ];
+        fs::create_dir_all(fx.ws.join(".local/share")).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let mut c = fx.exec_cmd(
+            "echo 'touch /tmp/x' > .bash_completion && \
+             mkdir -p .local/share/bash-completion/completions && \
+             echo 'touch /tmp/x' > .local/share/bash-completion/completions/git",
+        );
+        c.env("HOME", &fx.ws)
+            .env("XDG_CONFIG_HOME", fx.root.join("home/.config"));
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let err = stderr(&out);
+        for name in names {
+            let p = fx.ws.join(name);
+            let reported = p
+                .ancestors()
+                .take_while(|a| *a != fx.ws)
+                .any(|a| err.contains(&format!("the run left {} (", a.display())));
+            assert!(reported, "{} {name} not reported: {err}", fx.what());
+            assert!(!p.exists(), "{} {name} still in place", fx.what());
+        }
+    });
+}

@@ -588,6 +588,93 @@ fn every_dotfile_of_a_home_root_is_on_the_surface() {
     assert_eq!(decide(".dotfiles/README.md").0, "allow");
 }
 
+/// Round 9 (redsurf22): the operator keeps dotfiles in a checkout that is a root, linked into
+/// the home as GNU stow does, the link at the file's own name (`~/.bashrc ->
+/// dotfiles/bashrc`), the home itself in no root. `write_file dotfiles/bashrc` was allowed by
+/// the root's mode, and the real `bash -i` ran it. The home's surface is now resolved through
+/// a link at its end too (and a dangling one, whose target the write creates), wherever the
+/// checkout lies (under the home or not).
+#[test]
+fn a_dotfile_kept_in_a_root_through_a_link_at_its_name_is_on_the_surface() {
+    let d = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let home = base.join("home");
+    for (dots, under_home) in [(home.join("dotfiles"), true), (base.join("dots"), false)] {
+        let _ = std::fs::remove_dir_all(&home);
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(dots.join("nvim")).unwrap();
+        let policy = base.join("p.toml");
+        std::fs::write(
+            &policy,
+            format!(
+                "version = 1\n[sandbox.paths.dots]\nroot = \"{}\"\nmode = \"rw\"\n",
+                dots.display()
+            ),
+        )
+        .unwrap();
+        let marker = base.join("ran");
+        let _ = std::fs::remove_file(&marker);
+        std::fs::write(dots.join("bashrc"), format!("touch {}\n", marker.display())).unwrap();
+        std::os::unix::fs::symlink(dots.join("bashrc"), home.join(".bashrc")).unwrap();
+        // Dangling: the write would create what git reads as its global configuration.
+        std::os::unix::fs::symlink(dots.join("gitconfig"), home.join(".gitconfig")).unwrap();
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::os::unix::fs::symlink(dots.join("claude.json"), home.join(".claude/settings.json"))
+            .unwrap();
+        // What the operator's shell does with the link.
+        let o = std::process::Command::new("bash")
+            .args(["-ic", "true"])
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(marker.exists(), "bash ran no ~/.bashrc: {}", stderr(&o));
+        let decide = |file: &str| {
+            let o = common::command(&base)
+                .env("HOME", &home)
+                .args(["check", "--json", "--policy"])
+                .arg(&policy)
+                .arg("write_file")
+                .arg(format!("path={}", dots.join(file).display()))
+                .arg("content=x")
+                .output()
+                .unwrap();
+            let v: Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+            (
+                v["decision"].as_str().unwrap_or_default().to_string(),
+                v["rule"].as_str().unwrap_or_default().to_string(),
+            )
+        };
+        let ask = ("ask".to_string(), "builtin:surface".to_string());
+        for file in ["bashrc", "gitconfig", "claude.json"] {
+            assert_eq!(decide(file), ask, "{file} (under the home: {under_home})");
+        }
+        assert_eq!(
+            decide("README.md").0,
+            "allow",
+            "under the home: {under_home}"
+        );
+        // A tool no list names, linked at a name in `~/.config`: its directory is the home's
+        // configuration, as `~/.config/kitty/` itself is.
+        std::fs::create_dir_all(dots.join("kitty")).unwrap();
+        std::fs::create_dir_all(home.join(".config")).unwrap();
+        std::os::unix::fs::symlink(dots.join("kitty"), home.join(".config/kitty")).unwrap();
+        assert_eq!(
+            decide("kitty/kitty.conf"),
+            ask,
+            "under the home: {under_home}"
+        );
+        assert_eq!(decide("kittyx/notes").0, "allow");
+        // A link at a dot-name naming the root itself: a project of its own, as a root
+        // under `~/.dotfiles` is.
+        std::os::unix::fs::symlink(&dots, home.join(".dots")).unwrap();
+        assert_eq!(decide("notes/todo.md").0, "allow");
+    }
+}
+
 /// Round 8 (redsurf21): a directory the environment makes the operator's configuration
 /// directory (`XDG_CONFIG_HOME`) inside a root holds git's global configuration — the real git
 /// runs its `core.fsmonitor` at a `git status` in any repository — and the after-run scan
@@ -758,4 +845,79 @@ fn what_the_operators_environment_loads_from_a_root_is_on_the_surface() {
     for rel in ["bin/sub/x", "src/main.rs", "README.md"] {
         assert_eq!(decide(rel).0, "allow", "{rel}");
     }
+}
+
+/// Round 9 (redsurf22): with `load_dotenv = true` in the operator's direnv configuration, the
+/// real direnv takes a directory's `.env` at `cd` as it runs an `.envrc` — under a
+/// `[whitelist] prefix`, a changed one without asking — and `write_file .env` was allowed by
+/// the root's mode. It asks where that configuration says so; elsewhere `.env` is the
+/// project's variables (`surface::NOT_ON_SURFACE`) and stays allowed.
+#[test]
+fn a_dotenv_the_operators_direnv_loads_is_on_the_surface() {
+    let d = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(d.path()).unwrap();
+    let ws = base.join("ws");
+    let home = base.join("home");
+    let config = base.join("config");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::create_dir_all(config.join("direnv")).unwrap();
+    let policy = base.join("p.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "version = 1\n[sandbox.paths.ws]\nroot = \"{}\"\nmode = \"rw\"\n",
+            ws.display()
+        ),
+    )
+    .unwrap();
+    let decide = |rel: &str| {
+        let o = common::command(&base)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", &config)
+            .env_remove("DIRENV_CONFIG")
+            .args(["check", "--json", "--policy"])
+            .arg(&policy)
+            .arg("write_file")
+            .arg(format!("path={}", ws.join(rel).display()))
+            .arg("content=x")
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+        v["decision"].as_str().unwrap_or_default().to_string()
+    };
+    assert_eq!(decide(".env"), "allow");
+    std::fs::write(
+        config.join("direnv/direnv.toml"),
+        format!(
+            "[global]\nload_dotenv = true\n[whitelist]\nprefix = [\"{}\"]\n",
+            ws.display()
+        ),
+    )
+    .unwrap();
+    // What the real direnv does with a `.env` there, written after the whitelist.
+    std::fs::write(ws.join("sub/.env"), "PLANTED=yes\n").unwrap();
+    let o = std::process::Command::new("direnv")
+        .args(["export", "json"])
+        .current_dir(ws.join("sub"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", &config)
+        .env("XDG_DATA_HOME", base.join("data"))
+        .output()
+        .expect("direnv is needed for this test (Debian package `direnv`)");
+    assert!(
+        stdout(&o).contains("\"PLANTED\": \"yes\""),
+        "direnv did not load the .env: {} {}",
+        stdout(&o),
+        stderr(&o)
+    );
+    for rel in [".env", "sub/.env"] {
+        assert_eq!(decide(rel), "ask", "{rel}");
+    }
+    assert_eq!(decide("sub/.env.example"), "allow");
+    // A configuration that cannot be read as TOML: direnv's reading cannot be ruled out.
+    std::fs::write(config.join("direnv/direnv.toml"), "[global\n").unwrap();
+    assert_eq!(decide(".env"), "ask");
 }

@@ -633,6 +633,58 @@ fn the_hooks_own_denials_are_recorded() {
     assert_eq!(verify.status.code(), Some(0), "{}", common::stderr(&verify));
 }
 
+/// Round 9 (redsurf22): the hosts' hook settings kept through the operator's links — GNU
+/// stow's `~/.claude/settings.json -> ~/dots/claude.json`, a project's `.claude -> cfg` —
+/// were written by the agent's Write on an ask (the surface's), not refused as the settings
+/// themselves are: an approved write could unhook cordon. They are refused by where the
+/// write lands.
+#[test]
+fn hook_settings_kept_through_a_link_are_refused() {
+    let d = workspace();
+    let home = tempfile::tempdir().unwrap();
+    let dots = d.path().join("dots");
+    std::fs::create_dir_all(&dots).unwrap();
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::os::unix::fs::symlink(
+        dots.join("claude.json"),
+        home.path().join(".claude/settings.json"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(d.path().join("cfg")).unwrap();
+    std::os::unix::fs::symlink("cfg", d.path().join(".claude")).unwrap();
+    let answer = |file: &Path| {
+        let mut child = cordon_cmd(d.path())
+            .env("HOME", home.path())
+            .args(["hook", "claude", "--policy"])
+            .arg(d.path().join("cordon.toml"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = json!({"session_id": "s", "transcript_path": "/t", "cwd": d.path(),
+            "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "tool_name": "Write", "tool_input": {"file_path": file, "content": "{}"},
+            "tool_use_id": "t"});
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.to_string().as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["hookSpecificOutput"]["permissionDecision"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(answer(&dots.join("claude.json")), "deny");
+    assert_eq!(answer(&d.path().join("cfg/settings.json")), "deny");
+    assert_ne!(answer(&dots.join("notes.json")), "deny");
+}
+
 /// Issue 23 (latency): the hook does not sync its record of an allowed shell line. That allow
 /// hands out nothing but `cordon exec` of the line, whose own record, appended to the same log
 /// and synced before the command starts, makes the hook's durable too (one `fsync` covers the

@@ -1071,11 +1071,7 @@ fn entry(f: &Finding) -> AfterRunFinding {
     AfterRunFinding {
         kind: f.what.tag().into(),
         path: f.path.display().to_string(),
-        change: match f.change {
-            Change::Appeared => "appeared",
-            Change::Changed => "changed",
-        }
-        .into(),
+        change: f.change.word().into(),
         why: f.why.clone(),
         handling: match &f.handling {
             Handling::Quarantined(to) => format!("moved aside to {}", to.display()),
@@ -1083,6 +1079,7 @@ fn entry(f: &Finding) -> AfterRunFinding {
                 format!("moved aside to {}, earlier content restored", to.display())
             }
             Handling::Reported(why) => format!("left in place: {why}"),
+            Handling::Recreated => "written back with its earlier content".into(),
         },
     }
 }

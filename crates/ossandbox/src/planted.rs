@@ -169,6 +169,21 @@ impl What {
 pub enum Change {
     Appeared,
     Changed,
+    /// There before the run, gone after it: a hook the operator relies on (a secret scanner's
+    /// `pre-commit`), cordon's own hook in `.claude/settings.json`, a `.git/config` whose
+    /// absence lets git find an outer repository. Written back where its content is known.
+    Removed,
+}
+
+impl Change {
+    /// The word for it, in a message or a record.
+    pub fn word(self) -> &'static str {
+        match self {
+            Change::Appeared => "appeared",
+            Change::Changed => "changed",
+            Change::Removed => "removed",
+        }
+    }
 }
 
 /// What cordon did about a finding.
@@ -181,6 +196,9 @@ pub enum Handling {
     /// Left in place (with the reason: a gitlink is in the index, which cordon does not
     /// rewrite; a rename that failed).
     Reported(String),
+    /// Removed by the run, and written back here with the content, mode and owner it had
+    /// before (a directory: made again, with what cordon knew of the files in it).
+    Recreated,
 }
 
 /// One path the run left that the operator's tools run or read as configuration.
@@ -197,10 +215,7 @@ pub struct Finding {
 impl Finding {
     /// One line for `cordon: warning: …`.
     pub fn message(&self) -> String {
-        let change = match self.change {
-            Change::Appeared => "appeared",
-            Change::Changed => "changed",
-        };
+        let change = self.change.word();
         let done = match &self.handling {
             Handling::Quarantined(to) => format!("moved aside to {}", to.display()),
             Handling::Restored(to) => format!(
@@ -208,7 +223,20 @@ impl Finding {
                 to.display()
             ),
             Handling::Reported(why) => format!("left in place: {why}"),
+            Handling::Recreated => "written back with its earlier content".into(),
         };
+        if self.change == Change::Removed {
+            let done = match &self.handling {
+                Handling::Reported(why) => format!("NOT restored: {why}"),
+                _ => done,
+            };
+            return format!(
+                "the run removed {} ({}): {}; {done}",
+                self.path.display(),
+                self.what.tag(),
+                self.why
+            );
+        }
         format!(
             "the run left {} ({change}, {}): {}; {done}",
             self.path.display(),
@@ -261,6 +289,9 @@ pub struct Snapshot {
     /// The writable roots the snapshot is of: where the target of a link in a watched
     /// directory is watched too ([`Snapshot::list`]).
     roots: Vec<PathBuf>,
+    /// The operator's direnv loads `.env` files as it runs `.envrc`
+    /// (`cordon_policy::surface::dotenv_by_direnv`): each is watched as `.envrc` is.
+    dotenv: bool,
 }
 
 /// A directory's entries that the walk looks at ([`kept`]: its subdirectories and the names it
@@ -509,6 +540,24 @@ impl Snapshot {
             .map(PathBuf::from)
             .filter(|h| h.is_absolute())
             .and_then(|h| std::fs::canonicalize(h).ok());
+        s.dotenv =
+            cordon_policy::surface::dotenv_by_direnv(home.as_deref(), &|v| std::env::var_os(v));
+        // The home in no root, but some of its surface kept in one through the operator's
+        // links (GNU stow's `~/.bashrc -> dotfiles/bashrc`, `~/.config/nvim ->
+        // ../dotfiles/nvim`, with `dotfiles` the root): watched where it really is.
+        if let Some(home) = home
+            .as_ref()
+            .filter(|h| !roots.iter().any(|r| h.starts_with(r)))
+        {
+            for l in cordon_policy::surface::home_linked(home) {
+                if !roots.iter().any(|r| l.real.starts_with(r)) {
+                    continue;
+                }
+                if s.note(l.real.clone(), What::ToolFile, l.why, true) && l.dir {
+                    s.list(&l.real, What::ToolFile, l.why, 0);
+                }
+            }
+        }
         if let Some(home) = home.filter(|h| roots.iter().any(|r| h.starts_with(r))) {
             // Each recorded where it really is (the links on the way resolved, the last
             // component as it is) when that lies in a root: `~/.config` is often a link into a
@@ -1060,11 +1109,18 @@ impl Snapshot {
                         }
                     }
                 }
-                if let Some((_, why)) = TOOL_FILES.iter().find(|(r, _)| name == *r) {
+                let is = |r: &str| {
+                    name.to_str()
+                        .is_some_and(|n| cordon_policy::surface::name_is(n, r))
+                };
+                if let Some((_, why)) = TOOL_FILES.iter().find(|(r, _)| is(r)) {
                     self.note_file(path.clone(), why, std::slice::from_ref(&root_of));
                     if name == ".envrc" && !is_dir {
                         self.envrc_loads(&dir, &root_of);
                     }
+                } else if self.dotenv && !is_dir && name == ".env" {
+                    let why = cordon_policy::surface::DOTENV_BY_DIRENV_WHY;
+                    self.note_file(path.clone(), why, std::slice::from_ref(&root_of));
                 } else if let Some(why) = (!is_dir)
                     .then(|| cordon_policy::surface::tool_suffix(name.as_encoded_bytes()))
                     .flatten()
@@ -1091,7 +1147,7 @@ impl Snapshot {
                     }
                     // A directory whose every file a tool runs, kept as a link itself (`.husky ->
                     // hooks`): the link, and what is there.
-                    if let Some((_, why)) = TOOL_DIRS.iter().find(|(r, _)| name == *r) {
+                    if let Some((_, why)) = TOOL_DIRS.iter().find(|(r, _)| is(r)) {
                         self.note(path.clone(), What::ToolFile, why, true);
                         let real = std::fs::canonicalize(&path)
                             .ok()
@@ -1379,6 +1435,7 @@ impl Snapshot {
                 handling: Handling::Reported(String::new()),
             });
         }
+        out.extend(self.removed_since(before));
         for (index, links) in &self.gitlinks {
             let old = before.gitlinks.get(index);
             let worktree = index
@@ -1427,10 +1484,179 @@ impl Snapshot {
             let earlier = match f.change {
                 Change::Changed => before.seen.get(&f.path).and_then(Seen::earlier),
                 Change::Appeared => None,
+                Change::Removed => {
+                    f.handling = recreate(&f.path, before);
+                    continue;
+                }
             };
             f.handling = quarantine(f, earlier, journal);
         }
         out
+    }
+}
+
+impl Snapshot {
+    /// What `before` saw that is gone now: each topmost such path, only where it really is
+    /// gone (not merely unseen by a walk that stopped early or could not list a directory).
+    /// A todo list is git's working state (a finished rebase removes it), and a directory
+    /// cordon cannot list is nothing it could restore.
+    fn removed_since(&self, before: &Snapshot) -> Vec<Finding> {
+        let mut out: Vec<Finding> = Vec::new();
+        for (path, was) in &before.seen {
+            if self.seen.contains_key(path)
+                || matches!(was.what, What::TodoList | What::Unlistable)
+                || out.iter().any(|f| path.starts_with(&f.path))
+                || !std::fs::symlink_metadata(path)
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+            {
+                continue;
+            }
+            out.push(Finding {
+                path: path.clone(),
+                what: was.what,
+                change: Change::Removed,
+                why: was.why.to_string(),
+                handling: Handling::Reported(String::new()),
+            });
+        }
+        out
+    }
+}
+
+/// Writes back `path`, which the run removed, as `before` saw it: a regular file with its
+/// content, mode and owner (staged beside it and renamed in, never over a name the run or the
+/// operator has filled since, never through a link); a directory made again with what
+/// `before` knew below it. What cannot be written back is said: a link (its target was not
+/// kept), a file too large to have been kept, a git directory (a repository is more than its
+/// configuration: cordon does not rebuild one), a directory that is gone too.
+fn recreate(path: &Path, before: &Snapshot) -> Handling {
+    let Some(was) = before.seen.get(path) else {
+        return Handling::Reported("nothing was known of it".into());
+    };
+    if matches!(was.what, What::GitDir | What::BareRepository) && was.id.0 == DIR {
+        return Handling::Reported(
+            "a git directory: cordon does not rebuild a repository; restore it from a backup or a clone".into(),
+        );
+    }
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Handling::Reported("no parent directory".into());
+    };
+    let dir = match cordon_fs::safe::Dir::open_absolute(parent) {
+        Ok(d) => d,
+        Err(e) if e.is_not_found() => match surface_dirs_again(parent, &before.roots) {
+            Some(d) => d,
+            None => return Handling::Reported(format!("its directory is gone too ({e})")),
+        },
+        Err(e) => return Handling::Reported(format!("its directory cannot be opened ({e})")),
+    };
+    match recreate_in(&dir, Path::new(name), path, was, before) {
+        Ok(()) => Handling::Recreated,
+        Err(why) => Handling::Reported(why),
+    }
+}
+
+/// `dir`, gone with the file the run removed, made again where every missing directory on the
+/// way is itself on the surface (`.claude` of `.claude/settings.json`, `.git/hooks`): what a
+/// tool reads is there again, and nothing is made in a tree the run removed for its own
+/// reasons (`node_modules/pkg` of a package's `.npmrc`). Each made with the mode and owner of
+/// the directory it is made in.
+fn surface_dirs_again(dir: &Path, roots: &[PathBuf]) -> Option<cordon_fs::safe::Dir> {
+    let root = roots.iter().find(|r| dir.starts_with(r))?;
+    let mut have = dir;
+    while std::fs::symlink_metadata(have).is_err() {
+        have = have.parent().filter(|p| p.starts_with(root))?;
+    }
+    let missing = dir.strip_prefix(have).ok()?;
+    let below_root = have.strip_prefix(root).ok()?;
+    let is_git_dir = |p: &Path| cordon_policy::surface::looks_like_git_dir(&root.join(p));
+    let mut on_the_way = below_root.to_path_buf();
+    for part in missing.components() {
+        on_the_way.push(part);
+        cordon_policy::surface::classify(&on_the_way, &is_git_dir)?;
+    }
+    let base = cordon_fs::safe::Dir::open_absolute(have).ok()?;
+    let st = base.stat().ok()?;
+    let made = base.create_dirs(missing, st.st_mode & 0o777).ok()?;
+    if rustix::process::geteuid().is_root() {
+        let mut cur = base;
+        for part in missing.components() {
+            cur = cur.dir(Path::new(part.as_os_str())).ok()?;
+            let _ = rustix::fs::fchown(
+                &cur,
+                Some(rustix::process::Uid::from_raw(st.st_uid)),
+                Some(rustix::process::Gid::from_raw(st.st_gid)),
+            );
+        }
+    }
+    Some(made)
+}
+
+/// [`recreate`]'s work for `name` in `dir` (`path` is `dir`'s path joined with it).
+fn recreate_in(
+    dir: &cordon_fs::safe::Dir,
+    name: &Path,
+    path: &Path,
+    was: &Seen,
+    before: &Snapshot,
+) -> Result<(), String> {
+    match was.id.0 {
+        FILE => {
+            let earlier = was.earlier().ok_or_else(|| {
+                format!(
+                    "its content was not kept (larger than {} KiB)",
+                    MAX_CONTENT / 1024
+                )
+            })?;
+            let staging = Journal::staging_name(name.as_os_str());
+            journal::stage(dir, Path::new(&staging), &earlier).map_err(|e| e.to_string())?;
+            if let Err(e) = dir.rename_noreplace(Path::new(&staging), name) {
+                let _ = dir.remove(Path::new(&staging));
+                return Err(format!("{e}"));
+            }
+            remember_restored(path, &earlier.content);
+            Ok(())
+        }
+        DIR => {
+            let made = dir.create_dirs(name, 0o700).map_err(|e| e.to_string())?;
+            if rustix::process::geteuid().is_root() {
+                rustix::fs::fchown(
+                    &made,
+                    Some(rustix::process::Uid::from_raw(was.owner.0)),
+                    Some(rustix::process::Gid::from_raw(was.owner.1)),
+                )
+                .map_err(|e| e.to_string())?;
+            }
+            // What was below it, each directly below first (the map is in path order).
+            let mut failed = Vec::new();
+            for (below, seen) in before.seen.range(path.to_path_buf()..) {
+                let Ok(rest) = below.strip_prefix(path) else {
+                    break;
+                };
+                if rest.as_os_str().is_empty() || rest.components().count() != 1 {
+                    continue;
+                }
+                if let Err(why) = recreate_in(&made, rest, below, seen, before) {
+                    failed.push(format!("{}: {why}", below.display()));
+                }
+            }
+            rustix::fs::fchmod(&made, rustix::fs::Mode::from_raw_mode(was.mode & 0o1777))
+                .map_err(|e| e.to_string())?;
+            if failed.is_empty() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the directory is made again, but not all it held: {}",
+                    failed.join("; ")
+                ))
+            }
+        }
+        _ => Err(match &was.content {
+            Some(target) if was.id.0 == 3 => format!(
+                "a link (to {}): make it again with `ln -s`",
+                String::from_utf8_lossy(target)
+            ),
+            _ => "not a regular file or directory".into(),
+        }),
     }
 }
 
@@ -1497,6 +1723,17 @@ impl Watch {
                         }
                         _ => {
                             now.seen.remove(&f.path);
+                        }
+                    }
+                }
+                // What was written back is as it was before, with its new identity: not
+                // found again, and a later change of it is restored to this.
+                Handling::Recreated => {
+                    let below = self.baseline.seen.range(f.path.clone()..);
+                    for (p, was) in below.take_while(|(p, _)| p.starts_with(&f.path)) {
+                        if let Ok(m) = std::fs::symlink_metadata(p) {
+                            let id = identity(&m);
+                            now.seen.insert(p.clone(), Seen { id, ..was.clone() });
                         }
                     }
                 }
@@ -2335,6 +2572,248 @@ mod tests {
             paths,
             vec![root.join("d3/.envrc"), root.join("d7/e/.envrc")]
         );
+    }
+
+    /// Consistency by construction (round 9, redsurf22): every entry of the surface list,
+    /// planted where each layer looks for it — at a root's top, in a subdirectory, in a
+    /// nested repository, a bare one, a linked worktree's and a submodule's git directory — is
+    /// on the file tools' surface (`surface::classify`, which `cordon check`, MCP and every
+    /// hook host's Write/Edit decide from) and found by the scan, both when it appears and
+    /// when the operator had it and the run removes it. (The kernel profile takes
+    /// `GIT_CONFIG_SURFACE` itself, the same list: `profile::GIT_CONFIG_SURFACE`.)
+    #[test]
+    fn every_entry_of_the_surface_is_seen_by_the_file_tools_and_the_scan() {
+        use cordon_policy::surface::{classify, looks_like_git_dir, GIT_CONFIG, TOOL_SUFFIXES};
+        assert_eq!(GIT_CONFIG_SURFACE, GIT_CONFIG);
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        std::fs::create_dir(root.join("sub")).unwrap();
+        git(&root.join("sub"), &["init", "-q"]);
+        git(&root, &["init", "-q", "--bare", "b.git"]);
+        // A linked worktree's and a submodule's git directory: `HEAD` and `commondir`.
+        for gd in [".git/worktrees/w", ".git/modules/m"] {
+            std::fs::create_dir_all(root.join(gd)).unwrap();
+            std::fs::write(root.join(gd).join("HEAD"), "ref: refs/heads/main\n").unwrap();
+            std::fs::write(root.join(gd).join("commondir"), "../..\n").unwrap();
+        }
+        let mut plants: Vec<String> = Vec::new();
+        for (entry, _) in TOOL_FILES {
+            plants.push(entry.to_string());
+            plants.push(format!("d/e/{entry}"));
+            // As a file system that ignores case opens it for the tool (`.RPROFILE`,
+            // `.VSCODE/tasks.json`: the walk names the rest as the list does, which such a
+            // file system finds whatever its case on disk).
+            let (first, rest) = entry
+                .split_once('/')
+                .map_or((*entry, None), |(f, r)| (f, Some(r)));
+            let upper = first.to_uppercase();
+            plants.push(match rest {
+                Some(rest) => format!("u/{upper}/{rest}"),
+                None => format!("u/{upper}"),
+            });
+        }
+        for (entry, _) in TOOL_DIRS {
+            plants.push(format!("{entry}/x"));
+            plants.push(format!("d/e/{entry}/x"));
+        }
+        for (suffix, _) in TOOL_SUFFIXES {
+            plants.push(format!("d/p{suffix}"));
+        }
+        for (entry, _) in GIT_CONFIG {
+            // A directory of the list gets a file in it.
+            let file = match *entry {
+                "hooks" | "info" | "branches" | "remotes" => format!("{entry}/x"),
+                "modules" => "modules/n/config".into(),
+                "worktrees" => "worktrees/v/config.worktree".into(),
+                e => e.into(),
+            };
+            for gd in [
+                ".git",
+                "sub/.git",
+                "b.git",
+                ".git/worktrees/w",
+                ".git/modules/m",
+            ] {
+                // (`modules/` and `worktrees/` of the two nested git directories themselves
+                // hold the plant's own repository; one level is enough there.)
+                plants.push(format!("{gd}/{file}"));
+            }
+        }
+        // As the file tools read a path: as written and folded (`files.rs`'s `on_surface`).
+        let rel_on_surface = |rel: &str| {
+            let rel = Path::new(rel);
+            [Some(rel.to_path_buf()), cordon_policy::surface::folded(rel)]
+                .into_iter()
+                .flatten()
+                .any(|rel| classify(&rel, &|dir| looks_like_git_dir(&root.join(dir))).is_some())
+        };
+        let missed: Vec<&String> = plants.iter().filter(|p| !rel_on_surface(p)).collect();
+        assert!(
+            missed.is_empty(),
+            "not on the file tools' surface: {missed:#?}"
+        );
+
+        let reported = |found: &[Finding], p: &str| {
+            let path = root.join(p);
+            found.iter().any(|f| path.starts_with(&f.path))
+        };
+        let plant = |p: &str| {
+            let path = root.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            // (A name an earlier plant made a directory of stays one.)
+            if !path.is_dir() {
+                std::fs::write(&path, "x").unwrap();
+            }
+        };
+        // Each one alone: a finding for one must not stand for another.
+        for p in &plants {
+            let before = Snapshot::take(std::slice::from_ref(&root));
+            plant(p);
+            let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+            assert!(reported(&found, p), "{p} appeared unseen: {found:#?}");
+            // What the scan moved aside is gone; what it restored is the earlier content.
+            for f in &found {
+                if let Handling::Quarantined(to) = &f.handling {
+                    let _ = std::fs::rename(to, &f.path);
+                }
+            }
+            // The operator's now, removed by the run.
+            let before = Snapshot::take(std::slice::from_ref(&root));
+            let path = root.join(p);
+            if path.is_file() {
+                std::fs::remove_file(&path).unwrap();
+                let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+                assert!(
+                    found
+                        .iter()
+                        .any(|f| f.change == Change::Removed && path.starts_with(&f.path)),
+                    "{p} removed unseen: {found:#?}"
+                );
+                assert!(path.exists(), "{p} not written back: {found:#?}");
+            }
+        }
+    }
+
+    /// Round 9 (redsurf22): a surface file the run removed was not reported at all — a
+    /// secret scanner's `pre-commit`, cordon's own hook in `.claude/settings.json`. Each is
+    /// reported, and written back where its content is known (with its mode and, as root, its
+    /// owner); what cannot be is said, never silently dropped.
+    #[test]
+    fn what_the_run_removed_is_reported_and_written_back() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        std::fs::create_dir(root.join("sub")).unwrap();
+        git(&root.join("sub"), &["init", "-q"]);
+        std::fs::write(root.join(".envrc"), "export A=1\n").unwrap();
+        std::fs::create_dir_all(root.join("d/.claude")).unwrap();
+        std::fs::write(root.join("d/.claude/settings.json"), "{\"hooks\":1}").unwrap();
+        std::fs::create_dir_all(root.join("node_modules/pkg")).unwrap();
+        std::fs::write(root.join("node_modules/pkg/.npmrc"), "x").unwrap();
+        let hook = root.join(".git/hooks/pre-commit");
+        std::fs::write(&hook, "#!/bin/sh\nexit 1\n").unwrap();
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        if running_as_root() {
+            std::os::unix::fs::chown(&hook, Some(12345), Some(12346)).unwrap();
+        }
+        std::os::unix::fs::symlink("../../scan.sh", root.join(".git/hooks/pre-push")).unwrap();
+        std::fs::write(root.join(".git/hooks/post-merge"), vec![b'#'; 70 * 1024]).unwrap();
+        std::fs::create_dir_all(root.join(".git/rebase-merge")).unwrap();
+        std::fs::write(
+            root.join(".git/rebase-merge/git-rebase-todo"),
+            "exec make test\n",
+        )
+        .unwrap();
+        let before = Snapshot::take(std::slice::from_ref(&root));
+
+        std::fs::remove_file(root.join(".envrc")).unwrap();
+        std::fs::remove_dir_all(root.join("d/.claude")).unwrap();
+        std::fs::remove_file(&hook).unwrap();
+        std::fs::remove_file(root.join(".git/hooks/pre-push")).unwrap();
+        std::fs::remove_file(root.join(".git/hooks/post-merge")).unwrap();
+        std::fs::remove_dir_all(root.join(".git/rebase-merge")).unwrap();
+        std::fs::remove_dir_all(root.join("sub/.git")).unwrap();
+        std::fs::remove_dir_all(root.join("node_modules")).unwrap();
+
+        let found = Snapshot::take(std::slice::from_ref(&root)).findings_since(&before);
+        let got: Vec<_> = found
+            .iter()
+            .map(|f| (f.path.clone(), f.change, f.handling == Handling::Recreated))
+            .collect();
+        let removed = |p: &str, back| (root.join(p), Change::Removed, back);
+        assert_eq!(
+            got,
+            vec![
+                removed(".envrc", true),
+                removed(".git/hooks/post-merge", false),
+                removed(".git/hooks/pre-commit", true),
+                removed(".git/hooks/pre-push", false),
+                removed("d/.claude/settings.json", true),
+                removed("node_modules/pkg/.npmrc", false),
+                removed("sub/.git", false),
+            ],
+            "{found:#?}"
+        );
+        for f in &found {
+            assert!(f.message().contains("the run removed"), "{}", f.message());
+        }
+        let said = |p: &str| {
+            found
+                .iter()
+                .find(|f| f.path == root.join(p))
+                .unwrap()
+                .message()
+        };
+        assert!(said(".git/hooks/pre-push").contains("../../scan.sh"));
+        assert!(said(".git/hooks/post-merge").contains("NOT restored"));
+        assert!(said("sub/.git").contains("does not rebuild a repository"));
+        // A tree the run removed whole is not made again for a file in it.
+        assert!(said("node_modules/pkg/.npmrc").contains("gone too"));
+        assert!(!root.join("node_modules").exists());
+        assert_eq!(std::fs::read(root.join(".envrc")).unwrap(), b"export A=1\n");
+        assert_eq!(
+            std::fs::read(root.join("d/.claude/settings.json")).unwrap(),
+            b"{\"hooks\":1}"
+        );
+        // (Its directory made again with the mode of the one it is in.)
+        let claude = std::fs::metadata(root.join("d/.claude")).unwrap();
+        let d_mode = std::fs::metadata(root.join("d")).unwrap().mode();
+        assert_eq!(claude.mode() & 0o777, d_mode & 0o777);
+        let back = std::fs::metadata(&hook).unwrap();
+        assert_eq!(back.mode() & 0o7777, 0o755);
+        if running_as_root() {
+            assert_eq!((back.uid(), back.gid()), (12345, 12346));
+        }
+        assert_eq!(std::fs::read(&hook).unwrap(), b"#!/bin/sh\nexit 1\n");
+        // What was written back is not found again.
+        let again = Snapshot::take(std::slice::from_ref(&root));
+        assert_eq!(
+            Snapshot::take(std::slice::from_ref(&root)).findings_since(&again),
+            vec![]
+        );
+    }
+
+    /// A wrapped server's watch writes back what was removed, and its next check neither
+    /// takes that for a plant nor reports the removal again.
+    #[test]
+    fn a_watch_writes_back_a_removed_file_once() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::write(root.join(".envrc"), "old").unwrap();
+        let mut watch = Watch::start(std::slice::from_ref(&root));
+        std::fs::remove_file(root.join(".envrc")).unwrap();
+        let (found, _) = watch.check();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].handling, Handling::Recreated);
+        assert_eq!(std::fs::read(root.join(".envrc")).unwrap(), b"old");
+        let (found, _) = watch.check();
+        assert_eq!(found, vec![]);
+        std::fs::write(root.join(".envrc"), "new").unwrap();
+        let (found, _) = watch.check();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(std::fs::read(root.join(".envrc")).unwrap(), b"old");
     }
 
     #[test]

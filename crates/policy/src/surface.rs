@@ -167,6 +167,34 @@ pub const TOOL_FILES: &[(&str, &str)] = &[
         ".pdbrc",
         "pdb runs the commands and Python statements it holds at `python -m pdb` or a `breakpoint()` started here",
     ),
+    // Round 9 (redsurf22): language shells that run a startup file from the directory they
+    // start in, besides the home's. Checked with the real programs (tools'
+    // files.rs::ruby_and_r_startup_files_are_on_the_surface): irb 1.4 takes the first of
+    // `~/.irbrc` and these (`IRB.rc_file_generators`), pry 0.13 loads `./.pryrc` too, R 4.2
+    // sources `./.Rprofile` (or the `R_PROFILE_USER` a `./.Renviron` names) at every start,
+    // `Rscript` included.
+    (".irbrc", IRB),
+    ("irb.rc", IRB),
+    ("_irbrc", IRB),
+    ("$irbrc", IRB),
+    (".config/irb/irbrc", IRB),
+    (".pryrc", "pry runs it at every start here, besides the home's"),
+    (
+        ".Rprofile",
+        "R (and Rscript) runs it at every start here (the user profile is looked for here before the home)",
+    ),
+    (
+        ".Renviron",
+        "R reads it at every start here: its variables (R_PROFILE_USER, R_LIBS, LD_PRELOAD) choose the code R runs",
+    ),
+    // From their documentation (neither is installable here in a reasonable size): GHCi runs
+    // `./.ghci` (its `:!` shell commands and `:def` macros) unless `-ignore-dot-ghci`, and
+    // Octave runs `./.octaverc` after the home's at every start.
+    (
+        ".ghci",
+        "GHCi runs its commands (`:!` shell commands among them) at every start here",
+    ),
+    (".octaverc", "Octave runs it at every start here"),
     // Build tools that run programs a configuration names.
     (
         ".cargo/config.toml",
@@ -284,6 +312,7 @@ pub fn tool_suffix(name: &[u8]) -> Option<&'static str> {
         .map(|(_, why)| *why)
 }
 
+const IRB: &str = "irb runs it at every start here where the home has no `.irbrc` (the first of its startup files it finds)";
 const JJ: &str = "Jujutsu runs the pager, editor, diff and fix tools and aliases this configuration names (a pager at a plain `jj log`)";
 const DEVCONTAINER: &str = "opening the dev container runs its `initializeCommand` on the host, and its mounts, run arguments and build files decide what the container reaches";
 
@@ -308,7 +337,7 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     ),
     (
         ".env",
-        "variables; direnv and mise read it only when `.envrc` or a mise file (on the surface) says so, and then it is what an `.envrc` loads (`named_by_envrc`)",
+        "variables; direnv and mise read it only when `.envrc` or a mise file (on the surface) says so, and then it is what an `.envrc` loads (`named_by_envrc`) — or when the operator's direnv configuration sets `load_dotenv`: then it is on the surface as `.envrc` is ([`dotenv_by_direnv`])",
     ),
     (
         ".vscode/extensions.json",
@@ -358,6 +387,23 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     (
         "bunfig.toml",
         "its `preload` scripts run at `bun run`/`bun test`, which run the project's code anyway (from bun's docs; bun is not installable here)",
+    ),
+    // Round 9 (redsurf22), with the real programs where they are here.
+    (
+        ".editorconfig",
+        "indentation, charset and line-end settings: no key names a program (EditorConfig's spec; editors' plugins read only those)",
+    ),
+    (
+        ".dir-locals.el",
+        "Emacs asks before it applies an `eval` form or a risky variable from it (`enable-local-variables` is `t`: unsafe values are asked, each time until the operator marks that value safe); a safe `compile-command` runs only at the operator's `M-x compile`, which builds the project anyway",
+    ),
+    (
+        ".gdbinit",
+        "gdb declines a `.gdbinit` in the directory it starts in unless `auto-load safe-path` names it (checked: gdb 13 printed `auto-loading has been declined` and ran nothing); the home's is on the surface (lldb's `.lldbinit` likewise by its `target.load-cwd-lldbinit` default, from its docs)",
+    ),
+    (
+        ".pylintrc",
+        "its `init-hook` is Python that pylint runs, as an editor's linter runs a project's `eslint.config.js`: the project's code run by a tool on the project (the line `build.rs` draws; also `pyproject.toml`'s `[tool.pylint]`, `setup.cfg`, `tox.ini`)",
     ),
     (
         ".pnpmfile.cjs",
@@ -499,6 +545,24 @@ pub const HOME_FILES: &[(&str, &str)] = &[
         "IPython runs it at every start",
     ),
     (".xprofile", "the display manager sources it at every graphical login"),
+    // Round 9 (redsurf22). Checked with the real bash 5.2 and bash-completion 2.11 (Debian's
+    // skeleton `.bashrc` loads it): `~/.bash_completion` ran at every interactive shell. The
+    // rest from their documentation (not installed here).
+    (
+        ".bash_completion",
+        "bash-completion sources it in every interactive shell",
+    ),
+    (".xinitrc", "startx runs it as the X session"),
+    (".xsession", "the display manager runs it as the X session"),
+    (".screenrc", "GNU screen runs its `exec` and `screen` commands at every start"),
+    (
+        ".hgrc",
+        "Mercurial runs the hooks and loads the extensions it names at any hg command (prompts too)",
+    ),
+    (
+        ".config/hg/hgrc",
+        "Mercurial runs the hooks and loads the extensions it names at any hg command (prompts too)",
+    ),
     (".xsessionrc", "Debian's X session sources it at every graphical login"),
     (".bashrc", "bash runs it in every interactive shell"),
     (".bash_profile", "bash runs it in every login shell"),
@@ -666,6 +730,25 @@ pub fn host_settings(
                 .flatten()
         })
     })
+}
+
+/// Where `real` (absolute, links resolved) is one of the hosts' settings ([`HOST_SETTINGS`])
+/// through a link the operator keeps (GNU stow's `~/.claude/settings.json ->
+/// dots/claude.json`, a project's `.claude -> cfg`), a path no name marks: each entry at each
+/// of `dirs` (the home, the directories from the host's working directory up), resolved, is
+/// `real` or (a directory of them) holds it. Why it matters.
+pub fn host_settings_linked(real: &Path, dirs: &[PathBuf]) -> Option<&'static str> {
+    let mut links = cordon_fs::links::Links::default();
+    for dir in dirs {
+        for entry in HOST_SETTINGS {
+            let named = dir.join(entry);
+            let r = links.real(&named);
+            if r != named && real.starts_with(&r) {
+                return why_of(entry);
+            }
+        }
+    }
+    None
 }
 
 /// Variables of the operator's environment that name directories a program takes code from
@@ -864,6 +947,20 @@ pub const HOME_DIRS: &[(&str, &str)] = &[
         ".ipython/profile_default/startup",
         "IPython runs each file here at every start",
     ),
+    // Round 9 (redsurf22): checked with the real bash-completion 2.11: a file named for a
+    // command here ran when that command's completion was first asked for (a tab press).
+    (
+        ".local/share/bash-completion",
+        "bash-completion sources the file named for a command here when that command is first completed (a tab press)",
+    ),
+    // From their documentation: a desktop entry here overrides the system's of that name (its
+    // `Exec` runs when the operator starts that program from the menu); Jupyter runs its
+    // `jupyter_*_config.py` files at every start.
+    (
+        ".local/share/applications",
+        "a desktop entry here replaces the system's of that name: its `Exec` runs when the operator starts that program from the menu",
+    ),
+    (".jupyter", "Jupyter runs the `jupyter_*_config.py` files here at every start"),
 ];
 
 /// In a user site-packages directory (`~/.local/lib/pythonX.Y/site-packages`), what every start
@@ -936,37 +1033,153 @@ pub fn classify_home(rel: &Path) -> Option<Hit> {
 }
 
 /// Where `real` (a path with every link resolved, as the file tools write it) is an entry of
-/// the home's surface reached through a link on the way — [`HOME_FILES`], [`TOOL_FILES`] or a
-/// file in [`TOOL_DIRS`] at `home` (canonical): with `~/.config -> dotfiles/config`,
-/// `dotfiles/config/git/config` is git's global configuration, a path no name marks.
-pub fn classify_home_real(home: &Path, real: &Path) -> Option<Hit> {
-    let resolved = |rel: &str| {
-        let named = home.join(rel);
-        Some(
-            std::fs::canonicalize(named.parent()?)
-                .ok()?
-                .join(named.file_name()?),
-        )
+/// the home's surface reached through a link — [`HOME_FILES`], [`TOOL_FILES`] or a file in
+/// [`TOOL_DIRS`] or [`HOME_DIRS`] at `home` (canonical) — on the way or at its end: with
+/// `~/.config -> dotfiles/config`, `dotfiles/config/git/config` is git's global configuration,
+/// and with GNU stow's `~/.bashrc -> dotfiles/bashrc`, `dotfiles/bashrc` is what bash runs
+/// (also before it exists: a write through a dangling link creates it), paths no name marks.
+/// Wherever `real` lies: the dotfiles kept outside the home (`/work/dotfiles`) too. And a
+/// file below what a link at a dot-name of the home puts in `root` ([`home_dot_links`]).
+pub fn classify_home_real(home: &Path, real: &Path, root: &Path) -> Option<Hit> {
+    home_linked(home)
+        .into_iter()
+        .find(|l| {
+            if l.dir {
+                real.starts_with(&l.real)
+            } else {
+                l.real == real
+            }
+        })
+        .map(|l| Hit {
+            kind: l.kind,
+            why: l.why,
+        })
+        .or_else(|| {
+            // (Not a link that names the root or a directory above it: the operator made a
+            // root of that, a project of its own, as a root under `~/.dotfiles` is.)
+            home_dot_links(home)
+                .iter()
+                .any(|t| real.starts_with(t) && !root.starts_with(t))
+                .then_some(Hit {
+                    kind: Kind::Home,
+                    why: HOME_DOT_WHY,
+                })
+        })
+}
+
+/// Where the operator's links at the home's own names put its configuration: the targets of
+/// the links at a dot-name of the home or `~/bin`, and at a name directly in `~/.config`,
+/// `~/.local/share` or `~/.local/bin` (`~/.config/kitty -> ~/dots/kitty`, a tool no list
+/// names). What lies below one is the home's configuration, as a file under a dot-name of the
+/// home is ([`home_dotted`]): the file tools ask for it wherever it lies. One listing of each
+/// of those directories, a `readlink` per link.
+pub fn home_dot_links(home: &Path) -> Vec<PathBuf> {
+    let mut links = cordon_fs::links::Links::default();
+    let mut out = Vec::new();
+    let mut scan = |dir: &Path, any_name: bool| {
+        let Ok(list) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in list.flatten() {
+            let name = e.file_name();
+            let dotted = name.as_encoded_bytes().starts_with(b".") || name == "bin";
+            if (any_name || dotted) && e.file_type().is_ok_and(|t| t.is_symlink()) {
+                out.push(links.real(&e.path()));
+            }
+        }
     };
+    scan(home, false);
+    for sub in [".config", ".local/share", ".local/bin"] {
+        let dir = home.join(sub);
+        // (Itself a link: its target is what the home's listing found.)
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            scan(&dir, true);
+        }
+    }
+    out
+}
+
+/// An entry of the home's surface that the operator's links put elsewhere ([`home_linked`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HomeLinked {
+    /// Where it really is.
+    pub real: PathBuf,
+    /// A directory whose every file is on the surface ([`HOME_DIRS`], [`TOOL_DIRS`]).
+    pub dir: bool,
+    pub kind: Kind,
+    pub why: &'static str,
+}
+
+/// Each entry of the home's surface ([`HOME_FILES`], [`TOOL_FILES`], [`HOME_DIRS`],
+/// [`TOOL_DIRS`] at `home`, canonical) that a link on the way or at its end puts elsewhere,
+/// where it really is: one walk of the links (each name looked up once), the entries the
+/// operator keeps in a dotfiles checkout. The file tools ask for a write there; the after-run
+/// scan watches those that lie in a root when the home itself is in none.
+pub fn home_linked(home: &Path) -> Vec<HomeLinked> {
+    use std::collections::HashMap;
+    // Most entries are not there, and most that are hold no link: one listing of the home,
+    // then an `lstat` per name on the way below a directory that is there (each once), and
+    // the walk of the links only for an entry with a link on its way.
+    let Ok(list) = std::fs::read_dir(home) else {
+        return Vec::new();
+    };
+    // name on the way → whether it is a link (`None`: not there)
+    let mut names: HashMap<PathBuf, Option<bool>> = list
+        .flatten()
+        .map(|e| {
+            let link = e.file_type().is_ok_and(|t| t.is_symlink());
+            (home.join(e.file_name()), Some(link))
+        })
+        .collect();
+    let mut linked_on_the_way = |rel: &str| {
+        let mut at = home.to_path_buf();
+        for (i, part) in rel.split('/').enumerate() {
+            at.push(part);
+            let known = match names.get(&at) {
+                Some(k) => *k,
+                // (The home's own names are all known from its listing.)
+                None if i == 0 => None,
+                None => {
+                    let k = std::fs::symlink_metadata(&at)
+                        .ok()
+                        .map(|m| m.file_type().is_symlink());
+                    names.insert(at.clone(), k);
+                    k
+                }
+            };
+            match known {
+                None => return false,
+                Some(true) => return true,
+                Some(false) => {}
+            }
+        }
+        false
+    };
+    let mut links = cordon_fs::links::Links::default();
     let files = HOME_FILES
         .iter()
-        .map(|e| (e, Kind::Home))
-        .chain(TOOL_FILES.iter().map(|e| (e, Kind::Tool)));
-    for ((rel, why), kind) in files {
-        if resolved(rel).is_some_and(|r| r == real) {
-            return Some(Hit { kind, why });
-        }
-    }
+        .map(|e| (e, Kind::Home, false))
+        .chain(TOOL_FILES.iter().map(|e| (e, Kind::Tool, false)));
     let dirs = TOOL_DIRS
         .iter()
-        .map(|e| (e, Kind::Tool))
-        .chain(HOME_DIRS.iter().map(|e| (e, Kind::Home)));
-    for ((rel, why), kind) in dirs {
-        if resolved(rel).is_some_and(|d| real.starts_with(d)) {
-            return Some(Hit { kind, why });
-        }
-    }
-    None
+        .map(|e| (e, Kind::Tool, true))
+        .chain(HOME_DIRS.iter().map(|e| (e, Kind::Home, true)));
+    files
+        .chain(dirs)
+        .filter_map(|((rel, why), kind, dir)| {
+            if !linked_on_the_way(rel) {
+                return None;
+            }
+            let named = home.join(rel);
+            let real = links.real(&named);
+            (real != named).then_some(HomeLinked {
+                real,
+                dir,
+                kind,
+                why,
+            })
+        })
+        .collect()
 }
 
 /// What part of the surface a path is.
@@ -1080,7 +1293,7 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
     // or replacing it is replacing what is inside).
     for (tool, why) in TOOL_FILES {
         let t: Vec<&str> = tool.split('/').collect();
-        if parts.len() >= t.len() && parts[parts.len() - t.len()..] == t[..] {
+        if parts.len() >= t.len() && names_are(&parts[parts.len() - t.len()..], &t) {
             return Some(Hit {
                 kind: Kind::Tool,
                 why,
@@ -1097,7 +1310,9 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
     // directory itself.
     for (tool, why) in TOOL_DIRS {
         let t: Vec<&str> = tool.split('/').collect();
-        if (0..parts.len()).any(|i| parts.len() - i >= t.len() && parts[i..i + t.len()] == t[..]) {
+        if (0..parts.len())
+            .any(|i| parts.len() - i >= t.len() && names_are(&parts[i..i + t.len()], &t))
+        {
             return Some(Hit {
                 kind: Kind::Tool,
                 why,
@@ -1109,7 +1324,7 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
     // Claude Code's settings).
     for (tool, why) in TOOL_FILES.iter().chain(TOOL_DIRS) {
         let t: Vec<&str> = tool.split('/').collect();
-        if (1..t.len()).any(|k| parts.len() >= k && parts[parts.len() - k..] == t[..k]) {
+        if (1..t.len()).any(|k| parts.len() >= k && names_are(&parts[parts.len() - k..], &t[..k])) {
             return Some(Hit {
                 kind: Kind::Tool,
                 why,
@@ -1117,6 +1332,21 @@ pub fn classify(rel: &Path, is_git_dir: &dyn Fn(&Path) -> bool) -> Option<Hit> {
         }
     }
     None
+}
+
+/// Whether `name` (as on disk, or as [`folded`] reads it) is the list's `entry` name: as
+/// written, or folded as the name is (R's `.Rprofile` is `.rprofile` to a file system that
+/// ignores case, which opens it for `.RPROFILE`). Only an entry with an upper-case letter
+/// costs a fold.
+pub fn name_is(name: &str, entry: &str) -> bool {
+    name == entry
+        || (entry.bytes().any(|c| c.is_ascii_uppercase())
+            && folded(Path::new(entry)).is_some_and(|f| f.as_os_str() == name))
+}
+
+/// [`name_is`] for each name of two paths' parts.
+fn names_are(names: &[&str], entry: &[&str]) -> bool {
+    names.len() == entry.len() && names.iter().zip(entry).all(|(n, e)| name_is(n, e))
 }
 
 const ENVRC_WHY: &str = "an `.envrc` above it names it: direnv checks only the `.envrc` itself, so what it sources, reads (`dotenv`), runs or puts on the PATH is taken as it is at the next `cd`";
@@ -1151,6 +1381,58 @@ pub fn named_by_envrc(real: &Path, home: Option<&Path>) -> Option<Hit> {
     }
     None
 }
+
+const DOTENV_WHY: &str = "the operator's direnv loads `.env` files (`load_dotenv = true`) as it runs `.envrc`: its variables (PATH, LD_PRELOAD, BASH_ENV) are the next shell's in this directory";
+
+/// Whether the operator's direnv loads a directory's `.env` as it runs an `.envrc`: its
+/// configuration (`$DIRENV_CONFIG`, else `$XDG_CONFIG_HOME/direnv`, else `~/.config/direnv`;
+/// `direnv.toml`, or `config.toml` up to 2.21) sets `[global] load_dotenv = true`. Checked
+/// with direnv 2.32: a `.env` alone is then taken at `cd` once allowed, and under a
+/// `[whitelist] prefix` a changed one without asking. A configuration that cannot be read or
+/// parsed counts as setting it (direnv's reading cannot be ruled out).
+pub fn dotenv_by_direnv(
+    home: Option<&Path>,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> bool {
+    let dir = var("DIRENV_CONFIG")
+        .map(PathBuf::from)
+        .or_else(|| var("XDG_CONFIG_HOME").map(|c| PathBuf::from(c).join("direnv")))
+        .or_else(|| home.map(|h| h.join(".config/direnv")));
+    let Some(dir) = dir.filter(|d| d.is_absolute()) else {
+        return false;
+    };
+    ["direnv.toml", "config.toml"].iter().any(|name| {
+        match cordon_fs::safe::read_followed(&dir.join(name), 1 << 20) {
+            Ok(None) => false,
+            Ok(Some(text)) => String::from_utf8(text)
+                .ok()
+                .and_then(|t| t.parse::<toml::Table>().ok())
+                .is_none_or(|doc| {
+                    doc.get("global")
+                        .and_then(|g| g.get("load_dotenv"))
+                        .and_then(toml::Value::as_bool)
+                        .unwrap_or(false)
+                }),
+            Err(e) => !e.is_not_found(),
+        }
+    })
+}
+
+/// Where `real` (absolute, links resolved) is a `.env` the operator's direnv loads
+/// ([`dotenv_by_direnv`]).
+pub fn named_dotenv(
+    real: &Path,
+    home: Option<&Path>,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<Hit> {
+    (real.file_name().is_some_and(|n| n == ".env") && dotenv_by_direnv(home, var)).then_some(Hit {
+        kind: Kind::Tool,
+        why: DOTENV_WHY,
+    })
+}
+
+/// Why a `.env` is watched where the operator's direnv loads it.
+pub const DOTENV_BY_DIRENV_WHY: &str = DOTENV_WHY;
 
 /// The directories a `.tool-versions` (`node path:./tools/node`) or a mise configuration
 /// (`[env] _.path = ["./bin"]`) puts on the PATH of a shell entering its directory, as written.

@@ -480,7 +480,7 @@ impl FileTool {
         use cordon_policy::surface::{
             classify, classify_home, classify_home_real, folded, home_dotted, in_moved_home,
             linked_from_surface, looks_like_git_dir, named_by_configuration, named_by_environment,
-            named_by_envrc, named_by_git_config, Kind,
+            named_by_envrc, named_by_git_config, named_dotenv, Kind,
         };
         let dir = &self.roots().roots()[root].config.root;
         let Ok(rel) = real.strip_prefix(dir) else {
@@ -512,11 +512,7 @@ impl FileTool {
                         // of it, `~/.dotfiles`, which the operator made a root of its own).
                         .or_else(|| h.starts_with(dir).then(|| home_dotted(rel)).flatten())
                 })
-                .or_else(|| {
-                    real.starts_with(h)
-                        .then(|| classify_home_real(h, real))
-                        .flatten()
-                })
+                .or_else(|| classify_home_real(h, real, dir))
         });
         // What the surface points at: a link of it resolving here (`.envrc -> envrc.shared`),
         // the directory `core.hooksPath` names, a file git's configuration includes, what an
@@ -531,6 +527,7 @@ impl FileTool {
             .or_else(|| linked_from_surface(real))
             .or_else(|| named_by_git_config(real, home, &|v| std::env::var_os(v)))
             .or_else(|| named_by_envrc(real, home))
+            .or_else(|| named_dotenv(real, home, &|v| std::env::var_os(v)))
             .or_else(|| named_by_configuration(real, home))
         else {
             return Ok(None);
@@ -538,14 +535,27 @@ impl FileTool {
         match hit.kind {
             Kind::Cordon => Err(Stop::Deny(Refusal::new(
                 "policy_file",
-                format!("`{key}` is a cordon file ({}): a person edits it, not the agent", hit.why),
-            ))),
-            Kind::Git if self.shared.git_protected => Err(Stop::Deny(Refusal::new(
-                "protected",
                 format!(
-                    "`{key}` is inside a git directory and sandbox.git = \"protect\" keeps it read-only ({})",
+                    "`{key}` is a cordon file ({}): a person edits it, not the agent",
                     hit.why
                 ),
+            ))),
+            // The kernel keeps only the root's own `.git` read-only (`profile::git_protected`);
+            // a nested or bare repository's configuration is the after-run scan's, and the
+            // refusal says so rather than claim a protection the kernel does not apply.
+            Kind::Git if self.shared.git_protected => Err(Stop::Deny(Refusal::new(
+                "protected",
+                if rel.starts_with(".git") {
+                    format!(
+                        "`{key}` is inside a git directory and sandbox.git = \"protect\" keeps it read-only ({})",
+                        hit.why
+                    )
+                } else {
+                    format!(
+                        "`{key}` is git's configuration of a nested or bare repository, which sandbox.git = \"protect\" keeps from the agent's file tools ({}); the kernel keeps only the root's own .git read-only, and the after-run scan undoes a command's change here",
+                        hit.why
+                    )
+                },
             ))),
             _ => Ok(Some(hit.why.to_string())),
         }

@@ -1225,6 +1225,19 @@ fn the_persistence_surface_is_never_allowed_by_the_roots_mode_alone() {
         fx.verdict(FileOp::Write, json!({"path": "ws/.envrc", "content": "x"})),
         (Action::Ask, "builtin:surface".into())
     );
+    // Round 9 (redsurf22): the refusal claims the kernel's read-only binds only where the
+    // kernel makes them, the root's own `.git` (`profile::git_protected`); a sandboxed
+    // command writes a nested repository's configuration (the scan undoes it).
+    let reason = |p: &str| {
+        let a = fx.ok(FileOp::Write, json!({"path": p, "content": "x"}));
+        fx.decide(&a).reason
+    };
+    assert!(reason("ws/.git/config").contains("keeps it read-only"));
+    for p in ["ws/sub/.git/config", "ws/ev/config"] {
+        let r = reason(p);
+        assert!(!r.contains("keeps it read-only"), "{p}: {r}");
+        assert!(r.contains("after-run scan"), "{p}: {r}");
+    }
 }
 
 /// docs/mcp.md: the file tools refuse cordon's own files, reads and listings too.
@@ -2000,6 +2013,121 @@ fn vims_exrc_files_are_on_the_surface() {
     for p in ["ws/.vimrc", "ws/sub/.gvimrc", "ws/.exrc"] {
         let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
         assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+}
+
+/// Round 9 (redsurf22): language shells run a startup file from the directory they start in,
+/// besides the home's: shown with the real irb, pry and R (each wrote a file at its next
+/// start from a project file), then the file tools ask for each. `write_file .irbrc`,
+/// `.pryrc`, `.Rprofile` and `.Renviron` were allowed before.
+#[test]
+fn ruby_and_r_startup_files_are_on_the_surface() {
+    let fx = Fx::new(WS);
+    let ws = fx.p("ws");
+    let home = fx.p("outside");
+    std::fs::create_dir_all(&home).unwrap();
+    let ran = |name: &str| fx.p("outside").join(name);
+    let run = |program: &str, args: &[&str], input: &str| {
+        use std::io::Write;
+        let mut child = std::process::Command::new(program)
+            .args(args)
+            .current_dir(&ws)
+            .env("HOME", &home)
+            .env_remove("IRBRC")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("R_PROFILE_USER")
+            .env_remove("R_ENVIRON_USER")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("{program} (Debian packages ruby, pry, r-base-core) is needed: this test runs the real program: {e}")
+            });
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success(), "{program}");
+    };
+    let write = |name: &str, text: String| std::fs::write(ws.join(name), text).unwrap();
+    write(
+        ".irbrc",
+        format!(
+            "File.write({:?}, \"1\")\n",
+            ran("irb").display().to_string()
+        ),
+    );
+    run("irb", &["--noprompt"], "exit\n");
+    assert!(ran("irb").exists(), "irb did not run the project's .irbrc");
+    write(
+        ".pryrc",
+        format!(
+            "File.write({:?}, \"1\")\n",
+            ran("pry").display().to_string()
+        ),
+    );
+    run("pry", &[], "exit\n");
+    assert!(ran("pry").exists(), "pry did not run the project's .pryrc");
+    write(
+        ".Rprofile",
+        format!("writeLines(\"1\", {:?})\n", ran("R").display().to_string()),
+    );
+    run("R", &["--no-save", "-q"], "q()\n");
+    assert!(ran("R").exists(), "R did not run the project's .Rprofile");
+    std::fs::remove_file(ws.join(".Rprofile")).unwrap();
+    write(
+        "other.R",
+        format!(
+            "writeLines(\"1\", {:?})\n",
+            ran("Renviron").display().to_string()
+        ),
+    );
+    write(
+        ".Renviron",
+        format!("R_PROFILE_USER={}\n", ws.join("other.R").display()),
+    );
+    run("R", &["--no-save", "-q"], "q()\n");
+    assert!(
+        ran("Renviron").exists(),
+        "R did not take the profile the project's .Renviron names"
+    );
+    for p in [
+        "ws/.irbrc",
+        "ws/sub/_irbrc",
+        "ws/irb.rc",
+        "ws/.config/irb/irbrc",
+        "ws/.pryrc",
+        "ws/.Rprofile",
+        "ws/sub/.Renviron",
+        "ws/.ghci",
+        "ws/.octaverc",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got, (Action::Ask, "builtin:surface".into()), "{p}");
+    }
+    // Decided off the surface (`surface::NOT_ON_SURFACE`), with the real gdb for its
+    // `.gdbinit`: declined in the directory it starts in.
+    let marker = ran("gdb");
+    write(".gdbinit", format!("shell touch {}\n", marker.display()));
+    let o = std::process::Command::new("gdb")
+        .args(["-batch", "-ex", "quit"])
+        .current_dir(&ws)
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(!marker.exists(), "gdb ran the project's .gdbinit");
+    for p in [
+        "ws/.editorconfig",
+        "ws/.dir-locals.el",
+        "ws/.gdbinit",
+        "ws/.pylintrc",
+    ] {
+        let got = fx.verdict(FileOp::Write, json!({"path": p, "content": "x"}));
+        assert_eq!(got.0, Action::Allow, "{p}");
     }
 }
 

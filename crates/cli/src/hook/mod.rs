@@ -666,8 +666,21 @@ fn hook_settings_written(call: &Call) -> Option<PathBuf> {
         Call::All(calls) => calls.iter().find_map(hook_settings_written),
         Call::Tool { tool, args } if tool != "read_file" && tool != "list_dir" => {
             let path = Path::new(args.get("path")?.as_str()?);
-            cordon_policy::surface::host_settings(path, &|n| std::env::var_os(n))
-                .map(|_| path.to_path_buf())
+            let named = cordon_policy::surface::host_settings(path, &|n| std::env::var_os(n));
+            // Also where the operator's links put them (`~/.claude/settings.json ->
+            // dots/claude.json`): by where the write really lands.
+            let linked = || {
+                let cwd = std::env::current_dir().ok()?;
+                let real = cordon_policy::surface::resolve(&cwd.join(path));
+                let mut dirs: Vec<PathBuf> = std::env::var_os("HOME")
+                    .map(PathBuf::from)
+                    .filter(|h| h.is_absolute())
+                    .into_iter()
+                    .collect();
+                dirs.extend(cwd.ancestors().map(Path::to_path_buf));
+                cordon_policy::surface::host_settings_linked(&real, &dirs)
+            };
+            named.or_else(linked).map(|_| path.to_path_buf())
         }
         _ => None,
     }

@@ -93,10 +93,7 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 
 impl Move {
     fn text(&self) -> String {
-        let change = match self.change {
-            Change::Appeared => "appeared",
-            Change::Changed => "changed",
-        };
+        let change = self.change.word();
         let mut t = format!(
             "{HEAD}\npath {}\nwhat {}\nwhy {}\nchange {change}\nid {} {}\nstaging {}\n",
             hex::encode(self.path.as_os_str().as_bytes()),
@@ -394,7 +391,7 @@ fn find_aside(dir: &Dir, name: &Path, id: (u64, u64)) -> Option<OsString> {
 /// removed first), with the earlier owner (cordon may run as root in a user's repository;
 /// only root can give a file away, and anyone else created it as themselves) and mode, which
 /// the umask would have narrowed; set-id bits are not restored.
-fn stage(dir: &Dir, staging: &Path, was: &Earlier) -> std::io::Result<()> {
+pub(super) fn stage(dir: &Dir, staging: &Path, was: &Earlier) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     remove_staging(dir, staging)?;
     if killed(Step::Staging) {

@@ -503,9 +503,13 @@ pub(super) fn rustc(args: &[Word], out: &mut Examined) {
         if any_name {
             any_names_in(&dir, |_| true, out);
         } else {
+            // (An identifier's name is an executable's, an ELF file. irb's `_irbrc`, the one
+            // startup file on the surface with such a name, is Ruby that irb parses whole
+            // before it runs any of it, and Ruby refuses the ELF header's first byte, 0x7f:
+            // an executable there runs nothing. Other outputs are `lib…` or carry a suffix.)
             any_names_in(
                 &dir,
-                |n| n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'),
+                |n| n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') && n != "_irbrc",
                 out,
             );
         }
