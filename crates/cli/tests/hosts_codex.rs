@@ -295,3 +295,59 @@ fn codex_apply_patch_under_tilde_is_refused_as_the_homes_file() {
         "not cordon's refusal: {r}"
     );
 }
+
+/// Issue 21 class 5 (round 9): Codex's `write_stdin` types into a session `exec_command` left
+/// running, and Codex runs no hook for it; cordon decided the command line, not the keys. So
+/// the command reads nothing. On a terminal (`tty: true`): `less a.txt` (allowed) gets
+/// `!rm -rf keep` (which the policy denies), which less ran before cordon gave it nothing to
+/// read (seen). On pipes: `tee got` would copy what is typed; Codex 0.171 itself gives a
+/// session without a terminal a closed stdin (seen with the old cordon too), so that case
+/// guards a Codex that would not.
+#[test]
+fn codex_write_stdin_reaches_no_command_cordon_decided() {
+    for (tty, cmd, keys) in [
+        (true, "less a.txt", "!rm -rf keep; touch typed\nq"),
+        (false, "tee got", "touch typed\n"),
+    ] {
+        let s = Codex::new(None);
+        std::fs::create_dir(s.0.dir().join("keep")).unwrap();
+        std::fs::write(s.0.dir().join("a.txt"), "a\n").unwrap();
+        let steps: Vec<hosts_support::Step> = vec![
+            Box::new(move |_: &[String]| Turn {
+                tool: "exec_command".into(),
+                input: json!({ "cmd": cmd, "tty": tty, "yield_time_ms": 3000 }),
+            }),
+            // To the session the first call left running (its output names it), else to one
+            // that does not exist: Codex answers that to the model and nothing is typed.
+            Box::new(move |results: &[String]| {
+                let id = results[0]
+                    .split("session ID ")
+                    .nth(1)
+                    .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(1);
+                Turn {
+                    tool: "write_stdin".into(),
+                    input: json!({ "session_id": id, "chars": keys, "yield_time_ms": 3000 }),
+                }
+            }),
+        ];
+        let mock = Mock::chain(steps);
+        let o = s.run(&mock);
+        let results = mock.tool_results();
+        let shown = format!(
+            "{cmd}: results: {results:?}\nstdout: {}\nstderr: {}",
+            common::stdout(&o),
+            common::stderr(&o)
+        );
+        // Both calls reached Codex's tools, the first one through cordon (its run wrote the
+        // hook's record): the test is void if the keys were never sent.
+        assert_eq!(results.len(), 2, "{shown}");
+        assert!(!results[0].contains("cordon: "), "{shown}");
+        let got = std::fs::read_to_string(s.0.dir().join("got")).unwrap_or_default();
+        assert!(
+            !s.0.dir().join("typed").exists() && s.0.dir().join("keep").exists() && got.is_empty(),
+            "what Codex typed into `{cmd}` reached it: {shown}"
+        );
+    }
+}
