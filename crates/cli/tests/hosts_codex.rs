@@ -17,7 +17,7 @@ use std::process::Output;
 
 use hosts_support::scenario::{self, finish, installed_ok, Env, Host, Install};
 use hosts_support::{codex_config, host_bin, unprivileged, Mock, Turn};
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// Codex with its CODEX_HOME in HOME, the project trusted in Codex's config, cordon installed
 /// in the project.
@@ -313,23 +313,25 @@ fn codex_write_stdin_reaches_no_command_cordon_decided() {
         std::fs::create_dir(s.0.dir().join("keep")).unwrap();
         std::fs::write(s.0.dir().join("a.txt"), "a\n").unwrap();
         let steps: Vec<hosts_support::Step> = vec![
-            Box::new(move |_: &[String]| Turn {
-                tool: "exec_command".into(),
-                input: json!({ "cmd": cmd, "tty": tty, "yield_time_ms": 3000 }),
+            Box::new(move |_: &Value, _: &[String]| {
+                Some(Turn {
+                    tool: "exec_command".into(),
+                    input: json!({ "cmd": cmd, "tty": tty, "yield_time_ms": 3000 }),
+                })
             }),
             // To the session the first call left running (its output names it), else to one
             // that does not exist: Codex answers that to the model and nothing is typed.
-            Box::new(move |results: &[String]| {
+            Box::new(move |_: &Value, results: &[String]| {
                 let id = results[0]
                     .split("session ID ")
                     .nth(1)
                     .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
                     .and_then(|n| n.parse::<u64>().ok())
                     .unwrap_or(1);
-                Turn {
+                Some(Turn {
                     tool: "write_stdin".into(),
                     input: json!({ "session_id": id, "chars": keys, "yield_time_ms": 3000 }),
-                }
+                })
             }),
         ];
         let mock = Mock::chain(steps);
@@ -350,4 +352,57 @@ fn codex_write_stdin_reaches_no_command_cordon_decided() {
             "what Codex typed into `{cmd}` reached it: {shown}"
         );
     }
+}
+
+/// Issue 21 class 5 (round 9): Codex offers `multi_agent_v1` (`spawn_agent`, `send_input`,
+/// `wait_agent`, …); a sub-agent it spawns runs its own `exec_command`, which comes to the
+/// hook too and is decided: `rm -rf keep` is denied and nothing of the line runs.
+#[test]
+fn codex_a_subagents_calls_are_decided_too() {
+    const TASK: &str = "cordon-subagent-task";
+    let s = Codex::new(None);
+    std::fs::create_dir(s.0.dir().join("keep")).unwrap();
+    // The sub-agent's conversation: its task is a user message (the parent's holds it only
+    // in its own spawn_agent call).
+    let sub = |req: &Value| {
+        req["input"].as_array().into_iter().flatten().any(|i| {
+            i["type"] == "message" && i["role"] == "user" && i["content"].to_string().contains(TASK)
+        })
+    };
+    let steps: Vec<hosts_support::Step> = vec![
+        Box::new(move |req: &Value, _: &[String]| {
+            Some(if sub(req) {
+                Codex::shell("touch sub-ran; rm -rf keep")
+            } else {
+                Turn {
+                    tool: "multi_agent_v1/spawn_agent".into(),
+                    input: json!({ "message": TASK }),
+                }
+            })
+        }),
+        // The parent waits for the agent it spawned (its id is in the result).
+        Box::new(move |req: &Value, results: &[String]| {
+            let id = serde_json::from_str::<Value>(&results[0]).ok()?["agent_id"]
+                .as_str()?
+                .to_string();
+            (!sub(req)).then(|| Turn {
+                tool: "multi_agent_v1/wait_agent".into(),
+                input: json!({ "targets": [id], "timeout_ms": 120000 }),
+            })
+        }),
+    ];
+    let mock = Mock::chain(steps);
+    let o = s.run(&mock);
+    let results = mock.tool_results();
+    let shown = format!(
+        "results: {results:?}\nstdout: {}\nstderr: {}",
+        common::stdout(&o),
+        common::stderr(&o)
+    );
+    assert!(
+        results.iter().any(|r| r.contains("destroys files")),
+        "the sub-agent's call never reached cordon: {shown}"
+    );
+    assert!(s.0.dir().join("keep").is_dir(), "{shown}");
+    assert!(!s.0.dir().join("sub-ran").exists(), "{shown}");
 }

@@ -148,8 +148,9 @@ struct Script {
     steps: Vec<Step>,
 }
 
-/// One step of a [`Mock::chain`]: the call to ask for, from the tool results so far.
-pub type Step = Box<dyn Fn(&[String]) -> Turn + Send + Sync>;
+/// One step of a [`Mock::chain`]: the call to ask for (none: text), from the request and the
+/// tool results in it so far.
+pub type Step = Box<dyn Fn(&Value, &[String]) -> Option<Turn> + Send + Sync>;
 
 impl Script {
     /// The call `req` is answered with, and its number (from 1), if any.
@@ -158,7 +159,7 @@ impl Script {
             let mut results = Vec::new();
             results_of(req, &mut results);
             let i = results.len();
-            let t = self.steps.get(i).map(|s| s(&results))?;
+            let t = self.steps.get(i).and_then(|s| s(req, &results))?;
             return offers(req, &t.tool).then_some((t, i + 1));
         }
         if has_tool_result(req) {
@@ -192,7 +193,8 @@ impl Mock {
     /// A mock that asks, in one conversation, for one call after the other: the `i`th step
     /// answers a request that carries `i` tool results, given their texts (a call built from
     /// an earlier call's output, such as Codex's `write_stdin` to the session `exec_command`
-    /// left running). A request with as many results as steps gets text.
+    /// left running). A request with as many results as steps gets text. A sub-agent's
+    /// conversation starts again at the first step: a step tells it by the request.
     pub fn chain(steps: Vec<Step>) -> Mock {
         Mock::serve_script(Script {
             turns: Vec::new(),
@@ -341,7 +343,19 @@ fn results_of(r: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// Whether `body` offers `tool`; `NAMESPACE/NAME` is a tool inside a Responses API namespace
+/// (Codex's `multi_agent_v1/spawn_agent`).
 fn offers(body: &Value, tool: &str) -> bool {
+    if let Some((ns, name)) = tool.split_once('/') {
+        return body["tools"].as_array().is_some_and(|t| {
+            t.iter().any(|t| {
+                t["name"] == ns
+                    && t["tools"]
+                        .as_array()
+                        .is_some_and(|f| f.iter().any(|f| f["name"] == name))
+            })
+        });
+    }
     body["tools"].as_array().is_some_and(|t| {
         t.iter().any(|t| {
             t["name"] == tool
@@ -531,9 +545,16 @@ fn responses(
                 json!({"type": "custom_tool_call", "id": format!("ctc_cordon_{n}"),
                 "call_id": format!("call_cordon_{n}"), "name": turn.tool, "input": text})
             }
-            _ => json!({"type": "function_call", "id": format!("fc_cordon_{n}"),
-                "call_id": format!("call_cordon_{n}"), "name": turn.tool,
-                "arguments": turn.input.to_string()}),
+            _ => {
+                let mut call = json!({"type": "function_call", "id": format!("fc_cordon_{n}"),
+                    "call_id": format!("call_cordon_{n}"), "name": turn.tool,
+                    "arguments": turn.input.to_string()});
+                if let Some((ns, name)) = turn.tool.split_once('/') {
+                    call["namespace"] = json!(ns);
+                    call["name"] = json!(name);
+                }
+                call
+            }
         }
     } else {
         json!({"type": "message", "role": "assistant", "id": "msg_cordon",
