@@ -316,7 +316,7 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     ),
     (
         "CLAUDE.md",
-        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .claude/commands, .cursor/rules)",
+        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands without a hook, so they are on the surface)",
     ),
     (
         ".opencode/package.json",
@@ -434,11 +434,21 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
         ".helix",
         "Helix runs the language servers and formatters its workspace configuration names (trust is by path)",
     ),
+    // Claude Code's skills (`NAME/SKILL.md`) and custom commands (`NAME.md`, which the same
+    // `Skill` tool loads): loading one runs each ``!`cmd` `` of its text in a shell, before
+    // the text reaches the model, and no hook sees that shell (Claude Code 2.1.197, checked:
+    // a skill a sandboxed run wrote deleted `keep` at the next session's `Skill` call, under a
+    // policy denying `rm -rf`; `hosts_claude.rs`). At the home too (`~/.claude/skills`).
+    (".claude/skills", CLAUDE_SKILLS),
+    (".claude/commands", CLAUDE_SKILLS),
     // mise reads every `*.toml` here as one of its configuration files (see `MISE`).
     (".config/mise/conf.d", MISE),
     (".mise/conf.d", MISE),
     ("mise/conf.d", MISE),
 ];
+
+/// Why Claude Code's skills and commands are on the surface ([`TOOL_DIRS`]).
+const CLAUDE_SKILLS: &str = "Claude Code runs the `!` commands of a skill or command here in a shell, without a hook, when its Skill tool loads it";
 
 /// Files relative to the operator's home that configure or run their tools everywhere: when a
 /// writable root holds the home, a command could leave any of them for the operator's next
