@@ -316,7 +316,7 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     ),
     (
         "CLAUDE.md",
-        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands without a hook, so they are on the surface)",
+        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands and `.claude/agents` their hooks without cordon's hook, so they are on the surface)",
     ),
     (
         ".opencode/package.json",
@@ -441,6 +441,13 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
     // policy denying `rm -rf`; `hosts_claude.rs`). At the home too (`~/.claude/skills`).
     (".claude/skills", CLAUDE_SKILLS),
     (".claude/commands", CLAUDE_SKILLS),
+    // A sub-agent's definition (`NAME.md`): the hooks its front matter names run while the
+    // agent works, outside any sandbox (checked: a `PreToolUse` hook there ran at the
+    // sub-agent's first tool call, which the model starts with `Agent`, no approval asked).
+    (
+        ".claude/agents",
+        "Claude Code runs the hooks a sub-agent's definition here names while that agent works",
+    ),
     // mise reads every `*.toml` here as one of its configuration files (see `MISE`).
     (".config/mise/conf.d", MISE),
     (".mise/conf.d", MISE),
