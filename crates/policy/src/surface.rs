@@ -316,7 +316,7 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     ),
     (
         "CLAUDE.md",
-        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands and `.claude/agents` their hooks without cordon's hook, so they are on the surface)",
+        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands and `.claude/agents` their hooks without cordon's hook, and Gemini CLI's `.gemini/agents` start MCP servers, so they are on the surface)",
     ),
     (
         ".opencode/package.json",
@@ -447,6 +447,14 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
     (
         ".claude/agents",
         "Claude Code runs the hooks a sub-agent's definition here names while that agent works",
+    ),
+    // Gemini CLI's sub-agent definitions (`NAME.md`): the MCP servers their `mcp_servers`
+    // names are started when the model invokes the agent, commands no hook sees (Gemini CLI
+    // 0.61, checked: one in `~/.gemini/agents` ran at once; a project's, once the operator
+    // acknowledged the file, which Gemini asks by its hash).
+    (
+        ".gemini/agents",
+        "Gemini CLI starts the MCP servers a sub-agent's definition here names when the agent is invoked",
     ),
     // mise reads every `*.toml` here as one of its configuration files (see `MISE`).
     (".config/mise/conf.d", MISE),
