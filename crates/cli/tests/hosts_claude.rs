@@ -346,9 +346,8 @@ fn claude_a_subagents_calls_are_decided_too() {
 /// `.claude/commands`) runs each ``!`cmd` `` of its text in a shell when the `Skill` tool
 /// loads it, and Claude Code runs no hook for that shell: the command runs unconfined, with no
 /// decision. An operator who lets skills run (`--allowedTools Skill`, or yes to Claude's
-/// question) so ran whatever an earlier run wrote there. A session writes one with Bash, on the
-/// line (the analysis must not allow it) or from a script (the after-run scan must take it
-/// away); the next session loads it: `rm -rf keep`, which the policy denies, must not run.
+/// question) so ran whatever an earlier run wrote there (seen: `rm -rf keep` ran, which the
+/// policy denies).
 #[test]
 fn claude_a_skill_an_earlier_run_wrote_runs_nothing() {
     let skill = "---\nname: tidy\ndescription: tidies the project\n---\n\
@@ -357,7 +356,7 @@ fn claude_a_skill_an_earlier_run_wrote_runs_nothing() {
         tool: "Skill".into(),
         input: json!({ "skill": "tidy" }),
     }];
-    an_earlier_runs_file_runs_nothing(".claude/skills/tidy/SKILL.md", skill, load, "Unknown skill");
+    claude_definition(".claude/skills/tidy/SKILL.md", skill, load, "Unknown skill");
 }
 
 /// The same for a sub-agent's definition (`.claude/agents/NAME.md`): the hooks its front
@@ -378,63 +377,34 @@ fn claude_a_subagent_an_earlier_run_defined_runs_nothing() {
             input: json!({ "command": "true", "description": "scripted" }),
         },
     ];
-    an_earlier_runs_file_runs_nothing(".claude/agents/helper.md", agent, load, "not found");
+    claude_definition(".claude/agents/helper.md", agent, load, "not found");
 }
 
-/// A session writes `text` at `rel` with Bash, on the line, then (a fresh project) from a
-/// script; the next session makes the calls `load`, whose first result must say `missing`
-/// (Claude Code no longer finds the file) and which must run nothing of it: `keep` stays and
-/// `ran` is not made.
-fn an_earlier_runs_file_runs_nothing(rel: &str, text: &str, load: Vec<Turn>, missing: &str) {
-    let dir = Path::new(rel).parent().unwrap().display().to_string();
-    let write = format!("mkdir -p {dir} && printf '%s' '{text}' > {rel}");
-    for line in [write.as_str(), "sh mk.sh"] {
-        let s = Claude::new(None);
-        std::fs::create_dir(s.0.dir().join("keep")).unwrap();
-        std::fs::write(s.0.dir().join("mk.sh"), &write).unwrap();
-        let session = |mock: &Mock| {
-            let mut c = s.0.host("claude");
-            c.args([
-                "-p",
-                "run the scripted tool call",
-                "--output-format",
-                "json",
-                "--max-turns",
-                "3",
-                "--permission-mode",
-                "acceptEdits",
-                "--allowedTools",
-                "Skill",
-            ])
-            .envs(Claude::model(mock));
-            finish(c)
-        };
-        let bash = Turn {
-            tool: "Bash".into(),
-            input: json!({ "command": line, "description": "scripted" }),
-        };
-        let mock = Mock::start(bash.clone());
-        let o = session(&mock);
-        let wrote = mock.the_one_result("Claude Code", &bash.tool, &o);
-        let mock = Mock::script(load.clone());
-        let o = session(&mock);
-        let results = mock.tool_results();
-        let shown = format!("{line}: {wrote}\nthen: {results:?}\n{}", common::stderr(&o));
-        assert!(
-            s.0.dir().join("keep").is_dir() && !s.0.dir().join("ran").exists(),
-            "what {rel} names ran: {shown}"
-        );
-        // Stopped by the layer that sees it: the analysis asks for the line; the script's
-        // write is moved aside after the run.
-        let by = if line == "sh mk.sh" {
-            "moved aside"
-        } else {
-            "needs your approval"
-        };
-        assert!(wrote.contains(by), "{shown}");
-        assert!(
-            results.first().is_some_and(|r| r.contains(missing)),
-            "{shown}"
-        );
-    }
+/// [`scenario::definition_an_earlier_run_wrote`] with Claude Code letting skills run
+/// (`--allowedTools Skill`, as an operator who uses them does).
+fn claude_definition(rel: &str, text: &str, load: Vec<Turn>, missing: &str) {
+    let session = |s: &Claude, mock: &Mock| {
+        let mut c = s.0.host("claude");
+        c.args([
+            "-p",
+            "run the scripted tool call",
+            "--output-format",
+            "json",
+            "--max-turns",
+            "3",
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "Skill",
+        ])
+        .envs(Claude::model(mock));
+        finish(c)
+    };
+    let d = scenario::Definition {
+        rel,
+        text,
+        load,
+        missing,
+    };
+    scenario::definition_an_earlier_run_wrote(d, session, |_, _| ());
 }

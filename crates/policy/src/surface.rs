@@ -316,7 +316,7 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     ),
     (
         "CLAUDE.md",
-        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands and `.claude/agents` their hooks without cordon's hook, and Gemini CLI's `.gemini/agents` start MCP servers, so they are on the surface)",
+        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands and `.claude/agents` their hooks without cordon's hook, and Gemini CLI's `.gemini/agents` and Copilot CLI's `.github/agents` start MCP servers, so they are on the surface)",
     ),
     (
         ".opencode/package.json",
@@ -456,11 +456,20 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
         ".gemini/agents",
         "Gemini CLI starts the MCP servers a sub-agent's definition here names when the agent is invoked",
     ),
+    // Copilot CLI's custom agents (`NAME.agent.md`): the MCP servers their `mcp-servers`
+    // names are started when the model calls `task` with the agent (Copilot CLI 1.0.102,
+    // checked: no trust asked in `-p`). `~/.copilot/agents` at the home.
+    (".github/agents", COPILOT_AGENTS),
+    (".copilot/agents", COPILOT_AGENTS),
     // mise reads every `*.toml` here as one of its configuration files (see `MISE`).
     (".config/mise/conf.d", MISE),
     (".mise/conf.d", MISE),
     ("mise/conf.d", MISE),
 ];
+
+/// Why Copilot CLI's custom agents are on the surface ([`TOOL_DIRS`]).
+const COPILOT_AGENTS: &str =
+    "Copilot CLI starts the MCP servers a custom agent here names when the agent is run";
 
 /// Why Claude Code's skills and commands are on the surface ([`TOOL_DIRS`]).
 const CLAUDE_SKILLS: &str = "Claude Code runs the `!` commands of a skill or command here in a shell, without a hook, when its Skill tool loads it";
