@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use hosts_support::scenario::{self, finish, installed_ok, turn, Env, Host, Install};
 use hosts_support::{unprivileged, Mock, Turn};
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// Claude Code with cordon installed in the project.
 struct Claude(Env);
@@ -407,4 +407,41 @@ fn claude_definition(rel: &str, text: &str, load: Vec<Turn>, missing: &str) {
         missing,
     };
     scenario::definition_an_earlier_run_wrote(d, session, |_, _| ());
+}
+
+/// Issue 21 class 5 (round 9): every tool Claude Code 2.1.197 offers its model is one cordon
+/// has read (docs/hooks.md says, per tool, what the hook decides or why it is left).
+#[test]
+fn claude_offers_only_tools_cordon_has_read() {
+    const KNOWN: &[&str] = &[
+        "Agent",
+        "Bash",
+        "CronCreate",
+        "CronDelete",
+        "CronList",
+        "Edit",
+        "EnterWorktree",
+        "ExitWorktree",
+        "Glob",
+        "Grep",
+        "Monitor",
+        "NotebookEdit",
+        "Read",
+        "ReportFindings",
+        "ScheduleWakeup",
+        "SendMessage",
+        "Skill",
+        "TaskCreate",
+        "TaskGet",
+        "TaskList",
+        "TaskOutput",
+        "TaskStop",
+        "TaskUpdate",
+        "WebFetch",
+        "WebSearch",
+        "Workflow",
+        "Write",
+    ];
+    let s = Claude::new(None);
+    scenario::offers_only_known_tools(&s, |s: &Claude, m| s.run(m), KNOWN);
 }

@@ -406,3 +406,29 @@ fn codex_a_subagents_calls_are_decided_too() {
     assert!(s.0.dir().join("keep").is_dir(), "{shown}");
     assert!(!s.0.dir().join("sub-ran").exists(), "{shown}");
 }
+
+/// Issue 21 class 5 (round 9): every tool Codex 0.171 (its own models also get `apply_patch` and `tool_search`) offers its model is one cordon
+/// has read (docs/hooks.md says, per tool, what the hook decides or why it is left).
+#[test]
+fn codex_offers_only_tools_cordon_has_read() {
+    const KNOWN: &[&str] = &[
+        "apply_patch",
+        "create_goal",
+        "exec_command",
+        "get_goal",
+        "multi_agent_v1",
+        "request_user_input",
+        "tool_search",
+        "update_goal",
+        "view_image",
+        "web_search",
+        "write_stdin",
+    ];
+    let s = Codex::new(None);
+    scenario::offers_only_known_tools(&s, |s: &Codex, m| s.run(m), KNOWN);
+    scenario::offers_only_known_tools(
+        &s,
+        |s: &Codex, m| s.run_with(m, &["-c", "model=\"gpt-5.5\""]),
+        KNOWN,
+    );
+}

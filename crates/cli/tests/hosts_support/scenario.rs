@@ -457,3 +457,33 @@ pub fn definition_an_earlier_run_wrote<H: Install>(
         );
     }
 }
+
+/// Every tool the host offers its model (one turn that asks for none, `run`) is one of
+/// `known`: the tools whose input cordon's hook reads (docs/hooks.md, by host) or leaves to
+/// the host for a reason written there. A release that adds a tool fails here until the tool
+/// has been read: one that writes or runs and that the hook does not decide is a hole
+/// (issue 21 class 5).
+pub fn offers_only_known_tools<H: Host>(s: &H, run: impl Fn(&H, &Mock) -> Output, known: &[&str]) {
+    let mock = Mock::start(Turn {
+        tool: "cordon-asks-for-no-tool".into(),
+        input: json!({}),
+    });
+    let o = run(s, &mock);
+    let offered = mock.offered_tools();
+    assert!(
+        !offered.is_empty(),
+        "{} offered no tool: {}",
+        H::NAME,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let unread: Vec<&String> = offered
+        .iter()
+        .filter(|t| !known.contains(&t.as_str()))
+        .collect();
+    assert!(
+        unread.is_empty(),
+        "{} offers tools cordon has not read: {unread:?} (read each one's input schema and \
+         code, then decide it in crates/cli/src/hook or say in docs/hooks.md why it is left)",
+        H::NAME
+    );
+}
