@@ -356,7 +356,9 @@ fn claude_a_skill_an_earlier_run_wrote_runs_nothing() {
         tool: "Skill".into(),
         input: json!({ "skill": "tidy" }),
     }];
-    claude_definition(".claude/skills/tidy/SKILL.md", skill, load, "Unknown skill");
+    let skill_md = ".claude/skills/tidy/SKILL.md";
+    claude_definition(skill_md, skill, load.clone(), "Unknown skill", None);
+    claude_definition(skill_md, skill, load, "Unknown skill", unprivileged());
 }
 
 /// The same for a sub-agent's definition (`.claude/agents/NAME.md`): the hooks its front
@@ -377,12 +379,18 @@ fn claude_a_subagent_an_earlier_run_defined_runs_nothing() {
             input: json!({ "command": "true", "description": "scripted" }),
         },
     ];
-    claude_definition(".claude/agents/helper.md", agent, load, "not found");
+    claude_definition(".claude/agents/helper.md", agent, load, "not found", None);
 }
 
 /// [`scenario::definition_an_earlier_run_wrote`] with Claude Code letting skills run
 /// (`--allowedTools Skill`, as an operator who uses them does).
-fn claude_definition(rel: &str, text: &str, load: Vec<Turn>, missing: &str) {
+fn claude_definition(
+    rel: &str,
+    text: &str,
+    load: Vec<Turn>,
+    missing: &str,
+    user: Option<(u32, u32)>,
+) {
     let session = |s: &Claude, mock: &Mock| {
         let mut c = s.0.host("claude");
         c.args([
@@ -406,7 +414,7 @@ fn claude_definition(rel: &str, text: &str, load: Vec<Turn>, missing: &str) {
         load,
         missing,
     };
-    scenario::definition_an_earlier_run_wrote(d, session, |_, _| ());
+    scenario::definition_an_earlier_run_wrote(d, user, session, |_, _| ());
 }
 
 /// Issue 21 class 5 (round 9): Claude Code's `EnterWorktree` checks out the repository's HEAD

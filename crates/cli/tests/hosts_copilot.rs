@@ -474,7 +474,7 @@ fn copilot_an_agent_an_earlier_run_defined_runs_nothing() {
         }],
         missing: "helper",
     };
-    scenario::definition_an_earlier_run_wrote(d, |s: &Copilot, m| s.run(m), |_, _| ());
+    scenario::definition_an_earlier_run_wrote(d, None, |s: &Copilot, m| s.run(m), |_, _| ());
 }
 
 /// Issue 21 class 5 (round 9): every tool Copilot CLI 1.0.102 offers its model is one cordon

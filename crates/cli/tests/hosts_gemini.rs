@@ -415,7 +415,7 @@ fn gemini_a_subagent_an_earlier_run_defined_runs_nothing() {
         let acked = json!({ key(dir): { "helper": hash }, key(&canonical): { "helper": hash } });
         std::fs::write(acks.join("agents.json"), acked.to_string()).unwrap();
     };
-    scenario::definition_an_earlier_run_wrote(d, |s: &Gemini, m| s.run(m), acknowledge);
+    scenario::definition_an_earlier_run_wrote(d, None, |s: &Gemini, m| s.run(m), acknowledge);
 }
 
 /// Issue 21 class 5 (round 9): every tool Gemini CLI 0.61 offers its model is one cordon

@@ -412,15 +412,16 @@ pub struct Definition<'a> {
 /// (the analysis must not allow it: it asks) and, in a fresh project, from a script (the
 /// after-run scan must move it aside); `acknowledge` then does what the operator does for the
 /// host to take it (Gemini CLI asks for a project's agent); the next session makes the calls
-/// that run it. Nothing of it may run: `keep` stays and `ran` is not made. `session` runs the
-/// host for one turn.
+/// that run it. Nothing of it may run: `keep` stays and `ran` is not made. The host runs as
+/// `user` (None: as the tests); `session` runs it for one turn.
 pub fn definition_an_earlier_run_wrote<H: Install>(
     d: Definition,
+    user: Option<(u32, u32)>,
     session: impl Fn(&H, &Mock) -> Output,
     acknowledge: impl Fn(&H, &Path),
 ) {
     for script in [false, true] {
-        let s = H::new(None);
+        let s = H::new(user);
         let dir = s.env().dir().canonicalize().unwrap();
         std::fs::create_dir(dir.join("keep")).unwrap();
         let text = d.text.replace("{dir}", &dir.display().to_string());
