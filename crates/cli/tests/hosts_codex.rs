@@ -17,7 +17,7 @@ use std::process::Output;
 
 use hosts_support::scenario::{self, finish, installed_ok, Env, Host, Install};
 use hosts_support::{codex_config, host_bin, unprivileged, Mock, Turn};
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// Codex with its CODEX_HOME in HOME, the project trusted in Codex's config, cordon installed
 /// in the project.
@@ -293,5 +293,142 @@ fn codex_apply_patch_under_tilde_is_refused_as_the_homes_file() {
     assert!(
         r.contains("cordon: denied") && r.contains("outside every root"),
         "not cordon's refusal: {r}"
+    );
+}
+
+/// Issue 21 class 5 (round 9): Codex's `write_stdin` types into a session `exec_command` left
+/// running, and Codex runs no hook for it; cordon decided the command line, not the keys. So
+/// the command reads nothing. On a terminal (`tty: true`): `less a.txt` (allowed) gets
+/// `!rm -rf keep` (which the policy denies), which less ran before cordon gave it nothing to
+/// read (seen). On pipes: `tee got` would copy what is typed; Codex 0.171 itself gives a
+/// session without a terminal a closed stdin (seen with the old cordon too), so that case
+/// guards a Codex that would not.
+#[test]
+fn codex_write_stdin_reaches_no_command_cordon_decided() {
+    for (tty, cmd, keys) in [
+        (true, "less a.txt", "!rm -rf keep; touch typed\nq"),
+        (false, "tee got", "touch typed\n"),
+    ] {
+        let s = Codex::new(None);
+        std::fs::create_dir(s.0.dir().join("keep")).unwrap();
+        std::fs::write(s.0.dir().join("a.txt"), "a\n").unwrap();
+        let steps: Vec<hosts_support::Step> = vec![
+            Box::new(move |_: &Value, _: &[String]| {
+                Some(Turn {
+                    tool: "exec_command".into(),
+                    input: json!({ "cmd": cmd, "tty": tty, "yield_time_ms": 3000 }),
+                })
+            }),
+            // To the session the first call left running (its output names it), else to one
+            // that does not exist: Codex answers that to the model and nothing is typed.
+            Box::new(move |_: &Value, results: &[String]| {
+                let id = results[0]
+                    .split("session ID ")
+                    .nth(1)
+                    .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(1);
+                Some(Turn {
+                    tool: "write_stdin".into(),
+                    input: json!({ "session_id": id, "chars": keys, "yield_time_ms": 3000 }),
+                })
+            }),
+        ];
+        let mock = Mock::chain(steps);
+        let o = s.run(&mock);
+        let results = mock.tool_results();
+        let shown = format!(
+            "{cmd}: results: {results:?}\nstdout: {}\nstderr: {}",
+            common::stdout(&o),
+            common::stderr(&o)
+        );
+        // Both calls reached Codex's tools, the first one through cordon (its run wrote the
+        // hook's record): the test is void if the keys were never sent.
+        assert_eq!(results.len(), 2, "{shown}");
+        assert!(!results[0].contains("cordon: "), "{shown}");
+        let got = std::fs::read_to_string(s.0.dir().join("got")).unwrap_or_default();
+        assert!(
+            !s.0.dir().join("typed").exists() && s.0.dir().join("keep").exists() && got.is_empty(),
+            "what Codex typed into `{cmd}` reached it: {shown}"
+        );
+    }
+}
+
+/// Issue 21 class 5 (round 9): Codex offers `multi_agent_v1` (`spawn_agent`, `send_input`,
+/// `wait_agent`, …); a sub-agent it spawns runs its own `exec_command`, which comes to the
+/// hook too and is decided: `rm -rf keep` is denied and nothing of the line runs.
+#[test]
+fn codex_a_subagents_calls_are_decided_too() {
+    const TASK: &str = "cordon-subagent-task";
+    let s = Codex::new(None);
+    std::fs::create_dir(s.0.dir().join("keep")).unwrap();
+    // The sub-agent's conversation: its task is a user message (the parent's holds it only
+    // in its own spawn_agent call).
+    let sub = |req: &Value| {
+        req["input"].as_array().into_iter().flatten().any(|i| {
+            i["type"] == "message" && i["role"] == "user" && i["content"].to_string().contains(TASK)
+        })
+    };
+    let steps: Vec<hosts_support::Step> = vec![
+        Box::new(move |req: &Value, _: &[String]| {
+            Some(if sub(req) {
+                Codex::shell("touch sub-ran; rm -rf keep")
+            } else {
+                Turn {
+                    tool: "multi_agent_v1/spawn_agent".into(),
+                    input: json!({ "message": TASK }),
+                }
+            })
+        }),
+        // The parent waits for the agent it spawned (its id is in the result).
+        Box::new(move |req: &Value, results: &[String]| {
+            let id = serde_json::from_str::<Value>(&results[0]).ok()?["agent_id"]
+                .as_str()?
+                .to_string();
+            (!sub(req)).then(|| Turn {
+                tool: "multi_agent_v1/wait_agent".into(),
+                input: json!({ "targets": [id], "timeout_ms": 120000 }),
+            })
+        }),
+    ];
+    let mock = Mock::chain(steps);
+    let o = s.run(&mock);
+    let results = mock.tool_results();
+    let shown = format!(
+        "results: {results:?}\nstdout: {}\nstderr: {}",
+        common::stdout(&o),
+        common::stderr(&o)
+    );
+    assert!(
+        results.iter().any(|r| r.contains("destroys files")),
+        "the sub-agent's call never reached cordon: {shown}"
+    );
+    assert!(s.0.dir().join("keep").is_dir(), "{shown}");
+    assert!(!s.0.dir().join("sub-ran").exists(), "{shown}");
+}
+
+/// Issue 21 class 5 (round 9): every tool Codex 0.171 (its own models also get `apply_patch` and `tool_search`) offers its model is one cordon
+/// has read (docs/hooks.md says, per tool, what the hook decides or why it is left).
+#[test]
+fn codex_offers_only_tools_cordon_has_read() {
+    const KNOWN: &[&str] = &[
+        "apply_patch",
+        "create_goal",
+        "exec_command",
+        "get_goal",
+        "multi_agent_v1",
+        "request_user_input",
+        "tool_search",
+        "update_goal",
+        "view_image",
+        "web_search",
+        "write_stdin",
+    ];
+    let s = Codex::new(None);
+    scenario::offers_only_known_tools(&s, |s: &Codex, m| s.run(m), KNOWN);
+    scenario::offers_only_known_tools(
+        &s,
+        |s: &Codex, m| s.run_with(m, &["-c", "model=\"gpt-5.5\""]),
+        KNOWN,
     );
 }

@@ -303,3 +303,29 @@ fn opencode_a_subagents_calls_are_decided_too() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Issue 21 class 5 (round 9): every tool opencode 1.18.33 (a `gpt-` model also gets `apply_patch`) offers its model is one cordon
+/// has read (docs/hooks.md says, per tool, what the hook decides or why it is left).
+#[test]
+fn opencode_offers_only_tools_cordon_has_read() {
+    const KNOWN: &[&str] = &[
+        "apply_patch",
+        "bash",
+        "edit",
+        "glob",
+        "grep",
+        "read",
+        "skill",
+        "task",
+        "todowrite",
+        "webfetch",
+        "write",
+    ];
+    let s = Opencode::new(None);
+    scenario::offers_only_known_tools(&s, |s: &Opencode, m| s.run(m), KNOWN);
+    scenario::offers_only_known_tools(
+        &s,
+        |s: &Opencode, m| s.run_model(m, Some("gpt-5-mock"), json!({})),
+        KNOWN,
+    );
+}

@@ -345,7 +345,7 @@ pub const NOT_ON_SURFACE: &[(&str, &str)] = &[
     ),
     (
         "CLAUDE.md",
-        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .claude/commands, .cursor/rules)",
+        "instructions to the agent, not code: what the next session does still goes through cordon's hook (also AGENTS.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules; Claude Code's `.claude/commands` and `.claude/skills` run their `!` commands and `.claude/agents` their hooks without cordon's hook, and Gemini CLI's `.gemini/agents` and Copilot CLI's `.github/agents` start MCP servers, so they are on the surface)",
     ),
     (
         ".opencode/package.json",
@@ -480,11 +480,45 @@ pub const TOOL_DIRS: &[(&str, &str)] = &[
         ".helix",
         "Helix runs the language servers and formatters its workspace configuration names (trust is by path)",
     ),
+    // Claude Code's skills (`NAME/SKILL.md`) and custom commands (`NAME.md`, which the same
+    // `Skill` tool loads): loading one runs each ``!`cmd` `` of its text in a shell, before
+    // the text reaches the model, and no hook sees that shell (Claude Code 2.1.197, checked:
+    // a skill a sandboxed run wrote deleted `keep` at the next session's `Skill` call, under a
+    // policy denying `rm -rf`; `hosts_claude.rs`). At the home too (`~/.claude/skills`).
+    (".claude/skills", CLAUDE_SKILLS),
+    (".claude/commands", CLAUDE_SKILLS),
+    // A sub-agent's definition (`NAME.md`): the hooks its front matter names run while the
+    // agent works, outside any sandbox (checked: a `PreToolUse` hook there ran at the
+    // sub-agent's first tool call, which the model starts with `Agent`, no approval asked).
+    (
+        ".claude/agents",
+        "Claude Code runs the hooks a sub-agent's definition here names while that agent works",
+    ),
+    // Gemini CLI's sub-agent definitions (`NAME.md`): the MCP servers their `mcp_servers`
+    // names are started when the model invokes the agent, commands no hook sees (Gemini CLI
+    // 0.61, checked: one in `~/.gemini/agents` ran at once; a project's, once the operator
+    // acknowledged the file, which Gemini asks by its hash).
+    (
+        ".gemini/agents",
+        "Gemini CLI starts the MCP servers a sub-agent's definition here names when the agent is invoked",
+    ),
+    // Copilot CLI's custom agents (`NAME.agent.md`): the MCP servers their `mcp-servers`
+    // names are started when the model calls `task` with the agent (Copilot CLI 1.0.102,
+    // checked: no trust asked in `-p`). `~/.copilot/agents` at the home.
+    (".github/agents", COPILOT_AGENTS),
+    (".copilot/agents", COPILOT_AGENTS),
     // mise reads every `*.toml` here as one of its configuration files (see `MISE`).
     (".config/mise/conf.d", MISE),
     (".mise/conf.d", MISE),
     ("mise/conf.d", MISE),
 ];
+
+/// Why Copilot CLI's custom agents are on the surface ([`TOOL_DIRS`]).
+const COPILOT_AGENTS: &str =
+    "Copilot CLI starts the MCP servers a custom agent here names when the agent is run";
+
+/// Why Claude Code's skills and commands are on the surface ([`TOOL_DIRS`]).
+const CLAUDE_SKILLS: &str = "Claude Code runs the `!` commands of a skill or command here in a shell, without a hook, when its Skill tool loads it";
 
 /// Files relative to the operator's home that configure or run their tools everywhere: when a
 /// writable root holds the home, a command could leave any of them for the operator's next

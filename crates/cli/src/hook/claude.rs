@@ -134,6 +134,13 @@ pub fn parse(v: Value) -> Result<Input, Error> {
         ),
         "Glob" | "Grep" => listing("path")?,
         "WebFetch" | "WebSearch" => Mapped::Network(input.tool_name.clone()),
+        // Claude Code checks the repository's HEAD out into `.claude/worktrees/NAME` itself:
+        // any file of a commit a sandboxed run may have made, the persistence surface's too
+        // (a `.claude/settings.json` whose hooks the next session there runs).
+        "EnterWorktree" => Mapped::Unreadable {
+            name: input.tool_name.clone(),
+            why: "checks out the repository's HEAD into .claude/worktrees outside any sandbox: every file of a commit the agent may have made, the persistence surface's too",
+        },
         other => Mapped::Unmapped(other.to_string()),
     };
     Ok(Input {

@@ -117,6 +117,10 @@ pub enum Mapped {
     /// A host tool that reaches the network itself (web fetch, web search): denied under
     /// `sandbox.network = "deny"`, else deferred, unless the policy names it in `[tools]`.
     Network(String),
+    /// A host tool that writes or runs, outside any sandbox, what its input does not show
+    /// (`why`, which says so): cordon cannot decide it, so it is refused, unless the policy
+    /// names it in `[tools]`.
+    Unreadable { name: String, why: &'static str },
 }
 
 /// A host's hook input, parsed.
@@ -504,10 +508,24 @@ fn answer(
     stage(Stage::Decide);
     let call = match &input.mapped {
         Mapped::Call { call } => call.clone(),
-        Mapped::Unmapped(name) | Mapped::Network(name) if decider.has_tool(name) => Call::Tool {
-            tool: name.clone(),
-            args: Value::Object(input.tool_input.clone()),
-        },
+        Mapped::Unmapped(name) | Mapped::Network(name) | Mapped::Unreadable { name, .. }
+            if decider.has_tool(name) =>
+        {
+            Call::Tool {
+                tool: name.clone(),
+                args: Value::Object(input.tool_input.clone()),
+            }
+        }
+        Mapped::Unreadable { name, why } => {
+            let name = crate::term::clean(name);
+            let reason = format!(
+                "`{name}` {why}; cordon cannot decide what it writes or runs, so it is refused \
+                 (a policy lets it through by naming it: [tools.{name}])"
+            );
+            return Ok(Answer::Deny {
+                reason: decider.refuse(&name, "", "host-unreadable-tool", reason),
+            });
+        }
         Mapped::Network(name) if decider.policy().sandbox.network == Network::Deny => {
             let reason = format!(
                 "`{}` reaches the network, and the policy denies network access (sandbox.network = \"deny\", {})",

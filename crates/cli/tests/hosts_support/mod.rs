@@ -144,11 +144,24 @@ pub struct Mock {
 struct Script {
     turns: Vec<Turn>,
     issued: Mutex<usize>,
+    /// [`Mock::chain`]'s steps: in place of `turns` when not empty.
+    steps: Vec<Step>,
 }
+
+/// One step of a [`Mock::chain`]: the call to ask for (none: text), from the request and the
+/// tool results in it so far.
+pub type Step = Box<dyn Fn(&Value, &[String]) -> Option<Turn> + Send + Sync>;
 
 impl Script {
     /// The call `req` is answered with, and its number (from 1), if any.
     fn next(&self, req: &Value) -> Option<(Turn, usize)> {
+        if !self.steps.is_empty() {
+            let mut results = Vec::new();
+            results_of(req, &mut results);
+            let i = results.len();
+            let t = self.steps.get(i).and_then(|s| s(req, &results))?;
+            return offers(req, &t.tool).then_some((t, i + 1));
+        }
         if has_tool_result(req) {
             return None;
         }
@@ -170,14 +183,32 @@ impl Mock {
     /// A mock that asks for `turns` one after the other ([`Script`]): a call the host makes
     /// from inside another (a subagent's), or a follow-up in a new session.
     pub fn script(turns: Vec<Turn>) -> Mock {
+        Mock::serve_script(Script {
+            turns,
+            issued: Mutex::new(0),
+            steps: Vec::new(),
+        })
+    }
+
+    /// A mock that asks, in one conversation, for one call after the other: the `i`th step
+    /// answers a request that carries `i` tool results, given their texts (a call built from
+    /// an earlier call's output, such as Codex's `write_stdin` to the session `exec_command`
+    /// left running). A request with as many results as steps gets text. A sub-agent's
+    /// conversation starts again at the first step: a step tells it by the request.
+    pub fn chain(steps: Vec<Step>) -> Mock {
+        Mock::serve_script(Script {
+            turns: Vec::new(),
+            issued: Mutex::new(0),
+            steps,
+        })
+    }
+
+    fn serve_script(script: Script) -> Mock {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let seen = requests.clone();
-        let script = Arc::new(Script {
-            turns,
-            issued: Mutex::new(0),
-        });
+        let script = Arc::new(script);
         std::thread::spawn(move || {
             for s in l.incoming().flatten() {
                 let (seen, script) = (seen.clone(), script.clone());
@@ -202,46 +233,31 @@ impl Mock {
     pub fn tool_results(&self) -> Vec<String> {
         let mut out = Vec::new();
         for r in self.requests() {
-            // Gemini API: `functionResponse` parts.
-            for c in r["contents"].as_array().into_iter().flatten() {
-                for p in c["parts"].as_array().into_iter().flatten() {
-                    if let Some(fr) = p.get("functionResponse") {
-                        let text = fr["response"].to_string();
-                        if !out.contains(&text) {
-                            out.push(text);
-                        }
-                    }
+            let mut here = Vec::new();
+            results_of(&r, &mut here);
+            for text in here {
+                if !out.contains(&text) {
+                    out.push(text);
                 }
             }
-            // Responses API: `input` items of type function_call_output (custom_tool_call_output
-            // for a freeform tool).
-            for i in r["input"].as_array().into_iter().flatten() {
-                if i["type"] == "function_call_output" || i["type"] == "custom_tool_call_output" {
-                    let text = match &i["output"] {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    };
-                    if !out.contains(&text) {
-                        out.push(text);
-                    }
-                }
-            }
-            for m in r["messages"].as_array().into_iter().flatten() {
-                for c in m["content"].as_array().into_iter().flatten() {
-                    if c["type"] == "tool_result" {
-                        let text = match &c["content"] {
-                            Value::String(s) => s.clone(),
-                            Value::Array(a) => a
-                                .iter()
-                                .filter_map(|p| p["text"].as_str())
-                                .collect::<Vec<_>>()
-                                .join("\n"),
-                            other => other.to_string(),
-                        };
-                        if !out.contains(&text) {
-                            out.push(text);
-                        }
-                    }
+        }
+        out
+    }
+
+    /// The name of every tool the host offered the model in any request (a built-in tool
+    /// without a name, such as the Responses API's `web_search`, by its `type`).
+    pub fn offered_tools(&self) -> std::collections::BTreeSet<String> {
+        let mut out = std::collections::BTreeSet::new();
+        for r in self.requests() {
+            for t in r["tools"].as_array().into_iter().flatten() {
+                if let Some(fs) = t["functionDeclarations"].as_array() {
+                    out.extend(
+                        fs.iter()
+                            .filter_map(|f| f["name"].as_str())
+                            .map(String::from),
+                    );
+                } else if let Some(n) = t["name"].as_str().or(t["type"].as_str()) {
+                    out.insert(n.to_string());
                 }
             }
         }
@@ -287,7 +303,59 @@ impl Mock {
     }
 }
 
+/// The text of every tool result in one request body, added to `out` unless already there.
+fn results_of(r: &Value, out: &mut Vec<String>) {
+    // Gemini API: `functionResponse` parts.
+    for c in r["contents"].as_array().into_iter().flatten() {
+        for p in c["parts"].as_array().into_iter().flatten() {
+            if let Some(fr) = p.get("functionResponse") {
+                let text = fr["response"].to_string();
+                out.push(text);
+            }
+        }
+    }
+    // Responses API: `input` items of type function_call_output (custom_tool_call_output
+    // for a freeform tool).
+    for i in r["input"].as_array().into_iter().flatten() {
+        if i["type"] == "function_call_output" || i["type"] == "custom_tool_call_output" {
+            let text = match &i["output"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            out.push(text);
+        }
+    }
+    for m in r["messages"].as_array().into_iter().flatten() {
+        for c in m["content"].as_array().into_iter().flatten() {
+            if c["type"] == "tool_result" {
+                let text = match &c["content"] {
+                    Value::String(s) => s.clone(),
+                    Value::Array(a) => a
+                        .iter()
+                        .filter_map(|p| p["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    other => other.to_string(),
+                };
+                out.push(text);
+            }
+        }
+    }
+}
+
+/// Whether `body` offers `tool`; `NAMESPACE/NAME` is a tool inside a Responses API namespace
+/// (Codex's `multi_agent_v1/spawn_agent`).
 fn offers(body: &Value, tool: &str) -> bool {
+    if let Some((ns, name)) = tool.split_once('/') {
+        return body["tools"].as_array().is_some_and(|t| {
+            t.iter().any(|t| {
+                t["name"] == ns
+                    && t["tools"]
+                        .as_array()
+                        .is_some_and(|f| f.iter().any(|f| f["name"] == name))
+            })
+        });
+    }
     body["tools"].as_array().is_some_and(|t| {
         t.iter().any(|t| {
             t["name"] == tool
@@ -477,9 +545,16 @@ fn responses(
                 json!({"type": "custom_tool_call", "id": format!("ctc_cordon_{n}"),
                 "call_id": format!("call_cordon_{n}"), "name": turn.tool, "input": text})
             }
-            _ => json!({"type": "function_call", "id": format!("fc_cordon_{n}"),
-                "call_id": format!("call_cordon_{n}"), "name": turn.tool,
-                "arguments": turn.input.to_string()}),
+            _ => {
+                let mut call = json!({"type": "function_call", "id": format!("fc_cordon_{n}"),
+                    "call_id": format!("call_cordon_{n}"), "name": turn.tool,
+                    "arguments": turn.input.to_string()});
+                if let Some((ns, name)) = turn.tool.split_once('/') {
+                    call["namespace"] = json!(ns);
+                    call["name"] = json!(name);
+                }
+                call
+            }
         }
     } else {
         json!({"type": "message", "role": "assistant", "id": "msg_cordon",

@@ -394,3 +394,97 @@ pub fn doctor_line(e: &Env, host: &str, scope: &str, env: &[(&str, Option<&Path>
         .unwrap_or_else(|| panic!("no {host} {scope} line in:\n{out}"))
         .to_string()
 }
+
+/// A definition file a host runs commands from with no hook and no sandbox: a skill's
+/// ``!`cmd` `` lines, the hooks or MCP servers a sub-agent's definition names.
+pub struct Definition<'a> {
+    /// Where the host reads it, relative to the project.
+    pub rel: &'a str,
+    /// Its text; `{dir}` stands for the project (canonical), where `ran` and `keep` are.
+    pub text: &'a str,
+    /// The calls that make the host run it (the model's `Skill`, `Agent`, `task`).
+    pub load: Vec<Turn>,
+    /// What the first of them returns once the file is gone.
+    pub missing: &'a str,
+}
+
+/// Issue 21 class 5 (round 9): a session writes `d` with the host's shell tool, on the line
+/// (the analysis must not allow it: it asks) and, in a fresh project, from a script (the
+/// after-run scan must move it aside); `acknowledge` then does what the operator does for the
+/// host to take it (Gemini CLI asks for a project's agent); the next session makes the calls
+/// that run it. Nothing of it may run: `keep` stays and `ran` is not made. The host runs as
+/// `user` (None: as the tests); `session` runs it for one turn.
+pub fn definition_an_earlier_run_wrote<H: Install>(
+    d: Definition,
+    user: Option<(u32, u32)>,
+    session: impl Fn(&H, &Mock) -> Output,
+    acknowledge: impl Fn(&H, &Path),
+) {
+    for script in [false, true] {
+        let s = H::new(user);
+        let dir = s.env().dir().canonicalize().unwrap();
+        std::fs::create_dir(dir.join("keep")).unwrap();
+        let text = d.text.replace("{dir}", &dir.display().to_string());
+        let parent = Path::new(d.rel).parent().unwrap().display().to_string();
+        let write = format!("mkdir -p {parent} && printf '%s' '{text}' > {}", d.rel);
+        std::fs::write(dir.join("mk.sh"), &write).unwrap();
+        let line = if script { "sh mk.sh" } else { write.as_str() };
+        let mock = Mock::start(H::shell(line));
+        let o = session(&s, &mock);
+        let wrote = mock.the_one_result(H::NAME, H::SHELL, &o);
+        acknowledge(&s, &dir.join(d.rel));
+        let mock = Mock::script(d.load.clone());
+        let o = session(&s, &mock);
+        let results = mock.tool_results();
+        let shown = format!(
+            "{line}: {wrote}\nthen: {results:?}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            dir.join("keep").is_dir() && !dir.join("ran").exists(),
+            "what {} names ran: {shown}",
+            d.rel
+        );
+        // Stopped by the layer that sees it.
+        let by = if script {
+            "moved aside"
+        } else {
+            "on the persistence surface"
+        };
+        assert!(wrote.contains(by), "{shown}");
+        assert!(
+            results.first().is_some_and(|r| r.contains(d.missing)),
+            "{shown}"
+        );
+    }
+}
+
+/// Every tool the host offers its model (one turn that asks for none, `run`) is one of
+/// `known`: the tools whose input cordon's hook reads (docs/hooks.md, by host) or leaves to
+/// the host for a reason written there. A release that adds a tool fails here until the tool
+/// has been read: one that writes or runs and that the hook does not decide is a hole
+/// (issue 21 class 5).
+pub fn offers_only_known_tools<H: Host>(s: &H, run: impl Fn(&H, &Mock) -> Output, known: &[&str]) {
+    let mock = Mock::start(Turn {
+        tool: "cordon-asks-for-no-tool".into(),
+        input: json!({}),
+    });
+    let o = run(s, &mock);
+    let offered = mock.offered_tools();
+    assert!(
+        !offered.is_empty(),
+        "{} offered no tool: {}",
+        H::NAME,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let unread: Vec<&String> = offered
+        .iter()
+        .filter(|t| !known.contains(&t.as_str()))
+        .collect();
+    assert!(
+        unread.is_empty(),
+        "{} offers tools cordon has not read: {unread:?} (read each one's input schema and \
+         code, then decide it in crates/cli/src/hook or say in docs/hooks.md why it is left)",
+        H::NAME
+    );
+}
