@@ -1255,13 +1255,10 @@ impl Snapshot {
         kept: &Kept,
         journal: Option<&Journal>,
     ) -> Vec<Finding> {
-        let secs = since
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
         let mut out: Vec<Finding> = Vec::new();
         for (path, now) in &self.seen {
             // id: (kind, dev, ino, size, mtime, mtime_nsec, ctime, ctime_nsec, mode)
-            if now.id.0 == DIR || now.id.6 < secs {
+            if now.id.0 == DIR || !stamped_at_or_after((now.id.6, now.id.7), since) {
                 continue;
             }
             // A placeholder of a run still going (see `crate::protect::Placeholders`):
@@ -1539,6 +1536,31 @@ pub fn scan_changed_since(
 ) -> Option<Vec<Finding>> {
     let now = Snapshot::take(roots);
     (!now.truncated).then(|| now.changed_since(since, kept, journal))
+}
+
+/// How far before a moment a ctime stamped after it may lie: the kernel stamps ctime from its
+/// coarse clock, which lags the clock `SystemTime::now` reads by up to a tick (10 ms at the
+/// slowest `HZ`), and a filesystem truncates it to its own granularity (10 ms at the coarsest
+/// one that keeps fractions).
+const STAMP_SLACK: Duration = Duration::from_millis(50);
+
+/// Whether a ctime (seconds, nanoseconds) may have been stamped at or after `since`. A ctime
+/// with no fraction is taken for a filesystem that keeps whole seconds (or FAT's two): compared
+/// by those, so a change in the same second is never missed. Any other is compared to
+/// [`STAMP_SLACK`] before `since`: what the operator changed more than that before a run began
+/// is not blamed on it (compared in whole seconds, an edit made in the same second as a killed
+/// run's start was moved aside as the run's).
+fn stamped_at_or_after((secs, nsec): (i64, i64), since: SystemTime) -> bool {
+    let since = since
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    if nsec == 0 {
+        return secs >= since.as_secs() as i64 - 1;
+    }
+    let (Ok(secs), Ok(nsec)) = (u64::try_from(secs), u32::try_from(nsec)) else {
+        return secs >= 0; // not a time cordon can read: taken as after
+    };
+    Duration::new(secs, nsec.min(999_999_999)) + STAMP_SLACK >= since
 }
 
 /// The earlier contents a run's "before" snapshot read ([`Snapshot::kept`]), as the run kept
@@ -3122,6 +3144,54 @@ mod tests {
         );
         assert!(root.join(".envrc").exists());
     }
+    /// A dead run's scan compares ctimes to its start closely: a file changed in the same
+    /// second as the start but well before it is not taken for the run's change (compared in
+    /// whole seconds it was, and moved aside); one stamped just before the start (the kernel's
+    /// coarse clock lags) is.
+    #[test]
+    fn a_dead_runs_scan_takes_what_changed_before_it_began_for_nothing_of_its_own() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let roots = std::slice::from_ref(&root);
+        let envrc = root.join(".envrc");
+        std::fs::write(&envrc, "operator\n").unwrap();
+        // A ctime early enough in its second (each chmod stamps a new one).
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let mut mode = 0o644;
+        let m = loop {
+            let m = std::fs::metadata(&envrc).unwrap();
+            if m.ctime_nsec() < 900_000_000 || std::time::Instant::now() > deadline {
+                break m;
+            }
+            mode ^= 0o020;
+            std::fs::set_permissions(&envrc, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        assert!(m.ctime_nsec() < 900_000_000, "no early ctime in a minute");
+        let second = SystemTime::UNIX_EPOCH + Duration::from_secs(m.ctime() as u64);
+        let late = second + Duration::from_nanos(999_999_999);
+        let none = scan_changed_since(roots, late, &Kept::default(), None).unwrap();
+        assert!(none.is_empty(), "{none:#?}");
+        assert_eq!(std::fs::read_to_string(&envrc).unwrap(), "operator\n");
+        let ctime = second + Duration::from_nanos(m.ctime_nsec() as u64);
+        let found = scan_changed_since(
+            roots,
+            ctime + Duration::from_millis(5),
+            &Kept::default(),
+            None,
+        )
+        .unwrap();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(!envrc.exists());
+        // A filesystem of whole seconds: anything in the same second, or the one before.
+        let t = SystemTime::UNIX_EPOCH + Duration::new(100, 999_999_999);
+        assert!(stamped_at_or_after((100, 0), t));
+        assert!(stamped_at_or_after((99, 0), t));
+        assert!(!stamped_at_or_after((98, 0), t));
+        assert!(!stamped_at_or_after((100, 900_000_000), t));
+        assert!(stamped_at_or_after((100, 960_000_000), t));
+    }
+
     /// What a run keeps of its "before" snapshot ([`Snapshot::kept`]) is what a dead run's
     /// scan puts back: a changed file gets its earlier content and mode; a file too large to
     /// have been read, and everything when the kept bytes are not whole (a cordon killed while
