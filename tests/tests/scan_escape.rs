@@ -318,6 +318,29 @@ fn forged_entry(path: &Path, id: (u64, u64), owner: (u32, u32), content: &str) -
     )
 }
 
+/// `true` run as Codex's hook rewrites a call: `exec --from-hook [--state codex] -c=LINE`,
+/// in the fixture's environment and as its user (`apart`: with the state apart).
+fn hook_run(fx: &Fixture, apart: bool) -> Output {
+    let base = fx.exec_cmd("true");
+    let mut cmd = Command::new(base.get_program());
+    cmd.args(["exec", "--from-hook", "--policy"])
+        .arg(fx.root.join("policies/cordon.toml"));
+    if apart {
+        cmd.args(["--state", "codex"]);
+    }
+    cmd.arg("-c=true").current_dir(&fx.ws).env_clear();
+    for (k, v) in base.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    if let Some((uid, gid)) = fx.ids {
+        use std::os::unix::process::CommandExt;
+        cmd.uid(uid).gid(gid);
+    }
+    cmd.stdin(Stdio::null()).output().unwrap()
+}
+
 /// Codex's hook rewrites a call to `cordon exec --from-hook --state codex`, which records and
 /// journals in `LOGDIR/codex`: a directory processes Codex runs without cordon can write. A
 /// command the user lets escalate runs that cordon outside Codex's sandbox, and its recovery
@@ -357,28 +380,7 @@ fn a_forged_journal_entry_or_marker_in_codexs_state_writes_nothing() {
             chown_tree(&fx.root.join("state"), uid, gid);
             chown_tree(&home, uid, gid);
         }
-        let hook_run = |apart: bool| {
-            // As Codex's hook rewrites the call: `exec --from-hook [--state codex] -c=LINE`,
-            // in the fixture's environment and as its user.
-            let base = fx.exec_cmd("true");
-            let mut cmd = Command::new(base.get_program());
-            cmd.args(["exec", "--from-hook", "--policy"])
-                .arg(fx.root.join("policies/cordon.toml"));
-            if apart {
-                cmd.args(["--state", "codex"]);
-            }
-            cmd.arg("-c=true").current_dir(&fx.ws).env_clear();
-            for (k, v) in base.get_envs() {
-                if let Some(v) = v {
-                    cmd.env(k, v);
-                }
-            }
-            if let Some((uid, gid)) = fx.ids {
-                use std::os::unix::process::CommandExt;
-                cmd.uid(uid).gid(gid);
-            }
-            cmd.stdin(Stdio::null()).output().unwrap()
-        };
+        let hook_run = |apart: bool| hook_run(fx, apart);
         let out = hook_run(true);
         assert_eq!(
             out.status.code(),
@@ -468,6 +470,103 @@ fn a_forged_journal_entry_or_marker_in_codexs_state_writes_nothing() {
             fx.what(),
             describe(&out)
         );
+    });
+}
+
+/// A forged dead run's marker in Codex's state apart whose root is the run's own project: its
+/// `started` is the epoch, and its kept part holds the "earlier content" of `.envrc` and
+/// `sub/.envrc`. Before, the escalated `--state codex` run moved the operator's `.envrc`
+/// aside (changed since the epoch) and wrote the forged content in its place: a write of the
+/// forger's choosing into files Codex's sandbox keeps from it (`.git/config` alike). Now a
+/// marker there counts from when it was made (its birth time, which no process sets) and its
+/// kept part is never written back: what changed after it is moved aside, nothing is written.
+#[test]
+fn a_forged_marker_in_codexs_state_neither_writes_nor_reaches_back() {
+    each(|fx| {
+        let ws = fs::canonicalize(&fx.ws).unwrap();
+        fs::write(ws.join(".envrc"), "operator\n").unwrap();
+        fs::create_dir_all(ws.join("sub")).unwrap();
+        let apart = fx.root.join("state/codex/scans");
+        fs::create_dir_all(&apart).unwrap();
+        // Owned before the marker is made (a chown stamps a ctime too).
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&ws, uid, gid);
+        }
+        // Made after the operator's change, and not within the kernel clock's slack of it.
+        let m = fs::metadata(ws.join(".envrc")).unwrap();
+        let changed = std::time::UNIX_EPOCH
+            + Duration::new(
+                std::os::unix::fs::MetadataExt::ctime(&m) as u64,
+                std::os::unix::fs::MetadataExt::ctime_nsec(&m) as u32,
+            );
+        while std::time::SystemTime::now() < changed + Duration::from_millis(200) {
+            std::thread::yield_now();
+        }
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        let (uid, gid) = fx.ids.unwrap_or((0, 0));
+        let mut kept = b"cordon kept contents v1\n".to_vec();
+        let mut body = Vec::new();
+        for name in [".envrc", "sub/.envrc"] {
+            let p = ws.join(name);
+            let p = std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()).to_vec();
+            let content = b"echo PWNED\n";
+            for w in [p.len() as u32] {
+                body.extend_from_slice(&w.to_le_bytes());
+            }
+            body.extend_from_slice(&p);
+            for w in [0o644, uid, gid, content.len() as u32] {
+                body.extend_from_slice(&w.to_le_bytes());
+            }
+            body.extend_from_slice(content);
+        }
+        kept.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        kept.extend_from_slice(&0u32.to_le_bytes());
+        kept.extend_from_slice(&body);
+        let mut marker = format!(
+            "cordon after-run scan marker v1\nstarted 1 0\nstate running\nroot {}\nkept\n",
+            hex(std::os::unix::ffi::OsStrExt::as_bytes(ws.as_os_str()))
+        )
+        .into_bytes();
+        marker.extend_from_slice(&kept);
+        let forged = apart.join("run-1-forged-0");
+        fs::write(&forged, marker).unwrap();
+        fs::set_permissions(&forged, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        // Changed after the marker was made: a dead run's scan moves it aside, as it would a
+        // run's plant.
+        fs::write(ws.join("sub/.envrc"), "later\n").unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.root.join("state"), uid, gid);
+            chown_tree(&ws.join("sub"), uid, gid);
+        }
+        let out = hook_run(fx, true);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert_eq!(
+            fs::read_to_string(ws.join(".envrc")).ok().as_deref(),
+            Some("operator\n"),
+            "{} the forged marker reached back before it was made: {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert_ne!(
+            fs::read_to_string(ws.join("sub/.envrc")).ok().as_deref(),
+            Some("echo PWNED\n"),
+            "{} the forged marker's kept content was written: {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            stderr(&out).contains("ended before its after-run scan"),
+            "{} the change after the marker was not moved aside: {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(!forged.exists(), "{} the marker stayed", fx.what());
     });
 }
 

@@ -245,6 +245,21 @@ impl Dead {
         lock.file().set_len(all.len() as u64)
     }
 
+    /// When the file was made (its birth time, which no process can set), where the
+    /// filesystem keeps one.
+    fn born(&self) -> Option<std::time::SystemTime> {
+        use rustix::fs::{statx, AtFlags, StatxFlags};
+        let lock = self.lock.as_ref().ok()?;
+        let st = statx(lock.file(), c"", AtFlags::EMPTY_PATH, StatxFlags::BTIME).ok()?;
+        if !StatxFlags::from_bits_retain(st.stx_mask).contains(StatxFlags::BTIME) {
+            return None;
+        }
+        let t = st.stx_btime;
+        u64::try_from(t.tv_sec).ok().map(|s| {
+            std::time::UNIX_EPOCH + std::time::Duration::new(s, t.tv_nsec.min(999_999_999))
+        })
+    }
+
     /// Its text, parsed; `Err` with the refusal when it is not a marker cordon wrote.
     fn parsed(&self) -> Result<Said, String> {
         // Read through the locked descriptor: opening the file again and closing it would
@@ -797,6 +812,17 @@ fn recover(
             continue;
         }
         let stores = if forgeable { Vec::new() } else { stores };
+        // There too, what it says of the past is not taken: its scan counts from when the
+        // marker was made (no earlier: a forged `started` of the epoch moved aside every
+        // watched file of the project), and its kept part is never written back (a forged
+        // one wrote the forger's text into the project, `.git/config` included, which Codex's
+        // sandbox keeps from that forger). Its own run's marker is made before that run's
+        // command starts, so what the run changed is still moved aside; a kill during such a
+        // run loses the earlier content, as before contents were kept.
+        let (started, kept) = match forgeable {
+            true => (dead.born().map_or(started, |b| b.max(started)), Vec::new()),
+            false => (started, kept),
+        };
         // Its trust-store places first, wherever its roots lie: a later gate's discovery
         // would take what was planted there.
         if !stores.is_empty() {
