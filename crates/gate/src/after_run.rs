@@ -115,12 +115,18 @@ fn store_copies(own: &Path, stores: &[MissingPlace], log: &Path) -> Vec<Marker> 
 }
 
 /// Where the after-run scan's listings of `roots` are kept between runs recording to `log`
-/// (`cordon_ossandbox::Listings`): beside the markers, which no run reaches.
-pub fn listings(roots: &[PathBuf], log: &Path) -> Option<cordon_ossandbox::Listings> {
+/// (`cordon_ossandbox::Listings`): beside the markers, which no run reaches. `forgeable` (see
+/// [`pending`]): never read there, only written.
+pub fn listings(
+    roots: &[PathBuf],
+    log: &Path,
+    forgeable: bool,
+) -> Option<cordon_ossandbox::Listings> {
     (!roots.is_empty())
         .then(|| scans_beside(log))
         .flatten()
         .map(|dir| cordon_ossandbox::Listings::beside(&dir, roots))
+        .map(|l| if forgeable { l.unread() } else { l })
 }
 
 /// Where the markers of the runs recording to `log` lie.

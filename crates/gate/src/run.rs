@@ -122,9 +122,9 @@ impl Gate {
         )
         .map_err(Error::failure)?;
         // Beside the marker, out of every run's reach: what the last completed scan read.
-        let listings = pending
-            .as_ref()
-            .and_then(|_| after_run::listings(sandbox.writable_roots(), &self.audit_path));
+        let listings = pending.as_ref().and_then(|_| {
+            after_run::listings(sandbox.writable_roots(), &self.audit_path, self.state_apart)
+        });
         // Beside the marker too, written once the "before" snapshot read them: the earlier
         // contents of the watched files, which the next run puts back if this cordon is
         // killed during the run.
