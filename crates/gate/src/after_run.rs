@@ -818,17 +818,22 @@ fn recover(
             continue;
         }
         let stores = if forgeable { Vec::new() } else { stores };
-        // There too, what it says of the past is not taken: its scan counts from when the
-        // marker was made (no earlier: a forged `started` of the epoch moved aside every
-        // watched file of the project), and its kept part is never written back (a forged
-        // one wrote the forger's text into the project, `.git/config` included, which Codex's
-        // sandbox keeps from that forger). Its own run's marker is made before that run's
-        // command starts, so what the run changed is still moved aside; a kill during such a
-        // run loses the earlier content, as before contents were kept.
-        let (started, kept) = match forgeable {
-            true => (dead.born().map_or(started, |b| b.max(started)), Vec::new()),
-            false => (started, kept),
+        // Its scan counts from the marker's birth where the file system keeps one: the
+        // kernel's stamp, on the clock ctimes come from, so an edit of the operator's made
+        // just before the run began is not taken for the run's (`started`, read from the
+        // clock, needs a slack for the kernel's coarse stamps). The marker is made before its
+        // run's command starts, so what the run changed is after it.
+        // From a directory others can write, what it says of the past is not taken: never
+        // before its birth (a forged `started` of the epoch moved aside every watched file of
+        // the project), and its kept part is never written back (a forged one wrote the
+        // forger's text into the project, `.git/config` included, which Codex's sandbox keeps
+        // from that forger); a kill during such a run loses the earlier content, as before
+        // contents were kept.
+        let since = match dead.born() {
+            Some(b) if !forgeable || b >= started => cordon_ossandbox::Began::Stamp(b),
+            _ => cordon_ossandbox::Began::Clock(started),
         };
+        let kept = if forgeable { Vec::new() } else { kept };
         // Its trust-store places first, wherever its roots lie: a later gate's discovery
         // would take what was planted there.
         if !stores.is_empty() {
@@ -855,7 +860,7 @@ fn recover(
             let kept = cordon_ossandbox::Kept::read(&kept);
             let journal = cordon_ossandbox::Journal::beside(dir).of(&theirs);
             if let Some(findings) =
-                cordon_ossandbox::scan_changed_since(&theirs, started, &kept, Some(&journal))
+                cordon_ossandbox::scan_changed_since(&theirs, since, &kept, Some(&journal))
             {
                 for f in &findings {
                     // Changed since the run began, by ctime: an edit of the operator's after

