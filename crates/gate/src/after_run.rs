@@ -481,6 +481,30 @@ impl Pending {
         }
     }
 
+    /// The scan completed but could not write some earlier contents back, nor journal them
+    /// (`cordon_ossandbox::Handling::Unrestored`: a full disk, which the command may have
+    /// filled): the marker stays, its state `restore`, written in place over `running` (the
+    /// same length: no block to allocate on a full disk), with what the run kept after it; the
+    /// next run over its roots writes the kept files whose names are empty back ([`recover`]).
+    /// `false` when that could not be written (the earlier contents are then lost).
+    pub fn unrestored(self) -> bool {
+        use std::os::unix::fs::FileExt;
+        let marked = self.0.state_at > 0
+            && self
+                .0
+                ._lock
+                .file()
+                .write_all_at(b"restore", self.0.state_at)
+                .is_ok();
+        if !marked {
+            self.0.done();
+        }
+        for copy in &self.1 {
+            copy.done();
+        }
+        marked
+    }
+
     /// The scan completed (`truncated` empty): the marker goes; else it stays, saying so, and
     /// the next run there is refused until the operator has looked. The copies go either way:
     /// the scan checked the trust-store places.
@@ -540,6 +564,8 @@ struct Marker {
     started: std::time::SystemTime,
     /// Where its text ends: what the run keeps ([`Pending::keep`]) is written after it.
     end: u64,
+    /// Where its state's word (`running`) begins in its text ([`Pending::unrestored`]).
+    state_at: u64,
 }
 
 const MARKER_HEAD: &str = "cordon after-run scan marker v1";
@@ -718,6 +744,7 @@ impl Marker {
             log: log.to_path_buf(),
             started,
             end: text.len() as u64,
+            state_at: text.find("\nstate running\n").map_or(0, |i| i + 7) as u64,
         })
     }
 
@@ -848,6 +875,15 @@ fn recover(
         if !theirs.iter().any(|t| roots.iter().any(|r| meet(t, r))) {
             continue; // another project's: its next run scans it
         }
+        if state == "restore" {
+            // Its scan completed, but a full disk kept it from writing earlier contents back
+            // ([`Pending::unrestored`]): those whose names are still empty are written back now.
+            if !write_back(&dead, &kept, log, session) {
+                continue; // still not: kept for the next run
+            }
+            let _ = dead.dir.remove(&dead.rel);
+            continue;
+        }
         let list = theirs
             .iter()
             .map(|r| r.display().to_string())
@@ -857,7 +893,8 @@ fn recover(
             // The dead run's scan, now: everything watched that changed since it began.
             // A changed file gets the earlier content the run kept; each move journaled
             // first, so a kill of this cordon in the middle of it loses nothing either.
-            let kept = cordon_ossandbox::Kept::read(&kept);
+            let kept_bytes = &kept;
+            let kept = cordon_ossandbox::Kept::read(kept_bytes);
             let journal = cordon_ossandbox::Journal::beside(dir).of(&theirs);
             if let Some(findings) =
                 cordon_ossandbox::scan_changed_since(&theirs, since, &kept, Some(&journal))
@@ -892,6 +929,16 @@ fn recover(
                         "after-run-recovered",
                     );
                 }
+                if findings
+                    .iter()
+                    .any(|f| matches!(f.handling, Handling::Unrestored(..)))
+                {
+                    // As a live scan's: the marker stays, to write them back next time.
+                    let text = marker_text(&theirs, started, "restore", &[], their_log.as_deref());
+                    if dead.rewrite(&text, kept_bytes).is_ok() {
+                        continue;
+                    }
+                }
                 let _ = dead.dir.remove(&dead.rel);
                 continue;
             }
@@ -904,6 +951,52 @@ fn recover(
         ));
     }
     Ok(())
+}
+
+/// Writes back what a dead run's scan could not ([`Pending::unrestored`]), from what the run
+/// kept, where the names are still empty; warns about and records each. Whether nothing is
+/// left to write back (the marker can go).
+fn write_back(dead: &Dead, kept: &[u8], log: &Path, session: &str) -> bool {
+    let done = cordon_ossandbox::Kept::read(kept).write_back_missing();
+    let mut entries = Vec::new();
+    let mut left = false;
+    for (path, result) in &done {
+        let shown = clean(&path.display().to_string());
+        let handling = match result {
+            Ok(()) => {
+                eprintln!("cordon: warning: an earlier run's scan could not write the earlier content of {shown} back (a full disk): written back now");
+                "earlier content written back".to_string()
+            }
+            Err(e) => {
+                left = true;
+                eprintln!(
+                    "cordon: warning: the earlier content of {shown}, which an earlier run's scan could not write back, still cannot be ({}): it stays kept in {}, and the next run tries again",
+                    clean(e),
+                    clean(&dead.shown.display().to_string())
+                );
+                format!("earlier content still not written back: {e}")
+            }
+        };
+        entries.push(AfterRunFinding {
+            kind: "earlier-content".into(),
+            path: path.display().to_string(),
+            change: "removed".into(),
+            why: "the earlier content an earlier run's scan could not write back (a full disk)"
+                .into(),
+            handling,
+        });
+    }
+    if !entries.is_empty() {
+        let record = Record::after_run("shell", "after-run-recovered", &entries);
+        let written = AuditLog::open(log).and_then(|l| l.with_session(session).append(&record));
+        if let Err(e) = written {
+            eprintln!(
+                "cordon: warning: what the run left could not be recorded in the audit log: {}",
+                clean(&e.to_string())
+            );
+        }
+    }
+    !left
 }
 
 /// Records `findings` (and, for a run of this process, its `enforcement`); with no findings,
@@ -1120,6 +1213,10 @@ fn entry(f: &Finding) -> AfterRunFinding {
                 format!("moved aside to {}, earlier content restored", to.display())
             }
             Handling::Reported(why) => format!("left in place: {why}"),
+            Handling::Unrestored(to, why) => format!(
+                "moved aside to {}, earlier content not written back ({why}): the next run writes it back",
+                to.display()
+            ),
         },
     }
 }

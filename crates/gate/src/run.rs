@@ -237,7 +237,16 @@ impl Gate {
         // decision is written before the run; this is what the kernel then applied).
         tracing::info!(request = %id, enforcement = %ran.enforcement, network = %ran.network, sandbox = %ran.path, "ran");
         if let Some(p) = lock(&pending).take() {
-            p.finish(&ran.scan_truncated);
+            let unrestored = ran.scan_truncated.is_empty()
+                && ran
+                    .findings
+                    .iter()
+                    .any(|f| matches!(f.handling, cordon_ossandbox::Handling::Unrestored(..)));
+            if !unrestored {
+                p.finish(&ran.scan_truncated);
+            } else if !p.unrestored() {
+                eprintln!("cordon: warning: the earlier contents the scan could not write back could not be kept for the next run either (the disk is full): they are lost");
+            }
         }
         after_run::report(
             &ran.findings,

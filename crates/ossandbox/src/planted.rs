@@ -181,6 +181,10 @@ pub enum Handling {
     /// Left in place (with the reason: a gitlink is in the index, which cordon does not
     /// rewrite; a rename that failed).
     Reported(String),
+    /// Renamed here; the earlier content could not be written back (why: a full disk, which
+    /// the command may have filled) nor journaled: it is in what the run kept ([`Kept`]), for
+    /// the next run over the root to write back ([`Kept::write_back_missing`]).
+    Unrestored(PathBuf, String),
 }
 
 /// One path the run left that the operator's tools run or read as configuration.
@@ -208,6 +212,10 @@ impl Finding {
                 to.display()
             ),
             Handling::Reported(why) => format!("left in place: {why}"),
+            Handling::Unrestored(to, why) => format!(
+                "the run's version moved aside to {}; the earlier content could not be written back ({why}): the next run over this root writes it back from what this run kept",
+                to.display()
+            ),
         };
         format!(
             "the run left {} ({change}, {}): {}; {done}",
@@ -1507,7 +1515,7 @@ impl Watch {
                         }
                     }
                 }
-                Handling::Reported(_) => {}
+                Handling::Reported(_) | Handling::Unrestored(..) => {}
             }
         }
         self.baseline = now;
@@ -1619,6 +1627,40 @@ impl Kept {
     /// Whether the earlier content of `path` was kept.
     pub fn holds(&self, path: &Path) -> bool {
         self.files.contains_key(path)
+    }
+
+    /// Writes each kept file whose name is empty now back (content, mode, owner): after a
+    /// scan that moved a run's version aside and could not write the earlier content back
+    /// ([`Handling::Unrestored`]). Never over a name (staged beside it, renamed into place
+    /// without replacing), never through a link. Each path written back, or why not.
+    pub fn write_back_missing(&self) -> Vec<(PathBuf, Result<(), String>)> {
+        let mut out = Vec::new();
+        for (path, was) in &self.files {
+            let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+                continue;
+            };
+            let Ok(dir) = cordon_fs::safe::Dir::open_absolute(parent) else {
+                continue; // its directory is gone: nothing to write into
+            };
+            if !matches!(dir.stat_at(Path::new(name)), Ok(None)) {
+                continue; // filled meanwhile (or cannot be looked at): left as it is
+            }
+            let staging = Journal::staging_name(name);
+            let done = journal::stage(&dir, Path::new(&staging), was)
+                .and_then(|()| {
+                    dir.rename_noreplace(Path::new(&staging), Path::new(name))
+                        .map_err(std::io::Error::other)
+                })
+                .map_err(|e| {
+                    let _ = dir.remove(Path::new(&staging));
+                    e.to_string()
+                });
+            if done.is_ok() {
+                remember_restored(path, &was.content);
+            }
+            out.push((path.clone(), done));
+        }
+        out
     }
 
     fn parse(bytes: &[u8]) -> Option<Kept> {
