@@ -481,6 +481,54 @@ impl Pending {
         }
     }
 
+    /// Whether another run recording beside this one (its marker locked: its cordon alive,
+    /// this process's other runs included) has roots that meet this run's. A marker that cannot
+    /// be checked or read counts as such a run. Runs that record to another log are not seen.
+    pub fn others_live(&self) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        let m = &self.0;
+        let Ok(names) = m.dir.entries() else {
+            return true;
+        };
+        names
+            .iter()
+            .filter(|(n, _)| n.as_bytes().starts_with(b"run-") && Path::new(n) != m.name)
+            .any(|(n, _)| {
+                let name = Path::new(n);
+                // Another run of this process (`cordon mcp`): never opened, as closing a
+                // descriptor of it would release its lock (`cordon_fs::lock::ProcessLock`);
+                // taken for one over these roots.
+                if m.dir
+                    .stat_at(name)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|st| ProcessLock::held_here(&st))
+                {
+                    return true;
+                }
+                let live = match lock_if_free(&m.dir, name) {
+                    Ok(Some(_dead)) => false,
+                    // Held, or gone meanwhile.
+                    Ok(None) => m.dir.stat_at(name).ok().flatten().is_some(),
+                    Err(_) => true,
+                };
+                live && m
+                    .dir
+                    .read(name, MARKER_MAX as u64)
+                    .ok()
+                    .flatten()
+                    .and_then(|b| {
+                        let text = split_kept(&b).0?;
+                        parse_marker(std::str::from_utf8(text).ok()?)
+                    })
+                    .is_none_or(|said| {
+                        said.roots
+                            .iter()
+                            .any(|t| m.roots.iter().any(|r| meet(t, r)))
+                    })
+            })
+    }
+
     /// The scan completed but could not write some earlier contents back, nor journal them
     /// (`cordon_ossandbox::Handling::Unrestored`: a full disk, which the command may have
     /// filled): the marker stays, its state `restore`, written in place over `running` (the

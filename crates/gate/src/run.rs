@@ -132,10 +132,17 @@ impl Gate {
         let pending = Arc::new(Mutex::new(pending));
         let keep = keep.then(|| {
             let slot = pending.clone();
-            cordon_ossandbox::Keep::new(move |kept| {
-                if let Some(p) = lock(&slot).as_ref() {
+            cordon_ossandbox::Keep::new(move |kept| match lock(&slot).as_ref() {
+                // Another run over roots that meet these was going when the snapshot was
+                // taken: what it read may be that run's plant. Nothing is put back from it,
+                // by this run's scan or a later one (a run's scan had written another's
+                // plant back over the operator's restored file).
+                Some(p) if p.others_live() => false,
+                Some(p) => {
                     p.keep(kept);
+                    true
                 }
+                None => true,
             })
         });
         // Every error returned from here on comes before the command started (a failure after

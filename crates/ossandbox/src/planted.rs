@@ -1306,6 +1306,16 @@ impl Snapshot {
         out
     }
 
+    /// Forgets the contents this snapshot read: nothing is put back from it (the run's
+    /// changes are moved aside only). For a snapshot taken while another run over roots that
+    /// meet these was going: what it read may be that run's plant, which its own scan moves
+    /// aside and this one's would then have written back over the operator's restored file.
+    pub fn forget_contents(&mut self) {
+        for seen in self.seen.values_mut() {
+            seen.content = None;
+        }
+    }
+
     /// The earlier contents this snapshot read ([`Kept`]), to be kept where no run reaches
     /// while the run goes (beside its after-run marker): the regular files, by path, up to
     /// [`KEEP_TOTAL`] bytes in all; how many were left out (larger than [`MAX_CONTENT`], or
