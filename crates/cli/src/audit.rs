@@ -84,15 +84,55 @@ struct LogArg {
     file: Option<PathBuf>,
 }
 
+/// The logs a command reads: the one named, or the one `cordon exec` writes under the
+/// policy and, beside it, the log of the runs Codex starts in its own sandbox
+/// (`LOGDIR/codex/audit.jsonl`, [`cordon_policy::CODEX_STATE_DIR`]) where it exists: those
+/// runs' decisions and after-run findings are recorded there, not in the policy's log.
+struct Logs {
+    main: PathBuf,
+    /// The Codex runs' log, when no FILE was named and it exists.
+    apart: Option<PathBuf>,
+}
+
+/// How a record from the Codex runs' log is marked in `show`: that log lies where what Codex
+/// runs without cordon can write (docs/hooks.md), so it is never taken for the policy's.
+const APART_TAG: &str = "[codex log]";
+
+impl Logs {
+    /// Each log, with the tag its records carry in `show` (none for the main log).
+    fn each(&self) -> Vec<(&Path, Option<&'static str>)> {
+        std::iter::once((self.main.as_path(), None))
+            .chain(self.apart.as_deref().map(|a| (a, Some(APART_TAG))))
+            .collect()
+    }
+}
+
 impl LogArg {
     /// The log named, or the one `cordon exec` writes under the policy.
     fn resolve(self) -> Result<PathBuf, Error> {
+        Ok(self.logs()?.main)
+    }
+
+    /// The log named, or the one `cordon exec` writes under the policy and the Codex runs'
+    /// beside it ([`Logs`]).
+    fn logs(self) -> Result<Logs, Error> {
         if let Some(file) = self.file {
-            return Ok(file);
+            return Ok(Logs {
+                main: file,
+                apart: None,
+            });
         }
         let (_, policy) = crate::load_policy(self.policy.as_deref())?;
         match policy.approval.audit_log.path() {
-            Some(p) => Ok(p.to_path_buf()),
+            Some(p) => Ok(Logs {
+                main: p.to_path_buf(),
+                apart: p
+                    .parent()
+                    .map(|d| d.join(cordon_policy::CODEX_STATE_DIR).join("audit.jsonl"))
+                    // A regular file only: a link or a FIFO planted there by what Codex
+                    // runs without cordon is not read.
+                    .filter(|a| std::fs::symlink_metadata(a).is_ok_and(|m| m.is_file())),
+            }),
             None => Err(Error::failure(
                 "no audit log to read: the policy sets no approval.audit_log, and neither XDG_STATE_HOME nor HOME is an absolute path; name the FILE",
             )),
@@ -102,14 +142,23 @@ impl LogArg {
 
 pub fn run(args: AuditArgs) -> Exit {
     match args.command {
-        AuditCmd::Verify(a) => verify(&a.resolve()?),
+        AuditCmd::Verify(a) => {
+            let logs = a.logs()?;
+            let mut worst = 0;
+            for (file, _) in logs.each() {
+                worst = worst.max(verify(file)?);
+            }
+            Ok(worst)
+        }
         AuditCmd::Show(a) => {
             let filter = Filter::new(&a.filter)?;
-            show(&a.filter.log.resolve()?, &filter, a.json)
+            show(&a.filter.log.logs()?, &filter, a.json)
         }
         AuditCmd::Summary(a) => {
             let filter = Filter::new(&a)?;
-            report::summary(&a.log.resolve()?, &filter)
+            let logs = a.log.logs()?;
+            let files: Vec<&Path> = logs.each().into_iter().map(|(f, _)| f).collect();
+            report::summary(&files, &filter)
         }
         AuditCmd::Report(a) => report::html(&a.log.resolve()?, &a.html),
     }
@@ -224,7 +273,39 @@ fn verify(file: &Path) -> Exit {
     Ok(if report.is_intact() { 0 } else { 1 })
 }
 
-fn show(file: &Path, filter: &Filter, json: bool) -> Exit {
+/// Prints the records of every log in `logs`: readably, one line each, in time order, those
+/// of the Codex runs' log marked [`APART_TAG`]; or (`json`) each log's lines as it holds them,
+/// log after log, with a line on stderr naming each log before its records.
+fn show(logs: &Logs, filter: &Filter, json: bool) -> Exit {
+    let mut lines: Vec<(String, String)> = Vec::new();
+    let mut bad = false;
+    let many = logs.apart.is_some();
+    for (file, tag) in logs.each() {
+        if json && many {
+            eprintln!(
+                "cordon: the records of {} follow",
+                clean(&file.display().to_string())
+            );
+        }
+        bad |= show_one(file, tag, filter, json, &mut lines)?;
+    }
+    // Stable: a log's own order stays where times are equal.
+    lines.sort_by(|a, b| a.0.cmp(&b.0));
+    for (_, line) in lines {
+        println!("{line}");
+    }
+    Ok(if bad { 1 } else { 0 })
+}
+
+/// [`show`] of one log: JSON lines printed now, readable ones added to `lines` with their
+/// time; whether a line was not a record.
+fn show_one(
+    file: &Path,
+    tag: Option<&str>,
+    filter: &Filter,
+    json: bool,
+    lines: &mut Vec<(String, String)>,
+) -> Result<bool, Error> {
     let bytes = std::fs::read(file)
         .map_err(|e| Error::failure(format!("audit log {}: cannot read: {e}", file.display())))?;
     let mut parts: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
@@ -243,7 +324,11 @@ fn show(file: &Path, filter: &Filter, json: bool) -> Exit {
                         line.push_str(&format!(" [then blocked: #{seq}]"));
                     }
                 }
-                println!("{line}")
+                if let Some(tag) = tag {
+                    line.push(' ');
+                    line.push_str(tag);
+                }
+                lines.push((r.time.clone(), line));
             }
             Err(e) => {
                 bad = true;
@@ -265,7 +350,7 @@ fn show(file: &Path, filter: &Filter, json: bool) -> Exit {
             tail.len()
         );
     }
-    Ok(if bad { 1 } else { 0 })
+    Ok(bad)
 }
 
 /// The calls blocked after their decision was recorded (a refusal record for the same

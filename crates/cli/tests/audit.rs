@@ -786,3 +786,61 @@ fn a_call_blocked_after_its_allow_shows_and_counts_as_blocked() {
     );
     assert!(out.contains("denied 1x: touch x"), "{out}");
 }
+
+/// The runs Codex starts in its own sandbox record to `LOGDIR/codex/audit.jsonl` (the state
+/// apart, docs/hooks.md): `cordon audit` without a FILE read only the policy's log, so their
+/// decisions and after-run findings were not in the view. Now `show` merges them in time
+/// order, each marked as the Codex runs' log's, `verify` checks both chains and `summary`
+/// counts both; a named FILE is read alone.
+#[test]
+fn the_codex_runs_log_beside_the_policys_is_read_too_and_marked() {
+    let d = workspace("logs/audit.jsonl");
+    let logs = std::fs::canonicalize(d.path()).unwrap().join("logs");
+    std::fs::create_dir_all(logs.join("codex")).unwrap();
+    let o = cordon(d.path(), &["exec", "--", "echo", "main"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A run recording to the log apart, as a `--state codex` run does.
+    let apart = logs.join("codex/audit.jsonl");
+    let e = workspace(apart.to_str().unwrap());
+    let o = cordon(e.path(), &["exec", "--", "echo", "apart"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(records(&apart).len(), 1);
+
+    let o = cordon(d.path(), &["audit", "show"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].contains("echo main") && !lines[0].contains("[codex log]"),
+        "{out}"
+    );
+    assert!(
+        lines[1].contains("echo apart") && lines[1].ends_with(" [codex log]"),
+        "{out}"
+    );
+
+    let o = cordon(d.path(), &["audit", "verify"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    for log in [logs.join("audit.jsonl"), apart.clone()] {
+        assert!(
+            out.contains(&format!("{}: 1 record(s)", log.display())),
+            "{out}"
+        );
+    }
+    let o = cordon(d.path(), &["audit", "summary"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("2 call"), "{}", stdout(&o));
+
+    // A broken chain there fails verify as the main log's would.
+    let mut text = std::fs::read_to_string(&apart).unwrap();
+    text = text.replace("apart", "apArt");
+    std::fs::write(&apart, text).unwrap();
+    let o = cordon(d.path(), &["audit", "verify"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+
+    // A FILE named is read alone.
+    let o = cordon(d.path(), &["audit", "show", "logs/audit.jsonl"]);
+    assert_eq!(stdout(&o).lines().count(), 1, "{}", stdout(&o));
+}

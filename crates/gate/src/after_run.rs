@@ -115,12 +115,18 @@ fn store_copies(own: &Path, stores: &[MissingPlace], log: &Path) -> Vec<Marker> 
 }
 
 /// Where the after-run scan's listings of `roots` are kept between runs recording to `log`
-/// (`cordon_ossandbox::Listings`): beside the markers, which no run reaches.
-pub fn listings(roots: &[PathBuf], log: &Path) -> Option<cordon_ossandbox::Listings> {
+/// (`cordon_ossandbox::Listings`): beside the markers, which no run reaches. `forgeable` (see
+/// [`pending`]): never read there, only written.
+pub fn listings(
+    roots: &[PathBuf],
+    log: &Path,
+    forgeable: bool,
+) -> Option<cordon_ossandbox::Listings> {
     (!roots.is_empty())
         .then(|| scans_beside(log))
         .flatten()
         .map(|dir| cordon_ossandbox::Listings::beside(&dir, roots))
+        .map(|l| if forgeable { l.unread() } else { l })
 }
 
 /// Where the markers of the runs recording to `log` lie.
@@ -243,6 +249,21 @@ impl Dead {
         }
         lock.file().write_all_at(&all, 0)?;
         lock.file().set_len(all.len() as u64)
+    }
+
+    /// When the file was made (its birth time, which no process can set), where the
+    /// filesystem keeps one.
+    fn born(&self) -> Option<std::time::SystemTime> {
+        use rustix::fs::{statx, AtFlags, StatxFlags};
+        let lock = self.lock.as_ref().ok()?;
+        let st = statx(lock.file(), c"", AtFlags::EMPTY_PATH, StatxFlags::BTIME).ok()?;
+        if !StatxFlags::from_bits_retain(st.stx_mask).contains(StatxFlags::BTIME) {
+            return None;
+        }
+        let t = st.stx_btime;
+        u64::try_from(t.tv_sec).ok().map(|s| {
+            std::time::UNIX_EPOCH + std::time::Duration::new(s, t.tv_nsec.min(999_999_999))
+        })
     }
 
     /// Its text, parsed; `Err` with the refusal when it is not a marker cordon wrote.
@@ -460,6 +481,78 @@ impl Pending {
         }
     }
 
+    /// Whether another run recording beside this one (its marker locked: its cordon alive,
+    /// this process's other runs included) has roots that meet this run's. A marker that cannot
+    /// be checked or read counts as such a run. Runs that record to another log are not seen.
+    pub fn others_live(&self) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        let m = &self.0;
+        let Ok(names) = m.dir.entries() else {
+            return true;
+        };
+        names
+            .iter()
+            .filter(|(n, _)| n.as_bytes().starts_with(b"run-") && Path::new(n) != m.name)
+            .any(|(n, _)| {
+                let name = Path::new(n);
+                // Another run of this process (`cordon mcp`): never opened, as closing a
+                // descriptor of it would release its lock (`cordon_fs::lock::ProcessLock`);
+                // taken for one over these roots.
+                if m.dir
+                    .stat_at(name)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|st| ProcessLock::held_here(&st))
+                {
+                    return true;
+                }
+                let live = match lock_if_free(&m.dir, name) {
+                    Ok(Some(_dead)) => false,
+                    // Held, or gone meanwhile.
+                    Ok(None) => m.dir.stat_at(name).ok().flatten().is_some(),
+                    Err(_) => true,
+                };
+                live && m
+                    .dir
+                    .read(name, MARKER_MAX as u64)
+                    .ok()
+                    .flatten()
+                    .and_then(|b| {
+                        let text = split_kept(&b).0?;
+                        parse_marker(std::str::from_utf8(text).ok()?)
+                    })
+                    .is_none_or(|said| {
+                        said.roots
+                            .iter()
+                            .any(|t| m.roots.iter().any(|r| meet(t, r)))
+                    })
+            })
+    }
+
+    /// The scan completed but could not write some earlier contents back, nor journal them
+    /// (`cordon_ossandbox::Handling::Unrestored`: a full disk, which the command may have
+    /// filled): the marker stays, its state `restore`, written in place over `running` (the
+    /// same length: no block to allocate on a full disk), with what the run kept after it; the
+    /// next run over its roots writes the kept files whose names are empty back ([`recover`]).
+    /// `false` when that could not be written (the earlier contents are then lost).
+    pub fn unrestored(self) -> bool {
+        use std::os::unix::fs::FileExt;
+        let marked = self.0.state_at > 0
+            && self
+                .0
+                ._lock
+                .file()
+                .write_all_at(b"restore", self.0.state_at)
+                .is_ok();
+        if !marked {
+            self.0.done();
+        }
+        for copy in &self.1 {
+            copy.done();
+        }
+        marked
+    }
+
     /// The scan completed (`truncated` empty): the marker goes; else it stays, saying so, and
     /// the next run there is refused until the operator has looked. The copies go either way:
     /// the scan checked the trust-store places.
@@ -519,6 +612,8 @@ struct Marker {
     started: std::time::SystemTime,
     /// Where its text ends: what the run keeps ([`Pending::keep`]) is written after it.
     end: u64,
+    /// Where its state's word (`running`) begins in its text ([`Pending::unrestored`]).
+    state_at: u64,
 }
 
 const MARKER_HEAD: &str = "cordon after-run scan marker v1";
@@ -697,6 +792,7 @@ impl Marker {
             log: log.to_path_buf(),
             started,
             end: text.len() as u64,
+            state_at: text.find("\nstate running\n").map_or(0, |i| i + 7) as u64,
         })
     }
 
@@ -797,6 +893,22 @@ fn recover(
             continue;
         }
         let stores = if forgeable { Vec::new() } else { stores };
+        // Its scan counts from the marker's birth where the file system keeps one: the
+        // kernel's stamp, on the clock ctimes come from, so an edit of the operator's made
+        // just before the run began is not taken for the run's (`started`, read from the
+        // clock, needs a slack for the kernel's coarse stamps). The marker is made before its
+        // run's command starts, so what the run changed is after it.
+        // From a directory others can write, what it says of the past is not taken: never
+        // before its birth (a forged `started` of the epoch moved aside every watched file of
+        // the project), and its kept part is never written back (a forged one wrote the
+        // forger's text into the project, `.git/config` included, which Codex's sandbox keeps
+        // from that forger); a kill during such a run loses the earlier content, as before
+        // contents were kept.
+        let since = match dead.born() {
+            Some(b) if !forgeable || b >= started => cordon_ossandbox::Began::Stamp(b),
+            _ => cordon_ossandbox::Began::Clock(started),
+        };
+        let kept = if forgeable { Vec::new() } else { kept };
         // Its trust-store places first, wherever its roots lie: a later gate's discovery
         // would take what was planted there.
         if !stores.is_empty() {
@@ -811,6 +923,15 @@ fn recover(
         if !theirs.iter().any(|t| roots.iter().any(|r| meet(t, r))) {
             continue; // another project's: its next run scans it
         }
+        if state == "restore" {
+            // Its scan completed, but a full disk kept it from writing earlier contents back
+            // ([`Pending::unrestored`]): those whose names are still empty are written back now.
+            if !write_back(&dead, &kept, log, session) {
+                continue; // still not: kept for the next run
+            }
+            let _ = dead.dir.remove(&dead.rel);
+            continue;
+        }
         let list = theirs
             .iter()
             .map(|r| r.display().to_string())
@@ -820,10 +941,11 @@ fn recover(
             // The dead run's scan, now: everything watched that changed since it began.
             // A changed file gets the earlier content the run kept; each move journaled
             // first, so a kill of this cordon in the middle of it loses nothing either.
-            let kept = cordon_ossandbox::Kept::read(&kept);
+            let kept_bytes = &kept;
+            let kept = cordon_ossandbox::Kept::read(kept_bytes);
             let journal = cordon_ossandbox::Journal::beside(dir).of(&theirs);
             if let Some(findings) =
-                cordon_ossandbox::scan_changed_since(&theirs, started, &kept, Some(&journal))
+                cordon_ossandbox::scan_changed_since(&theirs, since, &kept, Some(&journal))
             {
                 for f in &findings {
                     // Changed since the run began, by ctime: an edit of the operator's after
@@ -855,6 +977,16 @@ fn recover(
                         "after-run-recovered",
                     );
                 }
+                if findings
+                    .iter()
+                    .any(|f| matches!(f.handling, Handling::Unrestored(..)))
+                {
+                    // As a live scan's: the marker stays, to write them back next time.
+                    let text = marker_text(&theirs, started, "restore", &[], their_log.as_deref());
+                    if dead.rewrite(&text, kept_bytes).is_ok() {
+                        continue;
+                    }
+                }
                 let _ = dead.dir.remove(&dead.rel);
                 continue;
             }
@@ -867,6 +999,52 @@ fn recover(
         ));
     }
     Ok(())
+}
+
+/// Writes back what a dead run's scan could not ([`Pending::unrestored`]), from what the run
+/// kept, where the names are still empty; warns about and records each. Whether nothing is
+/// left to write back (the marker can go).
+fn write_back(dead: &Dead, kept: &[u8], log: &Path, session: &str) -> bool {
+    let done = cordon_ossandbox::Kept::read(kept).write_back_missing();
+    let mut entries = Vec::new();
+    let mut left = false;
+    for (path, result) in &done {
+        let shown = clean(&path.display().to_string());
+        let handling = match result {
+            Ok(()) => {
+                eprintln!("cordon: warning: an earlier run's scan could not write the earlier content of {shown} back (a full disk): written back now");
+                "earlier content written back".to_string()
+            }
+            Err(e) => {
+                left = true;
+                eprintln!(
+                    "cordon: warning: the earlier content of {shown}, which an earlier run's scan could not write back, still cannot be ({}): it stays kept in {}, and the next run tries again",
+                    clean(e),
+                    clean(&dead.shown.display().to_string())
+                );
+                format!("earlier content still not written back: {e}")
+            }
+        };
+        entries.push(AfterRunFinding {
+            kind: "earlier-content".into(),
+            path: path.display().to_string(),
+            change: "removed".into(),
+            why: "the earlier content an earlier run's scan could not write back (a full disk)"
+                .into(),
+            handling,
+        });
+    }
+    if !entries.is_empty() {
+        let record = Record::after_run("shell", "after-run-recovered", &entries);
+        let written = AuditLog::open(log).and_then(|l| l.with_session(session).append(&record));
+        if let Err(e) = written {
+            eprintln!(
+                "cordon: warning: what the run left could not be recorded in the audit log: {}",
+                clean(&e.to_string())
+            );
+        }
+    }
+    !left
 }
 
 /// Records `findings` (and, for a run of this process, its `enforcement`); with no findings,
@@ -1080,6 +1258,10 @@ fn entry(f: &Finding) -> AfterRunFinding {
             }
             Handling::Reported(why) => format!("left in place: {why}"),
             Handling::Recreated => "written back with its earlier content".into(),
+            Handling::Unrestored(to, why) => format!(
+                "moved aside to {}, earlier content not written back ({why}): the next run writes it back",
+                to.display()
+            ),
         },
     }
 }

@@ -122,9 +122,9 @@ impl Gate {
         )
         .map_err(Error::failure)?;
         // Beside the marker, out of every run's reach: what the last completed scan read.
-        let listings = pending
-            .as_ref()
-            .and_then(|_| after_run::listings(sandbox.writable_roots(), &self.audit_path));
+        let listings = pending.as_ref().and_then(|_| {
+            after_run::listings(sandbox.writable_roots(), &self.audit_path, self.state_apart)
+        });
         // Beside the marker too, written once the "before" snapshot read them: the earlier
         // contents of the watched files, which the next run puts back if this cordon is
         // killed during the run.
@@ -132,10 +132,17 @@ impl Gate {
         let pending = Arc::new(Mutex::new(pending));
         let keep = keep.then(|| {
             let slot = pending.clone();
-            cordon_ossandbox::Keep::new(move |kept| {
-                if let Some(p) = lock(&slot).as_ref() {
+            cordon_ossandbox::Keep::new(move |kept| match lock(&slot).as_ref() {
+                // Another run over roots that meet these was going when the snapshot was
+                // taken: what it read may be that run's plant. Nothing is put back from it,
+                // by this run's scan or a later one (a run's scan had written another's
+                // plant back over the operator's restored file).
+                Some(p) if p.others_live() => false,
+                Some(p) => {
                     p.keep(kept);
+                    true
                 }
+                None => true,
             })
         });
         // Every error returned from here on comes before the command started (a failure after
@@ -237,7 +244,16 @@ impl Gate {
         // decision is written before the run; this is what the kernel then applied).
         tracing::info!(request = %id, enforcement = %ran.enforcement, network = %ran.network, sandbox = %ran.path, "ran");
         if let Some(p) = lock(&pending).take() {
-            p.finish(&ran.scan_truncated);
+            let unrestored = ran.scan_truncated.is_empty()
+                && ran
+                    .findings
+                    .iter()
+                    .any(|f| matches!(f.handling, cordon_ossandbox::Handling::Unrestored(..)));
+            if !unrestored {
+                p.finish(&ran.scan_truncated);
+            } else if !p.unrestored() {
+                eprintln!("cordon: warning: the earlier contents the scan could not write back could not be kept for the next run either (the disk is full): they are lost");
+            }
         }
         after_run::report(
             &ran.findings,

@@ -102,8 +102,8 @@ pub use network::{
     FILTERS_MIN_ABI as NETWORK_FILTERS_MIN_ABI,
 };
 pub use planted::{
-    scan_changed_since, Change, Finding, Handling, Journal, Kept, Listings, MissingPlace, Watch,
-    What as FindingKind, MAX_ENTRIES as SCAN_MAX_ENTRIES,
+    scan_changed_since, Began, Change, Finding, Handling, Journal, Kept, Listings, MissingPlace,
+    Watch, What as FindingKind, MAX_ENTRIES as SCAN_MAX_ENTRIES,
 };
 pub use probe::{Finding as ProbeResult, Machine, Outer, Platform};
 pub use profile::{Access, PathRule, Profile, Protected, PROXY_PORT, PTY_MAX};

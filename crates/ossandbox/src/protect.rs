@@ -63,23 +63,32 @@ pub struct Plan {
 /// the host's namespace detaches every mount on it, in every namespace. A run that removed
 /// its placeholders while another run over the same directory had them mounted would take
 /// that run's cover away: its command could then create the protected path. So a placeholder
-/// is removed only by the last run out: on drop, each directory's lock is asked for
-/// exclusively without waiting; granted, no other run holds the directory and its
-/// placeholders (made or found) are removed; refused, another run is still using them and
-/// removes them when it ends. A run that starts meanwhile waits for the remover's lock (a
-/// matter of an unlink), then sees the names as they are. The same rule removes the
-/// placeholders a SIGKILLed cordon left: the next run finds them and, last out, removes them.
+/// is removed only by the last run out: on drop, every lock a run over the directory may hold
+/// is asked for exclusively without waiting ([`Hold::release`]); all granted, no other run
+/// holds the directory and its placeholders (made or found) are removed; one refused, another
+/// run is still using them and removes them when it ends. A run that starts meanwhile waits
+/// for the remover's lock (a matter of an unlink), then sees the names as they are. The same
+/// rule removes the placeholders a SIGKILLed cordon left: the next run finds them and, last
+/// out, removes them.
 ///
-/// The locks are out of the commands' reach: one file per directory identity (device, inode)
-/// in `/run/lock` ([`LOCKS`]), which no profile grants and bwrap does not mount, so a command
-/// cannot `flock` them (on the directory itself, a command's exclusive `flock` made every run
-/// that started meanwhile wait 10 s and refuse). See [`lock_file`] for who makes them, and why
-/// root's and a user's runs over one workspace share them.
+/// Where a run's lock is: see [`lock_file`]. In short, a file in a private directory of the
+/// directory owner's in `/run/lock`, which no command reaches and no other user can open or
+/// plant; else (a run of a third user's, no usable `/run/lock`) the directory itself.
 #[derive(Debug, Default)]
 pub struct Placeholders {
     made: Vec<PathBuf>,
     found: Vec<PathBuf>,
-    held: Vec<(PathBuf, cordon_fs::lock::FileLock)>,
+    held: Vec<Hold>,
+}
+
+/// A run's shared lock on a directory that holds placeholders ([`Placeholders`]).
+#[derive(Debug)]
+struct Hold {
+    dir: PathBuf,
+    /// The directory, opened when the lock was taken (its identity names the lock file, and
+    /// it is itself one of the locks a remover must get).
+    opened: cordon_fs::safe::Dir,
+    lock: cordon_fs::lock::FileLock,
 }
 
 /// How long a run waits for a directory whose placeholders another run is removing.
@@ -100,7 +109,7 @@ impl Placeholders {
 
     /// Holds `dir` (the directory a placeholder is, or is to be, in) shared for the run.
     fn hold(&mut self, dir: &Path) -> Result<(), Error> {
-        if self.held.iter().any(|(d, _)| d == dir) {
+        if self.held.iter().any(|h| h.dir == dir) {
             // Once per directory: a second description of ours would make our own exclusive
             // request at the end fail.
             return Ok(());
@@ -112,10 +121,41 @@ impl Placeholders {
             ))
         };
         let opened = cordon_fs::safe::Dir::open_absolute(dir).map_err(|e| why(&e))?;
-        let file = lock_file(&opened).map_err(|e| why(&e))?;
+        let file = match lock_file(&opened).map_err(|e| why(&e))? {
+            Some(file) => file,
+            None => dir_lock(&opened).map_err(|e| why(&e))?,
+        };
         let lock = cordon_fs::lock::FileLock::shared(file, LOCK_WAIT).map_err(|e| why(&e))?;
-        self.held.push((dir.to_path_buf(), lock));
+        self.held.push(Hold {
+            dir: dir.to_path_buf(),
+            opened,
+            lock,
+        });
         Ok(())
+    }
+}
+
+impl Hold {
+    /// This run's lock made exclusive, with every other lock a run over the directory may
+    /// hold (the lock file in each of the owner's areas, and the directory itself), all
+    /// without waiting: `None` when one is held (another run still uses the directory) or
+    /// cannot be had — then the placeholders stay for the last run out.
+    fn release(self) -> Option<Vec<cordon_fs::lock::FileLock>> {
+        use cordon_fs::lock::FileLock;
+        let Hold { opened, lock, .. } = self;
+        let own = FileLock::try_exclusive(lock.into_file().ok()?).ok()?.ok()?;
+        let id = |f: &std::fs::File| rustix::fs::fstat(f).ok().map(|st| (st.st_dev, st.st_ino));
+        let own_id = id(own.file())?;
+        let mut others = every_lock_file(&opened).ok()?;
+        others.push(dir_lock(&opened).ok()?);
+        let mut got = vec![own];
+        for file in others {
+            if id(&file)? == own_id {
+                continue;
+            }
+            got.push(FileLock::try_exclusive(file).ok()?.ok()?);
+        }
+        Some(got)
     }
 }
 
@@ -123,88 +163,171 @@ impl Placeholders {
 /// writable by every user), which no profile grants and bwrap does not mount.
 pub const LOCKS: &str = "/run/lock";
 
-/// The lock file for the directory `dir`: `cordon-placeholders-OWNER-DEV-INO` in [`LOCKS`]
-/// (`dir`'s owner's uid, its device and inode), made when missing, never through a link.
-///
-/// - The owner is in the name because an inode number is reused once a directory is gone: a
-///   file left for a removed directory of another owner would otherwise be found by a new
-///   directory with its number, and refused (or not openable) there. A file left by the same
-///   owner's removed directory is merely shared.
-/// - Owned by `dir`'s owner (root's run fchowns the file it made to that owner), mode 0644:
-///   a `flock` needs only a read-only descriptor, so every run that finds a placeholder in
-///   that directory can take it: root's and the owner's, and a user's run in its workspace
-///   where root made a subdirectory (root's `git init`) and root's run left a placeholder.
-///   Any local user can open it, as any who could open the directory could lock that before;
-///   the commands, whom this is about, cannot reach `/run/lock`.
-/// - A file already there must be owned by root, `dir`'s owner or the caller: one another
-///   user planted (to stop these runs) is refused, with its name. (In a sticky directory
-///   nobody else can remove or replace it.)
-/// - Where [`LOCKS`] is not root's sticky directory (missing, as inside some outer sandboxes),
-///   the lock is the directory itself, as before: correct, but a command that `flock`s its
-///   directory then makes a run that starts meanwhile wait and refuse.
-fn lock_file(dir: &cordon_fs::safe::Dir) -> Result<std::fs::File, Error> {
-    use std::os::fd::AsFd;
-    let at = dir.stat().map_err(|e| Error::other(e.to_string()))?;
-    let locks = cordon_fs::safe::Dir::anchor_nofollow(Path::new(LOCKS))
+/// The name of an owner's area in [`LOCKS`]: this, the owner's uid, `-`, and a name unique to
+/// its making.
+const AREA: &str = "cordon-locks-";
+
+/// [`LOCKS`], when it is root's sticky directory writable by every user.
+fn locks_dir() -> Option<cordon_fs::safe::Dir> {
+    cordon_fs::safe::Dir::anchor_nofollow(Path::new(LOCKS))
         .ok()
         .filter(|l| {
             l.stat().is_ok_and(|st| {
                 st.st_uid == 0 && st.st_mode & 0o1000 != 0 && st.st_mode & 0o002 != 0
             })
-        });
-    let Some(locks) = locks else {
-        return dir
-            .as_fd()
-            .try_clone_to_owned()
-            .map(std::fs::File::from)
-            .map_err(|e| Error::other(e.to_string()));
-    };
-    let name = format!(
-        "cordon-placeholders-{}-{}-{}",
-        at.st_uid, at.st_dev, at.st_ino
-    );
-    // Opened without O_CREAT when it is there (`fs.protected_regular` refuses O_CREAT on
-    // another user's file in a sticky directory, root included), made exclusively when not.
+        })
+}
+
+/// The directory `dir` itself as a lock (the fallback: a command that can open the directory
+/// can lock it too).
+fn dir_lock(dir: &cordon_fs::safe::Dir) -> Result<std::fs::File, Error> {
+    use std::os::fd::AsFd;
+    dir.as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .map_err(|e| Error::other(e.to_string()))
+}
+
+/// The areas of `owner` in `locks`: directories named `cordon-locks-OWNER-…`, owned by
+/// `owner`, with no permission for group or others, opened without following a link. Only
+/// `owner` and root can make such a directory, so another user's entry there (made to stop
+/// these runs, whatever its name) is none of them and is passed over.
+fn areas(locks: &cordon_fs::safe::Dir, owner: u32) -> Result<Vec<cordon_fs::safe::Dir>, Error> {
+    use std::os::unix::ffi::OsStrExt;
+    let prefix = format!("{AREA}{owner}-");
+    let mut names: Vec<OsString> = locks
+        .entries()
+        .map_err(|e| Error::other(e.to_string()))?
+        .into_iter()
+        .filter(|(n, is_dir)| *is_dir && n.as_bytes().starts_with(prefix.as_bytes()))
+        .map(|(n, _)| n)
+        .collect();
+    names.sort();
+    Ok(names
+        .into_iter()
+        .filter_map(|n| locks.dir(Path::new(&n)).ok())
+        .filter(|d| {
+            d.stat()
+                .is_ok_and(|st| st.st_uid == owner && st.st_mode & 0o077 == 0)
+        })
+        .collect())
+}
+
+/// A new area of `owner` in `locks` (mode 0700; root's run hands the one it made over).
+fn make_area(locks: &cordon_fs::safe::Dir, owner: u32) -> Result<cordon_fs::safe::Dir, Error> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    for n in 0..16 {
+        let name = format!("{AREA}{owner}-{}-{stamp:x}-{n}", std::process::id());
+        match rustix::fs::mkdirat(locks, name.as_str(), rustix::fs::Mode::from_raw_mode(0o700)) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::EXIST) => continue,
+            Err(e) => return Err(Error::other(format!("{LOCKS}/{name}: {e}"))),
+        }
+        let area = locks
+            .dir(Path::new(&name))
+            .map_err(|e| Error::other(e.to_string()))?;
+        let st = area.stat().map_err(|e| Error::other(e.to_string()))?;
+        if st.st_uid != owner {
+            rustix::fs::fchown(&area, Some(rustix::fs::Uid::from_raw(owner)), None).map_err(
+                |e| Error::other(format!("cannot give {LOCKS}/{name} to uid {owner}: {e}")),
+            )?;
+        }
+        return Ok(area);
+    }
+    Err(Error::other(format!(
+        "{LOCKS}: no free name for an area of uid {owner}"
+    )))
+}
+
+/// The lock file of the directory `at` (its device and inode) in `area`, made (mode 0600,
+/// the owner's) when missing, never through a link.
+fn area_file(area: &cordon_fs::safe::Dir, at: &rustix::fs::Stat) -> Result<std::fs::File, Error> {
+    let name = format!("{}-{}", at.st_dev, at.st_ino);
     let rel = Path::new(&name);
-    let file = match locks.open_file(rel) {
-        Ok(Some(f)) => f,
-        Ok(None) => match locks.create_new(rel, b"", 0o644) {
+    let shown =
+        |e: &dyn std::fmt::Display| Error::other(format!("{}/{name}: {e}", area.path().display()));
+    let file = match area.open_file(rel).map_err(|e| shown(&e))? {
+        Some(f) => f,
+        None => match area.create_new(rel, b"", 0o600) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => locks
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => area
                 .open_file(rel)
-                .map_err(|e| Error::other(e.to_string()))?
-                .ok_or_else(|| Error::other(format!("{LOCKS}/{name} came and went")))?,
-            Err(e) => return Err(Error::other(e.to_string())),
+                .map_err(|e| shown(&e))?
+                .ok_or_else(|| shown(&"came and went"))?,
+            Err(e) => return Err(shown(&e)),
         },
-        Err(e) => return Err(Error::other(e.to_string())),
     };
-    let st = rustix::fs::fstat(&file).map_err(|e| Error::other(e.to_string()))?;
-    let me = rustix::process::geteuid().as_raw();
-    if st.st_uid == 0 && me == 0 && at.st_uid != 0 {
-        rustix::fs::fchown(&file, Some(rustix::fs::Uid::from_raw(at.st_uid)), None).map_err(
-            |e| {
-                Error::other(format!(
-                    "cannot give {LOCKS}/{name} to the directory's owner: {e}"
-                ))
-            },
-        )?;
-    } else if ![0, at.st_uid, me].contains(&st.st_uid) {
-        return Err(Error::other(format!(
-            "{LOCKS}/{name} belongs to uid {}, neither root, the directory's owner nor you (another user made it to stop these runs); remove it as root",
-            st.st_uid
-        )));
+    let st = rustix::fs::fstat(&file).map_err(|e| shown(&e))?;
+    if st.st_uid != at.st_uid {
+        rustix::fs::fchown(&file, Some(rustix::fs::Uid::from_raw(at.st_uid)), None)
+            .map_err(|e| shown(&format!("cannot give it to the directory's owner: {e}")))?;
     }
     Ok(file)
 }
 
+/// The lock file a run over the directory `dir` takes: `DEV-INO` (the directory's identity)
+/// in an area of the directory's owner in [`LOCKS`] — a directory `cordon-locks-OWNER-…`,
+/// the owner's, mode 0700, made by the first run that needs one. `None` where there is none
+/// to use: [`LOCKS`] is not root's sticky directory (missing, as inside some outer
+/// sandboxes), or the caller is neither root nor the owner (a user's run that found root's
+/// placeholder in a directory root made in that user's workspace); the lock is then the
+/// directory itself ([`dir_lock`]): correct, but a command or another user that can open the
+/// directory can make such a run wait and refuse.
+///
+/// - Out of the commands' reach: no profile grants [`LOCKS`], bwrap does not mount it. (On
+///   the directory, a command's exclusive `flock` made every run that started meanwhile wait
+///   10 s and refuse.)
+/// - Out of other users' reach: only the owner and root can make a directory the owner owns,
+///   and only they can open what is in it. Before, the files lay in [`LOCKS`] itself under a
+///   name anyone could work out, 0644: another user could make the name first (the owner's
+///   runs were refused, "belongs to uid …") or `flock` the file (they waited 10 s and were
+///   refused).
+/// - Two runs that find no area at once each make one: a run takes its lock in one area, and
+///   the last run out must get the lock in every area ([`Hold::release`]), so that is safe.
+///   Areas and lock files are never removed (a tmpfs, cleared at boot).
+fn lock_file(dir: &cordon_fs::safe::Dir) -> Result<Option<std::fs::File>, Error> {
+    let at = dir.stat().map_err(|e| Error::other(e.to_string()))?;
+    let me = rustix::process::geteuid().as_raw();
+    let Some(locks) = locks_dir().filter(|_| me == 0 || me == at.st_uid) else {
+        return Ok(None);
+    };
+    let area = match areas(&locks, at.st_uid)?.into_iter().next() {
+        Some(a) => a,
+        None => make_area(&locks, at.st_uid)?,
+    };
+    area_file(&area, &at).map(Some)
+}
+
+/// Every lock file of the directory `dir` a run over it may hold: one in each of its owner's
+/// areas, made where missing (a run that starts meanwhile finds it there, and waits). `Err`
+/// where the caller cannot reach them all (neither root nor the owner): it cannot be the last
+/// run out.
+fn every_lock_file(dir: &cordon_fs::safe::Dir) -> Result<Vec<std::fs::File>, Error> {
+    let at = dir.stat().map_err(|e| Error::other(e.to_string()))?;
+    let me = rustix::process::geteuid().as_raw();
+    let Some(locks) = locks_dir() else {
+        return Ok(Vec::new());
+    };
+    if me != 0 && me != at.st_uid {
+        return Err(Error::other(format!(
+            "the areas of uid {} in {LOCKS} are not this user's",
+            at.st_uid
+        )));
+    }
+    areas(&locks, at.st_uid)?
+        .iter()
+        .map(|a| area_file(a, &at))
+        .collect()
+}
+
 impl Drop for Placeholders {
     fn drop(&mut self) {
-        for (dir, lock) in self.held.drain(..) {
-            let Ok(file) = lock.into_file() else {
-                continue;
-            };
+        for hold in std::mem::take(&mut self.held) {
+            let dir = hold.dir.clone();
             // Not granted: another run holds the directory and removes them when it ends.
-            let Ok(Ok(_last)) = cordon_fs::lock::FileLock::try_exclusive(file) else {
+            let Some(_last) = hold.release() else {
                 continue;
             };
             for p in self.made.iter().chain(&self.found) {
@@ -595,11 +718,13 @@ pub(crate) fn is_placeholder(path: &Path) -> bool {
 mod tests {
     use super::*;
 
-    /// The placeholder lock of a directory (see `lock_file`): in /run/lock, the directory
-    /// owner's, 0644 (root's run hands the file it made over); a file there of another user
-    /// is refused, with its name. Needs root (CI runs as root) to own files for others.
+    /// The placeholder lock of a directory (see `lock_file`): a file 0600 of the directory
+    /// owner's in an area of the owner's in /run/lock (root's run makes both and hands them
+    /// over); another user's entries named like an area of the owner's are passed over. A run
+    /// of a third user's gets no lock file (it locks the directory), and cannot be the last
+    /// out. Needs root (CI runs as root) to own files for others.
     #[test]
-    fn placeholder_locks_are_the_directory_owners_and_refuse_another_users() {
+    fn placeholder_locks_are_in_an_area_of_the_owners_and_pass_over_another_users() {
         use std::os::unix::fs::MetadataExt;
         assert!(
             rustix::process::geteuid().is_root(),
@@ -610,21 +735,65 @@ mod tests {
         let (owner, other) = (54_321, 54_322);
         std::os::unix::fs::chown(&dir, Some(owner), Some(owner)).unwrap();
         let m = std::fs::metadata(&dir).unwrap();
-        let name = Path::new(LOCKS).join(format!(
-            "cordon-placeholders-{owner}-{}-{}",
-            m.dev(),
-            m.ino()
-        ));
-        let _ = std::fs::remove_file(&name);
+        let mine = |e: &std::fs::DirEntry| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{AREA}{owner}-"))
+        };
+        let clear = || {
+            for e in std::fs::read_dir(LOCKS).unwrap().flatten().filter(mine) {
+                std::fs::remove_dir_all(e.path())
+                    .or_else(|_| std::fs::remove_file(e.path()))
+                    .unwrap();
+            }
+        };
+        clear();
+        // Another user's, first in name order: a directory 0700 and a file.
+        let planted = Path::new(LOCKS).join(format!("{AREA}{owner}-0"));
+        std::fs::create_dir(&planted).unwrap();
+        std::os::unix::fs::chown(&planted, Some(other), Some(other)).unwrap();
+        let file = Path::new(LOCKS).join(format!("{AREA}{owner}-00"));
+        std::fs::write(&file, "").unwrap();
+        std::os::unix::fs::chown(&file, Some(other), Some(other)).unwrap();
         let opened = cordon_fs::safe::Dir::open_absolute(&dir).unwrap();
-        drop(lock_file(&opened).unwrap());
-        let l = std::fs::metadata(&name).unwrap();
-        assert_eq!((l.uid(), l.mode() & 0o7777), (owner, 0o644));
-        // Another user's file in its place: refused.
-        std::os::unix::fs::chown(&name, Some(other), Some(other)).unwrap();
-        let e = lock_file(&opened).unwrap_err().to_string();
-        assert!(e.contains(&format!("belongs to uid {other}")), "{e}");
-        std::fs::remove_file(&name).unwrap();
+        let lock = lock_file(&opened)
+            .unwrap()
+            .expect("root reaches the owner's areas");
+        let l = lock.metadata().unwrap();
+        assert_eq!((l.uid(), l.mode() & 0o7777), (owner, 0o600));
+        let areas: Vec<_> = std::fs::read_dir(LOCKS)
+            .unwrap()
+            .flatten()
+            .filter(mine)
+            .filter(|e| e.path() != planted && e.path() != file)
+            .collect();
+        assert_eq!(areas.len(), 1, "{areas:?}");
+        let a = std::fs::symlink_metadata(areas[0].path()).unwrap();
+        assert!(a.is_dir());
+        assert_eq!((a.uid(), a.mode() & 0o7777), (owner, 0o700));
+        let name = areas[0].path().join(format!("{}-{}", m.dev(), m.ino()));
+        assert_eq!(std::fs::metadata(&name).unwrap().ino(), l.ino());
+        // Found again, not made again; and every lock file is what the last run out takes.
+        let again = lock_file(&opened).unwrap().unwrap();
+        assert_eq!(again.metadata().unwrap().ino(), l.ino());
+        assert_eq!(every_lock_file(&opened).unwrap().len(), 1);
+        // A run of a third user's: no lock file, and not the last out.
+        let at = dir.clone();
+        let third = std::thread::spawn(move || {
+            rustix::thread::set_thread_res_uid(
+                rustix::process::Uid::from_raw(other),
+                rustix::process::Uid::from_raw(other),
+                rustix::process::Uid::ROOT,
+            )
+            .unwrap();
+            let opened = cordon_fs::safe::Dir::open_absolute(&at).unwrap();
+            (
+                lock_file(&opened).unwrap().is_none(),
+                every_lock_file(&opened).is_err(),
+            )
+        });
+        assert_eq!(third.join().unwrap(), (true, true));
+        clear();
     }
 
     fn protected(ws: &Path, rels: &[&str]) -> Vec<Protected> {
@@ -672,6 +841,56 @@ mod tests {
             !hooks.exists() && !info.exists(),
             "left by the last run out"
         );
+    }
+
+    /// The last run out takes every lock a run over the directory may hold: a shared lock on
+    /// the directory itself (a third user's run, which cannot open the owner's areas) or on
+    /// the lock file in a second area of the owner's (two runs that each made one at once)
+    /// keeps the placeholder; let go, the next run out removes it.
+    #[test]
+    fn a_run_holding_any_of_the_directorys_locks_keeps_its_placeholders() {
+        assert!(
+            rustix::process::geteuid().is_root(),
+            "this test must run as root (CI runs as root)"
+        );
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        // An owner of the test's own: its areas are the test's, and go with it.
+        let owner = 54_323;
+        std::os::unix::fs::chown(ws.join(".git"), Some(owner), Some(owner)).unwrap();
+        let clear = || {
+            for e in std::fs::read_dir(LOCKS).unwrap().flatten() {
+                if e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("{AREA}{owner}-"))
+                {
+                    std::fs::remove_dir_all(e.path()).unwrap();
+                }
+            }
+        };
+        clear();
+        let git = cordon_fs::safe::Dir::open_absolute(&ws.join(".git")).unwrap();
+        let paths = protected(&ws, &[".git/hooks"]);
+        let roots = [ws.as_path()];
+        let hooks = ws.join(".git/hooks");
+        let second = (|| {
+            let locks = locks_dir()?;
+            let area = make_area(&locks, git.stat().ok()?.st_uid).ok()?;
+            area_file(&area, &git.stat().ok()?).ok()
+        })()
+        .expect("/run/lock is usable here");
+        for other in [dir_lock(&git).unwrap(), second] {
+            let a = plan(&paths, &roots, false).unwrap();
+            assert_eq!(a.placeholders.made(), std::slice::from_ref(&hooks));
+            let held = cordon_fs::lock::shared(&other, LOCK_WAIT).unwrap();
+            drop(a);
+            assert!(is_placeholder(&hooks), "removed under another run's lock");
+            drop(held);
+            drop(plan(&paths, &roots, false).unwrap());
+            assert!(!hooks.exists(), "left by the last run out");
+        }
+        clear();
     }
 
     /// The per-user git files covered: only those that exist and no rule reads; a link's

@@ -164,10 +164,14 @@ pub struct Io {
 /// Where a run keeps the earlier contents of its watched files ([`Io::keep`]).
 pub struct Keep(KeepFn);
 
-type KeepFn = Box<dyn FnOnce(&[u8]) + Send>;
+/// Given the earlier contents the "before" snapshot read ([`crate::Kept`]); answers whether
+/// they may be put back: `false` when another run over roots that meet these was going when
+/// the snapshot was taken, so that what it read may be that run's plant (the scan then moves
+/// aside only).
+type KeepFn = Box<dyn FnOnce(&[u8]) -> bool + Send>;
 
 impl Keep {
-    pub fn new(f: impl FnOnce(&[u8]) + Send + 'static) -> Keep {
+    pub fn new(f: impl FnOnce(&[u8]) -> bool + Send + 'static) -> Keep {
         Keep(Box::new(f))
     }
 }
@@ -425,9 +429,12 @@ impl Prepared {
         };
         // What the run leaves that the operator's tools run (a `.git` config, `.envrc`, …) is
         // found by comparing with this, and moved aside.
-        let before = Before::take(&self.writable, io.listings);
+        let mut before = Before::take(&self.writable, io.listings);
         if let Some(keep) = io.keep {
-            (keep.0)(&before.snapshot.kept());
+            if !(keep.0)(&before.snapshot.kept()) {
+                // Another run's plant may be among them: never written back.
+                before.snapshot.forget_contents();
+            }
         }
         let mut gaps = Vec::new();
         let exit = crate::execute(

@@ -47,14 +47,19 @@ struct Day {
     repairs: u64,
 }
 
-pub(super) fn summary(file: &Path, filter: &Filter) -> Exit {
+/// The summary of the records of every log in `files`, together.
+pub(super) fn summary(files: &[&Path], filter: &Filter) -> Exit {
+    let mut all = Vec::new();
+    for file in files {
+        all.extend(records(file)?);
+    }
     let mut days: BTreeMap<String, Day> = BTreeMap::new();
     // Calls counted from their decision, by (session, request id): a refusal of the same call
     // (it did not run after all: cordon could not run it, or the hook's deadline passed) turns
     // that call into a denial instead of counting a second call.
     let mut counted: std::collections::HashMap<(String, String), (String, Action, String)> =
         Default::default();
-    for r in records(file)?.iter().filter(|r| filter.keeps(r)) {
+    for r in all.iter().filter(|r| filter.keeps(r)) {
         let day = days
             .entry(r.time.get(..10).unwrap_or("?").to_string())
             .or_default();

@@ -276,6 +276,11 @@ impl Move {
             }
             Err(e) => {
                 let _ = remove_staging(&dir, staging);
+                if let (None, Some(to)) = (entry, &to) {
+                    // Not journaled either (a full disk): what the run kept beside its
+                    // marker holds it, and the marker says so ([`Handling::Unrestored`]).
+                    return (Handling::Unrestored(to.clone(), e.to_string()), Left::Retry);
+                }
                 let keep = match entry {
                     Some(k) => format!(
                         "; the earlier content is kept in {}, and the next run over this root writes it back",
@@ -391,7 +396,7 @@ fn find_aside(dir: &Dir, name: &Path, id: (u64, u64)) -> Option<OsString> {
 /// removed first), with the earlier owner (cordon may run as root in a user's repository;
 /// only root can give a file away, and anyone else created it as themselves) and mode, which
 /// the umask would have narrowed; set-id bits are not restored.
-pub(super) fn stage(dir: &Dir, staging: &Path, was: &Earlier) -> std::io::Result<()> {
+pub(crate) fn stage(dir: &Dir, staging: &Path, was: &Earlier) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     remove_staging(dir, staging)?;
     if killed(Step::Staging) {

@@ -45,6 +45,8 @@ const MAX_FILE: u64 = 64 << 20;
 pub struct Listings {
     dir: PathBuf,
     name: OsString,
+    /// Whether what is on file is read ([`Listings::unread`]).
+    read: bool,
 }
 
 impl Listings {
@@ -54,6 +56,19 @@ impl Listings {
         Listings {
             dir: dir.to_path_buf(),
             name: format!("listings-{:016x}", fnv(&roots_bytes(roots))).into(),
+            read: true,
+        }
+    }
+
+    /// These listings never read (every directory read again), still written, and their
+    /// journal kept: for a directory a process outside cordon may write (Codex's state apart,
+    /// `LOGDIR/codex`), where a forged file that left a name out of a directory's listing hid
+    /// that name from both snapshots of a run outside that process's reach (an in-place
+    /// rewrite of `.envrc` by an escalated Codex call went unreported).
+    pub fn unread(self) -> Listings {
+        Listings {
+            read: false,
+            ..self
         }
     }
 
@@ -72,6 +87,9 @@ impl Listings {
     /// when there are none, or they are not to be used (see the module's documentation).
     pub(crate) fn load(&self, roots: &[PathBuf]) -> Option<Snapshot> {
         use std::io::Read;
+        if !self.read {
+            return None;
+        }
         let dir = cordon_fs::safe::Dir::anchor(&self.dir).ok()?;
         let file = dir.open_file(Path::new(&self.name)).ok()??;
         // Only one this user wrote: root running with a state directory another user owns
