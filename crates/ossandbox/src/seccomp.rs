@@ -10,7 +10,6 @@ use cordon_policy::Network;
 
 use crate::Error;
 
-#[cfg(test)]
 pub use bpf::Instruction;
 pub use bpf::Program;
 
@@ -568,6 +567,58 @@ pub unsafe fn install(programs: &[Program]) -> Result<(), i32> {
         }
     }
     Ok(())
+}
+
+/// The Landlock backend's second program (installed after the deny list, by
+/// [`install_listener`]): `inotify_add_watch` goes to cordon's supervisor
+/// (`run/inotify.rs`) as a user notification, because Landlock has no right for inotify and
+/// a watch outside the roots would report the names made there. Everything else is left to
+/// the first program: a foreign architecture or an x32 number is allowed here and refused
+/// there (the kernel takes the strictest result of all programs, and ERRNO outranks
+/// USER_NOTIF).
+pub fn inotify_program() -> Program {
+    use bpf::{ARCH_OFFSET, AUDIT_ARCH_NATIVE, JEQ_K, LD_W_ABS, NR_OFFSET, RET_K};
+    let i = |code, jt, jf, k| Instruction { code, jt, jf, k };
+    vec![
+        i(LD_W_ABS, 0, 0, ARCH_OFFSET),
+        i(JEQ_K, 0, 3, AUDIT_ARCH_NATIVE),
+        i(LD_W_ABS, 0, 0, NR_OFFSET),
+        i(JEQ_K, 0, 1, libc::SYS_inotify_add_watch as u32),
+        i(RET_K, 0, 0, libc::SECCOMP_RET_USER_NOTIF),
+        i(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ]
+}
+
+/// Installs `prog` with `SECCOMP_FILTER_FLAG_NEW_LISTENER` and returns the listener (a
+/// close-on-exec descriptor: whoever holds it answers the calls the program notifies). Raw
+/// syscalls only, no allocation: safe between fork/clone and exec. The errno on failure.
+///
+/// # Safety
+/// As [`install`]. The caller must hand the listener on and close its own copy before the
+/// command runs: a command holding it could answer its own calls.
+pub unsafe fn install_listener(prog: &Program) -> Result<i32, i32> {
+    let Ok(len) = u16::try_from(prog.len()) else {
+        return Err(libc::EINVAL);
+    };
+    let fprog = libc::sock_fprog {
+        len,
+        filter: prog.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: as in `install`: the kernel copies `len` instructions of `prog`, borrowed for
+    // the call, and returns a new descriptor of ours.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &fprog as *const libc::sock_fprog,
+        )
+    };
+    if r < 0 {
+        // SAFETY: __errno_location returns a valid pointer to this thread's errno.
+        return Err(unsafe { *libc::__errno_location() });
+    }
+    Ok(r as i32)
 }
 
 /// Does this kernel accept seccomp filters? Asked of the kernel: PR_GET_SECCOMP fails with

@@ -1965,6 +1965,70 @@ fn legit_files(_: &Ctx) -> Res {
     ok("created, wrote, appended, renamed (also across dirs), truncated, chmod, listed, deleted")
 }
 
+/// An inotify watch in the workspace works (on Landlock through cordon's supervisor, which
+/// adds only watches the command could read): a directory named relatively (the caller's
+/// working directory) and absolutely, with IN_ONLYDIR and IN_DONT_FOLLOW, and a regular file;
+/// the events name what was made and show the write.
+fn legit_inotify(_: &Ctx) -> Res {
+    let base = PathBuf::from(format!("inotify-{}", pid()));
+    fs::create_dir(&base).map_err(fail)?;
+    let abs = fs::canonicalize(&base).map_err(fail)?;
+    let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
+    check(fd >= 0, &format!("inotify_init1: {}", ename(errno())))?;
+    let watch = |p: &std::path::Path, mask: u32| {
+        let wd = unsafe { libc::inotify_add_watch(fd, cstr(p).as_ptr(), mask) };
+        if wd < 0 {
+            Err(format!(
+                "inotify_add_watch({}): {}",
+                p.display(),
+                ename(errno())
+            ))
+        } else {
+            Ok(wd)
+        }
+    };
+    let rel = watch(&base, libc::IN_CREATE)?;
+    let again = watch(
+        &abs,
+        libc::IN_CREATE | libc::IN_ONLYDIR | libc::IN_DONT_FOLLOW,
+    )?;
+    check(
+        rel == again,
+        &format!("the same directory gave watches {rel} and {again}"),
+    )?;
+    let file = base.join("watched.txt");
+    fs::write(&file, "").map_err(fail)?;
+    let on_file = watch(&file, libc::IN_MODIFY)?;
+    check(on_file != rel, "the file's watch is the directory's")?;
+    fs::write(&file, "changed").map_err(fail)?;
+    // The events are queued by the time the writes return.
+    let mut buf = [0u8; 4096];
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    close(fd as i64);
+    check(n > 0, &format!("no inotify event: {}", ename(errno())))?;
+    let mut created = false;
+    let mut modified = false;
+    let mut at = 0usize;
+    let size = std::mem::size_of::<libc::inotify_event>();
+    while at + size <= n as usize {
+        let ev: libc::inotify_event =
+            unsafe { std::ptr::read_unaligned(buf[at..].as_ptr().cast()) };
+        let name = &buf[at + size..at + size + ev.len as usize];
+        let name = name.split(|&b| b == 0).next().unwrap_or_default();
+        if ev.wd == rel && ev.mask & libc::IN_CREATE != 0 && name == b"watched.txt" {
+            created = true;
+        }
+        if ev.wd == on_file && ev.mask & libc::IN_MODIFY != 0 {
+            modified = true;
+        }
+        at += size + ev.len as usize;
+    }
+    fs::remove_dir_all(&base).map_err(fail)?;
+    check(created, "no IN_CREATE event naming watched.txt")?;
+    check(modified, "no IN_MODIFY event on the watched file")?;
+    ok("watches in the workspace (relative, absolute, a file) see their events")
+}
+
 fn run_capture(prog: &str, args: &[&str]) -> Result<String, String> {
     let o = Command::new(prog)
         .args(args)
@@ -3526,6 +3590,7 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("cap-bounding", cap_bounding),
     ("suid-exec", suid_exec),
     ("legit-files", legit_files),
+    ("legit-inotify", legit_inotify),
     ("legit-script", legit_script),
     ("legit-pipe", legit_pipe),
     ("legit-socketpair", legit_socketpair),
