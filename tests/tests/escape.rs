@@ -416,6 +416,8 @@ suite! {
     // Round 8 (issue 21): Landlock does not mediate inotify: cordon's supervisor adds only the
     // watches the command could read; bwrap's view has no such path.
     inotify_outside: attack("inotify-outside", C, C, 0),
+    inotify_outside_cwd: attack("inotify-outside-cwd", C, C, 0),
+    inotify_outside_link: attack("inotify-outside-link", C, C, 0),
     posix_shm_read: attack("posix-shm-read", C, C, SYSV),
     posix_shm_write: attack("posix-shm-write", C, C, SYSV),
     posix_mq_open: attack("posix-mq-open", C, C, SYSV),

@@ -2540,6 +2540,53 @@ fn inotify_outside(c: &Ctx) -> Res {
     fs_err("inotify_add_watch(outside dir)", e, FS)
 }
 
+/// The inotify supervisor resolves a path as the caller does: from its working directory,
+/// which Landlock lets it move outside the roots (chdir is not checked), so "." there names
+/// the outside directory.
+fn inotify_outside_cwd(c: &Ctx) -> Res {
+    let dir = c.outside()?;
+    if let Err(e) = std::env::set_current_dir(&dir) {
+        return fs_err("chdir(outside dir)", e.raw_os_error().unwrap_or(0), FS);
+    }
+    let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("inotify_init1: {}", ename(errno())));
+    }
+    let wd = unsafe { libc::inotify_add_watch(fd, c".".as_ptr(), libc::IN_CREATE) };
+    let e = errno();
+    close(fd as i64);
+    if wd >= 0 {
+        return Ok(Out::Escaped(format!(
+            "inotify_add_watch(\".\") in {}: its names show in the events",
+            dir.display()
+        )));
+    }
+    fs_err("inotify_add_watch(\".\" outside)", e, FS)
+}
+
+/// A link in the workspace to the outside directory, followed by the watch (the supervisor
+/// checks the object it opened, not the name).
+fn inotify_outside_link(c: &Ctx) -> Res {
+    let dir = c.outside()?;
+    let link = PathBuf::from(format!("inotify-link-{}", pid()));
+    std::os::unix::fs::symlink(&dir, &link).map_err(fail)?;
+    let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("inotify_init1: {}", ename(errno())));
+    }
+    let wd = unsafe { libc::inotify_add_watch(fd, cstr(&link).as_ptr(), libc::IN_CREATE) };
+    let e = errno();
+    close(fd as i64);
+    let _ = fs::remove_file(&link);
+    if wd >= 0 {
+        return Ok(Out::Escaped(format!(
+            "inotify_add_watch through a link to {}: its names show in the events",
+            dir.display()
+        )));
+    }
+    fs_err("inotify_add_watch(link to outside dir)", e, FS)
+}
+
 /// Round 8 (issue 21): a POSIX shared memory object of the host (a file in /dev/shm, 0666).
 fn posix_shm_read(c: &Ctx) -> Res {
     let p = PathBuf::from(c.get("posix-shm")?);
@@ -3616,6 +3663,8 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("sysv-msgq-id", sysv_msgq_id),
     ("sysv-sem", sysv_sem),
     ("inotify-outside", inotify_outside),
+    ("inotify-outside-cwd", inotify_outside_cwd),
+    ("inotify-outside-link", inotify_outside_link),
     ("getxattr-outside", getxattr_outside),
     ("hardlink-procfd", hardlink_procfd),
     ("posix-shm-read", posix_shm_read),
