@@ -2110,3 +2110,57 @@ fn audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
         describe(&out)
     );
 }
+
+/// A real recursive watcher in the workspace: `inotifywait -r` (Debian package
+/// `inotify-tools`) watches a tree of the workspace and reports a file made three levels
+/// down, on both backends, as root and as the unprivileged user. On Landlock every one of its
+/// `inotify_add_watch` calls goes through cordon's supervisor.
+mod recursive_watch {
+    use cordon_e2e::{cordon_copied, describe, is_root, shell_exec, shell_workspace, test_user};
+    use std::path::Path;
+
+    /// Waits (up to 60 s) for the watches, makes the file, waits for its event.
+    const SCRIPT: &str = "\
+        command -v inotifywait >/dev/null || { echo 'inotifywait is missing: install inotify-tools' >&2; exit 2; }
+        mkdir -p a/b/c
+        inotifywait -r -m -e create --format '%w%f' . >events 2>err &
+        w=$!
+        i=0; until grep -q 'Watches established' err; do i=$((i+1)); [ $i -gt 600 ] && { cat err >&2; exit 3; }; sleep 0.1; done
+        touch a/b/c/made
+        i=0; until grep -q 'a/b/c/made' events; do i=$((i+1)); [ $i -gt 600 ] && { cat events err >&2; exit 4; }; sleep 0.1; done
+        kill $w
+        echo seen";
+
+    fn sees_events(backend: &str, user: bool) {
+        assert!(is_root(), "run the escape suite as root (CI does)");
+        let cordon = cordon_copied(Path::new(env!("CARGO_BIN_EXE_cordon-attack")));
+        let ids = user.then(test_user);
+        let (_tmp, root) = shell_workspace("inotifywait", backend, ids);
+        let out = shell_exec(cordon, &root, ids, SCRIPT).output().unwrap();
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("seen"),
+            "{backend}, user {user}: {}",
+            describe(&out)
+        );
+    }
+
+    #[test]
+    fn landlock_as_root() {
+        sees_events("landlock", false);
+    }
+
+    #[test]
+    fn landlock_as_user() {
+        sees_events("landlock", true);
+    }
+
+    #[test]
+    fn bwrap_as_root() {
+        sees_events("bwrap", false);
+    }
+
+    #[test]
+    fn bwrap_as_user() {
+        sees_events("bwrap", true);
+    }
+}

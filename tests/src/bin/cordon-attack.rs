@@ -251,10 +251,31 @@ fn dotdot_path(abs: &Path) -> Result<PathBuf, String> {
     Ok(PathBuf::from("../".repeat(depth)).join(rel))
 }
 
-/// The parent process, which must be `cordon` (attacks on it are meaningless otherwise, and
-/// must never hit the test harness).
-fn cordon_parent() -> Result<i32, String> {
+/// The parent process of `pid` (from its /proc stat line; None if unreadable).
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid …": the comm may hold spaces and parentheses.
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// The Landlock backend's namespace init (pid 1) when this runs in its namespace: the parent
+/// is init, or init's child the inotify supervisor (`run/inotify.rs`, in the command's own
+/// Landlock domain: cordon's code outside it is init).
+fn landlock_namespace_init() -> Option<i32> {
     let ppid = unsafe { libc::getppid() };
+    (ppid == 1 || (ppid == 2 && parent_of(ppid) == Some(1))).then_some(1)
+}
+
+/// The parent process, which must be `cordon` (attacks on it are meaningless otherwise, and
+/// must never hit the test harness). In the Landlock backend's namespace that is init, pid 1
+/// (the inotify supervisor between them is in the command's own domain).
+fn cordon_parent() -> Result<i32, String> {
+    let ppid = landlock_namespace_init().unwrap_or_else(|| unsafe { libc::getppid() });
     let comm = fs::read_to_string(format!("/proc/{ppid}/comm"))
         .map_err(|e| format!("cannot read /proc/{ppid}/comm: {e}"))?;
     // In bwrap's PID namespace cordon is invisible; the parent is bwrap's init, which is
@@ -3759,8 +3780,11 @@ pub fn main() {
     };
     let res = Ctx::parse(&args[1..]).and_then(|c| {
         // bwrap, and the Landlock backend where it has its own namespaces (our parent is then
-        // the namespace's init, pid 1): outside processes and paths are not there.
-        if c.args.get("backend").is_some_and(|b| b == "bwrap") || unsafe { libc::getppid() } == 1 {
+        // the namespace's init, pid 1, or its inotify supervisor, pid 2, a child of init):
+        // outside processes and paths are not there.
+        if c.args.get("backend").is_some_and(|b| b == "bwrap")
+            || landlock_namespace_init().is_some()
+        {
             NAMESPACED.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         f(&c)
