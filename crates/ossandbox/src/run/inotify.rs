@@ -260,8 +260,7 @@ pub(super) unsafe fn supervise(sock: RawFd, command: libc::pid_t) -> ! {
         rustix::process::PidfdFlags::empty(),
     )
     .ok();
-    while listener >= 0 {
-        let Some(pidfd) = pidfd.as_ref() else { break };
+    while let (true, Some(pidfd)) = (listener >= 0, pidfd.as_ref()) {
         let mut fds = [
             libc::pollfd {
                 fd: listener,

@@ -20,6 +20,10 @@
 //!     │                     │   returned Ok, else init is SIGKILLed before the fork below
 //!     │                     │   fork ─▶ command (pid 2): setsid, rlimits, caps dropped,
 //!     │                     │           no_new_privs, landlock_restrict_self, seccomp, execve
+//!     │                     │   [Plan::inotify] pid 2 forks after landlock_restrict_self and
+//!     │                     │           stays as the inotify supervisor (`super::inotify`);
+//!     │                     │           its child (pid 3) is the command, whose status pid 2
+//!     │                     │           exits with
 //!     │ SIGTERM/INT/HUP/QUIT ─▶ init: kill(-1, sig) — every process of the namespace
 //!     │                     │   reaps every child as it exits (no zombies pile up)
 //!     │                     └── the command exits: SIGKILL and reap the rest, report the
@@ -137,7 +141,7 @@ pub enum Attempt {
 }
 
 /// Steps whose failure the child reports; the index is the record's step byte.
-const STEPS: [&str; 34] = [
+const STEPS: [&str; 35] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -172,6 +176,7 @@ const STEPS: [&str; 34] = [
     "forking the command under the inotify supervisor",
     "installing the inotify filter with a listener",
     "handing the inotify filter's listener to its supervisor",
+    "making the inotify supervisor not dumpable",
 ];
 
 /// The step of [`own_devpts`].
@@ -1297,10 +1302,6 @@ unsafe fn init(d: &InitData) -> ! {
     // are its own (no CLONE_FILES, CLONE_FS, CLONE_THREAD, CLONE_SIGHAND), as after a fork.
     // What it writes in memory is its own stack, and errno (init's, unread until init's next
     // failed call).
-    // SAFETY: clone (glibc's wrapper) runs `command_entry` on the stack whose top
-    // `d.command_stack` is (allocated before init's clone, unused by anyone else; the
-    // wrapper aligns the stack pointer itself), with `d` as its argument, valid
-    // until it execs or exits — init is suspended until then (CLONE_VFORK).
     //
     // With the inotify supervisor, pid 2 is that supervisor and never execs (the command is
     // its child): a plain fork then, whose copy of memory is its own.
@@ -1309,6 +1310,11 @@ unsafe fn init(d: &InitData) -> ! {
     } else {
         libc::CLONE_VM | libc::CLONE_VFORK
     };
+    // SAFETY: clone (glibc's wrapper) runs `command_entry` on the stack whose top
+    // `d.command_stack` is (allocated before init's clone, unused by anyone else; the
+    // wrapper aligns the stack pointer itself), with `d` as its argument, valid
+    // until it execs or exits — init is suspended until then (CLONE_VFORK); without
+    // CLONE_VM, the stack and `d` are the child's own copies.
     let cmd = unsafe {
         libc::clone(
             command_entry,
@@ -1375,7 +1381,8 @@ unsafe fn init(d: &InitData) -> ! {
     }
 }
 
-/// The command: pid 2 of the namespace. Raw syscalls only, then execve.
+/// The command: pid 2 of the namespace (pid 3 under the inotify supervisor, which is pid 2).
+/// Raw syscalls only, then execve.
 ///
 /// # Safety
 /// Call only in the child of init's clone, with `d` as `init` received it (see there). On
@@ -1477,7 +1484,7 @@ unsafe fn command(d: &InitData) -> ! {
         // command's exec makes it dumpable again).
         // SAFETY: PR_SET_DUMPABLE takes an integer; no pointers.
         if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
-            fail(31);
+            fail(34);
         }
         // SAFETY: a fork (clone with SIGCHLD only, no new stack): both copies go on from here
         // on their own memory.
