@@ -1988,8 +1988,8 @@ fn legit_files(_: &Ctx) -> Res {
 
 /// An inotify watch in the workspace works (on Landlock through cordon's supervisor, which
 /// adds only watches the command could read): a directory named relatively (the caller's
-/// working directory) and absolutely, with IN_ONLYDIR and IN_DONT_FOLLOW, and a regular file;
-/// the events name what was made and show the write.
+/// working directory) and absolutely, with IN_ONLYDIR and IN_DONT_FOLLOW, one from another
+/// thread, and a regular file; the events name what was made and show the write.
 fn legit_inotify(_: &Ctx) -> Res {
     let base = PathBuf::from(format!("inotify-{}", pid()));
     fs::create_dir(&base).map_err(fail)?;
@@ -2016,6 +2016,23 @@ fn legit_inotify(_: &Ctx) -> Res {
     check(
         rel == again,
         &format!("the same directory gave watches {rel} and {again}"),
+    )?;
+    // From another thread (file watchers often run in one): the kernel names the thread,
+    // not the process, to the supervisor.
+    let sub = base.join("sub");
+    fs::create_dir(&sub).map_err(fail)?;
+    let from_thread = {
+        let sub = sub.clone();
+        std::thread::spawn(move || {
+            let wd = unsafe { libc::inotify_add_watch(fd, cstr(&sub).as_ptr(), libc::IN_CREATE) };
+            (wd, errno())
+        })
+        .join()
+        .map_err(|_| "the watching thread panicked".to_string())?
+    };
+    check(
+        from_thread.0 >= 0,
+        &format!("inotify_add_watch from a thread: {}", ename(from_thread.1)),
     )?;
     let file = base.join("watched.txt");
     fs::write(&file, "").map_err(fail)?;
@@ -2047,7 +2064,7 @@ fn legit_inotify(_: &Ctx) -> Res {
     fs::remove_dir_all(&base).map_err(fail)?;
     check(created, "no IN_CREATE event naming watched.txt")?;
     check(modified, "no IN_MODIFY event on the watched file")?;
-    ok("watches in the workspace (relative, absolute, a file) see their events")
+    ok("watches in the workspace (relative, absolute, from a thread, a file) see their events")
 }
 
 fn run_capture(prog: &str, args: &[&str]) -> Result<String, String> {

@@ -34,6 +34,11 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use rustix::fs::{Mode, OFlags};
 
+/// `PIDFD_THREAD` (Linux 6.9, = O_EXCL): a pidfd for a thread, not only a process's leader
+/// (not named by rustix or libc yet). An older kernel refuses it (EINVAL), and every watch
+/// fails closed there.
+const PIDFD_THREAD: u32 = libc::O_EXCL as u32;
+
 /// The longest path the kernel takes (PATH_MAX, its NUL included).
 const PATH_MAX: usize = 4096;
 
@@ -169,10 +174,12 @@ fn answer(listener: RawFd, req: &libc::seccomp_notif) -> Result<i32, i32> {
     if req.data.nr as libc::c_long != libc::SYS_inotify_add_watch {
         return Err(libc::ENOSYS);
     }
+    // The calling thread (file watchers often run in a thread of their own): its id is what
+    // the kernel gives, and /proc/TID and process_vm_readv take it as well.
     let pid = req.pid as libc::pid_t;
     let pidfd = rustix::process::pidfd_open(
         rustix::process::Pid::from_raw(pid).ok_or(libc::ESRCH)?,
-        rustix::process::PidfdFlags::empty(),
+        rustix::process::PidfdFlags::from_bits_retain(PIDFD_THREAD),
     )
     .map_err(e)?;
     let mut path = [0u8; PATH_MAX];
