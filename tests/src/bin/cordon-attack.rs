@@ -2008,6 +2008,7 @@ fn legit_inotify(_: &Ctx) -> Res {
             Ok(wd)
         }
     };
+    let long = CString::new(vec![b'a'; 5000]).expect("no NUL");
     let rel = watch(&base, libc::IN_CREATE)?;
     let again = watch(
         &abs,
@@ -2034,6 +2035,30 @@ fn legit_inotify(_: &Ctx) -> Res {
         from_thread.0 >= 0,
         &format!("inotify_add_watch from a thread: {}", ename(from_thread.1)),
     )?;
+    // The kernel's errors, as the program would see them unsupervised.
+    let errs = [
+        (std::ptr::null(), fd, libc::EFAULT, "a null path"),
+        (
+            long.as_ptr(),
+            fd,
+            libc::ENAMETOOLONG,
+            "a path longer than PATH_MAX",
+        ),
+        (
+            c".".as_ptr(),
+            9999,
+            libc::EBADF,
+            "a descriptor that is not open",
+        ),
+    ];
+    for (path, on, want, what) in errs {
+        let wd = unsafe { libc::inotify_add_watch(on, path, libc::IN_CREATE) };
+        let e = errno();
+        check(
+            wd == -1 && e == want,
+            &format!("{what}: {wd} ({}), not {}", ename(e), ename(want)),
+        )?;
+    }
     let file = base.join("watched.txt");
     fs::write(&file, "").map_err(fail)?;
     let on_file = watch(&file, libc::IN_MODIFY)?;

@@ -133,7 +133,8 @@ unsafe fn receive_listener(sock: RawFd) -> RawFd {
 
 /// Reads the NUL-terminated path at `addr` in `pid`'s memory into `buf` (page by page: a
 /// string that ends just before an unmapped page is still read whole). The errno the kernel
-/// would give: EFAULT for unreadable memory, ENAMETOOLONG without a NUL in PATH_MAX bytes.
+/// would give: EFAULT for unreadable memory, ENAMETOOLONG without a NUL in PATH_MAX bytes;
+/// another errno of process_vm_readv as it is.
 fn read_path(pid: libc::pid_t, addr: u64, buf: &mut [u8; PATH_MAX]) -> Result<usize, i32> {
     let mut off = 0usize;
     while off < PATH_MAX {
@@ -151,7 +152,14 @@ fn read_path(pid: libc::pid_t, addr: u64, buf: &mut [u8; PATH_MAX]) -> Result<us
         // holds PATH_MAX - off ≥ chunk) and reads only the other process's memory.
         let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
         if n <= 0 {
-            return Err(libc::EFAULT);
+            // Unreadable memory is the caller's EFAULT; anything else (EPERM: no ptrace access,
+            // ESRCH: gone) is said as it is.
+            let e = errno();
+            return Err(if n == 0 || e == libc::EFAULT {
+                libc::EFAULT
+            } else {
+                e
+            });
         }
         let n = n as usize;
         if let Some(nul) = buf[off..off + n].iter().position(|&b| b == 0) {
