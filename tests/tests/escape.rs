@@ -301,6 +301,9 @@ suite! {
     proc_parent_root: attack("proc-parent-root", C, C, 0),
     proc_parent_cwd: attack("proc-parent-cwd", C, C, 0),
     proc_parent_fd: attack("proc-parent-fd", C, C, 0),
+    // The inotify supervisor (the direct parent on Landlock): its listener and memory.
+    proc_supervisor_fd: attack("proc-supervisor-fd", C, C, 0),
+    proc_supervisor_mem: attack("proc-supervisor-mem", C, Ctl::CordonIf(yama_allows_ptrace), 0),
     // Signals.
     kill_parent_term: attack("kill-parent-term", C, C, 0),
     kill_parent_kill: attack("kill-parent-kill", C, C, 0),

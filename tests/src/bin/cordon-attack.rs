@@ -943,9 +943,38 @@ fn proc_parent_cwd(c: &Ctx) -> Res {
 }
 
 fn proc_parent_fd(_: &Ctx) -> Res {
+    fds_of(cordon_parent()?)
+}
+
+/// The direct parent: on the Landlock backend with its namespaces, the inotify supervisor
+/// (pid 2, `run/inotify.rs`), which holds the seccomp listener. It is in the command's own
+/// Landlock domain with its credentials, so only its being not dumpable keeps its memory and
+/// descriptors (the listener: answering its own calls) from the command. Elsewhere the
+/// parent is cordon or bwrap's init, as for `proc-parent-*`.
+fn direct_parent() -> Result<i32, String> {
+    let ppid = unsafe { libc::getppid() };
+    if ppid == 2 && landlock_namespace_init().is_some() {
+        return Ok(ppid);
+    }
+    cordon_parent()
+}
+
+fn proc_supervisor_fd(_: &Ctx) -> Res {
+    fds_of(direct_parent()?)
+}
+
+fn proc_supervisor_mem(_: &Ctx) -> Res {
+    let ppid = direct_parent()?;
+    match fs::File::open(format!("/proc/{ppid}/mem")) {
+        Ok(_) => Ok(Out::Escaped(format!("opened /proc/{ppid}/mem"))),
+        Err(e) => fs_err("open /proc/<parent>/mem", io_errno(&e), PERM),
+    }
+}
+
+/// Resolving or opening `ppid`'s descriptors through /proc.
+fn fds_of(ppid: i32) -> Res {
     // Listing the fd numbers needs only the directory's permission bits; what matters is
     // resolving or opening cordon's fds through the magic links.
-    let ppid = cordon_parent()?;
     let dir = format!("/proc/{ppid}/fd");
     let fds: Vec<String> = match fs::read_dir(&dir) {
         Ok(rd) => rd
@@ -3627,6 +3656,8 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("proc-parent-root", proc_parent_root),
     ("proc-parent-cwd", proc_parent_cwd),
     ("proc-parent-fd", proc_parent_fd),
+    ("proc-supervisor-fd", proc_supervisor_fd),
+    ("proc-supervisor-mem", proc_supervisor_mem),
     ("kill-parent-term", kill_parent_term),
     ("kill-parent-kill", kill_parent_kill),
     ("kill-parent-probe", kill_parent_probe),
