@@ -35,8 +35,8 @@ use std::os::fd::{AsRawFd, RawFd};
 use rustix::fs::{Mode, OFlags};
 
 /// `PIDFD_THREAD` (Linux 6.9, = O_EXCL): a pidfd for a thread, not only a process's leader
-/// (not named by rustix or libc yet). An older kernel refuses it (EINVAL), and every watch
-/// fails closed there.
+/// (not named by rustix or libc yet). An older kernel refuses it (EINVAL): there only a
+/// process's main thread can be given a pidfd, and a watch from another thread fails closed.
 const PIDFD_THREAD: u32 = libc::O_EXCL as u32;
 
 /// The longest path the kernel takes (PATH_MAX, its NUL included).
@@ -185,10 +185,17 @@ fn answer(listener: RawFd, req: &libc::seccomp_notif) -> Result<i32, i32> {
     // The calling thread (file watchers often run in a thread of their own): its id is what
     // the kernel gives, and /proc/TID and process_vm_readv take it as well.
     let pid = req.pid as libc::pid_t;
-    let pidfd = rustix::process::pidfd_open(
-        rustix::process::Pid::from_raw(pid).ok_or(libc::ESRCH)?,
+    let target = rustix::process::Pid::from_raw(pid).ok_or(libc::ESRCH)?;
+    let pidfd = match rustix::process::pidfd_open(
+        target,
         rustix::process::PidfdFlags::from_bits_retain(PIDFD_THREAD),
-    )
+    ) {
+        // A kernel before 6.9: a process's main thread still gets its pidfd.
+        Err(rustix::io::Errno::INVAL) => {
+            rustix::process::pidfd_open(target, rustix::process::PidfdFlags::empty())
+        }
+        r => r,
+    }
     .map_err(e)?;
     let mut path = [0u8; PATH_MAX];
     let len = read_path(pid, req.data.args[1], &mut path)?;
