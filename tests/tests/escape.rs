@@ -147,11 +147,6 @@ const fn gap(mut c: Case, why: &'static str) -> Case {
 /// (read-only). bwrap keeps its namespace.
 const PROC_NET_GAP: &str = "without a network namespace (network = \"deny\" on Landlock ABI 6 and later) /proc/net shows the host's sockets read-only; the command cannot make a socket to use them (docs/network-enforcement.md)";
 
-/// Round 8 (issue 21): Landlock has no right for inotify, so the command can watch a directory
-/// outside its roots that it may not list, and learn the names of the files made, opened or
-/// changed there (the operator's home, as root any directory); never their contents.
-const INOTIFY_GAP: &str = "Landlock does not mediate inotify_add_watch: a directory outside the roots can be watched and the names of files made, opened or changed there learnt, not their contents (docs/backends.md; bwrap hides such paths)";
-
 /// A case that needs harness plumbing (`PTY`, `INFILE`…), for legit cases.
 const fn needing(mut c: Case, needs: u32) -> Case {
     c.needs = needs;
@@ -306,6 +301,9 @@ suite! {
     proc_parent_root: attack("proc-parent-root", C, C, 0),
     proc_parent_cwd: attack("proc-parent-cwd", C, C, 0),
     proc_parent_fd: attack("proc-parent-fd", C, C, 0),
+    // The inotify supervisor (the direct parent on Landlock): its listener and memory.
+    proc_supervisor_fd: attack("proc-supervisor-fd", C, C, 0),
+    proc_supervisor_mem: attack("proc-supervisor-mem", C, Ctl::CordonIf(yama_allows_ptrace), 0),
     // Signals.
     kill_parent_term: attack("kill-parent-term", C, C, 0),
     kill_parent_kill: attack("kill-parent-kill", C, C, 0),
@@ -390,6 +388,7 @@ suite! {
     suid_exec: attack("suid-exec", Ctl::DirectIf(harness_is_root), Ctl::DirectIf(harness_is_root), SUID),
     // Legitimate work in the workspace.
     legit_files: legit("legit-files"),
+    legit_inotify: legit("legit-inotify"),
     legit_script: legit("legit-script"),
     legit_pipe: legit("legit-pipe"),
     legit_socketpair: legit("legit-socketpair"),
@@ -417,8 +416,11 @@ suite! {
     sysv_sem: attack("sysv-sem", C, C, SYSV),
     // Round 8 (issue 21): POSIX shared memory (a file in the host's /dev/shm) and message
     // queues of the host.
-    // Round 8 (issue 21): Landlock does not mediate inotify; bwrap's view has no such path.
-    inotify_outside: gap(attack("inotify-outside", C, C, 0), INOTIFY_GAP),
+    // Round 8 (issue 21): Landlock does not mediate inotify: cordon's supervisor adds only the
+    // watches the command could read; bwrap's view has no such path.
+    inotify_outside: attack("inotify-outside", C, C, 0),
+    inotify_outside_cwd: attack("inotify-outside-cwd", C, C, 0),
+    inotify_outside_link: attack("inotify-outside-link", C, C, 0),
     posix_shm_read: attack("posix-shm-read", C, C, SYSV),
     posix_shm_write: attack("posix-shm-write", C, C, SYSV),
     posix_mq_open: attack("posix-mq-open", C, C, SYSV),
@@ -2110,4 +2112,58 @@ fn audit_log_in_the_workspace_is_out_of_reach(mode: Mode) {
         "{report}\n{}",
         describe(&out)
     );
+}
+
+/// A real recursive watcher in the workspace: `inotifywait -r` (Debian package
+/// `inotify-tools`) watches a tree of the workspace and reports a file made three levels
+/// down, on both backends, as root and as the unprivileged user. On Landlock every one of its
+/// `inotify_add_watch` calls goes through cordon's supervisor.
+mod recursive_watch {
+    use cordon_e2e::{cordon_copied, describe, is_root, shell_exec, shell_workspace, test_user};
+    use std::path::Path;
+
+    /// Waits (up to 60 s) for the watches, makes the file, waits for its event.
+    const SCRIPT: &str = "\
+        command -v inotifywait >/dev/null || { echo 'inotifywait is missing: install inotify-tools' >&2; exit 2; }
+        mkdir -p a/b/c
+        inotifywait -r -m -e create --format '%w%f' . >events 2>err &
+        w=$!
+        i=0; until grep -q 'Watches established' err; do i=$((i+1)); [ $i -gt 600 ] && { cat err >&2; exit 3; }; sleep 0.1; done
+        touch a/b/c/made
+        i=0; until grep -q 'a/b/c/made' events; do i=$((i+1)); [ $i -gt 600 ] && { cat events err >&2; exit 4; }; sleep 0.1; done
+        kill $w
+        echo seen";
+
+    fn sees_events(backend: &str, user: bool) {
+        assert!(is_root(), "run the escape suite as root (CI does)");
+        let cordon = cordon_copied(Path::new(env!("CARGO_BIN_EXE_cordon-attack")));
+        let ids = user.then(test_user);
+        let (_tmp, root) = shell_workspace("inotifywait", backend, ids);
+        let out = shell_exec(cordon, &root, ids, SCRIPT).output().unwrap();
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("seen"),
+            "{backend}, user {user}: {}",
+            describe(&out)
+        );
+    }
+
+    #[test]
+    fn landlock_as_root() {
+        sees_events("landlock", false);
+    }
+
+    #[test]
+    fn landlock_as_user() {
+        sees_events("landlock", true);
+    }
+
+    #[test]
+    fn bwrap_as_root() {
+        sees_events("bwrap", false);
+    }
+
+    #[test]
+    fn bwrap_as_user() {
+        sees_events("bwrap", true);
+    }
 }

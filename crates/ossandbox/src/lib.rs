@@ -1148,6 +1148,8 @@ fn namespace_plan(profile: &Profile, abi: i32) -> (Profile, run::namespaces::Pla
         protect: Vec::new(),
         read_only: Some(read_only_tree(profile)),
         pts: true,
+        // Landlock has no right for inotify: every watch is checked by the supervisor.
+        inotify: true,
     };
     (
         Profile {

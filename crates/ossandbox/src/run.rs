@@ -39,6 +39,10 @@ pub mod macos;
 #[cfg(target_os = "linux")]
 pub mod namespaces;
 
+/// The Landlock backend's inotify supervisor (pid 2 of its namespaces).
+#[cfg(target_os = "linux")]
+mod inotify;
+
 /// bwrap as pid 1 of a PID namespace of cordon's own.
 #[cfg(target_os = "linux")]
 mod pid1;

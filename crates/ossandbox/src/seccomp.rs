@@ -10,7 +10,6 @@ use cordon_policy::Network;
 
 use crate::Error;
 
-#[cfg(test)]
 pub use bpf::Instruction;
 pub use bpf::Program;
 
@@ -570,6 +569,58 @@ pub unsafe fn install(programs: &[Program]) -> Result<(), i32> {
     Ok(())
 }
 
+/// The Landlock backend's second program (installed after the deny list, by
+/// [`install_listener`]): `inotify_add_watch` goes to cordon's supervisor
+/// (`run/inotify.rs`) as a user notification, because Landlock has no right for inotify and
+/// a watch outside the roots would report the names made there. Everything else is left to
+/// the first program: a foreign architecture or an x32 number is allowed here and refused
+/// there (the kernel takes the strictest result of all programs, and ERRNO outranks
+/// USER_NOTIF).
+pub fn inotify_program() -> Program {
+    use bpf::{ARCH_OFFSET, AUDIT_ARCH_NATIVE, JEQ_K, LD_W_ABS, NR_OFFSET, RET_K};
+    let i = |code, jt, jf, k| Instruction { code, jt, jf, k };
+    vec![
+        i(LD_W_ABS, 0, 0, ARCH_OFFSET),
+        i(JEQ_K, 0, 3, AUDIT_ARCH_NATIVE),
+        i(LD_W_ABS, 0, 0, NR_OFFSET),
+        i(JEQ_K, 0, 1, libc::SYS_inotify_add_watch as u32),
+        i(RET_K, 0, 0, libc::SECCOMP_RET_USER_NOTIF),
+        i(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ]
+}
+
+/// Installs `prog` with `SECCOMP_FILTER_FLAG_NEW_LISTENER` and returns the listener (a
+/// close-on-exec descriptor: whoever holds it answers the calls the program notifies). Raw
+/// syscalls only, no allocation: safe between fork/clone and exec. The errno on failure.
+///
+/// # Safety
+/// As [`install`]. The caller must hand the listener on and close its own copy before the
+/// command runs: a command holding it could answer its own calls.
+pub unsafe fn install_listener(prog: &Program) -> Result<i32, i32> {
+    let Ok(len) = u16::try_from(prog.len()) else {
+        return Err(libc::EINVAL);
+    };
+    let fprog = libc::sock_fprog {
+        len,
+        filter: prog.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: as in `install`: the kernel copies `len` instructions of `prog`, borrowed for
+    // the call, and returns a new descriptor of ours.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &fprog as *const libc::sock_fprog,
+        )
+    };
+    if r < 0 {
+        // SAFETY: __errno_location returns a valid pointer to this thread's errno.
+        return Err(unsafe { *libc::__errno_location() });
+    }
+    Ok(r as i32)
+}
+
 /// Does this kernel accept seccomp filters? Asked of the kernel: PR_GET_SECCOMP fails with
 /// EINVAL when seccomp is not built in.
 pub fn kernel_supports_filters() -> bool {
@@ -711,6 +762,81 @@ mod tests {
             libc::SECCOMP_RET_ALLOW
         );
         assert_eq!(call(libc::SYS_socketpair, libc::AF_INET), eperm);
+    }
+
+    /// The inotify program notifies inotify_add_watch only, and only for native numbers (the
+    /// deny list refuses the rest).
+    #[test]
+    fn inotify_program_notifies_inotify_add_watch_only() {
+        let prog = inotify_program();
+        let native = bpf::AUDIT_ARCH_NATIVE;
+        let run = |arch, nr: libc::c_long| {
+            bpf::tests::execute(&prog, &bpf::tests::seccomp_data(arch, nr as u32, [0; 6]))
+        };
+        let watch = libc::SYS_inotify_add_watch;
+        assert_eq!(run(native, watch), libc::SECCOMP_RET_USER_NOTIF);
+        for nr in [libc::SYS_inotify_init1, libc::SYS_openat, libc::SYS_read, 0] {
+            assert_eq!(run(native, nr), libc::SECCOMP_RET_ALLOW, "{nr}");
+        }
+        assert_eq!(run(3 | 0x4000_0000, watch), libc::SECCOMP_RET_ALLOW);
+    }
+
+    /// Fail closed: a call the program notifies, with no listener left (the supervisor gone
+    /// while the call waits, or before the call), fails with ENOSYS. On the real kernel, in a
+    /// forked child (the filter cannot be removed); the watch succeeds unfiltered first.
+    #[test]
+    fn a_notified_call_without_its_listener_fails_with_enosys() {
+        let prog = inotify_program();
+        // SAFETY: the child makes raw system calls only on memory allocated before the fork
+        // (`prog`, C string literals), then `_exit`s; the parent waits for it.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0);
+        if child == 0 {
+            // SAFETY: as above; every descriptor is the child's own.
+            unsafe {
+                let fd = libc::inotify_init1(libc::IN_CLOEXEC);
+                // Unfiltered, the watch works (so ENOSYS below is the filter's doing).
+                if fd < 0 || libc::inotify_add_watch(fd, c"/".as_ptr(), libc::IN_CREATE) < 0 {
+                    libc::_exit(10);
+                }
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                    libc::_exit(11);
+                }
+                let Ok(listener) = install_listener(&prog) else {
+                    libc::_exit(12)
+                };
+                // The listener is held by a grandchild that waits for the call to be pending
+                // and then exits without answering.
+                let holder = libc::fork();
+                if holder == 0 {
+                    let mut p = libc::pollfd {
+                        fd: listener,
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    libc::poll(&mut p, 1, 60_000);
+                    libc::_exit(0);
+                }
+                libc::close(listener);
+                let pending = libc::inotify_add_watch(fd, c"/".as_ptr(), libc::IN_CREATE);
+                let pending_errno = *libc::__errno_location();
+                let mut st = 0;
+                libc::waitpid(holder, &mut st, 0);
+                // And with no listener at all.
+                let after = libc::inotify_add_watch(fd, c"/".as_ptr(), libc::IN_CREATE);
+                let after_errno = *libc::__errno_location();
+                let ok = pending == -1
+                    && pending_errno == libc::ENOSYS
+                    && after == -1
+                    && after_errno == libc::ENOSYS;
+                libc::_exit(if ok { 0 } else { 1 });
+            }
+        }
+        let mut st = 0;
+        // SAFETY: waitpid writes one int; `child` is ours.
+        assert_eq!(unsafe { libc::waitpid(child, &mut st, 0) }, child);
+        assert!(libc::WIFEXITED(st), "{st:#x}");
+        assert_eq!(libc::WEXITSTATUS(st), 0);
     }
 
     #[test]

@@ -251,10 +251,31 @@ fn dotdot_path(abs: &Path) -> Result<PathBuf, String> {
     Ok(PathBuf::from("../".repeat(depth)).join(rel))
 }
 
-/// The parent process, which must be `cordon` (attacks on it are meaningless otherwise, and
-/// must never hit the test harness).
-fn cordon_parent() -> Result<i32, String> {
+/// The parent process of `pid` (from its /proc stat line; None if unreadable).
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid …": the comm may hold spaces and parentheses.
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// The Landlock backend's namespace init (pid 1) when this runs in its namespace: the parent
+/// is init, or init's child the inotify supervisor (`run/inotify.rs`, in the command's own
+/// Landlock domain: cordon's code outside it is init).
+fn landlock_namespace_init() -> Option<i32> {
     let ppid = unsafe { libc::getppid() };
+    (ppid == 1 || (ppid == 2 && parent_of(ppid) == Some(1))).then_some(1)
+}
+
+/// The parent process, which must be `cordon` (attacks on it are meaningless otherwise, and
+/// must never hit the test harness). In the Landlock backend's namespace that is init, pid 1
+/// (the inotify supervisor between them is in the command's own domain).
+fn cordon_parent() -> Result<i32, String> {
+    let ppid = landlock_namespace_init().unwrap_or_else(|| unsafe { libc::getppid() });
     let comm = fs::read_to_string(format!("/proc/{ppid}/comm"))
         .map_err(|e| format!("cannot read /proc/{ppid}/comm: {e}"))?;
     // In bwrap's PID namespace cordon is invisible; the parent is bwrap's init, which is
@@ -922,9 +943,38 @@ fn proc_parent_cwd(c: &Ctx) -> Res {
 }
 
 fn proc_parent_fd(_: &Ctx) -> Res {
+    fds_of(cordon_parent()?)
+}
+
+/// The direct parent: on the Landlock backend with its namespaces, the inotify supervisor
+/// (pid 2, `run/inotify.rs`), which holds the seccomp listener. It is in the command's own
+/// Landlock domain with its credentials, so only its being not dumpable keeps its memory and
+/// descriptors (the listener: answering its own calls) from the command. Elsewhere the
+/// parent is cordon or bwrap's init, as for `proc-parent-*`.
+fn direct_parent() -> Result<i32, String> {
+    let ppid = unsafe { libc::getppid() };
+    if ppid == 2 && landlock_namespace_init().is_some() {
+        return Ok(ppid);
+    }
+    cordon_parent()
+}
+
+fn proc_supervisor_fd(_: &Ctx) -> Res {
+    fds_of(direct_parent()?)
+}
+
+fn proc_supervisor_mem(_: &Ctx) -> Res {
+    let ppid = direct_parent()?;
+    match fs::File::open(format!("/proc/{ppid}/mem")) {
+        Ok(_) => Ok(Out::Escaped(format!("opened /proc/{ppid}/mem"))),
+        Err(e) => fs_err("open /proc/<parent>/mem", io_errno(&e), PERM),
+    }
+}
+
+/// Resolving or opening `ppid`'s descriptors through /proc.
+fn fds_of(ppid: i32) -> Res {
     // Listing the fd numbers needs only the directory's permission bits; what matters is
     // resolving or opening cordon's fds through the magic links.
-    let ppid = cordon_parent()?;
     let dir = format!("/proc/{ppid}/fd");
     let fds: Vec<String> = match fs::read_dir(&dir) {
         Ok(rd) => rd
@@ -1965,6 +2015,112 @@ fn legit_files(_: &Ctx) -> Res {
     ok("created, wrote, appended, renamed (also across dirs), truncated, chmod, listed, deleted")
 }
 
+/// An inotify watch in the workspace works (on Landlock through cordon's supervisor, which
+/// adds only watches the command could read): a directory named relatively (the caller's
+/// working directory) and absolutely, with IN_ONLYDIR and IN_DONT_FOLLOW, one from another
+/// thread, and a regular file; the events name what was made and show the write.
+fn legit_inotify(_: &Ctx) -> Res {
+    let base = PathBuf::from(format!("inotify-{}", pid()));
+    fs::create_dir(&base).map_err(fail)?;
+    let abs = fs::canonicalize(&base).map_err(fail)?;
+    let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
+    check(fd >= 0, &format!("inotify_init1: {}", ename(errno())))?;
+    let watch = |p: &std::path::Path, mask: u32| {
+        let wd = unsafe { libc::inotify_add_watch(fd, cstr(p).as_ptr(), mask) };
+        if wd < 0 {
+            Err(format!(
+                "inotify_add_watch({}): {}",
+                p.display(),
+                ename(errno())
+            ))
+        } else {
+            Ok(wd)
+        }
+    };
+    let long = CString::new(vec![b'a'; 5000]).expect("no NUL");
+    let rel = watch(&base, libc::IN_CREATE)?;
+    let again = watch(
+        &abs,
+        libc::IN_CREATE | libc::IN_ONLYDIR | libc::IN_DONT_FOLLOW,
+    )?;
+    check(
+        rel == again,
+        &format!("the same directory gave watches {rel} and {again}"),
+    )?;
+    // From another thread (file watchers often run in one): the kernel names the thread,
+    // not the process, to the supervisor.
+    let sub = base.join("sub");
+    fs::create_dir(&sub).map_err(fail)?;
+    let from_thread = {
+        let sub = sub.clone();
+        std::thread::spawn(move || {
+            let wd = unsafe { libc::inotify_add_watch(fd, cstr(&sub).as_ptr(), libc::IN_CREATE) };
+            (wd, errno())
+        })
+        .join()
+        .map_err(|_| "the watching thread panicked".to_string())?
+    };
+    check(
+        from_thread.0 >= 0,
+        &format!("inotify_add_watch from a thread: {}", ename(from_thread.1)),
+    )?;
+    // The kernel's errors, as the program would see them unsupervised.
+    let errs = [
+        (std::ptr::null(), fd, libc::EFAULT, "a null path"),
+        (
+            long.as_ptr(),
+            fd,
+            libc::ENAMETOOLONG,
+            "a path longer than PATH_MAX",
+        ),
+        (
+            c".".as_ptr(),
+            9999,
+            libc::EBADF,
+            "a descriptor that is not open",
+        ),
+    ];
+    for (path, on, want, what) in errs {
+        let wd = unsafe { libc::inotify_add_watch(on, path, libc::IN_CREATE) };
+        let e = errno();
+        check(
+            wd == -1 && e == want,
+            &format!("{what}: {wd} ({}), not {}", ename(e), ename(want)),
+        )?;
+    }
+    let file = base.join("watched.txt");
+    fs::write(&file, "").map_err(fail)?;
+    let on_file = watch(&file, libc::IN_MODIFY)?;
+    check(on_file != rel, "the file's watch is the directory's")?;
+    fs::write(&file, "changed").map_err(fail)?;
+    // The events are queued by the time the writes return.
+    let mut buf = [0u8; 4096];
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    close(fd as i64);
+    check(n > 0, &format!("no inotify event: {}", ename(errno())))?;
+    let mut created = false;
+    let mut modified = false;
+    let mut at = 0usize;
+    let size = std::mem::size_of::<libc::inotify_event>();
+    while at + size <= n as usize {
+        let ev: libc::inotify_event =
+            unsafe { std::ptr::read_unaligned(buf[at..].as_ptr().cast()) };
+        let name = &buf[at + size..at + size + ev.len as usize];
+        let name = name.split(|&b| b == 0).next().unwrap_or_default();
+        if ev.wd == rel && ev.mask & libc::IN_CREATE != 0 && name == b"watched.txt" {
+            created = true;
+        }
+        if ev.wd == on_file && ev.mask & libc::IN_MODIFY != 0 {
+            modified = true;
+        }
+        at += size + ev.len as usize;
+    }
+    fs::remove_dir_all(&base).map_err(fail)?;
+    check(created, "no IN_CREATE event naming watched.txt")?;
+    check(modified, "no IN_MODIFY event on the watched file")?;
+    ok("watches in the workspace (relative, absolute, from a thread, a file) see their events")
+}
+
 fn run_capture(prog: &str, args: &[&str]) -> Result<String, String> {
     let o = Command::new(prog)
         .args(args)
@@ -2474,6 +2630,53 @@ fn inotify_outside(c: &Ctx) -> Res {
         )));
     }
     fs_err("inotify_add_watch(outside dir)", e, FS)
+}
+
+/// The inotify supervisor resolves a path as the caller does: from its working directory,
+/// which Landlock lets it move outside the roots (chdir is not checked), so "." there names
+/// the outside directory.
+fn inotify_outside_cwd(c: &Ctx) -> Res {
+    let dir = c.outside()?;
+    if let Err(e) = std::env::set_current_dir(&dir) {
+        return fs_err("chdir(outside dir)", e.raw_os_error().unwrap_or(0), FS);
+    }
+    let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("inotify_init1: {}", ename(errno())));
+    }
+    let wd = unsafe { libc::inotify_add_watch(fd, c".".as_ptr(), libc::IN_CREATE) };
+    let e = errno();
+    close(fd as i64);
+    if wd >= 0 {
+        return Ok(Out::Escaped(format!(
+            "inotify_add_watch(\".\") in {}: its names show in the events",
+            dir.display()
+        )));
+    }
+    fs_err("inotify_add_watch(\".\" outside)", e, FS)
+}
+
+/// A link in the workspace to the outside directory, followed by the watch (the supervisor
+/// checks the object it opened, not the name).
+fn inotify_outside_link(c: &Ctx) -> Res {
+    let dir = c.outside()?;
+    let link = PathBuf::from(format!("inotify-link-{}", pid()));
+    std::os::unix::fs::symlink(&dir, &link).map_err(fail)?;
+    let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("inotify_init1: {}", ename(errno())));
+    }
+    let wd = unsafe { libc::inotify_add_watch(fd, cstr(&link).as_ptr(), libc::IN_CREATE) };
+    let e = errno();
+    close(fd as i64);
+    let _ = fs::remove_file(&link);
+    if wd >= 0 {
+        return Ok(Out::Escaped(format!(
+            "inotify_add_watch through a link to {}: its names show in the events",
+            dir.display()
+        )));
+    }
+    fs_err("inotify_add_watch(link to outside dir)", e, FS)
 }
 
 /// Round 8 (issue 21): a POSIX shared memory object of the host (a file in /dev/shm, 0666).
@@ -3453,6 +3656,8 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("proc-parent-root", proc_parent_root),
     ("proc-parent-cwd", proc_parent_cwd),
     ("proc-parent-fd", proc_parent_fd),
+    ("proc-supervisor-fd", proc_supervisor_fd),
+    ("proc-supervisor-mem", proc_supervisor_mem),
     ("kill-parent-term", kill_parent_term),
     ("kill-parent-kill", kill_parent_kill),
     ("kill-parent-probe", kill_parent_probe),
@@ -3526,6 +3731,7 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("cap-bounding", cap_bounding),
     ("suid-exec", suid_exec),
     ("legit-files", legit_files),
+    ("legit-inotify", legit_inotify),
     ("legit-script", legit_script),
     ("legit-pipe", legit_pipe),
     ("legit-socketpair", legit_socketpair),
@@ -3551,6 +3757,8 @@ const ATTACKS: &[(&str, Attack)] = &[
     ("sysv-msgq-id", sysv_msgq_id),
     ("sysv-sem", sysv_sem),
     ("inotify-outside", inotify_outside),
+    ("inotify-outside-cwd", inotify_outside_cwd),
+    ("inotify-outside-link", inotify_outside_link),
     ("getxattr-outside", getxattr_outside),
     ("hardlink-procfd", hardlink_procfd),
     ("posix-shm-read", posix_shm_read),
@@ -3645,8 +3853,11 @@ pub fn main() {
     };
     let res = Ctx::parse(&args[1..]).and_then(|c| {
         // bwrap, and the Landlock backend where it has its own namespaces (our parent is then
-        // the namespace's init, pid 1): outside processes and paths are not there.
-        if c.args.get("backend").is_some_and(|b| b == "bwrap") || unsafe { libc::getppid() } == 1 {
+        // the namespace's init, pid 1, or its inotify supervisor, pid 2, a child of init):
+        // outside processes and paths are not there.
+        if c.args.get("backend").is_some_and(|b| b == "bwrap")
+            || landlock_namespace_init().is_some()
+        {
             NAMESPACED.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         f(&c)

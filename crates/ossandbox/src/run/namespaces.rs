@@ -20,6 +20,10 @@
 //!     │                     │   returned Ok, else init is SIGKILLed before the fork below
 //!     │                     │   fork ─▶ command (pid 2): setsid, rlimits, caps dropped,
 //!     │                     │           no_new_privs, landlock_restrict_self, seccomp, execve
+//!     │                     │   [Plan::inotify] pid 2 forks after landlock_restrict_self and
+//!     │                     │           stays as the inotify supervisor (`super::inotify`);
+//!     │                     │           its child (pid 3) is the command, whose status pid 2
+//!     │                     │           exits with
 //!     │ SIGTERM/INT/HUP/QUIT ─▶ init: kill(-1, sig) — every process of the namespace
 //!     │                     │   reaps every child as it exits (no zombies pile up)
 //!     │                     └── the command exits: SIGKILL and reap the rest, report the
@@ -102,6 +106,9 @@ pub struct Plan {
     /// [`read_only_tree`]); the fresh /proc is made read-only too. `None`: the tree is left
     /// as it is.
     pub read_only: Option<Vec<Writable>>,
+    /// The command's `inotify_add_watch` calls go to a supervisor in its Landlock domain,
+    /// which adds only the watches the command could read (see `super::inotify`).
+    pub inotify: bool,
 }
 
 /// A writable root of the policy (a real path, no link on the way), and the device and inode
@@ -134,7 +141,7 @@ pub enum Attempt {
 }
 
 /// Steps whose failure the child reports; the index is the record's step byte.
-const STEPS: [&str; 30] = [
+const STEPS: [&str; 35] = [
     "parent-death signal",
     "setgroups deny",
     "gid_map",
@@ -165,6 +172,11 @@ const STEPS: [&str; 30] = [
     "giving a writable root its write access back",
     "keeping the fresh /proc read-only",
     "mounting a devpts instance of the command's own on /dev/pts",
+    "the inotify supervisor's socket pair",
+    "forking the command under the inotify supervisor",
+    "installing the inotify filter with a listener",
+    "handing the inotify filter's listener to its supervisor",
+    "making the inotify supervisor not dumpable",
 ];
 
 /// The step of [`own_devpts`].
@@ -253,6 +265,7 @@ pub fn run(
         .map(|f| f.as_ref().map_or(-1, |f| f.as_raw_fd()));
     let controlling_tty = spec.stdio.controlling_tty.unwrap_or(-1);
     let programs = &c.seccomp;
+    let inotify_prog = crate::seccomp::inotify_program();
     let rlimits = &c.rlimits;
     // sandbox.network = "proxy": the pair the listener comes back over.
     let proxy = match (plan.proxy, &spec.proxy) {
@@ -332,6 +345,7 @@ pub fn run(
                 drop_caps: drop_caps_all,
                 last_cap,
                 programs,
+                inotify: plan.inotify.then_some(&inotify_prog),
                 candidates: &candidates,
                 exec: &exec,
                 stdio,
@@ -720,6 +734,8 @@ struct InitData<'a> {
     drop_caps: bool,
     last_cap: u32,
     programs: &'a [Program],
+    /// [`Plan::inotify`]: the program whose listener goes to the supervisor.
+    inotify: Option<&'a Program>,
     candidates: &'a [CString],
     /// The command line, environment and working directory.
     exec: &'a Exec,
@@ -1286,15 +1302,24 @@ unsafe fn init(d: &InitData) -> ! {
     // are its own (no CLONE_FILES, CLONE_FS, CLONE_THREAD, CLONE_SIGHAND), as after a fork.
     // What it writes in memory is its own stack, and errno (init's, unread until init's next
     // failed call).
+    //
+    // With the inotify supervisor, pid 2 is that supervisor and never execs (the command is
+    // its child): a plain fork then, whose copy of memory is its own.
+    let share = if d.inotify.is_some() {
+        0
+    } else {
+        libc::CLONE_VM | libc::CLONE_VFORK
+    };
     // SAFETY: clone (glibc's wrapper) runs `command_entry` on the stack whose top
     // `d.command_stack` is (allocated before init's clone, unused by anyone else; the
     // wrapper aligns the stack pointer itself), with `d` as its argument, valid
-    // until it execs or exits — init is suspended until then (CLONE_VFORK).
+    // until it execs or exits — init is suspended until then (CLONE_VFORK); without
+    // CLONE_VM, the stack and `d` are the child's own copies.
     let cmd = unsafe {
         libc::clone(
             command_entry,
             d.command_stack.cast(),
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            share | libc::SIGCHLD,
             d as *const InitData as *mut libc::c_void,
         )
     };
@@ -1356,7 +1381,8 @@ unsafe fn init(d: &InitData) -> ! {
     }
 }
 
-/// The command: pid 2 of the namespace. Raw syscalls only, then execve.
+/// The command: pid 2 of the namespace (pid 3 under the inotify supervisor, which is pid 2).
+/// Raw syscalls only, then execve.
 ///
 /// # Safety
 /// Call only in the child of init's clone, with `d` as `init` received it (see there). On
@@ -1437,11 +1463,72 @@ unsafe fn command(d: &InitData) -> ! {
     if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, d.ruleset, 0u32) } != 0 {
         fail(14);
     }
+    // The inotify supervisor: this process, in the domain just made, with the command's
+    // credentials; the command is its child (see `super::inotify`).
+    let mut pair = [-1; 2];
+    if d.inotify.is_some() {
+        // SAFETY: socketpair writes two ints into `pair` on this frame.
+        if unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+                0,
+                pair.as_mut_ptr(),
+            )
+        } != 0
+        {
+            fail(30);
+        }
+        // Not dumpable before the fork, so that no moment exists where the command runs its
+        // own code and the supervisor's memory is open to it through /proc/2/mem (the
+        // command's exec makes it dumpable again).
+        // SAFETY: PR_SET_DUMPABLE takes an integer; no pointers.
+        if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+            fail(34);
+        }
+        // SAFETY: a fork (clone with SIGCHLD only, no new stack): both copies go on from here
+        // on their own memory.
+        let child = unsafe { libc::syscall(libc::SYS_clone, libc::SIGCHLD, 0, 0, 0, 0) };
+        if child < 0 {
+            fail(31);
+        }
+        if child > 0 {
+            // SAFETY: the command's end, ours to close; then pid 2 becomes the supervisor,
+            // with raw calls only, and never returns.
+            unsafe {
+                libc::close(pair[0]);
+                super::inotify::supervise(pair[1], child as libc::pid_t)
+            }
+        }
+        // SAFETY: the supervisor's end, not ours.
+        unsafe { libc::close(pair[1]) };
+    }
     // SAFETY: no_new_privs is set just above; the filters bind this process and the command.
     if let Err(e) = unsafe { crate::seccomp::install(d.programs) } {
         // SAFETY: this thread's errno, written so `fail` reports the kernel's refusal.
         unsafe { *libc::__errno_location() = e };
         fail(15);
+    }
+    if let Some(prog) = d.inotify {
+        // After the deny list: its refusals outrank this program's notification.
+        // SAFETY: as above; the listener is ours, sent on and closed before the exec.
+        let listener = match unsafe { crate::seccomp::install_listener(prog) } {
+            Ok(fd) => fd,
+            Err(e) => {
+                // SAFETY: as above.
+                unsafe { *libc::__errno_location() = e };
+                fail(32)
+            }
+        };
+        // SAFETY: both descriptors are open; ours, closed once right after.
+        if !unsafe { crate::proxy::send_fd(pair[0], listener) } {
+            fail(33);
+        }
+        // SAFETY: as above.
+        unsafe {
+            libc::close(listener);
+            libc::close(pair[0]);
+        }
     }
     // SAFETY: sigset_t is a plain bit array; all-zero is a valid (empty) set.
     let mut empty: libc::sigset_t = unsafe { std::mem::zeroed() };
