@@ -95,9 +95,11 @@ command -v unzip >/dev/null || {
 # Round 8: the same test file runs capsh (`--`), gdb (`-ex 'shell …'`), hyperfine, expect
 # (`exec`), GNU parallel and `direnv exec` to show each runs the command it is given (perf
 # where installed).
+# Round 9: tests/tests/escape.rs runs the real `inotifywait -r` in the workspace (a watcher
+# the Landlock backend's inotify supervisor must keep working).
 for need in lz4:lz4 ssh:openssh-client gpg:gnupg wget:wget objcopy:binutils tmux:tmux vim:vim \
   capsh:libcap2-bin gdb:gdb hyperfine:hyperfine expect:expect parallel:parallel direnv:direnv \
-  strace:strace fakeroot:fakeroot; do
+  strace:strace fakeroot:fakeroot inotifywait:inotify-tools; do
   command -v "${need%%:*}" >/dev/null || {
     retry apt-get update -qq && retry env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need#*:}"
   }
