@@ -978,3 +978,50 @@ async fn bwrap_calls_share_one_sandbox_that_keeps_nothing_of_a_call_and_dies_wit
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// On 2026-07-28 the person's answer comes back with the client's retry, whenever the client
+/// sends it. An answer that arrives after the policy's `approval.timeout` is late, as a late
+/// elicitation answer is on 2025-11-25: it approves nothing, and the record says it timed out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_07_28_a_retry_after_the_approval_timeout_approves_nothing() {
+    let w = workspace("");
+    let text_of = std::fs::read_to_string(&w.policy).unwrap();
+    std::fs::write(
+        &w.policy,
+        text_of.replace("[approval]\n", "[approval]\ntimeout = \"2s\"\n"),
+    )
+    .unwrap();
+    let (c, _asked, lifecycle) = stateless(Some(Reply::Once));
+    let (s, _child) = connect_with(&w, &[], c, lifecycle).await;
+    let a = args(json!({"command": "touch late"}));
+    let first = CallToolRequestParams::new("run_command").with_arguments(a.clone());
+    let state = match s.call_tool_once(first).await.unwrap() {
+        rmcp::model::CallToolResponse::InputRequired(r) => r.request_state.expect("a handle"),
+        other => panic!("expected an input-required result, got {other:?}"),
+    };
+    // The client holds the answer past the timeout (measured by the server from its ask).
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let retry = CallToolRequestParams::new("run_command")
+        .with_arguments(a)
+        .with_request_state(state)
+        .with_input_responses(
+            [(
+                "approval".to_string(),
+                json!({"action": "accept", "content": {"decision": "once"}}),
+            )]
+            .into_iter()
+            .collect(),
+        );
+    match s.call_tool_once(retry).await.unwrap() {
+        rmcp::model::CallToolResponse::Complete(r) => {
+            assert!(is_error(&r), "a late answer ran the call: {}", text(&r));
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(!w.ws.join("late").exists());
+    s.cancel().await.unwrap();
+    let recs = records(&w.log);
+    let last = recs.last().expect("the retry's decision is recorded");
+    assert_eq!(last["decision"], "deny", "{last:#}");
+    assert_eq!(last["by"]["kind"], "timeout", "{last:#}");
+}

@@ -128,10 +128,13 @@ impl ServerHandler for Cordon {
             .is_some_and(|v| !v.has_initialize());
         let decision = if stateless {
             let preset = match request.request_state {
-                Some(state) => match self
-                    .asks
-                    .answer(&state, &name, &args, request.input_responses)
-                {
+                Some(state) => match self.asks.answer(
+                    &state,
+                    &name,
+                    &args,
+                    request.input_responses,
+                    gate.policy().approval.timeout,
+                ) {
                     Ok(answer) => Some(answer),
                     Err(refusal) => return Ok(tools::error(refusal.to_string()).into()),
                 },
@@ -279,10 +282,20 @@ async fn file_tool(gate: &Arc<Gate>, call: Call, decision: Decision) -> CallTool
 }
 
 /// Approvals asked through input-required results (2026-07-28), awaiting the client's retry:
-/// opaque handles (the `requestState`) bound to the call they are for, each used once.
+/// opaque handles (the `requestState`) bound to the call they are for, each used once, and
+/// only within the policy's `approval.timeout` of the ask (a later answer is late, as a late
+/// elicitation answer is).
 #[derive(Default)]
 struct Asks {
-    pending: std::sync::Mutex<Vec<(String, String, JsonObject)>>,
+    pending: std::sync::Mutex<Vec<Pending>>,
+}
+
+/// One open ask: its handle, the call it is for, and when it was made.
+struct Pending {
+    handle: String,
+    tool: String,
+    args: JsonObject,
+    asked: std::time::Instant,
 }
 
 /// The key of the form in `inputRequests` / `inputResponses`.
@@ -304,7 +317,12 @@ impl Asks {
         if pending.len() >= MAX_PENDING {
             pending.remove(0);
         }
-        pending.push((handle.clone(), tool.to_string(), args.clone()));
+        pending.push(Pending {
+            handle: handle.clone(),
+            tool: tool.to_string(),
+            args: args.clone(),
+            asked: std::time::Instant::now(),
+        });
         let mut requests = InputRequests::new();
         requests.insert(
             APPROVAL.to_string(),
@@ -313,21 +331,26 @@ impl Asks {
         Ok(InputRequiredResult::new(Some(requests), Some(handle)))
     }
 
-    /// The person's answer from a retry: only for the very call the handle was made for.
+    /// The person's answer from a retry: only for the very call the handle was made for, and
+    /// only within `timeout` of the ask (a client may hold the answer as long as it likes).
     fn answer(
         &self,
         state: &str,
         tool: &str,
         args: &JsonObject,
         responses: Option<InputResponses>,
+        timeout: std::time::Duration,
     ) -> Result<Result<Answer, AskError>, super::Error> {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(at) = pending.iter().position(|(h, _, _)| h == state) else {
+        let Some(at) = pending.iter().position(|p| p.handle == state) else {
             return Err(super::Error::UnknownRetry);
         };
-        let (_, t, a) = pending.remove(at);
-        if t != tool || &a != args {
+        let p = pending.remove(at);
+        if p.tool != tool || &p.args != args {
             return Err(super::Error::OtherCall);
+        }
+        if p.asked.elapsed() > timeout {
+            return Ok(Err(AskError::TimedOut));
         }
         let answer = responses
             .and_then(|mut r| r.remove(APPROVAL))
@@ -391,6 +414,8 @@ mod tests {
         }
     }
 
+    const LONG: std::time::Duration = std::time::Duration::from_secs(3600);
+
     fn responses(decision: &str) -> Option<InputResponses> {
         let v = json!({"action": "accept", "content": {"decision": decision}});
         Some([(APPROVAL.to_string(), v)].into_iter().collect())
@@ -403,11 +428,11 @@ mod tests {
         let state = |r: InputRequiredResult| r.request_state.unwrap();
         let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
         assert!(matches!(
-            asks.answer(&h, "run_command", &a, responses("once")),
+            asks.answer(&h, "run_command", &a, responses("once"), LONG),
             Ok(Ok(Answer::Once))
         ));
         assert!(
-            asks.answer(&h, "run_command", &a, responses("once"))
+            asks.answer(&h, "run_command", &a, responses("once"), LONG)
                 .is_err(),
             "used"
         );
@@ -415,26 +440,48 @@ mod tests {
         let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
         let other = obj(json!({"command": "rm -rf /"}));
         assert!(asks
-            .answer(&h, "run_command", &other, responses("once"))
+            .answer(&h, "run_command", &other, responses("once"), LONG)
             .is_err());
         // The mismatch spent it.
         assert!(asks
-            .answer(&h, "run_command", &a, responses("once"))
+            .answer(&h, "run_command", &a, responses("once"), LONG)
             .is_err());
 
         let h = state(asks.input_required("write_file", &a, "m".into()).unwrap());
         assert!(asks
-            .answer(&h, "run_command", &a, responses("once"))
+            .answer(&h, "run_command", &a, responses("once"), LONG)
             .is_err());
 
         let h = state(asks.input_required("run_command", &a, "m".into()).unwrap());
         assert!(matches!(
-            asks.answer(&h, "run_command", &a, None),
+            asks.answer(&h, "run_command", &a, None, LONG),
             Ok(Err(AskError::Lost(_)))
         ));
         assert!(asks
-            .answer("nope", "run_command", &a, responses("once"))
+            .answer("nope", "run_command", &a, responses("once"), LONG)
             .is_err());
+    }
+
+    #[test]
+    fn an_answer_after_the_timeout_is_late() {
+        let asks = Asks::default();
+        let a = obj(json!({"command": "touch x"}));
+        let h = asks
+            .input_required("run_command", &a, "m".into())
+            .unwrap()
+            .request_state
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(matches!(
+            asks.answer(
+                &h,
+                "run_command",
+                &a,
+                responses("once"),
+                std::time::Duration::from_millis(10)
+            ),
+            Ok(Err(AskError::TimedOut))
+        ));
     }
 
     #[test]
@@ -450,7 +497,7 @@ mod tests {
             asks.input_required("run_command", &a, "m".into()).unwrap();
         }
         assert!(asks
-            .answer(&first, "run_command", &a, responses("once"))
+            .answer(&first, "run_command", &a, responses("once"), LONG)
             .is_err());
     }
 }
