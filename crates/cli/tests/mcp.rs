@@ -784,6 +784,11 @@ struct Raw {
 
 impl Raw {
     fn start(w: &Workspace) -> Raw {
+        Raw::start_with(w, json!({}))
+    }
+
+    /// [`Raw::start`] declaring `capabilities`.
+    fn start_with(w: &Workspace, capabilities: Value) -> Raw {
         let mut child = common::command(&w.ws)
             .arg("mcp")
             .arg("--policy")
@@ -815,7 +820,7 @@ impl Raw {
         };
         raw.send(
             &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": {"name": "raw", "version": "1"}}}),
         );
         assert!(raw.answer().get("result").is_some());
@@ -1024,4 +1029,83 @@ async fn on_2026_07_28_a_retry_after_the_approval_timeout_approves_nothing() {
     let last = recs.last().expect("the retry's decision is recorded");
     assert_eq!(last["decision"], "deny", "{last:#}");
     assert_eq!(last["by"]["kind"], "timeout", "{last:#}");
+}
+
+/// On 2026-07-28 the person answers the form cordon gave with the input-required result; the
+/// retry is decided again when it comes. When the call now asks for something else than the
+/// person was shown (here: a directory on the way swapped for a link to `.claude` between the
+/// ask and the retry, so the same arguments now write Claude Code's settings, on the
+/// persistence surface), the answer to the old form must not approve it: it is asked again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_07_28_an_answer_approves_only_the_ask_the_person_was_shown() {
+    let w = workspace("write_approval = true\n");
+    std::fs::create_dir(w.ws.join("a")).unwrap();
+    std::fs::create_dir(w.ws.join(".claude")).unwrap();
+    let (c, _asked, lifecycle) = stateless(Some(Reply::Once));
+    let (s, _child) = connect_with(&w, &[], c, lifecycle).await;
+    let a = args(json!({"path": "ws/a/settings.json", "content": "{\"hooks\": {}}"}));
+    let first = CallToolRequestParams::new("write_file").with_arguments(a.clone());
+    let (state, shown) = match s.call_tool_once(first).await.unwrap() {
+        rmcp::model::CallToolResponse::InputRequired(r) => {
+            let shown = serde_json::to_string(&r.input_requests).unwrap();
+            (r.request_state.expect("a handle"), shown)
+        }
+        other => panic!("expected an input-required result, got {other:?}"),
+    };
+    assert!(!shown.contains(".claude"), "{shown}");
+    // Between the ask and the retry, `a` becomes a link to `.claude` (inside the root).
+    std::fs::rename(w.ws.join("a"), w.ws.join("a.old")).unwrap();
+    std::os::unix::fs::symlink(".claude", w.ws.join("a")).unwrap();
+    let retry = CallToolRequestParams::new("write_file")
+        .with_arguments(a.clone())
+        .with_request_state(state)
+        .with_input_responses(
+            [(
+                "approval".to_string(),
+                json!({"action": "accept", "content": {"decision": "once"}}),
+            )]
+            .into_iter()
+            .collect(),
+        );
+    match s.call_tool_once(retry).await.unwrap() {
+        rmcp::model::CallToolResponse::InputRequired(r) => {
+            let again = serde_json::to_string(&r.input_requests).unwrap();
+            assert!(
+                again.contains(".claude"),
+                "the new form names the real target: {again}"
+            );
+        }
+        rmcp::model::CallToolResponse::Complete(r) => {
+            assert!(
+                is_error(&r),
+                "the old answer approved another write: {}",
+                text(&r)
+            );
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(!w.ws.join(".claude/settings.json").exists());
+    s.cancel().await.unwrap();
+}
+
+/// The form a file tool's ask puts to the person names the file (the preview alone is the
+/// content or the diff: a `write_file` form showed `{"hooks": {}}` and not where it went).
+#[test]
+fn a_file_tools_form_names_the_file() {
+    let w = workspace("write_approval = true\n");
+    let mut raw = Raw::start_with(&w, json!({"elicitation": {"form": {}}}));
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "write_file",
+        "arguments": {"path": "ws/sub/settings.json", "content": "{\"hooks\": {}}"}}}),
+    );
+    let ask = raw.answer();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let message = ask["params"]["message"].as_str().unwrap();
+    assert!(message.contains("ws/sub/settings.json"), "{message}");
+    raw.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}));
+    let a = raw.answer();
+    assert_eq!(a["id"], 7, "{a}");
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    assert!(!w.ws.join("sub/settings.json").exists());
 }
