@@ -1089,9 +1089,10 @@ async fn on_2026_07_28_an_answer_approves_only_the_ask_the_person_was_shown() {
 }
 
 /// The form a file tool's ask puts to the person names the file (the preview alone is the
-/// content or the diff: a `write_file` form showed `{"hooks": {}}` and not where it went).
+/// content or the diff: a `write_file` form showed `{"hooks": {}}` and not where it went),
+/// and says when the file is on the persistence surface.
 #[test]
-fn a_file_tools_form_names_the_file() {
+fn a_file_tools_form_names_the_file_and_the_surface() {
     let w = workspace("write_approval = true\n");
     let mut raw = Raw::start_with(&w, json!({"elicitation": {"form": {}}}));
     raw.send(
@@ -1108,4 +1109,19 @@ fn a_file_tools_form_names_the_file() {
     assert_eq!(a["id"], 7, "{a}");
     assert_eq!(a["result"]["isError"], true, "{a}");
     assert!(!w.ws.join("sub/settings.json").exists());
+
+    // On the persistence surface, the form says so also where the root asks for every write:
+    // the surface's reason was hidden behind `write_approval`'s, and "Allow for this session"
+    // then let later writes of hooks into the file through unasked.
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+        "name": "write_file",
+        "arguments": {"path": "ws/.claude/settings.json", "content": "{}"}}}),
+    );
+    let ask = raw.answer();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let message = ask["params"]["message"].as_str().unwrap();
+    assert!(message.contains("outside the sandbox"), "{message}");
+    raw.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}));
+    assert_eq!(raw.answer()["id"], 8);
 }
