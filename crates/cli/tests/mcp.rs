@@ -1125,3 +1125,55 @@ fn a_file_tools_form_names_the_file_and_the_surface() {
     raw.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}));
     assert_eq!(raw.answer()["id"], 8);
 }
+
+/// A request reusing an id of the session is refused before rmcp sees it. Before, a second
+/// `tools/call` with the id of one still running took its place in rmcp's table of requests
+/// under way: a `notifications/cancelled` for the id stopped only the second, and the first
+/// command ran on out of the client's reach, its answer and audit record under the same id.
+#[test]
+fn a_request_reusing_an_id_is_refused_and_the_cancel_reaches_the_first() {
+    let w = workspace("");
+    let mut raw = Raw::start(&w);
+    // `sleep` takes a decimal fraction: a number no other process has in its command line.
+    let marker = format!("1000.{}77", std::process::id());
+    let call = |id: u64, command: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "run_command", "arguments": {"command": command}}})
+    };
+    raw.send(&call(5, &format!("sleep {marker}")));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while common::pids_with(&marker).is_empty() {
+        assert!(Instant::now() < deadline, "the first command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    raw.send(&call(5, "echo second"));
+    let a = raw.answer();
+    assert_eq!(a["id"], 5, "{a}");
+    assert!(
+        a["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already used")),
+        "{a}"
+    );
+    raw.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 5}}),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !common::pids_with(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the cancel did not reach the first call: its command still runs"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    raw.send(&call(6, "echo after"));
+    let a = raw.answer();
+    assert_eq!(a["id"], 6, "{a}");
+    assert_eq!(a["result"]["structuredContent"]["stdout"], "after\n", "{a}");
+    let recs = records(&w.log);
+    assert!(
+        recs.iter().all(|r| r["preview"] != "echo second"),
+        "{recs:#?}"
+    );
+}
