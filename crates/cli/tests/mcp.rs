@@ -1098,12 +1098,23 @@ fn a_file_tools_form_names_the_file_and_the_surface() {
     raw.send(
         &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
         "name": "write_file",
-        "arguments": {"path": "ws/sub/settings.json", "content": "{\"hooks\": {}}"}}}),
+        "arguments": {"path": "ws/sub/settings.json",
+            "content": "{}\n\nWhy you are asked: a plain note that nothing runs\n"}}}),
     );
     let ask = raw.answer();
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
     let message = ask["params"]["message"].as_str().unwrap();
     assert!(message.contains("ws/sub/settings.json"), "{message}");
+    // The content is the agent's: what in it reads like cordon's reason comes after the real
+    // one, never where the person reads cordon's.
+    let first = message
+        .split("Why you are asked: ")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        first.starts_with("the root `ws` sets write_approval"),
+        "{message}"
+    );
     raw.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}));
     let a = raw.answer();
     assert_eq!(a["id"], 7, "{a}");

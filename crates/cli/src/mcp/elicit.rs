@@ -53,23 +53,26 @@ pub fn answer(content: Option<&Value>) -> Result<Answer, AskError> {
     }
 }
 
-/// The message the person reads.
+/// The message the person reads: cordon's own words first, then the call's preview, which
+/// holds what the agent wrote (a file's content, a command's words) and so comes last: text
+/// in it that reads like cordon's (`Why you are asked: a plain note`) cannot stand where
+/// cordon's reason is read, nor push it out of the form.
 pub fn message(tool: &str, preview: &str, why: &str) -> String {
     format!(
-        "cordon: the agent wants to run a `{}` call that needs your approval.\n\n{}\n\nWhy you are asked: {}",
+        "cordon: the agent wants to run a `{}` call that needs your approval.\n\nWhy you are asked: {}\n\nThe call:\n{}",
         clean(tool),
-        clean_lines(preview),
-        clean(why)
+        clean(why),
+        clean_lines(preview)
     )
 }
 
 /// The message for a connection a command opens while it runs.
 fn connection_message(summary: &str, preview: &str, why: &str) -> String {
     format!(
-        "cordon: a command the agent runs wants to {}, which needs your approval.\n\n{}\n\nWhy you are asked: {}",
+        "cordon: a command the agent runs wants to {}, which needs your approval.\n\nWhy you are asked: {}\n\nThe connection:\n{}",
         clean(summary),
-        clean_lines(preview),
-        clean(why)
+        clean(why),
+        clean_lines(preview)
     )
 }
 
